@@ -1,0 +1,2 @@
+/* bench placeholder */
+int main (void); int main (void) { return 0; }

@@ -1,0 +1,8 @@
+# Benchmarks: built by `make bench`, never run by `make check` (speed goals are not tests).
+EXTRA_PROGRAMS = bench/bench_engine
+bench_bench_engine_SOURCES = bench/bench_engine.c
+bench_bench_engine_LDADD = $(STEPSIM_ALL_LIBS)
+EXTRA_DIST += bench/RESULTS.md bench/run.sh
+bench: bench/bench_engine$(EXEEXT) stepsim$(EXEEXT)
+	$(srcdir)/bench/run.sh $(builddir)
+.PHONY: bench

@@ -1,0 +1,14 @@
+# cli/: the stepsim command.
+STEPSIM_LIBS = models/libstepsim_models.a hardware/libstepsim_hw.a sim/libstepsim_sim.a
+STEPSIM_ALL_LIBS = $(STEPSIM_LIBS) $(JSON_GLIB_LIBS) $(HDF5_LIBS) $(GLIB_LIBS) $(LIBS)
+
+noinst_LIBRARIES += cli/libstepsim_cli.a
+cli_libstepsim_cli_a_SOURCES = \
+	cli/scenario.c cli/scenario.h \
+	cli/run.c cli/run.h \
+	cli/report.c cli/report.h \
+	cli/plot.c cli/plot.h
+
+bin_PROGRAMS += stepsim
+stepsim_SOURCES = cli/main.c
+stepsim_LDADD = cli/libstepsim_cli.a $(STEPSIM_ALL_LIBS)

@@ -1,0 +1,1 @@
+/* cli/plot.c — placeholder until implemented. */

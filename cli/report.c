@@ -1,0 +1,1 @@
+/* cli/report.c — placeholder until implemented. */

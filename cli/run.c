@@ -1,0 +1,1 @@
+/* cli/run.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+/* cli/scenario.c — placeholder until implemented. */

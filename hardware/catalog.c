@@ -1,0 +1,1 @@
+/* hardware/catalog.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+/* hardware/gpu.c — placeholder until implemented. */

@@ -1,0 +1,52 @@
+/* hardware/gpu.h — one GPU type: memory, bandwidths, peak FLOP/s per dtype, efficiency
+ * factors, CUDA context size, host link. Plain data with a source per figure.
+ *
+ * Units: B, B/s, FLOP/s, s (SI doubles, DESIGN §6). Peaks are dense (no sparsity). The
+ * efficiency factors are kept apart from the peaks: achievable fraction of the peak for
+ * large tensor-core kernels and of HBM bandwidth for streaming kernels (DESIGN §5).
+ */
+#pragma once
+
+#include <glib.h>
+
+typedef enum
+{
+  HW_DTYPE_FP32,
+  HW_DTYPE_TF32,
+  HW_DTYPE_BF16,
+  HW_DTYPE_FP16,
+  HW_DTYPE_FP8,
+  HW_N_DTYPES
+} HwDtype;
+
+typedef struct
+{
+  char *name;                     /* catalog key, e.g. "A100-80GB-SXM" */
+  char *description;              /* one line for `stepsim list gpus` */
+  double memory_capacity;         /* B of HBM (as sold: 80 GB = 80e9 B… see source) */
+  double hbm_bandwidth;           /* B/s, peak */
+  double peak_flops[HW_N_DTYPES]; /* FLOP/s, dense; 0 where the dtype is unsupported */
+  double compute_efficiency;      /* achievable fraction of peak_flops for large GEMMs */
+  double hbm_efficiency;          /* achievable fraction of hbm_bandwidth */
+  double cuda_context;            /* B taken by the CUDA context + framework kernels */
+  double pcie_bandwidth;          /* B/s effective, per direction, to the host */
+  double pcie_latency;            /* s, per transfer */
+  double nvlink_bandwidth;        /* B/s per direction per GPU; 0 when none */
+  double kernel_latency;          /* s of launch gap added to every kernel */
+  char *source;                   /* citations for the figures above */
+} HwGpuSpec;
+
+/* dtype names as used in scenarios: "fp32", "tf32", "bf16", "fp16", "fp8". */
+const char *hw_dtype_name (HwDtype dtype);
+gboolean hw_dtype_from_string (const char *text, HwDtype *out, GError **error);
+/* Bytes per element of the dtype: 4, 4, 2, 2, 1. */
+double hw_dtype_bytes (HwDtype dtype);
+
+HwGpuSpec *hw_gpu_spec_copy (const HwGpuSpec *spec);
+void hw_gpu_spec_free (HwGpuSpec *spec); /* NULL is a no-op */
+
+/* Checks every figure is positive/finite where required (efficiencies in (0, 1]).
+ * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the field. */
+gboolean hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwGpuSpec, hw_gpu_spec_free)

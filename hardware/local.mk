@@ -1,0 +1,6 @@
+# hardware/: GPUs, links, nodes, the catalog; builds resources on sim/.
+noinst_LIBRARIES += hardware/libstepsim_hw.a
+hardware_libstepsim_hw_a_SOURCES = \
+	hardware/gpu.c hardware/gpu.h \
+	hardware/catalog.c hardware/catalog.h \
+	hardware/node.c hardware/node.h

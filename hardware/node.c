@@ -1,0 +1,1 @@
+/* hardware/node.c — placeholder until implemented. */

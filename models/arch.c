@@ -1,0 +1,1 @@
+/* models/arch.c — placeholder until implemented. */

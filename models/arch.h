@@ -1,0 +1,107 @@
+/* models/arch.h — a transformer architecture: its shape and its exact parameter count.
+ *
+ * Built from a Hugging Face config.json (json-glib, the only json-glib user of the
+ * project) through an alias table (hidden_size|n_embd|d_model, num_hidden_layers|n_layer,
+ * …; "text_config" nesting), or filled in directly. Families: llama, mistral, mixtral,
+ * qwen2 (decoder with RMSNorm, rotary positions, SwiGLU MLP, GQA; qwen2 adds q/k/v biases;
+ * mixtral replaces the MLP by n_experts SwiGLU experts and a router), gpt2 (LayerNorm with
+ * bias, learned positions, GELU MLP with 4h, biases everywhere, tied embeddings).
+ * Parameter counts reproduce the published ones exactly (tests/unit/models/test_arch.c).
+ */
+#pragma once
+
+#include <glib.h>
+
+typedef enum
+{
+  MODEL_FAMILY_LLAMA,
+  MODEL_FAMILY_MISTRAL,
+  MODEL_FAMILY_MIXTRAL,
+  MODEL_FAMILY_QWEN2,
+  MODEL_FAMILY_GPT2,
+} ModelFamily;
+
+typedef enum
+{
+  MODEL_MLP_SWIGLU, /* gate, up (h×i each), down (i×h) */
+  MODEL_MLP_GELU,   /* fc (h×i), proj (i×h) */
+} ModelMlpKind;
+
+typedef enum
+{
+  MODEL_NORM_RMS,   /* weight only: h parameters */
+  MODEL_NORM_LAYER, /* weight and bias: 2h parameters */
+} ModelNormKind;
+
+typedef struct
+{
+  char *name;               /* e.g. "llama-3.1-8b" (file stem) or user-given; owned */
+  ModelFamily family;
+  guint64 hidden_size;      /* h */
+  guint64 n_layers;         /* L */
+  guint64 n_heads;          /* a, query heads */
+  guint64 n_kv_heads;       /* key/value heads (GQA); == n_heads for MHA */
+  guint64 head_dim;         /* d; hidden_size / n_heads unless given */
+  guint64 intermediate_size;/* i, MLP inner width (per expert for MoE) */
+  guint64 vocab_size;       /* V */
+  guint64 max_positions;    /* context length the model was built for */
+  guint64 n_experts;        /* 0 for dense models */
+  guint64 experts_per_token;/* top-k routing; 0 for dense */
+  guint64 sliding_window;   /* 0 when none */
+  gboolean tied_embeddings; /* LM head shares the input embedding */
+  gboolean learned_positions; /* a max_positions × h position embedding (gpt2) */
+  gboolean qkv_bias;        /* biases on q, k, v projections */
+  gboolean attn_out_bias;   /* bias on the attention output projection */
+  gboolean mlp_bias;        /* biases on MLP projections */
+  ModelMlpKind mlp;
+  ModelNormKind norm;
+} ModelArch;
+
+#define MODEL_ARCH_ERROR (model_arch_error_quark ())
+GQuark model_arch_error_quark (void);
+
+typedef enum
+{
+  MODEL_ARCH_ERROR_IO,       /* file unreadable */
+  MODEL_ARCH_ERROR_JSON,     /* not JSON, or not an object */
+  MODEL_ARCH_ERROR_FAMILY,   /* model_type unknown */
+  MODEL_ARCH_ERROR_FIELD,    /* a required field missing, of the wrong type, or not positive */
+  MODEL_ARCH_ERROR_INVALID,  /* inconsistent shape (heads not dividing, kv_heads ∤ heads…) */
+} ModelArchError;
+
+/* Parses a family name as used in HF "model_type" ("llama", "mistral", "mixtral", "qwen2",
+ * "gpt2"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
+gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
+const char *model_arch_family_name (ModelFamily family);
+
+/* Fills the family's defaults (norm, mlp kind, bias flags, tied, positions) into `arch`
+ * for `family`, leaving sizes untouched. */
+void model_arch_set_family_defaults (ModelArch *arch, ModelFamily family);
+
+/* Loads a Hugging Face config.json. The result's name is the file's basename without
+ * ".json". Errors: MODEL_ARCH_ERROR_* with the path in the message and the JSON key named.
+ * Returns a new ModelArch (free with model_arch_free) or NULL. */
+ModelArch *model_arch_load_hf_config (const char *path, GError **error);
+
+/* Same, from JSON text in memory; `origin` names the source in messages. */
+ModelArch *model_arch_load_hf_json (const char *json_text, const char *origin, GError **error);
+
+/* Checks sizes are positive and consistent (n_heads % n_kv_heads == 0, experts_per_token ≤
+ * n_experts, …). FALSE + MODEL_ARCH_ERROR_INVALID naming the field. */
+gboolean model_arch_validate (const ModelArch *arch, GError **error);
+
+ModelArch *model_arch_copy (const ModelArch *arch);
+void model_arch_free (ModelArch *arch); /* NULL is a no-op */
+
+/* Parameter counts (exact integers). Whole model; embedding (+ positions); one
+ * transformer layer (attention + MLP/experts + router + its norms); LM head (0 if tied);
+ * final norm. total = embedding + L × layer + final_norm + lm_head. */
+guint64 model_arch_n_params (const ModelArch *arch);
+guint64 model_arch_n_params_embedding (const ModelArch *arch);
+guint64 model_arch_n_params_layer (const ModelArch *arch);
+guint64 model_arch_n_params_lm_head (const ModelArch *arch);
+guint64 model_arch_n_params_final_norm (const ModelArch *arch);
+/* Parameters touched per token (MoE: only top-k experts), for model FLOPs. */
+guint64 model_arch_n_params_active (const ModelArch *arch);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)

@@ -1,0 +1,1 @@
+/* models/cost.c — placeholder until implemented. */

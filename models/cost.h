@@ -1,0 +1,85 @@
+/* models/cost.h — per-layer compute, memory-traffic and activation costs: pure functions.
+ *
+ * A layer's forward and backward are each a short sequence of ops (GEMMs, attention core,
+ * element-wise kernels); every op has FLOPs and HBM bytes so the executor can run each as a
+ * roofline kernel max(F/C, M/H) (Williams et al., "Roofline", CACM 2009).
+ *
+ * Notation: b micro-batch size (sequences), s sequence length, h hidden size, a query
+ * heads, k key/value heads, d head dimension, i MLP inner size, V vocabulary, e bytes per
+ * activation element. GEMM FLOPs = 2·m·n·k; backward = 2 × forward FLOPs (grad of input +
+ * grad of weight; Narayanan et al. 2021, arXiv 2104.04473, §5.1).
+ * Attention scores count the full s² (no causal halving), as Korthikanti et al. and
+ * Narayanan et al. do for model FLOPs.
+ * Activation bytes saved for backward generalise Korthikanti et al. 2022 (arXiv 2205.05198,
+ * §4.1, Table 2) to GQA, SwiGLU, no dropout and any element size; with GPT settings
+ * (k = a, MLP 4h GELU, dropout, e = 2) they equal sbh(34 + 5as/h) exactly.
+ */
+#pragma once
+
+#include <glib.h>
+#include "models/arch.h"
+
+typedef enum
+{
+  MODEL_OP_GEMM,        /* tensor-core matrix multiply */
+  MODEL_OP_ATTENTION,   /* fused attention core (FlashAttention) */
+  MODEL_OP_ELEMENTWISE, /* norms, rotary, activations, softmax, residual adds, loss */
+} ModelOpClass;
+
+typedef struct
+{
+  const char *name;     /* static: "qkv", "attn_scores", "softmax", "mlp_up", … */
+  ModelOpClass op_class;
+  double flops;         /* FLOP */
+  double bytes;         /* HBM bytes read + written */
+} ModelOp;
+
+#define MODEL_COST_MAX_OPS 24
+
+/* One pass (forward or backward) of one layer-like block for one micro-batch. */
+typedef struct
+{
+  ModelOp ops[MODEL_COST_MAX_OPS];
+  guint n_ops;
+  double flops;      /* Σ ops.flops */
+  double bytes;      /* Σ ops.bytes */
+  double workspace;  /* B, transient peak inside the pass (eager scores, logits in fp32) */
+} ModelPass;
+
+typedef struct
+{
+  ModelPass fwd;
+  ModelPass bwd;
+  double act_saved;      /* B saved for backward by forward without checkpointing */
+  double act_checkpoint; /* B kept per layer under full checkpointing: its input, e·sbh */
+} ModelBlockCost;
+
+typedef struct
+{
+  guint64 micro_batch;     /* b >= 1 */
+  guint64 seq_len;         /* s >= 1 */
+  double act_bytes;        /* e: 2 (bf16/fp16) or 4 (fp32) */
+  double weight_bytes;     /* bytes per weight element read by kernels (2 or 4) */
+  gboolean flash_attention;/* FlashAttention: no s² buffer, recompute in backward */
+  double dropout;          /* dropout probability; > 0 adds 1-byte masks */
+} ModelCostParams;
+
+/* One transformer layer (attention + MLP or MoE experts). */
+ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
+
+/* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
+ * gradient. act_saved holds nothing but the token ids. */
+ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParams *p);
+
+/* Final norm + LM head + cross-entropy loss. Logits are materialised in fp32 (4·b·s·V B)
+ * together with their gradient (HF casts logits to fp32 for the loss): workspace. */
+ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
+
+/* Model FLOPs of one forward+backward for b·s tokens without recompute:
+ * 3 × Σ forward FLOPs of all blocks. */
+double model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p);
+
+/* Korthikanti et al. 2022 §6 eq. model FLOPs per iteration for GPT:
+ * 72·B·L·s·h²·(1 + s/(6h) + V/(12hL)), B = global batch in sequences. Used as an oracle. */
+double model_cost_korthikanti_flops (guint64 batch, guint64 n_layers, guint64 seq_len,
+                                     guint64 hidden, guint64 vocab);

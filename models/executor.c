@@ -1,0 +1,1 @@
+/* models/executor.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+/* models/hf_config.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+/* models/ledger.c — placeholder until implemented. */

@@ -1,0 +1,10 @@
+# models/: architectures, cost formulas, technique stack, plan, ledger, executor.
+noinst_LIBRARIES += models/libstepsim_models.a
+models_libstepsim_models_a_SOURCES = \
+	models/arch.c models/arch.h \
+	models/hf_config.c \
+	models/cost.c models/cost.h \
+	models/stack.c models/stack.h \
+	models/plan.c models/plan.h \
+	models/ledger.c models/ledger.h \
+	models/executor.c models/executor.h

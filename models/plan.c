@@ -1,0 +1,1 @@
+/* models/plan.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+/* models/stack.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+dist_pkgdata_DATA += plots/style.gp plots/memory.gp

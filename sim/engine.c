@@ -1,0 +1,1 @@
+/* sim/engine.c — placeholder until implemented. */

@@ -1,0 +1,61 @@
+/* sim/engine.h — the discrete-event engine: a clock and a queue of events.
+ *
+ * Invariants: events fire in (time, insertion sequence) order, so two events at the same
+ * time fire in the order they were scheduled (determinism, DESIGN §6). Time is a double in
+ * seconds and never goes backwards: scheduling before now() is API misuse.
+ * Units: seconds. Knows nothing of GPUs (DESIGN §2).
+ */
+#pragma once
+
+#include <glib.h>
+
+typedef struct _SimEngine SimEngine;
+
+/* Identifies a scheduled event; 0 is never a valid id. */
+typedef guint64 SimEventId;
+
+/* Called when an event fires; the engine's clock already equals the event's time. */
+typedef void (*SimEventFunc) (SimEngine *engine, gpointer user_data);
+
+/* Creates an empty engine with its clock at 0 s. Never NULL; free with sim_engine_free(). */
+SimEngine *sim_engine_new (void);
+
+/* Frees the engine; pending events are dropped and their destroy notifiers called.
+ * NULL is a no-op. */
+void sim_engine_free (SimEngine *engine);
+
+/* Current simulated time in seconds. */
+double sim_engine_now (const SimEngine *engine);
+
+/* Schedules func(engine, user_data) at absolute time `time` (s, >= now, finite).
+ * `destroy` (may be NULL) is called on user_data after the event fired or was cancelled,
+ * or when the engine is freed. Returns the event's id (> 0). */
+SimEventId sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc func,
+                                   gpointer user_data, GDestroyNotify destroy);
+
+/* Same as sim_engine_schedule_at() at now + delay (delay >= 0 s). */
+SimEventId sim_engine_schedule_after (SimEngine *engine, double delay, SimEventFunc func,
+                                      gpointer user_data, GDestroyNotify destroy);
+
+/* Cancels a pending event: it will not fire and its destroy notifier runs now.
+ * Returns FALSE if the id is unknown, already fired or already cancelled. */
+gboolean sim_engine_cancel (SimEngine *engine, SimEventId id);
+
+/* Fires events until the queue is empty or sim_engine_stop() is called.
+ * Returns the number of events fired by this call. */
+guint64 sim_engine_run (SimEngine *engine);
+
+/* Fires events with time <= t_end (s), then sets the clock to t_end if it was earlier
+ * and the run was not stopped. Returns the number of events fired by this call. */
+guint64 sim_engine_run_until (SimEngine *engine, double t_end);
+
+/* Makes the running sim_engine_run*() return after the current event. */
+void sim_engine_stop (SimEngine *engine);
+
+/* Number of pending (scheduled, not fired, not cancelled) events. */
+guint sim_engine_pending (const SimEngine *engine);
+
+/* Total events fired since creation. */
+guint64 sim_engine_events_fired (const SimEngine *engine);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimEngine, sim_engine_free)

@@ -1,0 +1,1 @@
+/* sim/fluid.c — placeholder until implemented. */

@@ -1,0 +1,89 @@
+/* sim/fluid.h — max-min fair fluid sharing of resources among activities.
+ *
+ * A resource is a capacity (units/s: bytes/s of a link direction, or a dimensionless
+ * "fraction of the device per second"). An activity has an amount of work (any unit) and
+ * consumes each resource it uses at rate × weight, so its progress rate r must satisfy
+ * Σ_i weight_ij · r_i ≤ capacity_j for every resource j. Rates are the max-min fair
+ * allocation found by progressive filling (bottleneck first), as in SimGrid's LMM solver
+ * (src/kernel/lmm/System.hpp, Casanova et al. "Versatile, scalable and accurate simulation
+ * of distributed applications and platforms", JPDC 2014 §4), each rate further capped by the
+ * activity's optional rate bound.
+ *
+ * Examples: a transfer of S bytes over links with capacity B: amount S, weight 1 on each link
+ * → time L + S/B alone, S/(B/n) with n equal flows. A roofline kernel: amount 1, weight F/C
+ * on a compute resource of capacity 1 and weight M on an HBM resource of capacity H →
+ * time max(F/C, M/H).
+ *
+ * Invariants: after every re-solve, Σ_i weight_ij · r_i ≤ capacity_j (1 + 1e-9) for all j.
+ * Rates are re-solved whenever an activity starts sharing or ends; exactly one "next
+ * completion" event is pending on the engine at a time. An activity is complete when its
+ * remaining amount is ≤ 1e-9 × its amount (relative, so units do not matter).
+ * An activity with latency L first waits L seconds without consuming anything.
+ * Knows nothing of GPUs (DESIGN §2).
+ */
+#pragma once
+
+#include <glib.h>
+#include "sim/engine.h"
+
+typedef struct _SimFluid SimFluid;
+
+/* Index of a resource, dense from 0 in creation order. */
+typedef guint SimResourceId;
+
+/* Identifies an activity; 0 is never valid. */
+typedef guint64 SimActivityId;
+
+/* One resource an activity consumes: at progress rate r it uses r × weight of `resource`. */
+typedef struct
+{
+  SimResourceId resource;
+  double weight; /* > 0, resource units per activity unit */
+} SimUse;
+
+/* Called (from an engine event) when an activity completes; it is already removed. */
+typedef void (*SimActivityDoneFunc) (SimFluid *fluid, SimActivityId id, gpointer user_data);
+
+/* Called whenever the total usage Σ_i weight_ij · r_i of a resource changes, with the
+ * time (s) and the new usage (resource units/s). Used to record link-load series. */
+typedef void (*SimLoadFunc) (SimFluid *fluid, SimResourceId resource, double time, double usage,
+                             gpointer user_data);
+
+/* Creates a solver bound to `engine` (borrowed; must outlive the fluid). */
+SimFluid *sim_fluid_new (SimEngine *engine);
+
+/* Frees the fluid; running activities are dropped without callbacks. NULL is a no-op. */
+void sim_fluid_free (SimFluid *fluid);
+
+/* Adds a resource named `name` (copied) with `capacity` > 0 (units/s). */
+SimResourceId sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity);
+
+guint sim_fluid_n_resources (const SimFluid *fluid);
+const char *sim_fluid_resource_name (const SimFluid *fluid, SimResourceId resource);
+double sim_fluid_resource_capacity (const SimFluid *fluid, SimResourceId resource);
+
+/* Current usage of a resource (units/s), Σ_i weight_ij · r_i. */
+double sim_fluid_resource_usage (const SimFluid *fluid, SimResourceId resource);
+
+/* Starts an activity now: `amount` > 0 units of work; `latency` >= 0 s spent before it
+ * starts sharing; `rate_bound` > 0 caps its rate (units/s; G_MAXDOUBLE or INFINITY: none);
+ * `uses` (copied, n_uses >= 0) are the resources it consumes. With n_uses == 0 and no
+ * bound it completes after `latency` alone. `done` (may be NULL) is called on completion
+ * with user_data (borrowed). Returns the activity id. */
+SimActivityId sim_fluid_start (SimFluid *fluid, double amount, double latency, double rate_bound,
+                               const SimUse *uses, guint n_uses, SimActivityDoneFunc done,
+                               gpointer user_data);
+
+/* Current rate of a running activity (units/s; 0 while in latency). -1 if unknown. */
+double sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id);
+
+/* Cancels a running activity without calling `done`. FALSE if unknown or finished. */
+gboolean sim_fluid_cancel (SimFluid *fluid, SimActivityId id);
+
+/* Installs a usage observer (NULL to remove). */
+void sim_fluid_set_load_func (SimFluid *fluid, SimLoadFunc func, gpointer user_data);
+
+/* Number of running activities (including those still in latency). */
+guint sim_fluid_n_activities (const SimFluid *fluid);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimFluid, sim_fluid_free)

@@ -1,0 +1,1 @@
+/* sim/h5out.c — placeholder until implemented. */

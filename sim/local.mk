@@ -1,0 +1,8 @@
+# sim/: the generic discrete-event engine, fluid sharing, recorder, HDF5 writer, units.
+noinst_LIBRARIES += sim/libstepsim_sim.a
+sim_libstepsim_sim_a_SOURCES = \
+	sim/engine.c sim/engine.h \
+	sim/fluid.c sim/fluid.h \
+	sim/units.c sim/units.h \
+	sim/recorder.c sim/recorder.h \
+	sim/h5out.c sim/h5out.h

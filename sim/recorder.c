@@ -1,0 +1,1 @@
+/* sim/recorder.c — placeholder until implemented. */

@@ -1,0 +1,1 @@
+/* sim/units.c — placeholder until implemented. */

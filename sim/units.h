@@ -1,0 +1,63 @@
+/* sim/units.h — strict parsing and printing of dimensioned quantities.
+ *
+ * Internally every quantity is a double in SI base units: s, B, FLOP, B/s, FLOP/s
+ * (DESIGN §6). Units are parsed only at input and printed only at output.
+ * Accepted syntax: optional spaces, a finite decimal number (no sign for sizes that must be
+ * non-negative is NOT enforced here), one or more spaces optional, then exactly one unit
+ * token, then optional trailing spaces and nothing else. Decimal prefixes (k, M, G, T, P)
+ * are powers of 1000, binary prefixes (Ki, Mi, Gi, Ti, Pi) powers of 1024.
+ *   bytes:        B kB MB GB TB PB KiB MiB GiB TiB PiB
+ *   bandwidth:    B/s kB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s TiB/s, and bit/s kbit/s Mbit/s
+ *                 Gbit/s Tbit/s (divided by 8 to give B/s)
+ *   compute rate: FLOP/s kFLOP/s MFLOP/s GFLOP/s TFLOP/s PFLOP/s (also "TFLOPS" spelling)
+ *   work:         FLOP kFLOP MFLOP GFLOP TFLOP PFLOP EFLOP
+ *   time:         s ms us µs ns min h
+ * A dimensioned value without a unit, with a unit of another dimension, with an unknown unit
+ * or with trailing text is an error (SIM_UNITS_ERROR, below).
+ */
+#pragma once
+
+#include <glib.h>
+
+typedef enum
+{
+  SIM_DIM_BYTES,
+  SIM_DIM_BANDWIDTH, /* B/s */
+  SIM_DIM_FLOP_RATE, /* FLOP/s */
+  SIM_DIM_FLOP,
+  SIM_DIM_TIME, /* s */
+} SimDimension;
+
+#define SIM_UNITS_ERROR (sim_units_error_quark ())
+GQuark sim_units_error_quark (void);
+
+typedef enum
+{
+  SIM_UNITS_ERROR_SYNTAX,       /* not a number, trailing text, empty */
+  SIM_UNITS_ERROR_MISSING_UNIT, /* a dimensioned value given as a bare number */
+  SIM_UNITS_ERROR_UNKNOWN_UNIT, /* unit token not known, or of another dimension */
+  SIM_UNITS_ERROR_RANGE,        /* negative where not allowed, not finite, not an integer */
+} SimUnitsError;
+
+/* Parses `text` as a quantity of dimension `dim` into *out (SI base units).
+ * Returns FALSE and sets SIM_UNITS_ERROR on any deviation; *out is then untouched.
+ * The message quotes the text and lists the accepted units of `dim`. */
+gboolean sim_units_parse (const char *text, SimDimension dim, double *out, GError **error);
+
+/* Parses a dimensionless finite number (no unit allowed; "1e-3" ok). */
+gboolean sim_units_parse_number (const char *text, double *out, GError **error);
+
+/* Parses a non-negative integer count ("8"; no sign, no unit, no fraction) into *out. */
+gboolean sim_units_parse_count (const char *text, guint64 *out, GError **error);
+
+/* Parses "true"/"false"/"yes"/"no"/"1"/"0" (case-sensitive lower case). */
+gboolean sim_units_parse_bool (const char *text, gboolean *out, GError **error);
+
+/* Formats `value` (SI) with the conventional unit for `dim` and `digits` decimals:
+ * bytes in GiB/MiB/KiB/B (binary, as nvidia-smi and PyTorch print memory), bandwidth in
+ * GB/s, FLOP/s in TFLOP/s, FLOP in TFLOP/PFLOP, time in s/ms/us. Caller frees. */
+char *sim_units_format (double value, SimDimension dim, int digits);
+
+/* The unit name used by sim_units_format()'s scaling for HDF5 `unit` attributes of raw SI
+ * values: "B", "B/s", "FLOP/s", "FLOP", "s". Static string. */
+const char *sim_units_si_name (SimDimension dim);

@@ -1,0 +1,21 @@
+# Tests: CUnit binaries per module plus shell checks, all run by tests/run-tests.sh so that
+# `make check` ends with one line "N passed, N failed".
+noinst_LIBRARIES += tests/libstepsim_test.a
+tests_libstepsim_test_a_SOURCES = tests/testlib.c tests/testlib.h
+tests_libstepsim_test_a_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+UNIT_TEST_LIBS = tests/libstepsim_test.a $(STEPSIM_ALL_LIBS) $(CUNIT_LIBS)
+UNIT_TEST_FLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+
+# Shell checks: each prints "stepsim-tests: P passed, F failed" like the CUnit binaries.
+SHELL_CHECKS =
+
+include tests/unit/sim/local.mk
+include tests/unit/hardware/local.mk
+include tests/unit/models/local.mk
+include tests/unit/cli/local.mk
+
+EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS)
+
+check-local: $(check_PROGRAMS) stepsim$(EXEEXT)
+	@STEPSIM=$(abs_builddir)/stepsim srcdir=$(abs_srcdir) builddir=$(abs_builddir) \
+	  $(SHELL) $(srcdir)/tests/run-tests.sh $(check_PROGRAMS) $(addprefix $(srcdir)/,$(SHELL_CHECKS))

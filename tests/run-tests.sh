@@ -1,0 +1,36 @@
+#!/bin/sh
+# tests/run-tests.sh — runs every test program given as an argument (CUnit binaries and
+# shell checks), keeps each one's output in tests/logs/<name>.log, and ends with the line
+# "N passed, N failed" counting individual tests. A program that crashes or prints no
+# "stepsim-tests:" line counts as one failed test. Exit status 1 if anything failed.
+set -u
+logdir=${builddir:-.}/tests/logs
+mkdir -p "$logdir"
+passed=0
+failed=0
+for prog in "$@"; do
+  name=$(basename "$prog")
+  log="$logdir/$name.log"
+  case "$prog" in
+    *.sh) sh "$prog" >"$log" 2>&1 ;;
+    *) "./$prog" >"$log" 2>&1 ;;
+  esac
+  rc=$?
+  line=$(grep '^stepsim-tests: ' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    p=0; f=1
+  else
+    p=$(echo "$line" | sed 's/^stepsim-tests: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/')
+    f=$(echo "$line" | sed 's/^stepsim-tests: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/')
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  fi
+  if [ "$f" -eq 0 ]; then status=PASS; else status=FAIL; fi
+  printf '%s: %s (%s passed, %s failed)\n' "$status" "$name" "$p" "$f"
+  if [ "$f" -ne 0 ]; then
+    grep -E 'FAILED|Assertion|failed|error|ERROR' "$log" | head -n 20 | sed 's/^/    /'
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

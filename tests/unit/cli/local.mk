@@ -1,0 +1,1 @@
+# tests/unit/cli: one CUnit binary per module of cli/.

@@ -1,0 +1,1 @@
+# tests/unit/hardware: one CUnit binary per module of hardware/.

@@ -1,0 +1,1 @@
+# tests/unit/models: one CUnit binary per module of models/.

@@ -1,0 +1,1 @@
+# tests/unit/sim: one CUnit binary per module of sim/.
