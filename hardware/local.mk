@@ -3,4 +3,4 @@ noinst_LIBRARIES += hardware/libstepsim_hw.a
 hardware_libstepsim_hw_a_SOURCES = \
 	hardware/gpu.c hardware/gpu.h \
 	hardware/catalog.c hardware/catalog.h \
-	hardware/node.c hardware/node.h
+	hardware/cluster.c hardware/cluster.h

@@ -1,1 +1,243 @@
-/* models/executor.c — placeholder until implemented. */
+/* models/executor.c — CUDA-stream replay of a plan; see executor.h.
+ *
+ * State per task: dependencies still pending, next kernel, start time. State per (rank,
+ * stream): index of the next task in its queue and whether a task is running. A task
+ * starts when it heads its queue, its stream is idle and no dependency is pending.
+ */
+#include "config.h"
+#include "models/executor.h"
+
+typedef struct _ModelExecutor ModelExecutor;
+
+typedef struct
+{
+  ModelExecutor *exec;
+  guint id;
+  guint pending_deps;
+  guint next_kernel;
+  double start;
+  gboolean done;
+} TaskState;
+
+typedef struct
+{
+  GArray *queue; /* guint task ids in plan order */
+  guint next;
+  gboolean busy;
+} StreamState;
+
+struct _ModelExecutor
+{
+  const ModelPlan *plan;
+  HwCluster *cluster;
+  SimEngine *engine;
+  ModelLedger *ledger;
+  SimRecorder *rec;
+  TaskState *tasks;
+  GPtrArray *dependents; /* per task: GArray of guint task ids waiting on it */
+  StreamState *streams;  /* n_ranks × MODEL_N_STREAMS */
+  guint n_done;
+  double *rank_end;
+  double *kind_time; /* n_ranks × MODEL_N_TASK_KINDS */
+};
+
+static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
+
+static StreamState *
+stream_state (ModelExecutor *exec, guint rank, ModelStream stream)
+{
+  return &exec->streams[rank * MODEL_N_STREAMS + stream];
+}
+
+ModelExecutor *
+model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
+                    ModelLedger *ledger, SimRecorder *rec)
+{
+  g_return_val_if_fail (plan && cluster && engine && ledger, NULL);
+  guint n_ranks = model_plan_n_ranks (plan), n = model_plan_n_tasks (plan);
+  g_return_val_if_fail (hw_cluster_n_ranks (cluster) >= n_ranks, NULL);
+  ModelExecutor *e = g_new0 (ModelExecutor, 1);
+  *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger, .rec = rec };
+  e->tasks = g_new0 (TaskState, n);
+  e->dependents = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  e->streams = g_new0 (StreamState, n_ranks * MODEL_N_STREAMS);
+  e->rank_end = g_new0 (double, n_ranks);
+  e->kind_time = g_new0 (double, n_ranks * MODEL_N_TASK_KINDS);
+  for (guint i = 0; i < n_ranks * MODEL_N_STREAMS; i++)
+    e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
+  for (guint id = 0; id < n; id++)
+    g_ptr_array_add (e->dependents, g_array_new (FALSE, FALSE, sizeof (guint)));
+  for (guint id = 0; id < n; id++)
+    {
+      const ModelTask *t = model_plan_task (plan, id);
+      e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps };
+      g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+      for (guint d = 0; d < t->n_deps; d++)
+        {
+          guint dep = model_plan_dep (plan, t->first_dep + d);
+          g_assert (dep < id); /* plans are built in a topological order */
+          g_array_append_val (g_ptr_array_index (e->dependents, dep), id);
+        }
+    }
+  return e;
+}
+
+void
+model_executor_free (ModelExecutor *exec)
+{
+  if (exec == NULL)
+    return;
+  guint n_streams = model_plan_n_ranks (exec->plan) * MODEL_N_STREAMS;
+  for (guint i = 0; i < n_streams; i++)
+    g_array_unref (exec->streams[i].queue);
+  g_free (exec->streams);
+  g_ptr_array_unref (exec->dependents);
+  g_free (exec->tasks);
+  g_free (exec->rank_end);
+  g_free (exec->kind_time);
+  g_free (exec);
+}
+
+static void
+apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
+{
+  double now = sim_engine_now (exec->engine);
+  for (guint i = 0; i < t->n_effects; i++)
+    {
+      const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
+      if (e->when == when)
+        model_ledger_change (exec->ledger, t->rank, e->category, e->bytes, now, t->label);
+    }
+}
+
+static void
+record_task (ModelExecutor *exec, const ModelTask *t, double start, double end)
+{
+  if (exec->rec == NULL)
+    return;
+  SimTaskRecord r = {
+    .id = t->id, .rank = t->rank, .stream = t->stream, .kind = t->kind, .label = t->label,
+    .layer = t->layer, .micro_batch = t->micro_batch, .start = start, .end = end,
+    .flops = t->flops, .bytes = t->bytes,
+  };
+  sim_recorder_add_task (exec->rec, &r);
+}
+
+static void
+finish_task (TaskState *ts)
+{
+  ModelExecutor *exec = ts->exec;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  double now = sim_engine_now (exec->engine);
+  apply_effects (exec, t, MODEL_EFFECT_AT_END);
+  record_task (exec, t, ts->start, now);
+  ts->done = TRUE;
+  exec->n_done++;
+  exec->rank_end[t->rank] = MAX (exec->rank_end[t->rank], now);
+  exec->kind_time[t->rank * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
+  StreamState *ss = stream_state (exec, t->rank, t->stream);
+  ss->busy = FALSE;
+  ss->next++;
+  GArray *waiting = g_ptr_array_index (exec->dependents, ts->id);
+  for (guint i = 0; i < waiting->len; i++)
+    {
+      TaskState *w = &exec->tasks[g_array_index (waiting, guint, i)];
+      g_assert (w->pending_deps > 0);
+      if (--w->pending_deps == 0)
+        {
+          const ModelTask *wt = model_plan_task (exec->plan, w->id);
+          try_start (exec, wt->rank, wt->stream);
+        }
+    }
+  try_start (exec, t->rank, t->stream);
+}
+
+static void run_next_kernel (TaskState *ts);
+
+static void
+kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) fluid;
+  (void) id;
+  run_next_kernel (user_data);
+}
+
+static void
+empty_task_event (SimEngine *engine, gpointer user_data)
+{
+  (void) engine;
+  finish_task (user_data);
+}
+
+/* Starts the task's next kernel, or finishes the task when none is left. A task without
+ * kernels finishes through a zero-delay event so callbacks never nest unboundedly. */
+static void
+run_next_kernel (TaskState *ts)
+{
+  ModelExecutor *exec = ts->exec;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  if (ts->next_kernel == t->n_kernels)
+    {
+      finish_task (ts);
+      return;
+    }
+  const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
+  hw_cluster_start_kernel (exec->cluster, t->rank, k->dtype, k->op.flops, k->op.bytes,
+                           kernel_done, ts);
+}
+
+static void
+try_start (ModelExecutor *exec, guint rank, ModelStream stream)
+{
+  StreamState *ss = stream_state (exec, rank, stream);
+  if (ss->busy || ss->next >= ss->queue->len)
+    return;
+  TaskState *ts = &exec->tasks[g_array_index (ss->queue, guint, ss->next)];
+  if (ts->pending_deps > 0)
+    return;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  ss->busy = TRUE;
+  ts->start = sim_engine_now (exec->engine);
+  apply_effects (exec, t, MODEL_EFFECT_AT_START);
+  if (t->n_kernels == 0)
+    sim_engine_schedule_after (exec->engine, 0, empty_task_event, ts, NULL);
+  else
+    run_next_kernel (ts);
+}
+
+void
+model_executor_start (ModelExecutor *exec)
+{
+  guint n_ranks = model_plan_n_ranks (exec->plan);
+  double now = sim_engine_now (exec->engine);
+  for (guint r = 0; r < n_ranks; r++)
+    for (guint c = 0; c < MODEL_N_MEM; c++)
+      {
+        double b = model_plan_initial_bytes (exec->plan, c);
+        if (b > 0)
+          model_ledger_change (exec->ledger, r, c, b, now, "initial state");
+      }
+  for (guint r = 0; r < n_ranks; r++)
+    for (guint s = 0; s < MODEL_N_STREAMS; s++)
+      try_start (exec, r, s);
+}
+
+guint
+model_executor_n_done (const ModelExecutor *exec)
+{
+  return exec->n_done;
+}
+
+double
+model_executor_rank_end (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  return exec->rank_end[rank];
+}
+
+double
+model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);
+  return exec->kind_time[rank * MODEL_N_TASK_KINDS + kind];
+}

@@ -1,0 +1,63 @@
+/* hardware/cluster.h — a cluster of identical nodes of GPUs, instantiated as resources on a
+ * SimFluid, and the primitives that use them: kernels on a GPU, copies over its PCIe link.
+ *
+ * Resources per GPU g (names "gpu<g>.<what>"): compute (capacity 1: the whole GPU per
+ * second), hbm (B/s = hbm_bandwidth × hbm_efficiency), pcie.h2d and pcie.d2h (B/s, each
+ * direction its own capacity, DESIGN §5).
+ * A kernel of F FLOP at dtype t and M HBM bytes is one activity of amount 1 with weight
+ * F / (peak_t × compute_efficiency) on compute and M on hbm, so alone it takes
+ * kernel_latency + max(F/(peak_t·eff), M/(H·eff_hbm)) — the roofline (Williams et al.,
+ * CACM 2009) falling out of max-min sharing; kernels that share a GPU share its capacities.
+ * Knows nothing of layers (DESIGN §2). One node for now; topology comes with multi-node.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/gpu.h"
+#include "sim/fluid.h"
+
+/* A node: n identical GPUs, their host. */
+typedef struct
+{
+  HwGpuSpec *gpu;      /* owned */
+  guint n_gpus;        /* GPUs per node, >= 1 */
+  double host_memory;  /* B of host DRAM per node */
+} HwNodeSpec;
+
+void hw_node_spec_clear (HwNodeSpec *spec); /* frees members, not the struct */
+
+typedef struct _HwCluster HwCluster;
+
+typedef enum
+{
+  HW_COPY_H2D, /* host to device */
+  HW_COPY_D2H, /* device to host */
+} HwCopyDirection;
+
+/* Instantiates `n_nodes` nodes of `node` (copied) on `fluid` (borrowed, must outlive the
+ * cluster). Ranks are numbered node-major: rank = node × n_gpus + local index. */
+HwCluster *hw_cluster_new (const HwNodeSpec *node, guint n_nodes, SimFluid *fluid);
+void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */
+
+guint hw_cluster_n_ranks (const HwCluster *cluster);
+guint hw_cluster_n_nodes (const HwCluster *cluster);
+const HwGpuSpec *hw_cluster_gpu (const HwCluster *cluster, guint rank);
+const HwNodeSpec *hw_cluster_node_spec (const HwCluster *cluster);
+SimFluid *hw_cluster_fluid (const HwCluster *cluster);
+
+/* Starts a kernel on `rank`: `flops` (FLOP, >= 0) at tensor dtype `dtype` and `bytes`
+ * (B, >= 0) of HBM traffic; `done` is called on completion. Returns the activity id. */
+SimActivityId hw_cluster_start_kernel (HwCluster *cluster, guint rank, HwDtype dtype,
+                                       double flops, double bytes, SimActivityDoneFunc done,
+                                       gpointer user_data);
+
+/* Starts a copy of `bytes` B between `rank` and its host over PCIe in direction `dir`. */
+SimActivityId hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir,
+                                     double bytes, SimActivityDoneFunc done,
+                                     gpointer user_data);
+
+/* Time (s) the kernel would take alone on an idle GPU (closed form of the above). */
+double hw_cluster_kernel_time_alone (const HwCluster *cluster, guint rank, HwDtype dtype,
+                                     double flops, double bytes);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwCluster, hw_cluster_free)

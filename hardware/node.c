@@ -1,1 +1,0 @@
-/* hardware/node.c — placeholder until implemented. */

@@ -1,0 +1,40 @@
+/* models/executor.h — replays a ModelPlan on a cluster with CUDA-stream semantics.
+ *
+ * Each (rank, stream) is an in-order queue: its tasks run one at a time in plan order; a
+ * task also waits for every task in its dependency list, so streams overlap exactly where
+ * the plan lets them (DESIGN §5). A task applies its start effects to the ledger, runs its
+ * kernels back to back on its rank's GPU (each a roofline activity shared max-min with
+ * whatever else runs there), applies its end effects and is recorded in the recorder's
+ * task table. Persistent state is allocated at the engine's current time when started.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+#include "models/ledger.h"
+#include "models/plan.h"
+#include "sim/engine.h"
+#include "sim/recorder.h"
+
+typedef struct _ModelExecutor ModelExecutor;
+
+/* Binds a plan (borrowed) to a cluster, engine, ledger and recorder (all borrowed; rec
+ * may be NULL). The cluster must have at least model_plan_n_ranks(plan) ranks. */
+ModelExecutor *model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
+                                   ModelLedger *ledger, SimRecorder *rec);
+void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
+
+/* Allocates the initial state and starts every task that can start now. Run the engine
+ * afterwards (sim_engine_run). */
+void model_executor_start (ModelExecutor *exec);
+
+/* Number of tasks completed; equals model_plan_n_tasks() after a complete run. */
+guint model_executor_n_done (const ModelExecutor *exec);
+
+/* Time (s) the last task of `rank` ended; the step time is the maximum over ranks. */
+double model_executor_rank_end (const ModelExecutor *exec, guint rank);
+
+/* Seconds `rank` spent running tasks of `kind` (sum of task durations). */
+double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelExecutor, model_executor_free)

@@ -1,0 +1,118 @@
+/* models/plan.h — the per-step plan: a task graph per rank with memory effects.
+ *
+ * A plan expands one optimizer step of `arch` under `stack` into tasks: for every
+ * micro-batch the embedding, each layer's forward, the head (final norm, LM head, loss),
+ * then the head's and every layer's backward in reverse (preceded, under full activation
+ * checkpointing, by the layer's recomputed forward), the embedding's backward; finally the
+ * optimizer step (Narayanan et al. 2021 §2 for the schedule of one data-parallel replica).
+ *
+ * Tasks refer to each other by integer id (DESIGN §6); a task runs after every task listed
+ * in its dependencies and after the previous task of its own (rank, stream) queue, which is
+ * the order of creation (CUDA stream semantics). Each task is a sequence of kernels (ops,
+ * from models/cost.h) run back to back, and a list of memory effects applied to the rank's
+ * ledger at its start or end. Persistent state (weights, master weights, optimizer states)
+ * is allocated at time 0 by the plan's initial effects.
+ *
+ * Memory timeline (PyTorch semantics): gradients are allocated by the first backward that
+ * produces them (micro-batch 0) and freed by the optimizer step (zero_grad(set_to_none));
+ * activations saved for backward live from their forward's start to their backward's end;
+ * workspace lives inside one task.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/gpu.h"
+#include "models/arch.h"
+#include "models/cost.h"
+#include "models/ledger.h"
+#include "models/stack.h"
+
+typedef enum
+{
+  MODEL_TASK_KIND_FORWARD,
+  MODEL_TASK_KIND_BACKWARD,
+  MODEL_TASK_KIND_RECOMPUTE,
+  MODEL_TASK_KIND_OPTIMIZER,
+  MODEL_TASK_KIND_COLLECTIVE,
+  MODEL_TASK_KIND_OFFLOAD,
+  MODEL_N_TASK_KINDS
+} ModelTaskKind;
+
+typedef enum
+{
+  MODEL_STREAM_COMPUTE,
+  MODEL_STREAM_COMM,
+  MODEL_STREAM_H2D,
+  MODEL_STREAM_D2H,
+  MODEL_N_STREAMS
+} ModelStream;
+
+typedef enum
+{
+  MODEL_EFFECT_AT_START,
+  MODEL_EFFECT_AT_END,
+} ModelEffectWhen;
+
+typedef struct
+{
+  ModelMemCategory category;
+  double bytes; /* signed: > 0 allocates, < 0 frees */
+  ModelEffectWhen when;
+} ModelMemEffect;
+
+/* One kernel of a task; dtype is the tensor dtype its FLOPs run at. */
+typedef struct
+{
+  ModelOp op;
+  HwDtype dtype;
+} ModelKernel;
+
+typedef struct
+{
+  guint id;
+  guint rank;
+  ModelStream stream;
+  ModelTaskKind kind;
+  const char *label;  /* owned by the plan */
+  gint layer;         /* transformer layer index, -1 for embedding/head/optimizer */
+  gint micro_batch;   /* -1 for per-step tasks */
+  guint first_kernel, n_kernels;
+  guint first_dep, n_deps;
+  guint first_effect, n_effects;
+  double flops;       /* Σ kernel FLOPs */
+  double bytes;       /* Σ kernel HBM bytes */
+} ModelTask;
+
+typedef struct _ModelPlan ModelPlan;
+
+/* Builds the plan of one step on `n_ranks` data-parallel replicas without communication
+ * (each rank runs the same tasks). `arch` and `stack` are copied. NULL + error
+ * (G_KEY_FILE_ERROR_INVALID_VALUE) if the stack is inconsistent with the arch. */
+ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks,
+                           GError **error);
+void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
+
+const ModelArch *model_plan_arch (const ModelPlan *plan);
+const ModelStack *model_plan_stack (const ModelPlan *plan);
+guint model_plan_n_ranks (const ModelPlan *plan);
+guint model_plan_n_tasks (const ModelPlan *plan);
+const ModelTask *model_plan_task (const ModelPlan *plan, guint id);
+const ModelKernel *model_plan_kernel (const ModelPlan *plan, guint index);
+guint model_plan_dep (const ModelPlan *plan, guint index);
+const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
+
+/* Bytes allocated at time 0 on every rank for `category` (weights, master weights,
+ * optimizer state). */
+double model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category);
+
+/* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
+ * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */
+double model_plan_model_flops (const ModelPlan *plan);
+double model_plan_hardware_flops (const ModelPlan *plan);
+/* Tokens processed per step on one rank: micro_batch × seq_len × grad_accum. */
+double model_plan_tokens_per_rank (const ModelPlan *plan);
+
+const char *model_plan_task_kind_name (ModelTaskKind kind);
+const char *model_plan_stream_name (ModelStream stream);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelPlan, model_plan_free)
