@@ -1,1 +1,425 @@
-/* hardware/catalog.c — placeholder until implemented. */
+/* hardware/catalog.c — the built-in GPU catalog (a static table) and GPUs defined in a
+ * scenario's [gpu.NAME] group.
+ *
+ * Sources. Peaks (dense, no sparsity), HBM bandwidth, NVLink and host-link generation are
+ * NVIDIA datasheet figures (S) as collected in ../shared/reference/hardware.md; measured
+ * figures (M) come from the same file (ml-engineering matmul and nvbandwidth runs, HF docs).
+ * Every entry's `source` string says which figure is which and states each assumption.
+ *
+ * Conventions chosen here (all entries):
+ *  - memory_capacity is the total the driver reports (nvidia-smi memory.total, MiB), since
+ *    that is what a job's device-used memory is compared against. Where we have seen that
+ *    number in public nvidia-smi logs it is used; otherwise the marketed size is read as GiB
+ *    (NVIDIA's "80 GB" HBM is 80 GiB of chips; the driver reports within ~1 % of it).
+ *  - compute_efficiency is the best-case measured BF16 GEMM over the dense peak where
+ *    hardware.md has one; otherwise DEFAULT_COMPUTE_EFFICIENCY.
+ *  - All other efficiency/latency figures are documented defaults (below), not measurements.
+ * Invariant: every entry passes hw_gpu_spec_validate() (tests/unit/hardware/test_catalog.c).
+ */
+#include "config.h"
+#include "hardware/catalog.h"
+
+#include <stddef.h>
+
+#include "sim/text.h"
+#include "sim/units.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * MIB)
+#define GBPS 1e9  /* B/s */
+#define TBPS 1e12 /* B/s */
+#define TFLOPS 1e12
+#define US 1e-6
+
+/* Assumption: best-case GEMMs reach 78–87 % of the dense BF16 peak on the GPUs measured in
+ * hardware.md (A100 0.87, H100/H200 0.80, B200 0.78); 0.80 is used where none is measured. */
+#define DEFAULT_COMPUTE_EFFICIENCY 0.80
+/* Assumption: streaming (copy/triad-like) kernels reach ~80–90 % of the HBM peak; 0.85 is
+ * the midpoint. Not measured in hardware.md. */
+#define DEFAULT_HBM_EFFICIENCY 0.85
+/* M: 1,343 "MB" of CUDA context + PyTorch kernels on a V100 (HF transformers docs, "model
+ * memory anatomy"; their helper divides NVML bytes by 1024², so the unit is MiB). */
+#define CONTEXT_V100 (1343 * MIB)
+/* Assumption for Ampere and newer: CUDA ≥ 11.7 lazy module loading (PyTorch's default since
+ * 2.x) leaves ~0.3–0.6 GiB; eager loading of cuBLAS/cuDNN can exceed 1 GiB. 1 GiB errs on
+ * the side of not fitting. */
+#define CONTEXT_LAZY (1.0 * GIB)
+/* Effective host-link bandwidth per direction, x16: Gen3 ~12 GB/s and Gen4 ~25 GB/s typical
+ * (hardware.md, unmeasured), Gen5 55 GB/s (M: 8×H200 nvbandwidth, 55.4 H2D / 55.1 D2H). */
+#define PCIE_GEN3 (12 * GBPS)
+#define PCIE_GEN4 (25 * GBPS)
+#define PCIE_GEN5 (55 * GBPS)
+/* Assumption: ~2 us setup per host↔device copy (driver call + DMA start). */
+#define PCIE_LATENCY (2 * US)
+/* Assumption: ~4 us launch overhead per kernel (typical 3–5 us for an empty kernel launched
+ * from PyTorch's eager mode; a full launch queue hides part of it). */
+#define KERNEL_LATENCY (4 * US)
+
+#define SRC_DEFAULTS                                                                           \
+  "hbm_efficiency 0.85, pcie_latency 2 us, kernel_latency 4 us: documented assumptions "      \
+  "(hardware/catalog.c)."
+#define SRC_CTX_LAZY "cuda_context 1 GiB: assumption (lazy module loading, conservative). "
+#define SRC_EFF_DEFAULT "compute_efficiency 0.80: assumption (no measured GEMM in hardware.md). "
+#define SRC_GEN3 "PCIe Gen3 x16, 12 GB/s effective (typical, unmeasured). "
+#define SRC_GEN4 "PCIe Gen4 x16, 25 GB/s effective (typical, unmeasured). "
+#define SRC_GEN5 "PCIe Gen5 x16, 55 GB/s (M: 8xH200 nvbandwidth). "
+#define SRC_PEAKS "Peaks, HBM bandwidth, NVLink: NVIDIA datasheet via hardware.md (S). "
+
+#define PEAKS(fp32, tf32, bf16, fp16, fp8)                                                     \
+  {                                                                                            \
+    [HW_DTYPE_FP32] = (fp32) * TFLOPS, [HW_DTYPE_TF32] = (tf32) * TFLOPS,                      \
+    [HW_DTYPE_BF16] = (bf16) * TFLOPS, [HW_DTYPE_FP16] = (fp16) * TFLOPS,                      \
+    [HW_DTYPE_FP8] = (fp8) * TFLOPS,                                                           \
+  }
+
+/* String literals are char[] in C, so they initialise the char * fields; entries are never
+ * freed or modified (they are only handed out as const or copied). */
+static const HwGpuSpec catalog[] = {
+  { .name = "V100-16GB-SXM2", .description = "NVIDIA V100 SXM2 16 GB (Volta, NVLink 2)",
+    .memory_capacity = 16 * GIB, .hbm_bandwidth = 0.9 * TBPS,
+    /* Volta tensor cores do FP16 only: no BF16, TF32 or FP8. */
+    .peak_flops = PEAKS (15.7, 0, 0, 125, 0), .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_V100,
+    .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 16 GiB (marketed size read as GiB; driver reports ~16,130-"
+              "16,160 MiB). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
+              "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
+  { .name = "V100-32GB-SXM2", .description = "NVIDIA V100 SXM2 32 GB (Volta, NVLink 2)",
+    .memory_capacity = 32 * GIB, .hbm_bandwidth = 0.9 * TBPS,
+    .peak_flops = PEAKS (15.7, 0, 0, 125, 0), .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_V100,
+    .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 32 GiB (marketed size read as GiB; unverified against "
+              "nvidia-smi). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
+              "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
+  { .name = "A100-40GB-SXM", .description = "NVIDIA A100 SXM4 40 GB (Ampere, NVLink 3)",
+    .memory_capacity = 40536 * MIB, .hbm_bandwidth = 1.555 * TBPS,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 40,536 MiB (M: nvidia-smi memory.total, recent drivers; "
+              "older ones show 40,960). fp8 0: unsupported on Ampere. compute_efficiency "
+              "271/312 (M: A100 SXM best BF16 matmul, same die as the 80 GB). " SRC_CTX_LAZY
+              SRC_GEN4 SRC_DEFAULTS },
+  { .name = "A100-80GB-SXM", .description = "NVIDIA A100 SXM4 80 GB (Ampere, NVLink 3)",
+    .memory_capacity = 81920 * MIB, .hbm_bandwidth = 2.039 * TBPS,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
+              "unsupported on Ampere. compute_efficiency 271/312 (M: best BF16 matmul). "
+              SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
+  { .name = "A100-80GB-PCIE", .description = "NVIDIA A100 PCIe 80 GB (Ampere, no NVSwitch)",
+    .memory_capacity = 81920 * MIB, .hbm_bandwidth = 1.935 * TBPS,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
+              "80 GiB as the SXM part (assumption). nvlink 0: the optional 2-card bridge is "
+              "not modelled (set nvlink_bandwidth in a [gpu.*] group). compute_efficiency "
+              "271/312 from the SXM part (assumption: 300 W cap may clock lower). fp8 0. "
+              SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
+  { .name = "H100-SXM", .description = "NVIDIA H100 SXM5 80 GB HBM3 (Hopper, NVLink 4)",
+    .memory_capacity = 81559 * MIB, .hbm_bandwidth = 3.35 * TBPS,
+    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = 795.0 / 989.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 81,559 MiB (M: nvidia-smi memory.total). compute_efficiency "
+              "795/989 (M: best BF16 matmul). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+  { .name = "H100-PCIE", .description = "NVIDIA H100 PCIe 80 GB (Hopper, no NVSwitch)",
+    .memory_capacity = 81559 * MIB, .hbm_bandwidth = 2.0 * TBPS,
+    .peak_flops = PEAKS (51, 378, 756, 756, 1513), .compute_efficiency = 795.0 / 989.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory 81,559 MiB as the SXM part (assumption). nvlink 0: the "
+              "optional 2-card bridge is not modelled. compute_efficiency 795/989 from the "
+              "SXM part (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+  { .name = "H200-SXM", .description = "NVIDIA H200 SXM 141 GB HBM3e (Hopper, NVLink 4)",
+    .memory_capacity = 143771 * MIB, .hbm_bandwidth = 4.8 * TBPS,
+    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = 795.0 / 989.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 143,771 MiB = 140.4 GiB (M: nvidia-smi memory.total; the "
+              "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 795/989 (M: "
+              "H200 matmul same as H100). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+  { .name = "B200-SXM", .description = "NVIDIA B200 SXM 180 GB HBM3e (Blackwell, NVLink 5)",
+    .memory_capacity = 183359 * MIB, .hbm_bandwidth = 8.0 * TBPS,
+    .peak_flops = PEAKS (80, 1125, 2250, 2250, 4500), .compute_efficiency = 1745.0 / 2250.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
+              "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
+              "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+  { .name = "RTX-3090", .description = "NVIDIA GeForce RTX 3090 24 GB GDDR6X (Ampere)",
+    .memory_capacity = 24 * GIB, .hbm_bandwidth = 0.936 * TBPS,
+    /* Tensor-core figures with FP32 accumulate (what PyTorch uses for training). */
+    .peak_flops = PEAKS (35.6, 35.6, 71, 71, 0), .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory 24 GiB (24,576 MiB). bf16/fp16 71: tensor cores with FP32 "
+              "accumulate. nvlink 0: the optional 2-card bridge (56.25 GB/s per direction) "
+              "is not modelled. fp8 0. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
+  { .name = "RTX-4090", .description = "NVIDIA GeForce RTX 4090 24 GB GDDR6X (Ada)",
+    .memory_capacity = 24 * GIB, .hbm_bandwidth = 1.008 * TBPS,
+    .peak_flops = PEAKS (82.6, 82.6, 165, 165, 330),
+    .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
+    .kernel_latency = KERNEL_LATENCY,
+    .source = SRC_PEAKS "Memory 24 GiB. bf16/fp16 165, fp8 330: tensor cores with FP32 "
+              "accumulate. No NVLink. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
+};
+
+guint
+hw_catalog_n_gpus (void)
+{
+  return G_N_ELEMENTS (catalog);
+}
+
+const HwGpuSpec *
+hw_catalog_gpu_at (guint i)
+{
+  g_return_val_if_fail (i < G_N_ELEMENTS (catalog), NULL);
+  return &catalog[i];
+}
+
+const HwGpuSpec *
+hw_catalog_gpu (const char *name, GError **error)
+{
+  g_return_val_if_fail (name != NULL, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (catalog); i++)
+    if (g_ascii_strcasecmp (name, catalog[i].name) == 0)
+      return &catalog[i];
+
+  const char *names[G_N_ELEMENTS (catalog) + 1];
+  for (guint i = 0; i < G_N_ELEMENTS (catalog); i++)
+    names[i] = catalog[i].name;
+  names[G_N_ELEMENTS (catalog)] = NULL;
+  char *msg = sim_text_with_hint (g_strdup_printf ("unknown GPU '%s'", name), name, names);
+  g_autofree char *known = g_strjoinv (", ", (char **) names);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s (known GPUs: %s)",
+               msg, known);
+  g_free (msg);
+  return NULL;
+}
+
+/* ---- [gpu.NAME] groups -------------------------------------------------------------- */
+
+typedef enum
+{
+  KEY_BASE,        /* catalog name to start from */
+  KEY_DESCRIPTION, /* free text */
+  KEY_QUANTITY,    /* dimensioned double, parsed with sim_units_parse() */
+  KEY_FRACTION,    /* dimensionless double in (0, 1] */
+} KeyKind;
+
+typedef struct
+{
+  const char *key;
+  KeyKind kind;
+  SimDimension dim; /* KEY_QUANTITY only */
+  gsize offset;     /* of the double in HwGpuSpec; KEY_QUANTITY and KEY_FRACTION only */
+} GpuKey;
+
+#define PEAK_OFFSET(dtype) (offsetof (HwGpuSpec, peak_flops) + (dtype) * sizeof (double))
+
+static const GpuKey gpu_keys[] = {
+  { "base", KEY_BASE, 0, 0 },
+  { "description", KEY_DESCRIPTION, 0, 0 },
+  { "memory", KEY_QUANTITY, SIM_DIM_BYTES, offsetof (HwGpuSpec, memory_capacity) },
+  { "hbm_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, hbm_bandwidth) },
+  { "fp32", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP32) },
+  { "tf32", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_TF32) },
+  { "bf16", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_BF16) },
+  { "fp16", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP16) },
+  { "fp8", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP8) },
+  { "compute_efficiency", KEY_FRACTION, 0, offsetof (HwGpuSpec, compute_efficiency) },
+  { "hbm_efficiency", KEY_FRACTION, 0, offsetof (HwGpuSpec, hbm_efficiency) },
+  { "cuda_context", KEY_QUANTITY, SIM_DIM_BYTES, offsetof (HwGpuSpec, cuda_context) },
+  { "pcie_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, pcie_bandwidth) },
+  { "pcie_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, pcie_latency) },
+  { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
+  { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
+};
+
+static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
+  "base", "description", "memory", "hbm_bandwidth", "fp32", "tf32", "bf16", "fp16", "fp8",
+  "compute_efficiency", "hbm_efficiency", "cuda_context", "pcie_bandwidth", "pcie_latency",
+  "nvlink_bandwidth", "kernel_latency", NULL,
+};
+
+const char *const *
+hw_catalog_gpu_keys (void)
+{
+  return gpu_key_names;
+}
+
+static const GpuKey *
+find_key (const char *key)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (gpu_keys); i++)
+    if (g_strcmp0 (key, gpu_keys[i].key) == 0)
+      return &gpu_keys[i];
+  return NULL;
+}
+
+/* Fails on the first key of `group` not in gpu_keys, naming the nearest valid key. */
+static gboolean
+check_known_keys (char **keys, const char *group, GError **error)
+{
+  for (char **k = keys; *k != NULL; k++)
+    {
+      if (find_key (*k) != NULL)
+        continue;
+      char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, *k);
+      msg = sim_text_with_hint (msg, *k, gpu_key_names);
+      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, msg);
+      g_free (msg);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Defaults for a GPU defined without `base`: only the required keys are then known; the
+ * rest take the documented catalog defaults (no fp8/tf32/fp16 unless given, no NVLink). */
+static HwGpuSpec *
+spec_from_defaults (GKeyFile *kf, const char *group, GError **error)
+{
+  static const char *const required[] = { "memory", "hbm_bandwidth" };
+  for (guint i = 0; i < G_N_ELEMENTS (required); i++)
+    if (!g_key_file_has_key (kf, group, required[i], NULL))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "group [%s]: key '%s' is required when no 'base' GPU is given", group,
+                     required[i]);
+        return NULL;
+      }
+  if (!g_key_file_has_key (kf, group, "bf16", NULL)
+      && !g_key_file_has_key (kf, group, "fp32", NULL))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [%s]: key 'bf16' or 'fp32' is required when no 'base' GPU is given",
+                   group);
+      return NULL;
+    }
+  HwGpuSpec *spec = g_new0 (HwGpuSpec, 1);
+  spec->compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY;
+  spec->hbm_efficiency = DEFAULT_HBM_EFFICIENCY;
+  spec->cuda_context = CONTEXT_LAZY;
+  spec->pcie_bandwidth = PCIE_GEN4;
+  spec->pcie_latency = PCIE_LATENCY;
+  spec->kernel_latency = KERNEL_LATENCY;
+  spec->description = g_strdup_printf ("GPU defined in scenario group [%s]", group);
+  spec->source = g_strdup_printf ("scenario group [%s]; figures not given there: "
+                                  "compute_efficiency 0.80, cuda_context 1 GiB, pcie_bandwidth "
+                                  "25 GB/s (Gen4), other peaks 0, nvlink 0; " SRC_DEFAULTS,
+                                  group);
+  return spec;
+}
+
+/* The starting spec: a copy of the `base` catalog GPU, or the defaults. */
+static HwGpuSpec *
+spec_start (GKeyFile *kf, const char *group, GError **error)
+{
+  if (!g_key_file_has_key (kf, group, "base", NULL))
+    return spec_from_defaults (kf, group, error);
+  g_autofree char *base_name = g_key_file_get_string (kf, group, "base", error);
+  if (base_name == NULL)
+    {
+      g_prefix_error (error, "group [%s], key 'base': ", group);
+      return NULL;
+    }
+  const HwGpuSpec *base = hw_catalog_gpu (g_strstrip (base_name), error);
+  if (base == NULL)
+    {
+      g_prefix_error (error, "group [%s], key 'base': ", group);
+      return NULL;
+    }
+  HwGpuSpec *spec = hw_gpu_spec_copy (base);
+  g_free (spec->description);
+  spec->description = g_strdup_printf ("%s, modified in scenario group [%s]",
+                                       base->description, group);
+  g_free (spec->source);
+  spec->source = g_strdup_printf ("scenario group [%s] overrides base %s; base: %s", group,
+                                  base->name, base->source);
+  return spec;
+}
+
+/* Parses the value of one non-base key into `spec`. */
+static gboolean
+apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, GError **error)
+{
+  g_autofree char *text = g_key_file_get_string (kf, group, key->key, error);
+  if (text == NULL)
+    goto fail;
+  if (key->kind == KEY_DESCRIPTION)
+    {
+      g_free (spec->description);
+      spec->description = g_strdup (g_strstrip (text));
+      return TRUE;
+    }
+  double value = 0;
+  double *field = (double *) ((char *) spec + key->offset);
+  if (key->kind == KEY_QUANTITY)
+    {
+      if (!sim_units_parse (text, key->dim, &value, error))
+        goto fail;
+    }
+  else
+    {
+      if (!sim_units_parse_number (text, &value, error))
+        goto fail;
+      if (!(value > 0 && value <= 1))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "'%s' is outside (0, 1]", g_strstrip (text));
+          goto fail;
+        }
+    }
+  *field = value;
+  return TRUE;
+fail:
+  g_prefix_error (error, "group [%s], key '%s': ", group, key->key);
+  return FALSE;
+}
+
+HwGpuSpec *
+hw_catalog_gpu_from_keyfile (GKeyFile *kf, const char *group, GError **error)
+{
+  g_return_val_if_fail (kf != NULL, NULL);
+  g_return_val_if_fail (group != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, error);
+  if (keys == NULL || !check_known_keys (keys, group, error))
+    return NULL;
+  g_autoptr (HwGpuSpec) spec = spec_start (kf, group, error);
+  if (spec == NULL)
+    return NULL;
+  g_free (spec->name);
+  spec->name = g_strdup (g_str_has_prefix (group, "gpu.") ? group + 4 : group);
+
+  /* File order, so the first bad key in the file is the one reported. */
+  for (char **k = keys; *k != NULL; k++)
+    {
+      const GpuKey *key = find_key (*k);
+      if (key->kind != KEY_BASE && !apply_key (spec, kf, group, key, error))
+        return NULL;
+    }
+  if (!hw_gpu_spec_validate (spec, error))
+    {
+      g_prefix_error (error, "group [%s]: ", group);
+      return NULL;
+    }
+  return g_steal_pointer (&spec);
+}

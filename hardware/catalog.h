@@ -24,4 +24,17 @@ const HwGpuSpec *hw_catalog_gpu (const char *name, GError **error);
  * Unknown keys are errors naming the nearest valid key. The result's name is the part of
  * `group` after "gpu.". Errors are G_KEY_FILE_ERROR or SIM_UNITS_ERROR naming group and key
  * (the caller prefixes the file name). */
+/* Details of the above: key `description` (free text, optional) sets the one-line
+ * description. Figures not given without `base` take the catalog defaults
+ * (compute_efficiency 0.80, hbm_efficiency 0.85, cuda_context 1 GiB, pcie_bandwidth 25 GB/s,
+ * pcie_latency 2 us, kernel_latency 4 us, other peaks 0, nvlink 0). Error codes:
+ * G_KEY_FILE_ERROR_GROUP_NOT_FOUND (no such group), G_KEY_FILE_ERROR_KEY_NOT_FOUND (a
+ * required key missing), G_KEY_FILE_ERROR_INVALID_VALUE (unknown key, unknown base, a
+ * fraction outside (0, 1], or the result fails hw_gpu_spec_validate()), SIM_UNITS_ERROR (a
+ * value that does not parse). Messages read "group [gpu.X], key 'k': ...". Returns a new
+ * spec (free with hw_gpu_spec_free()) whose `source` records the group and the base. */
 HwGpuSpec *hw_catalog_gpu_from_keyfile (GKeyFile *kf, const char *group, GError **error);
+
+/* The keys hw_catalog_gpu_from_keyfile() accepts, NULL-terminated, static (for callers that
+ * check scenario keys or build `--set gpu.X.key=` hints). */
+const char *const *hw_catalog_gpu_keys (void);

@@ -1,1 +1,147 @@
-/* hardware/gpu.c — placeholder until implemented. */
+/* hardware/gpu.c — dtype names and sizes, and the HwGpuSpec value type (copy, free,
+ * validate).
+ *
+ * Invariants checked by hw_gpu_spec_validate(): every capacity a kernel or transfer divides
+ * by (HBM bandwidth, PCIe bandwidth, memory) is finite and > 0, at least one of the FP32 and
+ * BF16 peaks is > 0 (a GPU that can run nothing is an input error), efficiencies are in
+ * (0, 1], and the CUDA context fits in memory. Units: SI (B, B/s, FLOP/s, s; DESIGN §6).
+ */
+#include "config.h"
+#include "hardware/gpu.h"
+
+#include <math.h>
+
+static const char *const dtype_names[HW_N_DTYPES] = {
+  [HW_DTYPE_FP32] = "fp32", [HW_DTYPE_TF32] = "tf32", [HW_DTYPE_BF16] = "bf16",
+  [HW_DTYPE_FP16] = "fp16", [HW_DTYPE_FP8] = "fp8",
+};
+
+/* TF32 is stored in 32-bit registers and memory; only the tensor core drops mantissa bits. */
+static const double dtype_bytes[HW_N_DTYPES] = {
+  [HW_DTYPE_FP32] = 4, [HW_DTYPE_TF32] = 4, [HW_DTYPE_BF16] = 2,
+  [HW_DTYPE_FP16] = 2, [HW_DTYPE_FP8] = 1,
+};
+
+const char *
+hw_dtype_name (HwDtype dtype)
+{
+  g_return_val_if_fail (dtype < HW_N_DTYPES, NULL);
+  return dtype_names[dtype];
+}
+
+gboolean
+hw_dtype_from_string (const char *text, HwDtype *out, GError **error)
+{
+  g_return_val_if_fail (text != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  for (guint i = 0; i < HW_N_DTYPES; i++)
+    if (g_strcmp0 (text, dtype_names[i]) == 0)
+      {
+        *out = (HwDtype) i;
+        return TRUE;
+      }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown dtype '%s' (expected fp32, tf32, bf16, fp16 or fp8)", text);
+  return FALSE;
+}
+
+double
+hw_dtype_bytes (HwDtype dtype)
+{
+  g_return_val_if_fail (dtype < HW_N_DTYPES, 0.0);
+  return dtype_bytes[dtype];
+}
+
+HwGpuSpec *
+hw_gpu_spec_copy (const HwGpuSpec *spec)
+{
+  g_return_val_if_fail (spec != NULL, NULL);
+  HwGpuSpec *copy = g_new (HwGpuSpec, 1);
+  *copy = *spec;
+  copy->name = g_strdup (spec->name);
+  copy->description = g_strdup (spec->description);
+  copy->source = g_strdup (spec->source);
+  return copy;
+}
+
+void
+hw_gpu_spec_free (HwGpuSpec *spec)
+{
+  if (spec == NULL)
+    return;
+  g_free (spec->name);
+  g_free (spec->description);
+  g_free (spec->source);
+  g_free (spec);
+}
+
+/* Sets the validation error for `field` of `spec`; always returns FALSE. */
+static gboolean
+invalid (const HwGpuSpec *spec, const char *field, const char *why, double value, GError **error)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "GPU '%s': %s is %g, must be %s", spec->name ? spec->name : "(unnamed)", field,
+               value, why);
+  return FALSE;
+}
+
+static gboolean
+check_positive (const HwGpuSpec *spec, const char *field, double v, GError **error)
+{
+  return (isfinite (v) && v > 0) || invalid (spec, field, "finite and > 0", v, error);
+}
+
+static gboolean
+check_non_negative (const HwGpuSpec *spec, const char *field, double v, GError **error)
+{
+  return (isfinite (v) && v >= 0) || invalid (spec, field, "finite and >= 0", v, error);
+}
+
+static gboolean
+check_fraction (const HwGpuSpec *spec, const char *field, double v, GError **error)
+{
+  return (isfinite (v) && v > 0 && v <= 1) || invalid (spec, field, "in (0, 1]", v, error);
+}
+
+static gboolean
+check_peaks (const HwGpuSpec *spec, GError **error)
+{
+  for (guint i = 0; i < HW_N_DTYPES; i++)
+    {
+      g_autofree char *field = g_strdup_printf ("peak FLOP/s of %s", dtype_names[i]);
+      if (!check_non_negative (spec, field, spec->peak_flops[i], error))
+        return FALSE;
+    }
+  if (spec->peak_flops[HW_DTYPE_FP32] > 0 || spec->peak_flops[HW_DTYPE_BF16] > 0)
+    return TRUE;
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "GPU '%s': needs a peak FLOP/s > 0 for fp32 or bf16",
+               spec->name ? spec->name : "(unnamed)");
+  return FALSE;
+}
+
+gboolean
+hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
+{
+  g_return_val_if_fail (spec != NULL, FALSE);
+  if (spec->name == NULL || spec->name[0] == '\0')
+    {
+      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           "GPU has no name");
+      return FALSE;
+    }
+  if (!check_positive (spec, "memory", spec->memory_capacity, error)
+      || !check_positive (spec, "hbm_bandwidth", spec->hbm_bandwidth, error)
+      || !check_peaks (spec, error)
+      || !check_fraction (spec, "compute_efficiency", spec->compute_efficiency, error)
+      || !check_fraction (spec, "hbm_efficiency", spec->hbm_efficiency, error)
+      || !check_non_negative (spec, "cuda_context", spec->cuda_context, error)
+      || !check_positive (spec, "pcie_bandwidth", spec->pcie_bandwidth, error)
+      || !check_non_negative (spec, "pcie_latency", spec->pcie_latency, error)
+      || !check_non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
+      || !check_non_negative (spec, "kernel_latency", spec->kernel_latency, error))
+    return FALSE;
+  if (spec->cuda_context >= spec->memory_capacity)
+    return invalid (spec, "cuda_context", "below memory", spec->cuda_context, error);
+  return TRUE;
+}

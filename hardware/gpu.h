@@ -23,7 +23,7 @@ typedef struct
 {
   char *name;                     /* catalog key, e.g. "A100-80GB-SXM" */
   char *description;              /* one line for `stepsim list gpus` */
-  double memory_capacity;         /* B of HBM (as sold: 80 GB = 80e9 B… see source) */
+  double memory_capacity;         /* B usable: nvidia-smi memory.total (A100-80GB: 80 GiB) */
   double hbm_bandwidth;           /* B/s, peak */
   double peak_flops[HW_N_DTYPES]; /* FLOP/s, dense; 0 where the dtype is unsupported */
   double compute_efficiency;      /* achievable fraction of peak_flops for large GEMMs */
@@ -46,7 +46,10 @@ HwGpuSpec *hw_gpu_spec_copy (const HwGpuSpec *spec);
 void hw_gpu_spec_free (HwGpuSpec *spec); /* NULL is a no-op */
 
 /* Checks every figure is positive/finite where required (efficiencies in (0, 1]).
- * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the field. */
+ * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the field. Precisely: name non-empty;
+ * memory, hbm_bandwidth, pcie_bandwidth finite and > 0; every peak, cuda_context, latencies
+ * and nvlink_bandwidth finite and >= 0; fp32 or bf16 peak > 0; cuda_context < memory.
+ * description and source may be NULL. */
 gboolean hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwGpuSpec, hw_gpu_spec_free)
