@@ -4,10 +4,11 @@ STEPSIM_ALL_LIBS = $(STEPSIM_LIBS) $(JSON_GLIB_LIBS) $(HDF5_LIBS) $(GLIB_LIBS) $
 
 noinst_LIBRARIES += cli/libstepsim_cli.a
 cli_libstepsim_cli_a_SOURCES = \
-	cli/scenario.c cli/scenario.h \
+	cli/scenario.c cli/scenario.h cli/scenario_private.h cli/scenario_groups.c \
 	cli/run.c cli/run.h \
 	cli/report.c cli/report.h \
-	cli/plot.c cli/plot.h
+	cli/plot.c cli/plot.h \
+	cli/commands.h cli/cmd_run.c cli/cmd_misc.c
 
 bin_PROGRAMS += stepsim
 stepsim_SOURCES = cli/main.c

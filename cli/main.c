@@ -1,8 +1,59 @@
-/* cli/main.c — placeholder main until the CLI lands. */
+/* cli/main.c — `stepsim`: dispatch to subcommands, --help and --version. */
 #include "config.h"
-int main (void);
+
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+
+static const char usage[] =
+  "Usage: stepsim COMMAND [OPTIONS…]\n"
+  "\n"
+  "Simulates one optimizer step of LLM training on GPUs: peak memory per GPU, step time,\n"
+  "tokens/s, MFU and HFU, with a memory timeline in HDF5 and a chart.\n"
+  "\n"
+  "Commands:\n"
+  "  run SCENARIO.ini [-o OUT.h5] [--set group.key=value]… [--plot DIR]\n"
+  "                         simulate a scenario, print the summary, write HDF5 (and a chart)\n"
+  "  export FILE.h5 OBJECT [-o OUT.tsv]\n"
+  "                         write a dataset or group of FILE.h5 as TSV (e.g. /summary,\n"
+  "                         /tasks, /series/rank0/memory)\n"
+  "  list gpus|models       show the built-in GPU catalog or the shipped model configs\n"
+  "\n"
+  "Options:\n"
+  "  -h, --help             show this help (COMMAND --help for a command's options)\n"
+  "  -V, --version          show the version\n"
+  "\n"
+  "Exit status: 0 ok, 1 input or runtime error, 2 usage error.\n";
+
+int main (int argc, char **argv);
+
 int
-main (void)
+main (int argc, char **argv)
 {
-  return 0;
+  g_set_prgname ("stepsim");
+  if (argc < 2)
+    {
+      fputs (usage, stderr);
+      return 2;
+    }
+  const char *cmd = argv[1];
+  if (strcmp (cmd, "-h") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "help") == 0)
+    {
+      fputs (usage, stdout);
+      return 0;
+    }
+  if (strcmp (cmd, "-V") == 0 || strcmp (cmd, "--version") == 0)
+    {
+      printf ("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+      return 0;
+    }
+  if (strcmp (cmd, "run") == 0)
+    return cli_cmd_run (argc - 1, argv + 1);
+  if (strcmp (cmd, "export") == 0)
+    return cli_cmd_export (argc - 1, argv + 1);
+  if (strcmp (cmd, "list") == 0)
+    return cli_cmd_list (argc - 1, argv + 1);
+  fprintf (stderr, "stepsim: unknown command '%s'\n\n%s", cmd, usage);
+  return 2;
 }

@@ -1,1 +1,114 @@
-/* cli/report.c — placeholder until implemented. */
+/* cli/report.c — printing and recording the summary of a run; see report.h. */
+#include "config.h"
+#include "cli/report.h"
+
+#include "sim/units.h"
+
+static void
+print_quantity (FILE *out, const char *name, double value, SimDimension dim)
+{
+  g_autofree char *s = sim_units_format (value, dim, 2);
+  fprintf (out, "  %-22s %14s\n", name, s);
+}
+
+static void
+print_memory (FILE *out, const CliRunResult *res)
+{
+  fprintf (out, "memory (rank %u, peak at t = %.4f s during \"%s\")\n", res->worst_rank,
+           res->peak_time, res->peak_task ? res->peak_task : "-");
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (res->peak_mix[c] > 0)
+      {
+        double pct = 100 * res->peak_mix[c] / res->peak_allocated;
+        g_autofree char *s = sim_units_format (res->peak_mix[c], SIM_DIM_BYTES, 2);
+        fprintf (out, "  %-22s %14s  %5.1f %%\n", model_ledger_category_name (c), s, pct);
+      }
+  print_quantity (out, "peak allocated", res->peak_allocated, SIM_DIM_BYTES);
+  print_quantity (out, "peak reserved", res->peak_reserved, SIM_DIM_BYTES);
+  print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
+  print_quantity (out, "device-used", res->device_used, SIM_DIM_BYTES);
+  g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *room = sim_units_format (ABS (res->capacity - res->device_used),
+                                            SIM_DIM_BYTES, 2);
+  if (res->fits)
+    fprintf (out, "  %-22s %14s  FITS (%s free)\n", "capacity", cap, room);
+  else
+    fprintf (out, "  %-22s %14s  OOM (%s short)\n", "capacity", cap, room);
+}
+
+static void
+print_time (FILE *out, const CliRunResult *res)
+{
+  fprintf (out, "time\n");
+  print_quantity (out, "step time", res->step_time, SIM_DIM_TIME);
+  fprintf (out, "  %-22s %14.0f\n", "tokens/s", res->tokens_per_s);
+  fprintf (out, "  %-22s %12.1f %%\n", "MFU", 100 * res->mfu);
+  fprintf (out, "  %-22s %12.1f %%\n", "HFU", 100 * res->hfu);
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    if (res->time_by_kind[k] > 0)
+      {
+        g_autofree char *name = g_strdup_printf ("%s (rank 0)", model_plan_task_kind_name (k));
+        print_quantity (out, name, res->time_by_kind[k], SIM_DIM_TIME);
+      }
+}
+
+void
+cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  const ModelArch *a = sc->arch;
+  const ModelStack *s = &sc->stack;
+  g_autofree char *mem = sim_units_format (sc->node.gpu->memory_capacity, SIM_DIM_BYTES, 2);
+  fprintf (out, "scenario   %s (%s)\n", sc->name, sc->path);
+  fprintf (out, "model      %s (%s): %" G_GUINT64_FORMAT " parameters, %" G_GUINT64_FORMAT
+                " layers, hidden %" G_GUINT64_FORMAT "\n",
+           a->name, model_arch_family_name (a->family), model_arch_n_params (a), a->n_layers,
+           a->hidden_size);
+  fprintf (out, "hardware   %u x %s (%s each)\n", res->n_ranks, sc->node.gpu->name, mem);
+  fprintf (out,
+           "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
+           ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
+           s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
+           model_stack_optimizer_name (s->optimizer),
+           model_stack_checkpointing_name (s->checkpointing),
+           s->flash_attention ? "flash" : "eager");
+  print_memory (out, res);
+  print_time (out, res);
+}
+
+void
+cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+{
+  sim_recorder_summary_text (rec, "scenario", sc->name);
+  sim_recorder_summary_text (rec, "model", sc->arch->name);
+  sim_recorder_summary_text (rec, "gpu", sc->node.gpu->name);
+  sim_recorder_summary_scalar (rec, "n_gpus", res->n_ranks, "1");
+  sim_recorder_summary_scalar (rec, "n_params", (double) model_arch_n_params (sc->arch), "1");
+  sim_recorder_summary_scalar (rec, "step_time", res->step_time, "s");
+  sim_recorder_summary_scalar (rec, "tokens_per_step", res->tokens_per_step, "token");
+  sim_recorder_summary_scalar (rec, "tokens_per_s", res->tokens_per_s, "token/s");
+  sim_recorder_summary_scalar (rec, "model_flops", res->model_flops, "FLOP");
+  sim_recorder_summary_scalar (rec, "hardware_flops", res->hardware_flops, "FLOP");
+  sim_recorder_summary_scalar (rec, "peak_flops_per_gpu", res->peak_flops, "FLOP/s");
+  sim_recorder_summary_scalar (rec, "mfu", res->mfu, "1");
+  sim_recorder_summary_scalar (rec, "hfu", res->hfu, "1");
+  sim_recorder_summary_scalar (rec, "exposed_communication", 0.0, "s");
+  sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
+  sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
+  sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");
+  sim_recorder_summary_scalar (rec, "device_used", res->device_used, "B");
+  sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");
+  sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "peak_rank", res->worst_rank, "1");
+  sim_recorder_summary_scalar (rec, "peak_time", res->peak_time, "s");
+  sim_recorder_summary_text (rec, "peak_task", res->peak_task ? res->peak_task : "");
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
+      sim_recorder_summary_scalar (rec, name, res->peak_mix[c], "B");
+    }
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    {
+      g_autofree char *name = g_strdup_printf ("time_%s", model_plan_task_kind_name (k));
+      sim_recorder_summary_scalar (rec, name, res->time_by_kind[k], "s");
+    }
+}

@@ -1,1 +1,342 @@
-/* cli/scenario.c — placeholder until implemented. */
+/* cli/scenario.c — scenario files: strict checks, then the [model], [cluster] and
+ * [training] groups turned into a CliScenario. See scenario.h.
+ *
+ * GKeyFile does the parsing. Two things it accepts silently are rejected here before it
+ * runs: a duplicate group or key (GKeyFile keeps the last one) and a comment after a value
+ * (GKeyFile makes it part of the value). That pre-scan only looks at the first character of
+ * each line and at "name =" prefixes; it does not parse values.
+ */
+#include "config.h"
+#include "cli/scenario.h"
+#include "cli/scenario_private.h"
+
+#include <string.h>
+#include "hardware/catalog.h"
+#include "sim/text.h"
+#include "sim/units.h"
+
+typedef struct
+{
+  const char *group;
+  const char *const *keys;
+} GroupSchema;
+
+static const char *const scenario_keys[] = { "name", "description", NULL };
+static const char *const cluster_keys[] = { "gpu", "gpus_per_node", "nodes", "host_memory",
+                                            NULL };
+static const char *const training_keys[] = {
+  "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
+  "attention",   "tf32",    "dropout",    NULL,
+};
+static const char *const group_names[] = { "scenario", "model", "cluster", "training",
+                                           "gpu.NAME", NULL };
+
+/* [model] accepts hf_config, family and every architecture field of models/arch.h. */
+static char **
+model_keys (void)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  g_ptr_array_add (a, g_strdup ("hf_config"));
+  g_ptr_array_add (a, g_strdup ("family"));
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
+    g_ptr_array_add (a, g_strdup (*k));
+  g_ptr_array_add (a, NULL);
+  return (char **) g_ptr_array_free (a, FALSE);
+}
+
+static void
+free_member_and_struct (CliScenario *sc)
+{
+  g_free (sc->path);
+  g_free (sc->name);
+  g_free (sc->text);
+  model_arch_free (sc->arch);
+  hw_node_spec_clear (&sc->node);
+  g_free (sc);
+}
+
+void
+cli_scenario_free (CliScenario *sc)
+{
+  if (sc != NULL)
+    free_member_and_struct (sc);
+}
+
+const char *
+cli_scenario_models_dir (void)
+{
+  static char *dir;
+  if (dir == NULL)
+    {
+      char *src = g_build_filename (STEPSIM_SRCDIR, "models", "configs", NULL);
+      if (g_file_test (src, G_FILE_TEST_IS_DIR))
+        dir = src;
+      else
+        {
+          g_free (src);
+          dir = g_build_filename (STEPSIM_DATADIR, "models", NULL);
+        }
+    }
+  return dir;
+}
+
+/* ---- pre-scan: duplicates and inline comments ----------------------------------------- */
+
+static gboolean
+prescan_line (const char *line, guint lineno, char **group, GHashTable *seen, GError **error)
+{
+  g_autofree char *t = g_strstrip (g_strdup (line));
+  if (t[0] == '\0' || t[0] == '#')
+    return TRUE;
+  if (t[0] == '[')
+    {
+      char *end = strchr (t, ']');
+      g_free (*group);
+      *group = g_strndup (t + 1, end ? (gsize) (end - t - 1) : strlen (t + 1));
+      char *gkey = g_strdup_printf ("[%s]", *group);
+      if (!g_hash_table_add (seen, gkey))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+                       "line %u: group [%s] appears twice", lineno, *group);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  char *eq = strchr (t, '=');
+  if (eq == NULL || *group == NULL)
+    return TRUE; /* GKeyFile reports the syntax error itself */
+  g_autofree char *key = g_strstrip (g_strndup (t, (gsize) (eq - t)));
+  char *k = g_strdup_printf ("%s\x1f%s", *group, key);
+  if (!g_hash_table_add (seen, k))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "line %u: group [%s], key '%s' appears twice", lineno, *group, key);
+      return FALSE;
+    }
+  if (g_strcmp0 (key, "description") != 0 && (strstr (eq, " #") || strstr (eq, "\t#")))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "line %u: group [%s], key '%s': comments after a value are not allowed "
+                   "(put the comment on its own line)", lineno, *group, key);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+prescan (const char *text, GError **error)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *group = NULL;
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (!prescan_line (lines[i], i + 1, &group, seen, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* ---- --set overrides -------------------------------------------------------------------- */
+
+static gboolean
+apply_set (GKeyFile *kf, const char *set, GError **error)
+{
+  const char *eq = strchr (set, '=');
+  g_autofree char *lhs = eq ? g_strndup (set, (gsize) (eq - set)) : g_strdup (set);
+  char *dot = strrchr (lhs, '.');
+  if (eq == NULL || dot == NULL || dot == lhs || dot[1] == '\0')
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--set '%s': expected group.key=value", set);
+      return FALSE;
+    }
+  *dot = '\0';
+  g_autofree char *value = g_strstrip (g_strdup (eq + 1));
+  g_key_file_set_value (kf, lhs, dot + 1, value);
+  return TRUE;
+}
+
+/* ---- schema ------------------------------------------------------------------------------ */
+
+static gboolean
+check_keys (GKeyFile *kf, const char *group, const char *const *valid, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    if (!g_strv_contains (valid, keys[i]))
+      {
+        char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, keys[i]);
+        msg = sim_text_with_hint (msg, keys[i], valid);
+        g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
+        g_free (msg);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
+check_schema (GKeyFile *kf, GError **error)
+{
+  g_auto (GStrv) mkeys = model_keys ();
+  const GroupSchema schema[] = {
+    { "scenario", scenario_keys },
+    { "model", (const char *const *) mkeys },
+    { "cluster", cluster_keys },
+    { "training", training_keys },
+  };
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      const char *g = groups[i];
+      if (g_str_has_prefix (g, "gpu.") && g[4] != '\0')
+        {
+          /* Checked in full even when no [cluster] uses it: a typo there is still a typo. */
+          g_autoptr (HwGpuSpec) spec = hw_catalog_gpu_from_keyfile (kf, g, error);
+          if (spec == NULL)
+            return FALSE;
+          continue;
+        }
+      gboolean known = FALSE;
+      for (guint s = 0; s < G_N_ELEMENTS (schema); s++)
+        if (g_strcmp0 (schema[s].group, g) == 0)
+          {
+            known = TRUE;
+            if (!check_keys (kf, g, schema[s].keys, error))
+              return FALSE;
+          }
+      if (!known)
+        {
+          char *msg = g_strdup_printf ("group [%s]: unknown group", g);
+          msg = sim_text_with_hint (msg, g, group_names);
+          g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND, msg);
+          g_free (msg);
+          return FALSE;
+        }
+    }
+  const char *required[] = { "model", "cluster", "training" };
+  for (guint i = 0; i < G_N_ELEMENTS (required); i++)
+    if (!g_key_file_has_group (kf, required[i]))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+                     "group [%s] is missing", required[i]);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* ---- typed getters: every error names group and key ------------------------------------- */
+
+/* Returns the value or NULL; a missing required key is an error, a missing optional one
+ * is not (then *error stays unset and NULL is returned). */
+char *
+cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key, gboolean required, GError **error)
+{
+  if (!g_key_file_has_key (kf, group, key, NULL))
+    {
+      if (required)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "group [%s], key '%s': required key is missing", group, key);
+      return NULL;
+    }
+  char *v = g_key_file_get_value (kf, group, key, NULL);
+  return g_strstrip (v);
+}
+
+
+/* Reads a positive integer into *out (left untouched when optional and absent). */
+gboolean
+cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key, gboolean required,
+                        guint64 *out, GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  guint64 n;
+  if (!sim_units_parse_count (v, &n, error))
+    return PREFIX_KEY (error, group, key), FALSE;
+  if (n == 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': must be at least 1", group, key);
+      return FALSE;
+    }
+  *out = n;
+  return TRUE;
+}
+
+/* Reads a positive dimensioned quantity (strict units) into *out. */
+gboolean
+cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key, SimDimension dim,
+                           gboolean required, double *out, GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  double x;
+  if (!sim_units_parse (v, dim, &x, error))
+    return PREFIX_KEY (error, group, key), FALSE;
+  if (!(x > 0))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': must be positive", group, key);
+      return FALSE;
+    }
+  *out = x;
+  return TRUE;
+}
+
+
+/* ---- entry point -------------------------------------------------------------------------- */
+
+static CliScenario *
+load_keyfile (const char *path, GKeyFile *kf, GError **error)
+{
+  g_autoptr (CliScenario) sc = g_new0 (CliScenario, 1);
+  sc->path = g_strdup (path);
+  g_autofree char *base = g_path_get_basename (path);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL)
+    *dot = '\0';
+  sc->name = g_key_file_get_string (kf, "scenario", "name", NULL);
+  if (sc->name == NULL)
+    sc->name = g_strdup (base);
+  sc->text = g_key_file_to_data (kf, NULL, NULL);
+  if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
+      || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error))
+    return NULL;
+  return g_steal_pointer (&sc);
+}
+
+CliScenario *
+cli_scenario_load (const char *path, const char *const *sets, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  GError *e = NULL;
+  if (!g_file_get_contents (path, &text, NULL, &e))
+    {
+      g_propagate_error (error, e); /* GLib's message already names the file */
+      return NULL;
+    }
+  if (!prescan (text, &e)
+      || !g_key_file_load_from_data (kf, text, (gsize) -1, G_KEY_FILE_NONE, &e))
+    goto fail;
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    if (!apply_set (kf, sets[i], &e))
+      goto fail;
+  CliScenario *sc = load_keyfile (path, kf, &e);
+  if (sc != NULL)
+    return sc;
+fail:
+  g_propagate_prefixed_error (error, e, "%s: ", path);
+  return NULL;
+}

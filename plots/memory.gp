@@ -1,0 +1,40 @@
+# plots/memory.gp — memory of one rank over the step, stacked by category, with the GPU's
+# capacity as a dashed line.
+#
+# Usage: gnuplot -c plots/memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE]
+# IN.tsv is `stepsim export RUN.h5 /series/rank0/memory`: a header line "time<TAB>weights
+# <TAB>…", then change points (time in s, bytes per category, each a step function).
+# Categories that stay at zero are left out of the chart and its key.
+
+if (ARGC < 2) { print 'usage: gnuplot -c memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE]'; exit status 2 }
+style_out = ARG2
+script_dir = system(sprintf("dirname '%s'", ARG0))
+load sprintf('%s/style.gp', script_dir)
+
+capacity = (ARGC >= 3 && ARG3 ne '') ? real(ARG3) : 0
+chart_title = (ARGC >= 4) ? ARG4 : 'memory over one step'
+ncol = int(system(sprintf("head -n 1 '%s' | awk -F'\t' '{print NF}'", ARG1)))
+GiB = 1024.0**3
+
+set title chart_title noenhanced
+set xlabel 'time in the step (s)'
+set ylabel 'allocated memory (GiB)'
+set yrange [0:*]
+set style fill solid 0.85 noborder
+
+# Cumulative sum of categories 2..i: the top edge of category i in the stack.
+cum(i) = sum [c=2:i] column(c)
+
+cmd = ''
+do for [i=ncol:2:-1] {
+  stats ARG1 using i nooutput
+  if (STATS_max > 0) {
+    cmd = cmd . sprintf("'%s' using 1:(cum(%d)/GiB) with fillsteps lt %d title columnhead(%d), ", ARG1, i, i-1, i)
+  }
+}
+if (capacity > 0) {
+  set yrange [0:capacity*1.08]
+  cmd = cmd . sprintf("%g with lines dt 2 lw 2 lc rgb '#000000' title sprintf('capacity %%.1f GiB', %g), ", capacity, capacity)
+}
+if (strlen(cmd) == 0) { print 'memory.gp: nothing to plot'; exit status 1 }
+eval('plot ' . cmd[1:strlen(cmd)-2])

@@ -1,0 +1,122 @@
+/* cli/cmd_misc.c — `stepsim export` and `stepsim list`. */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/scenario.h"
+#include "hardware/catalog.h"
+#include "models/arch.h"
+#include "sim/h5out.h"
+#include "sim/units.h"
+
+int
+cli_cmd_export (int argc, char **argv)
+{
+  g_autofree char *output = NULL;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write to OUT.tsv instead of stdout",
+      "OUT.tsv" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "FILE.h5 OBJECT — write a dataset or group as TSV (e.g. /summary, /tasks, "
+    "/series/rank0/memory)");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return cli_error (error->message), 2;
+  if (argc != 3)
+    return cli_error ("export: expected FILE.h5 and OBJECT (see stepsim export --help)"), 2;
+  FILE *out = stdout;
+  g_autofree char *tmp = NULL;
+  if (output != NULL)
+    {
+      tmp = g_strdup_printf ("%s.tmp.%d", output, (int) getpid ());
+      if ((out = fopen (tmp, "w")) == NULL)
+        {
+          g_autofree char *msg = g_strdup_printf ("cannot write %s: %s", output, g_strerror (errno));
+          return cli_error (msg), 1;
+        }
+    }
+  gboolean ok = sim_h5out_export_tsv (argv[1], argv[2], out, &error);
+  if (output != NULL)
+    {
+      ok = (fclose (out) == 0) && ok;
+      if (ok && g_rename (tmp, output) != 0)
+        ok = FALSE;
+      if (!ok)
+        g_unlink (tmp);
+    }
+  if (!ok)
+    {
+      cli_error (error ? error->message : "export failed");
+      return 1;
+    }
+  return 0;
+}
+
+static void
+list_gpus (void)
+{
+  printf ("%-16s %10s %12s %12s %12s  %s\n", "name", "memory", "HBM", "bf16", "fp32",
+          "description");
+  for (guint i = 0; i < hw_catalog_n_gpus (); i++)
+    {
+      const HwGpuSpec *g = hw_catalog_gpu_at (i);
+      g_autofree char *mem = sim_units_format (g->memory_capacity, SIM_DIM_BYTES, 1);
+      g_autofree char *bw = sim_units_format (g->hbm_bandwidth, SIM_DIM_BANDWIDTH, 0);
+      g_autofree char *bf = sim_units_format (g->peak_flops[HW_DTYPE_BF16], SIM_DIM_FLOP_RATE, 0);
+      g_autofree char *fp = sim_units_format (g->peak_flops[HW_DTYPE_FP32], SIM_DIM_FLOP_RATE, 1);
+      printf ("%-16s %10s %12s %12s %12s  %s\n", g->name, mem, bw,
+              g->peak_flops[HW_DTYPE_BF16] > 0 ? bf : "-", fp,
+              g->description ? g->description : "");
+    }
+}
+
+static int
+list_models (void)
+{
+  const char *dir = cli_scenario_models_dir ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GDir) d = g_dir_open (dir, 0, &error);
+  if (d == NULL)
+    return cli_error (error->message), 1;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  for (const char *n; (n = g_dir_read_name (d)) != NULL;)
+    if (g_str_has_suffix (n, ".json"))
+      g_ptr_array_add (names, g_strndup (n, strlen (n) - 5));
+  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0); /* readdir order is not stable */
+  printf ("%-18s %-8s %18s %7s %7s %7s  (use as [model] hf_config = NAME)\n", "name", "family",
+          "parameters", "layers", "hidden", "vocab");
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = *(char **) &g_ptr_array_index (names, i);
+      g_autofree char *file = g_strconcat (name, ".json", NULL);
+      g_autofree char *path = g_build_filename (dir, file, NULL);
+      g_autoptr (ModelArch) a = model_arch_load_hf_config (path, &error);
+      if (a == NULL)
+        return cli_error (error->message), 1;
+      printf ("%-18s %-8s %18" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+              " %7" G_GUINT64_FORMAT "\n", name, model_arch_family_name (a->family),
+              model_arch_n_params (a), a->n_layers, a->hidden_size, a->vocab_size);
+    }
+  return 0;
+}
+
+int
+cli_cmd_list (int argc, char **argv)
+{
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("gpus|models — show the GPU catalog or the shipped model configs");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return cli_error (error->message), 2;
+  if (argc == 2 && strcmp (argv[1], "gpus") == 0)
+    return list_gpus (), 0;
+  if (argc == 2 && strcmp (argv[1], "models") == 0)
+    return list_models ();
+  cli_error ("list: expected 'gpus' or 'models'");
+  return 2;
+}

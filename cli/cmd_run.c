@@ -1,0 +1,143 @@
+/* cli/cmd_run.c — `stepsim run`: simulate, print the summary, write HDF5, draw the chart.
+ *
+ * Output discipline: the whole simulation runs in memory first; only when it succeeded is
+ * the HDF5 file written (atomically, sim/h5out.c) and then the chart (atomically,
+ * cli/plot.c). A failing scenario leaves no file behind.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/plot.h"
+#include "cli/report.h"
+#include "cli/run.h"
+#include "cli/scenario.h"
+#include "sim/h5out.h"
+
+void
+cli_error (const char *message)
+{
+  fprintf (stderr, "stepsim: %s\n", message);
+}
+
+typedef struct
+{
+  char *output;
+  char **sets;
+  char *plot_dir;
+  gboolean quiet;
+} RunOptions;
+
+static char *
+default_output (const char *scenario_path)
+{
+  g_autofree char *base = g_path_get_basename (scenario_path);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL)
+    *dot = '\0';
+  return g_strconcat (base, ".h5", NULL);
+}
+
+static gboolean
+write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult *res,
+               const RunOptions *opt, GError **error)
+{
+  SimH5Meta meta = {
+    .program = PACKAGE_NAME,
+    .version = PACKAGE_VERSION,
+    .scenario_text = sc->text,
+    .kind_names = cli_run_kind_names (),
+    .n_kind_names = MODEL_N_TASK_KINDS,
+    .stream_names = cli_run_stream_names (),
+    .n_stream_names = MODEL_N_STREAMS,
+  };
+  if (!sim_h5out_write (opt->output, rec, &meta, error))
+    return FALSE;
+  if (!opt->quiet)
+    printf ("output     %s\n", opt->output);
+  if (opt->plot_dir == NULL)
+    return TRUE;
+  if (g_mkdir_with_parents (opt->plot_dir, 0755) != 0)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot create directory %s",
+                   opt->plot_dir);
+      return FALSE;
+    }
+  g_autofree char *stem = default_output (sc->path);
+  stem[strlen (stem) - 3] = '\0';
+  g_autofree char *file = g_strconcat (stem, "-memory.png", NULL);
+  g_autofree char *png = g_build_filename (opt->plot_dir, file, NULL);
+  g_autofree char *title = g_strdup_printf ("%s — memory of rank %u over one step", sc->name,
+                                            res->worst_rank);
+  if (!cli_plot_memory (opt->output, res->worst_rank, res->capacity, title, png, error))
+    return FALSE;
+  if (!opt->quiet)
+    printf ("chart      %s\n", png);
+  return TRUE;
+}
+
+static int
+parse_run_options (int *argc, char ***argv, RunOptions *opt)
+{
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt->output,
+      "HDF5 file to write (default: SCENARIO's name with .h5, in the current directory)", "OUT.h5" },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
+      "override a scenario value, e.g. --set training.micro_batch=4 (repeatable)", "GROUP.KEY=VALUE" },
+    { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &opt->plot_dir,
+      "also draw the memory timeline as DIR/<scenario>-memory.png", "DIR" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "do not print the summary", NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("SCENARIO.ini — simulate one training step");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      cli_error (error->message);
+      return 2;
+    }
+  if (*argc != 2)
+    {
+      cli_error ("run: expected exactly one scenario file (see stepsim run --help)");
+      return 2;
+    }
+  return 0;
+}
+
+int
+cli_cmd_run (int argc, char **argv)
+{
+  RunOptions opt = { 0 };
+  int rc = parse_run_options (&argc, &argv, &opt);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliScenario) sc = NULL;
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  CliRunResult res = { 0 };
+  if (rc != 0)
+    goto out;
+  if (opt.output == NULL)
+    opt.output = default_output (argv[1]);
+  rc = 1;
+  sc = cli_scenario_load (argv[1], (const char *const *) opt.sets, &error);
+  if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))
+    {
+      if (sc != NULL)
+        g_prefix_error (&error, "%s: ", argv[1]);
+      goto out;
+    }
+  cli_report_fill_summary (rec, sc, &res);
+  if (!opt.quiet)
+    cli_report_print (stdout, sc, &res);
+  if (write_outputs (sc, rec, &res, &opt, &error))
+    rc = 0;
+out:
+  if (error != NULL)
+    cli_error (error->message);
+  cli_run_result_clear (&res);
+  g_free (opt.output);
+  g_strfreev (opt.sets);
+  g_free (opt.plot_dir);
+  return rc;
+}

@@ -1,0 +1,11 @@
+/* cli/commands.h — the subcommands of `stepsim`. Each takes the arguments after its name
+ * (argv[0] is the subcommand) and returns the exit status: 0 ok, 1 input or runtime error
+ * (one message on stderr naming file, group and key), 2 usage error. */
+#pragma once
+
+int cli_cmd_run (int argc, char **argv);
+int cli_cmd_export (int argc, char **argv);
+int cli_cmd_list (int argc, char **argv);
+
+/* Prints "stepsim: <message>" to stderr. */
+void cli_error (const char *message);

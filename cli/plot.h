@@ -1,0 +1,16 @@
+/* cli/plot.h — drawing charts of a run with gnuplot (plots/<figure>.gp). */
+#pragma once
+
+#include <glib.h>
+
+/* Directory of the gnuplot scripts: plots/ in the source tree, else $(pkgdatadir)/plots.
+ * Static string. */
+const char *cli_plot_dir (void);
+
+/* Draws the memory timeline of `rank` from the HDF5 file `h5path` into `out_path` (.png or
+ * .svg): exports /series/rank<r>/memory to a temporary TSV, runs
+ * `gnuplot -c memory.gp TSV OUT CAPACITY_GIB TITLE`, writing to a temporary name renamed
+ * onto out_path only on success. `capacity` in B (0: no line). FALSE + error if gnuplot
+ * fails or cannot run; no partial chart is left. */
+gboolean cli_plot_memory (const char *h5path, guint rank, double capacity, const char *title,
+                          const char *out_path, GError **error);

@@ -1,0 +1,53 @@
+/* cli/run.h — simulates one scenario's step and condenses the result.
+ *
+ * Builds the plan (models/), the cluster on a fresh engine and fluid (hardware/, sim/),
+ * replays the plan with the executor and reads the ledger. Memory figures per rank:
+ * allocated (the ledger's peak, PyTorch's max_memory_allocated), reserved (what the caching
+ * allocator holds; equal to allocated until an allocator model exists) and device-used
+ * (reserved + CUDA context: what nvidia-smi shows). MFU and HFU follow Korthikanti et al.
+ * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
+ */
+#pragma once
+
+#include <glib.h>
+#include "cli/scenario.h"
+#include "models/ledger.h"
+#include "models/plan.h"
+#include "sim/recorder.h"
+
+typedef struct
+{
+  guint n_ranks;
+  double step_time;         /* s */
+  double tokens_per_step;   /* all ranks */
+  double tokens_per_s;
+  double model_flops;       /* FLOP per step, all ranks, no recompute */
+  double hardware_flops;    /* FLOP per step, all ranks, with recompute */
+  double peak_flops;        /* FLOP/s per GPU at the compute dtype */
+  double mfu, hfu;          /* fractions */
+  double capacity;          /* B of GPU memory */
+  double cuda_context;      /* B */
+  double peak_allocated;    /* B, worst rank */
+  double peak_reserved;     /* B, worst rank */
+  double device_used;       /* B, worst rank: reserved + context */
+  guint worst_rank;
+  double peak_time;         /* s, when the worst rank peaked */
+  char *peak_task;          /* task running then (owned) */
+  double peak_mix[MODEL_N_MEM]; /* B per category at that peak */
+  double model_states;      /* B of weights + master + gradients + optimizer at the peak */
+  gboolean fits;            /* device_used <= capacity */
+  double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
+  guint n_tasks;
+  guint64 n_events;
+} CliRunResult;
+
+/* Simulates `sc`; fills `res` (free its members with cli_run_result_clear) and, when `rec`
+ * is not NULL, records series, tasks and the summary into it. FALSE + error when the plan
+ * cannot be built or the replay does not complete. */
+gboolean cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res,
+                           GError **error);
+void cli_run_result_clear (CliRunResult *res);
+
+/* The names of ModelTaskKind and ModelStream values, for the HDF5 enums. */
+const char *const *cli_run_kind_names (void);
+const char *const *cli_run_stream_names (void);

@@ -1,0 +1,37 @@
+/* cli/scenario.h — loading a scenario file (GKeyFile INI, DESIGN §7) into a model, a
+ * hardware description and a technique stack.
+ *
+ * Strictness: unknown groups and keys, duplicate groups or keys, inline comments after a
+ * value, missing required keys, dimensioned values without their unit and non-positive
+ * sizes are errors naming the file, group and key (with the nearest valid name as a hint).
+ * `--set group.key=value` overrides are applied before validation, so they are checked the
+ * same way. Nothing is written by loading.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+#include "models/arch.h"
+#include "models/stack.h"
+
+typedef struct
+{
+  char *path;        /* the scenario file as given */
+  char *name;        /* [scenario] name, or the file's stem */
+  char *text;        /* resolved scenario text (after --set), stored in the HDF5 file */
+  ModelArch *arch;
+  HwNodeSpec node;   /* GPU type, GPUs per node, host memory */
+  guint n_nodes;
+  ModelStack stack;
+} CliScenario;
+
+/* Loads `path`, applying `sets` (NULL-terminated "group.key=value" strings, may be NULL).
+ * Returns NULL and sets an error whose message starts with the file name on any problem. */
+CliScenario *cli_scenario_load (const char *path, const char *const *sets, GError **error);
+void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
+
+/* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
+ * $(pkgdatadir)/models once installed). Static string. */
+const char *cli_scenario_models_dir (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CliScenario, cli_scenario_free)

@@ -1,0 +1,203 @@
+/* cli/scenario_groups.c — the [model], [cluster] and [training] groups of a scenario. */
+#include "config.h"
+#include "cli/scenario_private.h"
+
+#include <string.h>
+#include "hardware/catalog.h"
+
+/* hf_config is a path relative to the scenario file, or the bare name of a shipped config
+ * ("llama-3.1-8b", see `stepsim list models`). */
+static char *
+resolve_hf_config (const char *value, const char *scenario_path)
+{
+  if (strchr (value, '/') == NULL && !g_str_has_suffix (value, ".json"))
+    {
+      g_autofree char *file = g_strconcat (value, ".json", NULL);
+      return g_build_filename (cli_scenario_models_dir (), file, NULL);
+    }
+  if (g_path_is_absolute (value))
+    return g_strdup (value);
+  g_autofree char *dir = g_path_get_dirname (scenario_path);
+  return g_build_filename (dir, value, NULL);
+}
+
+static ModelArch *
+arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
+{
+  g_autofree char *family = cli_scenario_get_raw (kf, "model", "family", TRUE, error);
+  if (family == NULL)
+    {
+      g_prefix_error (error, "(no hf_config) ");
+      return NULL;
+    }
+  g_autoptr (ModelArch) arch = g_new0 (ModelArch, 1);
+  if (!model_arch_family_from_string (family, &arch->family, error))
+    return PREFIX_KEY (error, "model", "family"), NULL;
+  model_arch_set_family_defaults (arch, arch->family);
+  arch->name = g_strdup (sc->name);
+  return g_steal_pointer (&arch);
+}
+
+gboolean
+cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError **error)
+{
+  g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
+  g_autoptr (ModelArch) arch = NULL;
+  if (hf != NULL)
+    {
+      g_autofree char *file = resolve_hf_config (hf, path);
+      arch = model_arch_load_hf_config (file, error);
+      if (arch == NULL)
+        return PREFIX_KEY (error, "model", "hf_config"), FALSE;
+      if (g_key_file_has_key (kf, "model", "family", NULL))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [model], key 'family': not allowed with hf_config (the config's "
+                       "model_type sets it)");
+          return FALSE;
+        }
+    }
+  else if ((arch = arch_from_family (kf, sc, error)) == NULL)
+    return FALSE;
+  /* Explicit keys override the JSON fields (DESIGN §7). */
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
+    {
+      guint64 v;
+      gboolean present = g_key_file_has_key (kf, "model", *k, NULL);
+      if (present && !cli_scenario_get_count (kf, "model", *k, TRUE, &v, error))
+        return FALSE;
+      if (present && !model_arch_set_field (arch, *k, v, error))
+        return PREFIX_KEY (error, "model", *k), FALSE;
+    }
+  if (!model_arch_validate (arch, error))
+    return g_prefix_error (error, "group [model]: "), FALSE;
+  sc->arch = g_steal_pointer (&arch);
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  g_autofree char *gpu = cli_scenario_get_raw (kf, "cluster", "gpu", TRUE, error);
+  if (gpu == NULL)
+    return FALSE;
+  g_autofree char *group = g_strconcat ("gpu.", gpu, NULL);
+  if (g_key_file_has_group (kf, group))
+    sc->node.gpu = hw_catalog_gpu_from_keyfile (kf, group, error);
+  else
+    {
+      const HwGpuSpec *spec = hw_catalog_gpu (gpu, error);
+      if (spec == NULL)
+        return PREFIX_KEY (error, "cluster", "gpu"), FALSE;
+      sc->node.gpu = hw_gpu_spec_copy (spec);
+    }
+  if (sc->node.gpu == NULL)
+    return FALSE;
+  guint64 per_node = 1, nodes = 1;
+  /* 512 GiB of host DRAM unless given: the order of a DGX-class node's (1–2 TB), kept
+   * modest so host-side limits are not overstated. */
+  sc->node.host_memory = 512.0 * 1024 * 1024 * 1024;
+  if (!cli_scenario_get_count (kf, "cluster", "gpus_per_node", FALSE, &per_node, error)
+      || !cli_scenario_get_count (kf, "cluster", "nodes", FALSE, &nodes, error)
+      || !cli_scenario_get_quantity (kf, "cluster", "host_memory", SIM_DIM_BYTES, FALSE,
+                                     &sc->node.host_memory, error))
+    return FALSE;
+  if (per_node > 1024 || nodes > 65536)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [cluster]: at most 1024 GPUs per node and 65536 nodes");
+      return FALSE;
+    }
+  sc->node.n_gpus = (guint) per_node;
+  sc->n_nodes = (guint) nodes;
+  return TRUE;
+}
+
+typedef gboolean (*EnumParser) (const char *s, int *out, GError **error);
+
+static gboolean
+get_enum (GKeyFile *kf, const char *key, gboolean required, EnumParser parse, int *out,
+          GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  if (!parse (v, out, error))
+    return PREFIX_KEY (error, "training", key), FALSE;
+  return TRUE;
+}
+
+static gboolean
+parse_attention (const char *s, int *out, GError **error)
+{
+  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "eager") == 0)
+    {
+      *out = g_strcmp0 (s, "flash") == 0;
+      return TRUE;
+    }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown attention '%s' (expected one of: eager, flash)", s);
+  return FALSE;
+}
+
+static gboolean
+parse_bool (const char *s, int *out, GError **error)
+{
+  gboolean b;
+  if (!sim_units_parse_bool (s, &b, error))
+    return FALSE;
+  *out = b;
+  return TRUE;
+}
+
+static gboolean
+get_dropout (GKeyFile *kf, double *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", "dropout", FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  double p;
+  if (!sim_units_parse_number (v, &p, error))
+    return PREFIX_KEY (error, "training", "dropout"), FALSE;
+  if (!(p >= 0 && p < 1))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'dropout': must be in [0, 1)");
+      return FALSE;
+    }
+  *out = p;
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelStack *s = &sc->stack;
+  model_stack_init_defaults (s);
+  int precision = s->precision, optimizer = s->optimizer, ckpt = s->checkpointing;
+  int flash = s->flash_attention, tf32 = s->tf32;
+  if (!cli_scenario_get_count (kf, "training", "micro_batch", TRUE, &s->micro_batch, error)
+      || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, &s->seq_len, error)
+      || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
+      || !get_enum (kf, "precision", TRUE, (EnumParser) model_stack_precision_from_string,
+                    &precision, error)
+      || !get_enum (kf, "optimizer", FALSE, (EnumParser) model_stack_optimizer_from_string,
+                    &optimizer, error)
+      || !get_enum (kf, "checkpointing", FALSE,
+                    (EnumParser) model_stack_checkpointing_from_string, &ckpt, error)
+      || !get_enum (kf, "attention", FALSE, parse_attention, &flash, error)
+      || !get_enum (kf, "tf32", FALSE, parse_bool, &tf32, error)
+      || !get_dropout (kf, &s->dropout, error))
+    return FALSE;
+  s->precision = precision;
+  s->optimizer = optimizer;
+  s->checkpointing = ckpt;
+  s->flash_attention = flash;
+  s->tf32 = tf32;
+  return TRUE;
+}

@@ -1,0 +1,29 @@
+/* cli/scenario_private.h — helpers shared by cli/scenario.c and cli/scenario_groups.c.
+ * Every error they set names the group and key; the caller prefixes the file name. */
+#pragma once
+
+#include <glib.h>
+#include "cli/scenario.h"
+#include "sim/units.h"
+
+#define PREFIX_KEY(error, group, key) g_prefix_error (error, "group [%s], key '%s': ", group, key)
+
+/* The stripped value of group/key (caller frees), or NULL: an error if `required`, else
+ * absent without error. */
+char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
+                            gboolean required, GError **error);
+
+/* A positive integer count (left untouched when optional and absent). */
+gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
+                                 gboolean required, guint64 *out, GError **error);
+
+/* A positive dimensioned quantity parsed with strict units (SI into *out). */
+gboolean cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key,
+                                    SimDimension dim, gboolean required, double *out,
+                                    GError **error);
+
+/* The three content groups; `path` is the scenario file (for relative hf_config). */
+gboolean cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc,
+                                  GError **error);
+gboolean cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error);
+gboolean cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error);
