@@ -12,6 +12,7 @@ SHELL_CHECKS =
 include tests/unit/sim/local.mk
 include tests/unit/hardware/local.mk
 include tests/unit/models/local.mk
+include tests/unit/models/plan.mk
 include tests/unit/cli/local.mk
 
 EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS)

@@ -1,0 +1,15 @@
+# tests/unit/models: stack, ledger, plan and executor (the integrator's modules).
+check_PROGRAMS += tests/unit/models/test_stack tests/unit/models/test_ledger \
+	tests/unit/models/test_plan tests/unit/models/test_executor
+tests_unit_models_test_stack_SOURCES = tests/unit/models/test_stack.c
+tests_unit_models_test_stack_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_stack_LDADD = $(UNIT_TEST_LIBS)
+tests_unit_models_test_ledger_SOURCES = tests/unit/models/test_ledger.c
+tests_unit_models_test_ledger_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_ledger_LDADD = $(UNIT_TEST_LIBS)
+tests_unit_models_test_plan_SOURCES = tests/unit/models/test_plan.c tests/unit/models/tiny.h
+tests_unit_models_test_plan_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_plan_LDADD = $(UNIT_TEST_LIBS)
+tests_unit_models_test_executor_SOURCES = tests/unit/models/test_executor.c tests/unit/models/tiny.h
+tests_unit_models_test_executor_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_executor_LDADD = $(UNIT_TEST_LIBS)

@@ -1,0 +1,153 @@
+/* tests/unit/models/test_plan.c — structure, memory effects and FLOPs of the step plan. */
+#include "config.h"
+
+#include <math.h>
+#include "models/plan.h"
+#include "tests/testlib.h"
+#include "tests/unit/models/tiny.h"
+
+static guint
+count_kind (const ModelPlan *p, ModelTaskKind kind)
+{
+  guint n = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    n += model_plan_task (p, i)->kind == kind;
+  return n;
+}
+
+/* Per micro-batch: embedding + L layers + head forward, head + L layers + embedding
+ * backward (+ L recomputes under full checkpointing); one optimizer step per rank. */
+static void
+test_task_counts (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 3;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_FORWARD), 3 * (4 + 2));
+  CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_BACKWARD), 3 * (4 + 2));
+  CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_RECOMPUTE), 0);
+  CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_OPTIMIZER), 1);
+  s.checkpointing = MODEL_CHECKPOINTING_FULL;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, 2, NULL);
+  CU_ASSERT_EQUAL (count_kind (q, MODEL_TASK_KIND_RECOMPUTE), 2 * 3 * 4);
+  CU_ASSERT_EQUAL (count_kind (q, MODEL_TASK_KIND_OPTIMIZER), 2);
+}
+
+/* Sums the effects of one category over all tasks of rank 0. */
+static double
+net_effect (const ModelPlan *p, ModelMemCategory c, gboolean positive_only)
+{
+  double sum = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (t->rank == 0 && m->category == c && (!positive_only || m->bytes > 0))
+            sum += m->bytes;
+        }
+    }
+  return sum;
+}
+
+/* Everything a step allocates it frees: activations, workspace and gradients net to zero;
+ * gradients allocated once (micro-batch 0) total Ψ × gradient bytes. */
+static void
+test_effects_balance (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  for (int ckpt = 0; ckpt <= 1; ckpt++)
+    {
+      ModelStack s = tiny_stack ();
+      s.grad_accum = 2;
+      s.checkpointing = ckpt ? MODEL_CHECKPOINTING_FULL : MODEL_CHECKPOINTING_NONE;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+      CU_ASSERT (fabs (net_effect (p, MODEL_MEM_ACTIVATIONS, FALSE)) < 1e-3);
+      CU_ASSERT (fabs (net_effect (p, MODEL_MEM_WORKSPACE, FALSE)) < 1e-3);
+      CU_ASSERT (fabs (net_effect (p, MODEL_MEM_GRADIENTS, FALSE)) < 1e-3);
+      double psi = (double) model_arch_n_params (a);
+      STEPSIM_ASSERT_REL (net_effect (p, MODEL_MEM_GRADIENTS, TRUE),
+                          psi * model_stack_gradient_bytes (&s), 1e-12);
+    }
+}
+
+/* Initial state: Ψ × (weights, master, optimizer) bytes of the stack. */
+static void
+test_initial_state (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  double psi = (double) model_arch_n_params (a);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS), 2 * psi);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_MASTER_WEIGHTS), 4 * psi);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_OPTIMIZER_STATE), 8 * psi);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_ACTIVATIONS), 0);
+}
+
+/* Model FLOPs = GA × 3 × Σ forward FLOPs (model_cost_step_flops per micro-batch);
+ * hardware FLOPs add one more forward of every layer under full checkpointing. */
+static void
+test_flops (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  ModelCostParams cp = { s.micro_batch, s.seq_len, 2, 2, s.flash_attention, 0 };
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  STEPSIM_ASSERT_REL (model_plan_model_flops (p), 2 * model_cost_step_flops (a, &cp), 1e-12);
+  STEPSIM_ASSERT_REL (model_plan_hardware_flops (p), model_plan_model_flops (p), 1e-12);
+  s.checkpointing = MODEL_CHECKPOINTING_FULL;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, 1, NULL);
+  ModelBlockCost layer = model_cost_layer (a, &cp);
+  STEPSIM_ASSERT_REL (model_plan_hardware_flops (q),
+                      model_plan_model_flops (q) + 2 * 4 * layer.fwd.flops, 1e-12);
+  CU_ASSERT_EQUAL (model_plan_tokens_per_rank (q), 2 * 2 * 128);
+}
+
+/* Tasks of a rank sit on the compute stream in schedule order: forward layers ascending,
+ * backward layers descending, optimizer last. */
+static void
+test_order (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  guint n = model_plan_n_tasks (p);
+  CU_ASSERT_EQUAL (model_plan_task (p, 1)->layer, 0);
+  CU_ASSERT_EQUAL (model_plan_task (p, 4)->layer, 3);
+  CU_ASSERT_EQUAL (model_plan_task (p, 7)->layer, 3);
+  CU_ASSERT_EQUAL (model_plan_task (p, 7)->kind, MODEL_TASK_KIND_BACKWARD);
+  CU_ASSERT_EQUAL (model_plan_task (p, n - 1)->kind, MODEL_TASK_KIND_OPTIMIZER);
+  CU_ASSERT_STRING_EQUAL (model_plan_task (p, 2)->label, "fwd L1 mb0");
+}
+
+static void
+test_rejects_bad_stack (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  a->learned_positions = TRUE;
+  a->max_positions = 64;
+  ModelStack s = tiny_stack ();
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_PTR_NULL (model_plan_new (a, &s, 1, &e));
+  CU_ASSERT_PTR_NOT_NULL (e);
+}
+
+int main (void);
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "task counts per micro-batch", test_task_counts },
+    { "memory effects balance", test_effects_balance },
+    { "initial model states", test_initial_state },
+    { "model and hardware FLOPs", test_flops },
+    { "schedule order", test_order },
+    { "inconsistent stack rejected", test_rejects_bad_stack },
+  };
+  return STEPSIM_RUN_TESTS ("models/plan", tests);
+}
