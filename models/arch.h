@@ -104,6 +104,29 @@ guint64 model_arch_n_params_final_norm (const ModelArch *arch);
 /* Parameters touched per token (MoE: only top-k experts), for model FLOPs. */
 guint64 model_arch_n_params_active (const ModelArch *arch);
 
+/* Parts of one layer: attention (q, k, v, o and their biases); the MLP block (all experts
+ * plus the router for MoE); one expert's (or the dense) MLP alone. Layer = attention + MLP
+ * + its two norms. */
+guint64 model_arch_n_params_attention (const ModelArch *arch);
+guint64 model_arch_n_params_mlp (const ModelArch *arch);
+guint64 model_arch_n_params_expert (const ModelArch *arch);
+
+/* Canonical size keys, in HF spelling, that model_arch_set_field() accepts: hidden_size,
+ * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
+ * vocab_size, max_position_embeddings, num_local_experts, num_experts_per_tok,
+ * sliding_window. Static, NULL-terminated. */
+const char *const *model_arch_field_names (void);
+
+/* Sets the size named by canonical `key` (a scenario's [model] override) to `value`
+ * (a count, no unit). When head_dim was the derived default hidden_size / num_attention_heads,
+ * changing either of those re-derives it (HF's rule); an explicit different head_dim stays.
+ * No range check here: call model_arch_validate() after all overrides.
+ * FALSE + MODEL_ARCH_ERROR_FIELD (with a nearest-name hint) if `key` is unknown. */
+gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, GError **error);
+
+/* Reads the size named by canonical `key` into *out; FALSE (no error) if `key` is unknown. */
+gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)
 
 /* Canonical names of the integer fields a scenario may override (NULL-terminated,

@@ -1,1 +1,330 @@
-/* models/cost.c — placeholder until implemented. */
+/* models/cost.c — per-block FLOPs, HBM bytes, workspace and saved activations (cost.h).
+ *
+ * Units: FLOP and bytes, as doubles (SI). Notation as in cost.h; T = b·s tokens, q = a·d
+ * (query width), c = k·d (key/value width), m = tokens entering the MLP GEMMs (T, or T·top-k
+ * for MoE), e activation bytes, w weight bytes.
+ *
+ * FLOPs. A GEMM of an m×n by n×p product costs 2·m·n·p; its backward is two GEMMs of the
+ * same size (grad of input, grad of weight), 2× forward (Narayanan et al. 2021, arXiv
+ * 2104.04473, §5.1). Attention scores count the whole s×s square (no causal halving), as
+ * §5.1 does. FlashAttention's forward is its two GEMMs, 4·b·s²·a·d (Dao et al. 2022, arXiv
+ * 2205.14135, §3); its backward recomputes the scores, so 5 GEMMs instead of 2: 2.5× forward
+ * (Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 benchmark FLOP count). Element-wise
+ * ops carry 0 FLOPs: they are memory-bound (a few FLOP per element against ≥ 2 bytes moved,
+ * far below any GPU's ridge point) and model-FLOPs conventions count matrix products only
+ * (Narayanan §5.1; Chowdhery et al. 2022, PaLM, arXiv 2204.02311, App. B). So a pass's
+ * flops are exactly its model (or, for recompute, hardware) FLOPs.
+ *
+ * Bytes (HBM traffic, one read or write of each tensor; assumptions, not measurements):
+ *   GEMM        e·(input) + w·(weights incl. bias) + e·(output); backward = 2× forward,
+ *               since dX reads dY and W and writes dX, dW reads X and dY and writes dW
+ *               (gradients in the weight dtype).
+ *   element-wise read + write of each operand; backward 2× forward (reads the saved input
+ *               and the incoming gradient, writes the outgoing one; softmax bwd reads P, dP).
+ *   flash       q, k, v read + o written; backward reads q, k, v, o, dO, writes dq, dk, dv
+ *               (2× forward) + logsumexp and delta (2 × 4·b·a·s). The fp32 dq accumulator's
+ *               repeated traffic is assumed to stay in L2.
+ *   MoE         expert weights are read once for each expert that receives a token:
+ *               min(E, T·top-k) experts (all E once b·s·k ≥ E).
+ *
+ * Workspace (transient inside one pass; GEMM/cuBLAS workspace is ignored: a few MiB,
+ * allocated once per process, so it belongs to the context/allocator overhead):
+ *   forward   eager: the pre-softmax scores e·b·a·s² (the softmax output that backward
+ *             needs is in act_saved); flash: 0.
+ *   backward  2·e·T·h (gradient flowing in, gradient of the layer input) plus the larger of
+ *             attention: eager 2·e·b·a·s² (dP and dS coexist in softmax backward) or flash
+ *             4·b·a·s (delta) + 4·T·q (FlashAttention-2's fp32 dq accumulator, flash_api.cpp
+ *             mha_bwd), + e·T·(q + 2c) (dq, dk, dv);
+ *             MLP: SwiGLU 3·e·m·i (d of product, d gate, d up), GELU 2·e·m·i, + e·m·h
+ *             for MoE's dispatched-token gradient.
+ * Weight gradients are not workspace: they belong to the ledger's `gradients` category.
+ *
+ * Activations saved by forward (bytes) — Korthikanti et al. 2022, arXiv 2205.05198, §4.1
+ * generalised to GQA, SwiGLU, MoE, no dropout and element size e:
+ *   norm1 input e·T·h  (Korthikanti: LayerNorm input 2sbh)
+ *   QKV input   e·T·h  (2sbh)
+ *   Q, K, V     e·T·(q + 2c)  (QKᵀ 4sbh + V 2sbh when k = a)
+ *   eager       softmax output e·b·a·s² (2as²b); with dropout also its 1-byte mask b·a·s²
+ *               (as²b) and the dropped-out probabilities e·b·a·s² (2as²b)
+ *   flash       logsumexp 4·b·a·s; its output O is the same storage as the o-proj input
+ *               (a view), counted once below; dropout keeps only the RNG state
+ *   o-proj input e·T·q (2sbh); dropout mask after it T·h (sbh)
+ *   norm2 input e·T·h, MLP input e·T·h (2 × 2sbh)
+ *   GELU MLP    fc output (GELU input) + GELU output: 2·e·T·i (8sbh + 8sbh at i = 4h)
+ *   SwiGLU MLP  gate output, up output, silu(gate)·up (down input): 3·e·T·i, assuming the
+ *               fused SwiGLU that recomputes silu in backward (Megatron-LM
+ *               core/fusions/fused_bias_swiglu.py); unfused PyTorch keeps silu(gate) too
+ *   MoE         router probabilities e·T·E, then per routed token copy (m = T·k): its
+ *               input e·m·h, the expert MLP (above, with m for T), its output e·m·h (for
+ *               the routing-weight gradient)
+ *   dropout mask after the MLP T·h (sbh)
+ * With k = a, q = h, i = 4h, GELU, dropout, e = 2 this is 34·sbh + 5·a·s²·b: Korthikanti
+ * Table 2, "no parallelism" (tests/unit/models/test_cost.c checks it exactly).
+ * Under full checkpointing a layer keeps only its input, e·T·h (Table 2: 2sbh).
+ */
+#include "config.h"
+#include "models/cost.h"
+
+#include <string.h>
+
+typedef struct
+{
+  double b, s, T, h, a, q, c, i, V, e, w;
+  double s_kv;     /* keys per query seen by flash attention (sliding window) */
+  double E, k;     /* experts and top-k; E = 0 for dense, then k = 1 */
+  double m;        /* tokens through the MLP GEMMs: T·k */
+  double touched;  /* experts whose weights are read: 1 dense, min(E, T·k) MoE */
+  double drop;     /* 1 if dropout > 0, else 0 */
+  double norm_w;   /* parameters of one norm */
+} Dims;
+
+static Dims
+dims_of (const ModelArch *arch, const ModelCostParams *p)
+{
+  Dims d;
+  d.b = (double) p->micro_batch;
+  d.s = (double) p->seq_len;
+  d.T = d.b * d.s;
+  d.h = (double) arch->hidden_size;
+  d.a = (double) arch->n_heads;
+  d.q = (double) (arch->n_heads * arch->head_dim);
+  d.c = (double) (arch->n_kv_heads * arch->head_dim);
+  d.i = (double) arch->intermediate_size;
+  d.V = (double) arch->vocab_size;
+  d.e = p->act_bytes;
+  d.w = p->weight_bytes;
+  d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len
+             ? (double) arch->sliding_window
+             : d.s;
+  d.E = (double) arch->n_experts;
+  d.k = arch->n_experts > 0 ? (double) arch->experts_per_token : 1.0;
+  d.m = d.T * d.k;
+  d.touched = arch->n_experts > 0 ? MIN (d.E, d.m) : 1.0;
+  d.drop = p->dropout > 0 ? 1.0 : 0.0;
+  d.norm_w = arch->norm == MODEL_NORM_LAYER ? 2 * d.h : d.h;
+  return d;
+}
+
+static void
+add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
+{
+  g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
+  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes };
+  pass->flops += flops;
+  pass->bytes += bytes;
+}
+
+/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype. */
+static void
+add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n, double p,
+          double weights)
+{
+  add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
+}
+
+static void
+add_elementwise (ModelPass *pass, const char *name, double bytes)
+{
+  add_op (pass, name, MODEL_OP_ELEMENTWISE, 0, bytes);
+}
+
+/* Backward = forward ops in reverse: GEMM 2× FLOPs and bytes; element-wise 2× bytes;
+ * flash 2.5× FLOPs (recomputed scores), 2× bytes + `attn_extra` (logsumexp, delta). */
+static void
+mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
+{
+  for (guint j = fwd->n_ops; j-- > 0;)
+    {
+      const ModelOp *op = &fwd->ops[j];
+      double f = op->op_class == MODEL_OP_ATTENTION ? 2.5 : 2.0;
+      double extra = op->op_class == MODEL_OP_ATTENTION ? attn_extra : 0.0;
+      add_op (bwd, op->name, op->op_class, f * op->flops, 2 * op->bytes + extra);
+    }
+}
+
+static void
+attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
+{
+  double scores = d->b * d->a * d->s * d->s; /* elements of the s×s score matrices */
+  if (flash)
+    {
+      add_op (fwd, "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
+              d->e * d->T * (2 * d->q + 2 * d->c));
+      return;
+    }
+  /* S = Q·Kᵀ per head: 2·s·s·d each, a heads, b sequences; reads q, k, writes S. */
+  add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+          d->e * d->T * (d->q + d->c) + d->e * scores);
+  add_elementwise (fwd, "softmax", 2 * d->e * scores);
+  if (d->drop > 0)
+    add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
+  add_op (fwd, "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+          d->e * scores + d->e * d->T * (d->c + d->q));
+}
+
+static void
+mlp_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
+{
+  double h = d->h, i = d->i, m = d->m, n = d->touched;
+  if (arch->n_experts > 0)
+    {
+      add_gemm (fwd, d, "router", d->T, h, d->E, h * d->E);
+      add_elementwise (fwd, "moe_dispatch", d->e * d->T * h + d->e * m * h);
+    }
+  if (arch->mlp == MODEL_MLP_SWIGLU)
+    {
+      double bias = arch->mlp_bias ? 1.0 : 0.0;
+      add_gemm (fwd, d, "mlp_gate_up", m, h, 2 * i, n * (2 * h * i + bias * 2 * i));
+      add_elementwise (fwd, "mlp_act", 3 * d->e * m * i); /* read gate, up; write product */
+      add_gemm (fwd, d, "mlp_down", m, i, h, n * (i * h + bias * h));
+    }
+  else
+    {
+      double bias = arch->mlp_bias ? 1.0 : 0.0;
+      add_gemm (fwd, d, "mlp_fc", m, h, i, n * (h * i + bias * i));
+      add_elementwise (fwd, "mlp_act", 2 * d->e * m * i);
+      add_gemm (fwd, d, "mlp_proj", m, i, h, n * (i * h + bias * h));
+    }
+  if (arch->n_experts > 0)
+    add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
+}
+
+static void
+layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
+{
+  double T = d->T, h = d->h, q = d->q, c = d->c, e = d->e;
+  double norm = 2 * e * T * h + d->w * d->norm_w;
+  add_elementwise (fwd, "norm1", norm);
+  add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
+  if (!arch->learned_positions)
+    add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
+  attention_core_fwd (fwd, d, flash);
+  add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));
+  /* x + dropout(o): read both, write the sum (+ the 1-byte mask). */
+  add_elementwise (fwd, "residual1", 3 * e * T * h + d->drop * T * h);
+  add_elementwise (fwd, "norm2", norm);
+  mlp_fwd (fwd, d, arch);
+  add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
+}
+
+/* Saved activations of one layer; derivation in the file header. */
+static double
+layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
+{
+  double T = d->T, h = d->h, e = d->e, scores = d->b * d->a * d->s * d->s;
+  double act = 2 * e * T * h + e * T * (d->q + 2 * d->c);
+  if (flash)
+    act += 4 * d->b * d->a * d->s;
+  else
+    act += e * scores + d->drop * (scores + e * scores);
+  act += e * T * d->q + d->drop * T * h;
+  act += 2 * e * T * h;
+  double per_inner = arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0;
+  if (arch->n_experts > 0)
+    act += e * T * d->E + e * d->m * h + per_inner * e * d->m * d->i + e * d->m * h;
+  else
+    act += per_inner * e * T * d->i;
+  return act + d->drop * T * h;
+}
+
+static double
+layer_bwd_workspace (const Dims *d, const ModelArch *arch, gboolean flash)
+{
+  double T = d->T, e = d->e, scores = d->b * d->a * d->s * d->s;
+  double attn = e * T * (d->q + 2 * d->c)
+                + (flash ? 4 * d->b * d->a * d->s + 4 * T * d->q : 2 * e * scores);
+  double mlp = (arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0) * e * d->m * d->i;
+  if (arch->n_experts > 0)
+    mlp += e * d->m * d->h;
+  return 2 * e * T * d->h + MAX (attn, mlp);
+}
+
+static gboolean
+params_ok (const ModelArch *arch, const ModelCostParams *p)
+{
+  return arch != NULL && p != NULL && p->micro_batch >= 1 && p->seq_len >= 1 && p->act_bytes > 0
+         && p->weight_bytes > 0;
+}
+
+ModelBlockCost
+model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (params_ok (arch, p), cost);
+  Dims d = dims_of (arch, p);
+  gboolean flash = p->flash_attention;
+  layer_fwd (&cost.fwd, &d, arch, flash);
+  mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
+  cost.fwd.workspace = flash ? 0.0 : d.e * d.b * d.a * d.s * d.s;
+  cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
+  cost.act_saved = layer_act_saved (&d, arch, flash);
+  cost.act_checkpoint = d.e * d.T * d.h;
+  return cost;
+}
+
+ModelBlockCost
+model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (params_ok (arch, p), cost);
+  Dims d = dims_of (arch, p);
+  /* Gather: read int64 ids and T rows of the table, write e·T·h. Backward (2×) reads the
+   * gradient and ids and scatter-adds into at most T rows of the embedding gradient. */
+  add_elementwise (&cost.fwd, "embed_gather", 8 * d.T + d.w * d.T * d.h + d.e * d.T * d.h);
+  if (arch->learned_positions) /* + wpe rows 0..s−1, broadcast over the batch */
+    add_elementwise (&cost.fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
+  if (d.drop > 0)
+    add_elementwise (&cost.fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
+  mirror_backward (&cost.fwd, &cost.bwd, 0);
+  cost.act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
+  cost.act_checkpoint = 8 * d.T;
+  return cost;
+}
+
+ModelBlockCost
+model_cost_head (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (params_ok (arch, p), cost);
+  Dims d = dims_of (arch, p);
+  double TV = d.T * d.V;
+  add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
+  /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
+  add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
+  /* Loss: read e-byte logits, write the fp32 copy, read it for log-softmax/NLL. */
+  add_elementwise (&cost.fwd, "cross_entropy", d.e * TV + 2 * 4 * TV);
+  mirror_backward (&cost.fwd, &cost.bwd, 0);
+  /* fp32 logits: HF transformers upcasts them for the loss (LlamaForCausalLM.forward,
+   * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
+   * with their fp32 gradient. */
+  cost.fwd.workspace = 4 * TV;
+  cost.bwd.workspace = 2 * 4 * TV;
+  cost.act_saved = 2 * d.e * d.T * d.h; /* final-norm input and LM-head input */
+  cost.act_checkpoint = d.e * d.T * d.h;
+  return cost;
+}
+
+double
+model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p)
+{
+  g_return_val_if_fail (params_ok (arch, p), 0.0);
+  ModelBlockCost layer = model_cost_layer (arch, p);
+  ModelBlockCost emb = model_cost_embedding (arch, p);
+  ModelBlockCost head = model_cost_head (arch, p);
+  /* Model FLOPs: forward once, backward as 2× forward (Narayanan et al. 2021 §5.1). */
+  return 3.0 * ((double) arch->n_layers * layer.fwd.flops + emb.fwd.flops + head.fwd.flops);
+}
+
+double
+model_cost_korthikanti_flops (guint64 batch, guint64 n_layers, guint64 seq_len, guint64 hidden,
+                              guint64 vocab)
+{
+  /* Korthikanti et al. 2022 (arXiv 2205.05198) §6: 72·B·L·s·h²·(1 + s/(6h) + V/(12hL)),
+   * i.e. 3 × (L·(24·B·s·h² + 4·B·s²·h) + 2·B·s·h·V). */
+  double B = (double) batch, L = (double) n_layers, s = (double) seq_len;
+  double h = (double) hidden, V = (double) vocab;
+  return 72.0 * B * L * s * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * h * L));
+}

@@ -30,7 +30,7 @@ typedef struct
 {
   const char *name;     /* static: "qkv", "attn_scores", "softmax", "mlp_up", … */
   ModelOpClass op_class;
-  double flops;         /* FLOP */
+  double flops;         /* FLOP; 0 for MODEL_OP_ELEMENTWISE (memory-bound, not model FLOPs) */
   double bytes;         /* HBM bytes read + written */
 } ModelOp;
 
@@ -68,11 +68,14 @@ typedef struct
 ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
 
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
- * gradient. act_saved holds nothing but the token ids. */
+ * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
+ * embedding-dropout mask b·s·h when dropout > 0. No FLOPs. */
 ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParams *p);
 
 /* Final norm + LM head + cross-entropy loss. Logits are materialised in fp32 (4·b·s·V B)
- * together with their gradient (HF casts logits to fp32 for the loss): workspace. */
+ * together with their gradient (HF casts logits to fp32 for the loss): workspace, fwd
+ * 4·b·s·V, bwd 8·b·s·V. act_saved = 2·e·b·s·h (final-norm input and LM-head input);
+ * act_checkpoint = e·b·s·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
 /* Model FLOPs of one forward+backward for b·s tokens without recompute:

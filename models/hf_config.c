@@ -1,1 +1,310 @@
-/* models/hf_config.c — placeholder until implemented. */
+/* models/hf_config.c — loads a Hugging Face config.json into a ModelArch (json-glib).
+ *
+ * Each canonical field is looked up through an alias table (the spellings used by the HF
+ * config classes: LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GPT2Config, and
+ * OPT/T5-style names). Multimodal configs nest the language model under "text_config":
+ * when present, keys are read there first and then at the top level (so a top-level
+ * model_type or tie_word_embeddings still applies). A JSON null counts as absent.
+ *
+ * Defaults when absent (HF's own): num_key_value_heads = num_attention_heads; head_dim =
+ * hidden_size / num_attention_heads; gpt2 intermediate = 4·hidden (GPT2MLP, n_inner None);
+ * sliding_window 0 (also when "use_sliding_window" is false, Qwen2Config);
+ * tie_word_embeddings per family (gpt2 true, others false). Llama's "attention_bias" sets
+ * biases on q, k, v and o (LlamaAttention), "mlp_bias" on gate/up/down (LlamaMLP).
+ *
+ * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
+ * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
+ * missing, of the wrong JSON type, negative, non-integer or zero), INVALID (shape).
+ */
+#include "config.h"
+#include "models/arch.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct
+{
+  const char *key; /* canonical, as in model_arch_field_names() */
+  const char *aliases[4];
+} FieldAlias;
+
+static const FieldAlias alias_table[] = {
+  { "hidden_size", { "hidden_size", "n_embd", "d_model", NULL } },
+  { "num_hidden_layers", { "num_hidden_layers", "n_layer", "num_layers", NULL } },
+  { "num_attention_heads", { "num_attention_heads", "n_head", "num_heads", NULL } },
+  { "num_key_value_heads", { "num_key_value_heads", NULL } },
+  { "head_dim", { "head_dim", NULL } },
+  { "intermediate_size", { "intermediate_size", "n_inner", "ffn_dim", NULL } },
+  { "vocab_size", { "vocab_size", NULL } },
+  { "max_position_embeddings", { "max_position_embeddings", "n_positions", "n_ctx", NULL } },
+  { "num_local_experts", { "num_local_experts", "num_experts", NULL } },
+  { "num_experts_per_tok", { "num_experts_per_tok", NULL } },
+  { "sliding_window", { "sliding_window", NULL } },
+};
+
+typedef struct
+{
+  JsonObject *text; /* "text_config", or NULL */
+  JsonObject *top;
+  const char *origin;
+} Ctx;
+
+/* The first non-null member named `name`, text_config first; NULL if absent. */
+static JsonNode *
+member (const Ctx *c, const char *name)
+{
+  JsonObject *objs[2] = { c->text, c->top };
+  for (int i = 0; i < 2; i++)
+    if (objs[i] != NULL && json_object_has_member (objs[i], name))
+      {
+        JsonNode *n = json_object_get_member (objs[i], name);
+        if (!JSON_NODE_HOLDS_NULL (n))
+          return n;
+      }
+  return NULL;
+}
+
+static gboolean
+field_error (const Ctx *c, GError **error, const char *name, const char *what)
+{
+  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD, "%s: key '%s': %s", c->origin,
+               name, what);
+  return FALSE;
+}
+
+/* Reads a JSON number that is a non-negative integer (an integral double like 4096.0 too). */
+static gboolean
+node_u64 (const Ctx *c, JsonNode *n, const char *name, guint64 *out, GError **error)
+{
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : G_TYPE_INVALID;
+  if (t == G_TYPE_INT64)
+    {
+      gint64 v = json_node_get_int (n);
+      if (v < 0)
+        return field_error (c, error, name, "expected a non-negative integer, got a negative one");
+      *out = (guint64) v;
+      return TRUE;
+    }
+  if (t == G_TYPE_DOUBLE)
+    {
+      double v = json_node_get_double (n);
+      if (v < 0 || v != floor (v) || v > 9.0e15)
+        return field_error (c, error, name, "expected a non-negative integer, got a fraction");
+      *out = (guint64) v;
+      return TRUE;
+    }
+  return field_error (c, error, name, "expected a non-negative integer");
+}
+
+/* Looks up canonical `key` through its aliases. *found FALSE if absent or null. */
+static gboolean
+lookup_size (const Ctx *c, const char *key, guint64 *out, gboolean *found, GError **error)
+{
+  *found = FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (alias_table); i++)
+    {
+      if (strcmp (alias_table[i].key, key) != 0)
+        continue;
+      for (const char *const *a = alias_table[i].aliases; *a != NULL; a++)
+        {
+          JsonNode *n = member (c, *a);
+          if (n == NULL)
+            continue;
+          if (!node_u64 (c, n, *a, out, error))
+            return FALSE;
+          if (*out == 0 && strcmp (key, "sliding_window") != 0)
+            return field_error (c, error, *a, "must be positive");
+          *found = TRUE;
+          return TRUE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+lookup_bool (const Ctx *c, const char *name, gboolean *out, GError **error)
+{
+  JsonNode *n = member (c, name);
+  if (n == NULL)
+    return TRUE; /* keep the default */
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+    return field_error (c, error, name, "expected true or false");
+  *out = json_node_get_boolean (n);
+  return TRUE;
+}
+
+static gboolean
+read_family (const Ctx *c, ModelArch *arch, GError **error)
+{
+  JsonNode *n = member (c, "model_type");
+  if (n == NULL)
+    return field_error (c, error, "model_type", "missing");
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return field_error (c, error, "model_type", "expected a string");
+  ModelFamily family;
+  if (!model_arch_family_from_string (json_node_get_string (n), &family, error))
+    {
+      g_prefix_error (error, "%s: key 'model_type': ", c->origin);
+      return FALSE;
+    }
+  model_arch_set_family_defaults (arch, family);
+  return TRUE;
+}
+
+/* Reads every aliased size; applies defaults for the optional ones. */
+static gboolean
+read_sizes (const Ctx *c, ModelArch *arch, GError **error)
+{
+  const char *const *keys = model_arch_field_names ();
+  gboolean have[G_N_ELEMENTS (alias_table)];
+  G_STATIC_ASSERT (G_N_ELEMENTS (alias_table) == 11);
+  for (gsize i = 0; keys[i] != NULL; i++)
+    {
+      g_assert (i < G_N_ELEMENTS (alias_table) && strcmp (keys[i], alias_table[i].key) == 0);
+      guint64 v = 0;
+      if (!lookup_size (c, keys[i], &v, &have[i], error))
+        return FALSE;
+      if (have[i])
+        model_arch_set_field (arch, keys[i], v, NULL);
+    }
+  /* Required: hidden, layers, heads, vocab (indices in alias_table order). */
+  const gsize required[] = { 0, 1, 2, 6 };
+  for (gsize r = 0; r < G_N_ELEMENTS (required); r++)
+    if (!have[required[r]])
+      return field_error (c, error, alias_table[required[r]].key, "missing");
+  if (!have[3])
+    arch->n_kv_heads = arch->n_heads;
+  if (!have[4])
+    {
+      if (arch->hidden_size % arch->n_heads != 0)
+        return field_error (c, error, "head_dim",
+                            "missing, and hidden_size is not a multiple of num_attention_heads");
+      arch->head_dim = arch->hidden_size / arch->n_heads;
+    }
+  if (!have[5] && arch->family == MODEL_FAMILY_GPT2)
+    arch->intermediate_size = 4 * arch->hidden_size; /* GPT2MLP: n_inner or 4 * n_embd */
+  else if (!have[5])
+    return field_error (c, error, "intermediate_size", "missing");
+  if (arch->family == MODEL_FAMILY_MIXTRAL && (!have[8] || !have[9]))
+    return field_error (c, error, have[8] ? "num_experts_per_tok" : "num_local_experts",
+                        "missing (required for mixtral)");
+  if (arch->learned_positions && !have[7])
+    return field_error (c, error, "max_position_embeddings",
+                        "missing (required with learned positions)");
+  return TRUE;
+}
+
+static gboolean
+read_flags (const Ctx *c, ModelArch *arch, GError **error)
+{
+  if (!lookup_bool (c, "tie_word_embeddings", &arch->tied_embeddings, error))
+    return FALSE;
+  gboolean use_window = TRUE;
+  if (!lookup_bool (c, "use_sliding_window", &use_window, error))
+    return FALSE;
+  if (!use_window)
+    arch->sliding_window = 0;
+  if (arch->family != MODEL_FAMILY_LLAMA)
+    return TRUE;
+  gboolean attn_bias = arch->qkv_bias;
+  if (!lookup_bool (c, "attention_bias", &attn_bias, error)
+      || !lookup_bool (c, "mlp_bias", &arch->mlp_bias, error))
+    return FALSE;
+  arch->qkv_bias = attn_bias;
+  arch->attn_out_bias = attn_bias;
+  return TRUE;
+}
+
+/* "dir/llama-3.1-8b.json" → "llama-3.1-8b"; "dir/Foo/config.json" → "Foo". */
+static char *
+name_from_origin (const char *origin)
+{
+  g_autofree char *base = g_path_get_basename (origin);
+  if (strcmp (base, "config.json") == 0)
+    {
+      g_autofree char *dir = g_path_get_dirname (origin);
+      g_autofree char *parent = g_path_get_basename (dir);
+      if (strcmp (parent, ".") != 0 && strcmp (parent, G_DIR_SEPARATOR_S) != 0)
+        return g_steal_pointer (&parent);
+    }
+  if (g_str_has_suffix (base, ".json"))
+    base[strlen (base) - strlen (".json")] = '\0';
+  return g_steal_pointer (&base);
+}
+
+/* Parses `json_text` into a root object; the error names `origin` and json-glib's
+ * line:column ("<data>" in its message is replaced by `origin`). */
+static JsonParser *
+parse_object (const char *json_text, const char *origin, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) local = NULL;
+  if (!json_parser_load_from_data (parser, json_text, -1, &local))
+    {
+      /* json-glib says "<data>:LINE:COL: Parse error: …"; put our origin in its place. */
+      if (g_str_has_prefix (local->message, "<data>:"))
+        g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON, "%s:%s (malformed JSON)",
+                     origin, local->message + strlen ("<data>:"));
+      else
+        g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON, "%s: malformed JSON: %s",
+                     origin, local->message);
+      return NULL;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
+                   "%s: malformed config: the top level is not a JSON object", origin);
+      return NULL;
+    }
+  return g_steal_pointer (&parser);
+}
+
+ModelArch *
+model_arch_load_hf_json (const char *json_text, const char *origin, GError **error)
+{
+  g_return_val_if_fail (json_text != NULL, NULL);
+  if (origin == NULL)
+    origin = "<config>";
+  g_autoptr (JsonParser) parser = parse_object (json_text, origin, error);
+  if (parser == NULL)
+    return NULL;
+  Ctx c = { NULL, json_node_get_object (json_parser_get_root (parser)), origin };
+  if (json_object_has_member (c.top, "text_config"))
+    {
+      JsonNode *t = json_object_get_member (c.top, "text_config");
+      if (JSON_NODE_HOLDS_OBJECT (t))
+        c.text = json_node_get_object (t);
+      else if (!JSON_NODE_HOLDS_NULL (t))
+        {
+          field_error (&c, error, "text_config", "expected an object");
+          return NULL;
+        }
+    }
+  g_autoptr (ModelArch) arch = g_new0 (ModelArch, 1);
+  arch->name = name_from_origin (origin);
+  if (!read_family (&c, arch, error) || !read_sizes (&c, arch, error)
+      || !read_flags (&c, arch, error))
+    return NULL;
+  if (!model_arch_validate (arch, error))
+    {
+      g_prefix_error (error, "%s: ", origin);
+      return NULL;
+    }
+  return g_steal_pointer (&arch);
+}
+
+ModelArch *
+model_arch_load_hf_config (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GError) local = NULL;
+  if (!g_file_get_contents (path, &text, NULL, &local))
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s", local->message);
+      return NULL;
+    }
+  return model_arch_load_hf_json (text, path, error);
+}

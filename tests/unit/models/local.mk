@@ -1,1 +1,9 @@
 # tests/unit/models: one CUnit binary per module of models/.
+check_PROGRAMS += tests/unit/models/test_arch
+tests_unit_models_test_arch_SOURCES = tests/unit/models/test_arch.c
+tests_unit_models_test_arch_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_arch_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_cost
+tests_unit_models_test_cost_SOURCES = tests/unit/models/test_cost.c
+tests_unit_models_test_cost_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_cost_LDADD = $(UNIT_TEST_LIBS)

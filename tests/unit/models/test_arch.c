@@ -1,0 +1,357 @@
+/* tests/unit/models/test_arch.c — ModelArch: HF config loading, aliases, errors, overrides and
+ * exact parameter counts.
+ *
+ * Oracles: the published parameter counts of the shipped configs (models/configs/, the
+ * table in ../shared/models/README.md), and hand-derived counts for small shapes.
+ */
+#include "config.h"
+#include "models/arch.h"
+#include "tests/testlib.h"
+
+#include <math.h>
+#include <string.h>
+
+static ModelArch *
+load_shipped (const char *stem)
+{
+  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", stem);
+  g_autofree char *path = stepsim_test_srcpath (rel);
+  g_autoptr (GError) error = NULL;
+  ModelArch *arch = model_arch_load_hf_config (path, &error);
+  if (error != NULL)
+    g_printerr ("\n  %s\n", error->message);
+  return arch;
+}
+
+static const struct
+{
+  const char *stem;
+  guint64 params;
+} published[] = {
+  { "gpt2", 124439808ULL },
+  { "llama-3.2-1b", 1235814400ULL },
+  { "llama-3.2-3b", 3212749824ULL },
+  { "llama-2-7b", 6738415616ULL },
+  { "mistral-7b-v0.1", 7241732096ULL },
+  { "qwen2.5-7b", 7615616512ULL },
+  { "llama-3.1-8b", 8030261248ULL },
+  { "llama-2-13b", 13015864320ULL },
+  { "mixtral-8x7b", 46702792704ULL },
+  { "llama-2-70b", 68976648192ULL },
+  { "llama-3.1-70b", 70553706496ULL },
+  { "llama-3.1-405b", 405853388800ULL },
+};
+
+/* Each shipped config reproduces its published parameter count exactly. */
+static void
+test_published_counts (void)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (published); i++)
+    {
+      g_autoptr (ModelArch) arch = load_shipped (published[i].stem);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+      guint64 n = model_arch_n_params (arch);
+      if (n != published[i].params)
+        g_printerr ("\n  %s: %" G_GUINT64_FORMAT " != %" G_GUINT64_FORMAT "\n",
+                    published[i].stem, n, published[i].params);
+      CU_ASSERT_EQUAL (n, published[i].params);
+      CU_ASSERT_STRING_EQUAL (arch->name, published[i].stem);
+    }
+}
+
+/* The shipped copies equal ../shared/models byte for byte (skipped when absent). */
+static void
+test_shipped_match_shared (void)
+{
+  g_autofree char *shared = stepsim_test_srcpath ("../shared/models");
+  if (!g_file_test (shared, G_FILE_TEST_IS_DIR))
+    return;
+  for (gsize i = 0; i < G_N_ELEMENTS (published); i++)
+    {
+      g_autofree char *base = g_strdup_printf ("%s.json", published[i].stem);
+      g_autofree char *rel = g_build_filename ("models/configs", base, NULL);
+      g_autofree char *ours = stepsim_test_srcpath (rel);
+      g_autofree char *theirs = g_build_filename (shared, base, NULL);
+      g_autofree char *a = NULL, *b = NULL;
+      gsize la = 0, lb = 0;
+      CU_ASSERT_FATAL (g_file_get_contents (ours, &a, &la, NULL));
+      CU_ASSERT_FATAL (g_file_get_contents (theirs, &b, &lb, NULL));
+      CU_ASSERT (la == lb && memcmp (a, b, la) == 0);
+    }
+}
+
+static ModelArch *
+load_text (const char *json, GError **error)
+{
+  return model_arch_load_hf_json (json, "test/inline.json", error);
+}
+
+/* GPT-2 spellings (n_embd, n_layer, n_head, n_positions, n_inner null) map to the canonical
+ * fields, with GPT-2 defaults. Hand count, h = 8, L = 2, V = 10, P = 16, i = 4h = 32:
+ * per layer ln1 2h + c_attn h·3h + 3h + c_proj h² + h + ln2 2h + fc 4h² + 4h + proj 4h² + h
+ * = 12h² + 13h = 872; total V·h + P·h + 2·872 + ln_f 2h = 80 + 128 + 1744 + 16 = 1968. */
+static void
+test_gpt2_aliases (void)
+{
+  const char *json = "{\"model_type\": \"gpt2\", \"n_embd\": 8, \"n_layer\": 2, \"n_head\": 2,"
+                     " \"n_positions\": 16, \"n_inner\": null, \"vocab_size\": 10}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text (json, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  CU_ASSERT_EQUAL (arch->hidden_size, 8);
+  CU_ASSERT_EQUAL (arch->n_layers, 2);
+  CU_ASSERT_EQUAL (arch->n_heads, 2);
+  CU_ASSERT_EQUAL (arch->n_kv_heads, 2);
+  CU_ASSERT_EQUAL (arch->head_dim, 4);
+  CU_ASSERT_EQUAL (arch->intermediate_size, 32);
+  CU_ASSERT_EQUAL (arch->max_positions, 16);
+  CU_ASSERT (arch->tied_embeddings && arch->learned_positions && arch->mlp_bias);
+  CU_ASSERT_EQUAL (arch->norm, MODEL_NORM_LAYER);
+  CU_ASSERT_EQUAL (arch->mlp, MODEL_MLP_GELU);
+  CU_ASSERT_EQUAL (model_arch_n_params (arch), 1968);
+}
+
+/* A multimodal config: the LM is read from "text_config", not the vision tower. */
+static void
+test_text_config_nesting (void)
+{
+  const char *json
+    = "{\"model_type\": \"llava\", \"vision_config\": {\"hidden_size\": 1024},"
+      " \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 64,"
+      " \"num_hidden_layers\": 3, \"num_attention_heads\": 4, \"num_key_value_heads\": 2,"
+      " \"intermediate_size\": 128, \"vocab_size\": 100}}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text (json, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  CU_ASSERT_EQUAL (arch->family, MODEL_FAMILY_LLAMA);
+  CU_ASSERT_EQUAL (arch->hidden_size, 64);
+  CU_ASSERT_EQUAL (arch->n_layers, 3);
+  CU_ASSERT_EQUAL (arch->n_kv_heads, 2);
+  CU_ASSERT_EQUAL (arch->head_dim, 16);
+}
+
+/* text_config without its own model_type takes the top-level one. */
+static void
+test_text_config_top_level_type (void)
+{
+  const char *json
+    = "{\"model_type\": \"mistral\", \"text_config\": {\"hidden_size\": 64,"
+      " \"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"intermediate_size\": 128,"
+      " \"vocab_size\": 100, \"sliding_window\": null}}";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text (json, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  CU_ASSERT_EQUAL (arch->family, MODEL_FAMILY_MISTRAL);
+  CU_ASSERT_EQUAL (arch->sliding_window, 0);
+}
+
+static void
+expect_field_error (const char *json, const char *key)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text (json, &error);
+  CU_ASSERT_PTR_NULL (arch);
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, key));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "test/inline.json"));
+}
+
+#define LLAMA_REST "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100"
+
+/* A string, a negative or a fractional number where a count belongs is a FIELD error naming
+ * the key (in the spelling the file used) and the file. */
+static void
+test_wrong_type_field (void)
+{
+  expect_field_error ("{\"model_type\": \"llama\", \"hidden_size\": \"64\","
+                      " \"num_hidden_layers\": 1, " LLAMA_REST "}",
+                      "'hidden_size'");
+  expect_field_error ("{\"model_type\": \"llama\", \"hidden_size\": 64,"
+                      " \"n_layer\": -2, " LLAMA_REST "}",
+                      "'n_layer'");
+  expect_field_error ("{\"model_type\": \"llama\", \"hidden_size\": 64.5,"
+                      " \"num_hidden_layers\": 1, " LLAMA_REST "}",
+                      "'hidden_size'");
+  expect_field_error ("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1,"
+                      " \"tie_word_embeddings\": \"yes\", " LLAMA_REST "}",
+                      "'tie_word_embeddings'");
+}
+
+/* A required size that is absent is a FIELD error naming its canonical key. */
+static void
+test_missing_field (void)
+{
+  expect_field_error ("{\"model_type\": \"llama\", \"hidden_size\": 64, " LLAMA_REST "}",
+                      "num_hidden_layers");
+}
+
+/* Llama's attention_bias adds q, k, v and o biases: L·(a·d + 2·k·d + h) parameters. */
+static void
+test_llama_attention_bias (void)
+{
+#define BIAS_JSON(flag)                                                                     \
+  "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 3,"                     \
+  " \"num_key_value_heads\": 2, \"attention_bias\": " flag ", " LLAMA_REST "}"
+  const char *with = BIAS_JSON ("true");
+  const char *without = BIAS_JSON ("false");
+  g_autoptr (ModelArch) a = load_text (with, NULL);
+  g_autoptr (ModelArch) b = load_text (without, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  /* h = 64, a = 4, d = 16, k = 2: 3 × (64 + 2·32 + 64) = 576 */
+  CU_ASSERT_EQUAL (model_arch_n_params (a) - model_arch_n_params (b), 576);
+}
+
+/* Unknown model_type: FAMILY error listing the known families. */
+static void
+test_unknown_family (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text ("{\"model_type\": \"bert\", \"hidden_size\": 64}",
+                                          &error);
+  CU_ASSERT_PTR_NULL (arch);
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FAMILY));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "bert"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "llama"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "gpt2"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "mixtral"));
+}
+
+/* Malformed JSON: JSON error naming the origin and the line. */
+static void
+test_malformed_json (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text ("{\n  \"model_type\": \"llama\",\n  oops\n}", &error);
+  CU_ASSERT_PTR_NULL (arch);
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON));
+  /* json-glib's "<data>:LINE:COL:" with the origin in place of "<data>" */
+  CU_ASSERT (g_str_has_prefix (error->message, "test/inline.json:"));
+  CU_ASSERT (g_ascii_isdigit (error->message[strlen ("test/inline.json:")]));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "malformed JSON"));
+}
+
+/* A file that cannot be read: IO error naming the path. */
+static void
+test_missing_file (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = model_arch_load_hf_config ("/nonexistent/dir/config.json", &error);
+  CU_ASSERT_PTR_NULL (arch);
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "/nonexistent/dir/config.json"));
+}
+
+/* [model] overrides: halving the layers removes L/2 layers' parameters; an unknown key is a
+ * FIELD error with a nearest-name hint. */
+static void
+test_set_field_override (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  guint64 full = model_arch_n_params (arch), layer = model_arch_n_params_layer (arch);
+  CU_ASSERT (model_arch_set_field (arch, "num_hidden_layers", 16, NULL));
+  CU_ASSERT_EQUAL (model_arch_n_params (arch), full - 16 * layer);
+  guint64 v = 0;
+  CU_ASSERT (model_arch_get_field (arch, "num_hidden_layers", &v) && v == 16);
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (model_arch_set_field (arch, "hiden_size", 1, &error));
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD));
+  CU_ASSERT_PTR_NOT_NULL (error != NULL ? strstr (error->message, "hidden_size") : NULL);
+}
+
+/* Every canonical key round-trips through set/get. */
+static void
+test_field_names_roundtrip (void)
+{
+  ModelArch arch = { 0 };
+  guint64 n = 0;
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++, n++)
+    {
+      guint64 v = 0;
+      CU_ASSERT (model_arch_set_field (&arch, *k, 1000 + n, NULL));
+      CU_ASSERT (model_arch_get_field (&arch, *k, &v));
+      CU_ASSERT_EQUAL (v, 1000 + n);
+    }
+  CU_ASSERT_EQUAL (n, 11);
+}
+
+/* head_dim derived from hidden/heads follows an override of hidden_size (HF's rule). */
+static void
+test_head_dim_follows_hidden (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("llama-2-7b"); /* 4096 / 32 = 128 */
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  CU_ASSERT (model_arch_set_field (arch, "hidden_size", 2048, NULL));
+  CU_ASSERT_EQUAL (arch->head_dim, 64);
+}
+
+/* validate: 32 heads with 5 kv heads cannot form GQA groups. */
+static void
+test_validate_kv_heads (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  CU_ASSERT (model_arch_validate (arch, NULL));
+  arch->n_kv_heads = 5;
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (model_arch_validate (arch, &error));
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID));
+  CU_ASSERT_PTR_NOT_NULL (error != NULL ? strstr (error->message, "num_key_value_heads") : NULL);
+}
+
+/* Mixtral's active parameters drop (E − k) experts per layer:
+ * total − L·(8 − 2)·3·h·i = 46,702,792,704 − 32·6·3·4096·14336 = 12,879,925,248 (≈ 12.9 B,
+ * Jiang et al. 2024 §2 "13B active"). */
+static void
+test_mixtral_active (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("mixtral-8x7b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  guint64 expert = 3ULL * 4096 * 14336;
+  CU_ASSERT_EQUAL (model_arch_n_params_expert (arch), expert);
+  CU_ASSERT_EQUAL (model_arch_n_params_active (arch), 46702792704ULL - 32ULL * 6 * expert);
+}
+
+/* Copy is deep (own name) and free(NULL) is a no-op. */
+static void
+test_copy_free (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("gpt2");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  g_autoptr (ModelArch) copy = model_arch_copy (arch);
+  CU_ASSERT (copy->name != arch->name);
+  CU_ASSERT_STRING_EQUAL (copy->name, "gpt2");
+  CU_ASSERT_EQUAL (model_arch_n_params (copy), model_arch_n_params (arch));
+  model_arch_free (NULL);
+}
+
+static const StepsimTest tests[] = {
+  { "published parameter counts", test_published_counts },
+  { "shipped configs match ../shared/models", test_shipped_match_shared },
+  { "gpt2 aliases and defaults", test_gpt2_aliases },
+  { "text_config nesting", test_text_config_nesting },
+  { "text_config takes top-level model_type", test_text_config_top_level_type },
+  { "wrong-type field names the key", test_wrong_type_field },
+  { "missing required field", test_missing_field },
+  { "llama attention_bias", test_llama_attention_bias },
+  { "unknown model_type", test_unknown_family },
+  { "malformed JSON", test_malformed_json },
+  { "missing file", test_missing_file },
+  { "set_field override", test_set_field_override },
+  { "field names round-trip", test_field_names_roundtrip },
+  { "head_dim follows hidden_size", test_head_dim_follows_hidden },
+  { "validate rejects kv heads not dividing heads", test_validate_kv_heads },
+  { "mixtral active parameters", test_mixtral_active },
+  { "copy and free", test_copy_free },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("models/arch", tests);
+}

@@ -1,0 +1,367 @@
+/* tests/unit/models/test_cost.c — per-block FLOPs, bytes, workspace and activations.
+ *
+ * Oracles: hand-derived GEMM sizes for a tiny shape; Korthikanti et al. 2022 (arXiv
+ * 2205.05198) Table 2 activations sbh(34 + 5as/h) and its §6 model-FLOPs formula; the
+ * measured MFU of Korthikanti Table 5 (GPT 22B).
+ */
+#include "config.h"
+#include "models/cost.h"
+#include "tests/testlib.h"
+
+#include <math.h>
+#include <string.h>
+
+/* GPT-like: MHA (k = a), d = h/a, GELU MLP with i = 4h, LayerNorm, learned positions. */
+static ModelArch
+gpt_like (guint64 h, guint64 a, guint64 L, guint64 V)
+{
+  ModelArch arch = { 0 };
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_GPT2);
+  arch.hidden_size = h;
+  arch.n_layers = L;
+  arch.n_heads = a;
+  arch.n_kv_heads = a;
+  arch.head_dim = h / a;
+  arch.intermediate_size = 4 * h;
+  arch.vocab_size = V;
+  arch.max_positions = 2048;
+  return arch;
+}
+
+/* Tiny llama: h = 4, a = 2 query heads, k = 1 kv head, d = 2, i = 8, V = 10. */
+static ModelArch
+tiny_llama (void)
+{
+  ModelArch arch = { 0 };
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
+  arch.hidden_size = 4;
+  arch.n_layers = 1;
+  arch.n_heads = 2;
+  arch.n_kv_heads = 1;
+  arch.head_dim = 2;
+  arch.intermediate_size = 8;
+  arch.vocab_size = 10;
+  arch.max_positions = 16;
+  return arch;
+}
+
+static ModelCostParams
+params (guint64 b, guint64 s, gboolean flash, double dropout)
+{
+  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout };
+  return p;
+}
+
+static const ModelOp *
+find_op (const ModelPass *pass, const char *name)
+{
+  for (guint j = 0; j < pass->n_ops; j++)
+    if (strcmp (pass->ops[j].name, name) == 0)
+      return &pass->ops[j];
+  g_printerr ("\n  op '%s' not found\n", name);
+  return NULL;
+}
+
+static double
+op_flops (const ModelPass *pass, const char *name)
+{
+  const ModelOp *op = find_op (pass, name);
+  return op != NULL ? op->flops : NAN;
+}
+
+/* Tiny llama, b = 1, s = 3 (T = 3), flash. GEMM FLOPs = 2·m·n·p:
+ *   qkv      2·T·h·(a·d + 2·k·d) = 2·3·4·(4 + 4)  = 192
+ *   attn_out 2·T·(a·d)·h         = 2·3·4·4        = 96
+ *   gate_up  2·T·h·2i            = 2·3·4·16       = 384
+ *   down     2·T·i·h             = 2·3·8·4        = 192
+ *   flash    4·b·s²·a·d          = 4·1·9·4        = 144;  forward total 1008. */
+static void
+test_tiny_gemm_flops (void)
+{
+  ModelArch arch = tiny_llama ();
+  ModelCostParams p = params (1, 3, TRUE, 0);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "qkv"), 192, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attn_out"), 96, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "mlp_gate_up"), 384, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "mlp_down"), 192, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 144, 1e-15);
+  STEPSIM_ASSERT_REL (c.fwd.flops, 1008, 1e-15);
+}
+
+/* qkv bytes = e·T·h (input) + w·h·(a·d + 2·k·d) (weights) + e·T·(a·d + 2·k·d) (output)
+ * = 2·12 + 2·32 + 2·24 = 136 at e = w = 2. */
+static void
+test_tiny_qkv_bytes (void)
+{
+  ModelArch arch = tiny_llama ();
+  ModelCostParams p = params (1, 3, TRUE, 0);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  const ModelOp *op = find_op (&c.fwd, "qkv");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (op);
+  STEPSIM_ASSERT_REL (op->bytes, 136, 1e-15);
+}
+
+static void
+check_gemm_backward (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost c = model_cost_layer (arch, p);
+  CU_ASSERT_EQUAL (c.bwd.n_ops, c.fwd.n_ops);
+  guint n_gemm = 0;
+  for (guint j = 0; j < c.fwd.n_ops; j++)
+    if (c.fwd.ops[j].op_class == MODEL_OP_GEMM)
+      {
+        n_gemm++;
+        STEPSIM_ASSERT_REL (op_flops (&c.bwd, c.fwd.ops[j].name), 2 * c.fwd.ops[j].flops, 1e-15);
+      }
+  CU_ASSERT (n_gemm >= 4);
+}
+
+/* Every GEMM's backward (grad input + grad weight) is 2× its forward FLOPs (Narayanan et al.
+ * 2021 §5.1): eager GPT with dropout, and a MoE layer with a router. */
+static void
+test_gemm_backward_twice (void)
+{
+  ModelArch gpt = gpt_like (256, 4, 2, 1000);
+  ModelCostParams p = params (2, 64, FALSE, 0.1);
+  check_gemm_backward (&gpt, &p);
+  ModelArch moe = tiny_llama ();
+  moe.n_experts = 8;
+  moe.experts_per_token = 2;
+  moe.family = MODEL_FAMILY_MIXTRAL;
+  ModelCostParams q = params (1, 16, TRUE, 0);
+  check_gemm_backward (&moe, &q);
+}
+
+/* FlashAttention backward: 5 GEMMs (scores recomputed, dV, dP, dQ, dK) vs 2 forward: 2.5×. */
+static void
+test_flash_backward (void)
+{
+  ModelArch arch = gpt_like (256, 4, 2, 1000);
+  ModelCostParams p = params (2, 64, TRUE, 0);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  /* 4·b·s²·h = 4·2·64²·256 */
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 4.0 * 2 * 64 * 64 * 256, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.bwd, "attention"), 2.5 * op_flops (&c.fwd, "attention"), 1e-15);
+}
+
+/* Korthikanti Table 2, no parallelism: GPT layer, fp16 activations, dropout, no flash:
+ * activations = s·b·h·(34 + 5·a·s/h) bytes. Our terms at k = a, q = h, i = 4h, e = 2:
+ * 2sbh + 2sbh + 6sbh (Q,K,V) + 5as²b (softmax 2, mask 1, dropout out 2) + 2sbh (o-proj in)
+ * + sbh (mask) + 2sbh + 2sbh (norm2, MLP in) + 16sbh (GELU in and out) + sbh (mask) = 34sbh
+ * + 5as²b. All terms are integers below 2^53, so equality is exact. */
+static void
+test_korthikanti_activations (void)
+{
+  const guint64 shapes[][4] = { { 1024, 16, 512, 4 }, { 6144, 64, 2048, 1 }, { 768, 12, 1024, 3 } };
+  for (gsize j = 0; j < G_N_ELEMENTS (shapes); j++)
+    {
+      double h = shapes[j][0], a = shapes[j][1], s = shapes[j][2], b = shapes[j][3];
+      ModelArch arch = gpt_like (shapes[j][0], shapes[j][1], 1, 1000);
+      ModelCostParams p = params (shapes[j][3], shapes[j][2], FALSE, 0.1);
+      ModelBlockCost c = model_cost_layer (&arch, &p);
+      /* s·b·h·(34 + 5as/h) written as 34·sbh + 5·a·s²·b so no term is a fraction */
+      STEPSIM_ASSERT_REL (c.act_saved, 34 * s * b * h + 5 * a * s * s * b, 0);
+    }
+}
+
+/* Full recompute keeps the layer input only: 2sbh (Korthikanti Table 2). */
+static void
+test_checkpoint_input_only (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 1, 1000);
+  ModelCostParams p = params (4, 512, FALSE, 0.1);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_checkpoint, 2.0 * 512 * 4 * 1024, 0);
+}
+
+/* Flash keeps logsumexp (4·b·a·s, fp32) instead of the s² tensors. Eager − flash:
+ * with dropout: e·bas² (softmax) + bas² (mask) + e·bas² (dropout out) − 4bas
+ *             = b·a·s·((2e + 1)·s − 4);   without dropout: b·a·s·(e·s − 4). */
+static void
+test_flash_removes_s2 (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 1, 1000);
+  const double b = 2, a = 16, s = 512, e = 2;
+  for (int drop = 0; drop <= 1; drop++)
+    {
+      ModelCostParams pe = params (2, 512, FALSE, drop ? 0.1 : 0);
+      ModelCostParams pf = params (2, 512, TRUE, drop ? 0.1 : 0);
+      double diff = model_cost_layer (&arch, &pe).act_saved
+                    - model_cost_layer (&arch, &pf).act_saved;
+      double expect = drop ? b * a * s * ((2 * e + 1) * s - 4) : b * a * s * (e * s - 4);
+      CU_ASSERT_DOUBLE_EQUAL (diff, expect, 0);
+    }
+}
+
+/* Eager forward materialises the pre-softmax scores e·b·a·s² transiently; flash does not.
+ * Eager backward holds dP and dS (2·e·b·a·s²) at least. */
+static void
+test_attention_workspace (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 1, 1000);
+  ModelCostParams pe = params (2, 512, FALSE, 0);
+  ModelCostParams pf = params (2, 512, TRUE, 0);
+  ModelBlockCost ce = model_cost_layer (&arch, &pe);
+  ModelBlockCost cf = model_cost_layer (&arch, &pf);
+  double scores = 2.0 * 16 * 512 * 512;
+  CU_ASSERT_DOUBLE_EQUAL (ce.fwd.workspace, 2 * scores, 0);
+  CU_ASSERT_DOUBLE_EQUAL (cf.fwd.workspace, 0, 0);
+  CU_ASSERT (ce.bwd.workspace >= 2 * 2 * scores);
+  CU_ASSERT (cf.bwd.workspace < ce.bwd.workspace);
+}
+
+/* Step model FLOPs = 3 × forward = 3·(L·(24bsh² + 4bs²h) + 2bshV) for a GPT-like layer
+ * (qkv 6bsh², scores + AV 4bs²h, o-proj 2bsh², MLP 16bsh²; head 2bshV; embedding 0)
+ * = 72·b·L·s·h²·(1 + s/(6h) + V/(12hL)): Korthikanti §6 with B = b, equal up to rounding. */
+static void
+test_step_flops_korthikanti (void)
+{
+  ModelArch arch = gpt_like (2048, 16, 24, 51200);
+  for (guint64 b = 1; b <= 4; b += 3)
+    {
+      ModelCostParams p = params (b, 2048, TRUE, 0);
+      STEPSIM_ASSERT_REL (model_cost_step_flops (&arch, &p),
+                          model_cost_korthikanti_flops (b, 24, 2048, 2048, 51200), 1e-12);
+    }
+}
+
+/* Korthikanti Table 5: GPT 22B (L48, h6144, 64 heads, s 2048, V 51200), global batch 4 on
+ * 8 A100s (TP8), sequence parallelism + selective recompute: 1.10 s/iteration, MFU 41.5 %.
+ * Model FLOPs F = 72·4·48·2048·6144²·(1 + 2048/36864 + 51200/3538944) ≈ 1.1436e15, so
+ * MFU = F / (1.10 s · 8 · 312e12 FLOP/s) ≈ 41.65 %. (1.42 s is the full-recompute row, whose
+ * MFU is ≈ 32.3 %; its HFU, counting the recomputed forward, 4/3 of that, ≈ 43.0 %.) */
+static void
+test_t1_mfu (void)
+{
+  ModelArch arch = gpt_like (6144, 64, 48, 51200);
+  ModelCostParams p = params (4, 2048, FALSE, 0);
+  double mfu = model_cost_step_flops (&arch, &p) / (1.10 * 8 * 312e12);
+  CU_ASSERT (fabs (mfu - 0.415) < 0.005);
+}
+
+/* Head: LM-head GEMM 2·T·h·V; fp32 logits 4·T·V in forward, + their gradient in backward. */
+static void
+test_head (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  double T = 16, V = 1000;
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "lm_head"), 2 * T * 64 * V, 1e-15);
+  STEPSIM_ASSERT_REL (c.fwd.flops, 2 * T * 64 * V, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 8 * T * V, 0);
+}
+
+/* Embedding: a gather, no FLOPs; saves only int64 token ids (8·b·s) without dropout. */
+static void
+test_embedding (void)
+{
+  ModelArch arch = tiny_llama ();
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  ModelBlockCost c = model_cost_embedding (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.flops + c.bwd.flops, 0, 0);
+  CU_ASSERT (c.fwd.bytes > 0 && c.bwd.bytes > 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 8.0 * 16, 0);
+}
+
+/* MoE, E = 8, top-2: router 2·T·h·E; each token goes through k experts, so expert GEMM
+ * FLOPs are k × the dense MLP's. */
+static void
+test_moe_flops (void)
+{
+  ModelArch dense = tiny_llama ();
+  ModelArch moe = dense;
+  moe.family = MODEL_FAMILY_MIXTRAL;
+  moe.n_experts = 8;
+  moe.experts_per_token = 2;
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  ModelBlockCost cd = model_cost_layer (&dense, &p);
+  ModelBlockCost cm = model_cost_layer (&moe, &p);
+  STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "router"), 2.0 * 16 * 4 * 8, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_gate_up"), 2 * op_flops (&cd.fwd, "mlp_gate_up"),
+                      1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_down"), 2 * op_flops (&cd.fwd, "mlp_down"), 1e-15);
+}
+
+/* One token, top-2 of 8: only 2 experts' weights are read. gate_up bytes =
+ * e·m·h + w·2·(2·h·i) + e·m·2i with m = 2 routed copies: 2·2·4 + 2·2·64 + 2·2·16 = 336.
+ * With 8 tokens (16 ≥ E copies) all 8 experts are read: 2·16·4 + 2·8·64 + 2·16·16 = 1664. */
+static void
+test_moe_touched_experts (void)
+{
+  ModelArch moe = tiny_llama ();
+  moe.family = MODEL_FAMILY_MIXTRAL;
+  moe.n_experts = 8;
+  moe.experts_per_token = 2;
+  ModelCostParams one = params (1, 1, TRUE, 0);
+  ModelCostParams eight = params (1, 8, TRUE, 0);
+  ModelBlockCost c1 = model_cost_layer (&moe, &one);
+  ModelBlockCost c8 = model_cost_layer (&moe, &eight);
+  const ModelOp *o1 = find_op (&c1.fwd, "mlp_gate_up");
+  const ModelOp *o8 = find_op (&c8.fwd, "mlp_gate_up");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (o1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (o8);
+  STEPSIM_ASSERT_REL (o1->bytes, 336, 1e-15);
+  STEPSIM_ASSERT_REL (o8->bytes, 1664, 1e-15);
+}
+
+/* Sliding window w < s: flash attends to w keys per query, 4·b·s·w·a·d FLOPs. */
+static void
+test_sliding_window_flash (void)
+{
+  ModelArch arch = tiny_llama ();
+  arch.sliding_window = 4;
+  ModelCostParams p = params (1, 16, TRUE, 0);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 4.0 * 16 * 4 * 4, 1e-15);
+}
+
+/* Pass totals are the sums of their ops; element-wise ops carry no FLOPs. */
+static void
+test_pass_sums (void)
+{
+  ModelArch arch = gpt_like (256, 4, 2, 1000);
+  ModelCostParams p = params (2, 64, FALSE, 0.1);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  const ModelPass *passes[] = { &c.fwd, &c.bwd };
+  for (gsize k = 0; k < 2; k++)
+    {
+      double f = 0, by = 0;
+      for (guint j = 0; j < passes[k]->n_ops; j++)
+        {
+          f += passes[k]->ops[j].flops;
+          by += passes[k]->ops[j].bytes;
+          if (passes[k]->ops[j].op_class == MODEL_OP_ELEMENTWISE)
+            CU_ASSERT_DOUBLE_EQUAL (passes[k]->ops[j].flops, 0, 0);
+        }
+      STEPSIM_ASSERT_REL (passes[k]->flops, f, 1e-15);
+      STEPSIM_ASSERT_REL (passes[k]->bytes, by, 1e-15);
+    }
+}
+
+static const StepsimTest tests[] = {
+  { "tiny GEMM FLOPs", test_tiny_gemm_flops },
+  { "tiny qkv bytes", test_tiny_qkv_bytes },
+  { "GEMM backward is 2x forward", test_gemm_backward_twice },
+  { "flash backward is 2.5x forward", test_flash_backward },
+  { "Korthikanti activations sbh(34 + 5as/h)", test_korthikanti_activations },
+  { "checkpoint keeps the input", test_checkpoint_input_only },
+  { "flash removes the s^2 activations", test_flash_removes_s2 },
+  { "attention workspace", test_attention_workspace },
+  { "step FLOPs equal Korthikanti's formula", test_step_flops_korthikanti },
+  { "T1 GPT-22B MFU 41.5 %", test_t1_mfu },
+  { "LM head FLOPs and fp32 logits", test_head },
+  { "embedding", test_embedding },
+  { "MoE FLOPs", test_moe_flops },
+  { "MoE touched experts", test_moe_touched_experts },
+  { "sliding window flash FLOPs", test_sliding_window_flash },
+  { "pass sums", test_pass_sums },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("models/cost", tests);
+}
