@@ -128,13 +128,3 @@ gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, 
 gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)
-
-/* Canonical names of the integer fields a scenario may override (NULL-terminated,
- * static): hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
- * head_dim, intermediate_size, vocab_size, max_position_embeddings, num_local_experts,
- * num_experts_per_tok, sliding_window. */
-const char *const *model_arch_field_names (void);
-
-/* Sets the field named `key` (one of model_arch_field_names()) to `value`. FALSE +
- * MODEL_ARCH_ERROR_FIELD if the key is unknown. */
-gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, GError **error);
