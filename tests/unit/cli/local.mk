@@ -1,1 +1,8 @@
-# tests/unit/cli: one CUnit binary per module of cli/.
+# tests/unit/cli: scenario loading (bad input) and the seed validation cases.
+check_PROGRAMS += tests/unit/cli/test_scenario tests/unit/cli/test_validation
+tests_unit_cli_test_scenario_SOURCES = tests/unit/cli/test_scenario.c
+tests_unit_cli_test_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+tests_unit_cli_test_validation_SOURCES = tests/unit/cli/test_validation.c
+tests_unit_cli_test_validation_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

@@ -1,0 +1,247 @@
+/* tests/unit/cli/test_scenario.c — scenario loading: every kind of bad input gets one
+ * error naming the file, the group and the key; good input and --set overrides load. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+#include "cli/scenario.h"
+#include "tests/testlib.h"
+
+static const char base[] =
+  "[model]\nhf_config = llama-3.2-1b\n"
+  "[cluster]\ngpu = A100-80GB-SXM\n"
+  "[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\n";
+
+static char *tmpdir;
+
+/* Writes `text` to a scenario file in the temp dir and loads it with `sets`. */
+static CliScenario *
+load_text (const char *text, const char *const *sets, GError **error, char **path_out)
+{
+  char *path = g_build_filename (tmpdir, "case.ini", NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  CliScenario *sc = cli_scenario_load (path, sets, error);
+  if (path_out != NULL)
+    *path_out = path;
+  else
+    g_free (path);
+  return sc;
+}
+
+/* Loads `text` (+ sets), expects failure whose message contains every needle and the
+ * file's path. */
+static void
+expect_error (const char *text, const char *const *sets, const char *const *needles)
+{
+  g_autoptr (GError) e = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr (CliScenario) sc = load_text (text, sets, &e, &path);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, path));
+  for (guint i = 0; needles[i] != NULL; i++)
+    {
+      gboolean found = strstr (e->message, needles[i]) != NULL;
+      if (!found)
+        g_printerr ("\n  message \"%s\" lacks \"%s\"\n", e->message, needles[i]);
+      CU_ASSERT (found);
+    }
+}
+
+static char *
+with (const char *extra)
+{
+  return g_strconcat (base, extra, NULL);
+}
+
+static void
+test_good_scenario (void)
+{
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (base, NULL, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (model_arch_n_params (sc->arch), 1235814400);
+  CU_ASSERT_EQUAL (sc->stack.seq_len, 2048);
+  CU_ASSERT_EQUAL (sc->stack.precision, MODEL_PRECISION_FP32);
+  CU_ASSERT_EQUAL (sc->node.n_gpus, 1);
+  CU_ASSERT_STRING_EQUAL (sc->node.gpu->name, "A100-80GB-SXM");
+}
+
+static void
+test_set_overrides (void)
+{
+  const char *sets[] = { "training.micro_batch=4", "model.num_hidden_layers=2",
+                         "cluster.gpu=H100-SXM", NULL };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (base, sets, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->stack.micro_batch, 4);
+  CU_ASSERT_EQUAL (sc->arch->n_layers, 2);
+  CU_ASSERT_STRING_EQUAL (sc->node.gpu->name, "H100-SXM");
+  CU_ASSERT_PTR_NOT_NULL (strstr (sc->text, "micro_batch=4"));
+}
+
+static void
+test_custom_gpu_group (void)
+{
+  g_autofree char *t = g_strconcat (
+    "[model]\nhf_config = gpt2\n[cluster]\ngpu = Mine\n"
+    "[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\n"
+    "[gpu.Mine]\nbase = A100-80GB-SXM\nmemory = 40 GiB\n", NULL);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (t, NULL, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->node.gpu->memory_capacity, 40.0 * 1024 * 1024 * 1024);
+}
+
+static void
+test_missing_file (void)
+{
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_PTR_NULL (cli_scenario_load ("/nonexistent/x.ini", NULL, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "/nonexistent/x.ini"));
+}
+
+static void
+test_unknown_key_hint (void)
+{
+  g_autofree char *t = with ("grad_acum = 2\n");
+  expect_error (t, NULL, (const char *[]){ "[training]", "grad_acum", "grad_accum", NULL });
+}
+
+static void
+test_unknown_group_hint (void)
+{
+  g_autofree char *t = with ("[trainng]\nx = 1\n");
+  expect_error (t, NULL, (const char *[]){ "[trainng]", "training", NULL });
+}
+
+static void
+test_duplicate_key (void)
+{
+  g_autofree char *t = with ("micro_batch = 2\n");
+  expect_error (t, NULL, (const char *[]){ "[training]", "micro_batch", "twice", NULL });
+}
+
+static void
+test_duplicate_group (void)
+{
+  g_autofree char *t = with ("[cluster]\nnodes = 1\n");
+  expect_error (t, NULL, (const char *[]){ "[cluster]", "twice", NULL });
+}
+
+static void
+test_inline_comment (void)
+{
+  const char *t = "[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n"
+                  "[training]\nmicro_batch = 1 # one\nseq_len = 2048\nprecision = fp32\n";
+  expect_error (t, NULL, (const char *[]){ "[training]", "micro_batch", "comment", NULL });
+}
+
+static void
+test_missing_unit (void)
+{
+  g_autofree char *t = with ("[gpu.X]\nbase = A100-80GB-SXM\nmemory = 80\n");
+  expect_error (t, NULL, (const char *[]){ "[gpu.X]", "memory", NULL });
+  g_autofree char *u = g_strconcat (base, "", NULL);
+  expect_error (u, (const char *[]){ "cluster.host_memory=512", NULL },
+                (const char *[]){ "[cluster]", "host_memory", NULL });
+}
+
+static void
+test_wrong_unit (void)
+{
+  expect_error (base, (const char *[]){ "cluster.host_memory=512 GB/s", NULL },
+                (const char *[]){ "[cluster]", "host_memory", NULL });
+}
+
+static void
+test_non_positive (void)
+{
+  expect_error (base, (const char *[]){ "training.micro_batch=0", NULL },
+                (const char *[]){ "[training]", "micro_batch", NULL });
+  expect_error (base, (const char *[]){ "training.seq_len=-5", NULL },
+                (const char *[]){ "[training]", "seq_len", NULL });
+  expect_error (base, (const char *[]){ "cluster.host_memory=0 GiB", NULL },
+                (const char *[]){ "[cluster]", "host_memory", NULL });
+}
+
+static void
+test_missing_required (void)
+{
+  const char *t = "[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n"
+                  "[training]\nmicro_batch = 1\nprecision = fp32\n";
+  expect_error (t, NULL, (const char *[]){ "[training]", "seq_len", "missing", NULL });
+  expect_error ("[model]\nhf_config = gpt2\n[training]\nmicro_batch = 1\n", NULL,
+                (const char *[]){ "[cluster]", "missing", NULL });
+}
+
+static void
+test_unknown_family_and_config (void)
+{
+  expect_error (base, (const char *[]){ "model.hf_config=no-such-model", NULL },
+                (const char *[]){ "[model]", "hf_config", "no-such-model", NULL });
+  const char *t = "[model]\nfamily = bert\nhidden_size = 64\n[cluster]\ngpu = A100-80GB-SXM\n"
+                  "[training]\nmicro_batch = 1\nseq_len = 16\nprecision = fp32\n";
+  expect_error (t, NULL, (const char *[]){ "[model]", "family", "bert", NULL });
+}
+
+static void
+test_bad_enum_and_gpu (void)
+{
+  expect_error (base, (const char *[]){ "training.precision=fp64", NULL },
+                (const char *[]){ "[training]", "precision", "fp64", "bf16_mixed", NULL });
+  expect_error (base, (const char *[]){ "cluster.gpu=A100-80GB-SMX", NULL },
+                (const char *[]){ "[cluster]", "gpu", "A100-80GB-SXM", NULL });
+}
+
+static void
+test_bad_set_syntax (void)
+{
+  expect_error (base, (const char *[]){ "micro_batch=4", NULL },
+                (const char *[]){ "--set", "group.key=value", NULL });
+  expect_error (base, (const char *[]){ "training.micro_btch=4", NULL },
+                (const char *[]){ "[training]", "micro_btch", "micro_batch", NULL });
+}
+
+static void
+test_unreadable_json (void)
+{
+  g_autofree char *json = g_build_filename (tmpdir, "bad.json", NULL);
+  g_assert (g_file_set_contents (json, "{ \"model_type\": \"llama\", ", -1, NULL));
+  expect_error (base, (const char *[]){ "model.hf_config=bad.json", NULL },
+                (const char *[]){ "[model]", "hf_config", "bad.json", NULL });
+}
+
+int main (void);
+
+int
+main (void)
+{
+  tmpdir = g_dir_make_tmp ("stepsim-test-XXXXXX", NULL);
+  static const StepsimTest tests[] = {
+    { "good scenario loads", test_good_scenario },
+    { "--set overrides", test_set_overrides },
+    { "custom [gpu.NAME] group", test_custom_gpu_group },
+    { "missing file", test_missing_file },
+    { "unknown key with hint", test_unknown_key_hint },
+    { "unknown group with hint", test_unknown_group_hint },
+    { "duplicate key", test_duplicate_key },
+    { "duplicate group", test_duplicate_group },
+    { "inline comment", test_inline_comment },
+    { "missing unit", test_missing_unit },
+    { "wrong unit", test_wrong_unit },
+    { "non-positive sizes", test_non_positive },
+    { "missing required key or group", test_missing_required },
+    { "unknown model config or family", test_unknown_family_and_config },
+    { "bad enum value and GPU name", test_bad_enum_and_gpu },
+    { "bad --set syntax and key", test_bad_set_syntax },
+    { "unreadable JSON", test_unreadable_json },
+  };
+  int rc = STEPSIM_RUN_TESTS ("cli/scenario", tests);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
+  (void) !system (cmd);
+  g_free (tmpdir);
+  return rc;
+}

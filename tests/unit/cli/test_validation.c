@@ -1,0 +1,129 @@
+/* tests/unit/cli/test_validation.c — the seed examples S1 and S2
+ * (../shared/validation/published.md) simulated from the shipped scenarios, each checked
+ * against the seed's stated numbers with the tolerance stated beside it. */
+#include "config.h"
+
+#include <math.h>
+#include "cli/run.h"
+#include "cli/scenario.h"
+#include "tests/testlib.h"
+
+static gboolean
+simulate (const char *file, const char *const *sets, CliScenario **sc_out, CliRunResult *res)
+{
+  g_autofree char *path = stepsim_test_srcpath (file);
+  g_autoptr (GError) e = NULL;
+  CliScenario *sc = cli_scenario_load (path, sets, &e);
+  if (sc == NULL || !cli_run_simulate (sc, NULL, res, &e))
+    {
+      g_printerr ("\n  %s: %s\n", file, e ? e->message : "?");
+      cli_scenario_free (sc);
+      return FALSE;
+    }
+  *sc_out = sc;
+  return TRUE;
+}
+
+/* S1: Llama 3.2 1B, FP32 AdamW, full checkpointing, seq 2048, micro-batch 1, A100-80GB.
+ * Seed: weights 4 GB + gradients 4 GB + Adam 8 GB for a 1e9-parameter model, i.e. 16 B
+ * per parameter; activations "~1 GB" with checkpointing; 1–2 GB of CUDA context, framework
+ * and fragmentation; 18–20 GB in all, so 2–4 GB on top of the states.
+ * This model has Ψ = 1,235,814,400 parameters: the states are exactly 16Ψ = 19.77 GB, and
+ * the seed's 2–4 GB on top of them is what we check (the logits of a 128k vocabulary in
+ * fp32 are part of it). Tolerance: the seed's own range. */
+static void
+test_s1 (void)
+{
+  CliScenario *sc = NULL;
+  CliRunResult r;
+  CU_ASSERT_FATAL (simulate ("scenarios/s1-llama-3.2-1b-fp32.ini", NULL, &sc, &r));
+  double psi = 1235814400.0;
+  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_WEIGHTS], 4 * psi);
+  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_OPTIMIZER_STATE], 8 * psi);
+  STEPSIM_ASSERT_REL (r.model_states, 16 * psi, 1e-12);
+  double rest = r.device_used - r.model_states;
+  g_printerr ("\n  S1: states %.2f GB, activations at peak %.2f GB, rest %.2f GB, "
+              "device-used %.2f GB\n", r.model_states / 1e9, r.peak_mix[MODEL_MEM_ACTIVATIONS] / 1e9,
+              rest / 1e9, r.device_used / 1e9);
+  CU_ASSERT (rest >= 2e9 && rest <= 4e9);
+  /* "activations ~1 GB with checkpointing": within a factor of two. */
+  CU_ASSERT (r.peak_mix[MODEL_MEM_ACTIVATIONS] <= 2e9);
+  CU_ASSERT (r.fits);
+  cli_run_result_clear (&r);
+  cli_scenario_free (sc);
+}
+
+/* S2: 7B FP32 AdamW, states only: 28 + 28 + 56 = 112 GB for 7e9 parameters (16 B/param).
+ * Llama-2-7B has Ψ = 6,738,415,616: states 16Ψ = 107.8 GB exactly; 4Ψ weights, 4Ψ
+ * gradients, 8Ψ optimizer. Does not fit on one 80 GB GPU. */
+static void
+test_s2 (void)
+{
+  CliScenario *sc = NULL;
+  CliRunResult r;
+  CU_ASSERT_FATAL (simulate ("scenarios/s2-llama-2-7b-fp32.ini", NULL, &sc, &r));
+  double psi = 6738415616.0;
+  STEPSIM_ASSERT_REL (r.model_states, 16 * psi, 1e-12);
+  STEPSIM_ASSERT_REL (r.model_states * 7e9 / psi, 112e9, 1e-12);
+  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_GRADIENTS], 4 * psi);
+  CU_ASSERT_FALSE (r.fits);
+  cli_run_result_clear (&r);
+  cli_scenario_free (sc);
+}
+
+/* Same scenario twice gives identical results (determinism, DESIGN §6). */
+static void
+test_deterministic (void)
+{
+  CliScenario *a = NULL, *b = NULL;
+  CliRunResult ra, rb;
+  CU_ASSERT_FATAL (simulate ("scenarios/gpt2-small-eager-rtx4090.ini", NULL, &a, &ra));
+  CU_ASSERT_FATAL (simulate ("scenarios/gpt2-small-eager-rtx4090.ini", NULL, &b, &rb));
+  CU_ASSERT_EQUAL (ra.step_time, rb.step_time);
+  CU_ASSERT_EQUAL (ra.peak_allocated, rb.peak_allocated);
+  CU_ASSERT_EQUAL (ra.n_events, rb.n_events);
+  cli_run_result_clear (&ra);
+  cli_run_result_clear (&rb);
+  cli_scenario_free (a);
+  cli_scenario_free (b);
+}
+
+/* A slower GPU never makes a step faster; more micro-batches take proportionally longer. */
+static void
+test_monotone (void)
+{
+  CliScenario *a = NULL, *b = NULL, *c = NULL;
+  CliRunResult ra, rb, rc;
+  const char *slow[] = { "cluster.gpu=V100-32GB-SXM2", "training.precision=fp16_mixed", NULL };
+  const char *fast[] = { "cluster.gpu=A100-80GB-SXM", "training.precision=fp16_mixed", NULL };
+  const char *ga2[] = { "cluster.gpu=A100-80GB-SXM", "training.precision=fp16_mixed",
+                        "training.grad_accum=2", NULL };
+  CU_ASSERT_FATAL (simulate ("scenarios/s1-llama-3.2-1b-fp32.ini", slow, &a, &ra));
+  CU_ASSERT_FATAL (simulate ("scenarios/s1-llama-3.2-1b-fp32.ini", fast, &b, &rb));
+  CU_ASSERT_FATAL (simulate ("scenarios/s1-llama-3.2-1b-fp32.ini", ga2, &c, &rc));
+  CU_ASSERT (ra.step_time > rb.step_time);
+  /* GA 2 repeats forward+backward: between 1× and 2× the GA-1 step (the optimizer runs
+   * once either way). */
+  CU_ASSERT (rc.step_time > rb.step_time && rc.step_time < 2 * rb.step_time);
+  STEPSIM_ASSERT_REL (rc.tokens_per_step, 2 * rb.tokens_per_step, 1e-12);
+  cli_run_result_clear (&ra);
+  cli_run_result_clear (&rb);
+  cli_run_result_clear (&rc);
+  cli_scenario_free (a);
+  cli_scenario_free (b);
+  cli_scenario_free (c);
+}
+
+int main (void);
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "S1: 1B FP32 AdamW fits, seed ranges", test_s1 },
+    { "S2: 7B FP32 AdamW states 16 B/param, OOM", test_s2 },
+    { "same scenario twice, same result", test_deterministic },
+    { "slower GPU slower; GA scales", test_monotone },
+  };
+  return STEPSIM_RUN_TESTS ("validation/seed", tests);
+}
