@@ -7,7 +7,7 @@ UNIT_TEST_LIBS = tests/libstepsim_test.a $(STEPSIM_ALL_LIBS) $(CUNIT_LIBS)
 UNIT_TEST_FLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 
 # Shell checks: each prints "stepsim-tests: P passed, F failed" like the CUnit binaries.
-SHELL_CHECKS =
+SHELL_CHECKS = tests/layering.sh tests/cli.sh
 
 include tests/unit/sim/local.mk
 include tests/unit/hardware/local.mk
@@ -20,3 +20,4 @@ EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS)
 check-local: $(check_PROGRAMS) stepsim$(EXEEXT)
 	@STEPSIM=$(abs_builddir)/stepsim srcdir=$(abs_srcdir) builddir=$(abs_builddir) \
 	  $(SHELL) $(srcdir)/tests/run-tests.sh $(check_PROGRAMS) $(addprefix $(srcdir)/,$(SHELL_CHECKS))
+EXTRA_DIST += tests/fixtures/memory.tsv tests/golden/s1-summary.tsv

@@ -1,0 +1,88 @@
+#!/bin/sh
+# tests/cli.sh — end-to-end checks of the `stepsim` command as a user runs it: exit codes,
+# outputs written only on success, HDF5 readable without stepsim, export, charts, every
+# shipped scenario, determinism, golden summary. Prints "stepsim-tests: P passed, F failed".
+# Needs: STEPSIM (the binary), srcdir (the source tree).
+set -u
+: "${STEPSIM:?}" "${srcdir:?}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok () { passed=$((passed + 1)); echo "ok   $1"; }
+bad () { failed=$((failed + 1)); echo "FAIL $1"; }
+check () { name=$1; shift; if "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name"; fi; }
+
+s1="$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini"
+
+# --- usage --------------------------------------------------------------------------------
+check "--version prints the version" sh -c "'$STEPSIM' --version | grep -q '^stepsim [0-9]'"
+check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENARIO.ini'"
+"$STEPSIM" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "no command: exit 2" || bad "no command: exit 2 (got $rc)"
+"$STEPSIM" frobnicate >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "unknown command: exit 2" || bad "unknown command: exit 2 (got $rc)"
+"$STEPSIM" run --bogus-option "$s1" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option: exit 2 (got $rc)"
+check "run --help documents --set" sh -c "'$STEPSIM' run --help | grep -q -- '--set'"
+
+# --- the default scenario ------------------------------------------------------------------
+cd "$work" || exit 1
+if "$STEPSIM" run "$s1" -o s1.h5 --plot charts >run.out 2>run.err; then ok "default scenario runs"; else bad "default scenario runs"; cat run.err; fi
+check "summary says FITS" grep -q 'FITS' run.out
+check "summary has MFU and tokens/s" sh -c "grep -q 'MFU' run.out && grep -q 'tokens/s' run.out"
+check "summary names the category mix" grep -q 'optimizer_state' run.out
+check "HDF5 file written" test -s s1.h5
+check "memory chart is a PNG" sh -c "head -c 8 charts/s1-llama-3.2-1b-fp32-memory.png | od -c | grep -q 'P   N   G'"
+check "no temporary files left" sh -c "! ls -a | grep -q tmp"
+if command -v h5dump >/dev/null 2>&1; then
+  check "h5dump reads the file" h5dump -H s1.h5
+  check "scenario text stored in the file" sh -c "h5dump -a /scenario s1.h5 | grep -q hf_config"
+fi
+"$STEPSIM" export s1.h5 /summary >summary.tsv 2>/dev/null
+check "export /summary has step_time in s" grep -q "^step_time	[0-9.e+-]*	s$" summary.tsv
+check "export memory group has categories" sh -c "'$STEPSIM' export s1.h5 /series/rank0/memory | head -n 1 | grep -q '^time	weights	master_weights'"
+check "export /tasks has labels" sh -c "'$STEPSIM' export s1.h5 /tasks | grep -q 'recompute L0 mb0'"
+"$STEPSIM" export s1.h5 /no/such >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "export of a missing object: exit 1" || bad "export of a missing object: exit 1 (got $rc)"
+"$STEPSIM" run "$s1" -o again.h5 -q >/dev/null 2>&1
+check "same scenario twice: identical HDF5 bytes" cmp s1.h5 again.h5
+
+# Golden summary: every scalar of /summary within 1e-9 relative of the recorded one.
+golden="$srcdir/tests/golden/s1-summary.tsv"
+if awk -F '\t' 'NR == FNR { g[$1] = $2; next }
+     ($1 in g) && $2 ~ /^[-0-9.e+]+$/ { d = $2 - g[$1]; if (d < 0) d = -d; a = g[$1] < 0 ? -g[$1] : g[$1];
+                    if (d > 1e-9 * a + 1e-300) { print "differs: " $1 " " $2 " vs " g[$1]; bad = 1 } n++ }
+     END { exit (bad || n < 20) }' "$golden" summary.tsv; then ok "golden summary of the default scenario"; else bad "golden summary of the default scenario"; fi
+
+# --- bad input: one message, exit 1, nothing written -----------------------------------------
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\nmicro_bach = 2\n' > typo.ini
+"$STEPSIM" run typo.ini -o typo.h5 --plot typo-charts >typo.out 2>typo.err; rc=$?
+[ $rc -eq 1 ] && ok "unknown key: exit 1" || bad "unknown key: exit 1 (got $rc)"
+check "unknown key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[training\\], key 'micro_bach'.*micro_batch\" typo.err"
+check "unknown key: one line on stderr" test "$(wc -l <typo.err)" -eq 1
+check "unknown key: no output written" sh -c "! test -e typo.h5 && ! test -e typo-charts"
+"$STEPSIM" run "$s1" -o set.h5 --set training.seq_len=2048x >/dev/null 2>set.err; rc=$?
+[ $rc -eq 1 ] && ok "bad --set value: exit 1" || bad "bad --set value: exit 1 (got $rc)"
+check "bad --set value: no output" sh -c "! test -e set.h5"
+"$STEPSIM" run missing.ini >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "missing scenario file: exit 1" || bad "missing scenario file: exit 1 (got $rc)"
+"$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
+
+# --- catalogs --------------------------------------------------------------------------------
+check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
+check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8030261248'"
+
+# --- every shipped scenario runs ---------------------------------------------------------------
+for f in "$srcdir"/scenarios/*.ini; do
+  n=$(basename "$f" .ini)
+  if "$STEPSIM" run "$f" -o "$n.h5" -q >/dev/null 2>"$n.err"; then ok "scenario $n runs"; else bad "scenario $n runs"; cat "$n.err"; fi
+done
+
+# --- plots from a fixture (smoke) --------------------------------------------------------------
+check "memory.gp renders the fixture to PNG" gnuplot -c "$srcdir/plots/memory.gp" "$srcdir/tests/fixtures/memory.tsv" fixture.png 20 fixture
+check "memory.gp renders the fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/memory.gp' '$srcdir/tests/fixtures/memory.tsv' fixture.svg 20 fixture && grep -q '<svg' fixture.svg"
+
+echo "stepsim-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
