@@ -1,0 +1,20 @@
+#!/bin/sh
+# bench/run.sh BUILDDIR — runs the benchmarks and prints their results as TSV lines
+# "name<TAB>value<TAB>unit", headed by the machine and date. Record them in bench/RESULTS.md.
+# Benchmarks, not tests: nothing here passes or fails on speed.
+set -eu
+build=${1:-.}
+src=$(cd "$(dirname "$0")/.." && pwd)
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+"$build/bench/bench_engine"
+# Wall time of the default scenario, best of 5 runs (HDF5 writing included).
+tmp=$(mktemp -d)
+best=""
+for i in 1 2 3 4 5; do
+  t0=$(date +%s.%N)
+  "$build/stepsim" run "$src/scenarios/s1-llama-3.2-1b-fp32.ini" -o "$tmp/s1.h5" -q
+  t1=$(date +%s.%N)
+  best=$(awk -v a="$t0" -v b="$t1" -v best="$best" 'BEGIN { t = b - a; print (best == "" || t < best) ? t : best }')
+done
+rm -rf "$tmp"
+printf 'default_scenario_wall_time\t%.4f\ts\n' "$best"
