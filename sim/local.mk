@@ -2,6 +2,7 @@
 noinst_LIBRARIES += sim/libstepsim_sim.a
 sim_libstepsim_sim_a_SOURCES = \
 	sim/engine.c sim/engine.h \
+	sim/heap.c sim/heap.h \
 	sim/text.c sim/text.h \
 	sim/fluid.c sim/fluid.h \
 	sim/units.c sim/units.h \

@@ -1,1 +1,5 @@
 # tests/unit/sim: one CUnit binary per module of sim/.
+check_PROGRAMS += tests/unit/sim/test_engine
+tests_unit_sim_test_engine_SOURCES = tests/unit/sim/test_engine.c
+tests_unit_sim_test_engine_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_engine_LDADD = $(UNIT_TEST_LIBS)
