@@ -104,8 +104,8 @@ sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc func, gpoin
 }
 
 SimEventId
-sim_engine_schedule_after (SimEngine *engine, double delay, SimEventFunc func,
-                           gpointer user_data, GDestroyNotify destroy)
+sim_engine_schedule_after (SimEngine *engine, double delay, SimEventFunc func, gpointer user_data,
+                           GDestroyNotify destroy)
 {
   g_return_val_if_fail (engine != NULL, 0);
   g_return_val_if_fail (isfinite (delay) && delay >= 0.0, 0);
