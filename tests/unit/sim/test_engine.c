@@ -180,6 +180,43 @@ test_cancel_fired_or_unknown_returns_false (void)
   log_free (log);
 }
 
+/* An id stays dead after its event fired, even once its storage is reused by a new event:
+ * cancelling the old id must neither succeed nor touch the new event. */
+static void
+test_stale_id_does_not_cancel_reused_slot (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  int destroyed = 0;
+  SimEventId old = sim_engine_schedule_at (engine, 1.0, noop_cb, NULL, NULL);
+  sim_engine_run (engine);
+  SimEventId fresh = sim_engine_schedule_at (engine, 2.0, noop_cb, &destroyed, count_destroy);
+  CU_ASSERT_NOT_EQUAL (fresh, old);
+  CU_ASSERT_FALSE (sim_engine_cancel (engine, old));
+  CU_ASSERT_EQUAL (sim_engine_pending (engine), 1);
+  CU_ASSERT_EQUAL (destroyed, 0);
+  CU_ASSERT_TRUE (sim_engine_cancel (engine, fresh));
+  CU_ASSERT_EQUAL (destroyed, 1);
+}
+
+/* A callback cannot cancel the event that is firing (it is no longer pending). */
+static void
+self_cancel_cb (SimEngine *engine, gpointer user_data)
+{
+  SimEventId *id = user_data;
+  CU_ASSERT_FALSE (sim_engine_cancel (engine, *id));
+  *id = 0;
+}
+
+static void
+test_firing_event_cannot_cancel_itself (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  SimEventId id = 0;
+  id = sim_engine_schedule_at (engine, 1.0, self_cancel_cb, &id, NULL);
+  CU_ASSERT_EQUAL (sim_engine_run (engine), 1);
+  CU_ASSERT_EQUAL (id, 0); /* the callback ran */
+}
+
 /* Destroy notifier of a fired event runs after its callback (which still sees valid data). */
 static void
 check_not_destroyed_cb (SimEngine *engine, gpointer user_data)
@@ -325,6 +362,8 @@ static const StepsimTest tests[] = {
   { "same time fires in insertion order", test_same_time_fires_in_insertion_order },
   { "cancel prevents firing, destroys once", test_cancel_prevents_firing_and_destroys_once },
   { "cancel of fired or unknown id is FALSE", test_cancel_fired_or_unknown_returns_false },
+  { "stale id does not cancel a reused slot", test_stale_id_does_not_cancel_reused_slot },
+  { "firing event cannot cancel itself", test_firing_event_cannot_cancel_itself },
   { "destroy notifier runs after firing", test_destroy_runs_after_fire },
   { "run_until stops at t_end and sets clock", test_run_until_stops_and_sets_clock },
   { "stop inside a callback", test_stop_inside_callback },
