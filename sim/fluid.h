@@ -86,4 +86,7 @@ void sim_fluid_set_load_func (SimFluid *fluid, SimLoadFunc func, gpointer user_d
 /* Number of running activities (including those still in latency). */
 guint sim_fluid_n_activities (const SimFluid *fluid);
 
+/* Number of component re-solves so far (diagnostics and benchmarks; see sim/fluid.c). */
+guint64 sim_fluid_n_solves (const SimFluid *fluid);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimFluid, sim_fluid_free)

@@ -1,0 +1,86 @@
+/* sim/fluid-private.h — the fluid solver's internal structures, shared by sim/fluid.c
+ * (bookkeeping: activities, events, dirty sets) and sim/fluid_solve.c (component search and
+ * progressive filling). Not installed, not for use outside sim/fluid*.c.
+ *
+ * Invariants: a sharing activity appears exactly once in the member list of each resource it
+ * uses, at slots[u] for its use u; it is in `finishing` iff its rate is > 0; `remaining` is
+ * the amount left at time t_last, and the activity has progressed at `rate` since t_last.
+ * Units: capacities and usages in resource units/s, amounts in activity units, times in s.
+ */
+#pragma once
+
+#include "sim/fluid.h"
+#include "sim/heap.h"
+
+typedef struct _SimFluidActivity SimFluidActivity;
+typedef struct _SimFluidSolver SimFluidSolver;
+
+/* One entry of a resource's member list: the activity and the index of its use. */
+typedef struct
+{
+  SimFluidActivity *act;
+  guint use;
+} SimFluidMember;
+
+typedef struct
+{
+  SimResourceId id;
+  char *name;
+  double capacity; /* units/s, > 0 */
+  double usage;    /* Σ weight · rate after the last solve of its component */
+  GArray *members; /* SimFluidMember of the sharing activities that use it */
+  gboolean dirty;  /* listed in SimFluid.dirty_res */
+  guint visit;     /* epoch stamp of the last component search that reached it */
+  /* Progressive-filling scratch. */
+  SimHeapNode node; /* key = cap_left / w_unfixed (the level λ that saturates it) */
+  double cap_left, w_unfixed, w_total;
+  guint n_unfixed;
+} SimFluidResource;
+
+struct _SimFluidActivity
+{
+  SimFluid *fluid;
+  SimActivityId id;
+  double amount, remaining, rate, rate_bound, t_last;
+  SimUse *uses; /* merged: each resource at most once */
+  guint n_uses;
+  guint *slots; /* slots[u]: index in the member list of uses[u].resource */
+  SimActivityDoneFunc done;
+  gpointer user_data;
+  SimEventId latency_event; /* 0 once the latency is over */
+  gboolean sharing;         /* past its latency, not finished */
+  SimHeapNode finish;       /* key = finish time (s), tie = id */
+  guint visit;              /* epoch stamp, as for resources */
+  gboolean fixed;           /* progressive-filling scratch */
+};
+
+struct _SimFluid
+{
+  SimEngine *engine;
+  GPtrArray *resources;   /* SimFluidResource*, index = id */
+  GHashTable *activities; /* &id → SimFluidActivity* (owned) */
+  SimActivityId next_id;
+  SimHeap *finishing; /* sharing activities by finish time */
+  SimEventId completion_event, flush_event;
+  double completion_time;
+  GArray *dirty_res;  /* SimResourceId whose component must be re-solved */
+  GArray *dirty_acts; /* SimActivityId of joined activities without uses */
+  guint epoch;
+  guint64 n_solves;
+  SimLoadFunc load_func;
+  gpointer load_data;
+  SimFluidSolver *solver;
+};
+
+SimFluidSolver *sim_fluid_solver_new (void);
+void sim_fluid_solver_free (SimFluidSolver *solver);
+
+/* Remaining amount of a sharing activity at time `now` (>= t_last), without changing it. */
+double sim_fluid_remaining_at (const SimFluidActivity *a, double now);
+
+/* Re-solves the connected component that contains `seed_res` (or `seed_act` when seed_res is
+ * NULL), unless this flush's epoch already visited it: advances its activities to now, sets
+ * their rates by progressive filling, re-keys them in `finishing`, updates resource usages
+ * and appends the id of every resource whose usage changed to `changed`. */
+void sim_fluid_solve_from (SimFluid *fluid, SimFluidResource *seed_res, SimFluidActivity *seed_act,
+                           GArray *changed);

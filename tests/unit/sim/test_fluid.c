@@ -1,0 +1,613 @@
+/* tests/unit/sim/test_fluid.c — max-min fair fluid sharing (sim/fluid.c): closed-form
+ * transfer, sharing, bottleneck, bound and roofline times; re-sharing; cancel; observer
+ * properties (capacity never exceeded); determinism; component-local and batched solves. */
+#include "config.h"
+#include "sim/fluid.h"
+#include "tests/testlib.h"
+
+#include <math.h>
+#include <string.h>
+
+#define TOL 1e-12
+
+/* Completion log: done[id] = time of completion (NaN until then), order = ids as reported. */
+typedef struct
+{
+  SimEngine *engine;
+  SimFluid *fluid;
+  GArray *done;  /* double, indexed by activity id */
+  GArray *order; /* SimActivityId in callback order */
+} Rec;
+
+static Rec *
+rec_new (void)
+{
+  Rec *r = g_new0 (Rec, 1);
+  r->engine = sim_engine_new ();
+  r->fluid = sim_fluid_new (r->engine);
+  r->done = g_array_new (FALSE, FALSE, sizeof (double));
+  r->order = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
+  return r;
+}
+
+static void
+rec_free (Rec *r)
+{
+  sim_fluid_free (r->fluid);
+  sim_engine_free (r->engine);
+  g_array_unref (r->done);
+  g_array_unref (r->order);
+  g_free (r);
+}
+
+static void
+done_cb (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  Rec *r = user_data;
+  (void) fluid;
+  double nan = NAN, now = sim_engine_now (r->engine);
+  while (r->done->len <= id)
+    g_array_append_val (r->done, nan);
+  g_array_index (r->done, double, id) = now;
+  g_array_append_val (r->order, id);
+}
+
+static double
+done_at (const Rec *r, SimActivityId id)
+{
+  return id < r->done->len ? g_array_index (r->done, double, id) : NAN;
+}
+
+/* A flow of `amount` over one resource with weight 1. */
+static SimActivityId
+flow (Rec *r, SimResourceId res, double amount, double latency)
+{
+  SimUse use = { res, 1.0 };
+  return sim_fluid_start (r->fluid, amount, latency, INFINITY, &use, 1, done_cb, r);
+}
+
+/* Alone on a link, a transfer waits L then moves S bytes at B: t = L + S/B. */
+static void
+test_single_transfer (void)
+{
+  Rec *r = rec_new ();
+  const double L = 2e-6, S = 1e9, B = 100e9;
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", B);
+  SimActivityId id = flow (r, link, S, L);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, id), 0.0); /* in latency */
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, id), L + S / B, TOL);
+  CU_ASSERT_EQUAL (sim_fluid_n_activities (r->fluid), 0);
+  rec_free (r);
+}
+
+/* n equal flows share B equally (B/n each: max-min with one bottleneck), so each needs
+ * S/(B/n) after its latency: t = L + nS/B for all of them. */
+static void
+test_equal_flows_share (void)
+{
+  Rec *r = rec_new ();
+  const guint n = 8;
+  const double L = 1e-3, S = 5e8, B = 25e9;
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", B);
+  SimActivityId ids[8];
+  for (guint i = 0; i < n; i++)
+    ids[i] = flow (r, link, S, L);
+  sim_engine_run_until (r->engine, 2 * L);
+  for (guint i = 0; i < n; i++)
+    STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, ids[i]), B / n, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_resource_usage (r->fluid, link), B, TOL);
+  sim_engine_run (r->engine);
+  for (guint i = 0; i < n; i++)
+    STEPSIM_ASSERT_REL (done_at (r, ids[i]), L + n * S / B, TOL);
+  rec_free (r);
+}
+
+/* Flows A (link1), B (link1 + link2), C (link2); c1 = 10 < c2 = 25. Progressive filling:
+ * the common level λ saturates link1 at c1/2 = 5 before link2 at c2/2 = 12.5, so A = B = 5;
+ * link2 keeps c2 − 5 = 20 for C alone, so C = 20. Both links end up full. */
+static void
+test_two_link_bottleneck (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId l1 = sim_fluid_add_resource (r->fluid, "link1", 10.0);
+  SimResourceId l2 = sim_fluid_add_resource (r->fluid, "link2", 25.0);
+  SimUse ua = { l1, 1.0 }, ub[2] = { { l1, 1.0 }, { l2, 1.0 } }, uc = { l2, 1.0 };
+  SimActivityId a = sim_fluid_start (r->fluid, 100.0, 0.0, INFINITY, &ua, 1, done_cb, r);
+  SimActivityId b = sim_fluid_start (r->fluid, 100.0, 0.0, INFINITY, ub, 2, done_cb, r);
+  SimActivityId c = sim_fluid_start (r->fluid, 100.0, 0.0, INFINITY, &uc, 1, done_cb, r);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, a), 5.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, b), 5.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, c), 20.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_resource_usage (r->fluid, l1), 10.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_resource_usage (r->fluid, l2), 25.0, TOL);
+  /* C finishes at 100/20 = 5 s; then B shares link1 (5 each, link2 no longer binding):
+   * A and B finish together at 100/5 = 20 s. */
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, c), 5.0, TOL);
+  STEPSIM_ASSERT_REL (done_at (r, a), 20.0, TOL);
+  STEPSIM_ASSERT_REL (done_at (r, b), 20.0, TOL);
+  rec_free (r);
+}
+
+/* Link of capacity 10, X bounded at 2, Y and Z unbounded. The level reaches X's bound (2)
+ * before the link saturates (10/3), so X = 2 and Y = Z = (10 − 2)/2 = 4. */
+static void
+test_rate_bound_caps (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", 10.0);
+  SimUse use = { link, 1.0 };
+  SimActivityId x = sim_fluid_start (r->fluid, 8.0, 0.0, 2.0, &use, 1, done_cb, r);
+  SimActivityId y = flow (r, link, 100.0, 0.0);
+  SimActivityId z = flow (r, link, 100.0, 0.0);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, x), 2.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, y), 4.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, z), 4.0, TOL);
+  /* X: 8/2 = 4 s. Y, Z: 16 each by 4 s, then 5 each: 4 + 84/5 = 20.8 s. */
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, x), 4.0, TOL);
+  STEPSIM_ASSERT_REL (done_at (r, y), 20.8, TOL);
+  rec_free (r);
+}
+
+/* Roofline: amount 1, weight F (FLOP) on compute of capacity C (FLOP/s) and weight M (B)
+ * on HBM of capacity H (B/s). Rate r ≤ min(C/F, H/M), so time = 1/r = max(F/C, M/H). */
+static void
+roofline_case (double F, double M, double expect)
+{
+  Rec *r = rec_new ();
+  const double C = 1e14, H = 3e12;
+  SimResourceId comp = sim_fluid_add_resource (r->fluid, "compute", C);
+  SimResourceId hbm = sim_fluid_add_resource (r->fluid, "hbm", H);
+  SimUse uses[2] = { { comp, F }, { hbm, M } };
+  SimActivityId k = sim_fluid_start (r->fluid, 1.0, 0.0, INFINITY, uses, 2, done_cb, r);
+  STEPSIM_ASSERT_REL (sim_fluid_resource_usage (r->fluid, comp), F / expect, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_resource_usage (r->fluid, hbm), M / expect, TOL);
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, k), expect, TOL);
+  rec_free (r);
+}
+
+static void
+test_roofline_compute_bound (void)
+{
+  /* F/C = 1e12/1e14 = 1e-2 s > M/H = 1e9/3e12 ≈ 3.3e-4 s. */
+  roofline_case (1e12, 1e9, 1e-2);
+}
+
+static void
+test_roofline_memory_bound (void)
+{
+  /* F/C = 1e9/1e14 = 1e-5 s < M/H = 1e10/3e12 ≈ 3.3e-3 s. */
+  roofline_case (1e9, 1e10, 1e10 / 3e12);
+}
+
+/* Link B = 1. f1 (amount 4) from t = 0; f2 (amount 1) joins at t = 1 (latency 1).
+ * [0, 1]: f1 alone at 1 → 3 left. Then both at 1/2: f2 needs 1/(1/2) = 2 → done at 3;
+ * f1 has 3 − 1 = 2 left at t = 3, alone again at 1 → done at 5. */
+static void
+test_late_flow_reshares (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", 1.0);
+  SimActivityId f1 = flow (r, link, 4.0, 0.0);
+  SimActivityId f2 = flow (r, link, 1.0, 1.0);
+  sim_engine_run_until (r->engine, 2.0);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, f1), 0.5, TOL);
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, f2), 3.0, TOL);
+  STEPSIM_ASSERT_REL (done_at (r, f1), 5.0, TOL);
+  rec_free (r);
+}
+
+typedef struct
+{
+  Rec *rec;
+  SimActivityId victim;
+  gboolean first, second;
+} CancelCtx;
+
+static void
+cancel_cb (SimEngine *engine, gpointer user_data)
+{
+  (void) engine;
+  CancelCtx *c = user_data;
+  c->first = sim_fluid_cancel (c->rec->fluid, c->victim);
+  c->second = sim_fluid_cancel (c->rec->fluid, c->victim);
+}
+
+/* Link B = 1, two flows of 10. Until the cancel of f1 at t = 2 each gets 1/2, so f2 has
+ * 10 − 1 = 9 left; alone at 1 it finishes at 2 + 9 = 11. f1 never reports done. */
+static void
+test_cancel_speeds_up_others (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", 1.0);
+  SimActivityId f1 = flow (r, link, 10.0, 0.0);
+  SimActivityId f2 = flow (r, link, 10.0, 0.0);
+  CancelCtx c = { r, f1, FALSE, TRUE };
+  sim_engine_schedule_at (r->engine, 2.0, cancel_cb, &c, NULL);
+  sim_engine_run (r->engine);
+  CU_ASSERT_TRUE (c.first);
+  CU_ASSERT_FALSE (c.second);
+  CU_ASSERT_TRUE (isnan (done_at (r, f1)));
+  STEPSIM_ASSERT_REL (done_at (r, f2), 11.0, TOL);
+  CU_ASSERT_EQUAL (r->order->len, 1);
+  CU_ASSERT_FALSE (sim_fluid_cancel (r->fluid, f2)); /* finished */
+  rec_free (r);
+}
+
+/* Observer that checks the capacity invariant and keeps each resource's last usage. */
+typedef struct
+{
+  GArray *last;     /* double per resource */
+  guint violations; /* usage > capacity (1 + 1e-9) */
+  guint calls;
+} LoadCheck;
+
+static void
+load_cb (SimFluid *fluid, SimResourceId res, double time, double usage, gpointer user_data)
+{
+  LoadCheck *lc = user_data;
+  (void) time;
+  lc->calls++;
+  if (usage > sim_fluid_resource_capacity (fluid, res) * (1 + 1e-9) || usage < 0.0)
+    lc->violations++;
+  CU_ASSERT_EQUAL (usage, sim_fluid_resource_usage (fluid, res));
+  g_array_index (lc->last, double, res) = usage;
+}
+
+#define N_RAND_RES 6
+#define N_RAND_ACT 300
+
+/* What the random run started, for the max-min check below. */
+typedef struct
+{
+  Rec *rec;
+  SimActivityId id[N_RAND_ACT];
+  SimUse uses[N_RAND_ACT][3];
+  guint n_uses[N_RAND_ACT];
+  double bound[N_RAND_ACT];
+  guint checks, violations;
+} RandomRun;
+
+/* Is activity i limited by a resource it uses, i.e. one that is full (usage ≥ c(1 − 1e-9))
+ * and on which no activity runs faster than i? */
+static gboolean
+has_bottleneck (RandomRun *rr, guint i, const double *rate)
+{
+  SimFluid *fluid = rr->rec->fluid;
+  for (guint u = 0; u < rr->n_uses[i]; u++)
+    {
+      SimResourceId j = rr->uses[i][u].resource;
+      double cap = sim_fluid_resource_capacity (fluid, j);
+      if (sim_fluid_resource_usage (fluid, j) < cap * (1 - 1e-9))
+        continue;
+      gboolean fastest = TRUE;
+      for (guint k = 0; k < N_RAND_ACT && fastest; k++)
+        for (guint v = 0; v < rr->n_uses[k]; v++)
+          if (rr->uses[k][v].resource == j && rate[k] > rate[i] * (1 + 1e-9))
+            fastest = FALSE;
+      if (fastest)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Bottleneck characterisation of max-min fairness (Bertsekas & Gallager §6.5.2): a feasible
+ * allocation is max-min fair iff every activity is at its bound or has a bottleneck. */
+static void
+check_max_min (SimEngine *engine, gpointer user_data)
+{
+  RandomRun *rr = user_data;
+  double rate[N_RAND_ACT];
+  for (guint i = 0; i < N_RAND_ACT; i++)
+    rate[i] = MAX (0.0, sim_fluid_activity_rate (rr->rec->fluid, rr->id[i]));
+  for (guint i = 0; i < N_RAND_ACT; i++)
+    {
+      if (rate[i] <= 0.0)
+        continue; /* finished or in latency */
+      rr->checks++;
+      if (rate[i] < rr->bound[i] * (1 - 1e-9) && !has_bottleneck (rr, i, rate))
+        rr->violations++;
+    }
+  if (sim_fluid_n_activities (rr->rec->fluid) > 0)
+    sim_engine_schedule_after (engine, 0.37, check_max_min, rr, NULL);
+}
+
+/* 300 random activities on 6 resources: 1–3 uses with weights in [0.1, 10], latencies in
+ * [0, 5] s, one in four bounded. With `rr`, checks max-min fairness every 0.37 s.
+ * Returns the completion log (caller frees). */
+static Rec *
+random_run (guint32 seed, LoadCheck *lc, RandomRun *rr)
+{
+  Rec *r = rec_new ();
+  g_autoptr (GRand) rng = g_rand_new_with_seed (seed);
+  for (guint j = 0; j < N_RAND_RES; j++)
+    {
+      g_autofree char *name = g_strdup_printf ("r%u", j);
+      sim_fluid_add_resource (r->fluid, name, g_rand_double_range (rng, 1.0, 100.0));
+    }
+  g_array_set_size (lc->last, N_RAND_RES);
+  sim_fluid_set_load_func (r->fluid, load_cb, lc);
+  for (guint i = 0; i < N_RAND_ACT; i++)
+    {
+      SimUse uses[3];
+      guint n_uses = g_rand_int_range (rng, 1, 4);
+      for (guint u = 0; u < n_uses; u++)
+        uses[u]
+            = (SimUse){ g_rand_int_range (rng, 0, N_RAND_RES), g_rand_double_range (rng, 0.1, 10) };
+      double bound
+          = g_rand_int_range (rng, 0, 4) == 0 ? g_rand_double_range (rng, 0.5, 5) : INFINITY;
+      SimActivityId id
+          = sim_fluid_start (r->fluid, g_rand_double_range (rng, 1, 50),
+                             g_rand_double_range (rng, 0, 5), bound, uses, n_uses, done_cb, r);
+      if (rr != NULL)
+        {
+          rr->id[i] = id;
+          rr->n_uses[i] = n_uses;
+          rr->bound[i] = bound;
+          memcpy (rr->uses[i], uses, sizeof uses);
+        }
+    }
+  if (rr != NULL)
+    {
+      rr->rec = r;
+      sim_engine_schedule_at (r->engine, 0.1, check_max_min, rr, NULL);
+    }
+  sim_engine_run (r->engine);
+  return r;
+}
+
+static void
+test_random_allocation_is_max_min_fair (void)
+{
+  LoadCheck lc = { g_array_new (FALSE, TRUE, sizeof (double)), 0, 0 };
+  RandomRun *rr = g_new0 (RandomRun, 1);
+  Rec *r = random_run (99, &lc, rr);
+  CU_ASSERT (rr->checks > 1000); /* many activities were checked while running */
+  CU_ASSERT_EQUAL (rr->violations, 0);
+  CU_ASSERT_EQUAL (r->order->len, N_RAND_ACT);
+  rec_free (r);
+  g_free (rr);
+  g_array_unref (lc.last);
+}
+
+static void
+test_random_capacity_never_exceeded (void)
+{
+  LoadCheck lc = { g_array_new (FALSE, TRUE, sizeof (double)), 0, 0 };
+  Rec *r = random_run (4242, &lc, NULL);
+  CU_ASSERT_EQUAL (lc.violations, 0);
+  CU_ASSERT (lc.calls > 300); /* the observer really ran */
+  CU_ASSERT_EQUAL (r->order->len, N_RAND_ACT);
+  CU_ASSERT_EQUAL (sim_fluid_n_activities (r->fluid), 0);
+  CU_ASSERT_EQUAL (sim_engine_pending (r->engine), 0);
+  for (guint j = 0; j < lc.last->len; j++)
+    CU_ASSERT_EQUAL (g_array_index (lc.last, double, j), 0.0); /* reported idle at the end */
+  rec_free (r);
+  g_array_unref (lc.last);
+}
+
+static void
+test_same_inputs_same_times (void)
+{
+  LoadCheck lc1 = { g_array_new (FALSE, TRUE, sizeof (double)), 0, 0 };
+  LoadCheck lc2 = { g_array_new (FALSE, TRUE, sizeof (double)), 0, 0 };
+  Rec *a = random_run (777, &lc1, NULL), *b = random_run (777, &lc2, NULL);
+  CU_ASSERT_EQUAL_FATAL (a->done->len, b->done->len);
+  CU_ASSERT (memcmp (a->done->data, b->done->data, a->done->len * sizeof (double)) == 0);
+  CU_ASSERT (memcmp (a->order->data, b->order->data, a->order->len * sizeof (SimActivityId)) == 0);
+  CU_ASSERT_EQUAL (lc1.calls, lc2.calls);
+  rec_free (a);
+  rec_free (b);
+  g_array_unref (lc1.last);
+  g_array_unref (lc2.last);
+}
+
+/* Done callback that, for the first completion, checks the siblings completing at the same
+ * instant are already gone, then starts a follow-up flow of 3 on the same link. */
+typedef struct
+{
+  Rec *rec;
+  SimResourceId link;
+  SimActivityId siblings[3];
+  SimActivityId follow;
+} Burst;
+
+static void
+burst_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  Burst *b = user_data;
+  done_cb (fluid, id, b->rec);
+  if (b->follow != 0)
+    return;
+  for (guint i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL (sim_fluid_activity_rate (fluid, b->siblings[i]), -1.0);
+  b->follow = flow (b->rec, b->link, 3.0, 0.0);
+}
+
+/* Three flows of 2 on a link of 3 run at 1 each and all end at t = 2, reported in id order;
+ * the follow-up started from the first callback has the link alone: 2 + 3/3 = 3 s. */
+static void
+test_simultaneous_completions_in_id_order (void)
+{
+  Rec *r = rec_new ();
+  Burst b = { r, sim_fluid_add_resource (r->fluid, "link", 3.0), { 0 }, 0 };
+  SimUse use = { b.link, 1.0 };
+  for (guint i = 0; i < 3; i++)
+    b.siblings[i] = sim_fluid_start (r->fluid, 2.0, 0.0, INFINITY, &use, 1, burst_done, &b);
+  sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL_FATAL (r->order->len, 4);
+  for (guint i = 0; i < 3; i++)
+    {
+      CU_ASSERT_EQUAL (g_array_index (r->order, SimActivityId, i), b.siblings[i]);
+      STEPSIM_ASSERT_REL (done_at (r, b.siblings[i]), 2.0, TOL);
+    }
+  STEPSIM_ASSERT_REL (done_at (r, b.follow), 3.0, TOL);
+  rec_free (r);
+}
+
+/* No uses: without a bound it completes right after its latency (infinite rate); with a
+ * bound of 5 an amount of 10 takes 10/5 = 2 s after a latency of 0.5. */
+static void
+test_no_uses (void)
+{
+  Rec *r = rec_new ();
+  SimActivityId a = sim_fluid_start (r->fluid, 1e6, 0.25, INFINITY, NULL, 0, done_cb, r);
+  SimActivityId b = sim_fluid_start (r->fluid, 10.0, 0.5, 5.0, NULL, 0, done_cb, r);
+  SimActivityId c = sim_fluid_start (r->fluid, 7.0, 0.0, G_MAXDOUBLE, NULL, 0, done_cb, r);
+  CU_ASSERT_TRUE (isnan (done_at (r, c))); /* never synchronously from start */
+  sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL (done_at (r, c), 0.0);
+  CU_ASSERT_EQUAL (done_at (r, a), 0.25);
+  STEPSIM_ASSERT_REL (done_at (r, b), 2.5, TOL);
+  rec_free (r);
+}
+
+typedef struct
+{
+  GArray *t, *u;
+} Series;
+
+static void
+series_cb (SimFluid *fluid, SimResourceId res, double time, double usage, gpointer user_data)
+{
+  (void) fluid, (void) res;
+  Series *s = user_data;
+  g_array_append_val (s->t, time);
+  g_array_append_val (s->u, usage);
+}
+
+/* One link of 4: f1 (8) alone → usage 4 at 0; f2 (2, latency 1) joins: both at 2, still 4
+ * in total, so no call; f2 ends at 1 + 2/2 = 2 → still 4 (f1 alone); f1 has 8 − 4 − 2 = 2
+ * left, ends at 2.5 → 0. Usage changes only at 0 and 2.5. With f3 on a second link of 10
+ * bounded at 1 from t = 0 (amount 1): that link goes 1 at 0 and 0 at 1, in id order. */
+static void
+test_load_observer_series (void)
+{
+  Rec *r = rec_new ();
+  Series s = { g_array_new (FALSE, FALSE, sizeof (double)),
+               g_array_new (FALSE, FALSE, sizeof (double)) };
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", 4.0);
+  sim_fluid_set_load_func (r->fluid, series_cb, &s);
+  flow (r, link, 8.0, 0.0);
+  flow (r, link, 2.0, 1.0);
+  sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL_FATAL (s.t->len, 2);
+  CU_ASSERT_EQUAL (g_array_index (s.t, double, 0), 0.0);
+  STEPSIM_ASSERT_REL (g_array_index (s.u, double, 0), 4.0, TOL);
+  STEPSIM_ASSERT_REL (g_array_index (s.t, double, 1), 2.5, TOL);
+  CU_ASSERT_EQUAL (g_array_index (s.u, double, 1), 0.0);
+  g_array_unref (s.t);
+  g_array_unref (s.u);
+  rec_free (r);
+}
+
+/* Three flows on three separate links: one "next completion" event in the engine, not three. */
+static void
+test_one_completion_event_pending (void)
+{
+  Rec *r = rec_new ();
+  for (guint i = 0; i < 3; i++)
+    flow (r, sim_fluid_add_resource (r->fluid, "l", 1.0), 1.0 + i, 0.0);
+  sim_fluid_resource_usage (r->fluid, 0); /* brings the solution up to date */
+  CU_ASSERT_EQUAL (sim_engine_pending (r->engine), 1);
+  sim_engine_run_until (r->engine, 1.5);
+  CU_ASSERT_EQUAL (sim_engine_pending (r->engine), 1);
+  sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL (r->order->len, 3);
+  rec_free (r);
+}
+
+/* Batching and locality: 100 flows started at one instant on one link cost one solve; a
+ * later flow on a disjoint link re-solves only its own component (one more solve). */
+static void
+test_batched_component_local_solves (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId busy = sim_fluid_add_resource (r->fluid, "busy", 1.0);
+  SimResourceId other = sim_fluid_add_resource (r->fluid, "other", 1.0);
+  for (guint i = 0; i < 100; i++)
+    flow (r, busy, 1.0, 0.0);
+  STEPSIM_ASSERT_REL (sim_fluid_resource_usage (r->fluid, busy), 1.0, TOL);
+  CU_ASSERT_EQUAL (sim_fluid_n_solves (r->fluid), 1);
+  sim_engine_run_until (r->engine, 1.0);
+  SimActivityId x = flow (r, other, 1.0, 0.0);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, x), 1.0, TOL);
+  CU_ASSERT_EQUAL (sim_fluid_n_solves (r->fluid), 2);
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, 1), 100.0, TOL); /* 100 × 1 at 1/100 each */
+  rec_free (r);
+}
+
+static void
+count_log (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+  (void) domain, (void) level, (void) message;
+  (*(int *) data)++;
+}
+
+static void
+test_bad_arguments_refused (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", 1.0);
+  int criticals = 0;
+  guint h = g_log_set_handler ("stepsim-sim", G_LOG_LEVEL_CRITICAL, count_log, &criticals);
+  SimUse bad_res = { link + 1, 1.0 }, bad_w = { link, 0.0 };
+  CU_ASSERT_EQUAL (sim_fluid_start (r->fluid, 1.0, 0.0, INFINITY, &bad_res, 1, NULL, NULL), 0);
+  CU_ASSERT_EQUAL (sim_fluid_start (r->fluid, 1.0, 0.0, INFINITY, &bad_w, 1, NULL, NULL), 0);
+  CU_ASSERT_EQUAL (sim_fluid_start (r->fluid, 0.0, 0.0, INFINITY, NULL, 0, NULL, NULL), 0);
+  CU_ASSERT_EQUAL (sim_fluid_start (r->fluid, 1.0, -1.0, INFINITY, NULL, 0, NULL, NULL), 0);
+  CU_ASSERT_EQUAL (sim_fluid_start (r->fluid, 1.0, 0.0, 0.0, NULL, 0, NULL, NULL), 0);
+  g_log_remove_handler ("stepsim-sim", h);
+  CU_ASSERT_EQUAL (criticals, 5);
+  CU_ASSERT_EQUAL (sim_fluid_n_activities (r->fluid), 0);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, 12345), -1.0);
+  rec_free (r);
+}
+
+/* Freeing the fluid with running activities leaves no event behind in the engine. */
+static void
+test_free_with_running_activities (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  SimFluid *fluid = sim_fluid_new (engine);
+  SimResourceId link = sim_fluid_add_resource (fluid, "link", 1.0);
+  SimUse use = { link, 1.0 };
+  sim_fluid_start (fluid, 1.0, 0.0, INFINITY, &use, 1, NULL, NULL);
+  sim_fluid_start (fluid, 1.0, 3.0, INFINITY, &use, 1, NULL, NULL);
+  CU_ASSERT (sim_engine_pending (engine) > 0);
+  sim_fluid_free (fluid);
+  CU_ASSERT_EQUAL (sim_engine_pending (engine), 0);
+  sim_fluid_free (NULL);
+}
+
+static const StepsimTest tests[] = {
+  { "single transfer takes L + S/B", test_single_transfer },
+  { "n equal flows get B/n each", test_equal_flows_share },
+  { "two-link bottleneck max-min split", test_two_link_bottleneck },
+  { "rate bound caps, rest shared", test_rate_bound_caps },
+  { "roofline compute bound", test_roofline_compute_bound },
+  { "roofline memory bound", test_roofline_memory_bound },
+  { "late flow re-shares piecewise", test_late_flow_reshares },
+  { "cancel speeds up the others", test_cancel_speeds_up_others },
+  { "random: capacity never exceeded, all done", test_random_capacity_never_exceeded },
+  { "random: allocation is max-min fair", test_random_allocation_is_max_min_fair },
+  { "same inputs give same times", test_same_inputs_same_times },
+  { "simultaneous completions in id order", test_simultaneous_completions_in_id_order },
+  { "activities without uses", test_no_uses },
+  { "load observer series", test_load_observer_series },
+  { "one completion event pending", test_one_completion_event_pending },
+  { "batched, component-local solves", test_batched_component_local_solves },
+  { "bad arguments refused", test_bad_arguments_refused },
+  { "free with running activities", test_free_with_running_activities },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("sim/fluid", tests);
+}
