@@ -3,3 +3,8 @@ check_PROGRAMS += tests/unit/sim/test_units
 tests_unit_sim_test_units_SOURCES = tests/unit/sim/test_units.c
 tests_unit_sim_test_units_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_sim_test_units_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/sim/test_recorder
+tests_unit_sim_test_recorder_SOURCES = tests/unit/sim/test_recorder.c
+tests_unit_sim_test_recorder_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_recorder_LDADD = $(UNIT_TEST_LIBS)
