@@ -42,7 +42,11 @@ typedef struct
   guint n_stream_names;
 } SimH5Meta;
 
-/* Writes `rec` with `meta` to `path` atomically (see above). FALSE + error on failure. */
+/* Writes `rec` with `meta` to `path` atomically (see above). `meta` may be NULL (program
+ * "stepsim", version PACKAGE_VERSION, empty scenario, no enum names). With no kind (stream)
+ * names the column is a plain u32; with names, every task's kind (stream) must be below
+ * n_kind_names (n_stream_names). FALSE + SIM_H5OUT_ERROR (IO for create/write/close/rename,
+ * FORMAT for a task value without a name or duplicate enum names), message naming `path`. */
 gboolean sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5Meta *meta,
                           GError **error);
 
@@ -55,5 +59,20 @@ gboolean sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5M
  *     0 before its first point), in the group's creation order;
  *   - /summary: "name\tvalue\tunit" rows;
  *   - a compound table: its fields as columns, enums as names.
- * Numbers are printed with %.17g so values round-trip. FALSE + error if absent/other type. */
+ *   - any other numeric dataset: a "value" header and one number per line; a string
+ *     dataset: a "value" header and the text.
+ * A group of series may nest: every series below it is a column, named by its path relative
+ * to the group, depth first in creation order (so "/series" exports everything).
+ * Numbers are printed with %.17g (locale-independent) so values round-trip; texts have
+ * backslash, tab, newline and CR escaped as \\ \t \n \r so each row stays one line.
+ * Errors: SIM_H5OUT_ERROR_IO (file missing or not HDF5, write error on `out`), _NOT_FOUND
+ * (object absent), _FORMAT (an object of an unexpected type). Output already written to
+ * `out` before an error is not undone. */
 gboolean sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **error);
+
+/* Reads the string attribute `name` of the object `object` ("/" for the root, e.g.
+ * "scenario" or "version"; "/series/rank0/memory/weights/value" and "unit") of file `path`.
+ * Returns a newly allocated UTF-8 string (caller frees), or NULL + SIM_H5OUT_ERROR_IO (file
+ * not readable as HDF5), _NOT_FOUND (object or attribute absent) or _FORMAT (not a string). */
+char *sim_h5out_read_text_attr (const char *path, const char *object, const char *name,
+                                GError **error);

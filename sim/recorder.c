@@ -1,1 +1,342 @@
-/* sim/recorder.c — placeholder until implemented. */
+/* sim/recorder.c — piecewise-constant series, task records and summary scalars (see
+ * recorder.h).
+ *
+ * Invariants of a series (what keeps series minimal and h5out's files small):
+ *   - times are strictly increasing (one point per time; a set at the time of the last point
+ *     replaces its value);
+ *   - no two consecutive points have the same value (a set that repeats the last value adds
+ *     nothing, and a same-time replacement that makes the last point equal to the one before
+ *     removes it). The first point is always kept, even if its value is 0, so a series shows
+ *     when it started.
+ * Series, tasks and summary entries are stored in GPtrArray/GArray in creation order; the
+ * GHashTables map names to indices for lookup only and are never iterated (DESIGN §6).
+ * Task labels live in a GStringChunk, whose strings never move, so the records' label
+ * pointers stay valid while the task array grows.
+ * Units: times in s; series values in the series' own unit (stored as given).
+ */
+#include "config.h"
+#include "sim/recorder.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct
+{
+  char *path;
+  char *unit;
+  GArray *times;  /* double, s */
+  GArray *values; /* double, series unit */
+} Series;
+
+struct _SimRecorder
+{
+  GPtrArray *series;        /* Series*, creation order */
+  GHashTable *series_index; /* path (borrowed from Series) -> index + 1 */
+  GArray *tasks;            /* SimTaskRecord; labels point into `labels` */
+  GStringChunk *labels;
+  GPtrArray *summary;        /* SimSummaryEntry*, insertion order */
+  GHashTable *summary_index; /* name (borrowed from entry) -> index + 1 */
+};
+
+static void
+series_free (gpointer p)
+{
+  Series *s = p;
+  g_free (s->path);
+  g_free (s->unit);
+  g_array_unref (s->times);
+  g_array_unref (s->values);
+  g_free (s);
+}
+
+static void
+summary_entry_clear (SimSummaryEntry *e)
+{
+  g_clear_pointer (&e->unit, g_free);
+  g_clear_pointer (&e->text, g_free);
+  e->value = 0.0;
+}
+
+static void
+summary_entry_free (gpointer p)
+{
+  SimSummaryEntry *e = p;
+  summary_entry_clear (e);
+  g_free (e->name);
+  g_free (e);
+}
+
+SimRecorder *
+sim_recorder_new (void)
+{
+  SimRecorder *rec = g_new0 (SimRecorder, 1);
+  rec->series = g_ptr_array_new_with_free_func (series_free);
+  rec->series_index = g_hash_table_new (g_str_hash, g_str_equal);
+  rec->tasks = g_array_new (FALSE, TRUE, sizeof (SimTaskRecord));
+  rec->labels = g_string_chunk_new (4096);
+  rec->summary = g_ptr_array_new_with_free_func (summary_entry_free);
+  rec->summary_index = g_hash_table_new (g_str_hash, g_str_equal);
+  return rec;
+}
+
+void
+sim_recorder_free (SimRecorder *rec)
+{
+  if (rec == NULL)
+    return;
+  g_hash_table_unref (rec->series_index);
+  g_ptr_array_unref (rec->series);
+  g_array_unref (rec->tasks);
+  g_string_chunk_free (rec->labels);
+  g_hash_table_unref (rec->summary_index);
+  g_ptr_array_unref (rec->summary);
+  g_free (rec);
+}
+
+/* A path is one or more non-empty components separated by single slashes; "." and ".."
+ * are refused because HDF5 would not store them as names. */
+static gboolean
+series_path_valid (const char *path)
+{
+  if (path == NULL || *path == '\0')
+    return FALSE;
+  g_auto (GStrv) parts = g_strsplit (path, "/", -1);
+  for (char **p = parts; *p != NULL; p++)
+    if (**p == '\0' || strcmp (*p, ".") == 0 || strcmp (*p, "..") == 0)
+      return FALSE;
+  return TRUE;
+}
+
+guint
+sim_recorder_series (SimRecorder *rec, const char *path, const char *unit)
+{
+  g_return_val_if_fail (rec != NULL, G_MAXUINT);
+  g_return_val_if_fail (series_path_valid (path), G_MAXUINT);
+  if (unit == NULL)
+    unit = "";
+  gpointer found = g_hash_table_lookup (rec->series_index, path);
+  if (found != NULL)
+    {
+      guint id = GPOINTER_TO_UINT (found) - 1;
+      const Series *s = g_ptr_array_index (rec->series, id);
+      g_return_val_if_fail (strcmp (s->unit, unit) == 0, id);
+      return id;
+    }
+  Series *s = g_new0 (Series, 1);
+  s->path = g_strdup (path);
+  s->unit = g_strdup (unit);
+  s->times = g_array_new (FALSE, FALSE, sizeof (double));
+  s->values = g_array_new (FALSE, FALSE, sizeof (double));
+  g_ptr_array_add (rec->series, s);
+  guint id = rec->series->len - 1;
+  g_hash_table_insert (rec->series_index, s->path, GUINT_TO_POINTER (id + 1));
+  return id;
+}
+
+static Series *
+get_series (const SimRecorder *rec, guint series)
+{
+  g_return_val_if_fail (rec != NULL, NULL);
+  g_return_val_if_fail (series < rec->series->len, NULL);
+  return g_ptr_array_index (rec->series, series);
+}
+
+void
+sim_recorder_set (SimRecorder *rec, guint series, double time, double value)
+{
+  Series *s = get_series (rec, series);
+  g_return_if_fail (s != NULL);
+  g_return_if_fail (isfinite (time) && !isnan (value));
+  guint n = s->times->len;
+  double *t = (double *) (void *) s->times->data;
+  double *v = (double *) (void *) s->values->data;
+  if (n > 0)
+    {
+      g_return_if_fail (time >= t[n - 1]);
+      if (time == t[n - 1])
+        {
+          if (n >= 2 && v[n - 2] == value)
+            {
+              /* The replaced point would repeat its predecessor: it is no change point. */
+              g_array_set_size (s->times, n - 1);
+              g_array_set_size (s->values, n - 1);
+            }
+          else
+            v[n - 1] = value;
+          return;
+        }
+      if (v[n - 1] == value)
+        return;
+    }
+  g_array_append_val (s->times, time);
+  g_array_append_val (s->values, value);
+}
+
+void
+sim_recorder_add (SimRecorder *rec, guint series, double time, double delta)
+{
+  Series *s = get_series (rec, series);
+  g_return_if_fail (s != NULL);
+  sim_recorder_set (rec, series, time, sim_recorder_series_last (rec, series) + delta);
+}
+
+guint
+sim_recorder_n_series (const SimRecorder *rec)
+{
+  g_return_val_if_fail (rec != NULL, 0);
+  return rec->series->len;
+}
+
+const char *
+sim_recorder_series_path (const SimRecorder *rec, guint series)
+{
+  const Series *s = get_series (rec, series);
+  return s != NULL ? s->path : NULL;
+}
+
+const char *
+sim_recorder_series_unit (const SimRecorder *rec, guint series)
+{
+  const Series *s = get_series (rec, series);
+  return s != NULL ? s->unit : NULL;
+}
+
+guint
+sim_recorder_series_points (const SimRecorder *rec, guint series, const double **times,
+                            const double **values)
+{
+  const Series *s = get_series (rec, series);
+  g_return_val_if_fail (s != NULL, 0);
+  if (times != NULL)
+    *times = (const double *) (const void *) s->times->data;
+  if (values != NULL)
+    *values = (const double *) (const void *) s->values->data;
+  return s->times->len;
+}
+
+double
+sim_recorder_series_last (const SimRecorder *rec, guint series)
+{
+  const Series *s = get_series (rec, series);
+  g_return_val_if_fail (s != NULL, 0.0);
+  guint n = s->values->len;
+  return n > 0 ? g_array_index (s->values, double, n - 1) : 0.0;
+}
+
+double
+sim_recorder_series_max (const SimRecorder *rec, guint series)
+{
+  const Series *s = get_series (rec, series);
+  g_return_val_if_fail (s != NULL, 0.0);
+  if (s->values->len == 0)
+    return 0.0;
+  double m = g_array_index (s->values, double, 0);
+  for (guint i = 1; i < s->values->len; i++)
+    m = MAX (m, g_array_index (s->values, double, i));
+  return m;
+}
+
+/* Length of the longest prefix of `label` that fits in SIM_TASK_LABEL_MAX-1 bytes and ends
+ * on a UTF-8 character boundary (never splits a multi-byte sequence). */
+static gsize
+label_cut (const char *label)
+{
+  gsize len = strlen (label);
+  if (len < SIM_TASK_LABEL_MAX)
+    return len;
+  gsize cut = SIM_TASK_LABEL_MAX - 1;
+  /* label[cut] is the first byte dropped; back off while it continues a character. */
+  while (cut > 0 && ((guchar) label[cut] & 0xC0) == 0x80)
+    cut--;
+  return cut;
+}
+
+void
+sim_recorder_add_task (SimRecorder *rec, const SimTaskRecord *task)
+{
+  g_return_if_fail (rec != NULL && task != NULL);
+  SimTaskRecord copy = *task;
+  const char *label = task->label != NULL ? task->label : "";
+  copy.label = g_string_chunk_insert_len (rec->labels, label, (gssize) label_cut (label));
+  g_array_append_val (rec->tasks, copy);
+}
+
+guint
+sim_recorder_n_tasks (const SimRecorder *rec)
+{
+  g_return_val_if_fail (rec != NULL, 0);
+  return rec->tasks->len;
+}
+
+const SimTaskRecord *
+sim_recorder_task (const SimRecorder *rec, guint i)
+{
+  g_return_val_if_fail (rec != NULL, NULL);
+  g_return_val_if_fail (i < rec->tasks->len, NULL);
+  return &g_array_index (rec->tasks, SimTaskRecord, i);
+}
+
+/* The entry called `name`, cleared for reuse if it existed, else a new one appended. */
+static SimSummaryEntry *
+summary_slot (SimRecorder *rec, const char *name)
+{
+  gpointer found = g_hash_table_lookup (rec->summary_index, name);
+  if (found != NULL)
+    {
+      SimSummaryEntry *e = g_ptr_array_index (rec->summary, GPOINTER_TO_UINT (found) - 1);
+      summary_entry_clear (e);
+      return e;
+    }
+  SimSummaryEntry *e = g_new0 (SimSummaryEntry, 1);
+  e->name = g_strdup (name);
+  g_ptr_array_add (rec->summary, e);
+  g_hash_table_insert (rec->summary_index, e->name, GUINT_TO_POINTER (rec->summary->len));
+  return e;
+}
+
+void
+sim_recorder_summary_scalar (SimRecorder *rec, const char *name, double value, const char *unit)
+{
+  g_return_if_fail (rec != NULL && name != NULL && *name != '\0');
+  SimSummaryEntry *e = summary_slot (rec, name);
+  e->value = value;
+  e->unit = g_strdup (unit != NULL ? unit : "");
+}
+
+void
+sim_recorder_summary_text (SimRecorder *rec, const char *name, const char *text)
+{
+  g_return_if_fail (rec != NULL && name != NULL && *name != '\0');
+  SimSummaryEntry *e = summary_slot (rec, name);
+  e->text = g_strdup (text != NULL ? text : "");
+}
+
+guint
+sim_recorder_n_summary (const SimRecorder *rec)
+{
+  g_return_val_if_fail (rec != NULL, 0);
+  return rec->summary->len;
+}
+
+const SimSummaryEntry *
+sim_recorder_summary_entry (const SimRecorder *rec, guint i)
+{
+  g_return_val_if_fail (rec != NULL, NULL);
+  g_return_val_if_fail (i < rec->summary->len, NULL);
+  return g_ptr_array_index (rec->summary, i);
+}
+
+gboolean
+sim_recorder_summary_get (const SimRecorder *rec, const char *name, double *value)
+{
+  g_return_val_if_fail (rec != NULL && name != NULL, FALSE);
+  gpointer found = g_hash_table_lookup (rec->summary_index, name);
+  if (found == NULL)
+    return FALSE;
+  const SimSummaryEntry *e = g_ptr_array_index (rec->summary, GPOINTER_TO_UINT (found) - 1);
+  if (e->text != NULL)
+    return FALSE;
+  if (value != NULL)
+    *value = e->value;
+  return TRUE;
+}

@@ -4,7 +4,10 @@
  * Series are identified by a slash path below /series (e.g. "rank0/memory/activations") and
  * store change points only: setting a value equal to the last one adds nothing; setting a
  * value at the same time as the last point replaces that point's value (so a series holds
- * at most one point per time). Times must be non-decreasing per series.
+ * at most one point per time), and if the replacement equals the point before it, the last
+ * point is dropped (an alloc and a free at the same instant leave no trace). The first point
+ * of a series is always kept, even when its value is 0. Times must be non-decreasing per
+ * series (an earlier time is API misuse: g_critical, ignored).
  * Iteration order is creation order (determinism, DESIGN §6); lookup by path uses a
  * GHashTable that is never iterated.
  */
@@ -43,8 +46,11 @@ typedef struct
 SimRecorder *sim_recorder_new (void);
 void sim_recorder_free (SimRecorder *rec); /* NULL is a no-op */
 
-/* Returns the id of the series at `path` (created with `unit` if new; unit copied).
- * Creating an existing path with a different unit is API misuse. */
+/* Returns the id of the series at `path` (created with `unit` if new; unit copied; NULL
+ * unit means ""). Ids are 0, 1, 2... in creation order. `path` is one or more non-empty
+ * components separated by single slashes, none "." or ".."; an invalid path returns
+ * G_MAXUINT (API misuse). Creating an existing path with a different unit is API misuse
+ * (g_critical; the existing id is returned). */
 guint sim_recorder_series (SimRecorder *rec, const char *path, const char *unit);
 
 /* Records value (in the series' unit) from `time` (s) on. */
@@ -69,7 +75,9 @@ guint sim_recorder_n_tasks (const SimRecorder *rec);
 /* The i-th task record; its label is owned by the recorder. */
 const SimTaskRecord *sim_recorder_task (const SimRecorder *rec, guint i);
 
-/* Summary scalars and texts, kept in insertion order; a name set twice is replaced. */
+/* Summary scalars and texts, kept in insertion order; a name set twice is replaced in place
+ * (keeping its first position; a scalar may become text and back). Strings are copied; a
+ * NULL unit means "". A '/' in a name nests it in groups below /summary in the HDF5 file. */
 void sim_recorder_summary_scalar (SimRecorder *rec, const char *name, double value,
                                   const char *unit);
 void sim_recorder_summary_text (SimRecorder *rec, const char *name, const char *text);

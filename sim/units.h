@@ -9,9 +9,11 @@
  *   bytes:        B kB MB GB TB PB KiB MiB GiB TiB PiB
  *   bandwidth:    B/s kB/s MB/s GB/s TB/s KiB/s MiB/s GiB/s TiB/s, and bit/s kbit/s Mbit/s
  *                 Gbit/s Tbit/s (divided by 8 to give B/s)
- *   compute rate: FLOP/s kFLOP/s MFLOP/s GFLOP/s TFLOP/s PFLOP/s (also "TFLOPS" spelling)
+ *   compute rate: FLOP/s kFLOP/s MFLOP/s GFLOP/s TFLOP/s PFLOP/s (also the datasheet
+ *                 spellings FLOPS kFLOPS MFLOPS GFLOPS TFLOPS PFLOPS)
  *   work:         FLOP kFLOP MFLOP GFLOP TFLOP PFLOP EFLOP
- *   time:         s ms us µs ns min h
+ *   time:         s ms us µs ns min h (µ as U+00B5 micro sign or U+03BC Greek mu)
+ * Units are case-sensitive ("Gib", "gb" are unknown; the message suggests the nearest).
  * A dimensioned value without a unit, with a unit of another dimension, with an unknown unit
  * or with trailing text is an error (SIM_UNITS_ERROR, below).
  */
@@ -47,15 +49,21 @@ gboolean sim_units_parse (const char *text, SimDimension dim, double *out, GErro
 /* Parses a dimensionless finite number (no unit allowed; "1e-3" ok). */
 gboolean sim_units_parse_number (const char *text, double *out, GError **error);
 
-/* Parses a non-negative integer count ("8"; no sign, no unit, no fraction) into *out. */
+/* Parses a non-negative integer count ("8"; no sign, no unit, no fraction) into *out.
+ * A number that is not a plain digit string ("8.0", "-1", "1e3") or overflows guint64 is
+ * SIM_UNITS_ERROR_RANGE; anything else ("8 GPUs", "") SIM_UNITS_ERROR_SYNTAX. */
 gboolean sim_units_parse_count (const char *text, guint64 *out, GError **error);
 
 /* Parses "true"/"false"/"yes"/"no"/"1"/"0" (case-sensitive lower case). */
 gboolean sim_units_parse_bool (const char *text, gboolean *out, GError **error);
 
-/* Formats `value` (SI) with the conventional unit for `dim` and `digits` decimals:
+/* Formats `value` (SI) with the conventional unit for `dim` and `digits` decimals (0..17):
  * bytes in GiB/MiB/KiB/B (binary, as nvidia-smi and PyTorch print memory), bandwidth in
- * GB/s, FLOP/s in TFLOP/s, FLOP in TFLOP/PFLOP, time in s/ms/us. Caller frees. */
+ * GB/s, FLOP/s in TFLOP/s, FLOP in TFLOP/PFLOP, time in s/ms/us. The unit is the largest
+ * of its list in which the value, rounded to `digits` decimals, is >= 1 ("80.00 GiB",
+ * "12.3 ms", "1.000 s" for 0.99996 s); zero prints in the base unit ("0.00 B", "0.0 s").
+ * Locale-independent ('.' decimal point); the result parses back with sim_units_parse().
+ * Caller frees. */
 char *sim_units_format (double value, SimDimension dim, int digits);
 
 /* The unit name used by sim_units_format()'s scaling for HDF5 `unit` attributes of raw SI

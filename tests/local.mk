@@ -10,6 +10,7 @@ UNIT_TEST_FLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 SHELL_CHECKS = tests/layering.sh tests/cli.sh
 
 include tests/unit/sim/local.mk
+include tests/unit/sim/io.mk
 include tests/unit/hardware/local.mk
 include tests/unit/models/local.mk
 include tests/unit/models/plan.mk

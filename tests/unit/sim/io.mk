@@ -1,0 +1,15 @@
+# tests/unit/sim/io.mk: CUnit binaries of sim/units, sim/recorder and sim/h5out.
+check_PROGRAMS += tests/unit/sim/test_units
+tests_unit_sim_test_units_SOURCES = tests/unit/sim/test_units.c
+tests_unit_sim_test_units_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_units_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/sim/test_recorder
+tests_unit_sim_test_recorder_SOURCES = tests/unit/sim/test_recorder.c
+tests_unit_sim_test_recorder_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_recorder_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/sim/test_h5out
+tests_unit_sim_test_h5out_SOURCES = tests/unit/sim/test_h5out.c
+tests_unit_sim_test_h5out_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_h5out_LDADD = $(UNIT_TEST_LIBS)

@@ -1,0 +1,425 @@
+/* tests/unit/sim/test_h5out.c — HDF5 output written by sim_h5out_write() and read back with
+ * sim_h5out_export_tsv() (sim/h5out.h, doc/hdf5-layout.md). Each test writes into its own
+ * temporary directory and checks exact TSV text: every value in the fixture is exactly
+ * representable, so %.17g prints it in its shortest form. */
+#include "config.h"
+#include "sim/h5out.h"
+#include "tests/testlib.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+static const char *const kind_names[] = { "forward", "backward", "allreduce" };
+static const char *const stream_names[] = { "compute", "comm" };
+
+static const SimH5Meta meta = {
+  .program = "stepsim",
+  .version = PACKAGE_VERSION,
+  .scenario_text = "[model]\nname = gpt2\n",
+  .kind_names = kind_names,
+  .n_kind_names = G_N_ELEMENTS (kind_names),
+  .stream_names = stream_names,
+  .n_stream_names = G_N_ELEMENTS (stream_names),
+};
+
+/* The fixture:
+ *   rank0/memory/weights      (0,100) (3,50)        created first
+ *   rank0/memory/activations  (1,10) (3,30) (4,0)   created second
+ *   link/nvlink0/load         (0.5,1e9)
+ * two tasks, three summary entries (one text with a tab). */
+static SimRecorder *
+fixture (void)
+{
+  SimRecorder *rec = sim_recorder_new ();
+  guint w = sim_recorder_series (rec, "rank0/memory/weights", "B");
+  guint a = sim_recorder_series (rec, "rank0/memory/activations", "B");
+  guint l = sim_recorder_series (rec, "link/nvlink0/load", "B/s");
+  sim_recorder_set (rec, w, 0.0, 100.0);
+  sim_recorder_set (rec, a, 1.0, 10.0);
+  sim_recorder_set (rec, w, 3.0, 50.0);
+  sim_recorder_set (rec, a, 3.0, 30.0);
+  sim_recorder_set (rec, a, 4.0, 0.0);
+  sim_recorder_set (rec, l, 0.5, 1e9);
+  SimTaskRecord t0 = { 7, 0, 0, 0, "fwd L3 mb0", 3, 0, 0.5, 1.25, 1e12, 4096 };
+  SimTaskRecord t1 = { 8, 1, 1, 2, "allreduce grads", -1, -1, 1.25, 2.0, 0, 1048576 };
+  sim_recorder_add_task (rec, &t0);
+  sim_recorder_add_task (rec, &t1);
+  sim_recorder_summary_scalar (rec, "step_time", 0.25, "s");
+  sim_recorder_summary_text (rec, "verdict", "fits\tOK");
+  sim_recorder_summary_scalar (rec, "mfu", 0.375, "1");
+  return rec;
+}
+
+typedef struct
+{
+  char *dir;
+  char *path;
+} TmpOut;
+
+static void
+tmp_out_init (TmpOut *t)
+{
+  t->dir = g_dir_make_tmp ("stepsim-h5out-XXXXXX", NULL);
+  g_assert (t->dir != NULL);
+  t->path = g_build_filename (t->dir, "run.h5", NULL);
+}
+
+/* Number of directory entries, to prove no temporary file was left behind. */
+static guint
+dir_entries (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+  while (d != NULL && g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}
+
+/* Removes the directory and the files directly in it. */
+static void
+tmp_out_clear (TmpOut *t)
+{
+  g_autoptr (GDir) d = g_dir_open (t->dir, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (t->dir, name, NULL);
+      if (g_file_test (p, G_FILE_TEST_IS_DIR))
+        g_rmdir (p);
+      else
+        g_remove (p);
+    }
+  g_rmdir (t->dir);
+  g_free (t->dir);
+  g_free (t->path);
+}
+
+static void
+write_fixture (const char *path)
+{
+  g_autoptr (SimRecorder) rec = fixture ();
+  g_autoptr (GError) error = NULL;
+  gboolean ok = sim_h5out_write (path, rec, &meta, &error);
+  if (!ok)
+    g_printerr ("\n  write failed: %s\n", error->message);
+  CU_ASSERT_TRUE_FATAL (ok);
+}
+
+/* Exports `object` of `path` into a string (NULL on failure, with `error` set). */
+static char *
+export_text (const char *path, const char *object, GError **error)
+{
+  FILE *f = tmpfile ();
+  g_assert (f != NULL);
+  gboolean ok = sim_h5out_export_tsv (path, object, f, error);
+  long len = ftell (f);
+  rewind (f);
+  char *buf = g_malloc0 ((gsize) MAX (len, 0) + 1);
+  gsize got = fread (buf, 1, (gsize) MAX (len, 0), f);
+  buf[got] = '\0';
+  fclose (f);
+  if (!ok)
+    g_clear_pointer (&buf, g_free);
+  return buf;
+}
+
+static void
+check_export (const char *path, const char *object, const char *expected)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = export_text (path, object, &error);
+  if (text == NULL)
+    g_printerr ("\n  export %s failed: %s\n", object, error->message);
+  else if (strcmp (text, expected) != 0)
+    g_printerr ("\n  export %s gave:\n%s  expected:\n%s", object, text, expected);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (text);
+  CU_ASSERT_STRING_EQUAL (text, expected);
+}
+
+static void
+test_write_leaves_only_the_file (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  CU_ASSERT_TRUE (g_file_test (t.path, G_FILE_TEST_IS_REGULAR));
+  CU_ASSERT_EQUAL (dir_entries (t.dir), 1);
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_one_series (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  check_export (t.path, "/series/rank0/memory/weights", "time\tvalue\n0\t100\n3\t50\n");
+  check_export (t.path, "/series/link/nvlink0/load", "time\tvalue\n0.5\t1000000000\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_group_merges_series (void)
+{
+  /* Union of change times {0,1,3,4}; each column is its step function, 0 before its
+   * first point: weights 100,100,50,50; activations 0,10,30,0. Columns follow creation
+   * order (weights before activations), not name order. */
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  check_export (t.path, "/series/rank0/memory",
+                "time\tweights\tactivations\n"
+                "0\t100\t0\n"
+                "1\t100\t10\n"
+                "3\t50\t30\n"
+                "4\t50\t0\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_nested_group_names_columns_by_path (void)
+{
+  /* /series holds rank0/... then link/...: columns are relative paths, depth first. */
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  check_export (t.path, "/series",
+                "time\trank0/memory/weights\trank0/memory/activations\tlink/nvlink0/load\n"
+                "0\t100\t0\t0\n"
+                "0.5\t100\t0\t1000000000\n"
+                "1\t100\t10\t1000000000\n"
+                "3\t50\t30\t1000000000\n"
+                "4\t50\t0\t1000000000\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_summary (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  check_export (t.path, "/summary",
+                "name\tvalue\tunit\n"
+                "step_time\t0.25\ts\n"
+                "verdict\tfits\\tOK\t\n"
+                "mfu\t0.375\t1\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_tasks_with_enum_names (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  check_export (t.path, "/tasks",
+                "id\trank\tstream\tkind\tlabel\tlayer\tmicro_batch\tstart\tend\tflops\tbytes\n"
+                "7\t0\tcompute\tforward\tfwd L3 mb0\t3\t0\t0.5\t1.25\t1000000000000\t4096\n"
+                "8\t1\tcomm\tallreduce\tallreduce grads\t-1\t-1\t1.25\t2\t0\t1048576\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_plain_dataset (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  check_export (t.path, "/series/rank0/memory/activations/time", "value\n1\n3\n4\n");
+  check_export (t.path, "/summary/mfu", "value\n0.375\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_attributes (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  static const char *const cases[][3] = {
+    { "/", "program", "stepsim" },
+    { "/", "version", PACKAGE_VERSION },
+    { "/", "scenario", "[model]\nname = gpt2\n" },
+    { "/series/rank0/memory/weights/time", "unit", "s" },
+    { "/series/link/nvlink0/load/value", "unit", "B/s" },
+    { "/summary/step_time", "unit", "s" },
+    { "/tasks", "unit_flops", "FLOP" },
+    { "/tasks", "unit_start", "s" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *v = sim_h5out_read_text_attr (t.path, cases[i][0], cases[i][1], &error);
+      CU_ASSERT_PTR_NOT_NULL (v);
+      if (v != NULL)
+        CU_ASSERT_STRING_EQUAL (v, cases[i][2]);
+    }
+  tmp_out_clear (&t);
+}
+
+static void
+test_export_missing_object (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  g_autoptr (GError) e1 = NULL, e2 = NULL;
+  g_autofree char *a = export_text (t.path, "/series/rank9/memory", &e1);
+  CU_ASSERT_PTR_NULL (a);
+  CU_ASSERT_TRUE (g_error_matches (e1, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND));
+  g_autofree char *missing = g_build_filename (t.dir, "absent.h5", NULL);
+  g_autofree char *b = export_text (missing, "/summary", &e2);
+  CU_ASSERT_PTR_NULL (b);
+  CU_ASSERT_TRUE (g_error_matches (e2, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO));
+  tmp_out_clear (&t);
+}
+
+static void
+test_unwritable_directory_fails_cleanly (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = fixture ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (t.dir, "no-such-dir", "run.h5", NULL);
+  CU_ASSERT_FALSE (sim_h5out_write (path, rec, &meta, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO));
+  CU_ASSERT_PTR_NOT_NULL (error ? strstr (error->message, path) : NULL);
+  CU_ASSERT_EQUAL (dir_entries (t.dir), 0);
+  tmp_out_clear (&t);
+}
+
+static void
+test_rename_failure_removes_temp (void)
+{
+  /* The target is a directory: the temporary file is written, the rename fails, and the
+   * temporary file must be gone afterwards. */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_assert (g_mkdir (t.path, 0700) == 0);
+  g_autoptr (SimRecorder) rec = fixture ();
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (sim_h5out_write (t.path, rec, &meta, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO));
+  CU_ASSERT_EQUAL (dir_entries (t.dir), 1); /* only the directory run.h5 */
+  tmp_out_clear (&t);
+}
+
+static void
+test_hdf5_failure_mid_write_removes_temp (void)
+{
+  /* "a" is a dataset, so "a/b" cannot be created below it: HDF5 fails with the file open. */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = fixture ();
+  sim_recorder_summary_scalar (rec, "a", 1.0, "");
+  sim_recorder_summary_scalar (rec, "a/b", 2.0, "");
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (sim_h5out_write (t.path, rec, &meta, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO));
+  CU_ASSERT_EQUAL (dir_entries (t.dir), 0);
+  tmp_out_clear (&t);
+}
+
+static void
+test_unnamed_kind_is_an_error (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = fixture ();
+  SimTaskRecord bad = { .id = 9, .kind = 3, .label = "x" };
+  sim_recorder_add_task (rec, &bad);
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (sim_h5out_write (t.path, rec, &meta, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT));
+  CU_ASSERT_EQUAL (dir_entries (t.dir), 0);
+  tmp_out_clear (&t);
+}
+
+static void
+test_same_input_same_bytes (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autofree char *second = g_build_filename (t.dir, "again.h5", NULL);
+  write_fixture (t.path);
+  g_usleep (1100 * 1000); /* HDF5 timestamps have 1 s resolution: make them differ */
+  write_fixture (second);
+  g_autofree char *a = NULL, *b = NULL;
+  gsize la = 0, lb = 0;
+  CU_ASSERT_TRUE_FATAL (g_file_get_contents (t.path, &a, &la, NULL));
+  CU_ASSERT_TRUE_FATAL (g_file_get_contents (second, &b, &lb, NULL));
+  CU_ASSERT_EQUAL (la, lb);
+  CU_ASSERT_TRUE (la == lb && memcmp (a, b, la) == 0);
+  tmp_out_clear (&t);
+}
+
+static void
+test_long_series_spans_blocks (void)
+{
+  /* 10001 alternating points cross two write blocks of 4096; the export must return the
+   * last point intact and one row per point. */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  guint s = sim_recorder_series (rec, "x", "B");
+  for (guint i = 0; i <= 10000; i++)
+    sim_recorder_set (rec, s, i, i % 2);
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, rec, NULL, NULL));
+  g_autofree char *text = export_text (t.path, "/series/x", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (text);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  CU_ASSERT_EQUAL (g_strv_length (lines), 1 + 10001 + 1); /* header, rows, final "" */
+  CU_ASSERT_STRING_EQUAL (lines[4097], "4096\t0");
+  CU_ASSERT_STRING_EQUAL (lines[10001], "10000\t0");
+  tmp_out_clear (&t);
+}
+
+static void
+test_h5dump_reads_the_file (void)
+{
+  g_autofree char *h5dump = g_find_program_in_path ("h5dump");
+  if (h5dump == NULL)
+    {
+      g_printerr ("\n  h5dump not installed: nothing to check\n");
+      return;
+    }
+  TmpOut t;
+  tmp_out_init (&t);
+  write_fixture (t.path);
+  const char *argv[] = { h5dump, "-H", t.path, NULL };
+  int status = -1;
+  g_autofree char *out = NULL;
+  gboolean spawned = g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                                   NULL, &out, NULL, &status, NULL);
+  CU_ASSERT_TRUE (spawned);
+  CU_ASSERT_EQUAL (status, 0); /* wait status 0: exited normally with code 0 */
+  CU_ASSERT_PTR_NOT_NULL (out ? strstr (out, "DATASET \"tasks\"") : NULL);
+  tmp_out_clear (&t);
+}
+
+static const StepsimTest tests[] = {
+  { "write leaves only the target file", test_write_leaves_only_the_file },
+  { "export one series", test_export_one_series },
+  { "export a group merges its series", test_export_group_merges_series },
+  { "export nested groups names columns by path", test_export_nested_group_names_columns_by_path },
+  { "export /summary", test_export_summary },
+  { "export /tasks with enum names", test_export_tasks_with_enum_names },
+  { "export a plain dataset", test_export_plain_dataset },
+  { "root and unit attributes", test_attributes },
+  { "export of a missing object or file fails", test_export_missing_object },
+  { "unwritable directory: error, no file", test_unwritable_directory_fails_cleanly },
+  { "failed rename removes the temporary file", test_rename_failure_removes_temp },
+  { "HDF5 failure mid-write removes the temporary file", test_hdf5_failure_mid_write_removes_temp },
+  { "a task kind without a name is an error", test_unnamed_kind_is_an_error },
+  { "same recorder gives byte-identical files", test_same_input_same_bytes },
+  { "long series spans several write blocks", test_long_series_spans_blocks },
+  { "h5dump -H reads the file", test_h5dump_reads_the_file },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("sim/h5out", tests);
+}

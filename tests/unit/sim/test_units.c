@@ -1,0 +1,280 @@
+/* tests/unit/sim/test_units.c — strict unit parsing and formatting (sim/units.h).
+ * Expected values are the definitions: decimal prefixes 10^3n, binary prefixes 2^10n,
+ * bit/s divided by 8. */
+#include "config.h"
+#include "sim/units.h"
+#include "tests/testlib.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct
+{
+  const char *text;
+  SimDimension dim;
+  double expected;
+} Accept;
+
+typedef struct
+{
+  const char *text;
+  SimDimension dim;
+  SimUnitsError code;
+} Reject;
+
+static void
+test_accepts (void)
+{
+  static const Accept cases[] = {
+    { "80 GiB", SIM_DIM_BYTES, 85899345920.0 },
+    { "80GB", SIM_DIM_BYTES, 8e10 },
+    { "  80 GiB  ", SIM_DIM_BYTES, 85899345920.0 },
+    { "3e2 MB", SIM_DIM_BYTES, 3e8 },
+    { "0.5 KiB", SIM_DIM_BYTES, 512.0 },
+    { "2 PiB", SIM_DIM_BYTES, 2.0 * 1125899906842624.0 },
+    { "450 GB/s", SIM_DIM_BANDWIDTH, 4.5e11 },
+    { "400 Gbit/s", SIM_DIM_BANDWIDTH, 5e10 },
+    { "1 GiB/s", SIM_DIM_BANDWIDTH, 1073741824.0 },
+    { "989 TFLOP/s", SIM_DIM_FLOP_RATE, 9.89e14 },
+    { "989 TFLOPS", SIM_DIM_FLOP_RATE, 9.89e14 },
+    { "1.5 PFLOP", SIM_DIM_FLOP, 1.5e15 },
+    { "3 EFLOP", SIM_DIM_FLOP, 3e18 },
+    { "2 us", SIM_DIM_TIME, 2e-6 },
+    { "2 \xc2\xb5s", SIM_DIM_TIME, 2e-6 },
+    { "1.5 ms", SIM_DIM_TIME, 1.5e-3 },
+    { "10 ns", SIM_DIM_TIME, 1e-8 },
+    { "2 min", SIM_DIM_TIME, 120.0 },
+    { "1 h", SIM_DIM_TIME, 3600.0 },
+    { "0 s", SIM_DIM_TIME, 0.0 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      double v = -1.0;
+      g_autoptr (GError) error = NULL;
+      gboolean ok = sim_units_parse (cases[i].text, cases[i].dim, &v, &error);
+      if (!ok)
+        g_printerr ("\n  '%s' rejected: %s\n", cases[i].text, error->message);
+      CU_ASSERT_TRUE (ok);
+      STEPSIM_ASSERT_REL (v, cases[i].expected, 1e-15);
+    }
+}
+
+static void
+test_exact_values (void)
+{
+  /* Exact binary results: integers and the double nearest to the decimal literal. */
+  double v = 0;
+  CU_ASSERT_TRUE (sim_units_parse ("80 GiB", SIM_DIM_BYTES, &v, NULL));
+  CU_ASSERT_EQUAL (v, 85899345920.0);
+  CU_ASSERT_TRUE (sim_units_parse ("1.5 ms", SIM_DIM_TIME, &v, NULL));
+  CU_ASSERT_EQUAL (v, 1.5e-3);
+  CU_ASSERT_TRUE (sim_units_parse ("2 us", SIM_DIM_TIME, &v, NULL));
+  CU_ASSERT_EQUAL (v, 2e-6);
+}
+
+static void
+test_rejects (void)
+{
+  static const Reject cases[] = {
+    { "80", SIM_DIM_BYTES, SIM_UNITS_ERROR_MISSING_UNIT },
+    { "80 GiB extra", SIM_DIM_BYTES, SIM_UNITS_ERROR_SYNTAX },
+    { "80 GiB # comment", SIM_DIM_BYTES, SIM_UNITS_ERROR_SYNTAX },
+    { "80 Gib", SIM_DIM_BYTES, SIM_UNITS_ERROR_UNKNOWN_UNIT },
+    { "80 gb", SIM_DIM_BYTES, SIM_UNITS_ERROR_UNKNOWN_UNIT },
+    { "80 GB/s", SIM_DIM_BYTES, SIM_UNITS_ERROR_UNKNOWN_UNIT },
+    { "2 GiB", SIM_DIM_TIME, SIM_UNITS_ERROR_UNKNOWN_UNIT },
+    { "", SIM_DIM_BYTES, SIM_UNITS_ERROR_SYNTAX },
+    { "   ", SIM_DIM_BYTES, SIM_UNITS_ERROR_SYNTAX },
+    { "abc GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_SYNTAX },
+    { "0x10 GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_UNKNOWN_UNIT },
+    { "1,5 GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_UNKNOWN_UNIT },
+    { "nan GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
+    { "inf GB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
+    { "1e400 GB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
+    { "-5 GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
+    { "-1 s", SIM_DIM_TIME, SIM_UNITS_ERROR_RANGE },
+    { "-2 GB/s", SIM_DIM_BANDWIDTH, SIM_UNITS_ERROR_RANGE },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      double v = 42.0;
+      g_autoptr (GError) error = NULL;
+      gboolean ok = sim_units_parse (cases[i].text, cases[i].dim, &v, &error);
+      CU_ASSERT_FALSE (ok);
+      CU_ASSERT_EQUAL (v, 42.0); /* untouched on failure */
+      if (!g_error_matches (error, SIM_UNITS_ERROR, cases[i].code))
+        g_printerr ("\n  '%s': expected code %d, got %s\n", cases[i].text, cases[i].code,
+                    error ? error->message : "no error");
+      CU_ASSERT_TRUE (g_error_matches (error, SIM_UNITS_ERROR, cases[i].code));
+    }
+}
+
+static void
+test_message_quotes_and_lists (void)
+{
+  g_autoptr (GError) error = NULL;
+  double v;
+  CU_ASSERT_FALSE (sim_units_parse ("80 Gib", SIM_DIM_BYTES, &v, &error));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "'80 Gib'"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "KiB, MiB, GiB"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "did you mean 'GiB'"));
+}
+
+static void
+test_message_names_other_dimension (void)
+{
+  g_autoptr (GError) error = NULL;
+  double v;
+  CU_ASSERT_FALSE (sim_units_parse ("80 GB/s", SIM_DIM_BYTES, &v, &error));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "bandwidth"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "GiB"));
+}
+
+static void
+test_parse_number (void)
+{
+  double v = 0;
+  CU_ASSERT_TRUE (sim_units_parse_number ("1e-3", &v, NULL));
+  CU_ASSERT_EQUAL (v, 1e-3);
+  CU_ASSERT_TRUE (sim_units_parse_number ("-0.25", &v, NULL));
+  CU_ASSERT_EQUAL (v, -0.25);
+  g_autoptr (GError) e1 = NULL, e2 = NULL, e3 = NULL;
+  CU_ASSERT_FALSE (sim_units_parse_number ("3 GiB", &v, &e1));
+  CU_ASSERT_TRUE (g_error_matches (e1, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX));
+  CU_ASSERT_FALSE (sim_units_parse_number ("nan", &v, &e2));
+  CU_ASSERT_TRUE (g_error_matches (e2, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE));
+  CU_ASSERT_FALSE (sim_units_parse_number ("", &v, &e3));
+  CU_ASSERT_TRUE (g_error_matches (e3, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX));
+}
+
+static void
+test_parse_count (void)
+{
+  guint64 n = 0;
+  CU_ASSERT_TRUE (sim_units_parse_count ("8", &n, NULL));
+  CU_ASSERT_EQUAL (n, 8);
+  CU_ASSERT_TRUE (sim_units_parse_count ("18446744073709551615", &n, NULL));
+  CU_ASSERT_EQUAL (n, G_MAXUINT64);
+  static const struct
+  {
+    const char *text;
+    SimUnitsError code;
+  } bad[] = {
+    { "8.0", SIM_UNITS_ERROR_RANGE },   { "-1", SIM_UNITS_ERROR_RANGE },
+    { "1e3", SIM_UNITS_ERROR_RANGE },   { "18446744073709551616", SIM_UNITS_ERROR_RANGE },
+    { "8 GPUs", SIM_UNITS_ERROR_SYNTAX }, { "", SIM_UNITS_ERROR_SYNTAX },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      n = 7;
+      CU_ASSERT_FALSE (sim_units_parse_count (bad[i].text, &n, &error));
+      CU_ASSERT_EQUAL (n, 7);
+      CU_ASSERT_TRUE (g_error_matches (error, SIM_UNITS_ERROR, bad[i].code));
+    }
+}
+
+static void
+test_parse_bool (void)
+{
+  static const char *const yes[] = { "true", "yes", "1" };
+  static const char *const no[] = { "false", "no", "0" };
+  gboolean b;
+  for (gsize i = 0; i < 3; i++)
+    {
+      b = FALSE;
+      CU_ASSERT_TRUE (sim_units_parse_bool (yes[i], &b, NULL) && b);
+      b = TRUE;
+      CU_ASSERT_TRUE (sim_units_parse_bool (no[i], &b, NULL) && !b);
+    }
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (sim_units_parse_bool ("True", &b, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX));
+}
+
+static void
+check_format (double value, SimDimension dim, int digits, const char *expected)
+{
+  g_autofree char *s = sim_units_format (value, dim, digits);
+  if (strcmp (s, expected) != 0)
+    g_printerr ("\n  format(%g) = '%s', expected '%s'\n", value, s, expected);
+  CU_ASSERT_STRING_EQUAL (s, expected);
+}
+
+static void
+test_format (void)
+{
+  check_format (85899345920.0, SIM_DIM_BYTES, 2, "80.00 GiB");
+  check_format (512.0 * 1048576.0, SIM_DIM_BYTES, 1, "512.0 MiB");
+  check_format (100.0, SIM_DIM_BYTES, 0, "100 B");
+  check_format (0.0, SIM_DIM_BYTES, 2, "0.00 B");
+  check_format (4.5e11, SIM_DIM_BANDWIDTH, 1, "450.0 GB/s");
+  check_format (3.12e14, SIM_DIM_FLOP_RATE, 1, "312.0 TFLOP/s");
+  check_format (5e14, SIM_DIM_FLOP, 1, "500.0 TFLOP");
+  check_format (2.5e15, SIM_DIM_FLOP, 2, "2.50 PFLOP");
+  check_format (1.234, SIM_DIM_TIME, 3, "1.234 s");
+  check_format (0.0123, SIM_DIM_TIME, 1, "12.3 ms");
+  check_format (4e-6, SIM_DIM_TIME, 1, "4.0 us");
+  check_format (0.0, SIM_DIM_TIME, 1, "0.0 s");
+}
+
+static void
+test_format_rounds_up_a_unit (void)
+{
+  /* 0.99996 s rounds to 1.000 in s with 3 digits, so it is printed in s, not "999.960 ms". */
+  check_format (0.99996, SIM_DIM_TIME, 3, "1.000 s");
+  check_format (0.9994, SIM_DIM_TIME, 3, "999.400 ms");
+}
+
+static void
+test_format_round_trips (void)
+{
+  static const struct
+  {
+    double v;
+    SimDimension dim;
+  } cases[] = {
+    { 85899345920.0, SIM_DIM_BYTES }, { 3.0 * 1048576.0, SIM_DIM_BYTES },
+    { 2.0e12, SIM_DIM_BANDWIDTH },    { 9.89e14, SIM_DIM_FLOP_RATE },
+    { 1.5e15, SIM_DIM_FLOP },         { 0.0125, SIM_DIM_TIME },
+    { 2.5e-5, SIM_DIM_TIME },         { 42.0, SIM_DIM_TIME },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *s = sim_units_format (cases[i].v, cases[i].dim, 6);
+      double back = -1.0;
+      CU_ASSERT_TRUE (sim_units_parse (s, cases[i].dim, &back, NULL));
+      STEPSIM_ASSERT_REL (back, cases[i].v, 1e-6);
+    }
+}
+
+static void
+test_si_names (void)
+{
+  CU_ASSERT_STRING_EQUAL (sim_units_si_name (SIM_DIM_BYTES), "B");
+  CU_ASSERT_STRING_EQUAL (sim_units_si_name (SIM_DIM_BANDWIDTH), "B/s");
+  CU_ASSERT_STRING_EQUAL (sim_units_si_name (SIM_DIM_FLOP_RATE), "FLOP/s");
+  CU_ASSERT_STRING_EQUAL (sim_units_si_name (SIM_DIM_FLOP), "FLOP");
+  CU_ASSERT_STRING_EQUAL (sim_units_si_name (SIM_DIM_TIME), "s");
+}
+
+static const StepsimTest tests[] = {
+  { "accepts the documented units", test_accepts },
+  { "gives exact SI values", test_exact_values },
+  { "rejects malformed quantities with the right code", test_rejects },
+  { "message quotes text, lists units, hints", test_message_quotes_and_lists },
+  { "message names a unit's other dimension", test_message_names_other_dimension },
+  { "parse_number", test_parse_number },
+  { "parse_count", test_parse_count },
+  { "parse_bool", test_parse_bool },
+  { "format scales to the conventional unit", test_format },
+  { "format moves up a unit when rounding reaches it", test_format_rounds_up_a_unit },
+  { "format output parses back", test_format_round_trips },
+  { "SI unit names", test_si_names },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("sim/units", tests);
+}
