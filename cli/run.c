@@ -64,9 +64,12 @@ fill_memory (const CliScenario *sc, const ModelLedger *ledger, CliRunResult *res
   res->peak_task = g_strdup (model_ledger_peak_task (ledger, w));
   for (guint c = 0; c < MODEL_N_MEM; c++)
     res->peak_mix[c] = model_ledger_peak_mix (ledger, w, c);
-  res->model_states = res->peak_mix[MODEL_MEM_WEIGHTS] + res->peak_mix[MODEL_MEM_MASTER_WEIGHTS]
-                      + res->peak_mix[MODEL_MEM_GRADIENTS]
-                      + res->peak_mix[MODEL_MEM_OPTIMIZER_STATE];
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    res->category_peak[c] = model_ledger_category_peak (ledger, w, c);
+  res->model_states = res->category_peak[MODEL_MEM_WEIGHTS]
+                      + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
+                      + res->category_peak[MODEL_MEM_GRADIENTS]
+                      + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
   res->fits = res->device_used <= res->capacity;
 }
 

@@ -34,7 +34,9 @@ typedef struct
   double peak_time;         /* s, when the worst rank peaked */
   char *peak_task;          /* task running then (owned) */
   double peak_mix[MODEL_N_MEM]; /* B per category at that peak */
-  double model_states;      /* B of weights + master + gradients + optimizer at the peak */
+  double category_peak[MODEL_N_MEM]; /* B, largest value of each category over the step */
+  double model_states;      /* B, weights + master + gradients + optimizer states: their
+                               category peaks, which coexist during the optimizer step */
   gboolean fits;            /* device_used <= capacity */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   guint n_tasks;

@@ -25,12 +25,17 @@ simulate (const char *file, const char *const *sets, CliScenario **sc_out, CliRu
 }
 
 /* S1: Llama 3.2 1B, FP32 AdamW, full checkpointing, seq 2048, micro-batch 1, A100-80GB.
- * Seed: weights 4 GB + gradients 4 GB + Adam 8 GB for a 1e9-parameter model, i.e. 16 B
- * per parameter; activations "~1 GB" with checkpointing; 1–2 GB of CUDA context, framework
- * and fragmentation; 18–20 GB in all, so 2–4 GB on top of the states.
- * This model has Ψ = 1,235,814,400 parameters: the states are exactly 16Ψ = 19.77 GB, and
- * the seed's 2–4 GB on top of them is what we check (the logits of a 128k vocabulary in
- * fp32 are part of it). Tolerance: the seed's own range. */
+ * The seed's numbers are for a 1e9-parameter model: weights 4 GB + gradients 4 GB + Adam
+ * 8 GB (16 B per parameter), activations "~1 GB" with checkpointing, and 1–2 GB of CUDA
+ * context, framework and fragmentation: 18–20 GB in all.
+ * This model has Ψ = 1,235,814,400 parameters, so we check each part the seed names:
+ *   - states exactly 16Ψ (= 19.77 GB here; 16 GB at Ψ = 1e9);
+ *   - the activation category's peak "~1 GB": within a factor of two, [0.5, 2] GB;
+ *   - what sits on top of the states at the peak (activations and workspace then, plus the
+ *     CUDA context) within the seed's activations + context, [0.5 + 1, 2 + 2] GB. The
+ *     allocator's fragmentation is not modelled yet (reserved = allocated), so this is the
+ *     seed's range without it, not a fit to our output.
+ *   - it fits on the 80 GB GPU. */
 static void
 test_s1 (void)
 {
@@ -38,16 +43,18 @@ test_s1 (void)
   CliRunResult r;
   CU_ASSERT_FATAL (simulate ("scenarios/s1-llama-3.2-1b-fp32.ini", NULL, &sc, &r));
   double psi = 1235814400.0;
-  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_WEIGHTS], 4 * psi);
-  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_OPTIMIZER_STATE], 8 * psi);
+  CU_ASSERT_EQUAL (r.category_peak[MODEL_MEM_WEIGHTS], 4 * psi);
+  CU_ASSERT_EQUAL (r.category_peak[MODEL_MEM_GRADIENTS], 4 * psi);
+  CU_ASSERT_EQUAL (r.category_peak[MODEL_MEM_OPTIMIZER_STATE], 8 * psi);
   STEPSIM_ASSERT_REL (r.model_states, 16 * psi, 1e-12);
-  double rest = r.device_used - r.model_states;
-  g_printerr ("\n  S1: states %.2f GB, activations at peak %.2f GB, rest %.2f GB, "
-              "device-used %.2f GB\n", r.model_states / 1e9, r.peak_mix[MODEL_MEM_ACTIVATIONS] / 1e9,
-              rest / 1e9, r.device_used / 1e9);
-  CU_ASSERT (rest >= 2e9 && rest <= 4e9);
-  /* "activations ~1 GB with checkpointing": within a factor of two. */
-  CU_ASSERT (r.peak_mix[MODEL_MEM_ACTIVATIONS] <= 2e9);
+  double acts = r.category_peak[MODEL_MEM_ACTIVATIONS];
+  double on_top = r.device_used - (r.peak_mix[MODEL_MEM_WEIGHTS] + r.peak_mix[MODEL_MEM_GRADIENTS]
+                                   + r.peak_mix[MODEL_MEM_OPTIMIZER_STATE]);
+  g_printerr ("\n  S1: states %.2f GB, activation peak %.2f GB, on top of states at the peak "
+              "%.2f GB, device-used %.2f GB\n", r.model_states / 1e9, acts / 1e9, on_top / 1e9,
+              r.device_used / 1e9);
+  CU_ASSERT (acts >= 0.5e9 && acts <= 2e9);
+  CU_ASSERT (on_top >= 1.5e9 && on_top <= 4e9);
   CU_ASSERT (r.fits);
   cli_run_result_clear (&r);
   cli_scenario_free (sc);
@@ -65,7 +72,7 @@ test_s2 (void)
   double psi = 6738415616.0;
   STEPSIM_ASSERT_REL (r.model_states, 16 * psi, 1e-12);
   STEPSIM_ASSERT_REL (r.model_states * 7e9 / psi, 112e9, 1e-12);
-  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_GRADIENTS], 4 * psi);
+  CU_ASSERT_EQUAL (r.category_peak[MODEL_MEM_GRADIENTS], 4 * psi);
   CU_ASSERT_FALSE (r.fits);
   cli_run_result_clear (&r);
   cli_scenario_free (sc);
