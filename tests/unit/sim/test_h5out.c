@@ -208,6 +208,23 @@ test_export_summary (void)
 }
 
 static void
+test_export_summary_nested_names (void)
+{
+  /* A '/' in a summary name nests it in a group; export gives the relative path back. */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  sim_recorder_summary_scalar (rec, "rank1/peak_allocated", 1024, "B");
+  sim_recorder_summary_scalar (rec, "step_time", 2, "s");
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, rec, NULL, NULL));
+  check_export (t.path, "/summary",
+                "name\tvalue\tunit\n"
+                "rank1/peak_allocated\t1024\tB\n"
+                "step_time\t2\ts\n");
+  tmp_out_clear (&t);
+}
+
+static void
 test_export_tasks_with_enum_names (void)
 {
   TmpOut t;
@@ -217,6 +234,22 @@ test_export_tasks_with_enum_names (void)
                 "id\trank\tstream\tkind\tlabel\tlayer\tmicro_batch\tstart\tend\tflops\tbytes\n"
                 "7\t0\tcompute\tforward\tfwd L3 mb0\t3\t0\t0.5\t1.25\t1000000000000\t4096\n"
                 "8\t1\tcomm\tallreduce\tallreduce grads\t-1\t-1\t1.25\t2\t0\t1048576\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_tasks_without_names_are_numbers (void)
+{
+  /* meta == NULL: no enum names, so stream and kind are plain u32 columns. */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  SimTaskRecord task = { 1, 2, 3, 4, "caf\xc3\xa9", 5, 6, 0.5, 1, 2, 3 };
+  sim_recorder_add_task (rec, &task);
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, rec, NULL, NULL));
+  check_export (t.path, "/tasks",
+                "id\trank\tstream\tkind\tlabel\tlayer\tmicro_batch\tstart\tend\tflops\tbytes\n"
+                "1\t2\t3\t4\tcaf\xc3\xa9\t5\t6\t0.5\t1\t2\t3\n");
   tmp_out_clear (&t);
 }
 
@@ -405,7 +438,9 @@ static const StepsimTest tests[] = {
   { "export a group merges its series", test_export_group_merges_series },
   { "export nested groups names columns by path", test_export_nested_group_names_columns_by_path },
   { "export /summary", test_export_summary },
+  { "export /summary with nested names", test_export_summary_nested_names },
   { "export /tasks with enum names", test_export_tasks_with_enum_names },
+  { "tasks without enum names export numbers", test_tasks_without_names_are_numbers },
   { "export a plain dataset", test_export_plain_dataset },
   { "root and unit attributes", test_attributes },
   { "export of a missing object or file fails", test_export_missing_object },
