@@ -8,3 +8,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/plan.c models/plan.h \
 	models/ledger.c models/ledger.h \
 	models/executor.c models/executor.h
+
+# The shipped Hugging Face configs: models/configs in the tree, $(pkgdatadir)/models installed.
+modelsdir = $(pkgdatadir)/models
+dist_models_DATA = $(wildcard $(srcdir)/models/configs/*.json)

@@ -1,1 +1,3 @@
-dist_pkgdata_DATA += plots/style.gp plots/memory.gp
+# gnuplot scripts: plots/ in the tree, $(pkgdatadir)/plots installed.
+plotsdir = $(pkgdatadir)/plots
+dist_plots_DATA = plots/style.gp plots/memory.gp

@@ -22,3 +22,6 @@ check-local: $(check_PROGRAMS) stepsim$(EXEEXT)
 	@STEPSIM=$(abs_builddir)/stepsim srcdir=$(abs_srcdir) builddir=$(abs_builddir) \
 	  $(SHELL) $(srcdir)/tests/run-tests.sh $(check_PROGRAMS) $(addprefix $(srcdir)/,$(SHELL_CHECKS))
 EXTRA_DIST += tests/fixtures/memory.tsv tests/golden/s1-summary.tsv
+
+clean-local:
+	rm -rf tests/logs
