@@ -16,15 +16,39 @@
 #include "hardware/gpu.h"
 #include "sim/fluid.h"
 
-/* A node: n identical GPUs, their host. */
+typedef enum
+{
+  HW_INTRA_NVSWITCH, /* every GPU has nvlink_bandwidth per direction into a non-blocking switch */
+  HW_INTRA_PCIE,     /* peer-to-peer through PCIe switches and the host root complex */
+} HwIntraConnect;
+
+/* A node: n identical GPUs, how they connect, their NICs and host. */
 typedef struct
 {
-  HwGpuSpec *gpu;      /* owned */
-  guint n_gpus;        /* GPUs per node, >= 1 */
-  double host_memory;  /* B of host DRAM per node */
+  char *name;                  /* node type ("DGX-A100", "custom"); owned, may be NULL */
+  HwGpuSpec *gpu;              /* owned */
+  guint n_gpus;                /* GPUs per node, >= 1 */
+  double host_memory;          /* B of host DRAM per node */
+  HwIntraConnect intra;
+  double nvlink_bandwidth;     /* B/s per GPU per direction (NVSwitch nodes) */
+  guint gpus_per_pcie_switch;  /* GPUs (with their NIC and NVMe) behind one PCIe switch; 0 = each GPU alone */
+  double pcie_switch_uplink;   /* B/s per direction of a PCIe switch's link to the host; 0 = not a bottleneck */
+  guint n_nics;                /* NICs per node (0: single node only) */
+  double nic_bandwidth;        /* B/s per NIC per direction */
+  gboolean rail_optimized;     /* GPU i uses NIC i mod n_nics on rail i (else NICs are shared round-robin) */
+  double intra_latency;        /* s, α of one intra-node hop */
+  double inter_latency;        /* s, α of one inter-node hop */
+  char *source;                /* citations; owned, may be NULL */
 } HwNodeSpec;
 
 void hw_node_spec_clear (HwNodeSpec *spec); /* frees members, not the struct */
+void hw_node_spec_copy_into (HwNodeSpec *dst, const HwNodeSpec *src); /* deep copy */
+
+/* The fabric between nodes: leaf–spine with an oversubscription ratio (1 = non-blocking). */
+typedef struct
+{
+  double spine_oversubscription; /* >= 1 */
+} HwFabricSpec;
 
 typedef struct _HwCluster HwCluster;
 
@@ -37,6 +61,16 @@ typedef enum
 /* Instantiates `n_nodes` nodes of `node` (copied) on `fluid` (borrowed, must outlive the
  * cluster). Ranks are numbered node-major: rank = node × n_gpus + local index. */
 HwCluster *hw_cluster_new (const HwNodeSpec *node, guint n_nodes, SimFluid *fluid);
+/* Same with an explicit fabric (hw_cluster_new uses a non-blocking one). */
+HwCluster *hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes,
+                                       const HwFabricSpec *fabric, SimFluid *fluid);
+
+/* Stragglers and jitter. A rank's compute slow-down factor (>= 1, default 1) multiplies the
+ * compute time of its kernels. With jitter cv > 0, every kernel's compute time is further
+ * multiplied by a factor drawn from a seeded GRand: max(0.5, 1 + cv·N(0,1)) (Box–Muller), so
+ * the same seed gives the same run. */
+void hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor);
+void hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed);
 void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */
 
 guint hw_cluster_n_ranks (const HwCluster *cluster);

@@ -1,0 +1,69 @@
+/* hardware/collective.h — collectives among ranks of a cluster, lowered to flows.
+ *
+ * A collective is lowered by its algorithm into phases of point-to-point flows over the
+ * routes of the topology (hardware/topology.h); every flow shares every link direction it
+ * crosses with all other traffic (max-min, sim/fluid.h). Algorithms (Thakur et al., "Opt.
+ * of collective communication operations in MPICH", IJHPCA 2005; NCCL): ring (bandwidth-
+ * optimal; all-reduce 2(p−1) steps of S/p), tree (double binary tree, latency log p),
+ * hierarchical (intra-node reduce-scatter, inter-node all-reduce among same local ranks,
+ * intra-node all-gather), with chunked pipelining and a per-hop latency α.
+ *
+ * Sizes follow nccl-tests: `bytes` is the per-rank buffer for all-reduce and broadcast, the
+ * gathered (output) size for all-gather, the input size for reduce-scatter, the per-rank
+ * send buffer for all-to-all and the message for send/recv. Bus bandwidth factors
+ * (nccl-tests doc/PERFORMANCE.md): all-reduce 2(n−1)/n, all-gather and reduce-scatter
+ * (n−1)/n, all-to-all (n−1)/n, broadcast and send/recv 1.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+
+typedef enum
+{
+  HW_COLLECTIVE_ALL_REDUCE,
+  HW_COLLECTIVE_ALL_GATHER,
+  HW_COLLECTIVE_REDUCE_SCATTER,
+  HW_COLLECTIVE_BROADCAST,
+  HW_COLLECTIVE_ALL_TO_ALL,
+  HW_COLLECTIVE_SEND_RECV, /* ranks[0] sends to ranks[1] */
+  HW_N_COLLECTIVES
+} HwCollectiveKind;
+
+typedef enum
+{
+  HW_ALGORITHM_AUTO, /* what NCCL would pick: hierarchical across nodes, ring inside one */
+  HW_ALGORITHM_RING,
+  HW_ALGORITHM_TREE,
+  HW_ALGORITHM_HIERARCHICAL,
+  HW_N_ALGORITHMS
+} HwCollectiveAlgorithm;
+
+/* Called once when every flow of the collective has completed. */
+typedef void (*HwCollectiveDoneFunc) (gpointer user_data);
+
+/* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv";
+ * "auto", "ring", "tree", "hierarchical". Parsing errors: G_KEY_FILE_ERROR_INVALID_VALUE
+ * listing the accepted names. */
+const char *hw_collective_kind_name (HwCollectiveKind kind);
+const char *hw_collective_algorithm_name (HwCollectiveAlgorithm algorithm);
+gboolean hw_collective_algorithm_from_string (const char *text, HwCollectiveAlgorithm *out,
+                                              GError **error);
+
+/* Starts a collective of `kind` among `ranks` (n_ranks >= 1 distinct cluster ranks, copied)
+ * on `bytes` B (>= 0; see the size convention above) now. With one rank or zero bytes it
+ * completes after no time (a zero-delay event). `done` is called from an engine event.
+ * Returns an id > 0. */
+guint64 hw_collective_start (HwCluster *cluster, HwCollectiveKind kind,
+                             HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                             double bytes, HwCollectiveDoneFunc done, gpointer user_data);
+
+/* Closed-form time (s) of the same collective on an otherwise idle cluster, e.g. ring
+ * all-reduce 2(p−1)(α + S/(p·B)) with B the slowest link direction of the ring. */
+double hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
+                                 HwCollectiveAlgorithm algorithm, const guint *ranks,
+                                 guint n_ranks, double bytes);
+
+/* nccl-tests' algorithm bandwidth bytes/time and bus bandwidth algbw × factor(kind, n). */
+double hw_collective_algbw (double bytes, double time);
+double hw_collective_busbw (HwCollectiveKind kind, guint n_ranks, double bytes, double time);
