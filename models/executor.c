@@ -105,8 +105,13 @@ apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
   for (guint i = 0; i < t->n_effects; i++)
     {
       const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
-      if (e->when == when)
-        model_ledger_change (exec->ledger, t->rank, e->category, e->bytes, now, t->label);
+      if (e->when != when)
+        continue;
+      if (e->bytes > 0)
+        model_ledger_alloc (exec->ledger, t->rank, e->category, e->bytes, e->handle, now,
+                            t->label);
+      else
+        model_ledger_release (exec->ledger, t->rank, e->handle, now, t->label);
     }
 }
 
@@ -213,9 +218,10 @@ model_executor_start (ModelExecutor *exec)
   for (guint r = 0; r < n_ranks; r++)
     for (guint c = 0; c < MODEL_N_MEM; c++)
       {
-        double b = model_plan_initial_bytes (exec->plan, c);
-        if (b > 0)
-          model_ledger_change (exec->ledger, r, c, b, now, "initial state");
+        guint h = model_plan_initial_handle (exec->plan, r, c);
+        if (h != 0)
+          model_ledger_alloc (exec->ledger, r, c, model_plan_initial_bytes (exec->plan, c), h,
+                              now, "initial state");
       }
   for (guint r = 0; r < n_ranks; r++)
     for (guint s = 0; s < MODEL_N_STREAMS; s++)

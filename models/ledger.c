@@ -20,7 +20,14 @@ typedef struct
   char *peak_task;
   guint series[MODEL_N_MEM];
   guint series_total;
+  GHashTable *live; /* handle → Buffer; lookup only, never iterated */
 } RankLedger;
+
+typedef struct
+{
+  ModelMemCategory category;
+  double bytes;
+} Buffer;
 
 struct _ModelLedger
 {
@@ -44,6 +51,8 @@ model_ledger_new (guint n_ranks, SimRecorder *rec)
   l->n_ranks = n_ranks;
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
+  for (guint r = 0; r < n_ranks; r++)
+    l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
   if (rec == NULL)
     return l;
   /* All categories are created up front, in enum order, so every rank's memory group has
@@ -69,16 +78,18 @@ model_ledger_free (ModelLedger *ledger)
   if (ledger == NULL)
     return;
   for (guint r = 0; r < ledger->n_ranks; r++)
-    g_free (ledger->ranks[r].peak_task);
+    {
+      g_free (ledger->ranks[r].peak_task);
+      g_hash_table_unref (ledger->ranks[r].live);
+    }
   g_free (ledger->ranks);
   g_free (ledger);
 }
 
-void
-model_ledger_change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta,
-                     double time, const char *task_label)
+static void
+change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta, double time,
+        const char *task_label)
 {
-  g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM && isfinite (delta));
   RankLedger *rl = &ledger->ranks[rank];
   rl->current[category] += delta;
   rl->total += delta;
@@ -102,6 +113,33 @@ model_ledger_change (ModelLedger *ledger, guint rank, ModelMemCategory category,
       sim_recorder_set (ledger->rec, rl->series[category], time, rl->current[category]);
       sim_recorder_set (ledger->rec, rl->series_total, time, rl->total);
     }
+}
+
+void
+model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category, double bytes,
+                    guint handle, double time, const char *task_label)
+{
+  g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
+  g_return_if_fail (handle > 0 && bytes > 0 && isfinite (bytes));
+  Buffer *b = g_new (Buffer, 1);
+  *b = (Buffer){ category, bytes };
+  gboolean fresh = g_hash_table_insert (ledger->ranks[rank].live, GUINT_TO_POINTER (handle), b);
+  g_assert (fresh);
+  change (ledger, rank, category, bytes, time, task_label);
+}
+
+void
+model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,
+                      const char *task_label)
+{
+  g_return_if_fail (rank < ledger->n_ranks);
+  GHashTable *live = ledger->ranks[rank].live;
+  Buffer *b = g_hash_table_lookup (live, GUINT_TO_POINTER (handle));
+  g_assert (b != NULL);
+  ModelMemCategory category = b->category;
+  double bytes = b->bytes;
+  g_hash_table_remove (live, GUINT_TO_POINTER (handle));
+  change (ledger, rank, category, -bytes, time, task_label);
 }
 
 guint

@@ -5,8 +5,9 @@
  * task at the peak and the category mix at that moment. The peak is the first moment the
  * maximum is reached. If a recorder is given, every change is written as change points of
  * the series "rank<r>/memory/<category>" (B) and "rank<r>/allocated" (B).
- * Invariant: no category ever goes below zero (g_assert; a plan that frees more than it
- * allocated is a bug in the plan builder).
+ * Buffers are tracked individually by handle (a GHashTable per rank used for lookup only),
+ * so a free releases exactly what its allocation took.
+ * Invariant: no category ever goes below zero.
  */
 #pragma once
 
@@ -38,10 +39,16 @@ typedef struct _ModelLedger ModelLedger;
 ModelLedger *model_ledger_new (guint n_ranks, SimRecorder *rec);
 void model_ledger_free (ModelLedger *ledger); /* NULL is a no-op */
 
-/* Applies `delta` bytes (may be negative) to `category` of `rank` at `time` (s);
- * `task_label` (borrowed, may be NULL) names the task causing it, remembered at the peak. */
-void model_ledger_change (ModelLedger *ledger, guint rank, ModelMemCategory category,
-                          double delta, double time, const char *task_label);
+/* Allocates buffer `handle` (> 0, not live on this rank) of `bytes` (> 0) in `category` on
+ * `rank` at `time` (s); `task_label` (borrowed, may be NULL) names the task causing it,
+ * remembered at the peak. */
+void model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category,
+                         double bytes, guint handle, double time, const char *task_label);
+
+/* Frees live buffer `handle` of `rank` at `time`. Freeing a handle that is not live is a
+ * bug in the plan (g_assert). */
+void model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,
+                           const char *task_label);
 
 guint model_ledger_n_ranks (const ModelLedger *ledger);
 double model_ledger_current (const ModelLedger *ledger, guint rank, ModelMemCategory category);

@@ -14,7 +14,10 @@ struct _ModelPlan
   GArray *deps;    /* guint task ids */
   GArray *effects; /* ModelMemEffect */
   GStringChunk *labels;
+  GArray *handles; /* ModelMemEffect of each allocation, index = handle (0 unused) */
   double initial[MODEL_N_MEM];
+  GArray *initial_handles; /* guint, n_ranks × MODEL_N_MEM */
+  GArray *grad_handles;    /* guint, gradients allocated by the current rank's backward */
   double model_flops;
   double hardware_flops;
 };
@@ -90,12 +93,39 @@ task_add_pass (ModelPlan *p, const ModelPass *pass)
     }
 }
 
-static void
-task_effect (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
+/* A new allocation handle for `bytes` of `category` (0 when bytes is 0). */
+static guint
+new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
 {
-  if (bytes == 0)
+  if (bytes <= 0)
+    return 0;
+  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len };
+  g_array_append_val (p->handles, e);
+  return e.handle;
+}
+
+/* The current task allocates `bytes` of `category` at its start or end; returns the
+ * handle for the matching task_free() (0 if nothing was allocated). */
+static guint
+task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
+{
+  guint h = new_handle (p, category, bytes);
+  if (h == 0)
+    return 0;
+  ModelMemEffect e = { category, bytes, when, h };
+  g_array_append_val (p->effects, e);
+  current (p)->n_effects++;
+  return h;
+}
+
+/* The current task frees allocation `handle` (0: nothing) at its start or end. */
+static void
+task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
+{
+  if (handle == 0)
     return;
-  ModelMemEffect e = { category, bytes, when };
+  const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
+  ModelMemEffect e = { a->category, -a->bytes, when, handle };
   g_array_append_val (p->effects, e);
   current (p)->n_effects++;
 }
@@ -104,8 +134,17 @@ task_effect (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectW
 static void
 task_workspace (ModelPlan *p, double bytes)
 {
-  task_effect (p, MODEL_MEM_WORKSPACE, bytes, MODEL_EFFECT_AT_START);
-  task_effect (p, MODEL_MEM_WORKSPACE, -bytes, MODEL_EFFECT_AT_END);
+  task_free (p, task_alloc (p, MODEL_MEM_WORKSPACE, bytes, MODEL_EFFECT_AT_START),
+             MODEL_EFFECT_AT_END);
+}
+
+/* Gradients produced for the first time (micro-batch 0) stay until the optimizer step. */
+static void
+task_alloc_gradients (ModelPlan *p, double bytes)
+{
+  guint h = task_alloc (p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
+  if (h != 0)
+    g_array_append_val (p->grad_handles, h);
 }
 
 typedef struct
@@ -142,41 +181,52 @@ block_costs (const ModelPlan *p, BlockCosts *bc)
     }
 }
 
+/* Handles of one micro-batch's saved activations, freed by its backward. */
+typedef struct
+{
+  guint embedding;
+  guint head;
+  guint *layer;      /* per layer: saved activations (or the checkpointed input) */
+} SavedActs;
+
 static void
-plan_forward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc)
+plan_forward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc, SavedActs *saved)
 {
   gboolean ckpt = p->stack.checkpointing == MODEL_CHECKPOINTING_FULL;
   task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, mb, "fwd embed mb%d", mb);
   task_add_pass (p, &bc->embedding.fwd);
-  task_effect (p, MODEL_MEM_ACTIVATIONS, bc->embedding.act_saved, MODEL_EFFECT_AT_START);
+  saved->embedding = task_alloc (p, MODEL_MEM_ACTIVATIONS, bc->embedding.act_saved,
+                                 MODEL_EFFECT_AT_START);
   task_workspace (p, bc->embedding.fwd.workspace);
   for (guint64 l = 0; l < p->arch->n_layers; l++)
     {
       task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, (gint) l, mb,
                   "fwd L%" G_GUINT64_FORMAT " mb%d", l, mb);
       task_add_pass (p, &bc->layer.fwd);
-      task_effect (p, MODEL_MEM_ACTIVATIONS,
-                   ckpt ? bc->layer.act_checkpoint : bc->layer.act_saved, MODEL_EFFECT_AT_START);
+      saved->layer[l] = task_alloc (p, MODEL_MEM_ACTIVATIONS,
+                                    ckpt ? bc->layer.act_checkpoint : bc->layer.act_saved,
+                                    MODEL_EFFECT_AT_START);
       task_workspace (p, bc->layer.fwd.workspace);
     }
   task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, mb, "fwd head mb%d", mb);
   task_add_pass (p, &bc->head.fwd);
-  task_effect (p, MODEL_MEM_ACTIVATIONS, bc->head.act_saved, MODEL_EFFECT_AT_START);
+  saved->head = task_alloc (p, MODEL_MEM_ACTIVATIONS, bc->head.act_saved, MODEL_EFFECT_AT_START);
   task_workspace (p, bc->head.fwd.workspace);
 }
 
 static void
-plan_backward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc)
+plan_backward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc, const SavedActs *saved)
 {
   gboolean ckpt = p->stack.checkpointing == MODEL_CHECKPOINTING_FULL;
   gboolean first = mb == 0;
   task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1, mb, "bwd head mb%d", mb);
   task_add_pass (p, &bc->head.bwd);
-  task_effect (p, MODEL_MEM_GRADIENTS, first ? bc->grad_head : 0, MODEL_EFFECT_AT_START);
+  task_alloc_gradients (p, first ? bc->grad_head : 0);
   task_workspace (p, bc->head.bwd.workspace);
-  task_effect (p, MODEL_MEM_ACTIVATIONS, -bc->head.act_saved, MODEL_EFFECT_AT_END);
+  task_free (p, saved->head, MODEL_EFFECT_AT_END);
   for (gint64 l = (gint64) p->arch->n_layers - 1; l >= 0; l--)
     {
+      guint recomputed = 0;
       if (ckpt)
         {
           /* Full checkpointing (Chen et al. 2016, arXiv 1604.06174, §3): rerun the layer's
@@ -184,23 +234,24 @@ plan_backward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc)
           task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, mb,
                       "recompute L%" G_GINT64_FORMAT " mb%d", l, mb);
           task_add_pass (p, &bc->layer.fwd);
-          task_effect (p, MODEL_MEM_ACTIVATIONS, bc->layer.act_saved, MODEL_EFFECT_AT_START);
+          recomputed = task_alloc (p, MODEL_MEM_ACTIVATIONS, bc->layer.act_saved,
+                                   MODEL_EFFECT_AT_START);
           task_workspace (p, bc->layer.fwd.workspace);
           p->hardware_flops += current (p)->flops;
         }
       task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, (gint) l, mb,
                   "bwd L%" G_GINT64_FORMAT " mb%d", l, mb);
       task_add_pass (p, &bc->layer.bwd);
-      task_effect (p, MODEL_MEM_GRADIENTS, first ? bc->grad_layer : 0, MODEL_EFFECT_AT_START);
+      task_alloc_gradients (p, first ? bc->grad_layer : 0);
       task_workspace (p, bc->layer.bwd.workspace);
-      double freed = bc->layer.act_saved + (ckpt ? bc->layer.act_checkpoint : 0);
-      task_effect (p, MODEL_MEM_ACTIVATIONS, -freed, MODEL_EFFECT_AT_END);
+      task_free (p, recomputed, MODEL_EFFECT_AT_END);
+      task_free (p, saved->layer[l], MODEL_EFFECT_AT_END);
     }
   task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1, mb, "bwd embed mb%d", mb);
   task_add_pass (p, &bc->embedding.bwd);
-  task_effect (p, MODEL_MEM_GRADIENTS, first ? bc->grad_embedding : 0, MODEL_EFFECT_AT_START);
+  task_alloc_gradients (p, first ? bc->grad_embedding : 0);
   task_workspace (p, bc->embedding.bwd.workspace);
-  task_effect (p, MODEL_MEM_ACTIVATIONS, -bc->embedding.act_saved, MODEL_EFFECT_AT_END);
+  task_free (p, saved->embedding, MODEL_EFFECT_AT_END);
 }
 
 static void
@@ -214,8 +265,9 @@ plan_optimizer (ModelPlan *p, guint rank)
                            n * model_stack_optimizer_step_bytes (&p->stack) };
   task_add_pass (p, &pass);
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
-  task_effect (p, MODEL_MEM_GRADIENTS, -n * model_stack_gradient_bytes (&p->stack),
-               MODEL_EFFECT_AT_END);
+  for (guint i = 0; i < p->grad_handles->len; i++)
+    task_free (p, g_array_index (p->grad_handles, guint, i), MODEL_EFFECT_AT_END);
+  g_array_set_size (p->grad_handles, 0);
 }
 
 static gboolean
@@ -259,6 +311,11 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks, G
   p->deps = g_array_new (FALSE, TRUE, sizeof (guint));
   p->effects = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
   p->labels = g_string_chunk_new (4096);
+  p->handles = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
+  g_array_set_size (p->handles, 1); /* handle 0 means "none" */
+  p->initial_handles = g_array_new (FALSE, TRUE, sizeof (guint));
+  g_array_set_size (p->initial_handles, n_ranks * MODEL_N_MEM);
+  p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
 
   double n = (double) model_arch_n_params (arch);
   p->initial[MODEL_MEM_WEIGHTS] = n * model_stack_weight_bytes (stack);
@@ -271,13 +328,18 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks, G
                + bc.head.fwd.flops;
   /* Model FLOPs: forward + backward = 3 × forward (Narayanan et al. 2021 §5.1). */
   p->model_flops = 3 * fwd * (double) stack->grad_accum;
+  g_autofree guint *layer_handles = g_new0 (guint, arch->n_layers);
+  SavedActs saved = { .layer = layer_handles };
   for (guint r = 0; r < n_ranks; r++)
     {
+      for (guint c = 0; c < MODEL_N_MEM; c++)
+        g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
+          = new_handle (p, c, p->initial[c]);
       p->hardware_flops = 0;
       for (guint64 mb = 0; mb < stack->grad_accum; mb++)
         {
-          plan_forward (p, r, (gint) mb, &bc);
-          plan_backward (p, r, (gint) mb, &bc);
+          plan_forward (p, r, (gint) mb, &bc, &saved);
+          plan_backward (p, r, (gint) mb, &bc, &saved);
         }
       plan_optimizer (p, r);
     }
@@ -296,6 +358,9 @@ model_plan_free (ModelPlan *plan)
   g_array_unref (plan->deps);
   g_array_unref (plan->effects);
   g_string_chunk_free (plan->labels);
+  g_array_unref (plan->handles);
+  g_array_unref (plan->initial_handles);
+  g_array_unref (plan->grad_handles);
   g_free (plan);
 }
 
@@ -356,6 +421,13 @@ model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category)
 {
   g_return_val_if_fail (category < MODEL_N_MEM, 0);
   return plan->initial[category];
+}
+
+guint
+model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < plan->n_ranks && category < MODEL_N_MEM, 0);
+  return g_array_index (plan->initial_handles, guint, rank * MODEL_N_MEM + category);
 }
 
 double

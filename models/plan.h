@@ -53,11 +53,15 @@ typedef enum
   MODEL_EFFECT_AT_END,
 } ModelEffectWhen;
 
+/* One allocation or free. Every allocation has a handle (unique in the plan, > 0); a free
+ * names the handle it releases and carries minus its bytes, so the ledger and the
+ * allocator model see individual buffers. */
 typedef struct
 {
   ModelMemCategory category;
-  double bytes; /* signed: > 0 allocates, < 0 frees */
+  double bytes; /* > 0 allocates `handle`, < 0 frees it */
   ModelEffectWhen when;
+  guint handle;
 } ModelMemEffect;
 
 /* One kernel of a task; dtype is the tensor dtype its FLOPs run at. */
@@ -102,8 +106,9 @@ guint model_plan_dep (const ModelPlan *plan, guint index);
 const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
 
 /* Bytes allocated at time 0 on every rank for `category` (weights, master weights,
- * optimizer state). */
+ * optimizer state), and the handle of that allocation on `rank` (0 when none). */
 double model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category);
+guint model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category);
 
 /* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
  * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */
