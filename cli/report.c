@@ -61,6 +61,15 @@ print_time (FILE *out, const CliRunResult *res)
   fprintf (out, "  %-22s %14.0f\n", "tokens/s", res->tokens_per_s);
   fprintf (out, "  %-22s %12.1f %%\n", "MFU", 100 * res->mfu);
   fprintf (out, "  %-22s %12.1f %%\n", "HFU", 100 * res->hfu);
+  if (res->steps > 1)
+    {
+      g_autofree char *lo = sim_units_format (res->step_time_min, SIM_DIM_TIME, 3);
+      g_autofree char *p99 = sim_units_format (res->step_time_p99, SIM_DIM_TIME, 3);
+      fprintf (out, "  %-22s %14s  (median of %u steps; min %s, p99 %s)\n", "step time dist.",
+               "", res->steps, lo, p99);
+    }
+  if (res->n_ranks > 1)
+    print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     if (res->time_by_kind[k] > 0)
       {
@@ -80,7 +89,16 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
   fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layers, hidden %"
                 G_GUINT64_FORMAT "\n",
            a->name, model_arch_family_name (a->family), params, a->n_layers, a->hidden_size);
-  fprintf (out, "hardware   %u x %s (%s each)\n", res->n_ranks, sc->node.gpu->name, mem);
+  fprintf (out, "hardware   %u x %s (%s each), %u node%s of %u\n", res->n_ranks,
+           sc->node.gpu->name, mem, sc->n_nodes, sc->n_nodes > 1 ? "s" : "", sc->node.n_gpus);
+  if (res->n_ranks > 1)
+    {
+      g_autofree char *states = sim_units_format (res->state_bytes, SIM_DIM_BYTES, 2);
+      fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
+                    "model states %s per GPU\n",
+               model_parallel_mode_name (sc->par.mode), res->n_ranks,
+               model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+    }
   fprintf (out,
            "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
            ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
@@ -108,7 +126,13 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "peak_flops_per_gpu", res->peak_flops, "FLOP/s");
   sim_recorder_summary_scalar (rec, "mfu", res->mfu, "1");
   sim_recorder_summary_scalar (rec, "hfu", res->hfu, "1");
-  sim_recorder_summary_scalar (rec, "exposed_communication", 0.0, "s");
+  sim_recorder_summary_scalar (rec, "exposed_communication", res->exposed_comm, "s");
+  sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
+  sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");
+  sim_recorder_summary_scalar (rec, "step_time_median", res->step_time_median, "s");
+  sim_recorder_summary_scalar (rec, "step_time_p99", res->step_time_p99, "s");
+  sim_recorder_summary_scalar (rec, "model_state_bytes", res->state_bytes, "B");
+  sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");
@@ -127,5 +151,12 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
     {
       g_autofree char *name = g_strdup_printf ("time_%s", model_plan_task_kind_name (k));
       sim_recorder_summary_scalar (rec, name, res->time_by_kind[k], "s");
+    }
+  for (guint r = 0; r < res->n_ranks; r++)
+    {
+      g_autofree char *a = g_strdup_printf ("ranks/rank%u/peak_allocated", r);
+      g_autofree char *d = g_strdup_printf ("ranks/rank%u/device_used", r);
+      sim_recorder_summary_scalar (rec, a, res->rank_peak_allocated[r], "B");
+      sim_recorder_summary_scalar (rec, d, res->rank_device_used[r], "B");
     }
 }

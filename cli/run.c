@@ -29,69 +29,8 @@ void
 cli_run_result_clear (CliRunResult *res)
 {
   g_clear_pointer (&res->peak_task, g_free);
-}
-
-static gboolean
-check_single_gpu (const CliScenario *sc, GError **error)
-{
-  guint n = sc->node.n_gpus * sc->n_nodes;
-  if (n == 1)
-    return TRUE;
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "group [cluster]: %u GPUs requested, but multi-GPU plans (data, tensor, "
-               "pipeline parallelism) are not modelled yet; set gpus_per_node = 1 and "
-               "nodes = 1", n);
-  return FALSE;
-}
-
-/* Reads the ledger of the rank with the highest peak into res. */
-static void
-fill_memory (const CliScenario *sc, const ModelLedger *ledger, CliRunResult *res)
-{
-  const HwGpuSpec *gpu = sc->node.gpu;
-  res->capacity = gpu->memory_capacity;
-  res->cuda_context = gpu->cuda_context;
-  for (guint r = 0; r < res->n_ranks; r++)
-    if (r == 0 || model_ledger_peak (ledger, r) > res->peak_allocated)
-      {
-        res->worst_rank = r;
-        res->peak_allocated = model_ledger_peak (ledger, r);
-      }
-  guint w = res->worst_rank;
-  res->peak_reserved = res->peak_allocated;
-  res->device_used = res->peak_reserved + res->cuda_context;
-  res->peak_time = model_ledger_peak_time (ledger, w);
-  res->peak_task = g_strdup (model_ledger_peak_task (ledger, w));
-  for (guint c = 0; c < MODEL_N_MEM; c++)
-    res->peak_mix[c] = model_ledger_peak_mix (ledger, w, c);
-  for (guint c = 0; c < MODEL_N_MEM; c++)
-    res->category_peak[c] = model_ledger_category_peak (ledger, w, c);
-  res->model_states = res->category_peak[MODEL_MEM_WEIGHTS]
-                      + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
-                      + res->category_peak[MODEL_MEM_GRADIENTS]
-                      + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
-  res->fits = res->device_used <= res->capacity;
-}
-
-static void
-fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *exec,
-           CliRunResult *res)
-{
-  for (guint r = 0; r < res->n_ranks; r++)
-    res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
-  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
-    res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
-  res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
-  res->tokens_per_s = res->tokens_per_step / res->step_time;
-  res->model_flops = model_plan_model_flops (plan) * res->n_ranks;
-  res->hardware_flops = model_plan_hardware_flops (plan) * res->n_ranks;
-  HwDtype dtype = model_stack_compute_dtype (&sc->stack);
-  res->peak_flops = sc->node.gpu->peak_flops[dtype];
-  if (res->peak_flops <= 0)
-    res->peak_flops = sc->node.gpu->peak_flops[HW_DTYPE_FP32];
-  double denom = res->step_time * res->n_ranks * res->peak_flops;
-  res->mfu = res->model_flops / denom;
-  res->hfu = res->hardware_flops / denom;
+  g_clear_pointer (&res->rank_peak_allocated, g_free);
+  g_clear_pointer (&res->rank_device_used, g_free);
 }
 
 /* A mixed-precision stack needs its 16-bit format on the GPU (V100 has no bf16). */
@@ -108,32 +47,152 @@ check_dtype (const CliScenario *sc, GError **error)
   return FALSE;
 }
 
+/* Reads the ledger of the rank with the highest peak into res. */
+static void
+fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *ledger,
+             CliRunResult *res)
+{
+  const HwGpuSpec *gpu = sc->node.gpu;
+  res->capacity = gpu->memory_capacity;
+  res->cuda_context = gpu->cuda_context;
+  res->rank_peak_allocated = g_new0 (double, res->n_ranks);
+  res->rank_device_used = g_new0 (double, res->n_ranks);
+  for (guint r = 0; r < res->n_ranks; r++)
+    {
+      res->rank_peak_allocated[r] = model_ledger_peak (ledger, r);
+      res->rank_device_used[r] = res->rank_peak_allocated[r] + res->cuda_context;
+      if (r == 0 || res->rank_peak_allocated[r] > res->peak_allocated)
+        {
+          res->worst_rank = r;
+          res->peak_allocated = res->rank_peak_allocated[r];
+        }
+      res->state_bytes = MAX (res->state_bytes, model_plan_state_bytes (plan, r));
+    }
+  guint w = res->worst_rank;
+  res->peak_reserved = res->peak_allocated;
+  res->device_used = res->peak_reserved + res->cuda_context;
+  res->peak_time = model_ledger_peak_time (ledger, w);
+  res->peak_task = g_strdup (model_ledger_peak_task (ledger, w));
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      res->peak_mix[c] = model_ledger_peak_mix (ledger, w, c);
+      res->category_peak[c] = model_ledger_category_peak (ledger, w, c);
+    }
+  res->model_states = res->category_peak[MODEL_MEM_WEIGHTS]
+                      + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
+                      + res->category_peak[MODEL_MEM_GRADIENTS]
+                      + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
+  res->fits = res->device_used <= res->capacity;
+}
+
+static void
+fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *exec,
+           CliRunResult *res)
+{
+  for (guint r = 0; r < res->n_ranks; r++)
+    {
+      res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
+      res->exposed_comm = MAX (res->exposed_comm, model_executor_exposed_comm (exec, r));
+    }
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
+  res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
+  res->model_flops = model_plan_model_flops (plan) * res->n_ranks;
+  res->hardware_flops = model_plan_hardware_flops (plan) * res->n_ranks;
+  HwDtype dtype = model_stack_compute_dtype (&sc->stack);
+  res->peak_flops = sc->node.gpu->peak_flops[dtype];
+}
+
+/* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
+ * `res_out` it also fills memory and time figures. Returns the step time, or < 0 (error
+ * set) if the replay did not complete. */
+static double
+replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
+        CliRunResult *res_out, GError **error)
+{
+  guint n = model_plan_n_ranks (plan);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (&sc->node, sc->n_nodes,
+                                                              &sc->fabric, fluid);
+  for (guint i = 0; i < sc->slowdowns->len; i++)
+    {
+      const CliSlowdown *s = &g_array_index (sc->slowdowns, CliSlowdown, i);
+      hw_cluster_set_slowdown (cluster, s->rank, s->factor);
+    }
+  if (sc->kernel_jitter > 0)
+    hw_cluster_set_jitter (cluster, sc->kernel_jitter, seed);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (n, rec);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  model_executor_start (exec);
+  guint64 events = sim_engine_run (engine);
+  if (model_executor_n_done (exec) != model_plan_n_tasks (plan))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "the step did not complete: %u of %u tasks ran (a dependency cycle in "
+                   "the plan)", model_executor_n_done (exec), model_plan_n_tasks (plan));
+      return -1;
+    }
+  double step = 0;
+  for (guint r = 0; r < n; r++)
+    step = MAX (step, model_executor_rank_end (exec, r));
+  if (res_out != NULL)
+    {
+      res_out->n_events = events;
+      fill_memory (sc, plan, ledger, res_out);
+      fill_time (sc, plan, exec, res_out);
+    }
+  return step;
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* Step-time distribution over K replays: min, median (lower of the middle two for even K)
+ * and p99 (nearest rank, ⌈0.99 K⌉-th smallest). */
+static void
+fill_distribution (GArray *times, CliRunResult *res)
+{
+  g_array_sort (times, compare_doubles);
+  guint k = times->len;
+  res->steps = k;
+  res->step_time_min = g_array_index (times, double, 0);
+  res->step_time_median = g_array_index (times, double, (k - 1) / 2);
+  guint p99 = (guint) ((99 * (guint64) k + 99) / 100);
+  res->step_time_p99 = g_array_index (times, double, MAX (p99, 1) - 1);
+  res->step_time = res->step_time_median;
+  res->tokens_per_s = res->tokens_per_step / res->step_time;
+  double denom = res->step_time * res->n_ranks * res->peak_flops;
+  res->mfu = res->model_flops / denom;
+  res->hfu = res->hardware_flops / denom;
+}
+
 gboolean
 cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res, GError **error)
 {
   *res = (CliRunResult){ 0 };
-  if (!check_single_gpu (sc, error) || !check_dtype (sc, error))
+  if (!check_dtype (sc, error))
     return FALSE;
-  res->n_ranks = sc->node.n_gpus * sc->n_nodes;
-  g_autoptr (ModelPlan) plan = model_plan_new (sc->arch, &sc->stack, res->n_ranks, error);
+  res->n_ranks = sc->par.degree;
+  g_autoptr (ModelPlan) plan = model_plan_new (sc->arch, &sc->stack, &sc->par, error);
   if (plan == NULL)
     return FALSE;
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&sc->node, sc->n_nodes, fluid);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (res->n_ranks, rec);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
-  model_executor_start (exec);
-  res->n_events = sim_engine_run (engine);
   res->n_tasks = model_plan_n_tasks (plan);
-  if (model_executor_n_done (exec) != res->n_tasks)
+  g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint k = 0; k < MAX (sc->steps, 1); k++)
     {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "the step did not complete: %u of %u tasks ran (a dependency cycle in "
-                   "the plan)", model_executor_n_done (exec), res->n_tasks);
-      return FALSE;
+      double t = replay (sc, plan, sc->seed + k, k == 0 ? rec : NULL, k == 0 ? res : NULL, error);
+      if (t < 0)
+        {
+          cli_run_result_clear (res);
+          return FALSE;
+        }
+      g_array_append_val (times, t);
     }
-  fill_memory (sc, ledger, res);
-  fill_time (sc, plan, exec, res);
+  fill_distribution (times, res);
   return TRUE;
 }

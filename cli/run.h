@@ -6,6 +6,9 @@
  * allocator holds; equal to allocated until an allocator model exists) and device-used
  * (reserved + CUDA context: what nvidia-smi shows). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
+ * With [run] steps = K the step is replayed K times, each with its own jitter draw (seed,
+ * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
+ * tasks come from the first replay.
  */
 #pragma once
 
@@ -39,6 +42,12 @@ typedef struct
                                category peaks, which coexist during the optimizer step */
   gboolean fits;            /* device_used <= capacity */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
+  double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
+  double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */
+  double *rank_peak_allocated; /* B per rank (n_ranks, owned) */
+  double *rank_device_used;    /* B per rank (owned) */
+  guint steps;              /* steps simulated (scenario [run] steps) */
+  double step_time_min, step_time_median, step_time_p99; /* s over the steps */
   guint n_tasks;
   guint64 n_events;
 } CliRunResult;

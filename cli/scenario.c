@@ -28,8 +28,11 @@ static const char *const training_keys[] = {
   "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
   "attention",   "tf32",    "dropout",    NULL,
 };
+static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
+                                             "algorithm", "reduce_dtype", NULL };
+static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "gpu.NAME", NULL };
+                                           "parallel", "run", "gpu.NAME", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -52,6 +55,8 @@ free_member_and_struct (CliScenario *sc)
   g_free (sc->text);
   model_arch_free (sc->arch);
   hw_node_spec_clear (&sc->node);
+  if (sc->slowdowns != NULL)
+    g_array_unref (sc->slowdowns);
   g_free (sc);
 }
 
@@ -182,6 +187,8 @@ check_schema (GKeyFile *kf, GError **error)
     { "model", (const char *const *) mkeys },
     { "cluster", cluster_keys },
     { "training", training_keys },
+    { "parallel", parallel_keys },
+    { "run", run_keys },
   };
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (guint i = 0; groups[i] != NULL; i++)
@@ -311,7 +318,8 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
     sc->name = g_strdup (base);
   sc->text = g_key_file_to_data (kf, NULL, NULL);
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
-      || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error))
+      || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
+      || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error))
     return NULL;
   return g_steal_pointer (&sc);
 }

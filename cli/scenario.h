@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "hardware/cluster.h"
 #include "models/arch.h"
+#include "models/parallel.h"
 #include "models/stack.h"
 
 typedef struct
@@ -22,8 +23,21 @@ typedef struct
   ModelArch *arch;
   HwNodeSpec node;   /* GPU type, GPUs per node, host memory */
   guint n_nodes;
+  HwFabricSpec fabric;
   ModelStack stack;
+  ModelParallel par; /* degree = all GPUs of the cluster */
+  /* [run]: repetitions, stragglers and jitter */
+  guint steps;          /* steps simulated (each with its own jitter draw), >= 1 */
+  guint32 seed;         /* seed of the kernel-time jitter */
+  double kernel_jitter; /* coefficient of variation of kernel compute times, >= 0 */
+  GArray *slowdowns;    /* CliSlowdown, ranks running slower than the rest */
 } CliScenario;
+
+typedef struct
+{
+  guint rank;
+  double factor; /* >= 1: compute time multiplier of that rank's kernels */
+} CliSlowdown;
 
 /* Loads `path`, applying `sets` (NULL-terminated "group.key=value" strings, may be NULL).
  * Returns NULL and sets an error whose message starts with the file name on any problem. */

@@ -110,6 +110,7 @@ cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error)
     }
   sc->node.n_gpus = (guint) per_node;
   sc->n_nodes = (guint) nodes;
+  sc->fabric.spine_oversubscription = 1;
   return TRUE;
 }
 

@@ -27,3 +27,6 @@ gboolean cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *s
                                   GError **error);
 gboolean cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error);
 gboolean cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error);
+/* [parallel] and [run]; after [cluster] (the degree is the cluster's GPU count). */
+gboolean cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error);
+gboolean cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error);

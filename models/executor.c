@@ -7,6 +7,8 @@
 #include "config.h"
 #include "models/executor.h"
 
+#include "hardware/collective.h"
+
 typedef struct _ModelExecutor ModelExecutor;
 
 typedef struct
@@ -18,6 +20,13 @@ typedef struct
   double start;
   gboolean done;
 } TaskState;
+
+typedef struct
+{
+  ModelExecutor *exec;
+  guint index;       /* into the plan's collectives */
+  GArray *arrived;   /* guint task ids that started */
+} CollectiveState;
 
 typedef struct
 {
@@ -39,6 +48,8 @@ struct _ModelExecutor
   guint n_done;
   double *rank_end;
   double *kind_time; /* n_ranks × MODEL_N_TASK_KINDS */
+  CollectiveState *collectives;
+  GArray **busy;     /* n_ranks × MODEL_N_STREAMS arrays of (start, end) pairs */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -63,8 +74,16 @@ model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine
   e->streams = g_new0 (StreamState, n_ranks * MODEL_N_STREAMS);
   e->rank_end = g_new0 (double, n_ranks);
   e->kind_time = g_new0 (double, n_ranks * MODEL_N_TASK_KINDS);
+  e->busy = g_new0 (GArray *, n_ranks * MODEL_N_STREAMS);
   for (guint i = 0; i < n_ranks * MODEL_N_STREAMS; i++)
-    e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
+    {
+      e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
+      e->busy[i] = g_array_new (FALSE, FALSE, sizeof (double));
+    }
+  guint nc = model_plan_n_collectives (plan);
+  e->collectives = g_new0 (CollectiveState, MAX (nc, 1));
+  for (guint i = 0; i < nc; i++)
+    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
   for (guint id = 0; id < n; id++)
     g_ptr_array_add (e->dependents, g_array_new (FALSE, FALSE, sizeof (guint)));
   for (guint id = 0; id < n; id++)
@@ -89,7 +108,14 @@ model_executor_free (ModelExecutor *exec)
     return;
   guint n_streams = model_plan_n_ranks (exec->plan) * MODEL_N_STREAMS;
   for (guint i = 0; i < n_streams; i++)
-    g_array_unref (exec->streams[i].queue);
+    {
+      g_array_unref (exec->streams[i].queue);
+      g_array_unref (exec->busy[i]);
+    }
+  g_free (exec->busy);
+  for (guint i = 0; i < model_plan_n_collectives (exec->plan); i++)
+    g_array_unref (exec->collectives[i].arrived);
+  g_free (exec->collectives);
   g_free (exec->streams);
   g_ptr_array_unref (exec->dependents);
   g_free (exec->tasks);
@@ -140,6 +166,9 @@ finish_task (TaskState *ts)
   exec->n_done++;
   exec->rank_end[t->rank] = MAX (exec->rank_end[t->rank], now);
   exec->kind_time[t->rank * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
+  GArray *busy = exec->busy[t->rank * MODEL_N_STREAMS + t->stream];
+  g_array_append_val (busy, ts->start);
+  g_array_append_val (busy, now);
   StreamState *ss = stream_state (exec, t->rank, t->stream);
   ss->busy = FALSE;
   ss->next++;
@@ -192,6 +221,30 @@ run_next_kernel (TaskState *ts)
 }
 
 static void
+collective_done (gpointer user_data)
+{
+  CollectiveState *cs = user_data;
+  /* Finish in rank order; finishing may start further tasks (and collectives). */
+  g_autoptr (GArray) tasks = g_array_copy (cs->arrived);
+  g_array_set_size (cs->arrived, 0);
+  for (guint i = 0; i < tasks->len; i++)
+    finish_task (&cs->exec->tasks[g_array_index (tasks, guint, i)]);
+}
+
+/* A rank's task of a collective has started: the collective runs once all have. */
+static void
+arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
+{
+  CollectiveState *cs = &exec->collectives[t->collective];
+  const ModelCollective *c = model_plan_collective (exec->plan, (guint) t->collective);
+  g_array_append_val (cs->arrived, ts->id);
+  if (cs->arrived->len < c->n_ranks)
+    return;
+  hw_collective_start (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks, c->bytes,
+                       collective_done, cs);
+}
+
+static void
 try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 {
   StreamState *ss = stream_state (exec, rank, stream);
@@ -204,7 +257,9 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   ss->busy = TRUE;
   ts->start = sim_engine_now (exec->engine);
   apply_effects (exec, t, MODEL_EFFECT_AT_START);
-  if (t->n_kernels == 0)
+  if (t->collective >= 0)
+    arrive (exec, ts, t);
+  else if (t->n_kernels == 0)
     sim_engine_schedule_after (exec->engine, 0, empty_task_event, ts, NULL);
   else
     run_next_kernel (ts);
@@ -239,6 +294,40 @@ model_executor_rank_end (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
   return exec->rank_end[rank];
+}
+
+/* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (pairs), starting
+ * the scan at *cursor (advanced; callers scan in increasing a0). */
+static double
+covered (const GArray *iv, guint *cursor, double a0, double a1)
+{
+  double sum = 0;
+  while (*cursor < iv->len && g_array_index (iv, double, *cursor + 1) <= a0)
+    *cursor += 2;
+  for (guint i = *cursor; i < iv->len; i += 2)
+    {
+      double b0 = g_array_index (iv, double, i), b1 = g_array_index (iv, double, i + 1);
+      if (b0 >= a1)
+        break;
+      sum += MIN (a1, b1) - MAX (a0, b0);
+    }
+  return sum;
+}
+
+double
+model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  const GArray *comm = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMM];
+  const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
+  double exposed = 0;
+  guint cursor = 0;
+  for (guint i = 0; i < comm->len; i += 2)
+    {
+      double a0 = g_array_index (comm, double, i), a1 = g_array_index (comm, double, i + 1);
+      exposed += (a1 - a0) - covered (compute, &cursor, a0, a1);
+    }
+  return exposed;
 }
 
 double

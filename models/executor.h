@@ -6,6 +6,9 @@
  * kernels back to back on its rank's GPU (each a roofline activity shared max-min with
  * whatever else runs there), applies its end effects and is recorded in the recorder's
  * task table. Persistent state is allocated at the engine's current time when started.
+ * A collective task occupies its comm stream from its start; the collective itself
+ * (hardware/collective.h) starts once every participating rank's task has started, and all
+ * of them finish together when it completes.
  */
 #pragma once
 
@@ -33,6 +36,10 @@ guint model_executor_n_done (const ModelExecutor *exec);
 
 /* Time (s) the last task of `rank` ended; the step time is the maximum over ranks. */
 double model_executor_rank_end (const ModelExecutor *exec, guint rank);
+
+/* Exposed communication of `rank` (s): time its comm stream was busy (a collective
+ * launched, waiting for peers or moving data) while its compute stream was idle. */
+double model_executor_exposed_comm (const ModelExecutor *exec, guint rank);
 
 /* Seconds `rank` spent running tasks of `kind` (sum of task durations). */
 double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind);

@@ -5,7 +5,8 @@ models_libstepsim_models_a_SOURCES = \
 	models/hf_config.c \
 	models/cost.c models/cost.h \
 	models/stack.c models/stack.h \
-	models/plan.c models/plan.h \
+	models/parallel.c models/parallel.h \
+	models/plan.c models/plan.h models/plan-private.h models/plan_step.c models/plan_comm.c \
 	models/ledger.c models/ledger.h \
 	models/executor.c models/executor.h
 

@@ -1,26 +1,9 @@
-/* models/plan.c — expands one training step into tasks with memory effects; see plan.h. */
+/* models/plan.c — plan primitives, construction and accessors; see plan.h.
+ * The schedule itself is in plan_step.c, data-parallel collectives in plan_comm.c. */
 #include "config.h"
-#include "models/plan.h"
+#include "models/plan-private.h"
 
 #include <stdarg.h>
-
-struct _ModelPlan
-{
-  ModelArch *arch;
-  ModelStack stack;
-  guint n_ranks;
-  GArray *tasks;   /* ModelTask, index = id */
-  GArray *kernels; /* ModelKernel */
-  GArray *deps;    /* guint task ids */
-  GArray *effects; /* ModelMemEffect */
-  GStringChunk *labels;
-  GArray *handles; /* ModelMemEffect of each allocation, index = handle (0 unused) */
-  double initial[MODEL_N_MEM];
-  GArray *initial_handles; /* guint, n_ranks × MODEL_N_MEM */
-  GArray *grad_handles;    /* guint, gradients allocated by the current rank's backward */
-  double model_flops;
-  double hardware_flops;
-};
 
 static const char *const kind_names[MODEL_N_TASK_KINDS] = {
   "forward", "backward", "recompute", "optimizer", "collective", "offload",
@@ -41,13 +24,11 @@ model_plan_stream_name (ModelStream stream)
   return stream_names[stream];
 }
 
-/* ---- building ------------------------------------------------------------------------ */
+/* ---- primitives ------------------------------------------------------------------------ */
 
-/* Starts a new task; kernels, dependencies and effects added next belong to it. */
-G_GNUC_PRINTF (7, 8)
-static guint
-task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
-            gint micro_batch, const char *fmt, ...)
+guint
+plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
+                 gint micro_batch, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
@@ -64,28 +45,29 @@ task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gi
     .first_kernel = p->kernels->len,
     .first_dep = p->deps->len,
     .first_effect = p->effects->len,
+    .collective = -1,
   };
   g_array_append_val (p->tasks, t);
   return t.id;
 }
 
-static ModelTask *
-current (ModelPlan *p)
+ModelTask *
+plan_current (ModelPlan *p)
 {
   return &g_array_index (p->tasks, ModelTask, p->tasks->len - 1);
 }
 
-/* Appends the kernels of one pass. GEMM and attention FLOPs run at the stack's tensor
- * dtype; element-wise kernels on the CUDA cores (fp32). */
-static void
-task_add_pass (ModelPlan *p, const ModelPass *pass)
+/* GEMM and attention FLOPs run at the stack's tensor dtype; element-wise kernels on the
+ * CUDA cores (fp32). */
+void
+plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
 {
   HwDtype tensor = model_stack_compute_dtype (&p->stack);
-  ModelTask *t = current (p);
+  ModelTask *t = plan_current (p);
   for (guint i = 0; i < pass->n_ops; i++)
     {
-      ModelKernel k = { pass->ops[i], pass->ops[i].op_class == MODEL_OP_ELEMENTWISE
-                                          ? HW_DTYPE_FP32 : tensor };
+      ModelKernel k = { pass->ops[i],
+                        pass->ops[i].op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32 : tensor };
       g_array_append_val (p->kernels, k);
       t->n_kernels++;
       t->flops += k.op.flops;
@@ -93,9 +75,18 @@ task_add_pass (ModelPlan *p, const ModelPass *pass)
     }
 }
 
-/* A new allocation handle for `bytes` of `category` (0 when bytes is 0). */
-static guint
-new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
+void
+plan_task_dep (ModelPlan *p, guint task)
+{
+  if (task == G_MAXUINT)
+    return;
+  g_assert (task < plan_current (p)->id);
+  g_array_append_val (p->deps, task);
+  plan_current (p)->n_deps++;
+}
+
+guint
+plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
 {
   if (bytes <= 0)
     return 0;
@@ -104,57 +95,47 @@ new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
   return e.handle;
 }
 
-/* The current task allocates `bytes` of `category` at its start or end; returns the
- * handle for the matching task_free() (0 if nothing was allocated). */
-static guint
-task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
+guint
+plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
 {
-  guint h = new_handle (p, category, bytes);
+  guint h = plan_new_handle (p, category, bytes);
   if (h == 0)
     return 0;
   ModelMemEffect e = { category, bytes, when, h };
   g_array_append_val (p->effects, e);
-  current (p)->n_effects++;
+  plan_current (p)->n_effects++;
   return h;
 }
 
-/* The current task frees allocation `handle` (0: nothing) at its start or end. */
-static void
-task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
+void
+plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
 {
   if (handle == 0)
     return;
   const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
   ModelMemEffect e = { a->category, -a->bytes, when, handle };
   g_array_append_val (p->effects, e);
-  current (p)->n_effects++;
+  plan_current (p)->n_effects++;
 }
 
-/* Workspace lives exactly as long as the task. */
-static void
-task_workspace (ModelPlan *p, double bytes)
+void
+plan_task_workspace (ModelPlan *p, double bytes)
 {
-  task_free (p, task_alloc (p, MODEL_MEM_WORKSPACE, bytes, MODEL_EFFECT_AT_START),
-             MODEL_EFFECT_AT_END);
+  plan_task_free (p, plan_task_alloc (p, MODEL_MEM_WORKSPACE, bytes, MODEL_EFFECT_AT_START),
+                  MODEL_EFFECT_AT_END);
 }
 
-/* Gradients produced for the first time (micro-batch 0) stay until the optimizer step. */
-static void
-task_alloc_gradients (ModelPlan *p, double bytes)
+void
+plan_keep_gradient (ModelPlan *p, guint handle)
 {
-  guint h = task_alloc (p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
-  if (h != 0)
-    g_array_append_val (p->grad_handles, h);
+  if (handle != 0)
+    g_array_append_val (p->grad_handles, handle);
 }
 
-typedef struct
-{
-  ModelBlockCost embedding, layer, head;
-  double grad_embedding, grad_layer, grad_head; /* B of gradients each block produces */
-} BlockCosts;
+/* ---- construction ---------------------------------------------------------------------- */
 
 static void
-block_costs (const ModelPlan *p, BlockCosts *bc)
+plan_costs (const ModelPlan *p, PlanCosts *pc)
 {
   const ModelStack *s = &p->stack;
   ModelCostParams cp = {
@@ -165,109 +146,24 @@ block_costs (const ModelPlan *p, BlockCosts *bc)
     .flash_attention = s->flash_attention,
     .dropout = s->dropout,
   };
-  bc->embedding = model_cost_embedding (p->arch, &cp);
-  bc->layer = model_cost_layer (p->arch, &cp);
-  bc->head = model_cost_head (p->arch, &cp);
+  pc->embedding = model_cost_embedding (p->arch, &cp);
+  pc->layer = model_cost_layer (p->arch, &cp);
+  pc->head = model_cost_head (p->arch, &cp);
+  double emb = (double) model_arch_n_params_embedding (p->arch);
+  double head = (double) (model_arch_n_params_lm_head (p->arch)
+                          + model_arch_n_params_final_norm (p->arch));
+  pc->params_root = emb + head;
+  pc->params_layer = (double) model_arch_n_params_layer (p->arch);
   double g = model_stack_gradient_bytes (s);
-  bc->grad_embedding = g * (double) model_arch_n_params_embedding (p->arch);
-  bc->grad_layer = g * (double) model_arch_n_params_layer (p->arch);
-  bc->grad_head = g * (double) (model_arch_n_params_lm_head (p->arch)
-                                + model_arch_n_params_final_norm (p->arch));
+  pc->grad_embedding = g * emb;
+  pc->grad_layer = g * pc->params_layer;
+  pc->grad_head = g * head;
   /* Tied embeddings: the head's backward is the first to produce the shared gradient. */
   if (p->arch->tied_embeddings)
     {
-      bc->grad_head += bc->grad_embedding;
-      bc->grad_embedding = 0;
+      pc->grad_head += pc->grad_embedding;
+      pc->grad_embedding = 0;
     }
-}
-
-/* Handles of one micro-batch's saved activations, freed by its backward. */
-typedef struct
-{
-  guint embedding;
-  guint head;
-  guint *layer;      /* per layer: saved activations (or the checkpointed input) */
-} SavedActs;
-
-static void
-plan_forward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc, SavedActs *saved)
-{
-  gboolean ckpt = p->stack.checkpointing == MODEL_CHECKPOINTING_FULL;
-  task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, mb, "fwd embed mb%d", mb);
-  task_add_pass (p, &bc->embedding.fwd);
-  saved->embedding = task_alloc (p, MODEL_MEM_ACTIVATIONS, bc->embedding.act_saved,
-                                 MODEL_EFFECT_AT_START);
-  task_workspace (p, bc->embedding.fwd.workspace);
-  for (guint64 l = 0; l < p->arch->n_layers; l++)
-    {
-      task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, (gint) l, mb,
-                  "fwd L%" G_GUINT64_FORMAT " mb%d", l, mb);
-      task_add_pass (p, &bc->layer.fwd);
-      saved->layer[l] = task_alloc (p, MODEL_MEM_ACTIVATIONS,
-                                    ckpt ? bc->layer.act_checkpoint : bc->layer.act_saved,
-                                    MODEL_EFFECT_AT_START);
-      task_workspace (p, bc->layer.fwd.workspace);
-    }
-  task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, mb, "fwd head mb%d", mb);
-  task_add_pass (p, &bc->head.fwd);
-  saved->head = task_alloc (p, MODEL_MEM_ACTIVATIONS, bc->head.act_saved, MODEL_EFFECT_AT_START);
-  task_workspace (p, bc->head.fwd.workspace);
-}
-
-static void
-plan_backward (ModelPlan *p, guint rank, gint mb, const BlockCosts *bc, const SavedActs *saved)
-{
-  gboolean ckpt = p->stack.checkpointing == MODEL_CHECKPOINTING_FULL;
-  gboolean first = mb == 0;
-  task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1, mb, "bwd head mb%d", mb);
-  task_add_pass (p, &bc->head.bwd);
-  task_alloc_gradients (p, first ? bc->grad_head : 0);
-  task_workspace (p, bc->head.bwd.workspace);
-  task_free (p, saved->head, MODEL_EFFECT_AT_END);
-  for (gint64 l = (gint64) p->arch->n_layers - 1; l >= 0; l--)
-    {
-      guint recomputed = 0;
-      if (ckpt)
-        {
-          /* Full checkpointing (Chen et al. 2016, arXiv 1604.06174, §3): rerun the layer's
-           * forward from its saved input, re-creating its activations. */
-          task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, mb,
-                      "recompute L%" G_GINT64_FORMAT " mb%d", l, mb);
-          task_add_pass (p, &bc->layer.fwd);
-          recomputed = task_alloc (p, MODEL_MEM_ACTIVATIONS, bc->layer.act_saved,
-                                   MODEL_EFFECT_AT_START);
-          task_workspace (p, bc->layer.fwd.workspace);
-          p->hardware_flops += current (p)->flops;
-        }
-      task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, (gint) l, mb,
-                  "bwd L%" G_GINT64_FORMAT " mb%d", l, mb);
-      task_add_pass (p, &bc->layer.bwd);
-      task_alloc_gradients (p, first ? bc->grad_layer : 0);
-      task_workspace (p, bc->layer.bwd.workspace);
-      task_free (p, recomputed, MODEL_EFFECT_AT_END);
-      task_free (p, saved->layer[l], MODEL_EFFECT_AT_END);
-    }
-  task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1, mb, "bwd embed mb%d", mb);
-  task_add_pass (p, &bc->embedding.bwd);
-  task_alloc_gradients (p, first ? bc->grad_embedding : 0);
-  task_workspace (p, bc->embedding.bwd.workspace);
-  task_free (p, saved->embedding, MODEL_EFFECT_AT_END);
-}
-
-static void
-plan_optimizer (ModelPlan *p, guint rank)
-{
-  double n = (double) model_arch_n_params (p->arch);
-  task_begin (p, rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1, "optimizer step");
-  ModelPass pass = { .n_ops = 1 };
-  pass.ops[0] = (ModelOp){ "optimizer", MODEL_OP_ELEMENTWISE,
-                           n * model_stack_optimizer_step_flops (&p->stack),
-                           n * model_stack_optimizer_step_bytes (&p->stack) };
-  task_add_pass (p, &pass);
-  /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
-  for (guint i = 0; i < p->grad_handles->len; i++)
-    task_free (p, g_array_index (p->grad_handles, guint, i), MODEL_EFFECT_AT_END);
-  g_array_set_size (p->grad_handles, 0);
 }
 
 static gboolean
@@ -296,16 +192,14 @@ check_stack (const ModelArch *arch, const ModelStack *s, GError **error)
   return TRUE;
 }
 
-ModelPlan *
-model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks, GError **error)
+static ModelPlan *
+plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par)
 {
-  g_return_val_if_fail (arch != NULL && stack != NULL && n_ranks > 0, NULL);
-  if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error))
-    return NULL;
   ModelPlan *p = g_new0 (ModelPlan, 1);
   p->arch = model_arch_copy (arch);
   p->stack = *stack;
-  p->n_ranks = n_ranks;
+  p->par = *par;
+  p->n_ranks = par->degree;
   p->tasks = g_array_new (FALSE, TRUE, sizeof (ModelTask));
   p->kernels = g_array_new (FALSE, TRUE, sizeof (ModelKernel));
   p->deps = g_array_new (FALSE, TRUE, sizeof (guint));
@@ -314,34 +208,61 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks, G
   p->handles = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
   g_array_set_size (p->handles, 1); /* handle 0 means "none" */
   p->initial_handles = g_array_new (FALSE, TRUE, sizeof (guint));
-  g_array_set_size (p->initial_handles, n_ranks * MODEL_N_MEM);
+  g_array_set_size (p->initial_handles, p->n_ranks * MODEL_N_MEM);
   p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
+  p->collectives = g_array_new (FALSE, TRUE, sizeof (ModelCollective));
+  p->rank_lists = g_ptr_array_new_with_free_func (g_free);
+  p->instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  p->sequence = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  p->state_bytes = g_new0 (double, p->n_ranks);
+  return p;
+}
 
-  double n = (double) model_arch_n_params (arch);
-  p->initial[MODEL_MEM_WEIGHTS] = n * model_stack_weight_bytes (stack);
-  p->initial[MODEL_MEM_MASTER_WEIGHTS] = n * model_stack_master_bytes (stack);
-  p->initial[MODEL_MEM_OPTIMIZER_STATE] = n * model_stack_optimizer_bytes (stack);
+/* Persistent state per rank (parallel.h): weights (sharded under stage 3), master weights
+ * and optimizer states (sharded from stage 1), DDP's gradient bucket copies
+ * (gradient_as_bucket_view=False, PyTorch's default: Li et al. 2020 §3.2.3). */
+static void
+plan_initial_state (ModelPlan *p)
+{
+  double n = (double) model_arch_n_params (p->arch);
+  guint stage = model_parallel_stage (&p->par);
+  double shard = 1.0 / model_parallel_shard_size (&p->par);
+  p->initial[MODEL_MEM_WEIGHTS] = n * model_stack_weight_bytes (&p->stack) * (stage >= 3 ? shard : 1);
+  p->initial[MODEL_MEM_MASTER_WEIGHTS] = n * model_stack_master_bytes (&p->stack) * (stage >= 1 ? shard : 1);
+  p->initial[MODEL_MEM_OPTIMIZER_STATE] = n * model_stack_optimizer_bytes (&p->stack) * (stage >= 1 ? shard : 1);
+  if (stage == 0 && p->n_ranks > 1)
+    p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
+}
 
-  BlockCosts bc;
-  block_costs (p, &bc);
-  double fwd = bc.embedding.fwd.flops + (double) arch->n_layers * bc.layer.fwd.flops
-               + bc.head.fwd.flops;
+ModelPlan *
+model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
+  ModelParallel single;
+  if (par == NULL)
+    {
+      model_parallel_init_defaults (&single);
+      par = &single;
+    }
+  if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
+      || !model_parallel_validate (par, error))
+    return NULL;
+  ModelPlan *p = plan_alloc (arch, stack, par);
+  plan_initial_state (p);
+  PlanCosts pc;
+  plan_costs (p, &pc);
+  double fwd = pc.embedding.fwd.flops + (double) arch->n_layers * pc.layer.fwd.flops
+               + pc.head.fwd.flops;
   /* Model FLOPs: forward + backward = 3 × forward (Narayanan et al. 2021 §5.1). */
   p->model_flops = 3 * fwd * (double) stack->grad_accum;
-  g_autofree guint *layer_handles = g_new0 (guint, arch->n_layers);
-  SavedActs saved = { .layer = layer_handles };
-  for (guint r = 0; r < n_ranks; r++)
+  for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
         g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
-          = new_handle (p, c, p->initial[c]);
+          = plan_new_handle (p, c, p->initial[c]);
       p->hardware_flops = 0;
-      for (guint64 mb = 0; mb < stack->grad_accum; mb++)
-        {
-          plan_forward (p, r, (gint) mb, &bc, &saved);
-          plan_backward (p, r, (gint) mb, &bc, &saved);
-        }
-      plan_optimizer (p, r);
+      plan_step_rank (p, r, &pc);
     }
   p->hardware_flops += p->model_flops;
   return p;
@@ -361,8 +282,15 @@ model_plan_free (ModelPlan *plan)
   g_array_unref (plan->handles);
   g_array_unref (plan->initial_handles);
   g_array_unref (plan->grad_handles);
+  g_array_unref (plan->collectives);
+  g_ptr_array_unref (plan->rank_lists);
+  g_hash_table_unref (plan->instances);
+  g_hash_table_unref (plan->sequence);
+  g_free (plan->state_bytes);
   g_free (plan);
 }
+
+/* ---- accessors ------------------------------------------------------------------------- */
 
 const ModelArch *
 model_plan_arch (const ModelPlan *plan)
@@ -374,6 +302,12 @@ const ModelStack *
 model_plan_stack (const ModelPlan *plan)
 {
   return &plan->stack;
+}
+
+const ModelParallel *
+model_plan_parallel (const ModelPlan *plan)
+{
+  return &plan->par;
 }
 
 guint
@@ -416,6 +350,19 @@ model_plan_effect (const ModelPlan *plan, guint index)
   return &g_array_index (plan->effects, ModelMemEffect, index);
 }
 
+guint
+model_plan_n_collectives (const ModelPlan *plan)
+{
+  return plan->collectives->len;
+}
+
+const ModelCollective *
+model_plan_collective (const ModelPlan *plan, guint index)
+{
+  g_return_val_if_fail (index < plan->collectives->len, NULL);
+  return &g_array_index (plan->collectives, ModelCollective, index);
+}
+
 double
 model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category)
 {
@@ -428,6 +375,13 @@ model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory c
 {
   g_return_val_if_fail (rank < plan->n_ranks && category < MODEL_N_MEM, 0);
   return g_array_index (plan->initial_handles, guint, rank * MODEL_N_MEM + category);
+}
+
+double
+model_plan_state_bytes (const ModelPlan *plan, guint rank)
+{
+  g_return_val_if_fail (rank < plan->n_ranks, 0);
+  return plan->state_bytes[rank];
 }
 
 double

@@ -5,6 +5,12 @@
  * then the head's and every layer's backward in reverse (preceded, under full activation
  * checkpointing, by the layer's recomputed forward), the embedding's backward; finally the
  * optimizer step (Narayanan et al. 2021 §2 for the schedule of one data-parallel replica).
+ * Data parallelism (models/parallel.h) adds collective tasks on each rank's comm stream:
+ * DDP gradient buckets all-reduced as soon as their gradients exist (Li et al. 2020,
+ * "PyTorch Distributed", VLDB, §3.2.3), overlapping the backward; under stage 2–3 a
+ * reduce-scatter per layer; under stage 3 an all-gather of each layer's parameters before
+ * its forward and again before its backward, `prefetch` layers ahead; under stages 1–2 an
+ * all-gather of the updated parameters after the optimizer step.
  *
  * Tasks refer to each other by integer id (DESIGN §6); a task runs after every task listed
  * in its dependencies and after the previous task of its own (rank, stream) queue, which is
@@ -24,7 +30,9 @@
 #include "hardware/gpu.h"
 #include "models/arch.h"
 #include "models/cost.h"
+#include "hardware/collective.h"
 #include "models/ledger.h"
+#include "models/parallel.h"
 #include "models/stack.h"
 
 typedef enum
@@ -84,20 +92,36 @@ typedef struct
   guint first_dep, n_deps;
   guint first_effect, n_effects;
   double flops;       /* Σ kernel FLOPs */
-  double bytes;       /* Σ kernel HBM bytes */
+  double bytes;       /* Σ kernel HBM bytes, or the collective's bytes */
+  gint collective;    /* index of the collective this task takes part in, or -1 */
 } ModelTask;
+
+/* One collective instance: every rank in `ranks` has one task referring to it, and it
+ * starts when all of them are ready (NCCL semantics: a collective completes on no rank
+ * before every rank has launched it). */
+typedef struct
+{
+  HwCollectiveKind kind;
+  HwCollectiveAlgorithm algorithm;
+  double bytes;        /* nccl-tests size convention (hardware/collective.h) */
+  const guint *ranks;  /* owned by the plan */
+  guint n_ranks;
+} ModelCollective;
 
 typedef struct _ModelPlan ModelPlan;
 
-/* Builds the plan of one step on `n_ranks` data-parallel replicas without communication
- * (each rank runs the same tasks). `arch` and `stack` are copied. NULL + error
- * (G_KEY_FILE_ERROR_INVALID_VALUE) if the stack is inconsistent with the arch. */
-ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks,
-                           GError **error);
+/* Builds the plan of one step on par->degree data-parallel ranks (`par` NULL: one rank).
+ * `arch`, `stack` and `par` are copied. NULL + error (G_KEY_FILE_ERROR_INVALID_VALUE) if
+ * the stack or the parallel configuration is inconsistent with the arch. */
+ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
+                           const ModelParallel *par, GError **error);
 void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
 
 const ModelArch *model_plan_arch (const ModelPlan *plan);
 const ModelStack *model_plan_stack (const ModelPlan *plan);
+const ModelParallel *model_plan_parallel (const ModelPlan *plan);
+guint model_plan_n_collectives (const ModelPlan *plan);
+const ModelCollective *model_plan_collective (const ModelPlan *plan, guint index);
 guint model_plan_n_ranks (const ModelPlan *plan);
 guint model_plan_n_tasks (const ModelPlan *plan);
 const ModelTask *model_plan_task (const ModelPlan *plan, guint id);
@@ -109,6 +133,11 @@ const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
  * optimizer state), and the handle of that allocation on `rank` (0 when none). */
 double model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category);
 guint model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category);
+
+/* Model-state bytes a rank keeps through the step (weights or their shard, master weights,
+ * optimizer states, and gradients or their shard as they stand at the optimizer step): the
+ * quantity of the ZeRO paper's Figure 1, summed from the plan's own allocations. */
+double model_plan_state_bytes (const ModelPlan *plan, guint rank);
 
 /* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
  * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */

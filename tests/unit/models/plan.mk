@@ -1,6 +1,6 @@
 # tests/unit/models: stack, ledger, plan and executor (the integrator's modules).
 check_PROGRAMS += tests/unit/models/test_stack tests/unit/models/test_ledger \
-	tests/unit/models/test_plan tests/unit/models/test_executor
+	tests/unit/models/test_plan tests/unit/models/test_executor tests/unit/models/test_parallel
 tests_unit_models_test_stack_SOURCES = tests/unit/models/test_stack.c
 tests_unit_models_test_stack_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_stack_LDADD = $(UNIT_TEST_LIBS)
@@ -13,3 +13,6 @@ tests_unit_models_test_plan_LDADD = $(UNIT_TEST_LIBS)
 tests_unit_models_test_executor_SOURCES = tests/unit/models/test_executor.c tests/unit/models/tiny.h
 tests_unit_models_test_executor_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_executor_LDADD = $(UNIT_TEST_LIBS)
+tests_unit_models_test_parallel_SOURCES = tests/unit/models/test_parallel.c tests/unit/models/tiny.h
+tests_unit_models_test_parallel_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_parallel_LDADD = $(UNIT_TEST_LIBS)

@@ -22,7 +22,10 @@ static Outcome
 replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alone)
 {
   Outcome o = { 0 };
-  g_autoptr (ModelPlan) plan = model_plan_new (a, s, n_ranks, NULL);
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = n_ranks;
+  g_autoptr (ModelPlan) plan = model_plan_new (a, s, &par, NULL);
   g_assert (plan != NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);

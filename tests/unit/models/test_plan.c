@@ -23,13 +23,16 @@ test_task_counts (void)
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   s.grad_accum = 3;
-  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
   CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_FORWARD), 3 * (4 + 2));
   CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_BACKWARD), 3 * (4 + 2));
   CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_RECOMPUTE), 0);
   CU_ASSERT_EQUAL (count_kind (p, MODEL_TASK_KIND_OPTIMIZER), 1);
   s.checkpointing = MODEL_CHECKPOINTING_FULL;
-  g_autoptr (ModelPlan) q = model_plan_new (a, &s, 2, NULL);
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 2;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, &par, NULL);
   CU_ASSERT_EQUAL (count_kind (q, MODEL_TASK_KIND_RECOMPUTE), 2 * 3 * 4);
   CU_ASSERT_EQUAL (count_kind (q, MODEL_TASK_KIND_OPTIMIZER), 2);
 }
@@ -63,7 +66,7 @@ test_effects_balance (void)
       ModelStack s = tiny_stack ();
       s.grad_accum = 2;
       s.checkpointing = ckpt ? MODEL_CHECKPOINTING_FULL : MODEL_CHECKPOINTING_NONE;
-      g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
       CU_ASSERT (fabs (net_effect (p, MODEL_MEM_ACTIVATIONS, FALSE)) < 1e-3);
       CU_ASSERT (fabs (net_effect (p, MODEL_MEM_WORKSPACE, FALSE)) < 1e-3);
       CU_ASSERT (fabs (net_effect (p, MODEL_MEM_GRADIENTS, FALSE)) < 1e-3);
@@ -79,7 +82,7 @@ test_initial_state (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
-  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
   double psi = (double) model_arch_n_params (a);
   CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS), 2 * psi);
   CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_MASTER_WEIGHTS), 4 * psi);
@@ -96,11 +99,11 @@ test_flops (void)
   ModelStack s = tiny_stack ();
   s.grad_accum = 2;
   ModelCostParams cp = { s.micro_batch, s.seq_len, 2, 2, s.flash_attention, 0 };
-  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
   STEPSIM_ASSERT_REL (model_plan_model_flops (p), 2 * model_cost_step_flops (a, &cp), 1e-12);
   STEPSIM_ASSERT_REL (model_plan_hardware_flops (p), model_plan_model_flops (p), 1e-12);
   s.checkpointing = MODEL_CHECKPOINTING_FULL;
-  g_autoptr (ModelPlan) q = model_plan_new (a, &s, 1, NULL);
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, NULL, NULL);
   ModelBlockCost layer = model_cost_layer (a, &cp);
   STEPSIM_ASSERT_REL (model_plan_hardware_flops (q),
                       model_plan_model_flops (q) + 2 * 4 * layer.fwd.flops, 1e-12);
@@ -114,7 +117,7 @@ test_order (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
-  g_autoptr (ModelPlan) p = model_plan_new (a, &s, 1, NULL);
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
   guint n = model_plan_n_tasks (p);
   CU_ASSERT_EQUAL (model_plan_task (p, 1)->layer, 0);
   CU_ASSERT_EQUAL (model_plan_task (p, 4)->layer, 3);
@@ -132,7 +135,7 @@ test_rejects_bad_stack (void)
   a->max_positions = 64;
   ModelStack s = tiny_stack ();
   g_autoptr (GError) e = NULL;
-  CU_ASSERT_PTR_NULL (model_plan_new (a, &s, 1, &e));
+  CU_ASSERT_PTR_NULL (model_plan_new (a, &s, NULL, &e));
   CU_ASSERT_PTR_NOT_NULL (e);
 }
 

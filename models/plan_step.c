@@ -1,0 +1,357 @@
+/* models/plan_step.c — the schedule of one rank's step: micro-batches of forward and
+ * backward over the embedding, the layers and the head, then the optimizer step, with the
+ * data-parallel collectives of plan_comm.c woven in (see plan.h for the schedule and
+ * parallel.h for what each stage shards).
+ *
+ * Stage-3 gathers are bounded: the forward gather of layer l + prefetch waits for the
+ * forward of layer l − 1 (its buffer released), the backward gather of layer l − prefetch
+ * for the backward of layer l + 1, so at most prefetch + 1 gathered layers are live (FSDP's
+ * rate limiter, Zhao et al. 2023 §4.2).
+ */
+#include "config.h"
+#include "models/plan-private.h"
+
+#define NONE G_MAXUINT
+
+typedef struct
+{
+  ModelPlan *p;
+  guint rank;
+  const PlanCosts *pc;
+  guint L;
+  guint stage;
+  guint shard;          /* shard group size N */
+  gboolean ckpt;
+  gboolean last_mb;
+  gint mb;
+  /* per micro-batch */
+  guint act_embedding, act_head;
+  guint *act_layer;
+  guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
+  guint *fwd_task, *bwd_task;
+  guint root_gather_task, root_gather_handle;
+  guint grad_head_full, grad_embedding_full;
+  /* bucketed reduction (stages 0–1) */
+  double bucket_fill;
+  guint bucket_count;
+} StepCtx;
+
+static double
+weight_bytes (const StepCtx *c)
+{
+  return model_stack_weight_bytes (&c->p->stack);
+}
+
+/* ---- stage 3 parameter gathers --------------------------------------------------------- */
+
+static void
+gather (StepCtx *c, gint layer, const char *phase, guint after)
+{
+  double bytes = c->pc->params_layer * weight_bytes (c);
+  g_autofree char *what = g_strdup_printf ("params L%d (%s)", layer, phase);
+  guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER, bytes,
+                              layer, c->mb, what);
+  c->gather_task[layer] = id;
+  c->gather_handle[layer] = 0;
+  if (id == NONE)
+    return;
+  plan_task_dep (c->p, after);
+  c->gather_handle[layer] = plan_task_alloc (c->p, MODEL_MEM_COMM_BUFFERS, bytes,
+                                             MODEL_EFFECT_AT_START);
+}
+
+static gboolean
+gathers (const StepCtx *c)
+{
+  return c->stage >= 3 && c->shard > 1;
+}
+
+static gboolean
+regathers (const StepCtx *c)
+{
+  return gathers (c) && !model_parallel_keeps_gathered (&c->p->par);
+}
+
+/* ---- gradient reduction ---------------------------------------------------------------- */
+
+/* Stages 0–1 reduce in buckets at the last micro-batch: all-reduce (DDP) or
+ * reduce-scatter (ZeRO-1: each rank then updates its own partition, ZeRO §5.1). Adds
+ * `params` parameters' gradients to the open bucket and issues the full buckets after
+ * `ready` (the task that produced them); `flush` issues the remainder. */
+static void
+bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flush)
+{
+  if (!c->last_mb || c->stage >= 2)
+    return;
+  double size = c->p->par.bucket_size;
+  c->bucket_fill += params * plan_reduce_bytes (c->p);
+  guint full = 0;
+  while (c->bucket_fill >= size)
+    {
+      c->bucket_fill -= size;
+      full++;
+    }
+  double bytes = full * size + (flush ? c->bucket_fill : 0);
+  if (flush)
+    c->bucket_fill = 0;
+  if (bytes <= 0)
+    return;
+  HwCollectiveKind kind = c->stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
+  g_autofree char *what = g_strdup_printf ("grads bucket %u (%.0f MiB)", c->bucket_count++,
+                                           bytes / (1024.0 * 1024));
+  if (plan_collective (c->p, c->rank, PLAN_GROUP_ALL, kind, bytes, layer, c->mb, what) != NONE)
+    plan_task_dep (c->p, ready);
+}
+
+/* Stages 2–3 reduce-scatter each block's gradients after every micro-batch: the full
+ * gradient buffers are released and the rank keeps its 1/N shard (allocated once, then
+ * accumulated into). Hybrid sharding then all-reduces the shard across replicas. */
+static void
+shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, gint layer,
+              const char *what)
+{
+  if (c->stage < 2)
+    return;
+  double bytes = params * plan_reduce_bytes (c->p);
+  guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_REDUCE_SCATTER,
+                              bytes, layer, c->mb, what);
+  if (id == NONE) /* nothing to scatter: keep the full gradients as they are */
+    {
+      if (c->mb == 0)
+        {
+          plan_keep_gradient (c->p, full1);
+          plan_keep_gradient (c->p, full2);
+        }
+      return;
+    }
+  plan_task_dep (c->p, ready);
+  plan_task_free (c->p, full1, MODEL_EFFECT_AT_END);
+  plan_task_free (c->p, full2, MODEL_EFFECT_AT_END);
+  if (c->mb == 0)
+    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS,
+                                               params * model_stack_gradient_bytes (&c->p->stack)
+                                                 / c->shard,
+                                               MODEL_EFFECT_AT_END));
+  if (model_parallel_replicas (&c->p->par) > 1)
+    {
+      g_autofree char *rep = g_strdup_printf ("%s shard", what);
+      if (plan_collective (c->p, c->rank, PLAN_GROUP_REPLICA, HW_COLLECTIVE_ALL_REDUCE,
+                           bytes / c->shard, layer, c->mb, rep) != NONE)
+        plan_task_dep (c->p, id);
+    }
+}
+
+/* Gradients a backward task produces: under stages 0–1 allocated at micro-batch 0 and kept
+ * until the optimizer; under stages 2–3 allocated every micro-batch, released by the
+ * reduce-scatter (returns the handle for it). */
+static guint
+produce_gradients (StepCtx *c, double bytes)
+{
+  if (c->stage >= 2)
+    return plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
+  if (c->mb == 0)
+    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes,
+                                               MODEL_EFFECT_AT_START));
+  return 0;
+}
+
+/* ---- forward ----------------------------------------------------------------------------- */
+
+static void
+forward (StepCtx *c)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  c->root_gather_task = NONE;
+  c->root_gather_handle = 0;
+  if (gathers (c))
+    {
+      /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward. */
+      double bytes = pc->params_root * weight_bytes (c);
+      c->root_gather_task = plan_collective (p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER,
+                                             bytes, -1, c->mb, "params root");
+      if (c->root_gather_task != NONE)
+        c->root_gather_handle = plan_task_alloc (p, MODEL_MEM_COMM_BUFFERS, bytes,
+                                                 MODEL_EFFECT_AT_START);
+      for (guint l = 0; l < MIN (p->par.prefetch, c->L); l++)
+        gather (c, (gint) l, "fwd", NONE);
+    }
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
+                   "fwd embed mb%d", c->mb);
+  plan_task_dep (p, c->root_gather_task);
+  plan_task_add_pass (p, &pc->embedding.fwd);
+  c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
+                                      MODEL_EFFECT_AT_START);
+  plan_task_workspace (p, pc->embedding.fwd.workspace);
+  for (guint l = 0; l < c->L; l++)
+    {
+      if (gathers (c) && l + p->par.prefetch < c->L)
+        gather (c, (gint) (l + p->par.prefetch), "fwd", l >= 1 ? c->fwd_task[l - 1] : NONE);
+      c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
+                                        (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
+      if (gathers (c))
+        plan_task_dep (p, c->gather_task[l]);
+      plan_task_add_pass (p, &pc->layer.fwd);
+      c->act_layer[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS,
+                                         c->ckpt ? pc->layer.act_checkpoint : pc->layer.act_saved,
+                                         MODEL_EFFECT_AT_START);
+      plan_task_workspace (p, pc->layer.fwd.workspace);
+      if (regathers (c))
+        plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+    }
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
+                   "fwd head mb%d", c->mb);
+  plan_task_add_pass (p, &pc->head.fwd);
+  c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
+  plan_task_workspace (p, pc->head.fwd.workspace);
+}
+
+/* ---- backward ---------------------------------------------------------------------------- */
+
+static void
+backward_layer (StepCtx *c, guint l)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  guint prefetch = p->par.prefetch;
+  if (regathers (c) && l >= prefetch)
+    gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
+  guint recomputed = 0;
+  if (c->ckpt)
+    {
+      /* Full checkpointing (Chen et al. 2016, arXiv 1604.06174, §3): rerun the layer's
+       * forward from its saved input, re-creating its activations. */
+      plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l,
+                       c->mb, "recompute L%u mb%d", l, c->mb);
+      if (regathers (c))
+        plan_task_dep (p, c->gather_task[l]);
+      plan_task_add_pass (p, &pc->layer.fwd);
+      recomputed = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->layer.act_saved,
+                                    MODEL_EFFECT_AT_START);
+      plan_task_workspace (p, pc->layer.fwd.workspace);
+      p->hardware_flops += plan_current (p)->flops;
+    }
+  c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
+                                    (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
+  if (regathers (c))
+    plan_task_dep (p, c->gather_task[l]);
+  plan_task_add_pass (p, &pc->layer.bwd);
+  guint full = produce_gradients (c, pc->grad_layer);
+  plan_task_workspace (p, pc->layer.bwd.workspace);
+  plan_task_free (p, recomputed, MODEL_EFFECT_AT_END);
+  plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
+  if (gathers (c))
+    plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+  g_autofree char *what = g_strdup_printf ("grads L%u", l);
+  shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
+  bucket_reduce (c, pc->params_layer, c->bwd_task[l], (gint) l, FALSE);
+}
+
+static void
+backward (StepCtx *c)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  /* Parameters whose gradients the head's backward produces (the root unit less the
+   * embedding unless it is tied to the head). */
+  double head_params = pc->params_root - pc->grad_embedding / model_stack_gradient_bytes (&p->stack);
+  guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
+                                c->mb, "bwd head mb%d", c->mb);
+  plan_task_add_pass (p, &pc->head.bwd);
+  c->grad_head_full = produce_gradients (c, pc->grad_head);
+  plan_task_workspace (p, pc->head.bwd.workspace);
+  plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
+  bucket_reduce (c, head_params, head, -1, FALSE);
+  if (regathers (c))
+    for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)
+      gather (c, (gint) l, "bwd", NONE);
+  for (guint l = c->L; l-- > 0;)
+    backward_layer (c, l);
+  guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
+                               c->mb, "bwd embed mb%d", c->mb);
+  plan_task_add_pass (p, &pc->embedding.bwd);
+  c->grad_embedding_full = produce_gradients (c, pc->grad_embedding);
+  plan_task_workspace (p, pc->embedding.bwd.workspace);
+  plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
+  plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+  shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
+                "grads root");
+  bucket_reduce (c, pc->params_root - head_params, emb, -1, TRUE);
+}
+
+/* ---- optimizer ----------------------------------------------------------------------------- */
+
+static void
+optimizer (StepCtx *c, guint last_comm)
+{
+  ModelPlan *p = c->p;
+  double n = (double) model_arch_n_params (p->arch);
+  double part = c->stage >= 1 ? n / c->shard : n;
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
+                   "optimizer step");
+  plan_task_dep (p, last_comm);
+  ModelPass pass = { .n_ops = 1 };
+  pass.ops[0] = (ModelOp){ "optimizer", MODEL_OP_ELEMENTWISE,
+                           part * model_stack_optimizer_step_flops (&p->stack),
+                           part * model_stack_optimizer_step_bytes (&p->stack) };
+  plan_task_add_pass (p, &pass);
+  guint opt = plan_current (p)->id;
+  double state = 0;
+  for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
+    state += p->initial[m];
+  /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
+  for (guint i = 0; i < p->grad_handles->len; i++)
+    {
+      guint h = g_array_index (p->grad_handles, guint, i);
+      state += g_array_index (p->handles, ModelMemEffect, h).bytes;
+      plan_task_free (p, h, MODEL_EFFECT_AT_END);
+    }
+  g_array_set_size (p->grad_handles, 0);
+  p->state_bytes[c->rank] = state;
+  /* Stages 1–2: every rank updated its partition; gather the new parameters (ZeRO §5.1). */
+  if (c->stage == 1 || c->stage == 2)
+    {
+      double bytes = n * model_stack_weight_bytes (&p->stack);
+      if (plan_collective (p, c->rank, PLAN_GROUP_ALL, HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
+                           "updated params") != NONE)
+        plan_task_dep (p, opt);
+    }
+}
+
+static guint
+last_comm_task (const ModelPlan *p, guint rank)
+{
+  for (guint i = p->tasks->len; i-- > 0;)
+    {
+      const ModelTask *t = &g_array_index (p->tasks, ModelTask, i);
+      if (t->rank != rank)
+        break;
+      if (t->stream == MODEL_STREAM_COMM)
+        return t->id;
+    }
+  return NONE;
+}
+
+void
+plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
+{
+  guint L = (guint) p->arch->n_layers;
+  g_autofree guint *buf = g_new0 (guint, 6 * L);
+  StepCtx c = {
+    .p = p, .rank = rank, .pc = pc, .L = L,
+    .stage = model_parallel_stage (&p->par),
+    .shard = model_parallel_shard_size (&p->par),
+    .ckpt = p->stack.checkpointing == MODEL_CHECKPOINTING_FULL,
+    .act_layer = buf, .gather_task = buf + L, .gather_handle = buf + 2 * L,
+    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L,
+  };
+  for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
+    {
+      c.mb = (gint) mb;
+      c.last_mb = mb + 1 == p->stack.grad_accum;
+      forward (&c);
+      backward (&c);
+    }
+  c.mb = -1;
+  optimizer (&c, last_comm_task (p, rank));
+}

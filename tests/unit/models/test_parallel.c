@@ -1,0 +1,210 @@
+/* tests/unit/models/test_parallel.c — data-parallel plans: model-state bytes per ZeRO
+ * stage, the collectives each mode issues, and their consistency across ranks. */
+#include "config.h"
+
+#include <math.h>
+#include "models/plan.h"
+#include "tests/testlib.h"
+#include "tests/unit/models/tiny.h"
+
+static ModelPlan *
+dp_plan (const ModelArch *a, ModelStack *s, ModelDataParallel mode, guint degree, guint per_node)
+{
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.mode = mode;
+  par.degree = degree;
+  par.gpus_per_node = per_node;
+  ModelPlan *p = model_plan_new (a, s, &par, NULL);
+  g_assert (p != NULL);
+  return p;
+}
+
+/* ZeRO (arXiv 1910.02054) Figure 1, mixed-precision Adam (weights 2, gradients 2, K = 12:
+ * fp32 master 4 + moments 8), N_d ranks:
+ *   DP (2 + 2 + K)Ψ;  P_os (2 + 2 + K/N)Ψ;  P_os+g (2 + (2 + K)/N)Ψ;  P_os+g+p (2 + 2 + K)Ψ/N.
+ * Summed from the plan's own allocations for the tiny model, then scaled to the paper's
+ * Ψ = 7.5e9, N = 64: 120 / 31.4 / 16.6 / 1.9 GB (the paper rounds to three digits). */
+static void
+test_zero_state_bytes (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double psi = (double) model_arch_n_params (a);
+  const guint N = 64;
+  const ModelDataParallel modes[] = { MODEL_DP_DDP, MODEL_DP_ZERO1, MODEL_DP_ZERO2, MODEL_DP_ZERO3 };
+  const double per_param[] = { 16, 4 + 12.0 / N, 2 + 14.0 / N, 16.0 / N };
+  const double paper_gb[] = { 120, 31.4, 16.6, 1.9 };
+  for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
+    {
+      g_autoptr (ModelPlan) p = dp_plan (a, &s, modes[i], N, 8);
+      for (guint r = 0; r < N; r += 21)
+        STEPSIM_ASSERT_REL (model_plan_state_bytes (p, r), per_param[i] * psi, 1e-9);
+      double scaled = model_plan_state_bytes (p, 0) / psi * 7.5e9 / 1e9;
+      CU_ASSERT (fabs (scaled - paper_gb[i]) <= 0.05 + 0.005 * paper_gb[i]);
+    }
+}
+
+/* FSDP modes share the machinery: FULL_SHARD = stage 3, SHARD_GRAD_OP = stage 2, NO_SHARD
+ * = DDP; HYBRID_SHARD shards over the 4 GPUs of a node: (2 + 2 + 12)Ψ/4. */
+static void
+test_fsdp_modes (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double psi = (double) model_arch_n_params (a);
+  g_autoptr (ModelPlan) full = dp_plan (a, &s, MODEL_DP_FSDP_FULL_SHARD, 8, 4);
+  g_autoptr (ModelPlan) sgo = dp_plan (a, &s, MODEL_DP_FSDP_SHARD_GRAD_OP, 8, 4);
+  g_autoptr (ModelPlan) none = dp_plan (a, &s, MODEL_DP_FSDP_NO_SHARD, 8, 4);
+  g_autoptr (ModelPlan) hyb = dp_plan (a, &s, MODEL_DP_FSDP_HYBRID_SHARD, 8, 4);
+  STEPSIM_ASSERT_REL (model_plan_state_bytes (full, 3), 16 * psi / 8, 1e-9);
+  STEPSIM_ASSERT_REL (model_plan_state_bytes (sgo, 3), (2 + 14.0 / 8) * psi, 1e-9);
+  STEPSIM_ASSERT_REL (model_plan_state_bytes (none, 3), 16 * psi, 1e-9);
+  STEPSIM_ASSERT_REL (model_plan_state_bytes (hyb, 5), 16 * psi / 4, 1e-9);
+}
+
+typedef struct
+{
+  double bytes[HW_N_COLLECTIVES]; /* Σ bytes of rank 0's collective tasks per kind */
+  guint count[HW_N_COLLECTIVES];
+} CommTotals;
+
+static CommTotals
+rank0_comm (const ModelPlan *p)
+{
+  CommTotals t = { 0 };
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *task = model_plan_task (p, i);
+      if (task->rank != 0 || task->collective < 0)
+        continue;
+      const ModelCollective *c = model_plan_collective (p, (guint) task->collective);
+      t.bytes[c->kind] += c->bytes;
+      t.count[c->kind]++;
+    }
+  return t;
+}
+
+/* DDP all-reduces every gradient once per step, at the last micro-batch (no_sync before):
+ * Σ bucket bytes = Ψ × 2 B (bf16 gradients), in buckets of at most 25 MiB … except the
+ * tiny model fits one bucket. ZeRO-1 reduce-scatters the same bytes then all-gathers Ψ × 2
+ * B of updated parameters. */
+static void
+test_ddp_and_zero1_volumes (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 3;
+  double psi = (double) model_arch_n_params (a);
+  g_autoptr (ModelPlan) ddp = dp_plan (a, &s, MODEL_DP_DDP, 4, 4);
+  CommTotals d = rank0_comm (ddp);
+  STEPSIM_ASSERT_REL (d.bytes[HW_COLLECTIVE_ALL_REDUCE], 2 * psi, 1e-12);
+  CU_ASSERT_EQUAL (d.count[HW_COLLECTIVE_REDUCE_SCATTER] + d.count[HW_COLLECTIVE_ALL_GATHER], 0);
+  g_autoptr (ModelPlan) z1 = dp_plan (a, &s, MODEL_DP_ZERO1, 4, 4);
+  CommTotals z = rank0_comm (z1);
+  STEPSIM_ASSERT_REL (z.bytes[HW_COLLECTIVE_REDUCE_SCATTER], 2 * psi, 1e-12);
+  STEPSIM_ASSERT_REL (z.bytes[HW_COLLECTIVE_ALL_GATHER], 2 * psi, 1e-12);
+  CU_ASSERT_EQUAL (z.count[HW_COLLECTIVE_ALL_GATHER], 1);
+}
+
+/* Buckets: with 100 KiB buckets the all-reduces are ⌈2Ψ / 100 KiB⌉ buckets' worth, each
+ * collective carrying whole buckets except the last remainder. */
+static void
+test_ddp_buckets (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 2;
+  par.bucket_size = 100 * 1024;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, NULL);
+  CommTotals t = rank0_comm (p);
+  double psi = (double) model_arch_n_params (a);
+  STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_REDUCE], 2 * psi, 1e-12);
+  CU_ASSERT (t.count[HW_COLLECTIVE_ALL_REDUCE] >= 2);
+  CU_ASSERT (t.count[HW_COLLECTIVE_ALL_REDUCE] <= (guint) ceil (2 * psi / (100 * 1024)));
+}
+
+/* ZeRO-3 per micro-batch: the root unit gathered once, every layer gathered for the
+ * forward and again for the backward (FSDP FULL_SHARD), gradients reduce-scattered per
+ * layer and root: AG bytes = (Ψ_root + 2 L Ψ_layer) × 2 B, RS bytes = Ψ × 2 B, per
+ * micro-batch. SHARD_GRAD_OP gathers each layer once. */
+static void
+test_zero3_volumes (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  double psi = (double) model_arch_n_params (a);
+  double layer = (double) model_arch_n_params_layer (a), root = psi - 4 * layer;
+  g_autoptr (ModelPlan) z3 = dp_plan (a, &s, MODEL_DP_ZERO3, 4, 4);
+  CommTotals t = rank0_comm (z3);
+  STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_GATHER], 2 * 2 * (root + 2 * 4 * layer), 1e-12);
+  STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_REDUCE_SCATTER], 2 * 2 * psi, 1e-12);
+  CU_ASSERT_EQUAL (t.count[HW_COLLECTIVE_ALL_REDUCE], 0);
+  g_autoptr (ModelPlan) sgo = dp_plan (a, &s, MODEL_DP_FSDP_SHARD_GRAD_OP, 4, 4);
+  CommTotals u = rank0_comm (sgo);
+  /* stage 2 gathers nothing per layer; it all-gathers the updated parameters once. */
+  STEPSIM_ASSERT_REL (u.bytes[HW_COLLECTIVE_ALL_GATHER], 2 * psi, 1e-12);
+}
+
+/* Hybrid sharding all-reduces each reduce-scattered shard across the replicas: Ψ × 2 B / 4
+ * per micro-batch over groups of D/N = 2 ranks. */
+static void
+test_hybrid_replica_allreduce (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double psi = (double) model_arch_n_params (a);
+  g_autoptr (ModelPlan) p = dp_plan (a, &s, MODEL_DP_FSDP_HYBRID_SHARD, 8, 4);
+  CommTotals t = rank0_comm (p);
+  STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_REDUCE], 2 * psi / 4, 1e-12);
+  for (guint i = 0; i < model_plan_n_collectives (p); i++)
+    {
+      const ModelCollective *c = model_plan_collective (p, i);
+      CU_ASSERT_EQUAL (c->n_ranks, c->kind == HW_COLLECTIVE_ALL_REDUCE ? 2 : 4);
+    }
+}
+
+/* Every collective instance has exactly one task on each of its ranks. */
+static void
+test_instances_consistent (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.checkpointing = MODEL_CHECKPOINTING_FULL;
+  const ModelDataParallel modes[] = { MODEL_DP_DDP, MODEL_DP_ZERO2, MODEL_DP_ZERO3,
+                                      MODEL_DP_FSDP_HYBRID_SHARD };
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      g_autoptr (ModelPlan) p = dp_plan (a, &s, modes[m], 8, 4);
+      guint n = model_plan_n_collectives (p);
+      g_autofree guint *seen = g_new0 (guint, n);
+      for (guint i = 0; i < model_plan_n_tasks (p); i++)
+        {
+          const ModelTask *t = model_plan_task (p, i);
+          if (t->collective >= 0)
+            seen[t->collective]++;
+        }
+      for (guint i = 0; i < n; i++)
+        CU_ASSERT_EQUAL (seen[i], model_plan_collective (p, i)->n_ranks);
+    }
+}
+
+int main (void);
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "ZeRO model-state bytes per stage (paper Fig. 1)", test_zero_state_bytes },
+    { "FSDP modes map onto ZeRO stages", test_fsdp_modes },
+    { "DDP and ZeRO-1 communication volumes", test_ddp_and_zero1_volumes },
+    { "DDP gradient buckets", test_ddp_buckets },
+    { "ZeRO-3 gathers and reduce-scatters", test_zero3_volumes },
+    { "hybrid sharding replica all-reduce", test_hybrid_replica_allreduce },
+    { "collective instances consistent across ranks", test_instances_consistent },
+  };
+  return STEPSIM_RUN_TESTS ("models/parallel", tests);
+}
