@@ -1,23 +1,35 @@
-/* hardware/cluster.c — GPUs of a cluster as fluid resources; see cluster.h. */
+/* hardware/cluster.c — a cluster of nodes as fluid resources (hardware/topology.c builds
+ * them), node specs, kernels with stragglers and jitter, host copies; see cluster.h.
+ *
+ * Invariants: the cluster owns a deep copy of its node spec (hw_node_spec_copy_into), so the
+ * caller's spec may be freed at once; slowdown[r] >= 1 for every rank; the jitter GRand is
+ * only drawn from when cv > 0, one pair of uniforms per kernel in start order, so a run is
+ * reproducible from (scenario, seed) alone (DESIGN §6).
+ * Units: s, B, FLOP, B/s (SI). Reference for the roofline: Williams et al., CACM 2009; for
+ * Box–Muller: Box & Muller, Ann. Math. Statist. 29 (1958).
+ */
 #include "config.h"
 #include "hardware/cluster.h"
+#include "hardware/cluster-private.h"
+#include "hardware/topology.h"
 
 #include <math.h>
 
-typedef struct
-{
-  SimResourceId compute;
-  SimResourceId hbm;
-  SimResourceId pcie_h2d;
-  SimResourceId pcie_d2h;
-} GpuResources;
+/* Lower clamp of the jitter factor (cluster.h): a kernel never runs more than twice as fast
+ * as its model, whatever the draw. */
+#define JITTER_MIN_FACTOR 0.5
 
 struct _HwCluster
 {
   HwNodeSpec node;
+  HwFabricSpec fabric;
   guint n_nodes;
   SimFluid *fluid;
-  GArray *gpus; /* GpuResources, one per rank */
+  HwTopology *topo;
+  double *slowdown; /* per rank, >= 1 */
+  double jitter_cv; /* 0: no jitter */
+  GRand *jitter_rng;
+  guint64 next_collective_id;
 };
 
 void
@@ -25,38 +37,67 @@ hw_node_spec_clear (HwNodeSpec *spec)
 {
   if (spec == NULL)
     return;
+  g_clear_pointer (&spec->name, g_free);
   g_clear_pointer (&spec->gpu, hw_gpu_spec_free);
+  g_clear_pointer (&spec->source, g_free);
+  g_clear_pointer (&spec->description, g_free);
 }
 
-static SimResourceId
-add_resource (SimFluid *fluid, guint rank, const char *what, double capacity)
+void
+hw_node_spec_copy_into (HwNodeSpec *dst, const HwNodeSpec *src)
 {
-  g_autofree char *name = g_strdup_printf ("gpu%u.%s", rank, what);
-  return sim_fluid_add_resource (fluid, name, capacity);
+  g_return_if_fail (dst != NULL && src != NULL && dst != src);
+  *dst = *src;
+  dst->name = g_strdup (src->name);
+  dst->gpu = src->gpu != NULL ? hw_gpu_spec_copy (src->gpu) : NULL;
+  dst->source = g_strdup (src->source);
+  dst->description = g_strdup (src->description);
 }
 
 HwCluster *
 hw_cluster_new (const HwNodeSpec *node, guint n_nodes, SimFluid *fluid)
 {
+  const HwFabricSpec non_blocking = { .spine_oversubscription = 1.0 };
+  return hw_cluster_new_with_fabric (node, n_nodes, &non_blocking, fluid);
+}
+
+HwCluster *
+hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric,
+                            SimFluid *fluid)
+{
   g_return_val_if_fail (node != NULL && node->gpu != NULL && node->n_gpus > 0, NULL);
-  g_return_val_if_fail (n_nodes > 0 && fluid != NULL, NULL);
+  g_return_val_if_fail (n_nodes > 0 && fluid != NULL && fabric != NULL, NULL);
+  g_return_val_if_fail (fabric->spine_oversubscription >= 1.0, NULL);
+  g_return_val_if_fail (n_nodes == 1 || (node->n_nics > 0 && node->nic_bandwidth > 0), NULL);
   HwCluster *c = g_new0 (HwCluster, 1);
-  c->node = *node;
-  c->node.gpu = hw_gpu_spec_copy (node->gpu);
+  hw_node_spec_copy_into (&c->node, node);
+  c->fabric = *fabric;
   c->n_nodes = n_nodes;
   c->fluid = fluid;
-  c->gpus = g_array_new (FALSE, TRUE, sizeof (GpuResources));
-  const HwGpuSpec *g = c->node.gpu;
-  for (guint r = 0; r < n_nodes * node->n_gpus; r++)
-    {
-      GpuResources res;
-      res.compute = add_resource (fluid, r, "compute", 1.0);
-      res.hbm = add_resource (fluid, r, "hbm", g->hbm_bandwidth * g->hbm_efficiency);
-      res.pcie_h2d = add_resource (fluid, r, "pcie.h2d", g->pcie_bandwidth);
-      res.pcie_d2h = add_resource (fluid, r, "pcie.d2h", g->pcie_bandwidth);
-      g_array_append_val (c->gpus, res);
-    }
+  c->topo = hw_topology_new (&c->node, n_nodes, &c->fabric, fluid);
+  guint n_ranks = n_nodes * node->n_gpus;
+  c->slowdown = g_new (double, n_ranks);
+  for (guint r = 0; r < n_ranks; r++)
+    c->slowdown[r] = 1.0;
   return c;
+}
+
+void
+hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor)
+{
+  g_return_if_fail (cluster != NULL && rank < hw_cluster_n_ranks (cluster));
+  g_return_if_fail (isfinite (factor) && factor >= 1.0);
+  cluster->slowdown[rank] = factor;
+}
+
+void
+hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed)
+{
+  g_return_if_fail (cluster != NULL && isfinite (cv) && cv >= 0);
+  g_clear_pointer (&cluster->jitter_rng, g_rand_free);
+  cluster->jitter_cv = cv;
+  if (cv > 0)
+    cluster->jitter_rng = g_rand_new_with_seed (seed);
 }
 
 void
@@ -64,15 +105,17 @@ hw_cluster_free (HwCluster *cluster)
 {
   if (cluster == NULL)
     return;
+  hw_topology_free (cluster->topo);
   hw_node_spec_clear (&cluster->node);
-  g_array_unref (cluster->gpus);
+  g_clear_pointer (&cluster->jitter_rng, g_rand_free);
+  g_free (cluster->slowdown);
   g_free (cluster);
 }
 
 guint
 hw_cluster_n_ranks (const HwCluster *cluster)
 {
-  return cluster->gpus->len;
+  return cluster->n_nodes * cluster->node.n_gpus;
 }
 
 guint
@@ -84,7 +127,7 @@ hw_cluster_n_nodes (const HwCluster *cluster)
 const HwGpuSpec *
 hw_cluster_gpu (const HwCluster *cluster, guint rank)
 {
-  g_return_val_if_fail (rank < cluster->gpus->len, NULL);
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster), NULL);
   return cluster->node.gpu;
 }
 
@@ -100,24 +143,59 @@ hw_cluster_fluid (const HwCluster *cluster)
   return cluster->fluid;
 }
 
-/* Compute weight per kernel: seconds of the whole GPU the FLOPs need at the achievable
- * rate peak × efficiency. A dtype the GPU lacks falls back to fp32 (the CUDA cores), which
- * is what frameworks do when a tensor-core format is unavailable. */
-static double
-compute_seconds (const HwGpuSpec *g, HwDtype dtype, double flops)
+const HwFabricSpec *
+hw_cluster_fabric (const HwCluster *cluster)
 {
+  return &cluster->fabric;
+}
+
+const HwTopology *
+hw_cluster_topology (const HwCluster *cluster)
+{
+  return cluster->topo;
+}
+
+guint64
+hw_cluster_take_collective_id (HwCluster *cluster)
+{
+  return ++cluster->next_collective_id;
+}
+
+/* Compute weight per kernel: seconds of the whole GPU the FLOPs need at the achievable
+ * rate peak × efficiency, times the rank's slow-down. A dtype the GPU lacks falls back to
+ * fp32 (the CUDA cores), which is what frameworks do when a tensor-core format is
+ * unavailable. */
+static double
+compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, double flops)
+{
+  const HwGpuSpec *g = c->node.gpu;
   double peak = g->peak_flops[dtype];
   if (peak <= 0)
     peak = g->peak_flops[HW_DTYPE_FP32];
-  return flops / (peak * g->compute_efficiency);
+  return flops / (peak * g->compute_efficiency) * c->slowdown[rank];
 }
 
+/* One jitter factor max(0.5, 1 + cv·N(0,1)); N(0,1) by Box–Muller from two uniforms, with
+ * u1 in (0, 1] so the logarithm is finite. */
+static double
+jitter_factor (HwCluster *c)
+{
+  if (c->jitter_cv <= 0)
+    return 1.0;
+  double u1 = 1.0 - g_rand_double (c->jitter_rng);
+  double u2 = g_rand_double (c->jitter_rng);
+  double z = sqrt (-2.0 * log (u1)) * cos (2.0 * G_PI * u2);
+  return MAX (JITTER_MIN_FACTOR, 1.0 + c->jitter_cv * z);
+}
+
+/* Jitter is random, so the closed form leaves it out (its factor has mean ≈ 1); the
+ * deterministic slow-down is in. */
 double
 hw_cluster_kernel_time_alone (const HwCluster *cluster, guint rank, HwDtype dtype,
                               double flops, double bytes)
 {
   const HwGpuSpec *g = hw_cluster_gpu (cluster, rank);
-  double tc = compute_seconds (g, dtype, flops);
+  double tc = compute_seconds (cluster, rank, dtype, flops);
   double tm = bytes / (g->hbm_bandwidth * g->hbm_efficiency);
   return g->kernel_latency + MAX (tc, tm);
 }
@@ -126,16 +204,15 @@ SimActivityId
 hw_cluster_start_kernel (HwCluster *cluster, guint rank, HwDtype dtype, double flops,
                          double bytes, SimActivityDoneFunc done, gpointer user_data)
 {
-  g_return_val_if_fail (rank < cluster->gpus->len && flops >= 0 && bytes >= 0, 0);
-  const GpuResources *res = &g_array_index (cluster->gpus, GpuResources, rank);
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
   const HwGpuSpec *g = cluster->node.gpu;
   SimUse uses[2];
   guint n = 0;
-  double tc = compute_seconds (g, dtype, flops);
+  double tc = compute_seconds (cluster, rank, dtype, flops) * jitter_factor (cluster);
   if (tc > 0)
-    uses[n++] = (SimUse){ res->compute, tc };
+    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), tc };
   if (bytes > 0)
-    uses[n++] = (SimUse){ res->hbm, bytes };
+    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
   return sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency, INFINITY, uses, n, done,
                           user_data);
 }
@@ -144,9 +221,12 @@ SimActivityId
 hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir, double bytes,
                        SimActivityDoneFunc done, gpointer user_data)
 {
-  g_return_val_if_fail (rank < cluster->gpus->len && bytes > 0, 0);
-  const GpuResources *res = &g_array_index (cluster->gpus, GpuResources, rank);
-  SimUse use = { dir == HW_COPY_H2D ? res->pcie_h2d : res->pcie_d2h, 1.0 };
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && bytes > 0, 0);
+  SimResourceId route[HW_ROUTE_MAX];
+  guint n = hw_topology_host_route (cluster->topo, rank, dir, route);
+  SimUse uses[HW_ROUTE_MAX];
+  for (guint i = 0; i < n; i++)
+    uses[i] = (SimUse){ route[i], 1.0 };
   return sim_fluid_start (cluster->fluid, bytes, cluster->node.gpu->pcie_latency, INFINITY,
-                          &use, 1, done, user_data);
+                          uses, n, done, user_data);
 }

@@ -8,7 +8,8 @@
  * F / (peak_t × compute_efficiency) on compute and M on hbm, so alone it takes
  * kernel_latency + max(F/(peak_t·eff), M/(H·eff_hbm)) — the roofline (Williams et al.,
  * CACM 2009) falling out of max-min sharing; kernels that share a GPU share its capacities.
- * Knows nothing of layers (DESIGN §2). One node for now; topology comes with multi-node.
+ * Knows nothing of layers (DESIGN §2). The links between GPUs, switches, NICs and the
+ * spine, and the routes over them, are in hardware/topology.h; collectives in collective.h.
  */
 #pragma once
 
@@ -39,6 +40,9 @@ typedef struct
   double intra_latency;        /* s, α of one intra-node hop */
   double inter_latency;        /* s, α of one inter-node hop */
   char *source;                /* citations; owned, may be NULL */
+  double link_efficiency;      /* achievable fraction of nvlink_bandwidth and nic_bandwidth,
+                                  (0, 1]; 0 reads as 1 (not derated) */
+  char *description;           /* one line for `stepsim list nodes`; owned, may be NULL */
 } HwNodeSpec;
 
 void hw_node_spec_clear (HwNodeSpec *spec); /* frees members, not the struct */
@@ -51,6 +55,7 @@ typedef struct
 } HwFabricSpec;
 
 typedef struct _HwCluster HwCluster;
+typedef struct _HwTopology HwTopology; /* hardware/topology.h */
 
 typedef enum
 {
@@ -78,6 +83,9 @@ guint hw_cluster_n_nodes (const HwCluster *cluster);
 const HwGpuSpec *hw_cluster_gpu (const HwCluster *cluster, guint rank);
 const HwNodeSpec *hw_cluster_node_spec (const HwCluster *cluster);
 SimFluid *hw_cluster_fluid (const HwCluster *cluster);
+/* The fabric the cluster was built with, and its resources and routes (borrowed). */
+const HwFabricSpec *hw_cluster_fabric (const HwCluster *cluster);
+const HwTopology *hw_cluster_topology (const HwCluster *cluster);
 
 /* Starts a kernel on `rank`: `flops` (FLOP, >= 0) at tensor dtype `dtype` and `bytes`
  * (B, >= 0) of HBM traffic; `done` is called on completion. Returns the activity id. */

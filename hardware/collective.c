@@ -1,0 +1,260 @@
+/* hardware/collective.c — running a lowered collective on the fluid, its closed-form time on
+ * an idle cluster, names and nccl-tests bandwidths; see collective.h. The algorithms (the
+ * lowering to phases of flows) are in hardware/collective_lower.c.
+ *
+ * Running: phase k's flows start together, each a fluid activity of its bytes with weight 1
+ * on every resource of its route (hardware/topology.h) after its latency; when the last one
+ * completes, phase k+1 starts; after the last phase `done` is called. An empty plan (one
+ * rank, zero bytes) completes through a zero-latency activity with no resources, so `done`
+ * always comes from an engine event.
+ *
+ * Closed form. On an idle cluster a phase whose flows on each resource j all have the same
+ * latency L_j lasts
+ *     T_phase = max_j ( L_j + Σ_{flows f on j} bytes_f / c_j ),
+ * because (i) resource j cannot move its Σ bytes faster than c_j once its flows start, and
+ * (ii) under max-min sharing the flows of the most loaded resource share it equally, and
+ * every lowering here gives all flows of a phase the same size and symmetric routes, so no
+ * flow is held back by anything but the phase's bottleneck (Bertsekas & Gallager, Data
+ * Networks §6.5.2: a max-min fair flow is bottlenecked at a saturated link where its rate is
+ * the largest). The collective's time is the sum over phases. Worked cases: a ring all-reduce
+ * on p GPUs of an NVSwitch node puts one flow of 2(p−1)/p·S on each GPU's nvlink.tx and
+ * nvlink.rx, so T = 2(p−1)α + 2(p−1)S/(pB) = 2(p−1)(α + S/(pB)); all-gather and
+ * reduce-scatter (p−1)(α + S/(pB)); hierarchical all-reduce over m nodes of p_l GPUs is
+ * 2(p_l−1)(α_i + S/(p_l·B_nv)) + 2(m−1)(α_e + S/(p_l·m·B_e)) with B_e the per-flow share of
+ * the slowest inter-node direction (PCIe, NIC, or spine / flows through it). Where flows of
+ * different latency or size meet on one resource (all-to-all across PCIe nodes) the formula
+ * is the congestion bound, a slight under-estimate.
+ * Units: B, s, B/s.
+ */
+#include "config.h"
+#include "hardware/collective-private.h"
+#include "hardware/cluster-private.h"
+#include "hardware/topology.h"
+
+#include <math.h>
+
+static const char *const kind_names[HW_N_COLLECTIVES] = {
+  [HW_COLLECTIVE_ALL_REDUCE] = "all_reduce",         [HW_COLLECTIVE_ALL_GATHER] = "all_gather",
+  [HW_COLLECTIVE_REDUCE_SCATTER] = "reduce_scatter", [HW_COLLECTIVE_BROADCAST] = "broadcast",
+  [HW_COLLECTIVE_ALL_TO_ALL] = "all_to_all",         [HW_COLLECTIVE_SEND_RECV] = "send_recv",
+};
+
+static const char *const algorithm_names[HW_N_ALGORITHMS + 1] = {
+  [HW_ALGORITHM_AUTO] = "auto", [HW_ALGORITHM_RING] = "ring",
+  [HW_ALGORITHM_TREE] = "tree", [HW_ALGORITHM_HIERARCHICAL] = "hierarchical",
+  [HW_N_ALGORITHMS] = NULL,
+};
+
+const char *
+hw_collective_kind_name (HwCollectiveKind kind)
+{
+  g_return_val_if_fail (kind < HW_N_COLLECTIVES, NULL);
+  return kind_names[kind];
+}
+
+const char *
+hw_collective_algorithm_name (HwCollectiveAlgorithm algorithm)
+{
+  g_return_val_if_fail (algorithm < HW_N_ALGORITHMS, NULL);
+  return algorithm_names[algorithm];
+}
+
+gboolean
+hw_collective_algorithm_from_string (const char *text, HwCollectiveAlgorithm *out, GError **error)
+{
+  g_return_val_if_fail (text != NULL && out != NULL, FALSE);
+  for (guint i = 0; i < HW_N_ALGORITHMS; i++)
+    if (g_strcmp0 (text, algorithm_names[i]) == 0)
+      {
+        *out = (HwCollectiveAlgorithm) i;
+        return TRUE;
+      }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown collective algorithm '%s' (expected auto, ring, tree or hierarchical)",
+               text);
+  return FALSE;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+typedef struct
+{
+  HwCluster *cluster;
+  GPtrArray *plan;
+  guint phase;       /* index of the running phase */
+  guint outstanding; /* flows of it not yet completed */
+  HwCollectiveDoneFunc done;
+  gpointer user_data;
+} Run;
+
+static void start_phase (Run *run);
+
+static void
+flow_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) fluid, (void) id;
+  Run *run = user_data;
+  g_assert (run->outstanding > 0);
+  if (--run->outstanding > 0)
+    return;
+  run->phase++;
+  start_phase (run);
+}
+
+static void
+finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) fluid, (void) id;
+  Run *run = user_data;
+  if (run->done != NULL)
+    run->done (run->user_data);
+  g_ptr_array_unref (run->plan);
+  g_free (run);
+}
+
+static void
+start_phase (Run *run)
+{
+  SimFluid *fluid = hw_cluster_fluid (run->cluster);
+  if (run->phase == run->plan->len)
+    {
+      /* From inside a completion callback: finish at once; the engine event is the one
+       * that completed the last flow. */
+      finish (fluid, 0, run);
+      return;
+    }
+  const HwTopology *topo = hw_cluster_topology (run->cluster);
+  GArray *flows = g_ptr_array_index (run->plan, run->phase);
+  run->outstanding = flows->len;
+  for (guint i = 0; i < flows->len; i++)
+    {
+      const HwFlow *f = &g_array_index (flows, HwFlow, i);
+      SimResourceId route[HW_ROUTE_MAX];
+      SimUse uses[HW_ROUTE_MAX];
+      guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
+      for (guint k = 0; k < n; k++)
+        uses[k] = (SimUse){ route[k], 1.0 };
+      sim_fluid_start (fluid, f->bytes, f->latency, INFINITY, uses, n, flow_done, run);
+    }
+}
+
+static gboolean
+ranks_valid (const HwCluster *cluster, HwCollectiveKind kind, const guint *ranks, guint n)
+{
+  if (kind == HW_COLLECTIVE_SEND_RECV && n != 2)
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      if (ranks[i] >= hw_cluster_n_ranks (cluster))
+        return FALSE;
+      for (guint j = 0; j < i; j++)
+        if (ranks[j] == ranks[i])
+          return FALSE;
+    }
+  return TRUE;
+}
+
+guint64
+hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgorithm algorithm,
+                     const guint *ranks, guint n_ranks, double bytes, HwCollectiveDoneFunc done,
+                     gpointer user_data)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0);
+  g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0);
+  g_return_val_if_fail (isfinite (bytes) && bytes >= 0, 0);
+  g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0);
+  Run *run = g_new0 (Run, 1);
+  run->cluster = cluster;
+  run->plan = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  run->done = done;
+  run->user_data = user_data;
+  if (run->plan->len == 0)
+    sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
+  else
+    start_phase (run);
+  return hw_cluster_take_collective_id (cluster);
+}
+
+/* ---- closed form ------------------------------------------------------------------------ */
+
+/* max_j (L_j + load_j / c_j) over the resources the phase's flows cross (file comment). */
+static double
+phase_time_alone (const HwCluster *cluster, GArray *flows, double *load, double *lat)
+{
+  const HwTopology *topo = hw_cluster_topology (cluster);
+  SimFluid *fluid = hw_cluster_fluid (cluster);
+  GArray *touched = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
+  for (guint i = 0; i < flows->len; i++)
+    {
+      const HwFlow *f = &g_array_index (flows, HwFlow, i);
+      SimResourceId route[HW_ROUTE_MAX];
+      guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
+      for (guint k = 0; k < n; k++)
+        {
+          if (load[route[k]] == 0)
+            g_array_append_val (touched, route[k]);
+          load[route[k]] += f->bytes;
+          lat[route[k]] = MAX (lat[route[k]], f->latency);
+        }
+    }
+  double t = 0;
+  for (guint i = 0; i < touched->len; i++)
+    {
+      SimResourceId j = g_array_index (touched, SimResourceId, i);
+      t = MAX (t, lat[j] + load[j] / sim_fluid_resource_capacity (fluid, j));
+      load[j] = lat[j] = 0;
+    }
+  g_array_unref (touched);
+  return t;
+}
+
+double
+hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
+                          HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                          double bytes)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0.0);
+  g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0.0);
+  g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0.0);
+  g_autoptr (GPtrArray) plan
+      = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  guint n_res = sim_fluid_n_resources (hw_cluster_fluid (cluster));
+  g_autofree double *load = g_new0 (double, n_res);
+  g_autofree double *lat = g_new0 (double, n_res);
+  double t = 0;
+  for (guint p = 0; p < plan->len; p++)
+    t += phase_time_alone (cluster, g_ptr_array_index (plan, p), load, lat);
+  return t;
+}
+
+/* ---- nccl-tests bandwidths -------------------------------------------------------------- */
+
+double
+hw_collective_algbw (double bytes, double time)
+{
+  g_return_val_if_fail (time > 0, 0.0);
+  return bytes / time;
+}
+
+/* Bus-bandwidth factors of nccl-tests doc/PERFORMANCE.md: the fraction of the data each
+ * rank's busiest link must carry relative to an ideal point-to-point copy. */
+double
+hw_collective_busbw (HwCollectiveKind kind, guint n_ranks, double bytes, double time)
+{
+  g_return_val_if_fail (kind < HW_N_COLLECTIVES && n_ranks >= 1, 0.0);
+  double n = n_ranks, factor = 1.0;
+  switch (kind)
+    {
+    case HW_COLLECTIVE_ALL_REDUCE:
+      factor = 2.0 * (n - 1) / n;
+      break;
+    case HW_COLLECTIVE_ALL_GATHER:
+    case HW_COLLECTIVE_REDUCE_SCATTER:
+    case HW_COLLECTIVE_ALL_TO_ALL:
+      factor = (n - 1) / n;
+      break;
+    default:
+      factor = 1.0;
+    }
+  return hw_collective_algbw (bytes, time) * factor;
+}

@@ -1,0 +1,280 @@
+/* hardware/topology.c — links of a cluster as fluid resources, and routes; see topology.h.
+ *
+ * Invariants: every id in gpus[] and nodes[] is a resource of `fluid`, or G_MAXUINT where the
+ * node has no such link (documented per field); a route never holds G_MAXUINT. Units: B/s.
+ * References: NVIDIA DGX A100 / H100 user guides (PCIe switch, NIC and rail layout), NVIDIA
+ * DGX SuperPOD reference architecture (rail-optimised leaf–spine fabric), NVIDIA GPUDirect
+ * RDMA documentation (GPU → NIC through the shared PCIe switch).
+ */
+#include "config.h"
+#include "hardware/topology.h"
+
+#define NONE G_MAXUINT
+
+typedef struct
+{
+  SimResourceId id[HW_N_GPU_RESOURCES];
+} GpuLinks;
+
+typedef struct
+{
+  SimResourceId *sw_up;   /* n_switches, or NULL without uplinks */
+  SimResourceId *sw_down; /* host → switch */
+  SimResourceId *nic_tx;  /* n_nics, or NULL on a single-node cluster */
+  SimResourceId *nic_rx;
+  SimResourceId spine_up; /* NONE on a single-node cluster */
+  SimResourceId spine_down;
+} NodeLinks;
+
+struct _HwTopology
+{
+  SimFluid *fluid;
+  guint n_nodes;
+  guint n_gpus;         /* per node */
+  guint per_switch;     /* GPUs per PCIe switch; 0: each GPU alone, no switch links */
+  guint n_switches;     /* per node, >= 1 */
+  guint n_nics;         /* per node */
+  gboolean nvswitch;    /* GPU-to-GPU traffic inside a node over NVLink */
+  gboolean rail;        /* rail-optimised NIC choice */
+  double intra_latency; /* s */
+  double inter_latency; /* s */
+  GpuLinks *gpus;       /* n_nodes × n_gpus */
+  NodeLinks *nodes;     /* n_nodes */
+};
+
+/* Adds a resource; takes ownership of `name`. */
+static SimResourceId
+add (SimFluid *fluid, double capacity, char *name)
+{
+  SimResourceId id = sim_fluid_add_resource (fluid, name, capacity);
+  g_free (name);
+  return id;
+}
+
+static double
+link_efficiency (const HwNodeSpec *node)
+{
+  return node->link_efficiency > 0 ? node->link_efficiency : 1.0;
+}
+
+static void
+add_gpu_links (HwTopology *t, const HwNodeSpec *node, guint rank)
+{
+  const HwGpuSpec *g = node->gpu;
+  GpuLinks *l = &t->gpus[rank];
+  l->id[HW_GPU_COMPUTE] = add (t->fluid, 1.0, g_strdup_printf ("gpu%u.compute", rank));
+  l->id[HW_GPU_HBM]
+      = add (t->fluid, g->hbm_bandwidth * g->hbm_efficiency, g_strdup_printf ("gpu%u.hbm", rank));
+  l->id[HW_GPU_PCIE_H2D]
+      = add (t->fluid, g->pcie_bandwidth, g_strdup_printf ("gpu%u.pcie.h2d", rank));
+  l->id[HW_GPU_PCIE_D2H]
+      = add (t->fluid, g->pcie_bandwidth, g_strdup_printf ("gpu%u.pcie.d2h", rank));
+  l->id[HW_GPU_NVLINK_TX] = l->id[HW_GPU_NVLINK_RX] = NONE;
+  if (t->nvswitch)
+    {
+      double b = node->nvlink_bandwidth * link_efficiency (node);
+      l->id[HW_GPU_NVLINK_TX] = add (t->fluid, b, g_strdup_printf ("gpu%u.nvlink.tx", rank));
+      l->id[HW_GPU_NVLINK_RX] = add (t->fluid, b, g_strdup_printf ("gpu%u.nvlink.rx", rank));
+    }
+}
+
+static void
+add_node_links (HwTopology *t, const HwNodeSpec *node, const HwFabricSpec *fabric, guint n)
+{
+  NodeLinks *l = &t->nodes[n];
+  l->spine_up = l->spine_down = NONE;
+  if (t->per_switch > 0 && node->pcie_switch_uplink > 0)
+    {
+      l->sw_up = g_new (SimResourceId, t->n_switches);
+      l->sw_down = g_new (SimResourceId, t->n_switches);
+      for (guint s = 0; s < t->n_switches; s++)
+        {
+          l->sw_up[s] = add (t->fluid, node->pcie_switch_uplink,
+                             g_strdup_printf ("node%u.pcie_sw%u.up", n, s));
+          l->sw_down[s] = add (t->fluid, node->pcie_switch_uplink,
+                               g_strdup_printf ("node%u.pcie_sw%u.down", n, s));
+        }
+    }
+  if (t->n_nodes == 1)
+    return;
+  double nic = node->nic_bandwidth * link_efficiency (node);
+  l->nic_tx = g_new (SimResourceId, t->n_nics);
+  l->nic_rx = g_new (SimResourceId, t->n_nics);
+  for (guint i = 0; i < t->n_nics; i++)
+    {
+      l->nic_tx[i] = add (t->fluid, nic, g_strdup_printf ("node%u.nic%u.tx", n, i));
+      l->nic_rx[i] = add (t->fluid, nic, g_strdup_printf ("node%u.nic%u.rx", n, i));
+    }
+  /* Leaf–spine: the node's leaf switch has n_nics × nic of downlinks and 1/oversubscription
+   * of that towards the spine (a 2:1 oversubscribed leaf has half the uplink capacity). */
+  double spine = t->n_nics * nic / MAX (1.0, fabric->spine_oversubscription);
+  l->spine_up = add (t->fluid, spine, g_strdup_printf ("node%u.spine.up", n));
+  l->spine_down = add (t->fluid, spine, g_strdup_printf ("node%u.spine.down", n));
+}
+
+HwTopology *
+hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric, SimFluid *fluid)
+{
+  g_return_val_if_fail (node != NULL && node->gpu != NULL && node->n_gpus > 0, NULL);
+  g_return_val_if_fail (n_nodes > 0 && fabric != NULL && fluid != NULL, NULL);
+  g_return_val_if_fail (n_nodes == 1 || (node->n_nics > 0 && node->nic_bandwidth > 0), NULL);
+  HwTopology *t = g_new0 (HwTopology, 1);
+  t->fluid = fluid;
+  t->n_nodes = n_nodes;
+  t->n_gpus = node->n_gpus;
+  t->per_switch = node->gpus_per_pcie_switch;
+  t->n_switches = t->per_switch > 0 ? (t->n_gpus + t->per_switch - 1) / t->per_switch : 1;
+  t->n_nics = node->n_nics;
+  t->nvswitch = node->intra == HW_INTRA_NVSWITCH && node->nvlink_bandwidth > 0 && t->n_gpus > 1;
+  t->rail = node->rail_optimized;
+  t->intra_latency = node->intra_latency;
+  t->inter_latency = node->inter_latency;
+  t->gpus = g_new0 (GpuLinks, (gsize) n_nodes * t->n_gpus);
+  t->nodes = g_new0 (NodeLinks, n_nodes);
+  for (guint r = 0; r < n_nodes * t->n_gpus; r++)
+    add_gpu_links (t, node, r);
+  for (guint n = 0; n < n_nodes; n++)
+    add_node_links (t, node, fabric, n);
+  return t;
+}
+
+void
+hw_topology_free (HwTopology *topo)
+{
+  if (topo == NULL)
+    return;
+  for (guint n = 0; n < topo->n_nodes; n++)
+    {
+      g_free (topo->nodes[n].sw_up);
+      g_free (topo->nodes[n].sw_down);
+      g_free (topo->nodes[n].nic_tx);
+      g_free (topo->nodes[n].nic_rx);
+    }
+  g_free (topo->nodes);
+  g_free (topo->gpus);
+  g_free (topo);
+}
+
+guint
+hw_topology_n_ranks (const HwTopology *topo)
+{
+  return topo->n_nodes * topo->n_gpus;
+}
+
+guint
+hw_topology_node_of (const HwTopology *topo, guint rank)
+{
+  g_return_val_if_fail (rank < hw_topology_n_ranks (topo), 0);
+  return rank / topo->n_gpus;
+}
+
+SimResourceId
+hw_topology_gpu_resource (const HwTopology *topo, guint rank, HwGpuResource what)
+{
+  g_return_val_if_fail (rank < hw_topology_n_ranks (topo) && what < HW_N_GPU_RESOURCES, NONE);
+  return topo->gpus[rank].id[what];
+}
+
+/* PCIe switch of local GPU index `local` (0 when GPUs sit alone on the root complex). */
+static guint
+switch_of_gpu (const HwTopology *t, guint local)
+{
+  return t->per_switch > 0 ? local / t->per_switch : 0;
+}
+
+/* NICs are spread evenly over the switches: NIC j sits on switch ⌊j · n_switches / n_nics⌋. */
+static guint
+switch_of_nic (const HwTopology *t, guint nic)
+{
+  return (guint) (((guint64) nic * t->n_switches) / t->n_nics);
+}
+
+guint
+hw_topology_nic_of (const HwTopology *topo, guint rank)
+{
+  g_return_val_if_fail (rank < hw_topology_n_ranks (topo), NONE);
+  if (topo->n_nics == 0)
+    return NONE;
+  guint local = rank % topo->n_gpus;
+  if (topo->rail || topo->per_switch == 0)
+    return local % topo->n_nics;
+  /* The NICs on this GPU's switch, round-robin by the GPU's index on the switch; a switch
+   * without a NIC uses the NIC placed nearest below it. */
+  guint sw = switch_of_gpu (topo, local), first = NONE, count = 0;
+  for (guint j = 0; j < topo->n_nics; j++)
+    if (switch_of_nic (topo, j) == sw)
+      {
+        first = MIN (first, j);
+        count++;
+      }
+  if (count == 0)
+    return (guint) (((guint64) sw * topo->n_nics) / topo->n_switches);
+  return first + (local % topo->per_switch) % count;
+}
+
+/* Appends the uplink hops between switches `from` and `to` of node `n`, if they differ and
+ * the node has uplinks: up from `from` to the host, down from the host to `to`. */
+static guint
+add_uplink_hops (const HwTopology *t, guint n, guint from, guint to, SimResourceId *out, guint k)
+{
+  const NodeLinks *l = &t->nodes[n];
+  if (from == to || l->sw_up == NULL)
+    return k;
+  out[k++] = l->sw_up[from];
+  out[k++] = l->sw_down[to];
+  return k;
+}
+
+guint
+hw_topology_route (const HwTopology *topo, guint src, guint dst, SimResourceId out[HW_ROUTE_MAX],
+                   double *latency)
+{
+  guint n_ranks = hw_topology_n_ranks (topo);
+  g_return_val_if_fail (src < n_ranks && dst < n_ranks && src != dst, 0);
+  const HwTopology *t = topo;
+  guint ns = src / t->n_gpus, nd = dst / t->n_gpus;
+  guint ls = src % t->n_gpus, ld = dst % t->n_gpus;
+  guint k = 0;
+  if (ns == nd && t->nvswitch)
+    {
+      out[k++] = t->gpus[src].id[HW_GPU_NVLINK_TX];
+      out[k++] = t->gpus[dst].id[HW_GPU_NVLINK_RX];
+    }
+  else if (ns == nd)
+    {
+      out[k++] = t->gpus[src].id[HW_GPU_PCIE_D2H];
+      k = add_uplink_hops (t, ns, switch_of_gpu (t, ls), switch_of_gpu (t, ld), out, k);
+      out[k++] = t->gpus[dst].id[HW_GPU_PCIE_H2D];
+    }
+  else
+    {
+      guint nic_s = hw_topology_nic_of (t, src), nic_d = hw_topology_nic_of (t, dst);
+      out[k++] = t->gpus[src].id[HW_GPU_PCIE_D2H];
+      k = add_uplink_hops (t, ns, switch_of_gpu (t, ls), switch_of_nic (t, nic_s), out, k);
+      out[k++] = t->nodes[ns].nic_tx[nic_s];
+      out[k++] = t->nodes[ns].spine_up;
+      out[k++] = t->nodes[nd].spine_down;
+      out[k++] = t->nodes[nd].nic_rx[nic_d];
+      k = add_uplink_hops (t, nd, switch_of_nic (t, nic_d), switch_of_gpu (t, ld), out, k);
+      out[k++] = t->gpus[dst].id[HW_GPU_PCIE_H2D];
+    }
+  g_assert (k <= HW_ROUTE_MAX);
+  if (latency != NULL)
+    *latency = ns == nd ? t->intra_latency : t->inter_latency;
+  return k;
+}
+
+guint
+hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
+                        SimResourceId out[HW_ROUTE_MAX])
+{
+  g_return_val_if_fail (rank < hw_topology_n_ranks (topo), 0);
+  const NodeLinks *l = &topo->nodes[rank / topo->n_gpus];
+  guint sw = switch_of_gpu (topo, rank % topo->n_gpus);
+  gboolean h2d = dir == HW_COPY_H2D;
+  guint k = 0;
+  out[k++] = topo->gpus[rank].id[h2d ? HW_GPU_PCIE_H2D : HW_GPU_PCIE_D2H];
+  if (l->sw_up != NULL)
+    out[k++] = h2d ? l->sw_down[sw] : l->sw_up[sw];
+  return k;
+}

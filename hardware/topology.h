@@ -1,0 +1,83 @@
+/* hardware/topology.h — the links of a cluster as fluid resources, and routes over them.
+ *
+ * Every link direction is its own SimFluid resource (DESIGN §5), so traffic in one direction
+ * never slows the other. Resources, by name (r: global rank, n: node, s: PCIe switch of the
+ * node, i: NIC of the node):
+ *   gpu<r>.compute, gpu<r>.hbm          kernels (hardware/cluster.h)
+ *   gpu<r>.pcie.h2d, gpu<r>.pcie.d2h    GPU ↔ its PCIe switch (or root complex), B/s =
+ *                                       gpu->pcie_bandwidth
+ *   gpu<r>.nvlink.tx, gpu<r>.nvlink.rx  NVSwitch nodes with > 1 GPU: GPU ↔ the switch,
+ *                                       nvlink_bandwidth × link_efficiency; the switch itself
+ *                                       is non-blocking (NVIDIA NVSwitch whitepaper)
+ *   node<n>.pcie_sw<s>.up / .down       PCIe switch → host / host → switch, pcie_switch_uplink
+ *                                       (only when gpus_per_pcie_switch > 0 and the uplink > 0)
+ *   node<n>.nic<i>.tx / .rx             nic_bandwidth × link_efficiency (multi-node only)
+ *   node<n>.spine.up / .down            leaf → spine / spine → leaf of the node's leaf switch,
+ *                                       n_nics × nic_bandwidth × link_efficiency /
+ *                                       spine_oversubscription (multi-node only)
+ * Routes (ordered resource lists; a flow uses each with weight 1, so it shares every
+ * direction it crosses with all other traffic, max-min):
+ *   same node, NVSwitch: g.nvlink.tx, h.nvlink.rx; latency intra_latency.
+ *   same node, PCIe: g.pcie.d2h, [sw(g).up, sw(h).down when the switches differ and have an
+ *     uplink], h.pcie.h2d; latency intra_latency. Consumer GPUs without P2P stage through host
+ *     memory, which crosses the same directions, so the route holds for them too.
+ *   other node: g.pcie.d2h (GPUDirect RDMA: the GPU → NIC hop is on g's PCIe link), [g's
+ *     switch uplink to the NIC's switch if they differ], NIC tx, spine up of g's node, spine
+ *     down of h's node, NIC rx, [uplink hop on h's side], h.pcie.h2d; latency inter_latency.
+ * NIC choice: rail-optimised nodes (DGX SuperPOD reference architecture) use NIC
+ * local index mod n_nics; otherwise a NIC on the GPU's own PCIe switch (NIC j sits on switch
+ * ⌊j · n_switches / n_nics⌋), round-robin among that switch's NICs.
+ * Units: B/s capacities, s latencies. Invariant: resource ids are created in a fixed order
+ * (per GPU, then per node), so the same cluster gives the same ids (determinism, DESIGN §6).
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+#include "sim/fluid.h"
+
+/* The longest route: d2h, 2 uplink hops, NIC tx, spine up, spine down, NIC rx, 2 uplink
+ * hops, h2d. */
+#define HW_ROUTE_MAX 10
+
+typedef enum
+{
+  HW_GPU_COMPUTE,
+  HW_GPU_HBM,
+  HW_GPU_PCIE_H2D,
+  HW_GPU_PCIE_D2H,
+  HW_GPU_NVLINK_TX, /* absent (G_MAXUINT) on nodes without NVSwitch routes */
+  HW_GPU_NVLINK_RX,
+  HW_N_GPU_RESOURCES
+} HwGpuResource;
+
+/* Creates every resource of `n_nodes` nodes of `node` behind `fabric` on `fluid` (all
+ * borrowed; `node` and `fluid` must outlive the topology). node->n_gpus >= 1; n_nodes > 1
+ * needs n_nics >= 1 and nic_bandwidth > 0 (API misuse otherwise: NULL). An NVSwitch node
+ * whose nvlink_bandwidth is 0 routes GPU-to-GPU traffic over PCIe. */
+HwTopology *hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric,
+                             SimFluid *fluid);
+void hw_topology_free (HwTopology *topo); /* NULL is a no-op */
+
+guint hw_topology_n_ranks (const HwTopology *topo);
+guint hw_topology_node_of (const HwTopology *topo, guint rank);
+
+/* A GPU's resource `what`; G_MAXUINT when the node has none of that kind. */
+SimResourceId hw_topology_gpu_resource (const HwTopology *topo, guint rank, HwGpuResource what);
+
+/* The route from rank `src` to rank `dst` (distinct, < n_ranks): writes up to HW_ROUTE_MAX
+ * resource ids into `out` in path order, the flow's start latency (s) into *latency (may be
+ * NULL), and returns how many ids were written (>= 2). */
+guint hw_topology_route (const HwTopology *topo, guint src, guint dst,
+                         SimResourceId out[HW_ROUTE_MAX], double *latency);
+
+/* The route of a host copy of `rank` in direction `dir`: the GPU's PCIe direction and, behind a
+ * PCIe switch with an uplink, the uplink direction. Returns the number of ids (1 or 2). */
+guint hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
+                              SimResourceId out[HW_ROUTE_MAX]);
+
+/* The NIC index (< n_nics) rank `rank` sends and receives inter-node traffic through;
+ * G_MAXUINT on a node without NICs. */
+guint hw_topology_nic_of (const HwTopology *topo, guint rank);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwTopology, hw_topology_free)
