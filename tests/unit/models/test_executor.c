@@ -29,7 +29,9 @@ replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alon
   g_assert (plan != NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n_ranks, .host_memory = 1e12 };
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n_ranks, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
   g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
   hw_node_spec_clear (&node);
   g_autoptr (ModelLedger) ledger = model_ledger_new (n_ranks, NULL);
@@ -142,19 +144,33 @@ test_checkpointing_tradeoff (void)
   CU_ASSERT (full.step_time > none.step_time);
 }
 
-/* Ranks without communication use disjoint resources: each takes the single-GPU time. */
+/* DP degree 1 is the single-GPU plan; the same scenario twice gives the same result. */
 static void
-test_ranks_independent_and_deterministic (void)
+test_degree_one_and_deterministic (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  Outcome one = replay (a, &s, 1, NULL);
+  Outcome again = replay (a, &s, 1, NULL);
+  CU_ASSERT_EQUAL (one.step_time, again.step_time);
+  CU_ASSERT_EQUAL (one.total_peak, again.total_peak);
+  double sum_alone;
+  Outcome single = replay (a, &s, 1, &sum_alone);
+  STEPSIM_ASSERT_REL (single.step_time, sum_alone, 1e-9);
+}
+
+/* Two DDP ranks: the gradient all-reduce can only add time, and DDP's bucket copies add
+ * Ψ × 2 B (bf16 gradients) to each rank's memory (gradient_as_bucket_view=False). */
+static void
+test_two_ranks_ddp (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   Outcome one = replay (a, &s, 1, NULL);
   Outcome two = replay (a, &s, 2, NULL);
-  Outcome again = replay (a, &s, 1, NULL);
-  CU_ASSERT_EQUAL (one.step_time, two.step_time);
-  CU_ASSERT_EQUAL (one.total_peak, two.total_peak);
-  CU_ASSERT_EQUAL (one.step_time, again.step_time);
-  CU_ASSERT_EQUAL (one.total_peak, again.total_peak);
+  CU_ASSERT_EQUAL (two.n_done, two.n_tasks);
+  CU_ASSERT (two.step_time > one.step_time);
+  STEPSIM_ASSERT_REL (two.total_peak - one.total_peak, 2.0 * model_arch_n_params (a), 1e-9);
 }
 
 int main (void);
@@ -168,7 +184,8 @@ main (void)
     { "activation peak with full checkpointing", test_activation_peak_full_checkpointing },
     { "gradients and end state", test_gradients_and_end_state },
     { "checkpointing trades memory for time", test_checkpointing_tradeoff },
-    { "independent ranks, deterministic", test_ranks_independent_and_deterministic },
+    { "degree 1 = single GPU, deterministic", test_degree_one_and_deterministic },
+    { "two DDP ranks", test_two_ranks_ddp },
   };
   return STEPSIM_RUN_TESTS ("models/executor", tests);
 }
