@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/scenario.h"
 #include "hardware/catalog.h"
 #include "models/arch.h"
 #include "sim/h5out.h"
+#include "sim/text.h"
 #include "sim/units.h"
 
 int
@@ -32,6 +34,11 @@ cli_cmd_export (int argc, char **argv)
     return cli_error ("export: expected FILE.h5 and OBJECT (see stepsim export --help)"), 2;
   FILE *out = stdout;
   g_autofree char *tmp = NULL;
+  const char *inputs[] = { argv[1], NULL };
+  if (output != NULL && output[0] == '\0')
+    return cli_error ("export: -o needs a non-empty name"), 2;
+  if (output != NULL && !cli_output_check ("-o", output, inputs, &error))
+    return cli_error (error->message), 1;
   if (output != NULL)
     {
       tmp = g_strdup_printf ("%s.tmp.%d", output, (int) getpid ());
@@ -46,7 +53,11 @@ cli_cmd_export (int argc, char **argv)
     {
       ok = (fclose (out) == 0) && ok;
       if (ok && g_rename (tmp, output) != 0)
-        ok = FALSE;
+        {
+          g_set_error (&error, G_FILE_ERROR, g_file_error_from_errno (errno),
+                       "cannot write %s: %s", output, g_strerror (errno));
+          ok = FALSE;
+        }
       if (!ok)
         g_unlink (tmp);
     }
@@ -76,6 +87,12 @@ list_gpus (void)
     }
 }
 
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
+
 static int
 list_models (void)
 {
@@ -88,7 +105,7 @@ list_models (void)
   for (const char *n; (n = g_dir_read_name (d)) != NULL;)
     if (g_str_has_suffix (n, ".json"))
       g_ptr_array_add (names, g_strndup (n, strlen (n) - 5));
-  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0); /* readdir order is not stable */
+  g_ptr_array_sort (names, compare_names); /* readdir order is not stable */
   printf ("%-18s %-8s %18s %7s %7s %7s  (use as [model] hf_config = NAME)\n", "name", "family",
           "parameters", "layers", "hidden", "vocab");
   for (guint i = 0; i < names->len; i++)
@@ -99,9 +116,10 @@ list_models (void)
       g_autoptr (ModelArch) a = model_arch_load_hf_config (path, &error);
       if (a == NULL)
         return cli_error (error->message), 1;
-      printf ("%-18s %-8s %18" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
-              " %7" G_GUINT64_FORMAT "\n", name, model_arch_family_name (a->family),
-              model_arch_n_params (a), a->n_layers, a->hidden_size, a->vocab_size);
+      g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
+      printf ("%-18s %-8s %18s %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+              "\n", name, model_arch_family_name (a->family), params, a->n_layers,
+              a->hidden_size, a->vocab_size);
     }
   return 0;
 }

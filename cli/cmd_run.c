@@ -6,9 +6,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/plot.h"
 #include "cli/report.h"
 #include "cli/run.h"
@@ -60,8 +63,10 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult
     return TRUE;
   if (g_mkdir_with_parents (opt->plot_dir, 0755) != 0)
     {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot create directory %s",
-                   opt->plot_dir);
+      int err = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                   "--plot %s: cannot create directory: %s", opt->plot_dir, g_strerror (err));
+      g_unlink (opt->output);
       return FALSE;
     }
   g_autofree char *stem = default_output (sc->path);
@@ -70,8 +75,12 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult
   g_autofree char *png = g_build_filename (opt->plot_dir, file, NULL);
   g_autofree char *title = g_strdup_printf ("%s — memory of rank %u over one step", sc->name,
                                             res->worst_rank);
-  if (!cli_plot_memory (opt->output, res->worst_rank, res->capacity, title, png, error))
-    return FALSE;
+  if (!cli_output_check ("--plot", png, NULL, error)
+      || !cli_plot_memory (opt->output, res->worst_rank, res->capacity, title, png, error))
+    {
+      g_unlink (opt->output); /* all or nothing: no HDF5 without its chart */
+      return FALSE;
+    }
   if (!opt->quiet)
     printf ("chart      %s\n", png);
   return TRUE;
@@ -103,6 +112,12 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       cli_error ("run: expected exactly one scenario file (see stepsim run --help)");
       return 2;
     }
+  if ((opt->output != NULL && opt->output[0] == '\0')
+      || (opt->plot_dir != NULL && opt->plot_dir[0] == '\0'))
+    {
+      cli_error ("run: -o and --plot need a non-empty name");
+      return 2;
+    }
   return 0;
 }
 
@@ -120,6 +135,10 @@ cli_cmd_run (int argc, char **argv)
   if (opt.output == NULL)
     opt.output = default_output (argv[1]);
   rc = 1;
+  const char *inputs[] = { argv[1], NULL };
+  if (!cli_output_check ("-o", opt.output, inputs, &error)
+      || (opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error)))
+    goto out;
   sc = cli_scenario_load (argv[1], (const char *const *) opt.sets, &error);
   if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))
     {

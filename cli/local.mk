@@ -8,7 +8,8 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/run.c cli/run.h \
 	cli/report.c cli/report.h \
 	cli/plot.c cli/plot.h \
-	cli/commands.h cli/cmd_run.c cli/cmd_misc.c
+	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
+	cli/output.c cli/output.h
 
 bin_PROGRAMS += stepsim
 stepsim_SOURCES = cli/main.c

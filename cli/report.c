@@ -3,23 +3,8 @@
 #include "cli/report.h"
 
 #include <string.h>
+#include "sim/text.h"
 #include "sim/units.h"
-
-/* 1235814400 → "1,235,814,400": parameter counts are read digit by digit against papers. */
-static char *
-group_digits (guint64 n)
-{
-  g_autofree char *plain = g_strdup_printf ("%" G_GUINT64_FORMAT, n);
-  GString *out = g_string_new (NULL);
-  gsize len = strlen (plain);
-  for (gsize i = 0; i < len; i++)
-    {
-      if (i > 0 && (len - i) % 3 == 0)
-        g_string_append_c (out, ',');
-      g_string_append_c (out, plain[i]);
-    }
-  return g_string_free (out, FALSE);
-}
 
 static void
 print_quantity (FILE *out, const char *name, double value, SimDimension dim)
@@ -85,7 +70,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
   const ModelStack *s = &sc->stack;
   g_autofree char *mem = sim_units_format (sc->node.gpu->memory_capacity, SIM_DIM_BYTES, 2);
   fprintf (out, "scenario   %s (%s)\n", sc->name, sc->path);
-  g_autofree char *params = group_digits (model_arch_n_params (a));
+  g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
   fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layers, hidden %"
                 G_GUINT64_FORMAT "\n",
            a->name, model_arch_family_name (a->family), params, a->n_layers, a->hidden_size);

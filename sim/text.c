@@ -59,3 +59,18 @@ sim_text_with_hint (char *message, const char *word, const char *const *candidat
   g_free (message);
   return out;
 }
+
+char *
+sim_text_group_digits (guint64 n)
+{
+  g_autofree char *plain = g_strdup_printf ("%" G_GUINT64_FORMAT, n);
+  GString *out = g_string_new (NULL);
+  gsize len = strlen (plain);
+  for (gsize i = 0; i < len; i++)
+    {
+      if (i > 0 && (len - i) % 3 == 0)
+        g_string_append_c (out, ',');
+      g_string_append_c (out, plain[i]);
+    }
+  return g_string_free (out, FALSE);
+}

@@ -11,3 +11,7 @@ const char *sim_text_nearest (const char *word, const char *const *candidates);
 /* Appends "; did you mean 'X'?" to `message` when sim_text_nearest() finds X, and returns
  * the (possibly reallocated) message. Takes ownership of `message`; caller frees result. */
 char *sim_text_with_hint (char *message, const char *word, const char *const *candidates);
+
+/* 1235814400 → "1,235,814,400" (counts are read digit by digit against papers). Caller
+ * frees. */
+char *sim_text_group_digits (guint64 n);

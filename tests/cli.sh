@@ -72,7 +72,7 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 
 # --- catalogs --------------------------------------------------------------------------------
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
-check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8030261248'"
+check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8,030,261,248'"
 
 # --- every shipped scenario runs ---------------------------------------------------------------
 for f in "$srcdir"/scenarios/*.ini; do

@@ -1,0 +1,73 @@
+/* cli/output.c — output path checks; see output.h. */
+#include "config.h"
+#include "cli/output.h"
+
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+
+static gboolean
+same_file (const GStatBuf *a, const char *other)
+{
+  GStatBuf b;
+  return g_stat (other, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+static gboolean
+parent_exists (const char *what, const char *path, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  if (g_file_test (dir, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "%s %s: directory %s does not exist",
+               what, path, dir);
+  return FALSE;
+}
+
+gboolean
+cli_output_check (const char *what, const char *path, const char *const *inputs, GError **error)
+{
+  if (path == NULL || path[0] == '\0')
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty file name", what);
+      return FALSE;
+    }
+  GStatBuf st;
+  if (g_lstat (path, &st) == 0)
+    {
+      if (!S_ISREG (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                       "%s %s: exists and is not a regular file (a directory, link, device or "
+                       "pipe); choose another output file", what, path);
+          return FALSE;
+        }
+      for (guint i = 0; inputs != NULL && inputs[i] != NULL; i++)
+        if (same_file (&st, inputs[i]))
+          {
+            g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                         "%s %s: is the input %s; choose another output file", what, path,
+                         inputs[i]);
+            return FALSE;
+          }
+    }
+  return parent_exists (what, path, error);
+}
+
+gboolean
+cli_output_check_dir (const char *what, const char *dir, GError **error)
+{
+  if (dir == NULL || dir[0] == '\0')
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty directory name", what);
+      return FALSE;
+    }
+  if (g_file_test (dir, G_FILE_TEST_EXISTS))
+    {
+      if (g_file_test (dir, G_FILE_TEST_IS_DIR))
+        return TRUE;
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, "%s %s: exists and is not a directory",
+                   what, dir);
+      return FALSE;
+    }
+  return parent_exists (what, dir, error);
+}

@@ -1,0 +1,16 @@
+/* cli/output.h — checks on output paths, made before anything is simulated or written, so
+ * a bad path is one early error and never a replaced device, link or input file. */
+#pragma once
+
+#include <glib.h>
+
+/* `path` must be non-empty; if it exists it must be a regular file (not a directory,
+ * device, FIFO or symbolic link: outputs are written to a temporary file renamed onto the
+ * path) and not the same file as any of `inputs` (NULL-terminated, may be NULL); its
+ * directory must exist. FALSE + G_FILE_ERROR naming `what` (e.g. "-o") and the path. */
+gboolean cli_output_check (const char *what, const char *path, const char *const *inputs,
+                           GError **error);
+
+/* A directory for charts: if it exists it must be a directory, else its parent must exist
+ * (it is created when the charts are written). */
+gboolean cli_output_check_dir (const char *what, const char *dir, GError **error);
