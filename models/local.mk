@@ -7,6 +7,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/stack.c models/stack.h \
 	models/plan.c models/plan.h \
 	models/ledger.c models/ledger.h \
+	models/allocator.c models/allocator.h \
 	models/executor.c models/executor.h
 
 # The shipped Hugging Face configs: models/configs in the tree, $(pkgdatadir)/models installed.
