@@ -98,7 +98,8 @@ typedef struct
 } ModelLedgerHolder;
 
 /* Whether `rank` ran out of memory; if so, when (s), in which task (may be NULL), how
- * many bytes were asked for, the reserved bytes just before the request, the allocated bytes
+ * many bytes were asked for, the reserved bytes just before the request, the allocated
+ * bytes of `category` then (before the request)
  * and the largest live buffers then (at most MODEL_LEDGER_MAX_HOLDERS, largest first). */
 #define MODEL_LEDGER_MAX_HOLDERS 8
 gboolean model_ledger_oom (const ModelLedger *ledger, guint rank);
