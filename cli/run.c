@@ -29,6 +29,31 @@ void
 cli_run_result_clear (CliRunResult *res)
 {
   g_clear_pointer (&res->peak_task, g_free);
+  g_clear_pointer (&res->oom_task, g_free);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    g_clear_pointer ((char **) &res->oom_holders[i].task, g_free);
+  res->oom_n_holders = 0;
+}
+
+/* The first OOM of rank w, copied out of the ledger (which the caller frees). */
+static void
+fill_oom (const ModelLedger *ledger, guint w, CliRunResult *res)
+{
+  res->oom = model_ledger_oom (ledger, w);
+  if (!res->oom)
+    return;
+  res->oom_time = model_ledger_oom_time (ledger, w);
+  res->oom_task = g_strdup (model_ledger_oom_task (ledger, w));
+  res->oom_requested = model_ledger_oom_requested (ledger, w);
+  res->oom_reserved = model_ledger_oom_reserved (ledger, w);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    res->oom_mix[c] = model_ledger_oom_mix (ledger, w, c);
+  res->oom_n_holders = model_ledger_oom_n_holders (ledger, w);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    {
+      res->oom_holders[i] = *model_ledger_oom_holder (ledger, w, i);
+      res->oom_holders[i].task = g_strdup (res->oom_holders[i].task);
+    }
 }
 
 static gboolean
@@ -58,8 +83,9 @@ fill_memory (const CliScenario *sc, const ModelLedger *ledger, CliRunResult *res
         res->peak_allocated = model_ledger_peak (ledger, r);
       }
   guint w = res->worst_rank;
-  res->peak_reserved = res->peak_allocated;
+  res->peak_reserved = model_ledger_peak_reserved (ledger, w);
   res->device_used = res->peak_reserved + res->cuda_context;
+  fill_oom (ledger, w, res);
   res->peak_time = model_ledger_peak_time (ledger, w);
   res->peak_task = g_strdup (model_ledger_peak_task (ledger, w));
   for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -70,7 +96,7 @@ fill_memory (const CliScenario *sc, const ModelLedger *ledger, CliRunResult *res
                       + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
                       + res->category_peak[MODEL_MEM_GRADIENTS]
                       + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
-  res->fits = res->device_used <= res->capacity;
+  res->fits = !res->oom && res->device_used <= res->capacity;
 }
 
 static void
@@ -122,6 +148,9 @@ cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res, GE
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = hw_cluster_new (&sc->node, sc->n_nodes, fluid);
   g_autoptr (ModelLedger) ledger = model_ledger_new (res->n_ranks, rec);
+  /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
+  model_ledger_set_allocator (ledger, sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context,
+                              sc->stack.expandable_segments);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
   model_executor_start (exec);
   res->n_events = sim_engine_run (engine);

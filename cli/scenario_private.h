@@ -27,3 +27,7 @@ gboolean cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *s
                                   GError **error);
 gboolean cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error);
 gboolean cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* The memory-stack keys: [training] optimizer_foreach, zero_grad_to_none and
+ * [allocator] expandable_segments (booleans, optional); cli/scenario_memory.c. */
+gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error);

@@ -142,6 +142,8 @@ task_workspace (ModelPlan *p, double bytes)
 static void
 task_alloc_gradients (ModelPlan *p, double bytes)
 {
+  if (!p->stack.zero_grad_to_none)
+    return; /* allocated at time 0 and kept (model_stack_initial_bytes) */
   guint h = task_alloc (p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
   if (h != 0)
     g_array_append_val (p->grad_handles, h);
@@ -164,6 +166,7 @@ block_costs (const ModelPlan *p, BlockCosts *bc)
     .weight_bytes = model_stack_weight_bytes (s),
     .flash_attention = s->flash_attention,
     .dropout = s->dropout,
+    .weight_cache_bytes = model_stack_weight_cache_bytes (s),
   };
   bc->embedding = model_cost_embedding (p->arch, &cp);
   bc->layer = model_cost_layer (p->arch, &cp);
@@ -264,6 +267,7 @@ plan_optimizer (ModelPlan *p, guint rank)
                            n * model_stack_optimizer_step_flops (&p->stack),
                            n * model_stack_optimizer_step_bytes (&p->stack) };
   task_add_pass (p, &pass);
+  task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch));
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
     task_free (p, g_array_index (p->grad_handles, guint, i), MODEL_EFFECT_AT_END);
@@ -317,10 +321,8 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, guint n_ranks, G
   g_array_set_size (p->initial_handles, n_ranks * MODEL_N_MEM);
   p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
 
-  double n = (double) model_arch_n_params (arch);
-  p->initial[MODEL_MEM_WEIGHTS] = n * model_stack_weight_bytes (stack);
-  p->initial[MODEL_MEM_MASTER_WEIGHTS] = n * model_stack_master_bytes (stack);
-  p->initial[MODEL_MEM_OPTIMIZER_STATE] = n * model_stack_optimizer_bytes (stack);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    p->initial[c] = model_stack_initial_bytes (stack, arch, c);
 
   BlockCosts bc;
   block_costs (p, &bc);
