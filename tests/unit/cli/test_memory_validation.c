@@ -12,6 +12,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/report.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
 #include "hardware/catalog.h"
@@ -145,6 +149,44 @@ test_ordering (void)
   CU_ASSERT (m1 > m4 && m4 > m2 && m2 > m3);
 }
 
+/* OOM diagnosis: Llama-2-7B in fp32 with AdamW on one 80 GB GPU (S2) runs out of memory:
+ * 16 B/param of states alone are 107.8 GB. The first failing request comes once the
+ * allocator's reserve is full: the holders, largest first, are the optimizer state (8Ψ,
+ * 53.9 GB) and the weights (4Ψ), both allocated by "initial state"; the summary prints the
+ * moment, the task, and the holders. */
+static void
+test_oom_diagnosis (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/s2-llama-2-7b-fp32.ini");
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CliRunResult r;
+  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  CU_ASSERT_TRUE (r.oom);
+  CU_ASSERT_FALSE (r.fits);
+  CU_ASSERT_PTR_NOT_NULL (r.oom_task);
+  CU_ASSERT (r.oom_requested > 0);
+  CU_ASSERT (r.oom_reserved + r.oom_requested > r.capacity - r.cuda_context);
+  CU_ASSERT_FATAL (r.oom_n_holders >= 2);
+  double psi = 6738415616.0;
+  CU_ASSERT_EQUAL (r.oom_holders[0].category, MODEL_MEM_OPTIMIZER_STATE);
+  CU_ASSERT_EQUAL (r.oom_holders[0].bytes, 8 * psi);
+  CU_ASSERT_STRING_EQUAL (r.oom_holders[0].task, "initial state");
+  CU_ASSERT_EQUAL (r.oom_holders[1].category, MODEL_MEM_WEIGHTS);
+  CU_ASSERT_EQUAL (r.oom_mix[MODEL_MEM_WEIGHTS], 4 * psi);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  cli_report_print (f, sc, &r);
+  fclose (f);
+  g_autofree char *expect = g_strdup_printf ("during \"%s\"", r.oom_task);
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, "out of memory (rank 0)"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, expect));
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, "optimizer_state  initial state"));
+  free (text);
+  cli_run_result_clear (&r);
+}
+
 int main (void);
 
 int
@@ -157,6 +199,7 @@ main (void)
     { "M1 bert-large fp32 MBS 4: known gap", test_m1_known_gap },
     { "M4 bert-large fp16 amp MBS 4: known gap", test_m4_known_gap },
     { "M1 > M4 > M2 > M3", test_ordering },
+    { "OOM diagnosis names moment, task and holders", test_oom_diagnosis },
   };
   return STEPSIM_RUN_TESTS ("validation/memory", tests);
 }
