@@ -38,6 +38,46 @@ print_memory (FILE *out, const CliRunResult *res)
     fprintf (out, "  %-22s %14s  OOM (%s short)\n", "capacity", cap, room);
 }
 
+/* "4.00 GiB optimizer_state (initial state); 1.00 GiB activations (fwd L3 mb0); …" */
+static char *
+oom_holders_text (const CliRunResult *res)
+{
+  GString *t = g_string_new (NULL);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    {
+      const ModelLedgerHolder *h = &res->oom_holders[i];
+      g_autofree char *b = sim_units_format (h->bytes, SIM_DIM_BYTES, 2);
+      g_string_append_printf (t, "%s%s %s (%s)", i > 0 ? "; " : "", b,
+                              model_ledger_category_name (h->category), h->task ? h->task : "-");
+    }
+  return g_string_free (t, FALSE);
+}
+
+/* What ran out of memory: the moment, the task, the request, the categories then and the
+ * largest buffers holding memory with the tasks that allocated them. */
+static void
+print_oom (FILE *out, const CliRunResult *res)
+{
+  if (!res->oom)
+    return;
+  g_autofree char *req = sim_units_format (res->oom_requested, SIM_DIM_BYTES, 2);
+  g_autofree char *rsv = sim_units_format (res->oom_reserved, SIM_DIM_BYTES, 2);
+  fprintf (out, "out of memory (rank %u) at t = %.4f s during \"%s\": %s requested with %s "
+                "reserved\n", res->worst_rank, res->oom_time,
+           res->oom_task ? res->oom_task : "-", req, rsv);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (res->oom_mix[c] > 0)
+      print_quantity (out, model_ledger_category_name (c), res->oom_mix[c], SIM_DIM_BYTES);
+  fprintf (out, "  largest live buffers (allocated by):\n");
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    {
+      const ModelLedgerHolder *h = &res->oom_holders[i];
+      g_autofree char *b = sim_units_format (h->bytes, SIM_DIM_BYTES, 2);
+      fprintf (out, "    %14s  %-16s %s\n", b, model_ledger_category_name (h->category),
+               h->task ? h->task : "-");
+    }
+}
+
 static void
 print_time (FILE *out, const CliRunResult *res)
 {
@@ -92,6 +132,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
            model_stack_checkpointing_name (s->checkpointing),
            s->flash_attention ? "flash" : "eager");
   print_memory (out, res);
+  print_oom (out, res);
   print_time (out, res);
 }
 
@@ -127,6 +168,13 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "peak_rank", res->worst_rank, "1");
   sim_recorder_summary_scalar (rec, "peak_time", res->peak_time, "s");
   sim_recorder_summary_text (rec, "peak_task", res->peak_task ? res->peak_task : "");
+  /* OOM diagnosis (zeros and empty text when the step fits the allocator). */
+  sim_recorder_summary_scalar (rec, "oom", res->oom ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "oom_time", res->oom_time, "s");
+  sim_recorder_summary_text (rec, "oom_task", res->oom_task ? res->oom_task : "");
+  sim_recorder_summary_scalar (rec, "oom_requested", res->oom_requested, "B");
+  g_autofree char *holders = oom_holders_text (res);
+  sim_recorder_summary_text (rec, "oom_holders", holders);
   for (guint c = 0; c < MODEL_N_MEM; c++)
     {
       g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));

@@ -31,6 +31,31 @@ cli_run_result_clear (CliRunResult *res)
   g_clear_pointer (&res->peak_task, g_free);
   g_clear_pointer (&res->rank_peak_allocated, g_free);
   g_clear_pointer (&res->rank_device_used, g_free);
+  g_clear_pointer (&res->oom_task, g_free);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    g_clear_pointer ((char **) &res->oom_holders[i].task, g_free);
+  res->oom_n_holders = 0;
+}
+
+/* The first OOM of rank w, copied out of the ledger (which the caller frees). */
+static void
+fill_oom (const ModelLedger *ledger, guint w, CliRunResult *res)
+{
+  res->oom = model_ledger_oom (ledger, w);
+  if (!res->oom)
+    return;
+  res->oom_time = model_ledger_oom_time (ledger, w);
+  res->oom_task = g_strdup (model_ledger_oom_task (ledger, w));
+  res->oom_requested = model_ledger_oom_requested (ledger, w);
+  res->oom_reserved = model_ledger_oom_reserved (ledger, w);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    res->oom_mix[c] = model_ledger_oom_mix (ledger, w, c);
+  res->oom_n_holders = model_ledger_oom_n_holders (ledger, w);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    {
+      res->oom_holders[i] = *model_ledger_oom_holder (ledger, w, i);
+      res->oom_holders[i].task = g_strdup (res->oom_holders[i].task);
+    }
 }
 
 /* A mixed-precision stack needs its 16-bit format on the GPU (V100 has no bf16). */
@@ -47,7 +72,7 @@ check_dtype (const CliScenario *sc, GError **error)
   return FALSE;
 }
 
-/* Reads the ledger of the rank with the highest peak into res. */
+/* Reads the ledger of the rank with the highest reserved peak into res. */
 static void
 fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *ledger,
              CliRunResult *res)
@@ -60,17 +85,18 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
   for (guint r = 0; r < res->n_ranks; r++)
     {
       res->rank_peak_allocated[r] = model_ledger_peak (ledger, r);
-      res->rank_device_used[r] = res->rank_peak_allocated[r] + res->cuda_context;
-      if (r == 0 || res->rank_peak_allocated[r] > res->peak_allocated)
+      res->rank_device_used[r] = model_ledger_peak_reserved (ledger, r) + res->cuda_context;
+      if (r == 0 || res->rank_device_used[r] > res->device_used)
         {
           res->worst_rank = r;
-          res->peak_allocated = res->rank_peak_allocated[r];
+          res->device_used = res->rank_device_used[r];
         }
       res->state_bytes = MAX (res->state_bytes, model_plan_state_bytes (plan, r));
     }
   guint w = res->worst_rank;
-  res->peak_reserved = res->peak_allocated;
-  res->device_used = res->peak_reserved + res->cuda_context;
+  res->peak_allocated = res->rank_peak_allocated[w];
+  res->peak_reserved = model_ledger_peak_reserved (ledger, w);
+  fill_oom (ledger, w, res);
   res->peak_time = model_ledger_peak_time (ledger, w);
   res->peak_task = g_strdup (model_ledger_peak_task (ledger, w));
   for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -82,7 +108,7 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
                       + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
                       + res->category_peak[MODEL_MEM_GRADIENTS]
                       + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
-  res->fits = res->device_used <= res->capacity;
+  res->fits = !res->oom && res->device_used <= res->capacity;
 }
 
 static void
@@ -123,6 +149,9 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
   if (sc->kernel_jitter > 0)
     hw_cluster_set_jitter (cluster, sc->kernel_jitter, seed);
   g_autoptr (ModelLedger) ledger = model_ledger_new (n, rec);
+  /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
+  model_ledger_set_allocator (ledger, sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context,
+                              sc->stack.expandable_segments);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
   model_executor_start (exec);
   guint64 events = sim_engine_run (engine);

@@ -3,7 +3,7 @@
  * Builds the plan (models/), the cluster on a fresh engine and fluid (hardware/, sim/),
  * replays the plan with the executor and reads the ledger. Memory figures per rank:
  * allocated (the ledger's peak, PyTorch's max_memory_allocated), reserved (what the caching
- * allocator holds; equal to allocated until an allocator model exists) and device-used
+ * allocator model holds, models/allocator.h: max_memory_reserved) and device-used
  * (reserved + CUDA context: what nvidia-smi shows). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
  * With [run] steps = K the step is replayed K times, each with its own jitter draw (seed,
@@ -40,7 +40,18 @@ typedef struct
   double category_peak[MODEL_N_MEM]; /* B, largest value of each category over the step */
   double model_states;      /* B, weights + master + gradients + optimizer states: their
                                category peaks, which coexist during the optimizer step */
-  gboolean fits;            /* device_used <= capacity */
+  gboolean fits;            /* device_used <= capacity and no allocation ran out of memory */
+  /* First OOM of the worst rank (the allocator could not serve a request even after
+   * releasing its cache): when, in which task, how much was asked, the categories then and
+   * the largest live buffers with the tasks that allocated them (largest first). */
+  gboolean oom;
+  double oom_time;          /* s */
+  char *oom_task;           /* owned, may be NULL */
+  double oom_requested;     /* B */
+  double oom_reserved;      /* B reserved just before the request */
+  double oom_mix[MODEL_N_MEM];
+  guint oom_n_holders;
+  ModelLedgerHolder oom_holders[MODEL_LEDGER_MAX_HOLDERS]; /* task strings owned */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */

@@ -26,13 +26,14 @@ static const char *const cluster_keys[] = { "gpu", "gpus_per_node", "nodes", "ho
                                             NULL };
 static const char *const training_keys[] = {
   "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
-  "attention",   "tf32",    "dropout",    NULL,
+  "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none", NULL,
 };
 static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
                                              "algorithm", "reduce_dtype", NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
+static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "parallel", "run", "gpu.NAME", NULL };
+                                           "parallel", "run", "allocator", "gpu.NAME", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -189,6 +190,7 @@ check_schema (GKeyFile *kf, GError **error)
     { "training", training_keys },
     { "parallel", parallel_keys },
     { "run", run_keys },
+    { "allocator", allocator_keys },
   };
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (guint i = 0; groups[i] != NULL; i++)

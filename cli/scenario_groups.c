@@ -200,5 +200,5 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
   s->checkpointing = ckpt;
   s->flash_attention = flash;
   s->tf32 = tf32;
-  return TRUE;
+  return cli_scenario_load_memory (kf, sc, error);
 }

@@ -30,3 +30,7 @@ gboolean cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **err
 /* [parallel] and [run]; after [cluster] (the degree is the cluster's GPU count). */
 gboolean cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error);
 gboolean cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* The memory-stack keys: [training] optimizer_foreach, zero_grad_to_none and
+ * [allocator] expandable_segments (booleans, optional); cli/scenario_memory.c. */
+gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error);

@@ -12,7 +12,11 @@
  *   MoE        E × MLP + router h·E (no bias)
  *   norms      2 per layer: h each (RMSNorm, weight only) or 2h (LayerNorm, weight + bias)
  * Whole model: V·h (+ P·h learned positions) + L × layer + final norm + V·h LM head unless
- * tied. These are the module shapes of HF transformers' modeling_{llama,mistral,mixtral,
+ * tied. BERT (Devlin et al. 2019, arXiv 1810.04805 §3; HF modeling_bert.py): embedding
+ * V·h + P·h + T_type·h + LayerNorm 2h; post-LN layers with two LayerNorms and biases
+ * everywhere; no final norm; head = pooler h·h + h and classifier h·n_labels + n_labels
+ * (BertForSequenceClassification). bert-large-uncased with 2 labels: 31,782,912 + 24 ×
+ * 12,596,224 + 1,049,600 + 2,050 = 335,143,938. These are the module shapes of HF transformers' modeling_{llama,mistral,mixtral,
  * qwen2,gpt2}.py; see Vaswani et al. 2017 §3, Radford et al. 2019 (GPT-2), Touvron et al.
  * 2023 (LLaMA, arXiv 2302.13971 §2.2), Jiang et al. 2024 (Mixtral, arXiv 2401.04088 §2).
  */
@@ -32,7 +36,7 @@ static const struct
 } family_table[] = {
   { "llama", MODEL_FAMILY_LLAMA },   { "mistral", MODEL_FAMILY_MISTRAL },
   { "mixtral", MODEL_FAMILY_MIXTRAL }, { "qwen2", MODEL_FAMILY_QWEN2 },
-  { "gpt2", MODEL_FAMILY_GPT2 },
+  { "gpt2", MODEL_FAMILY_GPT2 },     { "bert", MODEL_FAMILY_BERT },
 };
 
 gboolean
@@ -75,7 +79,8 @@ void
 model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
 {
   g_return_if_fail (arch != NULL);
-  gboolean gpt2 = family == MODEL_FAMILY_GPT2;
+  gboolean bert = family == MODEL_FAMILY_BERT;
+  gboolean gpt2 = family == MODEL_FAMILY_GPT2 || bert;
   arch->family = family;
   /* GPT-2: LayerNorm with bias, learned positions, GELU MLP, Conv1D layers with biases,
    * LM head tied to wte (Radford et al. 2019; HF modeling_gpt2.py). The llama-like
@@ -88,6 +93,15 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
   arch->qkv_bias = gpt2 || family == MODEL_FAMILY_QWEN2;
   arch->attn_out_bias = gpt2;
   arch->mlp_bias = gpt2;
+  /* BERT shares GPT-2's layer shapes (LayerNorm, GELU, biases, learned positions) but
+   * has its own classification head, so nothing is tied (BertForSequenceClassification);
+   * 2 token types and 2 labels are BertConfig's / PretrainedConfig's defaults. */
+  if (bert)
+    {
+      arch->tied_embeddings = FALSE;
+      arch->type_vocab_size = 2;
+      arch->num_labels = 2;
+    }
 }
 
 static gboolean
@@ -134,6 +148,8 @@ model_arch_validate (const ModelArch *arch, GError **error)
     return invalid (error, n, "num_experts_per_tok must be positive for a mixture of experts");
   if (arch->experts_per_token > arch->n_experts)
     return invalid (error, n, "num_experts_per_tok exceeds num_local_experts");
+  if (arch->family == MODEL_FAMILY_BERT && (arch->num_labels == 0 || arch->type_vocab_size == 0))
+    return invalid (error, n, "num_labels and type_vocab_size must be positive for bert");
   return TRUE;
 }
 
@@ -161,7 +177,8 @@ model_arch_free (ModelArch *arch)
 static const char *const field_names[] = {
   "hidden_size",       "num_hidden_layers", "num_attention_heads",     "num_key_value_heads",
   "head_dim",          "intermediate_size", "vocab_size",              "max_position_embeddings",
-  "num_local_experts", "num_experts_per_tok", "sliding_window",        NULL,
+  "num_local_experts", "num_experts_per_tok", "sliding_window",        "type_vocab_size",
+  "num_labels",        NULL,
 };
 
 const char *const *
@@ -178,6 +195,7 @@ field_slot (ModelArch *arch, const char *key)
     &arch->hidden_size,    &arch->n_layers,          &arch->n_heads,    &arch->n_kv_heads,
     &arch->head_dim,       &arch->intermediate_size, &arch->vocab_size, &arch->max_positions,
     &arch->n_experts,      &arch->experts_per_token, &arch->sliding_window,
+    &arch->type_vocab_size, &arch->num_labels,
   };
   G_STATIC_ASSERT (G_N_ELEMENTS (slots) == G_N_ELEMENTS (field_names) - 1);
   for (gsize i = 0; i < G_N_ELEMENTS (slots); i++)
@@ -277,6 +295,8 @@ model_arch_n_params_embedding (const ModelArch *arch)
   guint64 n = arch->vocab_size * arch->hidden_size;
   if (arch->learned_positions)
     n += arch->max_positions * arch->hidden_size;
+  if (arch->family == MODEL_FAMILY_BERT) /* token types + embedding LayerNorm */
+    n += arch->type_vocab_size * arch->hidden_size + norm_params (arch);
   return n;
 }
 
@@ -292,14 +312,17 @@ guint64
 model_arch_n_params_lm_head (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return arch->tied_embeddings ? 0 : arch->vocab_size * arch->hidden_size;
+  guint64 h = arch->hidden_size;
+  if (arch->family == MODEL_FAMILY_BERT) /* pooler + classifier */
+    return h * h + h + h * arch->num_labels + arch->num_labels;
+  return arch->tied_embeddings ? 0 : arch->vocab_size * h;
 }
 
 guint64
 model_arch_n_params_final_norm (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return norm_params (arch);
+  return arch->family == MODEL_FAMILY_BERT ? 0 : norm_params (arch); /* post-LN: none */
 }
 
 guint64
@@ -318,4 +341,95 @@ model_arch_n_params_active (const ModelArch *arch)
                   + 2 * norm_params (arch);
   return model_arch_n_params_embedding (arch) + arch->n_layers * layer
          + model_arch_n_params_final_norm (arch) + model_arch_n_params_lm_head (arch);
+}
+
+/* ---- parameter tensors --------------------------------------------------------------------- */
+
+static void
+add_tensor (GArray *out, guint64 rows, guint64 cols, guint64 count)
+{
+  if (rows == 0 || cols == 0 || count == 0)
+    return;
+  ModelArchTensor t = { rows, cols, count };
+  g_array_append_val (out, t);
+}
+
+static void
+add_norm (GArray *out, const ModelArch *arch, guint64 count)
+{
+  add_tensor (out, arch->hidden_size, 1, count);
+  if (arch->norm == MODEL_NORM_LAYER)
+    add_tensor (out, arch->hidden_size, 1, count);
+}
+
+/* One layer's tensors, `L` times (nn.Linear weights are out × in; rows × cols here). */
+static void
+add_layer_tensors (GArray *out, const ModelArch *arch, guint64 L)
+{
+  guint64 h = arch->hidden_size, q = arch->n_heads * arch->head_dim;
+  guint64 kv = arch->n_kv_heads * arch->head_dim, i = arch->intermediate_size;
+  guint64 E = arch->n_experts > 0 ? arch->n_experts : 1;
+  add_tensor (out, q, h, L);
+  add_tensor (out, kv, h, 2 * L);
+  add_tensor (out, h, q, L);
+  if (arch->qkv_bias)
+    {
+      add_tensor (out, q, 1, L);
+      add_tensor (out, kv, 1, 2 * L);
+    }
+  if (arch->attn_out_bias)
+    add_tensor (out, h, 1, L);
+  if (arch->n_experts > 0)
+    add_tensor (out, arch->n_experts, h, L); /* router */
+  add_tensor (out, i, h, (arch->mlp == MODEL_MLP_SWIGLU ? 2 : 1) * E * L);
+  add_tensor (out, h, i, E * L);
+  if (arch->mlp_bias)
+    {
+      add_tensor (out, i, 1, (arch->mlp == MODEL_MLP_SWIGLU ? 2 : 1) * E * L);
+      add_tensor (out, h, 1, E * L);
+    }
+  add_norm (out, arch, 2 * L);
+}
+
+GArray *
+model_arch_param_tensors (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, NULL);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelArchTensor));
+  guint64 h = arch->hidden_size;
+  gboolean bert = arch->family == MODEL_FAMILY_BERT;
+  add_tensor (out, arch->vocab_size, h, 1);
+  if (arch->learned_positions)
+    add_tensor (out, arch->max_positions, h, 1);
+  if (bert)
+    {
+      add_tensor (out, arch->type_vocab_size, h, 1);
+      add_norm (out, arch, 1);
+    }
+  add_layer_tensors (out, arch, arch->n_layers);
+  if (bert)
+    {
+      add_tensor (out, h, h, 1);
+      add_tensor (out, h, 1, 1);
+      add_tensor (out, arch->num_labels, h, 1);
+      add_tensor (out, arch->num_labels, 1, 1);
+      return out;
+    }
+  add_norm (out, arch, 1);
+  if (!arch->tied_embeddings)
+    add_tensor (out, arch->vocab_size, h, 1);
+  return out;
+}
+
+guint64
+model_arch_largest_tensor (const ModelArch *arch)
+{
+  g_autoptr (GArray) t = model_arch_param_tensors (arch);
+  guint64 m = 0;
+  for (guint k = 0; k < t->len; k++)
+    {
+      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
+      m = MAX (m, x->rows * x->cols);
+    }
+  return m;
 }

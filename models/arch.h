@@ -5,7 +5,10 @@
  * …; "text_config" nesting), or filled in directly. Families: llama, mistral, mixtral,
  * qwen2 (decoder with RMSNorm, rotary positions, SwiGLU MLP, GQA; qwen2 adds q/k/v biases;
  * mixtral replaces the MLP by n_experts SwiGLU experts and a router), gpt2 (LayerNorm with
- * bias, learned positions, GELU MLP with 4h, biases everywhere, tied embeddings).
+ * bias, learned positions, GELU MLP with 4h, biases everywhere, tied embeddings), bert
+ * (encoder: post-LayerNorm with bias, learned positions + token-type embeddings and an
+ * embedding LayerNorm, GELU MLP, biases everywhere; head = pooler h×h + bias and a
+ * sequence-classification layer h×num_labels + bias, as BertForSequenceClassification).
  * Parameter counts reproduce the published ones exactly (tests/unit/models/test_arch.c).
  */
 #pragma once
@@ -19,6 +22,7 @@ typedef enum
   MODEL_FAMILY_MIXTRAL,
   MODEL_FAMILY_QWEN2,
   MODEL_FAMILY_GPT2,
+  MODEL_FAMILY_BERT,
 } ModelFamily;
 
 typedef enum
@@ -48,6 +52,8 @@ typedef struct
   guint64 n_experts;        /* 0 for dense models */
   guint64 experts_per_token;/* top-k routing; 0 for dense */
   guint64 sliding_window;   /* 0 when none */
+  guint64 type_vocab_size;  /* bert: token-type (segment) embeddings; 0 otherwise */
+  guint64 num_labels;       /* bert: classes of the classification head; 0 otherwise */
   gboolean tied_embeddings; /* LM head shares the input embedding */
   gboolean learned_positions; /* a max_positions × h position embedding (gpt2) */
   gboolean qkv_bias;        /* biases on q, k, v projections */
@@ -70,7 +76,7 @@ typedef enum
 } ModelArchError;
 
 /* Parses a family name as used in HF "model_type" ("llama", "mistral", "mixtral", "qwen2",
- * "gpt2"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
+ * "gpt2", "bert"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
 gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
 const char *model_arch_family_name (ModelFamily family);
 
@@ -114,7 +120,7 @@ guint64 model_arch_n_params_expert (const ModelArch *arch);
 /* Canonical size keys, in HF spelling, that model_arch_set_field() accepts: hidden_size,
  * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
  * vocab_size, max_position_embeddings, num_local_experts, num_experts_per_tok,
- * sliding_window. Static, NULL-terminated. */
+ * sliding_window, type_vocab_size, num_labels. Static, NULL-terminated. */
 const char *const *model_arch_field_names (void);
 
 /* Sets the size named by canonical `key` (a scenario's [model] override) to `value`
@@ -126,5 +132,22 @@ gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, 
 
 /* Reads the size named by canonical `key` into *out; FALSE (no error) if `key` is unknown. */
 gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out);
+
+/* One parameter tensor shape, `count` times in the model: a matrix rows × cols (cols ≥ 2)
+ * or a vector of `rows` elements (cols = 1: biases, norm weights). */
+typedef struct
+{
+  guint64 rows, cols, count;
+} ModelArchTensor;
+
+/* Every parameter tensor of the model (nn.Module parameters of the HF implementation; a
+ * fused or split projection as HF stores it: q, k, v separate; SwiGLU gate, up, down),
+ * grouped by shape, in module order. Σ rows·cols·count = model_arch_n_params(). Used by
+ * optimizers whose state depends on shapes (Adafactor, 8-bit Adam's small-tensor rule)
+ * and by per-tensor allocation. Returns a new GArray of ModelArchTensor. */
+GArray *model_arch_param_tensors (const ModelArch *arch);
+
+/* Elements of the largest single parameter tensor. */
+guint64 model_arch_largest_tensor (const ModelArch *arch);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)

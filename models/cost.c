@@ -259,6 +259,8 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   cost.fwd.workspace = flash ? 0.0 : d.e * d.b * d.a * d.s * d.s;
   cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
   cost.act_saved = layer_act_saved (&d, arch, flash);
+  cost.act_saved += p->weight_cache_bytes
+                    * (double) (model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch));
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }
@@ -275,11 +277,38 @@ model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
   add_elementwise (&cost.fwd, "embed_gather", 8 * d.T + d.w * d.T * d.h + d.e * d.T * d.h);
   if (arch->learned_positions) /* + wpe rows 0..s−1, broadcast over the batch */
     add_elementwise (&cost.fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
+  gboolean bert = arch->family == MODEL_FAMILY_BERT;
+  if (bert) /* + token-type rows, then LayerNorm (cost.h) */
+    {
+      add_elementwise (&cost.fwd, "type_embed", 8 * d.T + d.w * 2 * d.h + 2 * d.e * d.T * d.h);
+      add_elementwise (&cost.fwd, "embed_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
+    }
   if (d.drop > 0)
     add_elementwise (&cost.fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
   mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
+  if (bert) /* type ids, LayerNorm input, its fp32 mean and rstd */
+    cost.act_saved += 8 * d.T + d.e * d.T * d.h + 8 * d.T;
   cost.act_checkpoint = 8 * d.T;
+  return cost;
+}
+
+/* BertPooler (dense h×h + tanh on the [CLS] token) + dropout + classifier + loss; cost.h. */
+static ModelBlockCost
+bert_head (const ModelArch *arch, const Dims *d)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  double n = (double) arch->num_labels, B = d->b;
+  add_gemm (&cost.fwd, d, "pooler", B, d->h, d->h, d->h * d->h + d->h);
+  add_elementwise (&cost.fwd, "pooler_tanh", 2 * d->e * B * d->h);
+  add_gemm (&cost.fwd, d, "classifier", B, d->h, n, d->h * n + n);
+  add_elementwise (&cost.fwd, "cross_entropy", d->e * B * n + 2 * 4 * B * n);
+  mirror_backward (&cost.fwd, &cost.bwd, 0);
+  cost.fwd.workspace = 4 * B * n;
+  cost.bwd.workspace = 2 * 4 * B * n;
+  cost.act_saved = d->e * d->T * d->h + 2 * d->e * B * d->h + d->drop * B * d->h;
+  cost.act_checkpoint = d->e * d->T * d->h;
   return cost;
 }
 
@@ -290,6 +319,8 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   memset (&cost, 0, sizeof cost);
   g_return_val_if_fail (params_ok (arch, p), cost);
   Dims d = dims_of (arch, p);
+  if (arch->family == MODEL_FAMILY_BERT)
+    return bert_head (arch, &d);
   double TV = d.T * d.V;
   add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
   /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */

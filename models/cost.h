@@ -62,15 +62,27 @@ typedef struct
   double weight_bytes;     /* bytes per weight element read by kernels (2 or 4) */
   gboolean flash_attention;/* FlashAttention: no s² buffer, recompute in backward */
   double dropout;          /* dropout probability; > 0 adds 1-byte masks */
+  double weight_cache_bytes; /* B per parameter of a low-precision weight copy the forward
+                              * makes and backward keeps (autocast), 0 if none */
 } ModelCostParams;
 
-/* One transformer layer (attention + MLP or MoE experts). */
+/* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0
+ * act_saved also holds the layer's cast weights: weight_cache_bytes × (attention + MLP
+ * parameters) (autocast's cached casts, kept by the graph until the layer's backward). */
 ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
 
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
  * embedding-dropout mask b·s·h when dropout > 0. No FLOPs. */
 ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParams *p);
+
+/* BERT (family bert): the embedding also adds token-type embeddings and a LayerNorm
+ * (HF BertEmbeddings): act_saved adds the type ids 8·b·s and the LayerNorm input e·b·s·h
+ * (+ its fp32 mean and rstd, 8·b·s). The head is BertPooler + classifier + loss: the
+ * pooler's dense layer reads the [CLS] token, a view that keeps the last hidden state
+ * (e·b·s·h) alive; then tanh output e·b·h, dropout mask b·h and classifier input e·b·h
+ * are saved; logits are b × num_labels: FLOPs 2·b·h·(h + num_labels), workspace a few
+ * bytes. Attention is bidirectional, already counted as the full s² (file comment). */
 
 /* Final norm + LM head + cross-entropy loss. Logits are materialised in fp32 (4·b·s·V B)
  * together with their gradient (HF casts logits to fp32 for the loss): workspace, fwd

@@ -9,7 +9,8 @@
  * Defaults when absent (HF's own): num_key_value_heads = num_attention_heads; head_dim =
  * hidden_size / num_attention_heads; gpt2 intermediate = 4·hidden (GPT2MLP, n_inner None);
  * sliding_window 0 (also when "use_sliding_window" is false, Qwen2Config);
- * tie_word_embeddings per family (gpt2 true, others false). Llama's "attention_bias" sets
+ * tie_word_embeddings per family (gpt2 true, others false); bert: type_vocab_size 2
+ * (BertConfig), num_labels 2 (PretrainedConfig), or the number of entries of "id2label". Llama's "attention_bias" sets
  * biases on q, k, v and o (LlamaAttention), "mlp_bias" on gate/up/down (LlamaMLP).
  *
  * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
@@ -41,6 +42,8 @@ static const FieldAlias alias_table[] = {
   { "num_local_experts", { "num_local_experts", "num_experts", NULL } },
   { "num_experts_per_tok", { "num_experts_per_tok", NULL } },
   { "sliding_window", { "sliding_window", NULL } },
+  { "type_vocab_size", { "type_vocab_size", NULL } },
+  { "num_labels", { "num_labels", NULL } },
 };
 
 typedef struct
@@ -158,7 +161,7 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
 {
   const char *const *keys = model_arch_field_names ();
   gboolean have[G_N_ELEMENTS (alias_table)];
-  G_STATIC_ASSERT (G_N_ELEMENTS (alias_table) == 11);
+  G_STATIC_ASSERT (G_N_ELEMENTS (alias_table) == 13);
   for (gsize i = 0; keys[i] != NULL; i++)
     {
       g_assert (i < G_N_ELEMENTS (alias_table) && strcmp (keys[i], alias_table[i].key) == 0);
@@ -189,6 +192,14 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
   if (arch->family == MODEL_FAMILY_MIXTRAL && (!have[8] || !have[9]))
     return field_error (c, error, have[8] ? "num_experts_per_tok" : "num_local_experts",
                         "missing (required for mixtral)");
+  if (arch->family == MODEL_FAMILY_BERT && !have[12])
+    {
+      JsonNode *labels = member (c, "id2label");
+      if (labels != NULL && JSON_NODE_HOLDS_OBJECT (labels))
+        arch->num_labels = json_object_get_size (json_node_get_object (labels));
+    }
+  if (arch->family != MODEL_FAMILY_BERT)
+    arch->type_vocab_size = arch->num_labels = 0; /* only the bert head uses them */
   if (arch->learned_positions && !have[7])
     return field_error (c, error, "max_position_embeddings",
                         "missing (required with learned positions)");

@@ -1,13 +1,30 @@
-/* models/ledger.c — per-rank memory ledger; see ledger.h. */
+/* models/ledger.c — per-rank memory ledger with an allocator model per rank; see ledger.h.
+ *
+ * Invariants: `live` holds exactly the allocated, not yet released handles of a rank; each
+ * Buffer keeps the allocator blocks of its tensors, so releasing a handle returns exactly
+ * those blocks. The OOM snapshot is taken once, at the first OOM, before the failing
+ * request is granted. Units: bytes, seconds.
+ */
 #include "config.h"
 #include "models/ledger.h"
 
 #include <math.h>
+#include <string.h>
 
 static const char *const category_names[MODEL_N_MEM] = {
   "weights",     "master_weights", "gradients",       "optimizer_state", "activations",
   "workspace",   "comm_buffers",   "offload_staging", "lora",            "quantization",
 };
+
+typedef struct
+{
+  gboolean happened;
+  double time, requested, reserved;
+  char *task;
+  double mix[MODEL_N_MEM];
+  ModelLedgerHolder holders[MODEL_LEDGER_MAX_HOLDERS];
+  guint n_holders;
+} OomRecord;
 
 typedef struct
 {
@@ -20,13 +37,19 @@ typedef struct
   char *peak_task;
   guint series[MODEL_N_MEM];
   guint series_total;
-  GHashTable *live; /* handle → Buffer; lookup only, never iterated */
+  guint series_reserved;
+  GHashTable *live; /* handle → Buffer; lookup only (the OOM snapshot sorts what it reads) */
+  ModelAllocator *alloc;
+  OomRecord oom;
 } RankLedger;
 
 typedef struct
 {
+  guint handle;
   ModelMemCategory category;
   double bytes;
+  char *task;       /* label of the allocating task */
+  GArray *blocks;   /* guint allocator block ids, one per tensor */
 } Buffer;
 
 struct _ModelLedger
@@ -34,7 +57,17 @@ struct _ModelLedger
   guint n_ranks;
   RankLedger *ranks;
   SimRecorder *rec;
+  gboolean used;    /* an allocation happened: the allocators are fixed */
 };
+
+static void
+buffer_free (gpointer data)
+{
+  Buffer *b = data;
+  g_free (b->task);
+  g_array_unref (b->blocks);
+  g_free (b);
+}
 
 const char *
 model_ledger_category_name (ModelMemCategory category)
@@ -52,7 +85,10 @@ model_ledger_new (guint n_ranks, SimRecorder *rec)
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
   for (guint r = 0; r < n_ranks; r++)
-    l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+    {
+      l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);
+      l->ranks[r].alloc = model_allocator_new (INFINITY, FALSE);
+    }
   if (rec == NULL)
     return l;
   /* All categories are created up front, in enum order, so every rank's memory group has
@@ -68,6 +104,9 @@ model_ledger_new (guint n_ranks, SimRecorder *rec)
       g_autofree char *path = g_strdup_printf ("rank%u/allocated", r);
       l->ranks[r].series_total = sim_recorder_series (rec, path, "B");
       sim_recorder_set (rec, l->ranks[r].series_total, 0.0, 0.0);
+      g_autofree char *rpath = g_strdup_printf ("rank%u/reserved", r);
+      l->ranks[r].series_reserved = sim_recorder_series (rec, rpath, "B");
+      sim_recorder_set (rec, l->ranks[r].series_reserved, 0.0, 0.0);
     }
   return l;
 }
@@ -81,6 +120,10 @@ model_ledger_free (ModelLedger *ledger)
     {
       g_free (ledger->ranks[r].peak_task);
       g_hash_table_unref (ledger->ranks[r].live);
+      model_allocator_free (ledger->ranks[r].alloc);
+      g_free (ledger->ranks[r].oom.task);
+      for (guint i = 0; i < ledger->ranks[r].oom.n_holders; i++)
+        g_free ((char *) ledger->ranks[r].oom.holders[i].task);
     }
   g_free (ledger->ranks);
   g_free (ledger);
@@ -112,20 +155,97 @@ change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta
     {
       sim_recorder_set (ledger->rec, rl->series[category], time, rl->current[category]);
       sim_recorder_set (ledger->rec, rl->series_total, time, rl->total);
+      sim_recorder_set (ledger->rec, rl->series_reserved, time,
+                        model_allocator_reserved (rl->alloc));
     }
+}
+
+void
+model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expandable_segments)
+{
+  g_return_if_fail (ledger != NULL && !ledger->used && capacity > 0);
+  for (guint r = 0; r < ledger->n_ranks; r++)
+    {
+      model_allocator_free (ledger->ranks[r].alloc);
+      ledger->ranks[r].alloc = model_allocator_new (capacity, expandable_segments);
+    }
+}
+
+static gint
+holder_cmp (gconstpointer a, gconstpointer b)
+{
+  const Buffer *x = *(Buffer *const *) a, *y = *(Buffer *const *) b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  return x->handle < y->handle ? -1 : (x->handle > y->handle);
+}
+
+/* The first OOM of a rank: what was live, largest first (sorted, so the hash table's
+ * order never shows). */
+static void
+record_oom (RankLedger *rl, double bytes, double reserved, double time, const char *task_label)
+{
+  OomRecord *o = &rl->oom;
+  o->happened = TRUE;
+  o->time = time;
+  o->requested = bytes;
+  o->reserved = reserved;
+  o->task = g_strdup (task_label);
+  memcpy (o->mix, rl->current, sizeof o->mix);
+  g_autoptr (GPtrArray) all = g_ptr_array_new ();
+  GList *values = g_hash_table_get_values (rl->live);
+  for (GList *v = values; v != NULL; v = v->next)
+    g_ptr_array_add (all, v->data);
+  g_list_free (values);
+  g_ptr_array_sort (all, holder_cmp);
+  for (guint i = 0; i < all->len && i < MODEL_LEDGER_MAX_HOLDERS; i++)
+    {
+      const Buffer *b = g_ptr_array_index (all, i);
+      o->holders[i] = (ModelLedgerHolder){ g_strdup (b->task), b->category, b->bytes };
+      o->n_holders++;
+    }
+}
+
+void
+model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
+                            const double *sizes, guint n_tensors, guint handle, double time,
+                            const char *task_label)
+{
+  g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
+  g_return_if_fail (handle > 0 && n_tensors > 0 && sizes != NULL);
+  RankLedger *rl = &ledger->ranks[rank];
+  ledger->used = TRUE;
+  double bytes = 0;
+  for (guint i = 0; i < n_tensors; i++)
+    {
+      g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
+      bytes += sizes[i];
+    }
+  Buffer *b = g_new0 (Buffer, 1);
+  *b = (Buffer){ handle, category, bytes, g_strdup (task_label),
+                 g_array_sized_new (FALSE, FALSE, sizeof (guint), n_tensors) };
+  gboolean oom = FALSE;
+  for (guint i = 0; i < n_tensors; i++)
+    {
+      gboolean over = FALSE;
+      double before = model_allocator_reserved (rl->alloc);
+      guint id = model_allocator_malloc (rl->alloc, sizes[i], &over);
+      if (over && !oom && !rl->oom.happened)
+        record_oom (rl, bytes, before, time, task_label);
+      oom = oom || over;
+      g_array_append_val (b->blocks, id);
+    }
+  gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);
+  g_assert (fresh);
+  change (ledger, rank, category, bytes, time, task_label);
 }
 
 void
 model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category, double bytes,
                     guint handle, double time, const char *task_label)
 {
-  g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
-  g_return_if_fail (handle > 0 && bytes > 0 && isfinite (bytes));
-  Buffer *b = g_new (Buffer, 1);
-  *b = (Buffer){ category, bytes };
-  gboolean fresh = g_hash_table_insert (ledger->ranks[rank].live, GUINT_TO_POINTER (handle), b);
-  g_assert (fresh);
-  change (ledger, rank, category, bytes, time, task_label);
+  g_return_if_fail (bytes > 0 && isfinite (bytes));
+  model_ledger_alloc_tensors (ledger, rank, category, &bytes, 1, handle, time, task_label);
 }
 
 void
@@ -133,12 +253,14 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
                       const char *task_label)
 {
   g_return_if_fail (rank < ledger->n_ranks);
-  GHashTable *live = ledger->ranks[rank].live;
-  Buffer *b = g_hash_table_lookup (live, GUINT_TO_POINTER (handle));
+  RankLedger *rl = &ledger->ranks[rank];
+  Buffer *b = g_hash_table_lookup (rl->live, GUINT_TO_POINTER (handle));
   g_assert (b != NULL);
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
-  g_hash_table_remove (live, GUINT_TO_POINTER (handle));
+  for (guint i = 0; i < b->blocks->len; i++)
+    model_allocator_release (rl->alloc, g_array_index (b->blocks, guint, i));
+  g_hash_table_remove (rl->live, GUINT_TO_POINTER (handle));
   change (ledger, rank, category, -bytes, time, task_label);
 }
 
@@ -195,4 +317,75 @@ model_ledger_peak_mix (const ModelLedger *ledger, guint rank, ModelMemCategory c
 {
   g_return_val_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM, 0);
   return ledger->ranks[rank].peak_mix[category];
+}
+
+double
+model_ledger_current_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return model_allocator_reserved (ledger->ranks[rank].alloc);
+}
+
+double
+model_ledger_peak_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return model_allocator_peak_reserved (ledger->ranks[rank].alloc);
+}
+
+gboolean
+model_ledger_oom (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, FALSE);
+  return ledger->ranks[rank].oom.happened;
+}
+
+double
+model_ledger_oom_time (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.time;
+}
+
+const char *
+model_ledger_oom_task (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, NULL);
+  return ledger->ranks[rank].oom.task;
+}
+
+double
+model_ledger_oom_requested (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.requested;
+}
+
+double
+model_ledger_oom_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.reserved;
+}
+
+double
+model_ledger_oom_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM, 0);
+  return ledger->ranks[rank].oom.mix[category];
+}
+
+guint
+model_ledger_oom_n_holders (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.n_holders;
+}
+
+const ModelLedgerHolder *
+model_ledger_oom_holder (const ModelLedger *ledger, guint rank, guint i)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, NULL);
+  g_return_val_if_fail (i < ledger->ranks[rank].oom.n_holders, NULL);
+  return &ledger->ranks[rank].oom.holders[i];
 }

@@ -7,11 +7,20 @@
  * the series "rank<r>/memory/<category>" (B) and "rank<r>/allocated" (B).
  * Buffers are tracked individually by handle (a GHashTable per rank used for lookup only),
  * so a free releases exactly what its allocation took.
+ *
+ * Each rank owns an allocator model (models/allocator.h): every buffer is one or more
+ * tensors, each a block of PyTorch's caching allocator, so the ledger also knows reserved
+ * bytes (series "rank<r>/reserved", B) and whether a request ran out of memory. Without
+ * model_ledger_set_allocator() the capacity is unlimited (never an OOM) and segments are
+ * not expandable. The first OOM of a rank is remembered with its time, the task that
+ * asked, the bytes asked for, the category mix then and the largest live buffers with the
+ * labels of the tasks that allocated them (ordered by bytes, then handle: deterministic).
  * Invariant: no category ever goes below zero.
  */
 #pragma once
 
 #include <glib.h>
+#include "models/allocator.h"
 #include "sim/recorder.h"
 
 typedef enum
@@ -45,6 +54,19 @@ void model_ledger_free (ModelLedger *ledger); /* NULL is a no-op */
 void model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category,
                          double bytes, guint handle, double time, const char *task_label);
 
+/* As model_ledger_alloc(), for a buffer made of `n_tensors` (≥ 1) tensors of `sizes[i]`
+ * bytes each (> 0; the buffer's bytes are their sum): each tensor is one allocator block.
+ * `sizes` is borrowed. */
+void model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
+                                 const double *sizes, guint n_tensors, guint handle, double time,
+                                 const char *task_label);
+
+/* Configures every rank's allocator: `capacity` bytes available to it (GPU memory minus
+ * the CUDA context; INFINITY for none) and expandable_segments. Only before the first
+ * allocation (g_return_if_fail). */
+void model_ledger_set_allocator (ModelLedger *ledger, double capacity,
+                                 gboolean expandable_segments);
+
 /* Frees live buffer `handle` of `rank` at `time`. Freeing a handle that is not live is a
  * bug in the plan (g_assert). */
 void model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,
@@ -62,5 +84,31 @@ double model_ledger_peak (const ModelLedger *ledger, guint rank);
 double model_ledger_peak_time (const ModelLedger *ledger, guint rank);
 const char *model_ledger_peak_task (const ModelLedger *ledger, guint rank);
 double model_ledger_peak_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category);
+
+/* Reserved bytes of `rank` now and at their highest (the allocator's segments). */
+double model_ledger_current_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_peak_reserved (const ModelLedger *ledger, guint rank);
+
+/* One live buffer holding memory at the first OOM. */
+typedef struct
+{
+  const char *task;          /* label of the task that allocated it (owned by the ledger) */
+  ModelMemCategory category;
+  double bytes;
+} ModelLedgerHolder;
+
+/* Whether `rank` ran out of memory; if so, when (s), in which task (may be NULL), how
+ * many bytes were asked for, the reserved bytes just before the request, the allocated
+ * bytes of `category` then (before the request)
+ * and the largest live buffers then (at most MODEL_LEDGER_MAX_HOLDERS, largest first). */
+#define MODEL_LEDGER_MAX_HOLDERS 8
+gboolean model_ledger_oom (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_time (const ModelLedger *ledger, guint rank);
+const char *model_ledger_oom_task (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_requested (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category);
+guint model_ledger_oom_n_holders (const ModelLedger *ledger, guint rank);
+const ModelLedgerHolder *model_ledger_oom_holder (const ModelLedger *ledger, guint rank, guint i);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelLedger, model_ledger_free)

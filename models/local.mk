@@ -8,6 +8,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/parallel.c models/parallel.h \
 	models/plan.c models/plan.h models/plan-private.h models/plan_step.c models/plan_comm.c \
 	models/ledger.c models/ledger.h \
+	models/allocator.c models/allocator.h \
 	models/executor.c models/executor.h
 
 # The shipped Hugging Face configs: models/configs in the tree, $(pkgdatadir)/models installed.

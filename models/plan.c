@@ -145,6 +145,7 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
     .weight_bytes = model_stack_weight_bytes (s),
     .flash_attention = s->flash_attention,
     .dropout = s->dropout,
+    .weight_cache_bytes = model_stack_weight_cache_bytes (s),
   };
   pc->embedding = model_cost_embedding (p->arch, &cp);
   pc->layer = model_cost_layer (p->arch, &cp);
@@ -218,18 +219,22 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   return p;
 }
 
-/* Persistent state per rank (parallel.h): weights (sharded under stage 3), master weights
- * and optimizer states (sharded from stage 1), DDP's gradient bucket copies
- * (gradient_as_bucket_view=False, PyTorch's default: Li et al. 2020 §3.2.3). */
+/* Persistent state per rank (parallel.h, models/stack.h): weights (sharded under stage 3),
+ * master weights and optimizer states (sharded from stage 1), gradients when zero_grad
+ * keeps them allocated (sharded from stage 2), fp8 weight copies, and DDP's gradient bucket
+ * copies (gradient_as_bucket_view=False, PyTorch's default: Li et al. 2020 §3.2.3). */
 static void
 plan_initial_state (ModelPlan *p)
 {
   double n = (double) model_arch_n_params (p->arch);
   guint stage = model_parallel_stage (&p->par);
   double shard = 1.0 / model_parallel_shard_size (&p->par);
-  p->initial[MODEL_MEM_WEIGHTS] = n * model_stack_weight_bytes (&p->stack) * (stage >= 3 ? shard : 1);
-  p->initial[MODEL_MEM_MASTER_WEIGHTS] = n * model_stack_master_bytes (&p->stack) * (stage >= 1 ? shard : 1);
-  p->initial[MODEL_MEM_OPTIMIZER_STATE] = n * model_stack_optimizer_bytes (&p->stack) * (stage >= 1 ? shard : 1);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
+  p->initial[MODEL_MEM_WEIGHTS] *= stage >= 3 ? shard : 1;
+  p->initial[MODEL_MEM_MASTER_WEIGHTS] *= stage >= 1 ? shard : 1;
+  p->initial[MODEL_MEM_OPTIMIZER_STATE] *= stage >= 1 ? shard : 1;
+  p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
   if (stage == 0 && p->n_ranks > 1)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
 }

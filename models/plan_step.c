@@ -127,7 +127,7 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   plan_task_dep (c->p, ready);
   plan_task_free (c->p, full1, MODEL_EFFECT_AT_END);
   plan_task_free (c->p, full2, MODEL_EFFECT_AT_END);
-  if (c->mb == 0)
+  if (c->mb == 0 && c->p->stack.zero_grad_to_none)
     plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS,
                                                params * model_stack_gradient_bytes (&c->p->stack)
                                                  / c->shard,
@@ -149,7 +149,9 @@ produce_gradients (StepCtx *c, double bytes)
 {
   if (c->stage >= 2)
     return plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
-  if (c->mb == 0)
+  if (!c->p->stack.zero_grad_to_none)
+    return 0; /* allocated at time 0 and kept (model_stack_initial_bytes) */
+  if (c->mb == 0 && c->p->stack.zero_grad_to_none)
     plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes,
                                                MODEL_EFFECT_AT_START));
   return 0;
@@ -295,6 +297,8 @@ optimizer (StepCtx *c, guint last_comm)
                            part * model_stack_optimizer_step_flops (&p->stack),
                            part * model_stack_optimizer_step_bytes (&p->stack) };
   plan_task_add_pass (p, &pass);
+  /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
+  plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
   guint opt = plan_current (p)->id;
   double state = 0;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)

@@ -182,9 +182,9 @@ test_unknown_family_and_config (void)
 {
   expect_error (base, (const char *[]){ "model.hf_config=no-such-model", NULL },
                 (const char *[]){ "[model]", "hf_config", "no-such-model", NULL });
-  const char *t = "[model]\nfamily = bert\nhidden_size = 64\n[cluster]\ngpu = A100-80GB-SXM\n"
+  const char *t = "[model]\nfamily = t5\nhidden_size = 64\n[cluster]\ngpu = A100-80GB-SXM\n"
                   "[training]\nmicro_batch = 1\nseq_len = 16\nprecision = fp32\n";
-  expect_error (t, NULL, (const char *[]){ "[model]", "family", "bert", NULL });
+  expect_error (t, NULL, (const char *[]){ "[model]", "family", "t5", NULL });
 }
 
 static void

@@ -208,12 +208,12 @@ static void
 test_unknown_family (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (ModelArch) arch = load_text ("{\"model_type\": \"bert\", \"hidden_size\": 64}",
+  g_autoptr (ModelArch) arch = load_text ("{\"model_type\": \"t5\", \"hidden_size\": 64}",
                                           &error);
   CU_ASSERT_PTR_NULL (arch);
   CU_ASSERT_FATAL (error != NULL);
   CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FAMILY));
-  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "bert"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "t5"));
   CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "llama"));
   CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "gpt2"));
   CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "mixtral"));
@@ -277,7 +277,7 @@ test_field_names_roundtrip (void)
       CU_ASSERT (model_arch_get_field (&arch, *k, &v));
       CU_ASSERT_EQUAL (v, 1000 + n);
     }
-  CU_ASSERT_EQUAL (n, 11);
+  CU_ASSERT_EQUAL (n, 13);
 }
 
 /* head_dim derived from hidden/heads follows an override of hidden_size (HF's rule). */
@@ -330,6 +330,74 @@ test_copy_free (void)
   model_arch_free (NULL);
 }
 
+/* bert-large-uncased as BertForSequenceClassification with 2 labels, counted by hand from
+ * the module shapes (HF modeling_bert.py), h = 1024, L = 24, i = 4096, V = 30522, P = 512:
+ *   embeddings  V·h 31,254,528 + P·h 524,288 + 2·h 2,048 + LayerNorm 2h 2,048 = 31,782,912
+ *   layer       q, k, v 3·(h² + h) 3,148,800 + o h² + h 1,049,600 + LN 2,048
+ *               + fc h·i + i 4,198,400 + proj i·h + h 4,195,328 + LN 2,048 = 12,596,224
+ *   head        pooler h² + h 1,049,600 + classifier 2h + 2 2,050 = 1,051,650
+ *   total       31,782,912 + 24 × 12,596,224 + 1,051,650 = 335,143,938. */
+static void
+test_bert_large_count (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("bert-large-uncased");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  CU_ASSERT_EQUAL (arch->family, MODEL_FAMILY_BERT);
+  CU_ASSERT_EQUAL (model_arch_n_params_embedding (arch), 31782912);
+  CU_ASSERT_EQUAL (model_arch_n_params_layer (arch), 12596224);
+  CU_ASSERT_EQUAL (model_arch_n_params_lm_head (arch), 1051650);
+  CU_ASSERT_EQUAL (model_arch_n_params_final_norm (arch), 0);
+  CU_ASSERT_EQUAL (model_arch_n_params (arch), 335143938ULL);
+  CU_ASSERT_FALSE (arch->tied_embeddings);
+}
+
+/* num_labels: explicit key, else the size of id2label, else 2. Three labels add one row
+ * of the classifier: h + 1 = 9 parameters at h = 8. */
+static void
+test_bert_num_labels (void)
+{
+  const char *base = "{\"model_type\": \"bert\", \"hidden_size\": 8, \"num_hidden_layers\": 1, "
+                     "\"num_attention_heads\": 2, \"intermediate_size\": 32, \"vocab_size\": 10, "
+                     "\"max_position_embeddings\": 16";
+  g_autofree char *two = g_strdup_printf ("%s}", base);
+  g_autofree char *three = g_strdup_printf ("%s, \"id2label\": {\"0\": \"a\", \"1\": \"b\", "
+                                            "\"2\": \"c\"}}", base);
+  g_autoptr (ModelArch) a = load_text (two, NULL);
+  g_autoptr (ModelArch) b = load_text (three, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  CU_ASSERT_EQUAL (a->num_labels, 2);
+  CU_ASSERT_EQUAL (b->num_labels, 3);
+  CU_ASSERT_EQUAL (model_arch_n_params (b) - model_arch_n_params (a), 9);
+}
+
+/* The tensor list adds up to the parameter count for every shipped config, and the
+ * largest tensor of bert-large is its word embedding, V·h = 31,254,528. */
+static void
+test_param_tensors (void)
+{
+  const char *stems[G_N_ELEMENTS (published) + 1];
+  for (gsize i = 0; i < G_N_ELEMENTS (published); i++)
+    stems[i] = published[i].stem;
+  stems[G_N_ELEMENTS (published)] = "bert-large-uncased";
+  for (gsize i = 0; i < G_N_ELEMENTS (stems); i++)
+    {
+      g_autoptr (ModelArch) arch = load_shipped (stems[i]);
+      g_autoptr (GArray) t = model_arch_param_tensors (arch);
+      guint64 sum = 0;
+      for (guint k = 0; k < t->len; k++)
+        {
+          const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
+          sum += x->rows * x->cols * x->count;
+        }
+      if (sum != model_arch_n_params (arch))
+        g_printerr ("\n  %s: tensors %" G_GUINT64_FORMAT "\n", stems[i], sum);
+      CU_ASSERT_EQUAL (sum, model_arch_n_params (arch));
+    }
+  g_autoptr (ModelArch) bert = load_shipped ("bert-large-uncased");
+  CU_ASSERT_EQUAL (model_arch_largest_tensor (bert), 31254528);
+}
+
 static const StepsimTest tests[] = {
   { "published parameter counts", test_published_counts },
   { "shipped configs match ../shared/models", test_shipped_match_shared },
@@ -348,6 +416,9 @@ static const StepsimTest tests[] = {
   { "validate rejects kv heads not dividing heads", test_validate_kv_heads },
   { "mixtral active parameters", test_mixtral_active },
   { "copy and free", test_copy_free },
+  { "bert-large-uncased: 335,143,938 parameters", test_bert_large_count },
+  { "bert num_labels from id2label", test_bert_num_labels },
+  { "parameter tensors add up", test_param_tensors },
 };
 
 int

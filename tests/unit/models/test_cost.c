@@ -48,7 +48,7 @@ tiny_llama (void)
 static ModelCostParams
 params (guint64 b, guint64 s, gboolean flash, double dropout)
 {
-  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout };
+  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout, 0 };
   return p;
 }
 
@@ -341,6 +341,58 @@ test_pass_sums (void)
     }
 }
 
+/* BERT head: pooler GEMM on the b [CLS] tokens, 2·b·h·h FLOPs, and the classifier
+ * 2·b·h·n_labels; nothing of size V. b = 4, h = 1024, 2 labels: 2·4·1024·1024 = 8,388,608
+ * and 2·4·1024·2 = 16,384. act_saved (e = 2, dropout): the last hidden state kept by the
+ * [CLS] view e·T·h = 2·2048·1024 = 4,194,304 + tanh out and classifier input 2·e·b·h =
+ * 16,384 + dropout mask b·h = 4,096 → 4,214,784. Workspace: fp32 logits 4·b·2 = 32. */
+static void
+test_bert_head (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 24, 30522);
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_BERT);
+  arch.max_positions = 512;
+  ModelCostParams p = params (4, 512, FALSE, 0.1);
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  const ModelOp *pool = find_op (&c.fwd, "pooler");
+  const ModelOp *cls = find_op (&c.fwd, "classifier");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (pool);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (cls);
+  CU_ASSERT_EQUAL (pool->flops, 8388608);
+  CU_ASSERT_EQUAL (cls->flops, 16384);
+  CU_ASSERT_EQUAL (c.fwd.flops, 8388608 + 16384);
+  CU_ASSERT_PTR_NULL (find_op (&c.fwd, "lm_head"));
+  CU_ASSERT_EQUAL (c.act_saved, 4214784);
+  CU_ASSERT_EQUAL (c.fwd.workspace, 32);
+}
+
+/* BERT embedding adds the token-type ids (8·T), the LayerNorm input e·T·h and its fp32
+ * statistics (8·T) to the GPT-like saved bytes: T = 2048, e = 2, h = 1024:
+ * 16,384 + 4,194,304 + 16,384 = 4,227,072 more. */
+static void
+test_bert_embedding (void)
+{
+  ModelArch gpt = gpt_like (1024, 16, 24, 30522);
+  ModelArch bert = gpt;
+  model_arch_set_family_defaults (&bert, MODEL_FAMILY_BERT);
+  ModelCostParams p = params (4, 512, FALSE, 0.1);
+  double d = model_cost_embedding (&bert, &p).act_saved - model_cost_embedding (&gpt, &p).act_saved;
+  CU_ASSERT_EQUAL (d, 4227072);
+}
+
+/* Autocast's weight casts: weight_cache_bytes × (attention + MLP parameters) more saved per
+ * layer. GPT-like h = 64, i = 256: attention 4·(64² + 64) = 16,640, MLP 2·64·256 + 256 + 64
+ * = 33,088; at 2 B: 99,456 B. */
+static void
+test_weight_cache (void)
+{
+  ModelArch arch = gpt_like (64, 4, 2, 100);
+  ModelCostParams p = params (1, 32, TRUE, 0);
+  double base = model_cost_layer (&arch, &p).act_saved;
+  p.weight_cache_bytes = 2;
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).act_saved - base, 99456);
+}
+
 static const StepsimTest tests[] = {
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
   { "tiny qkv bytes", test_tiny_qkv_bytes },
@@ -358,6 +410,9 @@ static const StepsimTest tests[] = {
   { "MoE touched experts", test_moe_touched_experts },
   { "sliding window flash FLOPs", test_sliding_window_flash },
   { "pass sums", test_pass_sums },
+  { "bert classification head is tiny", test_bert_head },
+  { "bert embedding: token types and LayerNorm", test_bert_embedding },
+  { "autocast weight casts saved per layer", test_weight_cache },
 };
 
 int

@@ -73,6 +73,68 @@ test_category_names (void)
   CU_ASSERT_STRING_EQUAL (model_ledger_category_name (MODEL_MEM_MASTER_WEIGHTS), "master_weights");
 }
 
+#define MiB (1024.0 * 1024.0)
+
+/* Reserved follows the allocator: two 4 MiB tensors of one buffer share a 20 MiB segment
+ * (models/allocator.h: large requests < 10 MiB come from 20 MiB segments), which stays
+ * cached after the release; the series rank0/reserved records it. */
+static void
+test_reserved (void)
+{
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  g_autoptr (ModelLedger) l = model_ledger_new (1, rec);
+  const double sizes[] = { 4 * MiB, 4 * MiB };
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_ACTIVATIONS, sizes, 2, 1, 1.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 8 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (l, 0), 20 * MiB);
+  model_ledger_release (l, 0, 1, 2.0, "bwd");
+  CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 0);
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (l, 0), 20 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak_reserved (l, 0), 20 * MiB);
+  guint found = G_MAXUINT;
+  for (guint i = 0; i < sim_recorder_n_series (rec); i++)
+    if (g_strcmp0 (sim_recorder_series_path (rec, i), "rank0/reserved") == 0)
+      found = i;
+  CU_ASSERT_NOT_EQUAL_FATAL (found, G_MAXUINT);
+  CU_ASSERT_EQUAL (sim_recorder_series_max (rec, found), 20 * MiB);
+  CU_ASSERT_FALSE (model_ledger_oom (l, 0));
+}
+
+/* OOM diagnosis: capacity 100 MiB; weights 40 MiB ("initial state"), activations 30 MiB
+ * ("fwd L0") and 20 MiB ("fwd L1") live, each its own segment (≥ 10 MiB: rounded to 2 MiB).
+ * A 30 MiB workspace in "bwd L1" needs 90 + 30 > 100 and nothing is cached: OOM. The
+ * record names the task, the request, the mix before it and the holders, largest first. */
+static void
+test_oom_diagnosis (void)
+{
+  g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
+  model_ledger_set_allocator (l, 100 * MiB, FALSE);
+  model_ledger_alloc (l, 0, MODEL_MEM_WEIGHTS, 40 * MiB, 1, 0.0, "initial state");
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 20 * MiB, 2, 1.0, "fwd L1");
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 3, 0.5, "fwd L0");
+  CU_ASSERT_FALSE (model_ledger_oom (l, 0));
+  model_ledger_alloc (l, 0, MODEL_MEM_WORKSPACE, 30 * MiB, 4, 2.0, "bwd L1");
+  CU_ASSERT_TRUE_FATAL (model_ledger_oom (l, 0));
+  CU_ASSERT_EQUAL (model_ledger_oom_time (l, 0), 2.0);
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_task (l, 0), "bwd L1");
+  CU_ASSERT_EQUAL (model_ledger_oom_requested (l, 0), 30 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_reserved (l, 0), 90 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_mix (l, 0, MODEL_MEM_ACTIVATIONS), 50 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_mix (l, 0, MODEL_MEM_WORKSPACE), 0);
+  CU_ASSERT_EQUAL_FATAL (model_ledger_oom_n_holders (l, 0), 3);
+  const ModelLedgerHolder *h0 = model_ledger_oom_holder (l, 0, 0);
+  const ModelLedgerHolder *h1 = model_ledger_oom_holder (l, 0, 1);
+  const ModelLedgerHolder *h2 = model_ledger_oom_holder (l, 0, 2);
+  CU_ASSERT_STRING_EQUAL (h0->task, "initial state");
+  CU_ASSERT_EQUAL (h0->category, MODEL_MEM_WEIGHTS);
+  CU_ASSERT_STRING_EQUAL (h1->task, "fwd L0");
+  CU_ASSERT_EQUAL (h1->bytes, 30 * MiB);
+  CU_ASSERT_STRING_EQUAL (h2->task, "fwd L1");
+  /* Only the first OOM is kept. */
+  model_ledger_alloc (l, 0, MODEL_MEM_WORKSPACE, 50 * MiB, 5, 3.0, "later");
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_task (l, 0), "bwd L1");
+}
+
 int main (void);
 
 int
@@ -83,6 +145,8 @@ main (void)
     { "series of categories and total", test_series },
     { "free by handle", test_free_by_handle },
     { "category names", test_category_names },
+    { "reserved bytes from the allocator", test_reserved },
+    { "OOM: moment, task, request, mix and holders", test_oom_diagnosis },
   };
   return STEPSIM_RUN_TESTS ("models/ledger", tests);
 }

@@ -75,7 +75,7 @@ test_compute_dtype (void)
 static void
 test_names_round_trip (void)
 {
-  for (int p = 0; p <= MODEL_PRECISION_FP16_MIXED; p++)
+  for (int p = 0; p < MODEL_N_PRECISIONS; p++)
     {
       ModelPrecision out;
       CU_ASSERT (model_stack_precision_from_string (model_stack_precision_name (p), &out, NULL));
@@ -99,6 +99,147 @@ test_optimizer_step_bytes (void)
   CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b), 28);
 }
 
+/* A small arch with hand-countable tensors: gpt2-like, h = 4, L = 1, V = 10, P = 8, i = 16,
+ * tied. Tensors: wte 10×4, wpe 8×4, q, k, v, o 4×4 each, biases 4 ×4, fc 16×4, proj 4×16,
+ * fc bias 16, proj bias 4, 2 LayerNorms × 2 × 4, final LayerNorm 2 × 4.
+ * Matrices: wte 40, wpe 32, q,k,v,o 64, fc 64, proj 64 → 264; vectors 16 + 16 + 4 + 16 + 8
+ * = 60; total Ψ = 324. */
+static ModelArch *
+small_arch (void)
+{
+  ModelArch *a = g_new0 (ModelArch, 1);
+  a->name = g_strdup ("small");
+  model_arch_set_family_defaults (a, MODEL_FAMILY_GPT2);
+  a->hidden_size = 4;
+  a->n_layers = 1;
+  a->n_heads = a->n_kv_heads = 1;
+  a->head_dim = 4;
+  a->intermediate_size = 16;
+  a->vocab_size = 10;
+  a->max_positions = 8;
+  return a;
+}
+
+/* Per-parameter byte table of every precision (weights, master, gradients) with AdamW:
+ *   fp32 4/0/4, bf16_mixed and fp16_mixed 2/4/2, bf16 (pure) 2/0/2 with bf16 AdamW states
+ *   2 × 2 = 4 → 8 B/param, fp8_mixed 2/4/2 + 1 B fp8 copy, fp16_amp/bf16_amp 4/0/4 + a
+ *   2 B cast kept from forward to backward (HF's 18 B/param, published.md M9:
+ *   4 + 2 + 4 + 8). */
+static void
+test_precision_table (void)
+{
+  const struct
+  {
+    ModelPrecision p;
+    double w, m, g, k, fp8, cache;
+  } rows[] = {
+    { MODEL_PRECISION_FP32, 4, 0, 4, 8, 0, 0 },      { MODEL_PRECISION_BF16_MIXED, 2, 4, 2, 8, 0, 0 },
+    { MODEL_PRECISION_FP16_MIXED, 2, 4, 2, 8, 0, 0 }, { MODEL_PRECISION_BF16, 2, 0, 2, 4, 0, 0 },
+    { MODEL_PRECISION_FP8_MIXED, 2, 4, 2, 8, 1, 0 }, { MODEL_PRECISION_FP16_AMP, 4, 0, 4, 8, 0, 2 },
+    { MODEL_PRECISION_BF16_AMP, 4, 0, 4, 8, 0, 2 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      ModelStack s = stack (rows[i].p, MODEL_OPTIMIZER_ADAMW);
+      CU_ASSERT_EQUAL (model_stack_weight_bytes (&s), rows[i].w);
+      CU_ASSERT_EQUAL (model_stack_master_bytes (&s), rows[i].m);
+      CU_ASSERT_EQUAL (model_stack_gradient_bytes (&s), rows[i].g);
+      CU_ASSERT_EQUAL (model_stack_optimizer_bytes (&s), rows[i].k);
+      CU_ASSERT_EQUAL (model_stack_fp8_weight_bytes (&s), rows[i].fp8);
+      CU_ASSERT_EQUAL (model_stack_weight_cache_bytes (&s), rows[i].cache);
+    }
+  ModelStack pure = stack (MODEL_PRECISION_BF16, MODEL_OPTIMIZER_ADAMW);
+  CU_ASSERT_EQUAL (model_stack_state_bytes (&pure), 8);
+  ModelStack amp = stack (MODEL_PRECISION_FP16_AMP, MODEL_OPTIMIZER_ADAMW);
+  CU_ASSERT_EQUAL (model_stack_state_bytes (&amp) + model_stack_weight_cache_bytes (&amp), 18);
+  ModelStack fp8 = stack (MODEL_PRECISION_FP8_MIXED, MODEL_OPTIMIZER_ADAMW);
+  CU_ASSERT_EQUAL (model_stack_compute_dtype (&fp8), HW_DTYPE_FP8);
+}
+
+/* Optimizer-state bytes of the whole small model (Ψ = 324, matrices 264 in 8 of them,
+ * vectors 60):
+ *   AdamW 8Ψ = 2592; SGD 4Ψ = 1296;
+ *   Adafactor: matrices keep r + c fp32 values: wte 10+4, wpe 8+4, q,k,v,o 4 × (4+4),
+ *     fc 16+4, proj 4+16 → 14 + 12 + 32 + 20 + 20 = 98; vectors keep all 60: 158 × 4 = 632;
+ *   8-bit Adam: every tensor is under 4096 elements, so all keep fp32 states: 8Ψ = 2592. */
+static void
+test_optimizer_states_small (void)
+{
+  g_autoptr (ModelArch) a = small_arch ();
+  CU_ASSERT_EQUAL_FATAL (model_arch_n_params (a), 324);
+  ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 2592);
+  s.optimizer = MODEL_OPTIMIZER_SGD_MOMENTUM;
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 1296);
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 632);
+  s.optimizer = MODEL_OPTIMIZER_ADAMW_8BIT;
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 2592);
+}
+
+/* 8-bit Adam on a large tensor: h = 1024, V = 4096 makes wte 4096 × 1024 = 4,194,304
+ * elements = 2048 blocks of 2048: states 2 × (4,194,304 + 4 × 2048) = 8,404,992 B, i.e.
+ * 2 + 8/2048 B per element (Dettmers et al. 2022 §2). Checked as the difference between
+ * vocabularies 4096 and 2048 (the other tensors are equal): 2 × (2,097,152 + 4 × 1024) =
+ * 4,202,496 B. */
+static void
+test_adam_8bit_blocks (void)
+{
+  g_autoptr (ModelArch) a = small_arch ();
+  a->hidden_size = 1024;
+  a->head_dim = 1024;
+  a->intermediate_size = 4096;
+  a->vocab_size = 4096;
+  g_autoptr (ModelArch) b = model_arch_copy (a);
+  b->vocab_size = 2048;
+  ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW_8BIT);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a)
+                     - model_stack_optimizer_state_total (&s, b), 4202496);
+}
+
+/* Persistent bytes at time 0: gradients only when zero_grad keeps them; fp8 copies and the
+ * amax histories (1024 × 4 B × 5 tensors × 4 GEMMs per layer = 81,920 B) in quantization. */
+static void
+test_initial_bytes (void)
+{
+  g_autoptr (ModelArch) a = small_arch ();
+  ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
+  CU_ASSERT_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_GRADIENTS), 0);
+  s.zero_grad_to_none = FALSE;
+  CU_ASSERT_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_GRADIENTS), 4 * 324);
+  s.precision = MODEL_PRECISION_FP8_MIXED;
+  CU_ASSERT_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_QUANTIZATION), 324 + 81920);
+  CU_ASSERT_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_MASTER_WEIGHTS), 4 * 324);
+  CU_ASSERT_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_ACTIVATIONS), 0);
+}
+
+/* Optimizer temporaries: foreach AdamW one fp32 copy of the second moment, 4Ψ = 1296; the
+ * per-tensor loop one tensor, the largest (fc, 64 elements): 256; Adafactor 2 × 4 × 64 =
+ * 512; SGD 0. */
+static void
+test_optimizer_workspace (void)
+{
+  g_autoptr (ModelArch) a = small_arch ();
+  ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 1296);
+  s.optimizer_foreach = FALSE;
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 256);
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 512);
+  s.optimizer = MODEL_OPTIMIZER_SGD_MOMENTUM;
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+}
+
+/* Paged states spill what does not fit: 10 GB of states, 70 GB of the rest, 75 GB of
+ * room: 5 GB spill; nothing when it fits; never more than the states. */
+static void
+test_paged_spill (void)
+{
+  CU_ASSERT_EQUAL (model_stack_paged_spill (10e9, 70e9, 75e9), 5e9);
+  CU_ASSERT_EQUAL (model_stack_paged_spill (10e9, 60e9, 75e9), 0);
+  CU_ASSERT_EQUAL (model_stack_paged_spill (10e9, 90e9, 75e9), 10e9);
+}
+
 int main (void);
 
 int
@@ -111,6 +252,12 @@ main (void)
     { "compute dtype per precision", test_compute_dtype },
     { "names round-trip, unknown rejected", test_names_round_trip },
     { "optimizer step traffic", test_optimizer_step_bytes },
+    { "precision byte table", test_precision_table },
+    { "optimizer states by shape", test_optimizer_states_small },
+    { "8-bit Adam block-wise absmax", test_adam_8bit_blocks },
+    { "initial bytes: grads kept, fp8 copies", test_initial_bytes },
+    { "optimizer temporaries", test_optimizer_workspace },
+    { "paged optimizer spill", test_paged_spill },
   };
   return STEPSIM_RUN_TESTS ("models/stack", tests);
 }

@@ -1,0 +1,192 @@
+/* tests/unit/models/test_allocator.c — the caching-allocator model against hand-worked
+ * sequences of PyTorch's rules (c10/cuda/CUDACachingAllocator.cpp, see models/allocator.h).
+ * MiB = 2^20 B throughout. */
+#include "config.h"
+
+#include <math.h>
+#include "models/allocator.h"
+#include "tests/testlib.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/* round_size: at least 512 B, multiples of 512 B. get_allocation_size: ≤ 1 MiB → 2 MiB
+ * segment; (1 MiB, 10 MiB) → 20 MiB; ≥ 10 MiB → rounded up to 2 MiB. */
+static void
+test_rounding (void)
+{
+  CU_ASSERT_EQUAL (model_allocator_round_size (1), 512);
+  CU_ASSERT_EQUAL (model_allocator_round_size (512), 512);
+  CU_ASSERT_EQUAL (model_allocator_round_size (513), 1024);
+  CU_ASSERT_EQUAL (model_allocator_segment_size (1 * MiB), 2 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_segment_size (1 * MiB + 1), 20 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_segment_size (10 * MiB - 512), 20 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_segment_size (10 * MiB), 10 * MiB);
+  /* 10 MiB + 1 B rounds to 10 MiB + 512 B, then up to the next 2 MiB: 12 MiB. */
+  CU_ASSERT_EQUAL (model_allocator_segment_size (10 * MiB + 1), 12 * MiB);
+}
+
+/* Small pool: 2048 requests of 1 KiB fill exactly one 2 MiB segment (2048 × 1 KiB = 2 MiB);
+ * the 2049th needs a second one. A 100 B request is counted as 512 B allocated. */
+static void
+test_small_segments (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  for (int i = 0; i < 2048; i++)
+    model_allocator_malloc (a, 1024, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 2 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 1);
+  model_allocator_malloc (a, 100, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 4 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 2 * MiB + 512);
+}
+
+/* Large pool below 10 MiB: five 4 MiB tensors share one 20 MiB segment (the fifth takes
+ * the 4 MiB remainder whole); a sixth opens a second segment. */
+static void
+test_large_segments (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  for (int i = 0; i < 5; i++)
+    model_allocator_malloc (a, 4 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 20 * MiB);
+  model_allocator_malloc (a, 4 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 40 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 24 * MiB);
+}
+
+/* Best fit: with cached free blocks of 30 and 12 MiB, an 11 MiB request takes the 12 MiB
+ * one (the smallest that fits) whole: the 1 MiB remainder is not > 1 MiB, so no split and
+ * allocated counts 12 MiB. No new segment. */
+static void
+test_best_fit_reuse (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  guint x = model_allocator_malloc (a, 30 * MiB, NULL);
+  guint y = model_allocator_malloc (a, 12 * MiB, NULL);
+  model_allocator_release (a, x);
+  model_allocator_release (a, y);
+  model_allocator_malloc (a, 11 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 42 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 12 * MiB);
+  /* The 30 MiB block is still whole: a 30 MiB request fits without a new segment. */
+  model_allocator_malloc (a, 30 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 42 * MiB);
+}
+
+/* Split then merge: two 4 MiB tensors split one 20 MiB segment (4 + 4 + 12 free). Freed,
+ * the three pieces merge back to 20 MiB, so a 20 MiB request reuses it. Without merging
+ * the largest piece would be 12 MiB and a second segment would be needed. */
+static void
+test_split_and_merge (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  guint x = model_allocator_malloc (a, 4 * MiB, NULL);
+  guint y = model_allocator_malloc (a, 4 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 20 * MiB);
+  model_allocator_release (a, x);
+  model_allocator_release (a, y);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 0);
+  model_allocator_malloc (a, 20 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 20 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 1);
+}
+
+/* Fragmentation, the worked case of both modes (capacity 480 MiB):
+ *   A = 400 MiB (segment of 400), freed; B = 160 and C = 160 split it: B [0,160),
+ *   C [160,320), free [320,400); B freed: holes of 160 and 80 MiB, 240 MiB free in all.
+ *   D = 200 MiB fits no hole.
+ * Caching segments: D needs a new 200 MiB segment: 400 + 200 > 480; no segment is fully
+ *   free to release, so it is an OOM although only 360 MiB are allocated.
+ * Expandable (20 MiB pages): D extends the free tail to [320,520): pages 16..25, of which
+ *   20..25 are new (+120 MiB → 520 > 480). Unmapping pages no live block touches (0..7 of
+ *   B's hole, 16..19 of the tail) leaves C's pages 8..15 (160 MiB); D then maps its ten
+ *   pages (200 MiB): reserved 360 MiB = allocated, no OOM. */
+static void
+fragment (ModelAllocator *a, gboolean *oom)
+{
+  model_allocator_release (a, model_allocator_malloc (a, 400 * MiB, NULL));
+  guint b = model_allocator_malloc (a, 160 * MiB, NULL);
+  model_allocator_malloc (a, 160 * MiB, NULL);
+  model_allocator_release (a, b);
+  model_allocator_malloc (a, 200 * MiB, oom);
+}
+
+static void
+test_fragmentation (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (480 * MiB, FALSE);
+  gboolean oom = FALSE;
+  fragment (a, &oom);
+  CU_ASSERT_TRUE (oom);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 360 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 600 * MiB); /* granted over capacity */
+  CU_ASSERT (model_allocator_reserved (a) > model_allocator_allocated (a));
+}
+
+static void
+test_expandable_removes_fragmentation (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (480 * MiB, TRUE);
+  gboolean oom = TRUE;
+  fragment (a, &oom);
+  CU_ASSERT_FALSE (oom);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 360 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 360 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_peak_reserved (a), 400 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_releases (a), 1);
+}
+
+/* Release and retry (capacity 64 MiB): two 30 MiB segments, one freed (cached). A 32 MiB
+ * request needs a new segment: 60 + 32 > 64, so cached segments are released (30 MiB
+ * back), then 30 + 32 = 62 ≤ 64 succeeds. If both stay live, 92 > 64 is an OOM. */
+static void
+test_release_and_retry (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (64 * MiB, FALSE);
+  guint x = model_allocator_malloc (a, 30 * MiB, NULL);
+  model_allocator_malloc (a, 30 * MiB, NULL);
+  model_allocator_release (a, x);
+  gboolean oom = TRUE;
+  model_allocator_malloc (a, 32 * MiB, &oom);
+  CU_ASSERT_FALSE (oom);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 62 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_peak_reserved (a), 62 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_releases (a), 1);
+
+  g_autoptr (ModelAllocator) b = model_allocator_new (64 * MiB, FALSE);
+  model_allocator_malloc (b, 30 * MiB, NULL);
+  model_allocator_malloc (b, 30 * MiB, NULL);
+  model_allocator_malloc (b, 32 * MiB, &oom);
+  CU_ASSERT_TRUE (oom);
+}
+
+/* Small and large requests never share a pool: a 512 B tensor opens a 2 MiB segment even
+ * when a large segment has free room. */
+static void
+test_pools_apart (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  model_allocator_malloc (a, 4 * MiB, NULL); /* 20 MiB segment, 16 MiB free */
+  model_allocator_malloc (a, 512, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 22 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 2);
+}
+
+int main (void);
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "rounding to 512 B and segment sizes", test_rounding },
+    { "small pool: 2 MiB segments", test_small_segments },
+    { "large pool: 20 MiB segments below 10 MiB", test_large_segments },
+    { "best fit reuses the smallest cached block", test_best_fit_reuse },
+    { "split blocks merge back on free", test_split_and_merge },
+    { "fragmentation: reserved > allocated, OOM", test_fragmentation },
+    { "expandable segments remove the fragmentation", test_expandable_removes_fragmentation },
+    { "OOM: release cached segments and retry", test_release_and_retry },
+    { "small and large pools are apart", test_pools_apart },
+  };
+  return STEPSIM_RUN_TESTS ("models/allocator", tests);
+}
