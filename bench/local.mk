@@ -1,8 +1,11 @@
 # Benchmarks: built by `make bench`, never run by `make check` (speed goals are not tests).
-EXTRA_PROGRAMS = bench/bench_engine
+EXTRA_PROGRAMS = bench/bench_engine bench/bench_collective
 bench_bench_engine_SOURCES = bench/bench_engine.c
 bench_bench_engine_LDADD = $(STEPSIM_ALL_LIBS)
+bench_bench_collective_SOURCES = bench/bench_collective.c
+bench_bench_collective_LDADD = $(STEPSIM_ALL_LIBS)
 EXTRA_DIST += bench/RESULTS.md
-bench: bench/bench_engine$(EXEEXT) stepsim$(EXEEXT)
+bench: bench/bench_engine$(EXEEXT) bench/bench_collective$(EXEEXT) stepsim$(EXEEXT)
 	$(srcdir)/bench/run.sh $(builddir)
+	bench/bench_collective$(EXEEXT)
 .PHONY: bench

@@ -98,7 +98,8 @@ SimActivityId hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirec
                                      double bytes, SimActivityDoneFunc done,
                                      gpointer user_data);
 
-/* Time (s) the kernel would take alone on an idle GPU (closed form of the above). */
+/* Time (s) the kernel would take alone on an idle GPU (closed form of the above, with the
+ * rank's slow-down; jitter, being random, is left out). */
 double hw_cluster_kernel_time_alone (const HwCluster *cluster, guint rank, HwDtype dtype,
                                      double flops, double bytes);
 

@@ -1,0 +1,511 @@
+/* hardware/cluster_spec.c — [cluster] and [node.NAME] scenario groups → HwNodeSpec, node
+ * count and fabric; node spec validation. See cluster_spec.h for the keys and errors.
+ *
+ * Strictness (DESIGN §7): unknown keys fail with the nearest valid key as a hint; every value
+ * is parsed with sim/units.h (dimensioned values need their unit, counts are plain digits,
+ * bools are true/false/yes/no/1/0); the first bad key in file order is the one reported.
+ * Defaults for a node built around a bare GPU come from hardware/node_catalog.h.
+ * Units: B, B/s, s (SI doubles).
+ */
+#include "config.h"
+#include "hardware/cluster_spec.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include "hardware/catalog.h"
+#include "hardware/node_catalog.h"
+#include "sim/text.h"
+#include "sim/units.h"
+
+#define MAX_GPUS_PER_NODE 1024 /* as cli/scenario_groups.c had */
+#define MAX_NODES 65536
+#define MAX_NICS 64
+
+static const char *const cluster_keys[] = {
+  "node",
+  "gpu",
+  "gpus_per_node",
+  "intra_node",
+  "nics_per_node",
+  "nic_bandwidth",
+  "rail_optimized",
+  "nodes",
+  "host_memory",
+  "spine_oversubscription",
+  NULL,
+};
+
+static const char *const node_keys[] = {
+  "base",
+  "description",
+  "gpu",
+  "gpus_per_node",
+  "intra_node",
+  "nvlink_bandwidth",
+  "gpus_per_pcie_switch",
+  "pcie_switch_uplink",
+  "nics_per_node",
+  "nic_bandwidth",
+  "rail_optimized",
+  "host_memory",
+  "intra_latency",
+  "inter_latency",
+  "link_efficiency",
+  NULL,
+};
+
+const char *const *
+hw_cluster_spec_keys (void)
+{
+  return cluster_keys;
+}
+
+const char *const *
+hw_node_spec_keys (void)
+{
+  return node_keys;
+}
+
+/* ---- one figure key --------------------------------------------------------------------- */
+
+typedef enum
+{
+  FIG_COUNT,    /* guint, sim_units_parse_count, within [min, max] */
+  FIG_QUANTITY, /* double with unit, >= 0 (> 0 if `positive`) */
+  FIG_FRACTION, /* double in (0, 1] */
+  FIG_BOOL,     /* gboolean */
+  FIG_INTRA,    /* HwIntraConnect: nvswitch | pcie */
+  FIG_TEXT,     /* char *, replaced */
+} FigureKind;
+
+typedef struct
+{
+  const char *key;
+  FigureKind kind;
+  SimDimension dim;  /* FIG_QUANTITY */
+  gsize offset;      /* of the member in HwNodeSpec */
+  gboolean positive; /* FIG_QUANTITY: > 0 */
+  guint64 min, max;  /* FIG_COUNT */
+} Figure;
+
+#define OFF(m) offsetof (HwNodeSpec, m)
+
+static const Figure figures[] = {
+  { "gpus_per_node", FIG_COUNT, 0, OFF (n_gpus), FALSE, 1, MAX_GPUS_PER_NODE },
+  { "intra_node", FIG_INTRA, 0, OFF (intra), FALSE, 0, 0 },
+  { "nvlink_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvlink_bandwidth), FALSE, 0, 0 },
+  { "gpus_per_pcie_switch", FIG_COUNT, 0, OFF (gpus_per_pcie_switch), FALSE, 0, MAX_GPUS_PER_NODE },
+  { "pcie_switch_uplink", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (pcie_switch_uplink), FALSE, 0, 0 },
+  { "nics_per_node", FIG_COUNT, 0, OFF (n_nics), FALSE, 0, MAX_NICS },
+  { "nic_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nic_bandwidth), TRUE, 0, 0 },
+  { "rail_optimized", FIG_BOOL, 0, OFF (rail_optimized), FALSE, 0, 0 },
+  { "host_memory", FIG_QUANTITY, SIM_DIM_BYTES, OFF (host_memory), TRUE, 0, 0 },
+  { "intra_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (intra_latency), FALSE, 0, 0 },
+  { "inter_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (inter_latency), FALSE, 0, 0 },
+  { "link_efficiency", FIG_FRACTION, 0, OFF (link_efficiency), FALSE, 0, 0 },
+  { "description", FIG_TEXT, 0, OFF (description), FALSE, 0, 0 },
+};
+
+static const Figure *
+find_figure (const char *key)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (figures); i++)
+    if (g_strcmp0 (key, figures[i].key) == 0)
+      return &figures[i];
+  return NULL;
+}
+
+static gboolean
+out_of_range (const char *text, const char *why, GError **error)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "'%s' %s", text, why);
+  return FALSE;
+}
+
+static gboolean
+parse_count (const Figure *f, const char *text, guint *out, GError **error)
+{
+  guint64 v = 0;
+  if (!sim_units_parse_count (text, &v, error))
+    return FALSE;
+  if (v < f->min || v > f->max)
+    {
+      g_autofree char *why = g_strdup_printf (
+          "is outside [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", f->min, f->max);
+      return out_of_range (text, why, error);
+    }
+  *out = (guint) v;
+  return TRUE;
+}
+
+static gboolean
+parse_intra (const char *text, HwIntraConnect *out, GError **error)
+{
+  if (g_strcmp0 (text, "nvswitch") == 0)
+    *out = HW_INTRA_NVSWITCH;
+  else if (g_strcmp0 (text, "pcie") == 0)
+    *out = HW_INTRA_PCIE;
+  else
+    return out_of_range (text, "is not an intra-node connection (expected nvswitch or pcie)",
+                         error);
+  return TRUE;
+}
+
+static gboolean
+parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **error)
+{
+  char *field = (char *) spec + f->offset;
+  double v = 0;
+  switch (f->kind)
+    {
+    case FIG_COUNT:
+      return parse_count (f, text, (guint *) field, error);
+    case FIG_INTRA:
+      return parse_intra (text, (HwIntraConnect *) field, error);
+    case FIG_BOOL:
+      return sim_units_parse_bool (text, (gboolean *) field, error);
+    case FIG_TEXT:
+      g_free (*(char **) field);
+      *(char **) field = g_strdup (text);
+      return TRUE;
+    case FIG_QUANTITY:
+      if (!sim_units_parse (text, f->dim, &v, error))
+        return FALSE;
+      if (!(v >= 0) || (f->positive && v <= 0))
+        return out_of_range (text, f->positive ? "must be > 0" : "must be >= 0", error);
+      *(double *) field = v;
+      return TRUE;
+    case FIG_FRACTION:
+      if (!sim_units_parse_number (text, &v, error))
+        return FALSE;
+      if (!(v > 0 && v <= 1))
+        return out_of_range (text, "is outside (0, 1]", error);
+      *(double *) field = v;
+      return TRUE;
+    }
+  g_assert_not_reached ();
+}
+
+/* The stripped value of `key` in `group`; NULL + error (prefixed with group and key). */
+static char *
+get_value (GKeyFile *kf, const char *group, const char *key, GError **error)
+{
+  char *text = g_key_file_get_string (kf, group, key, error);
+  if (text == NULL)
+    g_prefix_error (error, "group [%s], key '%s': ", group, key);
+  return text != NULL ? g_strstrip (text) : NULL;
+}
+
+/* Applies every figure key of `group` to `spec`, in file order. */
+static gboolean
+apply_figures (HwNodeSpec *spec, GKeyFile *kf, const char *group, char **keys, GError **error)
+{
+  for (char **k = keys; *k != NULL; k++)
+    {
+      const Figure *f = find_figure (*k);
+      if (f == NULL)
+        continue; /* a structural key (node, gpu, base, nodes, …), handled by the caller */
+      g_autofree char *text = get_value (kf, group, *k, error);
+      if (text == NULL)
+        return FALSE;
+      if (!parse_figure (spec, f, text, error))
+        return g_prefix_error (error, "group [%s], key '%s': ", group, *k), FALSE;
+    }
+  return TRUE;
+}
+
+/* Fails on the first key of `group` not in `valid`, naming the nearest valid one. */
+static gboolean
+check_known_keys (char **keys, const char *group, const char *const *valid, GError **error)
+{
+  for (char **k = keys; *k != NULL; k++)
+    {
+      if (g_strv_contains (valid, *k))
+        continue;
+      char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, *k);
+      msg = sim_text_with_hint (msg, *k, valid);
+      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, msg);
+      g_free (msg);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- GPUs and nodes by name ------------------------------------------------------------- */
+
+/* A [gpu.NAME] group of the file, else a catalog GPU; new spec or NULL + error. */
+static HwGpuSpec *
+resolve_gpu (GKeyFile *kf, const char *name, GError **error)
+{
+  g_autofree char *group = g_strconcat ("gpu.", name, NULL);
+  if (g_key_file_has_group (kf, group))
+    return hw_catalog_gpu_from_keyfile (kf, group, error);
+  const HwGpuSpec *g = hw_catalog_gpu (name, error);
+  return g != NULL ? hw_gpu_spec_copy (g) : NULL;
+}
+
+/* The GPU named by `key` of `group`; errors prefixed with group and key. */
+static HwGpuSpec *
+gpu_from_key (GKeyFile *kf, const char *group, const char *key, GError **error)
+{
+  g_autofree char *name = get_value (kf, group, key, error);
+  if (name == NULL)
+    return NULL;
+  HwGpuSpec *g = resolve_gpu (kf, name, error);
+  if (g == NULL && error != NULL && !g_str_has_prefix ((*error)->message, "group ["))
+    g_prefix_error (error, "group [%s], key '%s': ", group, key);
+  return g;
+}
+
+/* Starts a [node.NAME] spec from its `base` catalog node. */
+static gboolean
+node_from_base (GKeyFile *kf, const char *group, HwNodeSpec *spec, GError **error)
+{
+  g_autofree char *name = get_value (kf, group, "base", error);
+  if (name == NULL)
+    return FALSE;
+  const HwNodeSpec *base = hw_catalog_node (name, error);
+  if (base == NULL)
+    return g_prefix_error (error, "group [%s], key 'base': ", group), FALSE;
+  hw_node_spec_copy_into (spec, base);
+  g_free (spec->description);
+  spec->description
+      = g_strdup_printf ("%s, modified in scenario group [%s]", base->description, group);
+  g_free (spec->source);
+  spec->source = g_strdup_printf ("scenario group [%s] overrides base %s; base: %s", group,
+                                  base->name, base->source);
+  return TRUE;
+}
+
+/* The starting spec of a [node.NAME] group: its base, or a node around its `gpu`; a `gpu` key
+ * with a base replaces the base's GPU (and its NVLink bandwidth, unless given). */
+static gboolean
+node_start (GKeyFile *kf, const char *group, HwNodeSpec *spec, gboolean *from_gpu, GError **error)
+{
+  gboolean has_base = g_key_file_has_key (kf, group, "base", NULL);
+  gboolean has_gpu = g_key_file_has_key (kf, group, "gpu", NULL);
+  *from_gpu = !has_base;
+  if (!has_base && !has_gpu)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [%s]: key 'gpu' is required when no 'base' node is given", group);
+      return FALSE;
+    }
+  if (has_base && !node_from_base (kf, group, spec, error))
+    return FALSE;
+  if (!has_gpu)
+    return TRUE;
+  g_autoptr (HwGpuSpec) gpu = gpu_from_key (kf, group, "gpu", error);
+  if (gpu == NULL)
+    return FALSE;
+  if (!has_base)
+    {
+      hw_catalog_node_from_gpu (spec, gpu, 1);
+      g_free (spec->source);
+      spec->source = g_strdup_printf ("scenario group [%s] around GPU %s; other figures: "
+                                      "defaults of hardware/node_catalog.h",
+                                      group, gpu->name);
+      return TRUE;
+    }
+  spec->nvlink_bandwidth = gpu->nvlink_bandwidth;
+  hw_gpu_spec_free (spec->gpu);
+  spec->gpu = g_steal_pointer (&gpu);
+  return TRUE;
+}
+
+/* A node built around a bare GPU takes the α of its final intra-node connection unless the
+ * group set intra_latency itself. */
+static void
+default_intra_latency (HwNodeSpec *spec, GKeyFile *kf, const char *group)
+{
+  if (!g_key_file_has_key (kf, group, "intra_latency", NULL))
+    spec->intra_latency
+        = spec->intra == HW_INTRA_NVSWITCH ? HW_NVLINK_LATENCY : HW_PCIE_P2P_LATENCY;
+}
+
+gboolean
+hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec *out, GError **error)
+{
+  g_return_val_if_fail (kf != NULL && group != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, error);
+  if (keys == NULL || !check_known_keys (keys, group, node_keys, error))
+    return FALSE;
+  HwNodeSpec spec = { 0 };
+  gboolean from_gpu = FALSE;
+  if (!node_start (kf, group, &spec, &from_gpu, error)
+      || !apply_figures (&spec, kf, group, keys, error))
+    goto fail;
+  if (from_gpu)
+    default_intra_latency (&spec, kf, group);
+  g_free (spec.name);
+  spec.name = g_strdup (g_str_has_prefix (group, "node.") ? group + 5 : group);
+  if (!hw_node_spec_validate (&spec, error))
+    {
+      g_prefix_error (error, "group [%s]: ", group);
+      goto fail;
+    }
+  *out = spec;
+  return TRUE;
+fail:
+  hw_node_spec_clear (&spec);
+  return FALSE;
+}
+
+/* ---- [cluster] -------------------------------------------------------------------------- */
+
+/* The node of [cluster]: `node` (a [node.NAME] group, else the catalog) or `gpu`. */
+static gboolean
+cluster_start (GKeyFile *kf, HwNodeSpec *spec, GError **error)
+{
+  gboolean has_node = g_key_file_has_key (kf, "cluster", "node", NULL);
+  gboolean has_gpu = g_key_file_has_key (kf, "cluster", "gpu", NULL);
+  if (has_node == has_gpu)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR,
+                   has_node ? G_KEY_FILE_ERROR_INVALID_VALUE : G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   has_node ? "group [cluster], key 'gpu': give 'node' or 'gpu', not both (to "
+                              "change the GPU of a node, define a [node.NAME] group with "
+                              "'base' and 'gpu')"
+                            : "group [cluster]: key 'node' or 'gpu' is required");
+      return FALSE;
+    }
+  if (has_gpu)
+    {
+      g_autoptr (HwGpuSpec) gpu = gpu_from_key (kf, "cluster", "gpu", error);
+      if (gpu != NULL)
+        hw_catalog_node_from_gpu (spec, gpu, 1);
+      return gpu != NULL;
+    }
+  g_autofree char *name = get_value (kf, "cluster", "node", error);
+  if (name == NULL)
+    return FALSE;
+  g_autofree char *group = g_strconcat ("node.", name, NULL);
+  if (g_key_file_has_group (kf, group))
+    return hw_node_spec_from_keyfile (kf, group, spec, error);
+  const HwNodeSpec *node = hw_catalog_node (name, error);
+  if (node == NULL)
+    return g_prefix_error (error, "group [cluster], key 'node': "), FALSE;
+  hw_node_spec_copy_into (spec, node);
+  return TRUE;
+}
+
+/* `nodes` and `spine_oversubscription` of [cluster], with their defaults 1. */
+static gboolean
+cluster_scale (GKeyFile *kf, guint *n_nodes, HwFabricSpec *fabric, GError **error)
+{
+  static const Figure nodes_key = { "nodes", FIG_COUNT, 0, 0, FALSE, 1, MAX_NODES };
+  *n_nodes = 1;
+  fabric->spine_oversubscription = 1.0;
+  if (g_key_file_has_key (kf, "cluster", "nodes", NULL))
+    {
+      g_autofree char *text = get_value (kf, "cluster", "nodes", error);
+      if (text == NULL)
+        return FALSE;
+      if (!parse_count (&nodes_key, text, n_nodes, error))
+        return g_prefix_error (error, "group [cluster], key 'nodes': "), FALSE;
+    }
+  if (g_key_file_has_key (kf, "cluster", "spine_oversubscription", NULL))
+    {
+      const char *key = "spine_oversubscription";
+      g_autofree char *text = get_value (kf, "cluster", key, error);
+      double v = 0;
+      if (text == NULL)
+        return FALSE;
+      if (!sim_units_parse_number (text, &v, error)
+          || (!(v >= 1 && isfinite (v)) && !out_of_range (text, "must be >= 1", error)))
+        return g_prefix_error (error, "group [cluster], key '%s': ", key), FALSE;
+      fabric->spine_oversubscription = v;
+    }
+  return TRUE;
+}
+
+gboolean
+hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes_out,
+                              HwFabricSpec *fabric_out, GError **error)
+{
+  g_return_val_if_fail (kf != NULL && node_out != NULL && n_nodes_out != NULL, FALSE);
+  g_return_val_if_fail (fabric_out != NULL && (error == NULL || *error == NULL), FALSE);
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, "cluster", NULL, error);
+  if (keys == NULL || !check_known_keys (keys, "cluster", cluster_keys, error))
+    return FALSE;
+  HwNodeSpec spec = { 0 };
+  guint n_nodes = 1;
+  HwFabricSpec fabric = { 1.0 };
+  gboolean bare_gpu = g_key_file_has_key (kf, "cluster", "gpu", NULL);
+  if (!cluster_start (kf, &spec, error) || !apply_figures (&spec, kf, "cluster", keys, error)
+      || !cluster_scale (kf, &n_nodes, &fabric, error))
+    goto fail;
+  if (bare_gpu)
+    default_intra_latency (&spec, kf, "cluster");
+  if (n_nodes > 1 && (spec.n_nics == 0 || spec.nic_bandwidth <= 0))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [cluster], key 'nodes': nodes = %u needs nics_per_node and "
+                   "nic_bandwidth",
+                   n_nodes);
+      goto fail;
+    }
+  if (!hw_node_spec_validate (&spec, error))
+    {
+      g_prefix_error (error, "group [cluster]: ");
+      goto fail;
+    }
+  *node_out = spec;
+  *n_nodes_out = n_nodes;
+  *fabric_out = fabric;
+  return TRUE;
+fail:
+  hw_node_spec_clear (&spec);
+  return FALSE;
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
+
+static gboolean
+bad (const HwNodeSpec *spec, const char *field, double value, const char *why, GError **error)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "node '%s': %s is %g, must be %s", spec->name ? spec->name : "(unnamed)", field,
+               value, why);
+  return FALSE;
+}
+
+static gboolean
+non_negative (const HwNodeSpec *spec, const char *field, double v, GError **error)
+{
+  return (isfinite (v) && v >= 0) || bad (spec, field, v, "finite and >= 0", error);
+}
+
+gboolean
+hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
+{
+  g_return_val_if_fail (spec != NULL, FALSE);
+  if (spec->gpu == NULL)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "node '%s' has no GPU",
+                   spec->name ? spec->name : "(unnamed)");
+      return FALSE;
+    }
+  if (!hw_gpu_spec_validate (spec->gpu, error))
+    return FALSE;
+  if (spec->n_gpus < 1)
+    return bad (spec, "gpus_per_node", spec->n_gpus, ">= 1", error);
+  if (!(isfinite (spec->host_memory) && spec->host_memory > 0))
+    return bad (spec, "host_memory", spec->host_memory, "finite and > 0", error);
+  if (!non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
+      || !non_negative (spec, "pcie_switch_uplink", spec->pcie_switch_uplink, error)
+      || !non_negative (spec, "nic_bandwidth", spec->nic_bandwidth, error)
+      || !non_negative (spec, "intra_latency", spec->intra_latency, error)
+      || !non_negative (spec, "inter_latency", spec->inter_latency, error))
+    return FALSE;
+  if (spec->intra == HW_INTRA_NVSWITCH && spec->n_gpus > 1 && spec->nvlink_bandwidth <= 0)
+    return bad (spec, "nvlink_bandwidth", spec->nvlink_bandwidth,
+                "> 0 with intra_node = nvswitch (or use intra_node = pcie)", error);
+  if (spec->n_nics > 0 && spec->nic_bandwidth <= 0)
+    return bad (spec, "nic_bandwidth", spec->nic_bandwidth, "> 0 with nics_per_node > 0", error);
+  if (!(spec->link_efficiency >= 0 && spec->link_efficiency <= 1))
+    return bad (spec, "link_efficiency", spec->link_efficiency, "in (0, 1]", error);
+  return TRUE;
+}

@@ -1,0 +1,48 @@
+/* hardware/cluster_spec.h — the hardware of a scenario: its [cluster] group and the
+ * [node.NAME] / [gpu.NAME] groups it names, parsed strictly into a node spec, a node count
+ * and a fabric (DESIGN §7).
+ *
+ * [cluster] keys: `node` (a catalog node, hardware/node_catalog.h, or a [node.NAME] group of
+ * the file) OR `gpu` (a catalog GPU or a [gpu.NAME] group, hardware/catalog.h) with
+ * `gpus_per_node` (count >= 1, default 1); the figures `intra_node` (nvswitch | pcie;
+ * default nvswitch if the GPU has NVLink, else pcie), `nics_per_node` (count),
+ * `nic_bandwidth` ("400 Gbit/s"), `rail_optimized` (bool), `host_memory` ("2 TiB"; default
+ * the node's, 512 GiB for a bare GPU); `nodes` (count >= 1, default 1) and
+ * `spine_oversubscription` (number >= 1, default 1). Explicit keys override the node's
+ * figures (node = DGX-A100 with nic_bandwidth = 100 Gbit/s). A group that names both
+ * `node` and `gpu` is an error (change a node's GPU in a [node.NAME] group).
+ * [node.NAME] keys: `base` (catalog node to start from; without it `gpu` is required),
+ * `description`, `gpu`, `gpus_per_node`, `intra_node`, `nvlink_bandwidth` (default: the
+ * GPU's when `gpu` is given), `gpus_per_pcie_switch`, `pcie_switch_uplink` (B/s),
+ * `nics_per_node`, `nic_bandwidth`, `rail_optimized`, `host_memory`, `intra_latency`,
+ * `inter_latency` ("2 us"), `link_efficiency` (number in (0, 1]).
+ * Errors: G_KEY_FILE_ERROR (GROUP_NOT_FOUND, KEY_NOT_FOUND, INVALID_VALUE: unknown key with
+ * the nearest valid one, both node and gpu, a value out of range, nodes > 1 without NICs)
+ * or SIM_UNITS_ERROR (a value that does not parse, a missing unit); messages read
+ * "group [cluster], key 'nodes': …" (the caller prefixes the file name).
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+
+/* Parses the hardware of `kf` (see above). On success fills *node_out (free its members
+ * with hw_node_spec_clear()), *n_nodes_out and *fabric_out and returns TRUE; on failure
+ * returns FALSE with `error` set and leaves the outputs untouched. */
+gboolean hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes_out,
+                                       HwFabricSpec *fabric_out, GError **error);
+
+/* Parses the [node.NAME] group `group` of `kf` into *out (same contract as above); the
+ * node's name is the part of `group` after "node.". */
+gboolean hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec *out,
+                                    GError **error);
+
+/* Checks a node spec: a valid GPU, n_gpus >= 1, host_memory > 0, non-negative finite
+ * bandwidths and latencies, NVSwitch with > 1 GPU needs nvlink_bandwidth > 0, NICs need
+ * nic_bandwidth > 0, link_efficiency in (0, 1] (or 0: not derated). FALSE +
+ * G_KEY_FILE_ERROR_INVALID_VALUE naming the node and field. */
+gboolean hw_node_spec_validate (const HwNodeSpec *spec, GError **error);
+
+/* The keys valid in [cluster] and in [node.NAME] groups, NULL-terminated, static. */
+const char *const *hw_cluster_spec_keys (void);
+const char *const *hw_node_spec_keys (void);

@@ -1,0 +1,236 @@
+/* hardware/node_catalog.c — built-in node types: NVIDIA DGX A100, DGX H100, DGX H200,
+ * HGX B200 and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h; kept
+ * apart from the GPU table of catalog.c to keep each file small).
+ *
+ * Sources (S: vendor specification, M: measured, A: assumption):
+ *  - GPUs, NVLink per GPU per direction (NVLink 3 300 GB/s, NVLink 4 450, NVLink 5 900) and
+ *    host links: the GPU catalog (hardware/catalog.c) and hardware.md (S).
+ *  - DGX A100 (S, DGX A100 datasheet and user guide): 8× A100 80 GB (the "640 GB" system) on
+ *    6 NVSwitches; 8 single-port ConnectX-6 HDR InfiniBand 200 Gbit/s for the compute fabric,
+ *    one per GPU (rail-optimised in DGX SuperPOD); 4 PCIe Gen4 switches, each with 2 GPUs and
+ *    2 compute NICs; 2 TB system memory in the 640 GB system (the 320 GB system has 1 TB) —
+ *    read as 2 TiB (DIMM capacities are binary).
+ *  - DGX H100 / H200 (S, datasheets): 8 GPUs on NVSwitch (NVLink 4), 8× ConnectX-7 NDR
+ *    400 Gbit/s (hardware.md: 50 GB/s per GPU), 2 TB system memory (read as 2 TiB). The PCIe
+ *    layout (4 Gen5 switches of 2 GPUs + 2 NICs) is assumed to mirror DGX A100 (A).
+ *  - HGX B200 (S, DGX B200 datasheet): 8 GPUs on NVLink 5, 8× 400 Gbit/s (ConnectX-7), 2 TB
+ *    system memory in DGX B200 (up to 4 TB); the same PCIe layout as H100 (A).
+ *  - 8× RTX 4090 box (A throughout): two PCIe Gen4 switches of 4 GPUs (the usual dual-
+ *    switch 8-GPU chassis), each with a x16 uplink (25 GB/s, the Gen4 effective figure of
+ *    hardware.md) to the host; one 100 Gbit/s NIC; 512 GiB host memory. GPU-to-GPU traffic
+ *    is modelled as PCIe P2P through the switch; stock GeForce drivers disable P2P and NCCL
+ *    then stages through host memory, which also crosses the uplinks — model that worst case
+ *    with gpus_per_pcie_switch = 1 in a [node.NAME] group.
+ * Uplinks of the DGX/HGX PCIe switches: Gen4 x16 25 GB/s (A100), Gen5 x16 55 GB/s
+ * (H100/H200/B200; M: 8×H200 nvbandwidth host copies) — the host copies of two GPUs behind
+ * one switch share it (ZeRO-Offload traffic).
+ * Calibration, one factor per node type (`link_efficiency`, applied to NVLink and NIC
+ * capacities; hardware.md, M): NVLink 3 all-reduce bus bandwidth ≈ 235 of 300 GB/s → 0.783;
+ * 8×H200 GPU-to-GPU copy 396 of 450 GB/s → 0.88 (used for H100 too, same NVLink 4);
+ * 8×B200 all-reduce 846 of 900 GB/s at 16 GiB → 0.94; RTX 4090 box: 0.90 (A: TCP/RoCE on
+ * 100 GbE reaches ~90 % of line rate; the box has no NVLink). Since a ring all-reduce's
+ * bus bandwidth equals its slowest link (nccl-tests identity), these reproduce the
+ * measured one-node bus bandwidths for large messages.
+ * Latencies (A): α = 2 us per flow start through NVSwitch (NVLink hop ~1 us plus NCCL
+ * protocol overhead; NCCL's own tuning model uses ~1–3 us), 5 us through IB (NIC + switch
+ * ~1–2 us plus proxy/progress overhead, 3–5 us in nccl-tests small-message runs), 5 us for
+ * PCIe P2P, 10 us over the 4090 box's Ethernet NIC.
+ * Invariant: every entry passes hw_node_spec_validate() (tests/unit/hardware/
+ * test_cluster_spec.c). Units: B, B/s, s.
+ */
+#include "config.h"
+#include "hardware/node_catalog.h"
+
+#include "hardware/catalog.h"
+#include "sim/text.h"
+
+#define GBPS 1e9 /* B/s */
+#define GBITPS (1e9 / 8)
+#define TIB (1024.0 * 1024 * 1024 * 1024)
+#define US 1e-6
+
+typedef struct
+{
+  const char *gpu; /* catalog GPU name */
+  HwNodeSpec spec; /* everything but .gpu */
+} NodeEntry;
+
+#define SRC_NVSWITCH_NODE(sys)                                                                     \
+  "NVLink per direction and GPU: datasheet via hardware.md (S). " sys " NIC count, NIC "           \
+  "rate, rails and system memory: NVIDIA datasheet (S). "
+#define SRC_ALPHA "alpha 2 us NVLink, 5 us IB: assumptions (hardware/node_catalog.c). "
+
+/* String literals initialise the char * members; entries are only handed out as const. */
+static NodeEntry entries[] = {
+  { "A100-80GB-SXM",
+    { .name = "DGX-A100",
+      .n_gpus = 8,
+      .host_memory = 2 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 300 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 25 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 200 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 5 * US,
+      .link_efficiency = 235.0 / 300.0,
+      .description = "NVIDIA DGX A100 640GB: 8x A100-80GB-SXM, NVSwitch, 8x HDR 200 Gbit/s",
+      .source = SRC_NVSWITCH_NODE (
+          "DGX A100") "2 TB in the 640 GB system (1 TB in the 320 GB "
+                      "one), read as 2 TiB. 4 PCIe Gen4 switches of 2 GPUs + 2 NICs (S, user "
+                      "guide), uplink 25 GB/s (Gen4 effective, A). link_efficiency 235/300 (M: "
+                      "NVLink 3 all-reduce busbw). " SRC_ALPHA } },
+  { "H100-SXM",
+    { .name = "DGX-H100",
+      .n_gpus = 8,
+      .host_memory = 2 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 450 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 5 * US,
+      .link_efficiency = 0.88,
+      .description = "NVIDIA DGX H100: 8x H100-SXM, NVSwitch (NVLink 4), 8x NDR 400 Gbit/s",
+      .source = SRC_NVSWITCH_NODE (
+          "DGX H100") "2 TB read as 2 TiB. PCIe: 4 Gen5 switches of "
+                      "2 GPUs + 2 NICs, uplink 55 GB/s (A, as DGX A100; M: H200 host copies). "
+                      "link_efficiency 0.88 (M: 8xH200 GPU-to-GPU copy 396/450 GB/s, same NVLink "
+                      "4). " SRC_ALPHA } },
+  { "H200-SXM",
+    { .name = "DGX-H200",
+      .n_gpus = 8,
+      .host_memory = 2 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 450 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 5 * US,
+      .link_efficiency = 0.88,
+      .description = "NVIDIA DGX H200: 8x H200-SXM, NVSwitch (NVLink 4), 8x NDR 400 Gbit/s",
+      .source = SRC_NVSWITCH_NODE (
+          "DGX H200") "2 TB read as 2 TiB. PCIe: 4 Gen5 switches of "
+                      "2 GPUs + 2 NICs, uplink 55 GB/s (A; M: H200 host copies 55 GB/s). "
+                      "link_efficiency 0.88 (M: 8xH200 GPU-to-GPU copy 396/450 "
+                      "GB/s). " SRC_ALPHA } },
+  { "B200-SXM",
+    { .name = "HGX-B200",
+      .n_gpus = 8,
+      .host_memory = 2 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 900 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 5 * US,
+      .link_efficiency = 0.94,
+      .description = "NVIDIA HGX B200: 8x B200-SXM, NVSwitch (NVLink 5), 8x 400 Gbit/s",
+      .source = SRC_NVSWITCH_NODE (
+          "DGX B200") "2 TB (DGX B200 base; up to 4 TB) read as 2 "
+                      "TiB. PCIe as DGX H100 (A). link_efficiency 0.94 (M: 8xB200 all-reduce busbw "
+                      "846/900 GB/s at 16 GiB). " SRC_ALPHA } },
+  { "RTX-4090",
+    { .name = "8x-RTX-4090",
+      .n_gpus = 8,
+      .host_memory = 512.0 * 1024 * 1024 * 1024,
+      .intra = HW_INTRA_PCIE,
+      .nvlink_bandwidth = 0,
+      .gpus_per_pcie_switch = 4,
+      .pcie_switch_uplink = 25 * GBPS,
+      .n_nics = 1,
+      .nic_bandwidth = 100 * GBITPS,
+      .rail_optimized = FALSE,
+      .intra_latency = 5 * US,
+      .inter_latency = 10 * US,
+      .link_efficiency = 0.90,
+      .description = "8x GeForce RTX 4090 on two PCIe Gen4 switches, 1x 100 Gbit/s NIC",
+      .source = "Assumed build (A): two PCIe Gen4 switches of 4 GPUs, x16 uplinks 25 GB/s "
+                "(Gen4 effective, hardware.md), P2P through the switch (stock drivers stage "
+                "through host memory instead), one 100 Gbit/s NIC at link_efficiency 0.90, "
+                "512 GiB DRAM, alpha 5 us PCIe and 10 us Ethernet. GPU figures: catalog "
+                "RTX-4090 (S)." } },
+};
+
+/* Resolves each entry's GPU once; the pointers are the catalog's own (const in spirit: never
+ * freed or modified), so the entries stay allocation-free. */
+static void
+ensure_gpus (void)
+{
+  static gsize done = 0;
+  if (!g_once_init_enter (&done))
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
+    {
+      const HwGpuSpec *g = hw_catalog_gpu (entries[i].gpu, NULL);
+      g_assert (g != NULL);
+      entries[i].spec.gpu = (HwGpuSpec *) g;
+    }
+  g_once_init_leave (&done, 1);
+}
+
+guint
+hw_catalog_n_nodes (void)
+{
+  return G_N_ELEMENTS (entries);
+}
+
+const HwNodeSpec *
+hw_catalog_node_at (guint i)
+{
+  g_return_val_if_fail (i < G_N_ELEMENTS (entries), NULL);
+  ensure_gpus ();
+  return &entries[i].spec;
+}
+
+const HwNodeSpec *
+hw_catalog_node (const char *name, GError **error)
+{
+  g_return_val_if_fail (name != NULL, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
+    if (g_ascii_strcasecmp (name, entries[i].spec.name) == 0)
+      return hw_catalog_node_at (i);
+
+  const char *names[G_N_ELEMENTS (entries) + 1];
+  for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
+    names[i] = entries[i].spec.name;
+  names[G_N_ELEMENTS (entries)] = NULL;
+  char *msg = sim_text_with_hint (g_strdup_printf ("unknown node '%s'", name), name, names);
+  g_autofree char *known = g_strjoinv (", ", (char **) names);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s (known nodes: %s)", msg,
+               known);
+  g_free (msg);
+  return NULL;
+}
+
+void
+hw_catalog_node_from_gpu (HwNodeSpec *out, const HwGpuSpec *gpu, guint n_gpus)
+{
+  g_return_if_fail (out != NULL && gpu != NULL && n_gpus >= 1);
+  gboolean nvswitch = gpu->nvlink_bandwidth > 0;
+  *out = (HwNodeSpec){
+    .name = g_strdup ("custom"),
+    .gpu = hw_gpu_spec_copy (gpu),
+    .n_gpus = n_gpus,
+    .host_memory = HW_DEFAULT_HOST_MEMORY,
+    .intra = nvswitch ? HW_INTRA_NVSWITCH : HW_INTRA_PCIE,
+    .nvlink_bandwidth = gpu->nvlink_bandwidth,
+    .intra_latency = nvswitch ? HW_NVLINK_LATENCY : HW_PCIE_P2P_LATENCY,
+    .inter_latency = HW_IB_LATENCY,
+    .link_efficiency = HW_DEFAULT_LINK_EFFICIENCY,
+    .description = g_strdup_printf ("%s GPUs", gpu->name),
+    .source = g_strdup ("node around one catalog GPU: defaults of hardware/node_catalog.h "
+                        "(host memory 512 GiB, link_efficiency 235/300, alpha 2/5 us)"),
+  };
+}

@@ -1,0 +1,186 @@
+/* tests/unit/hardware/test_cluster.c — hardware/cluster.c: node specs (deep copy, clear),
+ * kernels on the topology's compute/HBM resources, stragglers (slow-down) and seeded
+ * jitter. Oracles: the roofline time L + max(F/(peak·eff), M/(H·eff)) of cluster.h.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "hardware/node_catalog.h"
+#include "tests/testlib.h"
+#include "tests/unit/hardware/fixture.h"
+
+typedef struct
+{
+  SimEngine *engine;
+  double end;
+} EndAt;
+
+static void
+end_at (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) fluid, (void) id;
+  EndAt *e = user_data;
+  e->end = sim_engine_now (e->engine);
+}
+
+/* Runs one kernel of `flops` bf16 FLOP and `bytes` on `rank` alone; returns its duration. */
+static double
+kernel_time (Fixture *f, guint rank, double flops, double bytes)
+{
+  EndAt e = { f->engine, -1 };
+  double t0 = sim_engine_now (f->engine);
+  hw_cluster_start_kernel (f->cluster, rank, HW_DTYPE_BF16, flops, bytes, end_at, &e);
+  sim_engine_run (f->engine);
+  return e.end - t0;
+}
+
+/* The copy owns its own strings and GPU: freeing the original leaves it intact. */
+static void
+test_node_spec_copy_is_deep (void)
+{
+  HwNodeSpec a = { 0 }, b = { 0 };
+  hw_node_spec_copy_into (&a, hw_catalog_node ("DGX-H100", NULL));
+  hw_node_spec_copy_into (&b, &a);
+  CU_ASSERT_PTR_NOT_EQUAL (a.name, b.name);
+  CU_ASSERT_PTR_NOT_EQUAL (a.gpu, b.gpu);
+  CU_ASSERT_PTR_NOT_EQUAL (a.source, b.source);
+  CU_ASSERT_PTR_NOT_EQUAL (a.description, b.description);
+  hw_node_spec_clear (&a);
+  CU_ASSERT_PTR_NULL (a.name);
+  CU_ASSERT_PTR_NULL (a.gpu);
+  CU_ASSERT_STRING_EQUAL (b.name, "DGX-H100");
+  CU_ASSERT_STRING_EQUAL (b.gpu->name, "H100-SXM");
+  CU_ASSERT_EQUAL (b.n_nics, 8);
+  hw_node_spec_clear (&b);
+  hw_node_spec_clear (&b); /* clearing twice is harmless */
+}
+
+/* The cluster copies its spec: the caller may free its own at once. */
+static void
+test_cluster_copies_spec (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 2, 1);
+  hw_node_spec_clear (&node);
+  const HwNodeSpec *kept = hw_cluster_node_spec (f.cluster);
+  CU_ASSERT_STRING_EQUAL (kept->name, "test-nvswitch");
+  CU_ASSERT_EQUAL (hw_cluster_n_ranks (f.cluster), 8);
+  CU_ASSERT_EQUAL (hw_cluster_n_nodes (f.cluster), 2);
+  CU_ASSERT_STRING_EQUAL (hw_cluster_gpu (f.cluster, 7)->name, "A100-80GB-SXM");
+  fixture_free (&f);
+}
+
+/* A compute-bound kernel (no HBM bytes) on a rank slowed by 2 takes L + 2·F/(peak·eff); the
+ * other ranks keep L + F/(peak·eff), and the closed form agrees. */
+static void
+test_slowdown_doubles_compute (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (2);
+  Fixture f = fixture_new (&node, 1, 1);
+  const HwGpuSpec *g = hw_cluster_gpu (f.cluster, 0);
+  double flops = 1e12, tc = flops / (g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency);
+  hw_cluster_set_slowdown (f.cluster, 1, 2.0);
+  STEPSIM_ASSERT_REL (kernel_time (&f, 0, flops, 0), g->kernel_latency + tc, 1e-9);
+  STEPSIM_ASSERT_REL (kernel_time (&f, 1, flops, 0), g->kernel_latency + 2 * tc, 1e-9);
+  STEPSIM_ASSERT_REL (hw_cluster_kernel_time_alone (f.cluster, 1, HW_DTYPE_BF16, flops, 0),
+                      g->kernel_latency + 2 * tc, 1e-12);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* A memory-bound kernel is not slowed by a compute straggler factor: the slow-down scales
+ * F/(peak·eff) only, and 1.5 × that stays below M/(H·eff). */
+static void
+test_slowdown_spares_memory_bound (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (1);
+  Fixture f = fixture_new (&node, 1, 1);
+  const HwGpuSpec *g = hw_cluster_gpu (f.cluster, 0);
+  double bytes = 1e9, tm = bytes / (g->hbm_bandwidth * g->hbm_efficiency);
+  double flops = 0.5 * tm * g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency;
+  hw_cluster_set_slowdown (f.cluster, 0, 1.5);
+  STEPSIM_ASSERT_REL (kernel_time (&f, 0, flops, bytes), g->kernel_latency + tm, 1e-9);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* Durations of `n` sequential compute-bound kernels on rank 0 with jitter (cv, seed). */
+static double *
+jittered_times (double cv, guint32 seed, guint n)
+{
+  HwNodeSpec node = fixture_nvswitch_node (1);
+  Fixture f = fixture_new (&node, 1, 1);
+  hw_cluster_set_jitter (f.cluster, cv, seed);
+  double *t = g_new (double, n);
+  for (guint i = 0; i < n; i++)
+    t[i] = kernel_time (&f, 0, 1e12, 0);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+  return t;
+}
+
+/* Same seed → the same kernel times; another seed → different ones; every factor is
+ * >= 0.5 (cluster.h), so no kernel is faster than L + 0.5·F/(peak·eff). */
+static void
+test_jitter_seeded (void)
+{
+  const guint n = 50;
+  g_autofree double *a = jittered_times (0.2, 42, n);
+  g_autofree double *b = jittered_times (0.2, 42, n);
+  g_autofree double *c = jittered_times (0.2, 43, n);
+  g_autofree double *none = jittered_times (0, 42, 1);
+  const HwGpuSpec *g = hw_catalog_gpu ("A100-80GB-SXM", NULL);
+  double tc = 1e12 / (g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency);
+  guint differ = 0, varied = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      CU_ASSERT_EQUAL (a[i], b[i]);
+      differ += a[i] != c[i];
+      varied += fabs (a[i] - none[0]) > 1e-12 * none[0];
+      CU_ASSERT_TRUE (a[i] >= g->kernel_latency + 0.5 * tc * (1 - 1e-12));
+    }
+  CU_ASSERT_TRUE (differ > n / 2);
+  CU_ASSERT_TRUE (varied > n / 2);
+}
+
+/* cv = 0: no jitter at all, every kernel takes exactly its closed form. */
+static void
+test_jitter_zero_cv (void)
+{
+  g_autofree double *t = jittered_times (0, 7, 5);
+  const HwGpuSpec *g = hw_catalog_gpu ("A100-80GB-SXM", NULL);
+  double want = g->kernel_latency + 1e12 / (g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency);
+  for (guint i = 0; i < 5; i++)
+    STEPSIM_ASSERT_REL (t[i], want, 1e-9);
+}
+
+/* With cv = 0.1 over many kernels the mean factor is near 1 (clamping at 0.5 is 5 σ away):
+ * the sample mean of 2000 factors has σ ≈ 0.1/√2000 ≈ 0.0022, so |mean − 1| < 0.01. */
+static void
+test_jitter_mean (void)
+{
+  const guint n = 2000;
+  g_autofree double *t = jittered_times (0.1, 1, n);
+  const HwGpuSpec *g = hw_catalog_gpu ("A100-80GB-SXM", NULL);
+  double tc = 1e12 / (g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency), sum = 0;
+  for (guint i = 0; i < n; i++)
+    sum += (t[i] - g->kernel_latency) / tc;
+  CU_ASSERT_TRUE (fabs (sum / n - 1) < 0.01);
+}
+
+static const StepsimTest tests[] = {
+  { "node spec copy is deep, clear frees", test_node_spec_copy_is_deep },
+  { "cluster keeps its own copy of the spec", test_cluster_copies_spec },
+  { "slow-down 2 doubles a compute-bound kernel", test_slowdown_doubles_compute },
+  { "slow-down spares a memory-bound kernel", test_slowdown_spares_memory_bound },
+  { "jitter: same seed same times, factor >= 0.5", test_jitter_seeded },
+  { "jitter: cv = 0 changes nothing", test_jitter_zero_cv },
+  { "jitter: mean factor near 1", test_jitter_mean },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("hardware/cluster", tests);
+}

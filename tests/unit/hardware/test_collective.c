@@ -1,0 +1,383 @@
+/* tests/unit/hardware/test_collective.c — hardware/collective*.c: collectives lowered to flows
+ * and run on the fluid, against textbook closed forms (Thakur et al., IJHPCA 2005; Patarasuk
+ * & Yuan, JPDC 2009) derived per test, and against hw_collective_time_alone().
+ *
+ * Notation: p ranks, S bytes (nccl-tests size convention, collective.h), B the per-direction
+ * bandwidth of the links a flow crosses, α the hop latency. Fixture node (fixture.h):
+ * NVSwitch at B = 100 GB/s, α = 2 us inside a node and 5 us across, one 10 GB/s NIC per GPU
+ * on rails, PCIe 25 GB/s per GPU, link_efficiency 1.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "hardware/node_catalog.h"
+#include "tests/testlib.h"
+#include "tests/unit/hardware/fixture.h"
+
+#define TOL 1e-9
+#define B_NV (100 * GBPS)
+#define B_NIC (10 * GBPS)
+#define A_IN (2 * US)
+#define A_EX (5 * US)
+
+static const HwCollectiveKind all_kinds[] = {
+  HW_COLLECTIVE_ALL_REDUCE, HW_COLLECTIVE_ALL_GATHER, HW_COLLECTIVE_REDUCE_SCATTER,
+  HW_COLLECTIVE_BROADCAST,  HW_COLLECTIVE_ALL_TO_ALL, HW_COLLECTIVE_SEND_RECV,
+};
+
+/* Simulated time of `kind` on ranks 0..n-1 of a fresh cluster of `nodes` fixture nodes of
+ * `per_node` GPUs (send/recv: ranks 0 → n−1); also checks it equals time_alone. */
+static double
+run_fixture (guint per_node, guint nodes, double oversub, HwCollectiveKind kind,
+             HwCollectiveAlgorithm algo, double s)
+{
+  HwNodeSpec node = fixture_nvswitch_node (per_node);
+  Fixture f = fixture_new (&node, nodes, oversub);
+  guint n = per_node * nodes;
+  g_autofree guint *ranks = fixture_ranks (0, n);
+  if (kind == HW_COLLECTIVE_SEND_RECV)
+    ranks[1] = n - 1, n = 2;
+  double alone = hw_collective_time_alone (f.cluster, kind, algo, ranks, n, s);
+  double t = fixture_run_collective (&f, kind, algo, ranks, n, s);
+  STEPSIM_ASSERT_REL (t, alone, TOL);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+  return t;
+}
+
+/* Ring all-reduce on one 8-GPU NVSwitch node: 2(p−1) steps of S/p over every ring edge, one
+ * edge per GPU direction, so T = 2(p−1)(α + S/(pB)). */
+static void
+test_ring_all_reduce (void)
+{
+  double s = 1e9, p = 8;
+  double want = 2 * (p - 1) * (A_IN + s / (p * B_NV));
+  double t = run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, s);
+  STEPSIM_ASSERT_REL (t, want, TOL);
+}
+
+/* All-gather (S = output) and reduce-scatter (S = input): p−1 steps of S/p:
+ * T = (p−1)(α + S/(pB)). */
+static void
+test_ring_all_gather_reduce_scatter (void)
+{
+  double s = 3e8, p = 8;
+  double want = (p - 1) * (A_IN + s / (p * B_NV));
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING, s), want,
+                      TOL);
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_REDUCE_SCATTER, HW_ALGORITHM_RING, s),
+                      want, TOL);
+}
+
+/* Broadcast as a pipelined chain: p−1 hops of α to fill it, then S at B: (p−1)α + S/B.
+ * Send/recv: α + S/B. All-to-all: each GPU sends p−1 flows of S/p out of one nvlink.tx,
+ * all starting after α: α + (p−1)S/(pB). */
+static void
+test_broadcast_send_all_to_all (void)
+{
+  double s = 5e8, p = 8;
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_BROADCAST, HW_ALGORITHM_RING, s),
+                      (p - 1) * A_IN + s / B_NV, TOL);
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_SEND_RECV, HW_ALGORITHM_AUTO, s),
+                      A_IN + s / B_NV, TOL);
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_TO_ALL, HW_ALGORITHM_AUTO, s),
+                      A_IN + (p - 1) * s / (p * B_NV), TOL);
+}
+
+/* Double binary tree all-reduce on 8 GPUs: depth log2 8 = 3; in each of the up and down
+ * phases a GPU sends ≤ S/2 per tree (S) and receives ≤ 2 × S/2 (S) as the internal node of
+ * one tree, so each phase is 3α + S/B and T = 2(3α + S/B). */
+static void
+test_tree_all_reduce (void)
+{
+  double s = 1e9;
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_TREE, s),
+                      2 * (3 * A_IN + s / B_NV), TOL);
+}
+
+/* Hierarchical all-reduce over m nodes of p_l GPUs: intra ring reduce-scatter
+ * (p_l−1)(α_i + S/(p_l B)); p_l concurrent inter-node ring all-reduces of S/p_l, one flow
+ * per NIC, 2(m−1)(α_e + S/(p_l m B_e)) with B_e = the NIC's 10 GB/s (PCIe is 25, the spine
+ * 8 × 10 shared by 8 flows); intra all-gather (p_l−1)(α_i + S/(p_l B)). */
+static double
+hier_all_reduce (double s, double p_l, double m, double b_e)
+{
+  return 2 * (p_l - 1) * (A_IN + s / (p_l * B_NV)) + 2 * (m - 1) * (A_EX + s / (p_l * m * b_e));
+}
+
+static void
+test_hierarchical_all_reduce (void)
+{
+  double s = 1e9;
+  for (guint m = 2; m <= 4; m += 2)
+    {
+      double t = run_fixture (8, m, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
+      STEPSIM_ASSERT_REL (t, hier_all_reduce (s, 8, m, B_NIC), TOL);
+    }
+}
+
+/* Two-level all-gather (output S): inter-node all-gathers of output S/p_l,
+ * (m−1)(α_e + S/(p_l m B_e)), then intra-node all-gather of S, (p_l−1)(α_i + S/(p_l B)).
+ * Reduce-scatter is its mirror, with the same cost. */
+static void
+test_hierarchical_gather_scatter (void)
+{
+  double s = 1e9, p_l = 8, m = 4;
+  double want = (m - 1) * (A_EX + s / (p_l * m * B_NIC)) + (p_l - 1) * (A_IN + s / (p_l * B_NV));
+  STEPSIM_ASSERT_REL (run_fixture (8, 4, 1, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_HIERARCHICAL, s),
+                      want, TOL);
+  STEPSIM_ASSERT_REL (
+      run_fixture (8, 4, 1, HW_COLLECTIVE_REDUCE_SCATTER, HW_ALGORITHM_HIERARCHICAL, s), want, TOL);
+}
+
+/* Spine oversubscription 2 halves the node's spine link to 8 × 10 / 2 = 40 GB/s, shared by
+ * the 8 inter-node flows of the node: B_e drops from 10 to 5 GB/s, so only the inter-node
+ * bandwidth term 2(m−1)·S/(p_l m B_e) doubles. */
+static void
+test_spine_oversubscription (void)
+{
+  double s = 1e9, p_l = 8, m = 2;
+  double t1 = run_fixture (8, 2, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
+  double t2 = run_fixture (8, 2, 2, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
+  STEPSIM_ASSERT_REL (t2, hier_all_reduce (s, p_l, m, B_NIC / 2), TOL);
+  STEPSIM_ASSERT_REL (t2 - t1, 2 * (m - 1) * s / (p_l * m * B_NIC), 1e-6);
+}
+
+/* Every kind × algorithm: the simulated time on an idle cluster equals the closed form, on
+ * 2 NVSwitch nodes of 4 GPUs and on two 8x-RTX-4090 boxes (PCIe switches, uplinks, one NIC
+ * on switch 0). */
+static void
+test_simulated_equals_closed_form (void)
+{
+  const char *nodes[] = { NULL, "8x-RTX-4090" };
+  for (guint c = 0; c < G_N_ELEMENTS (nodes); c++)
+    for (guint k = 0; k < G_N_ELEMENTS (all_kinds); k++)
+      for (guint a = 0; a < HW_N_ALGORITHMS; a++)
+        {
+          HwNodeSpec node = fixture_nvswitch_node (4);
+          if (nodes[c] != NULL)
+            {
+              hw_node_spec_clear (&node);
+              hw_node_spec_copy_into (&node, hw_catalog_node (nodes[c], NULL));
+            }
+          Fixture f = fixture_new (&node, 2, 1);
+          guint n = hw_cluster_n_ranks (f.cluster);
+          g_autofree guint *ranks = fixture_ranks (0, n);
+          if (all_kinds[k] == HW_COLLECTIVE_SEND_RECV)
+            ranks[1] = n - 1, n = 2;
+          double s = 7.5e7;
+          double alone = hw_collective_time_alone (f.cluster, all_kinds[k], a, ranks, n, s);
+          double t = fixture_run_collective (&f, all_kinds[k], a, ranks, n, s);
+          if (fabs (t - alone) > TOL * alone)
+            g_printerr ("\n  %s %s on %s\n", hw_collective_kind_name (all_kinds[k]),
+                        hw_collective_algorithm_name (a), node.name);
+          STEPSIM_ASSERT_REL (t, alone, TOL);
+          CU_ASSERT_TRUE (t > 0);
+          fixture_free (&f);
+          hw_node_spec_clear (&node);
+        }
+}
+
+/* Two ring all-reduces over the same 8 GPUs at once: every nvlink direction carries two
+ * flows, each gets B/2, so each takes 2(p−1)(α + 2S/(pB)): the bandwidth part doubles. */
+static void
+test_concurrent_all_reduces_share (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  Fixture f = fixture_new (&node, 1, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 8);
+  double s = 1e9, p = 8;
+  DoneAt a = { f.engine, -1 }, b = { f.engine, -1 };
+  guint64 id1 = hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks,
+                                     8, s, fixture_done_at, &a);
+  guint64 id2 = hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks,
+                                     8, s, fixture_done_at, &b);
+  CU_ASSERT_TRUE (id1 > 0 && id2 > 0 && id1 != id2);
+  sim_engine_run (f.engine);
+  double want = 2 * (p - 1) * (A_IN + 2 * s / (p * B_NV));
+  STEPSIM_ASSERT_REL (a.end, want, TOL);
+  STEPSIM_ASSERT_REL (b.end, want, TOL);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* nccl-tests identity: a ring all-reduce's bus bandwidth algbw · 2(p−1)/p equals the link
+ * bandwidth when latency is negligible: with α = 0, T = 2(p−1)S/(pB) → busbw = B. Same for
+ * all-gather ((p−1)/p) and broadcast (1). */
+static void
+test_busbw_identity (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  node.intra_latency = 0;
+  Fixture f = fixture_new (&node, 1, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 8);
+  double s = 1e9;
+  const HwCollectiveKind kinds[]
+      = { HW_COLLECTIVE_ALL_REDUCE, HW_COLLECTIVE_ALL_GATHER, HW_COLLECTIVE_BROADCAST };
+  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+    {
+      double t = fixture_run_collective (&f, kinds[k], HW_ALGORITHM_RING, ranks, 8, s);
+      STEPSIM_ASSERT_REL (hw_collective_busbw (kinds[k], 8, s, t), B_NV, TOL);
+    }
+  STEPSIM_ASSERT_REL (hw_collective_algbw (s, 2.0), s / 2, 1e-15);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* One PCIe node of 8 GPUs on 2 switches of 4 (GPU links 25 GB/s). The ring 0→…→7→0 crosses
+ * the uplinks twice: 3→4 (sw0 up, sw1 down) and 7→0 (sw1 up, sw0 down), one flow each. With
+ * a 10 GB/s uplink that is the bottleneck: T = 2(p−1)(α + S/(p·10 GB/s)); with 50 GB/s the
+ * GPU links are: T = 2(p−1)(α + S/(p·25 GB/s)). */
+static void
+test_pcie_uplink_bottleneck (void)
+{
+  double s = 1e9, p = 8, alpha = 5 * US, uplinks[] = { 10 * GBPS, 50 * GBPS };
+  double want[] = { 2 * (p - 1) * (alpha + s / (p * 10 * GBPS)),
+                    2 * (p - 1) * (alpha + s / (p * 25 * GBPS)) };
+  for (guint i = 0; i < 2; i++)
+    {
+      HwNodeSpec node = fixture_nvswitch_node (8);
+      node.intra = HW_INTRA_PCIE;
+      node.intra_latency = alpha;
+      node.gpus_per_pcie_switch = 4;
+      node.pcie_switch_uplink = uplinks[i];
+      Fixture f = fixture_new (&node, 1, 1);
+      g_autofree guint *ranks = fixture_ranks (0, 8);
+      double t
+          = fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 8, s);
+      STEPSIM_ASSERT_REL (t, want[i], TOL);
+      fixture_free (&f);
+      hw_node_spec_clear (&node);
+    }
+}
+
+/* Property: slowing any one link class (NVLink, NIC, GPU PCIe, spine) by a factor in (1, 4]
+ * never makes a collective faster, for random sizes, kinds and algorithms (seeded). */
+static void
+test_slower_link_never_faster (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (2024);
+  for (guint trial = 0; trial < 40; trial++)
+    {
+      HwCollectiveKind kind = all_kinds[g_rand_int_range (rng, 0, G_N_ELEMENTS (all_kinds))];
+      HwCollectiveAlgorithm algo = g_rand_int_range (rng, 0, HW_N_ALGORITHMS);
+      double s = pow (10, g_rand_double_range (rng, 3, 9));
+      double factor = g_rand_double_range (rng, 1.0 + 1e-3, 4.0);
+      guint what = g_rand_int_range (rng, 0, 4);
+      HwNodeSpec node = fixture_nvswitch_node (4);
+      Fixture base = fixture_new (&node, 2, 1);
+      if (what == 0)
+        node.nvlink_bandwidth /= factor;
+      else if (what == 1)
+        node.nic_bandwidth /= factor;
+      else if (what == 2)
+        node.gpu->pcie_bandwidth /= factor;
+      Fixture slow = fixture_new (&node, 2, what == 3 ? factor : 1);
+      g_autofree guint *ranks = fixture_ranks (0, 8);
+      guint n = kind == HW_COLLECTIVE_SEND_RECV ? 2 : 8;
+      if (n == 2)
+        ranks[1] = 7;
+      double t0 = fixture_run_collective (&base, kind, algo, ranks, n, s);
+      double t1 = fixture_run_collective (&slow, kind, algo, ranks, n, s);
+      CU_ASSERT_TRUE (t1 >= t0 * (1 - 1e-12));
+      fixture_free (&base);
+      fixture_free (&slow);
+      hw_node_spec_clear (&node);
+    }
+}
+
+/* One rank or zero bytes: done is still called (from an event), after no time. */
+static void
+test_trivial_collectives (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  Fixture f = fixture_new (&node, 1, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 8);
+  DoneAt a = { f.engine, -1 }, b = { f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 1, 1e9,
+                       fixture_done_at, &a);
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_AUTO, ranks, 8, 0,
+                       fixture_done_at, &b);
+  CU_ASSERT_EQUAL (a.end, -1); /* not synchronously */
+  sim_engine_run (f.engine);
+  CU_ASSERT_EQUAL (a.end, 0);
+  CU_ASSERT_EQUAL (b.end, 0);
+  CU_ASSERT_EQUAL (hw_collective_time_alone (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                             ranks, 1, 1e9),
+                   0);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* AUTO is the ring inside one node and hierarchical across nodes; hierarchical with ranks
+ * spread unevenly over nodes (3 + 1) falls back to the ring. Compared by closed form, which
+ * test_simulated_equals_closed_form ties to the simulation. */
+static void
+test_auto_and_fallback (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 2, 1);
+  const HwCollectiveKind k = HW_COLLECTIVE_ALL_REDUCE;
+  const guint one[] = { 0, 1, 2, 3 }, two[] = { 0, 1, 2, 3, 4, 5, 6, 7 }, uneven[] = { 0, 1, 2, 4 };
+  double s = 1e8;
+  STEPSIM_ASSERT_REL (hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, one, 4, s),
+                      hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, one, 4, s), 0);
+  STEPSIM_ASSERT_REL (hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, two, 8, s),
+                      hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_HIERARCHICAL, two, 8, s),
+                      0);
+  CU_ASSERT_TRUE (hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, two, 8, s)
+                  != hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, two, 8, s));
+  STEPSIM_ASSERT_REL (
+      hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_HIERARCHICAL, uneven, 4, s),
+      hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, uneven, 4, s), 0);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+static void
+test_names (void)
+{
+  static const char *const kinds[]
+      = { "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv" };
+  for (guint k = 0; k < HW_N_COLLECTIVES; k++)
+    CU_ASSERT_STRING_EQUAL (hw_collective_kind_name (k), kinds[k]);
+  static const char *const algos[] = { "auto", "ring", "tree", "hierarchical" };
+  for (guint a = 0; a < HW_N_ALGORITHMS; a++)
+    {
+      HwCollectiveAlgorithm out = HW_N_ALGORITHMS;
+      CU_ASSERT_STRING_EQUAL (hw_collective_algorithm_name (a), algos[a]);
+      CU_ASSERT_TRUE (hw_collective_algorithm_from_string (algos[a], &out, NULL));
+      CU_ASSERT_EQUAL (out, a);
+    }
+  g_autoptr (GError) error = NULL;
+  HwCollectiveAlgorithm out = HW_ALGORITHM_TREE;
+  CU_ASSERT_FALSE (hw_collective_algorithm_from_string ("Ring", &out, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "hierarchical"));
+  CU_ASSERT_EQUAL (out, HW_ALGORITHM_TREE);
+}
+
+static const StepsimTest tests[] = {
+  { "ring all-reduce = 2(p-1)(a + S/(pB))", test_ring_all_reduce },
+  { "ring all-gather, reduce-scatter = (p-1)(a + S/(pB))", test_ring_all_gather_reduce_scatter },
+  { "broadcast, send/recv, all-to-all closed forms", test_broadcast_send_all_to_all },
+  { "double binary tree all-reduce", test_tree_all_reduce },
+  { "hierarchical all-reduce on 2 and 4 nodes", test_hierarchical_all_reduce },
+  { "hierarchical all-gather and reduce-scatter", test_hierarchical_gather_scatter },
+  { "spine oversubscription 2 doubles the inter-node term", test_spine_oversubscription },
+  { "simulated = closed form, every kind x algorithm", test_simulated_equals_closed_form },
+  { "two concurrent all-reduces share NVLink", test_concurrent_all_reduces_share },
+  { "busbw of a ring equals the link bandwidth", test_busbw_identity },
+  { "PCIe box limited by the switch uplink", test_pcie_uplink_bottleneck },
+  { "a slower link never makes a collective faster", test_slower_link_never_faster },
+  { "one rank or zero bytes complete at once", test_trivial_collectives },
+  { "AUTO picks ring / hierarchical; uneven falls back", test_auto_and_fallback },
+  { "kind and algorithm names", test_names },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("hardware/collective", tests);
+}
