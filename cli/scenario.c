@@ -12,6 +12,7 @@
 
 #include <string.h>
 #include "hardware/catalog.h"
+#include "hardware/cluster_spec.h"
 #include "sim/text.h"
 #include "sim/units.h"
 
@@ -22,8 +23,6 @@ typedef struct
 } GroupSchema;
 
 static const char *const scenario_keys[] = { "name", "description", NULL };
-static const char *const cluster_keys[] = { "gpu", "gpus_per_node", "nodes", "host_memory",
-                                            NULL };
 static const char *const training_keys[] = {
   "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
   "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none", NULL,
@@ -33,7 +32,7 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "parallel", "run", "allocator", "gpu.NAME", NULL };
+                                           "parallel", "run", "allocator", "gpu.NAME", "node.NAME", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -186,7 +185,7 @@ check_schema (GKeyFile *kf, GError **error)
   const GroupSchema schema[] = {
     { "scenario", scenario_keys },
     { "model", (const char *const *) mkeys },
-    { "cluster", cluster_keys },
+    { "cluster", hw_cluster_spec_keys () },
     { "training", training_keys },
     { "parallel", parallel_keys },
     { "run", run_keys },
@@ -201,6 +200,15 @@ check_schema (GKeyFile *kf, GError **error)
           /* Checked in full even when no [cluster] uses it: a typo there is still a typo. */
           g_autoptr (HwGpuSpec) spec = hw_catalog_gpu_from_keyfile (kf, g, error);
           if (spec == NULL)
+            return FALSE;
+          continue;
+        }
+      if (g_str_has_prefix (g, "node.") && g[5] != '\0')
+        {
+          HwNodeSpec node = { 0 };
+          gboolean ok = hw_node_spec_from_keyfile (kf, g, &node, error);
+          hw_node_spec_clear (&node);
+          if (!ok)
             return FALSE;
           continue;
         }

@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include "hardware/catalog.h"
+#include "hardware/cluster_spec.h"
 
 /* hf_config is a path relative to the scenario file, or the bare name of a shipped config
  * ("llama-3.1-8b", see `stepsim list models`). */
@@ -78,40 +79,7 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
 gboolean
 cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error)
 {
-  g_autofree char *gpu = cli_scenario_get_raw (kf, "cluster", "gpu", TRUE, error);
-  if (gpu == NULL)
-    return FALSE;
-  g_autofree char *group = g_strconcat ("gpu.", gpu, NULL);
-  if (g_key_file_has_group (kf, group))
-    sc->node.gpu = hw_catalog_gpu_from_keyfile (kf, group, error);
-  else
-    {
-      const HwGpuSpec *spec = hw_catalog_gpu (gpu, error);
-      if (spec == NULL)
-        return PREFIX_KEY (error, "cluster", "gpu"), FALSE;
-      sc->node.gpu = hw_gpu_spec_copy (spec);
-    }
-  if (sc->node.gpu == NULL)
-    return FALSE;
-  guint64 per_node = 1, nodes = 1;
-  /* 512 GiB of host DRAM unless given: the order of a DGX-class node's (1–2 TB), kept
-   * modest so host-side limits are not overstated. */
-  sc->node.host_memory = 512.0 * 1024 * 1024 * 1024;
-  if (!cli_scenario_get_count (kf, "cluster", "gpus_per_node", FALSE, &per_node, error)
-      || !cli_scenario_get_count (kf, "cluster", "nodes", FALSE, &nodes, error)
-      || !cli_scenario_get_quantity (kf, "cluster", "host_memory", SIM_DIM_BYTES, FALSE,
-                                     &sc->node.host_memory, error))
-    return FALSE;
-  if (per_node > 1024 || nodes > 65536)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [cluster]: at most 1024 GPUs per node and 65536 nodes");
-      return FALSE;
-    }
-  sc->node.n_gpus = (guint) per_node;
-  sc->n_nodes = (guint) nodes;
-  sc->fabric.spine_oversubscription = 1;
-  return TRUE;
+  return hw_cluster_spec_from_keyfile (kf, &sc->node, &sc->n_nodes, &sc->fabric, error);
 }
 
 typedef gboolean (*EnumParser) (const char *s, int *out, GError **error);
