@@ -41,6 +41,7 @@ model_keys (void)
   GPtrArray *a = g_ptr_array_new ();
   g_ptr_array_add (a, g_strdup ("hf_config"));
   g_ptr_array_add (a, g_strdup ("family"));
+  g_ptr_array_add (a, g_strdup ("tie_word_embeddings"));
   for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
     g_ptr_array_add (a, g_strdup (*k));
   g_ptr_array_add (a, NULL);

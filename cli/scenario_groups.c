@@ -36,7 +36,46 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
     return PREFIX_KEY (error, "model", "family"), NULL;
   model_arch_set_family_defaults (arch, arch->family);
   arch->name = g_strdup (sc->name);
+  /* Without a config every size must be given, except those HF derives: key/value heads
+   * (= heads), head_dim (hidden / heads) and, for gpt2, the MLP width (4 × hidden). */
+  const char *required[] = { "hidden_size", "num_hidden_layers", "num_attention_heads",
+                             "vocab_size", "max_position_embeddings",
+                             arch->family == MODEL_FAMILY_GPT2 ? NULL : "intermediate_size",
+                             arch->family == MODEL_FAMILY_MIXTRAL ? "num_local_experts" : NULL,
+                             arch->family == MODEL_FAMILY_MIXTRAL ? "num_experts_per_tok" : NULL };
+  for (guint i = 0; i < G_N_ELEMENTS (required); i++)
+    if (required[i] != NULL && !g_key_file_has_key (kf, "model", required[i], NULL))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "group [model], key '%s': required without hf_config (family %s)",
+                     required[i], family);
+        return NULL;
+      }
   return g_steal_pointer (&arch);
+}
+
+/* Sizes HF derives when a config omits them (transformers' config classes). */
+static void
+derive_defaults (ModelArch *arch, GKeyFile *kf)
+{
+  if (!g_key_file_has_key (kf, "model", "num_key_value_heads", NULL) && arch->n_kv_heads == 0)
+    arch->n_kv_heads = arch->n_heads;
+  if (!g_key_file_has_key (kf, "model", "head_dim", NULL) && arch->head_dim == 0
+      && arch->n_heads > 0)
+    arch->head_dim = arch->hidden_size / arch->n_heads;
+  if (arch->family == MODEL_FAMILY_GPT2 && arch->intermediate_size == 0)
+    arch->intermediate_size = 4 * arch->hidden_size;
+}
+
+static gboolean
+load_tied (GKeyFile *kf, ModelArch *arch, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "model", "tie_word_embeddings", FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  if (!sim_units_parse_bool (v, &arch->tied_embeddings, error))
+    return PREFIX_KEY (error, "model", "tie_word_embeddings"), FALSE;
+  return TRUE;
 }
 
 gboolean
@@ -70,6 +109,9 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
       if (present && !model_arch_set_field (arch, *k, v, error))
         return PREFIX_KEY (error, "model", *k), FALSE;
     }
+  derive_defaults (arch, kf);
+  if (!load_tied (kf, arch, error))
+    return FALSE;
   if (!model_arch_validate (arch, error))
     return g_prefix_error (error, "group [model]: "), FALSE;
   sc->arch = g_steal_pointer (&arch);
