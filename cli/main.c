@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <glib.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
@@ -31,6 +32,7 @@ int main (int argc, char **argv);
 int
 main (int argc, char **argv)
 {
+  setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
   g_set_prgname ("stepsim");
   if (argc < 2)
     {
@@ -54,6 +56,9 @@ main (int argc, char **argv)
     return cli_cmd_export (argc - 1, argv + 1);
   if (strcmp (cmd, "list") == 0)
     return cli_cmd_list (argc - 1, argv + 1);
-  fprintf (stderr, "stepsim: unknown command '%s'\n\n%s", cmd, usage);
+  if (cmd[0] == '-')
+    fprintf (stderr, "stepsim: unknown option '%s'\n\n%s", cmd, usage);
+  else
+    fprintf (stderr, "stepsim: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

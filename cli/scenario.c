@@ -112,6 +112,14 @@ prescan_line (const char *line, guint lineno, char **group, GHashTable *seen, GE
   if (eq == NULL || *group == NULL)
     return TRUE; /* GKeyFile reports the syntax error itself */
   g_autofree char *key = g_strstrip (g_strndup (t, (gsize) (eq - t)));
+  if (strchr (key, '[') != NULL)
+    {
+      /* GKeyFile would keep "key[locale]" aside and never show it to the schema check. */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "line %u: group [%s], key '%s': localised keys are not supported", lineno,
+                   *group, key);
+      return FALSE;
+    }
   char *k = g_strdup_printf ("%s\x1f%s", *group, key);
   if (!g_hash_table_add (seen, k))
     {

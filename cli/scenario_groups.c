@@ -5,6 +5,14 @@
 #include <string.h>
 #include "hardware/catalog.h"
 #include "hardware/cluster_spec.h"
+#include "sim/text.h"
+
+static gint
+cmp_names (gconstpointer a, gconstpointer b, gpointer unused)
+{
+  (void) unused;
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
 
 /* hf_config is a path relative to the scenario file, or the bare name of a shipped config
  * ("llama-3.1-8b", see `stepsim list models`). */
@@ -20,6 +28,31 @@ resolve_hf_config (const char *value, const char *scenario_path)
     return g_strdup (value);
   g_autofree char *dir = g_path_get_dirname (scenario_path);
   return g_build_filename (dir, value, NULL);
+}
+
+/* A bare name must be one of the shipped configs; say which exist. */
+static gboolean
+check_shipped (const char *value, const char *file, GError **error)
+{
+  if (strchr (value, '/') != NULL || g_str_has_suffix (value, ".json")
+      || g_file_test (file, G_FILE_TEST_IS_REGULAR))
+    return TRUE;
+  g_autoptr (GString) names = g_string_new (NULL);
+  g_autoptr (GDir) dir = g_dir_open (cli_scenario_models_dir (), 0, NULL);
+  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_free);
+  for (const char *n; dir != NULL && (n = g_dir_read_name (dir)) != NULL;)
+    if (g_str_has_suffix (n, ".json"))
+      g_ptr_array_add (list, g_strndup (n, strlen (n) - 5));
+  g_ptr_array_add (list, NULL);
+  char **v = (char **) list->pdata;
+  g_qsort_with_data (v, (gint) list->len - 1, sizeof (char *), (GCompareDataFunc) cmp_names, NULL);
+  char *msg = g_strdup_printf ("group [model], key 'hf_config': no shipped config '%s'", value);
+  msg = sim_text_with_hint (msg, value, (const char *const *) v);
+  g_autofree char *joined = g_strjoinv (", ", v);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "%s (shipped: %s; or give a path to a config.json)", msg, joined);
+  g_free (msg);
+  return FALSE;
 }
 
 static ModelArch *
@@ -86,6 +119,8 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
   if (hf != NULL)
     {
       g_autofree char *file = resolve_hf_config (hf, path);
+      if (!check_shipped (hf, file, error))
+        return FALSE;
       arch = model_arch_load_hf_config (file, error);
       if (arch == NULL)
         return PREFIX_KEY (error, "model", "hf_config"), FALSE;

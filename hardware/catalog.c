@@ -295,7 +295,9 @@ check_known_keys (char **keys, const char *group, GError **error)
 static HwGpuSpec *
 spec_from_defaults (GKeyFile *kf, const char *group, GError **error)
 {
-  static const char *const required[] = { "memory", "hbm_bandwidth" };
+  /* fp32 is needed by every GPU: element-wise kernels and the optimizer run on the CUDA
+   * cores (models/plan.c). */
+  static const char *const required[] = { "memory", "hbm_bandwidth", "fp32" };
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     if (!g_key_file_has_key (kf, group, required[i], NULL))
       {
@@ -304,14 +306,6 @@ spec_from_defaults (GKeyFile *kf, const char *group, GError **error)
                      required[i]);
         return NULL;
       }
-  if (!g_key_file_has_key (kf, group, "bf16", NULL)
-      && !g_key_file_has_key (kf, group, "fp32", NULL))
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                   "group [%s]: key 'bf16' or 'fp32' is required when no 'base' GPU is given",
-                   group);
-      return NULL;
-    }
   HwGpuSpec *spec = g_new0 (HwGpuSpec, 1);
   spec->compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY;
   spec->hbm_efficiency = DEFAULT_HBM_EFFICIENCY;

@@ -112,10 +112,10 @@ check_peaks (const HwGpuSpec *spec, GError **error)
       if (!check_non_negative (spec, field, spec->peak_flops[i], error))
         return FALSE;
     }
-  if (spec->peak_flops[HW_DTYPE_FP32] > 0 || spec->peak_flops[HW_DTYPE_BF16] > 0)
+  if (spec->peak_flops[HW_DTYPE_FP32] > 0)
     return TRUE;
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "GPU '%s': needs a peak FLOP/s > 0 for fp32 or bf16",
+               "GPU '%s': needs a peak FLOP/s > 0 for fp32 (element-wise kernels run there)",
                spec->name ? spec->name : "(unnamed)");
   return FALSE;
 }

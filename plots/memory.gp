@@ -20,7 +20,7 @@ set title chart_title noenhanced
 set xlabel 'time in the step (s)'
 set ylabel 'allocated memory (GiB)'
 set yrange [0:*]
-set style fill solid 0.85 noborder
+set style fill solid 1.0 noborder
 
 # Cumulative sum of categories 2..i: the top edge of category i in the stack.
 cum(i) = sum [c=2:i] column(c)
@@ -32,8 +32,12 @@ do for [i=ncol:2:-1] {
     cmd = cmd . sprintf("'%s' using 1:(cum(%d)/GiB) with fillsteps lt %d title columnhead(%d), ", ARG1, i, i-1, i)
   }
 }
+# The axis shows both the capacity and the highest stack, so an OOM's overshoot stays
+# visible above the capacity line.
+stats ARG1 using (cum(ncol)/GiB) nooutput
+top = (STATS_max > capacity ? STATS_max : capacity)
+if (top > 0) { set yrange [0:top*1.08] }
 if (capacity > 0) {
-  set yrange [0:capacity*1.08]
   cmd = cmd . sprintf("%g with lines dt 2 lw 2 lc rgb '#000000' title sprintf('capacity %%.1f GiB', %g), ", capacity, capacity)
 }
 if (strlen(cmd) == 0) { print 'memory.gp: nothing to plot'; exit status 1 }

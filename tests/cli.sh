@@ -70,6 +70,25 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 "$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
 
+# --- output paths: never replace a non-regular file or an input; nothing left on failure ---
+mkfifo fifo
+"$STEPSIM" run "$s1" -o fifo -q >/dev/null 2>fifo.err; rc=$?
+[ $rc -eq 1 ] && ok "-o onto a FIFO: exit 1" || bad "-o onto a FIFO: exit 1 (got $rc)"
+check "-o onto a FIFO: the FIFO is untouched" test -p fifo
+cp "$s1" copy.ini
+"$STEPSIM" run copy.ini -o copy.ini -q >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "-o onto the scenario: exit 1" || bad "-o onto the scenario: exit 1 (got $rc)"
+check "-o onto the scenario: scenario intact" cmp copy.ini "$s1"
+touch plotfile
+"$STEPSIM" run "$s1" -o plotfail.h5 --plot plotfile -q >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "--plot onto a file: exit 1" || bad "--plot onto a file: exit 1 (got $rc)"
+check "--plot onto a file: no HDF5 left" sh -c "! test -e plotfail.h5"
+"$STEPSIM" run "$s1" -o "" -q >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "-o '': exit 2" || bad "-o '': exit 2 (got $rc)"
+"$STEPSIM" export s1.h5 /summary -o s1.h5 >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "export -o onto its input: exit 1" || bad "export -o onto its input: exit 1 (got $rc)"
+check "export -o onto its input: HDF5 intact" h5dump -H s1.h5
+
 # --- catalogs --------------------------------------------------------------------------------
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
 check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8,030,261,248'"

@@ -27,7 +27,7 @@ for prog in "$@"; do
   if [ "$f" -eq 0 ]; then status=PASS; else status=FAIL; fi
   printf '%s: %s (%s passed, %s failed)\n' "$status" "$name" "$p" "$f"
   if [ "$f" -ne 0 ]; then
-    grep -E 'FAILED|Assertion|failed|error|ERROR' "$log" | head -n 20 | sed 's/^/    /'
+    grep -E '^FAIL |FAILED|Assertion|error|ERROR|expected|lacks' "$log" | grep -v 'stepsim-tests:' | head -n 20 | sed 's/^/    /'
   fi
   passed=$((passed + p))
   failed=$((failed + f))

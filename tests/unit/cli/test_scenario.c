@@ -214,6 +214,41 @@ test_unreadable_json (void)
                 (const char *[]){ "[model]", "hf_config", "bad.json", NULL });
 }
 
+static void
+test_localised_key (void)
+{
+  g_autofree char *t = with ("precision[de] = fp16\n");
+  expect_error (t, NULL, (const char *[]){ "[training]", "precision[de]", "localised", NULL });
+}
+
+static void
+test_unknown_shipped_model_lists_them (void)
+{
+  expect_error (base, (const char *[]){ "model.hf_config=llama-3.1-9b", NULL },
+                (const char *[]){ "[model]", "hf_config", "llama-3.1-8b", "shipped:", NULL });
+}
+
+/* Without hf_config the sizes HF cannot derive are required; the rest are derived:
+ * llama-3.2-1b's shape (tied, GQA 32/8) gives its exact published count. */
+static void
+test_family_and_sizes (void)
+{
+  const char *head = "[model]\nfamily = llama\nhidden_size = 2048\nnum_hidden_layers = 16\n"
+                     "num_attention_heads = 32\nnum_key_value_heads = 8\nvocab_size = 128256\n"
+                     "max_position_embeddings = 131072\n";
+  const char *tail = "[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\n"
+                     "seq_len = 2048\nprecision = fp32\n";
+  g_autofree char *missing = g_strconcat (head, tail, NULL);
+  expect_error (missing, NULL, (const char *[]){ "[model]", "intermediate_size", "required", NULL });
+  g_autofree char *full = g_strconcat (head, "intermediate_size = 8192\ntie_word_embeddings = true\n",
+                                       tail, NULL);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (full, NULL, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->arch->head_dim, 64);
+  CU_ASSERT_EQUAL (model_arch_n_params (sc->arch), 1235814400);
+}
+
 int main (void);
 
 int
@@ -238,6 +273,9 @@ main (void)
     { "bad enum value and GPU name", test_bad_enum_and_gpu },
     { "bad --set syntax and key", test_bad_set_syntax },
     { "unreadable JSON", test_unreadable_json },
+    { "localised key", test_localised_key },
+    { "unknown shipped model lists them", test_unknown_shipped_model_lists_them },
+    { "family and sizes without a config", test_family_and_sizes },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
