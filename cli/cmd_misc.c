@@ -9,6 +9,7 @@
 #include "cli/output.h"
 #include "cli/scenario.h"
 #include "hardware/catalog.h"
+#include "hardware/node_catalog.h"
 #include "models/arch.h"
 #include "sim/h5out.h"
 #include "sim/text.h"
@@ -93,6 +94,22 @@ compare_names (gconstpointer a, gconstpointer b)
   return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
 }
 
+static void
+list_nodes (void)
+{
+  printf ("%-14s %5s %-16s %12s %14s %6s  %s\n", "name", "GPUs", "GPU", "NVLink", "NIC", "NICs",
+          "description");
+  for (guint i = 0; i < hw_catalog_n_nodes (); i++)
+    {
+      const HwNodeSpec *n = hw_catalog_node_at (i);
+      g_autofree char *nv = sim_units_format (n->nvlink_bandwidth, SIM_DIM_BANDWIDTH, 0);
+      g_autofree char *nic = sim_units_format (n->nic_bandwidth, SIM_DIM_BANDWIDTH, 1);
+      printf ("%-14s %5u %-16s %12s %14s %6u  %s\n", n->name, n->n_gpus, n->gpu->name,
+              n->intra == HW_INTRA_NVSWITCH ? nv : "PCIe", nic, n->n_nics,
+              n->description ? n->description : "");
+    }
+}
+
 static int
 list_models (void)
 {
@@ -135,6 +152,8 @@ cli_cmd_list (int argc, char **argv)
     return list_gpus (), 0;
   if (argc == 2 && strcmp (argv[1], "models") == 0)
     return list_models ();
-  cli_error ("list: expected 'gpus' or 'models'");
+  if (argc == 2 && strcmp (argv[1], "nodes") == 0)
+    return list_nodes (), 0;
+  cli_error ("list: expected 'gpus', 'models' or 'nodes'");
   return 2;
 }

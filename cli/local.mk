@@ -10,7 +10,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/report.c cli/report.h \
 	cli/plot.c cli/plot.h \
 	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
-	cli/output.c cli/output.h
+	cli/output.c cli/output.h cli/cmd_collective.c
 
 bin_PROGRAMS += stepsim
 stepsim_SOURCES = cli/main.c

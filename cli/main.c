@@ -19,7 +19,10 @@ static const char usage[] =
   "  export FILE.h5 OBJECT [-o OUT.tsv]\n"
   "                         write a dataset or group of FILE.h5 as TSV (e.g. /summary,\n"
   "                         /tasks, /series/rank0/memory)\n"
-  "  list gpus|models       show the built-in GPU catalog or the shipped model configs\n"
+  "  collective NODE|SCENARIO.ini [--op OP] [--nodes N] [--min SIZE] [--max SIZE]\n"
+  "                         nccl-tests-style sweep: time, algbw and busbw per message size\n"
+  "  list gpus|nodes|models show the built-in GPU and node catalogs or the shipped model\n"
+  "                         configs\n"
   "\n"
   "Options:\n"
   "  -h, --help             show this help (COMMAND --help for a command's options)\n"
@@ -56,6 +59,8 @@ main (int argc, char **argv)
     return cli_cmd_export (argc - 1, argv + 1);
   if (strcmp (cmd, "list") == 0)
     return cli_cmd_list (argc - 1, argv + 1);
+  if (strcmp (cmd, "collective") == 0)
+    return cli_cmd_collective (argc - 1, argv + 1);
   if (cmd[0] == '-')
     fprintf (stderr, "stepsim: unknown option '%s'\n\n%s", cmd, usage);
   else

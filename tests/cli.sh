@@ -89,7 +89,17 @@ check "--plot onto a file: no HDF5 left" sh -c "! test -e plotfail.h5"
 [ $rc -eq 1 ] && ok "export -o onto its input: exit 1" || bad "export -o onto its input: exit 1 (got $rc)"
 check "export -o onto its input: HDF5 intact" h5dump -H s1.h5
 
+# --- collectives, nccl-tests style ---
+# Validation: 8x A100 NVLink 3 all-reduce bus bandwidth measured at about 235 GB/s
+# (../shared/reference/hardware.md); at 1 GiB the simulation must be within 5 %.
+"$STEPSIM" collective DGX-A100 --min 1GiB --max 1GiB >coll.out 2>&1
+check "collective: 1 GiB all-reduce busbw on DGX-A100 within 5 % of 235 GB/s" \
+  awk '!/^#/ { if ($4 >= 223.25 && $4 <= 246.75) ok = 1 } END { exit !ok }' coll.out
+"$STEPSIM" collective NoSuchNode >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "collective: unknown node exit 1" || bad "collective: unknown node exit 1 (got $rc)"
+
 # --- catalogs --------------------------------------------------------------------------------
+check "list nodes shows the DGX A100" sh -c "'$STEPSIM' list nodes | grep -q '^DGX-A100 .* 8 A100-80GB-SXM'"
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
 check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8,030,261,248'"
 

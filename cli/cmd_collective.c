@@ -1,0 +1,156 @@
+/* cli/cmd_collective.c — `stepsim collective`: an nccl-tests-style sweep of one collective
+ * over message sizes on a simulated cluster, reporting time, algorithm bandwidth and bus
+ * bandwidth exactly as nccl-tests defines them (doc/PERFORMANCE.md of nccl-tests:
+ * algbw = size / time, busbw = algbw × factor(op, n)). Each size runs alone on an idle
+ * cluster, as nccl-tests measures. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "hardware/cluster_spec.h"
+#include "hardware/collective.h"
+#include "hardware/node_catalog.h"
+#include "sim/engine.h"
+#include "sim/fluid.h"
+#include "sim/units.h"
+
+typedef struct
+{
+  char *op, *algorithm, *min, *max;
+  gint nodes;
+} CollOptions;
+
+static gboolean
+parse_kind (const char *text, HwCollectiveKind *out, GError **error)
+{
+  for (guint k = 0; k < HW_N_COLLECTIVES; k++)
+    if (g_strcmp0 (text, hw_collective_kind_name (k)) == 0)
+      {
+        *out = k;
+        return TRUE;
+      }
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "--op '%s': expected all_reduce, all_gather, reduce_scatter, broadcast, "
+               "all_to_all or send_recv", text);
+  return FALSE;
+}
+
+/* The cluster: a catalog node name, or the [cluster] group of a scenario file. */
+static gboolean
+load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
+              HwFabricSpec *fabric, GError **error)
+{
+  *fabric = (HwFabricSpec){ 1 };
+  if (g_str_has_suffix (what, ".ini"))
+    {
+      g_autoptr (GKeyFile) kf = g_key_file_new ();
+      if (!g_key_file_load_from_file (kf, what, G_KEY_FILE_NONE, error)
+          || !hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
+        return g_prefix_error (error, "%s: ", what), FALSE;
+    }
+  else
+    {
+      const HwNodeSpec *spec = hw_catalog_node (what, error);
+      if (spec == NULL)
+        return FALSE;
+      hw_node_spec_copy_into (node, spec);
+      *n_nodes = 1;
+    }
+  if (nodes > 0)
+    *n_nodes = (guint) nodes;
+  if (*n_nodes > 1 && node->n_nics == 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--nodes %u: node %s has no NICs", *n_nodes, node->name ? node->name : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+on_done (gpointer user_data)
+{
+  (void) user_data;
+}
+
+static double
+time_one (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric,
+          HwCollectiveKind kind, HwCollectiveAlgorithm algo, double bytes)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (node, n_nodes, fabric, fluid);
+  guint n = hw_cluster_n_ranks (cluster);
+  g_autofree guint *ranks = g_new (guint, n);
+  for (guint i = 0; i < n; i++)
+    ranks[i] = i;
+  hw_collective_start (cluster, kind, algo, ranks, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n,
+                       bytes, on_done, NULL);
+  sim_engine_run (engine);
+  return sim_engine_now (engine);
+}
+
+static int
+sweep (const char *what, const CollOptions *o, GError **error)
+{
+  HwNodeSpec node = { 0 };
+  guint n_nodes = 1;
+  HwFabricSpec fabric;
+  HwCollectiveKind kind = HW_COLLECTIVE_ALL_REDUCE;
+  HwCollectiveAlgorithm algo = HW_ALGORITHM_AUTO;
+  double lo = 8, hi = 8.0 * 1024 * 1024 * 1024;
+  if ((o->op && !parse_kind (o->op, &kind, error))
+      || (o->algorithm && !hw_collective_algorithm_from_string (o->algorithm, &algo, error))
+      || (o->min && !sim_units_parse (o->min, SIM_DIM_BYTES, &lo, error))
+      || (o->max && !sim_units_parse (o->max, SIM_DIM_BYTES, &hi, error))
+      || !load_cluster (what, o->nodes, &node, &n_nodes, &fabric, error))
+    {
+      hw_node_spec_clear (&node);
+      return 1;
+    }
+  guint n = node.n_gpus * n_nodes;
+  printf ("# %s, %s, %u GPUs (%u node%s of %s), simulated on an idle cluster\n",
+          hw_collective_kind_name (kind), hw_collective_algorithm_name (algo), n, n_nodes,
+          n_nodes > 1 ? "s" : "", node.name ? node.name : node.gpu->name);
+  printf ("# %14s %12s %12s %12s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
+  for (double b = MAX (lo, 1); b <= hi * (1 + 1e-12); b *= 2)
+    {
+      double t = time_one (&node, n_nodes, &fabric, kind, algo, b);
+      printf ("  %14.0f %12.2f %12.2f %12.2f\n", b, t * 1e6, hw_collective_algbw (b, t) / 1e9,
+              hw_collective_busbw (kind, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n, b, t) / 1e9);
+    }
+  hw_node_spec_clear (&node);
+  return 0;
+}
+
+int
+cli_cmd_collective (int argc, char **argv)
+{
+  CollOptions o = { 0 };
+  GOptionEntry entries[] = {
+    { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
+      "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
+    { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default), ring, tree, hierarchical", "ALGO" },
+    { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes (default: 1, or the scenario's)", "N" },
+    { "min", 0, 0, G_OPTION_ARG_STRING, &o.min, "smallest message (default 8 B)", "SIZE" },
+    { "max", 0, 0, G_OPTION_ARG_STRING, &o.max, "largest message (default 8 GiB)", "SIZE" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "collective NODE|SCENARIO.ini — nccl-tests-style bandwidth sweep of one collective");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  int rc;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    rc = (cli_error (error->message), 2);
+  else if (argc != 2 || o.nodes < 0)
+    rc = (cli_error ("collective: expected one node name or scenario (see stepsim collective --help)"), 2);
+  else if ((rc = sweep (argv[1], &o, &error)) != 0)
+    cli_error (error->message);
+  g_free (o.op);
+  g_free (o.algorithm);
+  g_free (o.min);
+  g_free (o.max);
+  return rc;
+}
