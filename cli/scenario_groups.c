@@ -243,6 +243,10 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
   s->precision = precision;
   s->optimizer = optimizer;
   s->checkpointing = ckpt;
+  guint64 every = s->checkpoint_every;
+  if (!cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
+    return FALSE;
+  s->checkpoint_every = (guint) MIN (every, G_MAXUINT);
   s->flash_attention = flash;
   s->tf32 = tf32;
   return cli_scenario_load_memory (kf, sc, error);

@@ -262,6 +262,9 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   cost.act_saved += p->weight_cache_bytes
                     * (double) (model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch));
   cost.act_checkpoint = d.e * d.T * d.h;
+  attention_core_fwd (&cost.attn_core_fwd, &d, flash);
+  double scores = d.b * d.a * d.s * d.s;
+  cost.act_attn_core = flash ? 4 * d.b * d.a * d.s : d.e * scores + d.drop * (scores + d.e * scores);
   return cost;
 }
 

@@ -52,6 +52,11 @@ typedef struct
   ModelPass bwd;
   double act_saved;      /* B saved for backward by forward without checkpointing */
   double act_checkpoint; /* B kept per layer under full checkpointing: its input, e·sbh */
+  /* Selective recomputation (Korthikanti et al. 2022 §5): the attention core (QKᵀ,
+   * softmax, dropout, ·V, or the fused flash kernel) rerun in the backward, and the bytes
+   * of act_saved it alone keeps (the s² terms; flash's logsumexp). Layers only. */
+  ModelPass attn_core_fwd;
+  double act_attn_core;
 } ModelBlockCost;
 
 typedef struct

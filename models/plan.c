@@ -253,6 +253,15 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
   if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
       || !model_parallel_validate (par, error))
     return NULL;
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
+      && !model_parallel_keeps_gathered (par) && par->degree > 1)
+    {
+      /* A segment's recompute would need every layer of the segment gathered at once. */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "checkpointing sqrt with parameters re-gathered for the backward (zero3, "
+                   "fsdp_full_shard, fsdp_hybrid_shard) is not modelled; use full or every_k");
+      return NULL;
+    }
   ModelPlan *p = plan_alloc (arch, stack, par);
   plan_initial_state (p);
   PlanCosts pc;

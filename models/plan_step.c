@@ -11,6 +11,8 @@
 #include "config.h"
 #include "models/plan-private.h"
 
+#include <math.h>
+
 #define NONE G_MAXUINT
 
 typedef struct
@@ -21,12 +23,14 @@ typedef struct
   guint L;
   guint stage;
   guint shard;          /* shard group size N */
-  gboolean ckpt;
+  ModelCheckpointing ckpt;
+  guint segment;        /* layers per segment: k of every_k, ⌈√L⌉ of sqrt */
   gboolean last_mb;
   gint mb;
   /* per micro-batch */
   guint act_embedding, act_head;
   guint *act_layer;
+  guint *recomputed;   /* per layer: activations re-created by its recompute */
   guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
   guint *fwd_task, *bwd_task;
   guint root_gather_task, root_gather_handle;
@@ -157,6 +161,82 @@ produce_gradients (StepCtx *c, double bytes)
   return 0;
 }
 
+/* ---- activation checkpointing ----------------------------------------------------------- */
+
+/* Whether layer l keeps only its input and is recomputed whole. */
+static gboolean
+checkpointed (const StepCtx *c, guint l)
+{
+  switch (c->ckpt)
+    {
+    case MODEL_CHECKPOINTING_FULL:
+      return TRUE;
+    case MODEL_CHECKPOINTING_EVERY_K:
+    case MODEL_CHECKPOINTING_SQRT:
+      return l % c->segment == 0;
+    default:
+      return FALSE;
+    }
+}
+
+/* Bytes layer l's forward keeps for the backward. Under √L segments a segment's inner
+ * layers keep nothing: the segment is recomputed from its first layer's input. */
+static double
+stored_bytes (const StepCtx *c, guint l)
+{
+  const ModelBlockCost *lc = &c->pc->layer;
+  if (checkpointed (c, l))
+    return lc->act_checkpoint;
+  if (c->ckpt == MODEL_CHECKPOINTING_SQRT)
+    return 0;
+  if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
+    return lc->act_saved - lc->act_attn_core;
+  return lc->act_saved;
+}
+
+/* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,
+ * the attention core alone (re-creating its s² activations). */
+static void
+recompute (StepCtx *c, guint l, gboolean core_only)
+{
+  ModelPlan *p = c->p;
+  const ModelBlockCost *lc = &c->pc->layer;
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
+                   "recompute%s L%u mb%d", core_only ? " attn" : "", l, c->mb);
+  if (regathers (c))
+    plan_task_dep (p, c->gather_task[l]);
+  plan_task_add_pass (p, core_only ? &lc->attn_core_fwd : &lc->fwd);
+  c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS,
+                                      core_only ? lc->act_attn_core : lc->act_saved,
+                                      MODEL_EFFECT_AT_START);
+  plan_task_workspace (p, core_only ? lc->attn_core_fwd.workspace : lc->fwd.workspace);
+  p->hardware_flops += plan_current (p)->flops;
+}
+
+/* Recomputation needed before layer l's backward. */
+static void
+recompute_before_backward (StepCtx *c, guint l)
+{
+  if (c->ckpt != MODEL_CHECKPOINTING_SQRT)
+    c->recomputed[l] = 0; /* under √L the segment's recompute already set it */
+  switch (c->ckpt)
+    {
+    case MODEL_CHECKPOINTING_SELECTIVE:
+      recompute (c, l, TRUE);
+      break;
+    case MODEL_CHECKPOINTING_SQRT:
+      /* Entering a segment from its last layer: rerun the segment's forward, in order. */
+      if (l + 1 == c->L || (l + 1) % c->segment == 0)
+        for (guint j = l - l % c->segment; j <= l; j++)
+          recompute (c, j, FALSE);
+      break;
+    default:
+      if (checkpointed (c, l))
+        recompute (c, l, FALSE);
+      break;
+    }
+}
+
 /* ---- forward ----------------------------------------------------------------------------- */
 
 static void
@@ -194,8 +274,7 @@ forward (StepCtx *c)
       if (gathers (c))
         plan_task_dep (p, c->gather_task[l]);
       plan_task_add_pass (p, &pc->layer.fwd);
-      c->act_layer[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS,
-                                         c->ckpt ? pc->layer.act_checkpoint : pc->layer.act_saved,
+      c->act_layer[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, stored_bytes (c, l),
                                          MODEL_EFFECT_AT_START);
       plan_task_workspace (p, pc->layer.fwd.workspace);
       if (regathers (c))
@@ -218,21 +297,7 @@ backward_layer (StepCtx *c, guint l)
   guint prefetch = p->par.prefetch;
   if (regathers (c) && l >= prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
-  guint recomputed = 0;
-  if (c->ckpt)
-    {
-      /* Full checkpointing (Chen et al. 2016, arXiv 1604.06174, §3): rerun the layer's
-       * forward from its saved input, re-creating its activations. */
-      plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l,
-                       c->mb, "recompute L%u mb%d", l, c->mb);
-      if (regathers (c))
-        plan_task_dep (p, c->gather_task[l]);
-      plan_task_add_pass (p, &pc->layer.fwd);
-      recomputed = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->layer.act_saved,
-                                    MODEL_EFFECT_AT_START);
-      plan_task_workspace (p, pc->layer.fwd.workspace);
-      p->hardware_flops += plan_current (p)->flops;
-    }
+  recompute_before_backward (c, l);
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
   if (regathers (c))
@@ -240,7 +305,7 @@ backward_layer (StepCtx *c, guint l)
   plan_task_add_pass (p, &pc->layer.bwd);
   guint full = produce_gradients (c, pc->grad_layer);
   plan_task_workspace (p, pc->layer.bwd.workspace);
-  plan_task_free (p, recomputed, MODEL_EFFECT_AT_END);
+  plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
   if (gathers (c))
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
@@ -336,17 +401,28 @@ last_comm_task (const ModelPlan *p, guint rank)
   return NONE;
 }
 
+static guint
+segment_length (const ModelPlan *p)
+{
+  if (p->stack.checkpointing == MODEL_CHECKPOINTING_EVERY_K)
+    return MAX (p->stack.checkpoint_every, 1);
+  /* Chen et al. 2016 §3: √n segments balance stored inputs against one segment's
+   * activations. */
+  return MAX ((guint) ceil (sqrt ((double) p->arch->n_layers)), 1);
+}
+
 void
 plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   guint L = (guint) p->arch->n_layers;
-  g_autofree guint *buf = g_new0 (guint, 6 * L);
+  g_autofree guint *buf = g_new0 (guint, 7 * L);
   StepCtx c = {
     .p = p, .rank = rank, .pc = pc, .L = L,
     .stage = model_parallel_stage (&p->par),
     .shard = model_parallel_shard_size (&p->par),
-    .ckpt = p->stack.checkpointing == MODEL_CHECKPOINTING_FULL,
-    .act_layer = buf, .gather_task = buf + L, .gather_handle = buf + 2 * L,
+    .ckpt = p->stack.checkpointing,
+    .segment = segment_length (p),
+    .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L,
   };
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)

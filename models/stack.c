@@ -9,7 +9,8 @@ static const char *const precision_names[] = { "fp32",     "bf16_mixed", "fp16_m
                                                "fp8_mixed", "fp16_amp",  "bf16_amp",   NULL };
 static const char *const optimizer_names[] = { "adamw",      "sgd_momentum",     "adafactor",
                                                "adamw_8bit", "paged_adamw_8bit", NULL };
-static const char *const checkpointing_names[] = { "none", "full", NULL };
+static const char *const checkpointing_names[] = { "none", "full", "selective", "every_k", "sqrt",
+                                                   NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (precision_names) == MODEL_N_PRECISIONS + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_names) == MODEL_N_OPTIMIZERS + 1);
 
@@ -32,6 +33,7 @@ model_stack_init_defaults (ModelStack *stack)
     .precision = MODEL_PRECISION_BF16_MIXED,
     .optimizer = MODEL_OPTIMIZER_ADAMW,
     .checkpointing = MODEL_CHECKPOINTING_NONE,
+    .checkpoint_every = 2,
     .flash_attention = TRUE,
     .tf32 = FALSE,
     .dropout = 0,

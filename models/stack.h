@@ -80,7 +80,12 @@ typedef enum
 typedef enum
 {
   MODEL_CHECKPOINTING_NONE,
-  MODEL_CHECKPOINTING_FULL, /* keep each layer's input, recompute the layer in backward */
+  MODEL_CHECKPOINTING_FULL,      /* keep each layer's input, recompute the layer in backward */
+  MODEL_CHECKPOINTING_SELECTIVE, /* keep all but the attention core's, recompute that
+                                    (Korthikanti et al. 2022 §5) */
+  MODEL_CHECKPOINTING_EVERY_K,   /* full checkpointing of every k-th layer (checkpoint_every) */
+  MODEL_CHECKPOINTING_SQRT,      /* √L segments: keep each segment's input, recompute a
+                                    segment at a time (Chen et al. 2016, arXiv 1604.06174 §3) */
 } ModelCheckpointing;
 
 typedef struct
@@ -91,6 +96,7 @@ typedef struct
   ModelPrecision precision;
   ModelOptimizer optimizer;
   ModelCheckpointing checkpointing;
+  guint checkpoint_every; /* k of MODEL_CHECKPOINTING_EVERY_K, >= 1 */
   gboolean flash_attention;
   gboolean tf32;          /* fp32 GEMMs on TF32 tensor cores (PyTorch default: off) */
   double dropout;         /* probability in [0, 1) */

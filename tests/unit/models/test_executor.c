@@ -117,6 +117,53 @@ test_activation_peak_full_checkpointing (void)
   CU_ASSERT (layer.act_checkpoint < layer.act_saved);
 }
 
+/* The other variants on the 4-layer model, each peak derived from what each layer keeps:
+ *  selective: every layer keeps all but the attention core; the core is re-created for one
+ *    layer at a time after the head's activations are gone → emb + 4(A − C) + max(H, C);
+ *  every_k (k = 2): layers 0 and 2 keep their input (I), 1 and 3 everything (A); the head's
+ *    moment dominates (recomputing layer 2 happens after layer 3 freed A) → emb + 2I + 2A + H;
+ *  sqrt (segments of ⌈√4⌉ = 2): layers 0 and 2 keep I, 1 and 3 nothing; a segment's two
+ *    layers are recomputed together → emb + 2I + max(H, 2A). */
+static void
+test_activation_peak_variants (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.flash_attention = FALSE;
+  s.dropout = 0.1;
+  ModelCostParams cp = params (&s);
+  ModelBlockCost layer = model_cost_layer (a, &cp);
+  double emb = model_cost_embedding (a, &cp).act_saved, head = model_cost_head (a, &cp).act_saved;
+  double A = layer.act_saved, I = layer.act_checkpoint, C = layer.act_attn_core;
+  s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
+  STEPSIM_ASSERT_REL (replay (a, &s, 1, NULL).act_peak, emb + 4 * (A - C) + MAX (head, C), 1e-12);
+  s.checkpointing = MODEL_CHECKPOINTING_EVERY_K;
+  s.checkpoint_every = 2;
+  STEPSIM_ASSERT_REL (replay (a, &s, 1, NULL).act_peak, emb + 2 * I + 2 * A + head, 1e-12);
+  s.checkpointing = MODEL_CHECKPOINTING_SQRT;
+  STEPSIM_ASSERT_REL (replay (a, &s, 1, NULL).act_peak, emb + 2 * I + MAX (head, 2 * A), 1e-12);
+  CU_ASSERT (C > 0 && C < A);
+}
+
+/* Recompute costs: selective reruns only the attention core, full the whole layer. */
+static void
+test_recompute_flops (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.flash_attention = FALSE;
+  ModelCostParams cp = params (&s);
+  ModelBlockCost layer = model_cost_layer (a, &cp);
+  s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
+  g_autoptr (ModelPlan) sel = model_plan_new (a, &s, NULL, NULL);
+  s.checkpointing = MODEL_CHECKPOINTING_FULL;
+  g_autoptr (ModelPlan) full = model_plan_new (a, &s, NULL, NULL);
+  STEPSIM_ASSERT_REL (model_plan_hardware_flops (sel) - model_plan_model_flops (sel),
+                      4 * layer.attn_core_fwd.flops, 1e-12);
+  STEPSIM_ASSERT_REL (model_plan_hardware_flops (full) - model_plan_model_flops (full),
+                      4 * layer.fwd.flops, 1e-12);
+}
+
 /* Gradients reach Ψ × gradient bytes and are released by the optimizer step; at the end
  * only the persistent state (weights, master, optimizer) remains. */
 static void
@@ -184,6 +231,8 @@ main (void)
     { "activation peak without checkpointing", test_activation_peak_no_checkpointing },
     { "activation peak with full checkpointing", test_activation_peak_full_checkpointing },
     { "gradients and end state", test_gradients_and_end_state },
+    { "activation peaks of selective, every_k, sqrt", test_activation_peak_variants },
+    { "recompute FLOPs: selective vs full", test_recompute_flops },
     { "checkpointing trades memory for time", test_checkpointing_tradeoff },
     { "degree 1 = single GPU, deterministic", test_degree_one_and_deterministic },
     { "two DDP ranks", test_two_ranks_ddp },
