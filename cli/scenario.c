@@ -65,17 +65,16 @@ cli_scenario_free (CliScenario *sc)
 const char *
 cli_scenario_models_dir (void)
 {
-  static char *dir;
-  if (dir == NULL)
+  static char *dir; /* set once, thread-safe (batches load scenarios in parallel) */
+  if (g_once_init_enter (&dir))
     {
       char *src = g_build_filename (STEPSIM_SRCDIR, "models", "configs", NULL);
-      if (g_file_test (src, G_FILE_TEST_IS_DIR))
-        dir = src;
-      else
+      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
         {
           g_free (src);
-          dir = g_build_filename (STEPSIM_DATADIR, "models", NULL);
+          src = g_build_filename (STEPSIM_DATADIR, "models", NULL);
         }
+      g_once_init_leave (&dir, src);
     }
   return dir;
 }
