@@ -29,7 +29,7 @@ static const char *const training_keys[] = {
   "attention",   "tf32",    "dropout",    NULL,
 };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "gpu.NAME", NULL };
+                                           "gpu.NAME", "baseline", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -134,6 +134,12 @@ prescan (const char *text, GError **error)
   return TRUE;
 }
 
+gboolean
+cli_scenario_prescan (const char *text, GError **error)
+{
+  return prescan (text, error);
+}
+
 /* ---- --set overrides -------------------------------------------------------------------- */
 
 static gboolean
@@ -194,6 +200,8 @@ check_schema (GKeyFile *kf, GError **error)
             return FALSE;
           continue;
         }
+      if (g_strcmp0 (g, "baseline") == 0)
+        continue; /* group.key overrides, checked by their user (cli/sweep.c) */
       gboolean known = FALSE;
       for (guint s = 0; s < G_N_ELEMENTS (schema); s++)
         if (g_strcmp0 (schema[s].group, g) == 0)
