@@ -246,16 +246,10 @@ cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **e
     return NULL;
   GString *out = g_string_new ("label");
   *capacity = 0;
-  for (guint c = 0; c < MODEL_N_MEM; c++)
+  for (guint c = 0; c < MODEL_N_MEM; c++) /* all, so each keeps its colour (style.gp) */
     {
       g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
-      gint col = tsv_col (t, name);
-      gboolean used = FALSE;
-      for (guint r = 0; col >= 0 && r < t->rows->len; r++)
-        used |= row_ok (t, r) && tsv_num (t, r, col) > 0;
-      if (!used)
-        continue;
-      cols[n++] = col;
+      cols[n++] = tsv_col (t, name);
       g_string_append_printf (out, "\t%s", model_ledger_category_name (c));
     }
   g_string_append (out, "\tallocator cache\tCUDA context\n");
@@ -271,7 +265,7 @@ cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **e
       for (gint i = 0; i < n; i++)
         {
           g_string_append_c (out, '\t');
-          put_num (out, tsv_num (t, r, cols[i]) / GiB);
+          put_num (out, cols[i] >= 0 ? tsv_num (t, r, cols[i]) / GiB : 0.0);
         }
       g_string_append_c (out, '\t');
       put_num (out, MAX (0.0, tsv_num (t, r, reserved) - tsv_num (t, r, alloc)) / GiB);
@@ -434,6 +428,21 @@ cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y, co
   for (guint g = 0; g < groups->len; g++)
     put_block (out, t, cx, cy, cby, by, g_ptr_array_index (groups, g), y, scale);
   return g_string_free (out, FALSE);
+}
+
+char *
+cli_charts_axis_label (const char *axis)
+{
+  static const char *const units[][2] = {
+    { "micro_batch", "sequences" }, { "seq_len", "tokens" },     { "grad_accum", "micro-batches" },
+    { "gpus_per_node", "GPUs" },    { "nodes", "nodes" },        { "dropout", "probability" },
+  };
+  const char *dot = strrchr (axis, '.');
+  const char *key = dot ? dot + 1 : axis;
+  for (guint i = 0; i < G_N_ELEMENTS (units); i++)
+    if (strcmp (key, units[i][0]) == 0)
+      return g_strdup_printf ("%s (%s)", axis, units[i][1]);
+  return g_strdup (axis);
 }
 
 char *

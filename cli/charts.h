@@ -20,7 +20,8 @@ char *cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, ch
                              const char **unit, GError **error);
 
 /* Memory breakdown across rows of a batch's /results (or a run's /summary as one row):
- * label, then GiB per memory category that is non-zero somewhere (peak_<category>), the
+ * label, then GiB per memory category at the peak (peak_<category>, every category in the
+ * ledger's order so colours agree between charts; the script hides all-zero ones), the
  * allocator's cache (peak_reserved − peak_allocated) and the CUDA context, so a bar's top
  * is device-used memory. Failed rows are left out. *capacity: the largest capacity, GiB. */
 char *cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **error);
@@ -40,6 +41,10 @@ char *cli_charts_sweep_data (const char *results_tsv, const char *x, const char 
 /* Throughput penalty against the baseline: label, penalty (%). Error if the batch had no
  * baseline. */
 char *cli_charts_penalty_data (const char *results_tsv, GError **error);
+
+/* The x axis label of a sweep axis: the key with its unit when known
+ * ("training.micro_batch (sequences)"). Caller frees. */
+char *cli_charts_axis_label (const char *axis);
 
 /* The /summary export of a run (name, value, unit rows) as a one-row results TSV (header of
  * the names, one row of the values, with label = the scenario's name). */

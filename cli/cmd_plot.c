@@ -158,8 +158,8 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
     }
   if (data == NULL)
     return FALSE;
-  const char *args[] = { o->title ? o->title : title, extra ? extra : "", o->x ? o->x : "",
-                         NULL };
+  g_autofree char *xlabel = o->x ? cli_charts_axis_label (o->x) : g_strdup ("");
+  const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel, NULL };
   return cli_charts_render (kind, data, args, o->output, error);
 }
 
