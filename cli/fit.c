@@ -146,10 +146,10 @@ guint64
 cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
 {
   g_return_val_if_fail (lo >= 1 && lo <= hi, 0);
-  if (!ok (hi, data))
-    return 0;
   if (ok (lo, data))
     return lo;
+  if (!ok (hi, data))
+    return 0;
   guint64 good = hi, bad = lo; /* ok (good), !ok (bad) */
   while (good - bad > 1)
     {

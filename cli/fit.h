@@ -18,7 +18,7 @@
  *                         (nodes = 1), then cluster.nodes in 2..max_nodes at the largest
  *                         gpus_per_node; per-GPU memory falls as sharding spreads states,
  *                         so fitting is monotone the other way (binary search for the first
- *                         that fits, after checking the largest does).
+ *                         that fits, after checking the smallest and the largest).
  *   stack                 candidates in the order the seeds recommend, each adding to the
  *                         one before: as given; mixed precision (bf16, or fp16 where the GPU
  *                         lacks bf16); full activation checkpointing; ZeRO-1, -2, -3
@@ -97,7 +97,7 @@ double cli_fit_report_baseline_tokens (const CliFitReport *report);
  * the largest x with ok(x) when ok holds up to a point (0 when ok(lo) fails), and the
  * smallest x with ok(x) when ok holds from a point on (0 when ok(hi) fails). `step`: only
  * multiples of it are tried (lo must be one). Largest: doubling from lo (capped at hi),
- * then bisection, so O(log(answer)) calls. Smallest: checks hi, then lo, then bisects. */
+ * then bisection, so O(log(answer)) calls. Smallest: checks lo, then hi, then bisects. */
 typedef gboolean (*CliFitPredicate) (guint64 x, gpointer data);
 guint64 cli_fit_largest (guint64 lo, guint64 hi, guint64 step, CliFitPredicate ok, gpointer data);
 guint64 cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data);

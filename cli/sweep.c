@@ -136,6 +136,12 @@ char **
 cli_sweep_parse_list (const char *list, GError **error)
 {
   g_return_val_if_fail (list != NULL, NULL);
+  g_autofree char *whole = g_strstrip (g_strdup (list));
+  if (whole[0] == '\0')
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "the list is empty");
+      return NULL;
+    }
   g_auto (GStrv) items = g_strsplit (list, ",", -1);
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; items[i] != NULL; i++)
