@@ -2,7 +2,7 @@
 EXTRA_PROGRAMS = bench/bench_engine
 bench_bench_engine_SOURCES = bench/bench_engine.c
 bench_bench_engine_LDADD = $(STEPSIM_ALL_LIBS)
-EXTRA_DIST += bench/RESULTS.md
+EXTRA_DIST += bench/RESULTS.md bench/sweep-1000.ini
 bench: bench/bench_engine$(EXEEXT) stepsim$(EXEEXT)
 	$(srcdir)/bench/run.sh $(builddir)
 .PHONY: bench
