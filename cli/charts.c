@@ -147,69 +147,91 @@ rank_selected (const char *const *ranks, const char *rank)
   return ranks == NULL || g_strv_contains (ranks, rank);
 }
 
+typedef struct
+{
+  gint rank, stream, kind, start, end; /* columns of /tasks */
+} TaskCols;
+
+typedef struct
+{
+  guint max_rank;
+  double end;                     /* s, last task end */
+  gint *lane;                     /* (rank × streams + stream) → lane + 1, 0 when empty */
+  gint n_lanes;
+  gint dense[MODEL_N_TASK_KINDS]; /* kind → index among the kinds present */
+  GString *kinds;                 /* names of the kinds present */
+} GanttLayout;
+
+/* Lanes (rank, stream) with tasks, rank-major in stream-table order, and the kinds present
+ * in kind-table order. */
+static void
+gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLayout *g)
+{
+  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
+  gboolean kind_used[MODEL_N_TASK_KINDS] = { FALSE };
+  for (guint r = 0; r < t->rows->len; r++)
+    if (rank_selected (ranks, tsv_get (t, r, c->rank)))
+      {
+        g->max_rank = MAX (g->max_rank, (guint) tsv_num (t, r, c->rank));
+        g->end = MAX (g->end, tsv_num (t, r, c->end));
+        gint k = name_index (knames, MODEL_N_TASK_KINDS, tsv_get (t, r, c->kind));
+        if (k >= 0)
+          kind_used[k] = TRUE;
+      }
+  guint slots = (g->max_rank + 1) * MODEL_N_STREAMS;
+  g->lane = g_new0 (gint, slots);
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      gint s = name_index (streams, MODEL_N_STREAMS, tsv_get (t, r, c->stream));
+      if (rank_selected (ranks, tsv_get (t, r, c->rank)) && s >= 0)
+        g->lane[(guint) tsv_num (t, r, c->rank) * MODEL_N_STREAMS + (guint) s] = 1;
+    }
+  for (guint i = 0; i < slots; i++)
+    if (g->lane[i] != 0)
+      g->lane[i] = ++g->n_lanes;
+  g->kinds = g_string_new (NULL);
+  for (guint k = 0, n = 0; k < MODEL_N_TASK_KINDS; k++)
+    if (kind_used[k])
+      {
+        g_string_append_printf (g->kinds, "%s%s", n > 0 ? " " : "", knames[k]);
+        g->dense[k] = (gint) n++;
+      }
+}
+
 char *
 cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **kinds,
                        const char **unit, GError **error)
 {
   g_autoptr (Tsv) t = tsv_parse (tasks_tsv);
-  gint c_rank, c_stream, c_kind, c_start, c_end;
-  if (!need_col (t, "rank", &c_rank, error) || !need_col (t, "stream", &c_stream, error)
-      || !need_col (t, "kind", &c_kind, error) || !need_col (t, "start", &c_start, error)
-      || !need_col (t, "end", &c_end, error))
+  TaskCols c;
+  if (!need_col (t, "rank", &c.rank, error) || !need_col (t, "stream", &c.stream, error)
+      || !need_col (t, "kind", &c.kind, error) || !need_col (t, "start", &c.start, error)
+      || !need_col (t, "end", &c.end, error))
     return NULL;
-  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
-  guint max_rank = 0;
-  double end = 0;
-  gboolean kind_used[MODEL_N_TASK_KINDS] = { FALSE };
-  for (guint r = 0; r < t->rows->len; r++)
-    if (rank_selected (ranks, tsv_get (t, r, c_rank)))
-      {
-        max_rank = MAX (max_rank, (guint) tsv_num (t, r, c_rank));
-        end = MAX (end, tsv_num (t, r, c_end));
-        gint k = name_index (knames, MODEL_N_TASK_KINDS, tsv_get (t, r, c_kind));
-        if (k >= 0)
-          kind_used[k] = TRUE;
-      }
-  /* Lanes: (rank, stream) with tasks, rank-major in stream-table order; dense kinds. */
-  g_autofree gint *lane = g_new (gint, (max_rank + 1) * MODEL_N_STREAMS);
-  for (guint i = 0; i < (max_rank + 1) * MODEL_N_STREAMS; i++)
-    lane[i] = -1;
-  for (guint r = 0; r < t->rows->len; r++)
-    {
-      gint s = name_index (streams, MODEL_N_STREAMS, tsv_get (t, r, c_stream));
-      if (rank_selected (ranks, tsv_get (t, r, c_rank)) && s >= 0)
-        lane[(guint) tsv_num (t, r, c_rank) * MODEL_N_STREAMS + (guint) s] = 0;
-    }
-  gint n_lanes = 0, dense[MODEL_N_TASK_KINDS], n_kinds = 0;
-  for (guint i = 0; i < (max_rank + 1) * MODEL_N_STREAMS; i++)
-    if (lane[i] == 0)
-      lane[i] = ++n_lanes; /* 1-based while counting */
-  g_autoptr (GString) names = g_string_new (NULL);
-  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
-    if (kind_used[k])
-      {
-        g_string_append_printf (names, "%s%s", n_kinds > 0 ? " " : "", knames[k]);
-        dense[k] = n_kinds++;
-      }
-  if (n_lanes == 0)
+  GanttLayout g = { 0 };
+  gantt_layout (t, &c, ranks, &g);
+  g_autofree gint *lane = g.lane;
+  g_autoptr (GString) names = g.kinds;
+  if (g.n_lanes == 0)
     return nothing_to_draw (error, "no tasks on the selected ranks");
-  double scale = end < 2 ? 1e3 : 1;
-  *unit = end < 2 ? "ms" : "s";
+  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
+  double scale = g.end < 2 ? 1e3 : 1;
+  *unit = g.end < 2 ? "ms" : "s";
   GString *out = g_string_new ("start\tend\tlane\tkind\tlane_name\n");
   for (guint r = 0; r < t->rows->len; r++)
     {
-      gint s = name_index (streams, MODEL_N_STREAMS, tsv_get (t, r, c_stream));
-      gint k = name_index (knames, MODEL_N_TASK_KINDS, tsv_get (t, r, c_kind));
-      if (!rank_selected (ranks, tsv_get (t, r, c_rank)) || s < 0 || k < 0)
+      gint s = name_index (streams, MODEL_N_STREAMS, tsv_get (t, r, c.stream));
+      gint k = name_index (knames, MODEL_N_TASK_KINDS, tsv_get (t, r, c.kind));
+      if (!rank_selected (ranks, tsv_get (t, r, c.rank)) || s < 0 || k < 0)
         continue;
-      guint rank = (guint) tsv_num (t, r, c_rank);
-      put_num (out, tsv_num (t, r, c_start) * scale);
+      guint rank = (guint) tsv_num (t, r, c.rank);
+      put_num (out, tsv_num (t, r, c.start) * scale);
       g_string_append_c (out, '\t');
-      put_num (out, tsv_num (t, r, c_end) * scale);
-      /* lane 0 at the top: rank 0's compute stream first */
+      put_num (out, tsv_num (t, r, c.end) * scale);
+      /* lane 0 at the bottom, so rank 0's compute stream is on top */
       g_string_append_printf (out, "\t%d\t%d\trank %u %s\n",
-                              n_lanes - lane[rank * MODEL_N_STREAMS + (guint) s], dense[k], rank,
-                              streams[s]);
+                              g.n_lanes - lane[rank * MODEL_N_STREAMS + (guint) s], g.dense[k],
+                              rank, streams[s]);
     }
   *kinds = g_strdup (names->str);
   return g_string_free (out, FALSE);
