@@ -26,7 +26,7 @@ replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alon
   g_assert (plan != NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { tiny_gpu (), n_ranks, 1e12 };
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n_ranks, .host_memory = 1e12 };
   g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
   hw_node_spec_clear (&node);
   g_autoptr (ModelLedger) ledger = model_ledger_new (n_ranks, NULL);
