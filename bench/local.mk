@@ -4,7 +4,7 @@ bench_bench_engine_SOURCES = bench/bench_engine.c
 bench_bench_engine_LDADD = $(STEPSIM_ALL_LIBS)
 bench_bench_collective_SOURCES = bench/bench_collective.c
 bench_bench_collective_LDADD = $(STEPSIM_ALL_LIBS)
-EXTRA_DIST += bench/RESULTS.md
+EXTRA_DIST += bench/RESULTS.md bench/sweep-1000.ini
 bench: bench/bench_engine$(EXEEXT) bench/bench_collective$(EXEEXT) stepsim$(EXEEXT)
 	$(srcdir)/bench/run.sh $(builddir)
 	bench/bench_collective$(EXEEXT)

@@ -18,3 +18,16 @@ for i in 1 2 3 4 5; do
 done
 rm -rf "$tmp"
 printf 'default_scenario_wall_time\t%.4f\ts\n' "$best"
+# Batch throughput: the 1,000-scenario sweep bench/sweep-1000.ini with -j 2, best of 3
+# (loading, simulating, the HDF5 results file).
+tmp=$(mktemp -d)
+best=""
+for i in 1 2 3; do
+  t0=$(date +%s.%N)
+  "$build/stepsim" batch "$src/bench/sweep-1000.ini" -j 2 -o "$tmp/b.h5" -q
+  t1=$(date +%s.%N)
+  best=$(awk -v a="$t0" -v b="$t1" -v best="$best" 'BEGIN { t = b - a; print (best == "" || t < best) ? t : best }')
+done
+rm -rf "$tmp"
+printf 'batch_1000_wall_time_j2\t%.4f\ts\n' "$best"
+awk -v t="$best" 'BEGIN { printf "batch_scenarios_per_second_j2\t%.0f\tscenario/s\n", 1000 / t }'

@@ -16,6 +16,7 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
+#include "cli/trace.h"
 #include "sim/h5out.h"
 
 void
@@ -29,6 +30,7 @@ typedef struct
   char *output;
   char **sets;
   char *plot_dir;
+  char *trace;
   gboolean quiet;
 } RunOptions;
 
@@ -96,6 +98,8 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       "override a scenario value, e.g. --set training.micro_batch=4 (repeatable)", "GROUP.KEY=VALUE" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &opt->plot_dir,
       "also draw the memory timeline as DIR/<scenario>-memory.png", "DIR" },
+    { "trace", 't', 0, G_OPTION_ARG_FILENAME, &opt->trace,
+      "also write the step as Perfetto / Chrome trace-event JSON (ui.perfetto.dev)", "OUT.json" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "do not print the summary", NULL },
     { NULL },
   };
@@ -149,7 +153,8 @@ cli_cmd_run (int argc, char **argv)
   cli_report_fill_summary (rec, sc, &res);
   if (!opt.quiet)
     cli_report_print (stdout, sc, &res);
-  if (write_outputs (sc, rec, &res, &opt, &error))
+  if (write_outputs (sc, rec, &res, &opt, &error)
+      && (opt.trace == NULL || cli_trace_write (opt.trace, rec, sc->name, &error)))
     rc = 0;
 out:
   if (error != NULL)
@@ -158,5 +163,6 @@ out:
   g_free (opt.output);
   g_strfreev (opt.sets);
   g_free (opt.plot_dir);
+  g_free (opt.trace);
   return rc;
 }

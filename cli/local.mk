@@ -10,8 +10,16 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/report.c cli/report.h \
 	cli/plot.c cli/plot.h \
 	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
-	cli/output.c cli/output.h cli/cmd_collective.c
+	cli/output.c cli/output.h cli/cmd_collective.c \
+	cli/sweep.c cli/sweep.h cli/batch.c cli/batch.h cli/cmd_batch.c \
+	cli/fit.c cli/fit.h cli/cmd_fit.c cli/trace.c cli/trace.h \
+	cli/charts.c cli/charts.h cli/cmd_plot.c
 
 bin_PROGRAMS += stepsim
 stepsim_SOURCES = cli/main.c
-stepsim_LDADD = cli/libstepsim_cli.a $(STEPSIM_ALL_LIBS)
+stepsim_LDADD = cli/libstepsim_cli.a cli/libstepsim_mpi.a $(STEPSIM_ALL_LIBS) $(MPI_LIBS)
+
+# MPI batches (cli/mpi.c): its own library so only it sees MPI_CFLAGS; a stub without MPI.
+noinst_LIBRARIES += cli/libstepsim_mpi.a
+cli_libstepsim_mpi_a_SOURCES = cli/mpi.c cli/mpi.h
+cli_libstepsim_mpi_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)

@@ -14,7 +14,7 @@ static const char usage[] =
   "tokens/s, MFU and HFU, with a memory timeline in HDF5 and a chart.\n"
   "\n"
   "Commands:\n"
-  "  run SCENARIO.ini [-o OUT.h5] [--set group.key=value]… [--plot DIR]\n"
+  "  run SCENARIO.ini [-o OUT.h5] [--set group.key=value]… [--plot DIR] [--trace F.json]\n"
   "                         simulate a scenario, print the summary, write HDF5 (and a chart)\n"
   "  export FILE.h5 OBJECT [-o OUT.tsv]\n"
   "                         write a dataset or group of FILE.h5 as TSV (e.g. /summary,\n"
@@ -23,6 +23,12 @@ static const char usage[] =
   "                         nccl-tests-style sweep: time, algbw and busbw per message size\n"
   "  list gpus|nodes|models show the built-in GPU and node catalogs or the shipped model\n"
   "                         configs\n"
+  "  batch SWEEP.ini [-j N] [-o OUT.h5] [--tsv F] [--csv F] [--set group.key=value]…\n"
+  "                         run every scenario of a sweep in parallel (also under mpirun)\n"
+  "  fit SCENARIO.ini --for micro_batch|seq_len|gpus|stack\n"
+  "                         search what fits the GPU's memory\n"
+  "  plot memory|gantt|breakdown|steptime|sweep|penalty FILE.h5 -o OUT.png|svg\n"
+  "                         draw a chart of a run or a batch\n"
   "\n"
   "Options:\n"
   "  -h, --help             show this help (COMMAND --help for a command's options)\n"
@@ -61,6 +67,12 @@ main (int argc, char **argv)
     return cli_cmd_list (argc - 1, argv + 1);
   if (strcmp (cmd, "collective") == 0)
     return cli_cmd_collective (argc - 1, argv + 1);
+  if (strcmp (cmd, "batch") == 0)
+    return cli_cmd_batch (argc - 1, argv + 1);
+  if (strcmp (cmd, "fit") == 0)
+    return cli_cmd_fit (argc - 1, argv + 1);
+  if (strcmp (cmd, "plot") == 0)
+    return cli_cmd_plot (argc - 1, argv + 1);
   if (cmd[0] == '-')
     fprintf (stderr, "stepsim: unknown option '%s'\n\n%s", cmd, usage);
   else

@@ -11,17 +11,16 @@
 const char *
 cli_plot_dir (void)
 {
-  static char *dir;
-  if (dir == NULL)
+  static char *dir; /* set once, thread-safe */
+  if (g_once_init_enter (&dir))
     {
       char *src = g_build_filename (STEPSIM_SRCDIR, "plots", NULL);
-      if (g_file_test (src, G_FILE_TEST_IS_DIR))
-        dir = src;
-      else
+      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
         {
           g_free (src);
-          dir = g_build_filename (STEPSIM_DATADIR, "plots", NULL);
+          src = g_build_filename (STEPSIM_DATADIR, "plots", NULL);
         }
+      g_once_init_leave (&dir, src);
     }
   return dir;
 }

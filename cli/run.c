@@ -11,8 +11,13 @@ const char *const *
 cli_run_kind_names (void)
 {
   static const char *names[MODEL_N_TASK_KINDS + 1];
-  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
-    names[k] = model_plan_task_kind_name (k);
+  static gsize done; /* filled once, thread-safe (batches run scenarios in parallel) */
+  if (g_once_init_enter (&done))
+    {
+      for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+        names[k] = model_plan_task_kind_name (k);
+      g_once_init_leave (&done, 1);
+    }
   return names;
 }
 
@@ -20,8 +25,13 @@ const char *const *
 cli_run_stream_names (void)
 {
   static const char *names[MODEL_N_STREAMS + 1];
-  for (guint s = 0; s < MODEL_N_STREAMS; s++)
-    names[s] = model_plan_stream_name (s);
+  static gsize done; /* filled once, thread-safe (batches run scenarios in parallel) */
+  if (g_once_init_enter (&done))
+    {
+      for (guint s = 0; s < MODEL_N_STREAMS; s++)
+        names[s] = model_plan_stream_name (s);
+      g_once_init_leave (&done, 1);
+    }
   return names;
 }
 

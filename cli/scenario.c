@@ -33,7 +33,8 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "parallel", "run", "allocator", "gpu.NAME", "node.NAME", NULL };
+                                           "parallel", "run", "allocator", "gpu.NAME", "node.NAME",
+                                           "baseline", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -72,17 +73,16 @@ cli_scenario_free (CliScenario *sc)
 const char *
 cli_scenario_models_dir (void)
 {
-  static char *dir;
-  if (dir == NULL)
+  static char *dir; /* set once, thread-safe (batches load scenarios in parallel) */
+  if (g_once_init_enter (&dir))
     {
       char *src = g_build_filename (STEPSIM_SRCDIR, "models", "configs", NULL);
-      if (g_file_test (src, G_FILE_TEST_IS_DIR))
-        dir = src;
-      else
+      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
         {
           g_free (src);
-          dir = g_build_filename (STEPSIM_DATADIR, "models", NULL);
+          src = g_build_filename (STEPSIM_DATADIR, "models", NULL);
         }
+      g_once_init_leave (&dir, src);
     }
   return dir;
 }
@@ -148,6 +148,12 @@ prescan (const char *text, GError **error)
     if (!prescan_line (lines[i], i + 1, &group, seen, error))
       return FALSE;
   return TRUE;
+}
+
+gboolean
+cli_scenario_prescan (const char *text, GError **error)
+{
+  return prescan (text, error);
 }
 
 /* ---- --set overrides -------------------------------------------------------------------- */
@@ -222,6 +228,8 @@ check_schema (GKeyFile *kf, GError **error)
             return FALSE;
           continue;
         }
+      if (g_strcmp0 (g, "baseline") == 0)
+        continue; /* group.key overrides, checked by their user (cli/sweep.c) */
       gboolean known = FALSE;
       for (guint s = 0; s < G_N_ELEMENTS (schema); s++)
         if (g_strcmp0 (schema[s].group, g) == 0)

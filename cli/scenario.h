@@ -5,7 +5,8 @@
  * value, missing required keys, dimensioned values without their unit and non-positive
  * sizes are errors naming the file, group and key (with the nearest valid name as a hint).
  * `--set group.key=value` overrides are applied before validation, so they are checked the
- * same way. Nothing is written by loading.
+ * same way. Nothing is written by loading. A [baseline] group (group.key = value overrides
+ * naming the baseline stack of a batch or fit search) is accepted and left to its users.
  */
 #pragma once
 
@@ -43,6 +44,11 @@ typedef struct
  * Returns NULL and sets an error whose message starts with the file name on any problem. */
 CliScenario *cli_scenario_load (const char *path, const char *const *sets, GError **error);
 void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
+
+/* The checks GKeyFile does not make, on the text of a key file (scenario or sweep): a group
+ * or key that appears twice, a comment after a value (except in `description`). FALSE +
+ * G_KEY_FILE_ERROR naming the line, group and key. Used by cli/sweep.c. */
+gboolean cli_scenario_prescan (const char *text, GError **error);
 
 /* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
  * $(pkgdatadir)/models once installed). Static string. */

@@ -1,5 +1,6 @@
 /* sim/h5out.h — writes a SimRecorder to HDF5 and reads datasets back as TSV.
- * The only file of the project that includes hdf5.h (DESIGN §2, §8).
+ * Implemented by sim/h5out.c (writer), sim/h5out_export.c (export) and sim/h5out_table.c
+ * (results tables); only sim/h5out*.c include hdf5.h (DESIGN §2, §8).
  *
  * Layout (H5MD-style, documented in doc/hdf5-layout.md):
  *   /            attributes program, version, scenario (the resolved scenario text)
@@ -19,6 +20,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include "sim/recorder.h"
+#include "sim/table.h"
 
 #define SIM_H5OUT_ERROR (sim_h5out_error_quark ())
 GQuark sim_h5out_error_quark (void);
@@ -76,3 +78,15 @@ gboolean sim_h5out_export_tsv (const char *path, const char *object, FILE *out, 
  * not readable as HDF5), _NOT_FOUND (object or attribute absent) or _FORMAT (not a string). */
 char *sim_h5out_read_text_attr (const char *path, const char *object, const char *name,
                                 GError **error);
+
+/* Writes `table` to a new HDF5 file `path` atomically (as sim_h5out_write): the root gets
+ * the string attributes of `root_attrs` (NULL-terminated list of name, value pairs; may be
+ * NULL), and `dataset` (an absolute path such as "/results"; missing groups are created) a
+ * 1-D compound table, one member per column in column order: float64 for double columns
+ * (NaN for "no value"), variable-length UTF-8 strings for text columns; attribute
+ * "unit_<column>" for each double column. Layout in doc/hdf5-layout.md ("Batch files").
+ * `sim_h5out_export_tsv (path, dataset, …)` prints it back exactly as
+ * sim_table_write_text (table, …, '\t') does. FALSE + SIM_H5OUT_ERROR_IO (create, write,
+ * rename) or _FORMAT, message naming `path`; no file is left behind. */
+gboolean sim_h5out_write_table (const char *path, const char *dataset, const SimTable *table,
+                                const char *const *root_attrs, GError **error);

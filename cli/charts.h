@@ -1,0 +1,57 @@
+/* cli/charts.h — planning charts (`stepsim plot KIND …`): the data of each figure as a small
+ * TSV prepared from a run's or a batch's HDF5 export, drawn by plots/<figure>.gp.
+ *
+ * Every `cli_charts_*_data` function takes the TSV text of an HDF5 object as
+ * `stepsim export` prints it (header line, tab-separated rows) and returns the TSV the
+ * figure's script reads, with values already in display units (GiB = 2^30 B, ms or s, %).
+ * They are pure text transformations, so they are tested on fixtures without HDF5.
+ * Errors are G_KEY_FILE_ERROR_INVALID_VALUE (a missing column, a non-numeric axis, nothing
+ * to draw) naming the column.
+ */
+#pragma once
+
+#include <glib.h>
+
+/* Figures drawn from a run's /tasks: a Gantt chart, one lane per (rank, stream) that has
+ * tasks, for the ranks listed in `ranks` (NULL-terminated indices as text, NULL for all).
+ * Output columns: start, end (in *unit: "ms" for steps under 2 s, else "s"), lane, kind
+ * (dense index into *kinds), lane name. *kinds: space-separated kind names (caller frees). */
+char *cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **kinds,
+                             const char **unit, GError **error);
+
+/* Memory breakdown across rows of a batch's /results (or a run's /summary as one row):
+ * label, then GiB per memory category at the peak (peak_<category>, every category in the
+ * ledger's order so colours agree between charts; the script hides all-zero ones), the
+ * allocator's cache (peak_reserved − peak_allocated) and the CUDA context, so a bar's top
+ * is device-used memory. Failed rows are left out. *capacity: the largest capacity, GiB. */
+char *cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **error);
+
+/* Step-time breakdown (rank 0): label, forward, backward, recompute, optimizer, exposed
+ * communication, offload stall, pipeline bubble (columns that do not exist yet are 0), and
+ * step time, in *unit ("ms" when every step is under 2 s, else "s"). */
+char *cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **error);
+
+/* A sweep line chart: `y` against the numeric axis `x`, one block (separated by two blank
+ * lines, a header "x<TAB><by>=<value>" each) per value of `by` (NULL: one block titled `y`).
+ * Rows sorted by x; failed rows left out. `y_unit` is the column's unit ("B" → GiB, a
+ * fraction "1" of mfu/hfu → %); *label gets the y axis label with its display unit. */
+char *cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y,
+                             const char *by, const char *y_unit, char **label, GError **error);
+
+/* Throughput penalty against the baseline: label, penalty (%). Error if the batch had no
+ * baseline. */
+char *cli_charts_penalty_data (const char *results_tsv, GError **error);
+
+/* The x axis label of a sweep axis: the key with its unit when known
+ * ("training.micro_batch (sequences)"). Caller frees. */
+char *cli_charts_axis_label (const char *axis);
+
+/* The /summary export of a run (name, value, unit rows) as a one-row results TSV (header of
+ * the names, one row of the values, with label = the scenario's name). */
+char *cli_charts_summary_as_row (const char *summary_tsv);
+
+/* Runs `gnuplot -c <plots dir>/<figure>.gp DATA OUT ARGS…` on `data` (written to a temporary
+ * file) into a temporary output renamed onto `out_path` (.png or .svg) only on success.
+ * FALSE + error naming the script and gnuplot's message; no partial chart is left. */
+gboolean cli_charts_render (const char *figure, const char *data, const char *const *args,
+                            const char *out_path, GError **error);

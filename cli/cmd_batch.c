@@ -1,0 +1,224 @@
+/* cli/cmd_batch.c — `stepsim batch SWEEP.ini [-j N] [-o OUT.h5] [--tsv F] [--csv F]`.
+ *
+ * Runs every scenario of a sweep (cli/sweep.h) on a thread pool (cli/batch.h), across MPI
+ * processes when launched by mpirun (cli/mpi.h: each process runs every N-th job, rank 0
+ * gathers and writes), and writes one results row per scenario to HDF5 (and TSV/CSV).
+ *
+ * Exit status: 0 when every scenario ran (an OOM verdict is a result); 1 when the sweep
+ * cannot be loaded or an output cannot be written (no file is left behind), or when any
+ * scenario failed — the results are still written, each failed row holds its error, and
+ * stderr says "N of M scenarios failed"; 2 usage error.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/batch.h"
+#include "cli/commands.h"
+#include "cli/mpi.h"
+#include "cli/sweep.h"
+#include "sim/h5out.h"
+
+typedef struct
+{
+  gint jobs;
+  char *output, *tsv, *csv;
+  char **sets;
+  gboolean quiet;
+} BatchOptions;
+
+typedef struct
+{
+  gboolean tty;
+  gboolean quiet;
+} Progress;
+
+static void
+show_progress (guint done, guint total, double elapsed, gpointer data)
+{
+  const Progress *p = data;
+  if (p->quiet)
+    return;
+  g_autofree char *text = cli_batch_progress_text (done, total, elapsed, p->tty);
+  if (p->tty)
+    fprintf (stderr, "\r%s%s", text, done == total ? "\n" : "");
+  else if (done == total || done % MAX (1u, total / 10) == 0)
+    fprintf (stderr, "%s\n", text);
+}
+
+/* Writes the table as text (sep '\t' or ',') to `path` atomically. */
+static gboolean
+write_text (const SimTable *t, const char *path, char sep, GError **error)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  if (f == NULL)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno), "%s", g_strerror (errno));
+      return FALSE;
+    }
+  gboolean ok = sim_table_write_text (t, f, sep, error);
+  fclose (f);
+  ok = ok && g_file_set_contents (path, buf, (gssize) len, error);
+  free (buf);
+  return ok;
+}
+
+static gboolean
+write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt,
+               GError **error)
+{
+  const char *attrs[] = { "program", PACKAGE_NAME, "version", PACKAGE_VERSION,
+                          "name", cli_sweep_name (sweep), "sweep", cli_sweep_text (sweep),
+                          "scenario", cli_sweep_scenario (sweep), NULL };
+  if (!sim_h5out_write_table (opt->output, "/results", t, attrs, error))
+    return FALSE;
+  if (opt->tsv != NULL && !write_text (t, opt->tsv, '\t', error))
+    return g_prefix_error (error, "%s: ", opt->tsv), FALSE;
+  if (opt->csv != NULL && !write_text (t, opt->csv, ',', error))
+    return g_prefix_error (error, "%s: ", opt->csv), FALSE;
+  return TRUE;
+}
+
+static double
+cell (const SimTable *t, guint row, const char *name)
+{
+  guint c = sim_table_find_column (t, name);
+  return c == G_MAXUINT ? 0.0 / 0.0 : sim_table_get_double (t, row, c);
+}
+
+/* One line per scenario on stdout; failures on stderr. */
+static void
+print_table (const SimTable *t, gboolean quiet)
+{
+  const double GiB = 1024.0 * 1024 * 1024;
+  guint label = sim_table_find_column (t, "label"), status = sim_table_find_column (t, "status");
+  guint err = sim_table_find_column (t, "error");
+  gboolean penalty = sim_table_find_column (t, "penalty") != G_MAXUINT;
+  if (!quiet)
+    printf ("%-40s %-6s %12s %10s %12s %6s%s\n", "scenario", "fits", "device-used", "step",
+            "tokens/s", "MFU", penalty ? "  penalty" : "");
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    {
+      const char *l = sim_table_get_text (t, r, label);
+      if (strcmp (sim_table_get_text (t, r, status), "ok") != 0)
+        {
+          fprintf (stderr, "stepsim: %s: %s\n", l, sim_table_get_text (t, r, err));
+          continue;
+        }
+      if (quiet)
+        continue;
+      printf ("%-40s %-6s %8.2f GiB %8.3f s %12.0f %5.1f%%", l,
+              cell (t, r, "fits") > 0 ? "FITS" : "OOM", cell (t, r, "device_used") / GiB,
+              cell (t, r, "step_time"), cell (t, r, "tokens_per_s"), 100 * cell (t, r, "mfu"));
+      if (penalty)
+        printf ("  %6.1f%%", cell (t, r, "penalty"));
+      putchar ('\n');
+    }
+}
+
+static int
+parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
+{
+  GOptionEntry entries[] = {
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt->jobs,
+      "scenarios run in parallel (default: number of cores)", "N" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt->output,
+      "HDF5 results file (default: SWEEP's name with .h5, in the current directory)", "OUT.h5" },
+    { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &opt->tsv, "also write the results as TSV", "FILE" },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt->csv, "also write the results as CSV", "FILE" },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
+      "override a value in every scenario (repeatable)", "GROUP.KEY=VALUE" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "no progress and no results table", NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "SWEEP.ini — run every scenario of a sweep; one results row per scenario");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    return cli_error (error->message), 2;
+  if (*argc != 2)
+    return cli_error ("batch: expected exactly one sweep file (see stepsim batch --help)"), 2;
+  if (opt->jobs < 0)
+    return cli_error ("batch: -j must be at least 1"), 2;
+  if (opt->jobs == 0)
+    opt->jobs = (gint) MAX (1u, g_get_num_processors ());
+  if (opt->output == NULL)
+    {
+      g_autofree char *base = g_path_get_basename ((*argv)[1]);
+      char *dot = strrchr (base, '.');
+      if (dot != NULL)
+        *dot = '\0';
+      opt->output = g_strconcat (base, ".h5", NULL);
+    }
+  return 0;
+}
+
+/* Gathers every process's results into `batch` on rank 0. */
+static gboolean
+gather (CliBatch *batch, GError **error)
+{
+  g_autoptr (GVariant) mine = cli_batch_serialize (batch);
+  g_autoptr (GBytes) bytes = g_variant_get_data_as_bytes (mine);
+  g_autoptr (GPtrArray) all = cli_mpi_gather (bytes, error);
+  if (all == NULL)
+    return FALSE;
+  for (guint r = 0; r < all->len; r++)
+    {
+      g_autoptr (GVariant) v = g_variant_ref_sink (
+        g_variant_new_from_bytes (G_VARIANT_TYPE ("a(ubsad)"), g_ptr_array_index (all, r), FALSE));
+      if (!cli_batch_merge (batch, v, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GError **error)
+{
+  g_autoptr (CliSweep) sweep = cli_sweep_load (path, error);
+  if (sweep == NULL)
+    return 1;
+  g_autoptr (CliBatch) batch = cli_batch_new (sweep, (const char *const *) opt->sets);
+  Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0 };
+  cli_batch_run (batch, (guint) opt->jobs, rank, size, show_progress, &p);
+  if (size > 1 && !gather (batch, error))
+    return 1;
+  if (rank != 0)
+    return 0;
+  g_autoptr (SimTable) t = cli_batch_table (batch);
+  if (!write_outputs (sweep, t, opt, error))
+    return 1;
+  print_table (t, opt->quiet);
+  guint failed = cli_batch_n_failed (batch);
+  if (failed == 0)
+    return 0;
+  fprintf (stderr, "stepsim: %u of %u scenarios failed\n", failed, cli_batch_n_points (batch));
+  return 1;
+}
+
+int
+cli_cmd_batch (int argc, char **argv)
+{
+  BatchOptions opt = { 0 };
+  int rc = parse_batch_options (&argc, &argv, &opt);
+  g_autoptr (GError) error = NULL;
+  guint rank = 0, size = 1;
+  if (rc == 0 && !cli_mpi_start (&rank, &size, &error))
+    rc = 1;
+  if (rc == 0)
+    rc = run_batch (argv[1], &opt, rank, size, &error);
+  if (error != NULL)
+    cli_error (error->message);
+  cli_mpi_stop ();
+  g_free (opt.output);
+  g_free (opt.tsv);
+  g_free (opt.csv);
+  g_strfreev (opt.sets);
+  return rc;
+}

@@ -1,0 +1,155 @@
+/* cli/cmd_fit.c — `stepsim fit SCENARIO.ini --for micro_batch|seq_len|gpus|stack`: prints
+ * every candidate the search simulated (verdict, step time, tokens/s, device-used memory, and
+ * for a rejection one line saying why) and the answer. See cli/fit.h for the searches.
+ * Exit status: 0 when the search ran (also when nothing fits: that is a result), 1 when the
+ * scenario cannot be loaded, 2 usage error.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/fit.h"
+
+typedef struct
+{
+  char *target;
+  char **sets;
+  gint64 max_mb, max_seq, multiple_of;
+  gint max_gpn, max_nodes;
+  gboolean finetune, all;
+} FitOptions;
+
+static const char *
+status_word (CliFitStatus s)
+{
+  switch (s)
+    {
+    case CLI_FIT_FITS: return "FITS";
+    case CLI_FIT_OOM: return "OOM";
+    case CLI_FIT_INFEASIBLE: return "REJECTED";
+    case CLI_FIT_UNAVAILABLE: return "N/A";
+    }
+  return "?";
+}
+
+static void
+print_report (const CliFitReport *r, CliFitTarget target)
+{
+  const double GiB = 1024.0 * 1024 * 1024;
+  double base = cli_fit_report_baseline_tokens (r);
+  gboolean penalty = target == CLI_FIT_STACK && !isnan (base);
+  printf ("%-4s %-9s %-40s %10s %10s %12s%s\n", "", "verdict", "candidate", "step", "tokens/s",
+          "device-used", penalty ? "  penalty" : "");
+  for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
+    {
+      const CliFitCandidate *c = cli_fit_report_candidate (r, i);
+      printf ("%-4s %-9s %-40s", (gint) i == cli_fit_report_best (r) ? "==>" : "",
+              status_word (c->status), c->label);
+      if (isnan (c->step_time))
+        printf (" %10s %10s %12s", "-", "-", "-");
+      else
+        printf (" %8.3f s %10.0f %8.2f GiB", c->step_time, c->tokens_per_s, c->device_used / GiB);
+      if (penalty && !isnan (c->tokens_per_s))
+        printf ("  %6.1f%%", 100 * (1 - c->tokens_per_s / base));
+      putchar ('\n');
+      if (c->reason != NULL)
+        printf ("%-14s %s\n", "", c->reason);
+    }
+  gint best = cli_fit_report_best (r);
+  if (best < 0)
+    {
+      printf ("answer: nothing fits within the searched range\n");
+      return;
+    }
+  const CliFitCandidate *b = cli_fit_report_candidate (r, (guint) best);
+  switch (target)
+    {
+    case CLI_FIT_MICRO_BATCH:
+    case CLI_FIT_SEQ_LEN:
+      printf ("answer: largest %s that fits = %" G_GUINT64_FORMAT "\n",
+              cli_fit_target_name (target), cli_fit_report_value (r));
+      break;
+    case CLI_FIT_GPUS:
+      printf ("answer: fewest GPUs that fit = %" G_GUINT64_FORMAT " (%s)\n",
+              cli_fit_report_value (r), b->label);
+      break;
+    case CLI_FIT_STACK:
+      {
+        g_autofree char *sets = g_strjoinv (" ", b->sets);
+        printf ("answer: cheapest stack that fits = %s (%s)\n", b->label,
+                b->sets[0] ? sets : "no changes");
+        break;
+      }
+    }
+}
+
+static int
+parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
+                   CliFitTarget *target)
+{
+  GOptionEntry entries[] = {
+    { "for", 'f', 0, G_OPTION_ARG_STRING, &o->target,
+      "what to search: micro_batch, seq_len, gpus or stack", "TARGET" },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
+      "override a scenario value (repeatable)", "GROUP.KEY=VALUE" },
+    { "max-micro-batch", 0, 0, G_OPTION_ARG_INT64, &o->max_mb, "largest micro-batch tried (4096)", "N" },
+    { "max-seq-len", 0, 0, G_OPTION_ARG_INT64, &o->max_seq, "largest sequence tried (1048576)", "N" },
+    { "multiple-of", 0, 0, G_OPTION_ARG_INT64, &o->multiple_of,
+      "sequence lengths tried are multiples of N (1)", "N" },
+    { "max-gpus-per-node", 0, 0, G_OPTION_ARG_INT, &o->max_gpn, "GPUs per node tried (8)", "N" },
+    { "max-nodes", 0, 0, G_OPTION_ARG_INT, &o->max_nodes, "nodes tried (64)", "N" },
+    { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &o->finetune,
+      "stack: also try LoRA and QLoRA (fine-tuning methods)", NULL },
+    { "all", 0, 0, G_OPTION_ARG_NONE, &o->all, "stack: evaluate every candidate", NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "SCENARIO.ini — the largest micro-batch or sequence, the fewest GPUs, or the cheapest "
+    "technique stack that fits");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    return cli_error (error->message), 2;
+  if (*argc != 2)
+    return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
+  if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
+    return cli_error ("fit: --for must be micro_batch, seq_len, gpus or stack"), 2;
+  if (o->max_mb < 0 || o->max_seq < 0 || o->multiple_of < 0 || o->max_gpn < 0 || o->max_nodes < 0)
+    return cli_error ("fit: limits must be positive"), 2;
+  cli_fit_options_init (opt);
+  opt->max_micro_batch = o->max_mb ? (guint64) o->max_mb : opt->max_micro_batch;
+  opt->max_seq_len = o->max_seq ? (guint64) o->max_seq : opt->max_seq_len;
+  opt->multiple_of = o->multiple_of ? (guint64) o->multiple_of : opt->multiple_of;
+  opt->max_gpus_per_node = o->max_gpn ? (guint) o->max_gpn : opt->max_gpus_per_node;
+  opt->max_nodes = o->max_nodes ? (guint) o->max_nodes : opt->max_nodes;
+  opt->allow_finetune = o->finetune;
+  opt->all = o->all;
+  return 0;
+}
+
+int
+cli_cmd_fit (int argc, char **argv)
+{
+  FitOptions o = { 0 };
+  CliFitOptions opt;
+  CliFitTarget target = CLI_FIT_STACK;
+  int rc = parse_fit_options (&argc, &argv, &o, &opt, &target);
+  if (rc == 0)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (CliFitReport) r = cli_fit_search (argv[1], (const char *const *) o.sets,
+                                                   target, &opt, &error);
+      if (r == NULL)
+        {
+          cli_error (error->message);
+          rc = 1;
+        }
+      else
+        print_report (r, target);
+    }
+  g_free (o.target);
+  g_strfreev (o.sets);
+  return rc;
+}

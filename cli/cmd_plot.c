@@ -1,0 +1,220 @@
+/* cli/cmd_plot.c — `stepsim plot KIND FILE.h5 -o OUT.png|OUT.svg`: planning charts of a run
+ * (memory, gantt) or a batch (breakdown, steptime, sweep, penalty; breakdown and steptime
+ * also draw a single run). Data come from the HDF5 file through `stepsim export`'s TSV
+ * (cli/charts.h); each figure is one gnuplot script in plots/. Charts are written
+ * atomically; exit status 0 ok, 1 bad file or nothing to draw, 2 usage error.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/charts.h"
+#include "cli/commands.h"
+#include "cli/plot.h"
+#include "sim/h5out.h"
+
+typedef struct
+{
+  char *output, *ranks, *x, *y, *by, *title;
+  gint rank;
+} PlotOptions;
+
+/* The TSV text of `object` of `h5` (caller frees). */
+static char *
+export_text (const char *h5, const char *object, GError **error)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&buf, &len);
+  if (f == NULL)
+    return NULL;
+  gboolean ok = sim_h5out_export_tsv (h5, object, f, error);
+  fclose (f);
+  char *text = ok ? g_strdup (buf) : NULL;
+  free (buf);
+  return text;
+}
+
+/* The value of `name` in a /summary export ("" when absent; caller frees). */
+static char *
+summary_value (const char *summary, const char *name)
+{
+  g_auto (GStrv) lines = g_strsplit (summary, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (lines[i], "\t", 3);
+      if (f[0] != NULL && f[1] != NULL && strcmp (f[0], name) == 0)
+        return g_strdup (f[1]);
+    }
+  return g_strdup ("");
+}
+
+/* Results rows: a batch's /results, else a run's /summary as one row. *name: the batch's
+ * or scenario's name for titles. */
+static char *
+results_text (const char *h5, gboolean batch_only, char **name, GError **error)
+{
+  GError *e = NULL;
+  char *text = export_text (h5, "/results", &e);
+  if (text != NULL)
+    {
+      *name = sim_h5out_read_text_attr (h5, "/", "name", NULL);
+      if (*name == NULL)
+        *name = g_path_get_basename (h5);
+      return text;
+    }
+  if (batch_only || !g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
+    {
+      g_propagate_error (error, e);
+      return NULL;
+    }
+  g_clear_error (&e);
+  g_autofree char *summary = export_text (h5, "/summary", error);
+  if (summary == NULL)
+    return NULL;
+  *name = summary_value (summary, "scenario");
+  return cli_charts_summary_as_row (summary);
+}
+
+static gboolean
+plot_memory (const char *h5, const PlotOptions *o, GError **error)
+{
+  g_autofree char *summary = export_text (h5, "/summary", error);
+  if (summary == NULL)
+    return FALSE;
+  g_autofree char *name = summary_value (summary, "scenario");
+  g_autofree char *cap = summary_value (summary, "capacity");
+  guint rank = o->rank >= 0 ? (guint) o->rank : 0;
+  g_autofree char *title = o->title ? g_strdup (o->title)
+                                    : g_strdup_printf ("%s — memory of rank %u over one step",
+                                                       name, rank);
+  return cli_plot_memory (h5, rank, g_ascii_strtod (cap, NULL), title, o->output, error);
+}
+
+static gboolean
+plot_gantt (const char *h5, const PlotOptions *o, GError **error)
+{
+  g_autofree char *tasks = export_text (h5, "/tasks", error);
+  g_autofree char *summary = tasks ? export_text (h5, "/summary", error) : NULL;
+  if (summary == NULL)
+    return FALSE;
+  g_auto (GStrv) ranks = o->ranks ? g_strsplit (o->ranks, ",", -1) : NULL;
+  for (guint i = 0; ranks != NULL && ranks[i] != NULL; i++)
+    g_strstrip (ranks[i]);
+  g_autofree char *kinds = NULL;
+  const char *unit = "s";
+  g_autofree char *data = cli_charts_gantt_data (tasks, (const char *const *) ranks, &kinds,
+                                                 &unit, error);
+  if (data == NULL)
+    return FALSE;
+  g_autofree char *name = summary_value (summary, "scenario");
+  g_autofree char *title = o->title ? g_strdup (o->title)
+                                    : g_strdup_printf ("%s — streams over one step", name);
+  const char *args[] = { title, unit, kinds, NULL };
+  return cli_charts_render ("gantt", data, args, o->output, error);
+}
+
+static gboolean
+plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **error)
+{
+  gboolean batch_only = strcmp (kind, "sweep") == 0 || strcmp (kind, "penalty") == 0;
+  g_autofree char *name = NULL;
+  g_autofree char *rows = results_text (h5, batch_only, &name, error);
+  if (rows == NULL)
+    return FALSE;
+  g_autofree char *data = NULL, *extra = NULL, *title = NULL;
+  const char *unit = "";
+  if (strcmp (kind, "breakdown") == 0)
+    {
+      double cap = 0;
+      data = cli_charts_breakdown_data (rows, &cap, error);
+      extra = g_strdup_printf ("%.6g", cap);
+      title = g_strdup_printf ("%s — device memory at the peak by category", name);
+    }
+  else if (strcmp (kind, "steptime") == 0)
+    {
+      data = cli_charts_steptime_data (rows, &unit, error);
+      extra = g_strdup (unit);
+      title = g_strdup_printf ("%s — where the step time goes (rank 0)", name);
+    }
+  else if (strcmp (kind, "penalty") == 0)
+    {
+      data = cli_charts_penalty_data (rows, error);
+      title = g_strdup_printf ("%s — throughput penalty against the baseline", name);
+    }
+  else
+    {
+      if (o->x == NULL || o->y == NULL)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "plot sweep needs --x AXIS and --y METRIC");
+          return FALSE;
+        }
+      g_autofree char *attr = g_strconcat ("unit_", o->y, NULL);
+      g_autofree char *yunit = sim_h5out_read_text_attr (h5, "/results", attr, NULL);
+      data = cli_charts_sweep_data (rows, o->x, o->y, o->by, yunit, &extra, error);
+      title = g_strdup_printf ("%s — %s against %s", name, o->y, o->x);
+    }
+  if (data == NULL)
+    return FALSE;
+  g_autofree char *xlabel = o->x ? cli_charts_axis_label (o->x) : g_strdup ("");
+  const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel, NULL };
+  return cli_charts_render (kind, data, args, o->output, error);
+}
+
+static int
+parse_plot_options (int *argc, char ***argv, PlotOptions *o)
+{
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "chart to write (.png or .svg)", "OUT" },
+    { "rank", 'r', 0, G_OPTION_ARG_INT, &o->rank, "memory: the rank to draw (0)", "R" },
+    { "ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks, "gantt: ranks to draw (all)", "R,R,…" },
+    { "x", 'x', 0, G_OPTION_ARG_STRING, &o->x, "sweep: the axis on x (a results column)", "AXIS" },
+    { "y", 'y', 0, G_OPTION_ARG_STRING, &o->y, "sweep: the metric on y (a results column)", "METRIC" },
+    { "by", 0, 0, G_OPTION_ARG_STRING, &o->by, "sweep: one line per value of this axis", "AXIS" },
+    { "title", 0, 0, G_OPTION_ARG_STRING, &o->title, "chart title (default: names the scenario)", "TEXT" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "memory|gantt|breakdown|steptime|sweep|penalty FILE.h5 — draw a chart of a run or batch");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    return cli_error (error->message), 2;
+  static const char *const kinds[] = { "memory", "gantt", "breakdown", "steptime", "sweep",
+                                       "penalty", NULL };
+  if (*argc != 3 || !g_strv_contains (kinds, (*argv)[1]))
+    return cli_error ("plot: expected KIND FILE.h5 with KIND memory, gantt, breakdown, "
+                      "steptime, sweep or penalty (see stepsim plot --help)"), 2;
+  if (o->output == NULL)
+    return cli_error ("plot: -o OUT.png|OUT.svg is required"), 2;
+  return 0;
+}
+
+int
+cli_cmd_plot (int argc, char **argv)
+{
+  PlotOptions o = { .rank = -1 };
+  int rc = parse_plot_options (&argc, &argv, &o);
+  if (rc == 0)
+    {
+      g_autoptr (GError) error = NULL;
+      const char *kind = argv[1], *h5 = argv[2];
+      gboolean ok = strcmp (kind, "memory") == 0  ? plot_memory (h5, &o, &error)
+                    : strcmp (kind, "gantt") == 0 ? plot_gantt (h5, &o, &error)
+                                                  : plot_results (kind, h5, &o, &error);
+      if (!ok)
+        {
+          cli_error (error != NULL ? error->message : "plot failed");
+          rc = 1;
+        }
+    }
+  g_free (o.output);
+  g_free (o.ranks);
+  g_free (o.x);
+  g_free (o.y);
+  g_free (o.by);
+  g_free (o.title);
+  return rc;
+}

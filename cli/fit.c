@@ -1,0 +1,486 @@
+/* cli/fit.c — fit searches; see fit.h for the searches and why they are valid.
+ *
+ * Invariants: candidates are kept in evaluation order; a memo (GHashTable from the joined
+ * overrides to the candidate index, looked up and never iterated) makes each distinct
+ * candidate simulated once. Memory in B, time in s.
+ */
+#include "config.h"
+#include "cli/fit.h"
+
+#include <math.h>
+#include <string.h>
+#include "cli/run.h"
+#include "cli/scenario.h"
+#include "cli/sweep.h"
+#include "hardware/gpu.h"
+#include "models/ledger.h"
+#include "sim/units.h"
+
+struct _CliFitReport
+{
+  GPtrArray *candidates; /* CliFitCandidate * */
+  gint best;
+  guint64 value;
+  double baseline_tokens;
+};
+
+typedef struct
+{
+  const char *path;
+  const char *const *sets;
+  CliFitReport *report;
+  GHashTable *memo; /* joined overrides → index + 1 */
+} Ctx;
+
+static const char *const target_names[] = { "micro_batch", "seq_len", "gpus", "stack", NULL };
+
+const char *
+cli_fit_target_name (CliFitTarget target)
+{
+  return target_names[target];
+}
+
+gboolean
+cli_fit_target_from_string (const char *s, CliFitTarget *out)
+{
+  for (guint i = 0; target_names[i] != NULL; i++)
+    if (g_strcmp0 (s, target_names[i]) == 0)
+      {
+        *out = (CliFitTarget) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+void
+cli_fit_options_init (CliFitOptions *opt)
+{
+  *opt = (CliFitOptions){ .max_micro_batch = 4096, .max_seq_len = 1048576, .multiple_of = 1,
+                          .max_gpus_per_node = 8, .max_nodes = 64 };
+}
+
+static void
+candidate_free (gpointer p)
+{
+  CliFitCandidate *c = p;
+  g_free (c->label);
+  g_strfreev (c->sets);
+  g_free (c->reason);
+  g_free (c);
+}
+
+void
+cli_fit_report_free (CliFitReport *report)
+{
+  if (report == NULL)
+    return;
+  g_ptr_array_unref (report->candidates);
+  g_free (report);
+}
+
+guint
+cli_fit_report_n_candidates (const CliFitReport *report)
+{
+  return report->candidates->len;
+}
+
+const CliFitCandidate *
+cli_fit_report_candidate (const CliFitReport *report, guint i)
+{
+  g_return_val_if_fail (i < report->candidates->len, NULL);
+  return g_ptr_array_index (report->candidates, i);
+}
+
+gint
+cli_fit_report_best (const CliFitReport *report)
+{
+  return report->best;
+}
+
+guint64
+cli_fit_report_value (const CliFitReport *report)
+{
+  return report->value;
+}
+
+double
+cli_fit_report_baseline_tokens (const CliFitReport *report)
+{
+  return report->baseline_tokens;
+}
+
+/* ---- generic searches --------------------------------------------------------------------- */
+
+guint64
+cli_fit_largest (guint64 lo, guint64 hi, guint64 step, CliFitPredicate ok, gpointer data)
+{
+  g_return_val_if_fail (step >= 1 && lo >= step && lo % step == 0, 0);
+  guint64 hi_u = hi / step, good = lo / step;
+  if (good > hi_u || !ok (good * step, data))
+    return 0;
+  guint64 bad = hi_u + 1; /* first multiple known not to fit, or past the range */
+  for (;;)
+    {
+      guint64 probe = MIN (good * 2, hi_u); /* doubling, capped at the range */
+      if (probe <= good)
+        break;
+      if (!ok (probe * step, data))
+        {
+          bad = probe;
+          break;
+        }
+      good = probe;
+    }
+  while (bad - good > 1)
+    {
+      guint64 mid = good + (bad - good) / 2;
+      if (ok (mid * step, data))
+        good = mid;
+      else
+        bad = mid;
+    }
+  return good * step;
+}
+
+guint64
+cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
+{
+  g_return_val_if_fail (lo >= 1 && lo <= hi, 0);
+  if (ok (lo, data))
+    return lo;
+  if (!ok (hi, data))
+    return 0;
+  guint64 good = hi, bad = lo; /* ok (good), !ok (bad) */
+  while (good - bad > 1)
+    {
+      guint64 mid = bad + (good - bad) / 2;
+      if (ok (mid, data))
+        good = mid;
+      else
+        bad = mid;
+    }
+  return good;
+}
+
+/* ---- evaluating one candidate ------------------------------------------------------------- */
+
+/* "OOM by X: device-used Y > capacity Z; largest at the peak: C W (P %)". */
+static char *
+oom_reason (const CliRunResult *res)
+{
+  guint top = 0;
+  for (guint c = 1; c < MODEL_N_MEM; c++)
+    if (res->peak_mix[c] > res->peak_mix[top])
+      top = c;
+  g_autofree char *by = sim_units_format (res->device_used - res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *used = sim_units_format (res->device_used, SIM_DIM_BYTES, 2);
+  g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *cat = sim_units_format (res->peak_mix[top], SIM_DIM_BYTES, 2);
+  return g_strdup_printf ("OOM by %s: device-used %s > capacity %s; largest category at the "
+                          "peak: %s %s (%.0f %%)", by, used, cap,
+                          model_ledger_category_name (top), cat,
+                          100 * res->peak_mix[top] / MAX (res->peak_allocated, 1.0));
+}
+
+/* TRUE if `e` says one of the keys of `sets` is unknown to this build. */
+static gboolean
+unknown_key (const GError *e, char **sets)
+{
+  if (!g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND)
+      && !g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
+    return FALSE;
+  for (guint i = 0; sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (cli_sweep_parse_set (sets[i], &g, &k, &v, NULL)
+          && (strstr (e->message, k) != NULL || strstr (e->message, g) != NULL))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+simulate (const Ctx *ctx, CliFitCandidate *c)
+{
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  if (ctx->sets != NULL)
+    g_strv_builder_addv (b, (const char **) ctx->sets);
+  g_strv_builder_addv (b, (const char **) c->sets);
+  g_auto (GStrv) all = g_strv_builder_end (b);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (ctx->path, (const char *const *) all, &e);
+  CliRunResult res = { 0 };
+  if (sc == NULL || !cli_run_simulate (sc, NULL, &res, &e))
+    {
+      gboolean unavailable = sc == NULL && unknown_key (e, c->sets);
+      c->status = unavailable ? CLI_FIT_UNAVAILABLE : CLI_FIT_INFEASIBLE;
+      c->reason = g_strdup_printf ("%s: %s", unavailable ? "not available in this build"
+                                                         : "not feasible", e->message);
+      cli_run_result_clear (&res);
+      return;
+    }
+  c->step_time = res.step_time;
+  c->tokens_per_s = res.tokens_per_s;
+  c->device_used = res.device_used;
+  c->capacity = res.capacity;
+  c->status = res.fits ? CLI_FIT_FITS : CLI_FIT_OOM;
+  if (!res.fits)
+    c->reason = oom_reason (&res);
+  cli_run_result_clear (&res);
+}
+
+/* The candidate `sets` (taken), simulated once; returns its index. */
+static guint
+evaluate (Ctx *ctx, const char *label, char **sets)
+{
+  char *key = g_strjoinv ("\n", sets);
+  guint index = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->memo, key));
+  if (index > 0)
+    {
+      g_free (key);
+      g_strfreev (sets);
+      return index - 1;
+    }
+  CliFitCandidate *c = g_new0 (CliFitCandidate, 1);
+  c->label = g_strdup (label);
+  c->sets = sets;
+  c->step_time = c->tokens_per_s = c->device_used = c->capacity = NAN;
+  simulate (ctx, c);
+  g_ptr_array_add (ctx->report->candidates, c);
+  g_hash_table_insert (ctx->memo, key, GUINT_TO_POINTER (ctx->report->candidates->len));
+  return ctx->report->candidates->len - 1;
+}
+
+static gboolean
+fits_at (Ctx *ctx, guint i)
+{
+  return cli_fit_report_candidate (ctx->report, i)->status == CLI_FIT_FITS;
+}
+
+/* ---- searches ----------------------------------------------------------------------------- */
+
+typedef struct
+{
+  Ctx *ctx;
+  const char *fmt;  /* override for x, e.g. "training.micro_batch=%" G_GUINT64_FORMAT */
+  const char *name; /* label prefix */
+  guint per_node;   /* gpus: 0 while searching gpus_per_node, else the fixed one */
+} Probe;
+
+static gboolean
+probe_value (guint64 x, gpointer data)
+{
+  Probe *p = data;
+  g_autofree char *label = NULL;
+  char **sets;
+  if (p->per_node == 0 && p->fmt == NULL)
+    {
+      label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x);
+      sets = g_new0 (char *, 3);
+      sets[0] = g_strdup_printf ("cluster.gpus_per_node=%" G_GUINT64_FORMAT, x);
+      sets[1] = g_strdup ("cluster.nodes=1");
+    }
+  else if (p->fmt == NULL)
+    {
+      label = g_strdup_printf ("gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node, x);
+      sets = g_new0 (char *, 3);
+      sets[0] = g_strdup_printf ("cluster.gpus_per_node=%u", p->per_node);
+      sets[1] = g_strdup_printf ("cluster.nodes=%" G_GUINT64_FORMAT, x);
+    }
+  else
+    {
+      label = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->name, x);
+      sets = g_new0 (char *, 2);
+      sets[0] = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->fmt, x);
+    }
+  return fits_at (p->ctx, evaluate (p->ctx, label, sets));
+}
+
+/* Index of the candidate whose label is `label` (the answer of a search). */
+static gint
+find_label (const CliFitReport *r, const char *label)
+{
+  for (guint i = 0; i < r->candidates->len; i++)
+    if (g_strcmp0 (cli_fit_report_candidate (r, i)->label, label) == 0)
+      return (gint) i;
+  return -1;
+}
+
+static void
+search_size (Ctx *ctx, CliFitTarget target, const CliFitOptions *opt)
+{
+  gboolean mb = target == CLI_FIT_MICRO_BATCH;
+  Probe p = { ctx, mb ? "training.micro_batch" : "training.seq_len",
+              mb ? "micro_batch" : "seq_len", 0 };
+  guint64 step = mb ? 1 : MAX (opt->multiple_of, 1);
+  guint64 v = cli_fit_largest (step, mb ? opt->max_micro_batch : opt->max_seq_len, step,
+                               probe_value, &p);
+  ctx->report->value = v;
+  g_autofree char *label = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p.name, v);
+  ctx->report->best = v > 0 ? find_label (ctx->report, label) : -1;
+}
+
+static void
+search_gpus (Ctx *ctx, const CliFitOptions *opt)
+{
+  Probe p = { ctx, NULL, NULL, 0 };
+  guint g = opt->max_gpus_per_node;
+  guint64 n = cli_fit_smallest (1, g, probe_value, &p);
+  g_autofree char *label = NULL;
+  if (n > 0)
+    label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", n);
+  else if (opt->max_nodes >= 2)
+    {
+      p.per_node = g;
+      guint64 m = cli_fit_smallest (2, opt->max_nodes, probe_value, &p);
+      if (m > 0)
+        {
+          label = g_strdup_printf ("gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, g, m);
+          n = m * g;
+        }
+    }
+  ctx->report->value = n;
+  ctx->report->best = label != NULL ? find_label (ctx->report, label) : -1;
+}
+
+typedef struct
+{
+  const char *label;
+  const char *sets[5]; /* NULL-terminated; "%P" stands for the mixed-precision override */
+} StackStep;
+
+/* The seeds' order (fit.h); each step lists all its overrides. */
+static const StackStep stack_steps[] = {
+  { "as given", { NULL } },
+  { "+ mixed precision", { "%P", NULL } },
+  { "+ full activation checkpointing", { "%P", "training.checkpointing=full", NULL } },
+  { "+ ZeRO-1", { "%P", "training.checkpointing=full", "parallel.data_parallel=zero1", NULL } },
+  { "+ ZeRO-2", { "%P", "training.checkpointing=full", "parallel.data_parallel=zero2", NULL } },
+  { "+ ZeRO-3", { "%P", "training.checkpointing=full", "parallel.data_parallel=zero3", NULL } },
+  { "+ optimizer offload to CPU",
+    { "%P", "training.checkpointing=full", "parallel.data_parallel=zero3", "offload.optimizer=cpu",
+      NULL } },
+  { "+ optimizer offload to NVMe",
+    { "%P", "training.checkpointing=full", "parallel.data_parallel=zero3",
+      "offload.optimizer=nvme", NULL } },
+};
+static const StackStep finetune_steps[] = {
+  { "LoRA (mixed precision, checkpointing)",
+    { "%P", "training.checkpointing=full", "finetune.method=lora", NULL } },
+  { "QLoRA (mixed precision, checkpointing)",
+    { "%P", "training.checkpointing=full", "finetune.method=qlora", NULL } },
+};
+
+/* TRUE if every override of `sets` already holds in the scenario text `kf`. */
+static gboolean
+already_set (GKeyFile *kf, char **sets)
+{
+  for (guint i = 0; sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL))
+        return FALSE;
+      g_autofree char *have = g_key_file_get_value (kf, g, k, NULL);
+      if (have == NULL || strcmp (g_strstrip (have), v) != 0)
+        return FALSE;
+    }
+  return sets[0] != NULL;
+}
+
+static char **
+step_sets (const StackStep *s, const char *mixed)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  for (guint i = 0; s->sets[i] != NULL; i++)
+    g_ptr_array_add (a, g_strdup (strcmp (s->sets[i], "%P") == 0 ? mixed : s->sets[i]));
+  g_ptr_array_add (a, NULL);
+  return (char **) g_ptr_array_free (a, FALSE);
+}
+
+/* Runs one step unless it changes nothing; TRUE when it fits. */
+static gboolean
+try_step (Ctx *ctx, GKeyFile *kf, const StackStep *s, const char *mixed, gint *first_fit)
+{
+  char **sets = step_sets (s, mixed);
+  if (already_set (kf, sets))
+    {
+      g_strfreev (sets);
+      return FALSE;
+    }
+  guint i = evaluate (ctx, s->label, sets);
+  if (!fits_at (ctx, i))
+    return FALSE;
+  if (*first_fit < 0)
+    *first_fit = (gint) i;
+  return TRUE;
+}
+
+/* The scenario file's [baseline] overrides, simulated outside the candidate list. */
+static double
+baseline_tokens (Ctx *ctx)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_auto (GStrv) keys = NULL;
+  if (g_key_file_load_from_file (kf, ctx->path, G_KEY_FILE_NONE, NULL))
+    keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
+  if (keys == NULL || keys[0] == NULL)
+    return NAN;
+  GPtrArray *a = g_ptr_array_new ();
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      g_autofree char *v = g_key_file_get_value (kf, "baseline", keys[i], NULL);
+      g_ptr_array_add (a, g_strdup_printf ("%s=%s", keys[i], g_strstrip (v)));
+    }
+  g_ptr_array_add (a, NULL);
+  CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE), .tokens_per_s = NAN };
+  simulate (ctx, &c);
+  double t = c.tokens_per_s;
+  g_strfreev (c.sets);
+  g_free (c.reason);
+  return t;
+}
+
+static void
+search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_key_file_load_from_data (kf, sc->text, (gsize) -1, G_KEY_FILE_NONE, NULL);
+  const char *mixed = sc->node.gpu->peak_flops[HW_DTYPE_BF16] > 0
+                          ? "training.precision=bf16_mixed" : "training.precision=fp16_mixed";
+  gint first = -1;
+  for (guint s = 0; s < G_N_ELEMENTS (stack_steps); s++)
+    if (try_step (ctx, kf, &stack_steps[s], mixed, &first) && !opt->all)
+      break;
+  for (guint s = 0; opt->allow_finetune && s < G_N_ELEMENTS (finetune_steps); s++)
+    if ((first < 0 || opt->all)
+        && try_step (ctx, kf, &finetune_steps[s], mixed, &first) && !opt->all)
+      break;
+  ctx->report->best = first;
+  ctx->report->baseline_tokens = baseline_tokens (ctx);
+  if (isnan (ctx->report->baseline_tokens) && ctx->report->candidates->len > 0)
+    ctx->report->baseline_tokens = cli_fit_report_candidate (ctx->report, 0)->tokens_per_s;
+}
+
+CliFitReport *
+cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
+                const CliFitOptions *opt, GError **error)
+{
+  g_return_val_if_fail (path != NULL && opt != NULL, NULL);
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, error);
+  if (sc == NULL)
+    return NULL;
+  CliFitReport *r = g_new0 (CliFitReport, 1);
+  r->candidates = g_ptr_array_new_with_free_func (candidate_free);
+  r->best = -1;
+  r->baseline_tokens = NAN;
+  g_autoptr (GHashTable) memo = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  Ctx ctx = { path, sets, r, memo };
+  switch (target)
+    {
+    case CLI_FIT_MICRO_BATCH:
+    case CLI_FIT_SEQ_LEN: search_size (&ctx, target, opt); break;
+    case CLI_FIT_GPUS: search_gpus (&ctx, opt); break;
+    case CLI_FIT_STACK: search_stack (&ctx, sc, opt); break;
+    }
+  return r;
+}

@@ -1,0 +1,25 @@
+/* cli/mpi.h — the little MPI a batch needs across machines (Open MPI, optional at configure
+ * time). `mpirun -np N stepsim batch …` runs N processes; each runs every N-th job and rank 0
+ * gathers the results and writes the files.
+ *
+ * MPI is initialised only when the process was launched by mpirun (OMPI_COMM_WORLD_SIZE or
+ * PMI_SIZE/PMIX_RANK in the environment), so the plain binary never needs an MPI runtime;
+ * built without MPI, every process is rank 0 of 1 (and a process launched by mpirun says so
+ * on stderr via the returned error).
+ */
+#pragma once
+
+#include <glib.h>
+
+/* Starts MPI when launched by mpirun; sets *rank and *size (0 and 1 otherwise). FALSE +
+ * error (G_FILE_ERROR_FAILED) when launched by mpirun but stepsim was built without MPI or
+ * MPI_Init fails. */
+gboolean cli_mpi_start (guint *rank, guint *size, GError **error);
+
+/* Collective: every process passes its bytes; on rank 0 returns a new array of the GBytes of
+ * ranks 0..size-1 (caller frees), elsewhere an empty array. Without MPI, an array holding
+ * `mine`. NULL + error on a communication failure. */
+GPtrArray *cli_mpi_gather (GBytes *mine, GError **error);
+
+/* Finalises MPI if cli_mpi_start initialised it. */
+void cli_mpi_stop (void);

@@ -1,0 +1,508 @@
+/* cli/sweep.c — sweep files expanded into scenarios; see sweep.h for the format.
+ *
+ * Invariants: axes keep file order (g_key_file_get_keys returns keys in file order); the
+ * point index is a mixed-radix number over the [axes] lengths, first axis most significant,
+ * with the [zip] index as the least significant digit. Nothing iterates a hash table.
+ */
+#include "config.h"
+#include "cli/sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/scenario.h"
+#include "sim/text.h"
+
+enum
+{
+  MAX_VALUES = 100000, /* per list, and per sweep */
+};
+
+typedef struct
+{
+  char *key;       /* "group.key" */
+  char **values;
+  guint n_values;
+  gboolean zipped;
+  gboolean numeric;
+} Axis;
+
+struct _CliSweep
+{
+  char *path, *name, *scenario, *text;
+  GPtrArray *sets;      /* "group.key=value" of [set], owned strings */
+  GPtrArray *baseline;  /* of [baseline], NULL-terminated */
+  GPtrArray *axes;      /* Axis * */
+  guint n_points;
+};
+
+static const char *const group_names[] = { "sweep", "set", "axes", "zip", "baseline", NULL };
+static const char *const sweep_keys[] = { "scenario", "name", "description", NULL };
+
+static void
+axis_free (gpointer p)
+{
+  Axis *a = p;
+  g_free (a->key);
+  g_strfreev (a->values);
+  g_free (a);
+}
+
+void
+cli_sweep_free (CliSweep *sweep)
+{
+  if (sweep == NULL)
+    return;
+  g_free (sweep->path);
+  g_free (sweep->name);
+  g_free (sweep->scenario);
+  g_free (sweep->text);
+  g_ptr_array_unref (sweep->sets);
+  g_ptr_array_unref (sweep->baseline);
+  g_ptr_array_unref (sweep->axes);
+  g_free (sweep);
+}
+
+/* ---- lists and ranges --------------------------------------------------------------------- */
+
+/* Parses all of `s` as a number; `integer` tells whether it was written as one. */
+static gboolean
+parse_number (const char *s, double *out, gboolean *integer)
+{
+  char *end = NULL;
+  errno = 0;
+  double v = g_ascii_strtod (s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !isfinite (v))
+    return FALSE;
+  *out = v;
+  *integer = strpbrk (s, ".eE") == NULL && fabs (v) < 9e15;
+  return TRUE;
+}
+
+static void
+add_number (GPtrArray *out, double v, gboolean integer)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  if (integer)
+    g_ptr_array_add (out, g_strdup_printf ("%.0f", v));
+  else
+    g_ptr_array_add (out, g_strdup (g_ascii_formatd (buf, sizeof buf, "%.15g", v)));
+}
+
+/* Expands FIRST:LAST[:STEP|:*FACTOR] into `out`. */
+static gboolean
+expand_range (const char *item, GPtrArray *out, GError **error)
+{
+  g_auto (GStrv) p = g_strsplit (item, ":", -1);
+  guint n = g_strv_length (p);
+  double first, last, step = 1;
+  gboolean i1, i2, i3 = TRUE, geometric = FALSE;
+  for (guint i = 0; i < n; i++)
+    g_strstrip (p[i]);
+  if (n == 3 && p[2][0] == '*')
+    geometric = TRUE;
+  if ((n != 2 && n != 3) || !parse_number (p[0], &first, &i1) || !parse_number (p[1], &last, &i2)
+      || (n == 3 && !parse_number (p[2] + geometric, &step, &i3)))
+    goto bad;
+  gboolean integer = i1 && i2 && i3;
+  if (geometric ? !(step > 1 && first > 0 && last >= first)
+                : !(step != 0 && (last - first) * step >= 0))
+    goto bad;
+  /* Values computed from the index, not accumulated, so 0.1 steps do not drift. */
+  for (guint k = 0;; k++)
+    {
+      double v = geometric ? first * pow (step, k) : first + k * step;
+      double past = geometric ? v - last : (v - last) * (step > 0 ? 1 : -1);
+      if (past > 1e-9 * MAX (fabs (last), 1.0))
+        break;
+      if (out->len >= MAX_VALUES)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "range '%s' has more than %d values", item, MAX_VALUES);
+          return FALSE;
+        }
+      add_number (out, v, integer);
+    }
+  return TRUE;
+bad:
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "'%s' is not a range FIRST:LAST, FIRST:LAST:STEP or FIRST:LAST:*FACTOR whose "
+               "step reaches LAST (FACTOR > 1, FIRST > 0)", item);
+  return FALSE;
+}
+
+char **
+cli_sweep_parse_list (const char *list, GError **error)
+{
+  g_return_val_if_fail (list != NULL, NULL);
+  g_autofree char *whole = g_strstrip (g_strdup (list));
+  if (whole[0] == '\0')
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "the list is empty");
+      return NULL;
+    }
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      char *item = g_strstrip (items[i]);
+      double x;
+      gboolean integer;
+      const char *colon = strchr (item, ':');
+      g_autofree char *head = colon ? g_strstrip (g_strndup (item, (gsize) (colon - item))) : NULL;
+      if (item[0] == '\0')
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "item %u of the list is empty", i + 1);
+          return NULL;
+        }
+      if (colon != NULL && parse_number (head, &x, &integer))
+        {
+          if (!expand_range (item, out, error))
+            return NULL;
+        }
+      else
+        g_ptr_array_add (out, g_strdup (item));
+    }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
+}
+
+gboolean
+cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GError **error)
+{
+  const char *eq = strchr (set, '=');
+  g_autofree char *lhs = eq ? g_strstrip (g_strndup (set, (gsize) (eq - set))) : NULL;
+  char *dot = lhs ? strrchr (lhs, '.') : NULL;
+  if (eq == NULL || dot == NULL || dot == lhs || dot[1] == '\0')
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "'%s': expected group.key=value", set);
+      return FALSE;
+    }
+  *group = g_strndup (lhs, (gsize) (dot - lhs));
+  *key = g_strdup (dot + 1);
+  *value = g_strstrip (g_strdup (eq + 1));
+  return TRUE;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static gboolean
+check_groups (GKeyFile *kf, GError **error)
+{
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    if (!g_strv_contains (group_names, groups[i]))
+      {
+        char *msg = g_strdup_printf ("group [%s]: unknown group", groups[i]);
+        msg = sim_text_with_hint (msg, groups[i], group_names);
+        g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND, msg);
+        g_free (msg);
+        return FALSE;
+      }
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, "sweep", NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    if (!g_strv_contains (sweep_keys, keys[i]))
+      {
+        char *msg = g_strdup_printf ("group [sweep], key '%s': unknown key", keys[i]);
+        msg = sim_text_with_hint (msg, keys[i], sweep_keys);
+        g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
+        g_free (msg);
+        return FALSE;
+      }
+  if (!g_key_file_has_key (kf, "sweep", "scenario", NULL))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [sweep], key 'scenario': required key is missing");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Checks that "group.key" exists in the scenario schema by loading the base scenario with
+ * it set to `value`: an unknown group or key is an error; any other failure is the value's,
+ * left to the scenario that uses it. */
+static gboolean
+check_key (const char *scenario, const char *group, const char *set_key, const char *value,
+           GError **error)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  g_autofree char *set = g_strdup_printf ("%s=%s", set_key, value);
+  if (!cli_sweep_parse_set (set, &g, &k, &v, error))
+    {
+      g_prefix_error (error, "group [%s], key ", group);
+      return FALSE;
+    }
+  const char *sets[] = { set, NULL };
+  GError *e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (scenario, sets, &e);
+  if (sc == NULL && (g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND)
+                     || g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
+      && strstr (e->message, k) != NULL)
+    {
+      g_propagate_prefixed_error (error, e, "group [%s], key '%s': ", group, set_key);
+      return FALSE;
+    }
+  g_clear_error (&e);
+  return TRUE;
+}
+
+/* Reads the "group.key = value" pairs of `group` into `out` as "group.key=value". */
+static gboolean
+read_sets (GKeyFile *kf, const char *group, const char *scenario, GPtrArray *out,
+           GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, keys[i], NULL));
+      if (!check_key (scenario, group, keys[i], v, error))
+        return FALSE;
+      g_ptr_array_add (out, g_strdup_printf ("%s=%s", keys[i], v));
+    }
+  return TRUE;
+}
+
+static gboolean
+all_numeric (char **values)
+{
+  for (guint i = 0; values[i] != NULL; i++)
+    {
+      double x;
+      gboolean integer;
+      if (!parse_number (values[i], &x, &integer))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  guint zip_len = 0;
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autofree char *v = g_key_file_get_value (kf, group, keys[i], NULL);
+      Axis *a = g_new0 (Axis, 1);
+      g_ptr_array_add (sw->axes, a);
+      a->key = g_strdup (keys[i]);
+      a->zipped = g_strcmp0 (group, "zip") == 0;
+      if ((a->values = cli_sweep_parse_list (v, error)) == NULL)
+        return g_prefix_error (error, "group [%s], key '%s': ", group, keys[i]), FALSE;
+      a->n_values = g_strv_length (a->values);
+      a->numeric = all_numeric (a->values);
+      if (!check_key (sw->scenario, group, keys[i], a->values[0], error))
+        return FALSE;
+      if (a->zipped && zip_len != 0 && a->n_values != zip_len)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [zip], key '%s': %u values, but the zipped axes before it have "
+                       "%u", keys[i], a->n_values, zip_len);
+          return FALSE;
+        }
+      zip_len = a->n_values;
+      if ((double) sw->n_points * (a->zipped && i > 0 ? 1 : a->n_values) > MAX_VALUES)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [%s], key '%s': the sweep would have more than %d scenarios",
+                       group, keys[i], MAX_VALUES);
+          return FALSE;
+        }
+      if (!a->zipped || i == 0)
+        sw->n_points *= a->n_values;
+    }
+  return TRUE;
+}
+
+/* [baseline] of the sweep, else of the base scenario file. */
+static gboolean
+read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
+{
+  if (g_key_file_has_group (kf, "baseline"))
+    return read_sets (kf, "baseline", sw->scenario, sw->baseline, error);
+  g_autoptr (GKeyFile) base = g_key_file_new ();
+  if (!g_key_file_load_from_file (base, sw->scenario, G_KEY_FILE_NONE, NULL)
+      || !g_key_file_has_group (base, "baseline"))
+    return TRUE; /* the scenario's own problems are reported when it runs */
+  if (!read_sets (base, "baseline", sw->scenario, sw->baseline, error))
+    return g_prefix_error (error, "%s: ", sw->scenario), FALSE;
+  return TRUE;
+}
+
+static gboolean
+load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
+{
+  if (!check_groups (kf, error))
+    return FALSE;
+  g_autofree char *rel = g_strstrip (g_key_file_get_value (kf, "sweep", "scenario", NULL));
+  g_autofree char *dir = g_path_get_dirname (sw->path);
+  sw->scenario = g_path_is_absolute (rel) ? g_strdup (rel) : g_build_filename (dir, rel, NULL);
+  if (!g_file_test (sw->scenario, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [sweep], key 'scenario': %s: no such file", sw->scenario);
+      return FALSE;
+    }
+  sw->name = g_key_file_get_string (kf, "sweep", "name", NULL);
+  if (sw->name == NULL)
+    {
+      g_autofree char *base = g_path_get_basename (sw->path);
+      char *dot = strrchr (base, '.');
+      sw->name = dot ? g_strndup (base, (gsize) (dot - base)) : g_strdup (base);
+    }
+  sw->n_points = 1;
+  if (!read_sets (kf, "set", sw->scenario, sw->sets, error)
+      || !read_axes (kf, "axes", sw, error) || !read_axes (kf, "zip", sw, error)
+      || !read_baseline (kf, sw, error))
+    return FALSE;
+  g_ptr_array_add (sw->baseline, NULL);
+  return TRUE;
+}
+
+CliSweep *
+cli_sweep_load (const char *path, GError **error)
+{
+  g_autoptr (CliSweep) sw = g_new0 (CliSweep, 1);
+  sw->path = g_strdup (path);
+  sw->sets = g_ptr_array_new_with_free_func (g_free);
+  sw->baseline = g_ptr_array_new_with_free_func (g_free);
+  sw->axes = g_ptr_array_new_with_free_func (axis_free);
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  GError *e = NULL;
+  if (!g_file_get_contents (path, &sw->text, NULL, error))
+    return NULL;
+  if (!cli_scenario_prescan (sw->text, &e)
+      || !g_key_file_load_from_data (kf, sw->text, (gsize) -1, G_KEY_FILE_NONE, &e)
+      || !load_groups (kf, sw, &e))
+    {
+      g_propagate_prefixed_error (error, e, "%s: ", path);
+      return NULL;
+    }
+  return g_steal_pointer (&sw);
+}
+
+/* ---- points ------------------------------------------------------------------------------- */
+
+const char *
+cli_sweep_path (const CliSweep *sweep)
+{
+  return sweep->path;
+}
+
+const char *
+cli_sweep_name (const CliSweep *sweep)
+{
+  return sweep->name;
+}
+
+const char *
+cli_sweep_scenario (const CliSweep *sweep)
+{
+  return sweep->scenario;
+}
+
+const char *
+cli_sweep_text (const CliSweep *sweep)
+{
+  return sweep->text;
+}
+
+guint
+cli_sweep_n_axes (const CliSweep *sweep)
+{
+  return sweep->axes->len;
+}
+
+static const Axis *
+axis_at (const CliSweep *sweep, guint axis)
+{
+  g_return_val_if_fail (axis < sweep->axes->len, NULL);
+  return g_ptr_array_index (sweep->axes, axis);
+}
+
+const char *
+cli_sweep_axis_key (const CliSweep *sweep, guint axis)
+{
+  return axis_at (sweep, axis)->key;
+}
+
+gboolean
+cli_sweep_axis_numeric (const CliSweep *sweep, guint axis)
+{
+  return axis_at (sweep, axis)->numeric;
+}
+
+guint
+cli_sweep_n_points (const CliSweep *sweep)
+{
+  return sweep->n_points;
+}
+
+const char *
+cli_sweep_value (const CliSweep *sweep, guint point, guint axis)
+{
+  g_return_val_if_fail (point < sweep->n_points && axis < sweep->axes->len, NULL);
+  /* Digits from the least significant: the zip index, then [axes] from the last. */
+  guint zip_len = 0;
+  for (guint i = 0; i < sweep->axes->len; i++)
+    if (((Axis *) g_ptr_array_index (sweep->axes, i))->zipped)
+      zip_len = ((Axis *) g_ptr_array_index (sweep->axes, i))->n_values;
+  const Axis *a = axis_at (sweep, axis);
+  guint rest = point;
+  if (zip_len > 0)
+    {
+      if (a->zipped)
+        return a->values[rest % zip_len];
+      rest /= zip_len;
+    }
+  for (guint i = sweep->axes->len; i-- > 0;)
+    {
+      const Axis *b = g_ptr_array_index (sweep->axes, i);
+      if (b->zipped)
+        continue;
+      if (i == axis)
+        return b->values[rest % b->n_values];
+      rest /= b->n_values;
+    }
+  g_assert_not_reached ();
+}
+
+char *
+cli_sweep_label (const CliSweep *sweep, guint point)
+{
+  if (sweep->axes->len == 0)
+    return g_strdup (sweep->name);
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < sweep->axes->len; i++)
+    {
+      const char *key = axis_at (sweep, i)->key;
+      const char *dot = strrchr (key, '.');
+      g_string_append_printf (s, "%s%s=%s", i > 0 ? ", " : "", dot ? dot + 1 : key,
+                              cli_sweep_value (sweep, point, i));
+    }
+  return g_string_free (s, FALSE);
+}
+
+char **
+cli_sweep_sets (const CliSweep *sweep, guint point, const char *const *extra)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  for (guint i = 0; i < sweep->sets->len; i++)
+    g_ptr_array_add (out, g_strdup (g_ptr_array_index (sweep->sets, i)));
+  for (guint i = 0; i < sweep->axes->len; i++)
+    g_ptr_array_add (out, g_strdup_printf ("%s=%s", axis_at (sweep, i)->key,
+                                           cli_sweep_value (sweep, point, i)));
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    g_ptr_array_add (out, g_strdup (extra[i]));
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (out, FALSE);
+}
+
+const char *const *
+cli_sweep_baseline (const CliSweep *sweep)
+{
+  return (const char *const *) sweep->baseline->pdata;
+}

@@ -1,0 +1,29 @@
+# plots/penalty.gp — throughput penalty of each scenario (technique stack) against the
+# baseline stack: 100 × (1 − tokens/s ÷ baseline tokens/s); red bars cost throughput,
+# green ones gain it.
+#
+# Usage: gnuplot -c plots/penalty.gp IN.tsv OUT.png|OUT.svg [TITLE]
+# IN.tsv (made by `stepsim plot penalty`): header "label penalty", one row per scenario (%).
+
+if (ARGC < 2) { print 'usage: gnuplot -c penalty.gp IN.tsv OUT.png|OUT.svg [TITLE]'; exit status 2 }
+style_out = ARG2
+script_dir = system(sprintf("dirname '%s'", ARG0))
+load sprintf('%s/style.gp', script_dir)
+
+chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'throughput penalty against the baseline'
+nrow = int(system(sprintf("tail -n +2 '%s' | grep -c .", ARG1)))
+
+set title chart_title noenhanced
+set ylabel 'throughput penalty against the baseline (%)'
+set xlabel 'scenario'
+set xtics rotate by 25 right noenhanced
+set lmargin 24
+set xrange [-0.6:nrow - 0.4]
+set bmargin 10
+set style fill solid 0.85 noborder
+set boxwidth 0.7
+set key off
+set xzeroaxis lt -1 lw 1
+
+plot ARG1 using 0:2:($2 > 0 ? 0xd62728 : 0x2ca02c):xtic(1) with boxes lc rgb variable notitle, \
+     ARG1 using 0:2:(sprintf('%.1f%%', $2)):($2 >= 0 ? 0 : 0) with labels offset 0, char 0.8 notitle

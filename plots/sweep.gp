@@ -1,0 +1,32 @@
+# plots/sweep.gp — one metric of a batch against one numeric sweep axis (e.g. tokens/s
+# against GPU count, peak memory against micro-batch), one line per value of a second axis.
+#
+# Usage: gnuplot -c plots/sweep.gp IN.tsv OUT.png|OUT.svg [TITLE] [YLABEL] [XLABEL]
+# IN.tsv (made by `stepsim plot sweep`): blocks separated by two blank lines, each with a
+# header "x<TAB><line title>" and rows "x<TAB>y" sorted by x, y already in YLABEL's unit.
+
+if (ARGC < 2) { print 'usage: gnuplot -c sweep.gp IN.tsv OUT.png|OUT.svg [TITLE] [YLABEL] [XLABEL]'; exit status 2 }
+style_out = ARG2
+script_dir = system(sprintf("dirname '%s'", ARG0))
+load sprintf('%s/style.gp', script_dir)
+
+chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'sweep'
+set title chart_title noenhanced
+set ylabel ((ARGC >= 4 && ARG4 ne '') ? ARG4 : 'value') noenhanced
+set xlabel ((ARGC >= 5 && ARG5 ne '') ? ARG5 : 'axis') noenhanced
+set grid xtics ytics
+# Strong, distinct colours for the lines (the light category colours of style.gp are for areas).
+set linetype 31 lc rgb '#1f77b4'
+set linetype 32 lc rgb '#d62728'
+set linetype 33 lc rgb '#2ca02c'
+set linetype 34 lc rgb '#ff7f0e'
+set linetype 35 lc rgb '#9467bd'
+set linetype 36 lc rgb '#8c564b'
+set linetype 37 lc rgb '#e377c2'
+set linetype 38 lc rgb '#17becf'
+set yrange [0:*]
+set offsets graph 0.02, graph 0.02, graph 0.05, 0
+
+stats ARG1 using 1 nooutput
+nblocks = STATS_blocks
+plot for [i=0:nblocks-1] ARG1 index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2)

@@ -1,0 +1,81 @@
+/* sim/h5out-private.h — helpers shared by the HDF5 files of sim/: the writer of runs
+ * (h5out.c), the TSV export (h5out_export.c) and the results table (h5out_table.c).
+ * Not a public header: nothing outside sim/h5out*.c includes it.
+ *
+ * It does not include hdf5.h itself (only sim/h5out*.c may, tests/layering.sh): include
+ * <hdf5.h> before this header.
+ *
+ * Invariants every user keeps: each hid_t lives in a g_auto (H5Id) variable so it is closed
+ * on every path; files are created through SimH5Writer (creation order tracked and indexed,
+ * no object timestamps, UTF-8 link names) and committed by sim_h5_writer_finish, which
+ * renames "<path>.tmp.<pid>" onto the target only after a successful close.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdio.h>
+#include "sim/h5out.h"
+
+#ifndef H5_VERS_MAJOR
+#error "include <hdf5.h> before sim/h5out-private.h"
+#endif
+
+enum
+{
+  BLOCK = 4096,      /* doubles per write block and largest chunk of a series dataset */
+  TASK_BLOCK = 1024, /* rows per write block and largest chunk of /tasks and tables */
+  MIN_CHUNK = 16,
+};
+
+typedef hid_t H5Id;
+
+/* Closes any kind of HDF5 handle; invalid ids are ignored. */
+void sim_h5_close (H5Id id);
+G_DEFINE_AUTO_CLEANUP_FREE_FUNC (H5Id, sim_h5_close, H5I_INVALID_HID)
+
+/* Sets `error` (SIM_H5OUT_ERROR, `code`) to the formatted context plus the innermost HDF5
+ * message, and clears HDF5's error stack. Always returns FALSE. */
+gboolean sim_h5_fail (GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+/* Switches HDF5's automatic error printing off (errors become GErrors). */
+void sim_h5_silence (void);
+/* A variable-length UTF-8 string type; caller closes. */
+H5Id sim_h5_vlstr_type (void);
+
+typedef struct
+{
+  H5Id file;
+  H5Id gcpl; /* groups: creation order tracked + indexed, no timestamps */
+  H5Id lcpl; /* links: UTF-8 names */
+} SimH5Writer;
+
+/* Creates `tmp` with the property lists above. FALSE + SIM_H5OUT_ERROR_IO. */
+gboolean sim_h5_writer_open (SimH5Writer *w, const char *tmp, GError **error);
+/* Closes everything; reports a failing H5Fclose only when `ok` (the first error wins). */
+gboolean sim_h5_writer_close (SimH5Writer *w, gboolean ok, const char *tmp, GError **error);
+/* Closes, then renames `tmp` onto `path` when everything succeeded; otherwise removes `tmp`
+ * and prefixes the error with "writing <path>: ". Returns the final success. */
+gboolean sim_h5_writer_finish (SimH5Writer *w, gboolean ok, const char *tmp, const char *path,
+                               GError **error);
+/* A scalar variable-length UTF-8 string attribute. */
+gboolean sim_h5_write_str_attr (H5Id obj, const char *name, const char *value, GError **error);
+/* Creates every missing group of the absolute path `group` ("/series/rank0/memory"). */
+gboolean sim_h5_ensure_groups (SimH5Writer *w, const char *group, GError **error);
+/* The chunk size for `n` elements: n rounded up to MIN_CHUNK, at most `max`. */
+hsize_t sim_h5_chunk_for (gsize n, gsize max);
+/* An empty 1-D dataset of `ftype` that can grow without limit. Caller closes. */
+H5Id sim_h5_create_extendible (SimH5Writer *w, const char *name, H5Id ftype, hsize_t chunk,
+                               GError **error);
+/* Grows `dset` to offset+count elements and writes `buf` (count elements of `mtype`). */
+gboolean sim_h5_append_block (H5Id dset, H5Id mtype, hsize_t offset, hsize_t count,
+                              const void *buf, GError **error);
+
+/* Reading and text output (h5out_export.c). */
+/* TRUE if every component of the absolute path `object` exists in `file`. */
+gboolean sim_h5_object_exists (H5Id file, const char *object);
+/* A string dataset or attribute (fixed or variable length), newly allocated; NULL + error
+ * (SIM_H5OUT_ERROR_FORMAT) if `obj` does not hold a string. */
+char *sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error);
+/* `v` with %.17g, locale-independent. */
+void sim_h5_put_double (FILE *out, double v);
+/* `s` (at most `max` bytes, stopping at NUL) with \\ \t \n \r escaped. */
+void sim_h5_put_escaped (FILE *out, const char *s, gsize max);

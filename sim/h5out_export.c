@@ -1,0 +1,628 @@
+/* sim/h5out_export.c — reads objects of an HDF5 file written by sim/h5out*.c back as
+ * tab-separated text (sim_h5out_export_tsv) and reads string attributes. See h5out.h for
+ * what each kind of object exports as.
+ *
+ * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
+ * children are listed in creation order when the group tracks it (every group stepsim
+ * writes does), else by name. Numbers are printed with %.17g so they round-trip.
+ */
+#include "config.h"
+#include "sim/h5out.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <string.h>
+#include "sim/h5out-private.h"
+
+void
+sim_h5_put_double (FILE *out, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  fputs (g_ascii_formatd (buf, sizeof buf, "%.17g", v), out);
+}
+
+/* Writes `s` (at most `max` bytes, stopping at NUL) with backslash, tab, newline and
+ * carriage return escaped as \\ \t \n \r, so every row stays one TSV line. */
+void
+sim_h5_put_escaped (FILE *out, const char *s, gsize max)
+{
+  for (gsize i = 0; i < max && s[i] != '\0'; i++)
+    switch (s[i])
+      {
+      case '\\': fputs ("\\\\", out); break;
+      case '\t': fputs ("\\t", out); break;
+      case '\n': fputs ("\\n", out); break;
+      case '\r': fputs ("\\r", out); break;
+      default: fputc (s[i], out); break;
+      }
+}
+
+/* TRUE if every component of `object` exists (H5Lexists fails on a missing parent, so the
+ * path is walked one level at a time). */
+gboolean
+sim_h5_object_exists (H5Id file, const char *object)
+{
+  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
+  g_autoptr (GString) prefix = g_string_new (NULL);
+  for (char **p = parts; *p != NULL; p++)
+    {
+      if (**p == '\0')
+        continue;
+      g_string_append_printf (prefix, "/%s", *p);
+      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Names of the links of `group`, in creation order when the group tracks it, else by name. */
+static GPtrArray *
+list_children (H5Id group)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  g_auto (H5Id) gcpl = H5Gget_create_plist (group);
+  unsigned flags = 0;
+  H5_index_t idx = H5_INDEX_NAME;
+  if (gcpl >= 0 && H5Pget_link_creation_order (gcpl, &flags) >= 0
+      && (flags & H5P_CRT_ORDER_TRACKED))
+    idx = H5_INDEX_CRT_ORDER;
+  H5G_info_t info;
+  if (H5Gget_info (group, &info) < 0)
+    return names;
+  for (hsize_t i = 0; i < info.nlinks; i++)
+    {
+      ssize_t len = H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, NULL, 0, H5P_DEFAULT);
+      if (len < 0)
+        continue;
+      char *name = g_malloc ((gsize) len + 1);
+      H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, name, (size_t) len + 1, H5P_DEFAULT);
+      g_ptr_array_add (names, name);
+    }
+  return names;
+}
+
+/* Reads a string dataset or attribute (fixed or variable length). NULL + error if `obj` does
+ * not hold a string. */
+char *
+sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error)
+{
+  g_auto (H5Id) ftype = is_attr ? H5Aget_type (obj) : H5Dget_type (obj);
+  if (ftype < 0 || H5Tget_class (ftype) != H5T_STRING)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a string");
+      return NULL;
+    }
+  gboolean vl = H5Tis_variable_str (ftype) > 0;
+  gsize size = vl ? sizeof (char *) : H5Tget_size (ftype);
+  g_auto (H5Id) mtype = vl ? sim_h5_vlstr_type () : H5Tcopy (H5T_C_S1);
+  g_autofree char *buf = g_malloc0 (size + 1);
+  herr_t r = -1;
+  if (mtype >= 0 && (vl || H5Tset_size (mtype, size) >= 0))
+    r = is_attr ? H5Aread (obj, mtype, buf) : H5Dread (obj, mtype, H5S_ALL, H5S_ALL,
+                                                        H5P_DEFAULT, buf);
+  if (r < 0)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read string");
+      return NULL;
+    }
+  if (!vl)
+    return g_steal_pointer (&buf);
+  char *p = NULL;
+  memcpy (&p, buf, sizeof p);
+  char *s = g_strdup (p != NULL ? p : "");
+  H5free_memory (p);
+  return s;
+}
+
+/* Reads the numeric dataset `d` (scalar or 1-D) as doubles; `name` is for messages. */
+static GArray *
+read_doubles_of (H5Id d, const char *name, GError **error)
+{
+  g_auto (H5Id) type = H5Dget_type (d);
+  g_auto (H5Id) space = H5Dget_space (d);
+  H5T_class_t cls = type >= 0 ? H5Tget_class (type) : H5T_NO_CLASS;
+  if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || space < 0
+      || H5Sget_simple_extent_ndims (space) > 1)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s is not a scalar or 1-D numeric dataset", name);
+      return NULL;
+    }
+  hssize_t n = MAX (H5Sget_simple_extent_npoints (space), 0);
+  GArray *a = g_array_sized_new (FALSE, TRUE, sizeof (double), (guint) n);
+  g_array_set_size (a, (guint) n);
+  if (n > 0 && H5Dread (d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a->data) < 0)
+    {
+      g_array_unref (a);
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read %s", name);
+      return NULL;
+    }
+  return a;
+}
+
+/* Reads the numeric dataset `name` below `loc` as doubles. */
+static GArray *
+read_doubles (H5Id loc, const char *name, GError **error)
+{
+  if (H5Lexists (loc, name, H5P_DEFAULT) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no dataset %s", name);
+      return NULL;
+    }
+  g_auto (H5Id) d = H5Dopen2 (loc, name, H5P_DEFAULT);
+  if (d < 0)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s is not a dataset", name);
+      return NULL;
+    }
+  return read_doubles_of (d, name, error);
+}
+
+typedef struct
+{
+  char *name; /* column name: path relative to the exported group */
+  GArray *time, *value;
+} SeriesCol;
+
+static void
+series_col_free (gpointer p)
+{
+  SeriesCol *c = p;
+  g_free (c->name);
+  g_clear_pointer (&c->time, g_array_unref);
+  g_clear_pointer (&c->value, g_array_unref);
+  g_free (c);
+}
+
+static gboolean
+is_series_group (H5Id group)
+{
+  return H5Lexists (group, "time", H5P_DEFAULT) > 0 && H5Lexists (group, "value", H5P_DEFAULT) > 0;
+}
+
+static SeriesCol *
+read_series (H5Id group, const char *name, GError **error)
+{
+  SeriesCol *c = g_new0 (SeriesCol, 1);
+  c->name = g_strdup (name);
+  c->time = read_doubles (group, "time", error);
+  c->value = c->time != NULL ? read_doubles (group, "value", error) : NULL;
+  if (c->value != NULL && c->value->len != c->time->len)
+    g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                 "series %s: %u times but %u values", name, c->time->len, c->value->len);
+  if (c->value == NULL || c->value->len != c->time->len)
+    {
+      series_col_free (c);
+      return NULL;
+    }
+  return c;
+}
+
+/* Appends every series below `group` (depth first, creation order) to `cols`, named by
+ * their path relative to the exported group. */
+static gboolean
+collect_series (H5Id group, const char *prefix, GPtrArray *cols, GError **error)
+{
+  g_autoptr (GPtrArray) names = list_children (group);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *child = g_ptr_array_index (names, i);
+      g_auto (H5Id) obj = H5Oopen (group, child, H5P_DEFAULT);
+      if (obj < 0 || H5Iget_type (obj) != H5I_GROUP)
+        continue;
+      g_autofree char *name = g_strconcat (prefix, child, NULL);
+      if (is_series_group (obj))
+        {
+          SeriesCol *c = read_series (obj, name, error);
+          if (c == NULL)
+            return FALSE;
+          g_ptr_array_add (cols, c);
+        }
+      else
+        {
+          g_autofree char *sub = g_strconcat (name, "/", NULL);
+          if (!collect_series (obj, sub, cols, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gint
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The sorted union of all columns' change times, without duplicates. */
+static GArray *
+union_times (GPtrArray *cols)
+{
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint k = 0; k < cols->len; k++)
+    {
+      const SeriesCol *c = g_ptr_array_index (cols, k);
+      g_array_append_vals (all, c->time->data, c->time->len);
+    }
+  g_array_sort (all, cmp_double);
+  guint kept = 0;
+  for (guint i = 0; i < all->len; i++)
+    if (kept == 0 || g_array_index (all, double, i) != g_array_index (all, double, kept - 1))
+      g_array_index (all, double, kept++) = g_array_index (all, double, i);
+  g_array_set_size (all, kept);
+  return all;
+}
+
+/* Writes the columns as a step-function table over the union of their change times; each
+ * column holds the value of its last point at or before the row's time, 0 before any. */
+static void
+put_merged (FILE *out, GPtrArray *cols)
+{
+  fputs ("time", out);
+  for (guint k = 0; k < cols->len; k++)
+    fprintf (out, "\t%s", ((const SeriesCol *) g_ptr_array_index (cols, k))->name);
+  fputc ('\n', out);
+  g_autoptr (GArray) times = union_times (cols);
+  g_autofree guint *next = g_new0 (guint, MAX (cols->len, 1u));
+  for (guint i = 0; i < times->len; i++)
+    {
+      double t = g_array_index (times, double, i);
+      sim_h5_put_double (out, t);
+      for (guint k = 0; k < cols->len; k++)
+        {
+          const SeriesCol *c = g_ptr_array_index (cols, k);
+          while (next[k] < c->time->len && g_array_index (c->time, double, next[k]) <= t)
+            next[k]++;
+          fputc ('\t', out);
+          sim_h5_put_double (out, next[k] == 0 ? 0.0 : g_array_index (c->value, double, next[k] - 1));
+        }
+      fputc ('\n', out);
+    }
+}
+
+static gboolean
+export_series_group (H5Id group, FILE *out, GError **error)
+{
+  if (is_series_group (group))
+    {
+      SeriesCol *c = read_series (group, "value", error);
+      if (c == NULL)
+        return FALSE;
+      g_autoptr (GPtrArray) one = g_ptr_array_new_with_free_func (series_col_free);
+      g_ptr_array_add (one, c);
+      put_merged (out, one); /* one column: exactly its points */
+      return TRUE;
+    }
+  g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
+  if (!collect_series (group, "", cols, error))
+    return FALSE;
+  if (cols->len == 0)
+    {
+      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                           "group holds no series (time/value pairs)");
+      return FALSE;
+    }
+  put_merged (out, cols);
+  return TRUE;
+}
+
+/* Writes one /summary row per dataset below `group` (creation order, recursing into
+ * subgroups, names relative to /summary): numbers with their `unit` attribute, texts
+ * escaped with an empty unit. */
+static gboolean
+put_summary_rows (H5Id group, const char *prefix, FILE *out, GError **error)
+{
+  g_autoptr (GPtrArray) names = list_children (group);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *child = g_ptr_array_index (names, i);
+      g_autofree char *name = g_strconcat (prefix, child, NULL);
+      g_auto (H5Id) obj = H5Oopen (group, child, H5P_DEFAULT);
+      if (obj >= 0 && H5Iget_type (obj) == H5I_GROUP)
+        {
+          g_autofree char *sub = g_strconcat (name, "/", NULL);
+          if (!put_summary_rows (obj, sub, out, error))
+            return FALSE;
+          continue;
+        }
+      g_auto (H5Id) type = obj >= 0 ? H5Dget_type (obj) : H5I_INVALID_HID;
+      g_autofree char *unit = NULL;
+      if (H5Aexists (obj, "unit") > 0)
+        {
+          g_auto (H5Id) attr = H5Aopen (obj, "unit", H5P_DEFAULT);
+          if ((unit = sim_h5_read_string (attr, TRUE, error)) == NULL)
+            return FALSE;
+        }
+      sim_h5_put_escaped (out, name, G_MAXSIZE);
+      fputc ('\t', out);
+      if (type >= 0 && H5Tget_class (type) == H5T_STRING)
+        {
+          g_autofree char *text = sim_h5_read_string (obj, FALSE, error);
+          if (text == NULL)
+            return FALSE;
+          sim_h5_put_escaped (out, text, G_MAXSIZE);
+        }
+      else
+        {
+          g_autoptr (GArray) v = read_doubles (group, child, error);
+          if (v == NULL || v->len != 1)
+            return v == NULL ? FALSE : sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                                                "summary entry %s is not a scalar", name);
+          sim_h5_put_double (out, g_array_index (v, double, 0));
+        }
+      fputc ('\t', out);
+      sim_h5_put_escaped (out, unit != NULL ? unit : "", G_MAXSIZE);
+      fputc ('\n', out);
+    }
+  return TRUE;
+}
+
+static gboolean
+unsupported_field (H5Id mt, GError **error)
+{
+  g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+               "compound field of an unsupported type (class %d, %zu bytes)",
+               (int) H5Tget_class (mt), H5Tget_size (mt));
+  return FALSE;
+}
+
+/* Prints a native integer of type `mt` stored (possibly unaligned) at `p`. */
+static gboolean
+put_integer (FILE *out, H5Id mt, const char *p, GError **error)
+{
+  size_t size = H5Tget_size (mt);
+  gboolean sign = H5Tget_sign (mt) == H5T_SGN_2;
+  guint8 b1;
+  guint16 b2;
+  guint32 b4;
+  guint64 u;
+  switch (size)
+    {
+    case 1: memcpy (&b1, p, 1); u = sign ? (guint64) (gint64) (gint8) b1 : b1; break;
+    case 2: memcpy (&b2, p, 2); u = sign ? (guint64) (gint64) (gint16) b2 : b2; break;
+    case 4: memcpy (&b4, p, 4); u = sign ? (guint64) (gint64) (gint32) b4 : b4; break;
+    case 8: memcpy (&u, p, 8); break;
+    default: return unsupported_field (mt, error);
+    }
+  if (sign)
+    fprintf (out, "%" G_GINT64_FORMAT, (gint64) u);
+  else
+    fprintf (out, "%" G_GUINT64_FORMAT, u);
+  return TRUE;
+}
+
+/* Prints the field of compound member type `mt` (native layout) stored at `p`: integers
+ * and floats as numbers, enums by name (by number if the value has none), strings escaped. */
+static gboolean
+put_field (FILE *out, H5Id mt, const char *p, GError **error)
+{
+  size_t size = H5Tget_size (mt);
+  H5T_class_t cls = H5Tget_class (mt);
+  if (cls == H5T_ENUM)
+    {
+      char name[256];
+      if (H5Tenum_nameof (mt, p, name, sizeof name) >= 0)
+        {
+          sim_h5_put_escaped (out, name, sizeof name);
+          return TRUE;
+        }
+      H5Eclear2 (H5E_DEFAULT);
+      g_auto (H5Id) super = H5Tget_super (mt);
+      return put_integer (out, super, p, error);
+    }
+  if (cls == H5T_INTEGER)
+    return put_integer (out, mt, p, error);
+  if (cls == H5T_FLOAT && size == sizeof (double))
+    {
+      double d;
+      memcpy (&d, p, sizeof d);
+      sim_h5_put_double (out, d);
+      return TRUE;
+    }
+  if (cls == H5T_FLOAT && size == sizeof (float))
+    {
+      float f;
+      memcpy (&f, p, sizeof f);
+      sim_h5_put_double (out, f);
+      return TRUE;
+    }
+  if (cls == H5T_STRING && H5Tis_variable_str (mt) > 0)
+    {
+      const char *vs = NULL;
+      memcpy (&vs, p, sizeof vs);
+      sim_h5_put_escaped (out, vs != NULL ? vs : "", G_MAXSIZE);
+      return TRUE;
+    }
+  if (cls == H5T_STRING)
+    {
+      sim_h5_put_escaped (out, p, size);
+      return TRUE;
+    }
+  return unsupported_field (mt, error);
+}
+
+static void
+clear_id (gpointer p)
+{
+  sim_h5_close (*(H5Id *) p);
+}
+
+/* Reads rows [offset, offset+count) of table `dset` as `mtype` and prints them; `members`
+ * holds the member types of `mtype`. Variable-length data is reclaimed after printing. */
+static gboolean
+put_table_block (FILE *out, H5Id dset, H5Id mtype, GArray *members, hsize_t offset,
+                 hsize_t count, char *buf, GError **error)
+{
+  g_auto (H5Id) fspace = H5Dget_space (dset);
+  g_auto (H5Id) mspace = H5Screate_simple (1, &count, NULL);
+  if (fspace < 0 || mspace < 0
+      || H5Sselect_hyperslab (fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0
+      || H5Dread (dset, mtype, mspace, fspace, H5P_DEFAULT, buf) < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read table rows");
+  size_t rsize = H5Tget_size (mtype);
+  gboolean ok = TRUE;
+  for (hsize_t r = 0; r < count && ok; r++)
+    {
+      for (guint m = 0; m < members->len && ok; m++)
+        {
+          if (m > 0)
+            fputc ('\t', out);
+          size_t off = H5Tget_member_offset (mtype, m);
+          ok = put_field (out, g_array_index (members, H5Id, m), buf + r * rsize + off, error);
+        }
+      fputc ('\n', out);
+    }
+  if (H5Tdetect_class (mtype, H5T_VLEN) > 0 || H5Tdetect_class (mtype, H5T_STRING) > 0)
+    H5Dvlen_reclaim (mtype, mspace, H5P_DEFAULT, buf);
+  return ok;
+}
+
+/* Prints a 1-D compound dataset: a header of its field names, then one line per row. */
+static gboolean
+export_table (H5Id dset, H5Id ftype, FILE *out, GError **error)
+{
+  g_auto (H5Id) mtype = H5Tget_native_type (ftype, H5T_DIR_ASCEND);
+  g_auto (H5Id) space = H5Dget_space (dset);
+  if (mtype < 0 || space < 0 || H5Sget_simple_extent_ndims (space) != 1)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a 1-D table");
+  int nm = H5Tget_nmembers (mtype);
+  g_autoptr (GArray) members = g_array_new (FALSE, FALSE, sizeof (H5Id));
+  g_array_set_clear_func (members, clear_id);
+  for (int m = 0; m < nm; m++)
+    {
+      H5Id mt = H5Tget_member_type (mtype, (unsigned) m);
+      g_array_append_val (members, mt);
+      char *name = H5Tget_member_name (mtype, (unsigned) m);
+      fprintf (out, "%s%s", m > 0 ? "\t" : "", name != NULL ? name : "?");
+      H5free_memory (name);
+    }
+  fputc ('\n', out);
+  hsize_t n = (hsize_t) H5Sget_simple_extent_npoints (space);
+  g_autofree char *buf = g_malloc0 (H5Tget_size (mtype) * TASK_BLOCK);
+  for (hsize_t off = 0; off < n; off += TASK_BLOCK)
+    if (!put_table_block (out, dset, mtype, members, off, MIN ((hsize_t) TASK_BLOCK, n - off),
+                          buf, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* Prints a dataset: a compound table, or a "value" column of numbers or one text. */
+static gboolean
+export_dataset (H5Id dset, FILE *out, GError **error)
+{
+  g_auto (H5Id) type = H5Dget_type (dset);
+  H5T_class_t cls = type >= 0 ? H5Tget_class (type) : H5T_NO_CLASS;
+  if (cls == H5T_COMPOUND)
+    return export_table (dset, type, out, error);
+  if (cls == H5T_STRING)
+    {
+      g_autofree char *text = sim_h5_read_string (dset, FALSE, error);
+      if (text == NULL)
+        return FALSE;
+      fputs ("value\n", out);
+      sim_h5_put_escaped (out, text, G_MAXSIZE);
+      fputc ('\n', out);
+      return TRUE;
+    }
+  g_autoptr (GArray) v = read_doubles_of (dset, "dataset", error);
+  if (v == NULL)
+    return FALSE;
+  fputs ("value\n", out);
+  for (guint i = 0; i < v->len; i++)
+    {
+      sim_h5_put_double (out, g_array_index (v, double, i));
+      fputc ('\n', out);
+    }
+  return TRUE;
+}
+
+/* TRUE if the normalised object path is /summary or lies below it. */
+static gboolean
+is_summary_path (const char *object)
+{
+  while (*object == '/')
+    object++;
+  return g_str_has_prefix (object, "summary") && (object[7] == '\0' || object[7] == '/');
+}
+
+static gboolean
+export_object (H5Id file, const char *object, FILE *out, GError **error)
+{
+  if (!sim_h5_object_exists (file, object))
+    {
+      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object");
+      return FALSE;
+    }
+  g_auto (H5Id) obj = H5Oopen (file, object, H5P_DEFAULT);
+  if (obj < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot open");
+  H5I_type_t type = H5Iget_type (obj);
+  if (type == H5I_DATASET)
+    return export_dataset (obj, out, error);
+  if (type != H5I_GROUP)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "neither a group nor a dataset");
+  if (!is_summary_path (object))
+    return export_series_group (obj, out, error);
+  fputs ("name\tvalue\tunit\n", out);
+  return put_summary_rows (obj, "", out, error);
+}
+
+gboolean
+sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **error)
+{
+  g_return_val_if_fail (path != NULL && object != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  sim_h5_silence ();
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: no such file", path);
+      return FALSE;
+    }
+  g_auto (H5Id) file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "%s: cannot open as HDF5", path);
+  if (!export_object (file, object, out, error))
+    {
+      g_prefix_error (error, "%s: %s: ", path, object);
+      return FALSE;
+    }
+  if (fflush (out) != 0 || ferror (out))
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: %s: write error: %s", path,
+                   object, g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+char *
+sim_h5out_read_text_attr (const char *path, const char *object, const char *name,
+                          GError **error)
+{
+  g_return_val_if_fail (path != NULL && object != NULL && name != NULL, NULL);
+  sim_h5_silence ();
+  g_auto (H5Id) file = g_file_test (path, G_FILE_TEST_IS_REGULAR)
+                           ? H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT)
+                           : H5I_INVALID_HID;
+  if (file < 0)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "%s: cannot open as HDF5", path);
+      return NULL;
+    }
+  g_auto (H5Id) obj = sim_h5_object_exists (file, object) ? H5Oopen (file, object, H5P_DEFAULT)
+                                                    : H5I_INVALID_HID;
+  if (obj < 0 || H5Aexists (obj, name) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                   "%s: %s: no attribute '%s'", path, object, name);
+      return NULL;
+    }
+  g_auto (H5Id) attr = H5Aopen (obj, name, H5P_DEFAULT);
+  char *text = attr >= 0 ? sim_h5_read_string (attr, TRUE, error) : NULL;
+  if (text == NULL)
+    g_prefix_error (error, "%s: %s: attribute %s: ", path, object, name);
+  return text;
+}

@@ -1,0 +1,142 @@
+#!/bin/sh
+# tests/batch.sh — end-to-end checks of `stepsim batch`, `fit`, `plot` and `run --trace`:
+# exit codes and messages, results equal to single runs, -j 1 = -j 2 = mpirun -np 2 (byte
+# for byte, when built with MPI), TSV/CSV export, a failing scenario, every chart kind from
+# real files and every plot script from its fixture (PNG and SVG).
+# Prints "stepsim-tests: P passed, F failed". Needs: STEPSIM (the binary), srcdir.
+set -u
+: "${STEPSIM:?}" "${srcdir:?}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok () { passed=$((passed + 1)); echo "ok   $1"; }
+bad () { failed=$((failed + 1)); echo "FAIL $1"; }
+check () { name=$1; shift; if "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name"; fi; }
+expect_rc () { want=$1; name=$2; shift 2; "$@" >/dev/null 2>&1; rc=$?; [ "$rc" -eq "$want" ] && ok "$name" || bad "$name (exit $rc, wanted $want)"; }
+is_png () { head -c 8 "$1" | od -c | grep -q 'P   N   G'; }
+is_svg () { grep -q '<svg' "$1"; }
+
+s1="$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini"
+cd "$work" || exit 1
+cat > mb.ini <<EOF
+[sweep]
+scenario = $s1
+name = S1 micro-batch
+[axes]
+training.micro_batch = 1:2
+[baseline]
+training.checkpointing = none
+EOF
+cat > fail.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+training.precision = fp32, fp13
+EOF
+cat > typo.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+training.micro_bach = 1, 2
+EOF
+
+# --- usage -----------------------------------------------------------------------------------
+check "--help lists batch, fit and plot" sh -c "'$STEPSIM' --help | grep -q 'batch SWEEP.ini' && '$STEPSIM' --help | grep -q 'fit SCENARIO.ini' && '$STEPSIM' --help | grep -q 'plot memory'"
+check "batch --help documents -j" sh -c "'$STEPSIM' batch --help | grep -q -- '--jobs'"
+check "run --help documents --trace" sh -c "'$STEPSIM' run --help | grep -q -- '--trace'"
+expect_rc 2 "batch without a sweep: exit 2" "$STEPSIM" batch
+expect_rc 2 "fit without --for: exit 2" "$STEPSIM" fit "$s1"
+expect_rc 2 "fit --for nonsense: exit 2" "$STEPSIM" fit "$s1" --for colour
+expect_rc 2 "plot of an unknown kind: exit 2" "$STEPSIM" plot pie x.h5 -o x.png
+
+# --- batch -------------------------------------------------------------------------------------
+if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.err; then ok "batch runs"; else bad "batch runs"; cat mb.err; fi
+check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
+check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
+check "plain progress lines when stderr is not a terminal" grep -q '^batch: 4 of 4 simulations done (100%), ETA' mb.err
+if command -v h5dump >/dev/null 2>&1; then
+  check "h5dump reads the results table" sh -c "h5dump -H mb.h5 | grep -q 'DATASET \"results\"'"
+  check "sweep text stored in the file" sh -c "h5dump -a /sweep mb.h5 | grep -q micro_batch"
+fi
+"$STEPSIM" export mb.h5 /results >export.tsv 2>/dev/null
+check "--tsv equals the export of /results" cmp export.tsv mb.tsv
+check "CSV has the same header, comma-separated" sh -c "[ \"\$(head -n 1 mb.csv | tr ',' '\t')\" = \"\$(head -n 1 mb.tsv)\" ]"
+check "one row per scenario" test "$(wc -l <mb.tsv)" -eq 3
+"$STEPSIM" batch mb.ini -j 1 -o j1.h5 -q 2>/dev/null
+check "-j 1 and -j 2 write identical bytes" cmp j1.h5 mb.h5
+
+# The row of micro_batch 2 equals `stepsim run --set training.micro_batch=2` (same %.17g text).
+"$STEPSIM" run "$s1" --set training.micro_batch=2 -o r2.h5 -q 2>/dev/null
+"$STEPSIM" export r2.h5 /summary >r2.tsv 2>/dev/null
+same=1
+for m in step_time tokens_per_s device_used peak_allocated mfu peak_activations time_backward; do
+  a=$(awk -F '\t' -v m="$m" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["training.micro_batch"] == 2 { print $c[m] }' mb.tsv)
+  b=$(awk -F '\t' -v m="$m" '$1 == m { print $2 }' r2.tsv)
+  [ -n "$a" ] && [ "$a" = "$b" ] || { same=0; echo "  $m: batch '$a' vs run '$b'"; }
+done
+[ $same -eq 1 ] && ok "batch row equals the single run" || bad "batch row equals the single run"
+
+"$STEPSIM" batch fail.ini -o fail.h5 -q >fail.out 2>fail.err; rc=$?
+[ $rc -eq 1 ] && ok "a failing scenario: exit 1" || bad "a failing scenario: exit 1 (got $rc)"
+check "a failing scenario: 'N of M scenarios failed'" grep -q '^stepsim: 1 of 2 scenarios failed$' fail.err
+check "a failing scenario: results still written" test -s fail.h5
+check "a failing scenario: its row holds the error" sh -c "'$STEPSIM' export fail.h5 /results | grep 'failed' | grep -q 'precision'"
+check "a failing scenario: the other row ran" sh -c "'$STEPSIM' export fail.h5 /results | awk -F '\t' '\$3 == \"ok\"' | grep -q fp32"
+
+"$STEPSIM" batch typo.ini -o typo.h5 >/dev/null 2>typo.err; rc=$?
+[ $rc -eq 1 ] && ok "unknown axis key: exit 1" || bad "unknown axis key: exit 1 (got $rc)"
+check "unknown axis key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[axes\\], key 'training.micro_bach'.*micro_batch\" typo.err"
+check "unknown axis key: nothing written" test ! -e typo.h5
+
+# --- MPI (when stepsim is built with Open MPI and mpirun is here) ----------------------------
+if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q libmpi; then
+  if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
+     ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch mb.ini -j 1 -o mpi.h5 -q >mpi.out 2>&1; then
+    ok "mpirun -np 2 batch runs"
+  else
+    bad "mpirun -np 2 batch runs"; tail -n 20 mpi.out
+  fi
+  check "mpirun -np 2 writes the same bytes as -j 1" cmp mpi.h5 j1.h5
+else
+  echo "skip MPI checks (stepsim built without MPI, or no mpirun)"
+fi
+
+# --- fit -----------------------------------------------------------------------------------------
+"$STEPSIM" fit "$s1" --for micro_batch --set gpu.Small.base=A100-80GB-SXM --set "gpu.Small.memory=30 GiB" --set cluster.gpu=Small >fit.out 2>fit.err; rc=$?
+[ $rc -eq 0 ] && ok "fit --for micro_batch runs" || { bad "fit --for micro_batch runs (exit $rc)"; cat fit.err; }
+check "fit names the answer" grep -q '^answer: largest micro_batch that fits = [0-9]' fit.out
+check "fit says why a candidate was rejected" grep -q 'OOM by .*largest category at the peak' fit.out
+"$STEPSIM" fit "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" --for stack >stack.out 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "fit --for stack runs" || { bad "fit --for stack runs (exit $rc)"; cat stack.out; }
+check "fit --for stack reports techniques this build lacks" grep -q 'not available in this build' stack.out
+"$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 2 >gpus.out 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "fit --for gpus runs" || bad "fit --for gpus runs (exit $rc)"
+check "fit --for gpus treats multi-GPU as not feasible" grep -q 'not feasible' gpus.out
+
+# --- trace ---------------------------------------------------------------------------------------
+if "$STEPSIM" run "$s1" -o tr.h5 -q --trace tr.json 2>tr.err; then ok "run --trace writes"; else bad "run --trace writes"; cat tr.err; fi
+check "trace has events, rank track and memory counters" sh -c "grep -q '\"traceEvents\"' tr.json && grep -q '\"rank 0\"' tr.json && grep -q '\"memory weights\"' tr.json"
+expect_rc 1 "trace to an unwritable path: exit 1" "$STEPSIM" run "$s1" -o tr2.h5 -q --trace /nonexistent-dir/t.json
+
+# --- charts from real files ------------------------------------------------------------------------
+for k in memory gantt breakdown steptime; do
+  if "$STEPSIM" plot $k tr.h5 -o run-$k.png 2>err.txt && is_png run-$k.png; then ok "plot $k of a run (PNG)"; else bad "plot $k of a run (PNG)"; cat err.txt; fi
+done
+for k in breakdown steptime penalty; do
+  if "$STEPSIM" plot $k mb.h5 -o batch-$k.svg 2>err.txt && is_svg batch-$k.svg; then ok "plot $k of a batch (SVG)"; else bad "plot $k of a batch (SVG)"; cat err.txt; fi
+done
+if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep.png 2>err.txt && is_png sweep.png; then ok "plot sweep of a batch"; else bad "plot sweep of a batch"; cat err.txt; fi
+expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
+expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
+check "no chart written on failure" test ! -e no.png
+check "no temporary files left" sh -c "! ls -a | grep -q tmp"
+
+# --- every plot script renders its fixture -----------------------------------------------------------
+for f in gantt breakdown steptime sweep penalty; do
+  check "plots/$f.gp renders its fixture to PNG" sh -c "gnuplot -c '$srcdir/plots/$f.gp' '$srcdir/tests/fixtures/$f.tsv' fx-$f.png 'fixture $f' && head -c 8 fx-$f.png | od -c | grep -q 'P   N   G'"
+  check "plots/$f.gp renders its fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/$f.gp' '$srcdir/tests/fixtures/$f.tsv' fx-$f.svg 'fixture $f' && grep -q '<svg' fx-$f.svg"
+done
+
+echo "stepsim-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,218 @@
+/* tests/unit/cli/test_sweep.c — sweep files (cli/sweep.h): lists and ranges, --set parsing,
+ * Cartesian product and zip order, strictness (unknown groups and keys with a hint), and the
+ * override order [set] → axes → command line. Sweeps are written to a temporary folder next
+ * to a copy-free reference to the shipped S1 scenario (an absolute path). */
+#include "config.h"
+#include "cli/sweep.h"
+#include "tests/testlib.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+static char *tmpdir;
+
+static char *
+write_sweep (const char *name, const char *body)
+{
+  g_autofree char *s1 = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
+  g_autofree char *text = g_strdup_printf ("[sweep]\nscenario = %s\n%s", s1, body);
+  char *path = g_build_filename (tmpdir, name, NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static void
+assert_list (const char *list, const char *expected)
+{
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) v = cli_sweep_parse_list (list, &error);
+  g_autofree char *joined = v ? g_strjoinv ("|", v) : g_strdup (error->message);
+  if (strcmp (joined, expected) != 0)
+    g_printerr ("\n  list '%s' → '%s', expected '%s'\n", list, joined, expected);
+  CU_ASSERT_STRING_EQUAL (joined, expected);
+}
+
+static void
+test_lists_and_ranges (void)
+{
+  assert_list ("1, 2 ,4", "1|2|4");
+  assert_list ("80 GiB, 40 GiB", "80 GiB|40 GiB");           /* values verbatim */
+  assert_list ("1:4", "1|2|3|4");                             /* step 1, LAST included */
+  assert_list ("512:2048:512", "512|1024|1536|2048");
+  assert_list ("10:1:-4", "10|6|2");                          /* descending */
+  assert_list ("1:100:*4", "1|4|16|64");                      /* geometric, LAST not reached */
+  assert_list ("0:0.3:0.1", "0|0.1|0.2|0.3");                 /* index-based: no drift */
+  assert_list ("1, 8:32:*2, 48", "1|8|16|32|48");             /* ranges inside lists */
+}
+
+static void
+test_bad_lists (void)
+{
+  const char *bad[] = { "1,,2", "", "4:1", "1:4:0", "1:8:*1", "0:8:*2", "1:x" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_auto (GStrv) v = cli_sweep_parse_list (bad[i], &error);
+      if (v != NULL)
+        g_printerr ("\n  '%s' accepted\n", bad[i]);
+      CU_ASSERT_PTR_NULL (v);
+      CU_ASSERT_TRUE (g_error_matches (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE));
+    }
+}
+
+static void
+test_parse_set (void)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  CU_ASSERT_TRUE_FATAL (cli_sweep_parse_set ("gpu.My.GPU.memory = 96 GiB", &g, &k, &v, NULL));
+  CU_ASSERT_STRING_EQUAL (g, "gpu.My.GPU"); /* group may hold dots: key after the last */
+  CU_ASSERT_STRING_EQUAL (k, "memory");
+  CU_ASSERT_STRING_EQUAL (v, "96 GiB");
+  const char *bad[] = { "training.micro_batch", "micro_batch=2", ".k=1", "training.=1" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *a = NULL, *b = NULL, *c = NULL;
+      g_autoptr (GError) error = NULL;
+      CU_ASSERT_FALSE (cli_sweep_parse_set (bad[i], &a, &b, &c, &error));
+      CU_ASSERT_TRUE (g_error_matches (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE));
+    }
+}
+
+/* 2 × 3 product: the first axis varies slowest. */
+static void
+test_product_order (void)
+{
+  g_autofree char *path = write_sweep ("product.ini", "[axes]\ntraining.checkpointing = none, full\n"
+                                                      "training.micro_batch = 1:3\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  CU_ASSERT_EQUAL (cli_sweep_n_points (sw), 6);
+  const char *expect[] = { "checkpointing=none, micro_batch=1", "checkpointing=none, micro_batch=2",
+                           "checkpointing=none, micro_batch=3", "checkpointing=full, micro_batch=1",
+                           "checkpointing=full, micro_batch=2", "checkpointing=full, micro_batch=3" };
+  for (guint p = 0; p < 6; p++)
+    {
+      g_autofree char *label = cli_sweep_label (sw, p);
+      CU_ASSERT_STRING_EQUAL (label, expect[p]);
+    }
+  CU_ASSERT_FALSE (cli_sweep_axis_numeric (sw, 0));
+  CU_ASSERT_TRUE (cli_sweep_axis_numeric (sw, 1));
+}
+
+/* [zip] pairs values; the bundle is crossed with [axes] as the fastest axis: 2 × 2 = 4. */
+static void
+test_zip (void)
+{
+  g_autofree char *path = write_sweep ("zip.ini", "[axes]\ntraining.precision = fp32, bf16_mixed\n"
+                                                  "[zip]\ntraining.micro_batch = 1, 4\n"
+                                                  "training.seq_len = 4096, 1024\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  CU_ASSERT_EQUAL (cli_sweep_n_points (sw), 4);
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 1, 0), "fp32");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 1, 1), "4");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 1, 2), "1024");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 0), "bf16_mixed");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 1), "1");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 2), "4096");
+}
+
+static void
+test_zip_lengths_must_match (void)
+{
+  g_autofree char *path = write_sweep ("zipbad.ini", "[zip]\ntraining.micro_batch = 1, 4\n"
+                                                     "training.seq_len = 4096\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
+  CU_ASSERT_PTR_NULL (sw);
+  CU_ASSERT_PTR_NOT_NULL (error ? strstr (error->message, "key 'training.seq_len'") : NULL);
+}
+
+/* [set], then axes, then the command line: later ones win in cli_scenario_load. */
+static void
+test_set_order (void)
+{
+  g_autofree char *path = write_sweep ("sets.ini", "[set]\ntraining.grad_accum = 2\n"
+                                                   "[axes]\ntraining.micro_batch = 1, 2\n");
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  const char *extra[] = { "training.micro_batch=8", NULL };
+  g_auto (GStrv) sets = cli_sweep_sets (sw, 1, extra);
+  g_autofree char *joined = g_strjoinv ("|", sets);
+  CU_ASSERT_STRING_EQUAL (joined, "training.grad_accum=2|training.micro_batch=2|training.micro_batch=8");
+}
+
+static void
+expect_error (const char *name, const char *body, const char *needle)
+{
+  g_autofree char *path = write_sweep (name, body);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
+  CU_ASSERT_PTR_NULL (sw);
+  gboolean ok = error != NULL && g_str_has_prefix (error->message, path)
+                && strstr (error->message, needle) != NULL;
+  if (!ok)
+    g_printerr ("\n  %s: %s (wanted '%s')\n", name, error ? error->message : "no error", needle);
+  CU_ASSERT_TRUE (ok);
+}
+
+static void
+test_strictness (void)
+{
+  expect_error ("g.ini", "[axis]\ntraining.micro_batch = 1\n", "group [axis]: unknown group; did you mean 'axes'?");
+  expect_error ("k.ini", "[axes]\ntraining.micro_bach = 1, 2\n",
+                "group [axes], key 'training.micro_bach'");
+  expect_error ("h.ini", "[axes]\ntraining.micro_bach = 1, 2\n", "did you mean 'micro_batch'?");
+  expect_error ("s.ini", "nam = x\n", "group [sweep], key 'nam': unknown key; did you mean 'name'?");
+  expect_error ("d.ini", "[axes]\ntraining.seq_len = 1\ntraining.seq_len = 2\n", "appears twice");
+  expect_error ("c.ini", "[axes]\ntraining.seq_len = 1, 2 # two\n", "comments after a value");
+  expect_error ("r.ini", "[axes]\ntraining.seq_len = 8:1\n", "key 'training.seq_len'");
+}
+
+/* A bad value is the scenario's problem, not the sweep's: it loads. */
+static void
+test_bad_value_is_per_scenario (void)
+{
+  g_autofree char *path = write_sweep ("v.ini", "[axes]\ntraining.precision = fp32, fp13\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
+  CU_ASSERT_PTR_NOT_NULL (sw);
+}
+
+static void
+test_no_axes_is_one_point (void)
+{
+  g_autofree char *path = write_sweep ("one.ini", "name = just S1\n[baseline]\ntraining.checkpointing = none\n");
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  CU_ASSERT_EQUAL (cli_sweep_n_points (sw), 1);
+  g_autofree char *label = cli_sweep_label (sw, 0);
+  CU_ASSERT_STRING_EQUAL (label, "just S1");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_baseline (sw)[0], "training.checkpointing=none");
+  CU_ASSERT_PTR_NULL (cli_sweep_baseline (sw)[1]);
+}
+
+int
+main (void)
+{
+  tmpdir = g_dir_make_tmp ("stepsim-sweep-XXXXXX", NULL);
+  static const StepsimTest tests[] = {
+    { "lists and ranges expand", test_lists_and_ranges },
+    { "bad lists are errors", test_bad_lists },
+    { "--set syntax group.key=value", test_parse_set },
+    { "product: first axis slowest", test_product_order },
+    { "zip pairs values, crossed with axes", test_zip },
+    { "zip lengths must match", test_zip_lengths_must_match },
+    { "override order: [set], axes, command line", test_set_order },
+    { "unknown groups and keys name file, group, key, hint", test_strictness },
+    { "a bad value fails its scenario, not the sweep", test_bad_value_is_per_scenario },
+    { "no axes: one point named after the sweep", test_no_axes_is_one_point },
+  };
+  int rc = STEPSIM_RUN_TESTS ("sweep", tests);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
+  (void) system (cmd);
+  g_free (tmpdir);
+  return rc;
+}
