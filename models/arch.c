@@ -421,6 +421,15 @@ model_arch_param_tensors (const ModelArch *arch)
   return out;
 }
 
+GArray *
+model_arch_layer_tensors (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, NULL);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelArchTensor));
+  add_layer_tensors (out, arch, 1);
+  return out;
+}
+
 guint64
 model_arch_largest_tensor (const ModelArch *arch)
 {

@@ -147,6 +147,10 @@ typedef struct
  * and by per-tensor allocation. Returns a new GArray of ModelArchTensor. */
 GArray *model_arch_param_tensors (const ModelArch *arch);
 
+/* One transformer layer's parameter tensors (as model_arch_param_tensors(), count 1 per
+ * layer). Returns a new GArray of ModelArchTensor. */
+GArray *model_arch_layer_tensors (const ModelArch *arch);
+
 /* Elements of the largest single parameter tensor. */
 guint64 model_arch_largest_tensor (const ModelArch *arch);
 

@@ -227,6 +227,57 @@ layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
   return act + d->drop * T * h;
 }
 
+static gboolean params_ok (const ModelArch *arch, const ModelCostParams *p);
+
+static void
+push (double *sizes, guint max, guint *n, double bytes)
+{
+  if (bytes > 0 && *n < max)
+    sizes[(*n)++] = bytes;
+}
+
+guint
+model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p, double *sizes,
+                                guint max)
+{
+  g_return_val_if_fail (params_ok (arch, p), 0);
+  Dims d = dims_of (arch, p);
+  double T = d.T, h = d.h, e = d.e, scores = d.b * d.a * d.s * d.s;
+  guint n = 0;
+  /* Same terms as layer_act_saved(), one tensor each. */
+  push (sizes, max, &n, e * T * h);          /* norm1 input */
+  push (sizes, max, &n, e * T * h);          /* qkv input */
+  push (sizes, max, &n, e * T * d.q);        /* q */
+  push (sizes, max, &n, e * T * d.c);        /* k */
+  push (sizes, max, &n, e * T * d.c);        /* v */
+  if (p->flash_attention)
+    push (sizes, max, &n, 4 * d.b * d.a * d.s); /* logsumexp */
+  else
+    {
+      push (sizes, max, &n, e * scores);            /* softmax output */
+      push (sizes, max, &n, d.drop * scores);       /* dropout mask */
+      push (sizes, max, &n, d.drop * e * scores);   /* dropout output */
+    }
+  push (sizes, max, &n, e * T * d.q);        /* attention output (o-proj input) */
+  push (sizes, max, &n, d.drop * T * h);     /* dropout mask after o-proj */
+  push (sizes, max, &n, e * T * h);          /* norm2 input */
+  push (sizes, max, &n, e * T * h);          /* mlp input */
+  guint inner = arch->mlp == MODEL_MLP_SWIGLU ? 3 : 2;
+  if (arch->n_experts > 0)
+    {
+      push (sizes, max, &n, e * T * d.E);
+      push (sizes, max, &n, e * d.m * h);
+      for (guint k = 0; k < inner; k++)
+        push (sizes, max, &n, e * d.m * d.i);
+      push (sizes, max, &n, e * d.m * h);
+    }
+  else
+    for (guint k = 0; k < inner; k++)
+      push (sizes, max, &n, e * T * d.i);
+  push (sizes, max, &n, d.drop * T * h);     /* dropout mask after the MLP */
+  return n;
+}
+
 static double
 layer_bwd_workspace (const Dims *d, const ModelArch *arch, gboolean flash)
 {

@@ -76,6 +76,14 @@ typedef struct
  * parameters) (autocast's cached casts, kept by the graph until the layer's backward). */
 ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
 
+/* The tensors making up model_cost_layer()'s act_saved without the autocast weight copies,
+ * in forward order (each a separate allocation in PyTorch): fills `sizes` (B, capacity
+ * `max`, MODEL_COST_MAX_TENSORS is enough) and returns their count. Σ sizes = act_saved −
+ * weight-cache bytes. */
+#define MODEL_COST_MAX_TENSORS 32
+guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
+                                      double *sizes, guint max);
+
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
  * embedding-dropout mask b·s·h when dropout > 0. No FLOPs. */

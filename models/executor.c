@@ -124,6 +124,19 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec);
 }
 
+/* One allocation: a single block, or one block per tensor of the buffer. */
+static void
+ledger_alloc (ModelExecutor *exec, guint rank, const ModelMemEffect *e, double now,
+              const char *label)
+{
+  if (e->n_tensors > 1)
+    model_ledger_alloc_tensors (exec->ledger, rank, e->category,
+                                model_plan_tensor_sizes (exec->plan, e->first_tensor),
+                                e->n_tensors, e->handle, now, label);
+  else
+    model_ledger_alloc (exec->ledger, rank, e->category, e->bytes, e->handle, now, label);
+}
+
 static void
 apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
 {
@@ -134,8 +147,7 @@ apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
       if (e->when != when)
         continue;
       if (e->bytes > 0)
-        model_ledger_alloc (exec->ledger, t->rank, e->category, e->bytes, e->handle, now,
-                            t->label);
+        ledger_alloc (exec, t->rank, e, now, t->label);
       else
         model_ledger_release (exec->ledger, t->rank, e->handle, now, t->label);
     }
@@ -275,8 +287,7 @@ model_executor_start (ModelExecutor *exec)
       {
         guint h = model_plan_initial_handle (exec->plan, r, c);
         if (h != 0)
-          model_ledger_alloc (exec->ledger, r, c, model_plan_initial_bytes (exec->plan, c), h,
-                              now, "initial state");
+          ledger_alloc (exec, r, model_plan_allocation (exec->plan, h), now, "initial state");
       }
   for (guint r = 0; r < n_ranks; r++)
     for (guint s = 0; s < MODEL_N_STREAMS; s++)

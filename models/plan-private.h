@@ -17,6 +17,7 @@ struct _ModelPlan
   GArray *effects;     /* ModelMemEffect */
   GStringChunk *labels;
   GArray *handles;     /* ModelMemEffect of each allocation, index = handle (0 unused) */
+  GArray *tensor_sizes; /* double, B: the tensors of allocations made of several */
   double initial[MODEL_N_MEM];
   GArray *initial_handles; /* guint, n_ranks × MODEL_N_MEM */
   GArray *grad_handles;    /* guint, gradients the current rank keeps until its optimizer */
@@ -48,6 +49,11 @@ void plan_task_dep (ModelPlan *p, guint task); /* no-op for G_MAXUINT */
 guint plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes);
 guint plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes,
                        ModelEffectWhen when);
+/* A buffer of n separate tensors (sizes in B, copied); n == 0 allocates nothing. */
+guint plan_new_handle_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes,
+                               guint n);
+guint plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes,
+                               guint n, ModelEffectWhen when);
 void plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when);
 void plan_task_workspace (ModelPlan *p, double bytes);
 void plan_keep_gradient (ModelPlan *p, guint handle);

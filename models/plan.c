@@ -90,9 +90,39 @@ plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
 {
   if (bytes <= 0)
     return 0;
-  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len };
+  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len, 0, 0 };
   g_array_append_val (p->handles, e);
   return e.handle;
+}
+
+guint
+plan_new_handle_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes, guint n)
+{
+  double bytes = 0;
+  for (guint i = 0; i < n; i++)
+    bytes += sizes[i];
+  guint h = plan_new_handle (p, category, bytes);
+  if (h == 0 || n <= 1)
+    return h;
+  ModelMemEffect *e = &g_array_index (p->handles, ModelMemEffect, h);
+  e->first_tensor = p->tensor_sizes->len;
+  e->n_tensors = n;
+  g_array_append_vals (p->tensor_sizes, sizes, n);
+  return h;
+}
+
+guint
+plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes, guint n,
+                         ModelEffectWhen when)
+{
+  guint h = plan_new_handle_tensors (p, category, sizes, n);
+  if (h == 0)
+    return 0;
+  ModelMemEffect e = g_array_index (p->handles, ModelMemEffect, h);
+  e.when = when;
+  g_array_append_val (p->effects, e);
+  plan_current (p)->n_effects++;
+  return h;
 }
 
 guint
@@ -101,7 +131,7 @@ plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEff
   guint h = plan_new_handle (p, category, bytes);
   if (h == 0)
     return 0;
-  ModelMemEffect e = { category, bytes, when, h };
+  ModelMemEffect e = { category, bytes, when, h, 0, 0 };
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
   return h;
@@ -113,7 +143,7 @@ plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
   if (handle == 0)
     return;
   const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
-  ModelMemEffect e = { a->category, -a->bytes, when, handle };
+  ModelMemEffect e = { a->category, -a->bytes, when, handle, 0, 0 };
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
 }
@@ -208,6 +238,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   p->labels = g_string_chunk_new (4096);
   p->handles = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
   g_array_set_size (p->handles, 1); /* handle 0 means "none" */
+  p->tensor_sizes = g_array_new (FALSE, FALSE, sizeof (double));
   p->initial_handles = g_array_new (FALSE, TRUE, sizeof (guint));
   g_array_set_size (p->initial_handles, p->n_ranks * MODEL_N_MEM);
   p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -237,6 +268,69 @@ plan_initial_state (ModelPlan *p)
   p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
   if (stage == 0 && p->n_ranks > 1)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
+}
+
+/* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */
+static gboolean
+sharded (const ModelPlan *p, ModelMemCategory c)
+{
+  guint stage = model_parallel_stage (&p->par);
+  if (model_parallel_shard_size (&p->par) <= 1)
+    return FALSE;
+  return (c == MODEL_MEM_WEIGHTS && stage >= 3)
+         || ((c == MODEL_MEM_MASTER_WEIGHTS || c == MODEL_MEM_OPTIMIZER_STATE) && stage >= 1)
+         || (c == MODEL_MEM_GRADIENTS && stage >= 2);
+}
+
+/* The tensors of the initial allocation of `category` (B each; they sum to initial[c]):
+ * PyTorch allocates model states tensor by tensor — one per parameter, and per optimizer
+ * state per parameter (Adam: m and v) — while ZeRO and FSDP keep a flat shard per unit
+ * (FSDP: per wrapped layer; Zhao et al. 2023 §3.2). DDP's gradient buckets are blocks of
+ * bucket_size (Li et al. 2020 §3.2.3). */
+static GArray *
+initial_tensors (const ModelPlan *p, ModelMemCategory c)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  double total = p->initial[c], psi = (double) model_arch_n_params (p->arch);
+  if (total <= 0)
+    return out;
+  if (c == MODEL_MEM_COMM_BUFFERS)
+    {
+      for (double left = total; left > 0; left -= p->par.bucket_size)
+        {
+          double b = MIN (left, p->par.bucket_size);
+          g_array_append_val (out, b);
+        }
+      return out;
+    }
+  gboolean per_param = c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_MASTER_WEIGHTS
+                       || c == MODEL_MEM_GRADIENTS || c == MODEL_MEM_OPTIMIZER_STATE;
+  if (!per_param)
+    {
+      g_array_append_val (out, total);
+      return out;
+    }
+  if (sharded (p, c))
+    {
+      double layer = (double) model_arch_n_params_layer (p->arch) / psi * total;
+      for (guint64 l = 0; l < p->arch->n_layers; l++)
+        g_array_append_val (out, layer);
+      double root = total - layer * (double) p->arch->n_layers;
+      if (root > 0)
+        g_array_append_val (out, root);
+      return out;
+    }
+  guint states = c == MODEL_MEM_OPTIMIZER_STATE
+                     && (p->stack.optimizer == MODEL_OPTIMIZER_ADAMW) ? 2 : 1;
+  g_autoptr (GArray) shapes = model_arch_param_tensors (p->arch);
+  for (guint i = 0; i < shapes->len; i++)
+    {
+      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
+      double b = (double) (t->rows * t->cols) / psi * total / states;
+      for (guint64 k = 0; k < t->count * states; k++)
+        g_array_append_val (out, b);
+    }
+  return out;
 }
 
 ModelPlan *
@@ -273,8 +367,11 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
   for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
-        g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
-          = plan_new_handle (p, c, p->initial[c]);
+        {
+          g_autoptr (GArray) sizes = initial_tensors (p, c);
+          g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
+            = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
+        }
       p->hardware_flops = 0;
       plan_step_rank (p, r, &pc);
     }
@@ -294,6 +391,7 @@ model_plan_free (ModelPlan *plan)
   g_array_unref (plan->effects);
   g_string_chunk_free (plan->labels);
   g_array_unref (plan->handles);
+  g_array_unref (plan->tensor_sizes);
   g_array_unref (plan->initial_handles);
   g_array_unref (plan->grad_handles);
   g_array_unref (plan->collectives);
@@ -389,6 +487,20 @@ model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory c
 {
   g_return_val_if_fail (rank < plan->n_ranks && category < MODEL_N_MEM, 0);
   return g_array_index (plan->initial_handles, guint, rank * MODEL_N_MEM + category);
+}
+
+const ModelMemEffect *
+model_plan_allocation (const ModelPlan *plan, guint handle)
+{
+  g_return_val_if_fail (handle > 0 && handle < plan->handles->len, NULL);
+  return &g_array_index (plan->handles, ModelMemEffect, handle);
+}
+
+const double *
+model_plan_tensor_sizes (const ModelPlan *plan, guint first_tensor)
+{
+  g_return_val_if_fail (first_tensor < plan->tensor_sizes->len, NULL);
+  return &g_array_index (plan->tensor_sizes, double, first_tensor);
 }
 
 double

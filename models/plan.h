@@ -70,6 +70,8 @@ typedef struct
   double bytes; /* > 0 allocates `handle`, < 0 frees it */
   ModelEffectWhen when;
   guint handle;
+  guint first_tensor; /* allocations: the tensors making up the buffer, each one allocator */
+  guint n_tensors;    /* block (model_plan_tensor_sizes); 0: a single block of `bytes` */
 } ModelMemEffect;
 
 /* One kernel of a task; dtype is the tensor dtype its FLOPs run at. */
@@ -133,6 +135,11 @@ const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
  * optimizer state), and the handle of that allocation on `rank` (0 when none). */
 double model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category);
 guint model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category);
+
+/* The allocation of `handle` (category, bytes, tensors). */
+const ModelMemEffect *model_plan_allocation (const ModelPlan *plan, guint handle);
+/* Sizes (B) of tensors first_tensor … of an allocation, borrowed. */
+const double *model_plan_tensor_sizes (const ModelPlan *plan, guint first_tensor);
 
 /* Model-state bytes a rank keeps through the step (weights or their shard, master weights,
  * optimizer states, and gradients or their shard as they stand at the optimizer step): the

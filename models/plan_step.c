@@ -31,6 +31,10 @@ typedef struct
   guint act_embedding, act_head;
   guint *act_layer;
   guint *recomputed;   /* per layer: activations re-created by its recompute */
+  double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
+  guint n_grad_tensors;
+  double saved_tensors[MODEL_COST_MAX_TENSORS + 1]; /* one layer's saved activations (B) */
+  guint n_saved_tensors;
   guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
   guint *fwd_task, *bwd_task;
   guint root_gather_task, root_gather_handle;
@@ -149,15 +153,24 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
  * until the optimizer; under stages 2–3 allocated every micro-batch, released by the
  * reduce-scatter (returns the handle for it). */
 static guint
-produce_gradients (StepCtx *c, double bytes)
+produce_gradients (StepCtx *c, double bytes, gboolean layer)
 {
-  if (c->stage >= 2)
+  if (c->stage >= 2) /* FSDP/ZeRO: one flat gradient per unit */
     return plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
-  if (!c->p->stack.zero_grad_to_none)
-    return 0; /* allocated at time 0 and kept (model_stack_initial_bytes) */
-  if (c->mb == 0 && c->p->stack.zero_grad_to_none)
-    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes,
-                                               MODEL_EFFECT_AT_START));
+  if (!c->p->stack.zero_grad_to_none || c->mb != 0)
+    return 0; /* kept from time 0 (model_stack_initial_bytes) or from micro-batch 0 */
+  if (!layer)
+    {
+      plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes,
+                                                 MODEL_EFFECT_AT_START));
+      return 0;
+    }
+  /* autograd allocates each parameter's .grad on its own */
+  double scale = bytes / c->pc->params_layer, sizes[G_N_ELEMENTS (c->grad_tensor_elems)];
+  for (guint i = 0; i < c->n_grad_tensors; i++)
+    sizes[i] = c->grad_tensor_elems[i] * scale;
+  plan_keep_gradient (c->p, plan_task_alloc_tensors (c->p, MODEL_MEM_GRADIENTS, sizes,
+                                                     c->n_grad_tensors, MODEL_EFFECT_AT_START));
   return 0;
 }
 
@@ -194,6 +207,18 @@ stored_bytes (const StepCtx *c, guint l)
   return lc->act_saved;
 }
 
+/* Allocates what layer l's forward keeps: its saved tensors one by one when it keeps them
+ * all, else one block (a checkpointed input, or selective's remainder). */
+static guint
+store_activations (StepCtx *c, guint l)
+{
+  double bytes = stored_bytes (c, l);
+  if (bytes == c->pc->layer.act_saved)
+    return plan_task_alloc_tensors (c->p, MODEL_MEM_ACTIVATIONS, c->saved_tensors,
+                                    c->n_saved_tensors, MODEL_EFFECT_AT_START);
+  return plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START);
+}
+
 /* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,
  * the attention core alone (re-creating its s² activations). */
 static void
@@ -206,9 +231,11 @@ recompute (StepCtx *c, guint l, gboolean core_only)
   if (regathers (c))
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, core_only ? &lc->attn_core_fwd : &lc->fwd);
-  c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS,
-                                      core_only ? lc->act_attn_core : lc->act_saved,
-                                      MODEL_EFFECT_AT_START);
+  c->recomputed[l] = core_only ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
+                                                  MODEL_EFFECT_AT_START)
+                               : plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS,
+                                                          c->saved_tensors, c->n_saved_tensors,
+                                                          MODEL_EFFECT_AT_START);
   plan_task_workspace (p, core_only ? lc->attn_core_fwd.workspace : lc->fwd.workspace);
   p->hardware_flops += plan_current (p)->flops;
 }
@@ -274,8 +301,7 @@ forward (StepCtx *c)
       if (gathers (c))
         plan_task_dep (p, c->gather_task[l]);
       plan_task_add_pass (p, &pc->layer.fwd);
-      c->act_layer[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, stored_bytes (c, l),
-                                         MODEL_EFFECT_AT_START);
+      c->act_layer[l] = store_activations (c, l);
       plan_task_workspace (p, pc->layer.fwd.workspace);
       if (regathers (c))
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
@@ -303,7 +329,7 @@ backward_layer (StepCtx *c, guint l)
   if (regathers (c))
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
-  guint full = produce_gradients (c, pc->grad_layer);
+  guint full = produce_gradients (c, pc->grad_layer, TRUE);
   plan_task_workspace (p, pc->layer.bwd.workspace);
   plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
@@ -325,7 +351,7 @@ backward (StepCtx *c)
   guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                 c->mb, "bwd head mb%d", c->mb);
   plan_task_add_pass (p, &pc->head.bwd);
-  c->grad_head_full = produce_gradients (c, pc->grad_head);
+  c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
   plan_task_workspace (p, pc->head.bwd.workspace);
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
   bucket_reduce (c, head_params, head, -1, FALSE);
@@ -337,7 +363,7 @@ backward (StepCtx *c)
   guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                c->mb, "bwd embed mb%d", c->mb);
   plan_task_add_pass (p, &pc->embedding.bwd);
-  c->grad_embedding_full = produce_gradients (c, pc->grad_embedding);
+  c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
   plan_task_workspace (p, pc->embedding.bwd.workspace);
   plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
@@ -401,6 +427,35 @@ last_comm_task (const ModelPlan *p, guint rank)
   return NONE;
 }
 
+/* One layer's parameter tensors (for per-tensor gradients) and saved-activation tensors
+ * (Σ = act_saved: the cost model's tensors plus autocast's cached weight copies). */
+static void
+layer_tensors (StepCtx *c)
+{
+  const ModelPlan *p = c->p;
+  g_autoptr (GArray) shapes = model_arch_layer_tensors (p->arch);
+  for (guint i = 0; i < shapes->len; i++)
+    {
+      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
+      for (guint64 k = 0; k < t->count && c->n_grad_tensors < G_N_ELEMENTS (c->grad_tensor_elems); k++)
+        c->grad_tensor_elems[c->n_grad_tensors++] = (double) (t->rows * t->cols);
+    }
+  const ModelStack *s = &p->stack;
+  ModelCostParams cp = {
+    .micro_batch = s->micro_batch, .seq_len = s->seq_len,
+    .act_bytes = model_stack_activation_bytes (s), .weight_bytes = model_stack_weight_bytes (s),
+    .flash_attention = s->flash_attention, .dropout = s->dropout,
+  };
+  c->n_saved_tensors = model_cost_layer_saved_tensors (p->arch, &cp, c->saved_tensors,
+                                                       MODEL_COST_MAX_TENSORS);
+  double sum = 0;
+  for (guint i = 0; i < c->n_saved_tensors; i++)
+    sum += c->saved_tensors[i];
+  double cache = c->pc->layer.act_saved - sum; /* autocast's weight copies */
+  if (cache > 1e-6 * c->pc->layer.act_saved)
+    c->saved_tensors[c->n_saved_tensors++] = cache;
+}
+
 static guint
 segment_length (const ModelPlan *p)
 {
@@ -425,6 +480,7 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L,
   };
+  layer_tensors (&c);
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
     {
       c.mb = (gint) mb;
