@@ -19,6 +19,9 @@ static const char usage[] =
   "  export FILE.h5 OBJECT [-o OUT.tsv]\n"
   "                         write a dataset or group of FILE.h5 as TSV (e.g. /summary,\n"
   "                         /tasks, /series/rank0/memory)\n"
+  "  compare SCENARIO.ini VARIANT…\n"
+  "                         memory saved and step time added per variation, side by side\n"
+  "                         (VARIANT: group.key=value[,group.key=value…])\n"
   "  collective NODE|SCENARIO.ini [--op OP] [--nodes N] [--min SIZE] [--max SIZE]\n"
   "                         nccl-tests-style sweep: time, algbw and busbw per message size\n"
   "  list gpus|nodes|models show the built-in GPU and node catalogs or the shipped model\n"
@@ -67,6 +70,8 @@ main (int argc, char **argv)
     return cli_cmd_list (argc - 1, argv + 1);
   if (strcmp (cmd, "collective") == 0)
     return cli_cmd_collective (argc - 1, argv + 1);
+  if (strcmp (cmd, "compare") == 0)
+    return cli_cmd_compare (argc - 1, argv + 1);
   if (strcmp (cmd, "batch") == 0)
     return cli_cmd_batch (argc - 1, argv + 1);
   if (strcmp (cmd, "fit") == 0)

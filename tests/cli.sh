@@ -98,6 +98,15 @@ check "collective: 1 GiB all-reduce busbw on DGX-A100 within 5 % of 235 GB/s" \
 "$STEPSIM" collective NoSuchNode >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "collective: unknown node exit 1" || bad "collective: unknown node exit 1 (got $rc)"
 
+# --- compare: techniques side by side ---
+"$STEPSIM" compare "$s1" training.checkpointing=none training.precision=bf16_mixed >cmp.out 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "compare: exit 0" || bad "compare: exit 0 (got $rc)"
+check "compare: one row per variation plus the scenario" test "$(grep -c 'fits\|OOM' cmp.out)" -eq 3
+check "compare: dropping checkpointing costs memory, saves time" \
+  awk '/^training.checkpointing=none/ { if ($3 ~ /^-/ && $6 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
+"$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
+
 # --- catalogs --------------------------------------------------------------------------------
 check "list nodes shows the DGX A100" sh -c "'$STEPSIM' list nodes | grep -q '^DGX-A100 .* 8 A100-80GB-SXM'"
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
