@@ -103,7 +103,7 @@ check "collective: 1 GiB all-reduce busbw on DGX-A100 within 5 % of 235 GB/s" \
 [ $rc -eq 0 ] && ok "compare: exit 0" || bad "compare: exit 0 (got $rc)"
 check "compare: one row per variation plus the scenario" test "$(grep -c 'fits\|OOM' cmp.out)" -eq 3
 check "compare: dropping checkpointing costs memory, saves time" \
-  awk '/^training.checkpointing=none/ { if ($3 ~ /^-/ && $6 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
+  awk '/^training.checkpointing=none/ { if ($4 ~ /^-/ && $8 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
 "$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
 
