@@ -91,6 +91,21 @@ fixture_run_collective (Fixture *f, HwCollectiveKind kind, HwCollectiveAlgorithm
   return d.end < 0 ? -1 : d.end - t0;
 }
 
+/* Records the engine time an activity completed (a SimActivityDoneFunc). */
+typedef struct
+{
+  SimEngine *engine;
+  double end;
+} EndAt;
+
+static inline void
+end_at (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) fluid, (void) id;
+  EndAt *e = user_data;
+  e->end = sim_engine_now (e->engine);
+}
+
 /* ranks[i] = first + i, i < n (caller frees). */
 static inline guint *
 fixture_ranks (guint first, guint n)

@@ -10,20 +10,6 @@
 #include "tests/testlib.h"
 #include "tests/unit/hardware/fixture.h"
 
-typedef struct
-{
-  SimEngine *engine;
-  double end;
-} EndAt;
-
-static void
-end_at (SimFluid *fluid, SimActivityId id, gpointer user_data)
-{
-  (void) fluid, (void) id;
-  EndAt *e = user_data;
-  e->end = sim_engine_now (e->engine);
-}
-
 /* Runs one kernel of `flops` bf16 FLOP and `bytes` on `rank` alone; returns its duration. */
 static double
 kernel_time (Fixture *f, guint rank, double flops, double bytes)

@@ -168,20 +168,6 @@ test_single_node_has_no_fabric (void)
   fixture_free (&f);
 }
 
-typedef struct
-{
-  SimEngine *engine;
-  double end;
-} EndAt;
-
-static void
-end_at (SimFluid *fluid, SimActivityId id, gpointer user_data)
-{
-  (void) fluid, (void) id;
-  EndAt *e = user_data;
-  e->end = sim_engine_now (e->engine);
-}
-
 /* Host copies behind a PCIe switch share its uplink: DGX-A100 GPUs 0 and 1 sit on switch 0
  * (uplink 25 GB/s, each GPU's link 25 GB/s). One copy alone: L + S/25e9; two at once: the
  * uplink's 25 GB/s is split, L + S/12.5e9 each. GPU 2 (switch 1) is unaffected. */
