@@ -18,3 +18,4 @@ for i in 1 2 3 4 5; do
 done
 rm -rf "$tmp"
 printf 'default_scenario_wall_time\t%.4f\ts\n' "$best"
+"$src/bench/bench_dp.sh" "$build"
