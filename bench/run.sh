@@ -31,3 +31,4 @@ done
 rm -rf "$tmp"
 printf 'batch_1000_wall_time_j2\t%.4f\ts\n' "$best"
 awk -v t="$best" 'BEGIN { printf "batch_scenarios_per_second_j2\t%.0f\tscenario/s\n", 1000 / t }'
+"$src/bench/bench_dp.sh" "$build"

@@ -16,7 +16,11 @@
  * V·h + P·h + T_type·h + LayerNorm 2h; post-LN layers with two LayerNorms and biases
  * everywhere; no final norm; head = pooler h·h + h and classifier h·n_labels + n_labels
  * (BertForSequenceClassification). bert-large-uncased with 2 labels: 31,782,912 + 24 ×
- * 12,596,224 + 1,049,600 + 2,050 = 335,143,938. These are the module shapes of HF transformers' modeling_{llama,mistral,mixtral,
+ * 12,596,224 + 1,049,600 + 2,050 = 335,143,938. MPT (MosaicML 2023, "Introducing MPT-7B";
+ * HF modeling_mpt.py; llm-foundry mpt/modeling_mpt.py): ALiBi, so no position table; GELU
+ * MLP of i = expansion_ratio·h; with no_bias every norm is h (weight only) and no linear has
+ * a bias; tied head. MPT-7B (h 4096, L 32, V 50432): 206,569,472 + 32 × 201,334,784 + 4,096
+ * = 6,649,286,656. These are the module shapes of HF transformers' modeling_{llama,mistral,mixtral,
  * qwen2,gpt2}.py; see Vaswani et al. 2017 §3, Radford et al. 2019 (GPT-2), Touvron et al.
  * 2023 (LLaMA, arXiv 2302.13971 §2.2), Jiang et al. 2024 (Mixtral, arXiv 2401.04088 §2).
  */
@@ -37,6 +41,7 @@ static const struct
   { "llama", MODEL_FAMILY_LLAMA },   { "mistral", MODEL_FAMILY_MISTRAL },
   { "mixtral", MODEL_FAMILY_MIXTRAL }, { "qwen2", MODEL_FAMILY_QWEN2 },
   { "gpt2", MODEL_FAMILY_GPT2 },     { "bert", MODEL_FAMILY_BERT },
+  { "mpt", MODEL_FAMILY_MPT },
 };
 
 gboolean
@@ -75,6 +80,20 @@ model_arch_family_name (ModelFamily family)
   g_return_val_if_reached ("unknown");
 }
 
+/* MPT as released (mosaicml/mpt-7b, -30b config.json; HF modeling_mpt.py): LayerNorm with
+ * no_bias = true (weight only: MptBlock sets norm_1/norm_2.bias = None, MptModel norm_f
+ * too), GELU MLP up_proj/down_proj without biases, ALiBi in the attention scores instead
+ * of any position embedding (Press et al. 2022, arXiv 2108.12409), LM head tied to wte. */
+static void
+mpt_defaults (ModelArch *arch)
+{
+  arch->norm = MODEL_NORM_LAYER_NO_BIAS;
+  arch->mlp = MODEL_MLP_GELU;
+  arch->learned_positions = FALSE;
+  arch->tied_embeddings = TRUE;
+  arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = FALSE;
+}
+
 void
 model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
 {
@@ -102,6 +121,8 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
       arch->type_vocab_size = 2;
       arch->num_labels = 2;
     }
+  if (family == MODEL_FAMILY_MPT)
+    mpt_defaults (arch);
 }
 
 static gboolean
@@ -247,6 +268,13 @@ norm_params (const ModelArch *arch)
   return arch->norm == MODEL_NORM_LAYER ? 2 * arch->hidden_size : arch->hidden_size;
 }
 
+/* MPT stores q, k, v as one fused Wqkv (out (a + 2k)·d × in h; MptAttention.Wqkv). */
+static gboolean
+fused_qkv (const ModelArch *arch)
+{
+  return arch->family == MODEL_FAMILY_MPT;
+}
+
 guint64
 model_arch_n_params_attention (const ModelArch *arch)
 {
@@ -369,10 +397,17 @@ add_layer_tensors (GArray *out, const ModelArch *arch, guint64 L)
   guint64 h = arch->hidden_size, q = arch->n_heads * arch->head_dim;
   guint64 kv = arch->n_kv_heads * arch->head_dim, i = arch->intermediate_size;
   guint64 E = arch->n_experts > 0 ? arch->n_experts : 1;
-  add_tensor (out, q, h, L);
-  add_tensor (out, kv, h, 2 * L);
+  if (fused_qkv (arch))
+    add_tensor (out, q + 2 * kv, h, L);
+  else
+    {
+      add_tensor (out, q, h, L);
+      add_tensor (out, kv, h, 2 * L);
+    }
   add_tensor (out, h, q, L);
-  if (arch->qkv_bias)
+  if (arch->qkv_bias && fused_qkv (arch))
+    add_tensor (out, q + 2 * kv, 1, L);
+  else if (arch->qkv_bias)
     {
       add_tensor (out, q, 1, L);
       add_tensor (out, kv, 1, 2 * L);

@@ -8,7 +8,10 @@
  * bias, learned positions, GELU MLP with 4h, biases everywhere, tied embeddings), bert
  * (encoder: post-LayerNorm with bias, learned positions + token-type embeddings and an
  * embedding LayerNorm, GELU MLP, biases everywhere; head = pooler h×h + bias and a
- * sequence-classification layer h×num_labels + bias, as BertForSequenceClassification).
+ * sequence-classification layer h×num_labels + bias, as BertForSequenceClassification),
+ * mpt (MosaicML MPT: LayerNorm, ALiBi — no position embeddings, no rotary —, GELU MLP of
+ * expansion_ratio × d_model, fused Wqkv, tied embeddings; no_bias drops every linear bias
+ * and the LayerNorm biases).
  * Parameter counts reproduce the published ones exactly (tests/unit/models/test_arch.c).
  */
 #pragma once
@@ -23,6 +26,7 @@ typedef enum
   MODEL_FAMILY_QWEN2,
   MODEL_FAMILY_GPT2,
   MODEL_FAMILY_BERT,
+  MODEL_FAMILY_MPT,
 } ModelFamily;
 
 typedef enum
@@ -35,6 +39,7 @@ typedef enum
 {
   MODEL_NORM_RMS,   /* weight only: h parameters */
   MODEL_NORM_LAYER, /* weight and bias: 2h parameters */
+  MODEL_NORM_LAYER_NO_BIAS, /* LayerNorm, weight only (MPT no_bias): h parameters */
 } ModelNormKind;
 
 typedef struct
@@ -76,7 +81,7 @@ typedef enum
 } ModelArchError;
 
 /* Parses a family name as used in HF "model_type" ("llama", "mistral", "mixtral", "qwen2",
- * "gpt2", "bert"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
+ * "gpt2", "bert", "mpt"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
 gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
 const char *model_arch_family_name (ModelFamily family);
 

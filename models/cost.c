@@ -58,6 +58,12 @@
  *               input e·m·h, the expert MLP (above, with m for T), its output e·m·h (for
  *               the routing-weight gradient)
  *   dropout mask after the MLP T·h (sbh)
+ * Positions. Rotary (llama-like families) is an element-wise pass over q and k; learned
+ * positions (gpt2, bert) a gather in the embedding; MPT's ALiBi (Press et al. 2022, arXiv
+ * 2108.12409) adds a per-head linear bias to the scores: fused into the kernel under
+ * FlashAttention (FA2 alibi_slopes; llm-foundry's triton kernel takes it as attn_bias), one
+ * element-wise read + write of the scores in eager attention (MptAttention: scores +
+ * position_bias). MPT is otherwise gpt2's layer without biases (arch.h).
  * With k = a, q = h, i = 4h, GELU, dropout, e = 2 this is 34·sbh + 5·a·s²·b: Korthikanti
  * Table 2, "no parallelism" (tests/unit/models/test_cost.c checks it exactly).
  * Under full checkpointing a layer keeps only its input, e·T·h (Table 2: 2sbh).
@@ -76,6 +82,8 @@ typedef struct
   double touched;  /* experts whose weights are read: 1 dense, min(E, T·k) MoE */
   double drop;     /* 1 if dropout > 0, else 0 */
   double norm_w;   /* parameters of one norm */
+  gboolean rotary; /* rotary positions applied to q and k */
+  gboolean alibi;  /* ALiBi bias added to the scores (MPT) */
 } Dims;
 
 static Dims
@@ -102,6 +110,8 @@ dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.touched = arch->n_experts > 0 ? MIN (d.E, d.m) : 1.0;
   d.drop = p->dropout > 0 ? 1.0 : 0.0;
   d.norm_w = arch->norm == MODEL_NORM_LAYER ? 2 * d.h : d.h;
+  d.alibi = arch->family == MODEL_FAMILY_MPT && !arch->learned_positions;
+  d.rotary = !arch->learned_positions && arch->family != MODEL_FAMILY_MPT;
   return d;
 }
 
@@ -155,6 +165,8 @@ attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
   /* S = Q·Kᵀ per head: 2·s·s·d each, a heads, b sequences; reads q, k, writes S. */
   add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
           d->e * d->T * (d->q + d->c) + d->e * scores);
+  if (d->alibi)
+    add_elementwise (fwd, "alibi", 2 * d->e * scores);
   add_elementwise (fwd, "softmax", 2 * d->e * scores);
   if (d->drop > 0)
     add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
@@ -196,7 +208,7 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
   double norm = 2 * e * T * h + d->w * d->norm_w;
   add_elementwise (fwd, "norm1", norm);
   add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
-  if (!arch->learned_positions)
+  if (d->rotary)
     add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
   attention_core_fwd (fwd, d, flash);
   add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));

@@ -12,6 +12,12 @@
  * tie_word_embeddings per family (gpt2 true, others false); bert: type_vocab_size 2
  * (BertConfig), num_labels 2 (PretrainedConfig), or the number of entries of "id2label". Llama's "attention_bias" sets
  * biases on q, k, v and o (LlamaAttention), "mlp_bias" on gate/up/down (LlamaMLP).
+ * MPT (MptConfig / llm-foundry MPTConfig; keys d_model, n_layers, n_heads, max_seq_len are
+ * aliases above): intermediate = expansion_ratio × d_model (llm-foundry MPTMLP:
+ * int(expansion_ratio · d_model); default ratio 4); "no_bias" (default true, HF MptConfig)
+ * drops linear and LayerNorm biases; "attn_config" {"alibi" (default true), "kv_n_heads"
+ * (GQA, llm-foundry)}; a learned position table only when alibi is false and
+ * "learned_pos_emb" is not false (MPT-7B's remote code: wpe exists iff not alibi).
  *
  * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
  * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
@@ -27,18 +33,18 @@
 typedef struct
 {
   const char *key; /* canonical, as in model_arch_field_names() */
-  const char *aliases[4];
+  const char *aliases[5];
 } FieldAlias;
 
 static const FieldAlias alias_table[] = {
   { "hidden_size", { "hidden_size", "n_embd", "d_model", NULL } },
-  { "num_hidden_layers", { "num_hidden_layers", "n_layer", "num_layers", NULL } },
-  { "num_attention_heads", { "num_attention_heads", "n_head", "num_heads", NULL } },
+  { "num_hidden_layers", { "num_hidden_layers", "n_layer", "num_layers", "n_layers", NULL } },
+  { "num_attention_heads", { "num_attention_heads", "n_head", "num_heads", "n_heads", NULL } },
   { "num_key_value_heads", { "num_key_value_heads", NULL } },
   { "head_dim", { "head_dim", NULL } },
   { "intermediate_size", { "intermediate_size", "n_inner", "ffn_dim", NULL } },
   { "vocab_size", { "vocab_size", NULL } },
-  { "max_position_embeddings", { "max_position_embeddings", "n_positions", "n_ctx", NULL } },
+  { "max_position_embeddings", { "max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", NULL } },
   { "num_local_experts", { "num_local_experts", "num_experts", NULL } },
   { "num_experts_per_tok", { "num_experts_per_tok", NULL } },
   { "sliding_window", { "sliding_window", NULL } },
@@ -155,6 +161,66 @@ read_family (const Ctx *c, ModelArch *arch, GError **error)
   return TRUE;
 }
 
+/* attn_config member `name` (MPT), NULL if absent. */
+static JsonNode *
+attn_config_member (const Ctx *c, const char *name)
+{
+  JsonNode *cfg = member (c, "attn_config");
+  if (cfg == NULL || !JSON_NODE_HOLDS_OBJECT (cfg))
+    return NULL;
+  JsonObject *o = json_node_get_object (cfg);
+  if (!json_object_has_member (o, name))
+    return NULL;
+  JsonNode *n = json_object_get_member (o, name);
+  return JSON_NODE_HOLDS_NULL (n) ? NULL : n;
+}
+
+/* MPT's MLP width, position scheme, kv heads and bias flag (file header). Runs before
+ * the generic checks so that they see the derived sizes. */
+static gboolean
+read_mpt (const Ctx *c, ModelArch *arch, gboolean have_inner, gboolean have_kv, GError **error)
+{
+  JsonNode *ratio = member (c, "expansion_ratio");
+  if (!have_inner)
+    {
+      double r = 4.0; /* MPTConfig default */
+      GType t = ratio != NULL && JSON_NODE_HOLDS_VALUE (ratio) ? json_node_get_value_type (ratio)
+                                                               : G_TYPE_INVALID;
+      if (t == G_TYPE_INT64)
+        r = (double) json_node_get_int (ratio);
+      else if (t == G_TYPE_DOUBLE)
+        r = json_node_get_double (ratio);
+      else if (ratio != NULL)
+        return field_error (c, error, "expansion_ratio", "expected a number");
+      if (!(r > 0) || r * (double) arch->hidden_size < 1 || r > 1e6)
+        return field_error (c, error, "expansion_ratio", "must be positive");
+      arch->intermediate_size = (guint64) (r * (double) arch->hidden_size);
+    }
+  JsonNode *kv = attn_config_member (c, "kv_n_heads");
+  if (kv != NULL && !have_kv)
+    {
+      guint64 v = 0;
+      if (!node_u64 (c, kv, "attn_config.kv_n_heads", &v, error))
+        return FALSE;
+      if (v == 0)
+        return field_error (c, error, "attn_config.kv_n_heads", "must be positive");
+      arch->n_kv_heads = v;
+    }
+  gboolean no_bias = TRUE, alibi = TRUE, learned = TRUE;
+  JsonNode *a = attn_config_member (c, "alibi");
+  if (a != NULL && (!JSON_NODE_HOLDS_VALUE (a) || json_node_get_value_type (a) != G_TYPE_BOOLEAN))
+    return field_error (c, error, "attn_config.alibi", "expected true or false");
+  if (a != NULL)
+    alibi = json_node_get_boolean (a);
+  if (!lookup_bool (c, "no_bias", &no_bias, error)
+      || !lookup_bool (c, "learned_pos_emb", &learned, error))
+    return FALSE;
+  arch->norm = no_bias ? MODEL_NORM_LAYER_NO_BIAS : MODEL_NORM_LAYER;
+  arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = !no_bias;
+  arch->learned_positions = !alibi && learned;
+  return TRUE;
+}
+
 /* Reads every aliased size; applies defaults for the optional ones. */
 static gboolean
 read_sizes (const Ctx *c, ModelArch *arch, GError **error)
@@ -185,7 +251,12 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
                             "missing, and hidden_size is not a multiple of num_attention_heads");
       arch->head_dim = arch->hidden_size / arch->n_heads;
     }
-  if (!have[5] && arch->family == MODEL_FAMILY_GPT2)
+  if (arch->family == MODEL_FAMILY_MPT)
+    {
+      if (!read_mpt (c, arch, have[5], have[3], error))
+        return FALSE;
+    }
+  else if (!have[5] && arch->family == MODEL_FAMILY_GPT2)
     arch->intermediate_size = 4 * arch->hidden_size; /* GPT2MLP: n_inner or 4 * n_embd */
   else if (!have[5])
     return field_error (c, error, "intermediate_size", "missing");

@@ -473,7 +473,8 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   g_autofree guint *buf = g_new0 (guint, 7 * L);
   StepCtx c = {
     .p = p, .rank = rank, .pc = pc, .L = L,
-    .stage = model_parallel_stage (&p->par),
+    /* Sharding over one rank is no sharding: the plan is the single-GPU one. */
+    .stage = model_parallel_shard_size (&p->par) > 1 ? model_parallel_stage (&p->par) : 0,
     .shard = model_parallel_shard_size (&p->par),
     .ckpt = p->stack.checkpointing,
     .segment = segment_length (p),

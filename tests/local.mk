@@ -17,6 +17,7 @@ include tests/unit/models/plan.mk
 include tests/unit/models/memory.mk
 include tests/unit/cli/local.mk
 include tests/unit/cli/batch.mk
+include tests/unit/cli/dp.mk
 
 EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS)
 
