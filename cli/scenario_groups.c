@@ -73,7 +73,7 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
    * (= heads), head_dim (hidden / heads) and, for gpt2, the MLP width (4 × hidden). */
   const char *required[] = { "hidden_size", "num_hidden_layers", "num_attention_heads",
                              "vocab_size", "max_position_embeddings",
-                             arch->family == MODEL_FAMILY_GPT2 ? NULL : "intermediate_size",
+                             (arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) ? NULL : "intermediate_size",
                              arch->family == MODEL_FAMILY_MIXTRAL ? "num_local_experts" : NULL,
                              arch->family == MODEL_FAMILY_MIXTRAL ? "num_experts_per_tok" : NULL };
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
@@ -96,7 +96,7 @@ derive_defaults (ModelArch *arch, GKeyFile *kf)
   if (!g_key_file_has_key (kf, "model", "head_dim", NULL) && arch->head_dim == 0
       && arch->n_heads > 0)
     arch->head_dim = arch->hidden_size / arch->n_heads;
-  if (arch->family == MODEL_FAMILY_GPT2 && arch->intermediate_size == 0)
+  if ((arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) && arch->intermediate_size == 0)
     arch->intermediate_size = 4 * arch->hidden_size;
 }
 
