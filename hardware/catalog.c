@@ -74,6 +74,15 @@
 
 /* String literals are char[] in C, so they initialise the char * fields; entries are never
  * freed or modified (they are only handed out as const or copied). */
+/* Collectives run as CUDA kernels that hold SMs for their whole duration: an NCCL
+ * all-gather launches 24 CTAs on an H100 (132 SMs), measured with Nsight Systems (NVIDIA
+ * developer forum, "Compute-communication overlap causes severe GEMM performance
+ * degradation", 2025). We assume the same 24 CTAs on every GPU and divide by each GPU's SM
+ * count (datasheets: V100 80, A100 108, H100 SXM 132, H100 PCIe 114, H200 132, B200 148,
+ * RTX 3090 82, RTX 4090 128). The wave-quantisation tail effect reported there comes on
+ * top and is not modelled. */
+#define NCCL_CTAS 24.0
+
 static const HwGpuSpec catalog[] = {
   { .name = "V100-16GB-SXM2", .description = "NVIDIA V100 SXM2 16 GB (Volta, NVLink 2)",
     .memory_capacity = 16 * GIB, .hbm_bandwidth = 0.9 * TBPS,
@@ -82,6 +91,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_V100,
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 80.0,
     .source = SRC_PEAKS "Memory: 16 GiB (marketed size read as GiB; driver reports ~16,130-"
               "16,160 MiB). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
@@ -91,6 +101,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_V100,
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 80.0,
     .source = SRC_PEAKS "Memory: 32 GiB (marketed size read as GiB; unverified against "
               "nvidia-smi). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
@@ -100,6 +111,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 108.0,
     .source = SRC_PEAKS "Memory: 40,536 MiB (M: nvidia-smi memory.total, recent drivers; "
               "older ones show 40,960). fp8 0: unsupported on Ampere. compute_efficiency "
               "271/312 (M: A100 SXM best BF16 matmul, same die as the 80 GB). " SRC_CTX_LAZY
@@ -110,6 +122,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 108.0,
     .source = SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
               "unsupported on Ampere. compute_efficiency 271/312 (M: best BF16 matmul). "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
@@ -119,6 +132,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 108.0,
     .source = SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
               "80 GiB as the SXM part (assumption). nvlink 0: the optional 2-card bridge is "
               "not modelled (set nvlink_bandwidth in a [gpu.*] group). compute_efficiency "
@@ -130,6 +144,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 132.0,
     .source = SRC_PEAKS "Memory: 81,559 MiB (M: nvidia-smi memory.total). compute_efficiency "
               "795/989 (M: best BF16 matmul). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H100-PCIE", .description = "NVIDIA H100 PCIe 80 GB (Hopper, no NVSwitch)",
@@ -138,6 +153,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 114.0,
     .source = SRC_PEAKS "Memory 81,559 MiB as the SXM part (assumption). nvlink 0: the "
               "optional 2-card bridge is not modelled. compute_efficiency 795/989 from the "
               "SXM part (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
@@ -147,6 +163,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 132.0,
     .source = SRC_PEAKS "Memory: 143,771 MiB = 140.4 GiB (M: nvidia-smi memory.total; the "
               "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 795/989 (M: "
               "H200 matmul same as H100). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
@@ -156,6 +173,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 148.0,
     .source = SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
               "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
               "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
@@ -166,6 +184,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 82.0,
     .source = SRC_PEAKS "Memory 24 GiB (24,576 MiB). bf16/fp16 71: tensor cores with FP32 "
               "accumulate. nvlink 0: the optional 2-card bridge (56.25 GB/s per direction) "
               "is not modelled. fp8 0. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
@@ -176,6 +195,7 @@ static const HwGpuSpec catalog[] = {
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 128.0,
     .source = SRC_PEAKS "Memory 24 GiB. bf16/fp16 165, fp8 330: tensor cores with FP32 "
               "accumulate. No NVLink. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
 };
@@ -250,12 +270,13 @@ static const GpuKey gpu_keys[] = {
   { "pcie_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, pcie_latency) },
   { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
   { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
+  { "comm_sm_fraction", KEY_FRACTION, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
 };
 
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
   "base", "description", "memory", "hbm_bandwidth", "fp32", "tf32", "bf16", "fp16", "fp8",
   "compute_efficiency", "hbm_efficiency", "cuda_context", "pcie_bandwidth", "pcie_latency",
-  "nvlink_bandwidth", "kernel_latency", NULL,
+  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", NULL,
 };
 
 const char *const *

@@ -85,6 +85,7 @@ typedef struct
   guint outstanding; /* flows of it not yet completed */
   HwCollectiveDoneFunc done;
   gpointer user_data;
+  GArray *holds;     /* SimActivityId: the SMs its kernels hold on each rank */
 } Run;
 
 static void start_phase (Run *run);
@@ -106,6 +107,9 @@ finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
 {
   (void) fluid, (void) id;
   Run *run = user_data;
+  for (guint i = 0; i < run->holds->len; i++)
+    sim_fluid_cancel (hw_cluster_fluid (run->cluster), g_array_index (run->holds, SimActivityId, i));
+  g_array_unref (run->holds);
   if (run->done != NULL)
     run->done (run->user_data);
   g_ptr_array_unref (run->plan);
@@ -135,6 +139,29 @@ start_phase (Run *run)
       for (guint k = 0; k < n; k++)
         uses[k] = (SimUse){ route[k], 1.0 };
       sim_fluid_start (fluid, f->bytes, f->latency, INFINITY, uses, n, flow_done, run);
+    }
+}
+
+/* While a collective runs its kernels hold comm_sm_fraction f of each participant's SMs
+ * (hardware/catalog.c). Modelled as an activity on the GPU's compute resource that never
+ * completes on its own, with a tiny rate bound B and weight f/B: max-min filling saturates
+ * it at once at f, and a kernel running meanwhile gets the remaining 1 − f, so a
+ * compute-bound kernel overlapping a collective takes 1/(1 − f) times longer. Cancelled
+ * when the collective completes. */
+static void
+hold_sms (Run *run, const guint *ranks, guint n)
+{
+  const double bound = 1e-6;
+  SimFluid *fluid = hw_cluster_fluid (run->cluster);
+  const HwTopology *topo = hw_cluster_topology (run->cluster);
+  for (guint i = 0; i < n; i++)
+    {
+      double f = hw_cluster_gpu (run->cluster, ranks[i])->comm_sm_fraction;
+      if (f <= 0)
+        continue;
+      SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
+      SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
+      g_array_append_val (run->holds, id);
     }
 }
 
@@ -168,6 +195,9 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
   run->plan = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
   run->done = done;
   run->user_data = user_data;
+  run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
+  if (run->plan->len > 0)
+    hold_sms (run, ranks, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n_ranks);
   if (run->plan->len == 0)
     sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
   else

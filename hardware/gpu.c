@@ -143,5 +143,7 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
     return FALSE;
   if (spec->cuda_context >= spec->memory_capacity)
     return invalid (spec, "cuda_context", "below memory", spec->cuda_context, error);
+  if (!(spec->comm_sm_fraction >= 0 && spec->comm_sm_fraction < 1))
+    return invalid (spec, "comm_sm_fraction", "in [0, 1)", spec->comm_sm_fraction, error);
   return TRUE;
 }

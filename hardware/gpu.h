@@ -33,6 +33,9 @@ typedef struct
   double pcie_latency;            /* s, per transfer */
   double nvlink_bandwidth;        /* B/s per direction per GPU; 0 when none */
   double kernel_latency;          /* s of launch gap added to every kernel */
+  double comm_sm_fraction;        /* fraction of the SMs a running collective's kernels hold
+                                     (NCCL CTAs / SM count), taken from compute while it runs;
+                                     0: not modelled */
   char *source;                   /* citations for the figures above */
 } HwGpuSpec;
 

@@ -269,7 +269,7 @@ test_keyfile_every_key (void)
                                   "compute_efficiency = 0.7\nhbm_efficiency = 0.9\n"
                                   "cuda_context = 1343 MiB\npcie_bandwidth = 50 GB/s\n"
                                   "pcie_latency = 1 us\nnvlink_bandwidth = 1 TB/s\n"
-                                  "kernel_latency = 5 us\n");
+                                  "kernel_latency = 5 us\ncomm_sm_fraction = 0.2\n");
   g_autoptr (GError) error = NULL;
   g_autoptr (HwGpuSpec) g = hw_catalog_gpu_from_keyfile (kf, "gpu.All", &error);
   CU_ASSERT_PTR_NULL (error);

@@ -358,7 +358,36 @@ test_names (void)
   CU_ASSERT_EQUAL (out, HW_ALGORITHM_TREE);
 }
 
+/* A collective's kernels hold f = comm_sm_fraction of each participant's SMs while it runs
+ * (A100: 24 CTAs / 108 SMs). A compute-bound kernel of compute time tc started with a much
+ * longer all-reduce gets 1 - f of the GPU: it ends at kernel_latency + tc/(1 - f); on a
+ * GPU outside the collective it ends at kernel_latency + tc. */
+static void
+test_collective_holds_sms (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 1, 1.0);
+  const HwGpuSpec *g = hw_cluster_gpu (f.cluster, 0);
+  double frac = g->comm_sm_fraction;
+  CU_ASSERT (frac > 0.2 && frac < 0.23);
+  double flops = 1e12, tc = flops / (g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency);
+  guint ranks[] = { 0, 1, 2 };
+  DoneAt coll = { f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3,
+                       64.0 * 1024 * 1024 * 1024, fixture_done_at, &coll);
+  EndAt in = { f.engine, -1 }, out = { f.engine, -1 };
+  hw_cluster_start_kernel (f.cluster, 0, HW_DTYPE_BF16, flops, 0, end_at, &in);
+  hw_cluster_start_kernel (f.cluster, 3, HW_DTYPE_BF16, flops, 0, end_at, &out);
+  sim_engine_run (f.engine);
+  CU_ASSERT (coll.end > in.end);
+  STEPSIM_ASSERT_REL (in.end, g->kernel_latency + tc / (1 - frac), 1e-6);
+  STEPSIM_ASSERT_REL (out.end, g->kernel_latency + tc, 1e-9);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
+  { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
   { "ring all-reduce = 2(p-1)(a + S/(pB))", test_ring_all_reduce },
   { "ring all-gather, reduce-scatter = (p-1)(a + S/(pB))", test_ring_all_gather_reduce_scatter },
   { "broadcast, send/recv, all-to-all closed forms", test_broadcast_send_all_to_all },
