@@ -114,8 +114,11 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
   fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layers, hidden %"
                 G_GUINT64_FORMAT "\n",
            a->name, model_arch_family_name (a->family), params, a->n_layers, a->hidden_size);
-  fprintf (out, "hardware   %u x %s (%s each), %u node%s of %u\n", res->n_ranks,
-           sc->node.gpu->name, mem, sc->n_nodes, sc->n_nodes > 1 ? "s" : "", sc->node.n_gpus);
+  fprintf (out, "hardware   %u x %s (%s each)", res->n_ranks, sc->node.gpu->name, mem);
+  if (res->n_ranks > 1)
+    fprintf (out, " in %u x %s of %u", sc->n_nodes, sc->node.name ? sc->node.name : "node",
+             sc->node.n_gpus);
+  fputc ('\n', out);
   if (res->n_ranks > 1)
     {
       g_autofree char *states = sim_units_format (res->state_bytes, SIM_DIM_BYTES, 2);

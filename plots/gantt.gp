@@ -32,9 +32,13 @@ set ylabel 'rank and stream'
 set xrange [0:t_end * 1.01]
 set yrange [-0.6:nlanes - 0.4]
 set ytics nomirror
+# Lane names as y tics, read once per lane (ytic() cannot label the NaN rows of a kind).
+set ytics ()
+lane_tics = system(sprintf("awk -F'\t' 'NR > 1 && !seen[$3]++ { printf \"set ytics add (\\\"%%s\\\" %%d);\", $5, $3 }' '%s'", ARG1))
+eval(lane_tics)
 set grid xtics ytics
 set style fill solid 0.9 noborder
 
 plot for [k=1:words(kinds)] ARG1 \
-     using (($1 + $2) / 2):(column(4) == k - 1 ? $3 : NaN):(($2 - $1) / 2):(0.38):ytic(5) \
+     using (($1 + $2) / 2):(column(4) == k - 1 ? $3 : NaN):(($2 - $1) / 2):(0.38) \
      with boxxyerror lc rgb kind_color(word(kinds, k)) title word(kinds, k)
