@@ -14,6 +14,7 @@
 
 #include <glib.h>
 #include "hardware/cluster.h"
+#include "models/host_ledger.h"
 #include "models/ledger.h"
 #include "models/plan.h"
 #include "sim/engine.h"
@@ -26,6 +27,10 @@ typedef struct _ModelExecutor ModelExecutor;
 ModelExecutor *model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
                                    ModelLedger *ledger, SimRecorder *rec);
 void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
+
+/* Routes the plan's host-DRAM and NVMe effects (offloading, models/offload.h) to `host`
+ * (borrowed; NULL: ignored). Call before model_executor_start(). */
+void model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host);
 
 /* Allocates the initial state and starts every task that can start now. Run the engine
  * afterwards (sim_engine_run). */
