@@ -22,7 +22,8 @@
  *  - parameter offload: before each stage-3 all-gather (forward and backward) the rank's
  *    shard is copied host→GPU (NVMe→GPU through a host bounce buffer).
  *  - activation offload: a layer's saved activations move D2H after its forward and H2D
- *    before its backward, one layer ahead of the backward.
+ *    before its backward, one layer ahead of the backward; a layer's forward waits for the
+ *    copy of the layer two before it (double buffering), so GPU activations stay bounded.
  * Closed forms (tests/unit/models/test_offload.c): with GA 1 a rank moves gΨ/N B of
  * gradients D2H and wΨ/N B of parameters H2D per step (ZeRO-Offload: 2Ψ + 2Ψ with 16-bit
  * w = g = 2 on one GPU); optimizer = nvme reads and writes (4 + K)Ψ/N B each.
@@ -226,6 +227,11 @@ plan_offload_save_activation (ModelPlan *p, guint rank, guint fwd_task, guint la
   PlanOffload *o = state (p);
   g_return_if_fail (layer < o->L);
   o->act_d2h[layer] = o->act_h2d[layer] = NONE;
+  /* Double buffering (vDNN §3.2; DeepSpeed copies synchronously): the layer's forward waits
+   * for the copy of the layer two before it, so at most two layers' activations sit on the
+   * GPU waiting to go down. */
+  if (layer >= 2 && plan_current (p)->id == fwd_task)
+    plan_task_dep (p, o->act_d2h[layer - 2]);
   if (*handle == 0)
     return;
   double bytes = g_array_index (p->handles, ModelMemEffect, *handle).bytes;
