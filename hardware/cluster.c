@@ -1,5 +1,6 @@
 /* hardware/cluster.c — a cluster of nodes as fluid resources (hardware/topology.c builds
- * them), node specs, kernels with stragglers and jitter, host copies; see cluster.h.
+ * them), node specs, kernels with stragglers and jitter, host copies, host-CPU steps and
+ * NVMe transfers (ZeRO-Offload / ZeRO-Infinity); see cluster.h.
  *
  * Invariants: the cluster owns a deep copy of its node spec (hw_node_spec_copy_into), so the
  * caller's spec may be freed at once; slowdown[r] >= 1 for every rank; the jitter GRand is

@@ -3,7 +3,8 @@
  *
  * Resources per GPU g (names "gpu<g>.<what>"): compute (capacity 1: the whole GPU per
  * second), hbm (B/s = hbm_bandwidth × hbm_efficiency), pcie.h2d and pcie.d2h (B/s, each
- * direction its own capacity, DESIGN §5).
+ * direction its own capacity, DESIGN §5); per node its host CPU and NVMe drives
+ * (hardware/topology.h).
  * A kernel of F FLOP at dtype t and M HBM bytes is one activity of amount 1 with weight
  * F / (peak_t × compute_efficiency) on compute and M on hbm, so alone it takes
  * kernel_latency + max(F/(peak_t·eff), M/(H·eff_hbm)) — the roofline (Williams et al.,

@@ -6,6 +6,8 @@
  * kernels back to back on its rank's GPU (each a roofline activity shared max-min with
  * whatever else runs there), applies its end effects and is recorded in the recorder's
  * task table. Persistent state is allocated at the engine's current time when started.
+ * An offload task (models/plan_offload.h) runs one transfer or host-CPU step instead of
+ * kernels; its host-DRAM and NVMe effects go to the host ledger (model_executor_set_host_ledger).
  * A collective task occupies its comm stream from its start; the collective itself
  * (hardware/collective.h) starts once every participating rank's task has started, and all
  * of them finish together when it completes.

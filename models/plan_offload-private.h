@@ -32,8 +32,9 @@ void plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc);
 guint plan_offload_fetch_params (ModelPlan *p, guint rank, double bytes, gint layer, gint mb,
                                  guint after, const char *what, guint *handle);
 
-/* Activation offload. Call after the forward task `fwd_task` of `layer` is complete (all its
- * effects added): moves the activations of *handle (GPU) to host DRAM; *handle becomes 0. */
+/* Activation offload. Call right after the forward task `fwd_task` of `layer` is complete
+ * (all its effects added, no task created since): moves the activations of *handle (GPU) to
+ * host DRAM (*handle becomes 0) and makes `fwd_task` wait for the copy of layer − 2. */
 void plan_offload_save_activation (ModelPlan *p, guint rank, guint fwd_task, guint layer,
                                    gint mb, guint *handle);
 /* Call before the first backward-side task of `layer` (recompute or backward): returns the
