@@ -32,10 +32,47 @@ print_memory (FILE *out, const CliRunResult *res)
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
   g_autofree char *room = sim_units_format (ABS (res->capacity - res->device_used),
                                             SIM_DIM_BYTES, 2);
-  if (res->fits)
+  if (res->gpu_fits)
     fprintf (out, "  %-22s %14s  FITS (%s free)\n", "capacity", cap, room);
   else
     fprintf (out, "  %-22s %14s  OOM (%s short)\n", "capacity", cap, room);
+}
+
+/* "  host capacity   512.00 GiB  FITS (300.00 GiB free)" or OOM (… short). */
+static void
+print_capacity (FILE *out, const char *name, double peak, double capacity, gboolean fits)
+{
+  g_autofree char *cap = sim_units_format (capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *room = sim_units_format (ABS (capacity - peak), SIM_DIM_BYTES, 2);
+  fprintf (out, "  %-22s %14s  %s (%s %s)\n", name, cap, fits ? "FITS" : "OOM", room,
+           fits ? "free" : "short");
+}
+
+/* Host DRAM and NVMe ledgers and the offload traffic (only when something is offloaded). */
+static void
+print_host (FILE *out, const CliRunResult *res)
+{
+  if (!res->offloads)
+    return;
+  fprintf (out, "host memory (node %u, at its peak)\n", res->host_node);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (res->host_peak_mix[c] > 0)
+      print_quantity (out, model_ledger_category_name (c), res->host_peak_mix[c], SIM_DIM_BYTES);
+  print_quantity (out, "host peak", res->host_peak, SIM_DIM_BYTES);
+  print_capacity (out, "host capacity", res->host_peak, res->host_capacity, res->host_fits);
+  if (res->nvme_peak > 0)
+    {
+      print_quantity (out, "NVMe peak", res->nvme_peak, SIM_DIM_BYTES);
+      print_capacity (out, "NVMe capacity", res->nvme_peak, res->nvme_capacity, res->nvme_fits);
+    }
+  fprintf (out, "offload traffic (rank 0, one step)\n");
+  print_quantity (out, "host to GPU", res->offload_h2d, SIM_DIM_BYTES);
+  print_quantity (out, "GPU to host", res->offload_d2h, SIM_DIM_BYTES);
+  if (res->offload_nvme_read > 0 || res->offload_nvme_write > 0)
+    {
+      print_quantity (out, "NVMe read", res->offload_nvme_read, SIM_DIM_BYTES);
+      print_quantity (out, "NVMe write", res->offload_nvme_write, SIM_DIM_BYTES);
+    }
 }
 
 /* "4.00 GiB optimizer_state (initial state); 1.00 GiB activations (fwd L3 mb0); …" */
@@ -134,9 +171,43 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
            model_stack_optimizer_name (s->optimizer),
            model_stack_checkpointing_name (s->checkpointing),
            s->flash_attention ? "flash" : "eager");
+  if (model_offload_any (&s->offload))
+    fprintf (out, "offload    optimizer %s, parameters %s, activations %s, %s host memory\n",
+             model_offload_target_name (s->offload.optimizer),
+             model_offload_target_name (s->offload.parameters),
+             model_offload_target_name (s->offload.activations),
+             s->offload.pageable ? "pageable" : "pinned");
   print_memory (out, res);
   print_oom (out, res);
+  print_host (out, res);
   print_time (out, res);
+}
+
+/* Offload choices, host DRAM and NVMe ledgers, offload traffic (zeros without offload). */
+static void
+fill_host_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+{
+  const ModelOffload *o = &sc->stack.offload;
+  sim_recorder_summary_text (rec, "offload_optimizer", model_offload_target_name (o->optimizer));
+  sim_recorder_summary_text (rec, "offload_parameters", model_offload_target_name (o->parameters));
+  sim_recorder_summary_text (rec, "offload_activations",
+                             model_offload_target_name (o->activations));
+  sim_recorder_summary_scalar (rec, "host_peak", res->host_peak, "B");
+  sim_recorder_summary_scalar (rec, "host_capacity", res->host_capacity, "B");
+  sim_recorder_summary_scalar (rec, "host_fits", res->host_fits ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "nvme_peak", res->nvme_peak, "B");
+  sim_recorder_summary_scalar (rec, "nvme_capacity", res->nvme_capacity, "B");
+  sim_recorder_summary_scalar (rec, "nvme_fits", res->nvme_fits ? 1 : 0, "1");
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      g_autofree char *name = g_strdup_printf ("host_peak_%s", model_ledger_category_name (c));
+      sim_recorder_summary_scalar (rec, name, res->host_peak_mix[c], "B");
+    }
+  sim_recorder_summary_scalar (rec, "offload_h2d", res->offload_h2d, "B");
+  sim_recorder_summary_scalar (rec, "offload_d2h", res->offload_d2h, "B");
+  sim_recorder_summary_scalar (rec, "offload_nvme_read", res->offload_nvme_read, "B");
+  sim_recorder_summary_scalar (rec, "offload_nvme_write", res->offload_nvme_write, "B");
+  sim_recorder_summary_scalar (rec, "cpu_step_params", res->cpu_step_params, "1");
 }
 
 void
@@ -168,6 +239,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "device_used", res->device_used, "B");
   sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");
   sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "gpu_fits", res->gpu_fits ? 1 : 0, "1");
   sim_recorder_summary_scalar (rec, "peak_rank", res->worst_rank, "1");
   sim_recorder_summary_scalar (rec, "peak_time", res->peak_time, "s");
   sim_recorder_summary_text (rec, "peak_task", res->peak_task ? res->peak_task : "");
@@ -188,6 +260,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
       g_autofree char *name = g_strdup_printf ("time_%s", model_plan_task_kind_name (k));
       sim_recorder_summary_scalar (rec, name, res->time_by_kind[k], "s");
     }
+  fill_host_summary (rec, sc, res);
   for (guint r = 0; r < res->n_ranks; r++)
     {
       g_autofree char *a = g_strdup_printf ("ranks/rank%u/peak_allocated", r);

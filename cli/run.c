@@ -4,6 +4,8 @@
 
 #include "hardware/cluster.h"
 #include "models/executor.h"
+#include "models/host_ledger.h"
+#include "models/plan_offload.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 
@@ -118,7 +120,36 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
                       + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
                       + res->category_peak[MODEL_MEM_GRADIENTS]
                       + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
-  res->fits = !res->oom && res->device_used <= res->capacity;
+  res->gpu_fits = !res->oom && res->device_used <= res->capacity;
+  res->fits = res->gpu_fits;
+}
+
+/* Host DRAM and NVMe: the worst node's peaks against the node's capacities, and rank 0's
+ * offload traffic. */
+static void
+fill_host (const CliScenario *sc, const ModelPlan *plan, const ModelHostLedger *host,
+           CliRunResult *res)
+{
+  res->offloads = model_offload_any (&sc->stack.offload);
+  guint n = model_host_ledger_worst_node (host, MODEL_MEM_ON_HOST);
+  res->host_node = n;
+  res->host_peak = model_host_ledger_peak (host, n, MODEL_MEM_ON_HOST);
+  res->host_capacity = model_host_ledger_capacity (host, MODEL_MEM_ON_HOST);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    res->host_peak_mix[c] = model_host_ledger_peak_mix (host, n, MODEL_MEM_ON_HOST, c);
+  guint v = model_host_ledger_worst_node (host, MODEL_MEM_ON_NVME);
+  res->nvme_peak = model_host_ledger_peak (host, v, MODEL_MEM_ON_NVME);
+  res->nvme_capacity = model_host_ledger_capacity (host, MODEL_MEM_ON_NVME);
+  res->host_fits = res->host_peak <= res->host_capacity;
+  res->nvme_fits = res->nvme_peak <= res->nvme_capacity;
+  res->fits = res->gpu_fits && res->host_fits && res->nvme_fits;
+  res->offload_h2d = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_H2D)
+                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU);
+  res->offload_d2h = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_D2H);
+  res->offload_nvme_read = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_READ)
+                           + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU);
+  res->offload_nvme_write = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_WRITE);
+  res->cpu_step_params = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_CPU_STEP);
 }
 
 static void
@@ -162,7 +193,11 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
   /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
   model_ledger_set_allocator (ledger, sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context,
                               sc->stack.expandable_segments);
+  g_autoptr (ModelHostLedger) host = model_host_ledger_new (
+      sc->n_nodes, sc->node.n_gpus, sc->node.host_memory,
+      sc->node.nvme_drives * sc->node.nvme_capacity, rec);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  model_executor_set_host_ledger (exec, host);
   model_executor_start (exec);
   guint64 events = sim_engine_run (engine);
   if (model_executor_n_done (exec) != model_plan_n_tasks (plan))
@@ -179,6 +214,7 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
     {
       res_out->n_events = events;
       fill_memory (sc, plan, ledger, res_out);
+      fill_host (sc, plan, host, res_out);
       fill_time (sc, plan, exec, res_out);
     }
   return step;

@@ -8,7 +8,9 @@
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
  * With [run] steps = K the step is replayed K times, each with its own jitter draw (seed,
  * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
- * tasks come from the first replay.
+ * tasks come from the first replay. With offloading, host DRAM and NVMe are ledgers per node
+ * (models/host_ledger.h): peak and capacity of the worst node, and fits overall only if the
+ * GPU, the host and the NVMe all fit.
  */
 #pragma once
 
@@ -40,7 +42,19 @@ typedef struct
   double category_peak[MODEL_N_MEM]; /* B, largest value of each category over the step */
   double model_states;      /* B, weights + master + gradients + optimizer states: their
                                category peaks, which coexist during the optimizer step */
-  gboolean fits;            /* device_used <= capacity and no allocation ran out of memory */
+  gboolean fits;            /* gpu_fits, host_fits and nvme_fits */
+  gboolean gpu_fits;        /* device_used <= capacity and no allocation ran out of memory */
+  /* Host DRAM and NVMe of the node with the highest peak (offloading, models/offload.h;
+   * zeros and fits without it). */
+  gboolean offloads;        /* the stack offloads something */
+  guint host_node;
+  double host_peak, host_capacity;     /* B */
+  double host_peak_mix[MODEL_N_MEM];   /* B per category at the host peak */
+  gboolean host_fits;       /* host_peak <= host_capacity */
+  double nvme_peak, nvme_capacity;     /* B */
+  gboolean nvme_fits;
+  /* Offload traffic of rank 0 per step (B), and parameters its host CPU step updated. */
+  double offload_h2d, offload_d2h, offload_nvme_read, offload_nvme_write, cpu_step_params;
   /* First OOM of the worst rank (the allocator could not serve a request even after
    * releasing its cache): when, in which task, how much was asked, the categories then and
    * the largest live buffers with the tasks that allocated them (largest first). */

@@ -32,9 +32,11 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
                                              "algorithm", "reduce_dtype", NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
+static const char *const offload_keys[] = { "optimizer", "parameters", "activations",
+                                            "pin_memory", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "parallel", "run", "allocator", "gpu.NAME", "node.NAME",
-                                           "baseline", NULL };
+                                           "parallel", "run", "allocator", "offload", "gpu.NAME",
+                                           "node.NAME", "baseline", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -206,6 +208,7 @@ check_schema (GKeyFile *kf, GError **error)
     { "parallel", parallel_keys },
     { "run", run_keys },
     { "allocator", allocator_keys },
+    { "offload", offload_keys },
   };
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (guint i = 0; groups[i] != NULL; i++)
@@ -347,7 +350,8 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   sc->text = g_key_file_to_data (kf, NULL, NULL);
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
-      || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error))
+      || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
+      || !cli_scenario_load_offload (kf, sc, error))
     return NULL;
   return g_steal_pointer (&sc);
 }

@@ -34,3 +34,6 @@ gboolean cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error);
 /* The memory-stack keys: [training] optimizer_foreach, zero_grad_to_none and
  * [allocator] expandable_segments (booleans, optional); cli/scenario_memory.c. */
 gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* [offload] (cli/scenario_offload.c); after [cluster] and [parallel]. */
+gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);

@@ -1,5 +1,6 @@
 /* hardware/cluster.c — a cluster of nodes as fluid resources (hardware/topology.c builds
- * them), node specs, kernels with stragglers and jitter, host copies; see cluster.h.
+ * them), node specs, kernels with stragglers and jitter, host copies, host-CPU steps and
+ * NVMe transfers (ZeRO-Offload / ZeRO-Infinity); see cluster.h.
  *
  * Invariants: the cluster owns a deep copy of its node spec (hw_node_spec_copy_into), so the
  * caller's spec may be freed at once; slowdown[r] >= 1 for every rank; the jitter GRand is
@@ -11,6 +12,7 @@
 #include "config.h"
 #include "hardware/cluster.h"
 #include "hardware/cluster-private.h"
+#include "hardware/node_catalog.h"
 #include "hardware/topology.h"
 
 #include <math.h>
@@ -229,4 +231,43 @@ hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir, doub
     uses[i] = (SimUse){ route[i], 1.0 };
   return sim_fluid_start (cluster->fluid, bytes, cluster->node.gpu->pcie_latency, INFINITY,
                           uses, n, done, user_data);
+}
+
+SimActivityId
+hw_cluster_start_host_compute (HwCluster *cluster, guint rank, double params,
+                               SimActivityDoneFunc done, gpointer user_data)
+{
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && params > 0, 0);
+  guint node = hw_topology_node_of (cluster->topo, rank);
+  SimResourceId cpu = hw_topology_node_resource (cluster->topo, node, HW_NODE_CPU);
+  g_return_val_if_fail (cpu != G_MAXUINT, 0);
+  SimUse use = { cpu, 1.0 };
+  return sim_fluid_start (cluster->fluid, params, 0, INFINITY, &use, 1, done, user_data);
+}
+
+SimActivityId
+hw_cluster_start_nvme (HwCluster *cluster, guint rank, HwNvmeDirection dir, gboolean via_gpu,
+                       double bytes, SimActivityDoneFunc done, gpointer user_data)
+{
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && bytes > 0, 0);
+  guint node = hw_topology_node_of (cluster->topo, rank);
+  gboolean read = dir == HW_NVME_READ;
+  SimResourceId drive = hw_topology_node_resource (cluster->topo, node,
+                                                   read ? HW_NODE_NVME_READ : HW_NODE_NVME_WRITE);
+  g_return_val_if_fail (drive != G_MAXUINT, 0);
+  SimUse uses[HW_ROUTE_MAX + 2];
+  guint n = 0;
+  uses[n++] = (SimUse){ drive, 1.0 };
+  uses[n++] = (SimUse){ hw_topology_node_resource (cluster->topo, node, HW_NODE_NVME_TOTAL), 1.0 };
+  double latency = HW_NVME_LATENCY;
+  if (via_gpu)
+    {
+      SimResourceId route[HW_ROUTE_MAX];
+      guint k = hw_topology_host_route (cluster->topo, rank, read ? HW_COPY_H2D : HW_COPY_D2H,
+                                        route);
+      for (guint i = 0; i < k; i++)
+        uses[n++] = (SimUse){ route[i], 1.0 };
+      latency += cluster->node.gpu->pcie_latency;
+    }
+  return sim_fluid_start (cluster->fluid, bytes, latency, INFINITY, uses, n, done, user_data);
 }

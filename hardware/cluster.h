@@ -3,7 +3,8 @@
  *
  * Resources per GPU g (names "gpu<g>.<what>"): compute (capacity 1: the whole GPU per
  * second), hbm (B/s = hbm_bandwidth × hbm_efficiency), pcie.h2d and pcie.d2h (B/s, each
- * direction its own capacity, DESIGN §5).
+ * direction its own capacity, DESIGN §5); per node its host CPU and NVMe drives
+ * (hardware/topology.h).
  * A kernel of F FLOP at dtype t and M HBM bytes is one activity of amount 1 with weight
  * F / (peak_t × compute_efficiency) on compute and M on hbm, so alone it takes
  * kernel_latency + max(F/(peak_t·eff), M/(H·eff_hbm)) — the roofline (Williams et al.,
@@ -43,6 +44,13 @@ typedef struct
   double link_efficiency;      /* achievable fraction of nvlink_bandwidth and nic_bandwidth,
                                   (0, 1]; 0 reads as 1 (not derated) */
   char *description;           /* one line for `stepsim list nodes`; owned, may be NULL */
+  /* Host CPU and NVMe, for ZeRO-Offload / ZeRO-Infinity (hardware/node_catalog.c sources). */
+  guint cpu_cores;             /* host CPU cores per node; 0: no offloaded optimizer step */
+  double cpu_adam_rate;        /* parameters/s one core updates in a CPU Adam step */
+  guint nvme_drives;           /* NVMe drives per node (0: none) */
+  double nvme_read_bandwidth;  /* B/s per drive, sequential read */
+  double nvme_write_bandwidth; /* B/s per drive, sequential write */
+  double nvme_capacity;        /* B per drive */
 } HwNodeSpec;
 
 void hw_node_spec_clear (HwNodeSpec *spec); /* frees members, not the struct */
@@ -62,6 +70,12 @@ typedef enum
   HW_COPY_H2D, /* host to device */
   HW_COPY_D2H, /* device to host */
 } HwCopyDirection;
+
+typedef enum
+{
+  HW_NVME_READ,  /* drive to host DRAM */
+  HW_NVME_WRITE, /* host DRAM to drive */
+} HwNvmeDirection;
 
 /* Instantiates `n_nodes` nodes of `node` (copied) on `fluid` (borrowed, must outlive the
  * cluster). Ranks are numbered node-major: rank = node × n_gpus + local index. */
@@ -96,6 +110,23 @@ SimActivityId hw_cluster_start_kernel (HwCluster *cluster, guint rank, HwDtype d
 /* Starts a copy of `bytes` B between `rank` and its host over PCIe in direction `dir`. */
 SimActivityId hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir,
                                      double bytes, SimActivityDoneFunc done,
+                                     gpointer user_data);
+
+/* Starts a host-CPU step of `params` (> 0) parameter updates on the CPU of `rank`'s node
+ * (resource node<n>.cpu, capacity cpu_cores × cpu_adam_rate parameters/s, shared max-min
+ * by every rank of the node). Alone it takes params / (cores × rate). The node must have
+ * cpu_cores > 0 and cpu_adam_rate > 0 (API misuse otherwise: returns 0). */
+SimActivityId hw_cluster_start_host_compute (HwCluster *cluster, guint rank, double params,
+                                             SimActivityDoneFunc done, gpointer user_data);
+
+/* Starts an NVMe transfer of `bytes` (> 0) B on the drives of `rank`'s node: a read (drive
+ * → host) uses node<n>.nvme.read and node<n>.nvme.total, a write nvme.write and nvme.total.
+ * With `via_gpu` the data continues to (read) or comes from (write) the GPU of `rank` over
+ * its host route (hardware/topology.h), as ZeRO-Infinity's bounce through pinned host
+ * buffers does, so alone it runs at min(PCIe, drive) bandwidth. Latency: HW_NVME_LATENCY.
+ * The node must have NVMe drives (API misuse otherwise: returns 0). */
+SimActivityId hw_cluster_start_nvme (HwCluster *cluster, guint rank, HwNvmeDirection dir,
+                                     gboolean via_gpu, double bytes, SimActivityDoneFunc done,
                                      gpointer user_data);
 
 /* Time (s) the kernel would take alone on an idle GPU (closed form of the above, with the

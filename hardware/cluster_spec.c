@@ -21,6 +21,8 @@
 #define MAX_GPUS_PER_NODE 1024 /* as cli/scenario_groups.c had */
 #define MAX_NODES 65536
 #define MAX_NICS 64
+#define MAX_CPU_CORES 4096
+#define MAX_NVME_DRIVES 256
 
 static const char *const cluster_keys[] = {
   "node",
@@ -33,6 +35,12 @@ static const char *const cluster_keys[] = {
   "nodes",
   "host_memory",
   "spine_oversubscription",
+  "cpu_cores",
+  "cpu_adam_rate",
+  "nvme_drives",
+  "nvme_read_bandwidth",
+  "nvme_write_bandwidth",
+  "nvme_capacity",
   NULL,
 };
 
@@ -52,6 +60,12 @@ static const char *const node_keys[] = {
   "intra_latency",
   "inter_latency",
   "link_efficiency",
+  "cpu_cores",
+  "cpu_adam_rate",
+  "nvme_drives",
+  "nvme_read_bandwidth",
+  "nvme_write_bandwidth",
+  "nvme_capacity",
   NULL,
 };
 
@@ -77,6 +91,7 @@ typedef enum
   FIG_BOOL,     /* gboolean */
   FIG_INTRA,    /* HwIntraConnect: nvswitch | pcie */
   FIG_TEXT,     /* char *, replaced */
+  FIG_PARAM_RATE, /* double, parameters/s: "81 Mparam/s" */
 } FigureKind;
 
 typedef struct
@@ -105,6 +120,12 @@ static const Figure figures[] = {
   { "inter_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (inter_latency), FALSE, 0, 0 },
   { "link_efficiency", FIG_FRACTION, 0, OFF (link_efficiency), FALSE, 0, 0 },
   { "description", FIG_TEXT, 0, OFF (description), FALSE, 0, 0 },
+  { "cpu_cores", FIG_COUNT, 0, OFF (cpu_cores), FALSE, 0, MAX_CPU_CORES },
+  { "cpu_adam_rate", FIG_PARAM_RATE, 0, OFF (cpu_adam_rate), FALSE, 0, 0 },
+  { "nvme_drives", FIG_COUNT, 0, OFF (nvme_drives), FALSE, 0, MAX_NVME_DRIVES },
+  { "nvme_read_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_read_bandwidth), TRUE, 0, 0 },
+  { "nvme_write_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_write_bandwidth), TRUE, 0, 0 },
+  { "nvme_capacity", FIG_QUANTITY, SIM_DIM_BYTES, OFF (nvme_capacity), TRUE, 0, 0 },
 };
 
 static const Figure *
@@ -152,6 +173,35 @@ parse_intra (const char *text, HwIntraConnect *out, GError **error)
   return TRUE;
 }
 
+/* A rate of parameter updates: a number, spaces, then param/s with an optional decimal
+ * prefix k, M or G ("81 Mparam/s"); > 0. */
+static gboolean
+parse_param_rate (const char *text, double *out, GError **error)
+{
+  static const struct { const char *unit; double scale; } units[] = {
+    { "param/s", 1 }, { "kparam/s", 1e3 }, { "Mparam/s", 1e6 }, { "Gparam/s", 1e9 },
+  };
+  g_autofree char *copy = g_strstrip (g_strdup (text));
+  char *space = strrchr (copy, ' ');
+  const char *unit = space != NULL ? space + 1 : "";
+  for (guint i = 0; i < G_N_ELEMENTS (units); i++)
+    if (space != NULL && g_strcmp0 (unit, units[i].unit) == 0)
+      {
+        *space = '\0';
+        double v = 0;
+        if (!sim_units_parse_number (copy, &v, error))
+          return FALSE;
+        if (!(v > 0 && isfinite (v)))
+          return out_of_range (text, "must be > 0", error);
+        *out = v * units[i].scale;
+        return TRUE;
+      }
+  g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT,
+               "'%s' needs a unit: param/s, kparam/s, Mparam/s or Gparam/s (e.g. '81 Mparam/s')",
+               text);
+  return FALSE;
+}
+
 static gboolean
 parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **error)
 {
@@ -176,6 +226,8 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
         return out_of_range (text, f->positive ? "must be > 0" : "must be >= 0", error);
       *(double *) field = v;
       return TRUE;
+    case FIG_PARAM_RATE:
+      return parse_param_rate (text, (double *) field, error);
     case FIG_FRACTION:
       if (!sim_units_parse_number (text, &v, error))
         return FALSE;
@@ -507,5 +559,15 @@ hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
     return bad (spec, "nic_bandwidth", spec->nic_bandwidth, "> 0 with nics_per_node > 0", error);
   if (!(spec->link_efficiency >= 0 && spec->link_efficiency <= 1))
     return bad (spec, "link_efficiency", spec->link_efficiency, "in (0, 1]", error);
+  if (!non_negative (spec, "cpu_adam_rate", spec->cpu_adam_rate, error)
+      || !non_negative (spec, "nvme_read_bandwidth", spec->nvme_read_bandwidth, error)
+      || !non_negative (spec, "nvme_write_bandwidth", spec->nvme_write_bandwidth, error)
+      || !non_negative (spec, "nvme_capacity", spec->nvme_capacity, error))
+    return FALSE;
+  if (spec->nvme_drives > 0
+      && (spec->nvme_read_bandwidth <= 0 || spec->nvme_write_bandwidth <= 0
+          || spec->nvme_capacity <= 0))
+    return bad (spec, "nvme_read_bandwidth", spec->nvme_read_bandwidth,
+                "> 0, as nvme_write_bandwidth and nvme_capacity, with nvme_drives > 0", error);
   return TRUE;
 }

@@ -15,7 +15,10 @@
  * `description`, `gpu`, `gpus_per_node`, `intra_node`, `nvlink_bandwidth` (default: the
  * GPU's when `gpu` is given), `gpus_per_pcie_switch`, `pcie_switch_uplink` (B/s),
  * `nics_per_node`, `nic_bandwidth`, `rail_optimized`, `host_memory`, `intra_latency`,
- * `inter_latency` ("2 us"), `link_efficiency` (number in (0, 1]).
+ * `inter_latency` ("2 us"), `link_efficiency` (number in (0, 1]); host CPU and NVMe, in
+ * [node.NAME] and [cluster] alike: `cpu_cores` (count), `cpu_adam_rate` (parameters/s per
+ * core, "81 Mparam/s"), `nvme_drives` (count), `nvme_read_bandwidth`,
+ * `nvme_write_bandwidth` (per drive, "7 GB/s"), `nvme_capacity` (per drive, "3.84 TB").
  * Errors: G_KEY_FILE_ERROR (GROUP_NOT_FOUND, KEY_NOT_FOUND, INVALID_VALUE: unknown key with
  * the nearest valid one, both node and gpu, a value out of range, nodes > 1 without NICs)
  * or SIM_UNITS_ERROR (a value that does not parse, a missing unit); messages read

@@ -35,6 +35,17 @@
  * protocol overhead; NCCL's own tuning model uses ~1–3 us), 5 us through IB (NIC + switch
  * ~1–2 us plus proxy/progress overhead, 3–5 us in nccl-tests small-message runs), 5 us for
  * PCIe P2P, 10 us over the 4090 box's Ethernet NIC.
+ * Host CPU and NVMe (ZeRO-Offload / ZeRO-Infinity; CPU Adam rate per core in node_catalog.h):
+ *  - DGX A100 (S, datasheet): 2× AMD EPYC 7742, 128 cores; 30 TB internal storage as
+ *    8× 3.84 TB U.2 NVMe (640 GB system).
+ *  - DGX H100 / H200 (S, datasheets): 2× Xeon Platinum 8480C, 112 cores; 8× 3.84 TB U.2
+ *    NVMe internal storage. HGX B200 (S, DGX B200 datasheet): 2× Xeon Platinum 8570, 112
+ *    cores; 8× 3.84 TB NVMe.
+ *  - Drive speed for all of these: the datacenter Gen4 class of hardware.md (~7 GB/s read;
+ *    write 3.8 GB/s, A, node_catalog.h), since the datasheets name capacity, not model.
+ *  - 8× RTX 4090 box (A): 32 cores; one consumer PCIe 4.0 NVMe of 2 TB at the fio figures
+ *    of hardware.md (M): read 2.76 GiB/s, write 1.94 GiB/s.
+ *  - A node around a bare GPU: 32 cores and one datacenter Gen4 drive (A).
  * Invariant: every entry passes hw_node_spec_validate() (tests/unit/hardware/
  * test_cluster_spec.c). Units: B, B/s, s.
  */
@@ -48,6 +59,10 @@
 #define GBITPS (1e9 / 8)
 #define TIB (1024.0 * 1024 * 1024 * 1024)
 #define US 1e-6
+#define GIBPS (1024.0 * 1024 * 1024)
+#define DC_NVME(n)                                                                                \
+  .nvme_drives = (n), .nvme_read_bandwidth = HW_GEN4_NVME_READ,                                   \
+  .nvme_write_bandwidth = HW_GEN4_NVME_WRITE, .nvme_capacity = HW_GEN4_NVME_CAPACITY
 
 typedef struct
 {
@@ -64,6 +79,7 @@ typedef struct
 static NodeEntry entries[] = {
   { "A100-80GB-SXM",
     { .name = "DGX-A100",
+      .cpu_cores = 128, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -84,6 +100,7 @@ static NodeEntry entries[] = {
                       "NVLink 3 all-reduce busbw). " SRC_ALPHA } },
   { "H100-SXM",
     { .name = "DGX-H100",
+      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -104,6 +121,7 @@ static NodeEntry entries[] = {
                       "4). " SRC_ALPHA } },
   { "H200-SXM",
     { .name = "DGX-H200",
+      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -124,6 +142,7 @@ static NodeEntry entries[] = {
                       "GB/s). " SRC_ALPHA } },
   { "B200-SXM",
     { .name = "HGX-B200",
+      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -143,6 +162,9 @@ static NodeEntry entries[] = {
                       "846/900 GB/s at 16 GiB). " SRC_ALPHA } },
   { "RTX-4090",
     { .name = "8x-RTX-4090",
+      .cpu_cores = 32, .cpu_adam_rate = HW_CPU_ADAM_RATE, .nvme_drives = 1,
+      .nvme_read_bandwidth = 2.76 * GIBPS, .nvme_write_bandwidth = 1.94 * GIBPS,
+      .nvme_capacity = 2e12,
       .n_gpus = 8,
       .host_memory = 512.0 * 1024 * 1024 * 1024,
       .intra = HW_INTRA_PCIE,
@@ -229,8 +251,12 @@ hw_catalog_node_from_gpu (HwNodeSpec *out, const HwGpuSpec *gpu, guint n_gpus)
     .intra_latency = nvswitch ? HW_NVLINK_LATENCY : HW_PCIE_P2P_LATENCY,
     .inter_latency = HW_IB_LATENCY,
     .link_efficiency = HW_DEFAULT_LINK_EFFICIENCY,
+    .cpu_cores = HW_DEFAULT_CPU_CORES,
+    .cpu_adam_rate = HW_CPU_ADAM_RATE,
+    DC_NVME (1),
     .description = g_strdup_printf ("%s GPUs", gpu->name),
     .source = g_strdup ("node around one catalog GPU: defaults of hardware/node_catalog.h "
-                        "(host memory 512 GiB, link_efficiency 235/300, alpha 2/5 us)"),
+                        "(host memory 512 GiB, link_efficiency 235/300, alpha 2/5 us, 32 CPU "
+                        "cores, one datacenter Gen4 NVMe drive)"),
   };
 }

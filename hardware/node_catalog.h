@@ -18,6 +18,28 @@
 /* Host DRAM of a node defined around a bare GPU (B): 512 GiB, as scenarios had before. */
 #define HW_DEFAULT_HOST_MEMORY (512.0 * 1024 * 1024 * 1024)
 
+/* Host CPU and NVMe (ZeRO-Offload / ZeRO-Infinity; sources in node_catalog.c).
+ * CPU Adam throughput per core: DeepSpeed's CPU-Adam (Ren et al. 2021, ZeRO-Offload, arXiv
+ * 2101.06840, §4.2 and Table 3) updates 10 B parameters in about 2.6 s on the DGX-2 host,
+ * 2× Xeon Platinum 8168 = 48 cores: 10e9 / 2.57 / 48 ≈ 81 M parameters/s per core (M, as
+ * reported there; the step is host-memory-bandwidth bound, so scaling it per core to other
+ * CPUs is an approximation). */
+#define HW_CPU_ADAM_RATE 81e6            /* parameters/s per core */
+#define HW_DEFAULT_CPU_CORES 32          /* host of a node around a bare GPU (A) */
+/* A datacenter PCIe Gen4 NVMe drive (hardware.md: ~7 GB/s sequential read, datasheet
+ * class; write 3.8 GB/s and 3.84 TB as the Samsung PM1733 3.84 TB datasheet, A). */
+#define HW_GEN4_NVME_READ 7e9            /* B/s */
+#define HW_GEN4_NVME_WRITE 3.8e9         /* B/s */
+#define HW_GEN4_NVME_CAPACITY 3.84e12    /* B */
+/* Start latency of an NVMe transfer (s): ~100 us, a large-block read's completion latency
+ * on datacenter drives (A; irrelevant for the GB-sized swaps of offloading). */
+#define HW_NVME_LATENCY 100e-6
+/* Effective fraction of the PCIe bandwidth a copy from or to pageable (not pinned) host
+ * memory reaches: the driver stages it through a pinned bounce buffer, one CPU memcpy more
+ * per byte; 0.5 is an assumption (NVIDIA, "How to Optimize Data Transfers in CUDA C/C++":
+ * pageable copies reach roughly half the pinned bandwidth on the systems measured there). */
+#define HW_PAGEABLE_COPY_EFFICIENCY 0.5
+
 /* Number of built-in node types and the i-th (creation order, borrowed; never freed or
  * modified; copy with hw_node_spec_copy_into() to own one). */
 guint hw_catalog_n_nodes (void);

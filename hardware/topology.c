@@ -24,6 +24,7 @@ typedef struct
   SimResourceId *nic_rx;
   SimResourceId spine_up; /* NONE on a single-node cluster */
   SimResourceId spine_down;
+  SimResourceId host[HW_N_NODE_RESOURCES]; /* CPU and NVMe, NONE where absent */
 } NodeLinks;
 
 struct _HwTopology
@@ -112,6 +113,27 @@ add_node_links (HwTopology *t, const HwNodeSpec *node, const HwFabricSpec *fabri
   l->spine_down = add (t->fluid, spine, g_strdup_printf ("node%u.spine.down", n));
 }
 
+/* Host CPU and NVMe drives of node n (ZeRO-Offload / ZeRO-Infinity resources). */
+static void
+add_host_resources (HwTopology *t, const HwNodeSpec *node, guint n)
+{
+  NodeLinks *l = &t->nodes[n];
+  for (guint i = 0; i < HW_N_NODE_RESOURCES; i++)
+    l->host[i] = NONE;
+  if (node->cpu_cores > 0 && node->cpu_adam_rate > 0)
+    l->host[HW_NODE_CPU] = add (t->fluid, node->cpu_cores * node->cpu_adam_rate,
+                                g_strdup_printf ("node%u.cpu", n));
+  if (node->nvme_drives == 0)
+    return;
+  double d = node->nvme_drives;
+  l->host[HW_NODE_NVME_READ] = add (t->fluid, d * node->nvme_read_bandwidth,
+                                    g_strdup_printf ("node%u.nvme.read", n));
+  l->host[HW_NODE_NVME_WRITE] = add (t->fluid, d * node->nvme_write_bandwidth,
+                                     g_strdup_printf ("node%u.nvme.write", n));
+  l->host[HW_NODE_NVME_TOTAL] = add (t->fluid, d * node->nvme_read_bandwidth,
+                                     g_strdup_printf ("node%u.nvme.total", n));
+}
+
 HwTopology *
 hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric, SimFluid *fluid)
 {
@@ -135,6 +157,8 @@ hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabr
     add_gpu_links (t, node, r);
   for (guint n = 0; n < n_nodes; n++)
     add_node_links (t, node, fabric, n);
+  for (guint n = 0; n < n_nodes; n++)
+    add_host_resources (t, node, n);
   return t;
 }
 
@@ -173,6 +197,13 @@ hw_topology_gpu_resource (const HwTopology *topo, guint rank, HwGpuResource what
 {
   g_return_val_if_fail (rank < hw_topology_n_ranks (topo) && what < HW_N_GPU_RESOURCES, NONE);
   return topo->gpus[rank].id[what];
+}
+
+SimResourceId
+hw_topology_node_resource (const HwTopology *topo, guint node, HwNodeResource what)
+{
+  g_return_val_if_fail (node < topo->n_nodes && what < HW_N_NODE_RESOURCES, NONE);
+  return topo->nodes[node].host[what];
 }
 
 /* PCIe switch of local GPU index `local` (0 when GPUs sit alone on the root complex). */

@@ -15,6 +15,13 @@
  *   node<n>.spine.up / .down            leaf → spine / spine → leaf of the node's leaf switch,
  *                                       n_nics × nic_bandwidth × link_efficiency /
  *                                       spine_oversubscription (multi-node only)
+ *   node<n>.cpu                         host CPU, cpu_cores × cpu_adam_rate parameters/s
+ *                                       (only when both > 0)
+ *   node<n>.nvme.read / .write          the node's NVMe drives, nvme_drives × the per-drive
+ *                                       read / write bandwidth (only with nvme_drives > 0)
+ *   node<n>.nvme.total                  their combined traffic, nvme_drives × read bandwidth
+ *                                       (assumption: mixed read/write load does not exceed a
+ *                                       drive's sequential-read peak)
  * Routes (ordered resource lists; a flow uses each with weight 1, so it shares every
  * direction it crosses with all other traffic, max-min):
  *   same node, NVSwitch: g.nvlink.tx, h.nvlink.rx; latency intra_latency.
@@ -28,7 +35,7 @@
  * local index mod n_nics; otherwise a NIC on the GPU's own PCIe switch (NIC j sits on switch
  * ⌊j · n_switches / n_nics⌋), round-robin among that switch's NICs.
  * Units: B/s capacities, s latencies. Invariant: resource ids are created in a fixed order
- * (per GPU, then per node), so the same cluster gives the same ids (determinism, DESIGN §6).
+ * (per GPU, then per node, then the host CPU and NVMe of every node), so the same cluster gives the same ids (determinism, DESIGN §6).
  */
 #pragma once
 
@@ -51,6 +58,15 @@ typedef enum
   HW_N_GPU_RESOURCES
 } HwGpuResource;
 
+typedef enum
+{
+  HW_NODE_CPU,        /* absent (G_MAXUINT) without cpu_cores and cpu_adam_rate */
+  HW_NODE_NVME_READ,  /* absent without NVMe drives, as the two below */
+  HW_NODE_NVME_WRITE,
+  HW_NODE_NVME_TOTAL,
+  HW_N_NODE_RESOURCES
+} HwNodeResource;
+
 /* Creates every resource of `n_nodes` nodes of `node` behind `fabric` on `fluid` (all
  * borrowed; `node` and `fluid` must outlive the topology). node->n_gpus >= 1; n_nodes > 1
  * needs n_nics >= 1 and nic_bandwidth > 0 (API misuse otherwise: NULL). An NVSwitch node
@@ -64,6 +80,9 @@ guint hw_topology_node_of (const HwTopology *topo, guint rank);
 
 /* A GPU's resource `what`; G_MAXUINT when the node has none of that kind. */
 SimResourceId hw_topology_gpu_resource (const HwTopology *topo, guint rank, HwGpuResource what);
+
+/* A node's host resource `what`; G_MAXUINT when the node has none. */
+SimResourceId hw_topology_node_resource (const HwTopology *topo, guint node, HwNodeResource what);
 
 /* The route from rank `src` to rank `dst` (distinct, < n_ranks): writes up to HW_ROUTE_MAX
  * resource ids into `out` in path order, the flow's start latency (s) into *latency (may be

@@ -8,6 +8,7 @@
 #include "models/executor.h"
 
 #include "hardware/collective.h"
+#include "models/plan_offload.h"
 
 typedef struct _ModelExecutor ModelExecutor;
 
@@ -50,6 +51,7 @@ struct _ModelExecutor
   double *kind_time; /* n_ranks × MODEL_N_TASK_KINDS */
   CollectiveState *collectives;
   GArray **busy;     /* n_ranks × MODEL_N_STREAMS arrays of (start, end) pairs */
+  ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -146,6 +148,12 @@ apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
       const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
       if (e->when != when)
         continue;
+      if (e->where != MODEL_MEM_ON_GPU)
+        {
+          if (exec->host != NULL)
+            model_host_ledger_apply (exec->host, t->rank, e->where, e->category, e->bytes, now);
+          continue;
+        }
       if (e->bytes > 0)
         ledger_alloc (exec, t->rank, e, now, t->label);
       else
@@ -271,6 +279,8 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   apply_effects (exec, t, MODEL_EFFECT_AT_START);
   if (t->collective >= 0)
     arrive (exec, ts, t);
+  else if (t->offload != MODEL_OFFLOAD_OP_NONE)
+    model_plan_offload_start (exec->plan, exec->cluster, t, kernel_done, ts);
   else if (t->n_kernels == 0)
     sim_engine_schedule_after (exec->engine, 0, empty_task_event, ts, NULL);
   else
@@ -292,6 +302,13 @@ model_executor_start (ModelExecutor *exec)
   for (guint r = 0; r < n_ranks; r++)
     for (guint s = 0; s < MODEL_N_STREAMS; s++)
       try_start (exec, r, s);
+}
+
+void
+model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host)
+{
+  g_return_if_fail (exec != NULL);
+  exec->host = host;
 }
 
 guint

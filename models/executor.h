@@ -6,6 +6,8 @@
  * kernels back to back on its rank's GPU (each a roofline activity shared max-min with
  * whatever else runs there), applies its end effects and is recorded in the recorder's
  * task table. Persistent state is allocated at the engine's current time when started.
+ * An offload task (models/plan_offload.h) runs one transfer or host-CPU step instead of
+ * kernels; its host-DRAM and NVMe effects go to the host ledger (model_executor_set_host_ledger).
  * A collective task occupies its comm stream from its start; the collective itself
  * (hardware/collective.h) starts once every participating rank's task has started, and all
  * of them finish together when it completes.
@@ -14,6 +16,7 @@
 
 #include <glib.h>
 #include "hardware/cluster.h"
+#include "models/host_ledger.h"
 #include "models/ledger.h"
 #include "models/plan.h"
 #include "sim/engine.h"
@@ -26,6 +29,10 @@ typedef struct _ModelExecutor ModelExecutor;
 ModelExecutor *model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
                                    ModelLedger *ledger, SimRecorder *rec);
 void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
+
+/* Routes the plan's host-DRAM and NVMe effects (offloading, models/offload.h) to `host`
+ * (borrowed; NULL: ignored). Call before model_executor_start(). */
+void model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host);
 
 /* Allocates the initial state and starts every task that can start now. Run the engine
  * afterwards (sim_engine_run). */

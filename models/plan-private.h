@@ -28,6 +28,7 @@ struct _ModelPlan
   double *state_bytes;     /* per rank */
   double model_flops;
   double hardware_flops;
+  struct _PlanOffload *offload; /* plan_offload.c's per-rank state; NULL until used */
 };
 
 /* Per-block costs of one micro-batch and the gradient bytes each block produces. */

@@ -2,13 +2,15 @@
  * The schedule itself is in plan_step.c, data-parallel collectives in plan_comm.c. */
 #include "config.h"
 #include "models/plan-private.h"
+#include "models/plan_offload-private.h"
 
 #include <stdarg.h>
 
 static const char *const kind_names[MODEL_N_TASK_KINDS] = {
   "forward", "backward", "recompute", "optimizer", "collective", "offload",
 };
-static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h2d", "d2h" };
+static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h2d", "d2h",
+                                                           "cpu", "nvme_read", "nvme_write" };
 
 const char *
 model_plan_task_kind_name (ModelTaskKind kind)
@@ -90,7 +92,8 @@ plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
 {
   if (bytes <= 0)
     return 0;
-  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len, 0, 0 };
+  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len, 0, 0,
+                       MODEL_MEM_ON_GPU };
   g_array_append_val (p->handles, e);
   return e.handle;
 }
@@ -131,7 +134,7 @@ plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEff
   guint h = plan_new_handle (p, category, bytes);
   if (h == 0)
     return 0;
-  ModelMemEffect e = { category, bytes, when, h, 0, 0 };
+  ModelMemEffect e = { category, bytes, when, h, 0, 0, MODEL_MEM_ON_GPU };
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
   return h;
@@ -143,7 +146,7 @@ plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
   if (handle == 0)
     return;
   const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
-  ModelMemEffect e = { a->category, -a->bytes, when, handle, 0, 0 };
+  ModelMemEffect e = { a->category, -a->bytes, when, handle, 0, 0, a->where };
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
 }
@@ -268,6 +271,7 @@ plan_initial_state (ModelPlan *p)
   p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
   if (stage == 0 && p->n_ranks > 1)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
+  plan_offload_initial_state (p);
 }
 
 /* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */
@@ -345,7 +349,8 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
       par = &single;
     }
   if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
-      || !model_parallel_validate (par, error))
+      || !model_parallel_validate (par, error)
+      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error))
     return NULL;
   if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
       && !model_parallel_keeps_gathered (par) && par->degree > 1)
@@ -373,6 +378,7 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }
       p->hardware_flops = 0;
+      plan_offload_begin_rank (p, r, &pc);
       plan_step_rank (p, r, &pc);
     }
   p->hardware_flops += p->model_flops;
@@ -399,6 +405,7 @@ model_plan_free (ModelPlan *plan)
   g_hash_table_unref (plan->instances);
   g_hash_table_unref (plan->sequence);
   g_free (plan->state_bytes);
+  plan_offload_free (plan->offload);
   g_free (plan);
 }
 

@@ -52,6 +52,9 @@ typedef enum
   MODEL_STREAM_COMM,
   MODEL_STREAM_H2D,
   MODEL_STREAM_D2H,
+  MODEL_STREAM_CPU,        /* host CPU optimizer steps (models/plan_offload.h) */
+  MODEL_STREAM_NVME_READ,  /* NVMe swap-in (ZeRO-Infinity) */
+  MODEL_STREAM_NVME_WRITE, /* NVMe swap-out */
   MODEL_N_STREAMS
 } ModelStream;
 
@@ -72,6 +75,7 @@ typedef struct
   guint handle;
   guint first_tensor; /* allocations: the tensors making up the buffer, each one allocator */
   guint n_tensors;    /* block (model_plan_tensor_sizes); 0: a single block of `bytes` */
+  ModelMemPlace where; /* GPU (the rank's ledger), or its node's host DRAM or NVMe */
 } ModelMemEffect;
 
 /* One kernel of a task; dtype is the tensor dtype its FLOPs run at. */
@@ -96,6 +100,8 @@ typedef struct
   double flops;       /* Σ kernel FLOPs */
   double bytes;       /* Σ kernel HBM bytes, or the collective's bytes */
   gint collective;    /* index of the collective this task takes part in, or -1 */
+  ModelOffloadOp offload; /* an offload transfer or host step (models/plan_offload.h), or NONE */
+  double amount;      /* offload tasks: B moved, or parameters a host step updates */
 } ModelTask;
 
 /* One collective instance: every rank in `ranks` has one task referring to it, and it

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 #include "models/plan-private.h"
+#include "models/plan_offload-private.h"
 
 #include <math.h>
 
@@ -31,6 +32,7 @@ typedef struct
   guint act_embedding, act_head;
   guint *act_layer;
   guint *recomputed;   /* per layer: activations re-created by its recompute */
+  guint restored;      /* task bringing the current layer's offloaded activations back */
   double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
   guint n_grad_tensors;
   double saved_tensors[MODEL_COST_MAX_TENSORS + 1]; /* one layer's saved activations (B) */
@@ -52,26 +54,43 @@ weight_bytes (const StepCtx *c)
 
 /* ---- stage 3 parameter gathers --------------------------------------------------------- */
 
+/* The all-gather of a block's `bytes` of parameters after task `after`, preceded under
+ * parameter offload by the copy of this rank's shard to the GPU (plan_offload.c); on one
+ * rank that copy is the block itself. Sets the task to wait for and the buffer to free. */
+static void
+gather_block (StepCtx *c, double bytes, gint layer, const char *what, guint after, guint *task,
+              guint *handle)
+{
+  guint fetched = 0;
+  guint fetch = plan_offload_fetch_params (c->p, c->rank, bytes / c->shard, layer, c->mb, after,
+                                           what, &fetched);
+  *task = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER, bytes,
+                           layer, c->mb, what);
+  *handle = fetched;
+  if (*task == NONE)
+    {
+      *task = fetch;
+      return;
+    }
+  plan_task_dep (c->p, after);
+  plan_task_dep (c->p, fetch);
+  *handle = plan_task_alloc (c->p, MODEL_MEM_COMM_BUFFERS, bytes, MODEL_EFFECT_AT_START);
+  plan_task_free (c->p, fetched, MODEL_EFFECT_AT_END);
+}
+
 static void
 gather (StepCtx *c, gint layer, const char *phase, guint after)
 {
   double bytes = c->pc->params_layer * weight_bytes (c);
   g_autofree char *what = g_strdup_printf ("params L%d (%s)", layer, phase);
-  guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER, bytes,
-                              layer, c->mb, what);
-  c->gather_task[layer] = id;
-  c->gather_handle[layer] = 0;
-  if (id == NONE)
-    return;
-  plan_task_dep (c->p, after);
-  c->gather_handle[layer] = plan_task_alloc (c->p, MODEL_MEM_COMM_BUFFERS, bytes,
-                                             MODEL_EFFECT_AT_START);
+  gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
 
+/* Stage 3 gathers among > 1 ranks, or on one rank fetches offloaded parameters. */
 static gboolean
 gathers (const StepCtx *c)
 {
-  return c->stage >= 3 && c->shard > 1;
+  return c->stage >= 3 && (c->shard > 1 || plan_offloads_parameters (c->p));
 }
 
 static gboolean
@@ -123,8 +142,12 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   double bytes = params * plan_reduce_bytes (c->p);
   guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_REDUCE_SCATTER,
                               bytes, layer, c->mb, what);
+  double grad_bytes = params * model_stack_gradient_bytes (&c->p->stack);
   if (id == NONE) /* nothing to scatter: keep the full gradients as they are */
     {
+      if (plan_offload_gradients (c->p, c->rank, ready, grad_bytes, full1, full2, layer, c->mb)
+          != NONE)
+        return;
       if (c->mb == 0)
         {
           plan_keep_gradient (c->p, full1);
@@ -135,18 +158,25 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   plan_task_dep (c->p, ready);
   plan_task_free (c->p, full1, MODEL_EFFECT_AT_END);
   plan_task_free (c->p, full2, MODEL_EFFECT_AT_END);
-  if (c->mb == 0 && c->p->stack.zero_grad_to_none)
+  guint offloaded = 0; /* optimizer offload: the shard leaves the GPU every micro-batch */
+  if (plan_offloads_optimizer (c->p))
+    offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_bytes / c->shard,
+                                 MODEL_EFFECT_AT_END);
+  else if (c->mb == 0 && c->p->stack.zero_grad_to_none)
     plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS,
                                                params * model_stack_gradient_bytes (&c->p->stack)
                                                  / c->shard,
                                                MODEL_EFFECT_AT_END));
+  guint last = id;
   if (model_parallel_replicas (&c->p->par) > 1)
     {
       g_autofree char *rep = g_strdup_printf ("%s shard", what);
-      if (plan_collective (c->p, c->rank, PLAN_GROUP_REPLICA, HW_COLLECTIVE_ALL_REDUCE,
-                           bytes / c->shard, layer, c->mb, rep) != NONE)
-        plan_task_dep (c->p, id);
+      guint r = plan_collective (c->p, c->rank, PLAN_GROUP_REPLICA, HW_COLLECTIVE_ALL_REDUCE,
+                                 bytes / c->shard, layer, c->mb, rep);
+      if (r != NONE)
+        plan_task_dep (c->p, id), last = r;
     }
+  plan_offload_gradients (c->p, c->rank, last, grad_bytes / c->shard, offloaded, 0, layer, c->mb);
 }
 
 /* Gradients a backward task produces: under stages 0–1 allocated at micro-batch 0 and kept
@@ -230,6 +260,7 @@ recompute (StepCtx *c, guint l, gboolean core_only)
                    "recompute%s L%u mb%d", core_only ? " attn" : "", l, c->mb);
   if (regathers (c))
     plan_task_dep (p, c->gather_task[l]);
+  plan_task_dep (p, c->restored);
   plan_task_add_pass (p, core_only ? &lc->attn_core_fwd : &lc->fwd);
   c->recomputed[l] = core_only ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
                                                   MODEL_EFFECT_AT_START)
@@ -276,12 +307,8 @@ forward (StepCtx *c)
   if (gathers (c))
     {
       /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward. */
-      double bytes = pc->params_root * weight_bytes (c);
-      c->root_gather_task = plan_collective (p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER,
-                                             bytes, -1, c->mb, "params root");
-      if (c->root_gather_task != NONE)
-        c->root_gather_handle = plan_task_alloc (p, MODEL_MEM_COMM_BUFFERS, bytes,
-                                                 MODEL_EFFECT_AT_START);
+      gather_block (c, pc->params_root * weight_bytes (c), -1, "params root", NONE,
+                    &c->root_gather_task, &c->root_gather_handle);
       for (guint l = 0; l < MIN (p->par.prefetch, c->L); l++)
         gather (c, (gint) l, "fwd", NONE);
     }
@@ -305,6 +332,7 @@ forward (StepCtx *c)
       plan_task_workspace (p, pc->layer.fwd.workspace);
       if (regathers (c))
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+      plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
@@ -323,9 +351,13 @@ backward_layer (StepCtx *c, guint l)
   guint prefetch = p->par.prefetch;
   if (regathers (c) && l >= prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
+  c->restored = plan_offload_restore_activation (p, c->rank, l, c->mb,
+                                                 l + 1 < c->L ? c->bwd_task[l + 1] : NONE,
+                                                 &c->act_layer[l]);
   recompute_before_backward (c, l);
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
+  plan_task_dep (p, c->restored);
   if (regathers (c))
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
@@ -378,6 +410,8 @@ static void
 optimizer (StepCtx *c, guint last_comm)
 {
   ModelPlan *p = c->p;
+  if (plan_offload_optimizer (p, c->rank, c->pc, c->shard))
+    return; /* on the host CPU (plan_offload.c) */
   double n = (double) model_arch_n_params (p->arch);
   double part = c->stage >= 1 ? n / c->shard : n;
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
@@ -473,8 +507,10 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   g_autofree guint *buf = g_new0 (guint, 7 * L);
   StepCtx c = {
     .p = p, .rank = rank, .pc = pc, .L = L,
-    /* Sharding over one rank is no sharding: the plan is the single-GPU one. */
-    .stage = model_parallel_shard_size (&p->par) > 1 ? model_parallel_stage (&p->par) : 0,
+    /* Sharding over one rank is no sharding: the plan is the single-GPU one — unless
+     * something is offloaded, which works on the stage-2/3 machinery (ZeRO-Offload). */
+    .stage = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload)
+               ? model_parallel_stage (&p->par) : 0,
     .shard = model_parallel_shard_size (&p->par),
     .ckpt = p->stack.checkpointing,
     .segment = segment_length (p),

@@ -54,6 +54,7 @@
 #include "hardware/gpu.h"
 #include "models/arch.h"
 #include "models/ledger.h"
+#include "models/offload.h"
 
 typedef enum
 {
@@ -111,6 +112,8 @@ typedef struct
   gboolean zero_grad_to_none;
   /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (models/allocator.h); default off */
   gboolean expandable_segments;
+  /* [offload]: optimizer, parameters and activations off the GPU (models/offload.h) */
+  ModelOffload offload;
 } ModelStack;
 
 /* Defaults: micro_batch 1, seq_len 2048, GA 1, bf16 mixed, AdamW, no checkpointing,

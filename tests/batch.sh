@@ -107,7 +107,7 @@ fi
 [ $rc -eq 0 ] && ok "fit --for micro_batch runs" || { bad "fit --for micro_batch runs (exit $rc)"; cat fit.err; }
 check "fit names the answer" grep -q '^answer: largest micro_batch that fits = [0-9]' fit.out
 check "fit says why a candidate was rejected" grep -q 'OOM by .*largest category at the peak' fit.out
-"$STEPSIM" fit "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" --for stack >stack.out 2>&1; rc=$?
+"$STEPSIM" fit "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" --for stack --all --allow-finetune >stack.out 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "fit --for stack runs" || { bad "fit --for stack runs (exit $rc)"; cat stack.out; }
 check "fit --for stack reports techniques this build lacks" grep -q 'not available in this build' stack.out
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 2 >gpus.out 2>&1; rc=$?
