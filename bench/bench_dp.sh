@@ -1,0 +1,33 @@
+#!/bin/sh
+# bench/bench_dp.sh BUILDDIR — wall time to simulate data-parallel steps (HDF5 writing
+# included), printed as TSV lines "name<TAB>value<TAB>unit" like bench/run.sh:
+#   (a) Llama-3.1-8B ZeRO-3, GA 8, one DGX H100 (8 GPUs): best of 3 runs;
+#   (b) Llama-3.1-70B FSDP full shard, 64 DGX H100 (512 GPUs), GA 2: one run.
+# Also the tasks each plan holds (read back from the HDF5 file), for time per task.
+# Benchmarks, not tests: nothing here passes or fails on speed.
+set -eu
+build=${1:-.}
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# wall NAME RUNS SCENARIO: best wall time of RUNS runs of SCENARIO.
+wall () {
+  best=""
+  i=0
+  while [ "$i" -lt "$2" ]; do
+    t0=$(date +%s.%N)
+    "$build/stepsim" run "$3" -o "$tmp/$1.h5" -q
+    t1=$(date +%s.%N)
+    best=$(awk -v a="$t0" -v b="$t1" -v best="$best" 'BEGIN { t = b - a; print (best == "" || t < best) ? t : best }')
+    i=$((i + 1))
+  done
+  printf '%s_wall_time\t%.3f\ts\n' "$1" "$best"
+  if command -v h5ls >/dev/null 2>&1; then
+    n=$(h5ls "$tmp/$1.h5/tasks" | sed -n 's/.*{\([0-9]*\)\/.*/\1/p')
+    printf '%s_tasks\t%s\ttasks\n' "$1" "$n"
+  fi
+}
+
+wall dp_8gpu_zero3_ga8 3 "$src/bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini"
+wall dp_512gpu_fsdp_ga2 1 "$src/bench/llama-3.1-70b-fsdp-64xdgx-h100.ini"
