@@ -75,6 +75,18 @@ print_host (FILE *out, const CliRunResult *res)
     }
 }
 
+/* Paged optimizer (models/plan_paged.h): the states paged out to host and the time their
+ * migrations took (only with a paged optimizer). */
+static void
+print_paged (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  if (!model_stack_optimizer_is_paged (&sc->stack))
+    return;
+  fprintf (out, "paged optimizer (per rank)\n");
+  print_quantity (out, "states paged out", res->paged_spill, SIM_DIM_BYTES);
+  print_quantity (out, "page in + out (rank 0)", res->paged_time, SIM_DIM_TIME);
+}
+
 /* "4.00 GiB optimizer_state (initial state); 1.00 GiB activations (fwd L3 mb0); …" */
 static char *
 oom_holders_text (const CliRunResult *res)
@@ -180,6 +192,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
   print_memory (out, res);
   print_oom (out, res);
   print_host (out, res);
+  print_paged (out, sc, res);
   print_time (out, res);
 }
 
@@ -208,6 +221,8 @@ fill_host_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *
   sim_recorder_summary_scalar (rec, "offload_nvme_read", res->offload_nvme_read, "B");
   sim_recorder_summary_scalar (rec, "offload_nvme_write", res->offload_nvme_write, "B");
   sim_recorder_summary_scalar (rec, "cpu_step_params", res->cpu_step_params, "1");
+  sim_recorder_summary_scalar (rec, "paged_spill", res->paged_spill, "B");
+  sim_recorder_summary_scalar (rec, "paged_time", res->paged_time, "s");
 }
 
 void

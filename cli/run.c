@@ -6,6 +6,7 @@
 #include "models/executor.h"
 #include "models/host_ledger.h"
 #include "models/plan_offload.h"
+#include "models/plan_paged.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 
@@ -130,7 +131,8 @@ static void
 fill_host (const CliScenario *sc, const ModelPlan *plan, const ModelHostLedger *host,
            CliRunResult *res)
 {
-  res->offloads = model_offload_any (&sc->stack.offload);
+  res->paged_spill = model_plan_paged_spill (plan);
+  res->offloads = model_offload_any (&sc->stack.offload) || res->paged_spill > 0;
   guint n = model_host_ledger_worst_node (host, MODEL_MEM_ON_HOST);
   res->host_node = n;
   res->host_peak = model_host_ledger_peak (host, n, MODEL_MEM_ON_HOST);
@@ -144,8 +146,10 @@ fill_host (const CliScenario *sc, const ModelPlan *plan, const ModelHostLedger *
   res->nvme_fits = res->nvme_peak <= res->nvme_capacity;
   res->fits = res->gpu_fits && res->host_fits && res->nvme_fits;
   res->offload_h2d = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_H2D)
-                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU);
-  res->offload_d2h = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_D2H);
+                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU)
+                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_PAGE_IN);
+  res->offload_d2h = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_D2H)
+                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_PAGE_OUT);
   res->offload_nvme_read = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_READ)
                            + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU);
   res->offload_nvme_write = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_WRITE);
@@ -163,6 +167,13 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
     }
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      if (t->rank == 0 && (t->offload == MODEL_OFFLOAD_OP_PAGE_IN
+                           || t->offload == MODEL_OFFLOAD_OP_PAGE_OUT))
+        res->paged_time += model_executor_task_time (exec, i);
+    }
   res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
   res->model_flops = model_plan_model_flops (plan) * res->n_ranks;
   res->hardware_flops = model_plan_hardware_flops (plan) * res->n_ranks;
@@ -246,6 +257,30 @@ fill_distribution (GArray *times, CliRunResult *res)
   res->hfu = res->hardware_flops / denom;
 }
 
+/* Paged optimizer (models/plan_paged.h), first pass: replays `plan` (built without spill;
+ * taken) to find the reserved peak R of the worst rank; with S optimizer-state bytes per rank
+ * and C = GPU memory − CUDA context available to the allocator, everything else peaks at
+ * R − S and the states that do not fit are model_stack_paged_spill (S, R − S, C) = R − C,
+ * rounded up to whole UVM blocks (the states are one managed block, so evicting k blocks
+ * lowers the reserved peak by exactly k blocks). Returns the plan with that spill, or `plan`
+ * itself when everything fits; NULL + error if the replay or the rebuild fails. */
+static ModelPlan *
+page_states (const CliScenario *sc, ModelPlan *plan, GError **error)
+{
+  g_autoptr (ModelPlan) first = plan;
+  CliRunResult r = { .n_ranks = model_plan_n_ranks (plan) };
+  if (replay (sc, plan, sc->seed, NULL, &r, error) < 0)
+    return NULL;
+  double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
+  double capacity = sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context;
+  double spill = model_stack_paged_spill (state, r.peak_reserved - state, capacity);
+  cli_run_result_clear (&r);
+  spill = model_plan_paged_round (spill, state);
+  if (spill <= 0)
+    return g_steal_pointer (&first);
+  return model_plan_new_paged (sc->arch, &sc->stack, &sc->par, spill, error);
+}
+
 gboolean
 cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res, GError **error)
 {
@@ -254,6 +289,8 @@ cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res, GE
     return FALSE;
   res->n_ranks = sc->par.degree;
   g_autoptr (ModelPlan) plan = model_plan_new (sc->arch, &sc->stack, &sc->par, error);
+  if (plan != NULL && model_stack_optimizer_is_paged (&sc->stack))
+    plan = page_states (sc, g_steal_pointer (&plan), error);
   if (plan == NULL)
     return FALSE;
   res->n_tasks = model_plan_n_tasks (plan);

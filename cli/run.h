@@ -10,7 +10,9 @@
  * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
  * tasks come from the first replay. With offloading, host DRAM and NVMe are ledgers per node
  * (models/host_ledger.h): peak and capacity of the worst node, and fits overall only if the
- * GPU, the host and the NVMe all fit.
+ * GPU, the host and the NVMe all fit. A paged optimizer (models/plan_paged.h) is simulated
+ * twice: a first replay without spill finds the peak of everything else, and the states
+ * that do not fit beside it are paged out to host DRAM in the run that is reported.
  */
 #pragma once
 
@@ -55,6 +57,11 @@ typedef struct
   gboolean nvme_fits;
   /* Offload traffic of rank 0 per step (B), and parameters its host CPU step updated. */
   double offload_h2d, offload_d2h, offload_nvme_read, offload_nvme_write, cpu_step_params;
+  /* Paged optimizer (models/plan_paged.h): optimizer-state bytes per rank paged out to host
+   * (0 when they fit or the optimizer is not paged; its page-in and page-out are counted in
+   * offload_h2d and offload_d2h), and seconds rank 0's migrations took. */
+  double paged_spill;       /* B */
+  double paged_time;        /* s */
   /* First OOM of the worst rank (the allocator could not serve a request even after
    * releasing its cache): when, in which task, how much was asked, the categories then and
    * the largest live buffers with the tasks that allocated them (largest first). */

@@ -19,6 +19,7 @@ typedef struct
   guint pending_deps;
   guint next_kernel;
   double start;
+  double end;
   gboolean done;
 } TaskState;
 
@@ -182,6 +183,7 @@ finish_task (TaskState *ts)
   double now = sim_engine_now (exec->engine);
   apply_effects (exec, t, MODEL_EFFECT_AT_END);
   record_task (exec, t, ts->start, now);
+  ts->end = now;
   ts->done = TRUE;
   exec->n_done++;
   exec->rank_end[t->rank] = MAX (exec->rank_end[t->rank], now);
@@ -363,4 +365,12 @@ model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind k
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);
   return exec->kind_time[rank * MODEL_N_TASK_KINDS + kind];
+}
+
+double
+model_executor_task_time (const ModelExecutor *exec, guint task)
+{
+  g_return_val_if_fail (task < model_plan_n_tasks (exec->plan), 0);
+  const TaskState *ts = &exec->tasks[task];
+  return ts->done ? ts->end - ts->start : 0;
 }

@@ -50,5 +50,7 @@ double model_executor_exposed_comm (const ModelExecutor *exec, guint rank);
 
 /* Seconds `rank` spent running tasks of `kind` (sum of task durations). */
 double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind);
+/* Seconds task `task` ran (end − start; 0 if it has not completed). */
+double model_executor_task_time (const ModelExecutor *exec, guint task);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelExecutor, model_executor_free)

@@ -4,7 +4,7 @@
 
 static const char *const target_names[] = { "none", "cpu", "nvme", NULL };
 static const char *const op_names[MODEL_N_OFFLOAD_OPS] = {
-  "none", "h2d", "d2h", "nvme_read", "nvme_write", "nvme_to_gpu", "cpu_step",
+  "none", "h2d", "d2h", "nvme_read", "nvme_write", "nvme_to_gpu", "cpu_step", "page_in", "page_out",
 };
 static const char *const place_names[MODEL_N_MEM_PLACES] = { "gpu", "host", "nvme" };
 

@@ -58,6 +58,8 @@ typedef enum
   MODEL_OFFLOAD_OP_NVME_WRITE, /* B host → drive */
   MODEL_OFFLOAD_OP_NVME_TO_GPU, /* B drive → (host bounce buffer) → GPU */
   MODEL_OFFLOAD_OP_CPU_STEP,   /* parameters updated by the host CPU's optimizer step */
+  MODEL_OFFLOAD_OP_PAGE_IN,    /* B of paged optimizer state migrated host → GPU (models/plan_paged.h) */
+  MODEL_OFFLOAD_OP_PAGE_OUT,   /* B of paged optimizer state evicted GPU → host */
   MODEL_N_OFFLOAD_OPS
 } ModelOffloadOp;
 
@@ -78,7 +80,8 @@ gboolean model_offload_any (const ModelOffload *o);
 const char *model_offload_target_name (ModelOffloadTarget t);
 gboolean model_offload_target_from_string (const char *s, ModelOffloadTarget *out,
                                            GError **error);
-/* "none", "h2d", "d2h", "nvme_read", "nvme_write", "nvme_to_gpu", "cpu_step". */
+/* "none", "h2d", "d2h", "nvme_read", "nvme_write", "nvme_to_gpu", "cpu_step", "page_in",
+ * "page_out". */
 const char *model_offload_op_name (ModelOffloadOp op);
 /* "gpu", "host", "nvme". */
 const char *model_offload_place_name (ModelMemPlace place);

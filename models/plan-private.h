@@ -29,6 +29,8 @@ struct _ModelPlan
   double model_flops;
   double hardware_flops;
   struct _PlanOffload *offload; /* plan_offload.c's per-rank state; NULL until used */
+  double paged_spill;  /* B of optimizer state per rank paged out to host (plan_paged.c) */
+  guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
 };
 
 /* Per-block costs of one micro-batch and the gradient bytes each block produces. */

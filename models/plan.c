@@ -3,6 +3,7 @@
 #include "config.h"
 #include "models/plan-private.h"
 #include "models/plan_offload-private.h"
+#include "models/plan_paged-private.h"
 
 #include <stdarg.h>
 
@@ -272,6 +273,7 @@ plan_initial_state (ModelPlan *p)
   if (stage == 0 && p->n_ranks > 1)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   plan_offload_initial_state (p);
+  plan_paged_initial_state (p);
 }
 
 /* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */
@@ -309,7 +311,9 @@ initial_tensors (const ModelPlan *p, ModelMemCategory c)
     }
   gboolean per_param = c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_MASTER_WEIGHTS
                        || c == MODEL_MEM_GRADIENTS || c == MODEL_MEM_OPTIMIZER_STATE;
-  if (!per_param)
+  /* Paged states are CUDA managed memory, outside the caching allocator (plan_paged.h). */
+  gboolean paged = c == MODEL_MEM_OPTIMIZER_STATE && model_stack_optimizer_is_paged (&p->stack);
+  if (!per_param || paged)
     {
       g_array_append_val (out, total);
       return out;
@@ -337,11 +341,10 @@ initial_tensors (const ModelPlan *p, ModelMemCategory c)
   return out;
 }
 
-ModelPlan *
-model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
-                GError **error)
+static ModelPlan *
+plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+            double paged_spill, GError **error)
 {
-  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
   ModelParallel single;
   if (par == NULL)
     {
@@ -362,6 +365,7 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
       return NULL;
     }
   ModelPlan *p = plan_alloc (arch, stack, par);
+  p->paged_spill = paged_spill;
   plan_initial_state (p);
   PlanCosts pc;
   plan_costs (p, &pc);
@@ -379,10 +383,29 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
         }
       p->hardware_flops = 0;
       plan_offload_begin_rank (p, r, &pc);
+      plan_paged_begin_rank (p, r);
       plan_step_rank (p, r, &pc);
     }
   p->hardware_flops += p->model_flops;
   return p;
+}
+
+ModelPlan *
+model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
+  return plan_build (arch, stack, par, 0, error);
+}
+
+ModelPlan *
+model_plan_new_paged (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                      double paged_spill, GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
+  g_return_val_if_fail (paged_spill >= 0, NULL);
+  g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
+  return plan_build (arch, stack, par, paged_spill, error);
 }
 
 void

@@ -123,6 +123,12 @@ typedef struct _ModelPlan ModelPlan;
  * the stack or the parallel configuration is inconsistent with the arch. */
 ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);
+/* As model_plan_new(), with `paged_spill` B (>= 0) of each rank's optimizer states paged
+ * out to host DRAM and migrated around the optimizer step (models/plan_paged.h); more than
+ * the rank's states is clamped to them. A spill > 0 needs a paged optimizer (API misuse:
+ * NULL). */
+ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
+                                 const ModelParallel *par, double paged_spill, GError **error);
 void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
 
 const ModelArch *model_plan_arch (const ModelPlan *plan);

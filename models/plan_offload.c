@@ -32,6 +32,7 @@
  */
 #include "config.h"
 #include "models/plan_offload-private.h"
+#include "models/plan_paged.h"
 #include "models/plan_offload.h"
 
 #include "hardware/node_catalog.h"
@@ -444,6 +445,12 @@ model_plan_offload_start (const ModelPlan *plan, HwCluster *cluster, const Model
                                     user_data);
     case MODEL_OFFLOAD_OP_CPU_STEP:
       return hw_cluster_start_host_compute (cluster, r, task->amount, done, user_data);
+    case MODEL_OFFLOAD_OP_PAGE_IN: /* unified-memory migration (models/plan_paged.h) */
+      return hw_cluster_start_copy (cluster, r, HW_COPY_H2D,
+                                    task->amount / MODEL_PAGED_MIGRATION_EFFICIENCY, done, user_data);
+    case MODEL_OFFLOAD_OP_PAGE_OUT:
+      return hw_cluster_start_copy (cluster, r, HW_COPY_D2H,
+                                    task->amount / MODEL_PAGED_MIGRATION_EFFICIENCY, done, user_data);
     case MODEL_OFFLOAD_OP_NONE:
     case MODEL_N_OFFLOAD_OPS:
     default:

@@ -5,7 +5,9 @@
  * activity on the cluster: H2D/D2H a copy over the rank's host route (hardware/cluster.h;
  * with pin_memory = false its bytes count 1/HW_PAGEABLE_COPY_EFFICIENCY times), NVMe reads
  * and writes a flow over the node's drives (NVMe → GPU also over the rank's PCIe link), a
- * CPU step `amount` parameter updates on the node's CPU.
+ * CPU step `amount` parameter updates on the node's CPU, a paged-state migration (page in,
+ * page out) a copy whose bytes count 1/MODEL_PAGED_MIGRATION_EFFICIENCY times
+ * (models/plan_paged.h).
  */
 #pragma once
 

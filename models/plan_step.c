@@ -11,6 +11,7 @@
 #include "config.h"
 #include "models/plan-private.h"
 #include "models/plan_offload-private.h"
+#include "models/plan_paged-private.h"
 
 #include <math.h>
 
@@ -414,9 +415,12 @@ optimizer (StepCtx *c, guint last_comm)
     return; /* on the host CPU (plan_offload.c) */
   double n = (double) model_arch_n_params (p->arch);
   double part = c->stage >= 1 ? n / c->shard : n;
+  guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
+  guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
                    "optimizer step");
   plan_task_dep (p, last_comm);
+  plan_task_dep (p, page_in);
   ModelPass pass = { .n_ops = 1 };
   pass.ops[0] = (ModelOp){ "optimizer", MODEL_OP_ELEMENTWISE,
                            part * model_stack_optimizer_step_flops (&p->stack),
@@ -437,6 +441,7 @@ optimizer (StepCtx *c, guint last_comm)
     }
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[c->rank] = state;
+  plan_paged_page_out (p, c->rank, opt, paged);
   /* Stages 1–2: every rank updated its partition; gather the new parameters (ZeRO §5.1). */
   if (c->stage == 1 || c->stage == 2)
     {

@@ -46,7 +46,8 @@
  *   paged_adamw_8bit the same bytes, allocated in CUDA unified memory (bitsandbytes paged
  *                    optimizers; QLoRA, Dettmers et al. 2023, arXiv 2305.14314 §3): pages
  *                    evicted to host under memory pressure. model_stack_paged_spill() gives
- *                    the bytes that spill.
+ *                    the bytes that spill; models/plan_paged.h keeps them in host DRAM and
+ *                    migrates them around the optimizer step (cli/run.c sizes the spill).
  */
 #pragma once
 
