@@ -61,6 +61,12 @@ void plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when);
 void plan_task_workspace (ModelPlan *p, double bytes);
 void plan_keep_gradient (ModelPlan *p, guint handle);
 
+/* ---- persistent state (plan_state.c) ---- */
+/* Fills p->initial[] for every rank (sharding, offload). */
+void plan_initial_state (ModelPlan *p);
+/* The tensors (B each, new array) making up the initial allocation of `category`. */
+GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
+
 /* ---- schedule (plan_step.c) ---- */
 void plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc);
 

@@ -1,0 +1,95 @@
+/* models/plan_state.c — the persistent state a plan allocates at time 0 on every rank:
+ * how much of each category (sharded as parallel.h says) and the tensors it is made of
+ * (per parameter for plain PyTorch, flat shards for ZeRO/FSDP, buckets for DDP). */
+#include "config.h"
+#include "models/plan-private.h"
+
+#include "models/plan_offload-private.h"
+#include "models/plan_paged-private.h"
+
+/* Persistent state per rank (parallel.h, models/stack.h): weights (sharded under stage 3),
+ * master weights and optimizer states (sharded from stage 1), gradients when zero_grad
+ * keeps them allocated (sharded from stage 2), fp8 weight copies, and DDP's gradient bucket
+ * copies (gradient_as_bucket_view=False, PyTorch's default: Li et al. 2020 §3.2.3). */
+void
+plan_initial_state (ModelPlan *p)
+{
+  double n = (double) model_arch_n_params (p->arch);
+  guint stage = model_parallel_stage (&p->par);
+  double shard = 1.0 / model_parallel_shard_size (&p->par);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
+  p->initial[MODEL_MEM_WEIGHTS] *= stage >= 3 ? shard : 1;
+  p->initial[MODEL_MEM_MASTER_WEIGHTS] *= stage >= 1 ? shard : 1;
+  p->initial[MODEL_MEM_OPTIMIZER_STATE] *= stage >= 1 ? shard : 1;
+  p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
+  if (stage == 0 && p->n_ranks > 1)
+    p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
+  plan_offload_initial_state (p);
+  plan_paged_initial_state (p);
+}
+
+/* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */
+static gboolean
+sharded (const ModelPlan *p, ModelMemCategory c)
+{
+  guint stage = model_parallel_stage (&p->par);
+  if (model_parallel_shard_size (&p->par) <= 1)
+    return FALSE;
+  return (c == MODEL_MEM_WEIGHTS && stage >= 3)
+         || ((c == MODEL_MEM_MASTER_WEIGHTS || c == MODEL_MEM_OPTIMIZER_STATE) && stage >= 1)
+         || (c == MODEL_MEM_GRADIENTS && stage >= 2);
+}
+
+/* The tensors of the initial allocation of `category` (B each; they sum to initial[c]):
+ * PyTorch allocates model states tensor by tensor — one per parameter, and per optimizer
+ * state per parameter (Adam: m and v) — while ZeRO and FSDP keep a flat shard per unit
+ * (FSDP: per wrapped layer; Zhao et al. 2023 §3.2). DDP's gradient buckets are blocks of
+ * bucket_size (Li et al. 2020 §3.2.3). */
+GArray *
+plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  double total = p->initial[c], psi = (double) model_arch_n_params (p->arch);
+  if (total <= 0)
+    return out;
+  if (c == MODEL_MEM_COMM_BUFFERS)
+    {
+      for (double left = total; left > 0; left -= p->par.bucket_size)
+        {
+          double b = MIN (left, p->par.bucket_size);
+          g_array_append_val (out, b);
+        }
+      return out;
+    }
+  gboolean per_param = c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_MASTER_WEIGHTS
+                       || c == MODEL_MEM_GRADIENTS || c == MODEL_MEM_OPTIMIZER_STATE;
+  /* Paged states are CUDA managed memory, outside the caching allocator (plan_paged.h). */
+  gboolean paged = c == MODEL_MEM_OPTIMIZER_STATE && model_stack_optimizer_is_paged (&p->stack);
+  if (!per_param || paged)
+    {
+      g_array_append_val (out, total);
+      return out;
+    }
+  if (sharded (p, c))
+    {
+      double layer = (double) model_arch_n_params_layer (p->arch) / psi * total;
+      for (guint64 l = 0; l < p->arch->n_layers; l++)
+        g_array_append_val (out, layer);
+      double root = total - layer * (double) p->arch->n_layers;
+      if (root > 0)
+        g_array_append_val (out, root);
+      return out;
+    }
+  guint states = c == MODEL_MEM_OPTIMIZER_STATE
+                     && (p->stack.optimizer == MODEL_OPTIMIZER_ADAMW) ? 2 : 1;
+  g_autoptr (GArray) shapes = model_arch_param_tensors (p->arch);
+  for (guint i = 0; i < shapes->len; i++)
+    {
+      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
+      double b = (double) (t->rows * t->cols) / psi * total / states;
+      for (guint64 k = 0; k < t->count * states; k++)
+        g_array_append_val (out, b);
+    }
+  return out;
+}
