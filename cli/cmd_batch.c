@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "cli/batch.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/mpi.h"
 #include "cli/sweep.h"
 #include "sim/h5out.h"
@@ -183,6 +184,12 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
 {
   g_autoptr (CliSweep) sweep = cli_sweep_load (path, error);
   if (sweep == NULL)
+    return 1;
+  /* Outputs are checked before anything runs: never the sweep file, never each other. */
+  const char *inputs[] = { path, NULL };
+  const char *whats[] = { "-o", "--tsv", "--csv" };
+  const char *paths[] = { opt->output, opt->tsv, opt->csv };
+  if (!cli_outputs_check (whats, paths, G_N_ELEMENTS (paths), inputs, error))
     return 1;
   g_autoptr (CliBatch) batch = cli_batch_new (sweep, (const char *const *) opt->sets);
   Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0 };

@@ -109,6 +109,13 @@ sweep (const char *what, const CollOptions *o, GError **error)
       hw_node_spec_clear (&node);
       return 1;
     }
+  if (!(lo <= hi))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--min %s is above --max %s",
+                   o->min, o->max);
+      hw_node_spec_clear (&node);
+      return 1;
+    }
   guint n = node.n_gpus * n_nodes;
   printf ("# %s, %s, %u GPUs (%u node%s of %s), simulated on an idle cluster\n",
           hw_collective_kind_name (kind), hw_collective_algorithm_name (algo), n, n_nodes,
@@ -127,7 +134,7 @@ sweep (const char *what, const CollOptions *o, GError **error)
 int
 cli_cmd_collective (int argc, char **argv)
 {
-  CollOptions o = { 0 };
+  CollOptions o = { .nodes = -1 }; /* -1: not given */
   GOptionEntry entries[] = {
     { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
       "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
@@ -144,8 +151,10 @@ cli_cmd_collective (int argc, char **argv)
   int rc;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     rc = (cli_error (error->message), 2);
-  else if (argc != 2 || o.nodes < 0)
+  else if (argc != 2)
     rc = (cli_error ("collective: expected one node name or scenario (see stepsim collective --help)"), 2);
+  else if (o.nodes != -1 && (o.nodes < 1 || o.nodes > 1024))
+    rc = (cli_error ("collective: --nodes must be between 1 and 1024"), 2);
   else if ((rc = sweep (argv[1], &o, &error)) != 0)
     cli_error (error->message);
   g_free (o.op);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cli/charts.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/plot.h"
 #include "sim/h5out.h"
 
@@ -201,9 +202,12 @@ cli_cmd_plot (int argc, char **argv)
     {
       g_autoptr (GError) error = NULL;
       const char *kind = argv[1], *h5 = argv[2];
-      gboolean ok = strcmp (kind, "memory") == 0  ? plot_memory (h5, &o, &error)
+      const char *inputs[] = { h5, NULL };
+      gboolean ok = cli_output_check_chart ("-o", o.output, &error)
+                    && cli_output_check ("-o", o.output, inputs, &error);
+      ok = ok && (strcmp (kind, "memory") == 0 ? plot_memory (h5, &o, &error)
                     : strcmp (kind, "gantt") == 0 ? plot_gantt (h5, &o, &error)
-                                                  : plot_results (kind, h5, &o, &error);
+                                                  : plot_results (kind, h5, &o, &error));
       if (!ok)
         {
           cli_error (error != NULL ? error->message : "plot failed");

@@ -25,6 +25,18 @@ cli_error (const char *message)
   fprintf (stderr, "stepsim: %s\n", message);
 }
 
+/* DIR/<scenario stem>-memory.png, the chart --plot writes. Caller frees. */
+static char *
+chart_path (const char *scenario_path, const char *dir)
+{
+  g_autofree char *base = g_path_get_basename (scenario_path);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL)
+    *dot = '\0';
+  g_autofree char *file = g_strconcat (base, "-memory.png", NULL);
+  return g_build_filename (dir, file, NULL);
+}
+
 typedef struct
 {
   char *output;
@@ -71,10 +83,7 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult
       g_unlink (opt->output);
       return FALSE;
     }
-  g_autofree char *stem = default_output (sc->path);
-  stem[strlen (stem) - 3] = '\0';
-  g_autofree char *file = g_strconcat (stem, "-memory.png", NULL);
-  g_autofree char *png = g_build_filename (opt->plot_dir, file, NULL);
+  g_autofree char *png = chart_path (sc->path, opt->plot_dir);
   g_autofree char *title = g_strdup_printf ("%s — memory of rank %u over one step", sc->name,
                                             res->worst_rank);
   if (!cli_output_check ("--plot", png, NULL, error)
@@ -134,14 +143,21 @@ cli_cmd_run (int argc, char **argv)
   g_autoptr (CliScenario) sc = NULL;
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   CliRunResult res = { 0 };
+  g_autofree char *chart = NULL;
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
     opt.output = default_output (argv[1]);
   rc = 1;
   const char *inputs[] = { argv[1], NULL };
-  if (!cli_output_check ("-o", opt.output, inputs, &error)
-      || (opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error)))
+  /* The chart's directory may not exist yet (it is created on success); then nothing can
+   * be in the chart's way. */
+  if (opt.plot_dir != NULL && g_file_test (opt.plot_dir, G_FILE_TEST_IS_DIR))
+    chart = chart_path (argv[1], opt.plot_dir);
+  const char *whats[] = { "-o", "--trace", "--plot" };
+  const char *paths[] = { opt.output, opt.trace, chart };
+  if ((opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error))
+      || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths), inputs, &error))
     goto out;
   sc = cli_scenario_load (argv[1], (const char *const *) opt.sets, &error);
   if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))
@@ -153,9 +169,18 @@ cli_cmd_run (int argc, char **argv)
   cli_report_fill_summary (rec, sc, &res);
   if (!opt.quiet)
     cli_report_print (stdout, sc, &res);
-  if (write_outputs (sc, rec, &res, &opt, &error)
-      && (opt.trace == NULL || cli_trace_write (opt.trace, rec, sc->name, &error)))
-    rc = 0;
+  if (write_outputs (sc, rec, &res, &opt, &error))
+    {
+      if (opt.trace == NULL || cli_trace_write (opt.trace, rec, sc->name, &error))
+        rc = 0;
+      else
+        {
+          /* all or nothing: no HDF5 or chart without the trace asked for */
+          g_unlink (opt.output);
+          if (chart != NULL)
+            g_unlink (chart);
+        }
+    }
 out:
   if (error != NULL)
     cli_error (error->message);

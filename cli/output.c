@@ -71,3 +71,41 @@ cli_output_check_dir (const char *what, const char *dir, GError **error)
     }
   return parent_exists (what, dir, error);
 }
+
+gboolean
+cli_outputs_check (const char *const *whats, const char *const *paths, guint n,
+                   const char *const *inputs, GError **error)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      if (paths[i] == NULL)
+        continue;
+      if (!cli_output_check (whats[i], paths[i], inputs, error))
+        return FALSE;
+      g_autofree char *a = g_canonicalize_filename (paths[i], NULL);
+      for (guint j = 0; j < i; j++)
+        {
+          if (paths[j] == NULL)
+            continue;
+          g_autofree char *b = g_canonicalize_filename (paths[j], NULL);
+          if (g_strcmp0 (a, b) == 0)
+            {
+              g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                           "%s %s: the same file as %s; choose different outputs", whats[i],
+                           paths[i], whats[j]);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+cli_output_check_chart (const char *what, const char *path, GError **error)
+{
+  if (g_str_has_suffix (path, ".png") || g_str_has_suffix (path, ".svg"))
+    return TRUE;
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+               "%s %s: a chart is written as .png or .svg; name the file so", what, path);
+  return FALSE;
+}

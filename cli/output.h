@@ -14,3 +14,11 @@ gboolean cli_output_check (const char *what, const char *path, const char *const
 /* A directory for charts: if it exists it must be a directory, else its parent must exist
  * (it is created when the charts are written). */
 gboolean cli_output_check_dir (const char *what, const char *dir, GError **error);
+
+/* Checks n outputs at once (paths[i] may be NULL: absent, named whats[i] in messages):
+ * each as cli_output_check() against `inputs`, and no two naming the same file. */
+gboolean cli_outputs_check (const char *const *whats, const char *const *paths, guint n,
+                            const char *const *inputs, GError **error);
+
+/* A chart path must end in .png or .svg (the terminal follows the extension). */
+gboolean cli_output_check_chart (const char *what, const char *path, GError **error);

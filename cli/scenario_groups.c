@@ -145,6 +145,13 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
         return PREFIX_KEY (error, "model", *k), FALSE;
     }
   derive_defaults (arch, kf);
+  if (arch->n_experts > 0 && arch->family != MODEL_FAMILY_MIXTRAL)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [model], key 'num_local_experts': experts are modelled for the "
+                   "mixtral family only (this model is %s)", model_arch_family_name (arch->family));
+      return FALSE;
+    }
   if (!load_tied (kf, arch, error))
     return FALSE;
   if (!model_arch_validate (arch, error))
@@ -220,6 +227,32 @@ get_dropout (GKeyFile *kf, double *out, GError **error)
   return TRUE;
 }
 
+/* Upper bounds: the plan has one task per layer per micro-batch, so GA is the simulation's
+ * cost; micro_batch and seq_len bound the byte counts (doubles stay exact in the
+ * allocator model). */
+static gboolean
+check_caps (const ModelStack *s, GError **error)
+{
+  const struct
+  {
+    const char *key;
+    guint64 value, max;
+  } caps[] = {
+    { "micro_batch", s->micro_batch, 65536 },
+    { "seq_len", s->seq_len, 16777216 },
+    { "grad_accum", s->grad_accum, 1024 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (caps); i++)
+    if (caps[i].value > caps[i].max)
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "group [training], key '%s': at most %" G_GUINT64_FORMAT, caps[i].key,
+                     caps[i].max);
+        return FALSE;
+      }
+  return TRUE;
+}
+
 gboolean
 cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -239,6 +272,8 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
       || !get_enum (kf, "attention", FALSE, parse_attention, &flash, error)
       || !get_enum (kf, "tf32", FALSE, parse_bool, &tf32, error)
       || !get_dropout (kf, &s->dropout, error))
+    return FALSE;
+  if (!check_caps (s, error))
     return FALSE;
   s->precision = precision;
   s->optimizer = optimizer;

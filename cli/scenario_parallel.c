@@ -52,6 +52,14 @@ cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error))
     return FALSE;
   par->prefetch = (guint) MIN (prefetch, G_MAXUINT);
+  /* PyTorch DDP never splits a parameter across buckets; tiny buckets only multiply
+   * latency-bound collectives (and plan size). */
+  if (par->bucket_size < 1024.0 * 1024)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'bucket_size': at least 1 MiB");
+      return FALSE;
+    }
   if (!model_parallel_validate (par, error))
     return g_prefix_error (error, "group [parallel]: "), FALSE;
   return TRUE;
@@ -99,6 +107,13 @@ load_stragglers (GKeyFile *kf, CliScenario *sc, GError **error)
         continue;
       if (!parse_straggler (items[i], sc->par.degree, &s, error))
         return PREFIX_KEY (error, "run", "stragglers"), FALSE;
+      for (guint j = 0; j < sc->slowdowns->len; j++)
+        if (g_array_index (sc->slowdowns, CliSlowdown, j).rank == s.rank)
+          {
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "group [run], key 'stragglers': rank %u given twice", s.rank);
+            return FALSE;
+          }
       g_array_append_val (sc->slowdowns, s);
     }
   return TRUE;
@@ -127,10 +142,10 @@ cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error)
                      "must be in [0, 1)");
       return PREFIX_KEY (error, "run", "kernel_jitter"), FALSE;
     }
-  if (steps > 10000)
+  if (steps > 1000)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [run], key 'steps': at most 10000");
+                   "group [run], key 'steps': at most 1000");
       return FALSE;
     }
   sc->steps = (guint) steps;

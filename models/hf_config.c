@@ -24,6 +24,9 @@
  * missing, of the wrong JSON type, negative, non-integer or zero), INVALID (shape).
  */
 #include "config.h"
+
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include "models/arch.h"
 
 #include <json-glib/json-glib.h>
@@ -383,6 +386,15 @@ model_arch_load_hf_config (const char *path, GError **error)
   g_return_val_if_fail (path != NULL, NULL);
   g_autofree char *text = NULL;
   g_autoptr (GError) local = NULL;
+  /* A config.json is a few KiB: refuse devices, pipes and anything absurdly large before
+   * reading it (a path such as /dev/zero would never end). */
+  GStatBuf st;
+  if (g_stat (path, &st) == 0 && (!S_ISREG (st.st_mode) || st.st_size > 16 * 1024 * 1024))
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
+                   "%s: not a regular file of at most 16 MiB", path);
+      return NULL;
+    }
   if (!g_file_get_contents (path, &text, NULL, &local))
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s", local->message);

@@ -89,6 +89,27 @@ check "--plot onto a file: no HDF5 left" sh -c "! test -e plotfail.h5"
 [ $rc -eq 1 ] && ok "export -o onto its input: exit 1" || bad "export -o onto its input: exit 1 (got $rc)"
 check "export -o onto its input: HDF5 intact" h5dump -H s1.h5
 
+# --- outputs never overwrite inputs or each other; limits and nonsense are errors ---
+cp "$s1" in.ini
+"$STEPSIM" run in.ini -q -o t.h5 --trace in.ini >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "--trace onto the scenario: exit 1" || bad "--trace onto the scenario: exit 1 (got $rc)"
+check "--trace onto the scenario: scenario intact, no HDF5" sh -c "cmp -s in.ini '$s1' && ! test -e t.h5"
+"$STEPSIM" run in.ini -q -o same.h5 --trace same.h5 >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "-o and --trace the same file: exit 1" || bad "-o and --trace the same file: exit 1 (got $rc)"
+"$STEPSIM" run in.ini -q -o tr.h5 --trace /nonexistent-dir/x.json >/dev/null 2>&1; rc=$?
+check "--trace into a missing directory: exit 1 and no HDF5" sh -c "[ $rc -eq 1 ] && ! test -e tr.h5"
+"$STEPSIM" plot memory s1.h5 -o chart.txt >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "plot -o without .png/.svg: exit 1" || bad "plot -o without .png/.svg: exit 1 (got $rc)"
+for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_config=/dev/zero \
+           "parallel.bucket_size=1 KiB" model.num_local_experts=8 "run.stragglers=0:1.5; 0:2"; do
+  "$STEPSIM" run in.ini -q -o lim.h5 --set "$set" >/dev/null 2>lim.err; rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <lim.err)" -eq 1 ] && ! test -e lim.h5; then ok "rejected: $set"; else bad "rejected: $set (exit $rc)"; fi
+done
+"$STEPSIM" collective DGX-H100 --nodes 0 >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "collective --nodes 0: exit 2" || bad "collective --nodes 0: exit 2 (got $rc)"
+"$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && ok "collective --min above --max: exit 1" || bad "collective --min above --max: exit 1 (got $rc)"
+
 # --- collectives, nccl-tests style ---
 # Validation: 8x A100 NVLink 3 all-reduce bus bandwidth measured at about 235 GB/s
 # (../shared/reference/hardware.md); at 1 GiB the simulation must be within 5 %.
