@@ -53,6 +53,12 @@ print_row (const char *name, const Row *r, const Row *base)
       g_snprintf (added, sizeof added, "%+.1f %%",
                   100 * (r->res.step_time / base->res.step_time - 1));
     }
+  /* A long variation gets a line of its own, so the columns stay aligned. */
+  if (g_utf8_strlen (name, -1) > 44)
+    {
+      printf ("%s\n", name);
+      name = "";
+    }
   printf ("%-44s %12s %12s %12s %10s %10.4g  %s\n", name, mem, saved ? saved : "-", step, added,
           r->res.tokens_per_s, r->res.fits ? "fits" : "OOM");
 }

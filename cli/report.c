@@ -139,8 +139,9 @@ print_time (FILE *out, const CliRunResult *res)
     {
       g_autofree char *lo = sim_units_format (res->step_time_min, SIM_DIM_TIME, 3);
       g_autofree char *p99 = sim_units_format (res->step_time_p99, SIM_DIM_TIME, 3);
+      g_autofree char *med = sim_units_format (res->step_time_median, SIM_DIM_TIME, 3);
       fprintf (out, "  %-22s %14s  (median of %u steps; min %s, p99 %s)\n", "step time dist.",
-               "", res->steps, lo, p99);
+               med, res->steps, lo, p99);
     }
   if (res->n_ranks > 1)
     print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
@@ -189,6 +190,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
              model_offload_target_name (s->offload.parameters),
              model_offload_target_name (s->offload.activations),
              s->offload.pageable ? "pageable" : "pinned");
+  if (s->seq_len > a->max_positions)
+    fprintf (out, "note       seq_len %" G_GUINT64_FORMAT " exceeds the model's %" G_GUINT64_FORMAT
+                  " positions: simulated as given (the model would need position scaling)\n",
+             s->seq_len, a->max_positions);
   print_memory (out, res);
   print_oom (out, res);
   print_host (out, res);
