@@ -8,6 +8,7 @@ int cli_cmd_export (int argc, char **argv);
 int cli_cmd_list (int argc, char **argv);
 int cli_cmd_collective (int argc, char **argv);
 int cli_cmd_compare (int argc, char **argv);
+int cli_cmd_validate (int argc, char **argv);
 int cli_cmd_batch (int argc, char **argv);
 int cli_cmd_fit (int argc, char **argv);
 int cli_cmd_plot (int argc, char **argv);

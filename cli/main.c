@@ -22,6 +22,8 @@ static const char usage[] =
   "  compare SCENARIO.ini VARIANT…\n"
   "                         memory saved and step time added per variation, side by side\n"
   "                         (VARIANT: group.key=value[,group.key=value…])\n"
+  "  validate [SCENARIO.ini…]\n"
+  "                         predicted against published measurements, with tolerances\n"
   "  collective NODE|SCENARIO.ini [--op OP] [--nodes N] [--min SIZE] [--max SIZE]\n"
   "                         nccl-tests-style sweep: time, algbw and busbw per message size\n"
   "  list gpus|nodes|models show the built-in GPU and node catalogs or the shipped model\n"
@@ -72,6 +74,8 @@ main (int argc, char **argv)
     return cli_cmd_collective (argc - 1, argv + 1);
   if (strcmp (cmd, "compare") == 0)
     return cli_cmd_compare (argc - 1, argv + 1);
+  if (strcmp (cmd, "validate") == 0)
+    return cli_cmd_validate (argc - 1, argv + 1);
   if (strcmp (cmd, "batch") == 0)
     return cli_cmd_batch (argc - 1, argv + 1);
   if (strcmp (cmd, "fit") == 0)

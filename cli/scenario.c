@@ -32,11 +32,13 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
                                              "algorithm", "reduce_dtype", NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
+static const char *const validation_keys[] = { "id", "source", "metric", "measured", "tolerance",
+                                               "known_gap", NULL };
 static const char *const offload_keys[] = { "optimizer", "parameters", "activations",
                                             "pin_memory", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
                                            "parallel", "run", "allocator", "offload", "gpu.NAME",
-                                           "node.NAME", "baseline", NULL };
+                                           "node.NAME", "baseline", "validation", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -208,6 +210,7 @@ check_schema (GKeyFile *kf, GError **error)
     { "parallel", parallel_keys },
     { "run", run_keys },
     { "allocator", allocator_keys },
+    { "validation", validation_keys }, /* read by stepsim validate (cli/cmd_validate.c) */
     { "offload", offload_keys },
   };
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);

@@ -128,6 +128,17 @@ check "compare: dropping checkpointing costs memory, saves time" \
 "$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
 
+# --- validate: predicted against published measurements ---
+"$STEPSIM" validate >val.out 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "validate: no unexpected miss (exit 0)" || { bad "validate: no unexpected miss (exit $rc)"; cat val.out; }
+check "validate: every case reported" grep -q '^[0-9]* within tolerance, [0-9]* known gaps, 0 misses, 0 errors$' val.out
+check "validate: M2 within its 5 % tolerance" grep -q '^M2 .*PASS$' val.out
+printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = fp32\n[validation]\nid = X\nmetric = device_used\nmeasured = 1 GiB\ntolerance = 0.01\n' > val.ini
+"$STEPSIM" validate val.ini >val2.out 2>&1; rc=$?
+check "validate: a case outside its tolerance is a MISS with exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'MISS' val2.out"
+"$STEPSIM" run val.ini -q -o val.h5 >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && ok "run accepts a scenario with a [validation] group" || bad "run accepts a scenario with a [validation] group (exit $rc)"
+
 # --- catalogs --------------------------------------------------------------------------------
 check "list nodes shows the DGX A100" sh -c "'$STEPSIM' list nodes | grep -q '^DGX-A100 .* 8 A100-80GB-SXM'"
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"

@@ -29,3 +29,7 @@ EXTRA_DIST += tests/fixtures/memory.tsv tests/golden/s1-summary.tsv
 
 clean-local:
 	rm -rf tests/logs
+
+# The validation cases: run by `stepsim validate`, installed for it.
+validationdir = $(pkgdatadir)/validation
+dist_validation_DATA = $(wildcard $(srcdir)/tests/validation/*.ini)
