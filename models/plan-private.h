@@ -60,6 +60,9 @@ guint plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const do
 void plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when);
 void plan_task_workspace (ModelPlan *p, double bytes);
 void plan_keep_gradient (ModelPlan *p, guint handle);
+/* The last task of `rank` on `stream` built so far (tasks of a rank are contiguous), or
+ * G_MAXUINT. */
+guint plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream);
 
 /* ---- persistent state (plan_state.c) ---- */
 /* Fills p->initial[] for every rank (sharding, offload). */

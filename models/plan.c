@@ -159,6 +159,20 @@ plan_task_workspace (ModelPlan *p, double bytes)
                   MODEL_EFFECT_AT_END);
 }
 
+guint
+plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream)
+{
+  for (guint i = p->tasks->len; i-- > 0;)
+    {
+      const ModelTask *t = &g_array_index (p->tasks, ModelTask, i);
+      if (t->rank != rank)
+        break;
+      if (t->stream == stream)
+        return t->id;
+    }
+  return G_MAXUINT;
+}
+
 void
 plan_keep_gradient (ModelPlan *p, guint handle)
 {

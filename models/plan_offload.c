@@ -297,19 +297,6 @@ plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, gui
 }
 
 /* The last task of `rank` on `stream` so far (NONE if none). */
-static guint
-last_on_stream (const ModelPlan *p, guint rank, ModelStream stream)
-{
-  for (guint i = p->tasks->len; i-- > 0;)
-    {
-      const ModelTask *t = &g_array_index (p->tasks, ModelTask, i);
-      if (t->rank != rank)
-        break;
-      if (t->stream == stream)
-        return t->id;
-    }
-  return NONE;
-}
 
 typedef struct
 {
@@ -372,8 +359,8 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint sha
     return FALSE;
   guint L = (guint) p->arch->n_layers;
   g_autofree guint *write = g_new (guint, L + 1);
-  StepState s = { .ready = last_on_stream (p, rank, MODEL_STREAM_D2H),
-                  .comm = last_on_stream (p, rank, MODEL_STREAM_COMM),
+  StepState s = { .ready = plan_last_on_stream (p, rank, MODEL_STREAM_D2H),
+                  .comm = plan_last_on_stream (p, rank, MODEL_STREAM_COMM),
                   .write = write, .last_copy = NONE };
   for (guint l = 0; l < L; l++)
     step_chunk (p, rank, l, pc->params_layer / shard, (gint) l, &s);

@@ -452,19 +452,6 @@ optimizer (StepCtx *c, guint last_comm)
     }
 }
 
-static guint
-last_comm_task (const ModelPlan *p, guint rank)
-{
-  for (guint i = p->tasks->len; i-- > 0;)
-    {
-      const ModelTask *t = &g_array_index (p->tasks, ModelTask, i);
-      if (t->rank != rank)
-        break;
-      if (t->stream == MODEL_STREAM_COMM)
-        return t->id;
-    }
-  return NONE;
-}
 
 /* One layer's parameter tensors (for per-tensor gradients) and saved-activation tensors
  * (Σ = act_saved: the cost model's tensors plus autocast's cached weight copies). */
@@ -531,5 +518,5 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       backward (&c);
     }
   c.mb = -1;
-  optimizer (&c, last_comm_task (p, rank));
+  optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
 }

@@ -2,7 +2,7 @@
 # resources (test_offload), and the offload validation cases S6, S10, M7, M8 with the
 # [offload] scenario group (test_offload_validation).
 check_PROGRAMS += tests/unit/models/test_offload tests/unit/cli/test_offload_validation
-tests_unit_models_test_offload_SOURCES = tests/unit/models/test_offload.c tests/unit/models/tiny.h
+tests_unit_models_test_offload_SOURCES = tests/unit/models/test_offload.c tests/unit/models/replay.h tests/unit/models/tiny.h
 tests_unit_models_test_offload_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_offload_LDADD = $(UNIT_TEST_LIBS)
 tests_unit_cli_test_offload_validation_SOURCES = tests/unit/cli/test_offload_validation.c

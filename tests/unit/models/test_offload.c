@@ -14,6 +14,7 @@
 #include "sim/fluid.h"
 #include "sim/recorder.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/replay.h"
 #include "tests/unit/models/tiny.h"
 
 #define CORES 4
@@ -52,28 +53,6 @@ tiny_node (guint n_gpus)
                        .nvme_write_bandwidth = NVME_WRITE, .nvme_capacity = 1e12 };
 }
 
-typedef struct
-{
-  SimEngine *engine;
-  SimFluid *fluid;
-  HwCluster *cluster;
-  ModelLedger *ledger;
-  ModelHostLedger *host;
-  SimRecorder *rec;
-  ModelExecutor *exec;
-} Run;
-
-static void
-run_clear (Run *r)
-{
-  model_executor_free (r->exec);
-  model_host_ledger_free (r->host);
-  model_ledger_free (r->ledger);
-  sim_recorder_free (r->rec);
-  hw_cluster_free (r->cluster);
-  sim_fluid_free (r->fluid);
-  sim_engine_free (r->engine);
-}
 
 /* Replays `plan` on one tiny node of its ranks, host DRAM 1 TB, one NVMe drive. */
 static Run

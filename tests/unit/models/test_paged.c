@@ -14,6 +14,7 @@
 #include "sim/fluid.h"
 #include "sim/recorder.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/replay.h"
 #include "tests/unit/models/tiny.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -27,28 +28,6 @@ paged_stack (void)
   return s;
 }
 
-typedef struct
-{
-  SimEngine *engine;
-  SimFluid *fluid;
-  HwCluster *cluster;
-  ModelLedger *ledger;
-  ModelHostLedger *host;
-  SimRecorder *rec;
-  ModelExecutor *exec;
-} Run;
-
-static void
-run_clear (Run *r)
-{
-  model_executor_free (r->exec);
-  model_host_ledger_free (r->host);
-  model_ledger_free (r->ledger);
-  sim_recorder_free (r->rec);
-  hw_cluster_free (r->cluster);
-  sim_fluid_free (r->fluid);
-  sim_engine_free (r->engine);
-}
 
 /* Replays a one-rank `plan` on the tiny GPU with 1 TB of host DRAM. */
 static Run
