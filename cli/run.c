@@ -181,6 +181,30 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
   res->peak_flops = sc->node.gpu->peak_flops[dtype];
 }
 
+typedef struct
+{
+  SimRecorder *rec;
+  const HwCluster *cluster;
+  guint *series; /* per resource: its series, G_MAXUINT until its first change */
+} LinkLoad;
+
+/* Records the load of link directions as series "links/<resource>" (B/s), change points
+ * only (sim/fluid.h calls this whenever a resource's usage changes). */
+static void
+record_link_load (SimFluid *fluid, SimResourceId resource, double time, double usage,
+                  gpointer user_data)
+{
+  LinkLoad *l = user_data;
+  if (l->series[resource] == G_MAXUINT)
+    {
+      if (!hw_cluster_resource_is_link (l->cluster, resource))
+        return;
+      g_autofree char *path = g_strdup_printf ("links/%s", sim_fluid_resource_name (fluid, resource));
+      l->series[resource] = sim_recorder_series (l->rec, path, "B/s");
+    }
+  sim_recorder_set (l->rec, l->series[resource], time, usage);
+}
+
 /* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
  * `res_out` it also fills memory and time figures. Returns the step time, or < 0 (error
  * set) if the replay did not complete. */
@@ -189,6 +213,8 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
         CliRunResult *res_out, GError **error)
 {
   guint n = model_plan_n_ranks (plan);
+  g_autofree guint *link_series = NULL; /* declared first: outlives the fluid using it */
+  LinkLoad load = { rec, NULL, NULL };
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (&sc->node, sc->n_nodes,
@@ -200,6 +226,16 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
     }
   if (sc->kernel_jitter > 0)
     hw_cluster_set_jitter (cluster, sc->kernel_jitter, seed);
+  load.cluster = cluster;
+  if (rec != NULL)
+    {
+      guint nr = sim_fluid_n_resources (fluid);
+      link_series = g_new (guint, nr);
+      for (guint i = 0; i < nr; i++)
+        link_series[i] = G_MAXUINT;
+      load.series = link_series;
+      sim_fluid_set_load_func (fluid, record_link_load, &load);
+    }
   g_autoptr (ModelLedger) ledger = model_ledger_new (n, rec);
   /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
   model_ledger_set_allocator (ledger, sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context,

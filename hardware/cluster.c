@@ -271,3 +271,13 @@ hw_cluster_start_nvme (HwCluster *cluster, guint rank, HwNvmeDirection dir, gboo
     }
   return sim_fluid_start (cluster->fluid, bytes, latency, INFINITY, uses, n, done, user_data);
 }
+
+gboolean
+hw_cluster_resource_is_link (const HwCluster *cluster, SimResourceId resource)
+{
+  const char *name = sim_fluid_resource_name (hw_cluster_fluid (cluster), resource);
+  /* hardware/topology.c names devices' own capacities "<gpu>.compute", "<gpu>.hbm" and
+   * "<node>.cpu"; everything else it creates is a link direction or a drive. */
+  return name != NULL && !g_str_has_suffix (name, ".compute") && !g_str_has_suffix (name, ".hbm")
+         && !g_str_has_suffix (name, ".cpu");
+}

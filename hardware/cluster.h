@@ -134,4 +134,10 @@ SimActivityId hw_cluster_start_nvme (HwCluster *cluster, guint rank, HwNvmeDirec
 double hw_cluster_kernel_time_alone (const HwCluster *cluster, guint rank, HwDtype dtype,
                                      double flops, double bytes);
 
+/* Whether `resource` (of the cluster's fluid) carries traffic between devices — a link
+ * direction (NVLink, PCIe, NIC, spine) or an NVMe drive — as opposed to a device's own
+ * compute, HBM or host CPU, whose usage changes with every kernel. Link usage is what a
+ * run records as load series (B/s). */
+gboolean hw_cluster_resource_is_link (const HwCluster *cluster, SimResourceId resource);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwCluster, hw_cluster_free)

@@ -89,6 +89,12 @@ check "--plot onto a file: no HDF5 left" sh -c "! test -e plotfail.h5"
 [ $rc -eq 1 ] && ok "export -o onto its input: exit 1" || bad "export -o onto its input: exit 1 (got $rc)"
 check "export -o onto its input: HDF5 intact" h5dump -H s1.h5
 
+# --- link load series: a DGX A100 NVLink direction never exceeds 300 GB/s x 235/300 ---
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o s3.h5 >/dev/null 2>&1
+"$STEPSIM" export s3.h5 /series/links/gpu0.nvlink.tx >link.tsv 2>&1
+check "link load recorded, busy and within the link's capacity" \
+  awk 'NR > 1 { if ($2 > max) max = $2 } END { exit !(max > 1e11 && max <= 235e9 * (1 + 1e-9)) }' link.tsv
+
 # --- outputs never overwrite inputs or each other; limits and nonsense are errors ---
 cp "$s1" in.ini
 "$STEPSIM" run in.ini -q -o t.h5 --trace in.ini >/dev/null 2>&1; rc=$?
