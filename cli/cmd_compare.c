@@ -59,7 +59,7 @@ print_row (const char *name, const Row *r, const Row *base)
       printf ("%s\n", name);
       name = "";
     }
-  printf ("%-44s %12s %12s %12s %10s %10.4g  %s\n", name, mem, saved ? saved : "-", step, added,
+  printf ("%-44s %12s %12s %12s %10s %10.0f  %s\n", name, mem, saved ? saved : "-", step, added,
           r->res.tokens_per_s, r->res.fits ? "fits" : "OOM");
 }
 

@@ -67,6 +67,8 @@ load_case (const char *path, Case *c, GError **error)
   c->metric = g_key_file_get_string (kf, g, "metric", NULL);
   g_autofree char *measured = g_key_file_get_string (kf, g, "measured", NULL);
   g_autofree char *tol = g_key_file_get_string (kf, g, "tolerance", NULL);
+  if (!g_key_file_has_group (kf, g))
+    return TRUE; /* not a validation case: c->id stays NULL and the caller skips it */
   if (c->id == NULL || c->metric == NULL || measured == NULL || tol == NULL)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
@@ -114,7 +116,8 @@ report (const Case *c, double p)
   return within ? 0 : c->known_gap ? 2 : 1;
 }
 
-/* Runs one case; returns 0 pass, 1 miss, 2 known gap, -1 error (printed). */
+/* Runs one case; returns 0 pass, 1 miss, 2 known gap, 3 skipped (no [validation] group),
+ * -1 error (printed). */
 static int
 run_case (const char *path)
 {
@@ -123,10 +126,16 @@ run_case (const char *path)
   g_autoptr (CliScenario) sc = NULL;
   CliRunResult r = { 0 };
   int verdict = -1;
-  if (!load_case (path, &c, &error) || (sc = cli_scenario_load (path, NULL, &error)) == NULL
+  if (load_case (path, &c, &error) && c.id == NULL)
+    {
+      printf ("%-6s %s: no [validation] group, skipped\n", "-", path);
+      verdict = 3;
+      goto out;
+    }
+  if (error != NULL || (sc = cli_scenario_load (path, NULL, &error)) == NULL
       || !cli_run_simulate (sc, NULL, &r, &error))
     {
-      printf ("%-6s %s: error: %s\n", c.id ? c.id : "?", path, error->message);
+      printf ("%-6s error: %s\n", c.id ? c.id : "?", error->message);
       goto out;
     }
   verdict = report (&c, predicted (c.metric, &r));
@@ -182,15 +191,19 @@ cli_cmd_validate (int argc, char **argv)
     }
   printf ("%-6s %-22s %14s %14s %10s %8s  %s\n", "case", "metric", "predicted", "measured",
           "error", "tol.", "verdict");
-  guint pass = 0, miss = 0, gap = 0, err = 0;
+  guint pass = 0, miss = 0, gap = 0, err = 0, skipped = 0;
   for (guint i = 0; i < files->len; i++)
     switch (run_case (g_ptr_array_index (files, i)))
       {
       case 0: pass++; break;
       case 1: miss++; break;
       case 2: gap++; break;
+      case 3: skipped++; break;
       default: err++; break;
       }
-  printf ("%u within tolerance, %u known gaps, %u misses, %u errors\n", pass, gap, miss, err);
+  printf ("%u within tolerance, %u known gaps, %u misses, %u errors", pass, gap, miss, err);
+  if (skipped > 0)
+    printf (" (%u files without a [validation] group skipped)", skipped);
+  printf ("\n");
   return miss == 0 && err == 0 ? 0 : 1;
 }

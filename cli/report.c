@@ -132,7 +132,10 @@ print_time (FILE *out, const CliRunResult *res)
 {
   fprintf (out, "time\n");
   print_quantity (out, "step time", res->step_time, SIM_DIM_TIME);
-  fprintf (out, "  %-22s %14.4g\n", "tokens/s", res->tokens_per_s);
+  if (res->tokens_per_s >= 1)
+    fprintf (out, "  %-22s %14.0f\n", "tokens/s", res->tokens_per_s);
+  else
+    fprintf (out, "  %-22s %14.3g\n", "tokens/s", res->tokens_per_s);
   fprintf (out, "  %-22s %12.1f %%\n", "MFU", 100 * res->mfu);
   fprintf (out, "  %-22s %12.1f %%\n", "HFU", 100 * res->hfu);
   if (res->steps > 1)
