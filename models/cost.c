@@ -76,6 +76,8 @@
 typedef struct
 {
   double b, s, T, h, a, q, c, i, V, e, w;
+  double ea;       /* bytes of what autocast keeps in fp32 (softmax, norms); e without it */
+  gboolean autocast;
   double s_kv;     /* keys per query seen by flash attention (sliding window) */
   double E, k;     /* experts and top-k; E = 0 for dense, then k = 1 */
   double m;        /* tokens through the MLP GEMMs: T·k */
@@ -100,6 +102,10 @@ dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.i = (double) arch->intermediate_size;
   d.V = (double) arch->vocab_size;
   d.e = p->act_bytes;
+  /* Autocast runs softmax and layer norms in fp32 (PyTorch docs, "Autocast Op Reference":
+   * softmax, layer_norm autocast to float32): what they save is 4 B an element. */
+  d.ea = p->autocast ? 4.0 : p->act_bytes;
+  d.autocast = p->autocast;
   d.w = p->weight_bytes;
   d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len
              ? (double) arch->sliding_window
@@ -219,18 +225,30 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
   add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
 }
 
+/* What eager attention's core saves: softmax output, dropout mask and output (the AV
+ * matmul's input). Under autocast the softmax output is fp32 and the AV matmul saves its
+ * own e-byte cast copy of the (dropped-out) probabilities, whose fp32 version is not kept. */
+static double
+attn_core_saved (const Dims *d, double scores)
+{
+  if (d->autocast)
+    return d->ea * scores + d->drop * scores + d->e * scores;
+  return d->e * scores + d->drop * (scores + d->e * scores);
+}
+
 /* Saved activations of one layer; derivation in the file header. */
 static double
 layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
 {
   double T = d->T, h = d->h, e = d->e, scores = d->b * d->a * d->s * d->s;
-  double act = 2 * e * T * h + e * T * (d->q + 2 * d->c);
+  /* Norm inputs: under autocast the norm runs (and saves) in fp32 (d->ea). */
+  double act = d->ea * T * h + e * T * h + e * T * (d->q + 2 * d->c);
   if (flash)
     act += 4 * d->b * d->a * d->s;
   else
-    act += e * scores + d->drop * (scores + e * scores);
+    act += attn_core_saved (d, scores);
   act += e * T * d->q + d->drop * T * h;
-  act += 2 * e * T * h;
+  act += d->ea * T * h + e * T * h;
   double per_inner = arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0;
   if (arch->n_experts > 0)
     act += e * T * d->E + e * d->m * h + per_inner * e * d->m * d->i + e * d->m * h;
@@ -257,13 +275,19 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
   double T = d.T, h = d.h, e = d.e, scores = d.b * d.a * d.s * d.s;
   guint n = 0;
   /* Same terms as layer_act_saved(), one tensor each. */
-  push (sizes, max, &n, e * T * h);          /* norm1 input */
+  push (sizes, max, &n, d.ea * T * h);       /* norm1 input (fp32 under autocast) */
   push (sizes, max, &n, e * T * h);          /* qkv input */
   push (sizes, max, &n, e * T * d.q);        /* q */
   push (sizes, max, &n, e * T * d.c);        /* k */
   push (sizes, max, &n, e * T * d.c);        /* v */
   if (p->flash_attention)
     push (sizes, max, &n, 4 * d.b * d.a * d.s); /* logsumexp */
+  else if (d.autocast)
+    {
+      push (sizes, max, &n, d.ea * scores);         /* softmax output, fp32 */
+      push (sizes, max, &n, d.drop * scores);       /* dropout mask */
+      push (sizes, max, &n, e * scores);            /* AV matmul's cast copy */
+    }
   else
     {
       push (sizes, max, &n, e * scores);            /* softmax output */
@@ -272,7 +296,7 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
     }
   push (sizes, max, &n, e * T * d.q);        /* attention output (o-proj input) */
   push (sizes, max, &n, d.drop * T * h);     /* dropout mask after o-proj */
-  push (sizes, max, &n, e * T * h);          /* norm2 input */
+  push (sizes, max, &n, d.ea * T * h);       /* norm2 input (fp32 under autocast) */
   push (sizes, max, &n, e * T * h);          /* mlp input */
   guint inner = arch->mlp == MODEL_MLP_SWIGLU ? 3 : 2;
   if (arch->n_experts > 0)
@@ -319,7 +343,8 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   gboolean flash = p->flash_attention;
   layer_fwd (&cost.fwd, &d, arch, flash);
   mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
-  cost.fwd.workspace = flash ? 0.0 : d.e * d.b * d.a * d.s * d.s;
+  /* Eager scores before the softmax; fp32 under autocast (the fp32 mask's add promotes). */
+  cost.fwd.workspace = flash ? 0.0 : d.ea * d.b * d.a * d.s * d.s;
   cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
   cost.act_saved = layer_act_saved (&d, arch, flash);
   cost.act_saved += p->weight_cache_bytes
@@ -327,7 +352,7 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   cost.act_checkpoint = d.e * d.T * d.h;
   attention_core_fwd (&cost.attn_core_fwd, &d, flash);
   double scores = d.b * d.a * d.s * d.s;
-  cost.act_attn_core = flash ? 4 * d.b * d.a * d.s : d.e * scores + d.drop * (scores + d.e * scores);
+  cost.act_attn_core = flash ? 4 * d.b * d.a * d.s : attn_core_saved (&d, scores);
   return cost;
 }
 

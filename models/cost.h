@@ -69,6 +69,9 @@ typedef struct
   double dropout;          /* dropout probability; > 0 adds 1-byte masks */
   double weight_cache_bytes; /* B per parameter of a low-precision weight copy the forward
                               * makes and backward keeps (autocast), 0 if none */
+  gboolean autocast;       /* torch.autocast on an fp32 model: softmax and norms run in fp32
+                            * (PyTorch's autocast op lists), so their saved inputs/outputs
+                            * are 4 B, and the attention matmul saves an e-byte cast copy */
 } ModelCostParams;
 
 /* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0

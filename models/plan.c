@@ -194,6 +194,7 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
     .flash_attention = s->flash_attention,
     .dropout = s->dropout,
     .weight_cache_bytes = model_stack_weight_cache_bytes (s),
+    .autocast = model_stack_autocast (s),
   };
   pc->embedding = model_cost_embedding (p->arch, &cp);
   pc->layer = model_cost_layer (p->arch, &cp);

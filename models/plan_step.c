@@ -471,6 +471,7 @@ layer_tensors (StepCtx *c)
     .micro_batch = s->micro_batch, .seq_len = s->seq_len,
     .act_bytes = model_stack_activation_bytes (s), .weight_bytes = model_stack_weight_bytes (s),
     .flash_attention = s->flash_attention, .dropout = s->dropout,
+    .autocast = model_stack_autocast (s),
   };
   c->n_saved_tensors = model_cost_layer_saved_tensors (p->arch, &cp, c->saved_tensors,
                                                        MODEL_COST_MAX_TENSORS);

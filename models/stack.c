@@ -189,6 +189,12 @@ model_stack_weight_cache_bytes (const ModelStack *s)
   return is_amp (s) ? 2 : 0;
 }
 
+gboolean
+model_stack_autocast (const ModelStack *s)
+{
+  return is_amp (s);
+}
+
 /* State bytes of one tensor of n elements (rows × cols, cols = 1 for vectors). */
 static double
 tensor_state (const ModelStack *s, double rows, double cols)

@@ -149,6 +149,8 @@ double model_stack_fp8_weight_bytes (const ModelStack *s);
 /* Bytes per parameter of the 16-bit weight copy autocast makes in the forward and the
  * graph keeps until the layer's backward (2 for the amp precisions, else 0). */
 double model_stack_weight_cache_bytes (const ModelStack *s);
+/* Whether the precision is torch.autocast on an fp32 model (fp16_amp, bf16_amp). */
+gboolean model_stack_autocast (const ModelStack *s);
 
 /* Optimizer-state bytes of the whole model (B), shapes included: Adafactor's r + c per
  * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax. */

@@ -119,14 +119,12 @@ test_m1_known_gap (void)
   CU_ASSERT (err > -0.15 && err < -0.05);
 }
 
-/* M4: fp16 AMP, MBS 4: 13,939 MB measured; predicted about 10,780 (−23 %). Besides M1's
- * causes, the plan stores every activation at 2 bytes under autocast, while autocast runs
- * softmax and LayerNorm in fp32 (torch.autocast fp32 op list): the attention
- * probabilities, their dropout output and the LayerNorm outputs stay fp32, and the
- * attention mask (fp32) promotes the masked scores to fp32. Hand count for one layer at
- * MBS 4: ~188 MiB saved instead of the plan's ~138 MiB (+ 24 MiB weight casts), i.e.
- * ~1.2 GB over 24 layers. A per-op dtype for autocast in models/cost.c would close that
- * part. Band asserted: the current gap, [−28 %, −15 %]. */
+/* M4: fp16 AMP, MBS 4: 13,939 MB measured. Autocast's fp32 ops are now modelled
+ * (models/cost.c: softmax output and norm inputs saved in fp32, the AV matmul's fp16 cast
+ * copy, fp32 masked scores), which moved the prediction from −22 % to about −15 %. The
+ * rest shares M1's suspected causes (allocator fragmentation the block model does not
+ * reproduce, short-lived eager-attention tensors). Band asserted: the current gap,
+ * [−20 %, −10 %]. */
 static void
 test_m4_known_gap (void)
 {
@@ -134,7 +132,7 @@ test_m4_known_gap (void)
   double err = (p - 13939) / 13939;
   g_printerr ("  M4: measured 13939 MiB, error %+.1f %% (known gap, not within 5 %%)\n",
               100 * err);
-  CU_ASSERT (err > -0.28 && err < -0.15);
+  CU_ASSERT (err > -0.20 && err < -0.10);
 }
 
 /* Ordering the source shows: M1 (MBS 4) > M4 (fp16 amp, MBS 4) > M2 (GA 4, MBS 1) > M3

@@ -194,6 +194,30 @@ test_flash_removes_s2 (void)
     }
 }
 
+/* Autocast (e = 2) keeps in fp32 what it runs in fp32. Eager, with dropout:
+ *   plain:    softmax e·S + mask S + dropout output e·S              = (2e + 1)·S
+ *   autocast: softmax 4·S + mask S + the AV matmul's cast copy e·S    = (5 + e)·S
+ * so +(4 − e)·S = 2S, S = b·a·s²; the two norm inputs go from e·T·h to 4·T·h: +2·(4 − e)·T·h
+ * = 4·T·h, T = b·s. The saved tensors still sum to act_saved, and the pre-softmax scores
+ * (workspace) are fp32: 4·S. */
+static void
+test_autocast_fp32_ops (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 1, 1000);
+  const double b = 2, a = 16, s = 512, h = 1024, S = b * a * s * s, T = b * s;
+  ModelCostParams plain = params (2, 512, FALSE, 0.1);
+  ModelCostParams amp = plain;
+  amp.autocast = TRUE;
+  ModelBlockCost cp = model_cost_layer (&arch, &plain), ca = model_cost_layer (&arch, &amp);
+  CU_ASSERT_DOUBLE_EQUAL (ca.act_saved - cp.act_saved, 2 * S + 4 * T * h, 0);
+  CU_ASSERT_DOUBLE_EQUAL (ca.fwd.workspace, 4 * S, 0);
+  double sizes[MODEL_COST_MAX_TENSORS], sum = 0;
+  guint n = model_cost_layer_saved_tensors (&arch, &amp, sizes, MODEL_COST_MAX_TENSORS);
+  for (guint i = 0; i < n; i++)
+    sum += sizes[i];
+  CU_ASSERT_DOUBLE_EQUAL (sum, ca.act_saved, 1e-6 * ca.act_saved);
+}
+
 /* Eager forward materialises the pre-softmax scores e·b·a·s² transiently; flash does not.
  * Eager backward holds dP and dS (2·e·b·a·s²) at least. */
 static void
@@ -394,6 +418,7 @@ test_weight_cache (void)
 }
 
 static const StepsimTest tests[] = {
+  { "autocast keeps fp32 what it runs in fp32", test_autocast_fp32_ops },
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
   { "tiny qkv bytes", test_tiny_qkv_bytes },
   { "GEMM backward is 2x forward", test_gemm_backward_twice },
