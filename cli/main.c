@@ -10,8 +10,9 @@
 static const char usage[] =
   "Usage: stepsim COMMAND [OPTIONS…]\n"
   "\n"
-  "Simulates one optimizer step of LLM training on GPUs: peak memory per GPU, step time,\n"
-  "tokens/s, MFU and HFU, with a memory timeline in HDF5 and a chart.\n"
+  "Simulates one optimizer step of LLM training on one GPU or a cluster (DDP, ZeRO, FSDP,\n"
+  "offload): peak memory per GPU and what it is made of, step time, tokens/s, MFU, HFU and\n"
+  "exposed communication, with memory and link timelines in HDF5 and charts.\n"
   "\n"
   "Commands:\n"
   "  run SCENARIO.ini [-o OUT.h5] [--set group.key=value]… [--plot DIR] [--trace F.json]\n"
