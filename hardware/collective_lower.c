@@ -31,7 +31,12 @@
  * of S. All-gather (output S): inter-node all-gathers of output S/p_l, then intra-node
  * all-gather of S. Reduce-scatter (input S): intra-node reduce-scatter of S, then
  * inter-node reduce-scatters of S/p_l. Broadcast: a chain among the nodes' first ranks (the
- * root first), then a chain inside every node. Phases run one after the other.
+ * root first), then a chain inside every node. The levels are pipelined, as NCCL pipelines
+ * chunks through its channels: all their flows run at once in one phase, each starting
+ * after the sum of the levels' latencies (the pipeline fill), so the time is that sum plus
+ * the most loaded link's bytes over its capacity — the same chunked-pipelining limit as the
+ * ring's single phase (e.g. all-reduce: Σα + max(2(p_l−1)S/(p_l·B_nvlink),
+ * 2(m−1)S/(p_l·m·B_nic))).
  *
  * All-to-all: n(n−1) direct flows of S/n (each rank's send buffer split evenly), one phase,
  * each with its own route latency. Send/recv: one flow. AUTO: the ring when every rank is on
@@ -242,6 +247,28 @@ grouped_phase (const HwCluster *c, HwCollectiveKind kind, const guint *table, gu
   return phase;
 }
 
+/* Appends the levels of `levels` as one pipelined phase (file comment): every flow starts
+ * after the sum of the levels' largest latencies. Frees `levels`. */
+static void
+push_pipelined (GPtrArray *plan, GPtrArray *levels)
+{
+  double fill = 0;
+  GArray *phase = new_phase ();
+  for (guint i = 0; i < levels->len; i++)
+    {
+      GArray *level = g_ptr_array_index (levels, i);
+      double alpha = 0;
+      for (guint k = 0; k < level->len; k++)
+        alpha = MAX (alpha, g_array_index (level, HwFlow, k).latency);
+      fill += alpha;
+      g_array_append_vals (phase, level->data, level->len);
+    }
+  for (guint k = 0; k < phase->len; k++)
+    g_array_index (phase, HwFlow, k).latency = fill;
+  g_ptr_array_unref (levels);
+  push_phase (plan, phase);
+}
+
 /* FALSE when the ranks are not spread evenly over nodes (the caller then uses the ring). */
 static gboolean
 lower_hierarchical (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
@@ -252,6 +279,9 @@ lower_hierarchical (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, 
   if (t == NULL)
     return FALSE;
   const HwCollectiveKind RS = HW_COLLECTIVE_REDUCE_SCATTER, AG = HW_COLLECTIVE_ALL_GATHER;
+  GPtrArray *levels = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  GPtrArray *final = plan;
+  plan = levels;
   switch (kind)
     {
     case HW_COLLECTIVE_ALL_REDUCE:
@@ -274,6 +304,7 @@ lower_hierarchical (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, 
     default:
       g_assert_not_reached ();
     }
+  push_pipelined (final, levels);
   return TRUE;
 }
 

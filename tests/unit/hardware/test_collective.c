@@ -96,14 +96,17 @@ test_tree_all_reduce (void)
                       2 * (3 * A_IN + s / B_NV), TOL);
 }
 
-/* Hierarchical all-reduce over m nodes of p_l GPUs: intra ring reduce-scatter
- * (p_l−1)(α_i + S/(p_l B)); p_l concurrent inter-node ring all-reduces of S/p_l, one flow
- * per NIC, 2(m−1)(α_e + S/(p_l m B_e)) with B_e = the NIC's 10 GB/s (PCIe is 25, the spine
- * 8 × 10 shared by 8 flows); intra all-gather (p_l−1)(α_i + S/(p_l B)). */
+/* Hierarchical all-reduce over m nodes of p_l GPUs, its levels pipelined (collective_lower.c):
+ * intra ring reduce-scatter and all-gather load each GPU's NVLink direction with
+ * 2(p_l−1)S/p_l; the p_l concurrent inter-node ring all-reduces of S/p_l load each NIC with
+ * 2(m−1)S/(p_l m) (B_e = the NIC's 10 GB/s; PCIe is 25, the spine 8 × 10 shared by 8
+ * flows). All flows start after the pipeline fill 2(p_l−1)α_i + 2(m−1)α_e, then the most
+ * loaded link decides: fill + max(2(p_l−1)S/(p_l B), 2(m−1)S/(p_l m B_e)). */
 static double
 hier_all_reduce (double s, double p_l, double m, double b_e)
 {
-  return 2 * (p_l - 1) * (A_IN + s / (p_l * B_NV)) + 2 * (m - 1) * (A_EX + s / (p_l * m * b_e));
+  return 2 * (p_l - 1) * A_IN + 2 * (m - 1) * A_EX
+         + MAX (2 * (p_l - 1) * s / (p_l * B_NV), 2 * (m - 1) * s / (p_l * m * b_e));
 }
 
 static void
@@ -117,14 +120,15 @@ test_hierarchical_all_reduce (void)
     }
 }
 
-/* Two-level all-gather (output S): inter-node all-gathers of output S/p_l,
- * (m−1)(α_e + S/(p_l m B_e)), then intra-node all-gather of S, (p_l−1)(α_i + S/(p_l B)).
- * Reduce-scatter is its mirror, with the same cost. */
+/* Two-level all-gather (output S), pipelined: inter-node all-gathers of output S/p_l load
+ * each NIC with (m−1)S/(p_l m), the intra-node all-gather of S each NVLink direction with
+ * (p_l−1)S/p_l; fill (m−1)α_e + (p_l−1)α_i. Reduce-scatter is its mirror, same cost. */
 static void
 test_hierarchical_gather_scatter (void)
 {
   double s = 1e9, p_l = 8, m = 4;
-  double want = (m - 1) * (A_EX + s / (p_l * m * B_NIC)) + (p_l - 1) * (A_IN + s / (p_l * B_NV));
+  double want = (m - 1) * A_EX + (p_l - 1) * A_IN
+                + MAX ((m - 1) * s / (p_l * m * B_NIC), (p_l - 1) * s / (p_l * B_NV));
   STEPSIM_ASSERT_REL (run_fixture (8, 4, 1, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_HIERARCHICAL, s),
                       want, TOL);
   STEPSIM_ASSERT_REL (
@@ -132,8 +136,9 @@ test_hierarchical_gather_scatter (void)
 }
 
 /* Spine oversubscription 2 halves the node's spine link to 8 × 10 / 2 = 40 GB/s, shared by
- * the 8 inter-node flows of the node: B_e drops from 10 to 5 GB/s, so only the inter-node
- * bandwidth term 2(m−1)·S/(p_l m B_e) doubles. */
+ * the 8 inter-node flows of the node: B_e drops from 10 to 5 GB/s. With p_l = 8, m = 2 and
+ * S = 1 GB the NVLink term 2·7·S/(8·100 GB/s) = 17.5 ms dominated the NIC term
+ * 2·S/(16·10 GB/s) = 12.5 ms; at 5 GB/s the NIC term, 25 ms, takes over: +7.5 ms. */
 static void
 test_spine_oversubscription (void)
 {
@@ -141,7 +146,8 @@ test_spine_oversubscription (void)
   double t1 = run_fixture (8, 2, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
   double t2 = run_fixture (8, 2, 2, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
   STEPSIM_ASSERT_REL (t2, hier_all_reduce (s, p_l, m, B_NIC / 2), TOL);
-  STEPSIM_ASSERT_REL (t2 - t1, 2 * (m - 1) * s / (p_l * m * B_NIC), 1e-6);
+  STEPSIM_ASSERT_REL (t2 - t1, 2 * (m - 1) * s / (p_l * m * (B_NIC / 2))
+                                 - 2 * (p_l - 1) * s / (p_l * B_NV), 1e-6);
 }
 
 /* Every kind × algorithm: the simulated time on an idle cluster equals the closed form, on
