@@ -48,7 +48,7 @@ tiny_llama (void)
 static ModelCostParams
 params (guint64 b, guint64 s, gboolean flash, double dropout)
 {
-  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout, 0 };
+  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout, 0, FALSE };
   return p;
 }
 

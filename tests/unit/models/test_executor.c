@@ -82,7 +82,7 @@ params (const ModelStack *s)
 {
   return (ModelCostParams){ s->micro_batch, s->seq_len, model_stack_activation_bytes (s),
                             model_stack_weight_bytes (s), s->flash_attention, s->dropout,
-                            model_stack_weight_cache_bytes (s) };
+                            model_stack_weight_cache_bytes (s), model_stack_autocast (s) };
 }
 
 /* Without checkpointing every layer's saved activations coexist at the end of the forward:

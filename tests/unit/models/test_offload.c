@@ -324,7 +324,7 @@ test_activation_offload (void)
   s.grad_accum = 2;
   ModelCostParams cp = { s.micro_batch, s.seq_len, model_stack_activation_bytes (&s),
                          model_stack_weight_bytes (&s), s.flash_attention, s.dropout,
-                         model_stack_weight_cache_bytes (&s) };
+                         model_stack_weight_cache_bytes (&s), model_stack_autocast (&s) };
   double layer = model_cost_layer (a, &cp).act_saved;
   double emb = model_cost_embedding (a, &cp).act_saved, head = model_cost_head (a, &cp).act_saved;
   g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_DDP, 1, NULL);
