@@ -1,5 +1,6 @@
 /* sim/h5out-private.h — helpers shared by the HDF5 files of sim/: the writer of runs
- * (h5out.c), the TSV export (h5out_export.c) and the results table (h5out_table.c).
+ * (h5out.c), the TSV export (h5out_export.c, h5out_series.c) and the results table
+ * (h5out_table.c).
  * Not a public header: nothing outside sim/h5out*.c includes it.
  *
  * It does not include hdf5.h itself (only sim/h5out*.c may, tests/layering.sh): include
@@ -79,3 +80,17 @@ char *sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error);
 void sim_h5_put_double (FILE *out, double v);
 /* `s` (at most `max` bytes, stopping at NUL) with \\ \t \n \r escaped. */
 void sim_h5_put_escaped (FILE *out, const char *s, gsize max);
+
+/* Time series and numeric reading (h5out_series.c). */
+/* Names of the links of `group` (newly allocated strings), in creation order when the group
+ * tracks it, else by name. */
+GPtrArray *sim_h5_list_children (H5Id group);
+/* The numeric dataset `d` (scalar or 1-D) as a GArray of doubles; `name` is for messages.
+ * NULL + error (SIM_H5OUT_ERROR_FORMAT) otherwise. */
+GArray *sim_h5_read_doubles_of (H5Id d, const char *name, GError **error);
+/* The numeric dataset `name` below `loc` as doubles; NULL + SIM_H5OUT_ERROR_NOT_FOUND if
+ * it does not exist. */
+GArray *sim_h5_read_doubles (H5Id loc, const char *name, GError **error);
+/* Prints the series group `group` (or every series below it) as a step-function table over
+ * the union of their change times. */
+gboolean sim_h5_export_series_group (H5Id group, FILE *out, GError **error);

@@ -7,5 +7,6 @@ sim_libstepsim_sim_a_SOURCES = \
 	sim/fluid.c sim/fluid.h sim/fluid-private.h sim/fluid_solve.c \
 	sim/units.c sim/units.h \
 	sim/recorder.c sim/recorder.h \
-	sim/h5out.c sim/h5out.h sim/h5out-private.h sim/h5out_export.c sim/h5out_table.c \
+	sim/h5out.c sim/h5out.h sim/h5out-private.h sim/h5out_export.c sim/h5out_series.c \
+	sim/h5out_table.c \
 	sim/table.c sim/table.h

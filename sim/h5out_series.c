@@ -1,0 +1,234 @@
+/* sim/h5out_series.c — the time-series half of the TSV export (sim/h5out_export.c): reads
+ * numeric datasets as doubles and prints a group of series (time/value pairs) as one
+ * step-function table over the union of their change times. Also lists a group's children
+ * in creation order for both halves.
+ *
+ * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
+ * children are listed in creation order when the group tracks it (every group stepsim
+ * writes does), else by name. Numbers are printed with %.17g so they round-trip.
+ */
+#include "config.h"
+#include "sim/h5out.h"
+
+#include <hdf5.h>
+#include "sim/h5out-private.h"
+
+/* Names of the links of `group`, in creation order when the group tracks it, else by name. */
+GPtrArray *
+sim_h5_list_children (H5Id group)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  g_auto (H5Id) gcpl = H5Gget_create_plist (group);
+  unsigned flags = 0;
+  H5_index_t idx = H5_INDEX_NAME;
+  if (gcpl >= 0 && H5Pget_link_creation_order (gcpl, &flags) >= 0
+      && (flags & H5P_CRT_ORDER_TRACKED))
+    idx = H5_INDEX_CRT_ORDER;
+  H5G_info_t info;
+  if (H5Gget_info (group, &info) < 0)
+    return names;
+  for (hsize_t i = 0; i < info.nlinks; i++)
+    {
+      ssize_t len = H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, NULL, 0, H5P_DEFAULT);
+      if (len < 0)
+        continue;
+      char *name = g_malloc ((gsize) len + 1);
+      H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, name, (size_t) len + 1, H5P_DEFAULT);
+      g_ptr_array_add (names, name);
+    }
+  return names;
+}
+
+/* Reads the numeric dataset `d` (scalar or 1-D) as doubles; `name` is for messages. */
+GArray *
+sim_h5_read_doubles_of (H5Id d, const char *name, GError **error)
+{
+  g_auto (H5Id) type = H5Dget_type (d);
+  g_auto (H5Id) space = H5Dget_space (d);
+  H5T_class_t cls = type >= 0 ? H5Tget_class (type) : H5T_NO_CLASS;
+  if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || space < 0
+      || H5Sget_simple_extent_ndims (space) > 1)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s is not a scalar or 1-D numeric dataset", name);
+      return NULL;
+    }
+  hssize_t n = MAX (H5Sget_simple_extent_npoints (space), 0);
+  GArray *a = g_array_sized_new (FALSE, TRUE, sizeof (double), (guint) n);
+  g_array_set_size (a, (guint) n);
+  if (n > 0 && H5Dread (d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a->data) < 0)
+    {
+      g_array_unref (a);
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read %s", name);
+      return NULL;
+    }
+  return a;
+}
+
+/* Reads the numeric dataset `name` below `loc` as doubles. */
+GArray *
+sim_h5_read_doubles (H5Id loc, const char *name, GError **error)
+{
+  if (H5Lexists (loc, name, H5P_DEFAULT) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no dataset %s", name);
+      return NULL;
+    }
+  g_auto (H5Id) d = H5Dopen2 (loc, name, H5P_DEFAULT);
+  if (d < 0)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s is not a dataset", name);
+      return NULL;
+    }
+  return sim_h5_read_doubles_of (d, name, error);
+}
+
+typedef struct
+{
+  char *name; /* column name: path relative to the exported group */
+  GArray *time, *value;
+} SeriesCol;
+
+static void
+series_col_free (gpointer p)
+{
+  SeriesCol *c = p;
+  g_free (c->name);
+  g_clear_pointer (&c->time, g_array_unref);
+  g_clear_pointer (&c->value, g_array_unref);
+  g_free (c);
+}
+
+static gboolean
+is_series_group (H5Id group)
+{
+  return H5Lexists (group, "time", H5P_DEFAULT) > 0 && H5Lexists (group, "value", H5P_DEFAULT) > 0;
+}
+
+static SeriesCol *
+read_series (H5Id group, const char *name, GError **error)
+{
+  SeriesCol *c = g_new0 (SeriesCol, 1);
+  c->name = g_strdup (name);
+  c->time = sim_h5_read_doubles (group, "time", error);
+  c->value = c->time != NULL ? sim_h5_read_doubles (group, "value", error) : NULL;
+  if (c->value != NULL && c->value->len != c->time->len)
+    g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                 "series %s: %u times but %u values", name, c->time->len, c->value->len);
+  if (c->value == NULL || c->value->len != c->time->len)
+    {
+      series_col_free (c);
+      return NULL;
+    }
+  return c;
+}
+
+/* Appends every series below `group` (depth first, creation order) to `cols`, named by
+ * their path relative to the exported group. */
+static gboolean
+collect_series (H5Id group, const char *prefix, GPtrArray *cols, GError **error)
+{
+  g_autoptr (GPtrArray) names = sim_h5_list_children (group);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *child = g_ptr_array_index (names, i);
+      g_auto (H5Id) obj = H5Oopen (group, child, H5P_DEFAULT);
+      if (obj < 0 || H5Iget_type (obj) != H5I_GROUP)
+        continue;
+      g_autofree char *name = g_strconcat (prefix, child, NULL);
+      if (is_series_group (obj))
+        {
+          SeriesCol *c = read_series (obj, name, error);
+          if (c == NULL)
+            return FALSE;
+          g_ptr_array_add (cols, c);
+        }
+      else
+        {
+          g_autofree char *sub = g_strconcat (name, "/", NULL);
+          if (!collect_series (obj, sub, cols, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gint
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The sorted union of all columns' change times, without duplicates. */
+static GArray *
+union_times (GPtrArray *cols)
+{
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint k = 0; k < cols->len; k++)
+    {
+      const SeriesCol *c = g_ptr_array_index (cols, k);
+      g_array_append_vals (all, c->time->data, c->time->len);
+    }
+  g_array_sort (all, cmp_double);
+  guint kept = 0;
+  for (guint i = 0; i < all->len; i++)
+    if (kept == 0 || g_array_index (all, double, i) != g_array_index (all, double, kept - 1))
+      g_array_index (all, double, kept++) = g_array_index (all, double, i);
+  g_array_set_size (all, kept);
+  return all;
+}
+
+/* Writes the columns as a step-function table over the union of their change times; each
+ * column holds the value of its last point at or before the row's time, 0 before any. */
+static void
+put_merged (FILE *out, GPtrArray *cols)
+{
+  fputs ("time", out);
+  for (guint k = 0; k < cols->len; k++)
+    fprintf (out, "\t%s", ((const SeriesCol *) g_ptr_array_index (cols, k))->name);
+  fputc ('\n', out);
+  g_autoptr (GArray) times = union_times (cols);
+  g_autofree guint *next = g_new0 (guint, MAX (cols->len, 1u));
+  for (guint i = 0; i < times->len; i++)
+    {
+      double t = g_array_index (times, double, i);
+      sim_h5_put_double (out, t);
+      for (guint k = 0; k < cols->len; k++)
+        {
+          const SeriesCol *c = g_ptr_array_index (cols, k);
+          while (next[k] < c->time->len && g_array_index (c->time, double, next[k]) <= t)
+            next[k]++;
+          fputc ('\t', out);
+          sim_h5_put_double (out, next[k] == 0 ? 0.0 : g_array_index (c->value, double, next[k] - 1));
+        }
+      fputc ('\n', out);
+    }
+}
+
+gboolean
+sim_h5_export_series_group (H5Id group, FILE *out, GError **error)
+{
+  if (is_series_group (group))
+    {
+      SeriesCol *c = read_series (group, "value", error);
+      if (c == NULL)
+        return FALSE;
+      g_autoptr (GPtrArray) one = g_ptr_array_new_with_free_func (series_col_free);
+      g_ptr_array_add (one, c);
+      put_merged (out, one); /* one column: exactly its points */
+      return TRUE;
+    }
+  g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
+  if (!collect_series (group, "", cols, error))
+    return FALSE;
+  if (cols->len == 0)
+    {
+      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                           "group holds no series (time/value pairs)");
+      return FALSE;
+    }
+  put_merged (out, cols);
+  return TRUE;
+}
