@@ -1,5 +1,7 @@
-/* hardware/cluster_spec.c — [cluster] and [node.NAME] scenario groups → HwNodeSpec, node
- * count and fabric; node spec validation. See cluster_spec.h for the keys and errors.
+/* hardware/cluster_spec.c — the [cluster] scenario group → HwNodeSpec, node count and
+ * fabric, plus what [cluster] and [node.NAME] share (cluster_spec-private.h): the figure keys,
+ * unknown-key checks and GPUs by name. [node.NAME] groups and node spec validation are in
+ * hardware/cluster_spec_node.c. See cluster_spec.h for the keys and errors.
  *
  * Strictness (DESIGN §7): unknown keys fail with the nearest valid key as a hint; every value
  * is parsed with sim/units.h (dimensioned values need their unit, counts are plain digits,
@@ -14,6 +16,7 @@
 #include <stddef.h>
 
 #include "hardware/catalog.h"
+#include "hardware/cluster_spec-private.h"
 #include "hardware/node_catalog.h"
 #include "sim/text.h"
 #include "sim/units.h"
@@ -46,41 +49,10 @@ static const char *const cluster_keys[] = {
   NULL,
 };
 
-static const char *const node_keys[] = {
-  "base",
-  "description",
-  "gpu",
-  "gpus_per_node",
-  "intra_node",
-  "nvlink_bandwidth",
-  "gpus_per_pcie_switch",
-  "pcie_switch_uplink",
-  "nics_per_node",
-  "nic_bandwidth",
-  "rail_optimized",
-  "host_memory",
-  "intra_latency",
-  "inter_latency",
-  "link_efficiency",
-  "cpu_cores",
-  "cpu_adam_rate",
-  "nvme_drives",
-  "nvme_read_bandwidth",
-  "nvme_write_bandwidth",
-  "nvme_capacity",
-  NULL,
-};
-
 const char *const *
 hw_cluster_spec_keys (void)
 {
   return cluster_keys;
-}
-
-const char *const *
-hw_node_spec_keys (void)
-{
-  return node_keys;
 }
 
 /* ---- one figure key --------------------------------------------------------------------- */
@@ -242,8 +214,8 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
 }
 
 /* The stripped value of `key` in `group`; NULL + error (prefixed with group and key). */
-static char *
-get_value (GKeyFile *kf, const char *group, const char *key, GError **error)
+char *
+hw_spec_get_value (GKeyFile *kf, const char *group, const char *key, GError **error)
 {
   char *text = g_key_file_get_string (kf, group, key, error);
   if (text == NULL)
@@ -252,15 +224,16 @@ get_value (GKeyFile *kf, const char *group, const char *key, GError **error)
 }
 
 /* Applies every figure key of `group` to `spec`, in file order. */
-static gboolean
-apply_figures (HwNodeSpec *spec, GKeyFile *kf, const char *group, char **keys, GError **error)
+gboolean
+hw_spec_apply_figures (HwNodeSpec *spec, GKeyFile *kf, const char *group, char **keys,
+                       GError **error)
 {
   for (char **k = keys; *k != NULL; k++)
     {
       const Figure *f = find_figure (*k);
       if (f == NULL)
         continue; /* a structural key (node, gpu, base, nodes, …), handled by the caller */
-      g_autofree char *text = get_value (kf, group, *k, error);
+      g_autofree char *text = hw_spec_get_value (kf, group, *k, error);
       if (text == NULL)
         return FALSE;
       if (!parse_figure (spec, f, text, error))
@@ -270,8 +243,9 @@ apply_figures (HwNodeSpec *spec, GKeyFile *kf, const char *group, char **keys, G
 }
 
 /* Fails on the first key of `group` not in `valid`, naming the nearest valid one. */
-static gboolean
-check_known_keys (char **keys, const char *group, const char *const *valid, GError **error)
+gboolean
+hw_spec_check_known_keys (char **keys, const char *group, const char *const *valid,
+                          GError **error)
 {
   for (char **k = keys; *k != NULL; k++)
     {
@@ -286,7 +260,7 @@ check_known_keys (char **keys, const char *group, const char *const *valid, GErr
   return TRUE;
 }
 
-/* ---- GPUs and nodes by name ------------------------------------------------------------- */
+/* ---- GPUs by name, node defaults -------------------------------------------------------- */
 
 /* A [gpu.NAME] group of the file, else a catalog GPU; new spec or NULL + error. */
 static HwGpuSpec *
@@ -300,10 +274,10 @@ resolve_gpu (GKeyFile *kf, const char *name, GError **error)
 }
 
 /* The GPU named by `key` of `group`; errors prefixed with group and key. */
-static HwGpuSpec *
-gpu_from_key (GKeyFile *kf, const char *group, const char *key, GError **error)
+HwGpuSpec *
+hw_spec_gpu_from_key (GKeyFile *kf, const char *group, const char *key, GError **error)
 {
-  g_autofree char *name = get_value (kf, group, key, error);
+  g_autofree char *name = hw_spec_get_value (kf, group, key, error);
   if (name == NULL)
     return NULL;
   HwGpuSpec *g = resolve_gpu (kf, name, error);
@@ -312,99 +286,14 @@ gpu_from_key (GKeyFile *kf, const char *group, const char *key, GError **error)
   return g;
 }
 
-/* Starts a [node.NAME] spec from its `base` catalog node. */
-static gboolean
-node_from_base (GKeyFile *kf, const char *group, HwNodeSpec *spec, GError **error)
-{
-  g_autofree char *name = get_value (kf, group, "base", error);
-  if (name == NULL)
-    return FALSE;
-  const HwNodeSpec *base = hw_catalog_node (name, error);
-  if (base == NULL)
-    return g_prefix_error (error, "group [%s], key 'base': ", group), FALSE;
-  hw_node_spec_copy_into (spec, base);
-  g_free (spec->description);
-  spec->description
-      = g_strdup_printf ("%s, modified in scenario group [%s]", base->description, group);
-  g_free (spec->source);
-  spec->source = g_strdup_printf ("scenario group [%s] overrides base %s; base: %s", group,
-                                  base->name, base->source);
-  return TRUE;
-}
-
-/* The starting spec of a [node.NAME] group: its base, or a node around its `gpu`; a `gpu` key
- * with a base replaces the base's GPU (and its NVLink bandwidth, unless given). */
-static gboolean
-node_start (GKeyFile *kf, const char *group, HwNodeSpec *spec, gboolean *from_gpu, GError **error)
-{
-  gboolean has_base = g_key_file_has_key (kf, group, "base", NULL);
-  gboolean has_gpu = g_key_file_has_key (kf, group, "gpu", NULL);
-  *from_gpu = !has_base;
-  if (!has_base && !has_gpu)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                   "group [%s]: key 'gpu' is required when no 'base' node is given", group);
-      return FALSE;
-    }
-  if (has_base && !node_from_base (kf, group, spec, error))
-    return FALSE;
-  if (!has_gpu)
-    return TRUE;
-  g_autoptr (HwGpuSpec) gpu = gpu_from_key (kf, group, "gpu", error);
-  if (gpu == NULL)
-    return FALSE;
-  if (!has_base)
-    {
-      hw_catalog_node_from_gpu (spec, gpu, 1);
-      g_free (spec->source);
-      spec->source = g_strdup_printf ("scenario group [%s] around GPU %s; other figures: "
-                                      "defaults of hardware/node_catalog.h",
-                                      group, gpu->name);
-      return TRUE;
-    }
-  spec->nvlink_bandwidth = gpu->nvlink_bandwidth;
-  hw_gpu_spec_free (spec->gpu);
-  spec->gpu = g_steal_pointer (&gpu);
-  return TRUE;
-}
-
 /* A node built around a bare GPU takes the α of its final intra-node connection unless the
  * group set intra_latency itself. */
-static void
-default_intra_latency (HwNodeSpec *spec, GKeyFile *kf, const char *group)
+void
+hw_spec_default_intra_latency (HwNodeSpec *spec, GKeyFile *kf, const char *group)
 {
   if (!g_key_file_has_key (kf, group, "intra_latency", NULL))
     spec->intra_latency
         = spec->intra == HW_INTRA_NVSWITCH ? HW_NVLINK_LATENCY : HW_PCIE_P2P_LATENCY;
-}
-
-gboolean
-hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec *out, GError **error)
-{
-  g_return_val_if_fail (kf != NULL && group != NULL && out != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, error);
-  if (keys == NULL || !check_known_keys (keys, group, node_keys, error))
-    return FALSE;
-  HwNodeSpec spec = { 0 };
-  gboolean from_gpu = FALSE;
-  if (!node_start (kf, group, &spec, &from_gpu, error)
-      || !apply_figures (&spec, kf, group, keys, error))
-    goto fail;
-  if (from_gpu)
-    default_intra_latency (&spec, kf, group);
-  g_free (spec.name);
-  spec.name = g_strdup (g_str_has_prefix (group, "node.") ? group + 5 : group);
-  if (!hw_node_spec_validate (&spec, error))
-    {
-      g_prefix_error (error, "group [%s]: ", group);
-      goto fail;
-    }
-  *out = spec;
-  return TRUE;
-fail:
-  hw_node_spec_clear (&spec);
-  return FALSE;
 }
 
 /* ---- [cluster] -------------------------------------------------------------------------- */
@@ -427,12 +316,12 @@ cluster_start (GKeyFile *kf, HwNodeSpec *spec, GError **error)
     }
   if (has_gpu)
     {
-      g_autoptr (HwGpuSpec) gpu = gpu_from_key (kf, "cluster", "gpu", error);
+      g_autoptr (HwGpuSpec) gpu = hw_spec_gpu_from_key (kf, "cluster", "gpu", error);
       if (gpu != NULL)
         hw_catalog_node_from_gpu (spec, gpu, 1);
       return gpu != NULL;
     }
-  g_autofree char *name = get_value (kf, "cluster", "node", error);
+  g_autofree char *name = hw_spec_get_value (kf, "cluster", "node", error);
   if (name == NULL)
     return FALSE;
   g_autofree char *group = g_strconcat ("node.", name, NULL);
@@ -454,7 +343,7 @@ cluster_scale (GKeyFile *kf, guint *n_nodes, HwFabricSpec *fabric, GError **erro
   fabric->spine_oversubscription = 1.0;
   if (g_key_file_has_key (kf, "cluster", "nodes", NULL))
     {
-      g_autofree char *text = get_value (kf, "cluster", "nodes", error);
+      g_autofree char *text = hw_spec_get_value (kf, "cluster", "nodes", error);
       if (text == NULL)
         return FALSE;
       if (!parse_count (&nodes_key, text, n_nodes, error))
@@ -463,7 +352,7 @@ cluster_scale (GKeyFile *kf, guint *n_nodes, HwFabricSpec *fabric, GError **erro
   if (g_key_file_has_key (kf, "cluster", "spine_oversubscription", NULL))
     {
       const char *key = "spine_oversubscription";
-      g_autofree char *text = get_value (kf, "cluster", key, error);
+      g_autofree char *text = hw_spec_get_value (kf, "cluster", key, error);
       double v = 0;
       if (text == NULL)
         return FALSE;
@@ -482,17 +371,18 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
   g_return_val_if_fail (kf != NULL && node_out != NULL && n_nodes_out != NULL, FALSE);
   g_return_val_if_fail (fabric_out != NULL && (error == NULL || *error == NULL), FALSE);
   g_auto (GStrv) keys = g_key_file_get_keys (kf, "cluster", NULL, error);
-  if (keys == NULL || !check_known_keys (keys, "cluster", cluster_keys, error))
+  if (keys == NULL || !hw_spec_check_known_keys (keys, "cluster", cluster_keys, error))
     return FALSE;
   HwNodeSpec spec = { 0 };
   guint n_nodes = 1;
   HwFabricSpec fabric = { 1.0 };
   gboolean bare_gpu = g_key_file_has_key (kf, "cluster", "gpu", NULL);
-  if (!cluster_start (kf, &spec, error) || !apply_figures (&spec, kf, "cluster", keys, error)
+  if (!cluster_start (kf, &spec, error)
+      || !hw_spec_apply_figures (&spec, kf, "cluster", keys, error)
       || !cluster_scale (kf, &n_nodes, &fabric, error))
     goto fail;
   if (bare_gpu)
-    default_intra_latency (&spec, kf, "cluster");
+    hw_spec_default_intra_latency (&spec, kf, "cluster");
   if (n_nodes > 1 && (spec.n_nics == 0 || spec.nic_bandwidth <= 0))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -513,63 +403,4 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
 fail:
   hw_node_spec_clear (&spec);
   return FALSE;
-}
-
-/* ---- validation ------------------------------------------------------------------------- */
-
-static gboolean
-bad (const HwNodeSpec *spec, const char *field, double value, const char *why, GError **error)
-{
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "node '%s': %s is %g, must be %s", spec->name ? spec->name : "(unnamed)", field,
-               value, why);
-  return FALSE;
-}
-
-static gboolean
-non_negative (const HwNodeSpec *spec, const char *field, double v, GError **error)
-{
-  return (isfinite (v) && v >= 0) || bad (spec, field, v, "finite and >= 0", error);
-}
-
-gboolean
-hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
-{
-  g_return_val_if_fail (spec != NULL, FALSE);
-  if (spec->gpu == NULL)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "node '%s' has no GPU",
-                   spec->name ? spec->name : "(unnamed)");
-      return FALSE;
-    }
-  if (!hw_gpu_spec_validate (spec->gpu, error))
-    return FALSE;
-  if (spec->n_gpus < 1)
-    return bad (spec, "gpus_per_node", spec->n_gpus, ">= 1", error);
-  if (!(isfinite (spec->host_memory) && spec->host_memory > 0))
-    return bad (spec, "host_memory", spec->host_memory, "finite and > 0", error);
-  if (!non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
-      || !non_negative (spec, "pcie_switch_uplink", spec->pcie_switch_uplink, error)
-      || !non_negative (spec, "nic_bandwidth", spec->nic_bandwidth, error)
-      || !non_negative (spec, "intra_latency", spec->intra_latency, error)
-      || !non_negative (spec, "inter_latency", spec->inter_latency, error))
-    return FALSE;
-  if (spec->intra == HW_INTRA_NVSWITCH && spec->n_gpus > 1 && spec->nvlink_bandwidth <= 0)
-    return bad (spec, "nvlink_bandwidth", spec->nvlink_bandwidth,
-                "> 0 with intra_node = nvswitch (or use intra_node = pcie)", error);
-  if (spec->n_nics > 0 && spec->nic_bandwidth <= 0)
-    return bad (spec, "nic_bandwidth", spec->nic_bandwidth, "> 0 with nics_per_node > 0", error);
-  if (!(spec->link_efficiency >= 0 && spec->link_efficiency <= 1))
-    return bad (spec, "link_efficiency", spec->link_efficiency, "in (0, 1]", error);
-  if (!non_negative (spec, "cpu_adam_rate", spec->cpu_adam_rate, error)
-      || !non_negative (spec, "nvme_read_bandwidth", spec->nvme_read_bandwidth, error)
-      || !non_negative (spec, "nvme_write_bandwidth", spec->nvme_write_bandwidth, error)
-      || !non_negative (spec, "nvme_capacity", spec->nvme_capacity, error))
-    return FALSE;
-  if (spec->nvme_drives > 0
-      && (spec->nvme_read_bandwidth <= 0 || spec->nvme_write_bandwidth <= 0
-          || spec->nvme_capacity <= 0))
-    return bad (spec, "nvme_read_bandwidth", spec->nvme_read_bandwidth,
-                "> 0, as nvme_write_bandwidth and nvme_capacity, with nvme_drives > 0", error);
-  return TRUE;
 }

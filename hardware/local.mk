@@ -8,4 +8,5 @@ hardware_libstepsim_hw_a_SOURCES = \
 	hardware/collective.c hardware/collective.h hardware/collective-private.h \
 	hardware/collective_lower.c \
 	hardware/node_catalog.c hardware/node_catalog.h \
-	hardware/cluster_spec.c hardware/cluster_spec.h
+	hardware/cluster_spec.c hardware/cluster_spec.h hardware/cluster_spec-private.h \
+	hardware/cluster_spec_node.c

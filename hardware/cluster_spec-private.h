@@ -1,0 +1,26 @@
+/* hardware/cluster_spec-private.h — helpers shared by the two halves of the scenario
+ * hardware parser: [cluster] (hardware/cluster_spec.c, which defines them) and [node.NAME]
+ * (hardware/cluster_spec_node.c). Not a public header: nothing outside those files includes
+ * it. Errors are GErrors as described in cluster_spec.h, prefixed "group [G], key 'K': ".
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+
+/* The stripped value of `key` in `group`; NULL + error (prefixed with group and key). */
+char *hw_spec_get_value (GKeyFile *kf, const char *group, const char *key, GError **error);
+/* Applies every figure key among `keys` of `group` to `spec`, in file order; other keys
+ * (node, gpu, base, nodes, …) are skipped. */
+gboolean hw_spec_apply_figures (HwNodeSpec *spec, GKeyFile *kf, const char *group, char **keys,
+                                GError **error);
+/* Fails on the first of `keys` not in `valid` (NULL-terminated), naming the nearest one. */
+gboolean hw_spec_check_known_keys (char **keys, const char *group, const char *const *valid,
+                                   GError **error);
+/* The GPU named by `key` of `group`: a [gpu.NAME] group of the file, else a catalog GPU;
+ * new spec or NULL + error (prefixed with group and key). */
+HwGpuSpec *hw_spec_gpu_from_key (GKeyFile *kf, const char *group, const char *key,
+                                 GError **error);
+/* A node built around a bare GPU takes the α of its final intra-node connection unless
+ * `group` sets intra_latency itself. */
+void hw_spec_default_intra_latency (HwNodeSpec *spec, GKeyFile *kf, const char *group);
