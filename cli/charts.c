@@ -1,4 +1,5 @@
-/* cli/charts.c — data of the planning charts and their rendering; see charts.h.
+/* cli/charts.c — data of the planning charts and their rendering; see charts.h. The TSV
+ * parsing and printing helpers they share are in cli/charts_tsv.c (charts-private.h).
  *
  * Input is the TSV `stepsim export` prints (sim/h5out.h): texts escaped, numbers %.17g,
  * NaN as "nan". Output TSV numbers use %.6g (display precision). Lanes, kinds and
@@ -14,121 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli/charts-private.h"
 #include "cli/plot.h"
 #include "cli/run.h"
 #include "models/ledger.h"
 #include "models/plan.h"
 
 static const double GiB = 1024.0 * 1024.0 * 1024.0;
-
-/* ---- TSV in ------------------------------------------------------------------------------- */
-
-typedef struct
-{
-  char **head;
-  GPtrArray *rows; /* GStrv */
-} Tsv;
-
-static void
-tsv_free (Tsv *t)
-{
-  g_strfreev (t->head);
-  g_ptr_array_unref (t->rows);
-  g_free (t);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Tsv, tsv_free)
-
-static Tsv *
-tsv_parse (const char *text)
-{
-  Tsv *t = g_new0 (Tsv, 1);
-  t->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      if (lines[i][0] == '\0')
-        continue;
-      char **f = g_strsplit (lines[i], "\t", -1);
-      if (t->head == NULL)
-        t->head = f;
-      else
-        g_ptr_array_add (t->rows, f);
-    }
-  if (t->head == NULL)
-    t->head = g_new0 (char *, 1);
-  return t;
-}
-
-static gint
-tsv_col (const Tsv *t, const char *name)
-{
-  for (guint i = 0; t->head[i] != NULL; i++)
-    if (strcmp (t->head[i], name) == 0)
-      return (gint) i;
-  return -1;
-}
-
-static gboolean
-need_col (const Tsv *t, const char *name, gint *col, GError **error)
-{
-  *col = tsv_col (t, name);
-  if (*col >= 0)
-    return TRUE;
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "no column '%s' in the data", name);
-  return FALSE;
-}
-
-static const char *
-tsv_get (const Tsv *t, guint row, gint col)
-{
-  char **f = g_ptr_array_index (t->rows, row);
-  return col >= 0 && (guint) col < g_strv_length (f) ? f[col] : "";
-}
-
-/* The number in (row, col); NaN for a missing column or text. */
-static double
-tsv_num (const Tsv *t, guint row, gint col)
-{
-  const char *s = tsv_get (t, row, col);
-  char *end = NULL;
-  double v = g_ascii_strtod (s, &end);
-  return end == s || *end != '\0' ? NAN : v;
-}
-
-/* Rows of a results table that ran (status "ok", or no status column: a run's summary). */
-static gboolean
-row_ok (const Tsv *t, guint row)
-{
-  gint s = tsv_col (t, "status");
-  return s < 0 || strcmp (tsv_get (t, row, s), "ok") == 0;
-}
-
-/* ---- TSV out ------------------------------------------------------------------------------ */
-
-static void
-put_num (GString *s, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.6g", isnan (v) ? 0.0 : v));
-}
-
-/* A label with tabs turned into spaces (it is one TSV field). */
-static void
-put_label (GString *s, const char *label)
-{
-  for (const char *p = label; *p != '\0'; p++)
-    g_string_append_c (s, *p == '\t' ? ' ' : *p);
-}
-
-static char *
-nothing_to_draw (GError **error, const char *what)
-{
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "nothing to draw: %s", what);
-  return NULL;
-}
 
 /* ---- Gantt -------------------------------------------------------------------------------- */
 
@@ -170,11 +63,11 @@ gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLa
   const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
   gboolean kind_used[MODEL_N_TASK_KINDS] = { FALSE };
   for (guint r = 0; r < t->rows->len; r++)
-    if (rank_selected (ranks, tsv_get (t, r, c->rank)))
+    if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)))
       {
-        g->max_rank = MAX (g->max_rank, (guint) tsv_num (t, r, c->rank));
-        g->end = MAX (g->end, tsv_num (t, r, c->end));
-        gint k = name_index (knames, MODEL_N_TASK_KINDS, tsv_get (t, r, c->kind));
+        g->max_rank = MAX (g->max_rank, (guint) cli_tsv_num (t, r, c->rank));
+        g->end = MAX (g->end, cli_tsv_num (t, r, c->end));
+        gint k = name_index (knames, MODEL_N_TASK_KINDS, cli_tsv_get (t, r, c->kind));
         if (k >= 0)
           kind_used[k] = TRUE;
       }
@@ -182,9 +75,9 @@ gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLa
   g->lane = g_new0 (gint, slots);
   for (guint r = 0; r < t->rows->len; r++)
     {
-      gint s = name_index (streams, MODEL_N_STREAMS, tsv_get (t, r, c->stream));
-      if (rank_selected (ranks, tsv_get (t, r, c->rank)) && s >= 0)
-        g->lane[(guint) tsv_num (t, r, c->rank) * MODEL_N_STREAMS + (guint) s] = 1;
+      gint s = name_index (streams, MODEL_N_STREAMS, cli_tsv_get (t, r, c->stream));
+      if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)) && s >= 0)
+        g->lane[(guint) cli_tsv_num (t, r, c->rank) * MODEL_N_STREAMS + (guint) s] = 1;
     }
   for (guint i = 0; i < slots; i++)
     if (g->lane[i] != 0)
@@ -202,32 +95,34 @@ char *
 cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **kinds,
                        const char **unit, GError **error)
 {
-  g_autoptr (Tsv) t = tsv_parse (tasks_tsv);
+  g_autoptr (Tsv) t = cli_tsv_parse (tasks_tsv);
   TaskCols c;
-  if (!need_col (t, "rank", &c.rank, error) || !need_col (t, "stream", &c.stream, error)
-      || !need_col (t, "kind", &c.kind, error) || !need_col (t, "start", &c.start, error)
-      || !need_col (t, "end", &c.end, error))
+  if (!cli_tsv_need_col (t, "rank", &c.rank, error)
+      || !cli_tsv_need_col (t, "stream", &c.stream, error)
+      || !cli_tsv_need_col (t, "kind", &c.kind, error)
+      || !cli_tsv_need_col (t, "start", &c.start, error)
+      || !cli_tsv_need_col (t, "end", &c.end, error))
     return NULL;
   GanttLayout g = { 0 };
   gantt_layout (t, &c, ranks, &g);
   g_autofree gint *lane = g.lane;
   g_autoptr (GString) names = g.kinds;
   if (g.n_lanes == 0)
-    return nothing_to_draw (error, "no tasks on the selected ranks");
+    return cli_charts_nothing_to_draw (error, "no tasks on the selected ranks");
   const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
   double scale = g.end < 2 ? 1e3 : 1;
   *unit = g.end < 2 ? "ms" : "s";
   GString *out = g_string_new ("start\tend\tlane\tkind\tlane_name\n");
   for (guint r = 0; r < t->rows->len; r++)
     {
-      gint s = name_index (streams, MODEL_N_STREAMS, tsv_get (t, r, c.stream));
-      gint k = name_index (knames, MODEL_N_TASK_KINDS, tsv_get (t, r, c.kind));
-      if (!rank_selected (ranks, tsv_get (t, r, c.rank)) || s < 0 || k < 0)
+      gint s = name_index (streams, MODEL_N_STREAMS, cli_tsv_get (t, r, c.stream));
+      gint k = name_index (knames, MODEL_N_TASK_KINDS, cli_tsv_get (t, r, c.kind));
+      if (!rank_selected (ranks, cli_tsv_get (t, r, c.rank)) || s < 0 || k < 0)
         continue;
-      guint rank = (guint) tsv_num (t, r, c.rank);
-      put_num (out, tsv_num (t, r, c.start) * scale);
+      guint rank = (guint) cli_tsv_num (t, r, c.rank);
+      cli_tsv_put_num (out, cli_tsv_num (t, r, c.start) * scale);
       g_string_append_c (out, '\t');
-      put_num (out, tsv_num (t, r, c.end) * scale);
+      cli_tsv_put_num (out, cli_tsv_num (t, r, c.end) * scale);
       /* lane 0 at the bottom, so rank 0's compute stream is on top */
       g_string_append_printf (out, "\t%d\t%d\trank %u %s\n",
                               g.n_lanes - lane[rank * MODEL_N_STREAMS + (guint) s], g.dense[k],
@@ -243,16 +138,16 @@ cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **k
 static void
 put_rows (GString *out, const Tsv *t, const gint *cols, guint n, double scale)
 {
-  gint label = tsv_col (t, "label");
+  gint label = cli_tsv_col (t, "label");
   for (guint r = 0; r < t->rows->len; r++)
     {
-      if (!row_ok (t, r))
+      if (!cli_tsv_row_ok (t, r))
         continue;
-      put_label (out, label >= 0 ? tsv_get (t, r, label) : "scenario");
+      cli_tsv_put_label (out, label >= 0 ? cli_tsv_get (t, r, label) : "scenario");
       for (guint i = 0; i < n; i++)
         {
           g_string_append_c (out, '\t');
-          put_num (out, cols[i] >= 0 ? tsv_num (t, r, cols[i]) / scale : 0.0);
+          cli_tsv_put_num (out, cols[i] >= 0 ? cli_tsv_num (t, r, cols[i]) / scale : 0.0);
         }
       g_string_append_c (out, '\n');
     }
@@ -261,44 +156,47 @@ put_rows (GString *out, const Tsv *t, const gint *cols, guint n, double scale)
 char *
 cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **error)
 {
-  g_autoptr (Tsv) t = tsv_parse (results_tsv);
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cols[MODEL_N_MEM + 2], n = 0, alloc, reserved, ctx, cap;
-  if (!need_col (t, "peak_allocated", &alloc, error) || !need_col (t, "peak_reserved", &reserved, error)
-      || !need_col (t, "cuda_context", &ctx, error) || !need_col (t, "capacity", &cap, error))
+  if (!cli_tsv_need_col (t, "peak_allocated", &alloc, error)
+      || !cli_tsv_need_col (t, "peak_reserved", &reserved, error)
+      || !cli_tsv_need_col (t, "cuda_context", &ctx, error)
+      || !cli_tsv_need_col (t, "capacity", &cap, error))
     return NULL;
   GString *out = g_string_new ("label");
   *capacity = 0;
   for (guint c = 0; c < MODEL_N_MEM; c++) /* all, so each keeps its colour (style.gp) */
     {
       g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
-      cols[n++] = tsv_col (t, name);
+      cols[n++] = cli_tsv_col (t, name);
       g_string_append_printf (out, "\t%s", model_ledger_category_name (c));
     }
   g_string_append (out, "\tallocator cache\tCUDA context\n");
-  gint label = tsv_col (t, "label");
+  gint label = cli_tsv_col (t, "label");
   guint rows = 0;
   for (guint r = 0; r < t->rows->len; r++)
     {
-      if (!row_ok (t, r))
+      if (!cli_tsv_row_ok (t, r))
         continue;
       rows++;
-      *capacity = MAX (*capacity, tsv_num (t, r, cap) / GiB);
-      put_label (out, label >= 0 ? tsv_get (t, r, label) : "scenario");
+      *capacity = MAX (*capacity, cli_tsv_num (t, r, cap) / GiB);
+      cli_tsv_put_label (out, label >= 0 ? cli_tsv_get (t, r, label) : "scenario");
       for (gint i = 0; i < n; i++)
         {
           g_string_append_c (out, '\t');
-          put_num (out, cols[i] >= 0 ? tsv_num (t, r, cols[i]) / GiB : 0.0);
+          cli_tsv_put_num (out, cols[i] >= 0 ? cli_tsv_num (t, r, cols[i]) / GiB : 0.0);
         }
       g_string_append_c (out, '\t');
-      put_num (out, MAX (0.0, tsv_num (t, r, reserved) - tsv_num (t, r, alloc)) / GiB);
+      cli_tsv_put_num (out,
+                       MAX (0.0, cli_tsv_num (t, r, reserved) - cli_tsv_num (t, r, alloc)) / GiB);
       g_string_append_c (out, '\t');
-      put_num (out, tsv_num (t, r, ctx) / GiB);
+      cli_tsv_put_num (out, cli_tsv_num (t, r, ctx) / GiB);
       g_string_append_c (out, '\n');
     }
   if (rows == 0)
     {
       g_string_free (out, TRUE);
-      return nothing_to_draw (error, "no scenario ran");
+      return cli_charts_nothing_to_draw (error, "no scenario ran");
     }
   return g_string_free (out, FALSE);
 }
@@ -312,24 +210,24 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
   static const char *const titles[] = { "forward", "backward", "recompute", "optimizer",
                                         "exposed communication", "offload stall",
                                         "pipeline bubble", "step time" };
-  g_autoptr (Tsv) t = tsv_parse (results_tsv);
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cols[G_N_ELEMENTS (names)], step;
-  if (!need_col (t, "step_time", &step, error))
+  if (!cli_tsv_need_col (t, "step_time", &step, error))
     return NULL;
   double longest = 0;
   guint rows = 0;
   for (guint r = 0; r < t->rows->len; r++)
-    if (row_ok (t, r))
+    if (cli_tsv_row_ok (t, r))
       {
-        longest = MAX (longest, tsv_num (t, r, step));
+        longest = MAX (longest, cli_tsv_num (t, r, step));
         rows++;
       }
   if (rows == 0)
-    return nothing_to_draw (error, "no scenario ran");
+    return cli_charts_nothing_to_draw (error, "no scenario ran");
   GString *out = g_string_new ("label");
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      cols[i] = tsv_col (t, names[i]); /* absent: 0 until the model has it */
+      cols[i] = cli_tsv_col (t, names[i]); /* absent: 0 until the model has it */
       g_string_append_printf (out, "\t%s", titles[i]);
     }
   g_string_append_c (out, '\n');
@@ -341,8 +239,8 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
 char *
 cli_charts_penalty_data (const char *results_tsv, GError **error)
 {
-  g_autoptr (Tsv) t = tsv_parse (results_tsv);
-  gint col = tsv_col (t, "penalty");
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
+  gint col = cli_tsv_col (t, "penalty");
   if (col < 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -355,7 +253,7 @@ cli_charts_penalty_data (const char *results_tsv, GError **error)
   if (strchr (out->str, '\n')[1] == '\0')
     {
       g_string_free (out, TRUE);
-      return nothing_to_draw (error, "no scenario ran");
+      return cli_charts_nothing_to_draw (error, "no scenario ran");
     }
   return g_string_free (out, FALSE);
 }
@@ -393,9 +291,9 @@ put_block (GString *out, const Tsv *t, gint cx, gint cy, gint cby, const char *b
 {
   g_autoptr (GArray) pts = g_array_new (FALSE, FALSE, sizeof (Point));
   for (guint r = 0; r < t->rows->len; r++)
-    if (row_ok (t, r) && (group == NULL || strcmp (tsv_get (t, r, cby), group) == 0))
+    if (cli_tsv_row_ok (t, r) && (group == NULL || strcmp (cli_tsv_get (t, r, cby), group) == 0))
       {
-        Point p = { tsv_num (t, r, cx), tsv_num (t, r, cy) * scale };
+        Point p = { cli_tsv_num (t, r, cx), cli_tsv_num (t, r, cy) * scale };
         if (!isnan (p.x) && !isnan (p.y))
           g_array_append_val (pts, p);
       }
@@ -411,9 +309,9 @@ put_block (GString *out, const Tsv *t, gint cx, gint cy, gint cby, const char *b
     g_string_append_printf (out, "x\t%s\n", y);
   for (guint i = 0; i < pts->len; i++)
     {
-      put_num (out, g_array_index (pts, Point, i).x);
+      cli_tsv_put_num (out, g_array_index (pts, Point, i).x);
       g_string_append_c (out, '\t');
-      put_num (out, g_array_index (pts, Point, i).y);
+      cli_tsv_put_num (out, g_array_index (pts, Point, i).y);
       g_string_append_c (out, '\n');
     }
 }
@@ -422,14 +320,14 @@ char *
 cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y, const char *by,
                        const char *y_unit, char **label, GError **error)
 {
-  g_autoptr (Tsv) t = tsv_parse (results_tsv);
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cx, cy, cby = -1;
-  if (!need_col (t, x, &cx, error) || !need_col (t, y, &cy, error)
-      || (by != NULL && !need_col (t, by, &cby, error)))
+  if (!cli_tsv_need_col (t, x, &cx, error) || !cli_tsv_need_col (t, y, &cy, error)
+      || (by != NULL && !cli_tsv_need_col (t, by, &cby, error)))
     return NULL;
   guint numeric = 0;
   for (guint r = 0; r < t->rows->len; r++)
-    numeric += !isnan (tsv_num (t, r, cx));
+    numeric += !isnan (cli_tsv_num (t, r, cx));
   if (numeric == 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -442,9 +340,9 @@ cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y, co
   GString *out = g_string_new (NULL);
   g_autoptr (GPtrArray) groups = g_ptr_array_new (); /* distinct `by` values, first-seen order */
   for (guint r = 0; cby >= 0 && r < t->rows->len; r++)
-    if (row_ok (t, r) && !g_ptr_array_find_with_equal_func (groups, tsv_get (t, r, cby),
+    if (cli_tsv_row_ok (t, r) && !g_ptr_array_find_with_equal_func (groups, cli_tsv_get (t, r, cby),
                                                            g_str_equal, NULL))
-      g_ptr_array_add (groups, (gpointer) tsv_get (t, r, cby));
+      g_ptr_array_add (groups, (gpointer) cli_tsv_get (t, r, cby));
   if (cby < 0)
     put_block (out, t, cx, cy, cby, by, NULL, y, scale);
   for (guint g = 0; g < groups->len; g++)
@@ -470,15 +368,15 @@ cli_charts_axis_label (const char *axis)
 char *
 cli_charts_summary_as_row (const char *summary_tsv)
 {
-  g_autoptr (Tsv) t = tsv_parse (summary_tsv);
+  g_autoptr (Tsv) t = cli_tsv_parse (summary_tsv);
   GString *head = g_string_new ("label"), *row = g_string_new (NULL);
   const char *name = "scenario";
   for (guint r = 0; r < t->rows->len; r++)
     {
-      if (strcmp (tsv_get (t, r, 0), "scenario") == 0)
-        name = tsv_get (t, r, 1);
-      g_string_append_printf (head, "\t%s", tsv_get (t, r, 0));
-      g_string_append_printf (row, "\t%s", tsv_get (t, r, 1));
+      if (strcmp (cli_tsv_get (t, r, 0), "scenario") == 0)
+        name = cli_tsv_get (t, r, 1);
+      g_string_append_printf (head, "\t%s", cli_tsv_get (t, r, 0));
+      g_string_append_printf (row, "\t%s", cli_tsv_get (t, r, 1));
     }
   g_string_append_printf (head, "\n%s%s\n", name, row->str);
   g_string_free (row, TRUE);
