@@ -3,6 +3,7 @@
  * Invariants: axes keep file order (g_key_file_get_keys returns keys in file order); the
  * point index is a mixed-radix number over the [axes] lengths, first axis most significant,
  * with the [zip] index as the least significant digit. Nothing iterates a hash table.
+ * LIST expansion and the --set syntax are in cli/sweep_list.c.
  */
 #include "config.h"
 #include "cli/sweep.h"
@@ -12,12 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/scenario.h"
+#include "cli/sweep-private.h"
 #include "sim/text.h"
-
-enum
-{
-  MAX_VALUES = 100000, /* per list, and per sweep */
-};
 
 typedef struct
 {
@@ -62,129 +59,6 @@ cli_sweep_free (CliSweep *sweep)
   g_ptr_array_unref (sweep->baseline);
   g_ptr_array_unref (sweep->axes);
   g_free (sweep);
-}
-
-/* ---- lists and ranges --------------------------------------------------------------------- */
-
-/* Parses all of `s` as a number; `integer` tells whether it was written as one. */
-static gboolean
-parse_number (const char *s, double *out, gboolean *integer)
-{
-  char *end = NULL;
-  errno = 0;
-  double v = g_ascii_strtod (s, &end);
-  if (end == s || *end != '\0' || errno != 0 || !isfinite (v))
-    return FALSE;
-  *out = v;
-  *integer = strpbrk (s, ".eE") == NULL && fabs (v) < 9e15;
-  return TRUE;
-}
-
-static void
-add_number (GPtrArray *out, double v, gboolean integer)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  if (integer)
-    g_ptr_array_add (out, g_strdup_printf ("%.0f", v));
-  else
-    g_ptr_array_add (out, g_strdup (g_ascii_formatd (buf, sizeof buf, "%.15g", v)));
-}
-
-/* Expands FIRST:LAST[:STEP|:*FACTOR] into `out`. */
-static gboolean
-expand_range (const char *item, GPtrArray *out, GError **error)
-{
-  g_auto (GStrv) p = g_strsplit (item, ":", -1);
-  guint n = g_strv_length (p);
-  double first, last, step = 1;
-  gboolean i1, i2, i3 = TRUE, geometric = FALSE;
-  for (guint i = 0; i < n; i++)
-    g_strstrip (p[i]);
-  if (n == 3 && p[2][0] == '*')
-    geometric = TRUE;
-  if ((n != 2 && n != 3) || !parse_number (p[0], &first, &i1) || !parse_number (p[1], &last, &i2)
-      || (n == 3 && !parse_number (p[2] + geometric, &step, &i3)))
-    goto bad;
-  gboolean integer = i1 && i2 && i3;
-  if (geometric ? !(step > 1 && first > 0 && last >= first)
-                : !(step != 0 && (last - first) * step >= 0))
-    goto bad;
-  /* Values computed from the index, not accumulated, so 0.1 steps do not drift. */
-  for (guint k = 0;; k++)
-    {
-      double v = geometric ? first * pow (step, k) : first + k * step;
-      double past = geometric ? v - last : (v - last) * (step > 0 ? 1 : -1);
-      if (past > 1e-9 * MAX (fabs (last), 1.0))
-        break;
-      if (out->len >= MAX_VALUES)
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "range '%s' has more than %d values", item, MAX_VALUES);
-          return FALSE;
-        }
-      add_number (out, v, integer);
-    }
-  return TRUE;
-bad:
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "'%s' is not a range FIRST:LAST, FIRST:LAST:STEP or FIRST:LAST:*FACTOR whose "
-               "step reaches LAST (FACTOR > 1, FIRST > 0)", item);
-  return FALSE;
-}
-
-char **
-cli_sweep_parse_list (const char *list, GError **error)
-{
-  g_return_val_if_fail (list != NULL, NULL);
-  g_autofree char *whole = g_strstrip (g_strdup (list));
-  if (whole[0] == '\0')
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "the list is empty");
-      return NULL;
-    }
-  g_auto (GStrv) items = g_strsplit (list, ",", -1);
-  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; items[i] != NULL; i++)
-    {
-      char *item = g_strstrip (items[i]);
-      double x;
-      gboolean integer;
-      const char *colon = strchr (item, ':');
-      g_autofree char *head = colon ? g_strstrip (g_strndup (item, (gsize) (colon - item))) : NULL;
-      if (item[0] == '\0')
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "item %u of the list is empty", i + 1);
-          return NULL;
-        }
-      if (colon != NULL && parse_number (head, &x, &integer))
-        {
-          if (!expand_range (item, out, error))
-            return NULL;
-        }
-      else
-        g_ptr_array_add (out, g_strdup (item));
-    }
-  g_ptr_array_add (out, NULL);
-  return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
-}
-
-gboolean
-cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GError **error)
-{
-  const char *eq = strchr (set, '=');
-  g_autofree char *lhs = eq ? g_strstrip (g_strndup (set, (gsize) (eq - set))) : NULL;
-  char *dot = lhs ? strrchr (lhs, '.') : NULL;
-  if (eq == NULL || dot == NULL || dot == lhs || dot[1] == '\0')
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "'%s': expected group.key=value", set);
-      return FALSE;
-    }
-  *group = g_strndup (lhs, (gsize) (dot - lhs));
-  *key = g_strdup (dot + 1);
-  *value = g_strstrip (g_strdup (eq + 1));
-  return TRUE;
 }
 
 /* ---- loading ------------------------------------------------------------------------------ */
@@ -272,7 +146,7 @@ all_numeric (char **values)
     {
       double x;
       gboolean integer;
-      if (!parse_number (values[i], &x, &integer))
+      if (!cli_sweep_parse_number (values[i], &x, &integer))
         return FALSE;
     }
   return TRUE;
