@@ -6,52 +6,12 @@
 #include "config.h"
 #include "sim/fluid.h"
 #include "tests/testlib.h"
+#include "tests/unit/sim/fluid_fixture.h"
 
 #include <math.h>
 
 #define TOL 1e-12
 
-/* Completion log: done[id] = time of completion (NaN until then), order = ids as reported. */
-typedef struct
-{
-  SimEngine *engine;
-  SimFluid *fluid;
-  GArray *done;  /* double, indexed by activity id */
-  GArray *order; /* SimActivityId in callback order */
-} Rec;
-
-static Rec *
-rec_new (void)
-{
-  Rec *r = g_new0 (Rec, 1);
-  r->engine = sim_engine_new ();
-  r->fluid = sim_fluid_new (r->engine);
-  r->done = g_array_new (FALSE, FALSE, sizeof (double));
-  r->order = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
-  return r;
-}
-
-static void
-rec_free (Rec *r)
-{
-  sim_fluid_free (r->fluid);
-  sim_engine_free (r->engine);
-  g_array_unref (r->done);
-  g_array_unref (r->order);
-  g_free (r);
-}
-
-static void
-done_cb (SimFluid *fluid, SimActivityId id, gpointer user_data)
-{
-  Rec *r = user_data;
-  (void) fluid;
-  double nan = NAN, now = sim_engine_now (r->engine);
-  while (r->done->len <= id)
-    g_array_append_val (r->done, nan);
-  g_array_index (r->done, double, id) = now;
-  g_array_append_val (r->order, id);
-}
 
 static double
 done_at (const Rec *r, SimActivityId id)
