@@ -6,7 +6,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/cost.c models/cost.h \
 	models/stack.c models/stack.h \
 	models/parallel.c models/parallel.h \
-	models/plan.c models/plan.h models/plan-private.h models/plan_state.c models/plan_step.c models/plan_comm.c \
+	models/plan.c models/plan.h models/plan-private.h models/plan_state.c models/plan_step.c models/plan_step-private.h models/plan_ckpt.c models/plan_comm.c \
 	models/offload.c models/offload.h models/plan_offload.c models/plan_offload.h \
 	models/plan_offload-private.h models/host_ledger.c models/host_ledger.h \
 	models/plan_paged.c models/plan_paged.h models/plan_paged-private.h \

@@ -6,46 +6,14 @@
  * Stage-3 gathers are bounded: the forward gather of layer l + prefetch waits for the
  * forward of layer l − 1 (its buffer released), the backward gather of layer l − prefetch
  * for the backward of layer l + 1, so at most prefetch + 1 gathered layers are live (FSDP's
- * rate limiter, Zhao et al. 2023 §4.2).
+ * rate limiter, Zhao et al. 2023 §4.2). Activation checkpointing is in plan_ckpt.c.
  */
 #include "config.h"
-#include "models/plan-private.h"
-#include "models/plan_offload-private.h"
-#include "models/plan_paged-private.h"
+#include "models/plan_step-private.h"
 
 #include <math.h>
-
-#define NONE G_MAXUINT
-
-typedef struct
-{
-  ModelPlan *p;
-  guint rank;
-  const PlanCosts *pc;
-  guint L;
-  guint stage;
-  guint shard;          /* shard group size N */
-  ModelCheckpointing ckpt;
-  guint segment;        /* layers per segment: k of every_k, ⌈√L⌉ of sqrt */
-  gboolean last_mb;
-  gint mb;
-  /* per micro-batch */
-  guint act_embedding, act_head;
-  guint *act_layer;
-  guint *recomputed;   /* per layer: activations re-created by its recompute */
-  guint restored;      /* task bringing the current layer's offloaded activations back */
-  double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
-  guint n_grad_tensors;
-  double saved_tensors[MODEL_COST_MAX_TENSORS + 1]; /* one layer's saved activations (B) */
-  guint n_saved_tensors;
-  guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
-  guint *fwd_task, *bwd_task;
-  guint root_gather_task, root_gather_handle;
-  guint grad_head_full, grad_embedding_full;
-  /* bucketed reduction (stages 0–1) */
-  double bucket_fill;
-  guint bucket_count;
-} StepCtx;
+#include "models/plan_offload-private.h"
+#include "models/plan_paged-private.h"
 
 static double
 weight_bytes (const StepCtx *c)
@@ -94,8 +62,8 @@ gathers (const StepCtx *c)
   return c->stage >= 3 && (c->shard > 1 || plan_offloads_parameters (c->p));
 }
 
-static gboolean
-regathers (const StepCtx *c)
+gboolean
+plan_step_regathers (const StepCtx *c)
 {
   return gathers (c) && !model_parallel_keeps_gathered (&c->p->par);
 }
@@ -205,97 +173,6 @@ produce_gradients (StepCtx *c, double bytes, gboolean layer)
   return 0;
 }
 
-/* ---- activation checkpointing ----------------------------------------------------------- */
-
-/* Whether layer l keeps only its input and is recomputed whole. */
-static gboolean
-checkpointed (const StepCtx *c, guint l)
-{
-  switch (c->ckpt)
-    {
-    case MODEL_CHECKPOINTING_FULL:
-      return TRUE;
-    case MODEL_CHECKPOINTING_EVERY_K:
-    case MODEL_CHECKPOINTING_SQRT:
-      return l % c->segment == 0;
-    default:
-      return FALSE;
-    }
-}
-
-/* Bytes layer l's forward keeps for the backward. Under √L segments a segment's inner
- * layers keep nothing: the segment is recomputed from its first layer's input. */
-static double
-stored_bytes (const StepCtx *c, guint l)
-{
-  const ModelBlockCost *lc = &c->pc->layer;
-  if (checkpointed (c, l))
-    return lc->act_checkpoint;
-  if (c->ckpt == MODEL_CHECKPOINTING_SQRT)
-    return 0;
-  if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
-    return lc->act_saved - lc->act_attn_core;
-  return lc->act_saved;
-}
-
-/* Allocates what layer l's forward keeps: its saved tensors one by one when it keeps them
- * all, else one block (a checkpointed input, or selective's remainder). */
-static guint
-store_activations (StepCtx *c, guint l)
-{
-  double bytes = stored_bytes (c, l);
-  if (bytes == c->pc->layer.act_saved)
-    return plan_task_alloc_tensors (c->p, MODEL_MEM_ACTIVATIONS, c->saved_tensors,
-                                    c->n_saved_tensors, MODEL_EFFECT_AT_START);
-  return plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START);
-}
-
-/* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,
- * the attention core alone (re-creating its s² activations). */
-static void
-recompute (StepCtx *c, guint l, gboolean core_only)
-{
-  ModelPlan *p = c->p;
-  const ModelBlockCost *lc = &c->pc->layer;
-  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
-                   "recompute%s L%u mb%d", core_only ? " attn" : "", l, c->mb);
-  if (regathers (c))
-    plan_task_dep (p, c->gather_task[l]);
-  plan_task_dep (p, c->restored);
-  plan_task_add_pass (p, core_only ? &lc->attn_core_fwd : &lc->fwd);
-  c->recomputed[l] = core_only ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
-                                                  MODEL_EFFECT_AT_START)
-                               : plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS,
-                                                          c->saved_tensors, c->n_saved_tensors,
-                                                          MODEL_EFFECT_AT_START);
-  plan_task_workspace (p, core_only ? lc->attn_core_fwd.workspace : lc->fwd.workspace);
-  p->hardware_flops += plan_current (p)->flops;
-}
-
-/* Recomputation needed before layer l's backward. */
-static void
-recompute_before_backward (StepCtx *c, guint l)
-{
-  if (c->ckpt != MODEL_CHECKPOINTING_SQRT)
-    c->recomputed[l] = 0; /* under √L the segment's recompute already set it */
-  switch (c->ckpt)
-    {
-    case MODEL_CHECKPOINTING_SELECTIVE:
-      recompute (c, l, TRUE);
-      break;
-    case MODEL_CHECKPOINTING_SQRT:
-      /* Entering a segment from its last layer: rerun the segment's forward, in order. */
-      if (l + 1 == c->L || (l + 1) % c->segment == 0)
-        for (guint j = l - l % c->segment; j <= l; j++)
-          recompute (c, j, FALSE);
-      break;
-    default:
-      if (checkpointed (c, l))
-        recompute (c, l, FALSE);
-      break;
-    }
-}
-
 /* ---- forward ----------------------------------------------------------------------------- */
 
 static void
@@ -329,9 +206,9 @@ forward (StepCtx *c)
       if (gathers (c))
         plan_task_dep (p, c->gather_task[l]);
       plan_task_add_pass (p, &pc->layer.fwd);
-      c->act_layer[l] = store_activations (c, l);
+      c->act_layer[l] = plan_step_store_activations (c, l);
       plan_task_workspace (p, pc->layer.fwd.workspace);
-      if (regathers (c))
+      if (plan_step_regathers (c))
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
@@ -350,16 +227,16 @@ backward_layer (StepCtx *c, guint l)
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
   guint prefetch = p->par.prefetch;
-  if (regathers (c) && l >= prefetch)
+  if (plan_step_regathers (c) && l >= prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
   c->restored = plan_offload_restore_activation (p, c->rank, l, c->mb,
                                                  l + 1 < c->L ? c->bwd_task[l + 1] : NONE,
                                                  &c->act_layer[l]);
-  recompute_before_backward (c, l);
+  plan_step_recompute_before_backward (c, l);
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
   plan_task_dep (p, c->restored);
-  if (regathers (c))
+  if (plan_step_regathers (c))
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
   guint full = produce_gradients (c, pc->grad_layer, TRUE);
@@ -388,7 +265,7 @@ backward (StepCtx *c)
   plan_task_workspace (p, pc->head.bwd.workspace);
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
   bucket_reduce (c, head_params, head, -1, FALSE);
-  if (regathers (c))
+  if (plan_step_regathers (c))
     for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)
       gather (c, (gint) l, "bwd", NONE);
   for (guint l = c->L; l-- > 0;)
@@ -453,46 +330,6 @@ optimizer (StepCtx *c, guint last_comm)
 }
 
 
-/* One layer's parameter tensors (for per-tensor gradients) and saved-activation tensors
- * (Σ = act_saved: the cost model's tensors plus autocast's cached weight copies). */
-static void
-layer_tensors (StepCtx *c)
-{
-  const ModelPlan *p = c->p;
-  g_autoptr (GArray) shapes = model_arch_layer_tensors (p->arch);
-  for (guint i = 0; i < shapes->len; i++)
-    {
-      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
-      for (guint64 k = 0; k < t->count && c->n_grad_tensors < G_N_ELEMENTS (c->grad_tensor_elems); k++)
-        c->grad_tensor_elems[c->n_grad_tensors++] = (double) (t->rows * t->cols);
-    }
-  const ModelStack *s = &p->stack;
-  ModelCostParams cp = {
-    .micro_batch = s->micro_batch, .seq_len = s->seq_len,
-    .act_bytes = model_stack_activation_bytes (s), .weight_bytes = model_stack_weight_bytes (s),
-    .flash_attention = s->flash_attention, .dropout = s->dropout,
-    .autocast = model_stack_autocast (s),
-  };
-  c->n_saved_tensors = model_cost_layer_saved_tensors (p->arch, &cp, c->saved_tensors,
-                                                       MODEL_COST_MAX_TENSORS);
-  double sum = 0;
-  for (guint i = 0; i < c->n_saved_tensors; i++)
-    sum += c->saved_tensors[i];
-  double cache = c->pc->layer.act_saved - sum; /* autocast's weight copies */
-  if (cache > 1e-6 * c->pc->layer.act_saved)
-    c->saved_tensors[c->n_saved_tensors++] = cache;
-}
-
-static guint
-segment_length (const ModelPlan *p)
-{
-  if (p->stack.checkpointing == MODEL_CHECKPOINTING_EVERY_K)
-    return MAX (p->stack.checkpoint_every, 1);
-  /* Chen et al. 2016 §3: √n segments balance stored inputs against one segment's
-   * activations. */
-  return MAX ((guint) ceil (sqrt ((double) p->arch->n_layers)), 1);
-}
-
 void
 plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
@@ -506,11 +343,11 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
                ? model_parallel_stage (&p->par) : 0,
     .shard = model_parallel_shard_size (&p->par),
     .ckpt = p->stack.checkpointing,
-    .segment = segment_length (p),
+    .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L,
   };
-  layer_tensors (&c);
+  plan_step_layer_tensors (&c);
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
     {
       c.mb = (gint) mb;
