@@ -1,6 +1,7 @@
 /* sim/h5out.h — writes a SimRecorder to HDF5 and reads datasets back as TSV.
- * Implemented by sim/h5out.c (writer), sim/h5out_export.c and sim/h5out_series.c (export) and sim/h5out_table.c
- * (results tables); only sim/h5out*.c include hdf5.h (DESIGN §2, §8).
+ * Implemented by sim/h5out.c (writer), sim/h5out_export.c and sim/h5out_series.c
+ * (export) and sim/h5out_table.c (results tables); only sim/h5out*.c include hdf5.h
+ * (DESIGN §2, §8).
  *
  * Layout (H5MD-style, documented in doc/hdf5-layout.md):
  *   /            attributes program, version, scenario (the resolved scenario text)
