@@ -1,7 +1,7 @@
 /* sim/h5out.c — writes a SimRecorder to HDF5 (see h5out.h and doc/hdf5-layout.md for the
  * layout), and the handle, error and writer helpers shared through sim/h5out-private.h by
- * h5out_export.c and h5out_series.c (TSV export) and h5out_table.c (results tables). Only sim/h5out*.c include
- * hdf5.h.
+ * h5out_export.c and h5out_series.c (TSV export) and h5out_table.c (results tables). Only
+ * sim/h5out*.c include hdf5.h.
  *
  * Invariants:
  *   - every hid_t lives in a g_auto (H5Id) variable, so it is closed on every path, and the
