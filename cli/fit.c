@@ -448,9 +448,16 @@ search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
   const char *mixed = sc->node.gpu->peak_flops[HW_DTYPE_BF16] > 0
                           ? "training.precision=bf16_mixed" : "training.precision=fp16_mixed";
   gint first = -1;
+  /* ZeRO shards over data-parallel ranks: on one GPU its stages change nothing, so they
+   * are not tried there (offload still is: it works on one GPU, as ZeRO-Offload). */
+  gboolean one_gpu = sc->node.n_gpus * sc->n_nodes == 1;
   for (guint s = 0; s < G_N_ELEMENTS (stack_steps); s++)
-    if (try_step (ctx, kf, &stack_steps[s], mixed, &first) && !opt->all)
-      break;
+    {
+      if (one_gpu && g_str_has_prefix (stack_steps[s].label, "+ ZeRO-"))
+        continue;
+      if (try_step (ctx, kf, &stack_steps[s], mixed, &first) && !opt->all)
+        break;
+    }
   for (guint s = 0; opt->allow_finetune && s < G_N_ELEMENTS (finetune_steps); s++)
     if ((first < 0 || opt->all)
         && try_step (ctx, kf, &finetune_steps[s], mixed, &first) && !opt->all)
