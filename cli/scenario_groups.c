@@ -166,27 +166,20 @@ cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error)
   return hw_cluster_spec_from_keyfile (kf, &sc->node, &sc->n_nodes, &sc->fabric, error);
 }
 
-typedef gboolean (*EnumParser) (const char *s, int *out, GError **error);
-
+/* The value of [training] `key` into *out (caller frees): FALSE + error when it is required
+ * and missing; TRUE with *out NULL when optional and absent. */
 static gboolean
-get_enum (GKeyFile *kf, const char *key, gboolean required, EnumParser parse, int *out,
-          GError **error)
+training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GError **error)
 {
   GError *e = NULL;
-  g_autofree char *v = cli_scenario_get_raw (kf, "training", key, required, &e);
-  if (v == NULL)
-    {
-      if (e != NULL)
-        g_propagate_error (error, e);
-      return e == NULL;
-    }
-  if (!parse (v, out, error))
-    return PREFIX_KEY (error, "training", key), FALSE;
-  return TRUE;
+  *out = cli_scenario_get_raw (kf, "training", key, required, &e);
+  if (e != NULL)
+    g_propagate_error (error, e);
+  return e == NULL;
 }
 
 static gboolean
-parse_attention (const char *s, int *out, GError **error)
+parse_attention (const char *s, gboolean *out, GError **error)
 {
   if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "eager") == 0)
     {
@@ -196,16 +189,6 @@ parse_attention (const char *s, int *out, GError **error)
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                "unknown attention '%s' (expected one of: eager, flash)", s);
   return FALSE;
-}
-
-static gboolean
-parse_bool (const char *s, int *out, GError **error)
-{
-  gboolean b;
-  if (!sim_units_parse_bool (s, &b, error))
-    return FALSE;
-  *out = b;
-  return TRUE;
 }
 
 static gboolean
@@ -253,36 +236,46 @@ check_caps (const ModelStack *s, GError **error)
   return TRUE;
 }
 
+/* The enumerated [training] keys, each parsed by its own typed parser. */
+static gboolean
+load_training_enums (GKeyFile *kf, ModelStack *s, GError **error)
+{
+  g_autofree char *prec = NULL, *opt = NULL, *ckpt = NULL, *attn = NULL, *tf32 = NULL;
+  if (!training_value (kf, "precision", TRUE, &prec, error)
+      || !training_value (kf, "optimizer", FALSE, &opt, error)
+      || !training_value (kf, "checkpointing", FALSE, &ckpt, error)
+      || !training_value (kf, "attention", FALSE, &attn, error)
+      || !training_value (kf, "tf32", FALSE, &tf32, error))
+    return FALSE;
+  const char *bad = NULL;
+  if (!model_stack_precision_from_string (prec, &s->precision, error))
+    bad = "precision";
+  else if (opt != NULL && !model_stack_optimizer_from_string (opt, &s->optimizer, error))
+    bad = "optimizer";
+  else if (ckpt != NULL && !model_stack_checkpointing_from_string (ckpt, &s->checkpointing, error))
+    bad = "checkpointing";
+  else if (attn != NULL && !parse_attention (attn, &s->flash_attention, error))
+    bad = "attention";
+  else if (tf32 != NULL && !sim_units_parse_bool (tf32, &s->tf32, error))
+    bad = "tf32";
+  if (bad != NULL)
+    return PREFIX_KEY (error, "training", bad), FALSE;
+  return TRUE;
+}
+
 gboolean
 cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelStack *s = &sc->stack;
   model_stack_init_defaults (s);
-  int precision = s->precision, optimizer = s->optimizer, ckpt = s->checkpointing;
-  int flash = s->flash_attention, tf32 = s->tf32;
+  guint64 every = s->checkpoint_every;
   if (!cli_scenario_get_count (kf, "training", "micro_batch", TRUE, &s->micro_batch, error)
       || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, &s->seq_len, error)
       || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
-      || !get_enum (kf, "precision", TRUE, (EnumParser) model_stack_precision_from_string,
-                    &precision, error)
-      || !get_enum (kf, "optimizer", FALSE, (EnumParser) model_stack_optimizer_from_string,
-                    &optimizer, error)
-      || !get_enum (kf, "checkpointing", FALSE,
-                    (EnumParser) model_stack_checkpointing_from_string, &ckpt, error)
-      || !get_enum (kf, "attention", FALSE, parse_attention, &flash, error)
-      || !get_enum (kf, "tf32", FALSE, parse_bool, &tf32, error)
-      || !get_dropout (kf, &s->dropout, error))
-    return FALSE;
-  if (!check_caps (s, error))
-    return FALSE;
-  s->precision = precision;
-  s->optimizer = optimizer;
-  s->checkpointing = ckpt;
-  guint64 every = s->checkpoint_every;
-  if (!cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
+      || !load_training_enums (kf, s, error) || !get_dropout (kf, &s->dropout, error)
+      || !check_caps (s, error)
+      || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
     return FALSE;
   s->checkpoint_every = (guint) MIN (every, G_MAXUINT);
-  s->flash_attention = flash;
-  s->tf32 = tf32;
   return cli_scenario_load_memory (kf, sc, error);
 }
