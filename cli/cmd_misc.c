@@ -88,11 +88,6 @@ list_gpus (void)
     }
 }
 
-static gint
-compare_names (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
-}
 
 static void
 list_nodes (void)
@@ -116,19 +111,14 @@ list_models (void)
 {
   const char *dir = cli_scenario_models_dir ();
   g_autoptr (GError) error = NULL;
-  g_autoptr (GDir) d = g_dir_open (dir, 0, &error);
-  if (d == NULL)
-    return cli_error (error->message), 1;
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  for (const char *n; (n = g_dir_read_name (d)) != NULL;)
-    if (g_str_has_suffix (n, ".json"))
-      g_ptr_array_add (names, g_strndup (n, strlen (n) - 5));
-  g_ptr_array_sort (names, compare_names); /* readdir order is not stable */
+  g_auto (GStrv) names = cli_scenario_shipped_models ();
+  if (names[0] == NULL)
+    return cli_error ("list: no shipped model configs found"), 1;
   printf ("%-18s %-8s %18s %7s %7s %7s  (use as [model] hf_config = NAME)\n", "name", "family",
           "parameters", "layers", "hidden", "vocab");
-  for (guint i = 0; i < names->len; i++)
+  for (guint i = 0; names[i] != NULL; i++)
     {
-      const char *name = *(char **) &g_ptr_array_index (names, i);
+      const char *name = names[i];
       g_autofree char *file = g_strconcat (name, ".json", NULL);
       g_autofree char *path = g_build_filename (dir, file, NULL);
       g_autoptr (ModelArch) a = model_arch_load_hf_config (path, &error);

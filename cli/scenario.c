@@ -91,6 +91,25 @@ cli_scenario_models_dir (void)
   return dir;
 }
 
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
+
+char **
+cli_scenario_shipped_models (void)
+{
+  GPtrArray *names = g_ptr_array_new ();
+  g_autoptr (GDir) dir = g_dir_open (cli_scenario_models_dir (), 0, NULL);
+  for (const char *n; dir != NULL && (n = g_dir_read_name (dir)) != NULL;)
+    if (g_str_has_suffix (n, ".json"))
+      g_ptr_array_add (names, g_strndup (n, strlen (n) - 5));
+  g_ptr_array_sort (names, compare_names); /* readdir order is not stable */
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (names, FALSE);
+}
+
 /* ---- pre-scan: duplicates and inline comments ----------------------------------------- */
 
 static gboolean

@@ -54,4 +54,8 @@ gboolean cli_scenario_prescan (const char *text, GError **error);
  * $(pkgdatadir)/models once installed). Static string. */
 const char *cli_scenario_models_dir (void);
 
+/* The names of the shipped configs (file names without ".json"), sorted: a new
+ * NULL-terminated string vector (g_strfreev); empty when the directory cannot be read. */
+char **cli_scenario_shipped_models (void);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CliScenario, cli_scenario_free)

@@ -7,12 +7,6 @@
 #include "hardware/cluster_spec.h"
 #include "sim/text.h"
 
-static gint
-cmp_names (gconstpointer a, gconstpointer b, gpointer unused)
-{
-  (void) unused;
-  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
-}
 
 /* hf_config is a path relative to the scenario file, or the bare name of a shipped config
  * ("llama-3.1-8b", see `stepsim list models`). */
@@ -37,15 +31,7 @@ check_shipped (const char *value, const char *file, GError **error)
   if (strchr (value, '/') != NULL || g_str_has_suffix (value, ".json")
       || g_file_test (file, G_FILE_TEST_IS_REGULAR))
     return TRUE;
-  g_autoptr (GString) names = g_string_new (NULL);
-  g_autoptr (GDir) dir = g_dir_open (cli_scenario_models_dir (), 0, NULL);
-  g_autoptr (GPtrArray) list = g_ptr_array_new_with_free_func (g_free);
-  for (const char *n; dir != NULL && (n = g_dir_read_name (dir)) != NULL;)
-    if (g_str_has_suffix (n, ".json"))
-      g_ptr_array_add (list, g_strndup (n, strlen (n) - 5));
-  g_ptr_array_add (list, NULL);
-  char **v = (char **) list->pdata;
-  g_qsort_with_data (v, (gint) list->len - 1, sizeof (char *), (GCompareDataFunc) cmp_names, NULL);
+  g_auto (GStrv) v = cli_scenario_shipped_models ();
   char *msg = g_strdup_printf ("group [model], key 'hf_config': no shipped config '%s'", value);
   msg = sim_text_with_hint (msg, value, (const char *const *) v);
   g_autofree char *joined = g_strjoinv (", ", v);
