@@ -151,10 +151,7 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
     opt->jobs = (gint) MAX (1u, g_get_num_processors ());
   if (opt->output == NULL)
     {
-      g_autofree char *base = g_path_get_basename ((*argv)[1]);
-      char *dot = strrchr (base, '.');
-      if (dot != NULL)
-        *dot = '\0';
+      g_autofree char *base = cli_file_stem ((*argv)[1]);
       opt->output = g_strconcat (base, ".h5", NULL);
     }
   return 0;

@@ -29,10 +29,7 @@ cli_error (const char *message)
 static char *
 chart_path (const char *scenario_path, const char *dir)
 {
-  g_autofree char *base = g_path_get_basename (scenario_path);
-  char *dot = strrchr (base, '.');
-  if (dot != NULL)
-    *dot = '\0';
+  g_autofree char *base = cli_file_stem (scenario_path);
   g_autofree char *file = g_strconcat (base, "-memory.png", NULL);
   return g_build_filename (dir, file, NULL);
 }
@@ -49,10 +46,7 @@ typedef struct
 static char *
 default_output (const char *scenario_path)
 {
-  g_autofree char *base = g_path_get_basename (scenario_path);
-  char *dot = strrchr (base, '.');
-  if (dot != NULL)
-    *dot = '\0';
+  g_autofree char *base = cli_file_stem (scenario_path);
   return g_strconcat (base, ".h5", NULL);
 }
 

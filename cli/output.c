@@ -3,6 +3,7 @@
 #include "cli/output.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static gboolean
@@ -108,4 +109,14 @@ cli_output_check_chart (const char *what, const char *path, GError **error)
   g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                "%s %s: a chart is written as .png or .svg; name the file so", what, path);
   return FALSE;
+}
+
+char *
+cli_file_stem (const char *path)
+{
+  char *base = g_path_get_basename (path);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return base;
 }

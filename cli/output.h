@@ -22,3 +22,7 @@ gboolean cli_outputs_check (const char *const *whats, const char *const *paths, 
 
 /* A chart path must end in .png or .svg (the terminal follows the extension). */
 gboolean cli_output_check_chart (const char *what, const char *path, GError **error);
+
+/* The file name of `path` without its directory and last extension ("a/s1.ini" → "s1"):
+ * the stem outputs and default names are made from. Caller frees. */
+char *cli_file_stem (const char *path);

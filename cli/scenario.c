@@ -9,6 +9,7 @@
 #include "config.h"
 #include "cli/scenario.h"
 #include "cli/scenario_private.h"
+#include "cli/output.h"
 
 #include <string.h>
 #include "hardware/catalog.h"
@@ -362,10 +363,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
 {
   g_autoptr (CliScenario) sc = g_new0 (CliScenario, 1);
   sc->path = g_strdup (path);
-  g_autofree char *base = g_path_get_basename (path);
-  char *dot = strrchr (base, '.');
-  if (dot != NULL)
-    *dot = '\0';
+  g_autofree char *base = cli_file_stem (path);
   sc->name = g_key_file_get_string (kf, "scenario", "name", NULL);
   if (sc->name == NULL)
     sc->name = g_strdup (base);

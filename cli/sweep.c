@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "cli/sweep.h"
+#include "cli/output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -223,9 +224,7 @@ load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
   sw->name = g_key_file_get_string (kf, "sweep", "name", NULL);
   if (sw->name == NULL)
     {
-      g_autofree char *base = g_path_get_basename (sw->path);
-      char *dot = strrchr (base, '.');
-      sw->name = dot ? g_strndup (base, (gsize) (dot - base)) : g_strdup (base);
+      sw->name = cli_file_stem (sw->path);
     }
   sw->n_points = 1;
   if (!read_sets (kf, "set", sw->scenario, sw->sets, error)
