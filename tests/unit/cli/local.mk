@@ -3,6 +3,6 @@ check_PROGRAMS += tests/unit/cli/test_scenario tests/unit/cli/test_validation
 tests_unit_cli_test_scenario_SOURCES = tests/unit/cli/test_scenario.c
 tests_unit_cli_test_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
-tests_unit_cli_test_validation_SOURCES = tests/unit/cli/test_validation.c
+tests_unit_cli_test_validation_SOURCES = tests/unit/cli/test_validation.c tests/unit/cli/simulate.h
 tests_unit_cli_test_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

@@ -29,22 +29,8 @@
 #include "cli/run.h"
 #include "cli/scenario.h"
 #include "tests/testlib.h"
+#include "tests/unit/cli/simulate.h"
 
-static gboolean
-simulate (const char *file, const char *const *sets, CliScenario **sc_out, CliRunResult *res)
-{
-  g_autofree char *path = stepsim_test_srcpath (file);
-  g_autoptr (GError) e = NULL;
-  CliScenario *sc = cli_scenario_load (path, sets, &e);
-  if (sc == NULL || !cli_run_simulate (sc, NULL, res, &e))
-    {
-      g_printerr ("\n  %s: %s\n", file, e ? e->message : "?");
-      cli_scenario_free (sc);
-      return FALSE;
-    }
-  *sc_out = sc;
-  return TRUE;
-}
 
 #define MOSAIC_TOLERANCE 0.20 /* ±20 % on tokens/s per GPU, all four rows */
 #define A100_BF16_PEAK 312e12 /* FLOP/s, NVIDIA A100 datasheet (dense) */

@@ -7,22 +7,8 @@
 #include "cli/run.h"
 #include "cli/scenario.h"
 #include "tests/testlib.h"
+#include "tests/unit/cli/simulate.h"
 
-static gboolean
-simulate (const char *file, const char *const *sets, CliScenario **sc_out, CliRunResult *res)
-{
-  g_autofree char *path = stepsim_test_srcpath (file);
-  g_autoptr (GError) e = NULL;
-  CliScenario *sc = cli_scenario_load (path, sets, &e);
-  if (sc == NULL || !cli_run_simulate (sc, NULL, res, &e))
-    {
-      g_printerr ("\n  %s: %s\n", file, e ? e->message : "?");
-      cli_scenario_free (sc);
-      return FALSE;
-    }
-  *sc_out = sc;
-  return TRUE;
-}
 
 /* S1: Llama 3.2 1B, FP32 AdamW, full checkpointing, seq 2048, micro-batch 1, A100-80GB.
  * The seed's numbers are for a 1e9-parameter model: weights 4 GB + gradients 4 GB + Adam
