@@ -188,6 +188,8 @@ typedef struct
   guint *series; /* per resource: its series, G_MAXUINT until its first change */
 } LinkLoad;
 
+#define NOT_A_LINK (G_MAXUINT - 1)
+
 /* Records the load of link directions as series "links/<resource>" (B/s), change points
  * only (sim/fluid.h calls this whenever a resource's usage changes). */
 static void
@@ -195,10 +197,15 @@ record_link_load (SimFluid *fluid, SimResourceId resource, double time, double u
                   gpointer user_data)
 {
   LinkLoad *l = user_data;
+  if (l->series[resource] == NOT_A_LINK)
+    return;
   if (l->series[resource] == G_MAXUINT)
     {
       if (!hw_cluster_resource_is_link (l->cluster, resource))
-        return;
+        {
+          l->series[resource] = NOT_A_LINK; /* asked once per resource */
+          return;
+        }
       g_autofree char *path = g_strdup_printf ("links/%s", sim_fluid_resource_name (fluid, resource));
       l->series[resource] = sim_recorder_series (l->rec, path, "B/s");
     }

@@ -275,9 +275,14 @@ hw_cluster_start_nvme (HwCluster *cluster, guint rank, HwNvmeDirection dir, gboo
 gboolean
 hw_cluster_resource_is_link (const HwCluster *cluster, SimResourceId resource)
 {
-  const char *name = sim_fluid_resource_name (hw_cluster_fluid (cluster), resource);
-  /* hardware/topology.c names devices' own capacities "<gpu>.compute", "<gpu>.hbm" and
-   * "<node>.cpu"; everything else it creates is a link direction or a drive. */
-  return name != NULL && !g_str_has_suffix (name, ".compute") && !g_str_has_suffix (name, ".hbm")
-         && !g_str_has_suffix (name, ".cpu");
+  /* The devices' own capacities: every GPU's compute and HBM, every node's CPU. */
+  const HwTopology *topo = hw_cluster_topology (cluster);
+  for (guint r = 0; r < hw_cluster_n_ranks (cluster); r++)
+    if (resource == hw_topology_gpu_resource (topo, r, HW_GPU_COMPUTE)
+        || resource == hw_topology_gpu_resource (topo, r, HW_GPU_HBM))
+      return FALSE;
+  for (guint n = 0; n < hw_cluster_n_nodes (cluster); n++)
+    if (resource == hw_topology_node_resource (topo, n, HW_NODE_CPU))
+      return FALSE;
+  return resource < sim_fluid_n_resources (hw_cluster_fluid (cluster));
 }
