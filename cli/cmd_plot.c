@@ -21,21 +21,6 @@ typedef struct
   gint rank;
 } PlotOptions;
 
-/* The TSV text of `object` of `h5` (caller frees). */
-static char *
-export_text (const char *h5, const char *object, GError **error)
-{
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream (&buf, &len);
-  if (f == NULL)
-    return NULL;
-  gboolean ok = sim_h5out_export_tsv (h5, object, f, error);
-  fclose (f);
-  char *text = ok ? g_strdup (buf) : NULL;
-  free (buf);
-  return text;
-}
 
 /* The value of `name` in a /summary export ("" when absent; caller frees). */
 static char *
@@ -57,7 +42,7 @@ static char *
 results_text (const char *h5, gboolean batch_only, char **name, GError **error)
 {
   GError *e = NULL;
-  char *text = export_text (h5, "/results", &e);
+  char *text = cli_plot_export_text (h5, "/results", &e);
   if (text != NULL)
     {
       *name = sim_h5out_read_text_attr (h5, "/", "name", NULL);
@@ -71,7 +56,7 @@ results_text (const char *h5, gboolean batch_only, char **name, GError **error)
       return NULL;
     }
   g_clear_error (&e);
-  g_autofree char *summary = export_text (h5, "/summary", error);
+  g_autofree char *summary = cli_plot_export_text (h5, "/summary", error);
   if (summary == NULL)
     return NULL;
   *name = summary_value (summary, "scenario");
@@ -81,7 +66,7 @@ results_text (const char *h5, gboolean batch_only, char **name, GError **error)
 static gboolean
 plot_memory (const char *h5, const PlotOptions *o, GError **error)
 {
-  g_autofree char *summary = export_text (h5, "/summary", error);
+  g_autofree char *summary = cli_plot_export_text (h5, "/summary", error);
   if (summary == NULL)
     return FALSE;
   g_autofree char *name = summary_value (summary, "scenario");
@@ -96,8 +81,8 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
 static gboolean
 plot_gantt (const char *h5, const PlotOptions *o, GError **error)
 {
-  g_autofree char *tasks = export_text (h5, "/tasks", error);
-  g_autofree char *summary = tasks ? export_text (h5, "/summary", error) : NULL;
+  g_autofree char *tasks = cli_plot_export_text (h5, "/tasks", error);
+  g_autofree char *summary = tasks ? cli_plot_export_text (h5, "/summary", error) : NULL;
   if (summary == NULL)
     return FALSE;
   g_auto (GStrv) ranks = o->ranks ? g_strsplit (o->ranks, ",", -1) : NULL;

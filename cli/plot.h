@@ -7,10 +7,14 @@
  * Static string. */
 const char *cli_plot_dir (void);
 
+/* The TSV text of `object` of the HDF5 file (sim_h5out_export_tsv); caller frees; NULL +
+ * error when it cannot be exported. */
+char *cli_plot_export_text (const char *h5path, const char *object, GError **error);
+
 /* Draws the memory timeline of `rank` from the HDF5 file `h5path` into `out_path` (.png or
- * .svg): exports /series/rank<r>/memory to a temporary TSV, runs
- * `gnuplot -c memory.gp TSV OUT CAPACITY_GIB TITLE`, writing to a temporary name renamed
- * onto out_path only on success. `capacity` in B (0: no line). FALSE + error if gnuplot
+ * .svg): `gnuplot -c memory.gp TSV OUT CAPACITY_GIB TITLE` on the export of
+ * /series/rank<r>/memory, through cli_charts_render() (written to a temporary name renamed
+ * onto out_path only on success). `capacity` in B (0: no line). FALSE + error if gnuplot
  * fails or cannot run; no partial chart is left. */
 gboolean cli_plot_memory (const char *h5path, guint rank, double capacity, const char *title,
                           const char *out_path, GError **error);
