@@ -268,11 +268,11 @@ norm_params (const ModelArch *arch)
   return arch->norm == MODEL_NORM_LAYER ? 2 * arch->hidden_size : arch->hidden_size;
 }
 
-/* MPT stores q, k, v as one fused Wqkv (out (a + 2k)·d × in h; MptAttention.Wqkv). */
-static gboolean
-fused_qkv (const ModelArch *arch)
+gboolean
+model_arch_fused_qkv (const ModelArch *arch)
 {
-  return arch->family == MODEL_FAMILY_MPT;
+  g_return_val_if_fail (arch != NULL, FALSE);
+  return arch->family == MODEL_FAMILY_MPT || arch->family == MODEL_FAMILY_GPT2;
 }
 
 guint64
@@ -397,7 +397,7 @@ add_layer_tensors (GArray *out, const ModelArch *arch, guint64 L)
   guint64 h = arch->hidden_size, q = arch->n_heads * arch->head_dim;
   guint64 kv = arch->n_kv_heads * arch->head_dim, i = arch->intermediate_size;
   guint64 E = arch->n_experts > 0 ? arch->n_experts : 1;
-  if (fused_qkv (arch))
+  if (model_arch_fused_qkv (arch))
     add_tensor (out, q + 2 * kv, h, L);
   else
     {
@@ -405,7 +405,7 @@ add_layer_tensors (GArray *out, const ModelArch *arch, guint64 L)
       add_tensor (out, kv, h, 2 * L);
     }
   add_tensor (out, h, q, L);
-  if (arch->qkv_bias && fused_qkv (arch))
+  if (arch->qkv_bias && model_arch_fused_qkv (arch))
     add_tensor (out, q + 2 * kv, 1, L);
   else if (arch->qkv_bias)
     {

@@ -156,6 +156,12 @@ GArray *model_arch_param_tensors (const ModelArch *arch);
  * layer). Returns a new GArray of ModelArchTensor. */
 GArray *model_arch_layer_tensors (const ModelArch *arch);
 
+/* Whether q, k and v are one fused projection in the HF implementation: MPT's Wqkv (out
+ * (a + 2k)·d × in h; MptAttention.Wqkv) and GPT-2's c_attn (Conv1D h × 3h;
+ * GPT2Attention.c_attn). FALSE: three separate nn.Linear (llama, mistral, mixtral, qwen2,
+ * bert), each of which autocast feeds its own cast copy of the input (models/cost.h). */
+gboolean model_arch_fused_qkv (const ModelArch *arch);
+
 /* Elements of the largest single parameter tensor. */
 guint64 model_arch_largest_tensor (const ModelArch *arch);
 
