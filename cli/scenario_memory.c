@@ -5,6 +5,8 @@
  *                                               (default true, PyTorch 2.x on CUDA)
  *   [training] zero_grad_to_none = true|false   zero_grad(set_to_none=…) (default true,
  *                                               PyTorch ≥ 2.0)
+ *   [training] softmax_saves_input = true|false autograd keeps softmax's input too
+ *                                               (default false; true for PyTorch ≤ 1.10)
  *   [allocator] expandable_segments = true|false PYTORCH_CUDA_ALLOC_CONF (default false)
  *
  * Errors name the group and key (the caller prefixes the file).
@@ -29,5 +31,6 @@ cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
   ModelStack *s = &sc->stack;
   return get_bool (kf, "training", "optimizer_foreach", &s->optimizer_foreach, error)
          && get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
+         && get_bool (kf, "training", "softmax_saves_input", &s->softmax_saves_input, error)
          && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error);
 }

@@ -42,14 +42,21 @@
  * Activations saved by forward (bytes) — Korthikanti et al. 2022, arXiv 2205.05198, §4.1
  * generalised to GQA, SwiGLU, MoE, no dropout and element size e:
  *   norm1 input e·T·h  (Korthikanti: LayerNorm input 2sbh)
- *   QKV input   e·T·h  (2sbh)
+ *   QKV input   e·T·h  (2sbh); under autocast each of separate q, k, v projections
+ *               (model_arch_fused_qkv() FALSE) saves its own e-byte cast of the fp32
+ *               input, 3·e·T·h: autocast casts activations at every op call and caches
+ *               only leaf weights (PyTorch autocast_mode.cpp, cached_cast)
  *   Q, K, V     e·T·(q + 2c)  (QKᵀ 4sbh + V 2sbh when k = a)
  *   eager       softmax output e·b·a·s² (2as²b); with dropout also its 1-byte mask b·a·s²
- *               (as²b) and the dropped-out probabilities e·b·a·s² (2as²b)
+ *               (as²b) and the dropped-out probabilities e·b·a·s² (2as²b). PyTorch <= 1.10
+ *               also keeps the softmax input, the masked scores (fp32 under autocast):
+ *               its derivative formula referenced `self` (pytorch/pytorch#64000, fixed for
+ *               1.11 by #65242); log_softmax likewise keeps the loss's fp32 logits
  *   flash       logsumexp 4·b·a·s; its output O is the same storage as the o-proj input
  *               (a view), counted once below; dropout keeps only the RNG state
  *   o-proj input e·T·q (2sbh); dropout mask after it T·h (sbh)
- *   norm2 input e·T·h, MLP input e·T·h (2 × 2sbh)
+ *   norm2 input e·T·h, MLP input e·T·h (2 × 2sbh); SwiGLU's separate gate and up
+ *               projections save 2·e·T·h of it under autocast (as QKV above)
  *   GELU MLP    fc output (GELU input) + GELU output: 2·e·T·i (8sbh + 8sbh at i = 4h)
  *   SwiGLU MLP  gate output, up output, silu(gate)·up (down input): 3·e·T·i, assuming the
  *               fused SwiGLU that recomputes silu in backward (Megatron-LM
@@ -78,6 +85,9 @@ typedef struct
   double b, s, T, h, a, q, c, i, V, e, w;
   double ea;       /* bytes of what autocast keeps in fp32 (softmax, norms); e without it */
   gboolean autocast;
+  double qkv_in;   /* copies of the QKV input saved: 3 under autocast with separate q, k, v */
+  double mlp_in;   /* copies of the MLP input saved: 2 under autocast with separate gate, up */
+  double sm_in;    /* 1 if softmax keeps its input for backward (PyTorch <= 1.10), else 0 */
   double s_kv;     /* keys per query seen by flash attention (sliding window) */
   double E, k;     /* experts and top-k; E = 0 for dense, then k = 1 */
   double m;        /* tokens through the MLP GEMMs: T·k */
@@ -106,6 +116,9 @@ dims_of (const ModelArch *arch, const ModelCostParams *p)
    * softmax, layer_norm autocast to float32): what they save is 4 B an element. */
   d.ea = p->autocast ? 4.0 : p->act_bytes;
   d.autocast = p->autocast;
+  d.qkv_in = p->autocast && !model_arch_fused_qkv (arch) ? 3.0 : 1.0;
+  d.mlp_in = p->autocast && arch->mlp == MODEL_MLP_SWIGLU ? 2.0 : 1.0;
+  d.sm_in = p->softmax_saves_input ? 1.0 : 0.0;
   d.w = p->weight_bytes;
   d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len
              ? (double) arch->sliding_window
@@ -231,9 +244,10 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
 static double
 attn_core_saved (const Dims *d, double scores)
 {
+  double input = d->sm_in * d->ea * scores; /* the masked scores, PyTorch <= 1.10 */
   if (d->autocast)
-    return d->ea * scores + d->drop * scores + d->e * scores;
-  return d->e * scores + d->drop * (scores + d->e * scores);
+    return input + d->ea * scores + d->drop * scores + d->e * scores;
+  return input + d->e * scores + d->drop * (scores + d->e * scores);
 }
 
 /* Saved activations of one layer; derivation in the file header. */
@@ -242,18 +256,19 @@ layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
 {
   double T = d->T, h = d->h, e = d->e, scores = d->b * d->a * d->s * d->s;
   /* Norm inputs: under autocast the norm runs (and saves) in fp32 (d->ea). */
-  double act = d->ea * T * h + e * T * h + e * T * (d->q + 2 * d->c);
+  double act = d->ea * T * h + d->qkv_in * e * T * h + e * T * (d->q + 2 * d->c);
   if (flash)
     act += 4 * d->b * d->a * d->s;
   else
     act += attn_core_saved (d, scores);
   act += e * T * d->q + d->drop * T * h;
-  act += d->ea * T * h + e * T * h;
+  act += d->ea * T * h;
   double per_inner = arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0;
-  if (arch->n_experts > 0)
-    act += e * T * d->E + e * d->m * h + per_inner * e * d->m * d->i + e * d->m * h;
+  if (arch->n_experts > 0) /* the router's input, then the experts' own (cast) copies */
+    act += e * T * h + e * T * d->E + d->mlp_in * e * d->m * h + per_inner * e * d->m * d->i
+           + e * d->m * h;
   else
-    act += per_inner * e * T * d->i;
+    act += d->mlp_in * e * T * h + per_inner * e * T * d->i;
   return act + d->drop * T * h;
 }
 
@@ -276,7 +291,8 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
   guint n = 0;
   /* Same terms as layer_act_saved(), one tensor each. */
   push (sizes, max, &n, d.ea * T * h);       /* norm1 input (fp32 under autocast) */
-  push (sizes, max, &n, e * T * h);          /* qkv input */
+  for (guint k = 0; k < (guint) d.qkv_in; k++)
+    push (sizes, max, &n, e * T * h);        /* qkv input (a cast copy each under autocast) */
   push (sizes, max, &n, e * T * d.q);        /* q */
   push (sizes, max, &n, e * T * d.c);        /* k */
   push (sizes, max, &n, e * T * d.c);        /* v */
@@ -284,12 +300,14 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
     push (sizes, max, &n, 4 * d.b * d.a * d.s); /* logsumexp */
   else if (d.autocast)
     {
+      push (sizes, max, &n, d.sm_in * d.ea * scores); /* softmax input (PyTorch <= 1.10) */
       push (sizes, max, &n, d.ea * scores);         /* softmax output, fp32 */
       push (sizes, max, &n, d.drop * scores);       /* dropout mask */
       push (sizes, max, &n, e * scores);            /* AV matmul's cast copy */
     }
   else
     {
+      push (sizes, max, &n, d.sm_in * e * scores);  /* softmax input (PyTorch <= 1.10) */
       push (sizes, max, &n, e * scores);            /* softmax output */
       push (sizes, max, &n, d.drop * scores);       /* dropout mask */
       push (sizes, max, &n, d.drop * e * scores);   /* dropout output */
@@ -297,12 +315,15 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
   push (sizes, max, &n, e * T * d.q);        /* attention output (o-proj input) */
   push (sizes, max, &n, d.drop * T * h);     /* dropout mask after o-proj */
   push (sizes, max, &n, d.ea * T * h);       /* norm2 input (fp32 under autocast) */
-  push (sizes, max, &n, e * T * h);          /* mlp input */
   guint inner = arch->mlp == MODEL_MLP_SWIGLU ? 3 : 2;
+  guint mlp_in = arch->n_experts > 0 ? 1 : (guint) d.mlp_in;
+  for (guint k = 0; k < mlp_in; k++)
+    push (sizes, max, &n, e * T * h);        /* mlp (or router) input */
   if (arch->n_experts > 0)
     {
       push (sizes, max, &n, e * T * d.E);
-      push (sizes, max, &n, e * d.m * h);
+      for (guint k = 0; k < (guint) d.mlp_in; k++)
+        push (sizes, max, &n, e * d.m * h);  /* routed tokens' copy (a cast each) */
       for (guint k = 0; k < inner; k++)
         push (sizes, max, &n, e * d.m * d.i);
       push (sizes, max, &n, e * d.m * h);
@@ -397,7 +418,7 @@ bert_head (const ModelArch *arch, const Dims *d)
   add_elementwise (&cost.fwd, "cross_entropy", d->e * B * n + 2 * 4 * B * n);
   mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.fwd.workspace = 4 * B * n;
-  cost.bwd.workspace = 2 * 4 * B * n;
+  cost.bwd.workspace = (2 + d->sm_in) * 4 * B * n; /* + log_softmax's input, torch <= 1.10 */
   cost.act_saved = d->e * d->T * d->h + 2 * d->e * B * d->h + d->drop * B * d->h;
   cost.act_checkpoint = d->e * d->T * d->h;
   return cost;
@@ -423,7 +444,8 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
    * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
    * with their fp32 gradient. */
   cost.fwd.workspace = 4 * TV;
-  cost.bwd.workspace = 2 * 4 * TV;
+  /* PyTorch <= 1.10: log_softmax also keeps its input, the fp32 logits, until backward. */
+  cost.bwd.workspace = (2 + d.sm_in) * 4 * TV;
   cost.act_saved = 2 * d.e * d.T * d.h; /* final-norm input and LM-head input */
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;

@@ -71,7 +71,10 @@ typedef struct
                               * makes and backward keeps (autocast), 0 if none */
   gboolean autocast;       /* torch.autocast on an fp32 model: softmax and norms run in fp32
                             * (PyTorch's autocast op lists), so their saved inputs/outputs
-                            * are 4 B, and the attention matmul saves an e-byte cast copy */
+                            * are 4 B, the attention matmul saves an e-byte cast copy, and
+                            * each separate projection saves its own cast of its input */
+  gboolean softmax_saves_input; /* PyTorch <= 1.10 autograd: softmax and log_softmax keep
+                                 * their input as well as their output for backward */
 } ModelCostParams;
 
 /* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0

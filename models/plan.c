@@ -186,16 +186,7 @@ static void
 plan_costs (const ModelPlan *p, PlanCosts *pc)
 {
   const ModelStack *s = &p->stack;
-  ModelCostParams cp = {
-    .micro_batch = s->micro_batch,
-    .seq_len = s->seq_len,
-    .act_bytes = model_stack_activation_bytes (s),
-    .weight_bytes = model_stack_weight_bytes (s),
-    .flash_attention = s->flash_attention,
-    .dropout = s->dropout,
-    .weight_cache_bytes = model_stack_weight_cache_bytes (s),
-    .autocast = model_stack_autocast (s),
-  };
+  ModelCostParams cp = model_stack_cost_params (s);
   pc->embedding = model_cost_embedding (p->arch, &cp);
   pc->layer = model_cost_layer (p->arch, &cp);
   pc->head = model_cost_head (p->arch, &cp);

@@ -113,12 +113,7 @@ plan_step_layer_tensors (StepCtx *c)
         c->grad_tensor_elems[c->n_grad_tensors++] = (double) (t->rows * t->cols);
     }
   const ModelStack *s = &p->stack;
-  ModelCostParams cp = {
-    .micro_batch = s->micro_batch, .seq_len = s->seq_len,
-    .act_bytes = model_stack_activation_bytes (s), .weight_bytes = model_stack_weight_bytes (s),
-    .flash_attention = s->flash_attention, .dropout = s->dropout,
-    .autocast = model_stack_autocast (s),
-  };
+  ModelCostParams cp = model_stack_cost_params (s);
   c->n_saved_tensors = model_cost_layer_saved_tensors (p->arch, &cp, c->saved_tensors,
                                                        MODEL_COST_MAX_TENSORS);
   double sum = 0;

@@ -39,6 +39,7 @@ model_stack_init_defaults (ModelStack *stack)
     .dropout = 0,
     .optimizer_foreach = TRUE,
     .zero_grad_to_none = TRUE,
+    .softmax_saves_input = FALSE,
   };
 }
 
@@ -328,4 +329,21 @@ model_stack_optimizer_step_flops (const ModelStack *s)
     default:
       return 12;
     }
+}
+
+ModelCostParams
+model_stack_cost_params (const ModelStack *s)
+{
+  g_return_val_if_fail (s != NULL, (ModelCostParams){ 0 });
+  return (ModelCostParams){
+    .micro_batch = s->micro_batch,
+    .seq_len = s->seq_len,
+    .act_bytes = model_stack_activation_bytes (s),
+    .weight_bytes = model_stack_weight_bytes (s),
+    .flash_attention = s->flash_attention,
+    .dropout = s->dropout,
+    .weight_cache_bytes = model_stack_weight_cache_bytes (s),
+    .autocast = model_stack_autocast (s),
+    .softmax_saves_input = s->softmax_saves_input,
+  };
 }

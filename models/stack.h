@@ -54,6 +54,7 @@
 #include <glib.h>
 #include "hardware/gpu.h"
 #include "models/arch.h"
+#include "models/cost.h"
 #include "models/ledger.h"
 #include "models/offload.h"
 
@@ -111,6 +112,9 @@ typedef struct
    * the step and re-allocated by the next backward. FALSE (PyTorch 1.x): they are zeroed
    * in place and stay allocated all the time. */
   gboolean zero_grad_to_none;
+  /* PyTorch <= 1.10 autograd: softmax and log_softmax keep their input for backward as
+   * well as their output (pytorch/pytorch#64000; fixed in 1.11). Default FALSE. */
+  gboolean softmax_saves_input;
   /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (models/allocator.h); default off */
   gboolean expandable_segments;
   /* [offload]: optimizer, parameters and activations off the GPU (models/offload.h) */
@@ -119,7 +123,7 @@ typedef struct
 
 /* Defaults: micro_batch 1, seq_len 2048, GA 1, bf16 mixed, AdamW, no checkpointing,
  * FlashAttention on, tf32 off, dropout 0, foreach optimizer, zero_grad to None, no
- * expandable segments. */
+ * expandable segments, softmax does not keep its input. */
 void model_stack_init_defaults (ModelStack *stack);
 
 /* Name tables for scenarios and reports ("fp32", "bf16_mixed", "fp16_mixed", "bf16",
@@ -151,6 +155,11 @@ double model_stack_fp8_weight_bytes (const ModelStack *s);
 double model_stack_weight_cache_bytes (const ModelStack *s);
 /* Whether the precision is torch.autocast on an fp32 model (fp16_amp, bf16_amp). */
 gboolean model_stack_autocast (const ModelStack *s);
+
+/* The cost model's parameters (models/cost.h) for this stack: micro-batch, sequence,
+ * element sizes, attention kind, dropout, autocast and its weight-cast cache, and the
+ * framework's softmax behaviour. */
+ModelCostParams model_stack_cost_params (const ModelStack *s);
 
 /* Optimizer-state bytes of the whole model (B), shapes included: Adafactor's r + c per
  * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax. */

@@ -196,6 +196,22 @@ test_bad_enum_and_gpu (void)
                 (const char *[]){ "[cluster]", "gpu", "A100-80GB-SXM", NULL });
 }
 
+/* The framework switches parse as booleans, default off, and reject anything else naming
+ * the key. */
+static void
+test_framework_switches (void)
+{
+  g_autoptr (CliScenario) plain = load_text (base, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (plain);
+  CU_ASSERT_FALSE (plain->stack.softmax_saves_input);
+  g_autoptr (CliScenario) old = load_text (
+    base, (const char *[]){ "training.softmax_saves_input=true", NULL }, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (old);
+  CU_ASSERT_TRUE (old->stack.softmax_saves_input);
+  expect_error (base, (const char *[]){ "training.softmax_saves_input=1.10", NULL },
+                (const char *[]){ "[training]", "softmax_saves_input", "1.10", NULL });
+}
+
 static void
 test_bad_set_syntax (void)
 {
@@ -271,6 +287,7 @@ main (void)
     { "missing required key or group", test_missing_required },
     { "unknown model config or family", test_unknown_family_and_config },
     { "bad enum value and GPU name", test_bad_enum_and_gpu },
+    { "framework switch softmax_saves_input", test_framework_switches },
     { "bad --set syntax and key", test_bad_set_syntax },
     { "unreadable JSON", test_unreadable_json },
     { "localised key", test_localised_key },

@@ -48,7 +48,7 @@ tiny_llama (void)
 static ModelCostParams
 params (guint64 b, guint64 s, gboolean flash, double dropout)
 {
-  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout, 0, FALSE };
+  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout, 0, FALSE, FALSE };
   return p;
 }
 
@@ -417,7 +417,78 @@ test_weight_cache (void)
   CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).act_saved - base, 99456);
 }
 
+static double
+sum_saved_tensors (const ModelArch *arch, const ModelCostParams *p)
+{
+  double sizes[MODEL_COST_MAX_TENSORS], sum = 0;
+  guint n = model_cost_layer_saved_tensors (arch, p, sizes, MODEL_COST_MAX_TENSORS);
+  for (guint i = 0; i < n; i++)
+    sum += sizes[i];
+  return sum;
+}
+
+/* PyTorch <= 1.10 softmax keeps its input, the masked scores, S = b·a·s² elements in the
+ * dtype they were computed in: e = 2 → +2·S per layer; autocast (fp32 scores, the fp32
+ * mask's add promotes) → +4·S; flash has no score tensor → +0. The attention core that
+ * selective checkpointing drops grows by the same amount. The loss's log_softmax keeps
+ * the fp32 logits too: the head's backward holds 4·T·V more (8 → 12·T·V). */
+static void
+test_softmax_saves_input (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 1, 1000);
+  const double S = 2.0 * 16 * 512 * 512, T = 2.0 * 512, V = 1000;
+  for (int amp = 0; amp <= 1; amp++)
+    for (int flash = 0; flash <= 1; flash++)
+      {
+        ModelCostParams p = params (2, 512, flash, 0.1);
+        p.autocast = amp;
+        ModelCostParams old = p;
+        old.softmax_saves_input = TRUE;
+        ModelBlockCost c = model_cost_layer (&arch, &p), o = model_cost_layer (&arch, &old);
+        double expect = flash ? 0 : amp ? 4 * S : 2 * S;
+        CU_ASSERT_DOUBLE_EQUAL (o.act_saved - c.act_saved, expect, 0);
+        CU_ASSERT_DOUBLE_EQUAL (o.act_attn_core - c.act_attn_core, expect, 0);
+        CU_ASSERT_DOUBLE_EQUAL (sum_saved_tensors (&arch, &old), o.act_saved, 0);
+        ModelBlockCost hc = model_cost_head (&arch, &p), ho = model_cost_head (&arch, &old);
+        CU_ASSERT_DOUBLE_EQUAL (ho.bwd.workspace - hc.bwd.workspace, 4 * T * V, 0);
+        CU_ASSERT_DOUBLE_EQUAL (ho.fwd.workspace, hc.fwd.workspace, 0);
+      }
+}
+
+/* Autocast casts an activation at every op call (only leaf weights are cached), so each
+ * separate projection saves its own e-byte copy of its fp32 input. With flash and no
+ * dropout (no s² terms), e = 2, T = b·s, autocast − plain:
+ *   every family      two norm inputs e → 4 B:          2·(4 − 2)·T·h = 4·T·h
+ *   separate q, k, v  two more copies of the QKV input:  2·2·T·h       = 4·T·h
+ *   SwiGLU gate, up   one more copy of the MLP input:    2·T·h
+ * GPT-2 (fused c_attn, GELU): 4·T·h; BERT (separate, GELU): 8·T·h; llama: 10·T·h. */
+static void
+test_autocast_separate_projections (void)
+{
+  const struct { ModelFamily family; ModelMlpKind mlp; double per_th; } cases[] = {
+    { MODEL_FAMILY_GPT2, MODEL_MLP_GELU, 4 },
+    { MODEL_FAMILY_MPT, MODEL_MLP_GELU, 4 },
+    { MODEL_FAMILY_BERT, MODEL_MLP_GELU, 8 },
+    { MODEL_FAMILY_LLAMA, MODEL_MLP_SWIGLU, 10 },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      ModelArch arch = gpt_like (256, 4, 1, 1000);
+      arch.family = cases[k].family;
+      arch.mlp = cases[k].mlp;
+      ModelCostParams p = params (2, 64, TRUE, 0);
+      ModelCostParams amp = p;
+      amp.autocast = TRUE;
+      double diff = model_cost_layer (&arch, &amp).act_saved - model_cost_layer (&arch, &p).act_saved;
+      CU_ASSERT_DOUBLE_EQUAL (diff, cases[k].per_th * 2 * 64 * 256, 0);
+      CU_ASSERT_DOUBLE_EQUAL (sum_saved_tensors (&arch, &amp),
+                              model_cost_layer (&arch, &amp).act_saved, 0);
+    }
+}
+
 static const StepsimTest tests[] = {
+  { "softmax keeps its input under PyTorch <= 1.10", test_softmax_saves_input },
+  { "autocast: a cast input per separate projection", test_autocast_separate_projections },
   { "autocast keeps fp32 what it runs in fp32", test_autocast_fp32_ops },
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
   { "tiny qkv bytes", test_tiny_qkv_bytes },

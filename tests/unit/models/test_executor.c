@@ -77,14 +77,6 @@ test_step_time_is_sum_of_kernels (void)
   STEPSIM_ASSERT_REL (o.step_time, expected, 1e-9);
 }
 
-static ModelCostParams
-params (const ModelStack *s)
-{
-  return (ModelCostParams){ s->micro_batch, s->seq_len, model_stack_activation_bytes (s),
-                            model_stack_weight_bytes (s), s->flash_attention, s->dropout,
-                            model_stack_weight_cache_bytes (s), model_stack_autocast (s) };
-}
-
 /* Without checkpointing every layer's saved activations coexist at the end of the forward:
  * peak = embedding + L × layer + head activations. */
 static void
@@ -92,7 +84,7 @@ test_activation_peak_no_checkpointing (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
-  ModelCostParams cp = params (&s);
+  ModelCostParams cp = model_stack_cost_params (&s);
   Outcome o = replay (a, &s, 1, NULL);
   double expected = model_cost_embedding (a, &cp).act_saved
                     + 4 * model_cost_layer (a, &cp).act_saved + model_cost_head (a, &cp).act_saved;
@@ -108,7 +100,7 @@ test_activation_peak_full_checkpointing (void)
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   s.checkpointing = MODEL_CHECKPOINTING_FULL;
-  ModelCostParams cp = params (&s);
+  ModelCostParams cp = model_stack_cost_params (&s);
   Outcome o = replay (a, &s, 1, NULL);
   ModelBlockCost layer = model_cost_layer (a, &cp);
   double expected = model_cost_embedding (a, &cp).act_saved + 4 * layer.act_checkpoint
@@ -131,7 +123,7 @@ test_activation_peak_variants (void)
   ModelStack s = tiny_stack ();
   s.flash_attention = FALSE;
   s.dropout = 0.1;
-  ModelCostParams cp = params (&s);
+  ModelCostParams cp = model_stack_cost_params (&s);
   ModelBlockCost layer = model_cost_layer (a, &cp);
   double emb = model_cost_embedding (a, &cp).act_saved, head = model_cost_head (a, &cp).act_saved;
   double A = layer.act_saved, I = layer.act_checkpoint, C = layer.act_attn_core;
@@ -152,7 +144,7 @@ test_recompute_flops (void)
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   s.flash_attention = FALSE;
-  ModelCostParams cp = params (&s);
+  ModelCostParams cp = model_stack_cost_params (&s);
   ModelBlockCost layer = model_cost_layer (a, &cp);
   s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
   g_autoptr (ModelPlan) sel = model_plan_new (a, &s, NULL, NULL);

@@ -322,9 +322,7 @@ test_activation_offload (void)
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = offload_stack (MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_CPU);
   s.grad_accum = 2;
-  ModelCostParams cp = { s.micro_batch, s.seq_len, model_stack_activation_bytes (&s),
-                         model_stack_weight_bytes (&s), s.flash_attention, s.dropout,
-                         model_stack_weight_cache_bytes (&s), model_stack_autocast (&s) };
+  ModelCostParams cp = model_stack_cost_params (&s);
   double layer = model_cost_layer (a, &cp).act_saved;
   double emb = model_cost_embedding (a, &cp).act_saved, head = model_cost_head (a, &cp).act_saved;
   g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_DDP, 1, NULL);
