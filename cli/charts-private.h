@@ -23,8 +23,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (Tsv, cli_tsv_free)
 Tsv *cli_tsv_parse (const char *text);
 /* The index of column `name`, -1 if there is none. */
 gint cli_tsv_col (const Tsv *t, const char *name);
-/* Sets *col to the index of column `name`; FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming
- * it if there is none. */
+/* Sets *col to the index of column `name`, or, for a name without a dot, of the one column
+ * "GROUP.name" (a scenario key without its group: "micro_batch" for
+ * "training.micro_batch"); FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming it, with the
+ * nearest column as a hint and the list of columns, if there is none or the key is
+ * ambiguous. */
 gboolean cli_tsv_need_col (const Tsv *t, const char *name, gint *col, GError **error);
 /* The text in (row, col); "" for a missing column or field. */
 const char *cli_tsv_get (const Tsv *t, guint row, gint col);

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "cli/charts-private.h"
+#include "sim/text.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,14 +52,46 @@ cli_tsv_col (const Tsv *t, const char *name)
   return -1;
 }
 
+/* The one column named "GROUP.<name>" (a scenario key given without its group), or -1
+ * when none or several are. */
+static gint
+col_by_key (const Tsv *t, const char *name)
+{
+  g_autofree char *suffix = g_strconcat (".", name, NULL);
+  gint found = -1;
+  for (guint i = 0; t->head[i] != NULL; i++)
+    if (g_str_has_suffix (t->head[i], suffix))
+      {
+        if (found >= 0)
+          return -1;
+        found = (gint) i;
+      }
+  return found;
+}
+
 gboolean
 cli_tsv_need_col (const Tsv *t, const char *name, gint *col, GError **error)
 {
   *col = cli_tsv_col (t, name);
+  if (*col < 0 && strchr (name, '.') == NULL)
+    *col = col_by_key (t, name);
   if (*col >= 0)
     return TRUE;
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "no column '%s' in the data", name);
+  g_autofree char *names = g_strjoinv (", ", t->head);
+  /* Hint among the names as they may be given: keys without their group for a name
+   * without a dot. */
+  g_autoptr (GPtrArray) cands = g_ptr_array_new ();
+  for (guint i = 0; t->head[i] != NULL; i++)
+    {
+      const char *dot = strrchr (t->head[i], '.');
+      g_ptr_array_add (cands, strchr (name, '.') == NULL && dot ? (char *) dot + 1 : t->head[i]);
+    }
+  g_ptr_array_add (cands, NULL);
+  char *msg = g_strdup_printf ("no column '%s' in the data", name);
+  msg = sim_text_with_hint (msg, name, (const char *const *) cands->pdata);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s (columns: %s)", msg,
+               names);
+  g_free (msg);
   return FALSE;
 }
 

@@ -156,7 +156,7 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "chart to write (.png or .svg)", "OUT" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &o->rank, "memory: the rank to draw (0)", "R" },
     { "ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks, "gantt: ranks to draw (all)", "R,R,…" },
-    { "x", 'x', 0, G_OPTION_ARG_STRING, &o->x, "sweep: the axis on x (a results column)", "AXIS" },
+    { "x", 'x', 0, G_OPTION_ARG_STRING, &o->x, "sweep: the axis on x (a results column, e.g. training.micro_batch or micro_batch)", "AXIS" },
     { "y", 'y', 0, G_OPTION_ARG_STRING, &o->y, "sweep: the metric on y (a results column)", "METRIC" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &o->by, "sweep: one line per value of this axis", "AXIS" },
     { "title", 0, 0, G_OPTION_ARG_STRING, &o->title, "chart title (default: names the scenario)", "TEXT" },

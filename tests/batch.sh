@@ -129,6 +129,7 @@ for k in breakdown steptime penalty; do
 done
 if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep.png 2>err.txt && is_png sweep.png; then ok "plot sweep of a batch"; else bad "plot sweep of a batch"; cat err.txt; fi
 expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
+if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o short.png 2>err.txt && is_png short.png; then ok "plot sweep: --x key without its group"; else bad "plot sweep: --x key without its group"; cat err.txt; fi
 expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
 check "no chart written on failure" test ! -e no.png
 check "no temporary files left" sh -c "! ls -a | grep -q tmp"

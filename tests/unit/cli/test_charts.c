@@ -104,6 +104,27 @@ test_sweep_lines (void)
   CU_ASSERT_PTR_NULL (bad); /* no numbers on x */
 }
 
+/* A scenario key may be named without its group when one column ends in ".key"; an
+ * unknown name fails with the nearest column and the list of columns. */
+static void
+test_sweep_short_key (void)
+{
+  g_autofree char *l = NULL, *full = NULL, *s = NULL;
+  full = cli_charts_sweep_data (results, "training.micro_batch", "mfu", "training.precision",
+                                "1", &l, NULL);
+  g_free (l);
+  s = cli_charts_sweep_data (results, "micro_batch", "mfu", "precision", "1", &l, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (s);
+  CU_ASSERT_STRING_EQUAL (s, full);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *bad = cli_charts_sweep_data (results, "micro_bach", "mfu", NULL, "1", &l,
+                                                &error);
+  CU_ASSERT_PTR_NULL (bad);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (error);
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "did you mean 'micro_batch'"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "columns: "));
+}
+
 static void
 test_penalty_needs_baseline (void)
 {
@@ -139,6 +160,7 @@ main (void)
     { "gantt: rank filter", test_gantt_rank_filter },
     { "breakdown: GiB per category + cache + context", test_breakdown },
     { "steptime: parts in ms, absent ones 0", test_steptime },
+    { "sweep: axis named by its key without group", test_sweep_short_key },
     { "sweep: sorted lines, units, grouping", test_sweep_lines },
     { "penalty needs a baseline", test_penalty_needs_baseline },
     { "summary as one row", test_summary_as_row },
