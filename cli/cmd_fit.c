@@ -39,9 +39,9 @@ print_report (const CliFitReport *r, CliFitTarget target)
 {
   const double GiB = 1024.0 * 1024 * 1024;
   double base = cli_fit_report_baseline_tokens (r);
-  gboolean penalty = target == CLI_FIT_STACK && !isnan (base);
+  gboolean relative = target == CLI_FIT_STACK && !isnan (base) && base > 0;
   printf ("%-4s %-9s %-40s %10s %10s %12s%s\n", "", "verdict", "candidate", "step", "tokens/s",
-          "device-used", penalty ? "  penalty" : "");
+          "device-used", relative ? "  vs baseline" : "");
   for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
     {
       const CliFitCandidate *c = cli_fit_report_candidate (r, i);
@@ -51,8 +51,12 @@ print_report (const CliFitReport *r, CliFitTarget target)
         printf (" %10s %10s %12s", "-", "-", "-");
       else
         printf (" %8.3f s %10.0f %8.2f GiB", c->step_time, c->tokens_per_s, c->device_used / GiB);
-      if (penalty && !isnan (c->tokens_per_s))
-        printf ("  %6.1f%%", 100 * (1 - c->tokens_per_s / base));
+      if (relative && !isnan (c->tokens_per_s))
+        {
+          char ratio[32];
+          g_snprintf (ratio, sizeof ratio, "x%.2f", c->tokens_per_s / base);
+          printf ("  %11s", ratio); /* throughput relative to the baseline */
+        }
       putchar ('\n');
       if (c->reason != NULL)
         printf ("%-14s %s\n", "", c->reason);

@@ -26,9 +26,10 @@
  *                         (offload.optimizer); with `allow_finetune`, LoRA and QLoRA
  *                         (finetune.method) on mixed precision + checkpointing. The first
  *                         that fits is the cheapest; a candidate equal to the scenario's own
- *                         values is skipped. Throughput penalty against the baseline (the
- *                         scenario's [baseline] group, else the scenario as given):
- *                         100 × (1 − tokens/s ÷ baseline tokens/s).
+ *                         values is skipped. Each candidate's throughput is shown relative
+ *                         to the baseline (the scenario's [baseline] group, else the
+ *                         scenario as given): tokens/s ÷ baseline tokens/s, "x0.33" for a
+ *                         candidate three times slower (a penalty of 67 %).
  */
 #pragma once
 
