@@ -29,7 +29,6 @@ status_word (CliFitStatus s)
     case CLI_FIT_FITS: return "FITS";
     case CLI_FIT_OOM: return "OOM";
     case CLI_FIT_INFEASIBLE: return "REJECTED";
-    case CLI_FIT_UNAVAILABLE: return "N/A";
     }
   return "?";
 }

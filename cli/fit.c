@@ -182,23 +182,6 @@ oom_reason (const CliRunResult *res)
                           100 * res->peak_mix[top] / MAX (res->peak_allocated, 1.0));
 }
 
-/* TRUE if `e` says one of the keys of `sets` is unknown to this build. */
-static gboolean
-unknown_key (const GError *e, char **sets)
-{
-  if (!g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND)
-      && !g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
-    return FALSE;
-  for (guint i = 0; sets[i] != NULL; i++)
-    {
-      g_autofree char *g = NULL, *k = NULL, *v = NULL;
-      if (cli_sweep_parse_set (sets[i], &g, &k, &v, NULL)
-          && (strstr (e->message, k) != NULL || strstr (e->message, g) != NULL))
-        return TRUE;
-    }
-  return FALSE;
-}
-
 static void
 simulate (const Ctx *ctx, CliFitCandidate *c)
 {
@@ -212,10 +195,8 @@ simulate (const Ctx *ctx, CliFitCandidate *c)
   CliRunResult res = { 0 };
   if (sc == NULL || !cli_run_simulate (sc, NULL, &res, &e))
     {
-      gboolean unavailable = sc == NULL && unknown_key (e, c->sets);
-      c->status = unavailable ? CLI_FIT_UNAVAILABLE : CLI_FIT_INFEASIBLE;
-      c->reason = g_strdup_printf ("%s: %s", unavailable ? "not available in this build"
-                                                         : "not feasible", e->message);
+      c->status = CLI_FIT_INFEASIBLE;
+      c->reason = g_strdup_printf ("not feasible: %s", e->message);
       cli_run_result_clear (&res);
       return;
     }
@@ -365,10 +346,10 @@ static const StackStep stack_steps[] = {
       "offload.optimizer=nvme", NULL } },
 };
 static const StackStep finetune_steps[] = {
-  { "LoRA (mixed precision, checkpointing)",
-    { "%P", "training.checkpointing=full", "finetune.method=lora", NULL } },
-  { "QLoRA (mixed precision, checkpointing)",
-    { "%P", "training.checkpointing=full", "finetune.method=qlora", NULL } },
+  { "LoRA r 16 (mixed precision, ckpt)",
+    { "%P", "training.checkpointing=full", "finetune.method=lora", "finetune.rank=16", NULL } },
+  { "QLoRA r 16 (mixed precision, ckpt)",
+    { "%P", "training.checkpointing=full", "finetune.method=qlora", "finetune.rank=16", NULL } },
 };
 
 /* TRUE if every override of `sets` already holds in the scenario text `kf`. */

@@ -2,11 +2,9 @@
  * the cheapest technique stack that fits the GPU's memory (`stepsim fit`).
  *
  * Each candidate is the scenario with a few --set overrides, loaded and simulated like
- * `stepsim run`; it fits when device-used memory ≤ capacity (cli/run.h). A candidate whose
- * keys this build does not know (an unknown group or key: a technique that lands later) is
- * "not available in this build"; one that is rejected otherwise (bad value, multi-GPU not
- * modelled, unsupported dtype) is "not feasible" with the loader's message. Both count as
- * not fitting.
+ * `stepsim run`; it fits when device-used memory ≤ capacity (cli/run.h). A candidate the
+ * loader or the simulator rejects (a combination not modelled, a GPU count the cluster
+ * cannot have) is "not feasible" with their message, and counts as not fitting.
  *
  * Searches (the simulator is deterministic, so each candidate is simulated at most once):
  *   micro_batch, seq_len  largest value that fits; memory grows with both, so fitting is
@@ -48,7 +46,6 @@ typedef enum
   CLI_FIT_FITS,
   CLI_FIT_OOM,
   CLI_FIT_INFEASIBLE,  /* loader or simulator rejected it */
-  CLI_FIT_UNAVAILABLE, /* keys unknown to this build */
 } CliFitStatus;
 
 typedef struct

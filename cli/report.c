@@ -187,6 +187,19 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
            model_stack_optimizer_name (s->optimizer),
            model_stack_checkpointing_name (s->checkpointing),
            s->flash_attention ? "flash" : "eager");
+  if (model_finetune_active (&s->finetune))
+    {
+      double n = model_stack_trainable_params (s, a);
+      g_autofree char *tr = sim_text_group_digits ((guint64) n);
+      fprintf (out, "finetune   %s rank %" G_GUINT64_FORMAT " on %s: %s trainable parameters "
+                    "(%.2f %%)%s\n",
+               s->finetune.method == MODEL_FINETUNE_QLORA ? "QLoRA" : "LoRA", s->finetune.rank,
+               model_finetune_targets_name (s->finetune.targets), tr,
+               100 * n / ((double) model_arch_n_params (a) + n),
+               s->finetune.method != MODEL_FINETUNE_QLORA ? ""
+               : s->finetune.double_quant             ? ", NF4 base, double quantization"
+                                                      : ", NF4 base");
+    }
   if (model_offload_any (&s->offload))
     fprintf (out, "offload    optimizer %s, parameters %s, activations %s, %s host memory\n",
              model_offload_target_name (s->offload.optimizer),
@@ -241,6 +254,8 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_text (rec, "gpu", sc->node.gpu->name);
   sim_recorder_summary_scalar (rec, "n_gpus", res->n_ranks, "1");
   sim_recorder_summary_scalar (rec, "n_params", (double) model_arch_n_params (sc->arch), "1");
+  sim_recorder_summary_scalar (rec, "n_trainable_params",
+                               model_stack_trainable_params (&sc->stack, sc->arch), "1");
   sim_recorder_summary_scalar (rec, "step_time", res->step_time, "s");
   sim_recorder_summary_scalar (rec, "tokens_per_step", res->tokens_per_step, "token");
   sim_recorder_summary_scalar (rec, "tokens_per_s", res->tokens_per_s, "token/s");

@@ -38,8 +38,10 @@ static const char *const validation_keys[] = { "id", "source", "metric", "measur
                                                "known_gap", NULL };
 static const char *const offload_keys[] = { "optimizer", "parameters", "activations",
                                             "pin_memory", NULL };
+static const char *const finetune_keys[] = { "method", "rank", "targets", "double_quant", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
-                                           "parallel", "run", "allocator", "offload", "gpu.NAME",
+                                           "parallel", "run", "allocator", "offload",
+                                           "finetune", "gpu.NAME",
                                            "node.NAME", "baseline", "validation", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
@@ -233,6 +235,7 @@ check_schema (GKeyFile *kf, GError **error)
     { "allocator", allocator_keys },
     { "validation", validation_keys }, /* read by stepsim validate (cli/cmd_validate.c) */
     { "offload", offload_keys },
+    { "finetune", finetune_keys },
   };
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (guint i = 0; groups[i] != NULL; i++)
@@ -372,7 +375,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
       || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
-      || !cli_scenario_load_offload (kf, sc, error))
+      || !cli_scenario_load_offload (kf, sc, error) || !cli_scenario_load_finetune (kf, sc, error))
     return NULL;
   return g_steal_pointer (&sc);
 }

@@ -37,3 +37,6 @@ gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error
 
 /* [offload] (cli/scenario_offload.c); after [cluster] and [parallel]. */
 gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* [finetune] (cli/scenario_finetune.c); after [model], [training] and [offload]. */
+gboolean cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error);

@@ -426,10 +426,10 @@ add_layer_tensors (GArray *out, const ModelArch *arch, guint64 L)
   add_norm (out, arch, 2 * L);
 }
 
-GArray *
-model_arch_param_tensors (const ModelArch *arch)
+/* Every tensor, with `L` transformer layers (0: the root unit's alone). */
+static GArray *
+param_tensors (const ModelArch *arch, guint64 L)
 {
-  g_return_val_if_fail (arch != NULL, NULL);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelArchTensor));
   guint64 h = arch->hidden_size;
   gboolean bert = arch->family == MODEL_FAMILY_BERT;
@@ -441,7 +441,7 @@ model_arch_param_tensors (const ModelArch *arch)
       add_tensor (out, arch->type_vocab_size, h, 1);
       add_norm (out, arch, 1);
     }
-  add_layer_tensors (out, arch, arch->n_layers);
+  add_layer_tensors (out, arch, L);
   if (bert)
     {
       add_tensor (out, h, h, 1);
@@ -454,6 +454,20 @@ model_arch_param_tensors (const ModelArch *arch)
   if (!arch->tied_embeddings)
     add_tensor (out, arch->vocab_size, h, 1);
   return out;
+}
+
+GArray *
+model_arch_param_tensors (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, NULL);
+  return param_tensors (arch, arch->n_layers);
+}
+
+GArray *
+model_arch_root_tensors (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, NULL);
+  return param_tensors (arch, 0);
 }
 
 GArray *

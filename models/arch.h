@@ -162,6 +162,10 @@ GArray *model_arch_layer_tensors (const ModelArch *arch);
  * bert), each of which autocast feeds its own cast copy of the input (models/cost.h). */
 gboolean model_arch_fused_qkv (const ModelArch *arch);
 
+/* The tensors outside the transformer layers (embeddings, final norm, head: the root unit
+ * of FSDP), as model_arch_param_tensors(). New GArray of ModelArchTensor. */
+GArray *model_arch_root_tensors (const ModelArch *arch);
+
 /* Elements of the largest single parameter tensor. */
 guint64 model_arch_largest_tensor (const ModelArch *arch);
 

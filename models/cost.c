@@ -96,6 +96,9 @@ typedef struct
   double norm_w;   /* parameters of one norm */
   gboolean rotary; /* rotary positions applied to q and k */
   gboolean alibi;  /* ALiBi bias added to the scores (MPT) */
+  gboolean frozen; /* LoRA/QLoRA: base weights frozen (finetune.h) */
+  gboolean nf4;    /* QLoRA: base linear weights stored as NF4, dequantized per use */
+  const ModelFinetune *ft;
 } Dims;
 
 static Dims
@@ -131,6 +134,9 @@ dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.norm_w = arch->norm == MODEL_NORM_LAYER ? 2 * d.h : d.h;
   d.alibi = arch->family == MODEL_FAMILY_MPT && !arch->learned_positions;
   d.rotary = !arch->learned_positions && arch->family != MODEL_FAMILY_MPT;
+  d.frozen = model_finetune_active (&p->finetune);
+  d.nf4 = p->finetune.method == MODEL_FINETUNE_QLORA;
+  d.ft = &p->finetune;
   return d;
 }
 
@@ -138,8 +144,9 @@ static void
 add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
 {
   g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
-  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes };
+  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes, 0 };
   pass->flops += flops;
+  pass->model_flops += flops;
   pass->bytes += bytes;
 }
 
@@ -149,6 +156,7 @@ add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n, 
           double weights)
 {
   add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
+  pass->ops[pass->n_ops - 1].bwd_factor = d->frozen ? 1 : 0;
 }
 
 static void
@@ -158,16 +166,22 @@ add_elementwise (ModelPass *pass, const char *name, double bytes)
 }
 
 /* Backward = forward ops in reverse: GEMM 2× FLOPs and bytes; element-wise 2× bytes;
- * flash 2.5× FLOPs (recomputed scores), 2× bytes + `attn_extra` (logsumexp, delta). */
+ * flash 2.5× FLOPs (recomputed scores, not model FLOPs), 2× bytes + `attn_extra`
+ * (logsumexp, delta). A GEMM with frozen weights computes dX only (reads dY and W, writes
+ * dX): 1× its forward FLOPs and bytes (LoRA: Hu et al. 2021 §4.2, no gradients or
+ * optimizer states for the frozen weights). */
 static void
 mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
 {
   for (guint j = fwd->n_ops; j-- > 0;)
     {
       const ModelOp *op = &fwd->ops[j];
-      double f = op->op_class == MODEL_OP_ATTENTION ? 2.5 : 2.0;
-      double extra = op->op_class == MODEL_OP_ATTENTION ? attn_extra : 0.0;
-      add_op (bwd, op->name, op->op_class, f * op->flops, 2 * op->bytes + extra);
+      gboolean attn = op->op_class == MODEL_OP_ATTENTION;
+      double k = op->bwd_factor > 0 ? op->bwd_factor : 2.0, f = attn ? 2.5 : k;
+      double extra = attn ? attn_extra : 0.0;
+      add_op (bwd, op->name, op->op_class, f * op->flops, k * op->bytes + extra);
+      if (attn)
+        bwd->model_flops -= 0.5 * op->flops;
     }
 }
 
@@ -220,9 +234,85 @@ mlp_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
     add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
 }
 
+/* LoRA adapters (finetune.h): for each targeted projection the GEMMs A (tokens × in → r)
+ * and B (r → out), then PEFT's `result + lora_B(lora_A(x)) * scaling` (peft/tuners/lora/
+ * layer.py, Linear.forward): the scaled copy reads and writes tokens × out (2), the sum
+ * reads two and writes one (3), 5·e·tokens·out; its backward only scales the incoming
+ * gradient (the sum passes it through): 2·e·tokens·out, 0.4× the forward. Summed over the
+ * targets into three ops, memory-bound alike at small r. Tokens per projection: T, or T·k
+ * over the experts of an MoE MLP. */
+static void
+lora_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
+{
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
+  double r = (double) d->ft->rank, fa = 0, ba = 0, fb = 0, bb = 0, add = 0;
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      if (!x->targeted)
+        continue;
+      double tok = d->T * x->tokens_per_token * (double) x->count;
+      double in = (double) x->in, out = (double) x->out, n = (double) x->count;
+      fa += 2 * tok * in * r;
+      ba += d->e * tok * in + d->w * r * in * n + d->e * tok * r;
+      fb += 2 * tok * r * out;
+      bb += d->e * tok * r + d->w * r * out * n + d->e * tok * out;
+      add += 5 * d->e * tok * out;
+    }
+  add_op (fwd, "lora_a", MODEL_OP_GEMM, fa, ba);
+  add_op (fwd, "lora_b", MODEL_OP_GEMM, fb, bb);
+  add_elementwise (fwd, "lora_scale_add", add);
+  fwd->ops[fwd->n_ops - 1].bwd_factor = 0.4;
+}
+
+/* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
+static double
+largest_linear (const ModelArch *arch)
+{
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, NULL);
+  double m = 0;
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      m = MAX (m, (double) (x->in * x->out));
+    }
+  return m;
+}
+
+/* Adapter outputs A·x (e·tokens·r each) that B's weight gradient needs: saved. */
+static double
+lora_saved (const Dims *d, const ModelArch *arch, double *sizes, guint max, guint *n)
+{
+  if (!d->frozen)
+    return 0;
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
+  double sum = 0;
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      if (!x->targeted)
+        continue;
+      double b = d->e * d->T * x->tokens_per_token * (double) x->count * (double) d->ft->rank;
+      sum += b;
+      if (sizes != NULL && *n < max)
+        sizes[(*n)++] = b;
+    }
+  return sum;
+}
+
 static void
 layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
 {
+  if (d->nf4) /* QLoRA: read the NF4 codes and constants, write 16-bit weights; redone once in
+               * backward (1×) */
+    {
+      double n = (double) model_finetune_layer_linear_params (arch);
+      add_elementwise (fwd, "nf4_dequant",
+                       n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + d->w));
+      fwd->ops[fwd->n_ops - 1].bwd_factor = 1;
+    }
+  if (d->frozen)
+    lora_fwd (fwd, d, arch);
   double T = d->T, h = d->h, q = d->q, c = d->c, e = d->e;
   double norm = 2 * e * T * h + d->w * d->norm_w;
   add_elementwise (fwd, "norm1", norm);
@@ -269,7 +359,7 @@ layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
            + e * d->m * h;
   else
     act += d->mlp_in * e * T * h + per_inner * e * T * d->i;
-  return act + d->drop * T * h;
+  return act + d->drop * T * h + lora_saved (d, arch, NULL, 0, NULL);
 }
 
 static gboolean params_ok (const ModelArch *arch, const ModelCostParams *p);
@@ -332,6 +422,7 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
     for (guint k = 0; k < inner; k++)
       push (sizes, max, &n, e * T * d.i);
   push (sizes, max, &n, d.drop * T * h);     /* dropout mask after the MLP */
+  lora_saved (&d, arch, sizes, max, &n);     /* adapter outputs A·x */
   return n;
 }
 
@@ -367,6 +458,11 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   /* Eager scores before the softmax; fp32 under autocast (the fp32 mask's add promotes). */
   cost.fwd.workspace = flash ? 0.0 : d.ea * d.b * d.a * d.s * d.s;
   cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
+  if (d.nf4) /* the dequantized 16-bit weight of the projection being multiplied */
+    {
+      cost.fwd.workspace += d.w * largest_linear (arch);
+      cost.bwd.workspace += d.w * largest_linear (arch);
+    }
   cost.act_saved = layer_act_saved (&d, arch, flash);
   cost.act_saved += p->weight_cache_bytes
                     * (double) (model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch));
@@ -397,7 +493,8 @@ model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
     }
   if (d.drop > 0)
     add_elementwise (&cost.fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
-  mirror_backward (&cost.fwd, &cost.bwd, 0);
+  if (!d.frozen) /* a frozen embedding needs no gradient, nor does anything before it */
+    mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
   if (bert) /* type ids, LayerNorm input, its fp32 mean and rstd */
     cost.act_saved += 8 * d.T + d.e * d.T * d.h + 8 * d.T;

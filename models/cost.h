@@ -18,6 +18,7 @@
 
 #include <glib.h>
 #include "models/arch.h"
+#include "models/finetune.h"
 
 typedef enum
 {
@@ -32,9 +33,13 @@ typedef struct
   ModelOpClass op_class;
   double flops;         /* FLOP; 0 for MODEL_OP_ELEMENTWISE (memory-bound, not model FLOPs) */
   double bytes;         /* HBM bytes read + written */
+  double bwd_factor;    /* its backward's FLOPs and bytes as a multiple of its own, when not
+                         * the default (0: 2×, FlashAttention 2.5× FLOPs): 1 for a GEMM with
+                         * LoRA's frozen weights (input gradient only) and QLoRA's
+                         * dequantization (redone once); 0.4 for LoRA's scale-and-add */
 } ModelOp;
 
-#define MODEL_COST_MAX_OPS 24
+#define MODEL_COST_MAX_OPS 28
 
 /* One pass (forward or backward) of one layer-like block for one micro-batch. */
 typedef struct
@@ -42,6 +47,8 @@ typedef struct
   ModelOp ops[MODEL_COST_MAX_OPS];
   guint n_ops;
   double flops;      /* Σ ops.flops */
+  double model_flops;/* FLOPs that count as model FLOPs: flops less FlashAttention's
+                      * recomputed scores in its backward (Narayanan et al. 2021 §5.1) */
   double bytes;      /* Σ ops.bytes */
   double workspace;  /* B, transient peak inside the pass (eager scores, logits in fp32) */
 } ModelPass;
@@ -75,6 +82,7 @@ typedef struct
                             * each separate projection saves its own cast of its input */
   gboolean softmax_saves_input; /* PyTorch <= 1.10 autograd: softmax and log_softmax keep
                                  * their input as well as their output for backward */
+  ModelFinetune finetune;  /* LoRA/QLoRA: frozen base GEMMs, adapter GEMMs, NF4 dequant */
 } ModelCostParams;
 
 /* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0
@@ -86,7 +94,7 @@ ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p
  * in forward order (each a separate allocation in PyTorch): fills `sizes` (B, capacity
  * `max`, MODEL_COST_MAX_TENSORS is enough) and returns their count. Σ sizes = act_saved −
  * weight-cache bytes. */
-#define MODEL_COST_MAX_TENSORS 32
+#define MODEL_COST_MAX_TENSORS 40
 guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
                                       double *sizes, guint max);
 

@@ -4,7 +4,8 @@ models_libstepsim_models_a_SOURCES = \
 	models/arch.c models/arch.h \
 	models/hf_config.c \
 	models/cost.c models/cost.h \
-	models/stack.c models/stack.h \
+	models/finetune.c models/finetune.h \
+	models/stack.c models/stack_params.c models/stack.h \
 	models/parallel.c models/parallel.h \
 	models/plan.c models/plan.h models/plan-private.h models/plan_state.c models/plan_step.c models/plan_step-private.h models/plan_ckpt.c models/plan_comm.c \
 	models/offload.c models/offload.h models/plan_offload.c models/plan_offload.h \

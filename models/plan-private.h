@@ -37,8 +37,12 @@ struct _ModelPlan
 typedef struct
 {
   ModelBlockCost embedding, layer, head;
-  double params_root;   /* embedding + final norm + LM head parameters */
+  double params_root;   /* trainable parameters of the root unit (embedding + final norm +
+                         * LM head; 0 under LoRA) and of one layer (stack.h) */
   double params_layer;
+  double weight_root;   /* B of persistent weights of the root unit and of one layer: what a
+                         * stage-3 gather moves */
+  double weight_layer;
   double grad_embedding, grad_layer, grad_head; /* B of full gradients per block */
 } PlanCosts;
 

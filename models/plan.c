@@ -190,11 +190,14 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   pc->embedding = model_cost_embedding (p->arch, &cp);
   pc->layer = model_cost_layer (p->arch, &cp);
   pc->head = model_cost_head (p->arch, &cp);
-  double emb = (double) model_arch_n_params_embedding (p->arch);
-  double head = (double) (model_arch_n_params_lm_head (p->arch)
-                          + model_arch_n_params_final_norm (p->arch));
-  pc->params_root = emb + head;
-  pc->params_layer = (double) model_arch_n_params_layer (p->arch);
+  gboolean lora = model_finetune_active (&s->finetune);
+  double emb = lora ? 0 : (double) model_arch_n_params_embedding (p->arch);
+  double head = lora ? 0 : (double) (model_arch_n_params_lm_head (p->arch)
+                                     + model_arch_n_params_final_norm (p->arch));
+  pc->params_root = model_stack_trainable_root_params (s, p->arch);
+  pc->params_layer = model_stack_trainable_layer_params (s, p->arch);
+  pc->weight_root = model_stack_root_weight_bytes (s, p->arch);
+  pc->weight_layer = model_stack_layer_weight_bytes (s, p->arch);
   double g = model_stack_gradient_bytes (s);
   pc->grad_embedding = g * emb;
   pc->grad_layer = g * pc->params_layer;
@@ -230,7 +233,7 @@ check_stack (const ModelArch *arch, const ModelStack *s, GError **error)
                    "dropout must be in [0, 1)");
       return FALSE;
     }
-  return TRUE;
+  return model_stack_validate_finetune (s, error);
 }
 
 static ModelPlan *
@@ -289,10 +292,13 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   plan_initial_state (p);
   PlanCosts pc;
   plan_costs (p, &pc);
-  double fwd = pc.embedding.fwd.flops + (double) arch->n_layers * pc.layer.fwd.flops
-               + pc.head.fwd.flops;
-  /* Model FLOPs: forward + backward = 3 × forward (Narayanan et al. 2021 §5.1). */
-  p->model_flops = 3 * fwd * (double) stack->grad_accum;
+  /* Model FLOPs: forward + backward without recompute, 3 × forward for full fine-tuning
+   * (Narayanan et al. 2021 §5.1); with LoRA's frozen base the backward skips the weight
+   * gradients (cost.h). */
+  double fb = pc.embedding.fwd.flops + pc.embedding.bwd.model_flops
+              + (double) arch->n_layers * (pc.layer.fwd.flops + pc.layer.bwd.model_flops)
+              + pc.head.fwd.flops + pc.head.bwd.model_flops;
+  p->model_flops = fb * (double) stack->grad_accum;
   for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)

@@ -99,13 +99,13 @@ plan_step_recompute_before_backward (StepCtx *c, guint l)
     }
 }
 
-/* One layer's parameter tensors (for per-tensor gradients) and saved-activation tensors
+/* One layer's trainable tensors (for per-tensor gradients) and saved-activation tensors
  * (Σ = act_saved: the cost model's tensors plus autocast's cached weight copies). */
 void
 plan_step_layer_tensors (StepCtx *c)
 {
   const ModelPlan *p = c->p;
-  g_autoptr (GArray) shapes = model_arch_layer_tensors (p->arch);
+  g_autoptr (GArray) shapes = model_stack_layer_trainable_tensors (&p->stack, p->arch);
   for (guint i = 0; i < shapes->len; i++)
     {
       const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);

@@ -131,7 +131,7 @@ static double
 state_per_param (const ModelPlan *p)
 {
   return model_stack_optimizer_state_total (&p->stack, p->arch)
-         / (double) model_arch_n_params (p->arch);
+         / model_stack_trainable_params (&p->stack, p->arch);
 }
 
 /* Master weights (4) + optimizer states (K) per parameter: what the CPU step reads and
@@ -169,7 +169,7 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   const ModelOffload *o = cfg (p);
   if (o->optimizer == MODEL_OFFLOAD_NONE && o->parameters == MODEL_OFFLOAD_NONE)
     return;
-  double n = model_arch_n_params (p->arch);
+  double n = model_stack_trainable_params (&p->stack, p->arch);
   guint shard = model_parallel_shard_size (&p->par);
   double part = n / shard, chunk = largest_block (pc) / shard;
   double w = model_stack_weight_bytes (&p->stack);
@@ -381,7 +381,8 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint sha
   guint stage = model_parallel_stage (&p->par);
   if (stage == 1 || stage == 2)
     {
-      double bytes = model_arch_n_params (p->arch) * model_stack_weight_bytes (&p->stack);
+      double bytes = model_stack_trainable_params (&p->stack, p->arch)
+                     * model_stack_weight_bytes (&p->stack);
       if (plan_collective (p, rank, PLAN_GROUP_ALL, HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
                            "updated params") != NONE)
         plan_task_dep (p, s.last_copy);

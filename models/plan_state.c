@@ -14,7 +14,7 @@
 void
 plan_initial_state (ModelPlan *p)
 {
-  double n = (double) model_arch_n_params (p->arch);
+  double n = model_stack_trainable_params (&p->stack, p->arch);
   guint stage = model_parallel_stage (&p->par);
   double shard = 1.0 / model_parallel_shard_size (&p->par);
   for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -50,7 +50,8 @@ GArray *
 plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
-  double total = p->initial[c], psi = (double) model_arch_n_params (p->arch);
+  const ModelStack *s = &p->stack;
+  double total = p->initial[c], psi = model_stack_trainable_params (s, p->arch);
   if (total <= 0)
     return out;
   if (c == MODEL_MEM_COMM_BUFFERS)
@@ -73,7 +74,11 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
     }
   if (sharded (p, c))
     {
-      double layer = (double) model_arch_n_params_layer (p->arch) / psi * total;
+      double share = c == MODEL_MEM_WEIGHTS
+                       ? model_stack_layer_weight_bytes (s, p->arch)
+                           / model_stack_weights_total (s, p->arch)
+                       : model_stack_trainable_layer_params (s, p->arch) / psi;
+      double layer = share * total;
       for (guint64 l = 0; l < p->arch->n_layers; l++)
         g_array_append_val (out, layer);
       double root = total - layer * (double) p->arch->n_layers;
@@ -81,9 +86,22 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
         g_array_append_val (out, root);
       return out;
     }
+  if (c == MODEL_MEM_WEIGHTS) /* frozen base (NF4 under QLoRA) and adapters, as stored */
+    {
+      g_autoptr (GArray) w = model_stack_weight_tensor_bytes (s, p->arch);
+      double sum = 0;
+      for (guint i = 0; i < w->len; i++)
+        sum += g_array_index (w, double, i);
+      for (guint i = 0; i < w->len; i++)
+        {
+          double b = g_array_index (w, double, i) / sum * total;
+          g_array_append_val (out, b);
+        }
+      return out;
+    }
   guint states = c == MODEL_MEM_OPTIMIZER_STATE
                      && (p->stack.optimizer == MODEL_OPTIMIZER_ADAMW) ? 2 : 1;
-  g_autoptr (GArray) shapes = model_arch_param_tensors (p->arch);
+  g_autoptr (GArray) shapes = model_stack_trainable_tensors (s, p->arch);
   for (guint i = 0; i < shapes->len; i++)
     {
       const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);

@@ -15,12 +15,6 @@
 #include "models/plan_offload-private.h"
 #include "models/plan_paged-private.h"
 
-static double
-weight_bytes (const StepCtx *c)
-{
-  return model_stack_weight_bytes (&c->p->stack);
-}
-
 /* ---- stage 3 parameter gathers --------------------------------------------------------- */
 
 /* The all-gather of a block's `bytes` of parameters after task `after`, preceded under
@@ -50,7 +44,7 @@ gather_block (StepCtx *c, double bytes, gint layer, const char *what, guint afte
 static void
 gather (StepCtx *c, gint layer, const char *phase, guint after)
 {
-  double bytes = c->pc->params_layer * weight_bytes (c);
+  double bytes = c->pc->weight_layer;
   g_autofree char *what = g_strdup_printf ("params L%d (%s)", layer, phase);
   gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
@@ -185,7 +179,7 @@ forward (StepCtx *c)
   if (gathers (c))
     {
       /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward. */
-      gather_block (c, pc->params_root * weight_bytes (c), -1, "params root", NONE,
+      gather_block (c, pc->weight_root, -1, "params root", NONE,
                     &c->root_gather_task, &c->root_gather_handle);
       for (guint l = 0; l < MIN (p->par.prefetch, c->L); l++)
         gather (c, (gint) l, "fwd", NONE);
@@ -290,7 +284,7 @@ optimizer (StepCtx *c, guint last_comm)
   ModelPlan *p = c->p;
   if (plan_offload_optimizer (p, c->rank, c->pc, c->shard))
     return; /* on the host CPU (plan_offload.c) */
-  double n = (double) model_arch_n_params (p->arch);
+  double n = model_stack_trainable_params (&p->stack, p->arch);
   double part = c->stage >= 1 ? n / c->shard : n;
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
@@ -301,7 +295,7 @@ optimizer (StepCtx *c, guint last_comm)
   ModelPass pass = { .n_ops = 1 };
   pass.ops[0] = (ModelOp){ "optimizer", MODEL_OP_ELEMENTWISE,
                            part * model_stack_optimizer_step_flops (&p->stack),
-                           part * model_stack_optimizer_step_bytes (&p->stack) };
+                           part * model_stack_optimizer_step_bytes (&p->stack), 0 };
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
@@ -319,7 +313,8 @@ optimizer (StepCtx *c, guint last_comm)
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[c->rank] = state;
   plan_paged_page_out (p, c->rank, opt, paged);
-  /* Stages 1–2: every rank updated its partition; gather the new parameters (ZeRO §5.1). */
+  /* Stages 1–2: every rank updated its partition; gather the new (trainable) parameters
+   * (ZeRO §5.1). */
   if (c->stage == 1 || c->stage == 2)
     {
       double bytes = n * model_stack_weight_bytes (&p->stack);

@@ -41,6 +41,7 @@ model_stack_init_defaults (ModelStack *stack)
     .zero_grad_to_none = TRUE,
     .softmax_saves_input = FALSE,
   };
+  model_finetune_init_defaults (&stack->finetune);
 }
 
 static gboolean
@@ -212,7 +213,7 @@ double
 model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  g_autoptr (GArray) t = model_arch_param_tensors (arch);
+  g_autoptr (GArray) t = model_stack_trainable_tensors (s, arch);
   double total = 0;
   for (guint k = 0; k < t->len; k++)
     {
@@ -226,11 +227,12 @@ double
 model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemCategory category)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  double n = (double) model_arch_n_params (arch);
+  double n = model_stack_trainable_params (s, arch);
+  double all = (double) model_arch_n_params (arch);
   switch (category)
     {
     case MODEL_MEM_WEIGHTS:
-      return n * model_stack_weight_bytes (s);
+      return model_stack_weights_total (s, arch);
     case MODEL_MEM_MASTER_WEIGHTS:
       return n * model_stack_master_bytes (s);
     case MODEL_MEM_OPTIMIZER_STATE:
@@ -238,8 +240,11 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
     case MODEL_MEM_GRADIENTS:
       return s->zero_grad_to_none ? 0 : n * model_stack_gradient_bytes (s);
     case MODEL_MEM_QUANTIZATION:
+      if (s->finetune.method == MODEL_FINETUNE_QLORA) /* NF4 absmax constants */
+        return (double) arch->n_layers * (double) model_finetune_layer_linear_params (arch)
+               * model_finetune_nf4_constant_bytes (&s->finetune);
       return s->precision == MODEL_PRECISION_FP8_MIXED
-               ? n * model_stack_fp8_weight_bytes (s) + (double) arch->n_layers * TE_AMAX_BYTES
+               ? all * model_stack_fp8_weight_bytes (s) + (double) arch->n_layers * TE_AMAX_BYTES
                : 0;
     default:
       return 0;
@@ -250,11 +255,18 @@ double
 model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  double largest = (double) model_arch_largest_tensor (arch);
+  g_autoptr (GArray) t = model_stack_trainable_tensors (s, arch);
+  double largest = 0;
+  for (guint k = 0; k < t->len; k++)
+    {
+      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
+      largest = MAX (largest, (double) (x->rows * x->cols));
+    }
   switch (s->optimizer)
     {
     case MODEL_OPTIMIZER_ADAMW:
-      return state_elem (s) * (s->optimizer_foreach ? (double) model_arch_n_params (arch) : largest);
+      return state_elem (s)
+             * (s->optimizer_foreach ? model_stack_trainable_params (s, arch) : largest);
     case MODEL_OPTIMIZER_ADAFACTOR:
       return 2 * 4 * largest;
     default:
@@ -345,5 +357,6 @@ model_stack_cost_params (const ModelStack *s)
     .weight_cache_bytes = model_stack_weight_cache_bytes (s),
     .autocast = model_stack_autocast (s),
     .softmax_saves_input = s->softmax_saves_input,
+    .finetune = s->finetune,
   };
 }

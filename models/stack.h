@@ -55,6 +55,7 @@
 #include "hardware/gpu.h"
 #include "models/arch.h"
 #include "models/cost.h"
+#include "models/finetune.h"
 #include "models/ledger.h"
 #include "models/offload.h"
 
@@ -119,11 +120,13 @@ typedef struct
   gboolean expandable_segments;
   /* [offload]: optimizer, parameters and activations off the GPU (models/offload.h) */
   ModelOffload offload;
+  /* [finetune]: LoRA / QLoRA adapters on a frozen base (models/finetune.h) */
+  ModelFinetune finetune;
 } ModelStack;
 
 /* Defaults: micro_batch 1, seq_len 2048, GA 1, bf16 mixed, AdamW, no checkpointing,
  * FlashAttention on, tf32 off, dropout 0, foreach optimizer, zero_grad to None, no
- * expandable segments, softmax does not keep its input. */
+ * expandable segments, softmax does not keep its input, full fine-tuning. */
 void model_stack_init_defaults (ModelStack *stack);
 
 /* Name tables for scenarios and reports ("fp32", "bf16_mixed", "fp16_mixed", "bf16",
@@ -161,8 +164,42 @@ gboolean model_stack_autocast (const ModelStack *s);
  * framework's softmax behaviour. */
 ModelCostParams model_stack_cost_params (const ModelStack *s);
 
+/* What trains and what is stored (models/stack_params.c). Full fine-tuning trains every
+ * parameter; LoRA and QLoRA (models/finetune.h) train the adapters alone, so master
+ * weights, gradients and optimizer states follow the bytes above for the adapter
+ * parameters only, while the frozen base keeps just its weights: in the weight dtype (the
+ * compute copy, no master: nothing updates it), or for QLoRA the layers' linear weights as
+ * NF4, 0.5 B each, their absmax constants in the quantization category, and the rest
+ * (embeddings, norms, biases, head) in the weight dtype.
+ *
+ * Trainable parameters of the whole model, of one layer, and of the root unit (embedding,
+ * final norm, head; 0 under LoRA). */
+double model_stack_trainable_params (const ModelStack *s, const ModelArch *arch);
+double model_stack_trainable_layer_params (const ModelStack *s, const ModelArch *arch);
+double model_stack_trainable_root_params (const ModelStack *s, const ModelArch *arch);
+/* The trainable tensors of the whole model and of one layer (ModelArchTensor, counts per
+ * model or per layer). New GArray. */
+GArray *model_stack_trainable_tensors (const ModelStack *s, const ModelArch *arch);
+GArray *model_stack_layer_trainable_tensors (const ModelStack *s, const ModelArch *arch);
+/* Persistent weight bytes (B) of one layer, of the root unit, and of the whole model
+ * (= L × layer + root), adapters included. */
+double model_stack_layer_weight_bytes (const ModelStack *s, const ModelArch *arch);
+double model_stack_root_weight_bytes (const ModelStack *s, const ModelArch *arch);
+double model_stack_weights_total (const ModelStack *s, const ModelArch *arch);
+/* The persistent weight tensors, B each, as PyTorch allocates them (one per parameter
+ * tensor, the adapters after the base); they sum to model_stack_weights_total(). New
+ * GArray of double. */
+GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch);
+
+/* The LoRA/QLoRA combinations modelled: rank >= 1; not with fp8_mixed; QLoRA on a 16-bit
+ * precision (bf16_mixed, fp16_mixed, bf16); no parameter offload (the base weights would
+ * be offloaded: not modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE saying which. TRUE
+ * for full fine-tuning. */
+gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);
+
 /* Optimizer-state bytes of the whole model (B), shapes included: Adafactor's r + c per
- * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax. */
+ * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax; over
+ * the trainable tensors. */
 double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
 
 /* Bytes allocated at time 0 and kept all step for `category` (B): weights, master weights,

@@ -109,7 +109,7 @@ check "fit names the answer" grep -q '^answer: largest micro_batch that fits = [
 check "fit says why a candidate was rejected" grep -q 'OOM by .*largest category at the peak' fit.out
 "$STEPSIM" fit "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" --for stack --all --allow-finetune >stack.out 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "fit --for stack runs" || { bad "fit --for stack runs (exit $rc)"; cat stack.out; }
-check "fit --for stack reports techniques this build lacks" grep -q 'not available in this build' stack.out
+check "fit --for stack --allow-finetune tries LoRA and QLoRA" sh -c "grep -q '^ *[A-Z]* *LoRA r 16' stack.out && grep -q '^ *[A-Z]* *QLoRA r 16' stack.out && ! grep -q 'not feasible' stack.out"
 check "fit --for stack on one GPU tries no ZeRO stage (they shard over ranks)" sh -c "! grep -q '+ ZeRO-' stack.out"
 check "fit --for stack shows throughput relative to the baseline (as given: x1.00)" sh -c "grep -q 'vs baseline' stack.out && grep -q '^ *[A-Z]* *as given .* x1\\.00\$' stack.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 2 >gpus.out 2>&1; rc=$?

@@ -167,15 +167,19 @@ test_stack_is_first_fit_in_order (void)
   CU_ASSERT_EQUAL (cli_fit_report_best (r), first);
   /* baseline: the scenario as given */
   CU_ASSERT_EQUAL (cli_fit_report_baseline_tokens (r), cli_fit_report_candidate (r, 0)->tokens_per_s);
-  /* techniques of later work are reported, not crashed on */
-  gboolean unavailable = FALSE;
-  for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
-    {
-      const CliFitCandidate *c = cli_fit_report_candidate (r, i);
-      if (c->status == CLI_FIT_UNAVAILABLE)
-        unavailable |= g_str_has_prefix (c->reason, "not available in this build");
-    }
-  CU_ASSERT_TRUE (unavailable);
+  /* LoRA and QLoRA come last; each holds less than full fine-tuning with the same mixed
+   * precision and checkpointing, QLoRA least (NF4 base). */
+  guint n = cli_fit_report_n_candidates (r);
+  CU_ASSERT_FATAL (n >= 3);
+  const CliFitCandidate *lora = cli_fit_report_candidate (r, n - 2);
+  const CliFitCandidate *qlora = cli_fit_report_candidate (r, n - 1);
+  CU_ASSERT_TRUE (g_str_has_prefix (lora->label, "LoRA"));
+  CU_ASSERT_TRUE (g_str_has_prefix (qlora->label, "QLoRA"));
+  for (guint i = 0; i < n; i++)
+    if (g_str_has_prefix (cli_fit_report_candidate (r, i)->label, "+ full activation"))
+      CU_ASSERT (lora->device_used < cli_fit_report_candidate (r, i)->device_used);
+  CU_ASSERT (qlora->device_used < lora->device_used);
+  CU_ASSERT_EQUAL (qlora->status, CLI_FIT_FITS);
 }
 
 /* A scenario that is already bf16 with checkpointing skips those two candidates. */

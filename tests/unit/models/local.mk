@@ -7,3 +7,7 @@ check_PROGRAMS += tests/unit/models/test_cost
 tests_unit_models_test_cost_SOURCES = tests/unit/models/test_cost.c
 tests_unit_models_test_cost_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_cost_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_finetune
+tests_unit_models_test_finetune_SOURCES = tests/unit/models/test_finetune.c
+tests_unit_models_test_finetune_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_finetune_LDADD = $(UNIT_TEST_LIBS)

@@ -48,7 +48,8 @@ tiny_llama (void)
 static ModelCostParams
 params (guint64 b, guint64 s, gboolean flash, double dropout)
 {
-  ModelCostParams p = { b, s, 2.0, 2.0, flash, dropout, 0, FALSE, FALSE };
+  ModelCostParams p = { .micro_batch = b, .seq_len = s, .act_bytes = 2.0, .weight_bytes = 2.0,
+                        .flash_attention = flash, .dropout = dropout };
   return p;
 }
 

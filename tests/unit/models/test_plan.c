@@ -98,7 +98,8 @@ test_flops (void)
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   s.grad_accum = 2;
-  ModelCostParams cp = { s.micro_batch, s.seq_len, 2, 2, s.flash_attention, 0, 0, FALSE, FALSE };
+  ModelCostParams cp = { .micro_batch = s.micro_batch, .seq_len = s.seq_len, .act_bytes = 2,
+                         .weight_bytes = 2, .flash_attention = s.flash_attention };
   g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
   STEPSIM_ASSERT_REL (model_plan_model_flops (p), 2 * model_cost_step_flops (a, &cp), 1e-12);
   STEPSIM_ASSERT_REL (model_plan_hardware_flops (p), model_plan_model_flops (p), 1e-12);

@@ -1,0 +1,259 @@
+/* tests/unit/models/test_finetune.c — LoRA / QLoRA parameter accounting, stored bytes and
+ * the frozen backward (models/finetune.h, models/stack.h, models/cost.h).
+ *
+ * Oracles: trainable-parameter counts PEFT prints for Llama-2-7B (print_trainable_parameters,
+ * the counts every PEFT tutorial shows); the LoRA paper's Table 4 GPT-3 175B counts; the
+ * QLoRA paper's 0.127 bit per weight of double-quantized constants; hand-derived byte and
+ * FLOP sums, derivations in the comments. */
+#include "config.h"
+#include "models/cost.h"
+#include "models/stack.h"
+#include "tests/testlib.h"
+
+#include <string.h>
+
+static ModelArch *
+shipped (const char *name)
+{
+  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
+  g_autofree char *path = stepsim_test_srcpath (rel);
+  ModelArch *a = model_arch_load_hf_config (path, NULL);
+  g_assert (a != NULL);
+  return a;
+}
+
+static ModelFinetune
+lora (ModelFinetuneMethod m, guint64 r, ModelLoraTargets t)
+{
+  ModelFinetune f;
+  model_finetune_init_defaults (&f);
+  f.method = m;
+  f.rank = r;
+  f.targets = t;
+  return f;
+}
+
+/* PEFT on Llama-2-7B: r = 16 on q, k, v, o, gate, up, down: 32 layers × 16 × (4·(4096 +
+ * 4096) + 3·(4096 + 11008)) = 32 × 16 × 78,080 = 39,976,960 ("trainable params: 39,976,960
+ * || all params: 6,778,392,576 || trainable%: 0.5898"); r = 8 on q and v (PEFT's default
+ * targets for llama): 32 × 8 × 2 × 8192 = 4,194,304. */
+static void
+test_peft_llama2_counts (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  ModelFinetune all = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  ModelFinetune qv = lora (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
+  CU_ASSERT_EQUAL (a->n_layers * model_finetune_layer_adapter_params (a, &all), 39976960);
+  CU_ASSERT_EQUAL (a->n_layers * model_finetune_layer_adapter_params (a, &qv), 4194304);
+  CU_ASSERT_EQUAL (model_arch_n_params (a) + 39976960, 6778392576ULL);
+  ModelFinetune none = lora (MODEL_FINETUNE_NONE, 16, MODEL_LORA_ALL_LINEAR);
+  CU_ASSERT_EQUAL (model_finetune_layer_adapter_params (a, &none), 0);
+}
+
+/* LoRA paper (Hu et al. 2021) Table 4: GPT-3 175B with adapters on W_q and W_v, 4.7M
+ * trainable parameters at r = 1 and 37.7M at r = 8: 96 layers × r × 2 × (12288 + 12288) =
+ * 4,718,592·r. GPT-2-style models fuse q, k, v (c_attn, h → 3h): the adapter on the fused
+ * projection has r·(h + 3h), the same 4hr. */
+static void
+test_lora_paper_gpt3_counts (void)
+{
+  ModelArch a = { 0 };
+  model_arch_set_family_defaults (&a, MODEL_FAMILY_GPT2);
+  a.hidden_size = 12288;
+  a.n_layers = 96;
+  a.n_heads = a.n_kv_heads = 96;
+  a.head_dim = 128;
+  a.intermediate_size = 4 * 12288;
+  a.vocab_size = 50257;
+  a.max_positions = 2048;
+  ModelFinetune r1 = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_QV);
+  ModelFinetune r8 = lora (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
+  CU_ASSERT_EQUAL (a.n_layers * model_finetune_layer_adapter_params (&a, &r1), 4718592);
+  CU_ASSERT_EQUAL (a.n_layers * model_finetune_layer_adapter_params (&a, &r8), 37748736);
+}
+
+/* The linear weights QLoRA quantizes are a layer's matrices: Σ in·out over the projections
+ * equals the elements of the layer's 2-D parameter tensors (models/arch.h's own list), for
+ * every shipped family (dense, GQA, fused QKV, MoE with its router). */
+static void
+test_linear_params_are_the_matrices (void)
+{
+  const char *names[] = { "llama-2-7b", "llama-3.1-8b", "mixtral-8x7b", "qwen2.5-7b", "gpt2",
+                          "mpt-7b", "bert-large-uncased" };
+  for (gsize k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      g_autoptr (ModelArch) a = shipped (names[k]);
+      g_autoptr (GArray) t = model_arch_layer_tensors (a);
+      guint64 matrices = 0;
+      for (guint i = 0; i < t->len; i++)
+        {
+          const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, i);
+          if (x->cols >= 2)
+            matrices += x->rows * x->cols * x->count;
+        }
+      CU_ASSERT_EQUAL (model_finetune_layer_linear_params (a), matrices);
+    }
+}
+
+/* QLoRA §3: fp32 absmax per 64 weights = 32/64 = 0.5 bit; double quantization 8/64 +
+ * 32/(64·256) = 0.126953125 bit ("0.127 bits per parameter"). Bytes: /8. */
+static void
+test_nf4_constants (void)
+{
+  ModelFinetune f = lora (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+  CU_ASSERT_DOUBLE_EQUAL (model_finetune_nf4_constant_bytes (&f), 0.126953125 / 8, 0);
+  f.double_quant = FALSE;
+  CU_ASSERT_DOUBLE_EQUAL (model_finetune_nf4_constant_bytes (&f), 0.0625, 0);
+}
+
+/* Stored bytes, Llama-2-7B, bf16 mixed AdamW, gradients kept (zero_grad_to_none FALSE),
+ * Ψ = 6,738,415,616, A = 39,976,960 adapters (r 16, all linear):
+ *   LoRA   weights 2Ψ + 2A (frozen base in bf16, no master), master 4A, gradients 2A,
+ *          AdamW states 8A;
+ *   QLoRA  weights 0.5·Λ + 2·(Ψ − Λ) + 2A with Λ = 32 × 202,375,168 linear weights,
+ *          quantization Λ·0.126953125/8 (constants). */
+static void
+test_stored_bytes (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  ModelStack s;
+  model_stack_init_defaults (&s);
+  s.zero_grad_to_none = FALSE;
+  s.finetune = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  const double psi = 6738415616.0, A = 39976960.0;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&s, a), A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS), 2 * psi + 2 * A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_MASTER_WEIGHTS), 4 * A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_GRADIENTS), 2 * A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_OPTIMIZER_STATE), 8 * A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_root_params (&s, a), 0, 0);
+  double lin = 32.0 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008);
+  CU_ASSERT_DOUBLE_EQUAL (32.0 * (double) model_finetune_layer_linear_params (a), lin, 0);
+  s.finetune.method = MODEL_FINETUNE_QLORA;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS),
+                          0.5 * lin + 2 * (psi - lin) + 2 * A, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_QUANTIZATION),
+                          lin * 0.126953125 / 8, 1e-3);
+  /* the tensors the allocator sees sum to the same bytes */
+  g_autoptr (GArray) w = model_stack_weight_tensor_bytes (&s, a);
+  double sum = 0;
+  for (guint i = 0; i < w->len; i++)
+    sum += g_array_index (w, double, i);
+  CU_ASSERT_DOUBLE_EQUAL (sum, model_stack_weights_total (&s, a), 1e-3);
+  /* full fine-tuning is unchanged: 2Ψ of weights, every parameter trains */
+  s.finetune.method = MODEL_FINETUNE_NONE;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS), 2 * psi, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&s, a), psi, 0);
+}
+
+/* The frozen backward, tiny llama (h 4, 2 heads, 1 kv head, d 2, i 8), b 1, s 3 (T = 3),
+ * flash, r 1 on all linear projections (q 4→4, k 4→2, v 4→2, o 4→4, gate and up 4→8,
+ * down 8→4):
+ *   base GEMMs   qkv 192 + o 96 + gate_up 384 + down 192 = 864 FLOP forward; frozen: 864 in
+ *                backward (input gradients only) instead of 1728;
+ *   attention    flash 144 forward, 360 in backward (2.5×), 288 of it model FLOPs;
+ *   adapters     A: 2·T·r·Σin = 2·3·1·(4+4+4+4+4+4+8) = 192, B: 2·T·r·Σout =
+ *                2·3·1·(4+2+2+4+8+8+4) = 192; trainable: 768 in backward.
+ * Forward 864 + 144 + 384 = 1392; backward 864 + 360 + 768 = 1992, model 1920. */
+static void
+test_frozen_backward_flops (void)
+{
+  ModelArch a = { 0 };
+  model_arch_set_family_defaults (&a, MODEL_FAMILY_LLAMA);
+  a.hidden_size = 4;
+  a.n_layers = 1;
+  a.n_heads = 2;
+  a.n_kv_heads = 1;
+  a.head_dim = 2;
+  a.intermediate_size = 8;
+  a.vocab_size = 10;
+  a.max_positions = 16;
+  ModelCostParams p = { .micro_batch = 1, .seq_len = 3, .act_bytes = 2, .weight_bytes = 2,
+                        .flash_attention = TRUE };
+  p.finetune = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
+  ModelBlockCost c = model_cost_layer (&a, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.flops, 1392, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.flops, 1992, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.model_flops, 1920, 1e-9);
+  /* without LoRA the same layer is 1008 forward, 2016 + 216 backward (model 2016) */
+  p.finetune.method = MODEL_FINETUNE_NONE;
+  ModelBlockCost f = model_cost_layer (&a, &p);
+  CU_ASSERT_DOUBLE_EQUAL (f.fwd.flops, 1008, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL (f.bwd.model_flops, 2016, 1e-9);
+  /* a frozen embedding has no backward at all */
+  p.finetune.method = MODEL_FINETUNE_LORA;
+  CU_ASSERT_EQUAL (model_cost_embedding (&a, &p).bwd.n_ops, 0);
+}
+
+/* Adapter outputs A·x are saved for B's weight gradient: e·T·r per targeted projection;
+ * QLoRA adds its dequantization (read 0.5 + constants, write 2 B per linear weight) to the
+ * forward and, once, to the backward, and the largest dequantized projection to both
+ * passes' workspace. Tiny llama above, e = 2, T = 3, r = 1: 7 projections → 42 B saved. */
+static void
+test_adapter_activations_and_dequant (void)
+{
+  ModelArch a = { 0 };
+  model_arch_set_family_defaults (&a, MODEL_FAMILY_LLAMA);
+  a.hidden_size = 4;
+  a.n_layers = 1;
+  a.n_heads = 2;
+  a.n_kv_heads = 1;
+  a.head_dim = 2;
+  a.intermediate_size = 8;
+  a.vocab_size = 10;
+  a.max_positions = 16;
+  ModelCostParams p = { .micro_batch = 1, .seq_len = 3, .act_bytes = 2, .weight_bytes = 2,
+                        .flash_attention = TRUE };
+  double base = model_cost_layer (&a, &p).act_saved;
+  p.finetune = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
+  ModelBlockCost l = model_cost_layer (&a, &p);
+  CU_ASSERT_DOUBLE_EQUAL (l.act_saved - base, 42, 1e-9);
+  p.finetune.method = MODEL_FINETUNE_QLORA;
+  ModelBlockCost q = model_cost_layer (&a, &p);
+  double lin = 4 * 4 + 2 * 4 * 2 + 4 * 4 + 3 * 4 * 8; /* 144 linear weights */
+  double deq = lin * (0.5 + 0.126953125 / 8 + 2);
+  CU_ASSERT_DOUBLE_EQUAL (q.fwd.bytes - l.fwd.bytes, deq, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL (q.bwd.bytes - l.bwd.bytes, deq, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL (q.fwd.workspace - l.fwd.workspace, 2 * 32, 1e-9);
+}
+
+/* What the model covers: QLoRA needs a 16-bit precision; neither takes fp8 or parameter
+ * offload. */
+static void
+test_validate (void)
+{
+  ModelStack s;
+  model_stack_init_defaults (&s);
+  CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
+  s.finetune = lora (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+  CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
+  s.precision = MODEL_PRECISION_FP32;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (model_stack_validate_finetune (&s, &e));
+  CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "16 bit") : NULL);
+  s.finetune.method = MODEL_FINETUNE_LORA;
+  CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
+  s.precision = MODEL_PRECISION_FP8_MIXED;
+  CU_ASSERT_FALSE (model_stack_validate_finetune (&s, NULL));
+  s.precision = MODEL_PRECISION_BF16_MIXED;
+  s.offload.parameters = MODEL_OFFLOAD_CPU;
+  CU_ASSERT_FALSE (model_stack_validate_finetune (&s, NULL));
+}
+
+int main (void);
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "PEFT's Llama-2-7B trainable counts", test_peft_llama2_counts },
+    { "LoRA paper GPT-3 175B counts (Table 4)", test_lora_paper_gpt3_counts },
+    { "QLoRA quantizes exactly the layer matrices", test_linear_params_are_the_matrices },
+    { "NF4 constants 0.5 and 0.127 bit", test_nf4_constants },
+    { "stored bytes: frozen base, adapter states", test_stored_bytes },
+    { "frozen backward: input gradients only", test_frozen_backward_flops },
+    { "adapter activations and NF4 dequantization", test_adapter_activations_and_dequant },
+    { "combinations modelled", test_validate },
+  };
+  return STEPSIM_RUN_TESTS ("models/finetune", tests);
+}
