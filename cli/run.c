@@ -120,7 +120,8 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
   res->model_states = res->category_peak[MODEL_MEM_WEIGHTS]
                       + res->category_peak[MODEL_MEM_MASTER_WEIGHTS]
                       + res->category_peak[MODEL_MEM_GRADIENTS]
-                      + res->category_peak[MODEL_MEM_OPTIMIZER_STATE];
+                      + res->category_peak[MODEL_MEM_OPTIMIZER_STATE]
+                      + res->category_peak[MODEL_MEM_LORA];
   res->gpu_fits = !res->oom && res->device_used <= res->capacity;
   res->fits = res->gpu_fits;
 }

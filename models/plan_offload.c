@@ -312,6 +312,9 @@ static void
 step_chunk (ModelPlan *p, guint rank, guint i, double params, gint layer, StepState *s)
 {
   const ModelOffload *o = cfg (p);
+  s->write[i] = NONE;
+  if (params <= 0) /* nothing trains here (LoRA's root unit) */
+    return;
   gboolean nvme = o->optimizer == MODEL_OFFLOAD_NVME;
   double swap = swap_per_param (p) * params;
   g_autofree char *what = layer >= 0 ? g_strdup_printf ("L%d", layer) : g_strdup ("root");
@@ -370,6 +373,7 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint sha
   double state = 0;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
     state += p->initial[m];
+  state += p->initial[MODEL_MEM_LORA]; /* the adapters' weights */
   for (guint i = 0; i < p->grad_handles->len; i++)
     {
       guint h = g_array_index (p->grad_handles, guint, i);

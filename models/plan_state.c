@@ -20,6 +20,7 @@ plan_initial_state (ModelPlan *p)
   for (guint c = 0; c < MODEL_N_MEM; c++)
     p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
   p->initial[MODEL_MEM_WEIGHTS] *= stage >= 3 ? shard : 1;
+  p->initial[MODEL_MEM_LORA] *= stage >= 3 ? shard : 1;
   p->initial[MODEL_MEM_MASTER_WEIGHTS] *= stage >= 1 ? shard : 1;
   p->initial[MODEL_MEM_OPTIMIZER_STATE] *= stage >= 1 ? shard : 1;
   p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
@@ -36,7 +37,7 @@ sharded (const ModelPlan *p, ModelMemCategory c)
   guint stage = model_parallel_stage (&p->par);
   if (model_parallel_shard_size (&p->par) <= 1)
     return FALSE;
-  return (c == MODEL_MEM_WEIGHTS && stage >= 3)
+  return ((c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_LORA) && stage >= 3)
          || ((c == MODEL_MEM_MASTER_WEIGHTS || c == MODEL_MEM_OPTIMIZER_STATE) && stage >= 1)
          || (c == MODEL_MEM_GRADIENTS && stage >= 2);
 }
@@ -64,7 +65,8 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
       return out;
     }
   gboolean per_param = c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_MASTER_WEIGHTS
-                       || c == MODEL_MEM_GRADIENTS || c == MODEL_MEM_OPTIMIZER_STATE;
+                       || c == MODEL_MEM_GRADIENTS || c == MODEL_MEM_OPTIMIZER_STATE
+                       || c == MODEL_MEM_LORA;
   /* Paged states are CUDA managed memory, outside the caching allocator (plan_paged.h). */
   gboolean paged = c == MODEL_MEM_OPTIMIZER_STATE && model_stack_optimizer_is_paged (&p->stack);
   if (!per_param || paged)
@@ -74,9 +76,11 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
     }
   if (sharded (p, c))
     {
-      double share = c == MODEL_MEM_WEIGHTS
-                       ? model_stack_layer_weight_bytes (s, p->arch)
-                           / model_stack_weights_total (s, p->arch)
+      double lora = model_stack_lora_bytes (s, p->arch) / (double) p->arch->n_layers;
+      double share = c == MODEL_MEM_WEIGHTS /* the frozen base's layer share */
+                       ? (model_stack_layer_weight_bytes (s, p->arch) - lora)
+                           / (model_stack_weights_total (s, p->arch)
+                              - model_stack_lora_bytes (s, p->arch))
                        : model_stack_trainable_layer_params (s, p->arch) / psi;
       double layer = share * total;
       for (guint64 l = 0; l < p->arch->n_layers; l++)
@@ -86,7 +90,7 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
         g_array_append_val (out, root);
       return out;
     }
-  if (c == MODEL_MEM_WEIGHTS) /* frozen base (NF4 under QLoRA) and adapters, as stored */
+  if (c == MODEL_MEM_WEIGHTS) /* the (frozen) base as stored, NF4 under QLoRA */
     {
       g_autoptr (GArray) w = model_stack_weight_tensor_bytes (s, p->arch);
       double sum = 0;

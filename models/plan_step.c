@@ -100,7 +100,7 @@ static void
 shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, gint layer,
               const char *what)
 {
-  if (c->stage < 2)
+  if (c->stage < 2 || params <= 0) /* no gradients here (LoRA's root unit) */
     return;
   double bytes = params * plan_reduce_bytes (c->p);
   guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_REDUCE_SCATTER,
@@ -303,6 +303,7 @@ optimizer (StepCtx *c, guint last_comm)
   double state = 0;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
     state += p->initial[m];
+  state += p->initial[MODEL_MEM_LORA]; /* the adapters' weights */
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
     {

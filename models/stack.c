@@ -231,8 +231,10 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
   double all = (double) model_arch_n_params (arch);
   switch (category)
     {
-    case MODEL_MEM_WEIGHTS:
-      return model_stack_weights_total (s, arch);
+    case MODEL_MEM_WEIGHTS: /* the frozen base under LoRA; the adapters are `lora` */
+      return model_stack_weights_total (s, arch) - model_stack_lora_bytes (s, arch);
+    case MODEL_MEM_LORA:
+      return model_stack_lora_bytes (s, arch);
     case MODEL_MEM_MASTER_WEIGHTS:
       return n * model_stack_master_bytes (s);
     case MODEL_MEM_OPTIMIZER_STATE:

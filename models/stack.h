@@ -182,13 +182,15 @@ double model_stack_trainable_root_params (const ModelStack *s, const ModelArch *
 GArray *model_stack_trainable_tensors (const ModelStack *s, const ModelArch *arch);
 GArray *model_stack_layer_trainable_tensors (const ModelStack *s, const ModelArch *arch);
 /* Persistent weight bytes (B) of one layer, of the root unit, and of the whole model
- * (= L × layer + root), adapters included. */
+ * (= L × layer + root), adapters included; of the adapters alone (ledger category lora:
+ * w B per adapter parameter, 0 without LoRA). */
 double model_stack_layer_weight_bytes (const ModelStack *s, const ModelArch *arch);
 double model_stack_root_weight_bytes (const ModelStack *s, const ModelArch *arch);
 double model_stack_weights_total (const ModelStack *s, const ModelArch *arch);
-/* The persistent weight tensors, B each, as PyTorch allocates them (one per parameter
- * tensor, the adapters after the base); they sum to model_stack_weights_total(). New
- * GArray of double. */
+double model_stack_lora_bytes (const ModelStack *s, const ModelArch *arch);
+/* The persistent tensors of the frozen base (all weights without LoRA), B each, as PyTorch
+ * allocates them (one per parameter tensor, NF4 matrices under QLoRA); they sum to
+ * model_stack_weights_total() − model_stack_lora_bytes(). New GArray of double. */
 GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch);
 
 /* The LoRA/QLoRA combinations modelled: rank >= 1; not with fp8_mixed; QLoRA on a 16-bit
@@ -202,8 +204,9 @@ gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);
  * the trainable tensors. */
 double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
 
-/* Bytes allocated at time 0 and kept all step for `category` (B): weights, master weights,
- * optimizer state, quantization (fp8 copies + amax histories), and gradients when
+/* Bytes allocated at time 0 and kept all step for `category` (B): weights (the frozen
+ * base under LoRA), lora (the adapter weights), master weights, optimizer state,
+ * quantization (fp8 copies + amax histories, QLoRA's NF4 constants), and gradients when
  * zero_grad_to_none is FALSE. 0 for the other categories. */
 double model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch,
                                   ModelMemCategory category);

@@ -95,6 +95,13 @@ model_stack_root_weight_bytes (const ModelStack *s, const ModelArch *arch)
 }
 
 double
+model_stack_lora_bytes (const ModelStack *s, const ModelArch *arch)
+{
+  g_return_val_if_fail (s != NULL && arch != NULL, 0);
+  return lora (s) ? model_stack_weight_bytes (s) * model_stack_trainable_params (s, arch) : 0;
+}
+
+double
 model_stack_weights_total (const ModelStack *s, const ModelArch *arch)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
@@ -126,11 +133,6 @@ model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch)
   append_tensors (out, root, w, w, 1);
   /* In a layer the matrices are exactly the nn.Linear weights: NF4 under QLoRA. */
   append_tensors (out, layer, qlora (s) ? MODEL_NF4_BYTES : w, w, arch->n_layers);
-  if (lora (s))
-    {
-      g_autoptr (GArray) adapters = model_finetune_layer_adapter_tensors (arch, &s->finetune);
-      append_tensors (out, adapters, w, w, arch->n_layers);
-    }
   return out;
 }
 

@@ -108,9 +108,9 @@ test_nf4_constants (void)
 
 /* Stored bytes, Llama-2-7B, bf16 mixed AdamW, gradients kept (zero_grad_to_none FALSE),
  * Ψ = 6,738,415,616, A = 39,976,960 adapters (r 16, all linear):
- *   LoRA   weights 2Ψ + 2A (frozen base in bf16, no master), master 4A, gradients 2A,
- *          AdamW states 8A;
- *   QLoRA  weights 0.5·Λ + 2·(Ψ − Λ) + 2A with Λ = 32 × 202,375,168 linear weights,
+ *   LoRA   weights 2Ψ (the frozen base in bf16, no master), lora 2A (the adapters),
+ *          master 4A, gradients 2A, AdamW states 8A;
+ *   QLoRA  weights 0.5·Λ + 2·(Ψ − Λ) with Λ = 32 × 202,375,168 linear weights, lora 2A,
  *          quantization Λ·0.126953125/8 (constants). */
 static void
 test_stored_bytes (void)
@@ -122,7 +122,8 @@ test_stored_bytes (void)
   s.finetune = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
   const double psi = 6738415616.0, A = 39976960.0;
   CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&s, a), A, 0);
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS), 2 * psi + 2 * A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS), 2 * psi, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_LORA), 2 * A, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_MASTER_WEIGHTS), 4 * A, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_GRADIENTS), 2 * A, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_OPTIMIZER_STATE), 8 * A, 0);
@@ -131,7 +132,8 @@ test_stored_bytes (void)
   CU_ASSERT_DOUBLE_EQUAL (32.0 * (double) model_finetune_layer_linear_params (a), lin, 0);
   s.finetune.method = MODEL_FINETUNE_QLORA;
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS),
-                          0.5 * lin + 2 * (psi - lin) + 2 * A, 1e-3);
+                          0.5 * lin + 2 * (psi - lin), 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_LORA), 2 * A, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_QUANTIZATION),
                           lin * 0.126953125 / 8, 1e-3);
   /* the tensors the allocator sees sum to the same bytes */
@@ -139,10 +141,11 @@ test_stored_bytes (void)
   double sum = 0;
   for (guint i = 0; i < w->len; i++)
     sum += g_array_index (w, double, i);
-  CU_ASSERT_DOUBLE_EQUAL (sum, model_stack_weights_total (&s, a), 1e-3);
-  /* full fine-tuning is unchanged: 2Ψ of weights, every parameter trains */
+  CU_ASSERT_DOUBLE_EQUAL (sum, model_stack_weights_total (&s, a) - 2 * A, 1e-3);
+  /* full fine-tuning is unchanged: 2Ψ of weights, every parameter trains, no lora */
   s.finetune.method = MODEL_FINETUNE_NONE;
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS), 2 * psi, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_LORA), 0, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&s, a), psi, 0);
 }
 
