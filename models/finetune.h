@@ -16,6 +16,10 @@
  * left out). Each forward and backward use of a quantized weight first dequantizes it to a
  * 16-bit buffer (bitsandbytes MatMul4Bit: dequantize_4bit in forward and backward).
  *
+ * Saved activations are those of full fine-tuning (each projection's input counted as kept:
+ * an adapter's A needs its targeted input anyway; for a frozen projection without adapter
+ * this is an upper bound) plus each adapter's output A·x, which B's weight gradient needs.
+ *
  * Targets (PEFT's target_modules): all_linear (q, k, v, o and every MLP projection,
  * experts' included, the router excluded: QLoRA §4 finds all layers needed to match full
  * fine-tuning), attention (q, k, v, o) or qv (q and v: the LoRA paper's GPT-3 setting and
