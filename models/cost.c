@@ -555,8 +555,10 @@ model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p)
   ModelBlockCost layer = model_cost_layer (arch, p);
   ModelBlockCost emb = model_cost_embedding (arch, p);
   ModelBlockCost head = model_cost_head (arch, p);
-  /* Model FLOPs: forward once, backward as 2× forward (Narayanan et al. 2021 §5.1). */
-  return 3.0 * ((double) arch->n_layers * layer.fwd.flops + emb.fwd.flops + head.fwd.flops);
+  /* Model FLOPs: forward once, backward as 2× forward (Narayanan et al. 2021 §5.1), the
+   * frozen GEMMs' backward 1× (mirror_backward). */
+  return (double) arch->n_layers * (layer.fwd.flops + layer.bwd.model_flops) + emb.fwd.flops
+         + emb.bwd.model_flops + head.fwd.flops + head.bwd.model_flops;
 }
 
 double

@@ -117,8 +117,9 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  * act_checkpoint = e·b·s·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
-/* Model FLOPs of one forward+backward for b·s tokens without recompute:
- * 3 × Σ forward FLOPs of all blocks. */
+/* Model FLOPs of one forward+backward for b·s tokens without recompute: Σ over the blocks
+ * of forward FLOPs + backward model_flops; 3 × Σ forward FLOPs for full fine-tuning, less
+ * under LoRA (no weight gradients of the frozen base). */
 double model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p);
 
 /* Korthikanti et al. 2022 §6 eq. model FLOPs per iteration for GPT:

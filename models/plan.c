@@ -295,10 +295,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   /* Model FLOPs: forward + backward without recompute, 3 × forward for full fine-tuning
    * (Narayanan et al. 2021 §5.1); with LoRA's frozen base the backward skips the weight
    * gradients (cost.h). */
-  double fb = pc.embedding.fwd.flops + pc.embedding.bwd.model_flops
-              + (double) arch->n_layers * (pc.layer.fwd.flops + pc.layer.bwd.model_flops)
-              + pc.head.fwd.flops + pc.head.bwd.model_flops;
-  p->model_flops = fb * (double) stack->grad_accum;
+  ModelCostParams cp = model_stack_cost_params (stack);
+  p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum;
   for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
