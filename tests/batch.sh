@@ -66,6 +66,15 @@ check "one row per scenario" test "$(wc -l <mb.tsv)" -eq 3
 "$STEPSIM" batch mb.ini -j 1 -o j1.h5 -q 2>/dev/null
 check "-j 1 and -j 2 write identical bytes" cmp j1.h5 mb.h5
 
+# The shipped fine-tuning sweep: on the RTX 4090, full fine-tuning runs out of memory,
+# LoRA and QLoRA fit, QLoRA in less memory.
+if "$STEPSIM" batch "$srcdir/scenarios/sweeps/finetune-methods-by-gpu.ini" -q -o ft.h5 --tsv ft.tsv 2>ft.err; then ok "finetune sweep runs"; else bad "finetune sweep runs"; cat ft.err; fi
+check "finetune sweep: 12 rows" test "$(wc -l <ft.tsv)" -eq 13
+check "finetune sweep on RTX-4090: none OOM, lora and qlora fit, qlora smaller" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  $col["cluster.gpu"] == "RTX-4090" { fit[$col["finetune.method"]] = $col["fits"]; used[$col["finetune.method"]] = $col["device_used"] }
+  END { exit !(fit["none"] == 0 && fit["lora"] == 1 && fit["qlora"] == 1 && used["qlora"] + 0 < used["lora"] + 0) }' ft.tsv
+
 # The row of micro_batch 2 equals `stepsim run --set training.micro_batch=2` (same %.17g text).
 "$STEPSIM" run "$s1" --set training.micro_batch=2 -o r2.h5 -q 2>/dev/null
 "$STEPSIM" export r2.h5 /summary >r2.tsv 2>/dev/null
