@@ -85,11 +85,13 @@ allocation_size (guint64 rounded)
   return round_up (rounded, ROUND_LARGE);
 }
 
+/* Requests are booked in whole bytes, at most MODEL_ALLOCATOR_MAX_REQUEST (a larger one
+ * cannot fit any GPU: model_allocator_malloc flags it out of memory). */
 static guint64
 to_bytes (double bytes)
 {
-  g_assert (bytes > 0 && bytes < 9.0e18);
-  return (guint64) ceil (bytes);
+  g_assert (bytes > 0);
+  return (guint64) ceil (MIN (bytes, MODEL_ALLOCATOR_MAX_REQUEST));
 }
 
 double
@@ -380,7 +382,7 @@ guint
 model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
 {
   g_return_val_if_fail (alloc != NULL && bytes > 0, 0);
-  gboolean over = FALSE;
+  gboolean over = bytes > MODEL_ALLOCATOR_MAX_REQUEST;
   guint64 size = round_size (to_bytes (bytes));
   int pool = size <= SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
   Block *b;
@@ -396,7 +398,9 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
     }
   else
     {
-      b = cached_block (alloc, pool, size, &over);
+      gboolean full = FALSE;
+      b = cached_block (alloc, pool, size, &full);
+      over |= full;
       maybe_split (alloc, b, size);
     }
   b->allocated = TRUE;

@@ -58,7 +58,10 @@ void model_allocator_free (ModelAllocator *alloc); /* NULL is a no-op */
 /* Allocates `bytes` (> 0). Returns the block id (> 0) for model_allocator_release().
  * *oom (may be NULL) is set TRUE when the request could not be satisfied within the
  * capacity even after releasing cached segments: PyTorch would raise "CUDA out of memory";
- * the block is granted anyway (reserved then exceeds the capacity). */
+ * the block is granted anyway (reserved then exceeds the capacity). A request above
+ * MODEL_ALLOCATOR_MAX_REQUEST (16 TiB, beyond any GPU) is always out of memory and booked
+ * at that size, so sums stay exact in 64 bits. */
+#define MODEL_ALLOCATOR_MAX_REQUEST 17592186044416.0 /* 2^44 B */
 guint model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom);
 
 /* Frees block `id` (must be live: g_assert). */

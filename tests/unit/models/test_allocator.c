@@ -101,6 +101,26 @@ test_split_and_merge (void)
  *   20..25 are new (+120 MiB → 520 > 480). Unmapping pages no live block touches (0..7 of
  *   B's hole, 16..19 of the tail) leaves C's pages 8..15 (160 MiB); D then maps its ten
  *   pages (200 MiB): reserved 360 MiB = allocated, no OOM. */
+/* A request no GPU could hold (1e22 B: eager scores of a 16M-token sequence) is out of
+ * memory, booked at MODEL_ALLOCATOR_MAX_REQUEST, in both modes, whatever the capacity; a
+ * later small request still works. */
+static void
+test_oversized_request (void)
+{
+  for (int expandable = 0; expandable <= 1; expandable++)
+    {
+      g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, expandable);
+      gboolean oom = FALSE;
+      guint id = model_allocator_malloc (a, 1e22, &oom);
+      CU_ASSERT_TRUE (oom);
+      CU_ASSERT (model_allocator_allocated (a) >= MODEL_ALLOCATOR_MAX_REQUEST);
+      model_allocator_release (a, id);
+      oom = TRUE;
+      model_allocator_malloc (a, 1 * MiB, &oom);
+      CU_ASSERT_FALSE (oom);
+    }
+}
+
 static void
 fragment (ModelAllocator *a, gboolean *oom)
 {
@@ -178,6 +198,7 @@ int
 main (void)
 {
   static const StepsimTest tests[] = {
+    { "a request beyond any GPU is out of memory", test_oversized_request },
     { "rounding to 512 B and segment sizes", test_rounding },
     { "small pool: 2 MiB segments", test_small_segments },
     { "large pool: 20 MiB segments below 10 MiB", test_large_segments },
