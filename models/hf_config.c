@@ -318,11 +318,52 @@ name_from_origin (const char *origin)
   return g_steal_pointer (&base);
 }
 
+/* Deepest nesting of arrays and objects in `text` (brackets inside strings skipped), or
+ * MAX_JSON_DEPTH + 1 as soon as it goes deeper. json-glib's recursive descent has no depth
+ * limit, so a hostile file of 100,000 nested brackets overflows the stack; a config.json
+ * nests a handful of levels (text_config, rope_scaling). This is not a parser: json-glib
+ * still parses, and reports syntax errors. */
+#define MAX_JSON_DEPTH 64
+static guint
+json_depth (const char *text)
+{
+  guint depth = 0, max = 0;
+  gboolean in_string = FALSE;
+  for (const char *c = text; *c != '\0'; c++)
+    {
+      if (in_string)
+        {
+          if (*c == '\\' && c[1] != '\0')
+            c++;
+          else if (*c == '"')
+            in_string = FALSE;
+        }
+      else if (*c == '"')
+        in_string = TRUE;
+      else if (*c == '[' || *c == '{')
+        {
+          max = MAX (max, ++depth);
+          if (max > MAX_JSON_DEPTH)
+            return max;
+        }
+      else if ((*c == ']' || *c == '}') && depth > 0)
+        depth--;
+    }
+  return max;
+}
+
 /* Parses `json_text` into a root object; the error names `origin` and json-glib's
  * line:column ("<data>" in its message is replaced by `origin`). */
 static JsonParser *
 parse_object (const char *json_text, const char *origin, GError **error)
 {
+  if (json_depth (json_text) > MAX_JSON_DEPTH)
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
+                   "%s: malformed config: arrays and objects nested deeper than %d levels",
+                   origin, MAX_JSON_DEPTH);
+      return NULL;
+    }
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
   if (!json_parser_load_from_data (parser, json_text, -1, &local))

@@ -234,6 +234,33 @@ test_malformed_json (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "malformed JSON"));
 }
 
+/* Nesting: 100,000 brackets (which would overflow json-glib's recursion) is a clean JSON
+ * error; brackets inside strings do not count, so a config whose string values hold
+ * brackets still loads past the depth check (and fails only for its missing fields). */
+static void
+test_deep_json (void)
+{
+  GString *deep = g_string_new (NULL);
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (deep, '[');
+  for (int i = 0; i < 100000; i++)
+    g_string_append_c (deep, ']');
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text (deep->str, &error);
+  g_string_free (deep, TRUE);
+  CU_ASSERT_PTR_NULL (arch);
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "nested deeper than"));
+  g_autoptr (GError) e2 = NULL;
+  g_autoptr (ModelArch) a2 = load_text ("{\"model_type\": \"llama\", \"note\": \"[[[[[[[[[[[[[[[["
+                                        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                                        "[[[[[[[[[[\\\"\"}", &e2);
+  CU_ASSERT_PTR_NULL (a2);
+  CU_ASSERT_FATAL (e2 != NULL);
+  CU_ASSERT_PTR_NULL (strstr (e2->message, "nested"));
+}
+
 /* A file that cannot be read: IO error naming the path. */
 static void
 test_missing_file (void)
@@ -409,6 +436,7 @@ static const StepsimTest tests[] = {
   { "llama attention_bias", test_llama_attention_bias },
   { "unknown model_type", test_unknown_family },
   { "malformed JSON", test_malformed_json },
+  { "JSON nested too deep is an error, not a crash", test_deep_json },
   { "missing file", test_missing_file },
   { "set_field override", test_set_field_override },
   { "field names round-trip", test_field_names_roundtrip },
