@@ -21,10 +21,12 @@
 #include "sim/text.h"
 #include "sim/units.h"
 
-#define MAX_GPUS_PER_NODE 1024 /* as cli/scenario_groups.c had */
-/* Simulation cost grows linearly with GPUs: 64 nodes × 8 GPUs take ~20 s (bench/RESULTS.md);
- * 1024 nodes is the most a run is allowed to ask for. */
+/* The largest NVLink domain built (GB200 NVL72: 72 GPUs) bounds a node. */
+#define MAX_GPUS_PER_NODE 72
+/* Every rank is simulated, so a run's cost grows with the GPU count: 64 nodes × 8 GPUs take
+ * ~30 s (bench/RESULTS.md). 4096 GPUs is the most a run may ask for (minutes). */
 #define MAX_NODES 1024
+#define MAX_GPUS 4096
 #define MAX_NICS 64
 #define MAX_CPU_CORES 4096
 #define MAX_NVME_DRIVES 256
@@ -383,6 +385,14 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
     goto fail;
   if (bare_gpu)
     hw_spec_default_intra_latency (&spec, kf, "cluster");
+  if ((guint64) n_nodes * spec.n_gpus > MAX_GPUS)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [cluster], key 'nodes': %u nodes of %u GPUs is %" G_GUINT64_FORMAT
+                   " GPUs; at most %d can be simulated (every rank is)",
+                   n_nodes, spec.n_gpus, (guint64) n_nodes * spec.n_gpus, MAX_GPUS);
+      goto fail;
+    }
   if (n_nodes > 1 && (spec.n_nics == 0 || spec.nic_bandwidth <= 0))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

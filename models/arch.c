@@ -151,12 +151,21 @@ model_arch_validate (const ModelArch *arch, GError **error)
     { "intermediate_size", arch->intermediate_size },
     { "vocab_size", arch->vocab_size },
   };
+  /* Upper bounds: far beyond any published model (Llama 3.1 405B: 126 layers, h 16384,
+   * FFN 53248, vocabulary 128256), low enough that parameter counts stay exact in 64 bits
+   * and a step's schedule (tasks per layer and rank) stays tractable. */
+  const guint64 limit[] = { 1u << 20, 1024, 1u << 16, 1u << 16, 1u << 16, 1u << 22, 1u << 24 };
   for (gsize i = 0; i < G_N_ELEMENTS (positive); i++)
-    if (positive[i].value == 0)
+    if (positive[i].value == 0 || positive[i].value > limit[i])
       {
-        g_autofree char *what = g_strdup_printf ("%s must be positive", positive[i].key);
+        g_autofree char *what = g_strdup_printf ("%s must be in [1, %" G_GUINT64_FORMAT "], not %"
+                                                 G_GUINT64_FORMAT,
+                                                 positive[i].key, limit[i], positive[i].value);
         return invalid (error, n, what);
       }
+  if (arch->n_experts > 1024 || arch->max_positions > (1u << 24))
+    return invalid (error, n, "num_local_experts must be at most 1024 and "
+                              "max_position_embeddings at most 16777216");
   if (arch->n_heads % arch->n_kv_heads != 0)
     return invalid (error, n,
                     "num_attention_heads must be a multiple of num_key_value_heads (GQA groups)");

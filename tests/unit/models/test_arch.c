@@ -331,6 +331,26 @@ test_validate_kv_heads (void)
   CU_ASSERT_PTR_NOT_NULL (error != NULL ? strstr (error->message, "num_key_value_heads") : NULL);
 }
 
+/* validate: sizes beyond any model (1025 layers, hidden 2^20 + 1) are errors naming the
+ * field and its bound; the bounds themselves pass. */
+static void
+test_validate_bounds (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  arch->n_layers = 1024;
+  CU_ASSERT (model_arch_validate (arch, NULL));
+  arch->n_layers = 1025;
+  g_autoptr (GError) e1 = NULL;
+  CU_ASSERT_FALSE (model_arch_validate (arch, &e1));
+  CU_ASSERT_PTR_NOT_NULL (e1 ? strstr (e1->message, "num_hidden_layers must be in [1, 1024]") : NULL);
+  arch->n_layers = 32;
+  arch->hidden_size = (1u << 20) + 1;
+  g_autoptr (GError) e2 = NULL;
+  CU_ASSERT_FALSE (model_arch_validate (arch, &e2));
+  CU_ASSERT_PTR_NOT_NULL (e2 ? strstr (e2->message, "hidden_size") : NULL);
+}
+
 /* Mixtral's active parameters drop (E − k) experts per layer:
  * total − L·(8 − 2)·3·h·i = 46,702,792,704 − 32·6·3·4096·14336 = 12,879,925,248 (≈ 12.9 B,
  * Jiang et al. 2024 §2 "13B active"). */
@@ -437,6 +457,7 @@ static const StepsimTest tests[] = {
   { "unknown model_type", test_unknown_family },
   { "malformed JSON", test_malformed_json },
   { "JSON nested too deep is an error, not a crash", test_deep_json },
+  { "validate: upper bounds", test_validate_bounds },
   { "missing file", test_missing_file },
   { "set_field override", test_set_field_override },
   { "field names round-trip", test_field_names_roundtrip },
