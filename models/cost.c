@@ -515,8 +515,9 @@ bert_head (const ModelArch *arch, const Dims *d)
   add_elementwise (&cost.fwd, "cross_entropy", d->e * B * n + 2 * 4 * B * n);
   mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.fwd.workspace = 4 * B * n;
-  cost.bwd.workspace = (2 + d->sm_in) * 4 * B * n; /* + log_softmax's input, torch <= 1.10 */
-  cost.act_saved = d->e * d->T * d->h + 2 * d->e * B * d->h + d->drop * B * d->h;
+  cost.bwd.workspace = 2 * 4 * B * n;
+  cost.act_saved = d->e * d->T * d->h + 2 * d->e * B * d->h + d->drop * B * d->h
+                   + d->sm_in * 4 * B * n; /* log_softmax's input, PyTorch <= 1.10 */
   cost.act_checkpoint = d->e * d->T * d->h;
   return cost;
 }
@@ -541,9 +542,10 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
    * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
    * with their fp32 gradient. */
   cost.fwd.workspace = 4 * TV;
-  /* PyTorch <= 1.10: log_softmax also keeps its input, the fp32 logits, until backward. */
-  cost.bwd.workspace = (2 + d.sm_in) * 4 * TV;
-  cost.act_saved = 2 * d.e * d.T * d.h; /* final-norm input and LM-head input */
+  cost.bwd.workspace = 2 * 4 * TV;
+  /* final-norm input and LM-head input; PyTorch <= 1.10: log_softmax also keeps its input,
+   * the fp32 logits, from the forward to the backward */
+  cost.act_saved = 2 * d.e * d.T * d.h + d.sm_in * 4 * TV;
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }
