@@ -241,6 +241,7 @@ typedef enum
   KEY_DESCRIPTION, /* free text */
   KEY_QUANTITY,    /* dimensioned double, parsed with sim_units_parse() */
   KEY_FRACTION,    /* dimensionless double in (0, 1] */
+  KEY_SHARE,       /* dimensionless double in [0, 1) (a share of the SMs taken away) */
 } KeyKind;
 
 typedef struct
@@ -248,7 +249,7 @@ typedef struct
   const char *key;
   KeyKind kind;
   SimDimension dim; /* KEY_QUANTITY only */
-  gsize offset;     /* of the double in HwGpuSpec; KEY_QUANTITY and KEY_FRACTION only */
+  gsize offset;     /* of the double in HwGpuSpec; KEY_QUANTITY, KEY_FRACTION, KEY_SHARE */
 } GpuKey;
 
 #define PEAK_OFFSET(dtype) (offsetof (HwGpuSpec, peak_flops) + (dtype) * sizeof (double))
@@ -270,7 +271,7 @@ static const GpuKey gpu_keys[] = {
   { "pcie_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, pcie_latency) },
   { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
   { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
-  { "comm_sm_fraction", KEY_FRACTION, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
+  { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
 };
 
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
@@ -394,10 +395,11 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
     {
       if (!sim_units_parse_number (text, &value, error))
         goto fail;
-      if (!(value > 0 && value <= 1))
+      gboolean share = key->kind == KEY_SHARE;
+      if (share ? !(value >= 0 && value < 1) : !(value > 0 && value <= 1))
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "'%s' is outside (0, 1]", g_strstrip (text));
+                       "'%s' is outside %s", g_strstrip (text), share ? "[0, 1)" : "(0, 1]");
           goto fail;
         }
     }

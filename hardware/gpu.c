@@ -10,6 +10,7 @@
 #include "hardware/gpu.h"
 
 #include <math.h>
+#include "sim/units.h"
 
 static const char *const dtype_names[HW_N_DTYPES] = {
   [HW_DTYPE_FP32] = "fp32", [HW_DTYPE_TF32] = "tf32", [HW_DTYPE_BF16] = "bf16",
@@ -97,10 +98,26 @@ check_non_negative (const HwGpuSpec *spec, const char *field, double v, GError *
   return (isfinite (v) && v >= 0) || invalid (spec, field, "finite and >= 0", v, error);
 }
 
+/* Efficiencies below 1 % describe no GPU (and make a step last for ages). */
 static gboolean
 check_fraction (const HwGpuSpec *spec, const char *field, double v, GError **error)
 {
-  return (isfinite (v) && v > 0 && v <= 1) || invalid (spec, field, "in (0, 1]", v, error);
+  return (isfinite (v) && v >= 0.01 && v <= 1) || invalid (spec, field, "in [0.01, 1]", v, error);
+}
+
+/* A rate of at least `min` in `dim` (what even a 2010 GPU has), with units in the message. */
+static gboolean
+check_rate (const HwGpuSpec *spec, const char *field, double v, double min, SimDimension dim,
+            gboolean zero_ok, GError **error)
+{
+  if (isfinite (v) && (v >= min || (zero_ok && v == 0)))
+    return TRUE;
+  g_autofree char *low = sim_units_format (min, dim, 3);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "GPU '%s': %s is %.3g %s, must be %sat least %s",
+               spec->name ? spec->name : "(unnamed)", field, v, sim_units_si_name (dim),
+               zero_ok ? "0 (unsupported) or " : "", low);
+  return FALSE;
 }
 
 static gboolean
@@ -109,7 +126,7 @@ check_peaks (const HwGpuSpec *spec, GError **error)
   for (guint i = 0; i < HW_N_DTYPES; i++)
     {
       g_autofree char *field = g_strdup_printf ("peak FLOP/s of %s", dtype_names[i]);
-      if (!check_non_negative (spec, field, spec->peak_flops[i], error))
+      if (!check_rate (spec, field, spec->peak_flops[i], 1e9, SIM_DIM_FLOP_RATE, TRUE, error))
         return FALSE;
     }
   if (spec->peak_flops[HW_DTYPE_FP32] > 0)
@@ -131,18 +148,27 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
       return FALSE;
     }
   if (!check_positive (spec, "memory", spec->memory_capacity, error)
-      || !check_positive (spec, "hbm_bandwidth", spec->hbm_bandwidth, error)
+      || !check_rate (spec, "hbm_bandwidth", spec->hbm_bandwidth, 1e9, SIM_DIM_BANDWIDTH, FALSE,
+                      error)
       || !check_peaks (spec, error)
       || !check_fraction (spec, "compute_efficiency", spec->compute_efficiency, error)
       || !check_fraction (spec, "hbm_efficiency", spec->hbm_efficiency, error)
       || !check_non_negative (spec, "cuda_context", spec->cuda_context, error)
-      || !check_positive (spec, "pcie_bandwidth", spec->pcie_bandwidth, error)
+      || !check_rate (spec, "pcie_bandwidth", spec->pcie_bandwidth, 1e8, SIM_DIM_BANDWIDTH, FALSE,
+                      error)
       || !check_non_negative (spec, "pcie_latency", spec->pcie_latency, error)
       || !check_non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
       || !check_non_negative (spec, "kernel_latency", spec->kernel_latency, error))
     return FALSE;
   if (spec->cuda_context >= spec->memory_capacity)
-    return invalid (spec, "cuda_context", "below memory", spec->cuda_context, error);
+    {
+      g_autofree char *ctx = sim_units_format (spec->cuda_context, SIM_DIM_BYTES, 2);
+      g_autofree char *mem = sim_units_format (spec->memory_capacity, SIM_DIM_BYTES, 2);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "GPU '%s': cuda_context %s must be below memory %s",
+                   spec->name ? spec->name : "(unnamed)", ctx, mem);
+      return FALSE;
+    }
   if (!(spec->comm_sm_fraction >= 0 && spec->comm_sm_fraction < 1))
     return invalid (spec, "comm_sm_fraction", "in [0, 1)", spec->comm_sm_fraction, error);
   return TRUE;

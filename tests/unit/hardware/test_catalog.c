@@ -193,7 +193,8 @@ static void
 test_validate_rejects (void)
 {
   const HwGpuSpec *base = hw_catalog_gpu ("A100-80GB-SXM", NULL);
-  for (guint i = 0; i < 6; i++)
+  /* 6–9: values that describe no GPU and would make a step last for ages */
+  for (guint i = 0; i < 10; i++)
     {
       g_autoptr (HwGpuSpec) s = hw_gpu_spec_copy (base);
       switch (i)
@@ -203,7 +204,11 @@ test_validate_rejects (void)
         case 2: s->hbm_bandwidth = NAN; break;
         case 3: s->peak_flops[HW_DTYPE_FP32] = s->peak_flops[HW_DTYPE_BF16] = 0; break;
         case 4: s->cuda_context = s->memory_capacity; break;
-        default: s->peak_flops[HW_DTYPE_FP8] = -1; break;
+        case 5: s->peak_flops[HW_DTYPE_FP8] = -1; break;
+        case 6: s->peak_flops[HW_DTYPE_BF16] = 1e-288; break;
+        case 7: s->hbm_efficiency = 1e-300; break;
+        case 8: s->hbm_bandwidth = 1e6; break;
+        default: s->comm_sm_fraction = 1; break;
         }
       g_autoptr (GError) error = NULL;
       CU_ASSERT_FALSE (hw_gpu_spec_validate (s, &error));
@@ -346,6 +351,15 @@ test_keyfile_efficiency_range (void)
                                       G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   g_autofree char *mu = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\nhbm_efficiency = 85 %\n",
                                       SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX);
+  /* comm_sm_fraction is a share taken away, [0, 1): parse and validation agree */
+  g_autofree char *m1 = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\ncomm_sm_fraction = 1\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  CU_ASSERT_PTR_NOT_NULL (strstr (m1, "key 'comm_sm_fraction': '1' is outside [0, 1)"));
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_assert (g_key_file_load_from_data (kf, "[gpu.MyGPU]\nbase = H100-SXM\ncomm_sm_fraction = 0\n",
+                                       -1, G_KEY_FILE_NONE, NULL));
+  g_autoptr (HwGpuSpec) zero = hw_catalog_gpu_from_keyfile (kf, "gpu.MyGPU", NULL);
+  CU_ASSERT_PTR_NOT_NULL (zero);
 }
 
 static void
