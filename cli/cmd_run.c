@@ -106,7 +106,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "do not print the summary", NULL },
     { NULL },
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("run SCENARIO.ini — simulate one training step");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("SCENARIO.ini — simulate one training step");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))

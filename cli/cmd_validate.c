@@ -177,7 +177,7 @@ int
 cli_cmd_validate (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "validate [SCENARIO.ini…] — predicted against published measurements");
+    "[SCENARIO.ini…] — predicted against published measurements");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return cli_error (error->message), 2;

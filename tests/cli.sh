@@ -25,6 +25,21 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 "$STEPSIM" run --bogus-option "$s1" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option: exit 2 (got $rc)"
 check "run --help documents --set" sh -c "'$STEPSIM' run --help | grep -q -- '--set'"
+for c in run export list collective compare validate batch fit plot; do
+  check "$c --help: usage line names the command" sh -c "'$STEPSIM' $c --help | grep -q '^  stepsim $c \[OPTION'"
+done
+check "list --help mentions nodes" sh -c "'$STEPSIM' list --help | grep -q 'node catalog'"
+# Every option of every command's --help is in README.md (its long name, or its short form).
+missing=""
+for c in run export list collective compare validate batch fit plot; do
+  for o in $("$STEPSIM" $c --help | sed -n 's/^  \(-\(.\), \)\{0,1\}--\([a-z][a-z-]*\).*/\3:\2/p'); do
+    long=${o%%:*}; short=${o#*:}
+    case "$long" in help*) continue ;; esac
+    grep -Eq -- "--$long([^a-z-]|\$)" "$srcdir/README.md" \
+      || { [ -n "$short" ] && grep -Eq -- "-$short([^a-z-]|\$)" "$srcdir/README.md"; } || missing="$missing $c:--$long"
+  done
+done
+[ -z "$missing" ] && ok "README documents every command's options" || bad "README documents every command's options (lacks:$missing)"
 
 # --- the default scenario ------------------------------------------------------------------
 cd "$work" || exit 1
