@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "cli/scenario.h"
 
 static gboolean
 same_file (const GStatBuf *a, const char *other)
@@ -99,6 +100,30 @@ cli_outputs_check (const char *const *whats, const char *const *paths, guint n,
         }
     }
   return TRUE;
+}
+
+GPtrArray *
+cli_inputs_new (void)
+{
+  GPtrArray *inputs = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (inputs, NULL);
+  return inputs;
+}
+
+void
+cli_inputs_add (GPtrArray *inputs, const char *path)
+{
+  if (path == NULL || g_strv_contains ((const char *const *) inputs->pdata, path))
+    return;
+  g_ptr_array_insert (inputs, (gint) inputs->len - 1, g_strdup (path));
+}
+
+void
+cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const *sets)
+{
+  cli_inputs_add (inputs, path);
+  g_autofree char *hf = cli_scenario_hf_config_file (path, sets);
+  cli_inputs_add (inputs, hf);
 }
 
 gboolean

@@ -20,6 +20,17 @@ gboolean cli_output_check_dir (const char *what, const char *dir, GError **error
 gboolean cli_outputs_check (const char *const *whats, const char *const *paths, guint n,
                             const char *const *inputs, GError **error);
 
+/* The input files of a command, to check outputs against: a GPtrArray of owned paths kept
+ * NULL-terminated, so `(const char *const *) inputs->pdata` is the `inputs` of the checks
+ * above. Free with g_ptr_array_unref(). */
+GPtrArray *cli_inputs_new (void);
+/* Appends `path` (NULL: nothing) unless the list holds the same string already. */
+void cli_inputs_add (GPtrArray *inputs, const char *path);
+/* Appends what simulating the scenario `path` with `sets` (NULL-terminated --set
+ * overrides, may be NULL) reads: the scenario file and its hf_config JSON
+ * (cli_scenario_hf_config_file). */
+void cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const *sets);
+
 /* A chart path must end in .png or .svg (the terminal follows the extension). */
 gboolean cli_output_check_chart (const char *what, const char *path, GError **error);
 

@@ -98,6 +98,26 @@ check "a failing scenario: the other row ran" sh -c "'$STEPSIM' export fail.h5 /
 check "unknown axis key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[axes\\], key 'training.micro_bach'.*micro_batch\" typo.err"
 check "unknown axis key: nothing written" test ! -e typo.h5
 
+# Outputs never replace an input: the sweep, its base scenario, an hf_config JSON a scenario
+# names (base, axis, baseline or --set).
+cp "$s1" base.ini
+cp "$srcdir/models/configs/llama-3.2-1b.json" cfg.json
+cp cfg.json cfg.orig
+cp base.ini base.orig
+printf '[sweep]\nscenario = base.ini\n[axes]\ntraining.micro_batch = 1, 2\n' >in-sweep.ini
+printf '[sweep]\nscenario = base.ini\n[axes]\nmodel.hf_config = llama-3.2-1b, cfg.json\n' >in-axis.ini
+printf '[sweep]\nscenario = base.ini\n[axes]\ntraining.micro_batch = 1, 2\n[baseline]\nmodel.hf_config = cfg.json\n' >in-base.ini
+for args in "in-sweep.ini -o base.ini" "in-sweep.ini --tsv base.ini" "in-sweep.ini --csv ./base.ini" \
+            "in-sweep.ini -o in-sweep.ini" "in-axis.ini -o cfg.json" "in-base.ini --tsv cfg.json" \
+            "in-sweep.ini --csv cfg.json --set model.hf_config=cfg.json"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" batch -q -o in.h5 $args >/dev/null 2>in.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q 'is the input' in.err && cmp -s base.ini base.orig && cmp -s cfg.json cfg.orig; then
+    ok "batch output onto an input refused: $args"
+  else bad "batch output onto an input refused: $args (exit $rc)"; cp base.orig base.ini; cp cfg.orig cfg.json; fi
+done
+check "batch output onto an input: nothing written" test ! -e in.h5
+
 # --- MPI (when stepsim is built with Open MPI and mpirun is here) ----------------------------
 if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q libmpi; then
   if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \

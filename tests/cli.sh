@@ -115,6 +115,23 @@ cp "$s1" in.ini
 "$STEPSIM" run in.ini -q -o t.h5 --trace in.ini >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "--trace onto the scenario: exit 1" || bad "--trace onto the scenario: exit 1 (got $rc)"
 check "--trace onto the scenario: scenario intact, no HDF5" sh -c "cmp -s in.ini '$s1' && ! test -e t.h5"
+# ... nor the hf_config JSON the scenario reads (named in the file or by --set; ./, absolute
+# paths and hard links are the same file)
+cp "$srcdir/models/configs/llama-3.2-1b.json" cfg.json
+cp cfg.json cfg.orig
+sed 's|^hf_config = .*|hf_config = cfg.json|' "$s1" >own.ini
+for args in "-o cfg.json --set model.hf_config=cfg.json" "-o ./cfg.json --set model.hf_config=$work/cfg.json" \
+            "-o cfg.h5 --trace cfg.json" "-o $work/cfg.json"; do
+  case "$args" in *--set*) ini=in.ini ;; *) ini=own.ini ;; esac
+  # shellcheck disable=SC2086
+  "$STEPSIM" run "$ini" -q $args >/dev/null 2>hf.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q 'is the input' hf.err && cmp -s cfg.json cfg.orig && ! test -e cfg.h5; then
+    ok "output onto the hf_config JSON refused: $ini $args"
+  else bad "output onto the hf_config JSON refused: $ini $args (exit $rc)"; cp cfg.orig cfg.json; fi
+done
+ln cfg.json cfg-link.json
+"$STEPSIM" run in.ini -q -o cfg-link.json --set model.hf_config=cfg.json >/dev/null 2>&1; rc=$?
+check "output onto a hard link of the hf_config JSON refused" sh -c "[ $rc -eq 1 ] && cmp -s cfg.json cfg.orig"
 "$STEPSIM" run in.ini -q -o same.h5 --trace same.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "-o and --trace the same file: exit 1" || bad "-o and --trace the same file: exit 1 (got $rc)"
 "$STEPSIM" run in.ini -q -o tr.h5 --trace /nonexistent-dir/x.json >/dev/null 2>&1; rc=$?
