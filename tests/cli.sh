@@ -174,6 +174,27 @@ check "validate: M2 within its 5 % tolerance" grep -q '^M2 .*PASS$' val.out
 printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = fp32\n[validation]\nid = X\nmetric = device_used\nmeasured = 1 GiB\ntolerance = 0.01\n' > val.ini
 "$STEPSIM" validate val.ini >val2.out 2>&1; rc=$?
 check "validate: a case outside its tolerance is a MISS with exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'MISS' val2.out"
+# Nonsense in [validation] is an error naming file, group and key (exit 1), never a verdict.
+head -n 9 val.ini >vbase.ini
+for bad_case in "tolerance:metric = step_time|measured = 1 s|tolerance = -1" \
+                "tolerance:metric = step_time|measured = 1 s|tolerance = 0" \
+                "tolerance:metric = step_time|measured = 1 s|tolerance = 1.5" \
+                "tolerance:metric = step_time|measured = 1 s" \
+                "measured:metric = step_time|measured = 0 s|tolerance = 0.1" \
+                "measured:metric = step_time|measured = 30|tolerance = 0.1" \
+                "measured:metric = tokens_per_s_per_gpu|measured = -5|tolerance = 0.1" \
+                "measured:metric = mfu|measured = 45|tolerance = 0.1" \
+                "known_gap:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = maybe" \
+                "metric:metric = speed|measured = 1|tolerance = 0.1"; do
+  key=${bad_case%%:*}
+  { cat vbase.ini; echo "id = X"; echo "${bad_case#*:}" | tr '|' '\n'; } >vbad.ini
+  "$STEPSIM" validate vbad.ini >vbad.out 2>&1; rc=$?
+  if [ $rc -eq 1 ] && grep -q "error: vbad.ini: group \[validation\], key '$key'" vbad.out && ! grep -q 'inf %' vbad.out; then
+    ok "validate rejects ${bad_case#*:}"
+  else bad "validate rejects ${bad_case#*:} (exit $rc)"; cat vbad.out; fi
+done
+"$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
+check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
 "$STEPSIM" run val.ini -q -o val.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "run accepts a scenario with a [validation] group" || bad "run accepts a scenario with a [validation] group (exit $rc)"
 
