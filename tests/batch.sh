@@ -48,6 +48,18 @@ check "run --help documents --trace" sh -c "'$STEPSIM' run --help | grep -q -- '
 expect_rc 2 "batch without a sweep: exit 2" "$STEPSIM" batch
 expect_rc 2 "fit without --for: exit 2" "$STEPSIM" fit "$s1"
 expect_rc 2 "fit --for nonsense: exit 2" "$STEPSIM" fit "$s1" --for colour
+# fit limits: 0 and negatives alike, above the loader's caps, or given to another search
+for args in "micro_batch --max-micro-batch 0" "micro_batch --max-micro-batch -5" \
+            "micro_batch --max-micro-batch 65537" "seq_len --multiple-of 0" \
+            "seq_len --max-seq-len 0" "seq_len --max-seq-len 99999999999" \
+            "seq_len --max-seq-len 16777217" "seq_len --max-seq-len 64 --multiple-of 128" \
+            "gpus --max-nodes 0" "gpus --max-gpus-per-node 0" "gpus --max-nodes 1025" \
+            "micro_batch --all" "seq_len --all" "gpus --all" "gpus --allow-finetune" \
+            "micro_batch --max-nodes 2" "stack --max-seq-len 4096" "gpus --multiple-of 8"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" fit "$s1" --for $args >/dev/null 2>fitu.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <fitu.err)" -eq 1 ]; then ok "fit --for $args: usage error"; else bad "fit --for $args: usage error (exit $rc)"; cat fitu.err; fi
+done
 expect_rc 2 "plot of an unknown kind: exit 2" "$STEPSIM" plot pie x.h5 -o x.png
 
 # --- batch -------------------------------------------------------------------------------------
