@@ -173,6 +173,24 @@ if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep
 expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o short.png 2>err.txt && is_png short.png; then ok "plot sweep: --x key without its group"; else bad "plot sweep: --x key without its group"; cat err.txt; fi
 expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
+# plot options: malformed or misplaced ones are usage errors (2), a rank the file lacks is an
+# error (1), each one line; nothing written.
+for args in "memory --rank -1" "gantt --ranks abc" "gantt --ranks 0,,1" "gantt --ranks=" \
+            "gantt --ranks -1" "breakdown --rank 0" "memory --ranks 0" "steptime --x micro_batch" \
+            "gantt --by micro_batch"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" plot $args tr.h5 -o no.png >/dev/null 2>plot.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <plot.err)" -eq 1 ]; then ok "plot $args: usage error"; else bad "plot $args: usage error (exit $rc)"; cat plot.err; fi
+done
+for args in "memory --rank 99" "gantt --ranks 0,99"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" plot $args tr.h5 -o no.png >/dev/null 2>plot.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q 'tr.h5 has no rank 99' plot.err && [ "$(wc -l <plot.err)" -eq 1 ]; then ok "plot $args: no such rank, exit 1"; else bad "plot $args: no such rank, exit 1 (exit $rc)"; cat plot.err; fi
+done
+"$STEPSIM" plot sweep mb.h5 --x micro_batch --y label -o no.png >/dev/null 2>plot.err; rc=$?
+check "plot sweep --y of a text column: one clear line, exit 1" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <plot.err) -eq 1 ] && grep -q \"column 'label' has no numbers\" plot.err"
+if "$STEPSIM" plot gantt tr.h5 --ranks " 0" -o UPPER.PNG 2>err.txt && is_png UPPER.PNG; then ok "plot -o with .PNG in capitals"; else bad "plot -o with .PNG in capitals"; cat err.txt; fi
+if "$STEPSIM" plot memory tr.h5 -o UPPER.Svg 2>err.txt && is_svg UPPER.Svg; then ok "plot -o with .Svg in mixed case"; else bad "plot -o with .Svg in mixed case"; cat err.txt; fi
 check "no chart written on failure" test ! -e no.png
 check "no temporary files left" sh -c "! ls -a | grep -q tmp"
 

@@ -98,6 +98,18 @@ touch plotfile
 "$STEPSIM" run "$s1" -o plotfail.h5 --plot plotfile -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "--plot onto a file: exit 1" || bad "--plot onto a file: exit 1 (got $rc)"
 check "--plot onto a file: no HDF5 left" sh -c "! test -e plotfail.h5"
+# A directory that cannot be written in: one line before anything runs, nothing left
+# (root writes in a mode-555 directory, so then /proc/self stands in for one).
+mkdir ro && chmod 555 ro
+if touch ro/probe 2>/dev/null; then rm -f ro/probe; ro=/proc/self; else ro=ro; fi
+for args in "-o $ro/x.h5" "-o rw.h5 --plot $ro" "-o rw.h5 --plot $ro/charts" "-o rw.h5 --trace $ro/t.json"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" run "$s1" -q $args >/dev/null 2>ro.err; rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <ro.err)" -eq 1 ] && grep -q 'cannot write in directory' ro.err && ! test -e rw.h5; then
+    ok "read-only directory refused up front: $args"
+  else bad "read-only directory refused up front: $args (exit $rc)"; cat ro.err; fi
+done
+chmod 755 ro
 "$STEPSIM" run "$s1" -o "" -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "-o '': exit 2" || bad "-o '': exit 2 (got $rc)"
 "$STEPSIM" export s1.h5 /summary -o s1.h5 >/dev/null 2>&1; rc=$?
