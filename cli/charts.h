@@ -31,7 +31,8 @@ char *cli_charts_breakdown_data (const char *results_tsv, double *capacity, GErr
  * step time, in *unit ("ms" when every step is under 2 s, else "s"). */
 char *cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **error);
 
-/* A sweep line chart: `y` against the numeric axis `x`, one block (separated by two blank
+/* A sweep line chart: `y` against the numeric axis `x` (both must have numbers in rows that
+ * ran: a text column is an error naming it; no row that ran is "nothing to draw"), one block (separated by two blank
  * lines, a header "x<TAB><by>=<value>" each) per value of `by` (NULL: one block titled `y`).
  * Rows sorted by x; failed rows left out. `y_unit` is the column's unit ("B" → GiB, a
  * fraction "1" of mfu/hfu → %); *label gets the y axis label with its display unit. */
@@ -51,7 +52,16 @@ char *cli_charts_axis_label (const char *axis);
 char *cli_charts_summary_as_row (const char *summary_tsv);
 
 /* Runs `gnuplot -c <plots dir>/<figure>.gp DATA OUT ARGS…` on `data` (written to a temporary
- * file) into a temporary output renamed onto `out_path` (.png or .svg) only on success.
- * FALSE + error naming the script and gnuplot's message; no partial chart is left. */
+ * file) into a temporary output renamed onto `out_path` (.png or .svg, any case) only on
+ * success. FALSE + error: one line naming `out_path` and gnuplot's message reduced by
+ * cli_charts_gnuplot_error(); no partial chart is left. */
 gboolean cli_charts_render (const char *figure, const char *data, const char *const *args,
                             const char *out_path, GError **error);
+
+/* gnuplot's stderr reduced to one line: the last error line, as "SCRIPT.gp line N: MESSAGE"
+ * (the script without its directory; warnings only when there is no error), else the last
+ * non-empty line. Caller frees. */
+char *cli_charts_gnuplot_error (const char *stderr_text);
+
+/* Whether `path` ends in .svg, ignoring case (else a chart is a PNG). */
+gboolean cli_charts_path_is_svg (const char *path);

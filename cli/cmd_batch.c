@@ -176,17 +176,42 @@ gather (CliBatch *batch, GError **error)
   return TRUE;
 }
 
+/* The files the batch reads: the sweep, its base scenario and every hf_config JSON one of
+ * its scenarios names (each point and its baseline, with the command-line --set). */
+static GPtrArray *
+batch_inputs (const char *path, const CliSweep *sweep, const char *const *extra)
+{
+  GPtrArray *inputs = cli_inputs_new ();
+  cli_inputs_add (inputs, path);
+  const char *scenario = cli_sweep_scenario (sweep);
+  const char *const *base = cli_sweep_baseline (sweep);
+  for (guint p = 0; p < cli_sweep_n_points (sweep); p++)
+    {
+      g_auto (GStrv) sets = cli_sweep_sets (sweep, p, extra);
+      cli_inputs_add_scenario (inputs, scenario, (const char *const *) sets);
+      if (base == NULL || base[0] == NULL)
+        continue;
+      g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+      g_strv_builder_addv (b, (const char **) sets);
+      g_strv_builder_addv (b, (const char **) base);
+      g_auto (GStrv) with_base = g_strv_builder_end (b);
+      cli_inputs_add_scenario (inputs, scenario, (const char *const *) with_base);
+    }
+  return inputs;
+}
+
 static int
 run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GError **error)
 {
   g_autoptr (CliSweep) sweep = cli_sweep_load (path, error);
   if (sweep == NULL)
     return 1;
-  /* Outputs are checked before anything runs: never the sweep file, never each other. */
-  const char *inputs[] = { path, NULL };
+  /* Outputs are checked before anything runs: never an input, never each other. */
+  g_autoptr (GPtrArray) inputs = batch_inputs (path, sweep, (const char *const *) opt->sets);
   const char *whats[] = { "-o", "--tsv", "--csv" };
   const char *paths[] = { opt->output, opt->tsv, opt->csv };
-  if (!cli_outputs_check (whats, paths, G_N_ELEMENTS (paths), inputs, error))
+  if (!cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
+                          (const char *const *) inputs->pdata, error))
     return 1;
   g_autoptr (CliBatch) batch = cli_batch_new (sweep, (const char *const *) opt->sets);
   Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0 };

@@ -145,7 +145,7 @@ cli_cmd_collective (int argc, char **argv)
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "collective NODE|SCENARIO.ini — nccl-tests-style bandwidth sweep of one collective");
+    "NODE|SCENARIO.ini — nccl-tests-style bandwidth sweep of one collective");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   int rc;

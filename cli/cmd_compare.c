@@ -67,7 +67,7 @@ int
 cli_cmd_compare (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "compare SCENARIO.ini VARIANT… — memory saved and step time added per variation "
+    "SCENARIO.ini VARIANT… — memory saved and step time added per variation "
     "(VARIANT: group.key=value[,group.key=value…])");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))

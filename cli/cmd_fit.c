@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/fit.h"
+#include "hardware/cluster_spec.h"
 
 typedef struct
 {
@@ -88,6 +89,57 @@ print_report (const CliFitReport *r, CliFitTarget target)
     }
 }
 
+/* Not given: the limit options keep these. */
+#define UNSET64 G_MININT64
+#define UNSET G_MININT
+
+/* The limit options: the search each one applies to, and its largest value — the scenario
+ * loader's caps on training.micro_batch and seq_len (cli/scenario_groups.c) and on
+ * cluster.gpus_per_node and nodes (hardware/cluster_spec.c). */
+static const struct
+{
+  const char *name;
+  CliFitTarget target;
+  gint64 max;
+} limits[] = {
+  { "--max-micro-batch", CLI_FIT_MICRO_BATCH, 65536 },
+  { "--max-seq-len", CLI_FIT_SEQ_LEN, 16777216 },
+  { "--multiple-of", CLI_FIT_SEQ_LEN, 16777216 },
+  { "--max-gpus-per-node", CLI_FIT_GPUS, HW_MAX_GPUS_PER_NODE },
+  { "--max-nodes", CLI_FIT_GPUS, HW_MAX_NODES },
+};
+
+/* Usage errors of the limits and switches (a message, then 2), or 0. Each option belongs
+ * to one search: given with another --for it would be ignored, so it is an error. */
+static int
+check_fit_options (const FitOptions *o, CliFitTarget target)
+{
+  const gint64 given[] = { o->max_mb, o->max_seq, o->multiple_of,
+                           o->max_gpn == UNSET ? UNSET64 : o->max_gpn,
+                           o->max_nodes == UNSET ? UNSET64 : o->max_nodes };
+  G_STATIC_ASSERT (G_N_ELEMENTS (given) == G_N_ELEMENTS (limits));
+  g_autofree char *msg = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (limits) && msg == NULL; i++)
+    if (given[i] == UNSET64)
+      continue;
+    else if (limits[i].target != target)
+      msg = g_strdup_printf ("fit: %s applies to --for %s only", limits[i].name,
+                             cli_fit_target_name (limits[i].target));
+    else if (given[i] < 1)
+      msg = g_strdup_printf ("fit: %s must be positive (got %" G_GINT64_FORMAT ")",
+                             limits[i].name, given[i]);
+    else if (given[i] > limits[i].max)
+      msg = g_strdup_printf ("fit: %s must be at most %" G_GINT64_FORMAT " (got %" G_GINT64_FORMAT
+                             ")", limits[i].name, limits[i].max, given[i]);
+  if (msg == NULL && target != CLI_FIT_STACK && (o->all || o->finetune))
+    msg = g_strdup_printf ("fit: %s applies to --for stack only",
+                           o->all ? "--all" : "--allow-finetune");
+  if (msg == NULL)
+    return 0;
+  cli_error (msg);
+  return 2;
+}
+
 static int
 parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
                    CliFitTarget *target)
@@ -97,20 +149,28 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       "what to search: micro_batch, seq_len, gpus or stack", "TARGET" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
       "override a scenario value (repeatable)", "GROUP.KEY=VALUE" },
-    { "max-micro-batch", 0, 0, G_OPTION_ARG_INT64, &o->max_mb, "largest micro-batch tried (4096)", "N" },
-    { "max-seq-len", 0, 0, G_OPTION_ARG_INT64, &o->max_seq, "largest sequence tried (1048576)", "N" },
+    { "max-micro-batch", 0, 0, G_OPTION_ARG_INT64, &o->max_mb,
+      "micro_batch: largest micro-batch tried (default 4096, at most 65536)", "N" },
+    { "max-seq-len", 0, 0, G_OPTION_ARG_INT64, &o->max_seq,
+      "seq_len: largest sequence tried (default 1048576, at most 16777216)", "N" },
     { "multiple-of", 0, 0, G_OPTION_ARG_INT64, &o->multiple_of,
-      "sequence lengths tried are multiples of N (1)", "N" },
-    { "max-gpus-per-node", 0, 0, G_OPTION_ARG_INT, &o->max_gpn, "GPUs per node tried (8)", "N" },
-    { "max-nodes", 0, 0, G_OPTION_ARG_INT, &o->max_nodes, "nodes tried (64)", "N" },
+      "seq_len: sequence lengths tried are multiples of N (default 1)", "N" },
+    { "max-gpus-per-node", 0, 0, G_OPTION_ARG_INT, &o->max_gpn,
+      "gpus: GPUs per node tried (default 8, at most 72)", "N" },
+    { "max-nodes", 0, 0, G_OPTION_ARG_INT, &o->max_nodes,
+      "gpus: nodes tried (default 64, at most 1024)", "N" },
     { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &o->finetune,
       "stack: also try LoRA and QLoRA (fine-tuning methods)", NULL },
-    { "all", 0, 0, G_OPTION_ARG_NONE, &o->all, "stack: evaluate every candidate", NULL },
+    { "all", 0, 0, G_OPTION_ARG_NONE, &o->all,
+      "stack: evaluate every candidate, not only up to the first that fits", NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "SCENARIO.ini — the largest micro-batch or sequence, the fewest GPUs, or the cheapest "
     "technique stack that fits");
+  g_option_context_set_description (
+    ctx, "An option marked with a search (micro_batch:, seq_len:, gpus:, stack:) applies to "
+         "that --for only;\ngiven with another it is a usage error (exit 2).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
@@ -119,23 +179,32 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
     return cli_error ("fit: --for must be micro_batch, seq_len, gpus or stack"), 2;
-  if (o->max_mb < 0 || o->max_seq < 0 || o->multiple_of < 0 || o->max_gpn < 0 || o->max_nodes < 0)
-    return cli_error ("fit: limits must be positive"), 2;
+  int rc = check_fit_options (o, *target);
+  if (rc != 0)
+    return rc;
   cli_fit_options_init (opt);
-  opt->max_micro_batch = o->max_mb ? (guint64) o->max_mb : opt->max_micro_batch;
-  opt->max_seq_len = o->max_seq ? (guint64) o->max_seq : opt->max_seq_len;
-  opt->multiple_of = o->multiple_of ? (guint64) o->multiple_of : opt->multiple_of;
-  opt->max_gpus_per_node = o->max_gpn ? (guint) o->max_gpn : opt->max_gpus_per_node;
-  opt->max_nodes = o->max_nodes ? (guint) o->max_nodes : opt->max_nodes;
+  opt->max_micro_batch = o->max_mb != UNSET64 ? (guint64) o->max_mb : opt->max_micro_batch;
+  opt->max_seq_len = o->max_seq != UNSET64 ? (guint64) o->max_seq : opt->max_seq_len;
+  opt->multiple_of = o->multiple_of != UNSET64 ? (guint64) o->multiple_of : opt->multiple_of;
+  opt->max_gpus_per_node = o->max_gpn != UNSET ? (guint) o->max_gpn : opt->max_gpus_per_node;
+  opt->max_nodes = o->max_nodes != UNSET ? (guint) o->max_nodes : opt->max_nodes;
   opt->allow_finetune = o->finetune;
   opt->all = o->all;
+  if (opt->multiple_of > opt->max_seq_len)
+    {
+      g_autofree char *msg = g_strdup_printf (
+        "fit: --multiple-of %" G_GUINT64_FORMAT " is above the largest sequence tried (%"
+        G_GUINT64_FORMAT "; see --max-seq-len)", opt->multiple_of, opt->max_seq_len);
+      return cli_error (msg), 2;
+    }
   return 0;
 }
 
 int
 cli_cmd_fit (int argc, char **argv)
 {
-  FitOptions o = { 0 };
+  FitOptions o = { .max_mb = UNSET64, .max_seq = UNSET64, .multiple_of = UNSET64,
+                   .max_gpn = UNSET, .max_nodes = UNSET };
   CliFitOptions opt;
   CliFitTarget target = CLI_FIT_STACK;
   int rc = parse_fit_options (&argc, &argv, &o, &opt, &target);

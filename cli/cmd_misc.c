@@ -25,7 +25,7 @@ cli_cmd_export (int argc, char **argv)
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "export FILE.h5 OBJECT — write a dataset or group as TSV (e.g. /summary, /tasks, "
+    "FILE.h5 OBJECT — write a dataset or group as TSV (e.g. /summary, /tasks, "
     "/series/rank0/memory)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
@@ -135,7 +135,7 @@ list_models (void)
 int
 cli_cmd_list (int argc, char **argv)
 {
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("list gpus|models|nodes — show the GPU catalog or the shipped model configs");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("gpus|nodes|models — show the GPU or node catalog, or the shipped model configs");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return cli_error (error->message), 2;

@@ -14,12 +14,45 @@
 #include "cli/output.h"
 #include "cli/plot.h"
 #include "sim/h5out.h"
+#include "sim/units.h"
 
 typedef struct
 {
   char *output, *ranks, *x, *y, *by, *title;
-  gint rank;
+  gint rank;         /* G_MININT: not given */
+  char **rank_list;  /* --ranks as canonical numbers ("0", "2"), NULL: all */
 } PlotOptions;
+
+/* The number of ranks of a run: its /summary's ranks/rank<r>/device_used entries. */
+static guint
+summary_n_ranks (const char *summary)
+{
+  g_auto (GStrv) lines = g_strsplit (summary, "\n", -1);
+  guint n = 0;
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto (GStrv) f = g_strsplit (lines[i], "\t", 2);
+      n += f[0] != NULL && g_str_has_prefix (f[0], "ranks/rank")
+           && g_str_has_suffix (f[0], "/device_used");
+    }
+  return n;
+}
+
+/* Each rank asked for is one of the run's: FALSE + error naming the option and the file. */
+static gboolean
+check_ranks (const char *h5, const char *summary, const char *what, const char *const *ranks,
+             GError **error)
+{
+  guint n = summary_n_ranks (summary);
+  for (guint i = 0; ranks != NULL && ranks[i] != NULL; i++)
+    if (n > 0 && g_ascii_strtoull (ranks[i], NULL, 10) >= n)
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "%s: %s has no rank %s (its ranks are 0 to %u)", what, h5, ranks[i], n - 1);
+        return FALSE;
+      }
+  return TRUE;
+}
 
 
 /* The value of `name` in a /summary export ("" when absent; caller frees). */
@@ -71,7 +104,11 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
     return FALSE;
   g_autofree char *name = summary_value (summary, "scenario");
   g_autofree char *cap = summary_value (summary, "capacity");
-  guint rank = o->rank >= 0 ? (guint) o->rank : 0;
+  guint rank = o->rank != G_MININT ? (guint) o->rank : 0;
+  g_autofree char *rank_text = g_strdup_printf ("%u", rank);
+  const char *ranks[] = { rank_text, NULL };
+  if (!check_ranks (h5, summary, "--rank", ranks, error))
+    return FALSE;
   g_autofree char *title = o->title ? g_strdup (o->title)
                                     : g_strdup_printf ("%s — memory of rank %u over one step",
                                                        name, rank);
@@ -83,17 +120,14 @@ plot_gantt (const char *h5, const PlotOptions *o, GError **error)
 {
   g_autofree char *tasks = cli_plot_export_text (h5, "/tasks", error);
   g_autofree char *summary = tasks ? cli_plot_export_text (h5, "/summary", error) : NULL;
-  if (summary == NULL)
+  const char *const *ranks = (const char *const *) o->rank_list;
+  if (summary == NULL || !check_ranks (h5, summary, "--ranks", ranks, error))
     return FALSE;
-  g_auto (GStrv) ranks = o->ranks ? g_strsplit (o->ranks, ",", -1) : NULL;
-  for (guint i = 0; ranks != NULL && ranks[i] != NULL; i++)
-    g_strstrip (ranks[i]);
   g_autofree char *kinds = NULL;
   const char *unit = "s";
-  g_autofree char *data = cli_charts_gantt_data (tasks, (const char *const *) ranks, &kinds,
-                                                 &unit, error);
+  g_autofree char *data = cli_charts_gantt_data (tasks, ranks, &kinds, &unit, error);
   if (data == NULL)
-    return FALSE;
+    return g_prefix_error (error, "%s: ", h5), FALSE;
   g_autofree char *name = summary_value (summary, "scenario");
   g_autofree char *title = o->title ? g_strdup (o->title)
                                     : g_strdup_printf ("%s — streams over one step", name);
@@ -143,19 +177,71 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
       title = g_strdup_printf ("%s — %s against %s", name, o->y, o->x);
     }
   if (data == NULL)
-    return FALSE;
+    return g_prefix_error (error, "%s: ", h5), FALSE;
   g_autofree char *xlabel = o->x ? cli_charts_axis_label (o->x) : g_strdup ("");
   const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel, NULL };
   return cli_charts_render (kind, data, args, o->output, error);
+}
+
+/* --ranks "0, 2" → { "0", "2" }; NULL + a usage message on an empty or non-numeric item. */
+static char **
+parse_ranks (const char *text, char **msg)
+{
+  g_auto (GStrv) items = g_strsplit (text, ",", -1);
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  if (items[0] == NULL)
+    {
+      *msg = g_strdup ("plot: --ranks needs rank numbers, e.g. --ranks 0,1");
+      return NULL;
+    }
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      const char *item = g_strstrip (items[i]);
+      guint64 r;
+      if (!sim_units_parse_count (item, &r, NULL) || r > G_MAXUINT)
+        {
+          *msg = g_strdup_printf ("plot: --ranks '%s': '%s' is not a rank number (expected "
+                                  "R,R,… with R = 0, 1, …)", text, item);
+          return NULL;
+        }
+      g_autofree char *canonical = g_strdup_printf ("%" G_GUINT64_FORMAT, r);
+      g_strv_builder_add (b, canonical);
+    }
+  return g_strv_builder_end (b);
+}
+
+/* Options that apply to one kind only (given with another they would be ignored), a
+ * negative --rank and a malformed --ranks: a usage message, else NULL. */
+static char *
+check_plot_options (const char *kind, PlotOptions *o)
+{
+  const struct
+  {
+    const char *name, *kind;
+    gboolean given;
+  } own[] = {
+    { "--rank", "memory", o->rank != G_MININT }, { "--ranks", "gantt", o->ranks != NULL },
+    { "--x", "sweep", o->x != NULL },            { "--y", "sweep", o->y != NULL },
+    { "--by", "sweep", o->by != NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (own); i++)
+    if (own[i].given && strcmp (kind, own[i].kind) != 0)
+      return g_strdup_printf ("plot: %s applies to plot %s only", own[i].name, own[i].kind);
+  if (o->rank != G_MININT && o->rank < 0)
+    return g_strdup_printf ("plot: --rank %d: a rank is 0 or more", o->rank);
+  char *msg = NULL;
+  if (o->ranks != NULL)
+    o->rank_list = parse_ranks (o->ranks, &msg);
+  return msg;
 }
 
 static int
 parse_plot_options (int *argc, char ***argv, PlotOptions *o)
 {
   GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "chart to write (.png or .svg)", "OUT" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "chart to write (.png or .svg, any case)", "OUT" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &o->rank, "memory: the rank to draw (0)", "R" },
-    { "ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks, "gantt: ranks to draw (all)", "R,R,…" },
+    { "ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks, "gantt: ranks to draw, e.g. 0,1 (all)", "R,R,…" },
     { "x", 'x', 0, G_OPTION_ARG_STRING, &o->x, "sweep: the axis on x (a results column, e.g. training.micro_batch or micro_batch)", "AXIS" },
     { "y", 'y', 0, G_OPTION_ARG_STRING, &o->y, "sweep: the metric on y (a results column)", "METRIC" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &o->by, "sweep: one line per value of this axis", "AXIS" },
@@ -164,6 +250,10 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "memory|gantt|breakdown|steptime|sweep|penalty FILE.h5 — draw a chart of a run or batch");
+  g_option_context_set_description (
+    ctx, "An option marked with a kind (memory:, gantt:, sweep:) applies to that chart only;\n"
+         "given with another it is a usage error (exit 2). A rank the file does not have is an\n"
+         "error (exit 1).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
@@ -175,13 +265,16 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
                       "steptime, sweep or penalty (see stepsim plot --help)"), 2;
   if (o->output == NULL)
     return cli_error ("plot: -o OUT.png|OUT.svg is required"), 2;
+  g_autofree char *msg = check_plot_options ((*argv)[1], o);
+  if (msg != NULL)
+    return cli_error (msg), 2;
   return 0;
 }
 
 int
 cli_cmd_plot (int argc, char **argv)
 {
-  PlotOptions o = { .rank = -1 };
+  PlotOptions o = { .rank = G_MININT };
   int rc = parse_plot_options (&argc, &argv, &o);
   if (rc == 0)
     {
@@ -201,6 +294,7 @@ cli_cmd_plot (int argc, char **argv)
     }
   g_free (o.output);
   g_free (o.ranks);
+  g_strfreev (o.rank_list);
   g_free (o.x);
   g_free (o.y);
   g_free (o.by);

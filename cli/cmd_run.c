@@ -106,7 +106,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "do not print the summary", NULL },
     { NULL },
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("run SCENARIO.ini — simulate one training step");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("SCENARIO.ini — simulate one training step");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
@@ -138,12 +138,14 @@ cli_cmd_run (int argc, char **argv)
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   CliRunResult res = { 0 };
   g_autofree char *chart = NULL;
+  g_autoptr (GPtrArray) inputs = cli_inputs_new ();
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
     opt.output = default_output (argv[1]);
   rc = 1;
-  const char *inputs[] = { argv[1], NULL };
+  /* Outputs never replace what the run reads: the scenario and its hf_config JSON. */
+  cli_inputs_add_scenario (inputs, argv[1], (const char *const *) opt.sets);
   /* The chart's directory may not exist yet (it is created on success); then nothing can
    * be in the chart's way. */
   if (opt.plot_dir != NULL && g_file_test (opt.plot_dir, G_FILE_TEST_IS_DIR))
@@ -151,7 +153,8 @@ cli_cmd_run (int argc, char **argv)
   const char *whats[] = { "-o", "--trace", "--plot" };
   const char *paths[] = { opt.output, opt.trace, chart };
   if ((opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error))
-      || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths), inputs, &error))
+      || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
+                             (const char *const *) inputs->pdata, &error))
     goto out;
   sc = cli_scenario_load (argv[1], (const char *const *) opt.sets, &error);
   if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))

@@ -7,9 +7,12 @@
  *   source = MosaicML llm-foundry …  where the measurement comes from
  *   metric = tokens_per_s_per_gpu   device_used | peak_allocated | step_time |
  *                                   tokens_per_s_per_gpu | mfu
- *   measured = 4641                 with its unit for memory and time ("14949 MiB", "1.42 s")
- *   tolerance = 0.20                relative, |predicted − measured| ≤ tolerance × measured
+ *   measured = 4641                 > 0, with its unit for memory and time ("14949 MiB",
+ *                                   "1.42 s"); mfu as a fraction (≤ 1)
+ *   tolerance = 0.20                in (0, 1]: |predicted − measured| ≤ tolerance × measured
  *   known_gap = false               true: a documented miss, reported, not a failure
+ * id, metric, measured and tolerance are required; every error names the file, the group
+ * and the key.
  * Without arguments every scenario with a [validation] group in tests/validation of the
  * source tree (or the installed data) is run. Exit status: 0 when every case without known_gap is within tolerance, 1 otherwise
  * (or on an error), 2 on usage errors. Nothing is written.
@@ -56,38 +59,84 @@ predicted (const char *metric, const CliRunResult *r)
   return r->tokens_per_s / r->n_ranks;
 }
 
+/* The stripped value of [validation] `key`, or NULL: when absent (an error if `required`)
+ * or empty (an error). Errors name the file, the group and the key. */
+static char *
+case_value (GKeyFile *kf, const char *path, const char *key, gboolean required, GError **error)
+{
+  if (!g_key_file_has_key (kf, "validation", key, NULL))
+    {
+      if (required)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "%s: group [validation], key '%s': required key is missing", path, key);
+      return NULL;
+    }
+  char *v = g_strstrip (g_key_file_get_value (kf, "validation", key, NULL));
+  if (v[0] != '\0')
+    return v;
+  g_free (v);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "%s: group [validation], key '%s': empty value", path, key);
+  return NULL;
+}
+
+static gboolean
+case_error (GError **error, const char *path, const char *key, const char *what)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "%s: group [validation], key '%s': %s", path, key, what);
+  return FALSE;
+}
+
+/* measured (with its metric's unit) > 0, finite; an mfu at most 1; tolerance in (0, 1]. */
+static gboolean
+parse_figures (const char *path, Case *c, guint m, const char *measured, const char *tol,
+               GError **error)
+{
+  gboolean ok = metrics[m].has_dim ? sim_units_parse (measured, metrics[m].dim, &c->measured, error)
+                                   : sim_units_parse_number (measured, &c->measured, error);
+  if (!ok)
+    return g_prefix_error (error, "%s: group [validation], key 'measured': ", path), FALSE;
+  if (!(c->measured > 0) || !isfinite (c->measured))
+    return case_error (error, path, "measured", "must be positive (a relative error needs it)");
+  if (strcmp (c->metric, "mfu") == 0 && c->measured > 1)
+    return case_error (error, path, "measured", "mfu is a fraction of peak, at most 1 (e.g. 0.45)");
+  if (!sim_units_parse_number (tol, &c->tolerance, error))
+    return g_prefix_error (error, "%s: group [validation], key 'tolerance': ", path), FALSE;
+  if (!(c->tolerance > 0 && c->tolerance <= 1))
+    return case_error (error, path, "tolerance",
+                       "must be a fraction in (0, 1], e.g. 0.10 for within 10 %");
+  return TRUE;
+}
+
+/* Reads the [validation] group of `path` into *c (c->id stays NULL without one). FALSE +
+ * error naming the file, the group and the key. */
 static gboolean
 load_case (const char *path, Case *c, GError **error)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
-    return FALSE;
-  const char *g = "validation";
-  c->id = g_key_file_get_string (kf, g, "id", NULL);
-  c->metric = g_key_file_get_string (kf, g, "metric", NULL);
-  g_autofree char *measured = g_key_file_get_string (kf, g, "measured", NULL);
-  g_autofree char *tol = g_key_file_get_string (kf, g, "tolerance", NULL);
-  if (!g_key_file_has_group (kf, g))
+    return g_prefix_error (error, "%s: ", path), FALSE;
+  if (!g_key_file_has_group (kf, "validation"))
     return TRUE; /* not a validation case: c->id stays NULL and the caller skips it */
-  if (c->id == NULL || c->metric == NULL || measured == NULL || tol == NULL)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                   "%s: group [validation] needs id, metric, measured and tolerance", path);
-      return FALSE;
-    }
-  c->known_gap = g_key_file_get_boolean (kf, g, "known_gap", NULL);
+  g_autofree char *measured = NULL, *tol = NULL, *gap = NULL;
+  GError *e = NULL;
+  if ((c->id = case_value (kf, path, "id", TRUE, error)) == NULL
+      || (c->metric = case_value (kf, path, "metric", TRUE, error)) == NULL
+      || (measured = case_value (kf, path, "measured", TRUE, error)) == NULL
+      || (tol = case_value (kf, path, "tolerance", TRUE, error)) == NULL)
+    return FALSE;
+  gap = case_value (kf, path, "known_gap", FALSE, &e);
+  if (e != NULL)
+    return g_propagate_error (error, e), FALSE;
+  if (gap != NULL && !sim_units_parse_bool (gap, &c->known_gap, error))
+    return g_prefix_error (error, "%s: group [validation], key 'known_gap': ", path), FALSE;
   for (guint i = 0; i < G_N_ELEMENTS (metrics); i++)
     if (strcmp (c->metric, metrics[i].name) == 0)
-      {
-        gboolean ok = metrics[i].has_dim
-                        ? sim_units_parse (g_strstrip (measured), metrics[i].dim, &c->measured, error)
-                        : sim_units_parse_number (g_strstrip (measured), &c->measured, error);
-        if (!ok || !sim_units_parse_number (g_strstrip (tol), &c->tolerance, error))
-          return g_prefix_error (error, "%s: group [validation]: ", path), FALSE;
-        return TRUE;
-      }
+      return parse_figures (path, c, i, measured, tol, error);
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "%s: group [validation], key 'metric': unknown metric '%s'", path, c->metric);
+               "%s: group [validation], key 'metric': unknown metric '%s' (device_used, "
+               "peak_allocated, step_time, tokens_per_s_per_gpu or mfu)", path, c->metric);
   return FALSE;
 }
 
@@ -165,8 +214,9 @@ default_cases (void)
       {
         g_autofree char *path = g_build_filename (dir, n, NULL);
         g_autoptr (GKeyFile) kf = g_key_file_new ();
-        if (g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL)
-            && g_key_file_has_group (kf, "validation"))
+        /* one that does not parse is run too, so its error is reported, not skipped */
+        if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL)
+            || g_key_file_has_group (kf, "validation"))
           g_ptr_array_add (files, g_steal_pointer (&path));
       }
   g_ptr_array_sort (files, compare_paths);
@@ -177,7 +227,7 @@ int
 cli_cmd_validate (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "validate [SCENARIO.ini…] — predicted against published measurements");
+    "[SCENARIO.ini…] — predicted against published measurements");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return cli_error (error->message), 2;

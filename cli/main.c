@@ -25,9 +25,10 @@ static const char usage[] =
   "                         (VARIANT: group.key=value[,group.key=value…])\n"
   "  validate [SCENARIO.ini…]\n"
   "                         predicted against published measurements, with tolerances\n"
-  "  collective NODE|SCENARIO.ini [--op OP] [--nodes N] [--min SIZE] [--max SIZE]\n"
+  "  collective NODE|SCENARIO.ini [--op OP] [--algorithm ALGO] [--nodes N] [--min SIZE]\n"
+  "             [--max SIZE]\n"
   "                         nccl-tests-style sweep: time, algbw and busbw per message size\n"
-  "  list gpus|nodes|models show the built-in GPU and node catalogs or the shipped model\n"
+  "  list gpus|nodes|models show the built-in GPU or node catalog, or the shipped model\n"
   "                         configs\n"
   "  batch SWEEP.ini [-j N] [-o OUT.h5] [--tsv F] [--csv F] [--set group.key=value]…\n"
   "                         run every scenario of a sweep in parallel (also under mpirun)\n"
@@ -42,19 +43,39 @@ static const char usage[] =
   "\n"
   "Exit status: 0 ok, 1 input or runtime error, 2 usage error.\n";
 
+static const struct
+{
+  const char *name;
+  int (*run) (int argc, char **argv);
+} commands[] = {
+  { "run", cli_cmd_run },         { "export", cli_cmd_export },     { "list", cli_cmd_list },
+  { "collective", cli_cmd_collective }, { "compare", cli_cmd_compare },
+  { "validate", cli_cmd_validate }, { "batch", cli_cmd_batch },     { "fit", cli_cmd_fit },
+  { "plot", cli_cmd_plot },
+};
+
 int main (int argc, char **argv);
 
 int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
+  const char *cmd = argc >= 2 ? argv[1] : "";
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (strcmp (cmd, commands[i].name) == 0)
+      {
+        /* "stepsim run": the program name of the command's --help usage line
+         * ("stepsim run [OPTION…] SCENARIO.ini") and of its messages. Set once. */
+        g_autofree char *prgname = g_strconcat ("stepsim ", cmd, NULL);
+        g_set_prgname (prgname);
+        return commands[i].run (argc - 1, argv + 1);
+      }
   g_set_prgname ("stepsim");
   if (argc < 2)
     {
       fputs (usage, stderr);
       return 2;
     }
-  const char *cmd = argv[1];
   if (strcmp (cmd, "-h") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "help") == 0)
     {
       fputs (usage, stdout);
@@ -65,24 +86,6 @@ main (int argc, char **argv)
       printf ("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
       return 0;
     }
-  if (strcmp (cmd, "run") == 0)
-    return cli_cmd_run (argc - 1, argv + 1);
-  if (strcmp (cmd, "export") == 0)
-    return cli_cmd_export (argc - 1, argv + 1);
-  if (strcmp (cmd, "list") == 0)
-    return cli_cmd_list (argc - 1, argv + 1);
-  if (strcmp (cmd, "collective") == 0)
-    return cli_cmd_collective (argc - 1, argv + 1);
-  if (strcmp (cmd, "compare") == 0)
-    return cli_cmd_compare (argc - 1, argv + 1);
-  if (strcmp (cmd, "validate") == 0)
-    return cli_cmd_validate (argc - 1, argv + 1);
-  if (strcmp (cmd, "batch") == 0)
-    return cli_cmd_batch (argc - 1, argv + 1);
-  if (strcmp (cmd, "fit") == 0)
-    return cli_cmd_fit (argc - 1, argv + 1);
-  if (strcmp (cmd, "plot") == 0)
-    return cli_cmd_plot (argc - 1, argv + 1);
   if (cmd[0] == '-')
     fprintf (stderr, "stepsim: unknown option '%s'\n\n%s", cmd, usage);
   else

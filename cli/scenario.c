@@ -203,6 +203,18 @@ apply_set (GKeyFile *kf, const char *set, GError **error)
   return TRUE;
 }
 
+char *
+cli_scenario_hf_config_file (const char *path, const char *const *sets)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL))
+    return NULL;
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    apply_set (kf, sets[i], NULL); /* a malformed one fails the load itself */
+  g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
+  return hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+}
+
 /* ---- schema ------------------------------------------------------------------------------ */
 
 static gboolean

@@ -50,6 +50,13 @@ void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
  * G_KEY_FILE_ERROR naming the line, group and key. Used by cli/sweep.c. */
 gboolean cli_scenario_prescan (const char *text, GError **error);
 
+/* The [model] hf_config file that loading `path` with `sets` would read (after the --set
+ * overrides; a shipped config's name resolved in cli_scenario_models_dir(), a path relative
+ * to the scenario's folder), or NULL when there is none or `path` cannot be read or parsed
+ * (then loading fails before it reads a config). Malformed `sets` are skipped. Nothing is
+ * validated: this is for the output-path checks (cli/output.h). Caller frees. */
+char *cli_scenario_hf_config_file (const char *path, const char *const *sets);
+
 /* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
  * $(pkgdatadir)/models once installed). Static string. */
 const char *cli_scenario_models_dir (void);

@@ -10,8 +10,8 @@
 
 /* hf_config is a path relative to the scenario file, or the bare name of a shipped config
  * ("llama-3.1-8b", see `stepsim list models`). */
-static char *
-resolve_hf_config (const char *value, const char *scenario_path)
+char *
+cli_scenario_resolve_hf_config (const char *value, const char *scenario_path)
 {
   if (strchr (value, '/') == NULL && !g_str_has_suffix (value, ".json"))
     {
@@ -104,7 +104,7 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
   g_autoptr (ModelArch) arch = NULL;
   if (hf != NULL)
     {
-      g_autofree char *file = resolve_hf_config (hf, path);
+      g_autofree char *file = cli_scenario_resolve_hf_config (hf, path);
       if (!check_shipped (hf, file, error))
         return FALSE;
       arch = model_arch_load_hf_config (file, error);

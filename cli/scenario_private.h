@@ -22,6 +22,11 @@ gboolean cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char 
                                     SimDimension dim, gboolean required, double *out,
                                     GError **error);
 
+/* The file a [model] hf_config `value` names: a shipped config's bare name in
+ * cli_scenario_models_dir(), else a path relative to the folder of `scenario_path`.
+ * Caller frees. */
+char *cli_scenario_resolve_hf_config (const char *value, const char *scenario_path);
+
 /* The three content groups; `path` is the scenario file (for relative hf_config). */
 gboolean cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc,
                                   GError **error);

@@ -21,12 +21,9 @@
 #include "sim/text.h"
 #include "sim/units.h"
 
-/* The largest NVLink domain built (GB200 NVL72: 72 GPUs) bounds a node. */
-#define MAX_GPUS_PER_NODE 72
-/* Every rank is simulated, so a run's cost grows with the GPU count: 64 nodes × 8 GPUs take
- * ~30 s (bench/RESULTS.md). 4096 GPUs is the most a run may ask for (minutes). */
-#define MAX_NODES 1024
-#define MAX_GPUS 4096
+#define MAX_GPUS_PER_NODE HW_MAX_GPUS_PER_NODE
+#define MAX_NODES HW_MAX_NODES
+#define MAX_GPUS HW_MAX_GPUS
 #define MAX_NICS 64
 #define MAX_CPU_CORES 4096
 #define MAX_NVME_DRIVES 256

@@ -48,6 +48,18 @@ check "run --help documents --trace" sh -c "'$STEPSIM' run --help | grep -q -- '
 expect_rc 2 "batch without a sweep: exit 2" "$STEPSIM" batch
 expect_rc 2 "fit without --for: exit 2" "$STEPSIM" fit "$s1"
 expect_rc 2 "fit --for nonsense: exit 2" "$STEPSIM" fit "$s1" --for colour
+# fit limits: 0 and negatives alike, above the loader's caps, or given to another search
+for args in "micro_batch --max-micro-batch 0" "micro_batch --max-micro-batch -5" \
+            "micro_batch --max-micro-batch 65537" "seq_len --multiple-of 0" \
+            "seq_len --max-seq-len 0" "seq_len --max-seq-len 99999999999" \
+            "seq_len --max-seq-len 16777217" "seq_len --max-seq-len 64 --multiple-of 128" \
+            "gpus --max-nodes 0" "gpus --max-gpus-per-node 0" "gpus --max-nodes 1025" "gpus --max-gpus-per-node 73" \
+            "micro_batch --all" "seq_len --all" "gpus --all" "gpus --allow-finetune" \
+            "micro_batch --max-nodes 2" "stack --max-seq-len 4096" "gpus --multiple-of 8"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" fit "$s1" --for $args >/dev/null 2>fitu.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <fitu.err)" -eq 1 ]; then ok "fit --for $args: usage error"; else bad "fit --for $args: usage error (exit $rc)"; cat fitu.err; fi
+done
 expect_rc 2 "plot of an unknown kind: exit 2" "$STEPSIM" plot pie x.h5 -o x.png
 
 # --- batch -------------------------------------------------------------------------------------
@@ -98,6 +110,26 @@ check "a failing scenario: the other row ran" sh -c "'$STEPSIM' export fail.h5 /
 check "unknown axis key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[axes\\], key 'training.micro_bach'.*micro_batch\" typo.err"
 check "unknown axis key: nothing written" test ! -e typo.h5
 
+# Outputs never replace an input: the sweep, its base scenario, an hf_config JSON a scenario
+# names (base, axis, baseline or --set).
+cp "$s1" base.ini
+cp "$srcdir/models/configs/llama-3.2-1b.json" cfg.json
+cp cfg.json cfg.orig
+cp base.ini base.orig
+printf '[sweep]\nscenario = base.ini\n[axes]\ntraining.micro_batch = 1, 2\n' >in-sweep.ini
+printf '[sweep]\nscenario = base.ini\n[axes]\nmodel.hf_config = llama-3.2-1b, cfg.json\n' >in-axis.ini
+printf '[sweep]\nscenario = base.ini\n[axes]\ntraining.micro_batch = 1, 2\n[baseline]\nmodel.hf_config = cfg.json\n' >in-base.ini
+for args in "in-sweep.ini -o base.ini" "in-sweep.ini --tsv base.ini" "in-sweep.ini --csv ./base.ini" \
+            "in-sweep.ini -o in-sweep.ini" "in-axis.ini -o cfg.json" "in-base.ini --tsv cfg.json" \
+            "in-sweep.ini --csv cfg.json --set model.hf_config=cfg.json"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" batch -q -o in.h5 $args >/dev/null 2>in.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q 'is the input' in.err && cmp -s base.ini base.orig && cmp -s cfg.json cfg.orig; then
+    ok "batch output onto an input refused: $args"
+  else bad "batch output onto an input refused: $args (exit $rc)"; cp base.orig base.ini; cp cfg.orig cfg.json; fi
+done
+check "batch output onto an input: nothing written" test ! -e in.h5
+
 # --- MPI (when stepsim is built with Open MPI and mpirun is here) ----------------------------
 if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q libmpi; then
   if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
@@ -141,6 +173,24 @@ if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep
 expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o short.png 2>err.txt && is_png short.png; then ok "plot sweep: --x key without its group"; else bad "plot sweep: --x key without its group"; cat err.txt; fi
 expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
+# plot options: malformed or misplaced ones are usage errors (2), a rank the file lacks is an
+# error (1), each one line; nothing written.
+for args in "memory --rank -1" "gantt --ranks abc" "gantt --ranks 0,,1" "gantt --ranks=" \
+            "gantt --ranks -1" "breakdown --rank 0" "memory --ranks 0" "steptime --x micro_batch" \
+            "gantt --by micro_batch"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" plot $args tr.h5 -o no.png >/dev/null 2>plot.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <plot.err)" -eq 1 ]; then ok "plot $args: usage error"; else bad "plot $args: usage error (exit $rc)"; cat plot.err; fi
+done
+for args in "memory --rank 99" "gantt --ranks 0,99"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" plot $args tr.h5 -o no.png >/dev/null 2>plot.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q 'tr.h5 has no rank 99' plot.err && [ "$(wc -l <plot.err)" -eq 1 ]; then ok "plot $args: no such rank, exit 1"; else bad "plot $args: no such rank, exit 1 (exit $rc)"; cat plot.err; fi
+done
+"$STEPSIM" plot sweep mb.h5 --x micro_batch --y label -o no.png >/dev/null 2>plot.err; rc=$?
+check "plot sweep --y of a text column: one clear line, exit 1" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <plot.err) -eq 1 ] && grep -q \"column 'label' has no numbers\" plot.err"
+if "$STEPSIM" plot gantt tr.h5 --ranks " 0" -o UPPER.PNG 2>err.txt && is_png UPPER.PNG; then ok "plot -o with .PNG in capitals"; else bad "plot -o with .PNG in capitals"; cat err.txt; fi
+if "$STEPSIM" plot memory tr.h5 -o UPPER.Svg 2>err.txt && is_svg UPPER.Svg; then ok "plot -o with .Svg in mixed case"; else bad "plot -o with .Svg in mixed case"; cat err.txt; fi
 check "no chart written on failure" test ! -e no.png
 check "no temporary files left" sh -c "! ls -a | grep -q tmp"
 

@@ -25,6 +25,21 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 "$STEPSIM" run --bogus-option "$s1" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option: exit 2 (got $rc)"
 check "run --help documents --set" sh -c "'$STEPSIM' run --help | grep -q -- '--set'"
+for c in run export list collective compare validate batch fit plot; do
+  check "$c --help: usage line names the command" sh -c "'$STEPSIM' $c --help | grep -q '^  stepsim $c \[OPTION'"
+done
+check "list --help mentions nodes" sh -c "'$STEPSIM' list --help | grep -q 'node catalog'"
+# Every option of every command's --help is in README.md (its long name, or its short form).
+missing=""
+for c in run export list collective compare validate batch fit plot; do
+  for o in $("$STEPSIM" $c --help | sed -n 's/^  \(-\(.\), \)\{0,1\}--\([a-z][a-z-]*\).*/\3:\2/p'); do
+    long=${o%%:*}; short=${o#*:}
+    case "$long" in help*) continue ;; esac
+    grep -Eq -- "--$long([^a-z-]|\$)" "$srcdir/README.md" \
+      || { [ -n "$short" ] && grep -Eq -- "-$short([^a-z-]|\$)" "$srcdir/README.md"; } || missing="$missing $c:--$long"
+  done
+done
+[ -z "$missing" ] && ok "README documents every command's options" || bad "README documents every command's options (lacks:$missing)"
 
 # --- the default scenario ------------------------------------------------------------------
 cd "$work" || exit 1
@@ -83,6 +98,18 @@ touch plotfile
 "$STEPSIM" run "$s1" -o plotfail.h5 --plot plotfile -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "--plot onto a file: exit 1" || bad "--plot onto a file: exit 1 (got $rc)"
 check "--plot onto a file: no HDF5 left" sh -c "! test -e plotfail.h5"
+# A directory that cannot be written in: one line before anything runs, nothing left
+# (root writes in a mode-555 directory, so then /proc/self stands in for one).
+mkdir ro && chmod 555 ro
+if touch ro/probe 2>/dev/null; then rm -f ro/probe; ro=/proc/self; else ro=ro; fi
+for args in "-o $ro/x.h5" "-o rw.h5 --plot $ro" "-o rw.h5 --plot $ro/charts" "-o rw.h5 --trace $ro/t.json"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" run "$s1" -q $args >/dev/null 2>ro.err; rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <ro.err)" -eq 1 ] && grep -q 'cannot write in directory' ro.err && ! test -e rw.h5; then
+    ok "read-only directory refused up front: $args"
+  else bad "read-only directory refused up front: $args (exit $rc)"; cat ro.err; fi
+done
+chmod 755 ro
 "$STEPSIM" run "$s1" -o "" -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "-o '': exit 2" || bad "-o '': exit 2 (got $rc)"
 "$STEPSIM" export s1.h5 /summary -o s1.h5 >/dev/null 2>&1; rc=$?
@@ -100,6 +127,23 @@ cp "$s1" in.ini
 "$STEPSIM" run in.ini -q -o t.h5 --trace in.ini >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "--trace onto the scenario: exit 1" || bad "--trace onto the scenario: exit 1 (got $rc)"
 check "--trace onto the scenario: scenario intact, no HDF5" sh -c "cmp -s in.ini '$s1' && ! test -e t.h5"
+# ... nor the hf_config JSON the scenario reads (named in the file or by --set; ./, absolute
+# paths and hard links are the same file)
+cp "$srcdir/models/configs/llama-3.2-1b.json" cfg.json
+cp cfg.json cfg.orig
+sed 's|^hf_config = .*|hf_config = cfg.json|' "$s1" >own.ini
+for args in "-o cfg.json --set model.hf_config=cfg.json" "-o ./cfg.json --set model.hf_config=$work/cfg.json" \
+            "-o cfg.h5 --trace cfg.json" "-o $work/cfg.json"; do
+  case "$args" in *--set*) ini=in.ini ;; *) ini=own.ini ;; esac
+  # shellcheck disable=SC2086
+  "$STEPSIM" run "$ini" -q $args >/dev/null 2>hf.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q 'is the input' hf.err && cmp -s cfg.json cfg.orig && ! test -e cfg.h5; then
+    ok "output onto the hf_config JSON refused: $ini $args"
+  else bad "output onto the hf_config JSON refused: $ini $args (exit $rc)"; cp cfg.orig cfg.json; fi
+done
+ln cfg.json cfg-link.json
+"$STEPSIM" run in.ini -q -o cfg-link.json --set model.hf_config=cfg.json >/dev/null 2>&1; rc=$?
+check "output onto a hard link of the hf_config JSON refused" sh -c "[ $rc -eq 1 ] && cmp -s cfg.json cfg.orig"
 "$STEPSIM" run in.ini -q -o same.h5 --trace same.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "-o and --trace the same file: exit 1" || bad "-o and --trace the same file: exit 1 (got $rc)"
 "$STEPSIM" run in.ini -q -o tr.h5 --trace /nonexistent-dir/x.json >/dev/null 2>&1; rc=$?
@@ -142,6 +186,27 @@ check "validate: M2 within its 5 % tolerance" grep -q '^M2 .*PASS$' val.out
 printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = fp32\n[validation]\nid = X\nmetric = device_used\nmeasured = 1 GiB\ntolerance = 0.01\n' > val.ini
 "$STEPSIM" validate val.ini >val2.out 2>&1; rc=$?
 check "validate: a case outside its tolerance is a MISS with exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'MISS' val2.out"
+# Nonsense in [validation] is an error naming file, group and key (exit 1), never a verdict.
+head -n 9 val.ini >vbase.ini
+for bad_case in "tolerance:metric = step_time|measured = 1 s|tolerance = -1" \
+                "tolerance:metric = step_time|measured = 1 s|tolerance = 0" \
+                "tolerance:metric = step_time|measured = 1 s|tolerance = 1.5" \
+                "tolerance:metric = step_time|measured = 1 s" \
+                "measured:metric = step_time|measured = 0 s|tolerance = 0.1" \
+                "measured:metric = step_time|measured = 30|tolerance = 0.1" \
+                "measured:metric = tokens_per_s_per_gpu|measured = -5|tolerance = 0.1" \
+                "measured:metric = mfu|measured = 45|tolerance = 0.1" \
+                "known_gap:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = maybe" \
+                "metric:metric = speed|measured = 1|tolerance = 0.1"; do
+  key=${bad_case%%:*}
+  { cat vbase.ini; echo "id = X"; echo "${bad_case#*:}" | tr '|' '\n'; } >vbad.ini
+  "$STEPSIM" validate vbad.ini >vbad.out 2>&1; rc=$?
+  if [ $rc -eq 1 ] && grep -q "error: vbad.ini: group \[validation\], key '$key'" vbad.out && ! grep -q 'inf %' vbad.out; then
+    ok "validate rejects ${bad_case#*:}"
+  else bad "validate rejects ${bad_case#*:} (exit $rc)"; cat vbad.out; fi
+done
+"$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
+check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
 "$STEPSIM" run val.ini -q -o val.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "run accepts a scenario with a [validation] group" || bad "run accepts a scenario with a [validation] group (exit $rc)"
 

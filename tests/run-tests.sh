@@ -1,7 +1,9 @@
 #!/bin/sh
 # tests/run-tests.sh — runs every test program given as an argument (CUnit binaries and
 # shell checks), keeps each one's output in tests/logs/<name>.log, and ends with the line
-# "N passed, N failed" counting individual tests. A program that crashes or prints no
+# "N passed, N failed" counting individual tests. <name> is a binary's path below
+# tests/unit (models/test_paged and cli/test_paged are two tests) or a shell check's file
+# name (cli.sh). A program that crashes or prints no
 # "stepsim-tests:" line counts as one failed test. Exit status 1 if anything failed.
 set -u
 logdir=${builddir:-.}/tests/logs
@@ -9,8 +11,12 @@ mkdir -p "$logdir"
 passed=0
 failed=0
 for prog in "$@"; do
-  name=$(basename "$prog")
+  case "$prog" in
+    *tests/unit/*) name=${prog##*tests/unit/} ;;
+    *) name=$(basename "$prog") ;;
+  esac
   log="$logdir/$name.log"
+  mkdir -p "$(dirname "$log")"
   case "$prog" in
     *.sh) sh "$prog" >"$log" 2>&1 ;;
     *) "./$prog" >"$log" 2>&1 ;;

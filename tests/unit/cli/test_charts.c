@@ -104,6 +104,49 @@ test_sweep_lines (void)
   CU_ASSERT_PTR_NULL (bad); /* no numbers on x */
 }
 
+/* A text column on y is an error naming it (not a gnuplot failure); a batch where nothing
+ * ran has nothing to draw. */
+static void
+test_sweep_text_y (void)
+{
+  g_autofree char *l = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *bad = cli_charts_sweep_data (results, "micro_batch", "label", NULL, NULL, &l,
+                                                &error);
+  CU_ASSERT_PTR_NULL (bad);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (error);
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "column 'label' has no numbers to put on the y axis"));
+  g_clear_error (&error);
+  g_autofree char *none = cli_charts_sweep_data (
+    "label\tstatus\tmicro_batch\tmfu\na\tfailed\t1\tnan\n", "micro_batch", "mfu", NULL, "1",
+    &l, &error);
+  CU_ASSERT_PTR_NULL (none);
+  CU_ASSERT_PTR_NOT_NULL (error ? strstr (error->message, "nothing to draw") : NULL);
+}
+
+/* gnuplot's multi-line stderr becomes one line: its last error, the script without its
+ * directory, warnings and the caret line dropped. */
+static void
+test_gnuplot_error_one_line (void)
+{
+  g_autofree char *a = cli_charts_gnuplot_error (
+    "\"/src/plots/sweep.gp\" line 30: warning: No valid data points found in file\n"
+    "\"/src/plots/sweep.gp\" line 31: undefined variable: STATS_blocks\n\n");
+  CU_ASSERT_STRING_EQUAL (a, "sweep.gp line 31: undefined variable: STATS_blocks");
+  g_autofree char *b = cli_charts_gnuplot_error (
+    "set output style_out\n                    ^\n"
+    "\"/src/plots/style.gp\" line 12: cannot open file; output not changed\n"
+    "system error: No such file or directory\n");
+  CU_ASSERT_STRING_EQUAL (b, "style.gp line 12: cannot open file; output not changed");
+  g_autofree char *c = cli_charts_gnuplot_error ("\"x.gp\" line 1: warning: odd\n");
+  CU_ASSERT_STRING_EQUAL (c, "x.gp line 1: warning: odd");
+  g_autofree char *d = cli_charts_gnuplot_error ("something\nSegmentation fault\n");
+  CU_ASSERT_STRING_EQUAL (d, "Segmentation fault");
+  g_autofree char *e = cli_charts_gnuplot_error ("");
+  CU_ASSERT_PTR_NULL (strchr (e, '\n'));
+  CU_ASSERT_TRUE (e[0] != '\0');
+}
+
 /* A scenario key may be named without its group when one column ends in ".key"; an
  * unknown name fails with the nearest column and the list of columns. */
 static void
@@ -162,6 +205,8 @@ main (void)
     { "steptime: parts in ms, absent ones 0", test_steptime },
     { "sweep: axis named by its key without group", test_sweep_short_key },
     { "sweep: sorted lines, units, grouping", test_sweep_lines },
+    { "sweep: a text column on y is an error", test_sweep_text_y },
+    { "gnuplot's stderr reduced to one line", test_gnuplot_error_one_line },
     { "penalty needs a baseline", test_penalty_needs_baseline },
     { "summary as one row", test_summary_as_row },
     { "axis labels carry units", test_axis_label },
