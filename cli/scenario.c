@@ -10,6 +10,7 @@
 #include "cli/scenario.h"
 #include "cli/scenario_private.h"
 #include "cli/output.h"
+#include "cli/input.h"
 
 #include <string.h>
 #include "hardware/catalog.h"
@@ -386,13 +387,13 @@ cli_scenario_load (const char *path, const char *const *sets, GError **error)
   g_autofree char *text = NULL;
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *e = NULL;
-  if (!g_file_get_contents (path, &text, NULL, &e))
+  gsize length = 0;
+  if (!cli_input_read (path, &text, &length, &e))
     {
-      g_propagate_error (error, e); /* GLib's message already names the file */
+      g_propagate_error (error, e); /* the message already starts with the path */
       return NULL;
     }
-  if (!prescan (text, &e)
-      || !g_key_file_load_from_data (kf, text, (gsize) -1, G_KEY_FILE_NONE, &e))
+  if (!prescan (text, &e) || !g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, &e))
     goto fail;
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     if (!apply_set (kf, sets[i], &e))

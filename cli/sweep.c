@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/input.h"
 #include "cli/scenario.h"
 #include "cli/sweep-private.h"
 #include "sim/text.h"
@@ -199,7 +200,10 @@ read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
   if (g_key_file_has_group (kf, "baseline"))
     return read_sets (kf, "baseline", sw->scenario, sw->baseline, error);
   g_autoptr (GKeyFile) base = g_key_file_new ();
-  if (!g_key_file_load_from_file (base, sw->scenario, G_KEY_FILE_NONE, NULL)
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  if (!cli_input_read (sw->scenario, &text, &length, NULL)
+      || !g_key_file_load_from_data (base, text, length, G_KEY_FILE_NONE, NULL)
       || !g_key_file_has_group (base, "baseline"))
     return TRUE; /* the scenario's own problems are reported when it runs */
   if (!read_sets (base, "baseline", sw->scenario, sw->baseline, error))
@@ -245,10 +249,11 @@ cli_sweep_load (const char *path, GError **error)
   sw->axes = g_ptr_array_new_with_free_func (axis_free);
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *e = NULL;
-  if (!g_file_get_contents (path, &sw->text, NULL, error))
+  gsize length = 0;
+  if (!cli_input_read (path, &sw->text, &length, error)) /* its message names the file */
     return NULL;
   if (!cli_scenario_prescan (sw->text, &e)
-      || !g_key_file_load_from_data (kf, sw->text, (gsize) -1, G_KEY_FILE_NONE, &e)
+      || !g_key_file_load_from_data (kf, sw->text, length, G_KEY_FILE_NONE, &e)
       || !load_groups (kf, sw, &e))
     {
       g_propagate_prefixed_error (error, e, "%s: ", path);

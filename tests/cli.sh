@@ -70,6 +70,16 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 "$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
 
+# --- input files: never a read without end ---
+mkfifo in.fifo
+mkdir in.dir
+for f in /dev/zero in.fifo in.dir; do
+  timeout 60 "$STEPSIM" run "$f" -q -o in.h5 >/dev/null 2>in.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q "^stepsim: $f: not a regular file of at most 16 MiB" in.err \
+     && [ "$(wc -l <in.err)" -eq 1 ] && ! test -e in.h5; then ok "run $f: refused at once, one line"
+  else bad "run $f: refused at once, one line (exit $rc)"; cat in.err; fi
+done
+
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo
 "$STEPSIM" run "$s1" -o fifo -q >/dev/null 2>fifo.err; rc=$?
