@@ -7,7 +7,7 @@
  * Exit status: 0 when every scenario ran (an OOM verdict is a result); 1 when the sweep
  * cannot be loaded or an output cannot be written (no file is left behind), or when any
  * scenario failed — the results are still written, each failed row holds its error, and
- * stderr says "N of M scenarios failed"; 2 usage error.
+ * stderr says "N of M scenarios failed"; 2 usage error (also a malformed --set).
  */
 #include "config.h"
 
@@ -22,6 +22,7 @@
 #include "cli/mpi.h"
 #include "cli/sweep.h"
 #include "sim/h5out.h"
+#include "sim/text.h"
 
 typedef struct
 {
@@ -108,7 +109,9 @@ print_table (const SimTable *t, gboolean quiet)
       const char *l = sim_table_get_text (t, r, label);
       if (strcmp (sim_table_get_text (t, r, status), "ok") != 0)
         {
-          fprintf (stderr, "stepsim: %s: %s\n", l, sim_table_get_text (t, r, err));
+          /* the error is printable and short already (batch.c); the label quotes values */
+          g_autofree char *shown = sim_text_printable (l, 120);
+          fprintf (stderr, "stepsim: %s: %s\n", shown, sim_table_get_text (t, r, err));
           continue;
         }
       if (quiet)
@@ -147,6 +150,8 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
     return cli_error ("batch: expected exactly one sweep file (see stepsim batch --help)"), 2;
   if (opt->jobs < 0)
     return cli_error ("batch: -j must be at least 1"), 2;
+  if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
+    return cli_error (error->message), 2;
   if (opt->jobs == 0)
     opt->jobs = (gint) MAX (1u, g_get_num_processors ());
   if (opt->output == NULL)

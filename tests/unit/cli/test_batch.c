@@ -160,6 +160,25 @@ test_penalty (void)
   CU_ASSERT_TRUE (cell (t, 1, "penalty") > 0); /* recompute costs throughput */
 }
 
+/* A failed row's error is short and names the override it is about (the value, from the
+ * sweep's [axes], is 2000 characters long). */
+static void
+test_row_error_short (void)
+{
+  g_autofree char *x = g_strnfill (2000, 'x');
+  g_autofree char *body = g_strdup_printf ("[axes]\ntraining.precision = fp32, fp%s\n", x);
+  g_autoptr (CliSweep) sw = sweep ("long.ini", body);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  g_autoptr (CliBatch) b = cli_batch_new (sw, NULL);
+  cli_batch_run (b, 1, 0, 1, NULL, NULL);
+  g_autoptr (SimTable) t = cli_batch_table (b);
+  const char *err = sim_table_get_text (t, 1, sim_table_find_column (t, "error"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (err);
+  CU_ASSERT_TRUE (g_utf8_strlen (err, -1) <= CLI_SCENARIO_MESSAGE_MAX);
+  CU_ASSERT_PTR_NOT_NULL (strstr (err, "long.ini [axes] training.precision=fpxxx"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (err, "expected one of"));
+}
+
 static void
 test_progress_text (void)
 {
@@ -180,6 +199,7 @@ main (void)
     { "threads do not change the table", test_threads_do_not_change_the_table },
     { "split across processes and merged = one run", test_split_and_merge },
     { "penalty against the baseline", test_penalty },
+    { "a row's error is short and names its override", test_row_error_short },
     { "progress text with ETA", test_progress_text },
   };
   int rc = STEPSIM_RUN_TESTS ("batch", tests);

@@ -1,7 +1,7 @@
 /* tests/unit/cli/test_input.c — input files (cli/input.h) and what the scenario and sweep
  * loaders make of bad ones: a device, FIFO or directory refused before reading (never a read
  * without end, never a block), the 16 MiB limit, NUL bytes and bytes that are not UTF-8
- * (a binary file) refused with the file and line named. */
+ * (a binary file) refused with the file and line named, nothing echoed raw. */
 #include "config.h"
 #include "cli/input.h"
 #include "cli/scenario.h"
@@ -79,7 +79,7 @@ test_binary (void)
   expect_refused (p, "line 3: byte 0xFF is not UTF-8");
 }
 
-/* The loaders go through it: their messages name the file. */
+/* The loaders go through it: their messages name the file and echo nothing raw. */
 static void
 test_loaders (void)
 {
@@ -92,11 +92,14 @@ test_loaders (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (e);
   CU_ASSERT_TRUE (g_str_has_prefix (e->message, "/dev/zero: not a regular file"));
   g_clear_error (&e);
-  g_autofree char *p = tmp_path ("bad.ini");
-  g_assert (g_file_set_contents (p, "[model]\nx = \xff\n", -1, NULL));
+  /* A line GKeyFile cannot parse, with control characters in it: quoted escaped. */
+  g_autofree char *p = tmp_path ("ctl.ini");
+  g_assert (g_file_set_contents (p, "[model]\n\x01\x1b[31m garbage\n", -1, NULL));
   CU_ASSERT_PTR_NULL (cli_scenario_load (p, NULL, &e));
   CU_ASSERT_PTR_NOT_NULL_FATAL (e);
-  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "line 2: byte 0xFF is not UTF-8"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "\\x01\\x1B[31m garbage"));
+  for (const char *c = e->message; *c != '\0'; c++)
+    CU_ASSERT_FALSE (g_ascii_iscntrl (*c));
 }
 
 int
@@ -108,7 +111,7 @@ main (void)
     { "device, directory, FIFO, missing file refused", test_not_regular },
     { "more than 16 MiB refused; a NUL byte refused", test_too_large },
     { "a binary file refused with its line", test_binary },
-    { "scenario and sweep loaders use it", test_loaders },
+    { "scenario and sweep loaders use it; messages printable", test_loaders },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/input", tests);
   g_autoptr (GDir) d = g_dir_open (tmpdir, 0, NULL);
