@@ -7,7 +7,8 @@
  * Exit status: 0 when every scenario ran (an OOM verdict is a result); 1 when the sweep
  * cannot be loaded or an output cannot be written (no file is left behind), or when any
  * scenario failed — the results are still written, each failed row holds its error, and
- * stderr says "N of M scenarios failed"; 2 usage error (also a malformed --set).
+ * stderr says "N of M scenarios failed"; 2 usage error (also a --set that is malformed or
+ * sets an axis of the sweep).
  */
 #include "config.h"
 
@@ -136,7 +137,8 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
     { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &opt->tsv, "also write the results as TSV", "FILE" },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt->csv, "also write the results as CSV", "FILE" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
-      "override a value in every scenario (repeatable)", "GROUP.KEY=VALUE" },
+      "override a value in every scenario (repeatable; not an axis of the sweep)",
+      "GROUP.KEY=VALUE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "no progress and no results table", NULL },
     { NULL },
   };
@@ -187,6 +189,9 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   g_autoptr (CliSweep) sweep = cli_sweep_load (path, error);
   if (sweep == NULL)
     return 1;
+  /* A --set of an axis would silently replace it in every scenario: a usage error. */
+  if (!cli_sweep_check_extra_sets (sweep, (const char *const *) opt->sets, error))
+    return 2;
   /* Outputs are checked before anything runs: never the sweep file, never each other. */
   const char *inputs[] = { path, NULL };
   const char *whats[] = { "-o", "--tsv", "--csv" };

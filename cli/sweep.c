@@ -145,18 +145,39 @@ check_key (const char *scenario, const char *group, const char *set_key, const c
   return TRUE;
 }
 
+/* A key may be in only one of [set], [axes] and [zip], once (after dropping spaces: the
+ * prescan only sees the text): else the last one would silently win, or two columns of the
+ * results would have one name. */
+static gboolean
+claim_key (GHashTable *keys, const char *group, const char *norm, GError **error)
+{
+  const char *other = g_hash_table_lookup (keys, norm);
+  if (other != NULL)
+    {
+      gboolean base = strcmp (group, "baseline") == 0;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': already given in group [%s]%s", group, norm, other,
+                   base ? "" : " (a key is set in only one of [set], [axes] and [zip], once)");
+      return FALSE;
+    }
+  g_hash_table_insert (keys, g_strdup (norm), (gpointer) group); /* group: a literal */
+  return TRUE;
+}
+
 /* Reads the "group.key = value" pairs of `group` into `out` as "group.key=value" (spaces
- * dropped). */
+ * dropped). `keys`: the table that each key must be new to ([set] shares the sweep's with
+ * the axes; [baseline] has its own: it overrides them on purpose). */
 static gboolean
 read_sets (GKeyFile *kf, const char *group, const char *scenario, GPtrArray *out,
-           GError **error)
+           GHashTable *keys, GError **error)
 {
   g_auto (GStrv) names = g_key_file_get_keys (kf, group, NULL, NULL);
   for (guint i = 0; names != NULL && names[i] != NULL; i++)
     {
       g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, names[i], NULL));
       g_autofree char *norm = NULL;
-      if (!check_key (scenario, group, names[i], v, &norm, error))
+      if (!check_key (scenario, group, names[i], v, &norm, error)
+          || !claim_key (keys, group, norm, error))
         return FALSE;
       g_ptr_array_add (out, g_strdup_printf ("%s=%s", norm, v));
     }
@@ -177,7 +198,7 @@ all_numeric (char **values)
 }
 
 static gboolean
-read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
+read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GError **error)
 {
   g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
   guint zip_len = 0;
@@ -191,7 +212,8 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
         return g_prefix_error (error, "group [%s], key '%s': ", group, keys[i]), FALSE;
       a->n_values = g_strv_length (a->values);
       a->numeric = all_numeric (a->values);
-      if (!check_key (sw->scenario, group, keys[i], a->values[0], &a->key, error))
+      if (!check_key (sw->scenario, group, keys[i], a->values[0], &a->key, error)
+          || !claim_key (seen, group, a->key, error))
         return FALSE;
       for (guint j = 0; j < a->n_values; j++)
         if (!cli_sweep_check_value (a->values[j], error))
@@ -221,10 +243,11 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
 static gboolean
 read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
 {
+  g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   if (g_key_file_has_group (kf, "baseline"))
     {
       sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->path);
-      return read_sets (kf, "baseline", sw->scenario, sw->baseline, error);
+      return read_sets (kf, "baseline", sw->scenario, sw->baseline, keys, error);
     }
   g_autoptr (GKeyFile) base = g_key_file_new ();
   g_autofree char *text = NULL;
@@ -234,7 +257,7 @@ read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
       || !g_key_file_has_group (base, "baseline"))
     return TRUE; /* the scenario's own problems are reported when it runs */
   sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->scenario);
-  if (!read_sets (base, "baseline", sw->scenario, sw->baseline, error))
+  if (!read_sets (base, "baseline", sw->scenario, sw->baseline, keys, error))
     return g_prefix_error (error, "%s: ", sw->scenario), FALSE;
   return TRUE;
 }
@@ -259,8 +282,10 @@ load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
       sw->name = cli_file_stem (sw->path);
     }
   sw->n_points = 1;
-  if (!read_sets (kf, "set", sw->scenario, sw->sets, error)
-      || !read_axes (kf, "axes", sw, error) || !read_axes (kf, "zip", sw, error)
+  /* "group.key" → the sweep group that gives it ([set], [axes] or [zip]) */
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (!read_sets (kf, "set", sw->scenario, sw->sets, seen, error)
+      || !read_axes (kf, "axes", sw, seen, error) || !read_axes (kf, "zip", sw, seen, error)
       || !read_baseline (kf, sw, error))
     return FALSE;
   g_ptr_array_add (sw->baseline, NULL);
@@ -441,4 +466,28 @@ const char *
 cli_sweep_baseline_origin (const CliSweep *sweep)
 {
   return sweep->origin_baseline;
+}
+
+gboolean
+cli_sweep_check_extra_sets (const CliSweep *sweep, const char *const *extra, GError **error)
+{
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    {
+      g_autofree char *norm = cli_sweep_normalize_set (extra[i], error);
+      if (norm == NULL)
+        return g_prefix_error (error, "--set "), FALSE;
+      *strchr (norm, '=') = '\0';
+      for (guint a = 0; a < sweep->axes->len; a++)
+        if (strcmp (axis_at (sweep, a)->key, norm) == 0)
+          {
+            g_autofree char *shown = sim_text_printable (extra[i], 80);
+            g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                         "--set '%s': %s is an axis of %s ([%s]): every scenario would run "
+                         "with this value while its label and axis column say otherwise; "
+                         "change the axis in the sweep file instead", shown, norm,
+                         sweep->path, axis_at (sweep, a)->zipped ? "zip" : "axes");
+            return FALSE;
+          }
+    }
+  return TRUE;
 }

@@ -18,7 +18,8 @@
  * A LIST is comma-separated items; each item is a value (taken verbatim, e.g. "80 GiB") or a
  * numeric range FIRST:LAST (step 1), FIRST:LAST:STEP (additive) or FIRST:LAST:*FACTOR
  * (geometric), LAST included when reached. Values cannot contain commas or control
- * characters.
+ * characters. A key (spaces around group and key dropped) is in only one of [set], [axes]
+ * and [zip], once; [baseline] may override any of them, but not repeat a key itself.
  * Keys are checked against the scenario schema when the sweep is loaded (an unknown one is
  * an error with the scenario loader's hint); values are checked per scenario, so a bad
  * value makes that scenario fail, not the sweep.
@@ -42,8 +43,9 @@ const char *cli_sweep_scenario (const CliSweep *sweep);
 /* The sweep file's text. */
 const char *cli_sweep_text (const CliSweep *sweep);
 
-/* Axes ([axes] then [zip], file order): their "group.key" names (spaces around group and
- * key dropped) and value counts. */
+/* Axes ([axes] then [zip], file order): their "group.key" names (spaces dropped: a key is
+ * in only one of [set], [axes] and [zip], once, else the sweep does not load) and value
+ * counts. */
 guint cli_sweep_n_axes (const CliSweep *sweep);
 const char *cli_sweep_axis_key (const CliSweep *sweep, guint axis);
 /* TRUE when every value of the axis is a plain number (a numeric column in results). */
@@ -70,6 +72,13 @@ const char *const *cli_sweep_baseline (const CliSweep *sweep);
 /* Where the baseline comes from: "SWEEP [baseline]" or "SCENARIO [baseline]"; NULL when
  * there is none. Borrowed. */
 const char *cli_sweep_baseline_origin (const CliSweep *sweep);
+
+/* Checks command-line overrides against the sweep: each must parse (cli_sweep_parse_set)
+ * and must not set an axis (every scenario would run with the one value while its label
+ * and axis column say otherwise). FALSE + G_OPTION_ERROR_BAD_VALUE naming the --set, the
+ * key and the sweep file. A key of [set] may be overridden (it is applied first). */
+gboolean cli_sweep_check_extra_sets (const CliSweep *sweep, const char *const *extra,
+                                     GError **error);
 
 /* Expands one LIST (see above) into its values. NULL + G_KEY_FILE_ERROR_INVALID_VALUE on an
  * empty item, a malformed range, a step that does not progress toward LAST, or more than
