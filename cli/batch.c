@@ -356,6 +356,28 @@ cli_batch_n_failed (const CliBatch *batch)
   return n;
 }
 
+gboolean
+cli_batch_check_baselines (const CliBatch *batch, GError **error)
+{
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      if (!j->ok || j->baseline < 0)
+        continue; /* a failed point is its own row's error */
+      const Job *base = g_ptr_array_index (batch->jobs, j->baseline);
+      if (base->done && base->ok)
+        continue;
+      g_autofree char *label = cli_sweep_label (batch->sweep, p);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: the baseline of scenario '%s' %s: %s",
+                   cli_sweep_baseline_origin (batch->sweep), label,
+                   base->done ? "failed" : "did not run",
+                   base->error != NULL ? base->error : "no result");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 static gboolean

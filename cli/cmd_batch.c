@@ -5,10 +5,10 @@
  * gathers and writes), and writes one results row per scenario to HDF5 (and TSV/CSV).
  *
  * Exit status: 0 when every scenario ran (an OOM verdict is a result); 1 when the sweep
- * cannot be loaded or an output cannot be written (no file is left behind), or when any
- * scenario failed — the results are still written, each failed row holds its error, and
- * stderr says "N of M scenarios failed"; 2 usage error (also a --set that is malformed or
- * sets an axis of the sweep).
+ * cannot be loaded, a baseline fails or an output cannot be written (no file is written or
+ * left behind), or when any scenario failed — the results are still written, each failed
+ * row holds its error, and stderr says "N of M scenarios failed"; 2 usage error (also a
+ * --set that is malformed or sets an axis of the sweep).
  */
 #include "config.h"
 
@@ -205,6 +205,10 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
     return 1;
   if (rank != 0)
     return 0;
+  /* A failed baseline fails the batch before anything is written: its penalties would be
+   * NaN in rows that say "ok". */
+  if (!cli_batch_check_baselines (batch, error))
+    return 1;
   g_autoptr (SimTable) t = cli_batch_table (batch);
   if (!write_outputs (sweep, t, opt, error))
     return 1;

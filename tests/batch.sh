@@ -115,6 +115,14 @@ training.seq_len = 1024
 [axes]
 training.seq_len = 512, 2048
 EOF
+cat > badbase.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+training.checkpointing = none, full
+[baseline]
+training.micro_batch = 0
+EOF
 expect_nothing () {  # want-rc name needle command…: exit, one line naming `needle`, no file, no CRITICAL
   want=$1; name=$2; needle=$3; shift 3
   rm -f nw.h5 nw.tsv
@@ -126,6 +134,8 @@ expect_nothing () {  # want-rc name needle command…: exit, one line naming `ne
 expect_nothing 1 "batch /dev/zero: refused at once" "/dev/zero: not a regular file of at most 16 MiB" timeout 60 "$STEPSIM" batch /dev/zero
 expect_nothing 1 "a key in [axes] and [zip]: exit 1" "twice.ini: group [zip], key 'training.micro_batch': already given in group [axes]" "$STEPSIM" batch twice.ini
 expect_nothing 1 "a key in [set] and [axes]: exit 1" "setaxis.ini: group [axes], key 'training.seq_len': already given in group [set]" "$STEPSIM" batch setaxis.ini
+expect_nothing 1 "a failing baseline: exit 1 before writing" "badbase.ini [baseline]: the baseline of scenario 'checkpointing=none' failed: " "$STEPSIM" batch badbase.ini -q
+check "a failing baseline: its error is named" grep -qF "(with badbase.ini [baseline] training.micro_batch=0): group [training], key 'micro_batch'" nw.err
 expect_nothing 2 "batch --set of an axis: exit 2" "--set 'training.micro_batch=3': training.micro_batch is an axis of mb.ini ([axes])" "$STEPSIM" batch mb.ini --set training.micro_batch=3
 expect_nothing 2 "batch --set with a bad key: exit 2" "--set 'training.micro[batch=2': key 'micro[batch'" "$STEPSIM" batch mb.ini --set "training.micro[batch=2"
 if "$STEPSIM" batch mb.ini -q -o sp.h5 --set "training.grad_accum = 2" 2>sp.err; then ok "batch --set with spaces runs"; else bad "batch --set with spaces runs"; cat sp.err; fi
