@@ -149,6 +149,12 @@ if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q lib
     bad "mpirun -np 2 batch runs"; tail -n 20 mpi.out
   fi
   check "mpirun -np 2 writes the same bytes as -j 1" cmp mpi.h5 j1.h5
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
+    ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch typo.ini -o mpityp.h5 -q >/dev/null 2>mpityp.err
+  check "mpirun -np 2: a sweep error is printed once" test "$(grep -c "typo.ini: group \[axes\]" mpityp.err)" -eq 1
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
+    ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch mb.ini -j -1 >/dev/null 2>mpiusage.err
+  check "mpirun -np 2: a usage error is printed once" test "$(grep -c "^stepsim: batch: -j" mpiusage.err)" -eq 1
 else
   echo "skip MPI checks (stepsim built without MPI, or no mpirun)"
 fi
