@@ -15,6 +15,7 @@
 #include "cli/scenario.h"
 #include "models/ledger.h"
 #include "models/plan.h"
+#include "sim/text.h"
 
 typedef struct
 {
@@ -39,7 +40,8 @@ static const Metric tail_metrics[] = {
 typedef struct
 {
   char **sets;
-  gint baseline; /* job index of the baseline, -1 for none */
+  char **origins; /* where each of `sets` comes from (cli_sweep_set_origins), for messages */
+  gint baseline;  /* job index of the baseline, -1 for none */
   gboolean done, ok;
   char *error;
   double *metrics; /* n_metrics */
@@ -61,6 +63,7 @@ job_free (gpointer p)
 {
   Job *j = p;
   g_strfreev (j->sets);
+  g_strfreev (j->origins);
   g_free (j->error);
   g_free (j->metrics);
   g_free (j);
@@ -94,10 +97,11 @@ build_metrics (CliBatch *b)
 }
 
 static Job *
-job_new (CliBatch *b, char **sets)
+job_new (CliBatch *b, char **sets, char **origins)
 {
   Job *j = g_new0 (Job, 1);
   j->sets = sets;
+  j->origins = origins;
   j->baseline = -1;
   j->metrics = g_new (double, b->metrics->len);
   for (guint m = 0; m < b->metrics->len; m++)
@@ -164,7 +168,11 @@ add_baselines (CliBatch *b)
         }
       point->baseline = (gint) b->jobs->len;
       g_hash_table_insert (seen, key, GINT_TO_POINTER (point->baseline));
-      job_new (b, sets);
+      g_autoptr (GStrvBuilder) ob = g_strv_builder_new ();
+      g_strv_builder_addv (ob, (const char **) point->origins);
+      for (guint i = 0; base[i] != NULL; i++)
+        g_strv_builder_add (ob, cli_sweep_baseline_origin (b->sweep));
+      job_new (b, sets, g_strv_builder_end (ob));
     }
 }
 
@@ -179,7 +187,7 @@ cli_batch_new (const CliSweep *sweep, const char *const *extra_sets)
   b->jobs = g_ptr_array_new_with_free_func (job_free);
   b->n_points = cli_sweep_n_points (sweep);
   for (guint p = 0; p < b->n_points; p++)
-    job_new (b, cli_sweep_sets (sweep, p, extra_sets));
+    job_new (b, cli_sweep_sets (sweep, p, extra_sets), cli_sweep_set_origins (sweep, extra_sets));
   add_baselines (b);
   return b;
 }
@@ -212,14 +220,18 @@ cli_batch_n_points (const CliBatch *batch)
 static gboolean
 simulate_job (const CliBatch *b, Job *j, GError **error)
 {
-  g_autoptr (CliScenario) sc = cli_scenario_load (cli_sweep_scenario (b->sweep),
-                                                  (const char *const *) j->sets, error);
+  const char *const *sets = (const char *const *) j->sets;
+  const char *const *origins = (const char *const *) j->origins;
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (cli_sweep_scenario (b->sweep), sets,
+                                                          origins, error);
   if (sc == NULL)
     return FALSE;
   CliRunResult res = { 0 };
   if (!cli_run_simulate (sc, NULL, &res, error))
     {
-      g_prefix_error (error, "%s: ", sc->path);
+      g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins,
+                                                           (*error)->message);
+      g_prefix_error (error, "%s: ", source);
       return FALSE;
     }
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
@@ -246,7 +258,8 @@ run_job (gpointer data, gpointer user_data)
   j->ok = simulate_job (b, j, &error);
   if (!j->ok)
     {
-      j->error = g_strdup (error->message);
+      /* printable and short: it goes to the terminal and into the results */
+      j->error = sim_text_printable (error->message, CLI_SCENARIO_MESSAGE_MAX);
       g_error_free (error);
     }
   j->done = TRUE;
@@ -341,6 +354,28 @@ cli_batch_n_failed (const CliBatch *batch)
       n += !j->ok;
     }
   return n;
+}
+
+gboolean
+cli_batch_check_baselines (const CliBatch *batch, GError **error)
+{
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      if (!j->ok || j->baseline < 0)
+        continue; /* a failed point is its own row's error */
+      const Job *base = g_ptr_array_index (batch->jobs, j->baseline);
+      if (base->done && base->ok)
+        continue;
+      g_autofree char *label = cli_sweep_label (batch->sweep, p);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: the baseline of scenario '%s' %s: %s",
+                   cli_sweep_baseline_origin (batch->sweep), label,
+                   base->done ? "failed" : "did not run",
+                   base->error != NULL ? base->error : "no result");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* ---- the table ---------------------------------------------------------------------------- */

@@ -48,6 +48,13 @@ gboolean cli_batch_merge (CliBatch *batch, GVariant *results, GError **error);
 /* Number of sweep points that failed (not OOM: OOM is a result). */
 guint cli_batch_n_failed (const CliBatch *batch);
 
+/* After the run (and the gather): every point that ran has a baseline that ran too, else
+ * its penalty would be NaN without a word. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE, message
+ * "SWEEP.ini [baseline]: the baseline of scenario 'LABEL' failed: ERROR" (or the base
+ * scenario's [baseline]), for the first such point. A point that failed itself is its
+ * row's error, not the baseline's. TRUE without a baseline. */
+gboolean cli_batch_check_baselines (const CliBatch *batch, GError **error);
+
 /* The results table, one row per sweep point in point order: index, label, status ("ok",
  * "failed" or "not run"), error, the axes (numeric columns when every value is a number),
  * fits (1/0), memory (peak_allocated, peak_reserved, device_used, capacity, cuda_context,

@@ -5,9 +5,11 @@
  * gathers and writes), and writes one results row per scenario to HDF5 (and TSV/CSV).
  *
  * Exit status: 0 when every scenario ran (an OOM verdict is a result); 1 when the sweep
- * cannot be loaded or an output cannot be written (no file is left behind), or when any
- * scenario failed — the results are still written, each failed row holds its error, and
- * stderr says "N of M scenarios failed"; 2 usage error.
+ * cannot be loaded, a baseline fails or an output cannot be written (no file is written or
+ * left behind), or when any scenario failed — the results are still written, each failed
+ * row holds its error, and stderr says "N of M scenarios failed"; 2 usage error (also a
+ * --set that is malformed or sets an axis of the sweep). Under mpirun, errors every process
+ * shares (usage, sweep, outputs) are printed by rank 0 alone.
  */
 #include "config.h"
 
@@ -22,6 +24,7 @@
 #include "cli/mpi.h"
 #include "cli/sweep.h"
 #include "sim/h5out.h"
+#include "sim/text.h"
 
 typedef struct
 {
@@ -108,7 +111,9 @@ print_table (const SimTable *t, gboolean quiet)
       const char *l = sim_table_get_text (t, r, label);
       if (strcmp (sim_table_get_text (t, r, status), "ok") != 0)
         {
-          fprintf (stderr, "stepsim: %s: %s\n", l, sim_table_get_text (t, r, err));
+          /* the error is printable and short already (batch.c); the label quotes values */
+          g_autofree char *shown = sim_text_printable (l, 120);
+          fprintf (stderr, "stepsim: %s: %s\n", shown, sim_table_get_text (t, r, err));
           continue;
         }
       if (quiet)
@@ -122,8 +127,17 @@ print_table (const SimTable *t, gboolean quiet)
     }
 }
 
+/* Prints a usage error (rank 0 only: every process parses the same command line). */
 static int
-parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
+usage_error (guint rank, const char *message)
+{
+  if (rank == 0)
+    cli_error (message);
+  return 2;
+}
+
+static int
+parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
 {
   GOptionEntry entries[] = {
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt->jobs,
@@ -133,7 +147,8 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
     { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &opt->tsv, "also write the results as TSV", "FILE" },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt->csv, "also write the results as CSV", "FILE" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
-      "override a value in every scenario (repeatable)", "GROUP.KEY=VALUE" },
+      "override a value in every scenario (repeatable; not an axis of the sweep)",
+      "GROUP.KEY=VALUE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "no progress and no results table", NULL },
     { NULL },
   };
@@ -142,11 +157,13 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
-    return cli_error (error->message), 2;
+    return usage_error (rank, error->message);
   if (*argc != 2)
-    return cli_error ("batch: expected exactly one sweep file (see stepsim batch --help)"), 2;
+    return usage_error (rank, "batch: expected exactly one sweep file (see stepsim batch --help)");
   if (opt->jobs < 0)
-    return cli_error ("batch: -j must be at least 1"), 2;
+    return usage_error (rank, "batch: -j must be at least 1");
+  if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
+    return usage_error (rank, error->message);
   if (opt->jobs == 0)
     opt->jobs = (gint) MAX (1u, g_get_num_processors ());
   if (opt->output == NULL)
@@ -200,19 +217,33 @@ batch_inputs (const char *path, const CliSweep *sweep, const char *const *extra)
   return inputs;
 }
 
+/* A failure every MPI process meets alike (the sweep, its --set, the outputs, MPI not
+ * built in): rank 0 keeps the error to print, the others drop theirs, so it is printed
+ * once. Returns `rc`. */
+static int
+failed_alike (guint rank, int rc, GError **error)
+{
+  if (rank != 0)
+    g_clear_error (error);
+  return rc;
+}
+
 static int
 run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GError **error)
 {
   g_autoptr (CliSweep) sweep = cli_sweep_load (path, error);
   if (sweep == NULL)
-    return 1;
+    return failed_alike (rank, 1, error);
+  /* A --set of an axis would silently replace it in every scenario: a usage error. */
+  if (!cli_sweep_check_extra_sets (sweep, (const char *const *) opt->sets, error))
+    return failed_alike (rank, 2, error);
   /* Outputs are checked before anything runs: never an input, never each other. */
   g_autoptr (GPtrArray) inputs = batch_inputs (path, sweep, (const char *const *) opt->sets);
   const char *whats[] = { "-o", "--tsv", "--csv" };
   const char *paths[] = { opt->output, opt->tsv, opt->csv };
   if (!cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
                           (const char *const *) inputs->pdata, error))
-    return 1;
+    return failed_alike (rank, 1, error);
   g_autoptr (CliBatch) batch = cli_batch_new (sweep, (const char *const *) opt->sets);
   Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0 };
   cli_batch_run (batch, (guint) opt->jobs, rank, size, show_progress, &p);
@@ -220,6 +251,10 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
     return 1;
   if (rank != 0)
     return 0;
+  /* A failed baseline fails the batch before anything is written: its penalties would be
+   * NaN in rows that say "ok". */
+  if (!cli_batch_check_baselines (batch, error))
+    return 1;
   g_autoptr (SimTable) t = cli_batch_table (batch);
   if (!write_outputs (sweep, t, opt, error))
     return 1;
@@ -235,11 +270,12 @@ int
 cli_cmd_batch (int argc, char **argv)
 {
   BatchOptions opt = { 0 };
-  int rc = parse_batch_options (&argc, &argv, &opt);
   g_autoptr (GError) error = NULL;
-  guint rank = 0, size = 1;
+  guint launch = cli_mpi_launch_rank (), rank = launch, size = 1;
+  /* Options are parsed before MPI starts (--help exits), printing as rank 0 alone. */
+  int rc = parse_batch_options (&argc, &argv, &opt, launch);
   if (rc == 0 && !cli_mpi_start (&rank, &size, &error))
-    rc = 1;
+    rc = failed_alike (launch, 1, &error);
   if (rc == 0)
     rc = run_batch (argv[1], &opt, rank, size, &error);
   if (error != NULL)

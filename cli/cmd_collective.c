@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/input.h"
 #include "hardware/cluster_spec.h"
 #include "hardware/collective.h"
 #include "hardware/node_catalog.h"
@@ -45,7 +46,11 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
   if (g_str_has_suffix (what, ".ini"))
     {
       g_autoptr (GKeyFile) kf = g_key_file_new ();
-      if (!g_key_file_load_from_file (kf, what, G_KEY_FILE_NONE, error)
+      g_autofree char *text = NULL;
+      gsize length = 0;
+      if (!cli_input_read (what, &text, &length, error)) /* its message names the file */
+        return FALSE;
+      if (!g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, error)
           || !hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
         return g_prefix_error (error, "%s: ", what), FALSE;
     }

@@ -5,14 +5,18 @@
  *     "training.precision=bf16_mixed,training.checkpointing=full" …
  *
  * A variation is a comma-separated list of --set overrides applied on top of the scenario.
- * A variation that fails to load or simulate gets its error in its row; the exit status is
- * 1 if any did. Nothing is written but the table. */
+ * A variation that fails to load or simulate gets its error in its row (naming the
+ * variation's overrides the error is about); the exit status is 1 if any did. A variation
+ * that is not a list of group.key=value (cli_sweep_parse_set) is a usage error: exit 2
+ * before anything runs. Nothing is written but the table. */
 #include "config.h"
 
 #include <stdio.h>
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
+#include "cli/sweep.h"
+#include "sim/text.h"
 #include "sim/units.h"
 
 typedef struct
@@ -22,15 +26,50 @@ typedef struct
   CliRunResult res;
 } Row;
 
+/* The overrides of a variation and their origin ("variation") for messages. */
+static void
+split_variant (const char *variant, char ***sets, char ***origins)
+{
+  *sets = variant ? g_strsplit (variant, ",", -1) : NULL;
+  guint n = *sets ? g_strv_length (*sets) : 0;
+  *origins = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    (*origins)[i] = g_strdup ("variation");
+}
+
 static void
 simulate (const char *path, const char *variant, Row *row)
 {
-  g_auto (GStrv) sets = variant ? g_strsplit (variant, ",", -1) : NULL;
+  g_auto (GStrv) sets = NULL;
+  g_auto (GStrv) origins = NULL;
+  split_variant (variant, &sets, &origins);
+  const char *const *s = (const char *const *) sets, *const *o = (const char *const *) origins;
   g_autoptr (GError) error = NULL;
-  g_autoptr (CliScenario) sc = cli_scenario_load (path, (const char *const *) sets, &error);
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, s, o, &error);
   row->ok = sc != NULL && cli_run_simulate (sc, NULL, &row->res, &error);
+  if (!row->ok && sc != NULL)
+    {
+      g_autofree char *source = cli_scenario_error_source (path, s, o, error->message);
+      g_prefix_error (&error, "%s: ", source);
+    }
   if (!row->ok)
-    row->error = g_strdup (error ? error->message : "failed");
+    row->error = sim_text_printable (error ? error->message : "failed",
+                                     CLI_SCENARIO_MESSAGE_MAX);
+}
+
+/* Every variation must be a list of group.key=value (a usage error otherwise: exit 2). */
+static gboolean
+check_variants (int argc, char **argv, GError **error)
+{
+  for (int i = 2; i < argc; i++)
+    {
+      g_auto (GStrv) sets = g_strsplit (argv[i], ",", -1);
+      g_autofree char *shown = sim_text_printable (argv[i], 80);
+      g_autofree char *what = g_strdup_printf ("compare: variation '%s':", shown);
+      if (!cli_sweep_check_sets (what, (const char *const *) sets, error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 static void
@@ -75,6 +114,8 @@ cli_cmd_compare (int argc, char **argv)
   if (argc < 3)
     return cli_error ("compare: expected a scenario and at least one variation "
                       "(see stepsim compare --help)"), 2;
+  if (!check_variants (argc, argv, &error))
+    return cli_error (error->message), 2;
   guint n = (guint) argc - 1;
   g_autofree Row *rows = g_new0 (Row, n);
   simulate (argv[1], NULL, &rows[0]);

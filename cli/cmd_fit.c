@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/fit.h"
+#include "cli/sweep.h"
 #include "hardware/cluster_spec.h"
 
 typedef struct
@@ -177,6 +178,8 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
     return cli_error (error->message), 2;
   if (*argc != 2)
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
+  if (!cli_sweep_check_sets ("--set", (const char *const *) o->sets, &error))
+    return cli_error (error->message), 2;
   if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
     return cli_error ("fit: --for must be micro_batch, seq_len, gpus or stack"), 2;
   int rc = check_fit_options (o, *target);

@@ -16,13 +16,17 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
+#include "cli/sweep.h"
 #include "cli/trace.h"
 #include "sim/h5out.h"
+#include "sim/text.h"
 
 void
 cli_error (const char *message)
 {
-  fprintf (stderr, "stepsim: %s\n", message);
+  /* Messages quote input (values, GLib's copy of a bad line): printable, one line, short. */
+  g_autofree char *shown = sim_text_printable (message, CLI_SCENARIO_MESSAGE_MAX);
+  fprintf (stderr, "stepsim: %s\n", shown);
 }
 
 /* DIR/<scenario stem>-memory.png, the chart --plot writes. Caller frees. */
@@ -32,6 +36,17 @@ chart_path (const char *scenario_path, const char *dir)
   g_autofree char *base = cli_file_stem (scenario_path);
   g_autofree char *file = g_strconcat (base, "-memory.png", NULL);
   return g_build_filename (dir, file, NULL);
+}
+
+/* "--set" for each of `sets` (may be NULL): their origin in messages. Caller frees. */
+static char **
+set_origins (char **sets)
+{
+  guint n = sets ? g_strv_length (sets) : 0;
+  char **o = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    o[i] = g_strdup ("--set");
+  return o;
 }
 
 typedef struct
@@ -125,6 +140,11 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       cli_error ("run: -o and --plot need a non-empty name");
       return 2;
     }
+  if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
+    {
+      cli_error (error->message);
+      return 2;
+    }
   return 0;
 }
 
@@ -139,6 +159,7 @@ cli_cmd_run (int argc, char **argv)
   CliRunResult res = { 0 };
   g_autofree char *chart = NULL;
   g_autoptr (GPtrArray) inputs = cli_inputs_new ();
+  g_auto (GStrv) origins = NULL;
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
@@ -156,11 +177,18 @@ cli_cmd_run (int argc, char **argv)
       || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
                              (const char *const *) inputs->pdata, &error))
     goto out;
-  sc = cli_scenario_load (argv[1], (const char *const *) opt.sets, &error);
+  origins = set_origins (opt.sets);
+  sc = cli_scenario_load_origins (argv[1], (const char *const *) opt.sets,
+                                  (const char *const *) origins, &error);
   if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))
     {
       if (sc != NULL)
-        g_prefix_error (&error, "%s: ", argv[1]);
+        {
+          g_autofree char *source = cli_scenario_error_source (
+            argv[1], (const char *const *) opt.sets, (const char *const *) origins,
+            error->message);
+          g_prefix_error (&error, "%s: ", source);
+        }
       goto out;
     }
   cli_report_fill_summary (rec, sc, &res);

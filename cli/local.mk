@@ -10,7 +10,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/report.c cli/report.h \
 	cli/plot.c cli/plot.h \
 	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
-	cli/output.c cli/output.h cli/cmd_collective.c cli/cmd_compare.c cli/cmd_validate.c \
+	cli/output.c cli/output.h cli/input.c cli/input.h cli/cmd_collective.c cli/cmd_compare.c cli/cmd_validate.c \
 	cli/sweep.c cli/sweep.h cli/sweep-private.h cli/sweep_list.c \
 	cli/batch.c cli/batch.h cli/cmd_batch.c \
 	cli/fit.c cli/fit.h cli/cmd_fit.c cli/trace.c cli/trace.h \

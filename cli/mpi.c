@@ -22,6 +22,20 @@ launched_by_mpirun (void)
          || g_getenv ("PMIX_RANK") != NULL;
 }
 
+guint
+cli_mpi_launch_rank (void)
+{
+  const char *vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK" };
+  for (guint i = 0; i < G_N_ELEMENTS (vars); i++)
+    {
+      const char *v = g_getenv (vars[i]);
+      guint64 r;
+      if (v != NULL && g_ascii_string_to_unsigned (v, 10, 0, G_MAXUINT, &r, NULL))
+        return (guint) r;
+    }
+  return 0;
+}
+
 gboolean
 cli_mpi_start (guint *rank, guint *size, GError **error)
 {

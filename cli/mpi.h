@@ -11,6 +11,11 @@
 
 #include <glib.h>
 
+/* The rank mpirun gave this process (OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK), read
+ * before MPI starts so that messages every process would print alike (usage errors) are
+ * printed by rank 0 alone; 0 when not launched by mpirun. */
+guint cli_mpi_launch_rank (void);
+
 /* Starts MPI when launched by mpirun; sets *rank and *size (0 and 1 otherwise). FALSE +
  * error (G_FILE_ERROR_FAILED) when launched by mpirun but stepsim was built without MPI or
  * MPI_Init fails. */

@@ -10,6 +10,8 @@
 #include "cli/scenario.h"
 #include "cli/scenario_private.h"
 #include "cli/output.h"
+#include "cli/input.h"
+#include "cli/sweep.h"
 
 #include <string.h>
 #include "hardware/catalog.h"
@@ -188,18 +190,10 @@ cli_scenario_prescan (const char *text, GError **error)
 static gboolean
 apply_set (GKeyFile *kf, const char *set, GError **error)
 {
-  const char *eq = strchr (set, '=');
-  g_autofree char *lhs = eq ? g_strndup (set, (gsize) (eq - set)) : g_strdup (set);
-  char *dot = strrchr (lhs, '.');
-  if (eq == NULL || dot == NULL || dot == lhs || dot[1] == '\0')
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--set '%s': expected group.key=value", set);
-      return FALSE;
-    }
-  *dot = '\0';
-  g_autofree char *value = g_strstrip (g_strdup (eq + 1));
-  g_key_file_set_value (kf, lhs, dot + 1, value);
+  g_autofree char *group = NULL, *key = NULL, *value = NULL;
+  if (!cli_sweep_parse_set (set, &group, &key, &value, error))
+    return FALSE;
+  g_key_file_set_value (kf, group, key, value);
   return TRUE;
 }
 
@@ -207,12 +201,70 @@ char *
 cli_scenario_hf_config_file (const char *path, const char *const *sets)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL))
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  /* the checked reader: /dev/zero or a FIFO fails here, as the load itself will say */
+  if (!cli_input_read (path, &text, &len, NULL)
+      || !g_key_file_load_from_data (kf, text, len, G_KEY_FILE_NONE, NULL))
     return NULL;
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     apply_set (kf, sets[i], NULL); /* a malformed one fails the load itself */
   g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
   return hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+}
+
+/* TRUE when override `set` (group.key) may be what `message` is about. `strong`: the message
+ * names its group and key; else it names its group, or quotes its key. */
+static gboolean
+set_concerns (const char *set, const char *message, gboolean strong)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  if (!cli_sweep_parse_set (set, &g, &k, &v, NULL))
+    return FALSE;
+  g_autofree char *exact = g_strdup_printf ("group [%s], key '%s'", g, k);
+  if (strong)
+    return strstr (message, exact) != NULL;
+  g_autofree char *bracketed = g_strdup_printf ("[%s]", g);
+  g_autofree char *quoted = g_strdup_printf ("'%s'", k);
+  return strstr (message, bracketed) != NULL || strstr (message, quoted) != NULL;
+}
+
+/* TRUE if a later override of `sets` sets the same group.key as sets[i] (then sets[i] has no
+ * effect and is not named). */
+static gboolean
+overridden_later (const char *const *sets, guint i)
+{
+  g_autofree char *a = cli_sweep_normalize_set (sets[i], NULL);
+  const char *eq = a ? strchr (a, '=') : NULL;
+  for (guint j = i + 1; eq != NULL && sets[j] != NULL; j++)
+    {
+      g_autofree char *b = cli_sweep_normalize_set (sets[j], NULL);
+      if (b != NULL && strncmp (a, b, (gsize) (eq - a) + 1) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+char *
+cli_scenario_error_source (const char *path, const char *const *sets,
+                           const char *const *origins, const char *message)
+{
+  GString *s = g_string_new (path);
+  guint n = 0;
+  for (int strong = 1; strong >= 0 && n == 0; strong--)
+    for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+      {
+        if (overridden_later (sets, i) || !set_concerns (sets[i], message, strong))
+          continue;
+        g_autofree char *norm = cli_sweep_normalize_set (sets[i], NULL);
+        g_autofree char *shown = sim_text_printable (norm, 80);
+        const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : NULL;
+        g_string_append_printf (s, "%s%s%s%s", n++ == 0 ? " (with " : ", ",
+                                origin ? origin : "", origin ? " " : "", shown);
+      }
+  if (n > 0)
+    g_string_append_c (s, ')');
+  return g_string_free (s, FALSE);
 }
 
 /* ---- schema ------------------------------------------------------------------------------ */
@@ -392,27 +444,53 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   return g_steal_pointer (&sc);
 }
 
+/* Sets *error to "SOURCE: MESSAGE" (SOURCE as cli_scenario_error_source, or just the path
+ * when `sets` is NULL), printable and at most MESSAGE_MAX characters; frees `e`. */
+static void
+fail_with (GError **error, GError *e, const char *path, const char *const *sets,
+           const char *const *origins)
+{
+  g_autofree char *source = cli_scenario_error_source (path, sets, origins, e->message);
+  g_autofree char *full = g_strdup_printf ("%s: %s", source, e->message);
+  g_autofree char *shown = sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX);
+  g_set_error_literal (error, e->domain, e->code, shown);
+  g_error_free (e);
+}
+
 CliScenario *
-cli_scenario_load (const char *path, const char *const *sets, GError **error)
+cli_scenario_load_origins (const char *path, const char *const *sets,
+                           const char *const *origins, GError **error)
 {
   g_autofree char *text = NULL;
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *e = NULL;
-  if (!g_file_get_contents (path, &text, NULL, &e))
+  gsize length = 0;
+  if (!cli_input_read (path, &text, &length, &e))
     {
-      g_propagate_error (error, e); /* GLib's message already names the file */
+      /* the message already starts with the path */
+      g_autofree char *shown = sim_text_printable (e->message, CLI_SCENARIO_MESSAGE_MAX);
+      g_set_error_literal (error, e->domain, e->code, shown);
+      g_error_free (e);
       return NULL;
     }
-  if (!prescan (text, &e)
-      || !g_key_file_load_from_data (kf, text, (gsize) -1, G_KEY_FILE_NONE, &e))
-    goto fail;
+  /* Errors of the file itself (syntax, duplicates) are the file's, whatever the overrides. */
+  if (!prescan (text, &e) || !g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, &e))
+    return fail_with (error, e, path, NULL, NULL), NULL;
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     if (!apply_set (kf, sets[i], &e))
-      goto fail;
+      {
+        const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : "--set";
+        g_prefix_error (&e, "%s ", origin);
+        return fail_with (error, e, path, NULL, NULL), NULL;
+      }
   CliScenario *sc = load_keyfile (path, kf, &e);
-  if (sc != NULL)
-    return sc;
-fail:
-  g_propagate_prefixed_error (error, e, "%s: ", path);
-  return NULL;
+  if (sc == NULL)
+    fail_with (error, e, path, sets, origins);
+  return sc;
+}
+
+CliScenario *
+cli_scenario_load (const char *path, const char *const *sets, GError **error)
+{
+  return cli_scenario_load_origins (path, sets, NULL, error);
 }

@@ -40,9 +40,32 @@ typedef struct
   double factor; /* >= 1: compute time multiplier of that rank's kernels */
 } CliSlowdown;
 
-/* Loads `path`, applying `sets` (NULL-terminated "group.key=value" strings, may be NULL).
- * Returns NULL and sets an error whose message starts with the file name on any problem. */
+enum
+{
+  CLI_SCENARIO_MESSAGE_MAX = 512, /* characters of an error message (sim_text_printable) */
+};
+
+/* Loads `path` (a regular file of at most 16 MiB, cli/input.h), applying `sets`
+ * (NULL-terminated "group.key=value" strings in the syntax of cli_sweep_parse_set, later
+ * ones winning; may be NULL). Returns NULL and sets an error whose message starts with the
+ * file name on any problem; when the problem concerns an override (cli_scenario_error_source)
+ * the name is followed by "(with group.key=value)". Messages are printable and at most
+ * CLI_SCENARIO_MESSAGE_MAX characters. */
 CliScenario *cli_scenario_load (const char *path, const char *const *sets, GError **error);
+
+/* As cli_scenario_load, with `origins` parallel to `sets` (may be NULL; an entry may be
+ * NULL) naming where each override came from in messages: "--set", "variation",
+ * "SWEEP.ini [axes]"…: "s1.ini (with --set cluster.node=DGX-A100): group [cluster], …". */
+CliScenario *cli_scenario_load_origins (const char *path, const char *const *sets,
+                                        const char *const *origins, GError **error);
+
+/* The source to name in a message about scenario `path` loaded with `sets` and `origins`
+ * (as cli_scenario_load_origins): the path, followed by " (with ORIGIN group.key=value, …)"
+ * listing the effective overrides `message` is about — those whose group and key it names
+ * ("group [G], key 'K'"), or failing that those whose group it names ("[G]") or whose key
+ * it quotes ("'K'"); just the path when none. One line; caller frees. */
+char *cli_scenario_error_source (const char *path, const char *const *sets,
+                                 const char *const *origins, const char *message);
 void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
 
 /* The checks GKeyFile does not make, on the text of a key file (scenario or sweep): a group

@@ -13,13 +13,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/input.h"
 #include "cli/scenario.h"
 #include "cli/sweep-private.h"
 #include "sim/text.h"
 
 typedef struct
 {
-  char *key;       /* "group.key" */
+  char *key;       /* "group.key", spaces around group and key dropped */
   char **values;
   guint n_values;
   gboolean zipped;
@@ -29,10 +30,13 @@ typedef struct
 struct _CliSweep
 {
   char *path, *name, *scenario, *text;
-  GPtrArray *sets;      /* "group.key=value" of [set], owned strings */
+  GPtrArray *sets;      /* "group.key=value" of [set], owned strings, spaces dropped */
   GPtrArray *baseline;  /* of [baseline], NULL-terminated */
   GPtrArray *axes;      /* Axis * */
   guint n_points;
+  /* Origins for messages: "SWEEP [set]", "SWEEP [axes]", "SWEEP [zip]", and the [baseline]
+   * of the sweep or of the base scenario ("SCENARIO [baseline]"). */
+  char *origin_set, *origin_axes, *origin_zip, *origin_baseline;
 };
 
 static const char *const group_names[] = { "sweep", "set", "axes", "zip", "baseline", NULL };
@@ -59,6 +63,10 @@ cli_sweep_free (CliSweep *sweep)
   g_ptr_array_unref (sweep->sets);
   g_ptr_array_unref (sweep->baseline);
   g_ptr_array_unref (sweep->axes);
+  g_free (sweep->origin_set);
+  g_free (sweep->origin_axes);
+  g_free (sweep->origin_zip);
+  g_free (sweep->origin_baseline);
   g_free (sweep);
 }
 
@@ -97,45 +105,81 @@ check_groups (GKeyFile *kf, GError **error)
 }
 
 /* Checks that "group.key" exists in the scenario schema by loading the base scenario with
- * it set to `value`: an unknown group or key is an error; any other failure is the value's,
- * left to the scenario that uses it. */
+ * it set to `value`: an unknown group or key is an error (the loader's message, with its
+ * hint); any other failure is the value's, left to the scenario that uses it. `set_key` is
+ * the key as the sweep file writes it; *norm receives "group.key" without spaces. */
 static gboolean
 check_key (const char *scenario, const char *group, const char *set_key, const char *value,
-           GError **error)
+           char **norm, GError **error)
 {
   g_autofree char *g = NULL, *k = NULL, *v = NULL;
   g_autofree char *set = g_strdup_printf ("%s=%s", set_key, value);
   if (!cli_sweep_parse_set (set, &g, &k, &v, error))
     {
-      g_prefix_error (error, "group [%s], key ", group);
+      g_prefix_error (error, "group [%s]: ", group);
       return FALSE;
     }
-  const char *sets[] = { set, NULL };
+  *norm = g_strdup_printf ("%s.%s", g, k);
+  g_autofree char *canonical = g_strdup_printf ("%s=%s", *norm, v);
+  const char *sets[] = { canonical, NULL };
   GError *e = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load (scenario, sets, &e);
-  if (sc == NULL && (g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND)
-                     || g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
-      && strstr (e->message, k) != NULL)
+  if (sc == NULL)
     {
-      g_propagate_prefixed_error (error, e, "group [%s], key '%s': ", group, set_key);
-      return FALSE;
+      /* The schema's own words for this key or group (scenario.c, hardware/): keep what
+       * follows them, the reason and the hint. */
+      g_autofree char *as_key = g_strdup_printf ("group [%s], key '%s': unknown key", g, k);
+      g_autofree char *as_group = g_strdup_printf ("group [%s]: unknown group", g);
+      const char *hit = strstr (e->message, as_key);
+      const char *why = hit ? hit + strlen (as_key) - strlen ("unknown key") : NULL;
+      if (why == NULL && (hit = strstr (e->message, as_group)) != NULL)
+        why = hit + strlen (as_group) - strlen ("unknown group");
+      if (why != NULL)
+        {
+          g_set_error (error, e->domain, e->code, "group [%s], key '%s': %s", group, *norm, why);
+          g_error_free (e);
+          return FALSE;
+        }
     }
   g_clear_error (&e);
   return TRUE;
 }
 
-/* Reads the "group.key = value" pairs of `group` into `out` as "group.key=value". */
+/* A key may be in only one of [set], [axes] and [zip], once (after dropping spaces: the
+ * prescan only sees the text): else the last one would silently win, or two columns of the
+ * results would have one name. */
+static gboolean
+claim_key (GHashTable *keys, const char *group, const char *norm, GError **error)
+{
+  const char *other = g_hash_table_lookup (keys, norm);
+  if (other != NULL)
+    {
+      gboolean base = strcmp (group, "baseline") == 0;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': already given in group [%s]%s", group, norm, other,
+                   base ? "" : " (a key is set in only one of [set], [axes] and [zip], once)");
+      return FALSE;
+    }
+  g_hash_table_insert (keys, g_strdup (norm), (gpointer) group); /* group: a literal */
+  return TRUE;
+}
+
+/* Reads the "group.key = value" pairs of `group` into `out` as "group.key=value" (spaces
+ * dropped). `keys`: the table that each key must be new to ([set] shares the sweep's with
+ * the axes; [baseline] has its own: it overrides them on purpose). */
 static gboolean
 read_sets (GKeyFile *kf, const char *group, const char *scenario, GPtrArray *out,
-           GError **error)
+           GHashTable *keys, GError **error)
 {
-  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
-  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+  g_auto (GStrv) names = g_key_file_get_keys (kf, group, NULL, NULL);
+  for (guint i = 0; names != NULL && names[i] != NULL; i++)
     {
-      g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, keys[i], NULL));
-      if (!check_key (scenario, group, keys[i], v, error))
+      g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, names[i], NULL));
+      g_autofree char *norm = NULL;
+      if (!check_key (scenario, group, names[i], v, &norm, error)
+          || !claim_key (keys, group, norm, error))
         return FALSE;
-      g_ptr_array_add (out, g_strdup_printf ("%s=%s", keys[i], v));
+      g_ptr_array_add (out, g_strdup_printf ("%s=%s", norm, v));
     }
   return TRUE;
 }
@@ -154,7 +198,7 @@ all_numeric (char **values)
 }
 
 static gboolean
-read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
+read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GError **error)
 {
   g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
   guint zip_len = 0;
@@ -163,19 +207,22 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
       g_autofree char *v = g_key_file_get_value (kf, group, keys[i], NULL);
       Axis *a = g_new0 (Axis, 1);
       g_ptr_array_add (sw->axes, a);
-      a->key = g_strdup (keys[i]);
       a->zipped = g_strcmp0 (group, "zip") == 0;
       if ((a->values = cli_sweep_parse_list (v, error)) == NULL)
         return g_prefix_error (error, "group [%s], key '%s': ", group, keys[i]), FALSE;
       a->n_values = g_strv_length (a->values);
       a->numeric = all_numeric (a->values);
-      if (!check_key (sw->scenario, group, keys[i], a->values[0], error))
+      if (!check_key (sw->scenario, group, keys[i], a->values[0], &a->key, error)
+          || !claim_key (seen, group, a->key, error))
         return FALSE;
+      for (guint j = 0; j < a->n_values; j++)
+        if (!cli_sweep_check_value (a->values[j], error))
+          return g_prefix_error (error, "group [%s], key '%s': ", group, a->key), FALSE;
       if (a->zipped && zip_len != 0 && a->n_values != zip_len)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [zip], key '%s': %u values, but the zipped axes before it have "
-                       "%u", keys[i], a->n_values, zip_len);
+                       "%u", a->key, a->n_values, zip_len);
           return FALSE;
         }
       zip_len = a->n_values;
@@ -183,7 +230,7 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [%s], key '%s': the sweep would have more than %d scenarios",
-                       group, keys[i], MAX_VALUES);
+                       group, a->key, MAX_VALUES);
           return FALSE;
         }
       if (!a->zipped || i == 0)
@@ -196,13 +243,21 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GError **error)
 static gboolean
 read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
 {
+  g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   if (g_key_file_has_group (kf, "baseline"))
-    return read_sets (kf, "baseline", sw->scenario, sw->baseline, error);
+    {
+      sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->path);
+      return read_sets (kf, "baseline", sw->scenario, sw->baseline, keys, error);
+    }
   g_autoptr (GKeyFile) base = g_key_file_new ();
-  if (!g_key_file_load_from_file (base, sw->scenario, G_KEY_FILE_NONE, NULL)
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  if (!cli_input_read (sw->scenario, &text, &length, NULL)
+      || !g_key_file_load_from_data (base, text, length, G_KEY_FILE_NONE, NULL)
       || !g_key_file_has_group (base, "baseline"))
     return TRUE; /* the scenario's own problems are reported when it runs */
-  if (!read_sets (base, "baseline", sw->scenario, sw->baseline, error))
+  sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->scenario);
+  if (!read_sets (base, "baseline", sw->scenario, sw->baseline, keys, error))
     return g_prefix_error (error, "%s: ", sw->scenario), FALSE;
   return TRUE;
 }
@@ -227,8 +282,10 @@ load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
       sw->name = cli_file_stem (sw->path);
     }
   sw->n_points = 1;
-  if (!read_sets (kf, "set", sw->scenario, sw->sets, error)
-      || !read_axes (kf, "axes", sw, error) || !read_axes (kf, "zip", sw, error)
+  /* "group.key" → the sweep group that gives it ([set], [axes] or [zip]) */
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (!read_sets (kf, "set", sw->scenario, sw->sets, seen, error)
+      || !read_axes (kf, "axes", sw, seen, error) || !read_axes (kf, "zip", sw, seen, error)
       || !read_baseline (kf, sw, error))
     return FALSE;
   g_ptr_array_add (sw->baseline, NULL);
@@ -243,18 +300,24 @@ cli_sweep_load (const char *path, GError **error)
   sw->sets = g_ptr_array_new_with_free_func (g_free);
   sw->baseline = g_ptr_array_new_with_free_func (g_free);
   sw->axes = g_ptr_array_new_with_free_func (axis_free);
+  sw->origin_set = g_strdup_printf ("%s [set]", path);
+  sw->origin_axes = g_strdup_printf ("%s [axes]", path);
+  sw->origin_zip = g_strdup_printf ("%s [zip]", path);
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   GError *e = NULL;
-  if (!g_file_get_contents (path, &sw->text, NULL, error))
-    return NULL;
-  if (!cli_scenario_prescan (sw->text, &e)
-      || !g_key_file_load_from_data (kf, sw->text, (gsize) -1, G_KEY_FILE_NONE, &e)
-      || !load_groups (kf, sw, &e))
-    {
-      g_propagate_prefixed_error (error, e, "%s: ", path);
-      return NULL;
-    }
-  return g_steal_pointer (&sw);
+  gsize length = 0;
+  if (!cli_input_read (path, &sw->text, &length, &e))
+    ; /* the message already starts with the path */
+  else if (!cli_scenario_prescan (sw->text, &e)
+           || !g_key_file_load_from_data (kf, sw->text, length, G_KEY_FILE_NONE, &e)
+           || !load_groups (kf, sw, &e))
+    g_prefix_error (&e, "%s: ", path);
+  else
+    return g_steal_pointer (&sw);
+  g_autofree char *shown = sim_text_printable (e->message, CLI_SCENARIO_MESSAGE_MAX);
+  g_set_error_literal (error, e->domain, e->code, shown);
+  g_error_free (e);
+  return NULL;
 }
 
 /* ---- points ------------------------------------------------------------------------------- */
@@ -369,7 +432,26 @@ cli_sweep_sets (const CliSweep *sweep, guint point, const char *const *extra)
     g_ptr_array_add (out, g_strdup_printf ("%s=%s", axis_at (sweep, i)->key,
                                            cli_sweep_value (sweep, point, i)));
   for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
-    g_ptr_array_add (out, g_strdup (extra[i]));
+    {
+      /* spaces dropped, as the sweep's own: one spelling per key (batch.c compares them) */
+      char *norm = cli_sweep_normalize_set (extra[i], NULL);
+      g_ptr_array_add (out, norm ? norm : g_strdup (extra[i]));
+    }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (out, FALSE);
+}
+
+char **
+cli_sweep_set_origins (const CliSweep *sweep, const char *const *extra)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  for (guint i = 0; i < sweep->sets->len; i++)
+    g_ptr_array_add (out, g_strdup (sweep->origin_set));
+  for (guint i = 0; i < sweep->axes->len; i++)
+    g_ptr_array_add (out, g_strdup (axis_at (sweep, i)->zipped ? sweep->origin_zip
+                                                                : sweep->origin_axes));
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    g_ptr_array_add (out, g_strdup ("--set"));
   g_ptr_array_add (out, NULL);
   return (char **) g_ptr_array_free (out, FALSE);
 }
@@ -378,4 +460,34 @@ const char *const *
 cli_sweep_baseline (const CliSweep *sweep)
 {
   return (const char *const *) sweep->baseline->pdata;
+}
+
+const char *
+cli_sweep_baseline_origin (const CliSweep *sweep)
+{
+  return sweep->origin_baseline;
+}
+
+gboolean
+cli_sweep_check_extra_sets (const CliSweep *sweep, const char *const *extra, GError **error)
+{
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    {
+      g_autofree char *norm = cli_sweep_normalize_set (extra[i], error);
+      if (norm == NULL)
+        return g_prefix_error (error, "--set "), FALSE;
+      *strchr (norm, '=') = '\0';
+      for (guint a = 0; a < sweep->axes->len; a++)
+        if (strcmp (axis_at (sweep, a)->key, norm) == 0)
+          {
+            g_autofree char *shown = sim_text_printable (extra[i], 80);
+            g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                         "--set '%s': %s is an axis of %s ([%s]): every scenario would run "
+                         "with this value while its label and axis column say otherwise; "
+                         "change the axis in the sweep file instead", shown, norm,
+                         sweep->path, axis_at (sweep, a)->zipped ? "zip" : "axes");
+            return FALSE;
+          }
+    }
+  return TRUE;
 }

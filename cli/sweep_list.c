@@ -1,6 +1,8 @@
 /* cli/sweep_list.c — the value syntax of sweep files: LISTs of values and numeric ranges
  * (FIRST:LAST[:STEP|:*FACTOR]) expanded into their values, and "group.key=value" (--set)
- * split into its parts. See sweep.h for the format; loading and points are in cli/sweep.c.
+ * split into its parts: the one parser of overrides, for every command and loader, so a
+ * name GKeyFile cannot store never reaches g_key_file_set_value. See sweep.h for the
+ * format; loading and points are in cli/sweep.c.
  *
  * Invariants: range values are computed from their index, never accumulated; integers
  * print without a decimal point, others with %.15g (locale-independent).
@@ -12,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 #include "cli/sweep-private.h"
+#include "sim/text.h"
 
 /* ---- lists and ranges --------------------------------------------------------------------- */
 
@@ -119,20 +122,109 @@ cli_sweep_parse_list (const char *list, GError **error)
   return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
 }
 
+/* ---- --set ------------------------------------------------------------------------------ */
+
+enum
+{
+  ECHO_MAX = 80, /* characters of an override echoed in a message */
+};
+
+/* GKeyFile refuses group and key names with '[', ']' or control characters (its CRITICAL
+ * path); they must be UTF-8 too, as everything echoed in messages. */
+static const char *
+name_problem (const char *name)
+{
+  if (!g_utf8_validate (name, -1, NULL))
+    return "is not UTF-8";
+  for (const char *p = name; *p != '\0'; p++)
+    if (*p == '[' || *p == ']' || g_ascii_iscntrl (*p))
+      return "cannot contain '[', ']' or control characters";
+  return NULL;
+}
+
+/* A value goes into the key file and its text: no line breaks or other control characters
+ * (a tab is fine) and UTF-8. */
+static const char *
+value_problem (const char *value)
+{
+  if (!g_utf8_validate (value, -1, NULL))
+    return "is not UTF-8";
+  for (const char *p = value; *p != '\0'; p++)
+    if (*p != '\t' && g_ascii_iscntrl (*p))
+      return "cannot contain control characters (such as a line break)";
+  return NULL;
+}
+
+gboolean
+cli_sweep_check_value (const char *value, GError **error)
+{
+  const char *why = value_problem (value);
+  if (why == NULL)
+    return TRUE;
+  g_autofree char *shown = sim_text_printable (value, ECHO_MAX);
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "value '%s' %s", shown, why);
+  return FALSE;
+}
+
 gboolean
 cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GError **error)
 {
+  g_return_val_if_fail (set != NULL, FALSE);
+  g_autofree char *shown = sim_text_printable (set, ECHO_MAX);
   const char *eq = strchr (set, '=');
-  g_autofree char *lhs = eq ? g_strstrip (g_strndup (set, (gsize) (eq - set))) : NULL;
+  g_autofree char *lhs = eq ? g_strndup (set, (gsize) (eq - set)) : NULL;
   char *dot = lhs ? strrchr (lhs, '.') : NULL;
-  if (eq == NULL || dot == NULL || dot == lhs || dot[1] == '\0')
+  if (dot != NULL)
+    *dot = '\0';
+  /* Spaces around the group, the key and the value are not part of them, as in a file. */
+  g_autofree char *g = dot ? g_strstrip (g_strdup (lhs)) : NULL;
+  g_autofree char *k = dot ? g_strstrip (g_strdup (dot + 1)) : NULL;
+  if (eq == NULL || dot == NULL || g[0] == '\0' || k[0] == '\0')
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "'%s': expected group.key=value", set);
+                   "'%s': expected group.key=value", shown);
       return FALSE;
     }
-  *group = g_strndup (lhs, (gsize) (dot - lhs));
-  *key = g_strdup (dot + 1);
-  *value = g_strstrip (g_strdup (eq + 1));
+  const char *what = "group", *name = g, *why = name_problem (g);
+  if (why == NULL)
+    {
+      what = "key";
+      name = k;
+      why = name_problem (k);
+    }
+  if (why != NULL)
+    {
+      g_autofree char *n = sim_text_printable (name, ECHO_MAX);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "'%s': %s '%s' %s", shown,
+                   what, n, why);
+      return FALSE;
+    }
+  g_autofree char *v = g_strstrip (g_strdup (eq + 1));
+  if (!cli_sweep_check_value (v, error))
+    return g_prefix_error (error, "'%s': ", shown), FALSE;
+  *group = g_steal_pointer (&g);
+  *key = g_steal_pointer (&k);
+  *value = g_steal_pointer (&v);
+  return TRUE;
+}
+
+char *
+cli_sweep_normalize_set (const char *set, GError **error)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  if (!cli_sweep_parse_set (set, &g, &k, &v, error))
+    return NULL;
+  return g_strdup_printf ("%s.%s=%s", g, k, v);
+}
+
+gboolean
+cli_sweep_check_sets (const char *what, const char *const *sets, GError **error)
+{
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, error))
+        return g_prefix_error (error, "%s ", what), FALSE;
+    }
   return TRUE;
 }

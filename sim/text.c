@@ -74,3 +74,62 @@ sim_text_group_digits (guint64 n)
     }
   return g_string_free (out, FALSE);
 }
+
+/* One source character (or invalid byte) at `p`: sets *bytes to the bytes it takes and
+ * returns the characters of its printable form; appends that form to `out` unless NULL. */
+static gsize
+printable_unit (const char *p, const char *end, gsize *bytes, GString *out)
+{
+  gunichar c = g_utf8_get_char_validated (p, end - p);
+  if (c == (gunichar) -1 || c == (gunichar) -2)
+    {
+      if (out != NULL)
+        g_string_append_printf (out, "\\x%02X", (guchar) *p);
+      *bytes = 1;
+      return 4;
+    }
+  *bytes = (gsize) (g_utf8_next_char (p) - p);
+  if (c >= 0x20 && !(c >= 0x7f && c <= 0x9f))
+    {
+      if (out != NULL)
+        g_string_append_len (out, p, (gssize) *bytes);
+      return 1;
+    }
+  for (gsize i = 0; out != NULL && i < *bytes; i++)
+    g_string_append_printf (out, "\\x%02X", (guchar) p[i]);
+  return 4 * *bytes;
+}
+
+char *
+sim_text_printable (const char *text, gsize max_chars)
+{
+  g_return_val_if_fail (text != NULL, NULL);
+  /* Streaming, no allocation per character: a message may quote a 16 MiB line. Pass 1
+   * measures; pass 2 copies the head, skips to where the tail fits and copies it. Units
+   * (a character or its escapes) are never cut. */
+  const char *end = text + strlen (text);
+  gsize total = 0, n;
+  for (const char *p = text; p < end; p += n)
+    total += printable_unit (p, end, &n, NULL);
+  GString *out = g_string_sized_new (MIN (total, max_chars ? max_chars : total) * 2 + 4);
+  gboolean cut = max_chars != 0 && total > max_chars;
+  gsize budget = cut ? max_chars - 1 : total; /* one character for "…" */
+  gsize head = budget - budget / 2, tail = budget / 2, seen = 0;
+  gboolean in_head = TRUE;
+  for (const char *p = text; p < end; p += n)
+    {
+      gsize w = printable_unit (p, end, &n, NULL);
+      if (!cut || (in_head && seen + w <= head))
+        printable_unit (p, end, &n, out);
+      else
+        {
+          if (in_head)
+            g_string_append (out, "…");
+          in_head = FALSE;
+          if (total - seen <= tail) /* the rest fits: the tail */
+            printable_unit (p, end, &n, out);
+        }
+      seen += w;
+    }
+  return g_string_free (out, FALSE);
+}

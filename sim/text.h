@@ -15,3 +15,11 @@ char *sim_text_with_hint (char *message, const char *word, const char *const *ca
 /* 1235814400 → "1,235,814,400" (counts are read digit by digit against papers). Caller
  * frees. */
 char *sim_text_group_digits (guint64 n);
+
+/* A copy of `text` fit for a one-line message on a terminal: every byte that is not part of
+ * valid UTF-8, and every control character (C0 including tab and new line, DEL, C1), is
+ * written as \xNN (backslashes themselves are kept, so applying it twice changes nothing);
+ * when the result is longer than `max_chars` characters (0: no limit) its middle is replaced
+ * by "…", keeping the head (file, group, key) and the tail, at most `max_chars` characters
+ * in all. An escape is never cut. Caller frees. */
+char *sim_text_printable (const char *text, gsize max_chars);

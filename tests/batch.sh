@@ -130,6 +130,48 @@ for args in "in-sweep.ini -o base.ini" "in-sweep.ini --tsv base.ini" "in-sweep.i
 done
 check "batch output onto an input: nothing written" test ! -e in.h5
 
+# --- sweeps that cannot run as written: one error naming file, group and key; nothing written ---
+cat > twice.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+training.micro_batch = 1, 2
+[zip]
+training.micro_batch = 4, 8
+EOF
+cat > setaxis.ini <<EOF
+[sweep]
+scenario = $s1
+[set]
+training.seq_len = 1024
+[axes]
+training.seq_len = 512, 2048
+EOF
+cat > badbase.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+training.checkpointing = none, full
+[baseline]
+training.micro_batch = 0
+EOF
+expect_nothing () {  # want-rc name needle command…: exit, one line naming `needle`, no file, no CRITICAL
+  want=$1; name=$2; needle=$3; shift 3
+  rm -f nw.h5 nw.tsv
+  "$@" -o nw.h5 --tsv nw.tsv >/dev/null 2>nw.err; rc=$?
+  if [ "$rc" -eq "$want" ] && [ "$(wc -l <nw.err)" -eq 1 ] && grep -qF -- "$needle" nw.err \
+     && ! grep -q CRITICAL nw.err && ! test -e nw.h5 && ! test -e nw.tsv; then ok "$name"
+  else bad "$name (exit $rc, wanted $want)"; cat nw.err; fi
+}
+expect_nothing 1 "batch /dev/zero: refused at once" "/dev/zero: not a regular file of at most 16 MiB" timeout 60 "$STEPSIM" batch /dev/zero
+expect_nothing 1 "a key in [axes] and [zip]: exit 1" "twice.ini: group [zip], key 'training.micro_batch': already given in group [axes]" "$STEPSIM" batch twice.ini
+expect_nothing 1 "a key in [set] and [axes]: exit 1" "setaxis.ini: group [axes], key 'training.seq_len': already given in group [set]" "$STEPSIM" batch setaxis.ini
+expect_nothing 1 "a failing baseline: exit 1 before writing" "badbase.ini [baseline]: the baseline of scenario 'checkpointing=none' failed: " "$STEPSIM" batch badbase.ini -q
+check "a failing baseline: its error is named" grep -qF "(with badbase.ini [baseline] training.micro_batch=0): group [training], key 'micro_batch'" nw.err
+expect_nothing 2 "batch --set of an axis: exit 2" "--set 'training.micro_batch=3': training.micro_batch is an axis of mb.ini ([axes])" "$STEPSIM" batch mb.ini --set training.micro_batch=3
+expect_nothing 2 "batch --set with a bad key: exit 2" "--set 'training.micro[batch=2': key 'micro[batch'" "$STEPSIM" batch mb.ini --set "training.micro[batch=2"
+if "$STEPSIM" batch mb.ini -q -o sp.h5 --set "training.grad_accum = 2" 2>sp.err; then ok "batch --set with spaces runs"; else bad "batch --set with spaces runs"; cat sp.err; fi
+
 # --- MPI (when stepsim is built with Open MPI and mpirun is here) ----------------------------
 if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q libmpi; then
   if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
@@ -139,6 +181,12 @@ if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q lib
     bad "mpirun -np 2 batch runs"; tail -n 20 mpi.out
   fi
   check "mpirun -np 2 writes the same bytes as -j 1" cmp mpi.h5 j1.h5
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
+    ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch typo.ini -o mpityp.h5 -q >/dev/null 2>mpityp.err
+  check "mpirun -np 2: a sweep error is printed once" test "$(grep -c "typo.ini: group \[axes\]" mpityp.err)" -eq 1
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
+    ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch mb.ini -j -1 >/dev/null 2>mpiusage.err
+  check "mpirun -np 2: a usage error is printed once" test "$(grep -c "^stepsim: batch: -j" mpiusage.err)" -eq 1
 else
   echo "skip MPI checks (stepsim built without MPI, or no mpirun)"
 fi

@@ -85,6 +85,48 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 "$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
 
+# --- input files and --set: never a read without end, a CRITICAL or a silent old value ---
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' > ok.ini
+mkfifo in.fifo
+mkdir in.dir
+for f in /dev/zero in.fifo in.dir; do
+  timeout 60 "$STEPSIM" run "$f" -q -o in.h5 >/dev/null 2>in.err; rc=$?
+  if [ $rc -eq 1 ] && grep -q "^stepsim: $f: not a regular file of at most 16 MiB" in.err \
+     && [ "$(wc -l <in.err)" -eq 1 ] && ! test -e in.h5; then ok "run $f: refused at once, one line"
+  else bad "run $f: refused at once, one line (exit $rc)"; cat in.err; fi
+done
+for s in "training.micro_batch = 2" "training.micro_batch =2" "training. micro_batch=2"; do
+  "$STEPSIM" run ok.ini -q -o sp.h5 --set "$s" >/dev/null 2>sp.err; rc=$?
+  if [ $rc -eq 0 ] && ! test -s sp.err && { ! command -v h5dump >/dev/null 2>&1 || h5dump -a /scenario sp.h5 | grep -q 'micro_batch=2'; }
+  then ok "--set '$s': spaces dropped, value applied"; else bad "--set '$s': spaces dropped, value applied (exit $rc)"; cat sp.err; fi
+  rm -f sp.h5
+done
+for args in "run ok.ini -q -o bk.h5 --set training.micro[batch=2" "run ok.ini -q -o bk.h5 --set train]ing.micro_batch=2" \
+            "fit ok.ini --for micro_batch --set training.micro[batch=2" "compare ok.ini training.micro[batch=2" \
+            "compare ok.ini training.precision=fp32," "run ok.ini -q -o bk.h5 --set training.nokey"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" $args >/dev/null 2>bk.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <bk.err)" -eq 1 ] && ! grep -q CRITICAL bk.err && ! test -e bk.h5
+  then ok "bad override syntax: exit 2, one line ($args)"; else bad "bad override syntax: exit 2, one line ($args; exit $rc)"; cat bk.err; fi
+done
+"$STEPSIM" run ok.ini -q -o or.h5 --set training.seq_len=1024 --set cluster.node=DGX-A100 >/dev/null 2>or.err
+check "an error from --set names it" grep -q "^stepsim: ok.ini (with --set cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.err
+"$STEPSIM" compare ok.ini cluster.node=DGX-A100 >or.out 2>&1
+check "an error from a compare variation names it" grep -q "error: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
+# Binary input and long values: the message is one printable line of bounded length.
+head -c 4096 "$STEPSIM" >bin.ini
+head -c 4096 "$STEPSIM" | tr -d '\000' >bin2.ini
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100\001\033[2J-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' >ctl.ini
+{ cat ok.ini; printf 'dropout = '; head -c 5000 /dev/zero | tr '\000' x; echo; } >long.ini
+for f in bin.ini bin2.ini ctl.ini long.ini; do
+  "$STEPSIM" run "$f" -q -o bin.h5 >/dev/null 2>bin.err; rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <bin.err)" -eq 1 ] && [ "$(wc -c <bin.err)" -lt 700 ] \
+     && ! tr -d '\n' <bin.err | LC_ALL=C grep -q '[[:cntrl:]]' && grep -q "^stepsim: $f: " bin.err
+  then ok "$f: one printable line naming the file"; else bad "$f: one printable line naming the file (exit $rc)"; cat -v bin.err | head -c 600; fi
+done
+"$STEPSIM" run ctl.ini -q -o bin.h5 >/dev/null 2>ctl.err
+check "a control character in a value is shown escaped" grep -qF 'A100\x01\x1B[2J-80GB-SXM' ctl.err
+
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo
 "$STEPSIM" run "$s1" -o fifo -q >/dev/null 2>fifo.err; rc=$?

@@ -160,6 +160,57 @@ test_penalty (void)
   CU_ASSERT_TRUE (cell (t, 1, "penalty") > 0); /* recompute costs throughput */
 }
 
+/* A baseline that fails (its overrides are bad) fails the batch, naming the sweep's
+ * [baseline] and the error; a penalty is never NaN beside "ok" without a word. The check
+ * passes when the baselines ran. */
+static void
+test_failing_baseline (void)
+{
+  g_autoptr (CliSweep) sw = sweep ("badbase.ini", "[axes]\ntraining.checkpointing = none, full\n"
+                                                  "[baseline]\ntraining.micro_batch = 0\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  g_autoptr (CliBatch) b = cli_batch_new (sw, NULL);
+  cli_batch_run (b, 2, 0, 1, NULL, NULL);
+  CU_ASSERT_EQUAL (cli_batch_n_failed (b), 0); /* the points themselves ran */
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (cli_batch_check_baselines (b, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  const char *needles[] = { "badbase.ini [baseline]: the baseline of scenario 'checkpointing=none' failed",
+                            "(with ", "badbase.ini [baseline] training.micro_batch=0)",
+                            "group [training], key 'micro_batch'" };
+  for (guint i = 0; i < G_N_ELEMENTS (needles); i++)
+    {
+      gboolean found = strstr (e->message, needles[i]) != NULL;
+      if (!found)
+        g_printerr ("\n  '%s' lacks '%s'\n", e->message, needles[i]);
+      CU_ASSERT_TRUE (found);
+    }
+  g_autoptr (CliSweep) good = sweep ("goodbase.ini", "[axes]\ntraining.checkpointing = none, full\n"
+                                                     "[baseline]\ntraining.checkpointing = none\n");
+  g_autoptr (CliBatch) gb = cli_batch_new (good, NULL);
+  cli_batch_run (gb, 2, 0, 1, NULL, NULL);
+  CU_ASSERT_TRUE (cli_batch_check_baselines (gb, NULL));
+}
+
+/* A failed row's error is short and names the override it is about (the value, from the
+ * sweep's [axes], is 2000 characters long). */
+static void
+test_row_error_short (void)
+{
+  g_autofree char *x = g_strnfill (2000, 'x');
+  g_autofree char *body = g_strdup_printf ("[axes]\ntraining.precision = fp32, fp%s\n", x);
+  g_autoptr (CliSweep) sw = sweep ("long.ini", body);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  g_autoptr (CliBatch) b = cli_batch_new (sw, NULL);
+  cli_batch_run (b, 1, 0, 1, NULL, NULL);
+  g_autoptr (SimTable) t = cli_batch_table (b);
+  const char *err = sim_table_get_text (t, 1, sim_table_find_column (t, "error"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (err);
+  CU_ASSERT_TRUE (g_utf8_strlen (err, -1) <= CLI_SCENARIO_MESSAGE_MAX);
+  CU_ASSERT_PTR_NOT_NULL (strstr (err, "long.ini [axes] training.precision=fpxxx"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (err, "expected one of"));
+}
+
 static void
 test_progress_text (void)
 {
@@ -180,6 +231,8 @@ main (void)
     { "threads do not change the table", test_threads_do_not_change_the_table },
     { "split across processes and merged = one run", test_split_and_merge },
     { "penalty against the baseline", test_penalty },
+    { "a failing baseline fails the batch, named", test_failing_baseline },
+    { "a row's error is short and names its override", test_row_error_short },
     { "progress text with ETA", test_progress_text },
   };
   int rc = STEPSIM_RUN_TESTS ("batch", tests);

@@ -221,6 +221,90 @@ test_bad_set_syntax (void)
                 (const char *[]){ "[training]", "micro_btch", "micro_batch", NULL });
 }
 
+/* Spaces around group, key and value are dropped; a key GKeyFile cannot store is an error
+ * (never g_key_file_set_value's CRITICAL and the old value). */
+static void
+test_set_spaces_and_bad_keys (void)
+{
+  g_autoptr (CliScenario) sc = load_text (
+    base, (const char *[]){ "training. micro_batch = 2", " training .seq_len =1024", NULL },
+    NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->stack.micro_batch, 2);
+  CU_ASSERT_EQUAL (sc->stack.seq_len, 1024);
+  expect_error (base, (const char *[]){ "training.micro[batch=2", NULL },
+                (const char *[]){ "--set 'training.micro[batch=2'", "key 'micro[batch'", NULL });
+  expect_error (base, (const char *[]){ "train]ing.micro_batch=2", NULL },
+                (const char *[]){ "group 'train]ing'", NULL });
+  expect_error (base, (const char *[]){ "training.precision=fp32\n[model]", NULL },
+                (const char *[]){ "control characters", NULL });
+}
+
+/* Loads `base` with `sets` and `origins`; the message must start with `source`. */
+static void
+expect_source (const char *const *sets, const char *const *origins, const char *source)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "case.ini", NULL);
+  g_assert (g_file_set_contents (path, base, -1, NULL));
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, sets, origins, &e);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  g_autofree char *want = g_strconcat (path, source, NULL);
+  gboolean ok = g_str_has_prefix (e->message, want);
+  if (!ok)
+    g_printerr ("\n  message \"%s\" does not start with \"%s\"\n", e->message, want);
+  CU_ASSERT_TRUE (ok);
+}
+
+/* An error about a value that came from an override says so, with its origin; overrides
+ * it is not about are not named; a file's own error names the file alone. */
+static void
+test_error_names_override (void)
+{
+  const char *const set[] = { "--set", "--set", NULL };
+  expect_source ((const char *[]){ "training.seq_len=512", "cluster.node=DGX-A100", NULL }, set,
+                 " (with --set cluster.node=DGX-A100): group [cluster], key 'gpu': give 'node'");
+  expect_source ((const char *[]){ "training.micro_batch = 0", NULL },
+                 (const char *[]){ "sw.ini [axes]", NULL },
+                 " (with sw.ini [axes] training.micro_batch=0): group [training], key "
+                 "'micro_batch'");
+  /* no origin given: the override is still named */
+  expect_source ((const char *[]){ "training.precision=fp13", NULL }, NULL,
+                 " (with training.precision=fp13): group [training], key 'precision'");
+  /* only the effective (last) one of a key set twice */
+  expect_source ((const char *[]){ "training.precision=bf16", "training.precision=fp13", NULL },
+                 set, " (with --set training.precision=fp13): group");
+  /* an override the error is not about is not named */
+  g_autofree char *t = with ("grad_acum = 2\n");
+  g_autofree char *path = g_build_filename (tmpdir, "case.ini", NULL);
+  g_assert (g_file_set_contents (path, t, -1, NULL));
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_PTR_NULL (cli_scenario_load_origins (
+    path, (const char *[]){ "cluster.nodes=1", NULL }, set, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  g_autofree char *plain = g_strconcat (path, ": group [training], key 'grad_acum'", NULL);
+  CU_ASSERT_TRUE (g_str_has_prefix (e->message, plain));
+}
+
+/* A long or binary value is echoed printable and short (at most CLI_SCENARIO_MESSAGE_MAX). */
+static void
+test_message_printable_and_short (void)
+{
+  /* in the file: a --set with a control character is refused before (its syntax) */
+  g_autofree char *x = g_strnfill (5000, 'x');
+  g_autofree char *t = g_strdup_printf ("%sdropout = \x1b[2J%s\n", base, x);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (t, NULL, &e, NULL);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_TRUE (g_utf8_strlen (e->message, -1) <= CLI_SCENARIO_MESSAGE_MAX);
+  for (const char *c = e->message; *c != '\0'; c++)
+    CU_ASSERT_FALSE (g_ascii_iscntrl (*c));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "\\x1B[2J"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "group [training], key 'dropout'"));
+}
+
 static void
 test_unreadable_json (void)
 {
@@ -288,6 +372,9 @@ main (void)
     { "unknown model config or family", test_unknown_family_and_config },
     { "bad enum value and GPU name", test_bad_enum_and_gpu },
     { "framework switch softmax_saves_input", test_framework_switches },
+    { "--set: spaces dropped, bad keys refused", test_set_spaces_and_bad_keys },
+    { "an override's error names it and its origin", test_error_names_override },
+    { "messages printable and short", test_message_printable_and_short },
     { "bad --set syntax and key", test_bad_set_syntax },
     { "unreadable JSON", test_unreadable_json },
     { "localised key", test_localised_key },

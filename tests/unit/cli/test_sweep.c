@@ -68,7 +68,24 @@ test_parse_set (void)
   CU_ASSERT_STRING_EQUAL (g, "gpu.My.GPU"); /* group may hold dots: key after the last */
   CU_ASSERT_STRING_EQUAL (k, "memory");
   CU_ASSERT_STRING_EQUAL (v, "96 GiB");
-  const char *bad[] = { "training.micro_batch", "micro_batch=2", ".k=1", "training.=1" };
+  /* Spaces around group, key and value are not part of them (as in a file). */
+  const char *spaced[] = { "training.micro_batch = 2", "training.micro_batch =2",
+                           "training. micro_batch=2", " training .micro_batch\t= 2 " };
+  for (guint i = 0; i < G_N_ELEMENTS (spaced); i++)
+    {
+      g_autofree char *a = NULL, *b = NULL, *c = NULL;
+      CU_ASSERT_TRUE_FATAL (cli_sweep_parse_set (spaced[i], &a, &b, &c, NULL));
+      CU_ASSERT_STRING_EQUAL (a, "training");
+      CU_ASSERT_STRING_EQUAL (b, "micro_batch");
+      CU_ASSERT_STRING_EQUAL (c, "2");
+      g_autofree char *n = cli_sweep_normalize_set (spaced[i], NULL);
+      CU_ASSERT_STRING_EQUAL (n, "training.micro_batch=2");
+    }
+  /* What GKeyFile cannot store (its g_key_file_set_value CRITICAL) is an error. */
+  const char *bad[] = { "training.micro_batch", "micro_batch=2", ".k=1", "training.=1",
+                        "training.micro[batch=2", "training.micro]batch=2", "train[ing.k=1",
+                        "training.micro\x01" "batch=2", "training.k=a\nb", "training.k=\xff",
+                        " . =1", "training. =2" };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *a = NULL, *b = NULL, *c = NULL;
@@ -169,6 +186,79 @@ test_strictness (void)
   expect_error ("d.ini", "[axes]\ntraining.seq_len = 1\ntraining.seq_len = 2\n", "appears twice");
   expect_error ("c.ini", "[axes]\ntraining.seq_len = 1, 2 # two\n", "comments after a value");
   expect_error ("r.ini", "[axes]\ntraining.seq_len = 8:1\n", "key 'training.seq_len'");
+  expect_error ("e.ini", "[axes]\ntraining.precision = fp32, fp\x1b[31m16\n",
+                "group [axes], key 'training.precision': value 'fp\\x1B[31m16' cannot contain "
+                "control characters");
+}
+
+/* A key in two of [set], [axes] and [zip] (or twice, spelt with other spaces) would give two
+ * results columns of one name and a value that silently wins: an error naming the file,
+ * both groups and the key. [baseline] may override an axis (that is its purpose), not
+ * itself. */
+static void
+test_key_in_two_groups (void)
+{
+  expect_error ("az.ini", "[axes]\ntraining.micro_batch = 1, 2\n[zip]\ntraining.micro_batch = 4, 8\n",
+                "group [zip], key 'training.micro_batch': already given in group [axes]");
+  expect_error ("sa.ini", "[set]\ntraining.micro_batch = 2\n[axes]\ntraining.micro_batch = 1, 2\n",
+                "group [axes], key 'training.micro_batch': already given in group [set]");
+  expect_error ("sz.ini", "[set]\ntraining.seq_len = 512\n[zip]\ntraining.seq_len = 1024, 2048\n",
+                "group [zip], key 'training.seq_len': already given in group [set]");
+  expect_error ("sp.ini", "[axes]\ntraining.micro_batch = 1, 2\ntraining. micro_batch = 3\n",
+                "group [axes], key 'training.micro_batch': already given in group [axes]");
+  expect_error ("bb.ini", "[baseline]\ntraining.checkpointing = none\ntraining .checkpointing = full\n",
+                "group [baseline], key 'training.checkpointing': already given in group [baseline]");
+  g_autofree char *path = write_sweep ("ba.ini", "[axes]\ntraining.checkpointing = none, full\n"
+                                                 "[baseline]\ntraining.checkpointing = none\n");
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
+  CU_ASSERT_PTR_NOT_NULL (sw);
+}
+
+/* Keys are stored without the spaces the file may put around group and key. */
+static void
+test_keys_normalized (void)
+{
+  g_autofree char *path = write_sweep ("n.ini", "[set]\ntraining .grad_accum = 2\n"
+                                                "[axes]\ntraining. micro_batch = 1, 2\n");
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  CU_ASSERT_STRING_EQUAL (cli_sweep_axis_key (sw, 0), "training.micro_batch");
+  const char *extra[] = { "training.seq_len = 1024", NULL };
+  g_auto (GStrv) sets = cli_sweep_sets (sw, 0, extra);
+  g_autofree char *joined = g_strjoinv ("|", sets);
+  CU_ASSERT_STRING_EQUAL (joined, "training.grad_accum=2|training.micro_batch=1|training.seq_len=1024");
+  g_auto (GStrv) origins = cli_sweep_set_origins (sw, extra);
+  CU_ASSERT_EQUAL_FATAL (g_strv_length (origins), 3);
+  CU_ASSERT_TRUE (g_str_has_suffix (origins[0], "n.ini [set]"));
+  CU_ASSERT_TRUE (g_str_has_suffix (origins[1], "n.ini [axes]"));
+  CU_ASSERT_STRING_EQUAL (origins[2], "--set");
+}
+
+/* A command-line --set of an axis would run every scenario with one value while labels
+ * and axis columns say otherwise: refused, naming the key; a [set] key may be overridden. */
+static void
+test_extra_set_on_axis (void)
+{
+  g_autofree char *path = write_sweep ("x.ini", "[set]\ntraining.grad_accum = 2\n"
+                                                "[axes]\ntraining.micro_batch = 1, 2\n"
+                                                "[zip]\ntraining.seq_len = 512, 1024\n");
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  const char *ok[] = { "training.grad_accum=4", "training.precision=bf16_mixed", NULL };
+  CU_ASSERT_TRUE (cli_sweep_check_extra_sets (sw, ok, NULL));
+  const char *on_axis[][2] = { { "training.micro_batch=3", "[axes]" },
+                               { "training . micro_batch = 3", "[axes]" },
+                               { "training.seq_len=2048", "[zip]" } };
+  for (guint i = 0; i < G_N_ELEMENTS (on_axis); i++)
+    {
+      const char *extra[] = { on_axis[i][0], NULL };
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT_FALSE (cli_sweep_check_extra_sets (sw, extra, &e));
+      CU_ASSERT_TRUE (g_error_matches (e, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE));
+      CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "is an axis of") : NULL);
+      CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, on_axis[i][1]) : NULL);
+      CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "x.ini") : NULL);
+    }
 }
 
 /* A bad value is the scenario's problem, not the sweep's: it loads. */
@@ -201,12 +291,15 @@ main (void)
   static const StepsimTest tests[] = {
     { "lists and ranges expand", test_lists_and_ranges },
     { "bad lists are errors", test_bad_lists },
-    { "--set syntax group.key=value", test_parse_set },
+    { "--set syntax group.key=value, spaces dropped, bad names refused", test_parse_set },
     { "product: first axis slowest", test_product_order },
     { "zip pairs values, crossed with axes", test_zip },
     { "zip lengths must match", test_zip_lengths_must_match },
     { "override order: [set], axes, command line", test_set_order },
     { "unknown groups and keys name file, group, key, hint", test_strictness },
+    { "a key in two of [set], [axes], [zip] is an error", test_key_in_two_groups },
+    { "keys stored without spaces, with their origins", test_keys_normalized },
+    { "--set of an axis is an error", test_extra_set_on_axis },
     { "a bad value fails its scenario, not the sweep", test_bad_value_is_per_scenario },
     { "no axes: one point named after the sweep", test_no_axes_is_one_point },
   };

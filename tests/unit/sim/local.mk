@@ -11,3 +11,7 @@ check_PROGRAMS += tests/unit/sim/test_fluid_properties
 tests_unit_sim_test_fluid_properties_SOURCES = tests/unit/sim/test_fluid_properties.c
 tests_unit_sim_test_fluid_properties_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_sim_test_fluid_properties_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/sim/test_text
+tests_unit_sim_test_text_SOURCES = tests/unit/sim/test_text.c
+tests_unit_sim_test_text_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_text_LDADD = $(UNIT_TEST_LIBS)

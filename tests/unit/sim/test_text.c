@@ -1,0 +1,72 @@
+/* tests/unit/sim/test_text.c — sim/text.h: nearest-name hints and printable messages
+ * (control characters and bytes that are not UTF-8 escaped, long text cut in the middle,
+ * escapes never cut, applying twice changes nothing). */
+#include "config.h"
+#include "sim/text.h"
+#include "tests/testlib.h"
+
+#include <string.h>
+
+static void
+assert_printable (const char *in, gsize max, const char *expected)
+{
+  g_autofree char *out = sim_text_printable (in, max);
+  if (strcmp (out, expected) != 0)
+    g_printerr ("\n  printable(%zu) → '%s', expected '%s'\n", (size_t) max, out, expected);
+  CU_ASSERT_STRING_EQUAL (out, expected);
+}
+
+static void
+test_hint (void)
+{
+  const char *const names[] = { "micro_batch", "seq_len", NULL };
+  CU_ASSERT_STRING_EQUAL (sim_text_nearest ("micro_bach", names), "micro_batch");
+  CU_ASSERT_PTR_NULL (sim_text_nearest ("precision", names));
+}
+
+static void
+test_escapes (void)
+{
+  assert_printable ("plain text, 80 GiB", 0, "plain text, 80 GiB");
+  assert_printable ("a\nb\tc\rd", 0, "a\\x0Ab\\x09c\\x0Dd");     /* one line */
+  assert_printable ("\x7f" "ELF\x01", 0, "\\x7FELF\\x01");       /* DEL and C0 */
+  assert_printable ("A100\xff-80GB", 0, "A100\\xFF-80GB");        /* not UTF-8 */
+  assert_printable ("trunc\xc3", 0, "trunc\\xC3");               /* cut sequence */
+  assert_printable ("x\xc2\x85y", 0, "x\\xC2\\x85y");            /* C1 control (NEL) */
+  assert_printable ("µs, “quoted”, …", 0, "µs, “quoted”, …");    /* UTF-8 kept */
+  assert_printable ("back\\slash", 0, "back\\slash");            /* kept: idempotent */
+}
+
+static void
+test_cap (void)
+{
+  assert_printable ("0123456789", 10, "0123456789");             /* fits */
+  assert_printable ("0123456789", 7, "012…789");                 /* head, "…", tail */
+  assert_printable ("0123456789", 6, "012…89");
+  /* An escape (4 characters) is kept whole or left out, never cut. */
+  assert_printable ("ab\x01" "cdefgh", 8, "ab…fgh");
+  /* A 5000-character value in a message: head and tail kept, at most max characters. */
+  GString *s = g_string_new ("f.ini: group [training], key 'precision': unknown '");
+  for (int i = 0; i < 5000; i++)
+    g_string_append_c (s, 'x');
+  g_string_append (s, "' (expected one of: fp32, bf16_mixed)");
+  g_autofree char *out = sim_text_printable (s->str, 200);
+  CU_ASSERT_EQUAL (g_utf8_strlen (out, -1), 200);
+  CU_ASSERT_TRUE (g_str_has_prefix (out, "f.ini: group [training], key 'precision'"));
+  CU_ASSERT_TRUE (g_str_has_suffix (out, "(expected one of: fp32, bf16_mixed)"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (out, "…"));
+  g_autofree char *again = sim_text_printable (out, 200);
+  CU_ASSERT_STRING_EQUAL (again, out); /* applying twice changes nothing */
+  g_string_free (s, TRUE);
+}
+
+int
+main (void)
+{
+  const StepsimTest tests[] = {
+    { "nearest-name hint", test_hint },
+    { "control characters and bad bytes escaped", test_escapes },
+    { "long text cut in the middle", test_cap },
+  };
+  return STEPSIM_RUN_TESTS ("sim/text", tests);
+}
