@@ -46,12 +46,9 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
   if (g_str_has_suffix (what, ".ini"))
     {
       g_autoptr (GKeyFile) kf = g_key_file_new ();
-      g_autofree char *text = NULL;
-      gsize length = 0;
-      if (!cli_input_read (what, &text, &length, error)) /* its message names the file */
+      if (!cli_input_load_keyfile (kf, what, error)) /* its message names the file */
         return FALSE;
-      if (!g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, error)
-          || !hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
+      if (!hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
         return g_prefix_error (error, "%s: ", what), FALSE;
     }
   else

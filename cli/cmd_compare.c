@@ -31,10 +31,7 @@ static void
 split_variant (const char *variant, char ***sets, char ***origins)
 {
   *sets = variant ? g_strsplit (variant, ",", -1) : NULL;
-  guint n = *sets ? g_strv_length (*sets) : 0;
-  *origins = g_new0 (char *, n + 1);
-  for (guint i = 0; i < n; i++)
-    (*origins)[i] = g_strdup ("variation");
+  *origins = cli_scenario_origins ((const char *const *) *sets, "variation");
 }
 
 static void

@@ -38,17 +38,6 @@ chart_path (const char *scenario_path, const char *dir)
   return g_build_filename (dir, file, NULL);
 }
 
-/* "--set" for each of `sets` (may be NULL): their origin in messages. Caller frees. */
-static char **
-set_origins (char **sets)
-{
-  guint n = sets ? g_strv_length (sets) : 0;
-  char **o = g_new0 (char *, n + 1);
-  for (guint i = 0; i < n; i++)
-    o[i] = g_strdup ("--set");
-  return o;
-}
-
 typedef struct
 {
   char *output;
@@ -177,7 +166,7 @@ cli_cmd_run (int argc, char **argv)
       || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
                              (const char *const *) inputs->pdata, &error))
     goto out;
-  origins = set_origins (opt.sets);
+  origins = cli_scenario_origins ((const char *const *) opt.sets, "--set");
   sc = cli_scenario_load_origins (argv[1], (const char *const *) opt.sets,
                                   (const char *const *) origins, &error);
   if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))

@@ -18,6 +18,7 @@
  * (or on an error), 2 on usage errors. Nothing is written.
  */
 #include "config.h"
+#include "cli/input.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -115,8 +116,8 @@ static gboolean
 load_case (const char *path, Case *c, GError **error)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, error))
-    return g_prefix_error (error, "%s: ", path), FALSE;
+  if (!cli_input_load_keyfile (kf, path, error))
+    return FALSE;
   if (!g_key_file_has_group (kf, "validation"))
     return TRUE; /* not a validation case: c->id stays NULL and the caller skips it */
   g_autofree char *measured = NULL, *tol = NULL, *gap = NULL;
@@ -215,7 +216,7 @@ default_cases (void)
         g_autofree char *path = g_build_filename (dir, n, NULL);
         g_autoptr (GKeyFile) kf = g_key_file_new ();
         /* one that does not parse is run too, so its error is reported, not skipped */
-        if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL)
+        if (!cli_input_load_keyfile (kf, path, NULL)
             || g_key_file_has_group (kf, "validation"))
           g_ptr_array_add (files, g_steal_pointer (&path));
       }

@@ -5,6 +5,7 @@
  * candidate simulated once. Memory in B, time in s.
  */
 #include "config.h"
+#include "cli/input.h"
 #include "cli/fit.h"
 
 #include <math.h>
@@ -185,13 +186,18 @@ oom_reason (const CliRunResult *res)
 static void
 simulate (const Ctx *ctx, CliFitCandidate *c)
 {
+  /* the user's --set first, then the candidate's own overrides, each named as such */
   g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
-  if (ctx->sets != NULL)
-    g_strv_builder_addv (b, (const char **) ctx->sets);
-  g_strv_builder_addv (b, (const char **) c->sets);
+  g_autoptr (GStrvBuilder) o = g_strv_builder_new ();
+  for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL; i++)
+    g_strv_builder_add (b, ctx->sets[i]), g_strv_builder_add (o, "--set");
+  for (guint i = 0; c->sets[i] != NULL; i++)
+    g_strv_builder_add (b, c->sets[i]), g_strv_builder_add (o, "candidate");
   g_auto (GStrv) all = g_strv_builder_end (b);
+  g_auto (GStrv) origins = g_strv_builder_end (o);
   g_autoptr (GError) e = NULL;
-  g_autoptr (CliScenario) sc = cli_scenario_load (ctx->path, (const char *const *) all, &e);
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (ctx->path, (const char *const *) all,
+                                                          (const char *const *) origins, &e);
   CliRunResult res = { 0 };
   if (sc == NULL || !cli_run_simulate (sc, NULL, &res, &e))
     {
@@ -402,7 +408,7 @@ baseline_tokens (Ctx *ctx)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_auto (GStrv) keys = NULL;
-  if (g_key_file_load_from_file (kf, ctx->path, G_KEY_FILE_NONE, NULL))
+  if (cli_input_load_keyfile (kf, ctx->path, NULL))
     keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
   if (keys == NULL || keys[0] == NULL)
     return NAN;
@@ -454,7 +460,9 @@ cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
                 const CliFitOptions *opt, GError **error)
 {
   g_return_val_if_fail (path != NULL && opt != NULL, NULL);
-  g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, error);
+  g_auto (GStrv) origins = cli_scenario_origins (sets, "--set");
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, sets,
+                                                          (const char *const *) origins, error);
   if (sc == NULL)
     return NULL;
   CliFitReport *r = g_new0 (CliFitReport, 1);

@@ -107,3 +107,16 @@ cli_input_read (const char *path, char **text, gsize *length, GError **error)
   *text = (char *) g_byte_array_free (g_steal_pointer (&buf), FALSE);
   return TRUE;
 }
+
+gboolean
+cli_input_load_keyfile (GKeyFile *kf, const char *path, GError **error)
+{
+  g_return_val_if_fail (kf != NULL && path != NULL, FALSE);
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  if (!cli_input_read (path, &text, &length, error)) /* its message names the file */
+    return FALSE;
+  if (!g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, error))
+    return g_prefix_error (error, "%s: ", path), FALSE;
+  return TRUE;
+}

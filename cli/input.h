@@ -17,3 +17,7 @@ enum
  * CLI_INPUT_MAX_BYTES, or holds a NUL byte (not a text file: GKeyFile would silently stop
  * there). *text is untouched on failure. */
 gboolean cli_input_read (const char *path, char **text, gsize *length, GError **error);
+
+/* Reads `path` with cli_input_read() and parses it into `kf` (GKeyFile syntax only: no
+ * schema). FALSE + an error whose message starts with the path. */
+gboolean cli_input_load_keyfile (GKeyFile *kf, const char *path, GError **error);

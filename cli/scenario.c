@@ -197,15 +197,22 @@ apply_set (GKeyFile *kf, const char *set, GError **error)
   return TRUE;
 }
 
+char **
+cli_scenario_origins (const char *const *sets, const char *origin)
+{
+  guint n = sets != NULL ? g_strv_length ((char **) sets) : 0;
+  char **o = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    o[i] = g_strdup (origin);
+  return o;
+}
+
 char *
 cli_scenario_hf_config_file (const char *path, const char *const *sets)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_autofree char *text = NULL;
-  gsize len = 0;
   /* the checked reader: /dev/zero or a FIFO fails here, as the load itself will say */
-  if (!cli_input_read (path, &text, &len, NULL)
-      || !g_key_file_load_from_data (kf, text, len, G_KEY_FILE_NONE, NULL))
+  if (!cli_input_load_keyfile (kf, path, NULL))
     return NULL;
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     apply_set (kf, sets[i], NULL); /* a malformed one fails the load itself */

@@ -53,6 +53,10 @@ enum
  * CLI_SCENARIO_MESSAGE_MAX characters. */
 CliScenario *cli_scenario_load (const char *path, const char *const *sets, GError **error);
 
+/* An origins array for cli_scenario_load_origins(): `origin` ("--set") once for each of
+ * `sets` (may be NULL). NULL-terminated, caller frees with g_strfreev. */
+char **cli_scenario_origins (const char *const *sets, const char *origin);
+
 /* As cli_scenario_load, with `origins` parallel to `sets` (may be NULL; an entry may be
  * NULL) naming where each override came from in messages: "--set", "variation",
  * "SWEEP.ini [axes]"…: "s1.ini (with --set cluster.node=DGX-A100): group [cluster], …". */

@@ -250,10 +250,7 @@ read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
       return read_sets (kf, "baseline", sw->scenario, sw->baseline, keys, error);
     }
   g_autoptr (GKeyFile) base = g_key_file_new ();
-  g_autofree char *text = NULL;
-  gsize length = 0;
-  if (!cli_input_read (sw->scenario, &text, &length, NULL)
-      || !g_key_file_load_from_data (base, text, length, G_KEY_FILE_NONE, NULL)
+  if (!cli_input_load_keyfile (base, sw->scenario, NULL)
       || !g_key_file_has_group (base, "baseline"))
     return TRUE; /* the scenario's own problems are reported when it runs */
   sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->scenario);

@@ -62,6 +62,9 @@ for args in "micro_batch --max-micro-batch 0" "micro_batch --max-micro-batch -5"
 done
 expect_rc 2 "plot of an unknown kind: exit 2" "$STEPSIM" plot pie x.h5 -o x.png
 
+"$STEPSIM" fit "$s1" --for micro_batch --set cluster.node=DGX-A100 >/dev/null 2>fitset.err
+check "fit: an error from --set names it as such" grep -qF "(with --set cluster.node=DGX-A100)" fitset.err
+
 # --- batch -------------------------------------------------------------------------------------
 if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.err; then ok "batch runs"; else bad "batch runs"; cat mb.err; fi
 check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
