@@ -1,7 +1,7 @@
 /* cli/charts.c — data of the planning charts and their rendering; see charts.h. The TSV
  * parsing and printing helpers they share are in cli/charts_tsv.c (charts-private.h).
  *
- * Input is the TSV `stepsim export` prints (sim/h5out.h): texts escaped, numbers %.17g,
+ * Input is the TSV `stepsim export` prints (sim/h5out.h): texts escaped, numbers round-trip,
  * NaN as "nan". Output TSV numbers use %.6g (display precision). Lanes, kinds and
  * categories keep the order of the name tables (cli_run_stream_names, cli_run_kind_names,
  * the ledger's categories), never a hash table's.

@@ -2,7 +2,7 @@
  * the text `stepsim export` prints into a header and rows, looking up columns and numbers,
  * and printing numbers and labels of the output TSV. See charts-private.h.
  *
- * Input: texts escaped, numbers %.17g, NaN as "nan" (sim/h5out.h). Output numbers use %.6g
+ * Input: texts escaped, numbers round-trip, NaN as "nan" (sim/h5out.h). Output numbers use %.6g
  * (display precision).
  */
 #include "config.h"

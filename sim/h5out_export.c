@@ -5,9 +5,11 @@
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
  * children are listed in creation order when the group tracks it (every group stepsim
- * writes does), else by name. Numbers are printed with %.17g so they round-trip.
+ * writes does), else by name. Numbers are printed with the fewest digits that round-trip
+ * (sim_text_format_double: 0.1, not 0.10000000000000001).
  */
 #include "config.h"
+#include "sim/text.h"
 #include "sim/h5out.h"
 
 #include <errno.h>
@@ -19,7 +21,7 @@ void
 sim_h5_put_double (FILE *out, double v)
 {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  fputs (g_ascii_formatd (buf, sizeof buf, "%.17g", v), out);
+  fputs (sim_text_format_double (buf, v), out);
 }
 
 /* Writes `s` (at most `max` bytes, stopping at NUL) with backslash, tab, newline and

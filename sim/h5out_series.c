@@ -5,7 +5,8 @@
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
  * children are listed in creation order when the group tracks it (every group stepsim
- * writes does), else by name. Numbers are printed with %.17g so they round-trip.
+ * writes does), else by name. Numbers are printed with the fewest digits that round-trip
+ * (sim_text_format_double).
  */
 #include "config.h"
 #include "sim/h5out.h"

@@ -4,6 +4,7 @@
  * strings, all of n_rows elements.
  */
 #include "config.h"
+#include "sim/text.h"
 #include "sim/table.h"
 
 #include <errno.h>
@@ -244,8 +245,7 @@ sim_table_write_text (const SimTable *t, FILE *out, char sep, GError **error)
           if (col->kind == SIM_TABLE_TEXT)
             put_text (out, g_ptr_array_index (col->texts, r), sep);
           else
-            fputs (g_ascii_formatd (buf, sizeof buf, "%.17g",
-                                    g_array_index (col->doubles, double, r)), out);
+            fputs (sim_text_format_double (buf, g_array_index (col->doubles, double, r)), out);
         }
       fputc ('\n', out);
     }

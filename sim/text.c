@@ -133,3 +133,16 @@ sim_text_printable (const char *text, gsize max_chars)
     }
   return g_string_free (out, FALSE);
 }
+
+char *
+sim_text_format_double (char *buf, double v)
+{
+  static const char *const formats[] = { "%.15g", "%.16g" };
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_ascii_formatd (buf, G_ASCII_DTOSTR_BUF_SIZE, formats[i], v);
+      if (g_ascii_strtod (buf, NULL) == v)
+        return buf;
+    }
+  return g_ascii_formatd (buf, G_ASCII_DTOSTR_BUF_SIZE, "%.17g", v);
+}

@@ -23,3 +23,9 @@ char *sim_text_group_digits (guint64 n);
  * by "…", keeping the head (file, group, key) and the tail, at most `max_chars` characters
  * in all. An escape is never cut. Caller frees. */
 char *sim_text_printable (const char *text, gsize max_chars);
+
+/* Writes `v` into `buf` (at least G_ASCII_DTOSTR_BUF_SIZE bytes) locale-independently with
+ * the fewest significant digits (15, 16 or 17) that read back to the same double: 0.1 prints
+ * "0.1", not "0.10000000000000001", and every value still round-trips exactly through
+ * g_ascii_strtod(). NaN prints "nan". Returns buf. */
+char *sim_text_format_double (char *buf, double v);

@@ -5,7 +5,28 @@
 #include "sim/text.h"
 #include "tests/testlib.h"
 
+#include <math.h>
 #include <string.h>
+
+/* 0.1 needs 15 digits ("0.1"), 1/3 needs 16, 0.1 + 0.2 needs 17 (0.30000000000000004);
+ * every value reads back exactly, pseudo-random ones included; NaN prints "nan". */
+static void
+test_format_double (void)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  CU_ASSERT_STRING_EQUAL (sim_text_format_double (buf, 0.1), "0.1");
+  CU_ASSERT_STRING_EQUAL (sim_text_format_double (buf, 1.0 / 3), "0.3333333333333333");
+  CU_ASSERT_STRING_EQUAL (sim_text_format_double (buf, 0.1 + 0.2), "0.30000000000000004");
+  CU_ASSERT_STRING_EQUAL (sim_text_format_double (buf, 1073741824), "1073741824");
+  CU_ASSERT_STRING_EQUAL (sim_text_format_double (buf, NAN), "nan");
+  GRand *r = g_rand_new_with_seed (7);
+  for (int i = 0; i < 10000; i++)
+    {
+      double v = g_rand_double_range (r, -1e6, 1e6) * pow (10, g_rand_int_range (r, -30, 30));
+      CU_ASSERT_EQUAL (g_ascii_strtod (sim_text_format_double (buf, v), NULL), v);
+    }
+  g_rand_free (r);
+}
 
 static void
 assert_printable (const char *in, gsize max, const char *expected)
@@ -64,6 +85,7 @@ int
 main (void)
 {
   const StepsimTest tests[] = {
+    { "doubles: fewest digits that round-trip", test_format_double },
     { "nearest-name hint", test_hint },
     { "control characters and bad bytes escaped", test_escapes },
     { "long text cut in the middle", test_cap },
