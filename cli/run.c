@@ -78,10 +78,14 @@ check_dtype (const CliScenario *sc, GError **error)
   HwDtype dtype = model_stack_compute_dtype (&sc->stack);
   if (sc->node.gpu->peak_flops[dtype] > 0)
     return TRUE;
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "group [training], key 'precision': %s needs %s support, which %s lacks",
-               model_stack_precision_name (sc->stack.precision), hw_dtype_name (dtype),
-               sc->node.gpu->name);
+  if (dtype == HW_DTYPE_TF32) /* fp32 asked to run on TF32 tensor cores: the key at fault */
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                 "group [training], key 'tf32': %s has no TF32 tensor cores", sc->node.gpu->name);
+  else
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                 "group [training], key 'precision': %s needs %s support, which %s lacks",
+                 model_stack_precision_name (sc->stack.precision), hw_dtype_name (dtype),
+                 sc->node.gpu->name);
   return FALSE;
 }
 

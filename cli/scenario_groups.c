@@ -263,5 +263,16 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
     return FALSE;
   s->checkpoint_every = (guint) MIN (every, G_MAXUINT);
+  /* checkpoint_every without any checkpointing key would be silently ignored (the default is
+   * none): an error. With an explicit checkpointing it applies where it means something, so
+   * a sweep over checkpointing modes may keep it in [set]. */
+  if (g_key_file_has_key (kf, "training", "checkpoint_every", NULL)
+      && !g_key_file_has_key (kf, "training", "checkpointing", NULL))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'checkpoint_every': needs checkpointing = every_k "
+                   "(checkpointing defaults to none)");
+      return FALSE;
+    }
   return cli_scenario_load_memory (kf, sc, error);
 }

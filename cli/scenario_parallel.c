@@ -52,6 +52,14 @@ cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error))
     return FALSE;
   par->prefetch = (guint) MIN (prefetch, G_MAXUINT);
+  if (prefetch > sc->arch->n_layers)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'prefetch': %" G_GUINT64_FORMAT
+                   " layers ahead, but the model has %" G_GUINT64_FORMAT,
+                   prefetch, sc->arch->n_layers);
+      return FALSE;
+    }
   /* PyTorch DDP never splits a parameter across buckets; tiny buckets only multiply
    * latency-bound collectives (and plan size). */
   if (par->bucket_size < 1024.0 * 1024)

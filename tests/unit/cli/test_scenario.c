@@ -196,6 +196,22 @@ test_bad_enum_and_gpu (void)
                 (const char *[]){ "[cluster]", "gpu", "A100-80GB-SXM", NULL });
 }
 
+/* Keys that would be silently ignored or cannot hold: checkpoint_every without any
+ * checkpointing key (the default is none), prefetch beyond the model's layers (16 here). With
+ * an explicit checkpointing, checkpoint_every applies where it means something. */
+static void
+test_ignored_or_impossible_keys (void)
+{
+  expect_error (base, (const char *[]){ "training.checkpoint_every=3", NULL },
+                (const char *[]){ "[training]", "checkpoint_every", "every_k", NULL });
+  g_autoptr (CliScenario) ok = load_text (
+    base, (const char *[]){ "training.checkpoint_every=3", "training.checkpointing=full", NULL },
+    NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL (ok);
+  expect_error (base, (const char *[]){ "parallel.prefetch=17", NULL },
+                (const char *[]){ "[parallel]", "prefetch", "16", NULL });
+}
+
 /* The framework switches parse as booleans, default off, and reject anything else naming
  * the key. */
 static void
@@ -372,6 +388,7 @@ main (void)
     { "unknown model config or family", test_unknown_family_and_config },
     { "bad enum value and GPU name", test_bad_enum_and_gpu },
     { "framework switch softmax_saves_input", test_framework_switches },
+    { "keys that would be ignored or cannot hold", test_ignored_or_impossible_keys },
     { "--set: spaces dropped, bad keys refused", test_set_spaces_and_bad_keys },
     { "an override's error names it and its origin", test_error_names_override },
     { "messages printable and short", test_message_printable_and_short },
