@@ -19,6 +19,7 @@
  * Saved activations are those of full fine-tuning (each projection's input counted as kept:
  * an adapter's A needs its targeted input anyway; for a frozen projection without adapter
  * this is an upper bound) plus each adapter's output A·x, which B's weight gradient needs.
+ * lora_dropout is taken as PEFT's default, 0 (an identity: no mask, no copy of x).
  *
  * Targets (PEFT's target_modules): all_linear (q, k, v, o and every MLP projection,
  * experts' included, the router excluded: QLoRA §4 finds all layers needed to match full
