@@ -62,11 +62,13 @@ cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
     if (g_key_file_has_key (kf, "finetune", extra[i], NULL))
       return fail_key (extra[i], g_strdup ("needs method = lora or qlora (or none) in the group"),
                        error);
-  if (f->rank > sc->arch->hidden_size)
+  guint64 max = model_finetune_max_rank (sc->arch, f);
+  if (model_finetune_active (f) && f->rank >= max)
     return fail_key ("rank",
-                     g_strdup_printf ("%" G_GUINT64_FORMAT " exceeds the hidden size %"
-                                      G_GUINT64_FORMAT ": not a low-rank adapter",
-                                      f->rank, sc->arch->hidden_size),
+                     g_strdup_printf ("%" G_GUINT64_FORMAT " is not below %" G_GUINT64_FORMAT
+                                      ", the largest smaller side of a targeted projection: no "
+                                      "adapter would be low-rank",
+                                      f->rank, max),
                      error);
   GError *e = NULL;
   if (!model_stack_validate_finetune (&sc->stack, &e))

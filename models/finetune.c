@@ -84,7 +84,7 @@ targeted (Kind k, const ModelFinetune *f)
     return FALSE;
   switch (f->targets)
     {
-    case MODEL_LORA_ALL_LINEAR: return k != KIND_ROUTER;
+    case MODEL_LORA_ALL_LINEAR: return TRUE; /* the MoE router too: an nn.Linear */
     case MODEL_LORA_ATTENTION: return k != KIND_ROUTER && k != KIND_MLP;
     case MODEL_LORA_QV: return k == KIND_Q || k == KIND_V || k == KIND_QKV;
     }
@@ -156,6 +156,23 @@ model_finetune_layer_adapter_params (const ModelArch *arch, const ModelFinetune 
         n += f->rank * (x->in + x->out) * x->count;
     }
   return n;
+}
+
+guint64
+model_finetune_max_rank (const ModelArch *arch, const ModelFinetune *f)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  if (!model_finetune_active (f))
+    return 0;
+  g_autoptr (GArray) l = model_finetune_layer_linears (arch, f);
+  guint64 m = 0;
+  for (guint j = 0; j < l->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (l, ModelLinear, j);
+      if (x->targeted)
+        m = MAX (m, MIN (x->in, x->out));
+    }
+  return m;
 }
 
 GArray *

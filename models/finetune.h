@@ -21,9 +21,9 @@
  * this is an upper bound) plus each adapter's output A·x, which B's weight gradient needs.
  * lora_dropout is taken as PEFT's default, 0 (an identity: no mask, no copy of x).
  *
- * Targets (PEFT's target_modules): all_linear (q, k, v, o and every MLP projection,
- * experts' included, the router excluded: QLoRA §4 finds all layers needed to match full
- * fine-tuning), attention (q, k, v, o) or qv (q and v: the LoRA paper's GPT-3 setting and
+ * Targets (PEFT's target_modules): all_linear (PEFT's "all-linear": every nn.Linear of the
+ * layers — q, k, v, o, every MLP projection, experts' and the MoE router included; the LM
+ * head is not a layer's. QLoRA §4 finds all layers needed to match full fine-tuning), attention (q, k, v, o) or qv (q and v: the LoRA paper's GPT-3 setting and
  * PEFT's default for llama). Where q, k, v are one fused projection (GPT-2 c_attn, MPT
  * Wqkv) the adapter sits on the fused one for attention and qv.
  */
@@ -93,6 +93,12 @@ guint64 model_finetune_layer_linear_params (const ModelArch *arch);
 /* Adapter parameters of one layer: Σ over targeted projections r·(in + out)·count; 0 when
  * f is not active. */
 guint64 model_finetune_layer_adapter_params (const ModelArch *arch, const ModelFinetune *f);
+
+/* The largest smaller side, max over the targeted projections of min(in, out): at or above
+ * it no adapter is low-rank any more (B·A could be any matrix of every projection). A rank
+ * above a small projection's side (the MoE router's 8 outputs) is normal and allowed by
+ * PEFT. 0 when f is not active. */
+guint64 model_finetune_max_rank (const ModelArch *arch, const ModelFinetune *f);
 
 /* The adapter tensors of one layer (A: r × in, B: out × r, per targeted projection, count
  * per layer) as ModelArchTensor. New GArray; empty when f is not active. */

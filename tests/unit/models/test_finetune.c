@@ -50,6 +50,22 @@ test_peft_llama2_counts (void)
   CU_ASSERT_EQUAL (model_finetune_layer_adapter_params (a, &none), 0);
 }
 
+/* Mixtral-8x7B, r 16 on all linear layers (PEFT's all-linear takes the router, an
+ * nn.Linear, too): per layer q 4096+4096, k and v 4096+1024, o 4096+4096 = 26,624; router
+ * 4096+8 = 4,104; 8 experts × (w1, w3: 4096+14336; w2: 14336+4096) = 442,368; 473,096 × 16
+ * × 32 layers = 242,225,152. The largest smaller side among the targets is 4096 (q, o, the
+ * experts); with q and v only too (q: 4096 × 4096). */
+static void
+test_mixtral_counts (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  ModelFinetune f = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  CU_ASSERT_EQUAL (a->n_layers * model_finetune_layer_adapter_params (a, &f), 242225152);
+  CU_ASSERT_EQUAL (model_finetune_max_rank (a, &f), 4096);
+  ModelFinetune qv = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_QV);
+  CU_ASSERT_EQUAL (model_finetune_max_rank (a, &qv), 4096);
+}
+
 /* LoRA paper (Hu et al. 2021) Table 4: GPT-3 175B with adapters on W_q and W_v, 4.7M
  * trainable parameters at r = 1 and 37.7M at r = 8: 96 layers × r × 2 × (12288 + 12288) =
  * 4,718,592·r. GPT-2-style models fuse q, k, v (c_attn, h → 3h): the adapter on the fused
@@ -251,6 +267,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "PEFT's Llama-2-7B trainable counts", test_peft_llama2_counts },
     { "LoRA paper GPT-3 175B counts (Table 4)", test_lora_paper_gpt3_counts },
+    { "Mixtral: router included, rank bound", test_mixtral_counts },
     { "QLoRA quantizes exactly the layer matrices", test_linear_params_are_the_matrices },
     { "NF4 constants 0.5 and 0.127 bit", test_nf4_constants },
     { "stored bytes: frozen base, adapter states", test_stored_bytes },
