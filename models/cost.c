@@ -303,12 +303,12 @@ lora_saved (const Dims *d, const ModelArch *arch, double *sizes, guint max, guin
 static void
 layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
 {
-  if (d->nf4) /* QLoRA: read the NF4 codes and constants, write 16-bit weights; redone once in
-               * backward (1×) */
+  if (d->nf4) /* QLoRA: read the NF4 codes and constants, write 16-bit weights (the compute
+               * dtype, bnb_4bit_compute_dtype); redone once in backward (1×) */
     {
       double n = (double) model_finetune_layer_linear_params (arch);
       add_elementwise (fwd, "nf4_dequant",
-                       n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + d->w));
+                       n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + 2));
       fwd->ops[fwd->n_ops - 1].bwd_factor = 1;
     }
   if (d->frozen)
@@ -460,8 +460,8 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
   if (d.nf4) /* the dequantized 16-bit weight of the projection being multiplied */
     {
-      cost.fwd.workspace += d.w * largest_linear (arch);
-      cost.bwd.workspace += d.w * largest_linear (arch);
+      cost.fwd.workspace += 2 * largest_linear (arch);
+      cost.bwd.workspace += 2 * largest_linear (arch);
     }
   cost.act_saved = layer_act_saved (&d, arch, flash);
   cost.act_saved += p->weight_cache_bytes

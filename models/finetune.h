@@ -14,7 +14,10 @@
  * (8/64 + 32/(64·256) = 0.127 bit per weight). Embeddings, norms, biases and the head stay
  * in the 16-bit compute dtype (bitsandbytes replaces nn.Linear modules only; the LM head is
  * left out). Each forward and backward use of a quantized weight first dequantizes it to a
- * 16-bit buffer (bitsandbytes MatMul4Bit: dequantize_4bit in forward and backward).
+ * 16-bit buffer (bitsandbytes MatMul4Bit: dequantize_4bit in forward and backward; only
+ * the NF4 codes are saved for the backward). The non-quantized parameters take the weight
+ * dtype of the precision: 16 bit, or fp32 under bf16_amp/fp16_amp, which is what PEFT's
+ * prepare_model_for_kbit_training (cast to fp32) with the HF Trainer's autocast gives.
  *
  * Saved activations are those of full fine-tuning (each projection's input counted as kept:
  * an adapter's A needs its targeted input anyway; for a frozen projection without adapter

@@ -356,7 +356,10 @@ model_stack_cost_params (const ModelStack *s)
     .weight_bytes = model_stack_weight_bytes (s),
     .flash_attention = s->flash_attention,
     .dropout = s->dropout,
-    .weight_cache_bytes = model_stack_weight_cache_bytes (s),
+    /* QLoRA's NF4 weights are dequantized per use, and bitsandbytes saves the NF4 codes for
+     * the backward: no 16-bit copy is kept (MatMul4Bit) */
+    .weight_cache_bytes = s->finetune.method == MODEL_FINETUNE_QLORA
+                            ? 0 : model_stack_weight_cache_bytes (s),
     .autocast = model_stack_autocast (s),
     .softmax_saves_input = s->softmax_saves_input,
     .finetune = s->finetune,

@@ -193,8 +193,9 @@ double model_stack_lora_bytes (const ModelStack *s, const ModelArch *arch);
  * model_stack_weights_total() − model_stack_lora_bytes(). New GArray of double. */
 GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch);
 
-/* The LoRA/QLoRA combinations modelled: rank >= 1; not with fp8_mixed; QLoRA on a 16-bit
- * precision (bf16_mixed, fp16_mixed, bf16); no parameter offload (the base weights would
+/* The LoRA/QLoRA combinations modelled: rank >= 1; not with fp8_mixed; QLoRA computes in 16
+ * bit (any precision but fp32; with bf16_amp/fp16_amp the non-quantized parameters stay fp32,
+ * as PEFT's prepare_model_for_kbit_training casts them); no parameter offload (the base weights would
  * be offloaded: not modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE saying which. TRUE
  * for full fine-tuning. */
 gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);

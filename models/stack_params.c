@@ -156,12 +156,11 @@ model_stack_validate_finetune (const ModelStack *s, GError **error)
                    "%s with precision fp8_mixed is not modelled", m);
       return FALSE;
     }
-  if (f->method == MODEL_FINETUNE_QLORA && s->precision != MODEL_PRECISION_BF16_MIXED
-      && s->precision != MODEL_PRECISION_FP16_MIXED && s->precision != MODEL_PRECISION_BF16)
+  if (f->method == MODEL_FINETUNE_QLORA && s->precision == MODEL_PRECISION_FP32)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "qlora computes in 16 bit: precision must be bf16_mixed, fp16_mixed or "
-                   "bf16, not %s", model_stack_precision_name (s->precision));
+                   "qlora computes in 16 bit (bnb_4bit_compute_dtype): precision must be "
+                   "bf16_mixed, fp16_mixed, bf16, bf16_amp or fp16_amp, not fp32");
       return FALSE;
     }
   if (s->offload.parameters != MODEL_OFFLOAD_NONE)

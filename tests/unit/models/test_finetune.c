@@ -236,7 +236,7 @@ test_adapter_activations_and_dequant (void)
   CU_ASSERT_DOUBLE_EQUAL (q.fwd.workspace - l.fwd.workspace, 2 * 32, 1e-9);
 }
 
-/* What the model covers: QLoRA needs a 16-bit precision; neither takes fp8 or parameter
+/* What the model covers: QLoRA computes in 16 bit (not fp32); neither takes fp8 or parameter
  * offload. */
 static void
 test_validate (void)
@@ -250,7 +250,15 @@ test_validate (void)
   g_autoptr (GError) e = NULL;
   CU_ASSERT_FALSE (model_stack_validate_finetune (&s, &e));
   CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "16 bit") : NULL);
+  /* the QLoRA recipe's autocast on an fp32 model (HF Trainer bf16=True) is 16-bit compute;
+   * its NF4 weights keep no 16-bit copy for the backward, LoRA's frozen fp32 base does (the
+   * cast that autograd saves for the input gradient) */
+  s.precision = MODEL_PRECISION_BF16_AMP;
+  CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
+  CU_ASSERT_EQUAL (model_stack_cost_params (&s).weight_cache_bytes, 0);
   s.finetune.method = MODEL_FINETUNE_LORA;
+  CU_ASSERT_EQUAL (model_stack_cost_params (&s).weight_cache_bytes, 2);
+  s.precision = MODEL_PRECISION_FP32;
   CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
   s.precision = MODEL_PRECISION_FP8_MIXED;
   CU_ASSERT_FALSE (model_stack_validate_finetune (&s, NULL));
