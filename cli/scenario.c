@@ -11,6 +11,7 @@
 #include "cli/scenario_private.h"
 #include "cli/output.h"
 #include "cli/input.h"
+#include "models/plan.h"
 #include "cli/sweep.h"
 
 #include <string.h>
@@ -221,7 +222,9 @@ cli_scenario_hf_config_file (const char *path, const char *const *sets)
 }
 
 /* TRUE when override `set` (group.key) may be what `message` is about. `strong`: the message
- * names its group and key; else it names its group, or quotes its key. */
+ * names its group and key ("group [G], key 'K'"), or names it as the other side of a
+ * conflict ("[G] K", as models/plan.h writes them); else it names its group, or quotes its
+ * key. */
 static gboolean
 set_concerns (const char *set, const char *message, gboolean strong)
 {
@@ -229,8 +232,13 @@ set_concerns (const char *set, const char *message, gboolean strong)
   if (!cli_sweep_parse_set (set, &g, &k, &v, NULL))
     return FALSE;
   g_autofree char *exact = g_strdup_printf ("group [%s], key '%s'", g, k);
+  g_autofree char *side = g_strdup_printf ("[%s] %s", g, k);
   if (strong)
-    return strstr (message, exact) != NULL;
+    {
+      const char *at = strstr (message, side); /* a whole word: "[training] precision" */
+      gboolean word = at != NULL && !g_ascii_isalnum (at[strlen (side)]) && at[strlen (side)] != '_';
+      return strstr (message, exact) != NULL || word;
+    }
   g_autofree char *bracketed = g_strdup_printf ("[%s]", g);
   g_autofree char *quoted = g_strdup_printf ("'%s'", k);
   return strstr (message, bracketed) != NULL || strstr (message, quoted) != NULL;
@@ -446,7 +454,9 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
       || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
-      || !cli_scenario_load_offload (kf, sc, error) || !cli_scenario_load_finetune (kf, sc, error))
+      || !cli_scenario_load_offload (kf, sc, error) || !cli_scenario_load_finetune (kf, sc, error)
+      /* the combinations: what the plan would refuse, refused here naming group and key */
+      || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))
     return NULL;
   return g_steal_pointer (&sc);
 }

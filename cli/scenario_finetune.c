@@ -70,11 +70,5 @@ cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
                                       "adapter would be low-rank",
                                       f->rank, max),
                      error);
-  GError *e = NULL;
-  if (!model_stack_validate_finetune (&sc->stack, &e))
-    {
-      g_propagate_prefixed_error (error, e, "group [finetune], key 'method': ");
-      return FALSE;
-    }
-  return TRUE;
+  return model_stack_validate_finetune (&sc->stack, error); /* names group and key */
 }

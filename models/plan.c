@@ -216,24 +216,46 @@ check_stack (const ModelArch *arch, const ModelStack *s, GError **error)
   if (s->micro_batch < 1 || s->seq_len < 1 || s->grad_accum < 1)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "micro_batch, seq_len and grad_accum must be at least 1");
+                   "group [training]: micro_batch, seq_len and grad_accum must be at least 1");
       return FALSE;
     }
   if (arch->learned_positions && s->seq_len > arch->max_positions)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "seq_len %" G_GUINT64_FORMAT " exceeds the %" G_GUINT64_FORMAT
-                   " learned positions of model '%s'", s->seq_len, arch->max_positions,
-                   arch->name);
+                   "group [training], key 'seq_len': %" G_GUINT64_FORMAT " exceeds the %"
+                   G_GUINT64_FORMAT " learned positions of model '%s' ([model] "
+                   "max_position_embeddings)", s->seq_len, arch->max_positions, arch->name);
       return FALSE;
     }
   if (!(s->dropout >= 0 && s->dropout < 1))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "dropout must be in [0, 1)");
+                   "group [training], key 'dropout': must be in [0, 1)");
       return FALSE;
     }
   return model_stack_validate_finetune (s, error);
+}
+
+gboolean
+model_plan_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                     GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL, FALSE);
+  if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
+      || !model_parallel_validate (par, error)
+      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error))
+    return FALSE;
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
+      && !model_parallel_keeps_gathered (par) && par->degree > 1)
+    {
+      /* A segment's recompute would need every layer of the segment gathered at once. */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'checkpointing': sqrt with [parallel] data_parallel "
+                   "= %s (parameters re-gathered for the backward) is not modelled; use full "
+                   "or every_k", model_parallel_mode_name (par->mode));
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static ModelPlan *
@@ -274,19 +296,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
       model_parallel_init_defaults (&single);
       par = &single;
     }
-  if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
-      || !model_parallel_validate (par, error)
-      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error))
+  if (!model_plan_validate (arch, stack, par, error))
     return NULL;
-  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
-      && !model_parallel_keeps_gathered (par) && par->degree > 1)
-    {
-      /* A segment's recompute would need every layer of the segment gathered at once. */
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "checkpointing sqrt with parameters re-gathered for the backward (zero3, "
-                   "fsdp_full_shard, fsdp_hybrid_shard) is not modelled; use full or every_k");
-      return NULL;
-    }
   ModelPlan *p = plan_alloc (arch, stack, par);
   p->paged_spill = paged_spill;
   plan_initial_state (p);

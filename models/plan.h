@@ -121,6 +121,15 @@ typedef struct _ModelPlan ModelPlan;
 /* Builds the plan of one step on par->degree data-parallel ranks (`par` NULL: one rank).
  * `arch`, `stack` and `par` are copied. NULL + error (G_KEY_FILE_ERROR_INVALID_VALUE) if
  * the stack or the parallel configuration is inconsistent with the arch. */
+/* The checks model_plan_new() makes of its inputs: the architecture, the stack (sizes,
+ * positions, dropout, LoRA/QLoRA combinations), the data-parallel and offload settings, and
+ * their combination (√L checkpointing under re-gathered stage-3 parameters is not
+ * modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE; stack errors read "group [G], key 'K':
+ * …" with the other side of a conflict as "[G] K", so a scenario loader reports them as
+ * they are. */
+gboolean model_plan_validate (const ModelArch *arch, const ModelStack *stack,
+                              const ModelParallel *par, GError **error);
+
 ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);
 /* As model_plan_new(), with `paged_spill` B (>= 0) of each rank's optimizer states paged

@@ -196,7 +196,8 @@ GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *a
 /* The LoRA/QLoRA combinations modelled: rank >= 1; not with fp8_mixed; QLoRA computes in 16
  * bit (any precision but fp32; with bf16_amp/fp16_amp the non-quantized parameters stay fp32,
  * as PEFT's prepare_model_for_kbit_training casts them); no parameter offload (the base weights would
- * be offloaded: not modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE saying which. TRUE
+ * be offloaded: not modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE saying which, as
+ * "group [finetune], key 'K': …" naming the other side of a conflict as "[group] key". TRUE
  * for full fine-tuning. */
 gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);
 

@@ -147,27 +147,29 @@ model_stack_validate_finetune (const ModelStack *s, GError **error)
   if (f->rank < 1)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "finetune rank must be at least 1");
+                   "group [finetune], key 'rank': must be at least 1");
       return FALSE;
     }
   if (s->precision == MODEL_PRECISION_FP8_MIXED)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "%s with precision fp8_mixed is not modelled", m);
+                   "group [finetune], key 'method': %s with [training] precision fp8_mixed is "
+                   "not modelled", m);
       return FALSE;
     }
   if (f->method == MODEL_FINETUNE_QLORA && s->precision == MODEL_PRECISION_FP32)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "qlora computes in 16 bit (bnb_4bit_compute_dtype): precision must be "
-                   "bf16_mixed, fp16_mixed, bf16, bf16_amp or fp16_amp, not fp32");
+                   "group [finetune], key 'method': qlora computes in 16 bit "
+                   "(bnb_4bit_compute_dtype): [training] precision must be bf16_mixed, "
+                   "fp16_mixed, bf16, bf16_amp or fp16_amp, not fp32");
       return FALSE;
     }
   if (s->offload.parameters != MODEL_OFFLOAD_NONE)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "%s with offload.parameters is not modelled (offload the optimizer instead)",
-                   m);
+                   "group [finetune], key 'method': %s with [offload] parameters is not "
+                   "modelled (offload the optimizer instead)", m);
       return FALSE;
     }
   return TRUE;

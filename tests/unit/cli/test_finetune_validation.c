@@ -167,11 +167,18 @@ test_bad_finetune_input (void)
   expect_load_error ((const char *[]){ "finetune.targets=mlp", NULL }, "targets", "all_linear");
   expect_load_error ((const char *[]){ "finetune.double_quant=maybe", NULL }, "double_quant",
                      "maybe");
+  /* a conflict names the other side as "[group] key", so the override that caused it is
+   * named too, even though the error is about [finetune] method */
   expect_load_error ((const char *[]){ "finetune.method=qlora", "training.precision=fp32",
                                        NULL },
                      "method", "16 bit");
+  expect_load_error ((const char *[]){ "training.precision=fp32", "finetune.method=qlora",
+                                       NULL },
+                     "method", "(with training.precision=fp32");
   expect_load_error ((const char *[]){ "offload.parameters=cpu", NULL }, "method",
-                     "offload.parameters");
+                     "[offload] parameters is not modelled");
+  expect_load_error ((const char *[]){ "offload.parameters=cpu", NULL }, "method",
+                     "(with offload.parameters=cpu)");
 }
 
 /* rank without a method is an error, not silently ignored (a scenario's own group). */
