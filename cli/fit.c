@@ -333,7 +333,7 @@ search_gpus (Ctx *ctx, const CliFitOptions *opt)
 typedef struct
 {
   const char *label;
-  const char *sets[5]; /* NULL-terminated; "%P" stands for the mixed-precision override */
+  const char *sets[6]; /* NULL-terminated; "%P" stands for the mixed-precision override */
 } StackStep;
 
 /* The seeds' order (fit.h); each step lists all its overrides. */
@@ -352,10 +352,13 @@ static const StackStep stack_steps[] = {
       "offload.optimizer=nvme", NULL } },
 };
 static const StackStep finetune_steps[] = {
+  /* the frozen base is not offloaded (not modelled with LoRA): parameter offload is dropped */
   { "LoRA r 16 (mixed precision, ckpt)",
-    { "%P", "training.checkpointing=full", "finetune.method=lora", "finetune.rank=16", NULL } },
+    { "%P", "training.checkpointing=full", "finetune.method=lora", "finetune.rank=16",
+      "offload.parameters=none", NULL } },
   { "QLoRA r 16 (mixed precision, ckpt)",
-    { "%P", "training.checkpointing=full", "finetune.method=qlora", "finetune.rank=16", NULL } },
+    { "%P", "training.checkpointing=full", "finetune.method=qlora", "finetune.rank=16",
+      "offload.parameters=none", NULL } },
 };
 
 /* TRUE if every override of `sets` already holds in the scenario text `kf`. */
