@@ -54,7 +54,8 @@ simulate (const char *path, const char *variant, Row *row)
                                      CLI_SCENARIO_MESSAGE_MAX);
 }
 
-/* Every variation must be a list of group.key=value (a usage error otherwise: exit 2). */
+/* Every variation must be a list of group.key=value, each key once (a usage error otherwise:
+ * exit 2; "a=1,a=2" would silently keep the last). */
 static gboolean
 check_variants (int argc, char **argv, GError **error)
 {
@@ -65,6 +66,19 @@ check_variants (int argc, char **argv, GError **error)
       g_autofree char *what = g_strdup_printf ("compare: variation '%s':", shown);
       if (!cli_sweep_check_sets (what, (const char *const *) sets, error))
         return FALSE;
+      g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      for (guint j = 0; sets[j] != NULL; j++)
+        {
+          g_autofree char *g = NULL, *k = NULL, *v = NULL;
+          cli_sweep_parse_set (sets[j], &g, &k, &v, NULL); /* checked above */
+          char *key = g_strdup_printf ("%s.%s", g, k);
+          if (!g_hash_table_add (seen, key))
+            {
+              g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "%s %s is given twice", what, key);
+              return FALSE;
+            }
+        }
     }
   return TRUE;
 }

@@ -218,6 +218,17 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GErr
       for (guint j = 0; j < a->n_values; j++)
         if (!cli_sweep_check_value (a->values[j], error))
           return g_prefix_error (error, "group [%s], key '%s': ", group, a->key), FALSE;
+      /* a product axis with a value twice gives identical points under the same label; a
+       * zipped column may repeat (its rows differ in the other columns) */
+      for (guint j = 0; !a->zipped && j < a->n_values; j++)
+        for (guint m = 0; m < j; m++)
+          if (strcmp (a->values[j], a->values[m]) == 0)
+            {
+              g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           "group [axes], key '%s': '%s' is in the list twice", a->key,
+                           a->values[j]);
+              return FALSE;
+            }
       if (a->zipped && zip_len != 0 && a->n_values != zip_len)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

@@ -252,6 +252,9 @@ check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && gre
 "$STEPSIM" run val.ini -q -o val.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "run accepts a scenario with a [validation] group" || bad "run accepts a scenario with a [validation] group (exit $rc)"
 
+"$STEPSIM" compare "$s1" "training.micro_batch=2,training.micro_batch=4" >/dev/null 2>cmpdup.err; rc=$?
+check "compare: a key twice in one variation is a usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q 'training.micro_batch is given twice' cmpdup.err"
+
 # A V100 has no TF32 tensor cores: the error names the key at fault, tf32, not precision.
 "$STEPSIM" run "$s1" -o tf.h5 -q --set cluster.gpu=V100-16GB-SXM2 --set training.tf32=true >/dev/null 2>tf.err; rc=$?
 check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q \"key 'tf32': V100-16GB-SXM2 has no TF32\" tf.err && test ! -e tf.h5"

@@ -208,6 +208,13 @@ test_key_in_two_groups (void)
                 "group [axes], key 'training.micro_batch': already given in group [axes]");
   expect_error ("bb.ini", "[baseline]\ntraining.checkpointing = none\ntraining .checkpointing = full\n",
                 "group [baseline], key 'training.checkpointing': already given in group [baseline]");
+  /* a value twice on a product axis; a zipped column may repeat */
+  expect_error ("dv.ini", "[axes]\ntraining.checkpointing = none, full, none\n",
+                "group [axes], key 'training.checkpointing': 'none' is in the list twice");
+  g_autofree char *zp = write_sweep ("zr.ini", "[zip]\ntraining.micro_batch = 1, 1\n"
+                                               "training.seq_len = 1024, 2048\n");
+  g_autoptr (CliSweep) zs = cli_sweep_load (zp, NULL);
+  CU_ASSERT_PTR_NOT_NULL (zs);
   g_autofree char *path = write_sweep ("ba.ini", "[axes]\ntraining.checkpointing = none, full\n"
                                                  "[baseline]\ntraining.checkpointing = none\n");
   g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
