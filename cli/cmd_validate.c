@@ -229,6 +229,19 @@ cli_cmd_validate (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "[SCENARIO.ini…] — predicted against published measurements");
+  g_option_context_set_description (
+    ctx,
+    "A case is a scenario with a [validation] group:\n"
+    "  id = M1                       required, the row name\n"
+    "  source = …                    where the measurement comes from\n"
+    "  metric = device_used          required: device_used | peak_allocated (bytes with a\n"
+    "                                unit), step_time (a time with a unit),\n"
+    "                                tokens_per_s_per_gpu (a number), mfu (a fraction)\n"
+    "  measured = 14949 MiB          required, > 0\n"
+    "  tolerance = 0.05              required, in (0, 1]\n"
+    "  known_gap = false             true: a documented miss, reported, not a failure\n"
+    "Without arguments the shipped cases (tests/validation) are run. Exit status: 0 when every\n"
+    "case without known_gap is within its tolerance, 1 otherwise, 2 on usage errors.");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return cli_error (error->message), 2;

@@ -164,9 +164,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
   g_autofree char *mem = sim_units_format (sc->node.gpu->memory_capacity, SIM_DIM_BYTES, 2);
   fprintf (out, "scenario   %s (%s)\n", sc->name, sc->path);
   g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
-  fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layers, hidden %"
+  fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layer%s, hidden %"
                 G_GUINT64_FORMAT "\n",
-           a->name, model_arch_family_name (a->family), params, a->n_layers, a->hidden_size);
+           a->name, model_arch_family_name (a->family), params, a->n_layers,
+           a->n_layers == 1 ? "" : "s", a->hidden_size);
   fprintf (out, "hardware   %u x %s (%s each)", res->n_ranks, sc->node.gpu->name, mem);
   if (res->n_ranks > 1)
     fprintf (out, " in %u x %s of %u", sc->n_nodes, sc->node.name ? sc->node.name : "node",
