@@ -154,7 +154,7 @@ put_rows (GString *out, const Tsv *t, const gint *cols, guint n, double scale)
 }
 
 char *
-cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **error)
+cli_charts_breakdown_data (const char *results_tsv, GError **error)
 {
   g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cols[MODEL_N_MEM + 2], n = 0, alloc, reserved, ctx, cap;
@@ -164,23 +164,25 @@ cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **e
       || !cli_tsv_need_col (t, "capacity", &cap, error))
     return NULL;
   GString *out = g_string_new ("label");
-  *capacity = 0;
   for (guint c = 0; c < MODEL_N_MEM; c++) /* all, so each keeps its colour (style.gp) */
     {
       g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
       cols[n++] = cli_tsv_col (t, name);
       g_string_append_printf (out, "\t%s", model_ledger_category_name (c));
     }
-  g_string_append (out, "\tallocator cache\tCUDA context\n");
-  gint label = cli_tsv_col (t, "label");
+  g_string_append (out, "\tallocator cache\tCUDA context\tcapacity\n");
+  gint label = cli_tsv_col (t, "label"), fits = cli_tsv_col (t, "fits");
   guint rows = 0;
   for (guint r = 0; r < t->rows->len; r++)
     {
       if (!cli_tsv_row_ok (t, r))
         continue;
       rows++;
-      *capacity = MAX (*capacity, cli_tsv_num (t, r, cap) / GiB);
-      cli_tsv_put_label (out, label >= 0 ? cli_tsv_get (t, r, label) : "scenario");
+      /* an OOM row's memory is what was held when a request failed: a lower bound */
+      g_autofree char *name = g_strdup_printf (
+        "%s%s", label >= 0 ? cli_tsv_get (t, r, label) : "scenario",
+        fits >= 0 && cli_tsv_num (t, r, fits) == 0 ? " (OOM)" : "");
+      cli_tsv_put_label (out, name);
       for (gint i = 0; i < n; i++)
         {
           g_string_append_c (out, '\t');
@@ -191,6 +193,8 @@ cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **e
                        MAX (0.0, cli_tsv_num (t, r, reserved) - cli_tsv_num (t, r, alloc)) / GiB);
       g_string_append_c (out, '\t');
       cli_tsv_put_num (out, cli_tsv_num (t, r, ctx) / GiB);
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out, cli_tsv_num (t, r, cap) / GiB);
       g_string_append_c (out, '\n');
     }
   if (rows == 0)

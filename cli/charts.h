@@ -23,8 +23,10 @@ char *cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, ch
  * label, then GiB per memory category at the peak (peak_<category>, every category in the
  * ledger's order so colours agree between charts; the script hides all-zero ones), the
  * allocator's cache (peak_reserved − peak_allocated) and the CUDA context, so a bar's top
- * is device-used memory. Failed rows are left out. *capacity: the largest capacity, GiB. */
-char *cli_charts_breakdown_data (const char *results_tsv, double *capacity, GError **error);
+ * is device-used memory, then the row's GPU capacity (GiB; batches may mix GPUs). Rows that
+ * ran out of memory (fits 0) get " (OOM)" after their label: their figures are what was
+ * held when a request failed, a lower bound. Failed rows are left out. */
+char *cli_charts_breakdown_data (const char *results_tsv, GError **error);
 
 /* Step-time breakdown (rank 0): label, forward, backward, recompute, optimizer, exposed
  * communication, offload stall, pipeline bubble (columns that do not exist yet are 0), and

@@ -147,9 +147,7 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
   const char *unit = "";
   if (strcmp (kind, "breakdown") == 0)
     {
-      double cap = 0;
-      data = cli_charts_breakdown_data (rows, &cap, error);
-      extra = g_strdup_printf ("%.6g", cap);
+      data = cli_charts_breakdown_data (rows, error);
       title = g_strdup_printf ("%s — device memory at the peak by category", name);
     }
   else if (strcmp (kind, "steptime") == 0)

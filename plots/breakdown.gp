@@ -1,19 +1,21 @@
 # plots/breakdown.gp — device memory at the peak for each scenario of a batch, stacked by
 # category (plus the allocator's cache and the CUDA context, so a bar's top is device-used
-# memory, what nvidia-smi shows), with the GPU's capacity as a dashed line.
+# memory, what nvidia-smi shows), with each GPU's capacity: a dashed line when every
+# scenario has the same GPU, else a black mark over each bar at its own GPU's capacity.
 #
-# Usage: gnuplot -c plots/breakdown.gp IN.tsv OUT.png|OUT.svg [TITLE] [CAPACITY_GIB]
+# Usage: gnuplot -c plots/breakdown.gp IN.tsv OUT.png|OUT.svg [TITLE]
 # IN.tsv (made by `stepsim plot breakdown`): header "label <category>… allocator cache
-# CUDA context", one row per scenario, values in GiB. All-zero columns are left out of the
-# chart and its key; columns keep the colours of memory.gp (style.gp linetypes).
+# CUDA context capacity", one row per scenario, values in GiB; a label ending in "(OOM)"
+# is a scenario that ran out of memory (its bar: what was held at the failure). All-zero
+# columns are left out of the chart and its key; columns keep the colours of memory.gp
+# (style.gp linetypes).
 
-if (ARGC < 2) { print 'usage: gnuplot -c breakdown.gp IN.tsv OUT.png|OUT.svg [TITLE] [CAPACITY_GIB]'; exit status 2 }
+if (ARGC < 2) { print 'usage: gnuplot -c breakdown.gp IN.tsv OUT.png|OUT.svg [TITLE]'; exit status 2 }
 style_out = ARG2
 script_dir = system(sprintf("dirname '%s'", ARG0))
 load sprintf('%s/style.gp', script_dir)
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'device memory at the peak'
-capacity = (ARGC >= 4 && ARG4 ne '') ? real(ARG4) : 0
 ncol = int(system(sprintf("head -n 1 '%s' | awk -F'\t' '{print NF}'", ARG1)))
 nrow = int(system(sprintf("tail -n +2 '%s' | grep -c .", ARG1)))
 
@@ -32,17 +34,20 @@ set lmargin 24
 set xrange [-0.6:nrow - 0.4]
 set yrange [0:*]
 set bmargin 10
+set offsets 0, 0, graph 0.06, 0   # headroom above the tallest bar or capacity mark
 
 cmd = ''
-do for [i=2:ncol] {
+do for [i=2:ncol-1] {
   stats ARG1 using i nooutput
   if (STATS_max > 0) {
     cmd = cmd . sprintf("'%s' using %d:xtic(1) lt %d title columnhead(%d), ", ARG1, i, i - 1, i)
   }
 }
 if (strlen(cmd) == 0) { print 'breakdown.gp: nothing to plot'; exit status 1 }
-if (capacity > 0) {
-  set yrange [0:*]
-  cmd = cmd . sprintf("%g with lines dt 2 lw 2 lc rgb '#000000' title sprintf('capacity %%.1f GiB', %g), ", capacity, capacity)
+stats ARG1 using ncol nooutput
+if (STATS_min == STATS_max) {
+  cmd = cmd . sprintf("%g with lines dt 2 lw 2 lc rgb '#000000' title sprintf('capacity %%.1f GiB', %g), ", STATS_max, STATS_max)
+} else {
+  cmd = cmd . sprintf("'%s' using 0:%d:(0.42) with xerrorbars pt -1 lw 3 lc rgb '#000000' title 'capacity of its GPU', ", ARG1, ncol)
 }
 eval('plot ' . cmd[1:strlen(cmd)-2])

@@ -62,17 +62,26 @@ static const char results[] =
 static void
 test_breakdown (void)
 {
-  double cap = 0;
-  g_autofree char *d = cli_charts_breakdown_data (results, &cap, NULL);
+  g_autofree char *d = cli_charts_breakdown_data (results, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (d);
-  CU_ASSERT_EQUAL (cap, 80.0);
   g_auto (GStrv) lines = g_strsplit (d, "\n", -1);
   CU_ASSERT_TRUE (g_str_has_prefix (lines[0], "label\tweights\tmaster_weights\tgradients"));
-  CU_ASSERT_TRUE (g_str_has_suffix (lines[0], "\tallocator cache\tCUDA context"));
-  /* weights 1, activations 2 (5th category), others 0, cache 4 − 3 = 1, context 1 */
-  CU_ASSERT_STRING_EQUAL (lines[1], "mb=2\t1\t0\t0\t0\t2\t0\t0\t0\t0\t0\t1\t1");
+  CU_ASSERT_TRUE (g_str_has_suffix (lines[0], "\tallocator cache\tCUDA context\tcapacity"));
+  /* weights 1, activations 2 (5th category), others 0, cache 4 − 3 = 1, context 1,
+   * capacity 80 GiB */
+  CU_ASSERT_STRING_EQUAL (lines[1], "mb=2\t1\t0\t0\t0\t2\t0\t0\t0\t0\t0\t1\t1\t80");
   CU_ASSERT_TRUE (g_str_has_prefix (lines[2], "mb=1\t1\t"));
   CU_ASSERT_STRING_EQUAL (lines[3], ""); /* the failed row is left out */
+  /* GPUs of different sizes in one batch: each row carries its own capacity; a row that ran
+   * out of memory is labelled (its figures are a lower bound) */
+  g_autofree char *mixed = cli_charts_breakdown_data (
+    "label\tstatus\tfits\tpeak_allocated\tpeak_reserved\tcuda_context\tcapacity\n"
+    "big\tok\t1\t1073741824\t1073741824\t1073741824\t85899345920\n"
+    "small\tok\t0\t1073741824\t1073741824\t1073741824\t25769803776\n", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (mixed);
+  g_auto (GStrv) m = g_strsplit (mixed, "\n", -1);
+  CU_ASSERT_TRUE (g_str_has_prefix (m[1], "big\t") && g_str_has_suffix (m[1], "\t80"));
+  CU_ASSERT_TRUE (g_str_has_prefix (m[2], "small (OOM)\t") && g_str_has_suffix (m[2], "\t24"));
 }
 
 static void
