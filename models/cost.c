@@ -1,4 +1,5 @@
-/* models/cost.c — per-block FLOPs, HBM bytes, workspace and saved activations (cost.h).
+/* models/cost.c — per-layer FLOPs, HBM bytes, workspace and saved activations (cost.h), and
+ * the primitives cost_ends.c shares for the embedding, the head and the step totals.
  *
  * Units: FLOP and bytes, as doubles (SI). Notation as in cost.h; T = b·s tokens, q = a·d
  * (query width), c = k·d (key/value width), m = tokens entering the MLP GEMMs (T, or T·top-k
@@ -76,33 +77,13 @@
  * Under full checkpointing a layer keeps only its input, e·T·h (Table 2: 2sbh).
  */
 #include "config.h"
-#include "models/cost.h"
+#include "models/cost-private.h"
 
 #include <string.h>
 
-typedef struct
-{
-  double b, s, T, h, a, q, c, i, V, e, w;
-  double ea;       /* bytes of what autocast keeps in fp32 (softmax, norms); e without it */
-  gboolean autocast;
-  double qkv_in;   /* copies of the QKV input saved: 3 under autocast with separate q, k, v */
-  double mlp_in;   /* copies of the MLP input saved: 2 under autocast with separate gate, up */
-  double sm_in;    /* 1 if softmax keeps its input for backward (PyTorch <= 1.10), else 0 */
-  double s_kv;     /* keys per query seen by flash attention (sliding window) */
-  double E, k;     /* experts and top-k; E = 0 for dense, then k = 1 */
-  double m;        /* tokens through the MLP GEMMs: T·k */
-  double touched;  /* experts whose weights are read: 1 dense, min(E, T·k) MoE */
-  double drop;     /* 1 if dropout > 0, else 0 */
-  double norm_w;   /* parameters of one norm */
-  gboolean rotary; /* rotary positions applied to q and k */
-  gboolean alibi;  /* ALiBi bias added to the scores (MPT) */
-  gboolean frozen; /* LoRA/QLoRA: base weights frozen (finetune.h) */
-  gboolean nf4;    /* QLoRA: base linear weights stored as NF4, dequantized per use */
-  const ModelFinetune *ft;
-} Dims;
 
-static Dims
-dims_of (const ModelArch *arch, const ModelCostParams *p)
+Dims
+cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
 {
   Dims d;
   d.b = (double) p->micro_batch;
@@ -140,8 +121,8 @@ dims_of (const ModelArch *arch, const ModelCostParams *p)
   return d;
 }
 
-static void
-add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
+void
+cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
 {
   g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
   pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes, 0 };
@@ -151,18 +132,18 @@ add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, doubl
 }
 
 /* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype. */
-static void
-add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n, double p,
+void
+cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n, double p,
           double weights)
 {
-  add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
+  cost_add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
   pass->ops[pass->n_ops - 1].bwd_factor = d->frozen ? 1 : 0;
 }
 
-static void
-add_elementwise (ModelPass *pass, const char *name, double bytes)
+void
+cost_add_elementwise (ModelPass *pass, const char *name, double bytes)
 {
-  add_op (pass, name, MODEL_OP_ELEMENTWISE, 0, bytes);
+  cost_add_op (pass, name, MODEL_OP_ELEMENTWISE, 0, bytes);
 }
 
 /* Backward = forward ops in reverse: GEMM 2× FLOPs and bytes; element-wise 2× bytes;
@@ -170,8 +151,8 @@ add_elementwise (ModelPass *pass, const char *name, double bytes)
  * (logsumexp, delta). A GEMM with frozen weights computes dX only (reads dY and W, writes
  * dX): 1× its forward FLOPs and bytes (LoRA: Hu et al. 2021 §4.2, no gradients or
  * optimizer states for the frozen weights). */
-static void
-mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
+void
+cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
 {
   for (guint j = fwd->n_ops; j-- > 0;)
     {
@@ -179,7 +160,7 @@ mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
       gboolean attn = op->op_class == MODEL_OP_ATTENTION;
       double k = op->bwd_factor > 0 ? op->bwd_factor : 2.0, f = attn ? 2.5 : k;
       double extra = attn ? attn_extra : 0.0;
-      add_op (bwd, op->name, op->op_class, f * op->flops, k * op->bytes + extra);
+      cost_add_op (bwd, op->name, op->op_class, f * op->flops, k * op->bytes + extra);
       if (attn)
         bwd->model_flops -= 0.5 * op->flops;
     }
@@ -191,19 +172,19 @@ attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
   double scores = d->b * d->a * d->s * d->s; /* elements of the s×s score matrices */
   if (flash)
     {
-      add_op (fwd, "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
+      cost_add_op (fwd, "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
               d->e * d->T * (2 * d->q + 2 * d->c));
       return;
     }
   /* S = Q·Kᵀ per head: 2·s·s·d each, a heads, b sequences; reads q, k, writes S. */
-  add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+  cost_add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
           d->e * d->T * (d->q + d->c) + d->e * scores);
   if (d->alibi)
-    add_elementwise (fwd, "alibi", 2 * d->e * scores);
-  add_elementwise (fwd, "softmax", 2 * d->e * scores);
+    cost_add_elementwise (fwd, "alibi", 2 * d->e * scores);
+  cost_add_elementwise (fwd, "softmax", 2 * d->e * scores);
   if (d->drop > 0)
-    add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
-  add_op (fwd, "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+    cost_add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
+  cost_add_op (fwd, "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
           d->e * scores + d->e * d->T * (d->c + d->q));
 }
 
@@ -213,25 +194,25 @@ mlp_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
   double h = d->h, i = d->i, m = d->m, n = d->touched;
   if (arch->n_experts > 0)
     {
-      add_gemm (fwd, d, "router", d->T, h, d->E, h * d->E);
-      add_elementwise (fwd, "moe_dispatch", d->e * d->T * h + d->e * m * h);
+      cost_add_gemm (fwd, d, "router", d->T, h, d->E, h * d->E);
+      cost_add_elementwise (fwd, "moe_dispatch", d->e * d->T * h + d->e * m * h);
     }
   if (arch->mlp == MODEL_MLP_SWIGLU)
     {
       double bias = arch->mlp_bias ? 1.0 : 0.0;
-      add_gemm (fwd, d, "mlp_gate_up", m, h, 2 * i, n * (2 * h * i + bias * 2 * i));
-      add_elementwise (fwd, "mlp_act", 3 * d->e * m * i); /* read gate, up; write product */
-      add_gemm (fwd, d, "mlp_down", m, i, h, n * (i * h + bias * h));
+      cost_add_gemm (fwd, d, "mlp_gate_up", m, h, 2 * i, n * (2 * h * i + bias * 2 * i));
+      cost_add_elementwise (fwd, "mlp_act", 3 * d->e * m * i); /* read gate, up; write product */
+      cost_add_gemm (fwd, d, "mlp_down", m, i, h, n * (i * h + bias * h));
     }
   else
     {
       double bias = arch->mlp_bias ? 1.0 : 0.0;
-      add_gemm (fwd, d, "mlp_fc", m, h, i, n * (h * i + bias * i));
-      add_elementwise (fwd, "mlp_act", 2 * d->e * m * i);
-      add_gemm (fwd, d, "mlp_proj", m, i, h, n * (i * h + bias * h));
+      cost_add_gemm (fwd, d, "mlp_fc", m, h, i, n * (h * i + bias * i));
+      cost_add_elementwise (fwd, "mlp_act", 2 * d->e * m * i);
+      cost_add_gemm (fwd, d, "mlp_proj", m, i, h, n * (i * h + bias * h));
     }
   if (arch->n_experts > 0)
-    add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
+    cost_add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
 }
 
 /* LoRA adapters (finetune.h): for each targeted projection the GEMMs A (tokens × in → r)
@@ -259,9 +240,9 @@ lora_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
       bb += d->e * tok * r + d->w * r * out * n + d->e * tok * out;
       add += 5 * d->e * tok * out;
     }
-  add_op (fwd, "lora_a", MODEL_OP_GEMM, fa, ba);
-  add_op (fwd, "lora_b", MODEL_OP_GEMM, fb, bb);
-  add_elementwise (fwd, "lora_scale_add", add);
+  cost_add_op (fwd, "lora_a", MODEL_OP_GEMM, fa, ba);
+  cost_add_op (fwd, "lora_b", MODEL_OP_GEMM, fb, bb);
+  cost_add_elementwise (fwd, "lora_scale_add", add);
   fwd->ops[fwd->n_ops - 1].bwd_factor = 0.4;
 }
 
@@ -307,7 +288,7 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
                * dtype, bnb_4bit_compute_dtype); redone once in backward (1×) */
     {
       double n = (double) model_finetune_layer_linear_params (arch);
-      add_elementwise (fwd, "nf4_dequant",
+      cost_add_elementwise (fwd, "nf4_dequant",
                        n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + 2));
       fwd->ops[fwd->n_ops - 1].bwd_factor = 1;
     }
@@ -315,17 +296,17 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
     lora_fwd (fwd, d, arch);
   double T = d->T, h = d->h, q = d->q, c = d->c, e = d->e;
   double norm = 2 * e * T * h + d->w * d->norm_w;
-  add_elementwise (fwd, "norm1", norm);
-  add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
+  cost_add_elementwise (fwd, "norm1", norm);
+  cost_add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
   if (d->rotary)
-    add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
+    cost_add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
   attention_core_fwd (fwd, d, flash);
-  add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));
+  cost_add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));
   /* x + dropout(o): read both, write the sum (+ the 1-byte mask). */
-  add_elementwise (fwd, "residual1", 3 * e * T * h + d->drop * T * h);
-  add_elementwise (fwd, "norm2", norm);
+  cost_add_elementwise (fwd, "residual1", 3 * e * T * h + d->drop * T * h);
+  cost_add_elementwise (fwd, "norm2", norm);
   mlp_fwd (fwd, d, arch);
-  add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
+  cost_add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
 }
 
 /* What eager attention's core saves: softmax output, dropout mask and output (the AV
@@ -362,8 +343,6 @@ layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
   return act + d->drop * T * h + lora_saved (d, arch, NULL, 0, NULL);
 }
 
-static gboolean params_ok (const ModelArch *arch, const ModelCostParams *p);
-
 static void
 push (double *sizes, guint max, guint *n, double bytes)
 {
@@ -375,8 +354,8 @@ guint
 model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p, double *sizes,
                                 guint max)
 {
-  g_return_val_if_fail (params_ok (arch, p), 0);
-  Dims d = dims_of (arch, p);
+  g_return_val_if_fail (cost_params_ok (arch, p), 0);
+  Dims d = cost_dims_of (arch, p);
   double T = d.T, h = d.h, e = d.e, scores = d.b * d.a * d.s * d.s;
   guint n = 0;
   /* Same terms as layer_act_saved(), one tensor each. */
@@ -438,8 +417,8 @@ layer_bwd_workspace (const Dims *d, const ModelArch *arch, gboolean flash)
   return 2 * e * T * d->h + MAX (attn, mlp);
 }
 
-static gboolean
-params_ok (const ModelArch *arch, const ModelCostParams *p)
+gboolean
+cost_params_ok (const ModelArch *arch, const ModelCostParams *p)
 {
   return arch != NULL && p != NULL && p->micro_batch >= 1 && p->seq_len >= 1 && p->act_bytes > 0
          && p->weight_bytes > 0;
@@ -450,11 +429,11 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
 {
   ModelBlockCost cost;
   memset (&cost, 0, sizeof cost);
-  g_return_val_if_fail (params_ok (arch, p), cost);
-  Dims d = dims_of (arch, p);
+  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  Dims d = cost_dims_of (arch, p);
   gboolean flash = p->flash_attention;
   layer_fwd (&cost.fwd, &d, arch, flash);
-  mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
+  cost_mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
   /* Eager scores before the softmax; fp32 under autocast (the fp32 mask's add promotes). */
   cost.fwd.workspace = flash ? 0.0 : d.ea * d.b * d.a * d.s * d.s;
   cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
@@ -471,105 +450,4 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   double scores = d.b * d.a * d.s * d.s;
   cost.act_attn_core = flash ? 4 * d.b * d.a * d.s : attn_core_saved (&d, scores);
   return cost;
-}
-
-ModelBlockCost
-model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
-{
-  ModelBlockCost cost;
-  memset (&cost, 0, sizeof cost);
-  g_return_val_if_fail (params_ok (arch, p), cost);
-  Dims d = dims_of (arch, p);
-  /* Gather: read int64 ids and T rows of the table, write e·T·h. Backward (2×) reads the
-   * gradient and ids and scatter-adds into at most T rows of the embedding gradient. */
-  add_elementwise (&cost.fwd, "embed_gather", 8 * d.T + d.w * d.T * d.h + d.e * d.T * d.h);
-  if (arch->learned_positions) /* + wpe rows 0..s−1, broadcast over the batch */
-    add_elementwise (&cost.fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
-  gboolean bert = arch->family == MODEL_FAMILY_BERT;
-  if (bert) /* + token-type rows, then LayerNorm (cost.h) */
-    {
-      add_elementwise (&cost.fwd, "type_embed", 8 * d.T + d.w * 2 * d.h + 2 * d.e * d.T * d.h);
-      add_elementwise (&cost.fwd, "embed_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
-    }
-  if (d.drop > 0)
-    add_elementwise (&cost.fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
-  if (!d.frozen) /* a frozen embedding needs no gradient, nor does anything before it */
-    mirror_backward (&cost.fwd, &cost.bwd, 0);
-  cost.act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
-  if (bert) /* type ids, LayerNorm input, its fp32 mean and rstd */
-    cost.act_saved += 8 * d.T + d.e * d.T * d.h + 8 * d.T;
-  cost.act_checkpoint = 8 * d.T;
-  return cost;
-}
-
-/* BertPooler (dense h×h + tanh on the [CLS] token) + dropout + classifier + loss; cost.h. */
-static ModelBlockCost
-bert_head (const ModelArch *arch, const Dims *d)
-{
-  ModelBlockCost cost;
-  memset (&cost, 0, sizeof cost);
-  double n = (double) arch->num_labels, B = d->b;
-  add_gemm (&cost.fwd, d, "pooler", B, d->h, d->h, d->h * d->h + d->h);
-  add_elementwise (&cost.fwd, "pooler_tanh", 2 * d->e * B * d->h);
-  add_gemm (&cost.fwd, d, "classifier", B, d->h, n, d->h * n + n);
-  add_elementwise (&cost.fwd, "cross_entropy", d->e * B * n + 2 * 4 * B * n);
-  mirror_backward (&cost.fwd, &cost.bwd, 0);
-  cost.fwd.workspace = 4 * B * n;
-  cost.bwd.workspace = 2 * 4 * B * n;
-  cost.act_saved = d->e * d->T * d->h + 2 * d->e * B * d->h + d->drop * B * d->h
-                   + d->sm_in * 4 * B * n; /* log_softmax's input, PyTorch <= 1.10 */
-  cost.act_checkpoint = d->e * d->T * d->h;
-  return cost;
-}
-
-ModelBlockCost
-model_cost_head (const ModelArch *arch, const ModelCostParams *p)
-{
-  ModelBlockCost cost;
-  memset (&cost, 0, sizeof cost);
-  g_return_val_if_fail (params_ok (arch, p), cost);
-  Dims d = dims_of (arch, p);
-  if (arch->family == MODEL_FAMILY_BERT)
-    return bert_head (arch, &d);
-  double TV = d.T * d.V;
-  add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
-  /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
-  add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
-  /* Loss: read e-byte logits, write the fp32 copy, read it for log-softmax/NLL. */
-  add_elementwise (&cost.fwd, "cross_entropy", d.e * TV + 2 * 4 * TV);
-  mirror_backward (&cost.fwd, &cost.bwd, 0);
-  /* fp32 logits: HF transformers upcasts them for the loss (LlamaForCausalLM.forward,
-   * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
-   * with their fp32 gradient. */
-  cost.fwd.workspace = 4 * TV;
-  cost.bwd.workspace = 2 * 4 * TV;
-  /* final-norm input and LM-head input; PyTorch <= 1.10: log_softmax also keeps its input,
-   * the fp32 logits, from the forward to the backward */
-  cost.act_saved = 2 * d.e * d.T * d.h + d.sm_in * 4 * TV;
-  cost.act_checkpoint = d.e * d.T * d.h;
-  return cost;
-}
-
-double
-model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p)
-{
-  g_return_val_if_fail (params_ok (arch, p), 0.0);
-  ModelBlockCost layer = model_cost_layer (arch, p);
-  ModelBlockCost emb = model_cost_embedding (arch, p);
-  ModelBlockCost head = model_cost_head (arch, p);
-  /* Model FLOPs: forward once, backward as 2× forward (Narayanan et al. 2021 §5.1), the
-   * frozen GEMMs' backward 1× (mirror_backward). */
-  return (double) arch->n_layers * (layer.fwd.flops + layer.bwd.model_flops) + emb.fwd.flops
-         + emb.bwd.model_flops + head.fwd.flops + head.bwd.model_flops;
-}
-
-double
-model_cost_korthikanti_flops (guint64 batch, guint64 n_layers, guint64 seq_len, guint64 hidden,
-                              guint64 vocab)
-{
-  /* Korthikanti et al. 2022 (arXiv 2205.05198) §6: 72·B·L·s·h²·(1 + s/(6h) + V/(12hL)),
-   * i.e. 3 × (L·(24·B·s·h² + 4·B·s²·h) + 2·B·s·h·V). */
-  double B = (double) batch, L = (double) n_layers, s = (double) seq_len;
-  double h = (double) hidden, V = (double) vocab;
-  return 72.0 * B * L * s * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * h * L));
 }

@@ -3,7 +3,7 @@ noinst_LIBRARIES += models/libstepsim_models.a
 models_libstepsim_models_a_SOURCES = \
 	models/arch.c models/arch.h \
 	models/hf_config.c \
-	models/cost.c models/cost.h \
+	models/cost.c models/cost_ends.c models/cost.h models/cost-private.h \
 	models/finetune.c models/finetune.h \
 	models/stack.c models/stack_params.c models/stack.h \
 	models/parallel.c models/parallel.h \
