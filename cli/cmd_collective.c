@@ -102,23 +102,35 @@ sweep (const char *what, const CollOptions *o, GError **error)
   HwCollectiveKind kind = HW_COLLECTIVE_ALL_REDUCE;
   HwCollectiveAlgorithm algo = HW_ALGORITHM_AUTO;
   double lo = 8, hi = 8.0 * 1024 * 1024 * 1024;
-  if ((o->op && !parse_kind (o->op, &kind, error))
-      || (o->algorithm && !hw_collective_algorithm_from_string (o->algorithm, &algo, error))
-      || (o->min && !sim_units_parse (o->min, SIM_DIM_BYTES, &lo, error))
-      || (o->max && !sim_units_parse (o->max, SIM_DIM_BYTES, &hi, error))
-      || !load_cluster (what, o->nodes, &node, &n_nodes, &fabric, error))
-    {
-      hw_node_spec_clear (&node);
-      return 1;
-    }
+  /* the options are command-line usage (exit 2), the node or scenario is input (exit 1) */
+  if (o->op && !parse_kind (o->op, &kind, error))
+    return g_prefix_error (error, "collective: "), 2; /* names --op itself */
+  if (o->algorithm && !hw_collective_algorithm_from_string (o->algorithm, &algo, error))
+    return g_prefix_error (error, "collective: --algorithm: "), 2;
+  if (o->min && !sim_units_parse (o->min, SIM_DIM_BYTES, &lo, error))
+    return g_prefix_error (error, "collective: --min: "), 2;
+  if (o->max && !sim_units_parse (o->max, SIM_DIM_BYTES, &hi, error))
+    return g_prefix_error (error, "collective: --max: "), 2;
   if (!(lo <= hi))
     {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--min %s is above --max %s",
-                   o->min, o->max);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "collective: --min %s is above --max %s", o->min, o->max);
+      return 2;
+    }
+  if (!load_cluster (what, o->nodes, &node, &n_nodes, &fabric, error))
+    {
       hw_node_spec_clear (&node);
       return 1;
     }
   guint n = node.n_gpus * n_nodes;
+  if (n < 2)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: a collective needs at least 2 GPUs, the cluster has 1 (give --nodes, "
+                   "or a node of several GPUs)", what);
+      hw_node_spec_clear (&node);
+      return 1;
+    }
   printf ("# %s, %s, %u GPUs (%u node%s of %s), simulated on an idle cluster\n",
           hw_collective_kind_name (kind), hw_collective_algorithm_name (algo), n, n_nodes,
           n_nodes > 1 ? "s" : "", node.name ? node.name : node.gpu->name);

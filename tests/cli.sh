@@ -200,7 +200,14 @@ done
 "$STEPSIM" collective DGX-H100 --nodes 0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --nodes 0: exit 2" || bad "collective --nodes 0: exit 2 (got $rc)"
 "$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?
-[ $rc -eq 1 ] && ok "collective --min above --max: exit 1" || bad "collective --min above --max: exit 1 (got $rc)"
+[ $rc -eq 2 ] && ok "collective --min above --max: usage error, exit 2" || bad "collective --min above --max: exit 2 (got $rc)"
+for args in "--op foo" "--algorithm foo" "--min 1"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" collective DGX-H100 $args >/dev/null 2>coll.err; rc=$?
+  check "collective $args: usage error naming the option (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q -- '--' coll.err"
+done
+"$STEPSIM" collective "$s1" >coll1.out 2>coll1.err; rc=$?
+check "collective on a one-GPU scenario: one error, exit 1, no CRITICAL" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <coll1.err) -eq 1 ] && grep -q 'at least 2 GPUs' coll1.err && ! grep -q CRITICAL coll1.err"
 
 # --- collectives, nccl-tests style ---
 # Validation: 8x A100 NVLink 3 all-reduce bus bandwidth measured at about 235 GB/s
