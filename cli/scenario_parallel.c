@@ -5,7 +5,7 @@
  * (default 25 MiB), prefetch (layers, default 1), algorithm (auto | ring | tree |
  * hierarchical), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
- * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors >= 1).
+ * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
 #include "config.h"
 #include "cli/scenario_private.h"
@@ -90,10 +90,11 @@ parse_straggler (const char *item, guint n_ranks, CliSlowdown *out, GError **err
   g_strstrip (parts[1]);
   if (!sim_units_parse_count (parts[0], &rank, error) || !sim_units_parse_number (parts[1], &factor, error))
     return FALSE;
-  if (rank >= n_ranks || !(factor >= 1) || !isfinite (factor))
+  /* a straggler 100× slower is already a broken GPU; far larger factors only overflow times */
+  if (rank >= n_ranks || !(factor >= 1 && factor <= 100))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "'%s': rank must be below %u and the factor at least 1", item, n_ranks);
+                   "'%s': rank must be below %u and the factor in [1, 100]", item, n_ranks);
       return FALSE;
     }
   *out = (CliSlowdown){ (guint) rank, factor };

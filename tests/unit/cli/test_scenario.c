@@ -210,6 +210,9 @@ test_ignored_or_impossible_keys (void)
   CU_ASSERT_PTR_NOT_NULL (ok);
   expect_error (base, (const char *[]){ "parallel.prefetch=17", NULL },
                 (const char *[]){ "[parallel]", "prefetch", "16", NULL });
+  /* a straggler factor that would overflow the simulated times */
+  expect_error (base, (const char *[]){ "run.stragglers=0:1e308", NULL },
+                (const char *[]){ "[run]", "stragglers", "[1, 100]", NULL });
 }
 
 /* The framework switches parse as booleans, default off, and reject anything else naming
