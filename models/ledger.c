@@ -330,7 +330,10 @@ double
 model_ledger_peak_reserved (const ModelLedger *ledger, guint rank)
 {
   g_return_val_if_fail (rank < ledger->n_ranks, 0);
-  return model_allocator_peak_reserved (ledger->ranks[rank].alloc);
+  /* Never below what was allocated: a request beyond any GPU is booked by the allocator at
+   * MODEL_ALLOCATOR_MAX_REQUEST, while the ledger keeps its real size. */
+  return MAX (model_allocator_peak_reserved (ledger->ranks[rank].alloc),
+              model_ledger_peak (ledger, rank));
 }
 
 gboolean

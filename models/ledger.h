@@ -85,7 +85,8 @@ double model_ledger_peak_time (const ModelLedger *ledger, guint rank);
 const char *model_ledger_peak_task (const ModelLedger *ledger, guint rank);
 double model_ledger_peak_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category);
 
-/* Reserved bytes of `rank` now and at their highest (the allocator's segments). */
+/* Reserved bytes of `rank` now and at their highest (the allocator's segments; the peak is
+ * never below the peak allocated, even when a request beyond any GPU was booked smaller). */
 double model_ledger_current_reserved (const ModelLedger *ledger, guint rank);
 double model_ledger_peak_reserved (const ModelLedger *ledger, guint rank);
 
