@@ -101,6 +101,9 @@ cli_input_read (const char *path, char **text, gsize *length, GError **error)
                    "UTF-8)", path, line, (guint) (guint8) *bad);
       return FALSE;
     }
+  /* a UTF-8 byte-order mark (what some Windows editors write first) is not content */
+  if (buf->len >= 3 && memcmp (buf->data, "\xEF\xBB\xBF", 3) == 0)
+    g_byte_array_remove_range (buf, 0, 3);
   if (length != NULL)
     *length = buf->len;
   g_byte_array_append (buf, (const guint8 *) "", 1);

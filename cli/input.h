@@ -15,7 +15,7 @@ enum
  * NUL, `length` may be NULL). FALSE + G_FILE_ERROR whose message starts with the path when
  * the file cannot be opened or read, is not a regular file, is larger than
  * CLI_INPUT_MAX_BYTES, or holds a NUL byte (not a text file: GKeyFile would silently stop
- * there). *text is untouched on failure. */
+ * there). A leading UTF-8 byte-order mark is dropped. *text is untouched on failure. */
 gboolean cli_input_read (const char *path, char **text, gsize *length, GError **error);
 
 /* Reads `path` with cli_input_read() and parses it into `kf` (GKeyFile syntax only: no

@@ -39,8 +39,8 @@ check_hardware (const ModelOffload *o, const HwNodeSpec *node, GError **error)
 {
   if (o->optimizer != MODEL_OFFLOAD_NONE && (node->cpu_cores == 0 || node->cpu_adam_rate <= 0))
     return fail_key ("optimizer",
-                     g_strdup_printf ("the optimizer step on the host needs cpu_cores and "
-                                      "cpu_adam_rate > 0 on node '%s'",
+                     g_strdup_printf ("the optimizer step on the host needs [cluster] "
+                                      "cpu_cores and cpu_adam_rate > 0 on node '%s'",
                                       node->name ? node->name : "custom"),
                      error);
   const char *nvme_key = o->optimizer == MODEL_OFFLOAD_NVME    ? "optimizer"

@@ -46,6 +46,13 @@ test_regular_file (void)
   CU_ASSERT_TRUE (cli_input_read (p, &text, &len, NULL));
   CU_ASSERT_STRING_EQUAL (text, "[a]\nb = µs\n");
   CU_ASSERT_EQUAL (len, strlen ("[a]\nb = µs\n"));
+  /* a byte-order mark first (Windows editors) is dropped: GKeyFile would not read "[a]" */
+  g_autofree char *bom = tmp_path ("bom.ini");
+  g_assert (g_file_set_contents (bom, "\xEF\xBB\xBF[a]\nb = 1\n", -1, NULL));
+  g_autofree char *t2 = NULL;
+  CU_ASSERT_TRUE (cli_input_read (bom, &t2, &len, NULL));
+  CU_ASSERT_STRING_EQUAL (t2, "[a]\nb = 1\n");
+  CU_ASSERT_EQUAL (len, 10);
 }
 
 static void
