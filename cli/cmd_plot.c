@@ -83,6 +83,14 @@ results_text (const char *h5, gboolean batch_only, char **name, GError **error)
         *name = g_path_get_basename (h5);
       return text;
     }
+  if (batch_only && g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
+    {
+      g_error_free (e);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                   "%s: not a batch file (no /results): sweep and penalty charts draw the "
+                   "results of stepsim batch", h5);
+      return NULL;
+    }
   if (batch_only || !g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
     {
       g_propagate_error (error, e);

@@ -147,6 +147,9 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
                            "GPU has no name");
       return FALSE;
     }
+  if (spec->memory_capacity > 1125899906842624.0) /* 1 PiB: beyond any device, and printable */
+    return invalid (spec, "memory", "at most 1 PiB (1125899906842624 B)", spec->memory_capacity,
+                    error);
   if (!check_positive (spec, "memory", spec->memory_capacity, error)
       || !check_rate (spec, "hbm_bandwidth", spec->hbm_bandwidth, 1e9, SIM_DIM_BANDWIDTH, FALSE,
                       error)

@@ -228,6 +228,9 @@ if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep
 expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o short.png 2>err.txt && is_png short.png; then ok "plot sweep: --x key without its group"; else bad "plot sweep: --x key without its group"; cat err.txt; fi
 expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
+"$STEPSIM" run "$s1" -q -o runonly.h5 2>/dev/null
+"$STEPSIM" plot penalty runonly.h5 -o no.png 2>pen.err; rc=$?
+check "plot penalty of a run file: says a batch file is needed (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'not a batch file' pen.err"
 # plot options: malformed or misplaced ones are usage errors (2), a rank the file lacks is an
 # error (1), each one line; nothing written.
 for args in "memory --rank -1" "gantt --ranks abc" "gantt --ranks 0,,1" "gantt --ranks=" \

@@ -193,8 +193,8 @@ static void
 test_validate_rejects (void)
 {
   const HwGpuSpec *base = hw_catalog_gpu ("A100-80GB-SXM", NULL);
-  /* 6–9: values that describe no GPU and would make a step last for ages */
-  for (guint i = 0; i < 10; i++)
+  /* 6–10: values that describe no GPU and would make a step last for ages */
+  for (guint i = 0; i < 11; i++)
     {
       g_autoptr (HwGpuSpec) s = hw_gpu_spec_copy (base);
       switch (i)
@@ -208,6 +208,7 @@ test_validate_rejects (void)
         case 6: s->peak_flops[HW_DTYPE_BF16] = 1e-288; break;
         case 7: s->hbm_efficiency = 1e-300; break;
         case 8: s->hbm_bandwidth = 1e6; break;
+        case 9: s->memory_capacity = 1e30; break;
         default: s->comm_sm_fraction = 1; break;
         }
       g_autoptr (GError) error = NULL;
