@@ -160,11 +160,11 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
     return usage_error (rank, error->message);
   if (*argc != 2)
     return usage_error (rank, "batch: expected exactly one sweep file (see stepsim batch --help)");
-  if (opt->jobs != -1 && opt->jobs < 1)
+  if (opt->jobs != G_MININT && opt->jobs < 1)
     return usage_error (rank, "batch: -j must be at least 1");
   if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
     return usage_error (rank, error->message);
-  if (opt->jobs == -1)
+  if (opt->jobs == G_MININT)
     opt->jobs = (gint) MAX (1u, g_get_num_processors ());
   if (opt->output == NULL)
     {
@@ -269,7 +269,7 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
 int
 cli_cmd_batch (int argc, char **argv)
 {
-  BatchOptions opt = { .jobs = -1 }; /* -1: -j not given */
+  BatchOptions opt = { .jobs = G_MININT }; /* -j not given */
   g_autoptr (GError) error = NULL;
   guint launch = cli_mpi_launch_rank (), rank = launch, size = 1;
   /* Options are parsed before MPI starts (--help exits), printing as rank 0 alone. */

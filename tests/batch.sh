@@ -46,6 +46,7 @@ check "--help lists batch, fit and plot" sh -c "'$STEPSIM' --help | grep -q 'bat
 check "batch --help documents -j" sh -c "'$STEPSIM' batch --help | grep -q -- '--jobs'"
 check "run --help documents --trace" sh -c "'$STEPSIM' run --help | grep -q -- '--trace'"
 expect_rc 2 "batch without a sweep: exit 2" "$STEPSIM" batch
+expect_rc 2 "batch -j 0: usage error" "$STEPSIM" batch mb.ini -j 0 -q -o j0.h5
 expect_rc 2 "fit without --for: exit 2" "$STEPSIM" fit "$s1"
 expect_rc 2 "fit --for nonsense: exit 2" "$STEPSIM" fit "$s1" --for colour
 # fit limits: 0 and negatives alike, above the loader's caps, or given to another search
