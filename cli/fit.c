@@ -387,12 +387,29 @@ step_sets (const StackStep *s, const char *mixed)
   return (char **) g_ptr_array_free (a, FALSE);
 }
 
-/* Runs one step unless it changes nothing; TRUE when it fits. */
+/* The overrides of `sets` that `prev` (the step before, may be NULL) does not have: what the
+ * step adds. New NULL-terminated array of borrowed strings (free the array only). */
+static char **
+added_sets (char **sets, char **prev)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  for (guint i = 0; sets[i] != NULL; i++)
+    if (prev == NULL || !g_strv_contains ((const char *const *) prev, sets[i]))
+      g_ptr_array_add (a, sets[i]);
+  g_ptr_array_add (a, NULL);
+  return (char **) g_ptr_array_free (a, FALSE);
+}
+
+/* Runs one step unless it changes nothing — every override it adds to the step before
+ * `prev` (NULL for none) already holds in the scenario; TRUE when it fits. */
 static gboolean
-try_step (Ctx *ctx, GKeyFile *kf, const StackStep *s, const char *mixed, gint *first_fit)
+try_step (Ctx *ctx, GKeyFile *kf, const StackStep *s, const StackStep *prev, const char *mixed,
+          gint *first_fit)
 {
   char **sets = step_sets (s, mixed);
-  if (already_set (kf, sets))
+  g_auto (GStrv) before = prev != NULL ? step_sets (prev, mixed) : NULL;
+  g_autofree char **added = added_sets (sets, before);
+  if (already_set (kf, added))
     {
       g_strfreev (sets);
       return FALSE;
@@ -445,12 +462,13 @@ search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
     {
       if (one_gpu && g_str_has_prefix (stack_steps[s].label, "+ ZeRO-"))
         continue;
-      if (try_step (ctx, kf, &stack_steps[s], mixed, &first) && !opt->all)
+      if (try_step (ctx, kf, &stack_steps[s], s > 0 ? &stack_steps[s - 1] : NULL, mixed, &first)
+          && !opt->all)
         break;
     }
   for (guint s = 0; opt->allow_finetune && s < G_N_ELEMENTS (finetune_steps); s++)
     if ((first < 0 || opt->all)
-        && try_step (ctx, kf, &finetune_steps[s], mixed, &first) && !opt->all)
+        && try_step (ctx, kf, &finetune_steps[s], NULL, mixed, &first) && !opt->all)
       break;
   ctx->report->best = first;
   ctx->report->baseline_tokens = baseline_tokens (ctx);

@@ -197,6 +197,19 @@ test_stack_skips_what_is_set (void)
       CU_ASSERT_TRUE (strcmp (label, "+ mixed precision") != 0
                       && strcmp (label, "+ full activation checkpointing") != 0);
     }
+  /* S2 is fp32 with checkpointing already: "+ mixed precision" changes the precision, but
+   * "+ full activation checkpointing" would add nothing to it, so it is not listed */
+  g_autofree char *s2 = stepsim_test_srcpath ("scenarios/s2-llama-2-7b-fp32.ini");
+  g_autoptr (CliFitReport) r2 = cli_fit_search (s2, NULL, CLI_FIT_STACK, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r2);
+  gboolean mixed = FALSE;
+  for (guint i = 0; i < cli_fit_report_n_candidates (r2); i++)
+    {
+      const char *label = cli_fit_report_candidate (r2, i)->label;
+      mixed |= strcmp (label, "+ mixed precision") == 0;
+      CU_ASSERT_STRING_NOT_EQUAL (label, "+ full activation checkpointing");
+    }
+  CU_ASSERT_TRUE (mixed);
 }
 
 static void
