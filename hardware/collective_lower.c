@@ -335,6 +335,31 @@ lower_direct (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const 
   push_phase (plan, phase);
 }
 
+/* A ring across nodes as NCCL runs it: one channel per NIC (at most one per local rank),
+ * each a ring over the same nodes whose local order is rotated by the channel, so channel k
+ * leaves every node from its k-th rank and its node-crossing edges use that rank's NIC
+ * (NCCL builds a ring per channel over the rails). Each channel carries 1/K of the bytes.
+ * FALSE (nothing added) for ranks on one node or not evenly spread over nodes. */
+static gboolean
+add_ring_channels (GArray *phase, const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
+                   guint n, double bytes)
+{
+  guint p_l = 0, m = 0;
+  g_autofree guint *t = group_by_node (c, ranks, n, &p_l, &m);
+  if (t == NULL || m < 2)
+    return FALSE;
+  guint k_max = MAX (1u, MIN (hw_cluster_node_spec (c)->n_nics, p_l));
+  g_autofree guint *ring = g_new (guint, n);
+  for (guint k = 0; k < k_max; k++)
+    {
+      for (guint j = 0; j < m; j++)
+        for (guint i = 0; i < p_l; i++)
+          ring[j * p_l + i] = t[j * p_l + (k + i) % p_l];
+      add_ring_kind (phase, c, kind, ring, n, bytes / k_max);
+    }
+  return TRUE;
+}
+
 GPtrArray *
 hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
                      HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
@@ -360,7 +385,8 @@ hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
       && lower_hierarchical (plan, cluster, kind, ranks, n_ranks, bytes))
     return plan;
   GArray *phase = new_phase ();
-  add_ring_kind (phase, cluster, kind, ranks, n_ranks, bytes);
+  if (!add_ring_channels (phase, cluster, kind, ranks, n_ranks, bytes))
+    add_ring_kind (phase, cluster, kind, ranks, n_ranks, bytes);
   push_phase (plan, phase);
   return plan;
 }

@@ -57,6 +57,22 @@ test_ring_all_reduce (void)
   STEPSIM_ASSERT_REL (t, want, TOL);
 }
 
+/* Ring all-reduce over 2 nodes of 4 GPUs (one 10 GB/s NIC each, rail-optimised): NCCL runs
+ * one channel per NIC, K = 4 rings over the same 8 ranks with the local order rotated, each
+ * on S/K. Each GPU leaves its node in exactly one channel (its NIC carries that channel's
+ * 2(n−1)/n · S/K) and feeds NVSwitch in the K − 1 others; the NICs are the bottleneck here:
+ * max((K−1)/(K·B_NV), 1/(K·B_NIC)) = 1/(K·B_NIC). Every step waits for the inter-node hop:
+ * T = 2(n−1)·α_ex + 2(n−1)/n · S/(K·B_NIC). One ring through one NIC per node would be K×
+ * slower on the bandwidth term. */
+static void
+test_ring_channels_across_nodes (void)
+{
+  double s = 1e9, n = 8, k = 4;
+  double want = 2 * (n - 1) * A_EX + 2 * (n - 1) / n * s / (k * B_NIC);
+  double t = run_fixture (4, 2, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, s);
+  STEPSIM_ASSERT_REL (t, want, 1e-6);
+}
+
 /* All-gather (S = output) and reduce-scatter (S = input): p−1 steps of S/p:
  * T = (p−1)(α + S/(pB)). */
 static void
@@ -395,6 +411,7 @@ test_collective_holds_sms (void)
 static const StepsimTest tests[] = {
   { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
   { "ring all-reduce = 2(p-1)(a + S/(pB))", test_ring_all_reduce },
+  { "ring across nodes: one channel per NIC", test_ring_channels_across_nodes },
   { "ring all-gather, reduce-scatter = (p-1)(a + S/(pB))", test_ring_all_gather_reduce_scatter },
   { "broadcast, send/recv, all-to-all closed forms", test_broadcast_send_all_to_all },
   { "double binary tree all-reduce", test_tree_all_reduce },
