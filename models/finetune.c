@@ -145,15 +145,12 @@ guint64
 model_finetune_layer_adapter_params (const ModelArch *arch, const ModelFinetune *f)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  if (!model_finetune_active (f))
-    return 0;
-  g_autoptr (GArray) l = model_finetune_layer_linears (arch, f);
+  g_autoptr (GArray) t = model_finetune_layer_adapter_tensors (arch, f); /* A and B per target */
   guint64 n = 0;
-  for (guint j = 0; j < l->len; j++)
+  for (guint j = 0; j < t->len; j++)
     {
-      const ModelLinear *x = &g_array_index (l, ModelLinear, j);
-      if (x->targeted)
-        n += f->rank * (x->in + x->out) * x->count;
+      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, j);
+      n += x->rows * x->cols * x->count;
     }
   return n;
 }

@@ -8,7 +8,7 @@ tests_unit_cli_test_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
 # LoRA / QLoRA against the seeds (S4, S7, S8) and the [finetune] group.
 check_PROGRAMS += tests/unit/cli/test_finetune_validation
-tests_unit_cli_test_finetune_validation_SOURCES = tests/unit/cli/test_finetune_validation.c tests/unit/cli/simulate.h
+tests_unit_cli_test_finetune_validation_SOURCES = tests/unit/cli/test_finetune_validation.c tests/unit/cli/simulate.h tests/unit/models/cost_fixture.h
 tests_unit_cli_test_finetune_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_finetune_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
 # Input files (cli/input.h): limits, binary files, printable messages.

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include "models/stack.h"
 #include "tests/unit/cli/simulate.h"
+#include "tests/unit/models/cost_fixture.h"
 
 #define GB 1e9
 
@@ -54,15 +55,7 @@ test_s7_qlora_65b_fits_48gb (void)
 static void
 test_s8_lora_gpt3 (void)
 {
-  ModelArch a = { 0 };
-  model_arch_set_family_defaults (&a, MODEL_FAMILY_GPT2);
-  a.hidden_size = 12288;
-  a.n_layers = 96;
-  a.n_heads = a.n_kv_heads = 96;
-  a.head_dim = 128;
-  a.intermediate_size = 4 * 12288;
-  a.vocab_size = 50257;
-  a.max_positions = 2048;
+  ModelArch a = gpt3_175b ();
   ModelStack s;
   model_stack_init_defaults (&s);
   s.precision = MODEL_PRECISION_BF16;

@@ -1,5 +1,6 @@
-/* tests/unit/models/cost_fixture.h — the small architectures and cost parameters the cost
- * tests share (test_cost.c, test_cost_framework.c). Header-only. */
+/* tests/unit/models/cost_fixture.h — the architectures and cost parameters the cost and
+ * fine-tuning tests share (test_cost*.c, test_finetune.c, cli/test_finetune_validation.c).
+ * Header-only. */
 #pragma once
 
 #include "models/cost.h"
@@ -46,3 +47,10 @@ params (guint64 b, guint64 s, gboolean flash, double dropout)
   return p;
 }
 
+/* GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, h 12288, 96 heads of 128, FFN 4h,
+ * GPT-2 layout (fused c_attn), vocabulary 50257, 2048 positions. */
+static inline ModelArch
+gpt3_175b (void)
+{
+  return gpt_like (12288, 96, 96, 50257);
+}

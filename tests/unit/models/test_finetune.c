@@ -9,6 +9,7 @@
 #include "models/cost.h"
 #include "models/stack.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/cost_fixture.h"
 
 #include <string.h>
 
@@ -73,15 +74,7 @@ test_mixtral_counts (void)
 static void
 test_lora_paper_gpt3_counts (void)
 {
-  ModelArch a = { 0 };
-  model_arch_set_family_defaults (&a, MODEL_FAMILY_GPT2);
-  a.hidden_size = 12288;
-  a.n_layers = 96;
-  a.n_heads = a.n_kv_heads = 96;
-  a.head_dim = 128;
-  a.intermediate_size = 4 * 12288;
-  a.vocab_size = 50257;
-  a.max_positions = 2048;
+  ModelArch a = gpt3_175b ();
   ModelFinetune r1 = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_QV);
   ModelFinetune r8 = lora (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
   CU_ASSERT_EQUAL (a.n_layers * model_finetune_layer_adapter_params (&a, &r1), 4718592);
@@ -177,16 +170,7 @@ test_stored_bytes (void)
 static void
 test_frozen_backward_flops (void)
 {
-  ModelArch a = { 0 };
-  model_arch_set_family_defaults (&a, MODEL_FAMILY_LLAMA);
-  a.hidden_size = 4;
-  a.n_layers = 1;
-  a.n_heads = 2;
-  a.n_kv_heads = 1;
-  a.head_dim = 2;
-  a.intermediate_size = 8;
-  a.vocab_size = 10;
-  a.max_positions = 16;
+  ModelArch a = tiny_llama ();
   ModelCostParams p = { .micro_batch = 1, .seq_len = 3, .act_bytes = 2, .weight_bytes = 2,
                         .flash_attention = TRUE };
   p.finetune = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
@@ -211,16 +195,7 @@ test_frozen_backward_flops (void)
 static void
 test_adapter_activations_and_dequant (void)
 {
-  ModelArch a = { 0 };
-  model_arch_set_family_defaults (&a, MODEL_FAMILY_LLAMA);
-  a.hidden_size = 4;
-  a.n_layers = 1;
-  a.n_heads = 2;
-  a.n_kv_heads = 1;
-  a.head_dim = 2;
-  a.intermediate_size = 8;
-  a.vocab_size = 10;
-  a.max_positions = 16;
+  ModelArch a = tiny_llama ();
   ModelCostParams p = { .micro_batch = 1, .seq_len = 3, .act_bytes = 2, .weight_bytes = 2,
                         .flash_attention = TRUE };
   double base = model_cost_layer (&a, &p).act_saved;
