@@ -5,33 +5,15 @@
  * candidate simulated once. Memory in B, time in s.
  */
 #include "config.h"
-#include "cli/input.h"
-#include "cli/fit.h"
+#include "cli/fit-private.h"
 
 #include <math.h>
 #include <string.h>
 #include "cli/run.h"
 #include "cli/scenario.h"
-#include "cli/sweep.h"
-#include "hardware/gpu.h"
 #include "models/ledger.h"
 #include "sim/units.h"
 
-struct _CliFitReport
-{
-  GPtrArray *candidates; /* CliFitCandidate * */
-  gint best;
-  guint64 value;
-  double baseline_tokens;
-};
-
-typedef struct
-{
-  const char *path;
-  const char *const *sets;
-  CliFitReport *report;
-  GHashTable *memo; /* joined overrides → index + 1 */
-} Ctx;
 
 static const char *const target_names[] = { "micro_batch", "seq_len", "gpus", "stack", NULL };
 
@@ -183,8 +165,8 @@ oom_reason (const CliRunResult *res)
                           100 * res->peak_mix[top] / MAX (res->peak_allocated, 1.0));
 }
 
-static void
-simulate (const Ctx *ctx, CliFitCandidate *c)
+void
+cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
 {
   /* the user's --set first, then the candidate's own overrides, each named as such */
   g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
@@ -217,8 +199,8 @@ simulate (const Ctx *ctx, CliFitCandidate *c)
 }
 
 /* The candidate `sets` (taken), simulated once; returns its index. */
-static guint
-evaluate (Ctx *ctx, const char *label, char **sets)
+guint
+cli_fit_evaluate (Ctx *ctx, const char *label, char **sets)
 {
   char *key = g_strjoinv ("\n", sets);
   guint index = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->memo, key));
@@ -232,14 +214,14 @@ evaluate (Ctx *ctx, const char *label, char **sets)
   c->label = g_strdup (label);
   c->sets = sets;
   c->step_time = c->tokens_per_s = c->device_used = c->capacity = NAN;
-  simulate (ctx, c);
+  cli_fit_simulate (ctx, c);
   g_ptr_array_add (ctx->report->candidates, c);
   g_hash_table_insert (ctx->memo, key, GUINT_TO_POINTER (ctx->report->candidates->len));
   return ctx->report->candidates->len - 1;
 }
 
-static gboolean
-fits_at (Ctx *ctx, guint i)
+gboolean
+cli_fit_fits_at (Ctx *ctx, guint i)
 {
   return cli_fit_report_candidate (ctx->report, i)->status == CLI_FIT_FITS;
 }
@@ -280,7 +262,7 @@ probe_value (guint64 x, gpointer data)
       sets = g_new0 (char *, 2);
       sets[0] = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->fmt, x);
     }
-  return fits_at (p->ctx, evaluate (p->ctx, label, sets));
+  return cli_fit_fits_at (p->ctx, cli_fit_evaluate (p->ctx, label, sets));
 }
 
 /* Index of the candidate whose label is `label` (the answer of a search). */
@@ -330,152 +312,6 @@ search_gpus (Ctx *ctx, const CliFitOptions *opt)
   ctx->report->best = label != NULL ? find_label (ctx->report, label) : -1;
 }
 
-typedef struct
-{
-  const char *label;
-  const char *sets[6]; /* NULL-terminated; "%P" stands for the mixed-precision override */
-} StackStep;
-
-/* The seeds' order (fit.h); each step lists all its overrides. */
-static const StackStep stack_steps[] = {
-  { "as given", { NULL } },
-  { "+ mixed precision", { "%P", NULL } },
-  { "+ full activation checkpointing", { "%P", "training.checkpointing=full", NULL } },
-  { "+ ZeRO-1", { "%P", "training.checkpointing=full", "parallel.data_parallel=zero1", NULL } },
-  { "+ ZeRO-2", { "%P", "training.checkpointing=full", "parallel.data_parallel=zero2", NULL } },
-  { "+ ZeRO-3", { "%P", "training.checkpointing=full", "parallel.data_parallel=zero3", NULL } },
-  { "+ optimizer offload to CPU",
-    { "%P", "training.checkpointing=full", "parallel.data_parallel=zero3", "offload.optimizer=cpu",
-      NULL } },
-  { "+ optimizer offload to NVMe",
-    { "%P", "training.checkpointing=full", "parallel.data_parallel=zero3",
-      "offload.optimizer=nvme", NULL } },
-};
-static const StackStep finetune_steps[] = {
-  /* the frozen base is not offloaded (not modelled with LoRA): parameter offload is dropped */
-  { "LoRA r 16 (mixed precision, ckpt)",
-    { "%P", "training.checkpointing=full", "finetune.method=lora", "finetune.rank=16",
-      "offload.parameters=none", NULL } },
-  { "QLoRA r 16 (mixed precision, ckpt)",
-    { "%P", "training.checkpointing=full", "finetune.method=qlora", "finetune.rank=16",
-      "offload.parameters=none", NULL } },
-};
-
-/* TRUE if every override of `sets` already holds in the scenario text `kf`. */
-static gboolean
-already_set (GKeyFile *kf, char **sets)
-{
-  for (guint i = 0; sets[i] != NULL; i++)
-    {
-      g_autofree char *g = NULL, *k = NULL, *v = NULL;
-      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL))
-        return FALSE;
-      g_autofree char *have = g_key_file_get_value (kf, g, k, NULL);
-      if (have == NULL || strcmp (g_strstrip (have), v) != 0)
-        return FALSE;
-    }
-  return sets[0] != NULL;
-}
-
-static char **
-step_sets (const StackStep *s, const char *mixed)
-{
-  GPtrArray *a = g_ptr_array_new ();
-  for (guint i = 0; s->sets[i] != NULL; i++)
-    g_ptr_array_add (a, g_strdup (strcmp (s->sets[i], "%P") == 0 ? mixed : s->sets[i]));
-  g_ptr_array_add (a, NULL);
-  return (char **) g_ptr_array_free (a, FALSE);
-}
-
-/* The overrides of `sets` that `prev` (the step before, may be NULL) does not have: what the
- * step adds. New NULL-terminated array of borrowed strings (free the array only). */
-static char **
-added_sets (char **sets, char **prev)
-{
-  GPtrArray *a = g_ptr_array_new ();
-  for (guint i = 0; sets[i] != NULL; i++)
-    if (prev == NULL || !g_strv_contains ((const char *const *) prev, sets[i]))
-      g_ptr_array_add (a, sets[i]);
-  g_ptr_array_add (a, NULL);
-  return (char **) g_ptr_array_free (a, FALSE);
-}
-
-/* Runs one step unless it changes nothing — every override it adds to the step before
- * `prev` (NULL for none) already holds in the scenario; TRUE when it fits. */
-static gboolean
-try_step (Ctx *ctx, GKeyFile *kf, const StackStep *s, const StackStep *prev, const char *mixed,
-          gint *first_fit)
-{
-  char **sets = step_sets (s, mixed);
-  g_auto (GStrv) before = prev != NULL ? step_sets (prev, mixed) : NULL;
-  g_autofree char **added = added_sets (sets, before);
-  if (already_set (kf, added))
-    {
-      g_strfreev (sets);
-      return FALSE;
-    }
-  guint i = evaluate (ctx, s->label, sets);
-  if (!fits_at (ctx, i))
-    return FALSE;
-  if (*first_fit < 0)
-    *first_fit = (gint) i;
-  return TRUE;
-}
-
-/* The scenario file's [baseline] overrides, simulated outside the candidate list. */
-static double
-baseline_tokens (Ctx *ctx)
-{
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_auto (GStrv) keys = NULL;
-  if (cli_input_load_keyfile (kf, ctx->path, NULL))
-    keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
-  if (keys == NULL || keys[0] == NULL)
-    return NAN;
-  GPtrArray *a = g_ptr_array_new ();
-  for (guint i = 0; keys[i] != NULL; i++)
-    {
-      g_autofree char *v = g_key_file_get_value (kf, "baseline", keys[i], NULL);
-      g_ptr_array_add (a, g_strdup_printf ("%s=%s", keys[i], g_strstrip (v)));
-    }
-  g_ptr_array_add (a, NULL);
-  CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE), .tokens_per_s = NAN };
-  simulate (ctx, &c);
-  double t = c.tokens_per_s;
-  g_strfreev (c.sets);
-  g_free (c.reason);
-  return t;
-}
-
-static void
-search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
-{
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_key_file_load_from_data (kf, sc->text, (gsize) -1, G_KEY_FILE_NONE, NULL);
-  const char *mixed = sc->node.gpu->peak_flops[HW_DTYPE_BF16] > 0
-                          ? "training.precision=bf16_mixed" : "training.precision=fp16_mixed";
-  gint first = -1;
-  /* ZeRO shards over data-parallel ranks: on one GPU its stages change nothing, so they
-   * are not tried there (offload still is: it works on one GPU, as ZeRO-Offload). */
-  gboolean one_gpu = sc->node.n_gpus * sc->n_nodes == 1;
-  for (guint s = 0; s < G_N_ELEMENTS (stack_steps); s++)
-    {
-      if (one_gpu && g_str_has_prefix (stack_steps[s].label, "+ ZeRO-"))
-        continue;
-      if (try_step (ctx, kf, &stack_steps[s], s > 0 ? &stack_steps[s - 1] : NULL, mixed, &first)
-          && !opt->all)
-        break;
-    }
-  for (guint s = 0; opt->allow_finetune && s < G_N_ELEMENTS (finetune_steps); s++)
-    if ((first < 0 || opt->all)
-        && try_step (ctx, kf, &finetune_steps[s], NULL, mixed, &first) && !opt->all)
-      break;
-  ctx->report->best = first;
-  ctx->report->baseline_tokens = baseline_tokens (ctx);
-  if (isnan (ctx->report->baseline_tokens) && ctx->report->candidates->len > 0)
-    ctx->report->baseline_tokens = cli_fit_report_candidate (ctx->report, 0)->tokens_per_s;
-}
-
 CliFitReport *
 cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
                 const CliFitOptions *opt, GError **error)
@@ -497,7 +333,7 @@ cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
     case CLI_FIT_MICRO_BATCH:
     case CLI_FIT_SEQ_LEN: search_size (&ctx, target, opt); break;
     case CLI_FIT_GPUS: search_gpus (&ctx, opt); break;
-    case CLI_FIT_STACK: search_stack (&ctx, sc, opt); break;
+    case CLI_FIT_STACK: cli_fit_search_stack (&ctx, sc, opt); break;
     }
   return r;
 }
