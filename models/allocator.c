@@ -10,7 +10,7 @@
  * no hash table is involved.
  */
 #include "config.h"
-#include "models/allocator.h"
+#include "models/allocator-private.h"
 
 #include <math.h>
 
@@ -20,51 +20,6 @@
 #define LARGE_BUFFER ((guint64) MODEL_ALLOC_LARGE_BUFFER)
 #define MIN_LARGE_ALLOC ((guint64) MODEL_ALLOC_MIN_LARGE_ALLOC)
 #define ROUND_LARGE ((guint64) MODEL_ALLOC_ROUND_LARGE)
-
-enum { POOL_SMALL, POOL_LARGE, N_POOLS };
-
-typedef struct _Segment Segment;
-typedef struct _Block Block;
-
-struct _Block
-{
-  guint64 offset, size;
-  gboolean allocated;
-  Segment *seg;
-  Block *prev, *next;
-  GSequenceIter *free_iter; /* in the pool's free sequence when free */
-};
-
-struct _Segment
-{
-  guint id;
-  int pool;
-  guint64 size;     /* bytes of address range (expandable: the grown end) */
-  Block *first;
-  Block *last;
-  /* expandable only: page bookkeeping */
-  guint64 page;     /* page size */
-  GArray *refs;     /* guint32 per page: allocated blocks overlapping it */
-  GArray *mapped;   /* guint8 per page */
-};
-
-struct _ModelAllocator
-{
-  guint64 capacity;
-  gboolean expandable;
-  GPtrArray *segments;           /* Segment*, creation order */
-  GSequence *free[N_POOLS];      /* Block*, by (size, segment id, offset) */
-  GPtrArray *blocks;             /* id → Block* while live (NULL once freed); id 0 unused */
-  Segment *grow[N_POOLS];        /* expandable: the pool's segment */
-  guint next_segment_id;
-  guint64 allocated, reserved, peak_reserved, peak_allocated;
-  guint n_releases;
-  /* A block was released since the last release_cached(): only a release can leave a
-   * segment (or an expandable page) with nothing allocated in it, so without one a new pass
-   * would free nothing. Saves the O(segments) scan on every request of a run that is out
-   * of memory (it made a 4000-layer run quadratic). */
-  gboolean released_since_pass;
-};
 
 /* ---- sizes (round_size, get_allocation_size) --------------------------------------------- */
 
@@ -178,16 +133,16 @@ free_insert (ModelAllocator *a, Block *b)
   b->free_iter = g_sequence_insert_sorted (a->free[b->seg->pool], b, block_cmp, NULL);
 }
 
-static void
-free_remove (Block *b)
+void
+alloc_free_remove (Block *b)
 {
   g_sequence_remove (b->free_iter);
   b->free_iter = NULL;
 }
 
 /* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block). */
-static Block *
-best_fit (ModelAllocator *a, int pool, guint64 size)
+Block *
+alloc_best_fit (ModelAllocator *a, int pool, guint64 size)
 {
   Segment key_seg = { .id = 0 };
   Block key = { .size = size, .seg = &key_seg, .offset = 0 };
@@ -205,8 +160,8 @@ best_fit (ModelAllocator *a, int pool, guint64 size)
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
-static Segment *
-segment_new (ModelAllocator *a, int pool, guint64 size)
+Segment *
+alloc_segment_new (ModelAllocator *a, int pool, guint64 size)
 {
   Segment *s = g_new0 (Segment, 1);
   s->id = a->next_segment_id++;
@@ -259,89 +214,10 @@ release_cached (ModelAllocator *a)
       Block *b = s->first;
       if (b->allocated || b->next != NULL)
         continue;
-      free_remove (b);
+      alloc_free_remove (b);
       a->reserved -= s->size;
       g_ptr_array_remove_index (a->segments, i); /* keeps creation order */
     }
-}
-
-/* ---- expandable pages --------------------------------------------------------------------- */
-
-/* Pages [first, last] covered by block b. */
-static void
-page_span (const Block *b, guint *first, guint *last)
-{
-  *first = (guint) (b->offset / b->seg->page);
-  *last = (guint) ((b->offset + b->size - 1) / b->seg->page);
-}
-
-/* Bytes of pages b covers that are not mapped yet. */
-static guint64
-unmapped_bytes (const Block *b)
-{
-  guint first, last;
-  page_span (b, &first, &last);
-  Segment *s = b->seg;
-  if (s->mapped->len <= last)
-    {
-      g_array_set_size (s->mapped, last + 1);
-      g_array_set_size (s->refs, last + 1);
-    }
-  guint64 n = 0;
-  for (guint p = first; p <= last; p++)
-    if (!g_array_index (s->mapped, guint8, p))
-      n += s->page;
-  return n;
-}
-
-static void
-pages_ref (ModelAllocator *a, const Block *b, int delta)
-{
-  guint first, last;
-  page_span (b, &first, &last);
-  Segment *s = b->seg;
-  for (guint p = first; p <= last; p++)
-    {
-      g_array_index (s->refs, guint32, p) += delta;
-      if (delta > 0 && !g_array_index (s->mapped, guint8, p))
-        {
-          g_array_index (s->mapped, guint8, p) = 1;
-          a->reserved += s->page;
-        }
-    }
-}
-
-/* Expandable: a free block of at least `size` in `pool`, extending the segment's end when
- * no free block is large enough. */
-static Block *
-expandable_block (ModelAllocator *a, int pool, guint64 size)
-{
-  Block *b = best_fit (a, pool, size);
-  if (b != NULL)
-    {
-      free_remove (b);
-      return b;
-    }
-  if (a->grow[pool] == NULL)
-    a->grow[pool] = segment_new (a, pool, 0);
-  Segment *s = a->grow[pool];
-  Block *tail = s->last;
-  if (tail != NULL && !tail->allocated)
-    {
-      free_remove (tail);
-      s->size += size - tail->size;
-      tail->size = size;
-      return tail;
-    }
-  b = g_new0 (Block, 1);
-  *b = (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail };
-  if (tail != NULL)
-    tail->next = b;
-  else
-    s->first = b;
-  s->last = b;
-  s->size += size;
-  return b;
 }
 
 /* ---- malloc / free -------------------------------------------------------------------------- */
@@ -370,10 +246,10 @@ maybe_split (ModelAllocator *a, Block *b, guint64 size)
 static Block *
 cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
 {
-  Block *b = best_fit (a, pool, size);
+  Block *b = alloc_best_fit (a, pool, size);
   if (b != NULL)
     {
-      free_remove (b);
+      alloc_free_remove (b);
       return b;
     }
   guint64 seg = allocation_size (size);
@@ -381,7 +257,7 @@ cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
     release_cached (a);
   if (a->reserved + seg > a->capacity)
     *oom = TRUE;
-  Segment *s = segment_new (a, pool, seg);
+  Segment *s = alloc_segment_new (a, pool, seg);
   a->reserved += seg;
   return s->first;
 }
@@ -396,13 +272,13 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
   Block *b;
   if (alloc->expandable)
     {
-      b = expandable_block (alloc, pool, size);
+      b = alloc_expandable_block (alloc, pool, size);
       maybe_split (alloc, b, size);
-      if (alloc->reserved + unmapped_bytes (b) > alloc->capacity)
+      if (alloc->reserved + alloc_unmapped_bytes (b) > alloc->capacity)
         release_cached (alloc);
-      if (alloc->reserved + unmapped_bytes (b) > alloc->capacity)
+      if (alloc->reserved + alloc_unmapped_bytes (b) > alloc->capacity)
         over = TRUE;
-      pages_ref (alloc, b, +1);
+      alloc_pages_ref (alloc, b, +1);
     }
   else
     {
@@ -425,7 +301,7 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
 static void
 absorb (Block *b, Block *n)
 {
-  free_remove (n);
+  alloc_free_remove (n);
   if (n == b->next)
     {
       b->size += n->size;
@@ -456,7 +332,7 @@ model_allocator_release (ModelAllocator *alloc, guint id)
   g_assert (b != NULL && b->allocated);
   g_ptr_array_index (alloc->blocks, id) = NULL;
   if (alloc->expandable)
-    pages_ref (alloc, b, -1);
+    alloc_pages_ref (alloc, b, -1);
   b->allocated = FALSE;
   alloc->allocated -= b->size;
   alloc->released_since_pass = TRUE;

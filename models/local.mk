@@ -12,7 +12,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/plan_offload-private.h models/host_ledger.c models/host_ledger.h \
 	models/plan_paged.c models/plan_paged.h models/plan_paged-private.h \
 	models/ledger.c models/ledger.h \
-	models/allocator.c models/allocator.h \
+	models/allocator.c models/allocator_pages.c models/allocator.h models/allocator-private.h \
 	models/executor.c models/executor.h
 
 # The shipped Hugging Face configs: models/configs in the tree, $(pkgdatadir)/models installed.
