@@ -1,7 +1,7 @@
 # models/: architectures, cost formulas, technique stack, plan, ledger, executor.
 noinst_LIBRARIES += models/libstepsim_models.a
 models_libstepsim_models_a_SOURCES = \
-	models/arch.c models/arch.h \
+	models/arch.c models/arch_tensors.c models/arch.h \
 	models/hf_config.c \
 	models/cost.c models/cost_ends.c models/cost.h models/cost-private.h \
 	models/finetune.c models/finetune.h \
