@@ -1,10 +1,33 @@
-/* cli/sweep-private.h — what the two halves of the sweep loader share: cli/sweep.c (loading,
- * points) and cli/sweep_list.c (LIST and --set syntax). Not a public header: nothing
- * outside cli/sweep*.c includes it.
+/* cli/sweep-private.h — what the parts of the sweep loader share: cli/sweep.c (loading),
+ * cli/sweep_points.c (points, labels, overrides) and cli/sweep_list.c (LIST and --set
+ * syntax). Not a public header: nothing outside cli/sweep*.c includes it.
  */
 #pragma once
 
 #include <glib.h>
+#include "cli/sweep.h"
+
+typedef struct
+{
+  char *key;       /* "group.key", spaces around group and key dropped */
+  char **values;
+  guint n_values;
+  gboolean zipped;
+  gboolean numeric;
+} Axis;
+
+struct _CliSweep
+{
+  char *path, *name, *scenario, *text;
+  GPtrArray *sets;      /* "group.key=value" of [set], owned strings, spaces dropped */
+  GPtrArray *baseline;  /* of [baseline], NULL-terminated */
+  GPtrArray *axes;      /* Axis * */
+  guint n_points;
+  /* Origins for messages: "SWEEP [set]", "SWEEP [axes]", "SWEEP [zip]", and the [baseline]
+   * of the sweep or of the base scenario ("SCENARIO [baseline]"). */
+  char *origin_set, *origin_axes, *origin_zip, *origin_baseline;
+};
+
 
 enum
 {
