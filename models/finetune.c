@@ -1,6 +1,7 @@
 /* models/finetune.c — LoRA and QLoRA parameter accounting (finetune.h). */
 #include "config.h"
 #include "models/finetune.h"
+#include "sim/text.h"
 
 #include <string.h>
 
@@ -31,26 +32,12 @@ model_finetune_targets_name (ModelLoraTargets t)
   return (guint) t < G_N_ELEMENTS (targets_names) - 1 ? targets_names[t] : "?";
 }
 
-static gboolean
-lookup (const char *const *names, const char *s, int *out, GError **error)
-{
-  for (int i = 0; names[i] != NULL; i++)
-    if (g_strcmp0 (names[i], s) == 0)
-      {
-        *out = i;
-        return TRUE;
-      }
-  g_autofree char *list = g_strjoinv (", ", (char **) names);
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown value '%s' (one of: %s)", s ? s : "", list);
-  return FALSE;
-}
 
 gboolean
 model_finetune_method_from_string (const char *s, ModelFinetuneMethod *out, GError **error)
 {
   int v;
-  if (!lookup (method_names, s, &v, error))
+  if (!sim_text_lookup (method_names, "finetune method", s, &v, error))
     return FALSE;
   *out = (ModelFinetuneMethod) v;
   return TRUE;
@@ -60,7 +47,7 @@ gboolean
 model_finetune_targets_from_string (const char *s, ModelLoraTargets *out, GError **error)
 {
   int v;
-  if (!lookup (targets_names, s, &v, error))
+  if (!sim_text_lookup (targets_names, "LoRA targets", s, &v, error))
     return FALSE;
   *out = (ModelLoraTargets) v;
   return TRUE;

@@ -1,6 +1,7 @@
 /* models/parallel.c — data-parallel modes mapped to ZeRO stages; see parallel.h. */
 #include "config.h"
 #include "models/parallel.h"
+#include "sim/text.h"
 
 static const char *const mode_names[] = {
   "ddp", "zero1", "zero2", "zero3", "fsdp_full_shard", "fsdp_shard_grad_op", "fsdp_no_shard",
@@ -30,16 +31,11 @@ model_parallel_mode_name (ModelDataParallel mode)
 gboolean
 model_parallel_mode_from_string (const char *text, ModelDataParallel *out, GError **error)
 {
-  for (guint i = 0; mode_names[i] != NULL; i++)
-    if (g_strcmp0 (text, mode_names[i]) == 0)
-      {
-        *out = (ModelDataParallel) i;
-        return TRUE;
-      }
-  g_autofree char *list = g_strjoinv (", ", (char **) mode_names);
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown data-parallel mode '%s' (expected one of: %s)", text, list);
-  return FALSE;
+  int i;
+  if (!sim_text_lookup (mode_names, "data-parallel mode", text, &i, error))
+    return FALSE;
+  *out = (ModelDataParallel) i;
+  return TRUE;
 }
 
 guint

@@ -2,6 +2,7 @@
  * every figure's source. Units: bytes per parameter, or bytes (B) for whole-model totals. */
 #include "config.h"
 #include "models/stack.h"
+#include "sim/text.h"
 
 #include <math.h>
 
@@ -44,20 +45,6 @@ model_stack_init_defaults (ModelStack *stack)
   model_finetune_init_defaults (&stack->finetune);
 }
 
-static gboolean
-lookup (const char *const *names, const char *what, const char *s, int *out, GError **error)
-{
-  for (int i = 0; names[i] != NULL; i++)
-    if (g_strcmp0 (names[i], s) == 0)
-      {
-        *out = i;
-        return TRUE;
-      }
-  g_autofree char *list = g_strjoinv (", ", (char **) names);
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown %s '%s' (expected one of: %s)", what, s, list);
-  return FALSE;
-}
 
 const char *
 model_stack_precision_name (ModelPrecision p)
@@ -83,7 +70,7 @@ gboolean
 model_stack_precision_from_string (const char *s, ModelPrecision *out, GError **error)
 {
   int v;
-  if (!lookup (precision_names, "precision", s, &v, error))
+  if (!sim_text_lookup (precision_names, "precision", s, &v, error))
     return FALSE;
   *out = (ModelPrecision) v;
   return TRUE;
@@ -93,7 +80,7 @@ gboolean
 model_stack_optimizer_from_string (const char *s, ModelOptimizer *out, GError **error)
 {
   int v;
-  if (!lookup (optimizer_names, "optimizer", s, &v, error))
+  if (!sim_text_lookup (optimizer_names, "optimizer", s, &v, error))
     return FALSE;
   *out = (ModelOptimizer) v;
   return TRUE;
@@ -103,7 +90,7 @@ gboolean
 model_stack_checkpointing_from_string (const char *s, ModelCheckpointing *out, GError **error)
 {
   int v;
-  if (!lookup (checkpointing_names, "checkpointing", s, &v, error))
+  if (!sim_text_lookup (checkpointing_names, "checkpointing", s, &v, error))
     return FALSE;
   *out = (ModelCheckpointing) v;
   return TRUE;

@@ -146,3 +146,20 @@ sim_text_format_double (char *buf, double v)
     }
   return g_ascii_formatd (buf, G_ASCII_DTOSTR_BUF_SIZE, "%.17g", v);
 }
+
+gboolean
+sim_text_lookup (const char *const *names, const char *what, const char *s, int *out,
+                 GError **error)
+{
+  g_return_val_if_fail (names != NULL && what != NULL && out != NULL, FALSE);
+  for (int i = 0; s != NULL && names[i] != NULL; i++)
+    if (strcmp (names[i], s) == 0)
+      {
+        *out = i;
+        return TRUE;
+      }
+  g_autofree char *list = g_strjoinv (", ", (char **) names);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown %s '%s' (expected one of: %s)", what, s ? s : "", list);
+  return FALSE;
+}

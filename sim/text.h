@@ -29,3 +29,9 @@ char *sim_text_printable (const char *text, gsize max_chars);
  * "0.1", not "0.10000000000000001", and every value still round-trips exactly through
  * g_ascii_strtod(). NaN prints "nan". Returns buf. */
 char *sim_text_format_double (char *buf, double v);
+
+/* The index of `s` in the NULL-terminated name table `names` (static, borrowed), into *out.
+ * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE "unknown WHAT 'S' (expected one of: A, B, …)" when
+ * it is not there (NULL `s` included). */
+gboolean sim_text_lookup (const char *const *names, const char *what, const char *s, int *out,
+                          GError **error);

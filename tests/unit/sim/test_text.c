@@ -8,6 +8,22 @@
 #include <math.h>
 #include <string.h>
 
+/* Name tables: the index, or one error listing every accepted name (NULL is unknown too). */
+static void
+test_lookup (void)
+{
+  static const char *const names[] = { "ring", "tree", NULL };
+  int i = -1;
+  CU_ASSERT_TRUE (sim_text_lookup (names, "algorithm", "tree", &i, NULL));
+  CU_ASSERT_EQUAL (i, 1);
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (sim_text_lookup (names, "algorithm", "rng", &i, &e));
+  CU_ASSERT_EQUAL (i, 1);
+  CU_ASSERT_STRING_EQUAL (e ? e->message : "",
+                          "unknown algorithm 'rng' (expected one of: ring, tree)");
+  CU_ASSERT_FALSE (sim_text_lookup (names, "algorithm", NULL, &i, NULL));
+}
+
 /* 0.1 needs 15 digits ("0.1"), 1/3 needs 16, 0.1 + 0.2 needs 17 (0.30000000000000004);
  * every value reads back exactly, pseudo-random ones included; NaN prints "nan". */
 static void
@@ -86,6 +102,7 @@ main (void)
 {
   const StepsimTest tests[] = {
     { "doubles: fewest digits that round-trip", test_format_double },
+    { "name tables: index or an error listing the names", test_lookup },
     { "nearest-name hint", test_hint },
     { "control characters and bad bytes escaped", test_escapes },
     { "long text cut in the middle", test_cap },
