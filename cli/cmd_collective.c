@@ -64,7 +64,8 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
   if (*n_nodes > 1 && node->n_nics == 0)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--nodes %u: node %s has no NICs", *n_nodes, node->name ? node->name : "");
+                   "%s: --nodes %u: the node (%s) has no NICs to connect nodes", what, *n_nodes,
+                   node->name ? node->name : "a gpu = cluster without nics_per_node");
       return FALSE;
     }
   return TRUE;
@@ -126,8 +127,8 @@ sweep (const char *what, const CollOptions *o, GError **error)
   if (n < 2)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "%s: a collective needs at least 2 GPUs, the cluster has 1 (give --nodes, "
-                   "or a node of several GPUs)", what);
+                   "%s: a collective needs at least 2 GPUs, the cluster has 1 (give a node of "
+                   "several GPUs, or --nodes with a node that has NICs)", what);
       hw_node_spec_clear (&node);
       return 1;
     }
@@ -148,7 +149,7 @@ sweep (const char *what, const CollOptions *o, GError **error)
 int
 cli_cmd_collective (int argc, char **argv)
 {
-  CollOptions o = { .nodes = -1 }; /* -1: not given */
+  CollOptions o = { .nodes = G_MININT }; /* not given */
   GOptionEntry entries[] = {
     { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
       "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
@@ -167,7 +168,7 @@ cli_cmd_collective (int argc, char **argv)
     rc = (cli_error (error->message), 2);
   else if (argc != 2)
     rc = (cli_error ("collective: expected one node name or scenario (see stepsim collective --help)"), 2);
-  else if (o.nodes != -1 && (o.nodes < 1 || o.nodes > 1024))
+  else if (o.nodes != G_MININT && (o.nodes < 1 || o.nodes > 1024))
     rc = (cli_error ("collective: --nodes must be between 1 and 1024"), 2);
   else if ((rc = sweep (argv[1], &o, &error)) != 0)
     cli_error (error->message);

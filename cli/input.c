@@ -82,7 +82,7 @@ cli_input_read (const char *path, char **text, gsize *length, GError **error)
                    "%s: not a regular file of at most 16 MiB (it is larger)", path);
       return FALSE;
     }
-  const guint8 *nul = memchr (buf->data, '\0', buf->len);
+  const guint8 *nul = buf->len > 0 ? memchr (buf->data, '\0', buf->len) : NULL; /* data is NULL when empty */
   if (nul != NULL)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,

@@ -206,6 +206,8 @@ for args in "--op foo" "--algorithm foo" "--min 1"; do
   "$STEPSIM" collective DGX-H100 $args >/dev/null 2>coll.err; rc=$?
   check "collective $args: usage error naming the option (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q -- '--' coll.err"
 done
+"$STEPSIM" collective DGX-H100 --nodes -1 --max 1MiB >/dev/null 2>&1; rc=$?
+check "collective --nodes -1: usage error (exit 2)" test $rc -eq 2
 "$STEPSIM" collective "$s1" >coll1.out 2>coll1.err; rc=$?
 check "collective on a one-GPU scenario: one error, exit 1, no CRITICAL" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <coll1.err) -eq 1 ] && grep -q 'at least 2 GPUs' coll1.err && ! grep -q CRITICAL coll1.err"
 

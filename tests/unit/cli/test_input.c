@@ -46,6 +46,13 @@ test_regular_file (void)
   CU_ASSERT_TRUE (cli_input_read (p, &text, &len, NULL));
   CU_ASSERT_STRING_EQUAL (text, "[a]\nb = µs\n");
   CU_ASSERT_EQUAL (len, strlen ("[a]\nb = µs\n"));
+  /* an empty file is read as empty text (no NUL scan of a NULL buffer) */
+  g_autofree char *empty = tmp_path ("empty.ini");
+  g_assert (g_file_set_contents (empty, "", 0, NULL));
+  g_autofree char *t0 = NULL;
+  CU_ASSERT_TRUE (cli_input_read (empty, &t0, &len, NULL));
+  CU_ASSERT_STRING_EQUAL (t0, "");
+  CU_ASSERT_EQUAL (len, 0);
   /* a byte-order mark first (Windows editors) is dropped: GKeyFile would not read "[a]" */
   g_autofree char *bom = tmp_path ("bom.ini");
   g_assert (g_file_set_contents (bom, "\xEF\xBB\xBF[a]\nb = 1\n", -1, NULL));
