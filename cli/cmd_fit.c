@@ -20,7 +20,7 @@ typedef struct
   char **sets;
   gint64 max_mb, max_seq, multiple_of;
   gint max_gpn, max_nodes;
-  gboolean finetune, all;
+  gboolean finetune, all, optimizer;
 } FitOptions;
 
 static const char *
@@ -35,14 +35,75 @@ status_word (CliFitStatus s)
   return "?";
 }
 
+/* What the search found beside its answer (cli/fit.h CliFitNotes). */
+static void
+print_notes (const CliFitReport *r, CliFitTarget target)
+{
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  const char *what = cli_fit_target_name (target);
+  guint64 v = cli_fit_report_value (r);
+  if (n->next_value > 0 && n->position_limit == 0)
+    printf ("check:  %s = %" G_GUINT64_FORMAT " fits and the next, %" G_GUINT64_FORMAT
+            ", does not\n", what, v, n->next_value);
+  if (n->position_limit > 0)
+    {
+      if (n->memory_value > v)
+        printf ("limit:  seq_len is limited by max_position_embeddings = %" G_GUINT64_FORMAT
+                ", not memory; memory would allow ~%" G_GUINT64_FORMAT " (estimated with the "
+                "position table extended to that length)\n", n->position_limit, n->memory_value);
+      else if (n->memory_value == v && v > 0)
+        printf ("limit:  seq_len is limited by max_position_embeddings = %" G_GUINT64_FORMAT
+                " and by memory alike (the next length does not fit even with the position "
+                "table extended)\n", n->position_limit);
+      else
+        printf ("limit:  max_position_embeddings = %" G_GUINT64_FORMAT " caps seq_len; memory "
+                "allows none of the lengths tried (position table extended past it)\n",
+                n->position_limit);
+    }
+  if (n->cliff_at > 0)
+    printf ("limit:  %s = %" G_GUINT64_FORMAT " fails on an allocator cliff, not for want of "
+            "memory: its peak allocated memory + CUDA context fit the GPU, but the caching "
+            "allocator cannot place a request in its segments (fragmentation)\n", what,
+            n->cliff_at);
+  if (n->expandable_value > 0)
+    printf ("limit:  with [allocator] expandable_segments = true (PYTORCH_CUDA_ALLOC_CONF=expandable_"
+            "segments:True), the largest %s that fits = %" G_GUINT64_FORMAT "\n", what,
+            n->expandable_value);
+  if (n->n_also_fits > 0)
+    {
+      GString *l = g_string_new (NULL);
+      for (guint i = 0; i < n->n_also_fits; i++)
+        g_string_append_printf (l, "%s%" G_GUINT64_FORMAT, i > 0 ? ", " : "", n->also_fits[i]);
+      printf ("limit:  the values that fit are not an interval: %s fit%s although %s = %"
+              G_GUINT64_FORMAT " does not (a local scan of %u values above the answer)\n",
+              l->str, n->n_also_fits > 1 ? "" : "s", what, n->next_value, n->scanned);
+      g_string_free (l, TRUE);
+    }
+  else if (n->scanned > 0)
+    printf ("limit:  the bracket was inconsistent; a local scan of %u values above the answer "
+            "found none that fits\n", n->scanned);
+  if (n->why != NULL)
+    printf ("why:    %s\n", n->why);
+  if (n->advice != NULL)
+    printf ("        %s\n", n->advice);
+  if (n->skipped != NULL)
+    printf ("note:   %s\n", n->skipped);
+}
+
 static void
 print_report (const CliFitReport *r, CliFitTarget target)
 {
   const double GiB = 1024.0 * 1024 * 1024;
   double base = cli_fit_report_baseline_tokens (r);
-  gboolean relative = target == CLI_FIT_STACK && !isnan (base) && base > 0;
-  printf ("%-4s %-9s %-40s %10s %10s %12s%s\n", "", "verdict", "candidate", "step", "tokens/s",
-          "device-used", relative ? "  vs baseline" : "");
+  gboolean stack = target == CLI_FIT_STACK && cli_fit_report_n_candidates (r) > 0;
+  const CliFitCandidate *given = stack ? cli_fit_report_candidate (r, 0) : NULL;
+  gboolean have_given = given != NULL && !isnan (given->step_time);
+  /* a [baseline] group other than the scenario as given gets its own column */
+  gboolean relative = stack && !isnan (base) && base > 0
+                      && !(have_given && base == given->tokens_per_s);
+  printf ("%-4s %-9s %-40s %10s %10s %12s%s%s\n", "", "verdict", "candidate", "step", "tokens/s",
+          "device-used", have_given ? "  saves (vs as given)  throughput     step" : "",
+          relative ? "  vs baseline" : "");
   for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
     {
       const CliFitCandidate *c = cli_fit_report_candidate (r, i);
@@ -52,6 +113,20 @@ print_report (const CliFitReport *r, CliFitTarget target)
         printf (" %10s %10s %12s", "-", "-", "-");
       else
         printf (" %8.3f s %10.0f %8.2f GiB", c->step_time, c->tokens_per_s, c->device_used / GiB);
+      if (have_given && !isnan (c->step_time))
+        {
+          /* saves: device-used memory freed against the scenario as given (negative: it
+           * needs more); costs: throughput ratio and step-time change against it */
+          double saved = given->device_used - c->device_used;
+          char ratio[32], step[32];
+          g_snprintf (ratio, sizeof ratio, "x%.2f", c->tokens_per_s / given->tokens_per_s);
+          double dt = 100 * (c->step_time / given->step_time - 1);
+          g_snprintf (step, sizeof step, "%+.0f %%", fabs (dt) < 0.5 ? 0.0 : dt);
+          printf ("  %8.2f GiB %5.0f %%  %10s %8s", saved / GiB, 100 * saved / given->device_used,
+                  ratio, step);
+        }
+      else if (have_given)
+        printf ("  %21s  %10s %8s", "-", "-", "-");
       if (relative && !isnan (c->tokens_per_s))
         {
           char ratio[32];
@@ -61,11 +136,15 @@ print_report (const CliFitReport *r, CliFitTarget target)
       putchar ('\n');
       if (c->reason != NULL)
         printf ("%-14s %s\n", "", c->reason);
+      if (c->no_change)
+        printf ("%-14s %s\n", "", "not proposed: the same GPU and host memory as the scenario "
+                                  "as given");
     }
   gint best = cli_fit_report_best (r);
   if (best < 0)
     {
       printf ("answer: nothing fits within the searched range\n");
+      print_notes (r, target);
       return;
     }
   const CliFitCandidate *b = cli_fit_report_candidate (r, (guint) best);
@@ -88,6 +167,7 @@ print_report (const CliFitReport *r, CliFitTarget target)
         break;
       }
     }
+  print_notes (r, target);
 }
 
 /* Not given: the limit options keep these. */
@@ -132,9 +212,10 @@ check_fit_options (const FitOptions *o, CliFitTarget target)
     else if (given[i] > limits[i].max)
       msg = g_strdup_printf ("fit: %s must be at most %" G_GINT64_FORMAT " (got %" G_GINT64_FORMAT
                              ")", limits[i].name, limits[i].max, given[i]);
-  if (msg == NULL && target != CLI_FIT_STACK && (o->all || o->finetune))
+  if (msg == NULL && target != CLI_FIT_STACK && (o->all || o->finetune || o->optimizer))
     msg = g_strdup_printf ("fit: %s applies to --for stack only",
-                           o->all ? "--all" : "--allow-finetune");
+                           o->all ? "--all" : o->finetune ? "--allow-finetune"
+                                                          : "--allow-optimizer-change");
   if (msg == NULL)
     return 0;
   cli_error (msg);
@@ -162,6 +243,9 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       "gpus: nodes tried (default 64, at most 1024)", "N" },
     { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &o->finetune,
       "stack: also try LoRA and QLoRA (fine-tuning methods)", NULL },
+    { "allow-optimizer-change", 0, 0, G_OPTION_ARG_NONE, &o->optimizer,
+      "stack: also try the 8-bit optimizers (adamw_8bit, paged_adamw_8bit) in place of AdamW",
+      NULL },
     { "all", 0, 0, G_OPTION_ARG_NONE, &o->all,
       "stack: evaluate every candidate, not only up to the first that fits", NULL },
     { NULL },
@@ -171,7 +255,17 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
     "technique stack that fits");
   g_option_context_set_description (
     ctx, "An option marked with a search (micro_batch:, seq_len:, gpus:, stack:) applies to "
-         "that --for only;\ngiven with another it is a usage error (exit 2).");
+         "that --for only;\ngiven with another it is a usage error (exit 2).\n\n"
+         "Beside the answer: micro_batch / seq_len check the boundary (the answer fits, the\n"
+         "next value does not), name an allocator cliff (the bytes in use would fit, the\n"
+         "caching allocator's segments do not) with what fits under [allocator]\n"
+         "expandable_segments = true, scan above the answer when the values do not behave\n"
+         "like a threshold and list any that fit again; seq_len of a learned-position model\n"
+         "says when max_position_embeddings, not memory, is the limit, and estimates memory's\n"
+         "(~). gpus says, when nothing fits, the per-GPU floor the data-parallel mode leaves\n"
+         "and what would help. stack tries only changes that lower memory, and shows what\n"
+         "each saves (GiB, %) and costs (throughput x, step time) against the scenario as\n"
+         "given.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
@@ -192,6 +286,7 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   opt->max_gpus_per_node = o->max_gpn != UNSET ? (guint) o->max_gpn : opt->max_gpus_per_node;
   opt->max_nodes = o->max_nodes != UNSET ? (guint) o->max_nodes : opt->max_nodes;
   opt->allow_finetune = o->finetune;
+  opt->allow_optimizer = o->optimizer;
   opt->all = o->all;
   if (opt->multiple_of > opt->max_seq_len)
     {

@@ -11,6 +11,7 @@ struct _CliFitReport
   gint best;
   guint64 value;
   double baseline_tokens;
+  CliFitNotes notes;
 };
 
 typedef struct
@@ -28,5 +29,32 @@ void cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c);
 guint cli_fit_evaluate (Ctx *ctx, const char *label, char **sets);
 /* Whether candidate i fits. */
 gboolean cli_fit_fits_at (Ctx *ctx, guint i);
+/* One probe of a search over integers: the overrides for a value x and the candidate's label.
+ * micro_batch / seq_len: fmt and name; gpus: fmt NULL (per_node 0 while searching
+ * gpus_per_node on one node, else nodes at that many GPUs per node). */
+typedef struct
+{
+  Ctx *ctx;
+  const char *fmt;  /* override key for x, e.g. "training.micro_batch" */
+  const char *name; /* label prefix */
+  guint per_node;   /* gpus: 0 while searching gpus_per_node, else the fixed one */
+  guint64 positions_cap; /* seq_len: above it the probe also sets model.max_position_embeddings
+                            to x (the position table extended; 0: never) */
+  const char *extra;     /* one more override on every probe, NULL for none */
+  const char *extra_label; /* appended to the label when extra is set */
+  GArray *seen;     /* guint: candidate indices this probe evaluated (may be NULL) */
+} Probe;
+
+/* Evaluates (memo) the probe at x; returns the candidate's index. */
+guint cli_fit_probe_index (Probe *p, guint64 x);
+/* Whether the probe at x fits (CliFitPredicate). */
+gboolean cli_fit_probe_fits (guint64 x, gpointer probe);
+/* Index of the candidate whose label is `label`, or -1. */
+gint cli_fit_find_label (const CliFitReport *r, const char *label);
+/* The micro_batch / seq_len search (fit.h, cli/fit_size.c). */
+void cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
+                          const CliFitOptions *opt);
+/* The gpus search and its per-GPU floor (fit.h, cli/fit_gpus.c). */
+void cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt);
 /* The stack search (fit.h): fills the report's candidates, best and baseline. */
 void cli_fit_search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt);

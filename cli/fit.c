@@ -58,6 +58,9 @@ cli_fit_report_free (CliFitReport *report)
   if (report == NULL)
     return;
   g_ptr_array_unref (report->candidates);
+  g_free (report->notes.why);
+  g_free (report->notes.advice);
+  g_free (report->notes.skipped);
   g_free (report);
 }
 
@@ -90,6 +93,12 @@ double
 cli_fit_report_baseline_tokens (const CliFitReport *report)
 {
   return report->baseline_tokens;
+}
+
+const CliFitNotes *
+cli_fit_report_notes (const CliFitReport *report)
+{
+  return &report->notes;
 }
 
 /* ---- generic searches --------------------------------------------------------------------- */
@@ -192,7 +201,14 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
   c->tokens_per_s = res.tokens_per_s;
   c->device_used = res.device_used;
   c->capacity = res.capacity;
+  c->peak_allocated = res.peak_allocated;
+  c->cuda_context = res.cuda_context;
+  c->host_peak = res.host_peak;
+  memcpy (c->peak_mix, res.peak_mix, sizeof c->peak_mix);
   c->status = res.fits ? CLI_FIT_FITS : CLI_FIT_OOM;
+  /* The bytes in use would fit; the caching allocator's segments do not (fragmentation,
+   * models/allocator.h): a cliff of the allocator, not of the memory the step needs. */
+  c->allocator_cliff = !res.gpu_fits && res.peak_allocated + res.cuda_context <= res.capacity;
   if (!res.fits)
     c->reason = oom_reason (&res);
   cli_run_result_clear (&res);
@@ -214,6 +230,7 @@ cli_fit_evaluate (Ctx *ctx, const char *label, char **sets)
   c->label = g_strdup (label);
   c->sets = sets;
   c->step_time = c->tokens_per_s = c->device_used = c->capacity = NAN;
+  c->peak_allocated = c->cuda_context = c->host_peak = NAN;
   cli_fit_simulate (ctx, c);
   g_ptr_array_add (ctx->report->candidates, c);
   g_hash_table_insert (ctx->memo, key, GUINT_TO_POINTER (ctx->report->candidates->len));
@@ -226,48 +243,59 @@ cli_fit_fits_at (Ctx *ctx, guint i)
   return cli_fit_report_candidate (ctx->report, i)->status == CLI_FIT_FITS;
 }
 
-/* ---- searches ----------------------------------------------------------------------------- */
+/* ---- probes ------------------------------------------------------------------------------- */
 
-typedef struct
+static char *
+probe_label (const Probe *p, guint64 x, gboolean extended)
 {
-  Ctx *ctx;
-  const char *fmt;  /* override for x, e.g. "training.micro_batch=%" G_GUINT64_FORMAT */
-  const char *name; /* label prefix */
-  guint per_node;   /* gpus: 0 while searching gpus_per_node, else the fixed one */
-} Probe;
-
-static gboolean
-probe_value (guint64 x, gpointer data)
-{
-  Probe *p = data;
-  g_autofree char *label = NULL;
-  char **sets;
-  if (p->per_node == 0 && p->fmt == NULL)
-    {
-      label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x);
-      sets = g_new0 (char *, 3);
-      sets[0] = g_strdup_printf ("cluster.gpus_per_node=%" G_GUINT64_FORMAT, x);
-      sets[1] = g_strdup ("cluster.nodes=1");
-    }
+  GString *l = g_string_new (NULL);
+  if (p->fmt == NULL && p->per_node == 0)
+    g_string_printf (l, "gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x);
   else if (p->fmt == NULL)
-    {
-      label = g_strdup_printf ("gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node, x);
-      sets = g_new0 (char *, 3);
-      sets[0] = g_strdup_printf ("cluster.gpus_per_node=%u", p->per_node);
-      sets[1] = g_strdup_printf ("cluster.nodes=%" G_GUINT64_FORMAT, x);
-    }
+    g_string_printf (l, "gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node, x);
   else
-    {
-      label = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->name, x);
-      sets = g_new0 (char *, 2);
-      sets[0] = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->fmt, x);
-    }
-  return cli_fit_fits_at (p->ctx, cli_fit_evaluate (p->ctx, label, sets));
+    g_string_printf (l, "%s=%" G_GUINT64_FORMAT, p->name, x);
+  if (extended)
+    g_string_append (l, " (positions extended)");
+  if (p->extra != NULL)
+    g_string_append (l, p->extra_label);
+  return g_string_free (l, FALSE);
 }
 
-/* Index of the candidate whose label is `label` (the answer of a search). */
-static gint
-find_label (const CliFitReport *r, const char *label)
+guint
+cli_fit_probe_index (Probe *p, guint64 x)
+{
+  gboolean extended = p->positions_cap > 0 && x > p->positions_cap;
+  g_autofree char *label = probe_label (p, x, extended);
+  GPtrArray *a = g_ptr_array_new ();
+  if (p->fmt == NULL)
+    {
+      guint64 per_node = p->per_node == 0 ? x : p->per_node, nodes = p->per_node == 0 ? 1 : x;
+      g_ptr_array_add (a, g_strdup_printf ("cluster.gpus_per_node=%" G_GUINT64_FORMAT, per_node));
+      g_ptr_array_add (a, g_strdup_printf ("cluster.nodes=%" G_GUINT64_FORMAT, nodes));
+    }
+  else
+    g_ptr_array_add (a, g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->fmt, x));
+  if (extended)
+    g_ptr_array_add (a, g_strdup_printf ("model.max_position_embeddings=%" G_GUINT64_FORMAT, x));
+  if (p->extra != NULL)
+    g_ptr_array_add (a, g_strdup (p->extra));
+  g_ptr_array_add (a, NULL);
+  guint i = cli_fit_evaluate (p->ctx, label, (char **) g_ptr_array_free (a, FALSE));
+  if (p->seen != NULL)
+    g_array_append_val (p->seen, i);
+  return i;
+}
+
+gboolean
+cli_fit_probe_fits (guint64 x, gpointer probe)
+{
+  Probe *p = probe;
+  return cli_fit_fits_at (p->ctx, cli_fit_probe_index (p, x));
+}
+
+gint
+cli_fit_find_label (const CliFitReport *r, const char *label)
 {
   for (guint i = 0; i < r->candidates->len; i++)
     if (g_strcmp0 (cli_fit_report_candidate (r, i)->label, label) == 0)
@@ -275,42 +303,7 @@ find_label (const CliFitReport *r, const char *label)
   return -1;
 }
 
-static void
-search_size (Ctx *ctx, CliFitTarget target, const CliFitOptions *opt)
-{
-  gboolean mb = target == CLI_FIT_MICRO_BATCH;
-  Probe p = { ctx, mb ? "training.micro_batch" : "training.seq_len",
-              mb ? "micro_batch" : "seq_len", 0 };
-  guint64 step = mb ? 1 : MAX (opt->multiple_of, 1);
-  guint64 v = cli_fit_largest (step, mb ? opt->max_micro_batch : opt->max_seq_len, step,
-                               probe_value, &p);
-  ctx->report->value = v;
-  g_autofree char *label = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p.name, v);
-  ctx->report->best = v > 0 ? find_label (ctx->report, label) : -1;
-}
-
-static void
-search_gpus (Ctx *ctx, const CliFitOptions *opt)
-{
-  Probe p = { ctx, NULL, NULL, 0 };
-  guint g = opt->max_gpus_per_node;
-  guint64 n = cli_fit_smallest (1, g, probe_value, &p);
-  g_autofree char *label = NULL;
-  if (n > 0)
-    label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", n);
-  else if (opt->max_nodes >= 2)
-    {
-      p.per_node = g;
-      guint64 m = cli_fit_smallest (2, opt->max_nodes, probe_value, &p);
-      if (m > 0)
-        {
-          label = g_strdup_printf ("gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, g, m);
-          n = m * g;
-        }
-    }
-  ctx->report->value = n;
-  ctx->report->best = label != NULL ? find_label (ctx->report, label) : -1;
-}
+/* ---- the search --------------------------------------------------------------------------- */
 
 CliFitReport *
 cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
@@ -326,13 +319,14 @@ cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
   r->candidates = g_ptr_array_new_with_free_func (candidate_free);
   r->best = -1;
   r->baseline_tokens = NAN;
+  r->notes.floor = r->notes.shardable = r->notes.capacity = NAN;
   g_autoptr (GHashTable) memo = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   Ctx ctx = { path, sets, r, memo };
   switch (target)
     {
     case CLI_FIT_MICRO_BATCH:
-    case CLI_FIT_SEQ_LEN: search_size (&ctx, target, opt); break;
-    case CLI_FIT_GPUS: search_gpus (&ctx, opt); break;
+    case CLI_FIT_SEQ_LEN: cli_fit_search_size (&ctx, sc, target, opt); break;
+    case CLI_FIT_GPUS: cli_fit_search_gpus (&ctx, sc, opt); break;
     case CLI_FIT_STACK: cli_fit_search_stack (&ctx, sc, opt); break;
     }
   return r;

@@ -7,31 +7,38 @@
  * cannot have) is "not feasible" with their message, and counts as not fitting.
  *
  * Searches (the simulator is deterministic, so each candidate is simulated at most once):
- *   micro_batch, seq_len  largest value that fits; memory grows with both, so fitting is
- *                         monotone (fits up to a point, then not): doubling from the
- *                         scenario's lower bound until a value does not fit, then binary
- *                         search between the last fit and the first miss; seq_len in
- *                         multiples of `multiple_of`.
+ *   micro_batch, seq_len  largest value that fits: doubling from the scenario's lower bound
+ *                         until a value does not fit, then binary search between the last
+ *                         fit and the first miss; seq_len in multiples of `multiple_of`.
+ *                         Memory is not always monotone in the value (cli/fit_size.c): the
+ *                         boundary is verified, allocator cliffs are named with the answer
+ *                         under expandable segments, and an inconsistent bracket is scanned
+ *                         above the answer (CliFitNotes). A learned-position model's
+ *                         max_position_embeddings caps seq_len; memory's own limit past it
+ *                         is estimated with the table extended.
  *   gpus                  fewest GPUs: first cluster.gpus_per_node in 1..max_gpus_per_node
  *                         (nodes = 1), then cluster.nodes in 2..max_nodes at the largest
  *                         gpus_per_node; per-GPU memory falls as sharding spreads states,
  *                         so fitting is monotone the other way (binary search for the first
- *                         that fits, after checking the smallest and the largest).
+ *                         that fits, after checking the smallest and the largest). When none
+ *                         fits, the per-GPU floor as the DP degree grows (cli/fit_gpus.c).
  *   stack                 candidates in the order the seeds recommend, each adding to the
  *                         one before: as given; mixed precision (bf16, or fp16 where the GPU
- *                         lacks bf16); full activation checkpointing; ZeRO-1, -2, -3
+ *                         lacks bf16); full activation checkpointing; with allow_optimizer,
+ *                         8-bit and paged 8-bit AdamW; ZeRO-1, -2, -3
  *                         (parallel.data_parallel); optimizer offload to CPU, then NVMe
  *                         (offload.optimizer); with `allow_finetune`, LoRA and QLoRA
- *                         (finetune.method) on mixed precision + checkpointing. The first
- *                         that fits is the cheapest; a candidate equal to the scenario's own
- *                         values is skipped. Each candidate's throughput is shown relative
- *                         to the baseline (the scenario's [baseline] group, else the
- *                         scenario as given): tokens/s ÷ baseline tokens/s, "x0.33" for a
- *                         candidate three times slower (a penalty of 67 %).
+ *                         (finetune.method). Each knob only where it lowers memory against
+ *                         the scenario as loaded (cli/fit_stack.c); the first candidate that
+ *                         fits and changes memory is the cheapest. Throughput is shown
+ *                         relative to the scenario as given (and to a [baseline] group):
+ *                         tokens/s ÷ its tokens/s, "x0.33" for a candidate three times
+ *                         slower (a penalty of 67 %).
  */
 #pragma once
 
 #include <glib.h>
+#include "models/ledger.h"
 
 typedef enum
 {
@@ -56,8 +63,53 @@ typedef struct
   double step_time;  /* s; NaN unless simulated */
   double tokens_per_s;
   double device_used, capacity; /* B */
+  double peak_allocated, cuda_context; /* B, worst rank (NaN unless simulated) */
+  double host_peak;  /* B of host DRAM at its peak (0 without offload) */
+  double peak_mix[MODEL_N_MEM]; /* B per category at the worst rank's peak */
+  gboolean allocator_cliff; /* OOM although peak allocated + CUDA context <= capacity: the
+                               caching allocator's segments, not the bytes in use, overflow */
+  gboolean no_change; /* stack: same GPU and host memory as the scenario as given, so it is
+                         listed but never proposed */
   char *reason;      /* one line: why it does not fit (NULL when it fits) */
 } CliFitCandidate;
+
+/* What a search found beside its answer (zeros / NaN when it does not apply). */
+typedef struct
+{
+  /* seq_len: max_position_embeddings of a learned-position model when it, not memory, stops
+   * the search (the answer is then the largest multiple <= it), and the memory limit found
+   * by a second search past it, each probe with the position table extended to the probed
+   * length (model.max_position_embeddings = seq_len): an estimate ("~"), 0 if not searched */
+  guint64 position_limit;
+  guint64 memory_value;
+  /* micro_batch, seq_len: the value above the memory limit whose OOM is an allocator cliff
+   * (its peak allocated + CUDA context fit the capacity), 0 if none; the largest value that
+   * fits with [allocator] expandable_segments = true (0: not searched) */
+  guint64 cliff_at;
+  guint64 expandable_value;
+  /* the next multiple above the memory limit, simulated and found not to fit (0: the limit
+   * is the end of the range, or nothing fits) */
+  guint64 next_value;
+  /* Values above the memory limit that fit again although a smaller one does not: the
+   * fitting set is not an interval (found by the local scan, at most 8 kept), and how many
+   * values the scan simulated (0: the bracket was consistent, no scan). */
+  guint64 also_fits[8];
+  guint n_also_fits;
+  guint scanned;
+  /* gpus: per-GPU memory floor as the data-parallel degree grows without bound, m(N) =
+   * floor + shardable / N fitted through the smallest and the largest GPU count simulated
+   * (B; NaN when fewer than two counts ran); per category; GPUs the fit predicts would be
+   * needed (0 when the floor is above the capacity or unknown); why and what would help
+   * (one line each, owned, NULL when something fits). */
+  double floor, shardable, capacity;
+  double floor_mix[MODEL_N_MEM];
+  guint floor_n1, floor_n2;
+  guint64 gpus_predicted;
+  char *why, *advice;
+  /* stack: optimizers not tried (8-bit AdamW, paged 8-bit AdamW), one line, owned; NULL
+   * when they were tried or do not apply */
+  char *skipped;
+} CliFitNotes;
 
 typedef struct
 {
@@ -67,6 +119,7 @@ typedef struct
   guint max_gpus_per_node;   /* default 8 */
   guint max_nodes;           /* default 64 */
   gboolean allow_finetune;   /* also try LoRA / QLoRA */
+  gboolean allow_optimizer;  /* stack: also try adamw_8bit and paged_adamw_8bit */
   gboolean all;              /* stack: evaluate every candidate, not only up to the first fit */
 } CliFitOptions;
 
@@ -90,6 +143,8 @@ gint cli_fit_report_best (const CliFitReport *report);
 guint64 cli_fit_report_value (const CliFitReport *report);
 /* Baseline tokens/s for penalties (stack search; NaN otherwise or when it failed). */
 double cli_fit_report_baseline_tokens (const CliFitReport *report);
+/* What the search found beside its answer (owned by the report). */
+const CliFitNotes *cli_fit_report_notes (const CliFitReport *report);
 
 /* Generic monotone searches over integers x in [lo, hi] with `ok` memoised by the caller:
  * the largest x with ok(x) when ok holds up to a point (0 when ok(lo) fails), and the

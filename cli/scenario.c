@@ -371,6 +371,28 @@ cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key, Sim
 
 /* ---- entry point -------------------------------------------------------------------------- */
 
+/* A rotary-position model runs at any length, but it was trained up to max_position_embeddings:
+ * beyond it quality needs position scaling (RoPE interpolation, Chen et al. 2023, arXiv
+ * 2306.15595; YaRN). The step is simulated as given, with one warning per process (a fit or
+ * sweep loads the scenario once per candidate). Learned positions are an error instead
+ * (models/plan.c); ALiBi extrapolates by design (Press et al. 2022, arXiv 2108.12409). */
+static void
+warn_trained_length (const CliScenario *sc)
+{
+  static gsize warned = 0;
+  const ModelArch *a = sc->arch;
+  gboolean rotary = !a->learned_positions && a->family != MODEL_FAMILY_MPT;
+  if (!rotary || a->max_positions == 0 || sc->stack.seq_len <= a->max_positions
+      || !g_once_init_enter (&warned))
+    return;
+  g_printerr ("stepsim: warning: %s: group [training], key 'seq_len': %" G_GUINT64_FORMAT
+              " is above the %" G_GUINT64_FORMAT " positions model '%s' was trained for ([model] "
+              "max_position_embeddings; rotary positions): simulated as given, the model would "
+              "need position scaling (warned once)\n", sc->path, sc->stack.seq_len,
+              a->max_positions, a->name);
+  g_once_init_leave (&warned, 1);
+}
+
 static CliScenario *
 load_keyfile (const char *path, GKeyFile *kf, GError **error)
 {
@@ -388,6 +410,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
       /* the combinations: what the plan would refuse, refused here naming group and key */
       || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))
     return NULL;
+  warn_trained_length (sc);
   return g_steal_pointer (&sc);
 }
 

@@ -208,7 +208,7 @@ check "fit says why a candidate was rejected" grep -q 'OOM by .*largest category
 [ $rc -eq 0 ] && ok "fit --for stack runs" || { bad "fit --for stack runs (exit $rc)"; cat stack.out; }
 check "fit --for stack --allow-finetune tries LoRA and QLoRA" sh -c "grep -q '^ *[A-Z]* *LoRA r 16' stack.out && grep -q '^ *[A-Z]* *QLoRA r 16' stack.out && ! grep -q 'not feasible' stack.out"
 check "fit --for stack on one GPU tries no ZeRO stage (they shard over ranks)" sh -c "! grep -q '+ ZeRO-' stack.out"
-check "fit --for stack shows throughput relative to the baseline (as given: x1.00)" sh -c "grep -q 'vs baseline' stack.out && grep -q '^ *[A-Z]* *as given .* x1\\.00\$' stack.out"
+check "fit --for stack shows throughput relative to the scenario as given (as given: x1.00)" sh -c "grep -q 'saves (vs as given)  throughput' stack.out && grep -q '^ *[A-Z]* *as given .* x1\\.00 *+0 %\$' stack.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 2 >gpus.out 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "fit --for gpus runs" || bad "fit --for gpus runs (exit $rc)"
 check "fit --for gpus treats multi-GPU as not feasible" grep -q 'not feasible' gpus.out

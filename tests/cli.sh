@@ -229,6 +229,29 @@ check "compare: dropping checkpointing costs memory, saves time" \
 "$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
 
+# --- fit: what the answer says beside the number ---
+gpt2="$srcdir/scenarios/gpt2-small-eager-rtx4090.ini"
+"$STEPSIM" fit "$gpt2" --for seq_len --multiple-of 256 >fitpos.out 2>&1; rc=$?
+check "fit seq_len on gpt2: limited by max_position_embeddings, not memory, with memory's ~limit" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'limited by max_position_embeddings = 1024, not memory; memory would allow ~[0-9]' fitpos.out && ! grep -q REJECTED fitpos.out"
+"$STEPSIM" fit "$srcdir/scenarios/qlora-llama-3.1-8b-rtx4090.ini" --for seq_len >fitcliff.out 2>&1; rc=$?
+check "fit seq_len on the QLoRA scenario: the boundary is checked and the allocator cliff named, with expandable_segments" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^check: .* fits and the next, [0-9]*, does not' fitcliff.out && grep -q 'allocator cliff, not for want of memory' fitcliff.out && grep -q 'expandable_segments = true .* the largest seq_len that fits = [0-9]' fitcliff.out"
+"$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
+check "fit gpus: says why data-parallel GPUs cannot help and what would" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*not yet available in stepsim' fitgpu.out"
+"$STEPSIM" fit "$gpt2" --for stack --all >fitstack.out 2>&1; rc=$?
+check "fit stack: saves and costs against the scenario as given; no no-op precision switch; 8-bit optimizers said skipped" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'saves (vs as given)  throughput' fitstack.out && grep -q '+ full activation checkpointing .* GiB .* % .* x0\.[0-9]* .*+[0-9]* %' fitstack.out && ! grep -q 'mixed precision' fitstack.out && grep -q 'not tried: 8-bit AdamW.*--allow-optimizer-change' fitstack.out"
+# seq_len above a learned-position model's table: an error naming file, group, key and limit;
+# above a rotary model's trained length: one warning, however many candidates load it.
+"$STEPSIM" run "$gpt2" --set training.seq_len=2048 -q -o pos.h5 >/dev/null 2>pos.err; rc=$?
+check "seq_len above gpt2's 1024 learned positions: exit 1 naming file, group, key and limit" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"gpt2-small-eager-rtx4090.ini.*group \[training\], key 'seq_len': 2048 exceeds the 1024 learned positions\" pos.err && test ! -e pos.h5"
+"$STEPSIM" fit "$s1" --for seq_len --set gpu.Big.base=A100-80GB-SXM --set "gpu.Big.memory=4 TiB" --set cluster.gpu=Big --multiple-of 65536 --max-seq-len 262144 >rope.out 2>rope.err; rc=$?
+check "seq_len above a rotary model's trained length: one warning naming file, group and key" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning' rope.err) -eq 1 ] && grep -q \"s1-llama-3.2-1b-fp32.ini: group \[training\], key 'seq_len': [0-9]* is above the 131072 positions\" rope.err"
+
 # --- validate: predicted against published measurements ---
 "$STEPSIM" validate >val.out 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "validate: no unexpected miss (exit 0)" || { bad "validate: no unexpected miss (exit $rc)"; cat val.out; }

@@ -212,6 +212,225 @@ test_stack_skips_what_is_set (void)
   CU_ASSERT_TRUE (mixed);
 }
 
+
+/* Simulates `path` with `sets` directly (no search); fills *res (cleared by the caller). */
+static gboolean
+simulate_sets (const char *path, const char *const *sets, CliRunResult *res)
+{
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, NULL);
+  return sc != NULL && cli_run_simulate (sc, NULL, res, NULL);
+}
+
+static gboolean
+fits_sets (const char *path, const char *const *sets)
+{
+  CliRunResult res;
+  if (!simulate_sets (path, sets, &res))
+    return FALSE;
+  gboolean f = res.fits;
+  cli_run_result_clear (&res);
+  return f;
+}
+
+/* GPT-2 (learned positions, max_position_embeddings 1024) on a 24 GB RTX 4090: the position
+ * table, not memory, ends the seq_len search. The answer is the largest multiple <= 1024 that
+ * fits, the report names the limit, no candidate is a rejection of the loader, and the memory
+ * limit past it is the largest multiple M that fits with the table extended to M rows, the
+ * next one not (checked here by simulating both directly). */
+static void
+test_seq_len_position_limit (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/gpt2-small-eager-rtx4090.ini");
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_TRUE_FATAL (sc->arch->learned_positions);
+  guint64 cap = sc->arch->max_positions, step = 256;
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.multiple_of = step;
+  opt.max_seq_len = 16384;
+  g_autoptr (CliFitReport) r = cli_fit_search (path, NULL, CLI_FIT_SEQ_LEN, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  g_autofree char *at_cap = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, cap);
+  const char *cap_sets[] = { at_cap, NULL };
+  CU_ASSERT_TRUE_FATAL (fits_sets (path, cap_sets)); /* memory allows the full table */
+  CU_ASSERT_EQUAL (cli_fit_report_value (r), cap / step * step);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_EQUAL (n->position_limit, cap);
+  CU_ASSERT_TRUE (n->memory_value > cap);
+  for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
+    CU_ASSERT_NOT_EQUAL (cli_fit_report_candidate (r, i)->status, CLI_FIT_INFEASIBLE);
+  guint64 m = n->memory_value;
+  g_autofree char *s1 = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, m);
+  g_autofree char *p1 = g_strdup_printf ("model.max_position_embeddings=%" G_GUINT64_FORMAT, m);
+  g_autofree char *s2 = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, m + step);
+  g_autofree char *p2 = g_strdup_printf ("model.max_position_embeddings=%" G_GUINT64_FORMAT,
+                                         m + step);
+  const char *at_m[] = { s1, p1, NULL }, *above[] = { s2, p2, NULL };
+  CU_ASSERT_TRUE (fits_sets (path, at_m));
+  CU_ASSERT_FALSE (fits_sets (path, above));
+}
+
+/* Llama 3.1 8B QLoRA on a 24 GB RTX 4090 (the shipped scenario): the seq_len search ends on
+ * an allocator cliff — the next length fails although its peak allocated memory + CUDA
+ * context fit, because the caching allocator cannot place a request in its segments. The
+ * report must verify the boundary (checked here by simulating v and v + 1 directly), call
+ * the failure a cliff, scan above it, and give what fits with expandable segments (each
+ * value it reports as fitting there is simulated again here). */
+static void
+test_seq_len_allocator_cliff (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/qlora-llama-3.1-8b-rtx4090.ini");
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.max_seq_len = 16384;
+  g_autoptr (CliFitReport) r = cli_fit_search (path, NULL, CLI_FIT_SEQ_LEN, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  guint64 v = cli_fit_report_value (r);
+  CU_ASSERT_TRUE_FATAL (v > 0);
+  g_autofree char *at = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, v);
+  g_autofree char *next = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, v + 1);
+  const char *at_v[] = { at, NULL }, *at_next[] = { next, NULL };
+  CU_ASSERT_TRUE (fits_sets (path, at_v));
+  CliRunResult res;
+  CU_ASSERT_TRUE_FATAL (simulate_sets (path, at_next, &res));
+  gboolean cliff = !res.fits && res.peak_allocated + res.cuda_context <= res.capacity;
+  cli_run_result_clear (&res);
+  CU_ASSERT_TRUE_FATAL (cliff); /* the scenario has the cliff the test is about */
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_EQUAL (n->next_value, v + 1);
+  CU_ASSERT_EQUAL (n->cliff_at, v + 1);
+  CU_ASSERT_TRUE (n->scanned > 0);
+  for (guint i = 0; i < n->n_also_fits; i++)
+    {
+      g_autofree char *x = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, n->also_fits[i]);
+      const char *at_x[] = { x, NULL };
+      CU_ASSERT_TRUE (n->also_fits[i] > v + 1 && fits_sets (path, at_x));
+    }
+  CU_ASSERT_TRUE_FATAL (n->expandable_value > v);
+  g_autofree char *e = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, n->expandable_value);
+  const char *at_e[] = { e, "allocator.expandable_segments=true", NULL };
+  CU_ASSERT_TRUE (fits_sets (path, at_e));
+}
+
+/* S1 with 64 sequences per micro-batch under DDP: every GPU holds all states and its own
+ * activations, so per-GPU memory does not fall with the GPU count, and the report says that
+ * adding GPUs cannot help: the floor is the device-used memory at the largest count tried
+ * (m(N) = F, nothing sharded; communication buckets make 8 GPUs hold a little more than 1),
+ * above the capacity, with what would help. Under ZeRO-3 (S3) the floor
+ * is fitted through the smallest and largest count as F + S/N; the test recomputes it from
+ * the report's candidates: F = (n2 m2 − n1 m1) / (n2 − n1). */
+static void
+test_gpus_floor (void)
+{
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.max_nodes = 1;
+  g_autofree char *s1 = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
+  const char *big[] = { "training.micro_batch=64", NULL };
+  g_autoptr (CliFitReport) r = cli_fit_search (s1, big, CLI_FIT_GPUS, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  CU_ASSERT_EQUAL (cli_fit_report_best (r), -1);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  const CliFitCandidate *most = NULL;
+  for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
+    if (strcmp (cli_fit_report_candidate (r, i)->label, "gpus_per_node=8, nodes=1") == 0)
+      most = cli_fit_report_candidate (r, i);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (most);
+  CU_ASSERT_DOUBLE_EQUAL (n->floor, most->device_used, 1);
+  CU_ASSERT_TRUE (n->floor > n->capacity);
+  CU_ASSERT_TRUE (n->why != NULL && strstr (n->why, "cannot help") != NULL);
+  CU_ASSERT_TRUE (n->advice != NULL && strstr (n->advice, "model parallelism") != NULL
+                  && strstr (n->advice, "not yet available") != NULL
+                  && strstr (n->advice, "micro_batch") != NULL);
+
+  g_autofree char *s3 = stepsim_test_srcpath ("scenarios/s3-llama-2-7b-zero3-8xa100.ini");
+  g_autoptr (CliFitReport) z = cli_fit_search (s3, big, CLI_FIT_GPUS, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (z);
+  CU_ASSERT_EQUAL (cli_fit_report_best (z), -1);
+  const CliFitNotes *nz = cli_fit_report_notes (z);
+  const CliFitCandidate *c1 = NULL, *c2 = NULL; /* 1 GPU and the most GPUs */
+  for (guint i = 0; i < cli_fit_report_n_candidates (z); i++)
+    {
+      const CliFitCandidate *c = cli_fit_report_candidate (z, i);
+      if (strcmp (c->label, "gpus_per_node=1, nodes=1") == 0)
+        c1 = c;
+      if (strcmp (c->label, "gpus_per_node=8, nodes=1") == 0)
+        c2 = c;
+    }
+  CU_ASSERT_TRUE_FATAL (c1 != NULL && c2 != NULL);
+  double f = (8 * c2->device_used - 1 * c1->device_used) / (8 - 1);
+  CU_ASSERT_DOUBLE_EQUAL (nz->floor, f, 1);
+  CU_ASSERT_TRUE (nz->floor < c1->device_used); /* ZeRO-3 shards something */
+  CU_ASSERT_TRUE (nz->why != NULL);
+}
+
+/* No candidate repeats the scenario's memory: GPT-2 is fp16 mixed on a GPU with bf16, where
+ * switching to bf16 mixed changes no byte; S3 is ZeRO-3, where ZeRO-1 and -2 would hold more;
+ * the QLoRA scenario is pure bf16 (less than mixed). Every candidate listed besides the
+ * scenario as given changes GPU or host memory, or is marked and never the answer. */
+static void
+test_stack_proposes_only_changes (void)
+{
+  const char *files[] = { "scenarios/gpt2-small-eager-rtx4090.ini",
+                          "scenarios/s3-llama-2-7b-zero3-8xa100.ini",
+                          "scenarios/qlora-llama-3.1-8b-rtx4090.ini" };
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.all = TRUE;
+  for (guint f = 0; f < G_N_ELEMENTS (files); f++)
+    {
+      g_autofree char *path = stepsim_test_srcpath (files[f]);
+      g_autoptr (CliFitReport) r = cli_fit_search (path, NULL, CLI_FIT_STACK, &opt, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+      const CliFitCandidate *given = cli_fit_report_candidate (r, 0);
+      for (guint i = 1; i < cli_fit_report_n_candidates (r); i++)
+        {
+          const CliFitCandidate *c = cli_fit_report_candidate (r, i);
+          CU_ASSERT_STRING_NOT_EQUAL (c->label, "+ mixed precision");
+          if (f == 1)
+            CU_ASSERT_TRUE (strcmp (c->label, "+ ZeRO-1") != 0 && strcmp (c->label, "+ ZeRO-2") != 0);
+          gboolean same = c->device_used == given->device_used && c->host_peak == given->host_peak;
+          CU_ASSERT_TRUE (!same || (c->no_change && cli_fit_report_best (r) != (gint) i));
+        }
+    }
+}
+
+/* 8-bit optimizers: without --allow-optimizer-change the report says they were not tried
+ * (and none is a candidate); with it they are, and 8-bit AdamW's states (2 B/param instead
+ * of 8) take less memory than the scenario's AdamW. */
+static void
+test_stack_optimizers (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/llama-3.1-8b-bf16-h100.ini");
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.all = TRUE;
+  g_autoptr (CliFitReport) r = cli_fit_search (path, NULL, CLI_FIT_STACK, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_TRUE (n->skipped != NULL && strstr (n->skipped, "--allow-optimizer-change") != NULL
+                  && strstr (n->skipped, "paged_adamw_8bit") != NULL);
+  for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
+    CU_ASSERT_PTR_NULL (strstr (cli_fit_report_candidate (r, i)->label, "8-bit"));
+  opt.allow_optimizer = TRUE;
+  g_autoptr (CliFitReport) o = cli_fit_search (path, NULL, CLI_FIT_STACK, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (o);
+  CU_ASSERT_PTR_NULL (cli_fit_report_notes (o)->skipped);
+  gboolean eight = FALSE, paged = FALSE;
+  for (guint i = 0; i < cli_fit_report_n_candidates (o); i++)
+    {
+      const CliFitCandidate *c = cli_fit_report_candidate (o, i);
+      if (strcmp (c->label, "+ 8-bit AdamW") == 0)
+        {
+          eight = TRUE;
+          CU_ASSERT (c->device_used < cli_fit_report_candidate (o, 0)->device_used);
+        }
+      paged |= strcmp (c->label, "+ paged 8-bit AdamW") == 0;
+    }
+  CU_ASSERT_TRUE (eight && paged);
+}
+
 static void
 test_missing_scenario_is_an_error (void)
 {
@@ -233,6 +452,11 @@ main (void)
     { "gpus: 1 fits; multi-GPU not feasible in this build", test_gpus },
     { "stack: first fit in the seeds' order", test_stack_is_first_fit_in_order },
     { "stack: skips techniques the scenario has", test_stack_skips_what_is_set },
+    { "seq_len: max_position_embeddings is the limit, memory's limit past it", test_seq_len_position_limit },
+    { "seq_len: an allocator cliff is named, with expandable segments", test_seq_len_allocator_cliff },
+    { "gpus: the per-GPU floor says why DP cannot help", test_gpus_floor },
+    { "stack: only candidates that change memory", test_stack_proposes_only_changes },
+    { "stack: 8-bit optimizers opt-in, said when skipped", test_stack_optimizers },
     { "missing scenario: error", test_missing_scenario_is_an_error },
   };
   return STEPSIM_RUN_TESTS ("fit", tests);
