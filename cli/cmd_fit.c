@@ -67,7 +67,8 @@ print_notes (const CliFitReport *r, CliFitTarget target)
             n->cliff_at);
   if (n->expandable_value > 0)
     printf ("limit:  with [allocator] expandable_segments = true (PYTORCH_CUDA_ALLOC_CONF=expandable_"
-            "segments:True), the largest %s that fits = %" G_GUINT64_FORMAT "\n", what,
+            "segments:True), %s up to about %" G_GUINT64_FORMAT " fits (found by the same search: "
+            "near it the verdict can alternate)\n", what,
             n->expandable_value);
   if (n->n_also_fits > 0)
     {
