@@ -161,7 +161,7 @@ explain (Ctx *ctx, const CliScenario *sc)
       n->why = g_strdup_printf (
         "beyond the searched range: the memory per GPU under data_parallel = %s is ~%s + %s / N "
         "(fitted through %u and %u GPUs), so about %" G_GUINT64_FORMAT " GPUs would fit (an "
-        "estimate: the allocator rounds, see --max-nodes)", mode, fl, sh, n->floor_n1,
+        "estimate: the allocator rounds; raise --max-gpus-per-node or --max-nodes to check)", mode, fl, sh, n->floor_n1,
         n->floor_n2, n->gpus_predicted);
     }
 }
