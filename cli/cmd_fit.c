@@ -60,24 +60,25 @@ print_notes (const CliFitReport *r, CliFitTarget target)
                 "allows none of the lengths tried (position table extended past it)\n",
                 n->position_limit);
     }
+  /* past a position limit, the memory figures below are those of the extended table */
+  const char *past = n->position_limit > 0 ? " (past the position limit, table extended)" : "";
   if (n->cliff_at > 0)
-    printf ("limit:  %s = %" G_GUINT64_FORMAT " fails on an allocator cliff, not for want of "
-            "memory: its peak allocated memory + CUDA context fit the GPU, but the caching "
-            "allocator cannot place a request in its segments (fragmentation)\n", what,
-            n->cliff_at);
+    printf ("limit:  %s = %" G_GUINT64_FORMAT "%s fails on the allocator, not for want of "
+            "memory: its peak allocated memory + CUDA context fit the GPU, what the caching "
+            "allocator reserves for it does not (an allocator cliff)\n", what, n->cliff_at, past);
   if (n->expandable_value > 0)
     printf ("limit:  with [allocator] expandable_segments = true (PYTORCH_CUDA_ALLOC_CONF=expandable_"
-            "segments:True), %s up to about %" G_GUINT64_FORMAT " fits (found by the same search: "
-            "near it the verdict can alternate)\n", what,
-            n->expandable_value);
+            "segments:True), %s up to about %" G_GUINT64_FORMAT " fits%s (found by the same "
+            "search: near it the verdict can alternate)\n", what, n->expandable_value, past);
   if (n->n_also_fits > 0)
     {
       GString *l = g_string_new (NULL);
       for (guint i = 0; i < n->n_also_fits; i++)
         g_string_append_printf (l, "%s%" G_GUINT64_FORMAT, i > 0 ? ", " : "", n->also_fits[i]);
-      printf ("limit:  the values that fit are not an interval: %s fit%s although %s = %"
-              G_GUINT64_FORMAT " does not (a local scan of %u values above the answer)\n",
-              l->str, n->n_also_fits > 1 ? "" : "s", what, n->next_value, n->scanned);
+      printf ("limit:  the values that fit are not an interval: %u of %u values scanned above "
+              "the answer fit (%s%s) although %s = %" G_GUINT64_FORMAT " does not\n",
+              n->n_fit_scanned, n->scanned, l->str, n->n_fit_scanned > n->n_also_fits ? ", ..." : "",
+              what, n->next_value);
       g_string_free (l, TRUE);
     }
   else if (n->scanned > 0)

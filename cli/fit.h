@@ -95,6 +95,7 @@ typedef struct
    * values the scan simulated (0: the bracket was consistent, no scan). */
   guint64 also_fits[8];
   guint n_also_fits;
+  guint n_fit_scanned; /* how many scanned values fit (also_fits keeps the first 8) */
   guint scanned;
   /* gpus: per-GPU memory floor as the data-parallel degree grows without bound, m(N) =
    * floor + shardable / N fitted through the smallest and the largest GPU count simulated

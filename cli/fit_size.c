@@ -111,7 +111,7 @@ scan_above (Probe *p, guint64 v, guint64 top, guint64 step)
       g_hash_table_add (done, x);
       n->scanned++;
       if (cli_fit_probe_fits (*x, p))
-        add_also_fits (n, *x);
+        n->n_fit_scanned++, add_also_fits (n, *x);
     }
   qsort (n->also_fits, n->n_also_fits, sizeof n->also_fits[0], cmp_u64);
 }

@@ -313,6 +313,39 @@ test_seq_len_allocator_cliff (void)
   CU_ASSERT_TRUE (fits_sets (path, at_e));
 }
 
+/* The same scenario with expandable segments: the verdict alternates above the answer (the
+ * reserve of the expandable pools is not monotone in the length), so bisection's answer v is
+ * not the largest value that fits. The report must say that the fitting set is not an
+ * interval: v + 1 does not fit, and every value it lists above it does (both simulated
+ * directly here), and the count it gives matches its scan. */
+static void
+test_seq_len_not_an_interval (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/qlora-llama-3.1-8b-rtx4090.ini");
+  const char *sets[] = { "allocator.expandable_segments=true", NULL };
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.max_seq_len = 16384;
+  g_autoptr (CliFitReport) r = cli_fit_search (path, sets, CLI_FIT_SEQ_LEN, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  guint64 v = cli_fit_report_value (r);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_EQUAL_FATAL (n->next_value, v + 1);
+  g_autofree char *next = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, v + 1);
+  const char *at_next[] = { sets[0], next, NULL };
+  CU_ASSERT_FALSE (fits_sets (path, at_next));
+  CU_ASSERT_TRUE_FATAL (n->n_also_fits > 0);
+  CU_ASSERT_TRUE (n->n_fit_scanned >= n->n_also_fits && n->n_fit_scanned <= n->scanned);
+  for (guint i = 0; i < n->n_also_fits; i++)
+    {
+      g_autofree char *x = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, n->also_fits[i]);
+      const char *at_x[] = { sets[0], x, NULL };
+      CU_ASSERT_TRUE (n->also_fits[i] > v + 1 && fits_sets (path, at_x));
+      CU_ASSERT_TRUE (i == 0 || n->also_fits[i] > n->also_fits[i - 1]);
+    }
+  CU_ASSERT_EQUAL (n->expandable_value, 0); /* already expandable: nothing to add */
+}
+
 /* S1 with 64 sequences per micro-batch under DDP: every GPU holds all states and its own
  * activations, so per-GPU memory does not fall with the GPU count, and the report says that
  * adding GPUs cannot help: the floor is the device-used memory at the largest count tried
@@ -454,6 +487,7 @@ main (void)
     { "stack: skips techniques the scenario has", test_stack_skips_what_is_set },
     { "seq_len: max_position_embeddings is the limit, memory's limit past it", test_seq_len_position_limit },
     { "seq_len: an allocator cliff is named, with expandable segments", test_seq_len_allocator_cliff },
+    { "seq_len: a fitting set that is not an interval is said so", test_seq_len_not_an_interval },
     { "gpus: the per-GPU floor says why DP cannot help", test_gpus_floor },
     { "stack: only candidates that change memory", test_stack_proposes_only_changes },
     { "stack: 8-bit optimizers opt-in, said when skipped", test_stack_optimizers },
