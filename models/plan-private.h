@@ -40,6 +40,9 @@ typedef struct
   double params_root;   /* trainable parameters of the root unit (embedding + final norm +
                          * LM head; 0 under LoRA) and of one layer (stack.h) */
   double params_layer;
+  double params_embedding; /* trainable parameters whose last gradient contribution is the
+                            * embedding's backward: the embedding (with a tied LM head, the
+                            * shared matrix); 0 under LoRA */
   double weight_root;   /* B of persistent weights of the root unit and of one layer: what a
                          * stage-3 gather moves */
   double weight_layer;

@@ -196,13 +196,16 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
                                      + model_arch_n_params_final_norm (p->arch));
   pc->params_root = model_stack_trainable_root_params (s, p->arch);
   pc->params_layer = model_stack_trainable_layer_params (s, p->arch);
+  pc->params_embedding = emb;
   pc->weight_root = model_stack_root_weight_bytes (s, p->arch);
   pc->weight_layer = model_stack_layer_weight_bytes (s, p->arch);
   double g = model_stack_gradient_bytes (s);
   pc->grad_embedding = g * emb;
   pc->grad_layer = g * pc->params_layer;
   pc->grad_head = g * head;
-  /* Tied embeddings: the head's backward is the first to produce the shared gradient. */
+  /* Tied embeddings: the head's backward is the first to produce the shared gradient (its
+   * memory is held from then on); the embedding's backward adds the last contribution, so
+   * the reduction of that gradient waits for it (params_embedding, plan_step.c). */
   if (p->arch->tied_embeddings)
     {
       pc->grad_head += pc->grad_embedding;

@@ -249,9 +249,12 @@ backward (StepCtx *c)
 {
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
-  /* Parameters whose gradients the head's backward produces (the root unit less the
-   * embedding unless it is tied to the head). */
-  double head_params = pc->params_root - pc->grad_embedding / model_stack_gradient_bytes (&p->stack);
+  /* Parameters whose gradients are complete after the head's backward: the root unit less
+   * the embedding. A tied head's gradient is the embedding's, which the embedding's
+   * backward completes: DDP's reducer marks a parameter ready when its AccumulateGrad hook
+   * fires, once per backward after every use has contributed (torch/csrc/distributed/c10d/
+   * reducer.cpp, autograd_hook), so it is bucketed at the embedding. */
+  double head_params = pc->params_root - pc->params_embedding;
   guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                 c->mb, "bwd head mb%d", c->mb);
   plan_task_add_pass (p, &pc->head.bwd);
@@ -273,7 +276,7 @@ backward (StepCtx *c)
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
                 "grads root");
-  bucket_reduce (c, pc->params_root - head_params, emb, -1, TRUE);
+  bucket_reduce (c, pc->params_embedding, emb, -1, TRUE);
 }
 
 /* ---- optimizer ----------------------------------------------------------------------------- */

@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include "hardware/cluster.h"
 #include "models/executor.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
+#include "sim/recorder.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/tiny.h"
 
@@ -213,6 +215,83 @@ test_two_ranks_ddp (void)
   STEPSIM_ASSERT_REL (two.total_peak - one.total_peak, 2.0 * model_arch_n_params (a), 1e-9);
 }
 
+/* Bytes rank 0's gradient all-reduces / reduce-scatters carry from the end of its last
+ * micro-batch's embedding backward on, and in all, for a data-parallel `mode` on two ranks
+ * with 64 KiB buckets (smaller than the embedding's gradient, so that where the embedding
+ * is bucketed shows). */
+static void
+reduced_after_embedding (const ModelArch *a, ModelDataParallel mode, double *after,
+                         double *total)
+{
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.mode = mode;
+  par.degree = 2;
+  par.bucket_size = 64 * 1024;
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  g_assert (plan != NULL);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 2, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
+  double emb_end = -1;
+  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
+    {
+      const SimTaskRecord *t = sim_recorder_task (rec, i);
+      if (t->rank == 0 && strcmp (t->label, "bwd embed mb1") == 0)
+        emb_end = t->end;
+    }
+  CU_ASSERT (emb_end > 0);
+  *after = *total = 0;
+  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
+    {
+      const SimTaskRecord *t = sim_recorder_task (rec, i);
+      const ModelTask *task = model_plan_task (plan, t->id);
+      if (t->rank != 0 || task->collective < 0 || strstr (t->label, "grads") == NULL)
+        continue;
+      *total += task->bytes;
+      if (t->start >= emb_end)
+        *after += task->bytes;
+    }
+}
+
+/* Real DDP reduces a parameter once, after its last gradient contribution: the reducer's
+ * hook runs on the parameter's AccumulateGrad node, which autograd runs once all uses have
+ * contributed (torch/csrc/distributed/c10d/reducer.cpp). A tied LM head's gradient is the
+ * embedding's, completed by the embedding's backward, so under DDP and ZeRO-1 the buckets
+ * holding its V × h × 2 B (bf16 gradients) start after that backward ends. Untied, the
+ * embedding's own V × h gradient is in the same position; the head's is reduced before.
+ * Totals stay Ψ × 2 B. */
+static void
+test_tied_embedding_reduced_after_its_backward (void)
+{
+  const ModelDataParallel modes[] = { MODEL_DP_DDP, MODEL_DP_ZERO1 };
+  for (guint tied = 0; tied < 2; tied++)
+    for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+      {
+        g_autoptr (ModelArch) a = tiny_arch ();
+        a->tied_embeddings = tied;
+        double emb = 2.0 * (double) model_arch_n_params_embedding (a); /* V h × 2 B */
+        double after, total;
+        reduced_after_embedding (a, modes[m], &after, &total);
+        STEPSIM_ASSERT_REL (total, 2.0 * (double) model_arch_n_params (a), 1e-12);
+        /* everything bucketed at the embedding, and no more than one bucket beside it */
+        CU_ASSERT (after >= emb);
+        CU_ASSERT (after < emb + 64 * 1024);
+      }
+}
+
 int main (void);
 
 int
@@ -228,6 +307,8 @@ main (void)
     { "checkpointing trades memory for time", test_checkpointing_tradeoff },
     { "degree 1 = single GPU, deterministic", test_degree_one_and_deterministic },
     { "two DDP ranks", test_two_ranks_ddp },
+    { "tied embedding reduced after its own backward",
+      test_tied_embedding_reduced_after_its_backward },
   };
   return STEPSIM_RUN_TESTS ("models/executor", tests);
 }
