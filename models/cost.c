@@ -417,6 +417,14 @@ layer_bwd_workspace (const Dims *d, const ModelArch *arch, gboolean flash)
   return 2 * e * T * d->h + MAX (attn, mlp);
 }
 
+double
+model_cost_layer_weight_cache (const ModelArch *arch, const ModelCostParams *p)
+{
+  g_return_val_if_fail (arch != NULL && p != NULL, 0);
+  return p->weight_cache_bytes
+         * (double) (model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch));
+}
+
 gboolean
 cost_params_ok (const ModelArch *arch, const ModelCostParams *p)
 {
@@ -443,8 +451,7 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
       cost.bwd.workspace += 2 * largest_linear (arch);
     }
   cost.act_saved = layer_act_saved (&d, arch, flash);
-  cost.act_saved += p->weight_cache_bytes
-                    * (double) (model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch));
+  cost.act_saved += model_cost_layer_weight_cache (arch, p);
   cost.act_checkpoint = d.e * d.T * d.h;
   attention_core_fwd (&cost.attn_core_fwd, &d, flash);
   double scores = d.b * d.a * d.s * d.s;

@@ -90,10 +90,14 @@ typedef struct
  * parameters) (autocast's cached casts, kept by the graph until the layer's backward). */
 ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
 
+/* B of the cast weight copies one layer's forward keeps for its backward (autocast's cache):
+ * weight_cache_bytes × (attention + MLP parameters); 0 without a weight cache. */
+double model_cost_layer_weight_cache (const ModelArch *arch, const ModelCostParams *p);
+
 /* The tensors making up model_cost_layer()'s act_saved without the autocast weight copies,
  * in forward order (each a separate allocation in PyTorch): fills `sizes` (B, capacity
  * `max`, MODEL_COST_MAX_TENSORS is enough) and returns their count. Σ sizes = act_saved −
- * weight-cache bytes. */
+ * model_cost_layer_weight_cache() (models/plan_ckpt.c asserts it). */
 #define MODEL_COST_MAX_TENSORS 40
 guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
                                       double *sizes, guint max);

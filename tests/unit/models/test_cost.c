@@ -341,12 +341,74 @@ test_bert_embedding (void)
   CU_ASSERT_EQUAL (d, 4227072);
 }
 
+/* Llama 3.1 8B (meta-llama/Llama-3.1-8B config.json): h 4096, 32 query heads and 8 key/value
+ * heads of d = 128 (q = 4096, c = 8 × 128 = 1024), SwiGLU i = 14336, RMSNorm, no biases,
+ * vocabulary 128256. */
+static ModelArch
+llama31_8b (void)
+{
+  ModelArch arch = { 0 };
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
+  arch.hidden_size = 4096;
+  arch.n_layers = 32;
+  arch.n_heads = 32;
+  arch.n_kv_heads = 8;
+  arch.head_dim = 128;
+  arch.intermediate_size = 14336;
+  arch.vocab_size = 128256;
+  arch.max_positions = 131072;
+  return arch;
+}
+
+/* Grouped-query attention saves K and V of c = k·d columns, not q = a·d (Ainslie et al.
+ * 2023, arXiv 2305.13245 §2; HF LlamaAttention: k_proj, v_proj out = num_key_value_heads ×
+ * head_dim). Llama 3.1 8B layer, pure bf16 (e = 2, no autocast), no dropout, T = b·s:
+ *   norm1 in e·T·h + qkv in e·T·h + Q e·T·q + K, V 2·e·T·c + o-proj in e·T·q
+ *   + norm2 in e·T·h + MLP in e·T·h + SwiGLU gate, up, product 3·e·T·i
+ *   = e·T·(4h + 2q + 2c + 3i), plus flash's logsumexp 4·b·a·s or eager's softmax output
+ *   e·b·a·s². Under autocast (fp32 weights): the norms save fp32 (4·T·h each), the separate
+ *   q, k, v projections three e-byte casts of their input (3·e·T·h), gate and up two
+ *   (2·e·T·h); eager's softmax output is fp32 (4·b·a·s²) plus the AV matmul's e-byte copy.
+ * Sizing K and V like Q would add 2·e·T·(q − c) = 12,288·T bytes. All terms are integers
+ * below 2^53: equality is exact. */
+static void
+test_gqa_activations (void)
+{
+  ModelArch arch = llama31_8b ();
+  const double h = 4096, a = 32, q = 4096, c = 1024, i = 14336, e = 2;
+  const guint64 shapes[][2] = { { 1, 8192 }, { 2, 2048 } };
+  for (gsize j = 0; j < G_N_ELEMENTS (shapes); j++)
+    for (int flash = 0; flash <= 1; flash++)
+      for (int autocast = 0; autocast <= 1; autocast++)
+        {
+          double b = shapes[j][0], s = shapes[j][1], T = b * s;
+          ModelCostParams p = params (shapes[j][0], shapes[j][1], flash, 0);
+          p.autocast = autocast;
+          double expect = autocast ? 4 * T * h + 3 * e * T * h + e * T * (q + 2 * c) + e * T * q
+                                       + 4 * T * h + 2 * e * T * h + 3 * e * T * i
+                                   : e * T * (4 * h + 2 * q + 2 * c + 3 * i);
+          expect += flash ? 4 * b * a * s : (autocast ? 4 + e : e) * b * a * s * s;
+          ModelBlockCost cost = model_cost_layer (&arch, &p);
+          CU_ASSERT_DOUBLE_EQUAL (cost.act_saved, expect, 0);
+          /* The saved tensors one by one: two of them (K, V) are e·T·c each, and together
+           * they are act_saved (no weight copies here). */
+          double sizes[MODEL_COST_MAX_TENSORS], sum = 0;
+          guint n = model_cost_layer_saved_tensors (&arch, &p, sizes, MODEL_COST_MAX_TENSORS);
+          guint kv = 0;
+          for (guint k = 0; k < n; k++)
+            sum += sizes[k], kv += sizes[k] == e * T * c;
+          CU_ASSERT_EQUAL (kv, 2);
+          CU_ASSERT_DOUBLE_EQUAL (sum, expect, 0);
+        }
+}
+
 static const StepsimTest tests[] = {
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
   { "tiny qkv bytes", test_tiny_qkv_bytes },
   { "GEMM backward is 2x forward", test_gemm_backward_twice },
   { "flash backward is 2.5x forward", test_flash_backward },
   { "Korthikanti activations sbh(34 + 5as/h)", test_korthikanti_activations },
+  { "GQA activations: K and V of num_key_value_heads (Llama 3.1 8B)", test_gqa_activations },
   { "checkpoint keeps the input", test_checkpoint_input_only },
   { "flash removes the s^2 activations", test_flash_removes_s2 },
   { "attention workspace", test_attention_workspace },
