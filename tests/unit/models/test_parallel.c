@@ -126,6 +126,55 @@ test_ddp_buckets (void)
   CU_ASSERT (t.count[HW_COLLECTIVE_ALL_REDUCE] <= (guint) ceil (2 * psi / (100 * 1024)));
 }
 
+/* reduce_dtype sets the element size of every gradient reduction, whatever the gradients'
+ * own dtype (FSDP MixedPrecision(reduce_dtype=…); DeepSpeed communication_data_type), and
+ * nothing else: the updated-parameter all-gather moves weights. Per the nccl-tests size
+ * convention each reduction carries (its parameters) × (reduce bytes):
+ *   bf16 gradients (bf16_mixed, 2 B) reduced in fp32 (4 B): DDP AR 4Ψ; ZeRO-1 RS 4Ψ then
+ *     AG 2Ψ (bf16 weights); ZeRO-3 RS 4Ψ per micro-batch (GA 2: 8Ψ); hybrid (4 GPUs a
+ *     shard, 8 in all): RS 4Ψ + replica AR 4Ψ/4;
+ *   fp32 gradients (fp32, 4 B) reduced in bf16 (2 B): DDP AR 2Ψ; ZeRO-1 RS 2Ψ, AG 4Ψ. */
+static void
+test_reduce_dtype_sizes_reductions (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  double psi = (double) model_arch_n_params (a);
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  const struct
+  {
+    ModelPrecision precision;
+    HwDtype reduce;
+    ModelDataParallel mode;
+    double ar, rs, ag; /* × Ψ */
+  } cases[] = {
+    { MODEL_PRECISION_BF16_MIXED, HW_DTYPE_FP32, MODEL_DP_DDP, 4, 0, 0 },
+    { MODEL_PRECISION_BF16_MIXED, HW_DTYPE_FP32, MODEL_DP_ZERO1, 0, 4, 2 },
+    { MODEL_PRECISION_BF16_MIXED, HW_DTYPE_FP32, MODEL_DP_ZERO3, 0, 8, -1 },
+    { MODEL_PRECISION_BF16_MIXED, HW_DTYPE_FP32, MODEL_DP_FSDP_HYBRID_SHARD, 2 * 4.0 / 4, 8, -1 },
+    { MODEL_PRECISION_FP32, HW_DTYPE_BF16, MODEL_DP_DDP, 2, 0, 0 },
+    { MODEL_PRECISION_FP32, HW_DTYPE_BF16, MODEL_DP_ZERO1, 0, 2, 4 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      s.precision = cases[i].precision;
+      ModelParallel par;
+      model_parallel_init_defaults (&par);
+      par.mode = cases[i].mode;
+      par.degree = 8;
+      par.gpus_per_node = 4;
+      par.reduce_dtype_set = TRUE;
+      par.reduce_dtype = cases[i].reduce;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, NULL);
+      g_assert (p != NULL);
+      CommTotals t = rank0_comm (p);
+      STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_REDUCE], cases[i].ar * psi, 1e-12);
+      STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_REDUCE_SCATTER], cases[i].rs * psi, 1e-12);
+      if (cases[i].ag >= 0) /* stage 3's per-layer gathers are weights (test_zero3_volumes) */
+        STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_GATHER], cases[i].ag * psi, 1e-12);
+    }
+}
+
 /* ZeRO-3 per micro-batch: the root unit gathered once, every layer gathered for the
  * forward and again for the backward (FSDP FULL_SHARD), gradients reduce-scattered per
  * layer and root: AG bytes = (Ψ_root + 2 L Ψ_layer) × 2 B, RS bytes = Ψ × 2 B, per
@@ -202,6 +251,7 @@ main (void)
     { "FSDP modes map onto ZeRO stages", test_fsdp_modes },
     { "DDP and ZeRO-1 communication volumes", test_ddp_and_zero1_volumes },
     { "DDP gradient buckets", test_ddp_buckets },
+    { "reduce_dtype sizes every gradient reduction", test_reduce_dtype_sizes_reductions },
     { "ZeRO-3 gathers and reduce-scatters", test_zero3_volumes },
     { "hybrid sharding replica all-reduce", test_hybrid_replica_allreduce },
     { "collective instances consistent across ranks", test_instances_consistent },
