@@ -13,7 +13,10 @@
  * Per-rank model-state bytes, Ψ parameters, K optimizer bytes per parameter (incl. master):
  *   stage 0: (w + g + K)Ψ; 1: (w + g)Ψ + KΨ/N; 2: wΨ + (g + K)Ψ/N; 3: (w + g + K)Ψ/N
  * — the ZeRO paper's (2 + 2 + K)Ψ, (2 + 2 + K/N)Ψ, (2 + (2 + K)/N)Ψ, (2 + 2 + K)Ψ/N with
- * w = g = 2 (Figure 1).
+ * w = g = 2 (Figure 1). DeepSpeed's ZeRO-1/2 (zero1, zero2; not FSDP's SHARD_GRAD_OP) adds,
+ * with 16-bit gradients and an fp32 master, the fp32 copy of the rank's gradient partition
+ * that its optimizer step creates and drops (4Ψ/N, deepspeed/runtime/zero/stage_1_and_2.py
+ * step()): a model state, category gradients (models/plan_step.c).
  */
 #pragma once
 

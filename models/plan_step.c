@@ -281,6 +281,23 @@ backward (StepCtx *c)
 
 /* ---- optimizer ----------------------------------------------------------------------------- */
 
+/* B of the fp32 gradient partition DeepSpeed's ZeRO-1/2 optimizer step creates under mixed
+ * precision: step() flattens this rank's 16-bit gradient partition, casts it to the fp32
+ * master's dtype and attaches it as the master partition's .grad for the optimizer, then
+ * drops it after the step (deepspeed/runtime/zero/stage_1_and_2.py, step(): "Step 4:- get
+ * rid of the fp32 gradients"). 4 B × the partition's `part` parameters; 0 for FSDP's
+ * SHARD_GRAD_OP and without a separate fp32 master (fp32, the amp precisions, pure bf16). */
+static double
+fp32_grad_partition (const StepCtx *c, double part)
+{
+  const ModelStack *s = &c->p->stack;
+  if (c->stage < 1 || c->stage > 2
+      || (c->p->par.mode != MODEL_DP_ZERO1 && c->p->par.mode != MODEL_DP_ZERO2))
+    return 0;
+  double master = model_stack_master_bytes (s);
+  return master > model_stack_gradient_bytes (s) ? master * part : 0;
+}
+
 static void
 optimizer (StepCtx *c, guint last_comm)
 {
@@ -302,8 +319,11 @@ optimizer (StepCtx *c, guint last_comm)
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
+  double fp32_grads = fp32_grad_partition (c, part); /* a model state while the step runs */
+  plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, fp32_grads, MODEL_EFFECT_AT_START),
+                  MODEL_EFFECT_AT_END);
   guint opt = plan_current (p)->id;
-  double state = 0;
+  double state = fp32_grads;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
     state += p->initial[m];
   state += p->initial[MODEL_MEM_LORA]; /* the adapters' weights */
