@@ -13,6 +13,25 @@ print_quantity (FILE *out, const char *name, double value, SimDimension dim)
   fprintf (out, "  %-22s %14s\n", name, s);
 }
 
+/* "model states 4.89 GiB per GPU", or with offloading where they are: "model states per
+ * GPU: 0.00 B on the GPU, 41.50 GiB in host DRAM, 12.00 GiB on NVMe". */
+static char *
+states_text (const CliRunResult *res)
+{
+  g_autofree char *gpu = sim_units_format (res->state_bytes, SIM_DIM_BYTES, 2);
+  if (res->state_host <= 0 && res->state_nvme <= 0)
+    return g_strdup_printf ("model states %s per GPU", gpu);
+  GString *t = g_string_new (NULL);
+  g_autofree char *host = sim_units_format (res->state_host, SIM_DIM_BYTES, 2);
+  g_string_printf (t, "model states per GPU: %s on the GPU, %s in host DRAM", gpu, host);
+  if (res->state_nvme > 0)
+    {
+      g_autofree char *nvme = sim_units_format (res->state_nvme, SIM_DIM_BYTES, 2);
+      g_string_append_printf (t, ", %s on NVMe", nvme);
+    }
+  return g_string_free (t, FALSE);
+}
+
 static void
 print_memory (FILE *out, const CliRunResult *res)
 {
@@ -173,14 +192,12 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
     fprintf (out, " in %u x %s of %u", sc->n_nodes, sc->node.name ? sc->node.name : "node",
              sc->node.n_gpus);
   fputc ('\n', out);
+  g_autofree char *states = states_text (res);
   if (res->n_ranks > 1)
-    {
-      g_autofree char *states = sim_units_format (res->state_bytes, SIM_DIM_BYTES, 2);
-      fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
-                    "model states %s per GPU\n",
-               model_parallel_mode_name (sc->par.mode), res->n_ranks,
-               model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
-    }
+    fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
+                  "%s\n",
+             model_parallel_mode_name (sc->par.mode), res->n_ranks,
+             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
   fprintf (out,
            "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
            ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
@@ -207,6 +224,8 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
              model_offload_target_name (s->offload.parameters),
              model_offload_target_name (s->offload.activations),
              s->offload.pageable ? "pageable" : "pinned");
+  if (res->n_ranks == 1 && (res->state_host > 0 || res->state_nvme > 0))
+    fprintf (out, "states     %s\n", states);
   if (s->seq_len > a->max_positions)
     fprintf (out, "note       seq_len %" G_GUINT64_FORMAT " exceeds the model's %" G_GUINT64_FORMAT
                   " positions: simulated as given (the model would need position scaling)\n",
@@ -271,6 +290,8 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "step_time_median", res->step_time_median, "s");
   sim_recorder_summary_scalar (rec, "step_time_p99", res->step_time_p99, "s");
   sim_recorder_summary_scalar (rec, "model_state_bytes", res->state_bytes, "B");
+  sim_recorder_summary_scalar (rec, "model_state_bytes_host", res->state_host, "B");
+  sim_recorder_summary_scalar (rec, "model_state_bytes_nvme", res->state_nvme, "B");
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");

@@ -76,6 +76,8 @@ typedef struct
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */
+  double state_host;        /* B of model states per rank kept in host DRAM / on NVMe by */
+  double state_nvme;        /*   offloading (the most of any rank; 0 without offload) */
   double *rank_peak_allocated; /* B per rank (n_ranks, owned) */
   double *rank_device_used;    /* B per rank (owned) */
   guint steps;              /* steps simulated (scenario [run] steps) */

@@ -410,6 +410,29 @@ model_plan_offload_amount (const ModelPlan *plan, guint rank, ModelOffloadOp op)
   return sum;
 }
 
+double
+model_plan_offloaded_state_bytes (const ModelPlan *plan, guint rank, ModelMemPlace where)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  double sum = 0;
+  for (guint i = 0; i < plan->tasks->len; i++)
+    {
+      const ModelTask *t = &g_array_index (plan->tasks, ModelTask, i);
+      if (t->rank != rank || t->stream != MODEL_STREAM_CPU || t->kind != MODEL_TASK_KIND_OFFLOAD
+          || t->offload != MODEL_OFFLOAD_OP_NONE) /* the "offloaded state" task */
+        continue;
+      for (guint k = 0; k < t->n_effects; k++)
+        {
+          const ModelMemEffect *e = &g_array_index (plan->effects, ModelMemEffect,
+                                                    t->first_effect + k);
+          if (e->where == where && where != MODEL_MEM_ON_GPU && e->bytes > 0
+              && e->category != MODEL_MEM_OFFLOAD_STAGING)
+            sum += e->bytes;
+        }
+    }
+  return sum;
+}
+
 SimActivityId
 model_plan_offload_start (const ModelPlan *plan, HwCluster *cluster, const ModelTask *task,
                           SimActivityDoneFunc done, gpointer user_data)

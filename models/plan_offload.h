@@ -19,6 +19,13 @@
  * (MODEL_OFFLOAD_OP_CPU_STEP). One step. */
 double model_plan_offload_amount (const ModelPlan *plan, guint rank, ModelOffloadOp op);
 
+/* B of model states (16-bit parameter shard, fp32 master weights, fp32 gradients, optimizer
+ * states) `rank` keeps off the GPU at `where` (MODEL_MEM_ON_HOST: host DRAM, MODEL_MEM_ON_NVME:
+ * NVMe), as allocated at time 0 by the rank's "offloaded state" task; swap buffers
+ * (offload_staging) and offloaded activations are not model states. 0 without offload or
+ * for MODEL_MEM_ON_GPU. */
+double model_plan_offloaded_state_bytes (const ModelPlan *plan, guint rank, ModelMemPlace where);
+
 /* Starts offload task `task` of `plan` on `cluster` (both borrowed); `done` is called with
  * `user_data` on completion. Returns the activity id. API misuse (0): a task that is not
  * an offload task, or hardware the task needs missing (no CPU figures, no NVMe drives). */

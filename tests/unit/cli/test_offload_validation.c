@@ -20,6 +20,7 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
+#include "sim/units.h"
 #include "tests/testlib.h"
 
 #define GiB (1024.0 * 1024.0 * 1024.0)
@@ -268,6 +269,65 @@ test_host_oom_reported (void)
   cli_run_result_clear (&r);
 }
 
+/* The summary of `sc` (as `stepsim run` prints it); caller frees. */
+static char *
+summary_text (const CliScenario *sc, const CliRunResult *r)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  cli_report_print (f, sc, r);
+  fclose (f);
+  return text;
+}
+
+/* Under full offload the GPU holds no model states; the summary says where they are, per
+ * GPU (models/offload.h, ZeRO-Infinity §5), not "model states 0.00 B per GPU". M8 stand-in
+ * (Ψ parameters, bf16 mixed AdamW, one GPU, ZeRO-3), per GPU of N:
+ *   optimizer + parameters cpu:   host (2 + 4 + 8 + 4)Ψ/N = 18Ψ/N (16-bit shard, master,
+ *                                 Adam moments, fp32 gradients), NVMe 0;
+ *   optimizer + parameters nvme:  host 4Ψ/N (fp32 gradients), NVMe (2 + 4 + 8)Ψ/N = 14Ψ/N;
+ * one GPU (the "states" line) and 8 GPUs of a node (the "parallel" line). */
+static void
+test_full_offload_states_located (void)
+{
+  const struct
+  {
+    const char *target;
+    guint gpus;
+    double host, nvme; /* × Ψ/N */
+  } cases[] = { { "cpu", 1, 18, 0 }, { "nvme", 1, 4, 14 }, { "cpu", 8, 18, 0 } };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *opt = g_strdup_printf ("offload.optimizer=%s", cases[i].target);
+      g_autofree char *par = g_strdup_printf ("offload.parameters=%s", cases[i].target);
+      g_autofree char *gpus = g_strdup_printf ("cluster.gpus_per_node=%u", cases[i].gpus);
+      const char *sets[] = { opt, par, gpus, NULL };
+      g_autofree char *path = stepsim_test_srcpath (M8);
+      g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+      CliRunResult r;
+      CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+      double part = (double) model_arch_n_params (sc->arch) / cases[i].gpus;
+      CU_ASSERT_DOUBLE_EQUAL (r.state_bytes, 0, 0);
+      STEPSIM_ASSERT_REL (r.state_host, cases[i].host * part, 1e-12);
+      if (cases[i].nvme > 0)
+        STEPSIM_ASSERT_REL (r.state_nvme, cases[i].nvme * part, 1e-12);
+      else
+        CU_ASSERT_DOUBLE_EQUAL (r.state_nvme, 0, 0);
+      g_autofree char *text = summary_text (sc, &r);
+      g_autofree char *host = sim_units_format (cases[i].host * part, SIM_DIM_BYTES, 2);
+      g_autofree char *where = g_strdup_printf ("0.00 B on the GPU, %s in host DRAM", host);
+      if (strstr (text, where) == NULL)
+        g_printerr ("\n  no '%s' in:\n%s", where, text);
+      CU_ASSERT_PTR_NOT_NULL (strstr (text, where));
+      CU_ASSERT_PTR_NULL (strstr (text, "model states 0.00 B per GPU"));
+      CU_ASSERT_EQUAL (strstr (text, "on NVMe") != NULL, cases[i].nvme > 0);
+      CU_ASSERT_PTR_NOT_NULL (strstr (text, cases[i].gpus > 1 ? "parallel   " : "states     "));
+      cli_run_result_clear (&r);
+    }
+}
+
 /* Bad [offload] input: one message naming the group and key (and a hint for a typo). */
 static void
 test_offload_group_errors (void)
@@ -317,6 +377,8 @@ main (void)
     { "M8 ZeRO-3 optimizer offload GPU", test_m8_gpu_optimizer_offload },
     { "M8 ZeRO-3 GPU: known gaps", test_m8_gpu_known_gaps },
     { "host OOM reported like a GPU OOM", test_host_oom_reported },
+    { "full offload: the summary says where the model states are",
+      test_full_offload_states_located },
     { "[offload] errors name group and key", test_offload_group_errors },
   };
   return STEPSIM_RUN_TESTS ("validation/offload", tests);
