@@ -92,17 +92,19 @@ list_gpus (void)
 static void
 list_nodes (void)
 {
-  printf ("%-14s %5s %-16s %10s %11s %5s %6s %10s %6s  %s\n", "name", "GPUs", "GPU", "NVLink",
-          "NIC", "NICs", "cores", "host", "NVMe", "description");
+  /* Adam/core: the host CPU's optimizer-offload rate, Mparam/s per core (cpu_adam_rate) */
+  printf ("%-14s %5s %-16s %10s %11s %5s %6s %9s %10s %6s  %s\n", "name", "GPUs", "GPU",
+          "NVLink", "NIC", "NICs", "cores", "Adam/core", "host", "NVMe", "description");
   for (guint i = 0; i < hw_catalog_n_nodes (); i++)
     {
       const HwNodeSpec *n = hw_catalog_node_at (i);
       g_autofree char *nv = sim_units_format (n->nvlink_bandwidth, SIM_DIM_BANDWIDTH, 0);
       g_autofree char *nic = sim_units_format (n->nic_bandwidth, SIM_DIM_BANDWIDTH, 1);
       g_autofree char *host = sim_units_format (n->host_memory, SIM_DIM_BYTES, 0);
-      printf ("%-14s %5u %-16s %10s %11s %5u %6u %10s %6u  %s\n", n->name, n->n_gpus,
+      g_autofree char *adam = g_strdup_printf ("%.0f M/s", n->cpu_adam_rate / 1e6);
+      printf ("%-14s %5u %-16s %10s %11s %5u %6u %9s %10s %6u  %s\n", n->name, n->n_gpus,
               n->gpu->name, n->intra == HW_INTRA_NVSWITCH ? nv : "PCIe", nic, n->n_nics,
-              n->cpu_cores, host, n->nvme_drives, n->description ? n->description : "");
+              n->cpu_cores, adam, host, n->nvme_drives, n->description ? n->description : "");
     }
 }
 

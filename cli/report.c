@@ -69,7 +69,7 @@ print_capacity (FILE *out, const char *name, double peak, double capacity, gbool
 
 /* Host DRAM and NVMe ledgers and the offload traffic (only when something is offloaded). */
 static void
-print_host (FILE *out, const CliRunResult *res)
+print_host (FILE *out, const CliScenario *sc, const CliRunResult *res)
 {
   if (!res->offloads)
     return;
@@ -83,6 +83,15 @@ print_host (FILE *out, const CliRunResult *res)
     {
       print_quantity (out, "NVMe peak", res->nvme_peak, SIM_DIM_BYTES);
       print_capacity (out, "NVMe capacity", res->nvme_peak, res->nvme_capacity, res->nvme_fits);
+    }
+  if (res->cpu_step_params > 0)
+    {
+      /* the host CPU's optimizer step: cpu_cores × cpu_adam_rate parameters/s per node,
+       * shared by the node's ranks (hardware/node_catalog.h for the rate's source) */
+      g_autofree char *t = sim_units_format (res->cpu_step_time, SIM_DIM_TIME, 2);
+      g_autofree char *n = sim_text_group_digits ((guint64) res->cpu_step_params);
+      fprintf (out, "  %-22s %14s  (%s parameters; %u cores x %.0f Mparam/s per node)\n",
+               "CPU optimizer step", t, n, sc->node.cpu_cores, sc->node.cpu_adam_rate / 1e6);
     }
   fprintf (out, "offload traffic (rank 0, one step)\n");
   print_quantity (out, "host to GPU", res->offload_h2d, SIM_DIM_BYTES);
@@ -232,7 +241,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
              s->seq_len, a->max_positions);
   print_memory (out, res);
   print_oom (out, res);
-  print_host (out, res);
+  print_host (out, sc, res);
   print_paged (out, sc, res);
   print_time (out, res);
 }
@@ -262,6 +271,7 @@ fill_host_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *
   sim_recorder_summary_scalar (rec, "offload_nvme_read", res->offload_nvme_read, "B");
   sim_recorder_summary_scalar (rec, "offload_nvme_write", res->offload_nvme_write, "B");
   sim_recorder_summary_scalar (rec, "cpu_step_params", res->cpu_step_params, "1");
+  sim_recorder_summary_scalar (rec, "cpu_step_time", res->cpu_step_time, "s");
   sim_recorder_summary_scalar (rec, "paged_spill", res->paged_spill, "B");
   sim_recorder_summary_scalar (rec, "paged_time", res->paged_time, "s");
 }

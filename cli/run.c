@@ -185,6 +185,8 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
       if (t->rank == 0 && (t->offload == MODEL_OFFLOAD_OP_PAGE_IN
                            || t->offload == MODEL_OFFLOAD_OP_PAGE_OUT))
         res->paged_time += model_executor_task_time (exec, i);
+      if (t->rank == 0 && t->offload == MODEL_OFFLOAD_OP_CPU_STEP)
+        res->cpu_step_time += model_executor_task_time (exec, i);
     }
   res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
   res->model_flops = model_plan_model_flops (plan) * res->n_ranks;

@@ -57,6 +57,7 @@ typedef struct
   gboolean nvme_fits;
   /* Offload traffic of rank 0 per step (B), and parameters its host CPU step updated. */
   double offload_h2d, offload_d2h, offload_nvme_read, offload_nvme_write, cpu_step_params;
+  double cpu_step_time;     /* s rank 0's host CPU spent in optimizer steps (0 without) */
   /* Paged optimizer (models/plan_paged.h): optimizer-state bytes per rank paged out to host
    * (0 when they fit or the optimizer is not paged; its page-in and page-out are counted in
    * offload_h2d and offload_d2h), and seconds rank 0's migrations took. */

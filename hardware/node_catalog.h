@@ -23,7 +23,9 @@
  * 2101.06840, §4.2 and Table 3) updates 10 B parameters in about 2.6 s on the DGX-2 host,
  * 2× Xeon Platinum 8168 = 48 cores: 10e9 / 2.57 / 48 ≈ 81 M parameters/s per core (M, as
  * reported there; the step is host-memory-bandwidth bound, so scaling it per core to other
- * CPUs is an approximation). */
+ * CPUs is an approximation). Every catalog node carries its own cpu_cores and cpu_adam_rate
+ * (node_catalog.c; `stepsim list nodes` shows them) and uses this figure for lack of a
+ * published one for its CPU; a [node.NAME] or [cluster] cpu_adam_rate sets a host's own. */
 #define HW_CPU_ADAM_RATE 81e6            /* parameters/s per core */
 #define HW_DEFAULT_CPU_CORES 32          /* host of a node around a bare GPU (A) */
 /* A datacenter PCIe Gen4 NVMe drive (hardware.md: ~7 GB/s sequential read, datasheet

@@ -328,6 +328,57 @@ test_full_offload_states_located (void)
     }
 }
 
+/* Whether a line of `text` starting with "  " + `label` also holds `value`. */
+static gboolean
+line_has (const char *text, const char *label, const char *value)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], "  ") && g_str_has_prefix (lines[i] + 2, label)
+        && strstr (lines[i], value) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* The host CPU's optimizer step under ZeRO-Offload runs on cpu_cores × cpu_adam_rate
+ * parameters/s (hardware/node_catalog.h: 81 Mparam/s per core, ZeRO-Offload Table 3). S6
+ * (one V100 rank, 48 cores): its chunks run one after another alone on the node's CPU, so
+ * rank 0's CPU time is Ψ / (cores × rate) — 13,015,864,320 / (48 × 81e6) = 3.348 s — and
+ * with the rate and the cores set in [cluster] (as in a [node.NAME] or a catalog entry)
+ * Ψ / (16 × 40e6). The summary prints it, /summary records it (cpu_step_time, s). */
+static void
+test_cpu_optimizer_time (void)
+{
+  const struct
+  {
+    const char *rate, *cores;
+    double expect_rate;
+    guint expect_cores;
+  } cases[] = { { NULL, NULL, 81e6, 48 }, { "cluster.cpu_adam_rate=40 Mparam/s", "cluster.cpu_cores=16", 40e6, 16 } };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *sets[] = { cases[i].rate, cases[i].cores, NULL };
+      g_autofree char *path = stepsim_test_srcpath (S6);
+      g_autoptr (CliScenario) sc = cli_scenario_load (path, cases[i].rate ? sets : NULL, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+      CliRunResult r;
+      CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+      double psi = (double) model_arch_n_params (sc->arch);
+      STEPSIM_ASSERT_REL (r.cpu_step_params, psi, 1e-12);
+      STEPSIM_ASSERT_REL (r.cpu_step_time, psi / (cases[i].expect_cores * cases[i].expect_rate),
+                          1e-9);
+      g_autofree char *text = summary_text (sc, &r);
+      g_autofree char *t = sim_units_format (r.cpu_step_time, SIM_DIM_TIME, 2);
+      CU_ASSERT (line_has (text, "CPU optimizer step", t));
+      g_autoptr (SimRecorder) rec = sim_recorder_new ();
+      cli_report_fill_summary (rec, sc, &r);
+      double v = -1;
+      CU_ASSERT (sim_recorder_summary_get (rec, "cpu_step_time", &v));
+      CU_ASSERT_DOUBLE_EQUAL (v, r.cpu_step_time, 0);
+      cli_run_result_clear (&r);
+    }
+}
+
 /* Bad [offload] input: one message naming the group and key (and a hint for a typo). */
 static void
 test_offload_group_errors (void)
@@ -379,6 +430,7 @@ main (void)
     { "host OOM reported like a GPU OOM", test_host_oom_reported },
     { "full offload: the summary says where the model states are",
       test_full_offload_states_located },
+    { "CPU optimizer step time: parameters / (cores x rate)", test_cpu_optimizer_time },
     { "[offload] errors name group and key", test_offload_group_errors },
   };
   return STEPSIM_RUN_TESTS ("validation/offload", tests);
