@@ -44,6 +44,8 @@ print_memory (FILE *out, const CliRunResult *res)
         g_autofree char *s = sim_units_format (res->peak_mix[c], SIM_DIM_BYTES, 2);
         fprintf (out, "  %-22s %14s  %5.1f %%\n", model_ledger_category_name (c), s, pct);
       }
+  g_autofree char *load = sim_units_format (res->load_bytes, SIM_DIM_BYTES, 2);
+  fprintf (out, "  %-22s %14s  (allocated before the first forward)\n", "after model load", load);
   print_quantity (out, "peak allocated", res->peak_allocated, SIM_DIM_BYTES);
   print_quantity (out, "peak reserved", res->peak_reserved, SIM_DIM_BYTES);
   print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
@@ -303,6 +305,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "model_state_bytes_host", res->state_host, "B");
   sim_recorder_summary_scalar (rec, "model_state_bytes_nvme", res->state_nvme, "B");
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
+  sim_recorder_summary_scalar (rec, "memory_after_load", res->load_bytes, "B");
   sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");

@@ -110,6 +110,7 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
         }
       res->state_bytes = MAX (res->state_bytes, model_plan_state_bytes (plan, r));
     }
+  res->load_bytes = model_plan_load_bytes (plan);
   guint w = res->worst_rank;
   res->peak_allocated = res->rank_peak_allocated[w];
   res->peak_reserved = model_ledger_peak_reserved (ledger, w);

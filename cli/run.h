@@ -34,6 +34,8 @@ typedef struct
   double mfu, hfu;          /* fractions */
   double capacity;          /* B of GPU memory */
   double cuda_context;      /* B */
+  double load_bytes;        /* B allocated per rank right after model load and initialisation,
+                               before the first forward (model_plan_load_bytes) */
   double peak_allocated;    /* B, worst rank */
   double peak_reserved;     /* B, worst rank */
   double device_used;       /* B, worst rank: reserved + context */

@@ -167,6 +167,17 @@ const double *model_plan_tensor_sizes (const ModelPlan *plan, guint first_tensor
  * quantity of the ZeRO paper's Figure 1, summed from the plan's own allocations. */
 double model_plan_state_bytes (const ModelPlan *plan, guint rank);
 
+/* B allocated on every rank's GPU right after model load and initialisation, before the
+ * first forward (torch.cuda.memory_allocated() then): the weights (or their stage-3 shard),
+ * LoRA adapters and QLoRA's quantization constants, master weights, DDP's gradient buckets (the
+ * Reducer allocates them when it wraps the model: Li et al. 2020 §3.2.3) and, under
+ * DeepSpeed's ZeRO (zero1/2/3), the optimizer states, which its optimizer wrapper creates
+ * at construction (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py,
+ * initialize_optimizer_states: a step on zero gradients). PyTorch optimizers (DDP, FSDP,
+ * one GPU) create their states lazily at the first step; gradients appear in the first
+ * backward. What is offloaded or paged out is not on the GPU. */
+double model_plan_load_bytes (const ModelPlan *plan);
+
 /* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
  * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */
 double model_plan_model_flops (const ModelPlan *plan);

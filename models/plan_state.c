@@ -30,6 +30,25 @@ plan_initial_state (ModelPlan *p)
   plan_paged_initial_state (p);
 }
 
+double
+model_plan_load_bytes (const ModelPlan *p)
+{
+  g_return_val_if_fail (p != NULL, 0);
+  static const ModelMemCategory at_load[] = { MODEL_MEM_WEIGHTS, MODEL_MEM_MASTER_WEIGHTS,
+                                              MODEL_MEM_LORA, MODEL_MEM_COMM_BUFFERS };
+  double sum = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (at_load); i++)
+    sum += p->initial[at_load[i]];
+  /* QLoRA's absmax constants come with the NF4 weights at load; fp8_mixed's fp8 weight
+   * copies are made by the first forward (Transformer Engine's weight cache). */
+  if (p->stack.finetune.method == MODEL_FINETUNE_QLORA)
+    sum += p->initial[MODEL_MEM_QUANTIZATION];
+  ModelDataParallel m = p->par.mode;
+  if (m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3)
+    sum += p->initial[MODEL_MEM_OPTIMIZER_STATE];
+  return sum;
+}
+
 /* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */
 static gboolean
 sharded (const ModelPlan *p, ModelMemCategory c)

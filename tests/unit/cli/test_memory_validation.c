@@ -16,6 +16,7 @@
 #include "cli/scenario.h"
 #include "hardware/catalog.h"
 #include "models/allocator.h"
+#include "sim/units.h"
 #include "tests/testlib.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -166,6 +167,47 @@ test_oom_diagnosis (void)
   cli_run_result_clear (&r);
 }
 
+/* Memory right after model load and initialisation, its own figure (models/plan.h
+ * model_plan_load_bytes): S1, Llama-3.2-1B in fp32 on one GPU with torch.optim AdamW, is
+ * the fp32 weights alone, 4Ψ = 4 × 1,235,814,400 B (the optimizer's states appear at the
+ * first step, gradients in the first backward). The summary prints it and /summary records
+ * it as memory_after_load with unit "B". */
+static void
+test_memory_after_load (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CliRunResult r;
+  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  double psi = (double) model_arch_n_params (sc->arch);
+  CU_ASSERT_DOUBLE_EQUAL (psi, 1235814400.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (r.load_bytes, 4 * psi, 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  cli_report_print (f, sc, &r);
+  fclose (f);
+  g_autofree char *v = sim_units_format (4 * psi, SIM_DIM_BYTES, 2);
+  g_autofree char *line = g_strdup_printf ("  %-22s %14s", "after model load", v);
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, line));
+  free (text);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  cli_report_fill_summary (rec, sc, &r);
+  gboolean found = FALSE;
+  for (guint i = 0; i < sim_recorder_n_summary (rec); i++)
+    {
+      const SimSummaryEntry *e = sim_recorder_summary_entry (rec, i);
+      if (strcmp (e->name, "memory_after_load") != 0)
+        continue;
+      found = TRUE;
+      CU_ASSERT_STRING_EQUAL (e->unit, "B");
+      CU_ASSERT_DOUBLE_EQUAL (e->value, 4 * psi, 0);
+    }
+  CU_ASSERT (found);
+  cli_run_result_clear (&r);
+}
+
 int main (void);
 
 int
@@ -175,6 +217,7 @@ main (void)
     { "M2 bert-large fp32 GA 4 within 5 %", test_m2 },
     { "M3 bert-large fp32 GA 4 + checkpointing within 5 %", test_m3 },
     { "M5 context + fp32 weights within 5 %", test_m5 },
+    { "memory after model load: its own figure", test_memory_after_load },
     { "M1 bert-large fp32 MBS 4 within 5 %", test_m1 },
     { "M4 bert-large fp16 amp MBS 4 within 5 %", test_m4 },
     { "M1 > M4 > M2 > M3", test_ordering },

@@ -51,6 +51,45 @@ test_zero_state_bytes (void)
     }
 }
 
+/* Memory right after model load and initialisation (model_plan_load_bytes), tiny model, Ψ
+ * parameters, 8 ranks in shard groups of 8 (one of 4 under hybrid), bf16 mixed AdamW:
+ *   one GPU, fp32:  weights 4Ψ (the optimizer's states are created at the first step)
+ *   one GPU:        weights 2Ψ + master 4Ψ
+ *   DDP:            2Ψ + 4Ψ + the Reducer's bucket copies 2Ψ (bf16 gradients) = 8Ψ
+ *   ZeRO-1, -2:     2Ψ + (4 + 8)Ψ/N (DeepSpeed creates the states at construction)
+ *   ZeRO-3:         (2 + 4 + 8)Ψ/N
+ *   FSDP SHARD_GRAD_OP: 2Ψ + 4Ψ/N;  FULL_SHARD: (2 + 4)Ψ/N (PyTorch optimizers: lazily). */
+static void
+test_load_bytes (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  double psi = (double) model_arch_n_params (a);
+  const double N = 8;
+  const struct
+  {
+    ModelPrecision precision;
+    ModelDataParallel mode;
+    guint degree;
+    double per_param;
+  } cases[] = {
+    { MODEL_PRECISION_FP32, MODEL_DP_DDP, 1, 4 },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_DDP, 1, 6 },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_DDP, 8, 8 },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_ZERO1, 8, 2 + 12 / N },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_ZERO2, 8, 2 + 12 / N },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_ZERO3, 8, 14 / N },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_FSDP_SHARD_GRAD_OP, 8, 2 + 4 / N },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_FSDP_FULL_SHARD, 8, 6 / N },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      ModelStack s = tiny_stack ();
+      s.precision = cases[i].precision;
+      g_autoptr (ModelPlan) p = dp_plan (a, &s, cases[i].mode, cases[i].degree, 8);
+      STEPSIM_ASSERT_REL (model_plan_load_bytes (p), cases[i].per_param * psi, 1e-12);
+    }
+}
+
 /* FSDP modes share the machinery: FULL_SHARD = stage 3, SHARD_GRAD_OP = stage 2, NO_SHARD
  * = DDP; HYBRID_SHARD shards over the 4 GPUs of a node: (2 + 2 + 12)Ψ/4. */
 static void
@@ -255,6 +294,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "ZeRO model-state bytes per stage (paper Fig. 1)", test_zero_state_bytes },
     { "FSDP modes map onto ZeRO stages", test_fsdp_modes },
+    { "memory after model load and initialisation", test_load_bytes },
     { "DDP and ZeRO-1 communication volumes", test_ddp_and_zero1_volumes },
     { "DDP gradient buckets", test_ddp_buckets },
     { "reduce_dtype sizes every gradient reduction", test_reduce_dtype_sizes_reductions },
