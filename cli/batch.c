@@ -226,6 +226,7 @@ simulate_job (const CliBatch *b, Job *j, GError **error)
                                                           origins, error);
   if (sc == NULL)
     return FALSE;
+  cli_scenario_print_warnings (sc);
   CliRunResult res = { 0 };
   if (!cli_run_simulate (sc, NULL, &res, error))
     {

@@ -43,6 +43,8 @@ simulate (const char *path, const char *variant, Row *row)
   const char *const *s = (const char *const *) sets, *const *o = (const char *const *) origins;
   g_autoptr (GError) error = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, s, o, &error);
+  if (sc != NULL)
+    cli_scenario_print_warnings (sc);
   row->ok = sc != NULL && cli_run_simulate (sc, NULL, &row->res, &error);
   if (!row->ok && sc != NULL)
     {

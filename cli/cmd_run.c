@@ -169,6 +169,8 @@ cli_cmd_run (int argc, char **argv)
   origins = cli_scenario_origins ((const char *const *) opt.sets, "--set");
   sc = cli_scenario_load_origins (argv[1], (const char *const *) opt.sets,
                                   (const char *const *) origins, &error);
+  if (sc != NULL)
+    cli_scenario_print_warnings (sc);
   if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))
     {
       if (sc != NULL)

@@ -182,8 +182,9 @@ run_case (const char *path)
       verdict = 3;
       goto out;
     }
-  if (error != NULL || (sc = cli_scenario_load (path, NULL, &error)) == NULL
-      || !cli_run_simulate (sc, NULL, &r, &error))
+  if (error == NULL && (sc = cli_scenario_load (path, NULL, &error)) != NULL)
+    cli_scenario_print_warnings (sc);
+  if (error != NULL || sc == NULL || !cli_run_simulate (sc, NULL, &r, &error))
     {
       printf ("%-6s error: %s\n", c.id ? c.id : "?", error->message);
       goto out;

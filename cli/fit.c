@@ -315,6 +315,7 @@ cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
                                                           (const char *const *) origins, error);
   if (sc == NULL)
     return NULL;
+  cli_scenario_print_warnings (sc); /* of the scenario as given, not of each candidate */
   CliFitReport *r = g_new0 (CliFitReport, 1);
   r->candidates = g_ptr_array_new_with_free_func (candidate_free);
   r->best = -1;

@@ -5,7 +5,7 @@ STEPSIM_ALL_LIBS = $(STEPSIM_LIBS) $(JSON_GLIB_LIBS) $(HDF5_LIBS) $(GLIB_LIBS) $
 noinst_LIBRARIES += cli/libstepsim_cli.a
 cli_libstepsim_cli_a_SOURCES = \
 	cli/scenario.c cli/scenario.h cli/scenario_private.h cli/scenario_groups.c cli/scenario_parallel.c \
-	cli/scenario_memory.c cli/scenario_offload.c cli/scenario_finetune.c cli/scenario_origin.c \
+	cli/scenario_memory.c cli/scenario_offload.c cli/scenario_finetune.c cli/scenario_origin.c cli/scenario_warnings.c \
 	cli/run.c cli/run.h \
 	cli/report.c cli/report.h \
 	cli/plot.c cli/plot.h \

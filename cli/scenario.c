@@ -71,6 +71,8 @@ free_member_and_struct (CliScenario *sc)
   hw_node_spec_clear (&sc->node);
   if (sc->slowdowns != NULL)
     g_array_unref (sc->slowdowns);
+  if (sc->warnings != NULL)
+    g_ptr_array_unref (sc->warnings);
   g_free (sc);
 }
 
@@ -398,6 +400,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
 {
   g_autoptr (CliScenario) sc = g_new0 (CliScenario, 1);
   sc->path = g_strdup (path);
+  sc->warnings = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *base = cli_file_stem (path);
   sc->name = g_key_file_get_string (kf, "scenario", "name", NULL);
   if (sc->name == NULL)
@@ -456,6 +459,8 @@ cli_scenario_load_origins (const char *path, const char *const *sets,
   CliScenario *sc = load_keyfile (path, kf, &e);
   if (sc == NULL)
     fail_with (error, e, path, sets, origins);
+  else
+    cli_scenario_collect_warnings (kf, sc, sets, origins);
   return sc;
 }
 

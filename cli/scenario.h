@@ -32,6 +32,9 @@ typedef struct
   guint32 seed;         /* seed of the kernel-time jitter */
   double kernel_jitter; /* coefficient of variation of kernel compute times, >= 0 */
   GArray *slowdowns;    /* CliSlowdown, ranks running slower than the rest */
+  GPtrArray *warnings;  /* char *, owned: keys set that have no effect under the chosen stack,
+                         * one line each naming the file, group and key and why
+                         * (cli/scenario_warnings.c); printed by cli_scenario_print_warnings */
 } CliScenario;
 
 typedef struct
@@ -71,6 +74,11 @@ CliScenario *cli_scenario_load_origins (const char *path, const char *const *set
 char *cli_scenario_error_source (const char *path, const char *const *sets,
                                  const char *const *origins, const char *message);
 void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
+
+/* Prints each of sc->warnings on stderr as "PROGRAM: warning: MESSAGE", once per process
+ * (a message already printed, by any scenario, is not repeated; thread-safe). The commands
+ * call it after a scenario loads; the loader itself prints nothing. */
+void cli_scenario_print_warnings (const CliScenario *sc);
 
 /* The checks GKeyFile does not make, on the text of a key file (scenario or sweep): a group
  * or key that appears twice, a comment after a value (except in `description`). FALSE +

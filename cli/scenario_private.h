@@ -43,5 +43,10 @@ gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error
 /* [offload] (cli/scenario_offload.c); after [cluster] and [parallel]. */
 gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);
 
+/* Fills sc->warnings (cli/scenario_warnings.c) once every group has loaded; `sets` and
+ * `origins` as cli_scenario_load_origins, for naming an override in a message. */
+void cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const *sets,
+                                    const char *const *origins);
+
 /* [finetune] (cli/scenario_finetune.c); after [model], [training] and [offload]. */
 gboolean cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error);

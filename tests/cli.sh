@@ -306,5 +306,16 @@ done
 check "memory.gp renders the fixture to PNG" gnuplot -c "$srcdir/plots/memory.gp" "$srcdir/tests/fixtures/memory.tsv" fixture.png 20 fixture
 check "memory.gp renders the fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/memory.gp' '$srcdir/tests/fixtures/memory.tsv' fixture.svg 20 fixture && grep -q '<svg' fixture.svg"
 
+# --- a key without effect: accepted, one warning on stderr naming file, group and key, once --
+"$STEPSIM" run "$s1" -q -o warn.h5 --set run.seed=3 >warn.out 2>warn.err; rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c 'warning:' warn.err)" -eq 1 ] \
+  && grep -q "s1-llama-3.2-1b-fp32.ini (with --set run.seed=3): group \[run\], key 'seed': has no effect" warn.err \
+  && ! grep -q warning warn.out && ok "a key without effect: one warning on stderr, exit 0" \
+  || bad "a key without effect: one warning on stderr, exit 0 (rc $rc)"
+"$STEPSIM" compare "$s1" "run.seed=3,training.micro_batch=1" "run.seed=3,training.micro_batch=2" \
+  >warn2.out 2>warn2.err
+[ "$(grep -c "key 'seed': has no effect" warn2.err)" -eq 1 ] && ok "the same warning is printed once" \
+  || bad "the same warning is printed once"
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -368,6 +368,105 @@ test_family_and_sizes (void)
   CU_ASSERT_EQUAL (model_arch_n_params (sc->arch), 1235814400);
 }
 
+/* The warnings loading `text` with `sets` gives, joined by newlines ("" for none). */
+static char *
+warnings_of (const char *text, const char *const *sets)
+{
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (text, sets, &e, NULL);
+  if (sc == NULL)
+    {
+      g_printerr ("\n  does not load: %s\n", e->message);
+      return NULL;
+    }
+  g_ptr_array_add (sc->warnings, NULL);
+  char *all = g_strjoinv ("\n", (char **) sc->warnings->pdata);
+  g_ptr_array_remove_index (sc->warnings, sc->warnings->len - 1);
+  return all;
+}
+
+/* A key that has no effect under the chosen stack is accepted with one warning naming the
+ * file, group and key and why (cli/scenario_warnings.c); where it has an effect, none. On
+ * the base scenario (one A100, fp32, flash, no offload, no jitter) unless `text` says. */
+static void
+test_no_effect_warnings (void)
+{
+  static const char dgx2[] = "[model]\nhf_config = llama-3.2-1b\n"
+                             "[cluster]\nnode = DGX-A100\nnodes = 2\n"
+                             "[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\n";
+  static const char offload[] = "[model]\nhf_config = llama-3.2-1b\n"
+                                "[cluster]\ngpu = A100-80GB-SXM\n"
+                                "[parallel]\ndata_parallel = zero3\n"
+                                "[training]\nmicro_batch = 1\nseq_len = 2048\n"
+                                "precision = bf16_mixed\n"
+                                "[offload]\noptimizer = nvme\nparameters = nvme\n";
+  const struct
+  {
+    const char *text;
+    const char *sets[4];
+    const char *key; /* "group [G], key 'K'" expected in a warning, or NULL for none */
+  } cases[] = {
+    /* no effect */
+    { base, { "parallel.bucket_size=50 MiB" }, "group [parallel], key 'bucket_size'" },
+    { base, { "cluster.gpus_per_node=8", "parallel.data_parallel=zero2",
+              "parallel.bucket_size=50 MiB" }, "group [parallel], key 'bucket_size'" },
+    { base, { "cluster.gpus_per_node=8", "parallel.data_parallel=fsdp_full_shard",
+              "parallel.bucket_size=50 MiB" }, "group [parallel], key 'bucket_size'" },
+    { base, { "cluster.gpus_per_node=8", "parallel.prefetch=2" },
+      "group [parallel], key 'prefetch'" },
+    { base, { "cluster.gpus_per_node=8", "parallel.data_parallel=zero2", "parallel.prefetch=2" },
+      "group [parallel], key 'prefetch'" },
+    { base, { "parallel.reduce_dtype=bf16" }, "group [parallel], key 'reduce_dtype'" },
+    { base, { "parallel.algorithm=ring" }, "group [parallel], key 'algorithm'" },
+    { base, { "parallel.data_parallel=zero3" }, "group [parallel], key 'data_parallel'" },
+    { base, { "training.checkpointing=full", "training.checkpoint_every=3" },
+      "group [training], key 'checkpoint_every'" },
+    { base, { "training.checkpointing=selective" }, "key 'checkpointing': has almost no effect" },
+    { base, { "training.precision=bf16_mixed", "training.tf32=true" },
+      "group [training], key 'tf32'" },
+    { base, { "training.optimizer=sgd_momentum", "training.optimizer_foreach=false" },
+      "group [training], key 'optimizer_foreach'" },
+    { base, { "offload.pin_memory=false" }, "group [offload], key 'pin_memory'" },
+    { base, { "run.seed=7" }, "group [run], key 'seed'" },
+    { base, { "training.precision=bf16_mixed", "finetune.method=lora",
+              "finetune.double_quant=false" }, "group [finetune], key 'double_quant'" },
+    { base, { "finetune.method=none", "finetune.rank=16" }, "group [finetune], key 'rank'" },
+    { base, { "cluster.cpu_adam_rate=50 Mparam/s" }, "group [cluster], key 'cpu_adam_rate'" },
+    { base, { "cluster.nvme_drives=2" }, "group [cluster], key 'nvme_drives'" },
+    { base, { "cluster.nic_bandwidth=100 Gbit/s" }, "group [cluster], key 'nic_bandwidth'" },
+    /* an effect: no warning */
+    { base, { "cluster.gpus_per_node=8", "parallel.bucket_size=50 MiB" }, NULL },
+    { base, { "cluster.gpus_per_node=8", "parallel.data_parallel=zero3", "parallel.prefetch=2" },
+      NULL },
+    { base, { "cluster.gpus_per_node=8", "parallel.reduce_dtype=bf16", "parallel.algorithm=ring" },
+      NULL },
+    { base, { "training.checkpointing=every_k", "training.checkpoint_every=3" }, NULL },
+    { base, { "training.checkpointing=selective", "training.attention=eager" }, NULL },
+    { base, { "training.tf32=true", "training.optimizer_foreach=false" }, NULL },
+    { base, { "run.seed=7", "run.kernel_jitter=0.05" }, NULL },
+    { base, { "training.precision=bf16_mixed", "finetune.method=qlora",
+              "finetune.double_quant=false" }, NULL },
+    { offload, { "offload.pin_memory=false", "parallel.prefetch=2", "cluster.cpu_cores=16" },
+      NULL },
+    { offload, { "cluster.nvme_drives=2" }, NULL },
+    { dgx2, { "cluster.nic_bandwidth=100 Gbit/s" }, NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *w = warnings_of (cases[i].text, cases[i].sets);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (w);
+      gboolean ok = cases[i].key != NULL
+                      ? strstr (w, cases[i].key) != NULL && strstr (w, "case.ini") != NULL
+                          && strchr (w, '\n') == NULL /* once, and only this one */
+                      : w[0] == '\0';
+      if (!ok)
+        g_printerr ("\n  case %u (%s …): expected %s, got '%s'\n", i,
+                    cases[i].sets[0] ? cases[i].sets[0] : "", cases[i].key ? cases[i].key : "none",
+                    w);
+      CU_ASSERT (ok);
+    }
+}
+
 int main (void);
 
 int
@@ -376,6 +475,7 @@ main (void)
   tmpdir = g_dir_make_tmp ("stepsim-test-XXXXXX", NULL);
   static const StepsimTest tests[] = {
     { "good scenario loads", test_good_scenario },
+    { "keys without effect under the stack: one warning each", test_no_effect_warnings },
     { "--set overrides", test_set_overrides },
     { "custom [gpu.NAME] group", test_custom_gpu_group },
     { "missing file", test_missing_file },
