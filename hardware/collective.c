@@ -10,18 +10,18 @@
  *
  * Closed form. On an idle cluster a phase whose flows on each resource j all have the same
  * latency L_j lasts
- *     T_phase = max_j ( L_j + Σ_{flows f on j} bytes_f / c_j ),
+ *     T_phase = max( max_j ( L_j + Σ_{flows f on j} bytes_f / c_j ), max_f (L_f + bytes_f / r_f) ),
+ * r_f a flow's own rate bound (NCCL's protocol cap, collective_lower.c), 
  * because (i) resource j cannot move its Σ bytes faster than c_j once its flows start, and
  * (ii) under max-min sharing the flows of the most loaded resource share it equally, and
  * every lowering here gives all flows of a phase the same size and symmetric routes, so no
  * flow is held back by anything but the phase's bottleneck (Bertsekas & Gallager, Data
  * Networks §6.5.2: a max-min fair flow is bottlenecked at a saturated link where its rate is
- * the largest). The collective's time is the sum over phases. Worked cases: a ring all-reduce
- * on p GPUs of an NVSwitch node puts one flow of 2(p−1)/p·S on each GPU's nvlink.tx and
- * nvlink.rx, so T = 2(p−1)α + 2(p−1)S/(pB) = 2(p−1)(α + S/(pB)); all-gather and
- * reduce-scatter (p−1)(α + S/(pB)); hierarchical all-reduce over m nodes of p_l GPUs is
- * 2(p_l−1)(α_i + S/(p_l·B_nv)) + 2(m−1)(α_e + S/(p_l·m·B_e)) with B_e the per-flow share of
- * the slowest inter-node direction (PCIe, NIC, or spine / flows through it). Where flows of
+ * the largest; a flow bound below its share leaves the rest to the others, which only
+ * finish sooner). The collective's time is the sum over phases. Worked case: a ring
+ * all-reduce on p GPUs of an NVSwitch node puts one flow of 2(p−1)/p·S/e (e the protocol's
+ * wire efficiency) on each GPU's nvlink.tx and nvlink.rx, so T = L + 2(p−1)/p·S/min(e·B,
+ * cap), L the collective's latency and cap its payload rate bound (collective_lower.c). Where flows of
  * different latency or size meet on one resource (all-to-all across PCIe nodes) the formula
  * is the congestion bound, a slight under-estimate.
  * Units: B, s, B/s.
@@ -42,7 +42,7 @@ static const char *const kind_names[HW_N_COLLECTIVES] = {
 static const char *const algorithm_names[HW_N_ALGORITHMS + 1] = {
   [HW_ALGORITHM_AUTO] = "auto", [HW_ALGORITHM_RING] = "ring",
   [HW_ALGORITHM_TREE] = "tree", [HW_ALGORITHM_HIERARCHICAL] = "hierarchical",
-  [HW_N_ALGORITHMS] = NULL,
+  [HW_ALGORITHM_NVLS] = "nvls", [HW_N_ALGORITHMS] = NULL,
 };
 
 const char *
@@ -70,7 +70,7 @@ hw_collective_algorithm_from_string (const char *text, HwCollectiveAlgorithm *ou
         return TRUE;
       }
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown collective algorithm '%s' (expected auto, ring, tree or hierarchical)",
+               "unknown collective algorithm '%s' (expected auto, ring, tree, hierarchical or nvls)",
                text);
   return FALSE;
 }
@@ -138,7 +138,7 @@ start_phase (Run *run)
       guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
       for (guint k = 0; k < n; k++)
         uses[k] = (SimUse){ route[k], 1.0 };
-      sim_fluid_start (fluid, f->bytes, f->latency, INFINITY, uses, n, flow_done, run);
+      sim_fluid_start (fluid, f->bytes, f->latency, f->rate, uses, n, flow_done, run);
     }
 }
 
@@ -214,9 +214,11 @@ phase_time_alone (const HwCluster *cluster, GArray *flows, double *load, double 
   const HwTopology *topo = hw_cluster_topology (cluster);
   SimFluid *fluid = hw_cluster_fluid (cluster);
   GArray *touched = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
+  double t_own = 0;
   for (guint i = 0; i < flows->len; i++)
     {
       const HwFlow *f = &g_array_index (flows, HwFlow, i);
+      t_own = MAX (t_own, f->latency + f->bytes / f->rate); /* its own rate bound */
       SimResourceId route[HW_ROUTE_MAX];
       guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
       for (guint k = 0; k < n; k++)
@@ -227,7 +229,7 @@ phase_time_alone (const HwCluster *cluster, GArray *flows, double *load, double 
           lat[route[k]] = MAX (lat[route[k]], f->latency);
         }
     }
-  double t = 0;
+  double t = t_own;
   for (guint i = 0; i < touched->len; i++)
     {
       SimResourceId j = g_array_index (touched, SimResourceId, i);
@@ -248,6 +250,12 @@ hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0.0);
   g_autoptr (GPtrArray) plan
       = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  return hw_collective_plan_time (cluster, plan);
+}
+
+double
+hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan)
+{
   guint n_res = sim_fluid_n_resources (hw_cluster_fluid (cluster));
   g_autofree double *load = g_new0 (double, n_res);
   g_autofree double *lat = g_new0 (double, n_res);
