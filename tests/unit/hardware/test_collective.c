@@ -450,8 +450,40 @@ test_collective_holds_sms (void)
   hw_node_spec_clear (&node);
 }
 
+/* The collective's kernels also hold h = 2W/(T·C) of each participant's HBM bandwidth C (W
+ * the wire bytes the GPU sends, T the collective's idle time; collective.c). Ring all-reduce
+ * on 3 fixture GPUs, 64 GiB, Simple: W = 2·(2/3)·S, T from the closed form. A memory-bound
+ * kernel of M bytes started with it on rank 0 ends at kernel_latency + M/((1 − h)·C); one on
+ * a GPU outside the collective at kernel_latency + M/C. */
+static void
+test_collective_holds_hbm (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 1, 1.0);
+  const HwGpuSpec *g = hw_cluster_gpu (f.cluster, 0);
+  double c = g->hbm_bandwidth * g->hbm_efficiency, s = 64.0 * 1024 * 1024 * 1024;
+  guint ranks[] = { 0, 1, 2 };
+  double t = hw_collective_time_alone (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                       ranks, 3, s);
+  double h = 2 * (2 * 2.0 / 3 * s) / (t * c), bytes = 1e10;
+  CU_ASSERT (h > 0.05 && h < 0.9);
+  DoneAt coll = { f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3, s,
+                       fixture_done_at, &coll);
+  EndAt in = { f.engine, -1 }, out = { f.engine, -1 };
+  hw_cluster_start_kernel (f.cluster, 0, HW_DTYPE_BF16, 0, bytes, end_at, &in);
+  hw_cluster_start_kernel (f.cluster, 3, HW_DTYPE_BF16, 0, bytes, end_at, &out);
+  sim_engine_run (f.engine);
+  CU_ASSERT (coll.end > in.end);
+  STEPSIM_ASSERT_REL (in.end, g->kernel_latency + bytes / ((1 - h) * c), 1e-6);
+  STEPSIM_ASSERT_REL (out.end, g->kernel_latency + bytes / c, 1e-9);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
   { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
+  { "collectives hold HBM: memory-bound kernels slow by 1/(1 - h)", test_collective_holds_hbm },
   { "ring all-reduce = L + 2(p-1)/p S/min(B, cap)", test_ring_all_reduce },
   { "ring across nodes: one channel per NIC", test_ring_channels_across_nodes },
   { "ring all-gather, reduce-scatter = L + (p-1)/p S/cap", test_ring_all_gather_reduce_scatter },
