@@ -162,6 +162,13 @@ hold_gpu (Run *run, const guint *ranks, guint n)
   SimFluid *fluid = hw_cluster_fluid (run->cluster);
   const HwTopology *topo = hw_cluster_topology (run->cluster);
   double t = hw_collective_plan_time (run->cluster, run->plan);
+  g_autofree double *sent = g_new0 (double, hw_cluster_n_ranks (run->cluster));
+  for (guint p = 0; p < run->plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (run->plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
+    }
   for (guint i = 0; i < n; i++)
     {
       double f = hw_cluster_gpu (run->cluster, ranks[i])->comm_sm_fraction;
@@ -171,17 +178,9 @@ hold_gpu (Run *run, const guint *ranks, guint n)
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
         }
-      double sent = 0;
-      for (guint p = 0; p < run->plan->len; p++)
-        {
-          GArray *flows = g_ptr_array_index (run->plan, p);
-          for (guint k = 0; k < flows->len; k++)
-            if (g_array_index (flows, HwFlow, k).src == ranks[i])
-              sent += g_array_index (flows, HwFlow, k).bytes;
-        }
       SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
-      double h = t > 0 && c > 0 ? MIN (h_max, 2 * sent / (t * c)) : 0;
+      double h = t > 0 && c > 0 ? MIN (h_max, 2 * sent[ranks[i]] / (t * c)) : 0;
       if (h > 0)
         {
           SimUse use = { hbm, h * c / bound };
