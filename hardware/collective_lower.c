@@ -17,11 +17,14 @@
  * order is rotated by the channel, so every NIC carries one boundary edge (rings per rail).
  *
  * Tree (all-reduce only, as NCCL): the double binary tree of Sanders, Speck & Träff
- * (Parallel Computing 2009) as NCCL builds it (src/graph/trees.cc): tree 1 is the in-order
- * binary tree over positions 0..p−1, tree 2 its mirror (p even) or shift (p odd). Each tree
- * reduces and broadcasts half the buffer: phase "up" (child → parent, S/2 per edge per tree)
- * then "down"; a rank drives at most two flows per phase, so each is bounded by half the
- * tree's NCCL bus bandwidth (NCCL's algorithm bandwidth is busBw × 0.5).
+ * (Parallel Computing 2009) as NCCL builds it (src/graph/trees.cc): over the nodes, tree 1 is
+ * the in-order binary tree over node positions 0..m−1, tree 2 its mirror (m even) or shift
+ * (m odd); inside each node a chain of its GPUs, towards its first GPU in tree 1 and its last
+ * in tree 2. Across nodes NCCL builds one such pair per channel, a channel per NIC, with the
+ * chain rotated so every NIC carries a chain's end (as the ring's channels). Each tree reduces and broadcasts half the buffer: phase "up" (child → parent,
+ * S/2 per edge per tree) then "down"; a rank drives at most two flows per phase (plus its
+ * node's inter-node edges at a chain's end), each bounded by half the tree's NCCL bus
+ * bandwidth (NCCL's algorithm bandwidth is busBw × 0.5).
  *
  * NVLS (NVLink SHARP, all-reduce in one NVSwitch node): the switch reduces what every GPU
  * pushes and multicasts the result, so each GPU port carries (n+1)/n·S each way. The switch
@@ -234,20 +237,63 @@ dbtree_parent (guint t, guint i, guint n)
   return p == G_MAXUINT ? p : (p + 1) % n;
 }
 
+/* NCCL's tree over nodes (src/graph/trees.cc, connectTrees): inside each node a chain of its
+ * ranks, tree 0 towards the node's first rank, tree 1 towards its last (so the two trees
+ * leave the node on different GPUs, hence NICs); the chains' ends joined across nodes by the
+ * double binary tree over node positions; one such pair per channel (a channel per NIC,
+ * local order rotated by the channel), each on S/K. Ranks spread unevenly: the double binary
+ * tree over all positions. One node: the two chains. */
 static void
-lower_tree_all_reduce (GPtrArray *plan, const guint *ranks, guint n, double bytes, const Proto *pr)
+add_tree_edges (GArray *up, GArray *down, const HwCluster *c, const guint *ranks, guint n,
+                double wire, double rate, double latency)
+{
+  guint p_l = 0, m = 1;
+  g_autofree guint *t = group_by_node (c, ranks, n, &p_l, &m);
+  for (guint tr = 0; tr < 2; tr++)
+    {
+      if (t == NULL)
+        {
+          for (guint i = 0; i < n; i++)
+            {
+              guint p = dbtree_parent (tr, i, n);
+              if (p == G_MAXUINT)
+                continue;
+              add_flow (up, ranks[i], ranks[p], wire, latency, rate);
+              add_flow (down, ranks[p], ranks[i], wire, 0, rate);
+            }
+          continue;
+        }
+      /* one channel per NIC across nodes, the local order rotated by the channel */
+      guint k_max = m < 2 ? 1 : MAX (1u, MIN (hw_cluster_node_spec (c)->n_nics, p_l));
+      for (guint ch = 0; ch < k_max; ch++)
+        for (guint k = 0; k < m; k++)
+          {
+#define LOCAL(node, j) t[(node) * p_l + ((j) + ch) % p_l]
+            for (guint j = 1; j < p_l; j++)
+              {
+                guint child = tr == 0 ? LOCAL (k, j) : LOCAL (k, p_l - 1 - j);
+                guint parent = tr == 0 ? LOCAL (k, j - 1) : LOCAL (k, p_l - j);
+                add_flow (up, child, parent, wire / k_max, latency, rate / k_max);
+                add_flow (down, parent, child, wire / k_max, 0, rate / k_max);
+              }
+            guint pk = dbtree_parent (tr, k, m);
+            if (pk == G_MAXUINT)
+              continue;
+            guint head = tr == 0 ? LOCAL (k, 0) : LOCAL (k, p_l - 1);
+            guint phead = tr == 0 ? LOCAL (pk, 0) : LOCAL (pk, p_l - 1);
+#undef LOCAL
+            add_flow (up, head, phead, wire / k_max, latency, rate / k_max);
+            add_flow (down, phead, head, wire / k_max, 0, rate / k_max);
+          }
+    }
+}
+
+static void
+lower_tree_all_reduce (GPtrArray *plan, const HwCluster *c, const guint *ranks, guint n,
+                       double bytes, const Proto *pr)
 {
   GArray *up = new_phase (), *down = new_phase ();
-  double wire = bytes / 2 / pr->eff, rate = pr->cap / 2 / pr->eff;
-  for (guint t = 0; t < 2; t++)
-    for (guint i = 0; i < n; i++)
-      {
-        guint p = dbtree_parent (t, i, n);
-        if (p == G_MAXUINT)
-          continue;
-        add_flow (up, ranks[i], ranks[p], wire, pr->latency, rate);
-        add_flow (down, ranks[p], ranks[i], wire, 0, rate);
-      }
+  add_tree_edges (up, down, c, ranks, n, bytes / 2 / pr->eff, pr->cap / 2 / pr->eff, pr->latency);
   push_phase (plan, up);
   push_phase (plan, down);
 }
@@ -378,7 +424,7 @@ lower_candidate (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorith
         break;
       pr.latency += hw_nccl_tree_latency (node, p, n, m);
       pr.cap = hw_nccl_tree_payload_cap (node, p, m, bytes);
-      lower_tree_all_reduce (plan, ranks, n, bytes, &pr);
+      lower_tree_all_reduce (plan, c, ranks, n, bytes, &pr);
       return plan;
     case HW_ALGORITHM_NVLS:
       if (p != HW_PROTO_SIMPLE || !hw_nccl_nvls_eligible (node, kind, n, m))
