@@ -178,7 +178,7 @@ test_c5_b200_16g (void)
 }
 
 /* C6: 4 nodes × 8 B200 (P6-B200, EFA v4), same table, 4 nodes column: 16 GiB 381.80 GB/s.
- * (1 MiB, 5.37, is not met: predicted 7.08 with the tree that NCCL's latency model makes the
+ * (1 MiB, 5.37, is not met: predicted 8.31 with the tree that NCCL's latency model makes the
  * fastest; see hardware/collective_nccl.c.) */
 static void
 test_c6_b200_4nodes_16g (void)
