@@ -153,7 +153,7 @@ cli_cmd_collective (int argc, char **argv)
   GOptionEntry entries[] = {
     { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
       "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
-    { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default), ring, tree, hierarchical", "ALGO" },
+    { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default: NCCL's choice by size), ring, tree, hierarchical, nvls", "ALGO" },
     { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes (default: 1, or the scenario's)", "N" },
     { "min", 0, 0, G_OPTION_ARG_STRING, &o.min, "smallest message (default 8 B)", "SIZE" },
     { "max", 0, 0, G_OPTION_ARG_STRING, &o.max, "largest message (default 8 GiB)", "SIZE" },

@@ -3,7 +3,7 @@
  * [parallel]: data_parallel (ddp | zero1 | zero2 | zero3 | fsdp_full_shard |
  * fsdp_shard_grad_op | fsdp_no_shard | fsdp_hybrid_shard; default ddp), bucket_size
  * (default 25 MiB), prefetch (layers, default 1), algorithm (auto | ring | tree |
- * hierarchical), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype).
+ * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */

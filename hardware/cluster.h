@@ -39,7 +39,10 @@ typedef struct
   double nic_bandwidth;        /* B/s per NIC per direction */
   gboolean rail_optimized;     /* GPU i uses NIC i mod n_nics on rail i (else NICs are shared round-robin) */
   double intra_latency;        /* s, α of one intra-node hop */
-  double inter_latency;        /* s, α of one inter-node hop */
+  double inter_latency;        /* s, α of one inter-node hop; in collectives the network's own
+                                  latency NCCL adds to each inter-node step (graph latencyInter) */
+  double collective_overhead;  /* s from a collective's call to its first byte moving (host
+                                  enqueue, kernel launch, rank skew), once per collective */
   char *source;                /* citations; owned, may be NULL */
   double link_efficiency;      /* achievable fraction of nvlink_bandwidth and nic_bandwidth,
                                   (0, 1]; 0 reads as 1 (not derated) */

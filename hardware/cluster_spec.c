@@ -91,6 +91,7 @@ static const Figure figures[] = {
   { "host_memory", FIG_QUANTITY, SIM_DIM_BYTES, OFF (host_memory), TRUE, 0, 0 },
   { "intra_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (intra_latency), FALSE, 0, 0 },
   { "inter_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (inter_latency), FALSE, 0, 0 },
+  { "collective_overhead", FIG_QUANTITY, SIM_DIM_TIME, OFF (collective_overhead), FALSE, 0, 0 },
   { "link_efficiency", FIG_FRACTION, 0, OFF (link_efficiency), FALSE, 0, 0 },
   { "description", FIG_TEXT, 0, OFF (description), FALSE, 0, 0 },
   { "cpu_cores", FIG_COUNT, 0, OFF (cpu_cores), FALSE, 0, MAX_CPU_CORES },

@@ -29,6 +29,7 @@ static const char *const node_keys[] = {
   "host_memory",
   "intra_latency",
   "inter_latency",
+  "collective_overhead",
   "link_efficiency",
   "cpu_cores",
   "cpu_adam_rate",
@@ -169,7 +170,8 @@ hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
       || !non_negative (spec, "pcie_switch_uplink", spec->pcie_switch_uplink, error)
       || !non_negative (spec, "nic_bandwidth", spec->nic_bandwidth, error)
       || !non_negative (spec, "intra_latency", spec->intra_latency, error)
-      || !non_negative (spec, "inter_latency", spec->inter_latency, error))
+      || !non_negative (spec, "inter_latency", spec->inter_latency, error)
+      || !non_negative (spec, "collective_overhead", spec->collective_overhead, error))
     return FALSE;
   if (spec->intra == HW_INTRA_NVSWITCH && spec->n_gpus > 1 && spec->nvlink_bandwidth <= 0)
     return bad (spec, "nvlink_bandwidth", spec->nvlink_bandwidth,

@@ -12,12 +12,43 @@
 typedef struct
 {
   guint src, dst; /* cluster ranks, distinct */
-  double bytes;   /* B, > 0 */
+  double bytes;   /* B on the wire (payload / protocol efficiency), > 0 */
   double latency; /* s before the flow starts sharing */
+  double rate;    /* B/s, the flow's own bound (NCCL protocol and channel caps); INFINITY: none */
 } HwFlow;
+
+/* NCCL's protocols (src/include/nccl_common.h order). */
+typedef enum
+{
+  HW_PROTO_LL,
+  HW_PROTO_LL128,
+  HW_PROTO_SIMPLE,
+  HW_N_PROTOCOLS
+} HwCollectiveProtocol;
 
 /* Lowers the collective (arguments as hw_collective_start) into a new plan (free with
  * g_ptr_array_unref). One rank or zero bytes give an empty plan. */
 GPtrArray *hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
                                 HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
                                 double bytes);
+
+/* Closed-form time (s) of `plan` alone on the idle cluster (collective.c file comment). */
+double hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan);
+
+/* NCCL's cost model (hardware/collective_nccl.c; constants from NCCL src/graph/tuning.cc).
+ * `node` the cluster's node, n ranks over m nodes, bytes the collective's size. Latencies
+ * in s, bandwidths in B/s. */
+double hw_nccl_wire_efficiency (HwCollectiveProtocol proto);      /* LL 0.5, LL128 0.92, Simple 1 */
+double hw_nccl_ring_bus_bandwidth (const HwNodeSpec *node);       /* ring Simple, one node; INFINITY on PCIe */
+gboolean hw_nccl_protocol_enabled (const HwNodeSpec *node, HwCollectiveProtocol proto);
+gboolean hw_nccl_nvls_eligible (const HwNodeSpec *node, HwCollectiveKind kind, guint n_ranks,
+                                guint n_nodes);
+double hw_nccl_nvls_port_bandwidth (const HwNodeSpec *node);      /* per GPU port, each way */
+double hw_nccl_ring_latency (const HwNodeSpec *node, HwCollectiveKind kind,
+                             HwCollectiveProtocol proto, guint n, guint m, double bytes);
+double hw_nccl_tree_latency (const HwNodeSpec *node, HwCollectiveProtocol proto, guint n, guint m);
+double hw_nccl_nvls_latency (void);
+/* Payload bus-bandwidth caps (per rank) of the ring and of the double binary tree. */
+double hw_nccl_ring_payload_cap (const HwNodeSpec *node, HwCollectiveProtocol proto, guint m);
+double hw_nccl_tree_payload_cap (const HwNodeSpec *node, HwCollectiveProtocol proto, guint m,
+                                 double bytes);

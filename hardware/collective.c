@@ -10,18 +10,18 @@
  *
  * Closed form. On an idle cluster a phase whose flows on each resource j all have the same
  * latency L_j lasts
- *     T_phase = max_j ( L_j + Σ_{flows f on j} bytes_f / c_j ),
+ *     T_phase = max( max_j ( L_j + Σ_{flows f on j} bytes_f / c_j ), max_f (L_f + bytes_f / r_f) ),
+ * r_f a flow's own rate bound (NCCL's protocol cap, collective_lower.c), 
  * because (i) resource j cannot move its Σ bytes faster than c_j once its flows start, and
  * (ii) under max-min sharing the flows of the most loaded resource share it equally, and
  * every lowering here gives all flows of a phase the same size and symmetric routes, so no
  * flow is held back by anything but the phase's bottleneck (Bertsekas & Gallager, Data
  * Networks §6.5.2: a max-min fair flow is bottlenecked at a saturated link where its rate is
- * the largest). The collective's time is the sum over phases. Worked cases: a ring all-reduce
- * on p GPUs of an NVSwitch node puts one flow of 2(p−1)/p·S on each GPU's nvlink.tx and
- * nvlink.rx, so T = 2(p−1)α + 2(p−1)S/(pB) = 2(p−1)(α + S/(pB)); all-gather and
- * reduce-scatter (p−1)(α + S/(pB)); hierarchical all-reduce over m nodes of p_l GPUs is
- * 2(p_l−1)(α_i + S/(p_l·B_nv)) + 2(m−1)(α_e + S/(p_l·m·B_e)) with B_e the per-flow share of
- * the slowest inter-node direction (PCIe, NIC, or spine / flows through it). Where flows of
+ * the largest; a flow bound below its share leaves the rest to the others, which only
+ * finish sooner). The collective's time is the sum over phases. Worked case: a ring
+ * all-reduce on p GPUs of an NVSwitch node puts one flow of 2(p−1)/p·S/e (e the protocol's
+ * wire efficiency) on each GPU's nvlink.tx and nvlink.rx, so T = L + 2(p−1)/p·S/min(e·B,
+ * cap), L the collective's latency and cap its payload rate bound (collective_lower.c). Where flows of
  * different latency or size meet on one resource (all-to-all across PCIe nodes) the formula
  * is the congestion bound, a slight under-estimate.
  * Units: B, s, B/s.
@@ -42,7 +42,7 @@ static const char *const kind_names[HW_N_COLLECTIVES] = {
 static const char *const algorithm_names[HW_N_ALGORITHMS + 1] = {
   [HW_ALGORITHM_AUTO] = "auto", [HW_ALGORITHM_RING] = "ring",
   [HW_ALGORITHM_TREE] = "tree", [HW_ALGORITHM_HIERARCHICAL] = "hierarchical",
-  [HW_N_ALGORITHMS] = NULL,
+  [HW_ALGORITHM_NVLS] = "nvls", [HW_N_ALGORITHMS] = NULL,
 };
 
 const char *
@@ -70,7 +70,7 @@ hw_collective_algorithm_from_string (const char *text, HwCollectiveAlgorithm *ou
         return TRUE;
       }
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown collective algorithm '%s' (expected auto, ring, tree or hierarchical)",
+               "unknown collective algorithm '%s' (expected auto, ring, tree, hierarchical or nvls)",
                text);
   return FALSE;
 }
@@ -138,7 +138,7 @@ start_phase (Run *run)
       guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
       for (guint k = 0; k < n; k++)
         uses[k] = (SimUse){ route[k], 1.0 };
-      sim_fluid_start (fluid, f->bytes, f->latency, INFINITY, uses, n, flow_done, run);
+      sim_fluid_start (fluid, f->bytes, f->latency, f->rate, uses, n, flow_done, run);
     }
 }
 
@@ -147,21 +147,46 @@ start_phase (Run *run)
  * completes on its own, with a tiny rate bound B and weight f/B: max-min filling saturates
  * it at once at f, and a kernel running meanwhile gets the remaining 1 − f, so a
  * compute-bound kernel overlapping a collective takes 1/(1 − f) times longer. Cancelled
- * when the collective completes. */
+ * when the collective completes.
+ * The kernels also move data through HBM: every byte a GPU sends is read from its memory and
+ * every byte it receives written to it (NCCL stages both through FIFO buffers in device
+ * memory, src/device/prims_simple.h, so 2 bytes of HBM per byte sent is a lower bound). A
+ * GPU sending W wire bytes in a collective of idle time T thus holds h = 2W/(T·C) of its HBM
+ * bandwidth C (at most 0.9), the same way; a memory-bound kernel overlapping it takes
+ * 1/(1 − h) times longer (overlap slow-downs of 19 % on average, up to 40 %, are measured:
+ * Lee et al., arXiv 2507.03114). */
 static void
-hold_sms (Run *run, const guint *ranks, guint n)
+hold_gpu (Run *run, const guint *ranks, guint n)
 {
-  const double bound = 1e-6;
+  const double bound = 1e-6, h_max = 0.9;
   SimFluid *fluid = hw_cluster_fluid (run->cluster);
   const HwTopology *topo = hw_cluster_topology (run->cluster);
+  double t = hw_collective_plan_time (run->cluster, run->plan);
+  g_autofree double *sent = g_new0 (double, hw_cluster_n_ranks (run->cluster));
+  for (guint p = 0; p < run->plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (run->plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
+    }
   for (guint i = 0; i < n; i++)
     {
       double f = hw_cluster_gpu (run->cluster, ranks[i])->comm_sm_fraction;
-      if (f <= 0)
-        continue;
-      SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
-      SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
-      g_array_append_val (run->holds, id);
+      if (f > 0)
+        {
+          SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
+          SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
+          g_array_append_val (run->holds, id);
+        }
+      SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
+      double c = sim_fluid_resource_capacity (fluid, hbm);
+      double h = t > 0 && c > 0 ? MIN (h_max, 2 * sent[ranks[i]] / (t * c)) : 0;
+      if (h > 0)
+        {
+          SimUse use = { hbm, h * c / bound };
+          SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
+          g_array_append_val (run->holds, id);
+        }
     }
 }
 
@@ -197,7 +222,7 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
   run->user_data = user_data;
   run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
   if (run->plan->len > 0)
-    hold_sms (run, ranks, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n_ranks);
+    hold_gpu (run, ranks, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n_ranks);
   if (run->plan->len == 0)
     sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
   else
@@ -214,9 +239,11 @@ phase_time_alone (const HwCluster *cluster, GArray *flows, double *load, double 
   const HwTopology *topo = hw_cluster_topology (cluster);
   SimFluid *fluid = hw_cluster_fluid (cluster);
   GArray *touched = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
+  double t_own = 0;
   for (guint i = 0; i < flows->len; i++)
     {
       const HwFlow *f = &g_array_index (flows, HwFlow, i);
+      t_own = MAX (t_own, f->latency + f->bytes / f->rate); /* its own rate bound */
       SimResourceId route[HW_ROUTE_MAX];
       guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
       for (guint k = 0; k < n; k++)
@@ -227,7 +254,7 @@ phase_time_alone (const HwCluster *cluster, GArray *flows, double *load, double 
           lat[route[k]] = MAX (lat[route[k]], f->latency);
         }
     }
-  double t = 0;
+  double t = t_own;
   for (guint i = 0; i < touched->len; i++)
     {
       SimResourceId j = g_array_index (touched, SimResourceId, i);
@@ -248,6 +275,12 @@ hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0.0);
   g_autoptr (GPtrArray) plan
       = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  return hw_collective_plan_time (cluster, plan);
+}
+
+double
+hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan)
+{
   guint n_res = sim_fluid_n_resources (hw_cluster_fluid (cluster));
   g_autofree double *load = g_new0 (double, n_res);
   g_autofree double *lat = g_new0 (double, n_res);

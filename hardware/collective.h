@@ -5,8 +5,10 @@
  * crosses with all other traffic (max-min, sim/fluid.h). Algorithms (Thakur et al., "Opt.
  * of collective communication operations in MPICH", IJHPCA 2005; NCCL): ring (bandwidth-
  * optimal; all-reduce 2(p−1) steps of S/p), tree (double binary tree, latency log p),
- * hierarchical (intra-node reduce-scatter, inter-node all-reduce among same local ranks,
- * intra-node all-gather), with chunked pipelining and a per-hop latency α.
+ * NVLS (NVLink SHARP inside an NVSwitch node), hierarchical (intra-node reduce-scatter,
+ * inter-node all-reduce among same local ranks, intra-node all-gather, in sequence), each
+ * with NCCL's protocols (LL, LL128, Simple) and NCCL's own latency and bandwidth model
+ * (src/graph/tuning.cc; hardware/collective_nccl.c).
  *
  * Sizes follow nccl-tests: `bytes` is the per-rank buffer for all-reduce and broadcast, the
  * gathered (output) size for all-gather, the input size for reduce-scatter, the per-rank
@@ -32,10 +34,11 @@ typedef enum
 
 typedef enum
 {
-  HW_ALGORITHM_AUTO, /* what NCCL would pick: hierarchical across nodes, ring inside one */
+  HW_ALGORITHM_AUTO, /* what NCCL's tuner picks: least time over ring, tree and NVLS × protocols */
   HW_ALGORITHM_RING,
   HW_ALGORITHM_TREE,
-  HW_ALGORITHM_HIERARCHICAL,
+  HW_ALGORITHM_HIERARCHICAL, /* Horovod-style three levels, run one after the other */
+  HW_ALGORITHM_NVLS,         /* NVLink SHARP all-reduce in one NVSwitch node (H100+); else ring */
   HW_N_ALGORITHMS
 } HwCollectiveAlgorithm;
 
@@ -43,7 +46,7 @@ typedef enum
 typedef void (*HwCollectiveDoneFunc) (gpointer user_data);
 
 /* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv";
- * "auto", "ring", "tree", "hierarchical". Parsing errors: G_KEY_FILE_ERROR_INVALID_VALUE
+ * "auto", "ring", "tree", "hierarchical", "nvls". Parsing errors: G_KEY_FILE_ERROR_INVALID_VALUE
  * listing the accepted names. */
 const char *hw_collective_kind_name (HwCollectiveKind kind);
 const char *hw_collective_algorithm_name (HwCollectiveAlgorithm algorithm);
@@ -59,7 +62,8 @@ guint64 hw_collective_start (HwCluster *cluster, HwCollectiveKind kind,
                              double bytes, HwCollectiveDoneFunc done, gpointer user_data);
 
 /* Closed-form time (s) of the same collective on an otherwise idle cluster, e.g. ring
- * all-reduce 2(p−1)(α + S/(p·B)) with B the slowest link direction of the ring. */
+ * all-reduce L + 2(p−1)/p·S/min(B, cap) with B the slowest link direction of the ring, L
+ * the node's collective_overhead plus NCCL's latency, cap NCCL's protocol bandwidth. */
 double hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
                                  HwCollectiveAlgorithm algorithm, const guint *ranks,
                                  guint n_ranks, double bytes);

@@ -1,51 +1,59 @@
-/* hardware/collective_lower.c — collective algorithms lowered to phases of flows.
+/* hardware/collective_lower.c — collective algorithms lowered to phases of flows, with
+ * NCCL's latency, protocol and channel model (hardware/collective_nccl.c).
  *
- * Ring (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
- * workstations", JPDC 2009; NCCL's ring): p ranks in the given order, rank i sending to
- * rank i+1 mod p. A ring all-reduce is 2(p−1) steps, each moving S/p over every ring edge;
- * NCCL cuts the buffer into many chunks and pipelines them, so in the limit of small chunks
- * every edge carries its total 2(p−1)/p·S as one continuous stream, and each step still costs
- * the latency α once. We lower it to that limit: ONE phase of p concurrent neighbour flows,
- * each of 2(p−1)/p·S bytes with start latency 2(p−1)·α (α: the largest hop latency of the
- * ring). Flow counts stay O(p), and alone on links of bandwidth B the phase takes
- * 2(p−1)·α + 2(p−1)/p·S/B = 2(p−1)(α + S/(pB)), the textbook cost (Thakur et al., IJHPCA
- * 2005, §4). All-gather and reduce-scatter: p−1 steps, (p−1)/p·S per edge. Broadcast: a
- * pipelined chain root → … → last, S per edge, p−1 steps of α to fill the pipeline.
+ * Every flow carries its payload divided by the protocol's wire efficiency (LL 0.5, LL128
+ * 0.92, Simple 1), has a rate bound (the protocol's NCCL bus bandwidth over that efficiency,
+ * split over the flows one rank drives at once), and the first phase's flows wait the
+ * collective's latency: the node's collective_overhead (call to first byte) plus NCCL's
+ * latency for the algorithm and protocol. The links' capacities and the sharing come from
+ * the fluid, so the slowest of NVLink, NIC or spine still bounds the collective.
+ *
+ * Ring (Patarasuk & Yuan, JPDC 2009; NCCL's ring): p ranks in the given order, rank i
+ * sending to i+1; all-reduce is 2(p−1) steps of S/p per edge, pipelined in chunks, so in the
+ * limit every edge carries 2(p−1)/p·S as one stream: ONE phase of p neighbour flows. Alone on
+ * links of bandwidth B: T = L + 2(p−1)/p·S/min(B, cap). All-gather and reduce-scatter:
+ * (p−1)/p·S per edge. Broadcast: a pipelined chain, S per edge. Across nodes NCCL runs one
+ * channel per NIC (at most one per local rank), each a ring over the same nodes whose local
+ * order is rotated by the channel, so every NIC carries one boundary edge (rings per rail).
  *
  * Tree (all-reduce only, as NCCL): the double binary tree of Sanders, Speck & Träff
- * ("Two-tree algorithms for full bandwidth broadcast, reduction and scan", Parallel
- * Computing 2009) as NCCL builds it (src/graph/trees.cc): tree 1 is the in-order binary tree
- * over positions 0..p−1 (leaves are the odd positions), tree 2 its mirror (p even) or its
- * shift by one (p odd), so each rank is internal in at most one tree. Each tree reduces and
- * broadcasts half the buffer. Pipelined, every tree edge carries S/2 up (reduce) and S/2
- * down (broadcast); we lower it to two phases, "up" (child → parent in both trees) and
- * "down" (parent → child), each with latency depth·α. A rank sends ≤ S/2 + S/2 and receives
- * ≤ 2·S/2 per phase, so on a non-blocking switch each phase takes depth·α + S/B and the
- * all-reduce 2(depth·α + S/B), depth = ⌈log2 p⌉. Other kinds with TREE use the ring.
+ * (Parallel Computing 2009) as NCCL builds it (src/graph/trees.cc): over the nodes, tree 1 is
+ * the in-order binary tree over node positions 0..m−1, tree 2 its mirror (m even) or shift
+ * (m odd); inside each node a chain of its GPUs, towards its first GPU in tree 1 and its last
+ * in tree 2. Across nodes NCCL builds one such pair per channel, a channel per NIC, with the
+ * chain rotated so every NIC carries a chain's end (as the ring's channels). Each tree reduces and broadcasts half the buffer: phase "up" (child → parent,
+ * S/2 per edge per tree) then "down"; a rank drives at most two flows per phase (plus its
+ * node's inter-node edges at a chain's end), each bounded by half the tree's NCCL bus
+ * bandwidth (NCCL's algorithm bandwidth is busBw × 0.5).
  *
- * Hierarchical (two-level, as NCCL's CollNet/"2D" and Horovod's hierarchical all-reduce):
- * ranks grouped by node in order of first appearance; every node must hold the same number
- * p_l of them (else the ring is used), and position j of every node forms an inter-node
- * group of m ranks. All-reduce: intra-node ring reduce-scatter of S (each rank then holds
- * S/p_l), p_l concurrent inter-node ring all-reduces of S/p_l, intra-node ring all-gather
- * of S. All-gather (output S): inter-node all-gathers of output S/p_l, then intra-node
- * all-gather of S. Reduce-scatter (input S): intra-node reduce-scatter of S, then
- * inter-node reduce-scatters of S/p_l. Broadcast: a chain among the nodes' first ranks (the
- * root first), then a chain inside every node. The levels are pipelined, as NCCL pipelines
- * chunks through its channels: all their flows run at once in one phase, each starting
- * after the sum of the levels' latencies (the pipeline fill), so the time is that sum plus
- * the most loaded link's bytes over its capacity — the same chunked-pipelining limit as the
- * ring's single phase (e.g. all-reduce: Σα + max(2(p_l−1)S/(p_l·B_nvlink),
- * 2(m−1)S/(p_l·m·B_nic))).
+ * NVLS (NVLink SHARP, all-reduce in one NVSwitch node): the switch reduces what every GPU
+ * pushes and multicasts the result, so each GPU port carries (n+1)/n·S each way. The switch
+ * is not a rank of the topology; the port load is placed as a ring of flows of (n+1)/n·S
+ * (GPU i → i+1), which loads every GPU's NVLink tx and rx exactly that much.
  *
- * All-to-all: n(n−1) direct flows of S/n (each rank's send buffer split evenly), one phase,
- * each with its own route latency. Send/recv: one flow. AUTO: the ring when every rank is on
- * one node, hierarchical otherwise. Units: B, s.
+ * Hierarchical (two-level, Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE: NCCL reduce-scatter
+ * inside the node, all-reduce of each shard across nodes, NCCL all-gather inside; horovod/
+ * common/ops/nccl_operations.cc NCCLHierarchicalAllreduce): ranks grouped by node in order of
+ * first appearance, every node holding the same p_l (else the ring is used). The levels are
+ * separate collectives run one after the other — a shard can cross nodes only once reduced,
+ * and be gathered only once reduced across nodes — so they are sequential phases (until
+ * 2026-12 they were merged into one pipelined phase, which let 2 DGX-A100 nodes reach 250
+ * GB/s busbw, above one node's 234: impossible, since the intra-node levels alone move
+ * 2(p_l−1)/p_l·S per NVLink). All-gather: inter-node of S/p_l, then intra-node; reduce-scatter
+ * the reverse; broadcast: a chain among the nodes' first ranks, then inside each node.
+ *
+ * AUTO, as NCCL's tuner (ncclTopoGetAlgoInfo picks the (algorithm, protocol) of least
+ * estimated time): every enabled candidate — ring with LL, LL128 and Simple, the tree for
+ * all-reduce, NVLS where eligible — is lowered and the one with the least idle-cluster time
+ * is kept; an explicit algorithm picks its best protocol the same way. Hierarchical is not
+ * one of NCCL's algorithms and is only used when asked for. All-to-all: n(n−1) direct flows
+ * of S/n, one phase, each with its route latency. Send/recv: one flow. Units: B, s, B/s.
  */
 #include "config.h"
 #include "hardware/collective-private.h"
 #include "hardware/topology.h"
 
+#include <math.h>
 #include <string.h>
 
 static double
@@ -63,7 +71,6 @@ new_phase (void)
   return g_array_new (FALSE, FALSE, sizeof (HwFlow));
 }
 
-/* Appends `phase` to `plan`, or drops it when empty. */
 static void
 push_phase (GPtrArray *plan, GArray *phase)
 {
@@ -74,52 +81,130 @@ push_phase (GPtrArray *plan, GArray *phase)
 }
 
 static void
-add_flow (GArray *phase, guint src, guint dst, double bytes, double latency)
+add_flow (GArray *phase, guint src, guint dst, double bytes, double latency, double rate)
 {
-  HwFlow f = { src, dst, bytes, latency };
+  HwFlow f = { src, dst, bytes, latency, rate };
   if (bytes > 0)
     g_array_append_val (phase, f);
 }
 
-/* Ring over ring[0..n): n neighbour flows of `bytes` each, latency steps × the largest hop
- * latency (every pipelined step waits for the slowest hop). `chain` drops the edge back to
- * ring[0] (broadcast pipeline). */
+static GPtrArray *
+new_plan (void)
+{
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+}
+
+/* One candidate: how the flows are sized, bounded and delayed. */
+typedef struct
+{
+  HwCollectiveProtocol proto;
+  double eff;     /* wire efficiency of the protocol */
+  double latency; /* s before the first phase's flows start */
+  double cap;     /* payload bus bandwidth a rank may drive (B/s), INFINITY: none */
+} Proto;
+
+/* Ranks grouped by node in order of first appearance: an m × p_l table, node-major
+ * (table[k·p_l + j] = j-th rank of the k-th node). NULL when the nodes hold different
+ * numbers of ranks; *m_out is set either way. */
+static guint *
+group_by_node (const HwCluster *c, const guint *ranks, guint n, guint *p_l_out, guint *m_out)
+{
+  const HwTopology *topo = hw_cluster_topology (c);
+  g_autofree guint *group = g_new (guint, n);
+  g_autofree guint *nodes = g_new (guint, n);
+  g_autofree guint *count = g_new0 (guint, n);
+  guint m = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      guint node = hw_topology_node_of (topo, ranks[i]), k = 0;
+      while (k < m && nodes[k] != node)
+        k++;
+      if (k == m)
+        nodes[m++] = node;
+      group[i] = k;
+      count[k]++;
+    }
+  *m_out = m;
+  guint p_l = n / m;
+  for (guint k = 0; k < m; k++)
+    if (count[k] != p_l)
+      return NULL;
+  guint *table = g_new (guint, n);
+  memset (count, 0, n * sizeof (guint));
+  for (guint i = 0; i < n; i++)
+    table[group[i] * p_l + count[group[i]]++] = ranks[i];
+  *p_l_out = p_l;
+  return table;
+}
+
+static guint
+count_nodes (const HwCluster *c, const guint *ranks, guint n)
+{
+  guint p_l = 0, m = 1;
+  g_free (group_by_node (c, ranks, n, &p_l, &m));
+  return m;
+}
+
+/* ---- ring ------------------------------------------------------------------------------ */
+
+/* Ring over ring[0..n): n neighbour flows of `payload` each (`chain`: n − 1, no edge back to
+ * ring[0]); `share` of the rank's protocol cap per flow. */
 static void
-add_ring (GArray *phase, const HwCluster *c, const guint *ring, guint n, double bytes, guint steps,
+add_ring (GArray *phase, const guint *ring, guint n, double payload, const Proto *pr, double share,
           gboolean chain)
 {
   if (n < 2)
     return;
   guint edges = chain ? n - 1 : n;
-  double alpha = 0;
   for (guint i = 0; i < edges; i++)
-    alpha = MAX (alpha, hop_latency (c, ring[i], ring[(i + 1) % n]));
-  for (guint i = 0; i < edges; i++)
-    add_flow (phase, ring[i], ring[(i + 1) % n], bytes, steps * alpha);
+    add_flow (phase, ring[i], ring[(i + 1) % n], payload / pr->eff, pr->latency,
+              share * pr->cap / pr->eff);
 }
 
-/* Adds the ring form of `kind` over ring[0..n) on `bytes` (size convention of
- * collective.h) to `phase`. */
-static void
-add_ring_kind (GArray *phase, const HwCluster *c, HwCollectiveKind kind, const guint *ring, guint n,
-               double bytes)
+/* Per-edge payload of `kind`'s ring form over n ranks on `bytes` (collective.h sizes). */
+static double
+ring_edge_payload (HwCollectiveKind kind, guint n, double bytes)
 {
   double frac = (double) (n - 1) / n;
   switch (kind)
     {
     case HW_COLLECTIVE_ALL_REDUCE:
-      add_ring (phase, c, ring, n, 2 * frac * bytes, 2 * (n - 1), FALSE);
-      break;
+      return 2 * frac * bytes;
     case HW_COLLECTIVE_ALL_GATHER:
     case HW_COLLECTIVE_REDUCE_SCATTER:
-      add_ring (phase, c, ring, n, frac * bytes, n - 1, FALSE);
-      break;
+      return frac * bytes;
     case HW_COLLECTIVE_BROADCAST:
-      add_ring (phase, c, ring, n, bytes, n - 1, TRUE);
-      break;
+      return bytes;
     default:
       g_assert_not_reached ();
     }
+}
+
+/* The ring over all ranks: one channel per NIC across nodes (file comment), else one ring. */
+static void
+lower_ring (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const guint *ranks, guint n,
+            double bytes, const Proto *pr)
+{
+  GArray *phase = new_phase ();
+  gboolean chain = kind == HW_COLLECTIVE_BROADCAST;
+  double edge = ring_edge_payload (kind, n, bytes);
+  guint p_l = 0, m = 1;
+  g_autofree guint *t = group_by_node (c, ranks, n, &p_l, &m);
+  if (t == NULL || m < 2)
+    add_ring (phase, ranks, n, edge, pr, 1.0, chain);
+  else
+    {
+      guint k_max = MAX (1u, MIN (hw_cluster_node_spec (c)->n_nics, p_l));
+      g_autofree guint *ring = g_new (guint, n);
+      for (guint k = 0; k < k_max; k++)
+        {
+          for (guint j = 0; j < m; j++)
+            for (guint i = 0; i < p_l; i++)
+              ring[j * p_l + i] = t[j * p_l + (k + i) % p_l];
+          add_ring (phase, ring, n, edge / k_max, pr, 1.0 / k_max, chain);
+        }
+    }
+  push_phase (plan, phase);
 }
 
 /* ---- double binary tree --------------------------------------------------------------- */
@@ -152,121 +237,103 @@ dbtree_parent (guint t, guint i, guint n)
   return p == G_MAXUINT ? p : (p + 1) % n;
 }
 
-static guint
-dbtree_depth (guint t, guint i, guint n)
+/* NCCL's tree over nodes (src/graph/trees.cc, connectTrees): inside each node a chain of its
+ * ranks, tree 0 towards the node's first rank, tree 1 towards its last (so the two trees
+ * leave the node on different GPUs, hence NICs); the chains' ends joined across nodes by the
+ * double binary tree over node positions; one such pair per channel (a channel per NIC,
+ * local order rotated by the channel), each on S/K. Ranks spread unevenly: the double binary
+ * tree over all positions. One node: the two chains. */
+static void
+add_tree_edges (GArray *up, GArray *down, const HwCluster *c, const guint *ranks, guint n,
+                double wire, double rate, double latency)
 {
-  guint d = 0;
-  for (guint p = dbtree_parent (t, i, n); p != G_MAXUINT; p = dbtree_parent (t, p, n))
-    d++;
-  return d;
+  guint p_l = 0, m = 1;
+  g_autofree guint *t = group_by_node (c, ranks, n, &p_l, &m);
+  for (guint tr = 0; tr < 2; tr++)
+    {
+      if (t == NULL)
+        {
+          for (guint i = 0; i < n; i++)
+            {
+              guint p = dbtree_parent (tr, i, n);
+              if (p == G_MAXUINT)
+                continue;
+              add_flow (up, ranks[i], ranks[p], wire, latency, rate);
+              add_flow (down, ranks[p], ranks[i], wire, 0, rate);
+            }
+          continue;
+        }
+      /* one channel per NIC across nodes, the local order rotated by the channel */
+      guint k_max = m < 2 ? 1 : MAX (1u, MIN (hw_cluster_node_spec (c)->n_nics, p_l));
+      for (guint ch = 0; ch < k_max; ch++)
+        for (guint k = 0; k < m; k++)
+          {
+#define LOCAL(node, j) t[(node) * p_l + ((j) + ch) % p_l]
+            for (guint j = 1; j < p_l; j++)
+              {
+                guint child = tr == 0 ? LOCAL (k, j) : LOCAL (k, p_l - 1 - j);
+                guint parent = tr == 0 ? LOCAL (k, j - 1) : LOCAL (k, p_l - j);
+                add_flow (up, child, parent, wire / k_max, latency, rate / k_max);
+                add_flow (down, parent, child, wire / k_max, 0, rate / k_max);
+              }
+            guint pk = dbtree_parent (tr, k, m);
+            if (pk == G_MAXUINT)
+              continue;
+            guint head = tr == 0 ? LOCAL (k, 0) : LOCAL (k, p_l - 1);
+            guint phead = tr == 0 ? LOCAL (pk, 0) : LOCAL (pk, p_l - 1);
+#undef LOCAL
+            add_flow (up, head, phead, wire / k_max, latency, rate / k_max);
+            add_flow (down, phead, head, wire / k_max, 0, rate / k_max);
+          }
+    }
 }
 
 static void
 lower_tree_all_reduce (GPtrArray *plan, const HwCluster *c, const guint *ranks, guint n,
-                       double bytes)
+                       double bytes, const Proto *pr)
 {
-  guint depth = 0;
-  double alpha = 0;
-  for (guint t = 0; t < 2; t++)
-    for (guint i = 0; i < n; i++)
-      {
-        guint p = dbtree_parent (t, i, n);
-        if (p == G_MAXUINT)
-          continue;
-        depth = MAX (depth, dbtree_depth (t, i, n));
-        alpha = MAX (
-            alpha, MAX (hop_latency (c, ranks[i], ranks[p]), hop_latency (c, ranks[p], ranks[i])));
-      }
   GArray *up = new_phase (), *down = new_phase ();
-  for (guint t = 0; t < 2; t++)
-    for (guint i = 0; i < n; i++)
-      {
-        guint p = dbtree_parent (t, i, n);
-        if (p == G_MAXUINT)
-          continue;
-        add_flow (up, ranks[i], ranks[p], bytes / 2, depth * alpha);
-        add_flow (down, ranks[p], ranks[i], bytes / 2, depth * alpha);
-      }
+  add_tree_edges (up, down, c, ranks, n, bytes / 2 / pr->eff, pr->cap / 2 / pr->eff, pr->latency);
   push_phase (plan, up);
   push_phase (plan, down);
 }
 
-/* ---- hierarchical --------------------------------------------------------------------- */
+/* ---- NVLS ------------------------------------------------------------------------------ */
 
-/* Ranks grouped by node in order of first appearance: an m × p_l table, node-major
- * (table[k·p_l + j] = j-th rank of the k-th node). NULL when the nodes hold different
- * numbers of ranks. */
-static guint *
-group_by_node (const HwCluster *c, const guint *ranks, guint n, guint *p_l_out, guint *m_out)
+static void
+lower_nvls (GPtrArray *plan, const guint *ranks, guint n, double bytes, const Proto *pr)
 {
-  const HwTopology *topo = hw_cluster_topology (c);
-  g_autofree guint *group = g_new (guint, n); /* node group of ranks[i] */
-  g_autofree guint *nodes = g_new (guint, n); /* distinct nodes, first-appearance order */
-  g_autofree guint *count = g_new0 (guint, n);
-  guint m = 0;
+  GArray *phase = new_phase ();
+  double port = (double) (n + 1) / n * bytes;
   for (guint i = 0; i < n; i++)
-    {
-      guint node = hw_topology_node_of (topo, ranks[i]), k = 0;
-      while (k < m && nodes[k] != node)
-        k++;
-      if (k == m)
-        nodes[m++] = node;
-      group[i] = k;
-      count[k]++;
-    }
-  guint p_l = n / m;
-  for (guint k = 0; k < m; k++)
-    if (count[k] != p_l)
-      return NULL;
-  guint *table = g_new (guint, n);
-  memset (count, 0, n * sizeof (guint));
-  for (guint i = 0; i < n; i++)
-    table[group[i] * p_l + count[group[i]]++] = ranks[i];
-  *p_l_out = p_l;
-  *m_out = m;
-  return table;
+    add_flow (phase, ranks[i], ranks[(i + 1) % n], port, pr->latency, pr->cap);
+  push_phase (plan, phase);
 }
 
-/* One phase holding `kind` on every node's ranks (intra: the rows of `table`) or on every
- * position's ranks across nodes (inter: the columns), all concurrently. */
+/* ---- hierarchical --------------------------------------------------------------------- */
+
+/* One phase holding `kind`'s ring on every node's ranks (intra: the rows of `table`) or on
+ * every position's ranks across nodes (inter: the columns), all concurrently, Simple
+ * protocol, latency `lat`. */
 static GArray *
 grouped_phase (const HwCluster *c, HwCollectiveKind kind, const guint *table, guint p_l, guint m,
-               gboolean inter, double bytes)
+               gboolean inter, double bytes, double lat)
 {
   GArray *phase = new_phase ();
   guint n_groups = inter ? p_l : m, size = inter ? m : p_l;
+  Proto pr = { HW_PROTO_SIMPLE, 1.0, lat, hw_nccl_ring_bus_bandwidth (hw_cluster_node_spec (c)) };
   g_autofree guint *ring = g_new (guint, size);
   for (guint g = 0; g < n_groups; g++)
     {
       for (guint i = 0; i < size; i++)
         ring[i] = inter ? table[i * p_l + g] : table[g * p_l + i];
-      add_ring_kind (phase, c, kind, ring, size, bytes);
+      if (size >= 2)
+        add_ring (phase, ring, size, ring_edge_payload (kind, size, bytes), &pr, 1.0,
+                  kind == HW_COLLECTIVE_BROADCAST);
       if (kind == HW_COLLECTIVE_BROADCAST && inter)
         break; /* only the root's column crosses nodes */
     }
   return phase;
-}
-
-/* Appends the levels of `levels` as one pipelined phase (file comment): every flow starts
- * after the sum of the levels' largest latencies. Frees `levels`. */
-static void
-push_pipelined (GPtrArray *plan, GPtrArray *levels)
-{
-  double fill = 0;
-  GArray *phase = new_phase ();
-  for (guint i = 0; i < levels->len; i++)
-    {
-      GArray *level = g_ptr_array_index (levels, i);
-      double alpha = 0;
-      for (guint k = 0; k < level->len; k++)
-        alpha = MAX (alpha, g_array_index (level, HwFlow, k).latency);
-      fill += alpha;
-      g_array_append_vals (phase, level->data, level->len);
-    }
-  for (guint k = 0; k < phase->len; k++)
-    g_array_index (phase, HwFlow, k).latency = fill;
-  g_ptr_array_unref (levels);
-  push_phase (plan, phase);
 }
 
 /* FALSE when the ranks are not spread evenly over nodes (the caller then uses the ring). */
@@ -274,51 +341,47 @@ static gboolean
 lower_hierarchical (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
                     guint n, double bytes)
 {
-  guint p_l = 0, m = 0;
+  guint p_l = 0, m = 1;
   g_autofree guint *t = group_by_node (c, ranks, n, &p_l, &m);
   if (t == NULL)
     return FALSE;
+  const HwNodeSpec *node = hw_cluster_node_spec (c);
   const HwCollectiveKind RS = HW_COLLECTIVE_REDUCE_SCATTER, AG = HW_COLLECTIVE_ALL_GATHER;
-  GPtrArray *levels = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  GPtrArray *final = plan;
-  plan = levels;
+  const HwCollectiveProtocol S = HW_PROTO_SIMPLE;
+  double o = node->collective_overhead; /* once: the first level's */
+#define LAT_IN(k) (hw_nccl_ring_latency (node, (k), S, p_l, 1, bytes))
+#define LAT_EX(k, b) (hw_nccl_ring_latency (node, (k), S, m, m, (b)))
   switch (kind)
     {
     case HW_COLLECTIVE_ALL_REDUCE:
-      push_phase (plan, grouped_phase (c, RS, t, p_l, m, FALSE, bytes));
-      push_phase (plan, grouped_phase (c, kind, t, p_l, m, TRUE, bytes / p_l));
-      push_phase (plan, grouped_phase (c, AG, t, p_l, m, FALSE, bytes));
+      push_phase (plan, grouped_phase (c, RS, t, p_l, m, FALSE, bytes, o + LAT_IN (RS)));
+      push_phase (plan, grouped_phase (c, kind, t, p_l, m, TRUE, bytes / p_l,
+                                       LAT_EX (kind, bytes / p_l)));
+      push_phase (plan, grouped_phase (c, AG, t, p_l, m, FALSE, bytes, LAT_IN (AG)));
       break;
     case HW_COLLECTIVE_ALL_GATHER:
-      push_phase (plan, grouped_phase (c, AG, t, p_l, m, TRUE, bytes / p_l));
-      push_phase (plan, grouped_phase (c, AG, t, p_l, m, FALSE, bytes));
+      push_phase (plan, grouped_phase (c, AG, t, p_l, m, TRUE, bytes / p_l,
+                                       o + LAT_EX (AG, bytes / p_l)));
+      push_phase (plan, grouped_phase (c, AG, t, p_l, m, FALSE, bytes, LAT_IN (AG)));
       break;
     case HW_COLLECTIVE_REDUCE_SCATTER:
-      push_phase (plan, grouped_phase (c, RS, t, p_l, m, FALSE, bytes));
-      push_phase (plan, grouped_phase (c, RS, t, p_l, m, TRUE, bytes / p_l));
+      push_phase (plan, grouped_phase (c, RS, t, p_l, m, FALSE, bytes, o + LAT_IN (RS)));
+      push_phase (plan, grouped_phase (c, RS, t, p_l, m, TRUE, bytes / p_l,
+                                       LAT_EX (RS, bytes / p_l)));
       break;
     case HW_COLLECTIVE_BROADCAST:
-      push_phase (plan, grouped_phase (c, kind, t, p_l, m, TRUE, bytes));
-      push_phase (plan, grouped_phase (c, kind, t, p_l, m, FALSE, bytes));
+      push_phase (plan, grouped_phase (c, kind, t, p_l, m, TRUE, bytes, o + LAT_EX (kind, bytes)));
+      push_phase (plan, grouped_phase (c, kind, t, p_l, m, FALSE, bytes, LAT_IN (kind)));
       break;
     default:
       g_assert_not_reached ();
     }
-  push_pipelined (final, levels);
+#undef LAT_IN
+#undef LAT_EX
   return TRUE;
 }
 
-/* ---- entry ---------------------------------------------------------------------------- */
-
-static gboolean
-on_one_node (const HwCluster *c, const guint *ranks, guint n)
-{
-  const HwTopology *topo = hw_cluster_topology (c);
-  for (guint i = 1; i < n; i++)
-    if (hw_topology_node_of (topo, ranks[i]) != hw_topology_node_of (topo, ranks[0]))
-      return FALSE;
-  return TRUE;
-}
+/* ---- direct ---------------------------------------------------------------------------- */
 
 static void
 lower_direct (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
@@ -326,38 +389,87 @@ lower_direct (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const 
 {
   GArray *phase = new_phase ();
   if (kind == HW_COLLECTIVE_SEND_RECV)
-    add_flow (phase, ranks[0], ranks[1], bytes, hop_latency (c, ranks[0], ranks[1]));
+    add_flow (phase, ranks[0], ranks[1], bytes, hop_latency (c, ranks[0], ranks[1]), INFINITY);
   else
     for (guint i = 0; i < n; i++)
       for (guint j = 0; j < n; j++)
         if (i != j)
-          add_flow (phase, ranks[i], ranks[j], bytes / n, hop_latency (c, ranks[i], ranks[j]));
+          add_flow (phase, ranks[i], ranks[j], bytes / n, hop_latency (c, ranks[i], ranks[j]),
+                    INFINITY);
   push_phase (plan, phase);
 }
 
-/* A ring across nodes as NCCL runs it: one channel per NIC (at most one per local rank),
- * each a ring over the same nodes whose local order is rotated by the channel, so channel k
- * leaves every node from its k-th rank and its node-crossing edges use that rank's NIC
- * (NCCL builds a ring per channel over the rails). Each channel carries 1/K of the bytes.
- * FALSE (nothing added) for ranks on one node or not evenly spread over nodes. */
-static gboolean
-add_ring_channels (GArray *phase, const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
-                   guint n, double bytes)
+/* ---- choice ---------------------------------------------------------------------------- */
+
+/* The candidate (algorithm `a`, protocol `p`) lowered into a new plan; NULL when it does not
+ * apply (disabled protocol, NVLS not eligible, tree for a kind other than all-reduce). */
+static GPtrArray *
+lower_candidate (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm a,
+                 HwCollectiveProtocol p, const guint *ranks, guint n, guint m, double bytes)
 {
-  guint p_l = 0, m = 0;
-  g_autofree guint *t = group_by_node (c, ranks, n, &p_l, &m);
-  if (t == NULL || m < 2)
-    return FALSE;
-  guint k_max = MAX (1u, MIN (hw_cluster_node_spec (c)->n_nics, p_l));
-  g_autofree guint *ring = g_new (guint, n);
-  for (guint k = 0; k < k_max; k++)
+  const HwNodeSpec *node = hw_cluster_node_spec (c);
+  if (!hw_nccl_protocol_enabled (node, p))
+    return NULL;
+  Proto pr = { p, hw_nccl_wire_efficiency (p), node->collective_overhead, INFINITY };
+  GPtrArray *plan = new_plan ();
+  switch (a)
     {
-      for (guint j = 0; j < m; j++)
-        for (guint i = 0; i < p_l; i++)
-          ring[j * p_l + i] = t[j * p_l + (k + i) % p_l];
-      add_ring_kind (phase, c, kind, ring, n, bytes / k_max);
+    case HW_ALGORITHM_RING:
+      pr.latency += hw_nccl_ring_latency (node, kind, p, n, m, bytes);
+      pr.cap = hw_nccl_ring_payload_cap (node, p, m);
+      lower_ring (plan, c, kind, ranks, n, bytes, &pr);
+      return plan;
+    case HW_ALGORITHM_TREE:
+      if (kind != HW_COLLECTIVE_ALL_REDUCE)
+        break;
+      pr.latency += hw_nccl_tree_latency (node, p, n, m);
+      pr.cap = hw_nccl_tree_payload_cap (node, p, m, bytes);
+      lower_tree_all_reduce (plan, c, ranks, n, bytes, &pr);
+      return plan;
+    case HW_ALGORITHM_NVLS:
+      if (p != HW_PROTO_SIMPLE || !hw_nccl_nvls_eligible (node, kind, n, m))
+        break;
+      pr.latency += hw_nccl_nvls_latency ();
+      pr.cap = hw_nccl_nvls_port_bandwidth (node);
+      lower_nvls (plan, ranks, n, bytes, &pr);
+      return plan;
+    default:
+      break;
     }
-  return TRUE;
+  g_ptr_array_unref (plan);
+  return NULL;
+}
+
+/* Keeps the least-time plan of `algorithm` (AUTO: of ring, tree and NVLS) over the
+ * protocols; NULL when none applies. */
+static GPtrArray *
+lower_best (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm algorithm,
+            const guint *ranks, guint n, double bytes)
+{
+  static const HwCollectiveAlgorithm automatic[] = { HW_ALGORITHM_RING, HW_ALGORITHM_TREE,
+                                                     HW_ALGORITHM_NVLS };
+  const HwCollectiveAlgorithm *algos = algorithm == HW_ALGORITHM_AUTO ? automatic : &algorithm;
+  guint n_algos = algorithm == HW_ALGORITHM_AUTO ? G_N_ELEMENTS (automatic) : 1;
+  guint m = count_nodes (c, ranks, n);
+  GPtrArray *best = NULL;
+  double best_t = INFINITY;
+  for (guint i = 0; i < n_algos; i++)
+    for (guint p = 0; p < HW_N_PROTOCOLS; p++)
+      {
+        GPtrArray *plan = lower_candidate (c, kind, algos[i], p, ranks, n, m, bytes);
+        if (plan == NULL)
+          continue;
+        double t = hw_collective_plan_time (c, plan);
+        if (t < best_t)
+          {
+            if (best != NULL)
+              g_ptr_array_unref (best);
+            best = plan, best_t = t;
+          }
+        else
+          g_ptr_array_unref (plan);
+      }
+  return best;
 }
 
 GPtrArray *
@@ -365,28 +477,24 @@ hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
                      HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
                      double bytes)
 {
-  GPtrArray *plan = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   if (n_ranks < 2 || bytes <= 0)
-    return plan;
+    return new_plan ();
   if (kind == HW_COLLECTIVE_ALL_TO_ALL || kind == HW_COLLECTIVE_SEND_RECV)
     {
+      GPtrArray *plan = new_plan ();
       lower_direct (plan, cluster, kind, ranks, n_ranks, bytes);
       return plan;
     }
-  if (algorithm == HW_ALGORITHM_AUTO)
-    algorithm
-        = on_one_node (cluster, ranks, n_ranks) ? HW_ALGORITHM_RING : HW_ALGORITHM_HIERARCHICAL;
-  if (algorithm == HW_ALGORITHM_TREE && kind == HW_COLLECTIVE_ALL_REDUCE)
+  if (algorithm == HW_ALGORITHM_HIERARCHICAL)
     {
-      lower_tree_all_reduce (plan, cluster, ranks, n_ranks, bytes);
-      return plan;
+      GPtrArray *plan = new_plan ();
+      if (lower_hierarchical (plan, cluster, kind, ranks, n_ranks, bytes))
+        return plan;
+      g_ptr_array_unref (plan);
+      algorithm = HW_ALGORITHM_RING;
     }
-  if (algorithm == HW_ALGORITHM_HIERARCHICAL
-      && lower_hierarchical (plan, cluster, kind, ranks, n_ranks, bytes))
-    return plan;
-  GArray *phase = new_phase ();
-  if (!add_ring_channels (phase, cluster, kind, ranks, n_ranks, bytes))
-    add_ring_kind (phase, cluster, kind, ranks, n_ranks, bytes);
-  push_phase (plan, phase);
+  GPtrArray *plan = lower_best (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  if (plan == NULL) /* tree or NVLS where they do not apply: the ring, as NCCL falls back */
+    plan = lower_best (cluster, kind, HW_ALGORITHM_RING, ranks, n_ranks, bytes);
   return plan;
 }

@@ -1,5 +1,5 @@
 /* hardware/node_catalog.c — built-in node types: NVIDIA DGX A100, DGX H100, DGX H200,
- * HGX B200 and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h; kept
+ * HGX B200, AWS p5en (8× H200, EFA v3) and p6-b200 (8× B200, EFA v4), and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h; kept
  * apart from the GPU table of catalog.c to keep each file small).
  *
  * Sources (S: vendor specification, M: measured, A: assumption):
@@ -35,6 +35,17 @@
  * protocol overhead; NCCL's own tuning model uses ~1–3 us), 5 us through IB (NIC + switch
  * ~1–2 us plus proxy/progress overhead, 3–5 us in nccl-tests small-message runs), 5 us for
  * PCIe P2P, 10 us over the 4090 box's Ethernet NIC.
+ * Collective overhead (M, one per hardware type): the time from a collective's call to its
+ * first byte (host enqueue through torch/NCCL, kernel launch, rank skew after the barrier of
+ * the benchmark) = the measured all-reduce time at 32 KiB on 8 GPUs minus NCCL's own ring/LL
+ * estimate (6.6 + 14 × 0.6 = 15 us, tuning.cc, plus 32 KiB × 1.75 / llMaxBw): DGX A100
+ * nccl-tests 43.8 us → 28 us; 8×H200 all_reduce_bench.py 40.0 us → 25 us (used for H100);
+ * 8×B200 (P6-B200) 47.8 us → 33 us (ml-engineering network/README.md, "Real network
+ * throughput" and "Inter-node speed depends on intra-node speed"). Nodes around a bare GPU
+ * and the 4090 box take A100's (A).
+ * AWS EFA nodes: inter_latency is the 35 us network latency aws-ofi-nccl reports to NCCL
+ * (graph latencyInter) on P5en and P6-B200; p5en's 16 × 200 Gbit/s EFA v3 NICs are 8 rails
+ * of 400 Gbit/s here (two NICs per GPU; NCCL drives both), p6-b200 has 8 × 400 Gbit/s EFA v4.
  * Host CPU and NVMe (ZeRO-Offload / ZeRO-Infinity; CPU Adam rate per core in node_catalog.h):
  *  - DGX A100 (S, datasheet): 2× AMD EPYC 7742, 128 cores; 30 TB internal storage as
  *    8× 3.84 TB U.2 NVMe (640 GB system).
@@ -74,6 +85,11 @@ typedef struct
   "NVLink per direction and GPU: datasheet via hardware.md (S). " sys " NIC count, NIC "           \
   "rate, rails and system memory: NVIDIA datasheet (S). "
 #define SRC_ALPHA "alpha 2 us NVLink, 5 us IB: assumptions (hardware/node_catalog.c). "
+#define SRC_OVERHEAD(us, what)                                                                     \
+  "collective_overhead " us " us (M: " what " all-reduce at 32 KiB minus NCCL's ring LL latency, " \
+  "hardware/node_catalog.c). "
+#define SRC_EFA "inter_latency 35 us: the network latency aws-ofi-nccl reports to NCCL on P5en and " \
+  "P6-B200 (src/platform-aws.cpp, platform \"p5en/p6-b200\", .latency = 35.0; S). "
 
 /* String literals initialise the char * members; entries are only handed out as const. */
 static NodeEntry entries[] = {
@@ -91,13 +107,14 @@ static NodeEntry entries[] = {
       .rail_optimized = TRUE,
       .intra_latency = 2 * US,
       .inter_latency = 5 * US,
+      .collective_overhead = 28 * US,
       .link_efficiency = 235.0 / 300.0,
       .description = "NVIDIA DGX A100 640GB: 8x A100-80GB-SXM, NVSwitch, 8x HDR 200 Gbit/s",
       .source = SRC_NVSWITCH_NODE (
           "DGX A100") "2 TB in the 640 GB system (1 TB in the 320 GB "
                       "one), read as 2 TiB. 4 PCIe Gen4 switches of 2 GPUs + 2 NICs (S, user "
                       "guide), uplink 25 GB/s (Gen4 effective, A). link_efficiency 235/300 (M: "
-                      "NVLink 3 all-reduce busbw). " SRC_ALPHA } },
+                      "NVLink 3 all-reduce busbw). " SRC_ALPHA SRC_OVERHEAD ("28", "DGX A100 nccl-tests") } },
   { "H100-SXM",
     { .name = "DGX-H100",
       .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
@@ -112,13 +129,14 @@ static NodeEntry entries[] = {
       .rail_optimized = TRUE,
       .intra_latency = 2 * US,
       .inter_latency = 5 * US,
+      .collective_overhead = 25 * US,
       .link_efficiency = 0.88,
       .description = "NVIDIA DGX H100: 8x H100-SXM, NVSwitch (NVLink 4), 8x NDR 400 Gbit/s",
       .source = SRC_NVSWITCH_NODE (
           "DGX H100") "2 TB read as 2 TiB. PCIe: 4 Gen5 switches of "
                       "2 GPUs + 2 NICs, uplink 55 GB/s (A, as DGX A100; M: H200 host copies). "
                       "link_efficiency 0.88 (M: 8xH200 GPU-to-GPU copy 396/450 GB/s, same NVLink "
-                      "4). " SRC_ALPHA } },
+                      "4). " SRC_ALPHA SRC_OVERHEAD ("25", "8xH200 all_reduce_bench") } },
   { "H200-SXM",
     { .name = "DGX-H200",
       .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
@@ -133,13 +151,14 @@ static NodeEntry entries[] = {
       .rail_optimized = TRUE,
       .intra_latency = 2 * US,
       .inter_latency = 5 * US,
+      .collective_overhead = 25 * US,
       .link_efficiency = 0.88,
       .description = "NVIDIA DGX H200: 8x H200-SXM, NVSwitch (NVLink 4), 8x NDR 400 Gbit/s",
       .source = SRC_NVSWITCH_NODE (
           "DGX H200") "2 TB read as 2 TiB. PCIe: 4 Gen5 switches of "
                       "2 GPUs + 2 NICs, uplink 55 GB/s (A; M: H200 host copies 55 GB/s). "
                       "link_efficiency 0.88 (M: 8xH200 GPU-to-GPU copy 396/450 "
-                      "GB/s). " SRC_ALPHA } },
+                      "GB/s). " SRC_ALPHA SRC_OVERHEAD ("25", "8xH200 all_reduce_bench") } },
   { "B200-SXM",
     { .name = "HGX-B200",
       .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
@@ -154,12 +173,13 @@ static NodeEntry entries[] = {
       .rail_optimized = TRUE,
       .intra_latency = 2 * US,
       .inter_latency = 5 * US,
+      .collective_overhead = 33 * US,
       .link_efficiency = 0.94,
       .description = "NVIDIA HGX B200: 8x B200-SXM, NVSwitch (NVLink 5), 8x 400 Gbit/s",
       .source = SRC_NVSWITCH_NODE (
           "DGX B200") "2 TB (DGX B200 base; up to 4 TB) read as 2 "
                       "TiB. PCIe as DGX H100 (A). link_efficiency 0.94 (M: 8xB200 all-reduce busbw "
-                      "846/900 GB/s at 16 GiB). " SRC_ALPHA } },
+                      "846/900 GB/s at 16 GiB). " SRC_ALPHA SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench") } },
   { "RTX-4090",
     { .name = "8x-RTX-4090",
       .cpu_cores = 32, .cpu_adam_rate = HW_CPU_ADAM_RATE, .nvme_drives = 1,
@@ -176,13 +196,60 @@ static NodeEntry entries[] = {
       .rail_optimized = FALSE,
       .intra_latency = 5 * US,
       .inter_latency = 10 * US,
+      .collective_overhead = 28 * US,
       .link_efficiency = 0.90,
       .description = "8x GeForce RTX 4090 on two PCIe Gen4 switches, 1x 100 Gbit/s NIC",
       .source = "Assumed build (A): two PCIe Gen4 switches of 4 GPUs, x16 uplinks 25 GB/s "
                 "(Gen4 effective, hardware.md), P2P through the switch (stock drivers stage "
                 "through host memory instead), one 100 Gbit/s NIC at link_efficiency 0.90, "
-                "512 GiB DRAM, alpha 5 us PCIe and 10 us Ethernet. GPU figures: catalog "
-                "RTX-4090 (S)." } },
+                "512 GiB DRAM, alpha 5 us PCIe and 10 us Ethernet, collective_overhead 28 us "
+                "(DGX A100's). GPU figures: catalog RTX-4090 (S)." } },
+  { "H200-SXM",
+    { .name = "AWS-P5en",
+      .cpu_cores = 96, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .n_gpus = 8,
+      .host_memory = 2 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 450 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 35 * US,
+      .collective_overhead = 25 * US,
+      .link_efficiency = 0.88,
+      .description = "AWS p5en.48xlarge: 8x H200-SXM, NVSwitch (NVLink 4), EFA v3 16x 200 Gbit/s",
+      .source = "AWS p5en.48xlarge (S, AWS EC2 accelerated-computing specifications via "
+                "ml-engineering network/README.md): 8x H200, 16 EFA v3 interfaces of 200 Gbit/s "
+                "(3.2 Tbit/s), modelled as 8 rails of 400 Gbit/s (two NICs per GPU, one rail "
+                "each GPU); 192 vCPUs = 96 cores; 2 TiB; 8x 3.84 TB NVMe. 2 GPUs and 2 NICs per "
+                "PCIe switch (aws-ofi-nccl src/platform-aws.cpp note on P5en/P6-B200). NVLink and "
+                "link_efficiency as DGX-H200. " SRC_EFA SRC_OVERHEAD ("25", "8xH200 all_reduce_bench") } },
+  { "B200-SXM",
+    { .name = "AWS-P6-B200",
+      .cpu_cores = 96, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .n_gpus = 8,
+      .host_memory = 2 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 900 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 35 * US,
+      .collective_overhead = 33 * US,
+      .link_efficiency = 0.94,
+      .description = "AWS p6-b200.48xlarge: 8x B200-SXM, NVSwitch (NVLink 5), EFA v4 8x 400 Gbit/s",
+      .source = "AWS p6-b200.48xlarge (S, ml-engineering network/README.md: 8 fabric-facing EFA "
+                "v4 interfaces at 400 Gbit/s, one per GPU, 3.2 Tbit/s per instance); 192 vCPUs = "
+                "96 cores; 2 TiB; 8x 3.84 TB NVMe (A, as DGX B200). 2 GPUs and 2 NICs per PCIe "
+                "switch (aws-ofi-nccl src/platform-aws.cpp). NVLink and link_efficiency as "
+                "HGX-B200 (the factor is applied to the EFA NICs too). " SRC_EFA
+                SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench") } },
 };
 
 /* Resolves each entry's GPU once; the pointers are the catalog's own (const in spirit: never
@@ -250,13 +317,15 @@ hw_catalog_node_from_gpu (HwNodeSpec *out, const HwGpuSpec *gpu, guint n_gpus)
     .nvlink_bandwidth = gpu->nvlink_bandwidth,
     .intra_latency = nvswitch ? HW_NVLINK_LATENCY : HW_PCIE_P2P_LATENCY,
     .inter_latency = HW_IB_LATENCY,
+    .collective_overhead = HW_COLLECTIVE_OVERHEAD,
     .link_efficiency = HW_DEFAULT_LINK_EFFICIENCY,
     .cpu_cores = HW_DEFAULT_CPU_CORES,
     .cpu_adam_rate = HW_CPU_ADAM_RATE,
     DC_NVME (1),
     .description = g_strdup_printf ("%s GPUs", gpu->name),
     .source = g_strdup ("node around one catalog GPU: defaults of hardware/node_catalog.h "
-                        "(host memory 512 GiB, link_efficiency 235/300, alpha 2/5 us, 32 CPU "
-                        "cores, one datacenter Gen4 NVMe drive)"),
+                        "(host memory 512 GiB, link_efficiency 235/300, alpha 2/5 us, "
+                        "collective_overhead 28 us, 32 CPU cores, one datacenter Gen4 NVMe "
+                        "drive)"),
   };
 }

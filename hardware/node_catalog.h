@@ -15,6 +15,9 @@
 /* Achievable fraction of NVLink and NIC bandwidth for a node defined around a bare GPU
  * (no measurement of its own): the NVLink 3 all-reduce figure of hardware.md, 235/300. */
 #define HW_DEFAULT_LINK_EFFICIENCY (235.0 / 300.0)
+/* Collective call-to-first-byte overhead of a node around a bare GPU (s): DGX A100's
+ * measured 28 us (node_catalog.c). */
+#define HW_COLLECTIVE_OVERHEAD 28e-6
 /* Host DRAM of a node defined around a bare GPU (B): 512 GiB, as scenarios had before. */
 #define HW_DEFAULT_HOST_MEMORY (512.0 * 1024 * 1024 * 1024)
 

@@ -219,6 +219,17 @@ check "collective: 1 GiB all-reduce busbw on DGX-A100 within 5 % of 235 GB/s" \
   awk '!/^#/ { if ($4 >= 223.25 && $4 <= 246.75) ok = 1 } END { exit !ok }' coll.out
 "$STEPSIM" collective NoSuchNode >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "collective: unknown node exit 1" || bad "collective: unknown node exit 1 (got $rc)"
+# NVLS (NVLink SHARP) on an H100 node beats the ring; the option and the scenario key accept it.
+"$STEPSIM" collective DGX-H100 --algorithm nvls --min 8GiB --max 8GiB >nvls.out 2>&1
+"$STEPSIM" collective DGX-H100 --algorithm ring --min 8GiB --max 8GiB >ring.out 2>&1
+check "collective --algorithm nvls: 8 GiB busbw above the ring's" \
+  sh -c "[ \$(awk '!/^#/ {print int(\$4)}' nvls.out) -gt \$(awk '!/^#/ {print int(\$4)}' ring.out) ]"
+"$STEPSIM" collective --help >chelp.out 2>&1
+check "collective --help names nvls" grep -q nvls chelp.out
+"$STEPSIM" run "$s1" -q -o nv.h5 --set parallel.algorithm=nvls >/dev/null 2>nv.err; rc=$?
+check "scenario: parallel.algorithm = nvls accepted" test $rc -eq 0
+"$STEPSIM" run "$s1" -q -o nv2.h5 --set parallel.algorithm=sharp >/dev/null 2>nv2.err; rc=$?
+check "scenario: unknown algorithm lists nvls (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q nvls nv2.err"
 
 # --- compare: techniques side by side ---
 "$STEPSIM" compare "$s1" training.checkpointing=none training.precision=bf16_mixed >cmp.out 2>&1; rc=$?

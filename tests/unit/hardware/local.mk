@@ -6,7 +6,8 @@ tests_unit_hardware_test_catalog_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_hardware_test_catalog_LDADD = $(UNIT_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/hardware/test_topology tests/unit/hardware/test_cluster \
-	tests/unit/hardware/test_collective tests/unit/hardware/test_cluster_spec
+	tests/unit/hardware/test_collective tests/unit/hardware/test_cluster_spec \
+	tests/unit/hardware/test_collective_nccl
 tests_unit_hardware_test_topology_SOURCES = tests/unit/hardware/test_topology.c \
 	tests/unit/hardware/fixture.h
 tests_unit_hardware_test_topology_CFLAGS = $(UNIT_TEST_FLAGS)
@@ -22,3 +23,7 @@ tests_unit_hardware_test_collective_LDADD = $(UNIT_TEST_LIBS)
 tests_unit_hardware_test_cluster_spec_SOURCES = tests/unit/hardware/test_cluster_spec.c
 tests_unit_hardware_test_cluster_spec_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_hardware_test_cluster_spec_LDADD = $(UNIT_TEST_LIBS)
+tests_unit_hardware_test_collective_nccl_SOURCES = tests/unit/hardware/test_collective_nccl.c \
+	tests/unit/hardware/fixture.h
+tests_unit_hardware_test_collective_nccl_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_hardware_test_collective_nccl_LDADD = $(UNIT_TEST_LIBS)

@@ -82,7 +82,7 @@ static void
 test_catalog_nodes_valid (void)
 {
   static const char *const required[]
-      = { "DGX-A100", "DGX-H100", "DGX-H200", "HGX-B200", "8x-RTX-4090" };
+      = { "DGX-A100", "DGX-H100", "DGX-H200", "HGX-B200", "8x-RTX-4090", "AWS-P5en", "AWS-P6-B200" };
   CU_ASSERT_EQUAL (hw_catalog_n_nodes (), G_N_ELEMENTS (required));
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     CU_ASSERT_PTR_NOT_NULL (hw_catalog_node (required[i], NULL));
@@ -136,6 +136,21 @@ test_catalog_datasheet_figures (void)
   const HwNodeSpec *b = hw_catalog_node ("HGX-B200", NULL);
   STEPSIM_ASSERT_REL (b->nvlink_bandwidth, 900e9, 1e-12);
   STEPSIM_ASSERT_REL (b->link_efficiency, 846.0 / 900.0, 1e-12);
+  /* AWS (ml-engineering network/README.md; aws-ofi-nccl src/platform-aws.cpp): p5en 8× H200
+   * with 16 × 200 Gbit/s EFA v3 = 8 rails of 400 Gbit/s (50 GB/s); p6-b200 8× B200 with 8 ×
+   * 400 Gbit/s EFA v4; both report a 35 us network latency to NCCL. Collective overheads (M):
+   * A100 28 us, H100/H200 25, B200 33. */
+  const HwNodeSpec *p5 = hw_catalog_node ("AWS-P5en", NULL), *p6 = hw_catalog_node ("AWS-P6-B200", NULL);
+  CU_ASSERT_STRING_EQUAL (p5->gpu->name, "H200-SXM");
+  CU_ASSERT_STRING_EQUAL (p6->gpu->name, "B200-SXM");
+  CU_ASSERT_TRUE (p5->n_nics == 8 && p6->n_nics == 8);
+  STEPSIM_ASSERT_REL (p5->nic_bandwidth, 50e9, 1e-12);
+  STEPSIM_ASSERT_REL (p6->nic_bandwidth, 50e9, 1e-12);
+  STEPSIM_ASSERT_REL (p5->inter_latency, 35e-6, 1e-12);
+  STEPSIM_ASSERT_REL (p6->inter_latency, 35e-6, 1e-12);
+  STEPSIM_ASSERT_REL (a->collective_overhead, 28e-6, 1e-12);
+  STEPSIM_ASSERT_REL (h->collective_overhead, 25e-6, 1e-12);
+  STEPSIM_ASSERT_REL (p6->collective_overhead, 33e-6, 1e-12);
   const HwNodeSpec *r = hw_catalog_node ("8x-RTX-4090", NULL);
   CU_ASSERT_EQUAL (r->intra, HW_INTRA_PCIE);
   CU_ASSERT_EQUAL (r->gpus_per_pcie_switch, 4);
@@ -208,13 +223,14 @@ test_custom_node_groups (void)
   Parsed p = parse_ok ("[cluster]\nnode = MyBox\nnodes = 2\n"
                        "[node.MyBox]\nbase = DGX-H100\ngpu = A100-40GB-SXM\n"
                        "link_efficiency = 0.5\ninter_latency = 7 us\n"
-                       "pcie_switch_uplink = 0 GB/s\n");
+                       "collective_overhead = 12 us\npcie_switch_uplink = 0 GB/s\n");
   CU_ASSERT_STRING_EQUAL (p.node.name, "MyBox");
   CU_ASSERT_STRING_EQUAL (p.node.gpu->name, "A100-40GB-SXM");
   STEPSIM_ASSERT_REL (p.node.nvlink_bandwidth, 300e9, 1e-12);
   STEPSIM_ASSERT_REL (p.node.nic_bandwidth, 50e9, 1e-12); /* from the base */
   STEPSIM_ASSERT_REL (p.node.link_efficiency, 0.5, 1e-12);
   STEPSIM_ASSERT_REL (p.node.inter_latency, 7e-6, 1e-12);
+  STEPSIM_ASSERT_REL (p.node.collective_overhead, 12e-6, 1e-12);
   CU_ASSERT_EQUAL (p.node.pcie_switch_uplink, 0);
   ASSERT_CONTAINS (p.node.source, "[node.MyBox]");
   hw_node_spec_clear (&p.node);

@@ -4,8 +4,10 @@
  *
  * Notation: p ranks, S bytes (nccl-tests size convention, collective.h), B the per-direction
  * bandwidth of the links a flow crosses, α the hop latency. Fixture node (fixture.h):
- * NVSwitch at B = 100 GB/s, α = 2 us inside a node and 5 us across, one 10 GB/s NIC per GPU
- * on rails, PCIe 25 GB/s per GPU, link_efficiency 1.
+ * NVSwitch at B = 100 GB/s, α = 2 us inside a node and 5 us across (the route latency of
+ * send/recv and all-to-all; 5 us is also the network latency NCCL's ring and tree add per
+ * inter-node step), one 10 GB/s NIC per GPU on rails, PCIe 25 GB/s per GPU, link_efficiency
+ * 1, no collective_overhead.
  */
 #include "config.h"
 
@@ -46,13 +48,23 @@ run_fixture (guint per_node, guint nodes, double oversub, HwCollectiveKind kind,
   return t;
 }
 
-/* Ring all-reduce on one 8-GPU NVSwitch node: 2(p−1) steps of S/p over every ring edge, one
- * edge per GPU direction, so T = 2(p−1)(α + S/(pB)). */
+/* NCCL's tuner constants (src/graph/tuning.cc, ncclTunerConstantsDefaults), µs: base
+ * latencies Ring Simple 8.4, LL 6.6, Tree Simple 8.4; hw latencies NVLINK Ring Simple 3.4,
+ * LL 0.6, Tree Simple 4.0; PCI Ring Simple 5.7; NET Ring Simple 14.0, Tree Simple 14.0; the
+ * multi-node net overhead 1 µs (×3 Simple); inter_latency (the fixture's 5 µs) counted
+ * twice on Simple network steps; ×1.4 plateau on multi-node Simple all-reduce. The fixture's
+ * GPU is an A100 (NVLink 3): NCCL's ring bus bandwidth is 20.0/25 of the node's 100 GB/s,
+ * CAP = 80 GB/s, below the 100 GB/s link. The fixture has no collective_overhead. */
+#define CAP (0.8 * B_NV)
+
+/* Ring all-reduce on one 8-GPU NVSwitch node, Simple protocol (1 GB: the fastest):
+ * L = 8.4 + 2(p−1)·3.4 µs, every GPU drives one flow of 2(p−1)/p·S at min(B, CAP):
+ * T = L + 2(p−1)/p · S/CAP. */
 static void
 test_ring_all_reduce (void)
 {
   double s = 1e9, p = 8;
-  double want = 2 * (p - 1) * (A_IN + s / (p * B_NV));
+  double want = (8.4 + 2 * (p - 1) * 3.4) * US + 2 * (p - 1) / p * s / CAP;
   double t = run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, s);
   STEPSIM_ASSERT_REL (t, want, TOL);
 }
@@ -60,69 +72,74 @@ test_ring_all_reduce (void)
 /* Ring all-reduce over 2 nodes of 4 GPUs (one 10 GB/s NIC each, rail-optimised): NCCL runs
  * one channel per NIC, K = 4 rings over the same 8 ranks with the local order rotated, each
  * on S/K. Each GPU leaves its node in exactly one channel (its NIC carries that channel's
- * 2(n−1)/n · S/K) and feeds NVSwitch in the K − 1 others; the NICs are the bottleneck here:
- * max((K−1)/(K·B_NV), 1/(K·B_NIC)) = 1/(K·B_NIC). Every step waits for the inter-node hop:
- * T = 2(n−1)·α_ex + 2(n−1)/n · S/(K·B_NIC). One ring through one NIC per node would be K×
- * slower on the bandwidth term. */
+ * 2(n−1)/n · S/K) and feeds NVSwitch in the K − 1 others; the NICs are the bottleneck:
+ * T = L + 2(n−1)/n · S/(K·B_NIC). Latency (n = 8, m = 2, Simple): nsteps 14, 2(m−1) = 2 of
+ * them inter-node at 14 + 2·5 µs, the other 12 at max(3.4, 3·1) µs, base 8.4, ×1.4. One
+ * ring through one NIC per node would be K× slower on the bandwidth term. */
 static void
 test_ring_channels_across_nodes (void)
 {
   double s = 1e9, n = 8, k = 4;
-  double want = 2 * (n - 1) * A_EX + 2 * (n - 1) / n * s / (k * B_NIC);
+  double lat = 1.4 * (8.4 + 12 * 3.4 + 2 * (14.0 + 2 * 5)) * US;
+  double want = lat + 2 * (n - 1) / n * s / (k * B_NIC);
   double t = run_fixture (4, 2, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, s);
   STEPSIM_ASSERT_REL (t, want, 1e-6);
 }
 
-/* All-gather (S = output) and reduce-scatter (S = input): p−1 steps of S/p:
- * T = (p−1)(α + S/(pB)). */
+/* All-gather (S = output) and reduce-scatter (S = input): p−1 steps, (p−1)/p·S per edge:
+ * T = 8.4 + (p−1)·3.4 µs + (p−1)/p·S/CAP. */
 static void
 test_ring_all_gather_reduce_scatter (void)
 {
   double s = 3e8, p = 8;
-  double want = (p - 1) * (A_IN + s / (p * B_NV));
+  double want = (8.4 + (p - 1) * 3.4) * US + (p - 1) / p * s / CAP;
   STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING, s), want,
                       TOL);
   STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_REDUCE_SCATTER, HW_ALGORITHM_RING, s),
                       want, TOL);
 }
 
-/* Broadcast as a pipelined chain: p−1 hops of α to fill it, then S at B: (p−1)α + S/B.
+/* Broadcast as a pipelined chain (tuning.cc, ring broadcast with Simple: nsteps = p steps
+ * of the tree's NVLink latency 4.0 µs, base 8.4), S per edge at CAP: 8.4 + 4p µs + S/CAP.
  * Send/recv: α + S/B. All-to-all: each GPU sends p−1 flows of S/p out of one nvlink.tx,
- * all starting after α: α + (p−1)S/(pB). */
+ * all starting after α: α + (p−1)S/(pB). Neither carries NCCL's ring model. */
 static void
 test_broadcast_send_all_to_all (void)
 {
   double s = 5e8, p = 8;
   STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_BROADCAST, HW_ALGORITHM_RING, s),
-                      (p - 1) * A_IN + s / B_NV, TOL);
+                      (8.4 + 4.0 * p) * US + s / CAP, TOL);
   STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_SEND_RECV, HW_ALGORITHM_AUTO, s),
                       A_IN + s / B_NV, TOL);
   STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_TO_ALL, HW_ALGORITHM_AUTO, s),
                       A_IN + (p - 1) * s / (p * B_NV), TOL);
 }
 
-/* Double binary tree all-reduce on 8 GPUs: depth log2 8 = 3; in each of the up and down
- * phases a GPU sends ≤ S/2 per tree (S) and receives ≤ 2 × S/2 (S) as the internal node of
- * one tree, so each phase is 3α + S/B and T = 2(3α + S/B). */
+/* Double binary tree all-reduce on 8 GPUs of one node, Simple: NCCL's tree bus bandwidth
+ * 0.92·CAP (no size correction above 256 MiB), algorithm bandwidth half of it; latency
+ * 8.4 + 2(p−1)·4.0 µs. Each of the up and down phases moves S/2 per tree edge, a rank driving
+ * ≤ 2 flows each bounded by 0.92·CAP/2: T = L + 2 · (S/2)/(0.92·CAP/2) = L + 2S/(0.92·CAP). */
 static void
 test_tree_all_reduce (void)
 {
-  double s = 1e9;
-  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_TREE, s),
-                      2 * (3 * A_IN + s / B_NV), TOL);
+  double s = 1e9, p = 8;
+  double want = (8.4 + 2 * (p - 1) * 4.0) * US + 2 * s / (0.92 * CAP);
+  STEPSIM_ASSERT_REL (run_fixture (8, 1, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_TREE, s), want,
+                      TOL);
 }
 
-/* Hierarchical all-reduce over m nodes of p_l GPUs, its levels pipelined (collective_lower.c):
- * intra ring reduce-scatter and all-gather load each GPU's NVLink direction with
- * 2(p_l−1)S/p_l; the p_l concurrent inter-node ring all-reduces of S/p_l load each NIC with
- * 2(m−1)S/(p_l m) (B_e = the NIC's 10 GB/s; PCIe is 25, the spine 8 × 10 shared by 8
- * flows). All flows start after the pipeline fill 2(p_l−1)α_i + 2(m−1)α_e, then the most
- * loaded link decides: fill + max(2(p_l−1)S/(p_l B), 2(m−1)S/(p_l m B_e)). */
+/* Hierarchical all-reduce over m nodes of p_l GPUs, its three levels one after the other
+ * (collective_lower.c): intra-node ring reduce-scatter, (p_l−1)/p_l·S per GPU at CAP, latency
+ * 8.4 + (p_l−1)·3.4 µs; p_l concurrent inter-node ring all-reduces of S/p_l over m ranks of
+ * one GPU per node, 2(m−1)/m·S/p_l per NIC at b_e, latency 1.4·(8.4 + 2(m−1)·(14 + 2·5)) µs
+ * (ppn = 1: all steps inter-node, the tree's NET latency); the intra-node all-gather as the
+ * reduce-scatter. */
 static double
 hier_all_reduce (double s, double p_l, double m, double b_e)
 {
-  return 2 * (p_l - 1) * A_IN + 2 * (m - 1) * A_EX
-         + MAX (2 * (p_l - 1) * s / (p_l * B_NV), 2 * (m - 1) * s / (p_l * m * b_e));
+  double intra = (8.4 + (p_l - 1) * 3.4) * US + (p_l - 1) / p_l * s / CAP;
+  double inter = 1.4 * (8.4 + 2 * (m - 1) * (14.0 + 2 * 5)) * US + 2 * (m - 1) / m * s / (p_l * b_e);
+  return 2 * intra + inter;
 }
 
 static void
@@ -136,25 +153,46 @@ test_hierarchical_all_reduce (void)
     }
 }
 
-/* Two-level all-gather (output S), pipelined: inter-node all-gathers of output S/p_l load
- * each NIC with (m−1)S/(p_l m), the intra-node all-gather of S each NVLink direction with
- * (p_l−1)S/p_l; fill (m−1)α_e + (p_l−1)α_i. Reduce-scatter is its mirror, same cost. */
+/* Two-level all-gather (output S), in sequence: inter-node all-gathers of output S/p_l
+ * ((m−1)/m·S/p_l per NIC, latency 8.4 + (m−1)(14 + 2·5) µs), then the intra-node all-gather
+ * of S ((p_l−1)/p_l·S at CAP, 8.4 + (p_l−1)·3.4 µs). Reduce-scatter is its mirror. */
 static void
 test_hierarchical_gather_scatter (void)
 {
   double s = 1e9, p_l = 8, m = 4;
-  double want = (m - 1) * A_EX + (p_l - 1) * A_IN
-                + MAX ((m - 1) * s / (p_l * m * B_NIC), (p_l - 1) * s / (p_l * B_NV));
+  double want = (8.4 + (m - 1) * (14.0 + 2 * 5)) * US + (m - 1) / m * s / (p_l * B_NIC)
+                + (8.4 + (p_l - 1) * 3.4) * US + (p_l - 1) / p_l * s / CAP;
   STEPSIM_ASSERT_REL (run_fixture (8, 4, 1, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_HIERARCHICAL, s),
                       want, TOL);
   STEPSIM_ASSERT_REL (
       run_fixture (8, 4, 1, HW_COLLECTIVE_REDUCE_SCATTER, HW_ALGORITHM_HIERARCHICAL, s), want, TOL);
 }
 
+/* The bug of the pipelined lowering (before 2026-12): its levels overlapped completely, so
+ * 2 DGX-A100 nodes reached busbw 2(n−1)/n·S/T ≈ 1.07× one node's (250 vs 234 GB/s). Run in
+ * sequence, the intra-node levels alone take 2(p_l−1)/p_l·S/B_nv: 16 GPUs stay below 8. */
+static void
+test_hierarchical_below_one_node (void)
+{
+  const HwNodeSpec *dgx = hw_catalog_node ("DGX-A100", NULL);
+  double s = 1024.0 * 1024 * 1024, bus[2];
+  for (guint m = 1; m <= 2; m++)
+    {
+      Fixture f = fixture_new (dgx, m, 1);
+      guint n = 8 * m;
+      g_autofree guint *ranks = fixture_ranks (0, n);
+      double t = fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE,
+                                         m == 1 ? HW_ALGORITHM_AUTO : HW_ALGORITHM_HIERARCHICAL,
+                                         ranks, n, s);
+      bus[m - 1] = hw_collective_busbw (HW_COLLECTIVE_ALL_REDUCE, n, s, t);
+      fixture_free (&f);
+    }
+  CU_ASSERT_TRUE (bus[1] < bus[0]);
+}
+
 /* Spine oversubscription 2 halves the node's spine link to 8 × 10 / 2 = 40 GB/s, shared by
- * the 8 inter-node flows of the node: B_e drops from 10 to 5 GB/s. With p_l = 8, m = 2 and
- * S = 1 GB the NVLink term 2·7·S/(8·100 GB/s) = 17.5 ms dominated the NIC term
- * 2·S/(16·10 GB/s) = 12.5 ms; at 5 GB/s the NIC term, 25 ms, takes over: +7.5 ms. */
+ * the 8 inter-node flows of the node: b_e drops from 10 to 5 GB/s, which only the inter-node
+ * level sees: +2(m−1)/m·S/p_l·(1/5 − 1/10 GB/s). */
 static void
 test_spine_oversubscription (void)
 {
@@ -162,8 +200,7 @@ test_spine_oversubscription (void)
   double t1 = run_fixture (8, 2, 1, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
   double t2 = run_fixture (8, 2, 2, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL, s);
   STEPSIM_ASSERT_REL (t2, hier_all_reduce (s, p_l, m, B_NIC / 2), TOL);
-  STEPSIM_ASSERT_REL (t2 - t1, 2 * (m - 1) * s / (p_l * m * (B_NIC / 2))
-                                 - 2 * (p_l - 1) * s / (p_l * B_NV), 1e-6);
+  STEPSIM_ASSERT_REL (t2 - t1, 2 * (m - 1) / m * s / p_l * (1 / (B_NIC / 2) - 1 / B_NIC), 1e-6);
 }
 
 /* Every kind × algorithm: the simulated time on an idle cluster equals the closed form, on
@@ -202,7 +239,8 @@ test_simulated_equals_closed_form (void)
 }
 
 /* Two ring all-reduces over the same 8 GPUs at once: every nvlink direction carries two
- * flows, each gets B/2, so each takes 2(p−1)(α + 2S/(pB)): the bandwidth part doubles. */
+ * flows, each gets B/2 (below CAP), so each takes L + 2(p−1)/p·S/(B/2), L the Simple ring
+ * latency 8.4 + 2(p−1)·3.4 µs. */
 static void
 test_concurrent_all_reduces_share (void)
 {
@@ -217,30 +255,29 @@ test_concurrent_all_reduces_share (void)
                                      8, s, fixture_done_at, &b);
   CU_ASSERT_TRUE (id1 > 0 && id2 > 0 && id1 != id2);
   sim_engine_run (f.engine);
-  double want = 2 * (p - 1) * (A_IN + 2 * s / (p * B_NV));
+  double want = (8.4 + 2 * (p - 1) * 3.4) * US + 2 * (p - 1) / p * s / (B_NV / 2);
   STEPSIM_ASSERT_REL (a.end, want, TOL);
   STEPSIM_ASSERT_REL (b.end, want, TOL);
   fixture_free (&f);
   hw_node_spec_clear (&node);
 }
 
-/* nccl-tests identity: a ring all-reduce's bus bandwidth algbw · 2(p−1)/p equals the link
- * bandwidth when latency is negligible: with α = 0, T = 2(p−1)S/(pB) → busbw = B. Same for
- * all-gather ((p−1)/p) and broadcast (1). */
+/* nccl-tests identity: a ring's bus bandwidth algbw · 2(p−1)/p is the rate of its slowest
+ * edge when latency is negligible: here NCCL's CAP (S = 100 GB: the 56 µs latency is 3e-5 of
+ * T). Same for all-gather ((p−1)/p) and broadcast (1). */
 static void
 test_busbw_identity (void)
 {
   HwNodeSpec node = fixture_nvswitch_node (8);
-  node.intra_latency = 0;
   Fixture f = fixture_new (&node, 1, 1);
   g_autofree guint *ranks = fixture_ranks (0, 8);
-  double s = 1e9;
+  double s = 1e11;
   const HwCollectiveKind kinds[]
       = { HW_COLLECTIVE_ALL_REDUCE, HW_COLLECTIVE_ALL_GATHER, HW_COLLECTIVE_BROADCAST };
   for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
     {
       double t = fixture_run_collective (&f, kinds[k], HW_ALGORITHM_RING, ranks, 8, s);
-      STEPSIM_ASSERT_REL (hw_collective_busbw (kinds[k], 8, s, t), B_NV, TOL);
+      STEPSIM_ASSERT_REL (hw_collective_busbw (kinds[k], 8, s, t), CAP, 1e-4);
     }
   STEPSIM_ASSERT_REL (hw_collective_algbw (s, 2.0), s / 2, 1e-15);
   fixture_free (&f);
@@ -249,14 +286,15 @@ test_busbw_identity (void)
 
 /* One PCIe node of 8 GPUs on 2 switches of 4 (GPU links 25 GB/s). The ring 0→…→7→0 crosses
  * the uplinks twice: 3→4 (sw0 up, sw1 down) and 7→0 (sw1 up, sw0 down), one flow each. With
- * a 10 GB/s uplink that is the bottleneck: T = 2(p−1)(α + S/(p·10 GB/s)); with 50 GB/s the
- * GPU links are: T = 2(p−1)(α + S/(p·25 GB/s)). */
+ * a 10 GB/s uplink that is the bottleneck: T = L + 2(p−1)/p·S/(10 GB/s); with 50 GB/s the
+ * GPU links are: T = L + 2(p−1)/p·S/(25 GB/s). Simple over PCI: L = 8.4 + 2(p−1)·5.7 µs
+ * (LL128 is off on PCIe, LL moves twice the bytes). */
 static void
 test_pcie_uplink_bottleneck (void)
 {
   double s = 1e9, p = 8, alpha = 5 * US, uplinks[] = { 10 * GBPS, 50 * GBPS };
-  double want[] = { 2 * (p - 1) * (alpha + s / (p * 10 * GBPS)),
-                    2 * (p - 1) * (alpha + s / (p * 25 * GBPS)) };
+  double lat = (8.4 + 2 * (p - 1) * 5.7) * US;
+  double want[] = { lat + 2 * (p - 1) / p * s / (10 * GBPS), lat + 2 * (p - 1) / p * s / (25 * GBPS) };
   for (guint i = 0; i < 2; i++)
     {
       HwNodeSpec node = fixture_nvswitch_node (8);
@@ -332,8 +370,10 @@ test_trivial_collectives (void)
   hw_node_spec_clear (&node);
 }
 
-/* AUTO is the ring inside one node and hierarchical across nodes; hierarchical with ranks
- * spread unevenly over nodes (3 + 1) falls back to the ring. Compared by closed form, which
+/* AUTO is NCCL's choice: the least time over ring and tree (× protocols; NVLS does not apply
+ * to the fixture's A100s), so never slower than either and equal to one of them; inside one
+ * node at 100 MB the ring. Hierarchical is never AUTO's; with ranks spread unevenly over
+ * nodes (3 + 1) it falls back to the ring. Compared by closed form, which
  * test_simulated_equals_closed_form ties to the simulation. */
 static void
 test_auto_and_fallback (void)
@@ -345,11 +385,13 @@ test_auto_and_fallback (void)
   double s = 1e8;
   STEPSIM_ASSERT_REL (hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, one, 4, s),
                       hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, one, 4, s), 0);
-  STEPSIM_ASSERT_REL (hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, two, 8, s),
-                      hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_HIERARCHICAL, two, 8, s),
-                      0);
-  CU_ASSERT_TRUE (hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, two, 8, s)
-                  != hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, two, 8, s));
+  double t_auto = hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_AUTO, two, 8, s);
+  double t_ring = hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, two, 8, s);
+  double t_tree = hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_TREE, two, 8, s);
+  double t_hier = hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_HIERARCHICAL, two, 8, s);
+  CU_ASSERT_TRUE (t_auto <= t_ring && t_auto <= t_tree);
+  CU_ASSERT_TRUE (t_auto == t_ring || t_auto == t_tree);
+  CU_ASSERT_TRUE (t_auto != t_hier);
   STEPSIM_ASSERT_REL (
       hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_HIERARCHICAL, uneven, 4, s),
       hw_collective_time_alone (f.cluster, k, HW_ALGORITHM_RING, uneven, 4, s), 0);
@@ -364,7 +406,7 @@ test_names (void)
       = { "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv" };
   for (guint k = 0; k < HW_N_COLLECTIVES; k++)
     CU_ASSERT_STRING_EQUAL (hw_collective_kind_name (k), kinds[k]);
-  static const char *const algos[] = { "auto", "ring", "tree", "hierarchical" };
+  static const char *const algos[] = { "auto", "ring", "tree", "hierarchical", "nvls" };
   for (guint a = 0; a < HW_N_ALGORITHMS; a++)
     {
       HwCollectiveAlgorithm out = HW_N_ALGORITHMS;
@@ -376,7 +418,7 @@ test_names (void)
   HwCollectiveAlgorithm out = HW_ALGORITHM_TREE;
   CU_ASSERT_FALSE (hw_collective_algorithm_from_string ("Ring", &out, &error));
   CU_ASSERT_TRUE (g_error_matches (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE));
-  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "hierarchical"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "nvls"));
   CU_ASSERT_EQUAL (out, HW_ALGORITHM_TREE);
 }
 
@@ -408,15 +450,48 @@ test_collective_holds_sms (void)
   hw_node_spec_clear (&node);
 }
 
+/* The collective's kernels also hold h = 2W/(T·C) of each participant's HBM bandwidth C (W
+ * the wire bytes the GPU sends, T the collective's idle time; collective.c). Ring all-reduce
+ * on 3 fixture GPUs, 64 GiB, Simple: W = 2·(2/3)·S, T from the closed form. A memory-bound
+ * kernel of M bytes started with it on rank 0 ends at kernel_latency + M/((1 − h)·C); one on
+ * a GPU outside the collective at kernel_latency + M/C. */
+static void
+test_collective_holds_hbm (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 1, 1.0);
+  const HwGpuSpec *g = hw_cluster_gpu (f.cluster, 0);
+  double c = g->hbm_bandwidth * g->hbm_efficiency, s = 64.0 * 1024 * 1024 * 1024;
+  guint ranks[] = { 0, 1, 2 };
+  double t = hw_collective_time_alone (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                       ranks, 3, s);
+  double h = 2 * (2 * 2.0 / 3 * s) / (t * c), bytes = 1e10;
+  CU_ASSERT (h > 0.05 && h < 0.9);
+  DoneAt coll = { f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3, s,
+                       fixture_done_at, &coll);
+  EndAt in = { f.engine, -1 }, out = { f.engine, -1 };
+  hw_cluster_start_kernel (f.cluster, 0, HW_DTYPE_BF16, 0, bytes, end_at, &in);
+  hw_cluster_start_kernel (f.cluster, 3, HW_DTYPE_BF16, 0, bytes, end_at, &out);
+  sim_engine_run (f.engine);
+  CU_ASSERT (coll.end > in.end);
+  STEPSIM_ASSERT_REL (in.end, g->kernel_latency + bytes / ((1 - h) * c), 1e-6);
+  STEPSIM_ASSERT_REL (out.end, g->kernel_latency + bytes / c, 1e-9);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
   { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
-  { "ring all-reduce = 2(p-1)(a + S/(pB))", test_ring_all_reduce },
+  { "collectives hold HBM: memory-bound kernels slow by 1/(1 - h)", test_collective_holds_hbm },
+  { "ring all-reduce = L + 2(p-1)/p S/min(B, cap)", test_ring_all_reduce },
   { "ring across nodes: one channel per NIC", test_ring_channels_across_nodes },
-  { "ring all-gather, reduce-scatter = (p-1)(a + S/(pB))", test_ring_all_gather_reduce_scatter },
+  { "ring all-gather, reduce-scatter = L + (p-1)/p S/cap", test_ring_all_gather_reduce_scatter },
   { "broadcast, send/recv, all-to-all closed forms", test_broadcast_send_all_to_all },
   { "double binary tree all-reduce", test_tree_all_reduce },
   { "hierarchical all-reduce on 2 and 4 nodes", test_hierarchical_all_reduce },
   { "hierarchical all-gather and reduce-scatter", test_hierarchical_gather_scatter },
+  { "hierarchical on 2 DGX-A100 stays below one node's busbw", test_hierarchical_below_one_node },
   { "spine oversubscription 2 doubles the inter-node term", test_spine_oversubscription },
   { "simulated = closed form, every kind x algorithm", test_simulated_equals_closed_form },
   { "two concurrent all-reduces share NVLink", test_concurrent_all_reduces_share },
@@ -424,7 +499,7 @@ static const StepsimTest tests[] = {
   { "PCIe box limited by the switch uplink", test_pcie_uplink_bottleneck },
   { "a slower link never makes a collective faster", test_slower_link_never_faster },
   { "one rank or zero bytes complete at once", test_trivial_collectives },
-  { "AUTO picks ring / hierarchical; uneven falls back", test_auto_and_fallback },
+  { "AUTO is the least of ring and tree; uneven falls back", test_auto_and_fallback },
   { "kind and algorithm names", test_names },
 };
 
