@@ -55,6 +55,19 @@
  * from PyTorch's eager mode; a full launch queue hides part of it). */
 #define KERNEL_LATENCY (4 * US)
 
+/* One-line sources of compute_efficiency (hw_kernel_describe_factors()). */
+#define SRC_EFF_V_DEFAULT "assumption 0.80 (no measured GEMM in hardware.md)"
+#define SRC_EFF_A100 "M: A100 SXM best BF16 matmul 271 of 312 TFLOP/s (hardware.md)"
+#define SRC_EFF_B200 "M: B200 best BF16 matmul 1745 of 2250 TFLOP/s (hardware.md)"
+/* Hopper: the sustained rate of a training layer's GEMMs, not the best shape of a sweep.
+ * TE gemm_profiling (kernels.md §1, M): 6.39 TFLOP of per-layer forward GEMMs (M = 15,872,
+ * K/N 4096–16384, all tile-aligned) in 10.653 ms on an H200 NVL = 600 TFLOP/s, over its
+ * dense BF16 peak of 835 TFLOP/s (NVIDIA H200 NVL datasheet: 1,671 with sparsity) = 0.718;
+ * the same GH100 die's fraction is taken for H100/H200 SXM and H100 PCIe. The best-shape
+ * figure (795/989 = 0.80, hardware.md) is a sweep's maximum at boost clock. */
+#define HOPPER_SUSTAINED (600.0 / 835.0)
+#define SRC_EFF_HOPPER "M: TE gemm_profiling H200 NVL BF16 layer GEMMs 600 of 835 TFLOP/s (kernels.md §1)"
+
 #define SRC_DEFAULTS                                                                           \
   "hbm_efficiency 0.85, pcie_latency 2 us, kernel_latency 4 us: documented assumptions "      \
   "(hardware/catalog.c)."
@@ -92,6 +105,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 80.0,
+    .sm_count = 80, .generation = HW_GPU_GEN_VOLTA,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory: 16 GiB (marketed size read as GiB; driver reports ~16,130-"
               "16,160 MiB). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
@@ -102,6 +117,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 80.0,
+    .sm_count = 80, .generation = HW_GPU_GEN_VOLTA,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory: 32 GiB (marketed size read as GiB; unverified against "
               "nvidia-smi). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
@@ -112,6 +129,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
+    .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "Memory: 40,536 MiB (M: nvidia-smi memory.total, recent drivers; "
               "older ones show 40,960). fp8 0: unsupported on Ampere. compute_efficiency "
               "271/312 (M: A100 SXM best BF16 matmul, same die as the 80 GB). " SRC_CTX_LAZY
@@ -123,6 +142,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
+    .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
               "unsupported on Ampere. compute_efficiency 271/312 (M: best BF16 matmul). "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
@@ -133,6 +154,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
+    .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
               "80 GiB as the SXM part (assumption). nvlink 0: the optional 2-card bridge is "
               "not modelled (set nvlink_bandwidth in a [gpu.*] group). compute_efficiency "
@@ -140,33 +163,39 @@ static const HwGpuSpec catalog[] = {
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
   { .name = "H100-SXM", .description = "NVIDIA H100 SXM5 80 GB HBM3 (Hopper, NVLink 4)",
     .memory_capacity = 81559 * MIB, .hbm_bandwidth = 3.35 * TBPS,
-    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = 795.0 / 989.0,
+    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 132.0,
+    .sm_count = 132, .generation = HW_GPU_GEN_HOPPER,
+    .efficiency_source = SRC_EFF_HOPPER,
     .source = SRC_PEAKS "Memory: 81,559 MiB (M: nvidia-smi memory.total). compute_efficiency "
-              "795/989 (M: best BF16 matmul). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+              "600/835 (M: TE layer GEMMs, H200 NVL; best-shape sweep 795/989). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H100-PCIE", .description = "NVIDIA H100 PCIe 80 GB (Hopper, no NVSwitch)",
     .memory_capacity = 81559 * MIB, .hbm_bandwidth = 2.0 * TBPS,
-    .peak_flops = PEAKS (51, 378, 756, 756, 1513), .compute_efficiency = 795.0 / 989.0,
+    .peak_flops = PEAKS (51, 378, 756, 756, 1513), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 114.0,
+    .sm_count = 114, .generation = HW_GPU_GEN_HOPPER,
+    .efficiency_source = SRC_EFF_HOPPER,
     .source = SRC_PEAKS "Memory 81,559 MiB as the SXM part (assumption). nvlink 0: the "
-              "optional 2-card bridge is not modelled. compute_efficiency 795/989 from the "
+              "optional 2-card bridge is not modelled. compute_efficiency 600/835 from the "
               "SXM part (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H200-SXM", .description = "NVIDIA H200 SXM 141 GB HBM3e (Hopper, NVLink 4)",
     .memory_capacity = 143771 * MIB, .hbm_bandwidth = 4.8 * TBPS,
-    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = 795.0 / 989.0,
+    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 132.0,
+    .sm_count = 132, .generation = HW_GPU_GEN_HOPPER,
+    .efficiency_source = SRC_EFF_HOPPER,
     .source = SRC_PEAKS "Memory: 143,771 MiB = 140.4 GiB (M: nvidia-smi memory.total; the "
-              "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 795/989 (M: "
-              "H200 matmul same as H100). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+              "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 600/835 (M: "
+              "TE layer GEMMs on H200 NVL). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "B200-SXM", .description = "NVIDIA B200 SXM 180 GB HBM3e (Blackwell, NVLink 5)",
     .memory_capacity = 183359 * MIB, .hbm_bandwidth = 8.0 * TBPS,
     .peak_flops = PEAKS (80, 1125, 2250, 2250, 4500), .compute_efficiency = 1745.0 / 2250.0,
@@ -174,6 +203,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 148.0,
+    .sm_count = 148, .generation = HW_GPU_GEN_BLACKWELL,
+    .efficiency_source = SRC_EFF_B200,
     .source = SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
               "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
               "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
@@ -185,6 +216,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 82.0,
+    .sm_count = 82, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory 24 GiB (24,576 MiB). bf16/fp16 71: tensor cores with FP32 "
               "accumulate. nvlink 0: the optional 2-card bridge (56.25 GB/s per direction) "
               "is not modelled. fp8 0. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
@@ -196,6 +229,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 128.0,
+    .sm_count = 128, .generation = HW_GPU_GEN_ADA,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory 24 GiB. bf16/fp16 165, fp8 330: tensor cores with FP32 "
               "accumulate. No NVLink. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
 };
@@ -404,6 +439,11 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
         }
     }
   *field = value;
+  if (key->offset == offsetof (HwGpuSpec, compute_efficiency))
+    {
+      g_free (spec->efficiency_source);
+      spec->efficiency_source = g_strdup_printf ("scenario group [%s]", group);
+    }
   return TRUE;
 fail:
   g_prefix_error (error, "group [%s], key '%s': ", group, key->key);

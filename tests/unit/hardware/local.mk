@@ -22,3 +22,8 @@ tests_unit_hardware_test_collective_LDADD = $(UNIT_TEST_LIBS)
 tests_unit_hardware_test_cluster_spec_SOURCES = tests/unit/hardware/test_cluster_spec.c
 tests_unit_hardware_test_cluster_spec_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_hardware_test_cluster_spec_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/hardware/test_kernel
+tests_unit_hardware_test_kernel_SOURCES = tests/unit/hardware/test_kernel.c
+tests_unit_hardware_test_kernel_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_hardware_test_kernel_LDADD = $(UNIT_TEST_LIBS)
