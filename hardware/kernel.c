@@ -1,5 +1,5 @@
 /* hardware/kernel.c — the kernel model: GEMM tile and wave quantization, sustained
- * tensor-core rates per dtype, FlashAttention-2 efficiency tables, host dispatch cost.
+ * tensor-core rates per dtype, FlashAttention-2 efficiency tables.
  * See kernel.h. References are ../shared/reference/kernels.md (§ numbers below) and
  * ../shared/reference/hardware.md.
  *
@@ -44,9 +44,9 @@
  * forward and backward kernels both take the fwd+bwd figure (the paper's separate fwd/bwd
  * figures exist for A100 d=128 only). fp32 inputs are not supported by FA-2: flat.
  *
- * Host dispatch (kernels.md §5, M): "4 us per op on CUDA" for a dispatch-bound model in
- * PyTorch eager on an A100 (pytorch/pytorch issue #82793) — Python, the dispatcher and the
- * launch, per kernel.
+ * Launch cost: every kernel keeps the GPU's kernel_latency (catalog.c, 4 us: the eager
+ * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). A host timeline (the
+ * CPU issuing kernels no faster than Python and the dispatcher allow) is not modelled.
  */
 #include "config.h"
 #include "hardware/kernel.h"
@@ -60,7 +60,6 @@
 #define DEFAULT_TN 256.0
 #define MIN_SPLIT_K 128.0
 #define MISALIGNED (272.73 / 395.94)
-#define HOST_DISPATCH (4 * US)
 
 /* Seq-lengths of the FA-2 tables: 512 … 16k. */
 #define N_SEQ 6
@@ -246,20 +245,15 @@ hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelSh
   return flops / (gpu->peak_flops[dt] * hw_kernel_efficiency (gpu, dtype, shape));
 }
 
-double
-hw_kernel_host_dispatch (void)
-{
-  return HOST_DISPATCH;
-}
-
 void
 hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out)
 {
   g_return_if_fail (gpu != NULL && out != NULL);
   const GenFactors *f = factors_of (gpu);
-  double bf16 = hw_kernel_sustained_rate (gpu, HW_DTYPE_BF16) / TFLOPS;
-  g_string_append_printf (out, "gemm_sustained_bf16\t%.0f TFLOP/s (compute_efficiency %.3f)\t%s\n",
-                          bf16, gpu->compute_efficiency,
+  HwDtype half = gpu->peak_flops[HW_DTYPE_BF16] > 0 ? HW_DTYPE_BF16 : HW_DTYPE_FP16;
+  double rate = hw_kernel_sustained_rate (gpu, half) / TFLOPS;
+  g_string_append_printf (out, "gemm_sustained_%s\t%.0f TFLOP/s (compute_efficiency %.3f)\t%s\n",
+                          hw_dtype_name (half), rate, gpu->compute_efficiency,
                           gpu->efficiency_source ? gpu->efficiency_source : "see the GPU's source");
   if (f->fp8_ratio > 0 && gpu->peak_flops[HW_DTYPE_FP8] > 0)
     g_string_append_printf (out, "fp8_gemm_ratio\t%.3f (fp8 sustained %.0f TFLOP/s)\t%s\n",
@@ -274,8 +268,7 @@ hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out)
   g_string_append_printf (out, "flash_attention\ttable\t%s\n", f->flash_source);
   g_string_append_printf (out, "hbm_efficiency\t%.2f\tassumption: no STREAM-like figure in "
                           "kernels.md/hardware.md (catalog.c)\n", gpu->hbm_efficiency);
-  g_string_append_printf (out, "kernel_latency\t%.1f us\tassumption (catalog.c)\n",
-                          gpu->kernel_latency / US);
-  g_string_append_printf (out, "host_dispatch\t%.1f us/kernel\tpytorch/pytorch#82793, eager "
-                          "dispatch-bound model on A100 (kernels.md §5)\n", HOST_DISPATCH / US);
+  g_string_append_printf (out, "kernel_latency\t%.1f us\tassumption: 3-5 us per eager PyTorch "
+                          "kernel (catalog.c); cf. 4 us/op dispatch-bound, pytorch/pytorch#82793 "
+                          "(kernels.md §5)\n", gpu->kernel_latency / US);
 }

@@ -56,10 +56,6 @@ double hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernel
 double hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape,
                                   double flops);
 
-/* Host (CPU) time to dispatch one kernel from PyTorch eager mode (Python + dispatcher +
- * launch), s. The executor runs a rank's kernels no faster than its host issues them. */
-double hw_kernel_host_dispatch (void);
-
 /* Appends to `out` one line per named factor the kernel model uses for `gpu`:
  * "<name>\t<value>\t<source>\n" (value as printed, with its unit). */
 void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);
