@@ -298,6 +298,10 @@ check "validate --measured: a missing column names file and column (exit 1)" sh 
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | sed '2s/\t8192\t/\t8192x\t/' > vm-num.tsv
 "$STEPSIM" validate --measured vm-num.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
+if command -v python3 >/dev/null 2>&1; then
+  check "tools/measure_steps.py writes the columns the reader reads" sh -c "python3 '$srcdir/tools/measure_steps.py' --print-header | cmp -s - vm-header.tsv"
+fi
 "$STEPSIM" validate --measured vm-num.tsv val.ini >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "validate --measured with scenarios: usage error" || bad "validate --measured with scenarios: usage error (exit $rc)"
 "$STEPSIM" run val.ini -q -o val.h5 >/dev/null 2>&1; rc=$?
