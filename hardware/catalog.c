@@ -57,7 +57,13 @@
 
 /* One-line sources of compute_efficiency (hw_kernel_describe_factors()). */
 #define SRC_EFF_V_DEFAULT "assumption 0.80 (no measured GEMM in hardware.md)"
-#define SRC_EFF_A100 "M: A100 SXM best BF16 matmul 271 of 312 TFLOP/s (hardware.md)"
+/* A100: the best-shape matmul (271 of 312 TFLOP/s, hardware.md, M) at the clock the GPU holds
+ * under sustained load, ~1200 of its 1410 MHz boost (M: liangan1/GPU_travel
+ * performance/flash-attn/README.md, kernels.md §2, a third-party note: weak). 271 TFLOP/s
+ * needs >= 1225 MHz at full tensor-core use, so that sweep ran near boost; a training run's
+ * back-to-back GEMMs do not (as Hopper's TE figure, below, is 0.90 of its sweep's best). */
+#define A100_SUSTAINED (271.0 / 312.0 * 1200.0 / 1410.0)
+#define SRC_EFF_A100 "M: A100 best BF16 matmul 271/312 (hardware.md) x sustained clock 1200/1410 MHz (liangan1/GPU_travel, kernels.md §2; weak)"
 #define SRC_EFF_B200 "M: B200 best BF16 matmul 1745 of 2250 TFLOP/s (hardware.md)"
 /* Hopper: the sustained rate of a training layer's GEMMs, not the best shape of a sweep.
  * TE gemm_profiling (kernels.md §1, M): 6.39 TFLOP of per-layer forward GEMMs (M = 15,872,
@@ -124,7 +130,7 @@ static const HwGpuSpec catalog[] = {
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
   { .name = "A100-40GB-SXM", .description = "NVIDIA A100 SXM4 40 GB (Ampere, NVLink 3)",
     .memory_capacity = 40536 * MIB, .hbm_bandwidth = 1.555 * TBPS,
-    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
@@ -137,7 +143,7 @@ static const HwGpuSpec catalog[] = {
               SRC_GEN4 SRC_DEFAULTS },
   { .name = "A100-80GB-SXM", .description = "NVIDIA A100 SXM4 80 GB (Ampere, NVLink 3)",
     .memory_capacity = 81920 * MIB, .hbm_bandwidth = 2.039 * TBPS,
-    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
@@ -145,11 +151,12 @@ static const HwGpuSpec catalog[] = {
     .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
     .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
-              "unsupported on Ampere. compute_efficiency 271/312 (M: best BF16 matmul). "
+              "unsupported on Ampere. compute_efficiency 271/312 x 1200/1410 (M: best BF16 matmul at the "
+              "sustained clock). "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
   { .name = "A100-80GB-PCIE", .description = "NVIDIA A100 PCIe 80 GB (Ampere, no NVSwitch)",
     .memory_capacity = 81920 * MIB, .hbm_bandwidth = 1.935 * TBPS,
-    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
@@ -159,7 +166,7 @@ static const HwGpuSpec catalog[] = {
     .source = SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
               "80 GiB as the SXM part (assumption). nvlink 0: the optional 2-card bridge is "
               "not modelled (set nvlink_bandwidth in a [gpu.*] group). compute_efficiency "
-              "271/312 from the SXM part (assumption: 300 W cap may clock lower). fp8 0. "
+              "271/312 x 1200/1410 from the SXM part (assumption: 300 W cap may clock lower). fp8 0. "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
   { .name = "H100-SXM", .description = "NVIDIA H100 SXM5 80 GB HBM3 (Hopper, NVLink 4)",
     .memory_capacity = 81559 * MIB, .hbm_bandwidth = 3.35 * TBPS,
