@@ -19,6 +19,7 @@
 #include "config.h"
 #include "hardware/catalog.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "sim/text.h"
@@ -284,6 +285,8 @@ typedef enum
   KEY_QUANTITY,    /* dimensioned double, parsed with sim_units_parse() */
   KEY_FRACTION,    /* dimensionless double in (0, 1] */
   KEY_SHARE,       /* dimensionless double in [0, 1) (a share of the SMs taken away) */
+  KEY_COUNT,       /* dimensionless double, a whole number >= 0 (sm_count) */
+  KEY_GENERATION,  /* an architecture name (hw_gpu_generation_from_string) */
 } KeyKind;
 
 typedef struct
@@ -314,12 +317,14 @@ static const GpuKey gpu_keys[] = {
   { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
   { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
   { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
+  { "sm_count", KEY_COUNT, 0, offsetof (HwGpuSpec, sm_count) },
+  { "generation", KEY_GENERATION, 0, 0 },
 };
 
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
   "base", "description", "memory", "hbm_bandwidth", "fp32", "tf32", "bf16", "fp16", "fp8",
   "compute_efficiency", "hbm_efficiency", "cuda_context", "pcie_bandwidth", "pcie_latency",
-  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", NULL,
+  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", "sm_count", "generation", NULL,
 };
 
 const char *const *
@@ -426,12 +431,29 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
       spec->description = g_strdup (g_strstrip (text));
       return TRUE;
     }
+  if (key->kind == KEY_GENERATION)
+    {
+      if (!hw_gpu_generation_from_string (g_strstrip (text), &spec->generation, error))
+        goto fail;
+      return TRUE;
+    }
   double value = 0;
   double *field = (double *) ((char *) spec + key->offset);
   if (key->kind == KEY_QUANTITY)
     {
       if (!sim_units_parse (text, key->dim, &value, error))
         goto fail;
+    }
+  else if (key->kind == KEY_COUNT)
+    {
+      if (!sim_units_parse_number (text, &value, error))
+        goto fail;
+      if (!(value >= 0 && value <= 1e4 && value == floor (value)))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "'%s' is not a whole number in [0, 10000]", g_strstrip (text));
+          goto fail;
+        }
     }
   else
     {

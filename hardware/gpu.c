@@ -35,6 +35,21 @@ hw_gpu_generation_name (HwGpuGeneration gen)
   return names[gen];
 }
 
+gboolean
+hw_gpu_generation_from_string (const char *text, HwGpuGeneration *out, GError **error)
+{
+  g_return_val_if_fail (text != NULL && out != NULL, FALSE);
+  for (guint g = HW_GPU_GEN_VOLTA; g <= HW_GPU_GEN_BLACKWELL; g++)
+    if (g_strcmp0 (text, hw_gpu_generation_name ((HwGpuGeneration) g)) == 0)
+      {
+        *out = (HwGpuGeneration) g;
+        return TRUE;
+      }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown generation '%s' (expected volta, ampere, ada, hopper or blackwell)", text);
+  return FALSE;
+}
+
 const char *
 hw_dtype_name (HwDtype dtype)
 {

@@ -58,6 +58,9 @@ typedef struct
 
 /* "volta", "ampere", "ada", "hopper", "blackwell", "unknown" (static). */
 const char *hw_gpu_generation_name (HwGpuGeneration gen);
+/* Parses one of those names (not "unknown"). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE
+ * listing the valid names. */
+gboolean hw_gpu_generation_from_string (const char *text, HwGpuGeneration *out, GError **error);
 
 /* dtype names as used in scenarios: "fp32", "tf32", "bf16", "fp16", "fp8". */
 const char *hw_dtype_name (HwDtype dtype);

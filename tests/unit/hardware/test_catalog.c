@@ -276,7 +276,8 @@ test_keyfile_every_key (void)
                                   "compute_efficiency = 0.7\nhbm_efficiency = 0.9\n"
                                   "cuda_context = 1343 MiB\npcie_bandwidth = 50 GB/s\n"
                                   "pcie_latency = 1 us\nnvlink_bandwidth = 1 TB/s\n"
-                                  "kernel_latency = 5 us\ncomm_sm_fraction = 0.2\n");
+                                  "kernel_latency = 5 us\ncomm_sm_fraction = 0.2\n"
+                                  "sm_count = 100\ngeneration = ampere\n");
   g_autoptr (GError) error = NULL;
   g_autoptr (HwGpuSpec) g = hw_catalog_gpu_from_keyfile (kf, "gpu.All", &error);
   CU_ASSERT_PTR_NULL (error);
@@ -286,6 +287,8 @@ test_keyfile_every_key (void)
   CU_ASSERT_EQUAL (g->hbm_efficiency, 0.9);
   CU_ASSERT_EQUAL (g->cuda_context, 1343.0 * 1024 * 1024);
   STEPSIM_ASSERT_REL (g->kernel_latency, 5e-6, 1e-12);
+  CU_ASSERT_EQUAL (g->sm_count, 100);
+  CU_ASSERT_EQUAL (g->generation, HW_GPU_GEN_AMPERE);
   gsize n = 0;
   g_auto (GStrv) keys = g_key_file_get_keys (kf, "gpu.All", &n, NULL);
   CU_ASSERT_EQUAL (n, g_strv_length ((char **) hw_catalog_gpu_keys ()));
@@ -382,6 +385,26 @@ test_keyfile_missing_group (void)
   CU_ASSERT_TRUE (g_error_matches (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND));
 }
 
+/* sm_count is a whole number, generation one of the names; both name group and key. */
+static void
+test_keyfile_kernel_model_keys (void)
+{
+  g_autofree char *m1 = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\nsm_count = 13.5\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  CU_ASSERT_PTR_NOT_NULL (strstr (m1, "group [gpu.MyGPU], key 'sm_count'"));
+  g_autofree char *m2 = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\ngeneration = pascal\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  CU_ASSERT_PTR_NOT_NULL (strstr (m2, "group [gpu.MyGPU], key 'generation'"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (m2, "hopper"));
+  /* without base: inherits nothing, so the flat model until both are given */
+  g_autoptr (GKeyFile) kf = load ("[gpu.MyGPU]\nmemory = 10 GiB\nhbm_bandwidth = 1 TB/s\n"
+                                  "fp32 = 10 TFLOP/s\n");
+  g_autoptr (HwGpuSpec) g = hw_catalog_gpu_from_keyfile (kf, "gpu.MyGPU", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (g);
+  CU_ASSERT_EQUAL (g->generation, HW_GPU_GEN_UNKNOWN);
+  CU_ASSERT_EQUAL (g->sm_count, 0);
+}
+
 static const StepsimTest tests[] = {
   { "dtype names, parse and bytes", test_dtype_table },
   { "unknown dtype is an error", test_dtype_unknown },
@@ -404,6 +427,7 @@ static const StepsimTest tests[] = {
   { "keyfile: efficiency outside (0,1]", test_keyfile_efficiency_range },
   { "keyfile: result validated", test_keyfile_invalid_result },
   { "keyfile: missing group", test_keyfile_missing_group },
+  { "keyfile: sm_count and generation", test_keyfile_kernel_model_keys },
 };
 
 int
