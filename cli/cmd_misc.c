@@ -9,6 +9,7 @@
 #include "cli/output.h"
 #include "cli/scenario.h"
 #include "hardware/catalog.h"
+#include "hardware/kernel.h"
 #include "hardware/node_catalog.h"
 #include "models/arch.h"
 #include "sim/h5out.h"
@@ -70,11 +71,13 @@ cli_cmd_export (int argc, char **argv)
   return 0;
 }
 
+/* The catalog table, then each GPU's kernel-model factors with their sources
+ * (hw_kernel_describe_factors()). */
 static void
 list_gpus (void)
 {
-  printf ("%-16s %10s %12s %12s %12s  %s\n", "name", "memory", "HBM", "bf16", "fp32",
-          "description");
+  printf ("%-16s %10s %12s %12s %12s %5s %14s  %s\n", "name", "memory", "HBM", "bf16", "fp32",
+          "SMs", "bf16 sustained", "description");
   for (guint i = 0; i < hw_catalog_n_gpus (); i++)
     {
       const HwGpuSpec *g = hw_catalog_gpu_at (i);
@@ -82,9 +85,22 @@ list_gpus (void)
       g_autofree char *bw = sim_units_format (g->hbm_bandwidth, SIM_DIM_BANDWIDTH, 0);
       g_autofree char *bf = sim_units_format (g->peak_flops[HW_DTYPE_BF16], SIM_DIM_FLOP_RATE, 0);
       g_autofree char *fp = sim_units_format (g->peak_flops[HW_DTYPE_FP32], SIM_DIM_FLOP_RATE, 1);
-      printf ("%-16s %10s %12s %12s %12s  %s\n", g->name, mem, bw,
-              g->peak_flops[HW_DTYPE_BF16] > 0 ? bf : "-", fp,
-              g->description ? g->description : "");
+      g_autofree char *sus = sim_units_format (hw_kernel_sustained_rate (g, HW_DTYPE_BF16),
+                                               SIM_DIM_FLOP_RATE, 0);
+      printf ("%-16s %10s %12s %12s %12s %5.0f %14s  %s\n", g->name, mem, bw,
+              g->peak_flops[HW_DTYPE_BF16] > 0 ? bf : "-", fp, g->sm_count,
+              g->peak_flops[HW_DTYPE_BF16] > 0 ? sus : "-", g->description ? g->description : "");
+    }
+  printf ("\nkernel-model factors (hardware/kernel.c): name, value, source\n");
+  for (guint i = 0; i < hw_catalog_n_gpus (); i++)
+    {
+      const HwGpuSpec *g = hw_catalog_gpu_at (i);
+      g_autoptr (GString) f = g_string_new (NULL);
+      hw_kernel_describe_factors (g, f);
+      printf ("%s (%s)\n", g->name, hw_gpu_generation_name (g->generation));
+      g_auto (GStrv) lines = g_strsplit (f->str, "\n", -1);
+      for (char **l = lines; *l != NULL && **l != '\0'; l++)
+        printf ("  %s\n", *l);
     }
 }
 

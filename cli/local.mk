@@ -11,6 +11,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/plot.c cli/plot.h \
 	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
 	cli/output.c cli/output.h cli/input.c cli/input.h cli/cmd_collective.c cli/cmd_compare.c cli/cmd_validate.c \
+	cli/validate_measured.c cli/validate_measured.h \
 	cli/sweep.c cli/sweep_points.c cli/sweep.h cli/sweep-private.h cli/sweep_list.c \
 	cli/batch.c cli/batch.h cli/cmd_batch.c \
 	cli/fit.c cli/fit_size.c cli/fit_gpus.c cli/fit_stack.c cli/fit.h cli/fit-private.h cli/cmd_fit.c cli/trace.c cli/trace.h \

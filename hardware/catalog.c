@@ -19,6 +19,7 @@
 #include "config.h"
 #include "hardware/catalog.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "sim/text.h"
@@ -54,6 +55,25 @@
 /* Assumption: ~4 us launch overhead per kernel (typical 3–5 us for an empty kernel launched
  * from PyTorch's eager mode; a full launch queue hides part of it). */
 #define KERNEL_LATENCY (4 * US)
+
+/* One-line sources of compute_efficiency (hw_kernel_describe_factors()). */
+#define SRC_EFF_V_DEFAULT "assumption 0.80 (no measured GEMM in hardware.md)"
+/* A100: the best-shape matmul (271 of 312 TFLOP/s, hardware.md, M) at the clock the GPU holds
+ * under sustained load, ~1200 of its 1410 MHz boost (M: liangan1/GPU_travel
+ * performance/flash-attn/README.md, kernels.md §2, a third-party note: weak). 271 TFLOP/s
+ * needs >= 1225 MHz at full tensor-core use, so that sweep ran near boost; a training run's
+ * back-to-back GEMMs do not (as Hopper's TE figure, below, is 0.90 of its sweep's best). */
+#define A100_SUSTAINED (271.0 / 312.0 * 1200.0 / 1410.0)
+#define SRC_EFF_A100 "M: A100 best BF16 matmul 271/312 (hardware.md) x sustained clock 1200/1410 MHz (liangan1/GPU_travel, kernels.md §2; weak)"
+#define SRC_EFF_B200 "M: B200 best BF16 matmul 1745 of 2250 TFLOP/s (hardware.md)"
+/* Hopper: the sustained rate of a training layer's GEMMs, not the best shape of a sweep.
+ * TE gemm_profiling (kernels.md §1, M): 6.39 TFLOP of per-layer forward GEMMs (M = 15,872,
+ * K/N 4096–16384, all tile-aligned) in 10.653 ms on an H200 NVL = 600 TFLOP/s, over its
+ * dense BF16 peak of 835 TFLOP/s (NVIDIA H200 NVL datasheet: 1,671 with sparsity) = 0.718;
+ * the same GH100 die's fraction is taken for H100/H200 SXM and H100 PCIe. The best-shape
+ * figure (795/989 = 0.80, hardware.md) is a sweep's maximum at boost clock. */
+#define HOPPER_SUSTAINED (600.0 / 835.0)
+#define SRC_EFF_HOPPER "M: TE gemm_profiling H200 NVL BF16 layer GEMMs 600 of 835 TFLOP/s (kernels.md §1)"
 
 #define SRC_DEFAULTS                                                                           \
   "hbm_efficiency 0.85, pcie_latency 2 us, kernel_latency 4 us: documented assumptions "      \
@@ -92,6 +112,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 80.0,
+    .sm_count = 80, .generation = HW_GPU_GEN_VOLTA,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory: 16 GiB (marketed size read as GiB; driver reports ~16,130-"
               "16,160 MiB). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
@@ -102,71 +124,86 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 80.0,
+    .sm_count = 80, .generation = HW_GPU_GEN_VOLTA,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory: 32 GiB (marketed size read as GiB; unverified against "
               "nvidia-smi). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
   { .name = "A100-40GB-SXM", .description = "NVIDIA A100 SXM4 40 GB (Ampere, NVLink 3)",
     .memory_capacity = 40536 * MIB, .hbm_bandwidth = 1.555 * TBPS,
-    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
+    .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "Memory: 40,536 MiB (M: nvidia-smi memory.total, recent drivers; "
               "older ones show 40,960). fp8 0: unsupported on Ampere. compute_efficiency "
               "271/312 (M: A100 SXM best BF16 matmul, same die as the 80 GB). " SRC_CTX_LAZY
               SRC_GEN4 SRC_DEFAULTS },
   { .name = "A100-80GB-SXM", .description = "NVIDIA A100 SXM4 80 GB (Ampere, NVLink 3)",
     .memory_capacity = 81920 * MIB, .hbm_bandwidth = 2.039 * TBPS,
-    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
+    .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
-              "unsupported on Ampere. compute_efficiency 271/312 (M: best BF16 matmul). "
+              "unsupported on Ampere. compute_efficiency 271/312 x 1200/1410 (M: best BF16 matmul at the "
+              "sustained clock). "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
   { .name = "A100-80GB-PCIE", .description = "NVIDIA A100 PCIe 80 GB (Ampere, no NVSwitch)",
     .memory_capacity = 81920 * MIB, .hbm_bandwidth = 1.935 * TBPS,
-    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = 271.0 / 312.0,
+    .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
+    .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_A100,
     .source = SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
               "80 GiB as the SXM part (assumption). nvlink 0: the optional 2-card bridge is "
               "not modelled (set nvlink_bandwidth in a [gpu.*] group). compute_efficiency "
-              "271/312 from the SXM part (assumption: 300 W cap may clock lower). fp8 0. "
+              "271/312 x 1200/1410 from the SXM part (assumption: 300 W cap may clock lower). fp8 0. "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
   { .name = "H100-SXM", .description = "NVIDIA H100 SXM5 80 GB HBM3 (Hopper, NVLink 4)",
     .memory_capacity = 81559 * MIB, .hbm_bandwidth = 3.35 * TBPS,
-    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = 795.0 / 989.0,
+    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 132.0,
+    .sm_count = 132, .generation = HW_GPU_GEN_HOPPER,
+    .efficiency_source = SRC_EFF_HOPPER,
     .source = SRC_PEAKS "Memory: 81,559 MiB (M: nvidia-smi memory.total). compute_efficiency "
-              "795/989 (M: best BF16 matmul). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+              "600/835 (M: TE layer GEMMs, H200 NVL; best-shape sweep 795/989). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H100-PCIE", .description = "NVIDIA H100 PCIe 80 GB (Hopper, no NVSwitch)",
     .memory_capacity = 81559 * MIB, .hbm_bandwidth = 2.0 * TBPS,
-    .peak_flops = PEAKS (51, 378, 756, 756, 1513), .compute_efficiency = 795.0 / 989.0,
+    .peak_flops = PEAKS (51, 378, 756, 756, 1513), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 114.0,
+    .sm_count = 114, .generation = HW_GPU_GEN_HOPPER,
+    .efficiency_source = SRC_EFF_HOPPER,
     .source = SRC_PEAKS "Memory 81,559 MiB as the SXM part (assumption). nvlink 0: the "
-              "optional 2-card bridge is not modelled. compute_efficiency 795/989 from the "
+              "optional 2-card bridge is not modelled. compute_efficiency 600/835 from the "
               "SXM part (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H200-SXM", .description = "NVIDIA H200 SXM 141 GB HBM3e (Hopper, NVLink 4)",
     .memory_capacity = 143771 * MIB, .hbm_bandwidth = 4.8 * TBPS,
-    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = 795.0 / 989.0,
+    .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 132.0,
+    .sm_count = 132, .generation = HW_GPU_GEN_HOPPER,
+    .efficiency_source = SRC_EFF_HOPPER,
     .source = SRC_PEAKS "Memory: 143,771 MiB = 140.4 GiB (M: nvidia-smi memory.total; the "
-              "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 795/989 (M: "
-              "H200 matmul same as H100). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+              "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 600/835 (M: "
+              "TE layer GEMMs on H200 NVL). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "B200-SXM", .description = "NVIDIA B200 SXM 180 GB HBM3e (Blackwell, NVLink 5)",
     .memory_capacity = 183359 * MIB, .hbm_bandwidth = 8.0 * TBPS,
     .peak_flops = PEAKS (80, 1125, 2250, 2250, 4500), .compute_efficiency = 1745.0 / 2250.0,
@@ -174,6 +211,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 148.0,
+    .sm_count = 148, .generation = HW_GPU_GEN_BLACKWELL,
+    .efficiency_source = SRC_EFF_B200,
     .source = SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
               "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
               "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
@@ -185,6 +224,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 82.0,
+    .sm_count = 82, .generation = HW_GPU_GEN_AMPERE,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory 24 GiB (24,576 MiB). bf16/fp16 71: tensor cores with FP32 "
               "accumulate. nvlink 0: the optional 2-card bridge (56.25 GB/s per direction) "
               "is not modelled. fp8 0. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
@@ -196,6 +237,8 @@ static const HwGpuSpec catalog[] = {
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
     .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 128.0,
+    .sm_count = 128, .generation = HW_GPU_GEN_ADA,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
     .source = SRC_PEAKS "Memory 24 GiB. bf16/fp16 165, fp8 330: tensor cores with FP32 "
               "accumulate. No NVLink. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
 };
@@ -242,6 +285,8 @@ typedef enum
   KEY_QUANTITY,    /* dimensioned double, parsed with sim_units_parse() */
   KEY_FRACTION,    /* dimensionless double in (0, 1] */
   KEY_SHARE,       /* dimensionless double in [0, 1) (a share of the SMs taken away) */
+  KEY_COUNT,       /* dimensionless double, a whole number >= 0 (sm_count) */
+  KEY_GENERATION,  /* an architecture name (hw_gpu_generation_from_string) */
 } KeyKind;
 
 typedef struct
@@ -272,12 +317,14 @@ static const GpuKey gpu_keys[] = {
   { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
   { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
   { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
+  { "sm_count", KEY_COUNT, 0, offsetof (HwGpuSpec, sm_count) },
+  { "generation", KEY_GENERATION, 0, 0 },
 };
 
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
   "base", "description", "memory", "hbm_bandwidth", "fp32", "tf32", "bf16", "fp16", "fp8",
   "compute_efficiency", "hbm_efficiency", "cuda_context", "pcie_bandwidth", "pcie_latency",
-  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", NULL,
+  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", "sm_count", "generation", NULL,
 };
 
 const char *const *
@@ -384,12 +431,29 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
       spec->description = g_strdup (g_strstrip (text));
       return TRUE;
     }
+  if (key->kind == KEY_GENERATION)
+    {
+      if (!hw_gpu_generation_from_string (g_strstrip (text), &spec->generation, error))
+        goto fail;
+      return TRUE;
+    }
   double value = 0;
   double *field = (double *) ((char *) spec + key->offset);
   if (key->kind == KEY_QUANTITY)
     {
       if (!sim_units_parse (text, key->dim, &value, error))
         goto fail;
+    }
+  else if (key->kind == KEY_COUNT)
+    {
+      if (!sim_units_parse_number (text, &value, error))
+        goto fail;
+      if (!(value >= 0 && value <= 1e4 && value == floor (value)))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "'%s' is not a whole number in [0, 10000]", g_strstrip (text));
+          goto fail;
+        }
     }
   else
     {
@@ -404,6 +468,11 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
         }
     }
   *field = value;
+  if (key->offset == offsetof (HwGpuSpec, compute_efficiency))
+    {
+      g_free (spec->efficiency_source);
+      spec->efficiency_source = g_strdup_printf ("scenario group [%s]", group);
+    }
   return TRUE;
 fail:
   g_prefix_error (error, "group [%s], key '%s': ", group, key->key);

@@ -20,7 +20,10 @@ const HwGpuSpec *hw_catalog_gpu (const char *name, GError **error);
  * parsed strictly with units: memory ("80 GiB"), hbm_bandwidth ("2039 GB/s"), fp32, tf32,
  * bf16, fp16, fp8 ("312 TFLOP/s"), compute_efficiency, hbm_efficiency (numbers in (0,1]),
  * cuda_context ("1343 MiB"), pcie_bandwidth, pcie_latency ("2 us"), nvlink_bandwidth,
- * kernel_latency. Without `base`, memory, hbm_bandwidth and bf16 or fp32 are required.
+ * kernel_latency, comm_sm_fraction, sm_count (a whole number), generation (volta, ampere,
+ * ada, hopper, blackwell: the kernel model's tables, hardware/kernel.h). Without `base`,
+ * memory, hbm_bandwidth and bf16 or fp32 are required, and without sm_count and generation
+ * every kernel runs at the flat compute_efficiency.
  * Unknown keys are errors naming the nearest valid key. The result's name is the part of
  * `group` after "gpu.". Errors are G_KEY_FILE_ERROR or SIM_UNITS_ERROR naming group and key
  * (the caller prefixes the file name). */

@@ -168,13 +168,10 @@ hw_cluster_take_collective_id (HwCluster *cluster)
  * fp32 (the CUDA cores), which is what frameworks do when a tensor-core format is
  * unavailable. */
 static double
-compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, double flops)
+compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelShape *shape,
+                 double flops)
 {
-  const HwGpuSpec *g = c->node.gpu;
-  double peak = g->peak_flops[dtype];
-  if (peak <= 0)
-    peak = g->peak_flops[HW_DTYPE_FP32];
-  return flops / (peak * g->compute_efficiency) * c->slowdown[rank];
+  return hw_kernel_compute_seconds (c->node.gpu, dtype, shape, flops) * c->slowdown[rank];
 }
 
 /* One jitter factor max(0.5, 1 + cv·N(0,1)); N(0,1) by Box–Muller from two uniforms, with
@@ -196,8 +193,15 @@ double
 hw_cluster_kernel_time_alone (const HwCluster *cluster, guint rank, HwDtype dtype,
                               double flops, double bytes)
 {
+  return hw_cluster_kernel_time_alone_shaped (cluster, rank, dtype, NULL, flops, bytes);
+}
+
+double
+hw_cluster_kernel_time_alone_shaped (const HwCluster *cluster, guint rank, HwDtype dtype,
+                                     const HwKernelShape *shape, double flops, double bytes)
+{
   const HwGpuSpec *g = hw_cluster_gpu (cluster, rank);
-  double tc = compute_seconds (cluster, rank, dtype, flops);
+  double tc = compute_seconds (cluster, rank, dtype, shape, flops);
   double tm = bytes / (g->hbm_bandwidth * g->hbm_efficiency);
   return g->kernel_latency + MAX (tc, tm);
 }
@@ -206,11 +210,20 @@ SimActivityId
 hw_cluster_start_kernel (HwCluster *cluster, guint rank, HwDtype dtype, double flops,
                          double bytes, SimActivityDoneFunc done, gpointer user_data)
 {
+  return hw_cluster_start_kernel_shaped (cluster, rank, dtype, NULL, flops, bytes, done,
+                                         user_data);
+}
+
+SimActivityId
+hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, HwDtype dtype,
+                                const HwKernelShape *shape, double flops, double bytes,
+                                SimActivityDoneFunc done, gpointer user_data)
+{
   g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
   const HwGpuSpec *g = cluster->node.gpu;
   SimUse uses[2];
   guint n = 0;
-  double tc = compute_seconds (cluster, rank, dtype, flops) * jitter_factor (cluster);
+  double tc = compute_seconds (cluster, rank, dtype, shape, flops) * jitter_factor (cluster);
   if (tc > 0)
     uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), tc };
   if (bytes > 0)

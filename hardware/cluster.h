@@ -16,6 +16,7 @@
 
 #include <glib.h>
 #include "hardware/gpu.h"
+#include "hardware/kernel.h"
 #include "sim/fluid.h"
 
 typedef enum
@@ -110,6 +111,14 @@ SimActivityId hw_cluster_start_kernel (HwCluster *cluster, guint rank, HwDtype d
                                        double flops, double bytes, SimActivityDoneFunc done,
                                        gpointer user_data);
 
+/* As hw_cluster_start_kernel(), with the kernel's shape for the kernel model
+ * (hardware/kernel.h): its compute share is hw_kernel_compute_seconds() instead of the flat
+ * peak × compute_efficiency. `shape` NULL: the flat rate. */
+SimActivityId hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, HwDtype dtype,
+                                              const HwKernelShape *shape, double flops,
+                                              double bytes, SimActivityDoneFunc done,
+                                              gpointer user_data);
+
 /* Starts a copy of `bytes` B between `rank` and its host over PCIe in direction `dir`. */
 SimActivityId hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir,
                                      double bytes, SimActivityDoneFunc done,
@@ -136,6 +145,10 @@ SimActivityId hw_cluster_start_nvme (HwCluster *cluster, guint rank, HwNvmeDirec
  * rank's slow-down; jitter, being random, is left out). */
 double hw_cluster_kernel_time_alone (const HwCluster *cluster, guint rank, HwDtype dtype,
                                      double flops, double bytes);
+/* The same for a kernel of `shape` (NULL: flat), as hw_cluster_start_kernel_shaped(). */
+double hw_cluster_kernel_time_alone_shaped (const HwCluster *cluster, guint rank, HwDtype dtype,
+                                            const HwKernelShape *shape, double flops,
+                                            double bytes);
 
 /* Whether `resource` (of the cluster's fluid) carries traffic between devices — a link
  * direction (NVLink, PCIe, NIC, spine) or an NVMe drive — as opposed to a device's own

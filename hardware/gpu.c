@@ -24,6 +24,33 @@ static const double dtype_bytes[HW_N_DTYPES] = {
 };
 
 const char *
+hw_gpu_generation_name (HwGpuGeneration gen)
+{
+  static const char *const names[] = {
+    [HW_GPU_GEN_UNKNOWN] = "unknown", [HW_GPU_GEN_VOLTA] = "volta",
+    [HW_GPU_GEN_AMPERE] = "ampere",   [HW_GPU_GEN_ADA] = "ada",
+    [HW_GPU_GEN_HOPPER] = "hopper",   [HW_GPU_GEN_BLACKWELL] = "blackwell",
+  };
+  g_return_val_if_fail ((guint) gen < G_N_ELEMENTS (names), NULL);
+  return names[gen];
+}
+
+gboolean
+hw_gpu_generation_from_string (const char *text, HwGpuGeneration *out, GError **error)
+{
+  g_return_val_if_fail (text != NULL && out != NULL, FALSE);
+  for (guint g = HW_GPU_GEN_VOLTA; g <= HW_GPU_GEN_BLACKWELL; g++)
+    if (g_strcmp0 (text, hw_gpu_generation_name ((HwGpuGeneration) g)) == 0)
+      {
+        *out = (HwGpuGeneration) g;
+        return TRUE;
+      }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown generation '%s' (expected volta, ampere, ada, hopper or blackwell)", text);
+  return FALSE;
+}
+
+const char *
 hw_dtype_name (HwDtype dtype)
 {
   g_return_val_if_fail (dtype < HW_N_DTYPES, NULL);
@@ -62,6 +89,7 @@ hw_gpu_spec_copy (const HwGpuSpec *spec)
   copy->name = g_strdup (spec->name);
   copy->description = g_strdup (spec->description);
   copy->source = g_strdup (spec->source);
+  copy->efficiency_source = g_strdup (spec->efficiency_source);
   return copy;
 }
 
@@ -73,6 +101,7 @@ hw_gpu_spec_free (HwGpuSpec *spec)
   g_free (spec->name);
   g_free (spec->description);
   g_free (spec->source);
+  g_free (spec->efficiency_source);
   g_free (spec);
 }
 
@@ -172,6 +201,8 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
                    spec->name ? spec->name : "(unnamed)", ctx, mem);
       return FALSE;
     }
+  if (!(isfinite (spec->sm_count) && spec->sm_count >= 0 && spec->sm_count <= 1e4))
+    return invalid (spec, "sm_count", "in [0, 10000]", spec->sm_count, error);
   if (!(spec->comm_sm_fraction >= 0 && spec->comm_sm_fraction < 1))
     return invalid (spec, "comm_sm_fraction", "in [0, 1)", spec->comm_sm_fraction, error);
   return TRUE;

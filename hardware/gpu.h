@@ -19,6 +19,19 @@ typedef enum
   HW_N_DTYPES
 } HwDtype;
 
+/* GPU architecture generation: selects the kernel model's measured attention tables and
+ * FP8 recipe ratios (hardware/kernel.c). UNKNOWN (a scenario GPU without `base`): flat
+ * compute_efficiency for every kernel. */
+typedef enum
+{
+  HW_GPU_GEN_UNKNOWN,
+  HW_GPU_GEN_VOLTA,
+  HW_GPU_GEN_AMPERE,
+  HW_GPU_GEN_ADA,
+  HW_GPU_GEN_HOPPER,
+  HW_GPU_GEN_BLACKWELL,
+} HwGpuGeneration;
+
 typedef struct
 {
   char *name;                     /* catalog key, e.g. "A100-80GB-SXM" */
@@ -36,8 +49,18 @@ typedef struct
   double comm_sm_fraction;        /* fraction of the SMs a running collective's kernels hold
                                      (NCCL CTAs / SM count), taken from compute while it runs;
                                      0: not modelled */
+  double sm_count;                /* streaming multiprocessors (datasheet); 0: unknown, the
+                                     kernel model then skips wave quantization */
+  HwGpuGeneration generation;     /* architecture, for the kernel model's tables */
+  char *efficiency_source;        /* where compute_efficiency comes from (one line) */
   char *source;                   /* citations for the figures above */
 } HwGpuSpec;
+
+/* "volta", "ampere", "ada", "hopper", "blackwell", "unknown" (static). */
+const char *hw_gpu_generation_name (HwGpuGeneration gen);
+/* Parses one of those names (not "unknown"). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE
+ * listing the valid names. */
+gboolean hw_gpu_generation_from_string (const char *text, HwGpuGeneration *out, GError **error);
 
 /* dtype names as used in scenarios: "fp32", "tf32", "bf16", "fp16", "fp8". */
 const char *hw_dtype_name (HwDtype dtype);

@@ -2,6 +2,7 @@
 noinst_LIBRARIES += hardware/libstepsim_hw.a
 hardware_libstepsim_hw_a_SOURCES = \
 	hardware/gpu.c hardware/gpu.h \
+	hardware/kernel.c hardware/kernel.h \
 	hardware/catalog.c hardware/catalog.h \
 	hardware/cluster.c hardware/cluster.h hardware/cluster-private.h \
 	hardware/topology.c hardware/topology.h \

@@ -21,6 +21,7 @@ typedef struct
   double norm_w;   /* parameters of one norm */
   gboolean rotary; /* rotary positions applied to q and k */
   gboolean alibi;  /* ALiBi bias added to the scores (MPT) */
+  gboolean causal; /* causal mask (decoders); BERT attends both ways */
   gboolean frozen; /* LoRA/QLoRA: base weights frozen (finetune.h) */
   gboolean nf4;    /* QLoRA: base linear weights stored as NF4, dequantized per use */
   const ModelFinetune *ft;
@@ -36,6 +37,8 @@ void cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double fl
 /* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias), frozen under LoRA. */
 void cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n,
                     double p, double weights);
+/* Sets the kernel shape of `pass`'s last op to a GEMM C[m×n] (inner k) × batch. */
+void cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch);
 /* A memory-bound op moving `bytes` B. */
 void cost_add_elementwise (ModelPass *pass, const char *name, double bytes);
 /* Appends to `bwd` the backward of each op of `fwd`, in reverse (cost.c). */

@@ -114,6 +114,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.drop = p->dropout > 0 ? 1.0 : 0.0;
   d.norm_w = arch->norm == MODEL_NORM_LAYER ? 2 * d.h : d.h;
   d.alibi = arch->family == MODEL_FAMILY_MPT && !arch->learned_positions;
+  d.causal = arch->family != MODEL_FAMILY_BERT;
   d.rotary = !arch->learned_positions && arch->family != MODEL_FAMILY_MPT;
   d.frozen = model_finetune_active (&p->finetune);
   d.nf4 = p->finetune.method == MODEL_FINETUNE_QLORA;
@@ -125,7 +126,7 @@ void
 cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
 {
   g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
-  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes, 0 };
+  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN } };
   pass->flops += flops;
   pass->model_flops += flops;
   pass->bytes += bytes;
@@ -138,6 +139,15 @@ cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, doubl
 {
   cost_add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
   pass->ops[pass->n_ops - 1].bwd_factor = d->frozen ? 1 : 0;
+  cost_set_gemm_shape (pass, m, p, n, 1);
+}
+
+void
+cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch)
+{
+  g_assert (pass->n_ops > 0);
+  pass->ops[pass->n_ops - 1].shape
+    = (HwKernelShape){ .cls = HW_KERNEL_GEMM, .m = m, .n = n, .k = k, .batch = batch };
 }
 
 void
@@ -161,6 +171,12 @@ cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
       double k = op->bwd_factor > 0 ? op->bwd_factor : 2.0, f = attn ? 2.5 : k;
       double extra = attn ? attn_extra : 0.0;
       cost_add_op (bwd, op->name, op->op_class, f * op->flops, k * op->bytes + extra);
+      HwKernelShape *sh = &bwd->ops[bwd->n_ops - 1].shape;
+      *sh = op->shape;
+      if (sh->cls == HW_KERNEL_GEMM)
+        sh->cls = op->bwd_factor == 1 ? HW_KERNEL_GEMM_DGRAD : HW_KERNEL_GEMM_BACKWARD;
+      else if (sh->cls == HW_KERNEL_FLASH_FWD)
+        sh->cls = HW_KERNEL_FLASH_BWD;
       if (attn)
         bwd->model_flops -= 0.5 * op->flops;
     }
@@ -174,11 +190,15 @@ attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
     {
       cost_add_op (fwd, "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
               d->e * d->T * (2 * d->q + 2 * d->c));
+      fwd->ops[fwd->n_ops - 1].shape = (HwKernelShape){ .cls = HW_KERNEL_FLASH_FWD, .seq = d->s,
+                                                        .head_dim = d->q / d->a,
+                                                        .causal = d->causal };
       return;
     }
   /* S = Q·Kᵀ per head: 2·s·s·d each, a heads, b sequences; reads q, k, writes S. */
   cost_add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
           d->e * d->T * (d->q + d->c) + d->e * scores);
+  cost_set_gemm_shape (fwd, d->s, d->s, d->q / d->a, d->b * d->a); /* S = Q·Kᵀ per head */
   if (d->alibi)
     cost_add_elementwise (fwd, "alibi", 2 * d->e * scores);
   cost_add_elementwise (fwd, "softmax", 2 * d->e * scores);
@@ -186,6 +206,20 @@ attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
     cost_add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
   cost_add_op (fwd, "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
           d->e * scores + d->e * d->T * (d->c + d->q));
+  cost_set_gemm_shape (fwd, d->s, d->q / d->a, d->s, d->b * d->a); /* P·V per head */
+}
+
+/* MoE: the m routed tokens split over the touched experts, one GEMM each (a grouped GEMM,
+ * as even routing gives): m/touched rows × `touched` products. Dense: unchanged. */
+static void
+expert_shape (ModelPass *fwd, const Dims *d)
+{
+  HwKernelShape *sh = &fwd->ops[fwd->n_ops - 1].shape;
+  if (d->E > 0 && d->touched > 1)
+    {
+      sh->m /= d->touched;
+      sh->batch = d->touched;
+    }
 }
 
 static void
@@ -201,15 +235,19 @@ mlp_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
     {
       double bias = arch->mlp_bias ? 1.0 : 0.0;
       cost_add_gemm (fwd, d, "mlp_gate_up", m, h, 2 * i, n * (2 * h * i + bias * 2 * i));
+      expert_shape (fwd, d);
       cost_add_elementwise (fwd, "mlp_act", 3 * d->e * m * i); /* read gate, up; write product */
       cost_add_gemm (fwd, d, "mlp_down", m, i, h, n * (i * h + bias * h));
+      expert_shape (fwd, d);
     }
   else
     {
       double bias = arch->mlp_bias ? 1.0 : 0.0;
       cost_add_gemm (fwd, d, "mlp_fc", m, h, i, n * (h * i + bias * i));
+      expert_shape (fwd, d);
       cost_add_elementwise (fwd, "mlp_act", 2 * d->e * m * i);
       cost_add_gemm (fwd, d, "mlp_proj", m, i, h, n * (i * h + bias * h));
+      expert_shape (fwd, d);
     }
   if (arch->n_experts > 0)
     cost_add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
@@ -227,6 +265,7 @@ lora_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
 {
   g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
   double r = (double) d->ft->rank, fa = 0, ba = 0, fb = 0, bb = 0, add = 0;
+  double tok1 = 0, in1 = 0, out1 = 0; /* the first target's shape stands for all of them */
   for (guint j = 0; j < lin->len; j++)
     {
       const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
@@ -234,14 +273,22 @@ lora_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
         continue;
       double tok = d->T * x->tokens_per_token * (double) x->count;
       double in = (double) x->in, out = (double) x->out, n = (double) x->count;
+      if (tok1 == 0)
+        tok1 = d->T * x->tokens_per_token, in1 = in, out1 = out;
       fa += 2 * tok * in * r;
       ba += d->e * tok * in + d->w * r * in * n + d->e * tok * r;
       fb += 2 * tok * r * out;
       bb += d->e * tok * r + d->w * r * out * n + d->e * tok * out;
       add += 5 * d->e * tok * out;
     }
+  /* Kernel shapes: tokens × in → r and tokens × r → out, as many products as FLOPs of the
+   * first target's size (an approximation when targets differ in size). */
   cost_add_op (fwd, "lora_a", MODEL_OP_GEMM, fa, ba);
+  if (fa > 0)
+    cost_set_gemm_shape (fwd, tok1, r, in1, fa / (2 * tok1 * r * in1));
   cost_add_op (fwd, "lora_b", MODEL_OP_GEMM, fb, bb);
+  if (fb > 0)
+    cost_set_gemm_shape (fwd, tok1, out1, r, fb / (2 * tok1 * r * out1));
   cost_add_elementwise (fwd, "lora_scale_add", add);
   fwd->ops[fwd->n_ops - 1].bwd_factor = 0.4;
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <glib.h>
+#include "hardware/kernel.h"
 #include "models/arch.h"
 #include "models/finetune.h"
 
@@ -37,6 +38,9 @@ typedef struct
                          * the default (0: 2×, FlashAttention 2.5× FLOPs): 1 for a GEMM with
                          * LoRA's frozen weights (input gradient only) and QLoRA's
                          * dequantization (redone once); 0.4 for LoRA's scale-and-add */
+  HwKernelShape shape;  /* for the kernel model (hardware/kernel.h): a GEMM's m×n (inner k)
+                         * × batch, flash attention's sequence, head dim and mask; PLAIN
+                         * for element-wise ops */
 } ModelOp;
 
 #define MODEL_COST_MAX_OPS 28

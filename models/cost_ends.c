@@ -68,14 +68,21 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   cost_add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
   /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
-  /* Loss: read e-byte logits, write the fp32 copy, read it for log-softmax/NLL. */
-  cost_add_elementwise (&cost.fwd, "cross_entropy", d.e * TV + 2 * 4 * TV);
+  /* MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss_fn
+   * 'fused_crossentropy' is flash-attn's CrossEntropyLoss (flash_attn/losses/
+   * cross_entropy.py, a Triton kernel on the e-byte logits: reads them once, keeps a
+   * per-row logsumexp, writes an e-byte gradient in backward) — no fp32 copy. */
+  gboolean fused = arch->family == MODEL_FAMILY_MPT;
+  double el = fused ? d.e : 4.0; /* bytes of a logit as the loss holds it */
+  /* Loss: read e-byte logits, write the fp32 copy, read it for log-softmax/NLL; fused:
+   * one read. */
+  cost_add_elementwise (&cost.fwd, "cross_entropy", fused ? d.e * TV : d.e * TV + 2 * 4 * TV);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
   /* fp32 logits: HF transformers upcasts them for the loss (LlamaForCausalLM.forward,
    * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
-   * with their fp32 gradient. */
-  cost.fwd.workspace = 4 * TV;
-  cost.bwd.workspace = 2 * 4 * TV;
+   * with their gradient, fp32 (fused: e bytes each). */
+  cost.fwd.workspace = el * TV;
+  cost.bwd.workspace = 2 * el * TV;
   /* final-norm input and LM-head input; PyTorch <= 1.10: log_softmax also keeps its input,
    * the fp32 logits, from the forward to the backward */
   cost.act_saved = 2 * d.e * d.T * d.h + d.sm_in * 4 * TV;

@@ -238,8 +238,8 @@ run_next_kernel (TaskState *ts)
       return;
     }
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  hw_cluster_start_kernel (exec->cluster, t->rank, k->dtype, k->op.flops, k->op.bytes,
-                           kernel_done, ts);
+  hw_cluster_start_kernel_shaped (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
+                                  k->op.bytes, kernel_done, ts);
 }
 
 static void

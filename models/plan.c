@@ -61,7 +61,10 @@ plan_current (ModelPlan *p)
 }
 
 /* GEMM and attention FLOPs run at the stack's tensor dtype; element-wise kernels on the
- * CUDA cores (fp32). */
+ * CUDA cores (fp32). Under fp8 only the linear layers' GEMMs run in fp8: Transformer
+ * Engine's fp8_autocast leaves attention's core in bf16 unless fp8_dpa is set (TE
+ * `DelayedScaling.fp8_dpa`, default False), so eager attention's matmuls and the flash
+ * kernel run at bf16. */
 void
 plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
 {
@@ -69,8 +72,13 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
   ModelTask *t = plan_current (p);
   for (guint i = 0; i < pass->n_ops; i++)
     {
-      ModelKernel k = { pass->ops[i],
-                        pass->ops[i].op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32 : tensor };
+      const ModelOp *op = &pass->ops[i];
+      gboolean core = op->op_class == MODEL_OP_ATTENTION || g_str_has_prefix (op->name, "attn_scores")
+                      || g_str_has_prefix (op->name, "attn_av");
+      HwDtype dt = op->op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32
+                   : tensor == HW_DTYPE_FP8 && core  ? HW_DTYPE_BF16
+                                                     : tensor;
+      ModelKernel k = { *op, dt };
       g_array_append_val (p->kernels, k);
       t->n_kernels++;
       t->flops += k.op.flops;

@@ -313,9 +313,10 @@ optimizer (StepCtx *c, guint last_comm)
   plan_task_dep (p, last_comm);
   plan_task_dep (p, page_in);
   ModelPass pass = { .n_ops = 1 };
-  pass.ops[0] = (ModelOp){ "optimizer", MODEL_OP_ELEMENTWISE,
-                           part * model_stack_optimizer_step_flops (&p->stack),
-                           part * model_stack_optimizer_step_bytes (&p->stack), 0 };
+  pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
+                           .flops = part * model_stack_optimizer_step_flops (&p->stack),
+                           .bytes = part * model_stack_optimizer_step_bytes (&p->stack),
+                           .shape = { HW_KERNEL_PLAIN } };
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);

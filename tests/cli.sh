@@ -292,6 +292,29 @@ for bad_case in "tolerance:metric = step_time|measured = 1 s|tolerance = -1" \
 done
 "$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
 check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
+# A time case whose run is out of memory is a miss (OOM), whatever its figure: the job ran.
+printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 512\nseq_len = 1024\nprecision = fp32\n[validation]\nid = X\nmetric = step_time\nmeasured = 1 s\ntolerance = 1\n' > voom.ini
+"$STEPSIM" validate voom.ini >voom.out 2>&1; rc=$?
+check "validate: a time case that does not fit is OOM, exit 1" sh -c "[ $rc -eq 1 ] && grep -q '^X .* OOM$' voom.out"
+check "validate: prints the median |error| of the time cases" grep -q '^median |error| of 1 time/throughput cases: ' voom.out
+# --factors: every GPU's kernel-model factors, each with a source; list gpus shows them too.
+check "validate --factors lists H100's FA-2 source" sh -c "'$STEPSIM' validate --factors no-such.ini | grep -q 'flash_attention.*FA-2 paper.*Fig. 7'"
+check "list gpus shows the kernel-model factors" sh -c "'$STEPSIM' list gpus | grep -q 'fp8_gemm_ratio.*TE gemm_profiling'"
+# --measured: the reader of tools/measure_steps.py's TSV, on a hand-written format sample.
+"$STEPSIM" validate --measured "$srcdir/tests/fixtures/measured-sample.tsv" >vm.out 2>&1; rc=$?
+check "validate --measured: a row per metric of the sample (misses: exit 1)" sh -c "[ $rc -eq 1 ] && grep -q '^s-tiny step_time ' vm.out && grep -q '^s-tiny peak_reserved ' vm.out && grep -q '^g-4k   gemm_time ' vm.out && grep -q '^a-2k   attention_time ' vm.out"
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | sed '1s/\tpass\t/\tpas\t/' > vm-nocol.tsv
+"$STEPSIM" validate --measured vm-nocol.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: a missing column names file and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-nocol.tsv:1: column 'pass': missing\" vm.err"
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | sed '2s/\t8192\t/\t8192x\t/' > vm-num.tsv
+"$STEPSIM" validate --measured vm-num.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
+if command -v python3 >/dev/null 2>&1; then
+  check "tools/measure_steps.py writes the columns the reader reads" sh -c "python3 '$srcdir/tools/measure_steps.py' --print-header | cmp -s - vm-header.tsv"
+fi
+"$STEPSIM" validate --measured vm-num.tsv val.ini >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "validate --measured with scenarios: usage error" || bad "validate --measured with scenarios: usage error (exit $rc)"
 "$STEPSIM" run val.ini -q -o val.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "run accepts a scenario with a [validation] group" || bad "run accepts a scenario with a [validation] group (exit $rc)"
 

@@ -25,7 +25,8 @@ EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS)
 check-local: $(check_PROGRAMS) stepsim$(EXEEXT)
 	@STEPSIM=$(abs_builddir)/stepsim srcdir=$(abs_srcdir) builddir=$(abs_builddir) \
 	  $(SHELL) $(srcdir)/tests/run-tests.sh $(check_PROGRAMS) $(addprefix $(srcdir)/,$(SHELL_CHECKS))
-EXTRA_DIST += tests/fixtures/memory.tsv tests/golden/s1-summary.tsv
+EXTRA_DIST += tests/fixtures/memory.tsv tests/golden/s1-summary.tsv tests/fixtures/measured-sample.tsv \
+	tests/validation/measured/base-llama-1gpu.ini
 
 clean-local:
 	rm -rf tests/logs

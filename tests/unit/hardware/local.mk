@@ -27,3 +27,8 @@ tests_unit_hardware_test_collective_nccl_SOURCES = tests/unit/hardware/test_coll
 	tests/unit/hardware/fixture.h
 tests_unit_hardware_test_collective_nccl_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_hardware_test_collective_nccl_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/hardware/test_kernel
+tests_unit_hardware_test_kernel_SOURCES = tests/unit/hardware/test_kernel.c
+tests_unit_hardware_test_kernel_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_hardware_test_kernel_LDADD = $(UNIT_TEST_LIBS)

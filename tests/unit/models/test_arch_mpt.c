@@ -181,6 +181,28 @@ test_layer_cost (void)
   CU_ASSERT (alibi);
 }
 
+/* The head of MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss is
+ * flash-attn's fused CrossEntropyLoss on the e-byte logits, no fp32 copy: forward holds
+ * the logits e·T·V, backward them and their e-byte gradient 2·e·T·V (HF's fp32 path holds
+ * 4·T·V and 8·T·V; tests/unit/models/test_cost.c). The loss reads the logits once. */
+static void
+test_head_fused_loss (void)
+{
+  ModelArch a = { 0 };
+  model_arch_set_family_defaults (&a, MODEL_FAMILY_MPT);
+  a.hidden_size = 256, a.n_layers = 2, a.n_heads = a.n_kv_heads = 4, a.head_dim = 64;
+  a.intermediate_size = 1024, a.vocab_size = 1000, a.max_positions = 128;
+  ModelCostParams p = { .micro_batch = 2, .seq_len = 128, .act_bytes = 2, .weight_bytes = 2,
+                        .flash_attention = TRUE };
+  double TV = 256.0 * 1000.0;
+  ModelBlockCost c = model_cost_head (&a, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 2 * TV, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 2 * 2 * TV, 0);
+  for (guint j = 0; j < c.fwd.n_ops; j++)
+    if (strcmp (c.fwd.ops[j].name, "cross_entropy") == 0)
+      CU_ASSERT_DOUBLE_EQUAL (c.fwd.ops[j].bytes, 2 * TV, 0);
+}
+
 int main (void);
 
 int
@@ -193,6 +215,7 @@ main (void)
     { "attn_config: alibi off, kv_n_heads, bad ratio", test_attn_config },
     { "fused Wqkv tensors sum to the count", test_tensors },
     { "layer FLOPs bias-free GELU, no rotary, ALiBi pass", test_layer_cost },
+    { "head: llm-foundry's fused cross-entropy keeps e-byte logits", test_head_fused_loss },
   };
   return STEPSIM_RUN_TESTS ("models/arch_mpt", tests);
 }

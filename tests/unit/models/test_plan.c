@@ -1,6 +1,8 @@
 /* tests/unit/models/test_plan.c — structure, memory effects and FLOPs of the step plan. */
 #include "config.h"
 
+#include <string.h>
+
 #include <math.h>
 #include "models/plan.h"
 #include "tests/testlib.h"
@@ -142,11 +144,53 @@ test_rejects_bad_stack (void)
 
 int main (void);
 
+/* Under fp8_mixed only the linear layers' GEMMs run in fp8: Transformer Engine leaves the
+ * attention core in bf16 (fp8_dpa off by default), so the flash kernel (and eager
+ * attention's matmuls) run at bf16, the projections at fp8, element-wise ops at fp32. */
+static void
+test_fp8_attention_bf16 (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  gboolean flash_modes[2] = { TRUE, FALSE };
+  for (guint f = 0; f < 2; f++)
+    {
+      ModelStack s = tiny_stack ();
+      s.precision = MODEL_PRECISION_FP8_MIXED;
+      s.flash_attention = flash_modes[f];
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      guint core = 0, fp8 = 0;
+      for (guint i = 0; i < model_plan_n_tasks (p); i++)
+        {
+          const ModelTask *t = model_plan_task (p, i);
+          for (guint k = 0; k < t->n_kernels; k++)
+            {
+              const ModelKernel *kk = model_plan_kernel (p, t->first_kernel + k);
+              gboolean is_core = kk->op.op_class == MODEL_OP_ATTENTION
+                                 || strcmp (kk->op.name, "attn_scores") == 0
+                                 || strcmp (kk->op.name, "attn_av") == 0;
+              if (is_core)
+                {
+                  CU_ASSERT_EQUAL (kk->dtype, HW_DTYPE_BF16);
+                  core++;
+                }
+              else if (kk->op.op_class == MODEL_OP_GEMM)
+                {
+                  CU_ASSERT_EQUAL (kk->dtype, HW_DTYPE_FP8);
+                  fp8++;
+                }
+            }
+        }
+      CU_ASSERT_TRUE (core > 0 && fp8 > 0);
+    }
+}
+
 int
 main (void)
 {
   static const StepsimTest tests[] = {
     { "task counts per micro-batch", test_task_counts },
+    { "fp8_mixed: attention core at bf16, projections at fp8", test_fp8_attention_bf16 },
     { "memory effects balance", test_effects_balance },
     { "initial model states", test_initial_state },
     { "model and hardware FLOPs", test_flops },

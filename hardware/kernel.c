@@ -1,0 +1,274 @@
+/* hardware/kernel.c — the kernel model: GEMM tile and wave quantization, sustained
+ * tensor-core rates per dtype, FlashAttention-2 efficiency tables.
+ * See kernel.h. References are ../shared/reference/kernels.md (§ numbers below) and
+ * ../shared/reference/hardware.md.
+ *
+ * GEMM (kernels.md §1, "Wave quantization model"; NVIDIA "Matrix Multiplication Background
+ * User's Guide" §3.1–3.2). C[m×n] is cut into output tiles tm×tn; split-K cuts K into
+ * `split` slices. CTAs = ⌈m/tm⌉·⌈n/tn⌉·batch·split run in waves of one CTA per SM:
+ * W = ⌈CTAs / SMs⌉, and a partial last wave takes as long as a full one. One CTA's time is
+ * 2·tm·tn·⌈k/split⌉ / r_tile with r_tile the per-SM rate of that tile, so
+ *     t = W · 2·tm·tn·⌈k/split⌉ / r_tile  (+ split-K's fp32 partial sums through HBM),
+ * minimised over tm ∈ {128, 64}, tn ∈ {256, 128, 64, 32}, split ∈ {1, 2, 4, 8, 16} (K
+ * slices of at least 128), as cuBLAS's heuristics pick a kernel per shape.
+ *   - The default tile 128×256 (the tile of ml-engineering's worked example, kernels.md §1)
+ *     reaches the GPU's sustained rate R / SMs per SM (R = hw_kernel_sustained_rate()).
+ *   - Assumption (not measured): a smaller tile is bound by feeding its operands, so its
+ *     per-SM rate scales with its operand reuse tm·tn/(tm+tn) relative to the default
+ *     tile's (85.3): 128×128 reaches 0.75, 64×64 0.375 of it. This is what makes big tiles
+ *     win on big shapes and small tiles or split-K win on skinny ones (small micro-batch ×
+ *     hidden, LoRA's rank-r products); their HBM bytes, charged by the caller, then bound
+ *     them (the memory-bound regime falls out of the roofline).
+ *   - Alignment (M, kernels.md §1): on H100 a SwiGLU GEMM with d_ff = 10922 ran at 272.73
+ *     TFLOP/s against 395.9 (mean of 10848–11008, all multiples of 16 B); a dimension whose
+ *     bytes are not a multiple of 16 (8 fp16 elements, NVIDIA's tensor-core requirement)
+ *     runs at 272.73 / 395.94 = 0.689 of the aligned rate.
+ *   - Backward: dgrad (output m×k, inner n) and wgrad (output k×n, inner m) each get their
+ *     own waves; the efficiency is their summed FLOPs over their summed times.
+ * Sustained rates (per GPU, catalog.c): compute_efficiency × peak for 16/32-bit dtypes.
+ * FP8 (kernels.md §3, TE `docs/examples/gemm_profiling`, M): a layer's GEMMs under
+ * te.fp8_autocast with DelayedScaling (TE's default recipe, which Composer's amp_fp8 and
+ * Megatron use) took 18.978 ms against 32.014 ms in BF16 on an H200 NVL — 1.687× including
+ * the cast/amax kernels TE runs; on B300, full model, 306.2 / 187.2 = 1.636×. So the fp8
+ * sustained rate is the bf16 one × that ratio (Ada: Hopper's, an assumption; Volta/Ampere
+ * have no fp8 and fall back to fp32).
+ *
+ * FlashAttention-2 (kernels.md §2, M): fwd+bwd TFLOP/s by head dimension, causal mask and
+ * sequence length from the FA-2 paper's Fig. 4 (A100 80GB SXM4) and Fig. 7 (H100 SXM5),
+ * FLOPs counted as 4·s²·d·heads, ÷2 causal, ×3.5 fwd+bwd. Read as a fraction of the
+ * benchmark GPU's dense fp16 peak (312 / 989 TFLOP/s), so it carries to the other GPUs of
+ * its generation (A100 40 GB, H100 PCIe, H200); Ada takes Ampere's, Blackwell Hopper's
+ * (assumption: no published table). Interpolated linearly in log2(seq) between 512 and
+ * 16k (clamped outside) and linearly in d between 64 and 128 (clamped). The counted FLOPs
+ * are the full square, so a causal kernel's efficiency is 2× the table's fraction. The
+ * forward and backward kernels both take the fwd+bwd figure (the paper's separate fwd/bwd
+ * figures exist for A100 d=128 only). fp32 inputs are not supported by FA-2: flat.
+ *
+ * Launch cost: every kernel keeps the GPU's kernel_latency (catalog.c, 4 us: the eager
+ * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). A host timeline (the
+ * CPU issuing kernels no faster than Python and the dispatcher allow) is not modelled.
+ */
+#include "config.h"
+#include "hardware/kernel.h"
+
+#include <math.h>
+
+#define TFLOPS 1e12
+#define US 1e-6
+
+#define DEFAULT_TM 128.0
+#define DEFAULT_TN 256.0
+#define MIN_SPLIT_K 128.0
+#define MISALIGNED (272.73 / 395.94)
+
+/* Seq-lengths of the FA-2 tables: 512 … 16k. */
+#define N_SEQ 6
+static const double seqs[N_SEQ] = { 512, 1024, 2048, 4096, 8192, 16384 };
+
+typedef struct
+{
+  double peak;                  /* FLOP/s, the benchmark GPU's dense fp16 peak */
+  double tflops[2][2][N_SEQ];   /* [causal][d = 64, 128][seq] fwd+bwd */
+} FlashTable;
+
+/* FA-2 paper Fig. 4a–d (A100) and Fig. 7 (H100), kernels.md §2. */
+static const FlashTable fa2_a100 = {
+  312 * TFLOPS,
+  { { { 132, 162, 171, 175, 176, 176 }, { 131, 181, 196, 201, 203, 203 } },
+    { { 88, 119, 140, 158, 165, 171 }, { 99, 131, 155, 182, 189, 189 } } },
+};
+static const FlashTable fa2_h100 = {
+  989 * TFLOPS,
+  { { { 215, 254, 274, 288, 294, 295 }, { 248, 320, 326, 315, 318, 318 } },
+    { { 141, 192, 232, 257, 273, 284 }, { 163, 221, 265, 294, 308, 328 } } },
+};
+
+typedef struct
+{
+  const FlashTable *flash; /* NULL: flat */
+  double fp8_ratio;        /* fp8 / bf16 sustained GEMM rate; 0: no fp8 tensor cores */
+  const char *flash_source;
+  const char *fp8_source;
+} GenFactors;
+
+#define SRC_FA2_A100 "FA-2 paper (Dao 2023, arXiv 2307.08691) Fig. 4, A100 fwd+bwd (kernels.md §2)"
+#define SRC_FA2_H100 "FA-2 paper (Dao 2023, arXiv 2307.08691) Fig. 7, H100 fwd+bwd (kernels.md §2)"
+#define SRC_FP8_H "TE gemm_profiling, H200 NVL, DelayedScaling autocast 32.014/18.978 ms (kernels.md §3)"
+#define SRC_FP8_B "TE gemm_profiling, B300, DelayedScaling autocast 306.2/187.2 ms (kernels.md §3)"
+
+static const GenFactors gen_factors[] = {
+  [HW_GPU_GEN_UNKNOWN] = { NULL, 0, "none (unknown generation): flat compute_efficiency", "none" },
+  [HW_GPU_GEN_VOLTA] = { NULL, 0, "none (FA-2 needs sm80+): flat compute_efficiency",
+                         "none (no fp8 tensor cores)" },
+  [HW_GPU_GEN_AMPERE] = { &fa2_a100, 0, SRC_FA2_A100, "none (no fp8 tensor cores)" },
+  [HW_GPU_GEN_ADA] = { &fa2_a100, 32.014 / 18.978, SRC_FA2_A100 " (assumed for Ada)",
+                       SRC_FP8_H " (assumed for Ada)" },
+  [HW_GPU_GEN_HOPPER] = { &fa2_h100, 32.014 / 18.978, SRC_FA2_H100, SRC_FP8_H },
+  [HW_GPU_GEN_BLACKWELL] = { &fa2_h100, 306.2 / 187.2, SRC_FA2_H100 " (assumed for Blackwell)",
+                             SRC_FP8_B },
+};
+
+static const GenFactors *
+factors_of (const HwGpuSpec *gpu)
+{
+  guint g = (guint) gpu->generation;
+  return &gen_factors[g < G_N_ELEMENTS (gen_factors) ? g : HW_GPU_GEN_UNKNOWN];
+}
+
+/* The dtype a kernel really runs at: the requested one, or fp32 when the GPU lacks it. */
+static HwDtype
+runnable (const HwGpuSpec *gpu, HwDtype dtype)
+{
+  if (dtype == HW_DTYPE_FP8 && factors_of (gpu)->fp8_ratio <= 0)
+    return HW_DTYPE_FP32;
+  return gpu->peak_flops[dtype] > 0 ? dtype : HW_DTYPE_FP32;
+}
+
+double
+hw_kernel_sustained_rate (const HwGpuSpec *gpu, HwDtype dtype)
+{
+  g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 0.0);
+  HwDtype dt = runnable (gpu, dtype);
+  if (dt == HW_DTYPE_FP8)
+    {
+      double bf16 = gpu->peak_flops[HW_DTYPE_BF16] > 0 ? gpu->peak_flops[HW_DTYPE_BF16]
+                                                       : gpu->peak_flops[HW_DTYPE_FP16];
+      return MIN (bf16 * gpu->compute_efficiency * factors_of (gpu)->fp8_ratio,
+                  gpu->peak_flops[HW_DTYPE_FP8]);
+    }
+  return gpu->peak_flops[dt] * gpu->compute_efficiency;
+}
+
+static gboolean
+misaligned (double dim, double elem_bytes)
+{
+  return fmod (dim * elem_bytes, 16.0) != 0.0;
+}
+
+/* Seconds of the best tile/split for one GEMM C[m×n] (inner k) × batch at per-SM rate
+ * `r_sm` (FLOP/s) on `sms` SMs; split-K partial sums (fp32, written and read once per
+ * slice) move at `hbm` B/s. */
+static double
+gemm_seconds (double m, double n, double k, double batch, double r_sm, double sms, double hbm)
+{
+  static const double tms[] = { 128, 64 }, tns[] = { 256, 128, 64, 32 };
+  const double ref = DEFAULT_TM * DEFAULT_TN / (DEFAULT_TM + DEFAULT_TN);
+  double best = INFINITY;
+  for (guint a = 0; a < G_N_ELEMENTS (tms); a++)
+    for (guint b = 0; b < G_N_ELEMENTS (tns); b++)
+      for (double split = 1; split <= 16; split *= 2)
+        {
+          if (split > 1 && k / split < MIN_SPLIT_K)
+            break;
+          double tm = tms[a], tn = tns[b];
+          double rate = r_sm * MIN (1.0, tm * tn / (tm + tn) / ref);
+          double ctas = ceil (m / tm) * ceil (n / tn) * batch * split;
+          double t = ceil (ctas / sms) * 2 * tm * tn * ceil (k / split) / rate;
+          if (split > 1)
+            t += 2 * 4 * split * m * n * batch / hbm;
+          best = MIN (best, t);
+        }
+  return best;
+}
+
+static double
+gemm_efficiency (const HwGpuSpec *gpu, HwDtype dt, const HwKernelShape *s)
+{
+  double peak = gpu->peak_flops[dt];
+  double r_sm = hw_kernel_sustained_rate (gpu, dt) / gpu->sm_count;
+  double hbm = gpu->hbm_bandwidth * gpu->hbm_efficiency, sms = gpu->sm_count;
+  double m = MAX (s->m, 1), n = MAX (s->n, 1), k = MAX (s->k, 1), b = MAX (s->batch, 1);
+  double flops = 2 * m * n * k * b, t;
+  switch (s->cls)
+    {
+    case HW_KERNEL_GEMM_BACKWARD: /* dgrad m×k (inner n), wgrad k×n (inner m) */
+      t = gemm_seconds (m, k, n, b, r_sm, sms, hbm) + gemm_seconds (k, n, m, b, r_sm, sms, hbm);
+      flops *= 2;
+      break;
+    case HW_KERNEL_GEMM_DGRAD:
+      t = gemm_seconds (m, k, n, b, r_sm, sms, hbm);
+      break;
+    default:
+      t = gemm_seconds (m, n, k, b, r_sm, sms, hbm);
+      break;
+    }
+  double e = hw_dtype_bytes (dt);
+  if (misaligned (m, e) || misaligned (n, e) || misaligned (k, e))
+    t /= MISALIGNED;
+  return flops / (peak * t);
+}
+
+/* Linear interpolation of row[] over seqs[] in log2(seq), clamped. */
+static double
+interp_seq (const double *row, double seq)
+{
+  double x = log2 (CLAMP (seq, seqs[0], seqs[N_SEQ - 1]) / seqs[0]);
+  guint i = MIN ((guint) floor (x), N_SEQ - 2);
+  double f = x - i;
+  return row[i] + f * (row[i + 1] - row[i]);
+}
+
+static double
+flash_efficiency (const HwGpuSpec *gpu, HwDtype dt, const HwKernelShape *s)
+{
+  const FlashTable *tab = factors_of (gpu)->flash;
+  if (tab == NULL || (dt != HW_DTYPE_BF16 && dt != HW_DTYPE_FP16))
+    return gpu->compute_efficiency;
+  guint c = s->causal ? 1 : 0;
+  double lo = interp_seq (tab->tflops[c][0], s->seq), hi = interp_seq (tab->tflops[c][1], s->seq);
+  double f = (CLAMP (s->head_dim, 64.0, 128.0) - 64.0) / 64.0;
+  double frac = (lo + f * (hi - lo)) * TFLOPS / tab->peak;
+  return s->causal ? 2 * frac : frac;
+}
+
+double
+hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape)
+{
+  g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 1.0);
+  HwDtype dt = runnable (gpu, dtype);
+  if (shape == NULL || shape->cls == HW_KERNEL_PLAIN || gpu->sm_count < 1
+      || gpu->generation == HW_GPU_GEN_UNKNOWN)
+    return gpu->compute_efficiency;
+  if (shape->cls == HW_KERNEL_FLASH_FWD || shape->cls == HW_KERNEL_FLASH_BWD)
+    return flash_efficiency (gpu, dt, shape);
+  return gemm_efficiency (gpu, dt, shape);
+}
+
+double
+hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape,
+                           double flops)
+{
+  g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 0.0);
+  if (flops <= 0)
+    return 0.0;
+  HwDtype dt = runnable (gpu, dtype);
+  return flops / (gpu->peak_flops[dt] * hw_kernel_efficiency (gpu, dtype, shape));
+}
+
+void
+hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out)
+{
+  g_return_if_fail (gpu != NULL && out != NULL);
+  const GenFactors *f = factors_of (gpu);
+  HwDtype half = gpu->peak_flops[HW_DTYPE_BF16] > 0 ? HW_DTYPE_BF16 : HW_DTYPE_FP16;
+  double rate = hw_kernel_sustained_rate (gpu, half) / TFLOPS;
+  g_string_append_printf (out, "gemm_sustained_%s\t%.0f TFLOP/s (compute_efficiency %.3f)\t%s\n",
+                          hw_dtype_name (half), rate, gpu->compute_efficiency,
+                          gpu->efficiency_source ? gpu->efficiency_source : "see the GPU's source");
+  if (f->fp8_ratio > 0 && gpu->peak_flops[HW_DTYPE_FP8] > 0)
+    g_string_append_printf (out, "fp8_gemm_ratio\t%.3f (fp8 sustained %.0f TFLOP/s)\t%s\n",
+                            f->fp8_ratio, hw_kernel_sustained_rate (gpu, HW_DTYPE_FP8) / TFLOPS,
+                            f->fp8_source);
+  g_string_append_printf (out, "gemm_tile\t128x256, %g SMs\tml-engineering training/performance "
+                          "(tile/wave quantization, kernels.md §1); SMs: datasheet\n", gpu->sm_count);
+  g_string_append_printf (out, "gemm_misaligned\t%.3f\tml-engineering SwiGLU d_ff sweep on H100, "
+                          "272.73/395.94 TFLOP/s (kernels.md §1)\n", MISALIGNED);
+  g_string_append_printf (out, "gemm_small_tile\tops-reuse tm*tn/(tm+tn)\tassumption "
+                          "(not measured): operand-feed bound smaller tiles\n");
+  g_string_append_printf (out, "flash_attention\ttable\t%s\n", f->flash_source);
+  g_string_append_printf (out, "hbm_efficiency\t%.2f\tassumption: no STREAM-like figure in "
+                          "kernels.md/hardware.md (catalog.c)\n", gpu->hbm_efficiency);
+  g_string_append_printf (out, "kernel_latency\t%.1f us\tassumption: 3-5 us per eager PyTorch "
+                          "kernel (catalog.c); cf. 4 us/op dispatch-bound, pytorch/pytorch#82793 "
+                          "(kernels.md §5)\n", gpu->kernel_latency / US);
+}

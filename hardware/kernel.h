@@ -1,0 +1,61 @@
+/* hardware/kernel.h — how fast one GPU kernel runs given its shape: the kernel model.
+ *
+ * hardware/ knows GPUs, not layers: a kernel is described by its class and shape (a GEMM's
+ * M, N, K, an attention kernel's sequence length, head dimension and mask), never by the
+ * layer it belongs to. The model returns an *efficiency*: the fraction of the GPU's dense
+ * peak of the kernel's dtype at which the kernel's counted FLOPs run, so the caller's
+ * compute time is flops / (peak × efficiency). Memory-bound kernels need no efficiency:
+ * their HBM bytes run at hbm_bandwidth × hbm_efficiency on the GPU's HBM resource and the
+ * roofline max(F/C, M/H) falls out of the fluid model (DESIGN §5).
+ *
+ * Formulas, factors and their sources are in kernel.c's header comment; every named factor
+ * is listed by hw_kernel_describe_factors() (`stepsim list gpus --factors`,
+ * `stepsim validate --factors`).
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/gpu.h"
+
+typedef enum
+{
+  HW_KERNEL_PLAIN,          /* no shape: the flat compute_efficiency */
+  HW_KERNEL_GEMM,           /* C[m×n] = A[m×k]·B[k×n], `batch` independent products */
+  HW_KERNEL_GEMM_BACKWARD,  /* the backward of that GEMM: dA[m×k] = dC·Bᵀ (inner n) and
+                             * dB[k×n] = Aᵀ·dC (inner m), run one after the other */
+  HW_KERNEL_GEMM_DGRAD,     /* dA only (frozen weights, LoRA's base GEMMs) */
+  HW_KERNEL_FLASH_FWD,      /* FlashAttention-2 forward (Dao 2023) */
+  HW_KERNEL_FLASH_BWD,      /* its backward */
+} HwKernelClass;
+
+/* A kernel's shape. GEMM classes: m, n, k, batch (elements, >= 1). Flash classes: seq
+ * (query length), head_dim, causal; the counted FLOPs are the full s×s square (no causal
+ * halving, the model-FLOPs convention), so a causal kernel's efficiency can exceed 1. */
+typedef struct
+{
+  HwKernelClass cls;
+  double m, n, k, batch;
+  double seq, head_dim;
+  gboolean causal;
+} HwKernelShape;
+
+/* Sustained FLOP/s of a large, well-shaped GEMM of `dtype` on `gpu` (the rate one full wave
+ * of the default tile reaches): peak × compute_efficiency for 16/32-bit dtypes; for fp8 the
+ * bf16 sustained rate × the measured Transformer Engine FP8/BF16 layer-GEMM ratio of the
+ * GPU's generation (including TE's quantization kernels). A dtype the GPU lacks runs at
+ * fp32 (CUDA cores), as frameworks fall back. */
+double hw_kernel_sustained_rate (const HwGpuSpec *gpu, HwDtype dtype);
+
+/* Efficiency (fraction of peak_flops[dtype], or of fp32 when the dtype is unsupported) of
+ * one kernel of `shape`; > 0. HW_KERNEL_PLAIN and a GPU of unknown generation or SM count
+ * give compute_efficiency. Pure function. */
+double hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape);
+
+/* Seconds of the whole GPU's compute the kernel's `flops` FLOP need: flops / (peak ×
+ * efficiency); 0 for flops <= 0. `shape` NULL is HW_KERNEL_PLAIN. */
+double hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape,
+                                  double flops);
+
+/* Appends to `out` one line per named factor the kernel model uses for `gpu`:
+ * "<name>\t<value>\t<source>\n" (value as printed, with its unit). */
+void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);
