@@ -18,7 +18,8 @@
  * rounded to `digits` decimals, is at least 1 (0 uses the base unit):
  *   bytes B, KiB, MiB, GiB (binary, as nvidia-smi and PyTorch print memory; never TiB);
  *   bandwidth always GB/s; FLOP/s always TFLOP/s; FLOP TFLOP or PFLOP (TFLOP below 1 PFLOP);
- *   time us, ms, s. Zero (and inf/nan) print in the SI base unit when the ladder has it
+ *   time us, ms, s; power W, kW, MW; energy J, Wh, kWh, MWh, GWh; carbon intensity always
+ *   gCO2/kWh. Zero (and inf/nan) print in the SI base unit when the ladder has it
  *   ("0.00 B", "0.0 s"), else in the ladder's only/largest unit ("0.0 GB/s").
  * Every printed unit is accepted back by sim_units_parse() (round trip up to rounding).
  */
@@ -96,6 +97,23 @@ static const UnitDef unit_table[] = {
   { "ns", SIM_DIM_TIME, 1.0, 1e9 },
   { "min", SIM_DIM_TIME, 60.0, 1.0 },
   { "h", SIM_DIM_TIME, 3600.0, 1.0 },
+  { "d", SIM_DIM_TIME, 86400.0, 1.0 },
+  { "W", SIM_DIM_POWER, 1.0, 1.0 },
+  { "kW", SIM_DIM_POWER, 1e3, 1.0 },
+  { "MW", SIM_DIM_POWER, 1e6, 1.0 },
+  { "J", SIM_DIM_ENERGY, 1.0, 1.0 },
+  { "kJ", SIM_DIM_ENERGY, 1e3, 1.0 },
+  { "MJ", SIM_DIM_ENERGY, 1e6, 1.0 },
+  { "GJ", SIM_DIM_ENERGY, 1e9, 1.0 },
+  { "Wh", SIM_DIM_ENERGY, 3600.0, 1.0 },
+  { "kWh", SIM_DIM_ENERGY, 3.6e6, 1.0 },
+  { "MWh", SIM_DIM_ENERGY, 3.6e9, 1.0 },
+  { "GWh", SIM_DIM_ENERGY, 3.6e12, 1.0 },
+  /* grams of CO2 per kWh: 1e-3 kg / 3.6e6 J */
+  { "gCO2/kWh", SIM_DIM_CARBON_INTENSITY, 1e-3, 3.6e6 },
+  { "kgCO2/kWh", SIM_DIM_CARBON_INTENSITY, 1.0, 3.6e6 },
+  { "kgCO2/MWh", SIM_DIM_CARBON_INTENSITY, 1.0, 3.6e9 },
+  { "tCO2/MWh", SIM_DIM_CARBON_INTENSITY, 1e3, 3.6e9 },
 };
 
 static const char *const dim_nouns[] = {
@@ -104,6 +122,9 @@ static const char *const dim_nouns[] = {
   [SIM_DIM_FLOP_RATE] = "a compute rate",
   [SIM_DIM_FLOP] = "an amount of work (FLOP)",
   [SIM_DIM_TIME] = "a time",
+  [SIM_DIM_POWER] = "a power",
+  [SIM_DIM_ENERGY] = "an energy",
+  [SIM_DIM_CARBON_INTENSITY] = "a carbon intensity",
 };
 
 static gboolean
@@ -407,6 +428,11 @@ static const Rung bandwidth_ladder[] = { { "GB/s", 1e9 }, { NULL, 0 } };
 static const Rung rate_ladder[] = { { "TFLOP/s", 1e12 }, { NULL, 0 } };
 static const Rung flop_ladder[] = { { "PFLOP", 1e15 }, { "TFLOP", 1e12 }, { NULL, 0 } };
 static const Rung time_ladder[] = { { "s", 1.0 }, { "ms", 1e-3 }, { "us", 1e-6 }, { NULL, 0 } };
+static const Rung power_ladder[] = { { "MW", 1e6 }, { "kW", 1e3 }, { "W", 1.0 }, { NULL, 0 } };
+static const Rung energy_ladder[] = {
+  { "GWh", 3.6e12 }, { "MWh", 3.6e9 }, { "kWh", 3.6e6 }, { "Wh", 3600.0 }, { "J", 1.0 }, { NULL, 0 }
+};
+static const Rung carbon_ladder[] = { { "gCO2/kWh", 1e-3 / 3.6e6 }, { NULL, 0 } };
 
 static const Rung *const ladders[] = {
   [SIM_DIM_BYTES] = bytes_ladder,
@@ -414,6 +440,9 @@ static const Rung *const ladders[] = {
   [SIM_DIM_FLOP_RATE] = rate_ladder,
   [SIM_DIM_FLOP] = flop_ladder,
   [SIM_DIM_TIME] = time_ladder,
+  [SIM_DIM_POWER] = power_ladder,
+  [SIM_DIM_ENERGY] = energy_ladder,
+  [SIM_DIM_CARBON_INTENSITY] = carbon_ladder,
 };
 
 char *
@@ -454,7 +483,112 @@ sim_units_si_name (SimDimension dim)
     [SIM_DIM_FLOP_RATE] = "FLOP/s",
     [SIM_DIM_FLOP] = "FLOP",
     [SIM_DIM_TIME] = "s",
+    [SIM_DIM_POWER] = "W",
+    [SIM_DIM_ENERGY] = "J",
+    [SIM_DIM_CARBON_INTENSITY] = "kg/J",
   };
   g_return_val_if_fail ((guint) dim < G_N_ELEMENTS (names), NULL);
   return names[dim];
+}
+
+/* ---- money ---------------------------------------------------------------------------------- */
+
+/* ISO 4217 codes of the currencies most prices are quoted in; stepsim never converts
+ * between them (a scenario's prices must all name the same one, cli/training.h). */
+static const char *const currencies[] = { "USD", "EUR", "GBP", "JPY", "CNY", "CHF", "CAD",
+                                          "AUD", "INR", "KRW", "SEK", "NOK", "DKK", "SGD",
+                                          NULL };
+
+const char *const *
+sim_units_currencies (void)
+{
+  return currencies;
+}
+
+/* The seconds of a price's time unit ("h" in "USD/h"), or 0 when it is not one. */
+static double
+price_period (const char *unit)
+{
+  static const char *const names[] = { "s", "min", "h", "d" };
+  static const double secs[] = { 1, 60, 3600, 86400 };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strcmp (unit, names[i]) == 0)
+      return secs[i];
+  return 0;
+}
+
+static gboolean
+money_unit (const char *text, const char *token, gboolean per_time, double *period,
+            char currency[4], GError **error)
+{
+  const char *slash = strchr (token, '/');
+  g_autofree char *code = slash ? g_strndup (token, (gsize) (slash - token)) : g_strdup (token);
+  if (!g_strv_contains (currencies, code))
+    {
+      g_autofree char *known = g_strjoinv (", ", (char **) currencies);
+      char *msg = g_strdup_printf ("'%s': unknown currency '%s' (an ISO 4217 code: %s)", text,
+                                   code, known);
+      msg = sim_text_with_hint (msg, code, currencies);
+      g_set_error_literal (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_UNKNOWN_UNIT, msg);
+      g_free (msg);
+      return FALSE;
+    }
+  if (per_time && (slash == NULL || (*period = price_period (slash + 1)) == 0))
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT,
+                   "'%s': a price per time needs a time unit after the currency: %s/h, %s/min, "
+                   "%s/s or %s/d", text, code, code, code, code);
+      return FALSE;
+    }
+  if (!per_time && slash != NULL)
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_UNKNOWN_UNIT,
+                   "'%s': expected a sum of money (e.g. 1000 %s), not a price per time", text,
+                   code);
+      return FALSE;
+    }
+  memcpy (currency, code, 4);
+  return TRUE;
+}
+
+gboolean
+sim_units_parse_money (const char *text, gboolean per_time, double *amount, char currency[4],
+                       GError **error)
+{
+  g_return_val_if_fail (text != NULL && amount != NULL && currency != NULL, FALSE);
+  double v = 0.0, period = 1.0;
+  const char *p = NULL;
+  if (!parse_leading_number (text, &v, &p, error))
+    return FALSE;
+  p = skip_blanks (p);
+  const char *tok_end = p;
+  while (*tok_end && !is_blank (*tok_end))
+    tok_end++;
+  if (tok_end == p)
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT,
+                   per_time ? "'%s': a price needs its currency and time unit, e.g. 2.49 USD/h"
+                            : "'%s': a sum of money needs its currency, e.g. 1000 USD", text);
+      return FALSE;
+    }
+  g_autofree char *token = g_strndup (p, (gsize) (tok_end - p));
+  char code[4];
+  if (!money_unit (text, token, per_time, &period, code, error))
+    return FALSE;
+  const char *trail = skip_blanks (tok_end);
+  if (*trail)
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX,
+                   "'%s': unexpected text '%s' after the unit", text, trail);
+      return FALSE;
+    }
+  if (v < 0.0)
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
+                   "'%s': a price cannot be negative", text);
+      return FALSE;
+    }
+  *amount = v / period;
+  memcpy (currency, code, 4);
+  return TRUE;
 }

@@ -12,7 +12,13 @@
  *   compute rate: FLOP/s kFLOP/s MFLOP/s GFLOP/s TFLOP/s PFLOP/s (also the datasheet
  *                 spellings FLOPS kFLOPS MFLOPS GFLOPS TFLOPS PFLOPS)
  *   work:         FLOP kFLOP MFLOP GFLOP TFLOP PFLOP EFLOP
- *   time:         s ms us µs ns min h (µ as U+00B5 micro sign or U+03BC Greek mu)
+ *   time:         s ms us µs ns min h d (µ as U+00B5 micro sign or U+03BC Greek mu; d = 86400 s)
+ *   power:        W kW MW (SI: W)
+ *   energy:       J kJ MJ GJ Wh kWh MWh GWh (SI: J; 1 Wh = 3600 J)
+ *   carbon intensity: gCO2/kWh kgCO2/kWh kgCO2/MWh tCO2/MWh (SI: kg CO2 per J)
+ * Money is not a dimension of this table: a price names its currency, which stepsim never
+ * converts, so it has its own parser (sim_units_parse_money) and keeps the code beside the
+ * amount.
  * Units are case-sensitive ("Gib", "gb" are unknown; the message suggests the nearest).
  * A dimensioned value without a unit, with a unit of another dimension, with an unknown unit
  * or with trailing text is an error (SIM_UNITS_ERROR, below).
@@ -28,6 +34,9 @@ typedef enum
   SIM_DIM_FLOP_RATE, /* FLOP/s */
   SIM_DIM_FLOP,
   SIM_DIM_TIME, /* s */
+  SIM_DIM_POWER,  /* W */
+  SIM_DIM_ENERGY, /* J */
+  SIM_DIM_CARBON_INTENSITY, /* kg CO2 per J */
 } SimDimension;
 
 #define SIM_UNITS_ERROR (sim_units_error_quark ())
@@ -45,6 +54,19 @@ typedef enum
  * Returns FALSE and sets SIM_UNITS_ERROR on any deviation; *out is then untouched.
  * The message quotes the text and lists the accepted units of `dim`. */
 gboolean sim_units_parse (const char *text, SimDimension dim, double *out, GError **error);
+
+/* The currencies a price may name (ISO 4217 codes), NULL-terminated, static. */
+const char *const *sim_units_currencies (void);
+
+/* Parses a sum of money "1000 USD" (`per_time` FALSE) or a price per time "2.49 USD/h"
+ * (`per_time` TRUE: CODE/s, CODE/min, CODE/h or CODE/d) into *amount (the currency's units,
+ * per second for a rate) and currency[] (the code, NUL-terminated). The code is one of
+ * sim_units_currencies(), case-sensitive. A bare number, a missing time unit where a rate is
+ * expected (or one given where a sum is), an unknown code, trailing text or a negative or
+ * non-finite value is SIM_UNITS_ERROR; the outputs are then untouched. Zero is accepted
+ * here (the caller decides whether it may be). */
+gboolean sim_units_parse_money (const char *text, gboolean per_time, double *amount,
+                                char currency[4], GError **error);
 
 /* Parses a dimensionless finite number (no unit allowed; "1e-3" ok). */
 gboolean sim_units_parse_number (const char *text, double *out, GError **error);
@@ -67,5 +89,5 @@ gboolean sim_units_parse_bool (const char *text, gboolean *out, GError **error);
 char *sim_units_format (double value, SimDimension dim, int digits);
 
 /* The unit name used by sim_units_format()'s scaling for HDF5 `unit` attributes of raw SI
- * values: "B", "B/s", "FLOP/s", "FLOP", "s". Static string. */
+ * values: "B", "B/s", "FLOP/s", "FLOP", "s", "W", "J", "kg/J". Static string. */
 const char *sim_units_si_name (SimDimension dim);

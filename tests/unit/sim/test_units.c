@@ -258,7 +258,58 @@ test_si_names (void)
   CU_ASSERT_STRING_EQUAL (sim_units_si_name (SIM_DIM_TIME), "s");
 }
 
+/* Power, energy, carbon intensity and the day: exact SI values (1 Wh = 3600 J; 1 gCO2/kWh
+ * = 1e-3 kg / 3.6e6 J; 1 d = 86400 s). */
+static void
+test_energy_units (void)
+{
+  double v = 0;
+  CU_ASSERT_TRUE (sim_units_parse ("700 W", SIM_DIM_POWER, &v, NULL) && v == 700);
+  CU_ASSERT_TRUE (sim_units_parse ("10.2 kW", SIM_DIM_POWER, &v, NULL) && v == 10.2 * 1e3);
+  CU_ASSERT_TRUE (sim_units_parse ("1.5 MWh", SIM_DIM_ENERGY, &v, NULL) && v == 1.5 * 3.6e9);
+  CU_ASSERT_TRUE (sim_units_parse ("400 gCO2/kWh", SIM_DIM_CARBON_INTENSITY, &v, NULL));
+  STEPSIM_ASSERT_REL (v, 400e-3 / 3.6e6, 1e-15);
+  CU_ASSERT_TRUE (sim_units_parse ("30d", SIM_DIM_TIME, &v, NULL) && v == 30 * 86400.0);
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (sim_units_parse ("700", SIM_DIM_POWER, &v, &e));
+  CU_ASSERT_TRUE (g_error_matches (e, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT));
+  g_clear_error (&e);
+  CU_ASSERT_FALSE (sim_units_parse ("700 W", SIM_DIM_ENERGY, &v, &e));
+  CU_ASSERT_TRUE (g_error_matches (e, SIM_UNITS_ERROR, SIM_UNITS_ERROR_UNKNOWN_UNIT));
+  g_autofree char *s = sim_units_format (3.6e9 * 2.5, SIM_DIM_ENERGY, 2);
+  CU_ASSERT_STRING_EQUAL (s, "2.50 MWh");
+}
+
+/* Money: the code is kept, a rate is per second ("2.49 USD/h" = 2.49 / 3600 USD/s); a
+ * bare number, no code, no time unit where a rate is expected, an unknown code, a negative
+ * amount are errors, the outputs untouched. */
+static void
+test_money (void)
+{
+  double v = -1;
+  char code[4] = "";
+  CU_ASSERT_TRUE (sim_units_parse_money ("2.49 USD/h", TRUE, &v, code, NULL));
+  CU_ASSERT_EQUAL (v, 2.49 / 3600);
+  CU_ASSERT_STRING_EQUAL (code, "USD");
+  CU_ASSERT_TRUE (sim_units_parse_money ("1000 EUR", FALSE, &v, code, NULL) && v == 1000);
+  CU_ASSERT_STRING_EQUAL (code, "EUR");
+  const char *bad_rates[] = { "2.49", "2.49 USD", "2.49 /h", "2.49 usd/h", "2.49 XYZ/h",
+                              "2.49 USD/week", "-1 USD/h", "2.49 USD/h extra", NULL };
+  for (guint i = 0; bad_rates[i] != NULL; i++)
+    {
+      v = -1;
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT_FALSE (sim_units_parse_money (bad_rates[i], TRUE, &v, code, &e));
+      CU_ASSERT_TRUE (e != NULL && e->domain == SIM_UNITS_ERROR && v == -1);
+    }
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (sim_units_parse_money ("5 USD/h", FALSE, &v, code, &e));
+  CU_ASSERT_EQUAL (v, -1);
+}
+
 static const StepsimTest tests[] = {
+  { "power, energy, carbon intensity, days", test_energy_units },
+  { "money: currency and time unit", test_money },
   { "accepts the documented units", test_accepts },
   { "gives exact SI values", test_exact_values },
   { "rejects malformed quantities with the right code", test_rejects },
