@@ -103,6 +103,20 @@
  * top and is not modelled. */
 #define NCCL_CTAS 24.0
 
+/* Board power under load (W): the datasheet maximum, "Max thermal design power (TDP)" or
+ * "max power consumption" (S): V100 SXM2 300 W (Tesla V100 datasheet); A100 SXM4 400 W and
+ * A100 80GB PCIe 300 W (A100 datasheet); H100 SXM5 up to 700 W and H100 PCIe 350 W (H100
+ * datasheet, configurable, the maximum taken); H200 SXM up to 700 W (H200 datasheet); B200
+ * 1000 W (DGX B200 / HGX B200 specifications, per GPU); RTX 3090 350 W and RTX 4090 450 W
+ * ("graphics card power" / "total graphics power", GeForce specification pages). Training
+ * kernels hold the board at or near its power limit, so this is the default draw under load
+ * (an upper bound for memory-bound phases). NVIDIA's datasheets give no idle power for these
+ * parts, so idle_power is 0 (not given) for all of them: the draw is then board_power for
+ * the whole step, and a scenario can give idle_power in a [gpu.NAME] group to make it
+ * follow the compute-busy fraction (cli/training.h). */
+#define POWER(w) .board_power = (w), .idle_power = 0
+#define SRC_POWER(w) "power " w " W: datasheet maximum board power (S); no idle figure. "
+
 static const HwGpuSpec catalog[] = {
   { .name = "V100-16GB-SXM2", .description = "NVIDIA V100 SXM2 16 GB (Volta, NVLink 2)",
     .memory_capacity = 16 * GIB, .hbm_bandwidth = 0.9 * TBPS,
@@ -110,11 +124,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (15.7, 0, 0, 125, 0), .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_V100,
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (300), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 80.0,
     .sm_count = 80, .generation = HW_GPU_GEN_VOLTA,
     .efficiency_source = SRC_EFF_V_DEFAULT,
-    .source = SRC_PEAKS "Memory: 16 GiB (marketed size read as GiB; driver reports ~16,130-"
+    .source = SRC_POWER ("300") SRC_PEAKS "Memory: 16 GiB (marketed size read as GiB; driver reports ~16,130-"
               "16,160 MiB). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
   { .name = "V100-32GB-SXM2", .description = "NVIDIA V100 SXM2 32 GB (Volta, NVLink 2)",
@@ -122,11 +136,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (15.7, 0, 0, 125, 0), .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_V100,
     .pcie_bandwidth = PCIE_GEN3, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 150 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (300), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 80.0,
     .sm_count = 80, .generation = HW_GPU_GEN_VOLTA,
     .efficiency_source = SRC_EFF_V_DEFAULT,
-    .source = SRC_PEAKS "Memory: 32 GiB (marketed size read as GiB; unverified against "
+    .source = SRC_POWER ("300") SRC_PEAKS "Memory: 32 GiB (marketed size read as GiB; unverified against "
               "nvidia-smi). bf16/tf32/fp8 0: unsupported on Volta (fp16 125). cuda_context "
               "1343 MiB (M: HF docs, V100 + PyTorch). " SRC_EFF_DEFAULT SRC_GEN3 SRC_DEFAULTS },
   { .name = "A100-40GB-SXM", .description = "NVIDIA A100 SXM4 40 GB (Ampere, NVLink 3)",
@@ -134,11 +148,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (400), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
     .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
     .efficiency_source = SRC_EFF_A100,
-    .source = SRC_PEAKS "Memory: 40,536 MiB (M: nvidia-smi memory.total, recent drivers; "
+    .source = SRC_POWER ("400") SRC_PEAKS "Memory: 40,536 MiB (M: nvidia-smi memory.total, recent drivers; "
               "older ones show 40,960). fp8 0: unsupported on Ampere. compute_efficiency "
               "271/312 (M: A100 SXM best BF16 matmul, same die as the 80 GB). " SRC_CTX_LAZY
               SRC_GEN4 SRC_DEFAULTS },
@@ -147,11 +161,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 300 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (400), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
     .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
     .efficiency_source = SRC_EFF_A100,
-    .source = SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
+    .source = SRC_POWER ("400") SRC_PEAKS "Memory: 81,920 MiB = 80 GiB (M: nvidia-smi memory.total). fp8 0: "
               "unsupported on Ampere. compute_efficiency 271/312 x 1200/1410 (M: best BF16 matmul at the "
               "sustained clock). "
               SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
@@ -160,11 +174,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (19.5, 156, 312, 312, 0), .compute_efficiency = A100_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (300), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 108.0,
     .sm_count = 108, .generation = HW_GPU_GEN_AMPERE,
     .efficiency_source = SRC_EFF_A100,
-    .source = SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
+    .source = SRC_POWER ("300") SRC_PEAKS "HBM 1,935 GB/s (datasheet; hardware.md rounds to 1.94 TB/s). Memory "
               "80 GiB as the SXM part (assumption). nvlink 0: the optional 2-card bridge is "
               "not modelled (set nvlink_bandwidth in a [gpu.*] group). compute_efficiency "
               "271/312 x 1200/1410 from the SXM part (assumption: 300 W cap may clock lower). fp8 0. "
@@ -174,22 +188,22 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (700), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 132.0,
     .sm_count = 132, .generation = HW_GPU_GEN_HOPPER,
     .efficiency_source = SRC_EFF_HOPPER,
-    .source = SRC_PEAKS "Memory: 81,559 MiB (M: nvidia-smi memory.total). compute_efficiency "
+    .source = SRC_POWER ("700") SRC_PEAKS "Memory: 81,559 MiB (M: nvidia-smi memory.total). compute_efficiency "
               "600/835 (M: TE layer GEMMs, H200 NVL; best-shape sweep 795/989). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H100-PCIE", .description = "NVIDIA H100 PCIe 80 GB (Hopper, no NVSwitch)",
     .memory_capacity = 81559 * MIB, .hbm_bandwidth = 2.0 * TBPS,
     .peak_flops = PEAKS (51, 378, 756, 756, 1513), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (350), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 114.0,
     .sm_count = 114, .generation = HW_GPU_GEN_HOPPER,
     .efficiency_source = SRC_EFF_HOPPER,
-    .source = SRC_PEAKS "Memory 81,559 MiB as the SXM part (assumption). nvlink 0: the "
+    .source = SRC_POWER ("350") SRC_PEAKS "Memory 81,559 MiB as the SXM part (assumption). nvlink 0: the "
               "optional 2-card bridge is not modelled. compute_efficiency 600/835 from the "
               "SXM part (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "H200-SXM", .description = "NVIDIA H200 SXM 141 GB HBM3e (Hopper, NVLink 4)",
@@ -197,11 +211,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (67, 494.5, 989, 989, 1979), .compute_efficiency = HOPPER_SUSTAINED,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 450 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (700), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 132.0,
     .sm_count = 132, .generation = HW_GPU_GEN_HOPPER,
     .efficiency_source = SRC_EFF_HOPPER,
-    .source = SRC_PEAKS "Memory: 143,771 MiB = 140.4 GiB (M: nvidia-smi memory.total; the "
+    .source = SRC_POWER ("700") SRC_PEAKS "Memory: 143,771 MiB = 140.4 GiB (M: nvidia-smi memory.total; the "
               "marketed 141 GB is binary-ish, not 141e9). compute_efficiency 600/835 (M: "
               "TE layer GEMMs on H200 NVL). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "B200-SXM", .description = "NVIDIA B200 SXM 180 GB HBM3e (Blackwell, NVLink 5)",
@@ -209,11 +223,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (80, 1125, 2250, 2250, 4500), .compute_efficiency = 1745.0 / 2250.0,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (1000), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 148.0,
     .sm_count = 148, .generation = HW_GPU_GEN_BLACKWELL,
     .efficiency_source = SRC_EFF_B200,
-    .source = SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
+    .source = SRC_POWER ("1000") SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
               "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
               "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
   { .name = "RTX-3090", .description = "NVIDIA GeForce RTX 3090 24 GB GDDR6X (Ampere)",
@@ -222,11 +236,11 @@ static const HwGpuSpec catalog[] = {
     .peak_flops = PEAKS (35.6, 35.6, 71, 71, 0), .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (350), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 82.0,
     .sm_count = 82, .generation = HW_GPU_GEN_AMPERE,
     .efficiency_source = SRC_EFF_V_DEFAULT,
-    .source = SRC_PEAKS "Memory 24 GiB (24,576 MiB). bf16/fp16 71: tensor cores with FP32 "
+    .source = SRC_POWER ("350") SRC_PEAKS "Memory 24 GiB (24,576 MiB). bf16/fp16 71: tensor cores with FP32 "
               "accumulate. nvlink 0: the optional 2-card bridge (56.25 GB/s per direction) "
               "is not modelled. fp8 0. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
   { .name = "RTX-4090", .description = "NVIDIA GeForce RTX 4090 24 GB GDDR6X (Ada)",
@@ -235,11 +249,11 @@ static const HwGpuSpec catalog[] = {
     .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
     .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
     .pcie_bandwidth = PCIE_GEN4, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 0,
-    .kernel_latency = KERNEL_LATENCY,
+    POWER (450), .kernel_latency = KERNEL_LATENCY,
     .comm_sm_fraction = NCCL_CTAS / 128.0,
     .sm_count = 128, .generation = HW_GPU_GEN_ADA,
     .efficiency_source = SRC_EFF_V_DEFAULT,
-    .source = SRC_PEAKS "Memory 24 GiB. bf16/fp16 165, fp8 330: tensor cores with FP32 "
+    .source = SRC_POWER ("450") SRC_PEAKS "Memory 24 GiB. bf16/fp16 165, fp8 330: tensor cores with FP32 "
               "accumulate. No NVLink. " SRC_EFF_DEFAULT SRC_CTX_LAZY SRC_GEN4 SRC_DEFAULTS },
 };
 
@@ -319,12 +333,15 @@ static const GpuKey gpu_keys[] = {
   { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
   { "sm_count", KEY_COUNT, 0, offsetof (HwGpuSpec, sm_count) },
   { "generation", KEY_GENERATION, 0, 0 },
+  { "power", KEY_QUANTITY, SIM_DIM_POWER, offsetof (HwGpuSpec, board_power) },
+  { "idle_power", KEY_QUANTITY, SIM_DIM_POWER, offsetof (HwGpuSpec, idle_power) },
 };
 
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
   "base", "description", "memory", "hbm_bandwidth", "fp32", "tf32", "bf16", "fp16", "fp8",
   "compute_efficiency", "hbm_efficiency", "cuda_context", "pcie_bandwidth", "pcie_latency",
-  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", "sm_count", "generation", NULL,
+  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", "sm_count", "generation", "power",
+  "idle_power", NULL,
 };
 
 const char *const *

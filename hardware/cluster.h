@@ -55,6 +55,10 @@ typedef struct
   double nvme_read_bandwidth;  /* B/s per drive, sequential read */
   double nvme_write_bandwidth; /* B/s per drive, sequential write */
   double nvme_capacity;        /* B per drive */
+  /* W per GPU: the node's power beyond its GPU boards (CPUs, DRAM, NVSwitches, NICs, fans,
+   * power-supply losses) at the system's maximum, shared by its GPUs (node_catalog.c);
+   * 0 when not known. */
+  double overhead_power;
 } HwNodeSpec;
 
 void hw_node_spec_clear (HwNodeSpec *spec); /* frees members, not the struct */

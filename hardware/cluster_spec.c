@@ -100,6 +100,7 @@ static const Figure figures[] = {
   { "nvme_read_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_read_bandwidth), TRUE, 0, 0 },
   { "nvme_write_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_write_bandwidth), TRUE, 0, 0 },
   { "nvme_capacity", FIG_QUANTITY, SIM_DIM_BYTES, OFF (nvme_capacity), TRUE, 0, 0 },
+  { "overhead_power", FIG_QUANTITY, SIM_DIM_POWER, OFF (overhead_power), FALSE, 0, 0 },
 };
 
 static const Figure *

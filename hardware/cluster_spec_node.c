@@ -37,6 +37,7 @@ static const char *const node_keys[] = {
   "nvme_read_bandwidth",
   "nvme_write_bandwidth",
   "nvme_capacity",
+  "overhead_power",
   NULL,
 };
 

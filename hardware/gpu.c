@@ -190,8 +190,13 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
                       error)
       || !check_non_negative (spec, "pcie_latency", spec->pcie_latency, error)
       || !check_non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
-      || !check_non_negative (spec, "kernel_latency", spec->kernel_latency, error))
+      || !check_non_negative (spec, "kernel_latency", spec->kernel_latency, error)
+      || !check_non_negative (spec, "power", spec->board_power, error)
+      || !check_non_negative (spec, "idle_power", spec->idle_power, error))
     return FALSE;
+  if (spec->idle_power > 0 && spec->idle_power > spec->board_power)
+    return invalid (spec, "idle_power", "at most the board power (key 'power')", spec->idle_power,
+                    error);
   if (spec->cuda_context >= spec->memory_capacity)
     {
       g_autofree char *ctx = sim_units_format (spec->cuda_context, SIM_DIM_BYTES, 2);

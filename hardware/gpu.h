@@ -54,6 +54,12 @@ typedef struct
   HwGpuGeneration generation;     /* architecture, for the kernel model's tables */
   char *efficiency_source;        /* where compute_efficiency comes from (one line) */
   char *source;                   /* citations for the figures above */
+  /* Power (hardware/catalog.c, cli/training.h): the board power under load, the datasheet's
+   * maximum (TDP / "max power consumption"), W; 0 when unknown. idle_power: the board's
+   * power with no kernel running, W, where a datasheet gives it; 0 when not given (then the
+   * board is taken to draw board_power all the time, an upper bound). */
+  double board_power;
+  double idle_power;
 } HwGpuSpec;
 
 /* "volta", "ampere", "ada", "hopper", "blackwell", "unknown" (static). */
@@ -74,7 +80,8 @@ void hw_gpu_spec_free (HwGpuSpec *spec); /* NULL is a no-op */
 /* Checks every figure is positive/finite where required (efficiencies in (0, 1]).
  * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the field. Precisely: name non-empty;
  * memory, hbm_bandwidth, pcie_bandwidth finite and > 0; every peak, cuda_context, latencies
- * and nvlink_bandwidth finite and >= 0; fp32 or bf16 peak > 0; cuda_context < memory.
+ * and nvlink_bandwidth finite and >= 0; fp32 or bf16 peak > 0; cuda_context < memory;
+ * board_power and idle_power finite and >= 0, idle_power <= board_power when both are given.
  * description and source may be NULL. */
 gboolean hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error);
 

@@ -57,6 +57,16 @@
  *  - 8× RTX 4090 box (A): 32 cores; one consumer PCIe 4.0 NVMe of 2 TB at the fio figures
  *    of hardware.md (M): read 2.76 GiB/s, write 1.94 GiB/s.
  *  - A node around a bare GPU: 32 cores and one datacenter Gen4 drive (A).
+ * Power beyond the GPU boards (overhead_power, W per GPU; cli/training.h): the system's
+ * maximum power from its datasheet (S) less its GPUs' board power (catalog.c), divided by
+ * its 8 GPUs — an upper bound, as the maximum is a provisioning figure:
+ *  - DGX A100: 6.5 kW max (DGX A100 datasheet) − 8 × 400 W = 3.3 kW → 412.5 W per GPU.
+ *  - DGX H100 and DGX H200: 10.2 kW max (DGX H100 / H200 datasheets) − 8 × 700 W = 4.6 kW
+ *    → 575 W per GPU.
+ *  - DGX B200 (for HGX-B200): 14.3 kW max (DGX B200 user guide, power specifications) −
+ *    8 × 1000 W = 6.3 kW → 787.5 W per GPU.
+ *  - 8× RTX 4090 box and a node around a bare GPU: no system figure, 0 (not known; the
+ *    summary says so).
  * Invariant: every entry passes hw_node_spec_validate() (tests/unit/hardware/
  * test_cluster_spec.c). Units: B, B/s, s.
  */
@@ -96,6 +106,7 @@ static NodeEntry entries[] = {
   { "A100-80GB-SXM",
     { .name = "DGX-A100",
       .cpu_cores = 128, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .overhead_power = (6500.0 - 8 * 400.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -118,6 +129,7 @@ static NodeEntry entries[] = {
   { "H100-SXM",
     { .name = "DGX-H100",
       .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .overhead_power = (10200.0 - 8 * 700.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -140,6 +152,7 @@ static NodeEntry entries[] = {
   { "H200-SXM",
     { .name = "DGX-H200",
       .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .overhead_power = (10200.0 - 8 * 700.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -162,6 +175,7 @@ static NodeEntry entries[] = {
   { "B200-SXM",
     { .name = "HGX-B200",
       .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .overhead_power = (14300.0 - 8 * 1000.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,

@@ -277,7 +277,8 @@ test_keyfile_every_key (void)
                                   "cuda_context = 1343 MiB\npcie_bandwidth = 50 GB/s\n"
                                   "pcie_latency = 1 us\nnvlink_bandwidth = 1 TB/s\n"
                                   "kernel_latency = 5 us\ncomm_sm_fraction = 0.2\n"
-                                  "sm_count = 100\ngeneration = ampere\n");
+                                  "sm_count = 100\ngeneration = ampere\n"
+                                  "power = 900 W\nidle_power = 0.1 kW\n");
   g_autoptr (GError) error = NULL;
   g_autoptr (HwGpuSpec) g = hw_catalog_gpu_from_keyfile (kf, "gpu.All", &error);
   CU_ASSERT_PTR_NULL (error);
@@ -289,6 +290,8 @@ test_keyfile_every_key (void)
   STEPSIM_ASSERT_REL (g->kernel_latency, 5e-6, 1e-12);
   CU_ASSERT_EQUAL (g->sm_count, 100);
   CU_ASSERT_EQUAL (g->generation, HW_GPU_GEN_AMPERE);
+  CU_ASSERT_EQUAL (g->board_power, 900);
+  CU_ASSERT_EQUAL (g->idle_power, 100);
   gsize n = 0;
   g_auto (GStrv) keys = g_key_file_get_keys (kf, "gpu.All", &n, NULL);
   CU_ASSERT_EQUAL (n, g_strv_length ((char **) hw_catalog_gpu_keys ()));
