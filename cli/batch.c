@@ -35,6 +35,13 @@ static const Metric head_metrics[] = {
 static const Metric tail_metrics[] = {
   { "offload_stall", "s", TRUE },
   { "pipeline_bubble", "s", TRUE },
+  /* the training run of [plan]/[cost] (cli/training.h): NaN when not estimated (no plan,
+   * OOM, no price, no power figure) */
+  { "train_time", "s", FALSE },
+  { "train_gpu_time", "s", FALSE },
+  { "train_cost", "currency", FALSE },
+  { "train_energy", "J", FALSE },
+  { "train_emissions", "kg", FALSE },
 };
 
 typedef struct

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "cli/input.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -166,13 +167,22 @@ is_time_metric (const char *metric)
          || strcmp (metric, "mfu") == 0;
 }
 
-/* Prints one row; returns 0 pass, 1 miss, 2 known gap. A run that does not fit in GPU
- * memory fails whatever its figure: the measured job ran (verdict OOM). */
+/* Prints one row (and writes it to `tsv` when not NULL: id, GPU type, metric, predicted,
+ * measured, relative error, known gap — the table of cli/error_band.h); returns 0 pass,
+ * 1 miss, 2 known gap. A run that does not fit in GPU memory fails whatever its figure:
+ * the measured job ran (verdict OOM). */
 static int
-report (const Case *c, double p, gboolean fits)
+report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
 {
   double err = p / c->measured - 1;
   gboolean within = fabs (err) <= c->tolerance && fits;
+  if (tsv != NULL)
+    {
+      char v[3][G_ASCII_DTOSTR_BUF_SIZE];
+      fprintf (tsv, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c->id, gpu, c->metric,
+               g_ascii_dtostr (v[0], sizeof v[0], p), g_ascii_dtostr (v[1], sizeof v[1], c->measured),
+               g_ascii_dtostr (v[2], sizeof v[2], err), c->known_gap ? 1 : 0);
+    }
   if (is_time_metric (c->metric) && time_errors != NULL)
     {
       double a = fabs (err);
@@ -189,7 +199,7 @@ report (const Case *c, double p, gboolean fits)
 /* Runs one case; returns 0 pass, 1 miss, 2 known gap, 3 skipped (no [validation] group),
  * -1 error (printed). */
 static int
-run_case (const char *path)
+run_case (const char *path, FILE *tsv)
 {
   Case c = { 0 };
   g_autoptr (GError) error = NULL;
@@ -209,7 +219,7 @@ run_case (const char *path)
       printf ("%-6s error: %s\n", c.id ? c.id : "?", error->message);
       goto out;
     }
-  verdict = report (&c, predicted (c.metric, &r), r.gpu_fits);
+  verdict = report (&c, sc->node.gpu->name, predicted (c.metric, &r), r.gpu_fits, tsv);
 out:
   cli_run_result_clear (&r);
   g_free (c.id);
@@ -302,15 +312,20 @@ cli_cmd_validate (int argc, char **argv)
     "case whose run does not fit in GPU memory is a miss (OOM). The last line gives the\n"
     "median |error| of the time and throughput cases. --measured FILE.tsv compares against\n"
     "measurements written by tools/measure_steps.py (format: cli/validate_measured.h).\n"
+    "--tsv FILE also writes the rows as TSV: the error-band table the build installs.\n"
     "Exit status: 0 when every case without known_gap is within its tolerance, 1 otherwise,\n"
     "2 on usage errors.");
   g_autofree char *measured = NULL;
   gboolean factors = FALSE;
+  g_autofree char *tsv_path = NULL;
   GOptionEntry entries[] = {
     { "measured", 'm', 0, G_OPTION_ARG_FILENAME, &measured,
       "compare against the measurements in FILE.tsv (tools/measure_steps.py) instead", "FILE.tsv" },
     { "factors", 'f', 0, G_OPTION_ARG_NONE, &factors,
       "first list every GPU's kernel-model factors with their sources", NULL },
+    { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &tsv_path,
+      "also write the rows that ran as TSV (id, gpu, metric, predicted, measured, error, "
+      "known_gap): the error-band table the build installs", "FILE" },
     { NULL },
   };
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -331,6 +346,15 @@ cli_cmd_validate (int argc, char **argv)
       printf ("%u within tolerance, %u misses\n", mp, mm);
       return mm == 0 ? 0 : 1;
     }
+  FILE *tsv = NULL;
+  if (tsv_path != NULL && (tsv = fopen (tsv_path, "w")) == NULL)
+    {
+      g_autofree char *msg = g_strdup_printf ("validate: cannot write %s: %s", tsv_path,
+                                              g_strerror (errno));
+      return cli_error (msg), 1;
+    }
+  if (tsv != NULL)
+    fprintf (tsv, "id\tgpu\tmetric\tpredicted\tmeasured\terror\tknown_gap\n");
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
   for (int i = 1; i < argc; i++)
     g_ptr_array_add (files, g_strdup (argv[i]));
@@ -345,7 +369,7 @@ cli_cmd_validate (int argc, char **argv)
   g_autoptr (GArray) errors = g_array_new (FALSE, FALSE, sizeof (double));
   time_errors = errors;
   for (guint i = 0; i < files->len; i++)
-    switch (run_case (g_ptr_array_index (files, i)))
+    switch (run_case (g_ptr_array_index (files, i), tsv))
       {
       case 0: pass++; break;
       case 1: miss++; break;
@@ -353,6 +377,11 @@ cli_cmd_validate (int argc, char **argv)
       case 3: skipped++; break;
       default: err++; break;
       }
+  if (tsv != NULL && fclose (tsv) != 0)
+    {
+      g_autofree char *msg = g_strdup_printf ("validate: cannot write %s", tsv_path);
+      return cli_error (msg), 1;
+    }
   printf ("%u within tolerance, %u known gaps, %u misses, %u errors", pass, gap, miss, err);
   if (skipped > 0)
     printf (" (%u files without a [validation] group skipped)", skipped);

@@ -2,6 +2,8 @@
 #include "config.h"
 #include "cli/report.h"
 
+#include "cli/training.h"
+
 #include <string.h>
 #include "sim/text.h"
 #include "sim/units.h"
@@ -246,6 +248,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
   print_host (out, sc, res);
   print_paged (out, sc, res);
   print_time (out, res);
+  cli_training_print (out, sc, res);
 }
 
 /* Offload choices, host DRAM and NVMe ledgers, offload traffic (zeros without offload). */
@@ -334,6 +337,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
       sim_recorder_summary_scalar (rec, name, res->time_by_kind[k], "s");
     }
   fill_host_summary (rec, sc, res);
+  cli_training_fill_summary (rec, sc, res);
   for (guint r = 0; r < res->n_ranks; r++)
     {
       g_autofree char *a = g_strdup_printf ("ranks/rank%u/peak_allocated", r);

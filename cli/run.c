@@ -183,12 +183,16 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
     {
       const ModelTask *t = model_plan_task (plan, i);
+      if (t->stream == MODEL_STREAM_COMPUTE)
+        res->compute_busy += model_executor_task_time (exec, i);
       if (t->rank == 0 && (t->offload == MODEL_OFFLOAD_OP_PAGE_IN
                            || t->offload == MODEL_OFFLOAD_OP_PAGE_OUT))
         res->paged_time += model_executor_task_time (exec, i);
       if (t->rank == 0 && t->offload == MODEL_OFFLOAD_OP_CPU_STEP)
         res->cpu_step_time += model_executor_task_time (exec, i);
     }
+  /* busy seconds summed over ranks → mean fraction of the step */
+  res->compute_busy = res->step_time > 0 ? res->compute_busy / res->n_ranks / res->step_time : 0;
   res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
   res->model_flops = model_plan_model_flops (plan) * res->n_ranks;
   res->hardware_flops = model_plan_hardware_flops (plan) * res->n_ranks;

@@ -78,6 +78,8 @@ typedef struct
   ModelLedgerHolder oom_holders[MODEL_LEDGER_MAX_HOLDERS]; /* task strings owned */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
+  double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
+                               mean over ranks (the utilisation of cli/training.h's power) */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */
   double state_host;        /* B of model states per rank kept in host DRAM / on NVMe by */
   double state_nvme;        /*   offloading (the most of any rank; 0 without offload) */

@@ -45,7 +45,8 @@ static const char *const finetune_keys[] = { "method", "rank", "targets", "doubl
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
                                            "parallel", "run", "allocator", "offload",
                                            "finetune", "gpu.NAME",
-                                           "node.NAME", "baseline", "validation", NULL };
+                                           "node.NAME", "baseline", "validation", "plan",
+                                           "cost", NULL };
 
 /* [model] accepts hf_config, family and every architecture field of models/arch.h. */
 static char **
@@ -271,6 +272,8 @@ check_schema (GKeyFile *kf, GError **error)
         }
       if (g_strcmp0 (g, "baseline") == 0)
         continue; /* group.key overrides, checked by their user (cli/sweep.c) */
+      if (g_strcmp0 (g, "plan") == 0 || g_strcmp0 (g, "cost") == 0)
+        continue; /* keys per GPU type: checked by cli/scenario_plan.c */
       gboolean known = FALSE;
       for (guint s = 0; s < G_N_ELEMENTS (schema); s++)
         if (g_strcmp0 (schema[s].group, g) == 0)
@@ -410,6 +413,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
       || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
       || !cli_scenario_load_offload (kf, sc, error) || !cli_scenario_load_finetune (kf, sc, error)
+      || !cli_scenario_load_plan (kf, sc, error)
       /* the combinations: what the plan would refuse, refused here naming group and key */
       || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))
     return NULL;

@@ -16,6 +16,24 @@
 #include "models/parallel.h"
 #include "models/stack.h"
 
+/* [plan] and [cost] (cli/scenario_plan.c): the training run a step is part of and its
+ * prices. Everything SI: money per second for prices, kg CO2 per J for the intensity. */
+typedef struct
+{
+  gboolean given;            /* [plan] is present (tokens or train_steps) */
+  double tokens;             /* [plan] tokens to train; 0 when train_steps is given */
+  guint64 train_steps;       /* [plan] train_steps; 0 when tokens is given */
+  gboolean has_price;        /* a price applies to this scenario's GPU type */
+  gboolean price_per_node;   /* node_hour (per node) rather than gpu_hour (per GPU) */
+  gboolean price_for_type;   /* the price came from a gpu_hour.TYPE / node_hour.TYPE key */
+  double price;              /* currency per GPU-second (or per node-second) */
+  double fixed;              /* [cost] fixed, currency (0 when absent) */
+  char currency[4];          /* ISO 4217 code of every price ("" without one) */
+  double pue;                /* [cost] pue, >= 1 (default 1: the IT equipment's energy) */
+  gboolean has_carbon;
+  double carbon_intensity;   /* [cost] carbon_intensity, kg CO2 per J */
+} CliTrainingInputs;
+
 typedef struct
 {
   char *path;        /* the scenario file as given */
@@ -35,6 +53,7 @@ typedef struct
   GPtrArray *warnings;  /* char *, owned: keys set that have no effect under the chosen stack,
                          * one line each naming the file, group and key and why
                          * (cli/scenario_warnings.c); printed by cli_scenario_print_warnings */
+  CliTrainingInputs plan; /* [plan] and [cost] */
 } CliScenario;
 
 typedef struct

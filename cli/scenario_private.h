@@ -50,3 +50,7 @@ void cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *c
 
 /* [finetune] (cli/scenario_finetune.c); after [model], [training] and [offload]. */
 gboolean cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* [plan] and [cost] (cli/scenario_plan.c); after [cluster] (prices per GPU type name the
+ * scenario's GPU). Checks the keys of both groups itself. */
+gboolean cli_scenario_load_plan (GKeyFile *kf, CliScenario *sc, GError **error);

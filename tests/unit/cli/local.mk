@@ -16,3 +16,8 @@ check_PROGRAMS += tests/unit/cli/test_input
 tests_unit_cli_test_input_SOURCES = tests/unit/cli/test_input.c
 tests_unit_cli_test_input_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_input_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+# [plan] and [cost]: the training-run estimate, the error band, the cost chart's data.
+check_PROGRAMS += tests/unit/cli/test_training
+tests_unit_cli_test_training_SOURCES = tests/unit/cli/test_training.c
+tests_unit_cli_test_training_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_training_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

@@ -1,0 +1,272 @@
+/* tests/unit/cli/test_training.c — [plan] and [cost] (cli/scenario_plan.c), the training-run
+ * estimate (cli/training.h), the error band's median (cli/error_band.h) and the cost chart's
+ * data (cli/charts_cost.c).
+ *
+ * Closed forms (training.h): with the simulated step time T and tokens per step S of the
+ * scenario (tokens/s = S / T), N GPUs, price p per GPU-hour, fixed F, PUE e, board power
+ * P, node overhead O per GPU and intensity c:
+ *   time = tokens / (S / T);  GPU-hours = N · time / 3600;  cost = GPU-hours · p + F;
+ *   energy = N · (P + O) · time · e;  emissions = energy · c.
+ * The simulation gives T and S; everything after them is checked against these formulas.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include "cli/charts.h"
+#include "cli/error_band.h"
+#include "cli/run.h"
+#include "cli/scenario.h"
+#include "cli/training.h"
+#include "tests/testlib.h"
+
+/* A small scenario: Llama-3.2-1B, bf16, on 2 GPUs of a DGX H100 (700 W boards, 575 W of
+ * node overhead per GPU: (10.2 kW − 8 × 700 W) / 8, hardware/node_catalog.c). */
+static const char base[] =
+  "[model]\nhf_config = llama-3.2-1b\n"
+  "[cluster]\nnode = DGX-H100\ngpus_per_node = 2\n"
+  "[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\ncheckpointing = full\n"
+  "[parallel]\ndata_parallel = zero2\n";
+
+static char *tmpdir;
+
+static CliScenario *
+load_text (const char *text, GError **error, char **path_out)
+{
+  char *path = g_build_filename (tmpdir, "plan.ini", NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  CliScenario *sc = cli_scenario_load (path, NULL, error);
+  if (path_out != NULL)
+    *path_out = path;
+  else
+    g_free (path);
+  return sc;
+}
+
+static void
+expect_error (const char *extra, const char *const *needles)
+{
+  g_autofree char *text = g_strconcat (base, extra, NULL);
+  g_autoptr (GError) e = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr (CliScenario) sc = load_text (text, &e, &path);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, path));
+  for (guint i = 0; needles[i] != NULL; i++)
+    {
+      gboolean found = strstr (e->message, needles[i]) != NULL;
+      if (!found)
+        g_printerr ("\n  message \"%s\" lacks \"%s\"\n", e->message, needles[i]);
+      CU_ASSERT (found);
+    }
+}
+
+static void
+estimate_text (const char *text, CliScenario **sc_out, CliRunResult *r, CliTrainingEstimate *e)
+{
+  g_autoptr (GError) error = NULL;
+  *sc_out = load_text (text, &error, NULL);
+  if (error != NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (*sc_out);
+  CU_ASSERT_TRUE_FATAL (cli_run_simulate (*sc_out, NULL, r, &error));
+  cli_training_estimate (*sc_out, r, e);
+}
+
+static void
+estimate (const char *extra, CliScenario **sc_out, CliRunResult *r, CliTrainingEstimate *e)
+{
+  g_autofree char *text = g_strconcat (base, extra, NULL);
+  estimate_text (text, sc_out, r, e);
+}
+
+static void
+test_closed_forms (void)
+{
+  CliScenario *sc = NULL;
+  CliRunResult r;
+  CliTrainingEstimate e;
+  estimate ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 USD/h\nfixed = 1000 USD\n"
+            "pue = 1.2\ncarbon_intensity = 400 gCO2/kWh\n", &sc, &r, &e);
+  CU_ASSERT_TRUE_FATAL (e.valid && e.has_cost && e.has_energy && e.has_emissions);
+  double time = 1e9 / (r.tokens_per_step / r.step_time);
+  STEPSIM_ASSERT_REL (e.time, time, 1e-12);
+  STEPSIM_ASSERT_REL (e.gpu_time / 3600, 2 * time / 3600, 1e-12);
+  STEPSIM_ASSERT_REL (e.cost, 2 * time / 3600 * 2.49 + 1000, 1e-12);
+  STEPSIM_ASSERT_REL (e.energy, 2 * (700 + 575) * time * 1.2, 1e-12);
+  /* 400 g per kWh = 0.4 kg per 3.6e6 J */
+  STEPSIM_ASSERT_REL (e.emissions, e.energy * 0.4 / 3.6e6, 1e-12);
+  STEPSIM_ASSERT_REL (e.steps, 1e9 / r.tokens_per_step, 1e-12);
+  cli_run_result_clear (&r);
+  cli_scenario_free (sc);
+}
+
+/* train_steps: time = steps × T; node_hour bills nodes (1 here), not GPUs. */
+static void
+test_train_steps_node_price (void)
+{
+  CliScenario *sc = NULL;
+  CliRunResult r;
+  CliTrainingEstimate e;
+  estimate ("[plan]\ntrain_steps = 5000\n[cost]\nnode_hour = 20 EUR/h\n", &sc, &r, &e);
+  CU_ASSERT_TRUE_FATAL (e.valid && e.has_cost);
+  STEPSIM_ASSERT_REL (e.time, 5000 * r.step_time, 1e-12);
+  STEPSIM_ASSERT_REL (e.tokens, 5000 * r.tokens_per_step, 1e-12);
+  STEPSIM_ASSERT_REL (e.cost, 1 * 5000 * r.step_time / 3600 * 20, 1e-12);
+  CU_ASSERT_STRING_EQUAL (sc->plan.currency, "EUR");
+  cli_run_result_clear (&r);
+  cli_scenario_free (sc);
+}
+
+/* With an idle power the board follows the compute-busy fraction u:
+ * P = P_idle + (P_max − P_idle)·u; a price for the GPU type wins over gpu_hour. */
+static void
+test_idle_power_and_type_price (void)
+{
+  CliScenario *sc = NULL;
+  CliRunResult r;
+  CliTrainingEstimate e;
+  g_auto (GStrv) parts = g_strsplit (base, "node = DGX-H100", 2);
+  g_autofree char *text = g_strconcat (
+      parts[0], "node = N", parts[1],
+      "[gpu.H]\nbase = H100-SXM\nidle_power = 100 W\n[node.N]\nbase = DGX-H100\ngpu = H\n"
+      "[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 9 USD/h\ngpu_hour.H = 2 USD/h\n"
+      "gpu_hour.B200-SXM = 5 USD/h\n", NULL);
+  estimate_text (text, &sc, &r, &e);
+  CU_ASSERT_TRUE (r.compute_busy > 0.05 && r.compute_busy < 1);
+  STEPSIM_ASSERT_REL (e.gpu_power, 100 + 600 * r.compute_busy, 1e-12);
+  STEPSIM_ASSERT_REL (e.cost, e.gpu_time / 3600 * 2, 1e-12);
+  cli_run_result_clear (&r);
+  cli_scenario_free (sc);
+}
+
+static void
+test_oom_gets_nothing (void)
+{
+  CliScenario *sc = NULL;
+  CliRunResult r;
+  CliTrainingEstimate e;
+  /* 70B on 2 GPUs: ZeRO-2 leaves 140 GB of bf16 weights on each 80 GB GPU */
+  g_auto (GStrv) parts = g_strsplit (base, "llama-3.2-1b", 2);
+  g_autofree char *text = g_strconcat (parts[0], "llama-3.1-70b", parts[1],
+                                       "[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2 USD/h\n", NULL);
+  estimate_text (text, &sc, &r, &e);
+  CU_ASSERT_FALSE (r.fits);
+  CU_ASSERT_FALSE (e.valid || e.has_cost || e.has_energy);
+  cli_run_result_clear (&r);
+  cli_scenario_free (sc);
+}
+
+static void
+test_bad_input (void)
+{
+  const char *key[] = { "group [cost], key 'gpu_hour'", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49\n", key);
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 /h\n", key);
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 USD\n", key);
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 USD/week\n", key);
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 usd/h\n", key);
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = -1 USD/h\n", key);
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 0 USD/h\n", key);
+  const char *both[] = { "group [plan], key 'train_steps'", "not both", NULL };
+  expect_error ("[plan]\ntokens = 1e9\ntrain_steps = 10\n", both);
+  const char *none[] = { "group [plan]", "'tokens' or 'train_steps'", NULL };
+  expect_error ("[plan]\n", none);
+  const char *type[] = { "group [cost], key 'gpu_hour.X100'", "names no GPU type", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour.X100 = 2 USD/h\n", type);
+  const char *mix[] = { "group [cost], key 'fixed'", "EUR", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2 USD/h\nfixed = 5 EUR\n", mix);
+  const char *noplan[] = { "group [cost]", "[plan]", NULL };
+  expect_error ("[cost]\ngpu_hour = 2 USD/h\n", noplan);
+  const char *pue[] = { "group [cost], key 'pue'", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\npue = 0.9\n", pue);
+  const char *tok[] = { "group [plan], key 'tokens'", NULL };
+  expect_error ("[plan]\ntokens = 1e9 tokens\n", tok);
+  const char *unk[] = { "group [cost], key 'gpu_hr'", "gpu_hour", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hr = 2 USD/h\n", unk);
+  const char *ci[] = { "group [cost], key 'carbon_intensity'", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ncarbon_intensity = 400\n", ci);
+}
+
+/* The band is the median of the matching rows' |error|: GPU A, step-time kinds, errors
+ * +0.10, −0.30, +0.20 → sorted |e| 0.10, 0.20, 0.30 → 0.20 (3 cases); with a fourth
+ * (0.50) the mean of the middle two, (0.20 + 0.30) / 2 = 0.25. Rows of other GPUs and of
+ * memory metrics do not count. */
+static void
+test_band_median (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "band.tsv", NULL);
+  const char *head = "id\tgpu\tmetric\tpredicted\tmeasured\terror\tknown_gap\n"
+                     "a\tA\tstep_time\t1.1\t1\t0.1\t0\n"
+                     "b\tA\ttokens_per_s_per_gpu\t7\t10\t-0.3\t1\n"
+                     "c\tA\tmfu\t0.6\t0.5\t0.2\t0\n"
+                     "d\tA\tdevice_used\t2\t1\t1\t0\n"
+                     "e\tB\tstep_time\t9\t1\t8\t0\n";
+  g_assert (g_file_set_contents (path, head, -1, NULL));
+  CliErrorBand b;
+  CU_ASSERT_TRUE (cli_error_band_from_file (path, "A", CLI_BAND_STEP_TIME, &b, NULL));
+  CU_ASSERT_EQUAL (b.n_cases, 3);
+  STEPSIM_ASSERT_REL (b.median, 0.2, 1e-15);
+  CU_ASSERT_TRUE (cli_error_band_from_file (path, "A", CLI_BAND_MEMORY, &b, NULL));
+  CU_ASSERT_EQUAL (b.n_cases, 1);
+  CU_ASSERT_TRUE (cli_error_band_from_file (path, "C", CLI_BAND_STEP_TIME, &b, NULL));
+  CU_ASSERT_EQUAL (b.n_cases, 0);
+  CU_ASSERT_TRUE (isnan (b.median));
+  g_autofree char *four = g_strconcat (head, "f\tA\tstep_time\t1.5\t1\t0.5\t0\n", NULL);
+  g_assert (g_file_set_contents (path, four, -1, NULL));
+  CU_ASSERT_TRUE (cli_error_band_from_file (path, "A", CLI_BAND_STEP_TIME, &b, NULL));
+  STEPSIM_ASSERT_REL (b.median, 0.25, 1e-15);
+  g_assert (g_file_set_contents (path, "h\nx\tA\tstep_time\t1\n", -1, NULL));
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (cli_error_band_from_file (path, "A", CLI_BAND_STEP_TIME, &b, &e));
+  CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "line 2") : NULL);
+}
+
+/* Pareto front: (1 d, 100), (2 d, 50), (3 d, 80), (4 d, 40): in time order a point is on
+ * the front when cheaper than all faster ones → rows 1, 2 and 4; the OOM row is left out
+ * and counted, the failed one too. */
+static void
+test_cost_chart_data (void)
+{
+  const char *rows = "index\tlabel\tstatus\tfits\ttrain_time\ttrain_cost\n"
+                     "0\tc\tok\t1\t259200\t80\n"
+                     "1\ta\tok\t1\t86400\t100\n"
+                     "2\td\tok\t1\t345600\t40\n"
+                     "3\tb\tok\t1\t172800\t50\n"
+                     "4\toom\tok\t0\tnan\tnan\n"
+                     "5\tbad\tfailed\tnan\tnan\tnan\n";
+  g_autofree char *caption = NULL;
+  g_autoptr (GError) e = NULL;
+  g_autofree char *data = cli_charts_cost_data (rows, &caption, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (data);
+  CU_ASSERT_PTR_NOT_NULL (strstr (data, "1\t100\t1\t1\ta\n2\t50\t1\t2\tb\n3\t80\t0\t3\tc\n"
+                                        "4\t40\t1\t4\td\n"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (caption, "4 plans drawn"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (caption, "1 out of memory (OOM) left out"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (caption, "1 failed"));
+}
+
+int
+main (void)
+{
+  tmpdir = g_dir_make_tmp ("stepsim-training-XXXXXX", NULL);
+  static const StepsimTest tests[] = {
+    { "closed forms: time, GPU-hours, cost, energy, emissions", test_closed_forms },
+    { "train_steps and a node price", test_train_steps_node_price },
+    { "idle power follows utilisation; price per GPU type", test_idle_power_and_type_price },
+    { "an OOM scenario gets no estimate", test_oom_gets_nothing },
+    { "bad [plan] and [cost] input names file, group and key", test_bad_input },
+    { "error band = median of the matching rows", test_band_median },
+    { "cost chart: Pareto front and left-out rows", test_cost_chart_data },
+  };
+  int rc = STEPSIM_RUN_TESTS ("training", tests);
+  g_autofree char *p1 = g_build_filename (tmpdir, "plan.ini", NULL);
+  g_autofree char *p2 = g_build_filename (tmpdir, "band.tsv", NULL);
+  g_unlink (p1);
+  g_unlink (p2);
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  return rc;
+}
