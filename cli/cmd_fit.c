@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/fit.h"
+#include "cli/fit_cost.h"
 #include "cli/sweep.h"
 #include "hardware/cluster_spec.h"
 
@@ -267,7 +268,10 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
          "(~). gpus says, when nothing fits, the per-GPU floor the data-parallel mode leaves\n"
          "and what would help. stack tries only changes that lower memory, and shows what\n"
          "each saves (GiB, %) and costs (throughput x, step time) against the scenario as\n"
-         "given.");
+         "given.\n\n"
+         "--for cost --deadline TIME [--gpus A,B,...] [--max-gpus N] [--allow-finetune]: the\n"
+         "cheapest GPU type, count and stack that fits and trains the scenario's [plan] within\n"
+         "TIME at its [cost] prices (stepsim fit --for cost --help).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
@@ -303,6 +307,8 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
 int
 cli_cmd_fit (int argc, char **argv)
 {
+  if (cli_fit_cost_requested (argc, argv))
+    return cli_cmd_fit_cost (argc, argv); /* its own options: cli/fit_cost.c */
   FitOptions o = { .max_mb = UNSET64, .max_seq = UNSET64, .multiple_of = UNSET64,
                    .max_gpn = UNSET, .max_nodes = UNSET };
   CliFitOptions opt;

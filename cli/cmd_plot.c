@@ -146,7 +146,8 @@ plot_gantt (const char *h5, const PlotOptions *o, GError **error)
 static gboolean
 plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **error)
 {
-  gboolean batch_only = strcmp (kind, "sweep") == 0 || strcmp (kind, "penalty") == 0;
+  gboolean batch_only = strcmp (kind, "sweep") == 0 || strcmp (kind, "penalty") == 0
+                        || strcmp (kind, "cost") == 0;
   g_autofree char *name = NULL;
   g_autofree char *rows = results_text (h5, batch_only, &name, error);
   if (rows == NULL)
@@ -163,6 +164,11 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
       data = cli_charts_steptime_data (rows, &unit, error);
       extra = g_strdup (unit);
       title = g_strdup_printf ("%s — where the step time goes (rank 0)", name);
+    }
+  else if (strcmp (kind, "cost") == 0)
+    {
+      data = cli_charts_cost_data (rows, &extra, error);
+      title = g_strdup_printf ("%s — cost against time to train", name);
     }
   else if (strcmp (kind, "penalty") == 0)
     {
@@ -184,7 +190,11 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
     }
   if (data == NULL)
     return g_prefix_error (error, "%s: ", h5), FALSE;
-  g_autofree char *xlabel = o->x ? cli_charts_axis_label (o->x) : g_strdup ("");
+  /* cost: the style file as an argument, so the script needs no shell to find it */
+  g_autofree char *xlabel = o->x                        ? cli_charts_axis_label (o->x)
+                            : strcmp (kind, "cost") == 0 ? g_build_filename (cli_plot_dir (),
+                                                                            "style.gp", NULL)
+                                                         : g_strdup ("");
   const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel, NULL };
   return cli_charts_render (kind, data, args, o->output, error);
 }
@@ -255,20 +265,22 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "memory|gantt|breakdown|steptime|sweep|penalty FILE.h5 — draw a chart of a run or batch");
+    "memory|gantt|breakdown|steptime|sweep|penalty|cost FILE.h5 — draw a chart of a run or batch");
   g_option_context_set_description (
     ctx, "An option marked with a kind (memory:, gantt:, sweep:) applies to that chart only;\n"
          "given with another it is a usage error (exit 2). A rank the file does not have is an\n"
-         "error (exit 1).");
+         "error (exit 1). cost: cost against time to train of every row of a batch that fits\n"
+         "and has a [plan] and a [cost] price (OOM rows are left out and counted in the\n"
+         "caption), numbered and listed with their labels, the Pareto front joined.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
     return cli_error (error->message), 2;
   static const char *const kinds[] = { "memory", "gantt", "breakdown", "steptime", "sweep",
-                                       "penalty", NULL };
+                                       "penalty", "cost", NULL };
   if (*argc != 3 || !g_strv_contains (kinds, (*argv)[1]))
     return cli_error ("plot: expected KIND FILE.h5 with KIND memory, gantt, breakdown, "
-                      "steptime, sweep or penalty (see stepsim plot --help)"), 2;
+                      "steptime, sweep, penalty or cost (see stepsim plot --help)"), 2;
   if (o->output == NULL)
     return cli_error ("plot: -o OUT.png|OUT.svg is required"), 2;
   g_autofree char *msg = check_plot_options ((*argv)[1], o);

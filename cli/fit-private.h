@@ -58,3 +58,19 @@ void cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
 void cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt);
 /* The stack search (fit.h): fills the report's candidates, best and baseline. */
 void cli_fit_search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt);
+
+/* One technique stack of the stack search (cli/fit_stack.c), for other searches that
+ * combine it with hardware (cli/fit_cost.c): its label and overrides. */
+typedef struct
+{
+  char *label; /* owned */
+  char **sets; /* owned, NULL-terminated group.key=value */
+} CliFitStackCandidate;
+
+/* The stack search's candidates in its order for scenario `sc` (steps that change nothing
+ * there are left out, as the stack search does) on GPU type `gpu` (mixed precision is
+ * bf16, or fp16 without bf16); the LoRA/QLoRA ones with `allow_finetune`, the 8-bit
+ * optimizers with `allow_optimizer`. A new array that frees its elements. */
+GPtrArray *cli_fit_stack_candidates (const CliScenario *sc, const HwGpuSpec *gpu,
+                                     gboolean allow_finetune, gboolean allow_optimizer);
+void cli_fit_stack_candidate_free (gpointer c);

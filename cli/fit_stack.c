@@ -244,3 +244,43 @@ cli_fit_search_stack (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
   if (isnan (ctx->report->baseline_tokens) && ctx->report->candidates->len > 0)
     ctx->report->baseline_tokens = cli_fit_report_candidate (ctx->report, 0)->tokens_per_s;
 }
+
+
+GPtrArray *
+cli_fit_stack_candidates (const CliScenario *sc, const HwGpuSpec *gpu, gboolean allow_finetune,
+                          gboolean allow_optimizer)
+{
+  const char *mixed = gpu->peak_flops[HW_DTYPE_BF16] > 0 ? "training.precision=bf16_mixed"
+                                                         : "training.precision=fp16_mixed";
+  GPtrArray *a = g_ptr_array_new_with_free_func (cli_fit_stack_candidate_free);
+  for (guint pass = 0; pass < (allow_finetune ? 2u : 1u); pass++)
+    {
+      const StackStep *steps = pass == 0 ? stack_steps : finetune_steps;
+      guint n = pass == 0 ? G_N_ELEMENTS (stack_steps) : G_N_ELEMENTS (finetune_steps);
+      for (guint i = 0; i < n; i++)
+        {
+          if ((steps[i].adds & (K_ADAM8 | K_PAGED8)) && !allow_optimizer)
+            continue;
+          char **sets = step_sets (&steps[i], sc, mixed);
+          if (sets == NULL || (sets[0] == NULL && steps[i].adds != 0))
+            {
+              g_strfreev (sets); /* changes nothing on this scenario */
+              continue;
+            }
+          CliFitStackCandidate *c = g_new0 (CliFitStackCandidate, 1);
+          c->label = step_label (&steps[i], sets);
+          c->sets = sets;
+          g_ptr_array_add (a, c);
+        }
+    }
+  return a;
+}
+
+void
+cli_fit_stack_candidate_free (gpointer p)
+{
+  CliFitStackCandidate *c = p;
+  g_free (c->label);
+  g_strfreev (c->sets);
+  g_free (c);
+}

@@ -15,7 +15,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/validate_measured.c cli/validate_measured.h \
 	cli/sweep.c cli/sweep_points.c cli/sweep.h cli/sweep-private.h cli/sweep_list.c \
 	cli/batch.c cli/batch.h cli/cmd_batch.c \
-	cli/fit.c cli/fit_size.c cli/fit_gpus.c cli/fit_stack.c cli/fit.h cli/fit-private.h cli/cmd_fit.c cli/trace.c cli/trace.h \
+	cli/fit.c cli/fit_size.c cli/fit_gpus.c cli/fit_stack.c cli/fit.h cli/fit-private.h cli/cmd_fit.c cli/fit_cost.c cli/fit_cost.h cli/trace.c cli/trace.h \
 	cli/charts.c cli/charts_render.c cli/charts.h cli/charts-private.h cli/charts_tsv.c cli/charts_cost.c cli/cmd_plot.c
 
 bin_PROGRAMS += stepsim

@@ -7,7 +7,7 @@ UNIT_TEST_LIBS = tests/libstepsim_test.a $(STEPSIM_ALL_LIBS) $(CUNIT_LIBS)
 UNIT_TEST_FLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 
 # Shell checks: each prints "stepsim-tests: P passed, F failed" like the CUnit binaries.
-SHELL_CHECKS = tests/layering.sh tests/cli.sh tests/runner.sh
+SHELL_CHECKS = tests/layering.sh tests/cli.sh tests/runner.sh tests/cost.sh
 
 include tests/unit/sim/local.mk
 include tests/unit/sim/io.mk

@@ -1,0 +1,92 @@
+#!/bin/sh
+# tests/cost.sh — training runs priced end to end: the summary's training-run block, the
+# error band against the build's validation table (the median recomputed here from the
+# table's rows), `fit --for cost` (an answer, "no plan meets it" with the fastest and the
+# cheapest, usage errors), the shipped cost sweep and its chart.
+# Prints "stepsim-tests: P passed, F failed". Needs: STEPSIM, srcdir, builddir.
+set -u
+: "${STEPSIM:?}" "${srcdir:?}" "${builddir:?}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok () { passed=$((passed + 1)); echo "ok   $1"; }
+bad () { failed=$((failed + 1)); echo "FAIL $1"; }
+check () { name=$1; shift; if "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name"; fi; }
+cd "$work" || exit 1
+
+cat > small.ini <<EOF2
+[model]
+hf_config = llama-3.2-1b
+[cluster]
+node = DGX-A100
+gpus_per_node = 2
+[training]
+micro_batch = 1
+seq_len = 1024
+precision = bf16_mixed
+[plan]
+tokens = 1e9
+[cost]
+gpu_hour = 2 USD/h
+gpu_hour.H100-SXM = 3 USD/h
+EOF2
+"$STEPSIM" run small.ini -o small.h5 >small.out 2>&1
+check "run: the summary has the training run" sh -c "grep -q '^training run' small.out && grep -q 'time to train' small.out && grep -q 'GPU-hours' small.out && grep -q 'cost .* USD' small.out && grep -q 'energy .* MWh' small.out"
+"$STEPSIM" export small.h5 /summary >small.tsv 2>/dev/null
+check "/summary: train_cost in USD, train_energy in J" sh -c "grep -q '^train_cost	.*	USD$' small.tsv && grep -q '^train_energy	.*	J$' small.tsv"
+
+# Error band: the median |error| of the table's A100-80GB-SXM rows of step-time metrics.
+table="$builddir/validation-band.tsv"
+if [ -s "$table" ]; then
+  want=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu") { e = $6 < 0 ? -$6 : $6; print e }' "$table" | sort -g |
+         awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) printf "%.12g\n", v[(NR + 1) / 2]; else printf "%.12g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  got=$(awk -F'\t' '$1 == "band_step_time" { printf "%.12g\n", $2 }' small.tsv)
+  n=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu")' "$table" | wc -l)
+  if [ "$want" = "$got" ] && [ "$n" -gt 0 ]; then ok "error band = median of the $n A100 validation rows ($got)"; else bad "error band: got $got, median of the rows $want"; fi
+  check "the summary states the band with its case count" grep -q "step time ±.*median |error| of $n validation cases on A100-80GB-SXM" small.out
+  "$STEPSIM" run small.ini --set cluster.node=DGX-H100 -q -o h.h5 >/dev/null 2>&1
+  "$STEPSIM" run small.ini --set cluster.node=DGX-H100 -o h2.h5 >h.out 2>&1
+  check "no case on a GPU type: said plainly" grep -q 'no validation case on H100-SXM' h.out
+else
+  bad "the build has a validation table ($table)"
+fi
+
+# OOM: nothing estimated.
+"$STEPSIM" run small.ini --set model.hf_config=llama-3.1-70b --set training.precision=fp32 -o oom.h5 >oom.out 2>&1
+check "OOM: the training run is not estimated" grep -q 'not estimated: the step does not fit' oom.out
+"$STEPSIM" export oom.h5 /summary >oom.tsv 2>/dev/null
+check "OOM: no train_cost in /summary" sh -c "! grep -q '^train_cost' oom.tsv"
+
+# fit --for cost: an answer, and a deadline nobody meets.
+"$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM,H100-SXM --max-gpus 8 >fit.out 2>&1; rc=$?
+check "fit --for cost: exit 0 with an answer" sh -c "[ $rc -eq 0 ] && grep -q '^answer: cheapest plan that meets 30.0 d = ' fit.out"
+check "fit --for cost: says why candidates lost" sh -c "grep -q 'more than the answer' fit.out"
+"$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
+check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
+for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" fit small.ini --for cost $args >u.out 2>u.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <u.err)" -eq 1 ]; then ok "fit --for cost $args: one usage error"; else bad "fit --for cost $args: usage error (exit $rc)"; cat u.err; fi
+done
+check "--deadline without a unit names the option" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30 2>&1 | grep -q -- '--deadline'"
+check "an unknown --gpus type names the option and the nearest" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30d --gpus B200 2>&1 | grep -q -- '--gpus.*B200-SXM'"
+check "fit --help documents --for cost" sh -c "'$STEPSIM' fit --help | grep -q -- '--for cost'"
+check "plot --help documents cost" sh -c "'$STEPSIM' plot --help | grep -q 'cost'"
+
+# The shipped sweep and its chart (PNG and SVG).
+sweep="$srcdir/scenarios/sweeps/cost-llama-by-gpu.ini"
+if "$STEPSIM" batch "$sweep" -q -o cost.h5 --tsv cost.tsv 2>cost.err; then ok "cost sweep runs"; else bad "cost sweep runs"; cat cost.err; fi
+check "cost sweep: 36 rows, the 70B OOMs somewhere, every fitting row priced" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { n++; if ($c["fits"] == 0) oom++; else if ($c["train_cost"] == "nan" || $c["train_cost"] + 0 <= 0) bad++ }
+  END { exit !(n == 36 && oom > 0 && bad == 0) }' cost.tsv
+"$STEPSIM" plot cost cost.h5 -o cost.png 2>plot.err; rc=$?
+check "plot cost renders a PNG" sh -c "[ $rc -eq 0 ] && head -c 8 cost.png | od -c | grep -q 'P   N   G'"
+"$STEPSIM" plot cost cost.h5 -o cost.svg 2>>plot.err
+check "plot cost renders an SVG with the caption counting OOM rows" sh -c "grep -q '<svg' cost.svg && grep -q 'out of memory (OOM) left out' cost.svg"
+"$STEPSIM" run small.ini -q -o run.h5 >/dev/null 2>&1
+check "plot cost of a run file: exit 1 (a batch is needed)" sh -c "'$STEPSIM' plot cost run.h5 -o x.png; [ \$? -eq 1 ]"
+
+echo "stepsim-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
