@@ -62,6 +62,7 @@ typedef struct
   gboolean allow_finetune;
   gboolean uses_node; /* the scenario's [cluster] names a node */
   GPtrArray *cands;   /* CostCandidate * */
+  GHashTable *seen;   /* resolved scenario text → its candidate (borrowed), looked up only */
   char currency[4];
 } CostSearch;
 
@@ -110,13 +111,20 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
   hardware_sets (s, gpu, node, per_node, n, b);
   g_strv_builder_addv (b, (const char **) stack->sets);
   g_auto (GStrv) sets = g_strv_builder_end (b);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (s->path, (const char *const *) sets, &error);
+  /* A stack step that changes nothing here (mixed precision on a bf16 scenario) is the
+   * same scenario: simulated and listed once. */
+  CostCandidate *same = sc != NULL ? g_hash_table_lookup (s->seen, sc->text) : NULL;
+  if (same != NULL)
+    return same;
   CostCandidate *c = g_new0 (CostCandidate, 1);
   c->label = g_strdup_printf ("%s x%u, %s", gpu->name, n, stack->label);
   c->n_gpus = n;
   c->time = c->cost = NAN;
   g_ptr_array_add (s->cands, c);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (CliScenario) sc = cli_scenario_load (s->path, (const char *const *) sets, &error);
+  if (sc != NULL)
+    g_hash_table_insert (s->seen, g_strdup (sc->text), c);
   CliRunResult r = { 0 };
   if (sc == NULL || !cli_run_simulate (sc, NULL, &r, &error))
     {
@@ -255,7 +263,7 @@ why_lost (const CostSearch *s, const CostCandidate *c, const CostCandidate *a)
   if (c->reason != NULL)
     return g_strdup (c->reason);
   if (c->status == COST_LATE)
-    return g_strdup_printf ("misses the deadline: %.1f d > %.1f d", c->time / 86400,
+    return g_strdup_printf ("misses the deadline: %.3g d > %.3g d", c->time / 86400,
                             s->deadline / 86400);
   if (a != NULL)
     return g_strdup_printf ("costs %.0f %s more than the answer (+%.1f %%)", c->cost - a->cost,
@@ -288,11 +296,11 @@ print_answer (const CostSearch *s, gint answer)
   if (answer >= 0)
     {
       const CostCandidate *a = g_ptr_array_index (s->cands, answer);
-      printf ("answer: cheapest plan that meets %.1f d = %s: %.2f d, %.0f %s\n", days, a->label,
+      printf ("answer: cheapest plan that meets %.3g d = %s: %.2f d, %.0f %s\n", days, a->label,
               a->time / 86400, a->cost, s->currency);
       return;
     }
-  printf ("answer: no plan meets the deadline of %.1f d\n", days);
+  printf ("answer: no plan meets the deadline of %.3g d\n", days);
   gint fast = best_of (s, fits_any, TRUE), cheap = best_of (s, fits_priced, FALSE);
   if (fast < 0)
     {
@@ -363,6 +371,7 @@ run_search (CostSearch *s, const char *gpus)
   g_key_file_load_from_data (kf, sc->text, (gsize) -1, G_KEY_FILE_NONE, NULL);
   s->uses_node = g_key_file_has_key (kf, "cluster", "node", NULL);
   s->cands = g_ptr_array_new_with_free_func (cand_free);
+  s->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < types->len; i++)
     search_gpu (s, g_ptr_array_index (types, i));
   gint answer = best_of (s, good, FALSE);
@@ -373,6 +382,7 @@ run_search (CostSearch *s, const char *gpus)
     print_candidate (s, g_ptr_array_index (s->cands, i), a);
   print_answer (s, answer);
   g_ptr_array_unref (s->cands);
+  g_hash_table_unref (s->seen);
   return 0;
 }
 
