@@ -46,13 +46,16 @@ char *cli_charts_sweep_data (const char *results_tsv, const char *x, const char 
 char *cli_charts_penalty_data (const char *results_tsv, GError **error);
 
 /* Cost against time to train (cli/charts_cost.c): for every row that ran, fits and has
- * train_time and train_cost (cli/training.h), in time order: days, cost, front (1 on the
- * Pareto front: cheaper than every row at least as fast), number (1, 2, … in this order)
- * and label; then, after two blank lines, a second block of the front's rows alone (same
- * columns, label "-"). *caption: how many rows are drawn and how many were left out (OOM, no price
- * or plan, failed); caller frees. Error when no row can be drawn or the columns are
- * missing. */
-char *cli_charts_cost_data (const char *results_tsv, char **caption, GError **error);
+ * train_time and train_cost (cli/training.h), in time order: time (in *time_unit, "hours"
+ * when every run is shorter than two days, else "days"), cost, front (1 on the Pareto
+ * front: cheaper than every row at least as fast), number (1, 2, … in this order), label,
+ * and label_x, label_y (where plots/cost.gp puts the number: beside its point, clear of the
+ * other points and numbers where it can be); then, after two blank lines, a second block of
+ * the front's rows alone (same columns, label "-"). *caption: how many rows are drawn and
+ * how many were left out (OOM, no price or plan, failed); caller frees. Error when no row
+ * can be drawn or the columns are missing. */
+char *cli_charts_cost_data (const char *results_tsv, char **caption, const char **time_unit,
+                            GError **error);
 
 /* The x axis label of a sweep axis: the key with its unit when known
  * ("training.micro_batch (sequences)"). Caller frees. */

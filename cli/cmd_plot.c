@@ -167,7 +167,7 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
     }
   else if (strcmp (kind, "cost") == 0)
     {
-      data = cli_charts_cost_data (rows, &extra, error);
+      data = cli_charts_cost_data (rows, &extra, &unit, error);
       title = g_strdup_printf ("%s — cost against time to train", name);
     }
   else if (strcmp (kind, "penalty") == 0)
@@ -195,7 +195,9 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
                             : strcmp (kind, "cost") == 0 ? g_build_filename (cli_plot_dir (),
                                                                             "style.gp", NULL)
                                                          : g_strdup ("");
-  const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel, NULL };
+  /* cost: TITLE CAPTION STYLE.gp TIME-UNIT */
+  const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel,
+                         strcmp (kind, "cost") == 0 ? unit : NULL, NULL };
   return cli_charts_render (kind, data, args, o->output, error);
 }
 

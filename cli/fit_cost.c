@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/error_band.h"
 #include "cli/fit-private.h"
 #include "cli/run.h"
 #include "cli/scenario.h"
@@ -45,6 +46,7 @@ typedef enum
 typedef struct
 {
   char *label;
+  const char *gpu;   /* catalog name (static) */
   guint n_gpus;
   CostStatus status;
   gboolean has_cost;
@@ -120,6 +122,7 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
     return same;
   CostCandidate *c = g_new0 (CostCandidate, 1);
   c->label = g_strdup_printf ("%s x%u, %s", gpu->name, n, stack->label);
+  c->gpu = gpu->name;
   c->n_gpus = n;
   c->time = c->cost = NAN;
   g_ptr_array_add (s->cands, c);
@@ -298,6 +301,8 @@ print_answer (const CostSearch *s, gint answer)
       const CostCandidate *a = g_ptr_array_index (s->cands, answer);
       printf ("answer: cheapest plan that meets %.3g d = %s: %.2f d, %.0f %s\n", days, a->label,
               a->time / 86400, a->cost, s->currency);
+      g_autofree char *band = cli_error_band_text (a->gpu, CLI_BAND_STEP_TIME);
+      printf ("  error band: %s\n", band);
       return;
     }
   printf ("answer: no plan meets the deadline of %.3g d\n", days);

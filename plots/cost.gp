@@ -2,12 +2,14 @@
 # logarithmic), each point numbered and listed on the right with its label (hardware and
 # stack), the Pareto front (no other plan is both faster and cheaper) joined and ringed.
 #
-# Usage: gnuplot -c plots/cost.gp IN.tsv OUT.png|OUT.svg TITLE CAPTION STYLE.gp
-# IN.tsv (made by `stepsim plot cost`): header "days cost front number label", one row per
-# plan in time order; then (index 1) the Pareto front's rows alone. CAPTION says how many rows were left out (OOM). STYLE.gp is
+# Usage: gnuplot -c plots/cost.gp IN.tsv OUT.png|OUT.svg TITLE CAPTION STYLE.gp UNIT
+# IN.tsv (made by `stepsim plot cost`): header "time cost front number label label_x
+# label_y", one row per plan in time order (time in UNIT: hours or days; label_x/y: where
+# its number goes, placed clear of the others by stepsim); then (index 1) the Pareto
+# front's rows alone. CAPTION says how many rows were left out (OOM). STYLE.gp is
 # plots/style.gp, passed in so that no path goes through a shell.
 
-if (ARGC < 5) { print 'usage: gnuplot -c cost.gp IN.tsv OUT.png|OUT.svg TITLE CAPTION STYLE.gp'; exit status 2 }
+if (ARGC < 6) { print 'usage: gnuplot -c cost.gp IN.tsv OUT.png|OUT.svg TITLE CAPTION STYLE.gp UNIT'; exit status 2 }
 style_out = ARG2
 load ARG5
 if (style_out[strlen(style_out)-3:] eq '.svg') {
@@ -32,8 +34,8 @@ set bmargin at screen 0.16
 set logscale xy
 set xrange [xlo:xhi]
 set yrange [ylo:yhi]
-set xlabel 'time to train (days, log scale)'
-set ylabel 'cost ([cost] currency, log scale)'
+set xlabel sprintf('time to train (%s, log scale)', ARG6)
+set ylabel 'cost (in the currency of the scenarios'' [cost], log scale)'
 # 1-2-5 ticks on both log axes (gnuplot's default log ticks are decades only)
 set xtics () ; set ytics ()
 do for [e = -4:7] { do for [m in "1 2 5"] {
@@ -44,14 +46,10 @@ do for [e = -4:7] { do for [m in "1 2 5"] {
 set grid xtics ytics mxtics mytics lc rgb '#e4e4e4'
 set key inside left top box opaque
 set label 1 ARG4 noenhanced at screen 0.08, screen 0.05 left font ',10' tc rgb '#444444'
-# number labels on alternating sides (neighbours in time have consecutive numbers)
-dx(k) = (k % 4 == 0 || k % 4 == 3) ? 1.0 : -1.0
-dy(k) = (k % 4 < 2) ? 0.7 : -0.7
 plot ARG1 index 1 using 1:2 with lines lw 2 lc rgb '#d62728' title 'Pareto front', \
      ARG1 index 0 using 1:2 with points pt 7 ps 1.1 lc rgb '#1f77b4' title 'plan (number: list on the right)', \
      ARG1 index 1 using 1:2 with points pt 6 ps 2.0 lw 2 lc rgb '#d62728' notitle, \
-     for [q = 0:3] ARG1 index 0 using 1:(int($4) % 4 == q ? $2 : NaN):(sprintf('%d', $4)) \
-       with labels offset char dx(q), char dy(q) font ',9' notitle
+     ARG1 index 0 using 6:7:(sprintf('%d', $4)) with labels font ',9' notitle
 
 # --- the list of plans, right -------------------------------------------------------------
 unset label 1
@@ -69,6 +67,7 @@ set bmargin at screen 0.05
 set xrange [0:1]
 set yrange [n + 0.5:0.5]
 list_font = n > 30 ? ',8' : ',10'
-plot ARG1 index 0 using (0):4:(sprintf('%2d  %s%s  (%.3g d, %.4g)', $4, ($3 == 1 ? '* ' : ''), \
-       stringcolumn(5), $1, $2)) with labels left noenhanced font list_font notitle
+tu = ARG6 eq 'hours' ? 'h' : 'd'
+plot ARG1 index 0 using (0):4:(sprintf('%2d  %s%s  (%.3g %s, %.4g)', $4, ($3 == 1 ? '* ' : ''), \
+       stringcolumn(5), $1, tu, $2)) with labels left noenhanced font list_font notitle
 unset multiplot

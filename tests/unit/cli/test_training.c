@@ -239,10 +239,14 @@ test_cost_chart_data (void)
                      "5\tbad\tfailed\tnan\tnan\tnan\n";
   g_autofree char *caption = NULL;
   g_autoptr (GError) e = NULL;
-  g_autofree char *data = cli_charts_cost_data (rows, &caption, &e);
+  const char *unit = NULL;
+  g_autofree char *data = cli_charts_cost_data (rows, &caption, &unit, &e);
   CU_ASSERT_PTR_NOT_NULL_FATAL (data);
-  CU_ASSERT_PTR_NOT_NULL (strstr (data, "1\t100\t1\t1\ta\n2\t50\t1\t2\tb\n3\t80\t0\t3\tc\n"
-                                        "4\t40\t1\t4\td\n"));
+  CU_ASSERT_STRING_EQUAL (unit, "days");
+  CU_ASSERT_PTR_NOT_NULL (strstr (data, "1\t100\t1\t1\ta\t"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (data, "\n2\t50\t1\t2\tb\t"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (data, "\n3\t80\t0\t3\tc\t"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (data, "\n4\t40\t1\t4\td\t"));
   CU_ASSERT_PTR_NOT_NULL (strstr (caption, "4 plans drawn"));
   CU_ASSERT_PTR_NOT_NULL (strstr (caption, "1 out of memory (OOM) left out"));
   CU_ASSERT_PTR_NOT_NULL (strstr (caption, "1 failed"));
