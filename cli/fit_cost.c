@@ -257,6 +257,18 @@ fits_any (const CostCandidate *c)
   return c->status == COST_MEETS || c->status == COST_LATE;
 }
 
+/* A duration for messages: "1.61 d", or "7.5 h" / "30 min" below a day / an hour.
+ * Caller frees. */
+static char *
+duration (double sec)
+{
+  if (sec >= 86400)
+    return g_strdup_printf ("%.3g d", sec / 86400);
+  if (sec >= 3600)
+    return g_strdup_printf ("%.3g h", sec / 3600);
+  return g_strdup_printf ("%.3g min", sec / 60);
+}
+
 /* Why candidate `c` is not the answer `a` (NULL when it is). Caller frees. */
 static char *
 why_lost (const CostSearch *s, const CostCandidate *c, const CostCandidate *a)
@@ -266,8 +278,10 @@ why_lost (const CostSearch *s, const CostCandidate *c, const CostCandidate *a)
   if (c->reason != NULL)
     return g_strdup (c->reason);
   if (c->status == COST_LATE)
-    return g_strdup_printf ("misses the deadline: %.3g d > %.3g d", c->time / 86400,
-                            s->deadline / 86400);
+    {
+      g_autofree char *t = duration (c->time), *d = duration (s->deadline);
+      return g_strdup_printf ("misses the deadline: %s > %s", t, d);
+    }
   if (a != NULL)
     return g_strdup_printf ("costs %.0f %s more than the answer (+%.1f %%)", c->cost - a->cost,
                             s->currency, 100 * (c->cost / a->cost - 1));
@@ -295,17 +309,18 @@ print_candidate (const CostSearch *s, const CostCandidate *c, const CostCandidat
 static void
 print_answer (const CostSearch *s, gint answer)
 {
-  double days = s->deadline / 86400;
+  g_autofree char *dl = duration (s->deadline);
   if (answer >= 0)
     {
       const CostCandidate *a = g_ptr_array_index (s->cands, answer);
-      printf ("answer: cheapest plan that meets %.3g d = %s: %.2f d, %.0f %s\n", days, a->label,
-              a->time / 86400, a->cost, s->currency);
+      g_autofree char *t = duration (a->time);
+      printf ("answer: cheapest plan that meets %s = %s: %s, %.0f %s\n", dl, a->label, t,
+              a->cost, s->currency);
       g_autofree char *band = cli_error_band_text (a->gpu, CLI_BAND_STEP_TIME);
       printf ("  error band: %s\n", band);
       return;
     }
-  printf ("answer: no plan meets the deadline of %.3g d\n", days);
+  printf ("answer: no plan meets the deadline of %s\n", dl);
   gint fast = best_of (s, fits_any, TRUE), cheap = best_of (s, fits_priced, FALSE);
   if (fast < 0)
     {
@@ -313,15 +328,16 @@ print_answer (const CostSearch *s, gint answer)
       return;
     }
   const CostCandidate *f = g_ptr_array_index (s->cands, fast);
-  printf ("  fastest:  %s: %.2f d", f->label, f->time / 86400);
+  g_autofree char *ft = duration (f->time);
+  printf ("  fastest:  %s: %s", f->label, ft);
   if (f->has_cost)
     printf (", %.0f %s", f->cost, s->currency);
   printf ("\n");
   if (cheap >= 0)
     {
       const CostCandidate *c = g_ptr_array_index (s->cands, cheap);
-      printf ("  cheapest: %s: %.0f %s, %.2f d\n", c->label, c->cost, s->currency,
-              c->time / 86400);
+      g_autofree char *ct = duration (c->time);
+      printf ("  cheapest: %s: %.0f %s, %s\n", c->label, c->cost, s->currency, ct);
     }
 }
 
