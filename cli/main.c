@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 
 static const char usage[] =
   "Usage: stepsim COMMAND [OPTIONS…]\n"
@@ -60,6 +61,7 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
+  cli_interrupt_install (); /* SIGINT/SIGTERM/SIGHUP leave no temporary file behind */
   const char *cmd = argc >= 2 ? argv[1] : "";
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (cmd, commands[i].name) == 0)

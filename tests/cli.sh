@@ -156,7 +156,54 @@ chmod 755 ro
 [ $rc -eq 2 ] && ok "-o '': exit 2" || bad "-o '': exit 2 (got $rc)"
 "$STEPSIM" export s1.h5 /summary -o s1.h5 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "export -o onto its input: exit 1" || bad "export -o onto its input: exit 1 (got $rc)"
-check "export -o onto its input: HDF5 intact" h5dump -H s1.h5
+h5check "export -o onto its input: HDF5 intact" h5dump -H s1.h5
+
+# --- SIGINT/SIGTERM: no half-written or temporary file, the status of the signal ---------------
+# `env --default-signal` undoes the SIG_IGN a script gives its background jobs (stepsim keeps an
+# ignored signal ignored). interrupt SIG NEEDLE CMD…: starts CMD, sends SIG as soon as a file
+# whose name holds NEEDLE exists in $watch (at once when NEEDLE is empty), sets rc and `caught`.
+interrupt () {
+  sig=$1; needle=$2; shift 2
+  env --default-signal=INT,TERM "$@" >int.out 2>int.err & pid=$!
+  caught=0; n=0
+  while [ $n -lt 3000 ] && kill -0 $pid 2>/dev/null; do
+    if [ -z "$needle" ] || ls "$watch" | grep -qF -- "$needle"; then caught=1; break; fi
+    n=$((n + 1)); sleep 0.02
+  done
+  kill -s "$sig" $pid 2>/dev/null
+  wait $pid; rc=$?
+}
+big="$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini --set cluster.nodes=4"
+rm -rf int && mkdir int
+watch=int
+# shellcheck disable=SC2086
+interrupt INT .tmp. "$STEPSIM" run $big -q -o int/big.h5
+if [ $caught -eq 1 ] && [ $rc -eq 130 ] && [ -z "$(ls -A int)" ] && grep -q '^stepsim: interrupted by SIGINT; nothing written$' int.err
+then ok "SIGINT while run writes its HDF5: temporary removed, status 130, says so"
+else bad "SIGINT while run writes its HDF5: temporary removed, status 130, says so (caught $caught, exit $rc, left: $(ls -A int))"; cat int.err; fi
+rm -rf int && mkdir int
+# shellcheck disable=SC2086
+interrupt TERM "" "$STEPSIM" run $big -q -o int/big.h5
+if [ $rc -eq 143 ] && [ -z "$(ls -A int)" ]; then ok "SIGTERM while run simulates: nothing written, status 143"
+else bad "SIGTERM while run simulates: nothing written, status 143 (exit $rc, left: $(ls -A int))"; fi
+rm -rf int && mkdir int int/charts
+watch=int/charts
+# shellcheck disable=SC2086
+interrupt INT .tmp. "$STEPSIM" run $big -q -o big.h5 --plot int/charts
+# the HDF5 (written first, in .) goes too: no HDF5 without the chart asked for
+sleep 0.5 # gnuplot ends with stepsim (PR_SET_PDEATHSIG): it writes nothing afterwards
+ls -A int/charts >int.left 2>&1
+if [ $caught -eq 1 ] && [ $rc -eq 130 ] && ! test -e big.h5 && ! ls -A . | grep -q 'tmp\.' && [ ! -s int.left ]
+then ok "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed"
+else bad "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed (exit $rc; left: $(cat int.left) $(ls big.h5* 2>/dev/null))"; fi
+rm -f big.h5
+rm -rf int && mkdir int
+"$STEPSIM" run "$s1" -q -o int/s1.h5 --trace int/s1.json >/dev/null 2>&1
+check "--trace is written through a temporary too: none left" sh -c "test -s int/s1.json && [ \$(ls -A int | wc -l) -eq 2 ]"
+nohup_rc=0
+( trap '' INT; exec "$STEPSIM" run $big -q -o int/ign.h5 ) >/dev/null 2>&1 & pid=$!
+sleep 0.5; kill -INT $pid 2>/dev/null; wait $pid || nohup_rc=$?
+check "a SIGINT ignored by the caller stays ignored (the run completes)" sh -c "[ $nohup_rc -eq 0 ] && test -s int/ign.h5"
 
 # --- link load series: a DGX A100 NVLink direction never exceeds 300 GB/s x 235/300 ---
 "$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o s3.h5 >/dev/null 2>&1
