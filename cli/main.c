@@ -40,7 +40,7 @@ static const char usage[] =
   "\n"
   "Options:\n"
   "  -h, --help             show this help (COMMAND --help for a command's options)\n"
-  "  -V, --version          show the version\n"
+  "  -V, --version          show the version, the sanitizers and the build flags\n"
   "\n"
   "Exit status: 0 ok, 1 input or runtime error, 2 usage error.\n";
 
@@ -86,6 +86,7 @@ main (int argc, char **argv)
   if (strcmp (cmd, "-V") == 0 || strcmp (cmd, "--version") == 0)
     {
       printf ("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+      printf ("sanitizers: %s\nbuilt with: %s\n", STEPSIM_SANITIZERS, STEPSIM_BUILD_FLAGS);
       return 0;
     }
   if (cmd[0] == '-')
