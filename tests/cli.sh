@@ -12,6 +12,8 @@ failed=0
 ok () { passed=$((passed + 1)); echo "ok   $1"; }
 bad () { failed=$((failed + 1)); echo "FAIL $1"; }
 check () { name=$1; shift; if "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name"; fi; }
+# A check that needs h5dump (hdf5-tools, in the set-up command) fails without it, never passes.
+h5check () { if command -v h5dump >/dev/null 2>&1; then check "$@"; else bad "$1 (h5dump not found: apt-get install hdf5-tools)"; fi; }
 
 s1="$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini"
 
@@ -50,10 +52,8 @@ check "summary names the category mix" grep -q 'optimizer_state' run.out
 check "HDF5 file written" test -s s1.h5
 check "memory chart is a PNG" sh -c "head -c 8 charts/s1-llama-3.2-1b-fp32-memory.png | od -c | grep -q 'P   N   G'"
 check "no temporary files left" sh -c "! ls -a | grep -q tmp"
-if command -v h5dump >/dev/null 2>&1; then
-  check "h5dump reads the file" h5dump -H s1.h5
-  check "scenario text stored in the file" sh -c "h5dump -a /scenario s1.h5 | grep -q hf_config"
-fi
+h5check "h5dump reads the file" h5dump -H s1.h5
+h5check "scenario text stored in the file" sh -c "h5dump -a /scenario s1.h5 | grep -q hf_config"
 "$STEPSIM" export s1.h5 /summary >summary.tsv 2>/dev/null
 check "export /summary has step_time in s" grep -q "^step_time	[0-9.e+-]*	s$" summary.tsv
 check "export memory group has categories" sh -c "'$STEPSIM' export s1.h5 /series/rank0/memory | head -n 1 | grep -q '^time	weights	master_weights'"
@@ -63,12 +63,36 @@ check "export /tasks has labels" sh -c "'$STEPSIM' export s1.h5 /tasks | grep -q
 "$STEPSIM" run "$s1" -o again.h5 -q >/dev/null 2>&1
 check "same scenario twice: identical HDF5 bytes" cmp s1.h5 again.h5
 
-# Golden summary: every scalar of /summary within 1e-9 relative of the recorded one.
+# Golden summary: every field of /summary, the same names (none missing, none new), the same
+# units, numbers within 1e-9 relative, text fields identical. golden_diff GOLDEN NEW prints
+# each difference and fails on any.
+golden_diff () {
+  awk -F '\t' 'function num(x) { return x ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+     NR == FNR { if ($1 in g) { print "golden has " $1 " twice"; bad = 1 } g[$1] = $2; u[$1] = $3; next }
+     { if ($1 in seen) { print "twice: " $1; bad = 1; next } seen[$1] = 1
+       if (!($1 in g)) { print "new key: " $1; bad = 1; next }
+       if ($3 != u[$1]) { print "unit of " $1 ": \"" $3 "\" vs \"" u[$1] "\""; bad = 1 }
+       if (num($2) && num(g[$1])) {
+         d = $2 - g[$1]; if (d < 0) d = -d; a = g[$1] < 0 ? -g[$1] : g[$1]
+         if (d > 1e-9 * a + 1e-300) { print "differs: " $1 " " $2 " vs " g[$1]; bad = 1 }
+       } else if ($2 != g[$1]) { print "differs: " $1 " \"" $2 "\" vs \"" g[$1] "\""; bad = 1 }
+       n++ }
+     END { for (k in g) if (!(k in seen)) { print "missing key: " k; bad = 1 }
+           exit (bad || n < 20) }' "$1" "$2"
+}
 golden="$srcdir/tests/golden/s1-summary.tsv"
-if awk -F '\t' 'NR == FNR { g[$1] = $2; next }
-     ($1 in g) && $2 ~ /^[-0-9.e+]+$/ { d = $2 - g[$1]; if (d < 0) d = -d; a = g[$1] < 0 ? -g[$1] : g[$1];
-                    if (d > 1e-9 * a + 1e-300) { print "differs: " $1 " " $2 " vs " g[$1]; bad = 1 } n++ }
-     END { exit (bad || n < 20) }' "$golden" summary.tsv; then ok "golden summary of the default scenario"; else bad "golden summary of the default scenario"; fi
+if golden_diff "$golden" summary.tsv >golden.out; then ok "golden summary of the default scenario"
+else bad "golden summary of the default scenario"; cat golden.out; fi
+# The comparison itself: a changed text field, a missing key, a new key, a changed unit and a
+# number off by 1e-6 each fail it.
+awk -F '\t' -v OFS='\t' '$1 == "gpu" { $2 = "H100-80GB-SXM" } 1' summary.tsv >g-text.tsv
+awk -F '\t' '$1 != "step_time"' summary.tsv >g-missing.tsv
+{ cat summary.tsv; printf 'brand_new\t1\t1\n'; } >g-new.tsv
+awk -F '\t' -v OFS='\t' '$1 == "step_time" { $3 = "ms" } 1' summary.tsv >g-unit.tsv
+awk -F '\t' -v OFS='\t' '$1 == "step_time" { $2 = $2 * (1 + 1e-6) } 1' summary.tsv >g-num.tsv
+for g in text missing new unit num; do
+  if golden_diff "$golden" g-$g.tsv >/dev/null; then bad "golden comparison catches a $g field"; else ok "golden comparison catches a $g field"; fi
+done
 
 # --- bad input: one message, exit 1, nothing written -----------------------------------------
 printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\nmicro_bach = 2\n' > typo.ini
@@ -97,7 +121,7 @@ for f in /dev/zero in.fifo in.dir; do
 done
 for s in "training.micro_batch = 2" "training.micro_batch =2" "training. micro_batch=2"; do
   "$STEPSIM" run ok.ini -q -o sp.h5 --set "$s" >/dev/null 2>sp.err; rc=$?
-  if [ $rc -eq 0 ] && ! test -s sp.err && { ! command -v h5dump >/dev/null 2>&1 || h5dump -a /scenario sp.h5 | grep -q 'micro_batch=2'; }
+  if [ $rc -eq 0 ] && ! test -s sp.err && h5dump -a /scenario sp.h5 | grep -q 'micro_batch=2'
   then ok "--set '$s': spaces dropped, value applied"; else bad "--set '$s': spaces dropped, value applied (exit $rc)"; cat sp.err; fi
   rm -f sp.h5
 done
@@ -329,7 +353,12 @@ for bad_case in "tolerance:metric = step_time|measured = 1 s|tolerance = -1" \
                 "measured:metric = tokens_per_s_per_gpu|measured = -5|tolerance = 0.1" \
                 "measured:metric = mfu|measured = 45|tolerance = 0.1" \
                 "known_gap:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = maybe" \
-                "metric:metric = speed|measured = 1|tolerance = 0.1"; do
+                "metric:metric = speed|measured = 1|tolerance = 0.1" \
+                "gap_error:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = true" \
+                "gap_margin:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = true|gap_error = 0.2" \
+                "gap_error:metric = mfu|measured = 0.45|tolerance = 0.1|gap_error = 0.2|gap_margin = 0.02" \
+                "gap_margin:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = true|gap_error = 0.2|gap_margin = 0" \
+                "gap_error:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = true|gap_error = -1|gap_margin = 0.02"; do
   key=${bad_case%%:*}
   { cat vbase.ini; echo "id = X"; echo "${bad_case#*:}" | tr '|' '\n'; } >vbad.ini
   "$STEPSIM" validate vbad.ini >vbad.out 2>&1; rc=$?
@@ -337,6 +366,16 @@ for bad_case in "tolerance:metric = step_time|measured = 1 s|tolerance = -1" \
     ok "validate rejects ${bad_case#*:}"
   else bad "validate rejects ${bad_case#*:} (exit $rc)"; cat vbad.out; fi
 done
+# A known gap is bounded: within gap_error +/- gap_margin it is a KNOWN GAP (exit 0); further
+# (here 5 points off the documented error) it is GAP DRIFT, a miss (exit 1).
+gerr=$(awk '$1 == "X" { for (i = 1; i <= NF; i++) if ($(i + 1) == "%" && $i ~ /^[-+][0-9]/) { print $i / 100; exit } }' val2.out)
+for d in 0 0.05; do
+  { cat val.ini; echo "known_gap = true"; echo "gap_error = $(awk -v e="$gerr" -v d="$d" 'BEGIN { print e + d }')"; echo "gap_margin = 0.02"; } >vgap.ini
+  "$STEPSIM" validate vgap.ini >vgap.out 2>&1; rc=$?
+  if [ "$d" = 0 ]; then check "validate: a known gap at its documented error is KNOWN GAP (exit 0)" sh -c "[ $rc -eq 0 ] && grep -q 'KNOWN GAP' vgap.out"
+  else check "validate: a known gap 5 points off its documented error is GAP DRIFT (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'GAP DRIFT' vgap.out && grep -q ' 1 misses' vgap.out"; fi
+done
+check "validate: the shipped known gaps state their bound" sh -c "! grep -l 'known_gap = true' '$srcdir'/tests/validation/*.ini | xargs grep -L '^gap_error = ' | grep -q ."
 "$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
 check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
 # A time case whose run is out of memory is a miss (OOM), whatever its figure: the job ran.
