@@ -151,6 +151,13 @@ done
 "$STEPSIM" run ctl.ini -q -o bin.h5 >/dev/null 2>ctl.err
 check "a control character in a value is shown escaped" grep -qF 'A100\x01\x1B[2J-80GB-SXM' ctl.err
 
+# A bad value nested in a config.json is named by its JSON path (text_config.hidden_size).
+printf '{"model_type":"llama","num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100,"intermediate_size":64,"max_position_embeddings":128,"text_config":{"hidden_size":"q"}}' >nested.json
+sed 's|^hf_config = .*|hf_config = nested.json|' ok.ini >nested.ini
+"$STEPSIM" run nested.ini -q -o nested.h5 >/dev/null 2>nested.err; rc=$?
+check "a bad nested config.json value: exit 1, named by its JSON path, nothing written" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nested.err) -eq 1 ] && grep -q \"nested.json: key 'text_config.hidden_size': \" nested.err && ! test -e nested.h5"
+
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo
 "$STEPSIM" run "$s1" -o fifo -q >/dev/null 2>fifo.err; rc=$?
