@@ -60,6 +60,9 @@ check "export memory group has categories" sh -c "'$STEPSIM' export s1.h5 /serie
 check "export /tasks has labels" sh -c "'$STEPSIM' export s1.h5 /tasks | grep -q 'recompute L0 mb0'"
 "$STEPSIM" export s1.h5 /no/such >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "export of a missing object: exit 1" || bad "export of a missing object: exit 1 (got $rc)"
+"$STEPSIM" export s1.h5 /no/such -o nosuch.tsv >/dev/null 2>nosuch.err; rc=$?
+check "export -o of a missing object: exit 1, one line naming the file and object, no file left" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nosuch.err) -eq 1 ] && grep -q 's1.h5' nosuch.err && grep -q '/no/such' nosuch.err && ! ls -a | grep -q 'nosuch.tsv'"
 "$STEPSIM" run "$s1" -o again.h5 -q >/dev/null 2>&1
 check "same scenario twice: identical HDF5 bytes" cmp s1.h5 again.h5
 
