@@ -9,6 +9,7 @@
 #include "cli/batch.h"
 
 #include <math.h>
+#include "cli/interrupt.h"
 #include <string.h>
 #include "cli/report.h"
 #include "cli/run.h"
@@ -49,7 +50,7 @@ typedef struct
   char **sets;
   char **origins; /* where each of `sets` comes from (cli_sweep_set_origins), for messages */
   gint baseline;  /* job index of the baseline, -1 for none */
-  gboolean done, ok;
+  gboolean done, ok; /* done: its result was handed to the calling thread (or merged) */
   char *error;
   double *metrics; /* n_metrics */
 } Job;
@@ -261,6 +262,7 @@ run_job (gpointer data, gpointer user_data)
 {
   CliBatch *b = user_data;
   guint index = GPOINTER_TO_UINT (data) - 1;
+  cli_interrupt_block_here (); /* signals go to the calling thread (cli/interrupt.h) */
   Job *j = g_ptr_array_index (b->jobs, index);
   GError *error = NULL;
   j->ok = simulate_job (b, j, &error);
@@ -270,15 +272,14 @@ run_job (gpointer data, gpointer user_data)
       j->error = sim_text_printable (error->message, CLI_SCENARIO_MESSAGE_MAX);
       g_error_free (error);
     }
-  j->done = TRUE;
-  g_async_queue_push (b->finished, data);
+  g_async_queue_push (b->finished, data); /* the calling thread marks it done */
 }
 
-void
+gboolean
 cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride,
                CliBatchProgress progress, gpointer data)
 {
-  g_return_if_fail (batch != NULL && n_threads >= 1 && stride >= 1);
+  g_return_val_if_fail (batch != NULL && n_threads >= 1 && stride >= 1, FALSE);
   guint total = 0;
   for (guint i = offset; i < batch->jobs->len; i += stride)
     total++;
@@ -289,12 +290,25 @@ cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride,
   gint64 t0 = g_get_monotonic_time ();
   for (guint done = 1; done <= total; done++)
     {
-      g_async_queue_pop (batch->finished);
+      gpointer index = NULL;
+      /* a signal deferred by the caller (cli_interrupt_defer) is noticed within 0.1 s */
+      while (index == NULL && cli_interrupt_pending () == 0)
+        index = g_async_queue_timeout_pop (batch->finished, 100000);
+      if (index == NULL)
+        {
+          /* Interrupted: the jobs still running go on writing their own Job and the queue,
+           * so neither is freed; the caller writes what is done and ends the process. */
+          g_thread_pool_free (pool, TRUE, FALSE);
+          return FALSE;
+        }
+      Job *j = g_ptr_array_index (batch->jobs, GPOINTER_TO_UINT (index) - 1);
+      j->done = TRUE;
       if (progress != NULL)
         progress (done, total, (g_get_monotonic_time () - t0) / 1e6, data);
     }
   g_thread_pool_free (pool, FALSE, TRUE);
   g_clear_pointer (&batch->finished, g_async_queue_unref);
+  return TRUE;
 }
 
 /* ---- gathering ---------------------------------------------------------------------------- */
@@ -359,7 +373,19 @@ cli_batch_n_failed (const CliBatch *batch)
   for (guint p = 0; p < batch->n_points; p++)
     {
       const Job *j = g_ptr_array_index (batch->jobs, p);
-      n += !j->ok;
+      n += j->done && !j->ok;
+    }
+  return n;
+}
+
+guint
+cli_batch_n_done (const CliBatch *batch)
+{
+  guint n = 0;
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      n += j->done;
     }
   return n;
 }
@@ -370,7 +396,7 @@ cli_batch_check_baselines (const CliBatch *batch, GError **error)
   for (guint p = 0; p < batch->n_points; p++)
     {
       const Job *j = g_ptr_array_index (batch->jobs, p);
-      if (!j->ok || j->baseline < 0)
+      if (!j->done || !j->ok || j->baseline < 0)
         continue; /* a failed point is its own row's error */
       const Job *base = g_ptr_array_index (batch->jobs, j->baseline);
       if (base->done && base->ok)
@@ -424,8 +450,9 @@ table_baseline (const CliBatch *b, const Job *j, SimTable *t, guint row, guint *
   if (!has_baseline (b))
     return;
   const Job *base = j->baseline >= 0 ? g_ptr_array_index (b->jobs, j->baseline) : NULL;
-  double bt = base != NULL && base->ok ? base->metrics[b->tokens_metric] : NAN;
-  double mine = j->ok ? j->metrics[b->tokens_metric] : NAN;
+  /* only jobs marked done are read: an interrupted batch's others may still be running */
+  double bt = base != NULL && base->done && base->ok ? base->metrics[b->tokens_metric] : NAN;
+  double mine = j->done && j->ok ? j->metrics[b->tokens_metric] : NAN;
   sim_table_set_double (t, row, (*col)++, bt);
   sim_table_set_double (t, row, (*col)++, 100.0 * (1.0 - mine / bt));
 }
@@ -443,7 +470,7 @@ cli_batch_table (const CliBatch *batch)
       sim_table_set_double (t, row, col++, p);
       sim_table_set_text (t, row, col++, label);
       sim_table_set_text (t, row, col++, !j->done ? "not run" : j->ok ? "ok" : "failed");
-      sim_table_set_text (t, row, col++, j->error);
+      sim_table_set_text (t, row, col++, j->done ? j->error : NULL);
       for (guint a = 0; a < cli_sweep_n_axes (batch->sweep); a++, col++)
         {
           const char *v = cli_sweep_value (batch->sweep, p, a);
@@ -453,7 +480,7 @@ cli_batch_table (const CliBatch *batch)
             sim_table_set_text (t, row, col, v);
         }
       for (guint m = 0; m < batch->metrics->len; m++)
-        sim_table_set_double (t, row, col++, j->metrics[m]);
+        sim_table_set_double (t, row, col++, j->done ? j->metrics[m] : NAN);
       table_baseline (batch, j, t, row, &col);
     }
   return t;

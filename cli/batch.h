@@ -35,9 +35,13 @@ guint cli_batch_n_points (const CliBatch *batch); /* scenarios of the sweep */
 
 /* Runs the jobs whose index i satisfies i % stride == offset (one process's share of an MPI
  * run; offset 0, stride 1 for all) on `n_threads` threads (>= 1). Blocks until they are
- * done; `progress` (may be NULL) is called after each. */
-void cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride,
-                    CliBatchProgress progress, gpointer data);
+ * done; `progress` (may be NULL) is called after each. TRUE when every job finished; FALSE
+ * when a signal deferred by cli_interrupt_defer() arrived first: the jobs finished so far
+ * are marked done (the table shows the others as "not run"), the running ones are
+ * abandoned still running, so the batch must not be freed: the caller writes what is done
+ * and ends the process (cli_interrupt_exit). */
+gboolean cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride,
+                        CliBatchProgress progress, gpointer data);
 
 /* Results of finished jobs as a GVariant "a(ubsad)" (index, ok, error, metrics), for
  * gathering across processes; cli_batch_merge stores such results into `batch`. FALSE +
@@ -45,8 +49,11 @@ void cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride
 GVariant *cli_batch_serialize (const CliBatch *batch);
 gboolean cli_batch_merge (CliBatch *batch, GVariant *results, GError **error);
 
-/* Number of sweep points that failed (not OOM: OOM is a result). */
+/* Number of sweep points that ran and failed (not OOM: OOM is a result). */
 guint cli_batch_n_failed (const CliBatch *batch);
+
+/* Number of sweep points that ran (all of them unless interrupted). */
+guint cli_batch_n_done (const CliBatch *batch);
 
 /* After the run (and the gather): every point that ran has a baseline that ran too, else
  * its penalty would be NaN without a word. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE, message

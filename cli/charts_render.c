@@ -4,8 +4,13 @@
 #include "cli/charts.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include "cli/plot.h"
+#include "sim/tempfiles.h"
 
 /* `"DIR/sweep.gp" line 31: MESSAGE` → "sweep.gp line 31: MESSAGE"; NULL if `line` is not
  * a gnuplot error line. */
@@ -46,13 +51,24 @@ cli_charts_gnuplot_error (const char *stderr_text)
   return g_strdup (last != NULL ? last : "no message");
 }
 
+/* In the child before exec: gnuplot ends when stepsim does (SIGINT/SIGTERM, cli/interrupt.h),
+ * so it cannot write its chart after stepsim removed the temporaries (Linux prctl(2)). */
+static void
+die_with_parent (gpointer data)
+{
+  (void) data;
+#ifdef __linux__
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+#endif
+}
+
 static gboolean
 run_gnuplot (const char *const *argv, const char *out_path, GError **error)
 {
   g_autofree char *err_text = NULL;
   int status = 0;
-  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                     &err_text, &status, error))
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, die_with_parent,
+                     NULL, NULL, &err_text, &status, error))
     return g_prefix_error (error, "cannot run gnuplot: "), FALSE;
   if (g_spawn_check_wait_status (status, NULL))
     return TRUE;
@@ -78,12 +94,13 @@ cli_charts_render (const char *figure, const char *data, const char *const *args
   if (fd < 0)
     return FALSE;
   close (fd);
+  sim_tempfiles_add (tsv); /* removed on SIGINT/SIGTERM too (cli/interrupt.h) */
   if (!g_file_set_contents (tsv, data, -1, error))
-    return g_unlink (tsv), FALSE;
+    return g_unlink (tsv), sim_tempfiles_forget (tsv), FALSE;
   g_autofree char *file = g_strconcat (figure, ".gp", NULL);
   g_autofree char *script = g_build_filename (cli_plot_dir (), file, NULL);
   const char *ext = cli_charts_path_is_svg (out_path) ? ".svg" : ".png";
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp.%d%s", out_path, (int) getpid (), ext);
+  g_autofree char *tmp = sim_tempfiles_new_path (out_path, ext);
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   const char *fixed[] = { STEPSIM_GNUPLOT, "-c", script, tsv, tmp };
   for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
@@ -101,5 +118,7 @@ cli_charts_render (const char *figure, const char *data, const char *const *args
   if (!ok)
     g_unlink (tmp);
   g_unlink (tsv);
+  sim_tempfiles_forget (tmp);
+  sim_tempfiles_forget (tsv);
   return ok;
 }

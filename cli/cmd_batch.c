@@ -20,10 +20,12 @@
 #include <unistd.h>
 #include "cli/batch.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/output.h"
 #include "cli/mpi.h"
 #include "cli/sweep.h"
 #include "sim/h5out.h"
+#include "sim/tempfiles.h"
 #include "sim/text.h"
 
 typedef struct
@@ -67,25 +69,37 @@ write_text (const SimTable *t, const char *path, char sep, GError **error)
     }
   gboolean ok = sim_table_write_text (t, f, sep, error);
   fclose (f);
-  ok = ok && g_file_set_contents (path, buf, (gssize) len, error);
+  ok = ok && sim_tempfiles_set_contents (path, buf, len, error);
   free (buf);
   return ok;
 }
 
+/* `incomplete`: NULL, or why rows are missing (an interrupted batch), stored as the root
+ * attribute "incomplete". The outputs are all or nothing: each finished one stays registered
+ * for removal (sim/tempfiles.h) until the last is written. */
 static gboolean
 write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt,
-               GError **error)
+               const char *incomplete, GError **error)
 {
   const char *attrs[] = { "program", PACKAGE_NAME, "version", PACKAGE_VERSION,
                           "name", cli_sweep_name (sweep), "sweep", cli_sweep_text (sweep),
-                          "scenario", cli_sweep_scenario (sweep), NULL };
-  if (!sim_h5out_write_table (opt->output, "/results", t, attrs, error))
-    return FALSE;
-  if (opt->tsv != NULL && !write_text (t, opt->tsv, '\t', error))
-    return g_prefix_error (error, "%s: ", opt->tsv), FALSE;
-  if (opt->csv != NULL && !write_text (t, opt->csv, ',', error))
-    return g_prefix_error (error, "%s: ", opt->csv), FALSE;
-  return TRUE;
+                          "scenario", cli_sweep_scenario (sweep),
+                          incomplete != NULL ? "incomplete" : NULL, incomplete, NULL };
+  const char *done[3] = { NULL };
+  gboolean ok = sim_h5out_write_table (opt->output, "/results", t, attrs, error);
+  if (ok)
+    sim_tempfiles_add (done[0] = opt->output);
+  if (ok && opt->tsv != NULL && !write_text (t, opt->tsv, '\t', error))
+    ok = (g_prefix_error (error, "%s: ", opt->tsv), FALSE);
+  else if (ok && opt->tsv != NULL)
+    sim_tempfiles_add (done[1] = opt->tsv);
+  if (ok && opt->csv != NULL && !write_text (t, opt->csv, ',', error))
+    ok = (g_prefix_error (error, "%s: ", opt->csv), FALSE);
+  for (guint i = 0; i < G_N_ELEMENTS (done); i++)
+    if (done[i] != NULL && !ok)
+      g_unlink (done[i]); /* no HDF5 without the TSV asked for */
+  sim_tempfiles_forget_all ();
+  return ok;
 }
 
 static double
@@ -228,6 +242,28 @@ failed_alike (guint rank, int rc, GError **error)
   return rc;
 }
 
+/* A signal arrived while the scenarios ran: the rows finished so far are written, the file
+ * marked incomplete (root attribute "incomplete"; the other rows' status is "not run"), one
+ * line on stderr says which, and the process ends by the signal. The batch is not freed:
+ * abandoned jobs are still running (cli_batch_run). */
+static void
+interrupted (const CliSweep *sweep, const CliBatch *batch, const BatchOptions *opt)
+{
+  int signo = cli_interrupt_pending ();
+  guint done = cli_batch_n_done (batch), n = cli_batch_n_points (batch);
+  g_autofree char *why = g_strdup_printf ("interrupted by %s: %u of %u scenarios ran; the "
+                                          "others are 'not run'", cli_interrupt_name (signo),
+                                          done, n);
+  g_autoptr (SimTable) t = cli_batch_table (batch);
+  g_autoptr (GError) error = NULL;
+  if (write_outputs (sweep, t, opt, why, &error))
+    fprintf (stderr, "stepsim: %s; their rows are written to %s, marked incomplete\n", why,
+             opt->output);
+  else
+    fprintf (stderr, "stepsim: %s; nothing written: %s\n", why, error->message);
+  cli_interrupt_exit (signo);
+}
+
 static int
 run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GError **error)
 {
@@ -246,7 +282,14 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
     return failed_alike (rank, 1, error);
   g_autoptr (CliBatch) batch = cli_batch_new (sweep, (const char *const *) opt->sets);
   Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0 };
-  cli_batch_run (batch, (guint) opt->jobs, rank, size, show_progress, &p);
+  /* One process: SIGINT/SIGTERM while the scenarios run writes the rows finished so far
+   * (interrupted, below). Under mpirun the others' rows cannot be gathered then: nothing is
+   * written (cli/interrupt.h's default). */
+  cli_interrupt_defer (size == 1);
+  gboolean complete = cli_batch_run (batch, (guint) opt->jobs, rank, size, show_progress, &p);
+  cli_interrupt_defer (FALSE);
+  if (!complete || cli_interrupt_pending () != 0)
+    interrupted (sweep, batch, opt); /* does not return */
   if (size > 1 && !gather (batch, error))
     return 1;
   if (rank != 0)
@@ -256,7 +299,7 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   if (!cli_batch_check_baselines (batch, error))
     return 1;
   g_autoptr (SimTable) t = cli_batch_table (batch);
-  if (!write_outputs (sweep, t, opt, error))
+  if (!write_outputs (sweep, t, opt, NULL, error))
     return 1;
   print_table (t, opt->quiet);
   guint failed = cli_batch_n_failed (batch);

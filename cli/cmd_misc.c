@@ -13,6 +13,7 @@
 #include "hardware/node_catalog.h"
 #include "models/arch.h"
 #include "sim/h5out.h"
+#include "sim/tempfiles.h"
 #include "sim/text.h"
 #include "sim/units.h"
 
@@ -43,7 +44,7 @@ cli_cmd_export (int argc, char **argv)
     return cli_error (error->message), 1;
   if (output != NULL)
     {
-      tmp = g_strdup_printf ("%s.tmp.%d", output, (int) getpid ());
+      tmp = sim_tempfiles_new_path (output, NULL);
       if ((out = fopen (tmp, "w")) == NULL)
         {
           g_autofree char *msg = g_strdup_printf ("cannot write %s: %s", output, g_strerror (errno));
@@ -62,6 +63,7 @@ cli_cmd_export (int argc, char **argv)
         }
       if (!ok)
         g_unlink (tmp);
+      sim_tempfiles_forget (tmp);
     }
   if (!ok)
     {

@@ -2,7 +2,9 @@
  *
  * Output discipline: the whole simulation runs in memory first; only when it succeeded is
  * the HDF5 file written (atomically, sim/h5out.c) and then the chart (atomically,
- * cli/plot.c). A failing scenario leaves no file behind.
+ * cli/plot.c). A failing scenario leaves no file behind; nor does SIGINT/SIGTERM (the
+ * finished HDF5 and chart are registered in sim/tempfiles.h until the trace is written too,
+ * cli/interrupt.h).
  */
 #include "config.h"
 
@@ -19,6 +21,7 @@
 #include "cli/sweep.h"
 #include "cli/trace.h"
 #include "sim/h5out.h"
+#include "sim/tempfiles.h"
 #include "sim/text.h"
 
 void
@@ -69,6 +72,7 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult
   };
   if (!sim_h5out_write (opt->output, rec, &meta, error))
     return FALSE;
+  sim_tempfiles_add (opt->output); /* kept only if the chart and trace are written too */
   if (!opt->quiet)
     printf ("output     %s\n", opt->output);
   if (opt->plot_dir == NULL)
@@ -90,6 +94,7 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult
       g_unlink (opt->output); /* all or nothing: no HDF5 without its chart */
       return FALSE;
     }
+  sim_tempfiles_add (png);
   if (!opt->quiet)
     printf ("chart      %s\n", png);
   return TRUE;
@@ -198,6 +203,7 @@ cli_cmd_run (int argc, char **argv)
         }
     }
 out:
+  sim_tempfiles_forget_all (); /* the outputs are complete, or were removed */
   if (error != NULL)
     cli_error (error->message);
   cli_run_result_clear (&res);

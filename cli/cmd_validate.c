@@ -10,11 +10,16 @@
  *   measured = 4641                 > 0, with its unit for memory and time ("14949 MiB",
  *                                   "1.42 s"); mfu as a fraction (≤ 1)
  *   tolerance = 0.20                in (0, 1]: |predicted − measured| ≤ tolerance × measured
- *   known_gap = false               true: a documented miss, reported, not a failure
+ *   known_gap = false               true: a documented miss, reported, not a failure …
+ *   gap_error = 0.240               … (required with known_gap = true) as long as its error,
+ *   gap_margin = 0.02                 predicted / measured − 1, stays within gap_error ±
+ *                                     gap_margin (margin in (0, 1]); drifting further is a
+ *                                     miss, "GAP DRIFT": a documented gap has a bound
  * id, metric, measured and tolerance are required; every error names the file, the group
  * and the key.
  * Without arguments every scenario with a [validation] group in tests/validation of the
- * source tree (or the installed data) is run. Exit status: 0 when every case without known_gap is within tolerance, 1 otherwise
+ * source tree (or the installed data) is run. Exit status: 0 when every case without known_gap is within tolerance and every known gap
+ * within its bound, 1 otherwise
  * (or on an error), 2 on usage errors. Nothing is written.
  */
 #include "config.h"
@@ -37,6 +42,7 @@ typedef struct
   char *id, *metric;
   double measured, tolerance;
   gboolean known_gap;
+  double gap_error, gap_margin; /* with known_gap: the documented error and its bound */
 } Case;
 
 static const struct
@@ -114,6 +120,41 @@ parse_figures (const char *path, Case *c, guint m, const char *measured, const c
   return TRUE;
 }
 
+/* gap_error and gap_margin: both required with known_gap = true (a known gap has a bound),
+ * an error without it; gap_error a finite fraction in (−1, 10], gap_margin in (0, 1]. */
+static gboolean
+load_gap_bound (GKeyFile *kf, const char *path, Case *c, GError **error)
+{
+  const char *keys[] = { "gap_error", "gap_margin" };
+  double *into[] = { &c->gap_error, &c->gap_margin };
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    {
+      GError *e = NULL;
+      g_autofree char *v = case_value (kf, path, keys[k], FALSE, &e);
+      if (e != NULL)
+        return g_propagate_error (error, e), FALSE;
+      if (v == NULL && c->known_gap)
+        return case_error (error, path, keys[k],
+                           "required with known_gap = true: a known gap states the error it "
+                           "has (gap_error) and how far it may drift (gap_margin)");
+      if (v == NULL)
+        continue;
+      if (!c->known_gap)
+        return case_error (error, path, keys[k], "only with known_gap = true");
+      if (!sim_units_parse_number (v, into[k], error))
+        return g_prefix_error (error, "%s: group [validation], key '%s': ", path, keys[k]),
+               FALSE;
+    }
+  if (!c->known_gap)
+    return TRUE;
+  if (!(c->gap_error > -1 && c->gap_error <= 10))
+    return case_error (error, path, "gap_error",
+                       "must be the relative error predicted / measured - 1, in (-1, 10]");
+  if (!(c->gap_margin > 0 && c->gap_margin <= 1))
+    return case_error (error, path, "gap_margin", "must be a fraction in (0, 1], e.g. 0.02");
+  return TRUE;
+}
+
 /* Reads the [validation] group of `path` into *c (c->id stays NULL without one). FALSE +
  * error naming the file, the group and the key. */
 static gboolean
@@ -136,6 +177,8 @@ load_case (const char *path, Case *c, GError **error)
     return g_propagate_error (error, e), FALSE;
   if (gap != NULL && !sim_units_parse_bool (gap, &c->known_gap, error))
     return g_prefix_error (error, "%s: group [validation], key 'known_gap': ", path), FALSE;
+  if (!load_gap_bound (kf, path, c, error))
+    return FALSE;
   for (guint i = 0; i < G_N_ELEMENTS (metrics); i++)
     if (strcmp (c->metric, metrics[i].name) == 0)
       return parse_figures (path, c, i, measured, tol, error);
@@ -169,7 +212,8 @@ is_time_metric (const char *metric)
 
 /* Prints one row (and writes it to `tsv` when not NULL: id, GPU type, metric, predicted,
  * measured, relative error, known gap — the table of cli/error_band.h); returns 0 pass,
- * 1 miss, 2 known gap. A run that does not fit in GPU memory fails whatever its figure:
+ * 1 miss (a known gap that drifted out of its bound included), 2 known gap. A run that
+ * does not fit in GPU memory fails whatever its figure:
  * the measured job ran (verdict OOM). */
 static int
 report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
@@ -183,6 +227,7 @@ report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
                g_ascii_dtostr (v[0], sizeof v[0], p), g_ascii_dtostr (v[1], sizeof v[1], c->measured),
                g_ascii_dtostr (v[2], sizeof v[2], err), c->known_gap ? 1 : 0);
     }
+  gboolean in_gap = c->known_gap && fits && fabs (err - c->gap_error) <= c->gap_margin;
   if (is_time_metric (c->metric) && time_errors != NULL)
     {
       double a = fabs (err);
@@ -190,10 +235,15 @@ report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
     }
   g_autofree char *ps = format_metric (c->metric, p);
   g_autofree char *ms = format_metric (c->metric, c->measured);
-  printf ("%-6s %-22s %14s %14s %+8.1f %% %6.0f %%  %s\n", c->id, c->metric, ps, ms, 100 * err,
+  g_autofree char *drift = c->known_gap && fits && !within && !in_gap
+                             ? g_strdup_printf ("GAP DRIFT (documented %+.1f %% +/- %.1f)",
+                                                100 * c->gap_error, 100 * c->gap_margin)
+                             : NULL;
+  printf ("%-6s %-22s %14s %14s %+8.1f %% %6.1f %%  %s\n", c->id, c->metric, ps, ms, 100 * err,
           100 * c->tolerance,
-          within ? "PASS" : !fits ? (c->known_gap ? "KNOWN GAP (OOM)" : "OOM") : c->known_gap ? "KNOWN GAP" : "MISS");
-  return within ? 0 : c->known_gap ? 2 : 1;
+          within ? "PASS" : !fits ? (c->known_gap ? "KNOWN GAP (OOM)" : "OOM")
+          : in_gap ? "KNOWN GAP" : drift != NULL ? drift : "MISS");
+  return within ? 0 : !fits ? (c->known_gap ? 2 : 1) : in_gap ? 2 : 1;
 }
 
 /* Runs one case; returns 0 pass, 1 miss, 2 known gap, 3 skipped (no [validation] group),
@@ -307,14 +357,17 @@ cli_cmd_validate (int argc, char **argv)
     "                                tokens_per_s_per_gpu (a number), mfu (a fraction)\n"
     "  measured = 14949 MiB          required, > 0\n"
     "  tolerance = 0.05              required, in (0, 1]\n"
-    "  known_gap = false             true: a documented miss, reported, not a failure\n"
+    "  known_gap = false             true: a documented miss, reported, not a failure,\n"
+    "  gap_error = 0.24              as long as its error (predicted / measured - 1)\n"
+    "  gap_margin = 0.02             stays within gap_error +/- gap_margin (both required\n"
+    "                                with known_gap = true; further is GAP DRIFT, a miss)\n"
     "Without arguments the shipped cases (tests/validation) are run. A time or throughput\n"
     "case whose run does not fit in GPU memory is a miss (OOM). The last line gives the\n"
     "median |error| of the time and throughput cases. --measured FILE.tsv compares against\n"
     "measurements written by tools/measure_steps.py (format: cli/validate_measured.h).\n"
     "--tsv FILE also writes the rows as TSV: the error-band table the build installs.\n"
-    "Exit status: 0 when every case without known_gap is within its tolerance, 1 otherwise,\n"
-    "2 on usage errors.");
+    "Exit status: 0 when every case without known_gap is within its tolerance and every\n"
+    "known gap within its bound, 1 otherwise, 2 on usage errors.");
   g_autofree char *measured = NULL;
   gboolean factors = FALSE;
   g_autofree char *tsv_path = NULL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 
 static const char usage[] =
   "Usage: stepsim COMMAND [OPTIONS…]\n"
@@ -39,7 +40,7 @@ static const char usage[] =
   "\n"
   "Options:\n"
   "  -h, --help             show this help (COMMAND --help for a command's options)\n"
-  "  -V, --version          show the version\n"
+  "  -V, --version          show the version, the sanitizers and the build flags\n"
   "\n"
   "Exit status: 0 ok, 1 input or runtime error, 2 usage error.\n";
 
@@ -60,6 +61,7 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
+  cli_interrupt_install (); /* SIGINT/SIGTERM/SIGHUP leave no temporary file behind */
   const char *cmd = argc >= 2 ? argv[1] : "";
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (cmd, commands[i].name) == 0)
@@ -84,6 +86,7 @@ main (int argc, char **argv)
   if (strcmp (cmd, "-V") == 0 || strcmp (cmd, "--version") == 0)
     {
       printf ("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+      printf ("sanitizers: %s\nbuilt with: %s\n", STEPSIM_SANITIZERS, STEPSIM_BUILD_FLAGS);
       return 0;
     }
   if (cmd[0] == '-')

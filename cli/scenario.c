@@ -38,7 +38,7 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const validation_keys[] = { "id", "source", "metric", "measured", "tolerance",
-                                               "known_gap", NULL };
+                                               "known_gap", "gap_error", "gap_margin", NULL };
 static const char *const offload_keys[] = { "optimizer", "parameters", "activations",
                                             "pin_memory", NULL };
 static const char *const finetune_keys[] = { "method", "rank", "targets", "double_quant", NULL };

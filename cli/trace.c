@@ -11,6 +11,7 @@
 #include <string.h>
 #include "cli/run.h"
 #include "models/plan.h"
+#include "sim/tempfiles.h"
 
 static void
 add_meta (JsonBuilder *b, const char *what, guint pid, guint tid, const char *name)
@@ -159,7 +160,7 @@ gboolean
 cli_trace_write (const char *path, const SimRecorder *rec, const char *title, GError **error)
 {
   g_autofree char *json = cli_trace_to_json (rec, title);
-  if (!g_file_set_contents (path, json, -1, error))
+  if (!sim_tempfiles_set_contents (path, json, strlen (json), error))
     {
       g_prefix_error (error, "writing the trace: ");
       return FALSE;

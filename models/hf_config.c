@@ -77,11 +77,16 @@ member (const Ctx *c, const char *name)
   return NULL;
 }
 
+/* "ORIGIN: key 'PATH': WHAT", PATH the member's JSON path: "text_config.hidden_size" when
+ * the value read came from text_config (member() looks there first). */
 static gboolean
 field_error (const Ctx *c, GError **error, const char *name, const char *what)
 {
-  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD, "%s: key '%s': %s", c->origin,
-               name, what);
+  JsonNode *nested = c->text != NULL && json_object_has_member (c->text, name)
+                       ? json_object_get_member (c->text, name) : NULL;
+  gboolean in_text = nested != NULL && !JSON_NODE_HOLDS_NULL (nested);
+  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD, "%s: key '%s%s': %s", c->origin,
+               in_text ? "text_config." : "", name, what);
   return FALSE;
 }
 

@@ -28,6 +28,7 @@
 #include <glib/gstdio.h>
 #include <hdf5.h>
 #include "sim/h5out-private.h"
+#include "sim/tempfiles.h"
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -156,6 +157,7 @@ sim_h5_writer_finish (SimH5Writer *w, gboolean ok, const char *tmp, const char *
       g_remove (tmp);
       g_prefix_error (error, "writing %s: ", path);
     }
+  sim_tempfiles_forget (tmp);
   return ok;
 }
 
@@ -486,7 +488,7 @@ sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5Meta *meta
   if (meta == NULL)
     meta = &defaults;
   sim_h5_silence ();
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp.%ld", path, (long) getpid ());
+  g_autofree char *tmp = sim_tempfiles_new_path (path, NULL);
   SimH5Writer w = { H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID };
   gboolean ok = sim_h5_writer_open (&w, tmp, error) && write_root (&w, meta, error)
                 && write_summary (&w, rec, error) && write_all_series (&w, rec, error)

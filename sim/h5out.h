@@ -13,7 +13,8 @@
  *                              (fixed string), layer, micro_batch, start, end, flops, bytes;
  *                              attribute unit_start "s" etc.
  * Datasets of arrays are chunked and extendible, written in buffered blocks.
- * Output goes to "<path>.tmp.<pid>" and is renamed onto `path` only on success; on any
+ * Output goes to "<path>.tmp.<pid>" (registered in sim/tempfiles.h, so an interrupted
+ * process removes it) and is renamed onto `path` only on success; on any
  * error the temporary file is removed and no file is left behind.
  */
 #pragma once

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "sim/h5out-private.h"
+#include "sim/tempfiles.h"
 
 /* The row type: packed file layout or native layout (8 bytes per member). */
 static H5Id
@@ -110,7 +111,7 @@ sim_h5out_write_table (const char *path, const char *dataset, const SimTable *ta
   g_return_val_if_fail (table != NULL && sim_table_n_columns (table) > 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   sim_h5_silence ();
-  g_autofree char *tmp = g_strdup_printf ("%s.tmp.%ld", path, (long) getpid ());
+  g_autofree char *tmp = sim_tempfiles_new_path (path, NULL);
   SimH5Writer w = { H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID };
   gboolean ok = sim_h5_writer_open (&w, tmp, error);
   for (guint i = 0; ok && root_attrs != NULL && root_attrs[i] != NULL; i += 2)

@@ -13,6 +13,8 @@ failed=0
 ok () { passed=$((passed + 1)); echo "ok   $1"; }
 bad () { failed=$((failed + 1)); echo "FAIL $1"; }
 check () { name=$1; shift; if "$@" >/dev/null 2>&1; then ok "$name"; else bad "$name"; fi; }
+# A check that needs h5dump (hdf5-tools, in the set-up command) fails without it, never passes.
+h5check () { if command -v h5dump >/dev/null 2>&1; then check "$@"; else bad "$1 (h5dump not found: apt-get install hdf5-tools)"; fi; }
 expect_rc () { want=$1; name=$2; shift 2; "$@" >/dev/null 2>&1; rc=$?; [ "$rc" -eq "$want" ] && ok "$name" || bad "$name (exit $rc, wanted $want)"; }
 is_png () { head -c 8 "$1" | od -c | grep -q 'P   N   G'; }
 is_svg () { grep -q '<svg' "$1"; }
@@ -75,10 +77,8 @@ if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.
 check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
 check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
 check "plain progress lines when stderr is not a terminal" grep -q '^batch: 4 of 4 simulations done (100%), ETA' mb.err
-if command -v h5dump >/dev/null 2>&1; then
-  check "h5dump reads the results table" sh -c "h5dump -H mb.h5 | grep -q 'DATASET \"results\"'"
-  check "sweep text stored in the file" sh -c "h5dump -a /sweep mb.h5 | grep -q micro_batch"
-fi
+h5check "h5dump reads the results table" sh -c "h5dump -H mb.h5 | grep -q 'DATASET \"results\"'"
+h5check "sweep text stored in the file" sh -c "h5dump -a /sweep mb.h5 | grep -q micro_batch"
 "$STEPSIM" export mb.h5 /results >export.tsv 2>/dev/null
 check "--tsv equals the export of /results" cmp export.tsv mb.tsv
 check "CSV has the same header, comma-separated" sh -c "[ \"\$(head -n 1 mb.csv | tr ',' '\t')\" = \"\$(head -n 1 mb.tsv)\" ]"
@@ -113,6 +113,34 @@ check "a failing scenario: results still written" test -s fail.h5
 check "a failing scenario: its row holds the error" sh -c "'$STEPSIM' export fail.h5 /results | grep 'failed' | grep -q 'precision'"
 check "a failing scenario: the other row ran" sh -c "'$STEPSIM' export fail.h5 /results | awk -F '\t' '\$3 == \"ok\"' | grep -q fp32"
 
+check "a failing scenario: stderr names it and its key" grep -q "^stepsim: precision=fp13: .*key 'precision'" fail.err
+
+# SIGTERM/SIGINT while the scenarios run: the rows finished so far are written, marked
+# incomplete (status 'not run', root attribute 'incomplete', one line on stderr), no
+# temporary file, the status of the signal. `env --default-signal` undoes the SIG_IGN a
+# script gives its background jobs.
+cat > long.ini <<EOF
+[sweep]
+scenario = $srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini
+[axes]
+training.micro_batch = 1:8
+EOF
+for sig in TERM INT; do
+  rm -rf int && mkdir int
+  env --default-signal=INT,TERM "$STEPSIM" batch long.ini -j 1 -o int/long.h5 --tsv int/long.tsv >/dev/null 2>int.err & pid=$!
+  n=0
+  while [ $n -lt 3000 ] && ! grep -q '^batch: [1-9]' int.err; do n=$((n + 1)); sleep 0.02; done
+  kill -s $sig $pid; wait $pid; rc=$?
+  case $sig in TERM) want=143 ;; INT) want=130 ;; esac
+  ran=$(awk -F '\t' '$3 == "ok"' int/long.tsv 2>/dev/null | wc -l)
+  notrun=$(awk -F '\t' '$3 == "not run"' int/long.tsv 2>/dev/null | wc -l)
+  if [ $rc -eq $want ] && [ "$ran" -ge 1 ] && [ "$notrun" -ge 1 ] && [ $((ran + notrun)) -eq 8 ] \
+     && [ "$(ls -A int)" = "$(printf 'long.h5\nlong.tsv')" ] \
+     && grep -q "^stepsim: interrupted by SIG$sig: $ran of 8 scenarios ran; the others are 'not run'; their rows are written to int/long.h5, marked incomplete\$" int.err
+  then ok "SIG$sig during a batch: finished rows written, the others 'not run', exit $want"
+  else bad "SIG$sig during a batch: finished rows written, the others 'not run', exit $want (exit $rc, $ran ok, $notrun not run, files: $(ls -A int))"; cat int.err; fi
+  h5check "SIG$sig during a batch: the HDF5 file is marked incomplete" sh -c "h5dump -a /incomplete int/long.h5 | grep -q 'interrupted by SIG$sig: $ran of 8'"
+done
 "$STEPSIM" batch typo.ini -o typo.h5 >/dev/null 2>typo.err; rc=$?
 [ $rc -eq 1 ] && ok "unknown axis key: exit 1" || bad "unknown axis key: exit 1 (got $rc)"
 check "unknown axis key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[axes\\], key 'training.micro_bach'.*micro_batch\" typo.err"

@@ -16,6 +16,8 @@ rule "hardware/ includes no models/ or cli/" "$(grep -nE '#include "(models|cli)
 rule "models/ includes no cli/" "$(grep -nE '#include "cli/' models/*.[ch])"
 rule "only sim/h5out*.c includes hdf5.h" "$(grep -lE '#include [<"]hdf5' sim/*.[ch] hardware/*.[ch] models/*.[ch] cli/*.[ch] | grep -v '^sim/h5out[^/]*\.c$')"
 rule "only models/ and cli/trace.c include json-glib" "$(grep -lE '#include [<"]json-glib' sim/*.[ch] hardware/*.[ch] cli/*.[ch] | grep -v '^cli/trace\.c$')"
-rule "every .c includes config.h first" "$(for f in sim/*.c hardware/*.c models/*.c cli/*.c; do first=$(grep -m1 '^#include' "$f"); [ "$first" = '#include "config.h"' ] || echo "$f"; done)"
+# config.h carries the configure flags: an object that does not include it is not rebuilt
+# when they change (--enable-sanitizers after a plain build; tests/rebuild.sh).
+rule "every .c includes config.h first" "$(for f in sim/*.c hardware/*.c models/*.c cli/*.c tests/*.c tests/unit/*/*.c; do [ -e "$f" ] || continue; first=$(grep -m1 '^#include' "$f"); [ "$first" = '#include "config.h"' ] || echo "$f"; done)"
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -20,7 +20,7 @@ include tests/unit/cli/local.mk
 include tests/unit/cli/batch.mk
 include tests/unit/cli/dp.mk
 
-EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS)
+EXTRA_DIST += tests/run-tests.sh $(SHELL_CHECKS) tests/rebuild.sh tests/mutation.py
 
 check-local: $(check_PROGRAMS) stepsim$(EXEEXT)
 	@STEPSIM=$(abs_builddir)/stepsim srcdir=$(abs_srcdir) builddir=$(abs_builddir) \

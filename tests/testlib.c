@@ -2,6 +2,8 @@
 #include "config.h"
 #include "tests/testlib.h"
 
+#include <glib/gstdio.h>
+
 #include <CUnit/Basic.h>
 #include <stdio.h>
 
@@ -29,4 +31,17 @@ char *
 stepsim_test_srcpath (const char *rel)
 {
   return g_build_filename (STEPSIM_SRCDIR, rel, NULL);
+}
+
+char *
+stepsim_test_tmpdir (const char *tmpl)
+{
+  g_autoptr (GError) e = NULL;
+  g_autofree char *dir = g_dir_make_tmp (tmpl, &e);
+  if (dir == NULL)
+    g_error ("cannot make a temporary directory: %s", e->message);
+  g_autofree char *parent = g_path_get_dirname (dir);
+  if (g_chdir (parent) != 0)
+    g_error ("cannot change to %s", parent);
+  return g_path_get_basename (dir);
 }

@@ -22,6 +22,14 @@ int stepsim_test_main (const char *suite, const StepsimTest *tests, gsize n);
 /* Absolute path of `rel` inside the source tree (STEPSIM_SRCDIR). Caller frees. */
 char *stepsim_test_srcpath (const char *rel);
 
+/* A new directory in the temporary directory (TMPDIR or /tmp), named from `tmpl`
+ * ("stepsim-x-XXXXXX"), returned relative to the working directory, which becomes the
+ * temporary directory: the file names built on it, and so the messages tests assert on,
+ * are as short whatever TMPDIR is (a long one pushed keys out of capped messages). Files
+ * of the source tree stay reachable (stepsim_test_srcpath is absolute). Caller frees;
+ * aborts when the directory cannot be made. */
+char *stepsim_test_tmpdir (const char *tmpl);
+
 /* Asserts |actual − expected| ≤ rel_tol·|expected| (+1e-300), printing both on failure. */
 #define STEPSIM_ASSERT_REL(actual, expected, rel_tol)                                          \
   do {                                                                                         \

@@ -224,7 +224,7 @@ test_progress_text (void)
 int
 main (void)
 {
-  tmpdir = g_dir_make_tmp ("stepsim-batch-XXXXXX", NULL);
+  tmpdir = stepsim_test_tmpdir ("stepsim-batch-XXXXXX");
   static const StepsimTest tests[] = {
     { "rows equal single runs", test_rows_equal_single_runs },
     { "a failing scenario keeps its error; the batch goes on", test_failing_scenario_keeps_going },

@@ -178,7 +178,7 @@ test_bad_finetune_input (void)
 static void
 test_rank_without_method (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("stepsim-ft-XXXXXX", NULL);
+  g_autofree char *dir = stepsim_test_tmpdir ("stepsim-ft-XXXXXX");
   g_autofree char *path = g_build_filename (dir, "x.ini", NULL);
   const char *text = "[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n"
                      "[training]\nmicro_batch = 1\nseq_len = 128\nprecision = bf16_mixed\n"

@@ -119,7 +119,7 @@ test_loaders (void)
 int
 main (void)
 {
-  tmpdir = g_dir_make_tmp ("stepsim-input-XXXXXX", NULL);
+  tmpdir = stepsim_test_tmpdir ("stepsim-input-XXXXXX");
   const StepsimTest tests[] = {
     { "a regular text file is read whole", test_regular_file },
     { "device, directory, FIFO, missing file refused", test_not_regular },

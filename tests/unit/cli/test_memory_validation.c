@@ -3,8 +3,13 @@
  * memory as nvidia-smi shows it ("MB" there are MiB: nvidia-smi counts 2^20 B).
  * Scenarios: tests/validation/m*.ini (their comments state the assumed settings).
  *
- * Tolerance 5 % of the measured device-used (the issue's target); every row is within it
- * (M1 −0.5 %, M2 0.0 %, M3 0.0 %, M4 −2.4 %, M5 +0.1 % at the time of writing). */
+ * Tolerance: each row's own, what its measurement supports, no wider (a regression of more
+ * than the noise of the measurement must fail). The figures are single nvidia-smi readings
+ * (1 MiB resolution) of one PyTorch/CUDA install: the CUDA context alone differs by ~1 %
+ * of these totals between driver and CUDA versions, and the caching allocator's segment
+ * rounding by ~1 % more; so 2 % for rows predicted within 1 % (M1 −0.5 %, M2 0.0 %, M3
+ * 0.0 %), and for M4 (−2.4 %, the fp16 copies' allocator layout, scenario comment) its
+ * error plus that 1 %, 3.5 %. The 5 % of the issue's target is the bound for new cases. */
 #include "config.h"
 
 #include <math.h>
@@ -43,12 +48,12 @@ device_used_mib (const char *file)
 }
 
 static void
-check_row (const char *id, const char *file, double measured)
+check_row (const char *id, const char *file, double measured, double tolerance)
 {
   double p = device_used_mib (file);
-  g_printerr ("  %s: measured %.0f MiB, error %+.1f %%\n", id, measured,
-              100 * (p - measured) / measured);
-  STEPSIM_ASSERT_REL (p, measured, 0.05);
+  g_printerr ("  %s: measured %.0f MiB, error %+.1f %% (tolerance %.1f %%)\n", id, measured,
+              100 * (p - measured) / measured, 100 * tolerance);
+  STEPSIM_ASSERT_REL (p, measured, tolerance);
 }
 
 /* M2: fp32, GA 4, MBS 1: 8,681 MB. Model states 16 B/param (gradients kept, PyTorch 1.x
@@ -56,14 +61,14 @@ check_row (const char *id, const char *file, double measured)
 static void
 test_m2 (void)
 {
-  check_row ("M2", "tests/validation/m2-bert-large-fp32-ga4.ini", 8681);
+  check_row ("M2", "tests/validation/m2-bert-large-fp32-ga4.ini", 8681, 0.02);
 }
 
 /* M3: as M2 with gradient checkpointing: 6,775 MB. */
 static void
 test_m3 (void)
 {
-  check_row ("M3", "tests/validation/m3-bert-large-fp32-ga4-ckpt.ini", 6775);
+  check_row ("M3", "tests/validation/m3-bert-large-fp32-ga4-ckpt.ini", 6775, 0.02);
 }
 
 /* M5: CUDA context alone 1,343 MB (the catalog's V100 context is that measurement, so this
@@ -76,7 +81,7 @@ test_m5 (void)
 {
   const HwGpuSpec *v100 = hw_catalog_gpu ("V100-16GB-SXM2", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (v100);
-  STEPSIM_ASSERT_REL (v100->cuda_context / MiB, 1343, 0.05);
+  STEPSIM_ASSERT_REL (v100->cuda_context / MiB, 1343, 0.001); /* the measurement itself */
   g_autofree char *path = stepsim_test_srcpath ("models/configs/bert-large-uncased.json");
   g_autoptr (ModelArch) arch = model_arch_load_hf_config (path, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
@@ -93,7 +98,8 @@ test_m5 (void)
   g_printerr ("\n  M5: context + fp32 weights predicted %.0f MiB (weights %.1f MiB "
               "allocated, %.1f reserved), measured 2631\n", p,
               model_allocator_allocated (a) / MiB, model_allocator_reserved (a) / MiB);
-  STEPSIM_ASSERT_REL (p, 2631, 0.05);
+  /* +0.1 % today; 1 %: the allocator's rounding of 390 tensors, nothing else varies here */
+  STEPSIM_ASSERT_REL (p, 2631, 0.01);
 }
 
 /* M1: fp32, MBS 4: 14,949 MB. As M2 with four sequences: the per-sequence activations,
@@ -104,7 +110,7 @@ test_m5 (void)
 static void
 test_m1 (void)
 {
-  check_row ("M1", "tests/validation/m1-bert-large-fp32-mbs4.ini", 14949);
+  check_row ("M1", "tests/validation/m1-bert-large-fp32-mbs4.ini", 14949, 0.02);
 }
 
 /* M4: fp16 AMP, MBS 4: 13,939 MB. Autocast keeps softmax and the norms in fp32 (the
@@ -114,7 +120,7 @@ test_m1 (void)
 static void
 test_m4 (void)
 {
-  check_row ("M4", "tests/validation/m4-bert-large-fp16-amp-mbs4.ini", 13939);
+  check_row ("M4", "tests/validation/m4-bert-large-fp16-amp-mbs4.ini", 13939, 0.035);
 }
 
 /* Ordering the source shows: M1 (MBS 4) > M4 (fp16 amp, MBS 4) > M2 (GA 4, MBS 1) > M3
@@ -214,12 +220,12 @@ int
 main (void)
 {
   static const StepsimTest tests[] = {
-    { "M2 bert-large fp32 GA 4 within 5 %", test_m2 },
-    { "M3 bert-large fp32 GA 4 + checkpointing within 5 %", test_m3 },
-    { "M5 context + fp32 weights within 5 %", test_m5 },
+    { "M2 bert-large fp32 GA 4 within 2 %", test_m2 },
+    { "M3 bert-large fp32 GA 4 + checkpointing within 2 %", test_m3 },
+    { "M5 context + fp32 weights within 1 %", test_m5 },
     { "memory after model load: its own figure", test_memory_after_load },
-    { "M1 bert-large fp32 MBS 4 within 5 %", test_m1 },
-    { "M4 bert-large fp16 amp MBS 4 within 5 %", test_m4 },
+    { "M1 bert-large fp32 MBS 4 within 2 %", test_m1 },
+    { "M4 bert-large fp16 amp MBS 4 within 3.5 %", test_m4 },
     { "M1 > M4 > M2 > M3", test_ordering },
     { "OOM diagnosis names moment, task and holders", test_oom_diagnosis },
   };

@@ -472,7 +472,7 @@ int main (void);
 int
 main (void)
 {
-  tmpdir = g_dir_make_tmp ("stepsim-test-XXXXXX", NULL);
+  tmpdir = stepsim_test_tmpdir ("stepsim-test-XXXXXX");
   static const StepsimTest tests[] = {
     { "good scenario loads", test_good_scenario },
     { "keys without effect under the stack: one warning each", test_no_effect_warnings },

@@ -294,7 +294,7 @@ test_no_axes_is_one_point (void)
 int
 main (void)
 {
-  tmpdir = g_dir_make_tmp ("stepsim-sweep-XXXXXX", NULL);
+  tmpdir = stepsim_test_tmpdir ("stepsim-sweep-XXXXXX");
   static const StepsimTest tests[] = {
     { "lists and ranges expand", test_lists_and_ranges },
     { "bad lists are errors", test_bad_lists },

@@ -1,0 +1,98 @@
+/* sim/tempfiles.c — registry of files to remove on interruption; see tempfiles.h. */
+#include "config.h"
+#include "sim/tempfiles.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/* A slot holds a g_strdup'ed path or NULL; the signal handler only loads the pointers. */
+static _Atomic (char *) slots[SIM_TEMPFILES_MAX];
+
+void
+sim_tempfiles_add (const char *path)
+{
+  g_return_if_fail (path != NULL);
+  char *copy = g_strdup (path);
+  for (guint i = 0; i < SIM_TEMPFILES_MAX; i++)
+    {
+      char *expected = NULL;
+      if (atomic_compare_exchange_strong (&slots[i], &expected, copy))
+        return;
+    }
+  g_warning ("more than %d temporary files registered; %s is not removed on interruption",
+             SIM_TEMPFILES_MAX, path);
+  g_free (copy);
+}
+
+void
+sim_tempfiles_forget (const char *path)
+{
+  for (guint i = 0; path != NULL && i < SIM_TEMPFILES_MAX; i++)
+    {
+      char *p = atomic_load (&slots[i]);
+      if (p != NULL && g_strcmp0 (p, path) == 0)
+        {
+          char *expected = p;
+          if (atomic_compare_exchange_strong (&slots[i], &expected, NULL))
+            g_free (p);
+          return;
+        }
+    }
+}
+
+void
+sim_tempfiles_forget_all (void)
+{
+  for (guint i = 0; i < SIM_TEMPFILES_MAX; i++)
+    g_free (atomic_exchange (&slots[i], NULL));
+}
+
+void
+sim_tempfiles_unlink_all (void)
+{
+  for (guint i = 0; i < SIM_TEMPFILES_MAX; i++)
+    {
+      const char *p = atomic_load (&slots[i]);
+      if (p != NULL)
+        (void) unlink (p);
+    }
+}
+
+char *
+sim_tempfiles_new_path (const char *path, const char *suffix)
+{
+  char *tmp = g_strdup_printf ("%s.tmp.%ld%s", path, (long) getpid (), suffix ? suffix : "");
+  sim_tempfiles_add (tmp);
+  return tmp;
+}
+
+gboolean
+sim_tempfiles_set_contents (const char *path, const char *data, gsize len, GError **error)
+{
+  g_return_val_if_fail (path != NULL && (data != NULL || len == 0), FALSE);
+  g_autofree char *tmp = sim_tempfiles_new_path (path, NULL);
+  FILE *f = g_fopen (tmp, "wb");
+  int err = 0;
+  if (f == NULL)
+    err = errno;
+  else
+    {
+      if (len > 0 && fwrite (data, 1, len, f) != len)
+        err = errno ? errno : EIO;
+      if (fclose (f) != 0 && err == 0)
+        err = errno;
+      if (err == 0 && g_rename (tmp, path) != 0)
+        err = errno;
+    }
+  if (err != 0)
+    {
+      g_remove (tmp);
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "cannot write %s: %s",
+                   path, g_strerror (err));
+    }
+  sim_tempfiles_forget (tmp);
+  return err == 0;
+}

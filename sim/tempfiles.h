@@ -1,0 +1,41 @@
+/* sim/tempfiles.h — the files an interrupted process must not leave behind.
+ *
+ * Every output is written to a temporary "<path>.tmp.<pid>" and renamed onto its name only
+ * when complete (sim/h5out.c, cli/). Those temporaries, and finished outputs that are only
+ * kept when the whole command succeeds ("all or nothing": an HDF5 file without its chart),
+ * are registered here while they exist; a SIGINT/SIGTERM handler (cli/interrupt.c) removes
+ * them with sim_tempfiles_unlink_all(), which is async-signal-safe (it only reads a fixed
+ * table of atomic pointers and calls unlink(2)).
+ *
+ * At most SIM_TEMPFILES_MAX paths at a time (a command has a handful); beyond that a path is
+ * not registered (g_warning) and the file is still written. Register and forget from the
+ * thread that writes the files (batch workers write none); the paths are copied.
+ */
+#pragma once
+
+#include <glib.h>
+
+#define SIM_TEMPFILES_MAX 32
+
+/* Registers `path` (copied) for removal on interruption. */
+void sim_tempfiles_add (const char *path);
+
+/* Forgets `path` (the file itself is left alone): it was renamed, removed, or is a finished
+ * output now kept. A path not registered is a no-op. */
+void sim_tempfiles_forget (const char *path);
+
+/* Forgets every registered path (the command finished: its outputs stay). */
+void sim_tempfiles_forget_all (void);
+
+/* Removes every registered file. Async-signal-safe; the registry is left as it is. */
+void sim_tempfiles_unlink_all (void);
+
+/* "<path>.tmp.<pid><suffix>" (`suffix` may be NULL), registered. Caller frees the string
+ * and calls sim_tempfiles_forget() once the file is renamed or removed. */
+char *sim_tempfiles_new_path (const char *path, const char *suffix);
+
+/* Writes `len` bytes of `data` to `path` atomically: to a registered temporary, renamed onto
+ * `path` on success (unlike g_file_set_contents, whose temporary has a random name no handler
+ * could know). FALSE + G_FILE_ERROR naming `path`; then no file is left. */
+gboolean sim_tempfiles_set_contents (const char *path, const char *data, gsize len,
+                                     GError **error);
