@@ -8,12 +8,17 @@
 
 if (ARGC < 2) { print 'usage: gnuplot -c memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE]'; exit status 2 }
 style_out = ARG2
-script_dir = system(sprintf("dirname '%s'", ARG0))
-load sprintf('%s/style.gp', script_dir)
+datafile = ARG1
+# Paths are only ever gnuplot strings (no shell, no command text built from them), so any
+# path works: spaces, quotes, any length. The script's directory is ARG0 up to its last '/'.
+script_dir = '.'
+do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
+load script_dir . '/style.gp'
 
 capacity = (ARGC >= 3 && ARG3 ne '') ? real(ARG3) : 0
 chart_title = (ARGC >= 4) ? ARG4 : 'memory over one step'
-ncol = int(system(sprintf("head -n 1 '%s' | awk -F'\t' '{print NF}'", ARG1)))
+stats datafile nooutput
+ncol = STATS_columns
 GiB = 1024.0**3
 
 set title chart_title noenhanced
@@ -27,14 +32,14 @@ cum(i) = sum [c=2:i] column(c)
 
 cmd = ''
 do for [i=ncol:2:-1] {
-  stats ARG1 using i nooutput
+  stats datafile using i nooutput
   if (STATS_max > 0) {
-    cmd = cmd . sprintf("'%s' using 1:(cum(%d)/GiB) with fillsteps lt %d title columnhead(%d), ", ARG1, i, i-1, i)
+    cmd = cmd . sprintf("datafile using 1:(cum(%d)/GiB) with fillsteps lt %d title columnhead(%d), ", i, i-1, i)
   }
 }
 # The axis shows both the capacity and the highest stack, so an OOM's overshoot stays
 # visible above the capacity line.
-stats ARG1 using (cum(ncol)/GiB) nooutput
+stats datafile using (cum(ncol)/GiB) nooutput
 top = (STATS_max > capacity ? STATS_max : capacity)
 if (top > 0) { set yrange [0:top*1.08] }
 if (capacity > 0) {

@@ -259,5 +259,38 @@ for f in gantt breakdown steptime sweep penalty; do
   check "plots/$f.gp renders its fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/$f.gp' '$srcdir/tests/fixtures/$f.tsv' fx-$f.svg 'fixture $f' && grep -q '<svg' fx-$f.svg"
 done
 
+# --- charts on paths that break shell or awk quoting (issue 11 item 5) -------------------------
+# A directory whose name has spaces, single and double quotes and a 240+-character absolute
+# path holds the scripts (ARG0), the data (ARG1), the output and TMPDIR (the TSV that
+# `stepsim plot` hands to gnuplot): every chart must still draw.
+odd="$work/dir with 'single' and \"double\" quotes"
+while [ ${#odd} -lt 240 ]; do odd="$odd/and a long name"; done
+mkdir -p "$odd/plots" "$odd/tmp"
+cp "$srcdir"/plots/*.gp "$odd/plots/"
+cp tr.h5 "$odd/run's file.h5"; cp mb.h5 "$odd/batch \"file\".h5"
+for f in memory gantt breakdown steptime sweep penalty; do
+  fx="$srcdir/tests/fixtures/$f.tsv"
+  cp "$fx" "$odd/$f data.tsv"
+  title="fixture $f"; cap=""
+  [ $f = memory ] && cap=20  # memory.gp: IN OUT CAPACITY_GIB TITLE
+  # shellcheck disable=SC2086
+  if gnuplot -c "$odd/plots/$f.gp" "$odd/$f data.tsv" "$odd/$f 'out'.svg" $cap "$title" >/dev/null 2>err.txt \
+     && is_svg "$odd/$f 'out'.svg"; then ok "plots/$f.gp by hand on a long path with quotes and spaces"
+  else bad "plots/$f.gp by hand on a long path with quotes and spaces"; cat err.txt; fi
+done
+check "gantt.gp on that path still names its lanes" grep -q 'rank 0 compute' "$odd/gantt 'out'.svg"
+for args in "memory" "gantt" "breakdown"; do
+  # shellcheck disable=SC2086
+  if TMPDIR="$odd/tmp" "$STEPSIM" plot $args "$odd/run's file.h5" -o "$odd/run $args.png" 2>err.txt \
+     && is_png "$odd/run $args.png"; then ok "plot $args: long path with quotes, TMPDIR there too"
+  else bad "plot $args: long path with quotes, TMPDIR there too"; cat err.txt; fi
+done
+for args in "breakdown" "steptime" "penalty" "sweep --x micro_batch --y device_used"; do
+  # shellcheck disable=SC2086
+  if TMPDIR="$odd/tmp" "$STEPSIM" plot $args "$odd/batch \"file\".h5" -o "$odd/batch ${args%% *}.svg" 2>err.txt \
+     && is_svg "$odd/batch ${args%% *}.svg"; then ok "plot ${args%% *} of a batch: long path with quotes"
+  else bad "plot ${args%% *} of a batch: long path with quotes"; cat err.txt; fi
+done
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
