@@ -1,12 +1,16 @@
 # plots/memory.gp — memory of one rank over the step, stacked by category, with the GPU's
-# capacity as a dashed line.
+# capacity as a dashed line and, after an out-of-memory, the moment it happened.
 #
-# Usage: gnuplot -c plots/memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE]
+# Usage: gnuplot -c plots/memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE] [OOM_TIME]
+#        [OOM_TEXT]
+# OOM_TIME (s) and OOM_TEXT (lines: the failing request's size, category and task, then the
+# live buffers; `stepsim plot memory` passes them from /summary) draw a red line at the OOM
+# and the text beside it. After it the stack is the step as planned (what it would need).
 # IN.tsv is `stepsim export RUN.h5 /series/rank0/memory`: a header line "time<TAB>weights
 # <TAB>…", then change points (time in s, bytes per category, each a step function).
 # Categories that stay at zero are left out of the chart and its key.
 
-if (ARGC < 2) { print 'usage: gnuplot -c memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE]'; exit status 2 }
+if (ARGC < 2) { print 'usage: gnuplot -c memory.gp IN.tsv OUT.png|OUT.svg [CAPACITY_GIB] [TITLE] [OOM_TIME] [OOM_TEXT]'; exit status 2 }
 style_out = ARG2
 datafile = ARG1
 # Paths are only ever gnuplot strings (no shell, no command text built from them), so any
@@ -44,6 +48,13 @@ top = (STATS_max > capacity ? STATS_max : capacity)
 if (top > 0) { set yrange [0:top*1.08] }
 if (capacity > 0) {
   cmd = cmd . sprintf("%g with lines dt 2 lw 2 lc rgb '#000000' title sprintf('capacity %%.1f GiB', %g), ", capacity, capacity)
+}
+if (ARGC >= 5 && ARG5 ne '') {
+  oom_t = real(ARG5)
+  set arrow 1 from oom_t, graph 0 to oom_t, graph 1 nohead lw 2 lc rgb '#d62728' front
+  set label 1 (ARGC >= 6 ? ARG6 : 'OOM') at graph 0.02, graph 0.97 left front noenhanced \
+      font ',9' tc rgb '#d62728' boxed
+  set style textbox opaque fc rgb '#ffffff' border lc rgb '#d62728'
 }
 if (strlen(cmd) == 0) { print 'memory.gp: nothing to plot'; exit status 1 }
 eval('plot ' . cmd[1:strlen(cmd)-2])
