@@ -265,8 +265,22 @@ check "scenario: unknown algorithm lists nvls (exit 1)" sh -c "[ $rc -eq 1 ] && 
 "$STEPSIM" compare "$s1" training.checkpointing=none training.precision=bf16_mixed >cmp.out 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "compare: exit 0" || bad "compare: exit 0 (got $rc)"
 check "compare: one row per variation plus the scenario" test "$(grep -c 'fits\|OOM' cmp.out)" -eq 3
-check "compare: dropping checkpointing costs memory, saves time" \
-  awk '/^training.checkpointing=none/ { if ($4 ~ /^-/ && $8 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
+# Signs agree with the words: "memory change" and "time change" are variation − as given, so
+# dropping checkpointing shows +memory and −time (issue 11 item 20).
+check "compare: columns say change, not saved/added" sh -c "grep -q 'memory change' cmp.out && grep -q 'time change' cmp.out && ! grep -q 'saved\|added' cmp.out"
+check "compare: dropping checkpointing costs memory (+), saves time (-)" \
+  awk '/^training.checkpointing=none/ { if ($4 ~ /^[+]/ && $8 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
+# --set applies to the scenario as given and to every variation (issue 11 item 7).
+"$STEPSIM" compare "$s1" --set training.micro_batch=2 training.checkpointing=none >cmpset.out 2>&1; rc=$?
+"$STEPSIM" compare "$s1" training.micro_batch=2 "training.micro_batch=2,training.checkpointing=none" >cmpref.out 2>&1
+a=$(awk '/^[(]as given[)]/ { print $3, $6 }' cmpset.out); b=$(awk '/^training.micro_batch=2 / { print $2, $6 }' cmpref.out)
+c=$(awk '/^training.checkpointing=none/ { print $2, $6 }' cmpset.out); d=$(awk 'END { print $1, $5 }' cmpref.out)
+check "compare --set: the same rows as the overrides given in every variation" \
+  sh -c "[ $rc -eq 0 ] && [ -n '$a' ] && [ '$a' = '$b' ] && [ -n '$c' ] && [ '$c' = '$d' ]"
+"$STEPSIM" compare "$s1" --set training.micro[batch=2 training.checkpointing=none >/dev/null 2>cmpbad.err; rc=$?
+check "compare --set malformed: usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q -- '--set' cmpbad.err"
+"$STEPSIM" compare "$s1" --set cluster.node=DGX-A100 training.checkpointing=none >cmpo.out 2>&1
+check "compare --set: an error names the --set it is about" grep -q "error: .*(with --set cluster.node=DGX-A100): group \[cluster\]" cmpo.out
 "$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
 
