@@ -164,16 +164,27 @@ training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GE
   return e == NULL;
 }
 
+/* flash | sdpa | eager. `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
+ * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
+ * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask),
+ * else the memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else
+ * the math fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
+ * select_sdp_backend, can_use_flash_attention, can_use_mem_efficient_attention). The causal
+ * LM training stepsim models passes is_causal without a mask, and every supported head_dim
+ * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
+ * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
+ * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
+ * flash cost model approximates). */
 static gboolean
 parse_attention (const char *s, gboolean *out, GError **error)
 {
-  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "eager") == 0)
+  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "sdpa") == 0 || g_strcmp0 (s, "eager") == 0)
     {
-      *out = g_strcmp0 (s, "flash") == 0;
+      *out = g_strcmp0 (s, "eager") != 0;
       return TRUE;
     }
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown attention '%s' (expected one of: eager, flash)", s);
+               "unknown attention '%s' (expected one of: eager, flash, sdpa)", s);
   return FALSE;
 }
 

@@ -467,6 +467,26 @@ test_no_effect_warnings (void)
     }
 }
 
+/* attention = sdpa (HF attn_implementation="sdpa") loads as a fused kernel: the same stack as
+ * flash (PyTorch dispatches causal fp16/bf16 to FlashAttention, fp32 to the memory-efficient
+ * kernel; neither keeps the s × s scores), not as eager; an unknown value lists sdpa. */
+static void
+test_attention_sdpa (void)
+{
+  g_autofree char *sdpa = g_strconcat (base, "attention = sdpa\n", NULL);
+  g_autofree char *eager = g_strconcat (base, "attention = eager\n", NULL);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) a = load_text (sdpa, NULL, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_TRUE (a->stack.flash_attention);
+  g_autoptr (CliScenario) b = load_text (eager, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  CU_ASSERT_FALSE (b->stack.flash_attention);
+  g_autofree char *bad = g_strconcat (base, "attention = flash2\n", NULL);
+  const char *needles[] = { "[training]", "'attention'", "eager, flash, sdpa", NULL };
+  expect_error (bad, NULL, needles);
+}
+
 int main (void);
 
 int
@@ -474,6 +494,7 @@ main (void)
 {
   tmpdir = g_dir_make_tmp ("stepsim-test-XXXXXX", NULL);
   static const StepsimTest tests[] = {
+    { "attention = sdpa is a fused kernel (as flash)", test_attention_sdpa },
     { "good scenario loads", test_good_scenario },
     { "keys without effect under the stack: one warning each", test_no_effect_warnings },
     { "--set overrides", test_set_overrides },
