@@ -413,6 +413,15 @@ model_arch_load_hf_json (const char *json_text, const char *origin, GError **err
   if (!read_family (&c, arch, error) || !read_sizes (&c, arch, error)
       || !read_flags (&c, arch, error))
     return NULL;
+  /* transformers' save_pretrained() records the checkpoint name: the model's own name */
+  JsonNode *path_name = member (&c, "_name_or_path");
+  if (path_name != NULL && JSON_NODE_HOLDS_VALUE (path_name)
+      && json_node_get_value_type (path_name) == G_TYPE_STRING
+      && json_node_get_string (path_name)[0] != '\0')
+    {
+      g_free (arch->name);
+      arch->name = g_strdup (json_node_get_string (path_name));
+    }
   if (!model_arch_validate (arch, error))
     {
       g_prefix_error (error, "%s: ", origin);
