@@ -216,7 +216,7 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
                                        "time_optimizer", "exposed_communication",
                                        "offload_stall", "pipeline_bubble", "step_time" };
   static const char *const titles[] = { "forward", "backward", "recompute", "optimizer",
-                                        "exposed communication", "offload stall",
+                                        "exposed communication", "exposed offload",
                                         "pipeline bubble", "step time" };
   g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cols[G_N_ELEMENTS (names)], step;

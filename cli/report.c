@@ -204,6 +204,8 @@ print_time (FILE *out, const CliRunResult *res)
     }
   if (res->n_ranks > 1)
     print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
+  if (res->offload_stall > 0)
+    print_quantity (out, "exposed offload", res->offload_stall, SIM_DIM_TIME);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     if (res->time_by_kind[k] > 0)
       {
@@ -344,6 +346,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "mfu", res->mfu, "1");
   sim_recorder_summary_scalar (rec, "hfu", res->hfu, "1");
   sim_recorder_summary_scalar (rec, "exposed_communication", res->exposed_comm, "s");
+  sim_recorder_summary_scalar (rec, "offload_stall", res->offload_stall, "s");
   sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
   sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");
   sim_recorder_summary_scalar (rec, "step_time_median", res->step_time_median, "s");

@@ -186,6 +186,7 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
     {
       res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
       res->exposed_comm = MAX (res->exposed_comm, model_executor_exposed_comm (exec, r));
+      res->offload_stall = MAX (res->offload_stall, model_executor_exposed_offload (exec, r));
     }
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);

@@ -87,6 +87,8 @@ typedef struct
   ModelLedgerHolder oom_holders[MODEL_LEDGER_MAX_HOLDERS]; /* task strings owned */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
+  double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,
+                               comm and CPU streams idled (model_executor_exposed_offload) */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */
   double state_host;        /* B of model states per rank kept in host DRAM / on NVMe by */
   double state_nvme;        /*   offloading (the most of any rank; 0 without offload) */

@@ -18,6 +18,7 @@ datafile = ARG1
 script_dir = '.'
 do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
 load script_dir . '/style.gp'
+load script_dir . '/xlabels.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'device memory at the peak'
 # Columns: the last one with numbers (column 1 holds the labels; no shell, any path).
@@ -36,11 +37,8 @@ set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border rgb 'white'
 set boxwidth 0.7
-set xtics rotate by 25 right noenhanced
-set lmargin 24
 set xrange [-0.6:nrow - 0.4]
 set yrange [0:*]
-set bmargin 10
 set offsets 0, 0, graph 0.06, 0   # headroom above the tallest bar or capacity mark
 
 cmd = ''

@@ -13,6 +13,7 @@ datafile = ARG1
 script_dir = '.'
 do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
 load script_dir . '/style.gp'
+load script_dir . '/xlabels.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'throughput penalty against the baseline'
 stats datafile using 0 nooutput
@@ -21,10 +22,7 @@ nrow = STATS_records
 set title chart_title noenhanced
 set ylabel 'throughput penalty against the baseline (%)'
 set xlabel 'scenario'
-set xtics rotate by 25 right noenhanced
-set lmargin 24
 set xrange [-0.6:nrow - 0.4]
-set bmargin 10
 set style fill solid 0.85 noborder
 set boxwidth 0.7
 set key off

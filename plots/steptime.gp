@@ -15,6 +15,7 @@ datafile = ARG1
 script_dir = '.'
 do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
 load script_dir . '/style.gp'
+load script_dir . '/xlabels.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'step time breakdown'
 unit = (ARGC >= 4 && ARG4 ne '') ? ARG4 : 's'
@@ -40,11 +41,8 @@ set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border rgb 'white'
 set boxwidth 0.7
-set xtics rotate by 25 right noenhanced
-set lmargin 24
 set xrange [-0.6:nrow - 0.4]
 set yrange [0:*]
-set bmargin 10
 
 cmd = ''
 do for [i=2:ncol-1] {

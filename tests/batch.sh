@@ -292,5 +292,32 @@ for args in "breakdown" "steptime" "penalty" "sweep --x micro_batch --y device_u
   else bad "plot ${args%% *} of a batch: long path with quotes"; cat err.txt; fi
 done
 
+# --- bar-chart labels are never clipped (issue 11 item 11) ------------------------------------
+# Variant names of ~150 characters: every rotated tic label of the SVG must end inside the
+# canvas (its far end estimated at 6.6 px per character; Helvetica 12 px averages ~6.2 px).
+cat >svgclip.awk <<'AWK'
+/viewBox=/ { match($0, /viewBox="0 0 [0-9]+ [0-9]+"/); split(substr($0, RSTART + 9, RLENGTH - 10), v, " "); W = v[3]; H = v[4] }
+/<g transform="translate\([-0-9.]+,[-0-9.]+\) rotate\(-(25|90)\)".*text-anchor="end"/ {
+  match($0, /translate\([-0-9.]+,[-0-9.]+\)/); split(substr($0, RSTART + 10, RLENGTH - 11), p, ",")
+  match($0, /rotate\(-[0-9]+\)/); r = substr($0, RSTART + 8, RLENGTH - 9) + 0; pending = 1; next }
+pending && /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t); L = length(t) * 6.6
+  if (r == 25) { x = p[1] - 0.906 * L; y = p[2] + 0.423 * L } else { x = p[1]; y = p[2] + L }
+  if (x < 0 || y > H) { print "clipped: " t " (" x ", " y " on " W "x" H ")"; bad = 1 }
+  n++; pending = 0 }
+END { exit bad || n == 0 }
+AWK
+long=variant-with-a-very-long-descriptive-name; long="$long-$long-$long"
+printf '[sweep]\nscenario = %s\n[axes]\nscenario.description = %s-A, %s-B\ntraining.micro_batch = 1, 2\n[baseline]\ntraining.micro_batch = 1\n' \
+  "$s1" "$long" "$long" >longnames.ini
+"$STEPSIM" batch longnames.ini -o longnames.h5 -q >/dev/null 2>&1
+for k in breakdown steptime penalty; do
+  if "$STEPSIM" plot $k longnames.h5 -o long-$k.svg 2>err.txt && awk -f svgclip.awk long-$k.svg >clip.txt; then
+    ok "plot $k: ~150-character labels inside the canvas"
+  else bad "plot $k: ~150-character labels inside the canvas"; cat err.txt clip.txt; fi
+  if "$STEPSIM" plot $k mb.h5 -o short-$k.svg 2>err.txt && awk -f svgclip.awk short-$k.svg >clip.txt; then
+    ok "plot $k: short labels inside the canvas"
+  else bad "plot $k: short labels inside the canvas"; cat err.txt clip.txt; fi
+done
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -100,6 +100,21 @@ check "run -q: the one-line verdict of an OOM" sh -c "[ \$(wc -l <s2q.out) -eq 1
 "$STEPSIM" run "$s1" -o s1q.h5 -q >s1q.out 2>&1
 check "run -q: the one-line verdict of a run that fits" sh -c "[ \$(wc -l <s1q.out) -eq 1 ] && grep -q ': FITS, [0-9.]* GiB of 80.00 GiB per GPU, step' s1q.out"
 
+# --- exposed offload transfers (issue 11 item 11) ----------------------------------------------
+# S6 (ZeRO-Offload on one V100): every moment of the step is rank 0 running a compute or CPU
+# task, or waiting for an offload transfer with nothing else running, so on one GPU (no
+# collectives) step time = forward + backward + recompute + optimizer + offload_stall, and
+# the step-time chart draws that wait as its own band.
+s6="$srcdir/scenarios/s6-zero-offload-13b-v100.ini"
+"$STEPSIM" run "$s6" -o s6.h5 >s6.out 2>&1
+"$STEPSIM" export s6.h5 /summary >s6sum.tsv 2>/dev/null
+check "offload: exposed transfer time closes the step-time sum" \
+  awk -F '\t' '{ v[$1] = $2 } END { s = v["time_forward"] + v["time_backward"] + v["time_recompute"] + v["time_optimizer"] + v["offload_stall"];
+     d = s - v["step_time"]; if (d < 0) d = -d; exit !(v["offload_stall"] > 0 && d < 1e-6 * v["step_time"]) }' s6sum.tsv
+check "offload: the summary prints the exposed offload time" grep -q '^  exposed offload  *[0-9.]* m\{0,1\}s' s6.out
+"$STEPSIM" plot steptime s6.h5 -o s6-step.svg 2>/dev/null
+check "offload: the step-time chart has an exposed offload band" grep -q '>exposed offload<' s6-step.svg
+
 # --- bad input: one message, exit 1, nothing written -----------------------------------------
 printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\nmicro_bach = 2\n' > typo.ini
 "$STEPSIM" run typo.ini -o typo.h5 --plot typo-charts >typo.out 2>typo.err; rc=$?
