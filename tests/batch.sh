@@ -292,6 +292,21 @@ for args in "breakdown" "steptime" "penalty" "sweep --x micro_batch --y device_u
   else bad "plot ${args%% *} of a batch: long path with quotes"; cat err.txt; fi
 done
 
+# --- messages that name the real cause (issue 11 item 18) --------------------------------------
+mkdir -p adir
+printf '[sweep]\nscenario = adir\n[axes]\ntraining.micro_batch = 1, 2\n' >dirsweep.ini
+"$STEPSIM" batch dirsweep.ini -o ds.h5 >/dev/null 2>ds.err; rc=$?
+check "a sweep whose scenario is a directory says so" sh -c "[ $rc -eq 1 ] && grep -q \"key 'scenario': .*adir: is a directory, not a file\" ds.err"
+"$STEPSIM" plot gantt mb.h5 -o no.png >/dev/null 2>gb.err; rc=$?
+check "plot gantt of a batch file: not a run file" sh -c "[ $rc -eq 1 ] && grep -q 'mb.h5: not a run file (a batch file, with /results): the gantt chart' gb.err && ! grep -q 'no such object' gb.err"
+# A 420-character checkout: a row's error caps the paths, never the override or the key.
+deep="$work/checkout"; while [ ${#deep} -lt 420 ]; do deep="$deep/checkout-dir"; done
+mkdir -p "$deep" && cp "$s1" "$deep/s1.ini"
+printf '[sweep]\nscenario = s1.ini\n[axes]\ntraining.precision = fp32, fp13\n' >"$deep/sw.ini"
+"$STEPSIM" batch "$deep/sw.ini" -o deep.h5 -q >/dev/null 2>deep.err
+check "a row error in a long checkout names the file, its override and the key" \
+  sh -c "grep -q 's1.ini (with .*sw.ini \[axes\] training.precision=fp13): group \[training\], key .precision.' deep.err"
+
 # --- bar-chart labels are never clipped (issue 11 item 11) ------------------------------------
 # Variant names of ~150 characters: every rotated tic label of the SVG must end inside the
 # canvas (its far end estimated at 6.6 px per character; Helvetica 12 px averages ~6.2 px).

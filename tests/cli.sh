@@ -115,6 +115,32 @@ check "offload: the summary prints the exposed offload time" grep -q '^  exposed
 "$STEPSIM" plot steptime s6.h5 -o s6-step.svg 2>/dev/null
 check "offload: the step-time chart has an exposed offload band" grep -q '>exposed offload<' s6-step.svg
 
+# --- messages that name the real cause (issue 11 item 18) --------------------------------------
+mkdir -p adir
+"$STEPSIM" export adir /summary >/dev/null 2>exdir.err; rc=$?
+check "export of a directory says it is a directory" sh -c "[ $rc -eq 1 ] && grep -q 'adir: is a directory, not an HDF5 file' exdir.err"
+if [ -c /dev/null ]; then
+  "$STEPSIM" export /dev/null /summary >/dev/null 2>exdev.err; rc=$?
+  check "export of a device says it is a device" sh -c "[ $rc -eq 1 ] && grep -q '/dev/null: is a device, not an HDF5 file' exdev.err"
+fi
+printf '[model]\nhf_config = llama-3.2-1b\n[node.A]\nbase = DGX-A100\n[node.B]\nbase = A\n[cluster]\nnode = B\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\n' >basenode.ini
+"$STEPSIM" run basenode.ini -o bn.h5 >/dev/null 2>bn.err; rc=$?
+check "node base naming a group of the file: base must name a catalog node" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[node.B\], key 'base': 'A' is a group of this file (\[node.A\]); base must name a catalog node\" bn.err && ! grep -q 'unknown node' bn.err"
+printf '[model]\nhf_config = llama-3.2-1b\n[gpu.A]\nbase = A100-80GB-SXM\n[gpu.B]\nbase = A\n[cluster]\ngpu = B\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\n' >basegpu.ini
+"$STEPSIM" run basegpu.ini -o bg.h5 >/dev/null 2>bg.err; rc=$?
+check "GPU base naming a group of the file: base must name a catalog GPU" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[gpu.B\], key 'base': 'A' is a group of this file (\[gpu.A\]); base must name a catalog GPU\" bg.err"
+# -o where no file can be created: one clean line, no HDF5 internals
+if [ "$(id -u)" -ne 0 ]; then mkdir -p rodir && chmod 555 rodir && unwritable=rodir/x.h5
+elif [ -d /sys ] && ! touch /sys/stepsim-probe 2>/dev/null; then unwritable=/sys/stepsim-test.h5
+else unwritable=""; fi
+if [ -n "$unwritable" ]; then
+  "$STEPSIM" run "$s1" -o "$unwritable" >/dev/null 2>unw.err; rc=$?
+  check "-o in an unwritable directory: one clean message" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <unw.err) -eq 1 ] && grep -q 'cannot create a file in' unw.err && ! grep -q 'HDF5\|errno\|o_flags' unw.err"
+fi
+
 # --- bad input: one message, exit 1, nothing written -----------------------------------------
 printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\nmicro_bach = 2\n' > typo.ini
 "$STEPSIM" run typo.ini -o typo.h5 --plot typo-charts >typo.out 2>typo.err; rc=$?
