@@ -33,4 +33,16 @@ set offsets graph 0.02, graph 0.02, graph 0.05, 0
 
 stats datafile using 1 nooutput
 nblocks = STATS_blocks
+# Line titles are never clipped: read each block's header as data to find the longest; past
+# 40 characters the key goes below the plot, one title a line, and the canvas grows to the
+# longest title (7 px a character, Helvetica 11–12 pt averaging ~6.5 px) and the lines.
+set datafile nocolumnheaders
+stats datafile every ::0::0 using (strlen(strcol(2))) nooutput
+set datafile columnheaders
+key_longest = STATS_max
+if (key_longest > 40) {
+  key_w = 7.0 * key_longest + 120
+  eval(style_terminal(int(key_w > 1100 ? key_w : 1100), 620 + 20 * nblocks))
+  set key below vertical maxcols 1
+}
 plot for [i=0:nblocks-1] datafile index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2)

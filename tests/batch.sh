@@ -315,9 +315,15 @@ cat >svgclip.awk <<'AWK'
 /<g transform="translate\([-0-9.]+,[-0-9.]+\) rotate\(-(25|90)\)".*text-anchor="end"/ {
   match($0, /translate\([-0-9.]+,[-0-9.]+\)/); split(substr($0, RSTART + 10, RLENGTH - 11), p, ",")
   match($0, /rotate\(-[0-9]+\)/); r = substr($0, RSTART + 8, RLENGTH - 9) + 0; pending = 1; next }
-pending && /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t); L = length(t) * 6.6
+pending == 1 && /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t); L = length(t) * 6.6
   if (r == 25) { x = p[1] - 0.906 * L; y = p[2] + 0.423 * L } else { x = p[1]; y = p[2] + L }
   if (x < 0 || y > H) { print "clipped: " t " (" x ", " y " on " W "x" H ")"; bad = 1 }
+  n++; pending = 0 }
+/<g transform="translate\([-0-9.]+,[-0-9.]+\)" .*text-anchor="start"/ {
+  match($0, /translate\([-0-9.]+,[-0-9.]+\)/); split(substr($0, RSTART + 10, RLENGTH - 11), p, ",")
+  r = 0; pending = 2; next }
+pending == 2 && /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t)
+  if (p[1] < 0 || p[1] + length(t) * 6.6 > W) { print "clipped: " t " (" p[1] " on " W ")"; bad = 1 }
   n++; pending = 0 }
 END { exit bad || n == 0 }
 AWK
@@ -333,6 +339,11 @@ for k in breakdown steptime penalty; do
     ok "plot $k: short labels inside the canvas"
   else bad "plot $k: short labels inside the canvas"; cat err.txt clip.txt; fi
 done
+# plot sweep: line titles (the --by values) of ~150 characters stay inside the canvas
+if "$STEPSIM" plot sweep longnames.h5 --x micro_batch --y step_time --by description -o long-sweep.svg 2>err.txt \
+   && grep -q "description=$long-A" long-sweep.svg && awk -f svgclip.awk long-sweep.svg >clip.txt; then
+  ok "plot sweep: ~150-character line titles inside the canvas"
+else bad "plot sweep: ~150-character line titles inside the canvas"; cat err.txt clip.txt; fi
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
