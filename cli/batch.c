@@ -29,6 +29,8 @@ static const Metric head_metrics[] = {
   { "fits", "1", FALSE },           { "peak_allocated", "B", FALSE },
   { "peak_reserved", "B", FALSE },  { "device_used", "B", FALSE },
   { "capacity", "B", FALSE },       { "cuda_context", "B", FALSE },
+  { "need_allocated", "B", FALSE }, { "need_reserved", "B", FALSE },
+  { "need_device", "B", FALSE },    { "shortfall", "B", FALSE },
   { "step_time", "s", FALSE },      { "tokens_per_s", "token/s", FALSE },
   { "mfu", "1", FALSE },            { "hfu", "1", FALSE },
   { "exposed_communication", "s", TRUE },

@@ -65,7 +65,8 @@ gboolean cli_batch_check_baselines (const CliBatch *batch, GError **error);
 /* The results table, one row per sweep point in point order: index, label, status ("ok",
  * "failed" or "not run"), error, the axes (numeric columns when every value is a number),
  * fits (1/0), memory (peak_allocated, peak_reserved, device_used, capacity, cuda_context,
- * peak_<category> at the peak), time (step_time, tokens_per_s, mfu, hfu,
+ * need_allocated, need_reserved, need_device, shortfall: cli/run.h; peak_<category> at the
+ * peak), time (step_time, tokens_per_s, mfu, hfu,
  * exposed_communication, time_<kind>, offload_stall, pipeline_bubble), and, with a
  * baseline, baseline_tokens_per_s and penalty (%). Failed rows have NaN figures. Caller
  * frees. */

@@ -152,9 +152,19 @@ cli_charts_breakdown_data (const char *results_tsv, GError **error)
 {
   g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cols[MODEL_N_MEM + 2], n = 0, alloc, reserved, ctx, cap;
-  if (!cli_tsv_need_col (t, "peak_allocated", &alloc, error)
-      || !cli_tsv_need_col (t, "peak_reserved", &reserved, error)
-      || !cli_tsv_need_col (t, "cuda_context", &ctx, error)
+  /* the step as planned (need_*: above the capacity after an OOM), as the category bars are;
+   * files written before need_* existed have only the peak_* figures */
+  if (cli_tsv_col (t, "need_allocated") >= 0)
+    {
+      alloc = cli_tsv_col (t, "need_allocated");
+      reserved = cli_tsv_col (t, "need_reserved");
+    }
+  else if (!cli_tsv_need_col (t, "peak_allocated", &alloc, error)
+           || !cli_tsv_need_col (t, "peak_reserved", &reserved, error))
+    return NULL;
+  if (reserved < 0 && !cli_tsv_need_col (t, "need_reserved", &reserved, error))
+    return NULL;
+  if (!cli_tsv_need_col (t, "cuda_context", &ctx, error)
       || !cli_tsv_need_col (t, "capacity", &cap, error))
     return NULL;
   GString *out = g_string_new ("label");
@@ -172,7 +182,7 @@ cli_charts_breakdown_data (const char *results_tsv, GError **error)
       if (!cli_tsv_row_ok (t, r))
         continue;
       rows++;
-      /* an OOM row's memory is what was held when a request failed: a lower bound */
+      /* an OOM row's bar is what the step as planned needs at its peak: above the capacity */
       g_autofree char *name = g_strdup_printf (
         "%s%s", label >= 0 ? cli_tsv_get (t, r, label) : "scenario",
         fits >= 0 && cli_tsv_num (t, r, fits) == 0 ? " (OOM)" : "");
@@ -206,7 +216,7 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
                                        "time_optimizer", "exposed_communication",
                                        "offload_stall", "pipeline_bubble", "step_time" };
   static const char *const titles[] = { "forward", "backward", "recompute", "optimizer",
-                                        "exposed communication", "offload stall",
+                                        "exposed communication", "exposed offload",
                                         "pipeline bubble", "step time" };
   g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cols[G_N_ELEMENTS (names)], step;

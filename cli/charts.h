@@ -29,7 +29,7 @@ char *cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, ch
 char *cli_charts_breakdown_data (const char *results_tsv, GError **error);
 
 /* Step-time breakdown (rank 0): label, forward, backward, recompute, optimizer, exposed
- * communication, offload stall, pipeline bubble (columns that do not exist yet are 0), and
+ * communication, exposed offload (offload_stall), pipeline bubble (columns that do not exist yet are 0), and
  * step time, in *unit ("ms" when every step is under 2 s, else "s"). */
 char *cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **error);
 

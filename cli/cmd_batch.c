@@ -118,7 +118,7 @@ print_table (const SimTable *t, gboolean quiet)
   guint err = sim_table_find_column (t, "error");
   gboolean penalty = sim_table_find_column (t, "penalty") != G_MAXUINT;
   if (!quiet)
-    printf ("%-40s %-6s %12s %10s %12s %6s%s\n", "scenario", "fits", "device-used", "step",
+    printf ("%-40s %-6s %12s %10s %12s %6s%s\n", "scenario", "fits", "memory", "step",
             "tokens/s", "MFU", penalty ? "  penalty" : "");
   for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
@@ -133,7 +133,7 @@ print_table (const SimTable *t, gboolean quiet)
       if (quiet)
         continue;
       printf ("%-40s %-6s %8.2f GiB %8.3f s %12.0f %5.1f%%", l,
-              cell (t, r, "fits") > 0 ? "FITS" : "OOM", cell (t, r, "device_used") / GiB,
+              cell (t, r, "fits") > 0 ? "FITS" : "OOM", cell (t, r, "need_device") / GiB,
               cell (t, r, "step_time"), cell (t, r, "tokens_per_s"), 100 * cell (t, r, "mfu"));
       if (penalty)
         printf ("  %6.1f%%", cell (t, r, "penalty"));

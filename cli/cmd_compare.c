@@ -1,10 +1,14 @@
 /* cli/cmd_compare.c — `stepsim compare`: one scenario and variations of it side by side,
- * each technique's memory saved and step time added against the scenario as given.
+ * each variation's change of device memory and of step time against the scenario as given.
  *
- *   stepsim compare SCENARIO.ini "training.checkpointing=full" \
+ *   stepsim compare SCENARIO.ini [--set group.key=value]… "training.checkpointing=full" \
  *     "training.precision=bf16_mixed,training.checkpointing=full" …
  *
- * A variation is a comma-separated list of --set overrides applied on top of the scenario.
+ * `--set` (as for `run`) applies to the scenario as given and to every variation, first; a
+ * variation is a comma-separated list of overrides applied on top (it may override a --set
+ * key). Changes are signed "variation − as given": "+3.30 GiB" needs more memory, "-20.6 %"
+ * is faster; the memory compared is what each step needs on the device (cli/run.h
+ * need_device: device-used when it fits, the demand of the step as planned when not).
  * A variation that fails to load or simulate gets its error in its row (naming the
  * variation's overrides the error is about); the exit status is 1 if any did. A variation
  * that is not a list of group.key=value (cli_sweep_parse_set) is a usage error: exit 2
@@ -34,12 +38,21 @@ split_variant (const char *variant, char ***sets, char ***origins)
   *origins = cli_scenario_origins ((const char *const *) *sets, "variation");
 }
 
+/* `common` (the --set overrides, may be NULL) first, then the variation's. */
 static void
-simulate (const char *path, const char *variant, Row *row)
+simulate (const char *path, char **common, const char *variant, Row *row)
 {
-  g_auto (GStrv) sets = NULL;
-  g_auto (GStrv) origins = NULL;
-  split_variant (variant, &sets, &origins);
+  g_auto (GStrv) vsets = NULL;
+  g_auto (GStrv) vorigins = NULL;
+  split_variant (variant, &vsets, &vorigins);
+  g_autoptr (GStrvBuilder) bs = g_strv_builder_new ();
+  g_autoptr (GStrvBuilder) bo = g_strv_builder_new ();
+  for (guint i = 0; common != NULL && common[i] != NULL; i++)
+    g_strv_builder_add (bs, common[i]), g_strv_builder_add (bo, "--set");
+  for (guint i = 0; vsets != NULL && vsets[i] != NULL; i++)
+    g_strv_builder_add (bs, vsets[i]), g_strv_builder_add (bo, vorigins[i]);
+  g_auto (GStrv) sets = g_strv_builder_end (bs);
+  g_auto (GStrv) origins = g_strv_builder_end (bo);
   const char *const *s = (const char *const *) sets, *const *o = (const char *const *) origins;
   g_autoptr (GError) error = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, s, o, &error);
@@ -59,8 +72,10 @@ simulate (const char *path, const char *variant, Row *row)
 /* Every variation must be a list of group.key=value, each key once (a usage error otherwise:
  * exit 2; "a=1,a=2" would silently keep the last). */
 static gboolean
-check_variants (int argc, char **argv, GError **error)
+check_variants (int argc, char **argv, char **common, GError **error)
 {
+  if (!cli_sweep_check_sets ("--set", (const char *const *) common, error))
+    return FALSE;
   for (int i = 2; i < argc; i++)
     {
       g_auto (GStrv) sets = g_strsplit (argv[i], ",", -1);
@@ -93,16 +108,17 @@ print_row (const char *name, const Row *r, const Row *base)
       printf ("%-44s  error: %s\n", name, r->error);
       return;
     }
-  g_autofree char *mem = sim_units_format (r->res.device_used, SIM_DIM_BYTES, 2);
+  g_autofree char *mem = sim_units_format (r->res.need_device, SIM_DIM_BYTES, 2);
   g_autofree char *step = sim_units_format (r->res.step_time, SIM_DIM_TIME, 3);
-  g_autofree char *saved = NULL;
-  char added[32] = "-";
+  g_autofree char *dmem = NULL;
+  char dtime[32] = "-";
   if (base->ok && r != base)
     {
-      double d = base->res.device_used - r->res.device_used;
+      /* signed as the column says: variation − as given (+ needs more, − needs less) */
+      double d = r->res.need_device - base->res.need_device;
       g_autofree char *abs = sim_units_format (ABS (d), SIM_DIM_BYTES, 2);
-      saved = g_strdup_printf ("%s%s", d < 0 ? "-" : "", abs);
-      g_snprintf (added, sizeof added, "%+.1f %%",
+      dmem = g_strdup_printf ("%s%s", d < 0 ? "-" : "+", abs);
+      g_snprintf (dtime, sizeof dtime, "%+.1f %%",
                   100 * (r->res.step_time / base->res.step_time - 1));
     }
   /* A long variation gets a line of its own, so the columns stay aligned. */
@@ -111,31 +127,40 @@ print_row (const char *name, const Row *r, const Row *base)
       printf ("%s\n", name);
       name = "";
     }
-  printf ("%-44s %12s %12s %12s %10s %10.0f  %s\n", name, mem, saved ? saved : "-", step, added,
-          r->res.tokens_per_s, r->res.fits ? "fits" : "OOM");
+  printf ("%-44s %12s %13s %12s %11s %10.0f  %s\n", name, mem, dmem ? dmem : "-", step, dtime,
+          r->res.tokens_per_s, r->res.fits ? "fits" : "OOM (as planned)");
 }
 
 int
 cli_cmd_compare (int argc, char **argv)
 {
+  g_auto (GStrv) common = NULL;
+  GOptionEntry entries[] = {
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &common,
+      "override a scenario value for the scenario and every variation, e.g. --set "
+      "training.micro_batch=4 (repeatable; a variation may override it)", "GROUP.KEY=VALUE" },
+    { NULL },
+  };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "SCENARIO.ini VARIANT… — memory saved and step time added per variation "
-    "(VARIANT: group.key=value[,group.key=value…])");
+    "SCENARIO.ini VARIANT… — each variation's change of device memory and step time "
+    "against the scenario as given (VARIANT: group.key=value[,group.key=value…]; changes "
+    "are variation − as given: + more memory or slower, − less memory or faster)");
+  g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return cli_error (error->message), 2;
   if (argc < 3)
     return cli_error ("compare: expected a scenario and at least one variation "
                       "(see stepsim compare --help)"), 2;
-  if (!check_variants (argc, argv, &error))
+  if (!check_variants (argc, argv, common, &error))
     return cli_error (error->message), 2;
   guint n = (guint) argc - 1;
   g_autofree Row *rows = g_new0 (Row, n);
-  simulate (argv[1], NULL, &rows[0]);
+  simulate (argv[1], common, NULL, &rows[0]);
   for (guint i = 1; i < n; i++)
-    simulate (argv[1], argv[i + 1], &rows[i]);
-  printf ("%-44s %12s %12s %12s %10s %10s  %s\n", "variation", "device-used", "mem. saved",
-          "step time", "time added", "tokens/s", "verdict");
+    simulate (argv[1], common, argv[i + 1], &rows[i]);
+  printf ("%-44s %12s %13s %12s %11s %10s  %s\n", "variation", "memory", "memory change",
+          "step time", "time change", "tokens/s", "verdict");
   int rc = 0;
   for (guint i = 0; i < n; i++)
     {

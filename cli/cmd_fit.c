@@ -1,5 +1,5 @@
 /* cli/cmd_fit.c — `stepsim fit SCENARIO.ini --for micro_batch|seq_len|gpus|stack`: prints
- * every candidate the search simulated (verdict, step time, tokens/s, device-used memory, and
+ * every candidate the search simulated (verdict, step time, tokens/s, device memory needed, and
  * for a rejection one line saying why) and the answer. See cli/fit.h for the searches.
  * Exit status: 0 when the search ran (also when nothing fits: that is a result), 1 when the
  * scenario cannot be loaded, 2 usage error.
@@ -105,7 +105,7 @@ print_report (const CliFitReport *r, CliFitTarget target)
   gboolean relative = stack && !isnan (base) && base > 0
                       && !(have_given && base == given->tokens_per_s);
   printf ("%-4s %-9s %-40s %10s %10s %12s%s%s\n", "", "verdict", "candidate", "step", "tokens/s",
-          "device-used", have_given ? "  saves (vs as given)  throughput     step" : "",
+          "memory", have_given ? "  saves (vs as given)  throughput     step" : "",
           relative ? "  vs baseline" : "");
   for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
     {

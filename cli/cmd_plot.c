@@ -104,10 +104,34 @@ results_text (const char *h5, gboolean batch_only, char **name, GError **error)
   return cli_charts_summary_as_row (summary);
 }
 
+/* The export of `object` of a run file; a file without it (a batch file, which has /results
+ * instead) is "not a run file", naming the chart that needs one. */
+static char *
+run_object (const char *h5, const char *object, const char *chart, GError **error)
+{
+  GError *e = NULL;
+  char *text = cli_plot_export_text (h5, object, &e);
+  if (text != NULL || !g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return text;
+    }
+  g_error_free (e);
+  g_autoptr (GError) batch = NULL;
+  g_autofree char *results = cli_plot_export_text (h5, "/results", &batch);
+  g_autofree char *why = results != NULL ? g_strdup ("a batch file, with /results")
+                                          : g_strdup_printf ("no %s", object);
+  g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+               "%s: not a run file (%s): the %s chart draws the output of stepsim run "
+               "(-o RUN.h5)", h5, why, chart);
+  return NULL;
+}
+
 static gboolean
 plot_memory (const char *h5, const PlotOptions *o, GError **error)
 {
-  g_autofree char *summary = cli_plot_export_text (h5, "/summary", error);
+  g_autofree char *summary = run_object (h5, "/summary", "memory", error);
   if (summary == NULL)
     return FALSE;
   g_autofree char *name = summary_value (summary, "scenario");
@@ -126,7 +150,7 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
 static gboolean
 plot_gantt (const char *h5, const PlotOptions *o, GError **error)
 {
-  g_autofree char *tasks = cli_plot_export_text (h5, "/tasks", error);
+  g_autofree char *tasks = run_object (h5, "/tasks", "gantt", error);
   g_autofree char *summary = tasks ? cli_plot_export_text (h5, "/summary", error) : NULL;
   const char *const *ranks = (const char *const *) o->rank_list;
   if (summary == NULL || !check_ranks (h5, summary, "--ranks", ranks, error))

@@ -112,7 +112,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       "also draw the memory timeline as DIR/<scenario>-memory.png", "DIR" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &opt->trace,
       "also write the step as Perfetto / Chrome trace-event JSON (ui.perfetto.dev)", "OUT.json" },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "do not print the summary", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "print only the one-line verdict, not the summary", NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SCENARIO.ini — simulate one training step");
@@ -190,6 +190,8 @@ cli_cmd_run (int argc, char **argv)
   cli_report_fill_summary (rec, sc, &res);
   if (!opt.quiet)
     cli_report_print (stdout, sc, &res);
+  else
+    cli_report_print_verdict (stdout, sc, &res);
   if (write_outputs (sc, rec, &res, &opt, &error))
     {
       if (opt.trace == NULL || cli_trace_write (opt.trace, rec, sc->name, &error))

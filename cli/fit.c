@@ -156,7 +156,8 @@ cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
 
 /* ---- evaluating one candidate ------------------------------------------------------------- */
 
-/* "OOM by X: device-used Y > capacity Z; largest at the peak: C W (P %)". */
+/* "OOM by X: needs Y > capacity Z; largest at the peak: C W (P %)": Y is what the step as
+ * planned needs on the device (cli/run.h need_device), never called device-used. */
 static char *
 oom_reason (const CliRunResult *res)
 {
@@ -164,14 +165,14 @@ oom_reason (const CliRunResult *res)
   for (guint c = 1; c < MODEL_N_MEM; c++)
     if (res->peak_mix[c] > res->peak_mix[top])
       top = c;
-  g_autofree char *by = sim_units_format (res->device_used - res->capacity, SIM_DIM_BYTES, 2);
-  g_autofree char *used = sim_units_format (res->device_used, SIM_DIM_BYTES, 2);
+  g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *used = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
   g_autofree char *cat = sim_units_format (res->peak_mix[top], SIM_DIM_BYTES, 2);
-  return g_strdup_printf ("OOM by %s: device-used %s > capacity %s; largest category at the "
+  return g_strdup_printf ("OOM by %s: needs %s > capacity %s; largest category at the "
                           "peak: %s %s (%.0f %%)", by, used, cap,
                           model_ledger_category_name (top), cat,
-                          100 * res->peak_mix[top] / MAX (res->peak_allocated, 1.0));
+                          100 * res->peak_mix[top] / MAX (res->need_allocated, 1.0));
 }
 
 void
@@ -199,16 +200,16 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
     }
   c->step_time = res.step_time;
   c->tokens_per_s = res.tokens_per_s;
-  c->device_used = res.device_used;
+  c->device_used = res.need_device; /* the need: a rejection shows how far over it is */
   c->capacity = res.capacity;
-  c->peak_allocated = res.peak_allocated;
+  c->peak_allocated = res.need_allocated; /* the step as planned, as device_used */
   c->cuda_context = res.cuda_context;
   c->host_peak = res.host_peak;
   memcpy (c->peak_mix, res.peak_mix, sizeof c->peak_mix);
   c->status = res.fits ? CLI_FIT_FITS : CLI_FIT_OOM;
   /* The bytes in use would fit; the caching allocator's segments do not (fragmentation,
    * models/allocator.h): a cliff of the allocator, not of the memory the step needs. */
-  c->allocator_cliff = !res.gpu_fits && res.peak_allocated + res.cuda_context <= res.capacity;
+  c->allocator_cliff = !res.gpu_fits && res.need_allocated + res.cuda_context <= res.capacity;
   if (!res.fits)
     c->reason = oom_reason (&res);
   cli_run_result_clear (&res);

@@ -62,8 +62,10 @@ typedef struct
   CliFitStatus status;
   double step_time;  /* s; NaN unless simulated */
   double tokens_per_s;
-  double device_used, capacity; /* B */
-  double peak_allocated, cuda_context; /* B, worst rank (NaN unless simulated) */
+  double device_used, capacity; /* B: what the candidate needs on the device (cli/run.h
+                                   need_device; above capacity on OOM), the GPU's */
+  double peak_allocated, cuda_context; /* B, worst rank, the step as planned (need_allocated;
+                                          NaN unless simulated) */
   double host_peak;  /* B of host DRAM at its peak (0 without offload) */
   double peak_mix[MODEL_N_MEM]; /* B per category at the worst rank's peak */
   gboolean allocator_cliff; /* OOM although peak allocated + CUDA context <= capacity: the

@@ -28,6 +28,23 @@ kind_of (mode_t mode)
   return "not a plain file";
 }
 
+const char *
+cli_input_path_problem (const char *path)
+{
+  GStatBuf st;
+  if (g_stat (path, &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR ? "no such file" : "cannot be read";
+  if (S_ISREG (st.st_mode))
+    return NULL;
+  if (S_ISDIR (st.st_mode))
+    return "is a directory, not a file";
+  if (S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode))
+    return "is a device, not a file";
+  if (S_ISFIFO (st.st_mode))
+    return "is a FIFO, not a file";
+  return "is not a regular file";
+}
+
 static gboolean
 set_errno_error (GError **error, const char *path, const char *what, int err)
 {

@@ -18,6 +18,11 @@ enum
  * there). A leading UTF-8 byte-order mark is dropped. *text is untouched on failure. */
 gboolean cli_input_read (const char *path, char **text, gsize *length, GError **error);
 
+/* NULL when `path` is a regular file (following links); else what it is, for a message:
+ * "no such file", "is a directory, not a file", "is a device, not a file", "is a FIFO, not
+ * a file", "is not a regular file" or "cannot be read" (static strings). */
+const char *cli_input_path_problem (const char *path);
+
 /* Reads `path` with cli_input_read() and parses it into `kf` (GKeyFile syntax only: no
  * schema). FALSE + an error whose message starts with the path. */
 gboolean cli_input_load_keyfile (GKeyFile *kf, const char *path, GError **error);

@@ -34,31 +34,48 @@ states_text (const CliRunResult *res)
   return g_string_free (t, FALSE);
 }
 
+/* Fits: the measured figures. OOM: what the step as planned needs and how far short the
+ * GPU is (never a "reserved" or "device-used" above the capacity); the figures measured when
+ * the OOM is raised are in print_oom. */
 static void
 print_memory (FILE *out, const CliRunResult *res)
 {
-  fprintf (out, "memory (rank %u, peak at t = %.4f s during \"%s\")\n", res->worst_rank,
-           res->peak_time, res->peak_task ? res->peak_task : "-");
+  gboolean over = !res->gpu_fits;
+  fprintf (out, "memory (rank %u, %speak at t = %.4f s during \"%s\")\n", res->worst_rank,
+           over ? "the step as planned: " : "", res->peak_time,
+           res->peak_task ? res->peak_task : "-");
   for (guint c = 0; c < MODEL_N_MEM; c++)
     if (res->peak_mix[c] > 0)
       {
-        double pct = 100 * res->peak_mix[c] / res->peak_allocated;
+        double pct = 100 * res->peak_mix[c] / res->need_allocated;
         g_autofree char *s = sim_units_format (res->peak_mix[c], SIM_DIM_BYTES, 2);
         fprintf (out, "  %-22s %14s  %5.1f %%\n", model_ledger_category_name (c), s, pct);
       }
   g_autofree char *load = sim_units_format (res->load_bytes, SIM_DIM_BYTES, 2);
   fprintf (out, "  %-22s %14s  (allocated before the first forward)\n", "after model load", load);
-  print_quantity (out, "peak allocated", res->peak_allocated, SIM_DIM_BYTES);
-  print_quantity (out, "peak reserved", res->peak_reserved, SIM_DIM_BYTES);
-  print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
-  print_quantity (out, "device-used", res->device_used, SIM_DIM_BYTES);
+  if (over)
+    {
+      print_quantity (out, "needs, tensors", res->need_allocated, SIM_DIM_BYTES);
+      print_quantity (out, "needs, allocator", res->need_reserved, SIM_DIM_BYTES);
+      print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
+      print_quantity (out, "needs on the device", res->need_device, SIM_DIM_BYTES);
+    }
+  else
+    {
+      print_quantity (out, "peak allocated", res->peak_allocated, SIM_DIM_BYTES);
+      print_quantity (out, "peak reserved", res->peak_reserved, SIM_DIM_BYTES);
+      print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
+      print_quantity (out, "device-used", res->device_used, SIM_DIM_BYTES);
+    }
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
-  g_autofree char *room = sim_units_format (ABS (res->capacity - res->device_used),
+  g_autofree char *room = sim_units_format (ABS (res->capacity - res->need_device),
                                             SIM_DIM_BYTES, 2);
   if (res->gpu_fits)
     fprintf (out, "  %-22s %14s  FITS (%s free)\n", "capacity", cap, room);
-  else
+  else if (res->need_device > res->capacity)
     fprintf (out, "  %-22s %14s  OOM (%s short)\n", "capacity", cap, room);
+  else /* a request failed although the need fits: fragmentation, or the cache */
+    fprintf (out, "  %-22s %14s  OOM (a request failed; see below)\n", "capacity", cap);
 }
 
 /* "  host capacity   512.00 GiB  FITS (300.00 GiB free)" or OOM (… short). */
@@ -134,8 +151,10 @@ oom_holders_text (const CliRunResult *res)
   return g_string_free (t, FALSE);
 }
 
-/* What ran out of memory: the moment, the task, the request, the categories then and the
- * largest buffers holding memory with the tasks that allocated them. */
+/* What ran out of memory: the moment, the task, the request (the tensor that did not fit),
+ * what was reserved then, the figures PyTorch and nvidia-smi would show when the OOM is
+ * raised, the categories then and the largest buffers holding memory with the tasks that
+ * allocated them (the failing buffer's tensors granted before it included). */
 static void
 print_oom (FILE *out, const CliRunResult *res)
 {
@@ -143,9 +162,13 @@ print_oom (FILE *out, const CliRunResult *res)
     return;
   g_autofree char *req = sim_units_format (res->oom_requested, SIM_DIM_BYTES, 2);
   g_autofree char *rsv = sim_units_format (res->oom_reserved, SIM_DIM_BYTES, 2);
-  fprintf (out, "out of memory (rank %u) at t = %.4f s during \"%s\": %s requested with %s "
-                "reserved\n", res->worst_rank, res->oom_time,
-           res->oom_task ? res->oom_task : "-", req, rsv);
+  fprintf (out, "out of memory (rank %u) at t = %.4f s during \"%s\": %s of %s requested "
+                "with %s reserved\n", res->worst_rank, res->oom_time,
+           res->oom_task ? res->oom_task : "-", req,
+           model_ledger_category_name (res->oom_category), rsv);
+  print_quantity (out, "peak allocated then", res->peak_allocated, SIM_DIM_BYTES);
+  print_quantity (out, "peak reserved then", res->peak_reserved, SIM_DIM_BYTES);
+  print_quantity (out, "device-used then", res->device_used, SIM_DIM_BYTES);
   for (guint c = 0; c < MODEL_N_MEM; c++)
     if (res->oom_mix[c] > 0)
       print_quantity (out, model_ledger_category_name (c), res->oom_mix[c], SIM_DIM_BYTES);
@@ -162,7 +185,10 @@ print_oom (FILE *out, const CliRunResult *res)
 static void
 print_time (FILE *out, const CliRunResult *res)
 {
-  fprintf (out, "time\n");
+  /* PyTorch would have stopped at the OOM: these are the figures of the step as planned */
+  fprintf (out, res->gpu_fits ? "time\n"
+                              : "time (of the step as planned: it does not fit, so it would not "
+                                "run)\n");
   print_quantity (out, "step time", res->step_time, SIM_DIM_TIME);
   if (res->tokens_per_s >= 1)
     fprintf (out, "  %-22s %14.0f\n", "tokens/s", res->tokens_per_s);
@@ -180,12 +206,35 @@ print_time (FILE *out, const CliRunResult *res)
     }
   if (res->n_ranks > 1)
     print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
+  if (res->offload_stall > 0)
+    print_quantity (out, "exposed offload", res->offload_stall, SIM_DIM_TIME);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     if (res->time_by_kind[k] > 0)
       {
         g_autofree char *name = g_strdup_printf ("%s (rank 0)", model_plan_task_kind_name (k));
         print_quantity (out, name, res->time_by_kind[k], SIM_DIM_TIME);
       }
+}
+
+void
+cli_report_print_verdict (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *need = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
+  g_autofree char *step = sim_units_format (res->step_time, SIM_DIM_TIME, 3);
+  if (res->fits)
+    fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %.0f tokens/s\n", sc->name, need, cap,
+             step, res->tokens_per_s);
+  else if (!res->gpu_fits && res->need_device > res->capacity)
+    {
+      g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
+      fprintf (out, "%s: OOM, needs %s of %s per GPU (%s short)\n", sc->name, need, cap, by);
+    }
+  else if (!res->gpu_fits)
+    fprintf (out, "%s: OOM, a request failed (needs %s of %s per GPU)\n", sc->name, need, cap);
+  else
+    fprintf (out, "%s: OOM, %s\n", sc->name,
+             !res->host_fits ? "host memory is short" : "NVMe capacity is short");
 }
 
 void
@@ -300,6 +349,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "mfu", res->mfu, "1");
   sim_recorder_summary_scalar (rec, "hfu", res->hfu, "1");
   sim_recorder_summary_scalar (rec, "exposed_communication", res->exposed_comm, "s");
+  sim_recorder_summary_scalar (rec, "offload_stall", res->offload_stall, "s");
   sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
   sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");
   sim_recorder_summary_scalar (rec, "step_time_median", res->step_time_median, "s");
@@ -313,6 +363,12 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");
   sim_recorder_summary_scalar (rec, "device_used", res->device_used, "B");
+  /* what the step as planned needs (= the measured figures when it fits) and the shortfall */
+  sim_recorder_summary_scalar (rec, "need_allocated", res->need_allocated, "B");
+  sim_recorder_summary_scalar (rec, "need_reserved", res->need_reserved, "B");
+  sim_recorder_summary_scalar (rec, "need_device", res->need_device, "B");
+  sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, res->need_device - res->capacity),
+                               "B");
   sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");
   sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");
   sim_recorder_summary_scalar (rec, "gpu_fits", res->gpu_fits ? 1 : 0, "1");
@@ -324,6 +380,9 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "oom_time", res->oom_time, "s");
   sim_recorder_summary_text (rec, "oom_task", res->oom_task ? res->oom_task : "");
   sim_recorder_summary_scalar (rec, "oom_requested", res->oom_requested, "B");
+  sim_recorder_summary_text (rec, "oom_category",
+                             res->oom ? model_ledger_category_name (res->oom_category) : "");
+  sim_recorder_summary_scalar (rec, "oom_reserved", res->oom_reserved, "B");
   g_autofree char *holders = oom_holders_text (res);
   sim_recorder_summary_text (rec, "oom_holders", holders);
   for (guint c = 0; c < MODEL_N_MEM; c++)

@@ -60,6 +60,7 @@ fill_oom (const ModelLedger *ledger, guint w, CliRunResult *res)
   res->oom_time = model_ledger_oom_time (ledger, w);
   res->oom_task = g_strdup (model_ledger_oom_task (ledger, w));
   res->oom_requested = model_ledger_oom_requested (ledger, w);
+  res->oom_category = model_ledger_oom_category (ledger, w);
   res->oom_reserved = model_ledger_oom_reserved (ledger, w);
   for (guint c = 0; c < MODEL_N_MEM; c++)
     res->oom_mix[c] = model_ledger_oom_mix (ledger, w, c);
@@ -89,7 +90,8 @@ check_dtype (const CliScenario *sc, GError **error)
   return FALSE;
 }
 
-/* Reads the ledger of the rank with the highest reserved peak into res. */
+/* Reads the ledger of the rank that needs the most device memory into res: the figures
+ * measured until an OOM (or the end) and the need of the step as planned. */
 static void
 fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *ledger,
              CliRunResult *res)
@@ -101,19 +103,26 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
   res->rank_device_used = g_new0 (double, res->n_ranks);
   for (guint r = 0; r < res->n_ranks; r++)
     {
-      res->rank_peak_allocated[r] = model_ledger_peak (ledger, r);
-      res->rank_device_used[r] = model_ledger_peak_reserved (ledger, r) + res->cuda_context;
-      if (r == 0 || res->rank_device_used[r] > res->device_used)
+      gboolean oom = model_ledger_oom (ledger, r);
+      double need = model_ledger_peak_reserved (ledger, r) + res->cuda_context;
+      res->rank_peak_allocated[r] = oom ? model_ledger_oom_peak_allocated (ledger, r)
+                                        : model_ledger_peak (ledger, r);
+      res->rank_device_used[r] = oom ? model_ledger_oom_peak_reserved (ledger, r) + res->cuda_context
+                                     : need;
+      if (r == 0 || need > res->need_device)
         {
           res->worst_rank = r;
-          res->device_used = res->rank_device_used[r];
+          res->need_device = need;
         }
       res->state_bytes = MAX (res->state_bytes, model_plan_state_bytes (plan, r));
     }
   res->load_bytes = model_plan_load_bytes (plan);
   guint w = res->worst_rank;
   res->peak_allocated = res->rank_peak_allocated[w];
-  res->peak_reserved = model_ledger_peak_reserved (ledger, w);
+  res->device_used = res->rank_device_used[w];
+  res->peak_reserved = res->device_used - res->cuda_context;
+  res->need_allocated = model_ledger_peak (ledger, w);
+  res->need_reserved = model_ledger_peak_reserved (ledger, w);
   fill_oom (ledger, w, res);
   res->peak_time = model_ledger_peak_time (ledger, w);
   res->peak_task = g_strdup (model_ledger_peak_task (ledger, w));
@@ -127,7 +136,7 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
                       + res->category_peak[MODEL_MEM_GRADIENTS]
                       + res->category_peak[MODEL_MEM_OPTIMIZER_STATE]
                       + res->category_peak[MODEL_MEM_LORA];
-  res->gpu_fits = !res->oom && res->device_used <= res->capacity;
+  res->gpu_fits = !res->oom && res->need_device <= res->capacity;
   res->fits = res->gpu_fits;
 }
 
@@ -177,6 +186,7 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
     {
       res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
       res->exposed_comm = MAX (res->exposed_comm, model_executor_exposed_comm (exec, r));
+      res->offload_stall = MAX (res->offload_stall, model_executor_exposed_offload (exec, r));
     }
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
@@ -320,7 +330,7 @@ fill_distribution (GArray *times, CliRunResult *res)
 }
 
 /* Paged optimizer (models/plan_paged.h), first pass: replays `plan` (built without spill;
- * taken) to find the reserved peak R of the worst rank; with S optimizer-state bytes per rank
+ * taken) to find the reserved peak R the worst rank needs; with S optimizer-state bytes per rank
  * and C = GPU memory − CUDA context available to the allocator, everything else peaks at
  * R − S and the states that do not fit are model_stack_paged_spill (S, R − S, C) = R − C,
  * rounded up to whole UVM blocks (the states are one managed block, so evicting k blocks
@@ -335,7 +345,7 @@ page_states (const CliScenario *sc, ModelPlan *plan, GError **error)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context;
-  double spill = model_stack_paged_spill (state, r.peak_reserved - state, capacity);
+  double spill = model_stack_paged_spill (state, r.need_reserved - state, capacity);
   cli_run_result_clear (&r);
   spill = model_plan_paged_round (spill, state);
   if (spill <= 0)

@@ -4,7 +4,8 @@
  * replays the plan with the executor and reads the ledger. Memory figures per rank:
  * allocated (the ledger's peak, PyTorch's max_memory_allocated), reserved (what the caching
  * allocator model holds, models/allocator.h: max_memory_reserved) and device-used
- * (reserved + CUDA context: what nvidia-smi shows). MFU and HFU follow Korthikanti et al.
+ * (reserved + CUDA context: what nvidia-smi shows). After an OOM these are the values when it is
+ * raised; the need_* figures keep what the step as planned would take (the replay goes on). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
  * With [run] steps = K the step is replayed K times, each with its own jitter draw (seed,
  * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
@@ -36,9 +37,16 @@ typedef struct
   double cuda_context;      /* B */
   double load_bytes;        /* B allocated per rank right after model load and initialisation,
                                before the first forward (model_plan_load_bytes) */
-  double peak_allocated;    /* B, worst rank */
-  double peak_reserved;     /* B, worst rank */
-  double device_used;       /* B, worst rank: reserved + context */
+  /* Memory of the worst rank (the highest need_device). Measured figures (what PyTorch and
+   * nvidia-smi would report; after an OOM, their values when it is raised, so never above
+   * the capacity) and the need of the step as planned (the simulation goes on past an OOM:
+   * equal to the measured figures when the step fits). */
+  double peak_allocated;    /* B: max_memory_allocated() */
+  double peak_reserved;     /* B: max_memory_reserved() */
+  double device_used;       /* B: reserved + context, what nvidia-smi shows */
+  double need_allocated;    /* B: the step as planned, allocated at its peak */
+  double need_reserved;     /* B: the step as planned, reserved at its peak */
+  double need_device;       /* B: need_reserved + context; > capacity: OOM by the difference */
   guint worst_rank;
   double peak_time;         /* s, when the worst rank peaked */
   char *peak_task;          /* task running then (owned) */
@@ -71,7 +79,8 @@ typedef struct
   gboolean oom;
   double oom_time;          /* s */
   char *oom_task;           /* owned, may be NULL */
-  double oom_requested;     /* B */
+  double oom_requested;     /* B: the tensor that did not fit */
+  ModelMemCategory oom_category; /* its category */
   double oom_reserved;      /* B reserved just before the request */
   double oom_mix[MODEL_N_MEM];
   guint oom_n_holders;
@@ -80,11 +89,13 @@ typedef struct
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
                                mean over ranks (the utilisation of cli/training.h's power) */
+  double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,
+                               comm and CPU streams idled (model_executor_exposed_offload) */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */
   double state_host;        /* B of model states per rank kept in host DRAM / on NVMe by */
   double state_nvme;        /*   offloading (the most of any rank; 0 without offload) */
   double *rank_peak_allocated; /* B per rank (n_ranks, owned) */
-  double *rank_device_used;    /* B per rank (owned) */
+  double *rank_device_used;    /* B per rank (owned; measured, as device_used) */
   guint steps;              /* steps simulated (scenario [run] steps) */
   double step_time_min, step_time_median, step_time_p99; /* s over the steps */
   guint n_tasks;

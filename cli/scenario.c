@@ -434,6 +434,41 @@ fail_with (GError **error, GError *e, const char *path, const char *const *sets,
   g_error_free (e);
 }
 
+/* A scenario loaded with overrides is not the file's any more: its name says what changed,
+ * "NAME (training.precision=bf16_mixed, cluster.gpu=H100-SXM)" (every override but those of
+ * [scenario], in order, the last of a key kept; the name is at most NAME_MAX characters). */
+#define NAME_MAX_CHARS 200
+static void
+name_overrides (CliScenario *sc, const char *const *sets)
+{
+  g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) shown = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "scenario") == 0)
+        continue;
+      char *key = g_strdup_printf ("%s.%s", g, k);
+      char *item = g_strdup_printf ("%s=%s", key, v);
+      for (guint j = 0; j < seen->len; j++)
+        if (strcmp (g_ptr_array_index (seen, j), key) == 0)
+          {
+            g_ptr_array_remove_index (seen, j);
+            g_ptr_array_remove_index (shown, j);
+            break;
+          }
+      g_ptr_array_add (seen, key);
+      g_ptr_array_add (shown, item);
+    }
+  if (shown->len == 0)
+    return;
+  g_ptr_array_add (shown, NULL);
+  g_autofree char *list = g_strjoinv (", ", (char **) shown->pdata);
+  g_autofree char *full = g_strdup_printf ("%s (%s)", sc->name, list);
+  g_free (sc->name);
+  sc->name = sim_text_printable (full, NAME_MAX_CHARS);
+}
+
 CliScenario *
 cli_scenario_load_origins (const char *path, const char *const *sets,
                            const char *const *origins, GError **error)
@@ -464,7 +499,10 @@ cli_scenario_load_origins (const char *path, const char *const *sets,
   if (sc == NULL)
     fail_with (error, e, path, sets, origins);
   else
-    cli_scenario_collect_warnings (kf, sc, sets, origins);
+    {
+      cli_scenario_collect_warnings (kf, sc, sets, origins);
+      name_overrides (sc, sets);
+    }
   return sc;
 }
 

@@ -65,6 +65,7 @@ typedef struct
 enum
 {
   CLI_SCENARIO_MESSAGE_MAX = 512, /* characters of an error message (sim_text_printable) */
+  CLI_SCENARIO_PATH_MAX = 96,     /* characters of a path named in one (its middle elided) */
 };
 
 /* Loads `path` (a regular file of at most 16 MiB, cli/input.h), applying `sets`

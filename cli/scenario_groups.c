@@ -54,7 +54,8 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
   if (!model_arch_family_from_string (family, &arch->family, error))
     return PREFIX_KEY (error, "model", "family"), NULL;
   model_arch_set_family_defaults (arch, arch->family);
-  arch->name = g_strdup (sc->name);
+  (void) sc;
+  arch->name = NULL; /* named from its family and size once the sizes are read */
   /* Without a config every size must be given, except those HF derives: key/value heads
    * (= heads), head_dim (hidden / heads) and, for gpt2, the MLP width (4 × hidden). */
   const char *required[] = { "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -95,6 +96,57 @@ load_tied (GKeyFile *kf, ModelArch *arch, GError **error)
   if (!sim_units_parse_bool (v, &arch->tied_embeddings, error))
     return PREFIX_KEY (error, "model", "tie_word_embeddings"), FALSE;
   return TRUE;
+}
+
+/* "llama 8.0B", "gpt2 124M": the family and the parameter count. Caller frees. */
+static char *
+family_and_size (const ModelArch *arch)
+{
+  double n = (double) model_arch_n_params (arch);
+  const char *family = model_arch_family_name (arch->family);
+  if (n >= 1e9)
+    return g_strdup_printf ("%s %.1fB", family, n / 1e9);
+  if (n >= 1e6)
+    return g_strdup_printf ("%s %.0fM", family, n / 1e6);
+  return g_strdup_printf ("%s %.0fK", family, n / 1e3);
+}
+
+/* The model's name, never the scenario's: a shipped config keeps its name (what hf_config
+ * says); a config of the user's is named by its `_name_or_path` (models/arch.h), else by
+ * its family and size; [model] sizes without a config give the family and size. Sizes
+ * changed in [model] on top of a config make it "FAMILY SIZE (NAME with [model] sizes)". */
+static void
+name_model (GKeyFile *kf, const char *hf, const char *file, ModelArch *arch)
+{
+  gboolean shipped = hf != NULL && strchr (hf, '/') == NULL && !g_str_has_suffix (hf, ".json");
+  gboolean resized = FALSE;
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
+    resized = resized || g_key_file_has_key (kf, "model", *k, NULL);
+  g_autofree char *size = family_and_size (arch);
+  g_autofree char *stem = NULL;
+  if (hf != NULL && !shipped)
+    {
+      /* the loader fell back to the file's name: no _name_or_path in the config */
+      g_autofree char *base = g_path_get_basename (file);
+      if (strcmp (base, "config.json") == 0)
+        {
+          g_autofree char *dir = g_path_get_dirname (file);
+          stem = g_path_get_basename (dir);
+        }
+      else
+        stem = g_strndup (base, g_str_has_suffix (base, ".json") ? strlen (base) - 5 : strlen (base));
+    }
+  char *name;
+  if (hf == NULL)
+    name = g_strdup (size);
+  else if (resized)
+    name = g_strdup_printf ("%s (%s with [model] sizes)", size, arch->name);
+  else if (!shipped && g_strcmp0 (arch->name, stem) == 0)
+    name = g_strdup (size);
+  else
+    return;
+  g_free (arch->name);
+  arch->name = name;
 }
 
 gboolean
@@ -142,6 +194,8 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
     return FALSE;
   if (!model_arch_validate (arch, error))
     return g_prefix_error (error, "group [model]: "), FALSE;
+  g_autofree char *file = hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+  name_model (kf, hf, file, arch);
   sc->arch = g_steal_pointer (&arch);
   return TRUE;
 }
@@ -164,16 +218,27 @@ training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GE
   return e == NULL;
 }
 
+/* flash | sdpa | eager. `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
+ * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
+ * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask),
+ * else the memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else
+ * the math fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
+ * select_sdp_backend, can_use_flash_attention, can_use_mem_efficient_attention). The causal
+ * LM training stepsim models passes is_causal without a mask, and every supported head_dim
+ * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
+ * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
+ * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
+ * flash cost model approximates). */
 static gboolean
 parse_attention (const char *s, gboolean *out, GError **error)
 {
-  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "eager") == 0)
+  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "sdpa") == 0 || g_strcmp0 (s, "eager") == 0)
     {
-      *out = g_strcmp0 (s, "flash") == 0;
+      *out = g_strcmp0 (s, "eager") != 0;
       return TRUE;
     }
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown attention '%s' (expected one of: eager, flash)", s);
+               "unknown attention '%s' (expected one of: eager, flash, sdpa)", s);
   return FALSE;
 }
 

@@ -60,7 +60,11 @@ char *
 cli_scenario_error_source (const char *path, const char *const *sets,
                            const char *const *origins, const char *message)
 {
-  GString *s = g_string_new (path);
+  /* Paths are capped here, never the message: a long checkout path shortened in its middle
+   * keeps the file name, the override and the group and key it is about (a cap of the whole
+   * line could cut any of them). */
+  g_autofree char *short_path = sim_text_printable (path, CLI_SCENARIO_PATH_MAX);
+  GString *s = g_string_new (short_path);
   guint n = 0;
   for (int strong = 1; strong >= 0 && n == 0; strong--)
     for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
@@ -70,8 +74,10 @@ cli_scenario_error_source (const char *path, const char *const *sets,
         g_autofree char *norm = cli_sweep_normalize_set (sets[i], NULL);
         g_autofree char *shown = sim_text_printable (norm, 80);
         const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : NULL;
-        g_string_append_printf (s, "%s%s%s%s", n++ == 0 ? " (with " : ", ",
-                                origin ? origin : "", origin ? " " : "", shown);
+        /* "SWEEP [axes]": the path part shortened, the group kept (the tail survives) */
+        g_autofree char *o = origin ? sim_text_printable (origin, CLI_SCENARIO_PATH_MAX) : NULL;
+        g_string_append_printf (s, "%s%s%s%s", n++ == 0 ? " (with " : ", ", o ? o : "",
+                                o ? " " : "", shown);
       }
   if (n > 0)
     g_string_append_c (s, ')');

@@ -257,10 +257,11 @@ load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
   g_autofree char *rel = g_strstrip (g_key_file_get_value (kf, "sweep", "scenario", NULL));
   g_autofree char *dir = g_path_get_dirname (sw->path);
   sw->scenario = g_path_is_absolute (rel) ? g_strdup (rel) : g_build_filename (dir, rel, NULL);
-  if (!g_file_test (sw->scenario, G_FILE_TEST_IS_REGULAR))
+  const char *problem = cli_input_path_problem (sw->scenario);
+  if (problem != NULL)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [sweep], key 'scenario': %s: no such file", sw->scenario);
+                   "group [sweep], key 'scenario': %s: %s", sw->scenario, problem);
       return FALSE;
     }
   sw->name = g_key_file_get_string (kf, "sweep", "name", NULL);

@@ -419,7 +419,17 @@ spec_start (GKeyFile *kf, const char *group, GError **error)
       g_prefix_error (error, "group [%s], key 'base': ", group);
       return NULL;
     }
-  const HwGpuSpec *base = hw_catalog_gpu (g_strstrip (base_name), error);
+  g_autofree char *own = g_strdup_printf ("gpu.%s", g_strstrip (base_name));
+  if (g_key_file_has_group (kf, own) && hw_catalog_gpu (base_name, NULL) == NULL)
+    {
+      /* a [gpu.NAME] of this file is not a base: bases come from the catalog only */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key 'base': '%s' is a group of this file ([%s]); base must name "
+                   "a catalog GPU (stepsim list gpus), not a group: copy the keys of [%s] here",
+                   group, base_name, own, own);
+      return NULL;
+    }
+  const HwGpuSpec *base = hw_catalog_gpu (base_name, error);
   if (base == NULL)
     {
       g_prefix_error (error, "group [%s], key 'base': ", group);

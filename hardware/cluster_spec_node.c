@@ -56,6 +56,16 @@ node_from_base (GKeyFile *kf, const char *group, HwNodeSpec *spec, GError **erro
   g_autofree char *name = hw_spec_get_value (kf, group, "base", error);
   if (name == NULL)
     return FALSE;
+  g_autofree char *own = g_strdup_printf ("node.%s", name);
+  if (g_key_file_has_group (kf, own) && hw_catalog_node (name, NULL) == NULL)
+    {
+      /* a [node.NAME] of this file is not a base: bases come from the catalog only */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key 'base': '%s' is a group of this file ([%s]); base must name "
+                   "a catalog node (stepsim list nodes), not a group: copy the keys of [%s] here",
+                   group, name, own, own);
+      return FALSE;
+    }
   const HwNodeSpec *base = hw_catalog_node (name, error);
   if (base == NULL)
     return g_prefix_error (error, "group [%s], key 'base': ", group), FALSE;

@@ -89,8 +89,9 @@ const char *model_arch_family_name (ModelFamily family);
  * for `family`, leaving sizes untouched. */
 void model_arch_set_family_defaults (ModelArch *arch, ModelFamily family);
 
-/* Loads a Hugging Face config.json. The result's name is the file's basename without
- * ".json". Errors: MODEL_ARCH_ERROR_* with the path in the message and the JSON key named.
+/* Loads a Hugging Face config.json. The result's name is its `_name_or_path` when that is a
+ * non-empty string (the checkpoint name save_pretrained() records), else the file's
+ * basename without ".json" (for a file named config.json: its directory's name). Errors: MODEL_ARCH_ERROR_* with the path in the message and the JSON key named.
  * Returns a new ModelArch (free with model_arch_free) or NULL. */
 ModelArch *model_arch_load_hf_config (const char *path, GError **error);
 

@@ -360,6 +360,57 @@ model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
   return exposed;
 }
 
+static gint
+pair_cmp (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The union of the busy intervals of `streams` (n) of `rank`: sorted disjoint (start, end)
+ * pairs. Caller frees. */
+static GArray *
+busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams, guint n)
+{
+  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, 2 * sizeof (double));
+  for (guint i = 0; i < n; i++)
+    {
+      const GArray *b = exec->busy[rank * MODEL_N_STREAMS + streams[i]];
+      g_array_append_vals (all, b->data, b->len / 2);
+    }
+  g_array_sort (all, pair_cmp); /* by start */
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint i = 0; i < all->len; i++)
+    {
+      const double *p = &g_array_index (all, double, 0) + 2 * i;
+      if (out->len > 0 && p[0] <= g_array_index (out, double, out->len - 1))
+        g_array_index (out, double, out->len - 1)
+          = MAX (g_array_index (out, double, out->len - 1), p[1]);
+      else
+        g_array_append_vals (out, p, 2);
+    }
+  return out;
+}
+
+double
+model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
+                                           MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
+  static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_CPU };
+  g_autoptr (GArray) moving = busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers));
+  g_autoptr (GArray) working = busy_union (exec, rank, busy, G_N_ELEMENTS (busy));
+  double exposed = 0;
+  guint cursor = 0;
+  for (guint i = 0; i < moving->len; i += 2)
+    {
+      double a0 = g_array_index (moving, double, i), a1 = g_array_index (moving, double, i + 1);
+      exposed += (a1 - a0) - covered (working, &cursor, a0, a1);
+    }
+  return exposed;
+}
+
 double
 model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
 {

@@ -48,6 +48,12 @@ double model_executor_rank_end (const ModelExecutor *exec, guint rank);
  * launched, waiting for peers or moving data) while its compute stream was idle. */
 double model_executor_exposed_comm (const ModelExecutor *exec, guint rank);
 
+/* Exposed offload transfers of `rank` (s): time any of its transfer streams (h2d, d2h, NVMe
+ * read, NVMe write) was busy while none of its compute, comm and host-CPU optimizer streams
+ * was (so it never counts time already in model_executor_exposed_comm or in a task's own
+ * time): the step time offloading adds by waiting for data. */
+double model_executor_exposed_offload (const ModelExecutor *exec, guint rank);
+
 /* Seconds `rank` spent running tasks of `kind` (sum of task durations). */
 double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind);
 /* Seconds task `task` ran (end − start; 0 if it has not completed). */

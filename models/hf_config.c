@@ -60,6 +60,7 @@ typedef struct
   JsonObject *text; /* "text_config", or NULL */
   JsonObject *top;
   const char *origin;
+  const char *json;  /* the text parsed, to tell a negative literal from an overflowed one */
 } Ctx;
 
 /* The first non-null member named `name`, text_config first; NULL if absent. */
@@ -90,7 +91,34 @@ field_error (const Ctx *c, GError **error, const char *name, const char *what)
   return FALSE;
 }
 
-/* Reads a JSON number that is a non-negative integer (an integral double like 4096.0 too). */
+/* Whether member `name` of the text is written with a minus sign ("name": -…). json-glib
+ * 1.6 reads an integer literal beyond 2^63 − 1 into a wrapped gint64 (json-scanner.c
+ * accumulates in a guint64 and casts), so a negative value is a negative literal only if
+ * the text says so; otherwise the number was too large. */
+static gboolean
+written_negative (const Ctx *c, const char *name)
+{
+  const char *dot = strrchr (name, '.'); /* "attn_config.kv_n_heads": the member's own name */
+  g_autofree char *quoted = g_strdup_printf ("\"%s\"", dot != NULL ? dot + 1 : name);
+  for (const char *p = strstr (c->json, quoted); p != NULL; p = strstr (p + 1, quoted))
+    {
+      const char *q = p + strlen (quoted);
+      while (g_ascii_isspace (*q))
+        q++;
+      if (*q != ':')
+        continue;
+      q++;
+      while (g_ascii_isspace (*q))
+        q++;
+      if (*q == '-')
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Reads a JSON number that is a non-negative integer (an integral double like 4096.0 too);
+ * the error says what is wrong: negative, a fraction, or too large (above 9·10^15, where a
+ * double stops holding every integer; no architecture size comes near it). */
 static gboolean
 node_u64 (const Ctx *c, JsonNode *n, const char *name, guint64 *out, GError **error)
 {
@@ -98,6 +126,9 @@ node_u64 (const Ctx *c, JsonNode *n, const char *name, guint64 *out, GError **er
   if (t == G_TYPE_INT64)
     {
       gint64 v = json_node_get_int (n);
+      if (v < 0 && c->json != NULL && !written_negative (c, name))
+        return field_error (c, error, name, "expected a non-negative integer, got one too "
+                                            "large (above 2^63 - 1)");
       if (v < 0)
         return field_error (c, error, name, "expected a non-negative integer, got a negative one");
       *out = (guint64) v;
@@ -106,7 +137,12 @@ node_u64 (const Ctx *c, JsonNode *n, const char *name, guint64 *out, GError **er
   if (t == G_TYPE_DOUBLE)
     {
       double v = json_node_get_double (n);
-      if (v < 0 || v != floor (v) || v > 9.0e15)
+      if (v < 0)
+        return field_error (c, error, name, "expected a non-negative integer, got a negative one");
+      if (v > 9.0e15)
+        return field_error (c, error, name, "expected a non-negative integer, got one too "
+                                            "large (above 9e15)");
+      if (v != floor (v))
         return field_error (c, error, name, "expected a non-negative integer, got a fraction");
       *out = (guint64) v;
       return TRUE;
@@ -401,7 +437,7 @@ model_arch_load_hf_json (const char *json_text, const char *origin, GError **err
   g_autoptr (JsonParser) parser = parse_object (json_text, origin, error);
   if (parser == NULL)
     return NULL;
-  Ctx c = { NULL, json_node_get_object (json_parser_get_root (parser)), origin };
+  Ctx c = { NULL, json_node_get_object (json_parser_get_root (parser)), origin, json_text };
   if (json_object_has_member (c.top, "text_config"))
     {
       JsonNode *t = json_object_get_member (c.top, "text_config");
@@ -418,6 +454,15 @@ model_arch_load_hf_json (const char *json_text, const char *origin, GError **err
   if (!read_family (&c, arch, error) || !read_sizes (&c, arch, error)
       || !read_flags (&c, arch, error))
     return NULL;
+  /* transformers' save_pretrained() records the checkpoint name: the model's own name */
+  JsonNode *path_name = member (&c, "_name_or_path");
+  if (path_name != NULL && JSON_NODE_HOLDS_VALUE (path_name)
+      && json_node_get_value_type (path_name) == G_TYPE_STRING
+      && json_node_get_string (path_name)[0] != '\0')
+    {
+      g_free (arch->name);
+      arch->name = g_strdup (json_node_get_string (path_name));
+    }
   if (!model_arch_validate (arch, error))
     {
       g_prefix_error (error, "%s: ", origin);

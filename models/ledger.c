@@ -19,7 +19,8 @@ static const char *const category_names[MODEL_N_MEM] = {
 typedef struct
 {
   gboolean happened;
-  double time, requested, reserved;
+  double time, requested, reserved, peak_reserved, peak_allocated;
+  ModelMemCategory category;
   char *task;
   double mix[MODEL_N_MEM];
   ModelLedgerHolder holders[MODEL_LEDGER_MAX_HOLDERS];
@@ -55,6 +56,7 @@ typedef struct
 struct _ModelLedger
 {
   guint n_ranks;
+  double capacity;  /* B available to each allocator (INFINITY: unlimited) */
   RankLedger *ranks;
   SimRecorder *rec;
   gboolean used;    /* an allocation happened: the allocators are fixed */
@@ -82,6 +84,7 @@ model_ledger_new (guint n_ranks, SimRecorder *rec)
   g_return_val_if_fail (n_ranks > 0, NULL);
   ModelLedger *l = g_new0 (ModelLedger, 1);
   l->n_ranks = n_ranks;
+  l->capacity = INFINITY;
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
   for (guint r = 0; r < n_ranks; r++)
@@ -155,8 +158,9 @@ change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta
     {
       sim_recorder_set (ledger->rec, rl->series[category], time, rl->current[category]);
       sim_recorder_set (ledger->rec, rl->series_total, time, rl->total);
+      /* what the allocator can hold: an OOM's overshoot is demand, not reserved memory */
       sim_recorder_set (ledger->rec, rl->series_reserved, time,
-                        model_allocator_reserved (rl->alloc));
+                        MIN (model_allocator_reserved (rl->alloc), ledger->capacity));
     }
 }
 
@@ -164,6 +168,7 @@ void
 model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expandable_segments)
 {
   g_return_if_fail (ledger != NULL && !ledger->used && capacity > 0);
+  ledger->capacity = capacity;
   for (guint r = 0; r < ledger->n_ranks; r++)
     {
       model_allocator_free (ledger->ranks[r].alloc);
@@ -180,23 +185,38 @@ holder_cmp (gconstpointer a, gconstpointer b)
   return x->handle < y->handle ? -1 : (x->handle > y->handle);
 }
 
-/* The first OOM of a rank: what was live, largest first (sorted, so the hash table's
- * order never shows). */
+/* The first OOM of a rank: the tensor that failed (`bytes` of `category`), the reserved bytes
+ * before it and their high-water mark, and what was live, largest first (sorted, so the hash
+ * table's order never shows). `partial` (may be NULL) is the buffer being allocated when
+ * the tensors before the failing one are already granted: they count as live, under
+ * `partial_bytes`. */
 static void
-record_oom (RankLedger *rl, double bytes, double reserved, double time, const char *task_label)
+record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffer *partial,
+            double partial_bytes, double reserved, double peak_reserved, double time)
 {
   OomRecord *o = &rl->oom;
   o->happened = TRUE;
   o->time = time;
   o->requested = bytes;
+  o->category = category;
   o->reserved = reserved;
-  o->task = g_strdup (task_label);
+  o->peak_reserved = MAX (peak_reserved, reserved);
+  o->peak_allocated = MAX (rl->peak, rl->total + partial_bytes);
+  o->task = g_strdup (partial->task);
   memcpy (o->mix, rl->current, sizeof o->mix);
   g_autoptr (GPtrArray) all = g_ptr_array_new ();
   GList *values = g_hash_table_get_values (rl->live);
   for (GList *v = values; v != NULL; v = v->next)
     g_ptr_array_add (all, v->data);
   g_list_free (values);
+  Buffer granted = { 0 };
+  if (partial_bytes > 0)
+    {
+      granted = *partial;
+      granted.bytes = partial_bytes;
+      o->mix[category] += partial_bytes;
+      g_ptr_array_add (all, &granted);
+    }
   g_ptr_array_sort (all, holder_cmp);
   for (guint i = 0; i < all->len && i < MODEL_LEDGER_MAX_HOLDERS; i++)
     {
@@ -224,15 +244,17 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
   Buffer *b = g_new0 (Buffer, 1);
   *b = (Buffer){ handle, category, bytes, g_strdup (task_label),
                  g_array_sized_new (FALSE, FALSE, sizeof (guint), n_tensors) };
-  gboolean oom = FALSE;
+  double granted = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {
       gboolean over = FALSE;
       double before = model_allocator_reserved (rl->alloc);
+      double high = model_allocator_peak_reserved (rl->alloc);
       guint id = model_allocator_malloc (rl->alloc, sizes[i], &over);
-      if (over && !oom && !rl->oom.happened)
-        record_oom (rl, bytes, before, time, task_label);
-      oom = oom || over;
+      /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
+      if (over && !rl->oom.happened)
+        record_oom (rl, category, sizes[i], b, granted, before, high, time);
+      granted += sizes[i];
       g_array_append_val (b->blocks, id);
     }
   gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);
@@ -391,4 +413,25 @@ model_ledger_oom_holder (const ModelLedger *ledger, guint rank, guint i)
   g_return_val_if_fail (rank < ledger->n_ranks, NULL);
   g_return_val_if_fail (i < ledger->ranks[rank].oom.n_holders, NULL);
   return &ledger->ranks[rank].oom.holders[i];
+}
+
+ModelMemCategory
+model_ledger_oom_category (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, MODEL_MEM_WORKSPACE);
+  return ledger->ranks[rank].oom.category;
+}
+
+double
+model_ledger_oom_peak_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.peak_reserved;
+}
+
+double
+model_ledger_oom_peak_allocated (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.peak_allocated;
 }

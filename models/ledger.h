@@ -10,7 +10,9 @@
  *
  * Each rank owns an allocator model (models/allocator.h): every buffer is one or more
  * tensors, each a block of PyTorch's caching allocator, so the ledger also knows reserved
- * bytes (series "rank<r>/reserved", B) and whether a request ran out of memory. Without
+ * bytes (series "rank<r>/reserved", B; never above the capacity: after an OOM the step as
+ * planned goes on, its demand shows in the allocated and category series) and whether a
+ * request ran out of memory. Without
  * model_ledger_set_allocator() the capacity is unlimited (never an OOM) and segments are
  * not expandable. The first OOM of a rank is remembered with its time, the task that
  * asked, the bytes asked for, the category mix then and the largest live buffers with the
@@ -98,16 +100,24 @@ typedef struct
   double bytes;
 } ModelLedgerHolder;
 
-/* Whether `rank` ran out of memory; if so, when (s), in which task (may be NULL), how
- * many bytes were asked for, the reserved bytes just before the request, the allocated
- * bytes of `category` then (before the request)
- * and the largest live buffers then (at most MODEL_LEDGER_MAX_HOLDERS, largest first). */
+/* Whether `rank` ran out of memory; if so, when (s), in which task (may be NULL), the
+ * request that failed (bytes and category: for a buffer of several tensors, the tensor that
+ * did not fit, not the whole buffer), the reserved bytes just before it and their highest
+ * value until then (what torch.cuda.max_memory_reserved() reads when the OOM is raised;
+ * never above the capacity), the highest allocated bytes until then (max_memory_allocated()
+ * then, the granted tensors of the failing buffer included), the allocated bytes of each category then and the largest live
+ * buffers then (at most MODEL_LEDGER_MAX_HOLDERS, largest first). The tensors of the failing
+ * buffer granted before the one that failed are live: counted in the mix and listed as a
+ * holder with their bytes. */
 #define MODEL_LEDGER_MAX_HOLDERS 8
 gboolean model_ledger_oom (const ModelLedger *ledger, guint rank);
 double model_ledger_oom_time (const ModelLedger *ledger, guint rank);
 const char *model_ledger_oom_task (const ModelLedger *ledger, guint rank);
 double model_ledger_oom_requested (const ModelLedger *ledger, guint rank);
 double model_ledger_oom_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_peak_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_peak_allocated (const ModelLedger *ledger, guint rank);
+ModelMemCategory model_ledger_oom_category (const ModelLedger *ledger, guint rank);
 double model_ledger_oom_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category);
 guint model_ledger_oom_n_holders (const ModelLedger *ledger, guint rank);
 const ModelLedgerHolder *model_ledger_oom_holder (const ModelLedger *ledger, guint rank, guint i);

@@ -9,8 +9,12 @@
 
 if (ARGC < 2) { print 'usage: gnuplot -c gantt.gp IN.tsv OUT.png|OUT.svg [TITLE] [UNIT] [KINDS]'; exit status 2 }
 style_out = ARG2
-script_dir = system(sprintf("dirname '%s'", ARG0))
-load sprintf('%s/style.gp', script_dir)
+datafile = ARG1
+# Paths are only ever gnuplot strings (no shell, no command text built from them), so any
+# path works: spaces, quotes, any length. The script's directory is ARG0 up to its last '/'.
+script_dir = '.'
+do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
+load script_dir . '/style.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'streams over one step'
 unit = (ARGC >= 4 && ARG4 ne '') ? ARG4 : 's'
@@ -21,9 +25,9 @@ kind_color(k) = k eq 'forward' ? '#1f77b4' : k eq 'backward' ? '#ff7f0e' : \
                 k eq 'recompute' ? '#d62728' : k eq 'optimizer' ? '#2ca02c' : \
                 k eq 'collective' ? '#9467bd' : k eq 'offload' ? '#8c564b' : '#7f7f7f'
 
-stats ARG1 using 3 nooutput
+stats datafile using 3 nooutput
 nlanes = int(STATS_max) + 1
-stats ARG1 using 2 nooutput
+stats datafile using 2 nooutput
 t_end = STATS_max
 
 set title chart_title noenhanced
@@ -32,13 +36,13 @@ set ylabel 'rank and stream'
 set xrange [0:t_end * 1.01]
 set yrange [-0.6:nlanes - 0.4]
 set ytics nomirror
-# Lane names as y tics, read once per lane (ytic() cannot label the NaN rows of a kind).
+# Lane names as y tics: every task's row carries its lane's name to an invisible point
+# (ytic(5)); gnuplot keeps one tic per position, so each lane is labelled once.
 set ytics ()
-lane_tics = system(sprintf("awk -F'\t' 'NR > 1 && !seen[$3]++ { printf \"set ytics add (\\\"%%s\\\" %%d);\", $5, $3 }' '%s'", ARG1))
-eval(lane_tics)
 set grid xtics ytics
 set style fill solid 0.9 noborder
 
-plot for [k=1:words(kinds)] ARG1 \
+plot datafile using (0):3:ytic(5) with points ps 0 lc rgb '#FF000000' notitle, \
+     for [k=1:words(kinds)] datafile \
      using (($1 + $2) / 2):(column(4) == k - 1 ? $3 : NaN):(($2 - $1) / 2):(0.38) \
      with boxxyerror lc rgb kind_color(word(kinds, k)) title word(kinds, k)

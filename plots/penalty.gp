@@ -7,23 +7,26 @@
 
 if (ARGC < 2) { print 'usage: gnuplot -c penalty.gp IN.tsv OUT.png|OUT.svg [TITLE]'; exit status 2 }
 style_out = ARG2
-script_dir = system(sprintf("dirname '%s'", ARG0))
-load sprintf('%s/style.gp', script_dir)
+datafile = ARG1
+# Paths are only ever gnuplot strings (no shell, no command text built from them), so any
+# path works: spaces, quotes, any length. The script's directory is ARG0 up to its last '/'.
+script_dir = '.'
+do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
+load script_dir . '/style.gp'
+load script_dir . '/xlabels.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'throughput penalty against the baseline'
-nrow = int(system(sprintf("tail -n +2 '%s' | grep -c .", ARG1)))
+stats datafile using 0 nooutput
+nrow = STATS_records
 
 set title chart_title noenhanced
 set ylabel 'throughput penalty against the baseline (%)'
 set xlabel 'scenario'
-set xtics rotate by 25 right noenhanced
-set lmargin 24
 set xrange [-0.6:nrow - 0.4]
-set bmargin 10
 set style fill solid 0.85 noborder
 set boxwidth 0.7
 set key off
 set xzeroaxis lt -1 lw 1
 
-plot ARG1 using 0:2:($2 > 0 ? 0xd62728 : 0x2ca02c):xtic(1) with boxes lc rgb variable notitle, \
-     ARG1 using 0:2:(sprintf('%.1f%%', $2)):($2 >= 0 ? 0 : 0) with labels offset 0, char 0.8 notitle
+plot datafile using 0:2:($2 > 0 ? 0xd62728 : 0x2ca02c):xtic(1) with boxes lc rgb variable notitle, \
+     datafile using 0:2:(sprintf('%.1f%%', $2)):($2 >= 0 ? 0 : 0) with labels offset 0, char 0.8 notitle

@@ -9,13 +9,21 @@
 
 if (ARGC < 2) { print 'usage: gnuplot -c steptime.gp IN.tsv OUT.png|OUT.svg [TITLE] [UNIT]'; exit status 2 }
 style_out = ARG2
-script_dir = system(sprintf("dirname '%s'", ARG0))
-load sprintf('%s/style.gp', script_dir)
+datafile = ARG1
+# Paths are only ever gnuplot strings (no shell, no command text built from them), so any
+# path works: spaces, quotes, any length. The script's directory is ARG0 up to its last '/'.
+script_dir = '.'
+do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
+load script_dir . '/style.gp'
+load script_dir . '/xlabels.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'step time breakdown'
 unit = (ARGC >= 4 && ARG4 ne '') ? ARG4 : 's'
-ncol = int(system(sprintf("head -n 1 '%s' | awk -F'\t' '{print NF}'", ARG1)))
-nrow = int(system(sprintf("tail -n +2 '%s' | grep -c .", ARG1)))
+# Columns: the last one with numbers (column 1 holds the labels; no shell, any path).
+ncol = 1
+do for [i = 2:256] { stats datafile using (valid(i) ? 1 : 0) nooutput; if (STATS_max == 0) { break }; ncol = i }
+stats datafile using 0 nooutput
+nrow = STATS_records
 
 # Same colours as the Gantt chart's task kinds.
 set linetype 21 lc rgb '#1f77b4'
@@ -33,19 +41,16 @@ set style data histograms
 set style histogram rowstacked
 set style fill solid 0.85 border rgb 'white'
 set boxwidth 0.7
-set xtics rotate by 25 right noenhanced
-set lmargin 24
 set xrange [-0.6:nrow - 0.4]
 set yrange [0:*]
-set bmargin 10
 
 cmd = ''
 do for [i=2:ncol-1] {
-  stats ARG1 using i nooutput
+  stats datafile using i nooutput
   if (STATS_max > 0) {
-    cmd = cmd . sprintf("'%s' using %d:xtic(1) lt %d title columnhead(%d), ", ARG1, i, 19 + i, i)
+    cmd = cmd . sprintf("datafile using %d:xtic(1) lt %d title columnhead(%d), ", i, 19 + i, i)
   }
 }
 if (strlen(cmd) == 0) { print 'steptime.gp: nothing to plot'; exit status 1 }
-cmd = cmd . sprintf("'%s' using 0:%d with points pt 7 ps 1.3 lc rgb '#000000' title 'step time', ", ARG1, ncol)
+cmd = cmd . sprintf("datafile using 0:%d with points pt 7 ps 1.3 lc rgb '#000000' title 'step time', ", ncol)
 eval('plot ' . cmd[1:strlen(cmd)-2])

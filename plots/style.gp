@@ -4,11 +4,13 @@
 # colour per memory category / task kind (linetypes 1..10) so charts agree with each other.
 
 # The caller sets style_out (the output path) before loading this file.
-if (style_out[strlen(style_out)-3:] eq '.svg') {
-  set terminal svg size 1100,620 dynamic enhanced font 'Helvetica,12' background rgb 'white'
-} else {
-  set terminal pngcairo size 1100,620 enhanced font 'Helvetica,11' background rgb 'white'
-}
+# style_terminal(W, H): the command that sets the terminal at W × H pixels (a figure may
+# enlarge its canvas later, e.g. plots/xlabels.gp for long scenario labels).
+style_svg = style_out[strlen(style_out)-3:] eq '.svg'
+style_terminal(w, h) = style_svg \
+  ? sprintf("set terminal svg size %d,%d dynamic enhanced font 'Helvetica,12' background rgb 'white'", w, h) \
+  : sprintf("set terminal pngcairo size %d,%d enhanced font 'Helvetica,11' background rgb 'white'", w, h)
+eval(style_terminal(1100, 620))
 set output style_out
 
 set border 3 lw 1 lc rgb '#444444'

@@ -7,8 +7,12 @@
 
 if (ARGC < 2) { print 'usage: gnuplot -c sweep.gp IN.tsv OUT.png|OUT.svg [TITLE] [YLABEL] [XLABEL]'; exit status 2 }
 style_out = ARG2
-script_dir = system(sprintf("dirname '%s'", ARG0))
-load sprintf('%s/style.gp', script_dir)
+datafile = ARG1
+# Paths are only ever gnuplot strings (no shell, no command text built from them), so any
+# path works: spaces, quotes, any length. The script's directory is ARG0 up to its last '/'.
+script_dir = '.'
+do for [i = strlen(ARG0):1:-1] { if (ARG0[i:i] eq '/') { script_dir = ARG0[1:i-1]; break } }
+load script_dir . '/style.gp'
 
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'sweep'
 set title chart_title noenhanced
@@ -27,6 +31,18 @@ set linetype 38 lc rgb '#17becf'
 set yrange [0:*]
 set offsets graph 0.02, graph 0.02, graph 0.05, 0
 
-stats ARG1 using 1 nooutput
+stats datafile using 1 nooutput
 nblocks = STATS_blocks
-plot for [i=0:nblocks-1] ARG1 index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2)
+# Line titles are never clipped: read each block's header as data to find the longest; past
+# 40 characters the key goes below the plot, one title a line, and the canvas grows to the
+# longest title (7 px a character, Helvetica 11–12 pt averaging ~6.5 px) and the lines.
+set datafile nocolumnheaders
+stats datafile every ::0::0 using (strlen(strcol(2))) nooutput
+set datafile columnheaders
+key_longest = STATS_max
+if (key_longest > 40) {
+  key_w = 7.0 * key_longest + 120
+  eval(style_terminal(int(key_w > 1100 ? key_w : 1100), 620 + 20 * nblocks))
+  set key below vertical maxcols 1
+}
+plot for [i=0:nblocks-1] datafile index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2)

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "sim/h5out.h"
 
+#include <fcntl.h>
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <hdf5.h>
@@ -121,6 +122,18 @@ sim_h5_writer_open (SimH5Writer *w, const char *tmp, GError **error)
       || H5Pset_char_encoding (w->lcpl, H5T_CSET_UTF8) < 0
       || H5Pset_fclose_degree (fapl, H5F_CLOSE_STRONG) < 0)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "cannot set up HDF5 property lists");
+  /* Try the file system first: its errno makes one clean message ("Permission denied",
+   * "Read-only file system"), where HDF5's error stack would name its internals. */
+  int fd = g_open (tmp, O_WRONLY | O_CREAT, 0644);
+  if (fd < 0)
+    {
+      int err = errno;
+      g_autofree char *dir = g_path_get_dirname (tmp);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "cannot create a file in %s: %s",
+                   dir, g_strerror (err));
+      return FALSE;
+    }
+  close (fd);
   w->file = H5Fcreate (tmp, H5F_ACC_TRUNC, fcpl, fapl);
   if (w->file < 0)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "cannot create %s", tmp);

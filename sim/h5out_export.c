@@ -12,6 +12,8 @@
 #include "sim/text.h"
 #include "sim/h5out.h"
 
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <hdf5.h>
 #include <string.h>
@@ -360,7 +362,14 @@ sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **
   sim_h5_silence ();
   if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     {
-      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: no such file", path);
+      /* say what it is: a directory or a device is not "no such file" */
+      GStatBuf st;
+      const char *what = g_stat (path, &st) != 0          ? "no such file"
+                         : S_ISDIR (st.st_mode)             ? "is a directory, not an HDF5 file"
+                         : S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode)
+                           ? "is a device, not an HDF5 file"
+                           : "is not a regular file (a FIFO or socket), not an HDF5 file";
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: %s", path, what);
       return FALSE;
     }
   g_auto (H5Id) file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);

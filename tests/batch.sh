@@ -287,5 +287,91 @@ for f in gantt breakdown steptime sweep penalty; do
   check "plots/$f.gp renders its fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/$f.gp' '$srcdir/tests/fixtures/$f.tsv' fx-$f.svg 'fixture $f' && grep -q '<svg' fx-$f.svg"
 done
 
+# --- charts on paths that break shell or awk quoting (issue 11 item 5) -------------------------
+# A directory whose name has spaces, single and double quotes and a 240+-character absolute
+# path holds the scripts (ARG0), the data (ARG1), the output and TMPDIR (the TSV that
+# `stepsim plot` hands to gnuplot): every chart must still draw.
+odd="$work/dir with 'single' and \"double\" quotes"
+while [ ${#odd} -lt 240 ]; do odd="$odd/and a long name"; done
+mkdir -p "$odd/plots" "$odd/tmp"
+cp "$srcdir"/plots/*.gp "$odd/plots/"
+cp tr.h5 "$odd/run's file.h5"; cp mb.h5 "$odd/batch \"file\".h5"
+for f in memory gantt breakdown steptime sweep penalty; do
+  fx="$srcdir/tests/fixtures/$f.tsv"
+  cp "$fx" "$odd/$f data.tsv"
+  title="fixture $f"; cap=""
+  [ $f = memory ] && cap=20  # memory.gp: IN OUT CAPACITY_GIB TITLE
+  # shellcheck disable=SC2086
+  if gnuplot -c "$odd/plots/$f.gp" "$odd/$f data.tsv" "$odd/$f 'out'.svg" $cap "$title" >/dev/null 2>err.txt \
+     && is_svg "$odd/$f 'out'.svg"; then ok "plots/$f.gp by hand on a long path with quotes and spaces"
+  else bad "plots/$f.gp by hand on a long path with quotes and spaces"; cat err.txt; fi
+done
+check "gantt.gp on that path still names its lanes" grep -q 'rank 0 compute' "$odd/gantt 'out'.svg"
+for args in "memory" "gantt" "breakdown"; do
+  # shellcheck disable=SC2086
+  if TMPDIR="$odd/tmp" "$STEPSIM" plot $args "$odd/run's file.h5" -o "$odd/run $args.png" 2>err.txt \
+     && is_png "$odd/run $args.png"; then ok "plot $args: long path with quotes, TMPDIR there too"
+  else bad "plot $args: long path with quotes, TMPDIR there too"; cat err.txt; fi
+done
+for args in "breakdown" "steptime" "penalty" "sweep --x micro_batch --y device_used"; do
+  # shellcheck disable=SC2086
+  if TMPDIR="$odd/tmp" "$STEPSIM" plot $args "$odd/batch \"file\".h5" -o "$odd/batch ${args%% *}.svg" 2>err.txt \
+     && is_svg "$odd/batch ${args%% *}.svg"; then ok "plot ${args%% *} of a batch: long path with quotes"
+  else bad "plot ${args%% *} of a batch: long path with quotes"; cat err.txt; fi
+done
+
+# --- messages that name the real cause (issue 11 item 18) --------------------------------------
+mkdir -p adir
+printf '[sweep]\nscenario = adir\n[axes]\ntraining.micro_batch = 1, 2\n' >dirsweep.ini
+"$STEPSIM" batch dirsweep.ini -o ds.h5 >/dev/null 2>ds.err; rc=$?
+check "a sweep whose scenario is a directory says so" sh -c "[ $rc -eq 1 ] && grep -q \"key 'scenario': .*adir: is a directory, not a file\" ds.err"
+"$STEPSIM" plot gantt mb.h5 -o no.png >/dev/null 2>gb.err; rc=$?
+check "plot gantt of a batch file: not a run file" sh -c "[ $rc -eq 1 ] && grep -q 'mb.h5: not a run file (a batch file, with /results): the gantt chart' gb.err && ! grep -q 'no such object' gb.err"
+# A 420-character checkout: a row's error caps the paths, never the override or the key.
+deep="$work/checkout"; while [ ${#deep} -lt 420 ]; do deep="$deep/checkout-dir"; done
+mkdir -p "$deep" && cp "$s1" "$deep/s1.ini"
+printf '[sweep]\nscenario = s1.ini\n[axes]\ntraining.precision = fp32, fp13\n' >"$deep/sw.ini"
+"$STEPSIM" batch "$deep/sw.ini" -o deep.h5 -q >/dev/null 2>deep.err
+check "a row error in a long checkout names the file, its override and the key" \
+  sh -c "grep -q 's1.ini (with .*sw.ini \[axes\] training.precision=fp13): group \[training\], key .precision.' deep.err"
+
+# --- bar-chart labels are never clipped (issue 11 item 11) ------------------------------------
+# Variant names of ~150 characters: every rotated tic label of the SVG must end inside the
+# canvas (its far end estimated at 6.6 px per character; Helvetica 12 px averages ~6.2 px).
+cat >svgclip.awk <<'AWK'
+/viewBox=/ { match($0, /viewBox="0 0 [0-9]+ [0-9]+"/); split(substr($0, RSTART + 9, RLENGTH - 10), v, " "); W = v[3]; H = v[4] }
+/<g transform="translate\([-0-9.]+,[-0-9.]+\) rotate\(-(25|90)\)".*text-anchor="end"/ {
+  match($0, /translate\([-0-9.]+,[-0-9.]+\)/); split(substr($0, RSTART + 10, RLENGTH - 11), p, ",")
+  match($0, /rotate\(-[0-9]+\)/); r = substr($0, RSTART + 8, RLENGTH - 9) + 0; pending = 1; next }
+pending == 1 && /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t); L = length(t) * 6.6
+  if (r == 25) { x = p[1] - 0.906 * L; y = p[2] + 0.423 * L } else { x = p[1]; y = p[2] + L }
+  if (x < 0 || y > H) { print "clipped: " t " (" x ", " y " on " W "x" H ")"; bad = 1 }
+  n++; pending = 0 }
+/<g transform="translate\([-0-9.]+,[-0-9.]+\)" .*text-anchor="start"/ {
+  match($0, /translate\([-0-9.]+,[-0-9.]+\)/); split(substr($0, RSTART + 10, RLENGTH - 11), p, ",")
+  r = 0; pending = 2; next }
+pending == 2 && /<text>/ { t = $0; sub(/.*<text>/, "", t); sub(/<\/text>.*/, "", t)
+  if (p[1] < 0 || p[1] + length(t) * 6.6 > W) { print "clipped: " t " (" p[1] " on " W ")"; bad = 1 }
+  n++; pending = 0 }
+END { exit bad || n == 0 }
+AWK
+long=variant-with-a-very-long-descriptive-name; long="$long-$long-$long"
+printf '[sweep]\nscenario = %s\n[axes]\nscenario.description = %s-A, %s-B\ntraining.micro_batch = 1, 2\n[baseline]\ntraining.micro_batch = 1\n' \
+  "$s1" "$long" "$long" >longnames.ini
+"$STEPSIM" batch longnames.ini -o longnames.h5 -q >/dev/null 2>&1
+for k in breakdown steptime penalty; do
+  if "$STEPSIM" plot $k longnames.h5 -o long-$k.svg 2>err.txt && awk -f svgclip.awk long-$k.svg >clip.txt; then
+    ok "plot $k: ~150-character labels inside the canvas"
+  else bad "plot $k: ~150-character labels inside the canvas"; cat err.txt clip.txt; fi
+  if "$STEPSIM" plot $k mb.h5 -o short-$k.svg 2>err.txt && awk -f svgclip.awk short-$k.svg >clip.txt; then
+    ok "plot $k: short labels inside the canvas"
+  else bad "plot $k: short labels inside the canvas"; cat err.txt clip.txt; fi
+done
+# plot sweep: line titles (the --by values) of ~150 characters stay inside the canvas
+if "$STEPSIM" plot sweep longnames.h5 --x micro_batch --y step_time --by description -o long-sweep.svg 2>err.txt \
+   && grep -q "description=$long-A" long-sweep.svg && awk -f svgclip.awk long-sweep.svg >clip.txt; then
+  ok "plot sweep: ~150-character line titles inside the canvas"
+else bad "plot sweep: ~150-character line titles inside the canvas"; cat err.txt clip.txt; fi
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

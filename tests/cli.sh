@@ -97,6 +97,77 @@ for g in text missing new unit num; do
   if golden_diff "$golden" g-$g.tsv >/dev/null; then bad "golden comparison catches a $g field"; else ok "golden comparison catches a $g field"; fi
 done
 
+# --- a run that does not fit (issue 11 items 3 and 20) ----------------------------------------
+# S2 needs ~128 GiB on an 80 GiB GPU. The summary calls that figure what it is (what the step
+# as planned needs, how far short), never "reserved" or "device-used" above the capacity; the
+# OOM line names the tensor that failed (its category) and the figures when it was raised;
+# the time block says it is the step as planned; -q prints the one-line verdict.
+s2="$srcdir/scenarios/s2-llama-2-7b-fp32.ini"
+"$STEPSIM" run "$s2" -o s2.h5 >s2.out 2>s2.err; rc=$?
+[ $rc -eq 0 ] && ok "OOM run: exit 0 (a verdict)" || { bad "OOM run: exit 0 (got $rc)"; cat s2.err; }
+check "OOM summary: what the step needs on the device, and how far short" \
+  sh -c "grep -q '^  needs on the device  *1[0-9][0-9]\.[0-9]* GiB' s2.out && grep -q 'OOM ([0-9.]* GiB short)' s2.out"
+# every "reserved" / "device-used" figure printed is at most the capacity (80 GiB)
+check "OOM summary: no reserved or device-used above the capacity" \
+  awk '/(reserved|device-used)/ && $NF == "GiB" { if ($(NF-1) + 0 > 80) bad = 1; n++ } END { exit bad || n < 2 }' s2.out
+check "OOM summary: the failing request names its category" grep -q '^out of memory (rank 0) at t = .*: [0-9.]* [KMG]iB of [a-z_]* requested with' s2.out
+check "OOM summary: time is marked as the step as planned" grep -q '^time (of the step as planned' s2.out
+"$STEPSIM" export s2.h5 /summary >s2sum.tsv 2>/dev/null
+check "OOM /summary: device_used and peak_reserved at most the capacity, need_device above it" \
+  awk -F '\t' '{ v[$1] = $2 } END { exit !(v["device_used"] <= v["capacity"] && v["peak_reserved"] <= v["capacity"] \
+     && v["need_device"] > v["capacity"] && v["shortfall"] == v["need_device"] - v["capacity"] && v["oom_category"] != "") }' s2sum.tsv
+"$STEPSIM" export s2.h5 /series/rank0/reserved >s2rsv.tsv 2>/dev/null
+check "OOM: the reserved series stops at the capacity" \
+  awk -F '\t' -v cap="$(awk -F '\t' '$1 == "capacity" { print $2 }' s2sum.tsv)" 'NR > 1 { if ($2 + 0 > cap + 0) bad = 1; n++ } END { exit bad || n < 2 }' s2rsv.tsv
+"$STEPSIM" plot memory s2.h5 -o s2mem.svg 2>/dev/null
+check "OOM memory chart marks the OOM: time, size, category, task, live buffers" \
+  sh -c "grep -q 'OOM at t = [0-9.]* s: [0-9.]* [KMG]iB of [a-z_]* in [a-zA-Z0-9 ]*; live then' s2mem.svg && grep -q 'optimizer_state (initial state)' s2mem.svg"
+"$STEPSIM" run "$s2" -o s2q.h5 -q >s2q.out 2>&1
+check "run -q: the one-line verdict of an OOM" sh -c "[ \$(wc -l <s2q.out) -eq 1 ] && grep -q ': OOM, needs [0-9.]* GiB of 80.00 GiB per GPU ([0-9.]* GiB short)' s2q.out"
+"$STEPSIM" run "$s1" -o s1q.h5 -q >s1q.out 2>&1
+check "run -q: the one-line verdict of a run that fits" sh -c "[ \$(wc -l <s1q.out) -eq 1 ] && grep -q ': FITS, [0-9.]* GiB of 80.00 GiB per GPU, step' s1q.out"
+
+# --- exposed offload transfers (issue 11 item 11) ----------------------------------------------
+# S6 (ZeRO-Offload on one V100): every moment of the step is rank 0 running a compute or CPU
+# task, or waiting for an offload transfer with nothing else running, so on one GPU (no
+# collectives) step time = forward + backward + recompute + optimizer + offload_stall, and
+# the step-time chart draws that wait as its own band.
+s6="$srcdir/scenarios/s6-zero-offload-13b-v100.ini"
+"$STEPSIM" run "$s6" -o s6.h5 >s6.out 2>&1
+"$STEPSIM" export s6.h5 /summary >s6sum.tsv 2>/dev/null
+check "offload: exposed transfer time closes the step-time sum" \
+  awk -F '\t' '{ v[$1] = $2 } END { s = v["time_forward"] + v["time_backward"] + v["time_recompute"] + v["time_optimizer"] + v["offload_stall"];
+     d = s - v["step_time"]; if (d < 0) d = -d; exit !(v["offload_stall"] > 0 && d < 1e-6 * v["step_time"]) }' s6sum.tsv
+check "offload: the summary prints the exposed offload time" grep -q '^  exposed offload  *[0-9.]* m\{0,1\}s' s6.out
+"$STEPSIM" plot steptime s6.h5 -o s6-step.svg 2>/dev/null
+check "offload: the step-time chart has an exposed offload band" grep -q '>exposed offload<' s6-step.svg
+
+# --- messages that name the real cause (issue 11 item 18) --------------------------------------
+mkdir -p adir
+"$STEPSIM" export adir /summary >/dev/null 2>exdir.err; rc=$?
+check "export of a directory says it is a directory" sh -c "[ $rc -eq 1 ] && grep -q 'adir: is a directory, not an HDF5 file' exdir.err"
+if [ -c /dev/null ]; then
+  "$STEPSIM" export /dev/null /summary >/dev/null 2>exdev.err; rc=$?
+  check "export of a device says it is a device" sh -c "[ $rc -eq 1 ] && grep -q '/dev/null: is a device, not an HDF5 file' exdev.err"
+fi
+printf '[model]\nhf_config = llama-3.2-1b\n[node.A]\nbase = DGX-A100\n[node.B]\nbase = A\n[cluster]\nnode = B\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\n' >basenode.ini
+"$STEPSIM" run basenode.ini -o bn.h5 >/dev/null 2>bn.err; rc=$?
+check "node base naming a group of the file: base must name a catalog node" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[node.B\], key 'base': 'A' is a group of this file (\[node.A\]); base must name a catalog node\" bn.err && ! grep -q 'unknown node' bn.err"
+printf '[model]\nhf_config = llama-3.2-1b\n[gpu.A]\nbase = A100-80GB-SXM\n[gpu.B]\nbase = A\n[cluster]\ngpu = B\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\n' >basegpu.ini
+"$STEPSIM" run basegpu.ini -o bg.h5 >/dev/null 2>bg.err; rc=$?
+check "GPU base naming a group of the file: base must name a catalog GPU" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[gpu.B\], key 'base': 'A' is a group of this file (\[gpu.A\]); base must name a catalog GPU\" bg.err"
+# -o where no file can be created: one clean line, no HDF5 internals
+if [ "$(id -u)" -ne 0 ]; then mkdir -p rodir && chmod 555 rodir && unwritable=rodir/x.h5
+elif [ -d /sys ] && ! touch /sys/stepsim-probe 2>/dev/null; then unwritable=/sys/stepsim-test.h5
+else unwritable=""; fi
+if [ -n "$unwritable" ]; then
+  "$STEPSIM" run "$s1" -o "$unwritable" >/dev/null 2>unw.err; rc=$?
+  check "-o in an unwritable directory: one clean message" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <unw.err) -eq 1 ] && grep -q 'cannot create a file in' unw.err && ! grep -q 'HDF5\|errno\|o_flags' unw.err"
+fi
+
 # --- bad input: one message, exit 1, nothing written -----------------------------------------
 printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32\nmicro_bach = 2\n' > typo.ini
 "$STEPSIM" run typo.ini -o typo.h5 --plot typo-charts >typo.out 2>typo.err; rc=$?
@@ -316,8 +387,22 @@ check "scenario: unknown algorithm lists nvls (exit 1)" sh -c "[ $rc -eq 1 ] && 
 "$STEPSIM" compare "$s1" training.checkpointing=none training.precision=bf16_mixed >cmp.out 2>&1; rc=$?
 [ $rc -eq 0 ] && ok "compare: exit 0" || bad "compare: exit 0 (got $rc)"
 check "compare: one row per variation plus the scenario" test "$(grep -c 'fits\|OOM' cmp.out)" -eq 3
-check "compare: dropping checkpointing costs memory, saves time" \
-  awk '/^training.checkpointing=none/ { if ($4 ~ /^-/ && $8 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
+# Signs agree with the words: "memory change" and "time change" are variation − as given, so
+# dropping checkpointing shows +memory and −time (issue 11 item 20).
+check "compare: columns say change, not saved/added" sh -c "grep -q 'memory change' cmp.out && grep -q 'time change' cmp.out && ! grep -q 'saved\|added' cmp.out"
+check "compare: dropping checkpointing costs memory (+), saves time (-)" \
+  awk '/^training.checkpointing=none/ { if ($4 ~ /^[+]/ && $8 ~ /^-/) ok = 1 } END { exit !ok }' cmp.out
+# --set applies to the scenario as given and to every variation (issue 11 item 7).
+"$STEPSIM" compare "$s1" --set training.micro_batch=2 training.checkpointing=none >cmpset.out 2>&1; rc=$?
+"$STEPSIM" compare "$s1" training.micro_batch=2 "training.micro_batch=2,training.checkpointing=none" >cmpref.out 2>&1
+a=$(awk '/^[(]as given[)]/ { print $3, $6 }' cmpset.out); b=$(awk '/^training.micro_batch=2 / { print $2, $6 }' cmpref.out)
+c=$(awk '/^training.checkpointing=none/ { print $2, $6 }' cmpset.out); d=$(awk 'END { print $1, $5 }' cmpref.out)
+check "compare --set: the same rows as the overrides given in every variation" \
+  sh -c "[ $rc -eq 0 ] && [ -n '$a' ] && [ '$a' = '$b' ] && [ -n '$c' ] && [ '$c' = '$d' ]"
+"$STEPSIM" compare "$s1" --set training.micro[batch=2 training.checkpointing=none >/dev/null 2>cmpbad.err; rc=$?
+check "compare --set malformed: usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q -- '--set' cmpbad.err"
+"$STEPSIM" compare "$s1" --set cluster.node=DGX-A100 training.checkpointing=none >cmpo.out 2>&1
+check "compare --set: an error names the --set it is about" grep -q "error: .*(with --set cluster.node=DGX-A100): group \[cluster\]" cmpo.out
 "$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
 

@@ -467,6 +467,93 @@ test_no_effect_warnings (void)
     }
 }
 
+/* A model is named after itself, never after the scenario file (case.ini here): a config of
+ * the user's by its _name_or_path, else by family and size (1,235,814,400 parameters:
+ * "llama 1.2B"); a config.json next to the scenario is not named after the directory; a
+ * shipped config keeps its name; [model] sizes alone give family and size ("gpt2 125M"), and sizes
+ * changed on top of a config say so. */
+static void
+test_model_names (void)
+{
+  const char *json = "{\"model_type\": \"llama\", \"hidden_size\": 2048, \"num_hidden_layers\": 16,"
+                     " \"num_attention_heads\": 32, \"num_key_value_heads\": 8,"
+                     " \"intermediate_size\": 8192, \"vocab_size\": 128256,"
+                     " \"max_position_embeddings\": 131072, \"tie_word_embeddings\": true";
+  const char *tail = "[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\n"
+                     "seq_len = 2048\nprecision = fp32\n";
+  g_autofree char *cfg = g_build_filename (tmpdir, "config.json", NULL);
+  g_autofree char *plain = g_strconcat (json, "}", NULL);
+  g_assert (g_file_set_contents (cfg, plain, -1, NULL));
+  g_autofree char *t1 = g_strconcat ("[model]\nhf_config = config.json\n", tail, NULL);
+  g_autoptr (CliScenario) a = load_text (t1, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_STRING_EQUAL (a->arch->name, "llama 1.2B");
+  g_autofree char *named = g_strconcat (json, ", \"_name_or_path\": \"meta-llama/Llama-3.2-1B\"}", NULL);
+  g_assert (g_file_set_contents (cfg, named, -1, NULL));
+  g_autoptr (CliScenario) b = load_text (t1, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  CU_ASSERT_STRING_EQUAL (b->arch->name, "meta-llama/Llama-3.2-1B");
+  g_autofree char *t2 = g_strconcat ("[model]\nhf_config = config.json\nnum_hidden_layers = 2\n",
+                                     tail, NULL);
+  g_autoptr (CliScenario) c = load_text (t2, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (c);
+  CU_ASSERT_PTR_NOT_NULL (strstr (c->arch->name, "meta-llama/Llama-3.2-1B with [model] sizes"));
+  g_autoptr (CliScenario) d = load_text (base, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (d);
+  CU_ASSERT_STRING_EQUAL (d->arch->name, "llama-3.2-1b");
+  g_autofree char *t3 = g_strconcat ("[model]\nfamily = gpt2\nhidden_size = 768\nnum_hidden_layers = 12\n"
+                                     "num_attention_heads = 12\nvocab_size = 50257\n"
+                                     "max_position_embeddings = 2048\n", tail, NULL);
+  g_autoptr (GError) err = NULL;
+  g_autoptr (CliScenario) e = load_text (t3, NULL, &err, NULL);
+  if (err != NULL)
+    g_printerr ("%s\n", err->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  /* gpt2 small: 124,439,808 parameters with 1024 positions; 1024 more × 768 = 125,226,240 */
+  CU_ASSERT_STRING_EQUAL (e->arch->name, "gpt2 125M");
+  g_unlink (cfg);
+}
+
+/* --set on the model, the GPU or the precision makes another scenario: its name shows the
+ * overrides (the last of a key), so the summary and the HDF5 never carry the file's name
+ * alone for what the file does not say; [scenario] overrides are not repeated. */
+static void
+test_name_shows_overrides (void)
+{
+  const char *sets[] = { "training.precision=fp16_mixed", "cluster.gpu=H100-SXM",
+                         "training.precision = bf16_mixed", NULL };
+  g_autoptr (CliScenario) a = load_text (base, sets, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_STRING_EQUAL (a->name, "case (cluster.gpu=H100-SXM, training.precision=bf16_mixed)");
+  const char *named[] = { "scenario.name=mine", NULL };
+  g_autoptr (CliScenario) b = load_text (base, named, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  CU_ASSERT_STRING_EQUAL (b->name, "mine");
+  g_autoptr (CliScenario) c = load_text (base, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (c);
+  CU_ASSERT_STRING_EQUAL (c->name, "case");
+}
+
+/* attention = sdpa (HF attn_implementation="sdpa") loads as a fused kernel: the same stack as
+ * flash (PyTorch dispatches causal fp16/bf16 to FlashAttention, fp32 to the memory-efficient
+ * kernel; neither keeps the s × s scores), not as eager; an unknown value lists sdpa. */
+static void
+test_attention_sdpa (void)
+{
+  g_autofree char *sdpa = g_strconcat (base, "attention = sdpa\n", NULL);
+  g_autofree char *eager = g_strconcat (base, "attention = eager\n", NULL);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) a = load_text (sdpa, NULL, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_TRUE (a->stack.flash_attention);
+  g_autoptr (CliScenario) b = load_text (eager, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  CU_ASSERT_FALSE (b->stack.flash_attention);
+  g_autofree char *bad = g_strconcat (base, "attention = flash2\n", NULL);
+  const char *needles[] = { "[training]", "'attention'", "eager, flash, sdpa", NULL };
+  expect_error (bad, NULL, needles);
+}
+
 int main (void);
 
 int
@@ -474,6 +561,9 @@ main (void)
 {
   tmpdir = stepsim_test_tmpdir ("stepsim-test-XXXXXX");
   static const StepsimTest tests[] = {
+    { "attention = sdpa is a fused kernel (as flash)", test_attention_sdpa },
+    { "a model is named after itself, not the scenario file", test_model_names },
+    { "a scenario's name shows its --set overrides", test_name_shows_overrides },
     { "good scenario loads", test_good_scenario },
     { "keys without effect under the stack: one warning each", test_no_effect_warnings },
     { "--set overrides", test_set_overrides },

@@ -178,6 +178,32 @@ test_wrong_type_field (void)
                       "'tie_word_embeddings'");
 }
 
+/* A size too large for any count is called too large, not negative (2^64 overflows
+ * json-glib's gint64 into a negative value) nor a fraction (1e30 is an integral double);
+ * a real negative and a real fraction keep their words. */
+static void
+test_field_error_names_the_cause (void)
+{
+  static const struct { const char *value, *word; } cases[] = {
+    { "18446744073709551616", "too large" }, { "1e30", "too large" },
+    { "-2", "negative" }, { "-1e3", "negative" }, { "64.5", "fraction" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = g_strdup_printf (
+        "{\"model_type\": \"llama\", \"hidden_size\": %s, \"num_hidden_layers\": 1, "
+        LLAMA_REST "}", cases[i].value);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelArch) a = model_arch_load_hf_json (json, "test/inline.json", &error);
+      CU_ASSERT_PTR_NULL (a);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (error);
+      CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "'hidden_size'"));
+      if (strstr (error->message, cases[i].word) == NULL)
+        g_printerr ("\n  %s: %s", cases[i].value, error->message);
+      CU_ASSERT_PTR_NOT_NULL (strstr (error->message, cases[i].word));
+    }
+}
+
 /* A required size that is absent is a FIELD error naming its canonical key. */
 static void
 test_missing_field (void)
@@ -446,6 +472,7 @@ test_param_tensors (void)
 }
 
 static const StepsimTest tests[] = {
+    { "a size too large is called too large", test_field_error_names_the_cause },
   { "published parameter counts", test_published_counts },
   { "shipped configs match ../shared/models", test_shipped_match_shared },
   { "gpt2 aliases and defaults", test_gpt2_aliases },

@@ -148,6 +148,43 @@ test_oom_diagnosis (void)
   CU_ASSERT_STRING_EQUAL (model_ledger_oom_task (l, 0), "bwd L1");
 }
 
+/* A buffer of three 30 MiB tensors (gradients of "bwd L1") on a 100 MiB device holding
+ * 40 MiB of weights: tensors 1 and 2 fit (40 + 30 + 30 = 100 MiB), tensor 3 does not. As
+ * PyTorch reports it, the request that failed is the third tensor (30 MiB, not the buffer's
+ * 90), reserved then (100 MiB) holds the first two, and they are live: 60 MiB of gradients
+ * in the mix and a 60 MiB holder of "bwd L1". The peaks measured until the OOM are 100 MiB
+ * (never above the capacity), and the reserved series stops at the capacity although the
+ * step as planned goes on (the planned need, 130 MiB, stays the ledger's peak). */
+static void
+test_oom_part_way_through_a_buffer (void)
+{
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  g_autoptr (ModelLedger) l = model_ledger_new (1, rec);
+  model_ledger_set_allocator (l, 100 * MiB, FALSE);
+  model_ledger_alloc (l, 0, MODEL_MEM_WEIGHTS, 40 * MiB, 1, 0.0, "initial state");
+  const double sizes[] = { 30 * MiB, 30 * MiB, 30 * MiB };
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_GRADIENTS, sizes, 3, 2, 1.0, "bwd L1");
+  CU_ASSERT_TRUE_FATAL (model_ledger_oom (l, 0));
+  CU_ASSERT_EQUAL (model_ledger_oom_requested (l, 0), 30 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_category (l, 0), MODEL_MEM_GRADIENTS);
+  CU_ASSERT_EQUAL (model_ledger_oom_reserved (l, 0), 100 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_peak_reserved (l, 0), 100 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_peak_allocated (l, 0), 100 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_oom_mix (l, 0, MODEL_MEM_GRADIENTS), 60 * MiB);
+  CU_ASSERT_EQUAL_FATAL (model_ledger_oom_n_holders (l, 0), 2);
+  const ModelLedgerHolder *h = model_ledger_oom_holder (l, 0, 0); /* largest first */
+  CU_ASSERT_STRING_EQUAL (h->task, "bwd L1");
+  CU_ASSERT_EQUAL (h->category, MODEL_MEM_GRADIENTS);
+  CU_ASSERT_EQUAL (h->bytes, 60 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak (l, 0), 130 * MiB);
+  guint found = G_MAXUINT;
+  for (guint i = 0; i < sim_recorder_n_series (rec); i++)
+    if (g_strcmp0 (sim_recorder_series_path (rec, i), "rank0/reserved") == 0)
+      found = i;
+  CU_ASSERT_NOT_EQUAL_FATAL (found, G_MAXUINT);
+  CU_ASSERT_EQUAL (sim_recorder_series_max (rec, found), 100 * MiB);
+}
+
 int main (void);
 
 int
@@ -161,6 +198,8 @@ main (void)
     { "category names", test_category_names },
     { "reserved bytes from the allocator", test_reserved },
     { "OOM: moment, task, request, mix and holders", test_oom_diagnosis },
+    { "OOM part-way through a buffer: the failing tensor, the granted ones live",
+      test_oom_part_way_through_a_buffer },
   };
   return STEPSIM_RUN_TESTS ("models/ledger", tests);
 }
