@@ -99,6 +99,9 @@ GPtrArray *sim_h5_list_children (H5Id group, GError **error);
 /* Opens the hard link `name` of `group`; a soft, external or unreadable link is refused
  * (H5I_INVALID_HID + SIM_H5OUT_ERROR_FORMAT naming `path`). Caller closes. */
 H5Id sim_h5_open_child (H5Id group, const char *name, const char *path, GError **error);
+/* FALSE + error naming `name` when the chunked dataset `d` has chunks of another rank than
+ * `ndims` (its dataspace's) or an empty chunk dimension; contiguous and compact pass. */
+gboolean sim_h5_check_layout (H5Id d, int ndims, const char *name, GError **error);
 /* Enters a group at `depth` of a walk; FALSE + error naming `path` beyond SIM_H5_MAX_DEPTH or
  * when *visits (incremented) exceeds what the file's size can hold. */
 gboolean sim_h5_walk_enter (H5Id group, guint depth, guint64 *visits, const char *path,

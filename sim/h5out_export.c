@@ -84,6 +84,9 @@ sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error)
                    " elements)", space < 0 ? (gint64) -1 : (gint64) H5Sget_simple_extent_npoints (space));
       return NULL;
     }
+  if (!is_attr && !sim_h5_check_layout (obj, H5Sget_simple_extent_ndims (space), "the string",
+                                        error))
+    return NULL;
   gboolean vl = H5Tis_variable_str (ftype) > 0;
   gsize size = vl ? sizeof (char *) : H5Tget_size (ftype);
   if (!vl && (size == 0 || size > sim_h5_file_bytes (obj)))
@@ -326,6 +329,8 @@ export_table (H5Id dset, H5Id ftype, FILE *out, GError **error)
   g_auto (H5Id) space = H5Dget_space (dset);
   if (mtype < 0 || space < 0 || H5Sget_simple_extent_ndims (space) != 1)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a 1-D table");
+  if (!sim_h5_check_layout (dset, 1, "the table", error))
+    return FALSE;
   /* Row size and row count come from the file: every row is stored (doc/hdf5-layout.md), so
    * rows × file row size cannot exceed the file, and the block buffer is allocated only then. */
   hsize_t file_bytes = sim_h5_file_bytes (dset);

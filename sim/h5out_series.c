@@ -125,6 +125,31 @@ sim_h5_walk_enter (H5Id group, guint depth, guint64 *visits, const char *path, G
   return TRUE;
 }
 
+/* A chunked dataset's chunks must have the rank of its dataspace, each at least one
+ * element: libhdf5 1.10 loops without end reading a scalar dataspace over 1-D chunks (one
+ * flipped byte of the dataspace message). Contiguous and compact layouts pass. */
+gboolean
+sim_h5_check_layout (H5Id d, int ndims, const char *name, GError **error)
+{
+  g_auto (H5Id) dcpl = H5Dget_create_plist (d);
+  if (dcpl < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s: unreadable creation properties", name);
+  if (H5Pget_layout (dcpl) != H5D_CHUNKED)
+    return TRUE;
+  hsize_t chunk[H5S_MAX_RANK];
+  int rank = H5Pget_chunk (dcpl, H5S_MAX_RANK, chunk);
+  gboolean ok = rank == ndims;
+  for (int i = 0; ok && i < rank; i++)
+    ok = chunk[i] >= 1;
+  if (!ok)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s: chunks of rank %d in a dataspace of rank %d", name, rank, ndims);
+    }
+  return ok;
+}
+
 /* Reads the numeric dataset `d` (scalar or 1-D) as doubles; `name` is for messages. The
  * point count is checked against the file's size before anything is allocated: stepsim
  * writes every point, so a dataset cannot hold more values than the file has bytes. */
@@ -145,6 +170,8 @@ sim_h5_read_doubles_of (H5Id d, const char *name, GError **error)
                    "%s is not a scalar or 1-D numeric dataset", name);
       return NULL;
     }
+  if (!sim_h5_check_layout (d, ndims, name, error))
+    return NULL;
   hssize_t n = H5Sget_simple_extent_npoints (space);
   hsize_t file_bytes = sim_h5_file_bytes (d);
   if (n < 0 || (hsize_t) n > file_bytes / esize || (hsize_t) n > G_MAXUINT)
@@ -216,6 +243,8 @@ read_series (H5Id group, const char *name, GError **error)
   c->name = g_strdup (name);
   c->time = sim_h5_read_doubles (group, "time", error);
   c->value = c->time != NULL ? sim_h5_read_doubles (group, "value", error) : NULL;
+  if (c->value == NULL)
+    g_prefix_error (error, "series %s: ", name);
   if (c->value != NULL && c->value->len != c->time->len)
     g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
                  "series %s: %u times but %u values", name, c->time->len, c->value->len);

@@ -186,6 +186,16 @@ test_external_link (void)
   CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND));
 }
 
+/* A series' `value` whose dataspace a flipped byte made scalar over its 1-D chunks
+ * (tests/h5mutate.sh, mutation 209): libhdf5 1.10 read it in an endless loop. */
+static void
+test_chunk_rank_mismatch (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("tests/fuzz/corpus/h5/series-scalar-space-1d-chunks-loop.h5");
+  check_refused (path, "/series", "chunks of rank 1 in a dataspace of rank 0");
+  check_refused (path, "/series/rank0/memory/comm_buffers/value", "chunks of rank 1");
+}
+
 /* Files that crash libhdf5 1.10 itself (found by tests/h5mutate.sh; see doc/hdf5-layout.md):
  * the export is one error naming the file and object, not a crash of the caller. */
 static void
@@ -213,6 +223,7 @@ static const StepsimTest tests[] = {
   { "series times must increase", test_times_not_increasing },
   { "soft links and link cycles are refused", test_link_cycles },
   { "an external link is not followed", test_external_link },
+  { "chunks of another rank than the dataspace are refused", test_chunk_rank_mismatch },
   { "a libhdf5 crash becomes one error", test_libhdf5_crash_is_contained },
 };
 
