@@ -18,12 +18,42 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 
+static char *fuzz_scratch;
+
+/* Removes `path`: a file or link, or a directory with what it holds (links not followed). */
+static inline void
+fuzz_remove_tree (const char *path)
+{
+  GDir *d = g_file_test (path, G_FILE_TEST_IS_SYMLINK) ? NULL : g_dir_open (path, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      char *child = g_build_filename (path, name, NULL);
+      fuzz_remove_tree (child);
+      g_free (child);
+    }
+  if (d != NULL)
+    {
+      g_dir_close (d);
+      g_rmdir (path);
+    }
+  else
+    g_unlink (path);
+}
+
+static inline void
+fuzz_remove_scratch (void)
+{
+  if (fuzz_scratch != NULL)
+    fuzz_remove_tree (fuzz_scratch);
+}
+
 /* The process's scratch directory (created on first use, removed at exit): in $TMPDIR, or
  * /dev/shm when it exists (the harnesses write one file per execution). Static string. */
 static inline const char *
 fuzz_scratch_dir (void)
 {
-  static char *dir;
+  char *dir = fuzz_scratch;
   if (dir == NULL)
     {
       const char *base = g_file_test ("/dev/shm", G_FILE_TEST_IS_DIR) ? "/dev/shm" : g_get_tmp_dir ();
@@ -31,6 +61,8 @@ fuzz_scratch_dir (void)
       dir = g_mkdtemp (tmpl);
       if (dir == NULL)
         abort (); /* the harness cannot run at all: not a finding */
+      fuzz_scratch = dir;
+      atexit (fuzz_remove_scratch);
     }
   return dir;
 }
