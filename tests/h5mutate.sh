@@ -44,8 +44,9 @@ check_file () {
     elif [ "$rc" -gt 1 ]; then
       verdict="exit status $rc"
     elif [ "$san" -gt 0 ]; then
-      # The first frame outside the sanitizer runtime and libc decides whose fault it is.
-      first=$(grep -E '^ *#[0-9]+ ' "$work/err" | grep -v -E 'asan|ubsan|sanitizer|interceptor|libc\.so|libc-start' | head -n 1)
+      # The first frame outside the sanitizer runtime and libc (named by its .so or, when
+      # symbolized, by glibc's source folders) decides whose fault it is.
+      first=$(grep -E '^ *#[0-9]+ ' "$work/err" | grep -v -E 'asan|ubsan|sanitizer|interceptor|libc\.so|libc-start|sysdeps/|/string/|/malloc/' | head -n 1)
       case "$first" in
         *libhdf5*)
           case "$last" in
