@@ -73,20 +73,42 @@ gboolean sim_h5_append_block (H5Id dset, H5Id mtype, hsize_t offset, hsize_t cou
 /* Reading and text output (h5out_export.c). */
 /* TRUE if every component of the absolute path `object` exists in `file`. */
 gboolean sim_h5_object_exists (H5Id file, const char *object);
-/* A string dataset or attribute (fixed or variable length), newly allocated; NULL + error
- * (SIM_H5OUT_ERROR_FORMAT) if `obj` does not hold a string. */
+/* A string dataset or attribute (fixed or variable length, one element: scalar or 1-D of
+ * one), newly allocated; NULL + error (SIM_H5OUT_ERROR_FORMAT) if `obj` does not hold one
+ * string, or a fixed length larger than the file. */
 char *sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error);
 /* `v` with %.17g, locale-independent. */
 void sim_h5_put_double (FILE *out, double v);
 /* `s` (at most `max` bytes, stopping at NUL) with \\ \t \n \r escaped. */
 void sim_h5_put_escaped (FILE *out, const char *s, gsize max);
 
-/* Time series and numeric reading (h5out_series.c). */
+/* Time series and numeric reading (h5out_series.c). Everything read from a file is
+ * untrusted: counts and sizes are bounded by the file's size before they are allocated or
+ * iterated, walks below a group by depth and by the file's size (link cycles). */
+enum
+{
+  SIM_H5_MAX_DEPTH = 16,        /* groups below an exported one (stepsim nests 3) */
+  SIM_H5_MIN_OBJECT_BYTES = 16, /* an object header is larger: bounds the groups of a walk */
+};
+/* The size of the file holding `obj` in bytes (0 when it cannot be read). */
+hsize_t sim_h5_file_bytes (H5Id obj);
 /* Names of the links of `group` (newly allocated strings), in creation order when the group
- * tracks it, else by name. */
-GPtrArray *sim_h5_list_children (H5Id group);
-/* The numeric dataset `d` (scalar or 1-D) as a GArray of doubles; `name` is for messages.
- * NULL + error (SIM_H5OUT_ERROR_FORMAT) otherwise. */
+ * tracks it, else by name. NULL + error (SIM_H5OUT_ERROR_FORMAT) when the group cannot be
+ * listed, claims more links than the file's size allows, or a link name is unreadable. */
+GPtrArray *sim_h5_list_children (H5Id group, GError **error);
+/* Opens the hard link `name` of `group`; a soft, external or unreadable link is refused
+ * (H5I_INVALID_HID + SIM_H5OUT_ERROR_FORMAT naming `path`). Caller closes. */
+H5Id sim_h5_open_child (H5Id group, const char *name, const char *path, GError **error);
+/* FALSE + error naming `name` when the chunked dataset `d` has chunks of another rank than
+ * `ndims` (its dataspace's) or an empty chunk dimension; contiguous and compact pass. */
+gboolean sim_h5_check_layout (H5Id d, int ndims, const char *name, GError **error);
+/* Enters a group at `depth` of a walk; FALSE + error naming `path` beyond SIM_H5_MAX_DEPTH or
+ * when *visits (incremented) exceeds what the file's size can hold. */
+gboolean sim_h5_walk_enter (H5Id group, guint depth, guint64 *visits, const char *path,
+                            GError **error);
+/* The numeric dataset `d` (scalar or 1-D, integer or float elements of at most 16 bytes) as
+ * a GArray of doubles; `name` is for messages. NULL + error (SIM_H5OUT_ERROR_FORMAT)
+ * otherwise, or when it claims more values than the file's bytes can hold. */
 GArray *sim_h5_read_doubles_of (H5Id d, const char *name, GError **error);
 /* The numeric dataset `name` below `loc` as doubles; NULL + SIM_H5OUT_ERROR_NOT_FOUND if
  * it does not exist. */
@@ -94,3 +116,14 @@ GArray *sim_h5_read_doubles (H5Id loc, const char *name, GError **error);
 /* Prints the series group `group` (or every series below it) as a step-function table over
  * the union of their change times. */
 gboolean sim_h5_export_series_group (H5Id group, FILE *out, GError **error);
+
+/* Guarded reading (h5out_guard.c). A read of `path` run by sim_h5_guarded in a child
+ * process: fills `payload` and returns TRUE, or sets `error` (message complete, naming the
+ * file and object). */
+typedef gboolean (*SimH5GuardFunc) (gpointer data, GString *payload, GError **error);
+/* Runs `func` (`data`) in a fork()ed child and appends its payload to `result`. A child that
+ * dies by a signal (libhdf5 crashing on corrupt metadata), exits without an answer or runs
+ * past the deadline (10 s plus 2 s per MiB of `path`; it is killed) is one
+ * SIM_H5OUT_ERROR_FORMAT error "PATH: WHAT: …". The child's own error is passed on as is. */
+gboolean sim_h5_guarded (const char *path, const char *what, SimH5GuardFunc func, gpointer data,
+                         GString *result, GError **error);

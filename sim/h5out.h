@@ -70,16 +70,31 @@ gboolean sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5M
  * Numbers are printed with %.17g (locale-independent) so values round-trip; texts have
  * backslash, tab, newline and CR escaped as \\ \t \n \r so each row stays one line.
  * Errors: SIM_H5OUT_ERROR_IO (file missing or not HDF5, write error on `out`), _NOT_FOUND
- * (object absent), _FORMAT (an object of an unexpected type). Output already written to
- * `out` before an error is not undone. */
+ * (object absent), _FORMAT (an object of an unexpected type, or one that does not match the
+ * documented layout: a count or size larger than the file, a string dataspace of several
+ * elements, times not increasing, a soft or external link, groups nested more than 16 deep).
+ * The file is read in a child process (sim/h5out_guard.c): when libhdf5 itself crashes on
+ * corrupt metadata, or the read runs past its deadline (10 s + 2 s per MiB), that is a
+ * _FORMAT error naming the file and object. Nothing is written to `out` unless the whole
+ * export succeeded. */
 gboolean sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **error);
+/* The same read in this process, writing to `out` as it goes (output before an error stays):
+ * for the fuzz harness (tests/fuzz/fuzz_h5.c), which must see the reader's own faults. A
+ * corrupt file can crash libhdf5 here (doc/hdf5-layout.md, "Reading damaged files"). */
+gboolean sim_h5out_export_tsv_in_process (const char *path, const char *object, FILE *out,
+                                          GError **error);
 
 /* Reads the string attribute `name` of the object `object` ("/" for the root, e.g.
  * "scenario" or "version"; "/series/rank0/memory/weights/value" and "unit") of file `path`.
  * Returns a newly allocated UTF-8 string (caller frees), or NULL + SIM_H5OUT_ERROR_IO (file
- * not readable as HDF5), _NOT_FOUND (object or attribute absent) or _FORMAT (not a string). */
+ * not readable as HDF5), _NOT_FOUND (object or attribute absent) or _FORMAT (not a string;
+ * libhdf5 crashed or the read ran past its deadline: read in a child process like
+ * sim_h5out_export_tsv). */
 char *sim_h5out_read_text_attr (const char *path, const char *object, const char *name,
                                 GError **error);
+/* The same read in this process (see sim_h5out_export_tsv_in_process). */
+char *sim_h5out_read_text_attr_in_process (const char *path, const char *object,
+                                           const char *name, GError **error);
 
 /* Writes `table` to a new HDF5 file `path` atomically (as sim_h5out_write): the root gets
  * the string attributes of `root_attrs` (NULL-terminated list of name, value pairs; may be

@@ -43,7 +43,8 @@ sim_h5_put_escaped (FILE *out, const char *s, gsize max)
 }
 
 /* TRUE if every component of `object` exists (H5Lexists fails on a missing parent, so the
- * path is walked one level at a time). */
+ * path is walked one level at a time) as a hard link: a soft or external link (stepsim
+ * writes none) in a corrupt or foreign file could lead anywhere, another file included. */
 gboolean
 sim_h5_object_exists (H5Id file, const char *object)
 {
@@ -54,8 +55,13 @@ sim_h5_object_exists (H5Id file, const char *object)
       if (**p == '\0')
         continue;
       g_string_append_printf (prefix, "/%s", *p);
-      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0)
-        return FALSE;
+      H5L_info_t li;
+      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0
+          || H5Lget_info (file, prefix->str, &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD)
+        {
+          H5Eclear2 (H5E_DEFAULT);
+          return FALSE;
+        }
     }
   return TRUE;
 }
@@ -71,8 +77,26 @@ sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error)
       sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a string");
       return NULL;
     }
+  /* The buffer below holds one string: a dataspace of several (or of none) would make the
+   * read write past it, and a fixed length comes from the file. */
+  g_auto (H5Id) space = is_attr ? H5Aget_space (obj) : H5Dget_space (obj);
+  if (space < 0 || H5Sget_simple_extent_npoints (space) != 1)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not one string (a dataspace of %" G_GINT64_FORMAT
+                   " elements)", space < 0 ? (gint64) -1 : (gint64) H5Sget_simple_extent_npoints (space));
+      return NULL;
+    }
+  if (!is_attr && !sim_h5_check_layout (obj, H5Sget_simple_extent_ndims (space), "the string",
+                                        error))
+    return NULL;
   gboolean vl = H5Tis_variable_str (ftype) > 0;
   gsize size = vl ? sizeof (char *) : H5Tget_size (ftype);
+  if (!vl && (size == 0 || size > sim_h5_file_bytes (obj)))
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "a string of %zu bytes, larger than the file",
+                   size);
+      return NULL;
+    }
   g_auto (H5Id) mtype = vl ? sim_h5_vlstr_type () : H5Tcopy (H5T_C_S1);
   g_autofree char *buf = g_malloc0 (size + 1);
   herr_t r = -1;
@@ -97,28 +121,39 @@ sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error)
  * subgroups, names relative to /summary): numbers with their `unit` attribute, texts
  * escaped with an empty unit. */
 static gboolean
-put_summary_rows (H5Id group, const char *prefix, FILE *out, GError **error)
+put_summary_rows (H5Id group, const char *prefix, guint depth, guint64 *visits, FILE *out,
+                  GError **error)
 {
-  g_autoptr (GPtrArray) names = sim_h5_list_children (group);
+  if (!sim_h5_walk_enter (group, depth, visits, *prefix ? prefix : ".", error))
+    return FALSE;
+  g_autoptr (GPtrArray) names = sim_h5_list_children (group, error);
+  if (names == NULL)
+    return *prefix ? (g_prefix_error (error, "%s: ", prefix), FALSE) : FALSE;
   for (guint i = 0; i < names->len; i++)
     {
       const char *child = g_ptr_array_index (names, i);
       g_autofree char *name = g_strconcat (prefix, child, NULL);
-      g_auto (H5Id) obj = H5Oopen (group, child, H5P_DEFAULT);
-      if (obj >= 0 && H5Iget_type (obj) == H5I_GROUP)
+      g_auto (H5Id) obj = sim_h5_open_child (group, child, name, error);
+      if (obj < 0)
+        return FALSE;
+      H5I_type_t kind = H5Iget_type (obj);
+      if (kind == H5I_GROUP)
         {
           g_autofree char *sub = g_strconcat (name, "/", NULL);
-          if (!put_summary_rows (obj, sub, out, error))
+          if (!put_summary_rows (obj, sub, depth + 1, visits, out, error))
             return FALSE;
           continue;
         }
-      g_auto (H5Id) type = obj >= 0 ? H5Dget_type (obj) : H5I_INVALID_HID;
+      if (kind != H5I_DATASET)
+        return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "summary entry %s is not a dataset",
+                            name);
+      g_auto (H5Id) type = H5Dget_type (obj);
       g_autofree char *unit = NULL;
       if (H5Aexists (obj, "unit") > 0)
         {
           g_auto (H5Id) attr = H5Aopen (obj, "unit", H5P_DEFAULT);
           if ((unit = sim_h5_read_string (attr, TRUE, error)) == NULL)
-            return FALSE;
+            return g_prefix_error (error, "summary entry %s: attribute unit: ", name), FALSE;
         }
       sim_h5_put_escaped (out, name, G_MAXSIZE);
       fputc ('\t', out);
@@ -126,7 +161,7 @@ put_summary_rows (H5Id group, const char *prefix, FILE *out, GError **error)
         {
           g_autofree char *text = sim_h5_read_string (obj, FALSE, error);
           if (text == NULL)
-            return FALSE;
+            return g_prefix_error (error, "summary entry %s: ", name), FALSE;
           sim_h5_put_escaped (out, text, G_MAXSIZE);
         }
       else
@@ -234,19 +269,43 @@ clear_id (gpointer p)
   sim_h5_close (*(H5Id *) p);
 }
 
+/* libhdf5 allocates each variable-length string of a row with the length stored next to
+ * its heap address, trusting it: one flipped byte asks for terabytes (and zeroes them).
+ * This allocator refuses anything larger than the file (`info` points to its size), so the
+ * read fails with an error instead. */
+static void *
+vlen_alloc_bounded (size_t size, void *info)
+{
+  return size <= *(const hsize_t *) info ? malloc (MAX (size, (size_t) 1)) : NULL;
+}
+
+static void
+vlen_free (void *mem, void *info)
+{
+  (void) info;
+  free (mem);
+}
+
 /* Reads rows [offset, offset+count) of table `dset` as `mtype` and prints them; `members`
- * holds the member types of `mtype`. Variable-length data is reclaimed after printing. */
+ * holds the member types of `mtype`. Variable-length data is allocated through
+ * vlen_alloc_bounded and reclaimed after printing. */
 static gboolean
 put_table_block (FILE *out, H5Id dset, H5Id mtype, GArray *members, hsize_t offset,
                  hsize_t count, char *buf, GError **error)
 {
+  hsize_t file_bytes = sim_h5_file_bytes (dset);
+  size_t rsize = H5Tget_size (mtype);
   g_auto (H5Id) fspace = H5Dget_space (dset);
   g_auto (H5Id) mspace = H5Screate_simple (1, &count, NULL);
-  if (fspace < 0 || mspace < 0
+  g_auto (H5Id) dxpl = H5Pcreate (H5P_DATASET_XFER);
+  memset (buf, 0, rsize * count);
+  if (fspace < 0 || mspace < 0 || dxpl < 0
+      || H5Pset_vlen_mem_manager (dxpl, vlen_alloc_bounded, &file_bytes, vlen_free, NULL) < 0
       || H5Sselect_hyperslab (fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0
-      || H5Dread (dset, mtype, mspace, fspace, H5P_DEFAULT, buf) < 0)
-    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read table rows");
-  size_t rsize = H5Tget_size (mtype);
+      || H5Dread (dset, mtype, mspace, fspace, dxpl, buf) < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                        "cannot read table rows %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT,
+                        (guint64) offset, (guint64) (offset + count - 1));
   gboolean ok = TRUE;
   for (hsize_t r = 0; r < count && ok; r++)
     {
@@ -260,7 +319,7 @@ put_table_block (FILE *out, H5Id dset, H5Id mtype, GArray *members, hsize_t offs
       fputc ('\n', out);
     }
   if (H5Tdetect_class (mtype, H5T_VLEN) > 0 || H5Tdetect_class (mtype, H5T_STRING) > 0)
-    H5Dvlen_reclaim (mtype, mspace, H5P_DEFAULT, buf);
+    H5Dvlen_reclaim (mtype, mspace, dxpl, buf);
   return ok;
 }
 
@@ -272,20 +331,37 @@ export_table (H5Id dset, H5Id ftype, FILE *out, GError **error)
   g_auto (H5Id) space = H5Dget_space (dset);
   if (mtype < 0 || space < 0 || H5Sget_simple_extent_ndims (space) != 1)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a 1-D table");
+  if (!sim_h5_check_layout (dset, 1, "the table", error))
+    return FALSE;
+  /* Row size and row count come from the file: every row is stored (doc/hdf5-layout.md), so
+   * rows × file row size cannot exceed the file, and the block buffer is allocated only then. */
+  hsize_t file_bytes = sim_h5_file_bytes (dset);
+  size_t frsize = H5Tget_size (ftype), rsize = H5Tget_size (mtype);
+  hssize_t npoints = H5Sget_simple_extent_npoints (space);
   int nm = H5Tget_nmembers (mtype);
+  if (frsize == 0 || rsize == 0 || frsize > file_bytes || rsize > G_MAXSIZE / TASK_BLOCK
+      || nm <= 0 || (hsize_t) nm > rsize || npoints < 0 || (hsize_t) npoints > file_bytes / frsize)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                        "a table of %" G_GINT64_FORMAT " rows of %zu bytes and %d fields does not "
+                        "fit the file's %" G_GUINT64_FORMAT " bytes", (gint64) npoints, frsize, nm,
+                        (guint64) file_bytes);
   g_autoptr (GArray) members = g_array_new (FALSE, FALSE, sizeof (H5Id));
   g_array_set_clear_func (members, clear_id);
   for (int m = 0; m < nm; m++)
     {
       H5Id mt = H5Tget_member_type (mtype, (unsigned) m);
       g_array_append_val (members, mt);
+      size_t off = H5Tget_member_offset (mtype, (unsigned) m);
+      if (mt < 0 || H5Tget_size (mt) > rsize || off > rsize - H5Tget_size (mt))
+        return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                            "field %d of the table lies outside its %zu-byte row", m, rsize);
       char *name = H5Tget_member_name (mtype, (unsigned) m);
       fprintf (out, "%s%s", m > 0 ? "\t" : "", name != NULL ? name : "?");
       H5free_memory (name);
     }
   fputc ('\n', out);
-  hsize_t n = (hsize_t) H5Sget_simple_extent_npoints (space);
-  g_autofree char *buf = g_malloc0 (H5Tget_size (mtype) * TASK_BLOCK);
+  hsize_t n = (hsize_t) npoints;
+  g_autofree char *buf = g_malloc0 (rsize * TASK_BLOCK);
   for (hsize_t off = 0; off < n; off += TASK_BLOCK)
     if (!put_table_block (out, dset, mtype, members, off, MIN ((hsize_t) TASK_BLOCK, n - off),
                           buf, error))
@@ -351,11 +427,13 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
   if (!is_summary_path (object))
     return sim_h5_export_series_group (obj, out, error);
   fputs ("name\tvalue\tunit\n", out);
-  return put_summary_rows (obj, "", out, error);
+  guint64 visits = 0;
+  return put_summary_rows (obj, "", 0, &visits, out, error);
 }
 
 gboolean
-sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **error)
+sim_h5out_export_tsv_in_process (const char *path, const char *object, FILE *out,
+                                 GError **error)
 {
   g_return_val_if_fail (path != NULL && object != NULL && out != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -390,8 +468,8 @@ sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **
 }
 
 char *
-sim_h5out_read_text_attr (const char *path, const char *object, const char *name,
-                          GError **error)
+sim_h5out_read_text_attr_in_process (const char *path, const char *object, const char *name,
+                                     GError **error)
 {
   g_return_val_if_fail (path != NULL && object != NULL && name != NULL, NULL);
   sim_h5_silence ();
@@ -417,4 +495,78 @@ sim_h5out_read_text_attr (const char *path, const char *object, const char *name
   if (text == NULL)
     g_prefix_error (error, "%s: %s: attribute %s: ", path, object, name);
   return text;
+}
+
+/* What a guarded read (sim/h5out_guard.c) needs: the arguments of the in-process call. */
+typedef struct
+{
+  const char *path, *object, *name;
+} ReadArgs;
+
+/* In the reader process: the export into memory, sent back as the payload. */
+static gboolean
+export_in_child (gpointer data, GString *payload, GError **error)
+{
+  const ReadArgs *a = data;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream (&text, &len);
+  if (mem == NULL)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: %s: out of memory", a->path,
+                   a->object);
+      return FALSE;
+    }
+  gboolean ok = sim_h5out_export_tsv_in_process (a->path, a->object, mem, error);
+  if (fclose (mem) != 0 && ok)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: %s: out of memory", a->path,
+                   a->object);
+      ok = FALSE;
+    }
+  if (ok)
+    g_string_append_len (payload, text, (gssize) len);
+  free (text);
+  return ok;
+}
+
+gboolean
+sim_h5out_export_tsv (const char *path, const char *object, FILE *out, GError **error)
+{
+  g_return_val_if_fail (path != NULL && object != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  ReadArgs a = { path, object, NULL };
+  g_autoptr (GString) text = g_string_new (NULL);
+  if (!sim_h5_guarded (path, object, export_in_child, &a, text, error))
+    return FALSE;
+  if (fwrite (text->str, 1, text->len, out) != text->len || fflush (out) != 0 || ferror (out))
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: %s: write error: %s", path,
+                   object, g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+attr_in_child (gpointer data, GString *payload, GError **error)
+{
+  const ReadArgs *a = data;
+  g_autofree char *text = sim_h5out_read_text_attr_in_process (a->path, a->object, a->name, error);
+  if (text != NULL)
+    g_string_append (payload, text);
+  return text != NULL;
+}
+
+char *
+sim_h5out_read_text_attr (const char *path, const char *object, const char *name,
+                          GError **error)
+{
+  g_return_val_if_fail (path != NULL && object != NULL && name != NULL, NULL);
+  ReadArgs a = { path, object, name };
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autofree char *what = g_strdup_printf ("%s: attribute %s", object, name);
+  if (!sim_h5_guarded (path, what, attr_in_child, &a, text, error))
+    return NULL;
+  return g_string_free (g_steal_pointer (&text), FALSE);
 }

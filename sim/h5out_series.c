@@ -12,13 +12,32 @@
 #include "sim/h5out.h"
 
 #include <hdf5.h>
+#include <math.h>
+#include <string.h>
 #include "sim/h5out-private.h"
 
-/* Names of the links of `group`, in creation order when the group tracks it, else by name. */
-GPtrArray *
-sim_h5_list_children (H5Id group)
+/* Bytes of the file holding `obj`: every count or size read from the file is bounded by it
+ * (a corrupt byte must not turn into a huge allocation). 0 if it cannot be read. */
+hsize_t
+sim_h5_file_bytes (H5Id obj)
 {
-  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  g_auto (H5Id) file = H5Iget_file_id (obj);
+  hsize_t size = 0;
+  if (file < 0 || H5Fget_filesize (file, &size) < 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return 0;
+    }
+  return size;
+}
+
+/* Names of the links of `group`, in creation order when the group tracks it, else by name.
+ * The link count comes from the file: it is bounded by the file's size and a link whose name
+ * cannot be read ends the listing with an error, so a corrupt count is never iterated. */
+GPtrArray *
+sim_h5_list_children (H5Id group, GError **error)
+{
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_auto (H5Id) gcpl = H5Gget_create_plist (group);
   unsigned flags = 0;
   H5_index_t idx = H5_INDEX_NAME;
@@ -27,34 +46,142 @@ sim_h5_list_children (H5Id group)
     idx = H5_INDEX_CRT_ORDER;
   H5G_info_t info;
   if (H5Gget_info (group, &info) < 0)
-    return names;
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot list the group");
+      return NULL;
+    }
+  /* A link takes more than one byte of the file (a name and an object address). */
+  if (info.nlinks > sim_h5_file_bytes (group))
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "the group claims %" G_GUINT64_FORMAT " links, more than the file's size allows",
+                   (guint64) info.nlinks);
+      return NULL;
+    }
   for (hsize_t i = 0; i < info.nlinks; i++)
     {
       ssize_t len = H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, NULL, 0, H5P_DEFAULT);
-      if (len < 0)
-        continue;
-      char *name = g_malloc ((gsize) len + 1);
-      H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, name, (size_t) len + 1, H5P_DEFAULT);
-      g_ptr_array_add (names, name);
+      g_autofree char *name = len >= 0 ? g_malloc ((gsize) len + 1) : NULL;
+      if (len < 0
+          || H5Lget_name_by_idx (group, ".", idx, H5_ITER_INC, i, name, (size_t) len + 1,
+                                 H5P_DEFAULT) != len
+          || strlen (name) != (gsize) len)
+        {
+          sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                       "link %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " is unreadable",
+                       (guint64) i, (guint64) info.nlinks);
+          return NULL;
+        }
+      g_ptr_array_add (names, g_steal_pointer (&name));
     }
-  return names;
+  return g_steal_pointer (&names);
 }
 
-/* Reads the numeric dataset `d` (scalar or 1-D) as doubles; `name` is for messages. */
+/* Opens the child `name` of `group`, which must be a hard link (stepsim writes no other
+ * kind: a soft or external link in a corrupt or foreign file could name any object or
+ * file). H5I_INVALID_HID + error naming `path` otherwise. */
+H5Id
+sim_h5_open_child (H5Id group, const char *name, const char *path, GError **error)
+{
+  H5L_info_t li;
+  if (H5Lget_info (group, name, &li, H5P_DEFAULT) < 0)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s: unreadable link", path);
+      return H5I_INVALID_HID;
+    }
+  if (li.type != H5L_TYPE_HARD)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s: a %s link (a stepsim file holds only hard links)", path,
+                   li.type == H5L_TYPE_SOFT ? "soft" : li.type == H5L_TYPE_EXTERNAL ? "external"
+                                                                              : "user-defined");
+      return H5I_INVALID_HID;
+    }
+  H5Id obj = H5Oopen (group, name, H5P_DEFAULT);
+  if (obj < 0)
+    sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s: cannot open", path);
+  return obj;
+}
+
+/* Checks a walk below a group one level deeper: at most SIM_H5_MAX_DEPTH levels and, over
+ * the whole walk, no more groups than the file could hold (each has its own object header,
+ * more than SIM_H5_MIN_OBJECT_BYTES bytes), so a link cycle a corrupt address creates is
+ * an error, not an endless or exponential walk. `visits` counts the groups entered. */
+gboolean
+sim_h5_walk_enter (H5Id group, guint depth, guint64 *visits, const char *path, GError **error)
+{
+  if (depth > SIM_H5_MAX_DEPTH)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s: groups nested more than %d deep (a link cycle?)", path, SIM_H5_MAX_DEPTH);
+      return FALSE;
+    }
+  if (++*visits > sim_h5_file_bytes (group) / SIM_H5_MIN_OBJECT_BYTES)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s: more groups reached than the file can hold (a link cycle)", path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* A chunked dataset's chunks must have the rank of its dataspace, each at least one
+ * element: libhdf5 1.10 loops without end reading a scalar dataspace over 1-D chunks (one
+ * flipped byte of the dataspace message). Contiguous and compact layouts pass. */
+gboolean
+sim_h5_check_layout (H5Id d, int ndims, const char *name, GError **error)
+{
+  g_auto (H5Id) dcpl = H5Dget_create_plist (d);
+  if (dcpl < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s: unreadable creation properties", name);
+  if (H5Pget_layout (dcpl) != H5D_CHUNKED)
+    return TRUE;
+  hsize_t chunk[H5S_MAX_RANK];
+  int rank = H5Pget_chunk (dcpl, H5S_MAX_RANK, chunk);
+  gboolean ok = rank == ndims;
+  for (int i = 0; ok && i < rank; i++)
+    ok = chunk[i] >= 1;
+  if (!ok)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s: chunks of rank %d in a dataspace of rank %d", name, rank, ndims);
+    }
+  return ok;
+}
+
+/* Reads the numeric dataset `d` (scalar or 1-D) as doubles; `name` is for messages. The
+ * point count is checked against the file's size before anything is allocated: stepsim
+ * writes every point, so a dataset cannot hold more values than the file has bytes. */
 GArray *
 sim_h5_read_doubles_of (H5Id d, const char *name, GError **error)
 {
   g_auto (H5Id) type = H5Dget_type (d);
   g_auto (H5Id) space = H5Dget_space (d);
   H5T_class_t cls = type >= 0 ? H5Tget_class (type) : H5T_NO_CLASS;
-  if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || space < 0
-      || H5Sget_simple_extent_ndims (space) > 1)
+  H5S_class_t scls = space >= 0 ? H5Sget_simple_extent_type (space) : H5S_NO_CLASS;
+  int ndims = space >= 0 ? H5Sget_simple_extent_ndims (space) : -1;
+  size_t esize = type >= 0 ? H5Tget_size (type) : 0;
+  if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || (scls != H5S_SCALAR && scls != H5S_SIMPLE)
+      || ndims < 0 || ndims > 1 || esize == 0 || esize > 16)
     {
+      H5Eclear2 (H5E_DEFAULT);
       g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
                    "%s is not a scalar or 1-D numeric dataset", name);
       return NULL;
     }
-  hssize_t n = MAX (H5Sget_simple_extent_npoints (space), 0);
+  if (!sim_h5_check_layout (d, ndims, name, error))
+    return NULL;
+  hssize_t n = H5Sget_simple_extent_npoints (space);
+  hsize_t file_bytes = sim_h5_file_bytes (d);
+  if (n < 0 || (hsize_t) n > file_bytes / esize || (hsize_t) n > G_MAXUINT)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s claims %" G_GINT64_FORMAT " values of %zu bytes, more than the file's %"
+                   G_GUINT64_FORMAT " bytes hold", name, (gint64) n, esize, (guint64) file_bytes);
+      return NULL;
+    }
   GArray *a = g_array_sized_new (FALSE, TRUE, sizeof (double), (guint) n);
   g_array_set_size (a, (guint) n);
   if (n > 0 && H5Dread (d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a->data) < 0)
@@ -76,10 +203,12 @@ sim_h5_read_doubles (H5Id loc, const char *name, GError **error)
       g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no dataset %s", name);
       return NULL;
     }
-  g_auto (H5Id) d = H5Dopen2 (loc, name, H5P_DEFAULT);
+  g_auto (H5Id) d = sim_h5_open_child (loc, name, name, error);
   if (d < 0)
+    return NULL;
+  if (H5Iget_type (d) != H5I_DATASET)
     {
-      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "%s is not a dataset", name);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT, "%s is not a dataset", name);
       return NULL;
     }
   return sim_h5_read_doubles_of (d, name, error);
@@ -114,6 +243,8 @@ read_series (H5Id group, const char *name, GError **error)
   c->name = g_strdup (name);
   c->time = sim_h5_read_doubles (group, "time", error);
   c->value = c->time != NULL ? sim_h5_read_doubles (group, "value", error) : NULL;
+  if (c->value == NULL)
+    g_prefix_error (error, "series %s: ", name);
   if (c->value != NULL && c->value->len != c->time->len)
     g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
                  "series %s: %u times but %u values", name, c->time->len, c->value->len);
@@ -122,22 +253,43 @@ read_series (H5Id group, const char *name, GError **error)
       series_col_free (c);
       return NULL;
     }
+  /* The layout's promise the merge relies on (doc/hdf5-layout.md): finite times, strictly
+   * increasing. A NaN would also make the sort's comparison inconsistent. */
+  for (guint i = 0; i < c->time->len; i++)
+    {
+      double t = g_array_index (c->time, double, i);
+      if (!isfinite (t) || (i > 0 && !(t > g_array_index (c->time, double, i - 1))))
+        {
+          g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                       "series %s: time[%u] = %g is %s", name, i, t,
+                       isfinite (t) ? "not after the time before it" : "not finite");
+          series_col_free (c);
+          return NULL;
+        }
+    }
   return c;
 }
 
 /* Appends every series below `group` (depth first, creation order) to `cols`, named by
  * their path relative to the exported group. */
 static gboolean
-collect_series (H5Id group, const char *prefix, GPtrArray *cols, GError **error)
+collect_series (H5Id group, const char *prefix, guint depth, guint64 *visits, GPtrArray *cols,
+                GError **error)
 {
-  g_autoptr (GPtrArray) names = sim_h5_list_children (group);
+  if (!sim_h5_walk_enter (group, depth, visits, *prefix ? prefix : ".", error))
+    return FALSE;
+  g_autoptr (GPtrArray) names = sim_h5_list_children (group, error);
+  if (names == NULL)
+    return *prefix ? (g_prefix_error (error, "%s: ", prefix), FALSE) : FALSE;
   for (guint i = 0; i < names->len; i++)
     {
       const char *child = g_ptr_array_index (names, i);
-      g_auto (H5Id) obj = H5Oopen (group, child, H5P_DEFAULT);
-      if (obj < 0 || H5Iget_type (obj) != H5I_GROUP)
-        continue;
       g_autofree char *name = g_strconcat (prefix, child, NULL);
+      g_auto (H5Id) obj = sim_h5_open_child (group, child, name, error);
+      if (obj < 0)
+        return FALSE;
+      if (H5Iget_type (obj) != H5I_GROUP)
+        continue;
       if (is_series_group (obj))
         {
           SeriesCol *c = read_series (obj, name, error);
@@ -148,7 +300,7 @@ collect_series (H5Id group, const char *prefix, GPtrArray *cols, GError **error)
       else
         {
           g_autofree char *sub = g_strconcat (name, "/", NULL);
-          if (!collect_series (obj, sub, cols, error))
+          if (!collect_series (obj, sub, depth + 1, visits, cols, error))
             return FALSE;
         }
     }
@@ -222,7 +374,8 @@ sim_h5_export_series_group (H5Id group, FILE *out, GError **error)
       return TRUE;
     }
   g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
-  if (!collect_series (group, "", cols, error))
+  guint64 visits = 0;
+  if (!collect_series (group, "", 0, &visits, cols, error))
     return FALSE;
   if (cols->len == 0)
     {

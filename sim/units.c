@@ -27,6 +27,7 @@
 #include "sim/units.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -468,7 +469,10 @@ sim_units_format (double value, SimDimension dim, int digits)
         }
     }
   char fmt[16];
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
+  /* %f prints every integer digit: up to DBL_MAX_10_EXP + 1 of them, a sign, the point and
+   * 17 decimals (G_ASCII_DTOSTR_BUF_SIZE, 39, is only enough for %g: a larger value would be
+   * cut off and print as a different number). */
+  char num[DBL_MAX_10_EXP + 1 + G_ASCII_DTOSTR_BUF_SIZE];
   g_snprintf (fmt, sizeof fmt, "%%.%df", digits);
   g_ascii_formatd (num, sizeof num, fmt, value / pick->scale);
   return g_strdup_printf ("%s %s", num, pick->name);

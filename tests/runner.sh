@@ -26,5 +26,13 @@ check "the last line is exactly 'N passed, N failed'" test "$(tail -n 1 out.txt)
 check "a failure makes the exit status 1" test "$rc" -eq 1
 check "each keeps its own log" sh -c "grep -q models-log tests/logs/models/test_paged.log && grep -q cli-log tests/logs/cli/test_paged.log"
 
+# A check that cannot run here (tests/fuzz/fuzz.sh without libFuzzer) shows as SKIP, is
+# counted as skipped rather than passed, and the last line says so.
+printf '#!/bin/sh\necho "no libFuzzer here"\necho "stepsim-tests: 0 passed, 0 failed, 5 skipped (no libFuzzer)"\n' >skip.sh
+builddir=. sh "$srcdir/tests/run-tests.sh" tests/unit/models/test_paged skip.sh >skip.txt 2>&1; rc=$?
+check "a skipped check shows as SKIP with its reason" grep -qx 'SKIP: skip.sh (5 skipped: no libFuzzer here)' skip.txt
+check "skipped tests are counted on the last line" test "$(tail -n 1 skip.txt)" = "2 passed, 0 failed, 5 skipped"
+check "skipping is not a failure" test "$rc" -eq 0
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

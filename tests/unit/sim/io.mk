@@ -13,3 +13,8 @@ check_PROGRAMS += tests/unit/sim/test_h5out
 tests_unit_sim_test_h5out_SOURCES = tests/unit/sim/test_h5out.c
 tests_unit_sim_test_h5out_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_sim_test_h5out_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/sim/test_h5read
+tests_unit_sim_test_h5read_SOURCES = tests/unit/sim/test_h5read.c
+tests_unit_sim_test_h5read_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_h5read_LDADD = $(UNIT_TEST_LIBS)

@@ -238,6 +238,9 @@ test_format_round_trips (void)
     { 2.0e12, SIM_DIM_BANDWIDTH },    { 9.89e14, SIM_DIM_FLOP_RATE },
     { 1.5e15, SIM_DIM_FLOP },         { 0.0125, SIM_DIM_TIME },
     { 2.5e-5, SIM_DIM_TIME },         { 42.0, SIM_DIM_TIME },
+    /* Found by tests/fuzz/fuzz_units: "%f" of a value this large has 191 integer digits;
+     * a 39-byte buffer cut it to "93132257461547848743677345338311200912 GiB". */
+    { 1e200, SIM_DIM_BYTES },         { 1.7976931348623157e308, SIM_DIM_TIME },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
