@@ -141,8 +141,11 @@ expect_load_error (const char *const *sets, const char *key, const char *needle)
   CU_ASSERT_PTR_NULL (sc);
   CU_ASSERT_PTR_NOT_NULL_FATAL (e);
   g_autofree char *k = g_strdup_printf ("group [finetune], key '%s'", key);
+  /* The file is named by its base name at least: a long directory part is shortened in
+   * the middle (issue 11 item 18), never the group, key or override. */
+  g_autofree char *base = g_path_get_basename (path);
   gboolean ok = strstr (e->message, k) != NULL && strstr (e->message, needle) != NULL
-                && strstr (e->message, path) != NULL;
+                && strstr (e->message, base) != NULL;
   if (!ok)
     g_printerr ("\n  message \"%s\" lacks \"%s\" or \"%s\"\n", e->message, k, needle);
   CU_ASSERT_TRUE (ok);
