@@ -77,14 +77,16 @@ print_notes (const CliFitReport *r, CliFitTarget target)
       for (guint i = 0; i < n->n_also_fits; i++)
         g_string_append_printf (l, "%s%" G_GUINT64_FORMAT, i > 0 ? ", " : "", n->also_fits[i]);
       printf ("limit:  the values that fit are not an interval: %u of %u values scanned above "
-              "the answer fit (%s%s) although %s = %" G_GUINT64_FORMAT " does not\n",
-              n->n_fit_scanned, n->scanned, l->str, n->n_fit_scanned > n->n_also_fits ? ", ..." : "",
-              what, n->next_value);
+              "%s = %" G_GUINT64_FORMAT "%s fit (%s%s) although %s = %" G_GUINT64_FORMAT
+              " does not\n", n->n_fit_scanned, n->scanned, what, n->scan_from, past, l->str,
+              n->n_fit_scanned > n->n_also_fits ? ", ..." : "", what, n->next_value);
       g_string_free (l, TRUE);
     }
   else if (n->scanned > 0)
-    printf ("limit:  the bracket was inconsistent; a local scan of %u values above the answer "
-            "found none that fits\n", n->scanned);
+    printf ("limit:  the search saw %s, so %u values above %s = %" G_GUINT64_FORMAT "%s were "
+            "simulated too: none of them fits\n",
+            n->scan_reason != NULL ? n->scan_reason : "values that do not behave like a threshold",
+            n->scanned, what, n->scan_from, past);
   if (n->why != NULL)
     printf ("why:    %s\n", n->why);
   if (n->advice != NULL)
@@ -155,9 +157,16 @@ print_report (const CliFitReport *r, CliFitTarget target)
     {
     case CLI_FIT_MICRO_BATCH:
     case CLI_FIT_SEQ_LEN:
-      printf ("answer: largest %s that fits = %" G_GUINT64_FORMAT "\n",
-              cli_fit_target_name (target), cli_fit_report_value (r));
-      break;
+      {
+        const CliFitNotes *n = cli_fit_report_notes (r);
+        printf ("answer: largest %s that fits = %" G_GUINT64_FORMAT "%s\n",
+                cli_fit_target_name (target), cli_fit_report_value (r),
+                n->range_limit == 0 ? ""
+                : target == CLI_FIT_MICRO_BATCH ? " (the --max-micro-batch limit; larger values "
+                                                  "not tried)"
+                : " (the --max-seq-len limit; larger values not tried)");
+        break;
+      }
     case CLI_FIT_GPUS:
       printf ("answer: fewest GPUs that fit = %" G_GUINT64_FORMAT " (%s)\n",
               cli_fit_report_value (r), b->label);

@@ -99,14 +99,25 @@ typedef struct
   guint n_also_fits;
   guint n_fit_scanned; /* how many scanned values fit (also_fits keeps the first 8) */
   guint scanned;
+  guint64 scan_from;       /* the value the scan started above (the memory limit it checked) */
+  const char *scan_reason; /* static: what in the search made it scan, NULL: no scan */
+  /* micro_batch, seq_len: the --max-micro-batch / --max-seq-len limit when the answer is it
+   * (larger values were not tried), 0 otherwise */
+  guint64 range_limit;
   /* gpus: per-GPU memory floor as the data-parallel degree grows without bound, m(N) =
-   * floor + shardable / N fitted through the smallest and the largest GPU count simulated
-   * (B; NaN when fewer than two counts ran); per category; GPUs the fit predicts would be
+   * floor + shardable / N fitted per part (cli/fit_gpus.c) through the smallest and the
+   * largest GPU count simulated (B; NaN when fewer than two counts ran); per category; GPUs the fit predicts would be
    * needed (0 when the floor is above the capacity or unknown); why and what would help
    * (one line each, owned, NULL when something fits). */
   double floor, shardable, capacity;
   double floor_mix[MODEL_N_MEM];
+  double floor_cache, floor_context; /* B: the allocator's cache (reserved − allocated) and
+                                        the CUDA context in the floor; floor is the sum of
+                                        floor_mix, floor_cache and floor_context */
   guint floor_n1, floor_n2;
+  guint floor_counts;  /* GPU counts simulated; a sharded floor is credible from 3 on */
+  gboolean floor_credible; /* ddp (nothing shards) or >= 3 counts: "cannot help" is claimed
+                              only then */
   guint64 gpus_predicted;
   char *why, *advice;
   /* stack: optimizers not tried (8-bit AdamW, paged 8-bit AdamW), one line, owned; NULL

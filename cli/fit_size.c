@@ -43,28 +43,30 @@ value_of (const CliFitCandidate *c)
   return eq != NULL ? g_ascii_strtoull (eq + 1, NULL, 10) : 0;
 }
 
-/* TRUE when the values `seen` (candidate indices) do not behave like a threshold: a fit
- * above a miss, an allocator cliff, or a peak allocated that falls as the value grows. */
-static gboolean
+/* What, in the values `seen` (candidate indices), does not behave like a threshold: an
+ * allocator cliff, a fit above a miss, or a peak allocated that falls as the value grows
+ * (a static phrase for the notes); NULL when they look like a threshold. */
+static const char *
 inconsistent (const Ctx *ctx, GArray *seen)
 {
   for (guint a = 0; a < seen->len; a++)
     {
       const CliFitCandidate *x = cand (ctx, g_array_index (seen, guint, a));
       if (x->allocator_cliff)
-        return TRUE;
+        return "a value that failed on the allocator although its bytes in use fit";
       for (guint b = 0; b < seen->len; b++)
         {
           const CliFitCandidate *y = cand (ctx, g_array_index (seen, guint, b));
           if (value_of (x) >= value_of (y) || x->status == CLI_FIT_INFEASIBLE
               || y->status == CLI_FIT_INFEASIBLE)
             continue;
-          if ((x->status != CLI_FIT_FITS && y->status == CLI_FIT_FITS)
-              || x->peak_allocated > y->peak_allocated + FALL_TOLERANCE)
-            return TRUE;
+          if (x->status != CLI_FIT_FITS && y->status == CLI_FIT_FITS)
+            return "a smaller value that failed while a larger one fit";
+          if (x->peak_allocated > y->peak_allocated + FALL_TOLERANCE)
+            return "peak allocated memory falling as the value grew";
         }
     }
-  return FALSE;
+  return NULL;
 }
 
 static void
@@ -141,8 +143,12 @@ memory_limit (Probe *p, const CliScenario *sc, guint64 lo, guint64 hi, guint64 s
         n->next_value = v + step;
       if (next->allocator_cliff)
         n->cliff_at = v + step;
-      if (inconsistent (p->ctx, seen))
-        scan_above (p, v, MAX (top, v + step), step);
+      const char *odd = inconsistent (p->ctx, seen);
+      if (odd != NULL)
+        {
+          n->scan_reason = odd, n->scan_from = v;
+          scan_above (p, v, MAX (top, v + step), step);
+        }
       for (guint i = 0; i < seen->len; i++)
         cliff |= cand (p->ctx, g_array_index (seen, guint, i))->allocator_cliff;
     }
@@ -184,6 +190,9 @@ cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
   else
     v = memory_limit (&p, sc, step, hi_in, step); /* the same probes: memo hits */
   ctx->report->value = v;
+  /* the answer is the end of the range searched: larger values were not tried */
+  if (v > 0 && n->position_limit == 0 && v + step > hi)
+    n->range_limit = hi;
   g_autofree char *label = g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p.name, v);
   ctx->report->best = v > 0 ? cli_fit_find_label (ctx->report, label) : -1;
 }

@@ -410,13 +410,19 @@ check "compare --set: an error names the --set it is about" grep -q "error: .*(w
 gpt2="$srcdir/scenarios/gpt2-small-eager-rtx4090.ini"
 "$STEPSIM" fit "$gpt2" --for seq_len --multiple-of 256 >fitpos.out 2>&1; rc=$?
 check "fit seq_len on gpt2: limited by max_position_embeddings, not memory, with memory's ~limit" \
-  sh -c "[ $rc -eq 0 ] && grep -q 'limited by max_position_embeddings = 1024, not memory; memory would allow ~[0-9]' fitpos.out && ! grep -q REJECTED fitpos.out"
+  sh -c "[ $rc -eq 0 ] && grep -q 'limited by max_position_embeddings = 1024, not memory; memory would allow ~[0-9]' fitpos.out && ! grep -q REJECTED fitpos.out && ! grep -q 'bracket' fitpos.out && ! grep -q 'above the answer' fitpos.out"
 "$STEPSIM" fit "$srcdir/scenarios/qlora-llama-3.1-8b-rtx4090.ini" --for seq_len >fitcliff.out 2>&1; rc=$?
 check "fit seq_len on the QLoRA scenario: the boundary is checked and the allocator cliff named, with expandable_segments" \
   sh -c "[ $rc -eq 0 ] && grep -q '^check: .* fits and the next, [0-9]*, does not' fitcliff.out && grep -q 'fails on the allocator, not for want of memory' fitcliff.out && grep -q 'expandable_segments = true .* seq_len up to about [0-9]* fits' fitcliff.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*not yet available in stepsim' fitgpu.out"
+"$STEPSIM" fit "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" --for gpus --max-gpus-per-node 2 --max-nodes 1 --set training.precision=fp32 --set model.hf_config=llama-2-70b >fitfew.out 2>&1; rc=$?
+check "fit gpus over 1 and 2 GPUs under ZeRO-3: too few counts to say DP cannot help, no empty list" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'too small to tell' fitfew.out && ! grep -q 'cannot help' fitfew.out && ! grep -q '(,' fitfew.out"
+"$STEPSIM" fit "$s1" --for micro_batch --max-micro-batch 3 >fitmax.out 2>&1; rc=$?
+check "fit micro_batch at --max-micro-batch: the answer says it is the limit" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^answer: largest micro_batch that fits = 3 (the --max-micro-batch limit; larger values not tried)' fitmax.out"
 "$STEPSIM" fit "$gpt2" --for stack --all >fitstack.out 2>&1; rc=$?
 check "fit stack: saves and costs against the scenario as given; no no-op precision switch; 8-bit optimizers said skipped" \
   sh -c "[ $rc -eq 0 ] && grep -q 'saves (vs as given)  throughput' fitstack.out && grep -q '+ full activation checkpointing .* GiB .* % .* x0\.[0-9]* .*+[0-9]* %' fitstack.out && ! grep -q 'mixed precision' fitstack.out && grep -q 'not tried: 8-bit AdamW.*--allow-optimizer-change' fitstack.out"

@@ -392,7 +392,16 @@ test_gpus_floor (void)
         c2 = c;
     }
   CU_ASSERT_TRUE_FATAL (c1 != NULL && c2 != NULL);
-  double f = (8 * c2->device_used - 1 * c1->device_used) / (8 - 1);
+  /* per part (each category, the allocator cache = device used − context − allocated, the
+   * context): F_k = (8 p_k(8) − p_k(1)) / 7 through 1 and 8 GPUs, clamped to [0, p_k(8)] */
+  double f = 0, a1 = 0, a2 = 0;
+  for (guint k = 0; k < MODEL_N_MEM; k++)
+    {
+      f += CLAMP ((8 * c2->peak_mix[k] - c1->peak_mix[k]) / 7, 0, c2->peak_mix[k]);
+      a1 += c1->peak_mix[k], a2 += c2->peak_mix[k];
+    }
+  double r1 = c1->device_used - c1->cuda_context - a1, r2 = c2->device_used - c2->cuda_context - a2;
+  f += CLAMP ((8 * r2 - r1) / 7, 0, r2) + c2->cuda_context;
   CU_ASSERT_DOUBLE_EQUAL (nz->floor, f, 1);
   CU_ASSERT_TRUE (nz->floor < c1->device_used); /* ZeRO-3 shards something */
   CU_ASSERT_TRUE (nz->why != NULL);
@@ -475,6 +484,139 @@ test_missing_scenario_is_an_error (void)
   CU_ASSERT_PTR_NOT_NULL (error);
 }
 
+/* The floor is a sum of parts, each a category's (or the allocator cache's, the CUDA
+ * context's) two-point fit p_k(N) = F_k + S_k/N clamped to [0, p_k(largest N)]: so floor =
+ * Σ parts, each part within its clamp, and the printed list has no empty component. */
+static void
+check_floor_parts (const CliFitReport *r)
+{
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  const CliFitCandidate *big = NULL;
+  for (guint i = 0; i < cli_fit_report_n_candidates (r); i++)
+    {
+      const CliFitCandidate *c = cli_fit_report_candidate (r, i);
+      if (c->status != CLI_FIT_INFEASIBLE && !isnan (c->peak_allocated)
+          && (big == NULL || strcmp (c->label, big->label) > 0))
+        big = c; /* labels "gpus_per_node=N, nodes=1", N <= 8: the largest sorts last */
+    }
+  CU_ASSERT_PTR_NOT_NULL_FATAL (big);
+  double sum = n->floor_cache + n->floor_context;
+  for (guint k = 0; k < MODEL_N_MEM; k++)
+    {
+      CU_ASSERT_TRUE (n->floor_mix[k] >= 0 && n->floor_mix[k] <= big->peak_mix[k] + 1);
+      sum += n->floor_mix[k];
+    }
+  CU_ASSERT_DOUBLE_EQUAL (n->floor, sum, 1);
+  CU_ASSERT_TRUE (n->floor_context >= 0 && n->floor_context <= big->cuda_context + 1);
+  CU_ASSERT_TRUE_FATAL (n->why != NULL);
+  CU_ASSERT_PTR_NULL (strstr (n->why, "(,"));
+  CU_ASSERT_PTR_NULL (strstr (n->why, "(;"));
+  /* every part of 1 MiB or more is named */
+  for (guint k = 0; k < MODEL_N_MEM; k++)
+    if (n->floor_mix[k] >= 1024.0 * 1024)
+      CU_ASSERT_PTR_NOT_NULL (strstr (n->why, model_ledger_category_name ((ModelMemCategory) k)));
+}
+
+/* Two GPU counts cannot tell a floor from a share: with ZeRO-3 over 1 and 2 GPUs only, the
+ * 70B fp32 model must not be declared hopeless (it fits at 32 GPUs); the note says the range
+ * was too small, and the floor is a sum of per-category parts. */
+static void
+test_gpus_floor_needs_counts (void)
+{
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.max_gpus_per_node = 2;
+  opt.max_nodes = 1;
+  g_autofree char *s3 = stepsim_test_srcpath ("scenarios/s3-llama-2-7b-zero3-8xa100.ini");
+  const char *sets[] = { "training.precision=fp32", "model.hf_config=llama-2-70b", NULL };
+  g_autoptr (CliFitReport) r = cli_fit_search (s3, sets, CLI_FIT_GPUS, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  CU_ASSERT_EQUAL (cli_fit_report_best (r), -1);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_EQUAL (n->floor_counts, 2);
+  CU_ASSERT_FALSE (n->floor_credible);
+  CU_ASSERT_TRUE_FATAL (n->why != NULL);
+  CU_ASSERT_PTR_NULL (strstr (n->why, "cannot help"));
+  CU_ASSERT_TRUE (strstr (n->why, "too small to tell") != NULL
+                  || strstr (n->why, "beyond the searched range") != NULL);
+  check_floor_parts (r);
+
+  /* 8 GPUs (1, 8 and the bisection's counts): credible; the parts still sum to the floor */
+  opt.max_gpus_per_node = 8;
+  const char *big[] = { "training.micro_batch=64", NULL };
+  g_autoptr (CliFitReport) z = cli_fit_search (s3, big, CLI_FIT_GPUS, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (z);
+  CU_ASSERT_TRUE (cli_fit_report_notes (z)->floor_counts >= 3);
+  CU_ASSERT_TRUE (cli_fit_report_notes (z)->floor_credible);
+  check_floor_parts (z);
+}
+
+/* DDP (S2, 7B fp32 on 80 GB): nothing shards, the floor is the largest count's memory, every
+ * part is listed and they sum to it; the model states alone exceed the capacity, so no
+ * per-GPU activation remedy is offered. */
+static void
+test_gpus_floor_ddp_parts (void)
+{
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.max_nodes = 1;
+  g_autofree char *s2 = stepsim_test_srcpath ("scenarios/s2-llama-2-7b-fp32.ini");
+  g_autoptr (CliFitReport) r = cli_fit_search (s2, NULL, CLI_FIT_GPUS, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  CU_ASSERT_EQUAL (cli_fit_report_best (r), -1);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_TRUE (n->floor_credible);
+  check_floor_parts (r);
+  CU_ASSERT_TRUE (strstr (n->why, "cannot help") != NULL);
+  double states = n->floor_mix[MODEL_MEM_WEIGHTS] + n->floor_mix[MODEL_MEM_MASTER_WEIGHTS]
+                  + n->floor_mix[MODEL_MEM_GRADIENTS] + n->floor_mix[MODEL_MEM_OPTIMIZER_STATE];
+  CU_ASSERT_TRUE_FATAL (states + n->floor_context >= n->capacity);
+  CU_ASSERT_TRUE_FATAL (n->advice != NULL);
+  CU_ASSERT_PTR_NULL (strstr (n->advice, "activation offload"));
+  CU_ASSERT_PTR_NULL (strstr (n->advice, "smaller micro_batch"));
+  CU_ASSERT_PTR_NULL (strstr (n->advice, "checkpointing ("));
+}
+
+/* An answer at the end of the range is said to be the range's limit, not memory's. */
+static void
+test_size_range_limit (void)
+{
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  opt.max_micro_batch = 3;
+  g_autofree char *s1 = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
+  g_autoptr (CliFitReport) r = cli_fit_search (s1, NULL, CLI_FIT_MICRO_BATCH, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  CU_ASSERT_EQUAL (cli_fit_report_value (r), 3);
+  CU_ASSERT_EQUAL (cli_fit_report_notes (r)->range_limit, 3);
+  cli_fit_options_init (&opt);
+  g_autoptr (CliFitReport) m = cli_fit_search (s1, NULL, CLI_FIT_MICRO_BATCH, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (m);
+  CU_ASSERT_TRUE (cli_fit_report_value (m) < opt.max_micro_batch);
+  CU_ASSERT_EQUAL (cli_fit_report_notes (m)->range_limit, 0);
+  cli_fit_options_init (&opt);
+  opt.max_seq_len = 256;
+  g_autoptr (CliFitReport) q = cli_fit_search (s1, NULL, CLI_FIT_SEQ_LEN, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  CU_ASSERT_EQUAL (cli_fit_report_value (q), 256);
+  CU_ASSERT_EQUAL (cli_fit_report_notes (q)->range_limit, 256);
+}
+
+/* Past gpt2's position limit the scan starts above memory's limit, not above the answer. */
+static void
+test_seq_len_scan_from (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("scenarios/gpt2-small-eager-rtx4090.ini");
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  g_autoptr (CliFitReport) r = cli_fit_search (path, NULL, CLI_FIT_SEQ_LEN, &opt, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  const CliFitNotes *n = cli_fit_report_notes (r);
+  CU_ASSERT_TRUE_FATAL (n->position_limit > 0 && n->scanned > 0);
+  CU_ASSERT_EQUAL (n->scan_from, n->memory_value);
+  CU_ASSERT_PTR_NOT_NULL (n->scan_reason);
+}
+
 int
 main (void)
 {
@@ -492,6 +634,10 @@ main (void)
     { "stack: only candidates that change memory", test_stack_proposes_only_changes },
     { "stack: 8-bit optimizers opt-in, said when skipped", test_stack_optimizers },
     { "missing scenario: error", test_missing_scenario_is_an_error },
+    { "gpus: two counts never claim DP cannot help; floor = sum of parts", test_gpus_floor_needs_counts },
+    { "gpus: DDP floor lists every part, no activation remedy past the states", test_gpus_floor_ddp_parts },
+    { "micro_batch, seq_len: an answer at the range's end says so", test_size_range_limit },
+    { "seq_len: the scan starts above memory's limit past the positions", test_seq_len_scan_from },
   };
   return STEPSIM_RUN_TESTS ("fit", tests);
 }
