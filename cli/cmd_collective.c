@@ -5,6 +5,7 @@
  * cluster, as nccl-tests measures. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
@@ -112,6 +113,19 @@ sweep (const char *what, const CollOptions *o, GError **error)
     return g_prefix_error (error, "collective: --min: "), 2;
   if (o->max && !sim_units_parse (o->max, SIM_DIM_BYTES, &hi, error))
     return g_prefix_error (error, "collective: --max: "), 2;
+  /* sizes are whole bytes from 1 B to 1 TiB (beyond any GPU's memory: a bound, not a
+   * model limit), so a typo such as 1e30GiB is caught rather than printed */
+  const double max_size = 1024.0 * 1024 * 1024 * 1024;
+  const char *opt[2] = { "--min", "--max" }, *txt[2] = { o->min, o->max };
+  double val[2] = { lo, hi };
+  for (guint i = 0; i < 2; i++)
+    if (txt[i] && !(val[i] >= 1 && val[i] <= max_size && floor (val[i]) == val[i]))
+      {
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "collective: %s %s: a message size is a whole number of bytes from 1 B "
+                     "to 1 TiB", opt[i], txt[i]);
+        return 2;
+      }
   if (!(lo <= hi))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -122,6 +136,16 @@ sweep (const char *what, const CollOptions *o, GError **error)
     {
       hw_node_spec_clear (&node);
       return 1;
+    }
+  const char *why;
+  if (!hw_collective_algorithm_applies (&node, kind, algo, &why))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "collective: --algorithm %s with --op %s on %s: %s",
+                   hw_collective_algorithm_name (algo), hw_collective_kind_name (kind),
+                   node.name ? node.name : what, why);
+      hw_node_spec_clear (&node);
+      return 2;
     }
   guint n = node.n_gpus * n_nodes;
   if (n < 2)
@@ -153,10 +177,10 @@ cli_cmd_collective (int argc, char **argv)
   GOptionEntry entries[] = {
     { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
       "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
-    { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default: NCCL's choice by size), ring, tree, hierarchical, nvls", "ALGO" },
+    { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default: NCCL's choice by size), ring, tree (all_reduce), hierarchical, nvls (all_reduce on a Hopper/Blackwell NVSwitch node); all_to_all and send_recv take auto", "ALGO" },
     { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes (default: 1, or the scenario's)", "N" },
-    { "min", 0, 0, G_OPTION_ARG_STRING, &o.min, "smallest message (default 8 B)", "SIZE" },
-    { "max", 0, 0, G_OPTION_ARG_STRING, &o.max, "largest message (default 8 GiB)", "SIZE" },
+    { "min", 0, 0, G_OPTION_ARG_STRING, &o.min, "smallest message, whole bytes, 1 B to 1 TiB (default 8 B)", "SIZE" },
+    { "max", 0, 0, G_OPTION_ARG_STRING, &o.max, "largest message, whole bytes, 1 B to 1 TiB (default 8 GiB)", "SIZE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

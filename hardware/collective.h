@@ -53,6 +53,18 @@ const char *hw_collective_algorithm_name (HwCollectiveAlgorithm algorithm);
 gboolean hw_collective_algorithm_from_string (const char *text, HwCollectiveAlgorithm *out,
                                               GError **error);
 
+/* Whether NCCL has `algorithm` for a collective of `kind` on nodes of `node` at all (before
+ * the rank and node counts, where NCCL falls back to the ring: NVLS below 5 GPUs or across
+ * nodes). TRUE for auto and ring of a ring collective. FALSE, with `*why` set to a static
+ * sentence, for: any explicit algorithm of all_to_all or send_recv (NCCL runs them as
+ * point-to-point sends, src/collectives.cc, no algorithm choice); tree of anything but
+ * all_reduce (NCCL's tree is all-reduce only, src/graph/tuning.cc); nvls of anything but
+ * all_reduce (NCCL 2.18+ also runs reduce_scatter and all_gather over NVLS, which this model
+ * does not lower); nvls on a node without NVLink SHARP (an NVSwitch node of Hopper or
+ * Blackwell GPUs; A100's second-generation NVSwitch has none). */
+gboolean hw_collective_algorithm_applies (const HwNodeSpec *node, HwCollectiveKind kind,
+                                          HwCollectiveAlgorithm algorithm, const char **why);
+
 /* Starts a collective of `kind` among `ranks` (n_ranks >= 1 distinct cluster ranks, copied)
  * on `bytes` B (>= 0; see the size convention above) now. With one rank or zero bytes it
  * completes after no time (a zero-delay event). `done` is called from an engine event.

@@ -146,6 +146,30 @@ hw_nccl_nvls_eligible (const HwNodeSpec *node, HwCollectiveKind kind, guint n_ra
          && node->intra == HW_INTRA_NVSWITCH && nvls_eff[arch_of (node)] > 0;
 }
 
+gboolean
+hw_collective_algorithm_applies (const HwNodeSpec *node, HwCollectiveKind kind,
+                                 HwCollectiveAlgorithm algorithm, const char **why)
+{
+  g_return_val_if_fail (node != NULL && why != NULL, FALSE);
+  *why = NULL;
+  if (algorithm == HW_ALGORITHM_AUTO)
+    return TRUE;
+  if (kind == HW_COLLECTIVE_ALL_TO_ALL || kind == HW_COLLECTIVE_SEND_RECV)
+    *why = "NCCL runs all_to_all and send_recv as point-to-point sends, with no algorithm "
+           "to choose (use auto)";
+  else if (algorithm == HW_ALGORITHM_TREE && kind != HW_COLLECTIVE_ALL_REDUCE)
+    *why = "NCCL's tree algorithm is for all_reduce only";
+  else if (algorithm == HW_ALGORITHM_NVLS && kind != HW_COLLECTIVE_ALL_REDUCE)
+    *why = "nvls is modelled for all_reduce only (NCCL 2.18+ also has NVLS reduce_scatter "
+           "and all_gather, not modelled here)";
+  else if (algorithm == HW_ALGORITHM_NVLS
+           && !(node->intra == HW_INTRA_NVSWITCH && node->gpu != NULL
+                && nvls_eff[arch_of (node)] > 0))
+    *why = "NVLink SHARP needs an NVSwitch node of Hopper or Blackwell GPUs (third-generation "
+           "NVSwitch or later); this node has none";
+  return *why == NULL;
+}
+
 double
 hw_nccl_nvls_port_bandwidth (const HwNodeSpec *node)
 {

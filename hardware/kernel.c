@@ -22,7 +22,16 @@
  *   - Alignment (M, kernels.md §1): on H100 a SwiGLU GEMM with d_ff = 10922 ran at 272.73
  *     TFLOP/s against 395.9 (mean of 10848–11008, all multiples of 16 B); a dimension whose
  *     bytes are not a multiple of 16 (8 fp16 elements, NVIDIA's tensor-core requirement)
- *     runs at 272.73 / 395.94 = 0.689 of the aligned rate.
+ *     runs at 272.73 / 395.94 = 0.689 of the aligned rate. The requirement is on the
+ *     leading dimensions (row strides) of the operands (cuBLAS docs, "Tensor Core Usage":
+ *     lda, ldb, ldc multiples of 16 B for the tensor-core kernels; CUTLASS's alignment is
+ *     on each operand's contiguous dimension), not on an outer extent. The models layer
+ *     (models/cost.c) passes row-major A[m×k] (activations, stride k), B (weight, [k×n]
+ *     or nn.Linear's [n×k], stride n or k) and C[m×n] (stride n); dgrad dA[m×k] = dC·Bᵀ
+ *     reads dC (stride n) and B and writes dA (stride k); wgrad dB = Aᵀ·dC contracts over
+ *     m, but m is the row count of both stored operands A[m×k] and dC[m×n], whose strides
+ *     are k and n. So only n and k can be misaligned; m (the token count, or the query
+ *     length of the batched attention GEMMs) never is, and the penalty ignores it.
  *   - Backward: dgrad (output m×k, inner n) and wgrad (output k×n, inner m) each get their
  *     own waves; the efficiency is their summed FLOPs over their summed times.
  * Sustained rates (per GPU, catalog.c): compute_efficiency × peak for 16/32-bit dtypes.
@@ -192,8 +201,9 @@ gemm_efficiency (const HwGpuSpec *gpu, HwDtype dt, const HwKernelShape *s)
       t = gemm_seconds (m, n, k, b, r_sm, sms, hbm);
       break;
     }
+  /* Only n and k are leading dimensions (see the header comment): m (tokens) never is. */
   double e = hw_dtype_bytes (dt);
-  if (misaligned (m, e) || misaligned (n, e) || misaligned (k, e))
+  if (misaligned (n, e) || misaligned (k, e))
     t /= MISALIGNED;
   return flops / (peak * t);
 }

@@ -234,7 +234,7 @@ static NodeEntry entries[] = {
       .inter_latency = 35 * US,
       .collective_overhead = 25 * US,
       .link_efficiency = 0.88,
-      .description = "AWS p5en.48xlarge: 8x H200-SXM, NVSwitch (NVLink 4), EFA v3 16x 200 Gbit/s",
+      .description = "AWS p5en.48xlarge: 8x H200-SXM, NVSwitch (NVLink 4), EFA v3 16x 200 Gbit/s modelled as 8 rails of 400 Gbit/s",
       .source = "AWS p5en.48xlarge (S, AWS EC2 accelerated-computing specifications via "
                 "ml-engineering network/README.md): 8x H200, 16 EFA v3 interfaces of 200 Gbit/s "
                 "(3.2 Tbit/s), modelled as 8 rails of 400 Gbit/s (two NICs per GPU, one rail "

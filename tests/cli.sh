@@ -353,6 +353,27 @@ done
 [ $rc -eq 2 ] && ok "collective --nodes 0: exit 2" || bad "collective --nodes 0: exit 2 (got $rc)"
 "$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --min above --max: usage error, exit 2" || bad "collective --min above --max: exit 2 (got $rc)"
+# An algorithm NCCL does not have for the op, or the node lacks (NVLS on A100's NVSwitch
+# gen2), is a usage error naming --algorithm and why, not a table under the wrong name.
+for args in "DGX-A100 --algorithm nvls --op all_reduce" "DGX-H100 --algorithm nvls --op broadcast" \
+            "DGX-H100 --algorithm nvls --op all_to_all" "DGX-H100 --algorithm nvls --op send_recv" \
+            "DGX-H100 --algorithm tree --op all_to_all" "DGX-H100 --algorithm tree --op all_gather"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" collective $args --max 1MiB >coll.out 2>coll.err; rc=$?
+  check "collective $args: usage error naming --algorithm, no table (exit 2)" \
+    sh -c "[ $rc -eq 2 ] && grep -q -- '--algorithm' coll.err && [ ! -s coll.out ] && [ \$(wc -l <coll.err) -eq 1 ]"
+done
+"$STEPSIM" collective DGX-H100 --algorithm nvls --op all_reduce --max 1MiB >/dev/null 2>&1; rc=$?
+check "collective DGX-H100 --algorithm nvls --op all_reduce still runs" test $rc -eq 0
+# Message sizes are whole bytes from 1 B to 1 TiB.
+for args in "--max 1e30GiB" "--min 0B --max 0B" "--min 1.5B" "--max 2TiB"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" collective DGX-H100 $args >coll.out 2>coll.err; rc=$?
+  check "collective $args: usage error naming the option, no table (exit 2)" \
+    sh -c "[ $rc -eq 2 ] && grep -q -- '--m' coll.err && [ ! -s coll.out ]"
+done
+"$STEPSIM" collective DGX-H100 --min 1TiB --max 1TiB >coll.out 2>&1; rc=$?
+check "collective --min 1TiB --max 1TiB: the bound itself is accepted" test $rc -eq 0
 for args in "--op foo" "--algorithm foo" "--min 1"; do
   # shellcheck disable=SC2086
   "$STEPSIM" collective DGX-H100 $args >/dev/null 2>coll.err; rc=$?
@@ -514,6 +535,18 @@ check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q
 
 # --- catalogs --------------------------------------------------------------------------------
 check "list nodes shows the DGX A100" sh -c "'$STEPSIM' list nodes | grep -q '^DGX-A100 .* 8 A100-80GB-SXM'"
+# Every node description's NIC figure (the last "N x [type] R Gbit/s" or "N rails of R Gbit/s",
+# the modelled one) agrees with the NICs and NIC bandwidth columns (R Gbit/s = R/8 GB/s).
+"$STEPSIM" list nodes >nodes.out 2>&1
+cat >nics.awk <<'AWK'
+/Gbit\/s/ { s = $0; n = 0; r = 0
+  while (match (s, /[0-9]+(x| rails of)( [A-Z]+)? ?[0-9]+ Gbit\/s/)) {
+    t = substr (s, RSTART, RLENGTH); s = substr (s, RSTART + RLENGTH); split (t, a, /[^0-9]+/); n = a[1]; r = a[2] }
+  for (i = 1; i <= 8; i++) if ($i == "GB/s") { bw = $(i - 1); nics = $(i + 1) }
+  if (n != nics || r / 8 != bw) { print $1 ": " n " x " r " Gbit/s described, " nics " x " bw " GB/s modelled"; bad = 1 } }
+END { exit bad }
+AWK
+check "list nodes: each description's NIC count and rate are the modelled ones" awk -f nics.awk nodes.out
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
 check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8,030,261,248'"
 

@@ -481,6 +481,35 @@ test_collective_holds_hbm (void)
   hw_node_spec_clear (&node);
 }
 
+/* Which algorithm NCCL has for which op (hw_collective_algorithm_applies): auto and ring
+ * always for the ring collectives; tree all-reduce only (NCCL's tree is all-reduce only);
+ * NVLS all-reduce only, and only on an NVSwitch node of Hopper or Blackwell GPUs (A100's
+ * NVSwitch gen2 has no NVLink SHARP); all-to-all and send/recv take no explicit algorithm. */
+static void
+test_algorithm_applies (void)
+{
+  const HwNodeSpec *h100 = hw_catalog_node ("DGX-H100", NULL);
+  const HwNodeSpec *a100 = hw_catalog_node ("DGX-A100", NULL);
+  const char *why = NULL;
+  CU_ASSERT_TRUE (hw_collective_algorithm_applies (h100, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_NVLS, &why));
+  CU_ASSERT_PTR_NULL (why);
+  CU_ASSERT_FALSE (hw_collective_algorithm_applies (a100, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_NVLS, &why));
+  CU_ASSERT_PTR_NOT_NULL (why);
+  for (HwCollectiveKind k = 0; k < HW_N_COLLECTIVES; k++)
+    {
+      gboolean p2p = k == HW_COLLECTIVE_ALL_TO_ALL || k == HW_COLLECTIVE_SEND_RECV;
+      CU_ASSERT_TRUE (hw_collective_algorithm_applies (h100, k, HW_ALGORITHM_AUTO, &why));
+      CU_ASSERT_EQUAL (hw_collective_algorithm_applies (h100, k, HW_ALGORITHM_RING, &why), !p2p);
+      CU_ASSERT_EQUAL (hw_collective_algorithm_applies (h100, k, HW_ALGORITHM_TREE, &why),
+                       k == HW_COLLECTIVE_ALL_REDUCE);
+      CU_ASSERT_EQUAL (hw_collective_algorithm_applies (h100, k, HW_ALGORITHM_NVLS, &why),
+                       k == HW_COLLECTIVE_ALL_REDUCE);
+      CU_ASSERT_EQUAL (hw_collective_algorithm_applies (h100, k, HW_ALGORITHM_HIERARCHICAL, &why),
+                       !p2p);
+      CU_ASSERT_FALSE (hw_collective_algorithm_applies (a100, k, HW_ALGORITHM_NVLS, &why));
+    }
+}
+
 static const StepsimTest tests[] = {
   { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
   { "collectives hold HBM: memory-bound kernels slow by 1/(1 - h)", test_collective_holds_hbm },
@@ -501,6 +530,7 @@ static const StepsimTest tests[] = {
   { "one rank or zero bytes complete at once", test_trivial_collectives },
   { "AUTO is the least of ring and tree; uneven falls back", test_auto_and_fallback },
   { "kind and algorithm names", test_names },
+  { "which algorithms NCCL has for which op and node", test_algorithm_applies },
 };
 
 int

@@ -62,6 +62,31 @@ test_gemm_misaligned (void)
   STEPSIM_ASSERT_REL (bad / good, 272.73 / 395.94 * 10922.0 / 10944.0, 1e-9);
 }
 
+/* The token count m is no leading dimension (kernel.c's header comment): m = 7207 vs 7208
+ * (fp16 bytes 14414, not a multiple of 16) with n = 14336, k = 4096 (aligned) fill the same
+ * ⌈m/tm⌉ tiles for every tile height (⌈7207/128⌉ = ⌈7208/128⌉ = 57, ⌈·/64⌉ = 113), so
+ * the time of the forward, dgrad and full backward is the same up to split-K's partial
+ * sums (linear in m): the efficiency ratio is the work ratio 7207/7208 (within 1e-3, the
+ * penalty would be 0.689). A misaligned n (10922 vs 10944) still pays it. */
+static void
+test_gemm_token_dim_not_leading (void)
+{
+  const HwGpuSpec *g = gpu ("H100-SXM");
+  HwKernelClass cls[] = { HW_KERNEL_GEMM, HW_KERNEL_GEMM_DGRAD, HW_KERNEL_GEMM_BACKWARD };
+  for (guint i = 0; i < G_N_ELEMENTS (cls); i++)
+    {
+      HwKernelShape odd = { .cls = cls[i], .m = 7207, .n = 14336, .k = 4096, .batch = 1 };
+      HwKernelShape even = odd;
+      even.m = 7208;
+      double r = hw_kernel_efficiency (g, HW_DTYPE_BF16, &odd)
+                 / hw_kernel_efficiency (g, HW_DTYPE_BF16, &even);
+      STEPSIM_ASSERT_REL (r, 7207.0 / 7208.0, 1e-3);
+    }
+  double bad = gemm (g, HW_DTYPE_BF16, 7207, 10922, 4096);
+  double good = gemm (g, HW_DTYPE_BF16, 7207, 10944, 4096);
+  STEPSIM_ASSERT_REL (bad / good, 272.73 / 395.94 * 10922.0 / 10944.0, 1e-9);
+}
+
 /* A skinny GEMM (16 tokens × 4096 → 4096) fills few tiles: far below the sustained rate,
  * but split-K lifts it above the single-split default-tile figure, 16·4096 /
  * (132 SMs · 128·256 per CTA) of a wave's work, C·16·4096/(132·128·256). */
@@ -168,6 +193,8 @@ static const StepsimTest tests[] = {
   { "GEMM: one full wave runs at the sustained rate", test_gemm_full_wave },
   { "GEMM: a partial last wave costs a full wave", test_gemm_partial_wave },
   { "GEMM: a dimension not a multiple of 16 B runs at the measured 0.689", test_gemm_misaligned },
+  { "GEMM: the token dimension m is no leading dimension, no alignment penalty",
+    test_gemm_token_dim_not_leading },
   { "GEMM: skinny shapes run far below peak, split-K helps", test_gemm_skinny },
   { "GEMM backward of a cube has the forward's efficiency", test_gemm_backward_symmetric },
   { "FP8 rate is TE's measured ratio over bf16", test_fp8_ratio },
