@@ -527,6 +527,12 @@ fi
 "$STEPSIM" compare "$s1" "training.micro_batch=2,training.micro_batch=4" >/dev/null 2>cmpdup.err; rc=$?
 check "compare: a key twice in one variation is a usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q 'training.micro_batch is given twice' cmpdup.err"
 
+# FA-2 needs sm80+: on a V100 the fused attention is SDPA's memory-efficient kernel, and the
+# summary says so (hardware/kernel.h hw_kernel_has_flash2); an sm80+ GPU keeps "flash".
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 >fa.out 2>&1
+check "summary: attention on a V100 is sdpa's memory-efficient kernel, not flash" sh -c "grep -q ', sdpa (memory-efficient kernel) attention$' fa.out && ! grep -q 'flash attention' fa.out"
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 --set cluster.gpu=A100-80GB-SXM >fa.out 2>&1
+check "summary: attention on an A100 is flash" grep -q ', flash attention$' fa.out
 # A V100 has no TF32 tensor cores: the error names the key at fault, tf32, not precision.
 "$STEPSIM" run "$s1" -o tf.h5 -q --set cluster.gpu=V100-16GB-SXM2 --set training.tf32=true >/dev/null 2>tf.err; rc=$?
 check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q \"key 'tf32': V100-16GB-SXM2 has no TF32\" tf.err && test ! -e tf.h5"
