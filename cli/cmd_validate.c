@@ -391,11 +391,11 @@ cli_cmd_validate (int argc, char **argv)
     {
       if (argc > 1)
         return cli_error ("validate: --measured takes no scenario arguments"), 2;
-      printf ("%-6s %-22s %14s %14s %10s %8s  %s\n", "case", "metric", "predicted",
-              "measured", "error", "tol.", "verdict");
       guint mp = 0, mm = 0;
-      if (!cli_validate_measured (measured, &mp, &mm, &error))
+      g_autoptr (GString) table = g_string_new (NULL);
+      if (!cli_validate_measured (measured, table, &mp, &mm, &error))
         return cli_error (error->message), 1;
+      fputs (table->str, stdout);
       printf ("%u within tolerance, %u misses\n", mp, mm);
       return mm == 0 ? 0 : 1;
     }

@@ -5,6 +5,7 @@
 #include "cli/training.h"
 
 #include <string.h>
+#include "hardware/kernel.h"
 #include "sim/text.h"
 #include "sim/units.h"
 
@@ -266,7 +267,9 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
            s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
            model_stack_optimizer_name (s->optimizer),
            model_stack_checkpointing_name (s->checkpointing),
-           s->flash_attention ? "flash" : "eager");
+           !s->flash_attention               ? "eager"
+           : hw_kernel_has_flash2 (sc->node.gpu) ? "flash"
+                                                 : "sdpa (memory-efficient kernel)");
   if (model_finetune_active (&s->finetune))
     {
       double n = model_stack_trainable_params (s, a);

@@ -77,7 +77,7 @@ static gboolean
 check_dtype (const CliScenario *sc, GError **error)
 {
   HwDtype dtype = model_stack_compute_dtype (&sc->stack);
-  if (sc->node.gpu->peak_flops[dtype] > 0)
+  if (hw_gpu_has_dtype (sc->node.gpu, dtype))
     return TRUE;
   if (dtype == HW_DTYPE_TF32) /* fp32 asked to run on TF32 tensor cores: the key at fault */
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

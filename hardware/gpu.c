@@ -212,3 +212,10 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
     return invalid (spec, "comm_sm_fraction", "in [0, 1)", spec->comm_sm_fraction, error);
   return TRUE;
 }
+
+gboolean
+hw_gpu_has_dtype (const HwGpuSpec *spec, HwDtype dtype)
+{
+  g_return_val_if_fail (spec != NULL && dtype < HW_N_DTYPES, FALSE);
+  return spec->peak_flops[dtype] > 0;
+}

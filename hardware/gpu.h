@@ -73,6 +73,10 @@ const char *hw_dtype_name (HwDtype dtype);
 gboolean hw_dtype_from_string (const char *text, HwDtype *out, GError **error);
 /* Bytes per element of the dtype: 4, 4, 2, 2, 1. */
 double hw_dtype_bytes (HwDtype dtype);
+/* TRUE when the GPU runs `dtype` natively (its dense peak is > 0; datasheet: V100 has no
+ * bf16/tf32/fp8, A100 no fp8). The one test of "the GPU lacks this precision": scenarios
+ * (cli/run.c) and measured kernel rows (cli/validate_measured.c) refuse what it refuses. */
+gboolean hw_gpu_has_dtype (const HwGpuSpec *spec, HwDtype dtype);
 
 HwGpuSpec *hw_gpu_spec_copy (const HwGpuSpec *spec);
 void hw_gpu_spec_free (HwGpuSpec *spec); /* NULL is a no-op */

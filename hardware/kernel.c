@@ -282,3 +282,10 @@ hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out)
                           "kernel (catalog.c); cf. 4 us/op dispatch-bound, pytorch/pytorch#82793 "
                           "(kernels.md §5)\n", gpu->kernel_latency / US);
 }
+
+gboolean
+hw_kernel_has_flash2 (const HwGpuSpec *gpu)
+{
+  g_return_val_if_fail (gpu != NULL, FALSE);
+  return gpu->generation != HW_GPU_GEN_VOLTA;
+}

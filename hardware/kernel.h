@@ -59,3 +59,10 @@ double hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwK
 /* Appends to `out` one line per named factor the kernel model uses for `gpu`:
  * "<name>\t<value>\t<source>\n" (value as printed, with its unit). */
 void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);
+
+/* TRUE when the GPU runs FlashAttention-2 (sm80 or newer: Ampere, Ada, Hopper, Blackwell;
+ * FA-2 README "Requirements"; PyTorch sdp_utils.cpp check_sm_version for the flash backend).
+ * FALSE for Volta, where a fused attention (attention = flash or sdpa) is PyTorch SDPA's
+ * memory-efficient (xFormers cutlass) kernel: no s × s scores either, timed at the flat
+ * compute_efficiency. An unknown generation is taken to have it (its scenario says flash). */
+gboolean hw_kernel_has_flash2 (const HwGpuSpec *gpu);

@@ -510,6 +510,7 @@ check "validate --factors lists H100's FA-2 source" sh -c "'$STEPSIM' validate -
 check "list gpus shows the kernel-model factors" sh -c "'$STEPSIM' list gpus | grep -q 'fp8_gemm_ratio.*TE gemm_profiling'"
 # --measured: the reader of tools/measure_steps.py's TSV, on a hand-written format sample.
 "$STEPSIM" validate --measured "$srcdir/tests/fixtures/measured-sample.tsv" >vm.out 2>&1; rc=$?
+cp vm.out vm-ok.out
 check "validate --measured: a row per metric of the sample (misses: exit 1)" sh -c "[ $rc -eq 1 ] && grep -q '^s-tiny step_time ' vm.out && grep -q '^s-tiny peak_reserved ' vm.out && grep -q '^g-4k   gemm_time ' vm.out && grep -q '^a-2k   attention_time ' vm.out"
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | sed '1s/\tpass\t/\tpas\t/' > vm-nocol.tsv
 "$STEPSIM" validate --measured vm-nocol.tsv >vm.out 2>vm.err; rc=$?
@@ -518,6 +519,30 @@ grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | se
 "$STEPSIM" validate --measured vm-num.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
+check "validate --measured: the versions on one line above the table" sh -c "head -n 1 vm-ok.out | grep -qx 'measured with torch 2.4.0, CUDA 12.4, driver 550.54' && sed -n 2p vm-ok.out | grep -q '^case '"
+"$STEPSIM" validate --measured vm-header.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: a header-only file is an error naming it (exit 1, no stdout)" sh -c "[ $rc -eq 1 ] && grep -q 'vm-header.tsv: no measurement rows' vm.err && test ! -s vm.out"
+# Bad kernel rows: each refused with file, line 2 and the column; nothing on stdout.
+# The row: kind id gpu scenario sets dtype m n k batch seq head_dim heads causal pass time_s ...
+for bad_row in "m|H100-SXM|bf16	1e30	4096	4096	1" "n|H100-SXM|bf16	8192	1e30	4096	1" \
+               "k|H100-SXM|bf16	8192	4096	1e30	1" "m|H100-SXM|bf16	8192.5	4096	4096	1" \
+               "m|H100-SXM|bf16	4294967296	4096	4096	1" "batch|H100-SXM|bf16	8192	4096	4096	0" \
+               "dtype|V100-16GB-SXM2|fp8	8192	4096	4096	1" "dtype|A100-80GB-SXM|fp8	8192	4096	4096	1"; do
+  col=${bad_row%%|*}; rest=${bad_row#*|}
+  { head -n 1 vm-header.tsv; printf 'gemm\tg\t%s\t-\t-\t%s\t-\t-\t-\t-\t-\t0.001\t-\t-\t2.4.0\t12.4\t550.54\n' "${rest%%|*}" "${rest#*|}"; } > vm-bad.tsv
+  "$STEPSIM" validate --measured vm-bad.tsv >vm.out 2>vm.err; rc=$?
+  check "validate --measured: bad gemm row ($rest) names line 2, column '$col', no stdout" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <vm.err) -eq 1 ] && grep -q \"vm-bad.tsv:2: column '$col'\" vm.err && test ! -s vm.out"
+done
+{ head -n 1 vm-header.tsv; printf 'attention\ta\tA100-80GB-SXM\t-\t-\tbf16\t-\t-\t-\t8\t2048.5\t128\t16\t1\tfwd\t0.002\t-\t-\t2.4.0\t12.4\t550.54\n'; } > vm-bad.tsv
+"$STEPSIM" validate --measured vm-bad.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: a fractional seq names column 'seq'" sh -c "[ $rc -eq 1 ] && grep -q \"vm-bad.tsv:2: column 'seq'\" vm.err && test ! -s vm.out"
+# An absolute scenario path is used as given (not joined to the TSV's folder).
+mkdir -p vm-abs
+cp "$srcdir/tests/validation/measured/base-llama-1gpu.ini" vm-abs/base.ini
+{ head -n 1 vm-header.tsv; grep '^step' "$srcdir/tests/fixtures/measured-sample.tsv" | awk -F '\t' -v OFS='\t' -v p="$(pwd)/vm-abs/base.ini" '{ $4 = p } 1'; } > vm-abs.tsv
+"$STEPSIM" validate --measured vm-abs.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: an absolute scenario path is used as given" sh -c "[ $rc -eq 1 ] && grep -q '^s-tiny step_time ' vm.out && test ! -s vm.err"
 if command -v python3 >/dev/null 2>&1; then
   check "tools/measure_steps.py writes the columns the reader reads" sh -c "python3 '$srcdir/tools/measure_steps.py' --print-header | cmp -s - vm-header.tsv"
 fi
@@ -529,6 +554,12 @@ fi
 "$STEPSIM" compare "$s1" "training.micro_batch=2,training.micro_batch=4" >/dev/null 2>cmpdup.err; rc=$?
 check "compare: a key twice in one variation is a usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q 'training.micro_batch is given twice' cmpdup.err"
 
+# FA-2 needs sm80+: on a V100 the fused attention is SDPA's memory-efficient kernel, and the
+# summary says so (hardware/kernel.h hw_kernel_has_flash2); an sm80+ GPU keeps "flash".
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 >fa.out 2>&1
+check "summary: attention on a V100 is sdpa's memory-efficient kernel, not flash" sh -c "grep -q ', sdpa (memory-efficient kernel) attention$' fa.out && ! grep -q 'flash attention' fa.out"
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 --set cluster.gpu=A100-80GB-SXM >fa.out 2>&1
+check "summary: attention on an A100 is flash" grep -q ', flash attention$' fa.out
 # A V100 has no TF32 tensor cores: the error names the key at fault, tf32, not precision.
 "$STEPSIM" run "$s1" -o tf.h5 -q --set cluster.gpu=V100-16GB-SXM2 --set training.tf32=true >/dev/null 2>tf.err; rc=$?
 check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q \"key 'tf32': V100-16GB-SXM2 has no TF32\" tf.err && test ! -e tf.h5"
