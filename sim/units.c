@@ -289,6 +289,28 @@ check_unit (const char *text, const char *token, SimDimension dim, const UnitDef
   return FALSE;
 }
 
+/* After a value's unit: nothing but blanks may follow, and the value is not negative
+ * (`noun` names the quantity in the message, e.g. "a price"). FALSE with `error` set. */
+static gboolean
+check_tail_and_sign (const char *text, const char *tok_end, double v, const char *noun,
+                     GError **error)
+{
+  const char *trail = skip_blanks (tok_end);
+  if (*trail)
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX,
+                   "'%s': unexpected text '%s' after the unit", text, trail);
+      return FALSE;
+    }
+  if (v < 0.0)
+    {
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
+                   "'%s': %s cannot be negative", text, noun);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 sim_units_parse (const char *text, SimDimension dim, double *out, GError **error)
 {
@@ -313,19 +335,8 @@ sim_units_parse (const char *text, SimDimension dim, double *out, GError **error
   const UnitDef *u = NULL;
   if (!check_unit (text, token, dim, &u, error))
     return FALSE;
-  const char *trail = skip_blanks (tok_end);
-  if (*trail)
-    {
-      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX,
-                   "'%s': unexpected text '%s' after the unit", text, trail);
-      return FALSE;
-    }
-  if (v < 0.0)
-    {
-      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
-                   "'%s': %s cannot be negative", text, dim_nouns[dim]);
-      return FALSE;
-    }
+  if (!check_tail_and_sign (text, tok_end, v, dim_nouns[dim], error))
+    return FALSE;
   double si = v * u->mul / u->div;
   if (!isfinite (si))
     {
@@ -579,19 +590,8 @@ sim_units_parse_money (const char *text, gboolean per_time, double *amount, char
   char code[4];
   if (!money_unit (text, token, per_time, &period, code, error))
     return FALSE;
-  const char *trail = skip_blanks (tok_end);
-  if (*trail)
-    {
-      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX,
-                   "'%s': unexpected text '%s' after the unit", text, trail);
-      return FALSE;
-    }
-  if (v < 0.0)
-    {
-      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
-                   "'%s': a price cannot be negative", text);
-      return FALSE;
-    }
+  if (!check_tail_and_sign (text, tok_end, v, "a price", error))
+    return FALSE;
   *amount = v / period;
   memcpy (currency, code, 4);
   return TRUE;
