@@ -1,6 +1,6 @@
 /* cli/cmd_batch.c — `stepsim batch SWEEP.ini [-j N] [-o OUT.h5] [--tsv F] [--csv F]`.
  *
- * Runs every scenario of a sweep (cli/sweep.h) on a thread pool (cli/batch.h), across MPI
+ * Runs every scenario of a sweep (cli/scenario/sweep.h) on a thread pool (cli/study/batch.h), across MPI
  * processes when launched by mpirun (cli/mpi.h: each process runs every N-th job, rank 0
  * gathers and writes), and writes one results row per scenario to HDF5 (and TSV/CSV).
  *
@@ -18,12 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli/batch.h"
+#include "cli/study/batch.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
-#include "cli/output.h"
+#include "cli/scenario/output.h"
 #include "cli/mpi.h"
-#include "cli/sweep.h"
+#include "cli/scenario/sweep.h"
 #include "sim/h5out.h"
 #include "sim/tempfiles.h"
 #include "sim/text.h"

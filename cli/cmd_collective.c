@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/input.h"
+#include "cli/scenario/input.h"
 #include "hardware/cluster_spec.h"
 #include "hardware/collective.h"
 #include "hardware/node_catalog.h"

@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include "cli/commands.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "cli/sweep.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/sweep.h"
 #include "sim/text.h"
 #include "sim/units.h"
 

@@ -1,6 +1,6 @@
 /* cli/cmd_fit.c — `stepsim fit SCENARIO.ini --for micro_batch|seq_len|gpus|stack`: prints
  * every candidate the search simulated (verdict, step time, tokens/s, device memory needed, and
- * for a rejection one line saying why) and the answer. See cli/fit.h for the searches.
+ * for a rejection one line saying why) and the answer. See cli/study/fit.h for the searches.
  * Exit status: 0 when the search ran (also when nothing fits: that is a result), 1 when the
  * scenario cannot be loaded, 2 usage error.
  */
@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/fit.h"
-#include "cli/fit_cost.h"
-#include "cli/sweep.h"
+#include "cli/study/fit.h"
+#include "cli/study/fit_cost.h"
+#include "cli/scenario/sweep.h"
 #include "hardware/cluster_spec.h"
 
 typedef struct
@@ -36,7 +36,7 @@ status_word (CliFitStatus s)
   return "?";
 }
 
-/* What the search found beside its answer (cli/fit.h CliFitNotes). */
+/* What the search found beside its answer (cli/study/fit.h CliFitNotes). */
 static void
 print_notes (const CliFitReport *r, CliFitTarget target)
 {
@@ -187,7 +187,7 @@ print_report (const CliFitReport *r, CliFitTarget target)
 #define UNSET G_MININT
 
 /* The limit options: the search each one applies to, and its largest value — the scenario
- * loader's caps on training.micro_batch and seq_len (cli/scenario_groups.c) and on
+ * loader's caps on training.micro_batch and seq_len (cli/scenario/scenario_groups.c) and on
  * cluster.gpus_per_node and nodes (hardware/cluster_spec.c). */
 static const struct
 {
@@ -317,7 +317,7 @@ int
 cli_cmd_fit (int argc, char **argv)
 {
   if (cli_fit_cost_requested (argc, argv))
-    return cli_cmd_fit_cost (argc, argv); /* its own options: cli/fit_cost.c */
+    return cli_cmd_fit_cost (argc, argv); /* its own options: cli/study/fit_cost.c */
   FitOptions o = { .max_mb = UNSET64, .max_seq = UNSET64, .multiple_of = UNSET64,
                    .max_gpn = UNSET, .max_nodes = UNSET };
   CliFitOptions opt;

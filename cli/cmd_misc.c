@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/output.h"
-#include "cli/scenario.h"
+#include "cli/scenario/output.h"
+#include "cli/scenario/scenario.h"
 #include "hardware/catalog.h"
 #include "hardware/kernel.h"
 #include "hardware/node_catalog.h"
-#include "models/arch.h"
+#include "models/arch/arch.h"
 #include "sim/h5out.h"
 #include "sim/tempfiles.h"
 #include "sim/text.h"

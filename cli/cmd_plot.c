@@ -1,7 +1,7 @@
 /* cli/cmd_plot.c — `stepsim plot KIND FILE.h5 -o OUT.png|OUT.svg`: planning charts of a run
  * (memory, gantt) or a batch (breakdown, steptime, sweep, penalty; breakdown and steptime
  * also draw a single run). Data come from the HDF5 file through `stepsim export`'s TSV
- * (cli/charts.h); each figure is one gnuplot script in plots/. Charts are written
+ * (cli/report/charts.h); each figure is one gnuplot script in plots/. Charts are written
  * atomically; exit status 0 ok, 1 bad file or nothing to draw, 2 usage error.
  */
 #include "config.h"
@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/charts.h"
+#include "cli/report/charts.h"
 #include "cli/commands.h"
-#include "cli/output.h"
-#include "cli/plot.h"
+#include "cli/scenario/output.h"
+#include "cli/report/plot.h"
 #include "sim/h5out.h"
 #include "sim/units.h"
 

@@ -2,7 +2,7 @@
  *
  * Output discipline: the whole simulation runs in memory first; only when it succeeded is
  * the HDF5 file written (atomically, sim/h5out.c) and then the chart (atomically,
- * cli/plot.c). A failing scenario leaves no file behind; nor does SIGINT/SIGTERM (the
+ * cli/report/plot.c). A failing scenario leaves no file behind; nor does SIGINT/SIGTERM (the
  * finished HDF5 and chart are registered in sim/tempfiles.h until the trace is written too,
  * cli/interrupt.h).
  */
@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/output.h"
-#include "cli/plot.h"
-#include "cli/report.h"
+#include "cli/scenario/output.h"
+#include "cli/report/plot.h"
+#include "cli/report/report.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "cli/sweep.h"
-#include "cli/trace.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/sweep.h"
+#include "cli/report/trace.h"
 #include "sim/h5out.h"
 #include "sim/tempfiles.h"
 #include "sim/text.h"

@@ -23,7 +23,7 @@
  * (or on an error), 2 on usage errors. Nothing is written.
  */
 #include "config.h"
-#include "cli/input.h"
+#include "cli/scenario/input.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,8 +31,8 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "cli/validate_measured.h"
+#include "cli/scenario/scenario.h"
+#include "cli/study/validate_measured.h"
 #include "hardware/catalog.h"
 #include "hardware/kernel.h"
 #include "sim/units.h"
@@ -211,7 +211,7 @@ is_time_metric (const char *metric)
 }
 
 /* Prints one row (and writes it to `tsv` when not NULL: id, GPU type, metric, predicted,
- * measured, relative error, known gap — the table of cli/error_band.h); returns 0 pass,
+ * measured, relative error, known gap — the table of cli/report/error_band.h); returns 0 pass,
  * 1 miss (a known gap that drifted out of its bound included), 2 known gap. A run that
  * does not fit in GPU memory fails whatever its figure:
  * the measured job ran (verdict OOM). */
@@ -364,7 +364,7 @@ cli_cmd_validate (int argc, char **argv)
     "Without arguments the shipped cases (tests/validation) are run. A time or throughput\n"
     "case whose run does not fit in GPU memory is a miss (OOM). The last line gives the\n"
     "median |error| of the time and throughput cases. --measured FILE.tsv compares against\n"
-    "measurements written by tools/measure_steps.py (format: cli/validate_measured.h).\n"
+    "measurements written by tools/measure_steps.py (format: cli/study/validate_measured.h).\n"
     "--tsv FILE also writes the rows as TSV: the error-band table the build installs.\n"
     "Exit status: 0 when every case without known_gap is within its tolerance and every\n"
     "known gap within its bound, 1 otherwise, 2 on usage errors.");

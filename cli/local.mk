@@ -4,20 +4,20 @@ STEPSIM_ALL_LIBS = $(STEPSIM_LIBS) $(JSON_GLIB_LIBS) $(HDF5_LIBS) $(GLIB_LIBS) $
 
 noinst_LIBRARIES += cli/libstepsim_cli.a
 cli_libstepsim_cli_a_SOURCES = \
-	cli/scenario.c cli/scenario.h cli/scenario_private.h cli/scenario_groups.c cli/scenario_parallel.c \
-	cli/scenario_memory.c cli/scenario_offload.c cli/scenario_finetune.c cli/scenario_origin.c cli/scenario_warnings.c \
-	cli/scenario_plan.c cli/training.c cli/training.h cli/error_band.c cli/error_band.h \
+	cli/scenario/scenario.c cli/scenario/scenario.h cli/scenario/scenario_private.h cli/scenario/scenario_groups.c cli/scenario/scenario_parallel.c \
+	cli/scenario/scenario_memory.c cli/scenario/scenario_offload.c cli/scenario/scenario_finetune.c cli/scenario/scenario_origin.c cli/scenario/scenario_warnings.c \
+	cli/scenario/scenario_plan.c cli/report/training.c cli/report/training.h cli/report/error_band.c cli/report/error_band.h \
 	cli/run.c cli/run.h \
-	cli/report.c cli/report.h \
-	cli/plot.c cli/plot.h \
+	cli/report/report.c cli/report/report.h \
+	cli/report/plot.c cli/report/plot.h \
 	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
 	cli/interrupt.c cli/interrupt.h \
-	cli/output.c cli/output.h cli/input.c cli/input.h cli/cmd_collective.c cli/cmd_compare.c cli/cmd_validate.c \
-	cli/validate_measured.c cli/validate_measured.h \
-	cli/sweep.c cli/sweep_points.c cli/sweep.h cli/sweep-private.h cli/sweep_list.c \
-	cli/batch.c cli/batch.h cli/cmd_batch.c \
-	cli/fit.c cli/fit_size.c cli/fit_gpus.c cli/fit_stack.c cli/fit.h cli/fit-private.h cli/cmd_fit.c cli/fit_cost.c cli/fit_cost.h cli/trace.c cli/trace.h \
-	cli/charts.c cli/charts_render.c cli/charts.h cli/charts-private.h cli/charts_tsv.c cli/charts_cost.c cli/cmd_plot.c
+	cli/scenario/output.c cli/scenario/output.h cli/scenario/input.c cli/scenario/input.h cli/cmd_collective.c cli/cmd_compare.c cli/cmd_validate.c \
+	cli/study/validate_measured.c cli/study/validate_measured.h \
+	cli/scenario/sweep.c cli/scenario/sweep_points.c cli/scenario/sweep.h cli/scenario/sweep-private.h cli/scenario/sweep_list.c \
+	cli/study/batch.c cli/study/batch.h cli/cmd_batch.c \
+	cli/study/fit.c cli/study/fit_size.c cli/study/fit_gpus.c cli/study/fit_stack.c cli/study/fit.h cli/study/fit-private.h cli/cmd_fit.c cli/study/fit_cost.c cli/study/fit_cost.h cli/report/trace.c cli/report/trace.h \
+	cli/report/charts.c cli/report/charts_render.c cli/report/charts.h cli/report/charts-private.h cli/report/charts_tsv.c cli/report/charts_cost.c cli/cmd_plot.c
 
 bin_PROGRAMS += stepsim
 stepsim_SOURCES = cli/main.c
@@ -28,7 +28,7 @@ noinst_LIBRARIES += cli/libstepsim_mpi.a
 cli_libstepsim_mpi_a_SOURCES = cli/mpi.c cli/mpi.h
 cli_libstepsim_mpi_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 
-# The error band of every prediction (cli/error_band.h): what `stepsim validate` scores on
+# The error band of every prediction (cli/report/error_band.h): what `stepsim validate` scores on
 # the shipped validation cases, per GPU type, computed by this build and installed beside
 # the validation cases. A miss (exit 1) still writes its row: the band is the score, good
 # or bad; only a table that was not written fails the rule.

@@ -3,10 +3,10 @@
 #include "cli/run.h"
 
 #include "hardware/cluster.h"
-#include "models/executor.h"
-#include "models/host_ledger.h"
-#include "models/plan_offload.h"
-#include "models/plan_paged.h"
+#include "models/plan/executor.h"
+#include "models/memory/host_ledger.h"
+#include "models/plan/plan_offload.h"
+#include "models/plan/plan_paged.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 
@@ -329,7 +329,7 @@ fill_distribution (GArray *times, CliRunResult *res)
   res->hfu = res->hardware_flops / denom;
 }
 
-/* Paged optimizer (models/plan_paged.h), first pass: replays `plan` (built without spill;
+/* Paged optimizer (models/plan/plan_paged.h), first pass: replays `plan` (built without spill;
  * taken) to find the reserved peak R the worst rank needs; with S optimizer-state bytes per rank
  * and C = GPU memory − CUDA context available to the allocator, everything else peaks at
  * R − S and the states that do not fit are model_stack_paged_spill (S, R − S, C) = R − C,

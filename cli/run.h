@@ -3,24 +3,24 @@
  * Builds the plan (models/), the cluster on a fresh engine and fluid (hardware/, sim/),
  * replays the plan with the executor and reads the ledger. Memory figures per rank:
  * allocated (the ledger's peak, PyTorch's max_memory_allocated), reserved (what the caching
- * allocator model holds, models/allocator.h: max_memory_reserved) and device-used
+ * allocator model holds, models/memory/allocator.h: max_memory_reserved) and device-used
  * (reserved + CUDA context: what nvidia-smi shows). After an OOM these are the values when it is
  * raised; the need_* figures keep what the step as planned would take (the replay goes on). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
  * With [run] steps = K the step is replayed K times, each with its own jitter draw (seed,
  * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
  * tasks come from the first replay. With offloading, host DRAM and NVMe are ledgers per node
- * (models/host_ledger.h): peak and capacity of the worst node, and fits overall only if the
- * GPU, the host and the NVMe all fit. A paged optimizer (models/plan_paged.h) is simulated
+ * (models/memory/host_ledger.h): peak and capacity of the worst node, and fits overall only if the
+ * GPU, the host and the NVMe all fit. A paged optimizer (models/plan/plan_paged.h) is simulated
  * twice: a first replay without spill finds the peak of everything else, and the states
  * that do not fit beside it are paged out to host DRAM in the run that is reported.
  */
 #pragma once
 
 #include <glib.h>
-#include "cli/scenario.h"
-#include "models/ledger.h"
-#include "models/plan.h"
+#include "cli/scenario/scenario.h"
+#include "models/memory/ledger.h"
+#include "models/plan/plan.h"
 #include "sim/recorder.h"
 
 typedef struct
@@ -56,7 +56,7 @@ typedef struct
                                category peaks, which coexist during the optimizer step */
   gboolean fits;            /* gpu_fits, host_fits and nvme_fits */
   gboolean gpu_fits;        /* device_used <= capacity and no allocation ran out of memory */
-  /* Host DRAM and NVMe of the node with the highest peak (offloading, models/offload.h;
+  /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;
    * zeros and fits without it). */
   gboolean offloads;        /* the stack offloads something */
   guint host_node;
@@ -68,7 +68,7 @@ typedef struct
   /* Offload traffic of rank 0 per step (B), and parameters its host CPU step updated. */
   double offload_h2d, offload_d2h, offload_nvme_read, offload_nvme_write, cpu_step_params;
   double cpu_step_time;     /* s rank 0's host CPU spent in optimizer steps (0 without) */
-  /* Paged optimizer (models/plan_paged.h): optimizer-state bytes per rank paged out to host
+  /* Paged optimizer (models/plan/plan_paged.h): optimizer-state bytes per rank paged out to host
    * (0 when they fit or the optimizer is not paged; its page-in and page-out are counted in
    * offload_h2d and offload_d2h), and seconds rank 0's migrations took. */
   double paged_spill;       /* B */
@@ -88,7 +88,7 @@ typedef struct
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
-                               mean over ranks (the utilisation of cli/training.h's power) */
+                               mean over ranks (the utilisation of cli/report/training.h's power) */
   double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,
                                comm and CPU streams idled (model_executor_exposed_offload) */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */

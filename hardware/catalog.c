@@ -113,7 +113,7 @@
  * (an upper bound for memory-bound phases). NVIDIA's datasheets give no idle power for these
  * parts, so idle_power is 0 (not given) for all of them: the draw is then board_power for
  * the whole step, and a scenario can give idle_power in a [gpu.NAME] group to make it
- * follow the compute-busy fraction (cli/training.h). */
+ * follow the compute-busy fraction (cli/report/training.h). */
 #define POWER(w) .board_power = (w), .idle_power = 0
 #define SRC_POWER(w) "power " w " W: datasheet maximum board power (S); no idle figure. "
 
@@ -382,7 +382,7 @@ static HwGpuSpec *
 spec_from_defaults (GKeyFile *kf, const char *group, GError **error)
 {
   /* fp32 is needed by every GPU: element-wise kernels and the optimizer run on the CUDA
-   * cores (models/plan.c). */
+   * cores (models/plan/plan.c). */
   static const char *const required[] = { "memory", "hbm_bandwidth", "fp32" };
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     if (!g_key_file_has_key (kf, group, required[i], NULL))

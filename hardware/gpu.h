@@ -54,7 +54,7 @@ typedef struct
   HwGpuGeneration generation;     /* architecture, for the kernel model's tables */
   char *efficiency_source;        /* where compute_efficiency comes from (one line) */
   char *source;                   /* citations for the figures above */
-  /* Power (hardware/catalog.c, cli/training.h): the board power under load, the datasheet's
+  /* Power (hardware/catalog.c, cli/report/training.h): the board power under load, the datasheet's
    * maximum (TDP / "max power consumption"), W; 0 when unknown. idle_power: the board's
    * power with no kernel running, W, where a datasheet gives it; 0 when not given (then the
    * board is taken to draw board_power all the time, an upper bound). */
@@ -75,7 +75,7 @@ gboolean hw_dtype_from_string (const char *text, HwDtype *out, GError **error);
 double hw_dtype_bytes (HwDtype dtype);
 /* TRUE when the GPU runs `dtype` natively (its dense peak is > 0; datasheet: V100 has no
  * bf16/tf32/fp8, A100 no fp8). The one test of "the GPU lacks this precision": scenarios
- * (cli/run.c) and measured kernel rows (cli/validate_measured.c) refuse what it refuses. */
+ * (cli/run.c) and measured kernel rows (cli/study/validate_measured.c) refuse what it refuses. */
 gboolean hw_gpu_has_dtype (const HwGpuSpec *spec, HwDtype dtype);
 
 HwGpuSpec *hw_gpu_spec_copy (const HwGpuSpec *spec);

@@ -26,7 +26,7 @@
  *     leading dimensions (row strides) of the operands (cuBLAS docs, "Tensor Core Usage":
  *     lda, ldb, ldc multiples of 16 B for the tensor-core kernels; CUTLASS's alignment is
  *     on each operand's contiguous dimension), not on an outer extent. The models layer
- *     (models/cost.c) passes row-major A[m×k] (activations, stride k), B (weight, [k×n]
+ *     (models/ops/cost.c) passes row-major A[m×k] (activations, stride k), B (weight, [k×n]
  *     or nn.Linear's [n×k], stride n or k) and C[m×n] (stride n); dgrad dA[m×k] = dC·Bᵀ
  *     reads dC (stride n) and B and writes dA (stride k); wgrad dB = Aᵀ·dC contracts over
  *     m, but m is the row count of both stored operands A[m×k] and dC[m×n], whose strides

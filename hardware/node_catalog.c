@@ -57,7 +57,7 @@
  *  - 8× RTX 4090 box (A): 32 cores; one consumer PCIe 4.0 NVMe of 2 TB at the fio figures
  *    of hardware.md (M): read 2.76 GiB/s, write 1.94 GiB/s.
  *  - A node around a bare GPU: 32 cores and one datacenter Gen4 drive (A).
- * Power beyond the GPU boards (overhead_power, W per GPU; cli/training.h): the system's
+ * Power beyond the GPU boards (overhead_power, W per GPU; cli/report/training.h): the system's
  * maximum power from its datasheet (S) less its GPUs' board power (catalog.c), divided by
  * its 8 GPUs — an upper bound, as the maximum is a provisioning figure:
  *  - DGX A100: 6.5 kW max (DGX A100 datasheet) − 8 × 400 W = 3.3 kW → 412.5 W per GPU.

@@ -20,7 +20,7 @@ set key outside right top vertical Left reverse noenhanced samplen 2 spacing 1.1
 set datafile separator "\t"
 set datafile columnheaders
 
-# Category colours, in the order of the ledger's categories (models/ledger.h):
+# Category colours, in the order of the ledger's categories (models/memory/ledger.h):
 # weights, master_weights, gradients, optimizer_state, activations, workspace,
 # comm_buffers, offload_staging, lora, quantization.
 set linetype 1  lc rgb '#1f77b4'

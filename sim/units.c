@@ -509,7 +509,7 @@ sim_units_si_name (SimDimension dim)
 /* ---- money ---------------------------------------------------------------------------------- */
 
 /* ISO 4217 codes of the currencies most prices are quoted in; stepsim never converts
- * between them (a scenario's prices must all name the same one, cli/training.h). */
+ * between them (a scenario's prices must all name the same one, cli/report/training.h). */
 static const char *const currencies[] = { "USD", "EUR", "GBP", "JPY", "CNY", "CHF", "CAD",
                                           "AUD", "INR", "KRW", "SEK", "NOK", "DKK", "SGD",
                                           NULL };

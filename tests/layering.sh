@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/layering.sh — arrows point one way (DESIGN §2): sim/ includes neither hardware/,
 # models/ nor cli/; hardware/ neither models/ nor cli/; models/ not cli/; only
-# sim/h5out*.c include hdf5.h; only models/ and cli/trace.c include json-glib. Each rule is one test.
+# sim/h5out*.c include hdf5.h; only models/ and cli/report/trace.c include json-glib. Each rule is one test.
 set -u
 : "${srcdir:?}"
 cd "$srcdir" || exit 1
@@ -13,11 +13,31 @@ rule () {
 }
 rule "sim/ includes no upper layer" "$(grep -nE '#include "(hardware|models|cli)/' sim/*.[ch])"
 rule "hardware/ includes no models/ or cli/" "$(grep -nE '#include "(models|cli)/' hardware/*.[ch])"
-rule "models/ includes no cli/" "$(grep -nE '#include "cli/' models/*.[ch])"
-rule "only sim/h5out*.c includes hdf5.h" "$(grep -lE '#include [<"]hdf5' sim/*.[ch] hardware/*.[ch] models/*.[ch] cli/*.[ch] | grep -v '^sim/h5out[^/]*\.c$')"
-rule "only models/ and cli/trace.c include json-glib" "$(grep -lE '#include [<"]json-glib' sim/*.[ch] hardware/*.[ch] cli/*.[ch] | grep -v '^cli/trace\.c$')"
+rule "models/ includes no cli/" "$(grep -nE '#include "cli/' models/*/*.[ch])"
+rule "only sim/h5out*.c includes hdf5.h" "$(grep -lE '#include [<"]hdf5' sim/*.[ch] hardware/*.[ch] models/*/*.[ch] cli/*.[ch] cli/*/*.[ch] | grep -v '^sim/h5out[^/]*\.c$')"
+rule "only models/ and cli/report/trace.c include json-glib" "$(grep -lE '#include [<"]json-glib' sim/*.[ch] hardware/*.[ch] cli/*.[ch] cli/*/*.[ch] | grep -v '^cli/report/trace\.c$')"
 # config.h carries the configure flags: an object that does not include it is not rebuilt
 # when they change (--enable-sanitizers after a plain build; tests/rebuild.sh).
-rule "every .c includes config.h first" "$(for f in sim/*.c hardware/*.c models/*.c cli/*.c tests/*.c tests/unit/*/*.c; do [ -e "$f" ] || continue; first=$(grep -m1 '^#include' "$f"); [ "$first" = '#include "config.h"' ] || echo "$f"; done)"
+rule "every .c includes config.h first" "$(for f in sim/*.c hardware/*.c models/*/*.c cli/*.c cli/*/*.c tests/*.c tests/unit/*/*.c; do [ -e "$f" ] || continue; first=$(grep -m1 '^#include' "$f"); [ "$first" = '#include "config.h"' ] || echo "$f"; done)"
+# models/ and cli/ are cut into subfolders by concern (DESIGN §2); within each, a subfolder
+# includes only itself and those before it in this order, so the arrows stay one way.
+order_rule () {
+  top=$1; shift
+  seen=""
+  for d in "$@"; do
+    later=""; past=0
+    for e in "$@"; do [ "$past" = 1 ] && later="$later $e"; [ "$e" = "$d" ] && past=1; done
+    hits=""
+    for e in $later; do hits="$hits$(grep -nE "#include \"$top/$e/" "$top/$d"/*.[ch])"; done
+    [ -n "$later" ] && rule "$top/$d/ includes none of$later" "$hits"
+    seen="$seen $d"
+  done
+}
+order_rule models arch ops parallel memory stack plan
+order_rule cli scenario report study
+rule "models/ has no file outside its subfolders" "$(ls models/*.[ch] 2>/dev/null)"
+# The top level of cli/ is main.c and one file per subcommand (+ the run driver and the
+# signal handling every study shares): subfolders include none of the subcommands.
+rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands\.h"' cli/*/*.[ch] | grep -v '^cli/study/fit_cost\.c:')"
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -5,7 +5,7 @@ On a machine with a CUDA GPU and PyTorch, trains Llama-shaped models (RMSNorm, r
 attention through scaled_dot_product_attention or eager matmul+softmax, SwiGLU MLP, untied
 LM head, AdamW) for a few steps in several sizes and stacks, and profiles the GEMM and
 attention shapes those models run. Writes one TSV that `stepsim validate --measured FILE`
-reads (format: cli/validate_measured.h):
+reads (format: cli/study/validate_measured.h):
 
   kind=step       median step time of the timed steps (CUDA events around
                   forward + backward + optimizer.step + zero_grad), and the peaks of

@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz-common.h — what the libFuzzer harnesses of tests/fuzz/ share: a private
  * scratch directory per process and writing the input there as a file, since the parsers
- * under test read user files by path (cli/input.h, H5Fopen).
+ * under test read user files by path (cli/scenario/input.h, H5Fopen).
  *
  * Each harness defines LLVMFuzzerTestOneInput (and may define LLVMFuzzerInitialize); the
  * input bytes are arbitrary and of any length. A harness must never abort on bad input:

@@ -1,12 +1,12 @@
 /* tests/fuzz/fuzz_hf_config.c — libFuzzer harness of the Hugging Face config.json reader
- * (models/hf_config.c): the input is the JSON text, parsed by model_arch_load_hf_json and,
+ * (models/arch/hf_config.c): the input is the JSON text, parsed by model_arch_load_hf_json and,
  * when accepted, checked by model_arch_validate as the scenario loader does.
  * A config is user input: any crash, sanitizer report or leak is a finding.
  */
 #include "config.h"
 #include "tests/fuzz/fuzz-common.h"
 
-#include "models/arch.h"
+#include "models/arch/arch.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

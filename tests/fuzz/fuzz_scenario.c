@@ -9,7 +9,7 @@
 #include "config.h"
 #include "tests/fuzz/fuzz-common.h"
 
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 
 static char *scenario_path;
 

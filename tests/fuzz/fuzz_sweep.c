@@ -10,8 +10,8 @@
 #include "config.h"
 #include "tests/fuzz/fuzz-common.h"
 
-#include "cli/scenario.h"
-#include "cli/sweep.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/sweep.h"
 
 static char *sweep_path;
 

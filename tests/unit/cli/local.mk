@@ -11,7 +11,7 @@ check_PROGRAMS += tests/unit/cli/test_finetune_validation
 tests_unit_cli_test_finetune_validation_SOURCES = tests/unit/cli/test_finetune_validation.c tests/unit/cli/simulate.h tests/unit/models/cost_fixture.h
 tests_unit_cli_test_finetune_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_finetune_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
-# Input files (cli/input.h): limits, binary files, printable messages.
+# Input files (cli/scenario/input.h): limits, binary files, printable messages.
 check_PROGRAMS += tests/unit/cli/test_input
 tests_unit_cli_test_input_SOURCES = tests/unit/cli/test_input.c
 tests_unit_cli_test_input_CFLAGS = $(UNIT_TEST_FLAGS)

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 
 /* On success *sc_out (free with cli_scenario_free) and *res (cli_run_result_clear) are

@@ -1,12 +1,12 @@
-/* tests/unit/cli/test_batch.c — the batch runner (cli/batch.h): rows equal independent
+/* tests/unit/cli/test_batch.c — the batch runner (cli/study/batch.h): rows equal independent
  * single runs, a failing scenario keeps its error while the others run, the table does not
  * depend on the thread count or on splitting the jobs across processes (serialize/merge, as
  * MPI does), the penalty formula, and the progress text. Sweeps vary S1's micro-batch
  * (each scenario simulates in a few tens of ms). */
 #include "config.h"
-#include "cli/batch.h"
+#include "cli/study/batch.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 
 #include <math.h>

@@ -1,8 +1,8 @@
-/* tests/unit/cli/test_charts.c — the data of the planning charts (cli/charts.h), computed
+/* tests/unit/cli/test_charts.c — the data of the planning charts (cli/report/charts.h), computed
  * from small hand-written TSV inputs with round numbers: 1 GiB = 1073741824 B, so the GiB
  * columns are exact; times in s become ms below 2 s. */
 #include "config.h"
-#include "cli/charts.h"
+#include "cli/report/charts.h"
 #include "tests/testlib.h"
 
 #include <string.h>

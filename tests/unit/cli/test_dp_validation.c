@@ -25,7 +25,7 @@
 
 #include <math.h>
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 #include "tests/unit/cli/simulate.h"
 

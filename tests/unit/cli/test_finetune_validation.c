@@ -6,7 +6,7 @@
 
 #include <string.h>
 #include <glib/gstdio.h>
-#include "models/stack.h"
+#include "models/stack/stack.h"
 #include "tests/unit/cli/simulate.h"
 #include "tests/unit/models/cost_fixture.h"
 

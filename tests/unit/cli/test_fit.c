@@ -1,11 +1,11 @@
-/* tests/unit/cli/test_fit.c — fit searches (cli/fit.h) checked against brute force: the
+/* tests/unit/cli/test_fit.c — fit searches (cli/study/fit.h) checked against brute force: the
  * generic monotone searches on random thresholds, then the real searches on S1 with a
  * smaller GPU (a [gpu.Small] group set from the command line) over small grids, where every
  * value is simulated and the largest that fits is found by scanning. */
 #include "config.h"
-#include "cli/fit.h"
+#include "cli/study/fit.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 
 #include <math.h>

@@ -1,11 +1,11 @@
-/* tests/unit/cli/test_input.c — input files (cli/input.h) and what the scenario and sweep
+/* tests/unit/cli/test_input.c — input files (cli/scenario/input.h) and what the scenario and sweep
  * loaders make of bad ones: a device, FIFO or directory refused before reading (never a read
  * without end, never a block), the 16 MiB limit, NUL bytes and bytes that are not UTF-8
  * (a binary file) refused with the file and line named, nothing echoed raw. */
 #include "config.h"
-#include "cli/input.h"
-#include "cli/scenario.h"
-#include "cli/sweep.h"
+#include "cli/scenario/input.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/sweep.h"
 #include "tests/testlib.h"
 
 #include <glib/gstdio.h>

@@ -16,11 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/report.h"
+#include "cli/report/report.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "hardware/catalog.h"
-#include "models/allocator.h"
+#include "models/memory/allocator.h"
 #include "sim/units.h"
 #include "tests/testlib.h"
 
@@ -75,7 +75,7 @@ test_m3 (void)
  * half only checks the catalog carries it), and context + fp32 weights loaded 2,631 MB:
  * model.to("cuda") allocates every parameter tensor separately through the caching
  * allocator, so the prediction is the context plus the reserved bytes of the 4-byte
- * parameter tensors of models/arch.h's list fed to the allocator model. */
+ * parameter tensors of models/arch/arch.h's list fed to the allocator model. */
 static void
 test_m5 (void)
 {
@@ -116,7 +116,7 @@ test_m1 (void)
 /* M4: fp16 AMP, MBS 4: 13,939 MB. Autocast keeps softmax and the norms in fp32 (the
  * masked scores are fp32 through the fp32 attention mask), and each of BERT's separate
  * query, key and value projections saves its own fp16 cast of the layer input
- * (models/cost.c). The model stays fp32, so the states are as M1's. */
+ * (models/ops/cost.c). The model stays fp32, so the states are as M1's. */
 static void
 test_m4 (void)
 {
@@ -173,7 +173,7 @@ test_oom_diagnosis (void)
   cli_run_result_clear (&r);
 }
 
-/* Memory right after model load and initialisation, its own figure (models/plan.h
+/* Memory right after model load and initialisation, its own figure (models/plan/plan.h
  * model_plan_load_bytes): S1, Llama-3.2-1B in fp32 on one GPU with torch.optim AdamW, is
  * the fp32 weights alone, 4Ψ = 4 × 1,235,814,400 B (the optimizer's states appear at the
  * first step, gradients in the first backward). The summary prints it and /summary records

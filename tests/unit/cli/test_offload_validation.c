@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/report.h"
+#include "cli/report/report.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "sim/units.h"
 #include "tests/testlib.h"
 
@@ -158,7 +158,7 @@ test_m7_offload (void)
  * fp32 gradient partition of the optimizer step (4Ψ/N, counted by the estimator too), master
  * and Adam. What remains is the estimator's full 16-bit gradients (2Ψ) on every GPU;
  * stepsim's ZeRO-2 reduce-scatters gradients per layer and keeps only the 16-bit shard
- * (models/parallel.h): 4.25/6 − 1 = −29.2 %. Band asserted: [−31 %, −27 %]. */
+ * (models/parallel/parallel.h): 4.25/6 − 1 = −29.2 %. Band asserted: [−31 %, −27 %]. */
 static void
 test_m7_no_offload_known_gap (void)
 {
@@ -282,7 +282,7 @@ summary_text (const CliScenario *sc, const CliRunResult *r)
 }
 
 /* Under full offload the GPU holds no model states; the summary says where they are, per
- * GPU (models/offload.h, ZeRO-Infinity §5), not "model states 0.00 B per GPU". M8 stand-in
+ * GPU (models/memory/offload.h, ZeRO-Infinity §5), not "model states 0.00 B per GPU". M8 stand-in
  * (Ψ parameters, bf16 mixed AdamW, one GPU, ZeRO-3), per GPU of N:
  *   optimizer + parameters cpu:   host (2 + 4 + 8 + 4)Ψ/N = 18Ψ/N (16-bit shard, master,
  *                                 Adam moments, fp32 gradients), NVMe 0;

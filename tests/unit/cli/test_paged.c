@@ -1,5 +1,5 @@
 /* tests/unit/cli/test_paged.c — the paged optimizer end to end (cli/run.c's two passes,
- * models/plan_paged.h) on tests/validation/paged-llama-3.2-1b.ini: Llama 3.2 1B, bf16 mixed,
+ * models/plan/plan_paged.h) on tests/validation/paged-llama-3.2-1b.ini: Llama 3.2 1B, bf16 mixed,
  * paged 8-bit AdamW on an A100 cut down to 13 GiB.
  *
  * Spill oracle: with S optimizer-state bytes per rank, R the reserved peak of the step when
@@ -11,10 +11,10 @@
 #include "config.h"
 
 #include <math.h>
-#include "cli/report.h"
+#include "cli/report/report.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "models/plan_paged.h"
+#include "cli/scenario/scenario.h"
+#include "models/plan/plan_paged.h"
 #include "tests/testlib.h"
 
 #define PAGED "tests/validation/paged-llama-3.2-1b.ini"

@@ -4,7 +4,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 
 static const char base[] =
@@ -386,7 +386,7 @@ warnings_of (const char *text, const char *const *sets)
 }
 
 /* A key that has no effect under the chosen stack is accepted with one warning naming the
- * file, group and key and why (cli/scenario_warnings.c); where it has an effect, none. On
+ * file, group and key and why (cli/scenario/scenario_warnings.c); where it has an effect, none. On
  * the base scenario (one A100, fp32, flash, no offload, no jitter) unless `text` says. */
 static void
 test_no_effect_warnings (void)

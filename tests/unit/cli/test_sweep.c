@@ -1,9 +1,9 @@
-/* tests/unit/cli/test_sweep.c — sweep files (cli/sweep.h): lists and ranges, --set parsing,
+/* tests/unit/cli/test_sweep.c — sweep files (cli/scenario/sweep.h): lists and ranges, --set parsing,
  * Cartesian product and zip order, strictness (unknown groups and keys with a hint), and the
  * override order [set] → axes → command line. Sweeps are written to a temporary folder next
  * to a copy-free reference to the shipped S1 scenario (an absolute path). */
 #include "config.h"
-#include "cli/sweep.h"
+#include "cli/scenario/sweep.h"
 #include "tests/testlib.h"
 
 #include <glib/gstdio.h>

@@ -1,11 +1,11 @@
-/* tests/unit/cli/test_trace.c — the Perfetto / Chrome trace export (cli/trace.h), parsed
+/* tests/unit/cli/test_trace.c — the Perfetto / Chrome trace export (cli/report/trace.h), parsed
  * back with json-glib: one process per rank and one thread per stream with names, one "X"
  * event per task at the task's start and duration in µs, "C" memory counters per category,
  * texts escaped. The recorder is S1's simulated step. */
 #include "config.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "cli/trace.h"
+#include "cli/scenario/scenario.h"
+#include "cli/report/trace.h"
 #include "tests/testlib.h"
 
 #include <glib/gstdio.h>

@@ -1,6 +1,6 @@
-/* tests/unit/cli/test_training.c — [plan] and [cost] (cli/scenario_plan.c), the training-run
- * estimate (cli/training.h), the error band's median (cli/error_band.h) and the cost chart's
- * data (cli/charts_cost.c).
+/* tests/unit/cli/test_training.c — [plan] and [cost] (cli/scenario/scenario_plan.c), the training-run
+ * estimate (cli/report/training.h), the error band's median (cli/report/error_band.h) and the cost chart's
+ * data (cli/report/charts_cost.c).
  *
  * Closed forms (training.h): with the simulated step time T and tokens per step S of the
  * scenario (tokens/s = S / T), N GPUs, price p per GPU-hour, fixed F, PUE e, board power
@@ -14,11 +14,11 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
-#include "cli/charts.h"
-#include "cli/error_band.h"
+#include "cli/report/charts.h"
+#include "cli/report/error_band.h"
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "cli/training.h"
+#include "cli/scenario/scenario.h"
+#include "cli/report/training.h"
 #include "tests/testlib.h"
 
 /* A small scenario: Llama-3.2-1B, bf16, on 2 GPUs of a DGX H100 (700 W boards, 575 W of

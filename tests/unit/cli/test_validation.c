@@ -5,7 +5,7 @@
 
 #include <math.h>
 #include "cli/run.h"
-#include "cli/scenario.h"
+#include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 #include "tests/unit/cli/simulate.h"
 
@@ -28,7 +28,7 @@ test_s1 (void)
   CliScenario *sc = NULL;
   CliRunResult r;
   /* The seed's sum counts no optimizer temporaries; PyTorch 2.x's foreach AdamW holds a
-   * copy of the second moment during the step (4Ψ, models/stack.h), so the seed's case is
+   * copy of the second moment during the step (4Ψ, models/stack/stack.h), so the seed's case is
    * the per-tensor loop. */
   const char *const sets[] = { "training.optimizer_foreach=false", NULL };
   CU_ASSERT_FATAL (simulate ("scenarios/s1-llama-3.2-1b-fp32.ini", sets, &sc, &r));

@@ -3,7 +3,7 @@
  * Header-only. */
 #pragma once
 
-#include "models/cost.h"
+#include "models/ops/cost.h"
 
 /* GPT-like: MHA (k = a), d = h/a, GELU MLP with i = 4h, LayerNorm, learned positions. */
 static inline ModelArch

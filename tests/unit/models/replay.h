@@ -4,9 +4,9 @@
 #pragma once
 
 #include "hardware/cluster.h"
-#include "models/executor.h"
-#include "models/host_ledger.h"
-#include "models/ledger.h"
+#include "models/plan/executor.h"
+#include "models/memory/host_ledger.h"
+#include "models/memory/ledger.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "sim/recorder.h"

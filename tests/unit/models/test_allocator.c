@@ -1,10 +1,10 @@
 /* tests/unit/models/test_allocator.c — the caching-allocator model against hand-worked
- * sequences of PyTorch's rules (c10/cuda/CUDACachingAllocator.cpp, see models/allocator.h).
+ * sequences of PyTorch's rules (c10/cuda/CUDACachingAllocator.cpp, see models/memory/allocator.h).
  * MiB = 2^20 B throughout. */
 #include "config.h"
 
 #include <math.h>
-#include "models/allocator.h"
+#include "models/memory/allocator.h"
 #include "tests/testlib.h"
 
 #define MiB (1024.0 * 1024.0)

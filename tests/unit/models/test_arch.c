@@ -5,7 +5,7 @@
  * table in ../shared/models/README.md), and hand-derived counts for small shapes.
  */
 #include "config.h"
-#include "models/arch.h"
+#include "models/arch/arch.h"
 #include "tests/testlib.h"
 
 #include <math.h>

@@ -6,8 +6,8 @@
  * transformer without biases (Narayanan et al. 2021, arXiv 2104.04473, §5.1).
  */
 #include "config.h"
-#include "models/arch.h"
-#include "models/cost.h"
+#include "models/arch/arch.h"
+#include "models/ops/cost.h"
 #include "tests/testlib.h"
 
 #include <math.h>

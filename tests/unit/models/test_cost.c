@@ -5,7 +5,7 @@
  * measured MFU of Korthikanti Table 5 (GPT 22B).
  */
 #include "config.h"
-#include "models/cost.h"
+#include "models/ops/cost.h"
 #include "tests/testlib.h"
 
 #include <math.h>

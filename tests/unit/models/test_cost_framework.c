@@ -2,7 +2,7 @@
  * activations: autocast's fp32 ops, cast copies and cached weight casts, and PyTorch <= 1.10
  * keeping softmax's input. Closed-form differences, derivations in the comments. */
 #include "config.h"
-#include "models/cost.h"
+#include "models/ops/cost.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/cost_fixture.h"
 

@@ -10,8 +10,8 @@
 
 #include <math.h>
 #include "cli/run.h"
-#include "cli/scenario.h"
-#include "models/plan.h"
+#include "cli/scenario/scenario.h"
+#include "models/plan/plan.h"
 #include "sim/recorder.h"
 #include "tests/testlib.h"
 

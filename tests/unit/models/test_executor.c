@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "hardware/cluster.h"
-#include "models/executor.h"
+#include "models/plan/executor.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "sim/recorder.h"

@@ -1,13 +1,13 @@
 /* tests/unit/models/test_finetune.c — LoRA / QLoRA parameter accounting, stored bytes and
- * the frozen backward (models/finetune.h, models/stack.h, models/cost.h).
+ * the frozen backward (models/arch/finetune.h, models/stack/stack.h, models/ops/cost.h).
  *
  * Oracles: trainable-parameter counts PEFT prints for Llama-2-7B (print_trainable_parameters,
  * the counts every PEFT tutorial shows); the LoRA paper's Table 4 GPT-3 175B counts; the
  * QLoRA paper's 0.127 bit per weight of double-quantized constants; hand-derived byte and
  * FLOP sums, derivations in the comments. */
 #include "config.h"
-#include "models/cost.h"
-#include "models/stack.h"
+#include "models/ops/cost.h"
+#include "models/stack/stack.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/cost_fixture.h"
 
@@ -82,7 +82,7 @@ test_lora_paper_gpt3_counts (void)
 }
 
 /* The linear weights QLoRA quantizes are a layer's matrices: Σ in·out over the projections
- * equals the elements of the layer's 2-D parameter tensors (models/arch.h's own list), for
+ * equals the elements of the layer's 2-D parameter tensors (models/arch/arch.h's own list), for
  * every shipped family (dense, GQA, fused QKV, MoE with its router). */
 static void
 test_linear_params_are_the_matrices (void)

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "models/ledger.h"
+#include "models/memory/ledger.h"
 #include "tests/testlib.h"
 
 /* Peak is the first moment the maximum total is reached; the mix is the categories then. */
@@ -89,7 +89,7 @@ test_reserved_never_below_allocated (void)
 }
 
 /* Reserved follows the allocator: two 4 MiB tensors of one buffer share a 20 MiB segment
- * (models/allocator.h: large requests < 10 MiB come from 20 MiB segments), which stays
+ * (models/memory/allocator.h: large requests < 10 MiB come from 20 MiB segments), which stays
  * cached after the release; the series rank0/reserved records it. */
 static void
 test_reserved (void)

@@ -1,4 +1,4 @@
-/* tests/unit/models/test_offload.c — CPU/NVMe offload (models/offload.h, plan_offload.c,
+/* tests/unit/models/test_offload.c — CPU/NVMe offload (models/memory/offload.h, plan_offload.c,
  * host_ledger.c) and its hardware (hardware/cluster.h host CPU and NVMe) against closed
  * forms. Ψ is the tiny model's parameter count; bf16 mixed AdamW: w = g = 2 B, master 4 B,
  * K = 8 B per parameter. */
@@ -7,9 +7,9 @@
 #include <math.h>
 #include "hardware/cluster.h"
 #include "hardware/node_catalog.h"
-#include "models/executor.h"
-#include "models/host_ledger.h"
-#include "models/plan_offload.h"
+#include "models/plan/executor.h"
+#include "models/memory/host_ledger.h"
+#include "models/plan/plan_offload.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "sim/recorder.h"

@@ -1,4 +1,4 @@
-/* tests/unit/models/test_paged.c — paged optimizer states in a plan (models/plan_paged.h)
+/* tests/unit/models/test_paged.c — paged optimizer states in a plan (models/plan/plan_paged.h)
  * against closed forms. S is the spill per rank (B), K_total the tiny model's 8-bit AdamW
  * state bytes (model_stack_optimizer_state_total), B the tiny GPU's PCIe bandwidth, α its
  * copy latency, e = MODEL_PAGED_MIGRATION_EFFICIENCY. */
@@ -6,10 +6,10 @@
 
 #include <math.h>
 #include "hardware/cluster.h"
-#include "models/executor.h"
-#include "models/host_ledger.h"
-#include "models/plan_offload.h"
-#include "models/plan_paged.h"
+#include "models/plan/executor.h"
+#include "models/memory/host_ledger.h"
+#include "models/plan/plan_offload.h"
+#include "models/plan/plan_paged.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "sim/recorder.h"

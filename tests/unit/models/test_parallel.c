@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "models/plan.h"
+#include "models/plan/plan.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/tiny.h"
 

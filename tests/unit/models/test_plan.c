@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include <math.h>
-#include "models/plan.h"
+#include "models/plan/plan.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/tiny.h"
 

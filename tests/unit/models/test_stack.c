@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "models/stack.h"
+#include "models/stack/stack.h"
 #include <string.h>
 #include "tests/testlib.h"
 

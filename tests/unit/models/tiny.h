@@ -3,8 +3,8 @@
 #pragma once
 
 #include "hardware/gpu.h"
-#include "models/arch.h"
-#include "models/stack.h"
+#include "models/arch/arch.h"
+#include "models/stack/stack.h"
 
 static inline ModelArch *
 tiny_arch (void)

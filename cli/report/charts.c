@@ -1,0 +1,406 @@
+/* cli/report/charts.c — data of the planning charts and their rendering; see charts.h. The TSV
+ * parsing and printing helpers they share are in cli/report/charts_tsv.c (charts-private.h).
+ *
+ * Input is the TSV `stepsim export` prints (sim/h5out.h): texts escaped, numbers round-trip,
+ * NaN as "nan". Output TSV numbers use %.6g (display precision). Lanes, kinds and
+ * categories keep the order of the name tables (cli_run_stream_names, cli_run_kind_names,
+ * the ledger's categories), never a hash table's.
+ */
+#include "config.h"
+#include "cli/report/charts.h"
+
+#include <math.h>
+#include <string.h>
+#include "cli/report/charts-private.h"
+#include "cli/run.h"
+#include "models/memory/ledger.h"
+
+static const double GiB = 1024.0 * 1024.0 * 1024.0;
+
+/* ---- Gantt -------------------------------------------------------------------------------- */
+
+static gint
+name_index (const char *const *names, guint n, const char *name)
+{
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (names[i], name) == 0)
+      return (gint) i;
+  return -1;
+}
+
+static gboolean
+rank_selected (const char *const *ranks, const char *rank)
+{
+  return ranks == NULL || g_strv_contains (ranks, rank);
+}
+
+typedef struct
+{
+  gint rank, stream, kind, start, end; /* columns of /tasks */
+} TaskCols;
+
+typedef struct
+{
+  guint max_rank;
+  double end;                     /* s, last task end */
+  gint *lane;                     /* (rank × streams + stream) → lane + 1, 0 when empty */
+  gint n_lanes;
+  gint dense[MODEL_N_TASK_KINDS]; /* kind → index among the kinds present */
+  GString *kinds;                 /* names of the kinds present */
+} GanttLayout;
+
+/* Lanes (rank, stream) with tasks, rank-major in stream-table order, and the kinds present
+ * in kind-table order. */
+static void
+gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLayout *g)
+{
+  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
+  gboolean kind_used[MODEL_N_TASK_KINDS] = { FALSE };
+  for (guint r = 0; r < t->rows->len; r++)
+    if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)))
+      {
+        g->max_rank = MAX (g->max_rank, (guint) cli_tsv_num (t, r, c->rank));
+        g->end = MAX (g->end, cli_tsv_num (t, r, c->end));
+        gint k = name_index (knames, MODEL_N_TASK_KINDS, cli_tsv_get (t, r, c->kind));
+        if (k >= 0)
+          kind_used[k] = TRUE;
+      }
+  guint slots = (g->max_rank + 1) * MODEL_N_STREAMS;
+  g->lane = g_new0 (gint, slots);
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      gint s = name_index (streams, MODEL_N_STREAMS, cli_tsv_get (t, r, c->stream));
+      if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)) && s >= 0)
+        g->lane[(guint) cli_tsv_num (t, r, c->rank) * MODEL_N_STREAMS + (guint) s] = 1;
+    }
+  for (guint i = 0; i < slots; i++)
+    if (g->lane[i] != 0)
+      g->lane[i] = ++g->n_lanes;
+  g->kinds = g_string_new (NULL);
+  for (guint k = 0, n = 0; k < MODEL_N_TASK_KINDS; k++)
+    if (kind_used[k])
+      {
+        g_string_append_printf (g->kinds, "%s%s", n > 0 ? " " : "", knames[k]);
+        g->dense[k] = (gint) n++;
+      }
+}
+
+char *
+cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **kinds,
+                       const char **unit, GError **error)
+{
+  g_autoptr (Tsv) t = cli_tsv_parse (tasks_tsv);
+  TaskCols c;
+  if (!cli_tsv_need_col (t, "rank", &c.rank, error)
+      || !cli_tsv_need_col (t, "stream", &c.stream, error)
+      || !cli_tsv_need_col (t, "kind", &c.kind, error)
+      || !cli_tsv_need_col (t, "start", &c.start, error)
+      || !cli_tsv_need_col (t, "end", &c.end, error))
+    return NULL;
+  GanttLayout g = { 0 };
+  gantt_layout (t, &c, ranks, &g);
+  g_autofree gint *lane = g.lane;
+  g_autoptr (GString) names = g.kinds;
+  if (g.n_lanes == 0)
+    return cli_charts_nothing_to_draw (error, "no tasks on the selected ranks");
+  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
+  double scale = g.end < 2 ? 1e3 : 1;
+  *unit = g.end < 2 ? "ms" : "s";
+  GString *out = g_string_new ("start\tend\tlane\tkind\tlane_name\n");
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      gint s = name_index (streams, MODEL_N_STREAMS, cli_tsv_get (t, r, c.stream));
+      gint k = name_index (knames, MODEL_N_TASK_KINDS, cli_tsv_get (t, r, c.kind));
+      if (!rank_selected (ranks, cli_tsv_get (t, r, c.rank)) || s < 0 || k < 0)
+        continue;
+      guint rank = (guint) cli_tsv_num (t, r, c.rank);
+      cli_tsv_put_num (out, cli_tsv_num (t, r, c.start) * scale);
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out, cli_tsv_num (t, r, c.end) * scale);
+      /* lane 0 at the bottom, so rank 0's compute stream is on top */
+      g_string_append_printf (out, "\t%d\t%d\trank %u %s\n",
+                              g.n_lanes - lane[rank * MODEL_N_STREAMS + (guint) s], g.dense[k],
+                              rank, streams[s]);
+    }
+  *kinds = g_strdup (names->str);
+  return g_string_free (out, FALSE);
+}
+
+/* ---- memory and time breakdowns ----------------------------------------------------------- */
+
+/* Appends "label<TAB>v1<TAB>…" for every ok row; `cols` index t, `scale` divides. */
+static void
+put_rows (GString *out, const Tsv *t, const gint *cols, guint n, double scale)
+{
+  gint label = cli_tsv_col (t, "label");
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      if (!cli_tsv_row_ok (t, r))
+        continue;
+      cli_tsv_put_label (out, label >= 0 ? cli_tsv_get (t, r, label) : "scenario");
+      for (guint i = 0; i < n; i++)
+        {
+          g_string_append_c (out, '\t');
+          cli_tsv_put_num (out, cols[i] >= 0 ? cli_tsv_num (t, r, cols[i]) / scale : 0.0);
+        }
+      g_string_append_c (out, '\n');
+    }
+}
+
+char *
+cli_charts_breakdown_data (const char *results_tsv, GError **error)
+{
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
+  gint cols[MODEL_N_MEM + 2], n = 0, alloc, reserved, ctx, cap;
+  /* the step as planned (need_*: above the capacity after an OOM), as the category bars are;
+   * files written before need_* existed have only the peak_* figures */
+  if (cli_tsv_col (t, "need_allocated") >= 0)
+    {
+      alloc = cli_tsv_col (t, "need_allocated");
+      reserved = cli_tsv_col (t, "need_reserved");
+    }
+  else if (!cli_tsv_need_col (t, "peak_allocated", &alloc, error)
+           || !cli_tsv_need_col (t, "peak_reserved", &reserved, error))
+    return NULL;
+  if (reserved < 0 && !cli_tsv_need_col (t, "need_reserved", &reserved, error))
+    return NULL;
+  if (!cli_tsv_need_col (t, "cuda_context", &ctx, error)
+      || !cli_tsv_need_col (t, "capacity", &cap, error))
+    return NULL;
+  GString *out = g_string_new ("label");
+  for (guint c = 0; c < MODEL_N_MEM; c++) /* all, so each keeps its colour (style.gp) */
+    {
+      g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
+      cols[n++] = cli_tsv_col (t, name);
+      g_string_append_printf (out, "\t%s", model_ledger_category_name (c));
+    }
+  g_string_append (out, "\tallocator cache\tCUDA context\tcapacity\n");
+  gint label = cli_tsv_col (t, "label"), fits = cli_tsv_col (t, "fits");
+  guint rows = 0;
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      if (!cli_tsv_row_ok (t, r))
+        continue;
+      rows++;
+      /* an OOM row's bar is what the step as planned needs at its peak: above the capacity */
+      g_autofree char *name = g_strdup_printf (
+        "%s%s", label >= 0 ? cli_tsv_get (t, r, label) : "scenario",
+        fits >= 0 && cli_tsv_num (t, r, fits) == 0 ? " (OOM)" : "");
+      cli_tsv_put_label (out, name);
+      for (gint i = 0; i < n; i++)
+        {
+          g_string_append_c (out, '\t');
+          cli_tsv_put_num (out, cols[i] >= 0 ? cli_tsv_num (t, r, cols[i]) / GiB : 0.0);
+        }
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out,
+                       MAX (0.0, cli_tsv_num (t, r, reserved) - cli_tsv_num (t, r, alloc)) / GiB);
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out, cli_tsv_num (t, r, ctx) / GiB);
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out, cli_tsv_num (t, r, cap) / GiB);
+      g_string_append_c (out, '\n');
+    }
+  if (rows == 0)
+    {
+      g_string_free (out, TRUE);
+      return cli_charts_nothing_to_draw (error, "no scenario ran");
+    }
+  return g_string_free (out, FALSE);
+}
+
+char *
+cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **error)
+{
+  static const char *const names[] = { "time_forward", "time_backward", "time_recompute",
+                                       "time_optimizer", "exposed_communication",
+                                       "offload_stall", "pipeline_bubble", "step_time" };
+  static const char *const titles[] = { "forward", "backward", "recompute", "optimizer",
+                                        "exposed communication", "exposed offload",
+                                        "pipeline bubble", "step time" };
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
+  gint cols[G_N_ELEMENTS (names)], step;
+  if (!cli_tsv_need_col (t, "step_time", &step, error))
+    return NULL;
+  double longest = 0;
+  guint rows = 0;
+  for (guint r = 0; r < t->rows->len; r++)
+    if (cli_tsv_row_ok (t, r))
+      {
+        longest = MAX (longest, cli_tsv_num (t, r, step));
+        rows++;
+      }
+  if (rows == 0)
+    return cli_charts_nothing_to_draw (error, "no scenario ran");
+  GString *out = g_string_new ("label");
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      cols[i] = cli_tsv_col (t, names[i]); /* absent: 0 until the model has it */
+      g_string_append_printf (out, "\t%s", titles[i]);
+    }
+  g_string_append_c (out, '\n');
+  *unit = longest < 2 ? "ms" : "s";
+  put_rows (out, t, cols, G_N_ELEMENTS (names), longest < 2 ? 1e-3 : 1);
+  return g_string_free (out, FALSE);
+}
+
+char *
+cli_charts_penalty_data (const char *results_tsv, GError **error)
+{
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
+  gint col = cli_tsv_col (t, "penalty");
+  if (col < 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "the batch has no baseline, so no penalty (add a [baseline] group to the "
+                   "sweep or its scenario)");
+      return NULL;
+    }
+  GString *out = g_string_new ("label\tpenalty\n");
+  put_rows (out, t, &col, 1, 1);
+  if (strchr (out->str, '\n')[1] == '\0')
+    {
+      g_string_free (out, TRUE);
+      return cli_charts_nothing_to_draw (error, "no scenario ran");
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* ---- sweep lines -------------------------------------------------------------------------- */
+
+typedef struct
+{
+  double x, y;
+} Point;
+
+static gint
+cmp_point (gconstpointer a, gconstpointer b)
+{
+  double x = ((const Point *) a)->x, y = ((const Point *) b)->x;
+  return (x > y) - (x < y);
+}
+
+/* Display scale and unit of a column: bytes in GiB, MFU/HFU in %, others as stored. */
+static double
+display_scale (const char *name, const char *unit, const char **shown)
+{
+  if (g_strcmp0 (unit, "B") == 0)
+    return *shown = "GiB", 1 / GiB;
+  if (g_strcmp0 (unit, "1") == 0 && (g_strcmp0 (name, "mfu") == 0 || g_strcmp0 (name, "hfu") == 0))
+    return *shown = "%", 100;
+  *shown = unit != NULL && unit[0] != '\0' ? unit : NULL;
+  return 1;
+}
+
+/* One block: header, then the ok rows whose `by` column equals `group` (all when NULL). */
+static void
+put_block (GString *out, const Tsv *t, gint cx, gint cy, gint cby, const char *by,
+           const char *group, const char *y, double scale)
+{
+  g_autoptr (GArray) pts = g_array_new (FALSE, FALSE, sizeof (Point));
+  for (guint r = 0; r < t->rows->len; r++)
+    if (cli_tsv_row_ok (t, r) && (group == NULL || strcmp (cli_tsv_get (t, r, cby), group) == 0))
+      {
+        Point p = { cli_tsv_num (t, r, cx), cli_tsv_num (t, r, cy) * scale };
+        if (!isnan (p.x) && !isnan (p.y))
+          g_array_append_val (pts, p);
+      }
+  g_array_sort (pts, cmp_point);
+  if (out->len > 0)
+    g_string_append (out, "\n\n");
+  if (group != NULL)
+    {
+      const char *dot = strrchr (by, '.');
+      g_string_append_printf (out, "x\t%s=%s\n", dot ? dot + 1 : by, group);
+    }
+  else
+    g_string_append_printf (out, "x\t%s\n", y);
+  for (guint i = 0; i < pts->len; i++)
+    {
+      cli_tsv_put_num (out, g_array_index (pts, Point, i).x);
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out, g_array_index (pts, Point, i).y);
+      g_string_append_c (out, '\n');
+    }
+}
+
+char *
+cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y, const char *by,
+                       const char *y_unit, char **label, GError **error)
+{
+  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
+  gint cx, cy, cby = -1;
+  if (!cli_tsv_need_col (t, x, &cx, error) || !cli_tsv_need_col (t, y, &cy, error)
+      || (by != NULL && !cli_tsv_need_col (t, by, &cby, error)))
+    return NULL;
+  const struct
+  {
+    gint col;
+    const char *name, *axis;
+  } axes[] = { { cx, x, "x" }, { cy, y, "y" } };
+  guint ran = 0;
+  for (guint r = 0; r < t->rows->len; r++)
+    ran += cli_tsv_row_ok (t, r);
+  if (ran == 0)
+    return cli_charts_nothing_to_draw (error, "no scenario ran");
+  for (guint a = 0; a < G_N_ELEMENTS (axes); a++)
+    {
+      guint numeric = 0;
+      for (guint r = 0; r < t->rows->len; r++)
+        numeric += cli_tsv_row_ok (t, r) && !isnan (cli_tsv_num (t, r, axes[a].col));
+      if (numeric == 0)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "column '%s' has no numbers to put on the %s axis (a text column?)",
+                       axes[a].name, axes[a].axis);
+          return NULL;
+        }
+    }
+  const char *shown = NULL;
+  double scale = display_scale (y, y_unit, &shown);
+  *label = shown ? g_strdup_printf ("%s (%s)", y, shown) : g_strdup (y);
+  GString *out = g_string_new (NULL);
+  g_autoptr (GPtrArray) groups = g_ptr_array_new (); /* distinct `by` values, first-seen order */
+  for (guint r = 0; cby >= 0 && r < t->rows->len; r++)
+    if (cli_tsv_row_ok (t, r) && !g_ptr_array_find_with_equal_func (groups, cli_tsv_get (t, r, cby),
+                                                           g_str_equal, NULL))
+      g_ptr_array_add (groups, (gpointer) cli_tsv_get (t, r, cby));
+  if (cby < 0)
+    put_block (out, t, cx, cy, cby, by, NULL, y, scale);
+  for (guint g = 0; g < groups->len; g++)
+    put_block (out, t, cx, cy, cby, by, g_ptr_array_index (groups, g), y, scale);
+  return g_string_free (out, FALSE);
+}
+
+char *
+cli_charts_axis_label (const char *axis)
+{
+  static const char *const units[][2] = {
+    { "micro_batch", "sequences" }, { "seq_len", "tokens" },     { "grad_accum", "micro-batches" },
+    { "gpus_per_node", "GPUs" },    { "nodes", "nodes" },        { "dropout", "probability" },
+  };
+  const char *dot = strrchr (axis, '.');
+  const char *key = dot ? dot + 1 : axis;
+  for (guint i = 0; i < G_N_ELEMENTS (units); i++)
+    if (strcmp (key, units[i][0]) == 0)
+      return g_strdup_printf ("%s (%s)", axis, units[i][1]);
+  return g_strdup (axis);
+}
+
+char *
+cli_charts_summary_as_row (const char *summary_tsv)
+{
+  g_autoptr (Tsv) t = cli_tsv_parse (summary_tsv);
+  GString *head = g_string_new ("label"), *row = g_string_new (NULL);
+  const char *name = "scenario";
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      if (strcmp (cli_tsv_get (t, r, 0), "scenario") == 0)
+        name = cli_tsv_get (t, r, 1);
+      g_string_append_printf (head, "\t%s", cli_tsv_get (t, r, 0));
+      g_string_append_printf (row, "\t%s", cli_tsv_get (t, r, 1));
+    }
+  g_string_append_printf (head, "\n%s%s\n", name, row->str);
+  g_string_free (row, TRUE);
+  return g_string_free (head, FALSE);
+}

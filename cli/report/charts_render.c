@@ -1,0 +1,124 @@
+/* cli/report/charts_render.c — running the gnuplot scripts of plots/ on the charts' data
+ * (charts.h): temporary TSV, one gnuplot process, its errors reduced to one line. */
+#include "config.h"
+#include "cli/report/charts.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include "cli/report/plot.h"
+#include "sim/tempfiles.h"
+
+/* `"DIR/sweep.gp" line 31: MESSAGE` → "sweep.gp line 31: MESSAGE"; NULL if `line` is not
+ * a gnuplot error line. */
+static char *
+gnuplot_error_line (const char *line)
+{
+  const char *end = line[0] == '"' ? strchr (line + 1, '"') : NULL;
+  if (end == NULL || !g_str_has_prefix (end, "\" line "))
+    return NULL;
+  g_autofree char *script = g_strndup (line + 1, (gsize) (end - line - 1));
+  g_autofree char *base = g_path_get_basename (script);
+  return g_strdup_printf ("%s%s", base, end + 1);
+}
+
+char *
+cli_charts_gnuplot_error (const char *stderr_text)
+{
+  g_auto (GStrv) lines = g_strsplit (stderr_text != NULL ? stderr_text : "", "\n", -1);
+  char *found = NULL, *warning = NULL;
+  const char *last = NULL;
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *l = g_strstrip (lines[i]);
+      if (l[0] == '\0' || strspn (l, "^ ") == strlen (l))
+        continue; /* the caret under the offending command */
+      last = l;
+      char *e = gnuplot_error_line (l);
+      if (e == NULL)
+        continue;
+      char **slot = strstr (e, ": warning:") != NULL ? &warning : &found;
+      g_free (*slot);
+      *slot = e;
+    }
+  if (found != NULL)
+    return g_free (warning), found;
+  if (warning != NULL)
+    return warning;
+  return g_strdup (last != NULL ? last : "no message");
+}
+
+/* In the child before exec: gnuplot ends when stepsim does (SIGINT/SIGTERM, cli/interrupt.h),
+ * so it cannot write its chart after stepsim removed the temporaries (Linux prctl(2)). */
+static void
+die_with_parent (gpointer data)
+{
+  (void) data;
+#ifdef __linux__
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+#endif
+}
+
+static gboolean
+run_gnuplot (const char *const *argv, const char *out_path, GError **error)
+{
+  g_autofree char *err_text = NULL;
+  int status = 0;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, die_with_parent,
+                     NULL, NULL, &err_text, &status, error))
+    return g_prefix_error (error, "cannot run gnuplot: "), FALSE;
+  if (g_spawn_check_wait_status (status, NULL))
+    return TRUE;
+  g_autofree char *why = cli_charts_gnuplot_error (err_text);
+  g_set_error (error, G_SPAWN_EXIT_ERROR, 1, "%s: gnuplot could not draw the chart: %s",
+               out_path, why);
+  return FALSE;
+}
+
+gboolean
+cli_charts_path_is_svg (const char *path)
+{
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  return g_str_has_suffix (lower, ".svg");
+}
+
+gboolean
+cli_charts_render (const char *figure, const char *data, const char *const *args,
+                   const char *out_path, GError **error)
+{
+  g_autofree char *tsv = NULL;
+  int fd = g_file_open_tmp ("stepsim-chart-XXXXXX.tsv", &tsv, error);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+  sim_tempfiles_add (tsv); /* removed on SIGINT/SIGTERM too (cli/interrupt.h) */
+  if (!g_file_set_contents (tsv, data, -1, error))
+    return g_unlink (tsv), sim_tempfiles_forget (tsv), FALSE;
+  g_autofree char *file = g_strconcat (figure, ".gp", NULL);
+  g_autofree char *script = g_build_filename (cli_plot_dir (), file, NULL);
+  const char *ext = cli_charts_path_is_svg (out_path) ? ".svg" : ".png";
+  g_autofree char *tmp = sim_tempfiles_new_path (out_path, ext);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *fixed[] = { STEPSIM_GNUPLOT, "-c", script, tsv, tmp };
+  for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (argv, (gpointer) fixed[i]);
+  for (guint i = 0; args != NULL && args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  gboolean ok = run_gnuplot ((const char *const *) argv->pdata, out_path, error);
+  if (ok && g_rename (tmp, out_path) != 0)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno),
+                   "cannot rename %s to %s", tmp, out_path);
+      ok = FALSE;
+    }
+  if (!ok)
+    g_unlink (tmp);
+  g_unlink (tsv);
+  sim_tempfiles_forget (tmp);
+  sim_tempfiles_forget (tsv);
+  return ok;
+}

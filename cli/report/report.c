@@ -1,0 +1,410 @@
+/* cli/report/report.c — printing and recording the summary of a run; see report.h. */
+#include "config.h"
+#include "cli/report/report.h"
+
+#include "cli/report/training.h"
+
+#include <string.h>
+#include "hardware/kernel.h"
+#include "sim/text.h"
+#include "sim/units.h"
+
+static void
+print_quantity (FILE *out, const char *name, double value, SimDimension dim)
+{
+  g_autofree char *s = sim_units_format (value, dim, 2);
+  fprintf (out, "  %-22s %14s\n", name, s);
+}
+
+/* "model states 4.89 GiB per GPU", or with offloading where they are: "model states per
+ * GPU: 0.00 B on the GPU, 41.50 GiB in host DRAM, 12.00 GiB on NVMe". */
+static char *
+states_text (const CliRunResult *res)
+{
+  g_autofree char *gpu = sim_units_format (res->state_bytes, SIM_DIM_BYTES, 2);
+  if (res->state_host <= 0 && res->state_nvme <= 0)
+    return g_strdup_printf ("model states %s per GPU", gpu);
+  GString *t = g_string_new (NULL);
+  g_autofree char *host = sim_units_format (res->state_host, SIM_DIM_BYTES, 2);
+  g_string_printf (t, "model states per GPU: %s on the GPU, %s in host DRAM", gpu, host);
+  if (res->state_nvme > 0)
+    {
+      g_autofree char *nvme = sim_units_format (res->state_nvme, SIM_DIM_BYTES, 2);
+      g_string_append_printf (t, ", %s on NVMe", nvme);
+    }
+  return g_string_free (t, FALSE);
+}
+
+/* Fits: the measured figures. OOM: what the step as planned needs and how far short the
+ * GPU is (never a "reserved" or "device-used" above the capacity); the figures measured when
+ * the OOM is raised are in print_oom. */
+static void
+print_memory (FILE *out, const CliRunResult *res)
+{
+  gboolean over = !res->gpu_fits;
+  fprintf (out, "memory (rank %u, %speak at t = %.4f s during \"%s\")\n", res->worst_rank,
+           over ? "the step as planned: " : "", res->peak_time,
+           res->peak_task ? res->peak_task : "-");
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (res->peak_mix[c] > 0)
+      {
+        double pct = 100 * res->peak_mix[c] / res->need_allocated;
+        g_autofree char *s = sim_units_format (res->peak_mix[c], SIM_DIM_BYTES, 2);
+        fprintf (out, "  %-22s %14s  %5.1f %%\n", model_ledger_category_name (c), s, pct);
+      }
+  g_autofree char *load = sim_units_format (res->load_bytes, SIM_DIM_BYTES, 2);
+  fprintf (out, "  %-22s %14s  (allocated before the first forward)\n", "after model load", load);
+  if (over)
+    {
+      print_quantity (out, "needs, tensors", res->need_allocated, SIM_DIM_BYTES);
+      print_quantity (out, "needs, allocator", res->need_reserved, SIM_DIM_BYTES);
+      print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
+      print_quantity (out, "needs on the device", res->need_device, SIM_DIM_BYTES);
+    }
+  else
+    {
+      print_quantity (out, "peak allocated", res->peak_allocated, SIM_DIM_BYTES);
+      print_quantity (out, "peak reserved", res->peak_reserved, SIM_DIM_BYTES);
+      print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
+      print_quantity (out, "device-used", res->device_used, SIM_DIM_BYTES);
+    }
+  g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *room = sim_units_format (ABS (res->capacity - res->need_device),
+                                            SIM_DIM_BYTES, 2);
+  if (res->gpu_fits)
+    fprintf (out, "  %-22s %14s  FITS (%s free)\n", "capacity", cap, room);
+  else if (res->need_device > res->capacity)
+    fprintf (out, "  %-22s %14s  OOM (%s short)\n", "capacity", cap, room);
+  else /* a request failed although the need fits: fragmentation, or the cache */
+    fprintf (out, "  %-22s %14s  OOM (a request failed; see below)\n", "capacity", cap);
+}
+
+/* "  host capacity   512.00 GiB  FITS (300.00 GiB free)" or OOM (… short). */
+static void
+print_capacity (FILE *out, const char *name, double peak, double capacity, gboolean fits)
+{
+  g_autofree char *cap = sim_units_format (capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *room = sim_units_format (ABS (capacity - peak), SIM_DIM_BYTES, 2);
+  fprintf (out, "  %-22s %14s  %s (%s %s)\n", name, cap, fits ? "FITS" : "OOM", room,
+           fits ? "free" : "short");
+}
+
+/* Host DRAM and NVMe ledgers and the offload traffic (only when something is offloaded). */
+static void
+print_host (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  if (!res->offloads)
+    return;
+  fprintf (out, "host memory (node %u, at its peak)\n", res->host_node);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (res->host_peak_mix[c] > 0)
+      print_quantity (out, model_ledger_category_name (c), res->host_peak_mix[c], SIM_DIM_BYTES);
+  print_quantity (out, "host peak", res->host_peak, SIM_DIM_BYTES);
+  print_capacity (out, "host capacity", res->host_peak, res->host_capacity, res->host_fits);
+  if (res->nvme_peak > 0)
+    {
+      print_quantity (out, "NVMe peak", res->nvme_peak, SIM_DIM_BYTES);
+      print_capacity (out, "NVMe capacity", res->nvme_peak, res->nvme_capacity, res->nvme_fits);
+    }
+  if (res->cpu_step_params > 0)
+    {
+      /* the host CPU's optimizer step: cpu_cores × cpu_adam_rate parameters/s per node,
+       * shared by the node's ranks (hardware/node_catalog.h for the rate's source) */
+      g_autofree char *t = sim_units_format (res->cpu_step_time, SIM_DIM_TIME, 2);
+      g_autofree char *n = sim_text_group_digits ((guint64) res->cpu_step_params);
+      fprintf (out, "  %-22s %14s  (%s parameters; %u cores x %.0f Mparam/s per node)\n",
+               "CPU optimizer step", t, n, sc->node.cpu_cores, sc->node.cpu_adam_rate / 1e6);
+    }
+  fprintf (out, "offload traffic (rank 0, one step)\n");
+  print_quantity (out, "host to GPU", res->offload_h2d, SIM_DIM_BYTES);
+  print_quantity (out, "GPU to host", res->offload_d2h, SIM_DIM_BYTES);
+  if (res->offload_nvme_read > 0 || res->offload_nvme_write > 0)
+    {
+      print_quantity (out, "NVMe read", res->offload_nvme_read, SIM_DIM_BYTES);
+      print_quantity (out, "NVMe write", res->offload_nvme_write, SIM_DIM_BYTES);
+    }
+}
+
+/* Paged optimizer (models/plan/plan_paged.h): the states paged out to host and the time their
+ * migrations took (only with a paged optimizer). */
+static void
+print_paged (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  if (!model_stack_optimizer_is_paged (&sc->stack))
+    return;
+  fprintf (out, "paged optimizer (per rank)\n");
+  print_quantity (out, "states paged out", res->paged_spill, SIM_DIM_BYTES);
+  print_quantity (out, "page in + out (rank 0)", res->paged_time, SIM_DIM_TIME);
+}
+
+/* "4.00 GiB optimizer_state (initial state); 1.00 GiB activations (fwd L3 mb0); …" */
+static char *
+oom_holders_text (const CliRunResult *res)
+{
+  GString *t = g_string_new (NULL);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    {
+      const ModelLedgerHolder *h = &res->oom_holders[i];
+      g_autofree char *b = sim_units_format (h->bytes, SIM_DIM_BYTES, 2);
+      g_string_append_printf (t, "%s%s %s (%s)", i > 0 ? "; " : "", b,
+                              model_ledger_category_name (h->category), h->task ? h->task : "-");
+    }
+  return g_string_free (t, FALSE);
+}
+
+/* What ran out of memory: the moment, the task, the request (the tensor that did not fit),
+ * what was reserved then, the figures PyTorch and nvidia-smi would show when the OOM is
+ * raised, the categories then and the largest buffers holding memory with the tasks that
+ * allocated them (the failing buffer's tensors granted before it included). */
+static void
+print_oom (FILE *out, const CliRunResult *res)
+{
+  if (!res->oom)
+    return;
+  g_autofree char *req = sim_units_format (res->oom_requested, SIM_DIM_BYTES, 2);
+  g_autofree char *rsv = sim_units_format (res->oom_reserved, SIM_DIM_BYTES, 2);
+  fprintf (out, "out of memory (rank %u) at t = %.4f s during \"%s\": %s of %s requested "
+                "with %s reserved\n", res->worst_rank, res->oom_time,
+           res->oom_task ? res->oom_task : "-", req,
+           model_ledger_category_name (res->oom_category), rsv);
+  print_quantity (out, "peak allocated then", res->peak_allocated, SIM_DIM_BYTES);
+  print_quantity (out, "peak reserved then", res->peak_reserved, SIM_DIM_BYTES);
+  print_quantity (out, "device-used then", res->device_used, SIM_DIM_BYTES);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (res->oom_mix[c] > 0)
+      print_quantity (out, model_ledger_category_name (c), res->oom_mix[c], SIM_DIM_BYTES);
+  fprintf (out, "  largest live buffers (allocated by):\n");
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    {
+      const ModelLedgerHolder *h = &res->oom_holders[i];
+      g_autofree char *b = sim_units_format (h->bytes, SIM_DIM_BYTES, 2);
+      fprintf (out, "    %14s  %-16s %s\n", b, model_ledger_category_name (h->category),
+               h->task ? h->task : "-");
+    }
+}
+
+static void
+print_time (FILE *out, const CliRunResult *res)
+{
+  /* PyTorch would have stopped at the OOM: these are the figures of the step as planned */
+  fprintf (out, res->gpu_fits ? "time\n"
+                              : "time (of the step as planned: it does not fit, so it would not "
+                                "run)\n");
+  print_quantity (out, "step time", res->step_time, SIM_DIM_TIME);
+  if (res->tokens_per_s >= 1)
+    fprintf (out, "  %-22s %14.0f\n", "tokens/s", res->tokens_per_s);
+  else
+    fprintf (out, "  %-22s %14.3g\n", "tokens/s", res->tokens_per_s);
+  fprintf (out, "  %-22s %12.1f %%\n", "MFU", 100 * res->mfu);
+  fprintf (out, "  %-22s %12.1f %%\n", "HFU", 100 * res->hfu);
+  if (res->steps > 1)
+    {
+      g_autofree char *lo = sim_units_format (res->step_time_min, SIM_DIM_TIME, 3);
+      g_autofree char *p99 = sim_units_format (res->step_time_p99, SIM_DIM_TIME, 3);
+      g_autofree char *med = sim_units_format (res->step_time_median, SIM_DIM_TIME, 3);
+      fprintf (out, "  %-22s %14s  (median of %u steps; min %s, p99 %s)\n", "step time dist.",
+               med, res->steps, lo, p99);
+    }
+  if (res->n_ranks > 1)
+    print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
+  if (res->offload_stall > 0)
+    print_quantity (out, "exposed offload", res->offload_stall, SIM_DIM_TIME);
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    if (res->time_by_kind[k] > 0)
+      {
+        g_autofree char *name = g_strdup_printf ("%s (rank 0)", model_plan_task_kind_name (k));
+        print_quantity (out, name, res->time_by_kind[k], SIM_DIM_TIME);
+      }
+}
+
+void
+cli_report_print_verdict (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *need = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
+  g_autofree char *step = sim_units_format (res->step_time, SIM_DIM_TIME, 3);
+  if (res->fits)
+    fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %.0f tokens/s\n", sc->name, need, cap,
+             step, res->tokens_per_s);
+  else if (!res->gpu_fits && res->need_device > res->capacity)
+    {
+      g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
+      fprintf (out, "%s: OOM, needs %s of %s per GPU (%s short)\n", sc->name, need, cap, by);
+    }
+  else if (!res->gpu_fits)
+    fprintf (out, "%s: OOM, a request failed (needs %s of %s per GPU)\n", sc->name, need, cap);
+  else
+    fprintf (out, "%s: OOM, %s\n", sc->name,
+             !res->host_fits ? "host memory is short" : "NVMe capacity is short");
+}
+
+void
+cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  const ModelArch *a = sc->arch;
+  const ModelStack *s = &sc->stack;
+  g_autofree char *mem = sim_units_format (sc->node.gpu->memory_capacity, SIM_DIM_BYTES, 2);
+  fprintf (out, "scenario   %s (%s)\n", sc->name, sc->path);
+  g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
+  fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layer%s, hidden %"
+                G_GUINT64_FORMAT "\n",
+           a->name, model_arch_family_name (a->family), params, a->n_layers,
+           a->n_layers == 1 ? "" : "s", a->hidden_size);
+  fprintf (out, "hardware   %u x %s (%s each)", res->n_ranks, sc->node.gpu->name, mem);
+  if (res->n_ranks > 1)
+    fprintf (out, " in %u x %s of %u", sc->n_nodes, sc->node.name ? sc->node.name : "node",
+             sc->node.n_gpus);
+  fputc ('\n', out);
+  g_autofree char *states = states_text (res);
+  if (res->n_ranks > 1)
+    fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
+                  "%s\n",
+             model_parallel_mode_name (sc->par.mode), res->n_ranks,
+             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+  fprintf (out,
+           "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
+           ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
+           s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
+           model_stack_optimizer_name (s->optimizer),
+           model_stack_checkpointing_name (s->checkpointing),
+           !s->flash_attention               ? "eager"
+           : hw_kernel_has_flash2 (sc->node.gpu) ? "flash"
+                                                 : "sdpa (memory-efficient kernel)");
+  if (model_finetune_active (&s->finetune))
+    {
+      double n = model_stack_trainable_params (s, a);
+      g_autofree char *tr = sim_text_group_digits ((guint64) n);
+      fprintf (out, "finetune   %s rank %" G_GUINT64_FORMAT " on %s: %s trainable parameters "
+                    "(%.2f %%)%s\n",
+               s->finetune.method == MODEL_FINETUNE_QLORA ? "QLoRA" : "LoRA", s->finetune.rank,
+               model_finetune_targets_name (s->finetune.targets), tr,
+               100 * n / ((double) model_arch_n_params (a) + n),
+               s->finetune.method != MODEL_FINETUNE_QLORA ? ""
+               : s->finetune.double_quant             ? ", NF4 base, double quantization"
+                                                      : ", NF4 base");
+    }
+  if (model_offload_any (&s->offload))
+    fprintf (out, "offload    optimizer %s, parameters %s, activations %s, %s host memory\n",
+             model_offload_target_name (s->offload.optimizer),
+             model_offload_target_name (s->offload.parameters),
+             model_offload_target_name (s->offload.activations),
+             s->offload.pageable ? "pageable" : "pinned");
+  if (res->n_ranks == 1 && (res->state_host > 0 || res->state_nvme > 0))
+    fprintf (out, "states     %s\n", states);
+  if (s->seq_len > a->max_positions)
+    fprintf (out, "note       seq_len %" G_GUINT64_FORMAT " exceeds the model's %" G_GUINT64_FORMAT
+                  " positions: simulated as given (the model would need position scaling)\n",
+             s->seq_len, a->max_positions);
+  print_memory (out, res);
+  print_oom (out, res);
+  print_host (out, sc, res);
+  print_paged (out, sc, res);
+  print_time (out, res);
+  cli_training_print (out, sc, res);
+}
+
+/* Offload choices, host DRAM and NVMe ledgers, offload traffic (zeros without offload). */
+static void
+fill_host_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+{
+  const ModelOffload *o = &sc->stack.offload;
+  sim_recorder_summary_text (rec, "offload_optimizer", model_offload_target_name (o->optimizer));
+  sim_recorder_summary_text (rec, "offload_parameters", model_offload_target_name (o->parameters));
+  sim_recorder_summary_text (rec, "offload_activations",
+                             model_offload_target_name (o->activations));
+  sim_recorder_summary_scalar (rec, "host_peak", res->host_peak, "B");
+  sim_recorder_summary_scalar (rec, "host_capacity", res->host_capacity, "B");
+  sim_recorder_summary_scalar (rec, "host_fits", res->host_fits ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "nvme_peak", res->nvme_peak, "B");
+  sim_recorder_summary_scalar (rec, "nvme_capacity", res->nvme_capacity, "B");
+  sim_recorder_summary_scalar (rec, "nvme_fits", res->nvme_fits ? 1 : 0, "1");
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      g_autofree char *name = g_strdup_printf ("host_peak_%s", model_ledger_category_name (c));
+      sim_recorder_summary_scalar (rec, name, res->host_peak_mix[c], "B");
+    }
+  sim_recorder_summary_scalar (rec, "offload_h2d", res->offload_h2d, "B");
+  sim_recorder_summary_scalar (rec, "offload_d2h", res->offload_d2h, "B");
+  sim_recorder_summary_scalar (rec, "offload_nvme_read", res->offload_nvme_read, "B");
+  sim_recorder_summary_scalar (rec, "offload_nvme_write", res->offload_nvme_write, "B");
+  sim_recorder_summary_scalar (rec, "cpu_step_params", res->cpu_step_params, "1");
+  sim_recorder_summary_scalar (rec, "cpu_step_time", res->cpu_step_time, "s");
+  sim_recorder_summary_scalar (rec, "paged_spill", res->paged_spill, "B");
+  sim_recorder_summary_scalar (rec, "paged_time", res->paged_time, "s");
+}
+
+void
+cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+{
+  sim_recorder_summary_text (rec, "scenario", sc->name);
+  sim_recorder_summary_text (rec, "model", sc->arch->name);
+  sim_recorder_summary_text (rec, "gpu", sc->node.gpu->name);
+  sim_recorder_summary_scalar (rec, "n_gpus", res->n_ranks, "1");
+  sim_recorder_summary_scalar (rec, "n_params", (double) model_arch_n_params (sc->arch), "1");
+  sim_recorder_summary_scalar (rec, "n_trainable_params",
+                               model_stack_trainable_params (&sc->stack, sc->arch), "1");
+  sim_recorder_summary_scalar (rec, "step_time", res->step_time, "s");
+  sim_recorder_summary_scalar (rec, "tokens_per_step", res->tokens_per_step, "token");
+  sim_recorder_summary_scalar (rec, "tokens_per_s", res->tokens_per_s, "token/s");
+  sim_recorder_summary_scalar (rec, "model_flops", res->model_flops, "FLOP");
+  sim_recorder_summary_scalar (rec, "hardware_flops", res->hardware_flops, "FLOP");
+  sim_recorder_summary_scalar (rec, "peak_flops_per_gpu", res->peak_flops, "FLOP/s");
+  sim_recorder_summary_scalar (rec, "mfu", res->mfu, "1");
+  sim_recorder_summary_scalar (rec, "hfu", res->hfu, "1");
+  sim_recorder_summary_scalar (rec, "exposed_communication", res->exposed_comm, "s");
+  sim_recorder_summary_scalar (rec, "offload_stall", res->offload_stall, "s");
+  sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
+  sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");
+  sim_recorder_summary_scalar (rec, "step_time_median", res->step_time_median, "s");
+  sim_recorder_summary_scalar (rec, "step_time_p99", res->step_time_p99, "s");
+  sim_recorder_summary_scalar (rec, "model_state_bytes", res->state_bytes, "B");
+  sim_recorder_summary_scalar (rec, "model_state_bytes_host", res->state_host, "B");
+  sim_recorder_summary_scalar (rec, "model_state_bytes_nvme", res->state_nvme, "B");
+  sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
+  sim_recorder_summary_scalar (rec, "memory_after_load", res->load_bytes, "B");
+  sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
+  sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
+  sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");
+  sim_recorder_summary_scalar (rec, "device_used", res->device_used, "B");
+  /* what the step as planned needs (= the measured figures when it fits) and the shortfall */
+  sim_recorder_summary_scalar (rec, "need_allocated", res->need_allocated, "B");
+  sim_recorder_summary_scalar (rec, "need_reserved", res->need_reserved, "B");
+  sim_recorder_summary_scalar (rec, "need_device", res->need_device, "B");
+  sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, res->need_device - res->capacity),
+                               "B");
+  sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");
+  sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "gpu_fits", res->gpu_fits ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "peak_rank", res->worst_rank, "1");
+  sim_recorder_summary_scalar (rec, "peak_time", res->peak_time, "s");
+  sim_recorder_summary_text (rec, "peak_task", res->peak_task ? res->peak_task : "");
+  /* OOM diagnosis (zeros and empty text when the step fits the allocator). */
+  sim_recorder_summary_scalar (rec, "oom", res->oom ? 1 : 0, "1");
+  sim_recorder_summary_scalar (rec, "oom_time", res->oom_time, "s");
+  sim_recorder_summary_text (rec, "oom_task", res->oom_task ? res->oom_task : "");
+  sim_recorder_summary_scalar (rec, "oom_requested", res->oom_requested, "B");
+  sim_recorder_summary_text (rec, "oom_category",
+                             res->oom ? model_ledger_category_name (res->oom_category) : "");
+  sim_recorder_summary_scalar (rec, "oom_reserved", res->oom_reserved, "B");
+  g_autofree char *holders = oom_holders_text (res);
+  sim_recorder_summary_text (rec, "oom_holders", holders);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
+      sim_recorder_summary_scalar (rec, name, res->peak_mix[c], "B");
+    }
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    {
+      g_autofree char *name = g_strdup_printf ("time_%s", model_plan_task_kind_name (k));
+      sim_recorder_summary_scalar (rec, name, res->time_by_kind[k], "s");
+    }
+  fill_host_summary (rec, sc, res);
+  cli_training_fill_summary (rec, sc, res);
+  for (guint r = 0; r < res->n_ranks; r++)
+    {
+      g_autofree char *a = g_strdup_printf ("ranks/rank%u/peak_allocated", r);
+      g_autofree char *d = g_strdup_printf ("ranks/rank%u/device_used", r);
+      sim_recorder_summary_scalar (rec, a, res->rank_peak_allocated[r], "B");
+      sim_recorder_summary_scalar (rec, d, res->rank_device_used[r], "B");
+    }
+}

@@ -1,0 +1,145 @@
+/* cli/report/training.c — time to train, GPU-hours, cost, energy and emissions; see training.h. */
+#include "config.h"
+#include "cli/report/training.h"
+
+#include <math.h>
+#include "cli/report/error_band.h"
+#include "sim/units.h"
+
+void
+cli_training_estimate (const CliScenario *sc, const CliRunResult *res, CliTrainingEstimate *est)
+{
+  *est = (CliTrainingEstimate){ 0 };
+  const CliTrainingInputs *p = &sc->plan;
+  if (!p->given || !res->fits || !(res->step_time > 0) || !(res->tokens_per_step > 0))
+    return;
+  est->valid = TRUE;
+  est->steps = p->train_steps > 0 ? (double) p->train_steps : p->tokens / res->tokens_per_step;
+  est->tokens = p->train_steps > 0 ? (double) p->train_steps * res->tokens_per_step : p->tokens;
+  est->time = est->steps * res->step_time; /* = tokens ÷ tokens/s */
+  est->gpu_time = res->n_ranks * est->time;
+  if (p->has_price)
+    {
+      est->has_cost = TRUE;
+      double billed = p->price_per_node ? sc->n_nodes * est->time : est->gpu_time;
+      est->cost = billed * p->price + p->fixed;
+    }
+  const HwGpuSpec *gpu = sc->node.gpu;
+  if (gpu->board_power > 0)
+    {
+      est->has_energy = TRUE;
+      est->utilisation = CLAMP (res->compute_busy, 0.0, 1.0);
+      est->gpu_power = gpu->idle_power > 0
+                         ? gpu->idle_power + (gpu->board_power - gpu->idle_power) * est->utilisation
+                         : gpu->board_power;
+      est->overhead_power = sc->node.overhead_power;
+      est->energy = res->n_ranks * (est->gpu_power + est->overhead_power) * est->time * p->pue;
+      if (p->has_carbon)
+        {
+          est->has_emissions = TRUE;
+          est->emissions = est->energy * p->carbon_intensity;
+        }
+    }
+}
+
+/* "2.49 USD/h" of the price, for the summary. */
+static char *
+price_text (const CliTrainingInputs *p)
+{
+  return g_strdup_printf ("%.4g %s/h per %s", p->price * 3600, p->currency,
+                          p->price_per_node ? "node" : "GPU");
+}
+
+static void
+print_energy (FILE *out, const CliScenario *sc, const CliTrainingEstimate *e)
+{
+  if (!e->has_energy)
+    {
+      fprintf (out, "  %-22s %14s  (%s has no board power in the catalog: set power in a "
+                    "[gpu.NAME] group)\n", "energy", "-", sc->node.gpu->name);
+      return;
+    }
+  g_autofree char *power = g_strdup_printf ("%.0f W", e->gpu_power);
+  g_autofree char *over = g_strdup_printf ("%.1f W", e->overhead_power);
+  g_autofree char *busy = sc->node.gpu->idle_power > 0
+                            ? g_strdup_printf (" at %.0f %% compute-busy", 100 * e->utilisation)
+                            : g_strdup ("");
+  fprintf (out, "  %-22s %10.2f MWh  (%.0f GPUs x (%s per GPU%s + %s node overhead%s) x PUE "
+                "%.2f)\n",
+           "energy", e->energy / 3.6e9, e->gpu_time / e->time, power, busy, over,
+           e->overhead_power > 0 ? "" : " (none in the catalog)", sc->plan.pue);
+  if (e->has_emissions)
+    fprintf (out, "  %-22s %10.2f t CO2  (at %.0f gCO2/kWh)\n", "emissions", e->emissions / 1e3,
+             sc->plan.carbon_intensity * 3.6e9);
+}
+
+void
+cli_training_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
+{
+  const CliTrainingInputs *p = &sc->plan;
+  g_autofree char *band_t = cli_error_band_text (sc->node.gpu->name, CLI_BAND_STEP_TIME);
+  g_autofree char *band_m = cli_error_band_text (sc->node.gpu->name, CLI_BAND_MEMORY);
+  fprintf (out, "error band\n  %s\n  %s\n", band_t, band_m);
+  if (!p->given)
+    return;
+  fprintf (out, "training run\n");
+  CliTrainingEstimate e;
+  cli_training_estimate (sc, res, &e);
+  if (!e.valid)
+    {
+      fprintf (out, "  not estimated: the step does not fit (OOM), so there is no run to "
+                    "price\n");
+      return;
+    }
+  fprintf (out, "  %-22s %14.4g  (%.4g steps of %.0f tokens)\n", "tokens", e.tokens, e.steps,
+           res->tokens_per_step);
+  fprintf (out, "  %-22s %12.2f d  (tokens / tokens/s)\n", "time to train", e.time / 86400);
+  fprintf (out, "  %-22s %14.0f\n", "GPU-hours", e.gpu_time / 3600);
+  if (e.has_cost)
+    {
+      g_autofree char *price = price_text (p);
+      fprintf (out, "  %-22s %10.0f %s  (%s", "cost", e.cost, p->currency, price);
+      if (p->fixed > 0)
+        fprintf (out, " + %.0f %s fixed", p->fixed, p->currency);
+      fprintf (out, ")\n");
+    }
+  else
+    fprintf (out, "  %-22s %14s  (no [cost] price for %s)\n", "cost", "-", sc->node.gpu->name);
+  print_energy (out, sc, &e);
+}
+
+static void
+fill_band (SimRecorder *rec, const char *gpu, CliBandKind kind, const char *name)
+{
+  CliErrorBand b;
+  cli_error_band_get (gpu, kind, &b);
+  g_autofree char *cases = g_strdup_printf ("%s_cases", name);
+  sim_recorder_summary_scalar (rec, name, b.median, "1");
+  sim_recorder_summary_scalar (rec, cases, b.n_cases, "1");
+}
+
+void
+cli_training_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+{
+  fill_band (rec, sc->node.gpu->name, CLI_BAND_STEP_TIME, "band_step_time");
+  fill_band (rec, sc->node.gpu->name, CLI_BAND_MEMORY, "band_memory");
+  CliTrainingEstimate e;
+  cli_training_estimate (sc, res, &e);
+  if (!e.valid)
+    return;
+  sim_recorder_summary_scalar (rec, "train_steps", e.steps, "1");
+  sim_recorder_summary_scalar (rec, "train_tokens", e.tokens, "token");
+  sim_recorder_summary_scalar (rec, "train_time", e.time, "s");
+  sim_recorder_summary_scalar (rec, "train_gpu_time", e.gpu_time, "s");
+  if (e.has_cost)
+    sim_recorder_summary_scalar (rec, "train_cost", e.cost, sc->plan.currency);
+  if (e.has_energy)
+    {
+      sim_recorder_summary_scalar (rec, "train_utilisation", e.utilisation, "1");
+      sim_recorder_summary_scalar (rec, "train_gpu_power", e.gpu_power, "W");
+      sim_recorder_summary_scalar (rec, "train_overhead_power", e.overhead_power, "W");
+      sim_recorder_summary_scalar (rec, "train_energy", e.energy, "J");
+    }
+  if (e.has_emissions)
+    sim_recorder_summary_scalar (rec, "train_emissions", e.emissions, "kg");
+}

@@ -1,0 +1,164 @@
+/* cli/scenario/output.c — output path checks; see output.h. */
+#include "config.h"
+#include "cli/scenario/output.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "cli/scenario/scenario.h"
+
+static gboolean
+same_file (const GStatBuf *a, const char *other)
+{
+  GStatBuf b;
+  return g_stat (other, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* The directory `dir` (holding `path`) exists and files can be created in it. */
+static gboolean
+dir_writable (const char *what, const char *path, const char *dir, GError **error)
+{
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "%s %s: directory %s does not exist",
+                   what, path, dir);
+      return FALSE;
+    }
+  if (g_access (dir, W_OK | X_OK) == 0)
+    return TRUE;
+  int err = errno;
+  g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+               "%s %s: cannot write in directory %s: %s", what, path, dir, g_strerror (err));
+  return FALSE;
+}
+
+static gboolean
+parent_exists (const char *what, const char *path, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  return dir_writable (what, path, dir, error);
+}
+
+gboolean
+cli_output_check (const char *what, const char *path, const char *const *inputs, GError **error)
+{
+  if (path == NULL || path[0] == '\0')
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty file name", what);
+      return FALSE;
+    }
+  GStatBuf st;
+  if (g_lstat (path, &st) == 0)
+    {
+      if (!S_ISREG (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                       "%s %s: exists and is not a regular file (a directory, link, device or "
+                       "pipe); choose another output file", what, path);
+          return FALSE;
+        }
+      for (guint i = 0; inputs != NULL && inputs[i] != NULL; i++)
+        if (same_file (&st, inputs[i]))
+          {
+            g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                         "%s %s: is the input %s; choose another output file", what, path,
+                         inputs[i]);
+            return FALSE;
+          }
+    }
+  return parent_exists (what, path, error);
+}
+
+gboolean
+cli_output_check_dir (const char *what, const char *dir, GError **error)
+{
+  if (dir == NULL || dir[0] == '\0')
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty directory name", what);
+      return FALSE;
+    }
+  if (g_file_test (dir, G_FILE_TEST_EXISTS))
+    {
+      if (g_file_test (dir, G_FILE_TEST_IS_DIR))
+        return dir_writable (what, dir, dir, error);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, "%s %s: exists and is not a directory",
+                   what, dir);
+      return FALSE;
+    }
+  return parent_exists (what, dir, error);
+}
+
+gboolean
+cli_outputs_check (const char *const *whats, const char *const *paths, guint n,
+                   const char *const *inputs, GError **error)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      if (paths[i] == NULL)
+        continue;
+      if (!cli_output_check (whats[i], paths[i], inputs, error))
+        return FALSE;
+      g_autofree char *a = g_canonicalize_filename (paths[i], NULL);
+      for (guint j = 0; j < i; j++)
+        {
+          if (paths[j] == NULL)
+            continue;
+          g_autofree char *b = g_canonicalize_filename (paths[j], NULL);
+          if (g_strcmp0 (a, b) == 0)
+            {
+              g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                           "%s %s: the same file as %s; choose different outputs", whats[i],
+                           paths[i], whats[j]);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+GPtrArray *
+cli_inputs_new (void)
+{
+  GPtrArray *inputs = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (inputs, NULL);
+  return inputs;
+}
+
+void
+cli_inputs_add (GPtrArray *inputs, const char *path)
+{
+  if (path == NULL || g_strv_contains ((const char *const *) inputs->pdata, path))
+    return;
+  g_ptr_array_insert (inputs, (gint) inputs->len - 1, g_strdup (path));
+}
+
+void
+cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const *sets)
+{
+  cli_inputs_add (inputs, path);
+  g_autofree char *hf = cli_scenario_hf_config_file (path, sets);
+  cli_inputs_add (inputs, hf);
+}
+
+gboolean
+cli_output_check_chart (const char *what, const char *path, GError **error)
+{
+  g_autofree char *lower = g_ascii_strdown (path, -1);
+  if (g_str_has_suffix (lower, ".png") || g_str_has_suffix (lower, ".svg"))
+    return TRUE;
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+               "%s %s: a chart is written as .png or .svg; name the file so", what, path);
+  return FALSE;
+}
+
+char *
+cli_file_stem (const char *path)
+{
+  char *base = g_path_get_basename (path);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return base;
+}

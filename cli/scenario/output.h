@@ -1,0 +1,40 @@
+/* cli/scenario/output.h — checks on output paths, made before anything is simulated or written, so
+ * a bad path is one early error and never a replaced device, link or input file. */
+#pragma once
+
+#include <glib.h>
+
+/* `path` must be non-empty; if it exists it must be a regular file (not a directory,
+ * device, FIFO or symbolic link: outputs are written to a temporary file renamed onto the
+ * path) and not the same file as any of `inputs` (NULL-terminated, may be NULL); its
+ * directory must exist and be writable (the temporary file is created there). FALSE +
+ * G_FILE_ERROR naming `what` (e.g. "-o") and the path. */
+gboolean cli_output_check (const char *what, const char *path, const char *const *inputs,
+                           GError **error);
+
+/* A directory for charts: if it exists it must be a writable directory, else its parent
+ * must exist and be writable (it is created when the charts are written). */
+gboolean cli_output_check_dir (const char *what, const char *dir, GError **error);
+
+/* Checks n outputs at once (paths[i] may be NULL: absent, named whats[i] in messages):
+ * each as cli_output_check() against `inputs`, and no two naming the same file. */
+gboolean cli_outputs_check (const char *const *whats, const char *const *paths, guint n,
+                            const char *const *inputs, GError **error);
+
+/* The input files of a command, to check outputs against: a GPtrArray of owned paths kept
+ * NULL-terminated, so `(const char *const *) inputs->pdata` is the `inputs` of the checks
+ * above. Free with g_ptr_array_unref(). */
+GPtrArray *cli_inputs_new (void);
+/* Appends `path` (NULL: nothing) unless the list holds the same string already. */
+void cli_inputs_add (GPtrArray *inputs, const char *path);
+/* Appends what simulating the scenario `path` with `sets` (NULL-terminated --set
+ * overrides, may be NULL) reads: the scenario file and its hf_config JSON
+ * (cli_scenario_hf_config_file). */
+void cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const *sets);
+
+/* A chart path must end in .png or .svg, in any case (the terminal follows the extension). */
+gboolean cli_output_check_chart (const char *what, const char *path, GError **error);
+
+/* The file name of `path` without its directory and last extension ("a/s1.ini" → "s1"):
+ * the stem outputs and default names are made from. Caller frees. */
+char *cli_file_stem (const char *path);

@@ -1,0 +1,513 @@
+/* cli/scenario/scenario.c — scenario files: strict checks, then the [model], [cluster] and
+ * [training] groups turned into a CliScenario. See scenario.h.
+ *
+ * GKeyFile does the parsing. Two things it accepts silently are rejected here before it
+ * runs: a duplicate group or key (GKeyFile keeps the last one) and a comment after a value
+ * (GKeyFile makes it part of the value). That pre-scan only looks at the first character of
+ * each line and at "name =" prefixes; it does not parse values.
+ */
+#include "config.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/scenario_private.h"
+#include "cli/scenario/output.h"
+#include "cli/scenario/input.h"
+#include "models/plan/plan.h"
+#include "cli/scenario/sweep.h"
+
+#include <string.h>
+#include "hardware/catalog.h"
+#include "hardware/cluster_spec.h"
+#include "sim/text.h"
+#include "sim/units.h"
+
+typedef struct
+{
+  const char *group;
+  const char *const *keys;
+} GroupSchema;
+
+static const char *const scenario_keys[] = { "name", "description", NULL };
+static const char *const training_keys[] = {
+  "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
+  "checkpoint_every",
+  "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none",
+  "softmax_saves_input", NULL,
+};
+static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
+                                             "algorithm", "reduce_dtype", NULL };
+static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
+static const char *const allocator_keys[] = { "expandable_segments", NULL };
+static const char *const validation_keys[] = { "id", "source", "metric", "measured", "tolerance",
+                                               "known_gap", "gap_error", "gap_margin", NULL };
+static const char *const offload_keys[] = { "optimizer", "parameters", "activations",
+                                            "pin_memory", NULL };
+static const char *const finetune_keys[] = { "method", "rank", "targets", "double_quant", NULL };
+static const char *const group_names[] = { "scenario", "model", "cluster", "training",
+                                           "parallel", "run", "allocator", "offload",
+                                           "finetune", "gpu.NAME",
+                                           "node.NAME", "baseline", "validation", "plan",
+                                           "cost", NULL };
+
+/* [model] accepts hf_config, family and every architecture field of models/arch/arch.h. */
+static char **
+model_keys (void)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  g_ptr_array_add (a, g_strdup ("hf_config"));
+  g_ptr_array_add (a, g_strdup ("family"));
+  g_ptr_array_add (a, g_strdup ("tie_word_embeddings"));
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
+    g_ptr_array_add (a, g_strdup (*k));
+  g_ptr_array_add (a, NULL);
+  return (char **) g_ptr_array_free (a, FALSE);
+}
+
+static void
+free_member_and_struct (CliScenario *sc)
+{
+  g_free (sc->path);
+  g_free (sc->name);
+  g_free (sc->text);
+  model_arch_free (sc->arch);
+  hw_node_spec_clear (&sc->node);
+  if (sc->slowdowns != NULL)
+    g_array_unref (sc->slowdowns);
+  if (sc->warnings != NULL)
+    g_ptr_array_unref (sc->warnings);
+  g_free (sc);
+}
+
+void
+cli_scenario_free (CliScenario *sc)
+{
+  if (sc != NULL)
+    free_member_and_struct (sc);
+}
+
+const char *
+cli_scenario_models_dir (void)
+{
+  static char *dir; /* set once, thread-safe (batches load scenarios in parallel) */
+  if (g_once_init_enter (&dir))
+    {
+      char *src = g_build_filename (STEPSIM_SRCDIR, "models", "configs", NULL);
+      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
+        {
+          g_free (src);
+          src = g_build_filename (STEPSIM_DATADIR, "models", NULL);
+        }
+      g_once_init_leave (&dir, src);
+    }
+  return dir;
+}
+
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
+
+char **
+cli_scenario_shipped_models (void)
+{
+  GPtrArray *names = g_ptr_array_new ();
+  g_autoptr (GDir) dir = g_dir_open (cli_scenario_models_dir (), 0, NULL);
+  for (const char *n; dir != NULL && (n = g_dir_read_name (dir)) != NULL;)
+    if (g_str_has_suffix (n, ".json"))
+      g_ptr_array_add (names, g_strndup (n, strlen (n) - 5));
+  g_ptr_array_sort (names, compare_names); /* readdir order is not stable */
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (names, FALSE);
+}
+
+/* ---- pre-scan: duplicates and inline comments ----------------------------------------- */
+
+static gboolean
+prescan_line (const char *line, guint lineno, char **group, GHashTable *seen, GError **error)
+{
+  g_autofree char *t = g_strstrip (g_strdup (line));
+  if (t[0] == '\0' || t[0] == '#')
+    return TRUE;
+  if (t[0] == '[')
+    {
+      char *end = strchr (t, ']');
+      g_free (*group);
+      *group = g_strndup (t + 1, end ? (gsize) (end - t - 1) : strlen (t + 1));
+      char *gkey = g_strdup_printf ("[%s]", *group);
+      if (!g_hash_table_add (seen, gkey))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+                       "line %u: group [%s] appears twice", lineno, *group);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  char *eq = strchr (t, '=');
+  if (eq == NULL || *group == NULL)
+    return TRUE; /* GKeyFile reports the syntax error itself */
+  g_autofree char *key = g_strstrip (g_strndup (t, (gsize) (eq - t)));
+  if (strchr (key, '[') != NULL)
+    {
+      /* GKeyFile would keep "key[locale]" aside and never show it to the schema check. */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "line %u: group [%s], key '%s': localised keys are not supported", lineno,
+                   *group, key);
+      return FALSE;
+    }
+  char *k = g_strdup_printf ("%s\x1f%s", *group, key);
+  if (!g_hash_table_add (seen, k))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "line %u: group [%s], key '%s' appears twice", lineno, *group, key);
+      return FALSE;
+    }
+  if (g_strcmp0 (key, "description") != 0 && (strstr (eq, " #") || strstr (eq, "\t#")))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "line %u: group [%s], key '%s': comments after a value are not allowed "
+                   "(put the comment on its own line)", lineno, *group, key);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+prescan (const char *text, GError **error)
+{
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *group = NULL;
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (!prescan_line (lines[i], i + 1, &group, seen, error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+cli_scenario_prescan (const char *text, GError **error)
+{
+  return prescan (text, error);
+}
+
+/* ---- --set overrides -------------------------------------------------------------------- */
+
+static gboolean
+apply_set (GKeyFile *kf, const char *set, GError **error)
+{
+  g_autofree char *group = NULL, *key = NULL, *value = NULL;
+  if (!cli_sweep_parse_set (set, &group, &key, &value, error))
+    return FALSE;
+  g_key_file_set_value (kf, group, key, value);
+  return TRUE;
+}
+
+char *
+cli_scenario_hf_config_file (const char *path, const char *const *sets)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  /* the checked reader: /dev/zero or a FIFO fails here, as the load itself will say */
+  if (!cli_input_load_keyfile (kf, path, NULL))
+    return NULL;
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    apply_set (kf, sets[i], NULL); /* a malformed one fails the load itself */
+  g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
+  return hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+}
+
+
+/* ---- schema ------------------------------------------------------------------------------ */
+
+static gboolean
+check_keys (GKeyFile *kf, const char *group, const char *const *valid, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    if (!g_strv_contains (valid, keys[i]))
+      {
+        char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, keys[i]);
+        msg = sim_text_with_hint (msg, keys[i], valid);
+        g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
+        g_free (msg);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
+check_schema (GKeyFile *kf, GError **error)
+{
+  g_auto (GStrv) mkeys = model_keys ();
+  const GroupSchema schema[] = {
+    { "scenario", scenario_keys },
+    { "model", (const char *const *) mkeys },
+    { "cluster", hw_cluster_spec_keys () },
+    { "training", training_keys },
+    { "parallel", parallel_keys },
+    { "run", run_keys },
+    { "allocator", allocator_keys },
+    { "validation", validation_keys }, /* read by stepsim validate (cli/cmd_validate.c) */
+    { "offload", offload_keys },
+    { "finetune", finetune_keys },
+  };
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      const char *g = groups[i];
+      if (g_str_has_prefix (g, "gpu.") && g[4] != '\0')
+        {
+          /* Checked in full even when no [cluster] uses it: a typo there is still a typo. */
+          g_autoptr (HwGpuSpec) spec = hw_catalog_gpu_from_keyfile (kf, g, error);
+          if (spec == NULL)
+            return FALSE;
+          continue;
+        }
+      if (g_str_has_prefix (g, "node.") && g[5] != '\0')
+        {
+          HwNodeSpec node = { 0 };
+          gboolean ok = hw_node_spec_from_keyfile (kf, g, &node, error);
+          hw_node_spec_clear (&node);
+          if (!ok)
+            return FALSE;
+          continue;
+        }
+      if (g_strcmp0 (g, "baseline") == 0)
+        continue; /* group.key overrides, checked by their user (cli/scenario/sweep.c) */
+      if (g_strcmp0 (g, "plan") == 0 || g_strcmp0 (g, "cost") == 0)
+        continue; /* keys per GPU type: checked by cli/scenario/scenario_plan.c */
+      gboolean known = FALSE;
+      for (guint s = 0; s < G_N_ELEMENTS (schema); s++)
+        if (g_strcmp0 (schema[s].group, g) == 0)
+          {
+            known = TRUE;
+            if (!check_keys (kf, g, schema[s].keys, error))
+              return FALSE;
+          }
+      if (!known)
+        {
+          char *msg = g_strdup_printf ("group [%s]: unknown group", g);
+          msg = sim_text_with_hint (msg, g, group_names);
+          g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND, msg);
+          g_free (msg);
+          return FALSE;
+        }
+    }
+  const char *required[] = { "model", "cluster", "training" };
+  for (guint i = 0; i < G_N_ELEMENTS (required); i++)
+    if (!g_key_file_has_group (kf, required[i]))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+                     "group [%s] is missing", required[i]);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* ---- typed getters: every error names group and key ------------------------------------- */
+
+/* Returns the value or NULL; a missing required key is an error, a missing optional one
+ * is not (then *error stays unset and NULL is returned). */
+char *
+cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key, gboolean required, GError **error)
+{
+  if (!g_key_file_has_key (kf, group, key, NULL))
+    {
+      if (required)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "group [%s], key '%s': required key is missing", group, key);
+      return NULL;
+    }
+  char *v = g_key_file_get_value (kf, group, key, NULL);
+  return g_strstrip (v);
+}
+
+
+/* Reads a positive integer into *out (left untouched when optional and absent). */
+gboolean
+cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key, gboolean required,
+                        guint64 *out, GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  guint64 n;
+  if (!sim_units_parse_count (v, &n, error))
+    return PREFIX_KEY (error, group, key), FALSE;
+  if (n == 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': must be at least 1", group, key);
+      return FALSE;
+    }
+  *out = n;
+  return TRUE;
+}
+
+/* Reads a positive dimensioned quantity (strict units) into *out. */
+gboolean
+cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key, SimDimension dim,
+                           gboolean required, double *out, GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  double x;
+  if (!sim_units_parse (v, dim, &x, error))
+    return PREFIX_KEY (error, group, key), FALSE;
+  if (!(x > 0))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': must be positive", group, key);
+      return FALSE;
+    }
+  *out = x;
+  return TRUE;
+}
+
+
+/* ---- entry point -------------------------------------------------------------------------- */
+
+/* A rotary-position model runs at any length, but it was trained up to max_position_embeddings:
+ * beyond it quality needs position scaling (RoPE interpolation, Chen et al. 2023, arXiv
+ * 2306.15595; YaRN). The step is simulated as given, with one warning per process (a fit or
+ * sweep loads the scenario once per candidate). Learned positions are an error instead
+ * (models/plan/plan.c); ALiBi extrapolates by design (Press et al. 2022, arXiv 2108.12409). */
+static void
+warn_trained_length (const CliScenario *sc)
+{
+  static gsize warned = 0;
+  const ModelArch *a = sc->arch;
+  gboolean rotary = !a->learned_positions && a->family != MODEL_FAMILY_MPT;
+  if (!rotary || a->max_positions == 0 || sc->stack.seq_len <= a->max_positions
+      || !g_once_init_enter (&warned))
+    return;
+  g_printerr ("stepsim: warning: %s: group [training], key 'seq_len': %" G_GUINT64_FORMAT
+              " is above the %" G_GUINT64_FORMAT " positions model '%s' was trained for ([model] "
+              "max_position_embeddings; rotary positions): simulated as given, the model would "
+              "need position scaling (warned once)\n", sc->path, sc->stack.seq_len,
+              a->max_positions, a->name);
+  g_once_init_leave (&warned, 1);
+}
+
+static CliScenario *
+load_keyfile (const char *path, GKeyFile *kf, GError **error)
+{
+  g_autoptr (CliScenario) sc = g_new0 (CliScenario, 1);
+  sc->path = g_strdup (path);
+  sc->warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *base = cli_file_stem (path);
+  sc->name = g_key_file_get_string (kf, "scenario", "name", NULL);
+  if (sc->name == NULL)
+    sc->name = g_strdup (base);
+  sc->text = g_key_file_to_data (kf, NULL, NULL);
+  if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
+      || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
+      || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
+      || !cli_scenario_load_offload (kf, sc, error) || !cli_scenario_load_finetune (kf, sc, error)
+      || !cli_scenario_load_plan (kf, sc, error)
+      /* the combinations: what the plan would refuse, refused here naming group and key */
+      || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))
+    return NULL;
+  warn_trained_length (sc);
+  return g_steal_pointer (&sc);
+}
+
+/* Sets *error to "SOURCE: MESSAGE" (SOURCE as cli_scenario_error_source, or just the path
+ * when `sets` is NULL), printable and at most MESSAGE_MAX characters; frees `e`. */
+static void
+fail_with (GError **error, GError *e, const char *path, const char *const *sets,
+           const char *const *origins)
+{
+  g_autofree char *source = cli_scenario_error_source (path, sets, origins, e->message);
+  g_autofree char *full = g_strdup_printf ("%s: %s", source, e->message);
+  g_autofree char *shown = sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX);
+  g_set_error_literal (error, e->domain, e->code, shown);
+  g_error_free (e);
+}
+
+/* A scenario loaded with overrides is not the file's any more: its name says what changed,
+ * "NAME (training.precision=bf16_mixed, cluster.gpu=H100-SXM)" (every override but those of
+ * [scenario], in order, the last of a key kept; the name is at most NAME_MAX characters). */
+#define NAME_MAX_CHARS 200
+static void
+name_overrides (CliScenario *sc, const char *const *sets)
+{
+  g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) shown = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "scenario") == 0)
+        continue;
+      char *key = g_strdup_printf ("%s.%s", g, k);
+      char *item = g_strdup_printf ("%s=%s", key, v);
+      for (guint j = 0; j < seen->len; j++)
+        if (strcmp (g_ptr_array_index (seen, j), key) == 0)
+          {
+            g_ptr_array_remove_index (seen, j);
+            g_ptr_array_remove_index (shown, j);
+            break;
+          }
+      g_ptr_array_add (seen, key);
+      g_ptr_array_add (shown, item);
+    }
+  if (shown->len == 0)
+    return;
+  g_ptr_array_add (shown, NULL);
+  g_autofree char *list = g_strjoinv (", ", (char **) shown->pdata);
+  g_autofree char *full = g_strdup_printf ("%s (%s)", sc->name, list);
+  g_free (sc->name);
+  sc->name = sim_text_printable (full, NAME_MAX_CHARS);
+}
+
+CliScenario *
+cli_scenario_load_origins (const char *path, const char *const *sets,
+                           const char *const *origins, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  GError *e = NULL;
+  gsize length = 0;
+  if (!cli_input_read (path, &text, &length, &e))
+    {
+      /* the message already starts with the path */
+      g_autofree char *shown = sim_text_printable (e->message, CLI_SCENARIO_MESSAGE_MAX);
+      g_set_error_literal (error, e->domain, e->code, shown);
+      g_error_free (e);
+      return NULL;
+    }
+  /* Errors of the file itself (syntax, duplicates) are the file's, whatever the overrides. */
+  if (!prescan (text, &e) || !g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, &e))
+    return fail_with (error, e, path, NULL, NULL), NULL;
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    if (!apply_set (kf, sets[i], &e))
+      {
+        const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : "--set";
+        g_prefix_error (&e, "%s ", origin);
+        return fail_with (error, e, path, NULL, NULL), NULL;
+      }
+  CliScenario *sc = load_keyfile (path, kf, &e);
+  if (sc == NULL)
+    fail_with (error, e, path, sets, origins);
+  else
+    {
+      cli_scenario_collect_warnings (kf, sc, sets, origins);
+      name_overrides (sc, sets);
+    }
+  return sc;
+}
+
+CliScenario *
+cli_scenario_load (const char *path, const char *const *sets, GError **error)
+{
+  return cli_scenario_load_origins (path, sets, NULL, error);
+}

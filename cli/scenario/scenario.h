@@ -1,0 +1,123 @@
+/* cli/scenario/scenario.h — loading a scenario file (GKeyFile INI, DESIGN §7) into a model, a
+ * hardware description and a technique stack.
+ *
+ * Strictness: unknown groups and keys, duplicate groups or keys, inline comments after a
+ * value, missing required keys, dimensioned values without their unit and non-positive
+ * sizes are errors naming the file, group and key (with the nearest valid name as a hint).
+ * `--set group.key=value` overrides are applied before validation, so they are checked the
+ * same way. Nothing is written by loading. A [baseline] group (group.key = value overrides
+ * naming the baseline stack of a batch or fit search) is accepted and left to its users.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+#include "models/arch/arch.h"
+#include "models/parallel/parallel.h"
+#include "models/stack/stack.h"
+
+/* [plan] and [cost] (cli/scenario/scenario_plan.c): the training run a step is part of and its
+ * prices. Everything SI: money per second for prices, kg CO2 per J for the intensity. */
+typedef struct
+{
+  gboolean given;            /* [plan] is present (tokens or train_steps) */
+  double tokens;             /* [plan] tokens to train; 0 when train_steps is given */
+  guint64 train_steps;       /* [plan] train_steps; 0 when tokens is given */
+  gboolean has_price;        /* a price applies to this scenario's GPU type */
+  gboolean price_per_node;   /* node_hour (per node) rather than gpu_hour (per GPU) */
+  gboolean price_for_type;   /* the price came from a gpu_hour.TYPE / node_hour.TYPE key */
+  double price;              /* currency per GPU-second (or per node-second) */
+  double fixed;              /* [cost] fixed, currency (0 when absent) */
+  char currency[4];          /* ISO 4217 code of every price ("" without one) */
+  double pue;                /* [cost] pue, >= 1 (default 1: the IT equipment's energy) */
+  gboolean has_carbon;
+  double carbon_intensity;   /* [cost] carbon_intensity, kg CO2 per J */
+} CliTrainingInputs;
+
+typedef struct
+{
+  char *path;        /* the scenario file as given */
+  char *name;        /* [scenario] name, or the file's stem */
+  char *text;        /* resolved scenario text (after --set), stored in the HDF5 file */
+  ModelArch *arch;
+  HwNodeSpec node;   /* GPU type, GPUs per node, host memory */
+  guint n_nodes;
+  HwFabricSpec fabric;
+  ModelStack stack;
+  ModelParallel par; /* degree = all GPUs of the cluster */
+  /* [run]: repetitions, stragglers and jitter */
+  guint steps;          /* steps simulated (each with its own jitter draw), >= 1 */
+  guint32 seed;         /* seed of the kernel-time jitter */
+  double kernel_jitter; /* coefficient of variation of kernel compute times, >= 0 */
+  GArray *slowdowns;    /* CliSlowdown, ranks running slower than the rest */
+  GPtrArray *warnings;  /* char *, owned: keys set that have no effect under the chosen stack,
+                         * one line each naming the file, group and key and why
+                         * (cli/scenario/scenario_warnings.c); printed by cli_scenario_print_warnings */
+  CliTrainingInputs plan; /* [plan] and [cost] */
+} CliScenario;
+
+typedef struct
+{
+  guint rank;
+  double factor; /* >= 1: compute time multiplier of that rank's kernels */
+} CliSlowdown;
+
+enum
+{
+  CLI_SCENARIO_MESSAGE_MAX = 512, /* characters of an error message (sim_text_printable) */
+  CLI_SCENARIO_PATH_MAX = 96,     /* characters of a path named in one (its middle elided) */
+};
+
+/* Loads `path` (a regular file of at most 16 MiB, cli/scenario/input.h), applying `sets`
+ * (NULL-terminated "group.key=value" strings in the syntax of cli_sweep_parse_set, later
+ * ones winning; may be NULL). Returns NULL and sets an error whose message starts with the
+ * file name on any problem; when the problem concerns an override (cli_scenario_error_source)
+ * the name is followed by "(with group.key=value)". Messages are printable and at most
+ * CLI_SCENARIO_MESSAGE_MAX characters. */
+CliScenario *cli_scenario_load (const char *path, const char *const *sets, GError **error);
+
+/* An origins array for cli_scenario_load_origins(): `origin` ("--set") once for each of
+ * `sets` (may be NULL). NULL-terminated, caller frees with g_strfreev. */
+char **cli_scenario_origins (const char *const *sets, const char *origin);
+
+/* As cli_scenario_load, with `origins` parallel to `sets` (may be NULL; an entry may be
+ * NULL) naming where each override came from in messages: "--set", "variation",
+ * "SWEEP.ini [axes]"…: "s1.ini (with --set cluster.node=DGX-A100): group [cluster], …". */
+CliScenario *cli_scenario_load_origins (const char *path, const char *const *sets,
+                                        const char *const *origins, GError **error);
+
+/* The source to name in a message about scenario `path` loaded with `sets` and `origins`
+ * (as cli_scenario_load_origins): the path, followed by " (with ORIGIN group.key=value, …)"
+ * listing the effective overrides `message` is about — those whose group and key it names
+ * ("group [G], key 'K'"), or failing that those whose group it names ("[G]") or whose key
+ * it quotes ("'K'"); just the path when none. One line; caller frees. */
+char *cli_scenario_error_source (const char *path, const char *const *sets,
+                                 const char *const *origins, const char *message);
+void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
+
+/* Prints each of sc->warnings on stderr as "PROGRAM: warning: MESSAGE", once per process
+ * (a message already printed, by any scenario, is not repeated; thread-safe). The commands
+ * call it after a scenario loads; the loader itself prints nothing. */
+void cli_scenario_print_warnings (const CliScenario *sc);
+
+/* The checks GKeyFile does not make, on the text of a key file (scenario or sweep): a group
+ * or key that appears twice, a comment after a value (except in `description`). FALSE +
+ * G_KEY_FILE_ERROR naming the line, group and key. Used by cli/scenario/sweep.c. */
+gboolean cli_scenario_prescan (const char *text, GError **error);
+
+/* The [model] hf_config file that loading `path` with `sets` would read (after the --set
+ * overrides; a shipped config's name resolved in cli_scenario_models_dir(), a path relative
+ * to the scenario's folder), or NULL when there is none or `path` cannot be read or parsed
+ * (then loading fails before it reads a config). Malformed `sets` are skipped. Nothing is
+ * validated: this is for the output-path checks (cli/scenario/output.h). Caller frees. */
+char *cli_scenario_hf_config_file (const char *path, const char *const *sets);
+
+/* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
+ * $(pkgdatadir)/models once installed). Static string. */
+const char *cli_scenario_models_dir (void);
+
+/* The names of the shipped configs (file names without ".json"), sorted: a new
+ * NULL-terminated string vector (g_strfreev); empty when the directory cannot be read. */
+char **cli_scenario_shipped_models (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CliScenario, cli_scenario_free)

@@ -1,0 +1,75 @@
+/* cli/scenario/scenario_finetune.c — the [finetune] group: LoRA and QLoRA (models/arch/finetune.h).
+ *
+ *   [finetune] method       = none | lora | qlora     (default none: full fine-tuning)
+ *              rank         = 16                      LoRA rank r (default 8, PEFT's)
+ *              targets      = all_linear | attention | qv   (default all_linear)
+ *              double_quant = true | false            QLoRA only (default true)
+ *
+ * rank, targets or double_quant in a group without a method is an error, not silently
+ * ignored; an explicit method (none included: how --set and compare switch LoRA off)
+ * makes the others apply where they mean something (double_quant to qlora). A combination
+ * the model does not cover (with the precision or the offload) is refused once every group
+ * is loaded, by model_plan_validate (cli/scenario/scenario.c). Load after [model]. Errors name the
+ * group and key (the caller prefixes the file).
+ */
+#include "config.h"
+#include "cli/scenario/scenario_private.h"
+
+static gboolean
+fail_key (const char *key, char *msg, GError **error)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [finetune], key '%s': %s", key, msg);
+  g_free (msg);
+  return FALSE;
+}
+
+/* The optional method and targets; TRUE when absent. */
+static gboolean
+get_method (GKeyFile *kf, ModelFinetuneMethod *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "finetune", "method", FALSE, NULL);
+  if (v != NULL && !model_finetune_method_from_string (v, out, error))
+    return PREFIX_KEY (error, "finetune", "method"), FALSE;
+  return TRUE;
+}
+
+static gboolean
+get_targets (GKeyFile *kf, ModelLoraTargets *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "finetune", "targets", FALSE, NULL);
+  if (v != NULL && !model_finetune_targets_from_string (v, out, error))
+    return PREFIX_KEY (error, "finetune", "targets"), FALSE;
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelFinetune *f = &sc->stack.finetune;
+  model_finetune_init_defaults (f);
+  if (!g_key_file_has_group (kf, "finetune"))
+    return TRUE;
+  if (!get_method (kf, &f->method, error)
+      || !cli_scenario_get_count (kf, "finetune", "rank", FALSE, &f->rank, error)
+      || !get_targets (kf, &f->targets, error))
+    return FALSE;
+  g_autofree char *dq = cli_scenario_get_raw (kf, "finetune", "double_quant", FALSE, NULL);
+  if (dq != NULL && !sim_units_parse_bool (dq, &f->double_quant, error))
+    return PREFIX_KEY (error, "finetune", "double_quant"), FALSE;
+  const char *const extra[] = { "rank", "targets", "double_quant", NULL };
+  gboolean has_method = g_key_file_has_key (kf, "finetune", "method", NULL);
+  for (guint i = 0; !has_method && extra[i] != NULL; i++)
+    if (g_key_file_has_key (kf, "finetune", extra[i], NULL))
+      return fail_key (extra[i], g_strdup ("needs method = lora or qlora (or none) in the group"),
+                       error);
+  guint64 max = model_finetune_max_rank (sc->arch, f);
+  if (model_finetune_active (f) && f->rank >= max)
+    return fail_key ("rank",
+                     g_strdup_printf ("%" G_GUINT64_FORMAT " is not below %" G_GUINT64_FORMAT
+                                      ", the largest smaller side of a targeted projection: no "
+                                      "adapter would be low-rank",
+                                      f->rank, max),
+                     error);
+  return TRUE;
+}

@@ -1,0 +1,343 @@
+/* cli/scenario/scenario_groups.c — the [model], [cluster] and [training] groups of a scenario. */
+#include "config.h"
+#include "cli/scenario/scenario_private.h"
+
+#include <string.h>
+#include "hardware/catalog.h"
+#include "hardware/cluster_spec.h"
+#include "sim/text.h"
+
+
+/* hf_config is a path relative to the scenario file, or the bare name of a shipped config
+ * ("llama-3.1-8b", see `stepsim list models`). */
+char *
+cli_scenario_resolve_hf_config (const char *value, const char *scenario_path)
+{
+  if (strchr (value, '/') == NULL && !g_str_has_suffix (value, ".json"))
+    {
+      g_autofree char *file = g_strconcat (value, ".json", NULL);
+      return g_build_filename (cli_scenario_models_dir (), file, NULL);
+    }
+  if (g_path_is_absolute (value))
+    return g_strdup (value);
+  g_autofree char *dir = g_path_get_dirname (scenario_path);
+  return g_build_filename (dir, value, NULL);
+}
+
+/* A bare name must be one of the shipped configs; say which exist. */
+static gboolean
+check_shipped (const char *value, const char *file, GError **error)
+{
+  if (strchr (value, '/') != NULL || g_str_has_suffix (value, ".json")
+      || g_file_test (file, G_FILE_TEST_IS_REGULAR))
+    return TRUE;
+  g_auto (GStrv) v = cli_scenario_shipped_models ();
+  char *msg = g_strdup_printf ("group [model], key 'hf_config': no shipped config '%s'", value);
+  msg = sim_text_with_hint (msg, value, (const char *const *) v);
+  g_autofree char *joined = g_strjoinv (", ", v);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "%s (shipped: %s; or give a path to a config.json)", msg, joined);
+  g_free (msg);
+  return FALSE;
+}
+
+static ModelArch *
+arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
+{
+  g_autofree char *family = cli_scenario_get_raw (kf, "model", "family", TRUE, error);
+  if (family == NULL)
+    {
+      g_prefix_error (error, "(no hf_config) ");
+      return NULL;
+    }
+  g_autoptr (ModelArch) arch = g_new0 (ModelArch, 1);
+  if (!model_arch_family_from_string (family, &arch->family, error))
+    return PREFIX_KEY (error, "model", "family"), NULL;
+  model_arch_set_family_defaults (arch, arch->family);
+  (void) sc;
+  arch->name = NULL; /* named from its family and size once the sizes are read */
+  /* Without a config every size must be given, except those HF derives: key/value heads
+   * (= heads), head_dim (hidden / heads) and, for gpt2, the MLP width (4 × hidden). */
+  const char *required[] = { "hidden_size", "num_hidden_layers", "num_attention_heads",
+                             "vocab_size", "max_position_embeddings",
+                             (arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) ? NULL : "intermediate_size",
+                             arch->family == MODEL_FAMILY_MIXTRAL ? "num_local_experts" : NULL,
+                             arch->family == MODEL_FAMILY_MIXTRAL ? "num_experts_per_tok" : NULL };
+  for (guint i = 0; i < G_N_ELEMENTS (required); i++)
+    if (required[i] != NULL && !g_key_file_has_key (kf, "model", required[i], NULL))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "group [model], key '%s': required without hf_config (family %s)",
+                     required[i], family);
+        return NULL;
+      }
+  return g_steal_pointer (&arch);
+}
+
+/* Sizes HF derives when a config omits them (transformers' config classes). */
+static void
+derive_defaults (ModelArch *arch, GKeyFile *kf)
+{
+  if (!g_key_file_has_key (kf, "model", "num_key_value_heads", NULL) && arch->n_kv_heads == 0)
+    arch->n_kv_heads = arch->n_heads;
+  if (!g_key_file_has_key (kf, "model", "head_dim", NULL) && arch->head_dim == 0
+      && arch->n_heads > 0)
+    arch->head_dim = arch->hidden_size / arch->n_heads;
+  if ((arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) && arch->intermediate_size == 0)
+    arch->intermediate_size = 4 * arch->hidden_size;
+}
+
+static gboolean
+load_tied (GKeyFile *kf, ModelArch *arch, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "model", "tie_word_embeddings", FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  if (!sim_units_parse_bool (v, &arch->tied_embeddings, error))
+    return PREFIX_KEY (error, "model", "tie_word_embeddings"), FALSE;
+  return TRUE;
+}
+
+/* "llama 8.0B", "gpt2 124M": the family and the parameter count. Caller frees. */
+static char *
+family_and_size (const ModelArch *arch)
+{
+  double n = (double) model_arch_n_params (arch);
+  const char *family = model_arch_family_name (arch->family);
+  if (n >= 1e9)
+    return g_strdup_printf ("%s %.1fB", family, n / 1e9);
+  if (n >= 1e6)
+    return g_strdup_printf ("%s %.0fM", family, n / 1e6);
+  return g_strdup_printf ("%s %.0fK", family, n / 1e3);
+}
+
+/* The model's name, never the scenario's: a shipped config keeps its name (what hf_config
+ * says); a config of the user's is named by its `_name_or_path` (models/arch/arch.h), else by
+ * its family and size; [model] sizes without a config give the family and size. Sizes
+ * changed in [model] on top of a config make it "FAMILY SIZE (NAME with [model] sizes)". */
+static void
+name_model (GKeyFile *kf, const char *hf, const char *file, ModelArch *arch)
+{
+  gboolean shipped = hf != NULL && strchr (hf, '/') == NULL && !g_str_has_suffix (hf, ".json");
+  gboolean resized = FALSE;
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
+    resized = resized || g_key_file_has_key (kf, "model", *k, NULL);
+  g_autofree char *size = family_and_size (arch);
+  g_autofree char *stem = NULL;
+  if (hf != NULL && !shipped)
+    {
+      /* the loader fell back to the file's name: no _name_or_path in the config */
+      g_autofree char *base = g_path_get_basename (file);
+      if (strcmp (base, "config.json") == 0)
+        {
+          g_autofree char *dir = g_path_get_dirname (file);
+          stem = g_path_get_basename (dir);
+        }
+      else
+        stem = g_strndup (base, g_str_has_suffix (base, ".json") ? strlen (base) - 5 : strlen (base));
+    }
+  char *name;
+  if (hf == NULL)
+    name = g_strdup (size);
+  else if (resized)
+    name = g_strdup_printf ("%s (%s with [model] sizes)", size, arch->name);
+  else if (!shipped && g_strcmp0 (arch->name, stem) == 0)
+    name = g_strdup (size);
+  else
+    return;
+  g_free (arch->name);
+  arch->name = name;
+}
+
+gboolean
+cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError **error)
+{
+  g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
+  g_autoptr (ModelArch) arch = NULL;
+  if (hf != NULL)
+    {
+      g_autofree char *file = cli_scenario_resolve_hf_config (hf, path);
+      if (!check_shipped (hf, file, error))
+        return FALSE;
+      arch = model_arch_load_hf_config (file, error);
+      if (arch == NULL)
+        return PREFIX_KEY (error, "model", "hf_config"), FALSE;
+      if (g_key_file_has_key (kf, "model", "family", NULL))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [model], key 'family': not allowed with hf_config (the config's "
+                       "model_type sets it)");
+          return FALSE;
+        }
+    }
+  else if ((arch = arch_from_family (kf, sc, error)) == NULL)
+    return FALSE;
+  /* Explicit keys override the JSON fields (DESIGN §7). */
+  for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
+    {
+      guint64 v;
+      gboolean present = g_key_file_has_key (kf, "model", *k, NULL);
+      if (present && !cli_scenario_get_count (kf, "model", *k, TRUE, &v, error))
+        return FALSE;
+      if (present && !model_arch_set_field (arch, *k, v, error))
+        return PREFIX_KEY (error, "model", *k), FALSE;
+    }
+  derive_defaults (arch, kf);
+  if (arch->n_experts > 0 && arch->family != MODEL_FAMILY_MIXTRAL)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [model], key 'num_local_experts': experts are modelled for the "
+                   "mixtral family only (this model is %s)", model_arch_family_name (arch->family));
+      return FALSE;
+    }
+  if (!load_tied (kf, arch, error))
+    return FALSE;
+  if (!model_arch_validate (arch, error))
+    return g_prefix_error (error, "group [model]: "), FALSE;
+  g_autofree char *file = hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+  name_model (kf, hf, file, arch);
+  sc->arch = g_steal_pointer (&arch);
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  return hw_cluster_spec_from_keyfile (kf, &sc->node, &sc->n_nodes, &sc->fabric, error);
+}
+
+/* The value of [training] `key` into *out (caller frees): FALSE + error when it is required
+ * and missing; TRUE with *out NULL when optional and absent. */
+static gboolean
+training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GError **error)
+{
+  GError *e = NULL;
+  *out = cli_scenario_get_raw (kf, "training", key, required, &e);
+  if (e != NULL)
+    g_propagate_error (error, e);
+  return e == NULL;
+}
+
+/* flash | sdpa | eager. `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
+ * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
+ * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask),
+ * else the memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else
+ * the math fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
+ * select_sdp_backend, can_use_flash_attention, can_use_mem_efficient_attention). The causal
+ * LM training stepsim models passes is_causal without a mask, and every supported head_dim
+ * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
+ * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
+ * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
+ * flash cost model approximates). */
+static gboolean
+parse_attention (const char *s, gboolean *out, GError **error)
+{
+  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "sdpa") == 0 || g_strcmp0 (s, "eager") == 0)
+    {
+      *out = g_strcmp0 (s, "eager") != 0;
+      return TRUE;
+    }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown attention '%s' (expected one of: eager, flash, sdpa)", s);
+  return FALSE;
+}
+
+static gboolean
+get_dropout (GKeyFile *kf, double *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", "dropout", FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  double p;
+  if (!sim_units_parse_number (v, &p, error))
+    return PREFIX_KEY (error, "training", "dropout"), FALSE;
+  if (!(p >= 0 && p < 1))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'dropout': must be in [0, 1)");
+      return FALSE;
+    }
+  *out = p;
+  return TRUE;
+}
+
+/* Upper bounds: the plan has one task per layer per micro-batch, so GA is the simulation's
+ * cost; micro_batch and seq_len bound the byte counts (doubles stay exact in the
+ * allocator model). */
+static gboolean
+check_caps (const ModelStack *s, GError **error)
+{
+  const struct
+  {
+    const char *key;
+    guint64 value, max;
+  } caps[] = {
+    { "micro_batch", s->micro_batch, 65536 },
+    { "seq_len", s->seq_len, 16777216 },
+    { "grad_accum", s->grad_accum, 1024 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (caps); i++)
+    if (caps[i].value > caps[i].max)
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "group [training], key '%s': at most %" G_GUINT64_FORMAT, caps[i].key,
+                     caps[i].max);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* The enumerated [training] keys, each parsed by its own typed parser. */
+static gboolean
+load_training_enums (GKeyFile *kf, ModelStack *s, GError **error)
+{
+  g_autofree char *prec = NULL, *opt = NULL, *ckpt = NULL, *attn = NULL, *tf32 = NULL;
+  if (!training_value (kf, "precision", TRUE, &prec, error)
+      || !training_value (kf, "optimizer", FALSE, &opt, error)
+      || !training_value (kf, "checkpointing", FALSE, &ckpt, error)
+      || !training_value (kf, "attention", FALSE, &attn, error)
+      || !training_value (kf, "tf32", FALSE, &tf32, error))
+    return FALSE;
+  const char *bad = NULL;
+  if (!model_stack_precision_from_string (prec, &s->precision, error))
+    bad = "precision";
+  else if (opt != NULL && !model_stack_optimizer_from_string (opt, &s->optimizer, error))
+    bad = "optimizer";
+  else if (ckpt != NULL && !model_stack_checkpointing_from_string (ckpt, &s->checkpointing, error))
+    bad = "checkpointing";
+  else if (attn != NULL && !parse_attention (attn, &s->flash_attention, error))
+    bad = "attention";
+  else if (tf32 != NULL && !sim_units_parse_bool (tf32, &s->tf32, error))
+    bad = "tf32";
+  if (bad != NULL)
+    return PREFIX_KEY (error, "training", bad), FALSE;
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelStack *s = &sc->stack;
+  model_stack_init_defaults (s);
+  guint64 every = s->checkpoint_every;
+  if (!cli_scenario_get_count (kf, "training", "micro_batch", TRUE, &s->micro_batch, error)
+      || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, &s->seq_len, error)
+      || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
+      || !load_training_enums (kf, s, error) || !get_dropout (kf, &s->dropout, error)
+      || !check_caps (s, error)
+      || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
+    return FALSE;
+  s->checkpoint_every = (guint) MIN (every, G_MAXUINT);
+  /* checkpoint_every without any checkpointing key would be silently ignored (the default is
+   * none): an error. With an explicit checkpointing it applies where it means something, so
+   * a sweep over checkpointing modes may keep it in [set]. */
+  if (g_key_file_has_key (kf, "training", "checkpoint_every", NULL)
+      && !g_key_file_has_key (kf, "training", "checkpointing", NULL))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'checkpoint_every': needs checkpointing = every_k "
+                   "(checkpointing defaults to none)");
+      return FALSE;
+    }
+  return cli_scenario_load_memory (kf, sc, error);
+}

@@ -1,0 +1,163 @@
+/* cli/scenario/scenario_parallel.c — the [parallel] and [run] groups of a scenario.
+ *
+ * [parallel]: data_parallel (ddp | zero1 | zero2 | zero3 | fsdp_full_shard |
+ * fsdp_shard_grad_op | fsdp_no_shard | fsdp_hybrid_shard; default ddp), bucket_size
+ * (default 25 MiB), prefetch (layers, default 1), algorithm (auto | ring | tree |
+ * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype).
+ * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
+ * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
+ */
+#include "config.h"
+#include "cli/scenario/scenario_private.h"
+
+#include <math.h>
+
+static gboolean
+get_text (GKeyFile *kf, const char *group, const char *key, char **out)
+{
+  *out = cli_scenario_get_raw (kf, group, key, FALSE, NULL);
+  return *out != NULL;
+}
+
+static gboolean
+load_parallel_enums (GKeyFile *kf, ModelParallel *par, GError **error)
+{
+  g_autofree char *mode = NULL, *algo = NULL, *dtype = NULL;
+  if (get_text (kf, "parallel", "data_parallel", &mode)
+      && !model_parallel_mode_from_string (mode, &par->mode, error))
+    return PREFIX_KEY (error, "parallel", "data_parallel"), FALSE;
+  if (get_text (kf, "parallel", "algorithm", &algo)
+      && !hw_collective_algorithm_from_string (algo, &par->algorithm, error))
+    return PREFIX_KEY (error, "parallel", "algorithm"), FALSE;
+  if (get_text (kf, "parallel", "reduce_dtype", &dtype))
+    {
+      if (!hw_dtype_from_string (dtype, &par->reduce_dtype, error))
+        return PREFIX_KEY (error, "parallel", "reduce_dtype"), FALSE;
+      par->reduce_dtype_set = TRUE;
+    }
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelParallel *par = &sc->par;
+  model_parallel_init_defaults (par);
+  par->degree = sc->node.n_gpus * sc->n_nodes;
+  par->gpus_per_node = sc->node.n_gpus;
+  guint64 prefetch = par->prefetch;
+  if (!load_parallel_enums (kf, par, error)
+      || !cli_scenario_get_quantity (kf, "parallel", "bucket_size", SIM_DIM_BYTES, FALSE,
+                                     &par->bucket_size, error)
+      || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error))
+    return FALSE;
+  par->prefetch = (guint) MIN (prefetch, G_MAXUINT);
+  if (prefetch > sc->arch->n_layers)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'prefetch': %" G_GUINT64_FORMAT
+                   " layers ahead, but the model has %" G_GUINT64_FORMAT,
+                   prefetch, sc->arch->n_layers);
+      return FALSE;
+    }
+  /* PyTorch DDP never splits a parameter across buckets; tiny buckets only multiply
+   * latency-bound collectives (and plan size). */
+  if (par->bucket_size < 1024.0 * 1024)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'bucket_size': at least 1 MiB");
+      return FALSE;
+    }
+  if (!model_parallel_validate (par, error))
+    return g_prefix_error (error, "group [parallel]: "), FALSE;
+  return TRUE;
+}
+
+/* "3:1.25" → rank 3 runs its kernels 1.25× slower. */
+static gboolean
+parse_straggler (const char *item, guint n_ranks, CliSlowdown *out, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (item, ":", -1);
+  guint64 rank;
+  double factor;
+  if (g_strv_length (parts) != 2)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "'%s': expected RANK:FACTOR, e.g. 3:1.25", item);
+      return FALSE;
+    }
+  g_strstrip (parts[0]);
+  g_strstrip (parts[1]);
+  if (!sim_units_parse_count (parts[0], &rank, error) || !sim_units_parse_number (parts[1], &factor, error))
+    return FALSE;
+  /* a straggler 100× slower is already a broken GPU; far larger factors only overflow times */
+  if (rank >= n_ranks || !(factor >= 1 && factor <= 100))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "'%s': rank must be below %u and the factor in [1, 100]", item, n_ranks);
+      return FALSE;
+    }
+  *out = (CliSlowdown){ (guint) rank, factor };
+  return TRUE;
+}
+
+static gboolean
+load_stragglers (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  if (!g_key_file_has_key (kf, "run", "stragglers", NULL))
+    return TRUE;
+  gsize n = 0;
+  g_auto (GStrv) items = g_key_file_get_string_list (kf, "run", "stragglers", &n, NULL);
+  for (gsize i = 0; i < n; i++)
+    {
+      CliSlowdown s;
+      g_strstrip (items[i]);
+      if (items[i][0] == '\0')
+        continue;
+      if (!parse_straggler (items[i], sc->par.degree, &s, error))
+        return PREFIX_KEY (error, "run", "stragglers"), FALSE;
+      for (guint j = 0; j < sc->slowdowns->len; j++)
+        if (g_array_index (sc->slowdowns, CliSlowdown, j).rank == s.rank)
+          {
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "group [run], key 'stragglers': rank %u given twice", s.rank);
+            return FALSE;
+          }
+      g_array_append_val (sc->slowdowns, s);
+    }
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  guint64 steps = 1, seed = 1;
+  sc->slowdowns = g_array_new (FALSE, FALSE, sizeof (CliSlowdown));
+  g_autofree char *seed_text = cli_scenario_get_raw (kf, "run", "seed", FALSE, NULL);
+  g_autofree char *jitter = cli_scenario_get_raw (kf, "run", "kernel_jitter", FALSE, NULL);
+  if (!cli_scenario_get_count (kf, "run", "steps", FALSE, &steps, error))
+    return FALSE;
+  if (seed_text != NULL && (!sim_units_parse_count (seed_text, &seed, error) || seed > G_MAXUINT32))
+    {
+      if (error != NULL && *error == NULL)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "seed too large");
+      return PREFIX_KEY (error, "run", "seed"), FALSE;
+    }
+  if (jitter != NULL && (!sim_units_parse_number (jitter, &sc->kernel_jitter, error)
+                         || !(sc->kernel_jitter >= 0 && sc->kernel_jitter < 1)))
+    {
+      if (error != NULL && *error == NULL)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "must be in [0, 1)");
+      return PREFIX_KEY (error, "run", "kernel_jitter"), FALSE;
+    }
+  if (steps > 1000)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [run], key 'steps': at most 1000");
+      return FALSE;
+    }
+  sc->steps = (guint) steps;
+  sc->seed = (guint32) seed;
+  return load_stragglers (kf, sc, error);
+}

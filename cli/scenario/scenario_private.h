@@ -1,0 +1,56 @@
+/* cli/scenario/scenario_private.h — helpers shared by cli/scenario/scenario.c and cli/scenario/scenario_groups.c.
+ * Every error they set names the group and key; the caller prefixes the file name. */
+#pragma once
+
+#include <glib.h>
+#include "cli/scenario/scenario.h"
+#include "sim/units.h"
+
+#define PREFIX_KEY(error, group, key) g_prefix_error (error, "group [%s], key '%s': ", group, key)
+
+/* The stripped value of group/key (caller frees), or NULL: an error if `required`, else
+ * absent without error. */
+char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
+                            gboolean required, GError **error);
+
+/* A positive integer count (left untouched when optional and absent). */
+gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
+                                 gboolean required, guint64 *out, GError **error);
+
+/* A positive dimensioned quantity parsed with strict units (SI into *out). */
+gboolean cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key,
+                                    SimDimension dim, gboolean required, double *out,
+                                    GError **error);
+
+/* The file a [model] hf_config `value` names: a shipped config's bare name in
+ * cli_scenario_models_dir(), else a path relative to the folder of `scenario_path`.
+ * Caller frees. */
+char *cli_scenario_resolve_hf_config (const char *value, const char *scenario_path);
+
+/* The three content groups; `path` is the scenario file (for relative hf_config). */
+gboolean cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc,
+                                  GError **error);
+gboolean cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error);
+gboolean cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error);
+/* [parallel] and [run]; after [cluster] (the degree is the cluster's GPU count). */
+gboolean cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error);
+gboolean cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* The memory-stack keys: [training] optimizer_foreach, zero_grad_to_none and
+ * [allocator] expandable_segments (booleans, optional); cli/scenario/scenario_memory.c. */
+gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* [offload] (cli/scenario/scenario_offload.c); after [cluster] and [parallel]. */
+gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* Fills sc->warnings (cli/scenario/scenario_warnings.c) once every group has loaded; `sets` and
+ * `origins` as cli_scenario_load_origins, for naming an override in a message. */
+void cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const *sets,
+                                    const char *const *origins);
+
+/* [finetune] (cli/scenario/scenario_finetune.c); after [model], [training] and [offload]. */
+gboolean cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* [plan] and [cost] (cli/scenario/scenario_plan.c); after [cluster] (prices per GPU type name the
+ * scenario's GPU). Checks the keys of both groups itself. */
+gboolean cli_scenario_load_plan (GKeyFile *kf, CliScenario *sc, GError **error);

@@ -1,0 +1,183 @@
+/* cli/scenario/scenario_warnings.c — keys a scenario sets that have no effect under the stack it
+ * chose: accepted (a sweep may keep them in [set] across values where they matter), but
+ * said once, naming the file, group and key and why (scenario.h,
+ * cli_scenario_print_warnings). Each rule mirrors where the plan reads the key:
+ *   [parallel] bucket_size    stages 0–1 on > 1 GPU only (models/plan/plan_step.c bucket_reduce)
+ *   [parallel] prefetch       stage 3 gathers only (> 1 GPU or parameter offload)
+ *   [parallel] reduce_dtype, algorithm   collectives only (> 1 GPU)
+ *   [parallel] data_parallel  a sharded mode on one GPU without offload is the 1-GPU plan
+ *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
+ *   [training] checkpointing = selective under attention = flash: recomputes the attention
+ *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
+ *   [training] tf32           fp32 GEMMs only (precision = fp32; models/stack/stack.c)
+ *   [training] optimizer_foreach   the GPU AdamW step only (models/stack/stack.c workspace)
+ *   [offload]  pin_memory     host copies only (something offloaded)
+ *   [run]      seed           kernel jitter only (kernel_jitter > 0)
+ *   [finetune] double_quant   qlora only; rank, targets: lora or qlora only
+ *   [cluster]  cpu_cores, cpu_adam_rate: optimizer offload only; nvme_*: NVMe offload only;
+ *              nics_per_node, nic_bandwidth, rail_optimized, inter_latency,
+ *              spine_oversubscription: more than one node only
+ */
+#include "config.h"
+#include "cli/scenario/scenario_private.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include "models/ops/cost.h"
+#include "models/plan/plan.h"
+#include "sim/text.h"
+
+static gboolean
+has (GKeyFile *kf, const char *group, const char *key)
+{
+  return g_key_file_has_key (kf, group, key, NULL);
+}
+
+/* Adds "SOURCE: group [G], key 'K': EFFECT: WHY" to sc->warnings. */
+G_GNUC_PRINTF (7, 8)
+static void
+note (CliScenario *sc, const char *const *sets, const char *const *origins, const char *group,
+      const char *key, const char *effect, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *what = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *msg = g_strdup_printf ("group [%s], key '%s': %s: %s", group, key, effect,
+                                          what);
+  g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins, msg);
+  g_autofree char *full = g_strdup_printf ("%s: %s", source, msg);
+  g_ptr_array_add (sc->warnings, sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX));
+}
+
+#define NOTE(group, key, ...) note (sc, sets, origins, group, key, "has no effect", __VA_ARGS__)
+
+static void
+parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
+               const char *const *origins)
+{
+  const ModelParallel *par = &sc->par;
+  const ModelOffload *o = &sc->stack.offload;
+  guint stage = model_parallel_stage (par);
+  const char *mode = model_parallel_mode_name (par->mode);
+  gboolean one = par->degree <= 1;
+  if (has (kf, "parallel", "bucket_size"))
+    {
+      if (one)
+        NOTE ("parallel", "bucket_size", "one GPU reduces no gradients");
+      else if (stage >= 2)
+        NOTE ("parallel", "bucket_size",
+              "data_parallel = %s reduce-scatters each block's gradients as its backward "
+              "ends, without DDP/ZeRO-1 buckets", mode);
+    }
+  if (has (kf, "parallel", "prefetch")
+      && (stage < 3 || (one && o->parameters == MODEL_OFFLOAD_NONE)))
+    NOTE ("parallel", "prefetch", "only stage-3 modes (zero3, fsdp_full_shard, "
+          "fsdp_hybrid_shard) on more than one GPU, or with parameter offload, gather layers "
+          "ahead; here data_parallel = %s on %u GPU%s", mode, par->degree, one ? "" : "s");
+  if (one && has (kf, "parallel", "reduce_dtype"))
+    NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
+  if (one && has (kf, "parallel", "algorithm"))
+    NOTE ("parallel", "algorithm", "one GPU runs no collectives");
+  if (one && par->mode != MODEL_DP_DDP && par->mode != MODEL_DP_FSDP_NO_SHARD
+      && !model_offload_any (o) && has (kf, "parallel", "data_parallel"))
+    NOTE ("parallel", "data_parallel", "%s over one GPU shards nothing (without [offload] "
+          "the step is the single-GPU one)", mode);
+}
+
+static void
+training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
+               const char *const *origins)
+{
+  const ModelStack *s = &sc->stack;
+  if (has (kf, "training", "checkpoint_every") && s->checkpointing != MODEL_CHECKPOINTING_EVERY_K)
+    NOTE ("training", "checkpoint_every", "it is the k of checkpointing = every_k; here "
+          "checkpointing = %s", model_stack_checkpointing_name (s->checkpointing));
+  if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->flash_attention)
+    {
+      /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under flash
+       * what it stops keeping is the logsumexp, act_attn_core (models/ops/cost.h). */
+      ModelCostParams cp = model_stack_cost_params (s);
+      ModelBlockCost c = model_cost_layer (sc->arch, &cp);
+      g_autofree char *saved = sim_units_format (c.act_attn_core, SIM_DIM_BYTES, 2);
+      note (sc, sets, origins, "training", "checkpointing", "has almost no effect",
+            "selective recomputes the attention core, whose "
+            "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
+            "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
+            "full or every_k save memory", saved, 100 * c.act_attn_core / c.act_saved);
+    }
+  if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)
+    NOTE ("training", "tf32", "it selects TF32 for fp32 GEMMs; precision = %s runs them in "
+          "16 bit", model_stack_precision_name (s->precision));
+  if (has (kf, "training", "optimizer_foreach")
+      && (s->optimizer != MODEL_OPTIMIZER_ADAMW || s->offload.optimizer != MODEL_OFFLOAD_NONE))
+    NOTE ("training", "optimizer_foreach", "it is the GPU AdamW step's foreach "
+          "implementation; here %s", s->offload.optimizer != MODEL_OFFLOAD_NONE
+                                       ? "the optimizer step runs on the host CPU"
+                                       : "optimizer is not adamw");
+}
+
+static void
+other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *const *origins)
+{
+  const ModelStack *s = &sc->stack;
+  const ModelOffload *o = &s->offload;
+  if (has (kf, "offload", "pin_memory") && !model_offload_any (o))
+    NOTE ("offload", "pin_memory", "nothing is offloaded (optimizer, parameters and "
+          "activations are none)");
+  if (has (kf, "run", "seed") && !(sc->kernel_jitter > 0))
+    NOTE ("run", "seed", "it seeds the kernel-time jitter, and kernel_jitter is 0");
+  ModelFinetuneMethod m = s->finetune.method;
+  if (has (kf, "finetune", "double_quant") && m != MODEL_FINETUNE_QLORA)
+    NOTE ("finetune", "double_quant", "it quantizes QLoRA's constants; here method = %s",
+          model_finetune_method_name (m));
+  const char *adapter_keys[] = { "rank", "targets" };
+  for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
+    if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)
+      NOTE ("finetune", adapter_keys[i], "method = none trains no adapters");
+  const char *cpu_keys[] = { "cpu_cores", "cpu_adam_rate" };
+  for (guint i = 0; i < G_N_ELEMENTS (cpu_keys); i++)
+    if (has (kf, "cluster", cpu_keys[i]) && o->optimizer == MODEL_OFFLOAD_NONE)
+      NOTE ("cluster", cpu_keys[i], "only the offloaded optimizer step runs on the host CPU "
+            "([offload] optimizer is none)");
+  const char *nvme_keys[] = { "nvme_drives", "nvme_read_bandwidth", "nvme_write_bandwidth",
+                              "nvme_capacity" };
+  gboolean nvme = o->optimizer == MODEL_OFFLOAD_NVME || o->parameters == MODEL_OFFLOAD_NVME;
+  for (guint i = 0; i < G_N_ELEMENTS (nvme_keys); i++)
+    if (has (kf, "cluster", nvme_keys[i]) && !nvme)
+      NOTE ("cluster", nvme_keys[i], "nothing is offloaded to NVMe");
+  const char *net_keys[] = { "nics_per_node", "nic_bandwidth", "rail_optimized",
+                             "inter_latency", "spine_oversubscription" };
+  for (guint i = 0; i < G_N_ELEMENTS (net_keys); i++)
+    if (has (kf, "cluster", net_keys[i]) && sc->n_nodes <= 1)
+      NOTE ("cluster", net_keys[i], "one node has no inter-node traffic");
+}
+
+void
+cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const *sets,
+                               const char *const *origins)
+{
+  g_return_if_fail (kf != NULL && sc != NULL && sc->warnings != NULL);
+  parallel_keys (kf, sc, sets, origins);
+  training_keys (kf, sc, sets, origins);
+  other_keys (kf, sc, sets, origins);
+}
+
+void
+cli_scenario_print_warnings (const CliScenario *sc)
+{
+  static GMutex lock; /* batches load scenarios on several threads */
+  static GHashTable *said; /* messages printed so far; lookup only, never iterated */
+  g_return_if_fail (sc != NULL);
+  g_mutex_lock (&lock);
+  if (said == NULL)
+    said = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; sc->warnings != NULL && i < sc->warnings->len; i++)
+    {
+      const char *w = g_ptr_array_index (sc->warnings, i);
+      if (g_hash_table_add (said, g_strdup (w)))
+        fprintf (stderr, "%s: warning: %s\n", g_get_prgname () ? g_get_prgname () : "stepsim",
+                 w);
+    }
+  g_mutex_unlock (&lock);
+}

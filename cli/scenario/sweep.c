@@ -1,0 +1,309 @@
+/* cli/scenario/sweep.c — sweep files expanded into scenarios; see sweep.h for the format.
+ *
+ * Invariants: axes keep file order (g_key_file_get_keys returns keys in file order); the
+ * point index is a mixed-radix number over the [axes] lengths, first axis most significant,
+ * with the [zip] index as the least significant digit. Nothing iterates a hash table.
+ * LIST expansion and the --set syntax are in cli/scenario/sweep_list.c.
+ */
+#include "config.h"
+#include "cli/scenario/sweep.h"
+#include "cli/scenario/output.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/scenario/input.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/sweep-private.h"
+#include "sim/text.h"
+
+static const char *const group_names[] = { "sweep", "set", "axes", "zip", "baseline", NULL };
+static const char *const sweep_keys[] = { "scenario", "name", "description", NULL };
+
+static void
+axis_free (gpointer p)
+{
+  Axis *a = p;
+  g_free (a->key);
+  g_strfreev (a->values);
+  g_free (a);
+}
+
+void
+cli_sweep_free (CliSweep *sweep)
+{
+  if (sweep == NULL)
+    return;
+  g_free (sweep->path);
+  g_free (sweep->name);
+  g_free (sweep->scenario);
+  g_free (sweep->text);
+  g_ptr_array_unref (sweep->sets);
+  g_ptr_array_unref (sweep->baseline);
+  g_ptr_array_unref (sweep->axes);
+  g_free (sweep->origin_set);
+  g_free (sweep->origin_axes);
+  g_free (sweep->origin_zip);
+  g_free (sweep->origin_baseline);
+  g_free (sweep);
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static gboolean
+check_groups (GKeyFile *kf, GError **error)
+{
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    if (!g_strv_contains (group_names, groups[i]))
+      {
+        char *msg = g_strdup_printf ("group [%s]: unknown group", groups[i]);
+        msg = sim_text_with_hint (msg, groups[i], group_names);
+        g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND, msg);
+        g_free (msg);
+        return FALSE;
+      }
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, "sweep", NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    if (!g_strv_contains (sweep_keys, keys[i]))
+      {
+        char *msg = g_strdup_printf ("group [sweep], key '%s': unknown key", keys[i]);
+        msg = sim_text_with_hint (msg, keys[i], sweep_keys);
+        g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
+        g_free (msg);
+        return FALSE;
+      }
+  if (!g_key_file_has_key (kf, "sweep", "scenario", NULL))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [sweep], key 'scenario': required key is missing");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Checks that "group.key" exists in the scenario schema by loading the base scenario with
+ * it set to `value`: an unknown group or key is an error (the loader's message, with its
+ * hint); any other failure is the value's, left to the scenario that uses it. `set_key` is
+ * the key as the sweep file writes it; *norm receives "group.key" without spaces. */
+static gboolean
+check_key (const char *scenario, const char *group, const char *set_key, const char *value,
+           char **norm, GError **error)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  g_autofree char *set = g_strdup_printf ("%s=%s", set_key, value);
+  if (!cli_sweep_parse_set (set, &g, &k, &v, error))
+    {
+      g_prefix_error (error, "group [%s]: ", group);
+      return FALSE;
+    }
+  *norm = g_strdup_printf ("%s.%s", g, k);
+  g_autofree char *canonical = g_strdup_printf ("%s=%s", *norm, v);
+  const char *sets[] = { canonical, NULL };
+  GError *e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (scenario, sets, &e);
+  if (sc == NULL)
+    {
+      /* The schema's own words for this key or group (scenario.c, hardware/): keep what
+       * follows them, the reason and the hint. */
+      g_autofree char *as_key = g_strdup_printf ("group [%s], key '%s': unknown key", g, k);
+      g_autofree char *as_group = g_strdup_printf ("group [%s]: unknown group", g);
+      const char *hit = strstr (e->message, as_key);
+      const char *why = hit ? hit + strlen (as_key) - strlen ("unknown key") : NULL;
+      if (why == NULL && (hit = strstr (e->message, as_group)) != NULL)
+        why = hit + strlen (as_group) - strlen ("unknown group");
+      if (why != NULL)
+        {
+          g_set_error (error, e->domain, e->code, "group [%s], key '%s': %s", group, *norm, why);
+          g_error_free (e);
+          return FALSE;
+        }
+    }
+  g_clear_error (&e);
+  return TRUE;
+}
+
+/* A key may be in only one of [set], [axes] and [zip], once (after dropping spaces: the
+ * prescan only sees the text): else the last one would silently win, or two columns of the
+ * results would have one name. */
+static gboolean
+claim_key (GHashTable *keys, const char *group, const char *norm, GError **error)
+{
+  const char *other = g_hash_table_lookup (keys, norm);
+  if (other != NULL)
+    {
+      gboolean base = strcmp (group, "baseline") == 0;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': already given in group [%s]%s", group, norm, other,
+                   base ? "" : " (a key is set in only one of [set], [axes] and [zip], once)");
+      return FALSE;
+    }
+  g_hash_table_insert (keys, g_strdup (norm), (gpointer) group); /* group: a literal */
+  return TRUE;
+}
+
+/* Reads the "group.key = value" pairs of `group` into `out` as "group.key=value" (spaces
+ * dropped). `keys`: the table that each key must be new to ([set] shares the sweep's with
+ * the axes; [baseline] has its own: it overrides them on purpose). */
+static gboolean
+read_sets (GKeyFile *kf, const char *group, const char *scenario, GPtrArray *out,
+           GHashTable *keys, GError **error)
+{
+  g_auto (GStrv) names = g_key_file_get_keys (kf, group, NULL, NULL);
+  for (guint i = 0; names != NULL && names[i] != NULL; i++)
+    {
+      g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, names[i], NULL));
+      g_autofree char *norm = NULL;
+      if (!check_key (scenario, group, names[i], v, &norm, error)
+          || !claim_key (keys, group, norm, error))
+        return FALSE;
+      g_ptr_array_add (out, g_strdup_printf ("%s=%s", norm, v));
+    }
+  return TRUE;
+}
+
+static gboolean
+all_numeric (char **values)
+{
+  for (guint i = 0; values[i] != NULL; i++)
+    {
+      double x;
+      gboolean integer;
+      if (!cli_sweep_parse_number (values[i], &x, &integer))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
+  guint zip_len = 0;
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autofree char *v = g_key_file_get_value (kf, group, keys[i], NULL);
+      Axis *a = g_new0 (Axis, 1);
+      g_ptr_array_add (sw->axes, a);
+      a->zipped = g_strcmp0 (group, "zip") == 0;
+      if ((a->values = cli_sweep_parse_list (v, error)) == NULL)
+        return g_prefix_error (error, "group [%s], key '%s': ", group, keys[i]), FALSE;
+      a->n_values = g_strv_length (a->values);
+      a->numeric = all_numeric (a->values);
+      if (!check_key (sw->scenario, group, keys[i], a->values[0], &a->key, error)
+          || !claim_key (seen, group, a->key, error))
+        return FALSE;
+      for (guint j = 0; j < a->n_values; j++)
+        if (!cli_sweep_check_value (a->values[j], error))
+          return g_prefix_error (error, "group [%s], key '%s': ", group, a->key), FALSE;
+      /* a product axis with a value twice gives identical points under the same label; a
+       * zipped column may repeat (its rows differ in the other columns) */
+      for (guint j = 0; !a->zipped && j < a->n_values; j++)
+        for (guint m = 0; m < j; m++)
+          if (strcmp (a->values[j], a->values[m]) == 0)
+            {
+              g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           "group [axes], key '%s': '%s' is in the list twice", a->key,
+                           a->values[j]);
+              return FALSE;
+            }
+      if (a->zipped && zip_len != 0 && a->n_values != zip_len)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [zip], key '%s': %u values, but the zipped axes before it have "
+                       "%u", a->key, a->n_values, zip_len);
+          return FALSE;
+        }
+      zip_len = a->n_values;
+      if ((double) sw->n_points * (a->zipped && i > 0 ? 1 : a->n_values) > MAX_VALUES)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [%s], key '%s': the sweep would have more than %d scenarios",
+                       group, a->key, MAX_VALUES);
+          return FALSE;
+        }
+      if (!a->zipped || i == 0)
+        sw->n_points *= a->n_values;
+    }
+  return TRUE;
+}
+
+/* [baseline] of the sweep, else of the base scenario file. */
+static gboolean
+read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)
+{
+  g_autoptr (GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (g_key_file_has_group (kf, "baseline"))
+    {
+      sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->path);
+      return read_sets (kf, "baseline", sw->scenario, sw->baseline, keys, error);
+    }
+  g_autoptr (GKeyFile) base = g_key_file_new ();
+  if (!cli_input_load_keyfile (base, sw->scenario, NULL)
+      || !g_key_file_has_group (base, "baseline"))
+    return TRUE; /* the scenario's own problems are reported when it runs */
+  sw->origin_baseline = g_strdup_printf ("%s [baseline]", sw->scenario);
+  if (!read_sets (base, "baseline", sw->scenario, sw->baseline, keys, error))
+    return g_prefix_error (error, "%s: ", sw->scenario), FALSE;
+  return TRUE;
+}
+
+static gboolean
+load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
+{
+  if (!check_groups (kf, error))
+    return FALSE;
+  g_autofree char *rel = g_strstrip (g_key_file_get_value (kf, "sweep", "scenario", NULL));
+  g_autofree char *dir = g_path_get_dirname (sw->path);
+  sw->scenario = g_path_is_absolute (rel) ? g_strdup (rel) : g_build_filename (dir, rel, NULL);
+  const char *problem = cli_input_path_problem (sw->scenario);
+  if (problem != NULL)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [sweep], key 'scenario': %s: %s", sw->scenario, problem);
+      return FALSE;
+    }
+  sw->name = g_key_file_get_string (kf, "sweep", "name", NULL);
+  if (sw->name == NULL)
+    {
+      sw->name = cli_file_stem (sw->path);
+    }
+  sw->n_points = 1;
+  /* "group.key" → the sweep group that gives it ([set], [axes] or [zip]) */
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (!read_sets (kf, "set", sw->scenario, sw->sets, seen, error)
+      || !read_axes (kf, "axes", sw, seen, error) || !read_axes (kf, "zip", sw, seen, error)
+      || !read_baseline (kf, sw, error))
+    return FALSE;
+  g_ptr_array_add (sw->baseline, NULL);
+  return TRUE;
+}
+
+CliSweep *
+cli_sweep_load (const char *path, GError **error)
+{
+  g_autoptr (CliSweep) sw = g_new0 (CliSweep, 1);
+  sw->path = g_strdup (path);
+  sw->sets = g_ptr_array_new_with_free_func (g_free);
+  sw->baseline = g_ptr_array_new_with_free_func (g_free);
+  sw->axes = g_ptr_array_new_with_free_func (axis_free);
+  sw->origin_set = g_strdup_printf ("%s [set]", path);
+  sw->origin_axes = g_strdup_printf ("%s [axes]", path);
+  sw->origin_zip = g_strdup_printf ("%s [zip]", path);
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  GError *e = NULL;
+  gsize length = 0;
+  if (!cli_input_read (path, &sw->text, &length, &e))
+    ; /* the message already starts with the path */
+  else if (!cli_scenario_prescan (sw->text, &e)
+           || !g_key_file_load_from_data (kf, sw->text, length, G_KEY_FILE_NONE, &e)
+           || !load_groups (kf, sw, &e))
+    g_prefix_error (&e, "%s: ", path);
+  else
+    return g_steal_pointer (&sw);
+  g_autofree char *shown = sim_text_printable (e->message, CLI_SCENARIO_MESSAGE_MAX);
+  g_set_error_literal (error, e->domain, e->code, shown);
+  g_error_free (e);
+  return NULL;
+}

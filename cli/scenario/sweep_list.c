@@ -1,0 +1,230 @@
+/* cli/scenario/sweep_list.c — the value syntax of sweep files: LISTs of values and numeric ranges
+ * (FIRST:LAST[:STEP|:*FACTOR]) expanded into their values, and "group.key=value" (--set)
+ * split into its parts: the one parser of overrides, for every command and loader, so a
+ * name GKeyFile cannot store never reaches g_key_file_set_value. See sweep.h for the
+ * format; loading and points are in cli/scenario/sweep.c.
+ *
+ * Invariants: range values are computed from their index, never accumulated; integers
+ * print without a decimal point, others with %.15g (locale-independent).
+ */
+#include "config.h"
+#include "cli/scenario/sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include "cli/scenario/sweep-private.h"
+#include "sim/text.h"
+
+/* ---- lists and ranges --------------------------------------------------------------------- */
+
+/* Parses all of `s` as a number; `integer` tells whether it was written as one. */
+gboolean
+cli_sweep_parse_number (const char *s, double *out, gboolean *integer)
+{
+  char *end = NULL;
+  errno = 0;
+  double v = g_ascii_strtod (s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !isfinite (v))
+    return FALSE;
+  *out = v;
+  *integer = strpbrk (s, ".eE") == NULL && fabs (v) < 9e15;
+  return TRUE;
+}
+
+static void
+add_number (GPtrArray *out, double v, gboolean integer)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  if (integer)
+    g_ptr_array_add (out, g_strdup_printf ("%.0f", v));
+  else
+    g_ptr_array_add (out, g_strdup (g_ascii_formatd (buf, sizeof buf, "%.15g", v)));
+}
+
+/* Expands FIRST:LAST[:STEP|:*FACTOR] into `out`. */
+static gboolean
+expand_range (const char *item, GPtrArray *out, GError **error)
+{
+  g_auto (GStrv) p = g_strsplit (item, ":", -1);
+  guint n = g_strv_length (p);
+  double first, last, step = 1;
+  gboolean i1, i2, i3 = TRUE, geometric = FALSE;
+  for (guint i = 0; i < n; i++)
+    g_strstrip (p[i]);
+  if (n == 3 && p[2][0] == '*')
+    geometric = TRUE;
+  if ((n != 2 && n != 3) || !cli_sweep_parse_number (p[0], &first, &i1)
+      || !cli_sweep_parse_number (p[1], &last, &i2)
+      || (n == 3 && !cli_sweep_parse_number (p[2] + geometric, &step, &i3)))
+    goto bad;
+  gboolean integer = i1 && i2 && i3;
+  if (geometric ? !(step > 1 && first > 0 && last >= first)
+                : !(step != 0 && (last - first) * step >= 0))
+    goto bad;
+  /* Values computed from the index, not accumulated, so 0.1 steps do not drift. */
+  for (guint k = 0;; k++)
+    {
+      double v = geometric ? first * pow (step, k) : first + k * step;
+      double past = geometric ? v - last : (v - last) * (step > 0 ? 1 : -1);
+      if (past > 1e-9 * MAX (fabs (last), 1.0))
+        break;
+      if (out->len >= MAX_VALUES)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "range '%s' has more than %d values", item, MAX_VALUES);
+          return FALSE;
+        }
+      add_number (out, v, integer);
+    }
+  return TRUE;
+bad:
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "'%s' is not a range FIRST:LAST, FIRST:LAST:STEP or FIRST:LAST:*FACTOR whose "
+               "step reaches LAST (FACTOR > 1, FIRST > 0)", item);
+  return FALSE;
+}
+
+char **
+cli_sweep_parse_list (const char *list, GError **error)
+{
+  g_return_val_if_fail (list != NULL, NULL);
+  g_autofree char *whole = g_strstrip (g_strdup (list));
+  if (whole[0] == '\0')
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "the list is empty");
+      return NULL;
+    }
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      char *item = g_strstrip (items[i]);
+      double x;
+      gboolean integer;
+      const char *colon = strchr (item, ':');
+      g_autofree char *head = colon ? g_strstrip (g_strndup (item, (gsize) (colon - item))) : NULL;
+      if (item[0] == '\0')
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "item %u of the list is empty", i + 1);
+          return NULL;
+        }
+      if (colon != NULL && cli_sweep_parse_number (head, &x, &integer))
+        {
+          if (!expand_range (item, out, error))
+            return NULL;
+        }
+      else
+        g_ptr_array_add (out, g_strdup (item));
+    }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
+}
+
+/* ---- --set ------------------------------------------------------------------------------ */
+
+enum
+{
+  ECHO_MAX = 80, /* characters of an override echoed in a message */
+};
+
+/* GKeyFile refuses group and key names with '[', ']' or control characters (its CRITICAL
+ * path); they must be UTF-8 too, as everything echoed in messages. */
+static const char *
+name_problem (const char *name)
+{
+  if (!g_utf8_validate (name, -1, NULL))
+    return "is not UTF-8";
+  for (const char *p = name; *p != '\0'; p++)
+    if (*p == '[' || *p == ']' || g_ascii_iscntrl (*p))
+      return "cannot contain '[', ']' or control characters";
+  return NULL;
+}
+
+/* A value goes into the key file and its text: no line breaks or other control characters
+ * (a tab is fine) and UTF-8. */
+static const char *
+value_problem (const char *value)
+{
+  if (!g_utf8_validate (value, -1, NULL))
+    return "is not UTF-8";
+  for (const char *p = value; *p != '\0'; p++)
+    if (*p != '\t' && g_ascii_iscntrl (*p))
+      return "cannot contain control characters (such as a line break)";
+  return NULL;
+}
+
+gboolean
+cli_sweep_check_value (const char *value, GError **error)
+{
+  const char *why = value_problem (value);
+  if (why == NULL)
+    return TRUE;
+  g_autofree char *shown = sim_text_printable (value, ECHO_MAX);
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "value '%s' %s", shown, why);
+  return FALSE;
+}
+
+gboolean
+cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GError **error)
+{
+  g_return_val_if_fail (set != NULL, FALSE);
+  g_autofree char *shown = sim_text_printable (set, ECHO_MAX);
+  const char *eq = strchr (set, '=');
+  g_autofree char *lhs = eq ? g_strndup (set, (gsize) (eq - set)) : NULL;
+  char *dot = lhs ? strrchr (lhs, '.') : NULL;
+  if (dot != NULL)
+    *dot = '\0';
+  /* Spaces around the group, the key and the value are not part of them, as in a file. */
+  g_autofree char *g = dot ? g_strstrip (g_strdup (lhs)) : NULL;
+  g_autofree char *k = dot ? g_strstrip (g_strdup (dot + 1)) : NULL;
+  if (eq == NULL || dot == NULL || g[0] == '\0' || k[0] == '\0')
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "'%s': expected group.key=value", shown);
+      return FALSE;
+    }
+  const char *what = "group", *name = g, *why = name_problem (g);
+  if (why == NULL)
+    {
+      what = "key";
+      name = k;
+      why = name_problem (k);
+    }
+  if (why != NULL)
+    {
+      g_autofree char *n = sim_text_printable (name, ECHO_MAX);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "'%s': %s '%s' %s", shown,
+                   what, n, why);
+      return FALSE;
+    }
+  g_autofree char *v = g_strstrip (g_strdup (eq + 1));
+  if (!cli_sweep_check_value (v, error))
+    return g_prefix_error (error, "'%s': ", shown), FALSE;
+  *group = g_steal_pointer (&g);
+  *key = g_steal_pointer (&k);
+  *value = g_steal_pointer (&v);
+  return TRUE;
+}
+
+char *
+cli_sweep_normalize_set (const char *set, GError **error)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  if (!cli_sweep_parse_set (set, &g, &k, &v, error))
+    return NULL;
+  return g_strdup_printf ("%s.%s=%s", g, k, v);
+}
+
+gboolean
+cli_sweep_check_sets (const char *what, const char *const *sets, GError **error)
+{
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, error))
+        return g_prefix_error (error, "%s ", what), FALSE;
+    }
+  return TRUE;
+}

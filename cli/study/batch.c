@@ -1,0 +1,511 @@
+/* cli/study/batch.c — the batch runner; see batch.h.
+ *
+ * Threads: workers only read the sweep and write their own Job; the calling thread waits on
+ * an async queue of finished job indices and reports progress. Everything else (the table,
+ * HDF5) happens in the calling thread after the pool is freed (HDF5 is not thread-safe).
+ * Units: metrics are the SI values of /summary (s, B, token/s, fractions).
+ */
+#include "config.h"
+#include "cli/study/batch.h"
+
+#include <math.h>
+#include "cli/interrupt.h"
+#include <string.h>
+#include "cli/report/report.h"
+#include "cli/run.h"
+#include "cli/scenario/scenario.h"
+#include "models/memory/ledger.h"
+#include "models/plan/plan.h"
+#include "sim/text.h"
+
+typedef struct
+{
+  const char *name; /* /summary name */
+  const char *unit;
+  gboolean zero_if_absent; /* fields that later models add (0 until they exist) */
+} Metric;
+
+static const Metric head_metrics[] = {
+  { "fits", "1", FALSE },           { "peak_allocated", "B", FALSE },
+  { "peak_reserved", "B", FALSE },  { "device_used", "B", FALSE },
+  { "capacity", "B", FALSE },       { "cuda_context", "B", FALSE },
+  { "need_allocated", "B", FALSE }, { "need_reserved", "B", FALSE },
+  { "need_device", "B", FALSE },    { "shortfall", "B", FALSE },
+  { "step_time", "s", FALSE },      { "tokens_per_s", "token/s", FALSE },
+  { "mfu", "1", FALSE },            { "hfu", "1", FALSE },
+  { "exposed_communication", "s", TRUE },
+};
+static const Metric tail_metrics[] = {
+  { "offload_stall", "s", TRUE },
+  { "pipeline_bubble", "s", TRUE },
+  /* the training run of [plan]/[cost] (cli/report/training.h): NaN when not estimated (no plan,
+   * OOM, no price, no power figure) */
+  { "train_time", "s", FALSE },
+  { "train_gpu_time", "s", FALSE },
+  { "train_cost", "currency", FALSE },
+  { "train_energy", "J", FALSE },
+  { "train_emissions", "kg", FALSE },
+};
+
+typedef struct
+{
+  char **sets;
+  char **origins; /* where each of `sets` comes from (cli_sweep_set_origins), for messages */
+  gint baseline;  /* job index of the baseline, -1 for none */
+  gboolean done, ok; /* done: its result was handed to the calling thread (or merged) */
+  char *error;
+  double *metrics; /* n_metrics */
+} Job;
+
+struct _CliBatch
+{
+  const CliSweep *sweep;
+  GArray *metrics;  /* Metric, with owned names for the generated ones in `names` */
+  GPtrArray *names; /* owned generated names */
+  GPtrArray *jobs;  /* Job *: points first, then baselines */
+  guint n_points;
+  GAsyncQueue *finished;
+  gint tokens_metric;
+};
+
+static void
+job_free (gpointer p)
+{
+  Job *j = p;
+  g_strfreev (j->sets);
+  g_strfreev (j->origins);
+  g_free (j->error);
+  g_free (j->metrics);
+  g_free (j);
+}
+
+/* head metrics, peak_<category>, time_<kind>, tail metrics (report.c's names). */
+static void
+build_metrics (CliBatch *b)
+{
+  b->metrics = g_array_new (FALSE, FALSE, sizeof (Metric));
+  b->names = g_ptr_array_new_with_free_func (g_free);
+  g_array_append_vals (b->metrics, head_metrics, G_N_ELEMENTS (head_metrics));
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      char *n = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
+      g_ptr_array_add (b->names, n);
+      Metric m = { n, "B", FALSE };
+      g_array_append_val (b->metrics, m);
+    }
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    {
+      char *n = g_strdup_printf ("time_%s", model_plan_task_kind_name (k));
+      g_ptr_array_add (b->names, n);
+      Metric m = { n, "s", FALSE };
+      g_array_append_val (b->metrics, m);
+    }
+  g_array_append_vals (b->metrics, tail_metrics, G_N_ELEMENTS (tail_metrics));
+  for (guint i = 0; i < b->metrics->len; i++)
+    if (strcmp (g_array_index (b->metrics, Metric, i).name, "tokens_per_s") == 0)
+      b->tokens_metric = (gint) i;
+}
+
+static Job *
+job_new (CliBatch *b, char **sets, char **origins)
+{
+  Job *j = g_new0 (Job, 1);
+  j->sets = sets;
+  j->origins = origins;
+  j->baseline = -1;
+  j->metrics = g_new (double, b->metrics->len);
+  for (guint m = 0; m < b->metrics->len; m++)
+    j->metrics[m] = NAN;
+  g_ptr_array_add (b->jobs, j);
+  return j;
+}
+
+static gint
+cmp_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* The effective overrides of `sets` (later ones win), sorted by group.key and joined: two
+ * lists with the same key give the same scenario. */
+static char *
+canonical_key (char **sets)
+{
+  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; sets[i] != NULL; i++)
+    {
+      const char *eq = strchr (sets[i], '=');
+      gsize klen = eq ? (gsize) (eq - sets[i]) : strlen (sets[i]);
+      for (guint k = 0; k < keys->len; k++)
+        if (strncmp (g_ptr_array_index (keys, k), sets[i], klen + 1) == 0)
+          g_ptr_array_remove_index (keys, k--);
+      g_ptr_array_add (keys, g_strdup (sets[i]));
+    }
+  g_ptr_array_sort (keys, cmp_strings);
+  g_ptr_array_add (keys, NULL);
+  return g_strjoinv ("\n", (char **) keys->pdata);
+}
+
+/* One baseline job per distinct baseline scenario; a baseline equal to a point reuses the
+ * point's job (lookups only, never iterated). */
+static void
+add_baselines (CliBatch *b)
+{
+  const char *const *base = cli_sweep_baseline (b->sweep);
+  if (base == NULL || base[0] == NULL)
+    return;
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint p = 0; p < b->n_points; p++)
+    {
+      Job *point = g_ptr_array_index (b->jobs, p);
+      g_hash_table_insert (seen, canonical_key (point->sets), GINT_TO_POINTER (p));
+    }
+  for (guint p = 0; p < b->n_points; p++)
+    {
+      Job *point = g_ptr_array_index (b->jobs, p);
+      g_autoptr (GStrvBuilder) sb = g_strv_builder_new ();
+      g_strv_builder_addv (sb, (const char **) point->sets);
+      g_strv_builder_addv (sb, (const char **) base);
+      char **sets = g_strv_builder_end (sb);
+      char *key = canonical_key (sets);
+      gpointer index = NULL;
+      if (g_hash_table_lookup_extended (seen, key, NULL, &index))
+        {
+          point->baseline = GPOINTER_TO_INT (index);
+          g_free (key);
+          g_strfreev (sets);
+          continue;
+        }
+      point->baseline = (gint) b->jobs->len;
+      g_hash_table_insert (seen, key, GINT_TO_POINTER (point->baseline));
+      g_autoptr (GStrvBuilder) ob = g_strv_builder_new ();
+      g_strv_builder_addv (ob, (const char **) point->origins);
+      for (guint i = 0; base[i] != NULL; i++)
+        g_strv_builder_add (ob, cli_sweep_baseline_origin (b->sweep));
+      job_new (b, sets, g_strv_builder_end (ob));
+    }
+}
+
+CliBatch *
+cli_batch_new (const CliSweep *sweep, const char *const *extra_sets)
+{
+  g_return_val_if_fail (sweep != NULL, NULL);
+  CliBatch *b = g_new0 (CliBatch, 1);
+  b->sweep = sweep;
+  b->tokens_metric = -1;
+  build_metrics (b);
+  b->jobs = g_ptr_array_new_with_free_func (job_free);
+  b->n_points = cli_sweep_n_points (sweep);
+  for (guint p = 0; p < b->n_points; p++)
+    job_new (b, cli_sweep_sets (sweep, p, extra_sets), cli_sweep_set_origins (sweep, extra_sets));
+  add_baselines (b);
+  return b;
+}
+
+void
+cli_batch_free (CliBatch *batch)
+{
+  if (batch == NULL)
+    return;
+  g_ptr_array_unref (batch->jobs);
+  g_array_unref (batch->metrics);
+  g_ptr_array_unref (batch->names);
+  g_free (batch);
+}
+
+guint
+cli_batch_n_jobs (const CliBatch *batch)
+{
+  return batch->jobs->len;
+}
+
+guint
+cli_batch_n_points (const CliBatch *batch)
+{
+  return batch->n_points;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+static gboolean
+simulate_job (const CliBatch *b, Job *j, GError **error)
+{
+  const char *const *sets = (const char *const *) j->sets;
+  const char *const *origins = (const char *const *) j->origins;
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (cli_sweep_scenario (b->sweep), sets,
+                                                          origins, error);
+  if (sc == NULL)
+    return FALSE;
+  cli_scenario_print_warnings (sc);
+  CliRunResult res = { 0 };
+  if (!cli_run_simulate (sc, NULL, &res, error))
+    {
+      g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins,
+                                                           (*error)->message);
+      g_prefix_error (error, "%s: ", source);
+      return FALSE;
+    }
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  cli_report_fill_summary (rec, sc, &res);
+  cli_run_result_clear (&res);
+  for (guint m = 0; m < b->metrics->len; m++)
+    {
+      const Metric *mt = &g_array_index (b->metrics, Metric, m);
+      double v;
+      j->metrics[m] = sim_recorder_summary_get (rec, mt->name, &v) ? v
+                      : mt->zero_if_absent                         ? 0.0
+                                                                   : NAN;
+    }
+  return TRUE;
+}
+
+static void
+run_job (gpointer data, gpointer user_data)
+{
+  CliBatch *b = user_data;
+  guint index = GPOINTER_TO_UINT (data) - 1;
+  cli_interrupt_block_here (); /* signals go to the calling thread (cli/interrupt.h) */
+  Job *j = g_ptr_array_index (b->jobs, index);
+  GError *error = NULL;
+  j->ok = simulate_job (b, j, &error);
+  if (!j->ok)
+    {
+      /* printable and short: it goes to the terminal and into the results */
+      j->error = sim_text_printable (error->message, CLI_SCENARIO_MESSAGE_MAX);
+      g_error_free (error);
+    }
+  g_async_queue_push (b->finished, data); /* the calling thread marks it done */
+}
+
+gboolean
+cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride,
+               CliBatchProgress progress, gpointer data)
+{
+  g_return_val_if_fail (batch != NULL && n_threads >= 1 && stride >= 1, FALSE);
+  guint total = 0;
+  for (guint i = offset; i < batch->jobs->len; i += stride)
+    total++;
+  batch->finished = g_async_queue_new ();
+  GThreadPool *pool = g_thread_pool_new (run_job, batch, (gint) n_threads, FALSE, NULL);
+  for (guint i = offset; i < batch->jobs->len; i += stride)
+    g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
+  gint64 t0 = g_get_monotonic_time ();
+  for (guint done = 1; done <= total; done++)
+    {
+      gpointer index = NULL;
+      /* a signal deferred by the caller (cli_interrupt_defer) is noticed within 0.1 s */
+      while (index == NULL && cli_interrupt_pending () == 0)
+        index = g_async_queue_timeout_pop (batch->finished, 100000);
+      if (index == NULL)
+        {
+          /* Interrupted: the jobs still running go on writing their own Job and the queue,
+           * so neither is freed; the caller writes what is done and ends the process. */
+          g_thread_pool_free (pool, TRUE, FALSE);
+          return FALSE;
+        }
+      Job *j = g_ptr_array_index (batch->jobs, GPOINTER_TO_UINT (index) - 1);
+      j->done = TRUE;
+      if (progress != NULL)
+        progress (done, total, (g_get_monotonic_time () - t0) / 1e6, data);
+    }
+  g_thread_pool_free (pool, FALSE, TRUE);
+  g_clear_pointer (&batch->finished, g_async_queue_unref);
+  return TRUE;
+}
+
+/* ---- gathering ---------------------------------------------------------------------------- */
+
+GVariant *
+cli_batch_serialize (const CliBatch *batch)
+{
+  GVariantBuilder vb;
+  g_variant_builder_init (&vb, G_VARIANT_TYPE ("a(ubsad)"));
+  for (guint i = 0; i < batch->jobs->len; i++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, i);
+      if (!j->done)
+        continue;
+      GVariant *m = g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, j->metrics,
+                                               batch->metrics->len, sizeof (double));
+      g_variant_builder_add (&vb, "(ubs@ad)", i, j->ok, j->error ? j->error : "", m);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&vb));
+}
+
+gboolean
+cli_batch_merge (CliBatch *batch, GVariant *results, GError **error)
+{
+  if (!g_variant_is_of_type (results, G_VARIANT_TYPE ("a(ubsad)")))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "results of type %s, not a(ubsad)",
+                   g_variant_get_type_string (results));
+      return FALSE;
+    }
+  for (gsize r = 0; r < g_variant_n_children (results); r++)
+    {
+      g_autoptr (GVariant) row = g_variant_get_child_value (results, r);
+      guint32 i;
+      gboolean ok;
+      const char *msg;
+      g_autoptr (GVariant) m = NULL;
+      g_variant_get (row, "(ub&s@ad)", &i, &ok, &msg, &m);
+      gsize n = 0;
+      const double *v = g_variant_get_fixed_array (m, &n, sizeof (double));
+      if (i >= batch->jobs->len || n != batch->metrics->len)
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                       "result row %" G_GSIZE_FORMAT ": job %u of %u, %" G_GSIZE_FORMAT
+                       " metrics of %u", r, i, batch->jobs->len, n, batch->metrics->len);
+          return FALSE;
+        }
+      Job *j = g_ptr_array_index (batch->jobs, i);
+      j->done = TRUE;
+      j->ok = ok;
+      g_free (j->error);
+      j->error = ok ? NULL : g_strdup (msg);
+      memcpy (j->metrics, v, n * sizeof (double));
+    }
+  return TRUE;
+}
+
+guint
+cli_batch_n_failed (const CliBatch *batch)
+{
+  guint n = 0;
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      n += j->done && !j->ok;
+    }
+  return n;
+}
+
+guint
+cli_batch_n_done (const CliBatch *batch)
+{
+  guint n = 0;
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      n += j->done;
+    }
+  return n;
+}
+
+gboolean
+cli_batch_check_baselines (const CliBatch *batch, GError **error)
+{
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      if (!j->done || !j->ok || j->baseline < 0)
+        continue; /* a failed point is its own row's error */
+      const Job *base = g_ptr_array_index (batch->jobs, j->baseline);
+      if (base->done && base->ok)
+        continue;
+      g_autofree char *label = cli_sweep_label (batch->sweep, p);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: the baseline of scenario '%s' %s: %s",
+                   cli_sweep_baseline_origin (batch->sweep), label,
+                   base->done ? "failed" : "did not run",
+                   base->error != NULL ? base->error : "no result");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+static gboolean
+has_baseline (const CliBatch *b)
+{
+  const char *const *base = cli_sweep_baseline (b->sweep);
+  return base != NULL && base[0] != NULL;
+}
+
+static void
+table_columns (const CliBatch *b, SimTable *t)
+{
+  sim_table_add_column (t, "index", SIM_TABLE_DOUBLE, "1");
+  sim_table_add_column (t, "label", SIM_TABLE_TEXT, NULL);
+  sim_table_add_column (t, "status", SIM_TABLE_TEXT, NULL);
+  sim_table_add_column (t, "error", SIM_TABLE_TEXT, NULL);
+  for (guint a = 0; a < cli_sweep_n_axes (b->sweep); a++)
+    sim_table_add_column (t, cli_sweep_axis_key (b->sweep, a),
+                          cli_sweep_axis_numeric (b->sweep, a) ? SIM_TABLE_DOUBLE : SIM_TABLE_TEXT,
+                          "");
+  for (guint m = 0; m < b->metrics->len; m++)
+    {
+      const Metric *mt = &g_array_index (b->metrics, Metric, m);
+      sim_table_add_column (t, mt->name, SIM_TABLE_DOUBLE, mt->unit);
+    }
+  if (has_baseline (b))
+    {
+      sim_table_add_column (t, "baseline_tokens_per_s", SIM_TABLE_DOUBLE, "token/s");
+      sim_table_add_column (t, "penalty", SIM_TABLE_DOUBLE, "%");
+    }
+}
+
+static void
+table_baseline (const CliBatch *b, const Job *j, SimTable *t, guint row, guint *col)
+{
+  if (!has_baseline (b))
+    return;
+  const Job *base = j->baseline >= 0 ? g_ptr_array_index (b->jobs, j->baseline) : NULL;
+  /* only jobs marked done are read: an interrupted batch's others may still be running */
+  double bt = base != NULL && base->done && base->ok ? base->metrics[b->tokens_metric] : NAN;
+  double mine = j->done && j->ok ? j->metrics[b->tokens_metric] : NAN;
+  sim_table_set_double (t, row, (*col)++, bt);
+  sim_table_set_double (t, row, (*col)++, 100.0 * (1.0 - mine / bt));
+}
+
+SimTable *
+cli_batch_table (const CliBatch *batch)
+{
+  SimTable *t = sim_table_new ();
+  table_columns (batch, t);
+  for (guint p = 0; p < batch->n_points; p++)
+    {
+      const Job *j = g_ptr_array_index (batch->jobs, p);
+      guint row = sim_table_add_row (t), col = 0;
+      g_autofree char *label = cli_sweep_label (batch->sweep, p);
+      sim_table_set_double (t, row, col++, p);
+      sim_table_set_text (t, row, col++, label);
+      sim_table_set_text (t, row, col++, !j->done ? "not run" : j->ok ? "ok" : "failed");
+      sim_table_set_text (t, row, col++, j->done ? j->error : NULL);
+      for (guint a = 0; a < cli_sweep_n_axes (batch->sweep); a++, col++)
+        {
+          const char *v = cli_sweep_value (batch->sweep, p, a);
+          if (cli_sweep_axis_numeric (batch->sweep, a))
+            sim_table_set_double (t, row, col, g_ascii_strtod (v, NULL));
+          else
+            sim_table_set_text (t, row, col, v);
+        }
+      for (guint m = 0; m < batch->metrics->len; m++)
+        sim_table_set_double (t, row, col++, j->done ? j->metrics[m] : NAN);
+      table_baseline (batch, j, t, row, &col);
+    }
+  return t;
+}
+
+/* ---- progress ----------------------------------------------------------------------------- */
+
+char *
+cli_batch_progress_text (guint done, guint total, double elapsed, gboolean tty)
+{
+  double frac = total > 0 ? (double) done / total : 1.0;
+  double eta = done > 0 ? elapsed / done * (total - done) : 0.0;
+  guint pct = (guint) (100 * frac);
+  if (!tty)
+    return g_strdup_printf ("batch: %u of %u simulations done (%u%%), ETA %.0f s", done, total,
+                            pct, eta);
+  enum { WIDTH = 30 };
+  char bar[WIDTH + 1];
+  guint filled = (guint) (WIDTH * frac);
+  for (guint i = 0; i < WIDTH; i++)
+    bar[i] = i < filled ? '#' : '-';
+  bar[WIDTH] = '\0';
+  guint s = (guint) (eta + 0.5);
+  return g_strdup_printf ("[%s] %u/%u %3u%%  ETA %u:%02u", bar, done, total, pct, s / 60,
+                          s % 60);
+}

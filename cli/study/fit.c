@@ -1,0 +1,335 @@
+/* cli/study/fit.c — fit searches; see fit.h for the searches and why they are valid.
+ *
+ * Invariants: candidates are kept in evaluation order; a memo (GHashTable from the joined
+ * overrides to the candidate index, looked up and never iterated) makes each distinct
+ * candidate simulated once. Memory in B, time in s.
+ */
+#include "config.h"
+#include "cli/study/fit-private.h"
+
+#include <math.h>
+#include <string.h>
+#include "cli/run.h"
+#include "cli/scenario/scenario.h"
+#include "models/memory/ledger.h"
+#include "sim/units.h"
+
+
+static const char *const target_names[] = { "micro_batch", "seq_len", "gpus", "stack", NULL };
+
+const char *
+cli_fit_target_name (CliFitTarget target)
+{
+  return target_names[target];
+}
+
+gboolean
+cli_fit_target_from_string (const char *s, CliFitTarget *out)
+{
+  for (guint i = 0; target_names[i] != NULL; i++)
+    if (g_strcmp0 (s, target_names[i]) == 0)
+      {
+        *out = (CliFitTarget) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+void
+cli_fit_options_init (CliFitOptions *opt)
+{
+  *opt = (CliFitOptions){ .max_micro_batch = 4096, .max_seq_len = 1048576, .multiple_of = 1,
+                          .max_gpus_per_node = 8, .max_nodes = 64 };
+}
+
+static void
+candidate_free (gpointer p)
+{
+  CliFitCandidate *c = p;
+  g_free (c->label);
+  g_strfreev (c->sets);
+  g_free (c->reason);
+  g_free (c);
+}
+
+void
+cli_fit_report_free (CliFitReport *report)
+{
+  if (report == NULL)
+    return;
+  g_ptr_array_unref (report->candidates);
+  g_free (report->notes.why);
+  g_free (report->notes.advice);
+  g_free (report->notes.skipped);
+  g_free (report);
+}
+
+guint
+cli_fit_report_n_candidates (const CliFitReport *report)
+{
+  return report->candidates->len;
+}
+
+const CliFitCandidate *
+cli_fit_report_candidate (const CliFitReport *report, guint i)
+{
+  g_return_val_if_fail (i < report->candidates->len, NULL);
+  return g_ptr_array_index (report->candidates, i);
+}
+
+gint
+cli_fit_report_best (const CliFitReport *report)
+{
+  return report->best;
+}
+
+guint64
+cli_fit_report_value (const CliFitReport *report)
+{
+  return report->value;
+}
+
+double
+cli_fit_report_baseline_tokens (const CliFitReport *report)
+{
+  return report->baseline_tokens;
+}
+
+const CliFitNotes *
+cli_fit_report_notes (const CliFitReport *report)
+{
+  return &report->notes;
+}
+
+/* ---- generic searches --------------------------------------------------------------------- */
+
+guint64
+cli_fit_largest (guint64 lo, guint64 hi, guint64 step, CliFitPredicate ok, gpointer data)
+{
+  g_return_val_if_fail (step >= 1 && lo >= step && lo % step == 0, 0);
+  guint64 hi_u = hi / step, good = lo / step;
+  if (good > hi_u || !ok (good * step, data))
+    return 0;
+  guint64 bad = hi_u + 1; /* first multiple known not to fit, or past the range */
+  for (;;)
+    {
+      guint64 probe = MIN (good * 2, hi_u); /* doubling, capped at the range */
+      if (probe <= good)
+        break;
+      if (!ok (probe * step, data))
+        {
+          bad = probe;
+          break;
+        }
+      good = probe;
+    }
+  while (bad - good > 1)
+    {
+      guint64 mid = good + (bad - good) / 2;
+      if (ok (mid * step, data))
+        good = mid;
+      else
+        bad = mid;
+    }
+  return good * step;
+}
+
+guint64
+cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
+{
+  g_return_val_if_fail (lo >= 1 && lo <= hi, 0);
+  if (ok (lo, data))
+    return lo;
+  if (!ok (hi, data))
+    return 0;
+  guint64 good = hi, bad = lo; /* ok (good), !ok (bad) */
+  while (good - bad > 1)
+    {
+      guint64 mid = bad + (good - bad) / 2;
+      if (ok (mid, data))
+        good = mid;
+      else
+        bad = mid;
+    }
+  return good;
+}
+
+/* ---- evaluating one candidate ------------------------------------------------------------- */
+
+/* "OOM by X: needs Y > capacity Z; largest at the peak: C W (P %)": Y is what the step as
+ * planned needs on the device (cli/run.h need_device), never called device-used. */
+static char *
+oom_reason (const CliRunResult *res)
+{
+  guint top = 0;
+  for (guint c = 1; c < MODEL_N_MEM; c++)
+    if (res->peak_mix[c] > res->peak_mix[top])
+      top = c;
+  g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *used = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
+  g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *cat = sim_units_format (res->peak_mix[top], SIM_DIM_BYTES, 2);
+  return g_strdup_printf ("OOM by %s: needs %s > capacity %s; largest category at the "
+                          "peak: %s %s (%.0f %%)", by, used, cap,
+                          model_ledger_category_name (top), cat,
+                          100 * res->peak_mix[top] / MAX (res->need_allocated, 1.0));
+}
+
+void
+cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
+{
+  /* the user's --set first, then the candidate's own overrides, each named as such */
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  g_autoptr (GStrvBuilder) o = g_strv_builder_new ();
+  for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL; i++)
+    g_strv_builder_add (b, ctx->sets[i]), g_strv_builder_add (o, "--set");
+  for (guint i = 0; c->sets[i] != NULL; i++)
+    g_strv_builder_add (b, c->sets[i]), g_strv_builder_add (o, "candidate");
+  g_auto (GStrv) all = g_strv_builder_end (b);
+  g_auto (GStrv) origins = g_strv_builder_end (o);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (ctx->path, (const char *const *) all,
+                                                          (const char *const *) origins, &e);
+  CliRunResult res = { 0 };
+  if (sc == NULL || !cli_run_simulate (sc, NULL, &res, &e))
+    {
+      c->status = CLI_FIT_INFEASIBLE;
+      c->reason = g_strdup_printf ("not feasible: %s", e->message);
+      cli_run_result_clear (&res);
+      return;
+    }
+  c->step_time = res.step_time;
+  c->tokens_per_s = res.tokens_per_s;
+  c->device_used = res.need_device; /* the need: a rejection shows how far over it is */
+  c->capacity = res.capacity;
+  c->peak_allocated = res.need_allocated; /* the step as planned, as device_used */
+  c->cuda_context = res.cuda_context;
+  c->host_peak = res.host_peak;
+  memcpy (c->peak_mix, res.peak_mix, sizeof c->peak_mix);
+  c->status = res.fits ? CLI_FIT_FITS : CLI_FIT_OOM;
+  /* The bytes in use would fit; the caching allocator's segments do not (fragmentation,
+   * models/memory/allocator.h): a cliff of the allocator, not of the memory the step needs. */
+  c->allocator_cliff = !res.gpu_fits && res.need_allocated + res.cuda_context <= res.capacity;
+  if (!res.fits)
+    c->reason = oom_reason (&res);
+  cli_run_result_clear (&res);
+}
+
+/* The candidate `sets` (taken), simulated once; returns its index. */
+guint
+cli_fit_evaluate (Ctx *ctx, const char *label, char **sets)
+{
+  char *key = g_strjoinv ("\n", sets);
+  guint index = GPOINTER_TO_UINT (g_hash_table_lookup (ctx->memo, key));
+  if (index > 0)
+    {
+      g_free (key);
+      g_strfreev (sets);
+      return index - 1;
+    }
+  CliFitCandidate *c = g_new0 (CliFitCandidate, 1);
+  c->label = g_strdup (label);
+  c->sets = sets;
+  c->step_time = c->tokens_per_s = c->device_used = c->capacity = NAN;
+  c->peak_allocated = c->cuda_context = c->host_peak = NAN;
+  cli_fit_simulate (ctx, c);
+  g_ptr_array_add (ctx->report->candidates, c);
+  g_hash_table_insert (ctx->memo, key, GUINT_TO_POINTER (ctx->report->candidates->len));
+  return ctx->report->candidates->len - 1;
+}
+
+gboolean
+cli_fit_fits_at (Ctx *ctx, guint i)
+{
+  return cli_fit_report_candidate (ctx->report, i)->status == CLI_FIT_FITS;
+}
+
+/* ---- probes ------------------------------------------------------------------------------- */
+
+static char *
+probe_label (const Probe *p, guint64 x, gboolean extended)
+{
+  GString *l = g_string_new (NULL);
+  if (p->fmt == NULL && p->per_node == 0)
+    g_string_printf (l, "gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x);
+  else if (p->fmt == NULL)
+    g_string_printf (l, "gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node, x);
+  else
+    g_string_printf (l, "%s=%" G_GUINT64_FORMAT, p->name, x);
+  if (extended)
+    g_string_append (l, " (positions extended)");
+  if (p->extra != NULL)
+    g_string_append (l, p->extra_label);
+  return g_string_free (l, FALSE);
+}
+
+guint
+cli_fit_probe_index (Probe *p, guint64 x)
+{
+  gboolean extended = p->positions_cap > 0 && x > p->positions_cap;
+  g_autofree char *label = probe_label (p, x, extended);
+  GPtrArray *a = g_ptr_array_new ();
+  if (p->fmt == NULL)
+    {
+      guint64 per_node = p->per_node == 0 ? x : p->per_node, nodes = p->per_node == 0 ? 1 : x;
+      g_ptr_array_add (a, g_strdup_printf ("cluster.gpus_per_node=%" G_GUINT64_FORMAT, per_node));
+      g_ptr_array_add (a, g_strdup_printf ("cluster.nodes=%" G_GUINT64_FORMAT, nodes));
+    }
+  else
+    g_ptr_array_add (a, g_strdup_printf ("%s=%" G_GUINT64_FORMAT, p->fmt, x));
+  if (extended)
+    g_ptr_array_add (a, g_strdup_printf ("model.max_position_embeddings=%" G_GUINT64_FORMAT, x));
+  if (p->extra != NULL)
+    g_ptr_array_add (a, g_strdup (p->extra));
+  g_ptr_array_add (a, NULL);
+  guint i = cli_fit_evaluate (p->ctx, label, (char **) g_ptr_array_free (a, FALSE));
+  if (p->seen != NULL)
+    g_array_append_val (p->seen, i);
+  return i;
+}
+
+gboolean
+cli_fit_probe_fits (guint64 x, gpointer probe)
+{
+  Probe *p = probe;
+  return cli_fit_fits_at (p->ctx, cli_fit_probe_index (p, x));
+}
+
+gint
+cli_fit_find_label (const CliFitReport *r, const char *label)
+{
+  for (guint i = 0; i < r->candidates->len; i++)
+    if (g_strcmp0 (cli_fit_report_candidate (r, i)->label, label) == 0)
+      return (gint) i;
+  return -1;
+}
+
+/* ---- the search --------------------------------------------------------------------------- */
+
+CliFitReport *
+cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
+                const CliFitOptions *opt, GError **error)
+{
+  g_return_val_if_fail (path != NULL && opt != NULL, NULL);
+  g_auto (GStrv) origins = cli_scenario_origins (sets, "--set");
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, sets,
+                                                          (const char *const *) origins, error);
+  if (sc == NULL)
+    return NULL;
+  cli_scenario_print_warnings (sc); /* of the scenario as given, not of each candidate */
+  CliFitReport *r = g_new0 (CliFitReport, 1);
+  r->candidates = g_ptr_array_new_with_free_func (candidate_free);
+  r->best = -1;
+  r->baseline_tokens = NAN;
+  r->notes.floor = r->notes.shardable = r->notes.capacity = NAN;
+  g_autoptr (GHashTable) memo = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  Ctx ctx = { path, sets, r, memo };
+  switch (target)
+    {
+    case CLI_FIT_MICRO_BATCH:
+    case CLI_FIT_SEQ_LEN: cli_fit_search_size (&ctx, sc, target, opt); break;
+    case CLI_FIT_GPUS: cli_fit_search_gpus (&ctx, sc, opt); break;
+    case CLI_FIT_STACK: cli_fit_search_stack (&ctx, sc, opt); break;
+    }
+  return r;
+}

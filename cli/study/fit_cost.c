@@ -1,0 +1,473 @@
+/* cli/study/fit_cost.c — `stepsim fit SCENARIO --for cost --deadline 30d [--gpus A,B]
+ * [--max-gpus N] [--allow-finetune] [--set …]`: the cheapest GPU type, GPU count and
+ * technique stack whose step fits in memory and whose training run ([plan], cli/report/training.h)
+ * finishes within the deadline, priced by the scenario's [cost] (gpu_hour.TYPE keys price
+ * each GPU type).
+ *
+ * Search. For each GPU type (--gpus, default the scenario's own), a node of that GPU: the
+ * first catalog node built of it when the scenario names a `node` (DGX-H100 for H100-SXM),
+ * else `cluster.gpu`. GPU counts: 1, 2, 4, … up to the node's GPUs, then 2, 4, … such nodes,
+ * at most --max-gpus (default 64). Stacks: the candidates of `fit --for stack`
+ * (cli_fit_stack_candidates). Per GPU type and stack, "fits and meets the deadline" is
+ * taken to hold from some count on (more GPUs shard more and step faster), so the smallest
+ * such count is found by checking the largest count, then bisecting; and since adding GPUs
+ * adds communication, GPU-hours (and so cost) do not fall with the count, so that smallest
+ * count is the stack's cheapest. A later stack (slower: it trades throughput for memory)
+ * can only be cheaper at fewer GPUs, so its search stops below the best count so far.
+ * Every candidate simulated is printed with its verdict and why it lost.
+ * Exit status: 0 when the search ran (also "no plan meets it"), 1 bad input, 2 usage.
+ */
+#include "config.h"
+#include "cli/study/fit_cost.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/report/error_band.h"
+#include "cli/study/fit-private.h"
+#include "cli/run.h"
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/sweep.h"
+#include "cli/report/training.h"
+#include "hardware/catalog.h"
+#include "hardware/cluster_spec.h"
+#include "hardware/node_catalog.h"
+#include "sim/units.h"
+
+typedef enum
+{
+  COST_MEETS,
+  COST_LATE,     /* fits, misses the deadline */
+  COST_OOM,
+  COST_REJECTED, /* the loader or simulator refused it */
+} CostStatus;
+
+typedef struct
+{
+  char *label;
+  const char *gpu;   /* catalog name (static) */
+  guint n_gpus;
+  CostStatus status;
+  gboolean has_cost;
+  double time, cost; /* s, currency; NaN unless estimated */
+  char *reason;      /* OOM or rejection message */
+} CostCandidate;
+
+typedef struct
+{
+  const CliScenario *base; /* the scenario as given (its stack decides the stack steps) */
+  const char *path;
+  char **sets;        /* the caller's --set */
+  double deadline;    /* s */
+  guint max_gpus;
+  gboolean allow_finetune;
+  gboolean uses_node; /* the scenario's [cluster] names a node */
+  GPtrArray *cands;   /* CostCandidate * */
+  GHashTable *seen;   /* resolved scenario text → its candidate (borrowed), looked up only */
+  char currency[4];
+} CostSearch;
+
+static void
+cand_free (gpointer p)
+{
+  CostCandidate *c = p;
+  g_free (c->label);
+  g_free (c->reason);
+  g_free (c);
+}
+
+/* The first catalog node whose GPU is `gpu`, or NULL. */
+static const HwNodeSpec *
+node_of (const HwGpuSpec *gpu)
+{
+  for (guint i = 0; i < hw_catalog_n_nodes (); i++)
+    if (strcmp (hw_catalog_node_at (i)->gpu->name, gpu->name) == 0)
+      return hw_catalog_node_at (i);
+  return NULL;
+}
+
+/* The hardware overrides for `n` GPUs of type `gpu` (per_node of them per node). */
+static void
+hardware_sets (const CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node,
+               guint per_node, guint n, GStrvBuilder *b)
+{
+  guint gpn = MIN (n, per_node);
+  g_autofree char *hw = s->uses_node ? g_strdup_printf ("cluster.node=%s", node->name)
+                                     : g_strdup_printf ("cluster.gpu=%s", gpu->name);
+  g_autofree char *g = g_strdup_printf ("cluster.gpus_per_node=%u", gpn);
+  g_autofree char *nn = g_strdup_printf ("cluster.nodes=%u", n / gpn);
+  g_strv_builder_add (b, hw);
+  g_strv_builder_add (b, g);
+  g_strv_builder_add (b, nn);
+}
+
+/* Loads and simulates one candidate; appends it and returns it. */
+static CostCandidate *
+evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per_node, guint n,
+          const CliFitStackCandidate *stack)
+{
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  if (s->sets != NULL)
+    g_strv_builder_addv (b, (const char **) s->sets);
+  hardware_sets (s, gpu, node, per_node, n, b);
+  g_strv_builder_addv (b, (const char **) stack->sets);
+  g_auto (GStrv) sets = g_strv_builder_end (b);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (s->path, (const char *const *) sets, &error);
+  /* A stack step that changes nothing here (mixed precision on a bf16 scenario) is the
+   * same scenario: simulated and listed once. */
+  CostCandidate *same = sc != NULL ? g_hash_table_lookup (s->seen, sc->text) : NULL;
+  if (same != NULL)
+    return same;
+  CostCandidate *c = g_new0 (CostCandidate, 1);
+  c->label = g_strdup_printf ("%s x%u, %s", gpu->name, n, stack->label);
+  c->gpu = gpu->name;
+  c->n_gpus = n;
+  c->time = c->cost = NAN;
+  g_ptr_array_add (s->cands, c);
+  if (sc != NULL)
+    g_hash_table_insert (s->seen, g_strdup (sc->text), c);
+  CliRunResult r = { 0 };
+  if (sc == NULL || !cli_run_simulate (sc, NULL, &r, &error))
+    {
+      c->status = COST_REJECTED;
+      c->reason = g_strdup (error->message);
+      return c;
+    }
+  CliTrainingEstimate e;
+  cli_training_estimate (sc, &r, &e);
+  if (!r.fits)
+    {
+      g_autofree char *used = sim_units_format (r.device_used, SIM_DIM_BYTES, 2);
+      g_autofree char *cap = sim_units_format (r.capacity, SIM_DIM_BYTES, 2);
+      c->status = COST_OOM;
+      c->reason = g_strdup_printf ("out of memory: %s device-used of %s", used, cap);
+    }
+  else
+    {
+      c->time = e.time;
+      c->has_cost = e.has_cost;
+      c->cost = e.has_cost ? e.cost : NAN;
+      c->status = e.time <= s->deadline ? COST_MEETS : COST_LATE;
+      if (e.has_cost)
+        memcpy (s->currency, sc->plan.currency, sizeof s->currency);
+      else
+        c->reason = g_strdup_printf ("no [cost] price for %s (add gpu_hour or gpu_hour.%s)",
+                                     gpu->name, gpu->name);
+    }
+  cli_run_result_clear (&r);
+  return c;
+}
+
+static gboolean
+good (const CostCandidate *c)
+{
+  return c->status == COST_MEETS && c->has_cost;
+}
+
+/* One GPU type: every stack, each with the smallest GPU count that fits and meets the
+ * deadline (see the file comment). */
+static void
+search_gpu (CostSearch *s, const HwGpuSpec *gpu)
+{
+  const HwNodeSpec *node = node_of (gpu);
+  guint per_node = s->uses_node ? (node != NULL ? node->n_gpus : 0) : 8;
+  if (per_node == 0)
+    {
+      CostCandidate *c = g_new0 (CostCandidate, 1);
+      c->label = g_strdup_printf ("%s (any count)", gpu->name);
+      c->status = COST_REJECTED;
+      c->time = c->cost = NAN;
+      c->reason = g_strdup_printf ("no catalog node is built of %s (the scenario names a node; "
+                                   "see stepsim list nodes)", gpu->name);
+      g_ptr_array_add (s->cands, c);
+      return;
+    }
+  g_autoptr (GArray) counts = g_array_new (FALSE, FALSE, sizeof (guint));
+  for (guint n = 1; n <= s->max_gpus; n *= 2)
+    if (n <= per_node || n % per_node == 0)
+      g_array_append_val (counts, n);
+  g_autoptr (GPtrArray) stacks = cli_fit_stack_candidates (s->base, gpu, s->allow_finetune,
+                                                           FALSE);
+  guint upper = counts->len; /* counts at or above this index cannot win any more */
+  for (guint k = 0; k < stacks->len && upper > 0; k++)
+    {
+      const CliFitStackCandidate *st = g_ptr_array_index (stacks, k);
+      guint hi = upper - 1, lo = 0;
+#define AT(i) g_array_index (counts, guint, (i))
+      if (!good (evaluate (s, gpu, node, per_node, AT (hi), st)))
+        continue;
+      while (lo < hi) /* smallest index that is good, knowing hi is */
+        {
+          guint mid = lo + (hi - lo) / 2;
+          if (good (evaluate (s, gpu, node, per_node, AT (mid), st)))
+            hi = mid;
+          else
+            lo = mid + 1;
+        }
+#undef AT
+      upper = hi;
+    }
+}
+
+static const char *
+status_word (CostStatus st)
+{
+  switch (st)
+    {
+    case COST_MEETS: return "MEETS";
+    case COST_LATE: return "LATE";
+    case COST_OOM: return "OOM";
+    case COST_REJECTED: return "REJECTED";
+    }
+  return "?";
+}
+
+/* Index of the cheapest candidate among those `pick` accepts (ties: fewer GPUs, then
+ * faster), or -1. `by_time`: the fastest instead. */
+static gint
+best_of (const CostSearch *s, gboolean (*pick) (const CostCandidate *), gboolean by_time)
+{
+  gint best = -1;
+  for (guint i = 0; i < s->cands->len; i++)
+    {
+      const CostCandidate *c = g_ptr_array_index (s->cands, i);
+      if (!pick (c))
+        continue;
+      const CostCandidate *b = best >= 0 ? g_ptr_array_index (s->cands, best) : NULL;
+      double key = by_time ? c->time : c->cost, bkey = b ? (by_time ? b->time : b->cost) : 0;
+      if (b == NULL || key < bkey
+          || (key == bkey && (c->n_gpus < b->n_gpus
+                              || (c->n_gpus == b->n_gpus && c->time < b->time))))
+        best = (gint) i;
+    }
+  return best;
+}
+
+static gboolean
+fits_priced (const CostCandidate *c)
+{
+  return (c->status == COST_MEETS || c->status == COST_LATE) && c->has_cost;
+}
+
+static gboolean
+fits_any (const CostCandidate *c)
+{
+  return c->status == COST_MEETS || c->status == COST_LATE;
+}
+
+/* A duration for messages: "1.61 d", or "7.5 h" / "30 min" below a day / an hour.
+ * Caller frees. */
+static char *
+duration (double sec)
+{
+  if (sec >= 86400)
+    return g_strdup_printf ("%.3g d", sec / 86400);
+  if (sec >= 3600)
+    return g_strdup_printf ("%.3g h", sec / 3600);
+  return g_strdup_printf ("%.3g min", sec / 60);
+}
+
+/* Why candidate `c` is not the answer `a` (NULL when it is). Caller frees. */
+static char *
+why_lost (const CostSearch *s, const CostCandidate *c, const CostCandidate *a)
+{
+  if (c == a)
+    return NULL;
+  if (c->reason != NULL)
+    return g_strdup (c->reason);
+  if (c->status == COST_LATE)
+    {
+      g_autofree char *t = duration (c->time), *d = duration (s->deadline);
+      return g_strdup_printf ("misses the deadline: %s > %s", t, d);
+    }
+  if (a != NULL)
+    return g_strdup_printf ("costs %.0f %s more than the answer (+%.1f %%)", c->cost - a->cost,
+                            s->currency, 100 * (c->cost / a->cost - 1));
+  return NULL;
+}
+
+static void
+print_candidate (const CostSearch *s, const CostCandidate *c, const CostCandidate *a)
+{
+  printf ("%-4s %-9s %-52s %5u", c == a ? "==>" : "", status_word (c->status), c->label,
+          c->n_gpus);
+  if (isnan (c->time))
+    printf (" %10s", "-");
+  else
+    printf (" %8.2f d", c->time / 86400);
+  if (isnan (c->cost))
+    printf (" %14s\n", "-");
+  else
+    printf (" %10.0f %s\n", c->cost, s->currency);
+  g_autofree char *why = why_lost (s, c, a);
+  if (why != NULL)
+    printf ("%-14s %s\n", "", why);
+}
+
+static void
+print_answer (const CostSearch *s, gint answer)
+{
+  g_autofree char *dl = duration (s->deadline);
+  if (answer >= 0)
+    {
+      const CostCandidate *a = g_ptr_array_index (s->cands, answer);
+      g_autofree char *t = duration (a->time);
+      printf ("answer: cheapest plan that meets %s = %s: %s, %.0f %s\n", dl, a->label, t,
+              a->cost, s->currency);
+      g_autofree char *band = cli_error_band_text (a->gpu, CLI_BAND_STEP_TIME);
+      printf ("  error band: %s\n", band);
+      return;
+    }
+  printf ("answer: no plan meets the deadline of %s\n", dl);
+  gint fast = best_of (s, fits_any, TRUE), cheap = best_of (s, fits_priced, FALSE);
+  if (fast < 0)
+    {
+      printf ("  nothing simulated fits in memory\n");
+      return;
+    }
+  const CostCandidate *f = g_ptr_array_index (s->cands, fast);
+  g_autofree char *ft = duration (f->time);
+  printf ("  fastest:  %s: %s", f->label, ft);
+  if (f->has_cost)
+    printf (", %.0f %s", f->cost, s->currency);
+  printf ("\n");
+  if (cheap >= 0)
+    {
+      const CostCandidate *c = g_ptr_array_index (s->cands, cheap);
+      g_autofree char *ct = duration (c->time);
+      printf ("  cheapest: %s: %.0f %s, %s\n", c->label, c->cost, s->currency, ct);
+    }
+}
+
+/* --gpus "A,B": catalog GPUs (or [gpu.NAME] groups of the scenario: not searched, the
+ * catalog's nodes are). NULL + a usage message naming the option on an unknown one. */
+static GPtrArray *
+parse_gpus (const char *list, const CliScenario *sc, char **msg)
+{
+  GPtrArray *a = g_ptr_array_new ();
+  if (list == NULL)
+    {
+      g_ptr_array_add (a, (gpointer) sc->node.gpu);
+      return a;
+    }
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      g_autoptr (GError) e = NULL;
+      const HwGpuSpec *g = hw_catalog_gpu (g_strstrip (items[i]), &e);
+      if (g == NULL)
+        {
+          *msg = g_strdup_printf ("fit: --gpus: %s", e->message);
+          g_ptr_array_unref (a);
+          return NULL;
+        }
+      if (!g_ptr_array_find (a, g, NULL))
+        g_ptr_array_add (a, (gpointer) g);
+    }
+  return a;
+}
+
+static int
+run_search (CostSearch *s, const char *gpus)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (s->path, (const char *const *) s->sets, &error);
+  if (sc == NULL)
+    return cli_error (error->message), 1;
+  g_autofree char *msg = NULL;
+  g_autoptr (GPtrArray) types = parse_gpus (gpus, sc, &msg);
+  s->base = sc;
+  if (types == NULL)
+    return cli_error (msg), 2;
+  if (!sc->plan.given)
+    {
+      g_autofree char *m = g_strdup_printf ("%s: fit --for cost needs a training run: add "
+                                            "[plan] tokens or train_steps (and [cost] prices)",
+                                            s->path);
+      return cli_error (m), 1;
+    }
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_key_file_load_from_data (kf, sc->text, (gsize) -1, G_KEY_FILE_NONE, NULL);
+  s->uses_node = g_key_file_has_key (kf, "cluster", "node", NULL);
+  s->cands = g_ptr_array_new_with_free_func (cand_free);
+  s->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < types->len; i++)
+    search_gpu (s, g_ptr_array_index (types, i));
+  gint answer = best_of (s, good, FALSE);
+  const CostCandidate *a = answer >= 0 ? g_ptr_array_index (s->cands, answer) : NULL;
+  printf ("%-4s %-9s %-52s %5s %10s %14s\n", "", "verdict", "candidate", "GPUs",
+          "time", "cost");
+  for (guint i = 0; i < s->cands->len; i++)
+    print_candidate (s, g_ptr_array_index (s->cands, i), a);
+  print_answer (s, answer);
+  g_ptr_array_unref (s->cands);
+  g_hash_table_unref (s->seen);
+  return 0;
+}
+
+int
+cli_cmd_fit_cost (int argc, char **argv)
+{
+  g_autofree char *target = NULL, *deadline = NULL, *gpus = NULL;
+  g_auto (GStrv) sets = NULL;
+  gint max_gpus = G_MININT;
+  gboolean finetune = FALSE;
+  GOptionEntry entries[] = {
+    { "for", 'f', 0, G_OPTION_ARG_STRING, &target, "cost", "cost" },
+    { "deadline", 0, 0, G_OPTION_ARG_STRING, &deadline,
+      "the training run must finish within this time, with its unit (30d, 720 h)", "TIME" },
+    { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus,
+      "GPU types to try, catalog names (default: the scenario's)", "A,B,…" },
+    { "max-gpus", 0, 0, G_OPTION_ARG_INT, &max_gpus, "most GPUs tried (default 64)", "N" },
+    { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &finetune, "also try LoRA and QLoRA", NULL },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a scenario value (repeatable)",
+      "GROUP.KEY=VALUE" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "SCENARIO.ini --for cost --deadline TIME — the cheapest GPU type, count and stack that "
+    "fits and trains [plan] tokens within TIME");
+  g_option_context_set_description (
+    ctx, "Prices come from the scenario's [cost]: gpu_hour (any GPU type) or gpu_hour.TYPE\n"
+         "(one type; e.g. gpu_hour.H100-SXM = 2.49 USD/h). Exit status: 0 when the search ran\n"
+         "(also when no plan meets the deadline), 1 bad input, 2 usage error.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return cli_error (error->message), 2;
+  if (argc != 2)
+    return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
+  if (!cli_sweep_check_sets ("--set", (const char *const *) sets, &error))
+    return cli_error (error->message), 2;
+  CostSearch s = { .path = argv[1], .sets = sets, .max_gpus = 64, .allow_finetune = finetune };
+  if (deadline == NULL)
+    return cli_error ("fit: --for cost needs --deadline TIME (e.g. --deadline 30d)"), 2;
+  if (!sim_units_parse (deadline, SIM_DIM_TIME, &s.deadline, &error) || !(s.deadline > 0))
+    {
+      g_autofree char *m = g_strdup_printf ("fit: --deadline: %s",
+                                            error ? error->message : "must be positive");
+      return cli_error (m), 2;
+    }
+  if (max_gpus != G_MININT && (max_gpus < 1 || max_gpus > HW_MAX_GPUS))
+    {
+      g_autofree char *m = g_strdup_printf ("fit: --max-gpus must be in [1, %d] (got %d)",
+                                            HW_MAX_GPUS, max_gpus);
+      return cli_error (m), 2;
+    }
+  if (max_gpus != G_MININT)
+    s.max_gpus = (guint) max_gpus;
+  return run_search (&s, gpus);
+}
+
+gboolean
+cli_fit_cost_requested (int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--for=cost") == 0 || strcmp (argv[i], "-f=cost") == 0
+        || ((strcmp (argv[i], "--for") == 0 || strcmp (argv[i], "-f") == 0) && i + 1 < argc
+            && strcmp (argv[i + 1], "cost") == 0))
+      return TRUE;
+  return FALSE;
+}

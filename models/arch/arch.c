@@ -1,0 +1,381 @@
+/* models/arch/arch.c — transformer architectures: families, validation, overrides, parameter counts.
+ *
+ * Invariants: a ModelArch that passed model_arch_validate() has every size positive (except
+ * n_experts, experts_per_token and sliding_window, which may be 0), n_kv_heads dividing
+ * n_heads and experts_per_token ≤ n_experts. Parameter counts are exact integers (guint64)
+ * and reproduce the published totals of the configs in models/configs/ (README there).
+ *
+ * Parameter count of one layer (h hidden, a heads, k kv heads, d head_dim, i inner, E experts):
+ *   attention  q h·(a·d), k and v h·(k·d) each, o (a·d)·h;
+ *              + a·d + 2·k·d if qkv_bias, + h if attn_out_bias
+ *   MLP        SwiGLU 3·h·i (+ 2·i + h with biases); GELU 2·h·i (+ i + h with biases)
+ *   MoE        E × MLP + router h·E (no bias)
+ *   norms      2 per layer: h each (RMSNorm, weight only) or 2h (LayerNorm, weight + bias)
+ * Whole model: V·h (+ P·h learned positions) + L × layer + final norm + V·h LM head unless
+ * tied. BERT (Devlin et al. 2019, arXiv 1810.04805 §3; HF modeling_bert.py): embedding
+ * V·h + P·h + T_type·h + LayerNorm 2h; post-LN layers with two LayerNorms and biases
+ * everywhere; no final norm; head = pooler h·h + h and classifier h·n_labels + n_labels
+ * (BertForSequenceClassification). bert-large-uncased with 2 labels: 31,782,912 + 24 ×
+ * 12,596,224 + 1,049,600 + 2,050 = 335,143,938. MPT (MosaicML 2023, "Introducing MPT-7B";
+ * HF modeling_mpt.py; llm-foundry mpt/modeling_mpt.py): ALiBi, so no position table; GELU
+ * MLP of i = expansion_ratio·h; with no_bias every norm is h (weight only) and no linear has
+ * a bias; tied head. MPT-7B (h 4096, L 32, V 50432): 206,569,472 + 32 × 201,334,784 + 4,096
+ * = 6,649,286,656. These are the module shapes of HF transformers' modeling_{llama,mistral,mixtral,
+ * qwen2,gpt2}.py; see Vaswani et al. 2017 §3, Radford et al. 2019 (GPT-2), Touvron et al.
+ * 2023 (LLaMA, arXiv 2302.13971 §2.2), Jiang et al. 2024 (Mixtral, arXiv 2401.04088 §2).
+ */
+#include "config.h"
+#include "models/arch/arch.h"
+
+#include "sim/text.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK (stepsim-model-arch-error-quark, model_arch_error)
+
+static const struct
+{
+  const char *name;
+  ModelFamily family;
+} family_table[] = {
+  { "llama", MODEL_FAMILY_LLAMA },   { "mistral", MODEL_FAMILY_MISTRAL },
+  { "mixtral", MODEL_FAMILY_MIXTRAL }, { "qwen2", MODEL_FAMILY_QWEN2 },
+  { "gpt2", MODEL_FAMILY_GPT2 },     { "bert", MODEL_FAMILY_BERT },
+  { "mpt", MODEL_FAMILY_MPT },
+};
+
+gboolean
+model_arch_family_from_string (const char *text, ModelFamily *out, GError **error)
+{
+  g_return_val_if_fail (out != NULL, FALSE);
+  for (gsize i = 0; i < G_N_ELEMENTS (family_table); i++)
+    if (text != NULL && strcmp (text, family_table[i].name) == 0)
+      {
+        *out = family_table[i].family;
+        return TRUE;
+      }
+  g_autoptr (GString) known = g_string_new (NULL);
+  const char *names[G_N_ELEMENTS (family_table) + 1];
+  for (gsize i = 0; i < G_N_ELEMENTS (family_table); i++)
+    {
+      g_string_append_printf (known, "%s%s", i > 0 ? ", " : "", family_table[i].name);
+      names[i] = family_table[i].name;
+    }
+  names[G_N_ELEMENTS (family_table)] = NULL;
+  char *msg = g_strdup_printf ("unknown model family '%s' (known: %s)",
+                               text != NULL ? text : "(null)", known->str);
+  if (text != NULL)
+    msg = sim_text_with_hint (msg, text, names);
+  g_set_error_literal (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FAMILY, msg);
+  g_free (msg);
+  return FALSE;
+}
+
+const char *
+model_arch_family_name (ModelFamily family)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (family_table); i++)
+    if (family_table[i].family == family)
+      return family_table[i].name;
+  g_return_val_if_reached ("unknown");
+}
+
+/* MPT as released (mosaicml/mpt-7b, -30b config.json; HF modeling_mpt.py): LayerNorm with
+ * no_bias = true (weight only: MptBlock sets norm_1/norm_2.bias = None, MptModel norm_f
+ * too), GELU MLP up_proj/down_proj without biases, ALiBi in the attention scores instead
+ * of any position embedding (Press et al. 2022, arXiv 2108.12409), LM head tied to wte. */
+static void
+mpt_defaults (ModelArch *arch)
+{
+  arch->norm = MODEL_NORM_LAYER_NO_BIAS;
+  arch->mlp = MODEL_MLP_GELU;
+  arch->learned_positions = FALSE;
+  arch->tied_embeddings = TRUE;
+  arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = FALSE;
+}
+
+void
+model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
+{
+  g_return_if_fail (arch != NULL);
+  gboolean bert = family == MODEL_FAMILY_BERT;
+  gboolean gpt2 = family == MODEL_FAMILY_GPT2 || bert;
+  arch->family = family;
+  /* GPT-2: LayerNorm with bias, learned positions, GELU MLP, Conv1D layers with biases,
+   * LM head tied to wte (Radford et al. 2019; HF modeling_gpt2.py). The llama-like
+   * families use RMSNorm, rotary positions, bias-free SwiGLU, untied head by default;
+   * Qwen2 adds q/k/v biases (HF modeling_qwen2.py, Qwen2Attention). */
+  arch->norm = gpt2 ? MODEL_NORM_LAYER : MODEL_NORM_RMS;
+  arch->mlp = gpt2 ? MODEL_MLP_GELU : MODEL_MLP_SWIGLU;
+  arch->learned_positions = gpt2;
+  arch->tied_embeddings = gpt2;
+  arch->qkv_bias = gpt2 || family == MODEL_FAMILY_QWEN2;
+  arch->attn_out_bias = gpt2;
+  arch->mlp_bias = gpt2;
+  /* BERT shares GPT-2's layer shapes (LayerNorm, GELU, biases, learned positions) but
+   * has its own classification head, so nothing is tied (BertForSequenceClassification);
+   * 2 token types and 2 labels are BertConfig's / PretrainedConfig's defaults. */
+  if (bert)
+    {
+      arch->tied_embeddings = FALSE;
+      arch->type_vocab_size = 2;
+      arch->num_labels = 2;
+    }
+  if (family == MODEL_FAMILY_MPT)
+    mpt_defaults (arch);
+}
+
+static gboolean
+invalid (GError **error, const char *name, const char *what)
+{
+  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID, "model '%s': %s",
+               name != NULL ? name : "(unnamed)", what);
+  return FALSE;
+}
+
+gboolean
+model_arch_validate (const ModelArch *arch, GError **error)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  const char *n = arch->name;
+  const struct
+  {
+    const char *key;
+    guint64 value;
+  } positive[] = {
+    { "hidden_size", arch->hidden_size },
+    { "num_hidden_layers", arch->n_layers },
+    { "num_attention_heads", arch->n_heads },
+    { "num_key_value_heads", arch->n_kv_heads },
+    { "head_dim", arch->head_dim },
+    { "intermediate_size", arch->intermediate_size },
+    { "vocab_size", arch->vocab_size },
+  };
+  /* Upper bounds: far beyond any published model (Llama 3.1 405B: 126 layers, h 16384,
+   * FFN 53248, vocabulary 128256), low enough that parameter counts stay exact in 64 bits
+   * and a step's schedule (tasks per layer and rank) stays tractable. */
+  const guint64 limit[] = { 1u << 20, 1024, 1u << 16, 1u << 16, 1u << 16, 1u << 22, 1u << 24 };
+  for (gsize i = 0; i < G_N_ELEMENTS (positive); i++)
+    if (positive[i].value == 0 || positive[i].value > limit[i])
+      {
+        g_autofree char *what = g_strdup_printf ("%s must be in [1, %" G_GUINT64_FORMAT "], not %"
+                                                 G_GUINT64_FORMAT,
+                                                 positive[i].key, limit[i], positive[i].value);
+        return invalid (error, n, what);
+      }
+  if (arch->n_experts > 1024 || arch->max_positions > (1u << 24))
+    return invalid (error, n, "num_local_experts must be at most 1024 and "
+                              "max_position_embeddings at most 16777216");
+  if (arch->n_heads % arch->n_kv_heads != 0)
+    return invalid (error, n,
+                    "num_attention_heads must be a multiple of num_key_value_heads (GQA groups)");
+  if (arch->learned_positions && arch->max_positions == 0)
+    return invalid (error, n,
+                    "max_position_embeddings must be positive with learned position embeddings");
+  if (arch->n_experts == 0 && arch->experts_per_token != 0)
+    return invalid (error, n, "num_experts_per_tok is set but num_local_experts is 0");
+  if (arch->n_experts > 0 && arch->experts_per_token == 0)
+    return invalid (error, n, "num_experts_per_tok must be positive for a mixture of experts");
+  if (arch->experts_per_token > arch->n_experts)
+    return invalid (error, n, "num_experts_per_tok exceeds num_local_experts");
+  if (arch->family == MODEL_FAMILY_BERT && (arch->num_labels == 0 || arch->type_vocab_size == 0))
+    return invalid (error, n, "num_labels and type_vocab_size must be positive for bert");
+  return TRUE;
+}
+
+ModelArch *
+model_arch_copy (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, NULL);
+  ModelArch *copy = g_new (ModelArch, 1);
+  *copy = *arch;
+  copy->name = g_strdup (arch->name);
+  return copy;
+}
+
+void
+model_arch_free (ModelArch *arch)
+{
+  if (arch == NULL)
+    return;
+  g_free (arch->name);
+  g_free (arch);
+}
+
+/* ---- overrides by canonical key ---------------------------------------------------------- */
+
+static const char *const field_names[] = {
+  "hidden_size",       "num_hidden_layers", "num_attention_heads",     "num_key_value_heads",
+  "head_dim",          "intermediate_size", "vocab_size",              "max_position_embeddings",
+  "num_local_experts", "num_experts_per_tok", "sliding_window",        "type_vocab_size",
+  "num_labels",        NULL,
+};
+
+const char *const *
+model_arch_field_names (void)
+{
+  return field_names;
+}
+
+/* The guint64 member named by canonical `key`, or NULL. */
+static guint64 *
+field_slot (ModelArch *arch, const char *key)
+{
+  guint64 *slots[] = {
+    &arch->hidden_size,    &arch->n_layers,          &arch->n_heads,    &arch->n_kv_heads,
+    &arch->head_dim,       &arch->intermediate_size, &arch->vocab_size, &arch->max_positions,
+    &arch->n_experts,      &arch->experts_per_token, &arch->sliding_window,
+    &arch->type_vocab_size, &arch->num_labels,
+  };
+  G_STATIC_ASSERT (G_N_ELEMENTS (slots) == G_N_ELEMENTS (field_names) - 1);
+  for (gsize i = 0; i < G_N_ELEMENTS (slots); i++)
+    if (strcmp (key, field_names[i]) == 0)
+      return slots[i];
+  return NULL;
+}
+
+gboolean
+model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out)
+{
+  g_return_val_if_fail (arch != NULL && key != NULL && out != NULL, FALSE);
+  guint64 *slot = field_slot ((ModelArch *) arch, key);
+  if (slot == NULL)
+    return FALSE;
+  *out = *slot;
+  return TRUE;
+}
+
+gboolean
+model_arch_set_field (ModelArch *arch, const char *key, guint64 value, GError **error)
+{
+  g_return_val_if_fail (arch != NULL && key != NULL, FALSE);
+  guint64 *slot = field_slot (arch, key);
+  if (slot == NULL)
+    {
+      char *msg = g_strdup_printf ("unknown model field '%s'", key);
+      msg = sim_text_with_hint (msg, key, field_names);
+      g_set_error_literal (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD, msg);
+      g_free (msg);
+      return FALSE;
+    }
+  /* head_dim follows hidden_size / num_attention_heads when it was the derived default
+   * (HF: head_dim = getattr(config, "head_dim", hidden_size // num_attention_heads)). */
+  gboolean derived = arch->n_heads > 0 && arch->head_dim == arch->hidden_size / arch->n_heads
+                     && arch->hidden_size % arch->n_heads == 0;
+  *slot = value;
+  if (derived && (slot == &arch->hidden_size || slot == &arch->n_heads) && arch->n_heads > 0
+      && arch->hidden_size % arch->n_heads == 0)
+    arch->head_dim = arch->hidden_size / arch->n_heads;
+  return TRUE;
+}
+
+/* ---- parameter counts --------------------------------------------------------------------- */
+
+static guint64
+norm_params (const ModelArch *arch)
+{
+  return arch->norm == MODEL_NORM_LAYER ? 2 * arch->hidden_size : arch->hidden_size;
+}
+
+gboolean
+model_arch_fused_qkv (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  return arch->family == MODEL_FAMILY_MPT || arch->family == MODEL_FAMILY_GPT2;
+}
+
+guint64
+model_arch_n_params_attention (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 h = arch->hidden_size, q = arch->n_heads * arch->head_dim;
+  guint64 kv = arch->n_kv_heads * arch->head_dim;
+  guint64 n = h * q + 2 * h * kv + q * h;
+  if (arch->qkv_bias)
+    n += q + 2 * kv;
+  if (arch->attn_out_bias)
+    n += h;
+  return n;
+}
+
+guint64
+model_arch_n_params_expert (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 h = arch->hidden_size, i = arch->intermediate_size;
+  if (arch->mlp == MODEL_MLP_SWIGLU)
+    return 3 * h * i + (arch->mlp_bias ? 2 * i + h : 0);
+  return 2 * h * i + (arch->mlp_bias ? i + h : 0);
+}
+
+/* MLP block with `n_used` experts' weights (router always whole). */
+static guint64
+mlp_params (const ModelArch *arch, guint64 n_used)
+{
+  guint64 one = model_arch_n_params_expert (arch);
+  if (arch->n_experts == 0)
+    return one;
+  return n_used * one + arch->hidden_size * arch->n_experts;
+}
+
+guint64
+model_arch_n_params_mlp (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return mlp_params (arch, arch->n_experts);
+}
+
+guint64
+model_arch_n_params_embedding (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 n = arch->vocab_size * arch->hidden_size;
+  if (arch->learned_positions)
+    n += arch->max_positions * arch->hidden_size;
+  if (arch->family == MODEL_FAMILY_BERT) /* token types + embedding LayerNorm */
+    n += arch->type_vocab_size * arch->hidden_size + norm_params (arch);
+  return n;
+}
+
+guint64
+model_arch_n_params_layer (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch)
+         + 2 * norm_params (arch);
+}
+
+guint64
+model_arch_n_params_lm_head (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 h = arch->hidden_size;
+  if (arch->family == MODEL_FAMILY_BERT) /* pooler + classifier */
+    return h * h + h + h * arch->num_labels + arch->num_labels;
+  return arch->tied_embeddings ? 0 : arch->vocab_size * h;
+}
+
+guint64
+model_arch_n_params_final_norm (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return arch->family == MODEL_FAMILY_BERT ? 0 : norm_params (arch); /* post-LN: none */
+}
+
+guint64
+model_arch_n_params (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return model_arch_n_params_embedding (arch) + arch->n_layers * model_arch_n_params_layer (arch)
+         + model_arch_n_params_final_norm (arch) + model_arch_n_params_lm_head (arch);
+}
+
+guint64
+model_arch_n_params_active (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 layer = model_arch_n_params_attention (arch) + mlp_params (arch, arch->experts_per_token)
+                  + 2 * norm_params (arch);
+  return model_arch_n_params_embedding (arch) + arch->n_layers * layer
+         + model_arch_n_params_final_norm (arch) + model_arch_n_params_lm_head (arch);
+}

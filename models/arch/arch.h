@@ -1,0 +1,173 @@
+/* models/arch/arch.h — a transformer architecture: its shape and its exact parameter count.
+ *
+ * Built from a Hugging Face config.json (json-glib, the only json-glib user of the
+ * project) through an alias table (hidden_size|n_embd|d_model, num_hidden_layers|n_layer,
+ * …; "text_config" nesting), or filled in directly. Families: llama, mistral, mixtral,
+ * qwen2 (decoder with RMSNorm, rotary positions, SwiGLU MLP, GQA; qwen2 adds q/k/v biases;
+ * mixtral replaces the MLP by n_experts SwiGLU experts and a router), gpt2 (LayerNorm with
+ * bias, learned positions, GELU MLP with 4h, biases everywhere, tied embeddings), bert
+ * (encoder: post-LayerNorm with bias, learned positions + token-type embeddings and an
+ * embedding LayerNorm, GELU MLP, biases everywhere; head = pooler h×h + bias and a
+ * sequence-classification layer h×num_labels + bias, as BertForSequenceClassification),
+ * mpt (MosaicML MPT: LayerNorm, ALiBi — no position embeddings, no rotary —, GELU MLP of
+ * expansion_ratio × d_model, fused Wqkv, tied embeddings; no_bias drops every linear bias
+ * and the LayerNorm biases).
+ * Parameter counts reproduce the published ones exactly (tests/unit/models/test_arch.c).
+ */
+#pragma once
+
+#include <glib.h>
+
+typedef enum
+{
+  MODEL_FAMILY_LLAMA,
+  MODEL_FAMILY_MISTRAL,
+  MODEL_FAMILY_MIXTRAL,
+  MODEL_FAMILY_QWEN2,
+  MODEL_FAMILY_GPT2,
+  MODEL_FAMILY_BERT,
+  MODEL_FAMILY_MPT,
+} ModelFamily;
+
+typedef enum
+{
+  MODEL_MLP_SWIGLU, /* gate, up (h×i each), down (i×h) */
+  MODEL_MLP_GELU,   /* fc (h×i), proj (i×h) */
+} ModelMlpKind;
+
+typedef enum
+{
+  MODEL_NORM_RMS,   /* weight only: h parameters */
+  MODEL_NORM_LAYER, /* weight and bias: 2h parameters */
+  MODEL_NORM_LAYER_NO_BIAS, /* LayerNorm, weight only (MPT no_bias): h parameters */
+} ModelNormKind;
+
+typedef struct
+{
+  char *name;               /* e.g. "llama-3.1-8b" (file stem) or user-given; owned */
+  ModelFamily family;
+  guint64 hidden_size;      /* h */
+  guint64 n_layers;         /* L */
+  guint64 n_heads;          /* a, query heads */
+  guint64 n_kv_heads;       /* key/value heads (GQA); == n_heads for MHA */
+  guint64 head_dim;         /* d; hidden_size / n_heads unless given */
+  guint64 intermediate_size;/* i, MLP inner width (per expert for MoE) */
+  guint64 vocab_size;       /* V */
+  guint64 max_positions;    /* context length the model was built for */
+  guint64 n_experts;        /* 0 for dense models */
+  guint64 experts_per_token;/* top-k routing; 0 for dense */
+  guint64 sliding_window;   /* 0 when none */
+  guint64 type_vocab_size;  /* bert: token-type (segment) embeddings; 0 otherwise */
+  guint64 num_labels;       /* bert: classes of the classification head; 0 otherwise */
+  gboolean tied_embeddings; /* LM head shares the input embedding */
+  gboolean learned_positions; /* a max_positions × h position embedding (gpt2) */
+  gboolean qkv_bias;        /* biases on q, k, v projections */
+  gboolean attn_out_bias;   /* bias on the attention output projection */
+  gboolean mlp_bias;        /* biases on MLP projections */
+  ModelMlpKind mlp;
+  ModelNormKind norm;
+} ModelArch;
+
+#define MODEL_ARCH_ERROR (model_arch_error_quark ())
+GQuark model_arch_error_quark (void);
+
+typedef enum
+{
+  MODEL_ARCH_ERROR_IO,       /* file unreadable */
+  MODEL_ARCH_ERROR_JSON,     /* not JSON, or not an object */
+  MODEL_ARCH_ERROR_FAMILY,   /* model_type unknown */
+  MODEL_ARCH_ERROR_FIELD,    /* a required field missing, of the wrong type, or not positive */
+  MODEL_ARCH_ERROR_INVALID,  /* inconsistent shape (heads not dividing, kv_heads ∤ heads…) */
+} ModelArchError;
+
+/* Parses a family name as used in HF "model_type" ("llama", "mistral", "mixtral", "qwen2",
+ * "gpt2", "bert", "mpt"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
+gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
+const char *model_arch_family_name (ModelFamily family);
+
+/* Fills the family's defaults (norm, mlp kind, bias flags, tied, positions) into `arch`
+ * for `family`, leaving sizes untouched. */
+void model_arch_set_family_defaults (ModelArch *arch, ModelFamily family);
+
+/* Loads a Hugging Face config.json. The result's name is its `_name_or_path` when that is a
+ * non-empty string (the checkpoint name save_pretrained() records), else the file's
+ * basename without ".json" (for a file named config.json: its directory's name). Errors: MODEL_ARCH_ERROR_* with the path in the message and the JSON key named.
+ * Returns a new ModelArch (free with model_arch_free) or NULL. */
+ModelArch *model_arch_load_hf_config (const char *path, GError **error);
+
+/* Same, from JSON text in memory; `origin` names the source in messages. */
+ModelArch *model_arch_load_hf_json (const char *json_text, const char *origin, GError **error);
+
+/* Checks sizes are positive and consistent (n_heads % n_kv_heads == 0, experts_per_token ≤
+ * n_experts, …). FALSE + MODEL_ARCH_ERROR_INVALID naming the field. */
+gboolean model_arch_validate (const ModelArch *arch, GError **error);
+
+ModelArch *model_arch_copy (const ModelArch *arch);
+void model_arch_free (ModelArch *arch); /* NULL is a no-op */
+
+/* Parameter counts (exact integers). Whole model; embedding (+ positions); one
+ * transformer layer (attention + MLP/experts + router + its norms); LM head (0 if tied);
+ * final norm. total = embedding + L × layer + final_norm + lm_head. */
+guint64 model_arch_n_params (const ModelArch *arch);
+guint64 model_arch_n_params_embedding (const ModelArch *arch);
+guint64 model_arch_n_params_layer (const ModelArch *arch);
+guint64 model_arch_n_params_lm_head (const ModelArch *arch);
+guint64 model_arch_n_params_final_norm (const ModelArch *arch);
+/* Parameters touched per token (MoE: only top-k experts), for model FLOPs. */
+guint64 model_arch_n_params_active (const ModelArch *arch);
+
+/* Parts of one layer: attention (q, k, v, o and their biases); the MLP block (all experts
+ * plus the router for MoE); one expert's (or the dense) MLP alone. Layer = attention + MLP
+ * + its two norms. */
+guint64 model_arch_n_params_attention (const ModelArch *arch);
+guint64 model_arch_n_params_mlp (const ModelArch *arch);
+guint64 model_arch_n_params_expert (const ModelArch *arch);
+
+/* Canonical size keys, in HF spelling, that model_arch_set_field() accepts: hidden_size,
+ * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
+ * vocab_size, max_position_embeddings, num_local_experts, num_experts_per_tok,
+ * sliding_window, type_vocab_size, num_labels. Static, NULL-terminated. */
+const char *const *model_arch_field_names (void);
+
+/* Sets the size named by canonical `key` (a scenario's [model] override) to `value`
+ * (a count, no unit). When head_dim was the derived default hidden_size / num_attention_heads,
+ * changing either of those re-derives it (HF's rule); an explicit different head_dim stays.
+ * No range check here: call model_arch_validate() after all overrides.
+ * FALSE + MODEL_ARCH_ERROR_FIELD (with a nearest-name hint) if `key` is unknown. */
+gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, GError **error);
+
+/* Reads the size named by canonical `key` into *out; FALSE (no error) if `key` is unknown. */
+gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out);
+
+/* One parameter tensor shape, `count` times in the model: a matrix rows × cols (cols ≥ 2)
+ * or a vector of `rows` elements (cols = 1: biases, norm weights). */
+typedef struct
+{
+  guint64 rows, cols, count;
+} ModelArchTensor;
+
+/* Every parameter tensor of the model (nn.Module parameters of the HF implementation; a
+ * fused or split projection as HF stores it: q, k, v separate; SwiGLU gate, up, down),
+ * grouped by shape, in module order. Σ rows·cols·count = model_arch_n_params(). Used by
+ * optimizers whose state depends on shapes (Adafactor, 8-bit Adam's small-tensor rule)
+ * and by per-tensor allocation. Returns a new GArray of ModelArchTensor. */
+GArray *model_arch_param_tensors (const ModelArch *arch);
+
+/* One transformer layer's parameter tensors (as model_arch_param_tensors(), count 1 per
+ * layer). Returns a new GArray of ModelArchTensor. */
+GArray *model_arch_layer_tensors (const ModelArch *arch);
+
+/* Whether q, k and v are one fused projection in the HF implementation: MPT's Wqkv (out
+ * (a + 2k)·d × in h; MptAttention.Wqkv) and GPT-2's c_attn (Conv1D h × 3h;
+ * GPT2Attention.c_attn). FALSE: three separate nn.Linear (llama, mistral, mixtral, qwen2,
+ * bert), each of which autocast feeds its own cast copy of the input (models/ops/cost.h). */
+gboolean model_arch_fused_qkv (const ModelArch *arch);
+
+/* The tensors outside the transformer layers (embeddings, final norm, head: the root unit
+ * of FSDP), as model_arch_param_tensors(). New GArray of ModelArchTensor. */
+GArray *model_arch_root_tensors (const ModelArch *arch);
+
+/* Elements of the largest single parameter tensor. */
+guint64 model_arch_largest_tensor (const ModelArch *arch);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)

@@ -1,0 +1,495 @@
+/* models/arch/hf_config.c — loads a Hugging Face config.json into a ModelArch (json-glib).
+ *
+ * Each canonical field is looked up through an alias table (the spellings used by the HF
+ * config classes: LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GPT2Config, and
+ * OPT/T5-style names). Multimodal configs nest the language model under "text_config":
+ * when present, keys are read there first and then at the top level (so a top-level
+ * model_type or tie_word_embeddings still applies). A JSON null counts as absent.
+ *
+ * Defaults when absent (HF's own): num_key_value_heads = num_attention_heads; head_dim =
+ * hidden_size / num_attention_heads; gpt2 intermediate = 4·hidden (GPT2MLP, n_inner None);
+ * sliding_window 0 (also when "use_sliding_window" is false, Qwen2Config);
+ * tie_word_embeddings per family (gpt2 true, others false); bert: type_vocab_size 2
+ * (BertConfig), num_labels 2 (PretrainedConfig), or the number of entries of "id2label". Llama's "attention_bias" sets
+ * biases on q, k, v and o (LlamaAttention), "mlp_bias" on gate/up/down (LlamaMLP).
+ * MPT (MptConfig / llm-foundry MPTConfig; keys d_model, n_layers, n_heads, max_seq_len are
+ * aliases above): intermediate = expansion_ratio × d_model (llm-foundry MPTMLP:
+ * int(expansion_ratio · d_model); default ratio 4); "no_bias" (default true, HF MptConfig)
+ * drops linear and LayerNorm biases; "attn_config" {"alibi" (default true), "kv_n_heads"
+ * (GQA, llm-foundry)}; a learned position table only when alibi is false and
+ * "learned_pos_emb" is not false (MPT-7B's remote code: wpe exists iff not alibi).
+ *
+ * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
+ * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
+ * missing, of the wrong JSON type, negative, non-integer or zero), INVALID (shape).
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include "models/arch/arch.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct
+{
+  const char *key; /* canonical, as in model_arch_field_names() */
+  const char *aliases[5];
+} FieldAlias;
+
+static const FieldAlias alias_table[] = {
+  { "hidden_size", { "hidden_size", "n_embd", "d_model", NULL } },
+  { "num_hidden_layers", { "num_hidden_layers", "n_layer", "num_layers", "n_layers", NULL } },
+  { "num_attention_heads", { "num_attention_heads", "n_head", "num_heads", "n_heads", NULL } },
+  { "num_key_value_heads", { "num_key_value_heads", NULL } },
+  { "head_dim", { "head_dim", NULL } },
+  { "intermediate_size", { "intermediate_size", "n_inner", "ffn_dim", NULL } },
+  { "vocab_size", { "vocab_size", NULL } },
+  { "max_position_embeddings", { "max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", NULL } },
+  { "num_local_experts", { "num_local_experts", "num_experts", NULL } },
+  { "num_experts_per_tok", { "num_experts_per_tok", NULL } },
+  { "sliding_window", { "sliding_window", NULL } },
+  { "type_vocab_size", { "type_vocab_size", NULL } },
+  { "num_labels", { "num_labels", NULL } },
+};
+
+typedef struct
+{
+  JsonObject *text; /* "text_config", or NULL */
+  JsonObject *top;
+  const char *origin;
+  const char *json;  /* the text parsed, to tell a negative literal from an overflowed one */
+} Ctx;
+
+/* The first non-null member named `name`, text_config first; NULL if absent. */
+static JsonNode *
+member (const Ctx *c, const char *name)
+{
+  JsonObject *objs[2] = { c->text, c->top };
+  for (int i = 0; i < 2; i++)
+    if (objs[i] != NULL && json_object_has_member (objs[i], name))
+      {
+        JsonNode *n = json_object_get_member (objs[i], name);
+        if (!JSON_NODE_HOLDS_NULL (n))
+          return n;
+      }
+  return NULL;
+}
+
+/* "ORIGIN: key 'PATH': WHAT", PATH the member's JSON path: "text_config.hidden_size" when
+ * the value read came from text_config (member() looks there first). */
+static gboolean
+field_error (const Ctx *c, GError **error, const char *name, const char *what)
+{
+  JsonNode *nested = c->text != NULL && json_object_has_member (c->text, name)
+                       ? json_object_get_member (c->text, name) : NULL;
+  gboolean in_text = nested != NULL && !JSON_NODE_HOLDS_NULL (nested);
+  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD, "%s: key '%s%s': %s", c->origin,
+               in_text ? "text_config." : "", name, what);
+  return FALSE;
+}
+
+/* Whether member `name` of the text is written with a minus sign ("name": -…). json-glib
+ * 1.6 reads an integer literal beyond 2^63 − 1 into a wrapped gint64 (json-scanner.c
+ * accumulates in a guint64 and casts), so a negative value is a negative literal only if
+ * the text says so; otherwise the number was too large. */
+static gboolean
+written_negative (const Ctx *c, const char *name)
+{
+  const char *dot = strrchr (name, '.'); /* "attn_config.kv_n_heads": the member's own name */
+  g_autofree char *quoted = g_strdup_printf ("\"%s\"", dot != NULL ? dot + 1 : name);
+  for (const char *p = strstr (c->json, quoted); p != NULL; p = strstr (p + 1, quoted))
+    {
+      const char *q = p + strlen (quoted);
+      while (g_ascii_isspace (*q))
+        q++;
+      if (*q != ':')
+        continue;
+      q++;
+      while (g_ascii_isspace (*q))
+        q++;
+      if (*q == '-')
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Reads a JSON number that is a non-negative integer (an integral double like 4096.0 too);
+ * the error says what is wrong: negative, a fraction, or too large (above 9·10^15, where a
+ * double stops holding every integer; no architecture size comes near it). */
+static gboolean
+node_u64 (const Ctx *c, JsonNode *n, const char *name, guint64 *out, GError **error)
+{
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : G_TYPE_INVALID;
+  if (t == G_TYPE_INT64)
+    {
+      gint64 v = json_node_get_int (n);
+      if (v < 0 && c->json != NULL && !written_negative (c, name))
+        return field_error (c, error, name, "expected a non-negative integer, got one too "
+                                            "large (above 2^63 - 1)");
+      if (v < 0)
+        return field_error (c, error, name, "expected a non-negative integer, got a negative one");
+      *out = (guint64) v;
+      return TRUE;
+    }
+  if (t == G_TYPE_DOUBLE)
+    {
+      double v = json_node_get_double (n);
+      if (v < 0)
+        return field_error (c, error, name, "expected a non-negative integer, got a negative one");
+      if (v > 9.0e15)
+        return field_error (c, error, name, "expected a non-negative integer, got one too "
+                                            "large (above 9e15)");
+      if (v != floor (v))
+        return field_error (c, error, name, "expected a non-negative integer, got a fraction");
+      *out = (guint64) v;
+      return TRUE;
+    }
+  return field_error (c, error, name, "expected a non-negative integer");
+}
+
+/* Looks up canonical `key` through its aliases. *found FALSE if absent or null. */
+static gboolean
+lookup_size (const Ctx *c, const char *key, guint64 *out, gboolean *found, GError **error)
+{
+  *found = FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (alias_table); i++)
+    {
+      if (strcmp (alias_table[i].key, key) != 0)
+        continue;
+      for (const char *const *a = alias_table[i].aliases; *a != NULL; a++)
+        {
+          JsonNode *n = member (c, *a);
+          if (n == NULL)
+            continue;
+          if (!node_u64 (c, n, *a, out, error))
+            return FALSE;
+          if (*out == 0 && strcmp (key, "sliding_window") != 0)
+            return field_error (c, error, *a, "must be positive");
+          *found = TRUE;
+          return TRUE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+lookup_bool (const Ctx *c, const char *name, gboolean *out, GError **error)
+{
+  JsonNode *n = member (c, name);
+  if (n == NULL)
+    return TRUE; /* keep the default */
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+    return field_error (c, error, name, "expected true or false");
+  *out = json_node_get_boolean (n);
+  return TRUE;
+}
+
+static gboolean
+read_family (const Ctx *c, ModelArch *arch, GError **error)
+{
+  JsonNode *n = member (c, "model_type");
+  if (n == NULL)
+    return field_error (c, error, "model_type", "missing");
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return field_error (c, error, "model_type", "expected a string");
+  ModelFamily family;
+  if (!model_arch_family_from_string (json_node_get_string (n), &family, error))
+    {
+      g_prefix_error (error, "%s: key 'model_type': ", c->origin);
+      return FALSE;
+    }
+  model_arch_set_family_defaults (arch, family);
+  return TRUE;
+}
+
+/* attn_config member `name` (MPT), NULL if absent. */
+static JsonNode *
+attn_config_member (const Ctx *c, const char *name)
+{
+  JsonNode *cfg = member (c, "attn_config");
+  if (cfg == NULL || !JSON_NODE_HOLDS_OBJECT (cfg))
+    return NULL;
+  JsonObject *o = json_node_get_object (cfg);
+  if (!json_object_has_member (o, name))
+    return NULL;
+  JsonNode *n = json_object_get_member (o, name);
+  return JSON_NODE_HOLDS_NULL (n) ? NULL : n;
+}
+
+/* MPT's MLP width, position scheme, kv heads and bias flag (file header). Runs before
+ * the generic checks so that they see the derived sizes. */
+static gboolean
+read_mpt (const Ctx *c, ModelArch *arch, gboolean have_inner, gboolean have_kv, GError **error)
+{
+  JsonNode *ratio = member (c, "expansion_ratio");
+  if (!have_inner)
+    {
+      double r = 4.0; /* MPTConfig default */
+      GType t = ratio != NULL && JSON_NODE_HOLDS_VALUE (ratio) ? json_node_get_value_type (ratio)
+                                                               : G_TYPE_INVALID;
+      if (t == G_TYPE_INT64)
+        r = (double) json_node_get_int (ratio);
+      else if (t == G_TYPE_DOUBLE)
+        r = json_node_get_double (ratio);
+      else if (ratio != NULL)
+        return field_error (c, error, "expansion_ratio", "expected a number");
+      if (!(r > 0) || r * (double) arch->hidden_size < 1 || r > 1e6)
+        return field_error (c, error, "expansion_ratio", "must be positive");
+      arch->intermediate_size = (guint64) (r * (double) arch->hidden_size);
+    }
+  JsonNode *kv = attn_config_member (c, "kv_n_heads");
+  if (kv != NULL && !have_kv)
+    {
+      guint64 v = 0;
+      if (!node_u64 (c, kv, "attn_config.kv_n_heads", &v, error))
+        return FALSE;
+      if (v == 0)
+        return field_error (c, error, "attn_config.kv_n_heads", "must be positive");
+      arch->n_kv_heads = v;
+    }
+  gboolean no_bias = TRUE, alibi = TRUE, learned = TRUE;
+  JsonNode *a = attn_config_member (c, "alibi");
+  if (a != NULL && (!JSON_NODE_HOLDS_VALUE (a) || json_node_get_value_type (a) != G_TYPE_BOOLEAN))
+    return field_error (c, error, "attn_config.alibi", "expected true or false");
+  if (a != NULL)
+    alibi = json_node_get_boolean (a);
+  if (!lookup_bool (c, "no_bias", &no_bias, error)
+      || !lookup_bool (c, "learned_pos_emb", &learned, error))
+    return FALSE;
+  arch->norm = no_bias ? MODEL_NORM_LAYER_NO_BIAS : MODEL_NORM_LAYER;
+  arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = !no_bias;
+  arch->learned_positions = !alibi && learned;
+  return TRUE;
+}
+
+/* Reads every aliased size; applies defaults for the optional ones. */
+static gboolean
+read_sizes (const Ctx *c, ModelArch *arch, GError **error)
+{
+  const char *const *keys = model_arch_field_names ();
+  gboolean have[G_N_ELEMENTS (alias_table)];
+  G_STATIC_ASSERT (G_N_ELEMENTS (alias_table) == 13);
+  for (gsize i = 0; keys[i] != NULL; i++)
+    {
+      g_assert (i < G_N_ELEMENTS (alias_table) && strcmp (keys[i], alias_table[i].key) == 0);
+      guint64 v = 0;
+      if (!lookup_size (c, keys[i], &v, &have[i], error))
+        return FALSE;
+      if (have[i])
+        model_arch_set_field (arch, keys[i], v, NULL);
+    }
+  /* Required: hidden, layers, heads, vocab (indices in alias_table order). */
+  const gsize required[] = { 0, 1, 2, 6 };
+  for (gsize r = 0; r < G_N_ELEMENTS (required); r++)
+    if (!have[required[r]])
+      return field_error (c, error, alias_table[required[r]].key, "missing");
+  if (!have[3])
+    arch->n_kv_heads = arch->n_heads;
+  if (!have[4])
+    {
+      if (arch->hidden_size % arch->n_heads != 0)
+        return field_error (c, error, "head_dim",
+                            "missing, and hidden_size is not a multiple of num_attention_heads");
+      arch->head_dim = arch->hidden_size / arch->n_heads;
+    }
+  if (arch->family == MODEL_FAMILY_MPT)
+    {
+      if (!read_mpt (c, arch, have[5], have[3], error))
+        return FALSE;
+    }
+  else if (!have[5] && arch->family == MODEL_FAMILY_GPT2)
+    arch->intermediate_size = 4 * arch->hidden_size; /* GPT2MLP: n_inner or 4 * n_embd */
+  else if (!have[5])
+    return field_error (c, error, "intermediate_size", "missing");
+  if (arch->family == MODEL_FAMILY_MIXTRAL && (!have[8] || !have[9]))
+    return field_error (c, error, have[8] ? "num_experts_per_tok" : "num_local_experts",
+                        "missing (required for mixtral)");
+  if (arch->family == MODEL_FAMILY_BERT && !have[12])
+    {
+      JsonNode *labels = member (c, "id2label");
+      if (labels != NULL && JSON_NODE_HOLDS_OBJECT (labels))
+        arch->num_labels = json_object_get_size (json_node_get_object (labels));
+    }
+  if (arch->family != MODEL_FAMILY_BERT)
+    arch->type_vocab_size = arch->num_labels = 0; /* only the bert head uses them */
+  if (arch->learned_positions && !have[7])
+    return field_error (c, error, "max_position_embeddings",
+                        "missing (required with learned positions)");
+  return TRUE;
+}
+
+static gboolean
+read_flags (const Ctx *c, ModelArch *arch, GError **error)
+{
+  if (!lookup_bool (c, "tie_word_embeddings", &arch->tied_embeddings, error))
+    return FALSE;
+  gboolean use_window = TRUE;
+  if (!lookup_bool (c, "use_sliding_window", &use_window, error))
+    return FALSE;
+  if (!use_window)
+    arch->sliding_window = 0;
+  if (arch->family != MODEL_FAMILY_LLAMA)
+    return TRUE;
+  gboolean attn_bias = arch->qkv_bias;
+  if (!lookup_bool (c, "attention_bias", &attn_bias, error)
+      || !lookup_bool (c, "mlp_bias", &arch->mlp_bias, error))
+    return FALSE;
+  arch->qkv_bias = attn_bias;
+  arch->attn_out_bias = attn_bias;
+  return TRUE;
+}
+
+/* "dir/llama-3.1-8b.json" → "llama-3.1-8b"; "dir/Foo/config.json" → "Foo". */
+static char *
+name_from_origin (const char *origin)
+{
+  g_autofree char *base = g_path_get_basename (origin);
+  if (strcmp (base, "config.json") == 0)
+    {
+      g_autofree char *dir = g_path_get_dirname (origin);
+      g_autofree char *parent = g_path_get_basename (dir);
+      if (strcmp (parent, ".") != 0 && strcmp (parent, G_DIR_SEPARATOR_S) != 0)
+        return g_steal_pointer (&parent);
+    }
+  if (g_str_has_suffix (base, ".json"))
+    base[strlen (base) - strlen (".json")] = '\0';
+  return g_steal_pointer (&base);
+}
+
+/* Deepest nesting of arrays and objects in `text` (brackets inside strings skipped), or
+ * MAX_JSON_DEPTH + 1 as soon as it goes deeper. json-glib's recursive descent has no depth
+ * limit, so a hostile file of 100,000 nested brackets overflows the stack; a config.json
+ * nests a handful of levels (text_config, rope_scaling). This is not a parser: json-glib
+ * still parses, and reports syntax errors. */
+#define MAX_JSON_DEPTH 64
+static guint
+json_depth (const char *text)
+{
+  guint depth = 0, max = 0;
+  gboolean in_string = FALSE;
+  for (const char *c = text; *c != '\0'; c++)
+    {
+      if (in_string)
+        {
+          if (*c == '\\' && c[1] != '\0')
+            c++;
+          else if (*c == '"')
+            in_string = FALSE;
+        }
+      else if (*c == '"')
+        in_string = TRUE;
+      else if (*c == '[' || *c == '{')
+        {
+          max = MAX (max, ++depth);
+          if (max > MAX_JSON_DEPTH)
+            return max;
+        }
+      else if ((*c == ']' || *c == '}') && depth > 0)
+        depth--;
+    }
+  return max;
+}
+
+/* Parses `json_text` into a root object; the error names `origin` and json-glib's
+ * line:column ("<data>" in its message is replaced by `origin`). */
+static JsonParser *
+parse_object (const char *json_text, const char *origin, GError **error)
+{
+  if (json_depth (json_text) > MAX_JSON_DEPTH)
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
+                   "%s: malformed config: arrays and objects nested deeper than %d levels",
+                   origin, MAX_JSON_DEPTH);
+      return NULL;
+    }
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) local = NULL;
+  if (!json_parser_load_from_data (parser, json_text, -1, &local))
+    {
+      /* json-glib says "<data>:LINE:COL: Parse error: …"; put our origin in its place. */
+      if (g_str_has_prefix (local->message, "<data>:"))
+        g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON, "%s:%s (malformed JSON)",
+                     origin, local->message + strlen ("<data>:"));
+      else
+        g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON, "%s: malformed JSON: %s",
+                     origin, local->message);
+      return NULL;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
+                   "%s: malformed config: the top level is not a JSON object", origin);
+      return NULL;
+    }
+  return g_steal_pointer (&parser);
+}
+
+ModelArch *
+model_arch_load_hf_json (const char *json_text, const char *origin, GError **error)
+{
+  g_return_val_if_fail (json_text != NULL, NULL);
+  if (origin == NULL)
+    origin = "<config>";
+  g_autoptr (JsonParser) parser = parse_object (json_text, origin, error);
+  if (parser == NULL)
+    return NULL;
+  Ctx c = { NULL, json_node_get_object (json_parser_get_root (parser)), origin, json_text };
+  if (json_object_has_member (c.top, "text_config"))
+    {
+      JsonNode *t = json_object_get_member (c.top, "text_config");
+      if (JSON_NODE_HOLDS_OBJECT (t))
+        c.text = json_node_get_object (t);
+      else if (!JSON_NODE_HOLDS_NULL (t))
+        {
+          field_error (&c, error, "text_config", "expected an object");
+          return NULL;
+        }
+    }
+  g_autoptr (ModelArch) arch = g_new0 (ModelArch, 1);
+  arch->name = name_from_origin (origin);
+  if (!read_family (&c, arch, error) || !read_sizes (&c, arch, error)
+      || !read_flags (&c, arch, error))
+    return NULL;
+  /* transformers' save_pretrained() records the checkpoint name: the model's own name */
+  JsonNode *path_name = member (&c, "_name_or_path");
+  if (path_name != NULL && JSON_NODE_HOLDS_VALUE (path_name)
+      && json_node_get_value_type (path_name) == G_TYPE_STRING
+      && json_node_get_string (path_name)[0] != '\0')
+    {
+      g_free (arch->name);
+      arch->name = g_strdup (json_node_get_string (path_name));
+    }
+  if (!model_arch_validate (arch, error))
+    {
+      g_prefix_error (error, "%s: ", origin);
+      return NULL;
+    }
+  return g_steal_pointer (&arch);
+}
+
+ModelArch *
+model_arch_load_hf_config (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GError) local = NULL;
+  /* A config.json is a few KiB: refuse devices, pipes and anything absurdly large before
+   * reading it (a path such as /dev/zero would never end). */
+  GStatBuf st;
+  if (g_stat (path, &st) == 0 && (!S_ISREG (st.st_mode) || st.st_size > 16 * 1024 * 1024))
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
+                   "%s: not a regular file of at most 16 MiB", path);
+      return NULL;
+    }
+  if (!g_file_get_contents (path, &text, NULL, &local))
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s", local->message);
+      return NULL;
+    }
+  return model_arch_load_hf_json (text, path, error);
+}

@@ -1,0 +1,382 @@
+/* models/memory/allocator.c — PyTorch CUDA caching allocator model; see allocator.h for the rules
+ * and their source.
+ *
+ * Invariants: blocks of a segment tile it in address order (prev/next); no two adjacent
+ * blocks of a segment are both free (they are merged on free); every free block is in its
+ * pool's `free` sequence, ordered by (size, segment id, offset), every allocated one is
+ * not; reserved = Σ segment sizes (expandable: Σ mapped pages × page size); an expandable
+ * page is mapped whenever an allocated block overlaps it (refs > 0).
+ * Units: bytes (guint64). Determinism: segments are kept in creation order in a GPtrArray;
+ * no hash table is involved.
+ */
+#include "config.h"
+#include "models/memory/allocator-private.h"
+
+#include <math.h>
+
+#define MIN_BLOCK ((guint64) MODEL_ALLOC_MIN_BLOCK)
+#define SMALL_SIZE ((guint64) MODEL_ALLOC_SMALL_SIZE)
+#define SMALL_BUFFER ((guint64) MODEL_ALLOC_SMALL_BUFFER)
+#define LARGE_BUFFER ((guint64) MODEL_ALLOC_LARGE_BUFFER)
+#define MIN_LARGE_ALLOC ((guint64) MODEL_ALLOC_MIN_LARGE_ALLOC)
+#define ROUND_LARGE ((guint64) MODEL_ALLOC_ROUND_LARGE)
+
+/* ---- sizes (round_size, get_allocation_size) --------------------------------------------- */
+
+static guint64
+round_up (guint64 x, guint64 m)
+{
+  return (x + m - 1) / m * m;
+}
+
+static guint64
+round_size (guint64 bytes)
+{
+  return bytes < MIN_BLOCK ? MIN_BLOCK : round_up (bytes, MIN_BLOCK);
+}
+
+static guint64
+allocation_size (guint64 rounded)
+{
+  if (rounded <= SMALL_SIZE)
+    return SMALL_BUFFER;
+  if (rounded < MIN_LARGE_ALLOC)
+    return LARGE_BUFFER;
+  return round_up (rounded, ROUND_LARGE);
+}
+
+/* Requests are booked in whole bytes, at most MODEL_ALLOCATOR_MAX_REQUEST (a larger one
+ * cannot fit any GPU: model_allocator_malloc flags it out of memory). */
+static guint64
+to_bytes (double bytes)
+{
+  g_assert (bytes > 0);
+  return (guint64) ceil (MIN (bytes, MODEL_ALLOCATOR_MAX_REQUEST));
+}
+
+double
+model_allocator_round_size (double bytes)
+{
+  return (double) round_size (to_bytes (bytes));
+}
+
+double
+model_allocator_segment_size (double bytes)
+{
+  return (double) allocation_size (round_size (to_bytes (bytes)));
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static gint
+block_cmp (gconstpointer a, gconstpointer b, gpointer data)
+{
+  (void) data;
+  const Block *x = a, *y = b;
+  if (x->size != y->size)
+    return x->size < y->size ? -1 : 1;
+  if (x->seg->id != y->seg->id)
+    return x->seg->id < y->seg->id ? -1 : 1;
+  if (x->offset != y->offset)
+    return x->offset < y->offset ? -1 : 1;
+  return 0;
+}
+
+static void
+segment_free (gpointer data)
+{
+  Segment *s = data;
+  for (Block *b = s->first, *n; b != NULL; b = n)
+    {
+      n = b->next;
+      g_free (b);
+    }
+  if (s->refs != NULL)
+    g_array_unref (s->refs);
+  if (s->mapped != NULL)
+    g_array_unref (s->mapped);
+  g_free (s);
+}
+
+ModelAllocator *
+model_allocator_new (double capacity, gboolean expandable_segments)
+{
+  g_return_val_if_fail (capacity > 0, NULL);
+  ModelAllocator *a = g_new0 (ModelAllocator, 1);
+  a->capacity = isfinite (capacity) && capacity < 9.0e18 ? (guint64) capacity : G_MAXUINT64;
+  a->expandable = expandable_segments;
+  a->segments = g_ptr_array_new_with_free_func (segment_free);
+  for (int p = 0; p < N_POOLS; p++)
+    a->free[p] = g_sequence_new (NULL);
+  a->blocks = g_ptr_array_new ();
+  g_ptr_array_add (a->blocks, NULL); /* id 0 means "none" */
+  return a;
+}
+
+void
+model_allocator_free (ModelAllocator *alloc)
+{
+  if (alloc == NULL)
+    return;
+  for (int p = 0; p < N_POOLS; p++)
+    g_sequence_free (alloc->free[p]);
+  g_ptr_array_unref (alloc->segments);
+  g_ptr_array_unref (alloc->blocks);
+  g_free (alloc);
+}
+
+/* ---- free lists ---------------------------------------------------------------------------- */
+
+static void
+free_insert (ModelAllocator *a, Block *b)
+{
+  b->free_iter = g_sequence_insert_sorted (a->free[b->seg->pool], b, block_cmp, NULL);
+}
+
+void
+alloc_free_remove (Block *b)
+{
+  g_sequence_remove (b->free_iter);
+  b->free_iter = NULL;
+}
+
+/* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block). */
+Block *
+alloc_best_fit (ModelAllocator *a, int pool, guint64 size)
+{
+  Segment key_seg = { .id = 0 };
+  Block key = { .size = size, .seg = &key_seg, .offset = 0 };
+  GSequenceIter *it = g_sequence_search (a->free[pool], &key, block_cmp, NULL);
+  /* search returns the position after equal keys; step back over blocks ≥ size. */
+  while (!g_sequence_iter_is_begin (it))
+    {
+      GSequenceIter *prev = g_sequence_iter_prev (it);
+      if (((Block *) g_sequence_get (prev))->size < size)
+        break;
+      it = prev;
+    }
+  return g_sequence_iter_is_end (it) ? NULL : g_sequence_get (it);
+}
+
+/* ---- segments -------------------------------------------------------------------------------- */
+
+Segment *
+alloc_segment_new (ModelAllocator *a, int pool, guint64 size)
+{
+  Segment *s = g_new0 (Segment, 1);
+  s->id = a->next_segment_id++;
+  s->pool = pool;
+  s->size = size;
+  if (a->expandable)
+    {
+      s->page = pool == POOL_SMALL ? SMALL_BUFFER : LARGE_BUFFER;
+      s->refs = g_array_new (FALSE, TRUE, sizeof (guint32));
+      s->mapped = g_array_new (FALSE, TRUE, sizeof (guint8));
+    }
+  if (size > 0)
+    {
+      Block *b = g_new0 (Block, 1);
+      *b = (Block){ .offset = 0, .size = size, .seg = s };
+      s->first = s->last = b;
+    }
+  g_ptr_array_add (a->segments, s);
+  return s;
+}
+
+static void
+note_reserved (ModelAllocator *a)
+{
+  a->peak_reserved = MAX (a->peak_reserved, a->reserved);
+}
+
+/* release_cached_blocks: fully free segments go back to the device; expandable segments
+ * unmap every page no allocated block touches. */
+static void
+release_cached (ModelAllocator *a)
+{
+  a->n_releases++;
+  if (!a->released_since_pass)
+    return;
+  a->released_since_pass = FALSE;
+  for (guint i = a->segments->len; i-- > 0;)
+    {
+      Segment *s = g_ptr_array_index (a->segments, i);
+      if (a->expandable)
+        {
+          for (guint p = 0; p < s->mapped->len; p++)
+            if (g_array_index (s->mapped, guint8, p) && g_array_index (s->refs, guint32, p) == 0)
+              {
+                g_array_index (s->mapped, guint8, p) = 0;
+                a->reserved -= s->page;
+              }
+          continue;
+        }
+      Block *b = s->first;
+      if (b->allocated || b->next != NULL)
+        continue;
+      alloc_free_remove (b);
+      a->reserved -= s->size;
+      g_ptr_array_remove_index (a->segments, i); /* keeps creation order */
+    }
+}
+
+/* ---- malloc / free -------------------------------------------------------------------------- */
+
+/* Splits b to `size` when the remainder is large enough (should_split). */
+static void
+maybe_split (ModelAllocator *a, Block *b, guint64 size)
+{
+  guint64 rest = b->size - size;
+  gboolean split = b->seg->pool == POOL_SMALL ? rest >= MIN_BLOCK : rest > SMALL_SIZE;
+  if (!split)
+    return;
+  Block *r = g_new0 (Block, 1);
+  *r = (Block){ .offset = b->offset + size, .size = rest, .seg = b->seg, .prev = b,
+                .next = b->next };
+  if (b->next != NULL)
+    b->next->prev = r;
+  else
+    b->seg->last = r;
+  b->next = r;
+  b->size = size;
+  free_insert (a, r);
+}
+
+/* Non-expandable: best fit, else a new segment (releasing cached ones if needed). */
+static Block *
+cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
+{
+  Block *b = alloc_best_fit (a, pool, size);
+  if (b != NULL)
+    {
+      alloc_free_remove (b);
+      return b;
+    }
+  guint64 seg = allocation_size (size);
+  if (a->reserved + seg > a->capacity)
+    release_cached (a);
+  if (a->reserved + seg > a->capacity)
+    *oom = TRUE;
+  Segment *s = alloc_segment_new (a, pool, seg);
+  a->reserved += seg;
+  return s->first;
+}
+
+guint
+model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
+{
+  g_return_val_if_fail (alloc != NULL && bytes > 0, 0);
+  gboolean over = bytes > MODEL_ALLOCATOR_MAX_REQUEST;
+  guint64 size = round_size (to_bytes (bytes));
+  int pool = size <= SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
+  Block *b;
+  if (alloc->expandable)
+    {
+      b = alloc_expandable_block (alloc, pool, size);
+      maybe_split (alloc, b, size);
+      if (alloc->reserved + alloc_unmapped_bytes (b) > alloc->capacity)
+        release_cached (alloc);
+      if (alloc->reserved + alloc_unmapped_bytes (b) > alloc->capacity)
+        over = TRUE;
+      alloc_pages_ref (alloc, b, +1);
+    }
+  else
+    {
+      gboolean full = FALSE;
+      b = cached_block (alloc, pool, size, &full);
+      over |= full;
+      maybe_split (alloc, b, size);
+    }
+  b->allocated = TRUE;
+  alloc->allocated += b->size;
+  alloc->peak_allocated = MAX (alloc->peak_allocated, alloc->allocated);
+  note_reserved (alloc);
+  if (oom != NULL)
+    *oom = over;
+  g_ptr_array_add (alloc->blocks, b);
+  return alloc->blocks->len - 1;
+}
+
+/* Unlinks free neighbour n of b (same segment) and absorbs it. */
+static void
+absorb (Block *b, Block *n)
+{
+  alloc_free_remove (n);
+  if (n == b->next)
+    {
+      b->size += n->size;
+      b->next = n->next;
+      if (n->next != NULL)
+        n->next->prev = b;
+      else
+        b->seg->last = b;
+    }
+  else
+    {
+      b->offset = n->offset;
+      b->size += n->size;
+      b->prev = n->prev;
+      if (n->prev != NULL)
+        n->prev->next = b;
+      else
+        b->seg->first = b;
+    }
+  g_free (n);
+}
+
+void
+model_allocator_release (ModelAllocator *alloc, guint id)
+{
+  g_return_if_fail (alloc != NULL && id > 0 && id < alloc->blocks->len);
+  Block *b = g_ptr_array_index (alloc->blocks, id);
+  g_assert (b != NULL && b->allocated);
+  g_ptr_array_index (alloc->blocks, id) = NULL;
+  if (alloc->expandable)
+    alloc_pages_ref (alloc, b, -1);
+  b->allocated = FALSE;
+  alloc->allocated -= b->size;
+  alloc->released_since_pass = TRUE;
+  if (b->prev != NULL && !b->prev->allocated)
+    absorb (b, b->prev);
+  if (b->next != NULL && !b->next->allocated)
+    absorb (b, b->next);
+  free_insert (alloc, b);
+}
+
+/* ---- figures -------------------------------------------------------------------------------- */
+
+double
+model_allocator_allocated (const ModelAllocator *alloc)
+{
+  return (double) alloc->allocated;
+}
+
+double
+model_allocator_reserved (const ModelAllocator *alloc)
+{
+  return (double) alloc->reserved;
+}
+
+double
+model_allocator_peak_reserved (const ModelAllocator *alloc)
+{
+  return (double) alloc->peak_reserved;
+}
+
+double
+model_allocator_peak_allocated (const ModelAllocator *alloc)
+{
+  return (double) alloc->peak_allocated;
+}
+
+guint
+model_allocator_n_segments (const ModelAllocator *alloc)
+{
+  return alloc->segments->len;
+}
+
+guint
+model_allocator_n_releases (const ModelAllocator *alloc)
+{
+  return alloc->n_releases;
+}

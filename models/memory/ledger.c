@@ -1,0 +1,437 @@
+/* models/memory/ledger.c — per-rank memory ledger with an allocator model per rank; see ledger.h.
+ *
+ * Invariants: `live` holds exactly the allocated, not yet released handles of a rank; each
+ * Buffer keeps the allocator blocks of its tensors, so releasing a handle returns exactly
+ * those blocks. The OOM snapshot is taken once, at the first OOM, before the failing
+ * request is granted. Units: bytes, seconds.
+ */
+#include "config.h"
+#include "models/memory/ledger.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const category_names[MODEL_N_MEM] = {
+  "weights",     "master_weights", "gradients",       "optimizer_state", "activations",
+  "workspace",   "comm_buffers",   "offload_staging", "lora",            "quantization",
+};
+
+typedef struct
+{
+  gboolean happened;
+  double time, requested, reserved, peak_reserved, peak_allocated;
+  ModelMemCategory category;
+  char *task;
+  double mix[MODEL_N_MEM];
+  ModelLedgerHolder holders[MODEL_LEDGER_MAX_HOLDERS];
+  guint n_holders;
+} OomRecord;
+
+typedef struct
+{
+  double current[MODEL_N_MEM];
+  double category_peak[MODEL_N_MEM];
+  double total;
+  double peak;
+  double peak_time;
+  double peak_mix[MODEL_N_MEM];
+  char *peak_task;
+  guint series[MODEL_N_MEM];
+  guint series_total;
+  guint series_reserved;
+  GHashTable *live; /* handle → Buffer; lookup only (the OOM snapshot sorts what it reads) */
+  ModelAllocator *alloc;
+  OomRecord oom;
+} RankLedger;
+
+typedef struct
+{
+  guint handle;
+  ModelMemCategory category;
+  double bytes;
+  char *task;       /* label of the allocating task */
+  GArray *blocks;   /* guint allocator block ids, one per tensor */
+} Buffer;
+
+struct _ModelLedger
+{
+  guint n_ranks;
+  double capacity;  /* B available to each allocator (INFINITY: unlimited) */
+  RankLedger *ranks;
+  SimRecorder *rec;
+  gboolean used;    /* an allocation happened: the allocators are fixed */
+};
+
+static void
+buffer_free (gpointer data)
+{
+  Buffer *b = data;
+  g_free (b->task);
+  g_array_unref (b->blocks);
+  g_free (b);
+}
+
+const char *
+model_ledger_category_name (ModelMemCategory category)
+{
+  g_return_val_if_fail (category < MODEL_N_MEM, NULL);
+  return category_names[category];
+}
+
+ModelLedger *
+model_ledger_new (guint n_ranks, SimRecorder *rec)
+{
+  g_return_val_if_fail (n_ranks > 0, NULL);
+  ModelLedger *l = g_new0 (ModelLedger, 1);
+  l->n_ranks = n_ranks;
+  l->capacity = INFINITY;
+  l->ranks = g_new0 (RankLedger, n_ranks);
+  l->rec = rec;
+  for (guint r = 0; r < n_ranks; r++)
+    {
+      l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);
+      l->ranks[r].alloc = model_allocator_new (INFINITY, FALSE);
+    }
+  if (rec == NULL)
+    return l;
+  /* All categories are created up front, in enum order, so every rank's memory group has
+   * the same columns in the same order (stacked plots, DESIGN §8). */
+  for (guint r = 0; r < n_ranks; r++)
+    {
+      for (guint c = 0; c < MODEL_N_MEM; c++)
+        {
+          g_autofree char *path = g_strdup_printf ("rank%u/memory/%s", r, category_names[c]);
+          l->ranks[r].series[c] = sim_recorder_series (rec, path, "B");
+          sim_recorder_set (rec, l->ranks[r].series[c], 0.0, 0.0);
+        }
+      g_autofree char *path = g_strdup_printf ("rank%u/allocated", r);
+      l->ranks[r].series_total = sim_recorder_series (rec, path, "B");
+      sim_recorder_set (rec, l->ranks[r].series_total, 0.0, 0.0);
+      g_autofree char *rpath = g_strdup_printf ("rank%u/reserved", r);
+      l->ranks[r].series_reserved = sim_recorder_series (rec, rpath, "B");
+      sim_recorder_set (rec, l->ranks[r].series_reserved, 0.0, 0.0);
+    }
+  return l;
+}
+
+void
+model_ledger_free (ModelLedger *ledger)
+{
+  if (ledger == NULL)
+    return;
+  for (guint r = 0; r < ledger->n_ranks; r++)
+    {
+      g_free (ledger->ranks[r].peak_task);
+      g_hash_table_unref (ledger->ranks[r].live);
+      model_allocator_free (ledger->ranks[r].alloc);
+      g_free (ledger->ranks[r].oom.task);
+      for (guint i = 0; i < ledger->ranks[r].oom.n_holders; i++)
+        g_free ((char *) ledger->ranks[r].oom.holders[i].task);
+    }
+  g_free (ledger->ranks);
+  g_free (ledger);
+}
+
+static void
+change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta, double time,
+        const char *task_label)
+{
+  RankLedger *rl = &ledger->ranks[rank];
+  rl->current[category] += delta;
+  rl->total += delta;
+  /* Tolerate rounding residue of sums of doubles, never a real over-free. */
+  g_assert (rl->current[category] >= -1e-6 * fmax (1.0, fabs (delta)));
+  if (rl->current[category] < 0)
+    rl->current[category] = 0;
+  if (rl->current[category] > rl->category_peak[category])
+    rl->category_peak[category] = rl->current[category];
+  if (rl->total > rl->peak)
+    {
+      rl->peak = rl->total;
+      rl->peak_time = time;
+      for (guint c = 0; c < MODEL_N_MEM; c++)
+        rl->peak_mix[c] = rl->current[c];
+      g_free (rl->peak_task);
+      rl->peak_task = g_strdup (task_label);
+    }
+  if (ledger->rec != NULL)
+    {
+      sim_recorder_set (ledger->rec, rl->series[category], time, rl->current[category]);
+      sim_recorder_set (ledger->rec, rl->series_total, time, rl->total);
+      /* what the allocator can hold: an OOM's overshoot is demand, not reserved memory */
+      sim_recorder_set (ledger->rec, rl->series_reserved, time,
+                        MIN (model_allocator_reserved (rl->alloc), ledger->capacity));
+    }
+}
+
+void
+model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expandable_segments)
+{
+  g_return_if_fail (ledger != NULL && !ledger->used && capacity > 0);
+  ledger->capacity = capacity;
+  for (guint r = 0; r < ledger->n_ranks; r++)
+    {
+      model_allocator_free (ledger->ranks[r].alloc);
+      ledger->ranks[r].alloc = model_allocator_new (capacity, expandable_segments);
+    }
+}
+
+static gint
+holder_cmp (gconstpointer a, gconstpointer b)
+{
+  const Buffer *x = *(Buffer *const *) a, *y = *(Buffer *const *) b;
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  return x->handle < y->handle ? -1 : (x->handle > y->handle);
+}
+
+/* The first OOM of a rank: the tensor that failed (`bytes` of `category`), the reserved bytes
+ * before it and their high-water mark, and what was live, largest first (sorted, so the hash
+ * table's order never shows). `partial` (may be NULL) is the buffer being allocated when
+ * the tensors before the failing one are already granted: they count as live, under
+ * `partial_bytes`. */
+static void
+record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffer *partial,
+            double partial_bytes, double reserved, double peak_reserved, double time)
+{
+  OomRecord *o = &rl->oom;
+  o->happened = TRUE;
+  o->time = time;
+  o->requested = bytes;
+  o->category = category;
+  o->reserved = reserved;
+  o->peak_reserved = MAX (peak_reserved, reserved);
+  o->peak_allocated = MAX (rl->peak, rl->total + partial_bytes);
+  o->task = g_strdup (partial->task);
+  memcpy (o->mix, rl->current, sizeof o->mix);
+  g_autoptr (GPtrArray) all = g_ptr_array_new ();
+  GList *values = g_hash_table_get_values (rl->live);
+  for (GList *v = values; v != NULL; v = v->next)
+    g_ptr_array_add (all, v->data);
+  g_list_free (values);
+  Buffer granted = { 0 };
+  if (partial_bytes > 0)
+    {
+      granted = *partial;
+      granted.bytes = partial_bytes;
+      o->mix[category] += partial_bytes;
+      g_ptr_array_add (all, &granted);
+    }
+  g_ptr_array_sort (all, holder_cmp);
+  for (guint i = 0; i < all->len && i < MODEL_LEDGER_MAX_HOLDERS; i++)
+    {
+      const Buffer *b = g_ptr_array_index (all, i);
+      o->holders[i] = (ModelLedgerHolder){ g_strdup (b->task), b->category, b->bytes };
+      o->n_holders++;
+    }
+}
+
+void
+model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
+                            const double *sizes, guint n_tensors, guint handle, double time,
+                            const char *task_label)
+{
+  g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
+  g_return_if_fail (handle > 0 && n_tensors > 0 && sizes != NULL);
+  RankLedger *rl = &ledger->ranks[rank];
+  ledger->used = TRUE;
+  double bytes = 0;
+  for (guint i = 0; i < n_tensors; i++)
+    {
+      g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
+      bytes += sizes[i];
+    }
+  Buffer *b = g_new0 (Buffer, 1);
+  *b = (Buffer){ handle, category, bytes, g_strdup (task_label),
+                 g_array_sized_new (FALSE, FALSE, sizeof (guint), n_tensors) };
+  double granted = 0; /* bytes of the tensors before tensor i, already allocated */
+  for (guint i = 0; i < n_tensors; i++)
+    {
+      gboolean over = FALSE;
+      double before = model_allocator_reserved (rl->alloc);
+      double high = model_allocator_peak_reserved (rl->alloc);
+      guint id = model_allocator_malloc (rl->alloc, sizes[i], &over);
+      /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
+      if (over && !rl->oom.happened)
+        record_oom (rl, category, sizes[i], b, granted, before, high, time);
+      granted += sizes[i];
+      g_array_append_val (b->blocks, id);
+    }
+  gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);
+  g_assert (fresh);
+  change (ledger, rank, category, bytes, time, task_label);
+}
+
+void
+model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category, double bytes,
+                    guint handle, double time, const char *task_label)
+{
+  g_return_if_fail (bytes > 0 && isfinite (bytes));
+  model_ledger_alloc_tensors (ledger, rank, category, &bytes, 1, handle, time, task_label);
+}
+
+void
+model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,
+                      const char *task_label)
+{
+  g_return_if_fail (rank < ledger->n_ranks);
+  RankLedger *rl = &ledger->ranks[rank];
+  Buffer *b = g_hash_table_lookup (rl->live, GUINT_TO_POINTER (handle));
+  g_assert (b != NULL);
+  ModelMemCategory category = b->category;
+  double bytes = b->bytes;
+  for (guint i = 0; i < b->blocks->len; i++)
+    model_allocator_release (rl->alloc, g_array_index (b->blocks, guint, i));
+  g_hash_table_remove (rl->live, GUINT_TO_POINTER (handle));
+  change (ledger, rank, category, -bytes, time, task_label);
+}
+
+guint
+model_ledger_n_ranks (const ModelLedger *ledger)
+{
+  return ledger->n_ranks;
+}
+
+double
+model_ledger_current (const ModelLedger *ledger, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM, 0);
+  return ledger->ranks[rank].current[category];
+}
+
+double
+model_ledger_current_total (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].total;
+}
+
+double
+model_ledger_category_peak (const ModelLedger *ledger, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM, 0);
+  return ledger->ranks[rank].category_peak[category];
+}
+
+double
+model_ledger_peak (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].peak;
+}
+
+double
+model_ledger_peak_time (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].peak_time;
+}
+
+const char *
+model_ledger_peak_task (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, NULL);
+  return ledger->ranks[rank].peak_task;
+}
+
+double
+model_ledger_peak_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM, 0);
+  return ledger->ranks[rank].peak_mix[category];
+}
+
+double
+model_ledger_current_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return model_allocator_reserved (ledger->ranks[rank].alloc);
+}
+
+double
+model_ledger_peak_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  /* Never below what was allocated: a request beyond any GPU is booked by the allocator at
+   * MODEL_ALLOCATOR_MAX_REQUEST, while the ledger keeps its real size. */
+  return MAX (model_allocator_peak_reserved (ledger->ranks[rank].alloc),
+              model_ledger_peak (ledger, rank));
+}
+
+gboolean
+model_ledger_oom (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, FALSE);
+  return ledger->ranks[rank].oom.happened;
+}
+
+double
+model_ledger_oom_time (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.time;
+}
+
+const char *
+model_ledger_oom_task (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, NULL);
+  return ledger->ranks[rank].oom.task;
+}
+
+double
+model_ledger_oom_requested (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.requested;
+}
+
+double
+model_ledger_oom_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.reserved;
+}
+
+double
+model_ledger_oom_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM, 0);
+  return ledger->ranks[rank].oom.mix[category];
+}
+
+guint
+model_ledger_oom_n_holders (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.n_holders;
+}
+
+const ModelLedgerHolder *
+model_ledger_oom_holder (const ModelLedger *ledger, guint rank, guint i)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, NULL);
+  g_return_val_if_fail (i < ledger->ranks[rank].oom.n_holders, NULL);
+  return &ledger->ranks[rank].oom.holders[i];
+}
+
+ModelMemCategory
+model_ledger_oom_category (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, MODEL_MEM_WORKSPACE);
+  return ledger->ranks[rank].oom.category;
+}
+
+double
+model_ledger_oom_peak_reserved (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.peak_reserved;
+}
+
+double
+model_ledger_oom_peak_allocated (const ModelLedger *ledger, guint rank)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, 0);
+  return ledger->ranks[rank].oom.peak_allocated;
+}

@@ -1,0 +1,125 @@
+/* models/memory/ledger.h — per-rank memory ledger of live buffers by category (DESIGN §4).
+ *
+ * Every change is a signed delta in bytes at a simulated time; the ledger keeps the current
+ * bytes per category and in total (allocated, PyTorch's term), the peak total, the time and
+ * task at the peak and the category mix at that moment. The peak is the first moment the
+ * maximum is reached. If a recorder is given, every change is written as change points of
+ * the series "rank<r>/memory/<category>" (B) and "rank<r>/allocated" (B).
+ * Buffers are tracked individually by handle (a GHashTable per rank used for lookup only),
+ * so a free releases exactly what its allocation took.
+ *
+ * Each rank owns an allocator model (models/memory/allocator.h): every buffer is one or more
+ * tensors, each a block of PyTorch's caching allocator, so the ledger also knows reserved
+ * bytes (series "rank<r>/reserved", B; never above the capacity: after an OOM the step as
+ * planned goes on, its demand shows in the allocated and category series) and whether a
+ * request ran out of memory. Without
+ * model_ledger_set_allocator() the capacity is unlimited (never an OOM) and segments are
+ * not expandable. The first OOM of a rank is remembered with its time, the task that
+ * asked, the bytes asked for, the category mix then and the largest live buffers with the
+ * labels of the tasks that allocated them (ordered by bytes, then handle: deterministic).
+ * Invariant: no category ever goes below zero.
+ */
+#pragma once
+
+#include <glib.h>
+#include "models/memory/allocator.h"
+#include "sim/recorder.h"
+
+typedef enum
+{
+  MODEL_MEM_WEIGHTS,
+  MODEL_MEM_MASTER_WEIGHTS,
+  MODEL_MEM_GRADIENTS,
+  MODEL_MEM_OPTIMIZER_STATE,
+  MODEL_MEM_ACTIVATIONS,      /* saved for backward (incl. checkpoints and recomputed) */
+  MODEL_MEM_WORKSPACE,        /* transient inside one task */
+  MODEL_MEM_COMM_BUFFERS,
+  MODEL_MEM_OFFLOAD_STAGING,
+  MODEL_MEM_LORA,
+  MODEL_MEM_QUANTIZATION,
+  MODEL_N_MEM
+} ModelMemCategory;
+
+/* "weights", "master_weights", "gradients", "optimizer_state", "activations", "workspace",
+ * "comm_buffers", "offload_staging", "lora", "quantization". */
+const char *model_ledger_category_name (ModelMemCategory category);
+
+typedef struct _ModelLedger ModelLedger;
+
+/* A ledger for ranks 0..n_ranks-1; `rec` (borrowed, may be NULL) receives the series. */
+ModelLedger *model_ledger_new (guint n_ranks, SimRecorder *rec);
+void model_ledger_free (ModelLedger *ledger); /* NULL is a no-op */
+
+/* Allocates buffer `handle` (> 0, not live on this rank) of `bytes` (> 0) in `category` on
+ * `rank` at `time` (s); `task_label` (borrowed, may be NULL) names the task causing it,
+ * remembered at the peak. */
+void model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category,
+                         double bytes, guint handle, double time, const char *task_label);
+
+/* As model_ledger_alloc(), for a buffer made of `n_tensors` (≥ 1) tensors of `sizes[i]`
+ * bytes each (> 0; the buffer's bytes are their sum): each tensor is one allocator block.
+ * `sizes` is borrowed. */
+void model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
+                                 const double *sizes, guint n_tensors, guint handle, double time,
+                                 const char *task_label);
+
+/* Configures every rank's allocator: `capacity` bytes available to it (GPU memory minus
+ * the CUDA context; INFINITY for none) and expandable_segments. Only before the first
+ * allocation (g_return_if_fail). */
+void model_ledger_set_allocator (ModelLedger *ledger, double capacity,
+                                 gboolean expandable_segments);
+
+/* Frees live buffer `handle` of `rank` at `time`. Freeing a handle that is not live is a
+ * bug in the plan (g_assert). */
+void model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,
+                           const char *task_label);
+
+guint model_ledger_n_ranks (const ModelLedger *ledger);
+double model_ledger_current (const ModelLedger *ledger, guint rank, ModelMemCategory category);
+double model_ledger_current_total (const ModelLedger *ledger, guint rank);
+/* Largest value a category ever reached on `rank` (B). */
+double model_ledger_category_peak (const ModelLedger *ledger, guint rank,
+                                   ModelMemCategory category);
+/* Peak allocated bytes of `rank`, its time (s), the task then running (may be NULL) and the
+ * bytes of `category` at that moment. */
+double model_ledger_peak (const ModelLedger *ledger, guint rank);
+double model_ledger_peak_time (const ModelLedger *ledger, guint rank);
+const char *model_ledger_peak_task (const ModelLedger *ledger, guint rank);
+double model_ledger_peak_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category);
+
+/* Reserved bytes of `rank` now and at their highest (the allocator's segments; the peak is
+ * never below the peak allocated, even when a request beyond any GPU was booked smaller). */
+double model_ledger_current_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_peak_reserved (const ModelLedger *ledger, guint rank);
+
+/* One live buffer holding memory at the first OOM. */
+typedef struct
+{
+  const char *task;          /* label of the task that allocated it (owned by the ledger) */
+  ModelMemCategory category;
+  double bytes;
+} ModelLedgerHolder;
+
+/* Whether `rank` ran out of memory; if so, when (s), in which task (may be NULL), the
+ * request that failed (bytes and category: for a buffer of several tensors, the tensor that
+ * did not fit, not the whole buffer), the reserved bytes just before it and their highest
+ * value until then (what torch.cuda.max_memory_reserved() reads when the OOM is raised;
+ * never above the capacity), the highest allocated bytes until then (max_memory_allocated()
+ * then, the granted tensors of the failing buffer included), the allocated bytes of each category then and the largest live
+ * buffers then (at most MODEL_LEDGER_MAX_HOLDERS, largest first). The tensors of the failing
+ * buffer granted before the one that failed are live: counted in the mix and listed as a
+ * holder with their bytes. */
+#define MODEL_LEDGER_MAX_HOLDERS 8
+gboolean model_ledger_oom (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_time (const ModelLedger *ledger, guint rank);
+const char *model_ledger_oom_task (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_requested (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_peak_reserved (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_peak_allocated (const ModelLedger *ledger, guint rank);
+ModelMemCategory model_ledger_oom_category (const ModelLedger *ledger, guint rank);
+double model_ledger_oom_mix (const ModelLedger *ledger, guint rank, ModelMemCategory category);
+guint model_ledger_oom_n_holders (const ModelLedger *ledger, guint rank);
+const ModelLedgerHolder *model_ledger_oom_holder (const ModelLedger *ledger, guint rank, guint i);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelLedger, model_ledger_free)

@@ -1,0 +1,45 @@
+/* models/ops/cost-private.h — what models/ops/cost.c (the transformer layer) and
+ * models/ops/cost_ends.c (embedding, head, step totals) share: the dimensions of a cost query
+ * and the primitives that add ops to a pass. Not a public header. Notation in cost.c. */
+#pragma once
+
+#include "models/ops/cost.h"
+
+typedef struct
+{
+  double b, s, T, h, a, q, c, i, V, e, w;
+  double ea;       /* bytes of what autocast keeps in fp32 (softmax, norms); e without it */
+  gboolean autocast;
+  double qkv_in;   /* copies of the QKV input saved: 3 under autocast with separate q, k, v */
+  double mlp_in;   /* copies of the MLP input saved: 2 under autocast with separate gate, up */
+  double sm_in;    /* 1 if softmax keeps its input for backward (PyTorch <= 1.10), else 0 */
+  double s_kv;     /* keys per query seen by flash attention (sliding window) */
+  double E, k;     /* experts and top-k; E = 0 for dense, then k = 1 */
+  double m;        /* tokens through the MLP GEMMs: T·k */
+  double touched;  /* experts whose weights are read: 1 dense, min(E, T·k) MoE */
+  double drop;     /* 1 if dropout > 0, else 0 */
+  double norm_w;   /* parameters of one norm */
+  gboolean rotary; /* rotary positions applied to q and k */
+  gboolean alibi;  /* ALiBi bias added to the scores (MPT) */
+  gboolean causal; /* causal mask (decoders); BERT attends both ways */
+  gboolean frozen; /* LoRA/QLoRA: base weights frozen (finetune.h) */
+  gboolean nf4;    /* QLoRA: base linear weights stored as NF4, dequantized per use */
+  const ModelFinetune *ft;
+} Dims;
+
+/* The dimensions of `arch` under `p` (SI doubles, cost.c's notation). */
+Dims cost_dims_of (const ModelArch *arch, const ModelCostParams *p);
+/* TRUE when `arch` and `p` can be costed (a micro-batch, a sequence, element sizes). */
+gboolean cost_params_ok (const ModelArch *arch, const ModelCostParams *p);
+/* Appends an op of `flops` FLOP and `bytes` B to `pass` (sums updated). */
+void cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops,
+                  double bytes);
+/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias), frozen under LoRA. */
+void cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n,
+                    double p, double weights);
+/* Sets the kernel shape of `pass`'s last op to a GEMM C[m×n] (inner k) × batch. */
+void cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch);
+/* A memory-bound op moving `bytes` B. */
+void cost_add_elementwise (ModelPass *pass, const char *name, double bytes);
+/* Appends to `bwd` the backward of each op of `fwd`, in reverse (cost.c). */
+void cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra);

@@ -1,0 +1,507 @@
+/* models/ops/cost.c — per-layer FLOPs, HBM bytes, workspace and saved activations (cost.h), and
+ * the primitives cost_ends.c shares for the embedding, the head and the step totals.
+ *
+ * Units: FLOP and bytes, as doubles (SI). Notation as in cost.h; T = b·s tokens, q = a·d
+ * (query width), c = k·d (key/value width), m = tokens entering the MLP GEMMs (T, or T·top-k
+ * for MoE), e activation bytes, w weight bytes.
+ *
+ * FLOPs. A GEMM of an m×n by n×p product costs 2·m·n·p; its backward is two GEMMs of the
+ * same size (grad of input, grad of weight), 2× forward (Narayanan et al. 2021, arXiv
+ * 2104.04473, §5.1). Attention scores count the whole s×s square (no causal halving), as
+ * §5.1 does. FlashAttention's forward is its two GEMMs, 4·b·s²·a·d (Dao et al. 2022, arXiv
+ * 2205.14135, §3); its backward recomputes the scores, so 5 GEMMs instead of 2: 2.5× forward
+ * (Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 benchmark FLOP count). Element-wise
+ * ops carry 0 FLOPs: they are memory-bound (a few FLOP per element against ≥ 2 bytes moved,
+ * far below any GPU's ridge point) and model-FLOPs conventions count matrix products only
+ * (Narayanan §5.1; Chowdhery et al. 2022, PaLM, arXiv 2204.02311, App. B). So a pass's
+ * flops are exactly its model (or, for recompute, hardware) FLOPs.
+ *
+ * Bytes (HBM traffic, one read or write of each tensor; assumptions, not measurements):
+ *   GEMM        e·(input) + w·(weights incl. bias) + e·(output); backward = 2× forward,
+ *               since dX reads dY and W and writes dX, dW reads X and dY and writes dW
+ *               (gradients in the weight dtype).
+ *   element-wise read + write of each operand; backward 2× forward (reads the saved input
+ *               and the incoming gradient, writes the outgoing one; softmax bwd reads P, dP).
+ *   flash       q, k, v read + o written; backward reads q, k, v, o, dO, writes dq, dk, dv
+ *               (2× forward) + logsumexp and delta (2 × 4·b·a·s). The fp32 dq accumulator's
+ *               repeated traffic is assumed to stay in L2.
+ *   MoE         expert weights are read once for each expert that receives a token:
+ *               min(E, T·top-k) experts (all E once b·s·k ≥ E).
+ *
+ * Workspace (transient inside one pass; GEMM/cuBLAS workspace is ignored: a few MiB,
+ * allocated once per process, so it belongs to the context/allocator overhead):
+ *   forward   eager: the pre-softmax scores e·b·a·s² (the softmax output that backward
+ *             needs is in act_saved); flash: 0.
+ *   backward  2·e·T·h (gradient flowing in, gradient of the layer input) plus the larger of
+ *             attention: eager 2·e·b·a·s² (dP and dS coexist in softmax backward) or flash
+ *             4·b·a·s (delta) + 4·T·q (FlashAttention-2's fp32 dq accumulator, flash_api.cpp
+ *             mha_bwd), + e·T·(q + 2c) (dq, dk, dv);
+ *             MLP: SwiGLU 3·e·m·i (d of product, d gate, d up), GELU 2·e·m·i, + e·m·h
+ *             for MoE's dispatched-token gradient.
+ * Weight gradients are not workspace: they belong to the ledger's `gradients` category.
+ *
+ * Activations saved by forward (bytes) — Korthikanti et al. 2022, arXiv 2205.05198, §4.1
+ * generalised to GQA, SwiGLU, MoE, no dropout and element size e:
+ *   norm1 input e·T·h  (Korthikanti: LayerNorm input 2sbh)
+ *   QKV input   e·T·h  (2sbh); under autocast each of separate q, k, v projections
+ *               (model_arch_fused_qkv() FALSE) saves its own e-byte cast of the fp32
+ *               input, 3·e·T·h: autocast casts activations at every op call and caches
+ *               only leaf weights (PyTorch autocast_mode.cpp, cached_cast)
+ *   Q, K, V     e·T·(q + 2c)  (QKᵀ 4sbh + V 2sbh when k = a)
+ *   eager       softmax output e·b·a·s² (2as²b); with dropout also its 1-byte mask b·a·s²
+ *               (as²b) and the dropped-out probabilities e·b·a·s² (2as²b). PyTorch <= 1.10
+ *               also keeps the softmax input, the masked scores (fp32 under autocast):
+ *               its derivative formula referenced `self` (pytorch/pytorch#64000, fixed for
+ *               1.11 by #65242); log_softmax likewise keeps the loss's fp32 logits
+ *   flash       logsumexp 4·b·a·s; its output O is the same storage as the o-proj input
+ *               (a view), counted once below; dropout keeps only the RNG state
+ *   o-proj input e·T·q (2sbh); dropout mask after it T·h (sbh)
+ *   norm2 input e·T·h, MLP input e·T·h (2 × 2sbh); SwiGLU's separate gate and up
+ *               projections save 2·e·T·h of it under autocast (as QKV above)
+ *   GELU MLP    fc output (GELU input) + GELU output: 2·e·T·i (8sbh + 8sbh at i = 4h)
+ *   SwiGLU MLP  gate output, up output, silu(gate)·up (down input): 3·e·T·i, assuming the
+ *               fused SwiGLU that recomputes silu in backward (Megatron-LM
+ *               core/fusions/fused_bias_swiglu.py); unfused PyTorch keeps silu(gate) too
+ *   MoE         router probabilities e·T·E, then per routed token copy (m = T·k): its
+ *               input e·m·h, the expert MLP (above, with m for T), its output e·m·h (for
+ *               the routing-weight gradient)
+ *   dropout mask after the MLP T·h (sbh)
+ * Positions. Rotary (llama-like families) is an element-wise pass over q and k; learned
+ * positions (gpt2, bert) a gather in the embedding; MPT's ALiBi (Press et al. 2022, arXiv
+ * 2108.12409) adds a per-head linear bias to the scores: fused into the kernel under
+ * FlashAttention (FA2 alibi_slopes; llm-foundry's triton kernel takes it as attn_bias), one
+ * element-wise read + write of the scores in eager attention (MptAttention: scores +
+ * position_bias). MPT is otherwise gpt2's layer without biases (arch.h).
+ * With k = a, q = h, i = 4h, GELU, dropout, e = 2 this is 34·sbh + 5·a·s²·b: Korthikanti
+ * Table 2, "no parallelism" (tests/unit/models/test_cost.c checks it exactly).
+ * Under full checkpointing a layer keeps only its input, e·T·h (Table 2: 2sbh).
+ */
+#include "config.h"
+#include "models/ops/cost-private.h"
+
+#include <string.h>
+
+
+Dims
+cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
+{
+  Dims d;
+  d.b = (double) p->micro_batch;
+  d.s = (double) p->seq_len;
+  d.T = d.b * d.s;
+  d.h = (double) arch->hidden_size;
+  d.a = (double) arch->n_heads;
+  d.q = (double) (arch->n_heads * arch->head_dim);
+  d.c = (double) (arch->n_kv_heads * arch->head_dim);
+  d.i = (double) arch->intermediate_size;
+  d.V = (double) arch->vocab_size;
+  d.e = p->act_bytes;
+  /* Autocast runs softmax and layer norms in fp32 (PyTorch docs, "Autocast Op Reference":
+   * softmax, layer_norm autocast to float32): what they save is 4 B an element. */
+  d.ea = p->autocast ? 4.0 : p->act_bytes;
+  d.autocast = p->autocast;
+  d.qkv_in = p->autocast && !model_arch_fused_qkv (arch) ? 3.0 : 1.0;
+  d.mlp_in = p->autocast && arch->mlp == MODEL_MLP_SWIGLU ? 2.0 : 1.0;
+  d.sm_in = p->softmax_saves_input ? 1.0 : 0.0;
+  d.w = p->weight_bytes;
+  d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len
+             ? (double) arch->sliding_window
+             : d.s;
+  d.E = (double) arch->n_experts;
+  d.k = arch->n_experts > 0 ? (double) arch->experts_per_token : 1.0;
+  d.m = d.T * d.k;
+  d.touched = arch->n_experts > 0 ? MIN (d.E, d.m) : 1.0;
+  d.drop = p->dropout > 0 ? 1.0 : 0.0;
+  d.norm_w = arch->norm == MODEL_NORM_LAYER ? 2 * d.h : d.h;
+  d.alibi = arch->family == MODEL_FAMILY_MPT && !arch->learned_positions;
+  d.causal = arch->family != MODEL_FAMILY_BERT;
+  d.rotary = !arch->learned_positions && arch->family != MODEL_FAMILY_MPT;
+  d.frozen = model_finetune_active (&p->finetune);
+  d.nf4 = p->finetune.method == MODEL_FINETUNE_QLORA;
+  d.ft = &p->finetune;
+  return d;
+}
+
+void
+cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
+{
+  g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
+  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN } };
+  pass->flops += flops;
+  pass->model_flops += flops;
+  pass->bytes += bytes;
+}
+
+/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype. */
+void
+cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n, double p,
+          double weights)
+{
+  cost_add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
+  pass->ops[pass->n_ops - 1].bwd_factor = d->frozen ? 1 : 0;
+  cost_set_gemm_shape (pass, m, p, n, 1);
+}
+
+void
+cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch)
+{
+  g_assert (pass->n_ops > 0);
+  pass->ops[pass->n_ops - 1].shape
+    = (HwKernelShape){ .cls = HW_KERNEL_GEMM, .m = m, .n = n, .k = k, .batch = batch };
+}
+
+void
+cost_add_elementwise (ModelPass *pass, const char *name, double bytes)
+{
+  cost_add_op (pass, name, MODEL_OP_ELEMENTWISE, 0, bytes);
+}
+
+/* Backward = forward ops in reverse: GEMM 2× FLOPs and bytes; element-wise 2× bytes;
+ * flash 2.5× FLOPs (recomputed scores, not model FLOPs), 2× bytes + `attn_extra`
+ * (logsumexp, delta). A GEMM with frozen weights computes dX only (reads dY and W, writes
+ * dX): 1× its forward FLOPs and bytes (LoRA: Hu et al. 2021 §4.2, no gradients or
+ * optimizer states for the frozen weights). */
+void
+cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
+{
+  for (guint j = fwd->n_ops; j-- > 0;)
+    {
+      const ModelOp *op = &fwd->ops[j];
+      gboolean attn = op->op_class == MODEL_OP_ATTENTION;
+      double k = op->bwd_factor > 0 ? op->bwd_factor : 2.0, f = attn ? 2.5 : k;
+      double extra = attn ? attn_extra : 0.0;
+      cost_add_op (bwd, op->name, op->op_class, f * op->flops, k * op->bytes + extra);
+      HwKernelShape *sh = &bwd->ops[bwd->n_ops - 1].shape;
+      *sh = op->shape;
+      if (sh->cls == HW_KERNEL_GEMM)
+        sh->cls = op->bwd_factor == 1 ? HW_KERNEL_GEMM_DGRAD : HW_KERNEL_GEMM_BACKWARD;
+      else if (sh->cls == HW_KERNEL_FLASH_FWD)
+        sh->cls = HW_KERNEL_FLASH_BWD;
+      if (attn)
+        bwd->model_flops -= 0.5 * op->flops;
+    }
+}
+
+static void
+attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
+{
+  double scores = d->b * d->a * d->s * d->s; /* elements of the s×s score matrices */
+  if (flash)
+    {
+      cost_add_op (fwd, "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
+              d->e * d->T * (2 * d->q + 2 * d->c));
+      fwd->ops[fwd->n_ops - 1].shape = (HwKernelShape){ .cls = HW_KERNEL_FLASH_FWD, .seq = d->s,
+                                                        .head_dim = d->q / d->a,
+                                                        .causal = d->causal };
+      return;
+    }
+  /* S = Q·Kᵀ per head: 2·s·s·d each, a heads, b sequences; reads q, k, writes S. */
+  cost_add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+          d->e * d->T * (d->q + d->c) + d->e * scores);
+  cost_set_gemm_shape (fwd, d->s, d->s, d->q / d->a, d->b * d->a); /* S = Q·Kᵀ per head */
+  if (d->alibi)
+    cost_add_elementwise (fwd, "alibi", 2 * d->e * scores);
+  cost_add_elementwise (fwd, "softmax", 2 * d->e * scores);
+  if (d->drop > 0)
+    cost_add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
+  cost_add_op (fwd, "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+          d->e * scores + d->e * d->T * (d->c + d->q));
+  cost_set_gemm_shape (fwd, d->s, d->q / d->a, d->s, d->b * d->a); /* P·V per head */
+}
+
+/* MoE: the m routed tokens split over the touched experts, one GEMM each (a grouped GEMM,
+ * as even routing gives): m/touched rows × `touched` products. Dense: unchanged. */
+static void
+expert_shape (ModelPass *fwd, const Dims *d)
+{
+  HwKernelShape *sh = &fwd->ops[fwd->n_ops - 1].shape;
+  if (d->E > 0 && d->touched > 1)
+    {
+      sh->m /= d->touched;
+      sh->batch = d->touched;
+    }
+}
+
+static void
+mlp_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
+{
+  double h = d->h, i = d->i, m = d->m, n = d->touched;
+  if (arch->n_experts > 0)
+    {
+      cost_add_gemm (fwd, d, "router", d->T, h, d->E, h * d->E);
+      cost_add_elementwise (fwd, "moe_dispatch", d->e * d->T * h + d->e * m * h);
+    }
+  if (arch->mlp == MODEL_MLP_SWIGLU)
+    {
+      double bias = arch->mlp_bias ? 1.0 : 0.0;
+      cost_add_gemm (fwd, d, "mlp_gate_up", m, h, 2 * i, n * (2 * h * i + bias * 2 * i));
+      expert_shape (fwd, d);
+      cost_add_elementwise (fwd, "mlp_act", 3 * d->e * m * i); /* read gate, up; write product */
+      cost_add_gemm (fwd, d, "mlp_down", m, i, h, n * (i * h + bias * h));
+      expert_shape (fwd, d);
+    }
+  else
+    {
+      double bias = arch->mlp_bias ? 1.0 : 0.0;
+      cost_add_gemm (fwd, d, "mlp_fc", m, h, i, n * (h * i + bias * i));
+      expert_shape (fwd, d);
+      cost_add_elementwise (fwd, "mlp_act", 2 * d->e * m * i);
+      cost_add_gemm (fwd, d, "mlp_proj", m, i, h, n * (i * h + bias * h));
+      expert_shape (fwd, d);
+    }
+  if (arch->n_experts > 0)
+    cost_add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
+}
+
+/* LoRA adapters (finetune.h): for each targeted projection the GEMMs A (tokens × in → r)
+ * and B (r → out), then PEFT's `result + lora_B(lora_A(x)) * scaling` (peft/tuners/lora/
+ * layer.py, Linear.forward): the scaled copy reads and writes tokens × out (2), the sum
+ * reads two and writes one (3), 5·e·tokens·out; its backward only scales the incoming
+ * gradient (the sum passes it through): 2·e·tokens·out, 0.4× the forward. Summed over the
+ * targets into three ops, memory-bound alike at small r. Tokens per projection: T, or T·k
+ * over the experts of an MoE MLP. */
+static void
+lora_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
+{
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
+  double r = (double) d->ft->rank, fa = 0, ba = 0, fb = 0, bb = 0, add = 0;
+  double tok1 = 0, in1 = 0, out1 = 0; /* the first target's shape stands for all of them */
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      if (!x->targeted)
+        continue;
+      double tok = d->T * x->tokens_per_token * (double) x->count;
+      double in = (double) x->in, out = (double) x->out, n = (double) x->count;
+      if (tok1 == 0)
+        tok1 = d->T * x->tokens_per_token, in1 = in, out1 = out;
+      fa += 2 * tok * in * r;
+      ba += d->e * tok * in + d->w * r * in * n + d->e * tok * r;
+      fb += 2 * tok * r * out;
+      bb += d->e * tok * r + d->w * r * out * n + d->e * tok * out;
+      add += 5 * d->e * tok * out;
+    }
+  /* Kernel shapes: tokens × in → r and tokens × r → out, as many products as FLOPs of the
+   * first target's size (an approximation when targets differ in size). */
+  cost_add_op (fwd, "lora_a", MODEL_OP_GEMM, fa, ba);
+  if (fa > 0)
+    cost_set_gemm_shape (fwd, tok1, r, in1, fa / (2 * tok1 * r * in1));
+  cost_add_op (fwd, "lora_b", MODEL_OP_GEMM, fb, bb);
+  if (fb > 0)
+    cost_set_gemm_shape (fwd, tok1, out1, r, fb / (2 * tok1 * r * out1));
+  cost_add_elementwise (fwd, "lora_scale_add", add);
+  fwd->ops[fwd->n_ops - 1].bwd_factor = 0.4;
+}
+
+/* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
+static double
+largest_linear (const ModelArch *arch)
+{
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, NULL);
+  double m = 0;
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      m = MAX (m, (double) (x->in * x->out));
+    }
+  return m;
+}
+
+/* Adapter outputs A·x (e·tokens·r each) that B's weight gradient needs: saved. */
+static double
+lora_saved (const Dims *d, const ModelArch *arch, double *sizes, guint max, guint *n)
+{
+  if (!d->frozen)
+    return 0;
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
+  double sum = 0;
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      if (!x->targeted)
+        continue;
+      double b = d->e * d->T * x->tokens_per_token * (double) x->count * (double) d->ft->rank;
+      sum += b;
+      if (sizes != NULL && *n < max)
+        sizes[(*n)++] = b;
+    }
+  return sum;
+}
+
+static void
+layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
+{
+  if (d->nf4) /* QLoRA: read the NF4 codes and constants, write 16-bit weights (the compute
+               * dtype, bnb_4bit_compute_dtype); redone once in backward (1×) */
+    {
+      double n = (double) model_finetune_layer_linear_params (arch);
+      cost_add_elementwise (fwd, "nf4_dequant",
+                       n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + 2));
+      fwd->ops[fwd->n_ops - 1].bwd_factor = 1;
+    }
+  if (d->frozen)
+    lora_fwd (fwd, d, arch);
+  double T = d->T, h = d->h, q = d->q, c = d->c, e = d->e;
+  double norm = 2 * e * T * h + d->w * d->norm_w;
+  cost_add_elementwise (fwd, "norm1", norm);
+  cost_add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
+  if (d->rotary)
+    cost_add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
+  attention_core_fwd (fwd, d, flash);
+  cost_add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));
+  /* x + dropout(o): read both, write the sum (+ the 1-byte mask). */
+  cost_add_elementwise (fwd, "residual1", 3 * e * T * h + d->drop * T * h);
+  cost_add_elementwise (fwd, "norm2", norm);
+  mlp_fwd (fwd, d, arch);
+  cost_add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
+}
+
+/* What eager attention's core saves: softmax output, dropout mask and output (the AV
+ * matmul's input). Under autocast the softmax output is fp32 and the AV matmul saves its
+ * own e-byte cast copy of the (dropped-out) probabilities, whose fp32 version is not kept. */
+static double
+attn_core_saved (const Dims *d, double scores)
+{
+  double input = d->sm_in * d->ea * scores; /* the masked scores, PyTorch <= 1.10 */
+  if (d->autocast)
+    return input + d->ea * scores + d->drop * scores + d->e * scores;
+  return input + d->e * scores + d->drop * (scores + d->e * scores);
+}
+
+/* Saved activations of one layer; derivation in the file header. */
+static double
+layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
+{
+  double T = d->T, h = d->h, e = d->e, scores = d->b * d->a * d->s * d->s;
+  /* Norm inputs: under autocast the norm runs (and saves) in fp32 (d->ea). */
+  double act = d->ea * T * h + d->qkv_in * e * T * h + e * T * (d->q + 2 * d->c);
+  if (flash)
+    act += 4 * d->b * d->a * d->s;
+  else
+    act += attn_core_saved (d, scores);
+  act += e * T * d->q + d->drop * T * h;
+  act += d->ea * T * h;
+  double per_inner = arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0;
+  if (arch->n_experts > 0) /* the router's input, then the experts' own (cast) copies */
+    act += e * T * h + e * T * d->E + d->mlp_in * e * d->m * h + per_inner * e * d->m * d->i
+           + e * d->m * h;
+  else
+    act += d->mlp_in * e * T * h + per_inner * e * T * d->i;
+  return act + d->drop * T * h + lora_saved (d, arch, NULL, 0, NULL);
+}
+
+static void
+push (double *sizes, guint max, guint *n, double bytes)
+{
+  if (bytes > 0 && *n < max)
+    sizes[(*n)++] = bytes;
+}
+
+guint
+model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p, double *sizes,
+                                guint max)
+{
+  g_return_val_if_fail (cost_params_ok (arch, p), 0);
+  Dims d = cost_dims_of (arch, p);
+  double T = d.T, h = d.h, e = d.e, scores = d.b * d.a * d.s * d.s;
+  guint n = 0;
+  /* Same terms as layer_act_saved(), one tensor each. */
+  push (sizes, max, &n, d.ea * T * h);       /* norm1 input (fp32 under autocast) */
+  for (guint k = 0; k < (guint) d.qkv_in; k++)
+    push (sizes, max, &n, e * T * h);        /* qkv input (a cast copy each under autocast) */
+  push (sizes, max, &n, e * T * d.q);        /* q */
+  push (sizes, max, &n, e * T * d.c);        /* k */
+  push (sizes, max, &n, e * T * d.c);        /* v */
+  if (p->flash_attention)
+    push (sizes, max, &n, 4 * d.b * d.a * d.s); /* logsumexp */
+  else if (d.autocast)
+    {
+      push (sizes, max, &n, d.sm_in * d.ea * scores); /* softmax input (PyTorch <= 1.10) */
+      push (sizes, max, &n, d.ea * scores);         /* softmax output, fp32 */
+      push (sizes, max, &n, d.drop * scores);       /* dropout mask */
+      push (sizes, max, &n, e * scores);            /* AV matmul's cast copy */
+    }
+  else
+    {
+      push (sizes, max, &n, d.sm_in * e * scores);  /* softmax input (PyTorch <= 1.10) */
+      push (sizes, max, &n, e * scores);            /* softmax output */
+      push (sizes, max, &n, d.drop * scores);       /* dropout mask */
+      push (sizes, max, &n, d.drop * e * scores);   /* dropout output */
+    }
+  push (sizes, max, &n, e * T * d.q);        /* attention output (o-proj input) */
+  push (sizes, max, &n, d.drop * T * h);     /* dropout mask after o-proj */
+  push (sizes, max, &n, d.ea * T * h);       /* norm2 input (fp32 under autocast) */
+  guint inner = arch->mlp == MODEL_MLP_SWIGLU ? 3 : 2;
+  guint mlp_in = arch->n_experts > 0 ? 1 : (guint) d.mlp_in;
+  for (guint k = 0; k < mlp_in; k++)
+    push (sizes, max, &n, e * T * h);        /* mlp (or router) input */
+  if (arch->n_experts > 0)
+    {
+      push (sizes, max, &n, e * T * d.E);
+      for (guint k = 0; k < (guint) d.mlp_in; k++)
+        push (sizes, max, &n, e * d.m * h);  /* routed tokens' copy (a cast each) */
+      for (guint k = 0; k < inner; k++)
+        push (sizes, max, &n, e * d.m * d.i);
+      push (sizes, max, &n, e * d.m * h);
+    }
+  else
+    for (guint k = 0; k < inner; k++)
+      push (sizes, max, &n, e * T * d.i);
+  push (sizes, max, &n, d.drop * T * h);     /* dropout mask after the MLP */
+  lora_saved (&d, arch, sizes, max, &n);     /* adapter outputs A·x */
+  return n;
+}
+
+static double
+layer_bwd_workspace (const Dims *d, const ModelArch *arch, gboolean flash)
+{
+  double T = d->T, e = d->e, scores = d->b * d->a * d->s * d->s;
+  double attn = e * T * (d->q + 2 * d->c)
+                + (flash ? 4 * d->b * d->a * d->s + 4 * T * d->q : 2 * e * scores);
+  double mlp = (arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0) * e * d->m * d->i;
+  if (arch->n_experts > 0)
+    mlp += e * d->m * d->h;
+  return 2 * e * T * d->h + MAX (attn, mlp);
+}
+
+double
+model_cost_layer_weight_cache (const ModelArch *arch, const ModelCostParams *p)
+{
+  g_return_val_if_fail (arch != NULL && p != NULL, 0);
+  return p->weight_cache_bytes
+         * (double) (model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch));
+}
+
+gboolean
+cost_params_ok (const ModelArch *arch, const ModelCostParams *p)
+{
+  return arch != NULL && p != NULL && p->micro_batch >= 1 && p->seq_len >= 1 && p->act_bytes > 0
+         && p->weight_bytes > 0;
+}
+
+ModelBlockCost
+model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  Dims d = cost_dims_of (arch, p);
+  gboolean flash = p->flash_attention;
+  layer_fwd (&cost.fwd, &d, arch, flash);
+  cost_mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
+  /* Eager scores before the softmax; fp32 under autocast (the fp32 mask's add promotes). */
+  cost.fwd.workspace = flash ? 0.0 : d.ea * d.b * d.a * d.s * d.s;
+  cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
+  if (d.nf4) /* the dequantized 16-bit weight of the projection being multiplied */
+    {
+      cost.fwd.workspace += 2 * largest_linear (arch);
+      cost.bwd.workspace += 2 * largest_linear (arch);
+    }
+  cost.act_saved = layer_act_saved (&d, arch, flash);
+  cost.act_saved += model_cost_layer_weight_cache (arch, p);
+  cost.act_checkpoint = d.e * d.T * d.h;
+  attention_core_fwd (&cost.attn_core_fwd, &d, flash);
+  double scores = d.b * d.a * d.s * d.s;
+  cost.act_attn_core = flash ? 4 * d.b * d.a * d.s : attn_core_saved (&d, scores);
+  return cost;
+}

@@ -1,0 +1,136 @@
+/* models/ops/cost.h — per-layer compute, memory-traffic and activation costs: pure functions.
+ *
+ * A layer's forward and backward are each a short sequence of ops (GEMMs, attention core,
+ * element-wise kernels); every op has FLOPs and HBM bytes so the executor can run each as a
+ * roofline kernel max(F/C, M/H) (Williams et al., "Roofline", CACM 2009).
+ *
+ * Notation: b micro-batch size (sequences), s sequence length, h hidden size, a query
+ * heads, k key/value heads, d head dimension, i MLP inner size, V vocabulary, e bytes per
+ * activation element. GEMM FLOPs = 2·m·n·k; backward = 2 × forward FLOPs (grad of input +
+ * grad of weight; Narayanan et al. 2021, arXiv 2104.04473, §5.1).
+ * Attention scores count the full s² (no causal halving), as Korthikanti et al. and
+ * Narayanan et al. do for model FLOPs.
+ * Activation bytes saved for backward generalise Korthikanti et al. 2022 (arXiv 2205.05198,
+ * §4.1, Table 2) to GQA, SwiGLU, no dropout and any element size; with GPT settings
+ * (k = a, MLP 4h GELU, dropout, e = 2) they equal sbh(34 + 5as/h) exactly.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/kernel.h"
+#include "models/arch/arch.h"
+#include "models/arch/finetune.h"
+
+typedef enum
+{
+  MODEL_OP_GEMM,        /* tensor-core matrix multiply */
+  MODEL_OP_ATTENTION,   /* fused attention core (FlashAttention) */
+  MODEL_OP_ELEMENTWISE, /* norms, rotary, activations, softmax, residual adds, loss */
+} ModelOpClass;
+
+typedef struct
+{
+  const char *name;     /* static: "qkv", "attn_scores", "softmax", "mlp_up", … */
+  ModelOpClass op_class;
+  double flops;         /* FLOP; 0 for MODEL_OP_ELEMENTWISE (memory-bound, not model FLOPs) */
+  double bytes;         /* HBM bytes read + written */
+  double bwd_factor;    /* its backward's FLOPs and bytes as a multiple of its own, when not
+                         * the default (0: 2×, FlashAttention 2.5× FLOPs): 1 for a GEMM with
+                         * LoRA's frozen weights (input gradient only) and QLoRA's
+                         * dequantization (redone once); 0.4 for LoRA's scale-and-add */
+  HwKernelShape shape;  /* for the kernel model (hardware/kernel.h): a GEMM's m×n (inner k)
+                         * × batch, flash attention's sequence, head dim and mask; PLAIN
+                         * for element-wise ops */
+} ModelOp;
+
+#define MODEL_COST_MAX_OPS 28
+
+/* One pass (forward or backward) of one layer-like block for one micro-batch. */
+typedef struct
+{
+  ModelOp ops[MODEL_COST_MAX_OPS];
+  guint n_ops;
+  double flops;      /* Σ ops.flops */
+  double model_flops;/* FLOPs that count as model FLOPs: flops less FlashAttention's
+                      * recomputed scores in its backward (Narayanan et al. 2021 §5.1) */
+  double bytes;      /* Σ ops.bytes */
+  double workspace;  /* B, transient peak inside the pass (eager scores, logits in fp32) */
+} ModelPass;
+
+typedef struct
+{
+  ModelPass fwd;
+  ModelPass bwd;
+  double act_saved;      /* B saved for backward by forward without checkpointing */
+  double act_checkpoint; /* B kept per layer under full checkpointing: its input, e·sbh */
+  /* Selective recomputation (Korthikanti et al. 2022 §5): the attention core (QKᵀ,
+   * softmax, dropout, ·V, or the fused flash kernel) rerun in the backward, and the bytes
+   * of act_saved it alone keeps (the s² terms; flash's logsumexp). Layers only. */
+  ModelPass attn_core_fwd;
+  double act_attn_core;
+} ModelBlockCost;
+
+typedef struct
+{
+  guint64 micro_batch;     /* b >= 1 */
+  guint64 seq_len;         /* s >= 1 */
+  double act_bytes;        /* e: 2 (bf16/fp16) or 4 (fp32) */
+  double weight_bytes;     /* bytes per weight element read by kernels (2 or 4) */
+  gboolean flash_attention;/* FlashAttention: no s² buffer, recompute in backward */
+  double dropout;          /* dropout probability; > 0 adds 1-byte masks */
+  double weight_cache_bytes; /* B per parameter of a low-precision weight copy the forward
+                              * makes and backward keeps (autocast), 0 if none */
+  gboolean autocast;       /* torch.autocast on an fp32 model: softmax and norms run in fp32
+                            * (PyTorch's autocast op lists), so their saved inputs/outputs
+                            * are 4 B, the attention matmul saves an e-byte cast copy, and
+                            * each separate projection saves its own cast of its input */
+  gboolean softmax_saves_input; /* PyTorch <= 1.10 autograd: softmax and log_softmax keep
+                                 * their input as well as their output for backward */
+  ModelFinetune finetune;  /* LoRA/QLoRA: frozen base GEMMs, adapter GEMMs, NF4 dequant */
+} ModelCostParams;
+
+/* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0
+ * act_saved also holds the layer's cast weights: weight_cache_bytes × (attention + MLP
+ * parameters) (autocast's cached casts, kept by the graph until the layer's backward). */
+ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
+
+/* B of the cast weight copies one layer's forward keeps for its backward (autocast's cache):
+ * weight_cache_bytes × (attention + MLP parameters); 0 without a weight cache. */
+double model_cost_layer_weight_cache (const ModelArch *arch, const ModelCostParams *p);
+
+/* The tensors making up model_cost_layer()'s act_saved without the autocast weight copies,
+ * in forward order (each a separate allocation in PyTorch): fills `sizes` (B, capacity
+ * `max`, MODEL_COST_MAX_TENSORS is enough) and returns their count. Σ sizes = act_saved −
+ * model_cost_layer_weight_cache() (models/plan/plan_ckpt.c asserts it). */
+#define MODEL_COST_MAX_TENSORS 40
+guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
+                                      double *sizes, guint max);
+
+/* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
+ * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
+ * embedding-dropout mask b·s·h when dropout > 0. No FLOPs. */
+ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParams *p);
+
+/* BERT (family bert): the embedding also adds token-type embeddings and a LayerNorm
+ * (HF BertEmbeddings): act_saved adds the type ids 8·b·s and the LayerNorm input e·b·s·h
+ * (+ its fp32 mean and rstd, 8·b·s). The head is BertPooler + classifier + loss: the
+ * pooler's dense layer reads the [CLS] token, a view that keeps the last hidden state
+ * (e·b·s·h) alive; then tanh output e·b·h, dropout mask b·h and classifier input e·b·h
+ * are saved; logits are b × num_labels: FLOPs 2·b·h·(h + num_labels), workspace a few
+ * bytes. Attention is bidirectional, already counted as the full s² (file comment). */
+
+/* Final norm + LM head + cross-entropy loss. Logits are materialised in fp32 (4·b·s·V B)
+ * together with their gradient (HF casts logits to fp32 for the loss): workspace, fwd
+ * 4·b·s·V, bwd 8·b·s·V. act_saved = 2·e·b·s·h (final-norm input and LM-head input);
+ * act_checkpoint = e·b·s·h. */
+ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
+
+/* Model FLOPs of one forward+backward for b·s tokens without recompute: Σ over the blocks
+ * of forward FLOPs + backward model_flops; 3 × Σ forward FLOPs for full fine-tuning, less
+ * under LoRA (no weight gradients of the frozen base). */
+double model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p);
+
+/* Korthikanti et al. 2022 §6 eq. model FLOPs per iteration for GPT:
+ * 72·B·L·s·h²·(1 + s/(6h) + V/(12hL)), B = global batch in sequences. Used as an oracle. */
+double model_cost_korthikanti_flops (guint64 batch, guint64 n_layers, guint64 seq_len,
+                                     guint64 hidden, guint64 vocab);

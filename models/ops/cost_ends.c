@@ -1,0 +1,115 @@
+/* models/ops/cost_ends.c — the blocks around the layers (cost.h): the embedding lookup, the head
+ * (LM head and loss, or BERT's pooler and classifier), and the step totals. Notation and
+ * byte conventions as in models/ops/cost.c. */
+#include "config.h"
+#include "models/ops/cost-private.h"
+
+#include <string.h>
+
+ModelBlockCost
+model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  Dims d = cost_dims_of (arch, p);
+  /* Gather: read int64 ids and T rows of the table, write e·T·h. Backward (2×) reads the
+   * gradient and ids and scatter-adds into at most T rows of the embedding gradient. */
+  cost_add_elementwise (&cost.fwd, "embed_gather", 8 * d.T + d.w * d.T * d.h + d.e * d.T * d.h);
+  if (arch->learned_positions) /* + wpe rows 0..s−1, broadcast over the batch */
+    cost_add_elementwise (&cost.fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
+  gboolean bert = arch->family == MODEL_FAMILY_BERT;
+  if (bert) /* + token-type rows, then LayerNorm (cost.h) */
+    {
+      cost_add_elementwise (&cost.fwd, "type_embed", 8 * d.T + d.w * 2 * d.h + 2 * d.e * d.T * d.h);
+      cost_add_elementwise (&cost.fwd, "embed_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
+    }
+  if (d.drop > 0)
+    cost_add_elementwise (&cost.fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
+  if (!d.frozen) /* a frozen embedding needs no gradient, nor does anything before it */
+    cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
+  cost.act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
+  if (bert) /* type ids, LayerNorm input, its fp32 mean and rstd */
+    cost.act_saved += 8 * d.T + d.e * d.T * d.h + 8 * d.T;
+  cost.act_checkpoint = 8 * d.T;
+  return cost;
+}
+
+/* BertPooler (dense h×h + tanh on the [CLS] token) + dropout + classifier + loss; cost.h. */
+static ModelBlockCost
+bert_head (const ModelArch *arch, const Dims *d)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  double n = (double) arch->num_labels, B = d->b;
+  cost_add_gemm (&cost.fwd, d, "pooler", B, d->h, d->h, d->h * d->h + d->h);
+  cost_add_elementwise (&cost.fwd, "pooler_tanh", 2 * d->e * B * d->h);
+  cost_add_gemm (&cost.fwd, d, "classifier", B, d->h, n, d->h * n + n);
+  cost_add_elementwise (&cost.fwd, "cross_entropy", d->e * B * n + 2 * 4 * B * n);
+  cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
+  cost.fwd.workspace = 4 * B * n;
+  cost.bwd.workspace = 2 * 4 * B * n;
+  cost.act_saved = d->e * d->T * d->h + 2 * d->e * B * d->h + d->drop * B * d->h
+                   + d->sm_in * 4 * B * n; /* log_softmax's input, PyTorch <= 1.10 */
+  cost.act_checkpoint = d->e * d->T * d->h;
+  return cost;
+}
+
+ModelBlockCost
+model_cost_head (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  Dims d = cost_dims_of (arch, p);
+  if (arch->family == MODEL_FAMILY_BERT)
+    return bert_head (arch, &d);
+  double TV = d.T * d.V;
+  cost_add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
+  /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
+  cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
+  /* MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss_fn
+   * 'fused_crossentropy' is flash-attn's CrossEntropyLoss (flash_attn/losses/
+   * cross_entropy.py, a Triton kernel on the e-byte logits: reads them once, keeps a
+   * per-row logsumexp, writes an e-byte gradient in backward) — no fp32 copy. */
+  gboolean fused = arch->family == MODEL_FAMILY_MPT;
+  double el = fused ? d.e : 4.0; /* bytes of a logit as the loss holds it */
+  /* Loss: read e-byte logits, write the fp32 copy, read it for log-softmax/NLL; fused:
+   * one read. */
+  cost_add_elementwise (&cost.fwd, "cross_entropy", fused ? d.e * TV : d.e * TV + 2 * 4 * TV);
+  cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
+  /* fp32 logits: HF transformers upcasts them for the loss (LlamaForCausalLM.forward,
+   * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
+   * with their gradient, fp32 (fused: e bytes each). */
+  cost.fwd.workspace = el * TV;
+  cost.bwd.workspace = 2 * el * TV;
+  /* final-norm input and LM-head input; PyTorch <= 1.10: log_softmax also keeps its input,
+   * the fp32 logits, from the forward to the backward */
+  cost.act_saved = 2 * d.e * d.T * d.h + d.sm_in * 4 * TV;
+  cost.act_checkpoint = d.e * d.T * d.h;
+  return cost;
+}
+
+double
+model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p)
+{
+  g_return_val_if_fail (cost_params_ok (arch, p), 0.0);
+  ModelBlockCost layer = model_cost_layer (arch, p);
+  ModelBlockCost emb = model_cost_embedding (arch, p);
+  ModelBlockCost head = model_cost_head (arch, p);
+  /* Model FLOPs: forward once, backward as 2× forward (Narayanan et al. 2021 §5.1), the
+   * frozen GEMMs' backward 1× (cost_mirror_backward). */
+  return (double) arch->n_layers * (layer.fwd.flops + layer.bwd.model_flops) + emb.fwd.flops
+         + emb.bwd.model_flops + head.fwd.flops + head.bwd.model_flops;
+}
+
+double
+model_cost_korthikanti_flops (guint64 batch, guint64 n_layers, guint64 seq_len, guint64 hidden,
+                              guint64 vocab)
+{
+  /* Korthikanti et al. 2022 (arXiv 2205.05198) §6: 72·B·L·s·h²·(1 + s/(6h) + V/(12hL)),
+   * i.e. 3 × (L·(24·B·s·h² + 4·B·s²·h) + 2·B·s·h·V). */
+  double B = (double) batch, L = (double) n_layers, s = (double) seq_len;
+  double h = (double) hidden, V = (double) vocab;
+  return 72.0 * B * L * s * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * h * L));
+}

@@ -1,0 +1,77 @@
+/* models/parallel/parallel.h — data parallelism: DDP, ZeRO stages and FSDP sharding strategies.
+ *
+ * Every mode maps onto one machinery: a shard group of N ranks that split model states,
+ * and a stage saying which states are split (Rajbhandari et al. 2020, ZeRO, arXiv
+ * 1910.02054, §5): stage 0 none (DDP, FSDP NO_SHARD), 1 optimizer states and master
+ * weights, 2 also gradients (reduce-scatter instead of all-reduce), 3 also parameters
+ * (all-gathered per layer before use, released after). FSDP (Zhao et al. 2023, PyTorch
+ * FSDP, arXiv 2304.11277, §3.2): FULL_SHARD = stage 3, re-gathering parameters for the
+ * backward; SHARD_GRAD_OP = stage 2 with parameters gathered in the forward kept until the
+ * backward; HYBRID_SHARD = FULL_SHARD inside a node, replicated across nodes (gradient
+ * shards all-reduced between replicas).
+ *
+ * Per-rank model-state bytes, Ψ parameters, K optimizer bytes per parameter (incl. master):
+ *   stage 0: (w + g + K)Ψ; 1: (w + g)Ψ + KΨ/N; 2: wΨ + (g + K)Ψ/N; 3: (w + g + K)Ψ/N
+ * — the ZeRO paper's (2 + 2 + K)Ψ, (2 + 2 + K/N)Ψ, (2 + (2 + K)/N)Ψ, (2 + 2 + K)Ψ/N with
+ * w = g = 2 (Figure 1). DeepSpeed's ZeRO-1/2 (zero1, zero2; not FSDP's SHARD_GRAD_OP) adds,
+ * with 16-bit gradients and an fp32 master, the fp32 copy of the rank's gradient partition
+ * that its optimizer step creates and drops (4Ψ/N, deepspeed/runtime/zero/stage_1_and_2.py
+ * step()): a model state, category gradients (models/plan/plan_step.c).
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/collective.h"
+#include "hardware/gpu.h"
+
+typedef enum
+{
+  MODEL_DP_DDP,
+  MODEL_DP_ZERO1,
+  MODEL_DP_ZERO2,
+  MODEL_DP_ZERO3,
+  MODEL_DP_FSDP_FULL_SHARD,
+  MODEL_DP_FSDP_SHARD_GRAD_OP,
+  MODEL_DP_FSDP_NO_SHARD,
+  MODEL_DP_FSDP_HYBRID_SHARD,
+  MODEL_N_DP_MODES
+} ModelDataParallel;
+
+typedef struct
+{
+  ModelDataParallel mode;
+  guint degree;              /* data-parallel ranks (all GPUs), >= 1 */
+  guint gpus_per_node;       /* for HYBRID_SHARD's shard group */
+  double bucket_size;        /* B of gradients per DDP all-reduce bucket (PyTorch: 25 MiB) */
+  guint prefetch;            /* layers all-gathered ahead under stage 3 (FSDP: 1) */
+  HwCollectiveAlgorithm algorithm;
+  gboolean reduce_dtype_set; /* FALSE: reduce gradients in their own dtype */
+  HwDtype reduce_dtype;      /* FSDP MixedPrecision(reduce_dtype=…) */
+} ModelParallel;
+
+/* Single-rank defaults: DDP of degree 1, 25 MiB buckets, prefetch 1, AUTO algorithm. */
+void model_parallel_init_defaults (ModelParallel *par);
+
+/* Names as in scenarios: "ddp", "zero1", "zero2", "zero3", "fsdp_full_shard",
+ * "fsdp_shard_grad_op", "fsdp_no_shard", "fsdp_hybrid_shard". */
+const char *model_parallel_mode_name (ModelDataParallel mode);
+gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *out,
+                                          GError **error);
+
+/* ZeRO stage the mode amounts to (0–3). */
+guint model_parallel_stage (const ModelParallel *par);
+/* Ranks sharing one copy of the sharded states: degree, or gpus_per_node for hybrid, or 1
+ * when nothing is sharded. */
+guint model_parallel_shard_size (const ModelParallel *par);
+/* Replicas of each shard: degree / shard size (> 1 only for hybrid). */
+guint model_parallel_replicas (const ModelParallel *par);
+/* Whether parameters gathered for the forward are kept until the backward (SHARD_GRAD_OP)
+ * instead of being released and gathered again. */
+gboolean model_parallel_keeps_gathered (const ModelParallel *par);
+/* Whether gradients are reduced after every micro-batch (stages 2–3) rather than only at
+ * the last (DDP no_sync, ZeRO-1). */
+gboolean model_parallel_reduces_every_micro_batch (const ModelParallel *par);
+
+/* Checks the configuration (degree divisible by gpus_per_node for hybrid, bucket > 0).
+ * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE. */
+gboolean model_parallel_validate (const ModelParallel *par, GError **error);

@@ -1,0 +1,427 @@
+/* models/plan/executor.c — CUDA-stream replay of a plan; see executor.h.
+ *
+ * State per task: dependencies still pending, next kernel, start time. State per (rank,
+ * stream): index of the next task in its queue and whether a task is running. A task
+ * starts when it heads its queue, its stream is idle and no dependency is pending.
+ */
+#include "config.h"
+#include "models/plan/executor.h"
+
+#include "hardware/collective.h"
+#include "models/plan/plan_offload.h"
+
+typedef struct _ModelExecutor ModelExecutor;
+
+typedef struct
+{
+  ModelExecutor *exec;
+  guint id;
+  guint pending_deps;
+  guint next_kernel;
+  double start;
+  double end;
+  gboolean done;
+} TaskState;
+
+typedef struct
+{
+  ModelExecutor *exec;
+  guint index;       /* into the plan's collectives */
+  GArray *arrived;   /* guint task ids that started */
+} CollectiveState;
+
+typedef struct
+{
+  GArray *queue; /* guint task ids in plan order */
+  guint next;
+  gboolean busy;
+} StreamState;
+
+struct _ModelExecutor
+{
+  const ModelPlan *plan;
+  HwCluster *cluster;
+  SimEngine *engine;
+  ModelLedger *ledger;
+  SimRecorder *rec;
+  TaskState *tasks;
+  GPtrArray *dependents; /* per task: GArray of guint task ids waiting on it */
+  StreamState *streams;  /* n_ranks × MODEL_N_STREAMS */
+  guint n_done;
+  double *rank_end;
+  double *kind_time; /* n_ranks × MODEL_N_TASK_KINDS */
+  CollectiveState *collectives;
+  GArray **busy;     /* n_ranks × MODEL_N_STREAMS arrays of (start, end) pairs */
+  ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
+};
+
+static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
+
+static StreamState *
+stream_state (ModelExecutor *exec, guint rank, ModelStream stream)
+{
+  return &exec->streams[rank * MODEL_N_STREAMS + stream];
+}
+
+ModelExecutor *
+model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
+                    ModelLedger *ledger, SimRecorder *rec)
+{
+  g_return_val_if_fail (plan && cluster && engine && ledger, NULL);
+  guint n_ranks = model_plan_n_ranks (plan), n = model_plan_n_tasks (plan);
+  g_return_val_if_fail (hw_cluster_n_ranks (cluster) >= n_ranks, NULL);
+  ModelExecutor *e = g_new0 (ModelExecutor, 1);
+  *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger, .rec = rec };
+  e->tasks = g_new0 (TaskState, n);
+  e->dependents = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  e->streams = g_new0 (StreamState, n_ranks * MODEL_N_STREAMS);
+  e->rank_end = g_new0 (double, n_ranks);
+  e->kind_time = g_new0 (double, n_ranks * MODEL_N_TASK_KINDS);
+  e->busy = g_new0 (GArray *, n_ranks * MODEL_N_STREAMS);
+  for (guint i = 0; i < n_ranks * MODEL_N_STREAMS; i++)
+    {
+      e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
+      e->busy[i] = g_array_new (FALSE, FALSE, sizeof (double));
+    }
+  guint nc = model_plan_n_collectives (plan);
+  e->collectives = g_new0 (CollectiveState, MAX (nc, 1));
+  for (guint i = 0; i < nc; i++)
+    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
+  for (guint id = 0; id < n; id++)
+    g_ptr_array_add (e->dependents, g_array_new (FALSE, FALSE, sizeof (guint)));
+  for (guint id = 0; id < n; id++)
+    {
+      const ModelTask *t = model_plan_task (plan, id);
+      e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps };
+      g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+      for (guint d = 0; d < t->n_deps; d++)
+        {
+          guint dep = model_plan_dep (plan, t->first_dep + d);
+          g_assert (dep < id); /* plans are built in a topological order */
+          g_array_append_val (g_ptr_array_index (e->dependents, dep), id);
+        }
+    }
+  return e;
+}
+
+void
+model_executor_free (ModelExecutor *exec)
+{
+  if (exec == NULL)
+    return;
+  guint n_streams = model_plan_n_ranks (exec->plan) * MODEL_N_STREAMS;
+  for (guint i = 0; i < n_streams; i++)
+    {
+      g_array_unref (exec->streams[i].queue);
+      g_array_unref (exec->busy[i]);
+    }
+  g_free (exec->busy);
+  for (guint i = 0; i < model_plan_n_collectives (exec->plan); i++)
+    g_array_unref (exec->collectives[i].arrived);
+  g_free (exec->collectives);
+  g_free (exec->streams);
+  g_ptr_array_unref (exec->dependents);
+  g_free (exec->tasks);
+  g_free (exec->rank_end);
+  g_free (exec->kind_time);
+  g_free (exec);
+}
+
+/* One allocation: a single block, or one block per tensor of the buffer. */
+static void
+ledger_alloc (ModelExecutor *exec, guint rank, const ModelMemEffect *e, double now,
+              const char *label)
+{
+  if (e->n_tensors > 1)
+    model_ledger_alloc_tensors (exec->ledger, rank, e->category,
+                                model_plan_tensor_sizes (exec->plan, e->first_tensor),
+                                e->n_tensors, e->handle, now, label);
+  else
+    model_ledger_alloc (exec->ledger, rank, e->category, e->bytes, e->handle, now, label);
+}
+
+static void
+apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
+{
+  double now = sim_engine_now (exec->engine);
+  for (guint i = 0; i < t->n_effects; i++)
+    {
+      const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
+      if (e->when != when)
+        continue;
+      if (e->where != MODEL_MEM_ON_GPU)
+        {
+          if (exec->host != NULL)
+            model_host_ledger_apply (exec->host, t->rank, e->where, e->category, e->bytes, now);
+          continue;
+        }
+      if (e->bytes > 0)
+        ledger_alloc (exec, t->rank, e, now, t->label);
+      else
+        model_ledger_release (exec->ledger, t->rank, e->handle, now, t->label);
+    }
+}
+
+static void
+record_task (ModelExecutor *exec, const ModelTask *t, double start, double end)
+{
+  if (exec->rec == NULL)
+    return;
+  SimTaskRecord r = {
+    .id = t->id, .rank = t->rank, .stream = t->stream, .kind = t->kind, .label = t->label,
+    .layer = t->layer, .micro_batch = t->micro_batch, .start = start, .end = end,
+    .flops = t->flops, .bytes = t->bytes,
+  };
+  sim_recorder_add_task (exec->rec, &r);
+}
+
+static void
+finish_task (TaskState *ts)
+{
+  ModelExecutor *exec = ts->exec;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  double now = sim_engine_now (exec->engine);
+  apply_effects (exec, t, MODEL_EFFECT_AT_END);
+  record_task (exec, t, ts->start, now);
+  ts->end = now;
+  ts->done = TRUE;
+  exec->n_done++;
+  exec->rank_end[t->rank] = MAX (exec->rank_end[t->rank], now);
+  exec->kind_time[t->rank * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
+  GArray *busy = exec->busy[t->rank * MODEL_N_STREAMS + t->stream];
+  g_array_append_val (busy, ts->start);
+  g_array_append_val (busy, now);
+  StreamState *ss = stream_state (exec, t->rank, t->stream);
+  ss->busy = FALSE;
+  ss->next++;
+  GArray *waiting = g_ptr_array_index (exec->dependents, ts->id);
+  for (guint i = 0; i < waiting->len; i++)
+    {
+      TaskState *w = &exec->tasks[g_array_index (waiting, guint, i)];
+      g_assert (w->pending_deps > 0);
+      if (--w->pending_deps == 0)
+        {
+          const ModelTask *wt = model_plan_task (exec->plan, w->id);
+          try_start (exec, wt->rank, wt->stream);
+        }
+    }
+  try_start (exec, t->rank, t->stream);
+}
+
+static void run_next_kernel (TaskState *ts);
+
+static void
+kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) fluid;
+  (void) id;
+  run_next_kernel (user_data);
+}
+
+static void
+empty_task_event (SimEngine *engine, gpointer user_data)
+{
+  (void) engine;
+  finish_task (user_data);
+}
+
+/* Starts the task's next kernel, or finishes the task when none is left. A task without
+ * kernels finishes through a zero-delay event so callbacks never nest unboundedly. */
+static void
+run_next_kernel (TaskState *ts)
+{
+  ModelExecutor *exec = ts->exec;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  if (ts->next_kernel == t->n_kernels)
+    {
+      finish_task (ts);
+      return;
+    }
+  const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
+  hw_cluster_start_kernel_shaped (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
+                                  k->op.bytes, kernel_done, ts);
+}
+
+static void
+collective_done (gpointer user_data)
+{
+  CollectiveState *cs = user_data;
+  /* Finish in rank order; finishing may start further tasks (and collectives). */
+  g_autoptr (GArray) tasks = g_array_copy (cs->arrived);
+  g_array_set_size (cs->arrived, 0);
+  for (guint i = 0; i < tasks->len; i++)
+    finish_task (&cs->exec->tasks[g_array_index (tasks, guint, i)]);
+}
+
+/* A rank's task of a collective has started: the collective runs once all have. */
+static void
+arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
+{
+  CollectiveState *cs = &exec->collectives[t->collective];
+  const ModelCollective *c = model_plan_collective (exec->plan, (guint) t->collective);
+  g_array_append_val (cs->arrived, ts->id);
+  if (cs->arrived->len < c->n_ranks)
+    return;
+  hw_collective_start (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks, c->bytes,
+                       collective_done, cs);
+}
+
+static void
+try_start (ModelExecutor *exec, guint rank, ModelStream stream)
+{
+  StreamState *ss = stream_state (exec, rank, stream);
+  if (ss->busy || ss->next >= ss->queue->len)
+    return;
+  TaskState *ts = &exec->tasks[g_array_index (ss->queue, guint, ss->next)];
+  if (ts->pending_deps > 0)
+    return;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  ss->busy = TRUE;
+  ts->start = sim_engine_now (exec->engine);
+  apply_effects (exec, t, MODEL_EFFECT_AT_START);
+  if (t->collective >= 0)
+    arrive (exec, ts, t);
+  else if (t->offload != MODEL_OFFLOAD_OP_NONE)
+    model_plan_offload_start (exec->plan, exec->cluster, t, kernel_done, ts);
+  else if (t->n_kernels == 0)
+    sim_engine_schedule_after (exec->engine, 0, empty_task_event, ts, NULL);
+  else
+    run_next_kernel (ts);
+}
+
+void
+model_executor_start (ModelExecutor *exec)
+{
+  guint n_ranks = model_plan_n_ranks (exec->plan);
+  double now = sim_engine_now (exec->engine);
+  for (guint r = 0; r < n_ranks; r++)
+    for (guint c = 0; c < MODEL_N_MEM; c++)
+      {
+        guint h = model_plan_initial_handle (exec->plan, r, c);
+        if (h != 0)
+          ledger_alloc (exec, r, model_plan_allocation (exec->plan, h), now, "initial state");
+      }
+  for (guint r = 0; r < n_ranks; r++)
+    for (guint s = 0; s < MODEL_N_STREAMS; s++)
+      try_start (exec, r, s);
+}
+
+void
+model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host)
+{
+  g_return_if_fail (exec != NULL);
+  exec->host = host;
+}
+
+guint
+model_executor_n_done (const ModelExecutor *exec)
+{
+  return exec->n_done;
+}
+
+double
+model_executor_rank_end (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  return exec->rank_end[rank];
+}
+
+/* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (pairs), starting
+ * the scan at *cursor (advanced; callers scan in increasing a0). */
+static double
+covered (const GArray *iv, guint *cursor, double a0, double a1)
+{
+  double sum = 0;
+  while (*cursor < iv->len && g_array_index (iv, double, *cursor + 1) <= a0)
+    *cursor += 2;
+  for (guint i = *cursor; i < iv->len; i += 2)
+    {
+      double b0 = g_array_index (iv, double, i), b1 = g_array_index (iv, double, i + 1);
+      if (b0 >= a1)
+        break;
+      sum += MIN (a1, b1) - MAX (a0, b0);
+    }
+  return sum;
+}
+
+double
+model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  const GArray *comm = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMM];
+  const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
+  double exposed = 0;
+  guint cursor = 0;
+  for (guint i = 0; i < comm->len; i += 2)
+    {
+      double a0 = g_array_index (comm, double, i), a1 = g_array_index (comm, double, i + 1);
+      exposed += (a1 - a0) - covered (compute, &cursor, a0, a1);
+    }
+  return exposed;
+}
+
+static gint
+pair_cmp (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The union of the busy intervals of `streams` (n) of `rank`: sorted disjoint (start, end)
+ * pairs. Caller frees. */
+static GArray *
+busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams, guint n)
+{
+  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, 2 * sizeof (double));
+  for (guint i = 0; i < n; i++)
+    {
+      const GArray *b = exec->busy[rank * MODEL_N_STREAMS + streams[i]];
+      g_array_append_vals (all, b->data, b->len / 2);
+    }
+  g_array_sort (all, pair_cmp); /* by start */
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint i = 0; i < all->len; i++)
+    {
+      const double *p = &g_array_index (all, double, 0) + 2 * i;
+      if (out->len > 0 && p[0] <= g_array_index (out, double, out->len - 1))
+        g_array_index (out, double, out->len - 1)
+          = MAX (g_array_index (out, double, out->len - 1), p[1]);
+      else
+        g_array_append_vals (out, p, 2);
+    }
+  return out;
+}
+
+double
+model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
+                                           MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
+  static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_CPU };
+  g_autoptr (GArray) moving = busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers));
+  g_autoptr (GArray) working = busy_union (exec, rank, busy, G_N_ELEMENTS (busy));
+  double exposed = 0;
+  guint cursor = 0;
+  for (guint i = 0; i < moving->len; i += 2)
+    {
+      double a0 = g_array_index (moving, double, i), a1 = g_array_index (moving, double, i + 1);
+      exposed += (a1 - a0) - covered (working, &cursor, a0, a1);
+    }
+  return exposed;
+}
+
+double
+model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);
+  return exec->kind_time[rank * MODEL_N_TASK_KINDS + kind];
+}
+
+double
+model_executor_task_time (const ModelExecutor *exec, guint task)
+{
+  g_return_val_if_fail (task < model_plan_n_tasks (exec->plan), 0);
+  const TaskState *ts = &exec->tasks[task];
+  return ts->done ? ts->end - ts->start : 0;
+}

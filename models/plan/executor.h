@@ -1,0 +1,62 @@
+/* models/plan/executor.h — replays a ModelPlan on a cluster with CUDA-stream semantics.
+ *
+ * Each (rank, stream) is an in-order queue: its tasks run one at a time in plan order; a
+ * task also waits for every task in its dependency list, so streams overlap exactly where
+ * the plan lets them (DESIGN §5). A task applies its start effects to the ledger, runs its
+ * kernels back to back on its rank's GPU (each a roofline activity shared max-min with
+ * whatever else runs there), applies its end effects and is recorded in the recorder's
+ * task table. Persistent state is allocated at the engine's current time when started.
+ * An offload task (models/plan/plan_offload.h) runs one transfer or host-CPU step instead of
+ * kernels; its host-DRAM and NVMe effects go to the host ledger (model_executor_set_host_ledger).
+ * A collective task occupies its comm stream from its start; the collective itself
+ * (hardware/collective.h) starts once every participating rank's task has started, and all
+ * of them finish together when it completes.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/cluster.h"
+#include "models/memory/host_ledger.h"
+#include "models/memory/ledger.h"
+#include "models/plan/plan.h"
+#include "sim/engine.h"
+#include "sim/recorder.h"
+
+typedef struct _ModelExecutor ModelExecutor;
+
+/* Binds a plan (borrowed) to a cluster, engine, ledger and recorder (all borrowed; rec
+ * may be NULL). The cluster must have at least model_plan_n_ranks(plan) ranks. */
+ModelExecutor *model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
+                                   ModelLedger *ledger, SimRecorder *rec);
+void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
+
+/* Routes the plan's host-DRAM and NVMe effects (offloading, models/memory/offload.h) to `host`
+ * (borrowed; NULL: ignored). Call before model_executor_start(). */
+void model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host);
+
+/* Allocates the initial state and starts every task that can start now. Run the engine
+ * afterwards (sim_engine_run). */
+void model_executor_start (ModelExecutor *exec);
+
+/* Number of tasks completed; equals model_plan_n_tasks() after a complete run. */
+guint model_executor_n_done (const ModelExecutor *exec);
+
+/* Time (s) the last task of `rank` ended; the step time is the maximum over ranks. */
+double model_executor_rank_end (const ModelExecutor *exec, guint rank);
+
+/* Exposed communication of `rank` (s): time its comm stream was busy (a collective
+ * launched, waiting for peers or moving data) while its compute stream was idle. */
+double model_executor_exposed_comm (const ModelExecutor *exec, guint rank);
+
+/* Exposed offload transfers of `rank` (s): time any of its transfer streams (h2d, d2h, NVMe
+ * read, NVMe write) was busy while none of its compute, comm and host-CPU optimizer streams
+ * was (so it never counts time already in model_executor_exposed_comm or in a task's own
+ * time): the step time offloading adds by waiting for data. */
+double model_executor_exposed_offload (const ModelExecutor *exec, guint rank);
+
+/* Seconds `rank` spent running tasks of `kind` (sum of task durations). */
+double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind);
+/* Seconds task `task` ran (end − start; 0 if it has not completed). */
+double model_executor_task_time (const ModelExecutor *exec, guint task);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelExecutor, model_executor_free)

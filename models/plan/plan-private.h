@@ -1,0 +1,97 @@
+/* models/plan/plan-private.h — the plan's internals, shared by the files that build it:
+ * plan.c (primitives, accessors), plan_step.c (the per-rank schedule) and plan_comm.c
+ * (data-parallel collectives). Not for use outside models/plan*.c. */
+#pragma once
+
+#include "models/plan/plan.h"
+
+struct _ModelPlan
+{
+  ModelArch *arch;
+  ModelStack stack;
+  ModelParallel par;
+  guint n_ranks;
+  GArray *tasks;       /* ModelTask, index = id */
+  GArray *kernels;     /* ModelKernel */
+  GArray *deps;        /* guint task ids */
+  GArray *effects;     /* ModelMemEffect */
+  GStringChunk *labels;
+  GArray *handles;     /* ModelMemEffect of each allocation, index = handle (0 unused) */
+  GArray *tensor_sizes; /* double, B: the tensors of allocations made of several */
+  double initial[MODEL_N_MEM];
+  GArray *initial_handles; /* guint, n_ranks × MODEL_N_MEM */
+  GArray *grad_handles;    /* guint, gradients the current rank keeps until its optimizer */
+  GArray *collectives;     /* ModelCollective */
+  GPtrArray *rank_lists;   /* owned guint arrays behind ModelCollective.ranks */
+  GHashTable *instances;   /* "group/sequence" → collective index + 1; lookup only */
+  GHashTable *sequence;    /* "rank/group" → next sequence number; lookup only */
+  double *state_bytes;     /* per rank */
+  double model_flops;
+  double hardware_flops;
+  struct _PlanOffload *offload; /* plan_offload.c's per-rank state; NULL until used */
+  double paged_spill;  /* B of optimizer state per rank paged out to host (plan_paged.c) */
+  guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
+};
+
+/* Per-block costs of one micro-batch and the gradient bytes each block produces. */
+typedef struct
+{
+  ModelBlockCost embedding, layer, head;
+  double params_root;   /* trainable parameters of the root unit (embedding + final norm +
+                         * LM head; 0 under LoRA) and of one layer (stack.h) */
+  double params_layer;
+  double params_embedding; /* trainable parameters whose last gradient contribution is the
+                            * embedding's backward: the embedding (with a tied LM head, the
+                            * shared matrix); 0 under LoRA */
+  double weight_root;   /* B of persistent weights of the root unit and of one layer: what a
+                         * stage-3 gather moves */
+  double weight_layer;
+  double grad_embedding, grad_layer, grad_head; /* B of full gradients per block */
+} PlanCosts;
+
+/* ---- primitives (plan.c) ---- */
+G_GNUC_PRINTF (7, 8)
+guint plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind,
+                       gint layer, gint micro_batch, const char *fmt, ...);
+ModelTask *plan_current (ModelPlan *p);
+void plan_task_add_pass (ModelPlan *p, const ModelPass *pass);
+void plan_task_dep (ModelPlan *p, guint task); /* no-op for G_MAXUINT */
+guint plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes);
+guint plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes,
+                       ModelEffectWhen when);
+/* A buffer of n separate tensors (sizes in B, copied); n == 0 allocates nothing. */
+guint plan_new_handle_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes,
+                               guint n);
+guint plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes,
+                               guint n, ModelEffectWhen when);
+void plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when);
+void plan_task_workspace (ModelPlan *p, double bytes);
+void plan_keep_gradient (ModelPlan *p, guint handle);
+/* The last task of `rank` on `stream` built so far (tasks of a rank are contiguous), or
+ * G_MAXUINT. */
+guint plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream);
+
+/* ---- persistent state (plan_state.c) ---- */
+/* Fills p->initial[] for every rank (sharding, offload). */
+void plan_initial_state (ModelPlan *p);
+/* The tensors (B each, new array) making up the initial allocation of `category`. */
+GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
+
+/* ---- schedule (plan_step.c) ---- */
+void plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc);
+
+/* ---- collectives (plan_comm.c) ---- */
+typedef enum
+{
+  PLAN_GROUP_ALL,     /* every data-parallel rank */
+  PLAN_GROUP_SHARD,   /* the ranks sharing one copy of the sharded states */
+  PLAN_GROUP_REPLICA, /* the ranks holding the same shard (hybrid sharding) */
+} PlanGroup;
+
+/* Starts a collective task of `kind` on the comm stream of `rank` among `group`, with
+ * `bytes` per the nccl-tests convention; returns its task id (G_MAXUINT when the group has
+ * one rank: no task). Dependencies and effects are added by the caller after this. */
+guint plan_collective (ModelPlan *p, guint rank, PlanGroup group, HwCollectiveKind kind,
+                       double bytes, gint layer, gint micro_batch, const char *what);
+/* Bytes per element of gradient reductions. */
+double plan_reduce_bytes (const ModelPlan *p);

@@ -1,0 +1,505 @@
+/* models/plan/plan.c — plan primitives, construction and accessors; see plan.h.
+ * The schedule itself is in plan_step.c, data-parallel collectives in plan_comm.c. */
+#include "config.h"
+#include "models/plan/plan-private.h"
+#include "models/plan/plan_offload-private.h"
+#include "models/plan/plan_paged-private.h"
+
+#include <stdarg.h>
+
+static const char *const kind_names[MODEL_N_TASK_KINDS] = {
+  "forward", "backward", "recompute", "optimizer", "collective", "offload",
+};
+static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h2d", "d2h",
+                                                           "cpu", "nvme_read", "nvme_write" };
+
+const char *
+model_plan_task_kind_name (ModelTaskKind kind)
+{
+  g_return_val_if_fail (kind < MODEL_N_TASK_KINDS, NULL);
+  return kind_names[kind];
+}
+
+const char *
+model_plan_stream_name (ModelStream stream)
+{
+  g_return_val_if_fail (stream < MODEL_N_STREAMS, NULL);
+  return stream_names[stream];
+}
+
+/* ---- primitives ------------------------------------------------------------------------ */
+
+guint
+plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
+                 gint micro_batch, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *label = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  ModelTask t = {
+    .id = p->tasks->len,
+    .rank = rank,
+    .stream = stream,
+    .kind = kind,
+    .label = g_string_chunk_insert (p->labels, label),
+    .layer = layer,
+    .micro_batch = micro_batch,
+    .first_kernel = p->kernels->len,
+    .first_dep = p->deps->len,
+    .first_effect = p->effects->len,
+    .collective = -1,
+  };
+  g_array_append_val (p->tasks, t);
+  return t.id;
+}
+
+ModelTask *
+plan_current (ModelPlan *p)
+{
+  return &g_array_index (p->tasks, ModelTask, p->tasks->len - 1);
+}
+
+/* GEMM and attention FLOPs run at the stack's tensor dtype; element-wise kernels on the
+ * CUDA cores (fp32). Under fp8 only the linear layers' GEMMs run in fp8: Transformer
+ * Engine's fp8_autocast leaves attention's core in bf16 unless fp8_dpa is set (TE
+ * `DelayedScaling.fp8_dpa`, default False), so eager attention's matmuls and the flash
+ * kernel run at bf16. */
+void
+plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
+{
+  HwDtype tensor = model_stack_compute_dtype (&p->stack);
+  ModelTask *t = plan_current (p);
+  for (guint i = 0; i < pass->n_ops; i++)
+    {
+      const ModelOp *op = &pass->ops[i];
+      gboolean core = op->op_class == MODEL_OP_ATTENTION || g_str_has_prefix (op->name, "attn_scores")
+                      || g_str_has_prefix (op->name, "attn_av");
+      HwDtype dt = op->op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32
+                   : tensor == HW_DTYPE_FP8 && core  ? HW_DTYPE_BF16
+                                                     : tensor;
+      ModelKernel k = { *op, dt };
+      g_array_append_val (p->kernels, k);
+      t->n_kernels++;
+      t->flops += k.op.flops;
+      t->bytes += k.op.bytes;
+    }
+}
+
+void
+plan_task_dep (ModelPlan *p, guint task)
+{
+  if (task == G_MAXUINT)
+    return;
+  g_assert (task < plan_current (p)->id);
+  g_array_append_val (p->deps, task);
+  plan_current (p)->n_deps++;
+}
+
+guint
+plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
+{
+  if (bytes <= 0)
+    return 0;
+  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len, 0, 0,
+                       MODEL_MEM_ON_GPU };
+  g_array_append_val (p->handles, e);
+  return e.handle;
+}
+
+guint
+plan_new_handle_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes, guint n)
+{
+  double bytes = 0;
+  for (guint i = 0; i < n; i++)
+    bytes += sizes[i];
+  guint h = plan_new_handle (p, category, bytes);
+  if (h == 0 || n <= 1)
+    return h;
+  ModelMemEffect *e = &g_array_index (p->handles, ModelMemEffect, h);
+  e->first_tensor = p->tensor_sizes->len;
+  e->n_tensors = n;
+  g_array_append_vals (p->tensor_sizes, sizes, n);
+  return h;
+}
+
+guint
+plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes, guint n,
+                         ModelEffectWhen when)
+{
+  guint h = plan_new_handle_tensors (p, category, sizes, n);
+  if (h == 0)
+    return 0;
+  ModelMemEffect e = g_array_index (p->handles, ModelMemEffect, h);
+  e.when = when;
+  g_array_append_val (p->effects, e);
+  plan_current (p)->n_effects++;
+  return h;
+}
+
+guint
+plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
+{
+  guint h = plan_new_handle (p, category, bytes);
+  if (h == 0)
+    return 0;
+  ModelMemEffect e = { category, bytes, when, h, 0, 0, MODEL_MEM_ON_GPU };
+  g_array_append_val (p->effects, e);
+  plan_current (p)->n_effects++;
+  return h;
+}
+
+void
+plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
+{
+  if (handle == 0)
+    return;
+  const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
+  ModelMemEffect e = { a->category, -a->bytes, when, handle, 0, 0, a->where };
+  g_array_append_val (p->effects, e);
+  plan_current (p)->n_effects++;
+}
+
+void
+plan_task_workspace (ModelPlan *p, double bytes)
+{
+  plan_task_free (p, plan_task_alloc (p, MODEL_MEM_WORKSPACE, bytes, MODEL_EFFECT_AT_START),
+                  MODEL_EFFECT_AT_END);
+}
+
+guint
+plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream)
+{
+  for (guint i = p->tasks->len; i-- > 0;)
+    {
+      const ModelTask *t = &g_array_index (p->tasks, ModelTask, i);
+      if (t->rank != rank)
+        break;
+      if (t->stream == stream)
+        return t->id;
+    }
+  return G_MAXUINT;
+}
+
+void
+plan_keep_gradient (ModelPlan *p, guint handle)
+{
+  if (handle != 0)
+    g_array_append_val (p->grad_handles, handle);
+}
+
+/* ---- construction ---------------------------------------------------------------------- */
+
+static void
+plan_costs (const ModelPlan *p, PlanCosts *pc)
+{
+  const ModelStack *s = &p->stack;
+  ModelCostParams cp = model_stack_cost_params (s);
+  pc->embedding = model_cost_embedding (p->arch, &cp);
+  pc->layer = model_cost_layer (p->arch, &cp);
+  pc->head = model_cost_head (p->arch, &cp);
+  gboolean lora = model_finetune_active (&s->finetune);
+  double emb = lora ? 0 : (double) model_arch_n_params_embedding (p->arch);
+  double head = lora ? 0 : (double) (model_arch_n_params_lm_head (p->arch)
+                                     + model_arch_n_params_final_norm (p->arch));
+  pc->params_root = model_stack_trainable_root_params (s, p->arch);
+  pc->params_layer = model_stack_trainable_layer_params (s, p->arch);
+  pc->params_embedding = emb;
+  pc->weight_root = model_stack_root_weight_bytes (s, p->arch);
+  pc->weight_layer = model_stack_layer_weight_bytes (s, p->arch);
+  double g = model_stack_gradient_bytes (s);
+  pc->grad_embedding = g * emb;
+  pc->grad_layer = g * pc->params_layer;
+  pc->grad_head = g * head;
+  /* Tied embeddings: the head's backward is the first to produce the shared gradient (its
+   * memory is held from then on); the embedding's backward adds the last contribution, so
+   * the reduction of that gradient waits for it (params_embedding, plan_step.c). */
+  if (p->arch->tied_embeddings)
+    {
+      pc->grad_head += pc->grad_embedding;
+      pc->grad_embedding = 0;
+    }
+}
+
+static gboolean
+check_stack (const ModelArch *arch, const ModelStack *s, GError **error)
+{
+  if (s->micro_batch < 1 || s->seq_len < 1 || s->grad_accum < 1)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training]: micro_batch, seq_len and grad_accum must be at least 1");
+      return FALSE;
+    }
+  if (arch->learned_positions && s->seq_len > arch->max_positions)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'seq_len': %" G_GUINT64_FORMAT " exceeds the %"
+                   G_GUINT64_FORMAT " learned positions of model '%s' ([model] "
+                   "max_position_embeddings)", s->seq_len, arch->max_positions, arch->name);
+      return FALSE;
+    }
+  if (!(s->dropout >= 0 && s->dropout < 1))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'dropout': must be in [0, 1)");
+      return FALSE;
+    }
+  return model_stack_validate_finetune (s, error);
+}
+
+gboolean
+model_plan_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                     GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL, FALSE);
+  if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
+      || !model_parallel_validate (par, error)
+      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error))
+    return FALSE;
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
+      && !model_parallel_keeps_gathered (par) && par->degree > 1)
+    {
+      /* A segment's recompute would need every layer of the segment gathered at once. */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'checkpointing': sqrt with [parallel] data_parallel "
+                   "= %s (parameters re-gathered for the backward) is not modelled; use full "
+                   "or every_k", model_parallel_mode_name (par->mode));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static ModelPlan *
+plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par)
+{
+  ModelPlan *p = g_new0 (ModelPlan, 1);
+  p->arch = model_arch_copy (arch);
+  p->stack = *stack;
+  p->par = *par;
+  p->n_ranks = par->degree;
+  p->tasks = g_array_new (FALSE, TRUE, sizeof (ModelTask));
+  p->kernels = g_array_new (FALSE, TRUE, sizeof (ModelKernel));
+  p->deps = g_array_new (FALSE, TRUE, sizeof (guint));
+  p->effects = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
+  p->labels = g_string_chunk_new (4096);
+  p->handles = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
+  g_array_set_size (p->handles, 1); /* handle 0 means "none" */
+  p->tensor_sizes = g_array_new (FALSE, FALSE, sizeof (double));
+  p->initial_handles = g_array_new (FALSE, TRUE, sizeof (guint));
+  g_array_set_size (p->initial_handles, p->n_ranks * MODEL_N_MEM);
+  p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
+  p->collectives = g_array_new (FALSE, TRUE, sizeof (ModelCollective));
+  p->rank_lists = g_ptr_array_new_with_free_func (g_free);
+  p->instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  p->sequence = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  p->state_bytes = g_new0 (double, p->n_ranks);
+  return p;
+}
+
+
+static ModelPlan *
+plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+            double paged_spill, GError **error)
+{
+  ModelParallel single;
+  if (par == NULL)
+    {
+      model_parallel_init_defaults (&single);
+      par = &single;
+    }
+  if (!model_plan_validate (arch, stack, par, error))
+    return NULL;
+  ModelPlan *p = plan_alloc (arch, stack, par);
+  p->paged_spill = paged_spill;
+  plan_initial_state (p);
+  PlanCosts pc;
+  plan_costs (p, &pc);
+  /* Model FLOPs: forward + backward without recompute, 3 × forward for full fine-tuning
+   * (Narayanan et al. 2021 §5.1); with LoRA's frozen base the backward skips the weight
+   * gradients (cost.h). */
+  ModelCostParams cp = model_stack_cost_params (stack);
+  p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum;
+  for (guint r = 0; r < p->n_ranks; r++)
+    {
+      for (guint c = 0; c < MODEL_N_MEM; c++)
+        {
+          g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
+          g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
+            = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
+        }
+      p->hardware_flops = 0;
+      plan_offload_begin_rank (p, r, &pc);
+      plan_paged_begin_rank (p, r);
+      plan_step_rank (p, r, &pc);
+    }
+  p->hardware_flops += p->model_flops;
+  return p;
+}
+
+ModelPlan *
+model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
+  return plan_build (arch, stack, par, 0, error);
+}
+
+ModelPlan *
+model_plan_new_paged (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                      double paged_spill, GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
+  g_return_val_if_fail (paged_spill >= 0, NULL);
+  g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
+  return plan_build (arch, stack, par, paged_spill, error);
+}
+
+void
+model_plan_free (ModelPlan *plan)
+{
+  if (plan == NULL)
+    return;
+  model_arch_free (plan->arch);
+  g_array_unref (plan->tasks);
+  g_array_unref (plan->kernels);
+  g_array_unref (plan->deps);
+  g_array_unref (plan->effects);
+  g_string_chunk_free (plan->labels);
+  g_array_unref (plan->handles);
+  g_array_unref (plan->tensor_sizes);
+  g_array_unref (plan->initial_handles);
+  g_array_unref (plan->grad_handles);
+  g_array_unref (plan->collectives);
+  g_ptr_array_unref (plan->rank_lists);
+  g_hash_table_unref (plan->instances);
+  g_hash_table_unref (plan->sequence);
+  g_free (plan->state_bytes);
+  plan_offload_free (plan->offload);
+  g_free (plan);
+}
+
+/* ---- accessors ------------------------------------------------------------------------- */
+
+const ModelArch *
+model_plan_arch (const ModelPlan *plan)
+{
+  return plan->arch;
+}
+
+const ModelStack *
+model_plan_stack (const ModelPlan *plan)
+{
+  return &plan->stack;
+}
+
+const ModelParallel *
+model_plan_parallel (const ModelPlan *plan)
+{
+  return &plan->par;
+}
+
+guint
+model_plan_n_ranks (const ModelPlan *plan)
+{
+  return plan->n_ranks;
+}
+
+guint
+model_plan_n_tasks (const ModelPlan *plan)
+{
+  return plan->tasks->len;
+}
+
+const ModelTask *
+model_plan_task (const ModelPlan *plan, guint id)
+{
+  g_return_val_if_fail (id < plan->tasks->len, NULL);
+  return &g_array_index (plan->tasks, ModelTask, id);
+}
+
+const ModelKernel *
+model_plan_kernel (const ModelPlan *plan, guint index)
+{
+  g_return_val_if_fail (index < plan->kernels->len, NULL);
+  return &g_array_index (plan->kernels, ModelKernel, index);
+}
+
+guint
+model_plan_dep (const ModelPlan *plan, guint index)
+{
+  g_return_val_if_fail (index < plan->deps->len, 0);
+  return g_array_index (plan->deps, guint, index);
+}
+
+const ModelMemEffect *
+model_plan_effect (const ModelPlan *plan, guint index)
+{
+  g_return_val_if_fail (index < plan->effects->len, NULL);
+  return &g_array_index (plan->effects, ModelMemEffect, index);
+}
+
+guint
+model_plan_n_collectives (const ModelPlan *plan)
+{
+  return plan->collectives->len;
+}
+
+const ModelCollective *
+model_plan_collective (const ModelPlan *plan, guint index)
+{
+  g_return_val_if_fail (index < plan->collectives->len, NULL);
+  return &g_array_index (plan->collectives, ModelCollective, index);
+}
+
+double
+model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category)
+{
+  g_return_val_if_fail (category < MODEL_N_MEM, 0);
+  return plan->initial[category];
+}
+
+guint
+model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (rank < plan->n_ranks && category < MODEL_N_MEM, 0);
+  return g_array_index (plan->initial_handles, guint, rank * MODEL_N_MEM + category);
+}
+
+const ModelMemEffect *
+model_plan_allocation (const ModelPlan *plan, guint handle)
+{
+  g_return_val_if_fail (handle > 0 && handle < plan->handles->len, NULL);
+  return &g_array_index (plan->handles, ModelMemEffect, handle);
+}
+
+const double *
+model_plan_tensor_sizes (const ModelPlan *plan, guint first_tensor)
+{
+  g_return_val_if_fail (first_tensor < plan->tensor_sizes->len, NULL);
+  return &g_array_index (plan->tensor_sizes, double, first_tensor);
+}
+
+double
+model_plan_state_bytes (const ModelPlan *plan, guint rank)
+{
+  g_return_val_if_fail (rank < plan->n_ranks, 0);
+  return plan->state_bytes[rank];
+}
+
+double
+model_plan_model_flops (const ModelPlan *plan)
+{
+  return plan->model_flops;
+}
+
+double
+model_plan_hardware_flops (const ModelPlan *plan)
+{
+  return plan->hardware_flops;
+}
+
+double
+model_plan_tokens_per_rank (const ModelPlan *plan)
+{
+  return (double) (plan->stack.micro_batch * plan->stack.seq_len * plan->stack.grad_accum);
+}

@@ -1,0 +1,191 @@
+/* models/plan/plan.h — the per-step plan: a task graph per rank with memory effects.
+ *
+ * A plan expands one optimizer step of `arch` under `stack` into tasks: for every
+ * micro-batch the embedding, each layer's forward, the head (final norm, LM head, loss),
+ * then the head's and every layer's backward in reverse (preceded, under full activation
+ * checkpointing, by the layer's recomputed forward), the embedding's backward; finally the
+ * optimizer step (Narayanan et al. 2021 §2 for the schedule of one data-parallel replica).
+ * Data parallelism (models/parallel/parallel.h) adds collective tasks on each rank's comm stream:
+ * DDP gradient buckets all-reduced as soon as their gradients exist (Li et al. 2020,
+ * "PyTorch Distributed", VLDB, §3.2.3), overlapping the backward; under stage 2–3 a
+ * reduce-scatter per layer; under stage 3 an all-gather of each layer's parameters before
+ * its forward and again before its backward, `prefetch` layers ahead; under stages 1–2 an
+ * all-gather of the updated parameters after the optimizer step.
+ *
+ * Tasks refer to each other by integer id (DESIGN §6); a task runs after every task listed
+ * in its dependencies and after the previous task of its own (rank, stream) queue, which is
+ * the order of creation (CUDA stream semantics). Each task is a sequence of kernels (ops,
+ * from models/ops/cost.h) run back to back, and a list of memory effects applied to the rank's
+ * ledger at its start or end. Persistent state (weights, master weights, optimizer states)
+ * is allocated at time 0 by the plan's initial effects.
+ *
+ * Memory timeline (PyTorch semantics): gradients are allocated by the first backward that
+ * produces them (micro-batch 0) and freed by the optimizer step (zero_grad(set_to_none));
+ * activations saved for backward live from their forward's start to their backward's end;
+ * workspace lives inside one task.
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/gpu.h"
+#include "models/arch/arch.h"
+#include "models/ops/cost.h"
+#include "hardware/collective.h"
+#include "models/memory/ledger.h"
+#include "models/parallel/parallel.h"
+#include "models/stack/stack.h"
+
+typedef enum
+{
+  MODEL_TASK_KIND_FORWARD,
+  MODEL_TASK_KIND_BACKWARD,
+  MODEL_TASK_KIND_RECOMPUTE,
+  MODEL_TASK_KIND_OPTIMIZER,
+  MODEL_TASK_KIND_COLLECTIVE,
+  MODEL_TASK_KIND_OFFLOAD,
+  MODEL_N_TASK_KINDS
+} ModelTaskKind;
+
+typedef enum
+{
+  MODEL_STREAM_COMPUTE,
+  MODEL_STREAM_COMM,
+  MODEL_STREAM_H2D,
+  MODEL_STREAM_D2H,
+  MODEL_STREAM_CPU,        /* host CPU optimizer steps (models/plan/plan_offload.h) */
+  MODEL_STREAM_NVME_READ,  /* NVMe swap-in (ZeRO-Infinity) */
+  MODEL_STREAM_NVME_WRITE, /* NVMe swap-out */
+  MODEL_N_STREAMS
+} ModelStream;
+
+typedef enum
+{
+  MODEL_EFFECT_AT_START,
+  MODEL_EFFECT_AT_END,
+} ModelEffectWhen;
+
+/* One allocation or free. Every allocation has a handle (unique in the plan, > 0); a free
+ * names the handle it releases and carries minus its bytes, so the ledger and the
+ * allocator model see individual buffers. */
+typedef struct
+{
+  ModelMemCategory category;
+  double bytes; /* > 0 allocates `handle`, < 0 frees it */
+  ModelEffectWhen when;
+  guint handle;
+  guint first_tensor; /* allocations: the tensors making up the buffer, each one allocator */
+  guint n_tensors;    /* block (model_plan_tensor_sizes); 0: a single block of `bytes` */
+  ModelMemPlace where; /* GPU (the rank's ledger), or its node's host DRAM or NVMe */
+} ModelMemEffect;
+
+/* One kernel of a task; dtype is the tensor dtype its FLOPs run at. */
+typedef struct
+{
+  ModelOp op;
+  HwDtype dtype;
+} ModelKernel;
+
+typedef struct
+{
+  guint id;
+  guint rank;
+  ModelStream stream;
+  ModelTaskKind kind;
+  const char *label;  /* owned by the plan */
+  gint layer;         /* transformer layer index, -1 for embedding/head/optimizer */
+  gint micro_batch;   /* -1 for per-step tasks */
+  guint first_kernel, n_kernels;
+  guint first_dep, n_deps;
+  guint first_effect, n_effects;
+  double flops;       /* Σ kernel FLOPs */
+  double bytes;       /* Σ kernel HBM bytes, or the collective's bytes */
+  gint collective;    /* index of the collective this task takes part in, or -1 */
+  ModelOffloadOp offload; /* an offload transfer or host step (models/plan/plan_offload.h), or NONE */
+  double amount;      /* offload tasks: B moved, or parameters a host step updates */
+} ModelTask;
+
+/* One collective instance: every rank in `ranks` has one task referring to it, and it
+ * starts when all of them are ready (NCCL semantics: a collective completes on no rank
+ * before every rank has launched it). */
+typedef struct
+{
+  HwCollectiveKind kind;
+  HwCollectiveAlgorithm algorithm;
+  double bytes;        /* nccl-tests size convention (hardware/collective.h) */
+  const guint *ranks;  /* owned by the plan */
+  guint n_ranks;
+} ModelCollective;
+
+typedef struct _ModelPlan ModelPlan;
+
+/* Builds the plan of one step on par->degree data-parallel ranks (`par` NULL: one rank).
+ * `arch`, `stack` and `par` are copied. NULL + error (G_KEY_FILE_ERROR_INVALID_VALUE) if
+ * the stack or the parallel configuration is inconsistent with the arch. */
+/* The checks model_plan_new() makes of its inputs: the architecture, the stack (sizes,
+ * positions, dropout, LoRA/QLoRA combinations), the data-parallel and offload settings, and
+ * their combination (√L checkpointing under re-gathered stage-3 parameters is not
+ * modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE; stack errors read "group [G], key 'K':
+ * …" with the other side of a conflict as "[G] K", so a scenario loader reports them as
+ * they are. */
+gboolean model_plan_validate (const ModelArch *arch, const ModelStack *stack,
+                              const ModelParallel *par, GError **error);
+
+ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
+                           const ModelParallel *par, GError **error);
+/* As model_plan_new(), with `paged_spill` B (>= 0) of each rank's optimizer states paged
+ * out to host DRAM and migrated around the optimizer step (models/plan/plan_paged.h); more than
+ * the rank's states is clamped to them. A spill > 0 needs a paged optimizer (API misuse:
+ * NULL). */
+ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
+                                 const ModelParallel *par, double paged_spill, GError **error);
+void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
+
+const ModelArch *model_plan_arch (const ModelPlan *plan);
+const ModelStack *model_plan_stack (const ModelPlan *plan);
+const ModelParallel *model_plan_parallel (const ModelPlan *plan);
+guint model_plan_n_collectives (const ModelPlan *plan);
+const ModelCollective *model_plan_collective (const ModelPlan *plan, guint index);
+guint model_plan_n_ranks (const ModelPlan *plan);
+guint model_plan_n_tasks (const ModelPlan *plan);
+const ModelTask *model_plan_task (const ModelPlan *plan, guint id);
+const ModelKernel *model_plan_kernel (const ModelPlan *plan, guint index);
+guint model_plan_dep (const ModelPlan *plan, guint index);
+const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
+
+/* Bytes allocated at time 0 on every rank for `category` (weights, master weights,
+ * optimizer state), and the handle of that allocation on `rank` (0 when none). */
+double model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category);
+guint model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category);
+
+/* The allocation of `handle` (category, bytes, tensors). */
+const ModelMemEffect *model_plan_allocation (const ModelPlan *plan, guint handle);
+/* Sizes (B) of tensors first_tensor … of an allocation, borrowed. */
+const double *model_plan_tensor_sizes (const ModelPlan *plan, guint first_tensor);
+
+/* Model-state bytes a rank keeps through the step (weights or their shard, master weights,
+ * optimizer states, and gradients or their shard as they stand at the optimizer step): the
+ * quantity of the ZeRO paper's Figure 1, summed from the plan's own allocations. */
+double model_plan_state_bytes (const ModelPlan *plan, guint rank);
+
+/* B allocated on every rank's GPU right after model load and initialisation, before the
+ * first forward (torch.cuda.memory_allocated() then): the weights (or their stage-3 shard),
+ * LoRA adapters and QLoRA's quantization constants, master weights, DDP's gradient buckets (the
+ * Reducer allocates them when it wraps the model: Li et al. 2020 §3.2.3) and, under
+ * DeepSpeed's ZeRO (zero1/2/3), the optimizer states, which its optimizer wrapper creates
+ * at construction (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py,
+ * initialize_optimizer_states: a step on zero gradients). PyTorch optimizers (DDP, FSDP,
+ * one GPU) create their states lazily at the first step; gradients appear in the first
+ * backward. What is offloaded or paged out is not on the GPU. */
+double model_plan_load_bytes (const ModelPlan *plan);
+
+/* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
+ * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */
+double model_plan_model_flops (const ModelPlan *plan);
+double model_plan_hardware_flops (const ModelPlan *plan);
+/* Tokens processed per step on one rank: micro_batch × seq_len × grad_accum. */
+double model_plan_tokens_per_rank (const ModelPlan *plan);
+
+const char *model_plan_task_kind_name (ModelTaskKind kind);
+const char *model_plan_stream_name (ModelStream stream);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelPlan, model_plan_free)

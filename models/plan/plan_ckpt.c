@@ -1,0 +1,143 @@
+/* models/plan/plan_ckpt.c — activation checkpointing inside one rank's schedule (plan_step.c):
+ * what each layer's forward keeps under none / full / selective / every_k / sqrt, the
+ * recompute tasks its backward needs, and one layer's parameter and saved-activation
+ * tensors. Selective: Korthikanti et al. 2022 §5; full and √L segments: Chen et al. 2016
+ * (arXiv 1604.06174) §3. */
+#include "config.h"
+#include "models/plan/plan_step-private.h"
+
+#include <math.h>
+
+/* ---- activation checkpointing ----------------------------------------------------------- */
+
+/* Whether layer l keeps only its input and is recomputed whole. */
+static gboolean
+checkpointed (const StepCtx *c, guint l)
+{
+  switch (c->ckpt)
+    {
+    case MODEL_CHECKPOINTING_FULL:
+      return TRUE;
+    case MODEL_CHECKPOINTING_EVERY_K:
+    case MODEL_CHECKPOINTING_SQRT:
+      return l % c->segment == 0;
+    default:
+      return FALSE;
+    }
+}
+
+/* Bytes layer l's forward keeps for the backward. Under √L segments a segment's inner
+ * layers keep nothing: the segment is recomputed from its first layer's input. */
+static double
+stored_bytes (const StepCtx *c, guint l)
+{
+  const ModelBlockCost *lc = &c->pc->layer;
+  if (checkpointed (c, l))
+    return lc->act_checkpoint;
+  if (c->ckpt == MODEL_CHECKPOINTING_SQRT)
+    return 0;
+  if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
+    return lc->act_saved - lc->act_attn_core;
+  return lc->act_saved;
+}
+
+/* Allocates what layer l's forward keeps: its saved tensors one by one when it keeps them
+ * all, else one block (a checkpointed input, or selective's remainder). */
+guint
+plan_step_store_activations (StepCtx *c, guint l)
+{
+  double bytes = stored_bytes (c, l);
+  if (bytes == c->pc->layer.act_saved)
+    return plan_task_alloc_tensors (c->p, MODEL_MEM_ACTIVATIONS, c->saved_tensors,
+                                    c->n_saved_tensors, MODEL_EFFECT_AT_START);
+  return plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START);
+}
+
+/* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,
+ * the attention core alone (re-creating its s² activations). */
+static void
+recompute (StepCtx *c, guint l, gboolean core_only)
+{
+  ModelPlan *p = c->p;
+  const ModelBlockCost *lc = &c->pc->layer;
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
+                   "recompute%s L%u mb%d", core_only ? " attn" : "", l, c->mb);
+  if (plan_step_regathers (c))
+    plan_task_dep (p, c->gather_task[l]);
+  plan_task_dep (p, c->restored);
+  plan_task_add_pass (p, core_only ? &lc->attn_core_fwd : &lc->fwd);
+  c->recomputed[l] = core_only ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
+                                                  MODEL_EFFECT_AT_START)
+                               : plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS,
+                                                          c->saved_tensors, c->n_saved_tensors,
+                                                          MODEL_EFFECT_AT_START);
+  plan_task_workspace (p, core_only ? lc->attn_core_fwd.workspace : lc->fwd.workspace);
+  p->hardware_flops += plan_current (p)->flops;
+}
+
+/* Recomputation needed before layer l's backward. */
+void
+plan_step_recompute_before_backward (StepCtx *c, guint l)
+{
+  if (c->ckpt != MODEL_CHECKPOINTING_SQRT)
+    c->recomputed[l] = 0; /* under √L the segment's recompute already set it */
+  switch (c->ckpt)
+    {
+    case MODEL_CHECKPOINTING_SELECTIVE:
+      recompute (c, l, TRUE);
+      break;
+    case MODEL_CHECKPOINTING_SQRT:
+      /* Entering a segment from its last layer: rerun the segment's forward, in order. */
+      if (l + 1 == c->L || (l + 1) % c->segment == 0)
+        for (guint j = l - l % c->segment; j <= l; j++)
+          recompute (c, j, FALSE);
+      break;
+    default:
+      if (checkpointed (c, l))
+        recompute (c, l, FALSE);
+      break;
+    }
+}
+
+/* One layer's trainable tensors (for per-tensor gradients) and saved-activation tensors
+ * (Σ = act_saved: the cost model's tensors plus autocast's cached weight copies). */
+void
+plan_step_layer_tensors (StepCtx *c)
+{
+  const ModelPlan *p = c->p;
+  g_autoptr (GArray) shapes = model_stack_layer_trainable_tensors (&p->stack, p->arch);
+  for (guint i = 0; i < shapes->len; i++)
+    {
+      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
+      for (guint64 k = 0; k < t->count && c->n_grad_tensors < G_N_ELEMENTS (c->grad_tensor_elems); k++)
+        c->grad_tensor_elems[c->n_grad_tensors++] = (double) (t->rows * t->cols);
+    }
+  const ModelStack *s = &p->stack;
+  ModelCostParams cp = model_stack_cost_params (s);
+  c->n_saved_tensors = model_cost_layer_saved_tensors (p->arch, &cp, c->saved_tensors,
+                                                       MODEL_COST_MAX_TENSORS);
+  /* A full list leaves no room to tell whether a tensor was dropped: an invariant. */
+  g_assert (c->n_saved_tensors < MODEL_COST_MAX_TENSORS);
+  double sum = 0;
+  for (guint i = 0; i < c->n_saved_tensors; i++)
+    sum += c->saved_tensors[i];
+  double cache = model_cost_layer_weight_cache (p->arch, &cp); /* autocast's weight copies */
+  if (cache > 0)
+    c->saved_tensors[c->n_saved_tensors++] = cache;
+  /* The tensor list and act_saved are two counts of the same bytes (models/ops/cost.c); a
+   * difference is a bug in one of them, never booked as an extra tensor. The tolerance is
+   * the rounding of summing in another order. */
+  double act = c->pc->layer.act_saved;
+  g_assert (fabs (sum + cache - act) <= 1e-12 * act);
+}
+
+guint
+plan_step_segment_length (const ModelPlan *p)
+{
+  if (p->stack.checkpointing == MODEL_CHECKPOINTING_EVERY_K)
+    return MAX (p->stack.checkpoint_every, 1);
+  /* Chen et al. 2016 §3: √n segments balance stored inputs against one segment's
+   * activations. */
+  return MAX ((guint) ceil (sqrt ((double) p->arch->n_layers)), 1);
+}
+

@@ -1,0 +1,136 @@
+/* models/plan/plan_state.c — the persistent state a plan allocates at time 0 on every rank:
+ * how much of each category (sharded as parallel.h says) and the tensors it is made of
+ * (per parameter for plain PyTorch, flat shards for ZeRO/FSDP, buckets for DDP). */
+#include "config.h"
+#include "models/plan/plan-private.h"
+
+#include "models/plan/plan_offload-private.h"
+#include "models/plan/plan_paged-private.h"
+
+/* Persistent state per rank (parallel.h, models/stack/stack.h): weights (sharded under stage 3),
+ * master weights and optimizer states (sharded from stage 1), gradients when zero_grad
+ * keeps them allocated (sharded from stage 2), fp8 weight copies, and DDP's gradient bucket
+ * copies (gradient_as_bucket_view=False, PyTorch's default: Li et al. 2020 §3.2.3). */
+void
+plan_initial_state (ModelPlan *p)
+{
+  double n = model_stack_trainable_params (&p->stack, p->arch);
+  guint stage = model_parallel_stage (&p->par);
+  double shard = 1.0 / model_parallel_shard_size (&p->par);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
+  p->initial[MODEL_MEM_WEIGHTS] *= stage >= 3 ? shard : 1;
+  p->initial[MODEL_MEM_LORA] *= stage >= 3 ? shard : 1;
+  p->initial[MODEL_MEM_MASTER_WEIGHTS] *= stage >= 1 ? shard : 1;
+  p->initial[MODEL_MEM_OPTIMIZER_STATE] *= stage >= 1 ? shard : 1;
+  p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
+  if (stage == 0 && p->n_ranks > 1)
+    p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
+  plan_offload_initial_state (p);
+  plan_paged_initial_state (p);
+}
+
+double
+model_plan_load_bytes (const ModelPlan *p)
+{
+  g_return_val_if_fail (p != NULL, 0);
+  static const ModelMemCategory at_load[] = { MODEL_MEM_WEIGHTS, MODEL_MEM_MASTER_WEIGHTS,
+                                              MODEL_MEM_LORA, MODEL_MEM_COMM_BUFFERS };
+  double sum = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (at_load); i++)
+    sum += p->initial[at_load[i]];
+  /* QLoRA's absmax constants come with the NF4 weights at load; fp8_mixed's fp8 weight
+   * copies are made by the first forward (Transformer Engine's weight cache). */
+  if (p->stack.finetune.method == MODEL_FINETUNE_QLORA)
+    sum += p->initial[MODEL_MEM_QUANTIZATION];
+  ModelDataParallel m = p->par.mode;
+  if (m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3)
+    sum += p->initial[MODEL_MEM_OPTIMIZER_STATE];
+  return sum;
+}
+
+/* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */
+static gboolean
+sharded (const ModelPlan *p, ModelMemCategory c)
+{
+  guint stage = model_parallel_stage (&p->par);
+  if (model_parallel_shard_size (&p->par) <= 1)
+    return FALSE;
+  return ((c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_LORA) && stage >= 3)
+         || ((c == MODEL_MEM_MASTER_WEIGHTS || c == MODEL_MEM_OPTIMIZER_STATE) && stage >= 1)
+         || (c == MODEL_MEM_GRADIENTS && stage >= 2);
+}
+
+/* The tensors of the initial allocation of `category` (B each; they sum to initial[c]):
+ * PyTorch allocates model states tensor by tensor — one per parameter, and per optimizer
+ * state per parameter (Adam: m and v) — while ZeRO and FSDP keep a flat shard per unit
+ * (FSDP: per wrapped layer; Zhao et al. 2023 §3.2). DDP's gradient buckets are blocks of
+ * bucket_size (Li et al. 2020 §3.2.3). */
+GArray *
+plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  const ModelStack *s = &p->stack;
+  double total = p->initial[c], psi = model_stack_trainable_params (s, p->arch);
+  if (total <= 0)
+    return out;
+  if (c == MODEL_MEM_COMM_BUFFERS)
+    {
+      for (double left = total; left > 0; left -= p->par.bucket_size)
+        {
+          double b = MIN (left, p->par.bucket_size);
+          g_array_append_val (out, b);
+        }
+      return out;
+    }
+  gboolean per_param = c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_MASTER_WEIGHTS
+                       || c == MODEL_MEM_GRADIENTS || c == MODEL_MEM_OPTIMIZER_STATE
+                       || c == MODEL_MEM_LORA;
+  /* Paged states are CUDA managed memory, outside the caching allocator (plan_paged.h). */
+  gboolean paged = c == MODEL_MEM_OPTIMIZER_STATE && model_stack_optimizer_is_paged (&p->stack);
+  if (!per_param || paged)
+    {
+      g_array_append_val (out, total);
+      return out;
+    }
+  if (sharded (p, c))
+    {
+      double lora = model_stack_lora_bytes (s, p->arch) / (double) p->arch->n_layers;
+      double share = c == MODEL_MEM_WEIGHTS /* the frozen base's layer share */
+                       ? (model_stack_layer_weight_bytes (s, p->arch) - lora)
+                           / (model_stack_weights_total (s, p->arch)
+                              - model_stack_lora_bytes (s, p->arch))
+                       : model_stack_trainable_layer_params (s, p->arch) / psi;
+      double layer = share * total;
+      for (guint64 l = 0; l < p->arch->n_layers; l++)
+        g_array_append_val (out, layer);
+      double root = total - layer * (double) p->arch->n_layers;
+      if (root > 0)
+        g_array_append_val (out, root);
+      return out;
+    }
+  if (c == MODEL_MEM_WEIGHTS) /* the (frozen) base as stored, NF4 under QLoRA */
+    {
+      g_autoptr (GArray) w = model_stack_weight_tensor_bytes (s, p->arch);
+      double sum = 0;
+      for (guint i = 0; i < w->len; i++)
+        sum += g_array_index (w, double, i);
+      for (guint i = 0; i < w->len; i++)
+        {
+          double b = g_array_index (w, double, i) / sum * total;
+          g_array_append_val (out, b);
+        }
+      return out;
+    }
+  guint states = c == MODEL_MEM_OPTIMIZER_STATE
+                     && (p->stack.optimizer == MODEL_OPTIMIZER_ADAMW) ? 2 : 1;
+  g_autoptr (GArray) shapes = model_stack_trainable_tensors (s, p->arch);
+  for (guint i = 0; i < shapes->len; i++)
+    {
+      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
+      double b = (double) (t->rows * t->cols) / psi * total / states;
+      for (guint64 k = 0; k < t->count * states; k++)
+        g_array_append_val (out, b);
+    }
+  return out;
+}

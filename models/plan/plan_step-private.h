@@ -1,0 +1,51 @@
+/* models/plan/plan_step-private.h — the state of one rank's schedule while it is built, shared
+ * by plan_step.c (forward, backward, collectives, optimizer) and plan_ckpt.c (activation
+ * checkpointing). Not for use outside models/plan/plan_step.c and models/plan/plan_ckpt.c. */
+#pragma once
+
+#include "models/plan/plan-private.h"
+
+#define NONE G_MAXUINT
+
+typedef struct
+{
+  ModelPlan *p;
+  guint rank;
+  const PlanCosts *pc;
+  guint L;
+  guint stage;
+  guint shard;          /* shard group size N */
+  ModelCheckpointing ckpt;
+  guint segment;        /* layers per segment: k of every_k, ⌈√L⌉ of sqrt */
+  gboolean last_mb;
+  gint mb;
+  /* per micro-batch */
+  guint act_embedding, act_head;
+  guint *act_layer;
+  guint *recomputed;   /* per layer: activations re-created by its recompute */
+  guint restored;      /* task bringing the current layer's offloaded activations back */
+  double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
+  guint n_grad_tensors;
+  double saved_tensors[MODEL_COST_MAX_TENSORS + 1]; /* one layer's saved activations (B) */
+  guint n_saved_tensors;
+  guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
+  guint *fwd_task, *bwd_task;
+  guint root_gather_task, root_gather_handle;
+  guint grad_head_full, grad_embedding_full;
+  /* bucketed reduction (stages 0–1) */
+  double bucket_fill;
+  guint bucket_count;
+} StepCtx;
+
+/* plan_step.c: whether stage-3 parameters are gathered again for the backward. */
+gboolean plan_step_regathers (const StepCtx *c);
+
+/* plan_ckpt.c */
+/* Allocates what layer l's forward keeps (its handle). */
+guint plan_step_store_activations (StepCtx *c, guint l);
+/* Adds the recompute tasks layer l's backward needs (sets c->recomputed). */
+void plan_step_recompute_before_backward (StepCtx *c, guint l);
+/* Fills c's per-layer parameter and saved-activation tensor lists. */
+void plan_step_layer_tensors (StepCtx *c);
+/* Layers per checkpointing segment: k of every_k, ⌈√L⌉ of sqrt. */
+guint plan_step_segment_length (const ModelPlan *p);

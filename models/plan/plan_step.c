@@ -1,0 +1,380 @@
+/* models/plan/plan_step.c — the schedule of one rank's step: micro-batches of forward and
+ * backward over the embedding, the layers and the head, then the optimizer step, with the
+ * data-parallel collectives of plan_comm.c woven in (see plan.h for the schedule and
+ * parallel.h for what each stage shards).
+ *
+ * Stage-3 gathers are bounded: the forward gather of layer l + prefetch waits for the
+ * forward of layer l − 1 (its buffer released), the backward gather of layer l − prefetch
+ * for the backward of layer l + 1, so at most prefetch + 1 gathered layers are live (FSDP's
+ * rate limiter, Zhao et al. 2023 §4.2). Activation checkpointing is in plan_ckpt.c.
+ */
+#include "config.h"
+#include "models/plan/plan_step-private.h"
+
+#include <math.h>
+#include "models/plan/plan_offload-private.h"
+#include "models/plan/plan_paged-private.h"
+
+/* ---- stage 3 parameter gathers --------------------------------------------------------- */
+
+/* The all-gather of a block's `bytes` of parameters after task `after`, preceded under
+ * parameter offload by the copy of this rank's shard to the GPU (plan_offload.c); on one
+ * rank that copy is the block itself. Sets the task to wait for and the buffer to free. */
+static void
+gather_block (StepCtx *c, double bytes, gint layer, const char *what, guint after, guint *task,
+              guint *handle)
+{
+  guint fetched = 0;
+  guint fetch = plan_offload_fetch_params (c->p, c->rank, bytes / c->shard, layer, c->mb, after,
+                                           what, &fetched);
+  *task = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER, bytes,
+                           layer, c->mb, what);
+  *handle = fetched;
+  if (*task == NONE)
+    {
+      *task = fetch;
+      return;
+    }
+  plan_task_dep (c->p, after);
+  plan_task_dep (c->p, fetch);
+  *handle = plan_task_alloc (c->p, MODEL_MEM_COMM_BUFFERS, bytes, MODEL_EFFECT_AT_START);
+  plan_task_free (c->p, fetched, MODEL_EFFECT_AT_END);
+}
+
+static void
+gather (StepCtx *c, gint layer, const char *phase, guint after)
+{
+  double bytes = c->pc->weight_layer;
+  g_autofree char *what = g_strdup_printf ("params L%d (%s)", layer, phase);
+  gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
+}
+
+/* Stage 3 gathers among > 1 ranks, or on one rank fetches offloaded parameters. */
+static gboolean
+gathers (const StepCtx *c)
+{
+  return c->stage >= 3 && (c->shard > 1 || plan_offloads_parameters (c->p));
+}
+
+gboolean
+plan_step_regathers (const StepCtx *c)
+{
+  return gathers (c) && !model_parallel_keeps_gathered (&c->p->par);
+}
+
+/* ---- gradient reduction ---------------------------------------------------------------- */
+
+/* Stages 0–1 reduce in buckets at the last micro-batch: all-reduce (DDP) or
+ * reduce-scatter (ZeRO-1: each rank then updates its own partition, ZeRO §5.1). Adds
+ * `params` parameters' gradients to the open bucket and issues the full buckets after
+ * `ready` (the task that produced them); `flush` issues the remainder. */
+static void
+bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flush)
+{
+  if (!c->last_mb || c->stage >= 2)
+    return;
+  double size = c->p->par.bucket_size;
+  c->bucket_fill += params * plan_reduce_bytes (c->p);
+  guint full = 0;
+  while (c->bucket_fill >= size)
+    {
+      c->bucket_fill -= size;
+      full++;
+    }
+  double bytes = full * size + (flush ? c->bucket_fill : 0);
+  if (flush)
+    c->bucket_fill = 0;
+  if (bytes <= 0)
+    return;
+  HwCollectiveKind kind = c->stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
+  g_autofree char *what = g_strdup_printf ("grads bucket %u (%.0f MiB)", c->bucket_count++,
+                                           bytes / (1024.0 * 1024));
+  if (plan_collective (c->p, c->rank, PLAN_GROUP_ALL, kind, bytes, layer, c->mb, what) != NONE)
+    plan_task_dep (c->p, ready);
+}
+
+/* Stages 2–3 reduce-scatter each block's gradients after every micro-batch: the full
+ * gradient buffers are released and the rank keeps its 1/N shard (allocated once, then
+ * accumulated into). Hybrid sharding then all-reduces the shard across replicas. */
+static void
+shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, gint layer,
+              const char *what)
+{
+  if (c->stage < 2 || params <= 0) /* no gradients here (LoRA's root unit) */
+    return;
+  double bytes = params * plan_reduce_bytes (c->p);
+  guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_REDUCE_SCATTER,
+                              bytes, layer, c->mb, what);
+  double grad_bytes = params * model_stack_gradient_bytes (&c->p->stack);
+  if (id == NONE) /* nothing to scatter: keep the full gradients as they are */
+    {
+      if (plan_offload_gradients (c->p, c->rank, ready, grad_bytes, full1, full2, layer, c->mb)
+          != NONE)
+        return;
+      if (c->mb == 0)
+        {
+          plan_keep_gradient (c->p, full1);
+          plan_keep_gradient (c->p, full2);
+        }
+      return;
+    }
+  plan_task_dep (c->p, ready);
+  plan_task_free (c->p, full1, MODEL_EFFECT_AT_END);
+  plan_task_free (c->p, full2, MODEL_EFFECT_AT_END);
+  guint offloaded = 0; /* optimizer offload: the shard leaves the GPU every micro-batch */
+  if (plan_offloads_optimizer (c->p))
+    offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_bytes / c->shard,
+                                 MODEL_EFFECT_AT_END);
+  else if (c->mb == 0 && c->p->stack.zero_grad_to_none)
+    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS,
+                                               params * model_stack_gradient_bytes (&c->p->stack)
+                                                 / c->shard,
+                                               MODEL_EFFECT_AT_END));
+  guint last = id;
+  if (model_parallel_replicas (&c->p->par) > 1)
+    {
+      g_autofree char *rep = g_strdup_printf ("%s shard", what);
+      guint r = plan_collective (c->p, c->rank, PLAN_GROUP_REPLICA, HW_COLLECTIVE_ALL_REDUCE,
+                                 bytes / c->shard, layer, c->mb, rep);
+      if (r != NONE)
+        plan_task_dep (c->p, id), last = r;
+    }
+  plan_offload_gradients (c->p, c->rank, last, grad_bytes / c->shard, offloaded, 0, layer, c->mb);
+}
+
+/* Gradients a backward task produces: under stages 0–1 allocated at micro-batch 0 and kept
+ * until the optimizer; under stages 2–3 allocated every micro-batch, released by the
+ * reduce-scatter (returns the handle for it). */
+static guint
+produce_gradients (StepCtx *c, double bytes, gboolean layer)
+{
+  if (c->stage >= 2) /* FSDP/ZeRO: one flat gradient per unit */
+    return plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
+  if (!c->p->stack.zero_grad_to_none || c->mb != 0)
+    return 0; /* kept from time 0 (model_stack_initial_bytes) or from micro-batch 0 */
+  if (!layer)
+    {
+      plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes,
+                                                 MODEL_EFFECT_AT_START));
+      return 0;
+    }
+  /* autograd allocates each parameter's .grad on its own */
+  double scale = bytes / c->pc->params_layer, sizes[G_N_ELEMENTS (c->grad_tensor_elems)];
+  for (guint i = 0; i < c->n_grad_tensors; i++)
+    sizes[i] = c->grad_tensor_elems[i] * scale;
+  plan_keep_gradient (c->p, plan_task_alloc_tensors (c->p, MODEL_MEM_GRADIENTS, sizes,
+                                                     c->n_grad_tensors, MODEL_EFFECT_AT_START));
+  return 0;
+}
+
+/* ---- forward ----------------------------------------------------------------------------- */
+
+static void
+forward (StepCtx *c)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  c->root_gather_task = NONE;
+  c->root_gather_handle = 0;
+  if (gathers (c))
+    {
+      /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward. */
+      gather_block (c, pc->weight_root, -1, "params root", NONE,
+                    &c->root_gather_task, &c->root_gather_handle);
+      for (guint l = 0; l < MIN (p->par.prefetch, c->L); l++)
+        gather (c, (gint) l, "fwd", NONE);
+    }
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
+                   "fwd embed mb%d", c->mb);
+  plan_task_dep (p, c->root_gather_task);
+  plan_task_add_pass (p, &pc->embedding.fwd);
+  c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
+                                      MODEL_EFFECT_AT_START);
+  plan_task_workspace (p, pc->embedding.fwd.workspace);
+  for (guint l = 0; l < c->L; l++)
+    {
+      if (gathers (c) && l + p->par.prefetch < c->L)
+        gather (c, (gint) (l + p->par.prefetch), "fwd", l >= 1 ? c->fwd_task[l - 1] : NONE);
+      c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
+                                        (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
+      if (gathers (c))
+        plan_task_dep (p, c->gather_task[l]);
+      plan_task_add_pass (p, &pc->layer.fwd);
+      c->act_layer[l] = plan_step_store_activations (c, l);
+      plan_task_workspace (p, pc->layer.fwd.workspace);
+      if (plan_step_regathers (c))
+        plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+      plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
+    }
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
+                   "fwd head mb%d", c->mb);
+  plan_task_add_pass (p, &pc->head.fwd);
+  c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
+  plan_task_workspace (p, pc->head.fwd.workspace);
+}
+
+/* ---- backward ---------------------------------------------------------------------------- */
+
+static void
+backward_layer (StepCtx *c, guint l)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  guint prefetch = p->par.prefetch;
+  if (plan_step_regathers (c) && l >= prefetch)
+    gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
+  c->restored = plan_offload_restore_activation (p, c->rank, l, c->mb,
+                                                 l + 1 < c->L ? c->bwd_task[l + 1] : NONE,
+                                                 &c->act_layer[l]);
+  plan_step_recompute_before_backward (c, l);
+  c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
+                                    (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
+  plan_task_dep (p, c->restored);
+  if (plan_step_regathers (c))
+    plan_task_dep (p, c->gather_task[l]);
+  plan_task_add_pass (p, &pc->layer.bwd);
+  guint full = produce_gradients (c, pc->grad_layer, TRUE);
+  plan_task_workspace (p, pc->layer.bwd.workspace);
+  plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
+  plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
+  if (gathers (c))
+    plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+  g_autofree char *what = g_strdup_printf ("grads L%u", l);
+  shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
+  bucket_reduce (c, pc->params_layer, c->bwd_task[l], (gint) l, FALSE);
+}
+
+static void
+backward (StepCtx *c)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  /* Parameters whose gradients are complete after the head's backward: the root unit less
+   * the embedding. A tied head's gradient is the embedding's, which the embedding's
+   * backward completes: DDP's reducer marks a parameter ready when its AccumulateGrad hook
+   * fires, once per backward after every use has contributed (torch/csrc/distributed/c10d/
+   * reducer.cpp, autograd_hook), so it is bucketed at the embedding. */
+  double head_params = pc->params_root - pc->params_embedding;
+  guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
+                                c->mb, "bwd head mb%d", c->mb);
+  plan_task_add_pass (p, &pc->head.bwd);
+  c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
+  plan_task_workspace (p, pc->head.bwd.workspace);
+  plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
+  bucket_reduce (c, head_params, head, -1, FALSE);
+  if (plan_step_regathers (c))
+    for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)
+      gather (c, (gint) l, "bwd", NONE);
+  for (guint l = c->L; l-- > 0;)
+    backward_layer (c, l);
+  guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
+                               c->mb, "bwd embed mb%d", c->mb);
+  plan_task_add_pass (p, &pc->embedding.bwd);
+  c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
+  plan_task_workspace (p, pc->embedding.bwd.workspace);
+  plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
+  plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+  shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
+                "grads root");
+  bucket_reduce (c, pc->params_embedding, emb, -1, TRUE);
+}
+
+/* ---- optimizer ----------------------------------------------------------------------------- */
+
+/* B of the fp32 gradient partition DeepSpeed's ZeRO-1/2 optimizer step creates under mixed
+ * precision: step() flattens this rank's 16-bit gradient partition, casts it to the fp32
+ * master's dtype and attaches it as the master partition's .grad for the optimizer, then
+ * drops it after the step (deepspeed/runtime/zero/stage_1_and_2.py, step(): "Step 4:- get
+ * rid of the fp32 gradients"). 4 B × the partition's `part` parameters; 0 for FSDP's
+ * SHARD_GRAD_OP and without a separate fp32 master (fp32, the amp precisions, pure bf16). */
+static double
+fp32_grad_partition (const StepCtx *c, double part)
+{
+  const ModelStack *s = &c->p->stack;
+  if (c->stage < 1 || c->stage > 2
+      || (c->p->par.mode != MODEL_DP_ZERO1 && c->p->par.mode != MODEL_DP_ZERO2))
+    return 0;
+  double master = model_stack_master_bytes (s);
+  return master > model_stack_gradient_bytes (s) ? master * part : 0;
+}
+
+static void
+optimizer (StepCtx *c, guint last_comm)
+{
+  ModelPlan *p = c->p;
+  if (plan_offload_optimizer (p, c->rank, c->pc, c->shard))
+    return; /* on the host CPU (plan_offload.c) */
+  double n = model_stack_trainable_params (&p->stack, p->arch);
+  double part = c->stage >= 1 ? n / c->shard : n;
+  guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
+  guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
+                   "optimizer step");
+  plan_task_dep (p, last_comm);
+  plan_task_dep (p, page_in);
+  ModelPass pass = { .n_ops = 1 };
+  pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
+                           .flops = part * model_stack_optimizer_step_flops (&p->stack),
+                           .bytes = part * model_stack_optimizer_step_bytes (&p->stack),
+                           .shape = { HW_KERNEL_PLAIN } };
+  plan_task_add_pass (p, &pass);
+  /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
+  plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
+  double fp32_grads = fp32_grad_partition (c, part); /* a model state while the step runs */
+  plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, fp32_grads, MODEL_EFFECT_AT_START),
+                  MODEL_EFFECT_AT_END);
+  guint opt = plan_current (p)->id;
+  double state = fp32_grads;
+  for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
+    state += p->initial[m];
+  state += p->initial[MODEL_MEM_LORA]; /* the adapters' weights */
+  /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
+  for (guint i = 0; i < p->grad_handles->len; i++)
+    {
+      guint h = g_array_index (p->grad_handles, guint, i);
+      state += g_array_index (p->handles, ModelMemEffect, h).bytes;
+      plan_task_free (p, h, MODEL_EFFECT_AT_END);
+    }
+  g_array_set_size (p->grad_handles, 0);
+  p->state_bytes[c->rank] = state;
+  plan_paged_page_out (p, c->rank, opt, paged);
+  /* Stages 1–2: every rank updated its partition; gather the new (trainable) parameters
+   * (ZeRO §5.1). */
+  if (c->stage == 1 || c->stage == 2)
+    {
+      double bytes = n * model_stack_weight_bytes (&p->stack);
+      if (plan_collective (p, c->rank, PLAN_GROUP_ALL, HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
+                           "updated params") != NONE)
+        plan_task_dep (p, opt);
+    }
+}
+
+
+void
+plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
+{
+  guint L = (guint) p->arch->n_layers;
+  g_autofree guint *buf = g_new0 (guint, 7 * L);
+  StepCtx c = {
+    .p = p, .rank = rank, .pc = pc, .L = L,
+    /* Sharding over one rank is no sharding: the plan is the single-GPU one — unless
+     * something is offloaded, which works on the stage-2/3 machinery (ZeRO-Offload). */
+    .stage = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload)
+               ? model_parallel_stage (&p->par) : 0,
+    .shard = model_parallel_shard_size (&p->par),
+    .ckpt = p->stack.checkpointing,
+    .segment = plan_step_segment_length (p),
+    .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
+    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L,
+  };
+  plan_step_layer_tensors (&c);
+  for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
+    {
+      c.mb = (gint) mb;
+      c.last_mb = mb + 1 == p->stack.grad_accum;
+      forward (&c);
+      backward (&c);
+    }
+  c.mb = -1;
+  optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
+}

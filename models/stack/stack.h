@@ -1,0 +1,246 @@
+/* models/stack/stack.h — the technique stack of a training run and what it implies per parameter.
+ *
+ * Model-state bytes per parameter (Rajbhandari et al. 2020, ZeRO, arXiv 1910.02054, §3.1):
+ *   fp32:            weights 4 + gradients 4 + optimizer K                    = 8 + K
+ *   bf16/fp16 mixed: weights 2 + gradients 2 + master weights 4 + optimizer K = 8 + K
+ *                    (Micikevicius et al. 2018, "Mixed Precision Training", §3.1: fp32
+ *                    master copy; the ZeRO paper's 2Ψ + 2Ψ + KΨ with K = 12 counts the
+ *                    master copy inside K, i.e. K_ZeRO = 4 + K here)
+ *   optimizer K:     AdamW 8 (first and second moments in fp32; Loshchilov & Hutter 2019),
+ *                    SGD with momentum 4 (one fp32 momentum buffer).
+ * So fp32 AdamW = 16 B/param (published.md S2) and mixed AdamW = 16 B/param (ZeRO's 2+2+12).
+ *
+ * More precisions (bytes per parameter: weights + master + gradients):
+ *   bf16        pure bf16: weights, gradients and optimizer states in bf16, no master copy:
+ *               2 + 0 + 2, AdamW states 2 × 2 = 4, so 8 B/param (the "pure bf16" recipe,
+ *               e.g. Zamirai et al. 2020, "Revisiting BFloat16 Training", arXiv 2010.06192,
+ *               who need stochastic rounding or Kahan summation in the update to match fp32
+ *               accuracy; the Kahan buffer, 2 B/param more, is not modelled).
+ *   fp8_mixed   Transformer Engine's recipe (NVIDIA TE docs, "Using FP8 with Transformer
+ *               Engine"; Micikevicius et al. 2022, "FP8 Formats for Deep Learning", arXiv
+ *               2209.05433 §4): bf16 weights 2 + fp32 master 4 + bf16 gradients 2, plus
+ *               fp8 weight copies 1 B/param (category quantization) and delayed-scaling
+ *               state: an amax history of 1024 fp32 values (TE DelayedScaling default) for
+ *               each of the 5 fp8 tensors (3 forward, 2 backward) of each of the 4 GEMM
+ *               modules of a layer (category quantization, tiny). GEMMs run at fp8.
+ *   fp16_amp /  PyTorch autocast as the HF Trainer uses it (fp16=True / bf16=True): the
+ *   bf16_amp    model stays fp32 (weights 4, gradients 4, no separate master), and autocast
+ *               casts each weight to 16 bit in the forward, a copy (2 B/param) that the
+ *               autograd graph keeps until the layer's backward — HF's "18 bytes/param" for
+ *               mixed-precision AdamW (published.md M9: 4 + 2 weights, 4 grads, 8 Adam).
+ *               Dynamic loss scaling (GradScaler) keeps a scalar scale and step counters and
+ *               unscales the fp32 gradients in place (_amp_foreach_non_finite_check_and_
+ *               unscale_): no per-parameter buffer.
+ *   fp16_mixed  fp16 compute copy + fp32 master (Micikevicius et al. 2018 §3.1-3.2): the
+ *               gradients stay fp16 and are upcast tensor by tensor when unscaled into the
+ *               master's update, so no persistent fp32 gradient copy is counted.
+ *
+ * More optimizers (optimizer-state bytes, fp32 states unless the precision is pure bf16):
+ *   adafactor        factored second moment (Shazeer & Stern 2018, arXiv 1804.04235 §3-4):
+ *                    a matrix r×c keeps r + c values instead of r·c, a vector keeps all its
+ *                    n; no first moment (beta1 = None, the paper's and HF's default).
+ *   adamw_8bit       bitsandbytes block-wise 8-bit Adam (Dettmers et al. 2022, "8-bit
+ *                    Optimizers via Block-wise Quantization", arXiv 2110.02861 §2): both
+ *                    states 1 B/element + one fp32 absmax per 2048-element block per state;
+ *                    tensors under 4096 elements keep fp32 states (bnb min_8bit_size).
+ *   paged_adamw_8bit the same bytes, allocated in CUDA unified memory (bitsandbytes paged
+ *                    optimizers; QLoRA, Dettmers et al. 2023, arXiv 2305.14314 §3): pages
+ *                    evicted to host under memory pressure. model_stack_paged_spill() gives
+ *                    the bytes that spill; models/plan/plan_paged.h keeps them in host DRAM and
+ *                    migrates them around the optimizer step (cli/run.c sizes the spill).
+ */
+#pragma once
+
+#include <glib.h>
+#include "hardware/gpu.h"
+#include "models/arch/arch.h"
+#include "models/ops/cost.h"
+#include "models/arch/finetune.h"
+#include "models/memory/ledger.h"
+#include "models/memory/offload.h"
+
+typedef enum
+{
+  MODEL_PRECISION_FP32,
+  MODEL_PRECISION_BF16_MIXED, /* bf16 compute copy + fp32 master weights */
+  MODEL_PRECISION_FP16_MIXED, /* fp16 compute copy + fp32 master weights (+ loss scaling) */
+  MODEL_PRECISION_BF16,       /* pure bf16: weights, gradients, optimizer states */
+  MODEL_PRECISION_FP8_MIXED,  /* Transformer Engine: bf16 weights, fp32 master, fp8 GEMMs */
+  MODEL_PRECISION_FP16_AMP,   /* autocast fp16 on an fp32 model (HF Trainer fp16=True) */
+  MODEL_PRECISION_BF16_AMP,   /* autocast bf16 on an fp32 model (HF Trainer bf16=True) */
+  MODEL_N_PRECISIONS
+} ModelPrecision;
+
+typedef enum
+{
+  MODEL_OPTIMIZER_ADAMW,
+  MODEL_OPTIMIZER_SGD_MOMENTUM,
+  MODEL_OPTIMIZER_ADAFACTOR,
+  MODEL_OPTIMIZER_ADAMW_8BIT,
+  MODEL_OPTIMIZER_PAGED_ADAMW_8BIT,
+  MODEL_N_OPTIMIZERS
+} ModelOptimizer;
+
+typedef enum
+{
+  MODEL_CHECKPOINTING_NONE,
+  MODEL_CHECKPOINTING_FULL,      /* keep each layer's input, recompute the layer in backward */
+  MODEL_CHECKPOINTING_SELECTIVE, /* keep all but the attention core's, recompute that
+                                    (Korthikanti et al. 2022 §5) */
+  MODEL_CHECKPOINTING_EVERY_K,   /* full checkpointing of every k-th layer (checkpoint_every) */
+  MODEL_CHECKPOINTING_SQRT,      /* √L segments: keep each segment's input, recompute a
+                                    segment at a time (Chen et al. 2016, arXiv 1604.06174 §3) */
+} ModelCheckpointing;
+
+typedef struct
+{
+  guint64 micro_batch;    /* sequences per micro-batch, >= 1 */
+  guint64 seq_len;        /* tokens per sequence, >= 1 */
+  guint64 grad_accum;     /* micro-batches per optimizer step (GA), >= 1 */
+  ModelPrecision precision;
+  ModelOptimizer optimizer;
+  ModelCheckpointing checkpointing;
+  guint checkpoint_every; /* k of MODEL_CHECKPOINTING_EVERY_K, >= 1 */
+  gboolean flash_attention;
+  gboolean tf32;          /* fp32 GEMMs on TF32 tensor cores (PyTorch default: off) */
+  double dropout;         /* probability in [0, 1) */
+  /* torch.optim foreach (multi-tensor) implementation, the default on CUDA since PyTorch
+   * 2.0: its step holds one temporary of the whole second moment (_foreach_sqrt). FALSE:
+   * a per-tensor loop (PyTorch < 2.0 default, transformers' own AdamW "adamw_hf"), whose
+   * temporary is one tensor's worth. */
+  gboolean optimizer_foreach;
+  /* zero_grad(set_to_none=True), PyTorch's default since 2.0: gradients are freed after
+   * the step and re-allocated by the next backward. FALSE (PyTorch 1.x): they are zeroed
+   * in place and stay allocated all the time. */
+  gboolean zero_grad_to_none;
+  /* PyTorch <= 1.10 autograd: softmax and log_softmax keep their input for backward as
+   * well as their output (pytorch/pytorch#64000; fixed in 1.11). Default FALSE. */
+  gboolean softmax_saves_input;
+  /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (models/memory/allocator.h); default off */
+  gboolean expandable_segments;
+  /* [offload]: optimizer, parameters and activations off the GPU (models/memory/offload.h) */
+  ModelOffload offload;
+  /* [finetune]: LoRA / QLoRA adapters on a frozen base (models/arch/finetune.h) */
+  ModelFinetune finetune;
+} ModelStack;
+
+/* Defaults: micro_batch 1, seq_len 2048, GA 1, bf16 mixed, AdamW, no checkpointing,
+ * FlashAttention on, tf32 off, dropout 0, foreach optimizer, zero_grad to None, no
+ * expandable segments, softmax does not keep its input, full fine-tuning. */
+void model_stack_init_defaults (ModelStack *stack);
+
+/* Name tables for scenarios and reports ("fp32", "bf16_mixed", "fp16_mixed", "bf16",
+ * "fp8_mixed", "fp16_amp", "bf16_amp"; "adamw", "sgd_momentum", "adafactor", "adamw_8bit",
+ * "paged_adamw_8bit"; "none", "full"). Parsing errors are G_KEY_FILE_ERROR_INVALID_VALUE whose
+ * message lists the accepted names. NULL-terminated name lists are static. */
+const char *model_stack_precision_name (ModelPrecision p);
+const char *model_stack_optimizer_name (ModelOptimizer o);
+const char *model_stack_checkpointing_name (ModelCheckpointing c);
+gboolean model_stack_precision_from_string (const char *s, ModelPrecision *out, GError **error);
+gboolean model_stack_optimizer_from_string (const char *s, ModelOptimizer *out, GError **error);
+gboolean model_stack_checkpointing_from_string (const char *s, ModelCheckpointing *out,
+                                                GError **error);
+
+/* Bytes per parameter of each model-state category (see the file comment). */
+double model_stack_weight_bytes (const ModelStack *s);     /* persistent weights: 4 or 2 */
+double model_stack_master_bytes (const ModelStack *s);     /* 0 or 4 */
+double model_stack_gradient_bytes (const ModelStack *s);   /* 4 or 2 */
+/* K for dense-state optimizers: AdamW 8 (4 in pure bf16), SGD 4 (2), 8-bit Adam 2 +
+ * 8/2048 (absmax); Adafactor's depends on shapes: 4 here is its unfactored upper bound,
+ * use model_stack_optimizer_state_total() for the real figure. */
+double model_stack_optimizer_bytes (const ModelStack *s);
+/* Sum of the four: total model-state bytes per parameter. */
+double model_stack_state_bytes (const ModelStack *s);
+/* fp8 weight copies per parameter (1 for fp8_mixed, else 0; category quantization). */
+double model_stack_fp8_weight_bytes (const ModelStack *s);
+/* Bytes per parameter of the 16-bit weight copy autocast makes in the forward and the
+ * graph keeps until the layer's backward (2 for the amp precisions, else 0). */
+double model_stack_weight_cache_bytes (const ModelStack *s);
+/* Whether the precision is torch.autocast on an fp32 model (fp16_amp, bf16_amp). */
+gboolean model_stack_autocast (const ModelStack *s);
+
+/* The cost model's parameters (models/ops/cost.h) for this stack: micro-batch, sequence,
+ * element sizes, attention kind, dropout, autocast and its weight-cast cache, and the
+ * framework's softmax behaviour. */
+ModelCostParams model_stack_cost_params (const ModelStack *s);
+
+/* What trains and what is stored (models/stack/stack_params.c). Full fine-tuning trains every
+ * parameter; LoRA and QLoRA (models/arch/finetune.h) train the adapters alone, so master
+ * weights, gradients and optimizer states follow the bytes above for the adapter
+ * parameters only, while the frozen base keeps just its weights: in the weight dtype (the
+ * compute copy, no master: nothing updates it), or for QLoRA the layers' linear weights as
+ * NF4, 0.5 B each, their absmax constants in the quantization category, and the rest
+ * (embeddings, norms, biases, head) in the weight dtype.
+ *
+ * Trainable parameters of the whole model, of one layer, and of the root unit (embedding,
+ * final norm, head; 0 under LoRA). */
+double model_stack_trainable_params (const ModelStack *s, const ModelArch *arch);
+double model_stack_trainable_layer_params (const ModelStack *s, const ModelArch *arch);
+double model_stack_trainable_root_params (const ModelStack *s, const ModelArch *arch);
+/* The trainable tensors of the whole model and of one layer (ModelArchTensor, counts per
+ * model or per layer). New GArray. */
+GArray *model_stack_trainable_tensors (const ModelStack *s, const ModelArch *arch);
+GArray *model_stack_layer_trainable_tensors (const ModelStack *s, const ModelArch *arch);
+/* Persistent weight bytes (B) of one layer, of the root unit, and of the whole model
+ * (= L × layer + root), adapters included; of the adapters alone (ledger category lora:
+ * w B per adapter parameter, 0 without LoRA). */
+double model_stack_layer_weight_bytes (const ModelStack *s, const ModelArch *arch);
+double model_stack_root_weight_bytes (const ModelStack *s, const ModelArch *arch);
+double model_stack_weights_total (const ModelStack *s, const ModelArch *arch);
+double model_stack_lora_bytes (const ModelStack *s, const ModelArch *arch);
+/* The persistent tensors of the frozen base (all weights without LoRA), B each, as PyTorch
+ * allocates them (one per parameter tensor, NF4 matrices under QLoRA); they sum to
+ * model_stack_weights_total() − model_stack_lora_bytes(). New GArray of double. */
+GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch);
+
+/* The LoRA/QLoRA combinations modelled: rank >= 1; not with fp8_mixed; QLoRA computes in 16
+ * bit (any precision but fp32; with bf16_amp/fp16_amp the non-quantized parameters stay fp32,
+ * as PEFT's prepare_model_for_kbit_training casts them); no parameter offload (the base weights would
+ * be offloaded: not modelled). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE saying which, as
+ * "group [finetune], key 'K': …" naming the other side of a conflict as "[group] key". TRUE
+ * for full fine-tuning. */
+gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);
+
+/* Optimizer-state bytes of the whole model (B), shapes included: Adafactor's r + c per
+ * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax; over
+ * the trainable tensors. */
+double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
+
+/* Bytes allocated at time 0 and kept all step for `category` (B): weights (the frozen
+ * base under LoRA), lora (the adapter weights), master weights, optimizer state,
+ * quantization (fp8 copies + amax histories, QLoRA's NF4 constants), and gradients when
+ * zero_grad_to_none is FALSE. 0 for the other categories. */
+double model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch,
+                                  ModelMemCategory category);
+
+/* Temporary bytes the optimizer step allocates on top of the states (B): foreach AdamW one
+ * copy of the second moment (exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs), PyTorch
+ * _multi_tensor_adamw), the per-tensor loop one tensor's (the largest); SGD 0 (in-place
+ * foreach ops); Adafactor (HF transformers Adafactor.step, one tensor at a time) grad² and
+ * the reconstructed r×c second moment, 2 × 4 B × the largest tensor; 8-bit Adam 0 (fused
+ * bitsandbytes kernel). */
+double model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch);
+
+/* Paged optimizer (memory side): with `state_bytes` of optimizer state in unified memory,
+ * `other_peak` bytes of everything else at the peak and `capacity` bytes of GPU memory
+ * available, the state bytes that do not fit and are paged out to host:
+ * clamp(other_peak + state_bytes − capacity, 0, state_bytes). B. */
+double model_stack_paged_spill (double state_bytes, double other_peak, double capacity);
+gboolean model_stack_optimizer_is_paged (const ModelStack *s);
+
+/* Bytes per activation element (4 for fp32, 2 otherwise) and the tensor-core dtype of
+ * GEMMs (fp32, tf32, bf16, fp16 or fp8). */
+double model_stack_activation_bytes (const ModelStack *s);
+HwDtype model_stack_compute_dtype (const ModelStack *s);
+
+/* HBM bytes moved per parameter by one optimizer step (read weights/master, gradients and
+ * states, write them back): AdamW reads param, grad, m, v and writes param, m, v (+ the
+ * compute copy in mixed precision); SGD reads param, grad, momentum and writes param,
+ * momentum; Adafactor reads param and grad, writes param (its factored state is
+ * negligible) and reads grad once more for the row/column means; 8-bit Adam reads and
+ * writes its 1-byte states. FLOPs per parameter: AdamW ≈ 12, SGD ≈ 4 (element-wise;
+ * Loshchilov & Hutter 2019, Algorithm 2), Adafactor ≈ 14 (grad², two means, rsqrt,
+ * update, RMS clip; Shazeer & Stern 2018 Alg. 4), 8-bit Adam ≈ 20 (AdamW + dequantise
+ * and requantise both states; estimate). */
+double model_stack_optimizer_step_bytes (const ModelStack *s);
+double model_stack_optimizer_step_flops (const ModelStack *s);
