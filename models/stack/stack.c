@@ -41,6 +41,17 @@ model_stack_init_defaults (ModelStack *stack)
     .optimizer_foreach = TRUE,
     .zero_grad_to_none = TRUE,
     .softmax_saves_input = FALSE,
+    /* MODEL_FRAMEWORK_CUSTOM: plain PyTorch eager with the HF model code (framework.h);
+     * the profiles (models/stack/framework.c) replace these. */
+    .framework = {
+      .kind = MODEL_FRAMEWORK_CUSTOM,
+      .loss = MODEL_LOSS_UPCAST,
+      .loss_chunks = 1,
+      .norm_fp32 = TRUE,
+      .compile = FALSE,
+      .main_grad_fp32 = FALSE,
+      .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+    },
   };
   model_finetune_init_defaults (&stack->finetune);
 }

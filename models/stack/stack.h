@@ -56,6 +56,7 @@
 #include "models/arch/arch.h"
 #include "models/ops/cost.h"
 #include "models/arch/finetune.h"
+#include "models/stack/framework.h"
 #include "models/memory/ledger.h"
 #include "models/memory/offload.h"
 
@@ -122,6 +123,8 @@ typedef struct
   ModelOffload offload;
   /* [finetune]: LoRA / QLoRA adapters on a frozen base (models/arch/finetune.h) */
   ModelFinetune finetune;
+  /* [training] framework and its per-key overrides (models/stack/framework.h) */
+  ModelFramework framework;
 } ModelStack;
 
 /* Defaults: micro_batch 1, seq_len 2048, GA 1, bf16 mixed, AdamW, no checkpointing,
