@@ -1,0 +1,185 @@
+/* models/arch/inventory.h — the tensor inventory: every parameter tensor of a model under a
+ * fine-tuning method, and the folds that count parameters and bytes over it.
+ *
+ * One list, built once per (architecture, fine-tuning method): each nn.Module parameter of
+ * the HF implementation (modeling_{llama,mistral,mixtral,qwen2,gpt2,bert,mpt}.py) with its
+ * HF-style name, PyTorch shape, layer, role, whether it trains, and how it is stored; plus
+ * the LoRA adapters PEFT adds (lora_A r × in, lora_B out × r per targeted projection; Hu
+ * et al. 2021, arXiv 2106.09685 §4.1). Parameter counts (arch.h), trainable counts, weight,
+ * gradient, master, optimizer-state, adapter and NF4-constant bytes (models/stack/stack.h)
+ * are folds over this list; nothing else counts parameters.
+ *
+ * Representation (cheap for 100+ layer models): the transformer layers are identical, so
+ * the list holds the root tensors (layer MODEL_TENSOR_ROOT: embeddings before the layers,
+ * final norm and head after them) and ONE layer's tensors as a template (layer
+ * MODEL_TENSOR_EACH_LAYER), which stands for every layer 0 … n_layers−1. A template
+ * tensor's name has "{i}" where the layer index goes ("model.layers.{i}.self_attn.q_proj.
+ * weight"); model_inventory_tensor_name() expands it. Experts of a MoE layer are one entry
+ * with count = n_experts (HF Mixtral: one nn.Linear per expert, "…experts.{e}.w1.weight";
+ * each copy has `shape`). A tensor therefore stands for
+ *   copies = count × (n_layers if layer == MODEL_TENSOR_EACH_LAYER else 1)
+ * identical tensors of shape[0] × … × shape[ndim−1] elements each. A later pass may add
+ * entries with layer ≥ 0 (one concrete layer); every fold below already handles them.
+ *
+ * Order (it is the allocation order the memory plan replays, so it is part of the
+ * contract): root tensors before the layers (token, position, token-type embeddings,
+ * bert's embedding LayerNorm), the layer template, root tensors after the layers (final
+ * norm, pooler, classifier, LM head). Inside the layer: q, k, v (or the fused qkv), o;
+ * their biases; the router; the MLP weights (gate, up, down / fc, proj); their biases; the
+ * norm weights; the norm biases; then the LoRA adapters, A of each projection of a group
+ * and then their B (groups: q, k, v, qkv, o, router, {gate, up} or fc, down).
+ *
+ * Shapes are PyTorch's parameter shapes: nn.Linear weight (out, in), bias (out); GPT-2's
+ * Conv1D weight (in, out) (modeling_gpt2.py Conv1D: weight nx × nf); nn.Embedding
+ * (num, dim); norm weight/bias (h). ndim is 1 or 2 for everything built today.
+ *
+ * Sharding (models/parallel/): a tensor is identified by its index in `tensors` (and, for
+ * template entries, the layer; for counted entries, the copy); shard one along dimension d
+ * with shape[d] / n. The inventory itself never shards.
+ */
+#pragma once
+
+#include <glib.h>
+#include "models/arch/arch.h"
+#include "models/arch/finetune.h"
+
+/* What a tensor is in the model. Weights and biases of one projection share the role
+ * (`is_bias` tells them apart). */
+typedef enum
+{
+  MODEL_TENSOR_EMBEDDING,      /* token embedding V × h (the LM head too when tied) */
+  MODEL_TENSOR_POSITION,       /* learned position embedding P × h (gpt2, bert) */
+  MODEL_TENSOR_TOKEN_TYPE,     /* bert token-type embedding T × h */
+  MODEL_TENSOR_Q,              /* attention query projection */
+  MODEL_TENSOR_K,
+  MODEL_TENSOR_V,
+  MODEL_TENSOR_QKV,            /* fused q, k, v (gpt2 c_attn, mpt Wqkv) */
+  MODEL_TENSOR_ATTN_OUT,       /* attention output projection */
+  MODEL_TENSOR_MLP_GATE,       /* SwiGLU gate (count n_experts for MoE: an expert's w1) */
+  MODEL_TENSOR_MLP_UP,         /* SwiGLU up / GELU fc (MoE: w3; GELU: c_fc, up_proj) */
+  MODEL_TENSOR_MLP_DOWN,       /* SwiGLU down / GELU proj (MoE: w2) */
+  MODEL_TENSOR_ROUTER,         /* MoE router n_experts × h (block_sparse_moe.gate) */
+  MODEL_TENSOR_NORM,           /* RMSNorm / LayerNorm weight or bias */
+  MODEL_TENSOR_POOLER,         /* bert pooler dense h × h */
+  MODEL_TENSOR_CLASSIFIER,     /* bert sequence-classification head n_labels × h */
+  MODEL_TENSOR_HEAD,           /* untied LM head V × h */
+  MODEL_TENSOR_LORA_A,         /* adapter A: r × in */
+  MODEL_TENSOR_LORA_B,         /* adapter B: out × r */
+  MODEL_TENSOR_DORA_MAGNITUDE, /* DoRA magnitude vector (out); reserved: no DoRA method yet */
+  MODEL_N_TENSOR_ROLES
+} ModelTensorRole;
+
+/* How a tensor is stored on the GPU. The per-element bytes of WEIGHT depend on the
+ * precision (models/stack/stack.h model_stack_weight_bytes(): 4 or 2). */
+typedef enum
+{
+  MODEL_TENSOR_STORAGE_WEIGHT, /* the stack's weight dtype (fp32, or the 16-bit copy) */
+  MODEL_TENSOR_STORAGE_NF4,    /* QLoRA 4-bit NormalFloat, 0.5 B per element, plus its
+                                  absmax constants (model_finetune_nf4_constant_bytes()) */
+} ModelTensorStorage;
+
+#define MODEL_TENSOR_ROOT (-1)       /* outside the transformer layers (FSDP root unit) */
+#define MODEL_TENSOR_EACH_LAYER (-2) /* template: one copy in every transformer layer */
+
+typedef struct
+{
+  const char *name;   /* HF-style, "{i}" for the layer and "{e}" for the expert; owned by
+                         the inventory */
+  ModelTensorRole role;
+  gboolean is_bias;   /* a bias (or a LayerNorm bias) rather than a weight */
+  guint ndim;         /* 1 or 2 (≤ 4) */
+  guint64 shape[4];   /* PyTorch shape; unused dims are 1 */
+  gint layer;         /* MODEL_TENSOR_ROOT, MODEL_TENSOR_EACH_LAYER, or a layer index ≥ 0 */
+  guint64 count;      /* identical copies per layer (n_experts for an expert's tensor), ≥ 1 */
+  gboolean trainable; /* has gradients, master weights and optimizer state */
+  ModelTensorStorage storage;
+  gboolean lora_target; /* a projection weight that carries LoRA adapters */
+  gint base;          /* LoRA A/B: index of the projection weight it adapts; else -1 */
+} ModelTensor;
+
+typedef struct
+{
+  ModelArch *arch;    /* an owned copy of the architecture */
+  ModelFinetune finetune; /* method NONE for full fine-tuning */
+  guint64 n_layers;   /* = arch->n_layers */
+  GArray *tensors;    /* of ModelTensor, in the order above; read-only for users */
+  GStringChunk *names; /* storage of the names */
+} ModelInventory;
+
+/* Builds the inventory of `arch` under `ft` (NULL: full fine-tuning, every parameter
+ * trains). Under LoRA/QLoRA the base is frozen and the adapters of the targeted
+ * projections (finetune.h: all_linear, attention, qv; on the fused qkv where q, k, v are
+ * fused) are the only trainable tensors; under QLoRA the layers' projection weights
+ * (router included: bitsandbytes replaces every nn.Linear of the blocks) are NF4, the
+ * rest (embeddings, norms, biases, head) stays in the weight dtype.
+ * Errors: MODEL_ARCH_ERROR_INVALID when a size is 0 where a tensor needs it (hidden_size,
+ * head_dim, heads, intermediate_size, vocab_size) or the LoRA rank is 0. The architecture
+ * need not have passed model_arch_validate(). Returns a new inventory
+ * (model_inventory_free) or NULL. */
+ModelInventory *model_inventory_new (const ModelArch *arch, const ModelFinetune *ft,
+                                     GError **error);
+void model_inventory_free (ModelInventory *inv); /* NULL is a no-op */
+
+/* Elements of ONE copy of `t` (Π shape). */
+guint64 model_tensor_numel (const ModelTensor *t);
+
+/* The i-th tensor; i < inv->tensors->len. */
+const ModelTensor *model_inventory_tensor (const ModelInventory *inv, guint i);
+
+/* `t`'s name for layer `layer` (template tensors; ignored for others) and expert `expert`
+ * (counted tensors), e.g. "model.layers.3.self_attn.q_proj.weight". Newly allocated. */
+char *model_inventory_tensor_name (const ModelTensor *t, guint64 layer, guint64 expert);
+
+/* Which part of the model a fold covers: the whole model (root + n_layers × layer), the
+ * root tensors only, or one transformer layer (the template, count copies each). */
+typedef enum
+{
+  MODEL_INVENTORY_ALL,
+  MODEL_INVENTORY_ROOT,
+  MODEL_INVENTORY_LAYER,
+} ModelInventoryScope;
+
+/* Copies of `t` inside `scope` (0 if t is outside it): ALL count × (n_layers for
+ * template tensors), ROOT count for root tensors, LAYER count for template tensors. */
+guint64 model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
+                                ModelInventoryScope scope);
+
+/* The generic fold: Σ over the tensors in `scope` of copies × fn(t, data). */
+typedef double (*ModelTensorFn) (const ModelTensor *t, gpointer data);
+double model_inventory_fold (const ModelInventory *inv, ModelInventoryScope scope,
+                             ModelTensorFn fn, gpointer data);
+
+/* Parameter counts (exact). n_params: base model (adapters excluded: what the published
+ * counts count); n_trainable: what has gradients (every base tensor under full
+ * fine-tuning, the adapters alone under LoRA); n_adapter: the LoRA A/B tensors; n_role:
+ * of one role (weights and biases); n_nf4: elements stored as NF4. */
+guint64 model_inventory_n_params (const ModelInventory *inv, ModelInventoryScope scope);
+guint64 model_inventory_n_trainable (const ModelInventory *inv, ModelInventoryScope scope);
+guint64 model_inventory_n_adapter (const ModelInventory *inv, ModelInventoryScope scope);
+guint64 model_inventory_n_role (const ModelInventory *inv, ModelInventoryScope scope,
+                                ModelTensorRole role);
+guint64 model_inventory_n_nf4 (const ModelInventory *inv, ModelInventoryScope scope);
+
+/* Parameters touched per token (MoE: experts_per_token of the n_experts experts' tensors,
+ * the router whole), whole model, base tensors: for model FLOPs. */
+guint64 model_inventory_n_active (const ModelInventory *inv);
+
+/* Elements of the largest single tensor copy in `scope` (trainable_only: among the
+ * trainable ones); 0 if none. */
+guint64 model_inventory_largest (const ModelInventory *inv, ModelInventoryScope scope,
+                                 gboolean trainable_only);
+
+/* Stored bytes (B) of the weights in `scope`, adapters included or not: WEIGHT storage
+ * `weight_bytes` per element, NF4 0.5 B per element (MODEL_NF4_BYTES; its constants are
+ * model_inventory_nf4_constant_bytes()). */
+double model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope scope,
+                                     double weight_bytes, gboolean with_adapters);
+/* Bytes (B) of the NF4 absmax constants in `scope` (QLoRA §3; 0 without NF4 tensors):
+ * n_nf4 × model_finetune_nf4_constant_bytes(). */
+double model_inventory_nf4_constant_bytes (const ModelInventory *inv, ModelInventoryScope scope);
+
+/* The projections of one layer as finetune.h's ModelLinear (a group, e.g. SwiGLU gate and
+ * up, is one entry with their summed count). New GArray of ModelLinear. */
+GArray *model_inventory_layer_linears (const ModelInventory *inv);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelInventory, model_inventory_free)
