@@ -26,6 +26,7 @@
  */
 #include "config.h"
 #include "models/arch/arch.h"
+#include "models/arch/inventory.h"
 
 #include "sim/text.h"
 
@@ -269,13 +270,7 @@ model_arch_set_field (ModelArch *arch, const char *key, guint64 value, GError **
   return TRUE;
 }
 
-/* ---- parameter counts --------------------------------------------------------------------- */
-
-static guint64
-norm_params (const ModelArch *arch)
-{
-  return arch->norm == MODEL_NORM_LAYER ? 2 * arch->hidden_size : arch->hidden_size;
-}
+/* ---- parameter counts: folds over the tensor inventory (inventory.c) ------------------- */
 
 gboolean
 model_arch_fused_qkv (const ModelArch *arch)
@@ -284,98 +279,113 @@ model_arch_fused_qkv (const ModelArch *arch)
   return arch->family == MODEL_FAMILY_MPT || arch->family == MODEL_FAMILY_GPT2;
 }
 
+/* The full-fine-tuning inventory of `arch` (NULL only for sizes beyond 2^32, which
+ * model_arch_validate() refuses long before). */
+static ModelInventory *
+inventory (const ModelArch *arch)
+{
+  g_autoptr (GError) error = NULL;
+  ModelInventory *inv = model_inventory_new (arch, NULL, &error);
+  if (inv == NULL)
+    g_critical ("%s", error->message);
+  return inv;
+}
+
+/* Σ over `roles` (terminated by MODEL_N_TENSOR_ROLES) in `scope`. */
+static guint64
+n_roles (const ModelArch *arch, ModelInventoryScope scope, const ModelTensorRole *roles)
+{
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  guint64 n = 0;
+  for (guint k = 0; inv != NULL && roles[k] != MODEL_N_TENSOR_ROLES; k++)
+    n += model_inventory_n_role (inv, scope, roles[k]);
+  return n;
+}
+
+static const ModelTensorRole attention_roles[] = {
+  MODEL_TENSOR_Q, MODEL_TENSOR_K, MODEL_TENSOR_V, MODEL_TENSOR_QKV, MODEL_TENSOR_ATTN_OUT,
+  MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole mlp_roles[] = {
+  MODEL_TENSOR_MLP_GATE, MODEL_TENSOR_MLP_UP, MODEL_TENSOR_MLP_DOWN, MODEL_TENSOR_ROUTER,
+  MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole expert_roles[] = {
+  MODEL_TENSOR_MLP_GATE, MODEL_TENSOR_MLP_UP, MODEL_TENSOR_MLP_DOWN, MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole head_roles[] = {
+  MODEL_TENSOR_HEAD, MODEL_TENSOR_POOLER, MODEL_TENSOR_CLASSIFIER, MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole norm_roles[] = { MODEL_TENSOR_NORM, MODEL_N_TENSOR_ROLES };
+
 guint64
 model_arch_n_params_attention (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  guint64 h = arch->hidden_size, q = arch->n_heads * arch->head_dim;
-  guint64 kv = arch->n_kv_heads * arch->head_dim;
-  guint64 n = h * q + 2 * h * kv + q * h;
-  if (arch->qkv_bias)
-    n += q + 2 * kv;
-  if (arch->attn_out_bias)
-    n += h;
-  return n;
+  return n_roles (arch, MODEL_INVENTORY_LAYER, attention_roles);
 }
 
 guint64
 model_arch_n_params_expert (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  guint64 h = arch->hidden_size, i = arch->intermediate_size;
-  if (arch->mlp == MODEL_MLP_SWIGLU)
-    return 3 * h * i + (arch->mlp_bias ? 2 * i + h : 0);
-  return 2 * h * i + (arch->mlp_bias ? i + h : 0);
-}
-
-/* MLP block with `n_used` experts' weights (router always whole). */
-static guint64
-mlp_params (const ModelArch *arch, guint64 n_used)
-{
-  guint64 one = model_arch_n_params_expert (arch);
-  if (arch->n_experts == 0)
-    return one;
-  return n_used * one + arch->hidden_size * arch->n_experts;
+  guint64 n = n_roles (arch, MODEL_INVENTORY_LAYER, expert_roles);
+  return arch->n_experts > 0 ? n / arch->n_experts : n;
 }
 
 guint64
 model_arch_n_params_mlp (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return mlp_params (arch, arch->n_experts);
-}
-
-guint64
-model_arch_n_params_embedding (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  guint64 n = arch->vocab_size * arch->hidden_size;
-  if (arch->learned_positions)
-    n += arch->max_positions * arch->hidden_size;
-  if (arch->family == MODEL_FAMILY_BERT) /* token types + embedding LayerNorm */
-    n += arch->type_vocab_size * arch->hidden_size + norm_params (arch);
-  return n;
+  return n_roles (arch, MODEL_INVENTORY_LAYER, mlp_roles);
 }
 
 guint64
 model_arch_n_params_layer (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return model_arch_n_params_attention (arch) + model_arch_n_params_mlp (arch)
-         + 2 * norm_params (arch);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_LAYER) : 0;
 }
 
 guint64
 model_arch_n_params_lm_head (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  guint64 h = arch->hidden_size;
-  if (arch->family == MODEL_FAMILY_BERT) /* pooler + classifier */
-    return h * h + h + h * arch->num_labels + arch->num_labels;
-  return arch->tied_embeddings ? 0 : arch->vocab_size * h;
+  return n_roles (arch, MODEL_INVENTORY_ROOT, head_roles);
 }
 
 guint64
 model_arch_n_params_final_norm (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return arch->family == MODEL_FAMILY_BERT ? 0 : norm_params (arch); /* post-LN: none */
+  /* bert is post-LN: its root norm is the embedding LayerNorm, there is no final norm */
+  return arch->family == MODEL_FAMILY_BERT ? 0 : n_roles (arch, MODEL_INVENTORY_ROOT, norm_roles);
+}
+
+guint64
+model_arch_n_params_embedding (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  if (inv == NULL)
+    return 0;
+  return model_inventory_n_params (inv, MODEL_INVENTORY_ROOT) - model_arch_n_params_lm_head (arch)
+         - model_arch_n_params_final_norm (arch);
 }
 
 guint64
 model_arch_n_params (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return model_arch_n_params_embedding (arch) + arch->n_layers * model_arch_n_params_layer (arch)
-         + model_arch_n_params_final_norm (arch) + model_arch_n_params_lm_head (arch);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_ALL) : 0;
 }
 
 guint64
 model_arch_n_params_active (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  guint64 layer = model_arch_n_params_attention (arch) + mlp_params (arch, arch->experts_per_token)
-                  + 2 * norm_params (arch);
-  return model_arch_n_params_embedding (arch) + arch->n_layers * layer
-         + model_arch_n_params_final_norm (arch) + model_arch_n_params_lm_head (arch);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_active (inv) : 0;
 }

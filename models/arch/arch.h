@@ -105,7 +105,8 @@ gboolean model_arch_validate (const ModelArch *arch, GError **error);
 ModelArch *model_arch_copy (const ModelArch *arch);
 void model_arch_free (ModelArch *arch); /* NULL is a no-op */
 
-/* Parameter counts (exact integers). Whole model; embedding (+ positions); one
+/* Parameter counts (exact integers), folds over the tensor inventory (inventory.h; each
+ * call builds it: for many folds build one ModelInventory instead). Whole model; embedding (+ positions); one
  * transformer layer (attention + MLP/experts + router + its norms); LM head (0 if tied);
  * final norm. total = embedding + L × layer + final_norm + lm_head. */
 guint64 model_arch_n_params (const ModelArch *arch);
@@ -139,35 +140,10 @@ gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, 
 /* Reads the size named by canonical `key` into *out; FALSE (no error) if `key` is unknown. */
 gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out);
 
-/* One parameter tensor shape, `count` times in the model: a matrix rows × cols (cols ≥ 2)
- * or a vector of `rows` elements (cols = 1: biases, norm weights). */
-typedef struct
-{
-  guint64 rows, cols, count;
-} ModelArchTensor;
-
-/* Every parameter tensor of the model (nn.Module parameters of the HF implementation; a
- * fused or split projection as HF stores it: q, k, v separate; SwiGLU gate, up, down),
- * grouped by shape, in module order. Σ rows·cols·count = model_arch_n_params(). Used by
- * optimizers whose state depends on shapes (Adafactor, 8-bit Adam's small-tensor rule)
- * and by per-tensor allocation. Returns a new GArray of ModelArchTensor. */
-GArray *model_arch_param_tensors (const ModelArch *arch);
-
-/* One transformer layer's parameter tensors (as model_arch_param_tensors(), count 1 per
- * layer). Returns a new GArray of ModelArchTensor. */
-GArray *model_arch_layer_tensors (const ModelArch *arch);
-
 /* Whether q, k and v are one fused projection in the HF implementation: MPT's Wqkv (out
  * (a + 2k)·d × in h; MptAttention.Wqkv) and GPT-2's c_attn (Conv1D h × 3h;
  * GPT2Attention.c_attn). FALSE: three separate nn.Linear (llama, mistral, mixtral, qwen2,
  * bert), each of which autocast feeds its own cast copy of the input (models/ops/cost.h). */
 gboolean model_arch_fused_qkv (const ModelArch *arch);
-
-/* The tensors outside the transformer layers (embeddings, final norm, head: the root unit
- * of FSDP), as model_arch_param_tensors(). New GArray of ModelArchTensor. */
-GArray *model_arch_root_tensors (const ModelArch *arch);
-
-/* Elements of the largest single parameter tensor. */
-guint64 model_arch_largest_tensor (const ModelArch *arch);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)

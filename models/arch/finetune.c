@@ -1,6 +1,8 @@
-/* models/arch/finetune.c — LoRA and QLoRA parameter accounting (finetune.h). */
+/* models/arch/finetune.c — LoRA and QLoRA names and per-layer views (finetune.h); the
+ * tensors and their counts are the inventory's (inventory.c). */
 #include "config.h"
 #include "models/arch/finetune.h"
+#include "models/arch/inventory.h"
 #include "sim/text.h"
 
 #include <string.h>
@@ -59,87 +61,52 @@ model_finetune_active (const ModelFinetune *f)
   return f != NULL && f->method != MODEL_FINETUNE_NONE;
 }
 
-typedef enum
+/* The inventory of `arch` under `f`, for the per-layer folds below: targets depend on
+ * `f`, not on its rank, so a rank of 0 (refused by model_stack_validate_finetune()) is
+ * taken as 1 here and the adapter count handles it. */
+static ModelInventory *
+inventory (const ModelArch *arch, const ModelFinetune *f)
 {
-  KIND_Q, KIND_K, KIND_V, KIND_QKV, KIND_O, KIND_ROUTER, KIND_MLP,
-} Kind;
-
-static gboolean
-targeted (Kind k, const ModelFinetune *f)
-{
-  if (!model_finetune_active (f))
-    return FALSE;
-  switch (f->targets)
-    {
-    case MODEL_LORA_ALL_LINEAR: return TRUE; /* the MoE router too: an nn.Linear */
-    case MODEL_LORA_ATTENTION: return k != KIND_ROUTER && k != KIND_MLP;
-    case MODEL_LORA_QV: return k == KIND_Q || k == KIND_V || k == KIND_QKV;
-    }
-  return FALSE;
-}
-
-static void
-add (GArray *out, const ModelFinetune *f, Kind k, guint64 in, guint64 outf, guint64 count,
-     double tokens)
-{
-  ModelLinear l = { in, outf, count, tokens, targeted (k, f), k <= KIND_O };
-  g_array_append_val (out, l);
+  ModelFinetune ft;
+  model_finetune_init_defaults (&ft);
+  if (f != NULL)
+    ft = *f;
+  ft.rank = MAX (ft.rank, 1);
+  g_autoptr (GError) error = NULL;
+  ModelInventory *inv = model_inventory_new (arch, &ft, &error);
+  if (inv == NULL)
+    g_critical ("%s", error->message);
+  return inv;
 }
 
 GArray *
 model_finetune_layer_linears (const ModelArch *arch, const ModelFinetune *f)
 {
   g_return_val_if_fail (arch != NULL, NULL);
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelLinear));
-  guint64 h = arch->hidden_size, q = arch->n_heads * arch->head_dim;
-  guint64 c = arch->n_kv_heads * arch->head_dim, i = arch->intermediate_size;
-  if (model_arch_fused_qkv (arch))
-    add (out, f, KIND_QKV, h, q + 2 * c, 1, 1);
-  else
-    {
-      add (out, f, KIND_Q, h, q, 1, 1);
-      add (out, f, KIND_K, h, c, 1, 1);
-      add (out, f, KIND_V, h, c, 1, 1);
-    }
-  add (out, f, KIND_O, q, h, 1, 1);
-  guint64 E = arch->n_experts > 0 ? arch->n_experts : 1;
-  double k = arch->n_experts > 0 ? (double) arch->experts_per_token / (double) E : 1.0;
-  if (arch->n_experts > 0)
-    add (out, f, KIND_ROUTER, h, arch->n_experts, 1, 1);
-  if (arch->mlp == MODEL_MLP_SWIGLU)
-    add (out, f, KIND_MLP, h, i, 2 * E, k); /* gate, up */
-  else
-    add (out, f, KIND_MLP, h, i, E, k);     /* fc */
-  add (out, f, KIND_MLP, i, h, E, k);       /* down / proj */
-  return out;
+  g_autoptr (ModelInventory) inv = inventory (arch, f);
+  return inv != NULL ? model_inventory_layer_linears (inv)
+                     : g_array_new (FALSE, FALSE, sizeof (ModelLinear));
 }
 
 guint64
 model_finetune_layer_linear_params (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (GArray) l = model_finetune_layer_linears (arch, NULL);
-  guint64 n = 0;
-  for (guint j = 0; j < l->len; j++)
-    {
-      const ModelLinear *x = &g_array_index (l, ModelLinear, j);
-      n += x->in * x->out * x->count;
-    }
-  return n;
+  ModelFinetune q;
+  model_finetune_init_defaults (&q);
+  q.method = MODEL_FINETUNE_QLORA; /* exactly the layers' linear weights are NF4 */
+  g_autoptr (ModelInventory) inv = inventory (arch, &q);
+  return inv != NULL ? model_inventory_n_nf4 (inv, MODEL_INVENTORY_LAYER) : 0;
 }
 
 guint64
 model_finetune_layer_adapter_params (const ModelArch *arch, const ModelFinetune *f)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (GArray) t = model_finetune_layer_adapter_tensors (arch, f); /* A and B per target */
-  guint64 n = 0;
-  for (guint j = 0; j < t->len; j++)
-    {
-      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, j);
-      n += x->rows * x->cols * x->count;
-    }
-  return n;
+  if (!model_finetune_active (f) || f->rank == 0)
+    return 0;
+  g_autoptr (ModelInventory) inv = inventory (arch, f);
+  return inv != NULL ? model_inventory_n_adapter (inv, MODEL_INVENTORY_LAYER) : 0;
 }
 
 guint64
@@ -157,26 +124,6 @@ model_finetune_max_rank (const ModelArch *arch, const ModelFinetune *f)
         m = MAX (m, MIN (x->in, x->out));
     }
   return m;
-}
-
-GArray *
-model_finetune_layer_adapter_tensors (const ModelArch *arch, const ModelFinetune *f)
-{
-  g_return_val_if_fail (arch != NULL, NULL);
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelArchTensor));
-  if (!model_finetune_active (f))
-    return out;
-  g_autoptr (GArray) l = model_finetune_layer_linears (arch, f);
-  for (guint j = 0; j < l->len; j++)
-    {
-      const ModelLinear *x = &g_array_index (l, ModelLinear, j);
-      if (!x->targeted)
-        continue;
-      ModelArchTensor a = { f->rank, x->in, x->count }, b = { x->out, f->rank, x->count };
-      g_array_append_val (out, a);
-      g_array_append_val (out, b);
-    }
-  return out;
 }
 
 double

@@ -85,8 +85,9 @@ typedef struct
 } ModelLinear;
 
 /* The linear projections of one layer (q, k, v separate or fused, o; router; MLP per
- * expert), with `targeted` set for `f` (all FALSE when f is not active). New GArray of
- * ModelLinear. */
+ * expert), with `targeted` set for `f` (all FALSE when f is not active): a view of the
+ * tensor inventory (models/arch/inventory.h, model_inventory_layer_linears()), which also
+ * decides what LoRA targets. New GArray of ModelLinear. */
 GArray *model_finetune_layer_linears (const ModelArch *arch, const ModelFinetune *f);
 
 /* Elements of the nn.Linear weight matrices of one layer (Σ in·out·count): what QLoRA
@@ -102,10 +103,6 @@ guint64 model_finetune_layer_adapter_params (const ModelArch *arch, const ModelF
  * above a small projection's side (the MoE router's 8 outputs) is normal and allowed by
  * PEFT. 0 when f is not active. */
 guint64 model_finetune_max_rank (const ModelArch *arch, const ModelFinetune *f);
-
-/* The adapter tensors of one layer (A: r × in, B: out × r, per targeted projection, count
- * per layer) as ModelArchTensor. New GArray; empty when f is not active. */
-GArray *model_finetune_layer_adapter_tensors (const ModelArch *arch, const ModelFinetune *f);
 
 /* QLoRA storage per quantized weight, B: the NF4 code, 0.5, and the absmax constants,
  * 0.5/8 without double quantization, 0.127/8 with it (QLoRA §3). */

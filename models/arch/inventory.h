@@ -112,9 +112,9 @@ typedef struct
  * fused) are the only trainable tensors; under QLoRA the layers' projection weights
  * (router included: bitsandbytes replaces every nn.Linear of the blocks) are NF4, the
  * rest (embeddings, norms, biases, head) stays in the weight dtype.
- * Errors: MODEL_ARCH_ERROR_INVALID when a size is 0 where a tensor needs it (hidden_size,
- * head_dim, heads, intermediate_size, vocab_size) or the LoRA rank is 0. The architecture
- * need not have passed model_arch_validate(). Returns a new inventory
+ * A tensor with a 0-sized dimension is absent (left out). The architecture need not have
+ * passed model_arch_validate(). Errors: MODEL_ARCH_ERROR_INVALID when LoRA/QLoRA has rank 0
+ * or a size exceeds 2^32 (counts would not stay exact). Returns a new inventory
  * (model_inventory_free) or NULL. */
 ModelInventory *model_inventory_new (const ModelArch *arch, const ModelFinetune *ft,
                                      GError **error);

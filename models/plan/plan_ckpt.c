@@ -105,12 +105,13 @@ void
 plan_step_layer_tensors (StepCtx *c)
 {
   const ModelPlan *p = c->p;
-  g_autoptr (GArray) shapes = model_stack_layer_trainable_tensors (&p->stack, p->arch);
-  for (guint i = 0; i < shapes->len; i++)
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  for (guint i = 0; i < inv->tensors->len; i++)
     {
-      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
-      for (guint64 k = 0; k < t->count && c->n_grad_tensors < G_N_ELEMENTS (c->grad_tensor_elems); k++)
-        c->grad_tensor_elems[c->n_grad_tensors++] = (double) (t->rows * t->cols);
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      guint64 copies = t->trainable ? model_inventory_copies (inv, t, MODEL_INVENTORY_LAYER) : 0;
+      for (guint64 k = 0; k < copies && c->n_grad_tensors < G_N_ELEMENTS (c->grad_tensor_elems); k++)
+        c->grad_tensor_elems[c->n_grad_tensors++] = (double) model_tensor_numel (t);
     }
   const ModelStack *s = &p->stack;
   ModelCostParams cp = model_stack_cost_params (s);

@@ -124,12 +124,14 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
     }
   guint states = c == MODEL_MEM_OPTIMIZER_STATE
                      && (p->stack.optimizer == MODEL_OPTIMIZER_ADAMW) ? 2 : 1;
-  g_autoptr (GArray) shapes = model_stack_trainable_tensors (s, p->arch);
-  for (guint i = 0; i < shapes->len; i++)
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
+  for (guint i = 0; i < inv->tensors->len; i++) /* the trainable tensors, in model order */
     {
-      const ModelArchTensor *t = &g_array_index (shapes, ModelArchTensor, i);
-      double b = (double) (t->rows * t->cols) / psi * total / states;
-      for (guint64 k = 0; k < t->count * states; k++)
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      if (!t->trainable)
+        continue;
+      double b = (double) model_tensor_numel (t) / psi * total / states;
+      for (guint64 k = 0; k < model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * states; k++)
         g_array_append_val (out, b);
     }
   return out;

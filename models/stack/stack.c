@@ -195,11 +195,17 @@ model_stack_autocast (const ModelStack *s)
   return is_amp (s);
 }
 
-/* State bytes of one tensor of n elements (rows × cols, cols = 1 for vectors). */
+/* State bytes of one copy of tensor `t` (a matrix r × c, or a vector of n): Adafactor
+ * factors matrices (Shazeer & Stern 2018 §3: r + c), 8-bit Adam keeps fp32 states under
+ * bnb's min_8bit_size and one fp32 absmax per block otherwise. */
 static double
-tensor_state (const ModelStack *s, double rows, double cols)
+tensor_state (const ModelTensor *t, gpointer data)
 {
-  double n = rows * cols;
+  const ModelStack *s = data;
+  double n = (double) model_tensor_numel (t);
+  double rows = (double) t->shape[0], cols = t->ndim >= 2 ? (double) t->shape[1] : 1;
+  if (!t->trainable)
+    return 0;
   if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
     return state_elem (s) * (cols >= 2 && rows >= 2 ? rows + cols : n);
   if (is_8bit (s))
@@ -211,14 +217,8 @@ double
 model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  g_autoptr (GArray) t = model_stack_trainable_tensors (s, arch);
-  double total = 0;
-  for (guint k = 0; k < t->len; k++)
-    {
-      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
-      total += (double) x->count * tensor_state (s, (double) x->rows, (double) x->cols);
-    }
-  return total;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return model_inventory_fold (inv, MODEL_INVENTORY_ALL, tensor_state, (gpointer) s);
 }
 
 double
@@ -241,8 +241,10 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
       return s->zero_grad_to_none ? 0 : n * model_stack_gradient_bytes (s);
     case MODEL_MEM_QUANTIZATION:
       if (s->finetune.method == MODEL_FINETUNE_QLORA) /* NF4 absmax constants */
-        return (double) arch->n_layers * (double) model_finetune_layer_linear_params (arch)
-               * model_finetune_nf4_constant_bytes (&s->finetune);
+        {
+          g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+          return model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);
+        }
       return s->precision == MODEL_PRECISION_FP8_MIXED
                ? all * model_stack_fp8_weight_bytes (s) + (double) arch->n_layers * TE_AMAX_BYTES
                : 0;
@@ -255,13 +257,8 @@ double
 model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  g_autoptr (GArray) t = model_stack_trainable_tensors (s, arch);
-  double largest = 0;
-  for (guint k = 0; k < t->len; k++)
-    {
-      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
-      largest = MAX (largest, (double) (x->rows * x->cols));
-    }
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
   switch (s->optimizer)
     {
     case MODEL_OPTIMIZER_ADAMW:

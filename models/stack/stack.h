@@ -56,6 +56,7 @@
 #include "models/arch/arch.h"
 #include "models/ops/cost.h"
 #include "models/arch/finetune.h"
+#include "models/arch/inventory.h"
 #include "models/stack/framework.h"
 #include "models/memory/ledger.h"
 #include "models/memory/offload.h"
@@ -180,10 +181,11 @@ ModelCostParams model_stack_cost_params (const ModelStack *s);
 double model_stack_trainable_params (const ModelStack *s, const ModelArch *arch);
 double model_stack_trainable_layer_params (const ModelStack *s, const ModelArch *arch);
 double model_stack_trainable_root_params (const ModelStack *s, const ModelArch *arch);
-/* The trainable tensors of the whole model and of one layer (ModelArchTensor, counts per
- * model or per layer). New GArray. */
-GArray *model_stack_trainable_tensors (const ModelStack *s, const ModelArch *arch);
-GArray *model_stack_layer_trainable_tensors (const ModelStack *s, const ModelArch *arch);
+/* The tensor inventory of `arch` under the stack's [finetune] method
+ * (models/arch/inventory.h): every count and byte below is a fold over it. Aborts (an
+ * invariant) if the method is one model_stack_validate_finetune() refuses (rank 0). New;
+ * model_inventory_free(). */
+ModelInventory *model_stack_inventory (const ModelStack *s, const ModelArch *arch);
 /* Persistent weight bytes (B) of one layer, of the root unit, and of the whole model
  * (= L × layer + root), adapters included; of the adapters alone (ledger category lora:
  * w B per adapter parameter, 0 without LoRA). */

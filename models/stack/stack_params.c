@@ -1,125 +1,80 @@
-/* models/stack/stack_params.c — what trains and what is stored, per stack (stack.h): every
- * parameter under full fine-tuning, the LoRA/QLoRA adapters over a frozen base otherwise
- * (models/arch/finetune.h). */
+/* models/stack/stack_params.c — what trains and what is stored, per stack (stack.h): folds
+ * over the tensor inventory (models/arch/inventory.h) built for the stack's fine-tuning
+ * method — every parameter trains under full fine-tuning, the LoRA/QLoRA adapters over a
+ * frozen base otherwise (models/arch/finetune.h). */
 #include "config.h"
 #include "models/stack/stack.h"
 
-static gboolean
-lora (const ModelStack *s)
+ModelInventory *
+model_stack_inventory (const ModelStack *s, const ModelArch *arch)
 {
-  return model_finetune_active (&s->finetune);
-}
-
-static gboolean
-qlora (const ModelStack *s)
-{
-  return s->finetune.method == MODEL_FINETUNE_QLORA;
-}
-
-static double
-root_params (const ModelArch *arch)
-{
-  return (double) (model_arch_n_params (arch)
-                   - arch->n_layers * model_arch_n_params_layer (arch));
+  g_return_val_if_fail (s != NULL && arch != NULL, NULL);
+  g_autoptr (GError) error = NULL;
+  ModelInventory *inv = model_inventory_new (arch, &s->finetune, &error);
+  /* rank 0 is refused by model_stack_validate_finetune() before any count is asked */
+  if (inv == NULL)
+    g_error ("%s", error->message);
+  return inv;
 }
 
 double
 model_stack_trainable_layer_params (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  return lora (s) ? (double) model_finetune_layer_adapter_params (arch, &s->finetune)
-                  : (double) model_arch_n_params_layer (arch);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_LAYER);
 }
 
 double
 model_stack_trainable_root_params (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  return lora (s) ? 0 : root_params (arch);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ROOT);
 }
 
 double
 model_stack_trainable_params (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  if (!lora (s))
-    return (double) model_arch_n_params (arch);
-  return (double) arch->n_layers * model_stack_trainable_layer_params (s, arch);
-}
-
-/* `tensors` with every count multiplied by `times`. */
-static GArray *
-times (GArray *tensors, guint64 times)
-{
-  for (guint k = 0; k < tensors->len; k++)
-    g_array_index (tensors, ModelArchTensor, k).count *= times;
-  return tensors;
-}
-
-GArray *
-model_stack_trainable_tensors (const ModelStack *s, const ModelArch *arch)
-{
-  g_return_val_if_fail (s != NULL && arch != NULL, NULL);
-  if (!lora (s))
-    return model_arch_param_tensors (arch);
-  return times (model_finetune_layer_adapter_tensors (arch, &s->finetune), arch->n_layers);
-}
-
-GArray *
-model_stack_layer_trainable_tensors (const ModelStack *s, const ModelArch *arch)
-{
-  g_return_val_if_fail (s != NULL && arch != NULL, NULL);
-  return lora (s) ? model_finetune_layer_adapter_tensors (arch, &s->finetune)
-                  : model_arch_layer_tensors (arch);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ALL);
 }
 
 double
 model_stack_layer_weight_bytes (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  double w = model_stack_weight_bytes (s), base = (double) model_arch_n_params_layer (arch);
-  if (!lora (s))
-    return w * base;
-  double adapters = w * model_stack_trainable_layer_params (s, arch);
-  if (!qlora (s))
-    return w * base + adapters;
-  double linear = (double) model_finetune_layer_linear_params (arch);
-  return MODEL_NF4_BYTES * linear + w * (base - linear) + adapters;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return model_inventory_weight_bytes (inv, MODEL_INVENTORY_LAYER, model_stack_weight_bytes (s),
+                                       TRUE);
 }
 
 double
 model_stack_root_weight_bytes (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  return model_stack_weight_bytes (s) * root_params (arch);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return model_inventory_weight_bytes (inv, MODEL_INVENTORY_ROOT, model_stack_weight_bytes (s),
+                                       TRUE);
 }
 
 double
 model_stack_lora_bytes (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  return lora (s) ? model_stack_weight_bytes (s) * model_stack_trainable_params (s, arch) : 0;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return model_stack_weight_bytes (s) * (double) model_inventory_n_adapter (inv, MODEL_INVENTORY_ALL);
 }
 
 double
 model_stack_weights_total (const ModelStack *s, const ModelArch *arch)
 {
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  return (double) arch->n_layers * model_stack_layer_weight_bytes (s, arch)
-         + model_stack_root_weight_bytes (s, arch);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return model_inventory_weight_bytes (inv, MODEL_INVENTORY_ALL, model_stack_weight_bytes (s),
+                                       TRUE);
 }
 
-static void
-append_tensors (GArray *out, GArray *tensors, double bytes_matrix, double bytes_vector,
-                guint64 times)
+/* Bytes of one copy of `t` as stored. */
+static double
+stored_bytes (const ModelTensor *t, double w)
 {
-  for (guint k = 0; k < tensors->len; k++)
-    {
-      const ModelArchTensor *t = &g_array_index (tensors, ModelArchTensor, k);
-      double b = (double) (t->rows * t->cols) * (t->cols >= 2 ? bytes_matrix : bytes_vector);
-      for (guint64 j = 0; j < t->count * times; j++)
-        g_array_append_val (out, b);
-    }
+  return (double) model_tensor_numel (t)
+         * (t->storage == MODEL_TENSOR_STORAGE_NF4 ? MODEL_NF4_BYTES : w);
 }
 
 GArray *
@@ -128,11 +83,21 @@ model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch)
   g_return_val_if_fail (s != NULL && arch != NULL, NULL);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
   double w = model_stack_weight_bytes (s);
-  g_autoptr (GArray) root = model_arch_root_tensors (arch);
-  g_autoptr (GArray) layer = model_arch_layer_tensors (arch);
-  append_tensors (out, root, w, w, 1);
-  /* In a layer the matrices are exactly the nn.Linear weights: NF4 under QLoRA. */
-  append_tensors (out, layer, qlora (s) ? MODEL_NF4_BYTES : w, w, arch->n_layers);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  /* The root unit's tensors, then the layers' (each template tensor L × count times, in
+   * inventory order); the adapters are category lora, not listed. */
+  const ModelInventoryScope scopes[] = { MODEL_INVENTORY_ROOT, MODEL_INVENTORY_ALL };
+  for (guint sc = 0; sc < G_N_ELEMENTS (scopes); sc++)
+    for (guint k = 0; k < inv->tensors->len; k++)
+      {
+        const ModelTensor *t = model_inventory_tensor (inv, k);
+        if (t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
+            || (sc == 0) != (t->layer == MODEL_TENSOR_ROOT))
+          continue;
+        double b = stored_bytes (t, w);
+        for (guint64 j = 0; j < model_inventory_copies (inv, t, scopes[sc]); j++)
+          g_array_append_val (out, b);
+      }
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "cli/run.h"
 #include "cli/scenario/scenario.h"
 #include "hardware/catalog.h"
+#include "models/arch/inventory.h"
 #include "models/memory/allocator.h"
 #include "sim/units.h"
 #include "tests/testlib.h"
@@ -85,14 +86,15 @@ test_m5 (void)
   g_autofree char *path = stepsim_test_srcpath ("models/configs/bert-large-uncased.json");
   g_autoptr (ModelArch) arch = model_arch_load_hf_config (path, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
-  g_autoptr (GArray) t = model_arch_param_tensors (arch);
+  g_autoptr (ModelInventory) inv = model_inventory_new (arch, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (inv);
   g_autoptr (ModelAllocator) a = model_allocator_new (v100->memory_capacity - v100->cuda_context,
                                                       FALSE);
-  for (guint k = 0; k < t->len; k++)
+  for (guint k = 0; k < inv->tensors->len; k++)
     {
-      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
-      for (guint64 i = 0; i < x->count; i++)
-        model_allocator_malloc (a, 4.0 * (double) (x->rows * x->cols), NULL);
+      const ModelTensor *x = model_inventory_tensor (inv, k);
+      for (guint64 i = 0; i < model_inventory_copies (inv, x, MODEL_INVENTORY_ALL); i++)
+        model_allocator_malloc (a, 4.0 * (double) model_tensor_numel (x), NULL);
     }
   double p = (v100->cuda_context + model_allocator_reserved (a)) / MiB;
   g_printerr ("\n  M5: context + fp32 weights predicted %.0f MiB (weights %.1f MiB "

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "models/arch/arch.h"
+#include "models/arch/inventory.h"
 #include "tests/testlib.h"
 
 #include <math.h>
@@ -456,19 +457,21 @@ test_param_tensors (void)
   for (gsize i = 0; i < G_N_ELEMENTS (stems); i++)
     {
       g_autoptr (ModelArch) arch = load_shipped (stems[i]);
-      g_autoptr (GArray) t = model_arch_param_tensors (arch);
+      g_autoptr (ModelInventory) inv = model_inventory_new (arch, NULL, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (inv);
       guint64 sum = 0;
-      for (guint k = 0; k < t->len; k++)
+      for (guint k = 0; k < inv->tensors->len; k++)
         {
-          const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
-          sum += x->rows * x->cols * x->count;
+          const ModelTensor *x = model_inventory_tensor (inv, k);
+          sum += model_tensor_numel (x) * model_inventory_copies (inv, x, MODEL_INVENTORY_ALL);
         }
       if (sum != model_arch_n_params (arch))
         g_printerr ("\n  %s: tensors %" G_GUINT64_FORMAT "\n", stems[i], sum);
       CU_ASSERT_EQUAL (sum, model_arch_n_params (arch));
     }
   g_autoptr (ModelArch) bert = load_shipped ("bert-large-uncased");
-  CU_ASSERT_EQUAL (model_arch_largest_tensor (bert), 31254528);
+  g_autoptr (ModelInventory) binv = model_inventory_new (bert, NULL, NULL);
+  CU_ASSERT_EQUAL (model_inventory_largest (binv, MODEL_INVENTORY_ALL, FALSE), 31254528);
 }
 
 static const StepsimTest tests[] = {

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "models/arch/arch.h"
+#include "models/arch/inventory.h"
 #include "models/ops/cost.h"
 #include "tests/testlib.h"
 
@@ -134,18 +135,24 @@ test_tensors (void)
   g_autofree char *path = stepsim_test_srcpath ("models/configs/mpt-7b.json");
   g_autoptr (ModelArch) a = model_arch_load_hf_config (path, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
-  g_autoptr (GArray) t = model_arch_param_tensors (a);
+  g_autoptr (ModelInventory) inv = model_inventory_new (a, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (inv);
   guint64 sum = 0, wqkv = 0;
-  for (guint k = 0; k < t->len; k++)
+  for (guint k = 0; k < inv->tensors->len; k++)
     {
-      const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, k);
-      sum += x->rows * x->cols * x->count;
-      if (x->rows == 3 * 4096 && x->cols == 4096)
-        wqkv += x->count;
+      const ModelTensor *x = model_inventory_tensor (inv, k);
+      guint64 copies = model_inventory_copies (inv, x, MODEL_INVENTORY_ALL);
+      sum += model_tensor_numel (x) * copies;
+      if (x->ndim == 2 && x->shape[0] == 3 * 4096 && x->shape[1] == 4096)
+        {
+          wqkv += copies;
+          CU_ASSERT_EQUAL (x->role, MODEL_TENSOR_QKV);
+          CU_ASSERT_STRING_EQUAL (x->name, "transformer.blocks.{i}.attn.Wqkv.weight");
+        }
     }
   CU_ASSERT_EQUAL (sum, model_arch_n_params (a));
   CU_ASSERT_EQUAL (wqkv, 32);
-  CU_ASSERT_EQUAL (model_arch_largest_tensor (a), 50432ULL * 4096ULL);
+  CU_ASSERT_EQUAL (model_inventory_largest (inv, MODEL_INVENTORY_ALL, FALSE), 50432ULL * 4096ULL);
 }
 
 /* Layer forward FLOPs of a bias-free GELU transformer with i = 4h (MHA), T = b·s tokens:

@@ -92,13 +92,14 @@ test_linear_params_are_the_matrices (void)
   for (gsize k = 0; k < G_N_ELEMENTS (names); k++)
     {
       g_autoptr (ModelArch) a = shipped (names[k]);
-      g_autoptr (GArray) t = model_arch_layer_tensors (a);
+      g_autoptr (ModelInventory) inv = model_inventory_new (a, NULL, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (inv);
       guint64 matrices = 0;
-      for (guint i = 0; i < t->len; i++)
+      for (guint i = 0; i < inv->tensors->len; i++)
         {
-          const ModelArchTensor *x = &g_array_index (t, ModelArchTensor, i);
-          if (x->cols >= 2)
-            matrices += x->rows * x->cols * x->count;
+          const ModelTensor *x = model_inventory_tensor (inv, i);
+          if (x->ndim == 2)
+            matrices += model_tensor_numel (x) * model_inventory_copies (inv, x, MODEL_INVENTORY_LAYER);
         }
       CU_ASSERT_EQUAL (model_finetune_layer_linear_params (a), matrices);
     }

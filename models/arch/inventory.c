@@ -1,0 +1,620 @@
+/* models/arch/inventory.c — the tensor inventory (inventory.h) and its folds.
+ *
+ * Module shapes and names are those of HF transformers' modeling_{llama,mistral,mixtral,
+ * qwen2,gpt2,bert,mpt}.py (see arch.c for the per-family closed forms and the papers);
+ * LoRA adapters are PEFT's (peft/tuners/lora/layer.py: lora_A nn.Linear(in, r), lora_B
+ * nn.Linear(r, out), no bias); QLoRA's NF4 storage is bitsandbytes' Linear4bit
+ * (Dettmers et al. 2023, arXiv 2305.14314 §3).
+ */
+#include "config.h"
+#include "models/arch/inventory.h"
+
+#include <string.h>
+
+/* Module paths per naming scheme; "%s" stands for the layer prefix. */
+typedef struct
+{
+  const char *embed, *pos, *type, *embed_norm, *layer, *q, *k, *v, *qkv, *o, *router, *gate,
+    *up, *down, *norm1, *norm2, *final_norm, *pooler, *classifier, *head;
+} Names;
+
+static const Names llama_names = {
+  .embed = "model.embed_tokens", .pos = "model.embed_positions", .layer = "model.layers.{i}",
+  .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+  .qkv = "self_attn.qkv_proj", .o = "self_attn.o_proj", .router = "mlp.router",
+  .gate = "mlp.gate_proj", .up = "mlp.up_proj", .down = "mlp.down_proj",
+  .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
+  .head = "lm_head",
+};
+
+static const Names mixtral_names = {
+  .embed = "model.embed_tokens", .pos = "model.embed_positions", .layer = "model.layers.{i}",
+  .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+  .qkv = "self_attn.qkv_proj", .o = "self_attn.o_proj", .router = "block_sparse_moe.gate",
+  .gate = "block_sparse_moe.experts.{e}.w1", .up = "block_sparse_moe.experts.{e}.w3",
+  .down = "block_sparse_moe.experts.{e}.w2", .norm1 = "input_layernorm",
+  .norm2 = "post_attention_layernorm", .final_norm = "model.norm", .head = "lm_head",
+};
+
+static const Names gpt2_names = {
+  .embed = "transformer.wte", .pos = "transformer.wpe", .layer = "transformer.h.{i}",
+  .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .qkv = "attn.c_attn",
+  .o = "attn.c_proj", .router = "mlp.router", .gate = "mlp.c_gate", .up = "mlp.c_fc",
+  .down = "mlp.c_proj", .norm1 = "ln_1", .norm2 = "ln_2", .final_norm = "transformer.ln_f",
+  .head = "lm_head",
+};
+
+static const Names bert_names = {
+  .embed = "bert.embeddings.word_embeddings", .pos = "bert.embeddings.position_embeddings",
+  .type = "bert.embeddings.token_type_embeddings", .embed_norm = "bert.embeddings.LayerNorm",
+  .layer = "bert.encoder.layer.{i}", .q = "attention.self.query", .k = "attention.self.key",
+  .v = "attention.self.value", .qkv = "attention.self.qkv", .o = "attention.output.dense",
+  .router = "router", .gate = "intermediate.gate", .up = "intermediate.dense",
+  .down = "output.dense", .norm1 = "attention.output.LayerNorm", .norm2 = "output.LayerNorm",
+  .final_norm = "bert.final_norm", .pooler = "bert.pooler.dense", .classifier = "classifier",
+  .head = "lm_head",
+};
+
+static const Names mpt_names = {
+  .embed = "transformer.wte", .pos = "transformer.wpe", .layer = "transformer.blocks.{i}",
+  .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .qkv = "attn.Wqkv",
+  .o = "attn.out_proj", .router = "ffn.router", .gate = "ffn.gate_proj", .up = "ffn.up_proj",
+  .down = "ffn.down_proj", .norm1 = "norm_1", .norm2 = "norm_2", .final_norm = "transformer.norm_f",
+  .head = "lm_head",
+};
+
+static const Names *
+names_of (ModelFamily f)
+{
+  switch (f)
+    {
+    case MODEL_FAMILY_MIXTRAL: return &mixtral_names;
+    case MODEL_FAMILY_GPT2: return &gpt2_names;
+    case MODEL_FAMILY_BERT: return &bert_names;
+    case MODEL_FAMILY_MPT: return &mpt_names;
+    default: return &llama_names;
+    }
+}
+
+typedef struct
+{
+  ModelInventory *inv;
+  const Names *n;
+  gboolean lora, qlora;
+} Builder;
+
+/* Appends a tensor named `prefix.module.suffix` (prefix NULL: none); returns its index. */
+static gint
+add (Builder *b, const char *module, gboolean in_layer, const char *suffix, ModelTensorRole role,
+     gboolean is_bias, guint ndim, guint64 d0, guint64 d1, guint64 count)
+{
+  if (d0 == 0 || (ndim > 1 && d1 == 0) || count == 0) /* an absent tensor (size 0) */
+    return -1;
+  g_autofree char *name = in_layer ? g_strdup_printf ("%s.%s.%s", b->n->layer, module, suffix)
+                                   : g_strdup_printf ("%s.%s", module, suffix);
+  ModelTensor t = {
+    .name = g_string_chunk_insert_const (b->inv->names, name),
+    .role = role,
+    .is_bias = is_bias,
+    .ndim = ndim,
+    .shape = { d0, ndim > 1 ? d1 : 1, 1, 1 },
+    .layer = in_layer ? MODEL_TENSOR_EACH_LAYER : MODEL_TENSOR_ROOT,
+    .count = count,
+    .trainable = !b->lora,
+    .storage = MODEL_TENSOR_STORAGE_WEIGHT,
+    .lora_target = FALSE,
+    .base = -1,
+  };
+  g_array_append_val (b->inv->tensors, t);
+  return (gint) b->inv->tensors->len - 1;
+}
+
+/* A projection weight of a layer: out × in (nn.Linear), or in × out for GPT-2's Conv1D. NF4
+ * under QLoRA (bitsandbytes swaps every nn.Linear / Conv1D-as-Linear of the blocks). */
+static gint
+add_proj (Builder *b, const char *module, ModelTensorRole role, guint64 in, guint64 out,
+          guint64 count)
+{
+  gboolean conv1d = b->inv->arch->family == MODEL_FAMILY_GPT2;
+  gint k = add (b, module, TRUE, "weight", role, FALSE, 2, conv1d ? in : out, conv1d ? out : in,
+                count);
+  if (b->qlora && k >= 0)
+    g_array_index (b->inv->tensors, ModelTensor, k).storage = MODEL_TENSOR_STORAGE_NF4;
+  return k;
+}
+
+static void
+add_norm (Builder *b, const char *module, gboolean in_layer, gboolean bias)
+{
+  guint64 h = b->inv->arch->hidden_size;
+  if (!bias)
+    add (b, module, in_layer, "weight", MODEL_TENSOR_NORM, FALSE, 1, h, 1, 1);
+  else if (b->inv->arch->norm == MODEL_NORM_LAYER)
+    add (b, module, in_layer, "bias", MODEL_TENSOR_NORM, TRUE, 1, h, 1, 1);
+}
+
+/* PEFT target_modules for each projection role (finetune.h). */
+static gboolean
+targeted (ModelTensorRole r, const ModelFinetune *f)
+{
+  if (!model_finetune_active (f))
+    return FALSE;
+  switch (f->targets)
+    {
+    case MODEL_LORA_ALL_LINEAR: return TRUE; /* the MoE router too: an nn.Linear */
+    case MODEL_LORA_ATTENTION: return r <= MODEL_TENSOR_ATTN_OUT;
+    case MODEL_LORA_QV: return r == MODEL_TENSOR_Q || r == MODEL_TENSOR_V || r == MODEL_TENSOR_QKV;
+    }
+  return FALSE;
+}
+
+/* in, out features of a projection weight. */
+static void
+proj_features (const ModelInventory *inv, const ModelTensor *t, guint64 *in, guint64 *out)
+{
+  gboolean conv1d = inv->arch->family == MODEL_FAMILY_GPT2;
+  *in = conv1d ? t->shape[0] : t->shape[1];
+  *out = conv1d ? t->shape[1] : t->shape[0];
+}
+
+/* The projection groups of a layer, as consecutive runs of tensor indices: q | k | v | qkv
+ * | o | router | gate+up (SwiGLU) | fc | down. A group is one ModelLinear and its adapters
+ * are laid out A…A B…B. */
+static gboolean
+same_group (const ModelTensor *a, const ModelTensor *b)
+{
+  return a->role == MODEL_TENSOR_MLP_GATE && b->role == MODEL_TENSOR_MLP_UP;
+}
+
+static gboolean
+is_proj_weight (const ModelTensor *t)
+{
+  return t->layer != MODEL_TENSOR_ROOT && !t->is_bias && t->role >= MODEL_TENSOR_Q
+         && t->role <= MODEL_TENSOR_ROUTER;
+}
+
+static void
+add_adapters (Builder *b, guint first, guint last)
+{
+  GArray *ts = b->inv->tensors;
+  guint64 r = b->inv->finetune.rank;
+  for (gint side = 0; side < 2; side++)
+    for (guint j = first; j <= last; j++)
+      {
+        ModelTensor base = g_array_index (ts, ModelTensor, j);
+        if (!base.lora_target)
+          continue;
+        guint64 in, out;
+        proj_features (b->inv, &base, &in, &out);
+        g_autofree char *stem = g_strndup (base.name, strlen (base.name) - strlen (".weight"));
+        g_autofree char *name = g_strdup_printf ("%s.%s", stem, side == 0 ? "lora_A.weight"
+                                                                          : "lora_B.weight");
+        ModelTensor t = {
+          .name = g_string_chunk_insert_const (b->inv->names, name),
+          .role = side == 0 ? MODEL_TENSOR_LORA_A : MODEL_TENSOR_LORA_B,
+          .ndim = 2,
+          .shape = { side == 0 ? r : out, side == 0 ? in : r, 1, 1 },
+          .layer = base.layer,
+          .count = base.count,
+          .trainable = TRUE,
+          .storage = MODEL_TENSOR_STORAGE_WEIGHT,
+          .base = (gint) j,
+        };
+        g_array_append_val (ts, t);
+      }
+}
+
+static void
+add_layer (Builder *b)
+{
+  const ModelArch *a = b->inv->arch;
+  const Names *n = b->n;
+  guint64 h = a->hidden_size, q = a->n_heads * a->head_dim, kv = a->n_kv_heads * a->head_dim;
+  guint64 i = a->intermediate_size, E = a->n_experts > 0 ? a->n_experts : 1;
+  gboolean fused = model_arch_fused_qkv (a), moe = a->n_experts > 0;
+  gboolean swiglu = a->mlp == MODEL_MLP_SWIGLU;
+  guint first = b->inv->tensors->len;
+  if (fused)
+    add_proj (b, n->qkv, MODEL_TENSOR_QKV, h, q + 2 * kv, 1);
+  else
+    {
+      add_proj (b, n->q, MODEL_TENSOR_Q, h, q, 1);
+      add_proj (b, n->k, MODEL_TENSOR_K, h, kv, 1);
+      add_proj (b, n->v, MODEL_TENSOR_V, h, kv, 1);
+    }
+  add_proj (b, n->o, MODEL_TENSOR_ATTN_OUT, q, h, 1);
+  if (a->qkv_bias && fused)
+    add (b, n->qkv, TRUE, "bias", MODEL_TENSOR_QKV, TRUE, 1, q + 2 * kv, 1, 1);
+  else if (a->qkv_bias)
+    {
+      add (b, n->q, TRUE, "bias", MODEL_TENSOR_Q, TRUE, 1, q, 1, 1);
+      add (b, n->k, TRUE, "bias", MODEL_TENSOR_K, TRUE, 1, kv, 1, 1);
+      add (b, n->v, TRUE, "bias", MODEL_TENSOR_V, TRUE, 1, kv, 1, 1);
+    }
+  if (a->attn_out_bias)
+    add (b, n->o, TRUE, "bias", MODEL_TENSOR_ATTN_OUT, TRUE, 1, h, 1, 1);
+  if (moe)
+    add_proj (b, n->router, MODEL_TENSOR_ROUTER, h, a->n_experts, 1); /* no bias */
+  if (swiglu)
+    add_proj (b, n->gate, MODEL_TENSOR_MLP_GATE, h, i, E);
+  add_proj (b, n->up, MODEL_TENSOR_MLP_UP, h, i, E);
+  add_proj (b, n->down, MODEL_TENSOR_MLP_DOWN, i, h, E);
+  if (a->mlp_bias)
+    {
+      if (swiglu)
+        add (b, n->gate, TRUE, "bias", MODEL_TENSOR_MLP_GATE, TRUE, 1, i, 1, E);
+      add (b, n->up, TRUE, "bias", MODEL_TENSOR_MLP_UP, TRUE, 1, i, 1, E);
+      add (b, n->down, TRUE, "bias", MODEL_TENSOR_MLP_DOWN, TRUE, 1, h, 1, E);
+    }
+  add_norm (b, n->norm1, TRUE, FALSE);
+  add_norm (b, n->norm2, TRUE, FALSE);
+  add_norm (b, n->norm1, TRUE, TRUE);
+  add_norm (b, n->norm2, TRUE, TRUE);
+  guint last = b->inv->tensors->len;
+  if (!b->lora)
+    return;
+  GArray *ts = b->inv->tensors;
+  for (guint j = first; j < last; j++)
+    {
+      ModelTensor *t = &g_array_index (ts, ModelTensor, j);
+      t->lora_target = is_proj_weight (t) && targeted (t->role, &b->inv->finetune);
+    }
+  /* Adapters, group by group (A of each member, then B of each member). */
+  for (guint j = first; j < last; j++)
+    {
+      if (!is_proj_weight (&g_array_index (ts, ModelTensor, j)))
+        continue;
+      guint end = j;
+      while (end + 1 < last && same_group (&g_array_index (ts, ModelTensor, end),
+                                           &g_array_index (ts, ModelTensor, end + 1)))
+        end++;
+      add_adapters (b, j, end);
+      j = end;
+    }
+}
+
+static gboolean
+check_sizes (const ModelArch *a, const ModelFinetune *ft, GError **error)
+{
+  if (model_finetune_active (ft) && ft->rank == 0)
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID,
+                   "model '%s': LoRA rank must be at least 1",
+                   a->name != NULL ? a->name : "(unnamed)");
+      return FALSE;
+    }
+  /* Π shape of the largest tensor must stay exact in 64 bits: sizes past
+   * model_arch_validate()'s bounds are refused rather than wrapped. */
+  guint64 big = MAX (MAX (a->vocab_size, a->max_positions), MAX (a->intermediate_size,
+                                                                 a->n_heads * a->head_dim));
+  if (a->hidden_size > G_MAXUINT32 || big > G_MAXUINT32 || a->n_experts > G_MAXUINT32
+      || a->n_layers > G_MAXUINT32)
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID,
+                   "model '%s': sizes too large to count exactly",
+                   a->name != NULL ? a->name : "(unnamed)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+ModelInventory *
+model_inventory_new (const ModelArch *arch, const ModelFinetune *ft, GError **error)
+{
+  g_return_val_if_fail (arch != NULL, NULL);
+  if (!check_sizes (arch, ft, error))
+    return NULL;
+  ModelInventory *inv = g_new0 (ModelInventory, 1);
+  inv->arch = model_arch_copy (arch);
+  model_finetune_init_defaults (&inv->finetune);
+  if (ft != NULL)
+    inv->finetune = *ft;
+  inv->n_layers = arch->n_layers;
+  inv->tensors = g_array_new (FALSE, FALSE, sizeof (ModelTensor));
+  inv->names = g_string_chunk_new (1024);
+  Builder b = {
+    .inv = inv,
+    .n = names_of (arch->family),
+    .lora = model_finetune_active (ft),
+    .qlora = ft != NULL && ft->method == MODEL_FINETUNE_QLORA,
+  };
+  const Names *n = b.n;
+  guint64 h = arch->hidden_size;
+  gboolean bert = arch->family == MODEL_FAMILY_BERT;
+  add (&b, n->embed, FALSE, "weight", MODEL_TENSOR_EMBEDDING, FALSE, 2, arch->vocab_size, h, 1);
+  if (arch->learned_positions && arch->max_positions > 0)
+    add (&b, n->pos, FALSE, "weight", MODEL_TENSOR_POSITION, FALSE, 2, arch->max_positions, h, 1);
+  if (bert)
+    {
+      if (arch->type_vocab_size > 0)
+        add (&b, n->type, FALSE, "weight", MODEL_TENSOR_TOKEN_TYPE, FALSE, 2,
+             arch->type_vocab_size, h, 1);
+      add_norm (&b, n->embed_norm, FALSE, FALSE);
+      add_norm (&b, n->embed_norm, FALSE, TRUE);
+    }
+  if (arch->n_layers > 0)
+    add_layer (&b);
+  if (bert) /* BertForSequenceClassification: post-LN, no final norm */
+    {
+      add (&b, n->pooler, FALSE, "weight", MODEL_TENSOR_POOLER, FALSE, 2, h, h, 1);
+      add (&b, n->pooler, FALSE, "bias", MODEL_TENSOR_POOLER, TRUE, 1, h, 1, 1);
+      if (arch->num_labels > 0)
+        {
+          add (&b, n->classifier, FALSE, "weight", MODEL_TENSOR_CLASSIFIER, FALSE, 2,
+               arch->num_labels, h, 1);
+          add (&b, n->classifier, FALSE, "bias", MODEL_TENSOR_CLASSIFIER, TRUE, 1,
+               arch->num_labels, 1, 1);
+        }
+      return inv;
+    }
+  add_norm (&b, n->final_norm, FALSE, FALSE);
+  add_norm (&b, n->final_norm, FALSE, TRUE);
+  if (!arch->tied_embeddings)
+    add (&b, n->head, FALSE, "weight", MODEL_TENSOR_HEAD, FALSE, 2, arch->vocab_size, h, 1);
+  return inv;
+}
+
+void
+model_inventory_free (ModelInventory *inv)
+{
+  if (inv == NULL)
+    return;
+  model_arch_free (inv->arch);
+  g_array_unref (inv->tensors);
+  g_string_chunk_free (inv->names);
+  g_free (inv);
+}
+
+guint64
+model_tensor_numel (const ModelTensor *t)
+{
+  g_return_val_if_fail (t != NULL, 0);
+  guint64 n = 1;
+  for (guint d = 0; d < t->ndim; d++)
+    n *= t->shape[d];
+  return n;
+}
+
+const ModelTensor *
+model_inventory_tensor (const ModelInventory *inv, guint i)
+{
+  g_return_val_if_fail (inv != NULL && i < inv->tensors->len, NULL);
+  return &g_array_index (inv->tensors, ModelTensor, i);
+}
+
+char *
+model_inventory_tensor_name (const ModelTensor *t, guint64 layer, guint64 expert)
+{
+  g_return_val_if_fail (t != NULL, NULL);
+  g_autofree char *l = g_strdup_printf ("%" G_GUINT64_FORMAT, layer);
+  g_autofree char *e = g_strdup_printf ("%" G_GUINT64_FORMAT, expert);
+  g_auto (GStrv) a = g_strsplit (t->name, "{i}", -1);
+  g_autofree char *with_layer = g_strjoinv (l, a);
+  g_auto (GStrv) b = g_strsplit (with_layer, "{e}", -1);
+  return g_strjoinv (e, b);
+}
+
+guint64
+model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
+                        ModelInventoryScope scope)
+{
+  g_return_val_if_fail (inv != NULL && t != NULL, 0);
+  gboolean root = t->layer == MODEL_TENSOR_ROOT;
+  switch (scope)
+    {
+    case MODEL_INVENTORY_ROOT:
+      return root ? t->count : 0;
+    case MODEL_INVENTORY_LAYER:
+      return t->layer == MODEL_TENSOR_EACH_LAYER ? t->count : 0;
+    case MODEL_INVENTORY_ALL:
+    default:
+      return t->count * (t->layer == MODEL_TENSOR_EACH_LAYER ? inv->n_layers : 1);
+    }
+}
+
+double
+model_inventory_fold (const ModelInventory *inv, ModelInventoryScope scope, ModelTensorFn fn,
+                      gpointer data)
+{
+  g_return_val_if_fail (inv != NULL && fn != NULL, 0);
+  double sum = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      guint64 c = model_inventory_copies (inv, t, scope);
+      if (c > 0)
+        sum += (double) c * fn (t, data);
+    }
+  return sum;
+}
+
+/* Integer folds: Σ copies × numel over the tensors `keep` accepts (exact in 64 bits). */
+typedef gboolean (*Keep) (const ModelTensor *t, gconstpointer data);
+
+static guint64
+count (const ModelInventory *inv, ModelInventoryScope scope, Keep keep, gconstpointer data)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  guint64 n = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      if (keep (t, data))
+        n += model_inventory_copies (inv, t, scope) * model_tensor_numel (t);
+    }
+  return n;
+}
+
+static gboolean
+is_adapter (const ModelTensor *t)
+{
+  return t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
+         || t->role == MODEL_TENSOR_DORA_MAGNITUDE;
+}
+
+static gboolean
+keep_base (const ModelTensor *t, gconstpointer data)
+{
+  (void) data;
+  return !is_adapter (t);
+}
+
+static gboolean
+keep_trainable (const ModelTensor *t, gconstpointer data)
+{
+  (void) data;
+  return t->trainable;
+}
+
+static gboolean
+keep_adapter (const ModelTensor *t, gconstpointer data)
+{
+  (void) data;
+  return is_adapter (t);
+}
+
+static gboolean
+keep_role (const ModelTensor *t, gconstpointer data)
+{
+  return t->role == *(const ModelTensorRole *) data;
+}
+
+static gboolean
+keep_nf4 (const ModelTensor *t, gconstpointer data)
+{
+  (void) data;
+  return t->storage == MODEL_TENSOR_STORAGE_NF4;
+}
+
+guint64
+model_inventory_n_params (const ModelInventory *inv, ModelInventoryScope scope)
+{
+  return count (inv, scope, keep_base, NULL);
+}
+
+guint64
+model_inventory_n_trainable (const ModelInventory *inv, ModelInventoryScope scope)
+{
+  return count (inv, scope, keep_trainable, NULL);
+}
+
+guint64
+model_inventory_n_adapter (const ModelInventory *inv, ModelInventoryScope scope)
+{
+  return count (inv, scope, keep_adapter, NULL);
+}
+
+guint64
+model_inventory_n_role (const ModelInventory *inv, ModelInventoryScope scope,
+                        ModelTensorRole role)
+{
+  return count (inv, scope, keep_role, &role);
+}
+
+guint64
+model_inventory_n_nf4 (const ModelInventory *inv, ModelInventoryScope scope)
+{
+  return count (inv, scope, keep_nf4, NULL);
+}
+
+static gboolean
+is_expert (const ModelInventory *inv, const ModelTensor *t)
+{
+  return inv->arch->n_experts > 0
+         && (t->role == MODEL_TENSOR_MLP_GATE || t->role == MODEL_TENSOR_MLP_UP
+             || t->role == MODEL_TENSOR_MLP_DOWN);
+}
+
+guint64
+model_inventory_n_active (const ModelInventory *inv)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  guint64 n = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      if (is_adapter (t))
+        continue;
+      guint64 c = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+      if (is_expert (inv, t)) /* top-k of the E copies per layer */
+        c = c / t->count * inv->arch->experts_per_token;
+      n += c * model_tensor_numel (t);
+    }
+  return n;
+}
+
+guint64
+model_inventory_largest (const ModelInventory *inv, ModelInventoryScope scope,
+                         gboolean trainable_only)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  guint64 m = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      if (model_inventory_copies (inv, t, scope) > 0 && (t->trainable || !trainable_only))
+        m = MAX (m, model_tensor_numel (t));
+    }
+  return m;
+}
+
+double
+model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope scope,
+                              double weight_bytes, gboolean with_adapters)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  /* Element counts per storage first, then one product each: exact for any count < 2^53. */
+  guint64 dense = 0, nf4 = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      if (is_adapter (t) && !with_adapters)
+        continue;
+      guint64 n = model_inventory_copies (inv, t, scope) * model_tensor_numel (t);
+      if (t->storage == MODEL_TENSOR_STORAGE_NF4)
+        nf4 += n;
+      else
+        dense += n;
+    }
+  return MODEL_NF4_BYTES * (double) nf4 + weight_bytes * (double) dense;
+}
+
+double
+model_inventory_nf4_constant_bytes (const ModelInventory *inv, ModelInventoryScope scope)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  guint64 n = model_inventory_n_nf4 (inv, scope);
+  return n > 0 ? (double) n * model_finetune_nf4_constant_bytes (&inv->finetune) : 0;
+}
+
+GArray *
+model_inventory_layer_linears (const ModelInventory *inv)
+{
+  g_return_val_if_fail (inv != NULL, NULL);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelLinear));
+  const ModelArch *a = inv->arch;
+  double k = a->n_experts > 0 ? (double) a->experts_per_token / (double) a->n_experts : 1.0;
+  GArray *ts = inv->tensors;
+  for (guint j = 0; j < ts->len; j++)
+    {
+      const ModelTensor *t = &g_array_index (ts, ModelTensor, j);
+      if (t->layer != MODEL_TENSOR_EACH_LAYER || !is_proj_weight (t))
+        continue;
+      guint64 in, outf;
+      proj_features (inv, t, &in, &outf);
+      ModelLinear l = {
+        .in = in,
+        .out = outf,
+        .count = t->count,
+        .tokens_per_token = is_expert (inv, t) ? k : 1.0,
+        .targeted = t->lora_target,
+        .attention = t->role <= MODEL_TENSOR_ATTN_OUT,
+      };
+      /* A group (SwiGLU gate + up) is one ModelLinear of their summed count. */
+      while (j + 1 < ts->len && same_group (&g_array_index (ts, ModelTensor, j),
+                                            &g_array_index (ts, ModelTensor, j + 1)))
+        l.count += g_array_index (ts, ModelTensor, ++j).count;
+      g_array_append_val (out, l);
+    }
+  return out;
+}
