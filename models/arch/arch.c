@@ -5,7 +5,9 @@
  * n_heads and experts_per_token ≤ n_experts. Parameter counts are exact integers (guint64)
  * and reproduce the published totals of the configs in models/configs/ (README there).
  *
- * Parameter count of one layer (h hidden, a heads, k kv heads, d head_dim, i inner, E experts):
+ * Parameter counts are folds over the tensor inventory (inventory.c), which lists exactly
+ * these tensors. Closed form of one layer (h hidden, a heads, k kv heads, d head_dim, i inner,
+ * E experts):
  *   attention  q h·(a·d), k and v h·(k·d) each, o (a·d)·h;
  *              + a·d + 2·k·d if qkv_bias, + h if attn_out_bias
  *   MLP        SwiGLU 3·h·i (+ 2·i + h with biases); GELU 2·h·i (+ i + h with biases)

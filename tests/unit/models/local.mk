@@ -15,3 +15,7 @@ check_PROGRAMS += tests/unit/models/test_cost_framework
 tests_unit_models_test_cost_framework_SOURCES = tests/unit/models/test_cost_framework.c tests/unit/models/cost_fixture.h
 tests_unit_models_test_cost_framework_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_cost_framework_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_inventory
+tests_unit_models_test_inventory_SOURCES = tests/unit/models/test_inventory.c
+tests_unit_models_test_inventory_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_inventory_LDADD = $(UNIT_TEST_LIBS)

@@ -1,0 +1,418 @@
+/* tests/unit/models/test_inventory.c — the tensor inventory (models/arch/inventory.h): per-role
+ * counts against closed forms, trainable counts under LoRA, NF4 bytes, and that every fold
+ * (the inventory's own, arch.h's counts, stack.h's bytes) equals the sum over the tensors.
+ *
+ * Oracles: the module shapes of HF modeling_llama.py / modeling_gpt2.py /
+ * modeling_mixtral.py written as closed forms in the configs' sizes (derivations in the
+ * comments), PEFT's lora_A r × in and lora_B out × r, QLoRA §3's 0.5 B per NF4 weight and
+ * 0.127 bit of double-quantized constants. */
+#include "config.h"
+#include "models/arch/inventory.h"
+#include "models/stack/stack.h"
+#include "tests/testlib.h"
+
+#include <math.h>
+#include <string.h>
+
+static ModelArch *
+shipped (const char *name)
+{
+  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
+  g_autofree char *path = stepsim_test_srcpath (rel);
+  ModelArch *a = model_arch_load_hf_config (path, NULL);
+  g_assert (a != NULL);
+  return a;
+}
+
+static ModelFinetune
+ft (ModelFinetuneMethod m, guint64 r, ModelLoraTargets t)
+{
+  ModelFinetune f;
+  model_finetune_init_defaults (&f);
+  f.method = m;
+  f.rank = r;
+  f.targets = t;
+  return f;
+}
+
+static ModelInventory *
+inventory (const ModelArch *a, const ModelFinetune *f)
+{
+  g_autoptr (GError) error = NULL;
+  ModelInventory *inv = model_inventory_new (a, f, &error);
+  g_assert_no_error (error);
+  return inv;
+}
+
+/* Llama-3.1-8B (h 4096, L 32, a 32, k 8, d 128, i 14336, V 128256, untied), as
+ * LlamaForCausalLM: embed_tokens V·h; per layer q h·(a·d), k and v h·(k·d), o (a·d)·h, gate
+ * and up i·h, down h·i, two RMSNorm weights h; final norm h; lm_head V·h. */
+static void
+test_llama_roles (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-3.1-8b");
+  g_autoptr (ModelInventory) inv = inventory (a, NULL);
+  const guint64 h = 4096, L = 32, q = 32 * 128, kv = 8 * 128, i = 14336, V = 128256;
+  const struct
+  {
+    ModelTensorRole role;
+    guint64 n;
+  } want[] = {
+    { MODEL_TENSOR_EMBEDDING, V * h },    { MODEL_TENSOR_Q, L * h * q },
+    { MODEL_TENSOR_K, L * h * kv },       { MODEL_TENSOR_V, L * h * kv },
+    { MODEL_TENSOR_ATTN_OUT, L * q * h }, { MODEL_TENSOR_MLP_GATE, L * i * h },
+    { MODEL_TENSOR_MLP_UP, L * i * h },   { MODEL_TENSOR_MLP_DOWN, L * h * i },
+    { MODEL_TENSOR_NORM, 2 * L * h + h }, { MODEL_TENSOR_HEAD, V * h },
+    { MODEL_TENSOR_QKV, 0 },              { MODEL_TENSOR_ROUTER, 0 },
+    { MODEL_TENSOR_POSITION, 0 },
+  };
+  guint64 sum = 0;
+  for (gsize k = 0; k < G_N_ELEMENTS (want); k++)
+    {
+      CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, want[k].role), want[k].n);
+      sum += want[k].n;
+    }
+  CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL), sum);
+  CU_ASSERT_EQUAL (model_arch_n_params (a), sum); /* 8,030,261,248 (Meta's model card: 8.03B) */
+  CU_ASSERT_EQUAL (sum, 8030261248ULL);
+  /* shapes: nn.Linear (out, in) */
+  const ModelTensor *k_proj = NULL;
+  for (guint j = 0; j < inv->tensors->len; j++)
+    if (model_inventory_tensor (inv, j)->role == MODEL_TENSOR_K)
+      k_proj = model_inventory_tensor (inv, j);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (k_proj);
+  CU_ASSERT_EQUAL (k_proj->ndim, 2);
+  CU_ASSERT_EQUAL (k_proj->shape[0], kv);
+  CU_ASSERT_EQUAL (k_proj->shape[1], h);
+  CU_ASSERT_EQUAL (k_proj->layer, MODEL_TENSOR_EACH_LAYER);
+  CU_ASSERT_STRING_EQUAL (k_proj->name, "model.layers.{i}.self_attn.k_proj.weight");
+  g_autofree char *name = model_inventory_tensor_name (k_proj, 31, 0);
+  CU_ASSERT_STRING_EQUAL (name, "model.layers.31.self_attn.k_proj.weight");
+}
+
+/* GPT-2 small (h 768, L 12, V 50257, P 1024, i 3072, tied), GPT2LMHeadModel: wte V·h, wpe
+ * P·h; per layer ln_1, ln_2 (weight + bias, 2h each), c_attn Conv1D h × 3h + 3h, c_proj
+ * h × h + h, c_fc h × 4h + 4h, mlp.c_proj 4h × h + h; ln_f 2h; head tied (0). */
+static void
+test_gpt2_roles (void)
+{
+  g_autoptr (ModelArch) a = shipped ("gpt2");
+  g_autoptr (ModelInventory) inv = inventory (a, NULL);
+  const guint64 h = 768, L = 12, V = 50257, P = 1024, i = 3072;
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_EMBEDDING), V * h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_POSITION), P * h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_QKV),
+                   L * (h * 3 * h + 3 * h));
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_ATTN_OUT),
+                   L * (h * h + h));
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_MLP_UP),
+                   L * (h * i + i));
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_MLP_DOWN),
+                   L * (i * h + h));
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_NORM),
+                   L * 4 * h + 2 * h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_HEAD), 0);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_MLP_GATE), 0);
+  CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL), 124439808ULL);
+  /* c_attn is a Conv1D: weight stored (in, out) = (h, 3h) */
+  for (guint j = 0; j < inv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, j);
+      if (t->role == MODEL_TENSOR_QKV && !t->is_bias)
+        {
+          CU_ASSERT_EQUAL (t->shape[0], h);
+          CU_ASSERT_EQUAL (t->shape[1], 3 * h);
+          CU_ASSERT_STRING_EQUAL (t->name, "transformer.h.{i}.attn.c_attn.weight");
+        }
+    }
+}
+
+/* Mixtral-8x7B (h 4096, L 32, E 8, top-2, i 14336): per layer a router E × h and E copies of
+ * w1, w3 (i × h) and w2 (h × i), named per expert; active parameters count 2 of the 8. */
+static void
+test_mixtral_experts (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  g_autoptr (ModelInventory) inv = inventory (a, NULL);
+  const guint64 h = 4096, L = 32, E = 8, i = 14336;
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_ROUTER), L * E * h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_MLP_GATE),
+                   L * E * i * h);
+  guint64 experts = 3 * L * E * i * h, active_experts = 3 * L * 2 * i * h;
+  CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL)
+                     - model_inventory_n_active (inv),
+                   experts - active_experts);
+  CU_ASSERT_EQUAL (model_arch_n_params_active (a), model_inventory_n_active (inv));
+  for (guint j = 0; j < inv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, j);
+      if (t->role == MODEL_TENSOR_MLP_DOWN)
+        {
+          CU_ASSERT_EQUAL (t->count, E);
+          g_autofree char *n = model_inventory_tensor_name (t, 2, 5);
+          CU_ASSERT_STRING_EQUAL (n, "model.layers.2.block_sparse_moe.experts.5.w2.weight");
+        }
+    }
+}
+
+/* LoRA r on Llama-2-7B (h 4096, i 11008, L 32): qv trains q and v, r·(h + h) each, 32 ×
+ * 16 × 2 × 8192 = 8,388,608; all_linear adds k, o (r·2h) and gate, up, down (r·(h + i)):
+ * 32 × 16 × (4·8192 + 3·15104) = 39,976,960 (PEFT's print_trainable_parameters). Nothing
+ * else trains; the base is frozen and unchanged. GPT-2 with qv: one adapter on the fused
+ * c_attn, r·(h + 3h) per layer. Mixtral with all_linear: the router (E = 8 outputs) too,
+ * r·(h + 8) per layer; attention leaves it out. */
+static void
+test_lora_trainable (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  ModelFinetune qv = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_QV);
+  ModelFinetune all = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  g_autoptr (ModelInventory) iqv = inventory (a, &qv);
+  g_autoptr (ModelInventory) iall = inventory (a, &all);
+  CU_ASSERT_EQUAL (model_inventory_n_trainable (iqv, MODEL_INVENTORY_ALL), 8388608);
+  CU_ASSERT_EQUAL (model_inventory_n_trainable (iall, MODEL_INVENTORY_ALL), 39976960);
+  CU_ASSERT_EQUAL (model_inventory_n_trainable (iall, MODEL_INVENTORY_ROOT), 0);
+  CU_ASSERT_EQUAL (model_inventory_n_adapter (iall, MODEL_INVENTORY_ALL), 39976960);
+  CU_ASSERT_EQUAL (model_inventory_n_params (iall, MODEL_INVENTORY_ALL), model_arch_n_params (a));
+  for (guint j = 0; j < iqv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (iqv, j);
+      gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B;
+      CU_ASSERT_EQUAL (t->trainable, adapter);
+      if (t->role == MODEL_TENSOR_LORA_A)
+        {
+          const ModelTensor *base = model_inventory_tensor (iqv, (guint) t->base);
+          CU_ASSERT (base->role == MODEL_TENSOR_Q || base->role == MODEL_TENSOR_V);
+          CU_ASSERT (base->lora_target);
+          CU_ASSERT_EQUAL (t->shape[0], 16);
+          CU_ASSERT_EQUAL (t->shape[1], 4096);
+        }
+    }
+  g_autoptr (ModelArch) g = shipped ("gpt2");
+  g_autoptr (ModelInventory) igpt = inventory (g, &qv);
+  CU_ASSERT_EQUAL (model_inventory_n_trainable (igpt, MODEL_INVENTORY_LAYER), 16 * (768 + 3 * 768));
+  g_autoptr (ModelArch) m = shipped ("mixtral-8x7b");
+  ModelFinetune att = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ATTENTION);
+  g_autoptr (ModelInventory) imall = inventory (m, &all);
+  g_autoptr (ModelInventory) imatt = inventory (m, &att);
+  guint64 h = 4096, i = 14336, kv = 1024;
+  guint64 attn = 16 * ((h + h) + 2 * (h + kv) + (h + h));
+  CU_ASSERT_EQUAL (model_inventory_n_trainable (imatt, MODEL_INVENTORY_LAYER), attn);
+  CU_ASSERT_EQUAL (model_inventory_n_trainable (imall, MODEL_INVENTORY_LAYER),
+                   attn + 16 * (h + 8) + 8 * 3 * 16 * (h + i));
+  /* rank 0 is refused */
+  ModelFinetune zero = ft (MODEL_FINETUNE_LORA, 0, MODEL_LORA_QV);
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_PTR_NULL (model_inventory_new (a, &zero, &error));
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID));
+}
+
+/* QLoRA on Llama-2-7B: the layers' projection weights Λ = 32 × (4h² + 3hi) are NF4 (0.5 B),
+ * the rest of Ψ in the 2-byte weight dtype, the adapters 2 B; constants Λ × (8/64 +
+ * 32/(64·256)) / 8 B with double quantization, Λ × (32/64) / 8 without. */
+static void
+test_nf4_bytes (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  ModelFinetune q = ft (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+  g_autoptr (ModelInventory) inv = inventory (a, &q);
+  const double h = 4096, i = 11008, psi = 6738415616.0, A = 39976960.0;
+  const double lambda = 32 * (4 * h * h + 3 * h * i);
+  CU_ASSERT_DOUBLE_EQUAL ((double) model_inventory_n_nf4 (inv, MODEL_INVENTORY_ALL), lambda, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_weight_bytes (inv, MODEL_INVENTORY_ALL, 2, FALSE),
+                          0.5 * lambda + 2 * (psi - lambda), 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_weight_bytes (inv, MODEL_INVENTORY_ALL, 2, TRUE),
+                          0.5 * lambda + 2 * (psi - lambda) + 2 * A, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL),
+                          lambda * (8.0 / 64 + 32.0 / (64 * 256)) / 8, 1e-6);
+  q.double_quant = FALSE;
+  g_autoptr (ModelInventory) single = inventory (a, &q);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (single, MODEL_INVENTORY_ALL),
+                          lambda * 0.5 / 8, 1e-6);
+  /* no NF4 under plain LoRA */
+  ModelFinetune l = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  g_autoptr (ModelInventory) plain = inventory (a, &l);
+  CU_ASSERT_EQUAL (model_inventory_n_nf4 (plain, MODEL_INVENTORY_ALL), 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (plain, MODEL_INVENTORY_ALL), 0, 0);
+}
+
+/* Σ copies × fn(t) over the tensors, written out here without the inventory's folds. */
+static double
+manual (const ModelInventory *inv, ModelInventoryScope scope, gboolean trainable_only,
+        gboolean base_only)
+{
+  double sum = 0;
+  for (guint j = 0; j < inv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, j);
+      gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B;
+      if ((trainable_only && !t->trainable) || (base_only && adapter))
+        continue;
+      guint64 copies = t->layer == MODEL_TENSOR_ROOT
+                         ? (scope == MODEL_INVENTORY_LAYER ? 0 : t->count)
+                         : (scope == MODEL_INVENTORY_ROOT ? 0
+                            : scope == MODEL_INVENTORY_LAYER ? t->count
+                                                            : t->count * inv->n_layers);
+      sum += (double) copies * (double) model_tensor_numel (t);
+    }
+  return sum;
+}
+
+static double
+numel_fn (const ModelTensor *t, gpointer data)
+{
+  (void) data;
+  return (double) model_tensor_numel (t);
+}
+
+/* Adafactor's state of one trainable tensor: r + c for a matrix, n for a vector (Shazeer &
+ * Stern 2018 §3), fp32. */
+static double
+adafactor_fn (const ModelTensor *t, gpointer data)
+{
+  (void) data;
+  if (!t->trainable)
+    return 0;
+  return 4.0 * (t->ndim == 2 ? (double) (t->shape[0] + t->shape[1]) : (double) t->shape[0]);
+}
+
+/* For every shipped config and every method: the inventory's folds, arch.h's counts and
+ * stack.h's bytes are sums over the tensor list. */
+static void
+test_folds_are_sums (void)
+{
+  const char *names[] = { "llama-2-7b", "llama-3.1-8b", "mixtral-8x7b", "qwen2.5-7b", "gpt2",
+                          "mpt-7b", "bert-large-uncased", "mistral-7b-v0.1", "llama-3.2-1b" };
+  const ModelFinetune methods[] = {
+    ft (MODEL_FINETUNE_NONE, 8, MODEL_LORA_ALL_LINEAR),
+    ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV),
+    ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ATTENTION),
+    ft (MODEL_FINETUNE_QLORA, 64, MODEL_LORA_ALL_LINEAR),
+  };
+  const ModelInventoryScope scopes[] = { MODEL_INVENTORY_ALL, MODEL_INVENTORY_ROOT,
+                                         MODEL_INVENTORY_LAYER };
+  for (gsize n = 0; n < G_N_ELEMENTS (names); n++)
+    for (gsize m = 0; m < G_N_ELEMENTS (methods); m++)
+      {
+        g_autoptr (ModelArch) a = shipped (names[n]);
+        g_autoptr (ModelInventory) inv = inventory (a, &methods[m]);
+        for (gsize s = 0; s < G_N_ELEMENTS (scopes); s++)
+          {
+            ModelInventoryScope sc = scopes[s];
+            CU_ASSERT_DOUBLE_EQUAL ((double) model_inventory_n_params (inv, sc),
+                                    manual (inv, sc, FALSE, TRUE), 0);
+            CU_ASSERT_DOUBLE_EQUAL ((double) model_inventory_n_trainable (inv, sc),
+                                    manual (inv, sc, TRUE, FALSE), 0);
+            CU_ASSERT_DOUBLE_EQUAL ((double) model_inventory_n_params (inv, sc)
+                                      + (double) model_inventory_n_adapter (inv, sc),
+                                    model_inventory_fold (inv, sc, numel_fn, NULL), 0);
+          }
+        /* whole = root + L × layer; arch.h's parts add up */
+        CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL),
+                         model_inventory_n_params (inv, MODEL_INVENTORY_ROOT)
+                           + a->n_layers * model_inventory_n_params (inv, MODEL_INVENTORY_LAYER));
+        CU_ASSERT_EQUAL (model_arch_n_params (a), model_inventory_n_params (inv, MODEL_INVENTORY_ALL));
+        CU_ASSERT_EQUAL (model_arch_n_params_layer (a),
+                         model_arch_n_params_attention (a) + model_arch_n_params_mlp (a)
+                           + (model_inventory_n_role (inv, MODEL_INVENTORY_LAYER, MODEL_TENSOR_NORM)));
+        CU_ASSERT_EQUAL (model_arch_n_params (a),
+                         model_arch_n_params_embedding (a) + a->n_layers * model_arch_n_params_layer (a)
+                           + model_arch_n_params_final_norm (a) + model_arch_n_params_lm_head (a));
+        /* stack.h's per-category bytes are folds over the same list */
+        ModelStack st;
+        model_stack_init_defaults (&st);
+        st.zero_grad_to_none = FALSE;
+        st.finetune = methods[m];
+        double trainable = manual (inv, MODEL_INVENTORY_ALL, TRUE, FALSE);
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&st, a), trainable, 0);
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&st, a, MODEL_MEM_MASTER_WEIGHTS),
+                                4 * trainable, 0);
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&st, a, MODEL_MEM_GRADIENTS),
+                                2 * trainable, 0);
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&st, a, MODEL_MEM_OPTIMIZER_STATE),
+                                8 * trainable, 0);
+        double nf4 = 0, dense = 0;
+        for (guint j = 0; j < inv->tensors->len; j++)
+          {
+            const ModelTensor *t = model_inventory_tensor (inv, j);
+            double e = (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL)
+                       * (double) model_tensor_numel (t);
+            if (t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B)
+              continue;
+            if (t->storage == MODEL_TENSOR_STORAGE_NF4)
+              nf4 += e;
+            else
+              dense += e;
+          }
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&st, a, MODEL_MEM_WEIGHTS),
+                                0.5 * nf4 + 2 * dense, 0);
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&st, a, MODEL_MEM_LORA),
+                                2 * (double) model_inventory_n_adapter (inv, MODEL_INVENTORY_ALL), 0);
+        g_autoptr (GArray) w = model_stack_weight_tensor_bytes (&st, a);
+        double wsum = 0;
+        for (guint j = 0; j < w->len; j++)
+          wsum += g_array_index (w, double, j);
+        CU_ASSERT_DOUBLE_EQUAL (wsum, 0.5 * nf4 + 2 * dense, 0);
+        st.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&st, a),
+                                model_inventory_fold (inv, MODEL_INVENTORY_ALL, adafactor_fn, NULL),
+                                0);
+      }
+}
+
+/* 8-bit Adam's small-tensor rule (bitsandbytes min_8bit_size 4096) per tensor: on GPT-2
+ * every bias and norm (≤ 3h = 2304 elements) keeps 2 fp32 states (8 B/element), every
+ * matrix 2 × (n + 4·⌈n/2048⌉). */
+static void
+test_8bit_small_tensors (void)
+{
+  g_autoptr (ModelArch) a = shipped ("gpt2");
+  g_autoptr (ModelInventory) inv = inventory (a, NULL);
+  double want = 0;
+  for (guint j = 0; j < inv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, j);
+      double n = (double) model_tensor_numel (t);
+      double one = t->ndim == 1 ? 8 * n : 2 * (n + 4 * ceil (n / 2048));
+      want += (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * one;
+    }
+  ModelStack s;
+  model_stack_init_defaults (&s);
+  s.optimizer = MODEL_OPTIMIZER_ADAMW_8BIT;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&s, a), want, 0);
+}
+
+/* bert-large-uncased, BertForSequenceClassification with 2 labels: token types 2 × h,
+ * embedding LayerNorm 2h, no final norm, pooler h·h + h, classifier 2h + 2. */
+static void
+test_bert_roles (void)
+{
+  g_autoptr (ModelArch) a = shipped ("bert-large-uncased");
+  g_autoptr (ModelInventory) inv = inventory (a, NULL);
+  const guint64 h = 1024;
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_TOKEN_TYPE), 2 * h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ROOT, MODEL_TENSOR_NORM), 2 * h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_POOLER), h * h + h);
+  CU_ASSERT_EQUAL (model_inventory_n_role (inv, MODEL_INVENTORY_ALL, MODEL_TENSOR_CLASSIFIER),
+                   2 * h + 2);
+  CU_ASSERT_EQUAL (model_arch_n_params_final_norm (a), 0);
+  CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL), 335143938ULL);
+}
+
+int main (void);
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "Llama-3.1-8B per-role counts (GQA)", test_llama_roles },
+    { "GPT-2 per-role counts (fused c_attn, tied)", test_gpt2_roles },
+    { "Mixtral experts, router, active", test_mixtral_experts },
+    { "LoRA trainable counts: qv, attention, all_linear", test_lora_trainable },
+    { "QLoRA NF4 and constant bytes", test_nf4_bytes },
+    { "every fold is the sum over the tensors", test_folds_are_sums },
+    { "8-bit Adam small-tensor rule per tensor", test_8bit_small_tensors },
+    { "bert token types, pooler, classifier", test_bert_roles },
+  };
+  return STEPSIM_RUN_TESTS ("models/inventory", tests);
+}
