@@ -236,6 +236,32 @@ test_nf4_bytes (void)
   CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (plain, MODEL_INVENTORY_ALL), 0, 0);
 }
 
+/* Qwen2.5-7B (h 3584, L 28, a 28, k 4, d 128): q, k, v carry biases (Qwen2Attention
+ * bias=True), o does not: q role L·(h·q + q), k and v L·(h·kv + kv) each, o L·q·h.
+ * MPT-7B (h 4096, L 32, no_bias): fused Wqkv 3h × h, LayerNorm weights only — norms
+ * (2L + 1)·h —, no bias tensor anywhere; head tied. */
+static void
+test_qwen2_bias_mpt_no_bias (void)
+{
+  g_autoptr (ModelArch) q2 = shipped ("qwen2.5-7b");
+  g_autoptr (ModelInventory) iq = inventory (q2, NULL);
+  const guint64 h = 3584, L = 28, q = 28 * 128, kv = 4 * 128;
+  CU_ASSERT_EQUAL (model_inventory_n_role (iq, MODEL_INVENTORY_ALL, MODEL_TENSOR_Q), L * (h * q + q));
+  CU_ASSERT_EQUAL (model_inventory_n_role (iq, MODEL_INVENTORY_ALL, MODEL_TENSOR_K),
+                   L * (h * kv + kv));
+  CU_ASSERT_EQUAL (model_inventory_n_role (iq, MODEL_INVENTORY_ALL, MODEL_TENSOR_ATTN_OUT), L * q * h);
+  g_autoptr (ModelArch) m = shipped ("mpt-7b");
+  g_autoptr (ModelInventory) im = inventory (m, NULL);
+  const guint64 hm = 4096, Lm = 32;
+  CU_ASSERT_EQUAL (model_inventory_n_role (im, MODEL_INVENTORY_ALL, MODEL_TENSOR_NORM),
+                   (2 * Lm + 1) * hm);
+  CU_ASSERT_EQUAL (model_inventory_n_role (im, MODEL_INVENTORY_ALL, MODEL_TENSOR_QKV),
+                   Lm * 3 * hm * hm);
+  CU_ASSERT_EQUAL (model_inventory_n_role (im, MODEL_INVENTORY_ALL, MODEL_TENSOR_HEAD), 0);
+  for (guint j = 0; j < im->tensors->len; j++)
+    CU_ASSERT_FALSE (model_inventory_tensor (im, j)->is_bias);
+}
+
 /* Σ copies × fn(t) over the tensors, written out here without the inventory's folds. */
 static double
 manual (const ModelInventory *inv, ModelInventoryScope scope, gboolean trainable_only,
@@ -413,6 +439,7 @@ main (void)
     { "every fold is the sum over the tensors", test_folds_are_sums },
     { "8-bit Adam small-tensor rule per tensor", test_8bit_small_tensors },
     { "bert token types, pooler, classifier", test_bert_roles },
+    { "qwen2 q/k/v biases, mpt no_bias", test_qwen2_bias_mpt_no_bias },
   };
   return STEPSIM_RUN_TESTS ("models/inventory", tests);
 }
