@@ -354,15 +354,15 @@ guint64
 model_arch_n_params_lm_head (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  return n_roles (arch, MODEL_INVENTORY_ROOT, head_roles);
+  return n_roles (arch, MODEL_INVENTORY_HEAD, head_roles);
 }
 
 guint64
 model_arch_n_params_final_norm (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  /* bert is post-LN: its root norm is the embedding LayerNorm, there is no final norm */
-  return arch->family == MODEL_FAMILY_BERT ? 0 : n_roles (arch, MODEL_INVENTORY_ROOT, norm_roles);
+  /* bert is post-LN: its only root norm is the embedding LayerNorm, before the layers */
+  return n_roles (arch, MODEL_INVENTORY_HEAD, norm_roles);
 }
 
 guint64
@@ -372,8 +372,7 @@ model_arch_n_params_embedding (const ModelArch *arch)
   g_autoptr (ModelInventory) inv = inventory (arch);
   if (inv == NULL)
     return 0;
-  return model_inventory_n_params (inv, MODEL_INVENTORY_ROOT) - model_arch_n_params_lm_head (arch)
-         - model_arch_n_params_final_norm (arch);
+  return model_inventory_n_params (inv, MODEL_INVENTORY_EMBED);
 }
 
 guint64

@@ -81,6 +81,7 @@ typedef struct
   ModelInventory *inv;
   const Names *n;
   gboolean lora, qlora;
+  gboolean after_layers; /* root tensors added now come after the layers */
 } Builder;
 
 /* Appends a tensor named `prefix.module.suffix` (prefix NULL: none); returns its index. */
@@ -99,6 +100,7 @@ add (Builder *b, const char *module, gboolean in_layer, const char *suffix, Mode
     .ndim = ndim,
     .shape = { d0, ndim > 1 ? d1 : 1, 1, 1 },
     .layer = in_layer ? MODEL_TENSOR_EACH_LAYER : MODEL_TENSOR_ROOT,
+    .after_layers = !in_layer && b->after_layers,
     .count = count,
     .trainable = !b->lora,
     .storage = MODEL_TENSOR_STORAGE_WEIGHT,
@@ -334,6 +336,7 @@ model_inventory_new (const ModelArch *arch, const ModelFinetune *ft, GError **er
     }
   if (arch->n_layers > 0)
     add_layer (&b);
+  b.after_layers = TRUE;
   if (bert) /* BertForSequenceClassification: post-LN, no final norm */
     {
       add (&b, n->pooler, FALSE, "weight", MODEL_TENSOR_POOLER, FALSE, 2, h, h, 1);
@@ -404,6 +407,10 @@ model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
     {
     case MODEL_INVENTORY_ROOT:
       return root ? t->count : 0;
+    case MODEL_INVENTORY_EMBED:
+      return root && !t->after_layers ? t->count : 0;
+    case MODEL_INVENTORY_HEAD:
+      return root && t->after_layers ? t->count : 0;
     case MODEL_INVENTORY_LAYER:
       return t->layer == MODEL_TENSOR_EACH_LAYER ? t->count : 0;
     case MODEL_INVENTORY_ALL:

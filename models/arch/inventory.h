@@ -90,6 +90,8 @@ typedef struct
   guint ndim;         /* 1 or 2 (≤ 4) */
   guint64 shape[4];   /* PyTorch shape; unused dims are 1 */
   gint layer;         /* MODEL_TENSOR_ROOT, MODEL_TENSOR_EACH_LAYER, or a layer index ≥ 0 */
+  gboolean after_layers; /* a root tensor after the layers (final norm, pooler, classifier,
+                            LM head); FALSE for the embeddings and for layer tensors */
   guint64 count;      /* identical copies per layer (n_experts for an expert's tensor), ≥ 1 */
   gboolean trainable; /* has gradients, master weights and optimizer state */
   ModelTensorStorage storage;
@@ -131,16 +133,21 @@ const ModelTensor *model_inventory_tensor (const ModelInventory *inv, guint i);
 char *model_inventory_tensor_name (const ModelTensor *t, guint64 layer, guint64 expert);
 
 /* Which part of the model a fold covers: the whole model (root + n_layers × layer), the
- * root tensors only, or one transformer layer (the template, count copies each). */
+ * root tensors only, one transformer layer (the template, count copies each), the root
+ * tensors before the layers (embeddings, bert's embedding LayerNorm) or after them (final
+ * norm, pooler, classifier, LM head). ROOT = EMBED + HEAD. */
 typedef enum
 {
   MODEL_INVENTORY_ALL,
   MODEL_INVENTORY_ROOT,
   MODEL_INVENTORY_LAYER,
+  MODEL_INVENTORY_EMBED,
+  MODEL_INVENTORY_HEAD,
 } ModelInventoryScope;
 
 /* Copies of `t` inside `scope` (0 if t is outside it): ALL count × (n_layers for
- * template tensors), ROOT count for root tensors, LAYER count for template tensors. */
+ * template tensors), ROOT (EMBED, HEAD: before, after the layers) count for root tensors,
+ * LAYER count for template tensors. */
 guint64 model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
                                 ModelInventoryScope scope);
 

@@ -198,10 +198,9 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   pc->embedding = model_cost_embedding (p->arch, &cp);
   pc->layer = model_cost_layer (p->arch, &cp);
   pc->head = model_cost_head (p->arch, &cp);
-  gboolean lora = model_finetune_active (&s->finetune);
-  double emb = lora ? 0 : (double) model_arch_n_params_embedding (p->arch);
-  double head = lora ? 0 : (double) (model_arch_n_params_lm_head (p->arch)
-                                     + model_arch_n_params_final_norm (p->arch));
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
+  double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
+  double head = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
   pc->params_root = model_stack_trainable_root_params (s, p->arch);
   pc->params_layer = model_stack_trainable_layer_params (s, p->arch);
   pc->params_embedding = emb;

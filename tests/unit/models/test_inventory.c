@@ -274,11 +274,16 @@ manual (const ModelInventory *inv, ModelInventoryScope scope, gboolean trainable
       gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B;
       if ((trainable_only && !t->trainable) || (base_only && adapter))
         continue;
-      guint64 copies = t->layer == MODEL_TENSOR_ROOT
-                         ? (scope == MODEL_INVENTORY_LAYER ? 0 : t->count)
-                         : (scope == MODEL_INVENTORY_ROOT ? 0
-                            : scope == MODEL_INVENTORY_LAYER ? t->count
-                                                            : t->count * inv->n_layers);
+      gboolean root = t->layer == MODEL_TENSOR_ROOT;
+      guint64 copies = 0;
+      switch (scope)
+        {
+        case MODEL_INVENTORY_ALL: copies = root ? t->count : t->count * inv->n_layers; break;
+        case MODEL_INVENTORY_ROOT: copies = root ? t->count : 0; break;
+        case MODEL_INVENTORY_LAYER: copies = root ? 0 : t->count; break;
+        case MODEL_INVENTORY_EMBED: copies = root && !t->after_layers ? t->count : 0; break;
+        case MODEL_INVENTORY_HEAD: copies = root && t->after_layers ? t->count : 0; break;
+        }
       sum += (double) copies * (double) model_tensor_numel (t);
     }
   return sum;
@@ -316,7 +321,8 @@ test_folds_are_sums (void)
     ft (MODEL_FINETUNE_QLORA, 64, MODEL_LORA_ALL_LINEAR),
   };
   const ModelInventoryScope scopes[] = { MODEL_INVENTORY_ALL, MODEL_INVENTORY_ROOT,
-                                         MODEL_INVENTORY_LAYER };
+                                         MODEL_INVENTORY_LAYER, MODEL_INVENTORY_EMBED,
+                                         MODEL_INVENTORY_HEAD };
   for (gsize n = 0; n < G_N_ELEMENTS (names); n++)
     for (gsize m = 0; m < G_N_ELEMENTS (methods); m++)
       {
@@ -333,7 +339,12 @@ test_folds_are_sums (void)
                                       + (double) model_inventory_n_adapter (inv, sc),
                                     model_inventory_fold (inv, sc, numel_fn, NULL), 0);
           }
-        /* whole = root + L × layer; arch.h's parts add up */
+        /* whole = root + L × layer, root = embed + head; arch.h's parts add up */
+        CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ROOT),
+                         model_inventory_n_params (inv, MODEL_INVENTORY_EMBED)
+                           + model_inventory_n_params (inv, MODEL_INVENTORY_HEAD));
+        CU_ASSERT_EQUAL (model_arch_n_params_embedding (a),
+                         model_inventory_n_params (inv, MODEL_INVENTORY_EMBED));
         CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL),
                          model_inventory_n_params (inv, MODEL_INVENTORY_ROOT)
                            + a->n_layers * model_inventory_n_params (inv, MODEL_INVENTORY_LAYER));
