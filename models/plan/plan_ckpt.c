@@ -53,6 +53,53 @@ plan_step_store_activations (StepCtx *c, guint l)
   return plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START);
 }
 
+/* Autocast's weight cache under checkpointing. torch.autocast casts an fp32 leaf that
+ * requires grad once per autocast region and keeps the copy in a thread-local cache until
+ * the outermost region exits (PyTorch aten/src/ATen/autocast_mode.cpp, cached_cast: the
+ * can_try_cache rule — to the low-precision type, fp32, requires_grad, leaf — does not look
+ * at grad mode, so a checkpointed forward under no_grad fills it too;
+ * clear_autocast_cache() when autocast_decrement_nesting() reaches 0,
+ * torch/amp/autocast_mode.py __exit__). HF Trainer wraps forward and loss in one region and
+ * calls backward outside it (transformers trainer.py, training_step / compute_loss under
+ * autocast_smart_context_manager), so a checkpointed layer's cast weights stay allocated
+ * until the head's forward ends, although the layer keeps only its input for the backward.
+ * The recompute runs in a region of its own (torch/utils/checkpoint.py,
+ * CheckpointFunction.backward re-enters torch.autocast with the forward's state), whose
+ * copies the recomputed graph holds: those are in the layer's saved tensors already.
+ * Frozen weights (requires_grad false: LoRA's base) are cast per use and never cached, so
+ * under an adapter method only the adapters' copies are. */
+static double
+autocast_cache_bytes (const StepCtx *c)
+{
+  const ModelStack *s = &c->p->stack;
+  double per_param = model_stack_weight_cache_bytes (s);
+  if (per_param == 0)
+    return 0;
+  if (s->finetune.method == MODEL_FINETUNE_NONE)
+    {
+      ModelCostParams cp = model_stack_cost_params (s);
+      cp.weight_cache_bytes = per_param;
+      return model_cost_layer_weight_cache (c->p->arch, &cp);
+    }
+  double elems = 0; /* the layer's trainable tensors: its adapters */
+  for (guint i = 0; i < c->n_grad_tensors; i++)
+    elems += c->grad_tensor_elems[i];
+  return per_param * elems;
+}
+
+guint
+plan_step_autocast_cache (StepCtx *c, guint l)
+{
+  /* A layer keeping all its saved tensors (or selective's remainder, which holds the cast
+   * weights) already holds the copies until its backward. */
+  if (c->ckpt == MODEL_CHECKPOINTING_NONE || c->ckpt == MODEL_CHECKPOINTING_SELECTIVE
+      || stored_bytes (c, l) == c->pc->layer.act_saved)
+    return 0;
+  double bytes = autocast_cache_bytes (c);
+  return bytes > 0 ? plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START)
+                   : 0;
+}
+
 /* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,
  * the attention core alone (re-creating its s² activations). */
 static void

@@ -23,6 +23,8 @@ typedef struct
   guint act_embedding, act_head;
   guint *act_layer;
   guint *recomputed;   /* per layer: activations re-created by its recompute */
+  guint *autocast_cache; /* per layer: autocast's cast weights a checkpointed forward left
+                          * in the cache (0: none), freed when the forward's region exits */
   guint restored;      /* task bringing the current layer's offloaded activations back */
   double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
   guint n_grad_tensors;
@@ -43,6 +45,9 @@ gboolean plan_step_regathers (const StepCtx *c);
 /* plan_ckpt.c */
 /* Allocates what layer l's forward keeps (its handle). */
 guint plan_step_store_activations (StepCtx *c, guint l);
+/* Allocates the cast weight copies autocast's cache keeps from layer l's forward when its
+ * saved tensors do not hold them (checkpointed layers); the handle, 0 if none. */
+guint plan_step_autocast_cache (StepCtx *c, guint l);
 /* Adds the recompute tasks layer l's backward needs (sets c->recomputed). */
 void plan_step_recompute_before_backward (StepCtx *c, guint l);
 /* Fills c's per-layer parameter and saved-activation tensor lists. */

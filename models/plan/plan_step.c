@@ -201,6 +201,7 @@ forward (StepCtx *c)
         plan_task_dep (p, c->gather_task[l]);
       plan_task_add_pass (p, &pc->layer.fwd);
       c->act_layer[l] = plan_step_store_activations (c, l);
+      c->autocast_cache[l] = plan_step_autocast_cache (c, l);
       plan_task_workspace (p, pc->layer.fwd.workspace);
       if (plan_step_regathers (c))
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
@@ -211,6 +212,9 @@ forward (StepCtx *c)
   plan_task_add_pass (p, &pc->head.fwd);
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
   plan_task_workspace (p, pc->head.fwd.workspace);
+  /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
+  for (guint l = 0; l < c->L; l++)
+    plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
 }
 
 /* ---- backward ---------------------------------------------------------------------------- */
@@ -354,7 +358,7 @@ void
 plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   guint L = (guint) p->arch->n_layers;
-  g_autofree guint *buf = g_new0 (guint, 7 * L);
+  g_autofree guint *buf = g_new0 (guint, 8 * L);
   StepCtx c = {
     .p = p, .rank = rank, .pc = pc, .L = L,
     /* Sharding over one rank is no sharding: the plan is the single-GPU one — unless
@@ -365,7 +369,7 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .ckpt = p->stack.checkpointing,
     .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
-    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L,
+    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .autocast_cache = buf + 7 * L,
   };
   plan_step_layer_tensors (&c);
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)

@@ -125,6 +125,24 @@ test_m4 (void)
   check_row ("M4", "tests/validation/m4-bert-large-fp16-amp-mbs4.ini", 13939, 0.035);
 }
 
+/* M11: fp16 AMP, GA 4, MBS 1, gradient checkpointing: 7,275 MB, 500 MB above M3 (fp32,
+ * same otherwise) although fp16 activations are smaller: autocast's cache keeps the fp16
+ * copy of every linear weight (2 B × 302M, 578 MiB) from the checkpointed forward until
+ * the autocast region around forward and loss exits (models/plan/plan_ckpt.c). */
+static void
+test_m11 (void)
+{
+  check_row ("M11", "tests/validation/m11-bert-large-fp16-amp-ga4-ckpt.ini", 7275, 0.03);
+}
+
+/* M12: as M11 with transformers' Adafactor: 4,847 MB. No first moment and a factored
+ * second moment (a few MiB) in place of AdamW's 8 B/param; the same weight cache. */
+static void
+test_m12 (void)
+{
+  check_row ("M12", "tests/validation/m12-bert-large-fp16-amp-ga4-ckpt-adafactor.ini", 4847, 0.03);
+}
+
 /* Ordering the source shows: M1 (MBS 4) > M4 (fp16 amp, MBS 4) > M2 (GA 4, MBS 1) > M3
  * (+ checkpointing). */
 static void
@@ -227,6 +245,8 @@ main (void)
     { "M5 context + fp32 weights within 1 %", test_m5 },
     { "memory after model load: its own figure", test_memory_after_load },
     { "M1 bert-large fp32 MBS 4 within 2 %", test_m1 },
+    { "M11: fp16 AMP + GA 4 + checkpointing, 7,275 MB", test_m11 },
+    { "M12: as M11 with Adafactor, 4,847 MB", test_m12 },
     { "M4 bert-large fp16 amp MBS 4 within 3.5 %", test_m4 },
     { "M1 > M4 > M2 > M3", test_ordering },
     { "OOM diagnosis names moment, task and holders", test_oom_diagnosis },

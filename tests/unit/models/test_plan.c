@@ -78,6 +78,54 @@ test_effects_balance (void)
     }
 }
 
+/* Activation bytes rank 0's task `label` allocates (sign +1) or frees (sign −1). */
+static double
+task_activations (const ModelPlan *p, const char *label, double sign)
+{
+  double sum = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || strcmp (t->label, label) != 0)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->category == MODEL_MEM_ACTIVATIONS && sign * m->bytes > 0)
+            sum += m->bytes;
+        }
+    }
+  return sum;
+}
+
+/* Autocast's weight cache under full checkpointing (models/plan/plan_ckpt.c): a
+ * checkpointed layer's forward keeps its input (act_checkpoint) and leaves its fp16 weight
+ * copies in autocast's cache — 2 B × the layer's attention and MLP parameters (what
+ * F.linear casts; norms run in fp32) — and the head's forward, the end of the autocast
+ * region, frees all L of them. Without checkpointing the copies are among the layer's
+ * saved tensors and the head frees nothing of the layers'. In fp32 nothing is cached. */
+static void
+test_autocast_cache_under_checkpointing (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.precision = MODEL_PRECISION_FP16_AMP;
+  s.checkpointing = MODEL_CHECKPOINTING_FULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double copies = 2.0 * (double) (model_arch_n_params_attention (a) + model_arch_n_params_mlp (a));
+  double input = 2.0 * 2 * 128 * 256; /* b·s·h fp16 elements */
+  STEPSIM_ASSERT_REL (task_activations (p, "fwd L1 mb0", 1), input + copies, 1e-12);
+  STEPSIM_ASSERT_REL (task_activations (p, "fwd head mb0", -1), -4 * copies, 1e-12);
+  s.checkpointing = MODEL_CHECKPOINTING_NONE;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_EQUAL (task_activations (q, "fwd head mb0", -1), 0);
+  s.checkpointing = MODEL_CHECKPOINTING_FULL;
+  s.precision = MODEL_PRECISION_FP32;
+  g_autoptr (ModelPlan) r = model_plan_new (a, &s, NULL, NULL);
+  STEPSIM_ASSERT_REL (task_activations (r, "fwd L1 mb0", 1), 2 * input, 1e-12);
+}
+
 /* Initial state: Ψ × (weights, master, optimizer) bytes of the stack. */
 static void
 test_initial_state (void)
@@ -193,6 +241,7 @@ main (void)
     { "fp8_mixed: attention core at bf16, projections at fp8", test_fp8_attention_bf16 },
     { "memory effects balance", test_effects_balance },
     { "initial model states", test_initial_state },
+    { "autocast weight cache under checkpointing", test_autocast_cache_under_checkpointing },
     { "model and hardware FLOPs", test_flops },
     { "schedule order", test_order },
     { "inconsistent stack rejected", test_rejects_bad_stack },
