@@ -26,6 +26,22 @@ checkpointed (const StepCtx *c, guint l)
     }
 }
 
+/* B of a checkpointed layer's input. Under autocast on an fp32 model the residual stream
+ * between layers is fp32: the embedding's output is (fp32 table; embedding is on no
+ * autocast list), the norms run and return fp32 (layer_norm is on autocast's fp32 list,
+ * aten/src/ATen/autocast_mode.cpp; HF's LlamaRMSNorm computes in fp32 and multiplies by its
+ * fp32 weight, transformers models/llama/modeling_llama.py), and each residual add of an
+ * fp32 and a 16-bit tensor promotes to fp32. So the tensor a checkpoint keeps is 4 B an
+ * element there, not the cost model's e (models/ops/cost.c act_checkpoint = e·T·h). */
+static double
+checkpoint_bytes (const StepCtx *c)
+{
+  const ModelStack *s = &c->p->stack;
+  double e = model_stack_activation_bytes (s);
+  double stream = model_stack_autocast (s) ? 4.0 : e;
+  return c->pc->layer.act_checkpoint * stream / e;
+}
+
 /* Bytes layer l's forward keeps for the backward. Under √L segments a segment's inner
  * layers keep nothing: the segment is recomputed from its first layer's input. */
 static double
@@ -33,7 +49,7 @@ stored_bytes (const StepCtx *c, guint l)
 {
   const ModelBlockCost *lc = &c->pc->layer;
   if (checkpointed (c, l))
-    return lc->act_checkpoint;
+    return checkpoint_bytes (c);
   if (c->ckpt == MODEL_CHECKPOINTING_SQRT)
     return 0;
   if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
@@ -98,6 +114,24 @@ plan_step_autocast_cache (StepCtx *c, guint l)
   double bytes = autocast_cache_bytes (c);
   return bytes > 0 ? plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START)
                    : 0;
+}
+
+/* The head's cast weight under autocast: F.linear casts the fp32 head matrix to the 16-bit
+ * type (aten/src/ATen/autocast_mode.cpp, cached_cast; linear is on the lower-precision
+ * list) and mm's backward keeps that copy for the input gradient (torch/csrc/autograd/
+ * FunctionsManual.cpp, mm_mat1_backward uses mat2), so it lives from the head's forward to
+ * its backward — cached (a trainable leaf) or not (frozen, as PEFT's
+ * prepare_model_for_kbit_training leaves an fp32 lm_head that bitsandbytes never
+ * quantizes: transformers integrations/bitsandbytes.py get_keys_to_not_convert). A tied
+ * head casts the embedding matrix. B; 0 without autocast. */
+double
+plan_step_head_cast_bytes (const StepCtx *c)
+{
+  const ModelArch *a = c->p->arch;
+  double per_param = model_stack_weight_cache_bytes (&c->p->stack);
+  double matrix = a->tied_embeddings ? (double) a->vocab_size * (double) a->hidden_size
+                                     : (double) model_arch_n_params_lm_head (a);
+  return per_param * matrix;
 }
 
 /* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,

@@ -25,6 +25,7 @@ typedef struct
   guint *recomputed;   /* per layer: activations re-created by its recompute */
   guint *autocast_cache; /* per layer: autocast's cast weights a checkpointed forward left
                           * in the cache (0: none), freed when the forward's region exits */
+  guint head_cast;      /* the head's cast weight under autocast (0: none) */
   guint restored;      /* task bringing the current layer's offloaded activations back */
   double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
   guint n_grad_tensors;
@@ -48,6 +49,9 @@ guint plan_step_store_activations (StepCtx *c, guint l);
 /* Allocates the cast weight copies autocast's cache keeps from layer l's forward when its
  * saved tensors do not hold them (checkpointed layers); the handle, 0 if none. */
 guint plan_step_autocast_cache (StepCtx *c, guint l);
+/* B of the 16-bit copy of the head matrix autocast makes in the head's forward and its
+ * backward keeps (0 without autocast). */
+double plan_step_head_cast_bytes (const StepCtx *c);
 /* Adds the recompute tasks layer l's backward needs (sets c->recomputed). */
 void plan_step_recompute_before_backward (StepCtx *c, guint l);
 /* Fills c's per-layer parameter and saved-activation tensor lists. */

@@ -211,6 +211,8 @@ forward (StepCtx *c)
                    "fwd head mb%d", c->mb);
   plan_task_add_pass (p, &pc->head.fwd);
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
+  double cast = plan_step_head_cast_bytes (c);
+  c->head_cast = cast > 0 ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, cast, MODEL_EFFECT_AT_START) : 0;
   plan_task_workspace (p, pc->head.fwd.workspace);
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
   for (guint l = 0; l < c->L; l++)
@@ -265,6 +267,7 @@ backward (StepCtx *c)
   c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
   plan_task_workspace (p, pc->head.bwd.workspace);
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
+  plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
   bucket_reduce (c, head_params, head, -1, FALSE);
   if (plan_step_regathers (c))
     for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)

@@ -114,7 +114,7 @@ test_autocast_cache_under_checkpointing (void)
   g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   double copies = 2.0 * (double) (model_arch_n_params_attention (a) + model_arch_n_params_mlp (a));
-  double input = 2.0 * 2 * 128 * 256; /* b·s·h fp16 elements */
+  double input = 4.0 * 2 * 128 * 256; /* b·s·h fp32 elements */
   STEPSIM_ASSERT_REL (task_activations (p, "fwd L1 mb0", 1), input + copies, 1e-12);
   STEPSIM_ASSERT_REL (task_activations (p, "fwd head mb0", -1), -4 * copies, 1e-12);
   s.checkpointing = MODEL_CHECKPOINTING_NONE;
@@ -123,7 +123,30 @@ test_autocast_cache_under_checkpointing (void)
   s.checkpointing = MODEL_CHECKPOINTING_FULL;
   s.precision = MODEL_PRECISION_FP32;
   g_autoptr (ModelPlan) r = model_plan_new (a, &s, NULL, NULL);
-  STEPSIM_ASSERT_REL (task_activations (r, "fwd L1 mb0", 1), 2 * input, 1e-12);
+  STEPSIM_ASSERT_REL (task_activations (r, "fwd L1 mb0", 1), input, 1e-12);
+}
+
+/* The head's 16-bit weight copy under autocast (plan_ckpt.c plan_step_head_cast_bytes):
+ * 2 B × vocab × hidden (the tiny model's untied head, or the tied embedding matrix),
+ * allocated by the head's forward and freed by its backward; nothing in bf16_mixed, whose
+ * weights are already 16-bit. */
+static void
+test_autocast_head_cast (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double copy = 2.0 * 1000 * 256;
+  for (int amp = 0; amp <= 1; amp++)
+    {
+      s.precision = amp ? MODEL_PRECISION_BF16_AMP : MODEL_PRECISION_BF16_MIXED;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      ModelCostParams cp = model_stack_cost_params (&s);
+      double saved = model_cost_head (a, &cp).act_saved; /* the head's own tensors */
+      double fwd = task_activations (p, "fwd head mb0", 1);
+      STEPSIM_ASSERT_REL (fwd, saved + (amp ? copy : 0), 1e-12);
+      STEPSIM_ASSERT_REL (task_activations (p, "bwd head mb0", -1), -fwd, 1e-12);
+    }
 }
 
 /* Initial state: Ψ × (weights, master, optimizer) bytes of the stack. */
@@ -242,6 +265,7 @@ main (void)
     { "memory effects balance", test_effects_balance },
     { "initial model states", test_initial_state },
     { "autocast weight cache under checkpointing", test_autocast_cache_under_checkpointing },
+    { "autocast: the head's cast weight lives to the head's backward", test_autocast_head_cast },
     { "model and hardware FLOPs", test_flops },
     { "schedule order", test_order },
     { "inconsistent stack rejected", test_rejects_bad_stack },
