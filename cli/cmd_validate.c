@@ -5,8 +5,10 @@
  * A validation case is a scenario with a [validation] group:
  *   id = T9                         short name
  *   source = MosaicML llm-foundry …  where the measurement comes from
- *   metric = tokens_per_s_per_gpu   device_used | peak_allocated | step_time |
- *                                   tokens_per_s_per_gpu | mfu
+ *   metric = tokens_per_s_per_gpu   device_used | peak_allocated | peak_reserved |
+ *                                   step_time | tokens_per_s_per_gpu | mfu |
+ *                                   fit_seq_len (the answer of `stepsim fit --for seq_len`
+ *                                   on the scenario: the longest sequence that fits)
  *   measured = 4641                 > 0, with its unit for memory and time ("14949 MiB",
  *                                   "1.42 s"); mfu as a fraction (≤ 1)
  *   tolerance = 0.20                in (0, 1]: |predicted − measured| ≤ tolerance × measured
@@ -32,6 +34,7 @@
 #include "cli/commands.h"
 #include "cli/run.h"
 #include "cli/scenario/scenario.h"
+#include "cli/study/fit.h"
 #include "cli/study/validate_measured.h"
 #include "hardware/catalog.h"
 #include "hardware/kernel.h"
@@ -52,8 +55,9 @@ static const struct
   SimDimension dim;
 } metrics[] = {
   { "device_used", TRUE, SIM_DIM_BYTES },      { "peak_allocated", TRUE, SIM_DIM_BYTES },
-  { "step_time", TRUE, SIM_DIM_TIME },         { "tokens_per_s_per_gpu", FALSE, 0 },
-  { "mfu", FALSE, 0 },
+  { "peak_reserved", TRUE, SIM_DIM_BYTES },    { "step_time", TRUE, SIM_DIM_TIME },
+  { "tokens_per_s_per_gpu", FALSE, 0 },        { "mfu", FALSE, 0 },
+  { "fit_seq_len", FALSE, 0 },
 };
 
 static double
@@ -63,6 +67,8 @@ predicted (const char *metric, const CliRunResult *r)
     return r->device_used;
   if (strcmp (metric, "peak_allocated") == 0)
     return r->peak_allocated;
+  if (strcmp (metric, "peak_reserved") == 0)
+    return r->peak_reserved;
   if (strcmp (metric, "step_time") == 0)
     return r->step_time;
   if (strcmp (metric, "mfu") == 0)
@@ -184,15 +190,19 @@ load_case (const char *path, Case *c, GError **error)
       return parse_figures (path, c, i, measured, tol, error);
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                "%s: group [validation], key 'metric': unknown metric '%s' (device_used, "
-               "peak_allocated, step_time, tokens_per_s_per_gpu or mfu)", path, c->metric);
+               "peak_allocated, peak_reserved, step_time, tokens_per_s_per_gpu, mfu or "
+               "fit_seq_len)", path, c->metric);
   return FALSE;
 }
 
 static char *
 format_metric (const char *metric, double v)
 {
-  if (strcmp (metric, "device_used") == 0 || strcmp (metric, "peak_allocated") == 0)
+  if (strcmp (metric, "device_used") == 0 || strcmp (metric, "peak_allocated") == 0
+      || strcmp (metric, "peak_reserved") == 0)
     return g_strdup_printf ("%.0f MiB", v / (1024.0 * 1024));
+  if (strcmp (metric, "fit_seq_len") == 0)
+    return g_strdup_printf ("%.0f tok", v);
   if (strcmp (metric, "step_time") == 0)
     return sim_units_format (v, SIM_DIM_TIME, 3);
   if (strcmp (metric, "mfu") == 0)
@@ -246,6 +256,25 @@ report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
   return within ? 0 : !fits ? (c->known_gap ? 2 : 1) : in_gap ? 2 : 1;
 }
 
+/* A fit_seq_len case: `stepsim fit --for seq_len` on the scenario (default options: every
+ * length, no multiple); the answer is the prediction. Nothing fitting is an OOM verdict. */
+static int
+run_fit_case (const char *path, const Case *c, const char *gpu, FILE *tsv)
+{
+  CliFitOptions opt;
+  cli_fit_options_init (&opt);
+  g_autoptr (GError) error = NULL;
+  CliFitReport *fit = cli_fit_search (path, NULL, CLI_FIT_SEQ_LEN, &opt, &error);
+  if (fit == NULL)
+    {
+      printf ("%-6s error: %s\n", c->id, error->message);
+      return -1;
+    }
+  guint64 v = cli_fit_report_value (fit);
+  cli_fit_report_free (fit);
+  return report (c, gpu, (double) v, v > 0, tsv);
+}
+
 /* Runs one case; returns 0 pass, 1 miss, 2 known gap, 3 skipped (no [validation] group),
  * -1 error (printed). */
 static int
@@ -264,6 +293,11 @@ run_case (const char *path, FILE *tsv)
     }
   if (error == NULL && (sc = cli_scenario_load (path, NULL, &error)) != NULL)
     cli_scenario_print_warnings (sc);
+  if (error == NULL && sc != NULL && strcmp (c.metric, "fit_seq_len") == 0)
+    {
+      verdict = run_fit_case (path, &c, sc->node.gpu->name, tsv);
+      goto out;
+    }
   if (error != NULL || sc == NULL || !cli_run_simulate (sc, NULL, &r, &error))
     {
       printf ("%-6s error: %s\n", c.id ? c.id : "?", error->message);
@@ -352,9 +386,11 @@ cli_cmd_validate (int argc, char **argv)
     "A case is a scenario with a [validation] group:\n"
     "  id = M1                       required, the row name\n"
     "  source = …                    where the measurement comes from\n"
-    "  metric = device_used          required: device_used | peak_allocated (bytes with a\n"
-    "                                unit), step_time (a time with a unit),\n"
-    "                                tokens_per_s_per_gpu (a number), mfu (a fraction)\n"
+    "  metric = device_used          required: device_used | peak_allocated |\n"
+    "                                peak_reserved (bytes with a unit), step_time (a time\n"
+    "                                with a unit), tokens_per_s_per_gpu (a number), mfu (a\n"
+    "                                fraction), fit_seq_len (tokens: the answer of\n"
+    "                                `stepsim fit --for seq_len` on the scenario)\n"
     "  measured = 14949 MiB          required, > 0\n"
     "  tolerance = 0.05              required, in (0, 1]\n"
     "  known_gap = false             true: a documented miss, reported, not a failure,\n"
