@@ -136,7 +136,10 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
                       + res->category_peak[MODEL_MEM_GRADIENTS]
                       + res->category_peak[MODEL_MEM_OPTIMIZER_STATE]
                       + res->category_peak[MODEL_MEM_LORA];
-  res->gpu_fits = !res->oom && res->need_device <= res->capacity;
+  res->load_peak = model_plan_load_peak_bytes (plan);
+  res->lifetime_allocated = MAX (res->need_allocated, res->load_peak);
+  res->lifetime_device = MAX (res->need_device, res->load_peak + res->cuda_context);
+  res->gpu_fits = !res->oom && res->lifetime_device <= res->capacity;
   res->fits = res->gpu_fits;
 }
 

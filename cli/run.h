@@ -47,6 +47,19 @@ typedef struct
   double need_allocated;    /* B: the step as planned, allocated at its peak */
   double need_reserved;     /* B: the step as planned, reserved at its peak */
   double need_device;       /* B: need_reserved + context; > capacity: OOM by the difference */
+  /* Steady state against the whole run. The figures above are the steady-state step (model
+   * states as they stand after the first optimizer step, reserved as one step leaves it).
+   * The process lifetime adds model loading: load_peak is allocated at the load's peak
+   * (model_plan_load_peak_bytes: QLoRA's quantization and fp32-cast transients), on the
+   * device as allocated + context (the load's tensors are large: one segment each).
+   * PyTorch optimizers create their states at the first step, where gradients and the
+   * step's temporaries are those of every later step, so the first step never exceeds the
+   * steady state's allocated peak; its allocator growth (states placed among the cached
+   * activation segments) is not modelled: each replay starts with the states allocated. */
+  double load_peak;         /* B allocated at the peak of model loading */
+  double lifetime_allocated;/* B: max(need_allocated, load_peak), max_memory_allocated()
+                               over the whole process */
+  double lifetime_device;   /* B: max(need_device, load_peak + context) */
   guint worst_rank;
   double peak_time;         /* s, when the worst rank peaked */
   char *peak_task;          /* task running then (owned) */
@@ -55,7 +68,8 @@ typedef struct
   double model_states;      /* B, weights + master + gradients + optimizer states: their
                                category peaks, which coexist during the optimizer step */
   gboolean fits;            /* gpu_fits, host_fits and nvme_fits */
-  gboolean gpu_fits;        /* device_used <= capacity and no allocation ran out of memory */
+  gboolean gpu_fits;        /* lifetime_device <= capacity and no allocation ran out of
+                               memory: the steady-state step and the load both fit */
   /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;
    * zeros and fits without it). */
   gboolean offloads;        /* the stack offloads something */

@@ -54,6 +54,12 @@ print_memory (FILE *out, const CliRunResult *res)
       }
   g_autofree char *load = sim_units_format (res->load_bytes, SIM_DIM_BYTES, 2);
   fprintf (out, "  %-22s %14s  (allocated before the first forward)\n", "after model load", load);
+  if (res->load_peak > res->load_bytes)
+    {
+      g_autofree char *lp = sim_units_format (res->load_peak, SIM_DIM_BYTES, 2);
+      fprintf (out, "  %-22s %14s  (allocated at the load's peak: quantization transients)\n",
+               "loading peak", lp);
+    }
   if (over)
     {
       print_quantity (out, "needs, tensors", res->need_allocated, SIM_DIM_BYTES);
@@ -68,13 +74,19 @@ print_memory (FILE *out, const CliRunResult *res)
       print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
       print_quantity (out, "device-used", res->device_used, SIM_DIM_BYTES);
     }
+  if (res->lifetime_device > res->need_device)
+    {
+      print_quantity (out, "lifetime allocated", res->lifetime_allocated, SIM_DIM_BYTES);
+      print_quantity (out, "lifetime device-used", res->lifetime_device, SIM_DIM_BYTES);
+    }
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
-  g_autofree char *room = sim_units_format (ABS (res->capacity - res->need_device),
+  g_autofree char *room = sim_units_format (ABS (res->capacity - res->lifetime_device),
                                             SIM_DIM_BYTES, 2);
   if (res->gpu_fits)
     fprintf (out, "  %-22s %14s  FITS (%s free)\n", "capacity", cap, room);
-  else if (res->need_device > res->capacity)
-    fprintf (out, "  %-22s %14s  OOM (%s short)\n", "capacity", cap, room);
+  else if (res->lifetime_device > res->capacity)
+    fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, room,
+             res->need_device <= res->capacity ? ", while loading the model" : "");
   else /* a request failed although the need fits: fragmentation, or the cache */
     fprintf (out, "  %-22s %14s  OOM (a request failed; see below)\n", "capacity", cap);
 }
@@ -362,6 +374,10 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "model_state_bytes_nvme", res->state_nvme, "B");
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_scalar (rec, "memory_after_load", res->load_bytes, "B");
+  /* steady state (peak_allocated … need_device) against the whole process (cli/run.h) */
+  sim_recorder_summary_scalar (rec, "load_peak", res->load_peak, "B");
+  sim_recorder_summary_scalar (rec, "lifetime_allocated", res->lifetime_allocated, "B");
+  sim_recorder_summary_scalar (rec, "lifetime_device_used", res->lifetime_device, "B");
   sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");

@@ -178,6 +178,15 @@ double model_plan_state_bytes (const ModelPlan *plan, guint rank);
  * backward. What is offloaded or paged out is not on the GPU. */
 double model_plan_load_bytes (const ModelPlan *plan);
 
+/* B allocated at the peak of model loading on a rank: model_plan_load_bytes() plus the
+ * largest transient of the load, which the steady-state step never sees. QLoRA: the 16-bit
+ * copy of the largest base matrix while bitsandbytes quantizes it on the GPU and, under an
+ * autocast precision, the 16-bit original of the largest non-quantized tensor while PEFT's
+ * prepare_model_for_kbit_training casts it to fp32 (models/plan/plan_state.c cites both).
+ * Other stacks load tensor by tensor into their final dtype: no transient, the load
+ * bytes. */
+double model_plan_load_peak_bytes (const ModelPlan *plan);
+
 /* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
  * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */
 double model_plan_model_flops (const ModelPlan *plan);

@@ -4,6 +4,8 @@
 #include "config.h"
 #include "models/plan/plan-private.h"
 
+#include "models/arch/inventory.h"
+
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
@@ -47,6 +49,47 @@ model_plan_load_bytes (const ModelPlan *p)
   if (m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3)
     sum += p->initial[MODEL_MEM_OPTIMIZER_STATE];
   return sum;
+}
+
+/* Elements of the largest NF4-stored tensor copy of `inv` (0 if none). */
+static double
+largest_nf4 (const ModelInventory *inv)
+{
+  double m = 0;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, i);
+      if (t->storage == MODEL_TENSOR_STORAGE_NF4)
+        m = MAX (m, (double) model_tensor_numel (t));
+    }
+  return m;
+}
+
+double
+model_plan_load_peak_bytes (const ModelPlan *p)
+{
+  g_return_val_if_fail (p != NULL, 0);
+  double transient = 0;
+  g_autoptr (ModelInventory) inv = p->stack.finetune.method == MODEL_FINETUNE_QLORA
+                                     ? model_inventory_new (p->arch, &p->stack.finetune, NULL)
+                                     : NULL;
+  if (inv != NULL)
+    {
+      /* Each base matrix arrives on the GPU in 16 bit and is quantized there; the 16-bit
+       * tensor lives until its NF4 codes and constants exist (bitsandbytes nn/modules.py
+       * Params4bit._quantize: w = self.data.contiguous().to(device), then
+       * F.quantize_4bit(w, ...); transformers quantizers/quantizer_bnb_4bit.py
+       * create_quantized_param, one tensor at a time). */
+      transient = 2.0 * largest_nf4 (inv);
+      /* PEFT's prepare_model_for_kbit_training then casts every 16-bit parameter that is
+       * not quantized to fp32 (peft/utils/other.py: param.data = param.data.to(float32)),
+       * the 16-bit original alive while its fp32 copy is made — under the autocast
+       * precisions, which model that cast (models/stack/stack.h). */
+      if (model_stack_autocast (&p->stack))
+        transient = MAX (transient,
+                         2.0 * (double) model_inventory_largest (inv, MODEL_INVENTORY_ROOT, FALSE));
+    }
+  return model_plan_load_bytes (p) + transient;
 }
 
 /* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */

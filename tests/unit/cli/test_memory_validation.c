@@ -234,6 +234,52 @@ test_memory_after_load (void)
   cli_run_result_clear (&r);
 }
 
+/* Steady state against the whole run (cli/run.h): M16a's scenario at 2,048 tokens, QLoRA
+ * under bf16_amp. Its load peaks above the load bytes by the 16-bit original of the largest
+ * non-quantized tensor PEFT casts to fp32 (the 128256 × 4096 embedding, 2 B each:
+ * models/plan/plan_state.c); the lifetime figures are the maxima of the steady-state step
+ * and that load; the summary prints the loading peak and /summary records load_peak,
+ * lifetime_allocated and lifetime_device_used in B. */
+static void
+test_lifetime_peak (void)
+{
+  g_autofree char *path = stepsim_test_srcpath ("tests/validation/m16-llama-3.1-8b-qlora-fit-16gb.ini");
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CliRunResult r;
+  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  STEPSIM_ASSERT_REL (r.load_peak - r.load_bytes, 2.0 * 128256 * 4096, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (r.lifetime_allocated, MAX (r.need_allocated, r.load_peak), 0);
+  CU_ASSERT_DOUBLE_EQUAL (r.lifetime_device, MAX (r.need_device, r.load_peak + r.cuda_context), 0);
+  CU_ASSERT_EQUAL (r.gpu_fits, !r.oom && r.lifetime_device <= r.capacity);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&text, &len);
+  cli_report_print (f, sc, &r);
+  fclose (f);
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, "loading peak"));
+  free (text);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  cli_report_fill_summary (rec, sc, &r);
+  const char *names[] = { "load_peak", "lifetime_allocated", "lifetime_device_used" };
+  const double values[] = { r.load_peak, r.lifetime_allocated, r.lifetime_device };
+  for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      gboolean found = FALSE;
+      for (guint i = 0; i < sim_recorder_n_summary (rec); i++)
+        {
+          const SimSummaryEntry *e = sim_recorder_summary_entry (rec, i);
+          if (strcmp (e->name, names[k]) != 0)
+            continue;
+          found = TRUE;
+          CU_ASSERT_STRING_EQUAL (e->unit, "B");
+          CU_ASSERT_DOUBLE_EQUAL (e->value, values[k], 0);
+        }
+      CU_ASSERT (found);
+    }
+  cli_run_result_clear (&r);
+}
+
 int main (void);
 
 int
@@ -244,6 +290,7 @@ main (void)
     { "M3 bert-large fp32 GA 4 + checkpointing within 2 %", test_m3 },
     { "M5 context + fp32 weights within 1 %", test_m5 },
     { "memory after model load: its own figure", test_memory_after_load },
+    { "lifetime peak: the load beside the steady-state step", test_lifetime_peak },
     { "M1 bert-large fp32 MBS 4 within 2 %", test_m1 },
     { "M11: fp16 AMP + GA 4 + checkpointing, 7,275 MB", test_m11 },
     { "M12: as M11 with Adafactor, 4,847 MB", test_m12 },

@@ -149,6 +149,33 @@ test_autocast_head_cast (void)
     }
 }
 
+/* The load's peak (plan_state.c model_plan_load_peak_bytes). The tiny model's largest
+ * layer matrix is the MLP's 688 × 256 = 176,128 elements, its largest root tensor the
+ * untied 1000 × 256 = 256,000 head (or embedding). QLoRA in bf16: the 16-bit copy of the
+ * largest base matrix while it is quantized, 2 × 176,128 B above the load bytes; QLoRA
+ * under bf16_amp also casts the non-quantized tensors to fp32, the 16-bit original of the
+ * largest alive meanwhile: max(…, 2 × 256,000). Full fine-tuning: no transient. */
+static void
+test_load_peak (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.precision = MODEL_PRECISION_BF16;
+  g_autoptr (ModelPlan) full = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (full);
+  CU_ASSERT_EQUAL (model_plan_load_peak_bytes (full), model_plan_load_bytes (full));
+  s.finetune.method = MODEL_FINETUNE_QLORA;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  STEPSIM_ASSERT_REL (model_plan_load_peak_bytes (q) - model_plan_load_bytes (q), 2.0 * 176128,
+                      1e-12);
+  s.precision = MODEL_PRECISION_BF16_AMP;
+  g_autoptr (ModelPlan) amp = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (amp);
+  STEPSIM_ASSERT_REL (model_plan_load_peak_bytes (amp) - model_plan_load_bytes (amp),
+                      2.0 * 256000, 1e-12);
+}
+
 /* Initial state: Ψ × (weights, master, optimizer) bytes of the stack. */
 static void
 test_initial_state (void)
@@ -264,6 +291,7 @@ main (void)
     { "fp8_mixed: attention core at bf16, projections at fp8", test_fp8_attention_bf16 },
     { "memory effects balance", test_effects_balance },
     { "initial model states", test_initial_state },
+    { "load peak: QLoRA's quantization and fp32-cast transients", test_load_peak },
     { "autocast weight cache under checkpointing", test_autocast_cache_under_checkpointing },
     { "autocast: the head's cast weight lives to the head's backward", test_autocast_head_cast },
     { "model and hardware FLOPs", test_flops },
