@@ -2,8 +2,9 @@
  * the cheapest technique stack that fits the GPU's memory (`stepsim fit`).
  *
  * Each candidate is the scenario with a few --set overrides, loaded and simulated like
- * `stepsim run`; it fits when the whole run does: the steady-state step and model loading, each with the CUDA context, ≤ capacity (cli/run.h gpu_fits, lifetime_device). A candidate the
- * loader or the simulator rejects (a combination not modelled, a GPU count the cluster
+ * `stepsim run`; it fits when the whole run does: the steady-state step and model loading,
+ * each with the CUDA context, ≤ capacity (cli/run.h gpu_fits, lifetime_device). A candidate
+ * the loader or the simulator rejects (a combination not modelled, a GPU count the cluster
  * cannot have) is "not feasible" with their message, and counts as not fitting.
  *
  * Searches (the simulator is deterministic, so each candidate is simulated at most once):
