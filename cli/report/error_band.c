@@ -12,7 +12,8 @@ gboolean
 cli_error_band_kind_of (const char *metric, CliBandKind *out)
 {
   static const char *const time_metrics[] = { "step_time", "tokens_per_s_per_gpu", "mfu", NULL };
-  static const char *const memory_metrics[] = { "device_used", "peak_allocated", NULL };
+  static const char *const memory_metrics[] = { "device_used", "peak_allocated", "peak_reserved",
+                                                 NULL };
   if (g_strv_contains (time_metrics, metric))
     return *out = CLI_BAND_STEP_TIME, TRUE;
   if (g_strv_contains (memory_metrics, metric))
