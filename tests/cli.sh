@@ -476,6 +476,8 @@ for bad_case in "tolerance:metric = step_time|measured = 1 s|tolerance = -1" \
                 "measured:metric = mfu|measured = 45|tolerance = 0.1" \
                 "known_gap:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = maybe" \
                 "metric:metric = speed|measured = 1|tolerance = 0.1" \
+                "measured:metric = fit_seq_len|measured = 2 GiB|tolerance = 0.1" \
+                "measured:metric = peak_reserved|measured = 2|tolerance = 0.1" \
                 "gap_error:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = true" \
                 "gap_margin:metric = mfu|measured = 0.45|tolerance = 0.1|known_gap = true|gap_error = 0.2" \
                 "gap_error:metric = mfu|measured = 0.45|tolerance = 0.1|gap_error = 0.2|gap_margin = 0.02" \
@@ -505,6 +507,14 @@ printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nm
 "$STEPSIM" validate voom.ini >voom.out 2>&1; rc=$?
 check "validate: a time case that does not fit is OOM, exit 1" sh -c "[ $rc -eq 1 ] && grep -q '^X .* OOM$' voom.out"
 check "validate: prints the median |error| of the time cases" grep -q '^median |error| of 1 time/throughput cases: ' voom.out
+# fit_seq_len: the case's prediction is fit --for seq_len's answer (GPT-2's learned positions
+# stop it at 1024 on an 80 GB GPU), printed in tokens; peak_reserved in MiB.
+{ head -n 9 val.ini; printf 'id = F\nmetric = fit_seq_len\nmeasured = 1024\ntolerance = 0.01\n'; } >vfit.ini
+"$STEPSIM" validate vfit.ini >vfit.out 2>&1; rc=$?
+check "validate: a fit_seq_len case runs fit --for seq_len (1024 tok, PASS)" sh -c "[ $rc -eq 0 ] && grep -q '^F .*fit_seq_len .* 1024 tok .*PASS$' vfit.out"
+{ head -n 9 val.ini; printf 'id = R\nmetric = peak_reserved\nmeasured = 1 GiB\ntolerance = 1\n'; } >vres.ini
+"$STEPSIM" validate vres.ini >vres.out 2>&1
+check "validate: a peak_reserved case prints MiB" grep -q '^R .*peak_reserved .* MiB .* 1024 MiB' vres.out
 # --factors: every GPU's kernel-model factors, each with a source; list gpus shows them too.
 check "validate --factors lists H100's FA-2 source" sh -c "'$STEPSIM' validate --factors no-such.ini | grep -q 'flash_attention.*FA-2 paper.*Fig. 7'"
 check "list gpus shows the kernel-model factors" sh -c "'$STEPSIM' list gpus | grep -q 'fp8_gemm_ratio.*TE gemm_profiling'"
