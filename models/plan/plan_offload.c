@@ -382,15 +382,12 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint sha
     }
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[rank] = state;
-  guint stage = model_parallel_stage (&p->par);
-  if (stage == 1 || stage == 2)
-    {
-      double bytes = model_stack_trainable_params (&p->stack, p->arch)
-                     * model_stack_weight_bytes (&p->stack);
-      if (plan_collective (p, rank, PLAN_GROUP_ALL, HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
-                           "updated params") != NONE)
-        plan_task_dep (p, s.last_copy);
-    }
+  /* Weights step → rest: the stage 1–2 all-gather of the updated partitions (parallel.h). */
+  guint first;
+  plan_redistribute (p, rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_STEP, MODEL_PHASE_REST,
+                     model_stack_trainable_params (&p->stack, p->arch)
+                       * model_stack_weight_bytes (&p->stack),
+                     -1, -1, "updated params", s.last_copy, &first);
   return TRUE;
 }
 
