@@ -344,7 +344,7 @@ static void
 optimizer (StepCtx *c, guint last_comm)
 {
   ModelPlan *p = c->p;
-  if (plan_offload_optimizer (p, c->rank, c->pc, model_parallel_shard_size (&p->par)))
+  if (plan_offload_optimizer (p, c->rank, c->pc))
     return; /* on the host CPU (plan_offload.c) */
   double n = model_stack_trainable_params (&p->stack, p->arch);
   double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
