@@ -107,6 +107,9 @@ model_parallel_placements (const ModelParallel *par, ModelState state, ModelPhas
       else /* accumulated locally, reduced at the last micro-batch (DDP no_sync) */
         *rep = P, *shard = P;
       break;
+    case MODEL_STATE_ACTIVATIONS: /* each rank runs its own micro-batch */
+      *rep = *shard = (ModelPlacement){ MODEL_PLACEMENT_SHARD, 0 };
+      break;
     case MODEL_STATE_MASTER:
     case MODEL_STATE_OPTIMIZER:
     default:

@@ -31,6 +31,7 @@
  *   ZeRO-2, SGO   R / R / S                      P / S / S                         S
  *   ZeRO-3, FULL  S / R / S                      P / S / S                         S
  *   HYBRID        as FULL; gradients Partial on dp_replicate become Replicate at accum.
+ *   activations   Shard(0) (the batch) on dp_replicate and dp_shard: data parallelism.
  * Gradient reduction is the change compute → accumulate (every micro-batch: reduce-scatter,
  * then HSDP's all-reduce across replicas) and accumulate → step (last micro-batch, in DDP's
  * buckets: all-reduce, or ZeRO-1's reduce-scatter); gathering parameters is weights rest →
@@ -78,6 +79,8 @@ typedef enum
   MODEL_STATE_GRADIENTS,
   MODEL_STATE_MASTER,    /* fp32 master weights */
   MODEL_STATE_OPTIMIZER, /* optimizer states (Adam's moments) */
+  MODEL_STATE_ACTIVATIONS, /* [batch, seq, hidden] tensors of the forward: each rank its own
+                            * micro-batch, Shard(0) on every dp dimension in every phase */
   MODEL_N_STATES
 } ModelState;
 

@@ -257,6 +257,9 @@ test_zero_fig1_from_placements (void)
                    + model_parallel_local_bytes (&par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_REST, 8 * psi);
       STEPSIM_ASSERT_REL (sum / 1e9, gb[i], 1e-12);
       CU_ASSERT_EQUAL (model_parallel_stage (&par), i);
+      /* activations: the global batch split over all 64 ranks, whatever the stage */
+      STEPSIM_ASSERT_REL (model_parallel_local_bytes (&par, MODEL_STATE_ACTIVATIONS,
+                                                      MODEL_PHASE_COMPUTE, 64e9), 1e9, 1e-15);
     }
 }
 
