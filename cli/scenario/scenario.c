@@ -34,7 +34,8 @@ static const char *const training_keys[] = {
   "softmax_saves_input", NULL,
 };
 static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
-                                             "algorithm", "reduce_dtype", NULL };
+                                             "algorithm", "reduce_dtype", "dp_replicate",
+                                             "dp_shard", "tp", "pp", "cp", NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const validation_keys[] = { "id", "source", "metric", "measured", "tolerance",

@@ -3,7 +3,12 @@
  * [parallel]: data_parallel (ddp | zero1 | zero2 | zero3 | fsdp_full_shard |
  * fsdp_shard_grad_op | fsdp_no_shard | fsdp_hybrid_shard; default ddp), bucket_size
  * (default 25 MiB), prefetch (layers, default 1), algorithm (auto | ring | tree |
- * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype).
+ * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype),
+ * the device mesh's degrees (models/parallel/mesh.h) dp_replicate, dp_shard (default from
+ * data_parallel: ddp and fsdp_no_shard replicate over every GPU, fsdp_hybrid_shard shards
+ * over a node and replicates across nodes, the others shard over every GPU; one given, the
+ * other is the rest), tp, pp, cp (default 1; > 1 not modelled yet: issues 14 and 15);
+ * pp × dp_replicate × dp_shard × cp × tp must be the GPU count.
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
@@ -38,6 +43,47 @@ load_parallel_enums (GKeyFile *kf, ModelParallel *par, GError **error)
   return TRUE;
 }
 
+/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). Tensor, pipeline
+ * and context parallelism are not modelled yet (issues 14, 15): a degree > 1 is an error. */
+static gboolean
+load_mesh (GKeyFile *kf, ModelParallel *par, GError **error)
+{
+  static const char *const model_dims[] = { "tp", "pp", "cp" };
+  for (guint i = 0; i < G_N_ELEMENTS (model_dims); i++)
+    {
+      guint64 v = 1;
+      if (!cli_scenario_get_count (kf, "parallel", model_dims[i], FALSE, &v, error))
+        return FALSE;
+      if (v != 1)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key '%s': %s = %" G_GUINT64_FORMAT " is not modelled "
+                       "yet (%s parallelism: issue %s); only 1", model_dims[i], model_dims[i],
+                       v, i == 0 ? "tensor" : i == 1 ? "pipeline" : "context",
+                       i == 1 ? "15" : "14");
+          return FALSE;
+        }
+    }
+  static const char *const dp_dims[] = { "dp_replicate", "dp_shard" };
+  guint *out[] = { &par->dp_replicate, &par->dp_shard };
+  for (guint i = 0; i < G_N_ELEMENTS (dp_dims); i++)
+    {
+      guint64 v = 0;
+      if (!cli_scenario_get_count (kf, "parallel", dp_dims[i], FALSE, &v, error))
+        return FALSE;
+      if (v > 0 && par->degree % v != 0)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key '%s': %" G_GUINT64_FORMAT " does not divide the "
+                       "%u GPUs (the product of the mesh degrees must be the GPU count)",
+                       dp_dims[i], v, par->degree);
+          return FALSE;
+        }
+      *out[i] = (guint) v;
+    }
+  return TRUE;
+}
+
 gboolean
 cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -49,7 +95,8 @@ cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
   if (!load_parallel_enums (kf, par, error)
       || !cli_scenario_get_quantity (kf, "parallel", "bucket_size", SIM_DIM_BYTES, FALSE,
                                      &par->bucket_size, error)
-      || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error))
+      || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error)
+      || !load_mesh (kf, par, error))
     return FALSE;
   par->prefetch = (guint) MIN (prefetch, G_MAXUINT);
   if (prefetch > sc->arch->n_layers)

@@ -38,10 +38,12 @@ model_parallel_mode_from_string (const char *text, ModelDataParallel *out, GErro
   return TRUE;
 }
 
-guint
-model_parallel_stage (const ModelParallel *par)
+/* Which states the mode shards: the row of parallel.h's table (ZeRO §5: 1 optimizer
+ * states, 2 and gradients, 3 and parameters). */
+static guint
+mode_row (ModelDataParallel mode)
 {
-  switch (par->mode)
+  switch (mode)
     {
     case MODEL_DP_ZERO1:
       return 1;
@@ -59,14 +61,124 @@ model_parallel_stage (const ModelParallel *par)
     }
 }
 
+void
+model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
+{
+  model_mesh_init (mesh, par->gpus_per_node);
+  guint shard = 1, d = MAX (par->degree, 1);
+  if (par->dp_shard > 0)
+    shard = par->dp_shard;
+  else if (par->dp_replicate > 0)
+    shard = MAX (d / par->dp_replicate, 1);
+  else if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD)
+    shard = MIN (par->gpus_per_node, d);
+  else if (mode_row (par->mode) > 0)
+    shard = d;
+  mesh->degree[MODEL_MESH_DP_SHARD] = MAX (shard, 1);
+  mesh->degree[MODEL_MESH_DP_REPLICATE] = par->dp_replicate > 0 ? par->dp_replicate
+                                                                : MAX (d / MAX (shard, 1), 1);
+}
+
+ModelPlacements
+model_parallel_placements (const ModelParallel *par, ModelState state, ModelPhase phase)
+{
+  g_return_val_if_fail (state < MODEL_N_STATES && phase < MODEL_N_PHASES,
+                        model_placements_replicate ());
+  guint row = mode_row (par->mode);
+  ModelPlacements pl = model_placements_replicate ();
+  const ModelPlacement R = { MODEL_PLACEMENT_REPLICATE, 0 }, P = { MODEL_PLACEMENT_PARTIAL, 0 },
+                       S = { MODEL_PLACEMENT_SHARD, MODEL_PLACEMENT_FLAT };
+  ModelPlacement *rep = &pl.on[MODEL_MESH_DP_REPLICATE], *shard = &pl.on[MODEL_MESH_DP_SHARD];
+  switch (state)
+    {
+    case MODEL_STATE_WEIGHTS:
+      if (phase == MODEL_PHASE_STEP) /* each rank updates its partition from stage 1 */
+        *shard = row >= 1 ? S : R;
+      else if (phase != MODEL_PHASE_COMPUTE) /* stage 3 keeps only the shard */
+        *shard = row >= 3 ? S : R;
+      break;
+    case MODEL_STATE_GRADIENTS:
+      if (phase == MODEL_PHASE_COMPUTE)
+        *rep = P, *shard = P; /* each rank's backward: its micro-batch's contribution */
+      else if (phase == MODEL_PHASE_STEP)
+        *shard = row >= 1 ? S : R;
+      else if (row >= 2) /* reduced every micro-batch into the rank's shard */
+        *shard = S;
+      else /* accumulated locally, reduced at the last micro-batch (DDP no_sync) */
+        *rep = P, *shard = P;
+      break;
+    case MODEL_STATE_ACTIVATIONS: /* each rank runs its own micro-batch */
+      *rep = *shard = (ModelPlacement){ MODEL_PLACEMENT_SHARD, 0 };
+      break;
+    case MODEL_STATE_MASTER:
+    case MODEL_STATE_OPTIMIZER:
+    default:
+      *shard = row >= 1 ? S : R;
+      break;
+    }
+  return pl;
+}
+
+gboolean
+model_parallel_state_sharded (const ModelParallel *par, ModelState state, ModelPhase phase)
+{
+  ModelPlacements pl = model_parallel_placements (par, state, phase);
+  return model_placements_any_shard (&pl);
+}
+
+double
+model_parallel_local_bytes (const ModelParallel *par, ModelState state, ModelPhase phase,
+                            double bytes)
+{
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  ModelPlacements pl = model_parallel_placements (par, state, phase);
+  return model_placement_local_bytes (&pl, &mesh, bytes);
+}
+
+double
+model_parallel_local_fraction (const ModelParallel *par, ModelState state, ModelPhase phase)
+{
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  ModelPlacements pl = model_parallel_placements (par, state, phase);
+  return model_placement_local_fraction (&pl, &mesh);
+}
+
+GArray *
+model_parallel_redistribute (const ModelParallel *par, ModelState state, ModelPhase from,
+                             ModelPhase to, double bytes)
+{
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  ModelPlacements a = model_parallel_placements (par, state, from);
+  ModelPlacements b = model_parallel_placements (par, state, to);
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (ModelPlacementComm));
+  g_autoptr (GError) error = NULL;
+  if (!model_placement_redistribute (&a, &b, &mesh, bytes, out, &error))
+    g_error ("parallel.c: the mode table has an impossible change: %s", error->message);
+  return out;
+}
+
+guint
+model_parallel_stage (const ModelParallel *par)
+{
+  if (model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST))
+    return 3;
+  if (model_parallel_state_sharded (par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE))
+    return 2;
+  if (model_parallel_state_sharded (par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP))
+    return 1;
+  return 0;
+}
+
 guint
 model_parallel_shard_size (const ModelParallel *par)
 {
-  if (model_parallel_stage (par) == 0)
-    return 1;
-  if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD)
-    return MIN (par->gpus_per_node, par->degree);
-  return par->degree;
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  ModelPlacements pl = model_parallel_placements (par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP);
+  return model_placement_ways (&pl, &mesh);
 }
 
 guint
@@ -95,6 +207,31 @@ model_parallel_validate (const ModelParallel *par, GError **error)
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "data-parallel degree must be >= 1 and bucket_size positive");
       return FALSE;
+    }
+  if (par->dp_replicate > 0 || par->dp_shard > 0)
+    {
+      ModelMesh mesh;
+      model_parallel_mesh (par, &mesh);
+      const char *key = par->dp_shard > 0 ? "dp_shard" : "dp_replicate";
+      if (mesh.degree[MODEL_MESH_DP_REPLICATE] * mesh.degree[MODEL_MESH_DP_SHARD] != par->degree)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "key '%s': mesh degrees dp_replicate %u × dp_shard %u do not make the "
+                       "%u GPUs (the product of the mesh degrees must be the GPU count)",
+                       par->dp_shard > 0 && par->dp_replicate > 0 ? "dp_replicate" : key,
+                       mesh.degree[MODEL_MESH_DP_REPLICATE], mesh.degree[MODEL_MESH_DP_SHARD],
+                       par->degree);
+          return FALSE;
+        }
+      if (mode_row (par->mode) == 0 && mesh.degree[MODEL_MESH_DP_SHARD] > 1)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "key '%s': data_parallel = %s shards nothing, so dp_shard must be 1 "
+                       "(here %u)", key, model_parallel_mode_name (par->mode),
+                       mesh.degree[MODEL_MESH_DP_SHARD]);
+          return FALSE;
+        }
+      return TRUE;
     }
   if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD && par->degree % model_parallel_shard_size (par) != 0)
     {

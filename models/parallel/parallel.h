@@ -17,12 +17,33 @@
  * with 16-bit gradients and an fp32 master, the fp32 copy of the rank's gradient partition
  * that its optimizer step creates and drops (4Ψ/N, deepspeed/runtime/zero/stage_1_and_2.py
  * step()): a model state, category gradients (models/plan/plan_step.c).
+ *
+ * Placements (placement.h) on the data-parallel mesh dimensions (mesh.h): every mode is a
+ * table of where each model state lies in each phase of the step; the stage, the shard
+ * group and every collective of data parallelism are read from it. DDP and FSDP NO_SHARD
+ * run on dp_replicate = D; ZeRO and FSDP FULL_SHARD / SHARD_GRAD_OP on dp_shard = D;
+ * HYBRID_SHARD on dp_shard = gpus_per_node × dp_replicate = D / gpus_per_node (torchtitan
+ * HSDP, parallel_dims.py; FSDP's HYBRID_SHARD shards inside a node), S = Shard(flat) on
+ * dp_shard, R elsewhere unless said:
+ *                 weights (rest/compute/step)   gradients (compute/accum./step)  master, opt.
+ *   DDP/NO_SHARD  R / R / R                      P / P / R                         R
+ *   ZeRO-1        R / R / S                      P / P / S                         S
+ *   ZeRO-2, SGO   R / R / S                      P / S / S                         S
+ *   ZeRO-3, FULL  S / R / S                      P / S / S                         S
+ *   HYBRID        as FULL; gradients Partial on dp_replicate become Replicate at accum.
+ *   activations   Shard(0) (the batch) on dp_replicate and dp_shard: data parallelism.
+ * Gradient reduction is the change compute → accumulate (every micro-batch: reduce-scatter,
+ * then HSDP's all-reduce across replicas) and accumulate → step (last micro-batch, in DDP's
+ * buckets: all-reduce, or ZeRO-1's reduce-scatter); gathering parameters is weights rest →
+ * compute (stage-3 all-gather) and step → rest (stages 1–2: all-gather of the updated
+ * partitions, ZeRO §5.1).
  */
 #pragma once
 
 #include <glib.h>
 #include "hardware/collective.h"
 #include "hardware/gpu.h"
+#include "models/parallel/placement.h"
 
 typedef enum
 {
@@ -47,7 +68,31 @@ typedef struct
   HwCollectiveAlgorithm algorithm;
   gboolean reduce_dtype_set; /* FALSE: reduce gradients in their own dtype */
   HwDtype reduce_dtype;      /* FSDP MixedPrecision(reduce_dtype=…) */
+  guint dp_replicate;        /* mesh degrees given by the scenario; 0: from the mode */
+  guint dp_shard;
 } ModelParallel;
+
+/* Model states whose placement the mode decides. */
+typedef enum
+{
+  MODEL_STATE_WEIGHTS,   /* the (16-bit) parameters the layers use */
+  MODEL_STATE_GRADIENTS,
+  MODEL_STATE_MASTER,    /* fp32 master weights */
+  MODEL_STATE_OPTIMIZER, /* optimizer states (Adam's moments) */
+  MODEL_STATE_ACTIVATIONS, /* [batch, seq, hidden] tensors of the forward: each rank its own
+                            * micro-batch, Shard(0) on every dp dimension in every phase */
+  MODEL_N_STATES
+} ModelState;
+
+/* Phases of a step. */
+typedef enum
+{
+  MODEL_PHASE_REST,       /* as kept between steps (gradients: as kept allocated) */
+  MODEL_PHASE_COMPUTE,    /* as a layer's forward/backward uses or produces it */
+  MODEL_PHASE_ACCUMULATE, /* as held across micro-batches */
+  MODEL_PHASE_STEP,       /* as the optimizer step reads and writes it */
+  MODEL_N_PHASES
+} ModelPhase;
 
 /* Single-rank defaults: DDP of degree 1, 25 MiB buckets, prefetch 1, AUTO algorithm. */
 void model_parallel_init_defaults (ModelParallel *par);
@@ -58,10 +103,31 @@ const char *model_parallel_mode_name (ModelDataParallel mode);
 gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *out,
                                           GError **error);
 
-/* ZeRO stage the mode amounts to (0–3). */
+/* The data-parallel mesh: dp_replicate × dp_shard = degree (the scenario's, or from the
+ * mode as above), every other degree 1. */
+void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);
+/* Where `state` lies in `phase` under the mode (table above). */
+ModelPlacements model_parallel_placements (const ModelParallel *par, ModelState state,
+                                           ModelPhase phase);
+/* Whether `state` is split into flat shards in `phase` (whatever the degree). */
+gboolean model_parallel_state_sharded (const ModelParallel *par, ModelState state,
+                                       ModelPhase phase);
+/* A rank's share of `bytes` (B) of `state` in `phase`: placement.h's local bytes. */
+double model_parallel_local_bytes (const ModelParallel *par, ModelState state,
+                                   ModelPhase phase, double bytes);
+/* The same share as a fraction of the whole. */
+double model_parallel_local_fraction (const ModelParallel *par, ModelState state,
+                                      ModelPhase phase);
+/* The collectives (GArray of ModelPlacementComm, caller frees) moving `bytes` (B, whole)
+ * of `state` from phase `from` to `to` on the mode's mesh. */
+GArray *model_parallel_redistribute (const ModelParallel *par, ModelState state,
+                                     ModelPhase from, ModelPhase to, double bytes);
+
+/* ZeRO stage the placements amount to (0–3): 3 when weights rest sharded, 2 when gradients
+ * accumulate sharded, 1 when optimizer states are, else 0. */
 guint model_parallel_stage (const ModelParallel *par);
-/* Ranks sharing one copy of the sharded states: degree, or gpus_per_node for hybrid, or 1
- * when nothing is sharded. */
+/* Ranks sharing one copy of the sharded states (the optimizer states' ways): dp_shard,
+ * 1 when nothing is sharded. */
 guint model_parallel_shard_size (const ModelParallel *par);
 /* Replicas of each shard: degree / shard size (> 1 only for hybrid). */
 guint model_parallel_replicas (const ModelParallel *par);
@@ -72,6 +138,7 @@ gboolean model_parallel_keeps_gathered (const ModelParallel *par);
  * the last (DDP no_sync, ZeRO-1). */
 gboolean model_parallel_reduces_every_micro_batch (const ModelParallel *par);
 
-/* Checks the configuration (degree divisible by gpus_per_node for hybrid, bucket > 0).
- * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE. */
+/* Checks the configuration (degree divisible by gpus_per_node for hybrid, bucket > 0;
+ * dp_replicate × dp_shard = degree, dp_shard 1 for ddp and fsdp_no_shard). FALSE +
+ * G_KEY_FILE_ERROR_INVALID_VALUE naming the key. */
 gboolean model_parallel_validate (const ModelParallel *par, GError **error);

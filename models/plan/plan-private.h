@@ -10,6 +10,7 @@ struct _ModelPlan
   ModelArch *arch;
   ModelStack stack;
   ModelParallel par;
+  ModelMesh mesh;      /* model_parallel_mesh (&par) */
   guint n_ranks;
   GArray *tasks;       /* ModelTask, index = id */
   GArray *kernels;     /* ModelKernel */
@@ -81,17 +82,19 @@ GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
 void plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc);
 
 /* ---- collectives (plan_comm.c) ---- */
-typedef enum
-{
-  PLAN_GROUP_ALL,     /* every data-parallel rank */
-  PLAN_GROUP_SHARD,   /* the ranks sharing one copy of the sharded states */
-  PLAN_GROUP_REPLICA, /* the ranks holding the same shard (hybrid sharding) */
-} PlanGroup;
-
-/* Starts a collective task of `kind` on the comm stream of `rank` among `group`, with
- * `bytes` per the nccl-tests convention; returns its task id (G_MAXUINT when the group has
- * one rank: no task). Dependencies and effects are added by the caller after this. */
-guint plan_collective (ModelPlan *p, guint rank, PlanGroup group, HwCollectiveKind kind,
+/* Starts a collective task of `kind` on the comm stream of `rank` among its group over the
+ * mesh dimensions `dims` (MODEL_MESH_BIT set; models/parallel/mesh.h), with `bytes` per
+ * the nccl-tests convention; returns its task id (G_MAXUINT when the group has one rank:
+ * no task). Dependencies and effects are added by the caller after this. */
+guint plan_collective (ModelPlan *p, guint rank, guint dims, HwCollectiveKind kind,
                        double bytes, gint layer, gint micro_batch, const char *what);
+/* The collectives moving `bytes` (B, whole) of `state` from phase `from` to `to`
+ * (models/parallel/parallel.h's placements), issued in order on `rank`, each after the
+ * previous, the first after `after` (NONE: no dependency); the first is named `what`, the
+ * next "`what` shard". Returns the first task in *first (G_MAXUINT when none) and the last
+ * as the result (G_MAXUINT when none). */
+guint plan_redistribute (ModelPlan *p, guint rank, ModelState state, ModelPhase from,
+                         ModelPhase to, double bytes, gint layer, gint micro_batch,
+                         const char *what, guint after, guint *first);
 /* Bytes per element of gradient reductions. */
 double plan_reduce_bytes (const ModelPlan *p);

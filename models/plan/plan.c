@@ -275,7 +275,9 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   p->arch = model_arch_copy (arch);
   p->stack = *stack;
   p->par = *par;
+  model_parallel_mesh (par, &p->mesh);
   p->n_ranks = par->degree;
+  g_assert (model_mesh_size (&p->mesh) == p->n_ranks);
   p->tasks = g_array_new (FALSE, TRUE, sizeof (ModelTask));
   p->kernels = g_array_new (FALSE, TRUE, sizeof (ModelKernel));
   p->deps = g_array_new (FALSE, TRUE, sizeof (guint));

@@ -1,10 +1,12 @@
 /* models/plan/plan_comm.c — collective tasks of data parallelism and the groups they span.
  *
- * Ranks are numbered node-major (hardware/cluster.h). With D data-parallel ranks and shard
- * groups of N (parallel.h): ALL = every rank; SHARD = the N consecutive ranks of r's shard
- * group (all D unless hybrid); REPLICA = the D/N ranks with r's index inside its group.
- * Each rank's k-th collective on a group is the same collective instance on every rank of
- * that group: plans of all ranks issue collectives in the same order, as NCCL requires.
+ * Ranks are numbered node-major (hardware/cluster.h) and mapped onto the plan's mesh
+ * (models/parallel/mesh.h: dp_shard inner, so a shard group is N consecutive ranks, and a
+ * dp_replicate group the D/N ranks with r's index inside its shard group). Which
+ * collectives run is derived from the placements of the model states (parallel.h,
+ * placement.h): plan_redistribute issues the ones a change of phase implies. Each rank's
+ * k-th collective on a group is the same collective instance on every rank of that group:
+ * plans of all ranks issue collectives in the same order, as NCCL requires.
  */
 #include "config.h"
 #include "models/plan/plan-private.h"
@@ -17,31 +19,20 @@ plan_reduce_bytes (const ModelPlan *p)
   return model_stack_gradient_bytes (&p->stack);
 }
 
-/* Fills ranks (capacity n_ranks) with the members of `group` seen from `rank`; returns
- * their count and writes the group's name into `name`. */
+/* Fills ranks (capacity n_ranks) with the members of `rank`'s group over the mesh
+ * dimensions `dims`; returns their count and writes the group's name into `name`
+ * ("dp_shard:1", "dp_replicate+dp_shard:0"). */
 static guint
-group_members (const ModelPlan *p, guint rank, PlanGroup group, guint *ranks, GString *name)
+group_members (const ModelPlan *p, guint rank, guint dims, guint *ranks, GString *name)
 {
-  guint d = p->n_ranks, n = model_parallel_shard_size (&p->par), count = 0;
-  switch (group)
-    {
-    case PLAN_GROUP_SHARD:
-      g_string_printf (name, "shard%u", rank / n);
-      for (guint i = 0; i < n; i++)
-        ranks[count++] = (rank / n) * n + i;
-      break;
-    case PLAN_GROUP_REPLICA:
-      g_string_printf (name, "replica%u", rank % n);
-      for (guint j = rank % n; j < d; j += n)
-        ranks[count++] = j;
-      break;
-    case PLAN_GROUP_ALL:
-    default:
-      g_string_assign (name, "all");
-      for (guint i = 0; i < d; i++)
-        ranks[count++] = i;
-      break;
-    }
+  guint index = 0;
+  guint count = model_mesh_group (&p->mesh, rank, dims, ranks, &index);
+  g_string_truncate (name, 0);
+  for (guint d = 0; d < MODEL_MESH_N_DIMS; d++)
+    if (dims & MODEL_MESH_BIT (d))
+      g_string_append_printf (name, "%s%s", name->len > 0 ? "+" : "",
+                              model_mesh_dim_name ((ModelMeshDim) d));
+  g_string_append_printf (name, ":%u", index);
   return count;
 }
 
@@ -71,12 +62,12 @@ instance_for (ModelPlan *p, guint rank, const char *name, HwCollectiveKind kind,
 }
 
 guint
-plan_collective (ModelPlan *p, guint rank, PlanGroup group, HwCollectiveKind kind,
+plan_collective (ModelPlan *p, guint rank, guint dims, HwCollectiveKind kind,
                  double bytes, gint layer, gint micro_batch, const char *what)
 {
   g_autofree guint *ranks = g_new (guint, p->n_ranks);
   g_autoptr (GString) name = g_string_new (NULL);
-  guint n = group_members (p, rank, group, ranks, name);
+  guint n = group_members (p, rank, dims, ranks, name);
   if (n <= 1 || bytes <= 0)
     return G_MAXUINT;
   guint index = instance_for (p, rank, name->str, kind, bytes, ranks, n);
@@ -86,4 +77,29 @@ plan_collective (ModelPlan *p, guint rank, PlanGroup group, HwCollectiveKind kin
   t->collective = (gint) index;
   t->bytes = bytes;
   return id;
+}
+
+guint
+plan_redistribute (ModelPlan *p, guint rank, ModelState state, ModelPhase from, ModelPhase to,
+                   double bytes, gint layer, gint micro_batch, const char *what, guint after,
+                   guint *first)
+{
+  g_autoptr (GArray) comms = model_parallel_redistribute (&p->par, state, from, to, bytes);
+  guint last = G_MAXUINT;
+  *first = G_MAXUINT;
+  for (guint i = 0; i < comms->len; i++)
+    {
+      const ModelPlacementComm *c = &g_array_index (comms, ModelPlacementComm, i);
+      g_autofree char *label = *first == G_MAXUINT ? g_strdup (what)
+                                                   : g_strdup_printf ("%s shard", what);
+      guint id = plan_collective (p, rank, MODEL_MESH_BIT (c->dim), c->kind, c->bytes, layer,
+                                  micro_batch, label);
+      if (id == G_MAXUINT)
+        continue;
+      plan_task_dep (p, last == G_MAXUINT ? after : last);
+      if (*first == G_MAXUINT)
+        *first = id;
+      last = id;
+    }
+  return last;
 }

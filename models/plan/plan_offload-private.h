@@ -52,4 +52,4 @@ guint plan_offload_gradients (ModelPlan *p, guint rank, guint after, double byte
 /* Optimizer offload: the step of `rank` on the host (CPU chunks, NVMe swaps, parameter
  * copies back, the stage 1–2 all-gather) in place of the GPU optimizer task; sets the
  * rank's state bytes. FALSE (nothing done) without optimizer offload. */
-gboolean plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint shard);
+gboolean plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc);

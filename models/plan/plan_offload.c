@@ -170,8 +170,10 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   if (o->optimizer == MODEL_OFFLOAD_NONE && o->parameters == MODEL_OFFLOAD_NONE)
     return;
   double n = model_stack_trainable_params (&p->stack, p->arch);
-  guint shard = model_parallel_shard_size (&p->par);
-  double part = n / shard, chunk = largest_block (pc) / shard;
+  /* This rank's partition of the optimizer's parameters (their placement at the step). */
+  double part = model_parallel_local_bytes (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
+  double chunk = model_parallel_local_bytes (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP,
+                                             largest_block (pc));
   double w = model_stack_weight_bytes (&p->stack);
   plan_task_begin (p, rank, MODEL_STREAM_CPU, MODEL_TASK_KIND_OFFLOAD, -1, -1,
                    "offloaded state");
@@ -356,7 +358,7 @@ step_chunk (ModelPlan *p, guint rank, guint i, double params, gint layer, StepSt
 }
 
 gboolean
-plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint shard)
+plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   if (!plan_offloads_optimizer (p))
     return FALSE;
@@ -366,8 +368,14 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint sha
                   .comm = plan_last_on_stream (p, rank, MODEL_STREAM_COMM),
                   .write = write, .last_copy = NONE };
   for (guint l = 0; l < L; l++)
-    step_chunk (p, rank, l, pc->params_layer / shard, (gint) l, &s);
-  step_chunk (p, rank, L, pc->params_root / shard, -1, &s);
+    step_chunk (p, rank, l,
+                model_parallel_local_bytes (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP,
+                                            pc->params_layer),
+                (gint) l, &s);
+  step_chunk (p, rank, L,
+              model_parallel_local_bytes (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP,
+                                          pc->params_root),
+              -1, &s);
   /* GPU model states left at the step: what plan_initial_state kept there, and any gradient
    * still held (none: every one left by D2H). */
   double state = 0;
@@ -382,15 +390,12 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc, guint sha
     }
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[rank] = state;
-  guint stage = model_parallel_stage (&p->par);
-  if (stage == 1 || stage == 2)
-    {
-      double bytes = model_stack_trainable_params (&p->stack, p->arch)
-                     * model_stack_weight_bytes (&p->stack);
-      if (plan_collective (p, rank, PLAN_GROUP_ALL, HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
-                           "updated params") != NONE)
-        plan_task_dep (p, s.last_copy);
-    }
+  /* Weights step → rest: the stage 1–2 all-gather of the updated partitions (parallel.h). */
+  guint first;
+  plan_redistribute (p, rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_STEP, MODEL_PHASE_REST,
+                     model_stack_trainable_params (&p->stack, p->arch)
+                       * model_stack_weight_bytes (&p->stack),
+                     -1, -1, "updated params", s.last_copy, &first);
   return TRUE;
 }
 

@@ -9,24 +9,44 @@
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
-/* Persistent state per rank (parallel.h, models/stack/stack.h): weights (sharded under stage 3),
- * master weights and optimizer states (sharded from stage 1), gradients when zero_grad
- * keeps them allocated (sharded from stage 2), fp8 weight copies, and DDP's gradient bucket
- * copies (gradient_as_bucket_view=False, PyTorch's default: Li et al. 2020 §3.2.3). */
+/* The model state a memory category holds (MODEL_N_STATES: none). */
+static ModelState
+state_of (ModelMemCategory c)
+{
+  switch (c)
+    {
+    case MODEL_MEM_WEIGHTS:
+    case MODEL_MEM_LORA: /* the adapters' weights */
+      return MODEL_STATE_WEIGHTS;
+    case MODEL_MEM_MASTER_WEIGHTS:
+      return MODEL_STATE_MASTER;
+    case MODEL_MEM_OPTIMIZER_STATE:
+      return MODEL_STATE_OPTIMIZER;
+    case MODEL_MEM_GRADIENTS:
+      return MODEL_STATE_GRADIENTS;
+    default:
+      return MODEL_N_STATES;
+    }
+}
+
+/* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
+ * placed at rest (weights sharded under stage 3, master weights and optimizer states from
+ * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
+ * and DDP's gradient bucket copies (gradient_as_bucket_view=False, PyTorch's default: Li et
+ * al. 2020 §3.2.3) — the buffers of the bucketed all-reduce (gradients Partial → Replicate
+ * at the step). */
 void
 plan_initial_state (ModelPlan *p)
 {
   double n = model_stack_trainable_params (&p->stack, p->arch);
-  guint stage = model_parallel_stage (&p->par);
-  double shard = 1.0 / model_parallel_shard_size (&p->par);
   for (guint c = 0; c < MODEL_N_MEM; c++)
-    p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
-  p->initial[MODEL_MEM_WEIGHTS] *= stage >= 3 ? shard : 1;
-  p->initial[MODEL_MEM_LORA] *= stage >= 3 ? shard : 1;
-  p->initial[MODEL_MEM_MASTER_WEIGHTS] *= stage >= 1 ? shard : 1;
-  p->initial[MODEL_MEM_OPTIMIZER_STATE] *= stage >= 1 ? shard : 1;
-  p->initial[MODEL_MEM_GRADIENTS] *= stage >= 2 ? shard : 1;
-  if (stage == 0 && p->n_ranks > 1)
+    {
+      p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
+      ModelState s = state_of (c);
+      if (s != MODEL_N_STATES)
+        p->initial[c] *= model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
+    }
+  if (model_parallel_stage (&p->par) == 0 && p->n_ranks > 1)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
@@ -96,12 +116,9 @@ model_plan_load_peak_bytes (const ModelPlan *p)
 static gboolean
 sharded (const ModelPlan *p, ModelMemCategory c)
 {
-  guint stage = model_parallel_stage (&p->par);
-  if (model_parallel_shard_size (&p->par) <= 1)
-    return FALSE;
-  return ((c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_LORA) && stage >= 3)
-         || ((c == MODEL_MEM_MASTER_WEIGHTS || c == MODEL_MEM_OPTIMIZER_STATE) && stage >= 1)
-         || (c == MODEL_MEM_GRADIENTS && stage >= 2);
+  ModelState s = state_of (c);
+  return s != MODEL_N_STATES
+         && model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST) < 1;
 }
 
 /* The tensors of the initial allocation of `category` (B each; they sum to initial[c]):

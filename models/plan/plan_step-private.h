@@ -13,8 +13,7 @@ typedef struct
   guint rank;
   const PlanCosts *pc;
   guint L;
-  guint stage;
-  guint shard;          /* shard group size N */
+  gboolean sharding;    /* ZeRO/FSDP machinery on: a shard group of > 1 ranks, or offload */
   ModelCheckpointing ckpt;
   guint segment;        /* layers per segment: k of every_k, ⌈√L⌉ of sqrt */
   gboolean last_mb;
@@ -35,7 +34,7 @@ typedef struct
   guint *fwd_task, *bwd_task;
   guint root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
-  /* bucketed reduction (stages 0–1) */
+  /* bucketed reduction (gradients accumulated as Partial) */
   double bucket_fill;
   guint bucket_count;
 } StepCtx;

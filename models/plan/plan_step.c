@@ -15,6 +15,21 @@
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
+/* Whether `state` is split into shards in `phase` (parallel.h's placements) while the
+ * sharding machinery is on. */
+static gboolean
+sharded_in (const StepCtx *c, ModelState state, ModelPhase phase)
+{
+  return c->sharding && model_parallel_state_sharded (&c->p->par, state, phase);
+}
+
+/* This rank's share of `bytes` of `state` in `phase` (placement.h). */
+static double
+local (const StepCtx *c, ModelState state, ModelPhase phase, double bytes)
+{
+  return model_parallel_local_bytes (&c->p->par, state, phase, bytes);
+}
+
 /* ---- stage 3 parameter gathers --------------------------------------------------------- */
 
 /* The all-gather of a block's `bytes` of parameters after task `after`, preceded under
@@ -25,10 +40,12 @@ gather_block (StepCtx *c, double bytes, gint layer, const char *what, guint afte
               guint *handle)
 {
   guint fetched = 0;
-  guint fetch = plan_offload_fetch_params (c->p, c->rank, bytes / c->shard, layer, c->mb, after,
-                                           what, &fetched);
-  *task = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_ALL_GATHER, bytes,
-                           layer, c->mb, what);
+  guint fetch = plan_offload_fetch_params (c->p, c->rank,
+                                           local (c, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST, bytes),
+                                           layer, c->mb, after, what, &fetched);
+  guint first; /* weights at rest → as the layer uses them: the all-gather */
+  *task = plan_redistribute (c->p, c->rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST,
+                             MODEL_PHASE_COMPUTE, bytes, layer, c->mb, what, NONE, &first);
   *handle = fetched;
   if (*task == NONE)
     {
@@ -49,11 +66,14 @@ gather (StepCtx *c, gint layer, const char *phase, guint after)
   gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
 
-/* Stage 3 gathers among > 1 ranks, or on one rank fetches offloaded parameters. */
+/* Weights sharded at rest gather among > 1 ranks, or on one rank fetch offloaded
+ * parameters. */
 static gboolean
 gathers (const StepCtx *c)
 {
-  return c->stage >= 3 && (c->shard > 1 || plan_offloads_parameters (c->p));
+  return sharded_in (c, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
+         && (model_parallel_local_fraction (&c->p->par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST) < 1
+             || plan_offloads_parameters (c->p));
 }
 
 gboolean
@@ -64,14 +84,15 @@ plan_step_regathers (const StepCtx *c)
 
 /* ---- gradient reduction ---------------------------------------------------------------- */
 
-/* Stages 0–1 reduce in buckets at the last micro-batch: all-reduce (DDP) or
- * reduce-scatter (ZeRO-1: each rank then updates its own partition, ZeRO §5.1). Adds
- * `params` parameters' gradients to the open bucket and issues the full buckets after
- * `ready` (the task that produced them); `flush` issues the remainder. */
+/* Gradients accumulated as Partial (stages 0–1) are reduced in buckets at the last
+ * micro-batch, by the change accumulate → step: all-reduce (DDP, Partial → Replicate) or
+ * reduce-scatter (ZeRO-1, Partial → Shard: each rank then updates its own partition, ZeRO
+ * §5.1). Adds `params` parameters' gradients to the open bucket and issues the full buckets
+ * after `ready` (the task that produced them); `flush` issues the remainder. */
 static void
 bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flush)
 {
-  if (!c->last_mb || c->stage >= 2)
+  if (!c->last_mb || sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE))
     return;
   double size = c->p->par.bucket_size;
   c->bucket_fill += params * plan_reduce_bytes (c->p);
@@ -86,29 +107,58 @@ bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flus
     c->bucket_fill = 0;
   if (bytes <= 0)
     return;
-  HwCollectiveKind kind = c->stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
   g_autofree char *what = g_strdup_printf ("grads bucket %u (%.0f MiB)", c->bucket_count++,
                                            bytes / (1024.0 * 1024));
-  if (plan_collective (c->p, c->rank, PLAN_GROUP_ALL, kind, bytes, layer, c->mb, what) != NONE)
-    plan_task_dep (c->p, ready);
+  guint first;
+  plan_redistribute (c->p, c->rank, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE,
+                     MODEL_PHASE_STEP, bytes, layer, c->mb, what, ready, &first);
 }
 
-/* Stages 2–3 reduce-scatter each block's gradients after every micro-batch: the full
- * gradient buffers are released and the rank keeps its 1/N shard (allocated once, then
- * accumulated into). Hybrid sharding then all-reduces the shard across replicas. */
+/* Issues comms[from…] (collectives of a redistribution) after `after`, each after the
+ * previous, named "`what` shard"; returns the last task (NONE: none). */
+static guint
+issue_after (StepCtx *c, const GArray *comms, guint from, guint after, gint layer,
+             const char *what)
+{
+  guint last = NONE;
+  for (guint i = from; i < comms->len; i++)
+    {
+      const ModelPlacementComm *m = &g_array_index (comms, ModelPlacementComm, i);
+      g_autofree char *rep = g_strdup_printf ("%s shard", what);
+      guint r = plan_collective (c->p, c->rank, MODEL_MESH_BIT (m->dim), m->kind, m->bytes,
+                                 layer, c->mb, rep);
+      if (r != NONE)
+        plan_task_dep (c->p, last == NONE ? after : last), last = r;
+    }
+  return last;
+}
+
+/* Gradients sharded as they accumulate (stages 2–3) are reduced after every micro-batch,
+ * by the change compute → accumulate: the reduce-scatter (Partial → Shard) releases the
+ * full gradient buffers and the rank keeps its shard (allocated once, then accumulated
+ * into); hybrid sharding then all-reduces the shard across replicas (Partial → Replicate
+ * on dp_replicate). */
 static void
 shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, gint layer,
               const char *what)
 {
-  if (c->stage < 2 || params <= 0) /* no gradients here (LoRA's root unit) */
+  if (!sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE)
+      || params <= 0) /* no gradients here (LoRA's root unit) */
     return;
   double bytes = params * plan_reduce_bytes (c->p);
-  guint id = plan_collective (c->p, c->rank, PLAN_GROUP_SHARD, HW_COLLECTIVE_REDUCE_SCATTER,
-                              bytes, layer, c->mb, what);
+  g_autoptr (GArray) comms = model_parallel_redistribute (
+    &c->p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_COMPUTE, MODEL_PHASE_ACCUMULATE, bytes);
+  const ModelPlacementComm *scatter = &g_array_index (comms, ModelPlacementComm, 0);
+  gboolean scatters = comms->len > 0 && scatter->kind == HW_COLLECTIVE_REDUCE_SCATTER;
+  guint id = !scatters ? NONE
+                       : plan_collective (c->p, c->rank, MODEL_MESH_BIT (scatter->dim),
+                                          scatter->kind, scatter->bytes, layer, c->mb, what);
   double grad_bytes = params * model_stack_gradient_bytes (&c->p->stack);
   if (id == NONE) /* nothing to scatter: keep the full gradients as they are */
     {
-      if (plan_offload_gradients (c->p, c->rank, ready, grad_bytes, full1, full2, layer, c->mb)
+      guint last = issue_after (c, comms, 0, ready, layer, what); /* replicas' all-reduce */
+      if (plan_offload_gradients (c->p, c->rank, last == NONE ? ready : last, grad_bytes, full1,
+                                  full2, layer, c->mb)
           != NONE)
         return;
       if (c->mb == 0)
@@ -121,25 +171,16 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   plan_task_dep (c->p, ready);
   plan_task_free (c->p, full1, MODEL_EFFECT_AT_END);
   plan_task_free (c->p, full2, MODEL_EFFECT_AT_END);
+  double grad_shard = local (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE, grad_bytes);
   guint offloaded = 0; /* optimizer offload: the shard leaves the GPU every micro-batch */
   if (plan_offloads_optimizer (c->p))
-    offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_bytes / c->shard,
-                                 MODEL_EFFECT_AT_END);
+    offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard, MODEL_EFFECT_AT_END);
   else if (c->mb == 0 && c->p->stack.zero_grad_to_none)
-    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS,
-                                               params * model_stack_gradient_bytes (&c->p->stack)
-                                                 / c->shard,
+    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard,
                                                MODEL_EFFECT_AT_END));
-  guint last = id;
-  if (model_parallel_replicas (&c->p->par) > 1)
-    {
-      g_autofree char *rep = g_strdup_printf ("%s shard", what);
-      guint r = plan_collective (c->p, c->rank, PLAN_GROUP_REPLICA, HW_COLLECTIVE_ALL_REDUCE,
-                                 bytes / c->shard, layer, c->mb, rep);
-      if (r != NONE)
-        plan_task_dep (c->p, id), last = r;
-    }
-  plan_offload_gradients (c->p, c->rank, last, grad_bytes / c->shard, offloaded, 0, layer, c->mb);
+  guint last = issue_after (c, comms, 1, id, layer, what);
+  plan_offload_gradients (c->p, c->rank, last == NONE ? id : last, grad_shard, offloaded, 0,
+                          layer, c->mb);
 }
 
 /* Gradients a backward task produces: under stages 0–1 allocated at micro-batch 0 and kept
@@ -148,7 +189,7 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
 static guint
 produce_gradients (StepCtx *c, double bytes, gboolean layer)
 {
-  if (c->stage >= 2) /* FSDP/ZeRO: one flat gradient per unit */
+  if (sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE)) /* one flat gradient per unit */
     return plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
   if (!c->p->stack.zero_grad_to_none || c->mb != 0)
     return 0; /* kept from time 0 (model_stack_initial_bytes) or from micro-batch 0 */
@@ -298,7 +339,8 @@ static double
 fp32_grad_partition (const StepCtx *c, double part)
 {
   const ModelStack *s = &c->p->stack;
-  if (c->stage < 1 || c->stage > 2
+  if (!sharded_in (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP)
+      || sharded_in (c, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
       || (c->p->par.mode != MODEL_DP_ZERO1 && c->p->par.mode != MODEL_DP_ZERO2))
     return 0;
   double master = model_stack_master_bytes (s);
@@ -309,10 +351,10 @@ static void
 optimizer (StepCtx *c, guint last_comm)
 {
   ModelPlan *p = c->p;
-  if (plan_offload_optimizer (p, c->rank, c->pc, c->shard))
+  if (plan_offload_optimizer (p, c->rank, c->pc))
     return; /* on the host CPU (plan_offload.c) */
   double n = model_stack_trainable_params (&p->stack, p->arch);
-  double part = c->stage >= 1 ? n / c->shard : n;
+  double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
@@ -345,15 +387,13 @@ optimizer (StepCtx *c, guint last_comm)
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[c->rank] = state;
   plan_paged_page_out (p, c->rank, opt, paged);
-  /* Stages 1–2: every rank updated its partition; gather the new (trainable) parameters
-   * (ZeRO §5.1). */
-  if (c->stage == 1 || c->stage == 2)
-    {
-      double bytes = n * model_stack_weight_bytes (&p->stack);
-      if (plan_collective (p, c->rank, PLAN_GROUP_ALL, HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
-                           "updated params") != NONE)
-        plan_task_dep (p, opt);
-    }
+  /* Weights step → rest: under stages 1–2 every rank updated its partition and gathers
+   * the new (trainable) parameters (ZeRO §5.1). */
+  guint first;
+  if (c->sharding)
+    plan_redistribute (p, c->rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_STEP, MODEL_PHASE_REST,
+                       n * model_stack_weight_bytes (&p->stack), -1, -1, "updated params", opt,
+                       &first);
 }
 
 
@@ -366,9 +406,7 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .p = p, .rank = rank, .pc = pc, .L = L,
     /* Sharding over one rank is no sharding: the plan is the single-GPU one — unless
      * something is offloaded, which works on the stage-2/3 machinery (ZeRO-Offload). */
-    .stage = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload)
-               ? model_parallel_stage (&p->par) : 0,
-    .shard = model_parallel_shard_size (&p->par),
+    .sharding = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload),
     .ckpt = p->stack.checkpointing,
     .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,

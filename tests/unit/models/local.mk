@@ -19,3 +19,7 @@ check_PROGRAMS += tests/unit/models/test_inventory
 tests_unit_models_test_inventory_SOURCES = tests/unit/models/test_inventory.c
 tests_unit_models_test_inventory_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_inventory_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_mesh
+tests_unit_models_test_mesh_SOURCES = tests/unit/models/test_mesh.c
+tests_unit_models_test_mesh_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_mesh_LDADD = $(UNIT_TEST_LIBS)

@@ -261,6 +261,43 @@ test_hybrid_replica_allreduce (void)
     }
 }
 
+/* HSDP from the mesh keys: ZeRO-3 and ZeRO-1 on 8 ranks (8 per node) with dp_replicate = 2,
+ * so dp_shard = 4 (parallel.h). The plan's collectives come from the placement changes:
+ * gathers and reduce-scatters within the 4 consecutive ranks of a shard group, the
+ * all-reduce of the gradient shard (2Ψ/4 B on rank 0, bf16 gradients) between the two
+ * ranks r and r + 4 holding the same shard. ZeRO-3 model states (2 + 2 + 12)Ψ/4 = 4Ψ per
+ * rank (ZeRO Fig. 1 with N = 4). */
+static void
+test_hsdp_from_mesh_keys (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double psi = (double) model_arch_n_params (a);
+  const ModelDataParallel modes[] = { MODEL_DP_ZERO3, MODEL_DP_ZERO1 };
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      ModelParallel par;
+      model_parallel_init_defaults (&par);
+      par.mode = modes[m];
+      par.degree = 8;
+      par.gpus_per_node = 8;
+      par.dp_replicate = 2;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, NULL);
+      CU_ASSERT_FATAL (p != NULL);
+      CommTotals t = rank0_comm (p);
+      STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_REDUCE], 2 * psi / 4, 1e-12);
+      for (guint i = 0; i < model_plan_n_collectives (p); i++)
+        {
+          const ModelCollective *c = model_plan_collective (p, i);
+          gboolean pair = c->n_ranks == 2 && c->ranks[1] == c->ranks[0] + 4;
+          gboolean group = c->n_ranks == 4 && c->ranks[0] % 4 == 0 && c->ranks[3] == c->ranks[0] + 3;
+          CU_ASSERT (c->kind == HW_COLLECTIVE_ALL_REDUCE ? pair : group);
+        }
+      if (modes[m] == MODEL_DP_ZERO3)
+        STEPSIM_ASSERT_REL (model_plan_state_bytes (p, 5), 4 * psi, 1e-9);
+    }
+}
+
 /* Every collective instance has exactly one task on each of its ranks. */
 static void
 test_instances_consistent (void)
@@ -301,6 +338,7 @@ main (void)
     { "ZeRO-3 gathers and reduce-scatters", test_zero3_volumes },
     { "hybrid sharding replica all-reduce", test_hybrid_replica_allreduce },
     { "collective instances consistent across ranks", test_instances_consistent },
+    { "HSDP from the mesh keys: groups and bytes", test_hsdp_from_mesh_keys },
   };
   return STEPSIM_RUN_TESTS ("models/parallel", tests);
 }
