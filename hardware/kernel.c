@@ -64,8 +64,10 @@
  * figures exist for A100 d=128 only). fp32 inputs are not supported by FA-2: flat.
  *
  * Launch cost: every kernel keeps the GPU's kernel_latency (catalog.c, 4 us: the eager
- * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). A host timeline (the
- * CPU issuing kernels no faster than Python and the dispatcher allow) is not modelled.
+ * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). The host timeline (the
+ * CPU issuing kernels no faster than Python and the dispatcher allow) is the executor's:
+ * HwGpuSpec.host_dispatch per kernel, in program order (models/plan/executor.c), 0 by
+ * default.
  */
 #include "config.h"
 #include "hardware/kernel.h"
