@@ -56,6 +56,12 @@
  * from PyTorch's eager mode; a full launch queue hides part of it). */
 #define KERNEL_LATENCY (4 * US)
 
+/* host_dispatch (HwGpuSpec) is 0 in every entry: the CPU cost of issuing a kernel belongs to
+ * the framework and the host, not the GPU, and stepsim's ops stand for one to several
+ * PyTorch ops each, so no per-op figure (kernels.md §5: ~2 us per op via C++, ~4–7 us per
+ * eager op from Python, pytorch/pytorch#41383 and #82793) is charged by default; a
+ * [gpu.NAME] group (or a framework profile) sets it. */
+
 /* One-line sources of compute_efficiency (hw_kernel_describe_factors()). */
 #define SRC_EFF_V_DEFAULT "assumption 0.80 (no measured GEMM in hardware.md)"
 /* A100: the best-shape matmul (271 of 312 TFLOP/s, hardware.md, M) at the clock the GPU holds
@@ -330,6 +336,7 @@ static const GpuKey gpu_keys[] = {
   { "pcie_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, pcie_latency) },
   { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
   { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
+  { "host_dispatch", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, host_dispatch) },
   { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
   { "sm_count", KEY_COUNT, 0, offsetof (HwGpuSpec, sm_count) },
   { "generation", KEY_GENERATION, 0, 0 },
@@ -340,7 +347,7 @@ static const GpuKey gpu_keys[] = {
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
   "base", "description", "memory", "hbm_bandwidth", "fp32", "tf32", "bf16", "fp16", "fp8",
   "compute_efficiency", "hbm_efficiency", "cuda_context", "pcie_bandwidth", "pcie_latency",
-  "nvlink_bandwidth", "kernel_latency", "comm_sm_fraction", "sm_count", "generation", "power",
+  "nvlink_bandwidth", "kernel_latency", "host_dispatch", "comm_sm_fraction", "sm_count", "generation", "power",
   "idle_power", NULL,
 };
 

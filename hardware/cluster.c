@@ -219,6 +219,15 @@ hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, HwDtype dtype,
                                 const HwKernelShape *shape, double flops, double bytes,
                                 SimActivityDoneFunc done, gpointer user_data)
 {
+  return hw_cluster_start_kernel_after (cluster, rank, dtype, shape, flops, bytes, 0, done,
+                                        user_data);
+}
+
+SimActivityId
+hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
+                               const HwKernelShape *shape, double flops, double bytes,
+                               double delay, SimActivityDoneFunc done, gpointer user_data)
+{
   g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
   const HwGpuSpec *g = cluster->node.gpu;
   SimUse uses[2];
@@ -228,8 +237,9 @@ hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, HwDtype dtype,
     uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), tc };
   if (bytes > 0)
     uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
-  return sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency, INFINITY, uses, n, done,
-                          user_data);
+  double wait = MAX (0.0, delay);
+  return sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY, uses, n,
+                          done, user_data);
 }
 
 SimActivityId

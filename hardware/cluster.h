@@ -123,6 +123,14 @@ SimActivityId hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, Hw
                                               double bytes, SimActivityDoneFunc done,
                                               gpointer user_data);
 
+/* As hw_cluster_start_kernel_shaped(), but the kernel starts sharing `delay` (s, >= 0;
+ * negative counts as 0) later: its latency is kernel_latency + delay. The executor passes
+ * the time until the host has issued the kernel (models/plan/executor.c). */
+SimActivityId hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
+                                             const HwKernelShape *shape, double flops,
+                                             double bytes, double delay,
+                                             SimActivityDoneFunc done, gpointer user_data);
+
 /* Starts a copy of `bytes` B between `rank` and its host over PCIe in direction `dir`. */
 SimActivityId hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir,
                                      double bytes, SimActivityDoneFunc done,

@@ -191,6 +191,7 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
       || !check_non_negative (spec, "pcie_latency", spec->pcie_latency, error)
       || !check_non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
       || !check_non_negative (spec, "kernel_latency", spec->kernel_latency, error)
+      || !check_non_negative (spec, "host_dispatch", spec->host_dispatch, error)
       || !check_non_negative (spec, "power", spec->board_power, error)
       || !check_non_negative (spec, "idle_power", spec->idle_power, error))
     return FALSE;

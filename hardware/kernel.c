@@ -42,6 +42,16 @@
  * sustained rate is the bf16 one × that ratio (Ada: Hopper's, an assumption; Volta/Ampere
  * have no fp8 and fall back to fp32).
  *
+ * Attention kernels. The shape's `attn` picks the software's kernel (HwAttnKernel): FA-2, the
+ * Triton kernel (flash_attn_triton.py) or FA-1; each has its own fwd+bwd figures from the
+ * same FA-2 paper benchmark (Fig. 4: "FA Triton" and "FlashAttention" columns on A100;
+ * Fig. 7: "FlashAttention" on H100). The paper has no Triton bars on H100; they are derived
+ * as Triton's A100 figure × FA-2's measured H100/A100 ratio at the same point: the
+ * (pre-MLIR) Triton compiler, like FA-2, emits Ampere-style mma.sync with no TMA or wgmma
+ * on Hopper (FA-2 paper §4.1 "no special instructions"), so both gain the same from the
+ * newer GPU. FA-1's 16k points (batch 1 in that benchmark: 16–32 CTAs, an occupancy
+ * collapse on A100) are replaced by its 8k ones (assumption). Everything below applies to
+ * every kernel alike.
  * FlashAttention-2 (kernels.md §2, M): fwd+bwd TFLOP/s by head dimension, causal mask and
  * sequence length from the FA-2 paper's Fig. 4 (A100 80GB SXM4) and Fig. 7 (H100 SXM5),
  * FLOPs counted as 4·s²·d·heads, ÷2 causal, ×3.5 fwd+bwd. Read as a fraction of the
@@ -54,8 +64,10 @@
  * figures exist for A100 d=128 only). fp32 inputs are not supported by FA-2: flat.
  *
  * Launch cost: every kernel keeps the GPU's kernel_latency (catalog.c, 4 us: the eager
- * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). A host timeline (the
- * CPU issuing kernels no faster than Python and the dispatcher allow) is not modelled.
+ * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). The host timeline (the
+ * CPU issuing kernels no faster than Python and the dispatcher allow) is the executor's:
+ * HwGpuSpec.host_dispatch per kernel, in program order (models/plan/executor.c), 0 by
+ * default.
  */
 #include "config.h"
 #include "hardware/kernel.h"
@@ -74,23 +86,71 @@
 #define N_SEQ 6
 static const double seqs[N_SEQ] = { 512, 1024, 2048, 4096, 8192, 16384 };
 
+typedef double AttnRows[2][2][N_SEQ]; /* [causal][d = 64, 128][seq], fwd+bwd TFLOP/s */
+
 typedef struct
 {
-  double peak;                  /* FLOP/s, the benchmark GPU's dense fp16 peak */
-  double tflops[2][2][N_SEQ];   /* [causal][d = 64, 128][seq] fwd+bwd */
+  double peak;            /* FLOP/s, the benchmark GPU's dense fp16 peak */
+  HwGpuGeneration gen;    /* the benchmark GPU's generation (hw_kernel_attn_table) */
 } FlashTable;
 
-/* FA-2 paper Fig. 4a–d (A100) and Fig. 7 (H100), kernels.md §2. */
-static const FlashTable fa2_a100 = {
-  312 * TFLOPS,
-  { { { 132, 162, 171, 175, 176, 176 }, { 131, 181, 196, 201, 203, 203 } },
-    { { 88, 119, 140, 158, 165, 171 }, { 99, 131, 155, 182, 189, 189 } } },
+/* FA-2 paper Fig. 4a–d (A100) and Fig. 7 (H100), kernels.md §2; transcription in
+ * viktor-shcherb/msc_thesis references/2024-05-flashattention-2/sections/
+ * 04_empirical-validation.md. [kernel][gen: 0 A100, 1 H100]. */
+static const AttnRows attn_rows[HW_N_ATTN_KERNELS][2] = {
+  [HW_ATTN_FA2] = {
+    { { { 132, 162, 171, 175, 176, 176 }, { 131, 181, 196, 201, 203, 203 } },
+      { { 88, 119, 140, 158, 165, 171 }, { 99, 131, 155, 182, 189, 189 } } },
+    { { { 215, 254, 274, 288, 294, 295 }, { 248, 320, 326, 315, 318, 318 } },
+      { { 141, 192, 232, 257, 273, 284 }, { 163, 221, 265, 294, 308, 328 } } },
+  },
+  /* "FA Triton" column of Fig. 4 (A100); the paper has no Triton bars on H100: that row is
+   * derived in hw_kernel_attn_table() and left 0 here. */
+  [HW_ATTN_TRITON] = {
+    { { { 58, 76, 102, 104, 73, 110 }, { 57, 75, 79, 82, 83, 83 } },
+      { { 38, 75, 68, 73, 80, 97 }, { 28, 61, 74, 80, 83, 92 } } },
+    { { { 0 } } },
+  },
+  /* "FlashAttention" (FA-1 CUDA) column of Fig. 4 (A100) and Fig. 7 (H100). FA-1
+   * parallelises over batch × heads only (FA-2 paper §3.2), and the benchmark's 16k point
+   * is batch 1 (16k tokens), 16–32 CTAs on 108 SMs: its A100 bars collapse (46/45/18/19),
+   * an occupancy effect of that batch, not the kernel's rate at 16k, so the 8k value is
+   * repeated there (an assumption) on both GPUs. */
+  [HW_ATTN_FA1] = {
+    { { { 91, 102, 104, 108, 110, 110 }, { 74, 91, 95, 95, 98, 98 } },
+      { { 58, 70, 77, 87, 92, 92 }, { 53, 72, 81, 87, 91, 91 } } },
+    { { { 157, 136, 163, 161, 166, 166 }, { 127, 143, 143, 160, 167, 167 } },
+      { { 104, 123, 136, 138, 149, 149 }, { 98, 126, 106, 104, 135, 135 } } },
+  },
 };
-static const FlashTable fa2_h100 = {
-  989 * TFLOPS,
-  { { { 215, 254, 274, 288, 294, 295 }, { 248, 320, 326, 315, 318, 318 } },
-    { { 141, 192, 232, 257, 273, 284 }, { 163, 221, 265, 294, 308, 328 } } },
-};
+
+static const FlashTable fa2_a100 = { 312 * TFLOPS, HW_GPU_GEN_AMPERE };
+static const FlashTable fa2_h100 = { 989 * TFLOPS, HW_GPU_GEN_HOPPER };
+
+static const char *const attn_names[HW_N_ATTN_KERNELS] = { "flash2", "triton", "flash1" };
+
+const char *
+hw_attn_kernel_name (HwAttnKernel k)
+{
+  return (guint) k < HW_N_ATTN_KERNELS ? attn_names[k] : NULL;
+}
+
+double
+hw_kernel_attn_table (HwAttnKernel k, HwGpuGeneration gen, gboolean causal, gboolean d128,
+                      guint seq_index)
+{
+  g_return_val_if_fail ((guint) k < HW_N_ATTN_KERNELS && seq_index < N_SEQ, 0.0);
+  if (gen != HW_GPU_GEN_AMPERE && gen != HW_GPU_GEN_HOPPER)
+    return 0.0;
+  guint c = causal ? 1 : 0, d = d128 ? 1 : 0, g = gen == HW_GPU_GEN_HOPPER ? 1 : 0;
+  if (k == HW_ATTN_TRITON && g == 1)
+    /* Derived: the Triton kernel (pre-MLIR Triton, mma.sync, no TMA/wgmma) runs on H100 as
+     * FA-2 does, which also uses "no special instructions" there (FA-2 paper §4.1): its
+     * A100 figure × FA-2's measured H100/A100 ratio at the same point. */
+    return attn_rows[HW_ATTN_TRITON][0][c][d][seq_index] * attn_rows[HW_ATTN_FA2][1][c][d][seq_index]
+           / attn_rows[HW_ATTN_FA2][0][c][d][seq_index];
+  return attn_rows[k][g][c][d][seq_index];
+}
 
 typedef struct
 {
@@ -208,14 +268,14 @@ gemm_efficiency (const HwGpuSpec *gpu, HwDtype dt, const HwKernelShape *s)
   return flops / (peak * t);
 }
 
-/* Linear interpolation of row[] over seqs[] in log2(seq), clamped. */
+/* Linear interpolation over seqs[] in log2(seq), clamped, of the table at (k, gen, causal, d). */
 static double
-interp_seq (const double *row, double seq)
+attn_interp (HwAttnKernel k, HwGpuGeneration gen, gboolean causal, gboolean d128, double seq)
 {
   double x = log2 (CLAMP (seq, seqs[0], seqs[N_SEQ - 1]) / seqs[0]);
   guint i = MIN ((guint) floor (x), N_SEQ - 2);
-  double f = x - i;
-  return row[i] + f * (row[i + 1] - row[i]);
+  double f = x - i, lo = hw_kernel_attn_table (k, gen, causal, d128, i);
+  return lo + f * (hw_kernel_attn_table (k, gen, causal, d128, i + 1) - lo);
 }
 
 static double
@@ -224,8 +284,9 @@ flash_efficiency (const HwGpuSpec *gpu, HwDtype dt, const HwKernelShape *s)
   const FlashTable *tab = factors_of (gpu)->flash;
   if (tab == NULL || (dt != HW_DTYPE_BF16 && dt != HW_DTYPE_FP16))
     return gpu->compute_efficiency;
-  guint c = s->causal ? 1 : 0;
-  double lo = interp_seq (tab->tflops[c][0], s->seq), hi = interp_seq (tab->tflops[c][1], s->seq);
+  HwAttnKernel k = (guint) s->attn < HW_N_ATTN_KERNELS ? s->attn : HW_ATTN_FA2;
+  double lo = attn_interp (k, tab->gen, s->causal, FALSE, s->seq);
+  double hi = attn_interp (k, tab->gen, s->causal, TRUE, s->seq);
   double f = (CLAMP (s->head_dim, 64.0, 128.0) - 64.0) / 64.0;
   double frac = (lo + f * (hi - lo)) * TFLOPS / tab->peak;
   return s->causal ? 2 * frac : frac;
@@ -276,6 +337,11 @@ hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out)
   g_string_append_printf (out, "gemm_small_tile\tops-reuse tm*tn/(tm+tn)\tassumption "
                           "(not measured): operand-feed bound smaller tiles\n");
   g_string_append_printf (out, "flash_attention\ttable\t%s\n", f->flash_source);
+  if (f->flash != NULL)
+    g_string_append_printf (out, "attention_triton_flash1\ttable (attention = triton, flash1)\t"
+                            "FA-2 paper Fig. 4 'FA Triton' and 'FlashAttention' (A100), Fig. 7 "
+                            "'FlashAttention' (H100); Triton on H100 derived: A100 x FA-2's "
+                            "H100/A100 ratio\n");
   g_string_append_printf (out, "hbm_efficiency\t%.2f\tassumption: no STREAM-like figure in "
                           "kernels.md/hardware.md (catalog.c)\n", gpu->hbm_efficiency);
   g_string_append_printf (out, "kernel_latency\t%.1f us\tassumption: 3-5 us per eager PyTorch "

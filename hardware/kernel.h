@@ -28,15 +28,29 @@ typedef enum
   HW_KERNEL_FLASH_BWD,      /* its backward */
 } HwKernelClass;
 
+/* Which fused-attention kernel a flash class runs (the software, not the GPU, decides):
+ * the zero value is FlashAttention-2, so a shape that does not say keeps it. */
+typedef enum
+{
+  HW_ATTN_FA2,    /* FlashAttention-2 CUDA (flash-attn >= 2.0; PyTorch SDPA's flash backend) */
+  HW_ATTN_TRITON, /* FlashAttention's Triton kernel (flash_attn_triton.py; llm-foundry's
+                   * attn_impl: triton, on its triton-pre-mlir compiler) */
+  HW_ATTN_FA1,    /* FlashAttention-1 CUDA (flash-attn 1.x; llm-foundry attn_impl: flash
+                   * before flash-attn 2) */
+  HW_N_ATTN_KERNELS
+} HwAttnKernel;
+
 /* A kernel's shape. GEMM classes: m, n, k, batch (elements, >= 1). Flash classes: seq
- * (query length), head_dim, causal; the counted FLOPs are the full s×s square (no causal
- * halving, the model-FLOPs convention), so a causal kernel's efficiency can exceed 1. */
+ * (query length), head_dim, causal, attn (the kernel implementation); the counted FLOPs
+ * are the full s×s square (no causal halving, the model-FLOPs convention), so a causal
+ * kernel's efficiency can exceed 1. */
 typedef struct
 {
   HwKernelClass cls;
   double m, n, k, batch;
   double seq, head_dim;
   gboolean causal;
+  HwAttnKernel attn;
 } HwKernelShape;
 
 /* Sustained FLOP/s of a large, well-shaped GEMM of `dtype` on `gpu` (the rate one full wave
@@ -66,3 +80,14 @@ void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);
  * memory-efficient (xFormers cutlass) kernel: no s × s scores either, timed at the flat
  * compute_efficiency. An unknown generation is taken to have it (its scenario says flash). */
 gboolean hw_kernel_has_flash2 (const HwGpuSpec *gpu);
+
+/* Scenario names of the attention kernels ("flash2", "triton", "flash1"); NULL for an
+ * out-of-range value. Static strings. */
+const char *hw_attn_kernel_name (HwAttnKernel k);
+
+/* Measured fwd+bwd TFLOP/s (table convention: causal FLOPs halved) of kernel `k` at one of
+ * the benchmark points: `gen` Ampere or Hopper (anything else: 0), causal or not, head
+ * dimension 64 or 128 (`d128`), sequence index 0..5 (512 … 16k). For the Triton kernel on
+ * Hopper the value is derived (kernel.c header). Exposed for tests. */
+double hw_kernel_attn_table (HwAttnKernel k, HwGpuGeneration gen, gboolean causal,
+                             gboolean d128, guint seq_index);

@@ -279,9 +279,11 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
            s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
            model_stack_optimizer_name (s->optimizer),
            model_stack_checkpointing_name (s->checkpointing),
-           !s->flash_attention               ? "eager"
-           : hw_kernel_has_flash2 (sc->node.gpu) ? "flash"
-                                                 : "sdpa (memory-efficient kernel)");
+           !s->flash_attention                     ? "eager"
+           : !hw_kernel_has_flash2 (sc->node.gpu)      ? "sdpa (memory-efficient kernel)"
+           : s->attention_kernel == HW_ATTN_TRITON ? "flash (Triton kernel)"
+           : s->attention_kernel == HW_ATTN_FA1    ? "flash (FlashAttention-1)"
+                                                   : "flash");
   if (model_finetune_active (&s->finetune))
     {
       double n = model_stack_trainable_params (s, a);

@@ -228,17 +228,27 @@ training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GE
  * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
  * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
  * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
- * flash cost model approximates). */
+ * flash cost model approximates).
+ * `triton` and `flash1` are FlashAttention too (same memory) but another kernel's speed
+ * (hardware/kernel.h HwAttnKernel): FlashAttention's Triton kernel (flash_attn_triton.py,
+ * llm-foundry's `attn_impl: triton`) and flash-attn 1.x's CUDA kernel. */
 static gboolean
-parse_attention (const char *s, gboolean *out, GError **error)
+parse_attention (const char *s, ModelStack *st, GError **error)
 {
-  if (g_strcmp0 (s, "flash") == 0 || g_strcmp0 (s, "sdpa") == 0 || g_strcmp0 (s, "eager") == 0)
-    {
-      *out = g_strcmp0 (s, "eager") != 0;
-      return TRUE;
-    }
+  static const struct { const char *name; gboolean flash; HwAttnKernel kernel; } names[] = {
+    { "flash", TRUE, HW_ATTN_FA2 },     { "sdpa", TRUE, HW_ATTN_FA2 },
+    { "eager", FALSE, HW_ATTN_FA2 },    { "triton", TRUE, HW_ATTN_TRITON },
+    { "flash1", TRUE, HW_ATTN_FA1 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_strcmp0 (s, names[i].name) == 0)
+      {
+        st->flash_attention = names[i].flash;
+        st->attention_kernel = names[i].kernel;
+        return TRUE;
+      }
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown attention '%s' (expected one of: eager, flash, sdpa)", s);
+               "unknown attention '%s' (expected one of: eager, flash, flash1, sdpa, triton)", s);
   return FALSE;
 }
 
@@ -305,7 +315,7 @@ load_training_enums (GKeyFile *kf, ModelStack *s, GError **error)
     bad = "optimizer";
   else if (ckpt != NULL && !model_stack_checkpointing_from_string (ckpt, &s->checkpointing, error))
     bad = "checkpointing";
-  else if (attn != NULL && !parse_attention (attn, &s->flash_attention, error))
+  else if (attn != NULL && !parse_attention (attn, s, error))
     bad = "attention";
   else if (tf32 != NULL && !sim_units_parse_bool (tf32, &s->tf32, error))
     bad = "tf32";

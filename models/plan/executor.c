@@ -3,6 +3,10 @@
  * State per task: dependencies still pending, next kernel, start time. State per (rank,
  * stream): index of the next task in its queue and whether a task is running. A task
  * starts when it heads its queue, its stream is idle and no dependency is pending.
+ * Host dispatch: the CPU issues a rank's kernels in program order (plan order), host_dispatch
+ * seconds each (HwGpuSpec), never waiting for the GPU (CUDA launches are asynchronous), so
+ * kernel i of the rank is issued at t0 + (i + 1)·host_dispatch and starts no earlier; with
+ * short kernels the GPU then idles, as an eager PyTorch model does when it is launch-bound.
  */
 #include "config.h"
 #include "models/plan/executor.h"
@@ -53,6 +57,8 @@ struct _ModelExecutor
   CollectiveState *collectives;
   GArray **busy;     /* n_ranks × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
+  guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
+  double t0;             /* when the step started (model_executor_start) */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -89,6 +95,14 @@ model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine
     e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
   for (guint id = 0; id < n; id++)
     g_ptr_array_add (e->dependents, g_array_new (FALSE, FALSE, sizeof (guint)));
+  e->kernels_before = g_new0 (guint, MAX (n, 1));
+  g_autofree guint *issued = g_new0 (guint, n_ranks);
+  for (guint id = 0; id < n; id++)
+    {
+      const ModelTask *t = model_plan_task (plan, id);
+      e->kernels_before[id] = issued[t->rank];
+      issued[t->rank] += t->n_kernels;
+    }
   for (guint id = 0; id < n; id++)
     {
       const ModelTask *t = model_plan_task (plan, id);
@@ -122,6 +136,7 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->streams);
   g_ptr_array_unref (exec->dependents);
   g_free (exec->tasks);
+  g_free (exec->kernels_before);
   g_free (exec->rank_end);
   g_free (exec->kind_time);
   g_free (exec);
@@ -238,8 +253,11 @@ run_next_kernel (TaskState *ts)
       return;
     }
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  hw_cluster_start_kernel_shaped (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
-                                  k->op.bytes, kernel_done, ts);
+  double issue = exec->t0 + hw_cluster_gpu (exec->cluster, t->rank)->host_dispatch
+                              * (double) (exec->kernels_before[ts->id] + ts->next_kernel);
+  hw_cluster_start_kernel_after (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
+                                 k->op.bytes, issue - sim_engine_now (exec->engine),
+                                 kernel_done, ts);
 }
 
 static void
@@ -294,6 +312,7 @@ model_executor_start (ModelExecutor *exec)
 {
   guint n_ranks = model_plan_n_ranks (exec->plan);
   double now = sim_engine_now (exec->engine);
+  exec->t0 = now;
   for (guint r = 0; r < n_ranks; r++)
     for (guint c = 0; c < MODEL_N_MEM; c++)
       {

@@ -79,6 +79,8 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
                    : tensor == HW_DTYPE_FP8 && core  ? HW_DTYPE_BF16
                                                      : tensor;
       ModelKernel k = { *op, dt };
+      if (k.op.shape.cls == HW_KERNEL_FLASH_FWD || k.op.shape.cls == HW_KERNEL_FLASH_BWD)
+        k.op.shape.attn = p->stack.attention_kernel; /* the stack's kernel, for its speed */
       g_array_append_val (p->kernels, k);
       t->n_kernels++;
       t->flops += k.op.flops;

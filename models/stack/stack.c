@@ -36,6 +36,7 @@ model_stack_init_defaults (ModelStack *stack)
     .checkpointing = MODEL_CHECKPOINTING_NONE,
     .checkpoint_every = 2,
     .flash_attention = TRUE,
+    .attention_kernel = HW_ATTN_FA2,
     .tf32 = FALSE,
     .dropout = 0,
     .optimizer_foreach = TRUE,

@@ -104,6 +104,9 @@ typedef struct
   ModelCheckpointing checkpointing;
   guint checkpoint_every; /* k of MODEL_CHECKPOINTING_EVERY_K, >= 1 */
   gboolean flash_attention;
+  /* which fused kernel runs it (hardware/kernel.h; `attention = flash | triton | flash1`):
+   * timing only, the memory of all three is FlashAttention's. Default HW_ATTN_FA2. */
+  HwAttnKernel attention_kernel;
   gboolean tf32;          /* fp32 GEMMs on TF32 tensor cores (PyTorch default: off) */
   double dropout;         /* probability in [0, 1) */
   /* torch.optim foreach (multi-tensor) implementation, the default on CUDA since PyTorch

@@ -549,9 +549,26 @@ test_attention_sdpa (void)
   g_autoptr (CliScenario) b = load_text (eager, NULL, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (b);
   CU_ASSERT_FALSE (b->stack.flash_attention);
+  CU_ASSERT_EQUAL (a->stack.attention_kernel, HW_ATTN_FA2);
   g_autofree char *bad = g_strconcat (base, "attention = flash2\n", NULL);
-  const char *needles[] = { "[training]", "'attention'", "eager, flash, sdpa", NULL };
+  const char *needles[] = { "[training]", "'attention'", "eager, flash, flash1, sdpa, triton", NULL };
   expect_error (bad, NULL, needles);
+}
+
+/* attention = triton (llm-foundry attn_impl: triton) and flash1 (flash-attn 1.x) are fused
+ * FlashAttention for memory, with their own kernel for time (hardware/kernel.h). */
+static void
+test_attention_kernels (void)
+{
+  g_autofree char *tri = g_strconcat (base, "attention = triton\n", NULL);
+  g_autofree char *fa1 = g_strconcat (base, "attention = flash1\n", NULL);
+  g_autoptr (CliScenario) a = load_text (tri, NULL, NULL, NULL);
+  g_autoptr (CliScenario) b = load_text (fa1, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  CU_ASSERT_TRUE (a->stack.flash_attention && b->stack.flash_attention);
+  CU_ASSERT_EQUAL (a->stack.attention_kernel, HW_ATTN_TRITON);
+  CU_ASSERT_EQUAL (b->stack.attention_kernel, HW_ATTN_FA1);
 }
 
 int main (void);
@@ -562,6 +579,7 @@ main (void)
   tmpdir = stepsim_test_tmpdir ("stepsim-test-XXXXXX");
   static const StepsimTest tests[] = {
     { "attention = sdpa is a fused kernel (as flash)", test_attention_sdpa },
+    { "attention = triton / flash1: fused, with their own kernel", test_attention_kernels },
     { "a model is named after itself, not the scenario file", test_model_names },
     { "a scenario's name shows its --set overrides", test_name_shows_overrides },
     { "good scenario loads", test_good_scenario },

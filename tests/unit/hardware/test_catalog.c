@@ -276,7 +276,7 @@ test_keyfile_every_key (void)
                                   "compute_efficiency = 0.7\nhbm_efficiency = 0.9\n"
                                   "cuda_context = 1343 MiB\npcie_bandwidth = 50 GB/s\n"
                                   "pcie_latency = 1 us\nnvlink_bandwidth = 1 TB/s\n"
-                                  "kernel_latency = 5 us\ncomm_sm_fraction = 0.2\n"
+                                  "kernel_latency = 5 us\nhost_dispatch = 7 us\ncomm_sm_fraction = 0.2\n"
                                   "sm_count = 100\ngeneration = ampere\n"
                                   "power = 900 W\nidle_power = 0.1 kW\n");
   g_autoptr (GError) error = NULL;
@@ -288,6 +288,7 @@ test_keyfile_every_key (void)
   CU_ASSERT_EQUAL (g->hbm_efficiency, 0.9);
   CU_ASSERT_EQUAL (g->cuda_context, 1343.0 * 1024 * 1024);
   STEPSIM_ASSERT_REL (g->kernel_latency, 5e-6, 1e-12);
+  STEPSIM_ASSERT_REL (g->host_dispatch, 7e-6, 1e-12);
   CU_ASSERT_EQUAL (g->sm_count, 100);
   CU_ASSERT_EQUAL (g->generation, HW_GPU_GEN_AMPERE);
   CU_ASSERT_EQUAL (g->board_power, 900);

@@ -1,6 +1,6 @@
 /* tests/unit/hardware/test_kernel.c — hardware/kernel.c: GEMM wave quantization, the
- * alignment penalty, split-K for skinny shapes, FP8's measured ratio, FlashAttention-2
- * tables and the flat fallback. Oracles are closed forms of kernel.c's header formulas.
+ * alignment penalty, split-K for skinny shapes, FP8's measured ratio, FlashAttention-2,
+ * Triton and FA-1 tables and the flat fallback. Oracles are closed forms of kernel.c's header formulas.
  */
 #include "config.h"
 
@@ -141,6 +141,48 @@ test_flash_tables (void)
   STEPSIM_ASSERT_REL (flash (gpu ("H200-SXM"), 2048, 128, TRUE), 2 * 265.0 / 989.0, 1e-12);
 }
 
+static double
+attn (const HwGpuSpec *g, HwAttnKernel k, double seq, double d, gboolean causal)
+{
+  HwKernelShape s = { .cls = HW_KERNEL_FLASH_BWD, .seq = seq, .head_dim = d, .causal = causal,
+                      .attn = k };
+  return hw_kernel_efficiency (g, HW_DTYPE_BF16, &s);
+}
+
+/* The Triton and FA-1 kernels (FA-2 paper Fig. 4, "FA Triton" / "FlashAttention" columns,
+ * A100; Fig. 7 "FlashAttention", H100): A100 Triton causal d=128 at 2k is 74 TFLOP/s of
+ * causal FLOPs, i.e. 2·74/312 of the counted square; FA-1 on H100 non-causal d=64 at 1k
+ * 136/989. Triton on H100 (no bars in the paper) is derived: 74 × 265/155 (FA-2's H100 and
+ * A100 figures at that point) over 989, ×2 causal. FA-1 at 16k repeats its 8k figure (the
+ * benchmark's batch-1 occupancy collapse, 19 on A100, is not the kernel's rate). */
+static void
+test_attention_kernels (void)
+{
+  const HwGpuSpec *h = gpu ("H100-SXM"), *a = gpu ("A100-80GB-SXM");
+  STEPSIM_ASSERT_REL (attn (a, HW_ATTN_TRITON, 2048, 128, TRUE), 2 * 74.0 / 312.0, 1e-12);
+  STEPSIM_ASSERT_REL (attn (h, HW_ATTN_FA1, 1024, 64, FALSE), 136.0 / 989.0, 1e-12);
+  STEPSIM_ASSERT_REL (attn (h, HW_ATTN_TRITON, 2048, 128, TRUE), 2 * 74.0 * 265.0 / 155.0 / 989.0,
+                      1e-12);
+  STEPSIM_ASSERT_REL (hw_kernel_attn_table (HW_ATTN_TRITON, HW_GPU_GEN_HOPPER, FALSE, FALSE, 0),
+                      58.0 * 215.0 / 132.0, 1e-12);
+  STEPSIM_ASSERT_REL (attn (a, HW_ATTN_FA1, 16384, 128, TRUE), 2 * 91.0 / 312.0, 1e-12);
+  /* the zero value is FA-2: a shape that names no kernel keeps FA-2's figures */
+  STEPSIM_ASSERT_REL (attn (h, HW_ATTN_FA2, 2048, 128, TRUE), flash (h, 2048, 128, TRUE), 1e-12);
+  /* the Triton kernel is slower than FA-2 at every benchmark point on both GPUs */
+  for (guint i = 0; i < 6; i++)
+    for (guint c = 0; c < 2; c++)
+      for (guint d = 0; d < 2; d++)
+        for (guint g = 0; g < 2; g++)
+          {
+            HwGpuGeneration gen = g ? HW_GPU_GEN_HOPPER : HW_GPU_GEN_AMPERE;
+            CU_ASSERT_TRUE (hw_kernel_attn_table (HW_ATTN_TRITON, gen, c, d, i)
+                            < hw_kernel_attn_table (HW_ATTN_FA2, gen, c, d, i));
+          }
+  CU_ASSERT_EQUAL (hw_kernel_attn_table (HW_ATTN_FA2, HW_GPU_GEN_VOLTA, TRUE, TRUE, 0), 0.0);
+  CU_ASSERT_STRING_EQUAL (hw_attn_kernel_name (HW_ATTN_TRITON), "triton");
+  CU_ASSERT_PTR_NULL (hw_attn_kernel_name (HW_N_ATTN_KERNELS));
+}
+
 /* A scenario GPU without a base has no generation or SM count: every kernel runs at the
  * flat compute_efficiency, as before the kernel model. */
 static void
@@ -199,6 +241,8 @@ static const StepsimTest tests[] = {
   { "GEMM backward of a cube has the forward's efficiency", test_gemm_backward_symmetric },
   { "FP8 rate is TE's measured ratio over bf16", test_fp8_ratio },
   { "FlashAttention-2 tables, interpolation and clamping", test_flash_tables },
+  { "Triton and FA-1 attention kernels: their own tables, Triton on H100 derived",
+    test_attention_kernels },
   { "unknown generation: flat compute_efficiency", test_flat_fallback },
   { "factor listing: name, value, source", test_factor_listing },
 };

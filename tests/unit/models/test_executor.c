@@ -20,6 +20,8 @@ typedef struct
   guint n_done, n_tasks;
 } Outcome;
 
+static double replay_host_dispatch; /* host_dispatch of replay()'s GPU (default 0) */
+
 static Outcome
 replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alone)
 {
@@ -34,6 +36,7 @@ replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alon
   HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n_ranks, .host_memory = 1e12,
                       .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
                       .intra_latency = 2e-6 };
+  node.gpu->host_dispatch = replay_host_dispatch;
   g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
   hw_node_spec_clear (&node);
   g_autoptr (ModelLedger) ledger = model_ledger_new (n_ranks, NULL);
@@ -77,6 +80,47 @@ test_step_time_is_sum_of_kernels (void)
   Outcome o = replay (a, &s, 1, &expected);
   CU_ASSERT_EQUAL (o.n_done, o.n_tasks);
   STEPSIM_ASSERT_REL (o.step_time, expected, 1e-9);
+}
+
+/* Host dispatch (executor.c): the CPU issues rank 0's N kernels in program order at c s
+ * each and never waits, so kernel i starts at (i + 1)·c + latency. With c = 1 s, far above
+ * any tiny kernel's time alone τ, no kernel waits for the previous one, and the step ends
+ * when the last one does: N·c + τ_last (τ_last = its time alone, latency included). */
+static void
+test_host_dispatch_bound (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  replay_host_dispatch = 1.0;
+  Outcome o = replay (a, &s, 1, NULL);
+  replay_host_dispatch = 0;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  guint n = 0;
+  const ModelKernel *last = NULL;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      if (t->rank == 0 && t->n_kernels > 0)
+        {
+          n += t->n_kernels;
+          last = model_plan_kernel (plan, t->first_kernel + t->n_kernels - 1);
+        }
+    }
+  CU_ASSERT_PTR_NOT_NULL_FATAL (last);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 1, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  double tau = hw_cluster_kernel_time_alone_shaped (cluster, 0, last->dtype, &last->op.shape,
+                                                    last->op.flops, last->op.bytes);
+  CU_ASSERT_TRUE (tau < 1.0);
+  STEPSIM_ASSERT_REL (o.step_time, n * 1.0 + tau, 1e-9);
+  CU_ASSERT_EQUAL (o.n_done, o.n_tasks);
 }
 
 /* Without checkpointing every layer's saved activations coexist at the end of the forward:
@@ -299,6 +343,7 @@ main (void)
 {
   static const StepsimTest tests[] = {
     { "step time = sum of kernel times alone", test_step_time_is_sum_of_kernels },
+    { "host dispatch: a host-bound step ends at N x host_dispatch + the last kernel", test_host_dispatch_bound },
     { "activation peak without checkpointing", test_activation_peak_no_checkpointing },
     { "activation peak with full checkpointing", test_activation_peak_full_checkpointing },
     { "gradients and end state", test_gradients_and_end_state },

@@ -242,6 +242,33 @@ test_rejects_bad_stack (void)
 
 int main (void);
 
+/* The stack's attention kernel (attention = triton) reaches every flash kernel of the plan,
+ * forward and backward, and no other kernel: plan.c copies it into the kernel's shape. */
+static void
+test_attention_kernel_reaches_flash (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.flash_attention = TRUE;
+  s.attention_kernel = HW_ATTN_TRITON;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  guint fwd = 0, bwd = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      for (guint k = 0; k < t->n_kernels; k++)
+        {
+          const HwKernelShape *sh = &model_plan_kernel (p, t->first_kernel + k)->op.shape;
+          gboolean flash = sh->cls == HW_KERNEL_FLASH_FWD || sh->cls == HW_KERNEL_FLASH_BWD;
+          CU_ASSERT_EQUAL (sh->attn, flash ? HW_ATTN_TRITON : HW_ATTN_FA2);
+          fwd += sh->cls == HW_KERNEL_FLASH_FWD;
+          bwd += sh->cls == HW_KERNEL_FLASH_BWD;
+        }
+    }
+  CU_ASSERT_TRUE (fwd > 0 && bwd > 0);
+}
+
 /* Under fp8_mixed only the linear layers' GEMMs run in fp8: Transformer Engine leaves the
  * attention core in bf16 (fp8_dpa off by default), so the flash kernel (and eager
  * attention's matmuls) run at bf16, the projections at fp8, element-wise ops at fp32. */
@@ -289,6 +316,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "task counts per micro-batch", test_task_counts },
     { "fp8_mixed: attention core at bf16, projections at fp8", test_fp8_attention_bf16 },
+    { "attention = triton reaches every flash kernel, fwd and bwd", test_attention_kernel_reaches_flash },
     { "memory effects balance", test_effects_balance },
     { "initial model states", test_initial_state },
     { "load peak: QLoRA's quantization and fp32-cast transients", test_load_peak },
