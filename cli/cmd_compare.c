@@ -7,7 +7,7 @@
  * `--set` (as for `run`) applies to the scenario as given and to every variation, first; a
  * variation is a comma-separated list of overrides applied on top (it may override a --set
  * key). Changes are signed "variation − as given": "+3.30 GiB" needs more memory, "-20.6 %"
- * is faster; the memory compared is what each step needs on the device (cli/run.h
+ * is faster; the memory compared is what each step needs on the device (models/plan/simulate.h
  * need_device: device-used when it fits, the demand of the step as planned when not).
  * A variation that fails to load or simulate gets its error in its row (naming the
  * variation's overrides the error is about); the exit status is 1 if any did. A variation
@@ -17,7 +17,7 @@
 
 #include <stdio.h>
 #include "cli/commands.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sweep.h"
 #include "sim/text.h"
@@ -27,7 +27,7 @@ typedef struct
 {
   gboolean ok;
   char *error;
-  CliRunResult res;
+  ModelSimResult res;
 } Row;
 
 /* The overrides of a variation and their origin ("variation") for messages. */
@@ -58,7 +58,7 @@ simulate (const char *path, char **common, const char *variant, Row *row)
   g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, s, o, &error);
   if (sc != NULL)
     cli_scenario_print_warnings (sc);
-  row->ok = sc != NULL && cli_run_simulate (sc, NULL, &row->res, &error);
+  row->ok = sc != NULL && cli_scenario_simulate (sc, NULL, &row->res, &error);
   if (!row->ok && sc != NULL)
     {
       g_autofree char *source = cli_scenario_error_source (path, s, o, error->message);
@@ -167,7 +167,7 @@ cli_cmd_compare (int argc, char **argv)
       print_row (i == 0 ? "(as given)" : argv[i + 1], &rows[i], &rows[0]);
       rc |= !rows[i].ok;
       g_free (rows[i].error);
-      cli_run_result_clear (&rows[i].res);
+      model_sim_result_clear (&rows[i].res);
     }
   return rc;
 }

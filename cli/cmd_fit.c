@@ -270,7 +270,7 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
          "that --for only;\ngiven with another it is a usage error (exit 2).\n\n"
          "A candidate fits when the whole run fits: the steady-state step (states as after\n"
          "the first optimizer step) and model loading (QLoRA's quantization transients),\n"
-         "each with the CUDA context (cli/run.h lifetime_device).\n\n"
+         "each with the CUDA context (models/plan/simulate.h lifetime_device).\n\n"
          "Beside the answer: micro_batch / seq_len check the boundary (the answer fits, the\n"
          "next value does not), name an allocator cliff (the bytes in use would fit, what\n"
          "the caching allocator reserves does not) with what fits under [allocator]\n"

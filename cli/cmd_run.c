@@ -16,7 +16,7 @@
 #include "cli/scenario/output.h"
 #include "cli/report/plot.h"
 #include "cli/report/report.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sweep.h"
 #include "cli/report/trace.h"
@@ -58,16 +58,16 @@ default_output (const char *scenario_path)
 }
 
 static gboolean
-write_outputs (const CliScenario *sc, const SimRecorder *rec, const CliRunResult *res,
+write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResult *res,
                const RunOptions *opt, GError **error)
 {
   SimH5Meta meta = {
     .program = PACKAGE_NAME,
     .version = PACKAGE_VERSION,
     .scenario_text = sc->text,
-    .kind_names = cli_run_kind_names (),
+    .kind_names = model_sim_kind_names (),
     .n_kind_names = MODEL_N_TASK_KINDS,
-    .stream_names = cli_run_stream_names (),
+    .stream_names = model_sim_stream_names (),
     .n_stream_names = MODEL_N_STREAMS,
   };
   if (!sim_h5out_write (opt->output, rec, &meta, error))
@@ -150,7 +150,7 @@ cli_cmd_run (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (CliScenario) sc = NULL;
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
-  CliRunResult res = { 0 };
+  ModelSimResult res = { 0 };
   g_autofree char *chart = NULL;
   g_autoptr (GPtrArray) inputs = cli_inputs_new ();
   g_auto (GStrv) origins = NULL;
@@ -176,7 +176,7 @@ cli_cmd_run (int argc, char **argv)
                                   (const char *const *) origins, &error);
   if (sc != NULL)
     cli_scenario_print_warnings (sc);
-  if (sc == NULL || !cli_run_simulate (sc, rec, &res, &error))
+  if (sc == NULL || !cli_scenario_simulate (sc, rec, &res, &error))
     {
       if (sc != NULL)
         {
@@ -208,7 +208,7 @@ out:
   sim_tempfiles_forget_all (); /* the outputs are complete, or were removed */
   if (error != NULL)
     cli_error (error->message);
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   g_free (opt.output);
   g_strfreev (opt.sets);
   g_free (opt.plot_dir);

@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/study/fit.h"
 #include "cli/study/validate_measured.h"
@@ -61,7 +61,7 @@ static const struct
 };
 
 static double
-predicted (const char *metric, const CliRunResult *r)
+predicted (const char *metric, const ModelSimResult *r)
 {
   if (strcmp (metric, "device_used") == 0)
     return r->device_used;
@@ -283,7 +283,7 @@ run_case (const char *path, FILE *tsv)
   Case c = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (CliScenario) sc = NULL;
-  CliRunResult r = { 0 };
+  ModelSimResult r = { 0 };
   int verdict = -1;
   if (load_case (path, &c, &error) && c.id == NULL)
     {
@@ -298,14 +298,14 @@ run_case (const char *path, FILE *tsv)
       verdict = run_fit_case (path, &c, sc->node.gpu->name, tsv);
       goto out;
     }
-  if (error != NULL || sc == NULL || !cli_run_simulate (sc, NULL, &r, &error))
+  if (error != NULL || sc == NULL || !cli_scenario_simulate (sc, NULL, &r, &error))
     {
       printf ("%-6s error: %s\n", c.id ? c.id : "?", error->message);
       goto out;
     }
   verdict = report (&c, sc->node.gpu->name, predicted (c.metric, &r), r.gpu_fits, tsv);
 out:
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   g_free (c.id);
   g_free (c.metric);
   return verdict;

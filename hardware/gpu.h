@@ -79,7 +79,7 @@ gboolean hw_dtype_from_string (const char *text, HwDtype *out, GError **error);
 double hw_dtype_bytes (HwDtype dtype);
 /* TRUE when the GPU runs `dtype` natively (its dense peak is > 0; datasheet: V100 has no
  * bf16/tf32/fp8, A100 no fp8). The one test of "the GPU lacks this precision": scenarios
- * (cli/run.c) and measured kernel rows (cli/study/validate_measured.c) refuse what it refuses. */
+ * (models/plan/simulate.c) and measured kernel rows (cli/study/validate_measured.c) refuse what it refuses. */
 gboolean hw_gpu_has_dtype (const HwGpuSpec *spec, HwDtype dtype);
 
 HwGpuSpec *hw_gpu_spec_copy (const HwGpuSpec *spec);

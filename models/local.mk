@@ -14,7 +14,8 @@ models_libstepsim_models_a_SOURCES = \
 	models/plan/plan_paged.c models/plan/plan_paged.h models/plan/plan_paged-private.h \
 	models/memory/ledger.c models/memory/ledger.h \
 	models/memory/allocator.c models/memory/allocator_pages.c models/memory/allocator.h models/memory/allocator-private.h \
-	models/plan/executor.c models/plan/executor.h
+	models/plan/executor.c models/plan/executor.h \
+	models/plan/simulate.c models/plan/simulate.h
 
 # The shipped Hugging Face configs: models/configs in the tree, $(pkgdatadir)/models installed.
 modelsdir = $(pkgdatadir)/models

@@ -35,9 +35,13 @@ order_rule () {
 }
 order_rule models arch ops parallel memory stack plan
 order_rule cli scenario report study
+# Physics tests live beside the physics: a models test includes no cli/ header and its binary
+# does not link the command's library (the plan layer's model_simulate runs a step).
+rule "tests/unit/models/ includes no cli/" "$(grep -nE '#include "cli/' tests/unit/models/*.[ch])"
+rule "no tests/unit/models binary links cli/" "$(grep -nE '^tests_unit_models_[A-Za-z0-9_]+_LDADD.*cli/' tests/*.mk tests/unit/*/*.mk)"
 rule "models/ has no file outside its subfolders" "$(ls models/*.[ch] 2>/dev/null)"
-# The top level of cli/ is main.c and one file per subcommand (+ the run driver and the
-# signal handling every study shares): subfolders include none of the subcommands.
+# The top level of cli/ is main.c and one file per subcommand (+ the signal handling every
+# study shares): subfolders include none of the subcommands.
 rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands\.h"' cli/*/*.[ch] | grep -v '^cli/study/fit_cost\.c:')"
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,7 @@
  *
  * Input is the TSV `stepsim export` prints (sim/h5out.h): texts escaped, numbers round-trip,
  * NaN as "nan". Output TSV numbers use %.6g (display precision). Lanes, kinds and
- * categories keep the order of the name tables (cli_run_stream_names, cli_run_kind_names,
+ * categories keep the order of the name tables (model_sim_stream_names, model_sim_kind_names,
  * the ledger's categories), never a hash table's.
  */
 #include "config.h"
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "cli/report/charts-private.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "models/memory/ledger.h"
 
 static const double GiB = 1024.0 * 1024.0 * 1024.0;
@@ -54,7 +54,7 @@ typedef struct
 static void
 gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLayout *g)
 {
-  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
+  const char *const *streams = model_sim_stream_names (), *const *knames = model_sim_kind_names ();
   gboolean kind_used[MODEL_N_TASK_KINDS] = { FALSE };
   for (guint r = 0; r < t->rows->len; r++)
     if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)))
@@ -103,7 +103,7 @@ cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **k
   g_autoptr (GString) names = g.kinds;
   if (g.n_lanes == 0)
     return cli_charts_nothing_to_draw (error, "no tasks on the selected ranks");
-  const char *const *streams = cli_run_stream_names (), *const *knames = cli_run_kind_names ();
+  const char *const *streams = model_sim_stream_names (), *const *knames = model_sim_kind_names ();
   double scale = g.end < 2 ? 1e3 : 1;
   *unit = g.end < 2 ? "ms" : "s";
   GString *out = g_string_new ("start\tend\tlane\tkind\tlane_name\n");

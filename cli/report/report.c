@@ -19,7 +19,7 @@ print_quantity (FILE *out, const char *name, double value, SimDimension dim)
 /* "model states 4.89 GiB per GPU", or with offloading where they are: "model states per
  * GPU: 0.00 B on the GPU, 41.50 GiB in host DRAM, 12.00 GiB on NVMe". */
 static char *
-states_text (const CliRunResult *res)
+states_text (const ModelSimResult *res)
 {
   g_autofree char *gpu = sim_units_format (res->state_bytes, SIM_DIM_BYTES, 2);
   if (res->state_host <= 0 && res->state_nvme <= 0)
@@ -39,7 +39,7 @@ states_text (const CliRunResult *res)
  * GPU is (never a "reserved" or "device-used" above the capacity); the figures measured when
  * the OOM is raised are in print_oom. */
 static void
-print_memory (FILE *out, const CliRunResult *res)
+print_memory (FILE *out, const ModelSimResult *res)
 {
   gboolean over = !res->gpu_fits;
   fprintf (out, "memory (rank %u, %speak at t = %.4f s during \"%s\")\n", res->worst_rank,
@@ -103,7 +103,7 @@ print_capacity (FILE *out, const char *name, double peak, double capacity, gbool
 
 /* Host DRAM and NVMe ledgers and the offload traffic (only when something is offloaded). */
 static void
-print_host (FILE *out, const CliScenario *sc, const CliRunResult *res)
+print_host (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   if (!res->offloads)
     return;
@@ -140,7 +140,7 @@ print_host (FILE *out, const CliScenario *sc, const CliRunResult *res)
 /* Paged optimizer (models/plan/plan_paged.h): the states paged out to host and the time their
  * migrations took (only with a paged optimizer). */
 static void
-print_paged (FILE *out, const CliScenario *sc, const CliRunResult *res)
+print_paged (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   if (!model_stack_optimizer_is_paged (&sc->stack))
     return;
@@ -151,7 +151,7 @@ print_paged (FILE *out, const CliScenario *sc, const CliRunResult *res)
 
 /* "4.00 GiB optimizer_state (initial state); 1.00 GiB activations (fwd L3 mb0); …" */
 static char *
-oom_holders_text (const CliRunResult *res)
+oom_holders_text (const ModelSimResult *res)
 {
   GString *t = g_string_new (NULL);
   for (guint i = 0; i < res->oom_n_holders; i++)
@@ -169,7 +169,7 @@ oom_holders_text (const CliRunResult *res)
  * raised, the categories then and the largest buffers holding memory with the tasks that
  * allocated them (the failing buffer's tensors granted before it included). */
 static void
-print_oom (FILE *out, const CliRunResult *res)
+print_oom (FILE *out, const ModelSimResult *res)
 {
   if (!res->oom)
     return;
@@ -196,7 +196,7 @@ print_oom (FILE *out, const CliRunResult *res)
 }
 
 static void
-print_time (FILE *out, const CliRunResult *res)
+print_time (FILE *out, const ModelSimResult *res)
 {
   /* PyTorch would have stopped at the OOM: these are the figures of the step as planned */
   fprintf (out, res->gpu_fits ? "time\n"
@@ -230,7 +230,7 @@ print_time (FILE *out, const CliRunResult *res)
 }
 
 void
-cli_report_print_verdict (FILE *out, const CliScenario *sc, const CliRunResult *res)
+cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
   g_autofree char *need = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
@@ -251,7 +251,7 @@ cli_report_print_verdict (FILE *out, const CliScenario *sc, const CliRunResult *
 }
 
 void
-cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
+cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   const ModelArch *a = sc->arch;
   const ModelStack *s = &sc->stack;
@@ -319,7 +319,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
 
 /* Offload choices, host DRAM and NVMe ledgers, offload traffic (zeros without offload). */
 static void
-fill_host_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+fill_host_summary (SimRecorder *rec, const CliScenario *sc, const ModelSimResult *res)
 {
   const ModelOffload *o = &sc->stack.offload;
   sim_recorder_summary_text (rec, "offload_optimizer", model_offload_target_name (o->optimizer));
@@ -348,7 +348,7 @@ fill_host_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *
 }
 
 void
-cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSimResult *res)
 {
   sim_recorder_summary_text (rec, "scenario", sc->name);
   sim_recorder_summary_text (rec, "model", sc->arch->name);
@@ -376,7 +376,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunRe
   sim_recorder_summary_scalar (rec, "model_state_bytes_nvme", res->state_nvme, "B");
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_scalar (rec, "memory_after_load", res->load_bytes, "B");
-  /* steady state (peak_allocated … need_device) against the whole process (cli/run.h) */
+  /* steady state (peak_allocated … need_device) against the whole process (models/plan/simulate.h) */
   sim_recorder_summary_scalar (rec, "load_peak", res->load_peak, "B");
   sim_recorder_summary_scalar (rec, "lifetime_allocated", res->lifetime_allocated, "B");
   sim_recorder_summary_scalar (rec, "lifetime_device_used", res->lifetime_device, "B");

@@ -3,7 +3,7 @@
 
 #include <glib.h>
 #include <stdio.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "sim/recorder.h"
 
@@ -13,13 +13,13 @@
  * is, then the failing request and the figures when it was raised); step time, tokens/s,
  * MFU, HFU and time by task kind (marked as the step as planned after an OOM). Units: GiB
  * for memory (as PyTorch and nvidia-smi count), s/ms for time. */
-void cli_report_print (FILE *out, const CliScenario *sc, const CliRunResult *res);
+void cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res);
 
 /* One line, the verdict (`run -q`): "NAME: FITS, 24.71 GiB of 80.00 GiB per GPU, step
  * 1.321 s, 1551 tokens/s" or "NAME: OOM, needs 127.95 GiB of 80.00 GiB per GPU (47.95 GiB
  * short)". */
-void cli_report_print_verdict (FILE *out, const CliScenario *sc, const CliRunResult *res);
+void cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult *res);
 
 /* Adds every summary figure to `rec` as /summary scalars in SI units with their unit
  * ("s", "B", "1" for fractions, "token/s", "FLOP", "FLOP/s") and texts. */
-void cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res);
+void cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSimResult *res);

@@ -9,7 +9,7 @@
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "models/plan/plan.h"
 #include "sim/tempfiles.h"
 
@@ -51,7 +51,7 @@ add_common (JsonBuilder *b, const char *ph, const char *name, guint pid, guint t
 static void
 add_task (JsonBuilder *b, const SimTaskRecord *t)
 {
-  const char *const *kinds = cli_run_kind_names ();
+  const char *const *kinds = model_sim_kind_names ();
   json_builder_begin_object (b);
   add_common (b, "X", t->label, t->rank, t->stream, t->start);
   json_builder_set_member_name (b, "dur");
@@ -104,7 +104,7 @@ add_series (JsonBuilder *b, const SimRecorder *rec, guint s)
 static void
 add_names (JsonBuilder *b, const SimRecorder *rec)
 {
-  const char *const *streams = cli_run_stream_names ();
+  const char *const *streams = model_sim_stream_names ();
   g_autoptr (GArray) seen = g_array_new (FALSE, TRUE, sizeof (guint8)); /* rank*S+stream */
   for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
     {

@@ -17,7 +17,7 @@
 #include "sim/recorder.h"
 
 /* Builds the trace of `rec` (series "rank<r>/memory/<category>" in B, tasks with stream and
- * kind indices into cli_run_stream_names / cli_run_kind_names) titled `title`, as a JSON
+ * kind indices into model_sim_stream_names / model_sim_kind_names) titled `title`, as a JSON
  * string (caller frees). */
 char *cli_trace_to_json (const SimRecorder *rec, const char *title);
 

@@ -7,7 +7,7 @@
 #include "sim/units.h"
 
 void
-cli_training_estimate (const CliScenario *sc, const CliRunResult *res, CliTrainingEstimate *est)
+cli_training_estimate (const CliScenario *sc, const ModelSimResult *res, CliTrainingEstimate *est)
 {
   *est = (CliTrainingEstimate){ 0 };
   const CliTrainingInputs *p = &sc->plan;
@@ -74,7 +74,7 @@ print_energy (FILE *out, const CliScenario *sc, const CliTrainingEstimate *e)
 }
 
 void
-cli_training_print (FILE *out, const CliScenario *sc, const CliRunResult *res)
+cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   const CliTrainingInputs *p = &sc->plan;
   g_autofree char *band_t = cli_error_band_text (sc->node.gpu->name, CLI_BAND_STEP_TIME);
@@ -119,7 +119,7 @@ fill_band (SimRecorder *rec, const char *gpu, CliBandKind kind, const char *name
 }
 
 void
-cli_training_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res)
+cli_training_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSimResult *res)
 {
   fill_band (rec, sc->node.gpu->name, CLI_BAND_STEP_TIME, "band_step_time");
   fill_band (rec, sc->node.gpu->name, CLI_BAND_MEMORY, "band_memory");

@@ -9,7 +9,7 @@
  *                  (node_hour: n × time × price per node-second + fixed)  [currency]
  *   u            = compute-busy fraction: the seconds a rank's compute stream runs a task
  *                  (forward, backward, recompute, GPU optimizer), divided by T, the mean
- *                  over ranks (cli/run.h compute_busy)
+ *                  over ranks (models/plan/simulate.h compute_busy)
  *   P_gpu        = P_idle + (P_max − P_idle) × u when the catalog gives an idle power, else
  *                  P_max (the board power under load, an upper bound) — the linear
  *                  utilisation model of Fan, Weber and Barroso, "Power Provisioning for a
@@ -23,7 +23,7 @@
 
 #include <glib.h>
 #include <stdio.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "sim/recorder.h"
 
@@ -47,16 +47,16 @@ typedef struct
 
 /* Fills *est from the scenario's [plan]/[cost] and its simulated step (valid FALSE, all
  * else zero, when there is no plan or the step does not fit). */
-void cli_training_estimate (const CliScenario *sc, const CliRunResult *res,
+void cli_training_estimate (const CliScenario *sc, const ModelSimResult *res,
                             CliTrainingEstimate *est);
 
 /* Prints the "training run" block (nothing without [plan]; a line saying why nothing is
  * estimated for an OOM) and the error band of the prediction (cli/report/error_band.h). */
-void cli_training_print (FILE *out, const CliScenario *sc, const CliRunResult *res);
+void cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res);
 
 /* /summary entries: train_steps ("1"), train_tokens ("token"), train_time ("s"),
  * train_gpu_time ("s", GPU-seconds), train_cost (the currency code), train_energy ("J"),
  * train_emissions ("kg"), train_gpu_power and train_overhead_power ("W"),
  * train_utilisation ("1") — each only when it is estimated — and the error band
  * (cli/report/error_band.h) of every run. */
-void cli_training_fill_summary (SimRecorder *rec, const CliScenario *sc, const CliRunResult *res);
+void cli_training_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSimResult *res);

@@ -14,6 +14,7 @@
 #include "hardware/cluster.h"
 #include "models/arch/arch.h"
 #include "models/parallel/parallel.h"
+#include "models/plan/simulate.h"
 #include "models/stack/stack.h"
 
 /* [plan] and [cost] (cli/scenario/scenario_plan.c): the training run a step is part of and its
@@ -56,11 +57,9 @@ typedef struct
   CliTrainingInputs plan; /* [plan] and [cost] */
 } CliScenario;
 
-typedef struct
-{
-  guint rank;
-  double factor; /* >= 1: compute time multiplier of that rank's kernels */
-} CliSlowdown;
+/* A straggler of [run] stragglers: the plan layer's type, so the array's data is the
+ * simulation's input as it stands (cli/scenario/sim_input.h). */
+typedef ModelSimSlowdown CliSlowdown;
 
 enum
 {

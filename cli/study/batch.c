@@ -12,7 +12,7 @@
 #include "cli/interrupt.h"
 #include <string.h>
 #include "cli/report/report.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "models/memory/ledger.h"
 #include "models/plan/plan.h"
@@ -237,8 +237,8 @@ simulate_job (const CliBatch *b, Job *j, GError **error)
   if (sc == NULL)
     return FALSE;
   cli_scenario_print_warnings (sc);
-  CliRunResult res = { 0 };
-  if (!cli_run_simulate (sc, NULL, &res, error))
+  ModelSimResult res = { 0 };
+  if (!cli_scenario_simulate (sc, NULL, &res, error))
     {
       g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins,
                                                            (*error)->message);
@@ -247,7 +247,7 @@ simulate_job (const CliBatch *b, Job *j, GError **error)
     }
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   cli_report_fill_summary (rec, sc, &res);
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   for (guint m = 0; m < b->metrics->len; m++)
     {
       const Metric *mt = &g_array_index (b->metrics, Metric, m);

@@ -3,7 +3,7 @@
  * A batch has one job per sweep point and, when the sweep names a baseline stack, one
  * baseline job per distinct baseline scenario (the point's overrides with the baseline's on
  * top; a baseline equal to a point, e.g. the point without techniques, reuses its job). Jobs run on a GThreadPool; each loads its scenario (cli_scenario_load) and simulates
- * it (cli_run_simulate) without recording series, then reads its figures from the /summary
+ * it (cli_scenario_simulate) without recording series, then reads its figures from the /summary
  * entries cli_report_fill_summary writes (so new summary fields appear without changes
  * here). A job that fails keeps its error message; the others go on. Results are stored
  * by job index, so the table does not depend on the number of threads or processes.
@@ -65,7 +65,7 @@ gboolean cli_batch_check_baselines (const CliBatch *batch, GError **error);
 /* The results table, one row per sweep point in point order: index, label, status ("ok",
  * "failed" or "not run"), error, the axes (numeric columns when every value is a number),
  * fits (1/0), memory (peak_allocated, peak_reserved, device_used, capacity, cuda_context,
- * need_allocated, need_reserved, need_device, shortfall: cli/run.h; peak_<category> at the
+ * need_allocated, need_reserved, need_device, shortfall: models/plan/simulate.h; peak_<category> at the
  * peak), time (step_time, tokens_per_s, mfu, hfu,
  * exposed_communication, time_<kind>, offload_stall, pipeline_bubble), and, with a
  * baseline, baseline_tokens_per_s and penalty (%). Failed rows have NaN figures. Caller

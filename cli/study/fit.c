@@ -9,7 +9,7 @@
 
 #include <math.h>
 #include <string.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "models/memory/ledger.h"
 #include "sim/units.h"
@@ -157,9 +157,9 @@ cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
 /* ---- evaluating one candidate ------------------------------------------------------------- */
 
 /* "OOM by X: needs Y > capacity Z; largest at the peak: C W (P %)": Y is what the step as
- * planned needs on the device (cli/run.h need_device), never called device-used. */
+ * planned needs on the device (models/plan/simulate.h need_device), never called device-used. */
 static char *
-oom_reason (const CliRunResult *res)
+oom_reason (const ModelSimResult *res)
 {
   guint top = 0;
   for (guint c = 1; c < MODEL_N_MEM; c++)
@@ -190,12 +190,12 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
   g_autoptr (GError) e = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load_origins (ctx->path, (const char *const *) all,
                                                           (const char *const *) origins, &e);
-  CliRunResult res = { 0 };
-  if (sc == NULL || !cli_run_simulate (sc, NULL, &res, &e))
+  ModelSimResult res = { 0 };
+  if (sc == NULL || !cli_scenario_simulate (sc, NULL, &res, &e))
     {
       c->status = CLI_FIT_INFEASIBLE;
       c->reason = g_strdup_printf ("not feasible: %s", e->message);
-      cli_run_result_clear (&res);
+      model_sim_result_clear (&res);
       return;
     }
   c->step_time = res.step_time;
@@ -212,7 +212,7 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
   c->allocator_cliff = !res.gpu_fits && res.need_allocated + res.cuda_context <= res.capacity;
   if (!res.fits)
     c->reason = oom_reason (&res);
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
 }
 
 /* The candidate `sets` (taken), simulated once; returns its index. */

@@ -3,7 +3,7 @@
  *
  * Each candidate is the scenario with a few --set overrides, loaded and simulated like
  * `stepsim run`; it fits when the whole run does: the steady-state step and model loading,
- * each with the CUDA context, ≤ capacity (cli/run.h gpu_fits, lifetime_device). A candidate
+ * each with the CUDA context, ≤ capacity (models/plan/simulate.h gpu_fits, lifetime_device). A candidate
  * the loader or the simulator rejects (a combination not modelled, a GPU count the cluster
  * cannot have) is "not feasible" with their message, and counts as not fitting.
  *
@@ -63,7 +63,7 @@ typedef struct
   CliFitStatus status;
   double step_time;  /* s; NaN unless simulated */
   double tokens_per_s;
-  double device_used, capacity; /* B: what the candidate needs on the device (cli/run.h
+  double device_used, capacity; /* B: what the candidate needs on the device (models/plan/simulate.h
                                    need_device; above capacity on OOM), the GPU's */
   double peak_allocated, cuda_context; /* B, worst rank, the step as planned (need_allocated;
                                           NaN unless simulated) */

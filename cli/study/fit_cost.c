@@ -26,7 +26,7 @@
 #include "cli/commands.h"
 #include "cli/report/error_band.h"
 #include "cli/study/fit-private.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sweep.h"
 #include "cli/report/training.h"
@@ -128,8 +128,8 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
   g_ptr_array_add (s->cands, c);
   if (sc != NULL)
     g_hash_table_insert (s->seen, g_strdup (sc->text), c);
-  CliRunResult r = { 0 };
-  if (sc == NULL || !cli_run_simulate (sc, NULL, &r, &error))
+  ModelSimResult r = { 0 };
+  if (sc == NULL || !cli_scenario_simulate (sc, NULL, &r, &error))
     {
       c->status = COST_REJECTED;
       c->reason = g_strdup (error->message);
@@ -156,7 +156,7 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
         c->reason = g_strdup_printf ("no [cost] price for %s (add gpu_hour or gpu_hour.%s)",
                                      gpu->name, gpu->name);
     }
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   return c;
 }
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/scenario/input.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "hardware/catalog.h"
 #include "hardware/kernel.h"
@@ -153,8 +153,8 @@ step_row (Reader *r, const HwGpuSpec *gpu, guint *pass, guint *miss, GError **er
                                                          : g_build_filename (r->dir, given, NULL);
   g_autoptr (GError) e = NULL;
   CliScenario *sc = cli_scenario_load (scenario, (const char *const *) sets->pdata, &e);
-  CliRunResult res = { 0 };
-  gboolean ok = sc != NULL && cli_run_simulate (sc, NULL, &res, &e);
+  ModelSimResult res = { 0 };
+  gboolean ok = sc != NULL && cli_scenario_simulate (sc, NULL, &res, &e);
   cli_scenario_free (sc);
   if (!ok)
     return row_error (r, "scenario", error, e->message);
@@ -162,7 +162,7 @@ step_row (Reader *r, const HwGpuSpec *gpu, guint *pass, guint *miss, GError **er
   print_time (r->out, id, "step_time", res.step_time, t, pass, miss);
   print_bytes (r->out, id, "peak_allocated", res.peak_allocated, alloc, pass, miss);
   print_bytes (r->out, id, "peak_reserved", res.peak_reserved, reserved, pass, miss);
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   return TRUE;
 }
 
@@ -177,7 +177,7 @@ kernel_row (Reader *r, const HwGpuSpec *gpu, gboolean attention, guint *pass, gu
   g_autoptr (GError) e = NULL;
   if (!hw_dtype_from_string (field (r, "dtype"), &dt, &e))
     return row_error (r, "dtype", error, e->message);
-  if (!hw_gpu_has_dtype (gpu, dt)) /* the scenarios' test (cli/run.c): no silent fallback */
+  if (!hw_gpu_has_dtype (gpu, dt)) /* the scenarios' test (models/plan/simulate.c): no silent fallback */
     {
       g_autofree char *msg = g_strdup_printf ("%s lacks %s support", gpu->name, hw_dtype_name (dt));
       return row_error (r, "dtype", error, msg);

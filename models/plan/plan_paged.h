@@ -23,7 +23,7 @@
  * the prefetch of tensor i + 1 with the update of tensor i), so the transfer is fully
  * exposed; this is an upper bound of the cost.
  *
- * How large S is comes from the run (cli/run.c): a first replay without spill gives the
+ * How large S is comes from the run (models/plan/simulate.c): a first replay without spill gives the
  * peak of everything else; S = model_stack_paged_spill(), rounded up to whole UVM blocks
  * (model_plan_paged_round()).
  * Units: B, s.

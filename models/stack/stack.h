@@ -47,7 +47,7 @@
  *                    optimizers; QLoRA, Dettmers et al. 2023, arXiv 2305.14314 §3): pages
  *                    evicted to host under memory pressure. model_stack_paged_spill() gives
  *                    the bytes that spill; models/plan/plan_paged.h keeps them in host DRAM and
- *                    migrates them around the optimizer step (cli/run.c sizes the spill).
+ *                    migrates them around the optimizer step (models/plan/simulate.c sizes the spill).
  */
 #pragma once
 

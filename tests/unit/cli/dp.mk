@@ -1,12 +1,12 @@
 # Data-parallel validation (published.md T9–T12, S3, S10), DP properties and the MPT family.
-check_PROGRAMS += tests/unit/cli/test_dp_validation tests/unit/models/test_dp_properties \
+check_PROGRAMS += tests/unit/cli/test_dp_validation tests/unit/cli/test_dp_properties \
 	tests/unit/models/test_arch_mpt
 tests_unit_cli_test_dp_validation_SOURCES = tests/unit/cli/test_dp_validation.c
 tests_unit_cli_test_dp_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_dp_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
-tests_unit_models_test_dp_properties_SOURCES = tests/unit/models/test_dp_properties.c
-tests_unit_models_test_dp_properties_CFLAGS = $(UNIT_TEST_FLAGS)
-tests_unit_models_test_dp_properties_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+tests_unit_cli_test_dp_properties_SOURCES = tests/unit/cli/test_dp_properties.c
+tests_unit_cli_test_dp_properties_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_dp_properties_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
 tests_unit_models_test_arch_mpt_SOURCES = tests/unit/models/test_arch_mpt.c
 tests_unit_models_test_arch_mpt_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_arch_mpt_LDADD = $(UNIT_TEST_LIBS)

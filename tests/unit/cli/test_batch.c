@@ -5,7 +5,7 @@
  * (each scenario simulates in a few tens of ms). */
 #include "config.h"
 #include "cli/study/batch.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 
@@ -50,7 +50,7 @@ cell (const SimTable *t, guint row, const char *col)
 
 static const char *const mb_body = "[axes]\ntraining.micro_batch = 1, 2, 3\n";
 
-/* Each row holds exactly what cli_run_simulate gives for the same overrides. */
+/* Each row holds exactly what cli_scenario_simulate gives for the same overrides. */
 static void
 test_rows_equal_single_runs (void)
 {
@@ -65,8 +65,8 @@ test_rows_equal_single_runs (void)
       g_auto (GStrv) sets = cli_sweep_sets (sw, p, NULL);
       g_autoptr (CliScenario) sc = cli_scenario_load (cli_sweep_scenario (sw),
                                                       (const char *const *) sets, NULL);
-      CliRunResult res;
-      CU_ASSERT_TRUE_FATAL (cli_run_simulate (sc, NULL, &res, NULL));
+      ModelSimResult res;
+      CU_ASSERT_TRUE_FATAL (cli_scenario_simulate (sc, NULL, &res, NULL));
       CU_ASSERT_EQUAL (cell (t, p, "training.micro_batch"), p + 1.0);
       CU_ASSERT_EQUAL (cell (t, p, "step_time"), res.step_time);
       CU_ASSERT_EQUAL (cell (t, p, "tokens_per_s"), res.tokens_per_s);
@@ -75,7 +75,7 @@ test_rows_equal_single_runs (void)
       CU_ASSERT_EQUAL (cell (t, p, "peak_activations"), res.peak_mix[MODEL_MEM_ACTIVATIONS]);
       CU_ASSERT_EQUAL (cell (t, p, "time_recompute"), res.time_by_kind[MODEL_TASK_KIND_RECOMPUTE]);
       CU_ASSERT_EQUAL (cell (t, p, "fits"), res.fits ? 1.0 : 0.0);
-      cli_run_result_clear (&res);
+      model_sim_result_clear (&res);
     }
 }
 

@@ -7,7 +7,7 @@
  * tokens/s per GPU within ±20 % of the measured value. MosaicML's MFU, (6N + 12·L·h·s) ·
  * tokens/s ÷ 312 TFLOP/s (llm-foundry benchmarking README), is a fixed multiple of
  * tokens/s, so the same ±20 % holds for it; it is computed here from our tokens/s and N,
- * L, h of the scenario's model. Our own MFU (cli/run.h) divides the plan's model FLOPs —
+ * L, h of the scenario's model. Our own MFU (models/plan/simulate.h) divides the plan's model FLOPs —
  * 3 × the forward's matrix products: every linear layer, the attention scores and A·V over
  * the full s² (so 12·L·h·s per token, as MosaicML's term), the LM head GEMM — by the same
  * peak. It leaves out what 6N adds beyond the GEMMs: the norm weights (6·(2L + 1)·h per
@@ -26,7 +26,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 #include "tests/unit/cli/simulate.h"
@@ -81,7 +81,7 @@ static void
 check_mosaic_row (const MosaicRow *row)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (row->file, NULL, &sc, &r));
   double per_gpu = r.tokens_per_s / r.n_ranks;
   double mosaic_mfu = mosaic_flops_per_token (sc) * per_gpu / A100_BF16_PEAK;
@@ -98,7 +98,7 @@ check_mosaic_row (const MosaicRow *row)
   STEPSIM_ASSERT_REL (r.mfu, mosaic_mfu, 1e-3);
   gboolean expected = row->known_miss ? err > MOSAIC_TOLERANCE : inside;
   CU_ASSERT (expected);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -136,7 +136,7 @@ static void
 test_s3 (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate ("scenarios/s3-llama-2-7b-zero3-8xa100.ini", NULL, &sc, &r));
   double psi = 6738415616.0;
   g_printerr ("\n  S3: device-used predicted %.1f GB (allocated %.1f GB), seed about 45 GB; "
@@ -147,7 +147,7 @@ test_s3 (void)
   STEPSIM_ASSERT_REL (r.state_bytes, 16 * psi / 8, 1e-9);
   CU_ASSERT (r.fits);
   CU_ASSERT (r.device_used < r.capacity);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -169,7 +169,7 @@ test_s10 (void)
   const char *const z1[] = { "parallel.data_parallel=zero1", NULL };
   const char *const z2[] = { "parallel.data_parallel=zero2", NULL };
   CliScenario *sd = NULL, *s1 = NULL, *s2 = NULL;
-  CliRunResult rd, r1, r2;
+  ModelSimResult rd, r1, r2;
   CU_ASSERT_FATAL (simulate (file, NULL, &sd, &rd));
   CU_ASSERT_FATAL (simulate (file, z1, &s1, &r1));
   CU_ASSERT_FATAL (simulate (file, z2, &s2, &r2));
@@ -181,7 +181,7 @@ test_s10 (void)
   CU_ASSERT (r2.step_time <= 1.05 * rd.step_time);
   const double psi = 1235814400.0, nvlink = 300e9;
   const double comm_floor = 2 * (7.0 / 8.0) * 2 * psi / nvlink;
-  const CliRunResult *all[] = { &rd, &r1, &r2 };
+  const ModelSimResult *all[] = { &rd, &r1, &r2 };
   const char *names[] = { "DDP", "ZeRO-1", "ZeRO-2" };
   for (guint i = 0; i < G_N_ELEMENTS (all); i++)
     {
@@ -196,9 +196,9 @@ test_s10 (void)
     }
   /* And they do shard: less state per GPU than DDP (ZeRO Figure 1 ordering). */
   CU_ASSERT (r1.state_bytes < rd.state_bytes && r2.state_bytes < r1.state_bytes);
-  cli_run_result_clear (&rd);
-  cli_run_result_clear (&r1);
-  cli_run_result_clear (&r2);
+  model_sim_result_clear (&rd);
+  model_sim_result_clear (&r1);
+  model_sim_result_clear (&r2);
   cli_scenario_free (sd);
   cli_scenario_free (s1);
   cli_scenario_free (s2);

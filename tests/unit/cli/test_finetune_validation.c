@@ -20,7 +20,7 @@ static void
 test_s7_qlora_65b_fits_48gb (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate ("tests/validation/s7-qlora-llama-65b-48gb.ini", NULL, &sc, &r));
   g_printerr ("\n  S7: device-used %.1f GB of %.1f GB\n", r.device_used / GB, r.capacity / GB);
   CU_ASSERT_TRUE (r.fits);
@@ -35,12 +35,12 @@ test_s7_qlora_65b_fits_48gb (void)
   states += model_stack_gradient_bytes (&full) * (double) model_arch_n_params (sc->arch);
   CU_ASSERT (states > 780 * GB);
   /* LoRA in 16 bit (no NF4) does not fit the same card: the base alone is 2 B/param */
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
   CU_ASSERT_FATAL (simulate ("tests/validation/s7-qlora-llama-65b-48gb.ini",
                              (const char *[]){ "finetune.method=lora", NULL }, &sc, &r));
   CU_ASSERT_FALSE (r.fits);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -89,7 +89,7 @@ static void
 test_s4_lora_zero3_offload (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate ("scenarios/s4-llama-2-70b-lora-zero3-8xa100.ini", NULL, &sc, &r));
   const double psi = 68976648192.0, A = 207093760.0;
   g_printerr ("\n  S4: device-used %.1f GB, model states %.2f GB per GPU, host %.2f GB\n",
@@ -98,7 +98,7 @@ test_s4_lora_zero3_offload (void)
   CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&sc->stack, sc->arch), A, 0);
   STEPSIM_ASSERT_REL (r.state_bytes, (2 * psi + 2 * A) / 8, 1e-9);
   STEPSIM_ASSERT_REL (r.host_peak, 16 * A, 1e-6);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -115,7 +115,7 @@ test_lora_orders_memory_and_backward (void)
   const char *qlora_sets[] = { "offload.optimizer=none", "cluster.nodes=2",
                                "finetune.method=qlora", NULL };
   CliScenario *sf = NULL, *sl = NULL, *sq = NULL;
-  CliRunResult f, l, q;
+  ModelSimResult f, l, q;
   CU_ASSERT_FATAL (simulate (file, full_sets, &sf, &f));
   CU_ASSERT_FATAL (simulate (file, lora_sets, &sl, &l));
   CU_ASSERT_FATAL (simulate (file, qlora_sets, &sq, &q));
@@ -123,9 +123,9 @@ test_lora_orders_memory_and_backward (void)
   CU_ASSERT (q.state_bytes < l.state_bytes);
   CU_ASSERT (l.time_by_kind[MODEL_TASK_KIND_BACKWARD] < f.time_by_kind[MODEL_TASK_KIND_BACKWARD]);
   CU_ASSERT (l.model_flops < f.model_flops);
-  cli_run_result_clear (&f);
-  cli_run_result_clear (&l);
-  cli_run_result_clear (&q);
+  model_sim_result_clear (&f);
+  model_sim_result_clear (&l);
+  model_sim_result_clear (&q);
   cli_scenario_free (sf);
   cli_scenario_free (sl);
   cli_scenario_free (sq);

@@ -4,7 +4,7 @@
  * value is simulated and the largest that fits is found by scanning. */
 #include "config.h"
 #include "cli/study/fit.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 
@@ -68,11 +68,11 @@ fits (const char *key, guint64 value)
   const char *sets[] = { small_gpu[0], small_gpu[1], small_gpu[2], set, NULL };
   g_autofree char *s1 = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
   g_autoptr (CliScenario) sc = cli_scenario_load (s1, sets, NULL);
-  CliRunResult res;
-  if (sc == NULL || !cli_run_simulate (sc, NULL, &res, NULL))
+  ModelSimResult res;
+  if (sc == NULL || !cli_scenario_simulate (sc, NULL, &res, NULL))
     return FALSE;
   gboolean f = res.fits;
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   return f;
 }
 
@@ -215,20 +215,20 @@ test_stack_skips_what_is_set (void)
 
 /* Simulates `path` with `sets` directly (no search); fills *res (cleared by the caller). */
 static gboolean
-simulate_sets (const char *path, const char *const *sets, CliRunResult *res)
+simulate_sets (const char *path, const char *const *sets, ModelSimResult *res)
 {
   g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, NULL);
-  return sc != NULL && cli_run_simulate (sc, NULL, res, NULL);
+  return sc != NULL && cli_scenario_simulate (sc, NULL, res, NULL);
 }
 
 static gboolean
 fits_sets (const char *path, const char *const *sets)
 {
-  CliRunResult res;
+  ModelSimResult res;
   if (!simulate_sets (path, sets, &res))
     return FALSE;
   gboolean f = res.fits;
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   return f;
 }
 
@@ -292,10 +292,10 @@ test_seq_len_allocator_cliff (void)
   g_autofree char *next = g_strdup_printf ("training.seq_len=%" G_GUINT64_FORMAT, v + 1);
   const char *at_v[] = { at, NULL }, *at_next[] = { next, NULL };
   CU_ASSERT_TRUE (fits_sets (path, at_v));
-  CliRunResult res;
+  ModelSimResult res;
   CU_ASSERT_TRUE_FATAL (simulate_sets (path, at_next, &res));
   gboolean cliff = !res.fits && res.peak_allocated + res.cuda_context <= res.capacity;
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   CU_ASSERT_TRUE_FATAL (cliff); /* the scenario has the cliff the test is about */
   const CliFitNotes *n = cli_fit_report_notes (r);
   CU_ASSERT_EQUAL (n->next_value, v + 1);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/report/report.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "hardware/catalog.h"
 #include "models/arch/inventory.h"
@@ -34,8 +34,9 @@ device_used_mib (const char *file)
   g_autofree char *path = stepsim_test_srcpath (file);
   g_autoptr (GError) e = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, &e);
-  CliRunResult r;
-  if (sc == NULL || !cli_run_simulate (sc, NULL, &r, &e))
+  ModelSimResult r;
+  ModelSimInput in = sc != NULL ? cli_scenario_sim_input (sc) : (ModelSimInput){ 0 };
+  if (sc == NULL || !model_simulate (&in, NULL, &r, &e))
     {
       g_printerr ("\n  %s: %s\n", file, e ? e->message : "?");
       return NAN;
@@ -44,7 +45,7 @@ device_used_mib (const char *file)
   g_printerr ("\n  %s: predicted %.0f MiB (allocated %.0f, reserved %.0f, context %.0f)%s\n",
               file, mib, r.peak_allocated / MiB, r.peak_reserved / MiB, r.cuda_context / MiB,
               r.fits ? "" : " OOM");
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   return mib;
 }
 
@@ -166,8 +167,9 @@ test_oom_diagnosis (void)
   g_autofree char *path = stepsim_test_srcpath ("scenarios/s2-llama-2-7b-fp32.ini");
   g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
-  CliRunResult r;
-  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  ModelSimResult r;
+  ModelSimInput in = cli_scenario_sim_input (sc);
+  CU_ASSERT_FATAL (model_simulate (&in, NULL, &r, NULL));
   CU_ASSERT_TRUE (r.oom);
   CU_ASSERT_FALSE (r.fits);
   CU_ASSERT_PTR_NOT_NULL (r.oom_task);
@@ -190,7 +192,7 @@ test_oom_diagnosis (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (text, expect));
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "optimizer_state  initial state"));
   free (text);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* Memory right after model load and initialisation, its own figure (models/plan/plan.h
@@ -204,8 +206,9 @@ test_memory_after_load (void)
   g_autofree char *path = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
   g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
-  CliRunResult r;
-  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  ModelSimResult r;
+  ModelSimInput in = cli_scenario_sim_input (sc);
+  CU_ASSERT_FATAL (model_simulate (&in, NULL, &r, NULL));
   double psi = (double) model_arch_n_params (sc->arch);
   CU_ASSERT_DOUBLE_EQUAL (psi, 1235814400.0, 0);
   CU_ASSERT_DOUBLE_EQUAL (r.load_bytes, 4 * psi, 0);
@@ -231,10 +234,10 @@ test_memory_after_load (void)
       CU_ASSERT_DOUBLE_EQUAL (e->value, 4 * psi, 0);
     }
   CU_ASSERT (found);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
-/* Steady state against the whole run (cli/run.h): M16a's scenario at 2,048 tokens, QLoRA
+/* Steady state against the whole run (models/plan/simulate.h): M16a's scenario at 2,048 tokens, QLoRA
  * under bf16_amp. Its load peaks above the load bytes by the 16-bit original of the largest
  * non-quantized tensor PEFT casts to fp32 (the 128256 × 4096 embedding, 2 B each:
  * models/plan/plan_state.c); the lifetime figures are the maxima of the steady-state step
@@ -246,8 +249,9 @@ test_lifetime_peak (void)
   g_autofree char *path = stepsim_test_srcpath ("tests/validation/m16-llama-3.1-8b-qlora-fit-16gb.ini");
   g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
-  CliRunResult r;
-  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  ModelSimResult r;
+  ModelSimInput in = cli_scenario_sim_input (sc);
+  CU_ASSERT_FATAL (model_simulate (&in, NULL, &r, NULL));
   STEPSIM_ASSERT_REL (r.load_peak - r.load_bytes, 2.0 * 128256 * 4096, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL (r.lifetime_allocated, MAX (r.need_allocated, r.load_peak), 0);
   CU_ASSERT_DOUBLE_EQUAL (r.lifetime_device, MAX (r.need_device, r.load_peak + r.cuda_context), 0);
@@ -277,7 +281,7 @@ test_lifetime_peak (void)
         }
       CU_ASSERT (found);
     }
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 int main (void);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/report/report.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "sim/units.h"
 #include "tests/testlib.h"
@@ -28,12 +28,13 @@
 
 /* Loads and simulates `file` with `sets` (NULL-terminated, may be NULL); FALSE on error. */
 static gboolean
-simulate (const char *file, const char *const *sets, CliRunResult *r)
+simulate (const char *file, const char *const *sets, ModelSimResult *r)
 {
   g_autofree char *path = stepsim_test_srcpath (file);
   g_autoptr (GError) e = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, &e);
-  if (sc == NULL || !cli_run_simulate (sc, NULL, r, &e))
+  ModelSimInput in = sc != NULL ? cli_scenario_sim_input (sc) : (ModelSimInput){ 0 };
+  if (sc == NULL || !model_simulate (&in, NULL, r, &e))
     {
       g_printerr ("\n  %s: %s\n", file, e ? e->message : "?");
       return FALSE;
@@ -66,18 +67,18 @@ load_error (const char *file, const char *const *sets)
 static void
 test_s6_13b_fits_with_offload (void)
 {
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (S6, NULL, &r));
   g_printerr ("\n  S6: device-used %.2f GiB of %.0f, host %.1f GiB\n", r.device_used / GiB,
               r.capacity / GiB, r.host_peak / GiB);
   CU_ASSERT_TRUE (r.fits);
   CU_ASSERT_TRUE (r.gpu_fits && r.host_fits);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   const char *sets[] = { "offload.optimizer=none", NULL };
   CU_ASSERT_FATAL (simulate (S6, sets, &r));
   CU_ASSERT_FALSE (r.fits);
   CU_ASSERT_TRUE (r.oom);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* S6: plain PyTorch tops out near 1.4B on the same GPU: the 1.36B stand-in fits, the same
@@ -85,18 +86,18 @@ test_s6_13b_fits_with_offload (void)
 static void
 test_s6_pytorch_tops_out_near_1_4b (void)
 {
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (S6_PYTORCH, NULL, &r));
   g_printerr ("\n  S6 PyTorch 1.36B: device-used %.2f GiB\n", r.device_used / GiB);
   CU_ASSERT_TRUE (r.fits);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   const char *const layers[] = { "model.num_hidden_layers=32", "model.num_hidden_layers=48" };
   for (guint i = 0; i < G_N_ELEMENTS (layers); i++)
     {
       const char *sets[] = { layers[i], NULL };
       CU_ASSERT_FATAL (simulate (S6_PYTORCH, sets, &r));
       CU_ASSERT_FALSE (r.fits);
-      cli_run_result_clear (&r);
+      model_sim_result_clear (&r);
     }
 }
 
@@ -118,10 +119,10 @@ test_s10_offload_slowdown (void)
       {
         const char *sets[] = { ga[g], off ? "offload.optimizer=cpu" : "offload.optimizer=none",
                                NULL };
-        CliRunResult r;
+        ModelSimResult r;
         CU_ASSERT_FATAL (simulate (S10, sets, &r));
         t[g][off] = r.step_time;
-        cli_run_result_clear (&r);
+        model_sim_result_clear (&r);
       }
   double slow = t[0][1] / t[0][0] - 1, slow4 = t[1][1] / t[1][0] - 1;
   g_printerr ("\n  S10: offload slow-down %.1f %% at GA 1, %.1f %% at GA 4\n", 100 * slow,
@@ -143,14 +144,14 @@ test_s10_offload_slowdown (void)
 static void
 test_m7_offload (void)
 {
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (M7, NULL, &r));
   double gpu = r.state_bytes / GiB, cpu = r.host_peak / GiB;
   g_printerr ("\n  M7 offload: GPU states %.2f GiB (published 5.31), host %.2f GiB "
               "(published 127.5 = 2 x 1.5 x %.2f)\n", gpu, cpu, 127.5 / 3);
   STEPSIM_ASSERT_REL (gpu, 5.31, 0.05);
   STEPSIM_ASSERT_REL (cpu * ESTIMATOR_BUFFER_FACTOR, 127.5 / 2, 0.02);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* M7 without offload, known gap: published 15.93 GiB = (4 + 16/8)Ψ; stepsim's ZeRO-2 model
@@ -163,13 +164,13 @@ static void
 test_m7_no_offload_known_gap (void)
 {
   const char *sets[] = { "offload.optimizer=none", NULL };
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (M7, sets, &r));
   double err = (r.state_bytes / GiB - 15.93) / 15.93;
   g_printerr ("\n  M7 no offload: GPU states %.2f GiB, published 15.93 (%+.1f %%, known gap)\n",
               r.state_bytes / GiB, 100 * err);
   CU_ASSERT (err > -0.31 && err < -0.27);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* ---- M8 ------------------------------------------------------------------------------------ */
@@ -179,7 +180,7 @@ test_m7_no_offload_known_gap (void)
 /* GPU model-state footprint under ZeRO-3: states kept plus the gathered parameter buffers
  * at their peak (what the estimator's "largest layer" term stands for). */
 static double
-zero3_gpu (const CliRunResult *r)
+zero3_gpu (const ModelSimResult *r)
 {
   return (r->state_bytes + r->category_peak[MODEL_MEM_COMM_BUFFERS]) / GiB;
 }
@@ -189,18 +190,18 @@ zero3_gpu (const CliRunResult *r)
 static void
 test_m8_host (void)
 {
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (M8, NULL, &r));
   g_printerr ("\n  M8 params+opt offload: host %.2f GiB x 1.5 = %.2f (published 70)\n",
               r.host_peak / GiB, ESTIMATOR_BUFFER_FACTOR * r.host_peak / GiB);
   STEPSIM_ASSERT_REL (ESTIMATOR_BUFFER_FACTOR * r.host_peak / GiB, 70.0, 0.02);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   const char *sets[] = { "offload.parameters=none", NULL };
   CU_ASSERT_FATAL (simulate (M8, sets, &r));
   g_printerr ("  M8 opt offload: host %.2f GiB x 1.5 = %.2f (published 62.23)\n",
               r.host_peak / GiB, ESTIMATOR_BUFFER_FACTOR * r.host_peak / GiB);
   STEPSIM_ASSERT_REL (ESTIMATOR_BUFFER_FACTOR * r.host_peak / GiB, 62.23, 0.02);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* M8 GPU, optimizer offloaded: 5.43 GiB = 4 × 65M (largest layer) + 2Ψ; stepsim on one
@@ -209,11 +210,11 @@ static void
 test_m8_gpu_optimizer_offload (void)
 {
   const char *sets[] = { "offload.parameters=none", NULL };
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (M8, sets, &r));
   g_printerr ("\n  M8 opt offload: GPU %.2f GiB (published 5.43)\n", zero3_gpu (&r));
   STEPSIM_ASSERT_REL (zero3_gpu (&r), 5.43, 0.05);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* M8 GPU, known gaps. Parameters + optimizer offloaded: published 0.25 GiB = 4 B × the
@@ -225,20 +226,20 @@ test_m8_gpu_optimizer_offload (void)
 static void
 test_m8_gpu_known_gaps (void)
 {
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate (M8, NULL, &r));
   double err = (zero3_gpu (&r) - 0.25) / 0.25;
   g_printerr ("\n  M8 params+opt offload: GPU %.3f GiB, published 0.25 (%+.0f %%, known gap)\n",
               zero3_gpu (&r), 100 * err);
   CU_ASSERT (err > 0.50 && err < 0.90);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   const char *sets[] = { "offload.parameters=none", "offload.optimizer=none", NULL };
   CU_ASSERT_FATAL (simulate (M8, sets, &r));
   err = (zero3_gpu (&r) - 46.91) / 46.91;
   g_printerr ("  M8 no offload: GPU %.2f GiB, published 46.91 (%+.1f %%, known gap)\n",
               zero3_gpu (&r), 100 * err);
   CU_ASSERT (err > -0.15 && err < -0.08);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* ---- host OOM and the [offload] group ------------------------------------------------------ */
@@ -252,8 +253,9 @@ test_host_oom_reported (void)
   g_autofree char *path = stepsim_test_srcpath (S6);
   g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
-  CliRunResult r;
-  CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+  ModelSimResult r;
+  ModelSimInput in = cli_scenario_sim_input (sc);
+  CU_ASSERT_FATAL (model_simulate (&in, NULL, &r, NULL));
   CU_ASSERT_TRUE (r.gpu_fits);
   CU_ASSERT_FALSE (r.host_fits);
   CU_ASSERT_FALSE (r.fits);
@@ -266,12 +268,12 @@ test_host_oom_reported (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "OOM ("));
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "GPU to host"));
   free (text);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
 }
 
 /* The summary of `sc` (as `stepsim run` prints it); caller frees. */
 static char *
-summary_text (const CliScenario *sc, const CliRunResult *r)
+summary_text (const CliScenario *sc, const ModelSimResult *r)
 {
   char *text = NULL;
   size_t len = 0;
@@ -306,8 +308,9 @@ test_full_offload_states_located (void)
       g_autofree char *path = stepsim_test_srcpath (M8);
       g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
-      CliRunResult r;
-      CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+      ModelSimResult r;
+      ModelSimInput in = cli_scenario_sim_input (sc);
+      CU_ASSERT_FATAL (model_simulate (&in, NULL, &r, NULL));
       double part = (double) model_arch_n_params (sc->arch) / cases[i].gpus;
       CU_ASSERT_DOUBLE_EQUAL (r.state_bytes, 0, 0);
       STEPSIM_ASSERT_REL (r.state_host, cases[i].host * part, 1e-12);
@@ -324,7 +327,7 @@ test_full_offload_states_located (void)
       CU_ASSERT_PTR_NULL (strstr (text, "model states 0.00 B per GPU"));
       CU_ASSERT_EQUAL (strstr (text, "on NVMe") != NULL, cases[i].nvme > 0);
       CU_ASSERT_PTR_NOT_NULL (strstr (text, cases[i].gpus > 1 ? "parallel   " : "states     "));
-      cli_run_result_clear (&r);
+      model_sim_result_clear (&r);
     }
 }
 
@@ -361,8 +364,9 @@ test_cpu_optimizer_time (void)
       g_autofree char *path = stepsim_test_srcpath (S6);
       g_autoptr (CliScenario) sc = cli_scenario_load (path, cases[i].rate ? sets : NULL, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
-      CliRunResult r;
-      CU_ASSERT_FATAL (cli_run_simulate (sc, NULL, &r, NULL));
+      ModelSimResult r;
+      ModelSimInput in = cli_scenario_sim_input (sc);
+      CU_ASSERT_FATAL (model_simulate (&in, NULL, &r, NULL));
       double psi = (double) model_arch_n_params (sc->arch);
       STEPSIM_ASSERT_REL (r.cpu_step_params, psi, 1e-12);
       STEPSIM_ASSERT_REL (r.cpu_step_time, psi / (cases[i].expect_cores * cases[i].expect_rate),
@@ -375,7 +379,7 @@ test_cpu_optimizer_time (void)
       double v = -1;
       CU_ASSERT (sim_recorder_summary_get (rec, "cpu_step_time", &v));
       CU_ASSERT_DOUBLE_EQUAL (v, r.cpu_step_time, 0);
-      cli_run_result_clear (&r);
+      model_sim_result_clear (&r);
     }
 }
 

@@ -1,4 +1,4 @@
-/* tests/unit/cli/test_paged.c — the paged optimizer end to end (cli/run.c's two passes,
+/* tests/unit/cli/test_paged.c — the paged optimizer end to end (models/plan/simulate.c's two passes,
  * models/plan/plan_paged.h) on tests/validation/paged-llama-3.2-1b.ini: Llama 3.2 1B, bf16 mixed,
  * paged 8-bit AdamW on an A100 cut down to 13 GiB.
  *
@@ -12,7 +12,7 @@
 
 #include <math.h>
 #include "cli/report/report.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "models/plan/plan_paged.h"
 #include "tests/testlib.h"
@@ -23,12 +23,13 @@
 /* Loads and simulates PAGED with `sets` (NULL-terminated, may be NULL) into *r and, when
  * `rec` is not NULL, its summary; the scenario in *sc_out (caller frees) when not NULL. */
 static gboolean
-simulate (const char *const *sets, CliRunResult *r, SimRecorder *rec, CliScenario **sc_out)
+simulate (const char *const *sets, ModelSimResult *r, SimRecorder *rec, CliScenario **sc_out)
 {
   g_autofree char *path = stepsim_test_srcpath (PAGED);
   g_autoptr (GError) e = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, &e);
-  if (sc == NULL || !cli_run_simulate (sc, rec, r, &e))
+  ModelSimInput in = sc != NULL ? cli_scenario_sim_input (sc) : (ModelSimInput){ 0 };
+  if (sc == NULL || !model_simulate (&in, rec, r, &e))
     {
       g_printerr ("\n  %s: %s\n", PAGED, e ? e->message : "?");
       return FALSE;
@@ -45,7 +46,7 @@ simulate (const char *const *sets, CliRunResult *r, SimRecorder *rec, CliScenari
 static void
 test_fits_where_8bit_ooms (void)
 {
-  CliRunResult plain, paged;
+  ModelSimResult plain, paged;
   const char *sets[] = { "training.optimizer=adamw_8bit", NULL };
   CU_ASSERT_FATAL (simulate (sets, &plain, NULL, NULL));
   CU_ASSERT_FATAL (simulate (NULL, &paged, NULL, NULL));
@@ -56,8 +57,8 @@ test_fits_where_8bit_ooms (void)
   CU_ASSERT_FALSE (paged.oom);
   CU_ASSERT (paged.device_used <= paged.capacity);
   CU_ASSERT (paged.paged_spill > 0);
-  cli_run_result_clear (&plain);
-  cli_run_result_clear (&paged);
+  model_sim_result_clear (&plain);
+  model_sim_result_clear (&paged);
 }
 
 /* The spill is R − C (file comment), within one 2 MiB block; the host DRAM holds exactly
@@ -65,7 +66,7 @@ test_fits_where_8bit_ooms (void)
 static void
 test_spill_closed_form (void)
 {
-  CliRunResult big, paged;
+  ModelSimResult big, paged;
   const char *sets[] = { BIG_GPU, NULL };
   CliScenario *sc = NULL;
   CU_ASSERT_FATAL (simulate (sets, &big, NULL, NULL));
@@ -82,8 +83,8 @@ test_spill_closed_form (void)
   CU_ASSERT_EQUAL (paged.offload_h2d, paged.paged_spill);
   CU_ASSERT_EQUAL (paged.offload_d2h, paged.paged_spill);
   cli_scenario_free (sc);
-  cli_run_result_clear (&big);
-  cli_run_result_clear (&paged);
+  model_sim_result_clear (&big);
+  model_sim_result_clear (&paged);
 }
 
 /* With room for everything nothing is paged and the run is plain 8-bit AdamW's: same step
@@ -91,7 +92,7 @@ test_spill_closed_form (void)
 static void
 test_no_spill_when_it_fits (void)
 {
-  CliRunResult big, plain;
+  ModelSimResult big, plain;
   const char *sets[] = { BIG_GPU, NULL };
   const char *plain_sets[] = { BIG_GPU, "training.optimizer=adamw_8bit", NULL };
   CU_ASSERT_FATAL (simulate (sets, &big, NULL, NULL));
@@ -101,8 +102,8 @@ test_no_spill_when_it_fits (void)
   CU_ASSERT_EQUAL (big.paged_time, 0);
   CU_ASSERT_EQUAL (big.host_peak, 0);
   CU_ASSERT_EQUAL (big.step_time, plain.step_time);
-  cli_run_result_clear (&big);
-  cli_run_result_clear (&plain);
+  model_sim_result_clear (&big);
+  model_sim_result_clear (&plain);
 }
 
 /* The migrations run on an otherwise idle PCIe link (nothing else is offloaded), each
@@ -112,7 +113,7 @@ test_no_spill_when_it_fits (void)
 static void
 test_transfer_time (void)
 {
-  CliRunResult plain, paged;
+  ModelSimResult plain, paged;
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   const char *sets[] = { "training.optimizer=adamw_8bit", NULL };
   CliScenario *sc = NULL;
@@ -128,8 +129,8 @@ test_transfer_time (void)
   g_printerr ("\n  spill %.1f MiB, migrations %.2f ms, step %.2f ms vs %.2f ms\n",
               s / 1048576, 1e3 * paged.paged_time, 1e3 * paged.step_time, 1e3 * plain.step_time);
   cli_scenario_free (sc);
-  cli_run_result_clear (&plain);
-  cli_run_result_clear (&paged);
+  model_sim_result_clear (&plain);
+  model_sim_result_clear (&paged);
 }
 
 int main (void);

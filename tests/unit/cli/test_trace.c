@@ -3,7 +3,7 @@
  * event per task at the task's start and duration in µs, "C" memory counters per category,
  * texts escaped. The recorder is S1's simulated step. */
 #include "config.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/report/trace.h"
 #include "tests/testlib.h"
@@ -85,7 +85,7 @@ test_one_complete_event_per_task (void)
       STEPSIM_ASSERT_REL (json_object_get_double_member (e, "ts"), t->start * 1e6, 1e-12);
       STEPSIM_ASSERT_REL (json_object_get_double_member (e, "dur"), (t->end - t->start) * 1e6, 1e-9);
       CU_ASSERT_STRING_EQUAL (json_object_get_string_member (e, "cat"),
-                              cli_run_kind_names ()[t->kind]);
+                              model_sim_kind_names ()[t->kind]);
     }
 }
 
@@ -140,10 +140,10 @@ main (void)
   g_autofree char *s1 = stepsim_test_srcpath ("scenarios/s1-llama-3.2-1b-fp32.ini");
   g_autoptr (CliScenario) sc = cli_scenario_load (s1, NULL, NULL);
   rec = sim_recorder_new ();
-  CliRunResult res;
-  if (sc == NULL || !cli_run_simulate (sc, rec, &res, NULL))
+  ModelSimResult res;
+  if (sc == NULL || !cli_scenario_simulate (sc, rec, &res, NULL))
     return 1;
-  cli_run_result_clear (&res);
+  model_sim_result_clear (&res);
   static const StepsimTest tests[] = {
     { "processes and threads are named", test_tracks_are_named },
     { "one complete event per task, µs", test_one_complete_event_per_task },

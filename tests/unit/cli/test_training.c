@@ -16,7 +16,7 @@
 #include <string.h>
 #include "cli/report/charts.h"
 #include "cli/report/error_band.h"
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/report/training.h"
 #include "tests/testlib.h"
@@ -64,19 +64,19 @@ expect_error (const char *extra, const char *const *needles)
 }
 
 static void
-estimate_text (const char *text, CliScenario **sc_out, CliRunResult *r, CliTrainingEstimate *e)
+estimate_text (const char *text, CliScenario **sc_out, ModelSimResult *r, CliTrainingEstimate *e)
 {
   g_autoptr (GError) error = NULL;
   *sc_out = load_text (text, &error, NULL);
   if (error != NULL)
     g_printerr ("\n  %s\n", error->message);
   CU_ASSERT_PTR_NOT_NULL_FATAL (*sc_out);
-  CU_ASSERT_TRUE_FATAL (cli_run_simulate (*sc_out, NULL, r, &error));
+  CU_ASSERT_TRUE_FATAL (cli_scenario_simulate (*sc_out, NULL, r, &error));
   cli_training_estimate (*sc_out, r, e);
 }
 
 static void
-estimate (const char *extra, CliScenario **sc_out, CliRunResult *r, CliTrainingEstimate *e)
+estimate (const char *extra, CliScenario **sc_out, ModelSimResult *r, CliTrainingEstimate *e)
 {
   g_autofree char *text = g_strconcat (base, extra, NULL);
   estimate_text (text, sc_out, r, e);
@@ -86,7 +86,7 @@ static void
 test_closed_forms (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CliTrainingEstimate e;
   estimate ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 USD/h\nfixed = 1000 USD\n"
             "pue = 1.2\ncarbon_intensity = 400 gCO2/kWh\n", &sc, &r, &e);
@@ -99,7 +99,7 @@ test_closed_forms (void)
   /* 400 g per kWh = 0.4 kg per 3.6e6 J */
   STEPSIM_ASSERT_REL (e.emissions, e.energy * 0.4 / 3.6e6, 1e-12);
   STEPSIM_ASSERT_REL (e.steps, 1e9 / r.tokens_per_step, 1e-12);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -108,7 +108,7 @@ static void
 test_train_steps_node_price (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CliTrainingEstimate e;
   estimate ("[plan]\ntrain_steps = 5000\n[cost]\nnode_hour = 20 EUR/h\n", &sc, &r, &e);
   CU_ASSERT_TRUE_FATAL (e.valid && e.has_cost);
@@ -116,7 +116,7 @@ test_train_steps_node_price (void)
   STEPSIM_ASSERT_REL (e.tokens, 5000 * r.tokens_per_step, 1e-12);
   STEPSIM_ASSERT_REL (e.cost, 1 * 5000 * r.step_time / 3600 * 20, 1e-12);
   CU_ASSERT_STRING_EQUAL (sc->plan.currency, "EUR");
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -126,7 +126,7 @@ static void
 test_idle_power_and_type_price (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CliTrainingEstimate e;
   g_auto (GStrv) parts = g_strsplit (base, "node = DGX-H100", 2);
   g_autofree char *text = g_strconcat (
@@ -138,7 +138,7 @@ test_idle_power_and_type_price (void)
   CU_ASSERT_TRUE (r.compute_busy > 0.05 && r.compute_busy < 1);
   STEPSIM_ASSERT_REL (e.gpu_power, 100 + 600 * r.compute_busy, 1e-12);
   STEPSIM_ASSERT_REL (e.cost, e.gpu_time / 3600 * 2, 1e-12);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -146,7 +146,7 @@ static void
 test_oom_gets_nothing (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CliTrainingEstimate e;
   /* 70B on 2 GPUs: ZeRO-2 leaves 140 GB of bf16 weights on each 80 GB GPU */
   g_auto (GStrv) parts = g_strsplit (base, "llama-3.2-1b", 2);
@@ -155,7 +155,7 @@ test_oom_gets_nothing (void)
   estimate_text (text, &sc, &r, &e);
   CU_ASSERT_FALSE (r.fits);
   CU_ASSERT_FALSE (e.valid || e.has_cost || e.has_energy);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 

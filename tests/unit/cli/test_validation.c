@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 #include "tests/unit/cli/simulate.h"
@@ -26,7 +26,7 @@ static void
 test_s1 (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   /* The seed's sum counts no optimizer temporaries; PyTorch 2.x's foreach AdamW holds a
    * copy of the second moment during the step (4Ψ, models/stack/stack.h), so the seed's case is
    * the per-tensor loop. */
@@ -46,7 +46,7 @@ test_s1 (void)
   CU_ASSERT (acts >= 0.5e9 && acts <= 2e9);
   CU_ASSERT (on_top >= 1.5e9 && on_top <= 4e9);
   CU_ASSERT (r.fits);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -57,14 +57,14 @@ static void
 test_s2 (void)
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   CU_ASSERT_FATAL (simulate ("scenarios/s2-llama-2-7b-fp32.ini", NULL, &sc, &r));
   double psi = 6738415616.0;
   STEPSIM_ASSERT_REL (r.model_states, 16 * psi, 1e-12);
   STEPSIM_ASSERT_REL (r.model_states * 7e9 / psi, 112e9, 1e-12);
   CU_ASSERT_EQUAL (r.category_peak[MODEL_MEM_GRADIENTS], 4 * psi);
   CU_ASSERT_FALSE (r.fits);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
 }
 
@@ -73,14 +73,14 @@ static void
 test_deterministic (void)
 {
   CliScenario *a = NULL, *b = NULL;
-  CliRunResult ra, rb;
+  ModelSimResult ra, rb;
   CU_ASSERT_FATAL (simulate ("scenarios/gpt2-small-eager-rtx4090.ini", NULL, &a, &ra));
   CU_ASSERT_FATAL (simulate ("scenarios/gpt2-small-eager-rtx4090.ini", NULL, &b, &rb));
   CU_ASSERT_EQUAL (ra.step_time, rb.step_time);
   CU_ASSERT_EQUAL (ra.peak_allocated, rb.peak_allocated);
   CU_ASSERT_EQUAL (ra.n_events, rb.n_events);
-  cli_run_result_clear (&ra);
-  cli_run_result_clear (&rb);
+  model_sim_result_clear (&ra);
+  model_sim_result_clear (&rb);
   cli_scenario_free (a);
   cli_scenario_free (b);
 }
@@ -90,7 +90,7 @@ static void
 test_monotone (void)
 {
   CliScenario *a = NULL, *b = NULL, *c = NULL;
-  CliRunResult ra, rb, rc;
+  ModelSimResult ra, rb, rc;
   const char *slow[] = { "cluster.gpu=V100-32GB-SXM2", "training.precision=fp16_mixed", NULL };
   const char *fast[] = { "cluster.gpu=A100-80GB-SXM", "training.precision=fp16_mixed", NULL };
   const char *ga2[] = { "cluster.gpu=A100-80GB-SXM", "training.precision=fp16_mixed",
@@ -103,30 +103,30 @@ test_monotone (void)
    * once either way). */
   CU_ASSERT (rc.step_time > rb.step_time && rc.step_time < 2 * rb.step_time);
   STEPSIM_ASSERT_REL (rc.tokens_per_step, 2 * rb.tokens_per_step, 1e-12);
-  cli_run_result_clear (&ra);
-  cli_run_result_clear (&rb);
-  cli_run_result_clear (&rc);
+  model_sim_result_clear (&ra);
+  model_sim_result_clear (&rb);
+  model_sim_result_clear (&rc);
   cli_scenario_free (a);
   cli_scenario_free (b);
   cli_scenario_free (c);
 }
 
 static double
-run_field (const char *file, const char *const *sets, double (*get) (const CliRunResult *))
+run_field (const char *file, const char *const *sets, double (*get) (const ModelSimResult *))
 {
   CliScenario *sc = NULL;
-  CliRunResult r;
+  ModelSimResult r;
   if (!simulate (file, sets, &sc, &r))
     return NAN;
   double v = get (&r);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   cli_scenario_free (sc);
   return v;
 }
 
-static double get_step (const CliRunResult *r) { return r->step_time; }
-static double get_used (const CliRunResult *r) { return r->device_used; }
-static double get_acts (const CliRunResult *r) { return r->category_peak[MODEL_MEM_ACTIVATIONS]; }
+static double get_step (const ModelSimResult *r) { return r->step_time; }
+static double get_used (const ModelSimResult *r) { return r->device_used; }
+static double get_acts (const ModelSimResult *r) { return r->category_peak[MODEL_MEM_ACTIVATIONS]; }
 
 /* S9 (published.md): gradient checkpointing adds 20–33 % to the step (Chen et al.: +30 %).
  * S1 with full checkpointing against none: the recompute is one extra forward per layer,

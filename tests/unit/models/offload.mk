@@ -10,7 +10,7 @@ tests_unit_cli_test_offload_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_offload_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
 
 # Paged optimizer states (models/plan/plan_paged.h): placement, migration time and the two-pass
-# spill of cli/run.c on tests/validation/paged-llama-3.2-1b.ini.
+# spill of models/plan/simulate.c on tests/validation/paged-llama-3.2-1b.ini.
 check_PROGRAMS += tests/unit/models/test_paged tests/unit/cli/test_paged
 tests_unit_models_test_paged_SOURCES = tests/unit/models/test_paged.c tests/unit/models/tiny.h
 tests_unit_models_test_paged_CFLAGS = $(UNIT_TEST_FLAGS)

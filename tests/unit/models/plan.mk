@@ -16,3 +16,8 @@ tests_unit_models_test_executor_LDADD = $(UNIT_TEST_LIBS)
 tests_unit_models_test_parallel_SOURCES = tests/unit/models/test_parallel.c tests/unit/models/tiny.h
 tests_unit_models_test_parallel_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_parallel_LDADD = $(UNIT_TEST_LIBS)
+# The one simulation call of the plan layer (models/plan/simulate.h) on the tiny fixtures.
+check_PROGRAMS += tests/unit/models/test_simulate
+tests_unit_models_test_simulate_SOURCES = tests/unit/models/test_simulate.c tests/unit/models/tiny.h
+tests_unit_models_test_simulate_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_simulate_LDADD = $(UNIT_TEST_LIBS)

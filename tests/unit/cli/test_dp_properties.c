@@ -1,4 +1,4 @@
-/* tests/unit/models/test_dp_properties.c — properties of data-parallel steps, simulated end
+/* tests/unit/cli/test_dp_properties.c — properties of data-parallel steps, simulated end
  * to end (scenario → plan → executor) from shipped scenarios with `--set` overrides.
  *
  * Properties: a slower inter-node link never makes a step faster; data parallelism of
@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "cli/run.h"
+#include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "models/plan/plan.h"
 #include "sim/recorder.h"
@@ -21,12 +21,13 @@
 #define S3 "scenarios/s3-llama-2-7b-zero3-8xa100.ini"
 
 static gboolean
-simulate_rec (const char *file, const char *const *sets, SimRecorder *rec, CliRunResult *res)
+simulate_rec (const char *file, const char *const *sets, SimRecorder *rec, ModelSimResult *res)
 {
   g_autofree char *path = stepsim_test_srcpath (file);
   g_autoptr (GError) e = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, &e);
-  if (sc == NULL || !cli_run_simulate (sc, rec, res, &e))
+  ModelSimInput in = sc != NULL ? cli_scenario_sim_input (sc) : (ModelSimInput){ 0 };
+  if (sc == NULL || !model_simulate (&in, rec, res, &e))
     {
       g_printerr ("\n  %s: %s\n", file, e ? e->message : "?");
       return FALSE;
@@ -35,7 +36,7 @@ simulate_rec (const char *file, const char *const *sets, SimRecorder *rec, CliRu
 }
 
 static gboolean
-simulate (const char *file, const char *const *sets, CliRunResult *res)
+simulate (const char *file, const char *const *sets, ModelSimResult *res)
 {
   return simulate_rec (file, sets, NULL, res);
 }
@@ -56,14 +57,14 @@ test_slower_link (void)
     {
       g_autofree char *nic = g_strdup_printf ("cluster.nic_bandwidth=%s", bw[i]);
       const char *const sets[] = { "cluster.nodes=2", nic, NULL };
-      CliRunResult r;
+      ModelSimResult r;
       CU_ASSERT_FATAL (simulate (DDP_1B, sets, &r));
       CU_ASSERT_EQUAL (r.n_ranks, 16);
       CU_ASSERT (r.step_time >= prev);
       if (i == 0)
         first = r.step_time;
       prev = r.step_time;
-      cli_run_result_clear (&r);
+      model_sim_result_clear (&r);
     }
   CU_ASSERT (prev > first * 1.2);
 }
@@ -78,14 +79,14 @@ check_degree_one (const char *precision)
                           "fsdp_shard_grad_op", "fsdp_no_shard" };
   g_autofree char *prec = g_strdup_printf ("training.precision=%s", precision);
   const char *const base_sets[] = { prec, NULL };
-  CliRunResult base;
+  ModelSimResult base;
   CU_ASSERT_FATAL (simulate (S1, base_sets, &base));
   CU_ASSERT_EQUAL (base.n_ranks, 1);
   for (gsize i = 0; i < G_N_ELEMENTS (modes); i++)
     {
       g_autofree char *mode = g_strdup_printf ("parallel.data_parallel=%s", modes[i]);
       const char *const sets[] = { prec, mode, NULL };
-      CliRunResult r;
+      ModelSimResult r;
       CU_ASSERT_FATAL (simulate (S1, sets, &r));
       if (r.step_time != base.step_time || r.peak_allocated != base.peak_allocated)
         g_printerr ("\n  %s %s: step %.17g vs %.17g, allocated %.17g vs %.17g\n", precision,
@@ -98,9 +99,9 @@ check_degree_one (const char *precision)
       CU_ASSERT_EQUAL (r.model_states, base.model_states);
       CU_ASSERT_EQUAL (r.mfu, base.mfu);
       CU_ASSERT_EQUAL (r.exposed_comm, 0.0);
-      cli_run_result_clear (&r);
+      model_sim_result_clear (&r);
     }
-  cli_run_result_clear (&base);
+  model_sim_result_clear (&base);
 }
 
 static void
@@ -118,7 +119,7 @@ test_jitter (void)
   const char *const a_sets[] = { "run.steps=20", "run.kernel_jitter=0.05", "run.seed=11", NULL };
   const char *const b_sets[] = { "run.steps=20", "run.kernel_jitter=0.05", "run.seed=12345",
                                  NULL };
-  CliRunResult a, a2, b;
+  ModelSimResult a, a2, b;
   CU_ASSERT_FATAL (simulate (DDP_1B, a_sets, &a));
   CU_ASSERT_FATAL (simulate (DDP_1B, a_sets, &a2));
   CU_ASSERT_FATAL (simulate (DDP_1B, b_sets, &b));
@@ -130,9 +131,9 @@ test_jitter (void)
   CU_ASSERT_EQUAL (a.step_time_p99, a2.step_time_p99);
   CU_ASSERT (a.step_time_min != b.step_time_min || a.step_time_median != b.step_time_median
              || a.step_time_p99 != b.step_time_p99);
-  cli_run_result_clear (&a);
-  cli_run_result_clear (&a2);
-  cli_run_result_clear (&b);
+  model_sim_result_clear (&a);
+  model_sim_result_clear (&a2);
+  model_sim_result_clear (&b);
 }
 
 /* Latest end of any task of `rank` in the recorded task table. */
@@ -178,7 +179,7 @@ test_straggler (void)
   const char *const sets[] = { "run.stragglers=3:1.5", NULL };
   g_autoptr (SimRecorder) rec0 = sim_recorder_new ();
   g_autoptr (SimRecorder) rec1 = sim_recorder_new ();
-  CliRunResult base, slow;
+  ModelSimResult base, slow;
   CU_ASSERT_FATAL (simulate_rec (DDP_1B, NULL, rec0, &base));
   CU_ASSERT_FATAL (simulate_rec (DDP_1B, sets, rec1, &slow));
   double eta = 271.0 / 312.0, peak = 312e12;
@@ -191,8 +192,8 @@ test_straggler (void)
   CU_ASSERT (rank_end (rec0, 0) < bound);
   CU_ASSERT (rank_end (rec1, 0) >= bound);
   CU_ASSERT (slow.step_time >= bound);
-  cli_run_result_clear (&base);
-  cli_run_result_clear (&slow);
+  model_sim_result_clear (&base);
+  model_sim_result_clear (&slow);
 }
 
 /* ZeRO-3 (S3, Llama-2-7B) on 8, 16 and 32 GPUs: per-GPU model states are 16Ψ/N exactly
@@ -206,7 +207,7 @@ test_zero3_scaling (void)
   for (gsize i = 0; i < G_N_ELEMENTS (nodes); i++)
     {
       const char *const sets[] = { nodes[i], NULL };
-      CliRunResult r;
+      ModelSimResult r;
       CU_ASSERT_FATAL (simulate (S3, sets, &r));
       CU_ASSERT_EQUAL (r.n_ranks, gpus[i]);
       STEPSIM_ASSERT_REL (r.state_bytes, 16 * psi / gpus[i], 1e-9);
@@ -214,7 +215,7 @@ test_zero3_scaling (void)
       CU_ASSERT (r.device_used < prev_used);
       prev_alloc = r.peak_allocated;
       prev_used = r.device_used;
-      cli_run_result_clear (&r);
+      model_sim_result_clear (&r);
     }
 }
 
@@ -230,5 +231,5 @@ main (void)
     { "straggler 1.5x holds rank 0 back", test_straggler },
     { "ZeRO-3: more GPUs, less memory per GPU", test_zero3_scaling },
   };
-  return STEPSIM_RUN_TESTS ("models/dp_properties", tests);
+  return STEPSIM_RUN_TESTS ("cli/dp_properties", tests);
 }

@@ -1,27 +1,56 @@
-/* cli/run.h — simulates one scenario's step and condenses the result.
+/* models/plan/simulate.h — simulates one training step end to end and condenses the result.
  *
- * Builds the plan (models/), the cluster on a fresh engine and fluid (hardware/, sim/),
- * replays the plan with the executor and reads the ledger. Memory figures per rank:
+ * One call (model_simulate) takes the architecture, the technique stack, the parallel layout
+ * and the cluster (node type, node count, fabric, stragglers, kernel jitter), builds the plan
+ * (models/plan/plan.h), the cluster on a fresh engine and fluid (hardware/, sim/), replays the
+ * plan with the executor and reads the ledgers. Memory figures per rank:
  * allocated (the ledger's peak, PyTorch's max_memory_allocated), reserved (what the caching
  * allocator model holds, models/memory/allocator.h: max_memory_reserved) and device-used
  * (reserved + CUDA context: what nvidia-smi shows). After an OOM these are the values when it is
  * raised; the need_* figures keep what the step as planned would take (the replay goes on). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
- * With [run] steps = K the step is replayed K times, each with its own jitter draw (seed,
+ * With steps = K the step is replayed K times, each with its own jitter draw (seed,
  * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
  * tasks come from the first replay. With offloading, host DRAM and NVMe are ledgers per node
- * (models/memory/host_ledger.h): peak and capacity of the worst node, and fits overall only if the
- * GPU, the host and the NVMe all fit. A paged optimizer (models/plan/plan_paged.h) is simulated
+ * (models/memory/host_ledger.h): peak and capacity of the worst node, and the verdict `fits`
+ * holds only if the GPU, the host and the NVMe all fit. A paged optimizer (models/plan/plan_paged.h) is simulated
  * twice: a first replay without spill finds the peak of everything else, and the states
  * that do not fit beside it are paged out to host DRAM in the run that is reported.
+ * The command layer (cli/scenario/sim_input.h) only turns a scenario file into a ModelSimInput.
  */
 #pragma once
 
 #include <glib.h>
-#include "cli/scenario/scenario.h"
+#include "hardware/cluster.h"
+#include "models/arch/arch.h"
 #include "models/memory/ledger.h"
+#include "models/parallel/parallel.h"
 #include "models/plan/plan.h"
+#include "models/stack/stack.h"
 #include "sim/recorder.h"
+
+/* A rank whose kernels run slower than the rest (a straggler). */
+typedef struct
+{
+  guint rank;
+  double factor; /* >= 1: compute time multiplier of that rank's kernels */
+} ModelSimSlowdown;
+
+/* What one simulation needs; every pointer is borrowed for the duration of the call. */
+typedef struct
+{
+  const ModelArch *arch;
+  const ModelStack *stack;
+  const ModelParallel *par;      /* degree = all GPUs of the cluster */
+  const HwNodeSpec *node;        /* GPU type, GPUs per node, host memory, NVMe */
+  guint n_nodes;
+  const HwFabricSpec *fabric;
+  guint steps;                   /* steps simulated (each with its own jitter draw); 0 reads as 1 */
+  guint32 seed;                  /* seed of the kernel-time jitter (step k uses seed + k) */
+  double kernel_jitter;          /* coefficient of variation of kernel compute times, >= 0 */
+  const ModelSimSlowdown *slowdowns; /* n_slowdowns entries, may be NULL when 0 */
+  guint n_slowdowns;
+} ModelSimInput;
 
 typedef struct
 {
@@ -102,7 +131,7 @@ typedef struct
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
-                               mean over ranks (the utilisation of cli/report/training.h's power) */
+                               mean over ranks (the utilisation the power estimate of cli/report/training.h uses) */
   double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,
                                comm and CPU streams idled (model_executor_exposed_offload) */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */
@@ -110,19 +139,22 @@ typedef struct
   double state_nvme;        /*   offloading (the most of any rank; 0 without offload) */
   double *rank_peak_allocated; /* B per rank (n_ranks, owned) */
   double *rank_device_used;    /* B per rank (owned; measured, as device_used) */
-  guint steps;              /* steps simulated (scenario [run] steps) */
+  guint steps;              /* steps simulated (ModelSimInput.steps, at least 1) */
   double step_time_min, step_time_median, step_time_p99; /* s over the steps */
   guint n_tasks;
   guint64 n_events;
-} CliRunResult;
+} ModelSimResult;
 
-/* Simulates `sc`; fills `res` (free its members with cli_run_result_clear) and, when `rec`
- * is not NULL, records series, tasks and the summary into it. FALSE + error when the plan
- * cannot be built or the replay does not complete. */
-gboolean cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res,
-                           GError **error);
-void cli_run_result_clear (CliRunResult *res);
+/* Simulates `in`; fills `res` (free its members with model_sim_result_clear; zeroed first)
+ * and, when `rec` is not NULL, records series, tasks and the summary into it. FALSE + error
+ * (G_KEY_FILE_ERROR naming the group and key at fault) when the GPU lacks the stack's compute
+ * dtype, the plan cannot be built or the replay does not complete; `res` then holds nothing
+ * to free. */
+gboolean model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res,
+                         GError **error);
+void model_sim_result_clear (ModelSimResult *res); /* frees the owned members */
 
-/* The names of ModelTaskKind and ModelStream values, for the HDF5 enums. */
-const char *const *cli_run_kind_names (void);
-const char *const *cli_run_stream_names (void);
+/* The names of ModelTaskKind and ModelStream values, NULL-terminated static tables indexed
+ * by the enum (for the HDF5 enums and the charts). */
+const char *const *model_sim_kind_names (void);
+const char *const *model_sim_stream_names (void);

@@ -1,6 +1,6 @@
-/* cli/run.c — one scenario, simulated end to end; see run.h. */
+/* models/plan/simulate.c — one step, simulated end to end; see simulate.h. */
 #include "config.h"
-#include "cli/run.h"
+#include "models/plan/simulate.h"
 
 #include "hardware/cluster.h"
 #include "models/plan/executor.h"
@@ -11,7 +11,7 @@
 #include "sim/fluid.h"
 
 const char *const *
-cli_run_kind_names (void)
+model_sim_kind_names (void)
 {
   static const char *names[MODEL_N_TASK_KINDS + 1];
   static gsize done; /* filled once, thread-safe (batches run scenarios in parallel) */
@@ -25,7 +25,7 @@ cli_run_kind_names (void)
 }
 
 const char *const *
-cli_run_stream_names (void)
+model_sim_stream_names (void)
 {
   static const char *names[MODEL_N_STREAMS + 1];
   static gsize done; /* filled once, thread-safe (batches run scenarios in parallel) */
@@ -39,7 +39,7 @@ cli_run_stream_names (void)
 }
 
 void
-cli_run_result_clear (CliRunResult *res)
+model_sim_result_clear (ModelSimResult *res)
 {
   g_clear_pointer (&res->peak_task, g_free);
   g_clear_pointer (&res->rank_peak_allocated, g_free);
@@ -52,7 +52,7 @@ cli_run_result_clear (CliRunResult *res)
 
 /* The first OOM of rank w, copied out of the ledger (which the caller frees). */
 static void
-fill_oom (const ModelLedger *ledger, guint w, CliRunResult *res)
+fill_oom (const ModelLedger *ledger, guint w, ModelSimResult *res)
 {
   res->oom = model_ledger_oom (ledger, w);
   if (!res->oom)
@@ -74,29 +74,29 @@ fill_oom (const ModelLedger *ledger, guint w, CliRunResult *res)
 
 /* A mixed-precision stack needs its 16-bit format on the GPU (V100 has no bf16). */
 static gboolean
-check_dtype (const CliScenario *sc, GError **error)
+check_dtype (const ModelSimInput *in, GError **error)
 {
-  HwDtype dtype = model_stack_compute_dtype (&sc->stack);
-  if (hw_gpu_has_dtype (sc->node.gpu, dtype))
+  HwDtype dtype = model_stack_compute_dtype (in->stack);
+  if (hw_gpu_has_dtype (in->node->gpu, dtype))
     return TRUE;
   if (dtype == HW_DTYPE_TF32) /* fp32 asked to run on TF32 tensor cores: the key at fault */
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                 "group [training], key 'tf32': %s has no TF32 tensor cores", sc->node.gpu->name);
+                 "group [training], key 'tf32': %s has no TF32 tensor cores", in->node->gpu->name);
   else
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                  "group [training], key 'precision': %s needs %s support, which %s lacks",
-                 model_stack_precision_name (sc->stack.precision), hw_dtype_name (dtype),
-                 sc->node.gpu->name);
+                 model_stack_precision_name (in->stack->precision), hw_dtype_name (dtype),
+                 in->node->gpu->name);
   return FALSE;
 }
 
 /* Reads the ledger of the rank that needs the most device memory into res: the figures
  * measured until an OOM (or the end) and the need of the step as planned. */
 static void
-fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *ledger,
-             CliRunResult *res)
+fill_memory (const ModelSimInput *in, const ModelPlan *plan, const ModelLedger *ledger,
+             ModelSimResult *res)
 {
-  const HwGpuSpec *gpu = sc->node.gpu;
+  const HwGpuSpec *gpu = in->node->gpu;
   res->capacity = gpu->memory_capacity;
   res->cuda_context = gpu->cuda_context;
   res->rank_peak_allocated = g_new0 (double, res->n_ranks);
@@ -146,11 +146,11 @@ fill_memory (const CliScenario *sc, const ModelPlan *plan, const ModelLedger *le
 /* Host DRAM and NVMe: the worst node's peaks against the node's capacities, and rank 0's
  * offload traffic. */
 static void
-fill_host (const CliScenario *sc, const ModelPlan *plan, const ModelHostLedger *host,
-           CliRunResult *res)
+fill_host (const ModelSimInput *in, const ModelPlan *plan, const ModelHostLedger *host,
+           ModelSimResult *res)
 {
   res->paged_spill = model_plan_paged_spill (plan);
-  res->offloads = model_offload_any (&sc->stack.offload) || res->paged_spill > 0;
+  res->offloads = model_offload_any (&in->stack->offload) || res->paged_spill > 0;
   guint n = model_host_ledger_worst_node (host, MODEL_MEM_ON_HOST);
   res->host_node = n;
   res->host_peak = model_host_ledger_peak (host, n, MODEL_MEM_ON_HOST);
@@ -182,8 +182,8 @@ fill_host (const CliScenario *sc, const ModelPlan *plan, const ModelHostLedger *
 }
 
 static void
-fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *exec,
-           CliRunResult *res)
+fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *exec,
+           ModelSimResult *res)
 {
   for (guint r = 0; r < res->n_ranks; r++)
     {
@@ -209,8 +209,8 @@ fill_time (const CliScenario *sc, const ModelPlan *plan, const ModelExecutor *ex
   res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
   res->model_flops = model_plan_model_flops (plan) * res->n_ranks;
   res->hardware_flops = model_plan_hardware_flops (plan) * res->n_ranks;
-  HwDtype dtype = model_stack_compute_dtype (&sc->stack);
-  res->peak_flops = sc->node.gpu->peak_flops[dtype];
+  HwDtype dtype = model_stack_compute_dtype (in->stack);
+  res->peak_flops = in->node->gpu->peak_flops[dtype];
 }
 
 typedef struct
@@ -248,23 +248,20 @@ record_link_load (SimFluid *fluid, SimResourceId resource, double time, double u
  * `res_out` it also fills memory and time figures. Returns the step time, or < 0 (error
  * set) if the replay did not complete. */
 static double
-replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
-        CliRunResult *res_out, GError **error)
+replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
+        ModelSimResult *res_out, GError **error)
 {
   guint n = model_plan_n_ranks (plan);
   g_autofree guint *link_series = NULL; /* declared first: outlives the fluid using it */
   LinkLoad load = { rec, NULL, NULL };
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (&sc->node, sc->n_nodes,
-                                                              &sc->fabric, fluid);
-  for (guint i = 0; i < sc->slowdowns->len; i++)
-    {
-      const CliSlowdown *s = &g_array_index (sc->slowdowns, CliSlowdown, i);
-      hw_cluster_set_slowdown (cluster, s->rank, s->factor);
-    }
-  if (sc->kernel_jitter > 0)
-    hw_cluster_set_jitter (cluster, sc->kernel_jitter, seed);
+  g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (in->node, in->n_nodes,
+                                                              in->fabric, fluid);
+  for (guint i = 0; i < in->n_slowdowns; i++)
+    hw_cluster_set_slowdown (cluster, in->slowdowns[i].rank, in->slowdowns[i].factor);
+  if (in->kernel_jitter > 0)
+    hw_cluster_set_jitter (cluster, in->kernel_jitter, seed);
   load.cluster = cluster;
   if (rec != NULL)
     {
@@ -277,11 +274,11 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
     }
   g_autoptr (ModelLedger) ledger = model_ledger_new (n, rec);
   /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
-  model_ledger_set_allocator (ledger, sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context,
-                              sc->stack.expandable_segments);
+  model_ledger_set_allocator (ledger, in->node->gpu->memory_capacity - in->node->gpu->cuda_context,
+                              in->stack->expandable_segments);
   g_autoptr (ModelHostLedger) host = model_host_ledger_new (
-      sc->n_nodes, sc->node.n_gpus, sc->node.host_memory,
-      sc->node.nvme_drives * sc->node.nvme_capacity, rec);
+      in->n_nodes, in->node->n_gpus, in->node->host_memory,
+      in->node->nvme_drives * in->node->nvme_capacity, rec);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
   model_executor_set_host_ledger (exec, host);
   model_executor_start (exec);
@@ -299,9 +296,9 @@ replay (const CliScenario *sc, const ModelPlan *plan, guint32 seed, SimRecorder 
   if (res_out != NULL)
     {
       res_out->n_events = events;
-      fill_memory (sc, plan, ledger, res_out);
-      fill_host (sc, plan, host, res_out);
-      fill_time (sc, plan, exec, res_out);
+      fill_memory (in, plan, ledger, res_out);
+      fill_host (in, plan, host, res_out);
+      fill_time (in, plan, exec, res_out);
     }
   return step;
 }
@@ -316,7 +313,7 @@ compare_doubles (gconstpointer a, gconstpointer b)
 /* Step-time distribution over K replays: min, median (lower of the middle two for even K)
  * and p99 (nearest rank, ⌈0.99 K⌉-th smallest). */
 static void
-fill_distribution (GArray *times, CliRunResult *res)
+fill_distribution (GArray *times, ModelSimResult *res)
 {
   g_array_sort (times, compare_doubles);
   guint k = times->len;
@@ -340,42 +337,42 @@ fill_distribution (GArray *times, CliRunResult *res)
  * lowers the reserved peak by exactly k blocks). Returns the plan with that spill, or `plan`
  * itself when everything fits; NULL + error if the replay or the rebuild fails. */
 static ModelPlan *
-page_states (const CliScenario *sc, ModelPlan *plan, GError **error)
+page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
 {
   g_autoptr (ModelPlan) first = plan;
-  CliRunResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (sc, plan, sc->seed, NULL, &r, error) < 0)
+  ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
+  if (replay (in, plan, in->seed, NULL, &r, error) < 0)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
-  double capacity = sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context;
+  double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
   double spill = model_stack_paged_spill (state, r.need_reserved - state, capacity);
-  cli_run_result_clear (&r);
+  model_sim_result_clear (&r);
   spill = model_plan_paged_round (spill, state);
   if (spill <= 0)
     return g_steal_pointer (&first);
-  return model_plan_new_paged (sc->arch, &sc->stack, &sc->par, spill, error);
+  return model_plan_new_paged (in->arch, in->stack, in->par, spill, error);
 }
 
 gboolean
-cli_run_simulate (const CliScenario *sc, SimRecorder *rec, CliRunResult *res, GError **error)
+model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, GError **error)
 {
-  *res = (CliRunResult){ 0 };
-  if (!check_dtype (sc, error))
+  *res = (ModelSimResult){ 0 };
+  if (!check_dtype (in, error))
     return FALSE;
-  res->n_ranks = sc->par.degree;
-  g_autoptr (ModelPlan) plan = model_plan_new (sc->arch, &sc->stack, &sc->par, error);
-  if (plan != NULL && model_stack_optimizer_is_paged (&sc->stack))
-    plan = page_states (sc, g_steal_pointer (&plan), error);
+  res->n_ranks = in->par->degree;
+  g_autoptr (ModelPlan) plan = model_plan_new (in->arch, in->stack, in->par, error);
+  if (plan != NULL && model_stack_optimizer_is_paged (in->stack))
+    plan = page_states (in, g_steal_pointer (&plan), error);
   if (plan == NULL)
     return FALSE;
   res->n_tasks = model_plan_n_tasks (plan);
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
-  for (guint k = 0; k < MAX (sc->steps, 1); k++)
+  for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
-      double t = replay (sc, plan, sc->seed + k, k == 0 ? rec : NULL, k == 0 ? res : NULL, error);
+      double t = replay (in, plan, in->seed + k, k == 0 ? rec : NULL, k == 0 ? res : NULL, error);
       if (t < 0)
         {
-          cli_run_result_clear (res);
+          model_sim_result_clear (res);
           return FALSE;
         }
       g_array_append_val (times, t);
