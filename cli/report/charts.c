@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "cli/report/charts-private.h"
-#include "cli/scenario/sim_input.h"
+#include "models/plan/simulate.h"
 #include "models/memory/ledger.h"
 
 static const double GiB = 1024.0 * 1024.0 * 1024.0;

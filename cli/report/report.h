@@ -3,7 +3,7 @@
 
 #include <glib.h>
 #include <stdio.h>
-#include "cli/scenario/sim_input.h"
+#include "models/plan/simulate.h"
 #include "cli/scenario/scenario.h"
 #include "sim/recorder.h"
 

@@ -9,7 +9,7 @@
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli/scenario/sim_input.h"
+#include "models/plan/simulate.h"
 #include "models/plan/plan.h"
 #include "sim/tempfiles.h"
 

@@ -1,6 +1,6 @@
 /* models/memory/allocator-private.h — the caching allocator's blocks and segments, shared by
- * models/memory/allocator.c (sizes, free lists, segments, malloc/free) and models/memory/allocator_pages.c
- * (expandable segments' pages). Not a public header; invariants in allocator.c. */
+ * models/memory/allocator.c (sizes, free lists, segments, malloc/free) and its leaf
+ * models/memory/allocator_pages.c (the page map of expandable segments). Not a public header; invariants in allocator.c. */
 #pragma once
 
 #include "models/memory/allocator.h"
@@ -50,21 +50,14 @@ struct _ModelAllocator
   gboolean released_since_pass;
 };
 
-/* allocator.c */
-void alloc_free_remove (Block *b);
-/* Best fit: the first free block of `pool` with size >= `size` in (size, segment id,
- * offset) order (get_free_block), or NULL. */
-Block *alloc_best_fit (ModelAllocator *a, int pool, guint64 size);
-/* A new segment of `size` B in `pool` (page arrays when expandable), one block spanning it
- * when size > 0, registered in creation order; the caller counts it in reserved. */
-Segment *alloc_segment_new (ModelAllocator *a, int pool, guint64 size);
-
-/* allocator_pages.c: expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments). */
-/* Bytes of the pages block b covers that are not mapped yet. */
+/* allocator_pages.c: the page map of expandable segments
+ * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments). */
+/* Bytes of the pages block b covers that are not mapped yet (grows the page arrays to
+ * cover b). */
 guint64 alloc_unmapped_bytes (const Block *b);
 /* Adds `delta` to the references of the pages b covers, mapping (and reserving) any page
  * newly referenced. */
 void alloc_pages_ref (ModelAllocator *a, const Block *b, int delta);
-/* A free block of at least `size` in `pool`, extending the pool's segment when none is
- * large enough (not yet split, allocated or mapped). */
-Block *alloc_expandable_block (ModelAllocator *a, int pool, guint64 size);
+/* Unmaps (and unreserves) every page of expandable segment s that no allocated block
+ * overlaps (release_cached_blocks). */
+void alloc_pages_unmap_unused (ModelAllocator *a, Segment *s);

@@ -133,16 +133,16 @@ free_insert (ModelAllocator *a, Block *b)
   b->free_iter = g_sequence_insert_sorted (a->free[b->seg->pool], b, block_cmp, NULL);
 }
 
-void
-alloc_free_remove (Block *b)
+static void
+free_remove (Block *b)
 {
   g_sequence_remove (b->free_iter);
   b->free_iter = NULL;
 }
 
 /* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block). */
-Block *
-alloc_best_fit (ModelAllocator *a, int pool, guint64 size)
+static Block *
+best_fit (ModelAllocator *a, int pool, guint64 size)
 {
   Segment key_seg = { .id = 0 };
   Block key = { .size = size, .seg = &key_seg, .offset = 0 };
@@ -160,8 +160,8 @@ alloc_best_fit (ModelAllocator *a, int pool, guint64 size)
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
-Segment *
-alloc_segment_new (ModelAllocator *a, int pool, guint64 size)
+static Segment *
+segment_new (ModelAllocator *a, int pool, guint64 size)
 {
   Segment *s = g_new0 (Segment, 1);
   s->id = a->next_segment_id++;
@@ -203,18 +203,13 @@ release_cached (ModelAllocator *a)
       Segment *s = g_ptr_array_index (a->segments, i);
       if (a->expandable)
         {
-          for (guint p = 0; p < s->mapped->len; p++)
-            if (g_array_index (s->mapped, guint8, p) && g_array_index (s->refs, guint32, p) == 0)
-              {
-                g_array_index (s->mapped, guint8, p) = 0;
-                a->reserved -= s->page;
-              }
+          alloc_pages_unmap_unused (a, s);
           continue;
         }
       Block *b = s->first;
       if (b->allocated || b->next != NULL)
         continue;
-      alloc_free_remove (b);
+      free_remove (b);
       a->reserved -= s->size;
       g_ptr_array_remove_index (a->segments, i); /* keeps creation order */
     }
@@ -246,10 +241,10 @@ maybe_split (ModelAllocator *a, Block *b, guint64 size)
 static Block *
 cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
 {
-  Block *b = alloc_best_fit (a, pool, size);
+  Block *b = best_fit (a, pool, size);
   if (b != NULL)
     {
-      alloc_free_remove (b);
+      free_remove (b);
       return b;
     }
   guint64 seg = allocation_size (size);
@@ -257,9 +252,42 @@ cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
     release_cached (a);
   if (a->reserved + seg > a->capacity)
     *oom = TRUE;
-  Segment *s = alloc_segment_new (a, pool, seg);
+  Segment *s = segment_new (a, pool, seg);
   a->reserved += seg;
   return s->first;
+}
+
+/* Expandable: a free block of at least `size` in `pool`, extending the segment's end when
+ * no free block is large enough. */
+static Block *
+expandable_block (ModelAllocator *a, int pool, guint64 size)
+{
+  Block *b = best_fit (a, pool, size);
+  if (b != NULL)
+    {
+      free_remove (b);
+      return b;
+    }
+  if (a->grow[pool] == NULL)
+    a->grow[pool] = segment_new (a, pool, 0);
+  Segment *s = a->grow[pool];
+  Block *tail = s->last;
+  if (tail != NULL && !tail->allocated)
+    {
+      free_remove (tail);
+      s->size += size - tail->size;
+      tail->size = size;
+      return tail;
+    }
+  b = g_new0 (Block, 1);
+  *b = (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail };
+  if (tail != NULL)
+    tail->next = b;
+  else
+    s->first = b;
+  s->last = b;
+  s->size += size;
+  return b;
 }
 
 guint
@@ -272,7 +300,7 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
   Block *b;
   if (alloc->expandable)
     {
-      b = alloc_expandable_block (alloc, pool, size);
+      b = expandable_block (alloc, pool, size);
       maybe_split (alloc, b, size);
       if (alloc->reserved + alloc_unmapped_bytes (b) > alloc->capacity)
         release_cached (alloc);
@@ -301,7 +329,7 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
 static void
 absorb (Block *b, Block *n)
 {
-  alloc_free_remove (n);
+  free_remove (n);
   if (n == b->next)
     {
       b->size += n->size;

@@ -1,5 +1,6 @@
-/* models/memory/allocator_pages.c — expandable segments (allocator.h): one growing segment per pool,
- * mapped page by page while an allocated block overlaps the page. */
+/* models/memory/allocator_pages.c — the page map of an expandable segment (allocator.h): a
+ * growing segment per pool is mapped page by page while an allocated block overlaps the
+ * page. A leaf: allocator.c calls these, they call nothing of it back. */
 #include "config.h"
 #include "models/memory/allocator-private.h"
 
@@ -47,36 +48,13 @@ alloc_pages_ref (ModelAllocator *a, const Block *b, int delta)
     }
 }
 
-/* Expandable: a free block of at least `size` in `pool`, extending the segment's end when
- * no free block is large enough. */
-Block *
-alloc_expandable_block (ModelAllocator *a, int pool, guint64 size)
+void
+alloc_pages_unmap_unused (ModelAllocator *a, Segment *s)
 {
-  Block *b = alloc_best_fit (a, pool, size);
-  if (b != NULL)
-    {
-      alloc_free_remove (b);
-      return b;
-    }
-  if (a->grow[pool] == NULL)
-    a->grow[pool] = alloc_segment_new (a, pool, 0);
-  Segment *s = a->grow[pool];
-  Block *tail = s->last;
-  if (tail != NULL && !tail->allocated)
-    {
-      alloc_free_remove (tail);
-      s->size += size - tail->size;
-      tail->size = size;
-      return tail;
-    }
-  b = g_new0 (Block, 1);
-  *b = (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail };
-  if (tail != NULL)
-    tail->next = b;
-  else
-    s->first = b;
-  s->last = b;
-  s->size += size;
-  return b;
+  for (guint p = 0; p < s->mapped->len; p++)
+    if (g_array_index (s->mapped, guint8, p) && g_array_index (s->refs, guint32, p) == 0)
+      {
+        g_array_index (s->mapped, guint8, p) = 0;
+        a->reserved -= s->page;
+      }
 }
-

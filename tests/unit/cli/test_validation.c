@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "cli/scenario/sim_input.h"
+#include "models/plan/simulate.h"
 #include "cli/scenario/scenario.h"
 #include "tests/testlib.h"
 #include "tests/unit/cli/simulate.h"
