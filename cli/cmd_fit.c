@@ -14,6 +14,7 @@
 #include "cli/study/fit_cost.h"
 #include "cli/scenario/sweep.h"
 #include "hardware/cluster_spec.h"
+#include "sim/units.h"
 
 typedef struct
 {
@@ -316,11 +317,83 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   return 0;
 }
 
+/* Whether argv asks for --for cost (then cli_cmd_fit hands over to fit_cost_command). */
+static gboolean
+fit_cost_requested (int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    if (strcmp (argv[i], "--for=cost") == 0 || strcmp (argv[i], "-f=cost") == 0
+        || ((strcmp (argv[i], "--for") == 0 || strcmp (argv[i], "-f") == 0) && i + 1 < argc
+            && strcmp (argv[i + 1], "cost") == 0))
+      return TRUE;
+  return FALSE;
+}
+
+/* `fit --for cost` (cli/study/fit_cost.h): its own options; the search prints its table. */
+static int
+fit_cost_command (int argc, char **argv)
+{
+  g_autofree char *target = NULL, *deadline = NULL, *gpus = NULL;
+  g_auto (GStrv) sets = NULL;
+  gint max_gpus = G_MININT;
+  gboolean finetune = FALSE;
+  GOptionEntry entries[] = {
+    { "for", 'f', 0, G_OPTION_ARG_STRING, &target, "cost", "cost" },
+    { "deadline", 0, 0, G_OPTION_ARG_STRING, &deadline,
+      "the training run must finish within this time, with its unit (30d, 720 h)", "TIME" },
+    { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus,
+      "GPU types to try, catalog names (default: the scenario's)", "A,B,…" },
+    { "max-gpus", 0, 0, G_OPTION_ARG_INT, &max_gpus, "most GPUs tried (default 64)", "N" },
+    { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &finetune, "also try LoRA and QLoRA", NULL },
+    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a scenario value (repeatable)",
+      "GROUP.KEY=VALUE" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "SCENARIO.ini --for cost --deadline TIME — the cheapest GPU type, count and stack that "
+    "fits and trains [plan] tokens within TIME");
+  g_option_context_set_description (
+    ctx, "Prices come from the scenario's [cost]: gpu_hour (any GPU type) or gpu_hour.TYPE\n"
+         "(one type; e.g. gpu_hour.H100-SXM = 2.49 USD/h). Exit status: 0 when the search ran\n"
+         "(also when no plan meets the deadline), 1 bad input, 2 usage error.");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return cli_error (error->message), 2;
+  if (argc != 2)
+    return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
+  if (!cli_sweep_check_sets ("--set", (const char *const *) sets, &error))
+    return cli_error (error->message), 2;
+  CliFitCostOptions s = { .path = argv[1], .sets = sets, .max_gpus = 64,
+                          .allow_finetune = finetune, .gpus = gpus };
+  if (deadline == NULL)
+    return cli_error ("fit: --for cost needs --deadline TIME (e.g. --deadline 30d)"), 2;
+  if (!sim_units_parse (deadline, SIM_DIM_TIME, &s.deadline, &error) || !(s.deadline > 0))
+    {
+      g_autofree char *m = g_strdup_printf ("fit: --deadline: %s",
+                                            error ? error->message : "must be positive");
+      return cli_error (m), 2;
+    }
+  if (max_gpus != G_MININT && (max_gpus < 1 || max_gpus > HW_MAX_GPUS))
+    {
+      g_autofree char *m = g_strdup_printf ("fit: --max-gpus must be in [1, %d] (got %d)",
+                                            HW_MAX_GPUS, max_gpus);
+      return cli_error (m), 2;
+    }
+  if (max_gpus != G_MININT)
+    s.max_gpus = (guint) max_gpus;
+  g_autofree char *message = NULL;
+  int status = cli_fit_cost_run (&s, &message);
+  if (message != NULL)
+    cli_error (message);
+  return status;
+}
+
 int
 cli_cmd_fit (int argc, char **argv)
 {
-  if (cli_fit_cost_requested (argc, argv))
-    return cli_cmd_fit_cost (argc, argv); /* its own options: cli/study/fit_cost.c */
+  if (fit_cost_requested (argc, argv))
+    return fit_cost_command (argc, argv); /* its own options, above */
   FitOptions o = { .max_mb = UNSET64, .max_seq = UNSET64, .multiple_of = UNSET64,
                    .max_gpn = UNSET, .max_nodes = UNSET };
   CliFitOptions opt;

@@ -42,6 +42,6 @@ rule "no tests/unit/models binary links cli/" "$(grep -nE '^tests_unit_models_[A
 rule "models/ has no file outside its subfolders" "$(ls models/*.[ch] 2>/dev/null)"
 # The top level of cli/ is main.c and one file per subcommand (+ the signal handling every
 # study shares): subfolders include none of the subcommands.
-rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands\.h"' cli/*/*.[ch] | grep -v '^cli/study/fit_cost\.c:')"
+rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands\.h"' cli/*/*.[ch])"
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

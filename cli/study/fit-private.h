@@ -1,5 +1,7 @@
-/* cli/study/fit-private.h — what cli/study/fit.c (the report, the candidate memo, the size and GPU
- * searches) and cli/study/fit_stack.c (the technique-stack search) share. Not a public header. */
+/* cli/study/fit-private.h — what the fit searches share: cli/study/fit.c (the report, the
+ * candidate memo, probes and bisections) is called by the searches (fit_size.c, fit_gpus.c,
+ * fit_stack.c, and fit_cost.c for the stack candidates) and by fit_search.c, which picks
+ * the search. Not a public header. */
 #pragma once
 
 #include "cli/study/fit.h"
@@ -22,6 +24,8 @@ typedef struct
   GHashTable *memo; /* joined overrides → index + 1 */
 } Ctx;
 
+/* A new empty report (no candidates, best -1, NaN baseline and notes); cli_fit_report_free. */
+CliFitReport *cli_fit_report_new (void);
 /* Loads the scenario with the context's --set and the candidate's overrides, simulates it
  * and fills c's figures, status and reason. */
 void cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c);

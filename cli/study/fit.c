@@ -1,4 +1,8 @@
-/* cli/study/fit.c — fit searches; see fit.h for the searches and why they are valid.
+/* cli/study/fit.c — what every fit search shares: target names, options, the report, the
+ * candidate memo (each distinct candidate simulated once), integer probes and the largest /
+ * smallest bisections; see fit.h for the searches and why they are valid. The searches
+ * (fit_size.c, fit_gpus.c, fit_stack.c) call these, and cli/study/fit_search.c picks the
+ * search: nothing here calls back into them.
  *
  * Invariants: candidates are kept in evaluation order; a memo (GHashTable from the joined
  * overrides to the candidate index, looked up and never iterated) makes each distinct
@@ -50,6 +54,17 @@ candidate_free (gpointer p)
   g_strfreev (c->sets);
   g_free (c->reason);
   g_free (c);
+}
+
+CliFitReport *
+cli_fit_report_new (void)
+{
+  CliFitReport *r = g_new0 (CliFitReport, 1);
+  r->candidates = g_ptr_array_new_with_free_func (candidate_free);
+  r->best = -1;
+  r->baseline_tokens = NAN;
+  r->notes.floor = r->notes.shardable = r->notes.capacity = NAN;
+  return r;
 }
 
 void
@@ -302,34 +317,4 @@ cli_fit_find_label (const CliFitReport *r, const char *label)
     if (g_strcmp0 (cli_fit_report_candidate (r, i)->label, label) == 0)
       return (gint) i;
   return -1;
-}
-
-/* ---- the search --------------------------------------------------------------------------- */
-
-CliFitReport *
-cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
-                const CliFitOptions *opt, GError **error)
-{
-  g_return_val_if_fail (path != NULL && opt != NULL, NULL);
-  g_auto (GStrv) origins = cli_scenario_origins (sets, "--set");
-  g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, sets,
-                                                          (const char *const *) origins, error);
-  if (sc == NULL)
-    return NULL;
-  cli_scenario_print_warnings (sc); /* of the scenario as given, not of each candidate */
-  CliFitReport *r = g_new0 (CliFitReport, 1);
-  r->candidates = g_ptr_array_new_with_free_func (candidate_free);
-  r->best = -1;
-  r->baseline_tokens = NAN;
-  r->notes.floor = r->notes.shardable = r->notes.capacity = NAN;
-  g_autoptr (GHashTable) memo = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  Ctx ctx = { path, sets, r, memo };
-  switch (target)
-    {
-    case CLI_FIT_MICRO_BATCH:
-    case CLI_FIT_SEQ_LEN: cli_fit_search_size (&ctx, sc, target, opt); break;
-    case CLI_FIT_GPUS: cli_fit_search_gpus (&ctx, sc, opt); break;
-    case CLI_FIT_STACK: cli_fit_search_stack (&ctx, sc, opt); break;
-    }
-  return r;
 }

@@ -15,7 +15,8 @@
  * count is the stack's cheapest. A later stack (slower: it trades throughput for memory)
  * can only be cheaper at fewer GPUs, so its search stops below the best count so far.
  * Every candidate simulated is printed with its verdict and why it lost.
- * Exit status: 0 when the search ran (also "no plan meets it"), 1 bad input, 2 usage.
+ * The command's options are parsed in cli/cmd_fit.c (cli_cmd_fit_cost), which prints the
+ * message this search returns.
  */
 #include "config.h"
 #include "cli/study/fit_cost.h"
@@ -23,7 +24,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "cli/commands.h"
 #include "cli/report/error_band.h"
 #include "cli/study/fit-private.h"
 #include "cli/scenario/sim_input.h"
@@ -369,24 +369,26 @@ parse_gpus (const char *list, const CliScenario *sc, char **msg)
   return a;
 }
 
-static int
-run_search (CostSearch *s, const char *gpus)
+int
+cli_fit_cost_run (const CliFitCostOptions *opt, char **message)
 {
+  CostSearch search = { .path = opt->path, .sets = opt->sets, .deadline = opt->deadline,
+                        .max_gpus = opt->max_gpus, .allow_finetune = opt->allow_finetune };
+  CostSearch *s = &search;
+  *message = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load (s->path, (const char *const *) s->sets, &error);
   if (sc == NULL)
-    return cli_error (error->message), 1;
-  g_autofree char *msg = NULL;
-  g_autoptr (GPtrArray) types = parse_gpus (gpus, sc, &msg);
+    return *message = g_strdup (error->message), 1;
+  g_autoptr (GPtrArray) types = parse_gpus (opt->gpus, sc, message);
   s->base = sc;
   if (types == NULL)
-    return cli_error (msg), 2;
+    return 2;
   if (!sc->plan.given)
     {
-      g_autofree char *m = g_strdup_printf ("%s: fit --for cost needs a training run: add "
-                                            "[plan] tokens or train_steps (and [cost] prices)",
-                                            s->path);
-      return cli_error (m), 1;
+      *message = g_strdup_printf ("%s: fit --for cost needs a training run: add "
+                                  "[plan] tokens or train_steps (and [cost] prices)", s->path);
+      return 1;
     }
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_key_file_load_from_data (kf, sc->text, (gsize) -1, G_KEY_FILE_NONE, NULL);
@@ -405,69 +407,4 @@ run_search (CostSearch *s, const char *gpus)
   g_ptr_array_unref (s->cands);
   g_hash_table_unref (s->seen);
   return 0;
-}
-
-int
-cli_cmd_fit_cost (int argc, char **argv)
-{
-  g_autofree char *target = NULL, *deadline = NULL, *gpus = NULL;
-  g_auto (GStrv) sets = NULL;
-  gint max_gpus = G_MININT;
-  gboolean finetune = FALSE;
-  GOptionEntry entries[] = {
-    { "for", 'f', 0, G_OPTION_ARG_STRING, &target, "cost", "cost" },
-    { "deadline", 0, 0, G_OPTION_ARG_STRING, &deadline,
-      "the training run must finish within this time, with its unit (30d, 720 h)", "TIME" },
-    { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus,
-      "GPU types to try, catalog names (default: the scenario's)", "A,B,…" },
-    { "max-gpus", 0, 0, G_OPTION_ARG_INT, &max_gpus, "most GPUs tried (default 64)", "N" },
-    { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &finetune, "also try LoRA and QLoRA", NULL },
-    { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, "override a scenario value (repeatable)",
-      "GROUP.KEY=VALUE" },
-    { NULL },
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "SCENARIO.ini --for cost --deadline TIME — the cheapest GPU type, count and stack that "
-    "fits and trains [plan] tokens within TIME");
-  g_option_context_set_description (
-    ctx, "Prices come from the scenario's [cost]: gpu_hour (any GPU type) or gpu_hour.TYPE\n"
-         "(one type; e.g. gpu_hour.H100-SXM = 2.49 USD/h). Exit status: 0 when the search ran\n"
-         "(also when no plan meets the deadline), 1 bad input, 2 usage error.");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return cli_error (error->message), 2;
-  if (argc != 2)
-    return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
-  if (!cli_sweep_check_sets ("--set", (const char *const *) sets, &error))
-    return cli_error (error->message), 2;
-  CostSearch s = { .path = argv[1], .sets = sets, .max_gpus = 64, .allow_finetune = finetune };
-  if (deadline == NULL)
-    return cli_error ("fit: --for cost needs --deadline TIME (e.g. --deadline 30d)"), 2;
-  if (!sim_units_parse (deadline, SIM_DIM_TIME, &s.deadline, &error) || !(s.deadline > 0))
-    {
-      g_autofree char *m = g_strdup_printf ("fit: --deadline: %s",
-                                            error ? error->message : "must be positive");
-      return cli_error (m), 2;
-    }
-  if (max_gpus != G_MININT && (max_gpus < 1 || max_gpus > HW_MAX_GPUS))
-    {
-      g_autofree char *m = g_strdup_printf ("fit: --max-gpus must be in [1, %d] (got %d)",
-                                            HW_MAX_GPUS, max_gpus);
-      return cli_error (m), 2;
-    }
-  if (max_gpus != G_MININT)
-    s.max_gpus = (guint) max_gpus;
-  return run_search (&s, gpus);
-}
-
-gboolean
-cli_fit_cost_requested (int argc, char **argv)
-{
-  for (int i = 1; i < argc; i++)
-    if (strcmp (argv[i], "--for=cost") == 0 || strcmp (argv[i], "-f=cost") == 0
-        || ((strcmp (argv[i], "--for") == 0 || strcmp (argv[i], "-f") == 0) && i + 1 < argc
-            && strcmp (argv[i + 1], "cost") == 0))
-      return TRUE;
-  return FALSE;
 }
