@@ -54,21 +54,6 @@ check_ranks (const char *h5, const char *summary, const char *what, const char *
   return TRUE;
 }
 
-
-/* The value of `name` in a /summary export ("" when absent; caller frees). */
-static char *
-summary_value (const char *summary, const char *name)
-{
-  g_auto (GStrv) lines = g_strsplit (summary, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto (GStrv) f = g_strsplit (lines[i], "\t", 3);
-      if (f[0] != NULL && f[1] != NULL && strcmp (f[0], name) == 0)
-        return g_strdup (f[1]);
-    }
-  return g_strdup ("");
-}
-
 /* Results rows: a batch's /results, else a run's /summary as one row. *name: the batch's
  * or scenario's name for titles. */
 static char *
@@ -100,7 +85,7 @@ results_text (const char *h5, gboolean batch_only, char **name, GError **error)
   g_autofree char *summary = cli_plot_export_text (h5, "/summary", error);
   if (summary == NULL)
     return NULL;
-  *name = summary_value (summary, "scenario");
+  *name = cli_plot_summary_value (summary, "scenario");
   return cli_charts_summary_as_row (summary);
 }
 
@@ -134,8 +119,8 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
   g_autofree char *summary = run_object (h5, "/summary", "memory", error);
   if (summary == NULL)
     return FALSE;
-  g_autofree char *name = summary_value (summary, "scenario");
-  g_autofree char *cap = summary_value (summary, "capacity");
+  g_autofree char *name = cli_plot_summary_value (summary, "scenario");
+  g_autofree char *cap = cli_plot_summary_value (summary, "capacity");
   guint rank = o->rank != G_MININT ? (guint) o->rank : 0;
   g_autofree char *rank_text = g_strdup_printf ("%u", rank);
   const char *ranks[] = { rank_text, NULL };
@@ -160,7 +145,7 @@ plot_gantt (const char *h5, const PlotOptions *o, GError **error)
   g_autofree char *data = cli_charts_gantt_data (tasks, ranks, &kinds, &unit, error);
   if (data == NULL)
     return g_prefix_error (error, "%s: ", h5), FALSE;
-  g_autofree char *name = summary_value (summary, "scenario");
+  g_autofree char *name = cli_plot_summary_value (summary, "scenario");
   g_autofree char *title = o->title ? g_strdup (o->title)
                                     : g_strdup_printf ("%s — streams over one step", name);
   const char *args[] = { title, unit, kinds, NULL };
@@ -216,7 +201,7 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
     return g_prefix_error (error, "%s: ", h5), FALSE;
   /* cost: the style file as an argument, so the script needs no shell to find it */
   g_autofree char *xlabel = o->x                        ? cli_charts_axis_label (o->x)
-                            : strcmp (kind, "cost") == 0 ? g_build_filename (cli_plot_dir (),
+                            : strcmp (kind, "cost") == 0 ? g_build_filename (cli_charts_dir (),
                                                                             "style.gp", NULL)
                                                          : g_strdup ("");
   /* cost: TITLE CAPTION STYLE.gp TIME-UNIT */

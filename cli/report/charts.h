@@ -65,6 +65,10 @@ char *cli_charts_axis_label (const char *axis);
  * the names, one row of the values, with label = the scenario's name). */
 char *cli_charts_summary_as_row (const char *summary_tsv);
 
+/* Directory of the gnuplot scripts: plots/ in the source tree, else $(pkgdatadir)/plots.
+ * Static string. */
+const char *cli_charts_dir (void);
+
 /* Runs `gnuplot -c <plots dir>/<figure>.gp DATA OUT ARGS…` on `data` (written to a temporary
  * file) into a temporary output renamed onto `out_path` (.png or .svg, any case) only on
  * success. FALSE + error: one line naming `out_path` and gnuplot's message reduced by

@@ -1,5 +1,6 @@
 /* cli/report/charts_render.c — running the gnuplot scripts of plots/ on the charts' data
- * (charts.h): temporary TSV, one gnuplot process, its errors reduced to one line. */
+ * (charts.h): where the scripts are, temporary TSV, one gnuplot process, its errors reduced
+ * to one line. A leaf: it calls nothing of cli/ (plot.c and cmd_plot.c call it). */
 #include "config.h"
 #include "cli/report/charts.h"
 
@@ -9,7 +10,6 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
-#include "cli/report/plot.h"
 #include "sim/tempfiles.h"
 
 /* `"DIR/sweep.gp" line 31: MESSAGE` → "sweep.gp line 31: MESSAGE"; NULL if `line` is not
@@ -78,6 +78,23 @@ run_gnuplot (const char *const *argv, const char *out_path, GError **error)
   return FALSE;
 }
 
+const char *
+cli_charts_dir (void)
+{
+  static char *dir; /* set once, thread-safe */
+  if (g_once_init_enter (&dir))
+    {
+      char *src = g_build_filename (STEPSIM_SRCDIR, "plots", NULL);
+      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
+        {
+          g_free (src);
+          src = g_build_filename (STEPSIM_DATADIR, "plots", NULL);
+        }
+      g_once_init_leave (&dir, src);
+    }
+  return dir;
+}
+
 gboolean
 cli_charts_path_is_svg (const char *path)
 {
@@ -98,7 +115,7 @@ cli_charts_render (const char *figure, const char *data, const char *const *args
   if (!g_file_set_contents (tsv, data, -1, error))
     return g_unlink (tsv), sim_tempfiles_forget (tsv), FALSE;
   g_autofree char *file = g_strconcat (figure, ".gp", NULL);
-  g_autofree char *script = g_build_filename (cli_plot_dir (), file, NULL);
+  g_autofree char *script = g_build_filename (cli_charts_dir (), file, NULL);
   const char *ext = cli_charts_path_is_svg (out_path) ? ".svg" : ".png";
   g_autofree char *tmp = sim_tempfiles_new_path (out_path, ext);
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();

@@ -1,5 +1,6 @@
-/* cli/report/plot.c — the plots directory, HDF5 export as text, and the memory chart of a run
- * (rendered through cli_charts_render, the one gnuplot runner); see plot.h. */
+/* cli/report/plot.c — HDF5 export as text and the memory chart of a run (rendered through
+ * cli_charts_render, the one gnuplot runner, cli/report/charts_render.c: a leaf that calls
+ * nothing here); see plot.h. */
 #include "config.h"
 #include "cli/report/plot.h"
 
@@ -9,23 +10,6 @@
 #include "cli/report/charts.h"
 #include "sim/h5out.h"
 #include "sim/units.h"
-
-const char *
-cli_plot_dir (void)
-{
-  static char *dir; /* set once, thread-safe */
-  if (g_once_init_enter (&dir))
-    {
-      char *src = g_build_filename (STEPSIM_SRCDIR, "plots", NULL);
-      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
-        {
-          g_free (src);
-          src = g_build_filename (STEPSIM_DATADIR, "plots", NULL);
-        }
-      g_once_init_leave (&dir, src);
-    }
-  return dir;
-}
 
 char *
 cli_plot_export_text (const char *h5path, const char *object, GError **error)
@@ -45,10 +29,8 @@ cli_plot_export_text (const char *h5path, const char *object, GError **error)
   return text;
 }
 
-/* The value of `name` in a /summary export ("name<TAB>value<TAB>unit" lines); "" if absent.
- * Caller frees. */
-static char *
-summary_field (const char *summary, const char *name)
+char *
+cli_plot_summary_value (const char *summary, const char *name)
 {
   g_auto (GStrv) lines = g_strsplit (summary, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
@@ -67,15 +49,15 @@ static void
 oom_mark (const char *summary, guint rank, char **time, char **text)
 {
   *time = *text = NULL;
-  g_autofree char *oom = summary_field (summary, "oom");
-  g_autofree char *peak_rank = summary_field (summary, "peak_rank");
+  g_autofree char *oom = cli_plot_summary_value (summary, "oom");
+  g_autofree char *peak_rank = cli_plot_summary_value (summary, "peak_rank");
   if (g_ascii_strtod (oom, NULL) != 1 || g_ascii_strtoull (peak_rank, NULL, 10) != rank)
     return;
-  g_autofree char *t = summary_field (summary, "oom_time");
-  g_autofree char *req = summary_field (summary, "oom_requested");
-  g_autofree char *cat = summary_field (summary, "oom_category");
-  g_autofree char *task = summary_field (summary, "oom_task");
-  g_autofree char *holders = summary_field (summary, "oom_holders");
+  g_autofree char *t = cli_plot_summary_value (summary, "oom_time");
+  g_autofree char *req = cli_plot_summary_value (summary, "oom_requested");
+  g_autofree char *cat = cli_plot_summary_value (summary, "oom_category");
+  g_autofree char *task = cli_plot_summary_value (summary, "oom_task");
+  g_autofree char *holders = cli_plot_summary_value (summary, "oom_holders");
   g_autofree char *size = sim_units_format (g_ascii_strtod (req, NULL), SIM_DIM_BYTES, 2);
   GString *m = g_string_new (NULL);
   g_string_printf (m, "OOM at t = %.4f s: %s of %s in %s; live then:", g_ascii_strtod (t, NULL),

@@ -3,13 +3,13 @@
 
 #include <glib.h>
 
-/* Directory of the gnuplot scripts: plots/ in the source tree, else $(pkgdatadir)/plots.
- * Static string. */
-const char *cli_plot_dir (void);
-
 /* The TSV text of `object` of the HDF5 file (sim_h5out_export_tsv); caller frees; NULL +
  * error when it cannot be exported. */
 char *cli_plot_export_text (const char *h5path, const char *object, GError **error);
+
+/* The value of `name` in a /summary export ("name<TAB>value<TAB>unit" lines, as
+ * cli_plot_export_text gives it); "" if absent. Caller frees. */
+char *cli_plot_summary_value (const char *summary, const char *name);
 
 /* Draws the memory timeline of `rank` from the HDF5 file `h5path` into `out_path` (.png or
  * .svg): `gnuplot -c memory.gp TSV OUT CAPACITY_GIB TITLE [OOM_TIME OOM_TEXT]` on the export

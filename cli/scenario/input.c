@@ -140,3 +140,13 @@ cli_input_load_keyfile (GKeyFile *kf, const char *path, GError **error)
     return g_prefix_error (error, "%s: ", path), FALSE;
   return TRUE;
 }
+
+char *
+cli_file_stem (const char *path)
+{
+  char *base = g_path_get_basename (path);
+  char *dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return base;
+}

@@ -26,3 +26,8 @@ const char *cli_input_path_problem (const char *path);
 /* Reads `path` with cli_input_read() and parses it into `kf` (GKeyFile syntax only: no
  * schema). FALSE + an error whose message starts with the path. */
 gboolean cli_input_load_keyfile (GKeyFile *kf, const char *path, GError **error);
+
+/* The file name of `path` without its directory and last extension ("a/s1.ini" → "s1"):
+ * the stem outputs, default names and scenario names are made from (a leaf here, so the
+ * loader and the output checks both use it and neither calls the other back). Caller frees. */
+char *cli_file_stem (const char *path);

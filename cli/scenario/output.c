@@ -152,13 +152,3 @@ cli_output_check_chart (const char *what, const char *path, GError **error)
                "%s %s: a chart is written as .png or .svg; name the file so", what, path);
   return FALSE;
 }
-
-char *
-cli_file_stem (const char *path)
-{
-  char *base = g_path_get_basename (path);
-  char *dot = strrchr (base, '.');
-  if (dot != NULL && dot != base)
-    *dot = '\0';
-  return base;
-}

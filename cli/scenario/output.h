@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glib.h>
+#include "cli/scenario/input.h" /* cli_file_stem */
 
 /* `path` must be non-empty; if it exists it must be a regular file (not a directory,
  * device, FIFO or symbolic link: outputs are written to a temporary file renamed onto the
@@ -35,6 +36,3 @@ void cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *c
 /* A chart path must end in .png or .svg, in any case (the terminal follows the extension). */
 gboolean cli_output_check_chart (const char *what, const char *path, GError **error);
 
-/* The file name of `path` without its directory and last extension ("a/s1.ini" → "s1"):
- * the stem outputs and default names are made from. Caller frees. */
-char *cli_file_stem (const char *path);
