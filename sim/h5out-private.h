@@ -77,7 +77,7 @@ gboolean sim_h5_object_exists (H5Id file, const char *object);
  * one), newly allocated; NULL + error (SIM_H5OUT_ERROR_FORMAT) if `obj` does not hold one
  * string, or a fixed length larger than the file. */
 char *sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error);
-/* `v` with %.17g, locale-independent. */
+/* `v` with the fewest digits that round-trip, locale-independent (h5out_series.c). */
 void sim_h5_put_double (FILE *out, double v);
 /* `s` (at most `max` bytes, stopping at NUL) with \\ \t \n \r escaped. */
 void sim_h5_put_escaped (FILE *out, const char *s, gsize max);

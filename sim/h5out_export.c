@@ -19,13 +19,6 @@
 #include <string.h>
 #include "sim/h5out-private.h"
 
-void
-sim_h5_put_double (FILE *out, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  fputs (sim_text_format_double (buf, v), out);
-}
-
 /* Writes `s` (at most `max` bytes, stopping at NUL) with backslash, tab, newline and
  * carriage return escaped as \\ \t \n \r, so every row stays one TSV line. */
 void

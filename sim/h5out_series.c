@@ -1,7 +1,8 @@
 /* sim/h5out_series.c — the time-series half of the TSV export (sim/h5out_export.c): reads
  * numeric datasets as doubles and prints a group of series (time/value pairs) as one
  * step-function table over the union of their change times. Also lists a group's children
- * in creation order for both halves.
+ * in creation order for both halves. A leaf: h5out_export.c calls these, nothing here calls
+ * back into it.
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
  * children are listed in creation order when the group tracks it (every group stepsim
@@ -15,6 +16,14 @@
 #include <math.h>
 #include <string.h>
 #include "sim/h5out-private.h"
+#include "sim/text.h"
+
+void
+sim_h5_put_double (FILE *out, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  fputs (sim_text_format_double (buf, v), out);
+}
 
 /* Bytes of the file holding `obj`: every count or size read from the file is bounded by it
  * (a corrupt byte must not turn into a huge allocation). 0 if it cannot be read. */
