@@ -20,6 +20,7 @@
 #include "hardware/kernel.h"
 #include "models/arch/arch.h"
 #include "models/arch/finetune.h"
+#include "models/ops/graph.h"
 
 typedef enum
 {
@@ -68,7 +69,23 @@ typedef struct
    * of act_saved it alone keeps (the s² terms; flash's logsumexp). Layers only. */
   ModelPass attn_core_fwd;
   double act_attn_core;
+  /* Op-level selective (graph.h MODEL_GRAPH_KEEP_MATMUL): B kept (block input, matmul and
+   * attention outputs), the forward's point-wise ops rerun before the backward, and the B
+   * of act_saved that rerun re-creates. Layers only. */
+  double act_keep_matmul;
+  ModelPass pointwise_fwd;
+  double act_pointwise;
 } ModelBlockCost;
+
+/* How the loss head computes the loss (the framework's choice; mirrors ModelLossImpl of
+ * models/stack/framework.h, which models/ops may not include). */
+typedef enum
+{
+  MODEL_COST_LOSS_UPCAST,  /* logits.float(), log_softmax keeps its fp32 output */
+  MODEL_COST_LOSS_PLAIN,   /* cross-entropy on the compute-dtype logits */
+  MODEL_COST_LOSS_CHUNKED, /* torchtune CEWithChunkedOutputLoss: loss_chunks chunks */
+  MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
+} ModelCostLoss;
 
 typedef struct
 {
@@ -87,6 +104,15 @@ typedef struct
   gboolean softmax_saves_input; /* PyTorch <= 1.10 autograd: softmax and log_softmax keep
                                  * their input as well as their output for backward */
   ModelFinetune finetune;  /* LoRA/QLoRA: frozen base GEMMs, adapter GEMMs, NF4 dequant */
+  /* The framework's op-graph knobs (models/stack/framework.h ModelFramework): */
+  ModelCostLoss loss;      /* the loss head (model_cost_head) */
+  guint loss_chunks;       /* chunks of MODEL_COST_LOSS_CHUNKED / FUSED; 0 or 1: one */
+  gboolean norm_fp32;      /* RMSNorm upcasts and saves its fp32 input (HF LlamaRMSNorm,
+                            * torchtune RMSNorm); only without autocast, RMSNorm models */
+  gboolean compile;        /* torch.compile's partitioner recomputes fusible point-wise
+                            * intermediates (graph.h) */
+  gboolean kv_repeat;      /* GQA k and v expanded to the a query heads (a copy each) before
+                            * the attention kernel, which saves the copies */
 } ModelCostParams;
 
 /* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0
@@ -105,6 +131,10 @@ double model_cost_layer_weight_cache (const ModelArch *arch, const ModelCostPara
 #define MODEL_COST_MAX_TENSORS 40
 guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
                                       double *sizes, guint max);
+
+/* The saved-tensor graph of one transformer layer under `p` (graph.h; what
+ * model_cost_layer()'s act_saved and the tensor list come from). New graph. */
+ModelGraph *model_cost_layer_graph (const ModelArch *arch, const ModelCostParams *p);
 
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
