@@ -40,8 +40,11 @@
  *             for MoE's dispatched-token gradient.
  * Weight gradients are not workspace: they belong to the ledger's `gradients` category.
  *
- * Activations saved by forward (bytes) — Korthikanti et al. 2022, arXiv 2205.05198, §4.1
- * generalised to GQA, SwiGLU, MoE, no dropout and element size e:
+ * Activations saved by forward (bytes) come from the layer's op graph (graph.h,
+ * graph_layer.c: each op's saved tensors by identity, the framework's norm_fp32, compile and
+ * kv_repeat), which generalises Korthikanti et al. 2022, arXiv 2205.05198, §4.1 to GQA,
+ * SwiGLU, MoE, no dropout and element size e. With norm_fp32 (an upcasting RMSNorm, no
+ * autocast) each norm keeps 4·T·h + 4·T + e·T·h instead of its input:
  *   norm1 input e·T·h  (Korthikanti: LayerNorm input 2sbh)
  *   QKV input   e·T·h  (2sbh); under autocast each of separate q, k, v projections
  *               (model_arch_fused_qkv() FALSE) saves its own e-byte cast of the fp32
@@ -59,9 +62,9 @@
  *   norm2 input e·T·h, MLP input e·T·h (2 × 2sbh); SwiGLU's separate gate and up
  *               projections save 2·e·T·h of it under autocast (as QKV above)
  *   GELU MLP    fc output (GELU input) + GELU output: 2·e·T·i (8sbh + 8sbh at i = 4h)
- *   SwiGLU MLP  gate output, up output, silu(gate)·up (down input): 3·e·T·i, assuming the
- *               fused SwiGLU that recomputes silu in backward (Megatron-LM
- *               core/fusions/fused_bias_swiglu.py); unfused PyTorch keeps silu(gate) too
+ *   SwiGLU MLP  gate output, silu(gate), up output, silu(gate)·up (down input): 4·e·T·i as
+ *               eager PyTorch keeps them; 3·e·T·i under compile, which recomputes silu(gate)
+ *               (as Megatron-LM's fused SwiGLU does, core/fusions/fused_bias_swiglu.py)
  *   MoE         router probabilities e·T·E, then per routed token copy (m = T·k): its
  *               input e·m·h, the expert MLP (above, with m for T), its output e·m·h (for
  *               the routing-weight gradient)

@@ -149,10 +149,19 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  * are saved; logits are b × num_labels: FLOPs 2·b·h·(h + num_labels), workspace a few
  * bytes. Attention is bidirectional, already counted as the full s² (file comment). */
 
-/* Final norm + LM head + cross-entropy loss. Logits are materialised in fp32 (4·b·s·V B)
- * together with their gradient (HF casts logits to fp32 for the loss): workspace, fwd
- * 4·b·s·V, bwd 8·b·s·V. act_saved = 2·e·b·s·h (final-norm input and LM-head input);
- * act_checkpoint = e·b·s·h. */
+/* Final norm + LM head + cross-entropy loss, by p->loss (cost_ends.c loss_memory, each
+ * case's source there). T = b·s, V vocabulary:
+ *   upcast   act_saved adds log_softmax's fp32 result 4·T·V; workspace fwd e·T·V + 4·T·V
+ *            (e-byte logits and their fp32 copy), bwd 8·T·V (nll's and log_softmax's
+ *            gradients): 12 B a logit at the backward's peak
+ *   plain    e·T·V saved; fwd e·T·V, bwd 2·e·T·V
+ *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
+ *            compiled e·T·V + 4·T saved, 4·T·V/n each way
+ *   fused    4·T saved (logsumexp), fwd 4·T·V/n, bwd 8·T·V/n
+ * MPT with the upcast default keeps llm-foundry's flash-attn cross-entropy (e-byte logits,
+ * nothing saved, fwd e·T·V, bwd 2·e·T·V). act_saved also holds the final norm's tensors
+ * (its input e·T·h, or under norm_fp32 4·T·h + 4·T + e·T·h; compiled e·T·h + 4·T) and the
+ * LM-head input e·T·h; act_checkpoint = e·b·s·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
 /* Model FLOPs of one forward+backward for b·s tokens without recompute: Σ over the blocks
