@@ -104,7 +104,7 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
             "selective recomputes the attention core, whose "
             "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
             "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
-            "full or every_k save memory", saved, 100 * c.act_attn_core / c.act_saved);
+            "full, every_k or selective_op save memory", saved, 100 * c.act_attn_core / c.act_saved);
     }
   if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)
     NOTE ("training", "tf32", "it selects TF32 for fp32 GEMMs; precision = %s runs them in "
