@@ -483,6 +483,9 @@ test_no_effect_warnings (void)
     { base, { "training.checkpointing=full", "training.checkpoint_every=3" },
       "group [training], key 'checkpoint_every'" },
     { base, { "training.checkpointing=selective" }, "key 'checkpointing': has almost no effect" },
+    { base, { "training.loss_chunks=8" }, "group [training], key 'loss_chunks'" },
+    { base, { "training.precision=bf16_amp", "training.norm_fp32=true" },
+      "group [training], key 'norm_fp32'" },
     { base, { "training.precision=bf16_mixed", "training.tf32=true" },
       "group [training], key 'tf32'" },
     { base, { "training.optimizer=sgd_momentum", "training.optimizer_foreach=false" },
@@ -496,6 +499,8 @@ test_no_effect_warnings (void)
     { base, { "cluster.nvme_drives=2" }, "group [cluster], key 'nvme_drives'" },
     { base, { "cluster.nic_bandwidth=100 Gbit/s" }, "group [cluster], key 'nic_bandwidth'" },
     /* an effect: no warning */
+    { base, { "training.loss=chunked", "training.loss_chunks=8" }, NULL },
+    { base, { "training.precision=bf16", "training.norm_fp32=false" }, NULL },
     { base, { "cluster.gpus_per_node=8", "parallel.bucket_size=50 MiB" }, NULL },
     { base, { "cluster.gpus_per_node=8", "parallel.data_parallel=zero3", "parallel.prefetch=2" },
       NULL },
