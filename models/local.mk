@@ -4,6 +4,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/arch/arch.c models/arch/arch.h models/arch/inventory.c models/arch/inventory.h \
 	models/arch/hf_config.c \
 	models/ops/cost.c models/ops/cost_ends.c models/ops/cost.h models/ops/cost-private.h \
+	models/ops/graph.c models/ops/graph.h models/ops/graph_layer.c \
 	models/arch/finetune.c models/arch/finetune.h \
 	models/stack/stack.c models/stack/stack_params.c models/stack/stack.h models/stack/framework.h \
 	models/parallel/parallel.c models/parallel/parallel.h \

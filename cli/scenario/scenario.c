@@ -31,7 +31,8 @@ static const char *const training_keys[] = {
   "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
   "checkpoint_every",
   "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none",
-  "softmax_saves_input", NULL,
+  "softmax_saves_input", "loss", "loss_chunks", "norm_fp32", "compile", "kv_repeat",
+  NULL,
 };
 static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
                                              "algorithm", "reduce_dtype", "dp_replicate",

@@ -8,11 +8,20 @@
  *   [training] softmax_saves_input = true|false autograd keeps softmax's input too
  *                                               (default false; true for PyTorch ≤ 1.10)
  *   [allocator] expandable_segments = true|false PYTORCH_CUDA_ALLOC_CONF (default false)
+ *   [training] loss = upcast|plain|chunked|fused how the loss head computes the loss
+ *                                               (models/stack/framework.h ModelLossImpl)
+ *   [training] loss_chunks = N                  chunks of the chunked/fused loss (>= 1)
+ *   [training] norm_fp32 = true|false           RMSNorm upcasts and saves its fp32 input
+ *   [training] compile = true|false             torch.compile's partitioner (op graph)
+ *   [training] kv_repeat = true|false           GQA k/v expanded to the query heads
+ * The four op-graph keys override a field only when present: a framework profile
+ * ([training] framework) may have set its default before.
  *
  * Errors name the group and key (the caller prefixes the file).
  */
 #include "config.h"
 #include "cli/scenario/scenario_private.h"
+#include "sim/text.h"
 
 static gboolean
 get_bool (GKeyFile *kf, const char *group, const char *key, gboolean *out, GError **error)
@@ -25,6 +34,36 @@ get_bool (GKeyFile *kf, const char *group, const char *key, gboolean *out, GErro
   return TRUE;
 }
 
+static const char *const loss_names[] = { "upcast", "plain", "chunked", "fused", NULL };
+G_STATIC_ASSERT (G_N_ELEMENTS (loss_names) == MODEL_N_LOSSES + 1);
+
+static gboolean
+load_framework_keys (GKeyFile *kf, ModelFramework *f, GError **error)
+{
+  g_autofree char *loss = cli_scenario_get_raw (kf, "training", "loss", FALSE, NULL);
+  if (loss != NULL)
+    {
+      int v = 0;
+      if (!sim_text_lookup (loss_names, "loss", loss, &v, error))
+        return PREFIX_KEY (error, "training", "loss"), FALSE;
+      f->loss = (ModelLossImpl) v;
+    }
+  guint64 chunks = f->loss_chunks;
+  if (!cli_scenario_get_count (kf, "training", "loss_chunks", FALSE, &chunks, error))
+    return FALSE;
+  if (chunks > 65536)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'loss_chunks': %" G_GUINT64_FORMAT
+                   " chunks (at most 65536)", chunks);
+      return FALSE;
+    }
+  f->loss_chunks = (guint) chunks;
+  return get_bool (kf, "training", "norm_fp32", &f->norm_fp32, error)
+         && get_bool (kf, "training", "compile", &f->compile, error)
+         && get_bool (kf, "training", "kv_repeat", &f->kv_repeat, error);
+}
+
 gboolean
 cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -32,5 +71,6 @@ cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
   return get_bool (kf, "training", "optimizer_foreach", &s->optimizer_foreach, error)
          && get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
          && get_bool (kf, "training", "softmax_saves_input", &s->softmax_saves_input, error)
-         && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error);
+         && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error)
+         && load_framework_keys (kf, &s->framework, error);
 }

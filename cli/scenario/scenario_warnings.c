@@ -93,6 +93,18 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   if (has (kf, "training", "checkpoint_every") && s->checkpointing != MODEL_CHECKPOINTING_EVERY_K)
     NOTE ("training", "checkpoint_every", "it is the k of checkpointing = every_k; here "
           "checkpointing = %s", model_stack_checkpointing_name (s->checkpointing));
+  const ModelFramework *fw = &s->framework;
+  if (has (kf, "training", "loss_chunks") && fw->loss_chunks > 1
+      && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED)
+    NOTE ("training", "loss_chunks", "chunks are those of loss = chunked or fused; here the "
+          "loss is computed on the whole logits at once (models/ops/cost.h)");
+  if (has (kf, "training", "norm_fp32")
+      && (model_stack_autocast (s) || sc->arch->norm != MODEL_NORM_RMS))
+    NOTE ("training", "norm_fp32", "it is the upcast of an RMSNorm on 16-bit activations; %s",
+          sc->arch->norm != MODEL_NORM_RMS ? "this model's norms are LayerNorms, which keep "
+                                             "their input in its own dtype"
+                                           : "under autocast the model and its norms are fp32 "
+                                             "already");
   if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->flash_attention)
     {
       /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under flash
@@ -104,7 +116,7 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
             "selective recomputes the attention core, whose "
             "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
             "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
-            "full or every_k save memory", saved, 100 * c.act_attn_core / c.act_saved);
+            "full, every_k or selective_op save memory", saved, 100 * c.act_attn_core / c.act_saved);
     }
   if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)
     NOTE ("training", "tf32", "it selects TF32 for fp32 GEMMs; precision = %s runs them in "

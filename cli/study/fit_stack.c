@@ -81,6 +81,7 @@ knob_set (guint k, const CliScenario *sc, const char *mixed)
     case K_CKPT:
       return s->checkpointing == MODEL_CHECKPOINTING_NONE
                  || s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE
+                 || s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE_OP
                  || s->checkpointing == MODEL_CHECKPOINTING_EVERY_K
                ? g_strdup ("training.checkpointing=full") : NULL;
     case K_ZERO1:

@@ -24,6 +24,9 @@ typedef struct
   gboolean causal; /* causal mask (decoders); BERT attends both ways */
   gboolean frozen; /* LoRA/QLoRA: base weights frozen (finetune.h) */
   gboolean nf4;    /* QLoRA: base linear weights stored as NF4, dequantized per use */
+  gboolean norm_fp32; /* RMSNorm saving its fp32 input (p->norm_fp32, RMSNorm, no autocast) */
+  gboolean compile;   /* torch.compile partitioner (graph.h) */
+  gboolean kv_repeat; /* GQA k, v expanded to q's heads before attention (p->kv_repeat, k < a) */
   const ModelFinetune *ft;
 } Dims;
 
@@ -41,5 +44,7 @@ void cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, 
 void cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch);
 /* A memory-bound op moving `bytes` B. */
 void cost_add_elementwise (ModelPass *pass, const char *name, double bytes);
+/* The saved-tensor graph of one layer (graph_layer.c). New graph. */
+ModelGraph *cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash);
 /* Appends to `bwd` the backward of each op of `fwd`, in reverse (cost.c). */
 void cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra);

@@ -40,8 +40,11 @@
  *             for MoE's dispatched-token gradient.
  * Weight gradients are not workspace: they belong to the ledger's `gradients` category.
  *
- * Activations saved by forward (bytes) — Korthikanti et al. 2022, arXiv 2205.05198, §4.1
- * generalised to GQA, SwiGLU, MoE, no dropout and element size e:
+ * Activations saved by forward (bytes) come from the layer's op graph (graph.h,
+ * graph_layer.c: each op's saved tensors by identity, the framework's norm_fp32, compile and
+ * kv_repeat), which generalises Korthikanti et al. 2022, arXiv 2205.05198, §4.1 to GQA,
+ * SwiGLU, MoE, no dropout and element size e. With norm_fp32 (an upcasting RMSNorm, no
+ * autocast) each norm keeps 4·T·h + 4·T + e·T·h instead of its input:
  *   norm1 input e·T·h  (Korthikanti: LayerNorm input 2sbh)
  *   QKV input   e·T·h  (2sbh); under autocast each of separate q, k, v projections
  *               (model_arch_fused_qkv() FALSE) saves its own e-byte cast of the fp32
@@ -59,9 +62,9 @@
  *   norm2 input e·T·h, MLP input e·T·h (2 × 2sbh); SwiGLU's separate gate and up
  *               projections save 2·e·T·h of it under autocast (as QKV above)
  *   GELU MLP    fc output (GELU input) + GELU output: 2·e·T·i (8sbh + 8sbh at i = 4h)
- *   SwiGLU MLP  gate output, up output, silu(gate)·up (down input): 3·e·T·i, assuming the
- *               fused SwiGLU that recomputes silu in backward (Megatron-LM
- *               core/fusions/fused_bias_swiglu.py); unfused PyTorch keeps silu(gate) too
+ *   SwiGLU MLP  gate output, silu(gate), up output, silu(gate)·up (down input): 4·e·T·i as
+ *               eager PyTorch keeps them; 3·e·T·i under compile, which recomputes silu(gate)
+ *               (as Megatron-LM's fused SwiGLU does, core/fusions/fused_bias_swiglu.py)
  *   MoE         router probabilities e·T·E, then per routed token copy (m = T·k): its
  *               input e·m·h, the expert MLP (above, with m for T), its output e·m·h (for
  *               the routing-weight gradient)
@@ -119,6 +122,9 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.frozen = model_finetune_active (&p->finetune);
   d.nf4 = p->finetune.method == MODEL_FINETUNE_QLORA;
   d.ft = &p->finetune;
+  d.norm_fp32 = p->norm_fp32 && arch->norm == MODEL_NORM_RMS && !p->autocast;
+  d.compile = p->compile;
+  d.kv_repeat = p->kv_repeat && arch->n_kv_heads < arch->n_heads;
   return d;
 }
 
@@ -307,27 +313,6 @@ largest_linear (const ModelArch *arch)
   return m;
 }
 
-/* Adapter outputs A·x (e·tokens·r each) that B's weight gradient needs: saved. */
-static double
-lora_saved (const Dims *d, const ModelArch *arch, double *sizes, guint max, guint *n)
-{
-  if (!d->frozen)
-    return 0;
-  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
-  double sum = 0;
-  for (guint j = 0; j < lin->len; j++)
-    {
-      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
-      if (!x->targeted)
-        continue;
-      double b = d->e * d->T * x->tokens_per_token * (double) x->count * (double) d->ft->rank;
-      sum += b;
-      if (sizes != NULL && *n < max)
-        sizes[(*n)++] = b;
-    }
-  return sum;
-}
-
 static void
 layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
 {
@@ -347,6 +332,8 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
   cost_add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
   if (d->rotary)
     cost_add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
+  if (d->kv_repeat) /* k and v read, their a-head copies written */
+    cost_add_elementwise (fwd, "kv_repeat", e * T * (2 * c + 2 * q));
   attention_core_fwd (fwd, d, flash);
   cost_add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));
   /* x + dropout(o): read both, write the sum (+ the 1-byte mask). */
@@ -356,45 +343,12 @@ layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
   cost_add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
 }
 
-/* What eager attention's core saves: softmax output, dropout mask and output (the AV
- * matmul's input). Under autocast the softmax output is fp32 and the AV matmul saves its
- * own e-byte cast copy of the (dropped-out) probabilities, whose fp32 version is not kept. */
-static double
-attn_core_saved (const Dims *d, double scores)
+ModelGraph *
+model_cost_layer_graph (const ModelArch *arch, const ModelCostParams *p)
 {
-  double input = d->sm_in * d->ea * scores; /* the masked scores, PyTorch <= 1.10 */
-  if (d->autocast)
-    return input + d->ea * scores + d->drop * scores + d->e * scores;
-  return input + d->e * scores + d->drop * (scores + d->e * scores);
-}
-
-/* Saved activations of one layer; derivation in the file header. */
-static double
-layer_act_saved (const Dims *d, const ModelArch *arch, gboolean flash)
-{
-  double T = d->T, h = d->h, e = d->e, scores = d->b * d->a * d->s * d->s;
-  /* Norm inputs: under autocast the norm runs (and saves) in fp32 (d->ea). */
-  double act = d->ea * T * h + d->qkv_in * e * T * h + e * T * (d->q + 2 * d->c);
-  if (flash)
-    act += 4 * d->b * d->a * d->s;
-  else
-    act += attn_core_saved (d, scores);
-  act += e * T * d->q + d->drop * T * h;
-  act += d->ea * T * h;
-  double per_inner = arch->mlp == MODEL_MLP_SWIGLU ? 3.0 : 2.0;
-  if (arch->n_experts > 0) /* the router's input, then the experts' own (cast) copies */
-    act += e * T * h + e * T * d->E + d->mlp_in * e * d->m * h + per_inner * e * d->m * d->i
-           + e * d->m * h;
-  else
-    act += d->mlp_in * e * T * h + per_inner * e * T * d->i;
-  return act + d->drop * T * h + lora_saved (d, arch, NULL, 0, NULL);
-}
-
-static void
-push (double *sizes, guint max, guint *n, double bytes)
-{
-  if (bytes > 0 && *n < max)
-    sizes[(*n)++] = bytes;
+  g_return_val_if_fail (cost_params_ok (arch, p), NULL);
+  Dims d = cost_dims_of (arch, p);
+  return cost_layer_graph (&d, arch, p->flash_attention);
 }
 
 guint
@@ -402,54 +356,23 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
                                 guint max)
 {
   g_return_val_if_fail (cost_params_ok (arch, p), 0);
-  Dims d = cost_dims_of (arch, p);
-  double T = d.T, h = d.h, e = d.e, scores = d.b * d.a * d.s * d.s;
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (arch, p);
   guint n = 0;
-  /* Same terms as layer_act_saved(), one tensor each. */
-  push (sizes, max, &n, d.ea * T * h);       /* norm1 input (fp32 under autocast) */
-  for (guint k = 0; k < (guint) d.qkv_in; k++)
-    push (sizes, max, &n, e * T * h);        /* qkv input (a cast copy each under autocast) */
-  push (sizes, max, &n, e * T * d.q);        /* q */
-  push (sizes, max, &n, e * T * d.c);        /* k */
-  push (sizes, max, &n, e * T * d.c);        /* v */
-  if (p->flash_attention)
-    push (sizes, max, &n, 4 * d.b * d.a * d.s); /* logsumexp */
-  else if (d.autocast)
-    {
-      push (sizes, max, &n, d.sm_in * d.ea * scores); /* softmax input (PyTorch <= 1.10) */
-      push (sizes, max, &n, d.ea * scores);         /* softmax output, fp32 */
-      push (sizes, max, &n, d.drop * scores);       /* dropout mask */
-      push (sizes, max, &n, e * scores);            /* AV matmul's cast copy */
-    }
-  else
-    {
-      push (sizes, max, &n, d.sm_in * e * scores);  /* softmax input (PyTorch <= 1.10) */
-      push (sizes, max, &n, e * scores);            /* softmax output */
-      push (sizes, max, &n, d.drop * scores);       /* dropout mask */
-      push (sizes, max, &n, d.drop * e * scores);   /* dropout output */
-    }
-  push (sizes, max, &n, e * T * d.q);        /* attention output (o-proj input) */
-  push (sizes, max, &n, d.drop * T * h);     /* dropout mask after o-proj */
-  push (sizes, max, &n, d.ea * T * h);       /* norm2 input (fp32 under autocast) */
-  guint inner = arch->mlp == MODEL_MLP_SWIGLU ? 3 : 2;
-  guint mlp_in = arch->n_experts > 0 ? 1 : (guint) d.mlp_in;
-  for (guint k = 0; k < mlp_in; k++)
-    push (sizes, max, &n, e * T * h);        /* mlp (or router) input */
-  if (arch->n_experts > 0)
-    {
-      push (sizes, max, &n, e * T * d.E);
-      for (guint k = 0; k < (guint) d.mlp_in; k++)
-        push (sizes, max, &n, e * d.m * h);  /* routed tokens' copy (a cast each) */
-      for (guint k = 0; k < inner; k++)
-        push (sizes, max, &n, e * d.m * d.i);
-      push (sizes, max, &n, e * d.m * h);
-    }
-  else
-    for (guint k = 0; k < inner; k++)
-      push (sizes, max, &n, e * T * d.i);
-  push (sizes, max, &n, d.drop * T * h);     /* dropout mask after the MLP */
-  lora_saved (&d, arch, sizes, max, &n);     /* adapter outputs A·x */
-  return n;
+  model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, p->compile, sizes, max, &n);
+  return MIN (n, max);
+}
+
+/* The forward's point-wise ops (norms, activations, softmax, residuals): what op-level
+ * selective checkpointing reruns before the backward. */
+static void
+pointwise_pass (const ModelPass *fwd, ModelPass *out)
+{
+  for (guint j = 0; j < fwd->n_ops; j++)
+    if (fwd->ops[j].op_class == MODEL_OP_ELEMENTWISE)
+      {
+        out->ops[out->n_ops++] = fwd->ops[j];
+        out->bytes += fwd->ops[j].bytes;
+      }
 }
 
 static double
@@ -497,11 +420,16 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
       cost.fwd.workspace += 2 * largest_linear (arch);
       cost.bwd.workspace += 2 * largest_linear (arch);
     }
-  cost.act_saved = layer_act_saved (&d, arch, flash);
-  cost.act_saved += model_cost_layer_weight_cache (arch, p);
+  g_autoptr (ModelGraph) g = cost_layer_graph (&d, arch, flash);
+  double saved = model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, d.compile, NULL, 0, NULL);
+  cost.act_saved = saved + model_cost_layer_weight_cache (arch, p);
   cost.act_checkpoint = d.e * d.T * d.h;
   attention_core_fwd (&cost.attn_core_fwd, &d, flash);
-  double scores = d.b * d.a * d.s * d.s;
-  cost.act_attn_core = flash ? 4 * d.b * d.a * d.s : attn_core_saved (&d, scores);
+  cost.act_attn_core
+    = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_NON_CORE, d.compile, NULL, 0, NULL);
+  cost.act_keep_matmul = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, d.compile, NULL, 0, NULL);
+  cost.act_pointwise
+    = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, d.compile, NULL, 0, NULL);
+  pointwise_pass (&cost.fwd, &cost.pointwise_fwd);
   return cost;
 }

@@ -20,6 +20,7 @@
 #include "hardware/kernel.h"
 #include "models/arch/arch.h"
 #include "models/arch/finetune.h"
+#include "models/ops/graph.h"
 
 typedef enum
 {
@@ -68,7 +69,23 @@ typedef struct
    * of act_saved it alone keeps (the s² terms; flash's logsumexp). Layers only. */
   ModelPass attn_core_fwd;
   double act_attn_core;
+  /* Op-level selective (graph.h MODEL_GRAPH_KEEP_MATMUL): B kept (block input, matmul and
+   * attention outputs), the forward's point-wise ops rerun before the backward, and the B
+   * of act_saved that rerun re-creates. Layers only. */
+  double act_keep_matmul;
+  ModelPass pointwise_fwd;
+  double act_pointwise;
 } ModelBlockCost;
+
+/* How the loss head computes the loss (the framework's choice; mirrors ModelLossImpl of
+ * models/stack/framework.h, which models/ops may not include). */
+typedef enum
+{
+  MODEL_COST_LOSS_UPCAST,  /* logits.float(), log_softmax keeps its fp32 output */
+  MODEL_COST_LOSS_PLAIN,   /* cross-entropy on the compute-dtype logits */
+  MODEL_COST_LOSS_CHUNKED, /* torchtune CEWithChunkedOutputLoss: loss_chunks chunks */
+  MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
+} ModelCostLoss;
 
 typedef struct
 {
@@ -87,6 +104,15 @@ typedef struct
   gboolean softmax_saves_input; /* PyTorch <= 1.10 autograd: softmax and log_softmax keep
                                  * their input as well as their output for backward */
   ModelFinetune finetune;  /* LoRA/QLoRA: frozen base GEMMs, adapter GEMMs, NF4 dequant */
+  /* The framework's op-graph knobs (models/stack/framework.h ModelFramework): */
+  ModelCostLoss loss;      /* the loss head (model_cost_head) */
+  guint loss_chunks;       /* chunks of MODEL_COST_LOSS_CHUNKED / FUSED; 0 or 1: one */
+  gboolean norm_fp32;      /* RMSNorm upcasts and saves its fp32 input (HF LlamaRMSNorm,
+                            * torchtune RMSNorm); only without autocast, RMSNorm models */
+  gboolean compile;        /* torch.compile's partitioner recomputes fusible point-wise
+                            * intermediates (graph.h) */
+  gboolean kv_repeat;      /* GQA k and v expanded to the a query heads (a copy each) before
+                            * the attention kernel, which saves the copies */
 } ModelCostParams;
 
 /* One transformer layer (attention + MLP or MoE experts). With weight_cache_bytes > 0
@@ -106,6 +132,10 @@ double model_cost_layer_weight_cache (const ModelArch *arch, const ModelCostPara
 guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
                                       double *sizes, guint max);
 
+/* The saved-tensor graph of one transformer layer under `p` (graph.h; what
+ * model_cost_layer()'s act_saved and the tensor list come from). New graph. */
+ModelGraph *model_cost_layer_graph (const ModelArch *arch, const ModelCostParams *p);
+
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
  * embedding-dropout mask b·s·h when dropout > 0. No FLOPs. */
@@ -119,10 +149,19 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  * are saved; logits are b × num_labels: FLOPs 2·b·h·(h + num_labels), workspace a few
  * bytes. Attention is bidirectional, already counted as the full s² (file comment). */
 
-/* Final norm + LM head + cross-entropy loss. Logits are materialised in fp32 (4·b·s·V B)
- * together with their gradient (HF casts logits to fp32 for the loss): workspace, fwd
- * 4·b·s·V, bwd 8·b·s·V. act_saved = 2·e·b·s·h (final-norm input and LM-head input);
- * act_checkpoint = e·b·s·h. */
+/* Final norm + LM head + cross-entropy loss, by p->loss (cost_ends.c loss_memory, each
+ * case's source there). T = b·s, V vocabulary:
+ *   upcast   act_saved adds log_softmax's fp32 result 4·T·V; workspace fwd e·T·V + 4·T·V
+ *            (e-byte logits and their fp32 copy), bwd 8·T·V (nll's and log_softmax's
+ *            gradients): 12 B a logit at the backward's peak
+ *   plain    e·T·V saved; fwd e·T·V, bwd 2·e·T·V
+ *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
+ *            compiled e·T·V + 4·T saved, 4·T·V/n each way
+ *   fused    4·T saved (logsumexp), fwd 4·T·V/n, bwd 8·T·V/n
+ * MPT with the upcast default keeps llm-foundry's flash-attn cross-entropy (e-byte logits,
+ * nothing saved, fwd e·T·V, bwd 2·e·T·V). act_saved also holds the final norm's tensors
+ * (its input e·T·h, or under norm_fp32 4·T·h + 4·T + e·T·h; compiled e·T·h + 4·T) and the
+ * LM-head input e·T·h; act_checkpoint = e·b·s·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
 /* Model FLOPs of one forward+backward for b·s tokens without recompute: Σ over the blocks

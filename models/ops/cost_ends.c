@@ -55,6 +55,61 @@ bert_head (const ModelArch *arch, const Dims *d)
   return cost;
 }
 
+/* What the loss keeps and its transient peaks, B, for T·V logits (cost.h): `saved` from the
+ * forward to the backward, `fwd` and `bwd` on top of it inside each pass. */
+typedef struct
+{
+  double saved, fwd, bwd, traffic;
+} LossMemory;
+
+static LossMemory
+loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
+{
+  double TV = d->T * d->V, e = d->e, n = p->loss_chunks > 1 ? (double) p->loss_chunks : 1.0;
+  switch (p->loss)
+    {
+    case MODEL_COST_LOSS_PLAIN:
+      /* F.cross_entropy on e-byte logits: log_softmax keeps its e-byte result; backward
+       * holds nll's gradient and log_softmax's, e bytes each. */
+      return (LossMemory){ e * TV, e * TV, 2 * e * TV, 3 * e * TV };
+    case MODEL_COST_LOSS_CHUNKED:
+      /* torchtune CEWithChunkedOutputLoss (modules/loss/ce_chunked_output_loss.py): the
+       * model returns n e-byte logit chunks (TransformerDecoder.chunked_output), each
+       * upcast and cross-entropied on its own. Eager, every chunk's log_softmax keeps its
+       * fp32 result (4·T·V in all) and the transients are one chunk's (its fp32 copy in the
+       * forward; nll's and log_softmax's gradients in the backward) with the e-byte chunks
+       * the list holds through the forward. Compiled (the recipe compiles
+       * compute_cross_entropy, training/_compile.py compile_loss), the upcast is fused:
+       * the graph saves its e-byte input chunk and a logsumexp, and the backward
+       * materializes one chunk's fp32 gradient at a time. */
+      if (p->compile)
+        return (LossMemory){ e * TV + 4 * d->T, 4 * TV / n, 4 * TV / n, e * TV + 2 * e * TV };
+      return (LossMemory){ 4 * TV, e * TV + 4 * TV / n, 8 * TV / n,
+                           e * TV + 2 * 4 * TV };
+    case MODEL_COST_LOSS_FUSED:
+      /* fused linear + cross-entropy (Liger LigerFusedLinearCrossEntropyLoss; Megatron's
+       * fused path): logits exist one chunk at a time in fp32, the loss keeps a logsumexp */
+      return (LossMemory){ 4 * d->T, 4 * TV / n, 2 * 4 * TV / n, 2 * 4 * TV };
+    case MODEL_COST_LOSS_UPCAST:
+    default:
+      if (mpt)
+        /* MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss_fn
+         * 'fused_crossentropy' is flash-attn's CrossEntropyLoss (flash_attn/losses/
+         * cross_entropy.py, a Triton kernel on the e-byte logits: reads them once, keeps
+         * a per-row logsumexp, writes an e-byte gradient in backward) — no fp32 copy. */
+        return (LossMemory){ 0, e * TV, 2 * e * TV, e * TV };
+      /* HF ForCausalLMLoss (transformers loss/loss_utils.py) and torchtune's model output
+       * (`self.output(h).float()`) with nn.CrossEntropyLoss: logits.float() saves nothing
+       * (a cast), log_softmax keeps its fp32 result (4·T·V) for the backward
+       * (derivatives.yaml _log_softmax: result), the fp32 logits themselves are freed once
+       * the loss holds only that. Forward peak: the fp32 logits beside the result, and in HF
+       * the e-byte logits the model output still holds (e·T·V + 4·T·V on top). Backward: nll_loss_backward's fp32 gradient (zeros + scatter) and
+       * _log_softmax_backward_data's output coexist with the result: 8·T·V on top, 12 B
+       * a logit in all. */
+      return (LossMemory){ 4 * TV, e * TV + 4 * TV, 8 * TV, e * TV + 2 * 4 * TV };
+    }
+}
+
 ModelBlockCost
 model_cost_head (const ModelArch *arch, const ModelCostParams *p)
 {
@@ -64,28 +119,22 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   Dims d = cost_dims_of (arch, p);
   if (arch->family == MODEL_FAMILY_BERT)
     return bert_head (arch, &d);
-  double TV = d.T * d.V;
+  LossMemory lm = loss_memory (&d, p, arch->family == MODEL_FAMILY_MPT);
   cost_add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
   /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
-  /* MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss_fn
-   * 'fused_crossentropy' is flash-attn's CrossEntropyLoss (flash_attn/losses/
-   * cross_entropy.py, a Triton kernel on the e-byte logits: reads them once, keeps a
-   * per-row logsumexp, writes an e-byte gradient in backward) — no fp32 copy. */
-  gboolean fused = arch->family == MODEL_FAMILY_MPT;
-  double el = fused ? d.e : 4.0; /* bytes of a logit as the loss holds it */
-  /* Loss: read e-byte logits, write the fp32 copy, read it for log-softmax/NLL; fused:
-   * one read. */
-  cost_add_elementwise (&cost.fwd, "cross_entropy", fused ? d.e * TV : d.e * TV + 2 * 4 * TV);
+  cost_add_elementwise (&cost.fwd, "cross_entropy", lm.traffic);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
-  /* fp32 logits: HF transformers upcasts them for the loss (LlamaForCausalLM.forward,
-   * `logits.float()`; ForCausalLMLoss). Backward holds them (or the log-probabilities)
-   * with their gradient, fp32 (fused: e bytes each). */
-  cost.fwd.workspace = el * TV;
-  cost.bwd.workspace = 2 * el * TV;
-  /* final-norm input and LM-head input; PyTorch <= 1.10: log_softmax also keeps its input,
-   * the fp32 logits, from the forward to the backward */
-  cost.act_saved = 2 * d.e * d.T * d.h + d.sm_in * 4 * TV;
+  cost.fwd.workspace = lm.fwd;
+  cost.bwd.workspace = lm.bwd;
+  /* The final norm's saved tensors (as a layer's norm, graph_layer.c: its input, or the
+   * fp32 copy, rstd and normalized tensor of an upcasting RMSNorm; compiled, its input and
+   * rstd) and the LM head's input; PyTorch <= 1.10: log_softmax also keeps its input, the
+   * fp32 logits. */
+  double Th = d.T * d.h;
+  double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
+                            : d.e * Th;
+  cost.act_saved = norm + d.e * Th + lm.saved + d.sm_in * 4 * d.T * d.V;
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }

@@ -1,5 +1,6 @@
 /* models/plan/plan_ckpt.c — activation checkpointing inside one rank's schedule (plan_step.c):
- * what each layer's forward keeps under none / full / selective / every_k / sqrt, the
+ * what each layer's forward keeps under none / full / selective / selective_op / every_k /
+ * sqrt, the
  * recompute tasks its backward needs, and one layer's parameter and saved-activation
  * tensors. Selective: Korthikanti et al. 2022 §5; full and √L segments: Chen et al. 2016
  * (arXiv 1604.06174) §3. */
@@ -54,6 +55,8 @@ stored_bytes (const StepCtx *c, guint l)
     return 0;
   if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
     return lc->act_saved - lc->act_attn_core;
+  if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE_OP)
+    return lc->act_keep_matmul;
   return lc->act_saved;
 }
 
@@ -134,25 +137,46 @@ plan_step_head_cast_bytes (const StepCtx *c)
   return per_param * matrix;
 }
 
-/* A recompute task for layer l: the whole forward (re-creating act_saved) or, selective,
- * the attention core alone (re-creating its s² activations). */
+typedef enum
+{
+  RECOMPUTE_LAYER,     /* the whole forward, re-creating act_saved */
+  RECOMPUTE_CORE,      /* selective: the attention core, re-creating its s² activations */
+  RECOMPUTE_POINTWISE, /* op-level selective: the point-wise ops, from the kept matmul outputs */
+} RecomputeWhat;
+
+/* A recompute task for layer l. */
 static void
-recompute (StepCtx *c, guint l, gboolean core_only)
+recompute (StepCtx *c, guint l, RecomputeWhat what)
 {
   ModelPlan *p = c->p;
   const ModelBlockCost *lc = &c->pc->layer;
+  static const char *const label[] = { "", " attn", " pointwise" };
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
-                   "recompute%s L%u mb%d", core_only ? " attn" : "", l, c->mb);
+                   "recompute%s L%u mb%d", label[what], l, c->mb);
   if (plan_step_regathers (c))
     plan_task_dep (p, c->gather_task[l]);
   plan_task_dep (p, c->restored);
-  plan_task_add_pass (p, core_only ? &lc->attn_core_fwd : &lc->fwd);
-  c->recomputed[l] = core_only ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
-                                                  MODEL_EFFECT_AT_START)
-                               : plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS,
-                                                          c->saved_tensors, c->n_saved_tensors,
-                                                          MODEL_EFFECT_AT_START);
-  plan_task_workspace (p, core_only ? lc->attn_core_fwd.workspace : lc->fwd.workspace);
+  switch (what)
+    {
+    case RECOMPUTE_CORE:
+      plan_task_add_pass (p, &lc->attn_core_fwd);
+      c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
+                                          MODEL_EFFECT_AT_START);
+      plan_task_workspace (p, lc->attn_core_fwd.workspace);
+      break;
+    case RECOMPUTE_POINTWISE:
+      plan_task_add_pass (p, &lc->pointwise_fwd);
+      c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_pointwise,
+                                          MODEL_EFFECT_AT_START);
+      break;
+    case RECOMPUTE_LAYER:
+    default:
+      plan_task_add_pass (p, &lc->fwd);
+      c->recomputed[l] = plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS, c->saved_tensors,
+                                                  c->n_saved_tensors, MODEL_EFFECT_AT_START);
+      plan_task_workspace (p, lc->fwd.workspace);
+      break;
+    }
   p->hardware_flops += plan_current (p)->flops;
 }
 
@@ -165,17 +189,20 @@ plan_step_recompute_before_backward (StepCtx *c, guint l)
   switch (c->ckpt)
     {
     case MODEL_CHECKPOINTING_SELECTIVE:
-      recompute (c, l, TRUE);
+      recompute (c, l, RECOMPUTE_CORE);
+      break;
+    case MODEL_CHECKPOINTING_SELECTIVE_OP:
+      recompute (c, l, RECOMPUTE_POINTWISE);
       break;
     case MODEL_CHECKPOINTING_SQRT:
       /* Entering a segment from its last layer: rerun the segment's forward, in order. */
       if (l + 1 == c->L || (l + 1) % c->segment == 0)
         for (guint j = l - l % c->segment; j <= l; j++)
-          recompute (c, j, FALSE);
+          recompute (c, j, RECOMPUTE_LAYER);
       break;
     default:
       if (checkpointed (c, l))
-        recompute (c, l, FALSE);
+        recompute (c, l, RECOMPUTE_LAYER);
       break;
     }
 }

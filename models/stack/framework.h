@@ -55,6 +55,9 @@ typedef struct
   guint loss_chunks;            /* chunks of MODEL_LOSS_CHUNKED (torchtune: 8), >= 1 */
   gboolean norm_fp32;           /* norms upcast to fp32 and save the fp32 input (HF LlamaRMSNorm) */
   gboolean compile;             /* torch.compile fuses elementwise chains (fewer saved tensors) */
+  gboolean kv_repeat;           /* GQA keys/values expanded to the query heads before the
+                                 * attention kernel, which saves the expanded copies (torchtune
+                                 * modules/attention.py; HF repeat_kv for eager and masked SDPA) */
   /* Model-state and step knobs (models/stack/, models/plan/): */
   gboolean main_grad_fp32;      /* Megatron: an fp32 main_grad buffer beside 16-bit params */
   ModelOptimizerImpl optimizer_impl;

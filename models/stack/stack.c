@@ -11,7 +11,7 @@ static const char *const precision_names[] = { "fp32",     "bf16_mixed", "fp16_m
 static const char *const optimizer_names[] = { "adamw",      "sgd_momentum",     "adafactor",
                                                "adamw_8bit", "paged_adamw_8bit", NULL };
 static const char *const checkpointing_names[] = { "none", "full", "selective", "every_k", "sqrt",
-                                                   NULL };
+                                                   "selective_op", NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (precision_names) == MODEL_N_PRECISIONS + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_names) == MODEL_N_OPTIMIZERS + 1);
 
@@ -50,6 +50,7 @@ model_stack_init_defaults (ModelStack *stack)
       .loss_chunks = 1,
       .norm_fp32 = TRUE,
       .compile = FALSE,
+      .kv_repeat = FALSE,
       .main_grad_fp32 = FALSE,
       .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
     },
@@ -341,6 +342,25 @@ model_stack_optimizer_step_flops (const ModelStack *s)
     }
 }
 
+/* ModelLossImpl (framework.h) as the cost model's own enum (models/ops may not include
+ * models/stack). */
+static ModelCostLoss
+loss_of (ModelLossImpl l)
+{
+  switch (l)
+    {
+    case MODEL_LOSS_PLAIN:
+      return MODEL_COST_LOSS_PLAIN;
+    case MODEL_LOSS_CHUNKED:
+      return MODEL_COST_LOSS_CHUNKED;
+    case MODEL_LOSS_FUSED:
+      return MODEL_COST_LOSS_FUSED;
+    case MODEL_LOSS_UPCAST:
+    default:
+      return MODEL_COST_LOSS_UPCAST;
+    }
+}
+
 ModelCostParams
 model_stack_cost_params (const ModelStack *s)
 {
@@ -359,5 +379,10 @@ model_stack_cost_params (const ModelStack *s)
     .autocast = model_stack_autocast (s),
     .softmax_saves_input = s->softmax_saves_input,
     .finetune = s->finetune,
+    .loss = loss_of (s->framework.loss),
+    .loss_chunks = s->framework.loss_chunks,
+    .norm_fp32 = s->framework.norm_fp32,
+    .compile = s->framework.compile,
+    .kv_repeat = s->framework.kv_repeat,
   };
 }

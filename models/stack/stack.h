@@ -92,6 +92,9 @@ typedef enum
   MODEL_CHECKPOINTING_EVERY_K,   /* full checkpointing of every k-th layer (checkpoint_every) */
   MODEL_CHECKPOINTING_SQRT,      /* √L segments: keep each segment's input, recompute a
                                     segment at a time (Chen et al. 2016, arXiv 1604.06174 §3) */
+  MODEL_CHECKPOINTING_SELECTIVE_OP, /* op-level: keep matmul and attention outputs, recompute
+                                       the point-wise ops (torchtitan selective_ac_option op;
+                                       models/ops/graph.h) */
 } ModelCheckpointing;
 
 typedef struct

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include "cli/scenario/scenario.h"
+#include "cli/scenario/scenario_private.h"
 #include "tests/testlib.h"
 
 static const char base[] =
@@ -231,6 +232,66 @@ test_framework_switches (void)
                 (const char *[]){ "[training]", "softmax_saves_input", "1.10", NULL });
 }
 
+/* The op-graph keys (models/stack/framework.h): defaults are the custom framework's (upcast
+ * loss, one chunk, fp32 RMSNorm, no compile, no k/v repeat); each parses, and a bad value is
+ * one error naming the group, the key and the value. */
+static void
+test_op_graph_keys (void)
+{
+  g_autoptr (CliScenario) plain = load_text (base, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (plain);
+  const ModelFramework *f = &plain->stack.framework;
+  CU_ASSERT_EQUAL (f->loss, MODEL_LOSS_UPCAST);
+  CU_ASSERT_EQUAL (f->loss_chunks, 1);
+  CU_ASSERT_TRUE (f->norm_fp32);
+  CU_ASSERT_FALSE (f->compile);
+  CU_ASSERT_FALSE (f->kv_repeat);
+  g_autoptr (CliScenario) tt = load_text (
+    base, (const char *[]){ "training.loss=chunked", "training.loss_chunks=8",
+                            "training.norm_fp32=false", "training.compile=true",
+                            "training.kv_repeat=true", NULL }, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (tt);
+  f = &tt->stack.framework;
+  CU_ASSERT_EQUAL (f->loss, MODEL_LOSS_CHUNKED);
+  CU_ASSERT_EQUAL (f->loss_chunks, 8);
+  CU_ASSERT_FALSE (f->norm_fp32);
+  CU_ASSERT_TRUE (f->compile);
+  CU_ASSERT_TRUE (f->kv_repeat);
+  expect_error (base, (const char *[]){ "training.loss=softmax", NULL },
+                (const char *[]){ "[training]", "loss", "softmax", "chunked", NULL });
+  expect_error (base, (const char *[]){ "training.loss_chunks=0", NULL },
+                (const char *[]){ "[training]", "loss_chunks", NULL });
+  expect_error (base, (const char *[]){ "training.loss_chunks=1e9", NULL },
+                (const char *[]){ "[training]", "loss_chunks", NULL });
+  expect_error (base, (const char *[]){ "training.compile=maybe", NULL },
+                (const char *[]){ "[training]", "compile", "maybe", NULL });
+  expect_error (base, (const char *[]){ "training.norm_fp32=2", NULL },
+                (const char *[]){ "[training]", "norm_fp32", NULL });
+}
+
+/* A key overrides its field only when present: what a framework profile set before the keys
+ * are read (here set by hand) survives a file that names other keys. */
+static void
+test_op_graph_keys_override_only_present (void)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  CU_ASSERT_TRUE_FATAL (g_key_file_load_from_data (kf, "[training]\nloss = plain\n", -1,
+                                                   G_KEY_FILE_NONE, NULL));
+  g_autofree CliScenario *sc = g_new0 (CliScenario, 1);
+  model_stack_init_defaults (&sc->stack);
+  sc->stack.framework.compile = TRUE;
+  sc->stack.framework.norm_fp32 = FALSE;
+  sc->stack.framework.loss_chunks = 8;
+  sc->stack.framework.kv_repeat = TRUE;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_TRUE (cli_scenario_load_memory (kf, sc, &e));
+  CU_ASSERT_EQUAL (sc->stack.framework.loss, MODEL_LOSS_PLAIN);
+  CU_ASSERT_TRUE (sc->stack.framework.compile);
+  CU_ASSERT_FALSE (sc->stack.framework.norm_fp32);
+  CU_ASSERT_EQUAL (sc->stack.framework.loss_chunks, 8);
+  CU_ASSERT_TRUE (sc->stack.framework.kv_repeat);
+}
+
 static void
 test_bad_set_syntax (void)
 {
@@ -422,6 +483,9 @@ test_no_effect_warnings (void)
     { base, { "training.checkpointing=full", "training.checkpoint_every=3" },
       "group [training], key 'checkpoint_every'" },
     { base, { "training.checkpointing=selective" }, "key 'checkpointing': has almost no effect" },
+    { base, { "training.loss_chunks=8" }, "group [training], key 'loss_chunks'" },
+    { base, { "training.precision=bf16_amp", "training.norm_fp32=true" },
+      "group [training], key 'norm_fp32'" },
     { base, { "training.precision=bf16_mixed", "training.tf32=true" },
       "group [training], key 'tf32'" },
     { base, { "training.optimizer=sgd_momentum", "training.optimizer_foreach=false" },
@@ -435,6 +499,8 @@ test_no_effect_warnings (void)
     { base, { "cluster.nvme_drives=2" }, "group [cluster], key 'nvme_drives'" },
     { base, { "cluster.nic_bandwidth=100 Gbit/s" }, "group [cluster], key 'nic_bandwidth'" },
     /* an effect: no warning */
+    { base, { "training.loss=chunked", "training.loss_chunks=8" }, NULL },
+    { base, { "training.precision=bf16", "training.norm_fp32=false" }, NULL },
     { base, { "cluster.gpus_per_node=8", "parallel.bucket_size=50 MiB" }, NULL },
     { base, { "cluster.gpus_per_node=8", "parallel.data_parallel=zero3", "parallel.prefetch=2" },
       NULL },
@@ -599,6 +665,8 @@ main (void)
     { "unknown model config or family", test_unknown_family_and_config },
     { "bad enum value and GPU name", test_bad_enum_and_gpu },
     { "framework switch softmax_saves_input", test_framework_switches },
+    { "op-graph keys: loss, loss_chunks, norm_fp32, compile, kv_repeat", test_op_graph_keys },
+    { "op-graph keys override only when present", test_op_graph_keys_override_only_present },
     { "keys that would be ignored or cannot hold", test_ignored_or_impossible_keys },
     { "--set: spaces dropped, bad keys refused", test_set_spaces_and_bad_keys },
     { "an override's error names it and its origin", test_error_names_override },

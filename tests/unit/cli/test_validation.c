@@ -125,7 +125,7 @@ run_field (const char *file, const char *const *sets, double (*get) (const Model
 }
 
 static double get_step (const ModelSimResult *r) { return r->step_time; }
-static double get_used (const ModelSimResult *r) { return r->device_used; }
+static double get_need (const ModelSimResult *r) { return r->need_device; }
 static double get_acts (const ModelSimResult *r) { return r->category_peak[MODEL_MEM_ACTIVATIONS]; }
 
 /* S9 (published.md): gradient checkpointing adds 20–33 % to the step (Chen et al.: +30 %).
@@ -142,36 +142,43 @@ test_s9_checkpointing_time (void)
   CU_ASSERT (added >= 0.20 && added <= 0.33);
 }
 
-/* S9: activations O(n) → O(√n). Quadrupling the layers (16 → 64) quadruples the
- * activations kept without checkpointing; with √L segments, stored inputs grow as L/√L and
- * one segment's activations as √L: both ×2, so about ×2 in all (we allow up to ×2.5 for
- * the head and embedding, which do not scale with L). */
+/* S9: activations O(n) → O(√n). Without checkpointing the activations kept are linear in
+ * the layers: emb + L·A + head, so going 16 → 64 layers adds 3× what 16 → 32 adds (the
+ * head, whose fp32 log-probabilities do not scale with L, cancels out); with √L segments,
+ * stored inputs grow as L/√L and one segment's activations as √L: both ×2, so about ×2 in
+ * all (we allow up to ×2.5 for the head and embedding). */
 static void
 test_s9_sqrt_scaling (void)
 {
   const char *n16[] = { "training.checkpointing=none", NULL };
+  const char *n32[] = { "training.checkpointing=none", "model.num_hidden_layers=32", NULL };
   const char *n64[] = { "training.checkpointing=none", "model.num_hidden_layers=64", NULL };
   const char *s16[] = { "training.checkpointing=sqrt", NULL };
   const char *s64[] = { "training.checkpointing=sqrt", "model.num_hidden_layers=64", NULL };
   const char *f = "scenarios/s1-llama-3.2-1b-fp32.ini";
-  double none = run_field (f, n64, get_acts) / run_field (f, n16, get_acts);
+  double a16 = run_field (f, n16, get_acts), a32 = run_field (f, n32, get_acts);
+  double none = run_field (f, n64, get_acts) / a16;
+  double linear = (run_field (f, n64, get_acts) - a16) / (a32 - a16);
   double sq = run_field (f, s64, get_acts) / run_field (f, s16, get_acts);
   g_printerr ("\n  S9: activations x%.2f without checkpointing, x%.2f with sqrt segments\n", none, sq);
-  CU_ASSERT (none >= 3.8 && none <= 4.0);
+  STEPSIM_ASSERT_REL (linear, 3.0, 1e-9);
+  CU_ASSERT (none > 2 && none < 4);
   CU_ASSERT (sq >= 1.5 && sq <= 2.5);
 }
 
 /* S10: bf16 mixed precision + gradient checkpointing alone cut total memory 60–70 % — in
  * a run whose memory is mostly activations (GPT-2 124M, 8 × 1024 tokens per micro-batch,
- * eager attention) against fp32 without checkpointing. */
+ * eager attention) against fp32 without checkpointing. The fp32 arm does not fit the
+ * 24 GB card (the loss's 12 B a logit, models/ops/cost.h): its device-used is where the
+ * replay stopped, so both arms compare what the step as planned needs on the device. */
 static void
 test_s10_bf16_and_checkpointing (void)
 {
   const char *f = "scenarios/gpt2-small-eager-rtx4090.ini";
   const char *base[] = { "training.precision=fp32", "training.checkpointing=none", NULL };
   const char *both[] = { "training.precision=bf16_mixed", "training.checkpointing=full", NULL };
-  double cut = 1 - run_field (f, both, get_used) / run_field (f, base, get_used);
-  g_printerr ("\n  S10: bf16 + checkpointing cut device-used memory by %.1f %% (seed: 60-70 %%)\n",
+  double cut = 1 - run_field (f, both, get_need) / run_field (f, base, get_need);
+  g_printerr ("\n  S10: bf16 + checkpointing cut device memory needed by %.1f %% (seed: 60-70 %%)\n",
               100 * cut);
   CU_ASSERT (cut >= 0.60 && cut <= 0.70);
 }

@@ -201,18 +201,24 @@ test_t1_mfu (void)
   CU_ASSERT (fabs (mfu - 0.415) < 0.005);
 }
 
-/* Head: LM-head GEMM 2·T·h·V; fp32 logits 4·T·V in forward, + their gradient in backward. */
+/* Head: LM-head GEMM 2·T·h·V. Upcast loss (HF ForCausalLMLoss): log_softmax keeps its
+ * fp32 result 4·T·V from the forward to the backward, beside the final-norm input and the
+ * LM-head input (e·T·h each, LayerNorm: no fp32 copy); the forward holds the e-byte logits
+ * and their fp32 copy on top (e·T·V + 4·T·V); the backward nll's and log_softmax's fp32
+ * gradients (8·T·V): 12 B a logit at the backward's peak. */
 static void
 test_head (void)
 {
   ModelArch arch = gpt_like (64, 4, 1, 1000);
   ModelCostParams p = params (2, 8, TRUE, 0);
   ModelBlockCost c = model_cost_head (&arch, &p);
-  double T = 16, V = 1000;
+  double T = 16, V = 1000, h = 64, e = 2;
   STEPSIM_ASSERT_REL (op_flops (&c.fwd, "lm_head"), 2 * T * 64 * V, 1e-15);
   STEPSIM_ASSERT_REL (c.fwd.flops, 2 * T * 64 * V, 1e-15);
-  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 2 * e * T * h + 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, e * T * V + 4 * T * V, 0);
   CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 8 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved + c.bwd.workspace - 2 * e * T * h, 12 * T * V, 0);
 }
 
 /* Embedding: a gather, no FLOPs; saves only int64 token ids (8·b·s) without dropout. */
@@ -364,8 +370,9 @@ llama31_8b (void)
  * 2023, arXiv 2305.13245 §2; HF LlamaAttention: k_proj, v_proj out = num_key_value_heads ×
  * head_dim). Llama 3.1 8B layer, pure bf16 (e = 2, no autocast), no dropout, T = b·s:
  *   norm1 in e·T·h + qkv in e·T·h + Q e·T·q + K, V 2·e·T·c + o-proj in e·T·q
- *   + norm2 in e·T·h + MLP in e·T·h + SwiGLU gate, up, product 3·e·T·i
- *   = e·T·(4h + 2q + 2c + 3i), plus flash's logsumexp 4·b·a·s or eager's softmax output
+ *   + norm2 in e·T·h + MLP in e·T·h + SwiGLU gate, silu(gate), up, product 4·e·T·i (eager:
+ *   silu saves the gate, the mul silu(gate) and up, down_proj the product)
+ *   = e·T·(4h + 2q + 2c + 4i), plus flash's logsumexp 4·b·a·s or eager's softmax output
  *   e·b·a·s². Under autocast (fp32 weights): the norms save fp32 (4·T·h each), the separate
  *   q, k, v projections three e-byte casts of their input (3·e·T·h), gate and up two
  *   (2·e·T·h); eager's softmax output is fp32 (4·b·a·s²) plus the AV matmul's e-byte copy.
@@ -385,8 +392,8 @@ test_gqa_activations (void)
           ModelCostParams p = params (shapes[j][0], shapes[j][1], flash, 0);
           p.autocast = autocast;
           double expect = autocast ? 4 * T * h + 3 * e * T * h + e * T * (q + 2 * c) + e * T * q
-                                       + 4 * T * h + 2 * e * T * h + 3 * e * T * i
-                                   : e * T * (4 * h + 2 * q + 2 * c + 3 * i);
+                                       + 4 * T * h + 2 * e * T * h + 4 * e * T * i
+                                   : e * T * (4 * h + 2 * q + 2 * c + 4 * i);
           expect += flash ? 4 * b * a * s : (autocast ? 4 + e : e) * b * a * s * s;
           ModelBlockCost cost = model_cost_layer (&arch, &p);
           CU_ASSERT_DOUBLE_EQUAL (cost.act_saved, expect, 0);

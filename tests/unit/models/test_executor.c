@@ -183,6 +183,26 @@ test_activation_peak_variants (void)
   CU_ASSERT (C > 0 && C < A);
 }
 
+/* Op-level selective (models/ops/graph.h): every layer keeps its input and its matmul and
+ * attention outputs (K); the point-wise recompute re-creates the rest of what eager saves
+ * (P) for one layer at a time, after the head's activations are gone:
+ * emb + 4K + max(H, P). The rerun ops are point-wise: no FLOPs beyond the model's. */
+static void
+test_activation_peak_selective_op (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  ModelCostParams cp = model_stack_cost_params (&s);
+  ModelBlockCost layer = model_cost_layer (a, &cp);
+  double emb = model_cost_embedding (a, &cp).act_saved, head = model_cost_head (a, &cp).act_saved;
+  double K = layer.act_keep_matmul, P = layer.act_pointwise;
+  s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE_OP;
+  STEPSIM_ASSERT_REL (replay (a, &s, 1, NULL).act_peak, emb + 4 * K + MAX (head, P), 1e-12);
+  CU_ASSERT (P > 0 && K > 0);
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, NULL, NULL);
+  STEPSIM_ASSERT_REL (model_plan_hardware_flops (plan), model_plan_model_flops (plan), 1e-12);
+}
+
 /* Recompute costs: selective reruns only the attention core, full the whole layer. */
 static void
 test_recompute_flops (void)
@@ -348,7 +368,8 @@ main (void)
     { "activation peak with full checkpointing", test_activation_peak_full_checkpointing },
     { "gradients and end state", test_gradients_and_end_state },
     { "activation peaks of selective, every_k, sqrt", test_activation_peak_variants },
-    { "recompute FLOPs: selective vs full", test_recompute_flops },
+    { "op-level selective checkpointing peak", test_activation_peak_selective_op },
+  { "recompute FLOPs: selective vs full", test_recompute_flops },
     { "checkpointing trades memory for time", test_checkpointing_tradeoff },
     { "degree 1 = single GPU, deterministic", test_degree_one_and_deterministic },
     { "two DDP ranks", test_two_ranks_ddp },

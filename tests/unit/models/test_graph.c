@@ -1,0 +1,304 @@
+/* tests/unit/models/test_graph.c — the saved-tensor op graph (models/ops/graph.h) of a Llama
+ * and a GPT-2 layer against the tensors PyTorch's autograd keeps, derived op by op from
+ * tools/autograd/derivatives.yaml in each test's comment; torch.compile's partitioner
+ * rule; the checkpointing policies read from the graph; the loss heads.
+ *
+ * Shapes are small integers so every byte count is exact (no tolerance).
+ */
+#include "config.h"
+#include "models/ops/cost.h"
+#include "models/ops/graph.h"
+#include "tests/testlib.h"
+
+#include <math.h>
+
+#include "tests/unit/models/cost_fixture.h"
+
+/* A Llama-like layer with GQA: h 64, 4 query heads and 2 key/value heads of 16 (q = 64,
+ * c = 32), SwiGLU i = 128, RMSNorm, rotary, no biases. */
+static ModelArch
+small_llama (void)
+{
+  ModelArch arch = { 0 };
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
+  arch.hidden_size = 64;
+  arch.n_layers = 2;
+  arch.n_heads = 4;
+  arch.n_kv_heads = 2;
+  arch.head_dim = 16;
+  arch.intermediate_size = 128;
+  arch.vocab_size = 1000;
+  arch.max_positions = 4096;
+  return arch;
+}
+
+static const double B = 2, S = 32, T = 64, H = 64, A = 4, Q = 64, C = 32, I = 128, E = 2;
+
+static guint
+saved (const ModelArch *arch, const ModelCostParams *p, ModelGraphPolicy policy, double *sizes,
+       guint max)
+{
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (arch, p);
+  guint n = 0;
+  model_graph_saved (g, policy, p->compile, sizes, max, &n);
+  return n;
+}
+
+static void
+assert_list (const double *got, guint n, const double *want, guint m)
+{
+  CU_ASSERT_EQUAL (n, m);
+  for (guint k = 0; k < MIN (n, m); k++)
+    if (got[k] != want[k])
+      {
+        g_printerr ("\n  tensor %u: %g B, expected %g B\n", k, got[k], want[k]);
+        CU_FAIL ("saved tensor differs");
+      }
+}
+
+/* Llama layer, pure bf16 (e = 2), flash, eager, RMSNorm upcasting (HF LlamaRMSNorm,
+ * torchtune RMSNorm). In forward order, what autograd keeps:
+ *   x.float()                         ToCopy: nothing
+ *   pow(x32, 2)                       self: x32                          4·T·h
+ *   rsqrt(mean + eps)                 result: rstd                        4·T
+ *   x32 * rstd                        both (already kept)
+ *   .type_as(x) * weight              mul keeps x_normed (weight needs grad)  e·T·h
+ *   q/k/v_proj(norm out)              each keeps its input: ONE tensor        e·T·h
+ *   rotary (cos/sin need no grad)     mul keeps the buffer only: nothing
+ *   flash attention                   q, k, v (k, v of the kv heads), out,
+ *                                     logsumexp fp32 b·a·s       e·T·(q + 2c) + e·T·q + 4·b·a·s
+ *   o_proj(out)                       its input: the attention output (same tensor)
+ *   x + o                             add: nothing
+ *   RMSNorm again                     4·T·h + 4·T + e·T·h, its output e·T·h
+ *   gate_proj, up_proj(norm out)      one input tensor (counted above)
+ *   silu(gate)                        self: gate                          e·T·i
+ *   silu(gate) * up                   both: silu(gate), up                2·e·T·i
+ *   down_proj(product)                its input                           e·T·i
+ * 17 tensors. */
+static void
+test_llama_eager (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.norm_fp32 = TRUE;
+  double got[40];
+  guint n = saved (&arch, &p, MODEL_GRAPH_KEEP_ALL, got, 40);
+  const double want[] = { 4 * T * H, 4 * T, E * T * H, E * T * H,     /* norm1 */
+                          E * T * Q, E * T * C, E * T * C,            /* q, k, v */
+                          E * T * Q, 4 * B * A * S,                   /* out, logsumexp */
+                          4 * T * H, 4 * T, E * T * H, E * T * H,     /* norm2 */
+                          E * T * I, E * T * I, E * T * I, E * T * I }; /* gate up silu product */
+  assert_list (got, n, want, G_N_ELEMENTS (want));
+  double sum = 0;
+  for (guint k = 0; k < G_N_ELEMENTS (want); k++)
+    sum += want[k];
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved, sum, 0);
+  /* the tensor list the plan allocates is the same list */
+  double list[MODEL_COST_MAX_TENSORS];
+  guint m = model_cost_layer_saved_tensors (&arch, &p, list, MODEL_COST_MAX_TENSORS);
+  assert_list (list, m, want, G_N_ELEMENTS (want));
+}
+
+/* Without the upcast (norm_fp32 FALSE, or a LayerNorm): the norm keeps its e-byte input,
+ * which for norm1 is the layer input: e·T·h per norm instead of 4·T·h + 4·T + e·T·h. */
+static void
+test_llama_norm_plain (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.norm_fp32 = TRUE;
+  double upcast = model_cost_layer (&arch, &p).act_saved;
+  p.norm_fp32 = FALSE;
+  double plain = model_cost_layer (&arch, &p).act_saved;
+  CU_ASSERT_DOUBLE_EQUAL (upcast - plain, 2 * (4 * T * H + 4 * T), 0);
+  /* autocast (an fp32 model) runs the norms in fp32 already: the knob does not apply */
+  p.autocast = TRUE;
+  double ac = model_cost_layer (&arch, &p).act_saved;
+  p.norm_fp32 = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved, ac, 0);
+}
+
+/* torch.compile (AOTAutograd min-cut partitioner): x32 and x_normed are point-wise from
+ * the norm input and only point-wise backward formulas read them: recomputed, the bf16
+ * input saved instead (layer input for norm1, the residual sum for norm2); rstd is a
+ * reduction (kept); the norm output feeds the projections' weight-gradient GEMMs
+ * (materialized in the backward: kept); silu(gate) is recomputed from the gate; the
+ * product feeds down_proj's weight gradient (kept). 14 tensors:
+ *   x e·T·h, rstd 4·T, norm1 out e·T·h, q, k, v, out, lse, residual e·T·h, rstd 4·T,
+ *   norm2 out e·T·h, gate, up, product. */
+static void
+test_llama_compile (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.norm_fp32 = TRUE;
+  p.compile = TRUE;
+  double got[40];
+  guint n = saved (&arch, &p, MODEL_GRAPH_KEEP_ALL, got, 40);
+  const double want[] = { E * T * H, 4 * T, E * T * H, E * T * Q, E * T * C, E * T * C,
+                          E * T * Q, 4 * B * A * S, E * T * H, 4 * T, E * T * H,
+                          E * T * I, E * T * I, E * T * I };
+  assert_list (got, n, want, G_N_ELEMENTS (want));
+}
+
+/* kv_repeat (torchtune MultiHeadAttention, HF repeat_kv): k and v are copied to the a query
+ * heads before the kernel, which saves the copies (e·T·q each); the kv-head GEMM outputs
+ * are not kept: + 2·e·T·(q − c). */
+static void
+test_kv_repeat (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  double base = model_cost_layer (&arch, &p).act_saved;
+  p.kv_repeat = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved - base, 2 * E * T * (Q - C), 0);
+  arch.n_kv_heads = arch.n_heads; /* MHA: nothing to repeat */
+  p.kv_repeat = FALSE;
+  base = model_cost_layer (&arch, &p).act_saved;
+  p.kv_repeat = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved, base, 0);
+}
+
+/* GPT-2 layer (fused c_attn, LayerNorm, GELU, eager attention, dropout, e = 2), in forward
+ * order: ln_1 keeps its input x (2sbh); c_attn its input, the ln_1 output (2sbh); q, k, v
+ * (bmm keeps q and k, bmm(P, v) keeps v: 6sbh); _softmax its result (2as²b); native_dropout
+ * its mask (as²b); bmm(P_dropped, v) the dropped-out P (2as²b); c_proj its input, the
+ * attention output (2sbh); resid dropout mask (sbh); ln_2 its input (2sbh); c_fc its input
+ * (2sbh); gelu its input, the c_fc output (8sbh); mlp c_proj the gelu output (8sbh); mask
+ * (sbh). Σ = 34·sbh + 5·a·s²·b (Korthikanti et al. 2022 Table 2). torch.compile keeps the
+ * same set: each is read by a backward GEMM, is a mask, or is the block input. */
+static void
+test_gpt2 (void)
+{
+  double h = 64, a = 4, s = 32, b = 2, Tt = b * s, sc = b * a * s * s;
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 32, FALSE, 0.1);
+  p.norm_fp32 = TRUE; /* LayerNorm: no effect */
+  double got[40];
+  guint n = saved (&arch, &p, MODEL_GRAPH_KEEP_ALL, got, 40);
+  const double want[] = { E * Tt * h, E * Tt * h, E * Tt * h, E * Tt * h, E * Tt * h, /* x ln q k v */
+                          E * sc, sc, E * sc, E * Tt * h,                     /* P mask Pd out */
+                          Tt * h, E * Tt * h, E * Tt * h,                     /* mask x1 ln2 */
+                          E * Tt * 4 * h, E * Tt * 4 * h, Tt * h };           /* fc gelu mask */
+  assert_list (got, n, want, G_N_ELEMENTS (want));
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved,
+                          34 * s * b * h + 5 * a * s * s * b, 0);
+  p.compile = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved,
+                          34 * s * b * h + 5 * a * s * s * b, 0);
+}
+
+/* Selective recompute (Korthikanti §5) drops the attention core: 5as²b for GPT, the
+ * logsumexp under flash. */
+static void
+test_selective_core (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 32, FALSE, 0.1);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_attn_core, 5 * A * S * S * B, 0);
+  ModelArch l = small_llama ();
+  ModelCostParams f = params (2, 32, TRUE, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&l, &f).act_attn_core, 4 * B * A * S, 0);
+}
+
+/* Op-level selective (torchtitan): the layer input, every GEMM output (q, k, v, o_proj,
+ * gate, up, down) and the attention's out and logsumexp are kept:
+ *   e·T·h + e·T·(q + 2c) + e·T·q + 4·b·a·s + e·T·h + 2·e·T·i + e·T·h.
+ * The recompute re-creates what eager saves beyond that: the norms' tensors, silu(gate),
+ * the product. */
+static void
+test_selective_op (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.norm_fp32 = TRUE;
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  double kept = E * T * H + E * T * (Q + 2 * C) + E * T * Q + 4 * B * A * S + E * T * H
+                + 2 * E * T * I + E * T * H;
+  CU_ASSERT_DOUBLE_EQUAL (c.act_keep_matmul, kept, 0);
+  double norms = 2 * (4 * T * H + 4 * T + 2 * E * T * H);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_pointwise, norms + 2 * E * T * I, 0);
+  CU_ASSERT (c.pointwise_fwd.n_ops > 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.pointwise_fwd.flops, 0, 0);
+}
+
+/* A tensor two ops save is held once; the graph answers the same list however many ops
+ * name it. */
+static void
+test_identity (void)
+{
+  g_autoptr (ModelGraph) g = model_graph_new ();
+  guint x = model_graph_tensor (g, "x", 10, MODEL_TENSOR_INPUT, -1);
+  guint y = model_graph_tensor (g, "y", 7, MODEL_TENSOR_POINTWISE, (gint) x);
+  guint z = model_graph_tensor (g, "z", 3, MODEL_TENSOR_GEMM, -1);
+  guint s1[] = { x, y };
+  guint s2[] = { x, G_MAXUINT };
+  model_graph_op (g, "a", y, s1, 2);
+  model_graph_op (g, "b", z, s2, 2);
+  double sizes[4];
+  guint n = 0;
+  CU_ASSERT_DOUBLE_EQUAL (model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, FALSE, sizes, 4, &n), 17, 0);
+  CU_ASSERT_EQUAL (n, 2);
+  /* compile: y is recomputed from x, kept anyway */
+  CU_ASSERT_DOUBLE_EQUAL (model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, TRUE, NULL, 0, &n), 10, 0);
+  CU_ASSERT_EQUAL (n, 1);
+  /* op-level: x and the GEMM output z, saved by nobody but cached by the policy */
+  CU_ASSERT_DOUBLE_EQUAL (model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, FALSE, NULL, 0, NULL), 13, 0);
+}
+
+/* Loss heads for T·V logits (e = 2; final-norm and LM-head inputs 2·e·T·h aside):
+ *   plain     log_softmax's e-byte result; backward peak 3·e·T·V
+ *   chunked   eager: every chunk's fp32 log_softmax result (4·T·V); backward transients one
+ *             chunk's two fp32 gradients 8·T·V/n. compiled: the e-byte chunks + a
+ *             logsumexp 4·T; one chunk's fp32 gradient 4·T·V/n
+ *   fused     a logsumexp 4·T; one chunk of fp32 logits 4·T·V/n, 8·T·V/n in backward. */
+static void
+test_losses (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  double V = 1000, base = 2 * E * T * H, n = 8;
+  p.loss = MODEL_COST_LOSS_PLAIN;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base, E * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base + c.bwd.workspace, 3 * E * T * V, 0);
+  p.loss = MODEL_COST_LOSS_CHUNKED;
+  p.loss_chunks = 8;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base, 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 8 * T * V / n, 0);
+  p.compile = TRUE;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base, E * T * V + 4 * T, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 4 * T * V / n, 0);
+  p.compile = FALSE;
+  p.loss = MODEL_COST_LOSS_FUSED;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base, 4 * T, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 8 * T * V / n, 0);
+  /* the upcasting RMSNorm keeps its fp32 input, rstd and normalized tensor for the final
+   * norm too (4·T·h + 4·T more than the e-byte input) */
+  p.loss = MODEL_COST_LOSS_UPCAST;
+  double plain = model_cost_head (&arch, &p).act_saved;
+  p.norm_fp32 = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_head (&arch, &p).act_saved - plain, 4 * T * H + 4 * T, 0);
+}
+
+static const StepsimTest tests[] = {
+  { "Llama layer: saved tensors from autograd (eager)", test_llama_eager },
+  { "Llama layer: RMSNorm without upcast", test_llama_norm_plain },
+  { "Llama layer: torch.compile partitioner", test_llama_compile },
+  { "Llama layer: GQA k/v repeated", test_kv_repeat },
+  { "GPT-2 layer: saved tensors = Korthikanti", test_gpt2 },
+  { "selective recompute: attention core", test_selective_core },
+  { "op-level selective: matmul outputs kept", test_selective_op },
+  { "a tensor saved twice is held once", test_identity },
+  { "loss heads: plain, chunked, fused", test_losses },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("models/graph", tests);
+}
