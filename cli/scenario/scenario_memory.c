@@ -1,8 +1,6 @@
 /* cli/scenario/scenario_memory.c — scenario keys of the memory stack: how PyTorch's optimizer and
  * caching allocator are configured (models/stack/stack.h, models/memory/allocator.h).
  *
- *   [training] optimizer_foreach = true|false   torch.optim foreach implementation
- *                                               (default true, PyTorch 2.x on CUDA)
  *   [training] zero_grad_to_none = true|false   zero_grad(set_to_none=…) (default true,
  *                                               PyTorch ≥ 2.0)
  *   [training] softmax_saves_input = true|false autograd keeps softmax's input too
@@ -29,8 +27,7 @@ gboolean
 cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelStack *s = &sc->stack;
-  return get_bool (kf, "training", "optimizer_foreach", &s->optimizer_foreach, error)
-         && get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
+  return get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
          && get_bool (kf, "training", "softmax_saves_input", &s->softmax_saves_input, error)
          && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error);
 }
