@@ -1,1 +1,1 @@
-EXTRA_DIST += $(wildcard $(srcdir)/scenarios/*.ini)
+EXTRA_DIST += $(wildcard $(srcdir)/scenarios/*.ini) $(wildcard $(srcdir)/scenarios/*.json)

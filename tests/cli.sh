@@ -606,6 +606,9 @@ for f in "$srcdir"/scenarios/*.ini; do
   if "$STEPSIM" run "$f" -o "$n.h5" -q >/dev/null 2>"$n.err"; then ok "scenario $n runs"; else bad "scenario $n runs"; cat "$n.err"; fi
 done
 
+check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: optimizer fused, DeepSpeed buckets'"
+check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
+
 # --- plots from a fixture (smoke) --------------------------------------------------------------
 check "memory.gp renders the fixture to PNG" gnuplot -c "$srcdir/plots/memory.gp" "$srcdir/tests/fixtures/memory.tsv" fixture.png 20 fixture
 check "memory.gp renders the fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/memory.gp' '$srcdir/tests/fixtures/memory.tsv' fixture.svg 20 fixture && grep -q '<svg' fixture.svg"

@@ -297,6 +297,14 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                : s->finetune.double_quant             ? ", NF4 base, double quantization"
                                                       : ", NF4 base");
     }
+  const ModelFramework *fw = &s->framework;
+  if (fw->kind != MODEL_FRAMEWORK_CUSTOM || fw->main_grad_fp32 || fw->optimizer_in_backward
+      || fw->optimizer_impl != MODEL_OPTIMIZER_IMPL_FOREACH || fw->reduce_bucket_elements > 0)
+    fprintf (out, "framework  %s: optimizer %s%s%s%s\n", model_framework_name (fw->kind),
+             model_framework_optimizer_impl_name (fw->optimizer_impl),
+             fw->main_grad_fp32 ? ", fp32 main_grad" : "",
+             fw->optimizer_in_backward ? ", optimizer in backward" : "",
+             fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "");
   if (model_offload_any (&s->offload))
     fprintf (out, "offload    optimizer %s, parameters %s, activations %s, %s host memory\n",
              model_offload_target_name (s->offload.optimizer),

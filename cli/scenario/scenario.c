@@ -32,7 +32,11 @@ static const char *const training_keys[] = {
   "checkpoint_every",
   "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none",
   "softmax_saves_input", "loss", "loss_chunks", "norm_fp32", "compile", "kv_repeat",
-  NULL,
+  /* framework profiles (cli/scenario/scenario_framework.c) */
+  "framework", "deepspeed_config", "main_grad_fp32", "optimizer_impl", "optimizer_in_backward",
+  "activation_offload", "reduce_bucket_size", "allgather_bucket_size",
+  "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
+  "stage3_max_live_parameters", NULL,
 };
 static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
                                              "algorithm", "reduce_dtype", "dp_replicate",
@@ -70,6 +74,8 @@ free_member_and_struct (CliScenario *sc)
   g_free (sc->path);
   g_free (sc->name);
   g_free (sc->text);
+  g_free (sc->ds_path);
+  model_ds_config_clear (&sc->ds);
   model_arch_free (sc->arch);
   hw_node_spec_clear (&sc->node);
   if (sc->slowdowns != NULL)
@@ -414,7 +420,9 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
       || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
-      || !cli_scenario_load_offload (kf, sc, error) || !cli_scenario_load_finetune (kf, sc, error)
+      || !cli_scenario_load_offload (kf, sc, error)
+      || !cli_scenario_load_framework_late (kf, sc, error)
+      || !cli_scenario_load_finetune (kf, sc, error)
       || !cli_scenario_load_plan (kf, sc, error)
       /* the combinations: what the plan would refuse, refused here naming group and key */
       || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))

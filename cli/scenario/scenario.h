@@ -16,6 +16,7 @@
 #include "models/parallel/parallel.h"
 #include "models/plan/simulate.h"
 #include "models/stack/stack.h"
+#include "models/stack/ds_config.h"
 
 /* [plan] and [cost] (cli/scenario/scenario_plan.c): the training run a step is part of and its
  * prices. Everything SI: money per second for prices, kg CO2 per J for the intensity. */
@@ -55,6 +56,11 @@ typedef struct
                          * one line each naming the file, group and key and why
                          * (cli/scenario/scenario_warnings.c); printed by cli_scenario_print_warnings */
   CliTrainingInputs plan; /* [plan] and [cost] */
+  /* [training] deepspeed_config (cli/scenario/scenario_framework.c): the resolved path
+   * (owned, NULL without one) and what it says (cleared with the scenario) */
+  char *ds_path;
+  gboolean has_ds;
+  ModelDsConfig ds;
 } CliScenario;
 
 /* A straggler of [run] stragglers: the plan layer's type, so the array's data is the

@@ -297,19 +297,20 @@ check_caps (const ModelStack *s, GError **error)
   return TRUE;
 }
 
-/* The enumerated [training] keys, each parsed by its own typed parser. */
+/* The enumerated [training] keys, each parsed by its own typed parser. precision is
+ * required unless a deepspeed_config says it (its fp16/bf16 blocks). */
 static gboolean
-load_training_enums (GKeyFile *kf, ModelStack *s, GError **error)
+load_training_enums (GKeyFile *kf, ModelStack *s, gboolean has_ds, GError **error)
 {
   g_autofree char *prec = NULL, *opt = NULL, *ckpt = NULL, *attn = NULL, *tf32 = NULL;
-  if (!training_value (kf, "precision", TRUE, &prec, error)
+  if (!training_value (kf, "precision", !has_ds, &prec, error)
       || !training_value (kf, "optimizer", FALSE, &opt, error)
       || !training_value (kf, "checkpointing", FALSE, &ckpt, error)
       || !training_value (kf, "attention", FALSE, &attn, error)
       || !training_value (kf, "tf32", FALSE, &tf32, error))
     return FALSE;
   const char *bad = NULL;
-  if (!model_stack_precision_from_string (prec, &s->precision, error))
+  if (prec != NULL && !model_stack_precision_from_string (prec, &s->precision, error))
     bad = "precision";
   else if (opt != NULL && !model_stack_optimizer_from_string (opt, &s->optimizer, error))
     bad = "optimizer";
@@ -330,10 +331,11 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
   ModelStack *s = &sc->stack;
   model_stack_init_defaults (s);
   guint64 every = s->checkpoint_every;
-  if (!cli_scenario_get_count (kf, "training", "micro_batch", TRUE, &s->micro_batch, error)
+  if (!cli_scenario_load_framework (kf, sc, error)
+      || !cli_scenario_get_count (kf, "training", "micro_batch", TRUE, &s->micro_batch, error)
       || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, &s->seq_len, error)
       || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
-      || !load_training_enums (kf, s, error) || !get_dropout (kf, &s->dropout, error)
+      || !load_training_enums (kf, s, sc->has_ds, error) || !get_dropout (kf, &s->dropout, error)
       || !check_caps (s, error)
       || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
     return FALSE;

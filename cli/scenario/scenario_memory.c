@@ -1,8 +1,6 @@
 /* cli/scenario/scenario_memory.c — scenario keys of the memory stack: how PyTorch's optimizer and
  * caching allocator are configured (models/stack/stack.h, models/memory/allocator.h).
  *
- *   [training] optimizer_foreach = true|false   torch.optim foreach implementation
- *                                               (default true, PyTorch 2.x on CUDA)
  *   [training] zero_grad_to_none = true|false   zero_grad(set_to_none=…) (default true,
  *                                               PyTorch ≥ 2.0)
  *   [training] softmax_saves_input = true|false autograd keeps softmax's input too
@@ -34,8 +32,6 @@ get_bool (GKeyFile *kf, const char *group, const char *key, gboolean *out, GErro
   return TRUE;
 }
 
-static const char *const loss_names[] = { "upcast", "plain", "chunked", "fused", NULL };
-G_STATIC_ASSERT (G_N_ELEMENTS (loss_names) == MODEL_N_LOSSES + 1);
 
 static gboolean
 load_framework_keys (GKeyFile *kf, ModelFramework *f, GError **error)
@@ -43,10 +39,8 @@ load_framework_keys (GKeyFile *kf, ModelFramework *f, GError **error)
   g_autofree char *loss = cli_scenario_get_raw (kf, "training", "loss", FALSE, NULL);
   if (loss != NULL)
     {
-      int v = 0;
-      if (!sim_text_lookup (loss_names, "loss", loss, &v, error))
+      if (!model_framework_loss_from_string (loss, &f->loss, error))
         return PREFIX_KEY (error, "training", "loss"), FALSE;
-      f->loss = (ModelLossImpl) v;
     }
   guint64 chunks = f->loss_chunks;
   if (!cli_scenario_get_count (kf, "training", "loss_chunks", FALSE, &chunks, error))
@@ -68,8 +62,7 @@ gboolean
 cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelStack *s = &sc->stack;
-  return get_bool (kf, "training", "optimizer_foreach", &s->optimizer_foreach, error)
-         && get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
+  return get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
          && get_bool (kf, "training", "softmax_saves_input", &s->softmax_saves_input, error)
          && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error)
          && load_framework_keys (kf, &s->framework, error);

@@ -36,9 +36,17 @@ gboolean cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **err
 gboolean cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error);
 gboolean cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error);
 
-/* The memory-stack keys: [training] optimizer_foreach, zero_grad_to_none and
+/* The memory-stack keys: [training] zero_grad_to_none, softmax_saves_input and
  * [allocator] expandable_segments (booleans, optional); cli/scenario/scenario_memory.c. */
 gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error);
+
+/* [training] framework, deepspeed_config and the framework keys
+ * (cli/scenario/scenario_framework.c): the profile first, before any other [training] key,
+ * so that those override it; then, after [parallel] and [offload], what the ds_config says
+ * about them (checked against their own keys), the host CPU-Adam under an offloaded
+ * optimizer and activation_offload as [offload] activations. */
+gboolean cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error);
+gboolean cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error);
 
 /* [offload] (cli/scenario/scenario_offload.c); after [cluster] and [parallel]. */
 gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);

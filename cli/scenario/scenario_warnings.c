@@ -11,6 +11,9 @@
  *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
  *   [training] tf32           fp32 GEMMs only (precision = fp32; models/stack/stack.c)
  *   [training] optimizer_foreach   the GPU AdamW step only (models/stack/stack.c workspace)
+ *   [training] optimizer_impl      AdamW only; reduce/allgather_bucket_size: ZeRO modes only
+ *              (allgather: no memory effect); stage3_*: zero3 only; deepspeed_config: each
+ *              of its keys not modelled (models/stack/ds_config.h)
  *   [offload]  pin_memory     host copies only (something offloaded)
  *   [run]      seed           kernel jitter only (kernel_jitter > 0)
  *   [finetune] double_quant   qlora only; rank, targets: lora or qlora only
@@ -129,6 +132,41 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
                                        : "optimizer is not adamw");
 }
 
+/* The framework keys (cli/scenario/scenario_framework.c) and the ds_config's keys that
+ * stepsim does not model (models/stack/ds_config.h: listed, not refused). */
+static void
+framework_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
+                const char *const *origins)
+{
+  const ModelStack *s = &sc->stack;
+  ModelDataParallel m = sc->par.mode;
+  gboolean zero = m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3;
+  const char *ds_keys[] = { "reduce_bucket_size", "allgather_bucket_size" };
+  for (guint i = 0; i < G_N_ELEMENTS (ds_keys); i++)
+    if (has (kf, "training", ds_keys[i]) && !zero)
+      NOTE ("training", ds_keys[i], "it sizes DeepSpeed ZeRO's buckets; here data_parallel = "
+            "%s", model_parallel_mode_name (m));
+  const char *stage3_keys[] = { "stage3_prefetch_bucket_size",
+                                "stage3_param_persistence_threshold",
+                                "stage3_max_live_parameters" };
+  for (guint i = 0; i < G_N_ELEMENTS (stage3_keys); i++)
+    if (has (kf, "training", stage3_keys[i]) && m != MODEL_DP_ZERO3)
+      NOTE ("training", stage3_keys[i], "it is DeepSpeed ZeRO stage 3's; here data_parallel "
+            "= %s", model_parallel_mode_name (m));
+  if (has (kf, "training", "allgather_bucket_size") && zero)
+    note (sc, sets, origins, "training", "allgather_bucket_size", "has no memory effect",
+          "DeepSpeed gathers the updated parameters into their own 16-bit partitions in "
+          "chunks of this many elements (stage_1_and_2.py all_gather_dp_groups): no buffer; "
+          "the chunks' extra latency is not modelled");
+  if (has (kf, "training", "optimizer_impl") && s->optimizer != MODEL_OPTIMIZER_ADAMW)
+    NOTE ("training", "optimizer_impl", "it is the AdamW step's implementation; here "
+          "optimizer = %s", model_stack_optimizer_name (s->optimizer));
+  for (guint i = 0; sc->has_ds && i < sc->ds.ignored->len; i++)
+    note (sc, sets, origins, "training", "deepspeed_config", "is partly ignored",
+          "%s: key '%s' is not modelled by stepsim", sc->ds_path,
+          (const char *) g_ptr_array_index (sc->ds.ignored, i));
+}
+
 static void
 other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *const *origins)
 {
@@ -172,6 +210,7 @@ cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const 
   g_return_if_fail (kf != NULL && sc != NULL && sc->warnings != NULL);
   parallel_keys (kf, sc, sets, origins);
   training_keys (kf, sc, sets, origins);
+  framework_keys (kf, sc, sets, origins);
   other_keys (kf, sc, sets, origins);
 }
 

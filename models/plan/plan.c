@@ -255,7 +255,8 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
   g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL, FALSE);
   if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
       || !model_parallel_validate (par, error)
-      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error))
+      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error)
+      || !model_stack_validate_framework (stack, par, error))
     return FALSE;
   if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
       && !model_parallel_keeps_gathered (par) && par->degree > 1)
@@ -276,10 +277,21 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   ModelPlan *p = g_new0 (ModelPlan, 1);
   p->arch = model_arch_copy (arch);
   p->stack = *stack;
+  model_stack_resolve_framework (&p->stack);
   p->par = *par;
   model_parallel_mesh (par, &p->mesh);
   p->n_ranks = par->degree;
   g_assert (model_mesh_size (&p->mesh) == p->n_ranks);
+  /* DeepSpeed stage 3 prefetches by element budgets, not layers (framework.h) */
+  if (par->mode == MODEL_DP_ZERO3)
+    {
+      double layer = model_stack_layer_weight_bytes (stack, arch)
+                     / model_stack_weight_bytes (stack);
+      guint ahead = model_framework_ds_prefetch_layers (&stack->framework, layer,
+                                                        (guint) arch->n_layers);
+      if (ahead != G_MAXUINT)
+        p->par.prefetch = ahead;
+    }
   p->tasks = g_array_new (FALSE, TRUE, sizeof (ModelTask));
   p->kernels = g_array_new (FALSE, TRUE, sizeof (ModelKernel));
   p->deps = g_array_new (FALSE, TRUE, sizeof (guint));

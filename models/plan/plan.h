@@ -175,7 +175,8 @@ double model_plan_state_bytes (const ModelPlan *plan, guint rank);
  * at construction (deepspeed/runtime/zero/stage_1_and_2.py and stage3.py,
  * initialize_optimizer_states: a step on zero gradients). PyTorch optimizers (DDP, FSDP,
  * one GPU) create their states lazily at the first step; gradients appear in the first
- * backward. What is offloaded or paged out is not on the GPU. */
+ * backward, and with them ZeRO-1/2's reduce bucket (stage 3's comes with its optimizer).
+ * What is offloaded or paged out is not on the GPU. */
 double model_plan_load_bytes (const ModelPlan *plan);
 
 /* B allocated at the peak of model loading on a rank: model_plan_load_bytes() plus the

@@ -29,12 +29,50 @@ state_of (ModelMemCategory c)
     }
 }
 
+/* Whether the data-parallel mode is DeepSpeed's ZeRO (whose buffers framework.h sizes). */
+static gboolean
+deepspeed_zero (const ModelPlan *p)
+{
+  ModelDataParallel m = p->par.mode;
+  return m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3;
+}
+
+/* B of DeepSpeed's contiguous-gradient reduce bucket(s) (framework.h
+ * model_framework_ds_reduce_buffer_bytes): reduce_bucket_size elements of the gradient
+ * dtype, allocated whole. Counted from time 0: DeepSpeed makes it at the first backward and
+ * keeps it until the step releases it (stage_1_and_2.py _release_ipg_buffers), so it is
+ * live through every backward; the forward before it is the part over-counted. */
+static double
+ds_reduce_buffer (const ModelPlan *p)
+{
+  guint stage = model_parallel_stage (&p->par);
+  if (!deepspeed_zero (p))
+    return 0;
+  return model_framework_ds_reduce_buffer_bytes (&p->stack.framework, stage,
+                                                 model_stack_gradient_bytes (&p->stack));
+}
+
+/* B of weights DeepSpeed stage 3 keeps gathered beyond this rank's shard: the tensors under
+ * stage3_param_persistence_threshold elements are never partitioned (framework.h), so
+ * each rank holds them whole — (1 − 1/N) of their bytes more than the shard counted. */
+static double
+ds_persistent_weights (const ModelPlan *p)
+{
+  guint shard = model_parallel_shard_size (&p->par);
+  if (p->par.mode != MODEL_DP_ZERO3 || shard <= 1)
+    return 0;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  double elems = model_framework_ds_persistent_elements (&p->stack.framework, inv);
+  return elems * model_stack_weight_bytes (&p->stack) * (1 - 1.0 / shard);
+}
+
 /* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
  * placed at rest (weights sharded under stage 3, master weights and optimizer states from
  * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
  * and DDP's gradient bucket copies (gradient_as_bucket_view=False, PyTorch's default: Li et
  * al. 2020 §3.2.3) — the buffers of the bucketed all-reduce (gradients Partial → Replicate
- * at the step). */
+ * at the step) — and under DeepSpeed's ZeRO its reduce bucket(s) and stage 3's persistent
+ * small parameters (models/stack/framework.h). */
 void
 plan_initial_state (ModelPlan *p)
 {
@@ -48,6 +86,8 @@ plan_initial_state (ModelPlan *p)
     }
   if (model_parallel_stage (&p->par) == 0 && p->n_ranks > 1)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
+  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p);
+  p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
 }
@@ -61,6 +101,10 @@ model_plan_load_bytes (const ModelPlan *p)
   double sum = 0;
   for (guint i = 0; i < G_N_ELEMENTS (at_load); i++)
     sum += p->initial[at_load[i]];
+  /* DeepSpeed's ZeRO-1/2 reduce bucket is made by the first backward (stage 3's in its
+   * optimizer's constructor, stage3.py __init__) */
+  if (model_parallel_stage (&p->par) <= 2)
+    sum -= ds_reduce_buffer (p);
   /* QLoRA's absmax constants come with the NF4 weights at load; fp8_mixed's fp8 weight
    * copies are made by the first forward (Transformer Engine's weight cache). */
   if (p->stack.finetune.method == MODEL_FINETUNE_QLORA)
@@ -136,6 +180,16 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
     return out;
   if (c == MODEL_MEM_COMM_BUFFERS)
     {
+      /* DeepSpeed's reduce buckets are one tensor each (two with overlap_comm) */
+      double ds = ds_reduce_buffer (p);
+      guint ds_n = model_parallel_stage (&p->par) <= 2 && p->stack.framework.ds_overlap_comm
+                     ? 2 : 1;
+      for (guint i = 0; ds > 0 && i < ds_n; i++)
+        {
+          double b = ds / ds_n;
+          g_array_append_val (out, b);
+        }
+      total -= ds;
       for (double left = total; left > 0; left -= p->par.bucket_size)
         {
           double b = MIN (left, p->par.bucket_size);

@@ -175,12 +175,49 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   guint offloaded = 0; /* optimizer offload: the shard leaves the GPU every micro-batch */
   if (plan_offloads_optimizer (c->p))
     offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard, MODEL_EFFECT_AT_END);
-  else if (c->mb == 0 && c->p->stack.zero_grad_to_none)
+  else if (c->mb == 0 && !model_stack_gradients_persistent (&c->p->stack))
     plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard,
                                                MODEL_EFFECT_AT_END));
   guint last = issue_after (c, comms, 1, id, layer, what);
   plan_offload_gradients (c->p, c->rank, last == NONE ? id : last, grad_shard, offloaded, 0,
                           layer, c->mb);
+}
+
+/* The elementwise pass of an optimizer step over `params` parameters (stack.h
+ * model_stack_optimizer_step_flops/_bytes). */
+static ModelPass
+optimizer_pass (const ModelPlan *p, double params)
+{
+  ModelPass pass = { .n_ops = 1 };
+  pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
+                           .flops = params * model_stack_optimizer_step_flops (&p->stack),
+                           .bytes = params * model_stack_optimizer_step_bytes (&p->stack),
+                           .shape = { HW_KERNEL_PLAIN } };
+  return pass;
+}
+
+/* Optimizer in the backward (torchtune optimizer_in_bwd, torchtune/training/_optimizer_
+ * hooks via register_optim_in_bwd_hooks / register_post_accumulate_grad_hook): each
+ * parameter is stepped by its own optimizer as soon as its gradient is accumulated, and
+ * the hook then sets p.grad = None, so a block's gradients live only while the block's
+ * backward runs and the full gradient set is never held. The step's time joins the
+ * backward task; its temporaries are one tensor's (an optimizer per parameter: foreach
+ * over one tensor is the per-tensor loop). One data-parallel rank, GA 1 (stack checks). */
+static guint
+step_in_backward (StepCtx *c, double bytes)
+{
+  ModelPlan *p = c->p;
+  if (!(bytes > 0))
+    return 0;
+  ModelPass pass = optimizer_pass (p, bytes / model_stack_gradient_bytes (&p->stack));
+  plan_task_add_pass (p, &pass);
+  plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START),
+                  MODEL_EFFECT_AT_END);
+  ModelStack one = p->stack;
+  if (one.framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH)
+    one.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  plan_task_workspace (p, model_stack_optimizer_workspace (&one, p->arch));
+  return 0;
 }
 
 /* Gradients a backward task produces: under stages 0–1 allocated at micro-batch 0 and kept
@@ -189,9 +226,11 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
 static guint
 produce_gradients (StepCtx *c, double bytes, gboolean layer)
 {
+  if (c->p->stack.framework.optimizer_in_backward)
+    return step_in_backward (c, bytes);
   if (sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE)) /* one flat gradient per unit */
     return plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START);
-  if (!c->p->stack.zero_grad_to_none || c->mb != 0)
+  if (model_stack_gradients_persistent (&c->p->stack) || c->mb != 0)
     return 0; /* kept from time 0 (model_stack_initial_bytes) or from micro-batch 0 */
   if (!layer)
     {
@@ -361,14 +400,13 @@ optimizer (StepCtx *c, guint last_comm)
                    "optimizer step");
   plan_task_dep (p, last_comm);
   plan_task_dep (p, page_in);
-  ModelPass pass = { .n_ops = 1 };
-  pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
-                           .flops = part * model_stack_optimizer_step_flops (&p->stack),
-                           .bytes = part * model_stack_optimizer_step_bytes (&p->stack),
-                           .shape = { HW_KERNEL_PLAIN } };
+  /* Under optimizer_in_backward every parameter was stepped in its backward hook. */
+  gboolean in_bwd = p->stack.framework.optimizer_in_backward;
+  ModelPass pass = optimizer_pass (p, in_bwd ? 0 : part);
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
-  plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
+  if (!in_bwd)
+    plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
   double fp32_grads = fp32_grad_partition (c, part); /* a model state while the step runs */
   plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, fp32_grads, MODEL_EFFECT_AT_START),
                   MODEL_EFFECT_AT_END);

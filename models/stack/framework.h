@@ -12,6 +12,7 @@
 #pragma once
 
 #include <glib.h>
+#include "models/arch/inventory.h"
 
 typedef enum
 {
@@ -69,4 +70,55 @@ typedef struct
   double stage3_prefetch_bucket_elements;
   double stage3_param_persistence_threshold;
   double stage3_max_live_parameters;
+  gboolean ds_overlap_comm;     /* zero_optimization.overlap_comm: two reduce buffers (DeepSpeed
+                                 * default: true under stage 3 only, zero/config.py
+                                 * overlap_comm_valid) */
 } ModelFramework;
+
+/* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
+ * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused";
+ * "per_tensor", "foreach", "fused", "cpu_adam". Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
+ * whose message lists the accepted names (the caller prefixes group and key). */
+const char *model_framework_name (ModelFrameworkKind k);
+const char *model_framework_loss_name (ModelLossImpl l);
+const char *model_framework_optimizer_impl_name (ModelOptimizerImpl i);
+gboolean model_framework_from_string (const char *s, ModelFrameworkKind *out, GError **error);
+gboolean model_framework_loss_from_string (const char *s, ModelLossImpl *out, GError **error);
+gboolean model_framework_optimizer_impl_from_string (const char *s, ModelOptimizerImpl *out,
+                                                     GError **error);
+
+/* Sets every field of *fw to profile `kind`'s defaults (the table in framework.c, each value
+ * citing the framework's source file). MODEL_FRAMEWORK_CUSTOM gives the values
+ * model_stack_init_defaults() sets. */
+void model_framework_apply_profile (ModelFramework *fw, ModelFrameworkKind kind);
+
+/* Bytes of DeepSpeed's gradient reduction buffers under ZeRO stage `stage` (1–3) with
+ * `grad_bytes` per gradient element (B): the contiguous-gradients "ipg" bucket of
+ * reduce_bucket_elements elements of the 16-bit gradient dtype, allocated whole whatever
+ * the model size — stage 1–2 two of them with overlap_comm (deepspeed/runtime/zero/
+ * stage_1_and_2.py backward(): ipg_buffer buf_0, buf_1), stage 3 one
+ * (deepspeed/runtime/zero/stage3.py __ipg_bucket_flat_buffer). 0 when reduce_bucket_elements
+ * is 0 (not DeepSpeed) or stage is 0. */
+double model_framework_ds_reduce_buffer_bytes (const ModelFramework *fw, guint stage,
+                                               double grad_bytes);
+
+/* DeepSpeed stage 3: the parameter elements that stay gathered on every rank — each tensor
+ * of at most stage3_param_persistence_threshold elements is marked ds_persist and never
+ * partitioned (deepspeed/runtime/zero/parameter_offload.py mark_persistent_parameters,
+ * `param.ds_numel <= param_threshold`). Counted over the base tensors stored in the weight
+ * dtype of `inv` (the weights category; LoRA adapters and NF4 matrices are not). 0 without
+ * a threshold. */
+double model_framework_ds_persistent_elements (const ModelFramework *fw,
+                                               const ModelInventory *inv);
+
+/* DeepSpeed stage 3: layers gathered ahead of the one computing, from the prefetch bucket
+ * and the live-parameter cap in elements and one layer's `layer_params` parameters:
+ * ⌈prefetch_bucket / layer_params⌉, but at most ⌊max_live / layer_params⌋ − 1 so that the
+ * layers live at once (the computing one and the prefetched) stay under max_live
+ * (deepspeed/runtime/zero/partitioned_param_coordinator.py fetch_sub_module:
+ * max_params_to_prefetch = min(max_available − available, prefetch_bucket_sz)); clamped to
+ * [1, n_layers] (the plan's gathers are layer-granular; DeepSpeed's on-demand fetch of a
+ * bucket smaller than a layer is counted as one layer ahead). G_MAXUINT when the profile has no stage-3 prefetch bucket (use [parallel]
+ * prefetch). */
+guint model_framework_ds_prefetch_layers (const ModelFramework *fw, double layer_params,
+                                          guint n_layers);

@@ -39,23 +39,12 @@ model_stack_init_defaults (ModelStack *stack)
     .attention_kernel = HW_ATTN_FA2,
     .tf32 = FALSE,
     .dropout = 0,
-    .optimizer_foreach = TRUE,
     .zero_grad_to_none = TRUE,
     .softmax_saves_input = FALSE,
-    /* MODEL_FRAMEWORK_CUSTOM: plain PyTorch eager with the HF model code (framework.h);
-     * the profiles (models/stack/framework.c) replace these. */
-    .framework = {
-      .kind = MODEL_FRAMEWORK_CUSTOM,
-      .loss = MODEL_LOSS_UPCAST,
-      .loss_chunks = 1,
-      .norm_fp32 = TRUE,
-      .compile = FALSE,
-      .kv_repeat = FALSE,
-      .main_grad_fp32 = FALSE,
-      .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
-    },
   };
   model_finetune_init_defaults (&stack->finetune);
+  /* MODEL_FRAMEWORK_CUSTOM: plain PyTorch eager with the HF model code (framework.h) */
+  model_framework_apply_profile (&stack->framework, MODEL_FRAMEWORK_CUSTOM);
 }
 
 
@@ -138,6 +127,8 @@ model_stack_master_bytes (const ModelStack *s)
 double
 model_stack_gradient_bytes (const ModelStack *s)
 {
+  if (s->framework.main_grad_fp32)
+    return 4;
   return s->precision == MODEL_PRECISION_FP32 || is_amp (s) ? 4 : 2;
 }
 
@@ -223,6 +214,12 @@ model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
   return model_inventory_fold (inv, MODEL_INVENTORY_ALL, tensor_state, (gpointer) s);
 }
 
+gboolean
+model_stack_gradients_persistent (const ModelStack *s)
+{
+  return !s->zero_grad_to_none || s->framework.main_grad_fp32;
+}
+
 double
 model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemCategory category)
 {
@@ -240,7 +237,7 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
     case MODEL_MEM_OPTIMIZER_STATE:
       return model_stack_optimizer_state_total (s, arch);
     case MODEL_MEM_GRADIENTS:
-      return s->zero_grad_to_none ? 0 : n * model_stack_gradient_bytes (s);
+      return model_stack_gradients_persistent (s) ? n * model_stack_gradient_bytes (s) : 0;
     case MODEL_MEM_QUANTIZATION:
       if (s->finetune.method == MODEL_FINETUNE_QLORA) /* NF4 absmax constants */
         {
@@ -264,8 +261,17 @@ model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch)
   switch (s->optimizer)
     {
     case MODEL_OPTIMIZER_ADAMW:
-      return state_elem (s)
-             * (s->optimizer_foreach ? model_stack_trainable_params (s, arch) : largest);
+      switch (s->framework.optimizer_impl)
+        {
+        case MODEL_OPTIMIZER_IMPL_FOREACH:
+          return state_elem (s) * model_stack_trainable_params (s, arch);
+        case MODEL_OPTIMIZER_IMPL_PER_TENSOR:
+          return state_elem (s) * largest;
+        case MODEL_OPTIMIZER_IMPL_FUSED:
+        case MODEL_OPTIMIZER_IMPL_CPU_ADAM:
+        default:
+          return 0;
+        }
     case MODEL_OPTIMIZER_ADAFACTOR:
       return 2 * 4 * largest;
     default:

@@ -60,6 +60,7 @@
 #include "models/stack/framework.h"
 #include "models/memory/ledger.h"
 #include "models/memory/offload.h"
+#include "models/parallel/parallel.h"
 
 typedef enum
 {
@@ -112,11 +113,6 @@ typedef struct
   HwAttnKernel attention_kernel;
   gboolean tf32;          /* fp32 GEMMs on TF32 tensor cores (PyTorch default: off) */
   double dropout;         /* probability in [0, 1) */
-  /* torch.optim foreach (multi-tensor) implementation, the default on CUDA since PyTorch
-   * 2.0: its step holds one temporary of the whole second moment (_foreach_sqrt). FALSE:
-   * a per-tensor loop (PyTorch < 2.0 default, transformers' own AdamW "adamw_hf"), whose
-   * temporary is one tensor's worth. */
-  gboolean optimizer_foreach;
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0: gradients are freed after
    * the step and re-allocated by the next backward. FALSE (PyTorch 1.x): they are zeroed
    * in place and stay allocated all the time. */
@@ -130,13 +126,16 @@ typedef struct
   ModelOffload offload;
   /* [finetune]: LoRA / QLoRA adapters on a frozen base (models/arch/finetune.h) */
   ModelFinetune finetune;
-  /* [training] framework and its per-key overrides (models/stack/framework.h) */
+  /* [training] framework and its per-key overrides (models/stack/framework.h); the
+   * optimizer implementation (per-tensor, foreach, fused, CPU-Adam) is
+   * framework.optimizer_impl */
   ModelFramework framework;
 } ModelStack;
 
 /* Defaults: micro_batch 1, seq_len 2048, GA 1, bf16 mixed, AdamW, no checkpointing,
- * FlashAttention on, tf32 off, dropout 0, foreach optimizer, zero_grad to None, no
- * expandable segments, softmax does not keep its input, full fine-tuning. */
+ * FlashAttention on, tf32 off, dropout 0, zero_grad to None, no expandable segments,
+ * softmax does not keep its input, full fine-tuning, framework profile custom (foreach
+ * optimizer; models/stack/framework.c). */
 void model_stack_init_defaults (ModelStack *stack);
 
 /* Name tables for scenarios and reports ("fp32", "bf16_mixed", "fp16_mixed", "bf16",
@@ -154,7 +153,11 @@ gboolean model_stack_checkpointing_from_string (const char *s, ModelCheckpointin
 /* Bytes per parameter of each model-state category (see the file comment). */
 double model_stack_weight_bytes (const ModelStack *s);     /* persistent weights: 4 or 2 */
 double model_stack_master_bytes (const ModelStack *s);     /* 0 or 4 */
-double model_stack_gradient_bytes (const ModelStack *s);   /* 4 or 2 */
+/* 4 or 2; 4 whenever framework.main_grad_fp32 (Megatron's fp32 main_grad buffer,
+ * megatron/core/distributed/param_and_grad_buffer.py; nanotron's FP32GradientAccumulator:
+ * the 16-bit .grad is added into it by the backward hook and freed, so the kept gradient
+ * is the fp32 one). */
+double model_stack_gradient_bytes (const ModelStack *s);
 /* K for dense-state optimizers: AdamW 8 (4 in pure bf16), SGD 4 (2), 8-bit Adam 2 +
  * 8/2048 (absmax); Adafactor's depends on shapes: 4 here is its unfactored upper bound,
  * use model_stack_optimizer_state_total() for the real figure. */
@@ -212,21 +215,51 @@ GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *a
  * for full fine-tuning. */
 gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);
 
+/* The framework knobs' combinations that are modelled (models/stack/framework.c), against
+ * the data-parallel configuration `par`:
+ *   optimizer_impl = cpu_adam   needs [offload] optimizer (DeepSpeed's host-side Adam) and
+ *                               optimizer = adamw;
+ *   optimizer_in_backward       grad_accum 1 (torchtune recipes raise "Gradient accumulation
+ *                               is not supported with optimizer_in_bwd"), one data-parallel
+ *                               rank, no optimizer offload, a GPU optimizer that is not paged;
+ *   main_grad_fp32              not with ZeRO-2/3 or FSDP sharding of gradients over > 1 rank
+ *                               (Megatron's buffer is full-size; its distributed optimizer is
+ *                               ZeRO-1).
+ * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE "group [training], key 'K': …". */
+gboolean model_stack_validate_framework (const ModelStack *s, const ModelParallel *par,
+                                         GError **error);
+
+/* Applies the framework knobs that are expressed by another part of the stack:
+ * activation_offload (torchtune OffloadActivations, torchtune/training/
+ * _activation_offloading.py: every saved activation moved to pinned host memory in the
+ * forward, back before its backward, on a side stream) is [offload] activations = cpu
+ * (models/memory/offload.h), pinned. Idempotent. */
+void model_stack_resolve_framework (ModelStack *s);
+
 /* Optimizer-state bytes of the whole model (B), shapes included: Adafactor's r + c per
  * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax; over
  * the trainable tensors. */
 double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
 
+/* Whether the gradients are allocated at time 0 and kept across steps: zero_grad in place
+ * (zero_grad_to_none FALSE), or a framework's persistent fp32 gradient buffer
+ * (framework.main_grad_fp32: Megatron allocates its grad buffer once when wrapping the
+ * model and zeroes it each step, param_and_grad_buffer.py reset()). */
+gboolean model_stack_gradients_persistent (const ModelStack *s);
+
 /* Bytes allocated at time 0 and kept all step for `category` (B): weights (the frozen
  * base under LoRA), lora (the adapter weights), master weights, optimizer state,
  * quantization (fp8 copies + amax histories, QLoRA's NF4 constants), and gradients when
- * zero_grad_to_none is FALSE. 0 for the other categories. */
+ * model_stack_gradients_persistent(). 0 for the other categories. */
 double model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch,
                                   ModelMemCategory category);
 
-/* Temporary bytes the optimizer step allocates on top of the states (B): foreach AdamW one
- * copy of the second moment (exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs), PyTorch
- * _multi_tensor_adamw), the per-tensor loop one tensor's (the largest); SGD 0 (in-place
+/* Temporary bytes the optimizer step allocates on top of the states (B), by
+ * framework.optimizer_impl: foreach AdamW one copy of the second moment (exp_avg_sq_sqrt =
+ * _foreach_sqrt(exp_avg_sqs), PyTorch _multi_tensor_adamw), the per-tensor loop one
+ * tensor's (the largest), fused 0 (torch _fused_adamw_ / apex FusedAdam update each
+ * element in registers: no whole-state temporary), cpu_adam 0 on the GPU (the step runs
+ * on the host, models/plan/plan_offload.c); SGD 0 (in-place
  * foreach ops); Adafactor (HF transformers Adafactor.step, one tensor at a time) grad² and
  * the reconstructed r×c second moment, 2 × 4 B × the largest tensor; 8-bit Adam 0 (fused
  * bitsandbytes kernel). */

@@ -21,3 +21,8 @@ check_PROGRAMS += tests/unit/cli/test_training
 tests_unit_cli_test_training_SOURCES = tests/unit/cli/test_training.c
 tests_unit_cli_test_training_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_training_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+# [training] framework, its overrides and deepspeed_config (cli/scenario/scenario_framework.c).
+check_PROGRAMS += tests/unit/cli/test_framework_scenario
+tests_unit_cli_test_framework_scenario_SOURCES = tests/unit/cli/test_framework_scenario.c
+tests_unit_cli_test_framework_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_framework_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

@@ -21,3 +21,11 @@ check_PROGRAMS += tests/unit/models/test_simulate
 tests_unit_models_test_simulate_SOURCES = tests/unit/models/test_simulate.c tests/unit/models/tiny.h
 tests_unit_models_test_simulate_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_simulate_LDADD = $(UNIT_TEST_LIBS)
+# Framework profiles and the DeepSpeed ds_config reader (models/stack/framework.h, ds_config.h).
+check_PROGRAMS += tests/unit/models/test_framework tests/unit/models/test_ds_config
+tests_unit_models_test_framework_SOURCES = tests/unit/models/test_framework.c tests/unit/models/tiny.h
+tests_unit_models_test_framework_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_framework_LDADD = $(UNIT_TEST_LIBS)
+tests_unit_models_test_ds_config_SOURCES = tests/unit/models/test_ds_config.c
+tests_unit_models_test_ds_config_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_ds_config_LDADD = $(UNIT_TEST_LIBS)

@@ -223,7 +223,7 @@ test_optimizer_workspace (void)
   g_autoptr (ModelArch) a = small_arch ();
   ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
   CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 1296);
-  s.optimizer_foreach = FALSE;
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
   CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 256);
   s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
   CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 512);

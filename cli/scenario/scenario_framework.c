@@ -1,0 +1,351 @@
+/* cli/scenario/scenario_framework.c — [training] framework, its per-key overrides and
+ * [training] deepspeed_config (models/stack/framework.h, models/stack/ds_config.h).
+ *
+ *   framework = custom | hf_trainer | accelerate_fsdp | torchtune | torchtitan | megatron |
+ *               deepspeed | nanotron          profile defaults (default custom), applied
+ *                                             before any other [training] key is read
+ *   deepspeed_config = PATH                   a ds_config.json (relative to the scenario's
+ *                                             folder): its values replace the profile's
+ *   main_grad_fp32, optimizer_in_backward, activation_offload = true|false
+ *   optimizer_impl = per_tensor | foreach | fused | cpu_adam
+ *   optimizer_foreach = true|false            the older spelling: foreach | per_tensor
+ *   reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size,
+ *   stage3_param_persistence_threshold, stage3_max_live_parameters = ELEMENTS
+ *                                             DeepSpeed's sizes, in elements (5e8 allowed)
+ *
+ * Order: profile < ds_config < the explicit key. A ds_config value and the scenario's own
+ * key for the same quantity (micro_batch, grad_accum, precision, [parallel] data_parallel,
+ * [offload] optimizer/parameters/pin_memory, a bucket size) must agree; "auto" takes the
+ * scenario's. Errors name the group and key (the caller prefixes the file).
+ */
+#include "config.h"
+#include "cli/scenario/scenario_private.h"
+
+#include <math.h>
+#include <string.h>
+
+static gboolean
+has (GKeyFile *kf, const char *key)
+{
+  return g_key_file_has_key (kf, "training", key, NULL);
+}
+
+static gboolean
+get_bool (GKeyFile *kf, const char *key, gboolean *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", key, FALSE, NULL);
+  if (v != NULL && !sim_units_parse_bool (v, out, error))
+    return PREFIX_KEY (error, "training", key), FALSE;
+  return TRUE;
+}
+
+/* A number of elements >= 0 ("5e8" or "500000000"). */
+static gboolean
+get_elements (GKeyFile *kf, const char *key, double *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", key, FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  char *end = NULL;
+  double x = g_ascii_strtod (v, &end);
+  if (end == v || *end != '\0' || !isfinite (x) || x < 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key '%s': '%s' is not a number of elements >= 0 "
+                   "(DeepSpeed counts elements, e.g. 5e8)", key, v);
+      return FALSE;
+    }
+  *out = x;
+  return TRUE;
+}
+
+/* One DeepSpeed size: the ds_config's (unless absent or "auto": then `auto_value`, NAN for
+ * none) replaces the profile's; the scenario's key must not say something else too. */
+static gboolean
+ds_size (GKeyFile *kf, const CliScenario *sc, const char *key, double ds, gboolean is_auto,
+         double auto_value, double *field, GError **error)
+{
+  double v = !isnan (ds) ? ds : is_auto ? auto_value : NAN;
+  if (isnan (v))
+    return TRUE;
+  if (has (kf, key))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key '%s': also set by deepspeed_config %s "
+                   "(zero_optimization.%s); give it in one place", key, sc->ds_path, key);
+      return FALSE;
+    }
+  *field = v;
+  return TRUE;
+}
+
+static char *
+resolve (const char *value, const char *scenario_path)
+{
+  if (g_path_is_absolute (value))
+    return g_strdup (value);
+  g_autofree char *dir = g_path_get_dirname (scenario_path);
+  return g_build_filename (dir, value, NULL);
+}
+
+/* The ds_config's ZeRO sizes into the framework (HF's "auto" values from the hidden size). */
+static gboolean
+apply_ds_sizes (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  ModelFramework *fw = &sc->stack.framework;
+  double h = (double) sc->arch->hidden_size;
+  /* contiguous_gradients = false: no flat reduce bucket is allocated (stage_1_and_2.py) */
+  double reduce = d->contiguous_gradients == 0 ? 0 : d->reduce_bucket;
+  if (!ds_size (kf, sc, "reduce_bucket_size", reduce, d->reduce_bucket_auto, h * h,
+                &fw->reduce_bucket_elements, error)
+      || !ds_size (kf, sc, "allgather_bucket_size", d->allgather_bucket, FALSE, NAN,
+                   &fw->allgather_bucket_elements, error)
+      || !ds_size (kf, sc, "stage3_prefetch_bucket_size", d->prefetch_bucket,
+                   d->prefetch_bucket_auto, 0.9 * h * h, &fw->stage3_prefetch_bucket_elements,
+                   error)
+      || !ds_size (kf, sc, "stage3_param_persistence_threshold", d->persistence,
+                   d->persistence_auto, 10 * h, &fw->stage3_param_persistence_threshold, error)
+      || !ds_size (kf, sc, "stage3_max_live_parameters", d->max_live, FALSE, NAN,
+                   &fw->stage3_max_live_parameters, error))
+    return FALSE;
+  if (d->overlap_comm >= 0)
+    fw->ds_overlap_comm = d->overlap_comm == 1;
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelFramework *fw = &sc->stack.framework;
+  g_autofree char *name = cli_scenario_get_raw (kf, "training", "framework", FALSE, NULL);
+  ModelFrameworkKind kind = MODEL_FRAMEWORK_CUSTOM;
+  if (name != NULL && !model_framework_from_string (name, &kind, error))
+    return PREFIX_KEY (error, "training", "framework"), FALSE;
+  model_framework_apply_profile (fw, kind);
+
+  g_autofree char *ds = cli_scenario_get_raw (kf, "training", "deepspeed_config", FALSE, NULL);
+  if (ds != NULL)
+    {
+      sc->ds_path = resolve (ds, sc->path);
+      if (!model_ds_config_load (sc->ds_path, &sc->ds, error))
+        return PREFIX_KEY (error, "training", "deepspeed_config"), FALSE;
+      sc->has_ds = TRUE;
+      if (!apply_ds_sizes (kf, sc, error))
+        return FALSE;
+    }
+
+  /* the explicit keys */
+  if (has (kf, "optimizer_foreach") && has (kf, "optimizer_impl"))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'optimizer_foreach': the older spelling of "
+                   "optimizer_impl (foreach | per_tensor); give only optimizer_impl");
+      return FALSE;
+    }
+  gboolean foreach = TRUE;
+  if (has (kf, "optimizer_foreach"))
+    {
+      if (!get_bool (kf, "optimizer_foreach", &foreach, error))
+        return FALSE;
+      fw->optimizer_impl = foreach ? MODEL_OPTIMIZER_IMPL_FOREACH
+                                   : MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+    }
+  g_autofree char *impl = cli_scenario_get_raw (kf, "training", "optimizer_impl", FALSE, NULL);
+  if (impl != NULL && !model_framework_optimizer_impl_from_string (impl, &fw->optimizer_impl,
+                                                                   error))
+    return PREFIX_KEY (error, "training", "optimizer_impl"), FALSE;
+  return get_bool (kf, "main_grad_fp32", &fw->main_grad_fp32, error)
+         && get_bool (kf, "optimizer_in_backward", &fw->optimizer_in_backward, error)
+         && get_bool (kf, "activation_offload", &fw->activation_offload, error)
+         && get_elements (kf, "reduce_bucket_size", &fw->reduce_bucket_elements, error)
+         && get_elements (kf, "allgather_bucket_size", &fw->allgather_bucket_elements, error)
+         && get_elements (kf, "stage3_prefetch_bucket_size",
+                          &fw->stage3_prefetch_bucket_elements, error)
+         && get_elements (kf, "stage3_param_persistence_threshold",
+                          &fw->stage3_param_persistence_threshold, error)
+         && get_elements (kf, "stage3_max_live_parameters", &fw->stage3_max_live_parameters,
+                          error);
+}
+
+/* A ds_config value against the scenario's own key for it: "auto" or absent in the
+ * ds_config keeps the scenario's; an absent scenario key takes the ds_config's; both given
+ * must agree. */
+static gboolean
+conflict (GError **error, const CliScenario *sc, const char *group, const char *key,
+          const char *ds_key, const char *ds_value, const char *ours)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [%s], key '%s': %s, but deepspeed_config %s says %s = %s", group, key,
+               ours, sc->ds_path, ds_key, ds_value);
+  return FALSE;
+}
+
+static gboolean
+late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  ModelStack *s = &sc->stack;
+  if (d->micro_batch >= 1 && (guint64) d->micro_batch != s->micro_batch)
+    {
+      g_autofree char *v = g_strdup_printf ("%" G_GINT64_FORMAT, d->micro_batch);
+      g_autofree char *o = g_strdup_printf ("%" G_GUINT64_FORMAT, s->micro_batch);
+      return conflict (error, sc, "training", "micro_batch", "train_micro_batch_size_per_gpu",
+                       v, o);
+    }
+  if (d->grad_accum >= 1)
+    {
+      if (!has (kf, "grad_accum"))
+        s->grad_accum = (guint64) d->grad_accum;
+      else if ((guint64) d->grad_accum != s->grad_accum)
+        {
+          g_autofree char *v = g_strdup_printf ("%" G_GINT64_FORMAT, d->grad_accum);
+          g_autofree char *o = g_strdup_printf ("%" G_GUINT64_FORMAT, s->grad_accum);
+          return conflict (error, sc, "training", "grad_accum", "gradient_accumulation_steps",
+                           v, o);
+        }
+    }
+  /* fp16.enabled → fp16 with an fp32 master, bf16.enabled → bf16 with an fp32 master (ZeRO's
+   * fp32 partitions, deepspeed/runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups);
+   * neither → fp32 (DeepSpeed's default). */
+  if (d->fp16 == MODEL_DS_AUTO || d->bf16 == MODEL_DS_AUTO)
+    return TRUE;
+  if (d->fp16 == 1 && d->bf16 == 1)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'deepspeed_config': %s: keys 'fp16.enabled' and "
+                   "'bf16.enabled' are both true", sc->ds_path);
+      return FALSE;
+    }
+  ModelPrecision p = d->fp16 == 1   ? MODEL_PRECISION_FP16_MIXED
+                     : d->bf16 == 1 ? MODEL_PRECISION_BF16_MIXED
+                                    : MODEL_PRECISION_FP32;
+  const char *ds_key = d->fp16 == 1 ? "fp16.enabled" : "bf16.enabled";
+  if (!g_key_file_has_key (kf, "training", "precision", NULL))
+    s->precision = p;
+  else if (s->precision != p)
+    return conflict (error, sc, "training", "precision", ds_key,
+                     p == MODEL_PRECISION_FP32 ? "false (fp32)" : "true",
+                     model_stack_precision_name (s->precision));
+  return TRUE;
+}
+
+static gboolean
+late_stage (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  if (d->stage < 0)
+    return TRUE;
+  static const ModelDataParallel modes[] = { MODEL_DP_DDP, MODEL_DP_ZERO1, MODEL_DP_ZERO2,
+                                             MODEL_DP_ZERO3 };
+  ModelDataParallel m = modes[d->stage];
+  if (!g_key_file_has_key (kf, "parallel", "data_parallel", NULL))
+    sc->par.mode = m;
+  else if (sc->par.mode != m)
+    {
+      g_autofree char *v = g_strdup_printf ("%d (%s)", d->stage, model_parallel_mode_name (m));
+      return conflict (error, sc, "parallel", "data_parallel", "zero_optimization.stage", v,
+                       model_parallel_mode_name (sc->par.mode));
+    }
+  return TRUE;
+}
+
+static gboolean
+late_offload_target (GKeyFile *kf, CliScenario *sc, const char *key, const char *ds_key,
+                     gint ds, ModelOffloadTarget *field, GError **error)
+{
+  if (ds < 0)
+    return TRUE;
+  if (!g_key_file_has_key (kf, "offload", key, NULL))
+    *field = (ModelOffloadTarget) ds;
+  else if (*field != (ModelOffloadTarget) ds)
+    return conflict (error, sc, "offload", key, ds_key,
+                     model_offload_target_name ((ModelOffloadTarget) ds),
+                     model_offload_target_name (*field));
+  return TRUE;
+}
+
+gboolean
+cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelStack *s = &sc->stack;
+  ModelFramework *fw = &s->framework;
+  if (sc->has_ds)
+    {
+      const ModelDsConfig *d = &sc->ds;
+      if (!late_batch (kf, sc, error) || !late_stage (kf, sc, error)
+          || !late_offload_target (kf, sc, "optimizer", "zero_optimization.offload_optimizer."
+                                   "device", d->offload_optimizer, &s->offload.optimizer, error)
+          || !late_offload_target (kf, sc, "parameters", "zero_optimization.offload_param."
+                                   "device", d->offload_param, &s->offload.parameters, error))
+        return FALSE;
+      if (d->pin_memory >= 0)
+        {
+          if (!g_key_file_has_key (kf, "offload", "pin_memory", NULL))
+            s->offload.pageable = d->pin_memory == 0;
+          else if (s->offload.pageable != (d->pin_memory == 0))
+            return conflict (error, sc, "offload", "pin_memory",
+                             "zero_optimization.offload_*.pin_memory",
+                             d->pin_memory ? "true" : "false", s->offload.pageable ? "false"
+                                                                                 : "true");
+        }
+    }
+  /* An offloaded optimizer steps on the host with DeepSpeed's CPU-Adam (ZeRO-Offload §4.2). */
+  if (s->offload.optimizer != MODEL_OFFLOAD_NONE)
+    {
+      if (!has (kf, "optimizer_impl"))
+        {
+          if (s->optimizer == MODEL_OPTIMIZER_ADAMW)
+            fw->optimizer_impl = MODEL_OPTIMIZER_IMPL_CPU_ADAM;
+        }
+      else if (fw->optimizer_impl != MODEL_OPTIMIZER_IMPL_CPU_ADAM)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [training], key 'optimizer_impl': with [offload] optimizer = %s "
+                       "the step runs on the host CPU (DeepSpeedCPUAdam): cpu_adam, not %s",
+                       model_offload_target_name (s->offload.optimizer),
+                       model_framework_optimizer_impl_name (fw->optimizer_impl));
+          return FALSE;
+        }
+    }
+  if (fw->activation_offload && g_key_file_has_key (kf, "offload", "activations", NULL)
+      && s->offload.activations == MODEL_OFFLOAD_NONE)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'activation_offload': true moves the saved "
+                   "activations to host memory, but [offload] activations = none");
+      return FALSE;
+    }
+  /* A profile's fp32 main_grad buffer (Megatron, nanotron) where gradients are sharded: say
+   * it is the profile's, not a key the scenario wrote (model_stack_validate_framework would
+   * name main_grad_fp32). */
+  if (fw->main_grad_fp32 && !has (kf, "main_grad_fp32") && sc->par.degree > 1
+      && model_parallel_stage (&sc->par) >= 2)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'framework': %s keeps a full-size fp32 main_grad "
+                   "buffer (main_grad_fp32 = true), not modelled with gradients sharded by "
+                   "[parallel] data_parallel = %s; use zero1 (its distributed optimizer) or "
+                   "set main_grad_fp32 = false", model_framework_name (fw->kind),
+                   model_parallel_mode_name (sc->par.mode));
+      return FALSE;
+    }
+  model_stack_resolve_framework (s);
+  /* [parallel] prefetch (layers) or DeepSpeed's stage-3 prefetch bucket (elements): one */
+  if (g_key_file_has_key (kf, "parallel", "prefetch", NULL)
+      && fw->stage3_prefetch_bucket_elements > 0)
+    {
+      gboolean ours = has (kf, "stage3_prefetch_bucket_size")
+                      || (sc->has_ds && !isnan (sc->ds.prefetch_bucket));
+      if (ours)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key 'prefetch': the stage-3 prefetch is also given "
+                       "in elements ([training] stage3_prefetch_bucket_size or the "
+                       "deepspeed_config); give one");
+          return FALSE;
+        }
+      fw->stage3_prefetch_bucket_elements = 0; /* the explicit layer count wins */
+    }
+  return TRUE;
+}

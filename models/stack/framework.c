@@ -1,0 +1,313 @@
+/* models/stack/framework.c — framework profiles: names, parsing and the table of defaults per
+ * framework (framework.h). Each value cites the framework source file that sets it; the
+ * revisions read are microsoft/DeepSpeed 38327e0 (2025-02), pytorch/torchtune bd2a0fc,
+ * pytorch/torchtitan b5bcd76, NVIDIA/Megatron-LM d98e8a6, huggingface/nanotron 2411b02,
+ * huggingface/transformers (Trainer, loss/loss_utils.py) and huggingface/accelerate.
+ */
+#include "config.h"
+#include "models/stack/framework.h"
+#include "models/stack/stack.h"
+#include "sim/text.h"
+
+#include <math.h>
+
+static const char *const framework_names[] = { "custom",     "hf_trainer", "accelerate_fsdp",
+                                               "torchtune",  "torchtitan", "megatron",
+                                               "deepspeed",  "nanotron",   NULL };
+static const char *const loss_names[] = { "upcast", "plain", "chunked", "fused", NULL };
+static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
+                                                    NULL };
+G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (loss_names) == MODEL_N_LOSSES + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_impl_names) == MODEL_N_OPTIMIZER_IMPLS + 1);
+
+/* DeepSpeed's ZeRO defaults, in elements (deepspeed/runtime/zero/config.py,
+ * DeepSpeedZeroConfig: reduce_bucket_size pp_int(5e8), allgather_bucket_size pp_int(5e8),
+ * prefetch_bucket_size pp_int(5e7) alias stage3_prefetch_bucket_size,
+ * param_persistence_threshold pp_int(1e5), max_live_parameters pp_int(1e9)). */
+#define DS_REDUCE_BUCKET 5e8
+#define DS_ALLGATHER_BUCKET 5e8
+#define DS_PREFETCH_BUCKET 5e7
+#define DS_PERSISTENCE 1e5
+#define DS_MAX_LIVE 1e9
+
+/* The profiles, in ModelFrameworkKind order. Fields not given are 0 / FALSE. */
+static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
+  [MODEL_FRAMEWORK_CUSTOM] = {
+    /* plain PyTorch eager with the HF model code: stepsim's behaviour before profiles */
+    .kind = MODEL_FRAMEWORK_CUSTOM,
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+  },
+  [MODEL_FRAMEWORK_HF_TRAINER] = {
+    .kind = MODEL_FRAMEWORK_HF_TRAINER,
+    /* transformers loss/loss_utils.py ForCausalLMLoss: logits = logits.float(), the shifted
+     * labels, nn.functional.cross_entropy on the fp32 logits */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
+    /* models/llama/modeling_llama.py LlamaRMSNorm.forward:
+     * hidden_states.to(torch.float32) before the variance */
+    .norm_fp32 = TRUE,
+    /* training_args.py: torch_compile = False */
+    .compile = FALSE,
+    /* trainer.py: gradients are the parameters' .grad in the parameter dtype */
+    .main_grad_fp32 = FALSE,
+    /* training_args.py: default_optim = "adamw_torch" (torch.optim.AdamW, foreach on CUDA);
+     * "adamw_torch_fused" from torch 2.8 — set optimizer_impl = fused for those */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+  },
+  [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
+    .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
+    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above) */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
+    /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
+     * in the FSDP mixed-precision param dtype (no extra main_grad) */
+    .compile = FALSE, .main_grad_fp32 = FALSE,
+    /* the user's torch.optim.AdamW: foreach by default on CUDA (torch/optim/optimizer.py
+     * _default_to_fused_or_foreach) */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+  },
+  [MODEL_FRAMEWORK_TORCHTUNE] = {
+    .kind = MODEL_FRAMEWORK_TORCHTUNE,
+    /* torchtune/modules/loss/ce_chunked_output_loss.py CEWithChunkedOutputLoss:
+     * num_output_chunks = 8, each chunk upcast on its own */
+    .loss = MODEL_LOSS_CHUNKED, .loss_chunks = 8,
+    /* torchtune/modules/rms_norm.py RMSNorm.forward: x_fp32 = x.float() */
+    .norm_fp32 = TRUE,
+    /* recipes/configs/ (every yaml): compile: False */
+    .compile = FALSE,
+    /* torchtune/modules/attention.py MultiHeadAttention.forward: with GQA, k and v are
+     * expanded to the query heads (unsqueeze(2).expand(...).flatten(1, 2)) before SDPA,
+     * which saves the expanded copies */
+    .kv_repeat = TRUE,
+    .main_grad_fp32 = FALSE,
+    /* recipes/configs/llama3_2/3B_full.yaml: torch.optim.AdamW with fused: True */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+    /* recipes/full_finetune_single_device.py: optimizer_in_bwd from the config (off unless
+     * set; it refuses gradient_accumulation_steps > 1), enable_activation_offloading =
+     * cfg.get("enable_activation_offloading", False) */
+    .optimizer_in_backward = FALSE, .activation_offload = FALSE,
+  },
+  [MODEL_FRAMEWORK_TORCHTITAN] = {
+    .kind = MODEL_FRAMEWORK_TORCHTITAN,
+    /* torchtitan/components/loss.py cross_entropy_loss: pred.float() then F.cross_entropy */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
+    /* torchtitan/models/common/nn_modules.py RMSNorm(nn.RMSNorm): torch's rms_norm keeps
+     * its input in the compute dtype */
+    .norm_fp32 = FALSE,
+    /* torchtitan/config/configs.py CompileConfig.enable = False */
+    .compile = FALSE,
+    /* FSDP2 reduce_dtype float32 is the reduction's dtype, not a kept buffer
+     * (torchtitan/config/configs.py mixed_precision_reduce) */
+    .main_grad_fp32 = FALSE,
+    /* torchtitan/components/optimizer/optimizer.py: implementation = "fused" */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+  },
+  [MODEL_FRAMEWORK_MEGATRON] = {
+    .kind = MODEL_FRAMEWORK_MEGATRON,
+    /* megatron/core/tensor_parallel/cross_entropy.py vocab_parallel_cross_entropy: the
+     * logits upcast once, softmax computed in place (torch.exp(..., out=exp_logits)) and
+     * that one fp32 buffer saved and reused as the gradient — one logits-sized tensor, no
+     * copies: "plain". (--cross-entropy-loss-fusion, off by default in
+     * model_parallel_config.py, fuses the same ops.) */
+    .loss = MODEL_LOSS_PLAIN, .loss_chunks = 1,
+    /* Transformer Engine / Apex fused RMSNorm: saves the 16-bit input and fp32 rstd */
+    .norm_fp32 = FALSE,
+    .compile = FALSE,
+    /* megatron/training/arguments.py validate_args: bf16 sets
+     * accumulate_allreduce_grads_in_fp32 = True; megatron/core/distributed/
+     * param_and_grad_buffer.py keeps param.main_grad views of one fp32 grad buffer */
+    .main_grad_fp32 = TRUE,
+    /* megatron/core/optimizer/__init__.py: TE or Apex FusedAdam */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+  },
+  [MODEL_FRAMEWORK_DEEPSPEED] = {
+    .kind = MODEL_FRAMEWORK_DEEPSPEED,
+    /* DeepSpeed wraps the user's model: the loss and norms are the model's (HF code) */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
+    .main_grad_fp32 = FALSE,
+    /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"
+     * on the GPU, DeepSpeedCPUAdam under ZeRO-Offload (the scenario switches to cpu_adam
+     * when [offload] optimizer is set) */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+    .allgather_bucket_elements = DS_ALLGATHER_BUCKET,
+    .reduce_bucket_elements = DS_REDUCE_BUCKET,
+    .stage3_prefetch_bucket_elements = DS_PREFETCH_BUCKET,
+    .stage3_param_persistence_threshold = DS_PERSISTENCE,
+    .stage3_max_live_parameters = DS_MAX_LIVE,
+    /* zero/config.py overlap_comm_valid: None → stage == 3, so off for stages 1–2, the only
+     * ones where it adds a second reduce buffer */
+    .ds_overlap_comm = FALSE,
+  },
+  [MODEL_FRAMEWORK_NANOTRON] = {
+    .kind = MODEL_FRAMEWORK_NANOTRON,
+    /* src/nanotron/models/llama.py: sharded_cross_entropy(..., dtype=torch.float), the
+     * Megatron-style in-place softmax of parallel/tensor_parallel/functional.py
+     * _ShardedCrossEntropy: one fp32 logits buffer */
+    .loss = MODEL_LOSS_PLAIN, .loss_chunks = 1,
+    /* src/nanotron/nn/layer_norm.py TritonRMSNorm: fused kernel, 16-bit input saved */
+    .norm_fp32 = FALSE,
+    .compile = FALSE,
+    /* src/nanotron/optim/gradient_accumulator.py FP32GradientAccumulator
+     * (examples/config_tiny_llama.yaml accumulate_grad_in_fp32: true) */
+    .main_grad_fp32 = TRUE,
+    /* examples/config_tiny_llama.yaml torch_adam_is_fused: true */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+  },
+};
+
+const char *
+model_framework_name (ModelFrameworkKind k)
+{
+  g_return_val_if_fail (k < MODEL_N_FRAMEWORKS, NULL);
+  return framework_names[k];
+}
+
+const char *
+model_framework_loss_name (ModelLossImpl l)
+{
+  g_return_val_if_fail (l < MODEL_N_LOSSES, NULL);
+  return loss_names[l];
+}
+
+const char *
+model_framework_optimizer_impl_name (ModelOptimizerImpl i)
+{
+  g_return_val_if_fail (i < MODEL_N_OPTIMIZER_IMPLS, NULL);
+  return optimizer_impl_names[i];
+}
+
+gboolean
+model_framework_from_string (const char *s, ModelFrameworkKind *out, GError **error)
+{
+  int v;
+  if (!sim_text_lookup (framework_names, "framework", s, &v, error))
+    return FALSE;
+  *out = (ModelFrameworkKind) v;
+  return TRUE;
+}
+
+gboolean
+model_framework_loss_from_string (const char *s, ModelLossImpl *out, GError **error)
+{
+  int v;
+  if (!sim_text_lookup (loss_names, "loss", s, &v, error))
+    return FALSE;
+  *out = (ModelLossImpl) v;
+  return TRUE;
+}
+
+gboolean
+model_framework_optimizer_impl_from_string (const char *s, ModelOptimizerImpl *out,
+                                            GError **error)
+{
+  int v;
+  if (!sim_text_lookup (optimizer_impl_names, "optimizer_impl", s, &v, error))
+    return FALSE;
+  *out = (ModelOptimizerImpl) v;
+  return TRUE;
+}
+
+void
+model_framework_apply_profile (ModelFramework *fw, ModelFrameworkKind kind)
+{
+  g_return_if_fail (fw != NULL && kind < MODEL_N_FRAMEWORKS);
+  *fw = profiles[kind];
+}
+
+double
+model_framework_ds_reduce_buffer_bytes (const ModelFramework *fw, guint stage, double grad_bytes)
+{
+  g_return_val_if_fail (fw != NULL, 0);
+  if (stage < 1 || stage > 3 || !(fw->reduce_bucket_elements > 0))
+    return 0;
+  /* stage 1–2: buf_0, and buf_1 with overlap_comm (its default is off below stage 3);
+   * stage 3: one flat bucket whatever overlap_comm says */
+  guint buffers = stage <= 2 && fw->ds_overlap_comm ? 2 : 1;
+  return buffers * fw->reduce_bucket_elements * grad_bytes;
+}
+
+/* numel of a base weight-dtype tensor of at most *threshold elements, else 0 */
+static double
+persistent_numel (const ModelTensor *t, gpointer data)
+{
+  double threshold = *(const double *) data, n = (double) model_tensor_numel (t);
+  gboolean base = t->role != MODEL_TENSOR_LORA_A && t->role != MODEL_TENSOR_LORA_B
+                  && t->role != MODEL_TENSOR_DORA_MAGNITUDE;
+  return base && t->storage == MODEL_TENSOR_STORAGE_WEIGHT && n <= threshold ? n : 0;
+}
+
+double
+model_framework_ds_persistent_elements (const ModelFramework *fw, const ModelInventory *inv)
+{
+  g_return_val_if_fail (fw != NULL && inv != NULL, 0);
+  double threshold = fw->stage3_param_persistence_threshold;
+  if (!(threshold > 0))
+    return 0;
+  return model_inventory_fold (inv, MODEL_INVENTORY_ALL, persistent_numel, &threshold);
+}
+
+guint
+model_framework_ds_prefetch_layers (const ModelFramework *fw, double layer_params, guint n_layers)
+{
+  g_return_val_if_fail (fw != NULL, G_MAXUINT);
+  if (!(fw->stage3_prefetch_bucket_elements > 0) || !(layer_params > 0) || n_layers == 0)
+    return G_MAXUINT;
+  double ahead = ceil (fw->stage3_prefetch_bucket_elements / layer_params);
+  if (fw->stage3_max_live_parameters > 0)
+    ahead = MIN (ahead, floor (fw->stage3_max_live_parameters / layer_params) - 1);
+  return (guint) CLAMP (ahead, 1, (double) n_layers);
+}
+
+/* ---- the stack's framework combinations (stack.h) --------------------------------------- */
+
+static gboolean
+refuse (GError **error, const char *key, const char *why)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [training], key '%s': %s", key, why);
+  return FALSE;
+}
+
+gboolean
+model_stack_validate_framework (const ModelStack *s, const ModelParallel *par, GError **error)
+{
+  g_return_val_if_fail (s != NULL && par != NULL, FALSE);
+  const ModelFramework *fw = &s->framework;
+  gboolean offload_opt = s->offload.optimizer != MODEL_OFFLOAD_NONE;
+  if (fw->optimizer_impl == MODEL_OPTIMIZER_IMPL_CPU_ADAM && !offload_opt)
+    return refuse (error, "optimizer_impl", "cpu_adam is DeepSpeed's host-side Adam "
+                   "(DeepSpeedCPUAdam): it needs [offload] optimizer = cpu or nvme");
+  if (fw->optimizer_impl == MODEL_OPTIMIZER_IMPL_CPU_ADAM && s->optimizer != MODEL_OPTIMIZER_ADAMW)
+    return refuse (error, "optimizer_impl", "cpu_adam steps Adam/AdamW: needs [training] "
+                   "optimizer = adamw");
+  if (fw->optimizer_in_backward)
+    {
+      if (s->grad_accum > 1)
+        return refuse (error, "optimizer_in_backward", "needs grad_accum = 1 (each gradient "
+                       "is consumed by its step as it is produced; torchtune refuses "
+                       "gradient_accumulation_steps > 1 with optimizer_in_bwd)");
+      if (par->degree > 1)
+        return refuse (error, "optimizer_in_backward", "with more than one data-parallel "
+                       "rank is not modelled");
+      if (offload_opt)
+        return refuse (error, "optimizer_in_backward", "with [offload] optimizer is not "
+                       "modelled (the step runs on the host)");
+      if (model_stack_optimizer_is_paged (s))
+        return refuse (error, "optimizer_in_backward", "with a paged optimizer is not "
+                       "modelled");
+    }
+  if (fw->main_grad_fp32 && par->degree > 1 && model_parallel_stage (par) >= 2)
+    return refuse (error, "main_grad_fp32", "the fp32 main_grad buffer is full-size "
+                   "(Megatron-LM param_and_grad_buffer.py; its distributed optimizer is "
+                   "ZeRO-1): with gradients sharded ([parallel] data_parallel stage 2 or 3) it "
+                   "is not modelled");
+  return TRUE;
+}
+
+void
+model_stack_resolve_framework (ModelStack *s)
+{
+  g_return_if_fail (s != NULL);
+  if (s->framework.activation_offload && s->offload.activations == MODEL_OFFLOAD_NONE)
+    s->offload.activations = MODEL_OFFLOAD_CPU;
+}

@@ -1,0 +1,213 @@
+/* tests/unit/cli/test_framework_scenario.c — [training] framework, its per-key overrides and
+ * [training] deepspeed_config in a scenario (cli/scenario/scenario_framework.c): the profile
+ * is applied first so that explicit keys override it; a ds_config's values land where the
+ * scenario keeps them, must agree with the scenario's own keys, and its unmodelled keys are
+ * warned about (or refused) naming the file and key. */
+#include "config.h"
+
+#include <string.h>
+#include "cli/scenario/scenario.h"
+#include "tests/testlib.h"
+
+static const char base[] =
+  "[model]\nhf_config = llama-3.2-1b\n"
+  "[cluster]\ngpu = A100-80GB-SXM\n"
+  "[training]\nmicro_batch = 2\nseq_len = 2048\n";
+/* the scenarios without a ds_config say their precision */
+#define PREC "precision = bf16_mixed\n"
+
+static char *tmpdir;
+
+static CliScenario *
+load (const char *extra, const char *const *sets, GError **error)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "case.ini", NULL);
+  g_autofree char *text = g_strconcat (base, extra, NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  return cli_scenario_load (path, sets, error);
+}
+
+static void
+write_ds (const char *json)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "ds.json", NULL);
+  g_assert (g_file_set_contents (path, json, -1, NULL));
+}
+
+/* The load fails and the message has the scenario's path and every needle. */
+static void
+expect_error (const char *extra, const char *const *sets, const char *const *needles)
+{
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load (extra, sets, &e);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "case.ini"));
+  for (guint i = 0; needles[i] != NULL; i++)
+    {
+      gboolean found = strstr (e->message, needles[i]) != NULL;
+      if (!found)
+        g_printerr ("\n  message \"%s\" lacks \"%s\"\n", e->message, needles[i]);
+      CU_ASSERT (found);
+    }
+}
+
+static void
+test_profile_then_overrides (void)
+{
+  g_autoptr (GError) e = NULL;
+  const char *const sets[] = { "training.framework=megatron", NULL };
+  g_autoptr (CliScenario) sc = load (PREC, sets, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->stack.framework.kind, MODEL_FRAMEWORK_MEGATRON);
+  CU_ASSERT_TRUE (sc->stack.framework.main_grad_fp32);
+  CU_ASSERT_EQUAL (sc->stack.framework.optimizer_impl, MODEL_OPTIMIZER_IMPL_FUSED);
+  /* an explicit key beats the profile whatever the order in the file */
+  g_autoptr (CliScenario) sc2 = load (PREC "main_grad_fp32 = false\n"
+                                      "optimizer_impl = per_tensor\nframework = megatron\n",
+                                      NULL, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc2);
+  CU_ASSERT_FALSE (sc2->stack.framework.main_grad_fp32);
+  CU_ASSERT_EQUAL (sc2->stack.framework.optimizer_impl, MODEL_OPTIMIZER_IMPL_PER_TENSOR);
+  CU_ASSERT_EQUAL (sc2->stack.framework.loss, MODEL_LOSS_PLAIN); /* the rest stays Megatron's */
+  /* the older key maps onto optimizer_impl */
+  const char *const old[] = { "training.optimizer_foreach=false", NULL };
+  g_autoptr (CliScenario) sc3 = load (PREC, old, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc3);
+  CU_ASSERT_EQUAL (sc3->stack.framework.optimizer_impl, MODEL_OPTIMIZER_IMPL_PER_TENSOR);
+  /* activation_offload is [offload] activations = cpu */
+  const char *const act[] = { "training.activation_offload=true", NULL };
+  g_autoptr (CliScenario) sc4 = load (PREC, act, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc4);
+  CU_ASSERT_EQUAL (sc4->stack.offload.activations, MODEL_OFFLOAD_CPU);
+  /* an offloaded optimizer steps with CPU-Adam */
+  const char *const off[] = { "cluster.gpus_per_node=8", "parallel.data_parallel=zero2",
+                              "offload.optimizer=cpu", NULL };
+  g_autoptr (CliScenario) sc5 = load (PREC, off, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc5);
+  CU_ASSERT_EQUAL (sc5->stack.framework.optimizer_impl, MODEL_OPTIMIZER_IMPL_CPU_ADAM);
+}
+
+static void
+test_bad_keys (void)
+{
+  const struct
+  {
+    const char *sets[5];
+    const char *needles[4];
+  } cases[] = {
+    { { "training.framework=jax" }, { "group [training], key 'framework'", "torchtune" } },
+    { { "training.optimizer_impl=magic" }, { "group [training], key 'optimizer_impl'",
+                                             "cpu_adam" } },
+    { { "training.optimizer_impl=fused", "training.optimizer_foreach=true" },
+      { "key 'optimizer_foreach'", "optimizer_impl" } },
+    { { "training.reduce_bucket_size=lots" }, { "key 'reduce_bucket_size'", "elements" } },
+    { { "training.main_grad_fp32=maybe" }, { "key 'main_grad_fp32'" } },
+    { { "training.optimizer_impl=cpu_adam" }, { "key 'optimizer_impl'", "[offload] optimizer" } },
+    { { "training.optimizer_in_backward=true", "training.grad_accum=4" },
+      { "key 'optimizer_in_backward'", "grad_accum" } },
+    { { "cluster.gpus_per_node=8", "parallel.data_parallel=zero2", "offload.optimizer=cpu",
+        "training.optimizer_impl=fused" }, { "key 'optimizer_impl'", "cpu_adam" } },
+    { { "training.activation_offload=true", "offload.activations=none" },
+      { "key 'activation_offload'", "[offload] activations" } },
+    { { "training.deepspeed_config=absent.json" }, { "key 'deepspeed_config'", "absent.json" } },
+    { { "training.framework=megatron", "cluster.gpus_per_node=8",
+        "parallel.data_parallel=zero3" }, { "key 'framework'", "main_grad_fp32", "zero3" } },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    expect_error (PREC, cases[i].sets, cases[i].needles);
+}
+
+/* A ds_config: stage into [parallel], GA and precision into [training] (the scenario has
+ * neither), the bucket sizes into the framework ("auto" reduce bucket: HF's hidden² =
+ * 2048² for Llama 3.2 1B), the offload device into [offload]. */
+static void
+test_deepspeed_config (void)
+{
+  write_ds ("{ \"train_micro_batch_size_per_gpu\": \"auto\", \"gradient_accumulation_steps\": 4,"
+            "  \"bf16\": { \"enabled\": true },"
+            "  \"zero_optimization\": { \"stage\": 2, \"reduce_bucket_size\": \"auto\","
+            "    \"allgather_bucket_size\": 2e8, \"overlap_comm\": true,"
+            "    \"offload_optimizer\": { \"device\": \"cpu\" } } }");
+  const char *const sets[] = { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+                               NULL };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load ("", sets, &e);
+  if (sc == NULL)
+    g_printerr ("\n  %s\n", e->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->par.mode, MODEL_DP_ZERO2);
+  CU_ASSERT_EQUAL (sc->stack.grad_accum, 4);
+  CU_ASSERT_EQUAL (sc->stack.micro_batch, 2);
+  CU_ASSERT_EQUAL (sc->stack.precision, MODEL_PRECISION_BF16_MIXED);
+  CU_ASSERT_EQUAL (sc->stack.framework.reduce_bucket_elements, 2048.0 * 2048);
+  CU_ASSERT_EQUAL (sc->stack.framework.allgather_bucket_elements, 2e8);
+  CU_ASSERT_TRUE (sc->stack.framework.ds_overlap_comm);
+  CU_ASSERT_EQUAL (sc->stack.offload.optimizer, MODEL_OFFLOAD_CPU);
+  CU_ASSERT_EQUAL (sc->stack.framework.optimizer_impl, MODEL_OPTIMIZER_IMPL_CPU_ADAM);
+
+  /* disagreements with the scenario's own keys, and the same size in both places */
+  const struct
+  {
+    const char *sets[5];
+    const char *needles[4];
+  } cases[] = {
+    { { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+        "training.precision=fp32" },
+      { "group [training], key 'precision'", "ds.json", "bf16.enabled" } },
+    { { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+        "training.grad_accum=2" },
+      { "group [training], key 'grad_accum'", "gradient_accumulation_steps" } },
+    { { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+        "parallel.data_parallel=zero3" },
+      { "group [parallel], key 'data_parallel'", "zero_optimization.stage" } },
+    { { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+        "training.allgather_bucket_size=1e8" },
+      { "key 'allgather_bucket_size'", "deepspeed_config" } },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    expect_error ("", cases[i].sets, cases[i].needles);
+}
+
+/* A key the reader does not know is a warning naming the ds_config and the key; one that
+ * changes memory and is not modelled is an error naming the scenario, the ds_config and
+ * the key. */
+static void
+test_deepspeed_unmodelled (void)
+{
+  write_ds ("{ \"zero_optimization\": { \"stage\": 1, \"new_knob\": 3 } }");
+  const char *const sets[] = { "training.deepspeed_config=ds.json", NULL };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load ("", sets, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  gboolean warned = FALSE;
+  for (guint i = 0; i < sc->warnings->len; i++)
+    {
+      const char *w = g_ptr_array_index (sc->warnings, i);
+      warned |= strstr (w, "key 'deepspeed_config'") != NULL
+                && strstr (w, "zero_optimization.new_knob") != NULL
+                && strstr (w, "ds.json") != NULL;
+    }
+  CU_ASSERT (warned);
+  write_ds ("{ \"zero_optimization\": { \"stage\": 3, \"zero_quantized_gradients\": true } }");
+  const char *const needles[] = { "group [training], key 'deepspeed_config'", "ds.json",
+                                  "zero_optimization.zero_quantized_gradients", NULL };
+  expect_error ("", sets, needles);
+}
+
+int
+main (void)
+{
+  tmpdir = stepsim_test_tmpdir ("stepsim-fw-XXXXXX");
+  static const StepsimTest tests[] = {
+    { "profile first, explicit keys override it", test_profile_then_overrides },
+    { "bad framework keys name group and key", test_bad_keys },
+    { "deepspeed_config values land in the scenario", test_deepspeed_config },
+    { "deepspeed_config: unknown keys warned, unmodelled refused", test_deepspeed_unmodelled },
+  };
+  int rc = STEPSIM_RUN_TESTS ("cli/framework", tests);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
+  (void) !system (cmd);
+  g_free (tmpdir);
+  return rc;
+}

@@ -1,0 +1,130 @@
+/* tests/unit/models/test_ds_config.c — reading a DeepSpeed ds_config.json
+ * (models/stack/ds_config.h): the modelled keys in DeepSpeed's units, "auto", keys listed
+ * for a warning, and one error naming the file and key for what cannot be honoured. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include "models/stack/ds_config.h"
+#include "tests/testlib.h"
+
+static char *tmpdir;
+
+static char *
+write_json (const char *text)
+{
+  char *path = g_build_filename (tmpdir, "ds_config.json", NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static void
+test_modelled_keys (void)
+{
+  g_autofree char *path = write_json (
+    "{ \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": \"auto\",\n"
+    "  \"bf16\": { \"enabled\": true }, \"gradient_clipping\": 1.0,\n"
+    "  \"optimizer\": { \"type\": \"AdamW\", \"params\": { \"lr\": 1e-5 } },\n"
+    "  \"zero_optimization\": { \"stage\": 3, \"reduce_bucket_size\": 2e8,\n"
+    "     \"allgather_bucket_size\": 500000000, \"stage3_prefetch_bucket_size\": \"auto\",\n"
+    "     \"stage3_param_persistence_threshold\": 1e4, \"stage3_max_live_parameters\": 1e9,\n"
+    "     \"overlap_comm\": true, \"round_robin_gradients\": false,\n"
+    "     \"offload_optimizer\": { \"device\": \"cpu\", \"pin_memory\": true },\n"
+    "     \"frobnicate\": 1 },\n"
+    "  \"made_up\": {} }\n");
+  ModelDsConfig c;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL (model_ds_config_load (path, &c, &e));
+  CU_ASSERT_EQUAL (c.stage, 3);
+  CU_ASSERT_EQUAL (c.reduce_bucket, 2e8);
+  CU_ASSERT_EQUAL (c.allgather_bucket, 5e8);
+  CU_ASSERT (isnan (c.prefetch_bucket) && c.prefetch_bucket_auto);
+  CU_ASSERT_EQUAL (c.persistence, 1e4);
+  CU_ASSERT_EQUAL (c.max_live, 1e9);
+  CU_ASSERT_EQUAL (c.overlap_comm, 1);
+  CU_ASSERT_EQUAL (c.offload_optimizer, MODEL_OFFLOAD_CPU);
+  CU_ASSERT_EQUAL (c.offload_param, MODEL_DS_UNSET);
+  CU_ASSERT_EQUAL (c.pin_memory, 1);
+  CU_ASSERT_EQUAL (c.bf16, 1);
+  CU_ASSERT_EQUAL (c.fp16, MODEL_DS_UNSET);
+  CU_ASSERT_EQUAL (c.grad_accum, MODEL_DS_AUTO);
+  CU_ASSERT_EQUAL (c.micro_batch, 4);
+  /* the keys not modelled, for the caller's warning: exactly the two unknown ones */
+  CU_ASSERT_EQUAL_FATAL (c.ignored->len, 2);
+  gboolean zero = FALSE, top = FALSE;
+  for (guint i = 0; i < c.ignored->len; i++)
+    {
+      const char *k = g_ptr_array_index (c.ignored, i);
+      zero |= strcmp (k, "zero_optimization.frobnicate") == 0;
+      top |= strcmp (k, "made_up") == 0;
+    }
+  CU_ASSERT (zero && top);
+  model_ds_config_clear (&c);
+}
+
+/* Each bad file: one error with the file's path and the key. */
+static void
+test_errors (void)
+{
+  const struct
+  {
+    const char *json, *needle;
+  } cases[] = {
+    { "{ \"zero_optimization\": { \"zero_quantized_weights\": true } }",
+      "key 'zero_optimization.zero_quantized_weights'" },
+    { "{ \"zero_optimization\": { \"zero_hpz_partition_size\": 8 } }",
+      "key 'zero_optimization.zero_hpz_partition_size'" },
+    { "{ \"zero_optimization\": { \"stage\": 5 } }", "key 'zero_optimization.stage'" },
+    { "{ \"zero_optimization\": { \"reduce_bucket_size\": -1 } }",
+      "key 'zero_optimization.reduce_bucket_size'" },
+    { "{ \"zero_optimization\": { \"offload_param\": { \"device\": \"tape\" } } }",
+      "key 'zero_optimization.offload_param.device'" },
+    { "{ \"zero_optimization\": { \"offload_optimizer\": { \"device\": \"cpu\", "
+      "\"ratio\": 0.3 } } }", "key 'zero_optimization.offload_optimizer.ratio'" },
+    { "{ \"optimizer\": { \"type\": \"Lamb\" } }", "key 'optimizer.type'" },
+    { "{ \"pipeline\": { \"stages\": 2 } }", "key 'pipeline'" },
+    { "{ \"communication_data_type\": \"fp32\" }", "key 'communication_data_type'" },
+    { "{ \"activation_checkpointing\": { \"cpu_checkpointing\": true } }",
+      "key 'activation_checkpointing.cpu_checkpointing'" },
+    { "{ \"fp16\": { \"enabled\": 1 } }", "key 'fp16.enabled'" },
+    { "{ \"zero_optimization\": 3 }", "key 'zero_optimization'" },
+    { "{ \"zero_optimization\": { \"stage\": 2, } ", "not valid JSON" },
+    { "[1, 2]", "must be a JSON object" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = write_json (cases[i].json);
+      ModelDsConfig c;
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT_FALSE (model_ds_config_load (path, &c, &e));
+      CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+      gboolean ok = strstr (e->message, path) != NULL && strstr (e->message, cases[i].needle);
+      if (!ok)
+        g_printerr ("\n  case %u: \"%s\" lacks \"%s\"\n", i, e->message, cases[i].needle);
+      CU_ASSERT (ok);
+    }
+  ModelDsConfig c;
+  g_autoptr (GError) e = NULL;
+  g_autofree char *missing = g_build_filename (tmpdir, "absent.json", NULL);
+  CU_ASSERT_FALSE (model_ds_config_load (missing, &c, &e));
+  CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "absent.json") : NULL);
+  g_clear_error (&e);
+  /* a device that never ends is refused before reading */
+  CU_ASSERT_FALSE (model_ds_config_load ("/dev/zero", &c, &e));
+  CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "/dev/zero") : NULL);
+}
+
+int
+main (void)
+{
+  tmpdir = stepsim_test_tmpdir ("stepsim-ds-XXXXXX");
+  static const StepsimTest tests[] = {
+    { "modelled keys, auto, unknown keys listed", test_modelled_keys },
+    { "unmodelled or bad values: error naming file and key", test_errors },
+  };
+  int rc = STEPSIM_RUN_TESTS ("models/ds_config", tests);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
+  (void) !system (cmd);
+  g_free (tmpdir);
+  return rc;
+}

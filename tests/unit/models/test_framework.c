@@ -1,0 +1,385 @@
+/* tests/unit/models/test_framework.c — framework profiles (models/stack/framework.h): the
+ * profile table, names, and the memory effect of each knob this layer owns against a
+ * closed form (main_grad_fp32, optimizer_impl, optimizer_in_backward, activation_offload,
+ * DeepSpeed's reduce buckets, stage-3 persistence and prefetch). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include "hardware/cluster.h"
+#include "models/plan/executor.h"
+#include "models/stack/framework.h"
+#include "sim/engine.h"
+#include "sim/fluid.h"
+#include "tests/testlib.h"
+#include "tests/unit/models/tiny.h"
+
+typedef struct
+{
+  double grad_peak, act_peak, total_peak, step_time;
+} Outcome;
+
+static Outcome
+replay (const ModelArch *a, const ModelStack *s, const ModelParallel *par)
+{
+  Outcome o = { 0 };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (ModelPlan) plan = model_plan_new (a, s, par, &e);
+  if (plan == NULL)
+    g_printerr ("\n  plan refused: %s\n", e->message);
+  g_assert (plan != NULL);
+  guint n = par != NULL ? par->degree : 1;
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (n, NULL);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  o.grad_peak = model_ledger_category_peak (ledger, 0, MODEL_MEM_GRADIENTS);
+  o.act_peak = model_ledger_category_peak (ledger, 0, MODEL_MEM_ACTIVATIONS);
+  o.total_peak = model_ledger_peak (ledger, 0);
+  o.step_time = model_executor_rank_end (exec, 0);
+  return o;
+}
+
+/* Each profile's values, as the cited sources set them (framework.c's table):
+ * transformers ForCausalLMLoss upcasts; torchtune CEWithChunkedOutputLoss 8 chunks, fused
+ * AdamW; torchtitan nn.RMSNorm (no fp32 save), fused; Megatron fp32 main_grad, in-place
+ * fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and ZeRO's element defaults
+ * (5e8, 5e8, 5e7, 1e5, 1e9); nanotron FP32GradientAccumulator, in-place CE, fused. */
+static void
+test_profile_table (void)
+{
+  const struct
+  {
+    ModelFrameworkKind kind;
+    ModelLossImpl loss;
+    guint chunks;
+    gboolean norm_fp32, main_grad;
+    ModelOptimizerImpl impl;
+    double reduce, allgather, prefetch, persist, live;
+  } want[] = {
+    { MODEL_FRAMEWORK_CUSTOM, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FOREACH,
+      0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_HF_TRAINER, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
+      MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_ACCELERATE_FSDP, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
+      MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_TORCHTUNE, MODEL_LOSS_CHUNKED, 8, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
+      0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_TORCHTITAN, MODEL_LOSS_UPCAST, 1, FALSE, FALSE,
+      MODEL_OPTIMIZER_IMPL_FUSED, 0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_MEGATRON, MODEL_LOSS_PLAIN, 1, FALSE, TRUE, MODEL_OPTIMIZER_IMPL_FUSED,
+      0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_DEEPSPEED, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
+      5e8, 5e8, 5e7, 1e5, 1e9 },
+    { MODEL_FRAMEWORK_NANOTRON, MODEL_LOSS_PLAIN, 1, FALSE, TRUE, MODEL_OPTIMIZER_IMPL_FUSED,
+      0, 0, 0, 0, 0 },
+  };
+  G_STATIC_ASSERT (G_N_ELEMENTS (want) == MODEL_N_FRAMEWORKS);
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      ModelFramework fw;
+      model_framework_apply_profile (&fw, want[i].kind);
+      CU_ASSERT_EQUAL (fw.kind, want[i].kind);
+      CU_ASSERT_EQUAL (fw.loss, want[i].loss);
+      CU_ASSERT_EQUAL (fw.loss_chunks, want[i].chunks);
+      CU_ASSERT_EQUAL (fw.norm_fp32, want[i].norm_fp32);
+      CU_ASSERT_FALSE (fw.compile); /* every framework's default: torch.compile off */
+      CU_ASSERT_EQUAL (fw.main_grad_fp32, want[i].main_grad);
+      CU_ASSERT_EQUAL (fw.optimizer_impl, want[i].impl);
+      CU_ASSERT_FALSE (fw.optimizer_in_backward);
+      CU_ASSERT_FALSE (fw.activation_offload);
+      CU_ASSERT_EQUAL (fw.reduce_bucket_elements, want[i].reduce);
+      CU_ASSERT_EQUAL (fw.allgather_bucket_elements, want[i].allgather);
+      CU_ASSERT_EQUAL (fw.stage3_prefetch_bucket_elements, want[i].prefetch);
+      CU_ASSERT_EQUAL (fw.stage3_param_persistence_threshold, want[i].persist);
+      CU_ASSERT_EQUAL (fw.stage3_max_live_parameters, want[i].live);
+    }
+  /* The stack's defaults are the custom profile. */
+  ModelStack s;
+  model_stack_init_defaults (&s);
+  ModelFramework custom;
+  model_framework_apply_profile (&custom, MODEL_FRAMEWORK_CUSTOM);
+  CU_ASSERT_EQUAL (memcmp (&s.framework, &custom, sizeof custom), 0);
+}
+
+static void
+test_names (void)
+{
+  for (guint k = 0; k < MODEL_N_FRAMEWORKS; k++)
+    {
+      ModelFrameworkKind back;
+      CU_ASSERT_TRUE (model_framework_from_string (model_framework_name (k), &back, NULL));
+      CU_ASSERT_EQUAL (back, k);
+    }
+  for (guint k = 0; k < MODEL_N_OPTIMIZER_IMPLS; k++)
+    {
+      ModelOptimizerImpl back;
+      CU_ASSERT_TRUE (model_framework_optimizer_impl_from_string (
+        model_framework_optimizer_impl_name (k), &back, NULL));
+      CU_ASSERT_EQUAL (back, k);
+    }
+  for (guint k = 0; k < MODEL_N_LOSSES; k++)
+    {
+      ModelLossImpl back;
+      CU_ASSERT_TRUE (model_framework_loss_from_string (model_framework_loss_name (k), &back,
+                                                        NULL));
+      CU_ASSERT_EQUAL (back, k);
+    }
+  g_autoptr (GError) e = NULL;
+  ModelFrameworkKind k;
+  CU_ASSERT_FALSE (model_framework_from_string ("jax", &k, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "jax"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "torchtune")); /* lists the accepted names */
+}
+
+/* main_grad_fp32 under bf16 mixed: gradients are 4 B instead of 2 and allocated at time 0.
+ * Oracle: Ψ trainable parameters → initial gradients 4Ψ, and the gradient peak rises from
+ * 2Ψ (the 16-bit .grad, allocated at micro-batch 0) to 4Ψ. */
+static void
+test_main_grad_fp32 (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double psi = model_stack_trainable_params (&s, a);
+  CU_ASSERT_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_GRADIENTS), 0);
+  Outcome plain = replay (a, &s, NULL);
+  s.framework.main_grad_fp32 = TRUE;
+  CU_ASSERT_EQUAL (model_stack_gradient_bytes (&s), 4);
+  CU_ASSERT_TRUE (model_stack_gradients_persistent (&s));
+  STEPSIM_ASSERT_REL (model_stack_initial_bytes (&s, a, MODEL_MEM_GRADIENTS), 4 * psi, 1e-12);
+  Outcome main = replay (a, &s, NULL);
+  STEPSIM_ASSERT_REL (plain.grad_peak, 2 * psi, 1e-12);
+  STEPSIM_ASSERT_REL (main.grad_peak, 4 * psi, 1e-12);
+  /* not with sharded gradients */
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 2;
+  par.mode = MODEL_DP_ZERO2;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (model_stack_validate_framework (&s, &par, &e));
+  CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "key 'main_grad_fp32'") : NULL);
+  par.mode = MODEL_DP_ZERO1; /* Megatron's distributed optimizer */
+  CU_ASSERT_TRUE (model_stack_validate_framework (&s, &par, NULL));
+}
+
+/* AdamW step temporaries by implementation (fp32 states, 4 B/element): foreach 4Ψ (the
+ * whole _foreach_sqrt of the second moment), per-tensor 4 × the largest tensor, fused and
+ * cpu_adam 0. The largest tensor of the tiny model is the embedding (or head), 1000 × 256. */
+static void
+test_optimizer_impl (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double psi = model_stack_trainable_params (&s, a);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * psi, 1e-12);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * 1000.0 * 256, 1e-12);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_CPU_ADAM;
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  /* cpu_adam is the host step: refused without an offloaded optimizer */
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (model_stack_validate_framework (&s, &par, &e));
+  CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "key 'optimizer_impl'") : NULL);
+  s.offload.optimizer = MODEL_OFFLOAD_CPU;
+  CU_ASSERT_TRUE (model_stack_validate_framework (&s, &par, NULL));
+}
+
+/* Σ kernel FLOPs of rank 0's tasks of `kind` (or of every kind with MODEL_N_TASK_KINDS). */
+static double
+kernel_flops (const ModelPlan *p, guint kind)
+{
+  double sum = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || (kind != MODEL_N_TASK_KINDS && t->kind != kind))
+        continue;
+      for (guint k = 0; k < t->n_kernels; k++)
+        sum += model_plan_kernel (p, t->first_kernel + k)->op.flops;
+    }
+  return sum;
+}
+
+/* optimizer_in_backward: each block's gradients are freed after its step, so the gradient
+ * peak is the largest block's, not the model's. Tiny llama layer (h 256, 8 heads of 32, 2
+ * KV heads, MLP 688): q 256·256 + k, v 2·256·64 + o 256·256 + MLP 3·256·688 + 2 norms · 256
+ * = 65 536 + 32 768 + 65 536 + 528 384 + 512 = 692 736 parameters, above the embedding's
+ * and the head's 256 000: peak 2 B × 692 736. Without it: 2Ψ. */
+static void
+test_optimizer_in_backward (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  CU_ASSERT_EQUAL (model_stack_trainable_layer_params (&s, a), 692736);
+  g_autoptr (ModelPlan) p0 = model_plan_new (a, &s, NULL, NULL);
+  s.framework.optimizer_in_backward = TRUE;
+  Outcome o = replay (a, &s, NULL);
+  STEPSIM_ASSERT_REL (o.grad_peak, 2 * 692736.0, 1e-12);
+  /* the step's work moves into the backward tasks: none left in the optimizer task, the
+   * same total (12 FLOPs per parameter of AdamW, once) */
+  g_autoptr (ModelPlan) p1 = model_plan_new (a, &s, NULL, NULL);
+  double psi = model_stack_trainable_params (&s, a);
+  STEPSIM_ASSERT_REL (kernel_flops (p0, MODEL_TASK_KIND_OPTIMIZER), 12 * psi, 1e-12);
+  CU_ASSERT_EQUAL (kernel_flops (p1, MODEL_TASK_KIND_OPTIMIZER), 0);
+  STEPSIM_ASSERT_REL (kernel_flops (p1, MODEL_N_TASK_KINDS), kernel_flops (p0, MODEL_N_TASK_KINDS),
+                      1e-12);
+  /* refused: GA > 1 (torchtune's own check), more than one data-parallel rank */
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  s.grad_accum = 2;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (model_stack_validate_framework (&s, &par, &e));
+  CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "grad_accum") : NULL);
+  s.grad_accum = 1;
+  par.degree = 2;
+  CU_ASSERT_FALSE (model_stack_validate_framework (&s, &par, NULL));
+}
+
+/* activation_offload is [offload] activations = cpu: the same plan, the same peaks. */
+static void
+test_activation_offload (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  Outcome none = replay (a, &s, NULL);
+  s.framework.activation_offload = TRUE;
+  Outcome fw = replay (a, &s, NULL);
+  ModelStack t = tiny_stack ();
+  t.offload.activations = MODEL_OFFLOAD_CPU;
+  Outcome off = replay (a, &t, NULL);
+  CU_ASSERT_EQUAL (fw.act_peak, off.act_peak);
+  CU_ASSERT_EQUAL (fw.total_peak, off.total_peak);
+  CU_ASSERT_EQUAL (fw.step_time, off.step_time);
+  CU_ASSERT (fw.act_peak < none.act_peak);
+  model_stack_resolve_framework (&s);
+  CU_ASSERT_EQUAL (s.offload.activations, MODEL_OFFLOAD_CPU);
+}
+
+/* DeepSpeed's reduce bucket: reduce_bucket_size elements × the gradient's 2 B, two under
+ * stage 1–2 with overlap_comm, one under stage 3, none at stage 0 or without a size. */
+static void
+test_ds_reduce_buffer (void)
+{
+  ModelFramework fw;
+  model_framework_apply_profile (&fw, MODEL_FRAMEWORK_DEEPSPEED);
+  CU_ASSERT_EQUAL (model_framework_ds_reduce_buffer_bytes (&fw, 0, 2), 0);
+  CU_ASSERT_EQUAL (model_framework_ds_reduce_buffer_bytes (&fw, 2, 2), 1e9);
+  fw.ds_overlap_comm = TRUE;
+  CU_ASSERT_EQUAL (model_framework_ds_reduce_buffer_bytes (&fw, 1, 2), 2e9);
+  CU_ASSERT_EQUAL (model_framework_ds_reduce_buffer_bytes (&fw, 3, 2), 1e9);
+  ModelFramework custom;
+  model_framework_apply_profile (&custom, MODEL_FRAMEWORK_CUSTOM);
+  CU_ASSERT_EQUAL (model_framework_ds_reduce_buffer_bytes (&custom, 2, 2), 0);
+
+  /* In the plan: ZeRO-2 on 2 ranks, a 1e5-element bucket = 2e5 B of comm buffers at time 0
+   * more than the custom profile's (which has none under stage 2). */
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 2;
+  par.mode = MODEL_DP_ZERO2;
+  g_autoptr (ModelPlan) p0 = model_plan_new (a, &s, &par, NULL);
+  s.framework.reduce_bucket_elements = 1e5;
+  g_autoptr (ModelPlan) p1 = model_plan_new (a, &s, &par, NULL);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (p0, MODEL_MEM_COMM_BUFFERS), 0);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (p1, MODEL_MEM_COMM_BUFFERS), 2e5);
+  /* made by the first backward under ZeRO-2, with the optimizer under ZeRO-3 */
+  CU_ASSERT_EQUAL (model_plan_load_bytes (p1), model_plan_load_bytes (p0));
+  par.mode = MODEL_DP_ZERO3;
+  g_autoptr (ModelPlan) p3 = model_plan_new (a, &s, &par, NULL);
+  s.framework.reduce_bucket_elements = 0;
+  g_autoptr (ModelPlan) p30 = model_plan_new (a, &s, &par, NULL);
+  STEPSIM_ASSERT_REL (model_plan_load_bytes (p3) - model_plan_load_bytes (p30), 2e5, 1e-9);
+  par.mode = MODEL_DP_ZERO2;
+  s.framework.reduce_bucket_elements = 1e5;
+  Outcome o0 = replay (a, &s, &par);
+  s.framework.reduce_bucket_elements = 0;
+  Outcome o1 = replay (a, &s, &par);
+  STEPSIM_ASSERT_REL (o0.total_peak - o1.total_peak, 2e5, 1e-9);
+}
+
+/* Stage-3 persistence: tensors of at most the threshold stay whole on every rank. Tiny
+ * llama, threshold 1e5: per layer q and o (65 536 each), k and v (16 384 each), two norms
+ * (256 each) = 164 352, four layers 657 408, plus the final norm 256 = 657 664 elements;
+ * the MLP matrices (176 128) and the embedding/head (256 000) are partitioned. On 4 ranks
+ * each holds (1 − 1/4) × 2 B × 657 664 more weights than its shard. */
+static void
+test_ds_persistence (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelFramework fw;
+  model_framework_apply_profile (&fw, MODEL_FRAMEWORK_DEEPSPEED);
+  g_autoptr (ModelInventory) inv = model_inventory_new (a, NULL, NULL);
+  CU_ASSERT_EQUAL (model_framework_ds_persistent_elements (&fw, inv), 657664);
+  fw.stage3_param_persistence_threshold = 0;
+  CU_ASSERT_EQUAL (model_framework_ds_persistent_elements (&fw, inv), 0);
+
+  ModelStack s = tiny_stack ();
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 4;
+  par.mode = MODEL_DP_ZERO3;
+  g_autoptr (ModelPlan) p0 = model_plan_new (a, &s, &par, NULL);
+  s.framework.stage3_param_persistence_threshold = 1e5;
+  g_autoptr (ModelPlan) p1 = model_plan_new (a, &s, &par, NULL);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p1, MODEL_MEM_WEIGHTS)
+                        - model_plan_initial_bytes (p0, MODEL_MEM_WEIGHTS),
+                      0.75 * 2 * 657664, 1e-12);
+}
+
+/* Stage-3 prefetch in layers: ⌈bucket / layer⌉ capped by ⌊max_live / layer⌋ − 1, in
+ * [1, L]. Layer 1e6 parameters, L 4: bucket 5e7 → 50 → 4; max_live 3e6 → 2;
+ * bucket 1 → 1. */
+static void
+test_ds_prefetch (void)
+{
+  ModelFramework fw = { 0 };
+  CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), G_MAXUINT);
+  fw.stage3_prefetch_bucket_elements = 5e7;
+  CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 4);
+  fw.stage3_max_live_parameters = 3e6;
+  CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 2);
+  fw.stage3_prefetch_bucket_elements = 1;
+  CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 1);
+  /* In the plan, under zero3: the tiny layer (692 736 weights) with a 1.5e6 bucket → 3. */
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.framework.stage3_prefetch_bucket_elements = 1.5e6;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 2;
+  par.mode = MODEL_DP_ZERO3;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, NULL);
+  CU_ASSERT_EQUAL (model_plan_parallel (p)->prefetch, 3);
+}
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "each profile's defaults", test_profile_table },
+    { "names round-trip; unknown framework lists the names", test_names },
+    { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
+    { "optimizer_impl: step temporaries", test_optimizer_impl },
+    { "optimizer_in_backward: one block's gradients live", test_optimizer_in_backward },
+    { "activation_offload is [offload] activations = cpu", test_activation_offload },
+    { "DeepSpeed reduce bucket bytes", test_ds_reduce_buffer },
+    { "DeepSpeed stage-3 persistent parameters", test_ds_persistence },
+    { "DeepSpeed stage-3 prefetch in layers", test_ds_prefetch },
+  };
+  return STEPSIM_RUN_TESTS ("models/framework", tests);
+}
