@@ -55,6 +55,7 @@ if [ -n "${builddir:-}" ] && command -v nm >/dev/null 2>&1 && [ -e "$builddir/si
   known="models/arch/arch.o models/arch/inventory.o
 models/arch/finetune.o models/arch/inventory.o
 cli/scenario/scenario.o cli/scenario/scenario_finetune.o
+cli/scenario/scenario.o cli/scenario/scenario_framework.o
 cli/scenario/scenario.o cli/scenario/scenario_groups.o
 cli/scenario/scenario.o cli/scenario/scenario_offload.o
 cli/scenario/scenario.o cli/scenario/scenario_parallel.o

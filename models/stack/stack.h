@@ -215,7 +215,7 @@ GArray *model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *a
  * for full fine-tuning. */
 gboolean model_stack_validate_finetune (const ModelStack *s, GError **error);
 
-/* The framework knobs' combinations that are modelled (models/stack/framework.c), against
+/* The framework knobs' combinations that are modelled (models/stack/stack_framework.c), against
  * the data-parallel configuration `par`:
  *   optimizer_impl = cpu_adam   needs [offload] optimizer (DeepSpeed's host-side Adam) and
  *                               optimizer = adamw;
