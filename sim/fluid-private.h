@@ -15,6 +15,8 @@
 typedef struct _SimFluidActivity SimFluidActivity;
 typedef struct _SimFluidSolver SimFluidSolver;
 
+#define SIM_FLUID_ACT_BLOCK 512
+
 /* One entry of a resource's member list: the activity and the index of its use. */
 typedef struct
 {
@@ -37,14 +39,24 @@ typedef struct
   guint n_unfixed;
 } SimFluidResource;
 
+/* Uses stored inside the activity itself (no allocation); more go to the heap. Kernels use
+ * 1–2 resources and flows 1–4 links in the shipped topologies. */
+#define SIM_FLUID_INLINE_USES 4
+
 struct _SimFluidActivity
 {
   SimFluid *fluid;
-  SimActivityId id;
+  SimActivityId id; /* public id: (generation << 32) | (pool slot + 1) */
+  guint64 seq;      /* creation order, from 1: the tie-break of every ordering */
+  guint32 gen;      /* bumped at each reuse of the pool slot, so stale ids do not match */
+  guint pool_slot;  /* its index in the pool */
+  gboolean live;    /* started, not yet finished or cancelled: lookups by id find it */
   double amount, remaining, rate, rate_bound, t_last;
-  SimUse *uses; /* merged: each resource at most once */
+  SimUse *uses; /* merged: each resource at most once; points to inline_uses or the heap */
   guint n_uses;
   guint *slots; /* slots[u]: index in the member list of uses[u].resource */
+  SimUse inline_uses[SIM_FLUID_INLINE_USES];
+  guint inline_slots[SIM_FLUID_INLINE_USES];
   SimActivityDoneFunc done;
   gpointer user_data;
   SimEventId latency_event; /* 0 once the latency is over */
@@ -58,8 +70,17 @@ struct _SimFluid
 {
   SimEngine *engine;
   GPtrArray *resources;   /* SimFluidResource*, index = id */
-  GHashTable *activities; /* &id → SimFluidActivity* (owned) */
-  SimActivityId next_id;
+  /* Activity pool: fixed blocks of SIM_FLUID_ACT_BLOCK activities (stable addresses for the
+   * intrusive heaps and member lists), freed slots reused through a free list; an id names
+   * its slot and generation, so lookup and cancel need no hashing (as in sim/engine.c). */
+  GPtrArray *act_blocks;  /* SimFluidActivity[SIM_FLUID_ACT_BLOCK] each, owned */
+  guint n_act_slots;      /* slots handed out so far (live or free) */
+  GArray *free_act_slots; /* guint slot indices ready for reuse */
+  guint n_live;           /* live activities (sim_fluid_n_activities) */
+  guint64 next_seq;
+  GPtrArray *spare_res;  /* empty GArray* of SimResourceId, reused by flush (owned) */
+  GPtrArray *spare_acts; /* empty GArray* of SimActivityId, reused by flush (owned) */
+  GPtrArray *done_buf;   /* scratch of on_completion (NULL while in use) */
   SimHeap *finishing; /* sharing activities by finish time */
   SimEventId completion_event, flush_event;
   double completion_time;

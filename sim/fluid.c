@@ -40,6 +40,7 @@
 #include "sim/fluid-private.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Relative completion tolerance (sim/fluid.h). */
@@ -54,13 +55,74 @@ fluid_now (const SimFluid *fluid)
   return sim_engine_now (fluid->engine);
 }
 
-static void
-activity_free (gpointer data)
+static SimFluidActivity *
+act_at (const SimFluid *fluid, guint slot)
 {
-  SimFluidActivity *a = data;
-  g_free (a->uses);
-  g_free (a->slots);
-  g_free (a);
+  SimFluidActivity *block = g_ptr_array_index (fluid->act_blocks, slot / SIM_FLUID_ACT_BLOCK);
+  return &block[slot % SIM_FLUID_ACT_BLOCK];
+}
+
+/* The live activity named by `id`, or NULL (unknown, finished, cancelled, slot reused). */
+static SimFluidActivity *
+lookup_activity (const SimFluid *fluid, SimActivityId id)
+{
+  guint32 low = (guint32) id;
+  if (low == 0 || low > fluid->n_act_slots)
+    return NULL;
+  SimFluidActivity *a = act_at (fluid, low - 1);
+  return a->live && a->id == id ? a : NULL;
+}
+
+/* Takes a zeroed activity from the pool and gives it a fresh id and sequence number. */
+static SimFluidActivity *
+activity_alloc (SimFluid *fluid)
+{
+  guint slot;
+  if (fluid->free_act_slots->len > 0)
+    {
+      slot = g_array_index (fluid->free_act_slots, guint, fluid->free_act_slots->len - 1);
+      g_array_set_size (fluid->free_act_slots, fluid->free_act_slots->len - 1);
+    }
+  else
+    {
+      g_return_val_if_fail (fluid->n_act_slots < G_MAXUINT32, NULL);
+      if (fluid->n_act_slots % SIM_FLUID_ACT_BLOCK == 0)
+        g_ptr_array_add (fluid->act_blocks, g_new0 (SimFluidActivity, SIM_FLUID_ACT_BLOCK));
+      slot = fluid->n_act_slots++;
+    }
+  SimFluidActivity *a = act_at (fluid, slot);
+  guint32 gen = a->gen + 1;
+  memset (a, 0, sizeof *a);
+  a->gen = gen;
+  a->pool_slot = slot;
+  a->id = ((guint64) gen << 32) | (slot + 1);
+  a->seq = fluid->next_seq++;
+  a->fluid = fluid;
+  a->live = TRUE;
+  fluid->n_live++;
+  return a;
+}
+
+/* Ends an activity's life: lookups by its id fail from now on (the struct, id included,
+ * stays readable until the slot is released). */
+static void
+activity_unlink (SimFluid *fluid, SimFluidActivity *a)
+{
+  a->live = FALSE;
+  fluid->n_live--;
+}
+
+/* Frees what the activity owns and returns its slot to the pool; after activity_unlink. */
+static void
+activity_release (SimFluid *fluid, SimFluidActivity *a)
+{
+  if (a->uses != a->inline_uses)
+    g_free (a->uses);
+  if (a->slots != a->inline_slots)
+    g_free (a->slots);
+  a->uses = NULL;
+  a->slots = NULL;
+  g_array_append_val (fluid->free_act_slots, a->pool_slot);
 }
 
 static void
@@ -78,25 +140,19 @@ sim_fluid_new (SimEngine *engine)
   g_return_val_if_fail (engine != NULL, NULL);
   SimFluid *fluid = g_new0 (SimFluid, 1);
   fluid->engine = engine;
-  fluid->next_id = 1;
+  fluid->next_seq = 1;
   fluid->epoch = 1;
   fluid->resources = g_ptr_array_new_with_free_func (resource_free);
-  fluid->activities = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, activity_free);
+  fluid->act_blocks = g_ptr_array_new_with_free_func (g_free);
+  fluid->free_act_slots = g_array_new (FALSE, FALSE, sizeof (guint));
+  fluid->spare_res = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  fluid->spare_acts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  fluid->done_buf = g_ptr_array_new ();
   fluid->finishing = sim_heap_new ();
   fluid->dirty_res = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
   fluid->dirty_acts = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
   fluid->solver = sim_fluid_solver_new ();
   return fluid;
-}
-
-/* Cancels an activity's latency event so the engine holds no pointer into a freed fluid. */
-static void
-cancel_latency_cb (gpointer key, gpointer value, gpointer user_data)
-{
-  (void) key;
-  SimFluidActivity *a = value;
-  if (a->latency_event != 0)
-    sim_engine_cancel (user_data, a->latency_event);
 }
 
 void
@@ -108,10 +164,23 @@ sim_fluid_free (SimFluid *fluid)
     sim_engine_cancel (fluid->engine, fluid->completion_event);
   if (fluid->flush_event != 0)
     sim_engine_cancel (fluid->engine, fluid->flush_event);
-  /* Iterating the table is harmless here: cancelling in any order has the same effect. */
-  g_hash_table_foreach (fluid->activities, cancel_latency_cb, fluid->engine);
+  /* Cancel latency events so the engine holds no pointer into a freed fluid. */
+  for (guint slot = 0; slot < fluid->n_act_slots; slot++)
+    {
+      SimFluidActivity *a = act_at (fluid, slot);
+      if (!a->live)
+        continue;
+      if (a->latency_event != 0)
+        sim_engine_cancel (fluid->engine, a->latency_event);
+      activity_unlink (fluid, a);
+      activity_release (fluid, a);
+    }
   sim_heap_free (fluid->finishing);
-  g_hash_table_unref (fluid->activities);
+  g_ptr_array_unref (fluid->act_blocks);
+  g_array_unref (fluid->free_act_slots);
+  g_ptr_array_unref (fluid->spare_res);
+  g_ptr_array_unref (fluid->spare_acts);
+  g_clear_pointer (&fluid->done_buf, g_ptr_array_unref);
   g_ptr_array_unref (fluid->resources);
   g_array_unref (fluid->dirty_res);
   g_array_unref (fluid->dirty_acts);
@@ -253,7 +322,7 @@ on_latency_end (SimEngine *engine, gpointer user_data)
 static gboolean
 copy_uses (const SimFluid *fluid, const SimUse *uses, guint n_uses, SimFluidActivity *a)
 {
-  a->uses = g_new (SimUse, MAX (n_uses, 1));
+  a->uses = n_uses <= SIM_FLUID_INLINE_USES ? a->inline_uses : g_new (SimUse, n_uses);
   a->n_uses = 0;
   for (guint k = 0; k < n_uses; k++)
     {
@@ -268,7 +337,7 @@ copy_uses (const SimFluid *fluid, const SimUse *uses, guint n_uses, SimFluidActi
       else
         a->uses[u].weight += uses[k].weight;
     }
-  a->slots = g_new (guint, MAX (a->n_uses, 1));
+  a->slots = a->n_uses <= SIM_FLUID_INLINE_USES ? a->inline_slots : g_new (guint, a->n_uses);
   return TRUE;
 }
 
@@ -281,22 +350,20 @@ sim_fluid_start (SimFluid *fluid, double amount, double latency, double rate_bou
   g_return_val_if_fail (isfinite (latency) && latency >= 0.0, 0);
   g_return_val_if_fail (rate_bound > 0.0, 0); /* also rejects NaN */
   g_return_val_if_fail (n_uses == 0 || uses != NULL, 0);
-  SimFluidActivity *a = g_new0 (SimFluidActivity, 1);
+  SimFluidActivity *a = activity_alloc (fluid);
   if (!copy_uses (fluid, uses, n_uses, a))
     {
-      activity_free (a);
+      activity_unlink (fluid, a);
+      activity_release (fluid, a);
       g_return_val_if_reached (0); /* a use names an unknown resource or a weight <= 0 */
     }
-  a->fluid = fluid;
-  a->id = fluid->next_id++;
   a->amount = amount;
   a->remaining = amount;
   a->rate_bound = rate_bound >= G_MAXDOUBLE ? INFINITY : rate_bound;
   a->done = done;
   a->user_data = user_data;
   a->finish.index = SIM_HEAP_NONE;
-  a->finish.tie = a->id;
-  g_hash_table_insert (fluid->activities, &a->id, a);
+  a->finish.tie = a->seq;
   if (latency > 0.0)
     a->latency_event = sim_engine_schedule_after (fluid->engine, latency, on_latency_end, a, NULL);
   else
@@ -309,7 +376,7 @@ sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id)
 {
   g_return_val_if_fail (fluid != NULL, -1.0);
   flush ((SimFluid *) fluid); /* logically const: only brings the cached solution up to date */
-  const SimFluidActivity *a = g_hash_table_lookup (fluid->activities, &id);
+  const SimFluidActivity *a = lookup_activity (fluid, id);
   if (a == NULL)
     return -1.0;
   return a->sharing ? a->rate : 0.0;
@@ -319,7 +386,7 @@ gboolean
 sim_fluid_cancel (SimFluid *fluid, SimActivityId id)
 {
   g_return_val_if_fail (fluid != NULL, FALSE);
-  SimFluidActivity *a = g_hash_table_lookup (fluid->activities, &id);
+  SimFluidActivity *a = lookup_activity (fluid, id);
   if (a == NULL)
     return FALSE;
   if (a->latency_event != 0)
@@ -330,7 +397,8 @@ sim_fluid_cancel (SimFluid *fluid, SimActivityId id)
       request_flush (fluid);
       reschedule_completion (fluid);
     }
-  g_hash_table_remove (fluid->activities, &id);
+  activity_unlink (fluid, a);
+  activity_release (fluid, a);
   return TRUE;
 }
 
@@ -346,7 +414,7 @@ guint
 sim_fluid_n_activities (const SimFluid *fluid)
 {
   g_return_val_if_fail (fluid != NULL, 0);
-  return g_hash_table_size (fluid->activities);
+  return fluid->n_live;
 }
 
 guint64
@@ -376,15 +444,32 @@ reschedule_completion (SimFluid *fluid)
     }
 }
 
-static gint
-compare_resource_ids (gconstpointer a, gconstpointer b)
+static int
+compare_resource_ids (const void *a, const void *b)
 {
   SimResourceId x = *(const SimResourceId *) a, y = *(const SimResourceId *) b;
   return x < y ? -1 : x > y;
 }
 
+/* An empty array of `elt` bytes from `spares` (or a new one); give it back with put_array. */
+static GArray *
+take_array (GPtrArray *spares, guint elt)
+{
+  if (spares->len > 0)
+    return g_ptr_array_steal_index_fast (spares, spares->len - 1);
+  return g_array_new (FALSE, FALSE, elt);
+}
+
+static void
+put_array (GPtrArray *spares, GArray *array)
+{
+  g_array_set_size (array, 0);
+  g_ptr_array_add (spares, array);
+}
+
 /* Re-solves every dirty component once, reschedules the completion event and reports the
- * resources whose usage changed, in id order. Re-entrant: the observer may start activities. */
+ * resources whose usage changed, in id order. Re-entrant: the observer may start activities
+ * (and a getter it calls may flush again: each flush takes its own scratch arrays). */
 static void
 flush (SimFluid *fluid)
 {
@@ -395,11 +480,10 @@ flush (SimFluid *fluid)
       sim_engine_cancel (fluid->engine, fluid->flush_event);
       fluid->flush_event = 0;
     }
-  g_autoptr (GArray) res = g_steal_pointer (&fluid->dirty_res);
-  g_autoptr (GArray) acts = g_steal_pointer (&fluid->dirty_acts);
-  fluid->dirty_res = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
-  fluid->dirty_acts = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
-  g_autoptr (GArray) changed = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
+  GArray *res = fluid->dirty_res, *acts = fluid->dirty_acts;
+  fluid->dirty_res = take_array (fluid->spare_res, sizeof (SimResourceId));
+  fluid->dirty_acts = take_array (fluid->spare_acts, sizeof (SimActivityId));
+  GArray *changed = take_array (fluid->spare_res, sizeof (SimResourceId));
   fluid->epoch++; /* components visited in this flush carry this stamp */
   for (guint k = 0; k < res->len; k++)
     {
@@ -409,36 +493,42 @@ flush (SimFluid *fluid)
     }
   for (guint k = 0; k < acts->len; k++)
     {
-      SimFluidActivity *a
-          = g_hash_table_lookup (fluid->activities, &g_array_index (acts, SimActivityId, k));
+      SimFluidActivity *a = lookup_activity (fluid, g_array_index (acts, SimActivityId, k));
       if (a != NULL && a->sharing)
         sim_fluid_solve_from (fluid, NULL, a, changed);
     }
+  put_array (fluid->spare_res, res);
+  put_array (fluid->spare_acts, acts);
   reschedule_completion (fluid);
-  if (fluid->load_func == NULL)
-    return;
-  g_array_sort (changed, compare_resource_ids);
-  double now = fluid_now (fluid);
-  for (guint k = 0; k < changed->len; k++)
+  if (fluid->load_func != NULL)
     {
-      SimResourceId id = g_array_index (changed, SimResourceId, k);
-      fluid->load_func (fluid, id, now, get_resource (fluid, id)->usage, fluid->load_data);
+      /* The ids are distinct (each component is solved once per epoch), so the order does not
+       * depend on the sorting algorithm. */
+      qsort (changed->data, changed->len, sizeof (SimResourceId), compare_resource_ids);
+      double now = fluid_now (fluid);
+      for (guint k = 0; k < changed->len; k++)
+        {
+          SimResourceId id = g_array_index (changed, SimResourceId, k);
+          fluid->load_func (fluid, id, now, get_resource (fluid, id)->usage, fluid->load_data);
+        }
     }
+  put_array (fluid->spare_res, changed);
 }
 
-static gint
-compare_activity_ids (gconstpointer a, gconstpointer b)
+/* Creation order (distinct sequence numbers: a total order). */
+static int
+compare_activity_seqs (const void *a, const void *b)
 {
   const SimFluidActivity *x = *(SimFluidActivity *const *) a;
   const SimFluidActivity *y = *(SimFluidActivity *const *) b;
-  return x->id < y->id ? -1 : x->id > y->id;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Pops from the finish-time heap every activity complete at `now` (see file comment). */
-static GPtrArray *
-collect_finished (SimFluid *fluid, double now)
+/* Pops from the finish-time heap every activity complete at `now` (see file comment) into
+ * `done`, in creation order. */
+static void
+collect_finished (SimFluid *fluid, double now, GPtrArray *done)
 {
-  GPtrArray *done = g_ptr_array_new_with_free_func (activity_free);
   SimHeapNode *top;
   while ((top = sim_heap_peek (fluid->finishing)) != NULL)
     {
@@ -449,8 +539,7 @@ collect_finished (SimFluid *fluid, double now)
       sim_heap_pop (fluid->finishing);
       g_ptr_array_add (done, a);
     }
-  g_ptr_array_sort (done, compare_activity_ids);
-  return done;
+  qsort (done->pdata, done->len, sizeof (gpointer), compare_activity_seqs);
 }
 
 static void
@@ -459,14 +548,17 @@ on_completion (SimEngine *engine, gpointer user_data)
   SimFluid *fluid = user_data;
   fluid->completion_event = 0;
   double now = sim_engine_now (engine);
-  g_autoptr (GPtrArray) done = collect_finished (fluid, now);
+  /* Engine events do not nest, but take the scratch array so that a nested use would only
+   * cost an allocation. */
+  GPtrArray *done = fluid->done_buf != NULL ? g_steal_pointer (&fluid->done_buf) : g_ptr_array_new ();
+  collect_finished (fluid, now, done);
   for (guint k = 0; k < done->len; k++)
     {
       SimFluidActivity *a = g_ptr_array_index (done, k);
       a->remaining = 0.0;
       a->t_last = now;
       leave_sharing (fluid, a);
-      g_hash_table_steal (fluid->activities, &a->id); /* `done` frees it after the callback */
+      activity_unlink (fluid, a); /* its slot is released after the callbacks */
     }
   flush (fluid);
   reschedule_completion (fluid); /* also when nothing was dirty (activities without uses) */
@@ -476,4 +568,11 @@ on_completion (SimEngine *engine, gpointer user_data)
       if (a->done != NULL)
         a->done (fluid, a->id, a->user_data);
     }
+  for (guint k = 0; k < done->len; k++)
+    activity_release (fluid, g_ptr_array_index (done, k));
+  g_ptr_array_set_size (done, 0);
+  if (fluid->done_buf == NULL)
+    fluid->done_buf = done;
+  else
+    g_ptr_array_unref (done);
 }

@@ -21,13 +21,14 @@
 #include "sim/fluid-private.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 struct _SimFluidSolver
 {
   SimHeap *fill;      /* resources of the component still limiting someone, by λ_j */
   GPtrArray *acts;    /* SimFluidActivity* of the component */
   GPtrArray *res;     /* SimFluidResource* of the component (also the search queue) */
-  GPtrArray *bounded; /* activities with a finite bound or no uses, by (bound, id) */
+  GPtrArray *bounded; /* activities with a finite bound or no uses, by (bound, seq) */
 };
 
 SimFluidSolver *
@@ -111,14 +112,15 @@ collect_component (SimFluid *fluid, SimFluidSolver *s, SimFluidResource *seed_re
     }
 }
 
-static gint
-compare_bounds (gconstpointer pa, gconstpointer pb)
+/* (bound, creation order): a total order, so the result does not depend on the sort. */
+static int
+compare_bounds (const void *pa, const void *pb)
 {
   const SimFluidActivity *a = *(SimFluidActivity *const *) pa;
   const SimFluidActivity *b = *(SimFluidActivity *const *) pb;
   if (a->rate_bound != b->rate_bound)
     return a->rate_bound < b->rate_bound ? -1 : 1;
-  return a->id < b->id ? -1 : a->id > b->id;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* Resets the filling state: full capacities, weight sums, the λ heap and the bound list. */
@@ -146,7 +148,7 @@ fill_init (SimFluidSolver *s)
       if (isfinite (a->rate_bound) || a->n_uses == 0)
         g_ptr_array_add (s->bounded, a);
     }
-  g_ptr_array_sort (s->bounded, compare_bounds);
+  qsort (s->bounded->pdata, s->bounded->len, sizeof (gpointer), compare_bounds);
   for (guint k = 0; k < s->res->len; k++)
     {
       SimFluidResource *r = g_ptr_array_index (s->res, k);

@@ -5,12 +5,13 @@
 #include <math.h>
 #include "sim/fluid.h"
 
-/* Completion log: done[id] = time of completion (NaN until then), order = ids as reported. */
+/* Completion log: order = ids as reported (ids are opaque, not indices), done[k] = the time
+ * (s) at which order[k] completed. */
 typedef struct
 {
   SimEngine *engine;
   SimFluid *fluid;
-  GArray *done;  /* double, indexed by activity id */
+  GArray *done;  /* double, parallel to order */
   GArray *order; /* SimActivityId in callback order */
 } Rec;
 
@@ -40,10 +41,8 @@ done_cb (SimFluid *fluid, SimActivityId id, gpointer user_data)
 {
   Rec *r = user_data;
   (void) fluid;
-  double nan = NAN, now = sim_engine_now (r->engine);
-  while (r->done->len <= id)
-    g_array_append_val (r->done, nan);
-  g_array_index (r->done, double, id) = now;
+  double now = sim_engine_now (r->engine);
+  g_array_append_val (r->done, now);
   g_array_append_val (r->order, id);
 }
 
