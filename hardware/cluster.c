@@ -32,7 +32,63 @@ struct _HwCluster
   double jitter_cv; /* 0: no jitter */
   GRand *jitter_rng;
   guint64 next_collective_id;
+  GHashTable *kernel_memo; /* KernelMemo* (owned key, no value): shaped-kernel efficiencies */
 };
+
+/* One memoized hw_kernel_efficiency (node.gpu, dtype, shape): the function is pure and the
+ * cluster's GPU never changes, and the ranks of a step run the same few shapes thousands of
+ * times, so each distinct (dtype, shape) is computed once per cluster (the GEMM tile search
+ * was 11 % of an 8-GPU step). The result is the very same double, so nothing downstream
+ * depends on the memo. */
+typedef struct
+{
+  HwKernelShape shape;
+  HwDtype dtype;
+  double efficiency;
+} KernelMemo;
+
+static guint
+kernel_memo_hash (gconstpointer p)
+{
+  const KernelMemo *k = p;
+  const double f[] = { k->shape.m, k->shape.n, k->shape.k, k->shape.batch, k->shape.seq,
+                       k->shape.head_dim };
+  guint h = (guint) k->shape.cls * 31u + (guint) k->dtype * 7u + (k->shape.causal ? 1u : 0u);
+  for (guint i = 0; i < G_N_ELEMENTS (f); i++)
+    {
+      double x = f[i] + 0.0; /* -0 → +0, so equal keys hash equally */
+      h = h * 1000003u ^ g_double_hash (&x);
+    }
+  return h;
+}
+
+static gboolean
+kernel_memo_equal (gconstpointer pa, gconstpointer pb)
+{
+  const KernelMemo *a = pa, *b = pb;
+  return a->shape.cls == b->shape.cls && a->dtype == b->dtype
+         && !a->shape.causal == !b->shape.causal && a->shape.m == b->shape.m
+         && a->shape.n == b->shape.n && a->shape.k == b->shape.k
+         && a->shape.batch == b->shape.batch && a->shape.seq == b->shape.seq
+         && a->shape.head_dim == b->shape.head_dim;
+}
+
+/* hw_kernel_efficiency (cluster's GPU, dtype, shape), computed once per distinct key. */
+static double
+kernel_efficiency (const HwCluster *c, HwDtype dtype, const HwKernelShape *shape)
+{
+  if (shape == NULL || shape->cls == HW_KERNEL_PLAIN)
+    return hw_kernel_efficiency (c->node.gpu, dtype, shape);
+  KernelMemo key = { .shape = *shape, .dtype = dtype };
+  const KernelMemo *hit = g_hash_table_lookup (c->kernel_memo, &key);
+  if (hit != NULL)
+    return hit->efficiency;
+  KernelMemo *m = g_new (KernelMemo, 1);
+  *m = key;
+  m->efficiency = hw_kernel_efficiency (c->node.gpu, dtype, shape);
+  g_hash_table_add (c->kernel_memo, m);
+  return m->efficiency;
+}
 
 void
 hw_node_spec_clear (HwNodeSpec *spec)
@@ -81,6 +137,7 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->slowdown = g_new (double, n_ranks);
   for (guint r = 0; r < n_ranks; r++)
     c->slowdown[r] = 1.0;
+  c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   return c;
 }
 
@@ -111,6 +168,7 @@ hw_cluster_free (HwCluster *cluster)
   hw_node_spec_clear (&cluster->node);
   g_clear_pointer (&cluster->jitter_rng, g_rand_free);
   g_free (cluster->slowdown);
+  g_hash_table_unref (cluster->kernel_memo);
   g_free (cluster);
 }
 
@@ -166,12 +224,17 @@ hw_cluster_take_collective_id (HwCluster *cluster)
 /* Compute weight per kernel: seconds of the whole GPU the FLOPs need at the achievable
  * rate peak × efficiency, times the rank's slow-down. A dtype the GPU lacks falls back to
  * fp32 (the CUDA cores), which is what frameworks do when a tensor-core format is
- * unavailable. */
+ * unavailable. Same expression as hw_kernel_compute_seconds, with the memoized efficiency. */
 static double
 compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelShape *shape,
                  double flops)
 {
-  return hw_kernel_compute_seconds (c->node.gpu, dtype, shape, flops) * c->slowdown[rank];
+  g_return_val_if_fail (dtype < HW_N_DTYPES, 0.0);
+  if (flops <= 0)
+    return 0.0 * c->slowdown[rank];
+  double seconds
+      = flops / (hw_kernel_peak_flops (c->node.gpu, dtype) * kernel_efficiency (c, dtype, shape));
+  return seconds * c->slowdown[rank];
 }
 
 /* One jitter factor max(0.5, 1 + cv·N(0,1)); N(0,1) by Box–Muller from two uniforms, with

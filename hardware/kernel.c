@@ -306,14 +306,20 @@ hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *
 }
 
 double
+hw_kernel_peak_flops (const HwGpuSpec *gpu, HwDtype dtype)
+{
+  g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 0.0);
+  return gpu->peak_flops[runnable (gpu, dtype)];
+}
+
+double
 hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape,
                            double flops)
 {
   g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 0.0);
   if (flops <= 0)
     return 0.0;
-  HwDtype dt = runnable (gpu, dtype);
-  return flops / (gpu->peak_flops[dt] * hw_kernel_efficiency (gpu, dtype, shape));
+  return flops / (hw_kernel_peak_flops (gpu, dtype) * hw_kernel_efficiency (gpu, dtype, shape));
 }
 
 void

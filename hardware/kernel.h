@@ -65,6 +65,10 @@ double hw_kernel_sustained_rate (const HwGpuSpec *gpu, HwDtype dtype);
  * give compute_efficiency. Pure function. */
 double hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape);
 
+/* Peak FLOP/s `gpu` runs `dtype` at: peak_flops[dtype], or peak_flops[fp32] when the GPU
+ * lacks the dtype (the fallback hw_kernel_efficiency and _compute_seconds use). */
+double hw_kernel_peak_flops (const HwGpuSpec *gpu, HwDtype dtype);
+
 /* Seconds of the whole GPU's compute the kernel's `flops` FLOP need: flops / (peak ×
  * efficiency); 0 for flops <= 0. `shape` NULL is HW_KERNEL_PLAIN. */
 double hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape,
