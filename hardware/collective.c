@@ -190,18 +190,21 @@ hold_gpu (Run *run, const guint *ranks, guint n)
     }
 }
 
+/* Every rank exists and none repeats: one pass with a bit per cluster rank, O(n + R/8)
+ * instead of the pairwise O(n²) check (a 512-rank all-gather is 131 k comparisons). */
 static gboolean
 ranks_valid (const HwCluster *cluster, HwCollectiveKind kind, const guint *ranks, guint n)
 {
   if (kind == HW_COLLECTIVE_SEND_RECV && n != 2)
     return FALSE;
+  guint n_cluster = hw_cluster_n_ranks (cluster);
+  g_autofree guint8 *seen = g_new0 (guint8, n_cluster / 8 + 1);
   for (guint i = 0; i < n; i++)
     {
-      if (ranks[i] >= hw_cluster_n_ranks (cluster))
+      guint r = ranks[i];
+      if (r >= n_cluster || (seen[r / 8] & (1u << (r % 8))) != 0)
         return FALSE;
-      for (guint j = 0; j < i; j++)
-        if (ranks[j] == ranks[i])
-          return FALSE;
+      seen[r / 8] |= (guint8) (1u << (r % 8));
     }
   return TRUE;
 }

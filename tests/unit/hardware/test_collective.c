@@ -370,6 +370,51 @@ test_trivial_collectives (void)
   hw_node_spec_clear (&node);
 }
 
+static void
+count_log (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+  (void) domain, (void) level, (void) message;
+  (*(int *) data)++;
+}
+
+/* Member checks (ranks_valid, one pass over a bitmap): a repeated rank anywhere in the list
+ * (first/last of 16, adjacent, or both ends of a pair), a rank beyond the cluster, and a
+ * send/recv of other than 2 ranks are refused with a critical and 0; distinct ranks in any
+ * order are accepted. */
+static void
+test_member_checks (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  Fixture f = fixture_new (&node, 2, 1);
+  int criticals = 0;
+  guint h = g_log_set_handler (NULL, G_LOG_LEVEL_CRITICAL, count_log, &criticals);
+  guint ends[16], adjacent[16], beyond[3] = { 0, 5, 16 }, pair[2] = { 7, 7 }, shuffled[16];
+  for (guint i = 0; i < 16; i++)
+    {
+      ends[i] = adjacent[i] = i;
+      shuffled[i] = (i * 5) % 16; /* 5 is coprime to 16: a permutation */
+    }
+  ends[15] = 0;
+  adjacent[9] = 8;
+  const HwCollectiveKind ag = HW_COLLECTIVE_ALL_GATHER;
+  CU_ASSERT_EQUAL (hw_collective_time_alone (f.cluster, ag, HW_ALGORITHM_RING, ends, 16, 1e6), 0);
+  CU_ASSERT_EQUAL (hw_collective_time_alone (f.cluster, ag, HW_ALGORITHM_RING, adjacent, 16, 1e6),
+                   0);
+  CU_ASSERT_EQUAL (hw_collective_time_alone (f.cluster, ag, HW_ALGORITHM_RING, beyond, 3, 1e6), 0);
+  CU_ASSERT_EQUAL (hw_collective_time_alone (f.cluster, HW_COLLECTIVE_SEND_RECV, HW_ALGORITHM_RING,
+                                             pair, 2, 1e6),
+                   0);
+  CU_ASSERT_EQUAL (hw_collective_time_alone (f.cluster, HW_COLLECTIVE_SEND_RECV, HW_ALGORITHM_RING,
+                                             beyond, 3, 1e6),
+                   0);
+  CU_ASSERT_EQUAL (criticals, 5);
+  CU_ASSERT (hw_collective_time_alone (f.cluster, ag, HW_ALGORITHM_RING, shuffled, 16, 1e6) > 0);
+  CU_ASSERT_EQUAL (criticals, 5);
+  g_log_remove_handler (NULL, h);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* AUTO is NCCL's choice: the least time over ring and tree (× protocols; NVLS does not apply
  * to the fixture's A100s), so never slower than either and equal to one of them; inside one
  * node at 100 MB the ring. Hierarchical is never AUTO's; with ranks spread unevenly over
@@ -528,6 +573,7 @@ static const StepsimTest tests[] = {
   { "PCIe box limited by the switch uplink", test_pcie_uplink_bottleneck },
   { "a slower link never makes a collective faster", test_slower_link_never_faster },
   { "one rank or zero bytes complete at once", test_trivial_collectives },
+  { "repeated or unknown ranks refused, any order accepted", test_member_checks },
   { "AUTO is the least of ring and tree; uneven falls back", test_auto_and_fallback },
   { "kind and algorithm names", test_names },
   { "which algorithms NCCL has for which op and node", test_algorithm_applies },
