@@ -504,7 +504,8 @@ flush (SimFluid *fluid)
     {
       /* The ids are distinct (each component is solved once per epoch), so the order does not
        * depend on the sorting algorithm. */
-      qsort (changed->data, changed->len, sizeof (SimResourceId), compare_resource_ids);
+      if (changed->len > 1)
+        qsort (changed->data, changed->len, sizeof (SimResourceId), compare_resource_ids);
       double now = fluid_now (fluid);
       for (guint k = 0; k < changed->len; k++)
         {
@@ -539,7 +540,8 @@ collect_finished (SimFluid *fluid, double now, GPtrArray *done)
       sim_heap_pop (fluid->finishing);
       g_ptr_array_add (done, a);
     }
-  qsort (done->pdata, done->len, sizeof (gpointer), compare_activity_seqs);
+  if (done->len > 1)
+    qsort (done->pdata, done->len, sizeof (gpointer), compare_activity_seqs);
 }
 
 static void

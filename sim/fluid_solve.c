@@ -148,7 +148,8 @@ fill_init (SimFluidSolver *s)
       if (isfinite (a->rate_bound) || a->n_uses == 0)
         g_ptr_array_add (s->bounded, a);
     }
-  qsort (s->bounded->pdata, s->bounded->len, sizeof (gpointer), compare_bounds);
+  if (s->bounded->len > 1)
+    qsort (s->bounded->pdata, s->bounded->len, sizeof (gpointer), compare_bounds);
   for (guint k = 0; k < s->res->len; k++)
     {
       SimFluidResource *r = g_ptr_array_index (s->res, k);
