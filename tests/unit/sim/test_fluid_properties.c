@@ -1,6 +1,7 @@
 /* tests/unit/sim/test_fluid_properties.c — randomised properties of max-min fair fluid
  * sharing (sim/fluid.c): 300 random activities on 6 resources keep the allocation max-min
- * fair and never exceed a capacity, and the same inputs give the same times. The
+ * fair and never exceed a capacity, the same inputs give the same times, and the
+ * component-local incremental solve agrees with a solve from scratch. The
  * closed-form cases are in test_fluid.c. */
 #include "config.h"
 #include "sim/fluid.h"
@@ -162,6 +163,108 @@ test_random_capacity_never_exceeded (void)
   g_array_unref (lc.last);
 }
 
+/* Component-local re-solving (sim/fluid.c) against a solve from scratch: 400 random
+ * activities on 8 groups of 5 resources (uses inside one group, one in ten also crossing to
+ * another, so there are several components that merge and split), with latencies spreading
+ * the joins; every 0.29 s the sharing activities are copied, with their uses and bounds,
+ * onto a fresh fluid, where one flush solves them all at once. The max-min allocation is
+ * unique (Bertsekas & Gallager §6.5.2), so each rate must agree up to rounding: the
+ * incremental solver keeps no stale rate in a component it did not re-solve. */
+#define N_GROUPS 8
+#define GROUP_RES 5
+#define N_LOCAL_ACT 400
+
+typedef struct
+{
+  Rec *rec;
+  double cap[N_GROUPS * GROUP_RES];
+  SimActivityId id[N_LOCAL_ACT];
+  SimUse uses[N_LOCAL_ACT][4];
+  guint n_uses[N_LOCAL_ACT];
+  double bound[N_LOCAL_ACT];
+  guint checks, compared, mismatches;
+  double worst;         /* largest relative difference seen */
+  guint max_components; /* most components the fresh fluid's one flush solved */
+} LocalRun;
+
+static void
+check_against_scratch (SimEngine *engine, gpointer user_data)
+{
+  LocalRun *lr = user_data;
+  g_autoptr (SimEngine) e2 = sim_engine_new ();
+  g_autoptr (SimFluid) f2 = sim_fluid_new (e2);
+  for (guint j = 0; j < N_GROUPS * GROUP_RES; j++)
+    sim_fluid_add_resource (f2, "r", lr->cap[j]);
+  double rate[N_LOCAL_ACT];
+  SimActivityId copy[N_LOCAL_ACT];
+  for (guint i = 0; i < N_LOCAL_ACT; i++)
+    {
+      rate[i] = sim_fluid_activity_rate (lr->rec->fluid, lr->id[i]);
+      copy[i] = rate[i] > 0.0 /* sharing */
+                    ? sim_fluid_start (f2, 1.0, 0.0, lr->bound[i], lr->uses[i], lr->n_uses[i],
+                                       NULL, NULL)
+                    : 0;
+    }
+  lr->checks++;
+  sim_fluid_resource_usage (f2, 0); /* one flush: one solve per component */
+  lr->max_components = MAX (lr->max_components, (guint) sim_fluid_n_solves (f2));
+  for (guint i = 0; i < N_LOCAL_ACT; i++)
+    {
+      if (copy[i] == 0)
+        continue;
+      double fresh = sim_fluid_activity_rate (f2, copy[i]);
+      double rel = fabs (fresh - rate[i]) / fresh;
+      lr->compared++;
+      lr->worst = MAX (lr->worst, rel);
+      if (!(rel <= 1e-9))
+        lr->mismatches++;
+    }
+  if (sim_fluid_n_activities (lr->rec->fluid) > 0)
+    sim_engine_schedule_after (engine, 0.29, check_against_scratch, lr, NULL);
+}
+
+static void
+test_component_solve_equals_full_solve (void)
+{
+  for (guint32 seed = 1; seed <= 3; seed++)
+    {
+      LocalRun lr = { 0 };
+      lr.rec = rec_new ();
+      g_autoptr (GRand) rng = g_rand_new_with_seed (seed);
+      for (guint j = 0; j < N_GROUPS * GROUP_RES; j++)
+        {
+          lr.cap[j] = g_rand_double_range (rng, 1.0, 100.0);
+          sim_fluid_add_resource (lr.rec->fluid, "r", lr.cap[j]);
+        }
+      for (guint i = 0; i < N_LOCAL_ACT; i++)
+        {
+          guint g = g_rand_int_range (rng, 0, N_GROUPS);
+          guint n = g_rand_int_range (rng, 1, 4);
+          for (guint u = 0; u < n; u++)
+            lr.uses[i][u] = (SimUse){ g * GROUP_RES + g_rand_int_range (rng, 0, GROUP_RES),
+                                      g_rand_double_range (rng, 0.1, 10) };
+          if (g_rand_int_range (rng, 0, 10) == 0)
+            lr.uses[i][n++] = (SimUse){ g_rand_int_range (rng, 0, N_GROUPS * GROUP_RES),
+                                        g_rand_double_range (rng, 0.1, 10) };
+          lr.n_uses[i] = n;
+          lr.bound[i]
+              = g_rand_int_range (rng, 0, 4) == 0 ? g_rand_double_range (rng, 0.5, 5) : INFINITY;
+          lr.id[i] = sim_fluid_start (lr.rec->fluid, g_rand_double_range (rng, 1, 30),
+                                      g_rand_double_range (rng, 0, 20), lr.bound[i], lr.uses[i],
+                                      n, done_cb, lr.rec);
+        }
+      sim_engine_schedule_at (lr.rec->engine, 0.05, check_against_scratch, &lr, NULL);
+      sim_engine_run (lr.rec->engine);
+      CU_ASSERT_EQUAL (lr.rec->order->len, N_LOCAL_ACT); /* all completed */
+      CU_ASSERT (lr.checks > 20);
+      CU_ASSERT (lr.compared > 1000);
+      CU_ASSERT_EQUAL (lr.mismatches, 0);
+      CU_ASSERT (lr.worst <= 1e-9);
+      CU_ASSERT (lr.max_components > 2); /* the instance did have separate components */
+      rec_free (lr.rec);
+    }
+}
+
 static void
 test_same_inputs_same_times (void)
 {
@@ -180,6 +283,7 @@ test_same_inputs_same_times (void)
 
 static const StepsimTest tests[] = {
   { "random: capacity never exceeded, all done", test_random_capacity_never_exceeded },
+  { "random: component re-solve = solve from scratch", test_component_solve_equals_full_solve },
   { "random: allocation is max-min fair", test_random_allocation_is_max_min_fair },
   { "same inputs give same times", test_same_inputs_same_times },
 };
