@@ -24,12 +24,16 @@
  * Completion: a min-heap of finish times t_last + remaining/r feeds exactly one pending
  * "next completion" engine event. When it fires, every activity at the top of the heap whose
  * finish time is ≤ now, or whose remaining is ≤ 1e-9 × amount, completes; they are removed
- * in id order, the touched components are re-solved once, and only then are their done
- * callbacks called in id order (callbacks may start or cancel activities; they must not free
+ * in creation order, the touched components are re-solved once, and only then are their done
+ * callbacks called in creation order (callbacks may start or cancel activities; they must not free
  * the fluid). The load observer is called after each flush for every resource whose usage
  * changed, in resource-id order, with exactly 0 when a resource becomes idle.
  * Getters (rate, usage) flush pending changes first, so the load observer may be called from
  * inside them.
+ * Storage: activities live in a pool of fixed blocks (stable addresses for the intrusive
+ * heaps and member lists) with a free list; an id is (generation << 32) | (slot + 1), so
+ * lookups need no hashing and a stale id never matches; ordering uses the creation sequence
+ * number `seq`, never the id. Flush scratch arrays are reused (sim/fluid-private.h).
  * Layout: bookkeeping here; component search and progressive filling in sim/fluid_solve.c;
  * shared structures in sim/fluid-private.h.
  * Units: capacity in resource units/s, amount in activity units, time in s.
