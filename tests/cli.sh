@@ -358,6 +358,34 @@ for kv in "tp=2:issue 14" "pp=2:issue 15" "cp=2:issue 14" "dp_shard=3:GPU count"
      && grep -q "$want" mesh.err && ! test -e mesh.h5
   then ok "mesh: parallel.$set rejected naming the key"; else bad "mesh: parallel.$set rejected naming the key (exit $rc)"; cat mesh.err; fi
 done
+# ddp with dp_replicate below the GPU count: the error names dp_replicate and what it must
+# be, not "dp_shard must be 1" (QA report item 12b), in the "group [G], key 'K'" form (12c).
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o mesh.h5 \
+  --set parallel.data_parallel=ddp --set parallel.dp_replicate=2 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'dp_replicate': .*dp_replicate must be the GPU count 16" mesh.err \
+   && ! grep -q "dp_shard must be" mesh.err && ! test -e mesh.h5
+then ok "mesh: ddp with dp_replicate=2 names what dp_replicate must be"; else bad "mesh: ddp with dp_replicate=2 names what dp_replicate must be (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o mesh.h5 \
+  --set parallel.dp_shard=2 --set parallel.dp_replicate=2 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && grep -q "group \[parallel\], key 'dp_replicate': mesh degrees" mesh.err && ! test -e mesh.h5
+then ok "mesh: product error in the group [parallel], key form"; else bad "mesh: product error in the group [parallel], key form (exit $rc)"; cat mesh.err; fi
+# A sharding mode over shard groups of one GPU (4 nodes x 1 GPU) shards nothing but must
+# still all-reduce the gradients over the 4 replicas (QA report item 2): its step is DDP's.
+four="--set cluster.nodes=4 --set cluster.nics_per_node=1"
+# shellcheck disable=SC2086
+"$STEPSIM" run in.ini -q -o g.h5 $four --set "cluster.nic_bandwidth=400 Gbit/s" --set parallel.data_parallel=ddp >g.out 2>&1
+ddp_step=$(sed -n 's/.*, step \([^,]*\),.*/\1/p' g.out)
+for m in fsdp_hybrid_shard "zero2 --set parallel.dp_shard=1" "zero3 --set parallel.dp_replicate=4" \
+         "fsdp_full_shard --set parallel.dp_shard=1" "zero1 --set parallel.dp_shard=1"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" run in.ini -o g.h5 $four --set "cluster.nic_bandwidth=400 Gbit/s" --set parallel.data_parallel=$m >g.out 2>&1
+  # shellcheck disable=SC2086
+  "$STEPSIM" run in.ini -q -o g.h5 $four --set "cluster.nic_bandwidth=400 Gbit/s" --set parallel.data_parallel=$m >gq.out 2>&1
+  step=$(sed -n 's/.*, step \([^,]*\),.*/\1/p' gq.out)
+  if [ -n "$ddp_step" ] && [ "$step" = "$ddp_step" ] && grep -q "collective (rank 0)" g.out \
+     && ! grep -q "exposed communication  *0.00 s" g.out
+  then ok "gradient sync over replicas with shard groups of 1: $m"; else bad "gradient sync over replicas with shard groups of 1: $m (step '$step', ddp '$ddp_step')"; fi
+done
 "$STEPSIM" collective DGX-H100 --nodes 0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --nodes 0: exit 2" || bad "collective --nodes 0: exit 2 (got $rc)"
 "$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?

@@ -115,8 +115,11 @@ cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
                    "group [parallel], key 'bucket_size': at least 1 MiB");
       return FALSE;
     }
+  /* Errors naming a key ("key 'dp_shard': …") take the house form "group [G], key 'K': …". */
   if (!model_parallel_validate (par, error))
-    return g_prefix_error (error, "group [parallel]: "), FALSE;
+    return g_prefix_error (error, g_str_has_prefix ((*error)->message, "key '")
+                                    ? "group [parallel], " : "group [parallel]: "),
+           FALSE;
   return TRUE;
 }
 

@@ -187,6 +187,19 @@ model_parallel_replicas (const ModelParallel *par)
   return par->degree / model_parallel_shard_size (par);
 }
 
+ModelParallel
+model_parallel_unsharded (const ModelParallel *par)
+{
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  ModelParallel ddp = *par;
+  ddp.mode = MODEL_DP_DDP;
+  ddp.dp_shard = 1;
+  ddp.dp_replicate = mesh.degree[MODEL_MESH_DP_REPLICATE] * mesh.degree[MODEL_MESH_DP_SHARD]
+                     / model_parallel_shard_size (par);
+  return ddp;
+}
+
 gboolean
 model_parallel_keeps_gathered (const ModelParallel *par)
 {
@@ -225,10 +238,19 @@ model_parallel_validate (const ModelParallel *par, GError **error)
         }
       if (mode_row (par->mode) == 0 && mesh.degree[MODEL_MESH_DP_SHARD] > 1)
         {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "key '%s': data_parallel = %s shards nothing, so dp_shard must be 1 "
-                       "(here %u)", key, model_parallel_mode_name (par->mode),
-                       mesh.degree[MODEL_MESH_DP_SHARD]);
+          /* Name the constraint on the key that was given. */
+          if (par->dp_shard > 0)
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "key 'dp_shard': data_parallel = %s shards nothing, so dp_shard must "
+                         "be 1 (here %u)", model_parallel_mode_name (par->mode),
+                         mesh.degree[MODEL_MESH_DP_SHARD]);
+          else
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "key 'dp_replicate': data_parallel = %s shards nothing, so "
+                         "dp_replicate must be the GPU count %u (here %u, which leaves shard "
+                         "groups of %u)", model_parallel_mode_name (par->mode), par->degree,
+                         mesh.degree[MODEL_MESH_DP_REPLICATE],
+                         mesh.degree[MODEL_MESH_DP_SHARD]);
           return FALSE;
         }
       return TRUE;

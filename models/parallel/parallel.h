@@ -131,6 +131,13 @@ guint model_parallel_stage (const ModelParallel *par);
 guint model_parallel_shard_size (const ModelParallel *par);
 /* Replicas of each shard: degree / shard size (> 1 only for hybrid). */
 guint model_parallel_replicas (const ModelParallel *par);
+/* The unsharded equivalent of `par` (a copy): DDP on the same mesh (dp_shard 1 and
+ * dp_replicate = the degree over the shard size), whose gradients accumulate as Partial on
+ * every dimension and are all-reduced over dp_replicate at the last micro-batch. What a
+ * sharding mode runs as when its shard group is one rank: FSDP clamps such a unit to
+ * NO_SHARD (torch/distributed/fsdp/_init_utils.py, _init_core_state) and ZeRO's partitions
+ * are whole, yet every data-parallel rank still reduces its gradients with the others. */
+ModelParallel model_parallel_unsharded (const ModelParallel *par);
 /* Whether parameters gathered for the forward are kept until the backward (SHARD_GRAD_OP)
  * instead of being released and gathered again. */
 gboolean model_parallel_keeps_gathered (const ModelParallel *par);

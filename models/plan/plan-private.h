@@ -96,5 +96,11 @@ guint plan_collective (ModelPlan *p, guint rank, guint dims, HwCollectiveKind ki
 guint plan_redistribute (ModelPlan *p, guint rank, ModelState state, ModelPhase from,
                          ModelPhase to, double bytes, gint layer, gint micro_batch,
                          const char *what, guint after, guint *first);
+/* plan_redistribute with the placements of `par` instead of the plan's own (bucket
+ * reduction of a sharding mode over a shard group of one: model_parallel_unsharded). */
+guint plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank,
+                            ModelState state, ModelPhase from, ModelPhase to, double bytes,
+                            gint layer, gint micro_batch, const char *what, guint after,
+                            guint *first);
 /* Bytes per element of gradient reductions. */
 double plan_reduce_bytes (const ModelPlan *p);

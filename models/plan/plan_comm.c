@@ -84,7 +84,16 @@ plan_redistribute (ModelPlan *p, guint rank, ModelState state, ModelPhase from, 
                    double bytes, gint layer, gint micro_batch, const char *what, guint after,
                    guint *first)
 {
-  g_autoptr (GArray) comms = model_parallel_redistribute (&p->par, state, from, to, bytes);
+  return plan_redistribute_as (p, &p->par, rank, state, from, to, bytes, layer, micro_batch,
+                               what, after, first);
+}
+
+guint
+plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank, ModelState state,
+                      ModelPhase from, ModelPhase to, double bytes, gint layer,
+                      gint micro_batch, const char *what, guint after, guint *first)
+{
+  g_autoptr (GArray) comms = model_parallel_redistribute (par, state, from, to, bytes);
   guint last = G_MAXUINT;
   *first = G_MAXUINT;
   for (guint i = 0; i < comms->len; i++)

@@ -84,10 +84,10 @@ plan_step_regathers (const StepCtx *c)
 
 /* ---- gradient reduction ---------------------------------------------------------------- */
 
-/* Gradients accumulated as Partial (stages 0–1) are reduced in buckets at the last
- * micro-batch, by the change accumulate → step: all-reduce (DDP, Partial → Replicate) or
- * reduce-scatter (ZeRO-1, Partial → Shard: each rank then updates its own partition, ZeRO
- * §5.1). Adds `params` parameters' gradients to the open bucket and issues the full buckets
+/* Gradients accumulated as Partial (stages 0–1, and any mode over a shard group of one
+ * rank) are reduced in buckets at the last micro-batch, by the change accumulate → step:
+ * all-reduce (DDP, Partial → Replicate) or reduce-scatter (ZeRO-1, Partial → Shard: each
+ * rank then updates its own partition, ZeRO §5.1). Adds `params` parameters' gradients to the open bucket and issues the full buckets
  * after `ready` (the task that produced them); `flush` issues the remainder. */
 static void
 bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flush)
@@ -109,9 +109,13 @@ bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flus
     return;
   g_autofree char *what = g_strdup_printf ("grads bucket %u (%.0f MiB)", c->bucket_count++,
                                            bytes / (1024.0 * 1024));
+  /* A sharding mode over a shard group of one rank (c->sharding off) shards nothing, but
+   * its replicas still reduce their gradients: it runs as its unsharded equivalent, whose
+   * accumulated Partial gradients are all-reduced over dp_replicate. */
+  ModelParallel par = c->sharding ? c->p->par : model_parallel_unsharded (&c->p->par);
   guint first;
-  plan_redistribute (c->p, c->rank, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE,
-                     MODEL_PHASE_STEP, bytes, layer, c->mb, what, ready, &first);
+  plan_redistribute_as (c->p, &par, c->rank, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE,
+                        MODEL_PHASE_STEP, bytes, layer, c->mb, what, ready, &first);
 }
 
 /* Issues comms[from…] (collectives of a redistribution) after `after`, each after the

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/tiny.h"
@@ -298,6 +299,70 @@ test_hsdp_from_mesh_keys (void)
     }
 }
 
+/* Every mode over shard groups of one rank (dp_shard = 1, dp_replicate = 4 on 4 ranks)
+ * shards nothing, yet every rank must reduce its gradients with the other three: the plan
+ * is DDP's, the whole gradient set all-reduced once per step over the 4 replicas (GA 2: at
+ * the last micro-batch), rank 0's all-reduce bytes = Ψ × 2 B (bf16 gradients) and no
+ * reduce-scatter or all-gather (QA report item 2: the reduction was skipped). The same when
+ * the mesh comes from dp_replicate alone and from hybrid's default (1 GPU per node). */
+static void
+test_shard_group_of_one_reduces (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  double psi = (double) model_arch_n_params (a);
+  for (guint m = 0; m < MODEL_N_DP_MODES; m++)
+    for (guint how = 0; how < 3; how++)
+      {
+        ModelParallel par;
+        model_parallel_init_defaults (&par);
+        par.mode = (ModelDataParallel) m;
+        par.degree = 4;
+        par.gpus_per_node = 1;
+        if (how == 0)
+          par.dp_shard = 1;
+        else if (how == 1)
+          par.dp_replicate = 4;
+        else if (par.mode != MODEL_DP_FSDP_HYBRID_SHARD)
+          continue; /* hybrid's default shard group: the node's 1 GPU */
+        g_autoptr (GError) error = NULL;
+        g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, &error);
+        CU_ASSERT_FATAL (p != NULL);
+        CommTotals t = rank0_comm (p);
+        STEPSIM_ASSERT_REL (t.bytes[HW_COLLECTIVE_ALL_REDUCE], 2 * psi, 1e-12);
+        CU_ASSERT_EQUAL (t.count[HW_COLLECTIVE_REDUCE_SCATTER] + t.count[HW_COLLECTIVE_ALL_GATHER], 0);
+        CU_ASSERT (model_plan_n_collectives (p) > 0);
+        for (guint i = 0; i < model_plan_n_collectives (p); i++)
+          CU_ASSERT_EQUAL (model_plan_collective (p, i)->n_ranks, 4);
+      }
+}
+
+/* ddp with dp_replicate = 2 on 16 GPUs leaves shard groups of 8: the error names
+ * dp_replicate and what it must be (the GPU count), not dp_shard (QA report item 12b). */
+static void
+test_unsharded_mesh_error_names_the_key (void)
+{
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 16;
+  par.gpus_per_node = 8;
+  par.dp_replicate = 2;
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (model_parallel_validate (&par, &error));
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_str_has_prefix (error->message, "key 'dp_replicate': "));
+  CU_ASSERT (strstr (error->message, "dp_replicate must be the GPU count 16") != NULL);
+  CU_ASSERT (strstr (error->message, "dp_shard must be") == NULL);
+  g_clear_error (&error);
+  par.dp_replicate = 0;
+  par.dp_shard = 2;
+  CU_ASSERT_FALSE (model_parallel_validate (&par, &error));
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_str_has_prefix (error->message, "key 'dp_shard': "));
+  CU_ASSERT (strstr (error->message, "dp_shard must be 1 (here 2)") != NULL);
+}
+
 /* Every collective instance has exactly one task on each of its ranks. */
 static void
 test_instances_consistent (void)
@@ -339,6 +404,8 @@ main (void)
     { "hybrid sharding replica all-reduce", test_hybrid_replica_allreduce },
     { "collective instances consistent across ranks", test_instances_consistent },
     { "HSDP from the mesh keys: groups and bytes", test_hsdp_from_mesh_keys },
+    { "shard groups of one still all-reduce over the replicas", test_shard_group_of_one_reduces },
+    { "unsharded mode's mesh error names the given key", test_unsharded_mesh_error_names_the_key },
   };
   return STEPSIM_RUN_TESTS ("models/parallel", tests);
 }
