@@ -298,13 +298,24 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                                                       : ", NF4 base");
     }
   const ModelFramework *fw = &s->framework;
+  ModelFramework custom;
+  model_framework_apply_profile (&custom, MODEL_FRAMEWORK_CUSTOM);
   if (fw->kind != MODEL_FRAMEWORK_CUSTOM || fw->main_grad_fp32 || fw->optimizer_in_backward
-      || fw->optimizer_impl != MODEL_OPTIMIZER_IMPL_FOREACH || fw->reduce_bucket_elements > 0)
-    fprintf (out, "framework  %s: optimizer %s%s%s%s\n", model_framework_name (fw->kind),
-             model_framework_optimizer_impl_name (fw->optimizer_impl),
-             fw->main_grad_fp32 ? ", fp32 main_grad" : "",
-             fw->optimizer_in_backward ? ", optimizer in backward" : "",
-             fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "");
+      || fw->optimizer_impl != MODEL_OPTIMIZER_IMPL_FOREACH || fw->reduce_bucket_elements > 0
+      || fw->loss != custom.loss || fw->loss_chunks != custom.loss_chunks
+      || fw->kv_repeat != custom.kv_repeat || fw->compile != custom.compile)
+    {
+      g_autofree char *chunks = fw->loss == MODEL_LOSS_CHUNKED
+                                  ? g_strdup_printf (" (%u chunks)", fw->loss_chunks)
+                                  : g_strdup ("");
+      fprintf (out, "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s\n",
+               model_framework_name (fw->kind), model_framework_loss_name (fw->loss), chunks,
+               fw->kv_repeat ? "on" : "off", fw->compile ? "on" : "off",
+               model_framework_optimizer_impl_name (fw->optimizer_impl),
+               model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",
+               fw->optimizer_in_backward ? ", optimizer in backward" : "",
+               fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "");
+    }
   if (model_offload_any (&s->offload))
     fprintf (out, "offload    optimizer %s, parameters %s, activations %s, %s host memory\n",
              model_offload_target_name (s->offload.optimizer),

@@ -39,7 +39,7 @@ get_bool (GKeyFile *kf, const char *key, gboolean *out, GError **error)
   return TRUE;
 }
 
-/* A number of elements >= 0 ("5e8" or "500000000"). */
+/* A whole number of elements in [0, MODEL_FRAMEWORK_MAX_ELEMENTS] ("5e8" or "500000000"). */
 static gboolean
 get_elements (GKeyFile *kf, const char *key, double *out, GError **error)
 {
@@ -48,11 +48,12 @@ get_elements (GKeyFile *kf, const char *key, double *out, GError **error)
     return TRUE;
   char *end = NULL;
   double x = g_ascii_strtod (v, &end);
-  if (end == v || *end != '\0' || !isfinite (x) || x < 0)
+  if (end == v || *end != '\0' || !isfinite (x) || x < 0 || x != floor (x)
+      || x > MODEL_FRAMEWORK_MAX_ELEMENTS)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key '%s': '%s' is not a number of elements >= 0 "
-                   "(DeepSpeed counts elements, e.g. 5e8)", key, v);
+                   "group [training], key '%s': '%s' is not a whole number of elements from 0 "
+                   "to 2^40 (DeepSpeed counts elements, e.g. 5e8)", key, v);
       return FALSE;
     }
   *out = x;

@@ -8,7 +8,10 @@
  *   [allocator] expandable_segments = true|false PYTORCH_CUDA_ALLOC_CONF (default false)
  *   [training] loss = upcast|plain|chunked|fused how the loss head computes the loss
  *                                               (models/stack/framework.h ModelLossImpl)
- *   [training] loss_chunks = N                  chunks of the chunked/fused loss (>= 1)
+ *   [training] loss_chunks = N                  chunks of the chunked/fused loss (>= 1, at
+ *                                               most seq_len; loss = chunked without it
+ *                                               nor a profile's count: 8, torchtune's
+ *                                               CEWithChunkedOutputLoss num_output_chunks)
  *   [training] norm_fp32 = true|false           RMSNorm upcasts and saves its fp32 input
  *   [training] compile = true|false             torch.compile's partitioner (op graph)
  *   [training] kv_repeat = true|false           GQA k/v expanded to the query heads
@@ -33,9 +36,14 @@ get_bool (GKeyFile *kf, const char *group, const char *key, gboolean *out, GErro
 }
 
 
+/* torchtune/modules/loss/ce_chunked_output_loss.py CEWithChunkedOutputLoss.__init__:
+ * num_output_chunks = 8, the default taken when loss = chunked names no count. */
+#define DEFAULT_LOSS_CHUNKS 8
+
 static gboolean
-load_framework_keys (GKeyFile *kf, ModelFramework *f, GError **error)
+load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
 {
+  ModelFramework *f = &s->framework;
   g_autofree char *loss = cli_scenario_get_raw (kf, "training", "loss", FALSE, NULL);
   if (loss != NULL)
     {
@@ -52,6 +60,22 @@ load_framework_keys (GKeyFile *kf, ModelFramework *f, GError **error)
                    " chunks (at most 65536)", chunks);
       return FALSE;
     }
+  gboolean chunks_key = g_key_file_has_key (kf, "training", "loss_chunks", NULL);
+  /* loss = chunked under a profile whose loss is not chunked (its count is 1): 1 chunk
+   * would be the upcast loss, so take torchtune's default */
+  if (f->loss == MODEL_LOSS_CHUNKED && !chunks_key && chunks <= 1)
+    chunks = DEFAULT_LOSS_CHUNKS;
+  /* torchtune chunks the logits along the sequence (logits.chunk(num_output_chunks,
+   * dim=1) in the recipes' forward), so more chunks than tokens of a sequence cannot be */
+  if (f->loss == MODEL_LOSS_CHUNKED && s->seq_len > 0 && chunks > s->seq_len)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key '%s': %" G_GUINT64_FORMAT " loss chunks exceed "
+                   "the %" G_GUINT64_FORMAT " tokens of a sequence (seq_len), along which "
+                   "the logits are chunked", chunks_key ? "loss_chunks" : "seq_len", chunks,
+                   s->seq_len);
+      return FALSE;
+    }
   f->loss_chunks = (guint) chunks;
   return get_bool (kf, "training", "norm_fp32", &f->norm_fp32, error)
          && get_bool (kf, "training", "compile", &f->compile, error)
@@ -65,5 +89,5 @@ cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
   return get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
          && get_bool (kf, "training", "softmax_saves_input", &s->softmax_saves_input, error)
          && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error)
-         && load_framework_keys (kf, &s->framework, error);
+         && load_framework_keys (kf, s, error);
 }

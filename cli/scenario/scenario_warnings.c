@@ -158,6 +158,10 @@ framework_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
           "DeepSpeed gathers the updated parameters into their own 16-bit partitions in "
           "chunks of this many elements (stage_1_and_2.py all_gather_dp_groups): no buffer; "
           "the chunks' extra latency is not modelled");
+  if (has (kf, "training", "main_grad_fp32") && s->framework.main_grad_fp32
+      && !model_stack_main_grad_fp32 (s))
+    NOTE ("training", "main_grad_fp32", "the parameters and their gradients are fp32 already "
+          "under precision = %s", model_stack_precision_name (s->precision));
   if (has (kf, "training", "optimizer_impl") && s->optimizer != MODEL_OPTIMIZER_ADAMW)
     NOTE ("training", "optimizer_impl", "it is the AdamW step's implementation; here "
           "optimizer = %s", model_stack_optimizer_name (s->optimizer));

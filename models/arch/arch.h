@@ -95,6 +95,15 @@ void model_arch_set_family_defaults (ModelArch *arch, ModelFamily family);
  * Returns a new ModelArch (free with model_arch_free) or NULL. */
 ModelArch *model_arch_load_hf_config (const char *path, GError **error);
 
+/* Deepest nesting of arrays and objects in the NUL-terminated `text` (brackets inside
+ * strings skipped), stopping at MODEL_JSON_MAX_DEPTH + 1 as soon as it goes deeper. Every
+ * JSON reader in models/ checks it before json-glib: json-glib's recursive descent has no
+ * depth limit, so a hostile file of 100,000 nested brackets overflows the stack, while a
+ * config.json or ds_config.json nests a handful of levels. Not a parser: json-glib still
+ * reports syntax errors. No allocation, no errors. */
+#define MODEL_JSON_MAX_DEPTH 64
+guint model_json_depth (const char *text);
+
 /* Same, from JSON text in memory; `origin` names the source in messages. */
 ModelArch *model_arch_load_hf_json (const char *json_text, const char *origin, GError **error);
 

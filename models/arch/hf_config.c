@@ -359,14 +359,10 @@ name_from_origin (const char *origin)
   return g_steal_pointer (&base);
 }
 
-/* Deepest nesting of arrays and objects in `text` (brackets inside strings skipped), or
- * MAX_JSON_DEPTH + 1 as soon as it goes deeper. json-glib's recursive descent has no depth
- * limit, so a hostile file of 100,000 nested brackets overflows the stack; a config.json
- * nests a handful of levels (text_config, rope_scaling). This is not a parser: json-glib
- * still parses, and reports syntax errors. */
-#define MAX_JSON_DEPTH 64
-static guint
-json_depth (const char *text)
+/* See arch.h (model_json_depth). */
+#define MAX_JSON_DEPTH MODEL_JSON_MAX_DEPTH
+guint
+model_json_depth (const char *text)
 {
   guint depth = 0, max = 0;
   gboolean in_string = FALSE;
@@ -383,7 +379,8 @@ json_depth (const char *text)
         in_string = TRUE;
       else if (*c == '[' || *c == '{')
         {
-          max = MAX (max, ++depth);
+          depth++; /* not inside MAX (), which evaluates its arguments twice */
+          max = MAX (max, depth);
           if (max > MAX_JSON_DEPTH)
             return max;
         }
@@ -398,7 +395,7 @@ json_depth (const char *text)
 static JsonParser *
 parse_object (const char *json_text, const char *origin, GError **error)
 {
-  if (json_depth (json_text) > MAX_JSON_DEPTH)
+  if (model_json_depth (json_text) > MAX_JSON_DEPTH)
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
                    "%s: malformed config: arrays and objects nested deeper than %d levels",

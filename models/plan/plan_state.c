@@ -71,7 +71,8 @@ ds_persistent_weights (const ModelPlan *p)
  * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
  * and DDP's gradient bucket copies (gradient_as_bucket_view=False, PyTorch's default: Li et
  * al. 2020 §3.2.3) — the buffers of the bucketed all-reduce (gradients Partial → Replicate
- * at the step) — and under DeepSpeed's ZeRO its reduce bucket(s) and stage 3's persistent
+ * at the step; none under Megatron, whose buckets are views of its grad buffer:
+ * ModelFramework.grad_buffer_buckets) — and under DeepSpeed's ZeRO its reduce bucket(s) and stage 3's persistent
  * small parameters (models/stack/framework.h). */
 void
 plan_initial_state (ModelPlan *p)
@@ -84,7 +85,8 @@ plan_initial_state (ModelPlan *p)
       if (s != MODEL_N_STATES)
         p->initial[c] *= model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
     }
-  if (model_parallel_stage (&p->par) == 0 && p->n_ranks > 1)
+  if (model_parallel_stage (&p->par) == 0 && p->n_ranks > 1
+      && !p->stack.framework.grad_buffer_buckets)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);

@@ -5,6 +5,8 @@
  */
 #include "config.h"
 #include "models/stack/ds_config.h"
+#include "models/arch/arch.h"
+#include "models/stack/framework.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -52,7 +54,8 @@ is_number (JsonNode *n)
   return t == G_TYPE_INT64 || t == G_TYPE_DOUBLE;
 }
 
-/* A count of elements >= 0 (DeepSpeed's pp_int fields accept 5e8 as a number). */
+/* A whole count of elements in [0, MODEL_FRAMEWORK_MAX_ELEMENTS] (DeepSpeed's pp_int
+ * fields accept 5e8 as a number). */
 static gboolean
 read_elements (const Reader *r, JsonNode *n, const char *key, double *out, gboolean *autov,
                GError **error)
@@ -67,8 +70,9 @@ read_elements (const Reader *r, JsonNode *n, const char *key, double *out, gbool
   if (!is_number (n))
     return fail (r, error, key, "must be a number of elements or \"auto\"");
   double v = json_node_get_double (n);
-  if (!isfinite (v) || v < 0)
-    return fail (r, error, key, "must be a finite number of elements >= 0");
+  if (!isfinite (v) || v < 0 || v != floor (v) || v > MODEL_FRAMEWORK_MAX_ELEMENTS)
+    return fail (r, error, key, "must be a whole number of elements from 0 to 2^40 (%.0f), "
+                 "not %g", MODEL_FRAMEWORK_MAX_ELEMENTS, v);
   *out = v;
   return TRUE;
 }
@@ -451,6 +455,14 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s", e->message);
       g_error_free (e);
+      model_ds_config_clear (out);
+      return FALSE;
+    }
+  if (model_json_depth (text) > MODEL_JSON_MAX_DEPTH)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: not valid JSON: arrays and objects nested deeper than %d levels", path,
+                   MODEL_JSON_MAX_DEPTH);
       model_ds_config_clear (out);
       return FALSE;
     }

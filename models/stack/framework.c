@@ -116,6 +116,11 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * accumulate_allreduce_grads_in_fp32 = True; megatron/core/distributed/
      * param_and_grad_buffer.py keeps param.main_grad views of one fp32 grad buffer */
     .main_grad_fp32 = TRUE,
+    /* megatron/core/distributed/param_and_grad_buffer.py _ParamAndGradBuffer.__init__:
+     * one contiguous grad_data per dtype, each _ParamAndGradBucket's grad_data a view into
+     * it, so the DDP all-reduce needs no bucket copies (unlike torch DDP's default
+     * gradient_as_bucket_view=False) */
+    .grad_buffer_buckets = TRUE,
     /* megatron/core/optimizer/__init__.py: TE or Apex FusedAdam */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
   },

@@ -61,6 +61,10 @@ typedef struct
                                  * modules/attention.py; HF repeat_kv for eager and masked SDPA) */
   /* Model-state and step knobs (models/stack/, models/plan/): */
   gboolean main_grad_fp32;      /* Megatron: an fp32 main_grad buffer beside 16-bit params */
+  gboolean grad_buffer_buckets; /* the data-parallel all-reduce buckets are views into the
+                                 * gradient buffer, no separate bucket copies (Megatron:
+                                 * megatron/core/distributed/param_and_grad_buffer.py
+                                 * _ParamAndGradBuffer, each bucket a view of grad_data) */
   ModelOptimizerImpl optimizer_impl;
   gboolean optimizer_in_backward; /* torchtune: each parameter stepped in its backward hook */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
@@ -74,6 +78,12 @@ typedef struct
                                  * default: true under stage 3 only, zero/config.py
                                  * overlap_comm_valid) */
 } ModelFramework;
+
+/* The most elements a DeepSpeed bucket or threshold may name: 2^40 (a 2 TiB bf16 bucket,
+ * far beyond any GPU; DeepSpeed's defaults are 5e7–1e9). Readers refuse larger values,
+ * fractions, and negatives, so a typo (1e30, 0.5) cannot make a buffer of 1e21 GiB or
+ * a fraction of an element. 0 stays valid: it switches the buffer or threshold off. */
+#define MODEL_FRAMEWORK_MAX_ELEMENTS 1099511627776.0
 
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
  * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused";

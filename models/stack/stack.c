@@ -127,7 +127,7 @@ model_stack_master_bytes (const ModelStack *s)
 double
 model_stack_gradient_bytes (const ModelStack *s)
 {
-  if (s->framework.main_grad_fp32)
+  if (model_stack_main_grad_fp32 (s))
     return 4;
   return s->precision == MODEL_PRECISION_FP32 || is_amp (s) ? 4 : 2;
 }
@@ -217,7 +217,13 @@ model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
 gboolean
 model_stack_gradients_persistent (const ModelStack *s)
 {
-  return !s->zero_grad_to_none || s->framework.main_grad_fp32;
+  return !s->zero_grad_to_none || model_stack_main_grad_fp32 (s);
+}
+
+gboolean
+model_stack_main_grad_fp32 (const ModelStack *s)
+{
+  return s->framework.main_grad_fp32 && s->precision != MODEL_PRECISION_FP32 && !is_amp (s);
 }
 
 double

@@ -241,6 +241,13 @@ void model_stack_resolve_framework (ModelStack *s);
  * the trainable tensors. */
 double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
 
+/* Whether framework.main_grad_fp32 takes effect: only with 16-bit parameters (bf16/fp16/
+ * fp8 mixed, pure bf16). Under precision fp32 or autocast amp the parameters, and so their
+ * gradients, are fp32 already: Megatron's main_grad is then the parameter's own dtype
+ * (megatron/core/distributed/distributed_data_parallel.py: grad_dtype = torch.float if
+ * accumulate_allreduce_grads_in_fp32 else param.dtype), nothing beside it. */
+gboolean model_stack_main_grad_fp32 (const ModelStack *s);
+
 /* Whether the gradients are allocated at time 0 and kept across steps: zero_grad in place
  * (zero_grad_to_none FALSE), or a framework's persistent fp32 gradient buffer
  * (framework.main_grad_fp32: Megatron allocates its grad buffer once when wrapping the

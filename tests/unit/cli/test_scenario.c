@@ -263,6 +263,23 @@ test_op_graph_keys (void)
                 (const char *[]){ "[training]", "loss_chunks", NULL });
   expect_error (base, (const char *[]){ "training.loss_chunks=1e9", NULL },
                 (const char *[]){ "[training]", "loss_chunks", NULL });
+  /* loss = chunked with no count: torchtune's 8 (CEWithChunkedOutputLoss), not 1 */
+  g_autoptr (CliScenario) ch = load_text (base, (const char *[]){ "training.loss=chunked",
+                                                                  NULL }, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ch);
+  CU_ASSERT_EQUAL (ch->stack.framework.loss_chunks, 8);
+  g_autoptr (CliScenario) one = load_text (
+    base, (const char *[]){ "training.loss=chunked", "training.loss_chunks=1", NULL }, NULL,
+    NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (one);
+  CU_ASSERT_EQUAL (one->stack.framework.loss_chunks, 1);
+  /* more chunks than the 2048 tokens of a sequence */
+  expect_error (base, (const char *[]){ "training.loss=chunked", "training.loss_chunks=2049",
+                                        NULL },
+                (const char *[]){ "[training]", "loss_chunks", "2048", NULL });
+  expect_error (base, (const char *[]){ "training.framework=torchtune", "training.seq_len=4",
+                                        NULL },
+                (const char *[]){ "[training]", "seq_len", "8 loss chunks", NULL });
   expect_error (base, (const char *[]){ "training.compile=maybe", NULL },
                 (const char *[]){ "[training]", "compile", "maybe", NULL });
   expect_error (base, (const char *[]){ "training.norm_fp32=2", NULL },
@@ -498,7 +515,9 @@ test_no_effect_warnings (void)
     { base, { "cluster.cpu_adam_rate=50 Mparam/s" }, "group [cluster], key 'cpu_adam_rate'" },
     { base, { "cluster.nvme_drives=2" }, "group [cluster], key 'nvme_drives'" },
     { base, { "cluster.nic_bandwidth=100 Gbit/s" }, "group [cluster], key 'nic_bandwidth'" },
+    { base, { "training.main_grad_fp32=true" }, "group [training], key 'main_grad_fp32'" },
     /* an effect: no warning */
+    { base, { "training.precision=bf16_mixed", "training.main_grad_fp32=true" }, NULL },
     { base, { "training.loss=chunked", "training.loss_chunks=8" }, NULL },
     { base, { "training.precision=bf16", "training.norm_fp32=false" }, NULL },
     { base, { "cluster.gpus_per_node=8", "parallel.bucket_size=50 MiB" }, NULL },

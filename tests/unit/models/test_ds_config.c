@@ -77,6 +77,18 @@ test_errors (void)
     { "{ \"zero_optimization\": { \"stage\": 5 } }", "key 'zero_optimization.stage'" },
     { "{ \"zero_optimization\": { \"reduce_bucket_size\": -1 } }",
       "key 'zero_optimization.reduce_bucket_size'" },
+    { "{ \"zero_optimization\": { \"reduce_bucket_size\": 1e30 } }",
+      "key 'zero_optimization.reduce_bucket_size': must be a whole number" },
+    { "{ \"zero_optimization\": { \"reduce_bucket_size\": 0.5 } }",
+      "key 'zero_optimization.reduce_bucket_size': must be a whole number" },
+    { "{ \"zero_optimization\": { \"allgather_bucket_size\": 1099511627777 } }",
+      "key 'zero_optimization.allgather_bucket_size'" },
+    { "{ \"zero_optimization\": { \"stage3_prefetch_bucket_size\": 2.5 } }",
+      "key 'zero_optimization.stage3_prefetch_bucket_size'" },
+    { "{ \"zero_optimization\": { \"stage3_param_persistence_threshold\": 1e20 } }",
+      "key 'zero_optimization.stage3_param_persistence_threshold'" },
+    { "{ \"zero_optimization\": { \"stage3_max_live_parameters\": 1e20 } }",
+      "key 'zero_optimization.stage3_max_live_parameters'" },
     { "{ \"zero_optimization\": { \"offload_param\": { \"device\": \"tape\" } } }",
       "key 'zero_optimization.offload_param.device'" },
     { "{ \"zero_optimization\": { \"offload_optimizer\": { \"device\": \"cpu\", "
@@ -109,6 +121,39 @@ test_errors (void)
   CU_ASSERT_FALSE (model_ds_config_load (missing, &c, &e));
   CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "absent.json") : NULL);
   g_clear_error (&e);
+  g_clear_error (&e);
+  /* 100,000 nested arrays: refused before json-glib's recursion overflows the stack
+   * (the depth check shared with hf_config, MODEL_JSON_MAX_DEPTH = 64); 64 levels parse */
+  {
+    GString *deep = g_string_new ("{ \"a\": ");
+    for (int i = 0; i < 100000; i++)
+      g_string_append_c (deep, '[');
+    for (int i = 0; i < 100000; i++)
+      g_string_append_c (deep, ']');
+    g_string_append (deep, " }");
+    g_autofree char *dp = write_json (deep->str);
+    g_string_free (deep, TRUE);
+    CU_ASSERT_FALSE (model_ds_config_load (dp, &c, &e));
+    CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "nested deeper than 64") : NULL);
+    CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, dp) : NULL);
+    g_clear_error (&e);
+    GString *ok = g_string_new ("{ \"train_batch_size\": 8, \"x\": ");
+    for (int i = 0; i < 63; i++)
+      g_string_append_c (ok, '[');
+    for (int i = 0; i < 63; i++)
+      g_string_append_c (ok, ']');
+    g_string_append (ok, " }");
+    g_autofree char *op = write_json (ok->str);
+    g_string_free (ok, TRUE);
+    ModelDsConfig c2;
+    gboolean loaded = model_ds_config_load (op, &c2, &e);
+    if (!loaded)
+      g_printerr ("\n  64-level ds_config refused: %s\n", e->message);
+    CU_ASSERT (loaded);
+    if (loaded)
+      model_ds_config_clear (&c2);
+    g_clear_error (&e);
+  }
   /* a device that never ends is refused before reading */
   CU_ASSERT_FALSE (model_ds_config_load ("/dev/zero", &c, &e));
   CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "/dev/zero") : NULL);

@@ -158,6 +158,16 @@ test_main_grad_fp32 (void)
   Outcome main = replay (a, &s, NULL);
   STEPSIM_ASSERT_REL (plain.grad_peak, 2 * psi, 1e-12);
   STEPSIM_ASSERT_REL (main.grad_peak, 4 * psi, 1e-12);
+  /* under fp32 the gradients are fp32 already: the key changes nothing */
+  ModelStack f32 = tiny_stack ();
+  f32.precision = MODEL_PRECISION_FP32;
+  Outcome f32_plain = replay (a, &f32, NULL);
+  f32.framework.main_grad_fp32 = TRUE;
+  CU_ASSERT_FALSE (model_stack_main_grad_fp32 (&f32));
+  CU_ASSERT_FALSE (model_stack_gradients_persistent (&f32));
+  Outcome f32_main = replay (a, &f32, NULL);
+  CU_ASSERT_EQUAL (f32_main.total_peak, f32_plain.total_peak);
+  CU_ASSERT_EQUAL (f32_main.grad_peak, f32_plain.grad_peak);
   /* not with sharded gradients */
   ModelParallel par;
   model_parallel_init_defaults (&par);
@@ -168,6 +178,34 @@ test_main_grad_fp32 (void)
   CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "key 'main_grad_fp32'") : NULL);
   par.mode = MODEL_DP_ZERO1; /* Megatron's distributed optimizer */
   CU_ASSERT_TRUE (model_stack_validate_framework (&s, &par, NULL));
+}
+
+/* DDP's gradient buckets. PyTorch DDP (gradient_as_bucket_view=False, its default) copies
+ * the gradients into bucket tensors: comm_buffers = Ψ × the gradient's bytes, here
+ * Ψ × 4 B with main_grad_fp32. Megatron's buckets are views of its one fp32 grad buffer
+ * (param_and_grad_buffer.py), so the same step holds the 4Ψ fp32 gradients and no bucket
+ * copies: comm_buffers = 0, gradients unchanged. */
+static void
+test_megatron_grad_buckets (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.framework.main_grad_fp32 = TRUE;
+  double psi = model_stack_trainable_params (&s, a);
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = 2;
+  par.mode = MODEL_DP_DDP;
+  g_autoptr (ModelPlan) ddp = model_plan_new (a, &s, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ddp);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (ddp, MODEL_MEM_COMM_BUFFERS), 4 * psi, 1e-12);
+  ModelStack m = tiny_stack ();
+  model_framework_apply_profile (&m.framework, MODEL_FRAMEWORK_MEGATRON);
+  CU_ASSERT_TRUE (m.framework.grad_buffer_buckets);
+  g_autoptr (ModelPlan) meg = model_plan_new (a, &m, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (meg);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (meg, MODEL_MEM_COMM_BUFFERS), 0);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (meg, MODEL_MEM_GRADIENTS), 4 * psi, 1e-12);
 }
 
 /* AdamW step temporaries by implementation (fp32 states, 4 B/element): foreach 4Ψ (the
@@ -374,6 +412,7 @@ main (void)
     { "each profile's defaults", test_profile_table },
     { "names round-trip; unknown framework lists the names", test_names },
     { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
+    { "Megatron's DDP buckets are views of its grad buffer", test_megatron_grad_buckets },
     { "optimizer_impl: step temporaries", test_optimizer_impl },
     { "optimizer_in_backward: one block's gradients live", test_optimizer_in_backward },
     { "activation_offload is [offload] activations = cpu", test_activation_offload },
