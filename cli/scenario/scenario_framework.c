@@ -126,6 +126,13 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
   model_framework_apply_profile (fw, kind);
 
   g_autofree char *ds = cli_scenario_get_raw (kf, "training", "deepspeed_config", FALSE, NULL);
+  if (ds != NULL && g_strstrip (ds)[0] == '\0')
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'deepspeed_config': the value is empty (give the "
+                   "path of a ds_config.json, or remove the key)");
+      return FALSE;
+    }
   if (ds != NULL)
     {
       sc->ds_path = resolve (ds, sc->path);

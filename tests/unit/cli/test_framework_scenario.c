@@ -121,6 +121,7 @@ test_bad_keys (void)
     { { "training.activation_offload=true", "offload.activations=none" },
       { "key 'activation_offload'", "[offload] activations" } },
     { { "training.deepspeed_config=absent.json" }, { "key 'deepspeed_config'", "absent.json" } },
+    { { "training.deepspeed_config=" }, { "key 'deepspeed_config'", "the value is empty" } },
     { { "training.framework=megatron", "cluster.gpus_per_node=8",
         "parallel.data_parallel=zero3" }, { "key 'framework'", "main_grad_fp32", "zero3" } },
   };
