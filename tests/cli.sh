@@ -86,6 +86,11 @@ golden_diff () {
 golden="$srcdir/tests/golden/s1-summary.tsv"
 if golden_diff "$golden" summary.tsv >golden.out; then ok "golden summary of the default scenario"
 else bad "golden summary of the default scenario"; cat golden.out; fi
+# The summary's framework line shows the profile's resolved op-graph settings (torchtune:
+# CEWithChunkedOutputLoss's 8 chunks, MultiHeadAttention's k/v expansion, fused AdamW).
+"$STEPSIM" run "$s1" --set training.framework=torchtune >fw.out 2>/dev/null
+check "summary: framework line with loss, chunks, kv_repeat, compile, optimizer" \
+  grep -q '^framework  torchtune: loss chunked (8 chunks), kv_repeat on, compile off, optimizer fused' fw.out
 # The comparison itself: a changed text field, a missing key, a new key, a changed unit and a
 # number off by 1e-6 each fail it.
 awk -F '\t' -v OFS='\t' '$1 == "gpu" { $2 = "H100-80GB-SXM" } 1' summary.tsv >g-text.tsv

@@ -394,6 +394,8 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "model_state_bytes_host", res->state_host, "B");
   sim_recorder_summary_scalar (rec, "model_state_bytes_nvme", res->state_nvme, "B");
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
+  sim_recorder_summary_text (rec, "framework", model_framework_name (sc->stack.framework.kind));
+  sim_recorder_summary_text (rec, "loss", model_framework_loss_name (sc->stack.framework.loss));
   sim_recorder_summary_scalar (rec, "memory_after_load", res->load_bytes, "B");
   /* steady state (peak_allocated … need_device) against the whole process (models/plan/simulate.h) */
   sim_recorder_summary_scalar (rec, "load_peak", res->load_peak, "B");
