@@ -91,6 +91,9 @@ test_profile_table (void)
       CU_ASSERT_EQUAL (fw.loss_chunks, want[i].chunks);
       CU_ASSERT_EQUAL (fw.norm_fp32, want[i].norm_fp32);
       CU_ASSERT_FALSE (fw.compile); /* every framework's default: torch.compile off */
+      /* Only torchtune expands GQA k/v to the query heads before attention
+       * (torchtune/modules/attention.py); the others call a kernel that takes GQA as is. */
+      CU_ASSERT_EQUAL (fw.kv_repeat, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE);
       CU_ASSERT_EQUAL (fw.main_grad_fp32, want[i].main_grad);
       CU_ASSERT_EQUAL (fw.optimizer_impl, want[i].impl);
       CU_ASSERT_FALSE (fw.optimizer_in_backward);
