@@ -18,11 +18,12 @@
 #define G_LOG_DOMAIN "stepsim-sim"
 #include "sim/engine.h"
 #include "sim/heap.h"
+#include "sim/slots.h"
 
 #include <math.h>
 
-/* Events live in fixed blocks of EVENT_BLOCK slots (stable addresses for the intrusive
- * heap, no malloc per event); freed slots are reused through a free list. */
+/* Events live in a generational slot pool (sim/slots.h) of EVENT_BLOCK-slot blocks (stable
+ * addresses for the intrusive heap, no malloc per event). */
 #define EVENT_BLOCK 1024
 
 typedef struct
@@ -41,28 +42,19 @@ struct _SimEngine
   guint64 next_seq;
   guint64 fired;
   SimHeap *queue;
-  GPtrArray *blocks;  /* SimEvent[EVENT_BLOCK] each, owned */
-  guint n_slots;      /* slots handed out so far (used or free) */
-  GArray *free_slots; /* guint slot indices ready for reuse */
+  SimSlots events; /* SimEvent slots, owned */
   gboolean running;
   gboolean stop_requested;
 };
 
-static SimEvent *
-event_at (const SimEngine *engine, guint slot)
-{
-  SimEvent *block = g_ptr_array_index (engine->blocks, slot / EVENT_BLOCK);
-  return &block[slot % EVENT_BLOCK];
-}
-
-/* An id is (generation << 32) | (slot + 1): never 0, found without hashing. */
+/* An id names its slot and generation (sim/slots.h): found without hashing. */
 static SimEvent *
 lookup (const SimEngine *engine, SimEventId id)
 {
-  guint32 low = (guint32) id;
-  if (low == 0 || low > engine->n_slots)
+  guint slot;
+  if (!sim_slot_of_id (&engine->events, id, &slot))
     return NULL;
-  SimEvent *ev = event_at (engine, low - 1);
+  SimEvent *ev = sim_slots_at (&engine->events, slot);
   return ev->id == id ? ev : NULL;
 }
 
@@ -70,21 +62,10 @@ static SimEvent *
 alloc_event (SimEngine *engine)
 {
   guint slot;
-  if (engine->free_slots->len > 0)
-    {
-      slot = g_array_index (engine->free_slots, guint, engine->free_slots->len - 1);
-      g_array_set_size (engine->free_slots, engine->free_slots->len - 1);
-    }
-  else
-    {
-      g_return_val_if_fail (engine->n_slots < G_MAXUINT32, NULL);
-      if (engine->n_slots % EVENT_BLOCK == 0)
-        g_ptr_array_add (engine->blocks, g_new0 (SimEvent, EVENT_BLOCK));
-      slot = engine->n_slots++;
-    }
-  SimEvent *ev = event_at (engine, slot);
+  SimEvent *ev = sim_slots_take (&engine->events, &slot);
+  g_return_val_if_fail (ev != NULL, NULL);
   ev->gen++;
-  ev->id = ((guint64) ev->gen << 32) | (slot + 1);
+  ev->id = sim_slot_id (ev->gen, slot);
   ev->node.index = SIM_HEAP_NONE;
   return ev;
 }
@@ -98,7 +79,7 @@ release_event (SimEngine *engine, SimEvent *ev)
   GDestroyNotify destroy = ev->destroy;
   gpointer data = ev->user_data;
   ev->id = 0;
-  g_array_append_val (engine->free_slots, slot);
+  sim_slots_give (&engine->events, slot);
   if (destroy != NULL)
     destroy (data);
 }
@@ -109,8 +90,7 @@ sim_engine_new (void)
   SimEngine *engine = g_new0 (SimEngine, 1);
   engine->next_seq = 1;
   engine->queue = sim_heap_new ();
-  engine->blocks = g_ptr_array_new_with_free_func (g_free);
-  engine->free_slots = g_array_new (FALSE, FALSE, sizeof (guint));
+  sim_slots_init (&engine->events, sizeof (SimEvent), EVENT_BLOCK);
   return engine;
 }
 
@@ -124,8 +104,7 @@ sim_engine_free (SimEngine *engine)
   while ((node = sim_heap_pop (engine->queue)) != NULL)
     release_event (engine, (SimEvent *) node);
   sim_heap_free (engine->queue);
-  g_ptr_array_unref (engine->blocks);
-  g_array_unref (engine->free_slots);
+  sim_slots_clear (&engine->events);
   g_free (engine);
 }
 

@@ -11,6 +11,7 @@
 
 #include "sim/fluid.h"
 #include "sim/heap.h"
+#include "sim/slots.h"
 
 typedef struct _SimFluidActivity SimFluidActivity;
 typedef struct _SimFluidSolver SimFluidSolver;
@@ -70,12 +71,10 @@ struct _SimFluid
 {
   SimEngine *engine;
   GPtrArray *resources;   /* SimFluidResource*, index = id */
-  /* Activity pool: fixed blocks of SIM_FLUID_ACT_BLOCK activities (stable addresses for the
-   * intrusive heaps and member lists), freed slots reused through a free list; an id names
-   * its slot and generation, so lookup and cancel need no hashing (as in sim/engine.c). */
-  GPtrArray *act_blocks;  /* SimFluidActivity[SIM_FLUID_ACT_BLOCK] each, owned */
-  guint n_act_slots;      /* slots handed out so far (live or free) */
-  GArray *free_act_slots; /* guint slot indices ready for reuse */
+  /* Activity pool (sim/slots.h): blocks of SIM_FLUID_ACT_BLOCK activities with stable
+   * addresses for the intrusive heaps and member lists; an id names its slot and generation,
+   * so lookup and cancel need no hashing (as in sim/engine.c). */
+  SimSlots acts;          /* SimFluidActivity slots, owned */
   guint n_live;           /* live activities (sim_fluid_n_activities) */
   guint64 next_seq;
   GPtrArray *spare_res;  /* empty GArray* of SimResourceId, reused by flush (owned) */

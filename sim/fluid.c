@@ -30,9 +30,9 @@
  * changed, in resource-id order, with exactly 0 when a resource becomes idle.
  * Getters (rate, usage) flush pending changes first, so the load observer may be called from
  * inside them.
- * Storage: activities live in a pool of fixed blocks (stable addresses for the intrusive
- * heaps and member lists) with a free list; an id is (generation << 32) | (slot + 1), so
- * lookups need no hashing and a stale id never matches; ordering uses the creation sequence
+ * Storage: activities live in a generational slot pool (sim/slots.h: stable addresses for the
+ * intrusive heaps and member lists, a free list; an id names slot and generation, so lookups
+ * need no hashing and a stale id never matches); ordering uses the creation sequence
  * number `seq`, never the id. Flush scratch arrays are reused (sim/fluid-private.h).
  * Layout: bookkeeping here; component search and progressive filling in sim/fluid_solve.c;
  * shared structures in sim/fluid-private.h.
@@ -62,18 +62,17 @@ fluid_now (const SimFluid *fluid)
 static SimFluidActivity *
 act_at (const SimFluid *fluid, guint slot)
 {
-  SimFluidActivity *block = g_ptr_array_index (fluid->act_blocks, slot / SIM_FLUID_ACT_BLOCK);
-  return &block[slot % SIM_FLUID_ACT_BLOCK];
+  return sim_slots_at (&fluid->acts, slot);
 }
 
 /* The live activity named by `id`, or NULL (unknown, finished, cancelled, slot reused). */
 static SimFluidActivity *
 lookup_activity (const SimFluid *fluid, SimActivityId id)
 {
-  guint32 low = (guint32) id;
-  if (low == 0 || low > fluid->n_act_slots)
+  guint slot;
+  if (!sim_slot_of_id (&fluid->acts, id, &slot))
     return NULL;
-  SimFluidActivity *a = act_at (fluid, low - 1);
+  SimFluidActivity *a = act_at (fluid, slot);
   return a->live && a->id == id ? a : NULL;
 }
 
@@ -82,24 +81,13 @@ static SimFluidActivity *
 activity_alloc (SimFluid *fluid)
 {
   guint slot;
-  if (fluid->free_act_slots->len > 0)
-    {
-      slot = g_array_index (fluid->free_act_slots, guint, fluid->free_act_slots->len - 1);
-      g_array_set_size (fluid->free_act_slots, fluid->free_act_slots->len - 1);
-    }
-  else
-    {
-      g_return_val_if_fail (fluid->n_act_slots < G_MAXUINT32, NULL);
-      if (fluid->n_act_slots % SIM_FLUID_ACT_BLOCK == 0)
-        g_ptr_array_add (fluid->act_blocks, g_new0 (SimFluidActivity, SIM_FLUID_ACT_BLOCK));
-      slot = fluid->n_act_slots++;
-    }
-  SimFluidActivity *a = act_at (fluid, slot);
+  SimFluidActivity *a = sim_slots_take (&fluid->acts, &slot);
+  g_return_val_if_fail (a != NULL, NULL);
   guint32 gen = a->gen + 1;
   memset (a, 0, sizeof *a);
   a->gen = gen;
   a->pool_slot = slot;
-  a->id = ((guint64) gen << 32) | (slot + 1);
+  a->id = sim_slot_id (gen, slot);
   a->seq = fluid->next_seq++;
   a->fluid = fluid;
   a->live = TRUE;
@@ -126,7 +114,7 @@ activity_release (SimFluid *fluid, SimFluidActivity *a)
     g_free (a->slots);
   a->uses = NULL;
   a->slots = NULL;
-  g_array_append_val (fluid->free_act_slots, a->pool_slot);
+  sim_slots_give (&fluid->acts, a->pool_slot);
 }
 
 static void
@@ -147,8 +135,7 @@ sim_fluid_new (SimEngine *engine)
   fluid->next_seq = 1;
   fluid->epoch = 1;
   fluid->resources = g_ptr_array_new_with_free_func (resource_free);
-  fluid->act_blocks = g_ptr_array_new_with_free_func (g_free);
-  fluid->free_act_slots = g_array_new (FALSE, FALSE, sizeof (guint));
+  sim_slots_init (&fluid->acts, sizeof (SimFluidActivity), SIM_FLUID_ACT_BLOCK);
   fluid->spare_res = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   fluid->spare_acts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   fluid->done_buf = g_ptr_array_new ();
@@ -169,7 +156,7 @@ sim_fluid_free (SimFluid *fluid)
   if (fluid->flush_event != 0)
     sim_engine_cancel (fluid->engine, fluid->flush_event);
   /* Cancel latency events so the engine holds no pointer into a freed fluid. */
-  for (guint slot = 0; slot < fluid->n_act_slots; slot++)
+  for (guint slot = 0; slot < fluid->acts.n_slots; slot++)
     {
       SimFluidActivity *a = act_at (fluid, slot);
       if (!a->live)
@@ -180,8 +167,7 @@ sim_fluid_free (SimFluid *fluid)
       activity_release (fluid, a);
     }
   sim_heap_free (fluid->finishing);
-  g_ptr_array_unref (fluid->act_blocks);
-  g_array_unref (fluid->free_act_slots);
+  sim_slots_clear (&fluid->acts);
   g_ptr_array_unref (fluid->spare_res);
   g_ptr_array_unref (fluid->spare_acts);
   g_clear_pointer (&fluid->done_buf, g_ptr_array_unref);

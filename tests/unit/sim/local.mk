@@ -15,3 +15,7 @@ check_PROGRAMS += tests/unit/sim/test_text
 tests_unit_sim_test_text_SOURCES = tests/unit/sim/test_text.c
 tests_unit_sim_test_text_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_sim_test_text_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/sim/test_slots
+tests_unit_sim_test_slots_SOURCES = tests/unit/sim/test_slots.c
+tests_unit_sim_test_slots_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_slots_LDADD = $(UNIT_TEST_LIBS)

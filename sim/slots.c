@@ -1,0 +1,58 @@
+/* sim/slots.c — the generational slot pool (sim/slots.h). */
+#include "config.h"
+#define G_LOG_DOMAIN "stepsim-sim"
+#include "sim/slots.h"
+
+void
+sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len)
+{
+  g_return_if_fail (slots != NULL && elem_size > 0 && block_len > 0);
+  slots->blocks = g_ptr_array_new_with_free_func (g_free);
+  slots->elem_size = elem_size;
+  slots->block_len = block_len;
+  slots->n_slots = 0;
+  slots->free = g_array_new (FALSE, FALSE, sizeof (guint));
+}
+
+void
+sim_slots_clear (SimSlots *slots)
+{
+  g_return_if_fail (slots != NULL);
+  g_clear_pointer (&slots->blocks, g_ptr_array_unref);
+  g_clear_pointer (&slots->free, g_array_unref);
+  slots->n_slots = 0;
+}
+
+gpointer
+sim_slots_at (const SimSlots *slots, guint slot)
+{
+  g_return_val_if_fail (slots != NULL && slot < slots->n_slots, NULL);
+  guchar *block = g_ptr_array_index (slots->blocks, slot / slots->block_len);
+  return block + (gsize) (slot % slots->block_len) * slots->elem_size;
+}
+
+gpointer
+sim_slots_take (SimSlots *slots, guint *slot)
+{
+  g_return_val_if_fail (slots != NULL && slot != NULL, NULL);
+  if (slots->free->len > 0)
+    {
+      *slot = g_array_index (slots->free, guint, slots->free->len - 1);
+      g_array_set_size (slots->free, slots->free->len - 1);
+    }
+  else
+    {
+      g_return_val_if_fail (slots->n_slots < G_MAXUINT32, NULL);
+      if (slots->n_slots % slots->block_len == 0)
+        g_ptr_array_add (slots->blocks, g_malloc0_n (slots->block_len, slots->elem_size));
+      *slot = slots->n_slots++;
+    }
+  return sim_slots_at (slots, *slot);
+}
+
+void
+sim_slots_give (SimSlots *slots, guint slot)
+{
+  g_return_if_fail (slots != NULL && slot < slots->n_slots);
+  g_array_append_val (slots->free, slot);
+}

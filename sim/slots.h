@@ -1,0 +1,61 @@
+/* sim/slots.h — a generational slot pool: fixed-size elements in fixed blocks (stable
+ * addresses, no malloc per element), freed slots reused through a free list, and 64-bit ids
+ * that name a slot and its generation, so a lookup needs no hashing and a stale id (its slot
+ * freed or reused) never matches. Used by the event engine (sim/engine.c) and the fluid
+ * solver's activities (sim/fluid.c).
+ *
+ * An id is (generation << 32) | (slot + 1): never 0. The generation lives in the element
+ * (the caller's struct), bumped by the caller at each reuse; this module hands out slots.
+ */
+#ifndef STEPSIM_SIM_SLOTS_H
+#define STEPSIM_SIM_SLOTS_H
+
+#include <glib.h>
+
+typedef struct
+{
+  GPtrArray *blocks; /* element blocks, each block_len × elem_size bytes, zeroed at creation, owned */
+  gsize elem_size;   /* bytes per element */
+  guint block_len;   /* elements per block */
+  guint n_slots;     /* slots handed out so far (in use or free) */
+  GArray *free;      /* guint slot indices ready for reuse */
+} SimSlots;
+
+/* Makes `slots` an empty pool of elements of `elem_size` bytes (> 0), `block_len` (> 0) per
+ * block. Release with sim_slots_clear(). */
+void sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len);
+
+/* Frees every block (elements' own allocations are the caller's to free first). */
+void sim_slots_clear (SimSlots *slots);
+
+/* The element at `slot` (< n_slots): a stable pointer for the pool's life. */
+gpointer sim_slots_at (const SimSlots *slots, guint slot);
+
+/* Takes a slot, a freed one first (last freed, first reused), else a new one in a zeroed
+ * block; stores its index in *slot and returns its element, whose bytes are as last left
+ * (zero for a new slot). NULL when 2^32 − 1 slots are in use. */
+gpointer sim_slots_take (SimSlots *slots, guint *slot);
+
+/* Gives `slot` back for reuse; its element stays readable until taken again. */
+void sim_slots_give (SimSlots *slots, guint slot);
+
+/* The id of `slot` at generation `gen`: (gen << 32) | (slot + 1). */
+static inline guint64
+sim_slot_id (guint32 gen, guint slot)
+{
+  return ((guint64) gen << 32) | ((guint64) slot + 1);
+}
+
+/* The slot an id names, if it is within the slots handed out (the caller compares the
+ * element's stored id to reject a stale one); FALSE for 0 or out of range. */
+static inline gboolean
+sim_slot_of_id (const SimSlots *slots, guint64 id, guint *slot)
+{
+  guint32 low = (guint32) id;
+  if (low == 0 || low > slots->n_slots)
+    return FALSE;
+  *slot = low - 1;
+  return TRUE;
+}
+
+#endif
