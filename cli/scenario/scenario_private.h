@@ -1,26 +1,12 @@
-/* cli/scenario/scenario_private.h — helpers shared by cli/scenario/scenario.c and cli/scenario/scenario_groups.c.
- * Every error they set names the group and key; the caller prefixes the file name. */
+/* cli/scenario/scenario_private.h — the group parsers of cli/scenario/scenario_*.c, which the
+ * loader (cli/scenario/scenario.c) calls; they call down to the typed getters of
+ * cli/scenario/scenario_keys.h, never back into scenario.c. Every error they set names the
+ * group and key; the caller prefixes the file name. */
 #pragma once
 
 #include <glib.h>
 #include "cli/scenario/scenario.h"
-#include "sim/units.h"
-
-#define PREFIX_KEY(error, group, key) g_prefix_error (error, "group [%s], key '%s': ", group, key)
-
-/* The stripped value of group/key (caller frees), or NULL: an error if `required`, else
- * absent without error. */
-char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
-                            gboolean required, GError **error);
-
-/* A positive integer count (left untouched when optional and absent). */
-gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
-                                 gboolean required, guint64 *out, GError **error);
-
-/* A positive dimensioned quantity parsed with strict units (SI into *out). */
-gboolean cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key,
-                                    SimDimension dim, gboolean required, double *out,
-                                    GError **error);
+#include "cli/scenario/scenario_keys.h"
 
 /* The file a [model] hf_config `value` names: a shipped config's bare name in
  * cli_scenario_models_dir(), else a path relative to the folder of `scenario_path`.

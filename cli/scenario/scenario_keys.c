@@ -1,0 +1,77 @@
+/* cli/scenario/scenario_keys.c — the typed getters every scenario group parser shares
+ * (cli/scenario/scenario_keys.h): a key's stripped value, a positive count, a positive
+ * dimensioned quantity. A leaf: it calls nothing of the other scenario files, which all
+ * call it (tests/layering.sh). Every error names group and key; the caller prefixes the
+ * file name.
+ */
+#include "config.h"
+#include "cli/scenario/scenario_keys.h"
+
+/* Returns the value or NULL; a missing required key is an error, a missing optional one
+ * is not (then *error stays unset and NULL is returned). */
+char *
+cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key, gboolean required, GError **error)
+{
+  if (!g_key_file_has_key (kf, group, key, NULL))
+    {
+      if (required)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                     "group [%s], key '%s': required key is missing", group, key);
+      return NULL;
+    }
+  char *v = g_key_file_get_value (kf, group, key, NULL);
+  return g_strstrip (v);
+}
+
+
+/* Reads a positive integer into *out (left untouched when optional and absent). */
+gboolean
+cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key, gboolean required,
+                        guint64 *out, GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  guint64 n;
+  if (!sim_units_parse_count (v, &n, error))
+    return PREFIX_KEY (error, group, key), FALSE;
+  if (n == 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': must be at least 1", group, key);
+      return FALSE;
+    }
+  *out = n;
+  return TRUE;
+}
+
+/* Reads a positive dimensioned quantity (strict units) into *out. */
+gboolean
+cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key, SimDimension dim,
+                           gboolean required, double *out, GError **error)
+{
+  GError *e = NULL;
+  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (v == NULL)
+    {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return e == NULL;
+    }
+  double x;
+  if (!sim_units_parse (v, dim, &x, error))
+    return PREFIX_KEY (error, group, key), FALSE;
+  if (!(x > 0))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': must be positive", group, key);
+      return FALSE;
+    }
+  *out = x;
+  return TRUE;
+}

@@ -1,0 +1,25 @@
+/* cli/scenario/scenario_keys.h — the typed getters of cli/scenario/scenario_keys.c, shared by
+ * cli/scenario/scenario.c and every cli/scenario/scenario_*.c group parser (through
+ * scenario_private.h). Not for other folders. Every error they set names the group and key;
+ * the caller prefixes the file name.
+ */
+#pragma once
+
+#include <glib.h>
+#include "sim/units.h"
+
+#define PREFIX_KEY(error, group, key) g_prefix_error (error, "group [%s], key '%s': ", group, key)
+
+/* The stripped value of group/key (caller frees), or NULL: an error if `required`, else
+ * absent without error. */
+char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
+                            gboolean required, GError **error);
+
+/* A positive integer count (left untouched when optional and absent). */
+gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
+                                 gboolean required, guint64 *out, GError **error);
+
+/* A positive dimensioned quantity parsed with strict units (SI into *out). */
+gboolean cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key,
+                                    SimDimension dim, gboolean required, double *out,
+                                    GError **error);
