@@ -92,42 +92,6 @@ cli_scenario_free (CliScenario *sc)
     free_member_and_struct (sc);
 }
 
-const char *
-cli_scenario_models_dir (void)
-{
-  static char *dir; /* set once, thread-safe (batches load scenarios in parallel) */
-  if (g_once_init_enter (&dir))
-    {
-      char *src = g_build_filename (STEPSIM_SRCDIR, "models", "configs", NULL);
-      if (!g_file_test (src, G_FILE_TEST_IS_DIR))
-        {
-          g_free (src);
-          src = g_build_filename (STEPSIM_DATADIR, "models", NULL);
-        }
-      g_once_init_leave (&dir, src);
-    }
-  return dir;
-}
-
-static gint
-compare_names (gconstpointer a, gconstpointer b)
-{
-  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
-}
-
-char **
-cli_scenario_shipped_models (void)
-{
-  GPtrArray *names = g_ptr_array_new ();
-  g_autoptr (GDir) dir = g_dir_open (cli_scenario_models_dir (), 0, NULL);
-  for (const char *n; dir != NULL && (n = g_dir_read_name (dir)) != NULL;)
-    if (g_str_has_suffix (n, ".json"))
-      g_ptr_array_add (names, g_strndup (n, strlen (n) - 5));
-  g_ptr_array_sort (names, compare_names); /* readdir order is not stable */
-  g_ptr_array_add (names, NULL);
-  return (char **) g_ptr_array_free (names, FALSE);
-}
-
 /* ---- pre-scan: duplicates and inline comments ----------------------------------------- */
 
 static gboolean

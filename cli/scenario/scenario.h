@@ -118,7 +118,8 @@ gboolean cli_scenario_prescan (const char *text, GError **error);
 char *cli_scenario_hf_config_file (const char *path, const char *const *sets);
 
 /* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
- * $(pkgdatadir)/models once installed). Static string. */
+ * $(pkgdatadir)/models once installed). Static string. This and the next:
+ * cli/scenario/scenario_configs.c. */
 const char *cli_scenario_models_dir (void);
 
 /* The names of the shipped configs (file names without ".json"), sorted: a new
