@@ -1,12 +1,14 @@
 /* hardware/cluster_spec-private.h — helpers shared by the two halves of the scenario
- * hardware parser: [cluster] (hardware/cluster_spec.c, which defines them) and [node.NAME]
- * (hardware/cluster_spec_node.c). Not a public header: nothing outside those files includes
- * it. Errors are GErrors as described in cluster_spec.h, prefixed "group [G], key 'K': ".
+ * hardware parser: [cluster] (hardware/cluster_spec.c) and [node.NAME]
+ * (hardware/cluster_spec_node.c); defined in the leaf hardware/cluster_spec_keys.c. Not a
+ * public header: nothing outside those files includes it. Errors are GErrors as described
+ * in cluster_spec.h, prefixed "group [G], key 'K': " unless said otherwise.
  */
 #pragma once
 
 #include <glib.h>
 #include "hardware/cluster.h"
+#include "hardware/cluster_spec.h"
 
 /* The stripped value of `key` in `group`; NULL + error (prefixed with group and key). */
 char *hw_spec_get_value (GKeyFile *kf, const char *group, const char *key, GError **error);
@@ -24,3 +26,9 @@ HwGpuSpec *hw_spec_gpu_from_key (GKeyFile *kf, const char *group, const char *ke
 /* A node built around a bare GPU takes the α of its final intra-node connection unless
  * `group` sets intra_latency itself. */
 void hw_spec_default_intra_latency (HwNodeSpec *spec, GKeyFile *kf, const char *group);
+/* Sets G_KEY_FILE_ERROR "'TEXT' WHY" (no group or key: the caller prefixes them); FALSE. */
+gboolean hw_spec_out_of_range (const char *text, const char *why, GError **error);
+/* `text` as a plain count (sim_units_parse_count) within [min, max] into *out; FALSE + error
+ * (the caller prefixes group and key). */
+gboolean hw_spec_parse_count (const char *text, guint64 min, guint64 max, guint *out,
+                              GError **error);

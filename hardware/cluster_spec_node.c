@@ -1,7 +1,7 @@
 /* hardware/cluster_spec_node.c — [node.NAME] scenario groups → HwNodeSpec (a catalog `base`
- * node or a bare `gpu`, then the figure keys) and node spec validation. The [cluster] group,
- * the figure keys and the helpers both groups share live in hardware/cluster_spec.c. See
- * cluster_spec.h for the keys and errors.
+ * node or a bare `gpu`, then the figure keys) and node spec validation. The [cluster] group is
+ * in hardware/cluster_spec.c; the figure keys and the helpers both groups share in
+ * hardware/cluster_spec_keys.c. See cluster_spec.h for the keys and errors.
  *
  * Strictness (DESIGN §7): unknown keys fail with the nearest valid key as a hint; the first
  * bad key in file order is the one reported. Units: B, B/s, s (SI doubles).

@@ -10,4 +10,4 @@ hardware_libstepsim_hw_a_SOURCES = \
 	hardware/collective_lower.c hardware/collective_nccl.c \
 	hardware/node_catalog.c hardware/node_catalog.h \
 	hardware/cluster_spec.c hardware/cluster_spec.h hardware/cluster_spec-private.h \
-	hardware/cluster_spec_node.c
+	hardware/cluster_spec_node.c hardware/cluster_spec_keys.c

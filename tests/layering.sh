@@ -54,7 +54,6 @@ rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands
 if [ -n "${builddir:-}" ] && command -v nm >/dev/null 2>&1 && [ -e "$builddir/sim/engine.o" ]; then
   known="models/arch/arch.o models/arch/inventory.o
 models/arch/finetune.o models/arch/inventory.o
-hardware/cluster_spec.o hardware/cluster_spec_node.o
 hardware/collective.o hardware/collective_lower.o
 models/plan/plan.o models/plan/plan_offload.o
 models/plan/plan.o models/plan/plan_paged.o
