@@ -1,6 +1,6 @@
 /* hardware/collective-private.h — a collective lowered to phases of flows, shared by
- * hardware/collective.c (running it, its closed form) and hardware/collective_lower.c (the
- * algorithms). Not for models/ or cli/.
+ * hardware/collective.c (running it), hardware/collective_lower.c (the algorithms) and
+ * hardware/collective_time.c (its closed form). Not for models/ or cli/.
  *
  * A plan is a GPtrArray of phases; a phase is a GArray of HwFlow that start together; phase
  * k+1 starts when every flow of phase k has completed. Empty phases are never stored.
@@ -32,7 +32,7 @@ GPtrArray *hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
                                 HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
                                 double bytes);
 
-/* Closed-form time (s) of `plan` alone on the idle cluster (collective.c file comment). */
+/* Closed-form time (s) of `plan` alone on the idle cluster (collective_time.c file comment). */
 double hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan);
 
 /* NCCL's cost model (hardware/collective_nccl.c; constants from NCCL src/graph/tuning.cc).
