@@ -1,7 +1,8 @@
 /* cli/cmd_plot.c — `stepsim plot KIND FILE.h5 -o OUT.png|OUT.svg`: planning charts of a run
  * (memory, gantt) or a batch (breakdown, steptime, sweep, penalty; breakdown and steptime
- * also draw a single run). Data come from the HDF5 file through `stepsim export`'s TSV
- * (cli/report/charts.h); each figure is one gnuplot script in plots/. Charts are written
+ * also draw a single run). Data come from the HDF5 file through the typed reader
+ * (cli/report/results_read.h) into the figures' data (cli/report/charts.h); each figure is
+ * one gnuplot script in plots/. Charts are written
  * atomically; exit status 0 ok, 1 bad file or nothing to draw, 2 usage error.
  */
 #include "config.h"
@@ -13,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/scenario/output.h"
 #include "cli/report/plot.h"
+#include "cli/report/results_read.h"
 #include "sim/h5out.h"
 #include "sim/units.h"
 
@@ -23,131 +25,99 @@ typedef struct
   char **rank_list;  /* --ranks as canonical numbers ("0", "2"), NULL: all */
 } PlotOptions;
 
-/* The number of ranks of a run: its /summary's ranks/rank<r>/device_used entries. */
-static guint
-summary_n_ranks (const char *summary)
-{
-  g_auto (GStrv) lines = g_strsplit (summary, "\n", -1);
-  guint n = 0;
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      g_auto (GStrv) f = g_strsplit (lines[i], "\t", 2);
-      n += f[0] != NULL && g_str_has_prefix (f[0], "ranks/rank")
-           && g_str_has_suffix (f[0], "/device_used");
-    }
-  return n;
-}
-
 /* Each rank asked for is one of the run's: FALSE + error naming the option and the file. */
 static gboolean
-check_ranks (const char *h5, const char *summary, const char *what, const char *const *ranks,
+check_ranks (const CliSummary *summary, const char *what, const char *const *ranks,
              GError **error)
 {
-  guint n = summary_n_ranks (summary);
+  guint n = cli_summary_n_ranks (summary);
   for (guint i = 0; ranks != NULL && ranks[i] != NULL; i++)
     if (n > 0 && g_ascii_strtoull (ranks[i], NULL, 10) >= n)
       {
         g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                     "%s: %s has no rank %s (its ranks are 0 to %u)", what, h5, ranks[i], n - 1);
+                     "%s: %s has no rank %s (its ranks are 0 to %u)", what, summary->file,
+                     ranks[i], n - 1);
         return FALSE;
       }
   return TRUE;
 }
 
-/* Results rows: a batch's /results, else a run's /summary as one row. *name: the batch's
- * or scenario's name for titles. */
-static char *
-results_text (const char *h5, gboolean batch_only, char **name, GError **error)
+/* A missing object of a run file (`e`, SIM_H5OUT_ERROR_NOT_FOUND) said as "not a run file",
+ * naming the chart that needs one; other errors are passed on. */
+static void
+not_a_run_file (const char *h5, const char *object, const char *chart, GError *e,
+                GError **error)
 {
-  GError *e = NULL;
-  char *text = cli_plot_export_text (h5, "/results", &e);
-  if (text != NULL)
-    {
-      *name = sim_h5out_read_text_attr (h5, "/", "name", NULL);
-      if (*name == NULL)
-        *name = g_path_get_basename (h5);
-      return text;
-    }
-  if (batch_only && g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
-    {
-      g_error_free (e);
-      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
-                   "%s: not a batch file (no /results): sweep and penalty charts draw the "
-                   "results of stepsim batch", h5);
-      return NULL;
-    }
-  if (batch_only || !g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
+  if (!g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
     {
       g_propagate_error (error, e);
-      return NULL;
-    }
-  g_clear_error (&e);
-  g_autofree char *summary = cli_plot_export_text (h5, "/summary", error);
-  if (summary == NULL)
-    return NULL;
-  *name = cli_plot_summary_value (summary, "scenario");
-  return cli_charts_summary_as_row (summary);
-}
-
-/* The export of `object` of a run file; a file without it (a batch file, which has /results
- * instead) is "not a run file", naming the chart that needs one. */
-static char *
-run_object (const char *h5, const char *object, const char *chart, GError **error)
-{
-  GError *e = NULL;
-  char *text = cli_plot_export_text (h5, object, &e);
-  if (text != NULL || !g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND))
-    {
-      if (e != NULL)
-        g_propagate_error (error, e);
-      return text;
+      return;
     }
   g_error_free (e);
-  g_autoptr (GError) batch = NULL;
-  g_autofree char *results = cli_plot_export_text (h5, "/results", &batch);
-  g_autofree char *why = results != NULL ? g_strdup ("a batch file, with /results")
-                                          : g_strdup_printf ("no %s", object);
+  g_autoptr (CliResults) batch = cli_read_results (h5, TRUE, NULL);
+  g_autofree char *why = batch != NULL ? g_strdup ("a batch file, with /results")
+                                       : g_strdup_printf ("no %s", object);
   g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
                "%s: not a run file (%s): the %s chart draws the output of stepsim run "
                "(-o RUN.h5)", h5, why, chart);
-  return NULL;
+}
+
+/* The /summary of a run file, or "not a run file" naming `chart`. */
+static CliSummary *
+run_summary (const char *h5, const char *chart, GError **error)
+{
+  GError *e = NULL;
+  CliSummary *s = cli_read_summary (h5, &e);
+  if (s == NULL)
+    not_a_run_file (h5, "/summary", chart, e, error);
+  return s;
+}
+
+/* The scenario's name for titles ("" when the summary has none). */
+static const char *
+scenario_name (const CliSummary *s)
+{
+  const char *name = cli_summary_text (s, "scenario", NULL);
+  return name != NULL ? name : "";
 }
 
 static gboolean
 plot_memory (const char *h5, const PlotOptions *o, GError **error)
 {
-  g_autofree char *summary = run_object (h5, "/summary", "memory", error);
-  if (summary == NULL)
+  g_autoptr (CliSummary) summary = run_summary (h5, "memory", error);
+  double cap = 0;
+  if (summary == NULL || !cli_summary_number (summary, "capacity", &cap, error))
     return FALSE;
-  g_autofree char *name = cli_plot_summary_value (summary, "scenario");
-  g_autofree char *cap = cli_plot_summary_value (summary, "capacity");
   guint rank = o->rank != G_MININT ? (guint) o->rank : 0;
   g_autofree char *rank_text = g_strdup_printf ("%u", rank);
   const char *ranks[] = { rank_text, NULL };
-  if (!check_ranks (h5, summary, "--rank", ranks, error))
+  if (!check_ranks (summary, "--rank", ranks, error))
     return FALSE;
   g_autofree char *title = o->title ? g_strdup (o->title)
                                     : g_strdup_printf ("%s — memory of rank %u over one step",
-                                                       name, rank);
-  return cli_plot_memory (h5, rank, g_ascii_strtod (cap, NULL), title, o->output, error);
+                                                       scenario_name (summary), rank);
+  return cli_plot_memory (h5, rank, cap, title, o->output, error);
 }
 
 static gboolean
 plot_gantt (const char *h5, const PlotOptions *o, GError **error)
 {
-  g_autofree char *tasks = run_object (h5, "/tasks", "gantt", error);
-  g_autofree char *summary = tasks ? cli_plot_export_text (h5, "/summary", error) : NULL;
+  GError *e = NULL;
+  g_autoptr (GArray) tasks = cli_read_tasks (h5, &e);
+  if (tasks == NULL)
+    return not_a_run_file (h5, "/tasks", "gantt", e, error), FALSE;
+  g_autoptr (CliSummary) summary = run_summary (h5, "gantt", error);
   const char *const *ranks = (const char *const *) o->rank_list;
-  if (summary == NULL || !check_ranks (h5, summary, "--ranks", ranks, error))
+  if (summary == NULL || !check_ranks (summary, "--ranks", ranks, error))
     return FALSE;
   g_autofree char *kinds = NULL;
   const char *unit = "s";
   g_autofree char *data = cli_charts_gantt_data (tasks, ranks, &kinds, &unit, error);
   if (data == NULL)
     return g_prefix_error (error, "%s: ", h5), FALSE;
-  g_autofree char *name = cli_plot_summary_value (summary, "scenario");
   g_autofree char *title = o->title ? g_strdup (o->title)
-                                    : g_strdup_printf ("%s — streams over one step", name);
+                                    : g_strdup_printf ("%s — streams over one step",
+                                                       scenario_name (summary));
   const char *args[] = { title, unit, kinds, NULL };
   return cli_charts_render ("gantt", data, args, o->output, error);
 }
@@ -157,10 +127,11 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
 {
   gboolean batch_only = strcmp (kind, "sweep") == 0 || strcmp (kind, "penalty") == 0
                         || strcmp (kind, "cost") == 0;
-  g_autofree char *name = NULL;
-  g_autofree char *rows = results_text (h5, batch_only, &name, error);
-  if (rows == NULL)
+  g_autoptr (CliResults) res = cli_read_results (h5, batch_only, error);
+  if (res == NULL)
     return FALSE;
+  const SimTable *rows = res->table;
+  const char *name = res->name;
   g_autofree char *data = NULL, *extra = NULL, *title = NULL;
   const char *unit = "";
   if (strcmp (kind, "breakdown") == 0)
@@ -192,9 +163,7 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
                        "plot sweep needs --x AXIS and --y METRIC");
           return FALSE;
         }
-      g_autofree char *attr = g_strconcat ("unit_", o->y, NULL);
-      g_autofree char *yunit = sim_h5out_read_text_attr (h5, "/results", attr, NULL);
-      data = cli_charts_sweep_data (rows, o->x, o->y, o->by, yunit, &extra, error);
+      data = cli_charts_sweep_data (rows, o->x, o->y, o->by, &extra, error);
       title = g_strdup_printf ("%s — %s against %s", name, o->y, o->x);
     }
   if (data == NULL)

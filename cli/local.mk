@@ -17,7 +17,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/scenario/sweep.c cli/scenario/sweep_points.c cli/scenario/sweep.h cli/scenario/sweep-private.h cli/scenario/sweep_list.c \
 	cli/study/batch.c cli/study/batch.h cli/cmd_batch.c \
 	cli/study/fit.c cli/study/fit_search.c cli/study/fit_size.c cli/study/fit_gpus.c cli/study/fit_stack.c cli/study/fit.h cli/study/fit-private.h cli/cmd_fit.c cli/study/fit_cost.c cli/study/fit_cost.h cli/report/trace.c cli/report/trace.h \
-	cli/report/charts.c cli/report/charts_render.c cli/report/charts.h cli/report/charts-private.h cli/report/charts_tsv.c cli/report/charts_cost.c cli/cmd_plot.c
+	cli/report/charts.c cli/report/charts_render.c cli/report/charts.h cli/report/charts-private.h cli/report/charts_table.c cli/report/results_read.c cli/report/results_read.h cli/report/charts_cost.c cli/cmd_plot.c
 
 bin_PROGRAMS += stepsim
 stepsim_SOURCES = cli/main.c

@@ -1,6 +1,6 @@
 /* sim/h5out-private.h — helpers shared by the HDF5 files of sim/: the writer of runs
- * (h5out.c), the TSV export (h5out_export.c, h5out_series.c) and the results table
- * (h5out_table.c).
+ * (h5out.c), the TSV export (h5out_export.c, h5out_series.c), the typed reads (h5out_read.c)
+ * and the results table (h5out_table.c).
  * Not a public header: nothing outside sim/h5out*.c includes it.
  *
  * It does not include hdf5.h itself (only sim/h5out*.c may, tests/layering.sh): include
@@ -71,6 +71,18 @@ gboolean sim_h5_append_block (H5Id dset, H5Id mtype, hsize_t offset, hsize_t cou
                               const void *buf, GError **error);
 
 /* Reading and text output (h5out_export.c). */
+/* Opens `path` read-only; H5I_INVALID_HID + SIM_H5OUT_ERROR_IO naming it ("no such file",
+ * "is a directory, not an HDF5 file", "cannot open as HDF5", …). Caller closes. */
+H5Id sim_h5_open_file (const char *path, GError **error);
+/* The entries below the /summary group `group` as SimSummaryEntry (see
+ * sim_h5out_read_summary); NULL + error naming the entry that is not a scalar or text. */
+GPtrArray *sim_h5_summary_entries (H5Id group, GError **error);
+/* Frees a SimSummaryEntry allocated here (name, unit, text and the struct). */
+void sim_h5_summary_entry_free (gpointer entry);
+/* The allocator of variable-length data read from a table (H5Pset_vlen_mem_manager): refuses
+ * a size larger than *(hsize_t *) info, the file's size. */
+void *sim_h5_vlen_alloc_bounded (size_t size, void *info);
+void sim_h5_vlen_free (void *mem, void *info);
 /* TRUE if every component of the absolute path `object` exists in `file`. */
 gboolean sim_h5_object_exists (H5Id file, const char *object);
 /* A string dataset or attribute (fixed or variable length, one element: scalar or 1-D of
@@ -113,6 +125,8 @@ GArray *sim_h5_read_doubles_of (H5Id d, const char *name, GError **error);
 /* The numeric dataset `name` below `loc` as doubles; NULL + SIM_H5OUT_ERROR_NOT_FOUND if
  * it does not exist. */
 GArray *sim_h5_read_doubles (H5Id loc, const char *name, GError **error);
+/* The series group `group` (or the one series it is) over the union of its change times. */
+SimH5Timeline *sim_h5_timeline_of (H5Id group, GError **error);
 /* Prints the series group `group` (or every series below it) as a step-function table over
  * the union of their change times. */
 gboolean sim_h5_export_series_group (H5Id group, FILE *out, GError **error);

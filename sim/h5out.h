@@ -1,6 +1,7 @@
 /* sim/h5out.h — writes a SimRecorder to HDF5 and reads datasets back as TSV.
  * Implemented by sim/h5out.c (writer), sim/h5out_export.c and sim/h5out_series.c
- * (export) and sim/h5out_table.c (results tables); only sim/h5out*.c include hdf5.h
+ * (export), sim/h5out_read.c (typed reads) and sim/h5out_table.c (results tables); only
+ * sim/h5out*.c include hdf5.h
  * (DESIGN §2, §8).
  *
  * Layout (H5MD-style, documented in doc/hdf5-layout.md):
@@ -107,3 +108,48 @@ char *sim_h5out_read_text_attr_in_process (const char *path, const char *object,
  * rename) or _FORMAT, message naming `path`; no file is left behind. */
 gboolean sim_h5out_write_table (const char *path, const char *dataset, const SimTable *table,
                                 const char *const *root_attrs, GError **error);
+
+/* ---- typed reads (sim/h5out_read.c) ------------------------------------------------------
+ * The objects of a file as C values, for stepsim's own readers (the charts,
+ * cli/report/results_read.h), so nothing has to parse the TSV export back. Each read runs in
+ * a child process like sim_h5out_export_tsv (sim/h5out_guard.c) and checks the file as
+ * that does (doc/hdf5-layout.md, "Reading damaged files"); its answer comes back as a
+ * serialized GVariant, checked for its type. Errors: SIM_H5OUT_ERROR_IO (file missing or not
+ * HDF5), _NOT_FOUND (object absent: "PATH: OBJECT: no such object"), _FORMAT (an object of
+ * another kind or type, damaged or over a bound), each message naming the file and object. */
+
+/* The series of a group sampled over the union of their change times (what the export of a
+ * group of series prints, as numbers). */
+typedef struct
+{
+  GArray *time;      /* double, s: the union of the change times, strictly increasing */
+  GPtrArray *names;  /* char *: each series' path relative to the group read ("weights",
+                      * "memory/weights"); "value" when the group read is one series */
+  GPtrArray *values; /* GArray of double per name, time->len each: the series' value at
+                      * time[i] (a step function: its last point at or before, 0 before any) */
+} SimH5Timeline;
+
+SimH5Timeline *sim_h5_timeline_new (void); /* empty; free with sim_h5_timeline_free */
+void sim_h5_timeline_free (SimH5Timeline *t); /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimH5Timeline, sim_h5_timeline_free)
+
+/* The entries of /summary of the run file `path`, in recorded order (creation order), names
+ * relative to /summary ("ranks/rank0/peak_allocated"): scalars with `unit` (the unit
+ * attribute, "" when it has none) and `value`, texts with `text` (unit NULL). A
+ * GPtrArray of SimSummaryEntry (sim/recorder.h) that frees them; caller unrefs. NULL + error
+ * (_NOT_FOUND when the file has no /summary). */
+GPtrArray *sim_h5out_read_summary (const char *path, GError **error);
+
+/* The 1-D compound dataset `object` ("/tasks", "/results") of `path` as a table, one column
+ * per field in file order: integer and float fields as SIM_TABLE_DOUBLE columns (unit: the
+ * dataset's "unit_<field>" attribute, "" without one), enums (by member name; a value
+ * without a name as its number) and strings as SIM_TABLE_TEXT columns. Caller frees. NULL +
+ * error: _NOT_FOUND, _FORMAT (not a 1-D compound table, a field of another type, a field
+ * name a SimTable cannot hold: empty, or with a tab, newline or comma). */
+SimTable *sim_h5out_read_table (const char *path, const char *object, GError **error);
+
+/* The group of series `group` ("/series/rank0/memory"; a single series too) of `path`, as
+ * sim_h5out_export_tsv lists it (every series below the group, depth first in creation
+ * order). Caller frees. NULL + error: _NOT_FOUND, _FORMAT (no series below the group, times
+ * not increasing, …). */
+SimH5Timeline *sim_h5out_read_timeline (const char *path, const char *group, GError **error);

@@ -110,12 +110,24 @@ sim_h5_read_string (H5Id obj, gboolean is_attr, GError **error)
   return s;
 }
 
-/* Writes one /summary row per dataset below `group` (creation order, recursing into
- * subgroups, names relative to /summary): numbers with their `unit` attribute, texts
- * escaped with an empty unit. */
+void
+sim_h5_summary_entry_free (gpointer p)
+{
+  SimSummaryEntry *e = p;
+  if (e == NULL)
+    return;
+  g_free (e->name);
+  g_free (e->unit);
+  g_free (e->text);
+  g_free (e);
+}
+
+/* Appends one entry per dataset below `group` (creation order, recursing into subgroups,
+ * names relative to /summary) to `entries`: numbers with their `unit` attribute ("" when it
+ * has none), texts with a NULL unit. */
 static gboolean
-put_summary_rows (H5Id group, const char *prefix, guint depth, guint64 *visits, FILE *out,
-                  GError **error)
+collect_summary (H5Id group, const char *prefix, guint depth, guint64 *visits,
+                 GPtrArray *entries, GError **error)
 {
   if (!sim_h5_walk_enter (group, depth, visits, *prefix ? prefix : ".", error))
     return FALSE;
@@ -133,7 +145,7 @@ put_summary_rows (H5Id group, const char *prefix, guint depth, guint64 *visits, 
       if (kind == H5I_GROUP)
         {
           g_autofree char *sub = g_strconcat (name, "/", NULL);
-          if (!put_summary_rows (obj, sub, depth + 1, visits, out, error))
+          if (!collect_summary (obj, sub, depth + 1, visits, entries, error))
             return FALSE;
           continue;
         }
@@ -148,28 +160,54 @@ put_summary_rows (H5Id group, const char *prefix, guint depth, guint64 *visits, 
           if ((unit = sim_h5_read_string (attr, TRUE, error)) == NULL)
             return g_prefix_error (error, "summary entry %s: attribute unit: ", name), FALSE;
         }
-      sim_h5_put_escaped (out, name, G_MAXSIZE);
-      fputc ('\t', out);
+      SimSummaryEntry *e = g_new0 (SimSummaryEntry, 1);
+      e->name = g_steal_pointer (&name);
+      g_ptr_array_add (entries, e);
       if (type >= 0 && H5Tget_class (type) == H5T_STRING)
         {
-          g_autofree char *text = sim_h5_read_string (obj, FALSE, error);
-          if (text == NULL)
-            return g_prefix_error (error, "summary entry %s: ", name), FALSE;
-          sim_h5_put_escaped (out, text, G_MAXSIZE);
+          e->unit = g_steal_pointer (&unit); /* stepsim writes none on texts */
+          if ((e->text = sim_h5_read_string (obj, FALSE, error)) == NULL)
+            return g_prefix_error (error, "summary entry %s: ", e->name), FALSE;
+          continue;
         }
-      else
-        {
-          g_autoptr (GArray) v = sim_h5_read_doubles (group, child, error);
-          if (v == NULL || v->len != 1)
-            return v == NULL ? FALSE : sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
-                                                "summary entry %s is not a scalar", name);
-          sim_h5_put_double (out, g_array_index (v, double, 0));
-        }
-      fputc ('\t', out);
-      sim_h5_put_escaped (out, unit != NULL ? unit : "", G_MAXSIZE);
-      fputc ('\n', out);
+      g_autoptr (GArray) v = sim_h5_read_doubles (group, child, error);
+      if (v == NULL || v->len != 1)
+        return v == NULL ? FALSE : sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                                            "summary entry %s is not a scalar", e->name);
+      e->value = g_array_index (v, double, 0);
+      e->unit = unit != NULL ? g_steal_pointer (&unit) : g_strdup ("");
     }
   return TRUE;
+}
+
+GPtrArray *
+sim_h5_summary_entries (H5Id group, GError **error)
+{
+  g_autoptr (GPtrArray) entries = g_ptr_array_new_with_free_func (sim_h5_summary_entry_free);
+  guint64 visits = 0;
+  return collect_summary (group, "", 0, &visits, entries, error) ? g_steal_pointer (&entries)
+                                                                 : NULL;
+}
+
+/* Writes the /summary rows of `entries`: name, value (a number, or the text escaped) and
+ * unit (empty for texts). */
+static void
+put_summary_rows (GPtrArray *entries, FILE *out)
+{
+  fputs ("name\tvalue\tunit\n", out);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      const SimSummaryEntry *e = g_ptr_array_index (entries, i);
+      sim_h5_put_escaped (out, e->name, G_MAXSIZE);
+      fputc ('\t', out);
+      if (e->text != NULL)
+        sim_h5_put_escaped (out, e->text, G_MAXSIZE);
+      else
+        sim_h5_put_double (out, e->value);
+      fputc ('\t', out);
+      sim_h5_put_escaped (out, e->unit != NULL ? e->unit : "", G_MAXSIZE);
+      fputc ('\n', out);
+    }
 }
 
 static gboolean
@@ -266,14 +304,14 @@ clear_id (gpointer p)
  * its heap address, trusting it: one flipped byte asks for terabytes (and zeroes them).
  * This allocator refuses anything larger than the file (`info` points to its size), so the
  * read fails with an error instead. */
-static void *
-vlen_alloc_bounded (size_t size, void *info)
+void *
+sim_h5_vlen_alloc_bounded (size_t size, void *info)
 {
   return size <= *(const hsize_t *) info ? malloc (MAX (size, (size_t) 1)) : NULL;
 }
 
-static void
-vlen_free (void *mem, void *info)
+void
+sim_h5_vlen_free (void *mem, void *info)
 {
   (void) info;
   free (mem);
@@ -281,7 +319,7 @@ vlen_free (void *mem, void *info)
 
 /* Reads rows [offset, offset+count) of table `dset` as `mtype` and prints them; `members`
  * holds the member types of `mtype`. Variable-length data is allocated through
- * vlen_alloc_bounded and reclaimed after printing. */
+ * sim_h5_vlen_alloc_bounded and reclaimed after printing. */
 static gboolean
 put_table_block (FILE *out, H5Id dset, H5Id mtype, GArray *members, hsize_t offset,
                  hsize_t count, char *buf, GError **error)
@@ -293,7 +331,8 @@ put_table_block (FILE *out, H5Id dset, H5Id mtype, GArray *members, hsize_t offs
   g_auto (H5Id) dxpl = H5Pcreate (H5P_DATASET_XFER);
   memset (buf, 0, rsize * count);
   if (fspace < 0 || mspace < 0 || dxpl < 0
-      || H5Pset_vlen_mem_manager (dxpl, vlen_alloc_bounded, &file_bytes, vlen_free, NULL) < 0
+      || H5Pset_vlen_mem_manager (dxpl, sim_h5_vlen_alloc_bounded, &file_bytes,
+                                     sim_h5_vlen_free, NULL) < 0
       || H5Sselect_hyperslab (fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0
       || H5Dread (dset, mtype, mspace, fspace, dxpl, buf) < 0)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
@@ -419,18 +458,16 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "neither a group nor a dataset");
   if (!is_summary_path (object))
     return sim_h5_export_series_group (obj, out, error);
-  fputs ("name\tvalue\tunit\n", out);
-  guint64 visits = 0;
-  return put_summary_rows (obj, "", 0, &visits, out, error);
+  g_autoptr (GPtrArray) entries = sim_h5_summary_entries (obj, error);
+  if (entries == NULL)
+    return FALSE;
+  put_summary_rows (entries, out);
+  return TRUE;
 }
 
-gboolean
-sim_h5out_export_tsv_in_process (const char *path, const char *object, FILE *out,
-                                 GError **error)
+H5Id
+sim_h5_open_file (const char *path, GError **error)
 {
-  g_return_val_if_fail (path != NULL && object != NULL && out != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  sim_h5_silence ();
   if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     {
       /* say what it is: a directory or a device is not "no such file" */
@@ -441,11 +478,24 @@ sim_h5out_export_tsv_in_process (const char *path, const char *object, FILE *out
                            ? "is a device, not an HDF5 file"
                            : "is not a regular file (a FIFO or socket), not an HDF5 file";
       g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO, "%s: %s", path, what);
-      return FALSE;
+      return H5I_INVALID_HID;
     }
-  g_auto (H5Id) file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  H5Id file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0)
-    return sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "%s: cannot open as HDF5", path);
+    sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "%s: cannot open as HDF5", path);
+  return file;
+}
+
+gboolean
+sim_h5out_export_tsv_in_process (const char *path, const char *object, FILE *out,
+                                 GError **error)
+{
+  g_return_val_if_fail (path != NULL && object != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  sim_h5_silence ();
+  g_auto (H5Id) file = sim_h5_open_file (path, error);
+  if (file < 0)
+    return FALSE;
   if (!export_object (file, object, out, error))
     {
       g_prefix_error (error, "%s: %s: ", path, object);

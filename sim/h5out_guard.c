@@ -1,5 +1,6 @@
 /* sim/h5out_guard.c — reads an HDF5 file in a child process, so that a corrupt file cannot
- * crash or hang the command that reads it (sim_h5out_export_tsv, sim_h5out_read_text_attr).
+ * crash or hang the command that reads it (sim_h5out_export_tsv, sim_h5out_read_text_attr,
+ * the typed reads of sim/h5out_read.c).
  *
  * Why: stepsim's own reader checks every count, size, type and shape it reads
  * (h5out_export.c, h5out_series.c), but libhdf5 (1.10, Debian 12) trusts some fields of its

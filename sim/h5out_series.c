@@ -342,8 +342,57 @@ union_times (GPtrArray *cols)
   return all;
 }
 
-/* Writes the columns as a step-function table over the union of their change times; each
- * column holds the value of its last point at or before the row's time, 0 before any. */
+void
+sim_h5_timeline_free (SimH5Timeline *t)
+{
+  if (t == NULL)
+    return;
+  g_clear_pointer (&t->time, g_array_unref);
+  g_clear_pointer (&t->names, g_ptr_array_unref);
+  g_clear_pointer (&t->values, g_ptr_array_unref);
+  g_free (t);
+}
+
+SimH5Timeline *
+sim_h5_timeline_new (void)
+{
+  SimH5Timeline *t = g_new0 (SimH5Timeline, 1);
+  t->time = g_array_new (FALSE, FALSE, sizeof (double));
+  t->names = g_ptr_array_new_with_free_func (g_free);
+  t->values = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  return t;
+}
+
+/* The columns sampled over the union of their change times: each holds the value of its
+ * last point at or before the time, 0 before any (doc/hdf5-layout.md, "/series"). */
+static SimH5Timeline *
+merge (GPtrArray *cols)
+{
+  SimH5Timeline *m = sim_h5_timeline_new ();
+  g_array_unref (m->time);
+  m->time = union_times (cols);
+  for (guint k = 0; k < cols->len; k++)
+    {
+      const SeriesCol *c = g_ptr_array_index (cols, k);
+      GArray *v = g_array_sized_new (FALSE, FALSE, sizeof (double), m->time->len);
+      guint next = 0;
+      for (guint i = 0; i < m->time->len; i++)
+        {
+          double t = g_array_index (m->time, double, i);
+          while (next < c->time->len && g_array_index (c->time, double, next) <= t)
+            next++;
+          double x = next == 0 ? 0.0 : g_array_index (c->value, double, next - 1);
+          g_array_append_val (v, x);
+        }
+      g_ptr_array_add (m->names, g_strdup (c->name));
+      g_ptr_array_add (m->values, v);
+    }
+  return m;
+}
+
+/* Writes the columns as a step-function table over the union of their change times, row by
+ * row (a whole /series export is not held as one table: it can be columns × times long);
+ * each column holds the value of its last point at or before the row's time, 0 before any. */
 static void
 put_merged (FILE *out, GPtrArray *cols)
 {
@@ -369,29 +418,44 @@ put_merged (FILE *out, GPtrArray *cols)
     }
 }
 
-gboolean
-sim_h5_export_series_group (H5Id group, FILE *out, GError **error)
+/* The series of `group` as columns: itself one series ("value"), else every series below it. */
+static GPtrArray *
+series_cols (H5Id group, GError **error)
 {
+  g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
   if (is_series_group (group))
     {
       SeriesCol *c = read_series (group, "value", error);
       if (c == NULL)
-        return FALSE;
-      g_autoptr (GPtrArray) one = g_ptr_array_new_with_free_func (series_col_free);
-      g_ptr_array_add (one, c);
-      put_merged (out, one); /* one column: exactly its points */
-      return TRUE;
+        return NULL;
+      g_ptr_array_add (cols, c);
+      return g_steal_pointer (&cols);
     }
-  g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
   guint64 visits = 0;
   if (!collect_series (group, "", 0, &visits, cols, error))
-    return FALSE;
+    return NULL;
   if (cols->len == 0)
     {
       g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
                            "group holds no series (time/value pairs)");
-      return FALSE;
+      return NULL;
     }
-  put_merged (out, cols);
+  return g_steal_pointer (&cols);
+}
+
+SimH5Timeline *
+sim_h5_timeline_of (H5Id group, GError **error)
+{
+  g_autoptr (GPtrArray) cols = series_cols (group, error);
+  return cols != NULL ? merge (cols) : NULL;
+}
+
+gboolean
+sim_h5_export_series_group (H5Id group, FILE *out, GError **error)
+{
+  g_autoptr (GPtrArray) cols = series_cols (group, error);
+  if (cols == NULL)
+    return FALSE;
+  put_merged (out, cols); /* one series: exactly its points */
   return TRUE;
 }

@@ -1,8 +1,8 @@
-/* cli/report/charts.c — data of the planning charts and their rendering; see charts.h. The TSV
- * parsing and printing helpers they share are in cli/report/charts_tsv.c (charts-private.h).
+/* cli/report/charts.c — data of the planning charts; see charts.h. The table helpers they
+ * share are in cli/report/charts_table.c (charts-private.h), the rendering in charts_render.c.
  *
- * Input is the TSV `stepsim export` prints (sim/h5out.h): texts escaped, numbers round-trip,
- * NaN as "nan". Output TSV numbers use %.6g (display precision). Lanes, kinds and
+ * Input is typed: task rows and results tables read by cli/report/results_read.h. Output
+ * is the TSV gnuplot reads, numbers with %.6g (display precision). Lanes, kinds and
  * categories keep the order of the name tables (model_sim_stream_names, model_sim_kind_names,
  * the ledger's categories), never a hash table's.
  */
@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "cli/report/charts-private.h"
+#include "cli/report/results_read.h"
 #include "models/plan/simulate.h"
 #include "models/memory/ledger.h"
 
@@ -19,25 +20,14 @@ static const double GiB = 1024.0 * 1024.0 * 1024.0;
 
 /* ---- Gantt -------------------------------------------------------------------------------- */
 
-static gint
-name_index (const char *const *names, guint n, const char *name)
-{
-  for (guint i = 0; i < n; i++)
-    if (g_strcmp0 (names[i], name) == 0)
-      return (gint) i;
-  return -1;
-}
-
+/* Whether `rank` is among `ranks` (canonical numbers as text; NULL: all). */
 static gboolean
-rank_selected (const char *const *ranks, const char *rank)
+rank_selected (const char *const *ranks, guint32 rank)
 {
-  return ranks == NULL || g_strv_contains (ranks, rank);
+  char text[16];
+  g_snprintf (text, sizeof text, "%" G_GUINT32_FORMAT, rank);
+  return ranks == NULL || g_strv_contains (ranks, text);
 }
-
-typedef struct
-{
-  gint rank, stream, kind, start, end; /* columns of /tasks */
-} TaskCols;
 
 typedef struct
 {
@@ -52,26 +42,27 @@ typedef struct
 /* Lanes (rank, stream) with tasks, rank-major in stream-table order, and the kinds present
  * in kind-table order. */
 static void
-gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLayout *g)
+gantt_layout (const GArray *tasks, const char *const *ranks, GanttLayout *g)
 {
-  const char *const *streams = model_sim_stream_names (), *const *knames = model_sim_kind_names ();
+  const char *const *knames = model_sim_kind_names ();
   gboolean kind_used[MODEL_N_TASK_KINDS] = { FALSE };
-  for (guint r = 0; r < t->rows->len; r++)
-    if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)))
-      {
-        g->max_rank = MAX (g->max_rank, (guint) cli_tsv_num (t, r, c->rank));
-        g->end = MAX (g->end, cli_tsv_num (t, r, c->end));
-        gint k = name_index (knames, MODEL_N_TASK_KINDS, cli_tsv_get (t, r, c->kind));
-        if (k >= 0)
-          kind_used[k] = TRUE;
-      }
+  for (guint r = 0; r < tasks->len; r++)
+    {
+      const CliTask *k = &g_array_index (tasks, CliTask, r);
+      if (!rank_selected (ranks, k->rank))
+        continue;
+      g->max_rank = MAX (g->max_rank, k->rank);
+      g->end = MAX (g->end, k->end);
+      if (k->kind >= 0)
+        kind_used[k->kind] = TRUE;
+    }
   guint slots = (g->max_rank + 1) * MODEL_N_STREAMS;
   g->lane = g_new0 (gint, slots);
-  for (guint r = 0; r < t->rows->len; r++)
+  for (guint r = 0; r < tasks->len; r++)
     {
-      gint s = name_index (streams, MODEL_N_STREAMS, cli_tsv_get (t, r, c->stream));
-      if (rank_selected (ranks, cli_tsv_get (t, r, c->rank)) && s >= 0)
-        g->lane[(guint) cli_tsv_num (t, r, c->rank) * MODEL_N_STREAMS + (guint) s] = 1;
+      const CliTask *k = &g_array_index (tasks, CliTask, r);
+      if (rank_selected (ranks, k->rank) && k->stream >= 0)
+        g->lane[k->rank * MODEL_N_STREAMS + (guint) k->stream] = 1;
     }
   for (guint i = 0; i < slots; i++)
     if (g->lane[i] != 0)
@@ -86,41 +77,31 @@ gantt_layout (const Tsv *t, const TaskCols *c, const char *const *ranks, GanttLa
 }
 
 char *
-cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **kinds,
+cli_charts_gantt_data (const GArray *tasks, const char *const *ranks, char **kinds,
                        const char **unit, GError **error)
 {
-  g_autoptr (Tsv) t = cli_tsv_parse (tasks_tsv);
-  TaskCols c;
-  if (!cli_tsv_need_col (t, "rank", &c.rank, error)
-      || !cli_tsv_need_col (t, "stream", &c.stream, error)
-      || !cli_tsv_need_col (t, "kind", &c.kind, error)
-      || !cli_tsv_need_col (t, "start", &c.start, error)
-      || !cli_tsv_need_col (t, "end", &c.end, error))
-    return NULL;
   GanttLayout g = { 0 };
-  gantt_layout (t, &c, ranks, &g);
+  gantt_layout (tasks, ranks, &g);
   g_autofree gint *lane = g.lane;
   g_autoptr (GString) names = g.kinds;
   if (g.n_lanes == 0)
     return cli_charts_nothing_to_draw (error, "no tasks on the selected ranks");
-  const char *const *streams = model_sim_stream_names (), *const *knames = model_sim_kind_names ();
+  const char *const *streams = model_sim_stream_names ();
   double scale = g.end < 2 ? 1e3 : 1;
   *unit = g.end < 2 ? "ms" : "s";
   GString *out = g_string_new ("start\tend\tlane\tkind\tlane_name\n");
-  for (guint r = 0; r < t->rows->len; r++)
+  for (guint r = 0; r < tasks->len; r++)
     {
-      gint s = name_index (streams, MODEL_N_STREAMS, cli_tsv_get (t, r, c.stream));
-      gint k = name_index (knames, MODEL_N_TASK_KINDS, cli_tsv_get (t, r, c.kind));
-      if (!rank_selected (ranks, cli_tsv_get (t, r, c.rank)) || s < 0 || k < 0)
+      const CliTask *k = &g_array_index (tasks, CliTask, r);
+      if (!rank_selected (ranks, k->rank) || k->stream < 0 || k->kind < 0)
         continue;
-      guint rank = (guint) cli_tsv_num (t, r, c.rank);
-      cli_tsv_put_num (out, cli_tsv_num (t, r, c.start) * scale);
+      cli_tsv_put_num (out, k->start * scale);
       g_string_append_c (out, '\t');
-      cli_tsv_put_num (out, cli_tsv_num (t, r, c.end) * scale);
+      cli_tsv_put_num (out, k->end * scale);
       /* lane 0 at the bottom, so rank 0's compute stream is on top */
-      g_string_append_printf (out, "\t%d\t%d\trank %u %s\n",
-                              g.n_lanes - lane[rank * MODEL_N_STREAMS + (guint) s], g.dense[k],
-                              rank, streams[s]);
+      g_string_append_printf (out, "\t%d\t%d\trank %" G_GUINT32_FORMAT " %s\n",
+                              g.n_lanes - lane[k->rank * MODEL_N_STREAMS + (guint) k->stream],
+                              g.dense[k->kind], k->rank, streams[k->stream]);
     }
   *kinds = g_strdup (names->str);
   return g_string_free (out, FALSE);
@@ -130,75 +111,76 @@ cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **k
 
 /* Appends "label<TAB>v1<TAB>…" for every ok row; `cols` index t, `scale` divides. */
 static void
-put_rows (GString *out, const Tsv *t, const gint *cols, guint n, double scale)
+put_rows (GString *out, const SimTable *t, const gint *cols, guint n, double scale)
 {
-  gint label = cli_tsv_col (t, "label");
-  for (guint r = 0; r < t->rows->len; r++)
+  gint label = cli_table_col (t, "label");
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
-      if (!cli_tsv_row_ok (t, r))
+      if (!cli_table_row_ok (t, r))
         continue;
-      cli_tsv_put_label (out, label >= 0 ? cli_tsv_get (t, r, label) : "scenario");
+      g_autofree char *text = label >= 0 ? cli_table_text (t, r, label) : g_strdup ("scenario");
+      cli_tsv_put_label (out, text);
       for (guint i = 0; i < n; i++)
         {
           g_string_append_c (out, '\t');
-          cli_tsv_put_num (out, cols[i] >= 0 ? cli_tsv_num (t, r, cols[i]) / scale : 0.0);
+          cli_tsv_put_num (out, cols[i] >= 0 ? cli_table_num (t, r, cols[i]) / scale : 0.0);
         }
       g_string_append_c (out, '\n');
     }
 }
 
 char *
-cli_charts_breakdown_data (const char *results_tsv, GError **error)
+cli_charts_breakdown_data (const SimTable *t, GError **error)
 {
-  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
-  gint cols[MODEL_N_MEM + 2], n = 0, alloc, reserved, ctx, cap;
+    gint cols[MODEL_N_MEM + 2], n = 0, alloc, reserved, ctx, cap;
   /* the step as planned (need_*: above the capacity after an OOM), as the category bars are;
    * files written before need_* existed have only the peak_* figures */
-  if (cli_tsv_col (t, "need_allocated") >= 0)
+  if (cli_table_col (t, "need_allocated") >= 0)
     {
-      alloc = cli_tsv_col (t, "need_allocated");
-      reserved = cli_tsv_col (t, "need_reserved");
+      alloc = cli_table_col (t, "need_allocated");
+      reserved = cli_table_col (t, "need_reserved");
     }
-  else if (!cli_tsv_need_col (t, "peak_allocated", &alloc, error)
-           || !cli_tsv_need_col (t, "peak_reserved", &reserved, error))
+  else if (!cli_table_need_col (t, "peak_allocated", &alloc, error)
+           || !cli_table_need_col (t, "peak_reserved", &reserved, error))
     return NULL;
-  if (reserved < 0 && !cli_tsv_need_col (t, "need_reserved", &reserved, error))
+  if (reserved < 0 && !cli_table_need_col (t, "need_reserved", &reserved, error))
     return NULL;
-  if (!cli_tsv_need_col (t, "cuda_context", &ctx, error)
-      || !cli_tsv_need_col (t, "capacity", &cap, error))
+  if (!cli_table_need_col (t, "cuda_context", &ctx, error)
+      || !cli_table_need_col (t, "capacity", &cap, error))
     return NULL;
   GString *out = g_string_new ("label");
   for (guint c = 0; c < MODEL_N_MEM; c++) /* all, so each keeps its colour (style.gp) */
     {
       g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
-      cols[n++] = cli_tsv_col (t, name);
+      cols[n++] = cli_table_col (t, name);
       g_string_append_printf (out, "\t%s", model_ledger_category_name (c));
     }
   g_string_append (out, "\tallocator cache\tCUDA context\tcapacity\n");
-  gint label = cli_tsv_col (t, "label"), fits = cli_tsv_col (t, "fits");
+  gint label = cli_table_col (t, "label"), fits = cli_table_col (t, "fits");
   guint rows = 0;
-  for (guint r = 0; r < t->rows->len; r++)
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
-      if (!cli_tsv_row_ok (t, r))
+      if (!cli_table_row_ok (t, r))
         continue;
       rows++;
       /* an OOM row's bar is what the step as planned needs at its peak: above the capacity */
+      g_autofree char *text = label >= 0 ? cli_table_text (t, r, label) : g_strdup ("scenario");
       g_autofree char *name = g_strdup_printf (
-        "%s%s", label >= 0 ? cli_tsv_get (t, r, label) : "scenario",
-        fits >= 0 && cli_tsv_num (t, r, fits) == 0 ? " (OOM)" : "");
+        "%s%s", text,
+        fits >= 0 && cli_table_num (t, r, fits) == 0 ? " (OOM)" : "");
       cli_tsv_put_label (out, name);
       for (gint i = 0; i < n; i++)
         {
           g_string_append_c (out, '\t');
-          cli_tsv_put_num (out, cols[i] >= 0 ? cli_tsv_num (t, r, cols[i]) / GiB : 0.0);
+          cli_tsv_put_num (out, cols[i] >= 0 ? cli_table_num (t, r, cols[i]) / GiB : 0.0);
         }
       g_string_append_c (out, '\t');
       cli_tsv_put_num (out,
-                       MAX (0.0, cli_tsv_num (t, r, reserved) - cli_tsv_num (t, r, alloc)) / GiB);
+                       MAX (0.0, cli_table_num (t, r, reserved) - cli_table_num (t, r, alloc)) / GiB);
       g_string_append_c (out, '\t');
-      cli_tsv_put_num (out, cli_tsv_num (t, r, ctx) / GiB);
+      cli_tsv_put_num (out, cli_table_num (t, r, ctx) / GiB);
       g_string_append_c (out, '\t');
-      cli_tsv_put_num (out, cli_tsv_num (t, r, cap) / GiB);
+      cli_tsv_put_num (out, cli_table_num (t, r, cap) / GiB);
       g_string_append_c (out, '\n');
     }
   if (rows == 0)
@@ -210,7 +192,7 @@ cli_charts_breakdown_data (const char *results_tsv, GError **error)
 }
 
 char *
-cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **error)
+cli_charts_steptime_data (const SimTable *t, const char **unit, GError **error)
 {
   static const char *const names[] = { "time_forward", "time_backward", "time_recompute",
                                        "time_optimizer", "exposed_communication",
@@ -218,16 +200,15 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
   static const char *const titles[] = { "forward", "backward", "recompute", "optimizer",
                                         "exposed communication", "exposed offload",
                                         "pipeline bubble", "step time" };
-  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
-  gint cols[G_N_ELEMENTS (names)], step;
-  if (!cli_tsv_need_col (t, "step_time", &step, error))
+    gint cols[G_N_ELEMENTS (names)], step;
+  if (!cli_table_need_col (t, "step_time", &step, error))
     return NULL;
   double longest = 0;
   guint rows = 0;
-  for (guint r = 0; r < t->rows->len; r++)
-    if (cli_tsv_row_ok (t, r))
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    if (cli_table_row_ok (t, r))
       {
-        longest = MAX (longest, cli_tsv_num (t, r, step));
+        longest = MAX (longest, cli_table_num (t, r, step));
         rows++;
       }
   if (rows == 0)
@@ -235,7 +216,7 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
   GString *out = g_string_new ("label");
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      cols[i] = cli_tsv_col (t, names[i]); /* absent: 0 until the model has it */
+      cols[i] = cli_table_col (t, names[i]); /* absent: 0 until the model has it */
       g_string_append_printf (out, "\t%s", titles[i]);
     }
   g_string_append_c (out, '\n');
@@ -245,10 +226,9 @@ cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **e
 }
 
 char *
-cli_charts_penalty_data (const char *results_tsv, GError **error)
+cli_charts_penalty_data (const SimTable *t, GError **error)
 {
-  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
-  gint col = cli_tsv_col (t, "penalty");
+    gint col = cli_table_col (t, "penalty");
   if (col < 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -292,16 +272,18 @@ display_scale (const char *name, const char *unit, const char **shown)
   return 1;
 }
 
-/* One block: header, then the ok rows whose `by` column equals `group` (all when NULL). */
+/* One block: header, then the ok rows whose `by` column (by_text: its text per row) equals
+ * `group` (all when NULL). */
 static void
-put_block (GString *out, const Tsv *t, gint cx, gint cy, gint cby, const char *by,
-           const char *group, const char *y, double scale)
+put_block (GString *out, const SimTable *t, gint cx, gint cy, GPtrArray *by_text,
+           const char *by, const char *group, const char *y, double scale)
 {
   g_autoptr (GArray) pts = g_array_new (FALSE, FALSE, sizeof (Point));
-  for (guint r = 0; r < t->rows->len; r++)
-    if (cli_tsv_row_ok (t, r) && (group == NULL || strcmp (cli_tsv_get (t, r, cby), group) == 0))
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    if (cli_table_row_ok (t, r)
+        && (group == NULL || strcmp (g_ptr_array_index (by_text, r), group) == 0))
       {
-        Point p = { cli_tsv_num (t, r, cx), cli_tsv_num (t, r, cy) * scale };
+        Point p = { cli_table_num (t, r, cx), cli_table_num (t, r, cy) * scale };
         if (!isnan (p.x) && !isnan (p.y))
           g_array_append_val (pts, p);
       }
@@ -325,13 +307,12 @@ put_block (GString *out, const Tsv *t, gint cx, gint cy, gint cby, const char *b
 }
 
 char *
-cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y, const char *by,
-                       const char *y_unit, char **label, GError **error)
+cli_charts_sweep_data (const SimTable *t, const char *x, const char *y, const char *by,
+                       char **label, GError **error)
 {
-  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
   gint cx, cy, cby = -1;
-  if (!cli_tsv_need_col (t, x, &cx, error) || !cli_tsv_need_col (t, y, &cy, error)
-      || (by != NULL && !cli_tsv_need_col (t, by, &cby, error)))
+  if (!cli_table_need_col (t, x, &cx, error) || !cli_table_need_col (t, y, &cy, error)
+      || (by != NULL && !cli_table_need_col (t, by, &cby, error)))
     return NULL;
   const struct
   {
@@ -339,36 +320,40 @@ cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y, co
     const char *name, *axis;
   } axes[] = { { cx, x, "x" }, { cy, y, "y" } };
   guint ran = 0;
-  for (guint r = 0; r < t->rows->len; r++)
-    ran += cli_tsv_row_ok (t, r);
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    ran += cli_table_row_ok (t, r);
   if (ran == 0)
     return cli_charts_nothing_to_draw (error, "no scenario ran");
   for (guint a = 0; a < G_N_ELEMENTS (axes); a++)
     {
       guint numeric = 0;
-      for (guint r = 0; r < t->rows->len; r++)
-        numeric += cli_tsv_row_ok (t, r) && !isnan (cli_tsv_num (t, r, axes[a].col));
+      for (guint r = 0; r < sim_table_n_rows (t); r++)
+        numeric += cli_table_row_ok (t, r) && !isnan (cli_table_num (t, r, axes[a].col));
       if (numeric == 0)
         {
+          gboolean text = sim_table_column_kind (t, (guint) axes[a].col) == SIM_TABLE_TEXT;
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "column '%s' has no numbers to put on the %s axis (a text column?)",
-                       axes[a].name, axes[a].axis);
+                       "column '%s' has no numbers to put on the %s axis (%s)", axes[a].name,
+                       axes[a].axis, text ? "a text column" : "none in the rows that ran");
           return NULL;
         }
     }
   const char *shown = NULL;
-  double scale = display_scale (y, y_unit, &shown);
+  double scale = display_scale (y, sim_table_column_unit (t, (guint) cy), &shown);
   *label = shown ? g_strdup_printf ("%s (%s)", y, shown) : g_strdup (y);
   GString *out = g_string_new (NULL);
   g_autoptr (GPtrArray) groups = g_ptr_array_new (); /* distinct `by` values, first-seen order */
-  for (guint r = 0; cby >= 0 && r < t->rows->len; r++)
-    if (cli_tsv_row_ok (t, r) && !g_ptr_array_find_with_equal_func (groups, cli_tsv_get (t, r, cby),
-                                                           g_str_equal, NULL))
-      g_ptr_array_add (groups, (gpointer) cli_tsv_get (t, r, cby));
+  g_autoptr (GPtrArray) by_text = g_ptr_array_new_with_free_func (g_free); /* per row */
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    g_ptr_array_add (by_text, cli_table_text (t, r, cby));
+  for (guint r = 0; cby >= 0 && r < sim_table_n_rows (t); r++)
+    if (cli_table_row_ok (t, r) && !g_ptr_array_find_with_equal_func (
+          groups, g_ptr_array_index (by_text, r), g_str_equal, NULL))
+      g_ptr_array_add (groups, g_ptr_array_index (by_text, r));
   if (cby < 0)
-    put_block (out, t, cx, cy, cby, by, NULL, y, scale);
+    put_block (out, t, cx, cy, by_text, by, NULL, y, scale);
   for (guint g = 0; g < groups->len; g++)
-    put_block (out, t, cx, cy, cby, by, g_ptr_array_index (groups, g), y, scale);
+    put_block (out, t, cx, cy, by_text, by, g_ptr_array_index (groups, g), y, scale);
   return g_string_free (out, FALSE);
 }
 
@@ -385,22 +370,4 @@ cli_charts_axis_label (const char *axis)
     if (strcmp (key, units[i][0]) == 0)
       return g_strdup_printf ("%s (%s)", axis, units[i][1]);
   return g_strdup (axis);
-}
-
-char *
-cli_charts_summary_as_row (const char *summary_tsv)
-{
-  g_autoptr (Tsv) t = cli_tsv_parse (summary_tsv);
-  GString *head = g_string_new ("label"), *row = g_string_new (NULL);
-  const char *name = "scenario";
-  for (guint r = 0; r < t->rows->len; r++)
-    {
-      if (strcmp (cli_tsv_get (t, r, 0), "scenario") == 0)
-        name = cli_tsv_get (t, r, 1);
-      g_string_append_printf (head, "\t%s", cli_tsv_get (t, r, 0));
-      g_string_append_printf (row, "\t%s", cli_tsv_get (t, r, 1));
-    }
-  g_string_append_printf (head, "\n%s%s\n", name, row->str);
-  g_string_free (row, TRUE);
-  return g_string_free (head, FALSE);
 }

@@ -1,22 +1,24 @@
 /* cli/report/charts.h — planning charts (`stepsim plot KIND …`): the data of each figure as a small
- * TSV prepared from a run's or a batch's HDF5 export, drawn by plots/<figure>.gp.
+ * TSV prepared from a run's or a batch's HDF5 file, drawn by plots/<figure>.gp.
  *
- * Every `cli_charts_*_data` function takes the TSV text of an HDF5 object as
- * `stepsim export` prints it (header line, tab-separated rows) and returns the TSV the
+ * Every `cli_charts_*_data` function takes typed values read by cli/report/results_read.h —
+ * a run's task rows (GArray of CliTask) or a results table (SimTable, sim/table.h: a batch's
+ * /results, or a run's /summary as one row, cli_summary_as_row) — and returns the TSV the
  * figure's script reads, with values already in display units (GiB = 2^30 B, ms or s, %).
- * They are pure text transformations, so they are tested on fixtures without HDF5.
+ * They are pure functions of their input, so they are tested on tables built in memory.
  * Errors are G_KEY_FILE_ERROR_INVALID_VALUE (a missing column, a non-numeric axis, nothing
  * to draw) naming the column.
  */
 #pragma once
 
 #include <glib.h>
+#include "sim/table.h"
 
-/* Figures drawn from a run's /tasks: a Gantt chart, one lane per (rank, stream) that has
- * tasks, for the ranks listed in `ranks` (NULL-terminated indices as text, NULL for all).
+/* Figures drawn from a run's /tasks (CliTask rows; tasks of a stream or kind stepsim has not
+ * are left out): a Gantt chart, one lane per (rank, stream) that has tasks, for the ranks listed in `ranks` (NULL-terminated indices as text, NULL for all).
  * Output columns: start, end (in *unit: "ms" for steps under 2 s, else "s"), lane, kind
  * (dense index into *kinds), lane name. *kinds: space-separated kind names (caller frees). */
-char *cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, char **kinds,
+char *cli_charts_gantt_data (const GArray *tasks, const char *const *ranks, char **kinds,
                              const char **unit, GError **error);
 
 /* Memory breakdown across rows of a batch's /results (or a run's /summary as one row):
@@ -26,24 +28,25 @@ char *cli_charts_gantt_data (const char *tasks_tsv, const char *const *ranks, ch
  * is device-used memory, then the row's GPU capacity (GiB; batches may mix GPUs). Rows that
  * ran out of memory (fits 0) get " (OOM)" after their label: their figures are what was
  * held when a request failed, a lower bound. Failed rows are left out. */
-char *cli_charts_breakdown_data (const char *results_tsv, GError **error);
+char *cli_charts_breakdown_data (const SimTable *results, GError **error);
 
 /* Step-time breakdown (rank 0): label, forward, backward, recompute, optimizer, exposed
  * communication, exposed offload (offload_stall), pipeline bubble (columns that do not exist yet are 0), and
  * step time, in *unit ("ms" when every step is under 2 s, else "s"). */
-char *cli_charts_steptime_data (const char *results_tsv, const char **unit, GError **error);
+char *cli_charts_steptime_data (const SimTable *results, const char **unit, GError **error);
 
 /* A sweep line chart: `y` against the numeric axis `x` (both must have numbers in rows that
  * ran: a text column is an error naming it; no row that ran is "nothing to draw"), one block (separated by two blank
  * lines, a header "x<TAB><by>=<value>" each) per value of `by` (NULL: one block titled `y`).
- * Rows sorted by x; failed rows left out. `y_unit` is the column's unit ("B" → GiB, a
- * fraction "1" of mfu/hfu → %); *label gets the y axis label with its display unit. */
-char *cli_charts_sweep_data (const char *results_tsv, const char *x, const char *y,
-                             const char *by, const char *y_unit, char **label, GError **error);
+ * Rows sorted by x; failed rows left out; a `by` column of numbers groups by their shortest
+ * exact text. The y column's unit gives the display unit ("B" → GiB, a fraction "1" of
+ * mfu/hfu → %); *label gets the y axis label with it. */
+char *cli_charts_sweep_data (const SimTable *results, const char *x, const char *y,
+                             const char *by, char **label, GError **error);
 
 /* Throughput penalty against the baseline: label, penalty (%). Error if the batch had no
  * baseline. */
-char *cli_charts_penalty_data (const char *results_tsv, GError **error);
+char *cli_charts_penalty_data (const SimTable *results, GError **error);
 
 /* Cost against time to train (cli/report/charts_cost.c): for every row that ran, fits and has
  * train_time and train_cost (cli/report/training.h), in time order: time (in *time_unit, "hours"
@@ -54,16 +57,12 @@ char *cli_charts_penalty_data (const char *results_tsv, GError **error);
  * the front's rows alone (same columns, label "-"). *caption: how many rows are drawn and
  * how many were left out (OOM, no price or plan, failed); caller frees. Error when no row
  * can be drawn or the columns are missing. */
-char *cli_charts_cost_data (const char *results_tsv, char **caption, const char **time_unit,
+char *cli_charts_cost_data (const SimTable *results, char **caption, const char **time_unit,
                             GError **error);
 
 /* The x axis label of a sweep axis: the key with its unit when known
  * ("training.micro_batch (sequences)"). Caller frees. */
 char *cli_charts_axis_label (const char *axis);
-
-/* The /summary export of a run (name, value, unit rows) as a one-row results TSV (header of
- * the names, one row of the values, with label = the scenario's name). */
-char *cli_charts_summary_as_row (const char *summary_tsv);
 
 /* Directory of the gnuplot scripts: plots/ in the source tree, else $(pkgdatadir)/plots.
  * Static string. */

@@ -104,12 +104,11 @@ by_time_then_cost (gconstpointer a, gconstpointer b)
 }
 
 char *
-cli_charts_cost_data (const char *results_tsv, char **caption, const char **time_unit,
+cli_charts_cost_data (const SimTable *t, char **caption, const char **time_unit,
                       GError **error)
 {
-  g_autoptr (Tsv) t = cli_tsv_parse (results_tsv);
-  gint ct = cli_tsv_col (t, "train_time"), cc = cli_tsv_col (t, "train_cost");
-  gint cf = cli_tsv_col (t, "fits"), cl = cli_tsv_col (t, "label");
+    gint ct = cli_table_col (t, "train_time"), cc = cli_table_col (t, "train_cost");
+  gint cf = cli_table_col (t, "fits"), cl = cli_table_col (t, "label");
   if (ct < 0 || cc < 0 || cf < 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -118,19 +117,19 @@ cli_charts_cost_data (const char *results_tsv, char **caption, const char **time
     }
   g_autoptr (GArray) pts = g_array_new (FALSE, FALSE, sizeof (CostPoint));
   guint oom = 0, failed = 0, unpriced = 0;
-  for (guint r = 0; r < t->rows->len; r++)
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
-      if (!cli_tsv_row_ok (t, r))
+      if (!cli_table_row_ok (t, r))
         {
           failed++;
           continue;
         }
-      if (cli_tsv_num (t, r, cf) != 1)
+      if (cli_table_num (t, r, cf) != 1)
         {
           oom++;
           continue;
         }
-      CostPoint p = { cli_tsv_num (t, r, ct) / 86400, cli_tsv_num (t, r, cc), r, FALSE, 0, 0 };
+      CostPoint p = { cli_table_num (t, r, ct) / 86400, cli_table_num (t, r, cc), r, FALSE, 0, 0 };
       if (!isfinite (p.days) || !isfinite (p.cost))
         {
           unpriced++;
@@ -162,7 +161,8 @@ cli_charts_cost_data (const char *results_tsv, char **caption, const char **time
       const CostPoint *p = &g_array_index (pts, CostPoint, i);
       g_string_append_printf (out, "%.6g\t%.6g\t%d\t%u\t", p->days, p->cost, p->front ? 1 : 0,
                               i + 1);
-      cli_tsv_put_label (out, cl >= 0 ? cli_tsv_get (t, p->row, cl) : "");
+      g_autofree char *label = cli_table_text (t, p->row, cl);
+      cli_tsv_put_label (out, label);
       g_string_append_printf (out, "\t%.6g\t%.6g\n", p->lx, p->ly);
     }
   /* the front again as a second block (gnuplot `index 1`), so its line joins only it */

@@ -230,13 +230,28 @@ test_band_median (void)
 static void
 test_cost_chart_data (void)
 {
-  const char *rows = "index\tlabel\tstatus\tfits\ttrain_time\ttrain_cost\n"
-                     "0\tc\tok\t1\t259200\t80\n"
-                     "1\ta\tok\t1\t86400\t100\n"
-                     "2\td\tok\t1\t345600\t40\n"
-                     "3\tb\tok\t1\t172800\t50\n"
-                     "4\toom\tok\t0\tnan\tnan\n"
-                     "5\tbad\tfailed\tnan\tnan\tnan\n";
+  static const char *const label[] = { "c", "a", "d", "b", "oom", "bad" };
+  static const char *const status[] = { "ok", "ok", "ok", "ok", "ok", "failed" };
+  static const double fits[] = { 1, 1, 1, 1, 0, NAN };
+  static const double time[] = { 259200, 86400, 345600, 172800, NAN, NAN }; /* s: 3, 1, 4, 2 d */
+  static const double cost[] = { 80, 100, 40, 50, NAN, NAN };
+  g_autoptr (SimTable) rows = sim_table_new ();
+  guint c_index = sim_table_add_column (rows, "index", SIM_TABLE_DOUBLE, "1");
+  guint c_label = sim_table_add_column (rows, "label", SIM_TABLE_TEXT, NULL);
+  guint c_status = sim_table_add_column (rows, "status", SIM_TABLE_TEXT, NULL);
+  guint c_fits = sim_table_add_column (rows, "fits", SIM_TABLE_DOUBLE, "1");
+  guint c_time = sim_table_add_column (rows, "train_time", SIM_TABLE_DOUBLE, "s");
+  guint c_cost = sim_table_add_column (rows, "train_cost", SIM_TABLE_DOUBLE, "USD");
+  for (guint r = 0; r < G_N_ELEMENTS (label); r++)
+    {
+      sim_table_add_row (rows);
+      sim_table_set_double (rows, r, c_index, r);
+      sim_table_set_text (rows, r, c_label, label[r]);
+      sim_table_set_text (rows, r, c_status, status[r]);
+      sim_table_set_double (rows, r, c_fits, fits[r]);
+      sim_table_set_double (rows, r, c_time, time[r]);
+      sim_table_set_double (rows, r, c_cost, cost[r]);
+    }
   g_autofree char *caption = NULL;
   g_autoptr (GError) e = NULL;
   const char *unit = NULL;
