@@ -639,7 +639,7 @@ for f in "$srcdir"/scenarios/*.ini; do
   if "$STEPSIM" run "$f" -o "$n.h5" -q >/dev/null 2>"$n.err"; then ok "scenario $n runs"; else bad "scenario $n runs"; cat "$n.err"; fi
 done
 
-check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast, kv_repeat off, compile off, optimizer fused, DeepSpeed buckets'"
+check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast_shift, kv_repeat off, compile off, optimizer fused, DeepSpeed buckets'"
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
 
 # --- plots from a fixture (smoke) --------------------------------------------------------------

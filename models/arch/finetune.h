@@ -23,6 +23,9 @@
  * an adapter's A needs its targeted input anyway; for a frozen projection without adapter
  * this is an upper bound) plus each adapter's output A·x, which B's weight gradient needs.
  * lora_dropout is taken as PEFT's default, 0 (an identity: no mask, no copy of x).
+ * QLoRA under autocast (the fp32 stream of prepare_model_for_kbit_training) keeps the MLP's
+ * projection outputs and activations in fp32, since bitsandbytes' Linear4bit returns its
+ * input's dtype (models/ops/graph_layer.c mlp_inner).
  *
  * Targets (PEFT's target_modules): all_linear (PEFT's "all-linear": every nn.Linear of the
  * layers — q, k, v, o, every MLP projection, experts' and the MoE router included; the LM

@@ -125,6 +125,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.norm_fp32 = p->norm_fp32 && arch->norm == MODEL_NORM_RMS && !p->autocast;
   d.compile = p->compile;
   d.kv_repeat = p->kv_repeat && arch->n_kv_heads < arch->n_heads;
+  d.kbit = d.nf4 && p->autocast;
   return d;
 }
 

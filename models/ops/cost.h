@@ -85,6 +85,7 @@ typedef enum
   MODEL_COST_LOSS_PLAIN,   /* cross-entropy on the compute-dtype logits */
   MODEL_COST_LOSS_CHUNKED, /* torchtune CEWithChunkedOutputLoss: loss_chunks chunks */
   MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
+  MODEL_COST_LOSS_UPCAST_SHIFT, /* upcast + the shifted contiguous fp32 copy (HF <= 4.48) */
 } ModelCostLoss;
 
 typedef struct
@@ -154,6 +155,9 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  *   upcast   act_saved adds log_softmax's fp32 result 4·T·V; workspace fwd e·T·V + 4·T·V
  *            (e-byte logits and their fp32 copy), bwd 8·T·V (nll's and log_softmax's
  *            gradients): 12 B a logit at the backward's peak
+ *   upcast_shift (transformers 4.46–4.48) T' = b·(s − 1) shifted rows: act_saved adds
+ *            4·T'·V; fwd e·T·V + 4·T·V + 4·T'·V (+ the contiguous shifted copy: 14 B a
+ *            logit at the forward's peak), bwd 8·T'·V
  *   plain    e·T·V saved; fwd e·T·V, bwd 2·e·T·V
  *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
  *            compiled e·T·V + 4·T saved, 4·T·V/n each way

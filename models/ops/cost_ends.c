@@ -62,6 +62,65 @@ typedef struct
   double saved, fwd, bwd, traffic;
 } LossMemory;
 
+/* Σ B of every tensor of `g` (graph.h). */
+static double
+graph_bytes (const ModelGraph *g)
+{
+  double sum = 0;
+  for (guint i = 0; i < g->tensors->len; i++)
+    sum += g_array_index (g->tensors, ModelGraphTensor, i).bytes;
+  return sum;
+}
+
+/* HF transformers v4.46.0–v4.48.x: LlamaForCausalLM.forward (and every *ForCausalLM that
+ * calls self.loss_function) returns `logits = self.lm_head(hidden_states[:,
+ * -num_logits_to_keep:, :])` in the compute dtype and calls loss/loss_utils.py
+ * ForCausalLMLoss(logits, labels, vocab_size):
+ *   logits = logits.float()                          fp32 copy, 4·T·V (_to_copy saves nothing)
+ *   shift_logits = logits[..., :-1, :].contiguous()  a slice is a view; contiguous() copies
+ *                                                    its b·(s−1) rows: 4·T'·V, T' = b·(s−1)
+ *   fixed_cross_entropy → F.cross_entropy(shift_logits.view(-1, V), shift_labels)
+ *                                                    _log_softmax saves its result 4·T'·V
+ *                                                    (derivatives.yaml: result); nll_loss
+ *                                                    saves its input, the same tensor
+ * The saved tensors are read by identity (model_graph_saved: the log-probabilities once).
+ * Forward peak: the fp32 copy and the shifted copy are locals of ForCausalLMLoss, alive
+ * until it returns, and the model output (CausalLMOutputWithPast.logits) holds the e-byte
+ * logits until Trainer.compute_loss returns, so when nll_loss runs all four tensors of
+ * the graph are allocated: e·T·V + 4·T·V + 4·T'·V + 4·T'·V (14 B a logit in bf16).
+ * Backward (the engine frees a node's saved tensors once it has run): nll_loss_backward's
+ * gradient (zeros + scatter, 4·T'·V) and _log_softmax_backward_data's output (4·T'·V)
+ * beside the saved result: 12·T'·V; then SliceBackward0 (slice_backward: zeros of the full
+ * 4·T·V, the shifted gradient copied in) beside the shifted gradient: 4·T·V + 4·T'·V;
+ * then ToCopyBackward0's e-byte gradient beside it: 4·T·V + e·T·V. transformers 4.49
+ * (PR #35646) pads the labels instead and copies no logits: the upcast loss. PyTorch <=
+ * 1.10 log_softmax also keeps its input (d->sm_in), the shifted copy. */
+static LossMemory
+hf_shift_loss_memory (const Dims *d)
+{
+  double e = d->e, V = d->V, T = d->T, Ts = d->b * (d->s - 1);
+  g_autoptr (ModelGraph) g = model_graph_new ();
+  /* the head GEMM's own saved tensors (its input, the cast weight) are the head's, below */
+  guint logits = model_graph_tensor (g, "logits", e * T * V, MODEL_TENSOR_GEMM, -1);
+  model_graph_op (g, "lm_head", logits, NULL, 0);
+  guint f32 = model_graph_tensor (g, "logits_fp32", 4 * T * V, MODEL_TENSOR_POINTWISE, -1);
+  model_graph_op (g, "to_fp32", f32, NULL, 0);
+  guint shift = model_graph_tensor (g, "shift_logits", 4 * Ts * V, MODEL_TENSOR_POINTWISE, -1);
+  model_graph_op (g, "contiguous", shift, NULL, 0);
+  guint lp = model_graph_tensor (g, "log_probs", 4 * Ts * V, MODEL_TENSOR_POINTWISE, -1);
+  guint ls_saved[2] = { lp, d->sm_in > 0 ? shift : G_MAXUINT };
+  model_graph_op (g, "log_softmax", lp, ls_saved, 2);
+  guint loss = model_graph_tensor (g, "loss", 0, MODEL_TENSOR_POINTWISE, -1);
+  model_graph_op (g, "nll_loss", loss, &lp, 1);
+  double saved = model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, FALSE, NULL, 0, NULL);
+  double fwd_peak = graph_bytes (g);
+  double bwd_peak = MAX (saved + 2 * 4 * Ts * V, MAX (4 * T * V + 4 * Ts * V,
+                                                      4 * T * V + e * T * V));
+  /* traffic: the upcast's (read e, write 4, log_softmax's read) plus the copy's read + write */
+  return (LossMemory){ saved, fwd_peak - saved, bwd_peak - saved,
+                       e * T * V + 2 * 4 * T * V + 2 * 4 * Ts * V };
+}
+
 static LossMemory
 loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
 {
@@ -90,6 +149,8 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
       /* fused linear + cross-entropy (Liger LigerFusedLinearCrossEntropyLoss; Megatron's
        * fused path): logits exist one chunk at a time in fp32, the loss keeps a logsumexp */
       return (LossMemory){ 4 * d->T, 4 * TV / n, 2 * 4 * TV / n, 2 * 4 * TV };
+    case MODEL_COST_LOSS_UPCAST_SHIFT:
+      return hf_shift_loss_memory (d);
     case MODEL_COST_LOSS_UPCAST:
     default:
       if (mpt)
@@ -134,7 +195,9 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   double Th = d.T * d.h;
   double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
                             : d.e * Th;
-  cost.act_saved = norm + d.e * Th + lm.saved + d.sm_in * 4 * d.T * d.V;
+  /* (the shifting loss counts log_softmax's kept input in lm.saved: the shifted copy) */
+  double sm_input = p->loss == MODEL_COST_LOSS_UPCAST_SHIFT ? 0 : d.sm_in * 4 * d.T * d.V;
+  cost.act_saved = norm + d.e * Th + lm.saved + sm_input;
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }

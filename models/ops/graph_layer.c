@@ -120,11 +120,33 @@ attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v, gboolean fla
   return o;
 }
 
-/* The MLP's inner tensors for `m` tokens reading the tensors in[] (mlp_in of them). */
+/* The tensor the MLP's down projection saves for `x`: x itself, or under kbit the e-byte
+ * autocast cast of the fp32 x that the adapter's lora_A makes and saves (PEFT
+ * tuners/lora/bnb.py Linear4bit.forward: under autocast x is not converted, and lora_A's
+ * F.linear casts it; bitsandbytes' MatMul4Bit saves no input, autograd/_functions.py
+ * MatMul4Bit.forward ctx.tensors = (None, B)). The base's own x.to(compute_dtype) is a
+ * transient nothing saves. */
+static guint
+down_input (ModelGraph *g, const Dims *d, guint x, double m)
+{
+  if (!d->kbit)
+    return x;
+  guint c = t_new (g, "mlp_down_cast", d->e * m * d->i, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "lora_a_cast", c, NO, NO, NO);
+  return c;
+}
+
+/* The MLP's inner tensors for `m` tokens reading the tensors in[] (mlp_in of them); returns
+ * the one the down projection saves. Under kbit (QLoRA + autocast with PEFT's
+ * prepare_model_for_kbit_training: the norms and so the MLP's input are fp32)
+ * bitsandbytes 0.45 nn/modules.py Linear4bit.forward computes in compute_dtype and returns
+ * `.to(inp_dtype)`, fp32, and LoRA's result + lora_B(…) promotes to fp32 too: the gate/up/fc
+ * outputs are 4 B an element, and silu, gelu and their product (on no autocast list) stay
+ * fp32. */
 static guint
 mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, const guint *in, double m)
 {
-  double ei = d->e * m * d->i;
+  double ei = (d->kbit ? 4.0 : d->e) * m * d->i;
   if (arch->mlp == MODEL_MLP_SWIGLU)
     {
       guint gate = t_new (g, "mlp_gate", ei, MODEL_TENSOR_GEMM, -1);
@@ -135,13 +157,13 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, const guint *in,
       op1 (g, "silu", act, gate, NO, NO);
       guint prod = t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "mul", prod, act, up, NO);
-      return prod;
+      return down_input (g, d, prod, m);
     }
   guint fc = t_new (g, "mlp_fc", ei, MODEL_TENSOR_GEMM, -1);
   op1 (g, "mlp_fc", fc, in[0], NO, NO);
   guint act = t_new (g, "mlp_act", ei, MODEL_TENSOR_POINTWISE, -1);
   op1 (g, "gelu", act, fc, NO, NO);
-  return act;
+  return down_input (g, d, act, m);
 }
 
 static guint

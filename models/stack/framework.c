@@ -13,7 +13,8 @@
 static const char *const framework_names[] = { "custom",     "hf_trainer", "accelerate_fsdp",
                                                "torchtune",  "torchtitan", "megatron",
                                                "deepspeed",  "nanotron",   NULL };
-static const char *const loss_names[] = { "upcast", "plain", "chunked", "fused", NULL };
+static const char *const loss_names[] = { "upcast", "plain", "chunked", "fused", "upcast_shift",
+                                          NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);
@@ -33,16 +34,20 @@ G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_impl_names) == MODEL_N_OPTIMIZER_IMPLS 
 /* The profiles, in ModelFrameworkKind order. Fields not given are 0 / FALSE. */
 static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_CUSTOM] = {
-    /* plain PyTorch eager with the HF model code: stepsim's behaviour before profiles */
+    /* plain PyTorch eager with the HF model code: stepsim's behaviour before profiles (the
+     * loss as transformers >= 4.49 computes it: no shifted copy) */
     .kind = MODEL_FRAMEWORK_CUSTOM,
     .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
   },
   [MODEL_FRAMEWORK_HF_TRAINER] = {
     .kind = MODEL_FRAMEWORK_HF_TRAINER,
-    /* transformers loss/loss_utils.py ForCausalLMLoss: logits = logits.float(), the shifted
-     * labels, nn.functional.cross_entropy on the fp32 logits */
-    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
+    /* transformers v4.46.0–v4.48.x loss/loss_utils.py ForCausalLMLoss: logits =
+     * logits.float(), shift_logits = logits[..., :-1, :].contiguous(), then
+     * nn.functional.cross_entropy on the shifted fp32 copy (models/ops/cost_ends.c
+     * hf_shift_loss_memory). From v4.49 (PR #35646) the labels are padded and shifted
+     * instead, no logits copied: set loss = upcast for those. */
+    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1,
     /* models/llama/modeling_llama.py LlamaRMSNorm.forward:
      * hidden_states.to(torch.float32) before the variance */
     .norm_fp32 = TRUE,
@@ -57,7 +62,7 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
     /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above) */
-    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
+    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE,
     /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
      * in the FSDP mixed-precision param dtype (no extra main_grad) */
     .compile = FALSE, .main_grad_fp32 = FALSE,
@@ -126,8 +131,9 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_DEEPSPEED] = {
     .kind = MODEL_FRAMEWORK_DEEPSPEED,
-    /* DeepSpeed wraps the user's model: the loss and norms are the model's (HF code) */
-    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
+    /* DeepSpeed wraps the user's model: the loss and norms are the model's (HF code, the
+     * transformers of hf_trainer above) */
+    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
     .main_grad_fp32 = FALSE,
     /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"
      * on the GPU, DeepSpeedCPUAdam under ZeRO-Offload (the scenario switches to cpu_adam

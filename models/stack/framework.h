@@ -30,12 +30,15 @@ typedef enum
 /* How the loss head turns hidden states into a loss (memory of the head's op graph). */
 typedef enum
 {
-  MODEL_LOSS_UPCAST,  /* HF ForCausalLMLoss: logits.float(), shifted copy, log_softmax
-                       * saves its fp32 output, fp32 gradient (transformers loss_utils.py) */
+  MODEL_LOSS_UPCAST,  /* logits.float(), log_softmax saves its fp32 output, fp32 gradient
+                       * (transformers >= 4.49 ForCausalLMLoss, which shifts the labels;
+                       * torchtitan cross_entropy_loss) */
   MODEL_LOSS_PLAIN,   /* F.cross_entropy on the compute-dtype logits, no extra copies */
   MODEL_LOSS_CHUNKED, /* torchtune CEWithChunkedOutputLoss: logits in loss_chunks chunks,
                        * each upcast on its own */
   MODEL_LOSS_FUSED,   /* fused linear + cross-entropy (Megatron, Liger): no full logits */
+  MODEL_LOSS_UPCAST_SHIFT, /* transformers 4.46-4.48 ForCausalLMLoss: the upcast loss plus
+                            * the shifted contiguous fp32 copy of the logits */
   MODEL_N_LOSSES
 } ModelLossImpl;
 

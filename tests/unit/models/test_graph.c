@@ -285,6 +285,92 @@ test_losses (void)
   CU_ASSERT_DOUBLE_EQUAL (model_cost_head (&arch, &p).act_saved - plain, 4 * T * H + 4 * T, 0);
 }
 
+/* transformers 4.46–4.48 ForCausalLMLoss (loss = upcast_shift), T = b·s = 64 logits rows,
+ * T' = b·(s − 1) = 62 shifted rows, V = 1000, e = 2 (derivation in models/ops/cost_ends.c
+ * hf_shift_loss_memory):
+ *   kept for the backward: _log_softmax's result over the shifted rows, 4·T'·V (nll_loss
+ *     saves the same tensor: held once)
+ *   forward peak, at nll_loss: the model output's e-byte logits e·T·V, the .float() copy
+ *     4·T·V, the contiguous shifted copy 4·T'·V and the result 4·T'·V (14 B a logit as
+ *     T' → T); the workspace is what exceeds the kept result: e·T·V + 4·T·V + 4·T'·V
+ *   backward peak: nll_loss_backward's gradient and _log_softmax_backward_data's output
+ *     beside the result, 12·T'·V, above slice_backward's full-size zeros beside the shifted
+ *     gradient (4·T·V + 4·T'·V) and ToCopyBackward0 (4·T·V + e·T·V) at these sizes
+ *   PyTorch <= 1.10 (log_softmax keeps its input too): + the shifted copy 4·T'·V
+ * Against the upcast loss (no copy, T rows): 4·T'·V more at the forward's peak, and the
+ * result 4·(T − T')·V smaller. */
+static void
+test_loss_hf_shift (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  double V = 1000, Ts = B * (S - 1), base = 2 * E * T * H;
+  p.loss = MODEL_COST_LOSS_UPCAST_SHIFT;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base, 4 * Ts * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, E * T * V + 4 * T * V + 4 * Ts * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved - base + c.bwd.workspace, 12 * Ts * V, 0);
+  p.loss = MODEL_COST_LOSS_UPCAST;
+  ModelBlockCost u = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL ((c.act_saved + c.fwd.workspace) - (u.act_saved + u.fwd.workspace),
+                          4 * Ts * V - 4 * (T - Ts) * V, 0);
+  p.loss = MODEL_COST_LOSS_UPCAST_SHIFT;
+  p.softmax_saves_input = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_head (&arch, &p).act_saved - base, 2 * 4 * Ts * V, 0);
+  /* the variant is HF's loss whatever the family: MPT's llm-foundry kernel is the upcast
+   * default's alone, so an MPT model under upcast_shift holds the same 4·T'·V */
+  ModelArch mpt = gpt_like (64, 4, 1, 1000);
+  mpt.family = MODEL_FAMILY_MPT;
+  p.softmax_saves_input = FALSE;
+  ModelBlockCost m = model_cost_head (&mpt, &p);
+  CU_ASSERT_DOUBLE_EQUAL (m.fwd.workspace, E * T * V + 4 * T * V + 4 * Ts * V, 0);
+}
+
+/* QLoRA under autocast (PEFT prepare_model_for_kbit_training: norms fp32, so the stream
+ * and every norm output are fp32), all linear layers targeted, flash. bitsandbytes 0.45
+ * Linear4bit.forward returns matmul_4bit(x.to(compute_dtype), …).to(inp_dtype), and
+ * MatMul4Bit saves no activation (ctx.tensors = (None, B)); PEFT's LoRA Linear4bit adds
+ * lora_B(lora_A(x))·scaling (bf16 under autocast) to the fp32 result: fp32. So, against
+ * LoRA on 16-bit frozen weights under the same autocast:
+ *   q, k, v        fp32 outputs, but the FlashAttention-2 path casts them to the autocast
+ *                  dtype first (transformers 4.46 LlamaFlashAttention2: input_dtype ==
+ *                  float32 → .to(target_dtype)); the kernel saves the casts: same bytes
+ *   o_proj         reads the bf16 attention output: unchanged
+ *   gate, up       fp32: silu saves the gate, the mul saves silu(gate) and up: 3 × 4·T·i
+ *                  instead of 3 × e·T·i
+ *   product        fp32, saved by nothing; down's lora_A saves its e-byte autocast cast: the
+ *                  same e·T·i, another tensor
+ * Δ = 3·(4 − e)·T·i. The first 15 saved tensors in forward order (the adapters' A·x after):
+ *   x 4·T·h; the three lora_A casts e·T·h; q, k, v; out, lse; residual 4·T·h; the two
+ *   lora_A casts e·T·h; gate, up, silu 4·T·i; down's cast e·T·i. */
+static void
+test_qlora_kbit_dtypes (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.autocast = TRUE;
+  model_finetune_init_defaults (&p.finetune);
+  p.finetune.method = MODEL_FINETUNE_LORA;
+  p.finetune.rank = 4;
+  p.finetune.targets = MODEL_LORA_ALL_LINEAR;
+  double lora = model_cost_layer (&arch, &p).act_saved;
+  p.finetune.method = MODEL_FINETUNE_QLORA;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved - lora, 3 * (4 - E) * T * I, 0);
+  double got[40];
+  guint n = saved (&arch, &p, MODEL_GRAPH_KEEP_ALL, got, 40);
+  const double want[] = { 4 * T * H, E * T * H, E * T * H, E * T * H,
+                          E * T * Q, E * T * C, E * T * C, E * T * Q, 4 * B * A * S,
+                          4 * T * H, E * T * H, E * T * H,
+                          4 * T * I, 4 * T * I, 4 * T * I, E * T * I };
+  CU_ASSERT (n > G_N_ELEMENTS (want));
+  assert_list (got, MIN (n, G_N_ELEMENTS (want)), want, G_N_ELEMENTS (want));
+  /* without autocast (QLoRA on a 16-bit stream: nothing fp32) the MLP stays e-byte */
+  p.autocast = FALSE;
+  double q16 = model_cost_layer (&arch, &p).act_saved;
+  p.finetune.method = MODEL_FINETUNE_LORA;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved, q16, 0);
+}
+
 static const StepsimTest tests[] = {
   { "Llama layer: saved tensors from autograd (eager)", test_llama_eager },
   { "Llama layer: RMSNorm without upcast", test_llama_norm_plain },
@@ -295,6 +381,8 @@ static const StepsimTest tests[] = {
   { "op-level selective: matmul outputs kept", test_selective_op },
   { "a tensor saved twice is held once", test_identity },
   { "loss heads: plain, chunked, fused", test_losses },
+  { "loss head: HF 4.46-4.48 shifted copy (upcast_shift)", test_loss_hf_shift },
+  { "QLoRA + autocast: bitsandbytes returns the input dtype", test_qlora_kbit_dtypes },
 };
 
 int
