@@ -119,11 +119,13 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
   g_option_context_set_description (
     ctx, "The framework the run uses: [training] framework = custom | hf_trainer |\n"
          "accelerate_fsdp | torchtune | torchtitan | megatron | deepspeed | nanotron sets its\n"
-         "defaults (loss, loss_chunks, norm_fp32, compile, kv_repeat, main_grad_fp32,\n"
+         "defaults (loss, loss_chunks, norm_fp32, compile, kv_repeat, logits_kept,\n"
+         "main_grad_fp32, "
          "optimizer_impl, optimizer_in_backward, activation_offload, DeepSpeed bucket sizes in\n"
          "elements), each overridable by its own\n"
          "[training] key; [training] deepspeed_config = ds.json reads a DeepSpeed config\n"
-         "(README.md, \"Framework profiles\").");
+         "(README.md, \"Framework profiles\"). [training] padding = longest: batches padded to\n"
+         "their own longest sample; the allocator replays shorter ones before the step.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))

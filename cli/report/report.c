@@ -74,6 +74,13 @@ print_memory (FILE *out, const ModelSimResult *res)
       print_quantity (out, "CUDA context", res->cuda_context, SIM_DIM_BYTES);
       print_quantity (out, "device-used", res->device_used, SIM_DIM_BYTES);
     }
+  if (res->padded_sequences > 0)
+    {
+      g_autofree char *lo = sim_units_format (res->padded_reserved_min, SIM_DIM_BYTES, 2);
+      g_autofree char *hi = sim_units_format (res->padded_reserved_max, SIM_DIM_BYTES, 2);
+      fprintf (out, "  %-22s %s to %s reserved (%u orders of %u padded batches, median kept)\n",
+               "padded batches", lo, hi, res->padded_sequences, res->padded_batches);
+    }
   if (res->lifetime_device > res->need_device)
     {
       print_quantity (out, "lifetime allocated", res->lifetime_allocated, SIM_DIM_BYTES);

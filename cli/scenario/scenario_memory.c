@@ -15,7 +15,14 @@
  *   [training] norm_fp32 = true|false           RMSNorm upcasts and saves its fp32 input
  *   [training] compile = true|false             torch.compile's partitioner (op graph)
  *   [training] kv_repeat = true|false           GQA k/v expanded to the query heads
- * The four op-graph keys override a field only when present: a framework profile
+ *   [training] logits_kept = true|false         the training loop holds the loss's input
+ *                                               logits through the backward (torchtune
+ *                                               < 0.3; default false)
+ *   [training] padding = max_length|longest     every batch seq_len long (default), or each
+ *                                               padded to its own longest sample, so the
+ *                                               allocator sees varying shapes
+ *                                               (ModelStack.pad_to_longest)
+ * The op-graph keys override a field only when present: a framework profile
  * ([training] framework) may have set its default before.
  *
  * Errors name the group and key (the caller prefixes the file).
@@ -79,7 +86,21 @@ load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
   f->loss_chunks = (guint) chunks;
   return get_bool (kf, "training", "norm_fp32", &f->norm_fp32, error)
          && get_bool (kf, "training", "compile", &f->compile, error)
-         && get_bool (kf, "training", "kv_repeat", &f->kv_repeat, error);
+         && get_bool (kf, "training", "kv_repeat", &f->kv_repeat, error)
+         && get_bool (kf, "training", "logits_kept", &f->logits_kept, error);
+}
+
+static const char *const padding_names[] = { "max_length", "longest", NULL };
+
+static gboolean
+load_padding (GKeyFile *kf, ModelStack *s, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", "padding", FALSE, NULL);
+  int mode = 0;
+  if (v != NULL && !sim_text_lookup (padding_names, "padding", v, &mode, error))
+    return PREFIX_KEY (error, "training", "padding"), FALSE;
+  s->pad_to_longest = mode == 1;
+  return TRUE;
 }
 
 gboolean
@@ -89,5 +110,5 @@ cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error)
   return get_bool (kf, "training", "zero_grad_to_none", &s->zero_grad_to_none, error)
          && get_bool (kf, "training", "softmax_saves_input", &s->softmax_saves_input, error)
          && get_bool (kf, "allocator", "expandable_segments", &s->expandable_segments, error)
-         && load_framework_keys (kf, s, error);
+         && load_framework_keys (kf, s, error) && load_padding (kf, s, error);
 }

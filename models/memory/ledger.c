@@ -176,6 +176,36 @@ model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expan
     }
 }
 
+void
+model_ledger_inherit_allocators (ModelLedger *to, ModelLedger *from)
+{
+  g_return_if_fail (to != NULL && from != NULL && to != from && !to->used);
+  g_return_if_fail (to->n_ranks == from->n_ranks);
+  for (guint r = 0; r < from->n_ranks; r++)
+    {
+      RankLedger *src = &from->ranks[r];
+      GHashTableIter it;
+      gpointer value;
+      /* Release order does not matter: freed blocks merge with their free neighbours, so
+       * once all are free each segment is one free block whatever the order. */
+      g_hash_table_iter_init (&it, src->live);
+      while (g_hash_table_iter_next (&it, NULL, &value))
+        {
+          Buffer *b = value;
+          for (guint i = 0; i < b->blocks->len; i++)
+            model_allocator_release (src->alloc, g_array_index (b->blocks, guint, i));
+        }
+      g_hash_table_remove_all (src->live);
+      for (guint c = 0; c < MODEL_N_MEM; c++)
+        src->current[c] = 0;
+      src->total = 0;
+      model_allocator_free (to->ranks[r].alloc);
+      to->ranks[r].alloc = src->alloc;
+      src->alloc = model_allocator_new (INFINITY, FALSE);
+    }
+  to->capacity = from->capacity;
+}
+
 static gint
 holder_cmp (gconstpointer a, gconstpointer b)
 {

@@ -69,6 +69,15 @@ void model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCatego
 void model_ledger_set_allocator (ModelLedger *ledger, double capacity,
                                  gboolean expandable_segments);
 
+/* Process lifetime across steps of different shapes: releases every buffer still live in
+ * `from` (its allocators then hold only cached, free segments, as after the step's tensors
+ * and the model states were freed) and moves those allocators into `to`, dropping the ones
+ * `to` had; `from` keeps fresh empty allocators. `to` must not have allocated yet
+ * (g_return_if_fail) and both must have the same ranks. `to` also takes the capacity. The
+ * allocators' reserved high-water marks move with them, so model_ledger_peak_reserved() of
+ * `to` is the highest reserved over both (torch.cuda.max_memory_reserved() of the process). */
+void model_ledger_inherit_allocators (ModelLedger *to, ModelLedger *from);
+
 /* Frees live buffer `handle` of `rank` at `time`. Freeing a handle that is not live is a
  * bug in the plan (g_assert). */
 void model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,

@@ -112,6 +112,8 @@ typedef struct
                             * torchtune RMSNorm); only without autocast, RMSNorm models */
   gboolean compile;        /* torch.compile's partitioner recomputes fusible point-wise
                             * intermediates (graph.h) */
+  gboolean logits_kept;    /* the training loop holds the loss's input logits through the
+                            * backward (ModelFramework.logits_kept; model_cost_head) */
   gboolean kv_repeat;      /* GQA k and v expanded to the a query heads (a copy each) before
                             * the attention kernel, which saves the copies */
 } ModelCostParams;

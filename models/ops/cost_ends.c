@@ -171,6 +171,38 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
     }
 }
 
+/* Bytes of the logits the training loop passed to the loss, when it still holds them while
+ * loss.backward() runs (p->logits_kept). torchtune before v0.3
+ * (recipes/lora_finetune_single_device.py train() of v0.1.0: `logits = self._model(..)`,
+ * the model returning `self.output(h).float()`, torchtune/modules/transformer.py; then
+ * `logits = logits[..., :-1, :].contiguous()` and `logits = logits.transpose(1, 2)`, passed
+ * to nn.CrossEntropyLoss and still bound at `loss.backward()`): the shifted fp32 copy,
+ * 4·T·V (b·(s−1)·V exactly; the one-token difference is below the allocator's rounding).
+ * pytorch/torchtune#1235 added `del logits` before the backward ("free logits otherwise
+ * it peaks backward memory"). Upcast loss: the fp32 logits, which otherwise die once
+ * log_softmax holds its result; plain or chunked: the e-byte logits (the chunk list); fused:
+ * there are no logits. They live from the head's forward to the end of its backward (the
+ * variable is rebound after the next forward; that forward's peak is below the head's).
+ * MPT's upcast loss (flash-attn's cross-entropy, loss_memory) takes the e-byte logits. */
+static double
+kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
+{
+  if (!p->logits_kept)
+    return 0;
+  switch (p->loss)
+    {
+    case MODEL_COST_LOSS_FUSED:
+      return 0;
+    case MODEL_COST_LOSS_PLAIN:
+    case MODEL_COST_LOSS_CHUNKED:
+      return d->e * d->T * d->V;
+    case MODEL_COST_LOSS_UPCAST:
+    case MODEL_COST_LOSS_UPCAST_SHIFT:
+    default:
+      return (mpt ? d->e : 4) * d->T * d->V;
+    }
+}
+
 ModelBlockCost
 model_cost_head (const ModelArch *arch, const ModelCostParams *p)
 {
@@ -197,7 +229,8 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
                             : d.e * Th;
   /* (the shifting loss counts log_softmax's kept input in lm.saved: the shifted copy) */
   double sm_input = p->loss == MODEL_COST_LOSS_UPCAST_SHIFT ? 0 : d.sm_in * 4 * d.T * d.V;
-  cost.act_saved = norm + d.e * Th + lm.saved + sm_input;
+  cost.act_saved = norm + d.e * Th + lm.saved + sm_input
+                   + kept_logits (&d, p, arch->family == MODEL_FAMILY_MPT);
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }

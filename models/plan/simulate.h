@@ -85,6 +85,16 @@ typedef struct
    * step's temporaries are those of every later step, so the first step never exceeds the
    * steady state's allocated peak; its allocator growth (states placed among the cached
    * activation segments) is not modelled: each replay starts with the states allocated. */
+  /* Padded batches ([training] padding = longest, ModelStack.pad_to_longest): before the
+   * step, the allocator replays a seeded sample of micro-batches padded to shorter lengths
+   * (models/plan/simulate.c "padded batches": padded_sequences sequences of padded_batches
+   * batches, the longest, seq_len, last), without emptying its cache, and the step inherits
+   * the median sequence's allocator: peak_reserved, need_reserved and device_used are then
+   * the process's max_memory_reserved after those batches (never below the fresh step's
+   * allocated peak), and padded_reserved_min / _max the lowest and highest over the
+   * sequences (B). All zero when every batch is seq_len long. */
+  guint padded_batches, padded_sequences;
+  double padded_reserved_min, padded_reserved_max;
   double load_peak;         /* B allocated at the peak of model loading */
   double lifetime_allocated;/* B: max(need_allocated, load_peak), max_memory_allocated()
                                over the whole process */

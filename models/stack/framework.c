@@ -83,6 +83,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * expanded to the query heads (unsqueeze(2).expand(...).flatten(1, 2)) before SDPA,
      * which saves the expanded copies */
     .kv_repeat = TRUE,
+    /* recipes/lora_finetune_single_device.py (and the other recipes) train(): `del logits` before loss.backward() ("free logits otherwise it
+     * peaks backward memory", pytorch/torchtune#1235, from v0.3.0); set logits_kept for
+     * the recipes of v0.1–v0.2, which keep them bound through the backward */
+    .logits_kept = FALSE,
     .main_grad_fp32 = FALSE,
     /* recipes/configs/llama3_2/3B_full.yaml: torch.optim.AdamW with fused: True */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,

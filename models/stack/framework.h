@@ -62,6 +62,9 @@ typedef struct
   gboolean kv_repeat;           /* GQA keys/values expanded to the query heads before the
                                  * attention kernel, which saves the expanded copies (torchtune
                                  * modules/attention.py; HF repeat_kv for eager and masked SDPA) */
+  gboolean logits_kept;         /* the training loop still holds the logits it passed to the
+                                 * loss while loss.backward() runs (torchtune < 0.3: no
+                                 * `del logits` before the backward, pytorch/torchtune#1235) */
   /* Model-state and step knobs (models/stack/, models/plan/): */
   gboolean main_grad_fp32;      /* Megatron: an fp32 main_grad buffer beside 16-bit params */
   gboolean grad_buffer_buckets; /* the data-parallel all-reduce buckets are views into the

@@ -398,5 +398,6 @@ model_stack_cost_params (const ModelStack *s)
     .norm_fp32 = s->framework.norm_fp32,
     .compile = s->framework.compile,
     .kv_repeat = s->framework.kv_repeat,
+    .logits_kept = s->framework.logits_kept,
   };
 }

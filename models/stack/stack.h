@@ -122,6 +122,14 @@ typedef struct
   gboolean softmax_saves_input;
   /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (models/memory/allocator.h); default off */
   gboolean expandable_segments;
+  /* [training] padding = longest: every micro-batch is padded to its own longest sample (at
+   * most seq_len), so shapes vary from batch to batch and the caching allocator arrives at
+   * the longest batch holding the segments the shorter ones made (models/plan/simulate.h,
+   * "padded batches"). Collators that do this: torchtune utils.padded_collate (unpacked
+   * datasets), transformers DataCollatorWithPadding / DataCollatorForSeq2Seq (padding=True,
+   * i.e. "longest"). FALSE (default, padding = max_length): every batch is seq_len long —
+   * packed datasets, or padding="max_length". */
+  gboolean pad_to_longest;
   /* [offload]: optimizer, parameters and activations off the GPU (models/memory/offload.h) */
   ModelOffload offload;
   /* [finetune]: LoRA / QLoRA adapters on a frozen base (models/arch/finetune.h) */

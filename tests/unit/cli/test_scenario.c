@@ -246,10 +246,13 @@ test_op_graph_keys (void)
   CU_ASSERT_TRUE (f->norm_fp32);
   CU_ASSERT_FALSE (f->compile);
   CU_ASSERT_FALSE (f->kv_repeat);
+  CU_ASSERT_FALSE (f->logits_kept);
+  CU_ASSERT_FALSE (plain->stack.pad_to_longest);
   g_autoptr (CliScenario) tt = load_text (
     base, (const char *[]){ "training.loss=chunked", "training.loss_chunks=8",
                             "training.norm_fp32=false", "training.compile=true",
-                            "training.kv_repeat=true", NULL }, NULL, NULL);
+                            "training.kv_repeat=true", "training.logits_kept=true",
+                            "training.padding=longest", NULL }, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (tt);
   f = &tt->stack.framework;
   CU_ASSERT_EQUAL (f->loss, MODEL_LOSS_CHUNKED);
@@ -257,6 +260,16 @@ test_op_graph_keys (void)
   CU_ASSERT_FALSE (f->norm_fp32);
   CU_ASSERT_TRUE (f->compile);
   CU_ASSERT_TRUE (f->kv_repeat);
+  CU_ASSERT_TRUE (f->logits_kept);
+  CU_ASSERT_TRUE (tt->stack.pad_to_longest);
+  g_autoptr (CliScenario) fixed = load_text (base, (const char *[]){ "training.padding=max_length",
+                                                                     NULL }, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (fixed);
+  CU_ASSERT_FALSE (fixed->stack.pad_to_longest);
+  expect_error (base, (const char *[]){ "training.padding=shortest", NULL },
+                (const char *[]){ "[training]", "padding", "shortest", "longest", NULL });
+  expect_error (base, (const char *[]){ "training.logits_kept=maybe", NULL },
+                (const char *[]){ "[training]", "logits_kept", NULL });
   expect_error (base, (const char *[]){ "training.loss=softmax", NULL },
                 (const char *[]){ "[training]", "loss", "softmax", "chunked", NULL });
   expect_error (base, (const char *[]){ "training.loss_chunks=0", NULL },

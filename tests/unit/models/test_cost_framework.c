@@ -82,6 +82,36 @@ test_softmax_saves_input (void)
       }
 }
 
+/* logits_kept (torchtune < 0.3: the recipe's `logits` still bound at loss.backward()): the
+ * head keeps, from its forward to its backward, the tensor the loss was given, T = b·s,
+ * e = 2: upcast (the model returns self.output(h).float()): the fp32 logits, 4·T·V; plain
+ * and chunked: the e-byte logits, 2·T·V; fused: no logits exist, 0. The loss's own
+ * transients (fwd / bwd workspace) do not change. */
+static void
+test_logits_kept (void)
+{
+  ModelArch arch = gpt_like (1024, 16, 1, 1000);
+  arch.family = MODEL_FAMILY_LLAMA;
+  arch.mlp = MODEL_MLP_SWIGLU;
+  const double T = 2.0 * 512, V = 1000;
+  const struct { ModelCostLoss loss; double per_tv; } cases[] = {
+    { MODEL_COST_LOSS_UPCAST, 4 }, { MODEL_COST_LOSS_PLAIN, 2 },
+    { MODEL_COST_LOSS_CHUNKED, 2 }, { MODEL_COST_LOSS_FUSED, 0 },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      ModelCostParams p = params (2, 512, TRUE, 0);
+      p.loss = cases[k].loss;
+      p.loss_chunks = cases[k].loss == MODEL_COST_LOSS_UPCAST ? 1 : 8;
+      ModelCostParams kept = p;
+      kept.logits_kept = TRUE;
+      ModelBlockCost c = model_cost_head (&arch, &p), o = model_cost_head (&arch, &kept);
+      CU_ASSERT_DOUBLE_EQUAL (o.act_saved - c.act_saved, cases[k].per_tv * T * V, 0);
+      CU_ASSERT_DOUBLE_EQUAL (o.fwd.workspace, c.fwd.workspace, 0);
+      CU_ASSERT_DOUBLE_EQUAL (o.bwd.workspace, c.bwd.workspace, 0);
+    }
+}
+
 /* Autocast casts an activation at every op call (only leaf weights are cached), so each
  * separate projection saves its own e-byte copy of its fp32 input. With flash and no
  * dropout (no s² terms), e = 2, T = b·s, autocast − plain:
@@ -115,6 +145,7 @@ test_autocast_separate_projections (void)
 
 static const StepsimTest tests[] = {
   { "softmax keeps its input under PyTorch <= 1.10", test_softmax_saves_input },
+  { "logits kept through the backward (torchtune < 0.3)", test_logits_kept },
   { "autocast: a cast input per separate projection", test_autocast_separate_projections },
   { "autocast keeps fp32 what it runs in fp32", test_autocast_fp32_ops },
   { "autocast weight casts saved per layer", test_weight_cache },

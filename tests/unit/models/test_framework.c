@@ -94,6 +94,10 @@ test_profile_table (void)
       /* Only torchtune expands GQA k/v to the query heads before attention
        * (torchtune/modules/attention.py); the others call a kernel that takes GQA as is. */
       CU_ASSERT_EQUAL (fw.kv_repeat, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE);
+      /* No profile's loop keeps the logits through the backward: the profiles describe
+       * torchtune after pytorch/torchtune#1235 (`del logits`), and the others' loss
+       * functions take the logits as locals */
+      CU_ASSERT_FALSE (fw.logits_kept);
       CU_ASSERT_EQUAL (fw.main_grad_fp32, want[i].main_grad);
       CU_ASSERT_EQUAL (fw.optimizer_impl, want[i].impl);
       CU_ASSERT_FALSE (fw.optimizer_in_backward);

@@ -113,6 +113,56 @@ test_reserved (void)
   CU_ASSERT_FALSE (model_ledger_oom (l, 0));
 }
 
+/* A later step inherits the allocators of an earlier one (models/memory/ledger.h; the caching
+ * allocator's rules, models/memory/allocator.h). Step 1: a 100 MiB weight and a 60 MiB
+ * activation, each its own segment (≥ 10 MiB: rounded to 2 MiB), the activation freed.
+ * Inherited, everything is free and cached: reserved 160 MiB in `to`, `from` holds nothing.
+ * Step 2: the weight again takes the cached 100 MiB block (best fit, exact), reserved
+ * stays 160; an 80 MiB activation fits no cached block (60 MiB is left) and cudaMalloc
+ * succeeds, so a new segment: 240 MiB (nothing is given back); a 50 MiB one is split from
+ * the 60 MiB block (remainder 10 MiB > 1 MiB): still 240. */
+static void
+test_inherit_allocators (void)
+{
+  g_autoptr (ModelLedger) a = model_ledger_new (1, NULL);
+  model_ledger_alloc (a, 0, MODEL_MEM_WEIGHTS, 100 * MiB, 1, 0.0, "initial state");
+  model_ledger_alloc (a, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  model_ledger_release (a, 0, 2, 2.0, "bwd");
+  g_autoptr (ModelLedger) b = model_ledger_new (1, NULL);
+  model_ledger_inherit_allocators (b, a);
+  CU_ASSERT_EQUAL (model_ledger_current_total (a, 0), 0);
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (a, 0), 0);
+  CU_ASSERT_EQUAL (model_ledger_current_total (b, 0), 0);
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (b, 0), 160 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak_reserved (b, 0), 160 * MiB);
+  model_ledger_alloc (b, 0, MODEL_MEM_WEIGHTS, 100 * MiB, 1, 0.0, "initial state");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (b, 0), 160 * MiB);
+  model_ledger_alloc (b, 0, MODEL_MEM_ACTIVATIONS, 80 * MiB, 2, 1.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (b, 0), 240 * MiB);
+  model_ledger_alloc (b, 0, MODEL_MEM_ACTIVATIONS, 50 * MiB, 3, 1.5, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (b, 0), 240 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak (b, 0), 230 * MiB); /* the ledger's own peak: step 2 */
+}
+
+/* Under a capacity the inherited cache is given back only when cudaMalloc would fail
+ * (release_cached_blocks, then retry): capacity 200 MiB, 100 + 60 MiB cached and free; a
+ * 120 MiB request fits neither block and 160 + 120 > 200, so both segments are released and
+ * the request gets its own: reserved 120 MiB, no OOM; the high-water mark stays 160 MiB. */
+static void
+test_inherit_releases_on_failure (void)
+{
+  g_autoptr (ModelLedger) a = model_ledger_new (1, NULL);
+  model_ledger_set_allocator (a, 200 * MiB, FALSE);
+  model_ledger_alloc (a, 0, MODEL_MEM_WEIGHTS, 100 * MiB, 1, 0.0, "initial state");
+  model_ledger_alloc (a, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  g_autoptr (ModelLedger) b = model_ledger_new (1, NULL);
+  model_ledger_inherit_allocators (b, a);
+  model_ledger_alloc (b, 0, MODEL_MEM_ACTIVATIONS, 120 * MiB, 1, 0.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (b, 0), 120 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak_reserved (b, 0), 160 * MiB);
+  CU_ASSERT_FALSE (model_ledger_oom (b, 0));
+}
+
 /* OOM diagnosis: capacity 100 MiB; weights 40 MiB ("initial state"), activations 30 MiB
  * ("fwd L0") and 20 MiB ("fwd L1") live, each its own segment (≥ 10 MiB: rounded to 2 MiB).
  * A 30 MiB workspace in "bwd L1" needs 90 + 30 > 100 and nothing is cached: OOM. The
@@ -197,6 +247,8 @@ main (void)
     { "free by handle", test_free_by_handle },
     { "category names", test_category_names },
     { "reserved bytes from the allocator", test_reserved },
+    { "a later step inherits the cached segments", test_inherit_allocators },
+    { "inherited cache released only when cudaMalloc fails", test_inherit_releases_on_failure },
     { "OOM: moment, task, request, mix and holders", test_oom_diagnosis },
     { "OOM part-way through a buffer: the failing tensor, the granted ones live",
       test_oom_part_way_through_a_buffer },

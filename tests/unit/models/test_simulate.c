@@ -143,6 +143,43 @@ test_distribution (void)
   fixture_clear (&f);
 }
 
+/* padding = longest (models/plan/simulate.c "padded batches"). The tiny model with a 32000
+ * vocabulary at micro-batch 2 × 512: the head's fp32 logits are 4·T·V = 125 MiB, so every
+ * shorter batch leaves large segments too small for the longest one's, and the cache never
+ * shrinks (no cudaMalloc fails on 16 GB): reserved ends above one step's from an empty
+ * cache. The step itself is unchanged (same allocated peak); the kept sequence is the
+ * median of the spread; the same input repeats every figure; without it nothing is padded. */
+static void
+test_padded_batches (void)
+{
+  Fixture f;
+  fixture_init (&f, 1);
+  f.arch->vocab_size = 32000;
+  f.stack.seq_len = 512;
+  ModelSimResult fresh, a, b;
+  CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &fresh, NULL));
+  CU_ASSERT_EQUAL (fresh.padded_sequences, 0);
+  CU_ASSERT_EQUAL (fresh.padded_reserved_max, 0);
+  f.stack.pad_to_longest = TRUE;
+  CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &a, NULL));
+  CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &b, NULL));
+  CU_ASSERT_EQUAL (a.padded_sequences, 5);
+  CU_ASSERT_EQUAL (a.padded_batches, 100);
+  CU_ASSERT_EQUAL (a.peak_allocated, fresh.peak_allocated);
+  CU_ASSERT (a.peak_reserved > fresh.peak_reserved);
+  CU_ASSERT (a.padded_reserved_min <= a.peak_reserved);
+  CU_ASSERT (a.peak_reserved <= a.padded_reserved_max);
+  CU_ASSERT_EQUAL (a.device_used, a.peak_reserved + a.cuda_context);
+  CU_ASSERT_EQUAL (a.peak_reserved, b.peak_reserved);
+  CU_ASSERT_EQUAL (a.padded_reserved_min, b.padded_reserved_min);
+  CU_ASSERT_EQUAL (a.padded_reserved_max, b.padded_reserved_max);
+  CU_ASSERT_EQUAL (a.step_time, fresh.step_time);
+  model_sim_result_clear (&fresh);
+  model_sim_result_clear (&a);
+  model_sim_result_clear (&b);
+  fixture_clear (&f);
+}
+
 /* A straggler: rank 0's kernels 2× slower on one GPU. Every kernel's compute time doubles
  * and the rest does not shrink, so the step grows, and by less than 2× (latencies and HBM
  * time are not scaled). */
@@ -191,6 +228,7 @@ main (void)
     { "verdict follows the capacity", test_verdict_follows_capacity },
     { "step-time distribution ordered and seeded", test_distribution },
     { "straggler reaches the cluster", test_straggler_reaches_cluster },
+    { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
     { "GPU without the compute dtype: one error", test_missing_dtype },
   };
   return STEPSIM_RUN_TESTS ("models/simulate", tests);
