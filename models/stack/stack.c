@@ -398,5 +398,6 @@ model_stack_cost_params (const ModelStack *s)
     .norm_fp32 = s->framework.norm_fp32,
     .compile = s->framework.compile,
     .kv_repeat = s->framework.kv_repeat,
+    .window_ignored = s->flash_attention && !hw_kernel_attn_has_window (s->attention_kernel),
   };
 }
