@@ -17,21 +17,40 @@ cli_scenario_origins (const char *const *sets, const char *origin)
   return o;
 }
 
-/* TRUE when override `set` (group.key) may be what `message` is about: the message names
- * its group ("[G]": "group [G], key 'K'", or "[G] K" as models/plan/plan.h writes the other
- * side of a conflict), or quotes its key ("'K'"). Every such override is listed, not only
- * the one whose key the message names: an error about key 'dp_replicate' comes from the
- * dp_shard given with it too. Overrides of other groups are left out, so that a warning
- * about a key the overrides do not touch reads the same for every sweep point (and is
- * printed once, cli_scenario_print_warnings). */
+/* Whether `word` occurs in `text` as a whole word (not inside a longer identifier). */
 static gboolean
-set_concerns (const char *set, const char *message)
+has_word (const char *text, const char *word)
+{
+  gsize n = strlen (word);
+  for (const char *at = strstr (text, word); at != NULL; at = strstr (at + 1, word))
+    {
+      gboolean start = at == text || (!g_ascii_isalnum (at[-1]) && at[-1] != '_');
+      gboolean end = !g_ascii_isalnum (at[n]) && at[n] != '_';
+      if (start && end)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* TRUE when override `set` (group.key) may be what `message` is about. `strong`: the message
+ * names its group and its key — "group [G], key 'K'", "[G] K" (the other side of a
+ * conflict, as models/plan/plan.h writes them), or "[G]" and K as a word elsewhere (an error
+ * about key 'dp_replicate' that says "dp_replicate 2 × dp_shard 2" is about the dp_shard
+ * override too); else it names its group, or quotes its key. */
+static gboolean
+set_concerns (const char *set, const char *message, gboolean strong)
 {
   g_autofree char *g = NULL, *k = NULL, *v = NULL;
   if (!cli_sweep_parse_set (set, &g, &k, &v, NULL))
     return FALSE;
   g_autofree char *bracketed = g_strdup_printf ("[%s]", g);
   g_autofree char *quoted = g_strdup_printf ("'%s'", k);
+  if (strong)
+    {
+      g_autofree char *side = g_strdup_printf ("[%s] %s", g, k);
+      return has_word (message, side) || (strstr (message, bracketed) != NULL
+                                          && has_word (message, k));
+    }
   return strstr (message, bracketed) != NULL || strstr (message, quoted) != NULL;
 }
 
@@ -61,18 +80,19 @@ cli_scenario_error_source (const char *path, const char *const *sets,
   g_autofree char *short_path = sim_text_printable (path, CLI_SCENARIO_PATH_MAX);
   GString *s = g_string_new (short_path);
   guint n = 0;
-  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
-    {
-      if (overridden_later (sets, i) || !set_concerns (sets[i], message))
-        continue;
-      g_autofree char *norm = cli_sweep_normalize_set (sets[i], NULL);
-      g_autofree char *shown = sim_text_printable (norm, 80);
-      const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : NULL;
-      /* "SWEEP [axes]": the path part shortened, the group kept (the tail survives) */
-      g_autofree char *o = origin ? sim_text_printable (origin, CLI_SCENARIO_PATH_MAX) : NULL;
-      g_string_append_printf (s, "%s%s%s%s", n++ == 0 ? " (with " : ", ", o ? o : "",
-                              o ? " " : "", shown);
-    }
+  for (int strong = 1; strong >= 0 && n == 0; strong--)
+    for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+      {
+        if (overridden_later (sets, i) || !set_concerns (sets[i], message, strong))
+          continue;
+        g_autofree char *norm = cli_sweep_normalize_set (sets[i], NULL);
+        g_autofree char *shown = sim_text_printable (norm, 80);
+        const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : NULL;
+        /* "SWEEP [axes]": the path part shortened, the group kept (the tail survives) */
+        g_autofree char *o = origin ? sim_text_printable (origin, CLI_SCENARIO_PATH_MAX) : NULL;
+        g_string_append_printf (s, "%s%s%s%s", n++ == 0 ? " (with " : ", ", o ? o : "",
+                                o ? " " : "", shown);
+      }
   if (n > 0)
     g_string_append_c (s, ')');
   return g_string_free (s, FALSE);
