@@ -124,8 +124,13 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "optimizer_impl, optimizer_in_backward, activation_offload, DeepSpeed bucket sizes in\n"
          "elements), each overridable by its own\n"
          "[training] key; [training] deepspeed_config = ds.json reads a DeepSpeed config\n"
-         "(README.md, \"Framework profiles\"). [training] padding = longest: batches padded to\n"
-         "their own longest sample; the allocator replays shorter ones before the step.");
+         "(README.md, \"Framework profiles\"): its values must agree with the scenario's\n"
+         "keys, train_batch_size with micro_batch x grad_accum x GPUs, no key given twice;\n"
+         "a stage-3 prefetch bucket or max_live of 0 prefetches nothing.\n"
+         "attention = triton | flash1: fp16/bf16 inputs and head_dim <= 128 only (flash1:\n"
+         "no Volta/Blackwell); neither applies a sliding window (warned).\n"
+         "[training] padding = longest: batches padded to their own longest sample; the\n"
+         "allocator replays shorter ones before the step.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))

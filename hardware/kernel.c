@@ -73,6 +73,7 @@
 #include "hardware/kernel.h"
 
 #include <math.h>
+#include <stdarg.h>
 
 #define TFLOPS 1e12
 #define US 1e-6
@@ -360,4 +361,55 @@ hw_kernel_has_flash2 (const HwGpuSpec *gpu)
 {
   g_return_val_if_fail (gpu != NULL, FALSE);
   return gpu->generation != HW_GPU_GEN_VOLTA;
+}
+
+static gboolean
+attn_refuse (GError **error, HwAttnKernel k, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+static gboolean
+attn_refuse (GError **error, HwAttnKernel k, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *why = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s %s",
+               k == HW_ATTN_TRITON ? "triton (flash_attn_triton.py)" : "flash1 (flash-attn 1.x)",
+               why);
+  return FALSE;
+}
+
+gboolean
+hw_kernel_attn_supported (HwAttnKernel k, const HwGpuSpec *gpu, guint64 head_dim, HwDtype dtype,
+                          GError **error)
+{
+  g_return_val_if_fail (gpu != NULL && (guint) k < HW_N_ATTN_KERNELS, FALSE);
+  if (k == HW_ATTN_FA2)
+    return TRUE;
+  if (dtype != HW_DTYPE_FP16 && dtype != HW_DTYPE_BF16 && dtype != HW_DTYPE_FP8)
+    return attn_refuse (error, k, "takes fp16 or bf16 inputs only, not %s (use mixed "
+                        "precision, or attention = sdpa)", hw_dtype_name (dtype));
+  if (head_dim > 128)
+    return attn_refuse (error, k, "supports head_dim up to 128, not %" G_GUINT64_FORMAT
+                        " (attention = flash runs FA-2: up to 256)", head_dim);
+  if (k == HW_ATTN_TRITON)
+    return TRUE;
+  HwGpuGeneration g = gpu->generation;
+  if (g == HW_GPU_GEN_VOLTA || g == HW_GPU_GEN_BLACKWELL)
+    return attn_refuse (error, k, "runs on Turing, Ampere, Ada and Hopper GPUs only "
+                        "(sm75, sm8x, sm90), not %s (%s)", gpu->name, hw_gpu_generation_name (g));
+  if (head_dim % 8 != 0)
+    return attn_refuse (error, k, "needs head_dim a multiple of 8, not %" G_GUINT64_FORMAT,
+                        head_dim);
+  if (head_dim > 64 && g == HW_GPU_GEN_ADA)
+    return attn_refuse (error, k, "backward for head_dim > 64 (here %" G_GUINT64_FORMAT ") "
+                        "needs an A100 or H100 (sm80/sm90: shared memory), not %s", head_dim,
+                        gpu->name);
+  return TRUE;
+}
+
+gboolean
+hw_kernel_attn_has_window (HwAttnKernel k)
+{
+  return k == HW_ATTN_FA2;
 }

@@ -85,6 +85,31 @@ void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);
  * compute_efficiency. An unknown generation is taken to have it (its scenario says flash). */
 gboolean hw_kernel_has_flash2 (const HwGpuSpec *gpu);
 
+/* Whether the Triton kernel or FA-1 (`k`; FA-2 is always TRUE: on a GPU without it the
+ * fused attention is SDPA's, hw_kernel_has_flash2) runs a training step's attention of
+ * head dimension `head_dim` on inputs of `dtype` (the compute dtype: fp32/tf32 without
+ * autocast) on `gpu`. The kernels refuse, at their first call, what they do not support:
+ *   triton (flash_attn_triton.py _flash_attn_forward: assert d <= 128, assert q.dtype in
+ *     [fp16, bf16]; llm-foundry attention.py check_valid_inputs raises TypeError)
+ *   flash1 (flash-attn 1.0.9 csrc/flash_attn/fmha_api.cpp, mha_fwd/mha_bwd TORCH_CHECKs:
+ *     sm75, sm8x or sm90 only — no Volta, no Blackwell —; fp16, or bf16 on sm8x/sm90;
+ *     head_size % 8 == 0 and <= 128; backward head dim > 64 on sm80/sm90 only ("requires
+ *     A100 or H100 GPUs as the implementation needs a large amount of shared memory"):
+ *     refused on Ada. The catalog's generations do not tell sm86 (RTX 3090, A10) from
+ *     sm80, so Ampere passes: an approximation.)
+ * An unknown generation passes. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE saying what the
+ * kernel lacks ("flash1 (flash-attn 1.x) needs head_dim <= 128 …"); the caller adds the
+ * group and key. */
+gboolean hw_kernel_attn_supported (HwAttnKernel k, const HwGpuSpec *gpu, guint64 head_dim,
+                                   HwDtype dtype, GError **error);
+
+/* Whether kernel `k` applies a model's sliding window: FA-2 does (window_size, flash-attn
+ * >= 2.3); the Triton kernel takes none (flash_attn_triton.py has a bias, no window, and
+ * llm-foundry's triton_flash_attn_fn is not passed sliding_window_size) and neither does
+ * FA-1 (no window argument; llm-foundry's flash-attn v1 path drops it): they attend to the
+ * whole causal context. */
+gboolean hw_kernel_attn_has_window (HwAttnKernel k);
+
 /* Scenario names of the attention kernels ("flash2", "triton", "flash1"); NULL for an
  * out-of-range value. Static strings. */
 const char *hw_attn_kernel_name (HwAttnKernel k);

@@ -657,5 +657,51 @@ check "memory.gp renders the fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/me
 [ "$(grep -c "key 'seed': has no effect" warn2.err)" -eq 1 ] && ok "the same warning is printed once" \
   || bad "the same warning is printed once"
 
+# --- bad input (issue 12): exit 1, one line naming the file, group and key (and the
+# ds_config's key), no output file; what the framework would ignore: a warning, exit 0 ----
+ds8="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini"
+cp "$ds8" bi.ini && sed -i 's/^deepspeed_config.*/deepspeed_config = bi.json/' bi.ini
+# bad_input NAME WANT1 WANT2 -- ARGS: run ARGS, expect exit 1, one line with both needles
+bad_input () {
+  name=$1; w1=$2; w2=$3; shift 4
+  rm -f bi.h5
+  "$STEPSIM" run "$@" -q -o bi.h5 >/dev/null 2>bi.err; rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <bi.err)" -eq 1 ] && grep -qF -- "$w1" bi.err && grep -qF -- "$w2" bi.err \
+     && ! test -e bi.h5
+  then ok "bad input: $name"; else bad "bad input: $name (exit $rc)"; cat bi.err; fi
+}
+bad_input "unknown framework" "s1-llama-3.2-1b-fp32.ini (with --set training.framework=jax)" \
+  "group [training], key 'framework': " -- "$s1" --set training.framework=jax
+printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 2, "stage": 3 } }\n' >bi.json
+bad_input "a ds_config key given twice" "bi.ini: group [training], key 'deepspeed_config'" \
+  "bi.json: key 'zero_optimization.stage' appears twice" -- bi.ini
+printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 3, "zero_quantized_weights": true } }\n' >bi.json
+bad_input "a ds_config key that changes memory, not modelled" "bi.ini: group [training], key 'deepspeed_config'" \
+  "key 'zero_optimization.zero_quantized_weights'" -- bi.ini
+printf '{ "bf16": { "enabled": "auto" }, "train_batch_size": 32 }\n' >bi.json
+bad_input "train_batch_size against micro x GA x ranks" "bi.json: key 'train_batch_size' is 32" \
+  "micro_batch 2 × grad_accum 4 × 8 data-parallel ranks = 64" -- bi.ini
+printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 3 } }\n' >bi.json
+bad_input "[parallel] data_parallel contradicting the ds_config's stage" \
+  "group [parallel], key 'data_parallel': zero2" "zero_optimization.stage = 3" -- bi.ini --set parallel.data_parallel=zero2
+printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 2, "new_knob": 1 } }\n' >bi.json
+"$STEPSIM" run bi.ini -q -o biw.h5 >/dev/null 2>bi.err; rc=$?
+check "a ds_config key not modelled: exit 0, one warning naming file, group, key and the ds key" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' bi.err) -eq 1 ] && grep -qF \"bi.ini: group [training], key 'deepspeed_config': is partly ignored: ./bi.json: key 'zero_optimization.new_knob'\" bi.err && test -s biw.h5"
+bad_input "attention = triton on fp32 inputs" "group [training], key 'attention': triton" \
+  "fp16 or bf16 inputs only, not fp32" -- "$s1" --set training.attention=triton
+bad_input "attention = flash1 on a V100" "group [training], key 'attention': flash1" \
+  "not V100-32GB-SXM2 (volta)" -- "$s1" --set training.attention=flash1 --set training.precision=fp16_mixed --set cluster.gpu=V100-32GB-SXM2
+bad_input "attention = flash1 with head_dim > 128" "group [training], key 'attention': flash1" \
+  "up to 128, not 256" -- "$s1" --set training.attention=flash1 --set training.precision=bf16_mixed --set model.head_dim=256
+"$STEPSIM" run "$s1" -q -o sw.h5 --set training.attention=triton --set training.precision=bf16_mixed \
+  --set model.hf_config=mistral-7b-v0.1 --set training.seq_len=8192 --set cluster.gpu=H200-SXM >/dev/null 2>sw.err; rc=$?
+check "attention = triton with a sliding window: a warning naming the key, exit 0" \
+  sh -c "[ $rc -eq 0 ] && grep -qF \"group [training], key 'attention': ignores the sliding window\" sw.err && test -s sw.h5"
+# every --set the message may be about is listed, not only the one whose key it names
+bad_input "the error lists every --set it may come from" \
+  "(with --set parallel.dp_shard=2, --set parallel.dp_replicate=2): group [parallel], key 'dp_replicate'" "mesh degrees" \
+  -- "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" --set parallel.dp_shard=2 --set training.seq_len=1024 --set parallel.dp_replicate=2
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -93,9 +93,11 @@ CliScenario *cli_scenario_load_origins (const char *path, const char *const *set
 
 /* The source to name in a message about scenario `path` loaded with `sets` and `origins`
  * (as cli_scenario_load_origins): the path, followed by " (with ORIGIN group.key=value, …)"
- * listing the effective overrides `message` is about — those whose group and key it names
- * ("group [G], key 'K'"), or failing that those whose group it names ("[G]") or whose key
- * it quotes ("'K'"); just the path when none. One line; caller frees. */
+ * listing every effective override (none later sets the same key) `message` is about —
+ * each whose group it names ("[G]") and whose key it names ("key 'K'", "[G] K", or K as a
+ * word: "dp_replicate 2 × dp_shard 2" lists both overrides), in the order given; failing
+ * that, those whose group it names or whose key it quotes ("'K'"); just the path when none.
+ * One line; caller frees. */
 char *cli_scenario_error_source (const char *path, const char *const *sets,
                                  const char *const *origins, const char *message);
 void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */

@@ -16,7 +16,8 @@
  * Order: profile < ds_config < the explicit key. A ds_config value and the scenario's own
  * key for the same quantity (micro_batch, grad_accum, precision, [parallel] data_parallel,
  * [offload] optimizer/parameters/pin_memory, a bucket size) must agree; "auto" takes the
- * scenario's. Errors name the group and key (the caller prefixes the file).
+ * scenario's. train_batch_size must be micro_batch × grad_accum × GPUs, or gives the GA
+ * when neither side does (DeepSpeed's config.py). Errors name the group and key (the caller prefixes the file).
  */
 #include "config.h"
 #include "cli/scenario/scenario_private.h"
@@ -189,6 +190,44 @@ conflict (GError **error, const CliScenario *sc, const char *group, const char *
   return FALSE;
 }
 
+/* train_batch_size against micro × GA × the data-parallel world (the GPU count: tp, pp and cp
+ * are 1). DeepSpeed asserts train_batch == micro × GA × world when all three are given, and
+ * derives GA = train_batch / (micro × world) when GA is not (deepspeed/runtime/config.py
+ * _set_batch_related_parameters, _batch_assertion); the micro batch is always given here
+ * ([training] micro_batch is required). */
+static gboolean
+train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  ModelStack *s = &sc->stack;
+  guint64 tb = (guint64) d->train_batch, world = sc->par.degree;
+  guint64 per_step = s->micro_batch * world;
+  gboolean ga_given = d->grad_accum >= 1 || has (kf, "grad_accum");
+  if (!ga_given && tb % per_step == 0 && tb / per_step >= 1 && tb / per_step <= 1024)
+    {
+      s->grad_accum = tb / per_step;
+      return TRUE;
+    }
+  if (ga_given && tb == per_step * s->grad_accum)
+    return TRUE;
+  if (ga_given)
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                 "group [training], key 'deepspeed_config': %s: key 'train_batch_size' is %"
+                 G_GUINT64_FORMAT ", but micro_batch %" G_GUINT64_FORMAT " × grad_accum %"
+                 G_GUINT64_FORMAT " × %" G_GUINT64_FORMAT " data-parallel ranks = %"
+                 G_GUINT64_FORMAT " (DeepSpeed asserts they are equal)", sc->ds_path, tb,
+                 s->micro_batch, s->grad_accum, world, per_step * s->grad_accum);
+  else
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                 "group [training], key 'deepspeed_config': %s: key 'train_batch_size' is %"
+                 G_GUINT64_FORMAT ", not a multiple of micro_batch %" G_GUINT64_FORMAT " × %"
+                 G_GUINT64_FORMAT " data-parallel ranks = %" G_GUINT64_FORMAT " giving at most "
+                 "1024 accumulation steps (DeepSpeed derives gradient_accumulation_steps = "
+                 "train_batch_size / (micro × ranks))", sc->ds_path, tb, s->micro_batch, world,
+                 per_step);
+  return FALSE;
+}
+
 static gboolean
 late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -213,6 +252,8 @@ late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
                            v, o);
         }
     }
+  if (d->train_batch >= 1 && !train_batch (kf, sc, error))
+    return FALSE;
   /* fp16.enabled → fp16 with an fp32 master, bf16.enabled → bf16 with an fp32 master (ZeRO's
    * fp32 partitions, deepspeed/runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups);
    * neither → fp32 (DeepSpeed's default). */
@@ -341,7 +382,7 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
   model_stack_resolve_framework (s);
   /* [parallel] prefetch (layers) or DeepSpeed's stage-3 prefetch bucket (elements): one */
   if (g_key_file_has_key (kf, "parallel", "prefetch", NULL)
-      && fw->stage3_prefetch_bucket_elements > 0)
+      && !isnan (fw->stage3_prefetch_bucket_elements))
     {
       gboolean ours = has (kf, "stage3_prefetch_bucket_size")
                       || (sc->has_ds && !isnan (sc->ds.prefetch_bucket));
@@ -353,7 +394,8 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
                        "deepspeed_config); give one");
           return FALSE;
         }
-      fw->stage3_prefetch_bucket_elements = 0; /* the explicit layer count wins */
+      /* the explicit layer count wins (the profile's budgets no longer cap it) */
+      fw->stage3_prefetch_bucket_elements = fw->stage3_max_live_parameters = NAN;
     }
   return TRUE;
 }

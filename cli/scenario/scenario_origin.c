@@ -17,26 +17,40 @@ cli_scenario_origins (const char *const *sets, const char *origin)
   return o;
 }
 
+/* Whether `word` occurs in `text` as a whole word (not inside a longer identifier). */
+static gboolean
+has_word (const char *text, const char *word)
+{
+  gsize n = strlen (word);
+  for (const char *at = strstr (text, word); at != NULL; at = strstr (at + 1, word))
+    {
+      gboolean start = at == text || (!g_ascii_isalnum (at[-1]) && at[-1] != '_');
+      gboolean end = !g_ascii_isalnum (at[n]) && at[n] != '_';
+      if (start && end)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* TRUE when override `set` (group.key) may be what `message` is about. `strong`: the message
- * names its group and key ("group [G], key 'K'"), or names it as the other side of a
- * conflict ("[G] K", as models/plan/plan.h writes them); else it names its group, or quotes its
- * key. */
+ * names its group and its key — "group [G], key 'K'", "[G] K" (the other side of a
+ * conflict, as models/plan/plan.h writes them), or "[G]" and K as a word elsewhere (an error
+ * about key 'dp_replicate' that says "dp_replicate 2 × dp_shard 2" is about the dp_shard
+ * override too); else it names its group, or quotes its key. */
 static gboolean
 set_concerns (const char *set, const char *message, gboolean strong)
 {
   g_autofree char *g = NULL, *k = NULL, *v = NULL;
   if (!cli_sweep_parse_set (set, &g, &k, &v, NULL))
     return FALSE;
-  g_autofree char *exact = g_strdup_printf ("group [%s], key '%s'", g, k);
-  g_autofree char *side = g_strdup_printf ("[%s] %s", g, k);
-  if (strong)
-    {
-      const char *at = strstr (message, side); /* a whole word: "[training] precision" */
-      gboolean word = at != NULL && !g_ascii_isalnum (at[strlen (side)]) && at[strlen (side)] != '_';
-      return strstr (message, exact) != NULL || word;
-    }
   g_autofree char *bracketed = g_strdup_printf ("[%s]", g);
   g_autofree char *quoted = g_strdup_printf ("'%s'", k);
+  if (strong)
+    {
+      g_autofree char *side = g_strdup_printf ("[%s] %s", g, k);
+      return has_word (message, side) || (strstr (message, bracketed) != NULL
+                                          && has_word (message, k));
+    }
   return strstr (message, bracketed) != NULL || strstr (message, quoted) != NULL;
 }
 

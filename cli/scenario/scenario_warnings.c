@@ -9,6 +9,8 @@
  *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
  *   [training] checkpointing = selective under attention = flash: recomputes the attention
  *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
+ *   [training] attention = triton | flash1: the model's sliding window is not applied (the
+ *              kernels have none); triton on a Volta GPU is untested
  *   [training] tf32           fp32 GEMMs only (precision = fp32; models/stack/stack.c)
  *   [training] optimizer_foreach   the GPU AdamW step only (models/stack/stack.c workspace)
  *   [training] optimizer_impl      AdamW only; reduce/allgather_bucket_size: ZeRO modes only
@@ -88,11 +90,40 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
           "the step is the single-GPU one)", mode);
 }
 
+/* attention = triton | flash1 where the kernel runs, but not as the scenario may expect
+ * (hardware/kernel.h): the model's sliding window is not applied (both kernels attend to
+ * the whole causal context; timed so: models/ops/cost.h window_ignored), or the Triton
+ * kernel on a pre-Ampere GPU ("only been tested on A100", flash_attn_triton.py; no bf16
+ * there, and no measured table: flat compute_efficiency). What the kernels refuse is an
+ * error (models/plan/simulate.c). */
+static void
+attention_key (CliScenario *sc, const char *const *sets, const char *const *origins)
+{
+  const ModelStack *s = &sc->stack;
+  const char *name = hw_attn_kernel_name (s->attention_kernel);
+  guint64 w = sc->arch->sliding_window;
+  if (s->flash_attention && !hw_kernel_attn_has_window (s->attention_kernel) && w > 0
+      && w < s->seq_len)
+    note (sc, sets, origins, "training", "attention", "ignores the sliding window",
+          "%s has no sliding-window support (llm-foundry passes sliding_window_size to "
+          "flash-attn >= 2.3 only): the model's window of %" G_GUINT64_FORMAT " tokens is not "
+          "applied, every query attends to its whole causal context of up to %" G_GUINT64_FORMAT
+          " (timed so); attention = flash applies it", name, w, s->seq_len);
+  const HwGpuSpec *gpu = sc->node.gpu;
+  if (s->flash_attention && s->attention_kernel == HW_ATTN_TRITON && gpu != NULL
+      && gpu->generation == HW_GPU_GEN_VOLTA)
+    note (sc, sets, origins, "training", "attention", "is untested on this GPU",
+          "FlashAttention's Triton kernel has only been tested on A100 (flash_attn_triton.py); "
+          "on %s (volta) stepsim has no measured table for it and times it at the flat "
+          "compute_efficiency", gpu->name);
+}
+
 static void
 training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
                const char *const *origins)
 {
   const ModelStack *s = &sc->stack;
+  attention_key (sc, sets, origins);
   if (has (kf, "training", "checkpoint_every") && s->checkpointing != MODEL_CHECKPOINTING_EVERY_K)
     NOTE ("training", "checkpoint_every", "it is the k of checkpointing = every_k; here "
           "checkpointing = %s", model_stack_checkpointing_name (s->checkpointing));

@@ -107,7 +107,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.mlp_in = p->autocast && arch->mlp == MODEL_MLP_SWIGLU ? 2.0 : 1.0;
   d.sm_in = p->softmax_saves_input ? 1.0 : 0.0;
   d.w = p->weight_bytes;
-  d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len
+  d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len && !p->window_ignored
              ? (double) arch->sliding_window
              : d.s;
   d.E = (double) arch->n_experts;

@@ -106,6 +106,13 @@ model_placement_local_shape (const ModelPlacements *pl, const ModelMesh *mesh,
           return FALSE;
         }
       guint degree = mesh->degree[d];
+      if (p->dim == MODEL_PLACEMENT_FLAT)
+        {
+          /* FSDP and ZeRO pad the flat buffer to a multiple of the group: each rank holds
+           * ⌈n / N⌉ elements (placement.h) */
+          out[axis] = (out[axis] + degree - 1) / degree;
+          continue;
+        }
       if (out[axis] % degree != 0)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

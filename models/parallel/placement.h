@@ -6,8 +6,21 @@
  * dimension d split evenly over the group) or Partial (every rank holds a full-size
  * partial sum; the value is the sum over the group). Shard on MODEL_PLACEMENT_FLAT splits
  * the flattened tensor (or a flat concatenation of tensors): ZeRO's partitions and FSDP's
- * FlatParameter shards (Rajbhandari et al. 2020 §5; Zhao et al. 2023 §3.2). Their padding
- * to a multiple of the group (≤ N − 1 elements per flat unit) is not counted.
+ * FlatParameter shards (Rajbhandari et al. 2020 §5; Zhao et al. 2023 §3.2).
+ *
+ * A size that does not divide. A flat shard never fails: the frameworks pad the flat
+ * buffer to a multiple of the group and give each rank ⌈n / N⌉ elements — FSDP
+ * (torch/distributed/fsdp/_flat_param.py FlatParamHandle._get_shard: flatten().chunk(N),
+ * numel_to_pad), ZeRO-3 (deepspeed/runtime/zero/partition_parameters.py _aligned_size =
+ * ds_numel + _padding_size, partition_size = aligned // N, per parameter), ZeRO-1/2
+ * (stage_1_and_2.py: the flat group aligned to nccl_start_alignment_factor 2 × N).
+ * model_placement_local_shape gives that padded shard; the byte folds
+ * (model_placement_local_bytes) divide exactly, leaving out the padding: at most N − 1
+ * elements per flat unit (ZeRO-3 over 8 ranks: ≤ 7 per parameter tensor, under 4 KiB of
+ * bf16 for a 7B model's 291 tensors), far below the allocator's rounding. A Shard(d) on a
+ * tensor dimension that the degree does not divide is an error, as in Megatron (megatron/
+ * core/utils.py divide → ensure_divisibility: heads, FFN width and the padded vocabulary
+ * must divide by the TP degree).
  *
  * A rank's share of a tensor is model_placement_local_bytes / _local_shape — the one place
  * that divides by a degree.
@@ -82,9 +95,10 @@ double model_placement_local_bytes (const ModelPlacements *pl, const ModelMesh *
 double model_placement_local_fraction (const ModelPlacements *pl, const ModelMesh *mesh);
 /* A rank's local shape of a tensor of `ndim` dimensions `shape` (elements; ndim <= 8):
  * Shard(d) divides shape[d] by the degree, Shard(flat) first flattens to one dimension
- * (*out_ndim = 1). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE when a degree does not divide the
- * dimension ("tensor dim 1 of size 4095 does not divide over tp of degree 2") or d is out
- * of range; the caller adds file, group and key. */
+ * (*out_ndim = 1) and gives ⌈numel / degree⌉, the padded flat shard (above). FALSE +
+ * G_KEY_FILE_ERROR_INVALID_VALUE when a degree does not divide a Shard(d) dimension
+ * ("tensor dim 1 of size 4095 does not divide over tp of degree 2") or d is out of range;
+ * the caller adds the tensor's name, file, group and key. */
 gboolean model_placement_local_shape (const ModelPlacements *pl, const ModelMesh *mesh,
                                       const guint64 *shape, guint ndim, guint64 *out,
                                       guint *out_ndim, GError **error);

@@ -19,27 +19,37 @@ plan_reduce_bytes (const ModelPlan *p)
   return model_stack_gradient_bytes (&p->stack);
 }
 
-/* Fills ranks (capacity n_ranks) with the members of `rank`'s group over the mesh
- * dimensions `dims`; returns their count and writes the group's name into `name`
- * ("dp_shard:1", "dp_replicate+dp_shard:0"). */
+/* The name of `rank`'s group over the mesh dimensions `dims` into `name` ("dp_shard:1",
+ * "dp_replicate+dp_shard:0": the group's index is the rank's coordinates on the other
+ * dimensions, row-major, as model_mesh_group numbers them); returns the group's size. O(mesh
+ * dimensions): the members themselves are listed once per collective instance
+ * (instance_for), not once per rank, so a plan's collectives cost O(ranks) in all rather
+ * than O(ranks × group size). */
 static guint
-group_members (const ModelPlan *p, guint rank, guint dims, guint *ranks, GString *name)
+group_name (const ModelPlan *p, guint rank, guint dims, GString *name)
 {
-  guint index = 0;
-  guint count = model_mesh_group (&p->mesh, rank, dims, ranks, &index);
+  guint coords[MODEL_MESH_N_DIMS];
+  model_mesh_coords (&p->mesh, rank, coords);
+  guint count = 1, index = 0;
   g_string_truncate (name, 0);
   for (guint d = 0; d < MODEL_MESH_N_DIMS; d++)
     if (dims & MODEL_MESH_BIT (d))
-      g_string_append_printf (name, "%s%s", name->len > 0 ? "+" : "",
-                              model_mesh_dim_name ((ModelMeshDim) d));
+      {
+        count *= p->mesh.degree[d];
+        g_string_append_printf (name, "%s%s", name->len > 0 ? "+" : "",
+                                model_mesh_dim_name ((ModelMeshDim) d));
+      }
+    else
+      index = index * p->mesh.degree[d] + coords[d];
   g_string_append_printf (name, ":%u", index);
   return count;
 }
 
-/* Index of the instance for this rank's next collective on group `name`. */
+/* Index of the instance for this rank's next collective on group `name` (of `n` ranks over
+ * `dims`); the first rank to reach an instance lists the group's members. */
 static guint
-instance_for (ModelPlan *p, guint rank, const char *name, HwCollectiveKind kind, double bytes,
-              const guint *ranks, guint n)
+instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollectiveKind kind,
+              double bytes, guint n)
 {
   char *seq_key = g_strdup_printf ("%u/%s", rank, name);
   guint seq = GPOINTER_TO_UINT (g_hash_table_lookup (p->sequence, seq_key));
@@ -53,9 +63,11 @@ instance_for (ModelPlan *p, guint rank, const char *name, HwCollectiveKind kind,
       g_assert (c->kind == kind && c->bytes == bytes); /* ranks issue the same sequence */
       return GPOINTER_TO_UINT (found) - 1;
     }
-  guint *copy = g_memdup2 (ranks, n * sizeof (guint));
-  g_ptr_array_add (p->rank_lists, copy);
-  ModelCollective c = { kind, p->par.algorithm, bytes, copy, n };
+  guint *ranks = g_new (guint, n);
+  guint listed = model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
+  g_assert (listed == n);
+  g_ptr_array_add (p->rank_lists, ranks);
+  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, n };
   g_array_append_val (p->collectives, c);
   g_hash_table_insert (p->instances, key, GUINT_TO_POINTER (p->collectives->len));
   return p->collectives->len - 1;
@@ -65,12 +77,11 @@ guint
 plan_collective (ModelPlan *p, guint rank, guint dims, HwCollectiveKind kind,
                  double bytes, gint layer, gint micro_batch, const char *what)
 {
-  g_autofree guint *ranks = g_new (guint, p->n_ranks);
   g_autoptr (GString) name = g_string_new (NULL);
-  guint n = group_members (p, rank, dims, ranks, name);
+  guint n = group_name (p, rank, dims, name);
   if (n <= 1 || bytes <= 0)
     return G_MAXUINT;
-  guint index = instance_for (p, rank, name->str, kind, bytes, ranks, n);
+  guint index = instance_for (p, rank, dims, name->str, kind, bytes, n);
   guint id = plan_task_begin (p, rank, MODEL_STREAM_COMM, MODEL_TASK_KIND_COLLECTIVE, layer,
                               micro_batch, "%s %s", hw_collective_kind_name (kind), what);
   ModelTask *t = plan_current (p);

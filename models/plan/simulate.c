@@ -90,6 +90,21 @@ check_dtype (const ModelSimInput *in, GError **error)
   return FALSE;
 }
 
+/* The Triton kernel and FA-1 fail at their first call on what they do not support
+ * (hardware/kernel.h hw_kernel_attn_supported): so does the run. The dtype their inputs
+ * have is the compute dtype (fp8 recipes run attention in bf16: plan.c). */
+static gboolean
+check_attention (const ModelSimInput *in, GError **error)
+{
+  const ModelStack *s = in->stack;
+  if (!s->flash_attention
+      || hw_kernel_attn_supported (s->attention_kernel, in->node->gpu, in->arch->head_dim,
+                                   model_stack_compute_dtype (s), error))
+    return TRUE;
+  g_prefix_error (error, "group [training], key 'attention': ");
+  return FALSE;
+}
+
 /* Reads the ledger of the rank that needs the most device memory into res: the figures
  * measured until an OOM (or the end) and the need of the step as planned. */
 static void
@@ -471,7 +486,7 @@ gboolean
 model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, GError **error)
 {
   *res = (ModelSimResult){ 0 };
-  if (!check_dtype (in, error))
+  if (!check_dtype (in, error) || !check_attention (in, error))
     return FALSE;
   res->n_ranks = in->par->degree;
   g_autoptr (ModelPlan) plan = model_plan_new (in->arch, in->stack, in->par, error);

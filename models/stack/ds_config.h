@@ -7,7 +7,8 @@
  * stage3_max_live_parameters, overlap_comm, contiguous_gradients, offload_optimizer.device,
  * offload_param.device (none | cpu | nvme), offload_*.pin_memory; fp16.enabled,
  * bf16.enabled; gradient_accumulation_steps; train_micro_batch_size_per_gpu;
- * optimizer.type. Any of them may be "auto" (the Hugging Face integration's placeholder):
+ * train_batch_size (the caller checks DeepSpeed's train_batch_size == micro × GA × data-
+ * parallel world, deepspeed/runtime/config.py _batch_assertion); optimizer.type. Any of them may be "auto" (the Hugging Face integration's placeholder):
  * then the scenario's value stands — for the three bucket sizes HF's own values, from the
  * model's hidden size h: reduce_bucket_size h², stage3_prefetch_bucket_size 0.9 h²,
  * stage3_param_persistence_threshold 10 h (transformers integrations/deepspeed.py
@@ -50,11 +51,14 @@ typedef struct
   gint fp16, bf16;                 /* enabled: 0/1, or unset/auto */
   gint64 grad_accum;               /* >= 1, or unset/auto */
   gint64 micro_batch;              /* >= 1, or unset/auto */
+  gint64 train_batch;              /* train_batch_size >= 1, or unset/auto */
   GPtrArray *ignored;              /* char *, owned: keys not modelled, to warn about */
 } ModelDsConfig;
 
 /* Reads `path`. FALSE + an error "PATH: key 'K': …" (G_KEY_FILE_ERROR_INVALID_VALUE) for an
- * unreadable or malformed file (json-glib's line:column), a value of the wrong type or range,
- * or an unmodelled key that matters (above). On success *out is filled (clear it after). */
+ * unreadable or malformed file (json-glib's line:column), a key given twice in one object
+ * ("PATH: key 'zero_optimization.stage' appears twice": json-glib, like Python's json, would
+ * keep the last silently), a value of the wrong type or range, or an unmodelled key that
+ * matters (above). On success *out is filled (clear it after). */
 gboolean model_ds_config_load (const char *path, ModelDsConfig *out, GError **error);
 void model_ds_config_clear (ModelDsConfig *c);

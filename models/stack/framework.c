@@ -226,6 +226,10 @@ model_framework_apply_profile (ModelFramework *fw, ModelFrameworkKind kind)
 {
   g_return_if_fail (fw != NULL && kind < MODEL_N_FRAMEWORKS);
   *fw = profiles[kind];
+  /* No stage-3 element budgets outside DeepSpeed: NAN, so that a 0 given by a key or a
+   * ds_config keeps DeepSpeed's meaning (no prefetch; model_framework_ds_prefetch_layers) */
+  if (kind != MODEL_FRAMEWORK_DEEPSPEED)
+    fw->stage3_prefetch_bucket_elements = fw->stage3_max_live_parameters = NAN;
 }
 
 double
@@ -264,10 +268,16 @@ guint
 model_framework_ds_prefetch_layers (const ModelFramework *fw, double layer_params, guint n_layers)
 {
   g_return_val_if_fail (fw != NULL, G_MAXUINT);
-  if (!(fw->stage3_prefetch_bucket_elements > 0) || !(layer_params > 0) || n_layers == 0)
+  double bucket = fw->stage3_prefetch_bucket_elements, live = fw->stage3_max_live_parameters;
+  if (isnan (bucket) || !(layer_params > 0) || n_layers == 0)
     return G_MAXUINT;
-  double ahead = ceil (fw->stage3_prefetch_bucket_elements / layer_params);
-  if (fw->stage3_max_live_parameters > 0)
-    ahead = MIN (ahead, floor (fw->stage3_max_live_parameters / layer_params) - 1);
+  /* partitioned_param_coordinator.py fetch_sub_module: "if self.__prefetch_bucket_sz > 0"
+   * guards the prefetch, and max_params_to_prefetch = min(max_live − available, bucket) is
+   * <= 0 once max_live is 0: each module's parameters are then gathered on demand */
+  if (bucket == 0 || live == 0)
+    return 0;
+  double ahead = ceil (bucket / layer_params);
+  if (live > 0)
+    ahead = MIN (ahead, floor (live / layer_params) - 1);
   return (guint) CLAMP (ahead, 1, (double) n_layers);
 }

@@ -74,7 +74,9 @@ typedef struct
   ModelOptimizerImpl optimizer_impl;
   gboolean optimizer_in_backward; /* torchtune: each parameter stepped in its backward hook */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
-  /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed): */
+  /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed; the two
+   * stage-3 prefetch budgets are NAN outside the DeepSpeed profile, as 0 means "no
+   * prefetch" there): */
   double allgather_bucket_elements;
   double reduce_bucket_elements;
   double stage3_prefetch_bucket_elements;
@@ -134,7 +136,9 @@ double model_framework_ds_persistent_elements (const ModelFramework *fw,
  * (deepspeed/runtime/zero/partitioned_param_coordinator.py fetch_sub_module:
  * max_params_to_prefetch = min(max_available − available, prefetch_bucket_sz)); clamped to
  * [1, n_layers] (the plan's gathers are layer-granular; DeepSpeed's on-demand fetch of a
- * bucket smaller than a layer is counted as one layer ahead). G_MAXUINT when the profile has no stage-3 prefetch bucket (use [parallel]
- * prefetch). */
+ * bucket smaller than a layer is counted as one layer ahead). 0 when the bucket or max_live
+ * is 0: DeepSpeed then prefetches nothing (fetch_sub_module's "if prefetch_bucket_sz > 0";
+ * max_params_to_prefetch <= 0), every layer is gathered when it is needed. G_MAXUINT when
+ * the profile has no stage-3 prefetch bucket (NAN: use [parallel] prefetch). */
 guint model_framework_ds_prefetch_layers (const ModelFramework *fw, double layer_params,
                                           guint n_layers);

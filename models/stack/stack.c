@@ -399,5 +399,6 @@ model_stack_cost_params (const ModelStack *s)
     .compile = s->framework.compile,
     .kv_repeat = s->framework.kv_repeat,
     .logits_kept = s->framework.logits_kept,
+    .window_ignored = s->flash_attention && !hw_kernel_attn_has_window (s->attention_kernel),
   };
 }

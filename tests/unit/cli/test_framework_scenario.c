@@ -180,6 +180,58 @@ test_deepspeed_config (void)
     expect_error ("", cases[i].sets, cases[i].needles);
 }
 
+/* train_batch_size (DeepSpeed's config.py): with micro × GA × ranks all known they must
+ * give it (8 GPUs, micro 2: GA 4 → 64); without GA it is derived, 32 / (2 × 8) = 2; a
+ * mismatch or a remainder names the ds_config and the key. */
+static void
+test_deepspeed_train_batch (void)
+{
+  write_ds ("{ \"train_batch_size\": 32, \"bf16\": { \"enabled\": \"auto\" } }");
+  const char *const sets[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
+                               "training.deepspeed_config=ds.json", NULL };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load ("", sets, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->stack.grad_accum, 2);
+  const char *const agree[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
+                                "training.grad_accum=2", "training.deepspeed_config=ds.json",
+                                NULL };
+  g_autoptr (CliScenario) ok = load ("", agree, NULL);
+  CU_ASSERT_PTR_NOT_NULL (ok);
+  const char *const wrong[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
+                                "training.grad_accum=4", "training.deepspeed_config=ds.json",
+                                NULL };
+  const char *const mismatch[] = { "group [training], key 'deepspeed_config'", "ds.json",
+                                   "key 'train_batch_size' is 32",
+                                   "micro_batch 2 × grad_accum 4 × 8 data-parallel ranks = 64",
+                                   NULL };
+  expect_error ("", wrong, mismatch);
+  write_ds ("{ \"train_batch_size\": 40, \"bf16\": { \"enabled\": \"auto\" } }");
+  const char *const remainder[] = { "key 'train_batch_size' is 40", "not a multiple", NULL };
+  expect_error ("", sets, remainder);
+}
+
+/* DeepSpeed's stage3_prefetch_bucket_size = 0 or stage3_max_live_parameters = 0: no
+ * prefetch (partitioned_param_coordinator.py), 0 layers ahead in the plan. */
+static void
+test_deepspeed_no_prefetch (void)
+{
+  const char *const keys[] = { "stage3_prefetch_bucket_size", "stage3_max_live_parameters" };
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      g_autofree char *json = g_strdup_printf ("{ \"bf16\": { \"enabled\": \"auto\" }, "
+                                               "\"zero_optimization\": { \"stage\": 3, "
+                                               "\"%s\": 0 } }", keys[i]);
+      write_ds (json);
+      const char *const sets[] = { "cluster.gpus_per_node=8", "training.framework=deepspeed",
+                                   "training.deepspeed_config=ds.json", NULL };
+      g_autoptr (GError) e = NULL;
+      g_autoptr (CliScenario) sc = load ("", sets, &e);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+      CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&sc->stack.framework, 1e6, 16), 0);
+    }
+}
+
 /* A key the reader does not know is a warning naming the ds_config and the key; one that
  * changes memory and is not modelled is an error naming the scenario, the ds_config and
  * the key. */
@@ -215,6 +267,9 @@ main (void)
     { "bad framework keys name group and key", test_bad_keys },
     { "deepspeed_config values land in the scenario", test_deepspeed_config },
     { "deepspeed_config: unknown keys warned, unmodelled refused", test_deepspeed_unmodelled },
+    { "deepspeed_config: train_batch_size = micro × GA × ranks", test_deepspeed_train_batch },
+    { "deepspeed_config: a zero prefetch bucket or max_live prefetches nothing",
+      test_deepspeed_no_prefetch },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/framework", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);

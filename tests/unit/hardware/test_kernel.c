@@ -231,7 +231,63 @@ test_factor_listing (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (out->str, "FA-2"));
 }
 
+/* What the Triton kernel and FA-1 refuse at their first call (kernel.h: the asserts of
+ * flash_attn_triton.py, the TORCH_CHECKs of flash-attn 1.0.9 fmha_api.cpp), each named in
+ * the message; what they take passes. FA-2 always passes (SDPA's kernel covers the rest). */
+static void
+test_attention_limits (void)
+{
+  const HwGpuSpec *a100 = gpu ("A100-80GB-SXM"), *v100 = gpu ("V100-32GB-SXM2"),
+                  *ada = gpu ("RTX-4090"), *b200 = gpu ("B200-SXM");
+  const struct
+  {
+    HwAttnKernel k;
+    const HwGpuSpec *g;
+    guint64 d;
+    HwDtype dt;
+    const char *needle; /* NULL: supported */
+  } cases[] = {
+    { HW_ATTN_TRITON, a100, 128, HW_DTYPE_BF16, NULL },
+    { HW_ATTN_TRITON, a100, 80, HW_DTYPE_FP16, NULL },  /* any d up to 128 (padded block) */
+    { HW_ATTN_TRITON, a100, 256, HW_DTYPE_BF16, "head_dim up to 128, not 256" },
+    { HW_ATTN_TRITON, a100, 64, HW_DTYPE_FP32, "fp16 or bf16 inputs only, not fp32" },
+    { HW_ATTN_TRITON, a100, 64, HW_DTYPE_TF32, "not tf32" },
+    { HW_ATTN_TRITON, v100, 64, HW_DTYPE_FP16, NULL },  /* untested there: a warning only */
+    { HW_ATTN_FA1, a100, 128, HW_DTYPE_BF16, NULL },
+    { HW_ATTN_FA1, ada, 64, HW_DTYPE_BF16, NULL },
+    { HW_ATTN_FA1, ada, 128, HW_DTYPE_BF16, "head_dim > 64 (here 128) needs an A100 or H100" },
+    { HW_ATTN_FA1, v100, 64, HW_DTYPE_FP16, "not V100-32GB-SXM2 (volta)" },
+    { HW_ATTN_FA1, b200, 64, HW_DTYPE_BF16, "(blackwell)" },
+    { HW_ATTN_FA1, a100, 160, HW_DTYPE_BF16, "up to 128, not 160" },
+    { HW_ATTN_FA1, a100, 100, HW_DTYPE_BF16, "multiple of 8, not 100" },
+    { HW_ATTN_FA1, a100, 64, HW_DTYPE_FP32, "not fp32" },
+    { HW_ATTN_FA2, v100, 256, HW_DTYPE_FP32, NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) e = NULL;
+      gboolean ok = hw_kernel_attn_supported (cases[i].k, cases[i].g, cases[i].d, cases[i].dt, &e);
+      if (cases[i].needle == NULL)
+        {
+          CU_ASSERT (ok && e == NULL);
+        }
+      else
+        {
+          CU_ASSERT (!ok);
+          CU_ASSERT (e != NULL && strstr (e->message, cases[i].needle) != NULL
+                     && strstr (e->message, hw_attn_kernel_name (cases[i].k)) != NULL);
+          if (e != NULL && strstr (e->message, cases[i].needle) == NULL)
+            g_printerr ("\n  case %u: \"%s\" lacks \"%s\"\n", i, e->message, cases[i].needle);
+        }
+    }
+  /* only FA-2 applies a sliding window */
+  CU_ASSERT (hw_kernel_attn_has_window (HW_ATTN_FA2));
+  CU_ASSERT_FALSE (hw_kernel_attn_has_window (HW_ATTN_TRITON));
+  CU_ASSERT_FALSE (hw_kernel_attn_has_window (HW_ATTN_FA1));
+}
+
 static const StepsimTest tests[] = {
+  { "Triton and FA-1: what they refuse, named", test_attention_limits },
   { "GEMM: one full wave runs at the sustained rate", test_gemm_full_wave },
   { "GEMM: a partial last wave costs a full wave", test_gemm_partial_wave },
   { "GEMM: a dimension not a multiple of 16 B runs at the measured 0.689", test_gemm_misaligned },

@@ -283,6 +283,11 @@ test_sliding_window_flash (void)
   ModelCostParams p = params (1, 16, TRUE, 0);
   ModelBlockCost c = model_cost_layer (&arch, &p);
   STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 4.0 * 16 * 4 * 4, 1e-15);
+  /* A kernel without a window (Triton, FA-1: window_ignored) attends to all s = 16 keys:
+   * 4·b·s·s·q, four times the windowed count */
+  p.window_ignored = TRUE;
+  ModelBlockCost full = model_cost_layer (&arch, &p);
+  STEPSIM_ASSERT_REL (op_flops (&full.fwd, "attention"), 4.0 * 16 * 16 * 4, 1e-15);
 }
 
 /* Pass totals are the sums of their ops; element-wise ops carry no FLOPs. */

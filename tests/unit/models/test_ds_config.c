@@ -23,6 +23,7 @@ test_modelled_keys (void)
 {
   g_autofree char *path = write_json (
     "{ \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": \"auto\",\n"
+    "  \"train_batch_size\": 64,\n"
     "  \"bf16\": { \"enabled\": true }, \"gradient_clipping\": 1.0,\n"
     "  \"optimizer\": { \"type\": \"AdamW\", \"params\": { \"lr\": 1e-5 } },\n"
     "  \"zero_optimization\": { \"stage\": 3, \"reduce_bucket_size\": 2e8,\n"
@@ -49,6 +50,7 @@ test_modelled_keys (void)
   CU_ASSERT_EQUAL (c.fp16, MODEL_DS_UNSET);
   CU_ASSERT_EQUAL (c.grad_accum, MODEL_DS_AUTO);
   CU_ASSERT_EQUAL (c.micro_batch, 4);
+  CU_ASSERT_EQUAL (c.train_batch, 64);
   /* the keys not modelled, for the caller's warning: exactly the two unknown ones */
   CU_ASSERT_EQUAL_FATAL (c.ignored->len, 2);
   gboolean zero = FALSE, top = FALSE;
@@ -102,6 +104,14 @@ test_errors (void)
     { "{ \"zero_optimization\": 3 }", "key 'zero_optimization'" },
     { "{ \"zero_optimization\": { \"stage\": 2, } ", "not valid JSON" },
     { "[1, 2]", "must be a JSON object" },
+    /* a repeated key: json-glib keeps the last silently; refused, named by its path */
+    { "{ \"zero_optimization\": { \"stage\": 2, \"stage\": 3 } }",
+      "key 'zero_optimization.stage' appears twice" },
+    { "{ \"zero_optimization\": { \"offload_param\": { \"device\": \"cpu\", "
+      "\"device\": \"none\" } } }", "key 'zero_optimization.offload_param.device' appears twice" },
+    { "{ \"train_batch_size\": 8, \"train_batch_size\": 16 }",
+      "key 'train_batch_size' appears twice" },
+    { "{ \"train_batch_size\": 0 }", "key 'train_batch_size'" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

@@ -104,9 +104,14 @@ test_profile_table (void)
       CU_ASSERT_FALSE (fw.activation_offload);
       CU_ASSERT_EQUAL (fw.reduce_bucket_elements, want[i].reduce);
       CU_ASSERT_EQUAL (fw.allgather_bucket_elements, want[i].allgather);
-      CU_ASSERT_EQUAL (fw.stage3_prefetch_bucket_elements, want[i].prefetch);
+      /* the stage-3 prefetch budgets: NAN (none) outside DeepSpeed, whose 0 means "no
+       * prefetch" */
+      gboolean ds = want[i].kind == MODEL_FRAMEWORK_DEEPSPEED;
+      CU_ASSERT (ds ? fw.stage3_prefetch_bucket_elements == want[i].prefetch
+                    : isnan (fw.stage3_prefetch_bucket_elements));
       CU_ASSERT_EQUAL (fw.stage3_param_persistence_threshold, want[i].persist);
-      CU_ASSERT_EQUAL (fw.stage3_max_live_parameters, want[i].live);
+      CU_ASSERT (ds ? fw.stage3_max_live_parameters == want[i].live
+                    : isnan (fw.stage3_max_live_parameters));
     }
   /* The stack's defaults are the custom profile. */
   ModelStack s;
@@ -388,14 +393,21 @@ test_ds_persistence (void)
 
 /* Stage-3 prefetch in layers: ⌈bucket / layer⌉ capped by ⌊max_live / layer⌋ − 1, in
  * [1, L]. Layer 1e6 parameters, L 4: bucket 5e7 → 50 → 4; max_live 3e6 → 2;
- * bucket 1 → 1. */
+ * bucket 1 → 1. A bucket or max_live of 0 prefetches nothing (fetch_sub_module: "if
+ * prefetch_bucket_sz > 0", min(max_live − available, bucket) <= 0): 0 layers ahead, each
+ * gathered on demand. No budget (NAN, the profiles other than DeepSpeed's): G_MAXUINT. */
 static void
 test_ds_prefetch (void)
 {
-  ModelFramework fw = { 0 };
+  ModelFramework fw;
+  model_framework_apply_profile (&fw, MODEL_FRAMEWORK_CUSTOM);
   CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), G_MAXUINT);
+  fw.stage3_prefetch_bucket_elements = 0;
+  CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 0);
   fw.stage3_prefetch_bucket_elements = 5e7;
   CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 4);
+  fw.stage3_max_live_parameters = 0;
+  CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 0);
   fw.stage3_max_live_parameters = 3e6;
   CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&fw, 1e6, 4), 2);
   fw.stage3_prefetch_bucket_elements = 1;
@@ -410,6 +422,11 @@ test_ds_prefetch (void)
   par.mode = MODEL_DP_ZERO3;
   g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, NULL);
   CU_ASSERT_EQUAL (model_plan_parallel (p)->prefetch, 3);
+  /* DeepSpeed's 0: no layer gathered ahead, each layer's gather waits for the previous
+   * layer's compute (plan_step.c forward: gather of l + 0 after fwd L(l − 1)) */
+  s.framework.stage3_prefetch_bucket_elements = 0;
+  g_autoptr (ModelPlan) none = model_plan_new (a, &s, &par, NULL);
+  CU_ASSERT_EQUAL (model_plan_parallel (none)->prefetch, 0);
 }
 
 int

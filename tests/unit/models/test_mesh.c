@@ -141,6 +141,12 @@ test_local_shape (void)
   CU_ASSERT (model_placement_local_shape (&flat, &m, shape, 2, out, &n, NULL));
   CU_ASSERT (n == 1 && out[0] == 11272192);
   CU_ASSERT_EQUAL (model_placement_ways (&flat, &m), 4);
+  /* A flat shard that does not divide is padded, as FSDP and ZeRO pad the flat buffer:
+   * 3 × 5 = 15 elements over 4 ranks → ⌈15 / 4⌉ = 4 each (16 with one element of padding),
+   * not an error. */
+  const guint64 uneven[] = { 3, 5 };
+  CU_ASSERT (model_placement_local_shape (&flat, &m, uneven, 2, out, &n, NULL));
+  CU_ASSERT (n == 1 && out[0] == 4);
   /* Partial holds full size */
   ModelPlacements partial = model_placements_replicate ();
   partial.on[MODEL_MESH_TP] = (ModelPlacement){ MODEL_PLACEMENT_PARTIAL, 0 };

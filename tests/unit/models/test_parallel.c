@@ -363,7 +363,9 @@ test_unsharded_mesh_error_names_the_key (void)
   CU_ASSERT (strstr (error->message, "dp_shard must be 1 (here 2)") != NULL);
 }
 
-/* Every collective instance has exactly one task on each of its ranks. */
+/* Every collective instance has exactly one task on each of its ranks, and each task's
+ * rank is one of its instance's members (the group's name, from the rank's coordinates,
+ * and its member list, from the first rank to reach it, agree: plan_comm.c). */
 static void
 test_instances_consistent (void)
 {
@@ -380,8 +382,14 @@ test_instances_consistent (void)
       for (guint i = 0; i < model_plan_n_tasks (p); i++)
         {
           const ModelTask *t = model_plan_task (p, i);
-          if (t->collective >= 0)
-            seen[t->collective]++;
+          if (t->collective < 0)
+            continue;
+          seen[t->collective]++;
+          const ModelCollective *c = model_plan_collective (p, (guint) t->collective);
+          gboolean member = FALSE;
+          for (guint k = 0; k < c->n_ranks; k++)
+            member = member || c->ranks[k] == t->rank;
+          CU_ASSERT (member);
         }
       for (guint i = 0; i < n; i++)
         CU_ASSERT_EQUAL (seen[i], model_plan_collective (p, i)->n_ranks);
