@@ -1,0 +1,536 @@
+/* models/parallel/tensor_parallel.c — Megatron-LM tensor and sequence parallelism: the tp
+ * layout of the inventory, the layer's tp collectives and the per-rank saved-tensor graph;
+ * see tensor_parallel.h for the sources. */
+#include "config.h"
+#include "models/parallel/tensor_parallel.h"
+
+#include <string.h>
+
+const char *
+model_tp_style_name (ModelTpStyle style)
+{
+  switch (style)
+    {
+    case MODEL_TP_COLUMN: return "column";
+    case MODEL_TP_ROW: return "row";
+    case MODEL_TP_VOCAB: return "vocab";
+    case MODEL_TP_REPLICATE:
+    default: return "replicate";
+    }
+}
+
+guint64
+model_tp_padded_vocab (guint64 vocab, guint tp, guint divisible_by)
+{
+  g_return_val_if_fail (tp >= 1 && divisible_by >= 1, vocab);
+  guint64 multiple = (guint64) divisible_by * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+static gboolean
+not_multiple (GError **error, const char *key, guint64 value, const char *par_key, guint degree,
+              const char *why)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "model key %s = %" G_GUINT64_FORMAT " is not a multiple of [parallel] %s = %u (%s)",
+               key, value, par_key, degree, why);
+  return FALSE;
+}
+
+gboolean
+model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
+{
+  guint tp = mesh->degree[MODEL_MESH_TP];
+  guint64 a = arch->n_heads, k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
+  if (tp <= 1 && mesh->ep <= 1 && mesh->etp <= 1)
+    return TRUE;
+  /* megatron/core/transformer/transformer_config.py __post_init__ */
+  if (a % tp != 0)
+    return not_multiple (error, "num_attention_heads", a, "tp", tp,
+                         "Megatron-LM splits the query heads evenly over the tensor-parallel "
+                         "ranks");
+  if (k % tp != 0 && tp % k != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "model key num_key_value_heads = %" G_GUINT64_FORMAT " is neither a multiple "
+                   "nor a divisor of [parallel] tp = %u (Megatron-LM splits the KV heads over "
+                   "the tensor-parallel ranks, or gives each rank one when tp exceeds them)",
+                   k, tp);
+      return FALSE;
+    }
+  /* k < tp: the fused qkv's (a + 2k)·d rows split evenly (ColumnParallelLinear's divide) */
+  guint64 qkv_rows = (a + 2 * k) * arch->head_dim;
+  if (k < tp && qkv_rows % tp != 0)
+    return not_multiple (error, "(num_attention_heads + 2·num_key_value_heads)·head_dim",
+                         qkv_rows, "tp", tp, "rows of the fused qkv weight split evenly");
+  if (arch->n_experts == 0)
+    {
+      if (arch->intermediate_size % tp != 0)
+        return not_multiple (error, "intermediate_size", arch->intermediate_size, "tp", tp,
+                             "the MLP's column- and row-parallel linears split it evenly");
+    }
+  else
+    {
+      if (arch->n_experts % mesh->ep != 0)
+        return not_multiple (error, "num_local_experts", arch->n_experts, "ep", mesh->ep,
+                             "each expert-parallel rank holds n_experts / ep experts");
+      if (arch->intermediate_size % mesh->etp != 0)
+        return not_multiple (error, "intermediate_size", arch->intermediate_size, "etp",
+                             mesh->etp, "an expert's linears split over the expert "
+                             "tensor-parallel ranks");
+    }
+  return TRUE;
+}
+
+/* ---- Layout ---------------------------------------------------------------------------- */
+
+static gboolean
+is_expert (const ModelInventory *inv, const ModelTensor *t)
+{
+  if (t->base >= 0)
+    t = model_inventory_tensor (inv, (guint) t->base);
+  return t->count > 1;
+}
+
+/* The style of a projection weight or bias (layers.py) and the tensor dimension it splits:
+ * nn.Linear weight (out, in), GPT-2's Conv1D (in, out), a bias (out). */
+static ModelTpStyle
+proj_style (const ModelInventory *inv, const ModelTensor *t, gint *dim)
+{
+  gboolean conv1d = inv->arch->family == MODEL_FAMILY_GPT2;
+  switch (t->role)
+    {
+    case MODEL_TENSOR_Q:
+    case MODEL_TENSOR_K:
+    case MODEL_TENSOR_V:
+    case MODEL_TENSOR_QKV:
+    case MODEL_TENSOR_MLP_GATE:
+    case MODEL_TENSOR_MLP_UP:
+      *dim = t->is_bias || !conv1d ? 0 : 1;
+      return MODEL_TP_COLUMN;
+    case MODEL_TENSOR_ATTN_OUT:
+    case MODEL_TENSOR_MLP_DOWN:
+      if (t->is_bias)
+        break; /* added after the reduction: whole on every rank */
+      *dim = conv1d ? 0 : 1;
+      return MODEL_TP_ROW;
+    case MODEL_TENSOR_EMBEDDING:
+    case MODEL_TENSOR_HEAD:
+      *dim = 0;
+      return MODEL_TP_VOCAB;
+    default:
+      break;
+    }
+  *dim = -1;
+  return MODEL_TP_REPLICATE;
+}
+
+/* Style and split dimension of `t` (adapters after their base; PEFT tp_layer.py). */
+static ModelTpStyle
+tensor_style (const ModelInventory *inv, const ModelTensor *t, gint *dim)
+{
+  if (t->base < 0 || t->role == MODEL_TENSOR_DORA_MAGNITUDE)
+    {
+      if (t->role == MODEL_TENSOR_DORA_MAGNITUDE && t->base >= 0)
+        {
+          /* a magnitude per output feature: split with a column-parallel base */
+          gint bd;
+          ModelTpStyle bs = proj_style (inv, model_inventory_tensor (inv, (guint) t->base), &bd);
+          *dim = bs == MODEL_TP_COLUMN ? 0 : -1;
+          return bs == MODEL_TP_COLUMN ? MODEL_TP_COLUMN : MODEL_TP_REPLICATE;
+        }
+      return proj_style (inv, t, dim);
+    }
+  gint bd;
+  ModelTpStyle bs = proj_style (inv, model_inventory_tensor (inv, (guint) t->base), &bd);
+  if (t->role == MODEL_TENSOR_LORA_B && bs == MODEL_TP_COLUMN)
+    {
+      *dim = 0; /* B: out × r, rows split as the base's outputs */
+      return MODEL_TP_COLUMN;
+    }
+  if (t->role == MODEL_TENSOR_LORA_A && bs == MODEL_TP_ROW)
+    {
+      *dim = 1; /* A: r × in, columns split as the base's inputs */
+      return MODEL_TP_ROW;
+    }
+  *dim = -1;
+  return MODEL_TP_REPLICATE;
+}
+
+ModelTpLayout *
+model_tp_layout_new (const ModelInventory *inv, const ModelMesh *mesh, double weight_bytes,
+                     GError **error)
+{
+  g_return_val_if_fail (inv != NULL && mesh != NULL && weight_bytes > 0, NULL);
+  const ModelArch *arch = inv->arch;
+  if (!model_tp_check (arch, mesh, error))
+    return NULL;
+  g_autoptr (ModelTpLayout) l = g_new0 (ModelTpLayout, 1);
+  l->tp = mesh->degree[MODEL_MESH_TP];
+  l->dp_shard = mesh->degree[MODEL_MESH_DP_SHARD];
+  l->ep = MAX (mesh->ep, 1);
+  l->etp = MAX (mesh->etp, 1);
+  l->vocab = model_tp_padded_vocab (arch->vocab_size, l->tp, MODEL_TP_VOCAB_DIVISIBLE_BY);
+  guint64 k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
+  l->q_heads = arch->n_heads / l->tp;
+  l->kv_heads = k >= l->tp ? k / l->tp : 1;
+  l->kv_replicas = k >= l->tp ? 1 : l->tp / (guint) k;
+  l->qkv_gather = k < l->tp;
+  l->tensors = g_array_sized_new (FALSE, TRUE, sizeof (ModelTpTensor), inv->tensors->len);
+
+  /* the tp dimension alone: the one mesh degree placement.h divides by here */
+  ModelMesh tp_mesh;
+  model_mesh_init (&tp_mesh, mesh->gpus_per_node);
+  tp_mesh.degree[MODEL_MESH_TP] = l->tp;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      ModelTpTensor x = { .index = i, .ndim = t->ndim };
+      x.style = tensor_style (inv, t, &x.tp_dim);
+      x.expert = is_expert (inv, t);
+      memcpy (x.shape, t->shape, sizeof x.shape);
+      if (x.style == MODEL_TP_VOCAB)
+        x.shape[0] = l->vocab;
+      x.placements = model_placements_replicate ();
+      if (l->dp_shard > 1)
+        x.placements.on[MODEL_MESH_DP_SHARD] = (ModelPlacement){ MODEL_PLACEMENT_SHARD,
+                                                                 MODEL_PLACEMENT_FLAT };
+      if (x.expert)
+        {
+          /* split over etp, which is no mesh dimension (mesh.h's expert carving): the
+           * placement on tp stays Replicate, the shape is divided here */
+          memcpy (x.local_shape, x.shape, sizeof x.shape);
+          if (x.tp_dim >= 0)
+            {
+              if (x.shape[x.tp_dim] % l->etp != 0)
+                {
+                  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                               "tensor %s: dim %d of size %" G_GUINT64_FORMAT " does not "
+                               "divide over etp of degree %u", t->name, x.tp_dim,
+                               x.shape[x.tp_dim], l->etp);
+                  return NULL;
+                }
+              x.local_shape[x.tp_dim] /= l->etp;
+            }
+        }
+      else
+        {
+          ModelPlacements tp_pl = model_placements_replicate ();
+          if (x.tp_dim >= 0)
+            {
+              tp_pl.on[MODEL_MESH_TP] = (ModelPlacement){ MODEL_PLACEMENT_SHARD, x.tp_dim };
+              x.placements.on[MODEL_MESH_TP] = tp_pl.on[MODEL_MESH_TP];
+            }
+          guint n = 0;
+          for (guint d = 0; d < 4; d++)
+            x.local_shape[d] = 1;
+          GError *e = NULL;
+          if (!model_placement_local_shape (&tp_pl, &tp_mesh, x.shape, t->ndim, x.local_shape,
+                                            &n, &e))
+            {
+              g_propagate_prefixed_error (error, e, "tensor %s: ", t->name);
+              return NULL;
+            }
+        }
+      x.copies = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) / (x.expert ? l->ep : 1);
+      x.element_bytes = t->storage == MODEL_TENSOR_STORAGE_NF4 ? MODEL_NF4_BYTES : weight_bytes;
+      double numel = 1;
+      for (guint d = 0; d < t->ndim; d++)
+        numel *= (double) x.local_shape[d];
+      x.tp_bytes = numel * x.element_bytes;
+      x.rank_bytes = x.tp_bytes / l->dp_shard;
+      g_array_append_val (l->tensors, x);
+    }
+  return g_steal_pointer (&l);
+}
+
+void
+model_tp_layout_free (ModelTpLayout *layout)
+{
+  if (layout == NULL)
+    return;
+  if (layout->tensors != NULL)
+    g_array_unref (layout->tensors);
+  g_free (layout);
+}
+
+double
+model_tp_layout_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
+                       ModelInventoryScope scope, gboolean dp_sharded, gboolean with_adapters)
+{
+  g_return_val_if_fail (layout != NULL && inv != NULL
+                        && layout->tensors->len == inv->tensors->len, 0);
+  double sum = 0;
+  for (guint i = 0; i < layout->tensors->len; i++)
+    {
+      const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
+                         || t->role == MODEL_TENSOR_DORA_MAGNITUDE;
+      if (adapter && !with_adapters)
+        continue;
+      double copies = (double) model_inventory_copies (inv, t, scope) / (x->expert ? layout->ep : 1);
+      sum += copies * (dp_sharded ? x->rank_bytes : x->tp_bytes);
+    }
+  return sum;
+}
+
+guint64
+model_tp_sp_grad_numel (const ModelTpLayout *layout, const ModelInventory *inv)
+{
+  g_return_val_if_fail (layout != NULL && inv != NULL
+                        && layout->tensors->len == inv->tensors->len, 0);
+  if (layout->tp <= 1)
+    return 0;
+  guint64 n = 0;
+  for (guint i = 0; i < layout->tensors->len; i++)
+    {
+      const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      gboolean tagged = t->role == MODEL_TENSOR_NORM
+                        || (t->is_bias && (t->role == MODEL_TENSOR_ATTN_OUT
+                                           || t->role == MODEL_TENSOR_MLP_DOWN));
+      if (t->trainable && tagged && !x->expert)
+        n += model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * model_tensor_numel (t);
+    }
+  return n;
+}
+
+/* ---- Communication --------------------------------------------------------------------- */
+
+static void
+comm (GArray *out, const char *name, HwCollectiveKind kind, double bytes, gboolean overlapped)
+{
+  ModelTpComm c = { name, kind, MODEL_MESH_TP, bytes, overlapped };
+  g_array_append_val (out, c);
+}
+
+/* X = b·s·h·e: one [s, b, h] activation, whole. */
+static double
+bsh (const ModelArch *arch, const ModelTpCommParams *p)
+{
+  return (double) p->micro_batch * (double) p->seq_len * (double) arch->hidden_size * p->act_bytes;
+}
+
+/* The backward of a column-parallel linear's input under SP (layers.py
+ * LinearWithGradAccumulationAndAsyncCommunication.backward): the saved sequence shard is
+ * all-gathered again for the weight gradient, beside the dgrad GEMM; the input gradient is
+ * reduce-scattered beside the wgrad GEMM. Without SP: the input gradient's all-reduce
+ * (allreduce_dgrad, the f operator's conjugate), beside the wgrad GEMM. */
+static void
+column_input_backward (GArray *out, const ModelTpCommParams *p, double x, const char *regather,
+                       const char *rs, const char *ar)
+{
+  if (p->sp)
+    {
+      comm (out, regather, HW_COLLECTIVE_ALL_GATHER, x, TRUE);
+      comm (out, rs, HW_COLLECTIVE_REDUCE_SCATTER, x, TRUE);
+    }
+  else
+    comm (out, ar, HW_COLLECTIVE_ALL_REDUCE, x, TRUE);
+}
+
+void
+model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass,
+                      GArray *out)
+{
+  g_return_if_fail (arch != NULL && p != NULL && out != NULL);
+  if (p->tp <= 1)
+    return;
+  double x = bsh (arch, p);
+  guint64 k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
+  gboolean gather_qkv = k < p->tp;
+  double qkv = (double) p->micro_batch * (double) p->seq_len
+               * (double) ((arch->n_heads + 2 * k) * arch->head_dim) * p->act_bytes;
+  /* MoE layers: the experts' token dispatch over ep/etp is not modelled; the attention's
+   * collectives are. */
+  gboolean dense = arch->n_experts == 0;
+  if (pass == MODEL_TP_FORWARD)
+    {
+      if (p->sp)
+        comm (out, "qkv_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+      if (gather_qkv)
+        comm (out, "qkv_out all-gather (kv heads < tp)", HW_COLLECTIVE_ALL_GATHER, qkv, FALSE);
+      if (p->sp)
+        comm (out, "attn_out reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE);
+      else
+        comm (out, "attn_out all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      if (!dense)
+        return;
+      if (p->sp)
+        {
+          comm (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+          comm (out, "mlp_down reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE);
+        }
+      else
+        comm (out, "mlp_down all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      return;
+    }
+  /* backward, MLP first; the g operator's conjugate is the identity without SP */
+  if (dense)
+    {
+      if (p->sp)
+        comm (out, "mlp_down grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+      column_input_backward (out, p, x, "mlp_in re-gather for wgrad (SP)",
+                             "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)");
+    }
+  if (p->sp)
+    comm (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+  if (gather_qkv)
+    comm (out, "qkv_out grad reduce-scatter (kv heads < tp)", HW_COLLECTIVE_REDUCE_SCATTER, qkv,
+          FALSE);
+  column_input_backward (out, p, x, "qkv_in re-gather for wgrad (SP)",
+                         "qkv_in grad reduce-scatter (SP)", "qkv_in grad all-reduce (f)");
+}
+
+void
+model_tp_embedding_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass,
+                          GArray *out)
+{
+  g_return_if_fail (arch != NULL && p != NULL && out != NULL);
+  if (p->tp <= 1)
+    return;
+  double x = bsh (arch, p);
+  /* language_model_embedding.py: reduce_scatter_embeddings needs no position or
+   * token-type embedding to add after the lookup */
+  gboolean rs = p->sp && !arch->learned_positions && arch->type_vocab_size == 0;
+  if (pass == MODEL_TP_FORWARD)
+    {
+      if (rs)
+        comm (out, "embedding reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE);
+      else
+        comm (out, "embedding all-reduce", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+    }
+  else if (p->sp)
+    comm (out, "embedding grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+}
+
+void
+model_tp_head_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass,
+                     GArray *out)
+{
+  g_return_if_fail (arch != NULL && p != NULL && out != NULL);
+  if (p->tp <= 1)
+    return;
+  double x = bsh (arch, p);
+  double bs32 = 4.0 * (double) p->micro_batch * (double) p->seq_len;
+  if (pass == MODEL_TP_FORWARD)
+    {
+      if (p->sp)
+        comm (out, "head_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+      comm (out, "cross-entropy logits max all-reduce", HW_COLLECTIVE_ALL_REDUCE, bs32, FALSE);
+      comm (out, "cross-entropy target logit all-reduce", HW_COLLECTIVE_ALL_REDUCE, bs32, FALSE);
+      comm (out, "cross-entropy sum-exp all-reduce", HW_COLLECTIVE_ALL_REDUCE, bs32, FALSE);
+      return;
+    }
+  column_input_backward (out, p, x, "head_in re-gather for wgrad (SP)",
+                         "head_in grad reduce-scatter (SP)", "head_in grad all-reduce (f)");
+}
+
+/* ---- Activations ----------------------------------------------------------------------- */
+
+static const struct
+{
+  const char *name;
+  ModelTpActRegion region;
+} act_regions[] = {
+  /* outside the parallel regions: [b, s, h] (norm_rstd [b, s]) */
+  { "input", MODEL_TP_ACT_SEQUENCE },
+  { "norm_x_fp32", MODEL_TP_ACT_SEQUENCE },
+  { "norm_rstd", MODEL_TP_ACT_SEQUENCE },
+  { "norm_x_normed", MODEL_TP_ACT_SEQUENCE },
+  { "norm1_out", MODEL_TP_ACT_SEQUENCE },
+  { "norm2_out", MODEL_TP_ACT_SEQUENCE },
+  { "cast", MODEL_TP_ACT_SEQUENCE },       /* a projection's cast input */
+  { "o_proj_out", MODEL_TP_ACT_SEQUENCE }, /* reduced (or reduce-scattered) */
+  { "mlp_out", MODEL_TP_ACT_SEQUENCE },
+  { "resid_dropout1", MODEL_TP_ACT_SEQUENCE },
+  { "resid_dropout2", MODEL_TP_ACT_SEQUENCE },
+  { "residual1", MODEL_TP_ACT_SEQUENCE },
+  /* inside attention: a/tp query heads */
+  { "q", MODEL_TP_ACT_HEADS },
+  { "k_repeated", MODEL_TP_ACT_HEADS },
+  { "v_repeated", MODEL_TP_ACT_HEADS },
+  { "scores", MODEL_TP_ACT_HEADS },
+  { "masked_scores", MODEL_TP_ACT_HEADS },
+  { "softmax", MODEL_TP_ACT_HEADS },
+  { "attn_dropout_mask", MODEL_TP_ACT_HEADS },
+  { "attn_dropout", MODEL_TP_ACT_HEADS },
+  { "attn_av_cast", MODEL_TP_ACT_HEADS },
+  { "attn_out", MODEL_TP_ACT_HEADS },
+  { "logsumexp", MODEL_TP_ACT_HEADS },
+  /* KV heads */
+  { "k", MODEL_TP_ACT_KV },
+  { "v", MODEL_TP_ACT_KV },
+  /* inside the MLP: i/tp features */
+  { "mlp_gate", MODEL_TP_ACT_HEADS },
+  { "mlp_up", MODEL_TP_ACT_HEADS },
+  { "mlp_silu", MODEL_TP_ACT_HEADS },
+  { "mlp_product", MODEL_TP_ACT_HEADS },
+  { "mlp_fc", MODEL_TP_ACT_HEADS },
+  { "mlp_act", MODEL_TP_ACT_HEADS },
+  /* LoRA */
+  { "lora_ax", MODEL_TP_ACT_WHOLE },
+};
+
+gboolean
+model_tp_act_region (const char *name, ModelTpActRegion *out)
+{
+  for (gsize j = 0; j < G_N_ELEMENTS (act_regions); j++)
+    if (strcmp (act_regions[j].name, name) == 0)
+      {
+        *out = act_regions[j].region;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+ModelGraph *
+model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp, guint64 n_kv_heads,
+                      guint64 seq_len, GError **error)
+{
+  g_return_val_if_fail (g != NULL && tp >= 1, NULL);
+  if (sp && tp > 1 && seq_len % tp != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "[training] seq_len = %" G_GUINT64_FORMAT " is not a multiple of [parallel] "
+                   "tp = %u (sequence parallelism splits the sequence evenly over the "
+                   "tensor-parallel ranks)", seq_len, tp);
+      return NULL;
+    }
+  guint kv_ways = n_kv_heads > 0 && n_kv_heads < tp ? (guint) n_kv_heads : tp;
+  g_autoptr (ModelGraph) r = model_graph_new ();
+  for (guint i = 0; i < g->tensors->len; i++)
+    {
+      const ModelGraphTensor *t = &g_array_index (g->tensors, ModelGraphTensor, i);
+      double ways = 1;
+      if (tp > 1)
+        {
+          ModelTpActRegion region;
+          if (!model_tp_act_region (t->name, &region))
+            {
+              g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           "[parallel] tp = %u: the layer's saved tensor '%s' has no "
+                           "tensor-parallel placement (MoE layers under tensor parallelism "
+                           "are not modelled yet)", tp, t->name);
+              return NULL;
+            }
+          switch (region)
+            {
+            case MODEL_TP_ACT_SEQUENCE: ways = sp ? tp : 1; break;
+            case MODEL_TP_ACT_HEADS: ways = tp; break;
+            case MODEL_TP_ACT_KV: ways = kv_ways; break;
+            case MODEL_TP_ACT_WHOLE: ways = 1; break;
+            }
+        }
+      guint j = model_graph_tensor (r, t->name, t->bytes / ways, t->source, t->from);
+      if (t->attn_core)
+        model_graph_mark_core (r, j);
+    }
+  for (guint i = 0; i < g->ops->len; i++)
+    {
+      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, i);
+      model_graph_op (r, op->name, op->out, op->saved, op->n_saved);
+    }
+  return g_steal_pointer (&r);
+}
