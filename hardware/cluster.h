@@ -25,6 +25,16 @@ typedef enum
   HW_INTRA_PCIE,     /* peer-to-peer through PCIe switches and the host root complex */
 } HwIntraConnect;
 
+/* Who picks a collective's algorithm and protocol when the scenario asks for auto
+ * (hardware/collective_tuner.c): NCCL's own cost model, or a platform's tuner plugin — AWS's
+ * aws-ofi-nccl region tables for P5en and for P6-B200 (NCCL_TUNER_PLUGIN=ofi). */
+typedef enum
+{
+  HW_TUNER_NCCL, /* default: ncclTopoTuneModel's least estimated time */
+  HW_TUNER_AWS_OFI_P5EN,
+  HW_TUNER_AWS_OFI_P6_B200,
+} HwCollectiveTuner;
+
 /* A node: n identical GPUs, how they connect, their NICs and host. */
 typedef struct
 {
@@ -44,6 +54,7 @@ typedef struct
                                   latency NCCL adds to each inter-node step (graph latencyInter) */
   double collective_overhead;  /* s from a collective's call to its first byte moving (host
                                   enqueue, kernel launch, rank skew), once per collective */
+  HwCollectiveTuner collective_tuner; /* chooses auto collectives' algorithm; 0 = NCCL's */
   char *source;                /* citations; owned, may be NULL */
   double link_efficiency;      /* achievable fraction of nvlink_bandwidth and nic_bandwidth,
                                   (0, 1]; 0 reads as 1 (not derated) */

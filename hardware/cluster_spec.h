@@ -15,7 +15,9 @@
  * `description`, `gpu`, `gpus_per_node`, `intra_node`, `nvlink_bandwidth` (default: the
  * GPU's when `gpu` is given), `gpus_per_pcie_switch`, `pcie_switch_uplink` (B/s),
  * `nics_per_node`, `nic_bandwidth`, `rail_optimized`, `host_memory`, `intra_latency`,
- * `inter_latency` ("2 us"), `collective_overhead` ("25 us", once per collective), `link_efficiency` (number in (0, 1]); host CPU and NVMe, in
+ * `inter_latency` ("2 us"), `collective_overhead` ("25 us", once per collective), `collective_tuner` (nccl |
+ * aws-ofi-p5en | aws-ofi-p6-b200: who picks auto collectives' algorithm, collective.h),
+ * `link_efficiency` (number in (0, 1]); host CPU and NVMe, in
  * [node.NAME] and [cluster] alike: `cpu_cores` (count), `cpu_adam_rate` (parameters/s per
  * core, "81 Mparam/s"), `nvme_drives` (count), `nvme_read_bandwidth`,
  * `nvme_write_bandwidth` (per drive, "7 GB/s"), `nvme_capacity` (per drive, "3.84 TB").

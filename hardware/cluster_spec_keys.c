@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hardware/catalog.h"
+#include "hardware/collective.h"
 #include "hardware/node_catalog.h"
 #include "sim/text.h"
 #include "sim/units.h"
@@ -36,6 +37,7 @@ typedef enum
   FIG_INTRA,    /* HwIntraConnect: nvswitch | pcie */
   FIG_TEXT,     /* char *, replaced */
   FIG_PARAM_RATE, /* double, parameters/s: "81 Mparam/s" */
+  FIG_TUNER,    /* HwCollectiveTuner: nccl | aws-ofi-p5en | aws-ofi-p6-b200 */
 } FigureKind;
 
 typedef struct
@@ -64,6 +66,7 @@ static const Figure figures[] = {
   { "inter_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (inter_latency), FALSE, 0, 0 },
   { "collective_overhead", FIG_QUANTITY, SIM_DIM_TIME, OFF (collective_overhead), FALSE, 0, 0 },
   { "link_efficiency", FIG_FRACTION, 0, OFF (link_efficiency), FALSE, 0, 0 },
+  { "collective_tuner", FIG_TUNER, 0, OFF (collective_tuner), FALSE, 0, 0 },
   { "description", FIG_TEXT, 0, OFF (description), FALSE, 0, 0 },
   { "cpu_cores", FIG_COUNT, 0, OFF (cpu_cores), FALSE, 0, MAX_CPU_CORES },
   { "cpu_adam_rate", FIG_PARAM_RATE, 0, OFF (cpu_adam_rate), FALSE, 0, 0 },
@@ -176,6 +179,8 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
       return TRUE;
     case FIG_PARAM_RATE:
       return parse_param_rate (text, (double *) field, error);
+    case FIG_TUNER:
+      return hw_collective_tuner_from_string (text, (HwCollectiveTuner *) field, error);
     case FIG_FRACTION:
       if (!sim_units_parse_number (text, &v, error))
         return FALSE;

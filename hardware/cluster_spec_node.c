@@ -30,6 +30,7 @@ static const char *const node_keys[] = {
   "intra_latency",
   "inter_latency",
   "collective_overhead",
+  "collective_tuner",
   "link_efficiency",
   "cpu_cores",
   "cpu_adam_rate",

@@ -52,3 +52,26 @@ double hw_nccl_nvls_latency (void);
 double hw_nccl_ring_payload_cap (const HwNodeSpec *node, HwCollectiveProtocol proto, guint m);
 double hw_nccl_tree_payload_cap (const HwNodeSpec *node, HwCollectiveProtocol proto, guint m,
                                  double bytes);
+
+/* A platform tuner's region (hardware/collective_tuner.c): NCCL's algorithm and protocol. */
+typedef enum
+{
+  HW_TUNER_TREE,
+  HW_TUNER_RING,
+  HW_TUNER_NVLS_TREE, /* NVLS inside nodes + tree across them: not lowered by this model */
+  HW_TUNER_PAT,       /* NCCL's PAT all-gather / reduce-scatter: not lowered by this model */
+} HwTunerAlgorithm;
+
+typedef struct
+{
+  HwTunerAlgorithm algorithm;
+  HwCollectiveProtocol protocol;
+} HwTunerPick;
+
+/* The regions of `tuner` holding (bytes, n_ranks) for a collective of `kind` among n_ranks
+ * over n_nodes, in the tuner's order of preference, at most `max` into `out`; returns how
+ * many. The caller takes the first it can run (the tuner skips what NCCL marks as ignored).
+ * 0 means NCCL's own tuner decides: HW_TUNER_NCCL, at most 2 nodes, a rank layout or kind
+ * without a table, bytes < 1. */
+guint hw_tuner_regions_at (HwCollectiveTuner tuner, HwCollectiveKind kind, guint n_ranks,
+                           guint n_nodes, double bytes, HwTunerPick *out, guint max);

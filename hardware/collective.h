@@ -53,6 +53,12 @@ const char *hw_collective_algorithm_name (HwCollectiveAlgorithm algorithm);
 gboolean hw_collective_algorithm_from_string (const char *text, HwCollectiveAlgorithm *out,
                                               GError **error);
 
+/* "nccl", "aws-ofi-p5en", "aws-ofi-p6-b200" (HwCollectiveTuner, hardware/cluster.h). Parsing
+ * errors: G_KEY_FILE_ERROR_INVALID_VALUE listing the accepted names. */
+const char *hw_collective_tuner_name (HwCollectiveTuner tuner);
+gboolean hw_collective_tuner_from_string (const char *text, HwCollectiveTuner *out,
+                                          GError **error);
+
 /* Whether NCCL has `algorithm` for a collective of `kind` on nodes of `node` at all (before
  * the rank and node counts, where NCCL falls back to the ring: NVLS below 5 GPUs or across
  * nodes). TRUE for auto and ring of a ring collective. FALSE, with `*why` set to a static

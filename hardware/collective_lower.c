@@ -42,8 +42,12 @@
  * 2(p_l−1)/p_l·S per NVLink). All-gather: inter-node of S/p_l, then intra-node; reduce-scatter
  * the reverse; broadcast: a chain among the nodes' first ranks, then inside each node.
  *
- * AUTO, as NCCL's tuner (ncclTopoGetAlgoInfo picks the (algorithm, protocol) of least
- * estimated time): every enabled candidate — ring with LL, LL128 and Simple, the tree for
+ * AUTO on a node whose collective_tuner is a platform plugin (AWS's aws-ofi-nccl region
+ * tuner on P5en and P6-B200, hardware/collective_tuner.c): the plugin's region at (size,
+ * ranks) names the algorithm and protocol, costed by this model; where it leaves the choice
+ * to NCCL (at most 2 nodes, no region, or only regions of algorithms not lowered here), and on
+ * every other node, AUTO is NCCL's own tuner (ncclTopoGetAlgoInfo picks the (algorithm,
+ * protocol) of least estimated time): every enabled candidate — ring with LL, LL128 and Simple, the tree for
  * all-reduce, NVLS where eligible — is lowered and the one with the least idle-cluster time
  * is kept; an explicit algorithm picks its best protocol the same way. Hierarchical is not
  * one of NCCL's algorithms and is only used when asked for. All-to-all: n(n−1) direct flows
@@ -440,6 +444,30 @@ lower_candidate (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorith
   return NULL;
 }
 
+/* The plan of the node's platform tuner (collective_tuner.c): the first of its regions at
+ * (bytes, n) whose algorithm this model lowers and whose protocol NCCL enables here, as the
+ * aws-ofi-nccl tuner skips what NCCL's cost table ignores; NULL when it leaves the choice
+ * to NCCL's own model (no region, or only NVLS_TREE / PAT ones, which are not lowered). */
+static GPtrArray *
+lower_tuner_pick (const HwCluster *c, HwCollectiveKind kind, const guint *ranks, guint n, guint m,
+                  double bytes)
+{
+  HwTunerPick picks[8];
+  guint k = hw_tuner_regions_at (hw_cluster_node_spec (c)->collective_tuner, kind, n, m, bytes,
+                                 picks, G_N_ELEMENTS (picks));
+  for (guint i = 0; i < k; i++)
+    {
+      if (picks[i].algorithm != HW_TUNER_TREE && picks[i].algorithm != HW_TUNER_RING)
+        continue;
+      HwCollectiveAlgorithm a
+          = picks[i].algorithm == HW_TUNER_TREE ? HW_ALGORITHM_TREE : HW_ALGORITHM_RING;
+      GPtrArray *plan = lower_candidate (c, kind, a, picks[i].protocol, ranks, n, m, bytes);
+      if (plan != NULL)
+        return plan;
+    }
+  return NULL;
+}
+
 /* Keeps the least-time plan of `algorithm` (AUTO: of ring, tree and NVLS) over the
  * protocols; NULL when none applies. */
 static GPtrArray *
@@ -451,6 +479,12 @@ lower_best (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm alg
   const HwCollectiveAlgorithm *algos = algorithm == HW_ALGORITHM_AUTO ? automatic : &algorithm;
   guint n_algos = algorithm == HW_ALGORITHM_AUTO ? G_N_ELEMENTS (automatic) : 1;
   guint m = count_nodes (c, ranks, n);
+  if (algorithm == HW_ALGORITHM_AUTO)
+    {
+      GPtrArray *plan = lower_tuner_pick (c, kind, ranks, n, m, bytes);
+      if (plan != NULL)
+        return plan;
+    }
   GPtrArray *best = NULL;
   double best_t = INFINITY;
   for (guint i = 0; i < n_algos; i++)

@@ -46,6 +46,9 @@
  * AWS EFA nodes: inter_latency is the 35 us network latency aws-ofi-nccl reports to NCCL
  * (graph latencyInter) on P5en and P6-B200; p5en's 16 × 200 Gbit/s EFA v3 NICs are 8 rails
  * of 400 Gbit/s here (two NICs per GPU; NCCL drives both), p6-b200 has 8 × 400 Gbit/s EFA v4.
+ * Their collective_tuner is AWS's region tuner (NCCL_TUNER_PLUGIN=ofi, which those clusters
+ * load: ml-engineering network/README.md logs "base Tuner is chosen for platform: p5en.48xlarge"
+ * and "... p6-b200.48xlarge"; tables in hardware/collective_tuner.c); every other node NCCL's.
  * Host CPU and NVMe (ZeRO-Offload / ZeRO-Infinity; CPU Adam rate per core in node_catalog.h):
  *  - DGX A100 (S, datasheet): 2× AMD EPYC 7742, 128 cores; 30 TB internal storage as
  *    8× 3.84 TB U.2 NVMe (640 GB system).
@@ -99,7 +102,8 @@ typedef struct
   "collective_overhead " us " us (M: " what " all-reduce at 32 KiB minus NCCL's ring LL latency, " \
   "hardware/node_catalog.c). "
 #define SRC_EFA "inter_latency 35 us: the network latency aws-ofi-nccl reports to NCCL on P5en and " \
-  "P6-B200 (src/platform-aws.cpp, platform \"p5en/p6-b200\", .latency = 35.0; S). "
+  "P6-B200 (src/platform-aws.cpp, platform \"p5en/p6-b200\", .latency = 35.0; S). collective_tuner: " \
+  "aws-ofi-nccl's region tuner for the instance type (src/tuner/nccl_ofi_regions.cpp; S). "
 
 /* String literals initialise the char * members; entries are only handed out as const. */
 static NodeEntry entries[] = {
@@ -233,6 +237,7 @@ static NodeEntry entries[] = {
       .intra_latency = 2 * US,
       .inter_latency = 35 * US,
       .collective_overhead = 25 * US,
+      .collective_tuner = HW_TUNER_AWS_OFI_P5EN,
       .link_efficiency = 0.88,
       .description = "AWS p5en.48xlarge: 8x H200-SXM, NVSwitch (NVLink 4), EFA v3 16x 200 Gbit/s modelled as 8 rails of 400 Gbit/s",
       .source = "AWS p5en.48xlarge (S, AWS EC2 accelerated-computing specifications via "
@@ -256,6 +261,7 @@ static NodeEntry entries[] = {
       .intra_latency = 2 * US,
       .inter_latency = 35 * US,
       .collective_overhead = 33 * US,
+      .collective_tuner = HW_TUNER_AWS_OFI_P6_B200,
       .link_efficiency = 0.94,
       .description = "AWS p6-b200.48xlarge: 8x B200-SXM, NVSwitch (NVLink 5), EFA v4 8x 400 Gbit/s",
       .source = "AWS p6-b200.48xlarge (S, ml-engineering network/README.md: 8 fabric-facing EFA "

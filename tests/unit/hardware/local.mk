@@ -32,3 +32,9 @@ check_PROGRAMS += tests/unit/hardware/test_kernel
 tests_unit_hardware_test_kernel_SOURCES = tests/unit/hardware/test_kernel.c
 tests_unit_hardware_test_kernel_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_hardware_test_kernel_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/hardware/test_collective_tuner
+tests_unit_hardware_test_collective_tuner_SOURCES = tests/unit/hardware/test_collective_tuner.c \
+	tests/unit/hardware/fixture.h
+tests_unit_hardware_test_collective_tuner_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_hardware_test_collective_tuner_LDADD = $(UNIT_TEST_LIBS)
