@@ -37,17 +37,25 @@ typedef struct
 Dims cost_dims_of (const ModelArch *arch, const ModelCostParams *p);
 /* TRUE when `arch` and `p` can be costed (a micro-batch, a sequence, element sizes). */
 gboolean cost_params_ok (const ModelArch *arch, const ModelCostParams *p);
+/* The kernel of Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias): 2·m·n·p FLOP,
+ * e·m·n + w·weights + e·m·p B, GEMM shape m×p (inner n); frozen (backward 1×) under LoRA. */
+ModelOp cost_gemm_op (const Dims *d, const char *name, double m, double n, double p,
+                      double weights);
+/* A memory-bound kernel moving `bytes` B (0 FLOP, no shape). */
+ModelOp cost_elementwise_op (const char *name, double bytes);
+/* Appends `op` to `pass` (sums updated). */
+void cost_add_kernel (ModelPass *pass, const ModelOp *op);
 /* Appends an op of `flops` FLOP and `bytes` B to `pass` (sums updated). */
 void cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops,
                   double bytes);
 /* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias), frozen under LoRA. */
 void cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n,
                     double p, double weights);
-/* Sets the kernel shape of `pass`'s last op to a GEMM C[m×n] (inner k) × batch. */
-void cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch);
 /* A memory-bound op moving `bytes` B. */
 void cost_add_elementwise (ModelPass *pass, const char *name, double bytes);
-/* The saved-tensor graph of one layer (graph_layer.c). New graph. */
+/* The op graph of one layer (graph_layer.c): tensors, saves, frees and kernels. New graph. */
 ModelGraph *cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash);
+/* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
+double cost_largest_linear (const ModelArch *arch);
 /* Appends to `bwd` the backward of each op of `fwd`, in reverse (cost.c). */
 void cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra);

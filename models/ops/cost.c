@@ -28,10 +28,20 @@
  *   MoE         expert weights are read once for each expert that receives a token:
  *               min(E, T·top-k) experts (all E once b·s·k ≥ E).
  *
+ * A layer's kernels are its op graph's (graph_layer.c: one kernel per op, FLOPs, bytes and
+ * GEMM shape each); the forward is their fold in order, the backward their mirror in
+ * reverse (cost_mirror_backward), and what a checkpointing policy recomputes is the fold
+ * over the ops it reruns (model_graph_op_reruns: the attention core for selective, the
+ * non-matmul ops for op-level selective). The embedding and the head (cost_ends.c) are
+ * still short op lists of their own.
+ *
  * Workspace (transient inside one pass; GEMM/cuBLAS workspace is ignored: a few MiB,
  * allocated once per process, so it belongs to the context/allocator overhead):
- *   forward   eager: the pre-softmax scores e·b·a·s² (the softmax output that backward
- *             needs is in act_saved); flash: 0.
+ *   forward   the op graph's transient peak (model_graph_transient_peak): the tensors the
+ *             forward holds that it does not save, alive from the op that makes them to
+ *             the op that frees them: eager attention's pre-softmax scores e·b·a·s², the
+ *             residual stream (block input, branch outputs, sums) where no norm saves it,
+ *             QLoRA's dequantized weight, LoRA's B·A·x.
  *   backward  2·e·T·h (gradient flowing in, gradient of the layer input) plus the larger of
  *             attention: eager 2·e·b·a·s² (dP and dS coexist in softmax backward) or flash
  *             4·b·a·s (delta) + 4·T·q (FlashAttention-2's fp32 dq accumulator, flash_api.cpp
@@ -130,37 +140,35 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
 }
 
 void
-cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
+cost_add_kernel (ModelPass *pass, const ModelOp *op)
 {
   g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
-  pass->ops[pass->n_ops++] = (ModelOp){ name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN } };
-  pass->flops += flops;
-  pass->model_flops += flops;
-  pass->bytes += bytes;
+  pass->ops[pass->n_ops++] = *op;
+  pass->flops += op->flops;
+  pass->model_flops += op->flops;
+  pass->bytes += op->bytes;
 }
 
-/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype. */
+void
+cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
+{
+  ModelOp op = { name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN } };
+  cost_add_kernel (pass, &op);
+}
+
 void
 cost_add_gemm (ModelPass *pass, const Dims *d, const char *name, double m, double n, double p,
-          double weights)
+               double weights)
 {
-  cost_add_op (pass, name, MODEL_OP_GEMM, 2 * m * n * p, d->e * m * n + d->w * weights + d->e * m * p);
-  pass->ops[pass->n_ops - 1].bwd_factor = d->frozen ? 1 : 0;
-  cost_set_gemm_shape (pass, m, p, n, 1);
-}
-
-void
-cost_set_gemm_shape (ModelPass *pass, double m, double n, double k, double batch)
-{
-  g_assert (pass->n_ops > 0);
-  pass->ops[pass->n_ops - 1].shape
-    = (HwKernelShape){ .cls = HW_KERNEL_GEMM, .m = m, .n = n, .k = k, .batch = batch };
+  ModelOp op = cost_gemm_op (d, name, m, n, p, weights);
+  cost_add_kernel (pass, &op);
 }
 
 void
 cost_add_elementwise (ModelPass *pass, const char *name, double bytes)
 {
-  cost_add_op (pass, name, MODEL_OP_ELEMENTWISE, 0, bytes);
+  ModelOp op = cost_elementwise_op (name, bytes);
+  cost_add_kernel (pass, &op);
 }
 
 /* Backward = forward ops in reverse: GEMM 2× FLOPs and bytes; element-wise 2× bytes;
@@ -189,161 +197,6 @@ cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
     }
 }
 
-static void
-attention_core_fwd (ModelPass *fwd, const Dims *d, gboolean flash)
-{
-  double scores = d->b * d->a * d->s * d->s; /* elements of the s×s score matrices */
-  if (flash)
-    {
-      cost_add_op (fwd, "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
-              d->e * d->T * (2 * d->q + 2 * d->c));
-      fwd->ops[fwd->n_ops - 1].shape = (HwKernelShape){ .cls = HW_KERNEL_FLASH_FWD, .seq = d->s,
-                                                        .head_dim = d->q / d->a,
-                                                        .causal = d->causal };
-      return;
-    }
-  /* S = Q·Kᵀ per head: 2·s·s·d each, a heads, b sequences; reads q, k, writes S. */
-  cost_add_op (fwd, "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
-          d->e * d->T * (d->q + d->c) + d->e * scores);
-  cost_set_gemm_shape (fwd, d->s, d->s, d->q / d->a, d->b * d->a); /* S = Q·Kᵀ per head */
-  if (d->alibi)
-    cost_add_elementwise (fwd, "alibi", 2 * d->e * scores);
-  cost_add_elementwise (fwd, "softmax", 2 * d->e * scores);
-  if (d->drop > 0)
-    cost_add_elementwise (fwd, "attn_dropout", 2 * d->e * scores + scores);
-  cost_add_op (fwd, "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
-          d->e * scores + d->e * d->T * (d->c + d->q));
-  cost_set_gemm_shape (fwd, d->s, d->q / d->a, d->s, d->b * d->a); /* P·V per head */
-}
-
-/* MoE: the m routed tokens split over the touched experts, one GEMM each (a grouped GEMM,
- * as even routing gives): m/touched rows × `touched` products. Dense: unchanged. */
-static void
-expert_shape (ModelPass *fwd, const Dims *d)
-{
-  HwKernelShape *sh = &fwd->ops[fwd->n_ops - 1].shape;
-  if (d->E > 0 && d->touched > 1)
-    {
-      sh->m /= d->touched;
-      sh->batch = d->touched;
-    }
-}
-
-static void
-mlp_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
-{
-  double h = d->h, i = d->i, m = d->m, n = d->touched;
-  if (arch->n_experts > 0)
-    {
-      cost_add_gemm (fwd, d, "router", d->T, h, d->E, h * d->E);
-      cost_add_elementwise (fwd, "moe_dispatch", d->e * d->T * h + d->e * m * h);
-    }
-  if (arch->mlp == MODEL_MLP_SWIGLU)
-    {
-      double bias = arch->mlp_bias ? 1.0 : 0.0;
-      cost_add_gemm (fwd, d, "mlp_gate_up", m, h, 2 * i, n * (2 * h * i + bias * 2 * i));
-      expert_shape (fwd, d);
-      cost_add_elementwise (fwd, "mlp_act", 3 * d->e * m * i); /* read gate, up; write product */
-      cost_add_gemm (fwd, d, "mlp_down", m, i, h, n * (i * h + bias * h));
-      expert_shape (fwd, d);
-    }
-  else
-    {
-      double bias = arch->mlp_bias ? 1.0 : 0.0;
-      cost_add_gemm (fwd, d, "mlp_fc", m, h, i, n * (h * i + bias * i));
-      expert_shape (fwd, d);
-      cost_add_elementwise (fwd, "mlp_act", 2 * d->e * m * i);
-      cost_add_gemm (fwd, d, "mlp_proj", m, i, h, n * (i * h + bias * h));
-      expert_shape (fwd, d);
-    }
-  if (arch->n_experts > 0)
-    cost_add_elementwise (fwd, "moe_combine", d->e * m * h + d->e * d->T * h);
-}
-
-/* LoRA adapters (finetune.h): for each targeted projection the GEMMs A (tokens × in → r)
- * and B (r → out), then PEFT's `result + lora_B(lora_A(x)) * scaling` (peft/tuners/lora/
- * layer.py, Linear.forward): the scaled copy reads and writes tokens × out (2), the sum
- * reads two and writes one (3), 5·e·tokens·out; its backward only scales the incoming
- * gradient (the sum passes it through): 2·e·tokens·out, 0.4× the forward. Summed over the
- * targets into three ops, memory-bound alike at small r. Tokens per projection: T, or T·k
- * over the experts of an MoE MLP. */
-static void
-lora_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch)
-{
-  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
-  double r = (double) d->ft->rank, fa = 0, ba = 0, fb = 0, bb = 0, add = 0;
-  double tok1 = 0, in1 = 0, out1 = 0; /* the first target's shape stands for all of them */
-  for (guint j = 0; j < lin->len; j++)
-    {
-      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
-      if (!x->targeted)
-        continue;
-      double tok = d->T * x->tokens_per_token * (double) x->count;
-      double in = (double) x->in, out = (double) x->out, n = (double) x->count;
-      if (tok1 == 0)
-        tok1 = d->T * x->tokens_per_token, in1 = in, out1 = out;
-      fa += 2 * tok * in * r;
-      ba += d->e * tok * in + d->w * r * in * n + d->e * tok * r;
-      fb += 2 * tok * r * out;
-      bb += d->e * tok * r + d->w * r * out * n + d->e * tok * out;
-      add += 5 * d->e * tok * out;
-    }
-  /* Kernel shapes: tokens × in → r and tokens × r → out, as many products as FLOPs of the
-   * first target's size (an approximation when targets differ in size). */
-  cost_add_op (fwd, "lora_a", MODEL_OP_GEMM, fa, ba);
-  if (fa > 0)
-    cost_set_gemm_shape (fwd, tok1, r, in1, fa / (2 * tok1 * r * in1));
-  cost_add_op (fwd, "lora_b", MODEL_OP_GEMM, fb, bb);
-  if (fb > 0)
-    cost_set_gemm_shape (fwd, tok1, out1, r, fb / (2 * tok1 * r * out1));
-  cost_add_elementwise (fwd, "lora_scale_add", add);
-  fwd->ops[fwd->n_ops - 1].bwd_factor = 0.4;
-}
-
-/* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
-static double
-largest_linear (const ModelArch *arch)
-{
-  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, NULL);
-  double m = 0;
-  for (guint j = 0; j < lin->len; j++)
-    {
-      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
-      m = MAX (m, (double) (x->in * x->out));
-    }
-  return m;
-}
-
-static void
-layer_fwd (ModelPass *fwd, const Dims *d, const ModelArch *arch, gboolean flash)
-{
-  if (d->nf4) /* QLoRA: read the NF4 codes and constants, write 16-bit weights (the compute
-               * dtype, bnb_4bit_compute_dtype); redone once in backward (1×) */
-    {
-      double n = (double) model_finetune_layer_linear_params (arch);
-      cost_add_elementwise (fwd, "nf4_dequant",
-                       n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + 2));
-      fwd->ops[fwd->n_ops - 1].bwd_factor = 1;
-    }
-  if (d->frozen)
-    lora_fwd (fwd, d, arch);
-  double T = d->T, h = d->h, q = d->q, c = d->c, e = d->e;
-  double norm = 2 * e * T * h + d->w * d->norm_w;
-  cost_add_elementwise (fwd, "norm1", norm);
-  cost_add_gemm (fwd, d, "qkv", T, h, q + 2 * c, h * (q + 2 * c) + (arch->qkv_bias ? q + 2 * c : 0));
-  if (d->rotary)
-    cost_add_elementwise (fwd, "rotary", 2 * e * T * (q + c)); /* q and k, read + write */
-  if (d->kv_repeat) /* k and v read, their a-head copies written */
-    cost_add_elementwise (fwd, "kv_repeat", e * T * (2 * c + 2 * q));
-  attention_core_fwd (fwd, d, flash);
-  cost_add_gemm (fwd, d, "attn_out", T, q, h, q * h + (arch->attn_out_bias ? h : 0));
-  /* x + dropout(o): read both, write the sum (+ the 1-byte mask). */
-  cost_add_elementwise (fwd, "residual1", 3 * e * T * h + d->drop * T * h);
-  cost_add_elementwise (fwd, "norm2", norm);
-  mlp_fwd (fwd, d, arch);
-  cost_add_elementwise (fwd, "residual2", 3 * e * T * h + d->drop * T * h);
-}
-
 ModelGraph *
 model_cost_layer_graph (const ModelArch *arch, const ModelCostParams *p)
 {
@@ -363,17 +216,18 @@ model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostParams *p,
   return MIN (n, max);
 }
 
-/* The forward's point-wise ops (norms, activations, softmax, residuals): what op-level
- * selective checkpointing reruns before the backward. */
+/* The kernels of the ops of `g` that run under `policy` (every op for KEEP_ALL, else those
+ * model_graph_op_reruns() names), in forward order: the forward of a layer, or what a
+ * checkpointing policy recomputes. */
 static void
-pointwise_pass (const ModelPass *fwd, ModelPass *out)
+graph_pass (const ModelGraph *g, ModelGraphPolicy policy, ModelPass *out)
 {
-  for (guint j = 0; j < fwd->n_ops; j++)
-    if (fwd->ops[j].op_class == MODEL_OP_ELEMENTWISE)
-      {
-        out->ops[out->n_ops++] = fwd->ops[j];
-        out->bytes += fwd->ops[j].bytes;
-      }
+  for (guint j = 0; j < g->ops->len; j++)
+    {
+      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
+      if (op->launches && (policy == MODEL_GRAPH_KEEP_ALL || model_graph_op_reruns (g, j, policy)))
+        cost_add_kernel (out, &op->kernel);
+    }
 }
 
 static double
@@ -411,26 +265,25 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   g_return_val_if_fail (cost_params_ok (arch, p), cost);
   Dims d = cost_dims_of (arch, p);
   gboolean flash = p->flash_attention;
-  layer_fwd (&cost.fwd, &d, arch, flash);
+  g_autoptr (ModelGraph) g = cost_layer_graph (&d, arch, flash);
+  /* Time: folds over the graph's kernels. */
+  graph_pass (g, MODEL_GRAPH_KEEP_ALL, &cost.fwd);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
-  /* Eager scores before the softmax; fp32 under autocast (the fp32 mask's add promotes). */
-  cost.fwd.workspace = flash ? 0.0 : d.ea * d.b * d.a * d.s * d.s;
+  graph_pass (g, MODEL_GRAPH_KEEP_NON_CORE, &cost.attn_core_fwd);
+  graph_pass (g, MODEL_GRAPH_KEEP_MATMUL, &cost.pointwise_fwd);
+  /* Memory: the saved tensors under each policy, and the forward's transient peak from
+   * the ops' frees (eager scores, the residual stream, QLoRA's dequantized weight). */
+  cost.fwd.workspace = model_graph_transient_peak (g, d.compile, NULL);
   cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
   if (d.nf4) /* the dequantized 16-bit weight of the projection being multiplied */
-    {
-      cost.fwd.workspace += 2 * largest_linear (arch);
-      cost.bwd.workspace += 2 * largest_linear (arch);
-    }
-  g_autoptr (ModelGraph) g = cost_layer_graph (&d, arch, flash);
+    cost.bwd.workspace += 2 * cost_largest_linear (arch);
   double saved = model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, d.compile, NULL, 0, NULL);
   cost.act_saved = saved + model_cost_layer_weight_cache (arch, p);
   cost.act_checkpoint = d.e * d.T * d.h;
-  attention_core_fwd (&cost.attn_core_fwd, &d, flash);
   cost.act_attn_core
     = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_NON_CORE, d.compile, NULL, 0, NULL);
   cost.act_keep_matmul = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, d.compile, NULL, 0, NULL);
   cost.act_pointwise
     = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, d.compile, NULL, 0, NULL);
-  pointwise_pass (&cost.fwd, &cost.pointwise_fwd);
   return cost;
 }

@@ -2,7 +2,8 @@
  *
  * A layer's forward and backward are each a short sequence of ops (GEMMs, attention core,
  * element-wise kernels); every op has FLOPs and HBM bytes so the executor can run each as a
- * roofline kernel max(F/C, M/H) (Williams et al., "Roofline", CACM 2009).
+ * roofline kernel max(F/C, M/H) (Williams et al., "Roofline", CACM 2009). A layer's ops
+ * come from its op graph (graph.h): ModelPass is a fold over the graph's kernels.
  *
  * Notation: b micro-batch size (sequences), s sequence length, h hidden size, a query
  * heads, k key/value heads, d head dimension, i MLP inner size, V vocabulary, e bytes per
@@ -22,29 +23,7 @@
 #include "models/arch/finetune.h"
 #include "models/ops/graph.h"
 
-typedef enum
-{
-  MODEL_OP_GEMM,        /* tensor-core matrix multiply */
-  MODEL_OP_ATTENTION,   /* fused attention core (FlashAttention) */
-  MODEL_OP_ELEMENTWISE, /* norms, rotary, activations, softmax, residual adds, loss */
-} ModelOpClass;
-
-typedef struct
-{
-  const char *name;     /* static: "qkv", "attn_scores", "softmax", "mlp_up", … */
-  ModelOpClass op_class;
-  double flops;         /* FLOP; 0 for MODEL_OP_ELEMENTWISE (memory-bound, not model FLOPs) */
-  double bytes;         /* HBM bytes read + written */
-  double bwd_factor;    /* its backward's FLOPs and bytes as a multiple of its own, when not
-                         * the default (0: 2×, FlashAttention 2.5× FLOPs): 1 for a GEMM with
-                         * LoRA's frozen weights (input gradient only) and QLoRA's
-                         * dequantization (redone once); 0.4 for LoRA's scale-and-add */
-  HwKernelShape shape;  /* for the kernel model (hardware/kernel.h): a GEMM's m×n (inner k)
-                         * × batch, flash attention's sequence, head dim and mask; PLAIN
-                         * for element-wise ops */
-} ModelOp;
-
-#define MODEL_COST_MAX_OPS 28
+#define MODEL_COST_MAX_OPS 64
 
 /* One pass (forward or backward) of one layer-like block for one micro-batch. */
 typedef struct
@@ -55,7 +34,8 @@ typedef struct
   double model_flops;/* FLOPs that count as model FLOPs: flops less FlashAttention's
                       * recomputed scores in its backward (Narayanan et al. 2021 §5.1) */
   double bytes;      /* Σ ops.bytes */
-  double workspace;  /* B, transient peak inside the pass (eager scores, logits in fp32) */
+  double workspace;  /* B, transient peak inside the pass (a layer's forward: the op
+                      * graph's liveness; eager scores, logits in fp32) */
 } ModelPass;
 
 typedef struct

@@ -1,5 +1,6 @@
-/* models/ops/graph.c — the saved-tensor graph (graph.h): construction and the policies that
- * read it. Invariant: every op's `out` and `saved` index an existing tensor. */
+/* models/ops/graph.c — the op graph (graph.h): construction, the policies that read it, and
+ * the forward's liveness. Invariant: every op's `out`, `saved`, `writes` and `frees` index
+ * an existing tensor. */
 #include "config.h"
 #include "models/ops/graph.h"
 
@@ -54,6 +55,58 @@ model_graph_mark_core (ModelGraph *g, guint t)
   g_array_index (g->tensors, ModelGraphTensor, t).attn_core = TRUE;
 }
 
+static ModelGraphOp *
+last_op (ModelGraph *g)
+{
+  g_return_val_if_fail (g != NULL && g->ops->len > 0, NULL);
+  return &g_array_index (g->ops, ModelGraphOp, g->ops->len - 1);
+}
+
+void
+model_graph_op_kernel (ModelGraph *g, const ModelOp *kernel)
+{
+  ModelGraphOp *op = last_op (g);
+  g_return_if_fail (op != NULL && kernel != NULL);
+  op->launches = TRUE;
+  op->kernel = *kernel;
+}
+
+/* Appends the valid entries of t[0..n) to list[*len] (capacity `cap`). */
+static void
+append_tensors (const ModelGraph *g, guint *list, guint *len, guint cap, const guint *t, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (t[i] != G_MAXUINT)
+      {
+        g_return_if_fail (t[i] < g->tensors->len && *len < cap);
+        list[(*len)++] = t[i];
+      }
+}
+
+void
+model_graph_op_writes (ModelGraph *g, const guint *t, guint n)
+{
+  ModelGraphOp *op = last_op (g);
+  g_return_if_fail (op != NULL);
+  append_tensors (g, op->writes, &op->n_writes, MODEL_GRAPH_MAX_SAVED, t, n);
+}
+
+void
+model_graph_op_frees (ModelGraph *g, const guint *t, guint n)
+{
+  ModelGraphOp *op = last_op (g);
+  g_return_if_fail (op != NULL);
+  append_tensors (g, op->frees, &op->n_frees, MODEL_GRAPH_MAX_FREES, t, n);
+}
+
+void
+model_graph_op_core (ModelGraph *g)
+{
+  ModelGraphOp *op = last_op (g);
+  g_return_if_fail (op != NULL);
+  op->attn_core = TRUE;
+}
+
 static const ModelGraphTensor *
 tensor (const ModelGraph *g, guint i)
 {
@@ -86,6 +139,19 @@ policy_keeps (const ModelGraphTensor *t, ModelGraphPolicy policy)
     }
 }
 
+/* mark[i] = TRUE for each tensor an op saves (compile: the tensor kept in its place);
+ * `mark` has g->tensors->len entries. */
+static void
+mark_saved (const ModelGraph *g, gboolean compile, gboolean *mark)
+{
+  for (guint j = 0; j < g->ops->len; j++)
+    {
+      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
+      for (guint k = 0; k < op->n_saved; k++)
+        mark[compile ? kept_for (g, op->saved[k]) : op->saved[k]] = TRUE;
+    }
+}
+
 double
 model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile,
                    double *sizes, guint max, guint *n_out)
@@ -93,12 +159,7 @@ model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compil
   g_return_val_if_fail (g != NULL, 0);
   guint nt = g->tensors->len;
   g_autofree gboolean *mark = g_new0 (gboolean, nt + 1);
-  for (guint j = 0; j < g->ops->len; j++)
-    {
-      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
-      for (guint k = 0; k < op->n_saved; k++)
-        mark[compile ? kept_for (g, op->saved[k]) : op->saved[k]] = TRUE;
-    }
+  mark_saved (g, compile, mark);
   if (policy == MODEL_GRAPH_KEEP_MATMUL)
     /* torchtitan's policy caches every matmul and attention output, saved by an op or not
      * (the recompute reruns the point-wise ops from them); the block input is the
@@ -121,4 +182,73 @@ model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compil
   if (n_out != NULL)
     *n_out = n;
   return sum;
+}
+
+gboolean
+model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy)
+{
+  g_return_val_if_fail (g != NULL && j < g->ops->len, FALSE);
+  const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
+  switch (policy)
+    {
+    case MODEL_GRAPH_KEEP_NON_CORE:
+      return op->attn_core;
+    case MODEL_GRAPH_KEEP_MATMUL:
+    case MODEL_GRAPH_KEEP_MATMUL_SAVED:
+      /* what the policy does not keep is re-created by rerunning the op that made it */
+      return tensor (g, op->out)->source == MODEL_TENSOR_POINTWISE;
+    case MODEL_GRAPH_KEEP_ALL:
+    default:
+      return FALSE;
+    }
+}
+
+/* born[t] = the first op naming t (the block input: 0), dies[t] = the op freeing it (or the
+ * last op). Arrays of g->tensors->len entries; G_MAXUINT for a tensor no op names. */
+static void
+lifetimes (const ModelGraph *g, guint *born, guint *dies)
+{
+  guint nt = g->tensors->len, last = g->ops->len > 0 ? g->ops->len - 1 : 0;
+  for (guint i = 0; i < nt; i++)
+    {
+      born[i] = tensor (g, i)->source == MODEL_TENSOR_INPUT ? 0 : G_MAXUINT;
+      dies[i] = last;
+    }
+  for (guint j = 0; j < g->ops->len; j++)
+    {
+      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
+      const guint *lists[] = { &op->out, op->writes, op->saved, op->frees };
+      guint lens[] = { 1, op->n_writes, op->n_saved, op->n_frees };
+      for (guint l = 0; l < G_N_ELEMENTS (lists); l++)
+        for (guint k = 0; k < lens[l]; k++)
+          born[lists[l][k]] = MIN (born[lists[l][k]], j);
+      for (guint k = 0; k < op->n_frees; k++)
+        dies[op->frees[k]] = j;
+    }
+}
+
+double
+model_graph_transient_peak (const ModelGraph *g, gboolean compile, guint *at_op)
+{
+  g_return_val_if_fail (g != NULL, 0);
+  guint nt = g->tensors->len;
+  g_autofree gboolean *kept = g_new0 (gboolean, nt + 1);
+  g_autofree guint *born = g_new (guint, nt + 1);
+  g_autofree guint *dies = g_new (guint, nt + 1);
+  mark_saved (g, compile, kept);
+  lifetimes (g, born, dies);
+  double peak = 0;
+  guint where = 0;
+  for (guint j = 0; j < g->ops->len; j++)
+    {
+      double live = 0;
+      for (guint i = 0; i < nt; i++)
+        if (!kept[i] && born[i] <= j && j <= dies[i])
+          live += tensor (g, i)->bytes;
+      if (live > peak)
+        peak = live, where = j;
+    }
+  if (at_op != NULL)
+    *at_op = where;
+  return peak;
 }

@@ -26,12 +26,46 @@
  *    the attention kernel are kept, everything else is recomputed from them and from the
  *    block input. (torchtitan also recomputes every second mm; not modelled.)
  *
- * Units: bytes (B), doubles. Ownership: a ModelGraph owns its arrays; free with
+ * Each op also states the kernel it launches (ModelOp: its class — GEMM with its M, N, K
+ * shape, the fused attention kernel, or a memory-bound element-wise/norm/softmax kernel —,
+ * FLOPs, HBM bytes and how its backward scales), whether selective recompute reruns it
+ * (the attention core), and the tensors it frees: its inputs whose last forward use it is.
+ * Time is a fold over the ops' kernels (models/ops/cost.c: forward, the mirrored backward,
+ * the recompute of a policy = the ops whose outputs the policy does not keep); the
+ * transient (non-saved) memory peak of the forward is a fold over the liveness the births
+ * and frees give (model_graph_transient_peak). An op without a kernel (a view, a cast the
+ * time model leaves out, a mask's bookkeeping) launches nothing.
+ *
+ * Units: bytes (B), FLOP, doubles. Ownership: a ModelGraph owns its arrays; free with
  * model_graph_free (NULL is a no-op).
  */
 #pragma once
 
 #include <glib.h>
+#include "hardware/kernel.h"
+
+typedef enum
+{
+  MODEL_OP_GEMM,        /* tensor-core matrix multiply */
+  MODEL_OP_ATTENTION,   /* fused attention core (FlashAttention) */
+  MODEL_OP_ELEMENTWISE, /* norms, rotary, activations, softmax, residual adds, loss */
+} ModelOpClass;
+
+/* One kernel: what the executor runs as a roofline activity max(F/C, M/H). */
+typedef struct
+{
+  const char *name;     /* static: "qkv", "attn_scores", "softmax", "mlp_fc", … */
+  ModelOpClass op_class;
+  double flops;         /* FLOP; 0 for MODEL_OP_ELEMENTWISE (memory-bound, not model FLOPs) */
+  double bytes;         /* HBM bytes read + written */
+  double bwd_factor;    /* its backward's FLOPs and bytes as a multiple of its own, when not
+                         * the default (0: 2×, FlashAttention 2.5× FLOPs): 1 for a GEMM with
+                         * LoRA's frozen weights (input gradient only) and QLoRA's
+                         * dequantization (redone once); 0.4 for LoRA's scale-and-add */
+  HwKernelShape shape;  /* for the kernel model (hardware/kernel.h): a GEMM's m×n (inner k)
+                         * × batch, flash attention's sequence, head dim and mask; PLAIN
+                         * for element-wise ops */
+} ModelOp;
 
 typedef enum
 {
@@ -52,6 +86,7 @@ typedef struct
 } ModelGraphTensor;
 
 #define MODEL_GRAPH_MAX_SAVED 6
+#define MODEL_GRAPH_MAX_FREES 4
 
 typedef struct
 {
@@ -59,6 +94,15 @@ typedef struct
   guint out;                 /* tensor it produces */
   guint saved[MODEL_GRAPH_MAX_SAVED]; /* tensors it saves for backward */
   guint n_saved;
+  guint writes[MODEL_GRAPH_MAX_SAVED]; /* further tensors it produces (a fused QKV's k and
+                                        * v, a norm's fp32 copy and rstd, the logsumexp) */
+  guint n_writes;
+  guint frees[MODEL_GRAPH_MAX_FREES]; /* tensors whose last forward use it is: released
+                                       * after it unless saved */
+  guint n_frees;
+  gboolean launches;         /* runs `kernel`; FALSE: a view, a mask, a cast left out */
+  ModelOp kernel;
+  gboolean attn_core;        /* rerun by selective recompute (Korthikanti et al. 2022 §5) */
 } ModelGraphOp;
 
 typedef struct
@@ -88,6 +132,30 @@ guint model_graph_tensor (ModelGraph *g, const char *name, double bytes,
 void model_graph_op (ModelGraph *g, const char *name, guint out, const guint *saved, guint n);
 /* Marks tensor `t` as part of the attention core (selective recompute). */
 void model_graph_mark_core (ModelGraph *g, guint t);
+/* The last op added launches `kernel` (copied). */
+void model_graph_op_kernel (ModelGraph *g, const ModelOp *kernel);
+/* The last op added also produces the n tensors of `t` (n <= MODEL_GRAPH_MAX_SAVED;
+ * G_MAXUINT entries skipped). */
+void model_graph_op_writes (ModelGraph *g, const guint *t, guint n);
+/* The last op added is the last forward use of the n tensors of `t` (n <=
+ * MODEL_GRAPH_MAX_FREES; G_MAXUINT entries skipped): each is released after it unless a
+ * policy keeps it for the backward. A tensor nothing frees lives to the end of the block
+ * (the block's output). */
+void model_graph_op_frees (ModelGraph *g, const guint *t, guint n);
+/* The last op added belongs to the attention core: selective recompute reruns it. */
+void model_graph_op_core (ModelGraph *g);
+
+/* TRUE when op `j` is rerun before the backward under `policy`: KEEP_ALL none; NON_CORE the
+ * attention-core ops; KEEP_MATMUL(_SAVED) the ops whose output is made by a point-wise or
+ * reduction kernel (not a GEMM's, not the attention kernel's: those outputs are kept). */
+gboolean model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy);
+
+/* The forward's transient peak, B: the largest sum, over the ops in order, of the tensors
+ * live at that op (born at the first op naming them, or at the start for the block input;
+ * alive through the op that frees them, or to the end) that the eager forward does not
+ * save (model_graph_saved's KEEP_ALL set, compile-rewritten when `compile`). *at_op (may be
+ * NULL) gets the index of the first op reaching it (0 for an empty graph). */
+double model_graph_transient_peak (const ModelGraph *g, gboolean compile, guint *at_op);
 
 /* The tensors kept for the backward under `policy`, each once, in index order: fills
  * `sizes` (B, capacity `max`, may be NULL) with at most `max` and returns their total B.

@@ -1,4 +1,4 @@
-/* models/ops/graph_layer.c — the saved-tensor graph of one transformer layer (graph.h), built
+/* models/ops/graph_layer.c — the op graph of one transformer layer (graph.h), built
  * from the model code PyTorch runs: HF LlamaDecoderLayer / torchtune
  * TransformerSelfAttentionLayer (RMSNorm, q/k/v projections, rotary, attention, o-proj,
  * residual, RMSNorm, SwiGLU MLP, residual) and GPT-2/BERT/MPT blocks (LayerNorm, fused or
@@ -25,11 +25,61 @@
  *   GELU          gelu saves the fc output, the projection saves the gelu output: 2
  *   dropout       a 1-byte mask
  * Korthikanti Table 2's 34·sbh + 5·a·s²·b for GPT falls out (tests/unit/models/test_cost.c).
+ *
+ * Kernels (FLOPs and byte conventions in models/ops/cost.c's header): one per op as eager
+ * PyTorch launches it, with these fusions the time model keeps: a norm is one kernel
+ * (2·e·T·h + weights; its fp32 copies are not extra traffic), rotary one pass over q and k,
+ * a GEMM's bias is in its epilogue. Projections follow the model code: one fused QKV GEMM
+ * where the model has one (GPT-2 c_attn, MPT Wqkv: model_arch_fused_qkv), else q_proj,
+ * k_proj, v_proj (HF LlamaAttention, torchtune MultiHeadAttention), each reading the
+ * input; SwiGLU's gate_proj and up_proj are two GEMMs (HF LlamaMLP, torchtune
+ * FeedForward w1/w3), then silu and the product are two kernels (eager) or one (compile
+ * fuses them: read gate and up, write the product); dropout before a residual add is
+ * its own kernel (native_dropout: read, write, 1-byte mask) unless compile fuses it
+ * into the add. LoRA adds, per targeted projection, lora_A, lora_B and PEFT's scaled
+ * add (peft/tuners/lora/layer.py Linear.forward), after the attention's or the MLP's
+ * projections.
+ *
+ * Frees (liveness, graph.h): each op frees the inputs whose last forward use it is; the
+ * block input lives until the first residual add, the first residual until the second;
+ * the second residual (the block's output) lives to the end.
  */
 #include "config.h"
 #include "models/ops/cost-private.h"
 
 #define NO G_MAXUINT
+
+/* The kernel primitives cost.c and cost_ends.c build on (cost-private.h); here, so that
+ * cost.o calls into this file and not the other way. */
+/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype. */
+ModelOp
+cost_gemm_op (const Dims *d, const char *name, double m, double n, double p, double weights)
+{
+  return (ModelOp){ name, MODEL_OP_GEMM, 2 * m * n * p,
+                    d->e * m * n + d->w * weights + d->e * m * p, d->frozen ? 1 : 0,
+                    { .cls = HW_KERNEL_GEMM, .m = m, .n = p, .k = n, .batch = 1 } };
+}
+
+ModelOp
+cost_elementwise_op (const char *name, double bytes)
+{
+  return (ModelOp){ name, MODEL_OP_ELEMENTWISE, 0, bytes, 0, { HW_KERNEL_PLAIN } };
+}
+
+/* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
+double
+cost_largest_linear (const ModelArch *arch)
+{
+  g_autoptr (GArray) lin = model_finetune_layer_linears (arch, NULL);
+  double m = 0;
+  for (guint j = 0; j < lin->len; j++)
+    {
+      const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
+      m = MAX (m, (double) (x->in * x->out));
+    }
+  return m;
+}
+
 
 static guint
 t_new (ModelGraph *g, const char *name, double bytes, ModelTensorSource src, gint from)
@@ -44,24 +94,67 @@ op1 (ModelGraph *g, const char *name, guint out, guint a, guint b, guint c)
   model_graph_op (g, name, out, saved, 3);
 }
 
-/* A norm reading `in`; returns the tensor the following projections read. */
+static void
+frees (ModelGraph *g, guint a, guint b, guint c)
+{
+  guint t[3] = { a, b, c };
+  model_graph_op_frees (g, t, 3);
+}
+
+static void
+writes (ModelGraph *g, guint a, guint b, guint c)
+{
+  guint t[3] = { a, b, c };
+  model_graph_op_writes (g, t, 3);
+}
+
+/* The last op launches Y[m×p] = X[m×n]·W[n×p] (cost_gemm_op). */
+static void
+gemm (ModelGraph *g, const Dims *d, const char *kernel, double m, double n, double p,
+      double weights)
+{
+  ModelOp k = cost_gemm_op (d, kernel, m, n, p, weights);
+  model_graph_op_kernel (g, &k);
+}
+
+/* The last op launches a memory-bound kernel of `bytes` B. */
+static void
+ew (ModelGraph *g, const char *kernel, double bytes)
+{
+  ModelOp k = cost_elementwise_op (kernel, bytes);
+  model_graph_op_kernel (g, &k);
+}
+
+/* An op that writes in place (rotary on q and k): a 0-B tensor stands for its output. */
 static guint
-norm (ModelGraph *g, const Dims *d, guint in, const char *name)
+scratch (ModelGraph *g)
+{
+  return t_new (g, "in_place", 0, MODEL_TENSOR_POINTWISE, -1);
+}
+
+/* A norm reading `in`, one kernel `kernel`; returns the tensor the following projections
+ * read. */
+static guint
+norm (ModelGraph *g, const Dims *d, guint in, const char *name, const char *kernel)
 {
   double Th = d->T * d->h;
+  guint out;
   if (d->norm_fp32)
     {
+      /* pow saves the fp32 copy, rsqrt its result, `x_normed * weight` x_normed */
       guint x32 = t_new (g, "norm_x_fp32", 4 * Th, MODEL_TENSOR_POINTWISE, (gint) in);
       guint rstd = t_new (g, "norm_rstd", 4 * d->T, MODEL_TENSOR_POINTWISE, -1);
       guint xn = t_new (g, "norm_x_normed", d->e * Th, MODEL_TENSOR_POINTWISE, (gint) in);
-      guint out = t_new (g, name, d->e * Th, MODEL_TENSOR_POINTWISE, -1);
-      op1 (g, "norm_pow", x32, x32, NO, NO);
-      op1 (g, "norm_rsqrt", rstd, rstd, x32, NO);
-      op1 (g, "norm_scale", out, xn, NO, NO);
-      return out;
+      out = t_new (g, name, d->e * Th, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "rms_norm", out, x32, rstd, xn);
+      writes (g, x32, rstd, xn);
     }
-  guint out = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);
-  op1 (g, "layer_norm", out, in, NO, NO);
+  else
+    {
+      out = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "layer_norm", out, in, NO, NO);
+    }
+  ew (g, kernel, 2 * d->e * Th + d->w * d->norm_w);
   return out;
 }
 
@@ -82,28 +175,85 @@ core (ModelGraph *g, guint t)
   return t;
 }
 
-static guint
-attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v, gboolean flash)
+/* q, k, v from the norm output `n1` (in[] the tensors the projections save). */
+static void
+qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const guint *in, guint *q,
+     guint *k, guint *v)
 {
-  double T = d->T, scores = d->b * d->a * d->s * d->s;
-  if (flash)
+  double T = d->T, h = d->h, e = d->e, bias = arch->qkv_bias ? 1.0 : 0.0;
+  *q = t_new (g, "q", e * T * d->q, MODEL_TENSOR_GEMM, -1);
+  *k = t_new (g, "k", e * T * d->c, MODEL_TENSOR_GEMM, -1);
+  *v = t_new (g, "v", e * T * d->c, MODEL_TENSOR_GEMM, -1);
+  if (model_arch_fused_qkv (arch))
     {
-      guint o = t_new (g, "attn_out", d->e * T * d->q, MODEL_TENSOR_ATTENTION, -1);
-      guint lse = core (g, t_new (g, "logsumexp", 4 * d->b * d->a * d->s,
-                                  MODEL_TENSOR_ATTENTION, -1));
-      guint saved[5] = { q, k, v, o, lse };
-      model_graph_op (g, "attention", o, saved, 5);
-      return o;
+      double n = d->q + 2 * d->c;
+      op1 (g, "qkv", *q, in[0], NO, NO);
+      writes (g, *k, *v, NO);
+      gemm (g, d, "qkv", T, h, n, h * n + bias * n);
+      frees (g, n1, in[0], NO);
+      return;
     }
+  op1 (g, "q_proj", *q, in[0], NO, NO);
+  gemm (g, d, "q_proj", T, h, d->q, h * d->q + bias * d->q);
+  op1 (g, "k_proj", *k, in[d->qkv_in > 1 ? 1 : 0], NO, NO);
+  gemm (g, d, "k_proj", T, h, d->c, h * d->c + bias * d->c);
+  op1 (g, "v_proj", *v, in[d->qkv_in > 1 ? 2 : 0], NO, NO);
+  gemm (g, d, "v_proj", T, h, d->c, h * d->c + bias * d->c);
+  frees (g, n1, NO, NO);
+}
+
+/* FlashAttention (Dao et al. 2022 §3): its two GEMMs, 4·b·s·s_kv·a·d FLOPs (the full
+ * square; hardware/kernel.c halves it for the causal mask); reads q, k, v, writes o. */
+static guint
+flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
+{
+  guint o = t_new (g, "attn_out", d->e * d->T * d->q, MODEL_TENSOR_ATTENTION, -1);
+  guint lse = core (g, t_new (g, "logsumexp", 4 * d->b * d->a * d->s, MODEL_TENSOR_ATTENTION, -1));
+  guint saved[5] = { q, k, v, o, lse };
+  model_graph_op (g, "attention", o, saved, 5);
+  writes (g, lse, NO, NO);
+  frees (g, q, k, v);
+  model_graph_op_core (g);
+  ModelOp kern = { "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
+                   d->e * d->T * (2 * d->q + 2 * d->c), 0,
+                   { .cls = HW_KERNEL_FLASH_FWD, .seq = d->s, .head_dim = d->q / d->a,
+                     .causal = d->causal } };
+  model_graph_op_kernel (g, &kern);
+  return o;
+}
+
+/* The eager core: S = Q·Kᵀ, (ALiBi), softmax, (dropout), P·V. */
+static guint
+eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
+{
+  double T = d->T, scores = d->b * d->a * d->s * d->s, hd = d->q / d->a;
   guint s = t_new (g, "scores", d->ea * scores, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_scores", s, q, k, NO);
+  frees (g, q, k, NO);
+  model_graph_op_core (g);
+  ModelOp kern = { "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+                   d->e * T * (d->q + d->c) + d->e * scores, 0,
+                   { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->s, .k = hd, .batch = d->b * d->a } };
+  model_graph_op_kernel (g, &kern);
+  if (d->alibi) /* MptAttention: scores + position_bias, out of place */
+    {
+      guint biased = t_new (g, "alibi_scores", d->ea * scores, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "alibi", biased, NO, NO, NO);
+      frees (g, s, NO, NO);
+      model_graph_op_core (g);
+      ew (g, "alibi", 2 * d->e * scores);
+      s = biased;
+    }
   /* PyTorch <= 1.10: softmax keeps its input, the masked scores (cost.c) */
   guint masked = d->sm_in > 0 ? core (g, t_new (g, "masked_scores", d->ea * scores,
                                                 MODEL_TENSOR_POINTWISE, -1))
                               : NO;
   guint p = core (g, t_new (g, "softmax", d->ea * scores, MODEL_TENSOR_POINTWISE, -1));
   op1 (g, "softmax", p, masked, p, NO);
-  guint av_in = p;
+  frees (g, s, NO, NO);
+  model_graph_op_core (g);
+  ew (g, "softmax", 2 * d->e * scores);
+  guint av_in = p, last = p;
   if (d->drop > 0)
     {
       guint mask = core (g, t_new (g, "attn_dropout_mask", scores, MODEL_TENSOR_POINTWISE, -1));
@@ -111,12 +261,22 @@ attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v, gboolean fla
       guint pd = core (g, t_new (g, "attn_dropout", d->autocast ? 0 : d->e * scores,
                                  MODEL_TENSOR_POINTWISE, -1));
       op1 (g, "attn_dropout", pd, mask, NO, NO);
-      av_in = pd;
+      writes (g, mask, NO, NO);
+      frees (g, p, NO, NO);
+      model_graph_op_core (g);
+      ew (g, "attn_dropout", 2 * d->e * scores + scores);
+      av_in = last = pd;
     }
   if (d->autocast)
     av_in = core (g, t_new (g, "attn_av_cast", d->e * scores, MODEL_TENSOR_POINTWISE, -1));
   guint o = t_new (g, "attn_out", d->e * T * d->q, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_av", o, av_in, v, NO);
+  frees (g, av_in, v, last != av_in ? last : NO);
+  model_graph_op_core (g);
+  ModelOp av = { "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
+                 d->e * scores + d->e * T * (d->c + d->q), 0,
+                 { .cls = HW_KERNEL_GEMM, .m = d->s, .n = hd, .k = d->s, .batch = d->b * d->a } };
+  model_graph_op_kernel (g, &av);
   return o;
 }
 
@@ -127,49 +287,81 @@ attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v, gboolean fla
  * MatMul4Bit.forward ctx.tensors = (None, B)). The base's own x.to(compute_dtype) is a
  * transient nothing saves. */
 static guint
-down_input (ModelGraph *g, const Dims *d, guint x, double m)
+down_input (ModelGraph *g, const Dims *d, guint x)
 {
   if (!d->kbit)
     return x;
-  guint c = t_new (g, "mlp_down_cast", d->e * m * d->i, MODEL_TENSOR_POINTWISE, -1);
+  guint c = t_new (g, "mlp_down_cast", d->e * d->m * d->i, MODEL_TENSOR_POINTWISE, -1);
   op1 (g, "lora_a_cast", c, NO, NO, NO);
   return c;
 }
 
-/* The MLP's inner tensors for `m` tokens reading the tensors in[] (mlp_in of them); returns
- * the one the down projection saves. Under kbit (QLoRA + autocast with PEFT's
- * prepare_model_for_kbit_training: the norms and so the MLP's input are fp32)
- * bitsandbytes 0.45 nn/modules.py Linear4bit.forward computes in compute_dtype and returns
- * `.to(inp_dtype)`, fp32, and LoRA's result + lora_B(…) promotes to fp32 too: the gate/up/fc
- * outputs are 4 B an element, and silu, gelu and their product (on no autocast list) stay
- * fp32. */
-static guint
-mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, const guint *in, double m)
+/* MoE: the m routed tokens split over the touched experts, one GEMM each (a grouped GEMM,
+ * as even routing gives): m/touched rows × `touched` products. Dense: unchanged. */
+static void
+expert_gemm (ModelGraph *g, const Dims *d, const char *kernel, double n, double p,
+             double weights)
 {
-  double ei = (d->kbit ? 4.0 : d->e) * m * d->i;
+  ModelOp k = cost_gemm_op (d, kernel, d->m, n, p, d->touched * weights);
+  if (d->E > 0 && d->touched > 1)
+    {
+      k.shape.m /= d->touched;
+      k.shape.batch = d->touched;
+    }
+  model_graph_op_kernel (g, &k);
+}
+
+/* The MLP's inner tensors for `m` tokens reading the tensors in[] (mlp_in of them, made
+ * from `src`, freed after the last reads it); returns the down projection's input. Under
+ * kbit (QLoRA + autocast with PEFT's prepare_model_for_kbit_training: the norms and so the
+ * MLP's input are fp32) bitsandbytes 0.45 nn/modules.py Linear4bit.forward computes in
+ * compute_dtype and returns `.to(inp_dtype)`, fp32, and LoRA's result + lora_B(…) promotes
+ * to fp32 too: the gate/up/fc outputs are 4 B an element, and silu, gelu and their product
+ * (on no autocast list) stay fp32, their kernels moving 4 B an element. */
+static guint
+mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const guint *in)
+{
+  double ei = (d->kbit ? 4.0 : d->e) * d->m * d->i, h = d->h, i = d->i;
+  double bias = arch->mlp_bias ? 1.0 : 0.0;
   if (arch->mlp == MODEL_MLP_SWIGLU)
     {
       guint gate = t_new (g, "mlp_gate", ei, MODEL_TENSOR_GEMM, -1);
       op1 (g, "gate_proj", gate, in[0], NO, NO);
+      expert_gemm (g, d, "mlp_gate", h, i, h * i + bias * i);
       guint up = t_new (g, "mlp_up", ei, MODEL_TENSOR_GEMM, -1);
       op1 (g, "up_proj", up, in[d->mlp_in > 1 ? 1 : 0], NO, NO);
+      expert_gemm (g, d, "mlp_up", h, i, h * i + bias * i);
+      frees (g, src, NO, NO);
       guint act = t_new (g, "mlp_silu", ei, MODEL_TENSOR_POINTWISE, (gint) gate);
       op1 (g, "silu", act, gate, NO, NO);
+      frees (g, gate, NO, NO);
+      if (!d->compile) /* read gate, write silu(gate) */
+        ew (g, "mlp_silu", 2 * ei);
       guint prod = t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "mul", prod, act, up, NO);
-      return down_input (g, d, prod, m);
+      frees (g, act, up, NO);
+      /* eager: read silu(gate) and up, write the product; compiled, silu fused in: read
+       * gate and up, write the product */
+      ew (g, "mlp_act", 3 * ei);
+      return prod;
     }
   guint fc = t_new (g, "mlp_fc", ei, MODEL_TENSOR_GEMM, -1);
   op1 (g, "mlp_fc", fc, in[0], NO, NO);
+  expert_gemm (g, d, "mlp_fc", h, i, h * i + bias * i);
+  frees (g, src, NO, NO);
   guint act = t_new (g, "mlp_act", ei, MODEL_TENSOR_POINTWISE, -1);
   op1 (g, "gelu", act, fc, NO, NO);
-  return down_input (g, d, act, m);
+  frees (g, fc, NO, NO);
+  ew (g, "mlp_act", 2 * ei);
+  return act;
 }
 
+/* The MLP (dense or MoE) reading the norm output n2. Returns its output. */
 static guint
 mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
 {
-  double T = d->T, h = d->h, e = d->e;
+  double T = d->T, h = d->h, e = d->e, bias = arch->mlp_bias ? 1.0 : 0.0;
+  const char *down = arch->mlp == MODEL_MLP_SWIGLU ? "mlp_down" : "mlp_proj";
   guint in[2];
   if (arch->n_experts > 0)
     {
@@ -179,53 +371,126 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
       guint rin;
       proj_inputs (g, d, n2, 1, &rin);
       op1 (g, "router", logits, rin, NO, NO);
+      gemm (g, d, "router", T, h, d->E, h * d->E);
       guint probs = t_new (g, "router_probs", e * T * d->E, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "router_softmax", probs, probs, NO, NO);
+      frees (g, logits, NO, NO);
       for (guint k = 0; k < (guint) d->mlp_in; k++)
         {
           in[k] = t_new (g, "routed_tokens", e * d->m * h, MODEL_TENSOR_POINTWISE, -1);
           op1 (g, "dispatch", in[k], NO, NO, NO);
+          if (k == 0) /* read the tokens, write their routed copies */
+            ew (g, "moe_dispatch", e * T * h + e * d->m * h);
         }
-      guint inner = mlp_inner (g, d, arch, in, d->m);
+      frees (g, n2, rin, NO);
+      guint inner = mlp_inner (g, d, arch, in[0], in), din = down_input (g, d, inner);
       guint out = t_new (g, "expert_out", e * d->m * h, MODEL_TENSOR_GEMM, -1);
-      op1 (g, "expert_down", out, inner, NO, NO);
+      op1 (g, "expert_down", out, din, NO, NO);
+      expert_gemm (g, d, down, d->i, h, d->i * h + bias * h);
+      frees (g, inner, din, d->mlp_in > 1 ? in[1] : NO);
       guint comb = t_new (g, "moe_combine", e * T * h, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "combine", comb, out, probs, NO);
+      frees (g, out, probs, NO);
+      ew (g, "moe_combine", e * d->m * h + e * T * h);
       return comb;
     }
   proj_inputs (g, d, n2, (guint) d->mlp_in, in);
-  guint inner = mlp_inner (g, d, arch, in, T);
+  guint inner = mlp_inner (g, d, arch, n2, in), din = down_input (g, d, inner);
   guint out = t_new (g, "mlp_out", e * T * h, MODEL_TENSOR_GEMM, -1);
-  op1 (g, "mlp_down", out, inner, NO, NO);
+  op1 (g, "mlp_down", out, din, NO, NO);
+  expert_gemm (g, d, down, d->i, h, d->i * h + bias * h);
+  frees (g, inner, din, NO);
   return out;
 }
 
-/* A 1-byte dropout mask after `x` (none without dropout). */
-static void
-dropout_mask (ModelGraph *g, const Dims *d, const char *name)
+/* `residual` + dropout(`branch`): the dropout (1-byte mask saved) and the add. Frees both
+ * inputs; returns the sum. */
+static guint
+residual (ModelGraph *g, const Dims *d, guint res, guint branch, const char *drop_name,
+          const char *name)
 {
-  if (d->drop <= 0)
-    return;
-  guint m = t_new (g, name, d->T * d->h, MODEL_TENSOR_POINTWISE, -1);
-  op1 (g, name, m, m, NO, NO);
+  double Th = d->T * d->h;
+  if (d->drop > 0)
+    {
+      guint m = t_new (g, drop_name, Th, MODEL_TENSOR_POINTWISE, -1);
+      guint dropped = t_new (g, "dropped", d->e * Th, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, drop_name, dropped, m, NO, NO);
+      writes (g, m, NO, NO);
+      frees (g, branch, NO, NO);
+      if (!d->compile) /* native_dropout: read, write, write the mask */
+        ew (g, drop_name, 2 * d->e * Th + Th);
+      branch = dropped;
+    }
+  guint sum = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, name, sum, NO, NO, NO);
+  frees (g, res, branch, NO);
+  /* read both, write the sum; compiled, the dropout is fused in (+ its mask) */
+  ew (g, name, 3 * d->e * Th + (d->compile ? d->drop * Th : 0));
+  return sum;
 }
 
-/* LoRA: each target's A·x (e·tokens·r), which B's weight gradient reads. */
+/* LoRA (finetune.h), per targeted projection: A·x (e·tokens·r, which B's weight gradient
+ * reads), B·(A·x), then PEFT's `result + lora_B(lora_A(x)) * scaling` (peft/tuners/lora/
+ * layer.py, Linear.forward): the scaled copy reads and writes tokens × out (2), the sum
+ * reads two and writes one (3), 5·e·tokens·out; its backward only scales the incoming
+ * gradient (the sum passes it through): 2·e·tokens·out, 0.4× the forward. Tokens per
+ * projection: T, or T·k over the experts of an MoE MLP; `count` such projections run as
+ * one batched kernel. The adapters of the attention's projections (`attention`) run after
+ * the o-projection, the MLP's after its down projection: their transients (B·A·x) are
+ * placed with the block they belong to, not with the exact projection. */
 static void
-lora (ModelGraph *g, const Dims *d, const ModelArch *arch)
+lora (ModelGraph *g, const Dims *d, const ModelArch *arch, gboolean attention)
 {
   if (!d->frozen)
     return;
   g_autoptr (GArray) lin = model_finetune_layer_linears (arch, d->ft);
+  double r = (double) d->ft->rank, e = d->e, w = d->w;
   for (guint j = 0; j < lin->len; j++)
     {
       const ModelLinear *x = &g_array_index (lin, ModelLinear, j);
-      if (!x->targeted)
+      if (!x->targeted || x->attention != attention)
         continue;
-      double b = d->e * d->T * x->tokens_per_token * (double) x->count * (double) d->ft->rank;
-      guint ax = t_new (g, "lora_ax", b, MODEL_TENSOR_GEMM, -1);
-      op1 (g, "lora_b", ax, ax, NO, NO);
+      double m = d->T * x->tokens_per_token, n = (double) x->count, tok = m * n;
+      double in = (double) x->in, out = (double) x->out;
+      guint ax = t_new (g, "lora_ax", e * tok * r, MODEL_TENSOR_GEMM, -1);
+      op1 (g, "lora_a", ax, NO, NO, NO);
+      ModelOp ka = { "lora_a", MODEL_OP_GEMM, 2 * tok * in * r,
+                     e * tok * in + w * r * in * n + e * tok * r, 0,
+                     { .cls = HW_KERNEL_GEMM, .m = m, .n = r, .k = in, .batch = n } };
+      model_graph_op_kernel (g, &ka);
+      guint bx = t_new (g, "lora_bx", e * tok * out, MODEL_TENSOR_GEMM, -1);
+      op1 (g, "lora_b", bx, ax, NO, NO);
+      frees (g, ax, NO, NO);
+      ModelOp kb = { "lora_b", MODEL_OP_GEMM, 2 * tok * r * out,
+                     e * tok * r + w * r * out * n + e * tok * out, 0,
+                     { .cls = HW_KERNEL_GEMM, .m = m, .n = out, .k = r, .batch = n } };
+      model_graph_op_kernel (g, &kb);
+      op1 (g, "lora_scale_add", scratch (g), NO, NO, NO);
+      frees (g, bx, NO, NO);
+      ModelOp ks = cost_elementwise_op ("lora_scale_add", 5 * e * tok * out);
+      ks.bwd_factor = 0.4;
+      model_graph_op_kernel (g, &ks);
     }
+}
+
+/* QLoRA: read the NF4 codes and constants, write 16-bit weights (the compute dtype,
+ * bnb_4bit_compute_dtype); redone once in backward (1×). The buffer is the largest
+ * projection's 16-bit weight (bitsandbytes dequantizes one Linear at a time), live through
+ * the layer's GEMMs and adapters (freed by the last residual add). NO without QLoRA. */
+static guint
+nf4_dequant (ModelGraph *g, const Dims *d, const ModelArch *arch)
+{
+  if (!d->nf4)
+    return NO;
+  double n = (double) model_finetune_layer_linear_params (arch);
+  guint wq = t_new (g, "nf4_dequantized", 2 * cost_largest_linear (arch), MODEL_TENSOR_POINTWISE,
+                    -1);
+  op1 (g, "nf4_dequant", wq, NO, NO, NO);
+  ModelOp k = cost_elementwise_op ("nf4_dequant",
+                                   n * (MODEL_NF4_BYTES + model_finetune_nf4_constant_bytes (d->ft) + 2));
+  k.bwd_factor = 1;
+  model_graph_op_kernel (g, &k);
+  return wq;
 }
 
 ModelGraph *
@@ -234,34 +499,43 @@ cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash)
   ModelGraph *g = model_graph_new ();
   double T = d->T, h = d->h, e = d->e;
   guint x = t_new (g, "input", d->ea * T * h, MODEL_TENSOR_INPUT, -1);
-  guint n1 = norm (g, d, x, "norm1_out");
-  guint in[3];
+  guint wq = nf4_dequant (g, d, arch);
+  guint n1 = norm (g, d, x, "norm1_out", "norm1");
+  guint in[3], q, k, v;
   proj_inputs (g, d, n1, (guint) d->qkv_in, in);
-  guint q = t_new (g, "q", e * T * d->q, MODEL_TENSOR_GEMM, -1);
-  guint k = t_new (g, "k", e * T * d->c, MODEL_TENSOR_GEMM, -1);
-  guint v = t_new (g, "v", e * T * d->c, MODEL_TENSOR_GEMM, -1);
-  op1 (g, "q_proj", q, in[0], NO, NO);
-  op1 (g, "k_proj", k, in[d->qkv_in > 1 ? 1 : 0], NO, NO);
-  op1 (g, "v_proj", v, in[d->qkv_in > 1 ? 2 : 0], NO, NO);
+  qkv (g, d, arch, n1, in, &q, &k, &v);
+  if (d->rotary) /* q and k, read + write */
+    {
+      op1 (g, "rotary", scratch (g), NO, NO, NO);
+      ew (g, "rotary", 2 * e * T * (d->q + d->c));
+    }
   if (d->kv_repeat)
     {
       /* k.unsqueeze(2).expand(…).flatten(1, 2): a copy at the query heads; expand and
        * flatten save nothing, the attention saves the copies (torchtune
-       * modules/attention.py MultiHeadAttention.forward; HF repeat_kv) */
-      k = t_new (g, "k_repeated", e * T * d->q, MODEL_TENSOR_POINTWISE, -1);
-      op1 (g, "k_repeat", k, NO, NO, NO);
-      v = t_new (g, "v_repeated", e * T * d->q, MODEL_TENSOR_POINTWISE, -1);
-      op1 (g, "v_repeat", v, NO, NO, NO);
+       * modules/attention.py MultiHeadAttention.forward; HF repeat_kv); each reads the
+       * kv heads and writes the copy */
+      guint kr = t_new (g, "k_repeated", e * T * d->q, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "k_repeat", kr, NO, NO, NO);
+      frees (g, k, NO, NO);
+      ew (g, "k_repeat", e * T * (d->c + d->q));
+      guint vr = t_new (g, "v_repeated", e * T * d->q, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "v_repeat", vr, NO, NO, NO);
+      frees (g, v, NO, NO);
+      ew (g, "v_repeat", e * T * (d->c + d->q));
+      k = kr, v = vr;
     }
-  guint o = attention (g, d, q, k, v, flash);
+  guint o = flash ? flash_attention (g, d, q, k, v) : eager_attention (g, d, q, k, v);
   guint ao = t_new (g, "o_proj_out", e * T * h, MODEL_TENSOR_GEMM, -1);
   op1 (g, "o_proj", ao, o, NO, NO);
-  dropout_mask (g, d, "resid_dropout1");
-  guint h1 = t_new (g, "residual1", d->ea * T * h, MODEL_TENSOR_POINTWISE, -1);
-  op1 (g, "residual1", h1, NO, NO, NO);
-  guint n2 = norm (g, d, h1, "norm2_out");
-  mlp (g, d, arch, n2);
-  dropout_mask (g, d, "resid_dropout2");
-  lora (g, d, arch);
+  gemm (g, d, "attn_out", T, d->q, h, d->q * h + (arch->attn_out_bias ? h : 0));
+  frees (g, o, NO, NO);
+  lora (g, d, arch, TRUE);
+  guint h1 = residual (g, d, x, ao, "resid_dropout1", "residual1");
+  guint n2 = norm (g, d, h1, "norm2_out", "norm2");
+  guint mo = mlp (g, d, arch, n2);
+  lora (g, d, arch, FALSE);
+  residual (g, d, h1, mo, "resid_dropout2", "residual2");
+  frees (g, wq, NO, NO);
   return g;
 }

@@ -61,8 +61,12 @@ test_fits_where_8bit_ooms (void)
   model_sim_result_clear (&paged);
 }
 
-/* The spill is R − C (file comment), within one 2 MiB block; the host DRAM holds exactly
- * the spill (nothing else is offloaded). */
+/* The spill is at most R − C (file comment) rounded up to a 2 MiB block, and at least
+ * A − C with A the allocated peak: on the cut-down GPU the allocator may release cached
+ * blocks (the forward's transients, cached in segments the big GPU keeps) before the
+ * states are paged, so the reserved peak beside the states can be below R − S, never
+ * below what the tensors themselves need. The host DRAM holds exactly the spill (nothing
+ * else is offloaded). */
 static void
 test_spill_closed_form (void)
 {
@@ -73,10 +77,11 @@ test_spill_closed_form (void)
   CU_ASSERT_FATAL (simulate (NULL, &paged, NULL, &sc));
   CU_ASSERT_EQUAL (big.paged_spill, 0);
   double c = sc->node.gpu->memory_capacity - sc->node.gpu->cuda_context;
-  double expected = big.peak_reserved - c;
-  CU_ASSERT (expected > 0);
-  g_printerr ("\n  paged spill %.0f B, R - C = %.0f B\n", paged.paged_spill, expected);
-  CU_ASSERT (paged.paged_spill >= expected);
+  double expected = big.peak_reserved - c, floor = big.peak_allocated - c;
+  CU_ASSERT (floor > 0);
+  g_printerr ("\n  paged spill %.0f B, R - C = %.0f B, A - C = %.0f B\n", paged.paged_spill,
+              expected, floor);
+  CU_ASSERT (paged.paged_spill >= floor);
   CU_ASSERT (paged.paged_spill < expected + MODEL_PAGED_GRANULE);
   CU_ASSERT_EQUAL (paged.host_peak, paged.paged_spill);
   CU_ASSERT_EQUAL (paged.host_peak_mix[MODEL_MEM_OPTIMIZER_STATE], paged.paged_spill);

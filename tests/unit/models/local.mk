@@ -31,3 +31,7 @@ check_PROGRAMS += tests/unit/models/test_graph
 tests_unit_models_test_graph_SOURCES = tests/unit/models/test_graph.c tests/unit/models/cost_fixture.h
 tests_unit_models_test_graph_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_graph_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_graph_ops
+tests_unit_models_test_graph_ops_SOURCES = tests/unit/models/test_graph_ops.c tests/unit/models/cost_fixture.h
+tests_unit_models_test_graph_ops_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_graph_ops_LDADD = $(UNIT_TEST_LIBS)

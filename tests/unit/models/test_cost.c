@@ -30,10 +30,12 @@ op_flops (const ModelPass *pass, const char *name)
   return op != NULL ? op->flops : NAN;
 }
 
-/* Tiny llama, b = 1, s = 3 (T = 3), flash. GEMM FLOPs = 2·m·n·p:
- *   qkv      2·T·h·(a·d + 2·k·d) = 2·3·4·(4 + 4)  = 192
+/* Tiny llama, b = 1, s = 3 (T = 3), flash; separate projections as HF LlamaAttention and
+ * LlamaMLP run them (graph_layer.c). GEMM FLOPs = 2·m·n·p:
+ *   q_proj   2·T·h·(a·d)         = 2·3·4·4        = 96
+ *   k_proj   2·T·h·(k·d)         = 2·3·4·2        = 48 (v_proj the same)
  *   attn_out 2·T·(a·d)·h         = 2·3·4·4        = 96
- *   gate_up  2·T·h·2i            = 2·3·4·16       = 384
+ *   gate     2·T·h·i             = 2·3·4·8        = 192 (up the same)
  *   down     2·T·i·h             = 2·3·8·4        = 192
  *   flash    4·b·s²·a·d          = 4·1·9·4        = 144;  forward total 1008. */
 static void
@@ -42,25 +44,41 @@ test_tiny_gemm_flops (void)
   ModelArch arch = tiny_llama ();
   ModelCostParams p = params (1, 3, TRUE, 0);
   ModelBlockCost c = model_cost_layer (&arch, &p);
-  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "qkv"), 192, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "q_proj"), 96, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "k_proj"), 48, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "v_proj"), 48, 1e-15);
   STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attn_out"), 96, 1e-15);
-  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "mlp_gate_up"), 384, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "mlp_gate"), 192, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "mlp_up"), 192, 1e-15);
   STEPSIM_ASSERT_REL (op_flops (&c.fwd, "mlp_down"), 192, 1e-15);
   STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 144, 1e-15);
   STEPSIM_ASSERT_REL (c.fwd.flops, 1008, 1e-15);
 }
 
-/* qkv bytes = e·T·h (input) + w·h·(a·d + 2·k·d) (weights) + e·T·(a·d + 2·k·d) (output)
- * = 2·12 + 2·32 + 2·24 = 136 at e = w = 2. */
+/* Each projection reads the input: bytes = e·T·h (input) + w·h·n (weights) + e·T·n
+ * (output) at e = w = 2: q_proj (n = a·d = 4) 24 + 32 + 24 = 80, k_proj and v_proj (n = k·d
+ * = 2) 24 + 16 + 12 = 52 each. A GPT-2 layer's fused c_attn (n = 3h) reads it once. */
 static void
 test_tiny_qkv_bytes (void)
 {
   ModelArch arch = tiny_llama ();
   ModelCostParams p = params (1, 3, TRUE, 0);
   ModelBlockCost c = model_cost_layer (&arch, &p);
-  const ModelOp *op = find_op (&c.fwd, "qkv");
-  CU_ASSERT_PTR_NOT_NULL_FATAL (op);
-  STEPSIM_ASSERT_REL (op->bytes, 136, 1e-15);
+  const ModelOp *q = find_op (&c.fwd, "q_proj"), *k = find_op (&c.fwd, "k_proj");
+  const ModelOp *v = find_op (&c.fwd, "v_proj");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (k);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (v);
+  STEPSIM_ASSERT_REL (q->bytes, 80, 1e-15);
+  STEPSIM_ASSERT_REL (k->bytes, 52, 1e-15);
+  STEPSIM_ASSERT_REL (v->bytes, 52, 1e-15);
+  /* GPT-2 (h = 4, 2 heads, c_attn with bias): one GEMM reading the input once,
+   * 2·12 + 2·(4·12 + 12) + 2·3·12 = 24 + 120 + 72 = 216 */
+  ModelArch gpt = gpt_like (4, 2, 1, 10);
+  ModelBlockCost cg = model_cost_layer (&gpt, &p);
+  const ModelOp *f = find_op (&cg.fwd, "qkv");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (f);
+  STEPSIM_ASSERT_REL (f->bytes, 216, 1e-15);
 }
 
 static void
@@ -155,8 +173,13 @@ test_flash_removes_s2 (void)
     }
 }
 
-/* Eager forward materialises the pre-softmax scores e·b·a·s² transiently; flash does not.
- * Eager backward holds dP and dS (2·e·b·a·s²) at least. */
+/* Eager forward materialises the pre-softmax scores e·b·a·s² transiently (from the
+ * scores GEMM to the softmax, which frees them); flash does not, and its forward's transient
+ * peak is the residual stream's (graph_layer.c frees): the GPT layer's LayerNorms save the
+ * block input and the first sum, so what is not saved is the o-projection output (until
+ * the first add), the MLP output and the layer output: at the second add the MLP output
+ * and the sum coexist, 2·e·T·h = 2·2·1024·1024. Eager backward holds dP and dS
+ * (2·e·b·a·s²) at least. */
 static void
 test_attention_workspace (void)
 {
@@ -167,7 +190,7 @@ test_attention_workspace (void)
   ModelBlockCost cf = model_cost_layer (&arch, &pf);
   double scores = 2.0 * 16 * 512 * 512;
   CU_ASSERT_DOUBLE_EQUAL (ce.fwd.workspace, 2 * scores, 0);
-  CU_ASSERT_DOUBLE_EQUAL (cf.fwd.workspace, 0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (cf.fwd.workspace, 2.0 * 2 * 1024 * 1024, 0);
   CU_ASSERT (ce.bwd.workspace >= 2 * 2 * scores);
   CU_ASSERT (cf.bwd.workspace < ce.bwd.workspace);
 }
@@ -247,14 +270,14 @@ test_moe_flops (void)
   ModelBlockCost cd = model_cost_layer (&dense, &p);
   ModelBlockCost cm = model_cost_layer (&moe, &p);
   STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "router"), 2.0 * 16 * 4 * 8, 1e-15);
-  STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_gate_up"), 2 * op_flops (&cd.fwd, "mlp_gate_up"),
-                      1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_gate"), 2 * op_flops (&cd.fwd, "mlp_gate"), 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_up"), 2 * op_flops (&cd.fwd, "mlp_up"), 1e-15);
   STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_down"), 2 * op_flops (&cd.fwd, "mlp_down"), 1e-15);
 }
 
-/* One token, top-2 of 8: only 2 experts' weights are read. gate_up bytes =
- * e·m·h + w·2·(2·h·i) + e·m·2i with m = 2 routed copies: 2·2·4 + 2·2·64 + 2·2·16 = 336.
- * With 8 tokens (16 ≥ E copies) all 8 experts are read: 2·16·4 + 2·8·64 + 2·16·16 = 1664. */
+/* One token, top-2 of 8: only 2 experts' weights are read. gate bytes =
+ * e·m·h + w·2·(h·i) + e·m·i with m = 2 routed copies: 2·2·4 + 2·2·32 + 2·2·8 = 176.
+ * With 8 tokens (16 ≥ E copies) all 8 experts are read: 2·16·4 + 2·8·32 + 2·16·8 = 896. */
 static void
 test_moe_touched_experts (void)
 {
@@ -266,12 +289,12 @@ test_moe_touched_experts (void)
   ModelCostParams eight = params (1, 8, TRUE, 0);
   ModelBlockCost c1 = model_cost_layer (&moe, &one);
   ModelBlockCost c8 = model_cost_layer (&moe, &eight);
-  const ModelOp *o1 = find_op (&c1.fwd, "mlp_gate_up");
-  const ModelOp *o8 = find_op (&c8.fwd, "mlp_gate_up");
+  const ModelOp *o1 = find_op (&c1.fwd, "mlp_gate");
+  const ModelOp *o8 = find_op (&c8.fwd, "mlp_gate");
   CU_ASSERT_PTR_NOT_NULL_FATAL (o1);
   CU_ASSERT_PTR_NOT_NULL_FATAL (o8);
-  STEPSIM_ASSERT_REL (o1->bytes, 336, 1e-15);
-  STEPSIM_ASSERT_REL (o8->bytes, 1664, 1e-15);
+  STEPSIM_ASSERT_REL (o1->bytes, 176, 1e-15);
+  STEPSIM_ASSERT_REL (o8->bytes, 896, 1e-15);
 }
 
 /* Sliding window w < s: flash attends to w keys per query, 4·b·s·w·a·d FLOPs. */

@@ -340,9 +340,10 @@ test_loss_hf_shift (void)
  *                  instead of 3 × e·T·i
  *   product        fp32, saved by nothing; down's lora_A saves its e-byte autocast cast: the
  *                  same e·T·i, another tensor
- * Δ = 3·(4 − e)·T·i. The first 15 saved tensors in forward order (the adapters' A·x after):
- *   x 4·T·h; the three lora_A casts e·T·h; q, k, v; out, lse; residual 4·T·h; the two
- *   lora_A casts e·T·h; gate, up, silu 4·T·i; down's cast e·T·i. */
+ * Δ = 3·(4 − e)·T·i. The first 20 saved tensors in forward order (each block's adapters'
+ * A·x, e·T·r, after that block's projections, graph_layer.c):
+ *   x 4·T·h; the three lora_A casts e·T·h; q, k, v; out, lse; A·x of q, k, v, o; residual
+ *   4·T·h; the two lora_A casts e·T·h; gate, up, silu 4·T·i; down's cast e·T·i. */
 static void
 test_qlora_kbit_dtypes (void)
 {
@@ -360,6 +361,7 @@ test_qlora_kbit_dtypes (void)
   guint n = saved (&arch, &p, MODEL_GRAPH_KEEP_ALL, got, 40);
   const double want[] = { 4 * T * H, E * T * H, E * T * H, E * T * H,
                           E * T * Q, E * T * C, E * T * C, E * T * Q, 4 * B * A * S,
+                          E * T * 4, E * T * 4, E * T * 4, E * T * 4,
                           4 * T * H, E * T * H, E * T * H,
                           4 * T * I, 4 * T * I, 4 * T * I, E * T * I };
   CU_ASSERT (n > G_N_ELEMENTS (want));

@@ -1,0 +1,270 @@
+/* tests/unit/models/test_graph_ops.c — the op graph's kernels and liveness (models/ops/graph.h,
+ * graph_layer.c): per-op FLOPs of a Llama and a GPT-2 layer, the layer's forward as a fold
+ * over them (Narayanan et al. 2021 §5.1), what each checkpointing policy reruns, and the
+ * forward's transient peak from the ops' frees, each derived by hand in its comment.
+ *
+ * Shapes are small integers so every count is exact (no tolerance).
+ */
+#include "config.h"
+#include "models/ops/cost.h"
+#include "models/ops/graph.h"
+#include "tests/testlib.h"
+
+#include <string.h>
+
+#include "tests/unit/models/cost_fixture.h"
+
+/* Llama-like with GQA: h 64, 4 query heads and 2 kv heads of 16 (q = 64, c = 32), SwiGLU
+ * i = 128, RMSNorm, rotary, no biases; b = 2, s = 32 (T = 64), e = 2. */
+static ModelArch
+small_llama (void)
+{
+  ModelArch arch = { 0 };
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
+  arch.hidden_size = 64;
+  arch.n_layers = 2;
+  arch.n_heads = 4;
+  arch.n_kv_heads = 2;
+  arch.head_dim = 16;
+  arch.intermediate_size = 128;
+  arch.vocab_size = 1000;
+  arch.max_positions = 4096;
+  return arch;
+}
+
+static const double T = 64, H = 64, Q = 64, E = 2;
+
+/* The graph op named `name` (NULL if none). */
+static const ModelGraphOp *
+graph_op (const ModelGraph *g, const char *name)
+{
+  for (guint j = 0; j < g->ops->len; j++)
+    if (strcmp (g_array_index (g->ops, ModelGraphOp, j).name, name) == 0)
+      return &g_array_index (g->ops, ModelGraphOp, j);
+  g_printerr ("\n  graph op '%s' not found\n", name);
+  return NULL;
+}
+
+static double
+op_flops (const ModelGraph *g, const char *name)
+{
+  const ModelGraphOp *op = graph_op (g, name);
+  return op != NULL && op->launches ? op->kernel.flops : -1;
+}
+
+/* Llama layer, flash. GEMM FLOPs 2·M·N·K with M = T tokens:
+ *   q_proj   2·T·h·q  = 2·64·64·64   =   524,288  (M = 64, N = q = 64, K = h = 64)
+ *   k_proj   2·T·h·c  = 2·64·64·32   =   262,144  (v_proj the same)
+ *   o_proj   2·T·q·h  = 2·64·64·64   =   524,288
+ *   gate_proj, up_proj 2·T·h·i = 2·64·64·128 = 1,048,576 each; down_proj 2·T·i·h the same
+ * attention: FlashAttention's two GEMMs per head, S = QKᵀ and O = PV, 2·s²·d each:
+ *   4·b·s²·a·d = 4·2·32²·4·16 = 524,288 over the full square (Dao 2023, FlashAttention-2
+ *   §4.1: "4 · seqlen² · head dimension · number of heads" forward, halved with a causal
+ *   mask: 262,144 executed; the op carries the full count, the model-FLOPs convention of
+ *   Narayanan et al. §5.1, and its shape says causal, which hardware/kernel.c's tables
+ *   read with the halved count). Norms, rotary, silu, the product and the residual adds
+ *   are memory-bound: 0 FLOPs. Forward Σ = 3·524,288 + 2·262,144 + 3·1,048,576 = 5,242,880. */
+static void
+test_llama_op_flops (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.norm_fp32 = TRUE;
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (&arch, &p);
+  CU_ASSERT_EQUAL (op_flops (g, "q_proj"), 524288);
+  CU_ASSERT_EQUAL (op_flops (g, "k_proj"), 262144);
+  CU_ASSERT_EQUAL (op_flops (g, "v_proj"), 262144);
+  CU_ASSERT_EQUAL (op_flops (g, "o_proj"), 524288);
+  CU_ASSERT_EQUAL (op_flops (g, "gate_proj"), 1048576);
+  CU_ASSERT_EQUAL (op_flops (g, "up_proj"), 1048576);
+  CU_ASSERT_EQUAL (op_flops (g, "mlp_down"), 1048576);
+  CU_ASSERT_EQUAL (op_flops (g, "attention"), 524288);
+  CU_ASSERT_EQUAL (op_flops (g, "rms_norm"), 0);
+  CU_ASSERT_EQUAL (op_flops (g, "silu"), 0);
+  const ModelGraphOp *qp = graph_op (g, "q_proj"), *at = graph_op (g, "attention");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (qp);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (at);
+  CU_ASSERT_EQUAL (qp->kernel.shape.cls, HW_KERNEL_GEMM);
+  CU_ASSERT_EQUAL (qp->kernel.shape.m, T);
+  CU_ASSERT_EQUAL (qp->kernel.shape.n, Q);
+  CU_ASSERT_EQUAL (qp->kernel.shape.k, H);
+  CU_ASSERT_EQUAL (at->kernel.op_class, MODEL_OP_ATTENTION);
+  CU_ASSERT_EQUAL (at->kernel.shape.cls, HW_KERNEL_FLASH_FWD);
+  CU_ASSERT_EQUAL (at->kernel.shape.head_dim, 16);
+  CU_ASSERT_TRUE (at->kernel.shape.causal);
+  /* the layer's forward pass is the fold of these kernels, nothing else */
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  CU_ASSERT_EQUAL (c.fwd.flops, 5242880);
+  guint launching = 0;
+  for (guint j = 0; j < g->ops->len; j++)
+    launching += g_array_index (g->ops, ModelGraphOp, j).launches ? 1 : 0;
+  CU_ASSERT_EQUAL (c.fwd.n_ops, launching);
+  CU_ASSERT_EQUAL (c.bwd.n_ops, launching);
+}
+
+/* GPT-2 layer (fused c_attn, GELU i = 4h, b = 2, s = 32, h = 64, a = 4): per op
+ *   c_attn 2·T·h·3h = 6·b·s·h² = 1,572,864    scores 2·b·s²·h = 262,144 (eager)
+ *   P·V    2·b·s²·h = 262,144                  c_proj 2·b·s·h² = 524,288
+ *   c_fc   2·T·h·4h = 8·b·s·h² = 2,097,152     mlp c_proj the same
+ * and the forward folds to 24·b·s·h² + 4·b·s²·h (Narayanan et al. 2021, arXiv 2104.04473,
+ * §5.1, a layer's forward: 24·B·s·h² + 4·B·s²·h) = 6,291,456 + 524,288 = 6,815,744, with
+ * eager attention (two GEMMs) and with the flash kernel (4·b·s²·h in one op) alike. */
+static void
+test_gpt2_forward_closed_form (void)
+{
+  double b = 2, s = 32, h = 64;
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 32, FALSE, 0.1);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (&arch, &p);
+  CU_ASSERT_EQUAL (op_flops (g, "qkv"), 1572864);
+  CU_ASSERT_EQUAL (op_flops (g, "attn_scores"), 262144);
+  CU_ASSERT_EQUAL (op_flops (g, "attn_av"), 262144);
+  CU_ASSERT_EQUAL (op_flops (g, "o_proj"), 524288);
+  CU_ASSERT_EQUAL (op_flops (g, "mlp_fc"), 2097152);
+  CU_ASSERT_EQUAL (op_flops (g, "mlp_down"), 2097152);
+  double closed = 24 * b * s * h * h + 4 * b * s * s * h;
+  CU_ASSERT_EQUAL (closed, 6815744);
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.flops, closed);
+  p.flash_attention = TRUE;
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.flops, closed);
+}
+
+/* TRUE when pass `sub` is exactly the kernels of `all` whose class is (want_class TRUE) or
+ * is not (FALSE) `cls`, in order. */
+static gboolean
+is_class_subset (const ModelPass *all, const ModelPass *sub, ModelOpClass cls, gboolean want)
+{
+  guint k = 0;
+  for (guint j = 0; j < all->n_ops; j++)
+    {
+      if ((all->ops[j].op_class == cls) != want)
+        continue;
+      if (k >= sub->n_ops || strcmp (sub->ops[k].name, all->ops[j].name) != 0
+          || sub->ops[k].bytes != all->ops[j].bytes)
+        return FALSE;
+      k++;
+    }
+  return k == sub->n_ops;
+}
+
+/* Op-level selective (torchtitan's op SAC) keeps every GEMM and attention output, so its
+ * recompute is exactly the forward's non-matmul kernels — norms, rotary, silu, the
+ * product, residual adds (Llama); LayerNorms, softmax, dropouts, GELU, residual adds
+ * (GPT-2 eager) — with 0 FLOPs; Korthikanti's selective recompute reruns exactly the
+ * attention core (the flash kernel; or the scores GEMM, softmax, dropout and P·V). */
+static void
+test_recompute_classes (void)
+{
+  ModelArch llama = small_llama (), gpt = gpt_like (64, 4, 1, 1000);
+  ModelCostParams pl = params (2, 32, TRUE, 0), pg = params (2, 32, FALSE, 0.1);
+  pl.norm_fp32 = TRUE;
+  const ModelArch *archs[] = { &llama, &gpt };
+  const ModelCostParams *ps[] = { &pl, &pg };
+  for (guint k = 0; k < 2; k++)
+    {
+      ModelBlockCost c = model_cost_layer (archs[k], ps[k]);
+      CU_ASSERT_TRUE (is_class_subset (&c.fwd, &c.pointwise_fwd, MODEL_OP_ELEMENTWISE, TRUE));
+      CU_ASSERT_EQUAL (c.pointwise_fwd.flops, 0);
+      CU_ASSERT (c.pointwise_fwd.n_ops >= 6);
+      /* and the graph agrees op by op: a kernel reruns iff its output is point-wise */
+      g_autoptr (ModelGraph) g = model_cost_layer_graph (archs[k], ps[k]);
+      for (guint j = 0; j < g->ops->len; j++)
+        {
+          const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
+          if (op->launches)
+            CU_ASSERT_EQUAL (model_graph_op_reruns (g, j, MODEL_GRAPH_KEEP_MATMUL),
+                             op->kernel.op_class == MODEL_OP_ELEMENTWISE);
+        }
+    }
+  ModelBlockCost cl = model_cost_layer (&llama, &pl);
+  CU_ASSERT_EQUAL (cl.attn_core_fwd.n_ops, 1);
+  CU_ASSERT_STRING_EQUAL (cl.attn_core_fwd.ops[0].name, "attention");
+  ModelBlockCost cg = model_cost_layer (&gpt, &pg);
+  const char *core[] = { "attn_scores", "softmax", "attn_dropout", "attn_av" };
+  CU_ASSERT_EQUAL_FATAL (cg.attn_core_fwd.n_ops, G_N_ELEMENTS (core));
+  for (guint j = 0; j < G_N_ELEMENTS (core); j++)
+    CU_ASSERT_STRING_EQUAL (cg.attn_core_fwd.ops[j].name, core[j]);
+  /* Σ = the two GEMMs, 4·b·s²·h */
+  CU_ASSERT_EQUAL (cg.attn_core_fwd.flops, 4.0 * 2 * 32 * 32 * 64);
+}
+
+/* Liveness of a hand-made graph: x (10 B, the input) → op a makes y (5 B) and frees x →
+ * op b makes z (3 B) and frees y. Live at a: x + y = 15, at b: y + z = 8 (z, freed by
+ * nothing, is the output). When b saves y, y is the backward's, not transient: at a
+ * x = 10, at b z = 3. */
+static void
+test_frees_synthetic (void)
+{
+  for (guint save = 0; save < 2; save++)
+    {
+      g_autoptr (ModelGraph) g = model_graph_new ();
+      guint x = model_graph_tensor (g, "x", 10, MODEL_TENSOR_INPUT, -1);
+      guint y = model_graph_tensor (g, "y", 5, MODEL_TENSOR_POINTWISE, -1);
+      guint z = model_graph_tensor (g, "z", 3, MODEL_TENSOR_POINTWISE, -1);
+      model_graph_op (g, "a", y, NULL, 0);
+      model_graph_op_frees (g, &x, 1);
+      model_graph_op (g, "b", z, save ? &y : NULL, save ? 1 : 0);
+      model_graph_op_frees (g, &y, 1);
+      guint at = 99;
+      CU_ASSERT_EQUAL (model_graph_transient_peak (g, FALSE, &at), save ? 10 : 15);
+      CU_ASSERT_EQUAL (at, 0);
+    }
+}
+
+/* The Llama layer's forward transients (flash, RMSNorm upcasting, bf16). Saved: the norms'
+ * fp32 copies, rstd and normalized tensors, the norm outputs (the projections' input), q,
+ * k, v, the attention output and logsumexp, gate, up, silu(gate), the product. Not saved:
+ * the block input x (the norm keeps its fp32 copy instead; x lives until residual1 adds
+ * it), the o-projection output (until residual1), the first sum h1 (until residual2), the
+ * MLP output (until residual2) and the layer output. At residual1 x, o_proj's output and
+ * h1 coexist; at residual2 h1, the MLP output and the sum: 3·e·T·h = 3·2·64·64 = 24,576,
+ * first reached at residual1. With a LayerNorm-style norm (norm_fp32 off: the norm saves
+ * its input) x and h1 are saved, and the peak is the second add's 2·e·T·h = 16,384. */
+static void
+test_llama_transient_peak (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  p.norm_fp32 = TRUE;
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (&arch, &p);
+  guint at = 0;
+  CU_ASSERT_EQUAL (model_graph_transient_peak (g, FALSE, &at), 3 * E * T * H);
+  CU_ASSERT_STRING_EQUAL (g_array_index (g->ops, ModelGraphOp, at).name, "residual1");
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.workspace, 3 * E * T * H);
+  p.norm_fp32 = FALSE;
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.workspace, 2 * E * T * H);
+}
+
+/* Eager GPT-2 (h 64, 8 heads, dropout): the pre-softmax scores e·b·a·s² = 2·2·8·32² =
+ * 32,768 B live from the scores GEMM to the softmax that frees them, beside nothing else
+ * unsaved (q, k, v, the LayerNorms' inputs are saved); the residual stream's transients
+ * (dropout output + sum, 2·e·T·h = 16,384) are smaller: the peak is the scores, at the
+ * softmax. Its own scores' bytes are fp32 (4 B) under autocast: 65,536. */
+static void
+test_eager_scores_peak (void)
+{
+  ModelArch arch = gpt_like (64, 8, 1, 1000);
+  ModelCostParams p = params (2, 32, FALSE, 0.1);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (&arch, &p);
+  guint at = 0;
+  CU_ASSERT_EQUAL (model_graph_transient_peak (g, FALSE, &at), 32768);
+  CU_ASSERT_STRING_EQUAL (g_array_index (g->ops, ModelGraphOp, at).name, "attn_scores");
+  p.autocast = TRUE;
+  p.act_bytes = 2;
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.workspace, 65536);
+}
+
+static const StepsimTest tests[] = {
+  { "Llama layer: per-op FLOPs and kernel shapes", test_llama_op_flops },
+  { "GPT-2 layer: forward folds to 24bsh^2 + 4bs^2h", test_gpt2_forward_closed_form },
+  { "recompute: selective_op = non-matmul ops, selective = core", test_recompute_classes },
+  { "frees: liveness of a hand-made graph", test_frees_synthetic },
+  { "Llama layer: transient peak from frees", test_llama_transient_peak },
+  { "eager attention: the scores are the transient peak", test_eager_scores_peak },
+};
+
+int
+main (void)
+{
+  return STEPSIM_RUN_TESTS ("models/graph_ops", tests);
+}
