@@ -51,8 +51,7 @@ rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands
 # inventory and its arch/finetune folds); a new pair fails. Objects whose source is gone
 # (a stale build) are not read.
 if [ -n "${builddir:-}" ] && command -v nm >/dev/null 2>&1 && [ -e "$builddir/sim/engine.o" ]; then
-  known="models/arch/arch.o models/arch/inventory.o
-models/arch/finetune.o models/arch/inventory.o
+  known="models/arch/finetune.o models/arch/inventory.o
 models/plan/plan.o models/plan/plan_offload.o
 models/plan/plan.o models/plan/plan_paged.o
 models/plan/plan.o models/plan/plan_step.o
