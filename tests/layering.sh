@@ -47,12 +47,10 @@ rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands
 # Split files by concern, never by line count: no two objects call each other (A calls a
 # function B defines and B one A defines), so a split-off file is a leaf. Read with nm from
 # the objects of this build (skipped, not counted, without $builddir or nm). The pairs
-# listed are the ones still to be re-cut (the plan_* files, stack_params, the tensor
-# inventory and its arch/finetune folds); a new pair fails. Objects whose source is gone
-# (a stale build) are not read.
+# listed are the ones still to be re-cut (the plan_* files, stack_params); a new pair
+# fails. Objects whose source is gone (a stale build) are not read.
 if [ -n "${builddir:-}" ] && command -v nm >/dev/null 2>&1 && [ -e "$builddir/sim/engine.o" ]; then
-  known="models/arch/finetune.o models/arch/inventory.o
-models/plan/plan.o models/plan/plan_offload.o
+  known="models/plan/plan.o models/plan/plan_offload.o
 models/plan/plan.o models/plan/plan_paged.o
 models/plan/plan.o models/plan/plan_step.o
 models/plan/plan_ckpt.o models/plan/plan_step.o
