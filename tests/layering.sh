@@ -47,14 +47,13 @@ rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands
 # Split files by concern, never by line count: no two objects call each other (A calls a
 # function B defines and B one A defines), so a split-off file is a leaf. Read with nm from
 # the objects of this build (skipped, not counted, without $builddir or nm). The pairs
-# listed are the ones still to be re-cut (the plan_* files, stack_params); a new pair
+# listed are the ones still to be re-cut (the plan_* files); a new pair
 # fails. Objects whose source is gone (a stale build) are not read.
 if [ -n "${builddir:-}" ] && command -v nm >/dev/null 2>&1 && [ -e "$builddir/sim/engine.o" ]; then
   known="models/plan/plan.o models/plan/plan_offload.o
 models/plan/plan.o models/plan/plan_paged.o
 models/plan/plan.o models/plan/plan_step.o
-models/plan/plan_ckpt.o models/plan/plan_step.o
-models/stack/stack.o models/stack/stack_params.o"
+models/plan/plan_ckpt.o models/plan/plan_step.o"
   pairs=$(cd "$builddir" && for o in sim/*.o hardware/*.o models/*/*.o cli/*.o cli/*/*.o; do
       [ -e "$o" ] && [ -e "$srcdir/${o%.o}.c" ] && nm "$o" | awk -v o="$o" 'NF == 3 && $2 ~ /^[TDBR]$/ { print "D", o, $3 } NF == 2 && $1 == "U" { print "U", o, $2 }'
     done | awk '$1 == "D" { def[$3] = $2; next } { use[n++] = $2 " " $3 }
