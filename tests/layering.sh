@@ -52,8 +52,7 @@ rule "cli/ subfolders include no subcommand" "$(grep -nE '#include "cli/commands
 if [ -n "${builddir:-}" ] && command -v nm >/dev/null 2>&1 && [ -e "$builddir/sim/engine.o" ]; then
   known="models/plan/plan.o models/plan/plan_offload.o
 models/plan/plan.o models/plan/plan_paged.o
-models/plan/plan.o models/plan/plan_step.o
-models/plan/plan_ckpt.o models/plan/plan_step.o"
+models/plan/plan.o models/plan/plan_step.o"
   pairs=$(cd "$builddir" && for o in sim/*.o hardware/*.o models/*/*.o cli/*.o cli/*/*.o; do
       [ -e "$o" ] && [ -e "$srcdir/${o%.o}.c" ] && nm "$o" | awk -v o="$o" 'NF == 3 && $2 ~ /^[TDBR]$/ { print "D", o, $3 } NF == 2 && $1 == "U" { print "U", o, $2 }'
     done | awk '$1 == "D" { def[$3] = $2; next } { use[n++] = $2 " " $3 }
