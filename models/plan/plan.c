@@ -94,10 +94,11 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
   g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL, FALSE);
   if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
       || !model_parallel_validate (par, error)
-      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error)
+      || !model_offload_validate (&stack->offload, par, error)
       || !model_stack_validate_framework (stack, par, error))
     return FALSE;
-  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT
+      && model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
       && !model_parallel_keeps_gathered (par) && par->degree > 1)
     {
       /* A segment's recompute would need every layer of the segment gathered at once. */
