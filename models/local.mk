@@ -1,11 +1,11 @@
 # models/: architectures, cost formulas, technique stack, plan, ledger, executor.
 noinst_LIBRARIES += models/libstepsim_models.a
 models_libstepsim_models_a_SOURCES = \
-	models/arch/arch.c models/arch/arch.h models/arch/inventory.c models/arch/inventory.h models/arch/counts.c \
+	models/arch/arch.c models/arch/arch.h models/arch/inventory.c models/arch/inventory.h models/arch/arch_counts.c \
 	models/arch/hf_config.c \
 	models/ops/cost.c models/ops/cost_ends.c models/ops/cost.h models/ops/cost-private.h \
 	models/ops/graph.c models/ops/graph.h models/ops/graph_layer.c \
-	models/arch/finetune.c models/arch/finetune.h \
+	models/arch/finetune.c models/arch/finetune_counts.c models/arch/finetune.h \
 	models/stack/stack.c models/stack/stack_params.c models/stack/stack.h models/stack/stack-private.h models/stack/framework.h models/stack/stack_framework.c models/stack/framework.c models/stack/ds_config.c models/stack/ds_config.h \
 	models/parallel/parallel.c models/parallel/parallel.h \
 	models/parallel/mesh.c models/parallel/mesh.h models/parallel/placement.c models/parallel/placement.h \

@@ -1,5 +1,5 @@
 /* models/arch/arch.c — transformer architectures: families, validation, overrides; the shapes
- * parameter counts (counts.c) are folded from.
+ * parameter counts (arch_counts.c) are folded from.
  *
  * Invariants: a ModelArch that passed model_arch_validate() has every size positive (except
  * n_experts, experts_per_token and sliding_window, which may be 0), n_kv_heads dividing
@@ -7,7 +7,7 @@
  * and reproduce the published totals of the configs in models/configs/ (README there).
  *
  * Parameter counts are folds over the tensor inventory (inventory.c), which lists exactly
- * these tensors; counts.c folds them. Closed form of one layer (h hidden, a heads, k kv
+ * these tensors; arch_counts.c folds them. Closed form of one layer (h hidden, a heads, k kv
  * heads, d head_dim, i inner, E experts):
  *   attention  q h·(a·d), k and v h·(k·d) each, o (a·d)·h;
  *              + a·d + 2·k·d if qkv_bias, + h if attn_out_bias

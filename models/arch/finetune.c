@@ -1,6 +1,6 @@
 /* models/arch/finetune.c — LoRA and QLoRA: defaults, names and NF4 storage (finetune.h);
  * the per-layer views of the projections and adapters are folds over the tensor inventory
- * (counts.c), which reads these. */
+ * (finetune_counts.c), which reads these. */
 #include "config.h"
 #include "models/arch/finetune.h"
 #include "sim/text.h"
