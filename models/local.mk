@@ -1,16 +1,16 @@
 # models/: architectures, cost formulas, technique stack, plan, ledger, executor.
 noinst_LIBRARIES += models/libstepsim_models.a
 models_libstepsim_models_a_SOURCES = \
-	models/arch/arch.c models/arch/arch.h models/arch/inventory.c models/arch/inventory.h \
+	models/arch/arch.c models/arch/arch.h models/arch/inventory.c models/arch/inventory.h models/arch/arch_counts.c \
 	models/arch/hf_config.c \
 	models/ops/cost.c models/ops/cost_ends.c models/ops/cost.h models/ops/cost-private.h \
 	models/ops/graph.c models/ops/graph.h models/ops/graph_layer.c \
-	models/arch/finetune.c models/arch/finetune.h \
-	models/stack/stack.c models/stack/stack_params.c models/stack/stack.h models/stack/framework.h models/stack/stack_framework.c models/stack/framework.c models/stack/ds_config.c models/stack/ds_config.h \
+	models/arch/finetune.c models/arch/finetune_counts.c models/arch/finetune.h \
+	models/stack/stack.c models/stack/stack_params.c models/stack/stack.h models/stack/stack-private.h models/stack/framework.h models/stack/stack_framework.c models/stack/framework.c models/stack/ds_config.c models/stack/ds_config.h \
 	models/parallel/parallel.c models/parallel/parallel.h \
 	models/parallel/mesh.c models/parallel/mesh.h models/parallel/placement.c models/parallel/placement.h \
 	models/parallel/tensor_parallel.c models/parallel/tensor_parallel.h \
-	models/plan/plan.c models/plan/plan.h models/plan/plan-private.h models/plan/plan_state.c models/plan/plan_step.c models/plan/plan_step-private.h models/plan/plan_ckpt.c models/plan/plan_comm.c \
+	models/plan/plan.c models/plan/plan_task.c models/plan/plan.h models/plan/plan-private.h models/plan/plan_state.c models/plan/plan_step.c models/plan/plan_step-private.h models/plan/plan_ckpt.c models/plan/plan_comm.c \
 	models/memory/offload.c models/memory/offload.h models/plan/plan_offload.c models/plan/plan_offload.h \
 	models/plan/plan_offload-private.h models/memory/host_ledger.c models/memory/host_ledger.h \
 	models/plan/plan_paged.c models/plan/plan_paged.h models/plan/plan_paged-private.h \

@@ -369,7 +369,7 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
    * it is the profile's, not a key the scenario wrote (model_stack_validate_framework would
    * name main_grad_fp32). */
   if (fw->main_grad_fp32 && !has (kf, "main_grad_fp32") && sc->par.degree > 1
-      && model_parallel_stage (&sc->par) >= 2)
+      && model_parallel_state_sharded (&sc->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'framework': %s keeps a full-size fp32 main_grad "

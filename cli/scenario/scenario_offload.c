@@ -71,7 +71,7 @@ cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error)
     return PREFIX_KEY (error, "offload", "pin_memory"), FALSE;
   o->pageable = !pinned;
   GError *e = NULL;
-  if (!model_offload_validate (o, model_parallel_stage (&sc->par), &e))
+  if (!model_offload_validate (o, &sc->par, &e))
     {
       const char *key = g_str_has_prefix (e->message, "optimizer")    ? "optimizer"
                         : g_str_has_prefix (e->message, "parameters") ? "parameters"

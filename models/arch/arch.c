@@ -1,4 +1,5 @@
-/* models/arch/arch.c — transformer architectures: families, validation, overrides, parameter counts.
+/* models/arch/arch.c — transformer architectures: families, validation, overrides; the shapes
+ * parameter counts (arch_counts.c) are folded from.
  *
  * Invariants: a ModelArch that passed model_arch_validate() has every size positive (except
  * n_experts, experts_per_token and sliding_window, which may be 0), n_kv_heads dividing
@@ -6,8 +7,8 @@
  * and reproduce the published totals of the configs in models/configs/ (README there).
  *
  * Parameter counts are folds over the tensor inventory (inventory.c), which lists exactly
- * these tensors. Closed form of one layer (h hidden, a heads, k kv heads, d head_dim, i inner,
- * E experts):
+ * these tensors; arch_counts.c folds them. Closed form of one layer (h hidden, a heads, k kv
+ * heads, d head_dim, i inner, E experts):
  *   attention  q h·(a·d), k and v h·(k·d) each, o (a·d)·h;
  *              + a·d + 2·k·d if qkv_bias, + h if attn_out_bias
  *   MLP        SwiGLU 3·h·i (+ 2·i + h with biases); GELU 2·h·i (+ i + h with biases)
@@ -28,7 +29,6 @@
  */
 #include "config.h"
 #include "models/arch/arch.h"
-#include "models/arch/inventory.h"
 
 #include "sim/text.h"
 
@@ -272,121 +272,9 @@ model_arch_set_field (ModelArch *arch, const char *key, guint64 value, GError **
   return TRUE;
 }
 
-/* ---- parameter counts: folds over the tensor inventory (inventory.c) ------------------- */
-
 gboolean
 model_arch_fused_qkv (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, FALSE);
   return arch->family == MODEL_FAMILY_MPT || arch->family == MODEL_FAMILY_GPT2;
-}
-
-/* The full-fine-tuning inventory of `arch` (NULL only for sizes beyond 2^32, which
- * model_arch_validate() refuses long before). */
-static ModelInventory *
-inventory (const ModelArch *arch)
-{
-  g_autoptr (GError) error = NULL;
-  ModelInventory *inv = model_inventory_new (arch, NULL, &error);
-  if (inv == NULL)
-    g_critical ("%s", error->message);
-  return inv;
-}
-
-/* Σ over `roles` (terminated by MODEL_N_TENSOR_ROLES) in `scope`. */
-static guint64
-n_roles (const ModelArch *arch, ModelInventoryScope scope, const ModelTensorRole *roles)
-{
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  guint64 n = 0;
-  for (guint k = 0; inv != NULL && roles[k] != MODEL_N_TENSOR_ROLES; k++)
-    n += model_inventory_n_role (inv, scope, roles[k]);
-  return n;
-}
-
-static const ModelTensorRole attention_roles[] = {
-  MODEL_TENSOR_Q, MODEL_TENSOR_K, MODEL_TENSOR_V, MODEL_TENSOR_QKV, MODEL_TENSOR_ATTN_OUT,
-  MODEL_N_TENSOR_ROLES,
-};
-static const ModelTensorRole mlp_roles[] = {
-  MODEL_TENSOR_MLP_GATE, MODEL_TENSOR_MLP_UP, MODEL_TENSOR_MLP_DOWN, MODEL_TENSOR_ROUTER,
-  MODEL_N_TENSOR_ROLES,
-};
-static const ModelTensorRole expert_roles[] = {
-  MODEL_TENSOR_MLP_GATE, MODEL_TENSOR_MLP_UP, MODEL_TENSOR_MLP_DOWN, MODEL_N_TENSOR_ROLES,
-};
-static const ModelTensorRole head_roles[] = {
-  MODEL_TENSOR_HEAD, MODEL_TENSOR_POOLER, MODEL_TENSOR_CLASSIFIER, MODEL_N_TENSOR_ROLES,
-};
-static const ModelTensorRole norm_roles[] = { MODEL_TENSOR_NORM, MODEL_N_TENSOR_ROLES };
-
-guint64
-model_arch_n_params_attention (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  return n_roles (arch, MODEL_INVENTORY_LAYER, attention_roles);
-}
-
-guint64
-model_arch_n_params_expert (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  guint64 n = n_roles (arch, MODEL_INVENTORY_LAYER, expert_roles);
-  return arch->n_experts > 0 ? n / arch->n_experts : n;
-}
-
-guint64
-model_arch_n_params_mlp (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  return n_roles (arch, MODEL_INVENTORY_LAYER, mlp_roles);
-}
-
-guint64
-model_arch_n_params_layer (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_LAYER) : 0;
-}
-
-guint64
-model_arch_n_params_lm_head (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  return n_roles (arch, MODEL_INVENTORY_HEAD, head_roles);
-}
-
-guint64
-model_arch_n_params_final_norm (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  /* bert is post-LN: its only root norm is the embedding LayerNorm, before the layers */
-  return n_roles (arch, MODEL_INVENTORY_HEAD, norm_roles);
-}
-
-guint64
-model_arch_n_params_embedding (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  if (inv == NULL)
-    return 0;
-  return model_inventory_n_params (inv, MODEL_INVENTORY_EMBED);
-}
-
-guint64
-model_arch_n_params (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_ALL) : 0;
-}
-
-guint64
-model_arch_n_params_active (const ModelArch *arch)
-{
-  g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  return inv != NULL ? model_inventory_n_active (inv) : 0;
 }

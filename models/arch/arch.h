@@ -114,10 +114,11 @@ gboolean model_arch_validate (const ModelArch *arch, GError **error);
 ModelArch *model_arch_copy (const ModelArch *arch);
 void model_arch_free (ModelArch *arch); /* NULL is a no-op */
 
-/* Parameter counts (exact integers), folds over the tensor inventory (inventory.h; each
- * call builds it: for many folds build one ModelInventory instead). Whole model; embedding (+ positions); one
- * transformer layer (attention + MLP/experts + router + its norms); LM head (0 if tied);
- * final norm. total = embedding + L × layer + final_norm + lm_head. */
+/* Parameter counts (exact integers; arch_counts.c), folds over the tensor inventory
+ * (inventory.h; each call builds it: for many folds build one ModelInventory instead).
+ * Whole model; embedding (+ positions); one transformer layer (attention + MLP/experts +
+ * router + its norms); LM head (0 if tied); final norm.
+ * total = embedding + L × layer + final_norm + lm_head. */
 guint64 model_arch_n_params (const ModelArch *arch);
 guint64 model_arch_n_params_embedding (const ModelArch *arch);
 guint64 model_arch_n_params_layer (const ModelArch *arch);

@@ -90,7 +90,8 @@ typedef struct
 /* The linear projections of one layer (q, k, v separate or fused, o; router; MLP per
  * expert), with `targeted` set for `f` (all FALSE when f is not active): a view of the
  * tensor inventory (models/arch/inventory.h, model_inventory_layer_linears()), which also
- * decides what LoRA targets. New GArray of ModelLinear. */
+ * decides what LoRA targets. These folds are in models/arch/finetune_counts.c. New
+ * GArray of ModelLinear. */
 GArray *model_finetune_layer_linears (const ModelArch *arch, const ModelFinetune *f);
 
 /* Elements of the nn.Linear weight matrices of one layer (Σ in·out·count): what QLoRA

@@ -59,14 +59,18 @@ model_offload_place_name (ModelMemPlace place)
 }
 
 gboolean
-model_offload_validate (const ModelOffload *o, guint stage, GError **error)
+model_offload_validate (const ModelOffload *o, const ModelParallel *par, GError **error)
 {
-  g_return_val_if_fail (o != NULL, FALSE);
+  g_return_val_if_fail (o != NULL && par != NULL, FALSE);
   const char *why = NULL, *key = NULL;
-  if (o->optimizer != MODEL_OFFLOAD_NONE && stage < 2)
+  gboolean grads_sharded
+    = model_parallel_state_sharded (par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE);
+  gboolean weights_sharded = model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS,
+                                                           MODEL_PHASE_REST);
+  if (o->optimizer != MODEL_OFFLOAD_NONE && !grads_sharded)
     key = "optimizer", why = "needs ZeRO stage 2 or 3 ([parallel] data_parallel = zero2, zero3 "
                              "or an FSDP sharding mode), as DeepSpeed's ZeRO-Offload";
-  else if (o->parameters != MODEL_OFFLOAD_NONE && stage < 3)
+  else if (o->parameters != MODEL_OFFLOAD_NONE && !weights_sharded)
     key = "parameters", why = "needs ZeRO stage 3 ([parallel] data_parallel = zero3 or "
                               "fsdp_full_shard)";
   else if (o->parameters != MODEL_OFFLOAD_NONE && o->optimizer == MODEL_OFFLOAD_NONE)

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <glib.h>
+#include "models/parallel/parallel.h"
 
 typedef enum
 {
@@ -86,8 +87,11 @@ const char *model_offload_op_name (ModelOffloadOp op);
 /* "gpu", "host", "nvme". */
 const char *model_offload_place_name (ModelMemPlace place);
 
-/* Checks the choices against the ZeRO stage (models/parallel/parallel.h): an offloaded optimizer
- * needs stage >= 2 (gradients reduced per layer, as DeepSpeed's ZeRO-Offload path), an
- * offloaded parameter set stage 3 and an offloaded optimizer, activations none or cpu.
- * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the key ("parameters = cpu needs …"). */
-gboolean model_offload_validate (const ModelOffload *o, guint stage, GError **error);
+/* Checks the choices against the data-parallel mode's placements (models/parallel/
+ * parallel.h): an offloaded optimizer needs gradients sharded as they accumulate (ZeRO
+ * stage >= 2: reduced per layer, as DeepSpeed's ZeRO-Offload path), an offloaded
+ * parameter set weights sharded at rest (stage 3) and an offloaded optimizer, activations
+ * none or cpu. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the key ("parameters = cpu
+ * needs …"). */
+gboolean model_offload_validate (const ModelOffload *o, const ModelParallel *par,
+                                 GError **error);

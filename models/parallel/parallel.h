@@ -124,7 +124,9 @@ GArray *model_parallel_redistribute (const ModelParallel *par, ModelState state,
                                      ModelPhase from, ModelPhase to, double bytes);
 
 /* ZeRO stage the placements amount to (0–3): 3 when weights rest sharded, 2 when gradients
- * accumulate sharded, 1 when optimizer states are, else 0. */
+ * accumulate sharded, 1 when optimizer states are, else 0. For reports, advice and
+ * DeepSpeed's per-stage code paths; a rank's share of a state, or whether it is sharded,
+ * is model_parallel_local_bytes/_fraction() or model_parallel_state_sharded(). */
 guint model_parallel_stage (const ModelParallel *par);
 /* Ranks sharing one copy of the sharded states (the optimizer states' ways): dp_shard,
  * 1 when nothing is sharded. */

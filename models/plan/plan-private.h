@@ -1,6 +1,7 @@
 /* models/plan/plan-private.h — the plan's internals, shared by the files that build it:
- * plan.c (primitives, accessors), plan_step.c (the per-rank schedule) and plan_comm.c
- * (data-parallel collectives). Not for use outside models/plan*.c. */
+ * plan_task.c (primitives), plan.c (construction, accessors), plan_state.c (persistent
+ * state), plan_step.c (the per-rank schedule) and plan_comm.c (data-parallel
+ * collectives). Not for use outside models/plan*.c. */
 #pragma once
 
 #include "models/plan/plan.h"
@@ -50,7 +51,7 @@ typedef struct
   double grad_embedding, grad_layer, grad_head; /* B of full gradients per block */
 } PlanCosts;
 
-/* ---- primitives (plan.c) ---- */
+/* ---- primitives (plan_task.c) ---- */
 G_GNUC_PRINTF (7, 8)
 guint plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind,
                        gint layer, gint micro_batch, const char *fmt, ...);

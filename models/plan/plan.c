@@ -1,11 +1,13 @@
-/* models/plan/plan.c — plan primitives, construction and accessors; see plan.h.
- * The schedule itself is in plan_step.c, data-parallel collectives in plan_comm.c. */
+/* models/plan/plan.c — plan construction and accessors; see plan.h. The primitives every
+ * part of the plan appends tasks with are in plan_task.c, the persistent state in
+ * plan_state.c, the schedule itself in plan_step.c (activation checkpointing in
+ * plan_ckpt.c), data-parallel collectives in plan_comm.c, offload and paged optimizer
+ * states in plan_offload.c and plan_paged.c; plan.c calls them, none calls plan.c. */
 #include "config.h"
 #include "models/plan/plan-private.h"
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
-#include <stdarg.h>
 
 static const char *const kind_names[MODEL_N_TASK_KINDS] = {
   "forward", "backward", "recompute", "optimizer", "collective", "offload",
@@ -25,169 +27,6 @@ model_plan_stream_name (ModelStream stream)
 {
   g_return_val_if_fail (stream < MODEL_N_STREAMS, NULL);
   return stream_names[stream];
-}
-
-/* ---- primitives ------------------------------------------------------------------------ */
-
-guint
-plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
-                 gint micro_batch, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *label = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  ModelTask t = {
-    .id = p->tasks->len,
-    .rank = rank,
-    .stream = stream,
-    .kind = kind,
-    .label = g_string_chunk_insert (p->labels, label),
-    .layer = layer,
-    .micro_batch = micro_batch,
-    .first_kernel = p->kernels->len,
-    .first_dep = p->deps->len,
-    .first_effect = p->effects->len,
-    .collective = -1,
-  };
-  g_array_append_val (p->tasks, t);
-  return t.id;
-}
-
-ModelTask *
-plan_current (ModelPlan *p)
-{
-  return &g_array_index (p->tasks, ModelTask, p->tasks->len - 1);
-}
-
-/* GEMM and attention FLOPs run at the stack's tensor dtype; element-wise kernels on the
- * CUDA cores (fp32). Under fp8 only the linear layers' GEMMs run in fp8: Transformer
- * Engine's fp8_autocast leaves attention's core in bf16 unless fp8_dpa is set (TE
- * `DelayedScaling.fp8_dpa`, default False), so eager attention's matmuls and the flash
- * kernel run at bf16. */
-void
-plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
-{
-  HwDtype tensor = model_stack_compute_dtype (&p->stack);
-  ModelTask *t = plan_current (p);
-  for (guint i = 0; i < pass->n_ops; i++)
-    {
-      const ModelOp *op = &pass->ops[i];
-      gboolean core = op->op_class == MODEL_OP_ATTENTION || g_str_has_prefix (op->name, "attn_scores")
-                      || g_str_has_prefix (op->name, "attn_av");
-      HwDtype dt = op->op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32
-                   : tensor == HW_DTYPE_FP8 && core  ? HW_DTYPE_BF16
-                                                     : tensor;
-      ModelKernel k = { *op, dt };
-      if (k.op.shape.cls == HW_KERNEL_FLASH_FWD || k.op.shape.cls == HW_KERNEL_FLASH_BWD)
-        k.op.shape.attn = p->stack.attention_kernel; /* the stack's kernel, for its speed */
-      g_array_append_val (p->kernels, k);
-      t->n_kernels++;
-      t->flops += k.op.flops;
-      t->bytes += k.op.bytes;
-    }
-}
-
-void
-plan_task_dep (ModelPlan *p, guint task)
-{
-  if (task == G_MAXUINT)
-    return;
-  g_assert (task < plan_current (p)->id);
-  g_array_append_val (p->deps, task);
-  plan_current (p)->n_deps++;
-}
-
-guint
-plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
-{
-  if (bytes <= 0)
-    return 0;
-  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len, 0, 0,
-                       MODEL_MEM_ON_GPU };
-  g_array_append_val (p->handles, e);
-  return e.handle;
-}
-
-guint
-plan_new_handle_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes, guint n)
-{
-  double bytes = 0;
-  for (guint i = 0; i < n; i++)
-    bytes += sizes[i];
-  guint h = plan_new_handle (p, category, bytes);
-  if (h == 0 || n <= 1)
-    return h;
-  ModelMemEffect *e = &g_array_index (p->handles, ModelMemEffect, h);
-  e->first_tensor = p->tensor_sizes->len;
-  e->n_tensors = n;
-  g_array_append_vals (p->tensor_sizes, sizes, n);
-  return h;
-}
-
-guint
-plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes, guint n,
-                         ModelEffectWhen when)
-{
-  guint h = plan_new_handle_tensors (p, category, sizes, n);
-  if (h == 0)
-    return 0;
-  ModelMemEffect e = g_array_index (p->handles, ModelMemEffect, h);
-  e.when = when;
-  g_array_append_val (p->effects, e);
-  plan_current (p)->n_effects++;
-  return h;
-}
-
-guint
-plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
-{
-  guint h = plan_new_handle (p, category, bytes);
-  if (h == 0)
-    return 0;
-  ModelMemEffect e = { category, bytes, when, h, 0, 0, MODEL_MEM_ON_GPU };
-  g_array_append_val (p->effects, e);
-  plan_current (p)->n_effects++;
-  return h;
-}
-
-void
-plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
-{
-  if (handle == 0)
-    return;
-  const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
-  ModelMemEffect e = { a->category, -a->bytes, when, handle, 0, 0, a->where };
-  g_array_append_val (p->effects, e);
-  plan_current (p)->n_effects++;
-}
-
-void
-plan_task_workspace (ModelPlan *p, double bytes)
-{
-  plan_task_free (p, plan_task_alloc (p, MODEL_MEM_WORKSPACE, bytes, MODEL_EFFECT_AT_START),
-                  MODEL_EFFECT_AT_END);
-}
-
-guint
-plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream)
-{
-  for (guint i = p->tasks->len; i-- > 0;)
-    {
-      const ModelTask *t = &g_array_index (p->tasks, ModelTask, i);
-      if (t->rank != rank)
-        break;
-      if (t->stream == stream)
-        return t->id;
-    }
-  return G_MAXUINT;
-}
-
-void
-plan_keep_gradient (ModelPlan *p, guint handle)
-{
-  if (handle != 0)
-    g_array_append_val (p->grad_handles, handle);
 }
 
 /* ---- construction ---------------------------------------------------------------------- */
@@ -255,10 +94,11 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
   g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL, FALSE);
   if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
       || !model_parallel_validate (par, error)
-      || !model_offload_validate (&stack->offload, model_parallel_stage (par), error)
+      || !model_offload_validate (&stack->offload, par, error)
       || !model_stack_validate_framework (stack, par, error))
     return FALSE;
-  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT && model_parallel_stage (par) >= 3
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT
+      && model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
       && !model_parallel_keeps_gathered (par) && par->degree > 1)
     {
       /* A segment's recompute would need every layer of the segment gathered at once. */

@@ -153,7 +153,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   static const char *const label[] = { "", " attn", " pointwise" };
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
-  if (plan_step_regathers (c))
+  if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_dep (p, c->restored);
   switch (what)

@@ -59,7 +59,8 @@ instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollecti
   if (found != NULL)
     {
       g_free (key);
-      const ModelCollective *c = model_plan_collective (p, GPOINTER_TO_UINT (found) - 1);
+      const ModelCollective *c
+        = &g_array_index (p->collectives, ModelCollective, GPOINTER_TO_UINT (found) - 1);
       g_assert (c->kind == kind && c->bytes == bytes); /* ranks issue the same sequence */
       return GPOINTER_TO_UINT (found) - 1;
     }

@@ -58,12 +58,12 @@ ds_reduce_buffer (const ModelPlan *p)
 static double
 ds_persistent_weights (const ModelPlan *p)
 {
-  guint shard = model_parallel_shard_size (&p->par);
-  if (p->par.mode != MODEL_DP_ZERO3 || shard <= 1)
+  double share = model_parallel_local_fraction (&p->par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST);
+  if (p->par.mode != MODEL_DP_ZERO3 || share >= 1)
     return 0;
   g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
   double elems = model_framework_ds_persistent_elements (&p->stack.framework, inv);
-  return elems * model_stack_weight_bytes (&p->stack) * (1 - 1.0 / shard);
+  return elems * model_stack_weight_bytes (&p->stack) * (1 - share);
 }
 
 /* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
@@ -85,8 +85,8 @@ plan_initial_state (ModelPlan *p)
       if (s != MODEL_N_STATES)
         p->initial[c] *= model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
     }
-  if (model_parallel_stage (&p->par) == 0 && p->n_ranks > 1
-      && !p->stack.framework.grad_buffer_buckets)
+  if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
+      && p->n_ranks > 1 && !p->stack.framework.grad_buffer_buckets)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
@@ -105,14 +105,13 @@ model_plan_load_bytes (const ModelPlan *p)
     sum += p->initial[at_load[i]];
   /* DeepSpeed's ZeRO-1/2 reduce bucket is made by the first backward (stage 3's in its
    * optimizer's constructor, stage3.py __init__) */
-  if (model_parallel_stage (&p->par) <= 2)
+  if (p->par.mode != MODEL_DP_ZERO3)
     sum -= ds_reduce_buffer (p);
   /* QLoRA's absmax constants come with the NF4 weights at load; fp8_mixed's fp8 weight
    * copies are made by the first forward (Transformer Engine's weight cache). */
   if (p->stack.finetune.method == MODEL_FINETUNE_QLORA)
     sum += p->initial[MODEL_MEM_QUANTIZATION];
-  ModelDataParallel m = p->par.mode;
-  if (m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3)
+  if (deepspeed_zero (p))
     sum += p->initial[MODEL_MEM_OPTIMIZER_STATE];
   return sum;
 }
@@ -184,8 +183,7 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
     {
       /* DeepSpeed's reduce buckets are one tensor each (two with overlap_comm) */
       double ds = ds_reduce_buffer (p);
-      guint ds_n = model_parallel_stage (&p->par) <= 2 && p->stack.framework.ds_overlap_comm
-                     ? 2 : 1;
+      guint ds_n = p->par.mode != MODEL_DP_ZERO3 && p->stack.framework.ds_overlap_comm ? 2 : 1;
       for (guint i = 0; ds > 0 && i < ds_n; i++)
         {
           double b = ds / ds_n;

@@ -14,6 +14,8 @@ typedef struct
   const PlanCosts *pc;
   guint L;
   gboolean sharding;    /* ZeRO/FSDP machinery on: a shard group of > 1 ranks, or offload */
+  gboolean regathers;   /* stage-3 parameters are gathered again for the backward (set
+                         * once by plan_step.c, read by the recompute of plan_ckpt.c) */
   ModelCheckpointing ckpt;
   guint segment;        /* layers per segment: k of every_k, ⌈√L⌉ of sqrt */
   gboolean last_mb;
@@ -38,9 +40,6 @@ typedef struct
   double bucket_fill;
   guint bucket_count;
 } StepCtx;
-
-/* plan_step.c: whether stage-3 parameters are gathered again for the backward. */
-gboolean plan_step_regathers (const StepCtx *c);
 
 /* plan_ckpt.c */
 /* Allocates what layer l's forward keeps (its handle). */

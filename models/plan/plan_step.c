@@ -76,8 +76,10 @@ gathers (const StepCtx *c)
              || plan_offloads_parameters (c->p));
 }
 
-gboolean
-plan_step_regathers (const StepCtx *c)
+/* Whether gathered parameters are released after the forward and gathered again for the
+ * backward (c->regathers). */
+static gboolean
+regathers (const StepCtx *c)
 {
   return gathers (c) && !model_parallel_keeps_gathered (&c->p->par);
 }
@@ -287,7 +289,7 @@ forward (StepCtx *c)
       c->act_layer[l] = plan_step_store_activations (c, l);
       c->autocast_cache[l] = plan_step_autocast_cache (c, l);
       plan_task_workspace (p, pc->layer.fwd.workspace);
-      if (plan_step_regathers (c))
+      if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
@@ -311,7 +313,7 @@ backward_layer (StepCtx *c, guint l)
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
   guint prefetch = p->par.prefetch;
-  if (plan_step_regathers (c) && l >= prefetch)
+  if (c->regathers && l >= prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
   c->restored = plan_offload_restore_activation (p, c->rank, l, c->mb,
                                                  l + 1 < c->L ? c->bwd_task[l + 1] : NONE,
@@ -320,7 +322,7 @@ backward_layer (StepCtx *c, guint l)
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
   plan_task_dep (p, c->restored);
-  if (plan_step_regathers (c))
+  if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
   guint full = produce_gradients (c, pc->grad_layer, TRUE);
@@ -353,7 +355,7 @@ backward (StepCtx *c)
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
   bucket_reduce (c, head_params, head, -1, FALSE);
-  if (plan_step_regathers (c))
+  if (c->regathers)
     for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)
       gather (c, (gint) l, "bwd", NONE);
   for (guint l = c->L; l-- > 0;)
@@ -454,6 +456,7 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .autocast_cache = buf + 7 * L,
   };
+  c.regathers = regathers (&c);
   plan_step_layer_tensors (&c);
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
     {

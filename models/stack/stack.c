@@ -1,10 +1,10 @@
 /* models/stack/stack.c — technique stack names and per-parameter byte counts; see stack.h for
- * every figure's source. Units: bytes per parameter, or bytes (B) for whole-model totals. */
+ * every figure's source. Units: bytes per parameter; the whole-model totals (B), folds over
+ * the tensor inventory, are stack_params.c's. */
 #include "config.h"
 #include "models/stack/stack.h"
+#include "models/stack/stack-private.h"
 #include "sim/text.h"
-
-#include <math.h>
 
 static const char *const precision_names[] = { "fp32",     "bf16_mixed", "fp16_mixed", "bf16",
                                                "fp8_mixed", "fp16_amp",  "bf16_amp",   NULL };
@@ -15,14 +15,6 @@ static const char *const checkpointing_names[] = { "none", "full", "selective", 
 G_STATIC_ASSERT (G_N_ELEMENTS (precision_names) == MODEL_N_PRECISIONS + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_names) == MODEL_N_OPTIMIZERS + 1);
 
-/* bitsandbytes: block size of the block-wise quantisation and the smallest tensor that
- * gets 8-bit states (Optimizer8bit min_8bit_size). */
-#define BNB_BLOCK 2048.0
-#define BNB_MIN_8BIT 4096
-/* Transformer Engine DelayedScaling: amax_history_len 1024 fp32 values per fp8 tensor,
- * 5 fp8 tensors per GEMM module (input, weight, output-grad … ; 3 fwd + 2 bwd meta
- * entries), 4 GEMM modules per transformer layer (QKV, proj, fc1, fc2). */
-#define TE_AMAX_BYTES (1024.0 * 4 * 5 * 4)
 
 void
 model_stack_init_defaults (ModelStack *stack)
@@ -132,20 +124,6 @@ model_stack_gradient_bytes (const ModelStack *s)
   return s->precision == MODEL_PRECISION_FP32 || is_amp (s) ? 4 : 2;
 }
 
-/* Bytes of one optimizer-state element: fp32, or bf16 in the pure bf16 recipe. */
-static double
-state_elem (const ModelStack *s)
-{
-  return s->precision == MODEL_PRECISION_BF16 ? 2 : 4;
-}
-
-static gboolean
-is_8bit (const ModelStack *s)
-{
-  return s->optimizer == MODEL_OPTIMIZER_ADAMW_8BIT
-         || s->optimizer == MODEL_OPTIMIZER_PAGED_ADAMW_8BIT;
-}
-
 double
 model_stack_optimizer_bytes (const ModelStack *s)
 {
@@ -153,13 +131,13 @@ model_stack_optimizer_bytes (const ModelStack *s)
     {
     case MODEL_OPTIMIZER_SGD_MOMENTUM:
     case MODEL_OPTIMIZER_ADAFACTOR:
-      return state_elem (s);
+      return model_stack_state_elem (s);
     case MODEL_OPTIMIZER_ADAMW_8BIT:
     case MODEL_OPTIMIZER_PAGED_ADAMW_8BIT:
       return 2 * (1 + 4 / BNB_BLOCK);
     case MODEL_OPTIMIZER_ADAMW:
     default:
-      return 2 * state_elem (s);
+      return 2 * model_stack_state_elem (s);
     }
 }
 
@@ -188,32 +166,6 @@ model_stack_autocast (const ModelStack *s)
   return is_amp (s);
 }
 
-/* State bytes of one copy of tensor `t` (a matrix r × c, or a vector of n): Adafactor
- * factors matrices (Shazeer & Stern 2018 §3: r + c), 8-bit Adam keeps fp32 states under
- * bnb's min_8bit_size and one fp32 absmax per block otherwise. */
-static double
-tensor_state (const ModelTensor *t, gpointer data)
-{
-  const ModelStack *s = data;
-  double n = (double) model_tensor_numel (t);
-  double rows = (double) t->shape[0], cols = t->ndim >= 2 ? (double) t->shape[1] : 1;
-  if (!t->trainable)
-    return 0;
-  if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
-    return state_elem (s) * (cols >= 2 && rows >= 2 ? rows + cols : n);
-  if (is_8bit (s))
-    return n < BNB_MIN_8BIT ? 2 * 4 * n : 2 * (n + 4 * ceil (n / BNB_BLOCK));
-  return model_stack_optimizer_bytes (s) * n;
-}
-
-double
-model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
-{
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
-  return model_inventory_fold (inv, MODEL_INVENTORY_ALL, tensor_state, (gpointer) s);
-}
-
 gboolean
 model_stack_gradients_persistent (const ModelStack *s)
 {
@@ -224,65 +176,6 @@ gboolean
 model_stack_main_grad_fp32 (const ModelStack *s)
 {
   return s->framework.main_grad_fp32 && s->precision != MODEL_PRECISION_FP32 && !is_amp (s);
-}
-
-double
-model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemCategory category)
-{
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  double n = model_stack_trainable_params (s, arch);
-  double all = (double) model_arch_n_params (arch);
-  switch (category)
-    {
-    case MODEL_MEM_WEIGHTS: /* the frozen base under LoRA; the adapters are `lora` */
-      return model_stack_weights_total (s, arch) - model_stack_lora_bytes (s, arch);
-    case MODEL_MEM_LORA:
-      return model_stack_lora_bytes (s, arch);
-    case MODEL_MEM_MASTER_WEIGHTS:
-      return n * model_stack_master_bytes (s);
-    case MODEL_MEM_OPTIMIZER_STATE:
-      return model_stack_optimizer_state_total (s, arch);
-    case MODEL_MEM_GRADIENTS:
-      return model_stack_gradients_persistent (s) ? n * model_stack_gradient_bytes (s) : 0;
-    case MODEL_MEM_QUANTIZATION:
-      if (s->finetune.method == MODEL_FINETUNE_QLORA) /* NF4 absmax constants */
-        {
-          g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
-          return model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);
-        }
-      return s->precision == MODEL_PRECISION_FP8_MIXED
-               ? all * model_stack_fp8_weight_bytes (s) + (double) arch->n_layers * TE_AMAX_BYTES
-               : 0;
-    default:
-      return 0;
-    }
-}
-
-double
-model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch)
-{
-  g_return_val_if_fail (s != NULL && arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
-  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
-  switch (s->optimizer)
-    {
-    case MODEL_OPTIMIZER_ADAMW:
-      switch (s->framework.optimizer_impl)
-        {
-        case MODEL_OPTIMIZER_IMPL_FOREACH:
-          return state_elem (s) * model_stack_trainable_params (s, arch);
-        case MODEL_OPTIMIZER_IMPL_PER_TENSOR:
-          return state_elem (s) * largest;
-        case MODEL_OPTIMIZER_IMPL_FUSED:
-        case MODEL_OPTIMIZER_IMPL_CPU_ADAM:
-        default:
-          return 0;
-        }
-    case MODEL_OPTIMIZER_ADAFACTOR:
-      return 2 * 4 * largest;
-    default:
-      return 0;
-    }
 }
 
 double

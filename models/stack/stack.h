@@ -244,9 +244,9 @@ gboolean model_stack_validate_framework (const ModelStack *s, const ModelParalle
  * (models/memory/offload.h), pinned. Idempotent. */
 void model_stack_resolve_framework (ModelStack *s);
 
-/* Optimizer-state bytes of the whole model (B), shapes included: Adafactor's r + c per
- * matrix, 8-bit Adam's fp32 states for tensors under 4096 elements and its absmax; over
- * the trainable tensors. */
+/* Optimizer-state bytes of the whole model (B; stack_params.c), shapes included:
+ * Adafactor's r + c per matrix, 8-bit Adam's fp32 states for tensors under 4096 elements
+ * and its absmax; over the trainable tensors. */
 double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
 
 /* Whether framework.main_grad_fp32 takes effect: only with 16-bit parameters (bf16/fp16/
@@ -262,14 +262,14 @@ gboolean model_stack_main_grad_fp32 (const ModelStack *s);
  * model and zeroes it each step, param_and_grad_buffer.py reset()). */
 gboolean model_stack_gradients_persistent (const ModelStack *s);
 
-/* Bytes allocated at time 0 and kept all step for `category` (B): weights (the frozen
- * base under LoRA), lora (the adapter weights), master weights, optimizer state,
- * quantization (fp8 copies + amax histories, QLoRA's NF4 constants), and gradients when
- * model_stack_gradients_persistent(). 0 for the other categories. */
+/* Bytes allocated at time 0 and kept all step for `category` (B; stack_params.c):
+ * weights (the frozen base under LoRA), lora (the adapter weights), master weights,
+ * optimizer state, quantization (fp8 copies + amax histories, QLoRA's NF4 constants),
+ * and gradients when model_stack_gradients_persistent(). 0 for the other categories. */
 double model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch,
                                   ModelMemCategory category);
 
-/* Temporary bytes the optimizer step allocates on top of the states (B), by
+/* Temporary bytes the optimizer step allocates on top of the states (B; stack_params.c), by
  * framework.optimizer_impl: foreach AdamW one copy of the second moment (exp_avg_sq_sqrt =
  * _foreach_sqrt(exp_avg_sqs), PyTorch _multi_tensor_adamw), the per-tensor loop one
  * tensor's (the largest), fused 0 (torch _fused_adamw_ / apex FusedAdam update each

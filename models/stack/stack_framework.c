@@ -41,7 +41,8 @@ model_stack_validate_framework (const ModelStack *s, const ModelParallel *par, G
         return refuse (error, "optimizer_in_backward", "with a paged optimizer is not "
                        "modelled");
     }
-  if (fw->main_grad_fp32 && par->degree > 1 && model_parallel_stage (par) >= 2)
+  if (fw->main_grad_fp32 && par->degree > 1
+      && model_parallel_state_sharded (par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE))
     return refuse (error, "main_grad_fp32", "the fp32 main_grad buffer is full-size "
                    "(Megatron-LM param_and_grad_buffer.py; its distributed optimizer is "
                    "ZeRO-1): with gradients sharded ([parallel] data_parallel stage 2 or 3) it "

@@ -1,9 +1,20 @@
 /* models/stack/stack_params.c — what trains and what is stored, per stack (stack.h): folds
  * over the tensor inventory (models/arch/inventory.h) built for the stack's fine-tuning
  * method — every parameter trains under full fine-tuning, the LoRA/QLoRA adapters over a
- * frozen base otherwise (models/arch/finetune.h). */
+ * frozen base otherwise (models/arch/finetune.h). The whole-model bytes of each state
+ * (model_stack_initial_bytes(), the optimizer state with its shapes, the optimizer's
+ * workspace) are counted here from stack.c's bytes per element; stack.c calls none of
+ * these. Units: B. */
 #include "config.h"
 #include "models/stack/stack.h"
+#include "models/stack/stack-private.h"
+
+#include <math.h>
+
+/* Transformer Engine DelayedScaling: amax_history_len 1024 fp32 values per fp8 tensor,
+ * 5 fp8 tensors per GEMM module (input, weight, output-grad … ; 3 fwd + 2 bwd meta
+ * entries), 4 GEMM modules per transformer layer (QKV, proj, fc1, fc2). */
+#define TE_AMAX_BYTES (1024.0 * 4 * 5 * 4)
 
 ModelInventory *
 model_stack_inventory (const ModelStack *s, const ModelArch *arch)
@@ -99,6 +110,91 @@ model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch)
           g_array_append_val (out, b);
       }
   return out;
+}
+
+/* State bytes of one copy of tensor `t` (a matrix r × c, or a vector of n): Adafactor
+ * factors matrices (Shazeer & Stern 2018 §3: r + c), 8-bit Adam keeps fp32 states under
+ * bnb's min_8bit_size and one fp32 absmax per block otherwise. */
+static double
+tensor_state (const ModelTensor *t, gpointer data)
+{
+  const ModelStack *s = data;
+  double n = (double) model_tensor_numel (t);
+  double rows = (double) t->shape[0], cols = t->ndim >= 2 ? (double) t->shape[1] : 1;
+  if (!t->trainable)
+    return 0;
+  if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
+    return model_stack_state_elem (s) * (cols >= 2 && rows >= 2 ? rows + cols : n);
+  if (model_stack_is_8bit (s))
+    return n < BNB_MIN_8BIT ? 2 * 4 * n : 2 * (n + 4 * ceil (n / BNB_BLOCK));
+  return model_stack_optimizer_bytes (s) * n;
+}
+
+double
+model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
+{
+  g_return_val_if_fail (s != NULL && arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  return model_inventory_fold (inv, MODEL_INVENTORY_ALL, tensor_state, (gpointer) s);
+}
+
+double
+model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemCategory category)
+{
+  g_return_val_if_fail (s != NULL && arch != NULL, 0);
+  double n = model_stack_trainable_params (s, arch);
+  double all = (double) model_arch_n_params (arch);
+  switch (category)
+    {
+    case MODEL_MEM_WEIGHTS: /* the frozen base under LoRA; the adapters are `lora` */
+      return model_stack_weights_total (s, arch) - model_stack_lora_bytes (s, arch);
+    case MODEL_MEM_LORA:
+      return model_stack_lora_bytes (s, arch);
+    case MODEL_MEM_MASTER_WEIGHTS:
+      return n * model_stack_master_bytes (s);
+    case MODEL_MEM_OPTIMIZER_STATE:
+      return model_stack_optimizer_state_total (s, arch);
+    case MODEL_MEM_GRADIENTS:
+      return model_stack_gradients_persistent (s) ? n * model_stack_gradient_bytes (s) : 0;
+    case MODEL_MEM_QUANTIZATION:
+      if (s->finetune.method == MODEL_FINETUNE_QLORA) /* NF4 absmax constants */
+        {
+          g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+          return model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);
+        }
+      return s->precision == MODEL_PRECISION_FP8_MIXED
+               ? all * model_stack_fp8_weight_bytes (s) + (double) arch->n_layers * TE_AMAX_BYTES
+               : 0;
+    default:
+      return 0;
+    }
+}
+
+double
+model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch)
+{
+  g_return_val_if_fail (s != NULL && arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
+  switch (s->optimizer)
+    {
+    case MODEL_OPTIMIZER_ADAMW:
+      switch (s->framework.optimizer_impl)
+        {
+        case MODEL_OPTIMIZER_IMPL_FOREACH:
+          return model_stack_state_elem (s) * model_stack_trainable_params (s, arch);
+        case MODEL_OPTIMIZER_IMPL_PER_TENSOR:
+          return model_stack_state_elem (s) * largest;
+        case MODEL_OPTIMIZER_IMPL_FUSED:
+        case MODEL_OPTIMIZER_IMPL_CPU_ADAM:
+        default:
+          return 0;
+        }
+    case MODEL_OPTIMIZER_ADAFACTOR:
+      return 2 * 4 * largest;
+    default:
+      return 0;
+    }
 }
 
 gboolean

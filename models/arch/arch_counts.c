@@ -1,0 +1,118 @@
+/* models/arch/arch_counts.c — parameter counts of an architecture (arch.h): each builds the
+ * full-fine-tuning tensor inventory (inventory.h) and folds over it; the closed forms these
+ * folds reproduce are in arch.c's comment. Above inventory.c and arch.c: neither calls
+ * these folds. The per-layer views of a fine-tuning method are finetune_counts.c's.
+ */
+#include "config.h"
+#include "models/arch/arch.h"
+#include "models/arch/inventory.h"
+
+/* The full-fine-tuning inventory of `arch` (NULL only for sizes beyond 2^32, which
+ * model_arch_validate() refuses long before). */
+static ModelInventory *
+inventory (const ModelArch *arch)
+{
+  g_autoptr (GError) error = NULL;
+  ModelInventory *inv = model_inventory_new (arch, NULL, &error);
+  if (inv == NULL)
+    g_critical ("%s", error->message);
+  return inv;
+}
+
+/* Σ over `roles` (terminated by MODEL_N_TENSOR_ROLES) in `scope`. */
+static guint64
+n_roles (const ModelArch *arch, ModelInventoryScope scope, const ModelTensorRole *roles)
+{
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  guint64 n = 0;
+  for (guint k = 0; inv != NULL && roles[k] != MODEL_N_TENSOR_ROLES; k++)
+    n += model_inventory_n_role (inv, scope, roles[k]);
+  return n;
+}
+
+static const ModelTensorRole attention_roles[] = {
+  MODEL_TENSOR_Q, MODEL_TENSOR_K, MODEL_TENSOR_V, MODEL_TENSOR_QKV, MODEL_TENSOR_ATTN_OUT,
+  MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole mlp_roles[] = {
+  MODEL_TENSOR_MLP_GATE, MODEL_TENSOR_MLP_UP, MODEL_TENSOR_MLP_DOWN, MODEL_TENSOR_ROUTER,
+  MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole expert_roles[] = {
+  MODEL_TENSOR_MLP_GATE, MODEL_TENSOR_MLP_UP, MODEL_TENSOR_MLP_DOWN, MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole head_roles[] = {
+  MODEL_TENSOR_HEAD, MODEL_TENSOR_POOLER, MODEL_TENSOR_CLASSIFIER, MODEL_N_TENSOR_ROLES,
+};
+static const ModelTensorRole norm_roles[] = { MODEL_TENSOR_NORM, MODEL_N_TENSOR_ROLES };
+
+guint64
+model_arch_n_params_attention (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return n_roles (arch, MODEL_INVENTORY_LAYER, attention_roles);
+}
+
+guint64
+model_arch_n_params_expert (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 n = n_roles (arch, MODEL_INVENTORY_LAYER, expert_roles);
+  return arch->n_experts > 0 ? n / arch->n_experts : n;
+}
+
+guint64
+model_arch_n_params_mlp (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return n_roles (arch, MODEL_INVENTORY_LAYER, mlp_roles);
+}
+
+guint64
+model_arch_n_params_layer (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_LAYER) : 0;
+}
+
+guint64
+model_arch_n_params_lm_head (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  return n_roles (arch, MODEL_INVENTORY_HEAD, head_roles);
+}
+
+guint64
+model_arch_n_params_final_norm (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  /* bert is post-LN: its only root norm is the embedding LayerNorm, before the layers */
+  return n_roles (arch, MODEL_INVENTORY_HEAD, norm_roles);
+}
+
+guint64
+model_arch_n_params_embedding (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  if (inv == NULL)
+    return 0;
+  return model_inventory_n_params (inv, MODEL_INVENTORY_EMBED);
+}
+
+guint64
+model_arch_n_params (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_ALL) : 0;
+}
+
+guint64
+model_arch_n_params_active (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_active (inv) : 0;
+}
