@@ -447,6 +447,9 @@ static const struct
   { "resid_dropout1", MODEL_TP_ACT_SEQUENCE },
   { "resid_dropout2", MODEL_TP_ACT_SEQUENCE },
   { "residual1", MODEL_TP_ACT_SEQUENCE },
+  { "residual2", MODEL_TP_ACT_SEQUENCE },
+  { "dropped", MODEL_TP_ACT_SEQUENCE },  /* a residual branch after dropout */
+  { "in_place", MODEL_TP_ACT_WHOLE },    /* 0 B: an in-place op's output */
   /* inside attention: a/tp query heads */
   { "q", MODEL_TP_ACT_HEADS },
   { "k_repeated", MODEL_TP_ACT_HEADS },
@@ -471,6 +474,10 @@ static const struct
   { "mlp_act", MODEL_TP_ACT_HEADS },
   /* LoRA */
   { "lora_ax", MODEL_TP_ACT_WHOLE },
+  /* B·(A·x): sharded with a column-parallel base's output (PEFT tp_layer.py splits lora_B),
+   * whole after a row-parallel base; one name for both, so counted whole (an upper bound,
+   * like lora_ax) */
+  { "lora_bx", MODEL_TP_ACT_WHOLE },
 };
 
 gboolean
