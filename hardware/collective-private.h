@@ -44,8 +44,11 @@ gboolean hw_nccl_protocol_enabled (const HwNodeSpec *node, HwCollectiveProtocol 
 gboolean hw_nccl_nvls_eligible (const HwNodeSpec *node, HwCollectiveKind kind, guint n_ranks,
                                 guint n_nodes);
 double hw_nccl_nvls_port_bandwidth (const HwNodeSpec *node);      /* per GPU port, each way */
+/* `choosing`: NCCL's selection estimate (with the ×1.4 multi-node Simple all-reduce plateau
+ * term of ncclTopoGetAlgoTime); FALSE: the run's own pipeline-fill latency (collective_nccl.c). */
 double hw_nccl_ring_latency (const HwNodeSpec *node, HwCollectiveKind kind,
-                             HwCollectiveProtocol proto, guint n, guint m, double bytes);
+                             HwCollectiveProtocol proto, guint n, guint m, double bytes,
+                             gboolean choosing);
 double hw_nccl_tree_latency (const HwNodeSpec *node, HwCollectiveProtocol proto, guint n, guint m);
 double hw_nccl_nvls_latency (void);
 /* Payload bus-bandwidth caps (per rank) of the ring and of the double binary tree. */

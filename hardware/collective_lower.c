@@ -48,8 +48,11 @@
  * to NCCL (at most 2 nodes, no region, or only regions of algorithms not lowered here), and on
  * every other node, AUTO is NCCL's own tuner (ncclTopoGetAlgoInfo picks the (algorithm,
  * protocol) of least estimated time): every enabled candidate — ring with LL, LL128 and Simple, the tree for
- * all-reduce, NVLS where eligible — is lowered and the one with the least idle-cluster time
- * is kept; an explicit algorithm picks its best protocol the same way. Hierarchical is not
+ * all-reduce, NVLS where eligible — is lowered with NCCL's estimate terms (the ×1.4 ring
+ * plateau of ncclTopoGetAlgoTime, which only steers the choice) and the one with the least
+ * idle-cluster time is chosen, then lowered again as it runs (without them,
+ * hardware/collective_nccl.c); an explicit algorithm picks its best protocol the same way.
+ * The plugin's pick is lowered as it runs directly. Hierarchical is not
  * one of NCCL's algorithms and is only used when asked for. All-to-all: n(n−1) direct flows
  * of S/n, one phase, each with its route latency. Send/recv: one flow. Units: B, s, B/s.
  */
@@ -353,8 +356,8 @@ lower_hierarchical (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, 
   const HwCollectiveKind RS = HW_COLLECTIVE_REDUCE_SCATTER, AG = HW_COLLECTIVE_ALL_GATHER;
   const HwCollectiveProtocol S = HW_PROTO_SIMPLE;
   double o = node->collective_overhead; /* once: the first level's */
-#define LAT_IN(k) (hw_nccl_ring_latency (node, (k), S, p_l, 1, bytes))
-#define LAT_EX(k, b) (hw_nccl_ring_latency (node, (k), S, m, m, (b)))
+#define LAT_IN(k) (hw_nccl_ring_latency (node, (k), S, p_l, 1, bytes, FALSE))
+#define LAT_EX(k, b) (hw_nccl_ring_latency (node, (k), S, m, m, (b), FALSE))
   switch (kind)
     {
     case HW_COLLECTIVE_ALL_REDUCE:
@@ -406,10 +409,13 @@ lower_direct (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const 
 /* ---- choice ---------------------------------------------------------------------------- */
 
 /* The candidate (algorithm `a`, protocol `p`) lowered into a new plan; NULL when it does not
- * apply (disabled protocol, NVLS not eligible, tree for a kind other than all-reduce). */
+ * apply (disabled protocol, NVLS not eligible, tree for a kind other than all-reduce).
+ * `choosing`: with NCCL's selection-only latency terms (hw_nccl_ring_latency), for comparing
+ * candidates as NCCL does; FALSE: the plan that runs. */
 static GPtrArray *
 lower_candidate (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm a,
-                 HwCollectiveProtocol p, const guint *ranks, guint n, guint m, double bytes)
+                 HwCollectiveProtocol p, const guint *ranks, guint n, guint m, double bytes,
+                 gboolean choosing)
 {
   const HwNodeSpec *node = hw_cluster_node_spec (c);
   if (!hw_nccl_protocol_enabled (node, p))
@@ -419,7 +425,7 @@ lower_candidate (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorith
   switch (a)
     {
     case HW_ALGORITHM_RING:
-      pr.latency += hw_nccl_ring_latency (node, kind, p, n, m, bytes);
+      pr.latency += hw_nccl_ring_latency (node, kind, p, n, m, bytes, choosing);
       pr.cap = hw_nccl_ring_payload_cap (node, p, m);
       lower_ring (plan, c, kind, ranks, n, bytes, &pr);
       return plan;
@@ -461,7 +467,8 @@ lower_tuner_pick (const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
         continue;
       HwCollectiveAlgorithm a
           = picks[i].algorithm == HW_TUNER_TREE ? HW_ALGORITHM_TREE : HW_ALGORITHM_RING;
-      GPtrArray *plan = lower_candidate (c, kind, a, picks[i].protocol, ranks, n, m, bytes);
+      GPtrArray *plan
+          = lower_candidate (c, kind, a, picks[i].protocol, ranks, n, m, bytes, FALSE);
       if (plan != NULL)
         return plan;
     }
@@ -469,7 +476,8 @@ lower_tuner_pick (const HwCluster *c, HwCollectiveKind kind, const guint *ranks,
 }
 
 /* Keeps the least-time plan of `algorithm` (AUTO: of ring, tree and NVLS) over the
- * protocols; NULL when none applies. */
+ * protocols, compared as NCCL's estimates (choosing), and returns the winner lowered as it
+ * runs; NULL when none applies. */
 static GPtrArray *
 lower_best (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm algorithm,
             const guint *ranks, guint n, double bytes)
@@ -485,25 +493,22 @@ lower_best (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm alg
       if (plan != NULL)
         return plan;
     }
-  GPtrArray *best = NULL;
   double best_t = INFINITY;
+  HwCollectiveAlgorithm best_a = HW_ALGORITHM_AUTO;
+  HwCollectiveProtocol best_p = HW_PROTO_SIMPLE;
   for (guint i = 0; i < n_algos; i++)
     for (guint p = 0; p < HW_N_PROTOCOLS; p++)
       {
-        GPtrArray *plan = lower_candidate (c, kind, algos[i], p, ranks, n, m, bytes);
+        g_autoptr (GPtrArray) plan = lower_candidate (c, kind, algos[i], p, ranks, n, m, bytes, TRUE);
         if (plan == NULL)
           continue;
         double t = hw_collective_plan_time (c, plan);
         if (t < best_t)
-          {
-            if (best != NULL)
-              g_ptr_array_unref (best);
-            best = plan, best_t = t;
-          }
-        else
-          g_ptr_array_unref (plan);
+          best_t = t, best_a = algos[i], best_p = p;
       }
-  return best;
+  if (best_a == HW_ALGORITHM_AUTO)
+    return NULL;
+  return lower_candidate (c, kind, best_a, best_p, ranks, n, m, bytes, FALSE);
 }
 
 GPtrArray *

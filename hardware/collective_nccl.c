@@ -13,7 +13,19 @@
  *    intraLat = hwLatencies[NVLINK|PCI][RING][p], raised to the net overhead (1 µs, Intel
  *    CPU; ×3 for Simple) on multi-node rings, interLat = hwLatencies[NET][RING][p] plus the
  *    network's own latency (the net plugin's `latency`, counted twice for Simple: the flush).
- *    Multi-node Simple all-reduce: ×1.4 ("plateau effect of ring", sm80+; ×1.9 before).
+ *    Multi-node Simple all-reduce: ×1.4 ("plateau effect of ring", sm80+; ×1.9 before) —
+ *    in the estimate NCCL chooses with only. The sum above is the ring's real pipeline
+ *    fill: NCCL's ring all-reduce (src/device/all_reduce.h, runRing) moves every chunk
+ *    through 2(n−1) dependent steps (send, n−2 recvReduceSend, recvReduceCopySend, n−2
+ *    recvCopySend, recv), chunks pipelined behind one another through NCCL_STEPS-deep
+ *    FIFOs, so a run costs the per-step latencies once plus the bytes at the links' rate
+ *    (the fluid's part). ncclTopoGetAlgoTime's ×1.4 is an empirical correction of that
+ *    estimate applied only once the ring is bandwidth-bound (nBytes/(nChannels·nRanks)
+ *    ≥ 64), where the bandwidth term is the real cost; charging it as a time adds ≈ 0.3–0.4
+ *    ms to every 4-node EFA ring (C6 512 MiB −16 %, 1 GiB −12 % with it). So the AUTO
+ *    choice (collective_lower.c) compares NCCL's estimates with it, and the chosen plan is
+ *    timed without it. The flush (inter_latency twice on Simple network steps) is a real
+ *    per-step operation (the proxy's iflush of GPU-direct receives) and stays.
  *    Tree all-reduce: baseLatencies[TREE][p] + 2((ppn−1)·intraLat + log2(m)·interLat).
  *    NVLS: hwLatencies[NVLINK][NVLS][SIMPLE] = 25 µs.
  *  - Bus bandwidth of the ring's Simple protocol inside a node: nChannels × bwIntra, which
@@ -187,7 +199,7 @@ nsteps_of (HwCollectiveKind kind, guint n)
 
 double
 hw_nccl_ring_latency (const HwNodeSpec *node, HwCollectiveKind kind, HwCollectiveProtocol p,
-                      guint n, guint m, double bytes)
+                      guint n, guint m, double bytes, gboolean choosing)
 {
   int intra_hw = node->intra == HW_INTRA_NVSWITCH ? HW_NVLINK : HW_PCI;
   int hw = m == 1 ? intra_hw : HW_NET;
@@ -208,8 +220,9 @@ hw_nccl_ring_latency (const HwNodeSpec *node, HwCollectiveKind kind, HwCollectiv
     }
   lat += (nsteps - n_inter) * intra + n_inter * inter;
   /* ncclTopoGetAlgoTime: plateau effect, multi-node Simple all-reduce (sm80+ ×1.4), when
-   * each rank's share of a channel is ≥ 64 B (NCCL's 16+ channels assumed). */
-  if (p == HW_PROTO_SIMPLE && m > 1 && kind == HW_COLLECTIVE_ALL_REDUCE
+   * each rank's share of a channel is ≥ 64 B (NCCL's 16+ channels assumed). Only when
+   * choosing (file comment): the time of a run is the fill above. */
+  if (choosing && p == HW_PROTO_SIMPLE && m > 1 && kind == HW_COLLECTIVE_ALL_REDUCE
       && bytes / (16.0 * n) >= 64)
     lat *= arch_of (node) >= ARCH_AMPERE ? 1.4 : 1.9;
   return lat * US;

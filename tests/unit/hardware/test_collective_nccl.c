@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include "hardware/collective-private.h"
 #include "hardware/node_catalog.h"
 #include "tests/testlib.h"
 #include "tests/unit/hardware/fixture.h"
@@ -40,6 +41,18 @@ assert_within_10 (double predicted, double measured_gbps)
     g_printerr ("\n  predicted %.2f GB/s, measured %.2f (%+.1f %%)\n", predicted / 1e9,
                 measured_gbps, 100 * err);
   CU_ASSERT_TRUE (fabs (err) <= 0.10);
+}
+
+/* A documented outlier (comment at its test): the relative error stays inside [lo, hi], so a
+ * change of the model that moves it is seen. */
+static void
+assert_band (double predicted, double measured_gbps, double lo, double hi)
+{
+  double err = predicted / (measured_gbps * 1e9) - 1;
+  if (err < lo || err > hi)
+    g_printerr ("\n  predicted %.2f GB/s, measured %.2f (%+.1f %%, band %+.0f..%+.0f %%)\n",
+                predicted / 1e9, measured_gbps, 100 * err, 100 * lo, 100 * hi);
+  CU_ASSERT_TRUE (err >= lo && err <= hi);
 }
 
 /* ---- closed forms ---------------------------------------------------------------------- */
@@ -122,6 +135,49 @@ test_busbw_ramps (void)
     }
 }
 
+/* A multi-node ring's latency as it runs is its pipeline fill (collective_nccl.c): 4 ×
+ * P6-B200, 32 ranks, Simple all-reduce: 2(n−1) = 62 steps, 2(m−1) = 6 of them inter-node at
+ * hwLatencies NET Ring Simple 14 + 2 × 35 µs (aws-ofi-nccl's latency, twice: the flush), the
+ * other 56 at max(NVLINK Ring Simple 3.4, 3 × net overhead 1) µs, base 8.4:
+ * 8.4 + 56·3.4 + 6·84 = 702.8 µs. NCCL's choice estimate is 1.4× that (ncclTopoGetAlgoTime,
+ * "plateau effect of ring", sm80+), and only for multi-node Simple all-reduce. */
+static void
+test_ring_fill_latency (void)
+{
+  const HwNodeSpec *p6 = hw_catalog_node ("AWS-P6-B200", NULL);
+  const HwCollectiveKind ar = HW_COLLECTIVE_ALL_REDUCE;
+  double run = hw_nccl_ring_latency (p6, ar, HW_PROTO_SIMPLE, 32, 4, GIB, FALSE);
+  STEPSIM_ASSERT_REL (run, 702.8 * US, 1e-9);
+  STEPSIM_ASSERT_REL (hw_nccl_ring_latency (p6, ar, HW_PROTO_SIMPLE, 32, 4, GIB, TRUE),
+                      1.4 * run, 1e-9);
+  /* LL, or one node: no plateau term either way */
+  STEPSIM_ASSERT_REL (hw_nccl_ring_latency (p6, ar, HW_PROTO_LL, 32, 4, GIB, TRUE),
+                      hw_nccl_ring_latency (p6, ar, HW_PROTO_LL, 32, 4, GIB, FALSE), 1e-12);
+  STEPSIM_ASSERT_REL (hw_nccl_ring_latency (p6, ar, HW_PROTO_SIMPLE, 8, 1, GIB, TRUE),
+                      (8.4 + 14 * 3.4) * US, 1e-9);
+}
+
+/* NCCL chooses with its estimate, the chosen plan runs at its own cost: on 4 × DGX-H100
+ * (NCCL's own tuner) at 768 MiB the ring as it runs (fill 8.4 + 56·3.4 + 6·(14 + 2·5) =
+ * 342.8 µs) beats the tree, but its estimate (×1.4: +137 µs) does not, so AUTO runs the
+ * tree, as NCCL would. */
+static void
+test_choice_by_estimate (void)
+{
+  const HwNodeSpec *h = hw_catalog_node ("DGX-H100", NULL);
+  Fixture f = fixture_new (h, 4, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 32);
+  const HwCollectiveKind ar = HW_COLLECTIVE_ALL_REDUCE;
+  double s = 768 * MIB;
+  double t_auto = hw_collective_time_alone (f.cluster, ar, HW_ALGORITHM_AUTO, ranks, 32, s);
+  double t_ring = hw_collective_time_alone (f.cluster, ar, HW_ALGORITHM_RING, ranks, 32, s);
+  double t_tree = hw_collective_time_alone (f.cluster, ar, HW_ALGORITHM_TREE, ranks, 32, s);
+  STEPSIM_ASSERT_REL (t_auto, t_tree, 1e-12);
+  CU_ASSERT_TRUE (t_ring < t_tree);
+  CU_ASSERT_TRUE (t_ring + 0.4 * 342.8 * US > t_tree);
+  fixture_free (&f);
+}
+
 /* ---- C1–C6: published all-reduce bus bandwidth (M), within 10 % --------------------------- */
 
 /* C1: 8× H100 SXM, NVSwitch, NCCL default (NVLS), 8 GiB: ≈480 GB/s (NVIDIA/nccl-tests issue
@@ -156,17 +212,31 @@ test_c4_p5en_4nodes_4g (void)
 }
 
 /* C5: 8× B200, one P6-B200 node (all_reduce_bench.py, ml-engineering network/README.md,
- * "Inter-node speed depends on intra-node speed", 1 node column): 1 MiB 36.06, 4 GiB 740.64,
- * 16 GiB 845.67 GB/s. (64 MiB, 400.60, is not met: predicted 571.5 with NVLS, which NCCL's
- * own tuner picks from 2 MiB; the node's aws-ofi tuner steps aside on one node,
- * hardware/collective_tuner.c. The point is also low against its own neighbours: the line
- * T = L + S/B through the measured 128 MiB (568.38) and 256 MiB (646.11) points, L = 99 us,
- * B = 428 GB/s algbw, gives 330 at 32 MiB (measured 325.97, −1.2 %) but 458 at 64 MiB, 12.5 %
- * above the 400.60 measured. The ring alone, 468.9, would be +17 %.) */
+ * "Inter-node speed depends on intra-node speed", 1 node column, NCCL 2.27.7): 1 MiB 36.06,
+ * 4 GiB 740.64, 16 GiB 845.67 GB/s; 64 MiB, 400.60, is an outlier (test_c5_b200_64m). */
 static void
 test_c5_b200_1m (void)
 {
   assert_within_10 (busbw_of ("AWS-P6-B200", 1, HW_ALGORITHM_AUTO, MIB), 36.1);
+}
+
+/* C5 at 64 MiB, 400.60 GB/s measured, is not met: predicted 571.5 (+43 %) with NVLS, which
+ * NCCL master's tuner (whose constants this model takes) picks on 8 B200s from 2 MiB; the
+ * node's aws-ofi tuner steps aside on one node (hardware/collective_tuner.c). What the
+ * measured curve says: from 128 MiB to 4 GiB its increments run at 427 GB/s algbw
+ * (≈ 747 busbw, the ring's plateau), from 4 to 16 GiB at ≈ 480–550 (NVLS, 846 at 16 GiB), so
+ * NCCL 2.27.7 ran the ring at mid sizes. Its tuner differs from master there: NVLS
+ * all-reduce bandwidth is nChannels · min(bwIntra, bwInter) (v2.27.7-1 src/graph/tuning.cc,
+ * no nvlsEfficiency, no ×2), bwInter being the NIC path of the NVLS graph on a node with
+ * NICs; but a linear cost (NVLS latency 25 us < ring Simple 56 us) cannot choose the ring
+ * below 4 GiB and NVLS above, so the switch is not established and not modelled. Even the ring
+ * would be +17 % (468.9) here: the point is also low against its own neighbours (the line
+ * T = L + S/B through the measured 128 MiB and 256 MiB points gives 330 at 32 MiB, measured
+ * 325.97, but 458 at 64 MiB). Kept as an outlier: the error stays in its band. */
+static void
+test_c5_b200_64m (void)
+{
+  assert_band (busbw_of ("AWS-P6-B200", 1, HW_ALGORITHM_AUTO, 64 * MIB), 400.6, 0.35, 0.50);
 }
 
 static void
@@ -182,19 +252,43 @@ test_c5_b200_16g (void)
 }
 
 /* C6: 4 nodes × 8 B200 (P6-B200, EFA v4), same table, 4 nodes column: 16 GiB 381.80 GB/s
- * (Ring/Simple by the aws-ofi region tuner, test_collective_tuner.c).
- * 1 MiB, 5.37, is not met: the tuner picks Tree/LL128 there (as NCCL's own model would),
- * predicted 8.31 GB/s = 244.6 us against 378 us measured. The measured floor is flat from
- * 256 KiB to 2 MiB (382, 358, 378, 391 us) while the model's tree is 240–251 us: about 135 us
- * of size-independent latency is missing, beyond NCCL's own tree estimate (base 14 + 2·(7 ×
- * 1.25 + 2 × (8.5 + 35)) = 205.5 us plus the 33 us call overhead measured on one node). Not
- * fitted; the cause is not established (the benchmark's dist.barrier() before each timed
- * call also crosses EFA, so its rank skew — part of collective_overhead, measured on one node
- * only — grows across nodes). */
+ * (Ring/Simple by the aws-ofi region tuner, test_collective_tuner.c); on the same curve
+ * 512 MiB 326.90 and 1 GiB 361.99, where the tuner switches from the tree to the ring: the
+ * ring runs at its pipeline fill (test_ring_fill_latency), not NCCL's ×1.4 estimate, which
+ * as a time made these −16 % and −12 %. */
 static void
 test_c6_b200_4nodes_16g (void)
 {
   assert_within_10 (busbw_of ("AWS-P6-B200", 4, HW_ALGORITHM_AUTO, 16 * GIB), 381.8);
+}
+
+static void
+test_c6_b200_4nodes_512m_1g (void)
+{
+  assert_within_10 (busbw_of ("AWS-P6-B200", 4, HW_ALGORITHM_AUTO, 512 * MIB), 326.9);
+  assert_within_10 (busbw_of ("AWS-P6-B200", 4, HW_ALGORITHM_AUTO, GIB), 361.99);
+}
+
+/* C6 at 1 MiB, 5.37 GB/s measured (378 us), is an outlier: predicted 8.31 GB/s = 244.6 us
+ * (+55 %), Tree/LL128 by the aws-ofi tuner (as NCCL's own model would pick). The measured
+ * floor is flat from 256 KiB to 2 MiB (382, 358, 378, 391 us) while the model's tree is
+ * 240–251 us: about 135 us of size-independent time is missing, beyond NCCL's own tree
+ * estimate (base 14 + 2·(7 × 1.25 + 2 × (8.5 + 35)) = 205.5 us) plus the 33 us call overhead
+ * measured on one node. What the benchmark times: all_reduce_bench.py's
+ * timed_allreduce runs dist.barrier(), then records the start event, the all-reduce and the
+ * end event; ProcessGroupNCCL's barrier is an all-reduce of one element whose wait()
+ * cudaStreamSynchronize()s the current stream, so every rank's host leaves the barrier only
+ * once its own copy completed, and its timed interval then holds the call's launch and the
+ * wait for the last rank to arrive (the barrier's completion skew) besides the collective.
+ * That skew is at most the barrier's down-tree (2 EFA hops of 5 + 35 us and a 7-GPU chain,
+ * ≈ 84 us by NCCL's own constants; half on average), less than the 135 us missing, and it is
+ * a property of the benchmark, not of a training step's collectives; and the network
+ * latency is not short of it either (nccl-tests on 2 × P6-B200, dstackai/dstack PR #3961:
+ * 50.6 us at 8 B, below this model's 2-node tree). Not modelled; the error stays in its band. */
+static void
+test_c6_b200_4nodes_1m (void)
+{
+  assert_band (busbw_of ("AWS-P6-B200", 4, HW_ALGORITHM_AUTO, MIB), 5.37, 0.45, 0.65);
 }
 
 /* DGX A100, 1 GiB: 229.04 GB/s (ml-engineering, nccl-tests on one A100 node); the catalog's
@@ -235,15 +329,21 @@ static const StepsimTest tests[] = {
   { "NVLS all-reduce = O + 25 us + (n+1)/n S/(eff x ring bw)", test_nvls_closed_form },
   { "NVLS only for > 4 GPUs of one H100+ node", test_nvls_eligibility },
   { "LL protocol for small messages", test_ll_for_small_messages },
+  { "multi-node ring runs at its fill latency, NCCL's x1.4 only in the estimate",
+    test_ring_fill_latency },
+  { "AUTO chooses by NCCL's estimate, runs at the plan's cost", test_choice_by_estimate },
   { "bus bandwidth ramps with size", test_busbw_ramps },
   { "C1 8xH100 NVLS 8 GiB ~480 GB/s", test_c1_h100_nvls_8g },
   { "C2 8xH200 ring 8 GiB 365.6 GB/s", test_c2_h200_ring_8g },
   { "C3 8xH200 NVLS 8 GiB 473.1 GB/s", test_c3_h200_nvls_8g },
   { "C4 4x8 H200 EFA 4 GiB 364.9 GB/s", test_c4_p5en_4nodes_4g },
   { "C5 8xB200 1 MiB 36.1 GB/s", test_c5_b200_1m },
+  { "C5 8xB200 64 MiB 400.6 GB/s: outlier, +35..+50 %", test_c5_b200_64m },
   { "C5 8xB200 4 GiB 740.6 GB/s", test_c5_b200_4g },
   { "C5 8xB200 16 GiB 845.7 GB/s", test_c5_b200_16g },
   { "C6 4x8 B200 EFA 16 GiB 381.8 GB/s", test_c6_b200_4nodes_16g },
+  { "C6 4x8 B200 EFA 512 MiB 326.9, 1 GiB 362.0 GB/s", test_c6_b200_4nodes_512m_1g },
+  { "C6 4x8 B200 EFA 1 MiB 5.37 GB/s: outlier, +45..+65 %", test_c6_b200_4nodes_1m },
   { "DGX A100 1 GiB 229 GB/s", test_dgx_a100_1g },
   { "multi-node busbw below one node's, every node type", test_multi_node_below_one_node },
 };
