@@ -39,7 +39,7 @@ check "/summary: train_cost in USD, train_energy in J" sh -c "grep -q '^train_co
 # Error band: the median |error| of the table's A100-80GB-SXM rows of step-time metrics.
 table="$builddir/validation-band.tsv"
 if [ -s "$table" ]; then
-  want=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu") { e = $6 < 0 ? -$6 : $6; print e }' "$table" | sort -g |
+  want=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu") { e = $6 < 0 ? -$6 : $6; printf "%.17g\n", e }' "$table" | sort -g |
          awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) printf "%.12g\n", v[(NR + 1) / 2]; else printf "%.12g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
   got=$(awk -F'\t' '$1 == "band_step_time" { printf "%.12g\n", $2 }' small.tsv)
   n=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu")' "$table" | wc -l)
