@@ -1,0 +1,375 @@
+/* models/parallel/expert_parallel.c — expert parallelism: the degree checks, a rank's
+ * expert parameters, one MoE layer's dispatch, collectives and activations; see
+ * expert_parallel.h for the sources. */
+#include "config.h"
+#include "models/parallel/expert_parallel.h"
+
+#include <math.h>
+
+static gboolean
+fail (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+fail (GError **error, const char *format, ...)
+{
+  va_list ap;
+  va_start (ap, format);
+  g_autofree char *msg = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, msg);
+  return FALSE;
+}
+
+/* The checks that need only the expert degrees (model_ep_check adds the mesh's carving). */
+static gboolean
+check_degrees (const ModelArch *arch, guint ep, guint etp, GError **error)
+{
+  if (ep < 1 || etp < 1)
+    return fail (error, "[parallel] ep = %u and etp = %u must be >= 1", ep, etp);
+  if (arch->n_experts == 0)
+    {
+      if (ep > 1 || etp > 1)
+        return fail (error, "[parallel] ep = %u, etp = %u: the model has no experts "
+                     "(num_local_experts absent or 0), so there is nothing to split over "
+                     "expert-parallel ranks", ep, etp);
+      return TRUE;
+    }
+  /* moe_layer.py MoELayer.__init__: assert num_moe_experts % ep_size == 0 */
+  if (arch->n_experts % ep != 0)
+    return fail (error, "model key num_local_experts = %" G_GUINT64_FORMAT " is not a multiple "
+                 "of [parallel] ep = %u (each expert-parallel rank holds num_local_experts / ep "
+                 "experts)", arch->n_experts, ep);
+  if (arch->intermediate_size % etp != 0)
+    return fail (error, "model key intermediate_size = %" G_GUINT64_FORMAT " is not a multiple "
+                 "of [parallel] etp = %u (an expert's fc1 and fc2 split it over the expert "
+                 "tensor-parallel ranks)", arch->intermediate_size, etp);
+  if (arch->experts_per_token < 1 || arch->experts_per_token > arch->n_experts)
+    return fail (error, "model key num_experts_per_tok = %" G_GUINT64_FORMAT " must be between "
+                 "1 and num_local_experts = %" G_GUINT64_FORMAT, arch->experts_per_token,
+                 arch->n_experts);
+  return TRUE;
+}
+
+gboolean
+model_ep_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
+{
+  g_return_val_if_fail (arch != NULL && mesh != NULL, FALSE);
+  if (!check_degrees (arch, mesh->ep, mesh->etp, error))
+    return FALSE;
+  /* parallel_state.py: world % (etp·ep·pp) == 0, expert dp = world / (etp·ep·pp) */
+  guint stage = model_mesh_size (mesh) / MAX (mesh->degree[MODEL_MESH_PP], 1);
+  if (stage % (mesh->ep * mesh->etp) != 0)
+    return fail (error, "[parallel] ep = %u × etp = %u does not divide the dp·cp·tp = %u ranks "
+                 "of a pipeline stage (Megatron-LM carves the expert grid etp × ep × expert-dp "
+                 "out of them)", mesh->ep, mesh->etp, stage);
+  return TRUE;
+}
+
+/* ---- Parameters ------------------------------------------------------------------------ */
+
+static gboolean
+is_adapter (const ModelTensor *t)
+{
+  return t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
+         || t->role == MODEL_TENSOR_DORA_MAGNITUDE;
+}
+
+gboolean
+model_ep_tensor_is_expert (const ModelInventory *inv, const ModelTensor *t)
+{
+  g_return_val_if_fail (inv != NULL && t != NULL, FALSE);
+  if (inv->arch->n_experts == 0)
+    return FALSE;
+  if (t->base >= 0)
+    t = model_inventory_tensor (inv, (guint) t->base);
+  return t->role == MODEL_TENSOR_MLP_GATE || t->role == MODEL_TENSOR_MLP_UP
+         || t->role == MODEL_TENSOR_MLP_DOWN;
+}
+
+typedef struct
+{
+  const ModelInventory *inv;
+  guint etp;
+  int which; /* 0 experts split over etp, 1 experts whole, 2 router */
+} FoldData;
+
+/* Elements of one copy of `t` in the requested bucket; 0 outside it. An expert's linear
+ * splits one dimension over etp (column: out features, row: in features; a row-parallel
+ * bias, fc2's, is whole, as tensor_parallel.h says), so its elements divide by etp except
+ * that bias. */
+static double
+bucket_numel (const ModelTensor *t, gpointer data)
+{
+  const FoldData *f = data;
+  if (is_adapter (t))
+    return 0;
+  if (f->which == 2)
+    return t->role == MODEL_TENSOR_ROUTER ? (double) model_tensor_numel (t) : 0;
+  if (!model_ep_tensor_is_expert (f->inv, t))
+    return 0;
+  double n = (double) model_tensor_numel (t);
+  gboolean whole = t->is_bias && t->role == MODEL_TENSOR_MLP_DOWN;
+  return f->which == 0 && !whole ? n / f->etp : n;
+}
+
+gboolean
+model_ep_param_split (const ModelInventory *inv, const ModelMesh *mesh, ModelEpParamSplit *out,
+                      GError **error)
+{
+  g_return_val_if_fail (inv != NULL && mesh != NULL && out != NULL, FALSE);
+  if (!model_ep_check (inv->arch, mesh, error))
+    return FALSE;
+  FoldData f = { inv, mesh->etp, 0 };
+  /* fold: Σ copies × numel; copies = n_experts × n_layers for an expert tensor, of which a
+   * rank holds 1/ep */
+  double split = model_inventory_fold (inv, MODEL_INVENTORY_ALL, bucket_numel, &f);
+  f.which = 1;
+  double total = model_inventory_fold (inv, MODEL_INVENTORY_ALL, bucket_numel, &f);
+  f.which = 2;
+  double router = model_inventory_fold (inv, MODEL_INVENTORY_ALL, bucket_numel, &f);
+  *out = (ModelEpParamSplit){
+    .n_local_experts = inv->arch->n_experts > 0 ? (guint) (inv->arch->n_experts / mesh->ep) : 0,
+    .expert_numel = (guint64) llround (split / mesh->ep),
+    .expert_total = (guint64) llround (total),
+    .router_numel = (guint64) llround (router),
+  };
+  return TRUE;
+}
+
+/* ---- Dispatch -------------------------------------------------------------------------- */
+
+void
+model_ep_params_init (ModelEpParams *p)
+{
+  g_return_if_fail (p != NULL);
+  *p = (ModelEpParams){ .micro_batch = 1, .seq_len = 1, .tp = 1, .cp = 1, .ep = 1, .etp = 1,
+                        .act_bytes = 2, .prob_bytes = 2, .capacity_factor = 1,
+                        .imbalance = 1 };
+}
+
+gboolean
+model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatch *out,
+                   GError **error)
+{
+  g_return_val_if_fail (arch != NULL && p != NULL && out != NULL, FALSE);
+  if (arch->n_experts == 0)
+    return fail (error, "[parallel] ep: the model has no experts (num_local_experts absent "
+                 "or 0), so it has no token dispatch");
+  if (!check_degrees (arch, p->ep, p->etp, error))
+    return FALSE;
+  if (p->drop && !(isfinite (p->capacity_factor) && p->capacity_factor > 0))
+    return fail (error, "[moe] capacity_factor = %g must be > 0 (each expert accepts "
+                 "ceil(capacity_factor · tokens·top-k / experts) token copies per rank)",
+                 p->capacity_factor);
+  if (p->pad && !p->drop)
+    return fail (error, "[moe] pad_to_capacity needs a capacity_factor (Megatron-LM: "
+                 "moe_pad_expert_input_to_capacity requires moe_expert_capacity_factor)");
+  double E = (double) arch->n_experts, k = (double) arch->experts_per_token;
+  if (!(isfinite (p->imbalance) && p->imbalance >= 1 && p->imbalance <= E / k))
+    return fail (error, "[moe] load_imbalance = %g must be between 1 (uniform routing) and "
+                 "num_local_experts / num_experts_per_tok = %g (the most loaded expert cannot "
+                 "receive more copies than there are tokens)", p->imbalance, E / k);
+  guint split = MAX (p->cp, 1) * (p->sp ? MAX (p->tp, 1) : 1);
+  if (p->seq_len % split != 0)
+    return fail (error, "[training] seq_len = %" G_GUINT64_FORMAT " is not a multiple of %u "
+                 "([parallel] cp%s: the router's tokens are the rank's share of the sequence)",
+                 p->seq_len, split, p->sp ? " · tp under sequence parallelism" : "");
+
+  ModelEpDispatch d = { 0 };
+  d.n_local_experts = (guint) (arch->n_experts / p->ep);
+  d.group = p->ep * p->etp;
+  d.tokens = (double) p->micro_batch * (double) (p->seq_len / split);
+  d.routed = d.tokens * k;
+  d.mean_load = d.routed / E;
+  d.hot_load = p->imbalance * d.mean_load;
+  d.rest_load = E > 1 ? (d.routed - d.hot_load) / (E - 1) : 0;
+  double hot = d.hot_load, rest = d.rest_load;
+  if (p->drop)
+    {
+      /* moe_utils.py get_capacity: ceil((num_tokens / num_experts) · capacity_factor) with
+       * num_tokens = T·k; the product is formed as there, then rounded up */
+      d.capacity = (guint64) ceil (d.routed / E * p->capacity_factor);
+      double C = (double) d.capacity;
+      d.dropped = MAX (0, hot - C) + (E - 1) * MAX (0, rest - C);
+      hot = p->pad ? C : MIN (hot, C);
+      rest = p->pad ? C : MIN (rest, C);
+    }
+  d.kept = d.routed - d.dropped;
+  d.send_rows = p->pad ? E * (double) d.capacity : d.kept;
+  double h = (double) arch->hidden_size;
+  d.a2a_bytes = d.send_rows * h * p->act_bytes;
+  d.a2a_remote_bytes = d.a2a_bytes * (double) (p->ep - 1) / (double) p->ep;
+  d.probs_a2a_bytes = d.send_rows * p->prob_bytes;
+  d.hot_rows = d.group * hot;
+  d.rest_rows = d.group * rest;
+  d.mean_rows = d.group * d.send_rows / E;
+  d.slowest_rows = d.hot_rows + (d.n_local_experts - 1) * d.rest_rows;
+  d.a2a_recv_max_bytes = d.slowest_rows / p->etp * h * p->act_bytes;
+  d.slowdown = d.mean_rows > 0 ? d.slowest_rows / (d.n_local_experts * d.mean_rows) : 1;
+  *out = d;
+  return TRUE;
+}
+
+HwKernelShape
+model_ep_expert_gemm (const ModelArch *arch, guint etp, gboolean fc2, double rows, double count)
+{
+  double h = (double) arch->hidden_size, i = (double) arch->intermediate_size / MAX (etp, 1);
+  double fc1_n = arch->mlp == MODEL_MLP_SWIGLU ? 2 * i : i;
+  return (HwKernelShape){ .cls = HW_KERNEL_GEMM, .m = rows, .n = fc2 ? h : fc1_n,
+                          .k = fc2 ? i : h, .batch = count };
+}
+
+static void
+comm (GArray *out, const char *name, HwCollectiveKind kind, ModelMeshExpertDim dim, guint ranks,
+      double bytes)
+{
+  ModelEpComm c = { name, kind, dim, ranks, bytes };
+  g_array_append_val (out, c);
+}
+
+void
+model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const ModelEpDispatch *d,
+                      ModelEpPass pass, GArray *out)
+{
+  g_return_if_fail (arch != NULL && p != NULL && d != NULL && out != NULL);
+  if (p->ep <= 1 && p->etp <= 1)
+    return;
+  double h = (double) arch->hidden_size, e = p->act_bytes;
+  /* the etp gather's output: every row the rank's local experts process (mean rank) */
+  double gathered = d->n_local_experts * d->mean_rows;
+  gboolean a2a = p->ep > 1, ag = p->etp > 1;
+  if (pass == MODEL_EP_FORWARD)
+    {
+      if (!p->pad) /* token_dispatcher.py preprocess: counts gathered over tp_ep_group */
+        comm (out, "tokens-per-expert all-gather (ep·etp)", HW_COLLECTIVE_ALL_GATHER,
+              MODEL_MESH_EXPERT_EP, d->group, 8.0 * (double) arch->n_experts * d->group);
+      if (a2a)
+        {
+          comm (out, "dispatch all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
+                p->ep, d->a2a_bytes);
+          comm (out, "dispatch probs all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL,
+                MODEL_MESH_EXPERT_EP, p->ep, d->probs_a2a_bytes);
+        }
+      if (ag)
+        {
+          comm (out, "dispatch all-gather (etp)", HW_COLLECTIVE_ALL_GATHER, MODEL_MESH_EXPERT_TP,
+                p->etp, gathered * h * e);
+          comm (out, "dispatch probs all-gather (etp)", HW_COLLECTIVE_ALL_GATHER,
+                MODEL_MESH_EXPERT_TP, p->etp, gathered * p->prob_bytes);
+          comm (out, "combine reduce-scatter (etp)", HW_COLLECTIVE_REDUCE_SCATTER,
+                MODEL_MESH_EXPERT_TP, p->etp, gathered * h * e);
+        }
+      if (a2a)
+        comm (out, "combine all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
+              p->ep, d->a2a_bytes);
+      return;
+    }
+  /* backward: the conjugates in reverse (all_to_all's backward swaps the splits; the
+   * sequence-parallel gather's backward is a reduce-scatter and vice versa) */
+  if (a2a)
+    comm (out, "combine grad all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
+          p->ep, d->a2a_bytes);
+  if (ag)
+    {
+      comm (out, "combine grad all-gather (etp)", HW_COLLECTIVE_ALL_GATHER, MODEL_MESH_EXPERT_TP,
+            p->etp, gathered * h * e);
+      comm (out, "dispatch probs grad reduce-scatter (etp)", HW_COLLECTIVE_REDUCE_SCATTER,
+            MODEL_MESH_EXPERT_TP, p->etp, gathered * p->prob_bytes);
+      comm (out, "dispatch grad reduce-scatter (etp)", HW_COLLECTIVE_REDUCE_SCATTER,
+            MODEL_MESH_EXPERT_TP, p->etp, gathered * h * e);
+    }
+  if (a2a)
+    {
+      comm (out, "dispatch probs grad all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL,
+            MODEL_MESH_EXPERT_EP, p->ep, d->probs_a2a_bytes);
+      comm (out, "dispatch grad all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
+            p->ep, d->a2a_bytes);
+    }
+}
+
+/* ---- Activations ----------------------------------------------------------------------- */
+
+/* A buffer of the forward's chain: `bytes`, and whether backward keeps it (then it is
+ * counted in `saved`, not in the transient peak). */
+typedef struct
+{
+  double bytes;
+  gboolean saved;
+} Buf;
+
+/* The largest sum of the unsaved bytes of two adjacent buffers (each op reads one and
+ * writes the next, the input freed after). */
+static double
+chain_peak (const Buf *chain, guint n)
+{
+  double peak = 0;
+  for (guint j = 0; j < n; j++)
+    {
+      double a = chain[j].saved ? 0 : chain[j].bytes;
+      double b = j + 1 < n && !chain[j + 1].saved ? chain[j + 1].bytes : 0;
+      peak = MAX (peak, a + b);
+    }
+  return peak;
+}
+
+void
+model_ep_acts_megatron (const ModelArch *arch, const ModelEpParams *p, const ModelEpDispatch *d,
+                        ModelEpActs *out)
+{
+  g_return_if_fail (arch != NULL && p != NULL && d != NULL && out != NULL);
+  double e = p->act_bytes, h = (double) arch->hidden_size, E = (double) arch->n_experts;
+  double i = (double) arch->intermediate_size / p->etp, N = d->slowest_rows, T = d->tokens;
+  ModelEpActs a = { 0 };
+  a.router_in = e * T * h;
+  a.router_probs = p->prob_bytes * T * E;
+  a.expert_in = e * N * h;
+  a.expert_inner = arch->mlp == MODEL_MLP_SWIGLU ? e * N * 3 * i : e * N * 2 * i;
+  a.weights = p->prob_bytes * N;
+  a.saved = a.router_in + a.router_probs + a.expert_in + a.expert_inner + a.weights;
+
+  /* the forward's chain (token_dispatcher.py, experts.py); fc1's input is the last of the
+   * dispatch buffers present, and saved */
+  gboolean ag = p->etp > 1, sort = d->n_local_experts > 1;
+  Buf chain[10];
+  guint n = 0;
+  chain[n++] = (Buf){ d->a2a_bytes, FALSE };                  /* permuted send buffer */
+  chain[n++] = (Buf){ N / p->etp * h * e, !ag && !sort };     /* all-to-all output */
+  if (ag)
+    chain[n++] = (Buf){ N * h * e, !sort };                   /* etp all-gather output */
+  if (sort)
+    chain[n++] = (Buf){ N * h * e, TRUE };                    /* sorted by local expert */
+  /* fc1 → activation → fc2: their tensors are the saved ones above; fc2's output starts
+   * the combine chain */
+  guint combine = n;
+  chain[n++] = (Buf){ N * h * e, FALSE };                     /* fc2 output */
+  if (sort)
+    chain[n++] = (Buf){ N * h * e, FALSE };                   /* unsorted */
+  if (ag)
+    chain[n++] = (Buf){ N / p->etp * h * e, FALSE };          /* etp reduce-scatter output */
+  chain[n++] = (Buf){ d->a2a_bytes, FALSE };                  /* combine all-to-all output */
+  chain[n++] = (Buf){ e * T * h, FALSE };                     /* unpermuted layer output */
+  a.transient = MAX (chain_peak (chain, combine), chain_peak (chain + combine, n - combine));
+  *out = a;
+}
+
+void
+model_ep_acts_hf_eager (const ModelArch *arch, const ModelEpParams *p, ModelEpActs *out)
+{
+  g_return_if_fail (arch != NULL && p != NULL && out != NULL);
+  g_return_if_fail (p->ep <= 1 && p->etp <= 1);
+  double e = p->act_bytes, h = (double) arch->hidden_size, E = (double) arch->n_experts;
+  double k = (double) arch->experts_per_token, i = (double) arch->intermediate_size;
+  guint split = MAX (p->cp, 1) * (p->sp ? MAX (p->tp, 1) : 1);
+  double T = (double) p->micro_batch * (double) (p->seq_len / split), m = T * k;
+  ModelEpActs a = { 0 };
+  a.router_in = e * T * h;
+  a.router_probs = 4 * T * E + 4 * T * k + 4 * T;
+  a.expert_in = e * m * h;
+  a.expert_inner = (arch->mlp == MODEL_MLP_SWIGLU ? 4 : 2) * e * m * i;
+  a.expert_out = e * m * h;
+  a.weights = e * m;
+  a.saved = a.router_in + a.router_probs + a.expert_in + a.expert_inner + a.expert_out
+            + a.weights;
+  a.transient = e * T * h + (E > 0 ? e * (m / E) * h : 0);
+  *out = a;
+}
