@@ -84,6 +84,10 @@ layout_error (GError **error, const char *layout, guint pos, const char *what)
                   layout, what, pos);
 }
 
+/* The longest unrolled layout accepted (layers and separators): far above any model, low
+ * enough that a typo in a repeat count cannot exhaust memory. */
+#define LAYOUT_MAX_LAYERS 100000
+
 /* Reads "*n" at layout[*i] (n >= 1), advancing *i past it. */
 static gboolean
 layout_repeat (const char *layout, gsize *i, guint *n, GError **error)
@@ -180,6 +184,12 @@ layout_expand (const char *layout, GError **error)
               layout_error (error, layout, (guint) open + 1, "an empty group \"()\"");
               return NULL;
             }
+          if ((guint64) body->len * n + out->len > LAYOUT_MAX_LAYERS)
+            {
+              layout_error (error, layout, (guint) open + 1, "a repeat past "
+                            G_STRINGIFY (LAYOUT_MAX_LAYERS) " characters");
+              return NULL;
+            }
           for (guint t = 0; t < n; t++)
             g_array_append_vals (out, body->data, body->len);
           continue;
@@ -195,6 +205,12 @@ layout_expand (const char *layout, GError **error)
       guint n;
       if (!layout_repeat (layout, &i, &n, error))
         return NULL;
+      if ((guint64) n + out->len > LAYOUT_MAX_LAYERS)
+        {
+          layout_error (error, layout, lc.pos, "a repeat past "
+                        G_STRINGIFY (LAYOUT_MAX_LAYERS) " characters");
+          return NULL;
+        }
       for (guint t = 0; t < n; t++)
         g_array_append_val (out, lc);
     }

@@ -287,6 +287,8 @@ test_layout_errors (void)
     { "Et*|tL", 2, 2, 0, "'*' not followed by a repeat count", "position 3" },
     { "Et*0|tL", 2, 2, 0, "repeat count not in 1..100000", "position 4" },
     { "Et)|tL", 2, 2, 0, "unknown character ')'", "position 3" },
+    { "Et*100000|tL", 2, 2, 0, "a repeat past 100000 characters", "position 2" },
+    { "E(t|t*50000)*2|tL", 2, 2, 0, "a repeat past 100000 characters", "position 2" },
     { "tE|tL", 2, 2, 0, "'E' not the first layer", "position 2" },
     { "EtL|t", 2, 2, 0, "'L' not the last layer", "position 3" },
     { "Et|t|tL", 2, 3, 0, "3 stages, not a multiple of [parallel] pp = 2", NULL },
