@@ -126,7 +126,9 @@ scenario = $srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini
 training.micro_batch = 1:8
 EOF
 for sig in TERM INT; do
-  rm -rf int && mkdir int
+  # int.err is emptied here, not only by the background job's redirection: the loop below
+  # may run before that job starts, and must not see the previous signal's progress lines.
+  rm -rf int && mkdir int && : >int.err
   env --default-signal=INT,TERM "$STEPSIM" batch long.ini -j 1 -o int/long.h5 --tsv int/long.tsv >/dev/null 2>int.err & pid=$!
   n=0
   while [ $n -lt 3000 ] && ! grep -q '^batch: [1-9]' int.err; do n=$((n + 1)); sleep 0.02; done
