@@ -276,7 +276,7 @@ forward (StepCtx *c)
   plan_task_add_pass (p, &pc->embedding.fwd);
   c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
                                       MODEL_EFFECT_AT_START);
-  plan_task_workspace (p, pc->embedding.fwd.workspace);
+  plan_task_pass_workspace (p, &pc->embedding.fwd);
   for (guint l = 0; l < c->L; l++)
     {
       if (gathers (c) && l + p->par.prefetch < c->L)
@@ -288,7 +288,7 @@ forward (StepCtx *c)
       plan_task_add_pass (p, &pc->layer.fwd);
       c->act_layer[l] = plan_step_store_activations (c, l);
       c->autocast_cache[l] = plan_step_autocast_cache (c, l);
-      plan_task_workspace (p, pc->layer.fwd.workspace);
+      plan_task_pass_workspace (p, &pc->layer.fwd);
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
@@ -299,7 +299,7 @@ forward (StepCtx *c)
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
   double cast = plan_step_head_cast_bytes (c);
   c->head_cast = cast > 0 ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, cast, MODEL_EFFECT_AT_START) : 0;
-  plan_task_workspace (p, pc->head.fwd.workspace);
+  plan_task_pass_workspace (p, &pc->head.fwd);
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
   for (guint l = 0; l < c->L; l++)
     plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
@@ -326,7 +326,7 @@ backward_layer (StepCtx *c, guint l)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
   guint full = produce_gradients (c, pc->grad_layer, TRUE);
-  plan_task_workspace (p, pc->layer.bwd.workspace);
+  plan_task_pass_workspace (p, &pc->layer.bwd);
   plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
   if (gathers (c))
@@ -351,7 +351,7 @@ backward (StepCtx *c)
                                 c->mb, "bwd head mb%d", c->mb);
   plan_task_add_pass (p, &pc->head.bwd);
   c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
-  plan_task_workspace (p, pc->head.bwd.workspace);
+  plan_task_pass_workspace (p, &pc->head.bwd);
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
   bucket_reduce (c, head_params, head, -1, FALSE);
@@ -364,7 +364,7 @@ backward (StepCtx *c)
                                c->mb, "bwd embed mb%d", c->mb);
   plan_task_add_pass (p, &pc->embedding.bwd);
   c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
-  plan_task_workspace (p, pc->embedding.bwd.workspace);
+  plan_task_pass_workspace (p, &pc->embedding.bwd);
   plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
