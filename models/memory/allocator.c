@@ -217,12 +217,15 @@ release_cached (ModelAllocator *a)
 
 /* ---- malloc / free -------------------------------------------------------------------------- */
 
-/* Splits b to `size` when the remainder is large enough (should_split). */
+/* Splits b to `size` when the remainder is large enough (should_split: ≥ 512 B in the
+ * small pool and in every pool under expandable_segments, > 1 MiB in the large pool
+ * otherwise). */
 static void
 maybe_split (ModelAllocator *a, Block *b, guint64 size)
 {
   guint64 rest = b->size - size;
-  gboolean split = b->seg->pool == POOL_SMALL ? rest >= MIN_BLOCK : rest > SMALL_SIZE;
+  gboolean split = b->seg->pool == POOL_SMALL || a->expandable ? rest >= MIN_BLOCK
+                                                               : rest > SMALL_SIZE;
   if (!split)
     return;
   Block *r = g_new0 (Block, 1);

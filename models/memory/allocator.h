@@ -13,9 +13,10 @@
  *                the request rounded up to 2 MiB (kRoundLarge) otherwise;
  *   best fit     the smallest free cached block of the request's pool that is large enough
  *                (ties: lowest segment, lowest offset — PyTorch orders by size, then address);
- *   split        the block is split when the remainder is ≥ 512 B (small pool) or > 1 MiB
- *                (large pool); otherwise the whole block is handed out (and counted as
- *                allocated: PyTorch's allocated_bytes counts block sizes);
+ *   split        the block is split when the remainder is ≥ 512 B (small pool, and both
+ *                pools under expandable_segments) or > 1 MiB (large pool); otherwise the
+ *                whole block is handed out (and counted as allocated: PyTorch's
+ *                allocated_bytes counts block sizes);
  *   free         a freed block returns to its pool and merges with free neighbours of the
  *                same segment; segments stay cached (reserved);
  *   capacity     if a new segment would exceed the capacity, every fully free segment is
@@ -30,6 +31,18 @@
  * then every page that no allocated block touches is unmapped (release_cached_blocks →
  * unmap_block) and the mapping retried. Reserved = mapped pages, so fragmentation across
  * segments disappears and what remains is page granularity.
+ *
+ * The allocator sees one block per tensor, so what it caches depends on how the plan cuts
+ * a peak into tensors. The loss head is the case that shows it (pinned by test_allocator's
+ * test_loss_head_*): HF's upcast loss frees the forward's e-byte logits and fp32 copy
+ * (2 + 4 B a logit) and its backward then allocates two fp32 tensors (4 + 4 B a logit). As
+ * tensors, the freed fp32 copy's block serves the first and one new segment the second;
+ * booked as one 6 B and one 8 B block, nothing cached fits the 8 B request (best fit never
+ * merges blocks of two segments, and release_cached_blocks runs only when cudaMalloc fails),
+ * so a new 8 B segment would leave 6 B a logit cached. With the transformers 4.46–4.48 shift
+ * copy the forward frees more than the backward asks, so neither way caches much. The plan
+ * therefore books workspaces as tensors where they are known (cost.h
+ * ModelPass.workspace_tensors; foreach AdamW's per-parameter temporaries).
  *
  * Model limits: one stream (no cross-stream event waits), no per-process memory fraction,
  * a request is never served from the other pool, and an OOM request is still granted (over

@@ -24,6 +24,7 @@
 #include "models/ops/graph.h"
 
 #define MODEL_COST_MAX_OPS 64
+#define MODEL_COST_MAX_WORKSPACE_TENSORS 34 /* a chunked loss's 32 chunks and two more */
 
 /* One pass (forward or backward) of one layer-like block for one micro-batch. */
 typedef struct
@@ -36,6 +37,13 @@ typedef struct
   double bytes;      /* Σ ops.bytes */
   double workspace;  /* B, transient peak inside the pass (a layer's forward: the op
                       * graph's liveness; eager scores, logits in fp32) */
+  /* The tensors making up `workspace`, in allocation order, each its own allocation in
+   * PyTorch (so each its own caching-allocator block: a cached block freed by one pass can
+   * serve one tensor of the next without being as large as the whole peak); Σ = workspace.
+   * 0 tensors: not enumerated, the plan books `workspace` as one block. Filled for the loss
+   * head (model_cost_head), whose logit-sized transients dominate the allocator's cache. */
+  double workspace_tensors[MODEL_COST_MAX_WORKSPACE_TENSORS];
+  guint n_workspace_tensors;
 } ModelPass;
 
 typedef struct

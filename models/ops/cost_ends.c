@@ -4,6 +4,7 @@
 #include "config.h"
 #include "models/ops/cost-private.h"
 
+#include <math.h>
 #include <string.h>
 
 ModelBlockCost
@@ -56,11 +57,55 @@ bert_head (const ModelArch *arch, const Dims *d)
 }
 
 /* What the loss keeps and its transient peaks, B, for T·V logits (cost.h): `saved` from the
- * forward to the backward, `fwd` and `bwd` on top of it inside each pass. */
+ * forward to the backward, `fwd` and `bwd` on top of it inside each pass, and the tensors
+ * those peaks are made of (allocation order; Σ fwd_t = fwd, Σ bwd_t = bwd): PyTorch
+ * allocates each on its own, and the caching allocator reuses the forward's freed blocks
+ * for the backward's tensors one by one (ModelPass.workspace_tensors). */
 typedef struct
 {
   double saved, fwd, bwd, traffic;
+  double fwd_t[MODEL_COST_MAX_WORKSPACE_TENSORS], bwd_t[MODEL_COST_MAX_WORKSPACE_TENSORS];
+  guint n_fwd, n_bwd;
 } LossMemory;
+
+/* Appends `copies` tensors of `bytes` (> 0) to list `t` of `*n` entries, adding `bytes` to
+ * the running total `*sum`; past MODEL_COST_MAX_WORKSPACE_TENSORS the last entry takes the
+ * rest (a chunked loss of more than 32 chunks: its chunk list then ends in one block). */
+static void
+loss_push (double *t, guint *n, double *sum, double bytes, guint copies)
+{
+  for (guint i = 0; i < copies && bytes > 0; i++)
+    {
+      if (*n < MODEL_COST_MAX_WORKSPACE_TENSORS)
+        t[(*n)++] = bytes;
+      else
+        t[*n - 1] += bytes;
+      *sum += bytes;
+    }
+}
+
+/* A LossMemory of `saved` and `traffic`, no transients yet (loss_fwd / loss_bwd add them). */
+static LossMemory
+loss_new (double saved, double traffic)
+{
+  LossMemory m;
+  memset (&m, 0, sizeof m);
+  m.saved = saved;
+  m.traffic = traffic;
+  return m;
+}
+
+static void
+loss_fwd (LossMemory *m, double bytes, guint copies)
+{
+  loss_push (m->fwd_t, &m->n_fwd, &m->fwd, bytes, copies);
+}
+
+static void
+loss_bwd (LossMemory *m, double bytes, guint copies)
+{
+  loss_push (m->bwd_t, &m->n_bwd, &m->bwd, bytes, copies);
+}
 
 /* Σ B of every tensor of `g` (graph.h). */
 static double
@@ -117,57 +162,99 @@ hf_shift_loss_memory (const Dims *d)
   double bwd_peak = MAX (saved + 2 * 4 * Ts * V, MAX (4 * T * V + 4 * Ts * V,
                                                       4 * T * V + e * T * V));
   /* traffic: the upcast's (read e, write 4, log_softmax's read) plus the copy's read + write */
-  return (LossMemory){ saved, fwd_peak - saved, bwd_peak - saved,
-                       e * T * V + 2 * 4 * T * V + 2 * 4 * Ts * V };
+  LossMemory m = loss_new (saved, e * T * V + 2 * 4 * T * V + 2 * 4 * Ts * V);
+  /* forward transients in allocation order: the e-byte logits, the fp32 copy, the shifted
+   * copy unless log_softmax saves it (d->sm_in); backward at its peak: nll_loss_backward's
+   * gradient, then _log_softmax_backward_data's output. When a later phase is the peak
+   * (sequences of 1 or 2 tokens: the saved result is freed by then), one block of the
+   * peak above `saved`. */
+  loss_fwd (&m, e * T * V, 1);
+  loss_fwd (&m, 4 * T * V, 1);
+  loss_fwd (&m, d->sm_in > 0 ? 0 : 4 * Ts * V, 1);
+  if (bwd_peak == saved + 2 * 4 * Ts * V)
+    loss_bwd (&m, 4 * Ts * V, 2);
+  else
+    loss_bwd (&m, bwd_peak - saved, 1);
+  g_assert (fabs (m.fwd - (fwd_peak - saved)) <= 1e-9 * fwd_peak
+            && fabs (m.bwd - (bwd_peak - saved)) <= 1e-9 * bwd_peak);
+  return m;
 }
 
 static LossMemory
 loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
 {
   double TV = d->T * d->V, e = d->e, n = p->loss_chunks > 1 ? (double) p->loss_chunks : 1.0;
+  guint chunks = p->loss_chunks > 1 ? p->loss_chunks : 1;
+  LossMemory m;
   switch (p->loss)
     {
     case MODEL_COST_LOSS_PLAIN:
       /* F.cross_entropy on e-byte logits: log_softmax keeps its e-byte result; backward
        * holds nll's gradient and log_softmax's, e bytes each. */
-      return (LossMemory){ e * TV, e * TV, 2 * e * TV, 3 * e * TV };
+      m = loss_new (e * TV, 3 * e * TV);
+      loss_fwd (&m, e * TV, 1);
+      loss_bwd (&m, e * TV, 2);
+      return m;
     case MODEL_COST_LOSS_CHUNKED:
       /* torchtune CEWithChunkedOutputLoss (modules/loss/ce_chunked_output_loss.py): the
        * model returns n e-byte logit chunks (TransformerDecoder.chunked_output), each
        * upcast and cross-entropied on its own. Eager, every chunk's log_softmax keeps its
        * fp32 result (4·T·V in all) and the transients are one chunk's (its fp32 copy in the
        * forward; nll's and log_softmax's gradients in the backward) with the e-byte chunks
-       * the list holds through the forward. Compiled (the recipe compiles
-       * compute_cross_entropy, training/_compile.py compile_loss), the upcast is fused:
-       * the graph saves its e-byte input chunk and a logsumexp, and the backward
-       * materializes one chunk's fp32 gradient at a time. */
+       * the list holds through the forward (n tensors: `[self.output(chunk) for chunk in
+       * h.chunk(n, dim=1)]`). Compiled (the recipe compiles compute_cross_entropy,
+       * training/_compile.py compile_loss), the upcast is fused: the graph saves its e-byte
+       * input chunk and a logsumexp, and the backward materializes one chunk's fp32
+       * gradient at a time. */
       if (p->compile)
-        return (LossMemory){ e * TV + 4 * d->T, 4 * TV / n, 4 * TV / n, e * TV + 2 * e * TV };
-      return (LossMemory){ 4 * TV, e * TV + 4 * TV / n, 8 * TV / n,
-                           e * TV + 2 * 4 * TV };
+        {
+          m = loss_new (e * TV + 4 * d->T, e * TV + 2 * e * TV);
+          loss_fwd (&m, 4 * TV / n, 1);
+          loss_bwd (&m, 4 * TV / n, 1);
+          return m;
+        }
+      m = loss_new (4 * TV, e * TV + 2 * 4 * TV);
+      loss_fwd (&m, e * TV / n, chunks);
+      loss_fwd (&m, 4 * TV / n, 1);
+      loss_bwd (&m, 4 * TV / n, 2);
+      return m;
     case MODEL_COST_LOSS_FUSED:
       /* fused linear + cross-entropy (Liger LigerFusedLinearCrossEntropyLoss; Megatron's
        * fused path): logits exist one chunk at a time in fp32, the loss keeps a logsumexp */
-      return (LossMemory){ 4 * d->T, 4 * TV / n, 2 * 4 * TV / n, 2 * 4 * TV };
+      m = loss_new (4 * d->T, 2 * 4 * TV);
+      loss_fwd (&m, 4 * TV / n, 1);
+      loss_bwd (&m, 4 * TV / n, 2);
+      return m;
     case MODEL_COST_LOSS_UPCAST_SHIFT:
       return hf_shift_loss_memory (d);
     case MODEL_COST_LOSS_UPCAST:
     default:
       if (mpt)
-        /* MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss_fn
-         * 'fused_crossentropy' is flash-attn's CrossEntropyLoss (flash_attn/losses/
-         * cross_entropy.py, a Triton kernel on the e-byte logits: reads them once, keeps
-         * a per-row logsumexp, writes an e-byte gradient in backward) — no fp32 copy. */
-        return (LossMemory){ 0, e * TV, 2 * e * TV, e * TV };
+        {
+          /* MPT as llm-foundry trains it: ComposerMPTCausalLM's default loss_fn
+           * 'fused_crossentropy' is flash-attn's CrossEntropyLoss (flash_attn/losses/
+           * cross_entropy.py, a Triton kernel on the e-byte logits: reads them once, keeps
+           * a per-row logsumexp, writes an e-byte gradient in backward) — no fp32 copy. */
+          m = loss_new (0, e * TV);
+          loss_fwd (&m, e * TV, 1);
+          loss_bwd (&m, e * TV, 2);
+          return m;
+        }
       /* HF ForCausalLMLoss (transformers loss/loss_utils.py) and torchtune's model output
        * (`self.output(h).float()`) with nn.CrossEntropyLoss: logits.float() saves nothing
        * (a cast), log_softmax keeps its fp32 result (4·T·V) for the backward
        * (derivatives.yaml _log_softmax: result), the fp32 logits themselves are freed once
        * the loss holds only that. Forward peak: the fp32 logits beside the result, and in HF
-       * the e-byte logits the model output still holds (e·T·V + 4·T·V on top). Backward: nll_loss_backward's fp32 gradient (zeros + scatter) and
+       * the e-byte logits the model output still holds (e·T·V + 4·T·V on top; allocated
+       * e-byte first). Backward: nll_loss_backward's fp32 gradient (zeros + scatter) and
        * _log_softmax_backward_data's output coexist with the result: 8·T·V on top, 12 B
-       * a logit in all. */
-      return (LossMemory){ 4 * TV, e * TV + 4 * TV, 8 * TV, e * TV + 2 * 4 * TV };
+       * a logit in all; two tensors of 4·T·V, so the forward's freed fp32 copy serves the
+       * first (allocator.h, "the loss head"). */
+      m = loss_new (4 * TV, e * TV + 2 * 4 * TV);
+      loss_fwd (&m, e * TV, 1);
+      loss_fwd (&m, 4 * TV, 1);
+      loss_bwd (&m, 4 * TV, 2);
+      return m;
     }
 }
 
@@ -220,6 +307,10 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.fwd.workspace = lm.fwd;
   cost.bwd.workspace = lm.bwd;
+  memcpy (cost.fwd.workspace_tensors, lm.fwd_t, lm.n_fwd * sizeof (double));
+  cost.fwd.n_workspace_tensors = lm.n_fwd;
+  memcpy (cost.bwd.workspace_tensors, lm.bwd_t, lm.n_bwd * sizeof (double));
+  cost.bwd.n_workspace_tensors = lm.n_bwd;
   /* The final norm's saved tensors (as a layer's norm, graph_layer.c: its input, or the
    * fp32 copy, rstd and normalized tensor of an upcasting RMSNorm; compiled, its input and
    * rstd) and the LM head's input; PyTorch <= 1.10: log_softmax also keeps its input, the

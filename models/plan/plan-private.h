@@ -68,6 +68,10 @@ guint plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const do
                                guint n, ModelEffectWhen when);
 void plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when);
 void plan_task_workspace (ModelPlan *p, double bytes);
+/* The workspace of `pass` for the current task: its workspace_tensors as one buffer of
+ * that many allocator blocks when the pass lists them, else plan_task_workspace() of its
+ * workspace; allocated at the task's start, freed at its end. `pass` is borrowed. */
+void plan_task_pass_workspace (ModelPlan *p, const ModelPass *pass);
 void plan_keep_gradient (ModelPlan *p, guint handle);
 /* The last task of `rank` on `stream` built so far (tasks of a rank are contiguous), or
  * G_MAXUINT. */

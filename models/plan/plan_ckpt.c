@@ -162,7 +162,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
       plan_task_add_pass (p, &lc->attn_core_fwd);
       c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
                                           MODEL_EFFECT_AT_START);
-      plan_task_workspace (p, lc->attn_core_fwd.workspace);
+      plan_task_pass_workspace (p, &lc->attn_core_fwd);
       break;
     case RECOMPUTE_POINTWISE:
       plan_task_add_pass (p, &lc->pointwise_fwd);
@@ -174,7 +174,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
       plan_task_add_pass (p, &lc->fwd);
       c->recomputed[l] = plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS, c->saved_tensors,
                                                   c->n_saved_tensors, MODEL_EFFECT_AT_START);
-      plan_task_workspace (p, lc->fwd.workspace);
+      plan_task_pass_workspace (p, &lc->fwd);
       break;
     }
   p->hardware_flops += plan_current (p)->flops;

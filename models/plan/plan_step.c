@@ -276,7 +276,7 @@ forward (StepCtx *c)
   plan_task_add_pass (p, &pc->embedding.fwd);
   c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
                                       MODEL_EFFECT_AT_START);
-  plan_task_workspace (p, pc->embedding.fwd.workspace);
+  plan_task_pass_workspace (p, &pc->embedding.fwd);
   for (guint l = 0; l < c->L; l++)
     {
       if (gathers (c) && l + p->par.prefetch < c->L)
@@ -288,7 +288,7 @@ forward (StepCtx *c)
       plan_task_add_pass (p, &pc->layer.fwd);
       c->act_layer[l] = plan_step_store_activations (c, l);
       c->autocast_cache[l] = plan_step_autocast_cache (c, l);
-      plan_task_workspace (p, pc->layer.fwd.workspace);
+      plan_task_pass_workspace (p, &pc->layer.fwd);
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
@@ -299,7 +299,7 @@ forward (StepCtx *c)
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
   double cast = plan_step_head_cast_bytes (c);
   c->head_cast = cast > 0 ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, cast, MODEL_EFFECT_AT_START) : 0;
-  plan_task_workspace (p, pc->head.fwd.workspace);
+  plan_task_pass_workspace (p, &pc->head.fwd);
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
   for (guint l = 0; l < c->L; l++)
     plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
@@ -326,7 +326,7 @@ backward_layer (StepCtx *c, guint l)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
   guint full = produce_gradients (c, pc->grad_layer, TRUE);
-  plan_task_workspace (p, pc->layer.bwd.workspace);
+  plan_task_pass_workspace (p, &pc->layer.bwd);
   plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
   if (gathers (c))
@@ -351,7 +351,7 @@ backward (StepCtx *c)
                                 c->mb, "bwd head mb%d", c->mb);
   plan_task_add_pass (p, &pc->head.bwd);
   c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
-  plan_task_workspace (p, pc->head.bwd.workspace);
+  plan_task_pass_workspace (p, &pc->head.bwd);
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
   bucket_reduce (c, head_params, head, -1, FALSE);
@@ -364,7 +364,7 @@ backward (StepCtx *c)
                                c->mb, "bwd embed mb%d", c->mb);
   plan_task_add_pass (p, &pc->embedding.bwd);
   c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
-  plan_task_workspace (p, pc->embedding.bwd.workspace);
+  plan_task_pass_workspace (p, &pc->embedding.bwd);
   plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
@@ -392,6 +392,46 @@ fp32_grad_partition (const StepCtx *c, double part)
   return master > model_stack_gradient_bytes (s) ? master * part : 0;
 }
 
+/* The step's temporaries (e.g. foreach AdamW's sqrt of the second moment) for `part` of
+ * the `n` trainable parameters. Foreach AdamW over unsharded parameters
+ * (torch/optim/adamw.py _multi_tensor_adamw, PyTorch 2.x: `exp_avg_sq_sqrt =
+ * torch._foreach_sqrt(device_exp_avg_sqs)`) makes one output tensor per parameter, each its
+ * own allocation, in parameter order (inventory order): the caching allocator fits each
+ * into a cached block, where one block of the whole sum would need a segment of its own.
+ * Sharded states (ZeRO's flat fp32 partition, FSDP's flat parameters), the per-tensor
+ * loop and Adafactor (one largest-tensor temporary) are booked as one block. */
+static void
+optimizer_workspace (StepCtx *c, double part, double n)
+{
+  ModelPlan *p = c->p;
+  double total = model_stack_optimizer_workspace (&p->stack, p->arch) * part / n;
+  if (!(total > 0))
+    return;
+  if (p->stack.optimizer != MODEL_OPTIMIZER_ADAMW
+      || p->stack.framework.optimizer_impl != MODEL_OPTIMIZER_IMPL_FOREACH || part < n)
+    {
+      plan_task_workspace (p, total);
+      return;
+    }
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  g_autoptr (GArray) sizes = g_array_new (FALSE, FALSE, sizeof (double));
+  double per_param = total / n;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      if (!t->trainable)
+        continue;
+      double bytes = per_param * (double) model_tensor_numel (t);
+      for (guint64 k = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL); k > 0; k--)
+        g_array_append_val (sizes, bytes);
+    }
+  if (sizes->len == 0)
+    return;
+  guint h = plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, (const double *) sizes->data,
+                                     sizes->len, MODEL_EFFECT_AT_START);
+  plan_task_free (p, h, MODEL_EFFECT_AT_END);
+}
+
 static void
 optimizer (StepCtx *c, guint last_comm)
 {
@@ -412,7 +452,7 @@ optimizer (StepCtx *c, guint last_comm)
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   if (!in_bwd)
-    plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
+    optimizer_workspace (c, part, n);
   double fp32_grads = fp32_grad_partition (c, part); /* a model state while the step runs */
   plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, fp32_grads, MODEL_EFFECT_AT_START),
                   MODEL_EFFECT_AT_END);

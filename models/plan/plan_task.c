@@ -147,6 +147,19 @@ plan_task_workspace (ModelPlan *p, double bytes)
                   MODEL_EFFECT_AT_END);
 }
 
+void
+plan_task_pass_workspace (ModelPlan *p, const ModelPass *pass)
+{
+  if (pass->n_workspace_tensors == 0)
+    {
+      plan_task_workspace (p, pass->workspace);
+      return;
+    }
+  guint h = plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, pass->workspace_tensors,
+                                     pass->n_workspace_tensors, MODEL_EFFECT_AT_START);
+  plan_task_free (p, h, MODEL_EFFECT_AT_END);
+}
+
 guint
 plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream)
 {

@@ -192,6 +192,91 @@ test_pools_apart (void)
   CU_ASSERT_EQUAL (model_allocator_n_segments (a), 2);
 }
 
+/* The loss head (allocator.h): HF's upcast loss for L logits in bf16. U = 256 MiB stands for
+ * one byte a logit: e-byte logits 2U = 512 MiB, fp32 tensors 4U = 1024 MiB; the LM head's
+ * gradient 128 MiB. Every size is a multiple of 2 MiB, so segments are the sizes.
+ * Booked as one block a pass: the saved log-probabilities C (1024, segment 1), the forward's
+ * 6U lump (1536, segment 2) freed; the gradient takes the 1536 block (the only free one)
+ * split to 128 + 1408 (1408 > 1 MiB); the backward's 8U lump (2048) fits no cached block
+ * and blocks of two segments never merge, so segment 3: reserved 1024 + 1536 + 2048 =
+ * 4608 MiB, allocated 1024 + 128 + 2048 = 3200 MiB, 1408 MiB cached. */
+static void
+test_loss_head_lumped (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  model_allocator_malloc (a, 1024 * MiB, NULL);
+  model_allocator_release (a, model_allocator_malloc (a, 1536 * MiB, NULL));
+  model_allocator_malloc (a, 128 * MiB, NULL);
+  model_allocator_malloc (a, 2048 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 4608 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 3200 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 3);
+}
+
+/* The same step as PyTorch allocates it, tensor by tensor: C (1024), the logits A (512)
+ * and the fp32 copy B (1024), each a segment; B then A freed. The gradient takes the
+ * smallest free block that fits, A's 512, split to 128 + 384; nll_loss_backward's D (1024)
+ * takes B's block exactly; _log_softmax_backward_data's E (1024) fits only a new segment:
+ * reserved 1024 + 512 + 1024 + 1024 = 3584 MiB, allocated 1024 + 128 + 1024 + 1024 =
+ * 3200 MiB (as lumped), 384 MiB cached. */
+static void
+test_loss_head_tensors (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  model_allocator_malloc (a, 1024 * MiB, NULL);
+  guint logits = model_allocator_malloc (a, 512 * MiB, NULL);
+  guint f32 = model_allocator_malloc (a, 1024 * MiB, NULL);
+  model_allocator_release (a, f32);
+  model_allocator_release (a, logits);
+  model_allocator_malloc (a, 128 * MiB, NULL);
+  model_allocator_malloc (a, 1024 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 2560 * MiB);
+  model_allocator_malloc (a, 1024 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 3584 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 3200 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 4);
+}
+
+/* transformers 4.46–4.48's shifted copy: the forward allocates A (512), B (1024), the
+ * shifted copy G (1000) and the saved log-probabilities C' (1000), then frees B, G and A;
+ * the gradient splits A's 512 block; D' (1000) takes G's block exactly; E' (1000) takes B's
+ * 1024 split (24 MiB > 1 MiB remain): no segment is added, reserved stays 512 + 1024 + 1000
+ * + 1000 = 3536 MiB with allocated 128 + 3 × 1000 = 3128 MiB. */
+static void
+test_loss_head_shift (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  guint logits = model_allocator_malloc (a, 512 * MiB, NULL);
+  guint f32 = model_allocator_malloc (a, 1024 * MiB, NULL);
+  guint shift = model_allocator_malloc (a, 1000 * MiB, NULL);
+  model_allocator_malloc (a, 1000 * MiB, NULL);
+  model_allocator_release (a, f32);
+  model_allocator_release (a, shift);
+  model_allocator_release (a, logits);
+  model_allocator_malloc (a, 128 * MiB, NULL);
+  model_allocator_malloc (a, 1000 * MiB, NULL);
+  model_allocator_malloc (a, 1000 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 3536 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 3128 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 4);
+}
+
+/* should_split: a cached 40 MiB block serving 39.5 MiB leaves 0.5 MiB. Without expandable
+ * segments a large-pool remainder must be > 1 MiB, so the block goes out whole (40 MiB
+ * allocated); with them any remainder ≥ 512 B is split off (39.5 MiB allocated). */
+static void
+test_expandable_split (void)
+{
+  for (int expandable = 0; expandable <= 1; expandable++)
+    {
+      g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, expandable);
+      model_allocator_release (a, model_allocator_malloc (a, 40 * MiB, NULL));
+      model_allocator_malloc (a, 39.5 * MiB, NULL);
+      CU_ASSERT_EQUAL (model_allocator_allocated (a), expandable ? 39.5 * MiB : 40 * MiB);
+      CU_ASSERT_EQUAL (model_allocator_reserved (a), 40 * MiB);
+    }
+}
+
 int main (void);
 
 int
@@ -208,6 +293,10 @@ main (void)
     { "expandable segments remove the fragmentation", test_expandable_removes_fragmentation },
     { "OOM: release cached segments and retry", test_release_and_retry },
     { "small and large pools are apart", test_pools_apart },
+    { "loss head booked as two lumps: a new segment", test_loss_head_lumped },
+    { "loss head as tensors: the fp32 copy's block reused", test_loss_head_tensors },
+    { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
+    { "expandable segments split any remainder", test_expandable_split },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
 }

@@ -244,6 +244,54 @@ test_head (void)
   CU_ASSERT_DOUBLE_EQUAL (c.act_saved + c.bwd.workspace - 2 * e * T * h, 12 * T * V, 0);
 }
 
+/* The head's workspaces as the tensors PyTorch allocates (cost.h workspace_tensors, in
+ * allocation order, Σ = workspace), T = 16, V = 1000, e = 2, T' = b·(s − 1) = 14:
+ *   upcast        fwd {e·T·V logits, 4·T·V fp32 copy}, bwd {4·T·V, 4·T·V} (nll's and
+ *                 log_softmax's gradients)
+ *   upcast_shift  fwd {e·T·V, 4·T·V, 4·T'·V shifted copy}, bwd {4·T'·V, 4·T'·V}
+ *   chunked (n = 4, eager) fwd {e·T·V/4 × 4 chunks, 4·T·V/4 one chunk's fp32 copy},
+ *                 bwd {4·T·V/4, 4·T·V/4}
+ * Past 34 tensors (40 chunks) the last entry takes the rest: 33 chunks + 7 chunks and the
+ * copy. */
+static void
+test_head_workspace_tensors (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  double T = 16, Ts = 14, V = 1000, e = 2;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 2);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], e * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[1], 4 * T * V, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 2);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace_tensors[0], 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace_tensors[1], 4 * T * V, 0);
+  p.loss = MODEL_COST_LOSS_UPCAST_SHIFT;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 3);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[2], 4 * Ts * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, e * T * V + 4 * T * V + 4 * Ts * V, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 2);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace_tensors[1], 4 * Ts * V, 0);
+  p.loss = MODEL_COST_LOSS_CHUNKED;
+  p.loss_chunks = 4;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 5);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[3], e * T * V / 4, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[4], T * V, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 2);
+  p.loss_chunks = 40;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, MODEL_COST_MAX_WORKSPACE_TENSORS);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[32], e * T * V / 40, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[33], 7 * e * T * V / 40 + 4 * T * V / 40,
+                          1e-9);
+  double sum = 0;
+  for (guint i = 0; i < c.fwd.n_workspace_tensors; i++)
+    sum += c.fwd.workspace_tensors[i];
+  STEPSIM_ASSERT_REL (sum, c.fwd.workspace, 1e-12);
+}
+
 /* Embedding: a gather, no FLOPs; saves only int64 token ids (8·b·s) without dropout. */
 static void
 test_embedding (void)
@@ -450,6 +498,7 @@ static const StepsimTest tests[] = {
   { "step FLOPs equal Korthikanti's formula", test_step_flops_korthikanti },
   { "T1 GPT-22B MFU 41.5 %", test_t1_mfu },
   { "LM head FLOPs and fp32 logits", test_head },
+  { "LM head workspaces as tensors", test_head_workspace_tensors },
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
   { "MoE touched experts", test_moe_touched_experts },

@@ -57,6 +57,76 @@ net_effect (const ModelPlan *p, ModelMemCategory c, gboolean positive_only)
   return sum;
 }
 
+/* The first workspace allocation of rank 0's first task of `kind` (NULL if none). */
+static const ModelMemEffect *
+first_workspace (const ModelPlan *p, ModelTaskKind kind)
+{
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || t->kind != kind)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->category == MODEL_MEM_WORKSPACE && m->bytes > 0)
+            return m;
+        }
+    }
+  return NULL;
+}
+
+/* Workspaces booked as the tensors PyTorch allocates (allocator.h, "the loss head"):
+ * foreach AdamW's temporaries are one tensor per trainable parameter tensor (inventory
+ * order, copies included), each numel × the same bytes per element, summing to
+ * model_stack_optimizer_workspace(); the per-tensor loop books one block. The head's
+ * forward under the upcast loss: the e-byte logits and their fp32 copy, two blocks. */
+static void
+test_workspace_tensors (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.optimizer = MODEL_OPTIMIZER_ADAMW;
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  s.framework.loss = MODEL_LOSS_UPCAST;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+  const ModelMemEffect *w = first_workspace (p, MODEL_TASK_KIND_OPTIMIZER);
+  CU_ASSERT_FATAL (w != NULL);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&s, a);
+  guint n = 0;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      if (t->trainable)
+        n += (guint) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+    }
+  CU_ASSERT_EQUAL (w->n_tensors, n);
+  STEPSIM_ASSERT_REL (w->bytes, model_stack_optimizer_workspace (&s, a), 1e-12);
+  const double *sizes = model_plan_tensor_sizes (p, w->first_tensor);
+  const ModelTensor *t0 = model_inventory_tensor (inv, 0);
+  double per_elem = w->bytes / (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ALL);
+  STEPSIM_ASSERT_REL (sizes[0], per_elem * (double) model_tensor_numel (t0), 1e-12);
+  const ModelMemEffect *h = NULL;
+  for (guint i = 0; i < model_plan_n_tasks (p) && h == NULL; i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->kind == MODEL_TASK_KIND_FORWARD && strncmp (t->label, "fwd head", 8) == 0)
+        for (guint e = 0; e < t->n_effects; e++)
+          {
+            const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+            if (m->category == MODEL_MEM_WORKSPACE && m->bytes > 0)
+              h = m;
+          }
+    }
+  CU_ASSERT_FATAL (h != NULL);
+  CU_ASSERT_EQUAL (h->n_tensors, 2);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, NULL, NULL);
+  w = first_workspace (q, MODEL_TASK_KIND_OPTIMIZER);
+  CU_ASSERT_FATAL (w != NULL);
+  CU_ASSERT_EQUAL (w->n_tensors, 0);
+}
+
 /* Everything a step allocates it frees: activations, workspace and gradients net to zero;
  * gradients allocated once (micro-batch 0) total Ψ × gradient bytes. */
 static void
@@ -318,6 +388,7 @@ main (void)
     { "fp8_mixed: attention core at bf16, projections at fp8", test_fp8_attention_bf16 },
     { "attention = triton reaches every flash kernel, fwd and bwd", test_attention_kernel_reaches_flash },
     { "memory effects balance", test_effects_balance },
+    { "workspaces as tensors: foreach AdamW, loss head", test_workspace_tensors },
     { "initial model states", test_initial_state },
     { "load peak: QLoRA's quantization and fp32-cast transients", test_load_peak },
     { "autocast weight cache under checkpointing", test_autocast_cache_under_checkpointing },
