@@ -80,6 +80,11 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "prefetch", "only stage-3 modes (zero3, fsdp_full_shard, "
           "fsdp_hybrid_shard) on more than one GPU, or with parameter offload, gather layers "
           "ahead; here data_parallel = %s on %u GPU%s", mode, par->degree, one ? "" : "s");
+  if (par->tp <= 1 && par->sequence_parallel)
+    NOTE ("parallel", "sequence_parallel", "sequence parallelism splits the tensor-parallel "
+          "regions' sequence over tp ranks, and here tp = 1");
+  if (par->tp <= 1 && has (kf, "parallel", "tp_comm_overlap"))
+    NOTE ("parallel", "tp_comm_overlap", "tp = 1 runs no tensor-parallel collectives");
   if (one && has (kf, "parallel", "reduce_dtype"))
     NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
   if (one && has (kf, "parallel", "algorithm"))

@@ -36,10 +36,17 @@ typedef struct
   guint *fwd_task, *bwd_task;
   guint root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
+  guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
   /* bucketed reduction (gradients accumulated as Partial) */
   double bucket_fill;
   guint bucket_count;
 } StepCtx;
+
+/* plan_step.c */
+/* The forward tp collectives of `block` (layer `layer`, -1 for the embedding and head) after
+ * the compute task just built, in order on MODEL_STREAM_TP; the next compute task waits for
+ * the last (c->tp_wait): Megatron without tp_comm_overlap. No-op for tp = 1. */
+void plan_step_tp_after (StepCtx *c, PlanTpBlock block, gint layer);
 
 /* plan_ckpt.c */
 /* Allocates what layer l's forward keeps (its handle). */
