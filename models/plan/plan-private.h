@@ -152,5 +152,12 @@ const ModelArch *plan_cost_arch (const ModelPlan *p);
  * (act_saved, act_attn_core, act_keep_matmul, act_pointwise, act_checkpoint) from the
  * layer graph as model_tp_shard_graph shards it; no-op for tp = 1. */
 void plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
+/* Issues the tp collectives of `block` in `pass` (ModelTpPass) for one micro-batch on
+ * `rank`'s MODEL_STREAM_TP, in order, the first after task `after` (G_MAXUINT: none): all
+ * of them (only < 0), or only those Megatron runs beside a GEMM (only = 1) or on the
+ * critical path (only = 0; ModelTpComm.overlapped). Returns the last task, `after` when
+ * none was issued (tp = 1). */
+guint plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gint only,
+                     guint after, gint layer, gint micro_batch);
 /* The saved tensors (B each) of one rank's layer, as model_cost_layer_saved_tensors. */
 guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);

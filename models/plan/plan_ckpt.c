@@ -8,6 +8,7 @@
 #include "models/plan/plan_step-private.h"
 
 #include <math.h>
+#include "models/parallel/tensor_parallel.h"
 
 /* ---- activation checkpointing ----------------------------------------------------------- */
 
@@ -181,8 +182,13 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   p->hardware_flops += plan_current (p)->flops;
   /* Megatron's full recompute reruns the forward, its tp collectives included
    * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again). */
-  if (what == RECOMPUTE_LAYER)
-    plan_step_tp_after (c, PLAN_TP_LAYER, (gint) l);
+  guint task = plan_current (p)->id;
+  guint last = what == RECOMPUTE_LAYER
+                 ? plan_tp_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD, -1, task, (gint) l,
+                                  c->mb)
+                 : task;
+  if (last != task)
+    c->tp_wait = last;
 }
 
 /* Recomputation needed before layer l's backward. */

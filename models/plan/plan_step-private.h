@@ -42,12 +42,6 @@ typedef struct
   guint bucket_count;
 } StepCtx;
 
-/* plan_step.c */
-/* The forward tp collectives of `block` (layer `layer`, -1 for the embedding and head) after
- * the compute task just built, in order on MODEL_STREAM_TP; the next compute task waits for
- * the last (c->tp_wait): Megatron without tp_comm_overlap. No-op for tp = 1. */
-void plan_step_tp_after (StepCtx *c, PlanTpBlock block, gint layer);
-
 /* plan_ckpt.c */
 /* Allocates what layer l's forward keeps (its handle). */
 guint plan_step_store_activations (StepCtx *c, guint l);

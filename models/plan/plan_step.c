@@ -259,35 +259,13 @@ produce_gradients (StepCtx *c, double bytes, gboolean layer)
 
 /* ---- tensor-parallel collectives --------------------------------------------------------- */
 
-/* Issues the tp collectives of `block` in `pass` on MODEL_STREAM_TP, in order, the first
- * after `after`: all of them (only < 0), or only those Megatron runs beside a GEMM
- * (only = 1) or on the critical path (only = 0; ModelTpComm.overlapped). Returns the last
- * task, `after` when none was issued. */
-static guint
-tp_issue (StepCtx *c, PlanTpBlock block, ModelTpPass pass, gint only, guint after, gint layer)
-{
-  const GArray *comms = c->p->tp.comms[block][pass];
-  guint last = after;
-  for (guint i = 0; comms != NULL && i < comms->len; i++)
-    {
-      const ModelTpComm *m = &g_array_index (comms, ModelTpComm, i);
-      if (only >= 0 && (gint) m->overlapped != only)
-        continue;
-      guint id = plan_collective_on (c->p, c->rank, MODEL_STREAM_TP, MODEL_MESH_BIT (m->dim),
-                                     m->kind, m->bytes, layer, c->mb, m->name);
-      if (id == NONE)
-        continue;
-      plan_task_dep (c->p, last);
-      last = id;
-    }
-  return last;
-}
-
-void
+/* The forward tp collectives of `block` after the compute task just built; the next
+ * compute task waits for the last (Megatron without tp_comm_overlap). */
+static void
 plan_step_tp_after (StepCtx *c, PlanTpBlock block, gint layer)
 {
   guint task = plan_current (c->p)->id;
-  guint last = tp_issue (c, block, MODEL_TP_FORWARD, -1, task, layer);
+  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_FORWARD, -1, task, layer, c->mb);
   if (last != task)
     c->tp_wait = last;
 }
@@ -300,7 +278,7 @@ static guint
 tp_before_backward (StepCtx *c, PlanTpBlock block, gint layer)
 {
   guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
-  guint last = tp_issue (c, block, MODEL_TP_BACKWARD, 0, prev, layer);
+  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_BACKWARD, 0, prev, layer, c->mb);
   if (last != prev)
     c->tp_wait = last;
   return last;
@@ -315,7 +293,7 @@ tp_before_backward (StepCtx *c, PlanTpBlock block, gint layer)
 static void
 tp_overlapped (StepCtx *c, PlanTpBlock block, guint start, gint layer)
 {
-  guint last = tp_issue (c, block, MODEL_TP_BACKWARD, 1, start, layer);
+  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_BACKWARD, 1, start, layer, c->mb);
   if (last != start)
     c->tp_wait = last;
 }

@@ -197,3 +197,24 @@ plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
   model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
   return MIN (n, max);
 }
+
+guint
+plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gint only, guint after,
+               gint layer, gint micro_batch)
+{
+  const GArray *comms = p->tp.comms[block][pass];
+  guint last = after;
+  for (guint i = 0; comms != NULL && i < comms->len; i++)
+    {
+      const ModelTpComm *m = &g_array_index (comms, ModelTpComm, i);
+      if (only >= 0 && (gint) m->overlapped != only)
+        continue;
+      guint id = plan_collective_on (p, rank, MODEL_STREAM_TP, MODEL_MESH_BIT (m->dim), m->kind,
+                                     m->bytes, layer, micro_batch, m->name);
+      if (id == G_MAXUINT)
+        continue;
+      plan_task_dep (p, last);
+      last = id;
+    }
+  return last;
+}
