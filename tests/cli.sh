@@ -356,18 +356,41 @@ for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_co
 done
 # Mesh degrees (issue 12 item 3): tp/pp/cp > 1 not modelled yet, a product that is not the
 # GPU count: one error line naming group and key.
-for kv in "tp=2:issue 14" "pp=2:issue 15" "cp=2:issue 14" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
+for kv in "tp=3:does not divide the 1 GPUs" "pp=2:issue 15" "cp=2:issue 14" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
   set=${kv%%:*}; want=${kv#*:}
   "$STEPSIM" run in.ini -q -o mesh.h5 --set "parallel.$set" >/dev/null 2>mesh.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key '${set%%=*}'" mesh.err \
      && grep -q "$want" mesh.err && ! test -e mesh.h5
   then ok "mesh: parallel.$set rejected naming the key"; else bad "mesh: parallel.$set rejected naming the key (exit $rc)"; cat mesh.err; fi
 done
+# Tensor parallelism (issue 14): tp not dividing the heads, SP with a sequence not divisible
+# by tp: one error line naming the key and the numbers; SP without tp, and tp across nodes,
+# warn naming the key.
+tp8="$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini"
+"$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=16 --set model.num_attention_heads=24 \
+  >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
+   && grep -q "group \[parallel\], key 'tp': model key num_attention_heads = 24 is not a multiple of \[parallel\] tp = 16" mesh.err && ! test -e tp.h5
+then ok "tp: heads not divisible by tp named"; else bad "tp: heads not divisible by tp named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=8 --set parallel.sequence_parallel=true \
+  --set training.seq_len=1001 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && grep -q "seq_len = 1001 is not a multiple of \[parallel\] tp = 8" mesh.err && ! test -e tp.h5
+then ok "tp: SP with seq_len not divisible by tp named"; else bad "tp: SP with seq_len not divisible by tp named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.sequence_parallel=true >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 0 ] && grep -q "key 'sequence_parallel': has no effect.*tp = 1" mesh.err
+then ok "tp: sequence_parallel without tp warns"; else bad "tp: sequence_parallel without tp warns (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=16 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 0 ] && grep -q "key 'tp': spans nodes: tp = 16 is more than the 8 GPUs of a node" mesh.err
+then ok "tp: tp across nodes warns"; else bad "tp: tp across nodes warns (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=8 --set parallel.tp_comm_overlap=bulk >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && grep -q "key 'tp_comm_overlap': 'bulk' is not modelled yet" mesh.err
+then ok "tp: tp_comm_overlap=bulk refused"; else bad "tp: tp_comm_overlap=bulk refused (exit $rc)"; cat mesh.err; fi
+rm -f tp.h5
 # ddp with dp_replicate below the GPU count: the error names dp_replicate and what it must
 # be, not "dp_shard must be 1" (QA report item 12b), in the "group [G], key 'K'" form (12c).
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o mesh.h5 \
   --set parallel.data_parallel=ddp --set parallel.dp_replicate=2 >/dev/null 2>mesh.err; rc=$?
-if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'dp_replicate': .*dp_replicate must be the GPU count 16" mesh.err \
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'dp_replicate': .*dp_replicate must be the data-parallel degree 16" mesh.err \
    && ! grep -q "dp_shard must be" mesh.err && ! test -e mesh.h5
 then ok "mesh: ddp with dp_replicate=2 names what dp_replicate must be"; else bad "mesh: ddp with dp_replicate=2 names what dp_replicate must be (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o mesh.h5 \

@@ -275,7 +275,13 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
              sc->node.n_gpus);
   fputc ('\n', out);
   g_autofree char *states = states_text (res);
-  if (res->n_ranks > 1)
+  if (res->n_ranks > 1 && sc->par.tp > 1)
+    fprintf (out, "parallel   tensor parallel tp %u%s x data parallel %s over %u (ZeRO stage "
+                  "%u, shard group %u), %s\n",
+             sc->par.tp, sc->par.sequence_parallel ? " + sequence parallel" : "",
+             model_parallel_mode_name (sc->par.mode), model_parallel_dp_degree (&sc->par),
+             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+  else if (res->n_ranks > 1)
     fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
                   "%s\n",
              model_parallel_mode_name (sc->par.mode), res->n_ranks,

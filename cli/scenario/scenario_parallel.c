@@ -5,10 +5,14 @@
  * (default 25 MiB), prefetch (layers, default 1), algorithm (auto | ring | tree |
  * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype),
  * the device mesh's degrees (models/parallel/mesh.h) dp_replicate, dp_shard (default from
- * data_parallel: ddp and fsdp_no_shard replicate over every GPU, fsdp_hybrid_shard shards
- * over a node and replicates across nodes, the others shard over every GPU; one given, the
- * other is the rest), tp, pp, cp (default 1; > 1 not modelled yet: issues 14 and 15);
- * pp × dp_replicate × dp_shard × cp × tp must be the GPU count.
+ * data_parallel: ddp and fsdp_no_shard replicate over every data-parallel rank,
+ * fsdp_hybrid_shard shards over a node's and replicates across nodes, the others shard over
+ * every data-parallel rank; one given, the other is the rest), tp (Megatron tensor
+ * parallelism, models/parallel/tensor_parallel.h; default 1), pp, cp (default 1; > 1 not
+ * modelled yet: issues 15 and 14); pp × dp_replicate × dp_shard × cp × tp must be the GPU
+ * count, so the data-parallel degree GPUs / (tp·pp·cp) must be whole. sequence_parallel
+ * (true | false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none;
+ * bulk is not modelled yet).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
@@ -16,6 +20,7 @@
 #include "cli/scenario/scenario_private.h"
 
 #include <math.h>
+#include "models/parallel/tensor_parallel.h"
 
 static gboolean
 get_text (GKeyFile *kf, const char *group, const char *key, char **out)
@@ -43,12 +48,57 @@ load_parallel_enums (GKeyFile *kf, ModelParallel *par, GError **error)
   return TRUE;
 }
 
-/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). Tensor, pipeline
- * and context parallelism are not modelled yet (issues 14, 15): a degree > 1 is an error. */
+/* [parallel] tp, sequence_parallel, tp_comm_overlap. tp must divide the GPUs (the
+ * data-parallel degree GPUs / tp is whole) and the model (model_tp_check: heads, KV heads,
+ * MLP size). */
 static gboolean
-load_mesh (GKeyFile *kf, ModelParallel *par, GError **error)
+load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
 {
-  static const char *const model_dims[] = { "tp", "pp", "cp" };
+  ModelParallel *par = &sc->par;
+  guint64 tp = 1;
+  if (!cli_scenario_get_count (kf, "parallel", "tp", FALSE, &tp, error))
+    return FALSE;
+  if (tp < 1 || tp > par->degree || par->degree % tp != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'tp': %" G_GUINT64_FORMAT " does not divide the %u "
+                   "GPUs (the data-parallel degree GPUs / (tp · pp · cp) must be whole)",
+                   tp, par->degree);
+      return FALSE;
+    }
+  par->tp = (guint) tp;
+  g_autofree char *sp = NULL, *overlap = NULL;
+  if (get_text (kf, "parallel", "sequence_parallel", &sp)
+      && !sim_units_parse_bool (sp, &par->sequence_parallel, error))
+    return PREFIX_KEY (error, "parallel", "sequence_parallel"), FALSE;
+  if (get_text (kf, "parallel", "tp_comm_overlap", &overlap))
+    {
+      g_strstrip (overlap);
+      if (g_strcmp0 (overlap, "none") != 0)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key 'tp_comm_overlap': '%s' is not modelled yet; "
+                       "only none (Megatron without --tp-comm-overlap)", overlap);
+          return FALSE;
+        }
+      par->tp_comm_overlap = MODEL_TP_OVERLAP_NONE;
+    }
+  if (tp == 1)
+    return TRUE;
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  if (!model_tp_check (sc->arch, &mesh, error))
+    return g_prefix_error (error, "group [parallel], key 'tp': "), FALSE;
+  return TRUE;
+}
+
+/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). Pipeline and
+ * context parallelism are not modelled yet (issues 15, 14): a degree > 1 is an error. */
+static gboolean
+load_mesh (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelParallel *par = &sc->par;
+  static const char *const model_dims[] = { "pp", "cp" };
   for (guint i = 0; i < G_N_ELEMENTS (model_dims); i++)
     {
       guint64 v = 1;
@@ -59,11 +109,13 @@ load_mesh (GKeyFile *kf, ModelParallel *par, GError **error)
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [parallel], key '%s': %s = %" G_GUINT64_FORMAT " is not modelled "
                        "yet (%s parallelism: issue %s); only 1", model_dims[i], model_dims[i],
-                       v, i == 0 ? "tensor" : i == 1 ? "pipeline" : "context",
-                       i == 1 ? "15" : "14");
+                       v, i == 0 ? "pipeline" : "context", i == 0 ? "15" : "14");
           return FALSE;
         }
     }
+  if (!load_tp (kf, sc, error))
+    return FALSE;
+  guint dp = par->degree / par->tp;
   static const char *const dp_dims[] = { "dp_replicate", "dp_shard" };
   guint *out[] = { &par->dp_replicate, &par->dp_shard };
   for (guint i = 0; i < G_N_ELEMENTS (dp_dims); i++)
@@ -71,12 +123,13 @@ load_mesh (GKeyFile *kf, ModelParallel *par, GError **error)
       guint64 v = 0;
       if (!cli_scenario_get_count (kf, "parallel", dp_dims[i], FALSE, &v, error))
         return FALSE;
-      if (v > 0 && par->degree % v != 0)
+      if (v > 0 && dp % v != 0)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [parallel], key '%s': %" G_GUINT64_FORMAT " does not divide the "
-                       "%u GPUs (the product of the mesh degrees must be the GPU count)",
-                       dp_dims[i], v, par->degree);
+                       "data-parallel degree %u (%u GPUs / tp %u; the product of the mesh "
+                       "degrees must be the GPU count)", dp_dims[i], v, dp, par->degree,
+                       par->tp);
           return FALSE;
         }
       *out[i] = (guint) v;
@@ -96,7 +149,7 @@ cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_quantity (kf, "parallel", "bucket_size", SIM_DIM_BYTES, FALSE,
                                      &par->bucket_size, error)
       || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error)
-      || !load_mesh (kf, par, error))
+      || !load_mesh (kf, sc, error))
     return FALSE;
   par->prefetch = (guint) MIN (prefetch, G_MAXUINT);
   if (prefetch > sc->arch->n_layers)

@@ -80,6 +80,18 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "prefetch", "only stage-3 modes (zero3, fsdp_full_shard, "
           "fsdp_hybrid_shard) on more than one GPU, or with parameter offload, gather layers "
           "ahead; here data_parallel = %s on %u GPU%s", mode, par->degree, one ? "" : "s");
+  if (par->tp <= 1 && par->sequence_parallel)
+    NOTE ("parallel", "sequence_parallel", "sequence parallelism splits the tensor-parallel "
+          "regions' sequence over tp ranks, and here tp = 1");
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  if (par->tp > 1 && !model_mesh_intra_node (&mesh, MODEL_MESH_TP))
+    note (sc, sets, origins, "parallel", "tp", "spans nodes",
+          "tp = %u is more than the %u GPUs of a node: every layer's tensor-parallel "
+          "collectives cross the inter-node network (Megatron keeps tp inside a node)",
+          par->tp, par->gpus_per_node);
+  if (par->tp <= 1 && has (kf, "parallel", "tp_comm_overlap"))
+    NOTE ("parallel", "tp_comm_overlap", "tp = 1 runs no tensor-parallel collectives");
   if (one && has (kf, "parallel", "reduce_dtype"))
     NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
   if (one && has (kf, "parallel", "algorithm"))

@@ -18,6 +18,7 @@ model_parallel_init_defaults (ModelParallel *par)
     .bucket_size = 25.0 * 1024 * 1024, /* torch.nn.parallel.DistributedDataParallel bucket_cap_mb */
     .prefetch = 1,
     .algorithm = HW_ALGORITHM_AUTO,
+    .tp = 1,
   };
 }
 
@@ -65,13 +66,14 @@ void
 model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
 {
   model_mesh_init (mesh, par->gpus_per_node);
-  guint shard = 1, d = MAX (par->degree, 1);
+  guint tp = MAX (par->tp, 1), shard = 1, d = model_parallel_dp_degree (par);
+  mesh->degree[MODEL_MESH_TP] = tp;
   if (par->dp_shard > 0)
     shard = par->dp_shard;
   else if (par->dp_replicate > 0)
     shard = MAX (d / par->dp_replicate, 1);
   else if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD)
-    shard = MIN (par->gpus_per_node, d);
+    shard = MIN (MAX (par->gpus_per_node / tp, 1), d);
   else if (mode_row (par->mode) > 0)
     shard = d;
   mesh->degree[MODEL_MESH_DP_SHARD] = MAX (shard, 1);
@@ -182,9 +184,15 @@ model_parallel_shard_size (const ModelParallel *par)
 }
 
 guint
+model_parallel_dp_degree (const ModelParallel *par)
+{
+  return MAX (par->degree / MAX (par->tp, 1), 1);
+}
+
+guint
 model_parallel_replicas (const ModelParallel *par)
 {
-  return par->degree / model_parallel_shard_size (par);
+  return model_parallel_dp_degree (par) / model_parallel_shard_size (par);
 }
 
 ModelParallel
@@ -221,19 +229,28 @@ model_parallel_validate (const ModelParallel *par, GError **error)
                    "data-parallel degree must be >= 1 and bucket_size positive");
       return FALSE;
     }
+  if (par->degree % MAX (par->tp, 1) != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "key 'tp': %u does not divide the %u GPUs (the data-parallel degree is "
+                   "GPUs / (tp · pp · cp) and must be whole)", par->tp, par->degree);
+      return FALSE;
+    }
+  guint dp = model_parallel_dp_degree (par);
   if (par->dp_replicate > 0 || par->dp_shard > 0)
     {
       ModelMesh mesh;
       model_parallel_mesh (par, &mesh);
       const char *key = par->dp_shard > 0 ? "dp_shard" : "dp_replicate";
-      if (mesh.degree[MODEL_MESH_DP_REPLICATE] * mesh.degree[MODEL_MESH_DP_SHARD] != par->degree)
+      if (mesh.degree[MODEL_MESH_DP_REPLICATE] * mesh.degree[MODEL_MESH_DP_SHARD] != dp)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "key '%s': mesh degrees dp_replicate %u × dp_shard %u do not make the "
-                       "%u GPUs (the product of the mesh degrees must be the GPU count)",
+                       "key '%s': mesh degrees dp_replicate %u × dp_shard %u × tp %u do not "
+                       "make the %u GPUs (the product of the mesh degrees must be the GPU "
+                       "count)",
                        par->dp_shard > 0 && par->dp_replicate > 0 ? "dp_replicate" : key,
                        mesh.degree[MODEL_MESH_DP_REPLICATE], mesh.degree[MODEL_MESH_DP_SHARD],
-                       par->degree);
+                       par->tp, par->degree);
           return FALSE;
         }
       if (mode_row (par->mode) == 0 && mesh.degree[MODEL_MESH_DP_SHARD] > 1)
@@ -247,15 +264,15 @@ model_parallel_validate (const ModelParallel *par, GError **error)
           else
             g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                          "key 'dp_replicate': data_parallel = %s shards nothing, so "
-                         "dp_replicate must be the GPU count %u (here %u, which leaves shard "
-                         "groups of %u)", model_parallel_mode_name (par->mode), par->degree,
+                         "dp_replicate must be the data-parallel degree %u (here %u, which "
+                         "leaves shard groups of %u)", model_parallel_mode_name (par->mode), dp,
                          mesh.degree[MODEL_MESH_DP_REPLICATE],
                          mesh.degree[MODEL_MESH_DP_SHARD]);
           return FALSE;
         }
       return TRUE;
     }
-  if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD && par->degree % model_parallel_shard_size (par) != 0)
+  if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD && dp % model_parallel_shard_size (par) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "fsdp_hybrid_shard needs the %u GPUs to be a multiple of the %u GPUs per node",

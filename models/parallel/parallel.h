@@ -58,6 +58,18 @@ typedef enum
   MODEL_N_DP_MODES
 } ModelDataParallel;
 
+/* How the tp collectives of a layer meet its GEMMs (Megatron without --tp-comm-overlap:
+ * NONE; the forward's all-reduces / all-gathers / reduce-scatters are on the critical path,
+ * the backward's input-gradient all-reduce (or SP's re-gather and reduce-scatter) is issued
+ * async beside the weight-gradient GEMM, layers.py
+ * LinearWithGradAccumulationAndAsyncCommunication). BULK (Transformer Engine userbuffers'
+ * bulk overlap) is not modelled yet: refused by the scenario loader. */
+typedef enum
+{
+  MODEL_TP_OVERLAP_NONE,
+  MODEL_TP_OVERLAP_BULK,
+} ModelTpCommOverlap;
+
 typedef struct
 {
   ModelDataParallel mode;
@@ -70,6 +82,12 @@ typedef struct
   HwDtype reduce_dtype;      /* FSDP MixedPrecision(reduce_dtype=…) */
   guint dp_replicate;        /* mesh degrees given by the scenario; 0: from the mode */
   guint dp_shard;
+  /* Megatron tensor parallelism (tensor_parallel.h): the mesh's innermost dimension. The
+   * data-parallel degree is degree / tp; every rank of a tp group runs the same micro-batch
+   * on its shard of every layer. */
+  guint tp;                  /* >= 1 */
+  gboolean sequence_parallel; /* Megatron --sequence-parallel (needs tp > 1) */
+  ModelTpCommOverlap tp_comm_overlap;
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */
@@ -103,8 +121,9 @@ const char *model_parallel_mode_name (ModelDataParallel mode);
 gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *out,
                                           GError **error);
 
-/* The data-parallel mesh: dp_replicate × dp_shard = degree (the scenario's, or from the
- * mode as above), every other degree 1. */
+/* The mesh: tp innermost, dp_replicate × dp_shard = degree / tp (the scenario's, or from
+ * the mode as above: "every GPU" reads "every data-parallel rank", a node's GPUs for hybrid
+ * reads a node's / tp), pp = cp = 1. */
 void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);
 /* Where `state` lies in `phase` under the mode (table above). */
 ModelPlacements model_parallel_placements (const ModelParallel *par, ModelState state,
@@ -131,7 +150,9 @@ guint model_parallel_stage (const ModelParallel *par);
 /* Ranks sharing one copy of the sharded states (the optimizer states' ways): dp_shard,
  * 1 when nothing is sharded. */
 guint model_parallel_shard_size (const ModelParallel *par);
-/* Replicas of each shard: degree / shard size (> 1 only for hybrid). */
+/* Data-parallel ranks: degree / tp. */
+guint model_parallel_dp_degree (const ModelParallel *par);
+/* Replicas of each shard: dp degree / shard size (> 1 only for hybrid). */
 guint model_parallel_replicas (const ModelParallel *par);
 /* The unsharded equivalent of `par` (a copy): DDP on the same mesh (dp_shard 1 and
  * dp_replicate = the degree over the shard size), whose gradients accumulate as Partial on

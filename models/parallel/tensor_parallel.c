@@ -461,6 +461,7 @@ static const struct
   { "attn_dropout", MODEL_TP_ACT_HEADS },
   { "attn_av_cast", MODEL_TP_ACT_HEADS },
   { "attn_out", MODEL_TP_ACT_HEADS },
+  { "alibi_scores", MODEL_TP_ACT_HEADS },
   { "logsumexp", MODEL_TP_ACT_HEADS },
   /* KV heads */
   { "k", MODEL_TP_ACT_KV },
@@ -472,6 +473,9 @@ static const struct
   { "mlp_product", MODEL_TP_ACT_HEADS },
   { "mlp_fc", MODEL_TP_ACT_HEADS },
   { "mlp_act", MODEL_TP_ACT_HEADS },
+  { "mlp_down_cast", MODEL_TP_ACT_HEADS },
+  /* QLoRA's dequantized 16-bit weight: the rank's shard of the largest projection */
+  { "nf4_dequantized", MODEL_TP_ACT_HEADS },
   /* LoRA */
   { "lora_ax", MODEL_TP_ACT_WHOLE },
   /* B·(A·x): sharded with a column-parallel base's output (PEFT tp_layer.py splits lora_B),

@@ -363,11 +363,17 @@ covered (const GArray *iv, guint *cursor, double a0, double a1)
   return sum;
 }
 
+static GArray *busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams,
+                           guint n);
+
 double
 model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  const GArray *comm = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMM];
+  /* data-parallel (comm) and tensor-parallel (tp) collectives, where they run while no
+   * compute does */
+  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP };
+  g_autoptr (GArray) comm = busy_union (exec, rank, comms, G_N_ELEMENTS (comms));
   const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
   double exposed = 0;
   guint cursor = 0;
@@ -417,7 +423,8 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
   static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
-  static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_CPU };
+  static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
+                                      MODEL_STREAM_CPU };
   g_autoptr (GArray) moving = busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers));
   g_autoptr (GArray) working = busy_union (exec, rank, busy, G_N_ELEMENTS (busy));
   double exposed = 0;

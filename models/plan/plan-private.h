@@ -6,6 +6,32 @@
 
 #include "models/plan/plan.h"
 
+/* Megatron tensor parallelism in the plan (plan_tp.c). Fractions: of the whole model's
+ * trainable parameters (elements) or stored weight bytes that one tp rank holds, by scope
+ * (tensor_parallel.h's layout: column/row/vocab splits, replicated norms and biases, the
+ * vocabulary padded to 128·tp, so a fraction may exceed 1/tp); all 1 for tp = 1. */
+typedef struct
+{
+  guint tp;
+  gboolean sp;
+  ModelArch *arch;        /* one rank's shapes (query heads a/tp, KV heads per rank, MLP
+                           * inner i/tp, vocabulary padded/tp): what its kernels run;
+                           * NULL for tp = 1 */
+  double trainable, trainable_layer, trainable_root, trainable_embed;
+  double weights, weights_layer, weights_root;
+  double sp_grad_bytes;   /* B of SP's norm/row-bias gradients all-reduced over tp after
+                           * the last backward (model_tp_sp_grad_numel); 0 without SP */
+  GArray *comms[3][2];    /* ModelTpComm of one micro-batch per block (PLAN_TP_EMBEDDING,
+                           * _LAYER, _HEAD) and pass (ModelTpPass); NULL for tp = 1 */
+} PlanTp;
+
+typedef enum
+{
+  PLAN_TP_EMBEDDING,
+  PLAN_TP_LAYER,
+  PLAN_TP_HEAD,
+} PlanTpBlock;
+
 struct _ModelPlan
 {
   ModelArch *arch;
@@ -33,6 +59,7 @@ struct _ModelPlan
   struct _PlanOffload *offload; /* plan_offload.c's per-rank state; NULL until used */
   double paged_spill;  /* B of optimizer state per rank paged out to host (plan_paged.c) */
   guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
+  PlanTp tp;
 };
 
 /* Per-block costs of one micro-batch and the gradient bytes each block produces. */
@@ -109,3 +136,32 @@ guint plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank,
                             guint *first);
 /* Bytes per element of gradient reductions. */
 double plan_reduce_bytes (const ModelPlan *p);
+/* plan_collective on `stream` (the tp collectives' own MODEL_STREAM_TP). */
+guint plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
+                          HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
+                          const char *what);
+
+/* ---- tensor parallelism (plan_tp.c) ---- */
+/* The checks of tp > 1 (model_tp_check; dense layers only; with SP the sequence divisible
+ * by tp; the layer graph's saved tensors all of a known tp region). FALSE +
+ * G_KEY_FILE_ERROR_INVALID_VALUE naming the keys. */
+gboolean plan_tp_validate (const ModelArch *arch, const ModelStack *stack,
+                           const ModelParallel *par, GError **error);
+/* Fills p->tp from the plan's arch, stack and mesh (validated). */
+void plan_tp_init (ModelPlan *p);
+void plan_tp_clear (PlanTp *tp);
+/* The arch whose shapes one rank's kernels run: p->tp.arch, or p->arch for tp = 1. */
+const ModelArch *plan_cost_arch (const ModelPlan *p);
+/* One rank's saved activations of a layer under tp: the memory fields of `layer`
+ * (act_saved, act_attn_core, act_keep_matmul, act_pointwise, act_checkpoint) from the
+ * layer graph as model_tp_shard_graph shards it; no-op for tp = 1. */
+void plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
+/* Issues the tp collectives of `block` in `pass` (ModelTpPass) for one micro-batch on
+ * `rank`'s MODEL_STREAM_TP, in order, the first after task `after` (G_MAXUINT: none): all
+ * of them (only < 0), or only those Megatron runs beside a GEMM (only = 1) or on the
+ * critical path (only = 0; ModelTpComm.overlapped). Returns the last task, `after` when
+ * none was issued (tp = 1). */
+guint plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gint only,
+                     guint after, gint layer, gint micro_batch);
+/* The saved tensors (B each) of one rank's layer, as model_cost_layer_saved_tensors. */
+guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);

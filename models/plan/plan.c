@@ -13,7 +13,8 @@ static const char *const kind_names[MODEL_N_TASK_KINDS] = {
   "forward", "backward", "recompute", "optimizer", "collective", "offload",
 };
 static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h2d", "d2h",
-                                                           "cpu", "nvme_read", "nvme_write" };
+                                                           "cpu", "nvme_read", "nvme_write",
+                                                           "tp" };
 
 const char *
 model_plan_task_kind_name (ModelTaskKind kind)
@@ -36,9 +37,12 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
 {
   const ModelStack *s = &p->stack;
   ModelCostParams cp = model_stack_cost_params (s);
-  pc->embedding = model_cost_embedding (p->arch, &cp);
-  pc->layer = model_cost_layer (p->arch, &cp);
-  pc->head = model_cost_head (p->arch, &cp);
+  /* one tp rank's kernels and activations (plan_tp.c; the arch itself for tp = 1) */
+  const ModelArch *ra = plan_cost_arch (p);
+  pc->embedding = model_cost_embedding (ra, &cp);
+  pc->layer = model_cost_layer (ra, &cp);
+  plan_tp_layer_memory (p, &pc->layer);
+  pc->head = model_cost_head (ra, &cp);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
   double head = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
@@ -51,6 +55,16 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   pc->grad_embedding = g * emb;
   pc->grad_layer = g * pc->params_layer;
   pc->grad_head = g * head;
+  /* A tp rank's share of each block's parameters and weights (plan_tp.c) */
+  const PlanTp *tp = &p->tp;
+  pc->params_root *= tp->trainable_root;
+  pc->params_layer *= tp->trainable_layer;
+  pc->params_embedding *= tp->trainable_embed;
+  pc->weight_root *= tp->weights_root;
+  pc->weight_layer *= tp->weights_layer;
+  pc->grad_embedding *= tp->trainable_embed;
+  pc->grad_layer *= tp->trainable_layer;
+  pc->grad_head *= tp->trainable_root;
   /* Tied embeddings: the head's backward is the first to produce the shared gradient (its
    * memory is held from then on); the embedding's backward adds the last contribution, so
    * the reduction of that gradient waits for it (params_embedding, plan_step.c). */
@@ -95,7 +109,8 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
   if (!model_arch_validate (arch, error) || !check_stack (arch, stack, error)
       || !model_parallel_validate (par, error)
       || !model_offload_validate (&stack->offload, par, error)
-      || !model_stack_validate_framework (stack, par, error))
+      || !model_stack_validate_framework (stack, par, error)
+      || !plan_tp_validate (arch, stack, par, error))
     return FALSE;
   if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT
       && model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
@@ -122,6 +137,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   model_parallel_mesh (par, &p->mesh);
   p->n_ranks = par->degree;
   g_assert (model_mesh_size (&p->mesh) == p->n_ranks);
+  plan_tp_init (p);
   /* DeepSpeed stage 3 prefetches by element budgets, not layers (framework.h) */
   if (par->mode == MODEL_DP_ZERO3)
     {
@@ -173,7 +189,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
    * (Narayanan et al. 2021 §5.1); with LoRA's frozen base the backward skips the weight
    * gradients (cost.h). */
   ModelCostParams cp = model_stack_cost_params (stack);
-  p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum;
+  p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum
+                   / (double) p->tp.tp; /* a replica's model FLOPs shared by its tp ranks */
   for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -215,6 +232,7 @@ model_plan_free (ModelPlan *plan)
   if (plan == NULL)
     return;
   model_arch_free (plan->arch);
+  plan_tp_clear (&plan->tp);
   g_array_unref (plan->tasks);
   g_array_unref (plan->kernels);
   g_array_unref (plan->deps);
@@ -356,5 +374,6 @@ model_plan_hardware_flops (const ModelPlan *plan)
 double
 model_plan_tokens_per_rank (const ModelPlan *plan)
 {
-  return (double) (plan->stack.micro_batch * plan->stack.seq_len * plan->stack.grad_accum);
+  return (double) (plan->stack.micro_batch * plan->stack.seq_len * plan->stack.grad_accum)
+         / (double) MAX (plan->par.tp, 1);
 }

@@ -55,6 +55,7 @@ typedef enum
   MODEL_STREAM_CPU,        /* host CPU optimizer steps (models/plan/plan_offload.h) */
   MODEL_STREAM_NVME_READ,  /* NVMe swap-in (ZeRO-Infinity) */
   MODEL_STREAM_NVME_WRITE, /* NVMe swap-out */
+  MODEL_STREAM_TP,         /* tensor-parallel collectives (models/plan/plan_tp.c) */
   MODEL_N_STREAMS
 } ModelStream;
 
@@ -189,10 +190,14 @@ double model_plan_load_bytes (const ModelPlan *plan);
 double model_plan_load_peak_bytes (const ModelPlan *plan);
 
 /* FLOPs of one step on one rank: model FLOPs (3 × forward, no recompute; the MFU
- * numerator, Korthikanti et al. 2022 §6) and hardware FLOPs (counting recompute: HFU). */
+ * numerator, Korthikanti et al. 2022 §6: the whole model's FLOPs of a data-parallel
+ * replica / tp, so × ranks / (ranks · peak) is Korthikanti's MFU) and hardware FLOPs (the
+ * rank's kernels, counting recompute: HFU). */
 double model_plan_model_flops (const ModelPlan *plan);
 double model_plan_hardware_flops (const ModelPlan *plan);
-/* Tokens processed per step on one rank: micro_batch × seq_len × grad_accum. */
+/* A rank's share of the tokens processed per step: micro_batch × seq_len × grad_accum / tp
+ * (the tp ranks of a data-parallel replica run the same tokens), so × ranks = the step's
+ * tokens. */
 double model_plan_tokens_per_rank (const ModelPlan *plan);
 
 const char *model_plan_task_kind_name (ModelTaskKind kind);

@@ -8,6 +8,7 @@
 #include "models/plan/plan_step-private.h"
 
 #include <math.h>
+#include "models/parallel/tensor_parallel.h"
 
 /* ---- activation checkpointing ----------------------------------------------------------- */
 
@@ -98,7 +99,7 @@ autocast_cache_bytes (const StepCtx *c)
     {
       ModelCostParams cp = model_stack_cost_params (s);
       cp.weight_cache_bytes = per_param;
-      return model_cost_layer_weight_cache (c->p->arch, &cp);
+      return model_cost_layer_weight_cache (plan_cost_arch (c->p), &cp);
     }
   double elems = 0; /* the layer's trainable tensors: its adapters */
   for (guint i = 0; i < c->n_grad_tensors; i++)
@@ -130,7 +131,7 @@ plan_step_autocast_cache (StepCtx *c, guint l)
 double
 plan_step_head_cast_bytes (const StepCtx *c)
 {
-  const ModelArch *a = c->p->arch;
+  const ModelArch *a = plan_cost_arch (c->p); /* a tp rank's vocabulary shard */
   double per_param = model_stack_weight_cache_bytes (&c->p->stack);
   double matrix = a->tied_embeddings ? (double) a->vocab_size * (double) a->hidden_size
                                      : (double) model_arch_n_params_lm_head (a);
@@ -153,6 +154,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   static const char *const label[] = { "", " attn", " pointwise" };
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
+  plan_task_dep (p, c->tp_wait);
   if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_dep (p, c->restored);
@@ -178,6 +180,15 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
       break;
     }
   p->hardware_flops += plan_current (p)->flops;
+  /* Megatron's full recompute reruns the forward, its tp collectives included
+   * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again). */
+  guint task = plan_current (p)->id;
+  guint last = what == RECOMPUTE_LAYER
+                 ? plan_tp_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD, -1, task, (gint) l,
+                                  c->mb)
+                 : task;
+  if (last != task)
+    c->tp_wait = last;
 }
 
 /* Recomputation needed before layer l's backward. */
@@ -223,14 +234,17 @@ plan_step_layer_tensors (StepCtx *c)
     }
   const ModelStack *s = &p->stack;
   ModelCostParams cp = model_stack_cost_params (s);
-  c->n_saved_tensors = model_cost_layer_saved_tensors (p->arch, &cp, c->saved_tensors,
-                                                       MODEL_COST_MAX_TENSORS);
+  c->n_saved_tensors = p->tp.tp > 1 ? plan_tp_saved_tensors (p, c->saved_tensors,
+                                                               MODEL_COST_MAX_TENSORS)
+                                     : model_cost_layer_saved_tensors (p->arch, &cp,
+                                                                       c->saved_tensors,
+                                                                       MODEL_COST_MAX_TENSORS);
   /* A full list leaves no room to tell whether a tensor was dropped: an invariant. */
   g_assert (c->n_saved_tensors < MODEL_COST_MAX_TENSORS);
   double sum = 0;
   for (guint i = 0; i < c->n_saved_tensors; i++)
     sum += c->saved_tensors[i];
-  double cache = model_cost_layer_weight_cache (p->arch, &cp); /* autocast's weight copies */
+  double cache = model_cost_layer_weight_cache (plan_cost_arch (p), &cp); /* autocast's copies */
   if (cache > 0)
     c->saved_tensors[c->n_saved_tensors++] = cache;
   /* The tensor list and act_saved are two counts of the same bytes (models/ops/cost.c); a

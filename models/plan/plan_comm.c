@@ -78,12 +78,21 @@ guint
 plan_collective (ModelPlan *p, guint rank, guint dims, HwCollectiveKind kind,
                  double bytes, gint layer, gint micro_batch, const char *what)
 {
+  return plan_collective_on (p, rank, MODEL_STREAM_COMM, dims, kind, bytes, layer, micro_batch,
+                             what);
+}
+
+guint
+plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
+                    HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
+                    const char *what)
+{
   g_autoptr (GString) name = g_string_new (NULL);
   guint n = group_name (p, rank, dims, name);
   if (n <= 1 || bytes <= 0)
     return G_MAXUINT;
   guint index = instance_for (p, rank, dims, name->str, kind, bytes, n);
-  guint id = plan_task_begin (p, rank, MODEL_STREAM_COMM, MODEL_TASK_KIND_COLLECTIVE, layer,
+  guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, layer,
                               micro_batch, "%s %s", hw_collective_kind_name (kind), what);
   ModelTask *t = plan_current (p);
   t->collective = (gint) index;

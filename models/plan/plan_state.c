@@ -77,16 +77,21 @@ ds_persistent_weights (const ModelPlan *p)
 void
 plan_initial_state (ModelPlan *p)
 {
-  double n = model_stack_trainable_params (&p->stack, p->arch);
+  /* A tp rank's share first (plan_tp.c: its TP-local tensors), then the data-parallel
+   * mode's sharding of those over dp_shard. */
+  double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
   for (guint c = 0; c < MODEL_N_MEM; c++)
     {
       p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
       ModelState s = state_of (c);
       if (s != MODEL_N_STATES)
-        p->initial[c] *= model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
+        p->initial[c] *= (c == MODEL_MEM_WEIGHTS ? p->tp.weights : p->tp.trainable)
+                         * model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
+      else if (c == MODEL_MEM_QUANTIZATION) /* NF4 constants follow their weights */
+        p->initial[c] *= p->tp.weights;
     }
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
-      && p->n_ranks > 1 && !p->stack.framework.grad_buffer_buckets)
+      && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);

@@ -36,6 +36,7 @@ typedef struct
   guint *fwd_task, *bwd_task;
   guint root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
+  guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
   /* bucketed reduction (gradients accumulated as Partial) */
   double bucket_fill;
   guint bucket_count;

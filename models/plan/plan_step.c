@@ -12,6 +12,7 @@
 #include "models/plan/plan_step-private.h"
 
 #include <math.h>
+#include "models/parallel/tensor_parallel.h"
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
@@ -245,12 +246,56 @@ produce_gradients (StepCtx *c, double bytes, gboolean layer)
       return 0;
     }
   /* autograd allocates each parameter's .grad on its own */
-  double scale = bytes / c->pc->params_layer, sizes[G_N_ELEMENTS (c->grad_tensor_elems)];
+  double elems = 0, sizes[G_N_ELEMENTS (c->grad_tensor_elems)];
+  for (guint i = 0; i < c->n_grad_tensors; i++)
+    elems += c->grad_tensor_elems[i];
+  double scale = bytes / elems; /* a tp rank's share of each tensor (plan_tp.c) */
   for (guint i = 0; i < c->n_grad_tensors; i++)
     sizes[i] = c->grad_tensor_elems[i] * scale;
   plan_keep_gradient (c->p, plan_task_alloc_tensors (c->p, MODEL_MEM_GRADIENTS, sizes,
                                                      c->n_grad_tensors, MODEL_EFFECT_AT_START));
   return 0;
+}
+
+/* ---- tensor-parallel collectives --------------------------------------------------------- */
+
+/* The forward tp collectives of `block` after the compute task just built; the next
+ * compute task waits for the last (Megatron without tp_comm_overlap). */
+static void
+plan_step_tp_after (StepCtx *c, PlanTpBlock block, gint layer)
+{
+  guint task = plan_current (c->p)->id;
+  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_FORWARD, -1, task, layer, c->mb);
+  if (last != task)
+    c->tp_wait = last;
+}
+
+/* Before a block's backward task: its critical-path tp collectives (SP's output-gradient
+ * all-gather; the qkv reduce-scatter of k < tp), after the previous compute task; the
+ * backward then waits for them (c->tp_wait). Returns what the block's overlapped
+ * collectives start after (tp_overlapped). */
+static guint
+tp_before_backward (StepCtx *c, PlanTpBlock block, gint layer)
+{
+  guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_BACKWARD, 0, prev, layer, c->mb);
+  if (last != prev)
+    c->tp_wait = last;
+  return last;
+}
+
+/* After a block's backward task is built: the collectives Megatron issues async beside
+ * the weight-gradient GEMM (the input gradient's all-reduce, or SP's input re-gather and
+ * reduce-scatter; layers.py LinearWithGradAccumulationAndAsyncCommunication.backward),
+ * here beside the whole backward task, from `start` (its predecessor) on; the next compute
+ * task waits for them. Approximate: the overlap window is the task, not the one wgrad
+ * GEMM. */
+static void
+tp_overlapped (StepCtx *c, PlanTpBlock block, guint start, gint layer)
+{
+  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_BACKWARD, 1, start, layer, c->mb);
+  if (last != start)
+    c->tp_wait = last;
 }
 
 /* ---- forward ----------------------------------------------------------------------------- */
@@ -273,10 +318,12 @@ forward (StepCtx *c)
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd embed mb%d", c->mb);
   plan_task_dep (p, c->root_gather_task);
+  plan_task_dep (p, c->tp_wait);
   plan_task_add_pass (p, &pc->embedding.fwd);
   c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
                                       MODEL_EFFECT_AT_START);
   plan_task_pass_workspace (p, &pc->embedding.fwd);
+  plan_step_tp_after (c, PLAN_TP_EMBEDDING, -1);
   for (guint l = 0; l < c->L; l++)
     {
       if (gathers (c) && l + p->par.prefetch < c->L)
@@ -285,16 +332,19 @@ forward (StepCtx *c)
                                         (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
       if (gathers (c))
         plan_task_dep (p, c->gather_task[l]);
+      plan_task_dep (p, c->tp_wait);
       plan_task_add_pass (p, &pc->layer.fwd);
       c->act_layer[l] = plan_step_store_activations (c, l);
       c->autocast_cache[l] = plan_step_autocast_cache (c, l);
       plan_task_pass_workspace (p, &pc->layer.fwd);
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+      plan_step_tp_after (c, PLAN_TP_LAYER, (gint) l);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
+  plan_task_dep (p, c->tp_wait);
   plan_task_add_pass (p, &pc->head.fwd);
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
   double cast = plan_step_head_cast_bytes (c);
@@ -303,6 +353,7 @@ forward (StepCtx *c)
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
   for (guint l = 0; l < c->L; l++)
     plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
+  plan_step_tp_after (c, PLAN_TP_HEAD, -1);
 }
 
 /* ---- backward ---------------------------------------------------------------------------- */
@@ -319,9 +370,11 @@ backward_layer (StepCtx *c, guint l)
                                                  l + 1 < c->L ? c->bwd_task[l + 1] : NONE,
                                                  &c->act_layer[l]);
   plan_step_recompute_before_backward (c, l);
+  guint tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
   plan_task_dep (p, c->restored);
+  plan_task_dep (p, c->tp_wait);
   if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
@@ -331,6 +384,7 @@ backward_layer (StepCtx *c, guint l)
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
   if (gathers (c))
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+  tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
   g_autofree char *what = g_strdup_printf ("grads L%u", l);
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
   bucket_reduce (c, pc->params_layer, c->bwd_task[l], (gint) l, FALSE);
@@ -347,26 +401,43 @@ backward (StepCtx *c)
    * fires, once per backward after every use has contributed (torch/csrc/distributed/c10d/
    * reducer.cpp, autograd_hook), so it is bucketed at the embedding. */
   double head_params = pc->params_root - pc->params_embedding;
+  guint tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
   guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                 c->mb, "bwd head mb%d", c->mb);
+  plan_task_dep (p, c->tp_wait);
   plan_task_add_pass (p, &pc->head.bwd);
   c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
   plan_task_pass_workspace (p, &pc->head.bwd);
   plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
+  tp_overlapped (c, PLAN_TP_HEAD, tp_start, -1);
   bucket_reduce (c, head_params, head, -1, FALSE);
   if (c->regathers)
     for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)
       gather (c, (gint) l, "bwd", NONE);
   for (guint l = c->L; l-- > 0;)
     backward_layer (c, l);
+  tp_start = tp_before_backward (c, PLAN_TP_EMBEDDING, -1);
   guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                c->mb, "bwd embed mb%d", c->mb);
+  plan_task_dep (p, c->tp_wait);
   plan_task_add_pass (p, &pc->embedding.bwd);
   c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
   plan_task_pass_workspace (p, &pc->embedding.bwd);
   plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+  tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
+  /* SP: the norms' and row-parallel biases' gradients, each tp rank's from its sequence
+   * shard, all-reduced over tp once after the last backward (Megatron finalize_model_grads.py
+   * _allreduce_non_tensor_model_parallel_grads, one coalesced all-reduce). */
+  if (c->last_mb && c->p->tp.sp_grad_bytes > 0)
+    {
+      guint ar = plan_collective_on (p, c->rank, MODEL_STREAM_TP, MODEL_MESH_BIT (MODEL_MESH_TP),
+                                     HW_COLLECTIVE_ALL_REDUCE, c->p->tp.sp_grad_bytes, -1, -1,
+                                     "sequence-parallel grads (norms, row biases)");
+      if (ar != NONE)
+        plan_task_dep (p, emb), c->tp_wait = ar;
+    }
   shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
                 "grads root");
   bucket_reduce (c, pc->params_embedding, emb, -1, TRUE);
@@ -404,7 +475,9 @@ static void
 optimizer_workspace (StepCtx *c, double part, double n)
 {
   ModelPlan *p = c->p;
-  double total = model_stack_optimizer_workspace (&p->stack, p->arch) * part / n;
+  /* p->tp.trainable: the rank's tensor-parallel share of the trainable parameters (1 at tp 1);
+   * each tensor's temporary scales with it (tensors are taken as split evenly) */
+  double total = model_stack_optimizer_workspace (&p->stack, p->arch) * p->tp.trainable * part / n;
   if (!(total > 0))
     return;
   if (p->stack.optimizer != MODEL_OPTIMIZER_ADAMW
@@ -438,7 +511,7 @@ optimizer (StepCtx *c, guint last_comm)
   ModelPlan *p = c->p;
   if (plan_offload_optimizer (p, c->rank, c->pc))
     return; /* on the host CPU (plan_offload.c) */
-  double n = model_stack_trainable_params (&p->stack, p->arch);
+  double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
   double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
@@ -446,6 +519,7 @@ optimizer (StepCtx *c, guint last_comm)
                    "optimizer step");
   plan_task_dep (p, last_comm);
   plan_task_dep (p, page_in);
+  plan_task_dep (p, c->tp_wait);
   /* Under optimizer_in_backward every parameter was stepped in its backward hook. */
   gboolean in_bwd = p->stack.framework.optimizer_in_backward;
   ModelPass pass = optimizer_pass (p, in_bwd ? 0 : part);
@@ -495,6 +569,7 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .autocast_cache = buf + 7 * L,
+    .tp_wait = NONE,
   };
   c.regathers = regathers (&c);
   plan_step_layer_tensors (&c);

@@ -47,3 +47,7 @@ check_PROGRAMS += tests/unit/models/test_graph_ops
 tests_unit_models_test_graph_ops_SOURCES = tests/unit/models/test_graph_ops.c tests/unit/models/cost_fixture.h
 tests_unit_models_test_graph_ops_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_graph_ops_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_plan_tp
+tests_unit_models_test_plan_tp_SOURCES = tests/unit/models/test_plan_tp.c tests/unit/models/cost_fixture.h
+tests_unit_models_test_plan_tp_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_plan_tp_LDADD = $(UNIT_TEST_LIBS)

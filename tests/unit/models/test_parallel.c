@@ -352,7 +352,7 @@ test_unsharded_mesh_error_names_the_key (void)
   CU_ASSERT_FALSE (model_parallel_validate (&par, &error));
   CU_ASSERT_FATAL (error != NULL);
   CU_ASSERT (g_str_has_prefix (error->message, "key 'dp_replicate': "));
-  CU_ASSERT (strstr (error->message, "dp_replicate must be the GPU count 16") != NULL);
+  CU_ASSERT (strstr (error->message, "dp_replicate must be the data-parallel degree 16") != NULL);
   CU_ASSERT (strstr (error->message, "dp_shard must be") == NULL);
   g_clear_error (&error);
   par.dp_replicate = 0;

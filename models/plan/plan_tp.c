@@ -1,0 +1,220 @@
+/* models/plan/plan_tp.c — Megatron tensor (and sequence) parallelism in the plan: what one
+ * tp rank holds and runs, from models/parallel/tensor_parallel.h.
+ *
+ *   model states  the fractions of the whole model's trainable parameters and stored weight
+ *                 bytes a rank holds (the layout's column/row/vocab splits, replicated norms
+ *                 and row-parallel biases, the vocabulary padded to 128·tp); plan_state.c
+ *                 and plan.c scale the single-rank sizes by them before the data-parallel
+ *                 mode's own sharding over dp_shard (torchtitan 2-D FSDP + TP: FSDP flattens
+ *                 the TP-local tensor; Megatron's distributed optimizer its TP-local buffers)
+ *   kernels       one rank's shapes: a copy of the arch with a/tp query heads, the KV heads a
+ *                 rank's attention holds, i/tp MLP inner size and V_padded/tp vocabulary, so
+ *                 the op graph builds the per-rank GEMMs (wave quantization sees them) and
+ *                 FlashAttention over a/tp heads (Shoeybi et al. 2019 §3)
+ *   activations   the full layer graph sharded by model_tp_shard_graph (Korthikanti et al.
+ *                 2022 Table 2 exact for GPT settings), under every checkpointing policy;
+ *                 with SP a fully checkpointed layer keeps its sequence shard (2sbh/t)
+ *   collectives   each block's tp collectives per micro-batch and pass (model_tp_*_comms),
+ *                 scheduled by plan_step.c on MODEL_STREAM_TP; SP's gradient all-reduce.
+ * Not modelled: MoE layers under tp (expert dispatch over ep/etp), the head's sequence
+ * shard under SP (its final-norm and head-input activations are counted whole). */
+#include "config.h"
+#include "models/plan/plan-private.h"
+
+#include "models/arch/inventory.h"
+#include "models/parallel/tensor_parallel.h"
+
+const ModelArch *
+plan_cost_arch (const ModelPlan *p)
+{
+  return p->tp.arch != NULL ? p->tp.arch : p->arch;
+}
+
+static ModelTpCommParams
+comm_params (const ModelStack *s, const ModelParallel *par)
+{
+  return (ModelTpCommParams){ .tp = MAX (par->tp, 1), .sp = par->sequence_parallel,
+                              .micro_batch = s->micro_batch, .seq_len = s->seq_len,
+                              .act_bytes = model_stack_activation_bytes (s) };
+}
+
+/* The layer graph one tp rank holds (NULL + error when it cannot be sharded). */
+static ModelGraph *
+shard_graph (const ModelArch *arch, const ModelStack *s, const ModelParallel *par,
+             GError **error)
+{
+  ModelCostParams cp = model_stack_cost_params (s);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (arch, &cp);
+  guint64 k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
+  return model_tp_shard_graph (g, par->tp, par->sequence_parallel, k, s->seq_len, error);
+}
+
+gboolean
+plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                  GError **error)
+{
+  if (par->tp <= 1)
+    return TRUE;
+  if (arch->n_experts > 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'tp': tp = %u with the %" G_GUINT64_FORMAT
+                   " experts of model '%s' is not modelled yet (MoE token dispatch over "
+                   "expert parallelism)", par->tp, arch->n_experts, arch->name);
+      return FALSE;
+    }
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  if (!model_tp_check (arch, &mesh, error))
+    return g_prefix_error (error, "group [parallel], key 'tp': "), FALSE;
+  g_autoptr (GError) e = NULL;
+  g_autoptr (ModelGraph) sg = shard_graph (arch, stack, par, &e);
+  if (sg == NULL)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'tp': %s", e->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Σ over the tensors of `scope` (trainable ones only, or all) of copies × what one rank
+ * holds, and the same for the whole model, as elements (trainable) or stored bytes at one
+ * byte per weight element (NF4 0.5); their ratio, 1 where the scope holds none. */
+static double
+fraction (const ModelTpLayout *layout, const ModelInventory *inv, ModelInventoryScope scope,
+          gboolean trainable)
+{
+  double local = 0, whole = 0;
+  for (guint i = 0; i < layout->tensors->len; i++)
+    {
+      const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      if (trainable && !t->trainable)
+        continue;
+      double copies = (double) model_inventory_copies (inv, t, scope);
+      double unit = trainable ? 1.0 : x->element_bytes;
+      local += copies / (x->expert ? layout->ep : 1) * x->tp_bytes / x->element_bytes * unit;
+      whole += copies * (double) model_tensor_numel (t) * unit;
+    }
+  return whole > 0 ? local / whole : 1.0;
+}
+
+static void
+init_comms (PlanTp *tp, const ModelArch *arch, const ModelTpCommParams *cp)
+{
+  for (guint b = 0; b < 3; b++)
+    for (guint d = 0; d < 2; d++)
+      {
+        GArray *a = g_array_new (FALSE, FALSE, sizeof (ModelTpComm));
+        ModelTpPass pass = d == 0 ? MODEL_TP_FORWARD : MODEL_TP_BACKWARD;
+        if (b == PLAN_TP_EMBEDDING)
+          model_tp_embedding_comms (arch, cp, pass, a);
+        else if (b == PLAN_TP_LAYER)
+          model_tp_layer_comms (arch, cp, pass, a);
+        else
+          model_tp_head_comms (arch, cp, pass, a);
+        tp->comms[b][d] = a;
+      }
+}
+
+void
+plan_tp_init (ModelPlan *p)
+{
+  PlanTp *tp = &p->tp;
+  *tp = (PlanTp){ .tp = MAX (p->par.tp, 1), .trainable = 1, .trainable_layer = 1,
+                  .trainable_root = 1, .trainable_embed = 1, .weights = 1, .weights_layer = 1,
+                  .weights_root = 1 };
+  if (tp->tp <= 1)
+    return;
+  tp->sp = p->par.sequence_parallel;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelTpLayout) layout = model_tp_layout_new (inv, &p->mesh, 1.0, &error);
+  g_assert (layout != NULL); /* plan_tp_validate ran model_tp_check */
+  tp->trainable = fraction (layout, inv, MODEL_INVENTORY_ALL, TRUE);
+  tp->trainable_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, TRUE);
+  tp->trainable_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, TRUE);
+  tp->trainable_embed = fraction (layout, inv, MODEL_INVENTORY_EMBED, TRUE);
+  tp->weights = fraction (layout, inv, MODEL_INVENTORY_ALL, FALSE);
+  tp->weights_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, FALSE);
+  tp->weights_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, FALSE);
+  if (tp->sp) /* Megatron's main_grad (fp32 under its default) or the gradients' dtype */
+    tp->sp_grad_bytes = (double) model_tp_sp_grad_numel (layout, inv)
+                        * (model_stack_main_grad_fp32 (&p->stack)
+                             ? 4.0
+                             : model_stack_gradient_bytes (&p->stack));
+  ModelArch *a = model_arch_copy (p->arch);
+  a->n_heads = layout->q_heads;
+  a->n_kv_heads = layout->kv_heads;
+  a->intermediate_size /= tp->tp;
+  a->vocab_size = layout->vocab / tp->tp;
+  tp->arch = a;
+  ModelTpCommParams cp = comm_params (&p->stack, &p->par);
+  init_comms (tp, p->arch, &cp);
+}
+
+void
+plan_tp_clear (PlanTp *tp)
+{
+  g_clear_pointer (&tp->arch, model_arch_free);
+  for (guint b = 0; b < 3; b++)
+    for (guint d = 0; d < 2; d++)
+      g_clear_pointer (&tp->comms[b][d], g_array_unref);
+}
+
+void
+plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
+{
+  if (p->tp.tp <= 1)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelGraph) sg = shard_graph (p->arch, &p->stack, &p->par, &error);
+  g_assert (sg != NULL); /* plan_tp_validate */
+  ModelCostParams cp = model_stack_cost_params (&p->stack);
+  gboolean compile = cp.compile;
+  double saved = model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, compile, NULL, 0, NULL);
+  layer->act_saved = saved + model_cost_layer_weight_cache (p->tp.arch, &cp);
+  layer->act_attn_core
+    = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_CORE, compile, NULL, 0, NULL);
+  layer->act_keep_matmul = model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL, compile, NULL, 0, NULL);
+  layer->act_pointwise
+    = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL_SAVED, compile, NULL, 0, NULL);
+  /* Under SP a checkpointed layer's input is its sequence shard (Korthikanti Table 2, full
+   * recompute with SP: 2sbh/t; Megatron checkpoints the scattered hidden states). */
+  if (p->tp.sp)
+    layer->act_checkpoint /= p->tp.tp;
+}
+
+guint
+plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelGraph) sg = shard_graph (p->arch, &p->stack, &p->par, &error);
+  g_assert (sg != NULL);
+  ModelCostParams cp = model_stack_cost_params (&p->stack);
+  guint n = 0;
+  model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
+  return MIN (n, max);
+}
+
+guint
+plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gint only, guint after,
+               gint layer, gint micro_batch)
+{
+  const GArray *comms = p->tp.comms[block][pass];
+  guint last = after;
+  for (guint i = 0; comms != NULL && i < comms->len; i++)
+    {
+      const ModelTpComm *m = &g_array_index (comms, ModelTpComm, i);
+      if (only >= 0 && (gint) m->overlapped != only)
+        continue;
+      guint id = plan_collective_on (p, rank, MODEL_STREAM_TP, MODEL_MESH_BIT (m->dim), m->kind,
+                                     m->bytes, layer, micro_batch, m->name);
+      if (id == G_MAXUINT)
+        continue;
+      plan_task_dep (p, last);
+      last = id;
+    }
+  return last;
+}
