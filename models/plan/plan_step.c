@@ -402,8 +402,11 @@ optimizer (StepCtx *c, guint last_comm)
   double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
-  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
-                   "optimizer step");
+  guint step = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER,
+                                -1, -1, "optimizer step");
+  if (plan_states_at_first_step (p)) /* the first step's _init_group (plan.h) */
+    g_array_index (p->creation_tasks, guint, c->rank * MODEL_N_MEM + MODEL_MEM_OPTIMIZER_STATE)
+      = step;
   plan_task_dep (p, last_comm);
   plan_task_dep (p, page_in);
   /* Under optimizer_in_backward every parameter was stepped in its backward hook. */
@@ -412,7 +415,13 @@ optimizer (StepCtx *c, guint last_comm)
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   if (!in_bwd)
-    plan_task_workspace (p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
+    {
+      g_autoptr (GArray) tmp = plan_optimizer_workspace_tensors (
+          p, model_stack_optimizer_workspace (&p->stack, p->arch) * part / n);
+      plan_task_free (p, plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, (const double *) tmp->data,
+                                                  tmp->len, MODEL_EFFECT_AT_START),
+                      MODEL_EFFECT_AT_END);
+    }
   double fp32_grads = fp32_grad_partition (c, part); /* a model state while the step runs */
   plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, fp32_grads, MODEL_EFFECT_AT_START),
                   MODEL_EFFECT_AT_END);
