@@ -167,7 +167,9 @@ guint model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCate
  * ZeRO creates them at construction (model_plan_load_bytes), bitsandbytes' paged states
  * are CUDA managed memory outside the caching allocator, and under optimizer_in_backward
  * each parameter's hook creates its own during the first backward: those three are
- * modelled as present from the load (G_MAXUINT). */
+ * modelled as present from the load (G_MAXUINT), as are gradients kept across steps
+ * (zero_grad(set_to_none=False), stage 2's), though autograd makes them in the first
+ * backward. */
 guint model_plan_creation_task (const ModelPlan *plan, guint rank, ModelMemCategory category);
 
 /* The allocation of `handle` (category, bytes, tensors). */
