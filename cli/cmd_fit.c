@@ -107,6 +107,9 @@ print_report (const CliFitReport *r, CliFitTarget target)
   /* a [baseline] group other than the scenario as given gets its own column */
   gboolean relative = stack && !isnan (base) && base > 0
                       && !(have_given && base == given->tokens_per_s);
+  printf ("memory: what the whole run needs on the device, the CUDA context included: the most "
+          "of model loading,\nthe first step (optimizer states created at its optimizer step) "
+          "and the steady-state step;\na candidate fits when none of them runs out of memory\n");
   printf ("%-4s %-9s %-40s %10s %10s %12s%s%s\n", "", "verdict", "candidate", "step", "tokens/s",
           "memory", have_given ? "  saves (vs as given)  throughput     step" : "",
           relative ? "  vs baseline" : "");
@@ -269,9 +272,11 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   g_option_context_set_description (
     ctx, "An option marked with a search (micro_batch:, seq_len:, gpus:, stack:) applies to "
          "that --for only;\ngiven with another it is a usage error (exit 2).\n\n"
-         "A candidate fits when the whole run fits: the steady-state step (states as after\n"
-         "the first optimizer step) and model loading (QLoRA's quantization transients),\n"
-         "each with the CUDA context (models/plan/simulate.h lifetime_device).\n\n"
+         "A candidate fits when the whole run fits: model loading (QLoRA's quantization\n"
+         "transients), the first step (PyTorch optimizers create their states at its\n"
+         "optimizer step, among the blocks its backward freed) and the steady-state step\n"
+         "replayed on the allocator the first step left, each with the CUDA context and\n"
+         "none out of memory (models/plan/simulate.h lifetime_device, gpu_fits).\n\n"
          "Beside the answer: micro_batch / seq_len check the boundary (the answer fits, the\n"
          "next value does not), name an allocator cliff (the bytes in use would fit, what\n"
          "the caching allocator reserves does not) with what fits under [allocator]\n"

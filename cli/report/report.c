@@ -81,6 +81,14 @@ print_memory (FILE *out, const ModelSimResult *res)
       fprintf (out, "  %-22s %s to %s reserved (%u orders of %u padded batches, median kept)\n",
                "padded batches", lo, hi, res->padded_sequences, res->padded_batches);
     }
+  if (res->process_steps > 1)
+    {
+      g_autofree char *a = sim_units_format (res->first_step_allocated, SIM_DIM_BYTES, 2);
+      g_autofree char *r = sim_units_format (res->first_step_reserved, SIM_DIM_BYTES, 2);
+      fprintf (out, "  %-22s %s allocated, %s reserved (optimizer states created at its "
+               "optimizer step%s)\n", "first step", a, r,
+               res->first_step_oom ? "; OOM" : "");
+    }
   if (res->lifetime_device > res->need_device)
     {
       print_quantity (out, "lifetime allocated", res->lifetime_allocated, SIM_DIM_BYTES);
@@ -182,8 +190,9 @@ print_oom (FILE *out, const ModelSimResult *res)
     return;
   g_autofree char *req = sim_units_format (res->oom_requested, SIM_DIM_BYTES, 2);
   g_autofree char *rsv = sim_units_format (res->oom_reserved, SIM_DIM_BYTES, 2);
-  fprintf (out, "out of memory (rank %u) at t = %.4f s during \"%s\": %s of %s requested "
-                "with %s reserved\n", res->worst_rank, res->oom_time,
+  fprintf (out, "out of memory (rank %u) %sat t = %.4f s during \"%s\": %s of %s requested "
+                "with %s reserved\n", res->worst_rank,
+           res->oom_in_first_step ? "in the first step " : "", res->oom_time,
            res->oom_task ? res->oom_task : "-", req,
            model_ledger_category_name (res->oom_category), rsv);
   print_quantity (out, "peak allocated then", res->peak_allocated, SIM_DIM_BYTES);
@@ -414,6 +423,10 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "load_peak", res->load_peak, "B");
   sim_recorder_summary_scalar (rec, "lifetime_allocated", res->lifetime_allocated, "B");
   sim_recorder_summary_scalar (rec, "lifetime_device_used", res->lifetime_device, "B");
+  sim_recorder_summary_scalar (rec, "process_steps", res->process_steps, "1");
+  sim_recorder_summary_scalar (rec, "first_step_allocated", res->first_step_allocated, "B");
+  sim_recorder_summary_scalar (rec, "first_step_reserved", res->first_step_reserved, "B");
+  sim_recorder_summary_scalar (rec, "first_step_oom", res->first_step_oom, "1");
   sim_recorder_summary_scalar (rec, "peak_allocated", res->peak_allocated, "B");
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");

@@ -171,8 +171,10 @@ cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
 
 /* ---- evaluating one candidate ------------------------------------------------------------- */
 
-/* "OOM by X: needs Y > capacity Z; largest at the peak: C W (P %)": Y is what the step as
- * planned needs on the device (models/plan/simulate.h need_device), never called device-used. */
+/* "OOM by X: needs Y > capacity Z[ in the first step | while loading]; largest at the peak: C W
+ * (P %)": Y is what the whole run needs on the device (models/plan/simulate.h
+ * lifetime_device: the load, the first step and the steady-state step as planned), never
+ * called device-used; the category is the steady-state step's. */
 static char *
 oom_reason (const ModelSimResult *res)
 {
@@ -180,12 +182,17 @@ oom_reason (const ModelSimResult *res)
   for (guint c = 1; c < MODEL_N_MEM; c++)
     if (res->peak_mix[c] > res->peak_mix[top])
       top = c;
-  g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
-  g_autofree char *used = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
+  double need = res->lifetime_device;
+  const char *when = need > res->need_device
+                       ? (res->first_step_reserved >= res->load_peak ? " in the first step"
+                                                                      : " while loading")
+                       : "";
+  g_autofree char *by = sim_units_format (need - res->capacity, SIM_DIM_BYTES, 2);
+  g_autofree char *used = sim_units_format (need, SIM_DIM_BYTES, 2);
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
   g_autofree char *cat = sim_units_format (res->peak_mix[top], SIM_DIM_BYTES, 2);
-  return g_strdup_printf ("OOM by %s: needs %s > capacity %s; largest category at the "
-                          "peak: %s %s (%.0f %%)", by, used, cap,
+  return g_strdup_printf ("OOM by %s: needs %s > capacity %s%s; largest category at the "
+                          "peak: %s %s (%.0f %%)", by, used, cap, when,
                           model_ledger_category_name (top), cat,
                           100 * res->peak_mix[top] / MAX (res->need_allocated, 1.0));
 }
@@ -215,16 +222,18 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
     }
   c->step_time = res.step_time;
   c->tokens_per_s = res.tokens_per_s;
-  c->device_used = res.need_device; /* the need: a rejection shows how far over it is */
+  /* the need of the whole run (load, first step, steady state): a rejection shows how far
+   * over it is */
+  c->device_used = res.lifetime_device;
   c->capacity = res.capacity;
-  c->peak_allocated = res.need_allocated; /* the step as planned, as device_used */
+  c->peak_allocated = res.lifetime_allocated; /* the run as planned, as device_used */
   c->cuda_context = res.cuda_context;
   c->host_peak = res.host_peak;
   memcpy (c->peak_mix, res.peak_mix, sizeof c->peak_mix);
   c->status = res.fits ? CLI_FIT_FITS : CLI_FIT_OOM;
   /* The bytes in use would fit; the caching allocator's segments do not (fragmentation,
    * models/memory/allocator.h): a cliff of the allocator, not of the memory the step needs. */
-  c->allocator_cliff = !res.gpu_fits && res.need_allocated + res.cuda_context <= res.capacity;
+  c->allocator_cliff = !res.gpu_fits && res.lifetime_allocated + res.cuda_context <= res.capacity;
   if (!res.fits)
     c->reason = oom_reason (&res);
   model_sim_result_clear (&res);

@@ -2,8 +2,10 @@
  * the cheapest technique stack that fits the GPU's memory (`stepsim fit`).
  *
  * Each candidate is the scenario with a few --set overrides, loaded and simulated like
- * `stepsim run`; it fits when the whole run does: the steady-state step and model loading,
- * each with the CUDA context, ≤ capacity (models/plan/simulate.h gpu_fits, lifetime_device). A candidate
+ * `stepsim run`; it fits when the whole run does: model loading, the first step (optimizer
+ * states created at its optimizer step) and the steady-state step, each with the CUDA
+ * context, ≤ capacity and none out of memory (models/plan/simulate.h gpu_fits,
+ * lifetime_device); its memory is that lifetime need. A candidate
  * the loader or the simulator rejects (a combination not modelled, a GPU count the cluster
  * cannot have) is "not feasible" with their message, and counts as not fitting.
  *

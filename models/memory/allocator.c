@@ -400,6 +400,14 @@ model_allocator_peak_allocated (const ModelAllocator *alloc)
   return (double) alloc->peak_allocated;
 }
 
+void
+model_allocator_reset_peak (ModelAllocator *alloc)
+{
+  g_return_if_fail (alloc != NULL);
+  alloc->peak_reserved = alloc->reserved;
+  alloc->peak_allocated = alloc->allocated;
+}
+
 guint
 model_allocator_n_segments (const ModelAllocator *alloc)
 {

@@ -93,6 +93,9 @@ double model_allocator_reserved (const ModelAllocator *alloc);
 double model_allocator_peak_reserved (const ModelAllocator *alloc);
 double model_allocator_peak_allocated (const ModelAllocator *alloc);
 guint model_allocator_n_segments (const ModelAllocator *alloc);
+/* torch.cuda.reset_peak_memory_stats(): the high-water marks of reserved and allocated
+ * bytes restart from the current figures (the cache itself is untouched). */
+void model_allocator_reset_peak (ModelAllocator *alloc);
 /* Number of times cached segments were released to retry a request. */
 guint model_allocator_n_releases (const ModelAllocator *alloc);
 

@@ -41,6 +41,7 @@ typedef struct
   guint series_reserved;
   GHashTable *live; /* handle → Buffer; lookup only (the OOM snapshot sorts what it reads) */
   ModelAllocator *alloc;
+  double moved_peak_reserved; /* B: the high-water mark of allocators moved out of this rank */
   OomRecord oom;
 } RankLedger;
 
@@ -176,34 +177,103 @@ model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expan
     }
 }
 
+/* Releases every buffer still live on `src` (freed blocks merge with their free neighbours,
+ * so once all are free each segment is one free block whatever the order) and moves its
+ * allocator to `dst`, leaving `src` a fresh one; `src` keeps its reserved high-water mark
+ * (model_ledger_peak_reserved). */
+static void
+move_allocator (RankLedger *dst, RankLedger *src)
+{
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init (&it, src->live);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      Buffer *b = value;
+      for (guint i = 0; i < b->blocks->len; i++)
+        model_allocator_release (src->alloc, g_array_index (b->blocks, guint, i));
+    }
+  g_hash_table_remove_all (src->live);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    src->current[c] = 0;
+  src->total = 0;
+  src->moved_peak_reserved = MAX (src->moved_peak_reserved,
+                                  model_allocator_peak_reserved (src->alloc));
+  model_allocator_free (dst->alloc);
+  dst->alloc = src->alloc;
+  src->alloc = model_allocator_new (INFINITY, FALSE);
+}
+
 void
 model_ledger_inherit_allocators (ModelLedger *to, ModelLedger *from)
 {
   g_return_if_fail (to != NULL && from != NULL && to != from && !to->used);
   g_return_if_fail (to->n_ranks == from->n_ranks);
   for (guint r = 0; r < from->n_ranks; r++)
+    move_allocator (&to->ranks[r], &from->ranks[r]);
+  to->capacity = from->capacity;
+}
+
+/* The carried buffers of `dst` are its state at time 0: peak, category peaks and series. */
+static void
+start_with_carried (ModelLedger *ledger, guint rank)
+{
+  RankLedger *rl = &ledger->ranks[rank];
+  rl->peak = rl->total;
+  rl->peak_time = 0;
+  memcpy (rl->peak_mix, rl->current, sizeof rl->peak_mix);
+  memcpy (rl->category_peak, rl->current, sizeof rl->category_peak);
+  g_free (rl->peak_task);
+  rl->peak_task = g_strdup ("carried over");
+  if (ledger->rec == NULL)
+    return;
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    sim_recorder_set (ledger->rec, rl->series[c], 0.0, rl->current[c]);
+  sim_recorder_set (ledger->rec, rl->series_total, 0.0, rl->total);
+  sim_recorder_set (ledger->rec, rl->series_reserved, 0.0,
+                    MIN (model_allocator_reserved (rl->alloc), ledger->capacity));
+}
+
+void
+model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_from,
+                       const guint *keep_to, guint n_keep)
+{
+  g_return_if_fail (to != NULL && from != NULL && to != from && !to->used);
+  g_return_if_fail (to->n_ranks == from->n_ranks);
+  g_return_if_fail (n_keep == 0 || (keep_from != NULL && keep_to != NULL));
+  for (guint r = 0; r < from->n_ranks; r++)
     {
-      RankLedger *src = &from->ranks[r];
-      GHashTableIter it;
-      gpointer value;
-      /* Release order does not matter: freed blocks merge with their free neighbours, so
-       * once all are free each segment is one free block whatever the order. */
-      g_hash_table_iter_init (&it, src->live);
-      while (g_hash_table_iter_next (&it, NULL, &value))
+      RankLedger *src = &from->ranks[r], *dst = &to->ranks[r];
+      for (guint i = 0; i < n_keep; i++)
         {
+          guint h = keep_from[r * n_keep + i], nh = keep_to[r * n_keep + i];
+          gpointer value = NULL;
+          if (h == 0 || nh == 0
+              || !g_hash_table_steal_extended (src->live, GUINT_TO_POINTER (h), NULL, &value))
+            continue;
           Buffer *b = value;
-          for (guint i = 0; i < b->blocks->len; i++)
-            model_allocator_release (src->alloc, g_array_index (b->blocks, guint, i));
+          src->current[b->category] -= b->bytes;
+          src->total -= b->bytes;
+          b->handle = nh;
+          gboolean fresh = g_hash_table_insert (dst->live, GUINT_TO_POINTER (nh), b);
+          g_assert (fresh);
+          dst->current[b->category] += b->bytes;
+          dst->total += b->bytes;
         }
-      g_hash_table_remove_all (src->live);
-      for (guint c = 0; c < MODEL_N_MEM; c++)
-        src->current[c] = 0;
-      src->total = 0;
-      model_allocator_free (to->ranks[r].alloc);
-      to->ranks[r].alloc = src->alloc;
-      src->alloc = model_allocator_new (INFINITY, FALSE);
+      move_allocator (dst, src);
+      /* the kept buffers' blocks stay allocated in the allocator that moved with them */
+      model_allocator_reset_peak (dst->alloc);
+      start_with_carried (to, r);
     }
   to->capacity = from->capacity;
+  to->used = TRUE;
+}
+
+gboolean
+model_ledger_live (const ModelLedger *ledger, guint rank, guint handle)
+{
+  g_return_val_if_fail (rank < ledger->n_ranks, FALSE);
+  return g_hash_table_contains (ledger->ranks[rank].live, GUINT_TO_POINTER (handle));
 }
 
 static gint
@@ -384,7 +454,8 @@ model_ledger_peak_reserved (const ModelLedger *ledger, guint rank)
   g_return_val_if_fail (rank < ledger->n_ranks, 0);
   /* Never below what was allocated: a request beyond any GPU is booked by the allocator at
    * MODEL_ALLOCATOR_MAX_REQUEST, while the ledger keeps its real size. */
-  return MAX (model_allocator_peak_reserved (ledger->ranks[rank].alloc),
+  const RankLedger *rl = &ledger->ranks[rank];
+  return MAX (MAX (model_allocator_peak_reserved (rl->alloc), rl->moved_peak_reserved),
               model_ledger_peak (ledger, rank));
 }
 

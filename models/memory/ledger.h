@@ -78,6 +78,25 @@ void model_ledger_set_allocator (ModelLedger *ledger, double capacity,
  * `to` is the highest reserved over both (torch.cuda.max_memory_reserved() of the process). */
 void model_ledger_inherit_allocators (ModelLedger *to, ModelLedger *from);
 
+/* The next step of the same process (torch.cuda.reset_peak_memory_stats() between the
+ * two): on every rank moves the allocator of `from` into `to` with the live buffers of
+ * `from` named keep_from[r * n_keep + i] (0 or not live: skipped), which `to` holds under
+ * the handle keep_to[r * n_keep + i] (0: not kept) in the same blocks — model states that
+ * outlive a step, such as optimizer states created by the first step, stay where they
+ * were placed — and releases every other buffer of `from` into the cache first. `to`
+ * starts with the kept buffers allocated (its peak, category peaks and series at time 0
+ * are theirs; the peak task reads "carried over") and its reserved high-water mark at the
+ * reserved bytes it inherits, so its figures are the new step's own; `from` keeps its
+ * figures (peak, OOM record, peak_reserved) and gets fresh empty allocators. `to` must not
+ * have allocated yet and both must have the same ranks (g_return_if_fail); `to` takes the
+ * capacity. keep_* are borrowed arrays of n_ranks × n_keep handles (may be NULL when
+ * n_keep is 0). */
+void model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_from,
+                            const guint *keep_to, guint n_keep);
+
+/* Whether buffer `handle` is live on `rank`. */
+gboolean model_ledger_live (const ModelLedger *ledger, guint rank, guint handle);
+
 /* Frees live buffer `handle` of `rank` at `time`. Freeing a handle that is not live is a
  * bug in the plan (g_assert). */
 void model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time,

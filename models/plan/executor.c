@@ -58,6 +58,7 @@ struct _ModelExecutor
   GArray **busy;     /* n_ranks × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
   guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
+  gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
   double t0;             /* when the step started (model_executor_start) */
 };
 
@@ -153,6 +154,29 @@ ledger_alloc (ModelExecutor *exec, guint rank, const ModelMemEffect *e, double n
                                 e->n_tensors, e->handle, now, label);
   else
     model_ledger_alloc (exec->ledger, rank, e->category, e->bytes, e->handle, now, label);
+}
+
+/* The initial allocation of `category` on `rank`, unless it is live already (carried over
+ * from the step before: model_ledger_continue). */
+static void
+initial_alloc (ModelExecutor *exec, guint rank, ModelMemCategory category, double now,
+               const char *label)
+{
+  guint h = model_plan_initial_handle (exec->plan, rank, category);
+  if (h != 0 && !model_ledger_live (exec->ledger, rank, h))
+    ledger_alloc (exec, rank, model_plan_allocation (exec->plan, h), now, label);
+}
+
+/* In the first step, the states task t creates (model_plan_creation_task), before its own
+ * start effects: _init_group runs before the update's temporaries exist. */
+static void
+create_states (ModelExecutor *exec, const ModelTask *t)
+{
+  if (!exec->first_step)
+    return;
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    if (model_plan_creation_task (exec->plan, t->rank, c) == t->id)
+      initial_alloc (exec, t->rank, c, sim_engine_now (exec->engine), t->label);
 }
 
 static void
@@ -296,6 +320,7 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
   ts->start = sim_engine_now (exec->engine);
+  create_states (exec, t);
   apply_effects (exec, t, MODEL_EFFECT_AT_START);
   if (t->collective >= 0)
     arrive (exec, ts, t);
@@ -315,14 +340,18 @@ model_executor_start (ModelExecutor *exec)
   exec->t0 = now;
   for (guint r = 0; r < n_ranks; r++)
     for (guint c = 0; c < MODEL_N_MEM; c++)
-      {
-        guint h = model_plan_initial_handle (exec->plan, r, c);
-        if (h != 0)
-          ledger_alloc (exec, r, model_plan_allocation (exec->plan, h), now, "initial state");
-      }
+      if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
+        initial_alloc (exec, r, c, now, "initial state");
   for (guint r = 0; r < n_ranks; r++)
     for (guint s = 0; s < MODEL_N_STREAMS; s++)
       try_start (exec, r, s);
+}
+
+void
+model_executor_set_first_step (ModelExecutor *exec, gboolean first_step)
+{
+  g_return_if_fail (exec != NULL);
+  exec->first_step = first_step;
 }
 
 void

@@ -5,7 +5,8 @@
  * the plan lets them (DESIGN §5). A task applies its start effects to the ledger, runs its
  * kernels back to back on its rank's GPU (each a roofline activity shared max-min with
  * whatever else runs there), applies its end effects and is recorded in the recorder's
- * task table. Persistent state is allocated at the engine's current time when started.
+ * task table. Persistent state is allocated at the engine's current time when started
+ * (in the process's first step, optimizer states at its optimizer step).
  * An offload task (models/plan/plan_offload.h) runs one transfer or host-CPU step instead of
  * kernels; its host-DRAM and NVMe effects go to the host ledger (model_executor_set_host_ledger).
  * A collective task occupies its comm stream from its start; the collective itself
@@ -34,7 +35,15 @@ void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
  * (borrowed; NULL: ignored). Call before model_executor_start(). */
 void model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host);
 
-/* Allocates the initial state and starts every task that can start now. Run the engine
+/* Whether the replay is the process's first step (default FALSE): the initial
+ * allocations that model_plan_creation_task gives a task (PyTorch optimizers' states) are
+ * made at that task's start, before its own effects, instead of at the start. Call before
+ * model_executor_start(). */
+void model_executor_set_first_step (ModelExecutor *exec, gboolean first_step);
+
+/* Allocates the initial state (every allocation not live in the ledger already: those a
+ * previous step left, model_ledger_continue; in a first step, not those created later)
+ * and starts every task that can start now. Run the engine
  * afterwards (sim_engine_run). */
 void model_executor_start (ModelExecutor *exec);
 

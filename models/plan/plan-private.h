@@ -48,6 +48,7 @@ struct _ModelPlan
   GArray *tensor_sizes; /* double, B: the tensors of allocations made of several */
   double initial[MODEL_N_MEM];
   GArray *initial_handles; /* guint, n_ranks × MODEL_N_MEM */
+  GArray *creation_tasks;  /* guint, n_ranks × MODEL_N_MEM: model_plan_creation_task */
   GArray *grad_handles;    /* guint, gradients the current rank keeps until its optimizer */
   GArray *collectives;     /* ModelCollective */
   GPtrArray *rank_lists;   /* owned guint arrays behind ModelCollective.ranks */
@@ -107,6 +108,16 @@ guint plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream);
 /* ---- persistent state (plan_state.c) ---- */
 /* Fills p->initial[] for every rank (sharding, offload). */
 void plan_initial_state (ModelPlan *p);
+/* Whether the optimizer states are created by the first optimizer step rather than at
+ * load (model_plan_creation_task). */
+gboolean plan_states_at_first_step (const ModelPlan *p);
+/* The tensors (B each, new array, summing to `bytes`; empty when bytes is 0) of the
+ * optimizer step's temporaries: foreach AdamW's torch._foreach_sqrt(exp_avg_sqs) is a list
+ * of tensors, one like each parameter's second moment (torch/optim/adamw.py
+ * _multi_tensor_adamw), so one block per parameter tensor — what the caching allocator
+ * sees — or, over flat shards (ZeRO, FSDP), one per unit's shard; other optimizers and
+ * implementations: one block. */
+GArray *plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes);
 /* The tensors (B each, new array) making up the initial allocation of `category`. */
 GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
 

@@ -158,6 +158,9 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   p->tensor_sizes = g_array_new (FALSE, FALSE, sizeof (double));
   p->initial_handles = g_array_new (FALSE, TRUE, sizeof (guint));
   g_array_set_size (p->initial_handles, p->n_ranks * MODEL_N_MEM);
+  p->creation_tasks = g_array_new (FALSE, FALSE, sizeof (guint));
+  for (guint i = 0; i < p->n_ranks * MODEL_N_MEM; i++)
+    g_array_append_val (p->creation_tasks, (guint){ G_MAXUINT });
   p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
   p->collectives = g_array_new (FALSE, TRUE, sizeof (ModelCollective));
   p->rank_lists = g_ptr_array_new_with_free_func (g_free);
@@ -241,6 +244,7 @@ model_plan_free (ModelPlan *plan)
   g_array_unref (plan->handles);
   g_array_unref (plan->tensor_sizes);
   g_array_unref (plan->initial_handles);
+  g_array_unref (plan->creation_tasks);
   g_array_unref (plan->grad_handles);
   g_array_unref (plan->collectives);
   g_ptr_array_unref (plan->rank_lists);
@@ -322,6 +326,14 @@ model_plan_collective (const ModelPlan *plan, guint index)
 {
   g_return_val_if_fail (index < plan->collectives->len, NULL);
   return &g_array_index (plan->collectives, ModelCollective, index);
+}
+
+guint
+model_plan_creation_task (const ModelPlan *plan, guint rank, ModelMemCategory category)
+{
+  g_return_val_if_fail (plan != NULL && rank < plan->n_ranks && category < MODEL_N_MEM,
+                        G_MAXUINT);
+  return g_array_index (plan->creation_tasks, guint, rank * MODEL_N_MEM + category);
 }
 
 double

@@ -158,6 +158,21 @@ const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
 double model_plan_initial_bytes (const ModelPlan *plan, ModelMemCategory category);
 guint model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category);
 
+/* The task whose start creates the initial allocation of `category` on `rank` in the
+ * process's first step, or G_MAXUINT when it exists from the load (and in every later
+ * step from the step's start). PyTorch optimizers create their states lazily, at the first
+ * optimizer.step(), after the first backward (torch/optim/adamw.py _init_group:
+ * exp_avg = torch.zeros_like(p) when the parameter's state is empty; the same in
+ * torch/optim/sgd.py, transformers' Adafactor and AdamW, and bitsandbytes'
+ * Optimizer8bit.init_state): their creation task is the rank's optimizer step. DeepSpeed's
+ * ZeRO creates them at construction (model_plan_load_bytes), bitsandbytes' paged states
+ * are CUDA managed memory outside the caching allocator, and under optimizer_in_backward
+ * each parameter's hook creates its own during the first backward: those three are
+ * modelled as present from the load (G_MAXUINT), as are gradients kept across steps
+ * (zero_grad(set_to_none=False), stage 2's), though autograd makes them in the first
+ * backward. */
+guint model_plan_creation_task (const ModelPlan *plan, guint rank, ModelMemCategory category);
+
 /* The allocation of `handle` (category, bytes, tensors). */
 const ModelMemEffect *model_plan_allocation (const ModelPlan *plan, guint handle);
 /* Sizes (B) of tensors first_tensor … of an allocation, borrowed. */

@@ -121,6 +121,17 @@ model_plan_load_bytes (const ModelPlan *p)
   return sum;
 }
 
+gboolean
+plan_states_at_first_step (const ModelPlan *p)
+{
+  ModelDataParallel m = p->par.mode;
+  /* the cases model_plan_creation_task (plan.h) lists as present from the load */
+  return p->initial[MODEL_MEM_OPTIMIZER_STATE] > 0 && m != MODEL_DP_ZERO1
+         && m != MODEL_DP_ZERO2 && m != MODEL_DP_ZERO3
+         && !model_stack_optimizer_is_paged (&p->stack)
+         && !p->stack.framework.optimizer_in_backward;
+}
+
 /* Elements of the largest NF4-stored tensor copy of `inv` (0 if none). */
 static double
 largest_nf4 (const ModelInventory *inv)
@@ -252,6 +263,39 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
       double b = (double) model_tensor_numel (t) / psi * total / states;
       for (guint64 k = 0; k < model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * states; k++)
         g_array_append_val (out, b);
+    }
+  return out;
+}
+
+GArray *
+plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  if (!(bytes > 0))
+    return out;
+  const ModelStack *s = &p->stack;
+  gboolean foreach = s->optimizer == MODEL_OPTIMIZER_ADAMW
+                     && s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH
+                     && !model_stack_optimizer_is_paged (s);
+  g_autoptr (GArray) states = foreach ? plan_initial_tensors (p, MODEL_MEM_OPTIMIZER_STATE)
+                                      : NULL;
+  if (states == NULL || states->len < 2)
+    {
+      g_array_append_val (out, bytes);
+      return out;
+    }
+  /* Per parameter: one tensor like each parameter's second moment, every other entry of the
+   * (m, v) pairs. Flat shards (one state tensor per unit): one temporary per unit's shard. */
+  guint first = 0, stride = 1;
+  if (!sharded (p, MODEL_MEM_OPTIMIZER_STATE))
+    first = 1, stride = 2;
+  double sum = 0;
+  for (guint i = first; i < states->len; i += stride)
+    sum += g_array_index (states, double, i);
+  for (guint i = first; i < states->len; i += stride)
+    {
+      double b = g_array_index (states, double, i) / sum * bytes;
+      g_array_append_val (out, b);
     }
   return out;
 }

@@ -463,48 +463,6 @@ fp32_grad_partition (const StepCtx *c, double part)
   return master > model_stack_gradient_bytes (s) ? master * part : 0;
 }
 
-/* The step's temporaries (e.g. foreach AdamW's sqrt of the second moment) for `part` of
- * the `n` trainable parameters. Foreach AdamW over unsharded parameters
- * (torch/optim/adamw.py _multi_tensor_adamw, PyTorch 2.x: `exp_avg_sq_sqrt =
- * torch._foreach_sqrt(device_exp_avg_sqs)`) makes one output tensor per parameter, each its
- * own allocation, in parameter order (inventory order): the caching allocator fits each
- * into a cached block, where one block of the whole sum would need a segment of its own.
- * Sharded states (ZeRO's flat fp32 partition, FSDP's flat parameters), the per-tensor
- * loop and Adafactor (one largest-tensor temporary) are booked as one block. */
-static void
-optimizer_workspace (StepCtx *c, double part, double n)
-{
-  ModelPlan *p = c->p;
-  /* p->tp.trainable: the rank's tensor-parallel share of the trainable parameters (1 at tp 1);
-   * each tensor's temporary scales with it (tensors are taken as split evenly) */
-  double total = model_stack_optimizer_workspace (&p->stack, p->arch) * p->tp.trainable * part / n;
-  if (!(total > 0))
-    return;
-  if (p->stack.optimizer != MODEL_OPTIMIZER_ADAMW
-      || p->stack.framework.optimizer_impl != MODEL_OPTIMIZER_IMPL_FOREACH || part < n)
-    {
-      plan_task_workspace (p, total);
-      return;
-    }
-  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
-  g_autoptr (GArray) sizes = g_array_new (FALSE, FALSE, sizeof (double));
-  double per_param = total / n;
-  for (guint i = 0; i < inv->tensors->len; i++)
-    {
-      const ModelTensor *t = model_inventory_tensor (inv, i);
-      if (!t->trainable)
-        continue;
-      double bytes = per_param * (double) model_tensor_numel (t);
-      for (guint64 k = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL); k > 0; k--)
-        g_array_append_val (sizes, bytes);
-    }
-  if (sizes->len == 0)
-    return;
-  guint h = plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, (const double *) sizes->data,
-                                     sizes->len, MODEL_EFFECT_AT_START);
-  plan_task_free (p, h, MODEL_EFFECT_AT_END);
-}
-
 static void
 optimizer (StepCtx *c, guint last_comm)
 {
@@ -515,8 +473,11 @@ optimizer (StepCtx *c, guint last_comm)
   double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
-  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
-                   "optimizer step");
+  guint step = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER,
+                                -1, -1, "optimizer step");
+  if (plan_states_at_first_step (p)) /* the first step's _init_group (plan.h) */
+    g_array_index (p->creation_tasks, guint, c->rank * MODEL_N_MEM + MODEL_MEM_OPTIMIZER_STATE)
+      = step;
   plan_task_dep (p, last_comm);
   plan_task_dep (p, page_in);
   plan_task_dep (p, c->tp_wait);
@@ -526,7 +487,14 @@ optimizer (StepCtx *c, guint last_comm)
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   if (!in_bwd)
-    optimizer_workspace (c, part, n);
+    {
+      /* p->tp.trainable: the rank's tensor-parallel share of the trainable parameters */
+      g_autoptr (GArray) tmp = plan_optimizer_workspace_tensors (
+          p, model_stack_optimizer_workspace (&p->stack, p->arch) * p->tp.trainable * part / n);
+      plan_task_free (p, plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, (const double *) tmp->data,
+                                                  tmp->len, MODEL_EFFECT_AT_START),
+                      MODEL_EFFECT_AT_END);
+    }
   double fp32_grads = fp32_grad_partition (c, part); /* a model state while the step runs */
   plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, fp32_grads, MODEL_EFFECT_AT_START),
                   MODEL_EFFECT_AT_END);

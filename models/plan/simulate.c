@@ -38,16 +38,23 @@ model_sim_stream_names (void)
   return names;
 }
 
+/* Frees the OOM record's strings (the record is refilled or dropped). */
+static void
+clear_oom (ModelSimResult *res)
+{
+  g_clear_pointer (&res->oom_task, g_free);
+  for (guint i = 0; i < res->oom_n_holders; i++)
+    g_clear_pointer ((char **) &res->oom_holders[i].task, g_free);
+  res->oom_n_holders = 0;
+}
+
 void
 model_sim_result_clear (ModelSimResult *res)
 {
   g_clear_pointer (&res->peak_task, g_free);
   g_clear_pointer (&res->rank_peak_allocated, g_free);
   g_clear_pointer (&res->rank_device_used, g_free);
-  g_clear_pointer (&res->oom_task, g_free);
-  for (guint i = 0; i < res->oom_n_holders; i++)
-    g_clear_pointer ((char **) &res->oom_holders[i].task, g_free);
-  res->oom_n_holders = 0;
+  clear_oom (res);
 }
 
 /* The first OOM of rank w, copied out of the ledger (which the caller frees). */
@@ -259,12 +266,107 @@ record_link_load (SimFluid *fluid, SimResourceId resource, double time, double u
   sim_recorder_set (l->rec, l->series[resource], time, usage);
 }
 
+/* ---- the process: steps one after another on one caching allocator --------------------------
+ *
+ * A training process runs its steps on one caching allocator that never gives memory back
+ * unless cudaMalloc fails (c10/cuda/CUDACachingAllocator.cpp: DeviceCachingAllocator::malloc
+ * tries get_free_block, then alloc_block, and only then release_cached_blocks and
+ * alloc_block again; models/memory/allocator.h). The first step differs from the rest: the
+ * optimizer's states do not exist yet and are created by its optimizer step
+ * (model_plan_creation_task), after the backward has freed the activations and logits into
+ * the cache, so best fit places them in those freed blocks, split when the rest is large
+ * enough (get_free_block / should_split). The second step starts with the states live
+ * where they were placed: a block of the first step that a state tensor split is no longer
+ * whole, and a large request of the second step (the logits of a long sequence) that it
+ * served may now need a new segment. So the steady state is the second step, replayed on
+ * the allocator the first one left (model_ledger_continue), and the process's lifetime
+ * peak is the highest over the load and every step replayed. */
+typedef struct
+{
+  ModelLedger *first;   /* ledger of the process's first step (its figures); NULL before */
+  ModelLedger *last;    /* ledger of the last step: its allocators and live model states */
+  guint *handles;       /* n_ranks × MODEL_N_MEM initial handles of the plan that ran last */
+  double bytes[MODEL_N_MEM]; /* B of that plan's initial allocations per rank */
+  guint n_steps;
+  double allocated;     /* B: the highest allocated need of any step, any rank */
+  double reserved;      /* B: the highest reserved need of any step, any rank */
+  gboolean oom;         /* some step ran out of memory */
+} Process;
+
+static void
+process_clear (Process *p)
+{
+  if (p->last != p->first)
+    model_ledger_free (p->last);
+  model_ledger_free (p->first);
+  g_free (p->handles);
+  *p = (Process){ 0 };
+}
+
+static void
+process_clear_free (Process *p)
+{
+  process_clear (p);
+  g_free (p);
+}
+
+/* The initial handles of `plan`, n_ranks × MODEL_N_MEM (new array). */
+static guint *
+initial_handles (const ModelPlan *plan)
+{
+  guint n = model_plan_n_ranks (plan);
+  guint *h = g_new0 (guint, n * MODEL_N_MEM);
+  for (guint r = 0; r < n; r++)
+    for (guint c = 0; c < MODEL_N_MEM; c++)
+      h[r * MODEL_N_MEM + c] = model_plan_initial_handle (plan, r, c);
+  return h;
+}
+
+/* Sets `ledger` (new, unused) up as the next step of `proc`: the allocators the last step
+ * left, with its model states kept under `plan`'s handles (one plan's states are another's
+ * when only the batch's shape differs: the same tensors; any that differ in size are
+ * freed and allocated anew). */
+static void
+process_continue (const Process *proc, const ModelPlan *plan, ModelLedger *ledger)
+{
+  g_autofree guint *to = initial_handles (plan);
+  guint n = model_plan_n_ranks (plan);
+  for (guint i = 0; i < n * MODEL_N_MEM; i++)
+    if (model_plan_initial_bytes (plan, i % MODEL_N_MEM) != proc->bytes[i % MODEL_N_MEM])
+      to[i] = 0;
+  model_ledger_continue (ledger, proc->last, proc->handles, to, MODEL_N_MEM);
+}
+
+/* Adds the step `ledger` (taken) ran with `plan` to `proc`. */
+static void
+process_add (Process *proc, const ModelPlan *plan, ModelLedger *ledger)
+{
+  for (guint r = 0; r < model_ledger_n_ranks (ledger); r++)
+    {
+      proc->allocated = MAX (proc->allocated, model_ledger_peak (ledger, r));
+      proc->reserved = MAX (proc->reserved, model_ledger_peak_reserved (ledger, r));
+      proc->oom |= model_ledger_oom (ledger, r);
+    }
+  if (proc->last != proc->first)
+    model_ledger_free (proc->last);
+  proc->last = ledger;
+  if (proc->first == NULL)
+    proc->first = ledger;
+  g_free (proc->handles);
+  proc->handles = initial_handles (plan);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    proc->bytes[c] = model_plan_initial_bytes (plan, c);
+  proc->n_steps++;
+}
+
 /* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
- * `res_out` it also fills memory and time figures. Returns the step time, or < 0 (error
- * set) if the replay did not complete. */
+ * `res_out` it also fills memory and time figures. With `proc` the replay is the next step
+ * of that process (its first step when it has none yet), and is added to it; without, a
+ * step on a fresh allocator with every model state allocated at its start. Returns the
+ * step time, or < 0 (error set) if the replay did not complete. */
 static double
 replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
-        ModelSimResult *res_out, ModelLedger **warm, GError **error)
+        ModelSimResult *res_out, Process *proc, GError **error)
 {
   guint n = model_plan_n_ranks (plan);
   g_autofree guint *link_series = NULL; /* declared first: outlives the fluid using it */
@@ -291,13 +393,14 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
   model_ledger_set_allocator (ledger, in->node->gpu->memory_capacity - in->node->gpu->cuda_context,
                               in->stack->expandable_segments);
-  if (warm != NULL && *warm != NULL)
-    model_ledger_inherit_allocators (ledger, *warm);
+  if (proc != NULL && proc->last != NULL)
+    process_continue (proc, plan, ledger);
   g_autoptr (ModelHostLedger) host = model_host_ledger_new (
       in->n_nodes, in->node->n_gpus, in->node->host_memory,
       in->node->nvme_drives * in->node->nvme_capacity, rec);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
   model_executor_set_host_ledger (exec, host);
+  model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
   model_executor_start (exec);
   guint64 events = sim_engine_run (engine);
   if (model_executor_n_done (exec) != model_plan_n_tasks (plan))
@@ -317,11 +420,8 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       fill_host (in, plan, host, res_out);
       fill_time (in, plan, exec, res_out);
     }
-  if (warm != NULL)
-    {
-      g_clear_pointer (warm, model_ledger_free);
-      *warm = g_steal_pointer (&ledger);
-    }
+  if (proc != NULL)
+    process_add (proc, plan, g_steal_pointer (&ledger));
   return step;
 }
 
@@ -388,13 +488,12 @@ page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
  * longest batch's tensors split off earlier for smaller ones no longer fit.
  *
  * The lengths are not an input (the data set's length distribution is unknown to the
- * scenario), so the model replays PADDED_BATCHES micro-batches (grad_accum 1 each, so the
- * adapters' or model's gradients and the optimizer step come every batch; states are freed
- * and re-allocated between batches, which lands them in their own cached segments: they
- * are the first requests of every replay, in the same order, and best fit takes the
- * lowest-numbered equal block) at lengths drawn uniformly from [max(1, loss_chunks),
- * seq_len] by a GRand seeded from [run] seed, then one at seq_len itself (the run's longest
- * batch); the reported step inherits that allocator. Most of the growth comes in the first
+ * scenario), so the model replays PADDED_BATCHES micro-batches as the steps of one process
+ * ("the process" above: grad_accum 1 each, so the adapters' or model's gradients and the
+ * optimizer step come every batch; the first batch creates the optimizer states, the
+ * others keep them where they were placed) at lengths drawn uniformly from
+ * [max(1, loss_chunks), seq_len] by a GRand seeded from [run] seed, then one at seq_len
+ * itself (the run's longest batch); the reported step is that process's next. Most of the growth comes in the first
  * tens of batches and it slows after (Llama-2-7B LoRA, validation row M15, median of five
  * orders: 14.34, 14.43, 14.70 GiB after 50, 100, 200 batches, one fresh step 13.60 GiB); it
  * depends more on the order of the lengths than on their range (floors of 1 to seq_len/2
@@ -406,20 +505,9 @@ page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
 #define PADDED_BATCHES 100
 #define PADDED_SEQUENCES 5
 
-/* Highest reserved peak of any rank in `ledger` (B). */
-static double
-ledger_reserved (const ModelLedger *ledger)
-{
-  double r = 0;
-  for (guint k = 0; k < model_ledger_n_ranks (ledger); k++)
-    r = MAX (r, model_ledger_peak_reserved (ledger, k));
-  return r;
-}
-
-/* One micro-batch at `seq_len` on the allocators of *warm (NULL: fresh ones), leaving them
- * in *warm. */
+/* One micro-batch at `seq_len`, the next step of `proc`. */
 static gboolean
-padded_batch (const ModelSimInput *in, guint64 seq_len, ModelLedger **warm, GError **error)
+padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **error)
 {
   ModelStack st = *in->stack;
   st.seq_len = seq_len;
@@ -427,59 +515,133 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, ModelLedger **warm, GErr
   ModelSimInput one = *in;
   one.stack = &st;
   g_autoptr (ModelPlan) plan = model_plan_new (in->arch, &st, in->par, error);
-  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, warm, error) >= 0;
+  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, error) >= 0;
 }
 
-/* Sequence `k` of padded batches, the longest last; returns its ledger (allocators hold the
- * cache the run leaves), NULL + error if a batch cannot be planned. */
-static ModelLedger *
+/* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
+ * the cache the batches leave, NULL + error if a batch cannot be planned. */
+static Process *
 padded_sequence (const ModelSimInput *in, guint k, GError **error)
 {
-  g_autoptr (ModelLedger) warm = NULL;
+  Process *proc = g_new0 (Process, 1);
   g_autoptr (GRand) rng = g_rand_new_with_seed (in->seed + 7919u * (k + 1));
   guint64 s = in->stack->seq_len;
   guint64 lo = MIN (s, MAX (1, (guint64) in->stack->framework.loss_chunks));
-  for (guint i = 0; i < PADDED_BATCHES; i++)
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < PADDED_BATCHES; i++)
     {
       /* g_rand_double: [0, 1) → an integer in [lo, s] */
       guint64 len = lo + (guint64) (g_rand_double (rng) * (double) (s - lo + 1));
-      if (!padded_batch (in, MIN (len, s), &warm, error))
-        return NULL;
+      ok = padded_batch (in, MIN (len, s), proc, error);
     }
-  if (!padded_batch (in, s, &warm, error))
-    return NULL;
-  return g_steal_pointer (&warm);
+  if (ok && padded_batch (in, s, proc, error))
+    return proc;
+  process_clear_free (proc);
+  return NULL;
 }
 
 static int
 compare_reserved (gconstpointer a, gconstpointer b)
 {
-  double x = ledger_reserved (*(ModelLedger *const *) a);
-  double y = ledger_reserved (*(ModelLedger *const *) b);
+  double x = (*(Process *const *) a)->reserved, y = (*(Process *const *) b)->reserved;
   return (x > y) - (x < y);
 }
 
-/* Replays PADDED_SEQUENCES sequences; *warm takes the median one's ledger, res the spread. */
+/* Replays PADDED_SEQUENCES sequences; *proc takes the median one, res the spread. */
 static gboolean
-padded_batches (const ModelSimInput *in, ModelLedger **warm, ModelSimResult *res,
-                GError **error)
+padded_batches (const ModelSimInput *in, Process *proc, ModelSimResult *res, GError **error)
 {
-  g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) model_ledger_free);
+  g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) process_clear_free);
   for (guint k = 0; k < PADDED_SEQUENCES; k++)
     {
-      ModelLedger *l = padded_sequence (in, k, error);
-      if (l == NULL)
+      Process *p = padded_sequence (in, k, error);
+      if (p == NULL)
         return FALSE;
-      g_ptr_array_add (runs, l);
+      g_ptr_array_add (runs, p);
     }
   /* stable: equal peaks keep sequence order */
   g_ptr_array_sort (runs, compare_reserved);
   res->padded_batches = PADDED_BATCHES;
   res->padded_sequences = PADDED_SEQUENCES;
-  res->padded_reserved_min = ledger_reserved (g_ptr_array_index (runs, 0));
-  res->padded_reserved_max = ledger_reserved (g_ptr_array_index (runs, runs->len - 1));
-  *warm = g_ptr_array_steal_index (runs, runs->len / 2);
+  res->padded_reserved_min = ((Process *) g_ptr_array_index (runs, 0))->reserved;
+  res->padded_reserved_max = ((Process *) g_ptr_array_index (runs, runs->len - 1))->reserved;
+  Process *median = g_ptr_array_steal_index (runs, runs->len / 2);
+  *proc = *median;
+  g_free (median);
   return TRUE;
+}
+
+/* The process's figures beside the steady-state step's (res, filled from the last step):
+ * its first step, and the lifetime over the load and every step (simulate.h). */
+static void
+fill_process (const Process *proc, ModelSimResult *res)
+{
+  res->process_steps = proc->n_steps;
+  for (guint r = 0; r < model_ledger_n_ranks (proc->first); r++)
+    {
+      res->first_step_allocated = MAX (res->first_step_allocated,
+                                       model_ledger_peak (proc->first, r));
+      res->first_step_reserved = MAX (res->first_step_reserved,
+                                      model_ledger_peak_reserved (proc->first, r));
+      res->first_step_oom |= model_ledger_oom (proc->first, r);
+    }
+  /* The first OOM of the process is the first step's when it has one: PyTorch raises there,
+   * and the steady state is the step as planned beyond it. Measured figures are those when
+   * each rank raised; the record is the worst rank's, else the lowest rank's that raised. */
+  guint w = G_MAXUINT;
+  for (guint r = 0; proc->first != proc->last && r < res->n_ranks; r++)
+    if (model_ledger_oom (proc->first, r))
+      {
+        if (w == G_MAXUINT || r == res->worst_rank)
+          w = r;
+        res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (proc->first, r);
+        res->rank_device_used[r] = model_ledger_oom_peak_reserved (proc->first, r)
+                                   + res->cuda_context;
+      }
+  if (w != G_MAXUINT)
+    {
+      clear_oom (res);
+      fill_oom (proc->first, w, res);
+      res->oom_in_first_step = TRUE;
+      res->worst_rank = w;
+      res->peak_allocated = res->rank_peak_allocated[w];
+      res->device_used = res->rank_device_used[w];
+      res->peak_reserved = res->device_used - res->cuda_context;
+    }
+  res->lifetime_allocated = MAX (proc->allocated, res->load_peak);
+  res->lifetime_device = MAX (proc->reserved, res->load_peak) + res->cuda_context;
+  res->gpu_fits = !proc->oom && res->lifetime_device <= res->capacity;
+  res->fits = res->gpu_fits && res->host_fits && res->nvme_fits;
+}
+
+/* The reported step (res takes its figures) as the last of a process: without padded
+ * batches the process's first step, then this one on its allocator. `rec` records the
+ * reported step, or the first step when that one runs out of memory (where the process
+ * raises: replayed once more to be recorded, a deterministic replay). */
+static double
+steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
+             ModelSimResult *res, GError **error)
+{
+  Process proc = { 0 };
+  gboolean ok = in->stack->pad_to_longest
+                  ? padded_batches (in, &proc, res, error)
+                  : replay (in, plan, in->seed, NULL, NULL, &proc, error) >= 0;
+  gboolean record_first = ok && rec != NULL && !in->stack->pad_to_longest && proc.oom;
+  if (record_first)
+    {
+      process_clear (&proc);
+      ok = replay (in, plan, in->seed, rec, NULL, &proc, error) >= 0;
+    }
+  if (!ok)
+    {
+      process_clear (&proc);
+      return -1;
+    }
+  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, error);
+  if (t >= 0)
+    fill_process (&proc, res);
+  process_clear (&proc);
+  return t;
 }
 
 gboolean
@@ -495,14 +657,11 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   if (plan == NULL)
     return FALSE;
   res->n_tasks = model_plan_n_tasks (plan);
-  g_autoptr (ModelLedger) warm = NULL;
-  if (in->stack->pad_to_longest && !padded_batches (in, &warm, res, error))
-    return FALSE;
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
-      double t = replay (in, plan, in->seed + k, k == 0 ? rec : NULL, k == 0 ? res : NULL,
-                         k == 0 ? &warm : NULL, error);
+      double t = k == 0 ? steady_step (in, plan, rec, res, error)
+                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, error);
       if (t < 0)
         {
           model_sim_result_clear (res);

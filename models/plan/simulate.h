@@ -76,29 +76,37 @@ typedef struct
   double need_allocated;    /* B: the step as planned, allocated at its peak */
   double need_reserved;     /* B: the step as planned, reserved at its peak */
   double need_device;       /* B: need_reserved + context; > capacity: OOM by the difference */
-  /* Steady state against the whole run. The figures above are the steady-state step (model
-   * states as they stand after the first optimizer step, reserved as one step leaves it).
-   * The process lifetime adds model loading: load_peak is allocated at the load's peak
-   * (model_plan_load_peak_bytes: QLoRA's quantization and fp32-cast transients), on the
-   * device as allocated + context (the load's tensors are large: one segment each).
-   * PyTorch optimizers create their states at the first step, where gradients and the
-   * step's temporaries are those of every later step, so the first step never exceeds the
-   * steady state's allocated peak; its allocator growth (states placed among the cached
-   * activation segments) is not modelled: each replay starts with the states allocated. */
+  /* Steady state against the whole run (models/plan/simulate.c, "the process"). The
+   * figures above are the steady-state step: the second step of the process, whose
+   * optimizer states exist from its start, replayed on the caching allocator the first step
+   * left (torch.cuda.reset_peak_memory_stats() between the two: reserved starts at what the
+   * first step reserved, and only grows). The first step creates PyTorch optimizers' states
+   * at its optimizer step (model_plan_creation_task), among the blocks its backward freed:
+   * its allocated peak is at most the steady state's, its reserved peak can differ either
+   * way. With padded batches the process is those batches (the first of them its first
+   * step) and the reported step comes after them. The lifetime adds model loading:
+   * load_peak is allocated at the load's peak (model_plan_load_peak_bytes: QLoRA's
+   * quantization and fp32-cast transients), on the device as allocated + context (the
+   * load's tensors are large: one segment each). */
+  guint process_steps;      /* steps of the process replayed, the reported one included */
+  double first_step_allocated; /* B: the first step's allocated peak (the highest rank) */
+  double first_step_reserved;  /* B: its reserved peak (need, may exceed the capacity) */
+  gboolean first_step_oom;  /* a request of the first step failed */
   /* Padded batches ([training] padding = longest, ModelStack.pad_to_longest): before the
    * step, the allocator replays a seeded sample of micro-batches padded to shorter lengths
    * (models/plan/simulate.c "padded batches": padded_sequences sequences of padded_batches
-   * batches, the longest, seq_len, last), without emptying its cache, and the step inherits
-   * the median sequence's allocator: peak_reserved, need_reserved and device_used are then
-   * the process's max_memory_reserved after those batches (never below the fresh step's
-   * allocated peak), and padded_reserved_min / _max the lowest and highest over the
-   * sequences (B). All zero when every batch is seq_len long. */
+   * batches, the longest, seq_len, last; the optimizer states created by the first and kept
+   * through the rest), without emptying its cache, and the step continues the median
+   * sequence's process: peak_reserved, need_reserved and device_used are then the step's
+   * own on the cache those batches left (reserved only grows unless a cudaMalloc fails),
+   * and padded_reserved_min / _max the lowest and highest reserved over all the batches of
+   * a sequence, over the sequences (B). All zero when every batch is seq_len long. */
   guint padded_batches, padded_sequences;
   double padded_reserved_min, padded_reserved_max;
   double load_peak;         /* B allocated at the peak of model loading */
-  double lifetime_allocated;/* B: max(need_allocated, load_peak), max_memory_allocated()
-                               over the whole process */
-  double lifetime_device;   /* B: max(need_device, load_peak + context) */
+  double lifetime_allocated;/* B: max(load_peak, every step's allocated need):
+                               max_memory_allocated() over the whole process */
+  double lifetime_device;   /* B: max(load_peak, every step's reserved need) + context */
   guint worst_rank;
   double peak_time;         /* s, when the worst rank peaked */
   char *peak_task;          /* task running then (owned) */
@@ -107,8 +115,8 @@ typedef struct
   double model_states;      /* B, weights + master + gradients + optimizer states: their
                                category peaks, which coexist during the optimizer step */
   gboolean fits;            /* gpu_fits, host_fits and nvme_fits */
-  gboolean gpu_fits;        /* lifetime_device <= capacity and no allocation ran out of
-                               memory: the steady-state step and the load both fit */
+  gboolean gpu_fits;        /* lifetime_device <= capacity and no allocation of any step
+                               ran out of memory: the load and every step fit */
   /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;
    * zeros and fits without it). */
   gboolean offloads;        /* the stack offloads something */
@@ -130,6 +138,7 @@ typedef struct
    * releasing its cache): when, in which task, how much was asked, the categories then and
    * the largest live buffers with the tasks that allocated them (largest first). */
   gboolean oom;
+  gboolean oom_in_first_step; /* the OOM below is the first step's (the steady state had none) */
   double oom_time;          /* s */
   char *oom_task;           /* owned, may be NULL */
   double oom_requested;     /* B: the tensor that did not fit */

@@ -71,7 +71,11 @@ test_slower_link (void)
 
 /* Every data-parallel mode at degree 1 (one GPU) gives the single-GPU summary exactly: no
  * collective has a peer, nothing is sharded. Checked for S1 (fp32) and its bf16-mixed
- * variant against the scenario without a [parallel] group. */
+ * variant against the scenario without a [parallel] group. One difference is physical:
+ * DeepSpeed's ZeRO (zero1/2/3) creates the optimizer states at construction, PyTorch's
+ * optimizers at the first step among the blocks its backward freed (models/plan/plan.h
+ * model_plan_creation_task), so the caching allocator's segments — reserved, device-used —
+ * are those of one DeepSpeed run for the three stages, not the single-GPU run's. */
 static void
 check_degree_one (const char *precision)
 {
@@ -82,6 +86,7 @@ check_degree_one (const char *precision)
   ModelSimResult base;
   CU_ASSERT_FATAL (simulate (S1, base_sets, &base));
   CU_ASSERT_EQUAL (base.n_ranks, 1);
+  double zero_reserved = -1;
   for (gsize i = 0; i < G_N_ELEMENTS (modes); i++)
     {
       g_autofree char *mode = g_strdup_printf ("parallel.data_parallel=%s", modes[i]);
@@ -94,8 +99,16 @@ check_degree_one (const char *precision)
       CU_ASSERT_EQUAL (r.n_ranks, 1);
       CU_ASSERT_EQUAL (r.step_time, base.step_time);
       CU_ASSERT_EQUAL (r.peak_allocated, base.peak_allocated);
-      CU_ASSERT_EQUAL (r.peak_reserved, base.peak_reserved);
-      CU_ASSERT_EQUAL (r.device_used, base.device_used);
+      gboolean deepspeed = g_str_has_prefix (modes[i], "zero");
+      if (!deepspeed)
+        {
+          CU_ASSERT_EQUAL (r.peak_reserved, base.peak_reserved);
+          CU_ASSERT_EQUAL (r.device_used, base.device_used);
+        }
+      else if (zero_reserved < 0)
+        zero_reserved = r.peak_reserved;
+      else
+        CU_ASSERT_EQUAL (r.peak_reserved, zero_reserved);
       CU_ASSERT_EQUAL (r.model_states, base.model_states);
       CU_ASSERT_EQUAL (r.mfu, base.mfu);
       CU_ASSERT_EQUAL (r.exposed_comm, 0.0);

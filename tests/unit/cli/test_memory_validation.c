@@ -157,10 +157,14 @@ test_ordering (void)
 }
 
 /* OOM diagnosis: Llama-2-7B in fp32 with AdamW on one 80 GB GPU (S2) runs out of memory:
- * 16 B/param of states alone are 107.8 GB. The first failing request comes once the
- * allocator's reserve is full: the holders, largest first, are the optimizer state (8Ψ,
- * 53.9 GB) and the weights (4Ψ), both allocated by "initial state"; the summary prints the
- * moment, the task, and the holders. */
+ * 16 B/param of states alone are 107.8 GB. torch.optim's AdamW creates its states at the
+ * first optimizer step (models/plan/plan.h model_plan_creation_task), after the backward
+ * made the fp32 gradients (4Ψ) beside the fp32 weights (4Ψ): 53.9 GB before any state, so
+ * the first step raises in "optimizer step" while creating them, an optimizer_state tensor
+ * the request that fails. The states granted before it are live, the largest holder,
+ * allocated by "optimizer step", fewer than C − 8Ψ bytes (C = 79 GiB for the allocator;
+ * 8Ψ = weights + gradients); then the weights (4Ψ, "initial state"). The summary prints
+ * the moment, the task, the first step, and the holders. */
 static void
 test_oom_diagnosis (void)
 {
@@ -177,11 +181,19 @@ test_oom_diagnosis (void)
   CU_ASSERT (r.oom_reserved + r.oom_requested > r.capacity - r.cuda_context);
   CU_ASSERT_FATAL (r.oom_n_holders >= 2);
   double psi = 6738415616.0;
+  CU_ASSERT_TRUE (r.oom_in_first_step);
+  CU_ASSERT_TRUE (r.first_step_oom);
+  CU_ASSERT_STRING_EQUAL (r.oom_task, "optimizer step");
+  CU_ASSERT_EQUAL (r.oom_category, MODEL_MEM_OPTIMIZER_STATE);
   CU_ASSERT_EQUAL (r.oom_holders[0].category, MODEL_MEM_OPTIMIZER_STATE);
-  CU_ASSERT_EQUAL (r.oom_holders[0].bytes, 8 * psi);
-  CU_ASSERT_STRING_EQUAL (r.oom_holders[0].task, "initial state");
+  CU_ASSERT (r.oom_holders[0].bytes > 0);
+  CU_ASSERT (r.oom_holders[0].bytes < r.capacity - r.cuda_context - 8 * psi);
+  CU_ASSERT_STRING_EQUAL (r.oom_holders[0].task, "optimizer step");
   CU_ASSERT_EQUAL (r.oom_holders[1].category, MODEL_MEM_WEIGHTS);
+  CU_ASSERT_EQUAL (r.oom_holders[1].bytes, 4 * psi);
+  CU_ASSERT_STRING_EQUAL (r.oom_holders[1].task, "initial state");
   CU_ASSERT_EQUAL (r.oom_mix[MODEL_MEM_WEIGHTS], 4 * psi);
+  CU_ASSERT_EQUAL (r.oom_mix[MODEL_MEM_GRADIENTS], 4 * psi);
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
@@ -190,7 +202,8 @@ test_oom_diagnosis (void)
   g_autofree char *expect = g_strdup_printf ("during \"%s\"", r.oom_task);
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "out of memory (rank 0)"));
   CU_ASSERT_PTR_NOT_NULL (strstr (text, expect));
-  CU_ASSERT_PTR_NOT_NULL (strstr (text, "optimizer_state  initial state"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, "optimizer_state  optimizer step"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, "out of memory (rank 0) in the first step at t ="));
   free (text);
   model_sim_result_clear (&r);
 }

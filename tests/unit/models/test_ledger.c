@@ -163,6 +163,94 @@ test_inherit_releases_on_failure (void)
   CU_ASSERT_FALSE (model_ledger_oom (b, 0));
 }
 
+/* The first step's lazily created optimizer state splits a freed block, and the second
+ * step, starting with that state live, needs a new segment (model_ledger_continue; the
+ * allocator's rules, models/memory/allocator.h: ≥ 10 MiB requests get a segment of their
+ * size rounded to 2 MiB, large-pool blocks split when the rest is > 1 MiB, best fit).
+ * Step 1: weight 100 MiB (segment A), activation 60 MiB (segment B), freed by the backward;
+ * the optimizer step creates a 40 MiB state: best fit is B's free 60 MiB block, split into
+ * 40 + 20 MiB. Reserved 100 + 60 = 160 MiB, allocated peak 160 (weight + activation).
+ * Step 2 keeps the weight and the state (renamed 1 → 11, 3 → 13): 140 MiB allocated at
+ * its start, reserved 160, its high-water mark reset to 160. The 60 MiB activation fits
+ * no free block (B's 20 MiB is all that is free), and cudaMalloc succeeds: a new 60 MiB
+ * segment, reserved 220 MiB; allocated peak 100 + 40 + 60 = 200 MiB. A fresh replay with
+ * both states allocated first needs 100 + 40 + 60 = 200 MiB reserved: the steady state
+ * reserves 20 MiB more than a fresh allocator, 60 more than the first step. Step 1's
+ * figures stay readable in `a` (peak 160, reserved peak 160) after its allocator moved. */
+static void
+test_continue_keeps_states (void)
+{
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  g_autoptr (ModelLedger) a = model_ledger_new (1, NULL);
+  model_ledger_alloc (a, 0, MODEL_MEM_WEIGHTS, 100 * MiB, 1, 0.0, "initial state");
+  model_ledger_alloc (a, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  model_ledger_release (a, 0, 2, 2.0, "bwd");
+  model_ledger_alloc (a, 0, MODEL_MEM_OPTIMIZER_STATE, 40 * MiB, 3, 3.0, "optimizer step");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (a, 0), 160 * MiB);
+  g_autoptr (ModelLedger) b = model_ledger_new (1, rec);
+  const guint from[] = { 1, 3 }, to[] = { 11, 13 };
+  model_ledger_continue (b, a, from, to, 2);
+  CU_ASSERT_EQUAL (model_ledger_peak (a, 0), 160 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak_reserved (a, 0), 160 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (a, 0), 0);
+  CU_ASSERT_FALSE (model_ledger_live (a, 0, 3));
+  CU_ASSERT_TRUE (model_ledger_live (b, 0, 11));
+  CU_ASSERT_TRUE (model_ledger_live (b, 0, 13));
+  CU_ASSERT_FALSE (model_ledger_live (b, 0, 1));
+  CU_ASSERT_EQUAL (model_ledger_current_total (b, 0), 140 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_current (b, 0, MODEL_MEM_OPTIMIZER_STATE), 40 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak (b, 0), 140 * MiB);
+  CU_ASSERT_STRING_EQUAL (model_ledger_peak_task (b, 0), "carried over");
+  CU_ASSERT_EQUAL (model_ledger_peak_reserved (b, 0), 160 * MiB);
+  model_ledger_alloc (b, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (b, 0), 220 * MiB);
+  CU_ASSERT_EQUAL (model_ledger_peak (b, 0), 200 * MiB);
+  model_ledger_release (b, 0, 2, 2.0, "bwd");
+  model_ledger_release (b, 0, 13, 3.0, "end"); /* the kept blocks free like any other */
+  CU_ASSERT_EQUAL (model_ledger_current_total (b, 0), 100 * MiB);
+  /* the series of step 2 start at the carried state */
+  guint found = G_MAXUINT;
+  for (guint i = 0; i < sim_recorder_n_series (rec); i++)
+    if (g_strcmp0 (sim_recorder_series_path (rec, i), "rank0/memory/optimizer_state") == 0)
+      found = i;
+  CU_ASSERT_NOT_EQUAL_FATAL (found, G_MAXUINT);
+  const double *t, *v;
+  guint n = sim_recorder_series_points (rec, found, &t, &v);
+  CU_ASSERT_TRUE_FATAL (n >= 1);
+  CU_ASSERT_EQUAL (t[0], 0.0);
+  CU_ASSERT_EQUAL (v[0], 40 * MiB);
+  /* the fresh replay of the same step: 200 MiB */
+  g_autoptr (ModelLedger) c = model_ledger_new (1, NULL);
+  model_ledger_alloc (c, 0, MODEL_MEM_WEIGHTS, 100 * MiB, 1, 0.0, "initial state");
+  model_ledger_alloc (c, 0, MODEL_MEM_OPTIMIZER_STATE, 40 * MiB, 3, 0.0, "initial state");
+  model_ledger_alloc (c, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_peak_reserved (c, 0), 200 * MiB);
+}
+
+/* The same two steps on a 210 MiB device: the fresh replay (200 MiB) would fit, but the
+ * second step's activation needs 160 + 60 = 220 > 210 MiB; PyTorch then frees the cached
+ * segments that are wholly free (release_cached_blocks) and retries — here none: A holds
+ * the weight, B the state beside its free 20 MiB — so it raises: an OOM of the steady state
+ * that neither the first step nor a fresh replay shows. */
+static void
+test_continue_oom_after_release (void)
+{
+  g_autoptr (ModelLedger) a = model_ledger_new (1, NULL);
+  model_ledger_set_allocator (a, 210 * MiB, FALSE);
+  model_ledger_alloc (a, 0, MODEL_MEM_WEIGHTS, 100 * MiB, 1, 0.0, "initial state");
+  model_ledger_alloc (a, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  model_ledger_release (a, 0, 2, 2.0, "bwd");
+  model_ledger_alloc (a, 0, MODEL_MEM_OPTIMIZER_STATE, 40 * MiB, 3, 3.0, "optimizer step");
+  CU_ASSERT_FALSE (model_ledger_oom (a, 0));
+  g_autoptr (ModelLedger) b = model_ledger_new (1, NULL);
+  model_ledger_set_allocator (b, 210 * MiB, FALSE);
+  const guint keep[] = { 1, 3 };
+  model_ledger_continue (b, a, keep, keep, 2);
+  model_ledger_alloc (b, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
+  CU_ASSERT_TRUE (model_ledger_oom (b, 0));
+  CU_ASSERT_EQUAL (model_ledger_oom_reserved (b, 0), 160 * MiB);
+}
+
 /* OOM diagnosis: capacity 100 MiB; weights 40 MiB ("initial state"), activations 30 MiB
  * ("fwd L0") and 20 MiB ("fwd L1") live, each its own segment (≥ 10 MiB: rounded to 2 MiB).
  * A 30 MiB workspace in "bwd L1" needs 90 + 30 > 100 and nothing is cached: OOM. The
@@ -249,6 +337,8 @@ main (void)
     { "reserved bytes from the allocator", test_reserved },
     { "a later step inherits the cached segments", test_inherit_allocators },
     { "inherited cache released only when cudaMalloc fails", test_inherit_releases_on_failure },
+    { "next step: lazily created state splits a block, a new segment", test_continue_keeps_states },
+    { "next step: OOM when no cached segment is wholly free", test_continue_oom_after_release },
     { "OOM: moment, task, request, mix and holders", test_oom_diagnosis },
     { "OOM part-way through a buffer: the failing tensor, the granted ones live",
       test_oom_part_way_through_a_buffer },

@@ -260,6 +260,35 @@ test_initial_state (void)
   CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_ACTIVATIONS), 0);
 }
 
+/* Who creates the optimizer states (plan.h model_plan_creation_task): torch.optim's AdamW
+ * makes them at the first optimizer.step() (_init_group), so their creation task is the
+ * rank's "optimizer step"; every other initial allocation (weights, master weights) exists
+ * from the load. bitsandbytes' paged states (managed memory) and DeepSpeed's ZeRO (states
+ * made by its optimizer's constructor) are modelled from the load: G_MAXUINT. */
+static void
+test_state_creation_task (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+  guint t = model_plan_creation_task (p, 0, MODEL_MEM_OPTIMIZER_STATE);
+  CU_ASSERT_NOT_EQUAL_FATAL (t, G_MAXUINT);
+  CU_ASSERT_EQUAL (model_plan_task (p, t)->kind, MODEL_TASK_KIND_OPTIMIZER);
+  CU_ASSERT_STRING_EQUAL (model_plan_task (p, t)->label, "optimizer step");
+  CU_ASSERT_EQUAL (model_plan_creation_task (p, 0, MODEL_MEM_WEIGHTS), G_MAXUINT);
+  CU_ASSERT_EQUAL (model_plan_creation_task (p, 0, MODEL_MEM_MASTER_WEIGHTS), G_MAXUINT);
+  s.optimizer = MODEL_OPTIMIZER_PAGED_ADAMW_8BIT;
+  g_autoptr (ModelPlan) paged = model_plan_new (a, &s, NULL, NULL);
+  CU_ASSERT_EQUAL (model_plan_creation_task (paged, 0, MODEL_MEM_OPTIMIZER_STATE), G_MAXUINT);
+  s.optimizer = MODEL_OPTIMIZER_ADAMW;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.mode = MODEL_DP_ZERO1;
+  g_autoptr (ModelPlan) zero = model_plan_new (a, &s, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (zero);
+  CU_ASSERT_EQUAL (model_plan_creation_task (zero, 0, MODEL_MEM_OPTIMIZER_STATE), G_MAXUINT);
+}
+
 /* Model FLOPs = GA × 3 × Σ forward FLOPs (model_cost_step_flops per micro-batch);
  * hardware FLOPs add one more forward of every layer under full checkpointing. */
 static void
@@ -390,6 +419,7 @@ main (void)
     { "memory effects balance", test_effects_balance },
     { "workspaces as tensors: foreach AdamW, loss head", test_workspace_tensors },
     { "initial model states", test_initial_state },
+    { "optimizer states created by the first optimizer step", test_state_creation_task },
     { "load peak: QLoRA's quantization and fp32-cast transients", test_load_peak },
     { "autocast weight cache under checkpointing", test_autocast_cache_under_checkpointing },
     { "autocast: the head's cast weight lives to the head's backward", test_autocast_head_cast },

@@ -47,9 +47,39 @@ fixture_clear (Fixture *f)
   model_arch_free (f->arch);
 }
 
-/* One rank: step time, peak allocated and task count are those of the same plan replayed by
- * hand (engine, fluid, cluster, ledger, executor); MFU = model FLOPs ÷ (step × GPUs × peak)
- * and HFU the same with recompute (Korthikanti et al. 2022 §6), tokens/s = tokens ÷ step. */
+/* One step of `plan` replayed by hand (engine, fluid, cluster, ledger, executor) on the
+ * fixture's GPU: the process's first step when `before` is NULL, else its next step on the
+ * allocator and model states `before` left (model_ledger_continue, the same plan's handles).
+ * `rec` (may be NULL) records it. Returns the ledger; *step_time its step time. */
+static ModelLedger *
+replay_by_hand (Fixture *f, const ModelPlan *plan, ModelLedger *before, SimRecorder *rec,
+                double *step_time)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&f->node, 1, fluid);
+  ModelLedger *ledger = model_ledger_new (model_plan_n_ranks (plan), rec);
+  model_ledger_set_allocator (ledger, f->node.gpu->memory_capacity - f->node.gpu->cuda_context,
+                              f->stack.expandable_segments);
+  guint n = model_plan_n_ranks (plan) * MODEL_N_MEM;
+  g_autofree guint *handles = g_new0 (guint, n);
+  for (guint i = 0; i < n; i++)
+    handles[i] = model_plan_initial_handle (plan, i / MODEL_N_MEM, i % MODEL_N_MEM);
+  if (before != NULL)
+    model_ledger_continue (ledger, before, handles, handles, MODEL_N_MEM);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  model_executor_set_first_step (exec, before == NULL);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  *step_time = model_executor_rank_end (exec, 0);
+  return ledger;
+}
+
+/* One rank: the reported step is the process's second (the steady state), replayed by hand
+ * after a first step on the same allocator: step time, peak allocated, reserved and task
+ * count are that replay's, and the first-step figures the first replay's; MFU = model FLOPs
+ * ÷ (step × GPUs × peak) and HFU the same with recompute (Korthikanti et al. 2022 §6),
+ * tokens/s = tokens ÷ step. */
 static void
 test_summary_is_the_replay (void)
 {
@@ -61,21 +91,21 @@ test_summary_is_the_replay (void)
   CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &r, &e));
 
   g_autoptr (ModelPlan) plan = model_plan_new (f.arch, &f.stack, &f.par, NULL);
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&f.node, 1, fluid);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (1, NULL);
-  model_ledger_set_allocator (ledger, f.node.gpu->memory_capacity - f.node.gpu->cuda_context,
-                              f.stack.expandable_segments);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
-  model_executor_start (exec);
-  sim_engine_run (engine);
+  double t1, t2;
+  g_autoptr (ModelLedger) first = replay_by_hand (&f, plan, NULL, NULL, &t1);
+  g_autoptr (ModelLedger) ledger = replay_by_hand (&f, plan, first, NULL, &t2);
 
   CU_ASSERT_EQUAL (r.n_ranks, 1);
   CU_ASSERT_EQUAL (r.n_tasks, model_plan_n_tasks (plan));
-  CU_ASSERT_EQUAL (r.step_time, model_executor_rank_end (exec, 0));
+  CU_ASSERT_EQUAL (r.process_steps, 2);
+  CU_ASSERT_EQUAL (r.step_time, t2);
   CU_ASSERT_EQUAL (r.peak_allocated, model_ledger_peak (ledger, 0));
   CU_ASSERT_EQUAL (r.need_reserved, model_ledger_peak_reserved (ledger, 0));
+  CU_ASSERT_EQUAL (r.first_step_allocated, model_ledger_peak (first, 0));
+  CU_ASSERT_EQUAL (r.first_step_reserved, model_ledger_peak_reserved (first, 0));
+  CU_ASSERT_EQUAL (r.lifetime_device,
+                   MAX (MAX (r.need_reserved, r.first_step_reserved), r.load_peak)
+                     + r.cuda_context);
   CU_ASSERT_EQUAL (r.device_used, r.peak_reserved + f.node.gpu->cuda_context);
   CU_ASSERT_EQUAL (r.peak_flops, f.node.gpu->peak_flops[model_stack_compute_dtype (&f.stack)]);
   STEPSIM_ASSERT_REL (r.mfu, model_plan_model_flops (plan) / (r.step_time * r.peak_flops), 1e-12);
@@ -180,6 +210,65 @@ test_padded_batches (void)
   fixture_clear (&f);
 }
 
+/* Optimizer states created lazily (model_plan_creation_task): micro-batch 4 × 1024 on the
+ * tiny model, whose activations (4096 tokens × hidden 256 × 2 B = 2 MiB a tensor, several
+ * a layer) outweigh its AdamW states (Ψ ≈ 3.3 M parameters: 8Ψ ≈ 26 MB), so every step
+ * peaks before its optimizer step (asserted). In the first
+ * step the states series stays 0 until the optimizer step starts, then holds the states'
+ * bytes S; the first step's peak has no states in its mix and is the steady state's less S
+ * exactly (the same tensors otherwise: the ledger counts tensor bytes, not blocks); in the
+ * second step the states are there from t = 0 and in the peak's mix. */
+static void
+test_states_created_lazily (void)
+{
+  Fixture f;
+  fixture_init (&f, 1);
+  f.stack.micro_batch = 4;
+  f.stack.seq_len = 1024;
+  g_autoptr (ModelPlan) plan = model_plan_new (f.arch, &f.stack, &f.par, NULL);
+  double S = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE), t1, t2;
+  g_autoptr (SimRecorder) rec1 = sim_recorder_new ();
+  g_autoptr (SimRecorder) rec2 = sim_recorder_new ();
+  g_autoptr (ModelLedger) first = replay_by_hand (&f, plan, NULL, rec1, &t1);
+  g_autoptr (ModelLedger) steady = replay_by_hand (&f, plan, first, rec2, &t2);
+  double opt_start = -1;
+  for (guint i = 0; i < sim_recorder_n_tasks (rec1); i++)
+    if (g_strcmp0 (sim_recorder_task (rec1, i)->label, "optimizer step") == 0)
+      opt_start = sim_recorder_task (rec1, i)->start;
+  CU_ASSERT_TRUE_FATAL (opt_start > 0);
+  const double *t, *v;
+  guint s1 = G_MAXUINT, s2 = G_MAXUINT;
+  for (guint i = 0; i < sim_recorder_n_series (rec1); i++)
+    if (g_strcmp0 (sim_recorder_series_path (rec1, i), "rank0/memory/optimizer_state") == 0)
+      s1 = i;
+  for (guint i = 0; i < sim_recorder_n_series (rec2); i++)
+    if (g_strcmp0 (sim_recorder_series_path (rec2, i), "rank0/memory/optimizer_state") == 0)
+      s2 = i;
+  CU_ASSERT_TRUE_FATAL (s1 != G_MAXUINT && s2 != G_MAXUINT);
+  guint n = sim_recorder_series_points (rec1, s1, &t, &v);
+  CU_ASSERT_EQUAL_FATAL (n, 2);
+  CU_ASSERT_EQUAL (v[0], 0);
+  CU_ASSERT_EQUAL (t[1], opt_start);
+  CU_ASSERT_EQUAL (v[1], S);
+  n = sim_recorder_series_points (rec2, s2, &t, &v);
+  CU_ASSERT_EQUAL_FATAL (n, 1);
+  CU_ASSERT_EQUAL (t[0], 0);
+  CU_ASSERT_EQUAL (v[0], S);
+  CU_ASSERT_TRUE (model_ledger_peak_time (first, 0) < opt_start);
+  CU_ASSERT_EQUAL (model_ledger_peak_mix (first, 0, MODEL_MEM_OPTIMIZER_STATE), 0);
+  CU_ASSERT_EQUAL (model_ledger_peak_mix (steady, 0, MODEL_MEM_OPTIMIZER_STATE), S);
+  STEPSIM_ASSERT_REL (model_ledger_peak (first, 0), model_ledger_peak (steady, 0) - S, 1e-12);
+  /* model_simulate reports the same two steps */
+  ModelSimResult r;
+  CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &r, NULL));
+  CU_ASSERT_EQUAL (r.first_step_allocated, model_ledger_peak (first, 0));
+  CU_ASSERT_EQUAL (r.need_allocated, model_ledger_peak (steady, 0));
+  CU_ASSERT_EQUAL (r.peak_mix[MODEL_MEM_OPTIMIZER_STATE], S);
+  CU_ASSERT_EQUAL (r.lifetime_allocated, r.need_allocated);
+  model_sim_result_clear (&r);
+  fixture_clear (&f);
+}
+
 /* A straggler: rank 0's kernels 2× slower on one GPU. Every kernel's compute time doubles
  * and the rest does not shrink, so the step grows, and by less than 2× (latencies and HBM
  * time are not scaled). */
@@ -228,6 +317,7 @@ main (void)
     { "verdict follows the capacity", test_verdict_follows_capacity },
     { "step-time distribution ordered and seeded", test_distribution },
     { "straggler reaches the cluster", test_straggler_reaches_cluster },
+    { "first step: optimizer states created at its optimizer step", test_states_created_lazily },
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
     { "GPU without the compute dtype: one error", test_missing_dtype },
   };
