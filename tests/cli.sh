@@ -480,7 +480,7 @@ check "fit seq_len on the QLoRA scenario: the boundary is checked and the alloca
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*not yet available in stepsim' fitgpu.out"
-"$STEPSIM" fit "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" --for gpus --max-gpus-per-node 2 --max-nodes 1 --set training.precision=fp32 --set model.hf_config=llama-2-70b >fitfew.out 2>&1; rc=$?
+"$STEPSIM" fit "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" --for gpus --max-gpus-per-node 2 --max-nodes 1 --set training.precision=fp32 --set training.attention=sdpa --set model.hf_config=llama-2-70b >fitfew.out 2>&1; rc=$?
 check "fit gpus over 1 and 2 GPUs under ZeRO-3: too few counts to say DP cannot help, no empty list" \
   sh -c "[ $rc -eq 0 ] && grep -q 'too small to tell' fitfew.out && ! grep -q 'cannot help' fitfew.out && ! grep -q '(,' fitfew.out"
 "$STEPSIM" fit "$s1" --for micro_batch --max-micro-batch 3 >fitmax.out 2>&1; rc=$?
@@ -694,6 +694,17 @@ bad_input "attention = flash1 on a V100" "group [training], key 'attention': fla
   "not V100-32GB-SXM2 (volta)" -- "$s1" --set training.attention=flash1 --set training.precision=fp16_mixed --set cluster.gpu=V100-32GB-SXM2
 bad_input "attention = flash1 with head_dim > 128" "group [training], key 'attention': flash1" \
   "up to 128, not 256" -- "$s1" --set training.attention=flash1 --set training.precision=bf16_mixed --set model.head_dim=256
+bad_input "attention = flash on fp32 inputs" "group [training], key 'attention': flash (flash-attn 2)" \
+  "fp16 or bf16 inputs only, not fp32" -- "$s1" --set training.attention=flash
+bad_input "attention = flash on a V100" "group [training], key 'attention': flash (flash-attn 2)" \
+  "Ampere GPUs or newer only (sm80+), not V100-32GB-SXM2" -- "$s1" --set training.attention=flash --set training.precision=fp16_mixed --set cluster.gpu=V100-32GB-SXM2
+bad_input "attention = flash with head_dim > 256" "group [training], key 'attention': flash (flash-attn 2)" \
+  "up to 256, not 512" -- "$s1" --set training.attention=flash --set training.precision=bf16_mixed --set model.head_dim=512
+# sdpa where FA-2 does not apply: PyTorch's dispatcher runs the memory-efficient kernel
+"$STEPSIM" run "$s1" -o sdpa.h5 --set training.attention=sdpa --set training.precision=bf16_mixed \
+  --set model.head_dim=512 >sdpa.out 2>&1; rc=$?
+check "attention = sdpa with head_dim > 256: the memory-efficient kernel, exit 0" \
+  sh -c "[ $rc -eq 0 ] && grep -q ', sdpa (memory-efficient kernel) attention$' sdpa.out"
 "$STEPSIM" run "$s1" -q -o sw.h5 --set training.attention=triton --set training.precision=bf16_mixed \
   --set model.hf_config=mistral-7b-v0.1 --set training.seq_len=8192 --set cluster.gpu=H200-SXM >/dev/null 2>sw.err; rc=$?
 check "attention = triton with a sliding window: a warning naming the key, exit 0" \
