@@ -355,6 +355,31 @@ late_offload_target (GKeyFile *kf, CliScenario *sc, const char *key, const char 
   return TRUE;
 }
 
+/* A ds_config's offload_optimizer where gradients are not sharded as they accumulate
+ * (ZeRO stage 0 or 1). DeepSpeed runs stage 1 with it (stage 1 and 2 are one class,
+ * deepspeed/runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer: full gradients stay on the
+ * GPU until the accumulation boundary, then each rank's partition is copied to the CPU);
+ * the plan models the offloaded step only over sharded gradients (models/memory/offload.c
+ * model_offload_validate), so it is refused here naming the ds_config's key, not with
+ * [offload]'s message for a key the scenario does not have. */
+static gboolean
+ds_offload_stage (const CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  if (d->offload_optimizer <= MODEL_OFFLOAD_NONE || sc->par.degree < 1
+      || model_parallel_state_sharded (&sc->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE))
+    return TRUE;
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [training], key 'deepspeed_config': %s: key "
+               "'zero_optimization.offload_optimizer': device %s with %s (gradients not "
+               "sharded) is not modelled: DeepSpeed runs it (stage 1 keeps whole gradients on "
+               "the GPU until the step), stepsim's offloaded step needs them sharded; use "
+               "zero_optimization.stage 2 (the same DeepSpeed optimizer, gradients partitioned)",
+               sc->ds_path, model_offload_target_name ((ModelOffloadTarget) d->offload_optimizer),
+               model_parallel_mode_name (sc->par.mode));
+  return FALSE;
+}
+
 gboolean
 cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -367,7 +392,8 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
           || !late_offload_target (kf, sc, "optimizer", "zero_optimization.offload_optimizer."
                                    "device", d->offload_optimizer, &s->offload.optimizer, error)
           || !late_offload_target (kf, sc, "parameters", "zero_optimization.offload_param."
-                                   "device", d->offload_param, &s->offload.parameters, error))
+                                   "device", d->offload_param, &s->offload.parameters, error)
+          || !ds_offload_stage (sc, error))
         return FALSE;
       if (d->pin_memory >= 0)
         {

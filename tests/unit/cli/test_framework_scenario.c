@@ -267,6 +267,28 @@ test_deepspeed_precision (void)
   CU_ASSERT (again == NULL && e2 != NULL && strstr (e2->message, "bf16.enabled") == NULL);
 }
 
+/* offload_optimizer with ZeRO stage 1: DeepSpeed runs it (stage_1_and_2.py, one class), the
+ * plan's offloaded step needs sharded gradients: an error naming the scenario's key, the
+ * ds_config and its key (not [offload]'s message for a key the scenario lacks); stage 2
+ * loads. */
+static void
+test_deepspeed_offload_stage1 (void)
+{
+  const char *const sets[] = { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+                               NULL };
+  write_ds ("{ \"zero_optimization\": { \"stage\": 1, \"offload_optimizer\": "
+            "{ \"device\": \"cpu\" } } }");
+  const char *const needles[] = { "group [training], key 'deepspeed_config'", "ds.json",
+                                  "key 'zero_optimization.offload_optimizer'", "zero1",
+                                  "zero_optimization.stage 2", NULL };
+  expect_error ("", sets, needles);
+  write_ds ("{ \"zero_optimization\": { \"stage\": 2, \"offload_optimizer\": "
+            "{ \"device\": \"cpu\" } } }");
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load ("", sets, &e);
+  CU_ASSERT_PTR_NOT_NULL (sc);
+}
+
 static void
 test_deepspeed_unmodelled (void)
 {
@@ -300,6 +322,8 @@ main (void)
     { "deepspeed_config values land in the scenario", test_deepspeed_config },
     { "deepspeed_config: unknown keys warned, unmodelled refused", test_deepspeed_unmodelled },
     { "deepspeed_config: fp16/bf16 auto takes the scenario's precision", test_deepspeed_precision },
+    { "deepspeed_config: offload_optimizer with stage 1 is refused naming its key",
+      test_deepspeed_offload_stage1 },
     { "deepspeed_config: train_batch_size = micro × GA × ranks", test_deepspeed_train_batch },
     { "deepspeed_config: a zero prefetch bucket or max_live prefetches nothing",
       test_deepspeed_no_prefetch },
