@@ -483,6 +483,9 @@ check "fit gpus: says why data-parallel GPUs cannot help and what would" \
 "$STEPSIM" fit "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" --for gpus --max-gpus-per-node 2 --max-nodes 1 --set training.precision=fp32 --set training.attention=sdpa --set model.hf_config=llama-2-70b >fitfew.out 2>&1; rc=$?
 check "fit gpus over 1 and 2 GPUs under ZeRO-3: too few counts to say DP cannot help, no empty list" \
   sh -c "[ $rc -eq 0 ] && grep -q 'too small to tell' fitfew.out && ! grep -q 'cannot help' fitfew.out && ! grep -q '(,' fitfew.out"
+"$STEPSIM" fit "$s1" --for bogus >/dev/null 2>fitbogus.err; rc=$?
+check "fit --for bogus: usage error listing every target, cost too" sh -c "[ $rc -eq 2 ] && grep -q 'micro_batch, seq_len, gpus, stack or cost' fitbogus.err"
+check "fit --help lists --for cost" sh -c "'$STEPSIM' fit --help | grep -q 'stack or cost'"
 "$STEPSIM" fit "$s1" --for micro_batch --max-micro-batch 3 >fitmax.out 2>&1; rc=$?
 check "fit micro_batch at --max-micro-batch: the answer says it is the limit" \
   sh -c "[ $rc -eq 0 ] && grep -q '^answer: largest micro_batch that fits = 3 (the --max-micro-batch limit; larger values not tried)' fitmax.out"
