@@ -348,7 +348,7 @@ check "output onto a hard link of the hf_config JSON refused" sh -c "[ $rc -eq 1
 "$STEPSIM" run in.ini -q -o tr.h5 --trace /nonexistent-dir/x.json >/dev/null 2>&1; rc=$?
 check "--trace into a missing directory: exit 1 and no HDF5" sh -c "[ $rc -eq 1 ] && ! test -e tr.h5"
 "$STEPSIM" plot memory s1.h5 -o chart.txt >/dev/null 2>&1; rc=$?
-[ $rc -eq 1 ] && ok "plot -o without .png/.svg: exit 1" || bad "plot -o without .png/.svg: exit 1 (got $rc)"
+[ $rc -eq 2 ] && ok "plot -o without .png/.svg: usage error, exit 2" || bad "plot -o without .png/.svg: usage error, exit 2 (got $rc)"
 for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_config=/dev/zero \
            "parallel.bucket_size=1 KiB" model.num_local_experts=8 "run.stragglers=0:1.5; 0:2"; do
   "$STEPSIM" run in.ini -q -o lim.h5 --set "$set" >/dev/null 2>lim.err; rc=$?
