@@ -135,7 +135,9 @@ print_table (const SimTable *t, gboolean quiet)
       printf ("%-40s %-6s %8.2f GiB %8.3f s %12.0f %5.1f%%", l,
               cell (t, r, "fits") > 0 ? "FITS" : "OOM", cell (t, r, "need_device") / GiB,
               cell (t, r, "step_time"), cell (t, r, "tokens_per_s"), 100 * cell (t, r, "mfu"));
-      if (penalty)
+      if (penalty && cell (t, r, "baseline_fits") == 0)
+        printf ("  baseline OOM");
+      else if (penalty)
         printf ("  %6.1f%%", cell (t, r, "penalty"));
       putchar ('\n');
     }

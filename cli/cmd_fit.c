@@ -244,7 +244,8 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
 {
   GOptionEntry entries[] = {
     { "for", 'f', 0, G_OPTION_ARG_STRING, &o->target,
-      "what to search: micro_batch, seq_len, gpus or stack", "TARGET" },
+      "what to search: micro_batch, seq_len, gpus, stack or cost (cost: its own options, see "
+      "stepsim fit --for cost --help)", "TARGET" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
       "override a scenario value (repeatable)", "GROUP.KEY=VALUE" },
     { "max-micro-batch", 0, 0, G_OPTION_ARG_INT64, &o->max_mb,
@@ -267,8 +268,8 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "SCENARIO.ini — the largest micro-batch or sequence, the fewest GPUs, or the cheapest "
-    "technique stack that fits");
+    "SCENARIO.ini — the largest micro-batch or sequence, the fewest GPUs, the cheapest "
+    "technique stack that fits, or (--for cost) the cheapest plan within a deadline");
   g_option_context_set_description (
     ctx, "An option marked with a search (micro_batch:, seq_len:, gpus:, stack:) applies to "
          "that --for only;\ngiven with another it is a usage error (exit 2).\n\n"
@@ -299,7 +300,7 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   if (!cli_sweep_check_sets ("--set", (const char *const *) o->sets, &error))
     return cli_error (error->message), 2;
   if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
-    return cli_error ("fit: --for must be micro_batch, seq_len, gpus or stack"), 2;
+    return cli_error ("fit: --for must be micro_batch, seq_len, gpus, stack or cost"), 2;
   int rc = check_fit_options (o, *target);
   if (rc != 0)
     return rc;

@@ -263,6 +263,12 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
                       "steptime, sweep, penalty or cost (see stepsim plot --help)"), 2;
   if (o->output == NULL)
     return cli_error ("plot: -o OUT.png|OUT.svg is required"), 2;
+  /* what the command line itself lacks is a usage error (exit 2), before any file is read */
+  g_autoptr (GError) ext = NULL;
+  if (!cli_output_check_chart ("-o", o->output, &ext))
+    return cli_error (ext->message), 2;
+  if (strcmp ((*argv)[1], "sweep") == 0 && (o->x == NULL || o->y == NULL))
+    return cli_error ("plot sweep needs --x AXIS and --y METRIC"), 2;
   g_autofree char *msg = check_plot_options ((*argv)[1], o);
   if (msg != NULL)
     return cli_error (msg), 2;
@@ -279,8 +285,7 @@ cli_cmd_plot (int argc, char **argv)
       g_autoptr (GError) error = NULL;
       const char *kind = argv[1], *h5 = argv[2];
       const char *inputs[] = { h5, NULL };
-      gboolean ok = cli_output_check_chart ("-o", o.output, &error)
-                    && cli_output_check ("-o", o.output, inputs, &error);
+      gboolean ok = cli_output_check ("-o", o.output, inputs, &error);
       ok = ok && (strcmp (kind, "memory") == 0 ? plot_memory (h5, &o, &error)
                     : strcmp (kind, "gantt") == 0 ? plot_gantt (h5, &o, &error)
                                                   : plot_results (kind, h5, &o, &error));

@@ -109,7 +109,8 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
       "override a scenario value, e.g. --set training.micro_batch=4 (repeatable)", "GROUP.KEY=VALUE" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &opt->plot_dir,
-      "also draw the memory timeline as DIR/<scenario>-memory.png", "DIR" },
+      "also draw the memory timeline as DIR/<scenario>-memory.png (DIR is created if missing; "
+      "its parent must exist)", "DIR" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &opt->trace,
       "also write the step as Perfetto / Chrome trace-event JSON (ui.perfetto.dev)", "OUT.json" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "print only the one-line verdict, not the summary", NULL },

@@ -283,7 +283,9 @@ static double
 flash_efficiency (const HwGpuSpec *gpu, HwDtype dt, const HwKernelShape *s)
 {
   const FlashTable *tab = factors_of (gpu)->flash;
-  if (tab == NULL || (dt != HW_DTYPE_BF16 && dt != HW_DTYPE_FP16))
+  /* no table, fp32, or a head_dim FA-2 lacks: SDPA's memory-efficient kernel, flat */
+  if (tab == NULL || (dt != HW_DTYPE_BF16 && dt != HW_DTYPE_FP16)
+      || s->head_dim > HW_FA2_MAX_HEAD_DIM)
     return gpu->compute_efficiency;
   HwAttnKernel k = (guint) s->attn < HW_N_ATTN_KERNELS ? s->attn : HW_ATTN_FA2;
   double lo = attn_interp (k, tab->gen, s->causal, FALSE, s->seq);
@@ -374,9 +376,34 @@ attn_refuse (GError **error, HwAttnKernel k, const char *fmt, ...)
   g_autofree char *why = g_strdup_vprintf (fmt, ap);
   va_end (ap);
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s %s",
-               k == HW_ATTN_TRITON ? "triton (flash_attn_triton.py)" : "flash1 (flash-attn 1.x)",
+               k == HW_ATTN_TRITON ? "triton (flash_attn_triton.py)"
+               : k == HW_ATTN_FA1  ? "flash1 (flash-attn 1.x)"
+                                   : "flash (flash-attn 2)",
                why);
   return FALSE;
+}
+
+/* FA-2's mha_fwd / mha_bwd TORCH_CHECKs (flash-attn csrc/flash_attn/flash_api.cpp):
+ * "FlashAttention only supports Ampere GPUs or newer." (sm8x, sm90), "FlashAttention only
+ * support fp16 and bf16 data type", "FlashAttention forward only supports head dimension at
+ * most 256" (a head_dim not a multiple of 8 is padded, not refused). fp8 recipes run the
+ * attention in bf16 (plan.c), so FP8 passes. */
+static gboolean
+fa2_supported (const HwGpuSpec *gpu, guint64 head_dim, HwDtype dtype, GError **error)
+{
+  if (!hw_kernel_has_flash2 (gpu))
+    return attn_refuse (error, HW_ATTN_FA2, "runs on Ampere GPUs or newer only (sm80+), not "
+                        "%s (%s; attention = sdpa runs PyTorch's memory-efficient kernel "
+                        "there)", gpu->name, hw_gpu_generation_name (gpu->generation));
+  if (dtype != HW_DTYPE_FP16 && dtype != HW_DTYPE_BF16 && dtype != HW_DTYPE_FP8)
+    return attn_refuse (error, HW_ATTN_FA2, "takes fp16 or bf16 inputs only, not %s (use mixed "
+                        "precision or autocast, or attention = sdpa: PyTorch's "
+                        "memory-efficient kernel)", hw_dtype_name (dtype));
+  if (head_dim > HW_FA2_MAX_HEAD_DIM)
+    return attn_refuse (error, HW_ATTN_FA2, "supports head_dim up to %d, not %" G_GUINT64_FORMAT
+                        " (attention = sdpa runs PyTorch's memory-efficient kernel)",
+                        HW_FA2_MAX_HEAD_DIM, head_dim);
+  return TRUE;
 }
 
 gboolean
@@ -385,7 +412,7 @@ hw_kernel_attn_supported (HwAttnKernel k, const HwGpuSpec *gpu, guint64 head_dim
 {
   g_return_val_if_fail (gpu != NULL && (guint) k < HW_N_ATTN_KERNELS, FALSE);
   if (k == HW_ATTN_FA2)
-    return TRUE;
+    return fa2_supported (gpu, head_dim, dtype, error);
   if (dtype != HW_DTYPE_FP16 && dtype != HW_DTYPE_BF16 && dtype != HW_DTYPE_FP8)
     return attn_refuse (error, k, "takes fp16 or bf16 inputs only, not %s (use mixed "
                         "precision, or attention = sdpa)", hw_dtype_name (dtype));

@@ -80,15 +80,26 @@ void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);
 
 /* TRUE when the GPU runs FlashAttention-2 (sm80 or newer: Ampere, Ada, Hopper, Blackwell;
  * FA-2 README "Requirements"; PyTorch sdp_utils.cpp check_sm_version for the flash backend).
- * FALSE for Volta, where a fused attention (attention = flash or sdpa) is PyTorch SDPA's
+ * FALSE for Volta, where the fused attention of attention = sdpa is PyTorch SDPA's
  * memory-efficient (xFormers cutlass) kernel: no s × s scores either, timed at the flat
  * compute_efficiency. An unknown generation is taken to have it (its scenario says flash). */
 gboolean hw_kernel_has_flash2 (const HwGpuSpec *gpu);
 
-/* Whether the Triton kernel or FA-1 (`k`; FA-2 is always TRUE: on a GPU without it the
- * fused attention is SDPA's, hw_kernel_has_flash2) runs a training step's attention of
- * head dimension `head_dim` on inputs of `dtype` (the compute dtype: fp32/tf32 without
- * autocast) on `gpu`. The kernels refuse, at their first call, what they do not support:
+/* The largest head dimension FlashAttention-2 runs (flash_api.cpp mha_fwd; PyTorch's SDPA
+ * flash backend, sdp_utils.cpp check_head_dim_size_flash). */
+#define HW_FA2_MAX_HEAD_DIM 256
+
+/* Whether kernel `k` runs a training step's attention of head dimension `head_dim` on
+ * inputs of `dtype` (the compute dtype: fp32/tf32 without autocast) on `gpu`. The kernels
+ * refuse, at their first call, what they do not support:
+ *   flash2 (flash-attn 2 csrc/flash_attn/flash_api.cpp mha_fwd/mha_bwd TORCH_CHECKs:
+ *     Ampere or newer (hw_kernel_has_flash2), fp16/bf16 inputs (fp8: its attention runs in
+ *     bf16), head_dim <= HW_FA2_MAX_HEAD_DIM). The same three are PyTorch SDPA's flash
+ *     backend filters (sdp_utils.cpp check_sm_version, check_dtype,
+ *     check_head_dim_size_flash): where they fail, `attention = sdpa` runs the
+ *     memory-efficient kernel instead (timed at the flat compute_efficiency), so the caller
+ *     asks this for `attention = flash` only. flash-attn 2's check is sm8x or sm90; a
+ *     Blackwell GPU is taken to run it (PyTorch's copy of FA-2 does): an approximation.
  *   triton (flash_attn_triton.py _flash_attn_forward: assert d <= 128, assert q.dtype in
  *     [fp16, bf16]; llm-foundry attention.py check_valid_inputs raises TypeError)
  *   flash1 (flash-attn 1.0.9 csrc/flash_attn/fmha_api.cpp, mha_fwd/mha_bwd TORCH_CHECKs:

@@ -3,7 +3,9 @@
 # green ones gain it.
 #
 # Usage: gnuplot -c plots/penalty.gp IN.tsv OUT.png|OUT.svg [TITLE]
-# IN.tsv (made by `stepsim plot penalty`): header "label penalty", one row per scenario (%).
+# IN.tsv (made by `stepsim plot penalty`): header "label penalty", one row per scenario (%);
+# a third column "note", when there, is printed instead of the figure where it is not "-"
+# ("OOM", "baseline OOM": rows without a penalty, drawn at 0).
 
 if (ARGC < 2) { print 'usage: gnuplot -c penalty.gp IN.tsv OUT.png|OUT.svg [TITLE]'; exit status 2 }
 style_out = ARG2
@@ -18,6 +20,8 @@ load script_dir . '/xlabels.gp'
 chart_title = (ARGC >= 3 && ARG3 ne '') ? ARG3 : 'throughput penalty against the baseline'
 stats datafile using 0 nooutput
 nrow = STATS_records
+stats datafile using 2 nooutput
+has_note = STATS_columns >= 3
 
 set title chart_title noenhanced
 set ylabel 'throughput penalty against the baseline (%)'
@@ -29,4 +33,4 @@ set key off
 set xzeroaxis lt -1 lw 1
 
 plot datafile using 0:2:($2 > 0 ? 0xd62728 : 0x2ca02c):xtic(1) with boxes lc rgb variable notitle, \
-     datafile using 0:2:(sprintf('%.1f%%', $2)):($2 >= 0 ? 0 : 0) with labels offset 0, char 0.8 notitle
+     datafile using 0:2:(has_note && strcol(3) ne '-' ? strcol(3) : sprintf('%.1f%%', $2)) with labels offset 0, char 0.8 noenhanced notitle

@@ -45,4 +45,13 @@ if (key_longest > 40) {
   eval(style_terminal(int(key_w > 1100 ? key_w : 1100), 620 + 20 * nblocks))
   set key below vertical maxcols 1
 }
-plot for [i=0:nblocks-1] datafile index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2)
+# A third column "OOM" (1 on a point out of memory: the step as planned, which cannot run)
+# rings those points in black, with one key entry.
+stats datafile using (valid(3) && column(3) > 0 ? 1 : 0) nooutput
+has_oom = STATS_max > 0
+if (has_oom) {
+  plot for [i=0:nblocks-1] datafile index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2), \
+       for [i=0:nblocks-1] datafile index i using 1:($3 > 0 ? $2 : NaN) with points pt 6 ps 2.4 lw 2 lc rgb '#000000' title (i == 0 ? 'out of memory (OOM)' : '')
+} else {
+  plot for [i=0:nblocks-1] datafile index i using 1:2 with linespoints lw 2 pt 7 ps 1.1 lt 31 + i % 8 title columnhead(2)
+}

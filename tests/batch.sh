@@ -262,15 +262,19 @@ expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fa
 "$STEPSIM" run "$s1" -q -o runonly.h5 2>/dev/null
 "$STEPSIM" plot penalty runonly.h5 -o no.png 2>pen.err; rc=$?
 check "plot penalty of a run file: says a batch file is needed (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'not a batch file' pen.err"
+"$STEPSIM" plot cost runonly.h5 -o no.png 2>pen.err; rc=$?
+check "plot cost of a run file: the message names cost among the batch charts" sh -c "[ $rc -eq 1 ] && grep -q 'sweep, penalty and cost charts' pen.err"
 # plot options: malformed or misplaced ones are usage errors (2), a rank the file lacks is an
 # error (1), each one line; nothing written.
 for args in "memory --rank -1" "gantt --ranks abc" "gantt --ranks 0,,1" "gantt --ranks=" \
             "gantt --ranks -1" "breakdown --rank 0" "memory --ranks 0" "steptime --x micro_batch" \
-            "gantt --by micro_batch"; do
+            "gantt --by micro_batch" "sweep --x micro_batch"; do
   # shellcheck disable=SC2086
   "$STEPSIM" plot $args tr.h5 -o no.png >/dev/null 2>plot.err; rc=$?
   if [ $rc -eq 2 ] && [ "$(wc -l <plot.err)" -eq 1 ]; then ok "plot $args: usage error"; else bad "plot $args: usage error (exit $rc)"; cat plot.err; fi
 done
+"$STEPSIM" plot steptime tr.h5 -o no.jpg >/dev/null 2>plot.err; rc=$?
+check "plot -o of a format not drawn (.jpg): usage error, one line" sh -c "[ $rc -eq 2 ] && [ \$(wc -l <plot.err) -eq 1 ] && grep -q 'png or .svg' plot.err && test ! -e no.jpg"
 for args in "memory --rank 99" "gantt --ranks 0,99"; do
   # shellcheck disable=SC2086
   "$STEPSIM" plot $args tr.h5 -o no.png >/dev/null 2>plot.err; rc=$?

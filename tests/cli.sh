@@ -348,7 +348,7 @@ check "output onto a hard link of the hf_config JSON refused" sh -c "[ $rc -eq 1
 "$STEPSIM" run in.ini -q -o tr.h5 --trace /nonexistent-dir/x.json >/dev/null 2>&1; rc=$?
 check "--trace into a missing directory: exit 1 and no HDF5" sh -c "[ $rc -eq 1 ] && ! test -e tr.h5"
 "$STEPSIM" plot memory s1.h5 -o chart.txt >/dev/null 2>&1; rc=$?
-[ $rc -eq 1 ] && ok "plot -o without .png/.svg: exit 1" || bad "plot -o without .png/.svg: exit 1 (got $rc)"
+[ $rc -eq 2 ] && ok "plot -o without .png/.svg: usage error, exit 2" || bad "plot -o without .png/.svg: usage error, exit 2 (got $rc)"
 for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_config=/dev/zero \
            "parallel.bucket_size=1 KiB" model.num_local_experts=8 "run.stragglers=0:1.5; 0:2"; do
   "$STEPSIM" run in.ini -q -o lim.h5 --set "$set" >/dev/null 2>lim.err; rc=$?
@@ -503,9 +503,12 @@ check "fit seq_len on the QLoRA scenario: the boundary is checked and the alloca
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*not yet available in stepsim' fitgpu.out"
-"$STEPSIM" fit "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" --for gpus --max-gpus-per-node 2 --max-nodes 1 --set training.precision=fp32 --set model.hf_config=llama-2-70b >fitfew.out 2>&1; rc=$?
+"$STEPSIM" fit "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" --for gpus --max-gpus-per-node 2 --max-nodes 1 --set training.precision=fp32 --set training.attention=sdpa --set model.hf_config=llama-2-70b >fitfew.out 2>&1; rc=$?
 check "fit gpus over 1 and 2 GPUs under ZeRO-3: too few counts to say DP cannot help, no empty list" \
   sh -c "[ $rc -eq 0 ] && grep -q 'too small to tell' fitfew.out && ! grep -q 'cannot help' fitfew.out && ! grep -q '(,' fitfew.out"
+"$STEPSIM" fit "$s1" --for bogus >/dev/null 2>fitbogus.err; rc=$?
+check "fit --for bogus: usage error listing every target, cost too" sh -c "[ $rc -eq 2 ] && grep -q 'micro_batch, seq_len, gpus, stack or cost' fitbogus.err"
+check "fit --help lists --for cost" sh -c "'$STEPSIM' fit --help | grep -q 'stack or cost'"
 "$STEPSIM" fit "$s1" --for micro_batch --max-micro-batch 3 >fitmax.out 2>&1; rc=$?
 check "fit micro_batch at --max-micro-batch: the answer says it is the limit" \
   sh -c "[ $rc -eq 0 ] && grep -q '^answer: largest micro_batch that fits = 3 (the --max-micro-batch limit; larger values not tried)' fitmax.out"
@@ -717,6 +720,17 @@ bad_input "attention = flash1 on a V100" "group [training], key 'attention': fla
   "not V100-32GB-SXM2 (volta)" -- "$s1" --set training.attention=flash1 --set training.precision=fp16_mixed --set cluster.gpu=V100-32GB-SXM2
 bad_input "attention = flash1 with head_dim > 128" "group [training], key 'attention': flash1" \
   "up to 128, not 256" -- "$s1" --set training.attention=flash1 --set training.precision=bf16_mixed --set model.head_dim=256
+bad_input "attention = flash on fp32 inputs" "group [training], key 'attention': flash (flash-attn 2)" \
+  "fp16 or bf16 inputs only, not fp32" -- "$s1" --set training.attention=flash
+bad_input "attention = flash on a V100" "group [training], key 'attention': flash (flash-attn 2)" \
+  "Ampere GPUs or newer only (sm80+), not V100-32GB-SXM2" -- "$s1" --set training.attention=flash --set training.precision=fp16_mixed --set cluster.gpu=V100-32GB-SXM2
+bad_input "attention = flash with head_dim > 256" "group [training], key 'attention': flash (flash-attn 2)" \
+  "up to 256, not 512" -- "$s1" --set training.attention=flash --set training.precision=bf16_mixed --set model.head_dim=512
+# sdpa where FA-2 does not apply: PyTorch's dispatcher runs the memory-efficient kernel
+"$STEPSIM" run "$s1" -o sdpa.h5 --set training.attention=sdpa --set training.precision=bf16_mixed \
+  --set model.head_dim=512 >sdpa.out 2>&1; rc=$?
+check "attention = sdpa with head_dim > 256: the memory-efficient kernel, exit 0" \
+  sh -c "[ $rc -eq 0 ] && grep -q ', sdpa (memory-efficient kernel) attention$' sdpa.out"
 "$STEPSIM" run "$s1" -q -o sw.h5 --set training.attention=triton --set training.precision=bf16_mixed \
   --set model.hf_config=mistral-7b-v0.1 --set training.seq_len=8192 --set cluster.gpu=H200-SXM >/dev/null 2>sw.err; rc=$?
 check "attention = triton with a sliding window: a warning naming the key, exit 0" \

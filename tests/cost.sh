@@ -63,6 +63,9 @@ check "OOM: no train_cost in /summary" sh -c "! grep -q '^train_cost' oom.tsv"
 check "fit --for cost: exit 0 with an answer" sh -c "[ $rc -eq 0 ] && grep -q '^answer: cheapest plan that meets 30 d = ' fit.out"
 check "fit --for cost: says why candidates lost" sh -c "grep -q 'more than the answer' fit.out"
 check "fit --for cost: the answer states its error band" grep -q '^  error band: step time' fit.out
+"$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 2 --set model.hf_config=llama-3.1-8b --set training.precision=fp32 >fitoom.out 2>&1; rc=$?
+check "fit --for cost: an OOM candidate gives the need and the shortfall, as run does" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
 for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0"; do

@@ -26,6 +26,8 @@ double cli_table_num (const SimTable *t, guint row, gint col);
 char *cli_table_text (const SimTable *t, guint row, gint col);
 /* Rows of a results table that ran (status "ok", or no status column: a run's summary). */
 gboolean cli_table_row_ok (const SimTable *t, guint row);
+/* Whether a row that ran is out of memory: its "fits" is 0 (no such column: FALSE). */
+gboolean cli_table_row_oom (const SimTable *t, guint row);
 
 /* ---- writing the gnuplot data ---- */
 /* Appends `v` with %.6g (NaN as 0). */

@@ -109,16 +109,25 @@ cli_charts_gantt_data (const GArray *tasks, const char *const *ranks, char **kin
 
 /* ---- memory and time breakdowns ----------------------------------------------------------- */
 
+/* A row's label: its "label" cell ("scenario" without one), " (OOM)" after it when the row
+ * ran out of memory (its figures are the step as planned, which cannot run). Caller frees. */
+static char *
+row_label (const SimTable *t, guint r)
+{
+  gint label = cli_table_col (t, "label");
+  g_autofree char *text = label >= 0 ? cli_table_text (t, r, label) : g_strdup ("scenario");
+  return g_strdup_printf ("%s%s", text, cli_table_row_oom (t, r) ? " (OOM)" : "");
+}
+
 /* Appends "label<TAB>v1<TAB>…" for every ok row; `cols` index t, `scale` divides. */
 static void
 put_rows (GString *out, const SimTable *t, const gint *cols, guint n, double scale)
 {
-  gint label = cli_table_col (t, "label");
   for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
       if (!cli_table_row_ok (t, r))
         continue;
-      g_autofree char *text = label >= 0 ? cli_table_text (t, r, label) : g_strdup ("scenario");
+      g_autofree char *text = row_label (t, r);
       cli_tsv_put_label (out, text);
       for (guint i = 0; i < n; i++)
         {
@@ -156,7 +165,6 @@ cli_charts_breakdown_data (const SimTable *t, GError **error)
       g_string_append_printf (out, "\t%s", model_ledger_category_name (c));
     }
   g_string_append (out, "\tallocator cache\tCUDA context\tcapacity\n");
-  gint label = cli_table_col (t, "label"), fits = cli_table_col (t, "fits");
   guint rows = 0;
   for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
@@ -164,10 +172,7 @@ cli_charts_breakdown_data (const SimTable *t, GError **error)
         continue;
       rows++;
       /* an OOM row's bar is what the step as planned needs at its peak: above the capacity */
-      g_autofree char *text = label >= 0 ? cli_table_text (t, r, label) : g_strdup ("scenario");
-      g_autofree char *name = g_strdup_printf (
-        "%s%s", text,
-        fits >= 0 && cli_table_num (t, r, fits) == 0 ? " (OOM)" : "");
+      g_autofree char *name = row_label (t, r);
       cli_tsv_put_label (out, name);
       for (gint i = 0; i < n; i++)
         {
@@ -236,12 +241,35 @@ cli_charts_penalty_data (const SimTable *t, GError **error)
                    "sweep or its scenario)");
       return NULL;
     }
-  GString *out = g_string_new ("label\tpenalty\n");
-  put_rows (out, t, &col, 1, 1);
-  if (strchr (out->str, '\n')[1] == '\0')
+  /* A row out of memory has no throughput, and neither has a baseline that is: their bars
+   * are 0 and say why in a "note" column ("OOM", "baseline OOM", else "-": the chart prints
+   * it instead of the figure), which is there only when a row needs it. */
+  gint bfits = cli_table_col (t, "baseline_fits");
+  gboolean notes = FALSE;
+  guint rows = 0;
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    if (cli_table_row_ok (t, r))
+      {
+        rows++;
+        notes |= cli_table_row_oom (t, r) || cli_table_num (t, r, bfits) == 0;
+      }
+  if (rows == 0)
+    return cli_charts_nothing_to_draw (error, "no scenario ran");
+  GString *out = g_string_new (notes ? "label\tpenalty\tnote\n" : "label\tpenalty\n");
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
-      g_string_free (out, TRUE);
-      return cli_charts_nothing_to_draw (error, "no scenario ran");
+      if (!cli_table_row_ok (t, r))
+        continue;
+      gboolean oom = cli_table_row_oom (t, r), base_oom = cli_table_num (t, r, bfits) == 0;
+      g_autofree char *text = row_label (t, r);
+      cli_tsv_put_label (out, text);
+      if (!oom && base_oom)
+        g_string_append (out, " (baseline OOM)");
+      g_string_append_c (out, '\t');
+      cli_tsv_put_num (out, oom || base_oom ? 0.0 : cli_table_num (t, r, col));
+      if (notes)
+        g_string_append (out, oom ? "\tOOM" : base_oom ? "\tbaseline OOM" : "\t-");
+      g_string_append_c (out, '\n');
     }
   return g_string_free (out, FALSE);
 }
@@ -251,6 +279,7 @@ cli_charts_penalty_data (const SimTable *t, GError **error)
 typedef struct
 {
   double x, y;
+  gboolean oom;
 } Point;
 
 static gint
@@ -273,17 +302,19 @@ display_scale (const char *name, const char *unit, const char **shown)
 }
 
 /* One block: header, then the ok rows whose `by` column (by_text: its text per row) equals
- * `group` (all when NULL). */
+ * `group` (all when NULL); with `oom`, a third column "OOM" is 1 on rows out of memory
+ * (their figures are the step as planned: sweep.gp marks them). */
 static void
 put_block (GString *out, const SimTable *t, gint cx, gint cy, GPtrArray *by_text,
-           const char *by, const char *group, const char *y, double scale)
+           const char *by, const char *group, const char *y, double scale, gboolean oom)
 {
   g_autoptr (GArray) pts = g_array_new (FALSE, FALSE, sizeof (Point));
   for (guint r = 0; r < sim_table_n_rows (t); r++)
     if (cli_table_row_ok (t, r)
         && (group == NULL || strcmp (g_ptr_array_index (by_text, r), group) == 0))
       {
-        Point p = { cli_table_num (t, r, cx), cli_table_num (t, r, cy) * scale };
+        Point p = { cli_table_num (t, r, cx), cli_table_num (t, r, cy) * scale,
+                    cli_table_row_oom (t, r) };
         if (!isnan (p.x) && !isnan (p.y))
           g_array_append_val (pts, p);
       }
@@ -293,15 +324,19 @@ put_block (GString *out, const SimTable *t, gint cx, gint cy, GPtrArray *by_text
   if (group != NULL)
     {
       const char *dot = strrchr (by, '.');
-      g_string_append_printf (out, "x\t%s=%s\n", dot ? dot + 1 : by, group);
+      g_string_append_printf (out, "x\t%s=%s", dot ? dot + 1 : by, group);
     }
   else
-    g_string_append_printf (out, "x\t%s\n", y);
+    g_string_append_printf (out, "x\t%s", y);
+  g_string_append (out, oom ? "\tOOM\n" : "\n");
   for (guint i = 0; i < pts->len; i++)
     {
-      cli_tsv_put_num (out, g_array_index (pts, Point, i).x);
+      const Point *p = &g_array_index (pts, Point, i);
+      cli_tsv_put_num (out, p->x);
       g_string_append_c (out, '\t');
-      cli_tsv_put_num (out, g_array_index (pts, Point, i).y);
+      cli_tsv_put_num (out, p->y);
+      if (oom)
+        g_string_append (out, p->oom ? "\t1" : "\t0");
       g_string_append_c (out, '\n');
     }
 }
@@ -350,10 +385,13 @@ cli_charts_sweep_data (const SimTable *t, const char *x, const char *y, const ch
     if (cli_table_row_ok (t, r) && !g_ptr_array_find_with_equal_func (
           groups, g_ptr_array_index (by_text, r), g_str_equal, NULL))
       g_ptr_array_add (groups, g_ptr_array_index (by_text, r));
+  gboolean oom = FALSE;
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    oom |= cli_table_row_ok (t, r) && cli_table_row_oom (t, r);
   if (cby < 0)
-    put_block (out, t, cx, cy, by_text, by, NULL, y, scale);
+    put_block (out, t, cx, cy, by_text, by, NULL, y, scale, oom);
   for (guint g = 0; g < groups->len; g++)
-    put_block (out, t, cx, cy, by_text, by, g_ptr_array_index (groups, g), y, scale);
+    put_block (out, t, cx, cy, by_text, by, g_ptr_array_index (groups, g), y, scale, oom);
   return g_string_free (out, FALSE);
 }
 

@@ -32,7 +32,8 @@ char *cli_charts_breakdown_data (const SimTable *results, GError **error);
 
 /* Step-time breakdown (rank 0): label, forward, backward, recompute, optimizer, exposed
  * communication, exposed offload (offload_stall), pipeline bubble (columns that do not exist yet are 0), and
- * step time, in *unit ("ms" when every step is under 2 s, else "s"). */
+ * step time, in *unit ("ms" when every step is under 2 s, else "s"). Rows out of memory get
+ * " (OOM)" after their label: their times are the step as planned, which cannot run. */
 char *cli_charts_steptime_data (const SimTable *results, const char **unit, GError **error);
 
 /* A sweep line chart: `y` against the numeric axis `x` (both must have numbers in rows that
@@ -40,12 +41,15 @@ char *cli_charts_steptime_data (const SimTable *results, const char **unit, GErr
  * lines, a header "x<TAB><by>=<value>" each) per value of `by` (NULL: one block titled `y`).
  * Rows sorted by x; failed rows left out; a `by` column of numbers groups by their shortest
  * exact text. The y column's unit gives the display unit ("B" → GiB, a fraction "1" of
- * mfu/hfu → %); *label gets the y axis label with it. */
+ * mfu/hfu → %); *label gets the y axis label with it. When a row that ran is out of memory
+ * each block has a third column "OOM" (1 on such points, else 0). */
 char *cli_charts_sweep_data (const SimTable *results, const char *x, const char *y,
                              const char *by, char **label, GError **error);
 
-/* Throughput penalty against the baseline: label, penalty (%). Error if the batch had no
- * baseline. */
+/* Throughput penalty against the baseline: label, penalty (%). A row out of memory
+ * (" (OOM)") or whose baseline is (baseline_fits 0: " (baseline OOM)") has penalty 0 and a
+ * third column "note" says which ("OOM", "baseline OOM"; "-" on the other rows); the column
+ * is there only when some row needs it. Error if the batch had no baseline. */
 char *cli_charts_penalty_data (const SimTable *results, GError **error);
 
 /* Cost against time to train (cli/report/charts_cost.c): for every row that ran, fits and has

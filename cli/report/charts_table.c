@@ -92,6 +92,12 @@ cli_table_row_ok (const SimTable *t, guint row)
          || strcmp (sim_table_get_text (t, row, (guint) s), "ok") == 0;
 }
 
+gboolean
+cli_table_row_oom (const SimTable *t, guint row)
+{
+  return cli_table_num (t, row, cli_table_col (t, "fits")) == 0;
+}
+
 /* ---- TSV out ------------------------------------------------------------------------------ */
 
 void

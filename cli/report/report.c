@@ -302,7 +302,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
            model_stack_optimizer_name (s->optimizer),
            model_stack_checkpointing_name (s->checkpointing),
            !s->flash_attention                     ? "eager"
-           : !hw_kernel_has_flash2 (sc->node.gpu)      ? "sdpa (memory-efficient kernel)"
+           : s->attention_sdpa && !hw_kernel_attn_supported (HW_ATTN_FA2, sc->node.gpu,
+                                                             a->head_dim,
+                                                             model_stack_compute_dtype (s), NULL)
+             ? "sdpa (memory-efficient kernel)"
            : s->attention_kernel == HW_ATTN_TRITON ? "flash (Triton kernel)"
            : s->attention_kernel == HW_ATTN_FA1    ? "flash (FlashAttention-1)"
                                                    : "flash");

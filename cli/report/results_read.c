@@ -286,8 +286,8 @@ cli_read_results (const char *h5, gboolean batch_only, GError **error)
     g_propagate_error (error, g_steal_pointer (&e));
   else if (batch_only)
     g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
-                 "%s: not a batch file (no /results): sweep and penalty charts draw the "
-                 "results of stepsim batch", h5);
+                 "%s: not a batch file (no /results): sweep, penalty and cost charts draw "
+                 "the results of stepsim batch", h5);
   else
     {
       g_autoptr (CliSummary) s = cli_read_summary (h5, error);

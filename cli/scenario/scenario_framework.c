@@ -228,6 +228,69 @@ train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
   return FALSE;
 }
 
+/* fp16.enabled → fp16 with an fp32 master, bf16.enabled → bf16 with an fp32 master (ZeRO's
+ * fp32 partitions, deepspeed/runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups);
+ * neither → fp32 (DeepSpeed's default). "auto" is the Hugging Face integration's placeholder
+ * for the Trainer's own --fp16/--bf16 (transformers integrations/deepspeed.py
+ * trainer_config_process fills it): the scenario's precision, which must then be given; an
+ * explicit false still contradicts the scenario's mixed precision of that dtype. */
+static gboolean
+late_precision (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  ModelStack *s = &sc->stack;
+  if (d->fp16 == 1 && d->bf16 == 1)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'deepspeed_config': %s: keys 'fp16.enabled' and "
+                   "'bf16.enabled' are both true", sc->ds_path);
+      return FALSE;
+    }
+  gboolean given = has (kf, "precision");
+  if (d->fp16 == MODEL_DS_AUTO || d->bf16 == MODEL_DS_AUTO)
+    {
+      const char *ds_key = d->fp16 == MODEL_DS_AUTO ? "fp16.enabled" : "bf16.enabled";
+      if (!given)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                       "group [training], key 'precision': required key is missing "
+                       "(deepspeed_config %s says %s = \"auto\", which takes the scenario's "
+                       "precision)", sc->ds_path, ds_key);
+          return FALSE;
+        }
+      if (d->fp16 == 0 && s->precision == MODEL_PRECISION_FP16_MIXED)
+        return conflict (error, sc, "training", "precision", "fp16.enabled", "false",
+                         model_stack_precision_name (s->precision));
+      if (d->bf16 == 0 && s->precision == MODEL_PRECISION_BF16_MIXED)
+        return conflict (error, sc, "training", "precision", "bf16.enabled", "false",
+                         model_stack_precision_name (s->precision));
+      return TRUE;
+    }
+  ModelPrecision p = d->fp16 == 1   ? MODEL_PRECISION_FP16_MIXED
+                     : d->bf16 == 1 ? MODEL_PRECISION_BF16_MIXED
+                                    : MODEL_PRECISION_FP32;
+  if (!given)
+    s->precision = p;
+  else if (s->precision != p && p != MODEL_PRECISION_FP32)
+    return conflict (error, sc, "training", "precision", d->fp16 == 1 ? "fp16.enabled"
+                     : "bf16.enabled", "true", model_stack_precision_name (s->precision));
+  else if (s->precision != p)
+    {
+      /* name only the keys the file has: neither block means DeepSpeed's fp32 default */
+      const char *said = d->fp16 == 0 && d->bf16 == 0 ? "fp16.enabled = false and "
+                                                        "bf16.enabled = false"
+                         : d->fp16 == 0 ? "fp16.enabled = false and no bf16 block"
+                         : d->bf16 == 0 ? "bf16.enabled = false and no fp16 block"
+                                        : "no fp16 or bf16 block";
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'precision': %s, but deepspeed_config %s has %s "
+                   "(fp32, DeepSpeed's default); enable the fp16 or bf16 block, or make it "
+                   "\"auto\"", model_stack_precision_name (s->precision), sc->ds_path, said);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -254,29 +317,7 @@ late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
     }
   if (d->train_batch >= 1 && !train_batch (kf, sc, error))
     return FALSE;
-  /* fp16.enabled → fp16 with an fp32 master, bf16.enabled → bf16 with an fp32 master (ZeRO's
-   * fp32 partitions, deepspeed/runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups);
-   * neither → fp32 (DeepSpeed's default). */
-  if (d->fp16 == MODEL_DS_AUTO || d->bf16 == MODEL_DS_AUTO)
-    return TRUE;
-  if (d->fp16 == 1 && d->bf16 == 1)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'deepspeed_config': %s: keys 'fp16.enabled' and "
-                   "'bf16.enabled' are both true", sc->ds_path);
-      return FALSE;
-    }
-  ModelPrecision p = d->fp16 == 1   ? MODEL_PRECISION_FP16_MIXED
-                     : d->bf16 == 1 ? MODEL_PRECISION_BF16_MIXED
-                                    : MODEL_PRECISION_FP32;
-  const char *ds_key = d->fp16 == 1 ? "fp16.enabled" : "bf16.enabled";
-  if (!g_key_file_has_key (kf, "training", "precision", NULL))
-    s->precision = p;
-  else if (s->precision != p)
-    return conflict (error, sc, "training", "precision", ds_key,
-                     p == MODEL_PRECISION_FP32 ? "false (fp32)" : "true",
-                     model_stack_precision_name (s->precision));
-  return TRUE;
+  return late_precision (kf, sc, error);
 }
 
 static gboolean
@@ -314,6 +355,31 @@ late_offload_target (GKeyFile *kf, CliScenario *sc, const char *key, const char 
   return TRUE;
 }
 
+/* A ds_config's offload_optimizer where gradients are not sharded as they accumulate
+ * (ZeRO stage 0 or 1). DeepSpeed runs stage 1 with it (stage 1 and 2 are one class,
+ * deepspeed/runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer: full gradients stay on the
+ * GPU until the accumulation boundary, then each rank's partition is copied to the CPU);
+ * the plan models the offloaded step only over sharded gradients (models/memory/offload.c
+ * model_offload_validate), so it is refused here naming the ds_config's key, not with
+ * [offload]'s message for a key the scenario does not have. */
+static gboolean
+ds_offload_stage (const CliScenario *sc, GError **error)
+{
+  const ModelDsConfig *d = &sc->ds;
+  if (d->offload_optimizer <= MODEL_OFFLOAD_NONE || sc->par.degree < 1
+      || model_parallel_state_sharded (&sc->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE))
+    return TRUE;
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [training], key 'deepspeed_config': %s: key "
+               "'zero_optimization.offload_optimizer': device %s with %s (gradients not "
+               "sharded) is not modelled: DeepSpeed runs it (stage 1 keeps whole gradients on "
+               "the GPU until the step), stepsim's offloaded step needs them sharded; use "
+               "zero_optimization.stage 2 (the same DeepSpeed optimizer, gradients partitioned)",
+               sc->ds_path, model_offload_target_name ((ModelOffloadTarget) d->offload_optimizer),
+               model_parallel_mode_name (sc->par.mode));
+  return FALSE;
+}
+
 gboolean
 cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -326,7 +392,8 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
           || !late_offload_target (kf, sc, "optimizer", "zero_optimization.offload_optimizer."
                                    "device", d->offload_optimizer, &s->offload.optimizer, error)
           || !late_offload_target (kf, sc, "parameters", "zero_optimization.offload_param."
-                                   "device", d->offload_param, &s->offload.parameters, error))
+                                   "device", d->offload_param, &s->offload.parameters, error)
+          || !ds_offload_stage (sc, error))
         return FALSE;
       if (d->pin_memory >= 0)
         {

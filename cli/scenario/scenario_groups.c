@@ -235,15 +235,21 @@ training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GE
 static gboolean
 parse_attention (const char *s, ModelStack *st, GError **error)
 {
-  static const struct { const char *name; gboolean flash; HwAttnKernel kernel; } names[] = {
-    { "flash", TRUE, HW_ATTN_FA2 },     { "sdpa", TRUE, HW_ATTN_FA2 },
-    { "eager", FALSE, HW_ATTN_FA2 },    { "triton", TRUE, HW_ATTN_TRITON },
-    { "flash1", TRUE, HW_ATTN_FA1 },
+  static const struct
+  {
+    const char *name;
+    gboolean flash, sdpa;
+    HwAttnKernel kernel;
+  } names[] = {
+    { "flash", TRUE, FALSE, HW_ATTN_FA2 },    { "sdpa", TRUE, TRUE, HW_ATTN_FA2 },
+    { "eager", FALSE, FALSE, HW_ATTN_FA2 },   { "triton", TRUE, FALSE, HW_ATTN_TRITON },
+    { "flash1", TRUE, FALSE, HW_ATTN_FA1 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     if (g_strcmp0 (s, names[i].name) == 0)
       {
         st->flash_attention = names[i].flash;
+        st->attention_sdpa = names[i].sdpa;
         st->attention_kernel = names[i].kernel;
         return TRUE;
       }

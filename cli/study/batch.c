@@ -66,6 +66,7 @@ struct _CliBatch
   guint n_points;
   GAsyncQueue *finished;
   gint tokens_metric;
+  gint fits_metric;
 };
 
 static void
@@ -104,6 +105,8 @@ build_metrics (CliBatch *b)
   for (guint i = 0; i < b->metrics->len; i++)
     if (strcmp (g_array_index (b->metrics, Metric, i).name, "tokens_per_s") == 0)
       b->tokens_metric = (gint) i;
+    else if (strcmp (g_array_index (b->metrics, Metric, i).name, "fits") == 0)
+      b->fits_metric = (gint) i;
 }
 
 static Job *
@@ -192,7 +195,7 @@ cli_batch_new (const CliSweep *sweep, const char *const *extra_sets)
   g_return_val_if_fail (sweep != NULL, NULL);
   CliBatch *b = g_new0 (CliBatch, 1);
   b->sweep = sweep;
-  b->tokens_metric = -1;
+  b->tokens_metric = b->fits_metric = -1;
   build_metrics (b);
   b->jobs = g_ptr_array_new_with_free_func (job_free);
   b->n_points = cli_sweep_n_points (sweep);
@@ -442,6 +445,7 @@ table_columns (const CliBatch *b, SimTable *t)
   if (has_baseline (b))
     {
       sim_table_add_column (t, "baseline_tokens_per_s", SIM_TABLE_DOUBLE, "token/s");
+      sim_table_add_column (t, "baseline_fits", SIM_TABLE_DOUBLE, "1");
       sim_table_add_column (t, "penalty", SIM_TABLE_DOUBLE, "%");
     }
 }
@@ -455,8 +459,12 @@ table_baseline (const CliBatch *b, const Job *j, SimTable *t, guint row, guint *
   /* only jobs marked done are read: an interrupted batch's others may still be running */
   double bt = base != NULL && base->done && base->ok ? base->metrics[b->tokens_metric] : NAN;
   double mine = j->done && j->ok ? j->metrics[b->tokens_metric] : NAN;
+  double bfits = base != NULL && base->done && base->ok ? base->metrics[b->fits_metric] : NAN;
   sim_table_set_double (t, row, (*col)++, bt);
-  sim_table_set_double (t, row, (*col)++, 100.0 * (1.0 - mine / bt));
+  sim_table_set_double (t, row, (*col)++, bfits);
+  /* a baseline that does not fit cannot run: its throughput is that of a step as planned,
+   * no penalty is measured against it (NaN; the table and the chart say "baseline OOM") */
+  sim_table_set_double (t, row, (*col)++, bfits == 0 ? NAN : 100.0 * (1.0 - mine / bt));
 }
 
 SimTable *

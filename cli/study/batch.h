@@ -68,7 +68,8 @@ gboolean cli_batch_check_baselines (const CliBatch *batch, GError **error);
  * need_allocated, need_reserved, need_device, shortfall: models/plan/simulate.h; peak_<category> at the
  * peak), time (step_time, tokens_per_s, mfu, hfu,
  * exposed_communication, time_<kind>, offload_stall, pipeline_bubble), and, with a
- * baseline, baseline_tokens_per_s and penalty (%). Failed rows have NaN figures. Caller
+ * baseline, baseline_tokens_per_s, baseline_fits (1/0) and penalty (%; NaN against a
+ * baseline out of memory, which cannot run). Failed rows have NaN figures. Caller
  * frees. */
 SimTable *cli_batch_table (const CliBatch *batch);
 

@@ -26,6 +26,12 @@ typedef struct
 
 /* A new empty report (no candidates, best -1, NaN baseline and notes); cli_fit_report_free. */
 CliFitReport *cli_fit_report_new (void);
+/* Why a result that does not fit is out of memory, as `run` says it: "OOM by X: needs Y >
+ * capacity Z; largest category at the peak: C W (P %)" (Y the step as planned,
+ * models/plan/simulate.h need_device, never the capped device-used figure); "OOM: a
+ * request failed (needs Y of Z: the allocator's segments)" when the need fits but the
+ * allocator's segments do not; host memory or NVMe capacity short otherwise. Caller frees. */
+char *cli_fit_oom_reason (const ModelSimResult *res);
 /* Loads the scenario with the context's --set and the candidate's overrides, simulates it
  * and fills c's figures, status and reason. */
 void cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c);

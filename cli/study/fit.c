@@ -174,10 +174,19 @@ cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
 /* "OOM by X: needs Y > capacity Z[ in the first step | while loading]; largest at the peak: C W
  * (P %)": Y is what the whole run needs on the device (models/plan/simulate.h
  * lifetime_device: the load, the first step and the steady-state step as planned), never
- * called device-used; the category is the steady-state step's. */
-static char *
-oom_reason (const ModelSimResult *res)
+ * called device-used; the category is the steady-state step's (fit-private.h). */
+char *
+cli_fit_oom_reason (const ModelSimResult *res)
 {
+  if (res->gpu_fits || res->lifetime_device <= res->capacity)
+    {
+      g_autofree char *need = sim_units_format (res->lifetime_device, SIM_DIM_BYTES, 2);
+      g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+      return res->gpu_fits ? g_strdup (!res->host_fits ? "OOM: host memory is short"
+                                                       : "OOM: NVMe capacity is short")
+                           : g_strdup_printf ("OOM: a request failed (needs %s of %s: the "
+                                              "allocator's segments)", need, cap);
+    }
   guint top = 0;
   for (guint c = 1; c < MODEL_N_MEM; c++)
     if (res->peak_mix[c] > res->peak_mix[top])
@@ -235,7 +244,7 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
    * models/memory/allocator.h): a cliff of the allocator, not of the memory the step needs. */
   c->allocator_cliff = !res.gpu_fits && res.lifetime_allocated + res.cuda_context <= res.capacity;
   if (!res.fits)
-    c->reason = oom_reason (&res);
+    c->reason = cli_fit_oom_reason (&res);
   model_sim_result_clear (&res);
 }
 

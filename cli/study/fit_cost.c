@@ -139,10 +139,10 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
   cli_training_estimate (sc, &r, &e);
   if (!r.fits)
     {
-      g_autofree char *used = sim_units_format (r.device_used, SIM_DIM_BYTES, 2);
-      g_autofree char *cap = sim_units_format (r.capacity, SIM_DIM_BYTES, 2);
+      /* the need and the shortfall, as run and fit --for gpus say them: device-used is
+       * capped at the capacity after an OOM */
       c->status = COST_OOM;
-      c->reason = g_strdup_printf ("out of memory: %s device-used of %s", used, cap);
+      c->reason = cli_fit_oom_reason (&r);
     }
   else
     {

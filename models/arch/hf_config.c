@@ -21,13 +21,16 @@
  *
  * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
  * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
- * missing, of the wrong JSON type, negative, non-integer or zero), INVALID (shape).
+ * missing, of the wrong JSON type, negative, non-integer or zero, or given twice in one
+ * object: "key 'rope_scaling.factor' appears twice", as json.load would keep the last),
+ * INVALID (shape).
  */
 #include "config.h"
 
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 #include "models/arch/arch.h"
+#include "models/arch/json_unique.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -404,7 +407,8 @@ parse_object (const char *json_text, const char *origin, GError **error)
     }
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) local = NULL;
-  if (!json_parser_load_from_data (parser, json_text, -1, &local))
+  g_autofree char *dup_path = NULL;
+  if (!model_json_load_unique (parser, json_text, &dup_path, &local))
     {
       /* json-glib says "<data>:LINE:COL: Parse error: …"; put our origin in its place. */
       if (g_str_has_prefix (local->message, "<data>:"))
@@ -420,6 +424,14 @@ parse_object (const char *json_text, const char *origin, GError **error)
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
                    "%s: malformed config: the top level is not a JSON object", origin);
+      return NULL;
+    }
+  if (dup_path != NULL)
+    {
+      /* transformers reads config.json with json.load, which keeps the last silently */
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD,
+                   "%s: key '%s' appears twice (JSON parsers keep the last silently; give it "
+                   "once)", origin, dup_path);
       return NULL;
     }
   return g_steal_pointer (&parser);

@@ -97,14 +97,15 @@ check_dtype (const ModelSimInput *in, GError **error)
   return FALSE;
 }
 
-/* The Triton kernel and FA-1 fail at their first call on what they do not support
- * (hardware/kernel.h hw_kernel_attn_supported): so does the run. The dtype their inputs
- * have is the compute dtype (fp8 recipes run attention in bf16: plan.c). */
+/* flash-attn 2, the Triton kernel and FA-1 fail at their first call on what they do not
+ * support (hardware/kernel.h hw_kernel_attn_supported): so does the run. SDPA falls back to
+ * its memory-efficient kernel instead (attention_sdpa). The dtype their inputs have is the
+ * compute dtype (fp8 recipes run attention in bf16: plan.c). */
 static gboolean
 check_attention (const ModelSimInput *in, GError **error)
 {
   const ModelStack *s = in->stack;
-  if (!s->flash_attention
+  if (!s->flash_attention || s->attention_sdpa
       || hw_kernel_attn_supported (s->attention_kernel, in->node->gpu, in->arch->head_dim,
                                    model_stack_compute_dtype (s), error))
     return TRUE;

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "models/stack/ds_config.h"
 #include "models/arch/arch.h"
+#include "models/arch/json_unique.h"
 #include "models/stack/framework.h"
 
 #include <glib/gstdio.h>
@@ -430,86 +431,6 @@ read_root (const Reader *r, JsonObject *root, GError **error)
   return TRUE;
 }
 
-/* Duplicate members. json-glib keeps the last of a repeated name without a word (its
- * parser replaces the member); DeepSpeed's json.load would do the same, so a repeated key
- * is a contradiction in the file, refused. JsonParser's "object-member" signal fires after
- * each member is parsed, with its object: the names seen per object (lookup only) tell the
- * first repeat, whose object's path the root walk finds afterwards. */
-typedef struct
-{
-  GHashTable *seen;   /* JsonObject * → GHashTable of member names (owned) */
-  JsonObject *dup_in; /* the object holding the first repeated name, or NULL */
-  char *dup_name;
-} Dups;
-
-static void
-on_member (JsonParser *parser, JsonObject *object, const char *name, gpointer data)
-{
-  (void) parser;
-  Dups *d = data;
-  if (d->dup_in != NULL)
-    return;
-  GHashTable *names = g_hash_table_lookup (d->seen, object);
-  if (names == NULL)
-    {
-      names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      g_hash_table_insert (d->seen, object, names);
-    }
-  if (!g_hash_table_add (names, g_strdup (name)))
-    {
-      d->dup_in = object;
-      d->dup_name = g_strdup (name);
-    }
-}
-
-/* The dotted path of `target` under `node` ("" for the root object) into *path; FALSE when
- * it is not there. Arrays are entered with "[i]". */
-static gboolean
-path_of (JsonNode *node, JsonObject *target, GString *path)
-{
-  gsize len = path->len;
-  if (JSON_NODE_HOLDS_OBJECT (node))
-    {
-      JsonObject *o = json_node_get_object (node);
-      if (o == target)
-        return TRUE;
-      g_autoptr (GList) members = json_object_get_members (o);
-      for (GList *m = members; m != NULL; m = m->next)
-        {
-          g_string_append_printf (path, "%s%s", len > 0 ? "." : "", (const char *) m->data);
-          if (path_of (json_object_get_member (o, m->data), target, path))
-            return TRUE;
-          g_string_truncate (path, len);
-        }
-    }
-  else if (JSON_NODE_HOLDS_ARRAY (node))
-    {
-      JsonArray *a = json_node_get_array (node);
-      for (guint i = 0; i < json_array_get_length (a); i++)
-        {
-          g_string_append_printf (path, "[%u]", i);
-          if (path_of (json_array_get_element (a, i), target, path))
-            return TRUE;
-          g_string_truncate (path, len);
-        }
-    }
-  return FALSE;
-}
-
-static gboolean
-check_duplicates (const char *path, JsonNode *root, const Dups *d, GError **error)
-{
-  if (d->dup_in == NULL)
-    return TRUE;
-  g_autoptr (GString) where = g_string_new (NULL);
-  if (!path_of (root, d->dup_in, where))
-    g_string_truncate (where, 0);
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "%s: key '%s%s%s' appears twice (JSON parsers keep the last silently; give it "
-               "once)", path, where->str, where->len > 0 ? "." : "", d->dup_name);
-  return FALSE;
-}
-
 gboolean
 model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
 {
@@ -553,13 +474,8 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
       return FALSE;
     }
   g_autoptr (JsonParser) parser = json_parser_new ();
-  Dups dups = { g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
-                                       (GDestroyNotify) g_hash_table_unref), NULL, NULL };
-  g_signal_connect (parser, "object-member", G_CALLBACK (on_member), &dups);
-  gboolean parsed = json_parser_load_from_data (parser, text, -1, &e);
-  g_signal_handlers_disconnect_by_data (parser, &dups);
-  g_hash_table_unref (dups.seen);
-  g_autofree char *dup_name = dups.dup_name;
+  g_autofree char *dup_path = NULL;
+  gboolean parsed = model_json_load_unique (parser, text, &dup_path, &e);
   if (!parsed)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -576,8 +492,16 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
       model_ds_config_clear (out);
       return FALSE;
     }
-  if (!check_duplicates (path, root, &dups, error)
-      || !read_root (&r, json_node_get_object (root), error))
+  if (dup_path != NULL)
+    {
+      /* JSON parsers, DeepSpeed's json.load too, keep the last silently */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: key '%s' appears twice (JSON parsers keep the last silently; give it "
+                   "once)", path, dup_path);
+      model_ds_config_clear (out);
+      return FALSE;
+    }
+  if (!read_root (&r, json_node_get_object (root), error))
     {
       model_ds_config_clear (out);
       return FALSE;

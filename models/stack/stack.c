@@ -29,6 +29,7 @@ model_stack_init_defaults (ModelStack *stack)
     .checkpoint_every = 2,
     .flash_attention = TRUE,
     .attention_kernel = HW_ATTN_FA2,
+    .attention_sdpa = TRUE,
     .tf32 = FALSE,
     .dropout = 0,
     .zero_grad_to_none = TRUE,

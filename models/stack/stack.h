@@ -111,6 +111,12 @@ typedef struct
   /* which fused kernel runs it (hardware/kernel.h; `attention = flash | triton | flash1`):
    * timing only, the memory of all three is FlashAttention's. Default HW_ATTN_FA2. */
   HwAttnKernel attention_kernel;
+  /* PyTorch's scaled_dot_product_attention picks the kernel (attention = sdpa, and the
+   * default): FA-2 where its filters pass, else the memory-efficient kernel
+   * (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp select_sdp_backend). FALSE for
+   * attention = flash (flash-attn 2 itself: it raises where it does not run,
+   * hardware/kernel.h hw_kernel_attn_supported), triton and flash1. Default TRUE. */
+  gboolean attention_sdpa;
   gboolean tf32;          /* fp32 GEMMs on TF32 tensor cores (PyTorch default: off) */
   double dropout;         /* probability in [0, 1) */
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0: gradients are freed after

@@ -158,6 +158,26 @@ test_penalty (void)
   CU_ASSERT_EQUAL (cell (t, 1, "baseline_tokens_per_s"), t0);
   STEPSIM_ASSERT_REL (cell (t, 1, "penalty"), 100 * (1 - t1 / t0), 1e-12);
   CU_ASSERT_TRUE (cell (t, 1, "penalty") > 0); /* recompute costs throughput */
+  CU_ASSERT_EQUAL (cell (t, 1, "baseline_fits"), 1.0);
+}
+
+/* A baseline out of memory cannot run: no penalty against it (NaN, baseline_fits 0). S1 at
+ * micro-batch 16 without checkpointing needs ~190 GiB of the A100's 80; with full
+ * checkpointing ~98 GiB, micro-batch 8 ~57 GiB (the sweep scenarios/sweeps/s1-micro-batch.ini). */
+static void
+test_penalty_oom_baseline (void)
+{
+  g_autoptr (CliSweep) sw = sweep ("oombase.ini", "[axes]\ntraining.micro_batch = 8\n"
+                                                  "training.checkpointing = none, full\n"
+                                                  "[baseline]\ntraining.checkpointing = none\n");
+  g_autoptr (CliBatch) b = cli_batch_new (sw, NULL);
+  cli_batch_run (b, 2, 0, 1, NULL, NULL);
+  g_autoptr (SimTable) t = cli_batch_table (b);
+  CU_ASSERT_EQUAL (cell (t, 0, "fits"), 0.0);
+  CU_ASSERT_EQUAL (cell (t, 1, "fits"), 1.0);
+  CU_ASSERT_EQUAL (cell (t, 1, "baseline_fits"), 0.0);
+  CU_ASSERT_TRUE (isnan (cell (t, 1, "penalty")));
+  CU_ASSERT_TRUE (isnan (cell (t, 0, "penalty")));
 }
 
 /* A baseline that fails (its overrides are bad) fails the batch, naming the sweep's
@@ -231,6 +251,7 @@ main (void)
     { "threads do not change the table", test_threads_do_not_change_the_table },
     { "split across processes and merged = one run", test_split_and_merge },
     { "penalty against the baseline", test_penalty },
+    { "no penalty against a baseline out of memory", test_penalty_oom_baseline },
     { "a failing baseline fails the batch, named", test_failing_baseline },
     { "a row's error is short and names its override", test_row_error_short },
     { "progress text with ETA", test_progress_text },

@@ -307,6 +307,34 @@ test_penalty_needs_baseline (void)
   CU_ASSERT_STRING_EQUAL (p, "label\tpenalty\na\t12.5\n");
 }
 
+/* A row out of memory (fits 0) has figures of the step as planned, which cannot run: the
+ * steptime and sweep charts mark it ("(OOM)", the sweep's OOM column), and the penalty chart
+ * draws no penalty for it nor for a row whose baseline is out of memory, saying which in
+ * the label and the note. Without OOM rows the sweep has no OOM column (test_sweep_lines). */
+static void
+test_oom_rows_marked (void)
+{
+  g_autoptr (SimTable) t = table_rows (3);
+  text_col (t, "label", TEXTS ("a", "b", "c"));
+  text_col (t, "status", TEXTS ("ok", "ok", "ok"));
+  num_col (t, "training.micro_batch", "", NUMS (1, 2, 4));
+  num_col (t, "fits", "1", NUMS (1, 1, 0));
+  num_col (t, "step_time", "s", NUMS (0.5, 1, 1.5));
+  num_col (t, "baseline_fits", "1", NUMS (1, 0, 1));
+  num_col (t, "penalty", "%", NUMS (10, 20, 30));
+  const char *unit = NULL;
+  g_autofree char *st = cli_charts_steptime_data (t, &unit, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (st);
+  CU_ASSERT_PTR_NOT_NULL (strstr (st, "\nb\t"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (st, "\nc (OOM)\t"));
+  g_autofree char *pen = cli_charts_penalty_data (t, NULL);
+  CU_ASSERT_STRING_EQUAL (pen, "label\tpenalty\tnote\na\t10\t-\nb (baseline OOM)\t0\tbaseline OOM\n"
+                               "c (OOM)\t0\tOOM\n");
+  g_autofree char *l = NULL;
+  g_autofree char *sw = cli_charts_sweep_data (t, "micro_batch", "step_time", NULL, &l, NULL);
+  CU_ASSERT_STRING_EQUAL (sw, "x\tstep_time\tOOM\n1\t0.5\t0\n2\t1\t0\n4\t1.5\t1\n");
+}
+
 /* A run's summary as one results row: label = the scenario's name, then every entry typed
  * (numbers keep their units, texts stay texts). */
 static void
@@ -368,6 +396,7 @@ main (void)
     { "sweep: lines by a numeric axis", test_sweep_by_numbers },
     { "gnuplot's stderr reduced to one line", test_gnuplot_error_one_line },
     { "penalty needs a baseline", test_penalty_needs_baseline },
+    { "OOM rows are marked, no penalty against an OOM baseline", test_oom_rows_marked },
     { "summary as one row", test_summary_as_row },
     { "axis labels carry units", test_axis_label },
   };

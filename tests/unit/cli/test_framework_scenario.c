@@ -190,13 +190,13 @@ test_deepspeed_train_batch (void)
   const char *const sets[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
                                "training.deepspeed_config=ds.json", NULL };
   g_autoptr (GError) e = NULL;
-  g_autoptr (CliScenario) sc = load ("", sets, &e);
+  g_autoptr (CliScenario) sc = load (PREC, sets, &e);
   CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
   CU_ASSERT_EQUAL (sc->stack.grad_accum, 2);
   const char *const agree[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
                                 "training.grad_accum=2", "training.deepspeed_config=ds.json",
                                 NULL };
-  g_autoptr (CliScenario) ok = load ("", agree, NULL);
+  g_autoptr (CliScenario) ok = load (PREC, agree, NULL);
   CU_ASSERT_PTR_NOT_NULL (ok);
   const char *const wrong[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
                                 "training.grad_accum=4", "training.deepspeed_config=ds.json",
@@ -205,10 +205,10 @@ test_deepspeed_train_batch (void)
                                    "key 'train_batch_size' is 32",
                                    "micro_batch 2 × grad_accum 4 × 8 data-parallel ranks = 64",
                                    NULL };
-  expect_error ("", wrong, mismatch);
+  expect_error (PREC, wrong, mismatch);
   write_ds ("{ \"train_batch_size\": 40, \"bf16\": { \"enabled\": \"auto\" } }");
   const char *const remainder[] = { "key 'train_batch_size' is 40", "not a multiple", NULL };
-  expect_error ("", sets, remainder);
+  expect_error (PREC, sets, remainder);
 }
 
 /* DeepSpeed's stage3_prefetch_bucket_size = 0 or stage3_max_live_parameters = 0: no
@@ -226,7 +226,7 @@ test_deepspeed_no_prefetch (void)
       const char *const sets[] = { "cluster.gpus_per_node=8", "training.framework=deepspeed",
                                    "training.deepspeed_config=ds.json", NULL };
       g_autoptr (GError) e = NULL;
-      g_autoptr (CliScenario) sc = load ("", sets, &e);
+      g_autoptr (CliScenario) sc = load (PREC, sets, &e);
       CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
       CU_ASSERT_EQUAL (model_framework_ds_prefetch_layers (&sc->stack.framework, 1e6, 16), 0);
     }
@@ -235,6 +235,60 @@ test_deepspeed_no_prefetch (void)
 /* A key the reader does not know is a warning naming the ds_config and the key; one that
  * changes memory and is not modelled is an error naming the scenario, the ds_config and
  * the key. */
+/* fp16/bf16 "enabled": "auto" is the Trainer's --fp16/--bf16 (transformers
+ * integrations/deepspeed.py fills it): the scenario's precision, required then, never a
+ * default; an explicit false contradicts the scenario's mixed precision of that dtype; a
+ * ds_config without either block is DeepSpeed's fp32, and the error says so without naming
+ * a key the file lacks. */
+static void
+test_deepspeed_precision (void)
+{
+  const char *const sets[] = { "training.deepspeed_config=ds.json", NULL };
+  write_ds ("{ \"fp16\": { \"enabled\": \"auto\" }, \"bf16\": { \"enabled\": false } }");
+  const char *const missing[] = { "group [training], key 'precision': required key is missing",
+                                  "ds.json", "fp16.enabled", NULL };
+  expect_error ("", sets, missing);
+  const char *const bf16_off[] = { "group [training], key 'precision': bf16_mixed", "ds.json",
+                                   "bf16.enabled = false", NULL };
+  expect_error (PREC, sets, bf16_off);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load ("precision = fp16_mixed\n", sets, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->stack.precision, MODEL_PRECISION_FP16_MIXED);
+  write_ds ("{ \"zero_optimization\": { \"stage\": 1 } }");
+  g_autoptr (CliScenario) fp32 = load ("", sets, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (fp32);
+  CU_ASSERT_EQUAL (fp32->stack.precision, MODEL_PRECISION_FP32);
+  const char *const none[] = { "group [training], key 'precision': bf16_mixed",
+                               "no fp16 or bf16 block", NULL };
+  expect_error (PREC, sets, none);
+  g_autoptr (GError) e2 = NULL;
+  g_autoptr (CliScenario) again = load (PREC, sets, &e2);
+  CU_ASSERT (again == NULL && e2 != NULL && strstr (e2->message, "bf16.enabled") == NULL);
+}
+
+/* offload_optimizer with ZeRO stage 1: DeepSpeed runs it (stage_1_and_2.py, one class), the
+ * plan's offloaded step needs sharded gradients: an error naming the scenario's key, the
+ * ds_config and its key (not [offload]'s message for a key the scenario lacks); stage 2
+ * loads. */
+static void
+test_deepspeed_offload_stage1 (void)
+{
+  const char *const sets[] = { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+                               NULL };
+  write_ds ("{ \"zero_optimization\": { \"stage\": 1, \"offload_optimizer\": "
+            "{ \"device\": \"cpu\" } } }");
+  const char *const needles[] = { "group [training], key 'deepspeed_config'", "ds.json",
+                                  "key 'zero_optimization.offload_optimizer'", "zero1",
+                                  "zero_optimization.stage 2", NULL };
+  expect_error ("", sets, needles);
+  write_ds ("{ \"zero_optimization\": { \"stage\": 2, \"offload_optimizer\": "
+            "{ \"device\": \"cpu\" } } }");
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load ("", sets, &e);
+  CU_ASSERT_PTR_NOT_NULL (sc);
+}
+
 static void
 test_deepspeed_unmodelled (void)
 {
@@ -267,6 +321,9 @@ main (void)
     { "bad framework keys name group and key", test_bad_keys },
     { "deepspeed_config values land in the scenario", test_deepspeed_config },
     { "deepspeed_config: unknown keys warned, unmodelled refused", test_deepspeed_unmodelled },
+    { "deepspeed_config: fp16/bf16 auto takes the scenario's precision", test_deepspeed_precision },
+    { "deepspeed_config: offload_optimizer with stage 1 is refused naming its key",
+      test_deepspeed_offload_stage1 },
     { "deepspeed_config: train_batch_size = micro × GA × ranks", test_deepspeed_train_batch },
     { "deepspeed_config: a zero prefetch bucket or max_live prefetches nothing",
       test_deepspeed_no_prefetch },

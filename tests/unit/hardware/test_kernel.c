@@ -231,9 +231,10 @@ test_factor_listing (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (out->str, "FA-2"));
 }
 
-/* What the Triton kernel and FA-1 refuse at their first call (kernel.h: the asserts of
- * flash_attn_triton.py, the TORCH_CHECKs of flash-attn 1.0.9 fmha_api.cpp), each named in
- * the message; what they take passes. FA-2 always passes (SDPA's kernel covers the rest). */
+/* What the Triton kernel, FA-1 and FA-2 refuse at their first call (kernel.h: the asserts of
+ * flash_attn_triton.py, the TORCH_CHECKs of flash-attn 1.0.9 fmha_api.cpp and of flash-attn
+ * 2 flash_api.cpp: sm80+, fp16/bf16, head_dim <= 256), each named in the message; what they
+ * take passes. */
 static void
 test_attention_limits (void)
 {
@@ -261,7 +262,12 @@ test_attention_limits (void)
     { HW_ATTN_FA1, a100, 160, HW_DTYPE_BF16, "up to 128, not 160" },
     { HW_ATTN_FA1, a100, 100, HW_DTYPE_BF16, "multiple of 8, not 100" },
     { HW_ATTN_FA1, a100, 64, HW_DTYPE_FP32, "not fp32" },
-    { HW_ATTN_FA2, v100, 256, HW_DTYPE_FP32, NULL },
+    { HW_ATTN_FA2, a100, 256, HW_DTYPE_BF16, NULL },
+    { HW_ATTN_FA2, a100, 100, HW_DTYPE_FP16, NULL },   /* padded to 104, not refused */
+    { HW_ATTN_FA2, b200, 128, HW_DTYPE_FP8, NULL },    /* fp8 recipes: attention in bf16 */
+    { HW_ATTN_FA2, a100, 512, HW_DTYPE_BF16, "head_dim up to 256, not 512" },
+    { HW_ATTN_FA2, a100, 64, HW_DTYPE_FP32, "fp16 or bf16 inputs only, not fp32" },
+    { HW_ATTN_FA2, v100, 64, HW_DTYPE_FP16, "Ampere GPUs or newer only (sm80+), not V100" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -274,12 +280,22 @@ test_attention_limits (void)
       else
         {
           CU_ASSERT (!ok);
+          const char *name = cases[i].k == HW_ATTN_FA2 ? "flash (flash-attn 2)"
+                                                       : hw_attn_kernel_name (cases[i].k);
           CU_ASSERT (e != NULL && strstr (e->message, cases[i].needle) != NULL
-                     && strstr (e->message, hw_attn_kernel_name (cases[i].k)) != NULL);
+                     && strstr (e->message, name) != NULL);
           if (e != NULL && strstr (e->message, cases[i].needle) == NULL)
             g_printerr ("\n  case %u: \"%s\" lacks \"%s\"\n", i, e->message, cases[i].needle);
         }
     }
+  /* a head_dim beyond FA-2 is SDPA's memory-efficient kernel, timed flat (as on Volta) */
+  HwKernelShape wide = { .cls = HW_KERNEL_FLASH_FWD, .seq = 4096, .head_dim = 512,
+                         .causal = TRUE, .attn = HW_ATTN_FA2 };
+  CU_ASSERT_DOUBLE_EQUAL (hw_kernel_efficiency (a100, HW_DTYPE_BF16, &wide),
+                          a100->compute_efficiency, 1e-12);
+  wide.head_dim = 256;
+  CU_ASSERT (fabs (hw_kernel_efficiency (a100, HW_DTYPE_BF16, &wide) - a100->compute_efficiency)
+             > 1e-6);
   /* only FA-2 applies a sliding window */
   CU_ASSERT (hw_kernel_attn_has_window (HW_ATTN_FA2));
   CU_ASSERT_FALSE (hw_kernel_attn_has_window (HW_ATTN_TRITON));
@@ -287,7 +303,7 @@ test_attention_limits (void)
 }
 
 static const StepsimTest tests[] = {
-  { "Triton and FA-1: what they refuse, named", test_attention_limits },
+  { "Triton, FA-1 and FA-2: what they refuse, named", test_attention_limits },
   { "GEMM: one full wave runs at the sustained rate", test_gemm_full_wave },
   { "GEMM: a partial last wave costs a full wave", test_gemm_partial_wave },
   { "GEMM: a dimension not a multiple of 16 B runs at the measured 0.689", test_gemm_misaligned },

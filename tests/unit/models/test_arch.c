@@ -261,6 +261,37 @@ test_malformed_json (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "malformed JSON"));
 }
 
+/* A key given twice in one object (top level, or nested as rope_scaling.factor): json-glib
+ * and transformers' json.load keep the last silently, so it is a FIELD error naming the
+ * origin and the key's JSON path; the same name in two different objects is not a repeat. */
+static void
+test_duplicate_keys (void)
+{
+  static const char head[] = "{\"model_type\": \"llama\", \"hidden_size\": 64, "
+                             "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                             "\"vocab_size\": 100, \"intermediate_size\": 128, "
+                             "\"max_position_embeddings\": 128";
+  const struct { const char *tail, *path; } cases[] = {
+    { ", \"num_hidden_layers\": 4}", "key 'num_hidden_layers' appears twice" },
+    { ", \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"llama3\", \"factor\": 4.0}}",
+      "key 'rope_scaling.factor' appears twice" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *json = g_strconcat (head, cases[i].tail, NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelArch) arch = load_text (json, &error);
+      CU_ASSERT_PTR_NULL (arch);
+      CU_ASSERT_FATAL (error != NULL);
+      CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_FIELD));
+      CU_ASSERT (g_str_has_prefix (error->message, "test/inline.json: "));
+      CU_ASSERT_PTR_NOT_NULL (strstr (error->message, cases[i].path));
+    }
+  g_autofree char *fine = g_strconcat (head, ", \"text_config\": {\"hidden_size\": 64}}", NULL);
+  g_autoptr (ModelArch) ok = load_text (fine, NULL);
+  CU_ASSERT_PTR_NOT_NULL (ok);
+}
+
 /* Nesting: 100,000 brackets (which would overflow json-glib's recursion) is a clean JSON
  * error; brackets inside strings do not count, so a config whose string values hold
  * brackets still loads past the depth check (and fails only for its missing fields). */
@@ -486,6 +517,7 @@ static const StepsimTest tests[] = {
   { "llama attention_bias", test_llama_attention_bias },
   { "unknown model_type", test_unknown_family },
   { "malformed JSON", test_malformed_json },
+  { "a key given twice is named by its JSON path", test_duplicate_keys },
   { "JSON nested too deep is an error, not a crash", test_deep_json },
   { "validate: upper bounds", test_validate_bounds },
   { "missing file", test_missing_file },
