@@ -12,6 +12,7 @@
 #include "sim/fluid.h"
 #include "sim/heap.h"
 #include "sim/slots.h"
+#include "sim/vec.h"
 
 typedef struct _SimFluidActivity SimFluidActivity;
 typedef struct _SimFluidSolver SimFluidSolver;
@@ -31,7 +32,7 @@ typedef struct
   char *name;
   double capacity; /* units/s, > 0 */
   double usage;    /* Σ weight · rate after the last solve of its component */
-  GArray *members; /* SimFluidMember of the sharing activities that use it */
+  SimVec members;  /* SimFluidMember of the sharing activities that use it (owned) */
   gboolean dirty;  /* listed in SimFluid.dirty_res */
   guint visit;     /* epoch stamp of the last component search that reached it */
   /* Progressive-filling scratch. */
@@ -77,14 +78,15 @@ struct _SimFluid
   SimSlots acts;          /* SimFluidActivity slots, owned */
   guint n_live;           /* live activities (sim_fluid_n_activities) */
   guint64 next_seq;
-  GPtrArray *spare_res;  /* empty GArray* of SimResourceId, reused by flush (owned) */
-  GPtrArray *spare_acts; /* empty GArray* of SimActivityId, reused by flush (owned) */
-  GPtrArray *done_buf;   /* scratch of on_completion (NULL while in use) */
+  SimVec spare_res;      /* empty SimVecs of SimResourceId (storage kept), reused by flush */
+  SimVec spare_acts;     /* empty SimVecs of SimActivityId (storage kept), reused by flush */
+  SimVec done_buf;       /* SimFluidActivity* scratch of on_completion */
+  gboolean done_busy;    /* done_buf is in use (a nested completion takes its own) */
   SimHeap *finishing; /* sharing activities by finish time */
   SimEventId completion_event, flush_event;
   double completion_time;
-  GArray *dirty_res;  /* SimResourceId whose component must be re-solved */
-  GArray *dirty_acts; /* SimActivityId of joined activities without uses */
+  SimVec dirty_res;  /* SimResourceId whose component must be re-solved */
+  SimVec dirty_acts; /* SimActivityId of joined activities without uses */
   guint epoch;
   guint64 n_solves;
   SimLoadFunc load_func;
@@ -101,6 +103,6 @@ double sim_fluid_remaining_at (const SimFluidActivity *a, double now);
 /* Re-solves the connected component that contains `seed_res` (or `seed_act` when seed_res is
  * NULL), unless this flush's epoch already visited it: advances its activities to now, sets
  * their rates by progressive filling, re-keys them in `finishing`, updates resource usages
- * and appends the id of every resource whose usage changed to `changed`. */
+ * and appends the id (SimResourceId) of every resource whose usage changed to `changed`. */
 void sim_fluid_solve_from (SimFluid *fluid, SimFluidResource *seed_res, SimFluidActivity *seed_act,
-                           GArray *changed);
+                           SimVec *changed);

@@ -33,7 +33,8 @@
  * Storage: activities live in a generational slot pool (sim/slots.h: stable addresses for the
  * intrusive heaps and member lists, a free list; an id names slot and generation, so lookups
  * need no hashing and a stale id never matches); ordering uses the creation sequence
- * number `seq`, never the id. Flush scratch arrays are reused (sim/fluid-private.h).
+ * number `seq`, never the id. Flush scratch vectors (sim/vec.h: inline append) are reused
+ * (sim/fluid-private.h).
  * Layout: bookkeeping here; component search and progressive filling in sim/fluid_solve.c;
  * shared structures in sim/fluid-private.h.
  * Units: capacity in resource units/s, amount in activity units, time in s.
@@ -122,8 +123,17 @@ resource_free (gpointer data)
 {
   SimFluidResource *r = data;
   g_free (r->name);
-  g_array_unref (r->members);
+  sim_vec_clear (&r->members);
   g_free (r);
+}
+
+/* Frees a stack of spare vectors and their storage. */
+static void
+spares_clear (SimVec *spares)
+{
+  for (guint k = 0; k < spares->len; k++)
+    sim_vec_clear (&SIM_VEC_AT (spares, SimVec, k));
+  sim_vec_clear (spares);
 }
 
 SimFluid *
@@ -136,12 +146,7 @@ sim_fluid_new (SimEngine *engine)
   fluid->epoch = 1;
   fluid->resources = g_ptr_array_new_with_free_func (resource_free);
   sim_slots_init (&fluid->acts, sizeof (SimFluidActivity), SIM_FLUID_ACT_BLOCK);
-  fluid->spare_res = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  fluid->spare_acts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
-  fluid->done_buf = g_ptr_array_new ();
   fluid->finishing = sim_heap_new ();
-  fluid->dirty_res = g_array_new (FALSE, FALSE, sizeof (SimResourceId));
-  fluid->dirty_acts = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
   fluid->solver = sim_fluid_solver_new ();
   return fluid;
 }
@@ -168,12 +173,12 @@ sim_fluid_free (SimFluid *fluid)
     }
   sim_heap_free (fluid->finishing);
   sim_slots_clear (&fluid->acts);
-  g_ptr_array_unref (fluid->spare_res);
-  g_ptr_array_unref (fluid->spare_acts);
-  g_clear_pointer (&fluid->done_buf, g_ptr_array_unref);
+  spares_clear (&fluid->spare_res);
+  spares_clear (&fluid->spare_acts);
+  sim_vec_clear (&fluid->done_buf);
   g_ptr_array_unref (fluid->resources);
-  g_array_unref (fluid->dirty_res);
-  g_array_unref (fluid->dirty_acts);
+  sim_vec_clear (&fluid->dirty_res);
+  sim_vec_clear (&fluid->dirty_acts);
   sim_fluid_solver_free (fluid->solver);
   g_free (fluid);
 }
@@ -188,7 +193,6 @@ sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity)
   r->id = fluid->resources->len;
   r->name = g_strdup (name);
   r->capacity = capacity;
-  r->members = g_array_new (FALSE, FALSE, sizeof (SimFluidMember));
   r->node.index = SIM_HEAP_NONE;
   g_ptr_array_add (fluid->resources, r);
   return r->id;
@@ -235,7 +239,7 @@ mark_resource_dirty (SimFluid *fluid, SimFluidResource *r)
   if (r->dirty)
     return;
   r->dirty = TRUE;
-  g_array_append_val (fluid->dirty_res, r->id);
+  SIM_VEC_PUSH (&fluid->dirty_res, SimResourceId, r->id);
 }
 
 static void
@@ -264,13 +268,12 @@ join_sharing (SimFluid *fluid, SimFluidActivity *a)
   for (guint u = 0; u < a->n_uses; u++)
     {
       SimFluidResource *r = get_resource (fluid, a->uses[u].resource);
-      SimFluidMember m = { a, u };
-      a->slots[u] = r->members->len;
-      g_array_append_val (r->members, m);
+      a->slots[u] = r->members.len;
+      SIM_VEC_PUSH (&r->members, SimFluidMember, ((SimFluidMember){ a, u }));
       mark_resource_dirty (fluid, r);
     }
   if (a->n_uses == 0)
-    g_array_append_val (fluid->dirty_acts, a->id);
+    SIM_VEC_PUSH (&fluid->dirty_acts, SimActivityId, a->id);
   request_flush (fluid);
 }
 
@@ -282,14 +285,14 @@ leave_sharing (SimFluid *fluid, SimFluidActivity *a)
   for (guint u = 0; u < a->n_uses; u++)
     {
       SimFluidResource *r = get_resource (fluid, a->uses[u].resource);
-      guint slot = a->slots[u], last = r->members->len - 1;
+      guint slot = a->slots[u], last = r->members.len - 1;
       if (slot != last)
         {
-          SimFluidMember moved = g_array_index (r->members, SimFluidMember, last);
-          g_array_index (r->members, SimFluidMember, slot) = moved;
+          SimFluidMember moved = SIM_VEC_AT (&r->members, SimFluidMember, last);
+          SIM_VEC_AT (&r->members, SimFluidMember, slot) = moved;
           moved.act->slots[moved.use] = slot;
         }
-      g_array_set_size (r->members, last);
+      r->members.len = last;
       mark_resource_dirty (fluid, r);
     }
   if (a->finish.index != SIM_HEAP_NONE)
@@ -434,76 +437,69 @@ reschedule_completion (SimFluid *fluid)
     }
 }
 
-static int
-compare_resource_ids (const void *a, const void *b)
-{
-  SimResourceId x = *(const SimResourceId *) a, y = *(const SimResourceId *) b;
-  return x < y ? -1 : x > y;
-}
-
-/* An empty array of `elt` bytes from `spares` (or a new one); give it back with put_array. */
-static GArray *
-take_array (GPtrArray *spares, guint elt)
+/* An empty vector from the stack `spares` (storage kept from an earlier flush), or a new
+ * one; give it back with put_vec. */
+static SimVec
+take_vec (SimVec *spares)
 {
   if (spares->len > 0)
-    return g_ptr_array_steal_index_fast (spares, spares->len - 1);
-  return g_array_new (FALSE, FALSE, elt);
+    return SIM_VEC_AT (spares, SimVec, --spares->len);
+  return (SimVec) SIM_VEC_INIT;
 }
 
 static void
-put_array (GPtrArray *spares, GArray *array)
+put_vec (SimVec *spares, SimVec v)
 {
-  g_array_set_size (array, 0);
-  g_ptr_array_add (spares, array);
+  v.len = 0;
+  SIM_VEC_PUSH (spares, SimVec, v);
 }
 
 /* Re-solves every dirty component once, reschedules the completion event and reports the
  * resources whose usage changed, in id order. Re-entrant: the observer may start activities
- * (and a getter it calls may flush again: each flush takes its own scratch arrays). */
+ * (and a getter it calls may flush again: each flush takes its own scratch vectors). */
 static void
 flush (SimFluid *fluid)
 {
-  if (fluid->dirty_res->len == 0 && fluid->dirty_acts->len == 0)
+  if (fluid->dirty_res.len == 0 && fluid->dirty_acts.len == 0)
     return;
   if (fluid->flush_event != 0)
     {
       sim_engine_cancel (fluid->engine, fluid->flush_event);
       fluid->flush_event = 0;
     }
-  GArray *res = fluid->dirty_res, *acts = fluid->dirty_acts;
-  fluid->dirty_res = take_array (fluid->spare_res, sizeof (SimResourceId));
-  fluid->dirty_acts = take_array (fluid->spare_acts, sizeof (SimActivityId));
-  GArray *changed = take_array (fluid->spare_res, sizeof (SimResourceId));
+  SimVec res = fluid->dirty_res, acts = fluid->dirty_acts;
+  fluid->dirty_res = take_vec (&fluid->spare_res);
+  fluid->dirty_acts = take_vec (&fluid->spare_acts);
+  SimVec changed = take_vec (&fluid->spare_res);
   fluid->epoch++; /* components visited in this flush carry this stamp */
-  for (guint k = 0; k < res->len; k++)
+  for (guint k = 0; k < res.len; k++)
     {
-      SimFluidResource *r = get_resource (fluid, g_array_index (res, SimResourceId, k));
+      SimFluidResource *r = get_resource (fluid, SIM_VEC_AT (&res, SimResourceId, k));
       r->dirty = FALSE;
-      sim_fluid_solve_from (fluid, r, NULL, changed);
+      sim_fluid_solve_from (fluid, r, NULL, &changed);
     }
-  for (guint k = 0; k < acts->len; k++)
+  for (guint k = 0; k < acts.len; k++)
     {
-      SimFluidActivity *a = lookup_activity (fluid, g_array_index (acts, SimActivityId, k));
+      SimFluidActivity *a = lookup_activity (fluid, SIM_VEC_AT (&acts, SimActivityId, k));
       if (a != NULL && a->sharing)
-        sim_fluid_solve_from (fluid, NULL, a, changed);
+        sim_fluid_solve_from (fluid, NULL, a, &changed);
     }
-  put_array (fluid->spare_res, res);
-  put_array (fluid->spare_acts, acts);
+  put_vec (&fluid->spare_res, res);
+  put_vec (&fluid->spare_acts, acts);
   reschedule_completion (fluid);
   if (fluid->load_func != NULL)
     {
       /* The ids are distinct (each component is solved once per epoch), so the order does not
        * depend on the sorting algorithm. */
-      if (changed->len > 1)
-        qsort (changed->data, changed->len, sizeof (SimResourceId), compare_resource_ids);
+      sim_sort_uints (changed.data, changed.len);
       double now = fluid_now (fluid);
-      for (guint k = 0; k < changed->len; k++)
+      for (guint k = 0; k < changed.len; k++)
         {
-          SimResourceId id = g_array_index (changed, SimResourceId, k);
+          SimResourceId id = SIM_VEC_AT (&changed, SimResourceId, k);
           fluid->load_func (fluid, id, now, get_resource (fluid, id)->usage, fluid->load_data);
         }
     }
-  put_array (fluid->spare_res, changed);
+  put_vec (&fluid->spare_res, changed);
 }
 
 /* Creation order (distinct sequence numbers: a total order). */
@@ -518,7 +514,7 @@ compare_activity_seqs (const void *a, const void *b)
 /* Pops from the finish-time heap every activity complete at `now` (see file comment) into
  * `done`, in creation order. */
 static void
-collect_finished (SimFluid *fluid, double now, GPtrArray *done)
+collect_finished (SimFluid *fluid, double now, SimVec *done)
 {
   SimHeapNode *top;
   while ((top = sim_heap_peek (fluid->finishing)) != NULL)
@@ -528,10 +524,9 @@ collect_finished (SimFluid *fluid, double now, GPtrArray *done)
       if (top->key > now && sim_fluid_remaining_at (a, now) > DONE_REL_TOL * a->amount)
         break;
       sim_heap_pop (fluid->finishing);
-      g_ptr_array_add (done, a);
+      SIM_VEC_PUSH (done, SimFluidActivity *, a);
     }
-  if (done->len > 1)
-    qsort (done->pdata, done->len, sizeof (gpointer), compare_activity_seqs);
+  sim_sort_ptrs (done->data, done->len, compare_activity_seqs);
 }
 
 static void
@@ -540,13 +535,15 @@ on_completion (SimEngine *engine, gpointer user_data)
   SimFluid *fluid = user_data;
   fluid->completion_event = 0;
   double now = sim_engine_now (engine);
-  /* Engine events do not nest, but take the scratch array so that a nested use would only
-   * cost an allocation. */
-  GPtrArray *done = fluid->done_buf != NULL ? g_steal_pointer (&fluid->done_buf) : g_ptr_array_new ();
+  /* Engine events do not nest, but a nested use would take its own vector. */
+  gboolean own = fluid->done_busy;
+  SimVec local = SIM_VEC_INIT;
+  SimVec *done = own ? &local : &fluid->done_buf;
+  fluid->done_busy = TRUE;
   collect_finished (fluid, now, done);
   for (guint k = 0; k < done->len; k++)
     {
-      SimFluidActivity *a = g_ptr_array_index (done, k);
+      SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
       a->remaining = 0.0;
       a->t_last = now;
       leave_sharing (fluid, a);
@@ -556,15 +553,15 @@ on_completion (SimEngine *engine, gpointer user_data)
   reschedule_completion (fluid); /* also when nothing was dirty (activities without uses) */
   for (guint k = 0; k < done->len; k++)
     {
-      SimFluidActivity *a = g_ptr_array_index (done, k);
+      SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
       if (a->done != NULL)
         a->done (fluid, a->id, a->user_data);
     }
   for (guint k = 0; k < done->len; k++)
-    activity_release (fluid, g_ptr_array_index (done, k));
-  g_ptr_array_set_size (done, 0);
-  if (fluid->done_buf == NULL)
-    fluid->done_buf = done;
+    activity_release (fluid, SIM_VEC_AT (done, SimFluidActivity *, k));
+  done->len = 0;
+  if (own)
+    sim_vec_clear (&local);
   else
-    g_ptr_array_unref (done);
+    fluid->done_busy = FALSE;
 }

@@ -4,6 +4,7 @@ sim_libstepsim_sim_a_SOURCES = \
 	sim/engine.c sim/engine.h \
 	sim/heap.c sim/heap.h \
 	sim/slots.c sim/slots.h \
+	sim/vec.c sim/vec.h \
 	sim/text.c sim/text.h \
 	sim/fluid.c sim/fluid.h sim/fluid-private.h sim/fluid_solve.c \
 	sim/units.c sim/units.h \

@@ -11,7 +11,7 @@ sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len)
   slots->elem_size = elem_size;
   slots->block_len = block_len;
   slots->n_slots = 0;
-  slots->free = g_array_new (FALSE, FALSE, sizeof (guint));
+  slots->free = (SimVec) SIM_VEC_INIT;
 }
 
 void
@@ -19,27 +19,16 @@ sim_slots_clear (SimSlots *slots)
 {
   g_return_if_fail (slots != NULL);
   g_clear_pointer (&slots->blocks, g_ptr_array_unref);
-  g_clear_pointer (&slots->free, g_array_unref);
+  sim_vec_clear (&slots->free);
   slots->n_slots = 0;
-}
-
-gpointer
-sim_slots_at (const SimSlots *slots, guint slot)
-{
-  g_return_val_if_fail (slots != NULL && slot < slots->n_slots, NULL);
-  guchar *block = g_ptr_array_index (slots->blocks, slot / slots->block_len);
-  return block + (gsize) (slot % slots->block_len) * slots->elem_size;
 }
 
 gpointer
 sim_slots_take (SimSlots *slots, guint *slot)
 {
   g_return_val_if_fail (slots != NULL && slot != NULL, NULL);
-  if (slots->free->len > 0)
-    {
-      *slot = g_array_index (slots->free, guint, slots->free->len - 1);
-      g_array_set_size (slots->free, slots->free->len - 1);
-    }
+  if (slots->free.len > 0)
+    *slot = SIM_VEC_AT (&slots->free, guint, --slots->free.len);
   else
     {
       g_return_val_if_fail (slots->n_slots < G_MAXUINT32, NULL);
@@ -48,11 +37,4 @@ sim_slots_take (SimSlots *slots, guint *slot)
       *slot = slots->n_slots++;
     }
   return sim_slots_at (slots, *slot);
-}
-
-void
-sim_slots_give (SimSlots *slots, guint slot)
-{
-  g_return_if_fail (slots != NULL && slot < slots->n_slots);
-  g_array_append_val (slots->free, slot);
 }

@@ -12,13 +12,15 @@
 
 #include <glib.h>
 
+#include "sim/vec.h"
+
 typedef struct
 {
   GPtrArray *blocks; /* element blocks, each block_len × elem_size bytes, zeroed at creation, owned */
   gsize elem_size;   /* bytes per element */
   guint block_len;   /* elements per block */
   guint n_slots;     /* slots handed out so far (in use or free) */
-  GArray *free;      /* guint slot indices ready for reuse */
+  SimVec free;       /* guint slot indices ready for reuse */
 } SimSlots;
 
 /* Makes `slots` an empty pool of elements of `elem_size` bytes (> 0), `block_len` (> 0) per
@@ -28,16 +30,28 @@ void sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len);
 /* Frees every block (elements' own allocations are the caller's to free first). */
 void sim_slots_clear (SimSlots *slots);
 
-/* The element at `slot` (< n_slots): a stable pointer for the pool's life. */
-gpointer sim_slots_at (const SimSlots *slots, guint slot);
+/* The element at `slot` (< n_slots, asserted): a stable pointer for the pool's life.
+ * Inline: every event and activity lookup uses it. */
+static inline gpointer
+sim_slots_at (const SimSlots *slots, guint slot)
+{
+  g_assert (slot < slots->n_slots);
+  guchar *block = g_ptr_array_index (slots->blocks, slot / slots->block_len);
+  return block + (gsize) (slot % slots->block_len) * slots->elem_size;
+}
 
 /* Takes a slot, a freed one first (last freed, first reused), else a new one in a zeroed
  * block; stores its index in *slot and returns its element, whose bytes are as last left
  * (zero for a new slot). NULL when 2^32 − 1 slots are in use. */
 gpointer sim_slots_take (SimSlots *slots, guint *slot);
 
-/* Gives `slot` back for reuse; its element stays readable until taken again. */
-void sim_slots_give (SimSlots *slots, guint slot);
+/* Gives `slot` (< n_slots) back for reuse; its element stays readable until taken again. */
+static inline void
+sim_slots_give (SimSlots *slots, guint slot)
+{
+  g_assert (slot < slots->n_slots);
+  SIM_VEC_PUSH (&slots->free, guint, slot);
+}
 
 /* The id of `slot` at generation `gen`: (gen << 32) | (slot + 1). */
 static inline guint64

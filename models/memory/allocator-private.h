@@ -16,7 +16,7 @@ struct _Block
   gboolean allocated;
   Segment *seg;
   Block *prev, *next;
-  GSequenceIter *free_iter; /* in the pool's free sequence when free */
+  gboolean in_free; /* in its pool's free list (iff free) */
 };
 
 struct _Segment
@@ -37,7 +37,7 @@ struct _ModelAllocator
   guint64 capacity;
   gboolean expandable;
   GPtrArray *segments;           /* Segment*, creation order */
-  GSequence *free[N_POOLS];      /* Block*, by (size, segment id, offset) */
+  GPtrArray *free[N_POOLS];      /* free Block*, sorted by (size, segment id, offset): distinct keys */
   GPtrArray *blocks;             /* id → Block* while live (NULL once freed); id 0 unused */
   Segment *grow[N_POOLS];        /* expandable: the pool's segment */
   guint next_segment_id;

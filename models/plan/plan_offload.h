@@ -26,6 +26,10 @@ double model_plan_offload_amount (const ModelPlan *plan, guint rank, ModelOffloa
  * for MODEL_MEM_ON_GPU. */
 double model_plan_offloaded_state_bytes (const ModelPlan *plan, guint rank, ModelMemPlace where);
 
+/* The largest model_plan_offloaded_state_bytes over the plan's ranks (B; 0 without offload),
+ * in one pass over the tasks: O(tasks + ranks) instead of O(tasks × ranks). */
+double model_plan_offloaded_state_peak (const ModelPlan *plan, ModelMemPlace where);
+
 /* Starts offload task `task` of `plan` on `cluster` (both borrowed); `done` is called with
  * `user_data` on completion. Returns the activity id. API misuse (0): a task that is not
  * an offload task, or hardware the task needs missing (no CPU figures, no NVMe drives). */

@@ -195,13 +195,10 @@ fill_host (const ModelSimInput *in, const ModelPlan *plan, const ModelHostLedger
                            + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU);
   res->offload_nvme_write = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_WRITE);
   res->cpu_step_params = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_CPU_STEP);
-  for (guint r = 0; r < res->n_ranks; r++)
-    {
-      res->state_host = MAX (res->state_host,
-                             model_plan_offloaded_state_bytes (plan, r, MODEL_MEM_ON_HOST));
-      res->state_nvme = MAX (res->state_nvme,
-                             model_plan_offloaded_state_bytes (plan, r, MODEL_MEM_ON_NVME));
-    }
+  res->state_host = MAX (res->state_host,
+                         model_plan_offloaded_state_peak (plan, MODEL_MEM_ON_HOST));
+  res->state_nvme = MAX (res->state_nvme,
+                         model_plan_offloaded_state_peak (plan, MODEL_MEM_ON_NVME));
 }
 
 static void

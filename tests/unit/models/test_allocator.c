@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include "models/memory/allocator.h"
+#include "models/memory/allocator-private.h"
 #include "tests/testlib.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -277,6 +278,109 @@ test_expandable_split (void)
     }
 }
 
+/* The free lists against a linear-scan oracle, over 4,000 pseudo-random requests and
+ * releases of 512 B – 24 MiB (both pools, splits, merges, several segments): after every
+ * step each pool's list is strictly increasing in (size, segment id, offset) and holds
+ * exactly the free blocks of that pool's segments (walked through prev/next); and each
+ * request that some free block can hold starts at the block a scan of all free blocks
+ * names: the smallest size ≥ the rounded request, then the oldest segment, then the lowest
+ * offset (CUDACachingAllocator get_free_block: lower_bound in a set ordered by
+ * (stream, size, address), with our segment id and offset standing for the address). */
+static gboolean
+before (const Block *x, const Block *y)
+{
+  if (x->size != y->size)
+    return x->size < y->size;
+  if (x->seg->id != y->seg->id)
+    return x->seg->id < y->seg->id;
+  return x->offset < y->offset;
+}
+
+static void
+check_free_lists (const ModelAllocator *a)
+{
+  for (int p = 0; p < N_POOLS; p++)
+    {
+      const GPtrArray *list = a->free[p];
+      guint n_free = 0;
+      for (guint i = 0; i < a->segments->len; i++)
+        {
+          const Segment *s = g_ptr_array_index (a->segments, i);
+          if (s->pool != p)
+            continue;
+          for (const Block *b = s->first; b != NULL; b = b->next)
+            {
+              CU_ASSERT_EQUAL (b->in_free, !b->allocated);
+              n_free += !b->allocated;
+            }
+        }
+      CU_ASSERT_EQUAL (list->len, n_free);
+      for (guint i = 0; i < list->len; i++)
+        {
+          const Block *b = g_ptr_array_index (list, i);
+          CU_ASSERT_FALSE (b->allocated);
+          CU_ASSERT_EQUAL (b->seg->pool, p);
+          if (i > 0)
+            CU_ASSERT_TRUE (before (g_ptr_array_index (list, i - 1), b));
+        }
+    }
+}
+
+static const Block *
+scan_best_fit (const ModelAllocator *a, int pool, guint64 size)
+{
+  const Block *best = NULL;
+  for (guint i = 0; i < a->segments->len; i++)
+    {
+      const Segment *s = g_ptr_array_index (a->segments, i);
+      if (s->pool != pool)
+        continue;
+      for (const Block *b = s->first; b != NULL; b = b->next)
+        if (!b->allocated && b->size >= size && (best == NULL || before (b, best)))
+          best = b;
+    }
+  return best;
+}
+
+static void
+test_free_lists_oracle (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  g_autoptr (GArray) live = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr (GRand) rng = g_rand_new_with_seed (17);
+  guint n_reused = 0;
+  for (int step = 0; step < 4000; step++)
+    {
+      if (live->len > 0 && g_rand_int_range (rng, 0, 100) < 45)
+        {
+          guint k = (guint) g_rand_int_range (rng, 0, (gint32) live->len);
+          model_allocator_release (a, g_array_index (live, guint, k));
+          g_array_remove_index_fast (live, k);
+        }
+      else
+        {
+          double bytes = g_rand_boolean (rng) ? g_rand_int_range (rng, 1, 1 << 20)
+                                              : g_rand_int_range (rng, 1, 24 << 20);
+          guint64 size = (guint64) model_allocator_round_size (bytes);
+          int pool = size <= MODEL_ALLOC_SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
+          const Block *fit = scan_best_fit (a, pool, size);
+          const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
+          guint64 fit_offset = fit != NULL ? fit->offset : 0;
+          guint id = model_allocator_malloc (a, bytes, NULL);
+          const Block *b = g_ptr_array_index (a->blocks, id);
+          if (fit != NULL)
+            {
+              CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
+              CU_ASSERT_EQUAL (b->offset, fit_offset);
+              n_reused++;
+            }
+          g_array_append_val (live, id);
+        }
+      check_free_lists (a);
+    }
+  CU_ASSERT_TRUE (n_reused > 500); /* the oracle was exercised, not only new segments */
+}
+
 int main (void);
 
 int
@@ -297,6 +401,7 @@ main (void)
     { "loss head as tensors: the fp32 copy's block reused", test_loss_head_tensors },
     { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
     { "expandable segments split any remainder", test_expandable_split },
+    { "free lists sorted; best fit as a linear scan", test_free_lists_oracle },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
 }

@@ -424,6 +424,38 @@ test_catalog_host_figures (void)
   CU_ASSERT_EQUAL (a100->nvme_drives, 8); /* 8x 3.84 TB U.2 (datasheet) */
 }
 
+/* The one-pass peak over ranks equals the maximum of the per-rank sums exactly (same
+ * summation order), with offloaded states on host DRAM (ZeRO-2 CPU optimizer, 4 ranks: each
+ * keeps its shard, master + states + fp32 gradients 16Ψ/4) and on NVMe; 0 without offload
+ * and for the GPU. */
+static void
+test_offloaded_state_peak (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelOffloadTarget targets[] = { MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NVME };
+  for (guint i = 0; i < G_N_ELEMENTS (targets); i++)
+    {
+      ModelStack s = offload_stack (targets[i], MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+      g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 4, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      ModelMemPlace places[] = { MODEL_MEM_ON_GPU, MODEL_MEM_ON_HOST, MODEL_MEM_ON_NVME };
+      for (guint w = 0; w < G_N_ELEMENTS (places); w++)
+        {
+          double max = 0;
+          for (guint r = 0; r < 4; r++)
+            max = MAX (max, model_plan_offloaded_state_bytes (p, r, places[w]));
+          CU_ASSERT_EQUAL (model_plan_offloaded_state_peak (p, places[w]), max);
+          if (places[w] == MODEL_MEM_ON_GPU || targets[i] == MODEL_OFFLOAD_NONE)
+            CU_ASSERT_EQUAL (max, 0);
+        }
+      if (targets[i] == MODEL_OFFLOAD_CPU)
+        STEPSIM_ASSERT_REL (model_plan_offloaded_state_peak (p, MODEL_MEM_ON_HOST),
+                            16 * psi (a) / 4, 1e-12);
+      if (targets[i] == MODEL_OFFLOAD_NVME)
+        CU_ASSERT (model_plan_offloaded_state_peak (p, MODEL_MEM_ON_NVME) > 0);
+    }
+}
+
 int main (void);
 
 int
@@ -443,6 +475,7 @@ main (void)
     { "NVMe at min(PCIe, drive); read+write share total", test_nvme_bandwidth },
     { "ranks of a node share its CPU", test_cpu_shared_by_node },
     { "catalog nodes have CPU and NVMe figures", test_catalog_host_figures },
+    { "offloaded-state peak over ranks in one pass", test_offloaded_state_peak },
   };
   return STEPSIM_RUN_TESTS ("models/offload", tests);
 }

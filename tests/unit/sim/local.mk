@@ -19,3 +19,7 @@ check_PROGRAMS += tests/unit/sim/test_slots
 tests_unit_sim_test_slots_SOURCES = tests/unit/sim/test_slots.c
 tests_unit_sim_test_slots_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_sim_test_slots_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/sim/test_vec
+tests_unit_sim_test_vec_SOURCES = tests/unit/sim/test_vec.c
+tests_unit_sim_test_vec_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_vec_LDADD = $(UNIT_TEST_LIBS)

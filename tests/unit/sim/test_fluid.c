@@ -382,6 +382,45 @@ test_free_with_running_activities (void)
   sim_fluid_free (NULL);
 }
 
+/* An activity alone on its resources (the solver's shortcut, sim/fluid_solve.c
+ * solve_trivial) gets exactly what progressive filling gives it: r = min(bound, c_j / w_j)
+ * over its resources j, usage_j = w_j · r, bit for bit (== on doubles). Here c = (3, 7),
+ * w = (0.7, 1.3): r = min(3/0.7 ≈ 4.286, 7/1.3 ≈ 5.385) = 3/0.7, the closed form computed
+ * in the test, not copied from a run. With bound 2 below both levels, r = 2.
+ * When a second activity shares resource 2 the general path runs; once it is cancelled
+ * the lone activity is back at the closed form and the idle resource reads 0. */
+static void
+test_lone_activity_exact (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId a = sim_fluid_add_resource (r->fluid, "a", 3.0);
+  SimResourceId b = sim_fluid_add_resource (r->fluid, "b", 7.0);
+  SimResourceId c = sim_fluid_add_resource (r->fluid, "c", 1.0);
+  SimUse uses[2] = { { a, 0.7 }, { b, 1.3 } };
+  SimActivityId x = sim_fluid_start (r->fluid, 1e6, 0.0, INFINITY, uses, 2, done_cb, r);
+  double level = MIN (3.0 / 0.7, 7.0 / 1.3);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, x), level);
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, a), 0.7 * level);
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, b), 1.3 * level);
+  SimActivityId y = sim_fluid_start (r->fluid, 1e6, 0.0, 2.0, uses, 2, done_cb, r);
+  /* Shared (general path): x and y both on a and b; y bounded at 2 below the fair share
+   * 3/(2 · 0.7) ≈ 2.14, x takes what a leaves: (3 − 0.7 · 2) / 0.7. */
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, y), 2.0, TOL);
+  STEPSIM_ASSERT_REL (sim_fluid_activity_rate (r->fluid, x), (3.0 - 0.7 * 2.0) / 0.7, TOL);
+  CU_ASSERT_TRUE (sim_fluid_cancel (r->fluid, x));
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, y), 2.0); /* alone, bound below level */
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, b), 1.3 * 2.0);
+  SimUse uc = { c, 2.0 };
+  SimActivityId z = sim_fluid_start (r->fluid, 1.0, 0.0, INFINITY, &uc, 1, done_cb, r);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, z), 1.0 / 2.0);
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, c), 2.0 * (1.0 / 2.0));
+  sim_engine_run_until (r->engine, 2.5); /* z finishes at 1 / 0.5 = 2 s */
+  CU_ASSERT_EQUAL (done_at (r, z), 2.0);
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, c), 0.0);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, y), 2.0);
+  rec_free (r);
+}
+
 static const StepsimTest tests[] = {
   { "single transfer takes L + S/B", test_single_transfer },
   { "n equal flows get B/n each", test_equal_flows_share },
@@ -398,6 +437,7 @@ static const StepsimTest tests[] = {
   { "batched, component-local solves", test_batched_component_local_solves },
   { "bad arguments refused", test_bad_arguments_refused },
   { "free with running activities", test_free_with_running_activities },
+  { "a lone activity gets min(bound, c/w) exactly", test_lone_activity_exact },
 };
 
 int
