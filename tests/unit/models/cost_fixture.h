@@ -1,5 +1,6 @@
 /* tests/unit/models/cost_fixture.h — the architectures and cost parameters the cost and
- * fine-tuning tests share (test_cost*.c, test_finetune.c, cli/test_finetune_validation.c).
+ * fine-tuning tests share (test_cost*.c, test_finetune.c, test_graph*.c, the parallelism
+ * tests, cli/test_finetune_validation.c).
  * Header-only. */
 #pragma once
 
@@ -22,21 +23,39 @@ gpt_like (guint64 h, guint64 a, guint64 L, guint64 V)
   return arch;
 }
 
+/* Llama-like: the llama family's defaults (RMSNorm, SwiGLU, rotary, no biases, untied) with
+ * hidden size h, L layers, a query heads and k key/value heads of d, intermediate size i,
+ * vocabulary V and P positions. */
+static inline ModelArch
+llama_like (guint64 h, guint64 L, guint64 a, guint64 k, guint64 d, guint64 i, guint64 V,
+            guint64 P)
+{
+  ModelArch arch = { 0 };
+  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
+  arch.hidden_size = h;
+  arch.n_layers = L;
+  arch.n_heads = a;
+  arch.n_kv_heads = k;
+  arch.head_dim = d;
+  arch.intermediate_size = i;
+  arch.vocab_size = V;
+  arch.max_positions = P;
+  return arch;
+}
+
 /* Tiny llama: h = 4, a = 2 query heads, k = 1 kv head, d = 2, i = 8, V = 10. */
 static inline ModelArch
 tiny_llama (void)
 {
-  ModelArch arch = { 0 };
-  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
-  arch.hidden_size = 4;
-  arch.n_layers = 1;
-  arch.n_heads = 2;
-  arch.n_kv_heads = 1;
-  arch.head_dim = 2;
-  arch.intermediate_size = 8;
-  arch.vocab_size = 10;
-  arch.max_positions = 16;
-  return arch;
+  return llama_like (4, 1, 2, 1, 2, 8, 10, 16);
+}
+
+/* A small Llama-like layer with GQA (test_graph.c, test_graph_ops.c): h 64, L 2, 4 query heads
+ * and 2 key/value heads of d = 16 (q = 64, c = 32), SwiGLU i = 128, V 1000. */
+static inline ModelArch
+small_llama (void)
+{
+  return llama_like (64, 2, 4, 2, 16, 128, 1000, 4096);
 }
 
 static inline ModelCostParams

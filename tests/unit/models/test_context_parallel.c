@@ -16,6 +16,7 @@
 #include <string.h>
 #include "models/parallel/context_parallel.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 
 #include "tests/unit/models/cost_fixture.h"
 
@@ -23,16 +24,6 @@
 #define UNIT 1099511627776.0 /* 2^40 */
 #define KV 67108864.0        /* 2^26 */
 #define QL 134217728.0       /* 2^27 */
-
-static ModelArch *
-shipped (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  ModelArch *a = model_arch_load_hf_config (path, NULL);
-  g_assert (a != NULL);
-  return a;
-}
 
 static ModelMesh
 cp_mesh (guint cp, guint tp)
@@ -412,9 +403,7 @@ test_shard_graph_eager_and_nf4 (void)
                    model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, FALSE, NULL, 0, NULL) / 8);
 
   ModelCostParams qp = params (1, 4096, TRUE, 0);
-  model_finetune_init_defaults (&qp.finetune);
-  qp.finetune.method = MODEL_FINETUNE_QLORA;
-  qp.finetune.rank = 16;
+  qp.finetune = ft (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
   g_autoptr (ModelGraph) qg = model_cost_layer_graph (arch, &qp);
   g_autoptr (ModelGraph) qr = model_cp_shard_graph (qg, &p, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (qr);

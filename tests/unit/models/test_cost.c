@@ -429,17 +429,7 @@ test_bert_embedding (void)
 static ModelArch
 llama31_8b (void)
 {
-  ModelArch arch = { 0 };
-  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
-  arch.hidden_size = 4096;
-  arch.n_layers = 32;
-  arch.n_heads = 32;
-  arch.n_kv_heads = 8;
-  arch.head_dim = 128;
-  arch.intermediate_size = 14336;
-  arch.vocab_size = 128256;
-  arch.max_positions = 131072;
-  return arch;
+  return llama_like (4096, 32, 32, 8, 128, 14336, 128256, 131072);
 }
 
 /* Grouped-query attention saves K and V of c = k·d columns, not q = a·d (Ainslie et al.

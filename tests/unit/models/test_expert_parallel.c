@@ -21,16 +21,7 @@
 #include "models/parallel/expert_parallel.h"
 #include "models/parallel/tensor_parallel.h"
 #include "tests/testlib.h"
-
-static ModelArch *
-shipped (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  ModelArch *a = model_arch_load_hf_config (path, NULL);
-  g_assert (a != NULL);
-  return a;
-}
+#include "tests/unit/models/shipped.h"
 
 /* One pipeline stage of `dp` data-parallel (sharded) ranks, expert degrees ep and etp. */
 static ModelMesh
@@ -93,9 +84,8 @@ test_param_split (void)
   CU_ASSERT_EQUAL (s.expert_numel, 5637144576ULL);
   CU_ASSERT_EQUAL (s.n_local_experts, 2);
   /* LoRA adapters on the experts are adapters, not the published count */
-  ModelFinetune ft = { .method = MODEL_FINETUNE_LORA, .rank = 16,
-                       .targets = MODEL_LORA_ALL_LINEAR };
-  g_autoptr (ModelInventory) lora = model_inventory_new (a, &ft, NULL);
+  ModelFinetune f = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  g_autoptr (ModelInventory) lora = model_inventory_new (a, &f, NULL);
   CU_ASSERT_FATAL (model_ep_param_split (lora, &m, &s, NULL));
   CU_ASSERT_EQUAL (s.expert_total, 45097156608ULL);
 }

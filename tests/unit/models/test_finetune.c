@@ -9,30 +9,10 @@
 #include "models/ops/cost.h"
 #include "models/stack/stack.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 #include "tests/unit/models/cost_fixture.h"
 
 #include <string.h>
-
-static ModelArch *
-shipped (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  ModelArch *a = model_arch_load_hf_config (path, NULL);
-  g_assert (a != NULL);
-  return a;
-}
-
-static ModelFinetune
-lora (ModelFinetuneMethod m, guint64 r, ModelLoraTargets t)
-{
-  ModelFinetune f;
-  model_finetune_init_defaults (&f);
-  f.method = m;
-  f.rank = r;
-  f.targets = t;
-  return f;
-}
 
 /* PEFT on Llama-2-7B: r = 16 on q, k, v, o, gate, up, down: 32 layers × 16 × (4·(4096 +
  * 4096) + 3·(4096 + 11008)) = 32 × 16 × 78,080 = 39,976,960 ("trainable params: 39,976,960
@@ -42,12 +22,12 @@ static void
 test_peft_llama2_counts (void)
 {
   g_autoptr (ModelArch) a = shipped ("llama-2-7b");
-  ModelFinetune all = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
-  ModelFinetune qv = lora (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
+  ModelFinetune all = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  ModelFinetune qv = ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
   CU_ASSERT_EQUAL (a->n_layers * model_finetune_layer_adapter_params (a, &all), 39976960);
   CU_ASSERT_EQUAL (a->n_layers * model_finetune_layer_adapter_params (a, &qv), 4194304);
   CU_ASSERT_EQUAL (model_arch_n_params (a) + 39976960, 6778392576ULL);
-  ModelFinetune none = lora (MODEL_FINETUNE_NONE, 16, MODEL_LORA_ALL_LINEAR);
+  ModelFinetune none = ft (MODEL_FINETUNE_NONE, 16, MODEL_LORA_ALL_LINEAR);
   CU_ASSERT_EQUAL (model_finetune_layer_adapter_params (a, &none), 0);
 }
 
@@ -60,10 +40,10 @@ static void
 test_mixtral_counts (void)
 {
   g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
-  ModelFinetune f = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  ModelFinetune f = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
   CU_ASSERT_EQUAL (a->n_layers * model_finetune_layer_adapter_params (a, &f), 242225152);
   CU_ASSERT_EQUAL (model_finetune_max_rank (a, &f), 4096);
-  ModelFinetune qv = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_QV);
+  ModelFinetune qv = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_QV);
   CU_ASSERT_EQUAL (model_finetune_max_rank (a, &qv), 4096);
 }
 
@@ -75,8 +55,8 @@ static void
 test_lora_paper_gpt3_counts (void)
 {
   ModelArch a = gpt3_175b ();
-  ModelFinetune r1 = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_QV);
-  ModelFinetune r8 = lora (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
+  ModelFinetune r1 = ft (MODEL_FINETUNE_LORA, 1, MODEL_LORA_QV);
+  ModelFinetune r8 = ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_QV);
   CU_ASSERT_EQUAL (a.n_layers * model_finetune_layer_adapter_params (&a, &r1), 4718592);
   CU_ASSERT_EQUAL (a.n_layers * model_finetune_layer_adapter_params (&a, &r8), 37748736);
 }
@@ -110,7 +90,7 @@ test_linear_params_are_the_matrices (void)
 static void
 test_nf4_constants (void)
 {
-  ModelFinetune f = lora (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+  ModelFinetune f = ft (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
   CU_ASSERT_DOUBLE_EQUAL (model_finetune_nf4_constant_bytes (&f), 0.126953125 / 8, 0);
   f.double_quant = FALSE;
   CU_ASSERT_DOUBLE_EQUAL (model_finetune_nf4_constant_bytes (&f), 0.0625, 0);
@@ -129,7 +109,7 @@ test_stored_bytes (void)
   ModelStack s;
   model_stack_init_defaults (&s);
   s.zero_grad_to_none = FALSE;
-  s.finetune = lora (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  s.finetune = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
   const double psi = 6738415616.0, A = 39976960.0;
   CU_ASSERT_DOUBLE_EQUAL (model_stack_trainable_params (&s, a), A, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&s, a, MODEL_MEM_WEIGHTS), 2 * psi, 0);
@@ -172,9 +152,8 @@ static void
 test_frozen_backward_flops (void)
 {
   ModelArch a = tiny_llama ();
-  ModelCostParams p = { .micro_batch = 1, .seq_len = 3, .act_bytes = 2, .weight_bytes = 2,
-                        .flash_attention = TRUE };
-  p.finetune = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
+  ModelCostParams p = params (1, 3, TRUE, 0);
+  p.finetune = ft (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
   ModelBlockCost c = model_cost_layer (&a, &p);
   CU_ASSERT_DOUBLE_EQUAL (c.fwd.flops, 1392, 1e-9);
   CU_ASSERT_DOUBLE_EQUAL (c.bwd.flops, 1992, 1e-9);
@@ -197,10 +176,9 @@ static void
 test_adapter_activations_and_dequant (void)
 {
   ModelArch a = tiny_llama ();
-  ModelCostParams p = { .micro_batch = 1, .seq_len = 3, .act_bytes = 2, .weight_bytes = 2,
-                        .flash_attention = TRUE };
+  ModelCostParams p = params (1, 3, TRUE, 0);
   double base = model_cost_layer (&a, &p).act_saved;
-  p.finetune = lora (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
+  p.finetune = ft (MODEL_FINETUNE_LORA, 1, MODEL_LORA_ALL_LINEAR);
   ModelBlockCost l = model_cost_layer (&a, &p);
   CU_ASSERT_DOUBLE_EQUAL (l.act_saved - base, 42, 1e-9);
   p.finetune.method = MODEL_FINETUNE_QLORA;
@@ -220,7 +198,7 @@ test_validate (void)
   ModelStack s;
   model_stack_init_defaults (&s);
   CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
-  s.finetune = lora (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+  s.finetune = ft (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
   CU_ASSERT_TRUE (model_stack_validate_finetune (&s, NULL));
   s.precision = MODEL_PRECISION_FP32;
   g_autoptr (GError) e = NULL;

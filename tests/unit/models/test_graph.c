@@ -13,25 +13,10 @@
 #include <math.h>
 
 #include "tests/unit/models/cost_fixture.h"
+#include "tests/unit/models/shipped.h"
 
-/* A Llama-like layer with GQA: h 64, 4 query heads and 2 key/value heads of 16 (q = 64,
- * c = 32), SwiGLU i = 128, RMSNorm, rotary, no biases. */
-static ModelArch
-small_llama (void)
-{
-  ModelArch arch = { 0 };
-  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
-  arch.hidden_size = 64;
-  arch.n_layers = 2;
-  arch.n_heads = 4;
-  arch.n_kv_heads = 2;
-  arch.head_dim = 16;
-  arch.intermediate_size = 128;
-  arch.vocab_size = 1000;
-  arch.max_positions = 4096;
-  return arch;
-}
-
+/* small_llama (cost_fixture.h): h 64, 4 query heads and 2 key/value heads of 16 (q = 64,
+ * c = 32), SwiGLU i = 128. */
 static const double B = 2, S = 32, T = 64, H = 64, A = 4, Q = 64, C = 32, I = 128, E = 2;
 
 static guint
@@ -350,10 +335,7 @@ test_qlora_kbit_dtypes (void)
   ModelArch arch = small_llama ();
   ModelCostParams p = params (2, 32, TRUE, 0);
   p.autocast = TRUE;
-  model_finetune_init_defaults (&p.finetune);
-  p.finetune.method = MODEL_FINETUNE_LORA;
-  p.finetune.rank = 4;
-  p.finetune.targets = MODEL_LORA_ALL_LINEAR;
+  p.finetune = ft (MODEL_FINETUNE_LORA, 4, MODEL_LORA_ALL_LINEAR);
   double lora = model_cost_layer (&arch, &p).act_saved;
   p.finetune.method = MODEL_FINETUNE_QLORA;
   CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&arch, &p).act_saved - lora, 3 * (4 - E) * T * I, 0);

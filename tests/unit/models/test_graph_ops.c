@@ -14,24 +14,8 @@
 
 #include "tests/unit/models/cost_fixture.h"
 
-/* Llama-like with GQA: h 64, 4 query heads and 2 kv heads of 16 (q = 64, c = 32), SwiGLU
- * i = 128, RMSNorm, rotary, no biases; b = 2, s = 32 (T = 64), e = 2. */
-static ModelArch
-small_llama (void)
-{
-  ModelArch arch = { 0 };
-  model_arch_set_family_defaults (&arch, MODEL_FAMILY_LLAMA);
-  arch.hidden_size = 64;
-  arch.n_layers = 2;
-  arch.n_heads = 4;
-  arch.n_kv_heads = 2;
-  arch.head_dim = 16;
-  arch.intermediate_size = 128;
-  arch.vocab_size = 1000;
-  arch.max_positions = 4096;
-  return arch;
-}
-
+/* small_llama (cost_fixture.h): h 64, q = 64, c = 32, i = 128; b = 2, s = 32 (T = 64),
+ * e = 2. */
 static const double T = 64, H = 64, Q = 64, E = 2;
 
 /* The graph op named `name` (NULL if none). */

@@ -10,30 +10,10 @@
 #include "models/arch/inventory.h"
 #include "models/stack/stack.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 
 #include <math.h>
 #include <string.h>
-
-static ModelArch *
-shipped (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  ModelArch *a = model_arch_load_hf_config (path, NULL);
-  g_assert (a != NULL);
-  return a;
-}
-
-static ModelFinetune
-ft (ModelFinetuneMethod m, guint64 r, ModelLoraTargets t)
-{
-  ModelFinetune f;
-  model_finetune_init_defaults (&f);
-  f.method = m;
-  f.rank = r;
-  f.targets = t;
-  return f;
-}
 
 static ModelInventory *
 inventory (const ModelArch *a, const ModelFinetune *f)

@@ -8,17 +8,8 @@
 #include <string.h>
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 #include "tests/unit/models/cost_fixture.h"
-
-static ModelArch *
-shipped (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  ModelArch *a = model_arch_load_hf_config (path, NULL);
-  g_assert (a != NULL);
-  return a;
-}
 
 static ModelParallel
 tp_par (guint gpus, guint tp, gboolean sp)

@@ -11,18 +11,9 @@
 #include <string.h>
 #include "models/parallel/tensor_parallel.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 
 #include "tests/unit/models/cost_fixture.h"
-
-static ModelArch *
-shipped (const char *name)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", name);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  ModelArch *a = model_arch_load_hf_config (path, NULL);
-  g_assert (a != NULL);
-  return a;
-}
 
 static ModelMesh
 tp_mesh (guint tp, guint dp_shard)
@@ -210,11 +201,7 @@ static void
 test_lora_and_conv1d (void)
 {
   g_autoptr (ModelArch) arch = shipped ("llama-2-7b");
-  ModelFinetune f;
-  model_finetune_init_defaults (&f);
-  f.method = MODEL_FINETUNE_LORA;
-  f.rank = 16;
-  f.targets = MODEL_LORA_ALL_LINEAR;
+  ModelFinetune f = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
   g_autoptr (ModelInventory) inv = model_inventory_new (arch, &f, NULL);
   ModelMesh m = tp_mesh (4, 1);
   g_autoptr (ModelTpLayout) l = model_tp_layout_new (inv, &m, 2.0, NULL);
@@ -305,10 +292,7 @@ test_sp_grad_allreduce (void)
   g_autoptr (ModelTpLayout) gl = model_tp_layout_new (ginv, &m4, 2.0, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (gl);
   CU_ASSERT_EQUAL (model_tp_sp_grad_numel (gl, ginv), 56832);
-  ModelFinetune f;
-  model_finetune_init_defaults (&f);
-  f.method = MODEL_FINETUNE_LORA;
-  f.rank = 8;
+  ModelFinetune f = ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_ALL_LINEAR);
   g_autoptr (ModelInventory) linv = model_inventory_new (arch, &f, NULL);
   g_autoptr (ModelTpLayout) ll = model_tp_layout_new (linv, &m, 2.0, NULL);
   CU_ASSERT_EQUAL (model_tp_sp_grad_numel (ll, linv), 0);
@@ -409,11 +393,7 @@ test_graph_regions (void)
 {
   g_autoptr (ModelArch) llama = shipped ("llama-3.1-70b");
   ModelArch gpt = gpt_like (256, 4, 1, 1000);
-  ModelFinetune f;
-  model_finetune_init_defaults (&f);
-  f.method = MODEL_FINETUNE_LORA;
-  f.rank = 8;
-  f.targets = MODEL_LORA_ALL_LINEAR;
+  ModelFinetune f = ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_ALL_LINEAR);
   for (guint variant = 0; variant < 6; variant++)
     {
       ModelCostParams p = params (1, 64, variant % 2 == 0, variant >= 2 ? 0.1 : 0);
