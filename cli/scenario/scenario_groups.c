@@ -211,11 +211,7 @@ cli_scenario_load_cluster (GKeyFile *kf, CliScenario *sc, GError **error)
 static gboolean
 training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GError **error)
 {
-  GError *e = NULL;
-  *out = cli_scenario_get_raw (kf, "training", key, required, &e);
-  if (e != NULL)
-    g_propagate_error (error, e);
-  return e == NULL;
+  return cli_scenario_get_value (kf, "training", key, required, out, error);
 }
 
 /* flash | sdpa | eager. `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF

@@ -1,7 +1,7 @@
 /* cli/scenario/scenario_keys.c — the typed getters every scenario group parser shares
- * (cli/scenario/scenario_keys.h): a key's stripped value, a positive count, a positive
- * dimensioned quantity. A leaf: it calls nothing of the other scenario files, which all
- * call it (tests/layering.sh). Every error names group and key; the caller prefixes the
+ * (cli/scenario/scenario_keys.h): a key's stripped value (as a value or a success flag), a
+ * positive count, a positive dimensioned quantity. A leaf: it calls nothing of the other
+ * scenario files, which all call it (tests/layering.sh). Every error names group and key; the caller prefixes the
  * file name.
  */
 #include "config.h"
@@ -23,20 +23,29 @@ cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key, gboolean
   return g_strstrip (v);
 }
 
+/* cli_scenario_get_raw as a success flag: FALSE + error when required and missing; TRUE
+ * with *out the stripped value (caller frees), or NULL when optional and absent. */
+gboolean
+cli_scenario_get_value (GKeyFile *kf, const char *group, const char *key, gboolean required,
+                        char **out, GError **error)
+{
+  GError *e = NULL;
+  *out = cli_scenario_get_raw (kf, group, key, required, &e);
+  if (e != NULL)
+    g_propagate_error (error, e);
+  return e == NULL;
+}
 
 /* Reads a positive integer into *out (left untouched when optional and absent). */
 gboolean
 cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key, gboolean required,
                         guint64 *out, GError **error)
 {
-  GError *e = NULL;
-  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  g_autofree char *v = NULL;
+  if (!cli_scenario_get_value (kf, group, key, required, &v, error))
+    return FALSE;
   if (v == NULL)
-    {
-      if (e != NULL)
-        g_propagate_error (error, e);
-      return e == NULL;
-    }
+    return TRUE;
   guint64 n;
   if (!sim_units_parse_count (v, &n, error))
     return PREFIX_KEY (error, group, key), FALSE;
@@ -55,14 +64,11 @@ gboolean
 cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key, SimDimension dim,
                            gboolean required, double *out, GError **error)
 {
-  GError *e = NULL;
-  g_autofree char *v = cli_scenario_get_raw (kf, group, key, required, &e);
+  g_autofree char *v = NULL;
+  if (!cli_scenario_get_value (kf, group, key, required, &v, error))
+    return FALSE;
   if (v == NULL)
-    {
-      if (e != NULL)
-        g_propagate_error (error, e);
-      return e == NULL;
-    }
+    return TRUE;
   double x;
   if (!sim_units_parse (v, dim, &x, error))
     return PREFIX_KEY (error, group, key), FALSE;

@@ -15,6 +15,11 @@
 char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
                             gboolean required, GError **error);
 
+/* The same as a success flag: FALSE + error when `required` and missing; TRUE with *out the
+ * stripped value (caller frees), or NULL when optional and absent. */
+gboolean cli_scenario_get_value (GKeyFile *kf, const char *group, const char *key,
+                                 gboolean required, char **out, GError **error);
+
 /* A positive integer count (left untouched when optional and absent). */
 gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
                                  gboolean required, guint64 *out, GError **error);
