@@ -30,6 +30,14 @@ n_roles (const ModelArch *arch, ModelInventoryScope scope, const ModelTensorRole
   return n;
 }
 
+/* Σ over every tensor in `scope`. */
+static guint64
+n_scope (const ModelArch *arch, ModelInventoryScope scope)
+{
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_params (inv, scope) : 0;
+}
+
 static const ModelTensorRole attention_roles[] = {
   MODEL_TENSOR_Q, MODEL_TENSOR_K, MODEL_TENSOR_V, MODEL_TENSOR_QKV, MODEL_TENSOR_ATTN_OUT,
   MODEL_N_TENSOR_ROLES,
@@ -72,8 +80,7 @@ guint64
 model_arch_n_params_layer (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_LAYER) : 0;
+  return n_scope (arch, MODEL_INVENTORY_LAYER);
 }
 
 guint64
@@ -95,18 +102,14 @@ guint64
 model_arch_n_params_embedding (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  if (inv == NULL)
-    return 0;
-  return model_inventory_n_params (inv, MODEL_INVENTORY_EMBED);
+  return n_scope (arch, MODEL_INVENTORY_EMBED);
 }
 
 guint64
 model_arch_n_params (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  g_autoptr (ModelInventory) inv = inventory (arch);
-  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_ALL) : 0;
+  return n_scope (arch, MODEL_INVENTORY_ALL);
 }
 
 guint64
