@@ -38,6 +38,7 @@
  */
 #include "config.h"
 #include "hardware/collective-private.h"
+#include "sim/text.h"
 
 #include <math.h>
 #include <string.h>
@@ -906,38 +907,29 @@ regions_p6 (RegionSet *set, size_t nRanks, size_t nNodes)
 
 /* ---- choice ------------------------------------------------------------------------------ */
 
-static const struct
-{
-  HwCollectiveTuner tuner;
-  const char *name;
-} tuner_names[] = {
-  { HW_TUNER_NCCL, "nccl" },
-  { HW_TUNER_AWS_OFI_P5EN, "aws-ofi-p5en" },
-  { HW_TUNER_AWS_OFI_P6_B200, "aws-ofi-p6-b200" },
+/* NULL-terminated, indexed by HwCollectiveTuner (sim_text_lookup's table). */
+static const char *const tuner_names[] = {
+  [HW_TUNER_NCCL] = "nccl",
+  [HW_TUNER_AWS_OFI_P5EN] = "aws-ofi-p5en",
+  [HW_TUNER_AWS_OFI_P6_B200] = "aws-ofi-p6-b200",
+  NULL,
 };
 
 const char *
 hw_collective_tuner_name (HwCollectiveTuner tuner)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (tuner_names); i++)
-    if (tuner_names[i].tuner == tuner)
-      return tuner_names[i].name;
-  g_return_val_if_reached ("?");
+  g_return_val_if_fail ((guint) tuner < G_N_ELEMENTS (tuner_names) - 1, "?");
+  return tuner_names[tuner];
 }
 
 gboolean
 hw_collective_tuner_from_string (const char *text, HwCollectiveTuner *out, GError **error)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (tuner_names); i++)
-    if (g_strcmp0 (text, tuner_names[i].name) == 0)
-      {
-        *out = tuner_names[i].tuner;
-        return TRUE;
-      }
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "'%s' is not a collective tuner (expected nccl, aws-ofi-p5en or aws-ofi-p6-b200)",
-               text ? text : "");
-  return FALSE;
+  int v;
+  if (!sim_text_lookup (tuner_names, "collective tuner", text, &v, error))
+    return FALSE;
+  *out = (HwCollectiveTuner) v;
+  return TRUE;
 }
 
 guint

@@ -5,10 +5,12 @@
  * DeepSpeed deepspeed/sequence/layer.py). */
 #include "config.h"
 #include "models/parallel/context_parallel.h"
+#include "sim/text.h"
 
 #include <string.h>
 
-static const char *const variant_names[MODEL_CP_N_VARIANTS] = { "ring", "all_gather", "ulysses" };
+static const char *const variant_names[MODEL_CP_N_VARIANTS + 1] = { "ring", "all_gather", "ulysses",
+                                                                  NULL };
 
 const char *
 model_cp_variant_name (ModelCpVariant variant)
@@ -20,16 +22,11 @@ model_cp_variant_name (ModelCpVariant variant)
 gboolean
 model_cp_variant_from_string (const char *text, ModelCpVariant *out, GError **error)
 {
-  for (guint v = 0; v < MODEL_CP_N_VARIANTS; v++)
-    if (g_strcmp0 (text, variant_names[v]) == 0)
-      {
-        *out = (ModelCpVariant) v;
-        return TRUE;
-      }
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown context-parallel variant '%s' (expected ring, all_gather or ulysses)",
-               text ? text : "");
-  return FALSE;
+  int v;
+  if (!sim_text_lookup (variant_names, "context-parallel variant", text, &v, error))
+    return FALSE;
+  *out = (ModelCpVariant) v;
+  return TRUE;
 }
 
 void
