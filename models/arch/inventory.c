@@ -4,7 +4,9 @@
  * qwen2,gpt2,bert,mpt}.py (see arch.c for the per-family closed forms and the papers);
  * LoRA adapters are PEFT's (peft/tuners/lora/layer.py: lora_A nn.Linear(in, r), lora_B
  * nn.Linear(r, out), no bias); QLoRA's NF4 storage is bitsandbytes' Linear4bit
- * (Dettmers et al. 2023, arXiv 2305.14314 §3).
+ * (Dettmers et al. 2023, arXiv 2305.14314 §3), its constants bitsandbytes' QuantState
+ * (functional.py quantize_4bit; names as its state dict: QuantState.as_dict, "absmax",
+ * "nested_absmax").
  */
 #include "config.h"
 #include "models/arch/inventory.h"
@@ -206,6 +208,57 @@ add_adapters (Builder *b, guint first, guint last)
       }
 }
 
+/* bitsandbytes' blocksizes: quantize_4bit's default (Linear4bit's, QLoRA §3) and the one
+ * quantize_4bit passes quantize_blockwise for the absmax under compress_statistics. */
+#define NF4_BLOCKSIZE 64
+#define NF4_NESTED_BLOCKSIZE 256
+
+/* One quantization constant of NF4 weight `j`: `suffix` appended to its name, `n` elements
+ * stored as `storage`. */
+static void
+add_constant (Builder *b, guint j, ModelTensorRole role, const char *suffix, guint64 n,
+              ModelTensorStorage storage)
+{
+  ModelTensor base = g_array_index (b->inv->tensors, ModelTensor, j);
+  g_autofree char *name = g_strdup_printf ("%s.%s", base.name, suffix);
+  ModelTensor t = {
+    .name = g_string_chunk_insert_const (b->inv->names, name),
+    .role = role,
+    .ndim = 1,
+    .shape = { n, 1, 1, 1 },
+    .layer = base.layer,
+    .after_layers = base.after_layers,
+    .count = base.count,
+    .trainable = FALSE,
+    .storage = storage,
+    .base = (gint) j,
+  };
+  g_array_append_val (b->inv->tensors, t);
+}
+
+/* The constants of the NF4 tensors first … last−1 (functional.py quantize_4bit: the
+ * kernel's absmax is ⌈n/64⌉ fp32, backends/cuda/ops.py quantize_4bit blocks = −(n // −64);
+ * compress_statistics: quantize_blockwise(absmax − offset, blocksize=256) gives a uint8
+ * absmax of the same length and a nested fp32 absmax of ⌈b/256⌉). */
+static void
+add_quant_constants (Builder *b, guint first, guint last)
+{
+  gboolean dq = b->inv->finetune.double_quant;
+  for (guint j = first; j < last; j++)
+    {
+      const ModelTensor *w = &g_array_index (b->inv->tensors, ModelTensor, j);
+      if (w->storage != MODEL_TENSOR_STORAGE_NF4)
+        continue;
+      guint64 blocks = (model_tensor_numel (w) + NF4_BLOCKSIZE - 1) / NF4_BLOCKSIZE;
+      add_constant (b, j, MODEL_TENSOR_QUANT_ABSMAX, "absmax", blocks,
+                    dq ? MODEL_TENSOR_STORAGE_UINT8 : MODEL_TENSOR_STORAGE_FP32);
+      if (dq)
+        add_constant (b, j, MODEL_TENSOR_QUANT_ABSMAX2, "nested_absmax",
+                      (blocks + NF4_NESTED_BLOCKSIZE - 1) / NF4_NESTED_BLOCKSIZE,
+                      MODEL_TENSOR_STORAGE_FP32);
+    }
+}
+
 static void
 add_layer (Builder *b)
 {
@@ -273,6 +326,8 @@ add_layer (Builder *b)
       add_adapters (b, j, end);
       j = end;
     }
+  if (b->qlora)
+    add_quant_constants (b, first, last);
 }
 
 static gboolean
@@ -366,6 +421,33 @@ model_inventory_free (ModelInventory *inv)
   g_array_unref (inv->tensors);
   g_string_chunk_free (inv->names);
   g_free (inv);
+}
+
+gboolean
+model_tensor_is_quant_constant (const ModelTensor *t)
+{
+  g_return_val_if_fail (t != NULL, FALSE);
+  return t->role == MODEL_TENSOR_QUANT_ABSMAX || t->role == MODEL_TENSOR_QUANT_ABSMAX2;
+}
+
+gboolean
+model_tensor_is_parameter (const ModelTensor *t)
+{
+  return !model_tensor_is_quant_constant (t);
+}
+
+double
+model_tensor_storage_bytes (const ModelTensor *t, double weight_bytes)
+{
+  g_return_val_if_fail (t != NULL, 0);
+  switch (t->storage)
+    {
+    case MODEL_TENSOR_STORAGE_NF4: return MODEL_NF4_BYTES;
+    case MODEL_TENSOR_STORAGE_FP32: return 4;
+    case MODEL_TENSOR_STORAGE_UINT8: return 1;
+    case MODEL_TENSOR_STORAGE_WEIGHT:
+    default: return weight_bytes;
+    }
 }
 
 guint64
@@ -463,7 +545,7 @@ static gboolean
 keep_base (const ModelTensor *t, gconstpointer data)
 {
   (void) data;
-  return !is_adapter (t);
+  return !is_adapter (t) && model_tensor_is_parameter (t);
 }
 
 static gboolean
@@ -540,7 +622,7 @@ model_inventory_n_active (const ModelInventory *inv)
   for (guint k = 0; k < inv->tensors->len; k++)
     {
       const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
-      if (is_adapter (t))
+      if (is_adapter (t) || !model_tensor_is_parameter (t))
         continue;
       guint64 c = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
       if (is_expert (inv, t)) /* top-k of the E copies per layer */
@@ -559,7 +641,8 @@ model_inventory_largest (const ModelInventory *inv, ModelInventoryScope scope,
   for (guint k = 0; k < inv->tensors->len; k++)
     {
       const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
-      if (model_inventory_copies (inv, t, scope) > 0 && (t->trainable || !trainable_only))
+      if (model_inventory_copies (inv, t, scope) > 0 && model_tensor_is_parameter (t)
+          && (t->trainable || !trainable_only))
         m = MAX (m, model_tensor_numel (t));
     }
   return m;
@@ -575,7 +658,7 @@ model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope sco
   for (guint k = 0; k < inv->tensors->len; k++)
     {
       const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
-      if (is_adapter (t) && !with_adapters)
+      if ((is_adapter (t) && !with_adapters) || !model_tensor_is_parameter (t))
         continue;
       guint64 n = model_inventory_copies (inv, t, scope) * model_tensor_numel (t);
       if (t->storage == MODEL_TENSOR_STORAGE_NF4)
@@ -590,8 +673,34 @@ double
 model_inventory_nf4_constant_bytes (const ModelInventory *inv, ModelInventoryScope scope)
 {
   g_return_val_if_fail (inv != NULL, 0);
-  guint64 n = model_inventory_n_nf4 (inv, scope);
-  return n > 0 ? (double) n * model_finetune_nf4_constant_bytes (&inv->finetune) : 0;
+  /* elements per storage first, then one product each: exact for any count < 2^53 */
+  guint64 fp32 = 0, uint8 = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      if (!model_tensor_is_quant_constant (t))
+        continue;
+      guint64 n = model_inventory_copies (inv, t, scope) * model_tensor_numel (t);
+      if (t->storage == MODEL_TENSOR_STORAGE_UINT8)
+        uint8 += n;
+      else
+        fp32 += n;
+    }
+  return 4.0 * (double) fp32 + (double) uint8;
+}
+
+guint64
+model_inventory_n_quant_constant_tensors (const ModelInventory *inv, ModelInventoryScope scope)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  guint64 n = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      if (model_tensor_is_quant_constant (t))
+        n += model_inventory_copies (inv, t, scope);
+    }
+  return n;
 }
 
 GArray *

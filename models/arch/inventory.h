@@ -5,9 +5,12 @@
  * the HF implementation (modeling_{llama,mistral,mixtral,qwen2,gpt2,bert,mpt}.py) with its
  * HF-style name, PyTorch shape, layer, role, whether it trains, and how it is stored; plus
  * the LoRA adapters PEFT adds (lora_A r × in, lora_B out × r per targeted projection; Hu
- * et al. 2021, arXiv 2106.09685 §4.1). Parameter counts (arch.h), trainable counts, weight,
- * gradient, master, optimizer-state, adapter and NF4-constant bytes (models/stack/stack.h)
- * are folds over this list; nothing else counts parameters.
+ * et al. 2021, arXiv 2106.09685 §4.1); plus, under QLoRA, the quantization constants
+ * bitsandbytes keeps beside each NF4 weight (its QuantState; see "Quantization constants"
+ * below). Parameter counts (arch.h), trainable counts, weight, gradient, master,
+ * optimizer-state, adapter and NF4-constant bytes (models/stack/stack.h) are folds over this
+ * list; nothing else counts parameters. The quantization constants are tensors but not
+ * parameters (model_tensor_is_parameter()): no parameter count includes them.
  *
  * Representation (cheap for 100+ layer models): the transformer layers are identical, so
  * the list holds the root tensors (layer MODEL_TENSOR_ROOT: embeddings before the layers,
@@ -27,7 +30,25 @@
  * norm, pooler, classifier, LM head). Inside the layer: q, k, v (or the fused qkv), o;
  * their biases; the router; the MLP weights (gate, up, down / fc, proj); their biases; the
  * norm weights; the norm biases; then the LoRA adapters, A of each projection of a group
- * and then their B (groups: q, k, v, qkv, o, router, {gate, up} or fc, down).
+ * and then their B (groups: q, k, v, qkv, o, router, {gate, up} or fc, down); then the
+ * quantization constants of the NF4 weights, in weight order (each weight's absmax, then
+ * under double quantization its absmax2).
+ *
+ * Quantization constants (QLoRA, Dettmers et al. 2023 arXiv 2305.14314 §3; bitsandbytes
+ * functional.py quantize_4bit, the CUDA kernel's absmax in backends/cuda/ops.py, and
+ * QuantState): an NF4 weight of n elements is quantized in blocks of blocksize = 64
+ * (Linear4bit's default) with one absmax per block, b = ⌈n/64⌉ of them:
+ *   - without double quantization (compress_statistics False): absmax, b × fp32;
+ *   - with it (bnb_4bit_use_double_quant, compress_statistics True): absmax − its mean is
+ *     quantized blockwise with blocksize 256 (quantize_blockwise, the 8-bit dynamic map),
+ *     so absmax is b × uint8, and the nested state keeps absmax2, ⌈b/256⌉ × fp32.
+ * Each is one entry with role MODEL_TENSOR_QUANT_ABSMAX / _ABSMAX2, shape (b) / (⌈b/256⌉),
+ * storage FP32 or UINT8, frozen, `base` the NF4 weight, layer, after_layers and count as
+ * the weight's. Per weight bnb also keeps the 16-entry NF4 code (fp32), and under double
+ * quantization the fp32 offset (the mean) and a 256-entry fp32 copy of the dynamic map;
+ * those ≈ 1.1 KB per weight are not listed (the fold reproduces QLoRA §3's per-weight
+ * rate, model_finetune_nf4_constant_bytes(), exactly for every n that is a multiple of
+ * 64 · 256).
  *
  * Shapes are PyTorch's parameter shapes: nn.Linear weight (out, in), bias (out); GPT-2's
  * Conv1D weight (in, out) (modeling_gpt2.py Conv1D: weight nx × nf); nn.Embedding
@@ -66,6 +87,10 @@ typedef enum
   MODEL_TENSOR_LORA_A,         /* adapter A: r × in */
   MODEL_TENSOR_LORA_B,         /* adapter B: out × r */
   MODEL_TENSOR_DORA_MAGNITUDE, /* DoRA magnitude vector (out); reserved: no DoRA method yet */
+  MODEL_TENSOR_QUANT_ABSMAX,   /* QLoRA: an NF4 weight's per-64 absmax (fp32, or uint8
+                                  under double quantization); not a parameter */
+  MODEL_TENSOR_QUANT_ABSMAX2,  /* QLoRA double quantization: the absmax's per-256 fp32
+                                  absmax (nested QuantState); not a parameter */
   MODEL_N_TENSOR_ROLES
 } ModelTensorRole;
 
@@ -74,9 +99,12 @@ typedef enum
 typedef enum
 {
   MODEL_TENSOR_STORAGE_WEIGHT, /* the stack's weight dtype (fp32, or the 16-bit copy) */
-  MODEL_TENSOR_STORAGE_NF4,    /* QLoRA 4-bit NormalFloat, 0.5 B per element, plus its
-                                  absmax constants (model_finetune_nf4_constant_bytes()) */
+  MODEL_TENSOR_STORAGE_NF4,    /* QLoRA 4-bit NormalFloat, 0.5 B per element (packed two
+                                  per uint8); its constants are their own tensors */
+  MODEL_TENSOR_STORAGE_FP32,   /* 4 B per element whatever the precision (absmax, absmax2) */
+  MODEL_TENSOR_STORAGE_UINT8,  /* 1 B per element (double-quantized absmax) */
 } ModelTensorStorage;
+
 
 #define MODEL_TENSOR_ROOT (-1)       /* outside the transformer layers (FSDP root unit) */
 #define MODEL_TENSOR_EACH_LAYER (-2) /* template: one copy in every transformer layer */
@@ -96,8 +124,19 @@ typedef struct
   gboolean trainable; /* has gradients, master weights and optimizer state */
   ModelTensorStorage storage;
   gboolean lora_target; /* a projection weight that carries LoRA adapters */
-  gint base;          /* LoRA A/B: index of the projection weight it adapts; else -1 */
+  gint base;          /* LoRA A/B: index of the projection weight it adapts; quantization
+                         constants: of the NF4 weight they belong to; else -1 */
 } ModelTensor;
+
+/* A model parameter (an nn.Parameter: base tensors and adapters), rather than a
+ * quantization constant (MODEL_TENSOR_QUANT_*). */
+gboolean model_tensor_is_parameter (const ModelTensor *t);
+/* A quantization constant (MODEL_TENSOR_QUANT_ABSMAX or _ABSMAX2). */
+gboolean model_tensor_is_quant_constant (const ModelTensor *t);
+
+/* B per element of `t` as stored: `weight_bytes` for WEIGHT storage, 0.5 for NF4
+ * (MODEL_NF4_BYTES), 4 for FP32, 1 for UINT8. */
+double model_tensor_storage_bytes (const ModelTensor *t, double weight_bytes);
 
 typedef struct
 {
@@ -156,8 +195,8 @@ typedef double (*ModelTensorFn) (const ModelTensor *t, gpointer data);
 double model_inventory_fold (const ModelInventory *inv, ModelInventoryScope scope,
                              ModelTensorFn fn, gpointer data);
 
-/* Parameter counts (exact). n_params: base model (adapters excluded: what the published
- * counts count); n_trainable: what has gradients (every base tensor under full
+/* Parameter counts (exact; quantization constants are no parameters and count in none).
+ * n_params: base model (adapters excluded: what the published counts count); n_trainable: what has gradients (every base tensor under full
  * fine-tuning, the adapters alone under LoRA); n_adapter: the LoRA A/B tensors; n_role:
  * of one role (weights and biases); n_nf4: elements stored as NF4. */
 guint64 model_inventory_n_params (const ModelInventory *inv, ModelInventoryScope scope);
@@ -171,19 +210,24 @@ guint64 model_inventory_n_nf4 (const ModelInventory *inv, ModelInventoryScope sc
  * the router whole), whole model, base tensors: for model FLOPs. */
 guint64 model_inventory_n_active (const ModelInventory *inv);
 
-/* Elements of the largest single tensor copy in `scope` (trainable_only: among the
- * trainable ones); 0 if none. */
+/* Elements of the largest single parameter tensor copy in `scope` (trainable_only: among
+ * the trainable ones); 0 if none. */
 guint64 model_inventory_largest (const ModelInventory *inv, ModelInventoryScope scope,
                                  gboolean trainable_only);
 
-/* Stored bytes (B) of the weights in `scope`, adapters included or not: WEIGHT storage
+/* Stored bytes (B) of the parameters in `scope`, adapters included or not: WEIGHT storage
  * `weight_bytes` per element, NF4 0.5 B per element (MODEL_NF4_BYTES; its constants are
- * model_inventory_nf4_constant_bytes()). */
+ * not parameters: model_inventory_nf4_constant_bytes()). */
 double model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope scope,
                                      double weight_bytes, gboolean with_adapters);
-/* Bytes (B) of the NF4 absmax constants in `scope` (QLoRA §3; 0 without NF4 tensors):
- * n_nf4 × model_finetune_nf4_constant_bytes(). */
+/* Bytes (B) of the quantization constants in `scope` (QLoRA §3; 0 without NF4 tensors):
+ * Σ copies × numel × storage bytes over the MODEL_TENSOR_QUANT_* tensors (see
+ * "Quantization constants" above); = n_nf4 × model_finetune_nf4_constant_bytes() when
+ * every NF4 tensor's size is a multiple of 64 · 256. */
 double model_inventory_nf4_constant_bytes (const ModelInventory *inv, ModelInventoryScope scope);
+/* Number of quantization-constant tensor copies in `scope` (Σ copies). */
+guint64 model_inventory_n_quant_constant_tensors (const ModelInventory *inv,
+                                                  ModelInventoryScope scope);
 
 /* The projections of one layer as finetune.h's ModelLinear (a group, e.g. SwiGLU gate and
  * up, is one entry with their summed count). New GArray of ModelLinear. */

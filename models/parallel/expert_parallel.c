@@ -101,7 +101,7 @@ static double
 bucket_numel (const ModelTensor *t, gpointer data)
 {
   const FoldData *f = data;
-  if (is_adapter (t))
+  if (is_adapter (t) || !model_tensor_is_parameter (t))
     return 0;
   if (f->which == 2)
     return t->role == MODEL_TENSOR_ROUTER ? (double) model_tensor_numel (t) : 0;

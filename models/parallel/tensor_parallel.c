@@ -157,6 +157,49 @@ tensor_style (const ModelInventory *inv, const ModelTensor *t, gint *dim)
   return MODEL_TP_REPLICATE;
 }
 
+/* A quantization constant of an NF4 weight, laid out after its base `x`'s entry (a lower
+ * index): a rank quantizes the shard it holds (bitsandbytes quantizes whatever tensor
+ * Params4bit holds, functional.py quantize_4bit), so its absmax has ⌈local numel / 64⌉
+ * elements and the nested absmax ⌈that / 256⌉ — inventory.c's formulas on the base's
+ * local share. A constant of a split base is Shard(0) on tp (etp for an expert's), one of
+ * a whole base is replicated. */
+static void
+quant_constant (const ModelTpLayout *l, const ModelInventory *inv, const ModelTensor *t,
+                ModelTpTensor *x)
+{
+  g_assert (t->base >= 0 && (guint) t->base < l->tensors->len); /* the base comes first */
+  const ModelTpTensor *b = &g_array_index (l->tensors, ModelTpTensor, t->base);
+  const ModelTensor *w = model_inventory_tensor (inv, (guint) t->base);
+  guint64 local = 1, whole = model_tensor_numel (w);
+  for (guint d = 0; d < w->ndim; d++)
+    local *= b->local_shape[d];
+  guint64 n = t->shape[0];
+  if (local != whole) /* blocks of the local share, as inventory.c builds them */
+    {
+      n = (local + 63) / 64;
+      if (t->role == MODEL_TENSOR_QUANT_ABSMAX2)
+        n = (n + 255) / 256;
+    }
+  x->style = b->style;
+  x->expert = b->expert;
+  x->tp_dim = b->tp_dim >= 0 ? 0 : -1;
+  x->ndim = 1;
+  x->shape[0] = t->shape[0];
+  x->local_shape[0] = n;
+  for (guint d = 1; d < 4; d++)
+    x->shape[d] = x->local_shape[d] = 1;
+  x->placements = model_placements_replicate ();
+  if (l->dp_shard > 1)
+    x->placements.on[MODEL_MESH_DP_SHARD] = (ModelPlacement){ MODEL_PLACEMENT_SHARD,
+                                                              MODEL_PLACEMENT_FLAT };
+  if (!b->expert && x->tp_dim >= 0)
+    x->placements.on[MODEL_MESH_TP] = (ModelPlacement){ MODEL_PLACEMENT_SHARD, 0 };
+  x->copies = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) / (x->expert ? l->ep : 1);
+  x->element_bytes = model_tensor_storage_bytes (t, 1);
+  x->tp_bytes = (double) n * x->element_bytes;
+  x->rank_bytes = x->tp_bytes / l->dp_shard;
+}
+
 ModelTpLayout *
 model_tp_layout_new (const ModelInventory *inv, const ModelMesh *mesh, double weight_bytes,
                      GError **error)
@@ -186,6 +229,12 @@ model_tp_layout_new (const ModelInventory *inv, const ModelMesh *mesh, double we
     {
       const ModelTensor *t = model_inventory_tensor (inv, i);
       ModelTpTensor x = { .index = i, .ndim = t->ndim };
+      if (model_tensor_is_quant_constant (t))
+        {
+          quant_constant (l, inv, t, &x);
+          g_array_append_val (l->tensors, x);
+          continue;
+        }
       x.style = tensor_style (inv, t, &x.tp_dim);
       x.expert = is_expert (inv, t);
       memcpy (x.shape, t->shape, sizeof x.shape);
@@ -233,7 +282,7 @@ model_tp_layout_new (const ModelInventory *inv, const ModelMesh *mesh, double we
             }
         }
       x.copies = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) / (x.expert ? l->ep : 1);
-      x.element_bytes = t->storage == MODEL_TENSOR_STORAGE_NF4 ? MODEL_NF4_BYTES : weight_bytes;
+      x.element_bytes = model_tensor_storage_bytes (t, weight_bytes);
       double numel = 1;
       for (guint d = 0; d < t->ndim; d++)
         numel *= (double) x.local_shape[d];
@@ -254,9 +303,9 @@ model_tp_layout_free (ModelTpLayout *layout)
   g_free (layout);
 }
 
-double
-model_tp_layout_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
-                       ModelInventoryScope scope, gboolean dp_sharded, gboolean with_adapters)
+static double
+layout_bytes (const ModelTpLayout *layout, const ModelInventory *inv, ModelInventoryScope scope,
+              gboolean dp_sharded, gboolean with_adapters, gboolean constants)
 {
   g_return_val_if_fail (layout != NULL && inv != NULL
                         && layout->tensors->len == inv->tensors->len, 0);
@@ -267,12 +316,26 @@ model_tp_layout_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
       const ModelTensor *t = model_inventory_tensor (inv, i);
       gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
                          || t->role == MODEL_TENSOR_DORA_MAGNITUDE;
-      if (adapter && !with_adapters)
+      if ((adapter && !with_adapters) || model_tensor_is_quant_constant (t) != constants)
         continue;
       double copies = (double) model_inventory_copies (inv, t, scope) / (x->expert ? layout->ep : 1);
       sum += copies * (dp_sharded ? x->rank_bytes : x->tp_bytes);
     }
   return sum;
+}
+
+double
+model_tp_layout_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
+                       ModelInventoryScope scope, gboolean dp_sharded, gboolean with_adapters)
+{
+  return layout_bytes (layout, inv, scope, dp_sharded, with_adapters, FALSE);
+}
+
+double
+model_tp_layout_constant_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
+                                ModelInventoryScope scope, gboolean dp_sharded)
+{
+  return layout_bytes (layout, inv, scope, dp_sharded, FALSE, TRUE);
 }
 
 guint64

@@ -93,7 +93,8 @@ typedef struct
   guint64 local_shape[4]; /* one tp rank's share of one copy */
   guint64 copies;         /* copies one rank holds in the whole model: count (experts: /ep)
                            * × n_layers for layer templates */
-  double element_bytes;   /* B per element (weight dtype, or NF4's 0.5) */
+  double element_bytes;   /* B per element (weight dtype, NF4's 0.5; a quantization
+                           * constant's 4 or 1, whatever weight_bytes) */
   double tp_bytes;        /* B of one copy's tp-local share */
   double rank_bytes;      /* B of one copy when also sharded over dp_shard: tp_bytes /
                            * dp_shard */
@@ -119,12 +120,17 @@ ModelTpLayout *model_tp_layout_new (const ModelInventory *inv, const ModelMesh *
 void model_tp_layout_free (ModelTpLayout *layout); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelTpLayout, model_tp_layout_free)
 
-/* B one rank holds of the tensors of `inv` in `scope` (inventory.h; experts /ep):
- * Σ copies × (dp_sharded ? rank_bytes : tp_bytes), adapters included or not. `layout`
+/* B one rank holds of the parameter tensors of `inv` in `scope` (inventory.h; experts
+ * /ep): Σ copies × (dp_sharded ? rank_bytes : tp_bytes), adapters included or not; QLoRA's
+ * quantization constants are not parameters (model_tp_layout_constant_bytes). `layout`
  * must have been built from `inv`. */
 double model_tp_layout_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
                               ModelInventoryScope scope, gboolean dp_sharded,
                               gboolean with_adapters);
+/* The same for the quantization constants (MODEL_TENSOR_QUANT_*; 0 without QLoRA): each
+ * shards with its NF4 weight (a rank's constants are those of the share it quantizes). */
+double model_tp_layout_constant_bytes (const ModelTpLayout *layout, const ModelInventory *inv,
+                                       ModelInventoryScope scope, gboolean dp_sharded);
 
 /* Elements of the trainable tensors whose gradient each tp rank computes from its
  * sequence shard under SP, so Megatron all-reduces them (SUM, one coalesced all-reduce over

@@ -90,8 +90,8 @@ fraction (const ModelTpLayout *layout, const ModelInventory *inv, ModelInventory
     {
       const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
       const ModelTensor *t = model_inventory_tensor (inv, i);
-      if (trainable && !t->trainable)
-        continue;
+      if ((trainable && !t->trainable) || !model_tensor_is_parameter (t))
+        continue; /* QLoRA's constants are no weights (category quantization) */
       double copies = (double) model_inventory_copies (inv, t, scope);
       double unit = trainable ? 1.0 : x->element_bytes;
       local += copies / (x->expert ? layout->ep : 1) * x->tp_bytes / x->element_bytes * unit;

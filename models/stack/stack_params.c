@@ -84,8 +84,7 @@ model_stack_weights_total (const ModelStack *s, const ModelArch *arch)
 static double
 stored_bytes (const ModelTensor *t, double w)
 {
-  return (double) model_tensor_numel (t)
-         * (t->storage == MODEL_TENSOR_STORAGE_NF4 ? MODEL_NF4_BYTES : w);
+  return (double) model_tensor_numel (t) * model_tensor_storage_bytes (t, w);
 }
 
 GArray *
@@ -96,14 +95,15 @@ model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch)
   double w = model_stack_weight_bytes (s);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
   /* The root unit's tensors, then the layers' (each template tensor L × count times, in
-   * inventory order); the adapters are category lora, not listed. */
+   * inventory order); the adapters are category lora and QLoRA's constants category
+   * quantization, not listed. */
   const ModelInventoryScope scopes[] = { MODEL_INVENTORY_ROOT, MODEL_INVENTORY_ALL };
   for (guint sc = 0; sc < G_N_ELEMENTS (scopes); sc++)
     for (guint k = 0; k < inv->tensors->len; k++)
       {
         const ModelTensor *t = model_inventory_tensor (inv, k);
         if (t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
-            || (sc == 0) != (t->layer == MODEL_TENSOR_ROOT))
+            || !model_tensor_is_parameter (t) || (sc == 0) != (t->layer == MODEL_TENSOR_ROOT))
           continue;
         double b = stored_bytes (t, w);
         for (guint64 j = 0; j < model_inventory_copies (inv, t, scopes[sc]); j++)
@@ -157,7 +157,7 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
     case MODEL_MEM_GRADIENTS:
       return model_stack_gradients_persistent (s) ? n * model_stack_gradient_bytes (s) : 0;
     case MODEL_MEM_QUANTIZATION:
-      if (s->finetune.method == MODEL_FINETUNE_QLORA) /* NF4 absmax constants */
+      if (s->finetune.method == MODEL_FINETUNE_QLORA) /* the inventory's NF4 constants */
         {
           g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
           return model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);

@@ -252,7 +252,9 @@ manual (const ModelInventory *inv, ModelInventoryScope scope, gboolean trainable
     {
       const ModelTensor *t = model_inventory_tensor (inv, j);
       gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B;
-      if ((trainable_only && !t->trainable) || (base_only && adapter))
+      gboolean constant = t->role == MODEL_TENSOR_QUANT_ABSMAX
+                          || t->role == MODEL_TENSOR_QUANT_ABSMAX2; /* no parameter */
+      if ((trainable_only && !t->trainable) || (base_only && adapter) || constant)
         continue;
       gboolean root = t->layer == MODEL_TENSOR_ROOT;
       guint64 copies = 0;
@@ -273,7 +275,7 @@ static double
 numel_fn (const ModelTensor *t, gpointer data)
 {
   (void) data;
-  return (double) model_tensor_numel (t);
+  return model_tensor_is_parameter (t) ? (double) model_tensor_numel (t) : 0;
 }
 
 /* Adafactor's state of one trainable tensor: r + c for a matrix, n for a vector (Shazeer &
@@ -354,7 +356,8 @@ test_folds_are_sums (void)
             const ModelTensor *t = model_inventory_tensor (inv, j);
             double e = (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL)
                        * (double) model_tensor_numel (t);
-            if (t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B)
+            if (t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B
+                || t->role == MODEL_TENSOR_QUANT_ABSMAX || t->role == MODEL_TENSOR_QUANT_ABSMAX2)
               continue;
             if (t->storage == MODEL_TENSOR_STORAGE_NF4)
               nf4 += e;
