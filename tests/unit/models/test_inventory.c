@@ -11,6 +11,7 @@
 #include "models/stack/stack.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/shipped.h"
+#include "tests/unit/models/tiny.h"
 
 #include <math.h>
 #include <string.h>
@@ -419,6 +420,191 @@ test_bert_roles (void)
   CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL), 335143938ULL);
 }
 
+/* Σ over the quantization constants of `inv` of copies × numel × storage bytes, and their
+ * tensor copies: the fold written out. */
+static double
+constant_sum (const ModelInventory *inv, guint64 *tensors)
+{
+  double sum = 0;
+  *tensors = 0;
+  for (guint j = 0; j < inv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, j);
+      if (!model_tensor_is_quant_constant (t))
+        continue;
+      guint64 c = model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+      *tensors += c;
+      sum += (double) c * (double) model_tensor_numel (t)
+             * (t->storage == MODEL_TENSOR_STORAGE_UINT8 ? 1.0 : 4.0);
+    }
+  return sum;
+}
+
+/* QLoRA's constants as bitsandbytes stores them (functional.py quantize_4bit, blocksize
+ * 64; compress_statistics: quantize_blockwise(absmax − mean, blocksize=256)), on
+ * Llama-2-7B (h 4096, i 11008, L 32): 7 NF4 weights per layer, 224 in all — q, k, v, o of
+ * h² = 16,777,216 elements (262,144 blocks of 64), gate, up, down of h·i = 45,088,768
+ * (704,512 blocks).
+ *   without double quantization: one fp32 absmax per weight, 224 tensors;
+ *     per layer 4·(4·262,144 + 3·704,512) = 4·3,162,112 = 12,648,448 B; × 32 = 404,750,336 B
+ *     = Λ/16 (Λ = 32·(4h² + 3hi) = 6,476,005,376 NF4 weights; QLoRA §3's 0.5 bit/weight);
+ *   with it: a uint8 absmax and an fp32 nested absmax of ⌈blocks/256⌉ per weight (1,024 for
+ *     h², 2,752 for h·i), 448 tensors; per layer 3,162,112 + 4·(4·1,024 + 3·2,752) =
+ *     3,162,112 + 49,408 = 3,211,520 B; × 32 = 102,768,640 B = Λ·(1/64 + 1/4096), the old
+ *     per-weight formula (8/64 + 32/(64·256) bit).
+ * The constants are frozen, not parameters (the parameter count is the published one, as
+ * without QLoRA), and sit in the layer template beside their weight (`base`). */
+static void
+test_quant_constants_llama2_7b (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  const double lambda = 6476005376.0;
+  for (int dq = 0; dq < 2; dq++)
+    {
+      ModelFinetune q = ft (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+      q.double_quant = dq;
+      g_autoptr (ModelInventory) inv = inventory (a, &q);
+      guint64 n = 0;
+      double bytes = constant_sum (inv, &n);
+      CU_ASSERT_EQUAL (n, dq ? 448 : 224);
+      CU_ASSERT_EQUAL (model_inventory_n_quant_constant_tensors (inv, MODEL_INVENTORY_ALL), n);
+      CU_ASSERT_EQUAL (model_inventory_n_quant_constant_tensors (inv, MODEL_INVENTORY_LAYER),
+                       n / 32);
+      CU_ASSERT_EQUAL (model_inventory_n_quant_constant_tensors (inv, MODEL_INVENTORY_ROOT), 0);
+      CU_ASSERT_DOUBLE_EQUAL (bytes, dq ? 102768640.0 : 404750336.0, 0);
+      CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL),
+                              bytes, 0);
+      CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_LAYER),
+                              bytes / 32, 0);
+      /* the fold equals the old per-weight formula: Λ is a multiple of 64·256 per tensor */
+      CU_ASSERT_DOUBLE_EQUAL (bytes, lambda * model_finetune_nf4_constant_bytes (&q), 0);
+      /* not parameters: the counts are those without QLoRA */
+      CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL), model_arch_n_params (a));
+      CU_ASSERT_EQUAL (model_inventory_n_params (inv, MODEL_INVENTORY_ALL), 6738415616ULL);
+      CU_ASSERT_EQUAL (model_inventory_n_trainable (inv, MODEL_INVENTORY_ALL), 39976960);
+      CU_ASSERT_EQUAL (model_inventory_n_active (inv), model_arch_n_params (a));
+      for (guint j = 0; j < inv->tensors->len; j++)
+        {
+          const ModelTensor *t = model_inventory_tensor (inv, j);
+          if (!model_tensor_is_quant_constant (t))
+            continue;
+          CU_ASSERT_FALSE (model_tensor_is_parameter (t));
+          CU_ASSERT_FALSE (t->trainable);
+          CU_ASSERT_EQUAL (t->ndim, 1);
+          CU_ASSERT_FATAL (t->base >= 0 && (guint) t->base < j);
+          const ModelTensor *w = model_inventory_tensor (inv, (guint) t->base);
+          CU_ASSERT_EQUAL (w->storage, MODEL_TENSOR_STORAGE_NF4);
+          CU_ASSERT_EQUAL (t->layer, w->layer);
+          CU_ASSERT_EQUAL (t->count, w->count);
+          guint64 blocks = model_tensor_numel (w) / 64;
+          g_autofree char *absmax = g_strconcat (w->name, ".absmax", NULL);
+          g_autofree char *nested = g_strconcat (w->name, ".nested_absmax", NULL);
+          if (t->role == MODEL_TENSOR_QUANT_ABSMAX)
+            {
+              CU_ASSERT_EQUAL (t->shape[0], blocks);
+              CU_ASSERT_EQUAL (t->storage, dq ? MODEL_TENSOR_STORAGE_UINT8
+                                              : MODEL_TENSOR_STORAGE_FP32);
+              CU_ASSERT_STRING_EQUAL (t->name, absmax);
+            }
+          else
+            {
+              CU_ASSERT_TRUE (dq);
+              CU_ASSERT_EQUAL (t->role, MODEL_TENSOR_QUANT_ABSMAX2);
+              CU_ASSERT_EQUAL (t->shape[0], blocks / 256);
+              CU_ASSERT_EQUAL (t->storage, MODEL_TENSOR_STORAGE_FP32);
+              CU_ASSERT_STRING_EQUAL (t->name, nested);
+            }
+        }
+      /* the q_proj's: 262,144 constants in blocks of 64 of its 4096 × 4096 */
+      const ModelTensor *qa = NULL;
+      for (guint j = 0; j < inv->tensors->len; j++)
+        if (strcmp (model_inventory_tensor (inv, j)->name,
+                    "model.layers.{i}.self_attn.q_proj.weight.absmax") == 0)
+          qa = model_inventory_tensor (inv, j);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (qa);
+      CU_ASSERT_EQUAL (qa->shape[0], 262144);
+    }
+  /* none under plain LoRA */
+  ModelFinetune l = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  g_autoptr (ModelInventory) plain = inventory (a, &l);
+  CU_ASSERT_EQUAL (model_inventory_n_quant_constant_tensors (plain, MODEL_INVENTORY_ALL), 0);
+}
+
+/* Sizes that are no multiple of 64 or 64·256: bitsandbytes rounds the blocks up
+ * (backends/cuda/ops.py quantize_4bit: blocks = −(n // −64); the nested state likewise
+ * per 256), where the old per-weight rate is a continuous approximation. Tiny llama (h 256,
+ * 8 heads × 32, 2 KV heads, i 688, L 4) with hidden_size set to 255 (the projections keep
+ * q = 256 outputs): per layer q 256×255 = 65,280 (1,020 blocks), k, v 64×255 = 16,320
+ * (255 blocks), o 255×256 = 65,280 (1,020), gate, up 688×255 = 175,440 (⌈2741.25⌉ = 2,742),
+ * down 255×688 = 175,440 (2,742). Blocks per layer 2·1,020 + 2·255 + 3·2,742 = 10,776;
+ * without double quantization 4 · 10,776 = 43,104 B per layer. Nested: ⌈1020/256⌉ = 4,
+ * ⌈255/256⌉ = 1, ⌈2742/256⌉ = 11: 2·4 + 2·1 + 3·11 = 43 fp32; with double quantization
+ * 10,776 + 4·43 = 10,948 B per layer. */
+static void
+test_quant_constants_round_up (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  a->hidden_size = 255;
+  ModelFinetune q = ft (MODEL_FINETUNE_QLORA, 8, MODEL_LORA_ALL_LINEAR);
+  q.double_quant = FALSE;
+  g_autoptr (ModelInventory) single = inventory (a, &q);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (single, MODEL_INVENTORY_LAYER),
+                          43104, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (single, MODEL_INVENTORY_ALL),
+                          4 * 43104, 0);
+  q.double_quant = TRUE;
+  g_autoptr (ModelInventory) dq = inventory (a, &q);
+  CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (dq, MODEL_INVENTORY_LAYER),
+                          10948, 0);
+  CU_ASSERT_EQUAL (model_inventory_n_quant_constant_tensors (dq, MODEL_INVENTORY_LAYER), 14);
+  /* above the continuous rate: n_nf4 · (1/64 + 1/4096) per layer = 689,520 · 0.015869… */
+  double rate = (double) model_inventory_n_nf4 (dq, MODEL_INVENTORY_LAYER)
+                * model_finetune_nf4_constant_bytes (&q);
+  CU_ASSERT (model_inventory_nf4_constant_bytes (dq, MODEL_INVENTORY_LAYER) > rate);
+}
+
+/* For every shipped config under QLoRA, with and without double quantization: the
+ * constant bytes are the fold over the constant tensors, the parameter counts and the
+ * weight bytes are those of LoRA with the same targets (the constants are no parameters
+ * and no weights), and the stack's quantization category is the fold. */
+static void
+test_quant_constants_not_parameters (void)
+{
+  const char *names[] = { "llama-2-7b", "llama-3.1-8b", "mixtral-8x7b", "qwen2.5-7b", "gpt2",
+                          "mpt-7b", "bert-large-uncased", "mistral-7b-v0.1", "llama-3.2-1b" };
+  for (gsize n = 0; n < G_N_ELEMENTS (names); n++)
+    for (int dq = 0; dq < 2; dq++)
+      {
+        g_autoptr (ModelArch) a = shipped (names[n]);
+        ModelFinetune q = ft (MODEL_FINETUNE_QLORA, 16, MODEL_LORA_ALL_LINEAR);
+        q.double_quant = dq;
+        ModelFinetune l = q;
+        l.method = MODEL_FINETUNE_LORA;
+        g_autoptr (ModelInventory) iq = inventory (a, &q);
+        g_autoptr (ModelInventory) il = inventory (a, &l);
+        guint64 tensors = 0;
+        double sum = constant_sum (iq, &tensors);
+        CU_ASSERT (tensors > 0);
+        CU_ASSERT_DOUBLE_EQUAL (model_inventory_nf4_constant_bytes (iq, MODEL_INVENTORY_ALL), sum, 0);
+        CU_ASSERT_EQUAL (model_inventory_n_params (iq, MODEL_INVENTORY_ALL),
+                         model_inventory_n_params (il, MODEL_INVENTORY_ALL));
+        CU_ASSERT_EQUAL (model_inventory_n_trainable (iq, MODEL_INVENTORY_ALL),
+                         model_inventory_n_trainable (il, MODEL_INVENTORY_ALL));
+        CU_ASSERT_EQUAL (model_inventory_n_active (iq), model_inventory_n_active (il));
+        CU_ASSERT_EQUAL (model_inventory_largest (iq, MODEL_INVENTORY_ALL, FALSE),
+                         model_inventory_largest (il, MODEL_INVENTORY_ALL, FALSE));
+        /* weights: the same elements, NF4 at 0.5 B instead of 2 */
+        double nf4 = (double) model_inventory_n_nf4 (iq, MODEL_INVENTORY_ALL);
+        CU_ASSERT_DOUBLE_EQUAL (model_inventory_weight_bytes (iq, MODEL_INVENTORY_ALL, 2, TRUE),
+                                model_inventory_weight_bytes (il, MODEL_INVENTORY_ALL, 2, TRUE)
+                                  - 1.5 * nf4, 0);
+        ModelStack st;
+        model_stack_init_defaults (&st);
+        st.finetune = q;
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_initial_bytes (&st, a, MODEL_MEM_QUANTIZATION), sum, 0);
+      }
+}
+
 int main (void);
 
 int
@@ -434,6 +620,9 @@ main (void)
     { "8-bit Adam small-tensor rule per tensor", test_8bit_small_tensors },
     { "bert token types, pooler, classifier", test_bert_roles },
     { "qwen2 q/k/v biases, mpt no_bias", test_qwen2_bias_mpt_no_bias },
+    { "QLoRA constants of Llama-2-7B, with and without double quant", test_quant_constants_llama2_7b },
+    { "QLoRA constants round blocks up", test_quant_constants_round_up },
+    { "QLoRA constants are no parameters", test_quant_constants_not_parameters },
   };
   return STEPSIM_RUN_TESTS ("models/inventory", tests);
 }
