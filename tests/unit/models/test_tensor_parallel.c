@@ -549,6 +549,70 @@ test_layer_comms (void)
   CU_ASSERT_EQUAL (none->len, 0);
 }
 
+/* QLoRA's quantization constants shard with their NF4 weight: a rank quantizes the share
+ * it holds, ⌈local/64⌉ absmax and ⌈that/256⌉ nested absmax (inventory.h). Llama-2-7B
+ * (h 4096, i 11008), double quantization, tp 2: q (column, Shard(0)) 2048 × 4096 =
+ * 8,388,608 local → 131,072 uint8 absmax, 512 fp32 nested; o (row) the same count; down
+ * (row) 4096 × 5504 = 22,544,384 → 352,256 and 1,376. Every projection splits evenly, so
+ * a rank holds half the constants: 102,768,640 / 2 B (test_inventory's total), and with
+ * dp_shard 2 on top a quarter. The parameters' bytes leave the constants out: the LoRA
+ * layout's minus 1.5 B per NF4 element on the rank (Λ/2 = 3,238,002,688 of them). */
+static void
+test_qlora_constants (void)
+{
+  g_autoptr (ModelArch) arch = shipped ("llama-2-7b");
+  ModelFinetune q;
+  model_finetune_init_defaults (&q);
+  q.method = MODEL_FINETUNE_QLORA;
+  q.rank = 16;
+  ModelFinetune lo = q;
+  lo.method = MODEL_FINETUNE_LORA;
+  g_autoptr (ModelInventory) inv = model_inventory_new (arch, &q, NULL);
+  g_autoptr (ModelInventory) il = model_inventory_new (arch, &lo, NULL);
+  ModelMesh m = tp_mesh (2, 1);
+  g_autoptr (ModelTpLayout) l = model_tp_layout_new (inv, &m, 2.0, NULL);
+  g_autoptr (ModelTpLayout) ll = model_tp_layout_new (il, &m, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ll);
+  const ModelTpTensor *qa = find (l, inv, "model.layers.{i}.self_attn.q_proj.weight.absmax");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (qa);
+  CU_ASSERT_EQUAL (qa->style, MODEL_TP_COLUMN);
+  CU_ASSERT_EQUAL (qa->tp_dim, 0);
+  CU_ASSERT_EQUAL (qa->local_shape[0], 131072);
+  CU_ASSERT_EQUAL (qa->element_bytes, 1);
+  CU_ASSERT_EQUAL (qa->tp_bytes, 131072);
+  CU_ASSERT_EQUAL (qa->placements.on[MODEL_MESH_TP].kind, MODEL_PLACEMENT_SHARD);
+  CU_ASSERT_EQUAL (qa->placements.on[MODEL_MESH_TP].dim, 0);
+  const ModelTpTensor *qn
+    = find (l, inv, "model.layers.{i}.self_attn.q_proj.weight.nested_absmax");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (qn);
+  CU_ASSERT_EQUAL (qn->local_shape[0], 512);
+  CU_ASSERT_EQUAL (qn->tp_bytes, 512 * 4);
+  const ModelTpTensor *oa = find (l, inv, "model.layers.{i}.self_attn.o_proj.weight.absmax");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (oa);
+  CU_ASSERT_EQUAL (oa->style, MODEL_TP_ROW);
+  CU_ASSERT_EQUAL (oa->local_shape[0], 131072);
+  const ModelTpTensor *dn = find (l, inv, "model.layers.{i}.mlp.down_proj.weight.nested_absmax");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (dn);
+  CU_ASSERT_EQUAL (dn->local_shape[0], 1376);
+  CU_ASSERT_EQUAL (dn->copies, 32);
+  CU_ASSERT_DOUBLE_EQUAL (model_tp_layout_constant_bytes (l, inv, MODEL_INVENTORY_ALL, FALSE),
+                          102768640.0 / 2, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_tp_layout_constant_bytes (l, inv, MODEL_INVENTORY_ALL, FALSE),
+                          model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL) / 2, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_tp_layout_constant_bytes (l, inv, MODEL_INVENTORY_ROOT, FALSE),
+                          0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_tp_layout_bytes (l, inv, MODEL_INVENTORY_ALL, FALSE, TRUE),
+                          model_tp_layout_bytes (ll, il, MODEL_INVENTORY_ALL, FALSE, TRUE)
+                            - 1.5 * 3238002688.0, 0);
+  /* dp_shard 2 on top: a quarter per rank */
+  ModelMesh m2 = tp_mesh (2, 2);
+  g_autoptr (ModelTpLayout) l2 = model_tp_layout_new (inv, &m2, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l2);
+  CU_ASSERT_DOUBLE_EQUAL (model_tp_layout_constant_bytes (l2, inv, MODEL_INVENTORY_ALL, TRUE),
+                          102768640.0 / 4, 0);
+}
+
 int main (void);
 
 int
@@ -559,6 +623,7 @@ main (void)
     { "Llama-2-7B tp layout", test_llama2_7b_layout },
     { "Llama 3.1 70B GQA over tp 2..16", test_llama31_70b_gqa },
     { "tp composed with dp_shard", test_tp_with_dp_shard },
+    { "QLoRA constants shard with their NF4 weight", test_qlora_constants },
     { "LoRA on parallel linears, GPT-2 Conv1D", test_lora_and_conv1d },
     { "MoE experts over ep and etp", test_moe_experts },
     { "SP's gradient all-reduce of norms and row biases", test_sp_grad_allreduce },
