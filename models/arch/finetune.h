@@ -109,6 +109,10 @@ guint64 model_finetune_layer_adapter_params (const ModelArch *arch, const ModelF
 guint64 model_finetune_max_rank (const ModelArch *arch, const ModelFinetune *f);
 
 /* QLoRA storage per quantized weight, B: the NF4 code, 0.5, and the absmax constants,
- * 0.5/8 without double quantization, 0.127/8 with it (QLoRA §3). */
+ * 0.5/8 without double quantization, 0.127/8 with it (QLoRA §3): the continuous rate, what
+ * the dequantization kernel reads per weight (models/ops/graph_layer.c). The constants'
+ * memory is the inventory's fold over its quantization-constant tensors
+ * (inventory.h model_inventory_nf4_constant_bytes(): bitsandbytes' ⌈n/64⌉ and ⌈·/256⌉
+ * blocks per tensor), which equals n × this rate when n is a multiple of 64 · 256. */
 #define MODEL_NF4_BYTES 0.5
 double model_finetune_nf4_constant_bytes (const ModelFinetune *f);

@@ -196,7 +196,8 @@ ModelCostParams model_stack_cost_params (const ModelStack *s);
  * weights, gradients and optimizer states follow the bytes above for the adapter
  * parameters only, while the frozen base keeps just its weights: in the weight dtype (the
  * compute copy, no master: nothing updates it), or for QLoRA the layers' linear weights as
- * NF4, 0.5 B each, their absmax constants in the quantization category, and the rest
+ * NF4, 0.5 B each, their absmax constants (the inventory's quantization-constant tensors,
+ * model_inventory_nf4_constant_bytes()) in the quantization category, and the rest
  * (embeddings, norms, biases, head) in the weight dtype.
  *
  * Trainable parameters of the whole model, of one layer, and of the root unit (embedding,
