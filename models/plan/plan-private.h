@@ -19,6 +19,8 @@ typedef struct
                            * NULL for tp = 1 */
   double trainable, trainable_layer, trainable_root, trainable_embed;
   double weights, weights_layer, weights_root;
+  double quant;           /* QLoRA's constants one rank holds, of all (each shards with its
+                           * NF4 weight: model_tp_layout_constant_bytes); 1 without */
   double sp_grad_bytes;   /* B of SP's norm/row-bias gradients all-reduced over tp after
                            * the last backward (model_tp_sp_grad_numel); 0 without SP */
   GArray *comms[3][2];    /* ModelTpComm of one micro-batch per block (PLAN_TP_EMBEDDING,

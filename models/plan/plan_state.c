@@ -87,8 +87,9 @@ plan_initial_state (ModelPlan *p)
       if (s != MODEL_N_STATES)
         p->initial[c] *= (c == MODEL_MEM_WEIGHTS ? p->tp.weights : p->tp.trainable)
                          * model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
-      else if (c == MODEL_MEM_QUANTIZATION) /* NF4 constants follow their weights */
-        p->initial[c] *= p->tp.weights;
+      else if (c == MODEL_MEM_QUANTIZATION) /* NF4 constants shard with their weights */
+        p->initial[c] *= p->stack.finetune.method == MODEL_FINETUNE_QLORA ? p->tp.quant
+                                                                          : p->tp.weights;
     }
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
       && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)

@@ -124,7 +124,7 @@ plan_tp_init (ModelPlan *p)
   PlanTp *tp = &p->tp;
   *tp = (PlanTp){ .tp = MAX (p->par.tp, 1), .trainable = 1, .trainable_layer = 1,
                   .trainable_root = 1, .trainable_embed = 1, .weights = 1, .weights_layer = 1,
-                  .weights_root = 1 };
+                  .weights_root = 1, .quant = 1 };
   if (tp->tp <= 1)
     return;
   tp->sp = p->par.sequence_parallel;
@@ -139,6 +139,10 @@ plan_tp_init (ModelPlan *p)
   tp->weights = fraction (layout, inv, MODEL_INVENTORY_ALL, FALSE);
   tp->weights_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, FALSE);
   tp->weights_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, FALSE);
+  double constants = model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);
+  if (constants > 0)
+    tp->quant = model_tp_layout_constant_bytes (layout, inv, MODEL_INVENTORY_ALL, FALSE)
+                / constants;
   if (tp->sp) /* Megatron's main_grad (fp32 under its default) or the gradients' dtype */
     tp->sp_grad_bytes = (double) model_tp_sp_grad_numel (layout, inv)
                         * (model_stack_main_grad_fp32 (&p->stack)

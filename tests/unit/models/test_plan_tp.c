@@ -228,6 +228,35 @@ test_model_flops (void)
   STEPSIM_ASSERT_REL (8 * model_plan_tokens_per_rank (p), model_plan_tokens_per_rank (one), 1e-12);
 }
 
+/* QLoRA at tp 2 on Llama-2-7B: every NF4 projection splits in two, and its constants with
+ * it (tensor_parallel.h model_tp_layout_constant_bytes), so a rank holds exactly half the
+ * quantization category: 102,768,640 / 2 B with double quantization (test_inventory's
+ * derivation: 32 × 3,211,520 B), 404,750,336 / 2 without — not the weights' fraction,
+ * which the replicated norms lift above 1/2. */
+static void
+test_qlora_constants_per_rank (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  for (int dq = 0; dq < 2; dq++)
+    {
+      ModelStack st;
+      model_stack_init_defaults (&st);
+      st.precision = MODEL_PRECISION_BF16;
+      st.micro_batch = 1;
+      st.seq_len = 512;
+      st.finetune.method = MODEL_FINETUNE_QLORA;
+      st.finetune.rank = 16;
+      st.finetune.double_quant = dq;
+      ModelParallel par = tp_par (2, 2, FALSE);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+      g_assert_no_error (error);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      CU_ASSERT_DOUBLE_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_QUANTIZATION),
+                              (dq ? 102768640.0 : 404750336.0) / 2, 0);
+    }
+}
+
 int
 main (void)
 {
@@ -237,6 +266,7 @@ main (void)
     { "layer activations per rank = Korthikanti Table 2", test_activations_table2 },
     { "data-parallel group beside tp", test_dp_group_beside_tp },
     { "model FLOPs: the whole model over the ranks", test_model_flops },
+    { "QLoRA constants per rank at tp 2", test_qlora_constants_per_rank },
   };
   return STEPSIM_RUN_TESTS ("models/plan/plan_tp", tests);
 }
