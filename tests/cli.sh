@@ -54,6 +54,7 @@ check "memory chart is a PNG" sh -c "head -c 8 charts/s1-llama-3.2-1b-fp32-memor
 check "no temporary files left" sh -c "! ls -a | grep -q tmp"
 h5check "h5dump reads the file" h5dump -H s1.h5
 h5check "scenario text stored in the file" sh -c "h5dump -a /scenario s1.h5 | grep -q hf_config"
+h5check "series stored as one index and two point arrays, not one group each" sh -c "h5dump -H s1.h5 | grep -c '^ *\(GROUP\|DATASET\) ' | grep -qx 7"
 "$STEPSIM" export s1.h5 /summary >summary.tsv 2>/dev/null
 check "export /summary has step_time in s" grep -q "^step_time	[0-9.e+-]*	s$" summary.tsv
 check "export memory group has categories" sh -c "'$STEPSIM' export s1.h5 /series/rank0/memory | head -n 1 | grep -q '^time	weights	master_weights'"
