@@ -1,7 +1,8 @@
 /* sim/h5out_export.c — reads objects of an HDF5 file written by sim/h5out*.c back as
  * tab-separated text (sim_h5out_export_tsv) and reads string attributes. See h5out.h for
  * what each kind of object exports as. This file holds datasets, compound tables and the
- * /summary rows; groups of time series are printed by sim/h5out_series.c.
+ * /summary rows (the table, its views, and the former one-dataset-per-entry groups); series
+ * are printed by sim/h5out_series.c.
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
  * children are listed in creation order when the group tracks it (every group stepsim
@@ -33,30 +34,6 @@ sim_h5_put_escaped (FILE *out, const char *s, gsize max)
       case '\r': fputs ("\\r", out); break;
       default: fputc (s[i], out); break;
       }
-}
-
-/* TRUE if every component of `object` exists (H5Lexists fails on a missing parent, so the
- * path is walked one level at a time) as a hard link: a soft or external link (stepsim
- * writes none) in a corrupt or foreign file could lead anywhere, another file included. */
-gboolean
-sim_h5_object_exists (H5Id file, const char *object)
-{
-  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
-  g_autoptr (GString) prefix = g_string_new (NULL);
-  for (char **p = parts; *p != NULL; p++)
-    {
-      if (**p == '\0')
-        continue;
-      g_string_append_printf (prefix, "/%s", *p);
-      H5L_info_t li;
-      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0
-          || H5Lget_info (file, prefix->str, &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD)
-        {
-          H5Eclear2 (H5E_DEFAULT);
-          return FALSE;
-        }
-    }
-  return TRUE;
 }
 
 /* Reads a string dataset or attribute (fixed or variable length). NULL + error if `obj` does
@@ -416,23 +393,6 @@ static void
 clear_id (gpointer p)
 {
   sim_h5_close (*(H5Id *) p);
-}
-
-/* libhdf5 allocates each variable-length string of a row with the length stored next to
- * its heap address, trusting it: one flipped byte asks for terabytes (and zeroes them).
- * This allocator refuses anything larger than the file (`info` points to its size), so the
- * read fails with an error instead. */
-void *
-sim_h5_vlen_alloc_bounded (size_t size, void *info)
-{
-  return size <= *(const hsize_t *) info ? malloc (MAX (size, (size_t) 1)) : NULL;
-}
-
-void
-sim_h5_vlen_free (void *mem, void *info)
-{
-  (void) info;
-  free (mem);
 }
 
 /* Reads rows [offset, offset+count) of table `dset` as `mtype` and prints them; `members`

@@ -1,7 +1,9 @@
 /* sim/h5out_series.c — the time-series half of the TSV export (sim/h5out_export.c): reads
- * numeric datasets as doubles and prints a group of series (time/value pairs) as one
- * step-function table over the union of their change times. Also lists a group's children
- * in creation order for both halves. A leaf: h5out_export.c calls these, nothing here calls
+ * numeric datasets as doubles and prints series as one step-function table over the union
+ * of their change times: the views of the indexed layout (/series/index over /series/time
+ * and /series/value) and, for files of the former layout, a group of time/value pairs. Also
+ * the helpers both halves use (children in creation order, hard-link paths, the bounded
+ * allocator of variable-length strings). A leaf: h5out_export.c calls these, nothing here calls
  * back into it.
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
@@ -15,6 +17,7 @@
 #include <hdf5.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sim/h5out-private.h"
 #include "sim/text.h"
@@ -452,6 +455,47 @@ series_cols (H5Id group, GError **error)
       return NULL;
     }
   return g_steal_pointer (&cols);
+}
+
+/* TRUE if every component of `object` exists (H5Lexists fails on a missing parent, so the
+ * path is walked one level at a time) as a hard link: a soft or external link (stepsim
+ * writes none) in a corrupt or foreign file could lead anywhere, another file included. */
+gboolean
+sim_h5_object_exists (H5Id file, const char *object)
+{
+  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
+  g_autoptr (GString) prefix = g_string_new (NULL);
+  for (char **p = parts; *p != NULL; p++)
+    {
+      if (**p == '\0')
+        continue;
+      g_string_append_printf (prefix, "/%s", *p);
+      H5L_info_t li;
+      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0
+          || H5Lget_info (file, prefix->str, &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD)
+        {
+          H5Eclear2 (H5E_DEFAULT);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* libhdf5 allocates each variable-length string of a row with the length stored next to
+ * its heap address, trusting it: one flipped byte asks for terabytes (and zeroes them).
+ * This allocator refuses anything larger than the file (`info` points to its size), so the
+ * read fails with an error instead. */
+void *
+sim_h5_vlen_alloc_bounded (size_t size, void *info)
+{
+  return size <= *(const hsize_t *) info ? malloc (MAX (size, (size_t) 1)) : NULL;
+}
+
+void
+sim_h5_vlen_free (void *mem, void *info)
+{
+  (void) info;
+  free (mem);
 }
 
 /* ---- the indexed layout: /series/index, /series/time, /series/value ---------------------- */
