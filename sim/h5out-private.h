@@ -26,6 +26,7 @@ enum
   BLOCK = 4096,      /* doubles per write block and largest chunk of a series dataset */
   TASK_BLOCK = 1024, /* rows per write block and largest chunk of /tasks and tables */
   MIN_CHUNK = 16,
+  SERIES_BLOCK = 65536, /* points per write block and largest chunk of /series/time, value */
 };
 
 typedef hid_t H5Id;
@@ -69,6 +70,33 @@ H5Id sim_h5_create_extendible (SimH5Writer *w, const char *name, H5Id ftype, hsi
 /* Grows `dset` to offset+count elements and writes `buf` (count elements of `mtype`). */
 gboolean sim_h5_append_block (H5Id dset, H5Id mtype, hsize_t offset, hsize_t count,
                               const void *buf, GError **error);
+
+/* One /summary row in memory (doc/hdf5-layout.md): kind 0 a number (value, unit), 1 a text
+ * (text; value NaN, unit ""). Strings borrowed when writing, allocated by the bounded
+ * allocator when reading. */
+typedef struct
+{
+  char *name;
+  guint8 kind;
+  double value;
+  char *unit, *text;
+} SimH5SummaryRow;
+enum { SIM_H5_SUMMARY_NUMBER, SIM_H5_SUMMARY_TEXT };
+/* The /summary row type: packed little-endian (`file`) or native SimH5SummaryRow; `str` a
+ * variable-length string type. Caller closes; H5I_INVALID_HID on failure. */
+H5Id sim_h5_summary_type (gboolean file, H5Id str);
+/* The entries of the /summary table `dset` (the rows' count and size within the file before
+ * anything is allocated, strings through the bounded allocator) as SimSummaryEntry in row
+ * order, those `rel` selects: all when "", else the entry named `rel` (renamed "value") or
+ * those below it ("rel/…", named relative to it). NULL + SIM_H5OUT_ERROR_FORMAT (damaged,
+ * not the documented type) or _NOT_FOUND (nothing selected). */
+GPtrArray *sim_h5_summary_table_entries (H5Id dset, const char *rel, GError **error);
+
+/* When `file` stores /summary as a table and `object` is /summary or a path below it: sets
+ * *is_table and returns sim_h5_summary_table_entries for that path (NULL + error when that
+ * fails). Otherwise (a former-layout file: /summary a group) NULL with *is_table FALSE. */
+GPtrArray *sim_h5_summary_view (H5Id file, const char *object, gboolean *is_table,
+                                GError **error);
 
 /* Reading and text output (h5out_export.c). */
 /* Opens `path` read-only; H5I_INVALID_HID + SIM_H5OUT_ERROR_IO naming it ("no such file",
@@ -130,6 +158,18 @@ SimH5Timeline *sim_h5_timeline_of (H5Id group, GError **error);
 /* Prints the series group `group` (or every series below it) as a step-function table over
  * the union of their change times. */
 gboolean sim_h5_export_series_group (H5Id group, FILE *out, GError **error);
+
+/* TRUE when `file` has the indexed series layout (/series/index) and `object` is /series or
+ * a path below it other than its datasets index, time and value: a view of the series the
+ * index names (doc/hdf5-layout.md, "/series"). */
+gboolean sim_h5_is_series_view (H5Id file, const char *object);
+/* The series `object` names in an indexed file (one series: "value"; a prefix: every
+ * series below it, named relative to it, in index order) over the union of their change
+ * times. NULL + SIM_H5OUT_ERROR_NOT_FOUND when it names none, _FORMAT for a damaged index
+ * or point arrays (a count beyond the file's size or the arrays, times not increasing). */
+SimH5Timeline *sim_h5_view_timeline (H5Id file, const char *object, GError **error);
+/* The same series printed as sim_h5_export_series_group prints a group. */
+gboolean sim_h5_export_series_view (H5Id file, const char *object, FILE *out, GError **error);
 
 /* Guarded reading (h5out_guard.c). A read of `path` run by sim_h5_guarded in a child
  * process: fills `payload` and returns TRUE, or sets `error` (message complete, naming the

@@ -16,15 +16,17 @@
  *     get default (untracked, timestamped) properties;
  *   - HDF5's automatic error printing is switched off; failures become GErrors carrying the
  *     innermost message of HDF5's error stack.
- * Units: raw SI doubles as recorded; each dataset's `unit` attribute names the unit.
- * Arrays are 1-D chunked datasets with maximum size H5S_UNLIMITED, extended and written one
- * block at a time (BLOCK elements); the chunk is the block size, or the data size rounded
- * up to MIN_CHUNK when smaller, so short series do not cost a full 32 KiB chunk each.
+ * Units: raw SI doubles as recorded; /series/index and /summary carry each unit in a field.
+ * The object count is fixed (/summary, /series/{index,time,value}, /tasks): tables and point
+ * arrays are 1-D chunked datasets with maximum size H5S_UNLIMITED, extended and written one
+ * block at a time (TASK_BLOCK rows, SERIES_BLOCK points); the chunk is the block size, or the
+ * data size rounded up to MIN_CHUNK when smaller.
  */
 #include "config.h"
 #include "sim/h5out.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <hdf5.h>
@@ -207,14 +209,6 @@ sim_h5_ensure_groups (SimH5Writer *w, const char *group, GError **error)
   return TRUE;
 }
 
-/* Creates the parent groups of the absolute object path `name`. */
-static gboolean
-ensure_parent (SimH5Writer *w, const char *name, GError **error)
-{
-  g_autofree char *parent = g_path_get_dirname (name);
-  return sim_h5_ensure_groups (w, parent, error);
-}
-
 hsize_t
 sim_h5_chunk_for (gsize n, gsize max)
 {
@@ -257,39 +251,6 @@ sim_h5_append_block (H5Id dset, H5Id mtype, hsize_t offset, hsize_t count, const
 }
 
 static gboolean
-write_doubles (SimH5Writer *w, const char *name, const double *data, gsize n, const char *unit,
-               GError **error)
-{
-  g_auto (H5Id) d = sim_h5_create_extendible (w, name, H5T_IEEE_F64LE, sim_h5_chunk_for (n, BLOCK), error);
-  if (d < 0)
-    return FALSE;
-  for (gsize off = 0; off < n; off += BLOCK)
-    if (!sim_h5_append_block (d, H5T_NATIVE_DOUBLE, off, MIN (BLOCK, n - off), data + off, error))
-      {
-        g_prefix_error (error, "%s: ", name);
-        return FALSE;
-      }
-  return sim_h5_write_str_attr (d, "unit", unit, error);
-}
-
-/* Creates the scalar dataset `name` of `ftype` holding *buf (of `mtype`). Caller closes. */
-static H5Id
-write_scalar (SimH5Writer *w, const char *name, H5Id ftype, H5Id mtype, const void *buf,
-              GError **error)
-{
-  g_auto (H5Id) space = H5Screate (H5S_SCALAR);
-  g_auto (H5Id) dcpl = H5Pcreate (H5P_DATASET_CREATE);
-  H5Id d = H5I_INVALID_HID;
-  if (space >= 0 && dcpl >= 0 && H5Pset_obj_track_times (dcpl, 0) >= 0)
-    d = H5Dcreate2 (w->file, name, ftype, space, w->lcpl, dcpl, H5P_DEFAULT);
-  if (d >= 0 && H5Dwrite (d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0)
-    return d;
-  sim_h5_close (d);
-  sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "cannot write dataset %s", name);
-  return H5I_INVALID_HID;
-}
-
-static gboolean
 write_root (SimH5Writer *w, const SimH5Meta *meta, GError **error)
 {
   return sim_h5_write_str_attr (w->file, "program", meta->program ? meta->program : "stepsim", error)
@@ -299,24 +260,188 @@ write_root (SimH5Writer *w, const SimH5Meta *meta, GError **error)
                             meta->scenario_text ? meta->scenario_text : "", error);
 }
 
+H5Id
+sim_h5_summary_type (gboolean file, H5Id str)
+{
+  H5Id base = file ? H5T_STD_U8LE : H5T_NATIVE_UINT8;
+  g_auto (H5Id) kind = H5Tenum_create (base);
+  guint8 number = SIM_H5_SUMMARY_NUMBER, text = SIM_H5_SUMMARY_TEXT;
+  if (kind < 0 || H5Tenum_insert (kind, "number", &number) < 0
+      || H5Tenum_insert (kind, "text", &text) < 0)
+    return H5I_INVALID_HID;
+  size_t ss = H5Tget_size (str);
+  H5Id f64 = file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE;
+  H5Id t = H5Tcreate (H5T_COMPOUND, file ? 3 * ss + 1 + 8 : sizeof (SimH5SummaryRow));
+  if (t >= 0
+      && (H5Tinsert (t, "name", file ? 0 : offsetof (SimH5SummaryRow, name), str) < 0
+          || H5Tinsert (t, "kind", file ? ss : offsetof (SimH5SummaryRow, kind), kind) < 0
+          || H5Tinsert (t, "value", file ? ss + 1 : offsetof (SimH5SummaryRow, value), f64) < 0
+          || H5Tinsert (t, "unit", file ? ss + 9 : offsetof (SimH5SummaryRow, unit), str) < 0
+          || H5Tinsert (t, "text", file ? 2 * ss + 9 : offsetof (SimH5SummaryRow, text), str)
+               < 0))
+    {
+      sim_h5_close (t);
+      t = H5I_INVALID_HID;
+    }
+  return t;
+}
+
+/* /summary: one compound table, a row per entry in recorded order. */
 static gboolean
 write_summary (SimH5Writer *w, const SimRecorder *rec, GError **error)
 {
-  if (!sim_h5_ensure_groups (w, "/summary", error))
-    return FALSE;
+  guint n = sim_recorder_n_summary (rec);
   g_auto (H5Id) str = sim_h5_vlstr_type ();
-  for (guint i = 0; i < sim_recorder_n_summary (rec); i++)
+  g_auto (H5Id) ftype = str >= 0 ? sim_h5_summary_type (TRUE, str) : H5I_INVALID_HID;
+  g_auto (H5Id) mtype = str >= 0 ? sim_h5_summary_type (FALSE, str) : H5I_INVALID_HID;
+  if (ftype < 0 || mtype < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot build the /summary type");
+  g_autofree SimH5SummaryRow *rows = g_new0 (SimH5SummaryRow, MAX (n, 1u));
+  static char empty[] = "";
+  for (guint i = 0; i < n; i++)
     {
       const SimSummaryEntry *e = sim_recorder_summary_entry (rec, i);
-      g_autofree char *name = g_strconcat ("/summary/", e->name, NULL);
-      if (!ensure_parent (w, name, error))
-        return FALSE;
-      g_auto (H5Id) d = H5I_INVALID_HID;
-      if (e->text != NULL)
-        d = write_scalar (w, name, str, str, &e->text, error);
-      else
-        d = write_scalar (w, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->value, error);
-      if (d < 0 || (e->text == NULL && !sim_h5_write_str_attr (d, "unit", e->unit, error)))
+      gboolean text = e->text != NULL;
+      rows[i] = (SimH5SummaryRow){ e->name, text ? SIM_H5_SUMMARY_TEXT : SIM_H5_SUMMARY_NUMBER,
+                                   text ? NAN : e->value,
+                                   !text && e->unit != NULL ? e->unit : empty,
+                                   text ? e->text : empty };
+    }
+  g_auto (H5Id) d = sim_h5_create_extendible (w, "/summary", ftype,
+                                              sim_h5_chunk_for (n, TASK_BLOCK), error);
+  if (d < 0)
+    return FALSE;
+  for (guint off = 0; off < n; off += TASK_BLOCK)
+    if (!sim_h5_append_block (d, mtype, off, MIN ((guint) TASK_BLOCK, n - off), rows + off,
+                              error))
+      return g_prefix_error (error, "/summary: "), FALSE;
+  return TRUE;
+}
+
+/* ---- /series: one index table and two point arrays (doc/hdf5-layout.md) ---------------- */
+
+/* One /series/index row in memory; the file type packs the same fields little-endian. */
+typedef struct
+{
+  const char *path, *unit; /* borrowed from the recorder */
+  guint64 first, count;
+} SeriesRow;
+
+static H5Id
+series_index_type (gboolean file, H5Id str)
+{
+  H5Id u64 = file ? H5T_STD_U64LE : H5T_NATIVE_UINT64;
+  size_t strsize = H5Tget_size (str);
+  size_t size = file ? 2 * strsize + 16 : sizeof (SeriesRow);
+  H5Id t = H5Tcreate (H5T_COMPOUND, size);
+  if (t >= 0
+      && (H5Tinsert (t, "path", file ? 0 : offsetof (SeriesRow, path), str) < 0
+          || H5Tinsert (t, "unit", file ? strsize : offsetof (SeriesRow, unit), str) < 0
+          || H5Tinsert (t, "first", file ? 2 * strsize : offsetof (SeriesRow, first), u64) < 0
+          || H5Tinsert (t, "count", file ? 2 * strsize + 8 : offsetof (SeriesRow, count), u64)
+               < 0))
+    {
+      sim_h5_close (t);
+      t = H5I_INVALID_HID;
+    }
+  return t;
+}
+
+/* A series and its path's components as sibling ranks (series_tree_order). */
+typedef struct
+{
+  guint id;
+  GArray *key;
+} TreeKey;
+
+static gint
+cmp_tree_key (gconstpointer a, gconstpointer b)
+{
+  const GArray *x = ((const TreeKey *) a)->key, *y = ((const TreeKey *) b)->key;
+  for (guint i = 0; i < MIN (x->len, y->len); i++)
+    {
+      guint p = g_array_index (x, guint, i), q = g_array_index (y, guint, i);
+      if (p != q)
+        return p < q ? -1 : 1;
+    }
+  return (x->len > y->len) - (x->len < y->len);
+}
+
+/* The recorder's series in the order the layout stores them: depth first over their paths'
+ * components, siblings in order of first appearance (the order the former one-group-per-
+ * series layout listed them in, so a prefix's series are contiguous and exports keep their
+ * column order). Returns series ids; caller frees. */
+static GArray *
+series_tree_order (const SimRecorder *rec)
+{
+  guint n = sim_recorder_n_series (rec);
+  /* prefix -> 1 + its index among its parent's children; parent -> children so far */
+  g_autoptr (GHashTable) rank = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) kids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GArray) keys = g_array_sized_new (FALSE, FALSE, sizeof (TreeKey), n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_auto (GStrv) parts = g_strsplit (sim_recorder_series_path (rec, i), "/", -1);
+      GArray *key = g_array_new (FALSE, FALSE, sizeof (guint));
+      g_autoptr (GString) prefix = g_string_new (NULL);
+      for (char **p = parts; *p != NULL; p++)
+        {
+          g_autofree char *parent = g_strdup (prefix->str);
+          g_string_append_printf (prefix, "%s%s", prefix->len > 0 ? "/" : "", *p);
+          guint r = GPOINTER_TO_UINT (g_hash_table_lookup (rank, prefix->str));
+          if (r == 0)
+            {
+              r = GPOINTER_TO_UINT (g_hash_table_lookup (kids, parent)) + 1;
+              g_hash_table_insert (kids, g_steal_pointer (&parent), GUINT_TO_POINTER (r));
+              g_hash_table_insert (rank, g_strdup (prefix->str), GUINT_TO_POINTER (r));
+            }
+          g_array_append_val (key, r);
+        }
+      TreeKey k = { i, key };
+      g_array_append_val (keys, k);
+    }
+  /* keys are distinct (ranks are unique among siblings; a prefix sorts first) */
+  g_array_sort (keys, cmp_tree_key);
+  GArray *order = g_array_sized_new (FALSE, FALSE, sizeof (guint), n);
+  for (guint i = 0; i < n; i++)
+    {
+      TreeKey *k = &g_array_index (keys, TreeKey, i);
+      g_array_append_val (order, k->id);
+      g_array_unref (k->key);
+    }
+  return order;
+}
+
+/* Buffered appends to an extendible 1-D double dataset. */
+typedef struct
+{
+  H5Id dset;
+  double *buf;
+  gsize used, written;
+} PointSink;
+
+static gboolean
+sink_flush (PointSink *s, GError **error)
+{
+  if (s->used > 0
+      && !sim_h5_append_block (s->dset, H5T_NATIVE_DOUBLE, s->written, s->used, s->buf, error))
+    return FALSE;
+  s->written += s->used;
+  s->used = 0;
+  return TRUE;
+}
+
+static gboolean
+sink_put (PointSink *s, const double *v, gsize n, GError **error)
+{
+  while (n > 0)
+    {
+      gsize k = MIN (n, (gsize) SERIES_BLOCK - s->used);
+      memcpy (s->buf + s->used, v, k * sizeof *v);
+      s->used += k;
+      v += k;
+      n -= k;
+      if (s->used == SERIES_BLOCK && !sink_flush (s, error))
         return FALSE;
     }
   return TRUE;
@@ -327,18 +452,62 @@ write_all_series (SimH5Writer *w, const SimRecorder *rec, GError **error)
 {
   if (!sim_h5_ensure_groups (w, "/series", error))
     return FALSE;
-  for (guint i = 0; i < sim_recorder_n_series (rec); i++)
+  guint n = sim_recorder_n_series (rec);
+  g_autoptr (GArray) order = series_tree_order (rec);
+  g_autofree SeriesRow *rows = g_new0 (SeriesRow, MAX (n, 1u));
+  guint64 total = 0;
+  for (guint k = 0; k < n; k++)
+    {
+      guint i = g_array_index (order, guint, k);
+      const char *path = sim_recorder_series_path (rec, i);
+      g_autofree char *head = g_strndup (path, strcspn (path, "/"));
+      if (strcmp (head, "index") == 0 || strcmp (head, "time") == 0
+          || strcmp (head, "value") == 0)
+        {
+          g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                       "series %s: a path may not begin with index, time or value (the "
+                       "datasets of /series)", path);
+          return FALSE;
+        }
+      const double *t = NULL, *v = NULL;
+      rows[k] = (SeriesRow){ path, sim_recorder_series_unit (rec, i), total,
+                             sim_recorder_series_points (rec, i, &t, &v) };
+      total += rows[k].count;
+    }
+  g_auto (H5Id) str = sim_h5_vlstr_type ();
+  g_auto (H5Id) ftype = str >= 0 ? series_index_type (TRUE, str) : H5I_INVALID_HID;
+  g_auto (H5Id) mtype = str >= 0 ? series_index_type (FALSE, str) : H5I_INVALID_HID;
+  if (ftype < 0 || mtype < 0)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot build the /series/index type");
+  g_auto (H5Id) index = sim_h5_create_extendible (w, "/series/index", ftype,
+                                                  sim_h5_chunk_for (n, TASK_BLOCK), error);
+  if (index < 0)
+    return FALSE;
+  for (guint off = 0; off < n; off += TASK_BLOCK)
+    if (!sim_h5_append_block (index, mtype, off, MIN ((guint) TASK_BLOCK, n - off), rows + off,
+                              error))
+      return g_prefix_error (error, "/series/index: "), FALSE;
+  hsize_t chunk = sim_h5_chunk_for (total, SERIES_BLOCK);
+  g_auto (H5Id) td = sim_h5_create_extendible (w, "/series/time", H5T_IEEE_F64LE, chunk, error);
+  g_auto (H5Id) vd = td >= 0 ? sim_h5_create_extendible (w, "/series/value", H5T_IEEE_F64LE,
+                                                         chunk, error)
+                             : H5I_INVALID_HID;
+  if (vd < 0)
+    return FALSE;
+  gsize block = (gsize) MIN (total, (guint64) SERIES_BLOCK);
+  g_autofree double *tbuf = g_new (double, MAX (block, 1u));
+  g_autofree double *vbuf = g_new (double, MAX (block, 1u));
+  PointSink ts = { td, tbuf, 0, 0 }, vs = { vd, vbuf, 0, 0 };
+  for (guint k = 0; k < n; k++)
     {
       const double *t = NULL, *v = NULL;
-      guint n = sim_recorder_series_points (rec, i, &t, &v);
-      g_autofree char *group = g_strconcat ("/series/", sim_recorder_series_path (rec, i), NULL);
-      g_autofree char *tname = g_strconcat (group, "/time", NULL);
-      g_autofree char *vname = g_strconcat (group, "/value", NULL);
-      if (!sim_h5_ensure_groups (w, group, error) || !write_doubles (w, tname, t, n, "s", error)
-          || !write_doubles (w, vname, v, n, sim_recorder_series_unit (rec, i), error))
-        return FALSE;
+      guint m = sim_recorder_series_points (rec, g_array_index (order, guint, k), &t, &v);
+      if (!sink_put (&ts, t, m, error) || !sink_put (&vs, v, m, error))
+        return g_prefix_error (error, "/series: "), FALSE;
     }
-  return TRUE;
+  if (!sink_flush (&ts, error) || !sink_flush (&vs, error))
+    return g_prefix_error (error, "/series: "), FALSE;
+  return sim_h5_write_str_attr (td, "unit", "s", error);
 }
 
 /* One /tasks row in memory; the file type has the same fields packed, little-endian. */

@@ -6,13 +6,17 @@
  *
  * Layout (H5MD-style, documented in doc/hdf5-layout.md):
  *   /            attributes program, version, scenario (the resolved scenario text)
- *   /summary/<name>            scalar double dataset, attribute unit; text entries are
- *                              scalar variable-length string datasets
- *   /series/<path>/time        1-D double, unit "s" (change points)
- *   /series/<path>/value       1-D double, unit attribute of the series
+ *   /summary                   1-D compound table, a row per summary entry: name, kind (enum
+ *                              number | text), value, unit, text
+ *   /series/index              1-D compound table, a row per series: path, unit, first, count
+ *   /series/time, /series/value  1-D double: every series' change points, series after series
+ *                              (time unit "s"; value units in the index)
  *   /tasks                     1-D compound table: id, rank, stream (enum), kind (enum), label
  *                              (fixed string), layer, micro_batch, start, end, flops, bytes;
  *                              attribute unit_start "s" etc.
+ * Seven objects whatever the ranks and series; the export and typed reads give
+ * /series/<path> and /summary/<name> as views of the tables (and read files of the former
+ * layout, one group per series and one dataset per summary entry, as before).
  * Datasets of arrays are chunked and extendible, written in buffered blocks.
  * Output goes to "<path>.tmp.<pid>" (registered in sim/tempfiles.h, so an interrupted
  * process removes it) and is renamed onto `path` only on success; on any
@@ -55,19 +59,20 @@ typedef struct
 gboolean sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5Meta *meta,
                           GError **error);
 
-/* Writes the object `object` (an HDF5 path such as "/summary", "/tasks",
- * "/series/rank0/memory/weights" or a group of series such as "/series/rank0/memory") of
- * file `path` as tab-separated text to `out`, with a header line naming the columns:
- *   - a series (group with time/value): "time\tvalue" rows;
- *   - a group whose children are series: "time\t<child1>\t<child2>..." over the union of
- *     change times, each column holding its series' value at that time (step function,
- *     0 before its first point), in the group's creation order;
- *   - /summary: "name\tvalue\tunit" rows;
- *   - a compound table: its fields as columns, enums as names.
+/* Writes the object `object` of file `path` as tab-separated text to `out`, with a header
+ * line naming the columns. `object` is an HDF5 path ("/tasks", "/series/index") or a view
+ * of the layout's tables (doc/hdf5-layout.md):
+ *   - "/series/<p>": the series whose path is <p> as "time\tvalue" rows; else every series
+ *     whose path begins with "<p>/" ("/series": all), one column each named by its path
+ *     relative to <p>, over the union of their change times (step functions, 0 before their
+ *     first point), in index order;
+ *   - "/summary": "name\tvalue\tunit" rows; "/summary/<p>": the entries below <p>, named
+ *     relative to it, or the one entry <p> as a "value" column;
+ *   - a compound table: its fields as columns, enums as names;
  *   - any other numeric dataset: a "value" header and one number per line; a string
  *     dataset: a "value" header and the text.
- * A group of series may nest: every series below it is a column, named by its path relative
- * to the group, depth first in creation order (so "/series" exports everything).
+ * A file of the former layout exports the same paths from its groups (a group of series:
+ * every series below it, depth first in creation order).
  * Numbers are printed with %.17g (locale-independent) so values round-trip; texts have
  * backslash, tab, newline and CR escaped as \\ \t \n \r so each row stays one line.
  * Errors: SIM_H5OUT_ERROR_IO (file missing or not HDF5, write error on `out`), _NOT_FOUND
@@ -86,7 +91,7 @@ gboolean sim_h5out_export_tsv_in_process (const char *path, const char *object, 
                                           GError **error);
 
 /* Reads the string attribute `name` of the object `object` ("/" for the root, e.g.
- * "scenario" or "version"; "/series/rank0/memory/weights/value" and "unit") of file `path`.
+ * "scenario" or "version"; "/series/time" and "unit") of file `path`.
  * Returns a newly allocated UTF-8 string (caller frees), or NULL + SIM_H5OUT_ERROR_IO (file
  * not readable as HDF5), _NOT_FOUND (object or attribute absent) or _FORMAT (not a string;
  * libhdf5 crashed or the read ran past its deadline: read in a child process like
@@ -148,8 +153,7 @@ GPtrArray *sim_h5out_read_summary (const char *path, GError **error);
  * name a SimTable cannot hold: empty, or with a tab, newline or comma). */
 SimTable *sim_h5out_read_table (const char *path, const char *object, GError **error);
 
-/* The group of series `group` ("/series/rank0/memory"; a single series too) of `path`, as
- * sim_h5out_export_tsv lists it (every series below the group, depth first in creation
- * order). Caller frees. NULL + error: _NOT_FOUND, _FORMAT (no series below the group, times
+/* The series `group` names ("/series/rank0/memory"; a single series too) of `path`, as
+ * sim_h5out_export_tsv lists them (every series below the prefix, in index order). Caller frees. NULL + error: _NOT_FOUND, _FORMAT (no series below the group, times
  * not increasing, …). */
 SimH5Timeline *sim_h5out_read_timeline (const char *path, const char *group, GError **error);

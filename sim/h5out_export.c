@@ -1,7 +1,8 @@
 /* sim/h5out_export.c — reads objects of an HDF5 file written by sim/h5out*.c back as
  * tab-separated text (sim_h5out_export_tsv) and reads string attributes. See h5out.h for
  * what each kind of object exports as. This file holds datasets, compound tables and the
- * /summary rows; groups of time series are printed by sim/h5out_series.c.
+ * /summary rows (the table, its views, and the former one-dataset-per-entry groups); series
+ * are printed by sim/h5out_series.c.
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
  * children are listed in creation order when the group tracks it (every group stepsim
@@ -33,30 +34,6 @@ sim_h5_put_escaped (FILE *out, const char *s, gsize max)
       case '\r': fputs ("\\r", out); break;
       default: fputc (s[i], out); break;
       }
-}
-
-/* TRUE if every component of `object` exists (H5Lexists fails on a missing parent, so the
- * path is walked one level at a time) as a hard link: a soft or external link (stepsim
- * writes none) in a corrupt or foreign file could lead anywhere, another file included. */
-gboolean
-sim_h5_object_exists (H5Id file, const char *object)
-{
-  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
-  g_autoptr (GString) prefix = g_string_new (NULL);
-  for (char **p = parts; *p != NULL; p++)
-    {
-      if (**p == '\0')
-        continue;
-      g_string_append_printf (prefix, "/%s", *p);
-      H5L_info_t li;
-      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0
-          || H5Lget_info (file, prefix->str, &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD)
-        {
-          H5Eclear2 (H5E_DEFAULT);
-          return FALSE;
-        }
-    }
-  return TRUE;
 }
 
 /* Reads a string dataset or attribute (fixed or variable length). NULL + error if `obj` does
@@ -189,6 +166,124 @@ sim_h5_summary_entries (H5Id group, GError **error)
                                                                  : NULL;
 }
 
+/* The member `name` of compound `ftype` is of class `cls` (a string: variable length). */
+static gboolean
+has_member (H5Id ftype, const char *name, H5T_class_t cls)
+{
+  int i = H5Tget_member_index (ftype, name);
+  if (i < 0)
+    return H5Eclear2 (H5E_DEFAULT), FALSE;
+  g_auto (H5Id) mt = H5Tget_member_type (ftype, (unsigned) i);
+  return mt >= 0 && H5Tget_class (mt) == cls
+         && (cls != H5T_STRING || H5Tis_variable_str (mt) > 0);
+}
+
+GPtrArray *
+sim_h5_summary_table_entries (H5Id dset, const char *rel, GError **error)
+{
+  g_auto (H5Id) ftype = H5Dget_type (dset);
+  g_auto (H5Id) space = H5Dget_space (dset);
+  if (ftype < 0 || space < 0 || H5Tget_class (ftype) != H5T_COMPOUND
+      || H5Sget_simple_extent_ndims (space) != 1 || !has_member (ftype, "name", H5T_STRING)
+      || !has_member (ftype, "kind", H5T_ENUM) || !has_member (ftype, "value", H5T_FLOAT)
+      || !has_member (ftype, "unit", H5T_STRING) || !has_member (ftype, "text", H5T_STRING))
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                   "not a 1-D table of name, kind, value, unit, text");
+      return NULL;
+    }
+  if (!sim_h5_check_layout (dset, 1, "/summary", error))
+    return NULL;
+  hsize_t file_bytes = sim_h5_file_bytes (dset);
+  size_t frsize = H5Tget_size (ftype);
+  hssize_t n = H5Sget_simple_extent_npoints (space);
+  if (frsize == 0 || n < 0 || (hsize_t) n > file_bytes / frsize || (hsize_t) n > G_MAXUINT)
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                   "a table of %" G_GINT64_FORMAT " rows of %zu bytes does not fit the file's %"
+                   G_GUINT64_FORMAT " bytes", (gint64) n, frsize, (guint64) file_bytes);
+      return NULL;
+    }
+  g_auto (H5Id) str = sim_h5_vlstr_type ();
+  g_auto (H5Id) mtype = str >= 0 ? sim_h5_summary_type (FALSE, str) : H5I_INVALID_HID;
+  g_auto (H5Id) dxpl = H5Pcreate (H5P_DATASET_XFER);
+  g_autofree SimH5SummaryRow *rows = g_new0 (SimH5SummaryRow, MAX (n, 1));
+  if (mtype < 0 || dxpl < 0
+      || H5Pset_vlen_mem_manager (dxpl, sim_h5_vlen_alloc_bounded, &file_bytes,
+                                  sim_h5_vlen_free, NULL) < 0
+      || (n > 0 && H5Dread (dset, mtype, H5S_ALL, H5S_ALL, dxpl, rows) < 0))
+    {
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read the table");
+      return NULL;
+    }
+  g_autoptr (GPtrArray) entries = g_ptr_array_new_with_free_func (sim_h5_summary_entry_free);
+  gsize rlen = strlen (rel);
+  for (hssize_t i = 0; i < n; i++)
+    {
+      const SimH5SummaryRow *r = &rows[i];
+      const char *full = r->name != NULL ? r->name : "", *name = NULL;
+      if (rlen == 0)
+        name = full;
+      else if (strcmp (full, rel) == 0)
+        name = "value";
+      else if (strncmp (full, rel, rlen) == 0 && full[rlen] == '/')
+        name = full + rlen + 1;
+      if (name == NULL)
+        continue;
+      SimSummaryEntry *e = g_new0 (SimSummaryEntry, 1);
+      e->name = g_strdup (name);
+      if (r->kind == SIM_H5_SUMMARY_TEXT)
+        e->text = g_strdup (r->text != NULL ? r->text : "");
+      else
+        {
+          e->value = r->value;
+          e->unit = g_strdup (r->unit != NULL ? r->unit : "");
+        }
+      g_ptr_array_add (entries, e);
+    }
+  if (n > 0)
+    H5Dvlen_reclaim (mtype, space, dxpl, rows);
+  if (entries->len == 0 && rlen > 0)
+    {
+      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object");
+      return NULL;
+    }
+  return g_steal_pointer (&entries);
+}
+
+/* `object` ("/summary/ranks/rank0") as the entry path below /summary ("ranks/rank0"; ""
+ * for /summary), or NULL when it is not /summary or below it. */
+static char *
+summary_rel (const char *object)
+{
+  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
+  g_autoptr (GPtrArray) kept = g_ptr_array_new ();
+  for (char **p = parts; *p != NULL; p++)
+    if (**p != '\0')
+      g_ptr_array_add (kept, *p);
+  if (kept->len == 0 || strcmp (g_ptr_array_index (kept, 0), "summary") != 0)
+    return NULL;
+  g_ptr_array_add (kept, NULL);
+  return g_strjoinv ("/", (char **) kept->pdata + 1);
+}
+
+GPtrArray *
+sim_h5_summary_view (H5Id file, const char *object, gboolean *is_table, GError **error)
+{
+  *is_table = FALSE;
+  g_autofree char *rel = summary_rel (object);
+  if (rel == NULL || !sim_h5_object_exists (file, "/summary"))
+    return NULL;
+  g_auto (H5Id) d = H5Oopen (file, "/summary", H5P_DEFAULT);
+  if (d < 0 || H5Iget_type (d) != H5I_DATASET)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
+  *is_table = TRUE;
+  return sim_h5_summary_table_entries (d, rel, error);
+}
+
 /* Writes the /summary rows of `entries`: name, value (a number, or the text escaped) and
  * unit (empty for texts). */
 static void
@@ -298,23 +393,6 @@ static void
 clear_id (gpointer p)
 {
   sim_h5_close (*(H5Id *) p);
-}
-
-/* libhdf5 allocates each variable-length string of a row with the length stored next to
- * its heap address, trusting it: one flipped byte asks for terabytes (and zeroes them).
- * This allocator refuses anything larger than the file (`info` points to its size), so the
- * read fails with an error instead. */
-void *
-sim_h5_vlen_alloc_bounded (size_t size, void *info)
-{
-  return size <= *(const hsize_t *) info ? malloc (MAX (size, (size_t) 1)) : NULL;
-}
-
-void
-sim_h5_vlen_free (void *mem, void *info)
-{
-  (void) info;
-  free (mem);
 }
 
 /* Reads rows [offset, offset+count) of table `dset` as `mtype` and prints them; `members`
@@ -443,6 +521,30 @@ is_summary_path (const char *object)
 static gboolean
 export_object (H5Id file, const char *object, FILE *out, GError **error)
 {
+  if (sim_h5_is_series_view (file, object))
+    return sim_h5_export_series_view (file, object, out, error);
+  gboolean table = FALSE;
+  g_autoptr (GPtrArray) view = sim_h5_summary_view (file, object, &table, error);
+  if (table && view == NULL)
+    return FALSE;
+  if (table)
+    {
+      g_autofree char *rel = summary_rel (object);
+      const SimSummaryEntry *one = view->len > 0 ? g_ptr_array_index (view, 0) : NULL;
+      if (*rel != '\0' && view->len == 1 && strcmp (one->name, "value") == 0)
+        {
+          /* one entry: as the former scalar dataset exported */
+          fputs ("value\n", out);
+          if (one->text != NULL)
+            sim_h5_put_escaped (out, one->text, G_MAXSIZE);
+          else
+            sim_h5_put_double (out, one->value);
+          fputc ('\n', out);
+        }
+      else
+        put_summary_rows (view, out);
+      return TRUE;
+    }
   if (!sim_h5_object_exists (file, object))
     {
       g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object");

@@ -55,14 +55,22 @@ open_object (H5Id file, const char *object, GError **error)
 static GVariant *
 summary_variant (H5Id file, GError **error)
 {
-  g_auto (H5Id) group = open_object (file, "/summary", error);
-  if (group < 0)
+  gboolean table = FALSE;
+  g_autoptr (GPtrArray) entries = sim_h5_summary_view (file, "/summary", &table, error);
+  if (table && entries == NULL)
     return NULL;
-  if (H5Iget_type (group) != H5I_GROUP)
-    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a group"), NULL;
-  g_autoptr (GPtrArray) entries = sim_h5_summary_entries (group, error);
-  if (entries == NULL)
-    return NULL;
+  if (!table)
+    {
+      /* a file of the former layout: one dataset per entry */
+      g_auto (H5Id) group = open_object (file, "/summary", error);
+      if (group < 0)
+        return NULL;
+      if (H5Iget_type (group) != H5I_GROUP)
+        return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a group"), NULL;
+      entries = sim_h5_summary_entries (group, error);
+      if (entries == NULL)
+        return NULL;
+    }
   GVariantBuilder b;
   g_variant_builder_init (&b, G_VARIANT_TYPE (SUMMARY_TYPE));
   for (guint i = 0; i < entries->len; i++)
@@ -329,12 +337,19 @@ object_table_variant (H5Id file, const char *object, GError **error)
 static GVariant *
 timeline_variant (H5Id file, const char *object, GError **error)
 {
-  g_auto (H5Id) group = open_object (file, object, error);
-  if (group < 0)
-    return NULL;
-  if (H5Iget_type (group) != H5I_GROUP)
-    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a group of series"), NULL;
-  g_autoptr (SimH5Timeline) m = sim_h5_timeline_of (group, error);
+  g_autoptr (SimH5Timeline) m = NULL;
+  if (sim_h5_is_series_view (file, object))
+    m = sim_h5_view_timeline (file, object, error);
+  else
+    {
+      /* a file of the former layout: one group per series */
+      g_auto (H5Id) group = open_object (file, object, error);
+      if (group < 0)
+        return NULL;
+      if (H5Iget_type (group) != H5I_GROUP)
+        return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "not a group of series"), NULL;
+      m = sim_h5_timeline_of (group, error);
+    }
   if (m == NULL)
     return NULL;
   GVariantBuilder cols;

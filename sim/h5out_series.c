@@ -1,7 +1,9 @@
 /* sim/h5out_series.c — the time-series half of the TSV export (sim/h5out_export.c): reads
- * numeric datasets as doubles and prints a group of series (time/value pairs) as one
- * step-function table over the union of their change times. Also lists a group's children
- * in creation order for both halves. A leaf: h5out_export.c calls these, nothing here calls
+ * numeric datasets as doubles and prints series as one step-function table over the union
+ * of their change times: the views of the indexed layout (/series/index over /series/time
+ * and /series/value) and, for files of the former layout, a group of time/value pairs. Also
+ * the helpers both halves use (children in creation order, hard-link paths, the bounded
+ * allocator of variable-length strings). A leaf: h5out_export.c calls these, nothing here calls
  * back into it.
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; nothing iterates a hash table;
@@ -14,6 +16,8 @@
 
 #include <hdf5.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sim/h5out-private.h"
 #include "sim/text.h"
@@ -245,6 +249,25 @@ is_series_group (H5Id group)
   return H5Lexists (group, "time", H5P_DEFAULT) > 0 && H5Lexists (group, "value", H5P_DEFAULT) > 0;
 }
 
+/* The layout's promise the merge relies on (doc/hdf5-layout.md): finite times, strictly
+ * increasing. A NaN would also make the sort's comparison inconsistent. */
+static gboolean
+check_times (const SeriesCol *c, GError **error)
+{
+  for (guint i = 0; i < c->time->len; i++)
+    {
+      double t = g_array_index (c->time, double, i);
+      if (!isfinite (t) || (i > 0 && !(t > g_array_index (c->time, double, i - 1))))
+        {
+          g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                       "series %s: time[%u] = %g is %s", c->name, i, t,
+                       isfinite (t) ? "not after the time before it" : "not finite");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static SeriesCol *
 read_series (H5Id group, const char *name, GError **error)
 {
@@ -262,19 +285,10 @@ read_series (H5Id group, const char *name, GError **error)
       series_col_free (c);
       return NULL;
     }
-  /* The layout's promise the merge relies on (doc/hdf5-layout.md): finite times, strictly
-   * increasing. A NaN would also make the sort's comparison inconsistent. */
-  for (guint i = 0; i < c->time->len; i++)
+  if (!check_times (c, error))
     {
-      double t = g_array_index (c->time, double, i);
-      if (!isfinite (t) || (i > 0 && !(t > g_array_index (c->time, double, i - 1))))
-        {
-          g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
-                       "series %s: time[%u] = %g is %s", name, i, t,
-                       isfinite (t) ? "not after the time before it" : "not finite");
-          series_col_free (c);
-          return NULL;
-        }
+      series_col_free (c);
+      return NULL;
     }
   return c;
 }
@@ -441,6 +455,306 @@ series_cols (H5Id group, GError **error)
       return NULL;
     }
   return g_steal_pointer (&cols);
+}
+
+/* TRUE if every component of `object` exists (H5Lexists fails on a missing parent, so the
+ * path is walked one level at a time) as a hard link: a soft or external link (stepsim
+ * writes none) in a corrupt or foreign file could lead anywhere, another file included. */
+gboolean
+sim_h5_object_exists (H5Id file, const char *object)
+{
+  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
+  g_autoptr (GString) prefix = g_string_new (NULL);
+  for (char **p = parts; *p != NULL; p++)
+    {
+      if (**p == '\0')
+        continue;
+      g_string_append_printf (prefix, "/%s", *p);
+      H5L_info_t li;
+      if (H5Lexists (file, prefix->str, H5P_DEFAULT) <= 0
+          || H5Lget_info (file, prefix->str, &li, H5P_DEFAULT) < 0 || li.type != H5L_TYPE_HARD)
+        {
+          H5Eclear2 (H5E_DEFAULT);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* libhdf5 allocates each variable-length string of a row with the length stored next to
+ * its heap address, trusting it: one flipped byte asks for terabytes (and zeroes them).
+ * This allocator refuses anything larger than the file (`info` points to its size), so the
+ * read fails with an error instead. */
+void *
+sim_h5_vlen_alloc_bounded (size_t size, void *info)
+{
+  return size <= *(const hsize_t *) info ? malloc (MAX (size, (size_t) 1)) : NULL;
+}
+
+void
+sim_h5_vlen_free (void *mem, void *info)
+{
+  (void) info;
+  free (mem);
+}
+
+/* ---- the indexed layout: /series/index, /series/time, /series/value ---------------------- */
+
+/* `object` ("/series/rank0/memory", "series//rank0/") as the path of series it names below
+ * /series ("rank0/memory"; "" for /series itself), or NULL when it lies outside /series. */
+static char *
+series_rel (const char *object)
+{
+  g_auto (GStrv) parts = g_strsplit (object, "/", -1);
+  g_autoptr (GPtrArray) kept = g_ptr_array_new ();
+  for (char **p = parts; *p != NULL; p++)
+    if (**p != '\0')
+      g_ptr_array_add (kept, *p);
+  if (kept->len == 0 || strcmp (g_ptr_array_index (kept, 0), "series") != 0)
+    return NULL;
+  g_ptr_array_add (kept, NULL);
+  return g_strjoinv ("/", (char **) kept->pdata + 1);
+}
+
+gboolean
+sim_h5_is_series_view (H5Id file, const char *object)
+{
+  g_autofree char *rel = series_rel (object);
+  if (rel == NULL || strcmp (rel, "index") == 0 || strcmp (rel, "time") == 0
+      || strcmp (rel, "value") == 0)
+    return FALSE;
+  gboolean indexed = sim_h5_object_exists (file, "/series/index");
+  H5Eclear2 (H5E_DEFAULT);
+  return indexed;
+}
+
+/* One /series/index row as read: strings allocated by the bounded allocator. */
+typedef struct
+{
+  char *path, *unit;
+  guint64 first, count;
+} IndexRow;
+
+/* The member `name` of the file's compound type `ftype` is of class `cls`. */
+static gboolean
+member_is (H5Id ftype, const char *name, H5T_class_t cls)
+{
+  int i = H5Tget_member_index (ftype, name);
+  if (i < 0)
+    return H5Eclear2 (H5E_DEFAULT), FALSE;
+  g_auto (H5Id) mt = H5Tget_member_type (ftype, (unsigned) i);
+  return mt >= 0 && H5Tget_class (mt) == cls
+         && (cls != H5T_STRING || H5Tis_variable_str (mt) > 0);
+}
+
+/* Reads /series/index whole (its rows × row size within the file before anything is
+ * allocated, strings through the bounded allocator) and keeps the rows `rel` selects: the
+ * series named `rel` ("value"), else those below it (named relative to it; by their paths
+ * when `rel` is ""). Each selected row's points must lie within the `n_points` of the point
+ * arrays. Appends SeriesCol with name set and time, value NULL. */
+static gboolean
+select_index (H5Id file, const char *rel, hsize_t n_points, GPtrArray *cols, GArray *ranges,
+              GError **error)
+{
+  g_auto (H5Id) d = H5Dopen2 (file, "/series/index", H5P_DEFAULT);
+  g_auto (H5Id) ftype = d >= 0 ? H5Dget_type (d) : H5I_INVALID_HID;
+  g_auto (H5Id) space = d >= 0 ? H5Dget_space (d) : H5I_INVALID_HID;
+  if (ftype < 0 || space < 0 || H5Tget_class (ftype) != H5T_COMPOUND
+      || H5Sget_simple_extent_ndims (space) != 1 || !member_is (ftype, "path", H5T_STRING)
+      || !member_is (ftype, "unit", H5T_STRING) || !member_is (ftype, "first", H5T_INTEGER)
+      || !member_is (ftype, "count", H5T_INTEGER))
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                        "/series/index is not a 1-D table of path, unit, first, count");
+  if (!sim_h5_check_layout (d, 1, "/series/index", error))
+    return FALSE;
+  hsize_t file_bytes = sim_h5_file_bytes (d);
+  size_t frsize = H5Tget_size (ftype);
+  hssize_t n = H5Sget_simple_extent_npoints (space);
+  if (frsize == 0 || n < 0 || (hsize_t) n > file_bytes / frsize || (hsize_t) n > G_MAXUINT)
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT,
+                        "/series/index claims %" G_GINT64_FORMAT " rows of %zu bytes, more "
+                        "than the file's %" G_GUINT64_FORMAT " bytes hold", (gint64) n, frsize,
+                        (guint64) file_bytes);
+  g_auto (H5Id) str = sim_h5_vlstr_type ();
+  g_auto (H5Id) mtype = H5Tcreate (H5T_COMPOUND, sizeof (IndexRow));
+  g_auto (H5Id) dxpl = H5Pcreate (H5P_DATASET_XFER);
+  g_autofree IndexRow *rows = g_new0 (IndexRow, MAX (n, 1));
+  if (str < 0 || mtype < 0 || dxpl < 0
+      || H5Tinsert (mtype, "path", offsetof (IndexRow, path), str) < 0
+      || H5Tinsert (mtype, "unit", offsetof (IndexRow, unit), str) < 0
+      || H5Tinsert (mtype, "first", offsetof (IndexRow, first), H5T_NATIVE_UINT64) < 0
+      || H5Tinsert (mtype, "count", offsetof (IndexRow, count), H5T_NATIVE_UINT64) < 0
+      || H5Pset_vlen_mem_manager (dxpl, sim_h5_vlen_alloc_bounded, &file_bytes,
+                                  sim_h5_vlen_free, NULL) < 0
+      || (n > 0 && H5Dread (d, mtype, H5S_ALL, H5S_ALL, dxpl, rows) < 0))
+    return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read /series/index");
+  gboolean ok = TRUE;
+  gsize rlen = strlen (rel);
+  for (hssize_t i = 0; i < n && ok; i++)
+    {
+      const IndexRow *r = &rows[i];
+      const char *path = r->path != NULL ? r->path : "";
+      const char *name = NULL;
+      if (rlen == 0)
+        name = path;
+      else if (strcmp (path, rel) == 0)
+        name = "value";
+      else if (strncmp (path, rel, rlen) == 0 && path[rlen] == '/')
+        name = path + rlen + 1;
+      if (name == NULL)
+        continue;
+      if (r->first > n_points || r->count > n_points - r->first)
+        {
+          g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                       "series %s: points %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT
+                       " lie beyond the %" G_GUINT64_FORMAT " of /series/time", path, r->first,
+                       r->count, (guint64) n_points);
+          ok = FALSE;
+          break;
+        }
+      SeriesCol *c = g_new0 (SeriesCol, 1);
+      c->name = g_strdup (name);
+      g_ptr_array_add (cols, c);
+      guint64 range[2] = { r->first, r->count };
+      g_array_append_vals (ranges, range, 2);
+    }
+  if (n > 0)
+    H5Dvlen_reclaim (mtype, space, dxpl, rows);
+  return ok;
+}
+
+/* The 1-D numeric dataset `d` of `n_points` values: [offset, offset + count) as doubles. */
+static GArray *
+read_span (H5Id d, const char *name, hsize_t offset, hsize_t count, GError **error)
+{
+  g_auto (H5Id) fspace = H5Dget_space (d);
+  g_auto (H5Id) mspace = H5Screate_simple (1, &count, NULL);
+  GArray *a = g_array_sized_new (FALSE, TRUE, sizeof (double), (guint) count);
+  g_array_set_size (a, (guint) count);
+  if (count > 0
+      && (fspace < 0 || mspace < 0
+          || H5Sselect_hyperslab (fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0
+          || H5Dread (d, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, a->data) < 0))
+    {
+      g_array_unref (a);
+      sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "cannot read %s", name);
+      return NULL;
+    }
+  return a;
+}
+
+/* The point count of the 1-D numeric dataset `name` (checked as sim_h5_read_doubles_of
+ * checks a series dataset: float or integer, 1-D, chunks of its rank, within the file). */
+static H5Id
+open_points (H5Id file, const char *name, hsize_t *n, GError **error)
+{
+  if (!sim_h5_object_exists (file, name))
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT, "no dataset %s", name);
+      return H5I_INVALID_HID;
+    }
+  H5Id d = H5Dopen2 (file, name, H5P_DEFAULT);
+  g_auto (H5Id) type = d >= 0 ? H5Dget_type (d) : H5I_INVALID_HID;
+  g_auto (H5Id) space = d >= 0 ? H5Dget_space (d) : H5I_INVALID_HID;
+  H5T_class_t cls = type >= 0 ? H5Tget_class (type) : H5T_NO_CLASS;
+  size_t esize = type >= 0 ? H5Tget_size (type) : 0;
+  hssize_t np = space >= 0 ? H5Sget_simple_extent_npoints (space) : -1;
+  if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || esize == 0 || esize > 16
+      || H5Sget_simple_extent_ndims (space) != 1)
+    {
+      sim_h5_close (d);
+      H5Eclear2 (H5E_DEFAULT);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s is not a 1-D numeric dataset", name);
+      return H5I_INVALID_HID;
+    }
+  if (!sim_h5_check_layout (d, 1, name, error))
+    return sim_h5_close (d), H5I_INVALID_HID;
+  hsize_t file_bytes = sim_h5_file_bytes (d);
+  if (np < 0 || (hsize_t) np > file_bytes / esize || (hsize_t) np > G_MAXUINT)
+    {
+      sim_h5_close (d);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "%s claims %" G_GINT64_FORMAT " values of %zu bytes, more than the file's %"
+                   G_GUINT64_FORMAT " bytes hold", name, (gint64) np, esize, (guint64) file_bytes);
+      return H5I_INVALID_HID;
+    }
+  *n = (hsize_t) np;
+  return d;
+}
+
+/* The series `object` (below /series) of an indexed file names, as columns. The points of
+ * the selected rows are read as one span of each array (contiguous in a file stepsim wrote:
+ * a prefix's series are stored together), then checked as read_series checks them. */
+static GPtrArray *
+view_cols (H5Id file, const char *object, GError **error)
+{
+  g_autofree char *rel = series_rel (object);
+  hsize_t nt = 0, nv = 0;
+  g_auto (H5Id) td = open_points (file, "/series/time", &nt, error);
+  g_auto (H5Id) vd = td >= 0 ? open_points (file, "/series/value", &nv, error) : H5I_INVALID_HID;
+  if (vd < 0)
+    return NULL;
+  if (nt != nv)
+    {
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+                   "/series/time holds %" G_GUINT64_FORMAT " points but /series/value %"
+                   G_GUINT64_FORMAT, (guint64) nt, (guint64) nv);
+      return NULL;
+    }
+  g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
+  g_autoptr (GArray) ranges = g_array_new (FALSE, FALSE, sizeof (guint64));
+  if (!select_index (file, rel, nt, cols, ranges, error))
+    return NULL;
+  if (cols->len == 0)
+    {
+      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                           *rel ? "no such object" : "/series holds no series");
+      return NULL;
+    }
+  guint64 lo = G_MAXUINT64, hi = 0;
+  for (guint k = 0; k < cols->len; k++)
+    {
+      guint64 first = g_array_index (ranges, guint64, 2 * k);
+      guint64 count = g_array_index (ranges, guint64, 2 * k + 1);
+      lo = MIN (lo, first);
+      hi = MAX (hi, first + count);
+    }
+  lo = MIN (lo, hi);
+  g_autoptr (GArray) t = read_span (td, "/series/time", lo, hi - lo, error);
+  g_autoptr (GArray) v = t != NULL ? read_span (vd, "/series/value", lo, hi - lo, error) : NULL;
+  if (v == NULL)
+    return NULL;
+  for (guint k = 0; k < cols->len; k++)
+    {
+      SeriesCol *c = g_ptr_array_index (cols, k);
+      guint64 first = g_array_index (ranges, guint64, 2 * k) - lo;
+      guint count = (guint) g_array_index (ranges, guint64, 2 * k + 1);
+      c->time = g_array_sized_new (FALSE, FALSE, sizeof (double), count);
+      c->value = g_array_sized_new (FALSE, FALSE, sizeof (double), count);
+      g_array_append_vals (c->time, &g_array_index (t, double, first), count);
+      g_array_append_vals (c->value, &g_array_index (v, double, first), count);
+      if (!check_times (c, error))
+        return NULL;
+    }
+  return g_steal_pointer (&cols);
+}
+
+SimH5Timeline *
+sim_h5_view_timeline (H5Id file, const char *object, GError **error)
+{
+  g_autoptr (GPtrArray) cols = view_cols (file, object, error);
+  return cols != NULL ? merge (cols) : NULL;
+}
+
+gboolean
+sim_h5_export_series_view (H5Id file, const char *object, FILE *out, GError **error)
+{
+  g_autoptr (GPtrArray) cols = view_cols (file, object, error);
+  if (cols == NULL)
+    return FALSE;
+  put_merged (out, cols);
+  return TRUE;
 }
 
 SimH5Timeline *

@@ -2,7 +2,9 @@
 # tests/h5mutate.sh — reading a damaged HDF5 file never crashes or hangs (README, "Testing").
 # Makes H5MUTATE_FILES (default 256) single-byte mutations of a run file stepsim wrote
 # (tests/fuzz/corpus/h5/run-gpt2-1layer.h5: `stepsim run scenarios/gpt2-small-eager-rtx4090.ini
-# --set training.grad_accum=1 --set model.num_hidden_layers=1`), deterministic: mutation k
+# --set training.grad_accum=1 --set model.num_hidden_layers=1`: /summary and /series as tables;
+# run-gpt2-1layer-v0.h5 is the same run in the former layout, one object per series and
+# entry, read among the regression inputs below), deterministic: mutation k
 # XORs the byte at offset (k * 7919 + 13) mod size with 0xFF, 0x01, 0x80 or 0x10 (k mod 4),
 # and exports one object of it (k mod 3: /summary, /tasks, /series; H5MUTATE_ALL=1: each
 # of the three) with `stepsim export`. Every export must exit 0, or exit 1 with one

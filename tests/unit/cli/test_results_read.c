@@ -295,10 +295,10 @@ test_not_a_table (void)
 {
   g_autofree char *h5 = write_run ("nt.h5", TRUE);
   g_autoptr (GError) e = NULL;
-  g_autoptr (SimTable) t = sim_h5out_read_table (h5, "/summary/step_time", &e);
+  g_autoptr (SimTable) t = sim_h5out_read_table (h5, "/series/time", &e);
   CU_ASSERT_PTR_NULL (t);
   CU_ASSERT_TRUE (g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT));
-  CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "/summary/step_time: not a compound table") : NULL);
+  CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "/series/time: not a compound table") : NULL);
 }
 
 int

@@ -7,6 +7,7 @@
 #include "tests/testlib.h"
 
 #include <glib/gstdio.h>
+#include <hdf5.h>
 #include <string.h>
 
 static const char *const kind_names[] = { "forward", "backward", "allreduce" };
@@ -259,8 +260,17 @@ test_export_plain_dataset (void)
   TmpOut t;
   tmp_out_init (&t);
   write_fixture (t.path);
-  check_export (t.path, "/series/rank0/memory/activations/time", "value\n1\n3\n4\n");
+  /* the point arrays of /series hold the series in index order: weights (0, 3), then
+   * activations (1, 3, 4), then the link (0.5) */
+  check_export (t.path, "/series/time", "value\n0\n3\n1\n3\n4\n0.5\n");
+  check_export (t.path, "/series/index",
+                "path\tunit\tfirst\tcount\n"
+                "rank0/memory/weights\tB\t0\t2\n"
+                "rank0/memory/activations\tB\t2\t3\n"
+                "link/nvlink0/load\tB/s\t5\t1\n");
+  /* one summary entry exports as the scalar dataset it used to be */
   check_export (t.path, "/summary/mfu", "value\n0.375\n");
+  check_export (t.path, "/summary/verdict", "value\nfits\\tOK\n");
   tmp_out_clear (&t);
 }
 
@@ -274,9 +284,7 @@ test_attributes (void)
     { "/", "program", "stepsim" },
     { "/", "version", PACKAGE_VERSION },
     { "/", "scenario", "[model]\nname = gpt2\n" },
-    { "/series/rank0/memory/weights/time", "unit", "s" },
-    { "/series/link/nvlink0/load/value", "unit", "B/s" },
-    { "/summary/step_time", "unit", "s" },
+    { "/series/time", "unit", "s" },
     /* every unit attribute of /tasks (doc/hdf5-layout.md), not a subset: a renamed one
      * breaks readers that go by the documented names */
     { "/tasks", "unit_start", "s" },
@@ -346,15 +354,17 @@ test_rename_failure_removes_temp (void)
 static void
 test_hdf5_failure_mid_write_removes_temp (void)
 {
-  /* "a" is a dataset, so "a/b" cannot be created below it: HDF5 fails with the file open. */
+  /* Duplicate kind names: libhdf5 refuses the enum of /tasks, written after /summary and
+   * /series, so the failure comes with the file open and half written. */
   TmpOut t;
   tmp_out_init (&t);
   g_autoptr (SimRecorder) rec = fixture ();
-  sim_recorder_summary_scalar (rec, "a", 1.0, "");
-  sim_recorder_summary_scalar (rec, "a/b", 2.0, "");
+  static const char *const twice[] = { "forward", "forward", "allreduce" };
+  SimH5Meta m = meta;
+  m.kind_names = twice;
   g_autoptr (GError) error = NULL;
-  CU_ASSERT_FALSE (sim_h5out_write (t.path, rec, &meta, &error));
-  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_IO));
+  CU_ASSERT_FALSE (sim_h5out_write (t.path, rec, &m, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT));
   CU_ASSERT_EQUAL (dir_entries (t.dir), 0);
   tmp_out_clear (&t);
 }
@@ -395,22 +405,142 @@ test_same_input_same_bytes (void)
 static void
 test_long_series_spans_blocks (void)
 {
-  /* 10001 alternating points cross two write blocks of 4096; the export must return the
-   * last point intact and one row per point. */
+  /* 70001 alternating points cross a write block of 65536 (SERIES_BLOCK); the export must
+   * return the points around the block boundary and the last one intact, one row each. */
   TmpOut t;
   tmp_out_init (&t);
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   guint s = sim_recorder_series (rec, "x", "B");
-  for (guint i = 0; i <= 10000; i++)
+  for (guint i = 0; i <= 70000; i++)
     sim_recorder_set (rec, s, i, i % 2);
   CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, rec, NULL, NULL));
   g_autofree char *text = export_text (t.path, "/series/x", NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (text);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  CU_ASSERT_EQUAL (g_strv_length (lines), 1 + 10001 + 1); /* header, rows, final "" */
-  CU_ASSERT_STRING_EQUAL (lines[4097], "4096\t0");
-  CU_ASSERT_STRING_EQUAL (lines[10001], "10000\t0");
+  CU_ASSERT_EQUAL (g_strv_length (lines), 1 + 70001 + 1); /* header, rows, final "" */
+  CU_ASSERT_STRING_EQUAL (lines[65536], "65535\t1");
+  CU_ASSERT_STRING_EQUAL (lines[65537], "65536\t0");
+  CU_ASSERT_STRING_EQUAL (lines[70001], "70000\t0");
   tmp_out_clear (&t);
+}
+
+
+/* Counts the objects below the root (H5Ovisit calls back once per object, the root too). */
+static herr_t
+count_object (hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+  (void) obj, (void) name, (void) info;
+  ++*(guint *) data;
+  return 0;
+}
+
+static guint
+n_objects (const char *path)
+{
+  hid_t f = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  guint n = 0;
+  CU_ASSERT_TRUE_FATAL (f >= 0);
+  H5Ovisit (f, H5_INDEX_NAME, H5_ITER_INC, count_object, &n);
+  H5Fclose (f);
+  return n;
+}
+
+/* A run of `ranks` ranks as stepsim records one: per rank 14 series of 3 points
+ * (rank<r>/memory/c<k>, value r·1000 + k·10 + j at time j + r/1024), a link series per
+ * rank and two summary entries per rank. */
+static SimRecorder *
+ranks_fixture (guint ranks)
+{
+  SimRecorder *rec = sim_recorder_new ();
+  for (guint r = 0; r < ranks; r++)
+    {
+      for (guint k = 0; k < 14; k++)
+        {
+          g_autofree char *p = g_strdup_printf ("rank%u/memory/c%u", r, k);
+          guint s = sim_recorder_series (rec, p, "B");
+          for (guint j = 0; j < 3; j++)
+            sim_recorder_set (rec, s, j + r / 1024.0, r * 1000.0 + k * 10 + j);
+        }
+      g_autofree char *l = g_strdup_printf ("links/gpu%u.nvlink.tx", r);
+      sim_recorder_set (rec, sim_recorder_series (rec, l, "B/s"), 0.5, 1e9 + r);
+      g_autofree char *a = g_strdup_printf ("ranks/rank%u/peak_allocated", r);
+      g_autofree char *d = g_strdup_printf ("ranks/rank%u/device_used", r);
+      sim_recorder_summary_scalar (rec, a, 1e9 + r, "B");
+      sim_recorder_summary_scalar (rec, d, 2e9 + r, "B");
+    }
+  sim_recorder_summary_scalar (rec, "step_time", 0.25, "s");
+  return rec;
+}
+
+static void
+test_objects_bounded_in_ranks (void)
+{
+  /* The layout holds a fixed set of objects whatever the ranks and series (doc/hdf5-layout.md):
+   * the root, /summary, /series, /series/index, /series/time, /series/value, /tasks = 7. */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autofree char *small = g_build_filename (t.dir, "small.h5", NULL);
+  g_autoptr (SimRecorder) r8 = ranks_fixture (8);
+  g_autoptr (SimRecorder) r512 = ranks_fixture (512);
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (small, r8, &meta, NULL));
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, r512, &meta, NULL));
+  CU_ASSERT_EQUAL (n_objects (small), 7);
+  CU_ASSERT_EQUAL (n_objects (t.path), 7);
+  g_remove (small);
+  /* values round-trip: rank 511's c13 (511013, 511014 and 511015 from 0 + 511/1024 on) */
+  g_autofree char *ts = g_strdup_printf ("time\tvalue\n%s\t511130\n%s\t511131\n%s\t511132\n",
+                                         "0.4990234375", "1.4990234375", "2.4990234375");
+  check_export (t.path, "/series/rank511/memory/c13", ts);
+  check_export (t.path, "/series/links/gpu300.nvlink.tx", "time\tvalue\n0.5\t1000000300\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SimH5Timeline) m = sim_h5out_read_timeline (t.path, "/series/rank300/memory", &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (m);
+  CU_ASSERT_EQUAL (m->names->len, 14);
+  CU_ASSERT_EQUAL (m->time->len, 3);
+  CU_ASSERT_STRING_EQUAL (g_ptr_array_index (m->names, 7), "c7");
+  GArray *c7 = g_ptr_array_index (m->values, 7);
+  CU_ASSERT_DOUBLE_EQUAL (g_array_index (c7, double, 2), 300072, 0);
+  CU_ASSERT_DOUBLE_EQUAL (g_array_index (m->time, double, 0), 300 / 1024.0, 0);
+  g_autoptr (GPtrArray) sum = sim_h5out_read_summary (t.path, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sum);
+  CU_ASSERT_EQUAL (sum->len, 2 * 512 + 1);
+  const SimSummaryEntry *e = g_ptr_array_index (sum, 2 * 511 + 1);
+  CU_ASSERT_STRING_EQUAL (e->name, "ranks/rank511/device_used");
+  CU_ASSERT_STRING_EQUAL (e->unit, "B");
+  CU_ASSERT_DOUBLE_EQUAL (e->value, 2e9 + 511, 0);
+  check_export (t.path, "/summary/ranks/rank7",
+                "name\tvalue\tunit\npeak_allocated\t1000000007\tB\ndevice_used\t2000000007\tB\n");
+  tmp_out_clear (&t);
+}
+
+static void
+test_series_path_of_a_dataset_is_refused (void)
+{
+  /* "time" would be both a series and /series/time: the writer refuses it, leaves no file */
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  sim_recorder_set (rec, sim_recorder_series (rec, "time/x", "s"), 0, 1);
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_FALSE (sim_h5out_write (t.path, rec, NULL, &error));
+  CU_ASSERT_TRUE (g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT));
+  CU_ASSERT_EQUAL (dir_entries (t.dir), 0);
+  tmp_out_clear (&t);
+}
+
+static void
+test_former_layout_still_reads (void)
+{
+  /* tests/fuzz/corpus/h5/run-gpt2-1layer-v0.h5: written by stepsim before /series and
+   * /summary became tables (one group per series, one dataset per summary entry) */
+  g_autofree char *path = stepsim_test_srcpath ("tests/fuzz/corpus/h5/run-gpt2-1layer-v0.h5");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) sum = sim_h5out_read_summary (path, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sum);
+  CU_ASSERT_STRING_EQUAL (((SimSummaryEntry *) g_ptr_array_index (sum, 0))->name, "scenario");
+  g_autoptr (SimH5Timeline) m = sim_h5out_read_timeline (path, "/series/rank0/memory", &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (m);
+  CU_ASSERT_STRING_EQUAL (g_ptr_array_index (m->names, 0), "weights");
 }
 
 static void
@@ -457,6 +587,9 @@ static const StepsimTest tests[] = {
   { "same recorder gives byte-identical files", test_same_input_same_bytes },
   { "long series spans several write blocks", test_long_series_spans_blocks },
   { "h5dump -H reads the file", test_h5dump_reads_the_file },
+  { "objects bounded in ranks; values round-trip", test_objects_bounded_in_ranks },
+  { "a series path naming a /series dataset is refused", test_series_path_of_a_dataset_is_refused },
+  { "files of the former layout still read", test_former_layout_still_reads },
 };
 
 int
