@@ -2,7 +2,9 @@
 # bench/bench_dp.sh BUILDDIR — wall time to simulate data-parallel steps (HDF5 writing
 # included), printed as TSV lines "name<TAB>value<TAB>unit" like bench/run.sh:
 #   (a) Llama-3.1-8B ZeRO-3, GA 8, one DGX H100 (8 GPUs): best of 3 runs;
-#   (b) Llama-3.1-70B FSDP full shard, 64 DGX H100 (512 GPUs), GA 2: one run.
+#   (b) Llama-3.1-70B FSDP full shard, 64 DGX H100 (512 GPUs), GA 2: one run;
+#   (c) Llama-3.1-70B TP8 (+ SP) x DP16 (ZeRO-1), 16 DGX H100 (128 GPUs), GA 4: one run
+#       (issue 14's "under a second" goal).
 # Also the tasks each plan holds (read back from the HDF5 file), for time per task.
 # Benchmarks, not tests: nothing here passes or fails on speed.
 set -eu
@@ -31,3 +33,4 @@ wall () {
 
 wall dp_8gpu_zero3_ga8 3 "$src/bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini"
 wall dp_512gpu_fsdp_ga2 1 "$src/bench/llama-3.1-70b-fsdp-64xdgx-h100.ini"
+wall tp8_dp16_128gpu_ga4 1 "$src/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini"

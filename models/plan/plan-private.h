@@ -169,6 +169,12 @@ const ModelArch *plan_cost_arch (const ModelPlan *p);
  * (act_saved, act_attn_core, act_keep_matmul, act_pointwise, act_checkpoint) from the
  * layer graph as model_tp_shard_graph shards it; no-op for tp = 1. */
 void plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
+/* One rank's layer kernels under SP: the point-wise kernels of the sequence region (norms,
+ * residual dropouts and adds, in the forward, the backward and op-level selective's
+ * recompute) run on the rank's s/t tokens (Korthikanti et al. 2022 §4.2.2: "the
+ * non-tensor-parallel regions ... are parallelised along the sequence"); FLOPs and bytes of
+ * those ops and of the passes ÷ tp. No-op without SP. */
+void plan_tp_layer_kernels (const ModelPlan *p, ModelBlockCost *layer);
 /* Issues the tp collectives of `block` in `pass` (ModelTpPass) for one micro-batch on
  * `rank`'s MODEL_STREAM_TP, in order, the first after task `after` (G_MAXUINT: none): all
  * of them (only < 0), or only those Megatron runs beside a GEMM (only = 1) or on the

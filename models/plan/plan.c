@@ -42,6 +42,7 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   pc->embedding = model_cost_embedding (ra, &cp);
   pc->layer = model_cost_layer (ra, &cp);
   plan_tp_layer_memory (p, &pc->layer);
+  plan_tp_layer_kernels (p, &pc->layer);
   pc->head = model_cost_head (ra, &cp);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);

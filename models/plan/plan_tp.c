@@ -10,7 +10,9 @@
  *   kernels       one rank's shapes: a copy of the arch with a/tp query heads, the KV heads a
  *                 rank's attention holds, i/tp MLP inner size and V_padded/tp vocabulary, so
  *                 the op graph builds the per-rank GEMMs (wave quantization sees them) and
- *                 FlashAttention over a/tp heads (Shoeybi et al. 2019 §3)
+ *                 FlashAttention over a/tp heads (Shoeybi et al. 2019 §3); with SP the
+ *                 sequence region's point-wise kernels (norms, residual dropouts and
+ *                 adds) on the rank's s/t tokens (Korthikanti et al. 2022 §4.2.2)
  *   activations   the full layer graph sharded by model_tp_shard_graph (Korthikanti et al.
  *                 2022 Table 2 exact for GPT settings), under every checkpointing policy;
  *                 with SP a fully checkpointed layer keeps its sequence shard (2sbh/t)
@@ -20,6 +22,8 @@
  * shard under SP (its final-norm and head-input activations are counted whole). */
 #include "config.h"
 #include "models/plan/plan-private.h"
+
+#include <string.h>
 
 #include "models/arch/inventory.h"
 #include "models/parallel/tensor_parallel.h"
@@ -188,6 +192,55 @@ plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
    * recompute with SP: 2sbh/t; Megatron checkpoints the scattered hidden states). */
   if (p->tp.sp)
     layer->act_checkpoint /= p->tp.tp;
+}
+
+/* Whether kernel `name` of graph `g` is a point-wise kernel writing a tensor of the
+ * sequence region (norms, residual dropouts and adds: outside the tp-parallel blocks). The
+ * passes name their ops by kernel ("norm1"), the graph its ops by operator ("layer_norm"). */
+static gboolean
+sequence_op (const ModelGraph *g, const char *name)
+{
+  for (guint i = 0; i < g->ops->len; i++)
+    {
+      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, i);
+      if (!op->launches || op->kernel.op_class != MODEL_OP_ELEMENTWISE
+          || strcmp (op->kernel.name, name) != 0)
+        continue;
+      const ModelGraphTensor *t = &g_array_index (g->tensors, ModelGraphTensor, op->out);
+      ModelTpActRegion region;
+      return model_tp_act_region (t->name, &region) && region == MODEL_TP_ACT_SEQUENCE;
+    }
+  return FALSE;
+}
+
+static void
+shard_sequence_ops (const ModelGraph *g, ModelPass *pass, double tp)
+{
+  pass->flops = pass->bytes = 0;
+  for (guint i = 0; i < pass->n_ops; i++)
+    {
+      ModelOp *op = &pass->ops[i];
+      if (op->op_class == MODEL_OP_ELEMENTWISE && sequence_op (g, op->name))
+        { /* the norm's weight read (2h elements) is divided too: negligible */
+          op->flops /= tp;
+          op->bytes /= tp;
+        }
+      pass->flops += op->flops;
+      pass->bytes += op->bytes;
+    }
+}
+
+void
+plan_tp_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
+{
+  if (p->tp.tp <= 1 || !p->tp.sp)
+    return;
+  ModelCostParams cp = model_stack_cost_params (&p->stack);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (p->tp.arch, &cp);
+  double t = p->tp.tp;
+  shard_sequence_ops (g, &layer->fwd, t);
+  shard_sequence_ops (g, &layer->bwd, t);
+  shard_sequence_ops (g, &layer->pointwise_fwd, t);
 }
 
 guint

@@ -13,3 +13,8 @@ tests_unit_models_test_arch_mpt_LDADD = $(UNIT_TEST_LIBS)
 EXTRA_DIST += tests/validation/t9-mpt-7b-fsdp-8xa100.ini tests/validation/t10-mpt-13b-fsdp-8xa100.ini \
 	tests/validation/t11-mpt-1b-fsdp-8xa100.ini tests/validation/t12-mpt-30b-fsdp-ckpt-8xa100.ini \
 	tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini
+# Tensor-parallel validation (published.md T3, Korthikanti's MFU formula).
+check_PROGRAMS += tests/unit/cli/test_tp_validation
+tests_unit_cli_test_tp_validation_SOURCES = tests/unit/cli/test_tp_validation.c
+tests_unit_cli_test_tp_validation_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_tp_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

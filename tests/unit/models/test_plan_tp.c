@@ -179,6 +179,58 @@ test_activations_table2 (void)
     }
 }
 
+/* Sequence parallelism's kernels (Korthikanti §4.2.2): the point-wise ops outside the
+ * tp-parallel blocks — both LayerNorms, both residual dropouts and both residual adds —
+ * run on a rank's s/t tokens, every other kernel as without SP. So for the layer's
+ * forward task on rank 0, with S the HBM bytes of those six kernels without SP:
+ * bytes(SP) = bytes(no SP) − (1 − 1/t)·S, the GEMMs' FLOPs equal, and the backward task
+ * (the same ops mirrored) shrinks in the same proportion of its own such kernels. */
+static const ModelTask *
+find_task (const ModelPlan *p, const char *label)
+{
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    if (model_plan_task (p, k)->rank == 0 && strcmp (model_plan_task (p, k)->label, label) == 0)
+      return model_plan_task (p, k);
+  g_assert_not_reached ();
+}
+
+static double
+sequence_kernel_bytes (const ModelPlan *p, const ModelTask *t)
+{
+  double s = 0;
+  for (guint i = 0; i < t->n_kernels; i++)
+    {
+      const ModelKernel *k = model_plan_kernel (p, t->first_kernel + i);
+      if (g_str_has_prefix (k->op.name, "norm") || g_str_has_prefix (k->op.name, "resid"))
+        s += k->op.bytes;
+    }
+  return s;
+}
+
+static void
+test_sp_sequence_kernels (void)
+{
+  ModelArch gpt = gpt_like (512, 8, 2, 1024);
+  ModelStack st = gpt_stack (2, 256, MODEL_CHECKPOINTING_NONE);
+  const double t = 4;
+  ModelParallel tp = tp_par (4, 4, FALSE), sp = tp_par (4, 4, TRUE);
+  g_autoptr (ModelPlan) a = model_plan_new (&gpt, &st, &tp, NULL);
+  g_autoptr (ModelPlan) b = model_plan_new (&gpt, &st, &sp, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (b);
+  const char *labels[] = { "fwd L0 mb0", "bwd L0 mb0" };
+  for (gsize i = 0; i < G_N_ELEMENTS (labels); i++)
+    {
+      const ModelTask *x = find_task (a, labels[i]), *y = find_task (b, labels[i]);
+      double S = sequence_kernel_bytes (a, x);
+      CU_ASSERT (S > 0);
+      CU_ASSERT_EQUAL (x->n_kernels, y->n_kernels);
+      STEPSIM_ASSERT_REL (y->bytes, x->bytes - (1 - 1 / t) * S, 1e-12);
+      STEPSIM_ASSERT_REL (sequence_kernel_bytes (b, y), S / t, 1e-12);
+      CU_ASSERT_EQUAL (y->flops, x->flops);
+    }
+}
+
 /* tp 2 × dp 2 on 4 GPUs (DDP): the gradient all-reduce runs over the data-parallel group
  * only — ranks {0, 2} and {1, 3} (tp innermost, mesh.h) — never over the tp ranks, and moves
  * a rank's TP-local gradients. The tp collectives span {0, 1} and {2, 3}. */
@@ -264,6 +316,7 @@ main (void)
     { "Llama-2-7B model states per rank at tp 2 and 4", test_llama2_7b_rank_states },
     { "tp collectives per layer: count, kind and bytes", test_layer_collectives },
     { "layer activations per rank = Korthikanti Table 2", test_activations_table2 },
+    { "SP: the sequence region's point-wise kernels on s/t tokens", test_sp_sequence_kernels },
     { "data-parallel group beside tp", test_dp_group_beside_tp },
     { "model FLOPs: the whole model over the ranks", test_model_flops },
     { "QLoRA constants per rank at tp 2", test_qlora_constants_per_rank },
