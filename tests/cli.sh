@@ -740,5 +740,15 @@ bad_input "the error lists every --set it may come from" \
   "(with --set parallel.dp_shard=2, --set parallel.dp_replicate=2): group [parallel], key 'dp_replicate'" "mesh degrees" \
   -- "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" --set parallel.dp_shard=2 --set training.seq_len=1024 --set parallel.dp_replicate=2
 
+# --- a scenario file's shape: an empty file, a group header without its bracket --------
+: >empty.ini
+bad_input "an empty scenario file" "empty.ini: the file is empty" "empty.ini" -- empty.ini
+printf '# only a comment\n\n' >comments.ini
+bad_input "a scenario file of comments only" "comments.ini: the file has only comments" "comments.ini" -- comments.ini
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\n[training\n' >hdr.ini
+bad_input "a last line [training without its bracket" "hdr.ini: line 8: malformed group header '[training'" "[NAME]" -- hdr.ini
+printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
+bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
