@@ -750,5 +750,11 @@ bad_input "a last line [training without its bracket" "hdr.ini: line 8: malforme
 printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
 bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
 
+# --- a count below 1: 0 and -1 get one message ------------------------------------------
+"$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=0 >/dev/null 2>lc0.err; rc0=$?
+"$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=-1 >/dev/null 2>lcm.err; rcm=$?
+check "loss_chunks = 0 and = -1: exit 1, the same message naming group and key" \
+  sh -c "[ $rc0 -eq 1 ] && [ $rcm -eq 1 ] && grep -qF \"group [training], key 'loss_chunks': '0': must be a whole number >= 1\" lc0.err && grep -qF \"group [training], key 'loss_chunks': '-1': must be a whole number >= 1\" lcm.err"
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
