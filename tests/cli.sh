@@ -764,5 +764,16 @@ bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is 
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
   "must be in [1, 1024], not 2000" -- "$s1" --set model.num_hidden_layers=2000
 
+# --- no-effect and contradictory framework combinations ------------------------------------
+ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"
+bad_input "deepspeed_config with framework = torchtune" "group [training], key 'deepspeed_config': given with key 'framework' = torchtune" \
+  "does not run DeepSpeed" -- "$ds8" --set training.framework=torchtune
+"$STEPSIM" run "$s1" -q -o lk.h5 --set training.logits_kept=true --set training.loss=fused >/dev/null 2>lk.err; rc=$?
+check "logits_kept with loss = fused: exit 0, one warning naming file, group and key" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' lk.err) -eq 1 ] && grep -qF \"s1-llama-3.2-1b-fp32.ini (with --set training.logits_kept=true, --set training.loss=fused): group [training], key 'logits_kept': has no effect: loss = fused\" lk.err"
+"$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
+check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
