@@ -775,5 +775,11 @@ check "logits_kept with loss = fused: exit 0, one warning naming file, group and
 check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"
 
+# --- the default attention, as --help and README's "Framework profiles" say it ---------------
+check "run --help: the default attention is sdpa, flash is flash-attn 2" \
+  sh -c "'$STEPSIM' run --help | grep -q 'attention defaults to sdpa' && '$STEPSIM' run --help | grep -q 'flash$' && '$STEPSIM' run --help | grep -q '^is the flash-attn 2 package'"
+check "README Framework profiles: the default attention is sdpa" \
+  sh -c "sed -n '/^\*\*Framework profiles\.\*\*/,/^|/p' '$srcdir/README.md' | tr '\n' ' ' | grep -q 'defaults to .sdpa., PyTorch'"
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
