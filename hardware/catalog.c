@@ -315,33 +315,57 @@ typedef struct
   KeyKind kind;
   SimDimension dim; /* KEY_QUANTITY only */
   gsize offset;     /* of the double in HwGpuSpec; KEY_QUANTITY, KEY_FRACTION, KEY_SHARE */
+  /* KEY_QUANTITY: the accepted range [min, max] in SI units, and whether 0 ("not
+   * supported": a dtype without tensor cores, no NVLink) is allowed below min. The same
+   * bounds as hw_gpu_spec_validate (hardware/gpu.c), checked here to name the key. */
+  double min, max;
+  gboolean zero_ok;
 } GpuKey;
+
+/* Upper bounds: far above any GPU (B200: 8 TB/s HBM, 4.5 PFLOP/s dense fp8, 1.2 kW), low
+ * enough that a typo (1e30) is caught rather than simulated as a step of zero time. */
+#define MAX_RATE HW_GPU_MAX_FLOP_RATE
+#define MAX_BW HW_GPU_MAX_BANDWIDTH
+#define MAX_TIME HW_GPU_MAX_LATENCY
+#define MAX_POWER HW_GPU_MAX_POWER
+#define MAX_MEM HW_GPU_MAX_MEMORY
 
 #define PEAK_OFFSET(dtype) (offsetof (HwGpuSpec, peak_flops) + (dtype) * sizeof (double))
 
 static const GpuKey gpu_keys[] = {
-  { "base", KEY_BASE, 0, 0 },
-  { "description", KEY_DESCRIPTION, 0, 0 },
-  { "memory", KEY_QUANTITY, SIM_DIM_BYTES, offsetof (HwGpuSpec, memory_capacity) },
-  { "hbm_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, hbm_bandwidth) },
-  { "fp32", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP32) },
-  { "tf32", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_TF32) },
-  { "bf16", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_BF16) },
-  { "fp16", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP16) },
-  { "fp8", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP8) },
-  { "compute_efficiency", KEY_FRACTION, 0, offsetof (HwGpuSpec, compute_efficiency) },
-  { "hbm_efficiency", KEY_FRACTION, 0, offsetof (HwGpuSpec, hbm_efficiency) },
-  { "cuda_context", KEY_QUANTITY, SIM_DIM_BYTES, offsetof (HwGpuSpec, cuda_context) },
-  { "pcie_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, pcie_bandwidth) },
-  { "pcie_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, pcie_latency) },
-  { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth) },
-  { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency) },
-  { "host_dispatch", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, host_dispatch) },
-  { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction) },
-  { "sm_count", KEY_COUNT, 0, offsetof (HwGpuSpec, sm_count) },
-  { "generation", KEY_GENERATION, 0, 0 },
-  { "power", KEY_QUANTITY, SIM_DIM_POWER, offsetof (HwGpuSpec, board_power) },
-  { "idle_power", KEY_QUANTITY, SIM_DIM_POWER, offsetof (HwGpuSpec, idle_power) },
+  { "base", KEY_BASE, 0, 0, 0, 0, FALSE },
+  { "description", KEY_DESCRIPTION, 0, 0, 0, 0, FALSE },
+  { "memory", KEY_QUANTITY, SIM_DIM_BYTES, offsetof (HwGpuSpec, memory_capacity), 1048576.0,
+    MAX_MEM, FALSE },
+  { "hbm_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, hbm_bandwidth), 1e9,
+    MAX_BW, FALSE },
+  /* fp32 is needed by every GPU: element-wise kernels run there */
+  { "fp32", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP32), 1e9, MAX_RATE, FALSE },
+  { "tf32", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_TF32), 1e9, MAX_RATE, TRUE },
+  { "bf16", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_BF16), 1e9, MAX_RATE, TRUE },
+  { "fp16", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP16), 1e9, MAX_RATE, TRUE },
+  { "fp8", KEY_QUANTITY, SIM_DIM_FLOP_RATE, PEAK_OFFSET (HW_DTYPE_FP8), 1e9, MAX_RATE, TRUE },
+  { "compute_efficiency", KEY_FRACTION, 0, offsetof (HwGpuSpec, compute_efficiency), 0, 0,
+    FALSE },
+  { "hbm_efficiency", KEY_FRACTION, 0, offsetof (HwGpuSpec, hbm_efficiency), 0, 0, FALSE },
+  { "cuda_context", KEY_QUANTITY, SIM_DIM_BYTES, offsetof (HwGpuSpec, cuda_context), 0, MAX_MEM,
+    TRUE },
+  { "pcie_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, pcie_bandwidth), 1e8,
+    MAX_BW, FALSE },
+  { "pcie_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, pcie_latency), 0, MAX_TIME,
+    TRUE },
+  { "nvlink_bandwidth", KEY_QUANTITY, SIM_DIM_BANDWIDTH, offsetof (HwGpuSpec, nvlink_bandwidth),
+    0, MAX_BW, TRUE },
+  { "kernel_latency", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, kernel_latency), 0,
+    MAX_TIME, TRUE },
+  { "host_dispatch", KEY_QUANTITY, SIM_DIM_TIME, offsetof (HwGpuSpec, host_dispatch), 0,
+    MAX_TIME, TRUE },
+  { "comm_sm_fraction", KEY_SHARE, 0, offsetof (HwGpuSpec, comm_sm_fraction), 0, 0, FALSE },
+  { "sm_count", KEY_COUNT, 0, offsetof (HwGpuSpec, sm_count), 0, 0, FALSE },
+  { "generation", KEY_GENERATION, 0, 0, 0, 0, FALSE },
+  { "power", KEY_QUANTITY, SIM_DIM_POWER, offsetof (HwGpuSpec, board_power), 0, MAX_POWER, TRUE },
+  { "idle_power", KEY_QUANTITY, SIM_DIM_POWER, offsetof (HwGpuSpec, idle_power), 0, MAX_POWER,
+    TRUE },
 };
 
 static const char *const gpu_key_names[G_N_ELEMENTS (gpu_keys) + 1] = {
@@ -477,6 +501,18 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
     {
       if (!sim_units_parse (text, key->dim, &value, error))
         goto fail;
+      if (!(value >= key->min && value <= key->max) && !(key->zero_ok && value == 0))
+        {
+          /* bytes in binary units (1 MiB, 1 PiB), rates in SI with exponents (1e+18) */
+          gboolean bytes = key->dim == SIM_DIM_BYTES;
+          g_autofree char *range = bytes
+            ? g_strdup_printf ("[%s, 1 PiB]", key->min > 0 ? "1 MiB" : "0")
+            : g_strdup_printf ("[%g, %g] %s", key->min, key->max, sim_units_si_name (key->dim));
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "'%s' is outside %s%s", g_strstrip (text), range,
+                       key->zero_ok && key->min > 0 ? " (or 0: not supported)" : "");
+          goto fail;
+        }
     }
   else if (key->kind == KEY_COUNT)
     {
@@ -535,6 +571,30 @@ hw_catalog_gpu_from_keyfile (GKeyFile *kf, const char *group, GError **error)
       const GpuKey *key = find_key (*k);
       if (key->kind != KEY_BASE && !apply_key (spec, kf, group, key, error))
         return NULL;
+    }
+  /* The checks between two keys, naming the one this group gives (the other may be the
+   * base's). Each key's own range was checked as it was read. */
+  if (spec->cuda_context >= spec->memory_capacity)
+    {
+      const char *k = g_key_file_has_key (kf, group, "cuda_context", NULL) ? "cuda_context"
+                                                                            : "memory";
+      g_autofree char *ctx = sim_units_format (spec->cuda_context, SIM_DIM_BYTES, 2);
+      g_autofree char *mem = sim_units_format (spec->memory_capacity, SIM_DIM_BYTES, 2);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': the CUDA context (cuda_context %s) must be below the "
+                   "memory (%s)", group, k, ctx, mem);
+      return NULL;
+    }
+  if (spec->idle_power > 0 && spec->idle_power > spec->board_power)
+    {
+      const char *k = g_key_file_has_key (kf, group, "idle_power", NULL) ? "idle_power"
+                                                                          : "power";
+      g_autofree char *idle = sim_units_format (spec->idle_power, SIM_DIM_POWER, 2);
+      g_autofree char *board = sim_units_format (spec->board_power, SIM_DIM_POWER, 2);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [%s], key '%s': idle_power %s must be at most the board power "
+                   "(power %s)", group, k, idle, board);
+      return NULL;
     }
   if (!hw_gpu_spec_validate (spec, error))
     {

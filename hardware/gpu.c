@@ -176,9 +176,34 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
                            "GPU has no name");
       return FALSE;
     }
-  if (spec->memory_capacity > 1125899906842624.0) /* 1 PiB: beyond any device, and printable */
+  if (spec->memory_capacity > HW_GPU_MAX_MEMORY)
     return invalid (spec, "memory", "at most 1 PiB (1125899906842624 B)", spec->memory_capacity,
                     error);
+  const struct
+  {
+    const char *field;
+    double v, max;
+  } upper[] = {
+    { "hbm_bandwidth", spec->hbm_bandwidth, HW_GPU_MAX_BANDWIDTH },
+    { "pcie_bandwidth", spec->pcie_bandwidth, HW_GPU_MAX_BANDWIDTH },
+    { "nvlink_bandwidth", spec->nvlink_bandwidth, HW_GPU_MAX_BANDWIDTH },
+    { "peak FLOP/s of fp32", spec->peak_flops[HW_DTYPE_FP32], HW_GPU_MAX_FLOP_RATE },
+    { "peak FLOP/s of tf32", spec->peak_flops[HW_DTYPE_TF32], HW_GPU_MAX_FLOP_RATE },
+    { "peak FLOP/s of bf16", spec->peak_flops[HW_DTYPE_BF16], HW_GPU_MAX_FLOP_RATE },
+    { "peak FLOP/s of fp16", spec->peak_flops[HW_DTYPE_FP16], HW_GPU_MAX_FLOP_RATE },
+    { "peak FLOP/s of fp8", spec->peak_flops[HW_DTYPE_FP8], HW_GPU_MAX_FLOP_RATE },
+    { "pcie_latency", spec->pcie_latency, HW_GPU_MAX_LATENCY },
+    { "kernel_latency", spec->kernel_latency, HW_GPU_MAX_LATENCY },
+    { "host_dispatch", spec->host_dispatch, HW_GPU_MAX_LATENCY },
+    { "power", spec->board_power, HW_GPU_MAX_POWER },
+    { "idle_power", spec->idle_power, HW_GPU_MAX_POWER },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (upper); i++)
+    if (upper[i].v > upper[i].max)
+      {
+        g_autofree char *why = g_strdup_printf ("at most %g", upper[i].max);
+        return invalid (spec, upper[i].field, why, upper[i].v, error);
+      }
   if (!check_positive (spec, "memory", spec->memory_capacity, error)
       || !check_rate (spec, "hbm_bandwidth", spec->hbm_bandwidth, 1e9, SIM_DIM_BANDWIDTH, FALSE,
                       error)

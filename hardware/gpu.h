@@ -85,12 +85,22 @@ gboolean hw_gpu_has_dtype (const HwGpuSpec *spec, HwDtype dtype);
 HwGpuSpec *hw_gpu_spec_copy (const HwGpuSpec *spec);
 void hw_gpu_spec_free (HwGpuSpec *spec); /* NULL is a no-op */
 
+/* Upper bounds of a GPU's figures, in SI units: far above any GPU (B200: 8 TB/s of HBM,
+ * 4.5 PFLOP/s dense fp8, 1.2 kW; 1 PiB is also what a summary prints), low enough that a
+ * typo such as 1e30 is refused instead of simulated as a step of no time. */
+#define HW_GPU_MAX_MEMORY 1125899906842624.0 /* B, 1 PiB */
+#define HW_GPU_MAX_FLOP_RATE 1e18            /* FLOP/s, 1e6 TFLOP/s */
+#define HW_GPU_MAX_BANDWIDTH 1e15            /* B/s, 1 PB/s (HBM, PCIe, NVLink) */
+#define HW_GPU_MAX_LATENCY 1.0               /* s (pcie_latency, kernel_latency, host_dispatch) */
+#define HW_GPU_MAX_POWER 1e5                 /* W, 100 kW */
+
 /* Checks every figure is positive/finite where required (efficiencies in (0, 1]).
  * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the field. Precisely: name non-empty;
  * memory, hbm_bandwidth, pcie_bandwidth finite and > 0; every peak, cuda_context, latencies
  * and nvlink_bandwidth finite and >= 0; fp32 or bf16 peak > 0; cuda_context < memory;
- * board_power and idle_power finite and >= 0, idle_power <= board_power when both are given.
- * description and source may be NULL. */
+ * board_power and idle_power finite and >= 0, idle_power <= board_power when both are given;
+ * none above the HW_GPU_MAX_* bounds. description and source may be NULL.
+ * (hw_catalog_gpu_from_keyfile checks the same ranges per key, to name the key.) */
 gboolean hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwGpuSpec, hw_gpu_spec_free)

@@ -745,5 +745,46 @@ bad_input "the error lists every --set it may come from" \
   "(with --set parallel.dp_shard=2, --set parallel.dp_replicate=2): group [parallel], key 'dp_replicate'" "mesh degrees" \
   -- "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" --set parallel.dp_shard=2 --set training.seq_len=1024 --set parallel.dp_replicate=2
 
+# --- a scenario file's shape: an empty file, a group header without its bracket --------
+: >empty.ini
+bad_input "an empty scenario file" "empty.ini: the file is empty" "empty.ini" -- empty.ini
+printf '# only a comment\n\n' >comments.ini
+bad_input "a scenario file of comments only" "comments.ini: the file has only comments" "comments.ini" -- comments.ini
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\n[training\n' >hdr.ini
+bad_input "a last line [training without its bracket" "hdr.ini: line 8: malformed group header '[training'" "[NAME]" -- hdr.ini
+printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
+bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
+
+# --- a count below 1: 0 and -1 get one message ------------------------------------------
+"$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=0 >/dev/null 2>lc0.err; rc0=$?
+"$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=-1 >/dev/null 2>lcm.err; rcm=$?
+check "loss_chunks = 0 and = -1: exit 1, the same message naming group and key" \
+  sh -c "[ $rc0 -eq 1 ] && [ $rcm -eq 1 ] && grep -qF \"group [training], key 'loss_chunks': '0': must be a whole number >= 1\" lc0.err && grep -qF \"group [training], key 'loss_chunks': '-1': must be a whole number >= 1\" lcm.err"
+
+# --- [gpu.X] figures bounded, errors in the house format "FILE: group [G], key 'K': …" ------
+printf '[model]\nhf_config = llama-3.2-1b\n[gpu.X]\nbase = A100-80GB-SXM\nbf16 = 1e30 TFLOP/s\n[cluster]\ngpu = X\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' >gpux.ini
+bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1e30 TFLOP/s' is outside" "1e+18] FLOP/s" -- gpux.ini
+sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
+bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
+bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
+  "must be in [1, 1024], not 2000" -- "$s1" --set model.num_hidden_layers=2000
+
+# --- no-effect and contradictory framework combinations ------------------------------------
+ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"
+bad_input "deepspeed_config with framework = torchtune" "group [training], key 'deepspeed_config': given with key 'framework' = torchtune" \
+  "does not run DeepSpeed" -- "$ds8" --set training.framework=torchtune
+"$STEPSIM" run "$s1" -q -o lk.h5 --set training.logits_kept=true --set training.loss=fused >/dev/null 2>lk.err; rc=$?
+check "logits_kept with loss = fused: exit 0, one warning naming file, group and key" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' lk.err) -eq 1 ] && grep -qF \"s1-llama-3.2-1b-fp32.ini (with --set training.logits_kept=true, --set training.loss=fused): group [training], key 'logits_kept': has no effect: loss = fused\" lk.err"
+"$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
+check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"
+
+# --- the default attention, as --help and README's "Framework profiles" say it ---------------
+check "run --help: the default attention is sdpa, flash is flash-attn 2" \
+  sh -c "'$STEPSIM' run --help | grep -q 'attention defaults to sdpa' && '$STEPSIM' run --help | grep -q 'flash$' && '$STEPSIM' run --help | grep -q '^is the flash-attn 2 package'"
+check "README Framework profiles: the default attention is sdpa" \
+  sh -c "sed -n '/^\*\*Framework profiles\.\*\*/,/^|/p' '$srcdir/README.md' | tr '\n' ' ' | grep -q 'defaults to .sdpa., PyTorch'"
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

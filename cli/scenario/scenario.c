@@ -3,8 +3,11 @@
  *
  * GKeyFile does the parsing. Two things it accepts silently are rejected here before it
  * runs: a duplicate group or key (GKeyFile keeps the last one) and a comment after a value
- * (GKeyFile makes it part of the value). That pre-scan only looks at the first character of
- * each line and at "name =" prefixes; it does not parse values.
+ * (GKeyFile makes it part of the value); two it reports without saying where or what are
+ * reported here with their line: a malformed group header ("[training" without its
+ * bracket) and an empty file (no group at all, which GKeyFile loads as an empty key file).
+ * That pre-scan only looks at the first character of each line, at group headers and at
+ * "name =" prefixes; it does not parse values.
  */
 #include "config.h"
 #include "cli/scenario/scenario.h"
@@ -104,9 +107,18 @@ prescan_line (const char *line, guint lineno, char **group, GHashTable *seen, GE
     return TRUE;
   if (t[0] == '[')
     {
-      char *end = strchr (t, ']');
+      /* "[NAME]" and nothing else: GKeyFile refuses "[training" with a message that names
+       * no line, and a name with a bracket would be taken for another group here */
+      gsize n = strlen (t);
+      if (n < 3 || t[n - 1] != ']' || strpbrk (t + 1, "[]") != t + n - 1)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+                       "line %u: malformed group header '%s' (a group header is [NAME] on a "
+                       "line of its own)", lineno, t);
+          return FALSE;
+        }
       g_free (*group);
-      *group = g_strndup (t + 1, end ? (gsize) (end - t - 1) : strlen (t + 1));
+      *group = g_strndup (t + 1, n - 2);
       char *gkey = g_strdup_printf ("[%s]", *group);
       if (!g_hash_table_add (seen, gkey))
         {
@@ -151,9 +163,22 @@ prescan (const char *text, GError **error)
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *group = NULL;
+  gboolean blank = TRUE, comments = FALSE;
   for (guint i = 0; lines[i] != NULL; i++)
-    if (!prescan_line (lines[i], i + 1, &group, seen, error))
+    {
+      if (!prescan_line (lines[i], i + 1, &group, seen, error))
+        return FALSE;
+      g_autofree char *t = g_strstrip (g_strdup (lines[i]));
+      comments = comments || t[0] == '#';
+      blank = blank && (t[0] == '\0' || t[0] == '#');
+    }
+  if (blank)
+    {
+      /* said so, rather than the first required group being missing */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE, comments
+                   ? "the file has only comments (no group, no key)" : "the file is empty");
       return FALSE;
+    }
   return TRUE;
 }
 

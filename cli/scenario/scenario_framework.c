@@ -116,6 +116,34 @@ apply_ds_sizes (GKeyFile *kf, CliScenario *sc, GError **error)
   return TRUE;
 }
 
+/* deepspeed_config under a profile whose framework never runs DeepSpeed's engine: a
+ * contradiction, refused naming both keys. torchtune's recipes shard with FSDP2 and build
+ * their own optimizer (recipes/full_finetune_distributed.py), torchtitan likewise
+ * (torchtitan/distributed/), nanotron has its own ZeRO-1 (nanotron/optim/zero.py), and
+ * Accelerate's FSDP and DeepSpeed plugins are exclusive (accelerate/state.py: one
+ * distributed_type). DeepSpeed, the HF Trainer (--deepspeed), custom code and Megatron
+ * (the Megatron-DeepSpeed fork) can; custom and megatron are warned about
+ * (cli/scenario/scenario_warnings.c). */
+static gboolean
+ds_framework (ModelFrameworkKind kind, GError **error)
+{
+  if (kind != MODEL_FRAMEWORK_TORCHTUNE && kind != MODEL_FRAMEWORK_TORCHTITAN
+      && kind != MODEL_FRAMEWORK_NANOTRON && kind != MODEL_FRAMEWORK_ACCELERATE_FSDP)
+    return TRUE;
+  const char *why = kind == MODEL_FRAMEWORK_ACCELERATE_FSDP
+                      ? "Accelerate runs either its FSDP plugin or its DeepSpeed one"
+                    : kind == MODEL_FRAMEWORK_NANOTRON
+                      ? "nanotron shards with its own ZeRO-1, not DeepSpeed's engine"
+                      : "its recipes shard with FSDP and build their own optimizer, never "
+                        "DeepSpeed's engine";
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [training], key 'deepspeed_config': given with key 'framework' = %s, "
+               "which does not run DeepSpeed (%s); remove one of the two, or use framework = "
+               "deepspeed (or hf_trainer for the Trainer's --deepspeed)",
+               model_framework_name (kind), why);
+  return FALSE;
+}
+
 gboolean
 cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -134,8 +162,23 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
                    "path of a ds_config.json, or remove the key)");
       return FALSE;
     }
+  if (ds != NULL && !ds_framework (kind, error))
+    return FALSE;
   if (ds != NULL)
     {
+      /* a ds_config means DeepSpeed's engine runs, whatever the profile: its ZeRO sizes
+       * default as DeepSpeed's (zero/config.py), before the file's own */
+      if (kind != MODEL_FRAMEWORK_DEEPSPEED)
+        {
+          ModelFramework d;
+          model_framework_apply_profile (&d, MODEL_FRAMEWORK_DEEPSPEED);
+          fw->reduce_bucket_elements = d.reduce_bucket_elements;
+          fw->allgather_bucket_elements = d.allgather_bucket_elements;
+          fw->stage3_prefetch_bucket_elements = d.stage3_prefetch_bucket_elements;
+          fw->stage3_param_persistence_threshold = d.stage3_param_persistence_threshold;
+          fw->stage3_max_live_parameters = d.stage3_max_live_parameters;
+          fw->ds_overlap_comm = d.ds_overlap_comm;
+        }
       sc->ds_path = resolve (ds, sc->path);
       if (!model_ds_config_load (sc->ds_path, &sc->ds, error))
         return PREFIX_KEY (error, "training", "deepspeed_config"), FALSE;

@@ -192,8 +192,28 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
     }
   if (!load_tied (kf, arch, error))
     return FALSE;
-  if (!model_arch_validate (arch, error))
-    return g_prefix_error (error, "group [model]: "), FALSE;
+  const char *keys[2];
+  GError *e = NULL;
+  if (!model_arch_validate_key (arch, keys, &e))
+    {
+      /* name the key the group gives (the other of two may be the config's); neither given:
+       * the first, or hf_config when the value is the config's */
+      const char *k = keys[0];
+      if (keys[1] != NULL && !g_key_file_has_key (kf, "model", keys[0], NULL)
+          && g_key_file_has_key (kf, "model", keys[1], NULL))
+        k = keys[1];
+      else if (hf != NULL && !g_key_file_has_key (kf, "model", keys[0], NULL)
+               && (keys[1] == NULL || !g_key_file_has_key (kf, "model", keys[1], NULL)))
+        k = "hf_config";
+      const char *what = e->message;
+      gsize n = strlen (k);
+      if (strncmp (what, k, n) == 0 && what[n] == ' ')
+        what += n + 1; /* "key 'num_hidden_layers': must be in …", the key said once */
+      g_set_error (error, e->domain, e->code, "group [model], key '%s': %s (model '%s')", k,
+                   what, arch->name);
+      g_error_free (e);
+      return FALSE;
+    }
   g_autofree char *file = hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
   name_model (kf, hf, file, arch);
   sc->arch = g_steal_pointer (&arch);

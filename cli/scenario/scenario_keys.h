@@ -20,7 +20,8 @@ char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
 gboolean cli_scenario_get_value (GKeyFile *kf, const char *group, const char *key,
                                  gboolean required, char **out, GError **error);
 
-/* A positive integer count (left untouched when optional and absent). */
+/* A positive integer count (left untouched when optional and absent): 0, a negative or
+ * fractional number are one error "group [G], key 'K': 'V': must be a whole number >= 1". */
 gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
                                  gboolean required, guint64 *out, GError **error);
 

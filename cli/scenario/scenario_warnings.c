@@ -11,6 +11,10 @@
  *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
  *   [training] attention = triton | flash1: the model's sliding window is not applied (the
  *              kernels have none); triton on a Volta GPU is untested
+ *   [training] logits_kept    not with loss = fused (no whole logits; models/ops/cost_ends.c)
+ *   [training] deepspeed_config   under framework = custom or megatron: applied, but those
+ *              profiles' loss/norm/optimizer defaults are not DeepSpeed's; a stage >= 1 on
+ *              one GPU without offload shards nothing, as [parallel] data_parallel
  *   [training] tf32           fp32 GEMMs only (precision = fp32; models/stack/stack.c)
  *   [training] optimizer_foreach   the GPU AdamW step only (models/stack/stack.c workspace)
  *   [training] optimizer_impl      AdamW only; reduce/allgather_bucket_size: ZeRO modes only
@@ -96,10 +100,18 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
   if (one && has (kf, "parallel", "algorithm"))
     NOTE ("parallel", "algorithm", "one GPU runs no collectives");
-  if (one && par->mode != MODEL_DP_DDP && par->mode != MODEL_DP_FSDP_NO_SHARD
-      && !model_offload_any (o) && has (kf, "parallel", "data_parallel"))
+  gboolean sharded_one = one && par->mode != MODEL_DP_DDP
+                        && par->mode != MODEL_DP_FSDP_NO_SHARD && !model_offload_any (o);
+  if (sharded_one && has (kf, "parallel", "data_parallel"))
     NOTE ("parallel", "data_parallel", "%s over one GPU shards nothing (without [offload] "
           "the step is the single-GPU one)", mode);
+  else if (sharded_one && sc->has_ds && sc->ds.stage >= 1)
+    /* the same mode from the ds_config's stage (scenario_framework.c late_stage): its other
+     * values still apply, so "shards nothing" rather than "has no effect" */
+    note (sc, sets, origins, "training", "deepspeed_config", "shards nothing",
+          "%s: zero_optimization.stage = %d (data_parallel = %s) over one GPU shards nothing "
+          "(without [offload] the step is the single-GPU one)", sc->ds_path, sc->ds.stage,
+          mode);
 }
 
 /* attention = triton | flash1 where the kernel runs, but not as the scenario may expect
@@ -144,6 +156,10 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
       && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED)
     NOTE ("training", "loss_chunks", "chunks are those of loss = chunked or fused; here the "
           "loss is computed on the whole logits at once (models/ops/cost.h)");
+  if (has (kf, "training", "logits_kept") && fw->logits_kept && fw->loss == MODEL_LOSS_FUSED)
+    NOTE ("training", "logits_kept", "loss = fused computes the loss from the hidden states "
+          "chunk by chunk, so there are no whole logits to keep (models/ops/cost_ends.c "
+          "kept_logits)");
   if (has (kf, "training", "norm_fp32")
       && (model_stack_autocast (s) || sc->arch->norm != MODEL_NORM_RMS))
     NOTE ("training", "norm_fp32", "it is the upcast of an RMSNorm on 16-bit activations; %s",
@@ -208,6 +224,14 @@ framework_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   if (has (kf, "training", "optimizer_impl") && s->optimizer != MODEL_OPTIMIZER_ADAMW)
     NOTE ("training", "optimizer_impl", "it is the AdamW step's implementation; here "
           "optimizer = %s", model_stack_optimizer_name (s->optimizer));
+  ModelFrameworkKind kind = s->framework.kind;
+  if (sc->has_ds && (kind == MODEL_FRAMEWORK_CUSTOM || kind == MODEL_FRAMEWORK_MEGATRON))
+    note (sc, sets, origins, "training", "deepspeed_config", "is applied under another profile",
+          "its values are used, but framework = %s keeps its own loss and optimizer_impl "
+          "(%s, %s), not DeepSpeed's (upcast_shift, fused); set framework = deepspeed, or "
+          "hf_trainer for the Trainer's --deepspeed",
+          model_framework_name (kind), model_framework_loss_name (s->framework.loss),
+          model_framework_optimizer_impl_name (s->framework.optimizer_impl));
   for (guint i = 0; sc->has_ds && i < sc->ds.ignored->len; i++)
     note (sc, sets, origins, "training", "deepspeed_config", "is partly ignored",
           "%s: key '%s' is not modelled by stepsim", sc->ds_path,

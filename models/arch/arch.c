@@ -128,19 +128,12 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
     mpt_defaults (arch);
 }
 
+/* The first check `arch` fails: *keys (up to two canonical field names, the second NULL
+ * when one) and *what (caller frees: "KEY must be …", naming the fields); FALSE. TRUE when
+ * every check passes. */
 static gboolean
-invalid (GError **error, const char *name, const char *what)
+check (const ModelArch *arch, const char *keys[2], char **what)
 {
-  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID, "model '%s': %s",
-               name != NULL ? name : "(unnamed)", what);
-  return FALSE;
-}
-
-gboolean
-model_arch_validate (const ModelArch *arch, GError **error)
-{
-  g_return_val_if_fail (arch != NULL, FALSE);
-  const char *n = arch->name;
   const struct
   {
     const char *key;
@@ -158,32 +151,64 @@ model_arch_validate (const ModelArch *arch, GError **error)
    * FFN 53248, vocabulary 128256), low enough that parameter counts stay exact in 64 bits
    * and a step's schedule (tasks per layer and rank) stays tractable. */
   const guint64 limit[] = { 1u << 20, 1024, 1u << 16, 1u << 16, 1u << 16, 1u << 22, 1u << 24 };
+  keys[0] = keys[1] = NULL;
+#define FAIL(k0, k1, ...) \
+  return keys[0] = (k0), keys[1] = (k1), *what = g_strdup_printf (__VA_ARGS__), FALSE
   for (gsize i = 0; i < G_N_ELEMENTS (positive); i++)
     if (positive[i].value == 0 || positive[i].value > limit[i])
-      {
-        g_autofree char *what = g_strdup_printf ("%s must be in [1, %" G_GUINT64_FORMAT "], not %"
-                                                 G_GUINT64_FORMAT,
-                                                 positive[i].key, limit[i], positive[i].value);
-        return invalid (error, n, what);
-      }
-  if (arch->n_experts > 1024 || arch->max_positions > (1u << 24))
-    return invalid (error, n, "num_local_experts must be at most 1024 and "
-                              "max_position_embeddings at most 16777216");
+      FAIL (positive[i].key, NULL, "%s must be in [1, %" G_GUINT64_FORMAT "], not %"
+            G_GUINT64_FORMAT, positive[i].key, limit[i], positive[i].value);
+  if (arch->n_experts > 1024)
+    FAIL ("num_local_experts", NULL, "num_local_experts must be at most 1024, not %"
+          G_GUINT64_FORMAT, arch->n_experts);
+  if (arch->max_positions > (1u << 24))
+    FAIL ("max_position_embeddings", NULL, "max_position_embeddings must be at most 16777216, "
+          "not %" G_GUINT64_FORMAT, arch->max_positions);
   if (arch->n_heads % arch->n_kv_heads != 0)
-    return invalid (error, n,
-                    "num_attention_heads must be a multiple of num_key_value_heads (GQA groups)");
+    FAIL ("num_attention_heads", "num_key_value_heads",
+          "num_attention_heads must be a multiple of num_key_value_heads (GQA groups)");
   if (arch->learned_positions && arch->max_positions == 0)
-    return invalid (error, n,
-                    "max_position_embeddings must be positive with learned position embeddings");
+    FAIL ("max_position_embeddings", NULL,
+          "max_position_embeddings must be positive with learned position embeddings");
   if (arch->n_experts == 0 && arch->experts_per_token != 0)
-    return invalid (error, n, "num_experts_per_tok is set but num_local_experts is 0");
+    FAIL ("num_experts_per_tok", "num_local_experts",
+          "num_experts_per_tok is set but num_local_experts is 0");
   if (arch->n_experts > 0 && arch->experts_per_token == 0)
-    return invalid (error, n, "num_experts_per_tok must be positive for a mixture of experts");
+    FAIL ("num_experts_per_tok", NULL,
+          "num_experts_per_tok must be positive for a mixture of experts");
   if (arch->experts_per_token > arch->n_experts)
-    return invalid (error, n, "num_experts_per_tok exceeds num_local_experts");
-  if (arch->family == MODEL_FAMILY_BERT && (arch->num_labels == 0 || arch->type_vocab_size == 0))
-    return invalid (error, n, "num_labels and type_vocab_size must be positive for bert");
+    FAIL ("num_experts_per_tok", "num_local_experts",
+          "num_experts_per_tok exceeds num_local_experts");
+  if (arch->family == MODEL_FAMILY_BERT && arch->num_labels == 0)
+    FAIL ("num_labels", NULL, "num_labels must be positive for bert");
+  if (arch->family == MODEL_FAMILY_BERT && arch->type_vocab_size == 0)
+    FAIL ("type_vocab_size", NULL, "type_vocab_size must be positive for bert");
+#undef FAIL
   return TRUE;
+}
+
+gboolean
+model_arch_validate (const ModelArch *arch, GError **error)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  const char *keys[2];
+  g_autofree char *what = NULL;
+  if (check (arch, keys, &what))
+    return TRUE;
+  g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID, "model '%s': %s",
+               arch->name != NULL ? arch->name : "(unnamed)", what);
+  return FALSE;
+}
+
+gboolean
+model_arch_validate_key (const ModelArch *arch, const char *keys[2], GError **error)
+{
+  g_return_val_if_fail (arch != NULL && keys != NULL, FALSE);
+  g_autofree char *what = NULL;
+  if (check (arch, keys, &what))
+    return TRUE;
+  g_set_error_literal (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID, what);
+  return FALSE;
 }
 
 ModelArch *

@@ -111,6 +111,12 @@ ModelArch *model_arch_load_hf_json (const char *json_text, const char *origin, G
  * n_experts, …). FALSE + MODEL_ARCH_ERROR_INVALID naming the field. */
 gboolean model_arch_validate (const ModelArch *arch, GError **error);
 
+/* The same checks, for a caller that names the key itself (the scenario's [model] group):
+ * on failure keys[0] is the canonical field name (model_arch_field_names) the message is
+ * about and keys[1] a second field it involves (or NULL), both static strings; the message
+ * ("num_hidden_layers must be in [1, 1024], not 2000") does not name the model. */
+gboolean model_arch_validate_key (const ModelArch *arch, const char *keys[2], GError **error);
+
 ModelArch *model_arch_copy (const ModelArch *arch);
 void model_arch_free (ModelArch *arch); /* NULL is a no-op */
 

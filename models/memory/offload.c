@@ -63,13 +63,25 @@ model_offload_validate (const ModelOffload *o, const ModelParallel *par, GError 
 {
   g_return_val_if_fail (o != NULL && par != NULL, FALSE);
   const char *why = NULL, *key = NULL;
+  g_autofree char *why_opt = NULL;
   gboolean grads_sharded
     = model_parallel_state_sharded (par, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE);
   gboolean weights_sharded = model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS,
                                                            MODEL_PHASE_REST);
   if (o->optimizer != MODEL_OFFLOAD_NONE && !grads_sharded)
-    key = "optimizer", why = "needs ZeRO stage 2 or 3 ([parallel] data_parallel = zero2, zero3 "
-                             "or an FSDP sharding mode), as DeepSpeed's ZeRO-Offload";
+    {
+      /* DeepSpeed offloads the optimizer under stage 1 too (stage 1 and 2 are one class,
+       * deepspeed/runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer, cpu_offload; docs
+       * config-json.md offload_optimizer): whole gradients stay on the GPU until the
+       * accumulation boundary. stepsim's offloaded step (model_offload_volumes, the plan's
+       * host step) is modelled over gradients sharded as they accumulate only. */
+      key = "optimizer";
+      why = why_opt = g_strdup_printf (
+        "with [parallel] data_parallel = %s (gradients not sharded as they accumulate) is not "
+        "modelled: stepsim models the offloaded optimizer step over sharded gradients only "
+        "(DeepSpeed also runs it with ZeRO stage 1); use zero2, zero3 or an FSDP sharding "
+        "mode", model_parallel_mode_name (par->mode));
+    }
   else if (o->parameters != MODEL_OFFLOAD_NONE && !weights_sharded)
     key = "parameters", why = "needs ZeRO stage 3 ([parallel] data_parallel = zero3 or "
                               "fsdp_full_shard)";

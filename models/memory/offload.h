@@ -89,7 +89,8 @@ const char *model_offload_place_name (ModelMemPlace place);
 
 /* Checks the choices against the data-parallel mode's placements (models/parallel/
  * parallel.h): an offloaded optimizer needs gradients sharded as they accumulate (ZeRO
- * stage >= 2: reduced per layer, as DeepSpeed's ZeRO-Offload path), an offloaded
+ * stage >= 2: reduced per layer; DeepSpeed also offloads under stage 1, which stepsim does
+ * not model, and the message says so), an offloaded
  * parameter set weights sharded at rest (stage 3) and an offloaded optimizer, activations
  * none or cpu. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the key ("parameters = cpu
  * needs …"). */

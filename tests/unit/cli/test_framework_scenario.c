@@ -312,6 +312,94 @@ test_deepspeed_unmodelled (void)
   expect_error ("", sets, needles);
 }
 
+/* TRUE when one of sc's warnings has every needle. */
+static gboolean
+warned_with (const CliScenario *sc, const char *const *needles)
+{
+  for (guint i = 0; i < sc->warnings->len; i++)
+    {
+      const char *w = g_ptr_array_index (sc->warnings, i);
+      gboolean all = TRUE;
+      for (guint j = 0; needles[j] != NULL; j++)
+        all = all && strstr (w, needles[j]) != NULL;
+      if (all)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* A ds_config under another profile: DeepSpeed's engine runs, so its ZeRO defaults apply
+ * (reduce bucket 5e8, max live 1e9 elements: zero/config.py) under custom as under
+ * deepspeed, with a warning that custom keeps its own loss and optimizer_impl; a profile
+ * that never runs DeepSpeed (torchtune, torchtitan, nanotron, accelerate_fsdp) is an error
+ * naming both keys; hf_trainer (the Trainer's --deepspeed) is silent. */
+static void
+test_deepspeed_framework (void)
+{
+  write_ds ("{ \"bf16\": { \"enabled\": \"auto\" }, \"zero_optimization\": { \"stage\": 2 } }");
+  const char *const custom[] = { "cluster.gpus_per_node=8", "training.deepspeed_config=ds.json",
+                                 NULL };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load (PREC, custom, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->stack.framework.kind, MODEL_FRAMEWORK_CUSTOM);
+  CU_ASSERT_EQUAL (sc->stack.framework.reduce_bucket_elements, 5e8);
+  CU_ASSERT_EQUAL (sc->stack.framework.stage3_max_live_parameters, 1e9);
+  const char *const profile[] = { "key 'deepspeed_config'", "framework = custom",
+                                  "not DeepSpeed's", NULL };
+  CU_ASSERT_TRUE (warned_with (sc, profile));
+  const char *const trainer[] = { "cluster.gpus_per_node=8", "training.framework=hf_trainer",
+                                  "training.deepspeed_config=ds.json", NULL };
+  g_autoptr (CliScenario) hf = load (PREC, trainer, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (hf);
+  CU_ASSERT_EQUAL (hf->stack.framework.reduce_bucket_elements, 5e8);
+  const char *const any[] = { "key 'deepspeed_config'", NULL };
+  CU_ASSERT_FALSE (warned_with (hf, any));
+  const char *const never[] = { "torchtune", "torchtitan", "nanotron", "accelerate_fsdp" };
+  for (guint i = 0; i < G_N_ELEMENTS (never); i++)
+    {
+      g_autofree char *fw = g_strdup_printf ("training.framework=%s", never[i]);
+      const char *const sets[] = { "cluster.gpus_per_node=8", fw,
+                                   "training.deepspeed_config=ds.json", NULL };
+      const char *const needles[] = { "group [training], key 'deepspeed_config'",
+                                      "key 'framework'", never[i], NULL };
+      expect_error (PREC, sets, needles);
+    }
+  /* stage 2 on one GPU without offload shards nothing: said as [parallel] data_parallel's */
+  const char *const one[] = { "training.framework=deepspeed",
+                              "training.deepspeed_config=ds.json", NULL };
+  g_autoptr (CliScenario) sc1 = load (PREC, one, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc1);
+  const char *const shards[] = { "key 'deepspeed_config'", "ds.json", "zero_optimization.stage",
+                                 "over one GPU shards nothing", NULL };
+  CU_ASSERT_TRUE (warned_with (sc1, shards));
+  const char *const eight[] = { "cluster.gpus_per_node=8", "training.framework=deepspeed",
+                                "training.deepspeed_config=ds.json", NULL };
+  g_autoptr (CliScenario) sc8 = load (PREC, eight, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc8);
+  CU_ASSERT_FALSE (warned_with (sc8, any));
+}
+
+/* logits_kept under loss = fused: there are no logits (models/ops/cost_ends.c kept_logits
+ * returns 0), one warning naming the key; under loss = upcast it keeps the fp32 logits and
+ * is silent. */
+static void
+test_logits_kept_fused (void)
+{
+  const char *const fused[] = { "training.logits_kept=true", "training.loss=fused", NULL };
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load (PREC, fused, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  const char *const needles[] = { "case.ini", "group [training], key 'logits_kept'",
+                                  "has no effect", "loss = fused", NULL };
+  CU_ASSERT_TRUE (warned_with (sc, needles));
+  const char *const upcast[] = { "training.logits_kept=true", "training.loss=upcast", NULL };
+  g_autoptr (CliScenario) sc2 = load (PREC, upcast, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc2);
+  const char *const any[] = { "key 'logits_kept'", NULL };
+  CU_ASSERT_FALSE (warned_with (sc2, any));
+}
+
 int
 main (void)
 {
@@ -327,6 +415,9 @@ main (void)
     { "deepspeed_config: train_batch_size = micro × GA × ranks", test_deepspeed_train_batch },
     { "deepspeed_config: a zero prefetch bucket or max_live prefetches nothing",
       test_deepspeed_no_prefetch },
+    { "deepspeed_config under another profile: applied and warned, or refused",
+      test_deepspeed_framework },
+    { "logits_kept with loss = fused: warned", test_logits_kept_fused },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/framework", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);

@@ -376,8 +376,60 @@ test_keyfile_invalid_result (void)
 {
   g_autofree char *msg = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\ncuda_context = 100 GiB\n",
                                        G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
-  CU_ASSERT_TRUE (g_str_has_prefix (msg, "group [gpu.MyGPU]: "));
-  CU_ASSERT_PTR_NOT_NULL (strstr (msg, "cuda_context"));
+  /* the house format, naming the key the group gives (the memory is the base's) */
+  CU_ASSERT_TRUE (g_str_has_prefix (msg, "group [gpu.MyGPU], key 'cuda_context': "));
+  g_autofree char *m2 = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\nmemory = 512 MiB\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  CU_ASSERT_TRUE (g_str_has_prefix (m2, "group [gpu.MyGPU], key 'memory': "));
+  g_autofree char *m3 = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\nidle_power = 2 kW\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  CU_ASSERT_TRUE (g_str_has_prefix (m3, "group [gpu.MyGPU], key 'idle_power': "));
+}
+
+/* Each figure's range, checked as the key is read (the message names it): 0 B of memory,
+ * 1e30 TFLOP/s, 1e20 TB/s, a 10 s kernel latency are no GPU; 0 is "not supported" for a
+ * tensor-core dtype but not for fp32. The bounds are HW_GPU_MAX_* (hardware/gpu.h): the
+ * largest figure accepted is accepted. */
+static void
+test_keyfile_bounds (void)
+{
+  static const struct
+  {
+    const char *line, *key;
+  } bad[] = {
+    { "memory = 0 GB", "memory" },
+    { "memory = 2 PiB", "memory" },
+    { "bf16 = 1e30 TFLOP/s", "bf16" },
+    { "fp8 = 2e6 TFLOP/s", "fp8" },
+    { "fp32 = 0 TFLOP/s", "fp32" },
+    { "hbm_bandwidth = 1e20 TB/s", "hbm_bandwidth" },
+    { "pcie_bandwidth = 2000 TB/s", "pcie_bandwidth" },
+    { "nvlink_bandwidth = 1e4 TB/s", "nvlink_bandwidth" },
+    { "kernel_latency = 10 s", "kernel_latency" },
+    { "power = 1 MW", "power" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("[gpu.MyGPU]\nbase = H100-SXM\n%s\n", bad[i].line);
+      g_autofree char *msg = expect_error (text, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+      g_autofree char *want = g_strdup_printf ("group [gpu.MyGPU], key '%s': ", bad[i].key);
+      if (!g_str_has_prefix (msg, want) || strstr (msg, "is outside") == NULL)
+        g_printerr ("\n  %s: \"%s\"\n", bad[i].line, msg);
+      CU_ASSERT_TRUE (g_str_has_prefix (msg, want) && strstr (msg, "is outside") != NULL);
+    }
+  static const char *const good[] = { "bf16 = 1e6 TFLOP/s", "fp8 = 0 TFLOP/s",
+                                      "hbm_bandwidth = 1000 TB/s", "nvlink_bandwidth = 0 GB/s",
+                                      "memory = 1 PiB", "kernel_latency = 1 s" };
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("[gpu.MyGPU]\nbase = H100-SXM\n%s\n", good[i]);
+      g_autoptr (GKeyFile) kf = load (text);
+      g_autoptr (GError) e = NULL;
+      g_autoptr (HwGpuSpec) g = hw_catalog_gpu_from_keyfile (kf, "gpu.MyGPU", &e);
+      if (g == NULL)
+        g_printerr ("\n  %s: %s\n", good[i], e->message);
+      CU_ASSERT_PTR_NOT_NULL (g);
+    }
 }
 
 static void
@@ -430,6 +482,7 @@ static const StepsimTest tests[] = {
   { "keyfile: strict units", test_keyfile_bad_units },
   { "keyfile: efficiency outside (0,1]", test_keyfile_efficiency_range },
   { "keyfile: result validated", test_keyfile_invalid_result },
+  { "keyfile: each figure bounded, the key named", test_keyfile_bounds },
   { "keyfile: missing group", test_keyfile_missing_group },
   { "keyfile: sm_count and generation", test_keyfile_kernel_model_keys },
 };

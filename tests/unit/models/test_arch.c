@@ -409,6 +409,29 @@ test_validate_bounds (void)
   CU_ASSERT_PTR_NOT_NULL (e2 ? strstr (e2->message, "hidden_size") : NULL);
 }
 
+/* validate_key: the same checks, the failing field(s) named for the caller's own key and
+ * the message without the model's name; a valid arch passes. */
+static void
+test_validate_key (void)
+{
+  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
+  const char *keys[2] = { "x", "y" };
+  CU_ASSERT (model_arch_validate_key (arch, keys, NULL));
+  arch->n_layers = 2000;
+  g_autoptr (GError) e1 = NULL;
+  CU_ASSERT_FALSE (model_arch_validate_key (arch, keys, &e1));
+  CU_ASSERT_STRING_EQUAL (keys[0], "num_hidden_layers");
+  CU_ASSERT_PTR_NULL (keys[1]);
+  CU_ASSERT_STRING_EQUAL (e1->message, "num_hidden_layers must be in [1, 1024], not 2000");
+  arch->n_layers = 32;
+  arch->n_kv_heads = 5;
+  g_autoptr (GError) e2 = NULL;
+  CU_ASSERT_FALSE (model_arch_validate_key (arch, keys, &e2));
+  CU_ASSERT_STRING_EQUAL (keys[0], "num_attention_heads");
+  CU_ASSERT_STRING_EQUAL (keys[1], "num_key_value_heads");
+}
+
 /* Mixtral's active parameters drop (E − k) experts per layer:
  * total − L·(8 − 2)·3·h·i = 46,702,792,704 − 32·6·3·4096·14336 = 12,879,925,248 (≈ 12.9 B,
  * Jiang et al. 2024 §2 "13B active"). */
@@ -525,6 +548,7 @@ static const StepsimTest tests[] = {
   { "field names round-trip", test_field_names_roundtrip },
   { "head_dim follows hidden_size", test_head_dim_follows_hidden },
   { "validate rejects kv heads not dividing heads", test_validate_kv_heads },
+  { "validate_key names the failing fields", test_validate_key },
   { "mixtral active parameters", test_mixtral_active },
   { "copy and free", test_copy_free },
   { "bert-large-uncased: 335,143,938 parameters", test_bert_large_count },

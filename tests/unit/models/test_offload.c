@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include "hardware/cluster.h"
 #include "hardware/node_catalog.h"
 #include "models/plan/executor.h"
@@ -118,6 +119,17 @@ test_validation_rules (void)
           CU_ASSERT (e != NULL && g_str_has_prefix (e->message, cases[i].key));
         }
     }
+  /* optimizer offload under zero1: DeepSpeed runs it (stage_1_and_2.py), stepsim does not
+   * model it, and the message says that, not that DeepSpeed needs stage 2 */
+  ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO1, 1, &e);
+  CU_ASSERT_PTR_NULL (p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "data_parallel = zero1"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "is not modelled"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "DeepSpeed also runs it with ZeRO stage 1"));
+  CU_ASSERT_PTR_NULL (strstr (e->message, "as DeepSpeed's"));
 }
 
 /* ---- transfer volumes: closed forms --------------------------------------------------- */
