@@ -180,7 +180,7 @@ hold_gpu (Run *run, const guint *ranks, guint n)
 static gboolean
 ranks_valid (const HwCluster *cluster, HwCollectiveKind kind, const guint *ranks, guint n)
 {
-  if (kind == HW_COLLECTIVE_SEND_RECV && n != 2)
+  if (kind == HW_COLLECTIVE_SEND_RECV && n < 2)
     return FALSE;
   guint n_cluster = hw_cluster_n_ranks (cluster);
   g_autofree guint8 *seen = g_new0 (guint8, n_cluster / 8 + 1);
@@ -210,7 +210,7 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
   run->user_data = user_data;
   run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
   if (run->plan->len > 0)
-    hold_gpu (run, ranks, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n_ranks);
+    hold_gpu (run, ranks, n_ranks);
   if (run->plan->len == 0)
     sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
   else

@@ -28,7 +28,10 @@ typedef enum
   HW_COLLECTIVE_REDUCE_SCATTER,
   HW_COLLECTIVE_BROADCAST,
   HW_COLLECTIVE_ALL_TO_ALL,
-  HW_COLLECTIVE_SEND_RECV, /* ranks[0] sends to ranks[1] */
+  HW_COLLECTIVE_SEND_RECV, /* ranks[0] sends to ranks[1]; over n > 2 ranks a ring shift:
+                            * every ranks[i] sends `bytes` to ranks[(i + 1) % n] at once
+                            * (one batch_isend_irecv per rank, as ring attention's K/V
+                            * exchange; NCCL groups the P2P calls) */
   HW_N_COLLECTIVES
 } HwCollectiveKind;
 

@@ -395,8 +395,12 @@ lower_direct (GPtrArray *plan, const HwCluster *c, HwCollectiveKind kind, const 
               guint n, double bytes)
 {
   GArray *phase = new_phase ();
-  if (kind == HW_COLLECTIVE_SEND_RECV)
+  if (kind == HW_COLLECTIVE_SEND_RECV && n == 2)
     add_flow (phase, ranks[0], ranks[1], bytes, hop_latency (c, ranks[0], ranks[1]), INFINITY);
+  else if (kind == HW_COLLECTIVE_SEND_RECV) /* the ring shift (collective.h) */
+    for (guint i = 0; i < n; i++)
+      add_flow (phase, ranks[i], ranks[(i + 1) % n], bytes,
+                hop_latency (c, ranks[i], ranks[(i + 1) % n]), INFINITY);
   else
     for (guint i = 0; i < n; i++)
       for (guint j = 0; j < n; j++)

@@ -359,9 +359,9 @@ for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_co
   "$STEPSIM" run in.ini -q -o lim.h5 --set "$set" >/dev/null 2>lim.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <lim.err)" -eq 1 ] && ! test -e lim.h5; then ok "rejected: $set"; else bad "rejected: $set (exit $rc)"; fi
 done
-# Mesh degrees (issue 12 item 3): tp/pp/cp > 1 not modelled yet, a product that is not the
+# Mesh degrees (issue 12 item 3): pp > 1 not modelled yet, a product that is not the
 # GPU count: one error line naming group and key.
-for kv in "tp=3:does not divide the 1 GPUs" "pp=2:issue 15" "cp=2:issue 14" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
+for kv in "tp=3:does not divide the 1 GPUs" "pp=2:issue 15" "cp=2:cp 2 does not divide the 1 GPUs" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
   set=${kv%%:*}; want=${kv#*:}
   "$STEPSIM" run in.ini -q -o mesh.h5 --set "parallel.$set" >/dev/null 2>mesh.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key '${set%%=*}'" mesh.err \
@@ -391,6 +391,27 @@ then ok "tp: tp across nodes warns"; else bad "tp: tp across nodes warns (exit $
 if [ $rc -eq 1 ] && grep -q "key 'tp_comm_overlap': 'bulk' is not modelled yet" mesh.err
 then ok "tp: tp_comm_overlap=bulk refused"; else bad "tp: tp_comm_overlap=bulk refused (exit $rc)"; cat mesh.err; fi
 rm -f tp.h5
+# Context parallelism (issue 14): seq_len not a multiple of 2·cp (ring's load balancing),
+# Ulysses with heads not divisible by cp, an unknown variant: one error line naming the key
+# and the numbers; cp_variant without cp warns.
+cp8="$srcdir/scenarios/cp-llama-3.1-8b-128k-dgx-h100.ini"
+"$STEPSIM" run "$cp8" -q -o cp.h5 --set training.seq_len=131064 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
+   && grep -q "key 'cp': \[training\] seq_len = 131064 is not a multiple of 2·\[parallel\] cp = 2·8 = 16" mesh.err && ! test -e cp.h5
+then ok "cp: seq_len not divisible by 2·cp named"; else bad "cp: seq_len not divisible by 2·cp named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$cp8" -q -o cp.h5 --set parallel.cp_variant=ulysses --set model.num_attention_heads=12 \
+  --set model.num_key_value_heads=4 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
+   && grep -q "key 'cp': model key num_attention_heads = 12 is not a multiple of \[parallel\] cp = 8" mesh.err && ! test -e cp.h5
+then ok "cp: Ulysses heads not divisible by cp named"; else bad "cp: Ulysses heads not divisible by cp named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$cp8" -q -o cp.h5 --set parallel.cp_variant=rong >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && grep -q "key 'cp_variant': unknown context-parallel variant 'rong'" mesh.err
+then ok "cp: unknown cp_variant named"; else bad "cp: unknown cp_variant named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$cp8" -q -o cp.h5 --set parallel.cp=1 --set parallel.cp_variant=ulysses \
+  --set training.seq_len=8192 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 0 ] && grep -q "key 'cp_variant': has no effect: cp = 1" mesh.err
+then ok "cp: cp_variant without cp warns"; else bad "cp: cp_variant without cp warns (exit $rc)"; cat mesh.err; fi
+rm -f cp.h5
 # ddp with dp_replicate below the GPU count: the error names dp_replicate and what it must
 # be, not "dp_shard must be 1" (QA report item 12b), in the "group [G], key 'K'" form (12c).
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o mesh.h5 \

@@ -8,11 +8,13 @@
  * data_parallel: ddp and fsdp_no_shard replicate over every data-parallel rank,
  * fsdp_hybrid_shard shards over a node's and replicates across nodes, the others shard over
  * every data-parallel rank; one given, the other is the rest), tp (Megatron tensor
- * parallelism, models/parallel/tensor_parallel.h; default 1), pp, cp (default 1; > 1 not
- * modelled yet: issues 15 and 14); pp × dp_replicate × dp_shard × cp × tp must be the GPU
- * count, so the data-parallel degree GPUs / (tp·pp·cp) must be whole. sequence_parallel
- * (true | false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none;
- * bulk is not modelled yet).
+ * parallelism, models/parallel/tensor_parallel.h; default 1), pp (default 1; > 1 not
+ * modelled yet: issue 15), cp (context parallelism, models/parallel/context_parallel.h;
+ * default 1) and cp_variant (ring | all_gather | ulysses; default ring, Megatron/TE's
+ * cp_comm_type "p2p"); pp × dp_replicate × dp_shard × cp × tp must be the GPU count, so
+ * the data-parallel degree GPUs / (tp·pp·cp) must be whole. sequence_parallel (true |
+ * false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none; bulk is
+ * not modelled yet).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
@@ -92,30 +94,63 @@ load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
   return TRUE;
 }
 
-/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). Pipeline and
- * context parallelism are not modelled yet (issues 15, 14): a degree > 1 is an error. */
+/* [parallel] cp, cp_variant (after tp). tp·cp must divide the GPUs, and the sequence and
+ * heads suit the variant (model_cp_check: seq_len a multiple of 2·cp under ring and
+ * all_gather's load balancing, Ulysses's heads of a tp rank multiples of cp). */
+static gboolean
+load_cp (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelParallel *par = &sc->par;
+  guint64 cp = 1;
+  g_autofree char *variant = NULL;
+  if (!cli_scenario_get_count (kf, "parallel", "cp", FALSE, &cp, error))
+    return FALSE;
+  if (get_text (kf, "parallel", "cp_variant", &variant))
+    {
+      g_strstrip (variant);
+      if (!model_cp_variant_from_string (variant, &par->cp_variant, error))
+        return PREFIX_KEY (error, "parallel", "cp_variant"), FALSE;
+    }
+  if (cp < 1 || par->degree % (par->tp * cp) != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'cp': tp %u × cp %" G_GUINT64_FORMAT " does not "
+                   "divide the %u GPUs (the data-parallel degree GPUs / (tp · pp · cp) must "
+                   "be whole)", par->tp, cp, par->degree);
+      return FALSE;
+    }
+  par->cp = (guint) cp;
+  if (cp == 1)
+    return TRUE;
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  ModelCpParams p;
+  model_cp_params_init (&p, sc->arch, &mesh, par->cp_variant, sc->stack.micro_batch,
+                        sc->stack.seq_len, model_stack_activation_bytes (&sc->stack));
+  if (!model_cp_check (sc->arch, &mesh, par->degree, &p, error))
+    return g_prefix_error (error, "group [parallel], key 'cp': "), FALSE;
+  return TRUE;
+}
+
+/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). Pipeline
+ * parallelism is not modelled yet (issue 15): pp > 1 is an error. */
 static gboolean
 load_mesh (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelParallel *par = &sc->par;
-  static const char *const model_dims[] = { "pp", "cp" };
-  for (guint i = 0; i < G_N_ELEMENTS (model_dims); i++)
-    {
-      guint64 v = 1;
-      if (!cli_scenario_get_count (kf, "parallel", model_dims[i], FALSE, &v, error))
-        return FALSE;
-      if (v != 1)
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "group [parallel], key '%s': %s = %" G_GUINT64_FORMAT " is not modelled "
-                       "yet (%s parallelism: issue %s); only 1", model_dims[i], model_dims[i],
-                       v, i == 0 ? "pipeline" : "context", i == 0 ? "15" : "14");
-          return FALSE;
-        }
-    }
-  if (!load_tp (kf, sc, error))
+  guint64 pp = 1;
+  if (!cli_scenario_get_count (kf, "parallel", "pp", FALSE, &pp, error))
     return FALSE;
-  guint dp = par->degree / par->tp;
+  if (pp != 1)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'pp': pp = %" G_GUINT64_FORMAT " is not modelled "
+                   "yet (pipeline parallelism: issue 15); only 1", pp);
+      return FALSE;
+    }
+  if (!load_tp (kf, sc, error) || !load_cp (kf, sc, error))
+    return FALSE;
+  guint dp = par->degree / (par->tp * par->cp);
   static const char *const dp_dims[] = { "dp_replicate", "dp_shard" };
   guint *out[] = { &par->dp_replicate, &par->dp_shard };
   for (guint i = 0; i < G_N_ELEMENTS (dp_dims); i++)
@@ -127,9 +162,9 @@ load_mesh (GKeyFile *kf, CliScenario *sc, GError **error)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [parallel], key '%s': %" G_GUINT64_FORMAT " does not divide the "
-                       "data-parallel degree %u (%u GPUs / tp %u; the product of the mesh "
-                       "degrees must be the GPU count)", dp_dims[i], v, dp, par->degree,
-                       par->tp);
+                       "data-parallel degree %u (%u GPUs / (tp %u · cp %u); the product of "
+                       "the mesh degrees must be the GPU count)", dp_dims[i], v, dp,
+                       par->degree, par->tp, par->cp);
           return FALSE;
         }
       *out[i] = (guint) v;

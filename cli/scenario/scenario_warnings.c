@@ -96,6 +96,8 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
           par->tp, par->gpus_per_node);
   if (par->tp <= 1 && has (kf, "parallel", "tp_comm_overlap"))
     NOTE ("parallel", "tp_comm_overlap", "tp = 1 runs no tensor-parallel collectives");
+  if (par->cp <= 1 && has (kf, "parallel", "cp_variant"))
+    NOTE ("parallel", "cp_variant", "cp = 1 splits no sequence");
   if (one && has (kf, "parallel", "reduce_dtype"))
     NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
   if (one && has (kf, "parallel", "algorithm"))

@@ -19,6 +19,8 @@ model_parallel_init_defaults (ModelParallel *par)
     .prefetch = 1,
     .algorithm = HW_ALGORITHM_AUTO,
     .tp = 1,
+    .cp = 1,
+    .cp_variant = MODEL_CP_RING,
   };
 }
 
@@ -66,14 +68,16 @@ void
 model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
 {
   model_mesh_init (mesh, par->gpus_per_node);
-  guint tp = MAX (par->tp, 1), shard = 1, d = model_parallel_dp_degree (par);
+  guint tp = MAX (par->tp, 1), cp = MAX (par->cp, 1), shard = 1,
+        d = model_parallel_dp_degree (par);
   mesh->degree[MODEL_MESH_TP] = tp;
+  mesh->degree[MODEL_MESH_CP] = cp;
   if (par->dp_shard > 0)
     shard = par->dp_shard;
   else if (par->dp_replicate > 0)
     shard = MAX (d / par->dp_replicate, 1);
   else if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD)
-    shard = MIN (MAX (par->gpus_per_node / tp, 1), d);
+    shard = MIN (MAX (par->gpus_per_node / (tp * cp), 1), d);
   else if (mode_row (par->mode) > 0)
     shard = d;
   mesh->degree[MODEL_MESH_DP_SHARD] = MAX (shard, 1);
@@ -91,6 +95,7 @@ model_parallel_placements (const ModelParallel *par, ModelState state, ModelPhas
   const ModelPlacement R = { MODEL_PLACEMENT_REPLICATE, 0 }, P = { MODEL_PLACEMENT_PARTIAL, 0 },
                        S = { MODEL_PLACEMENT_SHARD, MODEL_PLACEMENT_FLAT };
   ModelPlacement *rep = &pl.on[MODEL_MESH_DP_REPLICATE], *shard = &pl.on[MODEL_MESH_DP_SHARD];
+  ModelPlacement *cp = &pl.on[MODEL_MESH_CP];
   switch (state)
     {
     case MODEL_STATE_WEIGHTS:
@@ -109,15 +114,21 @@ model_parallel_placements (const ModelParallel *par, ModelState state, ModelPhas
       else /* accumulated locally, reduced at the last micro-batch (DDP no_sync) */
         *rep = P, *shard = P;
       break;
-    case MODEL_STATE_ACTIVATIONS: /* each rank runs its own micro-batch */
+    case MODEL_STATE_ACTIVATIONS: /* each rank runs its own micro-batch (cp: its sequence
+                                   * chunks, dimension 1 of [b, s, h]) */
       *rep = *shard = (ModelPlacement){ MODEL_PLACEMENT_SHARD, 0 };
-      break;
+      *cp = (ModelPlacement){ MODEL_PLACEMENT_SHARD, 1 };
+      return pl;
     case MODEL_STATE_MASTER:
     case MODEL_STATE_OPTIMIZER:
     default:
       *shard = row >= 1 ? S : R;
       break;
     }
+  /* cp ranks hold the same weights and each computes the gradient of its own tokens: on
+   * the cp dimension every model state lies as on dp_shard (Megatron shards the
+   * distributed optimizer and reduces gradients over the dp·cp group). */
+  *cp = *shard;
   return pl;
 }
 
@@ -186,13 +197,13 @@ model_parallel_shard_size (const ModelParallel *par)
 guint
 model_parallel_dp_degree (const ModelParallel *par)
 {
-  return MAX (par->degree / MAX (par->tp, 1), 1);
+  return MAX (par->degree / (MAX (par->tp, 1) * MAX (par->cp, 1)), 1);
 }
 
 guint
 model_parallel_replicas (const ModelParallel *par)
 {
-  return model_parallel_dp_degree (par) / model_parallel_shard_size (par);
+  return model_parallel_dp_degree (par) * MAX (par->cp, 1) / model_parallel_shard_size (par);
 }
 
 ModelParallel
@@ -203,8 +214,10 @@ model_parallel_unsharded (const ModelParallel *par)
   ModelParallel ddp = *par;
   ddp.mode = MODEL_DP_DDP;
   ddp.dp_shard = 1;
+  /* the shard size counts cp (its ways span dp_shard·cp); the replicas are data-parallel */
+  guint ways = MAX (model_parallel_shard_size (par) / mesh.degree[MODEL_MESH_CP], 1);
   ddp.dp_replicate = mesh.degree[MODEL_MESH_DP_REPLICATE] * mesh.degree[MODEL_MESH_DP_SHARD]
-                     / model_parallel_shard_size (par);
+                     / ways;
   return ddp;
 }
 
@@ -234,6 +247,14 @@ model_parallel_validate (const ModelParallel *par, GError **error)
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "key 'tp': %u does not divide the %u GPUs (the data-parallel degree is "
                    "GPUs / (tp · pp · cp) and must be whole)", par->tp, par->degree);
+      return FALSE;
+    }
+  if (par->degree % (MAX (par->tp, 1) * MAX (par->cp, 1)) != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "key 'cp': tp %u × cp %u does not divide the %u GPUs (the data-parallel "
+                   "degree is GPUs / (tp · pp · cp) and must be whole)", MAX (par->tp, 1),
+                   par->cp, par->degree);
       return FALSE;
     }
   guint dp = model_parallel_dp_degree (par);
@@ -272,7 +293,9 @@ model_parallel_validate (const ModelParallel *par, GError **error)
         }
       return TRUE;
     }
-  if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD && dp % model_parallel_shard_size (par) != 0)
+  ModelMesh m;
+  model_parallel_mesh (par, &m);
+  if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD && dp % m.degree[MODEL_MESH_DP_SHARD] != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "fsdp_hybrid_shard needs the %u GPUs to be a multiple of the %u GPUs per node",

@@ -43,6 +43,7 @@
 #include <glib.h>
 #include "hardware/collective.h"
 #include "hardware/gpu.h"
+#include "models/parallel/context_parallel.h"
 #include "models/parallel/placement.h"
 
 typedef enum
@@ -88,6 +89,14 @@ typedef struct
   guint tp;                  /* >= 1 */
   gboolean sequence_parallel; /* Megatron --sequence-parallel (needs tp > 1) */
   ModelTpCommOverlap tp_comm_overlap;
+  /* Context parallelism (context_parallel.h): the mesh dimension just outside tp; every
+   * rank of a cp group runs 1/cp of each micro-batch's sequence, the weights replicated
+   * over cp, so gradients are Partial over dp·cp and the sharded states (ZeRO, FSDP)
+   * split over dp_shard·cp (Megatron's data_parallel_group with_context_parallel=True,
+   * megatron/core/parallel_state.py; torchtitan's dp_shard_cp mesh). The data-parallel
+   * degree is degree / (tp·cp). */
+  guint cp;                  /* >= 1 (0 reads 1) */
+  ModelCpVariant cp_variant; /* ring (default), all_gather, ulysses */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */
@@ -121,9 +130,9 @@ const char *model_parallel_mode_name (ModelDataParallel mode);
 gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *out,
                                           GError **error);
 
-/* The mesh: tp innermost, dp_replicate × dp_shard = degree / tp (the scenario's, or from
- * the mode as above: "every GPU" reads "every data-parallel rank", a node's GPUs for hybrid
- * reads a node's / tp), pp = cp = 1. */
+/* The mesh: tp innermost, then cp, dp_replicate × dp_shard = degree / (tp·cp) (the
+ * scenario's, or from the mode as above: "every GPU" reads "every data-parallel rank", a
+ * node's GPUs for hybrid reads a node's / (tp·cp)), pp = 1. */
 void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);
 /* Where `state` lies in `phase` under the mode (table above). */
 ModelPlacements model_parallel_placements (const ModelParallel *par, ModelState state,
@@ -147,12 +156,12 @@ GArray *model_parallel_redistribute (const ModelParallel *par, ModelState state,
  * DeepSpeed's per-stage code paths; a rank's share of a state, or whether it is sharded,
  * is model_parallel_local_bytes/_fraction() or model_parallel_state_sharded(). */
 guint model_parallel_stage (const ModelParallel *par);
-/* Ranks sharing one copy of the sharded states (the optimizer states' ways): dp_shard,
+/* Ranks sharing one copy of the sharded states (the optimizer states' ways): dp_shard·cp,
  * 1 when nothing is sharded. */
 guint model_parallel_shard_size (const ModelParallel *par);
-/* Data-parallel ranks: degree / tp. */
+/* Data-parallel ranks: degree / (tp·cp). */
 guint model_parallel_dp_degree (const ModelParallel *par);
-/* Replicas of each shard: dp degree / shard size (> 1 only for hybrid). */
+/* Replicas of each shard: dp degree · cp / shard size (> 1 only for hybrid). */
 guint model_parallel_replicas (const ModelParallel *par);
 /* The unsharded equivalent of `par` (a copy): DDP on the same mesh (dp_shard 1 and
  * dp_replicate = the degree over the shard size), whose gradients accumulate as Partial on

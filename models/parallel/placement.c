@@ -127,10 +127,29 @@ model_placement_local_shape (const ModelPlacements *pl, const ModelMesh *mesh,
   return TRUE;
 }
 
+/* Appends the collective of dimension `dim`, or merges it into the cp change just before
+ * it when the two make the same collective and the dimensions between are of degree 1
+ * (placement.h: one dp·cp group). */
 static void
-add (GArray *out, HwCollectiveKind kind, guint dim, double bytes)
+add (GArray *out, const ModelMesh *mesh, HwCollectiveKind kind, guint dim, double bytes)
 {
-  ModelPlacementComm c = { kind, (ModelMeshDim) dim, bytes };
+  if (out->len > 0)
+    {
+      ModelPlacementComm *last = &g_array_index (out, ModelPlacementComm, out->len - 1);
+      gboolean between_trivial = TRUE;
+      for (guint d = dim + 1; d < MODEL_MESH_CP; d++)
+        between_trivial = between_trivial && mesh->degree[d] == 1;
+      if (last->dims == MODEL_MESH_BIT (MODEL_MESH_CP) && last->kind == kind
+          && kind != HW_COLLECTIVE_ALL_TO_ALL && dim < MODEL_MESH_CP && between_trivial)
+        {
+          for (guint d = dim; d < MODEL_MESH_CP; d++)
+            last->dims |= MODEL_MESH_BIT (d);
+          if (kind == HW_COLLECTIVE_ALL_GATHER)
+            last->bytes = bytes;
+          return;
+        }
+    }
+  ModelPlacementComm c = { kind, (ModelMeshDim) dim, MODEL_MESH_BIT (dim), bytes };
   g_array_append_val (out, c);
 }
 
@@ -158,24 +177,24 @@ model_placement_redistribute (const ModelPlacements *from, const ModelPlacements
       if (a->kind == MODEL_PLACEMENT_PARTIAL && b->kind == MODEL_PLACEMENT_REPLICATE)
         {
           if (comm)
-            add (out, HW_COLLECTIVE_ALL_REDUCE, d, bytes / ways);
+            add (out, mesh, HW_COLLECTIVE_ALL_REDUCE, d, bytes / ways);
         }
       else if (a->kind == MODEL_PLACEMENT_PARTIAL && b->kind == MODEL_PLACEMENT_SHARD)
         {
           if (comm)
-            add (out, HW_COLLECTIVE_REDUCE_SCATTER, d, bytes / ways);
+            add (out, mesh, HW_COLLECTIVE_REDUCE_SCATTER, d, bytes / ways);
           ways *= n;
         }
       else if (a->kind == MODEL_PLACEMENT_SHARD && b->kind == MODEL_PLACEMENT_REPLICATE)
         {
           ways /= n;
           if (comm)
-            add (out, HW_COLLECTIVE_ALL_GATHER, d, bytes / ways);
+            add (out, mesh, HW_COLLECTIVE_ALL_GATHER, d, bytes / ways);
         }
       else if (a->kind == MODEL_PLACEMENT_SHARD && b->kind == MODEL_PLACEMENT_SHARD)
         {
           if (comm)
-            add (out, HW_COLLECTIVE_ALL_TO_ALL, d, bytes / ways);
+            add (out, mesh, HW_COLLECTIVE_ALL_TO_ALL, d, bytes / ways);
         }
       else if (a->kind == MODEL_PLACEMENT_REPLICATE && b->kind == MODEL_PLACEMENT_SHARD)
         ways *= n;

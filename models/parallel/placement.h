@@ -38,6 +38,13 @@
  * (tp … pp), so a reduction scatters on the NVLink dimension before it crosses nodes —
  * what HSDP does (reduce-scatter inside the shard group, then all-reduce of the shard across
  * replicas; torch/distributed/fsdp/_runtime_utils.py, _reduce_grad).
+ * The cp dimension's change merges with the next data-parallel dimension of degree > 1
+ * (dp_shard, or dp_replicate) when both make the same collective: one collective over
+ * the combined group, as Megatron reduces gradients and gathers its distributed
+ * optimizer's parameters over one dp·cp process group (parallel_state.py
+ * get_data_parallel_group(with_context_parallel=True)); its bytes are the first change's
+ * for an all-reduce or reduce-scatter (the input), the second's for an all-gather (the
+ * output).
  */
 #pragma once
 
@@ -70,7 +77,9 @@ typedef struct
 typedef struct
 {
   HwCollectiveKind kind;
-  ModelMeshDim dim; /* the mesh dimension whose groups run it */
+  ModelMeshDim dim; /* the (innermost) mesh dimension whose groups run it */
+  guint dims;       /* MODEL_MESH_BIT of every dimension of its group: dim, and the next
+                     * one when a cp change merges with it (below) */
   double bytes;     /* B, hardware/collective.h's convention */
 } ModelPlacementComm;
 

@@ -399,9 +399,9 @@ double
 model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  /* data-parallel (comm) and tensor-parallel (tp) collectives, where they run while no
-   * compute does */
-  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP };
+  /* data-parallel (comm), tensor-parallel (tp) and context-parallel (cp) collectives,
+   * where they run while no compute does */
+  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP };
   g_autoptr (GArray) comm = busy_union (exec, rank, comms, G_N_ELEMENTS (comms));
   const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
   double exposed = 0;
@@ -453,7 +453,7 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
   static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
   static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
-                                      MODEL_STREAM_CPU };
+                                      MODEL_STREAM_CP, MODEL_STREAM_CPU };
   g_autoptr (GArray) moving = busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers));
   g_autoptr (GArray) working = busy_union (exec, rank, busy, G_N_ELEMENTS (busy));
   double exposed = 0;

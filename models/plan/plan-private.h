@@ -27,6 +27,25 @@ typedef struct
                            * _LAYER, _HEAD) and pass (ModelTpPass); NULL for tp = 1 */
 } PlanTp;
 
+/* Context parallelism in the plan (plan_cp.c): the leaf's parameters for one rank of a
+ * cp group (heads of one tp rank) and the cp collectives of one layer and micro-batch per
+ * pass; comms NULL for cp = 1. */
+typedef struct
+{
+  guint cp;
+  ModelCpParams params;
+  GArray *comms[2];       /* ModelCpComm per ModelCpPass */
+} PlanCp;
+
+/* Which of a layer's cp collectives plan_cp_issue issues. */
+typedef enum
+{
+  PLAN_CP_BEFORE, /* on the critical path before the attention (all-gather K/V, q/k/v
+                   * all-to-all): the layer's task waits for them */
+  PLAN_CP_RING,   /* the ring's P2P, beside the layer's task */
+  PLAN_CP_AFTER,  /* on the critical path after it (output all-to-all, dK/dV scatter) */
+} PlanCpWhen;
+
 typedef enum
 {
   PLAN_TP_EMBEDDING,
@@ -63,6 +82,7 @@ struct _ModelPlan
   double paged_spill;  /* B of optimizer state per rank paged out to host (plan_paged.c) */
   guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
   PlanTp tp;
+  PlanCp cp;
 };
 
 /* Per-block costs of one micro-batch and the gradient bytes each block produces. */
@@ -184,3 +204,27 @@ guint plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gi
                      guint after, gint layer, gint micro_batch);
 /* The saved tensors (B each) of one rank's layer, as model_cost_layer_saved_tensors. */
 guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
+
+/* ---- context parallelism (plan_cp.c) ---- */
+/* The checks of cp > 1 (model_cp_check; dense layers; FlashAttention). FALSE +
+ * G_KEY_FILE_ERROR_INVALID_VALUE naming the keys and numbers. */
+gboolean plan_cp_validate (const ModelArch *arch, const ModelStack *stack,
+                           const ModelParallel *par, GError **error);
+/* Fills p->cp (validated plan). */
+void plan_cp_init (ModelPlan *p);
+void plan_cp_clear (PlanCp *cp);
+/* Tokens of one micro-batch's sequence a rank computes: seq_len / cp. */
+guint64 plan_cp_seq_len (const ModelPlan *p);
+/* One cp rank's layer: its attention kernel replaced by the rank's attention steps
+ * (model_cp_attention_steps), its saved activations those of the layer graph sharded by
+ * model_cp_shard_graph (after model_tp_shard_graph under tp), the attention's transient
+ * buffers added to the passes' workspace. `layer` is model_cost_layer at seq_len / cp;
+ * no-op for cp = 1. */
+void plan_cp_layer (const ModelPlan *p, ModelBlockCost *layer);
+/* The saved tensors (B each) of one cp rank's layer. */
+guint plan_cp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
+/* Issues the cp collectives of one layer in `pass` (ModelCpPass) of `when` on `rank`'s
+ * MODEL_STREAM_CP, in order, the first after task `after` (G_MAXUINT: none). Returns the
+ * last, `after` when none (cp = 1). */
+guint plan_cp_issue (ModelPlan *p, guint rank, guint pass, PlanCpWhen when, guint after,
+                     gint layer, gint micro_batch);

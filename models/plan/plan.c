@@ -14,7 +14,7 @@ static const char *const kind_names[MODEL_N_TASK_KINDS] = {
 };
 static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h2d", "d2h",
                                                            "cpu", "nvme_read", "nvme_write",
-                                                           "tp" };
+                                                           "tp", "cp" };
 
 const char *
 model_plan_task_kind_name (ModelTaskKind kind)
@@ -37,12 +37,15 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
 {
   const ModelStack *s = &p->stack;
   ModelCostParams cp = model_stack_cost_params (s);
-  /* one tp rank's kernels and activations (plan_tp.c; the arch itself for tp = 1) */
+  /* one tp rank's kernels and activations (plan_tp.c; the arch itself for tp = 1), on one
+   * cp rank's seq_len / cp tokens (plan_cp.c: its attention steps and sharded graph) */
+  cp.seq_len = plan_cp_seq_len (p);
   const ModelArch *ra = plan_cost_arch (p);
   pc->embedding = model_cost_embedding (ra, &cp);
   pc->layer = model_cost_layer (ra, &cp);
   plan_tp_layer_memory (p, &pc->layer);
   plan_tp_layer_kernels (p, &pc->layer);
+  plan_cp_layer (p, &pc->layer);
   pc->head = model_cost_head (ra, &cp);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
@@ -111,7 +114,8 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
       || !model_parallel_validate (par, error)
       || !model_offload_validate (&stack->offload, par, error)
       || !model_stack_validate_framework (stack, par, error)
-      || !plan_tp_validate (arch, stack, par, error))
+      || !plan_tp_validate (arch, stack, par, error)
+      || !plan_cp_validate (arch, stack, par, error))
     return FALSE;
   if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT
       && model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
@@ -139,6 +143,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   p->n_ranks = par->degree;
   g_assert (model_mesh_size (&p->mesh) == p->n_ranks);
   plan_tp_init (p);
+  plan_cp_init (p);
   /* DeepSpeed stage 3 prefetches by element budgets, not layers (framework.h) */
   if (par->mode == MODEL_DP_ZERO3)
     {
@@ -194,7 +199,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
    * gradients (cost.h). */
   ModelCostParams cp = model_stack_cost_params (stack);
   p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum
-                   / (double) p->tp.tp; /* a replica's model FLOPs shared by its tp ranks */
+                   / ((double) p->tp.tp * p->cp.cp); /* a replica's model FLOPs shared by
+                                                        * its tp·cp ranks */
   for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -237,6 +243,7 @@ model_plan_free (ModelPlan *plan)
     return;
   model_arch_free (plan->arch);
   plan_tp_clear (&plan->tp);
+  plan_cp_clear (&plan->cp);
   g_array_unref (plan->tasks);
   g_array_unref (plan->kernels);
   g_array_unref (plan->deps);
@@ -388,5 +395,5 @@ double
 model_plan_tokens_per_rank (const ModelPlan *plan)
 {
   return (double) (plan->stack.micro_batch * plan->stack.seq_len * plan->stack.grad_accum)
-         / (double) MAX (plan->par.tp, 1);
+         / ((double) MAX (plan->par.tp, 1) * MAX (plan->par.cp, 1));
 }

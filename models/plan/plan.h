@@ -56,6 +56,7 @@ typedef enum
   MODEL_STREAM_NVME_READ,  /* NVMe swap-in (ZeRO-Infinity) */
   MODEL_STREAM_NVME_WRITE, /* NVMe swap-out */
   MODEL_STREAM_TP,         /* tensor-parallel collectives (models/plan/plan_tp.c) */
+  MODEL_STREAM_CP,         /* context-parallel P2P and collectives (models/plan/plan_cp.c) */
   MODEL_N_STREAMS
 } ModelStream;
 

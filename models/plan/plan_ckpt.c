@@ -155,6 +155,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_dep (p, c->restored);
@@ -234,11 +235,13 @@ plan_step_layer_tensors (StepCtx *c)
     }
   const ModelStack *s = &p->stack;
   ModelCostParams cp = model_stack_cost_params (s);
-  c->n_saved_tensors = p->tp.tp > 1 ? plan_tp_saved_tensors (p, c->saved_tensors,
-                                                               MODEL_COST_MAX_TENSORS)
-                                     : model_cost_layer_saved_tensors (p->arch, &cp,
-                                                                       c->saved_tensors,
-                                                                       MODEL_COST_MAX_TENSORS);
+  c->n_saved_tensors = p->cp.cp > 1   ? plan_cp_saved_tensors (p, c->saved_tensors,
+                                                                MODEL_COST_MAX_TENSORS)
+                        : p->tp.tp > 1 ? plan_tp_saved_tensors (p, c->saved_tensors,
+                                                                MODEL_COST_MAX_TENSORS)
+                                       : model_cost_layer_saved_tensors (p->arch, &cp,
+                                                                         c->saved_tensors,
+                                                                         MODEL_COST_MAX_TENSORS);
   /* A full list leaves no room to tell whether a tensor was dropped: an invariant. */
   g_assert (c->n_saved_tensors < MODEL_COST_MAX_TENSORS);
   double sum = 0;

@@ -122,7 +122,7 @@ plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank, ModelS
       const ModelPlacementComm *c = &g_array_index (comms, ModelPlacementComm, i);
       g_autofree char *label = *first == G_MAXUINT ? g_strdup (what)
                                                    : g_strdup_printf ("%s shard", what);
-      guint id = plan_collective (p, rank, MODEL_MESH_BIT (c->dim), c->kind, c->bytes, layer,
+      guint id = plan_collective (p, rank, c->dims, c->kind, c->bytes, layer,
                                   micro_batch, label);
       if (id == G_MAXUINT)
         continue;

@@ -37,6 +37,7 @@ typedef struct
   guint root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
   guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
+  guint cp_wait;        /* the cp collective the next compute task waits for (NONE) */
   /* bucketed reduction (gradients accumulated as Partial) */
   double bucket_fill;
   guint bucket_count;

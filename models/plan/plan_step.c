@@ -132,7 +132,7 @@ issue_after (StepCtx *c, const GArray *comms, guint from, guint after, gint laye
     {
       const ModelPlacementComm *m = &g_array_index (comms, ModelPlacementComm, i);
       g_autofree char *rep = g_strdup_printf ("%s shard", what);
-      guint r = plan_collective (c->p, c->rank, MODEL_MESH_BIT (m->dim), m->kind, m->bytes,
+      guint r = plan_collective (c->p, c->rank, m->dims, m->kind, m->bytes,
                                  layer, c->mb, rep);
       if (r != NONE)
         plan_task_dep (c->p, last == NONE ? after : last), last = r;
@@ -158,7 +158,7 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   const ModelPlacementComm *scatter = &g_array_index (comms, ModelPlacementComm, 0);
   gboolean scatters = comms->len > 0 && scatter->kind == HW_COLLECTIVE_REDUCE_SCATTER;
   guint id = !scatters ? NONE
-                       : plan_collective (c->p, c->rank, MODEL_MESH_BIT (scatter->dim),
+                       : plan_collective (c->p, c->rank, scatter->dims,
                                           scatter->kind, scatter->bytes, layer, c->mb, what);
   double grad_bytes = params * model_stack_gradient_bytes (&c->p->stack);
   if (id == NONE) /* nothing to scatter: keep the full gradients as they are */
@@ -298,6 +298,36 @@ tp_overlapped (StepCtx *c, PlanTpBlock block, guint start, gint layer)
     c->tp_wait = last;
 }
 
+/* ---- context-parallel collectives ------------------------------------------------------- */
+
+/* Before a layer's task in `pass`: its critical-path cp collectives (all-gather K/V,
+ * Ulysses's q/k/v all-to-alls), after the previous compute task; the layer waits for them
+ * (c->cp_wait). Returns that previous compute task, where the ring's sends start. */
+static guint
+cp_before (StepCtx *c, guint pass, gint layer)
+{
+  guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  guint last = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_BEFORE, prev, layer, c->mb);
+  if (last != prev)
+    c->cp_wait = last;
+  return prev;
+}
+
+/* After layer task `task` in `pass` is built: the ring's P2P sends beside it from `start`
+ * (its predecessor: TE posts step i+1's K/V as step i begins), then the critical-path
+ * collectives after the attention (Ulysses's output all-to-all) after the task; the next
+ * compute task waits for the last (plan_cp.c on the approximate overlap window). */
+static void
+cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
+{
+  guint ring = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_RING, start, layer, c->mb);
+  if (ring != start)
+    c->cp_wait = ring;
+  guint last = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_AFTER, task, layer, c->mb);
+  if (last != task)
+    c->cp_wait = last;
+}
+
 /* ---- forward ----------------------------------------------------------------------------- */
 
 static void
@@ -319,6 +349,7 @@ forward (StepCtx *c)
                    "fwd embed mb%d", c->mb);
   plan_task_dep (p, c->root_gather_task);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   plan_task_add_pass (p, &pc->embedding.fwd);
   c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
                                       MODEL_EFFECT_AT_START);
@@ -328,11 +359,13 @@ forward (StepCtx *c)
     {
       if (gathers (c) && l + p->par.prefetch < c->L)
         gather (c, (gint) (l + p->par.prefetch), "fwd", l >= 1 ? c->fwd_task[l - 1] : NONE);
+      guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
       c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
                                         (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
       if (gathers (c))
         plan_task_dep (p, c->gather_task[l]);
       plan_task_dep (p, c->tp_wait);
+      plan_task_dep (p, c->cp_wait);
       plan_task_add_pass (p, &pc->layer.fwd);
       c->act_layer[l] = plan_step_store_activations (c, l);
       c->autocast_cache[l] = plan_step_autocast_cache (c, l);
@@ -340,11 +373,13 @@ forward (StepCtx *c)
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_step_tp_after (c, PLAN_TP_LAYER, (gint) l);
+      cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   plan_task_add_pass (p, &pc->head.fwd);
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
   double cast = plan_step_head_cast_bytes (c);
@@ -371,10 +406,12 @@ backward_layer (StepCtx *c, guint l)
                                                  &c->act_layer[l]);
   plan_step_recompute_before_backward (c, l);
   guint tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
+  guint cp_start = cp_before (c, MODEL_CP_BACKWARD, (gint) l);
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
   plan_task_dep (p, c->restored);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
@@ -385,6 +422,7 @@ backward_layer (StepCtx *c, guint l)
   if (gathers (c))
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
+  cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
   g_autofree char *what = g_strdup_printf ("grads L%u", l);
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
   bucket_reduce (c, pc->params_layer, c->bwd_task[l], (gint) l, FALSE);
@@ -405,6 +443,7 @@ backward (StepCtx *c)
   guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                 c->mb, "bwd head mb%d", c->mb);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   plan_task_add_pass (p, &pc->head.bwd);
   c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
   plan_task_pass_workspace (p, &pc->head.bwd);
@@ -421,6 +460,7 @@ backward (StepCtx *c)
   guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                c->mb, "bwd embed mb%d", c->mb);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   plan_task_add_pass (p, &pc->embedding.bwd);
   c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
   plan_task_pass_workspace (p, &pc->embedding.bwd);
@@ -481,6 +521,7 @@ optimizer (StepCtx *c, guint last_comm)
   plan_task_dep (p, last_comm);
   plan_task_dep (p, page_in);
   plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
   /* Under optimizer_in_backward every parameter was stepped in its backward hook. */
   gboolean in_bwd = p->stack.framework.optimizer_in_backward;
   ModelPass pass = optimizer_pass (p, in_bwd ? 0 : part);
@@ -537,7 +578,7 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .autocast_cache = buf + 7 * L,
-    .tp_wait = NONE,
+    .tp_wait = NONE, .cp_wait = NONE,
   };
   c.regathers = regathers (&c);
   plan_step_layer_tensors (&c);

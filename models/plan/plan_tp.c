@@ -38,7 +38,8 @@ static ModelTpCommParams
 comm_params (const ModelStack *s, const ModelParallel *par)
 {
   return (ModelTpCommParams){ .tp = MAX (par->tp, 1), .sp = par->sequence_parallel,
-                              .micro_batch = s->micro_batch, .seq_len = s->seq_len,
+                              .micro_batch = s->micro_batch,
+                              .seq_len = s->seq_len / MAX (par->cp, 1), /* a cp rank's */
                               .act_bytes = model_stack_activation_bytes (s) };
 }
 

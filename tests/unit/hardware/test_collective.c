@@ -117,6 +117,26 @@ test_broadcast_send_all_to_all (void)
                       A_IN + (p - 1) * s / (p * B_NV), TOL);
 }
 
+/* Send/recv over n > 2 ranks is a ring shift (ring attention's K/V exchange): every GPU
+ * sends S to the next at once, one flow out of each nvlink.tx and one into each rx, so on
+ * the NVSwitch node it takes what one send takes, α + S/B; and the plan that runs has one
+ * flow per rank. */
+static void
+test_send_recv_ring_shift (void)
+{
+  double s = 5e8;
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  Fixture f = fixture_new (&node, 1, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 8);
+  double t = fixture_run_collective (&f, HW_COLLECTIVE_SEND_RECV, HW_ALGORITHM_AUTO, ranks, 8, s);
+  STEPSIM_ASSERT_REL (t, A_IN + s / B_NV, TOL);
+  STEPSIM_ASSERT_REL (hw_collective_time_alone (f.cluster, HW_COLLECTIVE_SEND_RECV,
+                                                HW_ALGORITHM_AUTO, ranks, 8, s),
+                      t, TOL);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* Double binary tree all-reduce on 8 GPUs of one node, Simple: NCCL's tree bus bandwidth
  * 0.92·CAP (no size correction above 256 MiB), algorithm bandwidth half of it; latency
  * 8.4 + 2(p−1)·4.0 µs. Each of the up and down phases moves S/2 per tree edge, a rank driving
@@ -564,6 +584,7 @@ static const StepsimTest tests[] = {
   { "ring across nodes: one channel per NIC", test_ring_channels_across_nodes },
   { "ring all-gather, reduce-scatter = L + (p-1)/p S/cap", test_ring_all_gather_reduce_scatter },
   { "broadcast, send/recv, all-to-all closed forms", test_broadcast_send_all_to_all },
+  { "send/recv over n > 2 ranks: the ring shift", test_send_recv_ring_shift },
   { "double binary tree all-reduce", test_tree_all_reduce },
   { "hierarchical all-reduce on 2 and 4 nodes", test_hierarchical_all_reduce },
   { "hierarchical all-gather and reduce-scatter", test_hierarchical_gather_scatter },
