@@ -23,6 +23,22 @@ model_graph_free (ModelGraph *g)
   g_free (g);
 }
 
+ModelGraph *
+model_graph_copy_scaled (const ModelGraph *g, const double *divisors)
+{
+  g_return_val_if_fail (g != NULL, NULL);
+  g_autoptr (ModelGraph) r = model_graph_new ();
+  g_array_append_vals (r->tensors, g->tensors->data, g->tensors->len);
+  if (divisors != NULL)
+    for (guint i = 0; i < r->tensors->len; i++)
+      {
+        g_return_val_if_fail (divisors[i] > 0, NULL);
+        g_array_index (r->tensors, ModelGraphTensor, i).bytes /= divisors[i];
+      }
+  g_array_append_vals (r->ops, g->ops->data, g->ops->len);
+  return g_steal_pointer (&r);
+}
+
 guint
 model_graph_tensor (ModelGraph *g, const char *name, double bytes, ModelTensorSource source,
                     gint from)

@@ -124,6 +124,15 @@ ModelGraph *model_graph_new (void);
 void model_graph_free (ModelGraph *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelGraph, model_graph_free)
 
+/* A copy of `g` whose tensor i holds `bytes` / divisors[i] B (divisors: g->tensors->len
+ * entries, each > 0; NULL: every tensor unchanged), everything else as it is — the
+ * tensors' names, sources, `from` and attention-core marks, and each op exactly: its out,
+ * saved, writes, frees, kernel, `launches` and `attn_core`. The sharders
+ * (model_tp_shard_graph, model_cp_shard_graph) build a rank's graph with it, so the
+ * liveness model_graph_transient_peak folds over is the original's. New graph (caller
+ * frees); NULL only on a programming error (g NULL, a divisor <= 0). */
+ModelGraph *model_graph_copy_scaled (const ModelGraph *g, const double *divisors);
+
 /* Adds a tensor of `bytes` B (index returned). `from` < 0: not recomputable by compile. */
 guint model_graph_tensor (ModelGraph *g, const char *name, double bytes,
                           ModelTensorSource source, gint from);

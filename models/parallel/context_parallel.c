@@ -406,32 +406,33 @@ swap_index (guint *list, guint n, guint from, guint to)
       list[j] = to;
 }
 
-/* The ops of `g` into `r`, kernels dropped; with `a2a` >= 0 (ulysses), after the op making
- * attn_out (`o`) an op making its all-to-all'd copy `a2a`, which the later ops read. */
+/* The ops of `r` (a copy of the graph), kernels dropped unless `keep_kernels`; with `a2a`
+ * >= 0 (ulysses), after the op making attn_out (`o`) an op making its all-to-all'd copy
+ * `a2a`, which the later ops read (saves and frees) instead. */
 static void
-copy_ops (const ModelGraph *g, ModelGraph *r, gboolean keep_kernels, gint o, gint a2a)
+rewrite_ops (ModelGraph *r, gboolean keep_kernels, gint o, gint a2a)
 {
   gboolean after = FALSE;
-  for (guint i = 0; i < g->ops->len; i++)
+  for (guint i = 0; i < r->ops->len; i++)
     {
-      ModelGraphOp op = g_array_index (g->ops, ModelGraphOp, i);
+      ModelGraphOp *op = &g_array_index (r->ops, ModelGraphOp, i);
       if (!keep_kernels)
         {
-          op.launches = FALSE;
-          op.kernel.flops = op.kernel.bytes = 0;
+          op->launches = FALSE;
+          op->kernel.flops = op->kernel.bytes = 0;
         }
       if (after)
         {
-          swap_index (op.saved, op.n_saved, (guint) o, (guint) a2a);
-          swap_index (op.frees, op.n_frees, (guint) o, (guint) a2a);
+          swap_index (op->saved, op->n_saved, (guint) o, (guint) a2a);
+          swap_index (op->frees, op->n_frees, (guint) o, (guint) a2a);
         }
-      g_array_append_val (r->ops, op);
-      if (a2a >= 0 && !after && op.out == (guint) o)
+      else if (a2a >= 0 && op->out == (guint) o)
         {
           /* the output all-to-all: makes attn_out_a2a, last use of attn_out */
           ModelGraphOp x = { .name = "attn_out_a2a", .out = (guint) a2a, .n_frees = 1 };
           x.frees[0] = (guint) o;
-          g_array_append_val (r->ops, x);
+          g_array_insert_val (r->ops, i + 1, x);
+          i++; /* past the inserted op, which reads nothing to rewrite */
           after = TRUE;
         }
     }
@@ -451,20 +452,17 @@ model_cp_shard_graph (const ModelGraph *g, const ModelCpParams *p, GError **erro
                    p->cp, variant_names[p->variant]);
       return NULL;
     }
-  g_autoptr (ModelGraph) r = model_graph_new ();
+  g_autofree double *ways = g_new (double, g->tensors->len + 1);
   for (guint i = 0; i < g->tensors->len; i++)
-    {
-      ModelGraphTensor t = g_array_index (g->tensors, ModelGraphTensor, i);
-      if (strcmp (t.name, "nf4_dequantized") != 0)
-        t.bytes /= p->cp;
-      g_array_append_val (r->tensors, t);
-    }
+    ways[i] = strcmp (g_array_index (g->tensors, ModelGraphTensor, i).name, "nf4_dequantized")
+              == 0 ? 1 : p->cp;
+  g_autoptr (ModelGraph) r = model_graph_copy_scaled (g, ways);
   gint o = tensor_named (g, "attn_out"), a2a = -1;
   if (p->cp > 1 && p->variant == MODEL_CP_ULYSSES && o >= 0)
     {
       double bytes = g_array_index (r->tensors, ModelGraphTensor, o).bytes;
       a2a = (gint) model_graph_tensor (r, "attn_out_a2a", bytes, MODEL_TENSOR_ATTENTION, -1);
     }
-  copy_ops (g, r, p->cp == 1, o, a2a);
+  rewrite_ops (r, p->cp == 1, o, a2a);
   return g_steal_pointer (&r);
 }

@@ -573,38 +573,30 @@ model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp, guint64 n_kv_h
       return NULL;
     }
   guint kv_ways = n_kv_heads > 0 && n_kv_heads < tp ? (guint) n_kv_heads : tp;
-  g_autoptr (ModelGraph) r = model_graph_new ();
+  g_autofree double *ways = g_new (double, g->tensors->len + 1);
   for (guint i = 0; i < g->tensors->len; i++)
     {
       const ModelGraphTensor *t = &g_array_index (g->tensors, ModelGraphTensor, i);
-      double ways = 1;
-      if (tp > 1)
+      ways[i] = 1;
+      if (tp <= 1)
+        continue;
+      ModelTpActRegion region;
+      if (!model_tp_act_region (t->name, &region))
         {
-          ModelTpActRegion region;
-          if (!model_tp_act_region (t->name, &region))
-            {
-              g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                           "[parallel] tp = %u: the layer's saved tensor '%s' has no "
-                           "tensor-parallel placement (MoE layers under tensor parallelism "
-                           "are not modelled yet)", tp, t->name);
-              return NULL;
-            }
-          switch (region)
-            {
-            case MODEL_TP_ACT_SEQUENCE: ways = sp ? tp : 1; break;
-            case MODEL_TP_ACT_HEADS: ways = tp; break;
-            case MODEL_TP_ACT_KV: ways = kv_ways; break;
-            case MODEL_TP_ACT_WHOLE: ways = 1; break;
-            }
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "[parallel] tp = %u: the layer's saved tensor '%s' has no "
+                       "tensor-parallel placement (MoE layers under tensor parallelism "
+                       "are not modelled yet)", tp, t->name);
+          return NULL;
         }
-      guint j = model_graph_tensor (r, t->name, t->bytes / ways, t->source, t->from);
-      if (t->attn_core)
-        model_graph_mark_core (r, j);
+      switch (region)
+        {
+        case MODEL_TP_ACT_SEQUENCE: ways[i] = sp ? tp : 1; break;
+        case MODEL_TP_ACT_HEADS: ways[i] = tp; break;
+        case MODEL_TP_ACT_KV: ways[i] = kv_ways; break;
+        case MODEL_TP_ACT_WHOLE: ways[i] = 1; break;
+        }
     }
-  for (guint i = 0; i < g->ops->len; i++)
-    {
-      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, i);
-      model_graph_op (r, op->name, op->out, op->saved, op->n_saved);
-    }
-  return g_steal_pointer (&r);
+  /* the ops as they are: their writes and frees give the rank's forward liveness */
+  return model_graph_copy_scaled (g, ways);
 }

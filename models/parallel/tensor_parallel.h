@@ -232,7 +232,10 @@ gboolean model_tp_act_region (const char *name, ModelTpActRegion *out);
 
 /* The layer graph `g` as one tp rank holds it: the same tensors and ops with each tensor's
  * bytes divided as its region says (SEQUENCE by tp only with `sp`), so model_graph_saved
- * gives a rank's saved activations under any checkpointing policy. With GPT settings
+ * gives a rank's saved activations under any checkpointing policy; the ops are copied
+ * exactly (model_graph_copy_scaled: saves, writes, frees, flags), so
+ * model_graph_transient_peak gives the rank's forward transient peak. Their kernels are
+ * the unsharded layer's (the tp kernel shares are plan_tp's). With GPT settings
  * (Korthikanti §4.2, Table 2) this is s·b·h·(10 + 24/t + 5·a·s/(h·t)) (TP),
  * s·b·h·(34 + 5·a·s/h)/t (TP+SP), 34·s·b·h/t (TP+SP+selective). `n_kv_heads` (k) for the
  * KV region; `seq_len` must be a multiple of tp with SP (Megatron's

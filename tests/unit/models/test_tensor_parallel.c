@@ -613,6 +613,63 @@ test_qlora_constants (void)
                           102768640.0 / 4, 0);
 }
 
+/* The sharded graph keeps the ops' liveness: each op's writes, frees, kernel and flags are
+ * the original's, so model_graph_transient_peak reads a rank's forward. small_llama (h 64,
+ * a = 4 heads of d 16, k = 2, i 128), b = 2, s = 128, bf16 (e = 2), eager attention, no
+ * dropout, fp32 RMSNorm. The tensors no op saves, with their lifetimes (graph_layer.c's
+ * frees):
+ *   x = e·b·s·h = 32,768          block input, until residual1
+ *   scores = e·b·a·s² = 262,144   attn_scores .. softmax (which saves its output)
+ *   o_proj out, residual1, mlp_out, residual2: 32,768 each (the residual stream)
+ * Live sets: attn_scores/softmax x + scores = 294,912; residual1 x + o + h1 = 98,304;
+ * residual2 h1 + mlp + h2 = 98,304: the peak is 294,912, first at attn_scores. tp = 1 is
+ * the graph as it is. tp = 2 without SP: the residual stream stays whole on every rank
+ * (Megatron's sequence region, split only by SP); scores are a/tp = 2 heads' (head region):
+ * x + scores/2 = 32,768 + 131,072 = 163,840 > 98,304, still at attn_scores. A copy without
+ * the frees would keep every unsaved tensor to the end: 5·32,768 + 262,144 = 425,984 at
+ * tp = 1, 5·32,768 + 131,072 = 294,912 at tp = 2. */
+static void
+test_shard_graph_liveness (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 128, FALSE, 0);
+  p.norm_fp32 = TRUE;
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (&arch, &p);
+  guint at = 0;
+  CU_ASSERT_EQUAL (model_graph_transient_peak (g, FALSE, &at), 32768 + 262144);
+  CU_ASSERT_STRING_EQUAL (g_array_index (g->ops, ModelGraphOp, at).name, "attn_scores");
+
+  g_autoptr (ModelGraph) one = model_tp_shard_graph (g, 1, FALSE, arch.n_kv_heads, 128, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (one);
+  CU_ASSERT_EQUAL (model_graph_transient_peak (one, FALSE, NULL),
+                   model_graph_transient_peak (g, FALSE, NULL));
+  g_autoptr (ModelGraph) two = model_tp_shard_graph (g, 2, FALSE, arch.n_kv_heads, 128, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (two);
+  CU_ASSERT_EQUAL (model_graph_transient_peak (two, FALSE, &at), 32768 + 262144 / 2);
+  CU_ASSERT_STRING_EQUAL (g_array_index (two->ops, ModelGraphOp, at).name, "attn_scores");
+
+  /* op by op, the copy is exact */
+  CU_ASSERT_EQUAL_FATAL (two->ops->len, g->ops->len);
+  for (guint j = 0; j < g->ops->len; j++)
+    {
+      const ModelGraphOp *a = &g_array_index (g->ops, ModelGraphOp, j);
+      const ModelGraphOp *b = &g_array_index (two->ops, ModelGraphOp, j);
+      CU_ASSERT_EQUAL (b->out, a->out);
+      CU_ASSERT_EQUAL (b->n_saved, a->n_saved);
+      CU_ASSERT_EQUAL_FATAL (b->n_writes, a->n_writes);
+      CU_ASSERT_EQUAL_FATAL (b->n_frees, a->n_frees);
+      for (guint k = 0; k < a->n_writes; k++)
+        CU_ASSERT_EQUAL (b->writes[k], a->writes[k]);
+      for (guint k = 0; k < a->n_frees; k++)
+        CU_ASSERT_EQUAL (b->frees[k], a->frees[k]);
+      CU_ASSERT_EQUAL (b->launches, a->launches);
+      CU_ASSERT_EQUAL (b->attn_core, a->attn_core);
+      CU_ASSERT_EQUAL (b->kernel.flops, a->kernel.flops);
+      CU_ASSERT_EQUAL (b->kernel.bytes, a->kernel.bytes);
+      CU_ASSERT_EQUAL (b->kernel.name, a->kernel.name);
+    }
+}
+
 int main (void);
 
 int
@@ -631,6 +688,7 @@ main (void)
     { "Korthikanti Table 2 activations", test_korthikanti_table2 },
     { "every graph tensor has a tp region", test_graph_regions },
     { "per-layer tp collectives", test_layer_comms },
+    { "sharded graph keeps the ops' liveness", test_shard_graph_liveness },
   };
   return STEPSIM_RUN_TESTS ("models/parallel/tensor_parallel", tests);
 }
