@@ -169,8 +169,9 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   const ModelOffload *o = cfg (p);
   if (o->optimizer == MODEL_OFFLOAD_NONE && o->parameters == MODEL_OFFLOAD_NONE)
     return;
-  double n = model_stack_trainable_params (&p->stack, p->arch);
-  /* This rank's partition of the optimizer's parameters (their placement at the step). */
+  /* This rank's partition of the optimizer's parameters (their placement at the step): of
+   * its tp rank's TP-local parameters (plan_tp.c), as plan_initial_state shards the GPU's. */
+  double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
   double part = model_parallel_local_bytes (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
   double chunk = model_parallel_local_bytes (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP,
                                              largest_block (pc));
@@ -393,7 +394,7 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc)
   /* Weights step → rest: the stage 1–2 all-gather of the updated partitions (parallel.h). */
   guint first;
   plan_redistribute (p, rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_STEP, MODEL_PHASE_REST,
-                     model_stack_trainable_params (&p->stack, p->arch)
+                     model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable
                        * model_stack_weight_bytes (&p->stack),
                      -1, -1, "updated params", s.last_copy, &first);
   return TRUE;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/plan/plan.h"
+#include "models/plan/plan_offload.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/shipped.h"
 #include "tests/unit/models/cost_fixture.h"
@@ -309,6 +310,47 @@ test_qlora_constants_per_rank (void)
     }
 }
 
+/* ZeRO-3 with the optimizer and the parameters offloaded to the CPU (DeepSpeed ZeRO-Offload /
+ * Infinity, stage3.py): each rank keeps in host DRAM its ZeRO partition of its tp rank's
+ * TP-local parameters — fp32 master (4 B), both fp32 Adam moments (8 B), the fp32 gradient
+ * partition (4 B) and the bf16 parameter shard (2 B): 18 B × elems(tp)/dp. Llama-2-7B on 8
+ * GPUs: tp 1 holds all Ψ = 6,738,415,616 elements, dp 8; tp 2 holds elems(2) (the formula of
+ * test_llama2_7b_rank_states, vocabulary 32000), dp 4. So host bytes per GPU stay about
+ * Ψ/8 whatever tp (they would double with tp if the dp shard were of the whole model). */
+static void
+test_offloaded_host_states_per_rank (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-2-7b");
+  ModelStack st;
+  model_stack_init_defaults (&st);
+  st.precision = MODEL_PRECISION_BF16_MIXED;
+  st.micro_batch = 1;
+  st.seq_len = 512;
+  st.offload.optimizer = MODEL_OFFLOAD_CPU;
+  st.offload.parameters = MODEL_OFFLOAD_CPU;
+  const double h = 4096, L = 32, i = 11008, V = 32000, per = 4 + 8 + 4 + 2;
+  const struct
+  {
+    guint tp;
+    double elems;
+  } cases[] = {
+    { 1, 6738415616.0 },
+    { 2, L * ((4 * h * h + 3 * h * i) / 2 + 2 * h) + 2 * V * h / 2 + h },
+  };
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      ModelParallel par = tp_par (8, cases[c].tp, FALSE);
+      par.mode = MODEL_DP_ZERO3;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+      g_assert_no_error (error);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      double dp = 8.0 / cases[c].tp;
+      STEPSIM_ASSERT_REL (model_plan_offloaded_state_bytes (p, 0, MODEL_MEM_ON_HOST),
+                          per * cases[c].elems / dp, 1e-12);
+    }
+}
+
 int
 main (void)
 {
@@ -320,6 +362,7 @@ main (void)
     { "data-parallel group beside tp", test_dp_group_beside_tp },
     { "model FLOPs: the whole model over the ranks", test_model_flops },
     { "QLoRA constants per rank at tp 2", test_qlora_constants_per_rank },
+    { "CPU-offloaded ZeRO-3 states per rank: the tp shard over dp", test_offloaded_host_states_per_rank },
   };
   return STEPSIM_RUN_TESTS ("models/plan/plan_tp", tests);
 }
