@@ -85,6 +85,9 @@ typedef struct
   double tokens_per_token;
   gboolean targeted;
   gboolean attention; /* q, k, v (or fused qkv) and o; else MLP or router */
+  gboolean reads_inner; /* o or MLP down: its input is the block's inner features (heads, MLP
+                         * inner; Megatron's RowParallelLinear), its output the residual's */
+  gboolean kv;          /* k or v: its output is at the KV heads */
 } ModelLinear;
 
 /* The linear projections of one layer (q, k, v separate or fused, o; router; MLP per

@@ -725,6 +725,8 @@ model_inventory_layer_linears (const ModelInventory *inv)
         .tokens_per_token = is_expert (inv, t) ? k : 1.0,
         .targeted = t->lora_target,
         .attention = t->role <= MODEL_TENSOR_ATTN_OUT,
+        .reads_inner = t->role == MODEL_TENSOR_ATTN_OUT || t->role == MODEL_TENSOR_MLP_DOWN,
+        .kv = t->role == MODEL_TENSOR_K || t->role == MODEL_TENSOR_V,
       };
       /* A group (SwiGLU gate + up) is one ModelLinear of their summed count. */
       while (j + 1 < ts->len && same_group (&g_array_index (ts, ModelTensor, j),

@@ -452,13 +452,18 @@ lora (ModelGraph *g, const Dims *d, const ModelArch *arch, gboolean attention)
         continue;
       double m = d->T * x->tokens_per_token, n = (double) x->count, tok = m * n;
       double in = (double) x->in, out = (double) x->out;
-      guint ax = t_new (g, "lora_ax", e * tok * r, MODEL_TENSOR_GEMM, -1);
+      /* Names by the base's tensor-parallel split (tensor_parallel.c act_regions): A·x of
+       * a row-parallel base (o, down) and its B·(A·x) live with the residual stream's
+       * tokens; a column-parallel base's B·(A·x) is split with its output features. */
+      const char *ax_name = x->reads_inner ? "lora_ax_row" : "lora_ax";
+      const char *bx_name = x->reads_inner ? "lora_bx_row" : x->kv ? "lora_bx_kv" : "lora_bx";
+      guint ax = t_new (g, ax_name, e * tok * r, MODEL_TENSOR_GEMM, -1);
       op1 (g, "lora_a", ax, NO, NO, NO);
       ModelOp ka = { "lora_a", MODEL_OP_GEMM, 2 * tok * in * r,
                      e * tok * in + w * r * in * n + e * tok * r, 0,
                      { .cls = HW_KERNEL_GEMM, .m = m, .n = r, .k = in, .batch = n } };
       model_graph_op_kernel (g, &ka);
-      guint bx = t_new (g, "lora_bx", e * tok * out, MODEL_TENSOR_GEMM, -1);
+      guint bx = t_new (g, bx_name, e * tok * out, MODEL_TENSOR_GEMM, -1);
       op1 (g, "lora_b", bx, ax, NO, NO);
       frees (g, ax, NO, NO);
       ModelOp kb = { "lora_b", MODEL_OP_GEMM, 2 * tok * r * out,

@@ -540,11 +540,18 @@ static const struct
   /* QLoRA's dequantized 16-bit weight: the rank's shard of the largest projection */
   { "nf4_dequantized", MODEL_TP_ACT_HEADS },
   /* LoRA */
+  /* LoRA on a column-parallel base (q, k, v, gate, up): lora_A is whole and reads the
+   * (all-gathered) input, so A·x is [b, s, r] on every rank; lora_B is split with the base's
+   * output features (tensor_style: PEFT tp_layer.py, Megatron-core LoRA), so B·(A·x) is
+   * the rank's output shard, at the query/MLP-inner or the KV features. */
   { "lora_ax", MODEL_TP_ACT_WHOLE },
-  /* B·(A·x): sharded with a column-parallel base's output (PEFT tp_layer.py splits lora_B),
-   * whole after a row-parallel base; one name for both, so counted whole (an upper bound,
-   * like lora_ax) */
-  { "lora_bx", MODEL_TP_ACT_WHOLE },
+  { "lora_bx", MODEL_TP_ACT_HEADS },
+  { "lora_bx_kv", MODEL_TP_ACT_KV },
+  /* On a row-parallel base (o, down): lora_A is split with the base's input features and
+   * its partial A·x reduced over tp as the base's output is (reduce-scattered to the
+   * sequence shard under SP); lora_B is whole, so both are of the residual stream's tokens. */
+  { "lora_ax_row", MODEL_TP_ACT_SEQUENCE },
+  { "lora_bx_row", MODEL_TP_ACT_SEQUENCE },
 };
 
 gboolean
