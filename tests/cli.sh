@@ -813,6 +813,9 @@ check "run --help: the default attention is sdpa, flash is flash-attn 2" \
   sh -c "'$STEPSIM' run --help | grep -q 'attention defaults to sdpa' && '$STEPSIM' run --help | grep -q 'flash$' && '$STEPSIM' run --help | grep -q '^is the flash-attn 2 package'"
 check "README Framework profiles: the default attention is sdpa" \
   sh -c "sed -n '/^\*\*Framework profiles\.\*\*/,/^|/p' '$srcdir/README.md' | tr '\n' ' ' | grep -q 'defaults to .sdpa., PyTorch'"
+# README's tp rule is model_tp_check's (Megatron's): tp a divisor or a multiple of the KV heads.
+check "README: tp a divisor or a multiple of the KV heads" \
+  sh -c "sed -n '/^# tp = 8 /,/^# [a-z]/p' '$srcdir/README.md' | tr -s ' \n#' ' ' | grep -q 'a divisor or a multiple of the KV heads'"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
