@@ -434,11 +434,14 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");
   sim_recorder_summary_scalar (rec, "device_used", res->device_used, "B");
-  /* what the step as planned needs (= the measured figures when it fits) and the shortfall */
+  /* what the step as planned needs (= the measured figures when it fits); the shortfall is
+   * the whole run's (lifetime device-used − capacity: loading and the first step can need
+   * more than the steady state, and the run OOMs at its highest need), the figure the
+   * "capacity … OOM (… short)" line and fit's "OOM by …" print */
   sim_recorder_summary_scalar (rec, "need_allocated", res->need_allocated, "B");
   sim_recorder_summary_scalar (rec, "need_reserved", res->need_reserved, "B");
   sim_recorder_summary_scalar (rec, "need_device", res->need_device, "B");
-  sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, res->need_device - res->capacity),
+  sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, res->lifetime_device - res->capacity),
                                "B");
   sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");
   sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");

@@ -13,8 +13,8 @@
  * default 1) and cp_variant (ring | all_gather | ulysses; default ring, Megatron/TE's
  * cp_comm_type "p2p"); pp × dp_replicate × dp_shard × cp × tp must be the GPU count, so
  * the data-parallel degree GPUs / (tp·pp·cp) must be whole. sequence_parallel (true |
- * false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none; bulk is
- * not modelled yet).
+ * false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none; bulk and
+ * pipelined, Transformer Engine's userbuffers overlaps, are known but not modelled yet).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
@@ -76,6 +76,14 @@ load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
   if (get_text (kf, "parallel", "tp_comm_overlap", &overlap))
     {
       g_strstrip (overlap);
+      if (g_strcmp0 (overlap, "none") != 0 && g_strcmp0 (overlap, "bulk") != 0
+          && g_strcmp0 (overlap, "pipelined") != 0)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key 'tp_comm_overlap': unknown value '%s' "
+                       "(expected one of: none, bulk, pipelined)", overlap);
+          return FALSE;
+        }
       if (g_strcmp0 (overlap, "none") != 0)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

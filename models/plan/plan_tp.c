@@ -72,6 +72,18 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   model_parallel_mesh (par, &mesh);
   if (!model_tp_check (arch, &mesh, error))
     return g_prefix_error (error, "group [parallel], key 'tp': "), FALSE;
+  /* Megatron-LM's sequence parallelism scatters the sequence dimension evenly over the tp
+   * ranks (megatron/core/tensor_parallel/mappings.py _split_along_first_dim asserts
+   * divisibility): the sequence length is what is wrong, so name it. */
+  if (par->sequence_parallel && stack->seq_len % par->tp != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'seq_len': seq_len = %" G_GUINT64_FORMAT " is not a "
+                   "multiple of [parallel] tp = %u, which [parallel] sequence_parallel = true "
+                   "needs (sequence parallelism splits the sequence evenly over the "
+                   "tensor-parallel ranks)", stack->seq_len, par->tp);
+      return FALSE;
+    }
   g_autoptr (GError) e = NULL;
   g_autoptr (ModelGraph) sg = shard_graph (arch, stack, par, &e);
   if (sg == NULL)
