@@ -204,6 +204,15 @@ guint plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gi
                      guint after, gint layer, gint micro_batch);
 /* The saved tensors (B each) of one rank's layer, as model_cost_layer_saved_tensors. */
 guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
+/* The full-sequence layer op graph as one tp rank holds it (model_tp_shard_graph; at tp 1 an
+ * unsharded copy); owned by the caller; NULL + error when it cannot be sharded (heads,
+ * sequence). plan_cp.c shards it further over cp. */
+ModelGraph *plan_tp_layer_graph (const ModelArch *arch, const ModelStack *s,
+                                 const ModelParallel *par, GError **error);
+/* The saved tensors' sizes (B, graph order, at most `max` written to `sizes`) of a sharded
+ * layer graph `sg` under the stack's compile setting; returns how many were written. */
+guint plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, double *sizes,
+                                guint max);
 
 /* ---- context parallelism (plan_cp.c) ---- */
 /* The checks of cp > 1 (model_cp_check; dense layers; FlashAttention). FALSE +

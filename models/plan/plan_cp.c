@@ -48,18 +48,9 @@ static ModelGraph *
 shard_graph (const ModelArch *arch, const ModelStack *s, const ModelParallel *par,
              GError **error)
 {
-  ModelCostParams cost = model_stack_cost_params (s);
-  g_autoptr (ModelGraph) g = model_cost_layer_graph (arch, &cost);
-  if (par->tp > 1)
-    {
-      guint64 k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
-      ModelGraph *t = model_tp_shard_graph (g, par->tp, par->sequence_parallel, k, s->seq_len,
-                                            error);
-      if (t == NULL)
-        return NULL;
-      model_graph_free (g);
-      g = t;
-    }
+  g_autoptr (ModelGraph) g = plan_tp_layer_graph (arch, s, par, error);
+  if (g == NULL)
+    return NULL;
   ModelCpParams cp;
   params_of (arch, s, par, &cp);
   return model_cp_shard_graph (g, &cp, error);
@@ -236,10 +227,7 @@ plan_cp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
   g_autoptr (GError) error = NULL;
   g_autoptr (ModelGraph) sg = shard_graph (p->arch, &p->stack, &p->par, &error);
   g_assert (sg != NULL);
-  ModelCostParams cost = model_stack_cost_params (&p->stack);
-  guint n = 0;
-  model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cost.compile, sizes, max, &n);
-  return MIN (n, max);
+  return plan_graph_saved_tensors (p, sg, sizes, max);
 }
 
 guint

@@ -43,10 +43,10 @@ comm_params (const ModelStack *s, const ModelParallel *par)
                               .act_bytes = model_stack_activation_bytes (s) };
 }
 
-/* The layer graph one tp rank holds (NULL + error when it cannot be sharded). */
-static ModelGraph *
-shard_graph (const ModelArch *arch, const ModelStack *s, const ModelParallel *par,
-             GError **error)
+/* See plan-private.h. */
+ModelGraph *
+plan_tp_layer_graph (const ModelArch *arch, const ModelStack *s, const ModelParallel *par,
+                     GError **error)
 {
   ModelCostParams cp = model_stack_cost_params (s);
   g_autoptr (ModelGraph) g = model_cost_layer_graph (arch, &cp);
@@ -85,7 +85,7 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
       return FALSE;
     }
   g_autoptr (GError) e = NULL;
-  g_autoptr (ModelGraph) sg = shard_graph (arch, stack, par, &e);
+  g_autoptr (ModelGraph) sg = plan_tp_layer_graph (arch, stack, par, &e);
   if (sg == NULL)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -190,7 +190,7 @@ plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
   if (p->tp.tp <= 1)
     return;
   g_autoptr (GError) error = NULL;
-  g_autoptr (ModelGraph) sg = shard_graph (p->arch, &p->stack, &p->par, &error);
+  g_autoptr (ModelGraph) sg = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &error);
   g_assert (sg != NULL); /* plan_tp_validate */
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   gboolean compile = cp.compile;
@@ -260,8 +260,14 @@ guint
 plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (ModelGraph) sg = shard_graph (p->arch, &p->stack, &p->par, &error);
+  g_autoptr (ModelGraph) sg = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &error);
   g_assert (sg != NULL);
+  return plan_graph_saved_tensors (p, sg, sizes, max);
+}
+
+guint
+plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, double *sizes, guint max)
+{
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   guint n = 0;
   model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
