@@ -8,13 +8,17 @@
  * variation is a comma-separated list of overrides applied on top (it may override a --set
  * key). Changes are signed "variation − as given": "+3.30 GiB" needs more memory, "-20.6 %"
  * is faster; the memory compared is what each step needs on the device (models/plan/simulate.h
- * need_device: device-used when it fits, the demand of the step as planned when not).
+ * need_device: device-used when it fits, the demand of the step as planned when not). A
+ * variation whose step trains a different number of tokens (micro_batch, grad_accum,
+ * seq_len, or a tp/cp that changes the data-parallel degree) has its time change per
+ * token, marked "%/tok" and explained under the table. 
  * A variation that fails to load or simulate gets its error in its row (naming the
  * variation's overrides the error is about); the exit status is 1 if any did. A variation
  * that is not a list of group.key=value (cli_sweep_parse_set) is a usage error: exit 2
  * before anything runs. Nothing is written but the table. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include "cli/commands.h"
 #include "cli/scenario/sim_input.h"
@@ -100,6 +104,15 @@ check_variants (int argc, char **argv, char **common, GError **error)
   return TRUE;
 }
 
+/* Whether row `r` and the scenario as given `base` (both ok) train different numbers of
+ * tokens in a step (relative difference above 1e-9). */
+static gboolean
+per_token (const Row *r, const Row *base)
+{
+  double a = r->res.tokens_per_step, b = base->res.tokens_per_step;
+  return a > 0 && b > 0 && fabs (a - b) > 1e-9 * MAX (a, b);
+}
+
 static void
 print_row (const char *name, const Row *r, const Row *base)
 {
@@ -118,8 +131,18 @@ print_row (const char *name, const Row *r, const Row *base)
       double d = r->res.need_device - base->res.need_device;
       g_autofree char *abs = sim_units_format (ABS (d), SIM_DIM_BYTES, 2);
       dmem = g_strdup_printf ("%s%s", d < 0 ? "-" : "+", abs);
-      g_snprintf (dtime, sizeof dtime, "%+.1f %%",
-                  100 * (r->res.step_time / base->res.step_time - 1));
+      /* A variation that changes the tokens in a step (the global batch: micro_batch,
+       * grad_accum, seq_len, or a tp/cp that changes the data-parallel degree) is compared
+       * per token: its step does different work, so the step times alone would say
+       * nothing about speed. */
+      if (per_token (r, base))
+        g_snprintf (dtime, sizeof dtime, "%+.1f %%/tok",
+                    100 * ((r->res.step_time / r->res.tokens_per_step)
+                               / (base->res.step_time / base->res.tokens_per_step)
+                           - 1));
+      else
+        g_snprintf (dtime, sizeof dtime, "%+.1f %%",
+                    100 * (r->res.step_time / base->res.step_time - 1));
     }
   /* A long variation gets a line of its own, so the columns stay aligned. */
   if (g_utf8_strlen (name, -1) > 44)
@@ -162,10 +185,18 @@ cli_cmd_compare (int argc, char **argv)
   printf ("%-44s %12s %13s %12s %11s %10s  %s\n", "variation", "memory", "memory change",
           "step time", "time change", "tokens/s", "verdict");
   int rc = 0;
+  gboolean any_per_token = FALSE;
   for (guint i = 0; i < n; i++)
     {
       print_row (i == 0 ? "(as given)" : argv[i + 1], &rows[i], &rows[0]);
       rc |= !rows[i].ok;
+      any_per_token |= i > 0 && rows[i].ok && rows[0].ok && per_token (&rows[i], &rows[0]);
+    }
+  if (any_per_token)
+    printf ("%%/tok: the variation trains a different number of tokens in a step (global "
+            "batch or sequence); its time change is of the time per token\n");
+  for (guint i = 0; i < n; i++)
+    {
       g_free (rows[i].error);
       model_sim_result_clear (&rows[i].res);
     }

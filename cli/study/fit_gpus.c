@@ -102,9 +102,18 @@ advice (const CliFitNotes *n, const CliScenario *sc)
     g_ptr_array_add (a, g_strdup ("optimizer offload (offload.optimizer = cpu)"));
   if (states > 0.1 * n->floor && stage >= 3 && s->offload.parameters == MODEL_OFFLOAD_NONE)
     g_ptr_array_add (a, g_strdup ("parameter offload (offload.parameters = cpu)"));
-  g_ptr_array_add (a, g_strdup ("model parallelism (tensor or pipeline parallel, which split "
-                                "each layer's weights and activations: not yet available in "
-                                "stepsim)"));
+  /* Tensor parallelism splits each layer's weights, gradients, optimizer states and (with
+   * sequence parallelism) activations over the tp ranks of a node (Korthikanti et al. 2022
+   * §4): it helps either kind of floor. Pipeline parallelism is not modelled yet. */
+  if (sc->par.tp <= 1)
+    g_ptr_array_add (a, g_strdup ("tensor parallelism (parallel.tp = 2..8 inside a node, with "
+                                  "parallel.sequence_parallel = true: splits each layer's "
+                                  "weights and activations over the tp GPUs)"));
+  else
+    g_ptr_array_add (a, g_strdup_printf ("a larger tensor-parallel degree than parallel.tp = %u "
+                                         "(as far as the heads and the node allow)",
+                                         sc->par.tp));
+  g_ptr_array_add (a, g_strdup ("pipeline parallelism (not yet available in stepsim)"));
   g_ptr_array_add (a, NULL);
   g_autofree char *list = g_strjoinv ("; ", (char **) a->pdata);
   g_ptr_array_unref (a);
