@@ -140,7 +140,7 @@ def build_model(torch, cfg, eager):
     return Model()
 
 
-def measure_step(torch, cfg, stack, mbs, seq, eager, warmup, steps):
+def measure_step(torch, cfg, stack, mbs, seq, eager, warmup, steps, loss="upcast"):
     precision, pdtype, amp = stack
     dev = torch.device("cuda")
     model = build_model(torch, cfg, eager).to(dev, dtype=getattr(torch, pdtype))
@@ -152,8 +152,15 @@ def measure_step(torch, cfg, stack, mbs, seq, eager, warmup, steps):
         ctx = torch.autocast("cuda", dtype=getattr(torch, amp)) if amp else torch.autocast("cuda", enabled=False)
         with ctx:
             logits = model(ids)
-        loss = torch.nn.functional.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.view(-1))
-        loss.backward()
+        v = logits.shape[-1]
+        if loss == "upcast_shift":
+            # transformers 4.46-4.48 ForCausalLMLoss: .float(), then the shifted rows
+            # copied by .contiguous() (stepsim training.loss = upcast_shift)
+            shift = logits.float()[..., :-1, :].contiguous()
+            out = torch.nn.functional.cross_entropy(shift.view(-1, v), labels[..., 1:].reshape(-1))
+        else:
+            out = torch.nn.functional.cross_entropy(logits.float().view(-1, v), labels.view(-1))
+        out.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
 
@@ -255,6 +262,30 @@ def main():
                                      scenario=scen, sets=sets, time_s=f"{t:.6e}",
                                      max_memory_allocated_B=str(alloc), max_memory_reserved_B=str(res)))
                     print(rows[-1]["id"], t, alloc, res, flush=True)
+    # The HF shifted loss at 128K vocabulary (1b): memory per token of the loss head, and
+    # the caching allocator's growth where slice_backward's full-length fp32 gradient does
+    # not fit the shifted tensors' freed 2 MiB-rounded segments (2551: it does not; 2048,
+    # 4096: multiples of 2 MiB, it does; stepsim tests/validation/m16-*.ini).
+    for seq in (2048, 2551, 4096):
+        for loss in ("upcast", "upcast_shift"):
+            cfg, stack = MODELS[3], STACKS[1]
+            try:
+                t, alloc, res = measure_step(torch, cfg, stack, 1, seq, False, 2, 3, loss)
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                continue
+            _, h, L, nh, nkv, inter, vocab = cfg
+            sets = ";".join([
+                f"model.hidden_size={h}", f"model.num_hidden_layers={L}",
+                f"model.num_attention_heads={nh}", f"model.num_key_value_heads={nkv}",
+                f"model.intermediate_size={inter}", f"model.vocab_size={vocab}",
+                f"model.max_position_embeddings={max(seq, 4096)}", "training.micro_batch=1",
+                f"training.seq_len={seq}", f"training.precision={stack[0]}",
+                "training.attention=flash", f"training.loss={loss}"])
+            rows.append(dict(kind="step", id=f"{cfg[0]}-{stack[0]}-b1s{seq}-{loss}", scenario=scen,
+                             sets=sets, time_s=f"{t:.6e}", max_memory_allocated_B=str(alloc),
+                             max_memory_reserved_B=str(res)))
+            print(rows[-1]["id"], t, alloc, res, flush=True)
     dev = torch.device("cuda")
     for dt_name, dt in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
         for m, n, k in gemm_shapes(args.quick):
