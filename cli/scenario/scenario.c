@@ -45,7 +45,9 @@ static const char *const training_keys[] = {
 static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
                                              "algorithm", "reduce_dtype", "dp_replicate",
                                              "dp_shard", "tp", "sequence_parallel",
-                                             "tp_comm_overlap", "pp", "cp", "cp_variant", NULL };
+                                             "tp_comm_overlap", "pp", "cp", "cp_variant",
+                                             "pipeline_schedule", "virtual_stages",
+                                             "layers_per_stage", "pipeline_layout", NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const validation_keys[] = { "id", "source", "metric", "measured", "tolerance",

@@ -8,8 +8,12 @@
  * data_parallel: ddp and fsdp_no_shard replicate over every data-parallel rank,
  * fsdp_hybrid_shard shards over a node's and replicates across nodes, the others shard over
  * every data-parallel rank; one given, the other is the rest), tp (Megatron tensor
- * parallelism, models/parallel/tensor_parallel.h; default 1), pp (default 1; > 1 not
- * modelled yet: issue 15), cp (context parallelism, models/parallel/context_parallel.h;
+ * parallelism, models/parallel/tensor_parallel.h; default 1), pp (pipeline stages,
+ * models/parallel/pipeline_schedule.h and models/plan/plan_pp.c; default 1) with
+ * pipeline_schedule (gpipe | 1f1b | interleaved | zb-h1; default 1f1b, interleaved with
+ * virtual_stages > 1), virtual_stages (model chunks per pipeline rank), layers_per_stage
+ * (comma-separated decoder layers per virtual stage) or pipeline_layout (Megatron's
+ * layout string), cp (context parallelism, models/parallel/context_parallel.h;
  * default 1) and cp_variant (ring | all_gather | ulysses; default ring, Megatron/TE's
  * cp_comm_type "p2p"); pp × dp_replicate × dp_shard × cp × tp must be the GPU count, so
  * the data-parallel degree GPUs / (tp·pp·cp) must be whole. sequence_parallel (true |
@@ -140,25 +144,91 @@ load_cp (GKeyFile *kf, CliScenario *sc, GError **error)
   return TRUE;
 }
 
-/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). Pipeline
- * parallelism is not modelled yet (issue 15): pp > 1 is an error. */
+/* [parallel] layers_per_stage: "8, 8, 7, 9" (p·v counts in model order). */
+static gboolean
+load_layers_per_stage (GKeyFile *kf, ModelParallel *par, GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!get_text (kf, "parallel", "layers_per_stage", &text))
+    return TRUE;
+  g_auto (GStrv) items = g_strsplit (text, ",", -1);
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      guint64 n;
+      g_strstrip (items[i]);
+      if (par->pp_n_layers_per_stage >= MODEL_PP_MAX_STAGES)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "at most %u stages", MODEL_PP_MAX_STAGES);
+          return PREFIX_KEY (error, "parallel", "layers_per_stage"), FALSE;
+        }
+      if (!sim_units_parse_count (items[i], &n, error) || n > G_MAXUINT)
+        {
+          if (*error == NULL)
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "too large");
+          return PREFIX_KEY (error, "parallel", "layers_per_stage"), FALSE;
+        }
+      par->pp_layers_per_stage[par->pp_n_layers_per_stage++] = (guint) n;
+    }
+  return TRUE;
+}
+
+/* [parallel] pp, pipeline_schedule, virtual_stages, layers_per_stage, pipeline_layout
+ * (models/parallel/pipeline_schedule.h). pp must divide GPUs / (tp·cp); the stage
+ * partition and the schedule are checked by the plan (model_plan_validate: layers not a
+ * multiple of pp·v without an explicit split, interleaving with grad_accum not a multiple
+ * of pp, DeepSpeed's ZeRO-2/3). The schedule defaults to Megatron's: 1F1B, interleaved
+ * 1F1B when virtual_stages > 1 (schedules.py get_forward_backward_func). */
+static gboolean
+load_pp (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelParallel *par = &sc->par;
+  guint64 pp = 1, vpp = 0;
+  g_autofree char *schedule = NULL, *layout = NULL;
+  if (!cli_scenario_get_count (kf, "parallel", "pp", FALSE, &pp, error)
+      || !cli_scenario_get_count (kf, "parallel", "virtual_stages", FALSE, &vpp, error))
+    return FALSE;
+  if (pp < 1 || par->degree % (par->tp * par->cp * pp) != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'pp': tp %u × cp %u × pp %" G_GUINT64_FORMAT " does "
+                   "not divide the %u GPUs (the data-parallel degree GPUs / (tp · pp · cp) "
+                   "must be whole)", par->tp, par->cp, pp, par->degree);
+      return FALSE;
+    }
+  if (vpp > MODEL_PP_MAX_STAGES || pp * MAX (vpp, 1) > MODEL_PP_MAX_STAGES)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'virtual_stages': pp × virtual_stages at most %u",
+                   MODEL_PP_MAX_STAGES);
+      return FALSE;
+    }
+  par->pp = (guint) pp;
+  par->pp_virtual = (guint) vpp;
+  if (!load_layers_per_stage (kf, par, error))
+    return FALSE;
+  if (get_text (kf, "parallel", "pipeline_layout", &layout))
+    par->pp_layout = g_intern_string (g_strstrip (layout));
+  par->pp_schedule = vpp > 1 ? MODEL_PP_INTERLEAVED : MODEL_PP_1F1B;
+  if (get_text (kf, "parallel", "pipeline_schedule", &schedule)
+      && !model_pp_schedule_from_name (g_strstrip (schedule), &par->pp_schedule))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'pipeline_schedule': unknown schedule '%s' "
+                   "(expected one of: gpipe, 1f1b, interleaved, zb-h1)", schedule);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* [parallel] tp, pp, cp, dp_replicate, dp_shard: the mesh degrees (>= 1). */
 static gboolean
 load_mesh (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelParallel *par = &sc->par;
-  guint64 pp = 1;
-  if (!cli_scenario_get_count (kf, "parallel", "pp", FALSE, &pp, error))
+  if (!load_tp (kf, sc, error) || !load_cp (kf, sc, error) || !load_pp (kf, sc, error))
     return FALSE;
-  if (pp != 1)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'pp': pp = %" G_GUINT64_FORMAT " is not modelled "
-                   "yet (pipeline parallelism: issue 15); only 1", pp);
-      return FALSE;
-    }
-  if (!load_tp (kf, sc, error) || !load_cp (kf, sc, error))
-    return FALSE;
-  guint dp = par->degree / (par->tp * par->cp);
+  guint dp = par->degree / (par->tp * par->cp * par->pp);
   static const char *const dp_dims[] = { "dp_replicate", "dp_shard" };
   guint *out[] = { &par->dp_replicate, &par->dp_shard };
   for (guint i = 0; i < G_N_ELEMENTS (dp_dims); i++)
@@ -170,9 +240,9 @@ load_mesh (GKeyFile *kf, CliScenario *sc, GError **error)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [parallel], key '%s': %" G_GUINT64_FORMAT " does not divide the "
-                       "data-parallel degree %u (%u GPUs / (tp %u · cp %u); the product of "
-                       "the mesh degrees must be the GPU count)", dp_dims[i], v, dp,
-                       par->degree, par->tp, par->cp);
+                       "data-parallel degree %u (%u GPUs / (tp %u · cp %u · pp %u); the "
+                       "product of the mesh degrees must be the GPU count)", dp_dims[i], v, dp,
+                       par->degree, par->tp, par->cp, par->pp);
           return FALSE;
         }
       *out[i] = (guint) v;

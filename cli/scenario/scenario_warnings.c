@@ -6,6 +6,8 @@
  *   [parallel] prefetch       stage 3 gathers only (> 1 GPU or parameter offload)
  *   [parallel] reduce_dtype, algorithm   collectives only (> 1 GPU)
  *   [parallel] data_parallel  a sharded mode on one GPU without offload is the 1-GPU plan
+ *   [training] grad_accum     (not "no effect": "bubble-bound") fewer micro-batches than
+ *              pipeline stages under 1f1b or zb-h1 (models/parallel/pipeline_schedule.h)
  *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
  *   [training] checkpointing = selective under attention = flash: recomputes the attention
  *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
@@ -84,6 +86,14 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "prefetch", "only stage-3 modes (zero3, fsdp_full_shard, "
           "fsdp_hybrid_shard) on more than one GPU, or with parameter offload, gather layers "
           "ahead; here data_parallel = %s on %u GPU%s", mode, par->degree, one ? "" : "s");
+  /* pipeline_schedule.h: m < p micro-batches leave each rank idle (p − 1) of (m + p − 1)
+   * slots with equal stages; Megatron allows it (GPipe's order is the same then). */
+  if (par->pp > 1 && par->pp_schedule != MODEL_PP_GPIPE && sc->stack.grad_accum < par->pp)
+    note (sc, sets, origins, "training", "grad_accum", "allowed, but bubble-bound",
+          "%" G_GUINT64_FORMAT " micro-batches for pp = %u stages under pipeline_schedule = "
+          "%s: with equal stages each rank idles %u of %" G_GUINT64_FORMAT " micro-batch "
+          "slots", sc->stack.grad_accum, par->pp, model_pp_schedule_name (par->pp_schedule),
+          par->pp - 1, sc->stack.grad_accum + par->pp - 1);
   if (par->tp <= 1 && par->sequence_parallel)
     NOTE ("parallel", "sequence_parallel", "sequence parallelism splits the tensor-parallel "
           "regions' sequence over tp ranks, and here tp = 1");

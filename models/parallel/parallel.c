@@ -21,6 +21,8 @@ model_parallel_init_defaults (ModelParallel *par)
     .tp = 1,
     .cp = 1,
     .cp_variant = MODEL_CP_RING,
+    .pp = 1,
+    .pp_schedule = MODEL_PP_1F1B,
   };
 }
 
@@ -72,6 +74,7 @@ model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
         d = model_parallel_dp_degree (par);
   mesh->degree[MODEL_MESH_TP] = tp;
   mesh->degree[MODEL_MESH_CP] = cp;
+  mesh->degree[MODEL_MESH_PP] = MAX (par->pp, 1);
   if (par->dp_shard > 0)
     shard = par->dp_shard;
   else if (par->dp_replicate > 0)
@@ -197,7 +200,7 @@ model_parallel_shard_size (const ModelParallel *par)
 guint
 model_parallel_dp_degree (const ModelParallel *par)
 {
-  return MAX (par->degree / (MAX (par->tp, 1) * MAX (par->cp, 1)), 1);
+  return MAX (par->degree / (MAX (par->tp, 1) * MAX (par->cp, 1) * MAX (par->pp, 1)), 1);
 }
 
 guint
@@ -255,6 +258,14 @@ model_parallel_validate (const ModelParallel *par, GError **error)
                    "key 'cp': tp %u × cp %u does not divide the %u GPUs (the data-parallel "
                    "degree is GPUs / (tp · pp · cp) and must be whole)", MAX (par->tp, 1),
                    par->cp, par->degree);
+      return FALSE;
+    }
+  if (par->degree % (MAX (par->tp, 1) * MAX (par->cp, 1) * MAX (par->pp, 1)) != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "key 'pp': tp %u × cp %u × pp %u does not divide the %u GPUs (the "
+                   "data-parallel degree is GPUs / (tp · pp · cp) and must be whole)",
+                   MAX (par->tp, 1), MAX (par->cp, 1), par->pp, par->degree);
       return FALSE;
     }
   guint dp = model_parallel_dp_degree (par);

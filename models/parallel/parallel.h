@@ -44,6 +44,7 @@
 #include "hardware/collective.h"
 #include "hardware/gpu.h"
 #include "models/parallel/context_parallel.h"
+#include "models/parallel/pipeline_schedule.h"
 #include "models/parallel/placement.h"
 
 typedef enum
@@ -97,6 +98,18 @@ typedef struct
    * degree is degree / (tp·cp). */
   guint cp;                  /* >= 1 (0 reads 1) */
   ModelCpVariant cp_variant; /* ring (default), all_gather, ulysses */
+  /* Pipeline parallelism (pipeline_schedule.h): the mesh's outermost dimension, as Megatron's
+   * "tp-cp-ep-dp-pp" (parallel_state.py RankGenerator) and torchtitan's ["pp", ...]: stage
+   * s holds ranks [s·G, (s+1)·G) of G = degree / pp, so a stage's tp/cp/dp groups stay
+   * together and consecutive stages are G ranks apart (across nodes once G fills one).
+   * The data-parallel degree is degree / (tp·cp·pp); every model state is split over the
+   * stages by layer (each rank holds only its stage's layers). */
+  guint pp;                  /* >= 1 (0 reads 1) */
+  ModelPpScheduleKind pp_schedule; /* 1F1B by default, INTERLEAVED with pp_virtual > 1 */
+  guint pp_virtual;          /* model chunks per rank v (0: 1, or the layout's) */
+  guint pp_layers_per_stage[MODEL_PP_MAX_STAGES]; /* p·v counts in model order, or none */
+  guint pp_n_layers_per_stage;                   /* entries used (0: even split) */
+  const char *pp_layout;     /* Megatron layout string, interned (g_intern_string); NULL */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */
@@ -132,7 +145,7 @@ gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *o
 
 /* The mesh: tp innermost, then cp, dp_replicate × dp_shard = degree / (tp·cp) (the
  * scenario's, or from the mode as above: "every GPU" reads "every data-parallel rank", a
- * node's GPUs for hybrid reads a node's / (tp·cp)), pp = 1. */
+ * node's GPUs for hybrid reads a node's / (tp·cp)), pp outermost. */
 void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);
 /* Where `state` lies in `phase` under the mode (table above). */
 ModelPlacements model_parallel_placements (const ModelParallel *par, ModelState state,
@@ -159,7 +172,7 @@ guint model_parallel_stage (const ModelParallel *par);
 /* Ranks sharing one copy of the sharded states (the optimizer states' ways): dp_shard·cp,
  * 1 when nothing is sharded. */
 guint model_parallel_shard_size (const ModelParallel *par);
-/* Data-parallel ranks: degree / (tp·cp). */
+/* Data-parallel ranks: degree / (tp·cp·pp). */
 guint model_parallel_dp_degree (const ModelParallel *par);
 /* Replicas of each shard: dp degree · cp / shard size (> 1 only for hybrid). */
 guint model_parallel_replicas (const ModelParallel *par);

@@ -62,6 +62,9 @@
 #define MODEL_PP_KEY_SCHEDULE "[parallel] pipeline_schedule"
 #define MODEL_PP_KEY_MICRO_BATCHES "[training] grad_accum"
 
+/* Most virtual stages (p·v) a layers_per_stage list may give (the scenario's bound). */
+#define MODEL_PP_MAX_STAGES 256
+
 /* ---- Stage partitioning ----------------------------------------------------------------- */
 
 /* One virtual stage: what it holds. */

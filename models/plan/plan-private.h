@@ -46,6 +46,21 @@ typedef enum
   PLAN_CP_AFTER,  /* on the critical path after it (output all-to-all, dK/dV scatter) */
 } PlanCpWhen;
 
+/* Pipeline parallelism in the plan (plan_pp.c): the stages and the schedule of the
+ * pipeline ranks (models/parallel/pipeline_schedule.h), and each pipeline rank's share of
+ * the model states; part/sched NULL for pp = 1. */
+typedef struct
+{
+  guint pp, vpp;
+  ModelPpPartition *part;
+  ModelPpSchedule *sched;
+  double *trainable;   /* per pipeline rank: fraction of the model's trainable parameters its
+                        * stages hold (with tied embeddings the last stage's copy of the
+                        * embedding counts too, so the sum may exceed 1) */
+  double *weights;     /* the same of its stored weights */
+  double p2p_bytes;    /* B of one micro-batch's activation (or its gradient) between stages */
+} PlanPp;
+
 typedef enum
 {
   PLAN_TP_EMBEDDING,
@@ -83,6 +98,7 @@ struct _ModelPlan
   guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
   PlanTp tp;
   PlanCp cp;
+  PlanPp pp;
 };
 
 /* Per-block costs of one micro-batch and the gradient bytes each block produces. */
@@ -213,6 +229,29 @@ ModelGraph *plan_tp_layer_graph (const ModelArch *arch, const ModelStack *s,
  * layer graph `sg` under the stack's compile setting; returns how many were written. */
 guint plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, double *sizes,
                                 guint max);
+
+/* ---- pipeline parallelism (plan_pp.c) ---- */
+/* The checks of pp > 1: the stage partition and the schedule (pipeline_schedule.h's
+ * errors, naming [parallel] pp / virtual_stages / layers_per_stage / pipeline_layout /
+ * pipeline_schedule and [training] grad_accum), DeepSpeed's refusal of ZeRO-2/3 with a
+ * pipeline, and what is not modelled with one (offload, optimizer in the backward, √L
+ * checkpointing, experts). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE. */
+gboolean plan_pp_validate (const ModelArch *arch, const ModelStack *stack,
+                           const ModelParallel *par, GError **error);
+/* Fills p->pp's partition, schedule and P2P size (validated plan; no-op for pp = 1). */
+void plan_pp_init (ModelPlan *p);
+/* Fills p->pp's per-stage state fractions from the block costs. */
+void plan_pp_fractions (ModelPlan *p, const PlanCosts *pc);
+void plan_pp_clear (PlanPp *pp);
+/* The fraction of the (tp-local) model's trainable parameters (`weights`: stored weights)
+ * that `rank`'s pipeline stage holds: 1 without pp. */
+double plan_pp_state_fraction (const ModelPlan *p, guint rank, gboolean weights);
+/* Its largest value over the pipeline ranks (1 without pp). */
+double plan_pp_state_fraction_max (const ModelPlan *p, gboolean weights);
+/* `rank`'s step under pp > 1: the schedule's ops of its pipeline rank in order (forward and
+ * backward of one model chunk and micro-batch each, plan_step.c), with the P2P receives
+ * before and sends after them, then its stage's optimizer step after the flush. */
+void plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc);
 
 /* ---- context parallelism (plan_cp.c) ---- */
 /* The checks of cp > 1 (model_cp_check; dense layers; FlashAttention). FALSE +

@@ -14,7 +14,9 @@ static const char *const kind_names[MODEL_N_TASK_KINDS] = {
 };
 static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h2d", "d2h",
                                                            "cpu", "nvme_read", "nvme_write",
-                                                           "tp", "cp" };
+                                                           "tp", "cp", "pp_fwd_send",
+                                                           "pp_fwd_recv", "pp_bwd_send",
+                                                           "pp_bwd_recv" };
 
 const char *
 model_plan_task_kind_name (ModelTaskKind kind)
@@ -115,7 +117,8 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
       || !model_offload_validate (&stack->offload, par, error)
       || !model_stack_validate_framework (stack, par, error)
       || !plan_tp_validate (arch, stack, par, error)
-      || !plan_cp_validate (arch, stack, par, error))
+      || !plan_cp_validate (arch, stack, par, error)
+      || !plan_pp_validate (arch, stack, par, error))
     return FALSE;
   if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT
       && model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
@@ -144,6 +147,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   g_assert (model_mesh_size (&p->mesh) == p->n_ranks);
   plan_tp_init (p);
   plan_cp_init (p);
+  plan_pp_init (p);
   /* DeepSpeed stage 3 prefetches by element budgets, not layers (framework.h) */
   if (par->mode == MODEL_DP_ZERO3)
     {
@@ -199,21 +203,34 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
    * gradients (cost.h). */
   ModelCostParams cp = model_stack_cost_params (stack);
   p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum
-                   / ((double) p->tp.tp * p->cp.cp); /* a replica's model FLOPs shared by
-                                                        * its tp·cp ranks */
+                   / ((double) p->tp.tp * p->cp.cp * p->pp.pp); /* a replica's model FLOPs
+                                                                 * shared by its tp·cp·pp ranks */
+  plan_pp_fractions (p, &pc);
+  double recompute = 0; /* Σ over ranks of recompute FLOPs (ranks differ under pp) */
   for (guint r = 0; r < p->n_ranks; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
         {
           g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
+          /* a pipeline stage's share of each state (plan_pp.c; 1 without pp) */
+          double f = plan_pp_state_fraction (p, r, c == MODEL_MEM_WEIGHTS
+                                                     || c == MODEL_MEM_QUANTIZATION);
+          for (guint i = 0; f != 1 && i < sizes->len; i++)
+            g_array_index (sizes, double, i) *= f;
           g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }
       p->hardware_flops = 0;
       plan_offload_begin_rank (p, r, &pc);
       plan_paged_begin_rank (p, r);
-      plan_step_rank (p, r, &pc);
+      if (p->pp.pp > 1)
+        plan_pp_step_rank (p, r, &pc);
+      else
+        plan_step_rank (p, r, &pc);
+      recompute += p->hardware_flops;
     }
+  if (p->pp.pp > 1)
+    p->hardware_flops = recompute / p->n_ranks;
   p->hardware_flops += p->model_flops;
   return p;
 }
@@ -244,6 +261,7 @@ model_plan_free (ModelPlan *plan)
   model_arch_free (plan->arch);
   plan_tp_clear (&plan->tp);
   plan_cp_clear (&plan->cp);
+  plan_pp_clear (&plan->pp);
   g_array_unref (plan->tasks);
   g_array_unref (plan->kernels);
   g_array_unref (plan->deps);
@@ -395,5 +413,20 @@ double
 model_plan_tokens_per_rank (const ModelPlan *plan)
 {
   return (double) (plan->stack.micro_batch * plan->stack.seq_len * plan->stack.grad_accum)
-         / ((double) MAX (plan->par.tp, 1) * MAX (plan->par.cp, 1));
+         / ((double) MAX (plan->par.tp, 1) * MAX (plan->par.cp, 1) * MAX (plan->par.pp, 1));
+}
+
+guint
+model_plan_pp_degree (const ModelPlan *plan)
+{
+  return plan->pp.pp;
+}
+
+guint
+model_plan_pp_rank (const ModelPlan *plan, guint rank)
+{
+  g_return_val_if_fail (rank < plan->n_ranks, 0);
+  guint coords[MODEL_MESH_N_DIMS];
+  model_mesh_coords (&plan->mesh, rank, coords);
+  return coords[MODEL_MESH_PP];
 }

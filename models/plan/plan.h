@@ -57,6 +57,13 @@ typedef enum
   MODEL_STREAM_NVME_WRITE, /* NVMe swap-out */
   MODEL_STREAM_TP,         /* tensor-parallel collectives (models/plan/plan_tp.c) */
   MODEL_STREAM_CP,         /* context-parallel P2P and collectives (models/plan/plan_cp.c) */
+  /* Pipeline-parallel P2P (models/plan/plan_pp.c), one stream per directed channel so that
+   * each carries one FIFO sequence of transfers: activations sent to / received from the
+   * next / previous stage, output gradients sent to / received from the previous / next. */
+  MODEL_STREAM_PP_FWD_SEND,
+  MODEL_STREAM_PP_FWD_RECV,
+  MODEL_STREAM_PP_BWD_SEND,
+  MODEL_STREAM_PP_BWD_RECV,
   MODEL_N_STREAMS
 } ModelStream;
 
@@ -211,10 +218,15 @@ double model_plan_load_peak_bytes (const ModelPlan *plan);
  * rank's kernels, counting recompute: HFU). */
 double model_plan_model_flops (const ModelPlan *plan);
 double model_plan_hardware_flops (const ModelPlan *plan);
-/* A rank's share of the tokens processed per step: micro_batch × seq_len × grad_accum / tp
- * (the tp ranks of a data-parallel replica run the same tokens), so × ranks = the step's
- * tokens. */
+/* A rank's share of the tokens processed per step: micro_batch × seq_len × grad_accum /
+ * (tp·cp·pp) (the tp, cp and pp ranks of a data-parallel replica run the same tokens), so
+ * × ranks = the step's tokens. */
 double model_plan_tokens_per_rank (const ModelPlan *plan);
+
+/* Pipeline stages (pp, 1 without pipeline parallelism) and the pipeline rank (0 .. pp−1,
+ * the mesh's outermost coordinate) of global rank `rank`. */
+guint model_plan_pp_degree (const ModelPlan *plan);
+guint model_plan_pp_rank (const ModelPlan *plan, guint rank);
 
 const char *model_plan_task_kind_name (ModelTaskKind kind);
 const char *model_plan_stream_name (ModelStream stream);

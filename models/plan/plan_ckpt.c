@@ -208,8 +208,8 @@ plan_step_recompute_before_backward (StepCtx *c, guint l)
       break;
     case MODEL_CHECKPOINTING_SQRT:
       /* Entering a segment from its last layer: rerun the segment's forward, in order. */
-      if (l + 1 == c->L || (l + 1) % c->segment == 0)
-        for (guint j = l - l % c->segment; j <= l; j++)
+      if (l + 1 == c->hi || (l + 1) % c->segment == 0)
+        for (guint j = MAX (l - l % c->segment, c->lo); j <= l; j++)
           recompute (c, j, RECOMPUTE_LAYER);
       break;
     default:

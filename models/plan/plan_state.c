@@ -107,8 +107,10 @@ model_plan_load_bytes (const ModelPlan *p)
   static const ModelMemCategory at_load[] = { MODEL_MEM_WEIGHTS, MODEL_MEM_MASTER_WEIGHTS,
                                               MODEL_MEM_LORA, MODEL_MEM_COMM_BUFFERS };
   double sum = 0;
+  /* under pp: the stage holding the most (plan_pp.c; 1 without pp) */
+  double fw = plan_pp_state_fraction_max (p, TRUE), ft = plan_pp_state_fraction_max (p, FALSE);
   for (guint i = 0; i < G_N_ELEMENTS (at_load); i++)
-    sum += p->initial[at_load[i]];
+    sum += p->initial[at_load[i]] * (at_load[i] == MODEL_MEM_WEIGHTS ? fw : ft);
   /* DeepSpeed's ZeRO-1/2 reduce bucket is made by the first backward (stage 3's in its
    * optimizer's constructor, stage3.py __init__) */
   if (p->par.mode != MODEL_DP_ZERO3)
@@ -116,9 +118,9 @@ model_plan_load_bytes (const ModelPlan *p)
   /* QLoRA's absmax constants come with the NF4 weights at load; fp8_mixed's fp8 weight
    * copies are made by the first forward (Transformer Engine's weight cache). */
   if (p->stack.finetune.method == MODEL_FINETUNE_QLORA)
-    sum += p->initial[MODEL_MEM_QUANTIZATION];
+    sum += p->initial[MODEL_MEM_QUANTIZATION] * fw;
   if (deepspeed_zero (p))
-    sum += p->initial[MODEL_MEM_OPTIMIZER_STATE];
+    sum += p->initial[MODEL_MEM_OPTIMIZER_STATE] * ft;
   return sum;
 }
 

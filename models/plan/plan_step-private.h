@@ -1,6 +1,7 @@
 /* models/plan/plan_step-private.h — the state of one rank's schedule while it is built, shared
- * by plan_step.c (forward, backward, collectives, optimizer) and plan_ckpt.c (activation
- * checkpointing). Not for use outside models/plan/plan_step.c and models/plan/plan_ckpt.c. */
+ * by plan_step.c (forward, backward, collectives, optimizer), plan_ckpt.c (activation
+ * checkpointing) and plan_pp.c (a pipeline rank's schedule, which calls plan_step.c's
+ * forward and backward of one model chunk). Not for use outside those files. */
 #pragma once
 
 #include "models/plan/plan-private.h"
@@ -13,6 +14,8 @@ typedef struct
   guint rank;
   const PlanCosts *pc;
   guint L;
+  guint lo, hi;         /* the layers [lo, hi) of the forward/backward being built (a
+                         * pipeline stage's model chunk; 0, L without pp) */
   gboolean sharding;    /* ZeRO/FSDP machinery on: a shard group of > 1 ranks, or offload */
   gboolean regathers;   /* stage-3 parameters are gathered again for the backward (set
                          * once by plan_step.c, read by the recompute of plan_ckpt.c) */
@@ -38,10 +41,30 @@ typedef struct
   guint grad_head_full, grad_embedding_full;
   guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
   guint cp_wait;        /* the cp collective the next compute task waits for (NONE) */
+  guint pp_wait;        /* the pipeline receive the next compute task waits for (NONE) */
   /* bucketed reduction (gradients accumulated as Partial) */
   double bucket_fill;
   guint bucket_count;
 } StepCtx;
+
+/* plan_step.c */
+/* guints of per-layer task/handle arrays a StepCtx needs: PLAN_STEP_BUF_PER_LAYER × L. */
+#define PLAN_STEP_BUF_PER_LAYER 8
+/* Sets *c up for `rank` (fresh per-layer arrays in `buf`, zeroed, PLAN_STEP_BUF_PER_LAYER
+ * × L guints, borrowed) and fills its per-layer tensor lists. */
+void plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, guint *buf);
+/* The forward of micro-batch c->mb through layers [lo, hi), preceded by the embedding
+ * (`embed`) and followed by the head and loss (`head`): a whole model without pp. Every
+ * compute task also waits for c->pp_wait. */
+void plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head);
+/* Its backward: head (when `head`), layers hi−1 … lo, embedding (when `embed`), with the
+ * gradient reductions they start; at the last micro-batch (c->last_mb) a stage without the
+ * embedding flushes its last gradient bucket. Returns the last compute task. */
+guint plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head);
+/* SP's coalesced all-reduce of `bytes` of norm/bias gradients over tp after task `after`. */
+void plan_step_sp_grads (StepCtx *c, guint after, double bytes);
+/* The optimizer step after `last_comm` (the rank's state shares, its stage's under pp). */
+void plan_step_optimizer (StepCtx *c, guint last_comm);
 
 /* plan_ckpt.c */
 /* Allocates what layer l's forward keeps (its handle). */

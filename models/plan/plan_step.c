@@ -330,35 +330,42 @@ cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
 
 /* ---- forward ----------------------------------------------------------------------------- */
 
-static void
-forward (StepCtx *c)
+void
+plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
 {
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
+  c->lo = lo, c->hi = hi;
   c->root_gather_task = NONE;
   c->root_gather_handle = 0;
   if (gathers (c))
     {
-      /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward. */
-      gather_block (c, pc->weight_root, -1, "params root", NONE,
-                    &c->root_gather_task, &c->root_gather_handle);
-      for (guint l = 0; l < MIN (p->par.prefetch, c->L); l++)
+      /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward;
+       * under pp the stages holding the embedding or the head gather it (whole: approximate). */
+      if (embed || head)
+        gather_block (c, pc->weight_root, -1, "params root", NONE,
+                      &c->root_gather_task, &c->root_gather_handle);
+      for (guint l = lo; l < MIN (lo + p->par.prefetch, hi); l++)
         gather (c, (gint) l, "fwd", NONE);
     }
-  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
-                   "fwd embed mb%d", c->mb);
-  plan_task_dep (p, c->root_gather_task);
-  plan_task_dep (p, c->tp_wait);
-  plan_task_dep (p, c->cp_wait);
-  plan_task_add_pass (p, &pc->embedding.fwd);
-  c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
-                                      MODEL_EFFECT_AT_START);
-  plan_task_pass_workspace (p, &pc->embedding.fwd);
-  plan_step_tp_after (c, PLAN_TP_EMBEDDING, -1);
-  for (guint l = 0; l < c->L; l++)
+  if (embed)
     {
-      if (gathers (c) && l + p->par.prefetch < c->L)
-        gather (c, (gint) (l + p->par.prefetch), "fwd", l >= 1 ? c->fwd_task[l - 1] : NONE);
+      plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
+                       "fwd embed mb%d", c->mb);
+      plan_task_dep (p, c->root_gather_task);
+      plan_task_dep (p, c->tp_wait);
+      plan_task_dep (p, c->cp_wait);
+      plan_task_dep (p, c->pp_wait);
+      plan_task_add_pass (p, &pc->embedding.fwd);
+      c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
+                                          MODEL_EFFECT_AT_START);
+      plan_task_pass_workspace (p, &pc->embedding.fwd);
+      plan_step_tp_after (c, PLAN_TP_EMBEDDING, -1);
+    }
+  for (guint l = lo; l < hi; l++)
+    {
+      if (gathers (c) && l + p->par.prefetch < hi)
+        gather (c, (gint) (l + p->par.prefetch), "fwd", l > lo ? c->fwd_task[l - 1] : NONE);
       guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
       c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
                                         (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
@@ -366,27 +373,34 @@ forward (StepCtx *c)
         plan_task_dep (p, c->gather_task[l]);
       plan_task_dep (p, c->tp_wait);
       plan_task_dep (p, c->cp_wait);
+      plan_task_dep (p, c->pp_wait);
       plan_task_add_pass (p, &pc->layer.fwd);
       c->act_layer[l] = plan_step_store_activations (c, l);
       c->autocast_cache[l] = plan_step_autocast_cache (c, l);
       plan_task_pass_workspace (p, &pc->layer.fwd);
+      /* A stage without the loss leaves its forward's autocast region after its last layer */
+      for (guint j = lo; !head && l + 1 == hi && j < hi; j++)
+        plan_task_free (p, c->autocast_cache[j], MODEL_EFFECT_AT_END);
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_step_tp_after (c, PLAN_TP_LAYER, (gint) l);
       cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
+  if (!head)
+    return;
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
+  plan_task_dep (p, c->pp_wait);
   plan_task_add_pass (p, &pc->head.fwd);
   c->act_head = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved, MODEL_EFFECT_AT_START);
   double cast = plan_step_head_cast_bytes (c);
   c->head_cast = cast > 0 ? plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, cast, MODEL_EFFECT_AT_START) : 0;
   plan_task_pass_workspace (p, &pc->head.fwd);
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
-  for (guint l = 0; l < c->L; l++)
+  for (guint l = lo; l < hi; l++)
     plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
   plan_step_tp_after (c, PLAN_TP_HEAD, -1);
 }
@@ -399,10 +413,10 @@ backward_layer (StepCtx *c, guint l)
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
   guint prefetch = p->par.prefetch;
-  if (c->regathers && l >= prefetch)
-    gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->L ? c->bwd_task[l + 1] : NONE);
+  if (c->regathers && l >= c->lo + prefetch)
+    gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->hi ? c->bwd_task[l + 1] : NONE);
   c->restored = plan_offload_restore_activation (p, c->rank, l, c->mb,
-                                                 l + 1 < c->L ? c->bwd_task[l + 1] : NONE,
+                                                 l + 1 < c->hi ? c->bwd_task[l + 1] : NONE,
                                                  &c->act_layer[l]);
   plan_step_recompute_before_backward (c, l);
   guint tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
@@ -412,6 +426,7 @@ backward_layer (StepCtx *c, guint l)
   plan_task_dep (p, c->restored);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
+  plan_task_dep (p, c->pp_wait);
   if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
@@ -428,34 +443,67 @@ backward_layer (StepCtx *c, guint l)
   bucket_reduce (c, pc->params_layer, c->bwd_task[l], (gint) l, FALSE);
 }
 
-static void
-backward (StepCtx *c)
+/* SP: the norms' and row-parallel biases' gradients (`bytes`), each tp rank's from its
+ * sequence shard, all-reduced over tp once after the last backward `after` (Megatron
+ * finalize_model_grads.py _allreduce_non_tensor_model_parallel_grads, one coalesced
+ * all-reduce). */
+void
+plan_step_sp_grads (StepCtx *c, guint after, double bytes)
+{
+  if (bytes <= 0)
+    return;
+  guint ar = plan_collective_on (c->p, c->rank, MODEL_STREAM_TP, MODEL_MESH_BIT (MODEL_MESH_TP),
+                                 HW_COLLECTIVE_ALL_REDUCE, bytes, -1, -1,
+                                 "sequence-parallel grads (norms, row biases)");
+  if (ar != NONE)
+    plan_task_dep (c->p, after), c->tp_wait = ar;
+}
+
+guint
+plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
 {
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
+  c->lo = lo, c->hi = hi;
   /* Parameters whose gradients are complete after the head's backward: the root unit less
    * the embedding. A tied head's gradient is the embedding's, which the embedding's
    * backward completes: DDP's reducer marks a parameter ready when its AccumulateGrad hook
    * fires, once per backward after every use has contributed (torch/csrc/distributed/c10d/
    * reducer.cpp, autograd_hook), so it is bucketed at the embedding. */
   double head_params = pc->params_root - pc->params_embedding;
-  guint tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
-  guint head = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
-                                c->mb, "bwd head mb%d", c->mb);
-  plan_task_dep (p, c->tp_wait);
-  plan_task_dep (p, c->cp_wait);
-  plan_task_add_pass (p, &pc->head.bwd);
-  c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
-  plan_task_pass_workspace (p, &pc->head.bwd);
-  plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
-  plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
-  tp_overlapped (c, PLAN_TP_HEAD, tp_start, -1);
-  bucket_reduce (c, head_params, head, -1, FALSE);
+  guint tp_start, last = NONE;
+  if (head)
+    {
+      tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
+      last = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
+                              c->mb, "bwd head mb%d", c->mb);
+      plan_task_dep (p, c->tp_wait);
+      plan_task_dep (p, c->cp_wait);
+      plan_task_add_pass (p, &pc->head.bwd);
+      c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
+      plan_task_pass_workspace (p, &pc->head.bwd);
+      plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
+      plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
+      if (!embed) /* a last pipeline stage: its root unit is the head's */
+        plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+      tp_overlapped (c, PLAN_TP_HEAD, tp_start, -1);
+      bucket_reduce (c, head_params, last, -1, FALSE);
+      if (!embed)
+        shard_reduce (c, head_params, last, c->grad_head_full, 0, -1, "grads head");
+    }
   if (c->regathers)
-    for (guint l = c->L; l-- > 0 && l + p->par.prefetch >= c->L;)
+    for (guint l = hi; l-- > lo && l + p->par.prefetch >= hi;)
       gather (c, (gint) l, "bwd", NONE);
-  for (guint l = c->L; l-- > 0;)
-    backward_layer (c, l);
+  for (guint l = hi; l-- > lo;)
+    {
+      backward_layer (c, l);
+      last = c->bwd_task[l];
+    }
+  if (!embed)
+    {
+      bucket_reduce (c, 0, last, -1, TRUE); /* the stage's last bucket */
+      return last;
+    }
   tp_start = tp_before_backward (c, PLAN_TP_EMBEDDING, -1);
   guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                                c->mb, "bwd embed mb%d", c->mb);
@@ -467,20 +515,15 @@ backward (StepCtx *c)
   plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
-  /* SP: the norms' and row-parallel biases' gradients, each tp rank's from its sequence
-   * shard, all-reduced over tp once after the last backward (Megatron finalize_model_grads.py
-   * _allreduce_non_tensor_model_parallel_grads, one coalesced all-reduce). */
-  if (c->last_mb && c->p->tp.sp_grad_bytes > 0)
-    {
-      guint ar = plan_collective_on (p, c->rank, MODEL_STREAM_TP, MODEL_MESH_BIT (MODEL_MESH_TP),
-                                     HW_COLLECTIVE_ALL_REDUCE, c->p->tp.sp_grad_bytes, -1, -1,
-                                     "sequence-parallel grads (norms, row biases)");
-      if (ar != NONE)
-        plan_task_dep (p, emb), c->tp_wait = ar;
-    }
-  shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
-                "grads root");
+  if (c->last_mb && head)
+    plan_step_sp_grads (c, emb, c->p->tp.sp_grad_bytes);
+  if (head)
+    shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
+                  "grads root");
+  else /* a first pipeline stage: the embedding alone */
+    shard_reduce (c, pc->params_embedding, emb, c->grad_embedding_full, 0, -1, "grads embed");
   bucket_reduce (c, pc->params_embedding, emb, -1, TRUE);
+  return emb;
 }
 
 /* ---- optimizer ----------------------------------------------------------------------------- */
@@ -503,13 +546,15 @@ fp32_grad_partition (const StepCtx *c, double part)
   return master > model_stack_gradient_bytes (s) ? master * part : 0;
 }
 
-static void
-optimizer (StepCtx *c, guint last_comm)
+void
+plan_step_optimizer (StepCtx *c, guint last_comm)
 {
   ModelPlan *p = c->p;
   if (plan_offload_optimizer (p, c->rank, c->pc))
     return; /* on the host CPU (plan_offload.c) */
-  double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
+  /* p->tp.trainable: a tp rank's share; plan_pp_state_fraction: its pipeline stage's */
+  double frac = plan_pp_state_fraction (p, c->rank, FALSE);
+  double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable * frac;
   double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
@@ -542,8 +587,8 @@ optimizer (StepCtx *c, guint last_comm)
   guint opt = plan_current (p)->id;
   double state = fp32_grads;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
-    state += p->initial[m];
-  state += p->initial[MODEL_MEM_LORA]; /* the adapters' weights */
+    state += p->initial[m] * plan_pp_state_fraction (p, c->rank, m == MODEL_MEM_WEIGHTS);
+  state += p->initial[MODEL_MEM_LORA] * frac; /* the adapters' weights */
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
     {
@@ -565,12 +610,11 @@ optimizer (StepCtx *c, guint last_comm)
 
 
 void
-plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
+plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, guint *buf)
 {
   guint L = (guint) p->arch->n_layers;
-  g_autofree guint *buf = g_new0 (guint, 8 * L);
-  StepCtx c = {
-    .p = p, .rank = rank, .pc = pc, .L = L,
+  *c = (StepCtx){
+    .p = p, .rank = rank, .pc = pc, .L = L, .lo = 0, .hi = L,
     /* Sharding over one rank is no sharding: the plan is the single-GPU one — unless
      * something is offloaded, which works on the stage-2/3 machinery (ZeRO-Offload). */
     .sharding = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload),
@@ -578,17 +622,26 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
     .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
     .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .autocast_cache = buf + 7 * L,
-    .tp_wait = NONE, .cp_wait = NONE,
+    .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE,
   };
-  c.regathers = regathers (&c);
-  plan_step_layer_tensors (&c);
+  c->regathers = regathers (c);
+  plan_step_layer_tensors (c);
+}
+
+void
+plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
+{
+  guint L = (guint) p->arch->n_layers;
+  g_autofree guint *buf = g_new0 (guint, PLAN_STEP_BUF_PER_LAYER * L);
+  StepCtx c;
+  plan_step_ctx_init (&c, p, rank, pc, buf);
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
     {
       c.mb = (gint) mb;
       c.last_mb = mb + 1 == p->stack.grad_accum;
-      forward (&c);
-      backward (&c);
+      plan_step_forward (&c, 0, L, TRUE, TRUE);
+      plan_step_backward (&c, 0, L, TRUE, TRUE);
     }
   c.mb = -1;
-  optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
+  plan_step_optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
 }

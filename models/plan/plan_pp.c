@@ -1,0 +1,408 @@
+/* models/plan/plan_pp.c — pipeline parallelism (PP) in the plan: each rank builds only its
+ * pipeline stage's layers, in the order its pipeline rank's schedule gives
+ * (models/parallel/pipeline_schedule.h), with the activations and gradients between stages
+ * as P2P transfers. The bubble is not computed anywhere: it is what the executor's replay
+ * of these per-rank orders and their cross-rank transfers leaves idle.
+ *
+ * Rank order (mesh.h, Megatron's "tp-cp-ep-dp-pp", parallel_state.py RankGenerator): pp is
+ * the outermost mesh dimension, so pipeline rank s of a (dp, cp, tp) coordinate is the
+ * global rank with that coordinate and pp = s; stage s's tp group stays on one node's
+ * NVLink and consecutive stages are degree / pp ranks apart (NICs once that fills a node).
+ *
+ * What each pipeline rank holds: the decoder layers of its virtual stages (the partition:
+ * even, layers_per_stage or Megatron's layout), the embedding on the stage that has it
+ * (Megatron's pre_process, stage 0), the final norm, LM head and loss (with the full-vocab
+ * logits of the loss head's workspace) on the last (post_process); their time and memory
+ * unbalance those stages as in Megatron. Model states: the rank's share of the model's
+ * trainable parameters (PlanPp.trainable, of its stored weights PlanPp.weights), applied to
+ * every state allocated at time 0, the optimizer step's FLOPs and its temporaries; with tied
+ * embeddings the last stage holds a copy of the embedding matrix as the output layer
+ * (Megatron's shared embedding with share_embeddings_and_output_weights; the all-reduce of
+ * the two copies' gradients over the embedding group is not issued: approximate).
+ *
+ * Schedule replay. For every op of the pipeline rank's list, in order:
+ *   F (stage k, mb i)  receive the activation from stage k − 1 (k > 0) on the
+ *                      pp_fwd_recv stream, run plan_step_forward of the stage's layers
+ *                      (waiting for it), send the output to stage k + 1 (k < S − 1) on
+ *                      pp_fwd_send after the last forward task
+ *   BW                 receive the output gradient from stage k + 1 on pp_bwd_recv, run
+ *                      plan_step_backward, send the input gradient to stage k − 1 on pp_bwd_send
+ *   B, W (ZB-H1)       B: the backward with each GEMM's weight-gradient half removed (its
+ *                      input gradient only; Qi et al. 2023 §2 "B" and "W"), then W: one task
+ *                      of those halves for the stage's layers. Approximate: the saved
+ *                      activations are freed by B (the W pass's inputs are not held longer).
+ * Each transfer is a two-rank SEND_RECV (hardware/collective.h: ranks[0] sends to ranks[1])
+ * of p2p_bytes = micro_batch · (seq_len / cp) · hidden · compute dtype bytes, ÷ tp under
+ * sequence parallelism (Megatron p2p_communication.py tensor_shape: (seq_length /
+ * context_parallel_size / tensor_model_parallel_size if sequence_parallel, micro_batch_size,
+ * hidden_size)), one collective instance per message. A collective starts when both of its
+ * tasks have started; the receive is posted at its stream's turn (asynchronous irecv, as
+ * Megatron's batched isend/irecv with overlap_p2p_comm), so a transfer starts when its
+ * sender's forward or backward is done and the route (hardware/cluster.h: NVLink inside a
+ * node, NICs across) carries it. One stream per directed channel keeps each a FIFO of
+ * messages both ends issue in the same order (the schedule's order of the virtual
+ * micro-batches is the same on every rank), so no two transfers wait on each other.
+ *
+ * Gradient accumulation is the schedule's micro-batch count ([training] grad_accum); each
+ * stage's data-parallel reductions follow its own backwards (the last micro-batch's
+ * buckets, or every micro-batch's reduce-scatters), and its optimizer step follows its
+ * last backward op (the flush) and its reductions.
+ */
+#include "config.h"
+#include "models/plan/plan_step-private.h"
+
+#include "models/arch/inventory.h"
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+static ModelPpPartition *
+partition_of (const ModelArch *arch, const ModelParallel *par, GError **error)
+{
+  ModelPpPartitionSpec spec = {
+    .n_layers = (guint) arch->n_layers,
+    .pp = MAX (par->pp, 1),
+    .vpp = par->pp_virtual,
+    .layers_per_stage = par->pp_n_layers_per_stage > 0 ? par->pp_layers_per_stage : NULL,
+    .n_layers_per_stage = par->pp_n_layers_per_stage,
+    .layout = par->pp_layout,
+  };
+  return model_pp_partition_new (&spec, error);
+}
+
+static gboolean
+refuse (GError **error, const char *what)
+{
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [parallel], key 'pp': %s with pipeline parallelism is not modelled", what);
+  return FALSE;
+}
+
+gboolean
+plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                  GError **error)
+{
+  if (MAX (par->pp, 1) == 1)
+    {
+      const char *key = par->pp_virtual > 1 ? "virtual_stages"
+                        : par->pp_n_layers_per_stage > 0 ? "layers_per_stage"
+                        : par->pp_layout != NULL ? "pipeline_layout" : NULL;
+      if (key == NULL)
+        return TRUE;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key '%s': needs pipeline stages ([parallel] pp > 1)", key);
+      return FALSE;
+    }
+  /* DeepSpeed's PipelineEngine refuses ZeRO stages 2 and 3 (deepspeed/runtime/pipe/engine.py,
+   * PipelineEngine.__init__: assert self.zero_optimization_stage() <
+   * ZeroStageEnum.gradients, "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+   * parallelism"); torchtitan composes FSDP with its pipeline stages (torchtitan/distributed/
+   * pipeline_parallel.py, each stage's model chunk fully_shard-ed). */
+  if (stack->framework.kind == MODEL_FRAMEWORK_DEEPSPEED && model_parallel_stage (par) >= 2)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'data_parallel': %s with [parallel] pp = %u under "
+                   "[training] framework = deepspeed: DeepSpeed's pipeline engine allows ZeRO "
+                   "stage 0 or 1 only (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
+                   "parallelism\"); use zero1, or framework = torchtitan for FSDP with a "
+                   "pipeline", model_parallel_mode_name (par->mode), par->pp);
+      return FALSE;
+    }
+  if (model_offload_any (&stack->offload))
+    return refuse (error, "offloading ([offload])");
+  if (stack->framework.optimizer_in_backward)
+    return refuse (error, "the optimizer in the backward");
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT)
+    return refuse (error, "[training] checkpointing = sqrt");
+  if (stack->pad_to_longest)
+    return refuse (error, "[training] padding = longest");
+  g_autoptr (ModelPpPartition) part = partition_of (arch, par, error);
+  if (part == NULL)
+    return FALSE;
+  g_autoptr (ModelPpSchedule) sched
+    = model_pp_schedule_new (par->pp_schedule, part->pp, (guint) stack->grad_accum, part->vpp,
+                             error);
+  return sched != NULL;
+}
+
+/* ---- set-up --------------------------------------------------------------------------------- */
+
+void
+plan_pp_init (ModelPlan *p)
+{
+  PlanPp *pp = &p->pp;
+  pp->pp = MAX (p->par.pp, 1);
+  pp->vpp = 1;
+  if (pp->pp == 1)
+    return;
+  pp->part = partition_of (p->arch, &p->par, NULL);
+  g_assert (pp->part != NULL); /* validated */
+  pp->vpp = pp->part->vpp;
+  pp->sched = model_pp_schedule_new (p->par.pp_schedule, pp->pp, (guint) p->stack.grad_accum,
+                                     pp->vpp, NULL);
+  g_assert (pp->sched != NULL);
+  const ModelStack *s = &p->stack;
+  double tokens = (double) s->micro_batch * (double) s->seq_len / MAX (p->par.cp, 1);
+  if (p->par.sequence_parallel)
+    tokens /= MAX (p->par.tp, 1);
+  pp->p2p_bytes = tokens * (double) p->arch->hidden_size
+                  * hw_dtype_bytes (model_stack_compute_dtype (s));
+}
+
+void
+plan_pp_fractions (ModelPlan *p, const PlanCosts *pc)
+{
+  PlanPp *pp = &p->pp;
+  if (pp->pp == 1)
+    return;
+  (void) pc; /* the fractions are the inventory's (the tp split is the same on every stage) */
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  /* counts of the whole model by scope: trainable, and all parameters (stored weights) */
+  double lt = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_LAYER),
+         et = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED),
+         ht = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
+  double lw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_LAYER),
+         ew = (double) model_inventory_n_params (inv, MODEL_INVENTORY_EMBED),
+         hw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_HEAD);
+  gboolean tied = p->arch->tied_embeddings;
+  double L = (double) p->arch->n_layers; /* LAYER scope counts one layer (inventory.h) */
+  double t_all = L * lt + et + ht, w_all = L * lw + ew + hw;
+  pp->trainable = g_new0 (double, pp->pp);
+  pp->weights = g_new0 (double, pp->pp);
+  for (guint k = 0; k < pp->part->stages->len; k++)
+    {
+      const ModelPpStage *st = model_pp_partition_stage (pp->part, k);
+      double n = (double) st->n_layers;
+      /* the last stage of a tied model holds the output layer as a copy of the embedding */
+      double t = n * lt + (st->embedding ? et : 0) + (st->loss ? ht + (tied ? et : 0) : 0);
+      double w = n * lw + (st->embedding ? ew : 0) + (st->loss ? hw + (tied ? ew : 0) : 0);
+      pp->trainable[st->rank] += t_all > 0 ? t / t_all : 0;
+      pp->weights[st->rank] += w / w_all;
+    }
+}
+
+void
+plan_pp_clear (PlanPp *pp)
+{
+  g_clear_pointer (&pp->part, model_pp_partition_free);
+  g_clear_pointer (&pp->sched, model_pp_schedule_free);
+  g_clear_pointer (&pp->trainable, g_free);
+  g_clear_pointer (&pp->weights, g_free);
+}
+
+/* `rank`'s pipeline rank (its pp coordinate). */
+static guint
+pipeline_rank (const ModelPlan *p, guint rank)
+{
+  guint coords[MODEL_MESH_N_DIMS];
+  model_mesh_coords (&p->mesh, rank, coords);
+  return coords[MODEL_MESH_PP];
+}
+
+double
+plan_pp_state_fraction (const ModelPlan *p, guint rank, gboolean weights)
+{
+  if (p->pp.pp == 1 || p->pp.trainable == NULL)
+    return 1;
+  guint s = pipeline_rank (p, rank);
+  return weights ? p->pp.weights[s] : p->pp.trainable[s];
+}
+
+double
+plan_pp_state_fraction_max (const ModelPlan *p, gboolean weights)
+{
+  if (p->pp.pp == 1 || p->pp.trainable == NULL)
+    return 1;
+  double m = 0;
+  for (guint s = 0; s < p->pp.pp; s++)
+    m = MAX (m, weights ? p->pp.weights[s] : p->pp.trainable[s]);
+  return m;
+}
+
+/* ---- P2P ----------------------------------------------------------------------------------- */
+
+/* The global rank of pipeline rank `s` beside `rank` (the same dp, cp and tp coordinates). */
+static guint
+peer (const ModelPlan *p, guint rank, guint s)
+{
+  guint coords[MODEL_MESH_N_DIMS];
+  model_mesh_coords (&p->mesh, rank, coords);
+  coords[MODEL_MESH_PP] = s;
+  return model_mesh_rank (&p->mesh, coords);
+}
+
+/* One side of the transfer of micro-batch `mb`'s activation (grad FALSE: into virtual
+ * stage `stage` + 1) or output gradient (grad TRUE: into `stage` − 1) from `src` to `dst`,
+ * on `rank` (one of them), after task `after`; returns the task. Both ends name the same
+ * collective instance (the message), whichever builds its side first. */
+static guint
+p2p (ModelPlan *p, guint rank, guint src, guint dst, gboolean grad, guint stage, gint mb,
+     guint after)
+{
+  gboolean send = rank == src;
+  g_autofree char *key = g_strdup_printf ("pp %s %u>%u s%u mb%d", grad ? "grad" : "act", src,
+                                          dst, stage, mb);
+  gpointer found = g_hash_table_lookup (p->instances, key);
+  guint index;
+  if (found != NULL)
+    index = GPOINTER_TO_UINT (found) - 1;
+  else
+    {
+      guint *ranks = g_new (guint, 2);
+      ranks[0] = src, ranks[1] = dst;
+      g_ptr_array_add (p->rank_lists, ranks);
+      ModelCollective c = { HW_COLLECTIVE_SEND_RECV, p->par.algorithm, p->pp.p2p_bytes, ranks, 2 };
+      g_array_append_val (p->collectives, c);
+      index = p->collectives->len - 1;
+      g_hash_table_insert (p->instances, g_steal_pointer (&key), GUINT_TO_POINTER (index + 1));
+    }
+  ModelStream stream = grad ? (send ? MODEL_STREAM_PP_BWD_SEND : MODEL_STREAM_PP_BWD_RECV)
+                            : (send ? MODEL_STREAM_PP_FWD_SEND : MODEL_STREAM_PP_FWD_RECV);
+  guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, -1, mb,
+                              "%s %s stage %u mb%d", send ? "send" : "recv",
+                              grad ? "grad" : "act", stage, mb);
+  ModelTask *t = plan_current (p);
+  t->collective = (gint) index;
+  t->bytes = p->pp.p2p_bytes;
+  plan_task_dep (p, after);
+  return id;
+}
+
+/* ---- ZB-H1's split backward ------------------------------------------------------------------ */
+
+/* A GEMM's backward is its input gradient and its weight gradient, one half each of its
+ * 2× FLOPs and traffic (cost.h); a frozen GEMM (bwd_factor 1: LoRA's base) computes the
+ * input gradient only. B keeps the rest of the pass and the input-gradient halves, W the
+ * weight-gradient halves (Qi et al. 2023, §2: F, B, W with T_B ≈ T_W). */
+static void
+split_pass (const ModelPass *bwd, ModelPass *b, ModelPass *w)
+{
+  *b = *bwd;
+  *w = (ModelPass){ 0 };
+  b->flops = b->bytes = b->model_flops = 0;
+  for (guint i = 0; i < bwd->n_ops; i++)
+    {
+      ModelOp *op = &b->ops[i];
+      if (op->op_class == MODEL_OP_GEMM && op->bwd_factor != 1 && w->n_ops < MODEL_COST_MAX_OPS)
+        {
+          op->flops *= 0.5, op->bytes *= 0.5;
+          w->ops[w->n_ops++] = *op;
+          w->flops += op->flops, w->bytes += op->bytes, w->model_flops += op->flops;
+        }
+      b->flops += op->flops, b->bytes += op->bytes;
+    }
+  b->model_flops = bwd->model_flops - w->model_flops;
+}
+
+/* ---- one rank's step ------------------------------------------------------------------------- */
+
+/* What one in-flight micro-batch leaves in the StepCtx between its forward and backward. */
+typedef struct
+{
+  guint *buf;
+  guint act_embedding, act_head, head_cast, root_gather_task, root_gather_handle;
+  guint grad_head_full, grad_embedding_full;
+} Slot;
+
+static void
+slot_load (StepCtx *c, const Slot *s)
+{
+  guint L = c->L, *buf = s->buf;
+  c->act_layer = buf, c->gather_task = buf + L, c->gather_handle = buf + 2 * L;
+  c->fwd_task = buf + 3 * L, c->bwd_task = buf + 4 * L, c->recomputed = buf + 6 * L;
+  c->autocast_cache = buf + 7 * L;
+  c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
+  c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
+  c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
+}
+
+static void
+slot_store (const StepCtx *c, Slot *s)
+{
+  s->act_embedding = c->act_embedding, s->act_head = c->act_head, s->head_cast = c->head_cast;
+  s->root_gather_task = c->root_gather_task, s->root_gather_handle = c->root_gather_handle;
+  s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
+}
+
+/* ZB-H1's W of virtual stage `st`: one task of its layers' weight-gradient halves. */
+static void
+weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *w_layer,
+             const ModelPass *w_head, const ModelPass *w_emb)
+{
+  ModelPlan *p = c->p;
+  plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
+                   (gint) st->first_layer, c->mb, "wgrad stage %u mb%d",
+                   st->rank + st->chunk * p->pp.pp, c->mb);
+  if (st->loss)
+    plan_task_add_pass (p, w_head);
+  for (guint l = 0; l < st->n_layers; l++)
+    plan_task_add_pass (p, w_layer);
+  if (st->embedding)
+    plan_task_add_pass (p, w_emb);
+}
+
+void
+plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
+{
+  const PlanPp *pp = &p->pp;
+  guint L = (guint) p->arch->n_layers, m = pp->sched->n_micro, S = pp->pp * pp->vpp;
+  guint s = pipeline_rank (p, rank);
+  /* ZB-H1: the backward as B (input gradients) and W (weight gradients) */
+  g_autofree PlanCosts *split = g_new (PlanCosts, 1);
+  ModelPass w_layer, w_head, w_emb;
+  *split = *pc;
+  split_pass (&pc->layer.bwd, &split->layer.bwd, &w_layer);
+  split_pass (&pc->head.bwd, &split->head.bwd, &w_head);
+  split_pass (&pc->embedding.bwd, &split->embedding.bwd, &w_emb);
+  g_autofree guint *bufs = g_new0 (guint, (gsize) PLAN_STEP_BUF_PER_LAYER * L * m);
+  g_autofree Slot *slots = g_new0 (Slot, m);
+  for (guint i = 0; i < m; i++)
+    slots[i].buf = bufs + (gsize) PLAN_STEP_BUF_PER_LAYER * L * i;
+  StepCtx c;
+  plan_step_ctx_init (&c, p, rank, pc, slots[0].buf);
+  const GArray *ops = model_pp_schedule_rank (pp->sched, s);
+  guint last = NONE;
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
+      const ModelPpStage *st = model_pp_partition_stage (pp->part, op->stage);
+      guint lo = st->first_layer, hi = st->first_layer + st->n_layers;
+      slot_load (&c, &slots[op->mb]);
+      c.mb = (gint) op->mb;
+      c.last_mb = op->mb + 1 == m;
+      c.pc = op->kind == MODEL_PP_OP_B ? split : pc;
+      switch (op->kind)
+        {
+        case MODEL_PP_OP_F:
+          if (op->stage > 0)
+            c.pp_wait = p2p (p, rank, peer (p, rank, (op->stage - 1) % pp->pp), rank, FALSE,
+                             op->stage, c.mb, NONE);
+          plan_step_forward (&c, lo, hi, st->embedding, st->loss);
+          last = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
+          c.pp_wait = NONE;
+          if (op->stage + 1 < S)
+            p2p (p, rank, rank, peer (p, rank, (op->stage + 1) % pp->pp), FALSE, op->stage + 1,
+                 c.mb, last);
+          break;
+        case MODEL_PP_OP_B:
+        case MODEL_PP_OP_BW:
+          if (op->stage + 1 < S)
+            c.pp_wait = p2p (p, rank, peer (p, rank, (op->stage + 1) % pp->pp), rank, TRUE,
+                             op->stage, c.mb, NONE);
+          last = plan_step_backward (&c, lo, hi, st->embedding, st->loss);
+          c.pp_wait = NONE;
+          if (op->stage > 0)
+            p2p (p, rank, rank, peer (p, rank, (op->stage - 1) % pp->pp), TRUE, op->stage - 1,
+                 c.mb, last);
+          break;
+        case MODEL_PP_OP_W:
+          weight_grad (&c, st, &w_layer, &w_head, &w_emb);
+          last = plan_current (p)->id;
+          break;
+        }
+      slot_store (&c, &slots[op->mb]);
+    }
+  c.pc = pc;
+  plan_step_sp_grads (&c, last, p->tp.sp_grad_bytes * plan_pp_state_fraction (p, rank, FALSE));
+  c.mb = -1;
+  plan_step_optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
+}
