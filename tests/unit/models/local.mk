@@ -56,3 +56,8 @@ check_PROGRAMS += tests/unit/models/test_plan_cp
 tests_unit_models_test_plan_cp_SOURCES = tests/unit/models/test_plan_cp.c tests/unit/models/cost_fixture.h
 tests_unit_models_test_plan_cp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_cp_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/models/test_plan_pp
+tests_unit_models_test_plan_pp_SOURCES = tests/unit/models/test_plan_pp.c tests/unit/models/cost_fixture.h tests/unit/models/tiny.h
+tests_unit_models_test_plan_pp_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_plan_pp_LDADD = $(UNIT_TEST_LIBS)

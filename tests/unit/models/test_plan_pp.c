@@ -1,0 +1,361 @@
+/* tests/unit/models/test_plan_pp.c — pipeline parallelism through the plan and the executor
+ * (models/plan/plan_pp.c): the step time and bubble the replay of each schedule gives on
+ * a synthetic equal-stage pipeline with (nearly) free communication, each stage's layers
+ * and model states, the P2P transfers and their bytes, in-flight activations per schedule,
+ * and the bad settings. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include "hardware/cluster.h"
+#include "models/plan/executor.h"
+#include "models/plan/plan.h"
+#include "sim/engine.h"
+#include "sim/fluid.h"
+#include "tests/testlib.h"
+#include "tests/unit/models/cost_fixture.h"
+#include "tests/unit/models/tiny.h"
+
+/* A Llama-like model whose embedding and loss head cost next to nothing (vocabulary 8), so
+ * that every stage is its layers: L = 8 layers of h 2048, 16 heads of 128, MLP 8192. */
+static ModelArch
+equal_stage_arch (void)
+{
+  return llama_like (2048, 8, 16, 16, 128, 8192, 8, 4096);
+}
+
+static ModelStack
+pp_stack (guint64 m)
+{
+  ModelStack st;
+  model_stack_init_defaults (&st);
+  st.precision = MODEL_PRECISION_BF16_MIXED;
+  st.flash_attention = TRUE;
+  st.micro_batch = 1;
+  st.seq_len = 512;
+  st.grad_accum = m;
+  return st;
+}
+
+static ModelParallel
+pp_par (guint gpus, guint pp, ModelPpScheduleKind kind, guint v)
+{
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = gpus;
+  par.gpus_per_node = 8;
+  par.pp = pp;
+  par.pp_schedule = kind;
+  par.pp_virtual = v;
+  return par;
+}
+
+typedef struct
+{
+  double flush;      /* end of rank 0's last backward: the pipeline's makespan */
+  double t_f, t_b;   /* one micro-batch's forward and backward on a middle rank (all its
+                      * layers), as the replay timed them */
+  double ends;       /* the embedding's and the head's tasks of micro-batch 0 */
+  double act_peak0;  /* rank 0's activation peak */
+  guint n_done, n_tasks;
+} PpRun;
+
+/* Replays `plan` on one node whose NVLink is so fast and so close that a P2P transfer of
+ * the pipeline's activations takes ~1e-12 s (bandwidth 1e18 B/s, latency 0): communication
+ * costs nothing next to the layers' milliseconds. No kernel latency or host dispatch. */
+static PpRun
+replay (const ModelPlan *plan)
+{
+  PpRun o = { 0 };
+  guint n = model_plan_n_ranks (plan);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 8, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 1e18,
+                      .intra_latency = 0 };
+  node.gpu->kernel_latency = 0;
+  node.gpu->memory_capacity = 1e15;
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (n, NULL);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  o.n_done = model_executor_n_done (exec);
+  o.n_tasks = model_plan_n_tasks (plan);
+  guint mid = model_plan_pp_degree (plan) / 2;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      double d = model_executor_task_time (exec, i);
+      if (t->rank == 0 && t->kind == MODEL_TASK_KIND_OPTIMIZER)
+        o.flush = model_executor_rank_end (exec, 0) - d;
+      if (t->stream != MODEL_STREAM_COMPUTE || t->micro_batch != 0)
+        continue;
+      if (t->layer < 0 && t->kind != MODEL_TASK_KIND_OPTIMIZER)
+        o.ends += d;
+      if (t->rank == mid && t->layer >= 0)
+        *(t->kind == MODEL_TASK_KIND_FORWARD ? &o.t_f : &o.t_b) += d;
+    }
+  o.act_peak0 = model_ledger_category_peak (ledger, 0, MODEL_MEM_ACTIVATIONS);
+  return o;
+}
+
+static PpRun
+run (ModelPpScheduleKind kind, guint p, guint m, guint v)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (m);
+  ModelParallel par = pp_par (p, p, kind, v);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) plan = model_plan_new (&a, &st, &par, &error);
+  if (plan == NULL)
+    g_error ("%s", error->message);
+  PpRun o = replay (plan);
+  CU_ASSERT_EQUAL (o.n_done, o.n_tasks); /* no transfer waits on another: no deadlock */
+  /* The ends are what makes the stages unequal: small here (< 1 % of a stage's
+   * micro-batch, memory-bound b·s·h passes beside the layers' b·s·h² GEMMs); the closed
+   * forms below are bounded by them. */
+  CU_ASSERT (o.ends < 1e-2 * (o.t_f + o.t_b));
+  return o;
+}
+
+/* GPipe and 1F1B on p equal stages with free communication (Narayanan et al. 2021 §2.2.1):
+ * the last micro-batch's forward leaves stage 0 after m·t_f and reaches the last stage
+ * (p − 1)·t_f later; the backwards then run back down, so each rank is busy m·(t_f + t_b)
+ * and idle (p − 1)·(t_f + t_b): step A = (m + p − 1)·(t_f + t_b) and the bubble fraction
+ * b0 = (p − 1)/(m + p − 1). 1F1B reorders the same work without changing the makespan.
+ * The first and last stages also run the embedding and the head (e = their time per
+ * micro-batch, run() bounds it); each of the m + p − 1 slots on the critical path is then
+ * at most t_f + t_b + e, so A ≤ step ≤ (m + p − 1)·(t_f + t_b + e), and with ε = e/(t_f +
+ * t_b) the measured bubble 1 − m·(t_f + t_b)/step lies in [b0, b0 + ε]. The transfers take
+ * ~1e-12 s (replay()). */
+static void
+test_gpipe_1f1b_step (void)
+{
+  const ModelPpScheduleKind kinds[] = { MODEL_PP_GPIPE, MODEL_PP_1F1B };
+  const guint ps[] = { 2, 4, 8 }, ms[] = { 1, 4, 8 };
+  for (gsize k = 0; k < G_N_ELEMENTS (kinds); k++)
+    for (gsize i = 0; i < G_N_ELEMENTS (ps); i++)
+      for (gsize j = 0; j < G_N_ELEMENTS (ms); j++)
+        {
+          guint p = ps[i], m = ms[j];
+          PpRun o = run (kinds[k], p, m, 1);
+          double unit = o.t_f + o.t_b, eps = o.ends / unit;
+          double slots = m + p - 1;
+          CU_ASSERT (o.flush >= slots * unit * (1 - 1e-9));
+          CU_ASSERT (o.flush <= slots * (unit + o.ends));
+          double bubble = 1 - m * unit / o.flush, b0 = (double) (p - 1) / slots;
+          CU_ASSERT (bubble >= b0 - 1e-9 && bubble <= b0 + eps);
+        }
+}
+
+/* Interleaved 1F1B with v chunks per rank (ibid. §2.2.2): each chunk's forward takes
+ * t_f/v (t_f, t_b: a rank's whole share of one micro-batch), and the warm-up and
+ * cool-down are (p − 1) chunk passes long: bubble time (p − 1)·(t_f + t_b)/v, step =
+ * m·(t_f + t_b) + (p − 1)·(t_f + t_b)/v = (m·v + p − 1)·(t_f + t_b)/v, so the bubble over
+ * the ideal m·(t_f + t_b) is (p − 1)/(v·m): v times smaller than 1F1B's (p − 1)/m. The
+ * ends bound it as above, per chunk slot: step ≤ (m·v + p − 1)·((t_f + t_b)/v + e). */
+static void
+test_interleaved_step (void)
+{
+  const guint p = 4, v = 2, ms[] = { 4, 8 };
+  for (gsize j = 0; j < G_N_ELEMENTS (ms); j++)
+    {
+      guint m = ms[j];
+      PpRun o = run (MODEL_PP_INTERLEAVED, p, m, v);
+      double unit = o.t_f + o.t_b, slots = m * v + p - 1;
+      CU_ASSERT (o.flush >= slots * unit / v * (1 - 1e-9));
+      CU_ASSERT (o.flush <= slots * (unit / v + o.ends));
+      PpRun flat = run (MODEL_PP_1F1B, p, m, 1);
+      CU_ASSERT (o.flush < flat.flush);
+      /* the bubbles over the ideal: 1F1B's ≥ (p − 1)/m, interleaved's ≤ its bound */
+      double b_int = o.flush / (m * unit) - 1, b_flat = flat.flush / (m * unit) - 1;
+      CU_ASSERT (b_flat >= (double) (p - 1) / m * (1 - 1e-9));
+      CU_ASSERT (b_int <= slots * (unit / v + o.ends) / (m * unit) - 1);
+      CU_ASSERT (b_flat / b_int > 0.9 * v);
+    }
+}
+
+/* ZB-H1 (Qi et al. 2023 §3.1): the backward split into B (input gradient) and W (weight
+ * gradient), W deferred into what would be the bubble; the same work, so the step lies
+ * between the ideal m·(t_f + t_b) and 1F1B's (m + p − 1)·(t_f + t_b): the paper's bubble
+ * (p − 1)·(T_F + T_B − T_W) against 1F1B's (p − 1)·(T_F + T_B + T_W). */
+static void
+test_zb_h1_below_1f1b (void)
+{
+  const guint p = 4, m = 8;
+  PpRun zb = run (MODEL_PP_ZB_H1, p, m, 1);
+  PpRun flat = run (MODEL_PP_1F1B, p, m, 1);
+  double unit = flat.t_f + flat.t_b;
+  CU_ASSERT (zb.flush < flat.flush * (1 - 1e-2));
+  CU_ASSERT (zb.flush > m * unit);
+}
+
+/* In-flight activations (pipeline_schedule.h): GPipe's first stage holds all m
+ * micro-batches' activations before its first backward, 1F1B's min(p, m): with m = 8 and
+ * p = 4 the first rank's activation peak under GPipe is ~2× 1F1B's (each micro-batch's
+ * stage activations are the same tensors; the embedding's are ~0 here). */
+static void
+test_in_flight_activations (void)
+{
+  PpRun g = run (MODEL_PP_GPIPE, 4, 8, 1);
+  PpRun f = run (MODEL_PP_1F1B, 4, 8, 1);
+  STEPSIM_ASSERT_REL (g.act_peak0 / f.act_peak0, 8.0 / 4.0, 5e-2);
+}
+
+/* Counts rank `rank`'s tasks whose label begins with `prefix`, summing their bytes. */
+static guint
+count_tasks (const ModelPlan *p, guint rank, const char *prefix, double *bytes)
+{
+  guint n = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank == rank && g_str_has_prefix (t->label, prefix))
+        {
+          n++;
+          if (bytes != NULL)
+            *bytes = t->bytes;
+        }
+    }
+  return n;
+}
+
+/* Each rank holds only its stage's layers (8 layers over 4 stages: 2 each), the embedding
+ * on the first, the head on the last; a middle rank sends m activations forward and m
+ * gradients back and receives as many, each micro_batch·seq_len·hidden·2 B (bf16) =
+ * 1·512·2048·2; with sequence parallelism over tp = 2 the tensor is split: half. */
+static void
+test_stage_layers_and_p2p (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 4, MODEL_PP_1F1B, 1);
+  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT_EQUAL (count_tasks (p, 0, "fwd embed", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "fwd embed", NULL), 0);
+  CU_ASSERT_EQUAL (count_tasks (p, 3, "fwd head", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 0, "fwd head", NULL), 0);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "fwd L2 ", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "fwd L3 ", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "fwd L4 ", NULL), 0);
+  double bytes = 0;
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "send act", &bytes), 4);
+  CU_ASSERT_EQUAL (bytes, 1.0 * 512 * 2048 * 2);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "recv act", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "send grad", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 1, "recv grad", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (p, 0, "recv act", NULL), 0);
+  CU_ASSERT_EQUAL (count_tasks (p, 3, "send act", NULL), 0);
+  /* the collective of a message pairs sender and receiver, sender first */
+  for (guint c = 0; c < model_plan_n_collectives (p); c++)
+    {
+      const ModelCollective *k = model_plan_collective (p, c);
+      CU_ASSERT_EQUAL (k->kind, HW_COLLECTIVE_SEND_RECV);
+      CU_ASSERT_EQUAL (k->n_ranks, 2);
+    }
+  ModelParallel sp = pp_par (8, 4, MODEL_PP_1F1B, 1);
+  sp.tp = 2;
+  sp.sequence_parallel = TRUE;
+  g_autoptr (ModelPlan) q = model_plan_new (&a, &st, &sp, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  /* rank order: tp innermost, pp outermost — pipeline rank 1 is ranks 2 and 3 */
+  CU_ASSERT_EQUAL (model_plan_pp_rank (q, 2), 1);
+  CU_ASSERT_EQUAL (model_plan_pp_rank (q, 1), 0);
+  CU_ASSERT_EQUAL (count_tasks (q, 2, "send act", &bytes), 4);
+  CU_ASSERT_EQUAL (bytes, 1.0 * 512 * 2048 * 2 / 2);
+}
+
+/* Model states per stage: a middle stage's weights are its 2 of 8 layers (no embedding or
+ * head): 2 × the layer's parameters × 2 B; the whole model's over the stages sums to the
+ * model's (untied: every tensor on exactly one stage). */
+static void
+test_stage_states (void)
+{
+  ModelArch a = llama_like (1024, 8, 8, 8, 128, 4096, 32000, 4096);
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 4, MODEL_PP_1F1B, 1);
+  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+  g_autoptr (ModelPlan) one = model_plan_new (&a, &st, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double layer = 4.0 * 1024 * 1024 + 3.0 * 1024 * 4096 + 2 * 1024; /* q,k,v,o; MLP; norms */
+  const ModelMemEffect *w1
+    = model_plan_allocation (p, model_plan_initial_handle (p, 1, MODEL_MEM_WEIGHTS));
+  STEPSIM_ASSERT_REL (w1->bytes, 2 * layer * 2, 1e-12);
+  double sum = 0, all = model_plan_state_bytes (one, 0);
+  for (guint r = 0; r < 4; r++)
+    sum += model_plan_state_bytes (p, r);
+  STEPSIM_ASSERT_REL (sum, all, 1e-9);
+  /* the first and last stages carry the embedding and the head: heavier than the middle */
+  CU_ASSERT (model_plan_state_bytes (p, 0) > model_plan_state_bytes (p, 1));
+  CU_ASSERT (model_plan_state_bytes (p, 3) > model_plan_state_bytes (p, 1));
+}
+
+static void
+expect_error (const ModelArch *a, const ModelStack *st, const ModelParallel *par,
+              const char *needle)
+{
+  g_autoptr (GError) e = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, st, par, &e);
+  CU_ASSERT_PTR_NULL (p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  if (strstr (e->message, needle) == NULL)
+    g_printerr ("\nexpected '%s' in: %s\n", needle, e->message);
+  CU_ASSERT (strstr (e->message, needle) != NULL);
+}
+
+static void
+test_bad_settings (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (8);
+  /* 8 layers over 3 stages (on 3 GPUs) without an explicit split */
+  ModelParallel par = pp_par (3, 3, MODEL_PP_1F1B, 1);
+  expect_error (&a, &st, &par, "layers_per_stage");
+  par.pp_layers_per_stage[0] = 3, par.pp_layers_per_stage[1] = 3, par.pp_layers_per_stage[2] = 2;
+  par.pp_n_layers_per_stage = 3;
+  g_autoptr (ModelPlan) ok = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL (ok);
+  /* interleaving with m not a multiple of p (Megatron raises) */
+  st.grad_accum = 6;
+  par = pp_par (4, 4, MODEL_PP_INTERLEAVED, 2);
+  expect_error (&a, &st, &par, "grad_accum");
+  /* DeepSpeed's pipeline engine refuses ZeRO-2/3; torchtitan composes FSDP with PP */
+  st.grad_accum = 8;
+  par = pp_par (8, 4, MODEL_PP_1F1B, 1);
+  par.mode = MODEL_DP_ZERO2;
+  model_framework_apply_profile (&st.framework, MODEL_FRAMEWORK_DEEPSPEED);
+  expect_error (&a, &st, &par, "deepspeed");
+  par.mode = MODEL_DP_FSDP_FULL_SHARD;
+  model_framework_apply_profile (&st.framework, MODEL_FRAMEWORK_TORCHTITAN);
+  g_autoptr (ModelPlan) fsdp = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL (fsdp);
+  if (fsdp != NULL)
+    {
+      PpRun o = replay (fsdp);
+      CU_ASSERT_EQUAL (o.n_done, o.n_tasks);
+    }
+  /* pipeline keys without stages */
+  model_framework_apply_profile (&st.framework, MODEL_FRAMEWORK_CUSTOM);
+  par = pp_par (1, 1, MODEL_PP_1F1B, 2);
+  par.mode = MODEL_DP_DDP;
+  expect_error (&a, &st, &par, "virtual_stages");
+}
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "GPipe, 1F1B: step (m + p - 1)(t_f + t_b), bubble (p - 1)/(m + p - 1)",
+      test_gpipe_1f1b_step },
+    { "interleaved: bubble / v", test_interleaved_step },
+    { "ZB-H1 below 1F1B", test_zb_h1_below_1f1b },
+    { "in-flight activations: GPipe m, 1F1B p", test_in_flight_activations },
+    { "stage layers and P2P transfers", test_stage_layers_and_p2p },
+    { "model states per stage", test_stage_states },
+    { "bad pp settings", test_bad_settings },
+  };
+  return STEPSIM_RUN_TESTS ("models/plan/plan_pp", tests);
+}
