@@ -22,6 +22,7 @@ typedef struct
 {
   char *output, *ranks, *x, *y, *by, *title;
   gint rank;         /* G_MININT: not given */
+  gint stage;        /* G_MININT: not given; memory: a pipeline stage's worst GPU */
   char **rank_list;  /* --ranks as canonical numbers ("0", "2"), NULL: all */
 } PlotOptions;
 
@@ -89,13 +90,32 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
   if (summary == NULL || !cli_summary_number (summary, "capacity", &cap, error))
     return FALSE;
   guint rank = o->rank != G_MININT ? (guint) o->rank : 0;
+  g_autofree char *stage_text = NULL;
+  if (o->stage != G_MININT)
+    {
+      /* pp is the mesh's outermost dimension: stage s is GPUs [s·G, (s+1)·G), G = GPUs / pp;
+       * its GPUs hold the same layers, the first stands for them */
+      double pp = 1;
+      if (!cli_summary_number (summary, "pp_stages", &pp, NULL))
+        pp = 1;
+      if ((guint) o->stage >= (guint) pp)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "--stage: %s has no pipeline stage %d (its stages are 0 to %u)",
+                       summary->file, o->stage, (guint) pp - 1);
+          return FALSE;
+        }
+      rank = (guint) o->stage * (cli_summary_n_ranks (summary) / (guint) pp);
+      stage_text = g_strdup_printf (" (pipeline stage %d)", o->stage);
+    }
   g_autofree char *rank_text = g_strdup_printf ("%u", rank);
   const char *ranks[] = { rank_text, NULL };
   if (!check_ranks (summary, "--rank", ranks, error))
     return FALSE;
   g_autofree char *title = o->title ? g_strdup (o->title)
-                                    : g_strdup_printf ("%s — memory of rank %u over one step",
-                                                       scenario_name (summary), rank);
+                                    : g_strdup_printf ("%s — memory of rank %u%s over one step",
+                                                       scenario_name (summary), rank,
+                                                       stage_text ? stage_text : "");
   return cli_plot_memory (h5, rank, cap, title, o->output, error);
 }
 
@@ -217,6 +237,7 @@ check_plot_options (const char *kind, PlotOptions *o)
     gboolean given;
   } own[] = {
     { "--rank", "memory", o->rank != G_MININT }, { "--ranks", "gantt", o->ranks != NULL },
+    { "--stage", "memory", o->stage != G_MININT },
     { "--x", "sweep", o->x != NULL },            { "--y", "sweep", o->y != NULL },
     { "--by", "sweep", o->by != NULL },
   };
@@ -225,6 +246,9 @@ check_plot_options (const char *kind, PlotOptions *o)
       return g_strdup_printf ("plot: %s applies to plot %s only", own[i].name, own[i].kind);
   if (o->rank != G_MININT && o->rank < 0)
     return g_strdup_printf ("plot: --rank %d: a rank is 0 or more", o->rank);
+  if (o->stage != G_MININT && (o->stage < 0 || o->rank != G_MININT))
+    return g_strdup_printf ("plot: --stage %d: a stage is 0 or more, and not with --rank",
+                            o->stage);
   char *msg = NULL;
   if (o->ranks != NULL)
     o->rank_list = parse_ranks (o->ranks, &msg);
@@ -237,6 +261,7 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "chart to write (.png or .svg, any case)", "OUT" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &o->rank, "memory: the rank to draw (0)", "R" },
+    { "stage", 0, 0, G_OPTION_ARG_INT, &o->stage, "memory: the pipeline stage to draw (its first GPU)", "S" },
     { "ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks, "gantt: ranks to draw, e.g. 0,1 (all)", "R,R,…" },
     { "x", 'x', 0, G_OPTION_ARG_STRING, &o->x, "sweep: the axis on x (a results column, e.g. training.micro_batch or micro_batch)", "AXIS" },
     { "y", 'y', 0, G_OPTION_ARG_STRING, &o->y, "sweep: the metric on y (a results column)", "METRIC" },
@@ -278,7 +303,7 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
 int
 cli_cmd_plot (int argc, char **argv)
 {
-  PlotOptions o = { .rank = G_MININT };
+  PlotOptions o = { .rank = G_MININT, .stage = G_MININT };
   int rc = parse_plot_options (&argc, &argv, &o);
   if (rc == 0)
     {

@@ -35,7 +35,7 @@ set xlabel sprintf('time in the step (%s)', unit)
 set ylabel 'rank and stream'
 set xrange [0:t_end * 1.01]
 set yrange [-0.6:nlanes - 0.4]
-set ytics nomirror
+set ytics nomirror noenhanced
 # Lane names as y tics: every task's row carries its lane's name to an invisible point
 # (ytic(5)); gnuplot keeps one tic per position, so each lane is labelled once.
 set ytics ()

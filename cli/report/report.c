@@ -35,6 +35,40 @@ states_text (const ModelSimResult *res)
   return g_string_free (t, FALSE);
 }
 
+/* Pipeline stages (pp > 1): stage s's peak, the most of its ranks — pp is the mesh's
+ * outermost dimension (models/parallel/mesh.h), so stage s is GPUs [s·G, (s+1)·G) with
+ * G = GPUs / pp. `alloc`, `dev`: B. */
+static void
+stage_peak (const CliScenario *sc, const ModelSimResult *res, guint stage, double *alloc,
+            double *dev)
+{
+  guint g = res->n_ranks / MAX (sc->par.pp, 1);
+  *alloc = *dev = 0;
+  for (guint r = stage * g; r < (stage + 1) * g && r < res->n_ranks; r++)
+    {
+      *alloc = MAX (*alloc, res->rank_peak_allocated[r]);
+      *dev = MAX (*dev, res->rank_device_used[r]);
+    }
+}
+
+static void
+print_stages (FILE *out, const CliScenario *sc, const ModelSimResult *res)
+{
+  if (sc->par.pp <= 1 || res->rank_peak_allocated == NULL)
+    return;
+  guint g = res->n_ranks / sc->par.pp;
+  fprintf (out, "pipeline stages (peak of each stage's GPUs; worst: stage %u)\n",
+           res->worst_rank / g);
+  for (guint st = 0; st < sc->par.pp; st++)
+    {
+      double alloc, dev;
+      stage_peak (sc, res, st, &alloc, &dev);
+      g_autofree char *a = sim_units_format (alloc, SIM_DIM_BYTES, 2);
+      g_autofree char *d = sim_units_format (dev, SIM_DIM_BYTES, 2);
+      fprintf (out, "  stage %-3u %14s allocated  %14s device-used\n", st, a, d);
+    }
+}
+
 /* Fits: the measured figures. OOM: what the step as planned needs and how far short the
  * GPU is (never a "reserved" or "device-used" above the capacity); the figures measured when
  * the OOM is raised are in print_oom. */
@@ -284,6 +318,17 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
              sc->node.n_gpus);
   fputc ('\n', out);
   g_autofree char *states = states_text (res);
+  if (sc->par.pp > 1)
+    {
+      g_autofree char *chunks = sc->par.pp_virtual > 1
+                                  ? g_strdup_printf (", %u chunks per rank", sc->par.pp_virtual)
+                                  : g_strdup ("");
+      guint g = res->n_ranks / sc->par.pp;
+      fprintf (out, "pipeline   pp %u, %s schedule%s, %" G_GUINT64_FORMAT " micro-batches per "
+                    "step; stage s on GPUs [%u·s, %u·s + %u)\n",
+               sc->par.pp, model_pp_schedule_name (sc->par.pp_schedule), chunks,
+               s->grad_accum, g, g, g);
+    }
   if (res->n_ranks > 1 && sc->par.tp > 1)
     fprintf (out, "parallel   tensor parallel tp %u%s x data parallel %s over %u (ZeRO stage "
                   "%u, shard group %u), %s\n",
@@ -293,7 +338,8 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   else if (res->n_ranks > 1)
     fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
                   "%s\n",
-             model_parallel_mode_name (sc->par.mode), res->n_ranks,
+             model_parallel_mode_name (sc->par.mode),
+             sc->par.pp > 1 ? model_parallel_dp_degree (&sc->par) : res->n_ranks,
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
   fprintf (out,
            "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
@@ -354,6 +400,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                   " positions: simulated as given (the model would need position scaling)\n",
              s->seq_len, a->max_positions);
   print_memory (out, res);
+  print_stages (out, sc, res);
   print_oom (out, res);
   print_host (out, sc, res);
   print_paged (out, sc, res);
@@ -447,6 +494,22 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");
   sim_recorder_summary_scalar (rec, "gpu_fits", res->gpu_fits ? 1 : 0, "1");
   sim_recorder_summary_scalar (rec, "peak_rank", res->worst_rank, "1");
+  /* pipeline stages: the worst and each one's peak (print_stages) */
+  if (sc->par.pp > 1 && res->rank_peak_allocated != NULL)
+    {
+      sim_recorder_summary_scalar (rec, "pp_stages", sc->par.pp, "1");
+      sim_recorder_summary_scalar (rec, "peak_stage", res->worst_rank / (res->n_ranks / sc->par.pp),
+                                   "1");
+      for (guint st = 0; st < sc->par.pp; st++)
+        {
+          double alloc, dev;
+          stage_peak (sc, res, st, &alloc, &dev);
+          g_autofree char *na = g_strdup_printf ("stage%u_peak_allocated", st);
+          g_autofree char *nd = g_strdup_printf ("stage%u_device_used", st);
+          sim_recorder_summary_scalar (rec, na, alloc, "B");
+          sim_recorder_summary_scalar (rec, nd, dev, "B");
+        }
+    }
   sim_recorder_summary_scalar (rec, "peak_time", res->peak_time, "s");
   sim_recorder_summary_text (rec, "peak_task", res->peak_task ? res->peak_task : "");
   /* OOM diagnosis (zeros and empty text when the step fits the allocator). */

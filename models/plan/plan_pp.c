@@ -36,10 +36,12 @@
  * sequence parallelism (Megatron p2p_communication.py tensor_shape: (seq_length /
  * context_parallel_size / tensor_model_parallel_size if sequence_parallel, micro_batch_size,
  * hidden_size)), one collective instance per message. A collective starts when both of its
- * tasks have started; the receive is posted at its stream's turn (asynchronous irecv, as
- * Megatron's batched isend/irecv with overlap_p2p_comm), so a transfer starts when its
- * sender's forward or backward is done and the route (hardware/cluster.h: NVLink inside a
- * node, NICs across) carries it. One stream per directed channel keeps each a FIFO of
+ * tasks have started: the send when its forward or backward is done, the receive when the
+ * receiver's previous op is (Megatron's schedules post recv_forward / recv_backward just
+ * before the op needing them, p2p_communication.py, blocking without overlap_p2p_comm:
+ * approximate for the interleaved schedule's overlapped variant, which posts them one op
+ * ahead), and the route (hardware/cluster.h: NVLink inside a node, NICs across) carries it;
+ * a receive's wait is the receiver's bubble, not exposed communication (executor.c). One stream per directed channel keeps each a FIFO of
  * messages both ends issue in the same order (the schedule's order of the virtual
  * micro-batches is the same on every rank), so no two transfers wait on each other.
  *
@@ -375,7 +377,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
         case MODEL_PP_OP_F:
           if (op->stage > 0)
             c.pp_wait = p2p (p, rank, peer (p, rank, (op->stage - 1) % pp->pp), rank, FALSE,
-                             op->stage, c.mb, NONE);
+                             op->stage, c.mb, plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE));
           plan_step_forward (&c, lo, hi, st->embedding, st->loss);
           last = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
           c.pp_wait = NONE;
@@ -387,7 +389,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
         case MODEL_PP_OP_BW:
           if (op->stage + 1 < S)
             c.pp_wait = p2p (p, rank, peer (p, rank, (op->stage + 1) % pp->pp), rank, TRUE,
-                             op->stage, c.mb, NONE);
+                             op->stage, c.mb, plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE));
           last = plan_step_backward (&c, lo, hi, st->embedding, st->loss);
           c.pp_wait = NONE;
           if (op->stage > 0)
