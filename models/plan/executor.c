@@ -399,11 +399,11 @@ double
 model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  /* data-parallel (comm), tensor-parallel (tp) and context-parallel (cp) collectives and
-   * pipeline sends, where they run while no compute does (a posted pipeline receive waits
-   * for its sender through the bubble: that idle time is the bubble's, not communication) */
-  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
-                                       MODEL_STREAM_PP_FWD_SEND, MODEL_STREAM_PP_BWD_SEND };
+  /* data-parallel (comm), tensor-parallel (tp) and context-parallel (cp) collectives,
+   * where they run while no compute does. Not the pipeline's P2P streams: a send or a
+   * receive waits for its peer through the bubble, and that idle time is the bubble's (a
+   * transfer on the critical path shows in the step time, not here) */
+  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP };
   g_autoptr (GArray) comm = busy_union (exec, rank, comms, G_N_ELEMENTS (comms));
   const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
   double exposed = 0;
