@@ -36,3 +36,4 @@ clean-local:
 # The validation cases: run by `stepsim validate`, installed for it.
 validationdir = $(pkgdatadir)/validation
 dist_validation_DATA = $(wildcard $(srcdir)/tests/validation/*.ini)
+EXTRA_DIST += $(wildcard $(srcdir)/tests/validation/scale/*.ini) $(srcdir)/tests/validation/scale/README.md
