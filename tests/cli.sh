@@ -425,6 +425,28 @@ then ok "cp: unknown cp_variant named"; else bad "cp: unknown cp_variant named (
 if [ $rc -eq 0 ] && grep -q "key 'cp_variant': has no effect: cp = 1" mesh.err
 then ok "cp: cp_variant without cp warns"; else bad "cp: cp_variant without cp warns (exit $rc)"; cat mesh.err; fi
 rm -f cp.h5
+# Pipeline parallelism (issue 15): layers not dividing over the stages without a split,
+# interleaving with grad_accum not a multiple of pp, DeepSpeed ZeRO-2 with pp: one error
+# line naming the file, group and key, exit 1, no output; grad_accum < pp under 1f1b warns.
+pp8="$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini"
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "llama-3.1-405b-tp8-pp8-h100.ini" mesh.err \
+   && grep -q "group \[parallel\], key 'pp': model key num_hidden_layers = 126 is not a multiple of \[parallel\] pp = 8" mesh.err && ! test -e pp.h5
+then ok "pp: layers not divisible by pp named"; else bad "pp: layers not divisible by pp named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= --set parallel.pp=2 \
+  --set parallel.virtual_stages=3 --set parallel.pipeline_schedule=interleaved \
+  --set training.grad_accum=5 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[training\], key 'grad_accum'" mesh.err && ! test -e pp.h5
+then ok "pp: interleaved grad_accum not a multiple of pp named"; else bad "pp: interleaved grad_accum not a multiple of pp named (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set finetune.method=none --set training.framework=deepspeed \
+  --set parallel.data_parallel=zero2 --set parallel.pp=4 --set parallel.layers_per_stage= \
+  --set model.num_hidden_layers=8 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "key 'data_parallel': zero2 with \[parallel\] pp = 4 under \[training\] framework = deepspeed" mesh.err && ! test -e pp.h5
+then ok "pp: DeepSpeed ZeRO-2 with pp refused"; else bad "pp: DeepSpeed ZeRO-2 with pp refused (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set training.grad_accum=4 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 0 ] && grep -q "key 'grad_accum': allowed, but bubble-bound: 4 micro-batches for pp = 8" mesh.err
+then ok "pp: grad_accum < pp under 1f1b warns"; else bad "pp: grad_accum < pp under 1f1b warns (exit $rc)"; cat mesh.err; fi
+rm -f pp.h5
 # ddp with dp_replicate below the GPU count: the error names dp_replicate and what it must
 # be, not "dp_shard must be 1" (QA report item 12b), in the "group [G], key 'K'" form (12c).
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o mesh.h5 \

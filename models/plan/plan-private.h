@@ -244,7 +244,8 @@ void plan_pp_init (ModelPlan *p);
 void plan_pp_fractions (ModelPlan *p, const PlanCosts *pc);
 void plan_pp_clear (PlanPp *pp);
 /* The fraction of the (tp-local) model's trainable parameters (`weights`: stored weights)
- * that `rank`'s pipeline stage holds: 1 without pp. */
+ * that `rank`'s pipeline stage holds: 1 without pp (in plan_task.c, read by plan_step.c and
+ * plan_state.c). */
 double plan_pp_state_fraction (const ModelPlan *p, guint rank, gboolean weights);
 /* Its largest value over the pipeline ranks (1 without pp). */
 double plan_pp_state_fraction_max (const ModelPlan *p, gboolean weights);

@@ -117,13 +117,26 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     return refuse (error, "[training] checkpointing = sqrt");
   if (stack->pad_to_longest)
     return refuse (error, "[training] padding = longest");
+  /* the leaf's messages name both sides ("[parallel] pp"); the house prefix names the key
+   * the user is to change */
   g_autoptr (ModelPpPartition) part = partition_of (arch, par, error);
   if (part == NULL)
-    return FALSE;
+    return g_prefix_error (error, "group [parallel], key '%s': ",
+                           par->pp_layout != NULL            ? "pipeline_layout"
+                           : par->pp_n_layers_per_stage > 0 ? "layers_per_stage"
+                                                            : "pp"),
+           FALSE;
+  guint m = (guint) stack->grad_accum;
   g_autoptr (ModelPpSchedule) sched
-    = model_pp_schedule_new (par->pp_schedule, part->pp, (guint) stack->grad_accum, part->vpp,
-                             error);
-  return sched != NULL;
+    = model_pp_schedule_new (par->pp_schedule, part->pp, m, part->vpp, error);
+  if (sched == NULL)
+    return g_prefix_error (error, "%s",
+                           par->pp_schedule == MODEL_PP_INTERLEAVED && part->vpp > 1
+                               && m % part->pp != 0
+                             ? "group [training], key 'grad_accum': "
+                             : "group [parallel], key 'pipeline_schedule': "),
+           FALSE;
+  return TRUE;
 }
 
 /* ---- set-up --------------------------------------------------------------------------------- */
@@ -198,26 +211,6 @@ pipeline_rank (const ModelPlan *p, guint rank)
   guint coords[MODEL_MESH_N_DIMS];
   model_mesh_coords (&p->mesh, rank, coords);
   return coords[MODEL_MESH_PP];
-}
-
-double
-plan_pp_state_fraction (const ModelPlan *p, guint rank, gboolean weights)
-{
-  if (p->pp.pp == 1 || p->pp.trainable == NULL)
-    return 1;
-  guint s = pipeline_rank (p, rank);
-  return weights ? p->pp.weights[s] : p->pp.trainable[s];
-}
-
-double
-plan_pp_state_fraction_max (const ModelPlan *p, gboolean weights)
-{
-  if (p->pp.pp == 1 || p->pp.trainable == NULL)
-    return 1;
-  double m = 0;
-  for (guint s = 0; s < p->pp.pp; s++)
-    m = MAX (m, weights ? p->pp.weights[s] : p->pp.trainable[s]);
-  return m;
 }
 
 /* ---- P2P ----------------------------------------------------------------------------------- */
