@@ -104,7 +104,8 @@ advice (const CliFitNotes *n, const CliScenario *sc)
     g_ptr_array_add (a, g_strdup ("parameter offload (offload.parameters = cpu)"));
   /* Tensor parallelism splits each layer's weights, gradients, optimizer states and (with
    * sequence parallelism) activations over the tp ranks of a node (Korthikanti et al. 2022
-   * §4): it helps either kind of floor. Pipeline parallelism is not modelled yet. */
+   * §4): it helps either kind of floor. Pipeline parallelism splits the layers (and their
+   * states) over stages across nodes (models/plan/plan_pp.c). */
   if (sc->par.tp <= 1)
     g_ptr_array_add (a, g_strdup ("tensor parallelism (parallel.tp = 2..8 inside a node, with "
                                   "parallel.sequence_parallel = true: splits each layer's "
@@ -113,7 +114,13 @@ advice (const CliFitNotes *n, const CliScenario *sc)
     g_ptr_array_add (a, g_strdup_printf ("a larger tensor-parallel degree than parallel.tp = %u "
                                          "(as far as the heads and the node allow)",
                                          sc->par.tp));
-  g_ptr_array_add (a, g_strdup ("pipeline parallelism (not yet available in stepsim)"));
+  if (sc->par.pp <= 1)
+    g_ptr_array_add (a, g_strdup ("pipeline parallelism (parallel.pp = 2.. across nodes: each "
+                                  "stage holds its layers' weights, gradients and optimizer "
+                                  "states)"));
+  else
+    g_ptr_array_add (a, g_strdup_printf ("more pipeline stages than parallel.pp = %u",
+                                         sc->par.pp));
   g_ptr_array_add (a, NULL);
   g_autofree char *list = g_strjoinv ("; ", (char **) a->pdata);
   g_ptr_array_unref (a);

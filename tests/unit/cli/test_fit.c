@@ -376,8 +376,8 @@ test_gpus_floor (void)
   CU_ASSERT_DOUBLE_EQUAL (n->floor, most->device_used, 1);
   CU_ASSERT_TRUE (n->floor > n->capacity);
   CU_ASSERT_TRUE (n->why != NULL && strstr (n->why, "cannot help") != NULL);
-  CU_ASSERT_TRUE (n->advice != NULL && strstr (n->advice, "model parallelism") != NULL
-                  && strstr (n->advice, "not yet available") != NULL
+  CU_ASSERT_TRUE (n->advice != NULL && strstr (n->advice, "tensor parallelism") != NULL
+                  && strstr (n->advice, "pipeline parallelism (parallel.pp") != NULL
                   && strstr (n->advice, "micro_batch") != NULL);
 
   g_autofree char *s3 = stepsim_test_srcpath ("scenarios/s3-llama-2-7b-zero3-8xa100.ini");
