@@ -29,6 +29,9 @@ struct _HwCluster
   SimFluid *fluid;
   HwTopology *topo;
   double *slowdown; /* per rank, >= 1 */
+  double *sm_held;       /* per rank: fraction of the SMs running collectives hold, >= 0 */
+  guint *n_sm_holds;     /* per rank: collectives holding SMs there */
+  double *sm_hold_until; /* per rank: latest expected end of those holds (s), 0 when none */
   double jitter_cv; /* 0: no jitter */
   GRand *jitter_rng;
   guint64 next_collective_id;
@@ -137,6 +140,9 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->slowdown = g_new (double, n_ranks);
   for (guint r = 0; r < n_ranks; r++)
     c->slowdown[r] = 1.0;
+  c->sm_held = g_new0 (double, n_ranks);
+  c->n_sm_holds = g_new0 (guint, n_ranks);
+  c->sm_hold_until = g_new0 (double, n_ranks);
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   return c;
 }
@@ -147,6 +153,30 @@ hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor)
   g_return_if_fail (cluster != NULL && rank < hw_cluster_n_ranks (cluster));
   g_return_if_fail (isfinite (factor) && factor >= 1.0);
   cluster->slowdown[rank] = factor;
+}
+
+void
+hw_cluster_sm_hold_begin (HwCluster *cluster, guint rank, double fraction, double until)
+{
+  g_return_if_fail (cluster != NULL && rank < hw_cluster_n_ranks (cluster));
+  g_return_if_fail (isfinite (fraction) && fraction > 0 && isfinite (until));
+  cluster->sm_held[rank] += fraction;
+  cluster->n_sm_holds[rank]++;
+  cluster->sm_hold_until[rank] = MAX (cluster->sm_hold_until[rank], until);
+}
+
+void
+hw_cluster_sm_hold_end (HwCluster *cluster, guint rank, double fraction)
+{
+  g_return_if_fail (cluster != NULL && rank < hw_cluster_n_ranks (cluster));
+  g_return_if_fail (cluster->n_sm_holds[rank] > 0);
+  if (--cluster->n_sm_holds[rank] == 0)
+    {
+      cluster->sm_held[rank] = 0; /* no rounding residue once the last hold ends */
+      cluster->sm_hold_until[rank] = 0;
+    }
+  else
+    cluster->sm_held[rank] = MAX (0.0, cluster->sm_held[rank] - fraction);
 }
 
 void
@@ -168,6 +198,9 @@ hw_cluster_free (HwCluster *cluster)
   hw_node_spec_clear (&cluster->node);
   g_clear_pointer (&cluster->jitter_rng, g_rand_free);
   g_free (cluster->slowdown);
+  g_free (cluster->sm_held);
+  g_free (cluster->n_sm_holds);
+  g_free (cluster->sm_hold_until);
   g_hash_table_unref (cluster->kernel_memo);
   g_free (cluster);
 }
@@ -286,6 +319,37 @@ hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, HwDtype dtype,
                                         user_data);
 }
 
+/* A persistent GEMM (hw_kernel_persistent_ctas > 0; kernel.c, "Persistent GEMMs") that
+ * starts at t_s while collectives hold the fraction `held` of the rank's SMs until about
+ * t_s + H: its CTAs that fit on the free SMs run their share at full speed and end after its
+ * time alone t0 = max(tc, bytes / HBM rate); the others start when SMs free up, at the hold's
+ * end or when the first ones finish, whichever is first, and take t0 too, so the kernel
+ * takes t0 + min(H, t0). On the fluid that is a start delay of min(H, t0) (*wait grows by
+ * it) and, when the hold outlasts the delay, a compute weight tc·(1 − held), so that beside
+ * the hold (which the fluid gives `held` of the compute resource) the kernel still runs its
+ * resident CTAs in t0. A GEMM whose CTAs all fit on the free SMs, any other kernel, or a
+ * GPU whose GEMMs are not persistent is left to the fluid's share alone. Returns the compute
+ * weight (s). Approximation: a collective that starts while a persistent GEMM runs is not
+ * delayed until the GEMM ends (as NCCL's CTAs would wait for SMs); the fluid slows the
+ * GEMM by the share instead. */
+static double
+persistent_tail (const HwCluster *c, guint rank, const HwKernelShape *shape, double tc,
+                 double bytes, double *wait)
+{
+  const HwGpuSpec *g = c->node.gpu;
+  double ctas = hw_kernel_persistent_ctas (g, shape), held = MIN (c->sm_held[rank], 0.9);
+  if (ctas <= 0 || ctas <= floor (g->sm_count * (1 - held)))
+    return tc;
+  double t_start = sim_fluid_now (c->fluid) + g->kernel_latency + *wait;
+  double h = c->sm_hold_until[rank] - t_start;
+  if (h <= 0)
+    return tc;
+  double t0 = MAX (tc, bytes / (g->hbm_bandwidth * g->hbm_efficiency));
+  double tail = MIN (h, t0);
+  *wait += tail;
+  return h > tail ? tc * (1 - held) : tc;
+}
+
 SimActivityId
 hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
                                const HwKernelShape *shape, double flops, double bytes,
@@ -296,11 +360,14 @@ hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
   SimUse uses[2];
   guint n = 0;
   double tc = compute_seconds (cluster, rank, dtype, shape, flops) * jitter_factor (cluster);
+  double wait = MAX (0.0, delay);
+  double held = cluster->sm_held[rank];
+  if (held > 0 && cluster->n_sm_holds[rank] > 0)
+    tc = persistent_tail (cluster, rank, shape, tc, bytes, &wait);
   if (tc > 0)
     uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), tc };
   if (bytes > 0)
     uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
-  double wait = MAX (0.0, delay);
   return sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY, uses, n,
                           done, user_data);
 }

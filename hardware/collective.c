@@ -71,6 +71,7 @@ typedef struct
   HwCollectiveDoneFunc done;
   gpointer user_data;
   GArray *holds;     /* SimActivityId: the SMs its kernels hold on each rank */
+  GArray *sm_ranks;  /* guint: ranks whose SMs it holds (hw_cluster_sm_hold_begin) */
 } Run;
 
 static void start_phase (Run *run);
@@ -95,6 +96,12 @@ finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
   for (guint i = 0; i < run->holds->len; i++)
     sim_fluid_cancel (hw_cluster_fluid (run->cluster), g_array_index (run->holds, SimActivityId, i));
   g_array_unref (run->holds);
+  for (guint i = 0; i < run->sm_ranks->len; i++)
+    {
+      guint r = g_array_index (run->sm_ranks, guint, i);
+      hw_cluster_sm_hold_end (run->cluster, r, hw_cluster_gpu (run->cluster, r)->comm_sm_fraction);
+    }
+  g_array_unref (run->sm_ranks);
   if (run->done != NULL)
     run->done (run->user_data);
   g_ptr_array_unref (run->plan);
@@ -132,7 +139,9 @@ start_phase (Run *run)
  * completes on its own, with a tiny rate bound B and weight f/B: max-min filling saturates
  * it at once at f, and a kernel running meanwhile gets the remaining 1 − f, so a
  * compute-bound kernel overlapping a collective takes 1/(1 − f) times longer. Cancelled
- * when the collective completes.
+ * when the collective completes. The hold is also registered with the cluster
+ * (hw_cluster_sm_hold_begin/_end, expected to last the plan's time alone), so that a
+ * persistent GEMM starting meanwhile waits for its tail (hardware/cluster.c).
  * The kernels also move data through HBM: every byte a GPU sends is read from its memory and
  * every byte it receives written to it (NCCL stages both through FIFO buffers in device
  * memory, src/device/prims_simple.h, so 2 bytes of HBM per byte sent is a lower bound). A
@@ -162,6 +171,8 @@ hold_gpu (Run *run, const guint *ranks, guint n)
           SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
+          hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
+          g_array_append_val (run->sm_ranks, ranks[i]);
         }
       SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
@@ -209,6 +220,7 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
   run->done = done;
   run->user_data = user_data;
   run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
+  run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
   if (run->plan->len > 0)
     hold_gpu (run, ranks, n_ranks);
   if (run->plan->len == 0)

@@ -63,6 +63,25 @@
  * forward and backward kernels both take the fwd+bwd figure (the paper's separate fwd/bwd
  * figures exist for A100 d=128 only). fp32 inputs are not supported by FA-2: flat.
  *
+ * Persistent GEMMs (Hopper). cuBLAS's sm90 GEMM kernels are persistent: they launch one
+ * CTA per SM (132 on an H100 SXM), each looping over a fixed share of the output tiles
+ * (pytorch/pytorch#143988: in FSDP on H100 "all the matmuls look like they are using
+ * persistent kernels. That is, they launch as many CUDA blocks as there are SMs"; PR
+ * #147966: "Newer matmul kernels, e.g. those targeting Hopper GPUs, sometime use a
+ * persistent schedule"; CUTLASS's sm90 persistent tile scheduler sizes the grid to the SM
+ * count). NCCL's CTAs never share an SM with a compute kernel (sjeaugey, NVIDIA/nccl#689),
+ * so a persistent GEMM launched beside a collective places only the CTAs that fit on the
+ * free SMs; the rest start when SMs free up and then do their whole share: "This can lead to
+ * its blocks being scheduled as two separate waves ... can double the latency of the matmul
+ * kernels" (PR #147966), measured "2x as long" beside NCCL in FSDP on H100 (#143988) and
+ * 80 % → 47 % MFU beside a 24-CTA all-gather (NVIDIA developer forum, "Compute-communication
+ * overlap causes severe GEMM performance degradation because of tail effect", nsys). Ampere's
+ * cuBLAS kernels launch one CTA per tile (several per SM), so a held SM only slows them
+ * by the share held, as the fluid model charges. Blackwell's persistent kernels fetch tiles
+ * dynamically (CUTLASS sm100 cluster launch control), so a late CTA takes fewer tiles:
+ * not marked persistent here (assumption, no measurement found). hw_kernel_persistent_ctas()
+ * marks the GEMM classes on Hopper; hardware/cluster.c applies the delay.
+ *
  * Launch cost: every kernel keeps the GPU's kernel_latency (catalog.c, 4 us: the eager
  * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). The host timeline (the
  * CPU issuing kernels no faster than Python and the dispatcher allow) is the executor's:
@@ -309,6 +328,32 @@ hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *
 }
 
 double
+hw_kernel_persistent_ctas (const HwGpuSpec *gpu, const HwKernelShape *shape)
+{
+  g_return_val_if_fail (gpu != NULL, 0.0);
+  if (shape == NULL || gpu->generation != HW_GPU_GEN_HOPPER || gpu->sm_count < 1)
+    return 0.0;
+  double m = MAX (shape->m, 1), n = MAX (shape->n, 1), k = MAX (shape->k, 1);
+  double b = MAX (shape->batch, 1), tiles;
+  switch (shape->cls)
+    {
+    case HW_KERNEL_GEMM:
+      tiles = ceil (m / DEFAULT_TM) * ceil (n / DEFAULT_TN);
+      break;
+    case HW_KERNEL_GEMM_DGRAD: /* dA[m×k] */
+      tiles = ceil (m / DEFAULT_TM) * ceil (k / DEFAULT_TN);
+      break;
+    case HW_KERNEL_GEMM_BACKWARD: /* dgrad dA[m×k] and wgrad dB[k×n]: the larger grid */
+      tiles = MAX (ceil (m / DEFAULT_TM) * ceil (k / DEFAULT_TN),
+                   ceil (k / DEFAULT_TM) * ceil (n / DEFAULT_TN));
+      break;
+    default:
+      return 0.0;
+    }
+  return MIN (gpu->sm_count, tiles * b);
+}
+
+double
 hw_kernel_peak_flops (const HwGpuSpec *gpu, HwDtype dtype)
 {
   g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 0.0);
@@ -345,6 +390,10 @@ hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out)
                           "272.73/395.94 TFLOP/s (kernels.md §1)\n", MISALIGNED);
   g_string_append_printf (out, "gemm_small_tile\tops-reuse tm*tn/(tm+tn)\tassumption "
                           "(not measured): operand-feed bound smaller tiles\n");
+  if (gpu->generation == HW_GPU_GEN_HOPPER)
+    g_string_append_printf (out, "gemm_persistent\tone CTA per SM; beside a collective the "
+                            "CTAs that do not fit wait for free SMs\tpytorch/pytorch#143988, "
+                            "#147966 (H100, 2x beside NCCL); NVIDIA/nccl#689 (no SM sharing)\n");
   g_string_append_printf (out, "flash_attention\ttable\t%s\n", f->flash_source);
   if (f->flash != NULL)
     g_string_append_printf (out, "attention_triton_flash1\ttable (attention = triton, flash1)\t"

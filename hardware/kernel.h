@@ -74,6 +74,14 @@ double hw_kernel_peak_flops (const HwGpuSpec *gpu, HwDtype dtype);
 double hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape,
                                   double flops);
 
+/* CTAs a GEMM of `shape` launches when its library runs it as a persistent kernel (one CTA
+ * per SM, each looping over its share of the output tiles: min(SMs, tiles of the default
+ * 128×256 tile)), or 0 when it does not: only GEMM classes on Hopper (cuBLAS/cuBLASLt sm90
+ * kernels; see kernel.c, "Persistent GEMMs"). Such a kernel, started while other kernels hold
+ * some SMs, cannot place all its CTAs: the caller (hardware/cluster.c) delays its tail.
+ * Pure function; `shape` NULL gives 0. */
+double hw_kernel_persistent_ctas (const HwGpuSpec *gpu, const HwKernelShape *shape);
+
 /* Appends to `out` one line per named factor the kernel model uses for `gpu`:
  * "<name>\t<value>\t<source>\n" (value as printed, with its unit). */
 void hw_kernel_describe_factors (const HwGpuSpec *gpu, GString *out);

@@ -226,6 +226,13 @@ sim_fluid_resource_capacity (const SimFluid *fluid, SimResourceId resource)
 }
 
 double
+sim_fluid_now (const SimFluid *fluid)
+{
+  g_return_val_if_fail (fluid != NULL, 0.0);
+  return fluid_now (fluid);
+}
+
+double
 sim_fluid_resource_usage (const SimFluid *fluid, SimResourceId resource)
 {
   g_return_val_if_fail (fluid != NULL && resource < fluid->resources->len, 0.0);

@@ -62,6 +62,9 @@ guint sim_fluid_n_resources (const SimFluid *fluid);
 const char *sim_fluid_resource_name (const SimFluid *fluid, SimResourceId resource);
 double sim_fluid_resource_capacity (const SimFluid *fluid, SimResourceId resource);
 
+/* The bound engine's current time (s): sim_engine_now of the engine given to sim_fluid_new. */
+double sim_fluid_now (const SimFluid *fluid);
+
 /* Current usage of a resource (units/s), Σ_i weight_ij · r_i. */
 double sim_fluid_resource_usage (const SimFluid *fluid, SimResourceId resource);
 

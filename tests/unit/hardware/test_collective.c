@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "hardware/kernel.h"
 #include "hardware/node_catalog.h"
 #include "tests/testlib.h"
 #include "tests/unit/hardware/fixture.h"
@@ -517,6 +518,76 @@ test_collective_holds_sms (void)
   hw_node_spec_clear (&node);
 }
 
+/* A node of the fixture's links with H100-SXM GPUs (132 SMs, persistent GEMMs). */
+static HwNodeSpec
+hopper_node (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  hw_gpu_spec_free (node.gpu);
+  node.gpu = hw_gpu_spec_copy (hw_catalog_gpu ("H100-SXM", NULL));
+  return node;
+}
+
+/* Persistent GEMMs (kernel.c, cluster.c): on an H100 a GEMM of 132 CTAs started beside a
+ * collective holding f = 24/132 of the SMs fits only ⌊132·(1 − f)⌋ = 108 CTAs; the other
+ * 24 start when SMs free up. Oracles, with t0 the GEMM's time alone, L the kernel latency
+ * and H the hold's remaining time when the GEMM starts (the collective's time alone T − L):
+ *  - long hold (64 GiB all-reduce, H ≫ t0): the tail starts when the first CTAs finish, at
+ *    t0, and takes t0: the GEMM ends at L + 2·t0 (the fluid share alone gave L + t0/(1 − f));
+ *  - short hold (1 MiB, H < t0): the tail starts when the collective ends: T + t0;
+ *  - a GEMM of 50 CTAs (fits on 108 free SMs), and the same 132-CTA GEMM on a GPU outside
+ *    the collective, are left to the fluid share: L + t0/(1 − f) and L + t0. */
+static void
+test_persistent_gemm_tail (void)
+{
+  HwNodeSpec node = hopper_node ();
+  const HwGpuSpec *g = node.gpu;
+  double f_sm = g->comm_sm_fraction, lat = g->kernel_latency;
+  CU_ASSERT_DOUBLE_EQUAL (f_sm, 24.0 / 132, 1e-12);
+  HwKernelShape big = { .cls = HW_KERNEL_GEMM, .m = 8192, .n = 8192, .k = 8192, .batch = 1 };
+  HwKernelShape fits = { .cls = HW_KERNEL_GEMM, .m = 128, .n = 50 * 256, .k = 65536, .batch = 1 };
+  double fb = 2.0 * 8192 * 8192 * 8192, ff = 2.0 * 128 * 50 * 256 * 65536;
+  double t0 = hw_kernel_compute_seconds (g, HW_DTYPE_BF16, &big, fb);
+  double tf = hw_kernel_compute_seconds (g, HW_DTYPE_BF16, &fits, ff);
+  guint ranks[] = { 0, 1, 2 };
+
+  Fixture f = fixture_new (&node, 1, 1.0);
+  DoneAt coll = { f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3,
+                       64.0 * 1024 * 1024 * 1024, fixture_done_at, &coll);
+  EndAt in = { f.engine, -1 }, fit = { f.engine, -1 }, out = { f.engine, -1 };
+  hw_cluster_start_kernel_shaped (f.cluster, 0, HW_DTYPE_BF16, &big, fb, 0, end_at, &in);
+  hw_cluster_start_kernel_shaped (f.cluster, 1, HW_DTYPE_BF16, &fits, ff, 0, end_at, &fit);
+  hw_cluster_start_kernel_shaped (f.cluster, 3, HW_DTYPE_BF16, &big, fb, 0, end_at, &out);
+  sim_engine_run (f.engine);
+  CU_ASSERT (coll.end > in.end && coll.end > fit.end);
+  STEPSIM_ASSERT_REL (in.end, lat + 2 * t0, 1e-6);
+  STEPSIM_ASSERT_REL (fit.end, lat + tf / (1 - f_sm), 1e-6);
+  STEPSIM_ASSERT_REL (out.end, lat + t0, 1e-9);
+  fixture_free (&f);
+
+  f = fixture_new (&node, 1, 1.0);
+  double t = hw_collective_time_alone (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                       ranks, 3, 1024.0 * 1024);
+  CU_ASSERT (t > lat && t - lat < t0);
+  coll = (DoneAt){ f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3,
+                       1024.0 * 1024, fixture_done_at, &coll);
+  in = (EndAt){ f.engine, -1 };
+  hw_cluster_start_kernel_shaped (f.cluster, 0, HW_DTYPE_BF16, &big, fb, 0, end_at, &in);
+  sim_engine_run (f.engine);
+  STEPSIM_ASSERT_REL (coll.end, t, 1e-6);
+  STEPSIM_ASSERT_REL (in.end, t + t0, 1e-6);
+  /* once the collective has ended, a GEMM runs alone again */
+  double t_after = sim_engine_now (f.engine);
+  in.end = -1;
+  hw_cluster_start_kernel_shaped (f.cluster, 0, HW_DTYPE_BF16, &big, fb, 0, end_at, &in);
+  sim_engine_run (f.engine);
+  STEPSIM_ASSERT_REL (in.end - t_after, lat + t0, 1e-9);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* The collective's kernels also hold h = 2W/(T·C) of each participant's HBM bandwidth C (W
  * the wire bytes the GPU sends, T the collective's idle time; collective.c). Ring all-reduce
  * on 3 fixture GPUs, 64 GiB, Simple: W = 2·(2/3)·S, T from the closed form. A memory-bound
@@ -579,6 +650,7 @@ test_algorithm_applies (void)
 
 static const StepsimTest tests[] = {
   { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
+  { "Hopper persistent GEMM beside a collective: its tail waits for SMs", test_persistent_gemm_tail },
   { "collectives hold HBM: memory-bound kernels slow by 1/(1 - h)", test_collective_holds_hbm },
   { "ring all-reduce = L + 2(p-1)/p S/min(B, cap)", test_ring_all_reduce },
   { "ring across nodes: one channel per NIC", test_ring_channels_across_nodes },

@@ -229,6 +229,35 @@ test_factor_listing (void)
   CU_ASSERT_TRUE (n >= 6);
   CU_ASSERT_PTR_NOT_NULL (strstr (out->str, "fp8_gemm_ratio"));
   CU_ASSERT_PTR_NOT_NULL (strstr (out->str, "FA-2"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (out->str, "gemm_persistent"));
+  g_autoptr (GString) a100 = g_string_new (NULL);
+  hw_kernel_describe_factors (gpu ("A100-80GB-SXM"), a100);
+  CU_ASSERT_PTR_NULL (strstr (a100->str, "gemm_persistent"));
+}
+
+/* Persistent GEMMs (kernel.c): on Hopper a GEMM launches min(SMs, tiles of 128×256) CTAs,
+ * per class over its output grid: forward C[m×n], dgrad dA[m×k], backward the larger of
+ * dgrad's m×k and wgrad's k×n; batch multiplies the tiles. Attention kernels, Ampere and
+ * Blackwell GEMMs and a missing shape are not persistent (0). */
+static void
+test_persistent_ctas (void)
+{
+  const HwGpuSpec *h100 = gpu ("H100-SXM");
+  HwKernelShape big = { .cls = HW_KERNEL_GEMM, .m = 8192, .n = 8192, .k = 8192, .batch = 1 };
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, &big), 132); /* 64·32 tiles > 132 SMs */
+  HwKernelShape small = { .cls = HW_KERNEL_GEMM, .m = 256, .n = 700, .k = 8192, .batch = 1 };
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, &small), 2 * 3); /* ⌈256/128⌉·⌈700/256⌉ */
+  small.batch = 4;
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, &small), 24);
+  HwKernelShape dgrad = { .cls = HW_KERNEL_GEMM_DGRAD, .m = 256, .n = 8192, .k = 512, .batch = 1 };
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, &dgrad), 2 * 2); /* dA 256×512 */
+  HwKernelShape bwd = { .cls = HW_KERNEL_GEMM_BACKWARD, .m = 256, .n = 1024, .k = 512, .batch = 1 };
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, &bwd), 4 * 4); /* wgrad 512×1024 > 2·2 */
+  HwKernelShape flash = { .cls = HW_KERNEL_FLASH_FWD, .batch = 8, .seq = 4096, .head_dim = 128 };
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, &flash), 0);
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (gpu ("A100-80GB-SXM"), &big), 0);
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (gpu ("B200-SXM"), &big), 0);
+  CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, NULL), 0);
 }
 
 /* What the Triton kernel, FA-1 and FA-2 refuse at their first call (kernel.h: the asserts of
@@ -317,6 +346,7 @@ static const StepsimTest tests[] = {
     test_attention_kernels },
   { "unknown generation: flat compute_efficiency", test_flat_fallback },
   { "factor listing: name, value, source", test_factor_listing },
+  { "persistent GEMMs: Hopper GEMM classes, min(SMs, tiles) CTAs", test_persistent_ctas },
 };
 
 int

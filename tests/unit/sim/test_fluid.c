@@ -414,8 +414,10 @@ test_lone_activity_exact (void)
   SimActivityId z = sim_fluid_start (r->fluid, 1.0, 0.0, INFINITY, &uc, 1, done_cb, r);
   CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, z), 1.0 / 2.0);
   CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, c), 2.0 * (1.0 / 2.0));
+  CU_ASSERT_EQUAL (sim_fluid_now (r->fluid), 0.0);
   sim_engine_run_until (r->engine, 2.5); /* z finishes at 1 / 0.5 = 2 s */
   CU_ASSERT_EQUAL (done_at (r, z), 2.0);
+  CU_ASSERT_EQUAL (sim_fluid_now (r->fluid), sim_engine_now (r->engine));
   CU_ASSERT_EQUAL (sim_fluid_resource_usage (r->fluid, c), 0.0);
   CU_ASSERT_EQUAL (sim_fluid_activity_rate (r->fluid, y), 2.0);
   rec_free (r);
