@@ -36,6 +36,7 @@ struct _HwCluster
   GRand *jitter_rng;
   guint64 next_collective_id;
   GHashTable *kernel_memo; /* KernelMemo* (owned key, no value): shaped-kernel efficiencies */
+  guint period;            /* rank classes: one simulated rank per r mod period */
 };
 
 /* One memoized hw_kernel_efficiency (node.gpu, dtype, shape): the function is pure and the
@@ -137,6 +138,7 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->fluid = fluid;
   c->topo = hw_topology_new (&c->node, n_nodes, &c->fabric, fluid);
   guint n_ranks = n_nodes * node->n_gpus;
+  c->period = n_ranks;
   c->slowdown = g_new (double, n_ranks);
   for (guint r = 0; r < n_ranks; r++)
     c->slowdown[r] = 1.0;
@@ -145,6 +147,66 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->sm_hold_until = g_new0 (double, n_ranks);
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   return c;
+}
+
+gboolean
+hw_cluster_shift_invariant (const HwCluster *cluster, guint d)
+{
+  g_return_val_if_fail (cluster != NULL, FALSE);
+  guint n = hw_cluster_n_ranks (cluster);
+  if (d == n)
+    return TRUE; /* the identity */
+  if (d == 0 || n % d != 0 || cluster->jitter_cv > 0)
+    return FALSE;
+  for (guint r = 0; r + d < n; r++)
+    if (cluster->slowdown[r] != cluster->slowdown[r + d])
+      return FALSE;
+  g_autofree SimResourceId *perm = g_new (SimResourceId, sim_fluid_n_resources (cluster->fluid));
+  return hw_topology_shift_map (cluster->topo, d, perm);
+}
+
+void
+hw_cluster_set_period (HwCluster *cluster, guint d)
+{
+  g_return_if_fail (cluster != NULL && hw_cluster_shift_invariant (cluster, d));
+  guint n = hw_cluster_n_ranks (cluster), nr = sim_fluid_n_resources (cluster->fluid);
+  cluster->period = d;
+  if (d == n)
+    {
+      sim_fluid_set_fold (cluster->fluid, NULL, NULL);
+      return;
+    }
+  /* Orbits of resources are the cycles of the shift's permutation; each folds onto its
+   * least id with scale m / |orbit| (sim/fluid.h). */
+  g_autofree SimResourceId *perm = g_new (SimResourceId, nr);
+  g_autofree SimResourceId *canon = g_new (SimResourceId, nr);
+  g_autofree double *scale = g_new (double, nr);
+  hw_topology_shift_map (cluster->topo, d, perm);
+  for (guint u = 0; u < nr; u++)
+    canon[u] = G_MAXUINT;
+  double m = (double) (n / d);
+  for (guint u = 0; u < nr; u++)
+    {
+      if (canon[u] != G_MAXUINT)
+        continue;
+      guint size = 0;
+      SimResourceId least = u;
+      for (SimResourceId v = u; size == 0 || v != u; v = perm[v], size++)
+        least = MIN (least, v);
+      for (SimResourceId v = u, k = 0; k < size; v = perm[v], k++)
+        {
+          canon[v] = least;
+          scale[v] = m / size;
+        }
+    }
+  sim_fluid_set_fold (cluster->fluid, canon, scale);
+}
+
+guint
+hw_cluster_period (const HwCluster *cluster)
+{
+  g_return_val_if_fail (cluster != NULL, 0);
+  return cluster->period;
 }
 
 void

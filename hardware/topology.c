@@ -309,3 +309,63 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
     out[k++] = h2d ? l->sw_down[sw] : l->sw_up[sw];
   return k;
 }
+
+/* ---- translation symmetry (rank classes) ---------------------------------------------------
+ *
+ * Multi-node: every node is the same and the leaf–spine fabric treats every pair of nodes
+ * alike (one tier: node<n>.spine.up / .down per node), so shifting ranks by a whole number of
+ * nodes s = d / n_gpus maps node n's resources onto node n + s's (mod n_nodes), local indices,
+ * NICs and PCIe switches kept. One node: rotating the local index by d maps NVSwitch ports
+ * onto each other (the switch is non-blocking), and PCIe switch s onto s + d / per_switch
+ * when d and the GPU count are whole switches; the node's CPU and NVMe stay put. */
+static gboolean
+shift_valid (const HwTopology *t, guint d)
+{
+  guint n = hw_topology_n_ranks (t);
+  if (d == 0 || n % d != 0)
+    return FALSE;
+  if (t->n_nodes > 1)
+    return d % t->n_gpus == 0;
+  return t->per_switch == 0 || (d % t->per_switch == 0 && t->n_gpus % t->per_switch == 0);
+}
+
+gboolean
+hw_topology_shift_map (const HwTopology *topo, guint d, SimResourceId *perm)
+{
+  g_return_val_if_fail (topo != NULL && perm != NULL, FALSE);
+  const HwTopology *t = topo;
+  if (!shift_valid (t, d))
+    return FALSE;
+  guint n = hw_topology_n_ranks (t), nr = sim_fluid_n_resources (t->fluid);
+  for (guint i = 0; i < nr; i++)
+    perm[i] = i; /* resources outside the topology (none today) stay put */
+  for (guint r = 0; r < n; r++)
+    for (guint w = 0; w < HW_N_GPU_RESOURCES; w++)
+      if (t->gpus[r].id[w] != NONE)
+        perm[t->gpus[r].id[w]] = t->gpus[(r + d) % n].id[w];
+  guint s = t->n_nodes > 1 ? d / t->n_gpus : 0; /* node shift */
+  guint sw_shift = t->n_nodes == 1 && t->per_switch > 0 ? d / t->per_switch : 0;
+  for (guint a = 0; a < t->n_nodes; a++)
+    {
+      const NodeLinks *x = &t->nodes[a], *y = &t->nodes[(a + s) % t->n_nodes];
+      for (guint k = 0; x->sw_up != NULL && k < t->n_switches; k++)
+        {
+          perm[x->sw_up[k]] = y->sw_up[(k + sw_shift) % t->n_switches];
+          perm[x->sw_down[k]] = y->sw_down[(k + sw_shift) % t->n_switches];
+        }
+      for (guint k = 0; x->nic_tx != NULL && k < t->n_nics; k++)
+        {
+          perm[x->nic_tx[k]] = y->nic_tx[k];
+          perm[x->nic_rx[k]] = y->nic_rx[k];
+        }
+      if (x->spine_up != NONE)
+        {
+          perm[x->spine_up] = y->spine_up;
+          perm[x->spine_down] = y->spine_down;
+        }
+      for (guint k = 0; k < HW_N_NODE_RESOURCES; k++)
+        if (x->host[k] != NONE)
+          perm[x->host[k]] = y->host[k];
+    }
+  return TRUE;
+}

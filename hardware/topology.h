@@ -99,4 +99,15 @@ guint hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirectio
  * G_MAXUINT on a node without NICs. */
 guint hw_topology_nic_of (const HwTopology *topo, guint rank);
 
+/* Translation symmetry of the topology (rank classes, models/plan/rank_classes.h): whether
+ * shifting every rank r to (r + d) mod n_ranks maps the topology onto itself, and if so the
+ * resource permutation it induces, written into `perm` (sim_fluid_n_resources entries):
+ * perm[u] is the resource u becomes, with hw_topology_route (r + d, q + d) equal to
+ * perm applied to hw_topology_route (r, q) for every pair, and the same for host routes and
+ * every GPU and node resource. Multi-node: d a multiple of the GPUs per node (node n → node
+ * n + d / n_gpus); one node: d dividing the GPU count and, behind PCIe switches, a multiple
+ * of the GPUs per switch (the local index rotates). FALSE (perm untouched) otherwise or when
+ * d does not divide the rank count. */
+gboolean hw_topology_shift_map (const HwTopology *topo, guint d, SimResourceId *perm);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwTopology, hw_topology_free)

@@ -92,6 +92,9 @@ struct _SimFluid
   SimLoadFunc load_func;
   gpointer load_data;
   SimFluidSolver *solver;
+  SimResourceId *fold_canon; /* sim_fluid_set_fold, or NULL */
+  double *fold_scale;
+  guint n_fold;              /* resources the fold covers */
 };
 
 SimFluidSolver *sim_fluid_solver_new (void);

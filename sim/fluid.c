@@ -177,6 +177,8 @@ sim_fluid_free (SimFluid *fluid)
   spares_clear (&fluid->spare_acts);
   sim_vec_clear (&fluid->done_buf);
   g_ptr_array_unref (fluid->resources);
+  g_free (fluid->fold_canon);
+  g_free (fluid->fold_scale);
   sim_vec_clear (&fluid->dirty_res);
   sim_vec_clear (&fluid->dirty_acts);
   sim_fluid_solver_free (fluid->solver);
@@ -329,16 +331,39 @@ copy_uses (const SimFluid *fluid, const SimUse *uses, guint n_uses, SimFluidActi
       if (uses[k].resource >= fluid->resources->len || !isfinite (uses[k].weight)
           || uses[k].weight <= 0.0)
         return FALSE;
+      SimUse use = uses[k];
+      if (use.resource < fluid->n_fold)
+        {
+          use.weight *= fluid->fold_scale[use.resource];
+          use.resource = fluid->fold_canon[use.resource];
+        }
       guint u = 0;
-      while (u < a->n_uses && a->uses[u].resource != uses[k].resource)
+      while (u < a->n_uses && a->uses[u].resource != use.resource)
         u++;
       if (u == a->n_uses)
-        a->uses[a->n_uses++] = uses[k];
+        a->uses[a->n_uses++] = use;
       else
-        a->uses[u].weight += uses[k].weight;
+        a->uses[u].weight += use.weight;
     }
   a->slots = a->n_uses <= SIM_FLUID_INLINE_USES ? a->inline_slots : g_new (guint, a->n_uses);
   return TRUE;
+}
+
+void
+sim_fluid_set_fold (SimFluid *fluid, const SimResourceId *canon, const double *scale)
+{
+  g_return_if_fail (fluid != NULL && (canon == NULL) == (scale == NULL));
+  g_clear_pointer (&fluid->fold_canon, g_free);
+  g_clear_pointer (&fluid->fold_scale, g_free);
+  fluid->n_fold = 0;
+  if (canon == NULL)
+    return;
+  guint n = fluid->resources->len;
+  for (guint u = 0; u < n; u++)
+    g_return_if_fail (canon[u] < n && isfinite (scale[u]) && scale[u] > 0);
+  fluid->fold_canon = g_memdup2 (canon, n * sizeof (SimResourceId));
+  fluid->fold_scale = g_memdup2 (scale, n * sizeof (double));
+  fluid->n_fold = n;
 }
 
 SimActivityId

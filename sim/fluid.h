@@ -86,6 +86,18 @@ gboolean sim_fluid_cancel (SimFluid *fluid, SimActivityId id);
 /* Installs a usage observer (NULL to remove). */
 void sim_fluid_set_load_func (SimFluid *fluid, SimLoadFunc func, gpointer user_data);
 
+/* Folds resources onto representatives: from now on, a use (u, w) of an activity started is
+ * a use (canon[u], w · scale[u]) (uses then merged per resource as always). This is the
+ * quotient of a max-min system under a symmetry group G that permutes resources and
+ * activities (rank classes, models/plan/rank_classes.h): simulating one activity per
+ * activity orbit (size |F|) on one resource per resource orbit (size |R|) with the weight
+ * scaled by |F| / |R| gives every orbit the rates and usages of the full system, since the
+ * load of resource ρ is Σ over the |F|·#(uses ∩ R)/|R| activities of F that use ρ. `canon`
+ * and `scale` (sim_fluid_n_resources entries each, copied; canon[u] a resource, scale[u]
+ * finite and > 0) or both NULL to stop folding. Call before adding activities that should be
+ * folded; resources added later are not folded. */
+void sim_fluid_set_fold (SimFluid *fluid, const SimResourceId *canon, const double *scale);
+
 /* Number of running activities (including those still in latency). */
 guint sim_fluid_n_activities (const SimFluid *fluid);
 

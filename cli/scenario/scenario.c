@@ -48,7 +48,8 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
                                              "tp_comm_overlap", "pp", "cp", "cp_variant",
                                              "pipeline_schedule", "virtual_stages",
                                              "layers_per_stage", "pipeline_layout", NULL };
-static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers", NULL };
+static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers",
+                                        "rank_classes", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
 static const char *const validation_keys[] = { "id", "source", "metric", "measured", "tolerance",
                                                "known_gap", "gap_error", "gap_margin", NULL };

@@ -51,6 +51,7 @@ typedef struct
   guint steps;          /* steps simulated (each with its own jitter draw), >= 1 */
   guint32 seed;         /* seed of the kernel-time jitter */
   double kernel_jitter; /* coefficient of variation of kernel compute times, >= 0 */
+  gboolean all_ranks;   /* [run] rank_classes = off: replay every rank (default auto) */
   GArray *slowdowns;    /* CliSlowdown, ranks running slower than the rest */
   GPtrArray *warnings;  /* char *, owned: keys set that have no effect under the chosen stack,
                          * one line each naming the file, group and key and why

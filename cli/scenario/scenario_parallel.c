@@ -375,5 +375,13 @@ cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error)
     }
   sc->steps = (guint) steps;
   sc->seed = (guint32) seed;
+  g_autofree char *classes = cli_scenario_get_raw (kf, "run", "rank_classes", FALSE, NULL);
+  if (classes != NULL && g_strcmp0 (classes, "auto") != 0 && g_strcmp0 (classes, "off") != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [run], key 'rank_classes': '%s' is not auto or off", classes);
+      return FALSE;
+    }
+  sc->all_ranks = g_strcmp0 (classes, "off") == 0;
   return load_stragglers (kf, sc, error);
 }

@@ -15,6 +15,7 @@ cli_scenario_sim_input (const CliScenario *sc)
     .steps = sc->steps,
     .seed = sc->seed,
     .kernel_jitter = sc->kernel_jitter,
+    .all_ranks = sc->all_ranks,
     .slowdowns = sc->slowdowns != NULL ? (const ModelSimSlowdown *) sc->slowdowns->data : NULL,
     .n_slowdowns = sc->slowdowns != NULL ? sc->slowdowns->len : 0,
   };

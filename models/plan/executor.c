@@ -12,6 +12,7 @@
 #include "models/plan/executor.h"
 
 #include "hardware/collective.h"
+#include "hardware/topology.h"
 #include "models/plan/plan_offload.h"
 
 typedef struct _ModelExecutor ModelExecutor;
@@ -60,6 +61,17 @@ struct _ModelExecutor
   guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
   double t0;             /* when the step started (model_executor_start) */
+  /* Rank classes (rank_classes.h): the ranks below `period` are replayed, rank r stands for
+   * r mod period; with period = n_ranks every rank runs (the full replay). */
+  guint period;
+  guint n_expected;      /* tasks that run: those of the representatives */
+  guint *rank_first;     /* per rank: index into rank_order of its first task (n_ranks + 1) */
+  guint *rank_order;     /* task ids grouped by rank, in plan order */
+  guint *task_pos;       /* per task: its position in its rank's list */
+  guint *orbit;          /* per representative task of a collective: the instance that runs
+                          * for its orbit (G_MAXUINT elsewhere); NULL in the full replay */
+  guint *orbit_need;     /* per instance that runs: representative tasks it waits for */
+  double *host_mult;     /* per representative: ranks of its class on its node */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -70,17 +82,127 @@ stream_state (ModelExecutor *exec, guint rank, ModelStream stream)
   return &exec->streams[rank * MODEL_N_STREAMS + stream];
 }
 
+/* The representative task of task `id`: the task at the same position of rank
+ * (rank mod period). */
+static guint
+rep_task (const ModelExecutor *e, guint id)
+{
+  guint r = model_plan_task (e->plan, id)->rank % e->period;
+  return e->rank_order[e->rank_first[r] + e->task_pos[id]];
+}
+
+static void
+index_ranks (ModelExecutor *e)
+{
+  guint n_ranks = model_plan_n_ranks (e->plan), n = model_plan_n_tasks (e->plan);
+  e->rank_first = g_new0 (guint, n_ranks + 1);
+  e->rank_order = g_new (guint, MAX (n, 1));
+  e->task_pos = g_new (guint, MAX (n, 1));
+  for (guint id = 0; id < n; id++)
+    e->rank_first[model_plan_task (e->plan, id)->rank + 1]++;
+  for (guint r = 0; r < n_ranks; r++)
+    e->rank_first[r + 1] += e->rank_first[r];
+  g_autofree guint *fill = g_memdup2 (e->rank_first, n_ranks * sizeof (guint));
+  for (guint id = 0; id < n; id++)
+    {
+      guint r = model_plan_task (e->plan, id)->rank;
+      e->task_pos[id] = fill[r] - e->rank_first[r];
+      e->rank_order[fill[r]++] = id;
+    }
+}
+
+/* Rank classes: one instance runs per orbit of collective instances. The orbit of the
+ * instance c a representative task first reaches holds, for each member m of c, the
+ * representative of m's task in c (rank m mod period, same position): those are the tasks
+ * the instance waits for, each counted once (rank_classes.h). */
+static void
+collective_orbits (ModelExecutor *e)
+{
+  guint n = model_plan_n_tasks (e->plan), nc = model_plan_n_collectives (e->plan);
+  g_autofree guint *first = g_new0 (guint, nc + 1);
+  g_autofree guint *members = g_new (guint, MAX (n, 1));
+  for (guint id = 0; id < n; id++)
+    {
+      gint c = model_plan_task (e->plan, id)->collective;
+      if (c >= 0)
+        first[c + 1]++;
+    }
+  for (guint c = 0; c < nc; c++)
+    first[c + 1] += first[c];
+  g_autofree guint *fill = g_memdup2 (first, MAX (nc, 1) * sizeof (guint));
+  for (guint id = 0; id < n; id++)
+    {
+      gint c = model_plan_task (e->plan, id)->collective;
+      if (c >= 0)
+        members[fill[c]++] = id;
+    }
+  e->orbit = g_new (guint, MAX (n, 1));
+  e->orbit_need = g_new0 (guint, MAX (nc, 1));
+  for (guint id = 0; id < n; id++)
+    e->orbit[id] = G_MAXUINT;
+  for (guint r = 0; r < e->period; r++)
+    for (guint i = e->rank_first[r]; i < e->rank_first[r + 1]; i++)
+      {
+        guint id = e->rank_order[i];
+        gint c = model_plan_task (e->plan, id)->collective;
+        if (c < 0 || e->orbit[id] != G_MAXUINT)
+          continue;
+        for (guint k = first[c]; k < first[c + 1]; k++)
+          {
+            guint rt = rep_task (e, members[k]);
+            if (e->orbit[rt] == G_MAXUINT)
+              {
+                e->orbit[rt] = (guint) c;
+                e->orbit_need[c]++;
+              }
+          }
+        g_assert (e->orbit[id] == (guint) c);
+      }
+}
+
+/* Host DRAM and NVMe are per node: a representative's host effects stand for every rank of
+ * its class on its node. */
+static void
+host_multiplicity (ModelExecutor *e)
+{
+  guint n_ranks = model_plan_n_ranks (e->plan);
+  const HwTopology *topo = hw_cluster_topology (e->cluster);
+  e->host_mult = g_new0 (double, e->period);
+  for (guint r = 0; r < e->period; r++)
+    for (guint q = r; q < n_ranks; q += e->period)
+      if (hw_topology_node_of (topo, q) == hw_topology_node_of (topo, r))
+        e->host_mult[r] += 1;
+}
+
+static void
+unref_array (gpointer array)
+{
+  if (array != NULL) /* other classes' tasks have no dependents list */
+    g_array_unref (array);
+}
+
 ModelExecutor *
 model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
                     ModelLedger *ledger, SimRecorder *rec)
 {
   g_return_val_if_fail (plan && cluster && engine && ledger, NULL);
+  return model_executor_new_classes (plan, cluster, engine, ledger, rec,
+                                     model_plan_n_ranks (plan));
+}
+
+ModelExecutor *
+model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
+                            ModelLedger *ledger, SimRecorder *rec, guint period)
+{
+  g_return_val_if_fail (plan && cluster && engine && ledger, NULL);
   guint n_ranks = model_plan_n_ranks (plan), n = model_plan_n_tasks (plan);
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) >= n_ranks, NULL);
+  g_return_val_if_fail (period >= 1 && n_ranks % period == 0, NULL);
   ModelExecutor *e = g_new0 (ModelExecutor, 1);
-  *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger, .rec = rec };
+  *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger,
+                        .rec = rec, .period = period };
   e->tasks = g_new0 (TaskState, n);
-  e->dependents = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  e->dependents = g_ptr_array_new_full (n, unref_array);
   e->streams = g_new0 (StreamState, n_ranks * MODEL_N_STREAMS);
   e->rank_end = g_new0 (double, n_ranks);
   e->kind_time = g_new0 (double, n_ranks * MODEL_N_TASK_KINDS);
@@ -94,8 +216,15 @@ model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine
   e->collectives = g_new0 (CollectiveState, MAX (nc, 1));
   for (guint i = 0; i < nc; i++)
     e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
+  index_ranks (e);
+  if (period < n_ranks)
+    {
+      collective_orbits (e);
+      host_multiplicity (e);
+    }
   for (guint id = 0; id < n; id++)
-    g_ptr_array_add (e->dependents, g_array_new (FALSE, FALSE, sizeof (guint)));
+    g_ptr_array_add (e->dependents, model_plan_task (plan, id)->rank < period
+                                      ? g_array_new (FALSE, FALSE, sizeof (guint)) : NULL);
   e->kernels_before = g_new0 (guint, MAX (n, 1));
   g_autofree guint *issued = g_new0 (guint, n_ranks);
   for (guint id = 0; id < n; id++)
@@ -108,11 +237,17 @@ model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine
     {
       const ModelTask *t = model_plan_task (plan, id);
       e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps };
+      if (t->rank >= period)
+        continue;
+      e->n_expected++;
       g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
       for (guint d = 0; d < t->n_deps; d++)
         {
           guint dep = model_plan_dep (plan, t->first_dep + d);
           g_assert (dep < id); /* plans are built in a topological order */
+          /* a dependency on another class's rank waits for its representative */
+          if (period < n_ranks)
+            dep = rep_task (e, dep);
           g_array_append_val (g_ptr_array_index (e->dependents, dep), id);
         }
     }
@@ -137,6 +272,12 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->streams);
   g_ptr_array_unref (exec->dependents);
   g_free (exec->tasks);
+  g_free (exec->rank_first);
+  g_free (exec->rank_order);
+  g_free (exec->task_pos);
+  g_free (exec->orbit);
+  g_free (exec->orbit_need);
+  g_free (exec->host_mult);
   g_free (exec->kernels_before);
   g_free (exec->rank_end);
   g_free (exec->kind_time);
@@ -191,7 +332,10 @@ apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
       if (e->where != MODEL_MEM_ON_GPU)
         {
           if (exec->host != NULL)
-            model_host_ledger_apply (exec->host, t->rank, e->where, e->category, e->bytes, now);
+            model_host_ledger_apply (exec->host, t->rank, e->where, e->category,
+                                     exec->host_mult != NULL
+                                       ? e->bytes * exec->host_mult[t->rank] : e->bytes,
+                                     now);
           continue;
         }
       if (e->bytes > 0)
@@ -299,10 +443,11 @@ collective_done (gpointer user_data)
 static void
 arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
 {
-  CollectiveState *cs = &exec->collectives[t->collective];
-  const ModelCollective *c = model_plan_collective (exec->plan, (guint) t->collective);
+  guint index = exec->orbit != NULL ? exec->orbit[ts->id] : (guint) t->collective;
+  CollectiveState *cs = &exec->collectives[index];
+  const ModelCollective *c = model_plan_collective (exec->plan, index);
   g_array_append_val (cs->arrived, ts->id);
-  if (cs->arrived->len < c->n_ranks)
+  if (cs->arrived->len < (exec->orbit != NULL ? exec->orbit_need[index] : c->n_ranks))
     return;
   hw_collective_start (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks, c->bytes,
                        collective_done, cs);
@@ -311,6 +456,8 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
 static void
 try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 {
+  if (rank >= exec->period)
+    return; /* rank classes: stood for by its representative */
   StreamState *ss = stream_state (exec, rank, stream);
   if (ss->busy || ss->next >= ss->queue->len)
     return;
@@ -338,6 +485,7 @@ model_executor_start (ModelExecutor *exec)
   guint n_ranks = model_plan_n_ranks (exec->plan);
   double now = sim_engine_now (exec->engine);
   exec->t0 = now;
+  n_ranks = MIN (n_ranks, exec->period);
   for (guint r = 0; r < n_ranks; r++)
     for (guint c = 0; c < MODEL_N_MEM; c++)
       if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
@@ -367,11 +515,23 @@ model_executor_n_done (const ModelExecutor *exec)
   return exec->n_done;
 }
 
+guint
+model_executor_n_expected (const ModelExecutor *exec)
+{
+  return exec->n_expected;
+}
+
+guint
+model_executor_period (const ModelExecutor *exec)
+{
+  return exec->period;
+}
+
 double
 model_executor_rank_end (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  return exec->rank_end[rank];
+  return exec->rank_end[rank % exec->period];
 }
 
 /* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (pairs), starting
@@ -399,6 +559,7 @@ double
 model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  rank %= exec->period;
   /* data-parallel (comm), tensor-parallel (tp) and context-parallel (cp) collectives,
    * where they run while no compute does. Not the pipeline's P2P streams: a send or a
    * receive waits for its peer through the bubble, and that idle time is the bubble's (a
@@ -452,6 +613,7 @@ double
 model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  rank %= exec->period;
   static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
   static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
@@ -472,13 +634,15 @@ double
 model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);
-  return exec->kind_time[rank * MODEL_N_TASK_KINDS + kind];
+  return exec->kind_time[(rank % exec->period) * MODEL_N_TASK_KINDS + kind];
 }
 
 double
 model_executor_task_time (const ModelExecutor *exec, guint task)
 {
   g_return_val_if_fail (task < model_plan_n_tasks (exec->plan), 0);
+  if (exec->orbit_need != NULL)
+    task = rep_task (exec, task);
   const TaskState *ts = &exec->tasks[task];
   return ts->done ? ts->end - ts->start : 0;
 }

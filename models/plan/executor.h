@@ -31,6 +31,18 @@ ModelExecutor *model_executor_new (const ModelPlan *plan, HwCluster *cluster, Si
                                    ModelLedger *ledger, SimRecorder *rec);
 void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
 
+/* As model_executor_new(), replaying one rank per class of equivalent ranks
+ * (models/plan/rank_classes.h): the ranks r < `period` (which divides the plan's rank count)
+ * run and stand for r + period, r + 2·period, …; a dependency on another rank's task waits
+ * for its representative's; one collective instance runs per orbit of instances, and host
+ * effects count once per rank of the class on the node. The cluster must fold with the
+ * same period (hw_cluster_set_period). Per-rank queries (rank_end, exposed_comm, kind_time,
+ * task_time) answer for any rank from its representative. period = the rank count is
+ * model_executor_new(). */
+ModelExecutor *model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster,
+                                           SimEngine *engine, ModelLedger *ledger,
+                                           SimRecorder *rec, guint period);
+
 /* Routes the plan's host-DRAM and NVMe effects (offloading, models/memory/offload.h) to `host`
  * (borrowed; NULL: ignored). Call before model_executor_start(). */
 void model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host);
@@ -47,8 +59,12 @@ void model_executor_set_first_step (ModelExecutor *exec, gboolean first_step);
  * afterwards (sim_engine_run). */
 void model_executor_start (ModelExecutor *exec);
 
-/* Number of tasks completed; equals model_plan_n_tasks() after a complete run. */
+/* Number of tasks completed; equals model_executor_n_expected() after a complete run (the
+ * plan's task count in the full replay, the representatives' with rank classes). */
 guint model_executor_n_done (const ModelExecutor *exec);
+guint model_executor_n_expected (const ModelExecutor *exec);
+/* The replay's period (model_executor_new_classes; the rank count in the full replay). */
+guint model_executor_period (const ModelExecutor *exec);
 
 /* Time (s) the last task of `rank` ended; the step time is the maximum over ranks. */
 double model_executor_rank_end (const ModelExecutor *exec, guint rank);

@@ -76,7 +76,9 @@ struct _ModelPlan
   ModelMesh mesh;      /* model_parallel_mesh (&par) */
   guint n_ranks;
   GArray *tasks;       /* ModelTask, index = id */
-  GArray *kernels;     /* ModelKernel */
+  GArray *kernels;     /* ModelKernel; tasks running the same kernel sequence share one range
+                        * (plan_task_add_pass) */
+  GHashTable *kernel_runs; /* KernelRun* (owned keys): the ranges shared so far */
   GArray *deps;        /* guint task ids */
   GArray *effects;     /* ModelMemEffect */
   GStringChunk *labels;
@@ -123,6 +125,7 @@ guint plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKi
                        gint layer, gint micro_batch, const char *fmt, ...);
 ModelTask *plan_current (ModelPlan *p);
 void plan_task_add_pass (ModelPlan *p, const ModelPass *pass);
+GHashTable *plan_kernel_runs_new (void); /* ModelPlan.kernel_runs, empty */
 void plan_task_dep (ModelPlan *p, guint task); /* no-op for G_MAXUINT */
 guint plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes);
 guint plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes,

@@ -160,6 +160,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
     }
   p->tasks = g_array_new (FALSE, TRUE, sizeof (ModelTask));
   p->kernels = g_array_new (FALSE, TRUE, sizeof (ModelKernel));
+  p->kernel_runs = plan_kernel_runs_new ();
   p->deps = g_array_new (FALSE, TRUE, sizeof (guint));
   p->effects = g_array_new (FALSE, TRUE, sizeof (ModelMemEffect));
   p->labels = g_string_chunk_new (4096);
@@ -264,6 +265,7 @@ model_plan_free (ModelPlan *plan)
   plan_pp_clear (&plan->pp);
   g_array_unref (plan->tasks);
   g_array_unref (plan->kernels);
+  g_hash_table_unref (plan->kernel_runs);
   g_array_unref (plan->deps);
   g_array_unref (plan->effects);
   g_string_chunk_free (plan->labels);

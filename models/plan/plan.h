@@ -158,6 +158,9 @@ guint model_plan_n_ranks (const ModelPlan *plan);
 guint model_plan_n_tasks (const ModelPlan *plan);
 const ModelTask *model_plan_task (const ModelPlan *plan, guint id);
 const ModelKernel *model_plan_kernel (const ModelPlan *plan, guint index);
+/* Whether two kernels are the same (op, dtype, shape; field by field). Tasks whose kernel
+ * sequences are equal may share one range of the plan's kernels (the same first_kernel). */
+gboolean model_kernel_equal (const ModelKernel *a, const ModelKernel *b);
 guint model_plan_dep (const ModelPlan *plan, guint index);
 const ModelMemEffect *model_plan_effect (const ModelPlan *plan, guint index);
 

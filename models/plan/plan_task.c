@@ -6,6 +6,7 @@
 #include "models/plan/plan-private.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 guint
 plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
@@ -43,11 +44,95 @@ plan_current (ModelPlan *p)
  * Engine's fp8_autocast leaves attention's core in bf16 unless fp8_dpa is set (TE
  * `DelayedScaling.fp8_dpa`, default False), so eager attention's matmuls and the flash
  * kernel run at bf16. */
+/* ---- shared kernel ranges -------------------------------------------------------------
+ *
+ * Every rank of a data-parallel job, and every layer of one rank, runs the same few kernel
+ * sequences: a 512-rank 70B plan held 10^7 kernel copies (1 GB, most of the time spent
+ * building it). A pass whose kernels equal a range already in the plan points its task at
+ * that range instead (ranges are never modified once written: a task that adds a second
+ * pass behind a shared range copies its range to the end first). */
+typedef struct
+{
+  GArray *kernels;           /* the plan's kernels, or NULL for a probe */
+  const ModelKernel *probe;  /* a probe's kernels */
+  guint first, n;
+  guint hash;
+} KernelRun;
+
+static const ModelKernel *
+run_kernels (const KernelRun *r)
+{
+  return r->kernels != NULL ? &g_array_index (r->kernels, ModelKernel, r->first) : r->probe;
+}
+
+static guint
+run_hash (gconstpointer key)
+{
+  return ((const KernelRun *) key)->hash;
+}
+
+static gboolean
+run_equal (gconstpointer a, gconstpointer b)
+{
+  const KernelRun *x = a, *y = b;
+  if (x->hash != y->hash || x->n != y->n)
+    return FALSE;
+  const ModelKernel *p = run_kernels (x), *q = run_kernels (y);
+  for (guint i = 0; i < x->n; i++)
+    if (!model_kernel_equal (&p[i], &q[i]))
+      return FALSE;
+  return TRUE;
+}
+
+GHashTable *
+plan_kernel_runs_new (void)
+{
+  return g_hash_table_new_full (run_hash, run_equal, g_free, NULL);
+}
+
+gboolean
+model_kernel_equal (const ModelKernel *a, const ModelKernel *b)
+{
+  const HwKernelShape *s = &a->op.shape, *t = &b->op.shape;
+  return a->dtype == b->dtype && a->op.name == b->op.name && a->op.op_class == b->op.op_class
+         && a->op.flops == b->op.flops && a->op.bytes == b->op.bytes
+         && a->op.bwd_factor == b->op.bwd_factor && s->cls == t->cls && s->m == t->m
+         && s->n == t->n && s->k == t->k && s->batch == t->batch && s->seq == t->seq
+         && s->head_dim == t->head_dim && s->causal == t->causal && s->attn == t->attn;
+}
+
+static guint
+hash_double (guint h, double x)
+{
+  x += 0.0; /* -0 → +0 */
+  return h * 1000003u ^ g_double_hash (&x);
+}
+
+static guint
+kernels_hash (const ModelKernel *k, guint n)
+{
+  guint h = n;
+  for (guint i = 0; i < n; i++)
+    {
+      h = h * 31u + g_direct_hash (k[i].op.name) + (guint) k[i].dtype;
+      h = hash_double (hash_double (h, k[i].op.flops), k[i].op.bytes);
+    }
+  return h;
+}
+
+/* GEMM and attention FLOPs run at the stack's tensor dtype; element-wise kernels on the
+ * CUDA cores (fp32). Under fp8 only the linear layers' GEMMs run in fp8: Transformer
+ * Engine's fp8_autocast leaves attention's core in bf16 unless fp8_dpa is set (TE
+ * `DelayedScaling.fp8_dpa`, default False), so eager attention's matmuls and the flash
+ * kernel run at bf16. */
 void
 plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
 {
   HwDtype tensor = model_stack_compute_dtype (&p->stack);
   ModelTask *t = plan_current (p);
+  if (pass->n_ops == 0)
+    return;
+  g_autofree ModelKernel *ks = g_new0 (ModelKernel, pass->n_ops);
   for (guint i = 0; i < pass->n_ops; i++)
     {
       const ModelOp *op = &pass->ops[i];
@@ -56,14 +141,41 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
       HwDtype dt = op->op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32
                    : tensor == HW_DTYPE_FP8 && core  ? HW_DTYPE_BF16
                                                      : tensor;
-      ModelKernel k = { *op, dt };
-      if (k.op.shape.cls == HW_KERNEL_FLASH_FWD || k.op.shape.cls == HW_KERNEL_FLASH_BWD)
-        k.op.shape.attn = p->stack.attention_kernel; /* the stack's kernel, for its speed */
-      g_array_append_val (p->kernels, k);
-      t->n_kernels++;
-      t->flops += k.op.flops;
-      t->bytes += k.op.bytes;
+      ks[i] = (ModelKernel){ *op, dt };
+      if (ks[i].op.shape.cls == HW_KERNEL_FLASH_FWD || ks[i].op.shape.cls == HW_KERNEL_FLASH_BWD)
+        ks[i].op.shape.attn = p->stack.attention_kernel; /* the stack's kernel, for its speed */
+      t->flops += ks[i].op.flops;
+      t->bytes += ks[i].op.bytes;
     }
+  KernelRun probe = { NULL, ks, 0, pass->n_ops, kernels_hash (ks, pass->n_ops) };
+  if (t->n_kernels == 0)
+    {
+      const KernelRun *found = g_hash_table_lookup (p->kernel_runs, &probe);
+      t->n_kernels = pass->n_ops;
+      if (found != NULL)
+        {
+          t->first_kernel = found->first;
+          return;
+        }
+      t->first_kernel = p->kernels->len;
+      g_array_append_vals (p->kernels, ks, pass->n_ops);
+      KernelRun *run = g_new (KernelRun, 1);
+      *run = (KernelRun){ p->kernels, NULL, t->first_kernel, pass->n_ops, probe.hash };
+      g_hash_table_add (p->kernel_runs, run);
+      return;
+    }
+  if (t->first_kernel + t->n_kernels != p->kernels->len)
+    {
+      /* behind a shared range: this task's kernels move to the end, contiguous */
+      guint first = p->kernels->len;
+      g_array_set_size (p->kernels, first + t->n_kernels);
+      memcpy (&g_array_index (p->kernels, ModelKernel, first),
+              &g_array_index (p->kernels, ModelKernel, t->first_kernel),
+              t->n_kernels * sizeof (ModelKernel));
+      t->first_kernel = first;
+    }
+  g_array_append_vals (p->kernels, ks, pass->n_ops);
+  t->n_kernels += pass->n_ops;
 }
 
 void

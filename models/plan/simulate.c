@@ -7,6 +7,7 @@
 #include "models/memory/host_ledger.h"
 #include "models/plan/plan_offload.h"
 #include "models/plan/plan_paged.h"
+#include "models/plan/rank_classes.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 
@@ -126,11 +127,12 @@ fill_memory (const ModelSimInput *in, const ModelPlan *plan, const ModelLedger *
   res->rank_device_used = g_new0 (double, res->n_ranks);
   for (guint r = 0; r < res->n_ranks; r++)
     {
-      gboolean oom = model_ledger_oom (ledger, r);
-      double need = model_ledger_peak_reserved (ledger, r) + res->cuda_context;
-      res->rank_peak_allocated[r] = oom ? model_ledger_oom_peak_allocated (ledger, r)
-                                        : model_ledger_peak (ledger, r);
-      res->rank_device_used[r] = oom ? model_ledger_oom_peak_reserved (ledger, r) + res->cuda_context
+      guint q = r % res->rank_classes; /* the rank that stands for r */
+      gboolean oom = model_ledger_oom (ledger, q);
+      double need = model_ledger_peak_reserved (ledger, q) + res->cuda_context;
+      res->rank_peak_allocated[r] = oom ? model_ledger_oom_peak_allocated (ledger, q)
+                                        : model_ledger_peak (ledger, q);
+      res->rank_device_used[r] = oom ? model_ledger_oom_peak_reserved (ledger, q) + res->cuda_context
                                      : need;
       if (r == 0 || need > res->need_device)
         {
@@ -140,9 +142,9 @@ fill_memory (const ModelSimInput *in, const ModelPlan *plan, const ModelLedger *
       res->state_bytes = MAX (res->state_bytes, model_plan_state_bytes (plan, r));
     }
   res->load_bytes = model_plan_load_bytes (plan);
-  guint w = res->worst_rank;
-  res->peak_allocated = res->rank_peak_allocated[w];
-  res->device_used = res->rank_device_used[w];
+  guint w = res->worst_rank % res->rank_classes;
+  res->peak_allocated = res->rank_peak_allocated[res->worst_rank];
+  res->device_used = res->rank_device_used[res->worst_rank];
   res->peak_reserved = res->device_used - res->cuda_context;
   res->need_allocated = model_ledger_peak (ledger, w);
   res->need_reserved = model_ledger_peak_reserved (ledger, w);
@@ -364,7 +366,7 @@ process_add (Process *proc, const ModelPlan *plan, ModelLedger *ledger)
  * step time, or < 0 (error set) if the replay did not complete. */
 static double
 replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
-        ModelSimResult *res_out, Process *proc, GError **error)
+        ModelSimResult *res_out, Process *proc, guint *period_io, GError **error)
 {
   guint n = model_plan_n_ranks (plan);
   g_autofree guint *link_series = NULL; /* declared first: outlives the fluid using it */
@@ -377,6 +379,14 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
     hw_cluster_set_slowdown (cluster, in->slowdowns[i].rank, in->slowdowns[i].factor);
   if (in->kernel_jitter > 0)
     hw_cluster_set_jitter (cluster, in->kernel_jitter, seed);
+  /* rank classes (models/plan/rank_classes.h): found once per plan and cluster */
+  guint period = period_io != NULL ? *period_io : 0;
+  if (period == 0)
+    period = in->all_ranks ? n : model_rank_classes_period (plan, cluster);
+  if (period_io != NULL)
+    *period_io = period;
+  if (period < n)
+    hw_cluster_set_period (cluster, period);
   load.cluster = cluster;
   if (rec != NULL)
     {
@@ -396,16 +406,17 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   g_autoptr (ModelHostLedger) host = model_host_ledger_new (
       in->n_nodes, in->node->n_gpus, in->node->host_memory,
       in->node->nvme_drives * in->node->nvme_capacity, rec);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  g_autoptr (ModelExecutor) exec = model_executor_new_classes (plan, cluster, engine, ledger,
+                                                               rec, period);
   model_executor_set_host_ledger (exec, host);
   model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
   model_executor_start (exec);
   guint64 events = sim_engine_run (engine);
-  if (model_executor_n_done (exec) != model_plan_n_tasks (plan))
+  if (model_executor_n_done (exec) != model_executor_n_expected (exec))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "the step did not complete: %u of %u tasks ran (a dependency cycle in "
-                   "the plan)", model_executor_n_done (exec), model_plan_n_tasks (plan));
+                   "the plan)", model_executor_n_done (exec), model_executor_n_expected (exec));
       return -1;
     }
   double step = 0;
@@ -414,6 +425,7 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   if (res_out != NULL)
     {
       res_out->n_events = events;
+      res_out->rank_classes = period;
       fill_memory (in, plan, ledger, res_out);
       fill_host (in, plan, host, res_out);
       fill_time (in, plan, exec, res_out);
@@ -461,7 +473,7 @@ page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
 {
   g_autoptr (ModelPlan) first = plan;
   ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (in, plan, in->seed, NULL, &r, NULL, error) < 0)
+  if (replay (in, plan, in->seed, NULL, &r, NULL, NULL, error) < 0)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
@@ -513,7 +525,7 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **
   ModelSimInput one = *in;
   one.stack = &st;
   g_autoptr (ModelPlan) plan = model_plan_new (in->arch, &st, in->par, error);
-  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, error) >= 0;
+  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, NULL, error) >= 0;
 }
 
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
@@ -588,18 +600,20 @@ fill_process (const Process *proc, ModelSimResult *res)
    * each rank raised; the record is the worst rank's, else the lowest rank's that raised. */
   guint w = G_MAXUINT;
   for (guint r = 0; proc->first != proc->last && r < res->n_ranks; r++)
-    if (model_ledger_oom (proc->first, r))
-      {
-        if (w == G_MAXUINT || r == res->worst_rank)
-          w = r;
-        res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (proc->first, r);
-        res->rank_device_used[r] = model_ledger_oom_peak_reserved (proc->first, r)
-                                   + res->cuda_context;
-      }
+    {
+      guint q = r % res->rank_classes; /* the rank that stands for r */
+      if (!model_ledger_oom (proc->first, q))
+        continue;
+      if (w == G_MAXUINT || r == res->worst_rank)
+        w = r;
+      res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (proc->first, q);
+      res->rank_device_used[r] = model_ledger_oom_peak_reserved (proc->first, q)
+                                 + res->cuda_context;
+    }
   if (w != G_MAXUINT)
     {
       clear_oom (res);
-      fill_oom (proc->first, w, res);
+      fill_oom (proc->first, w % res->rank_classes, res);
       res->oom_in_first_step = TRUE;
       res->worst_rank = w;
       res->peak_allocated = res->rank_peak_allocated[w];
@@ -618,24 +632,24 @@ fill_process (const Process *proc, ModelSimResult *res)
  * raises: replayed once more to be recorded, a deterministic replay). */
 static double
 steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
-             ModelSimResult *res, GError **error)
+             ModelSimResult *res, guint *period, GError **error)
 {
   Process proc = { 0 };
   gboolean ok = in->stack->pad_to_longest
                   ? padded_batches (in, &proc, res, error)
-                  : replay (in, plan, in->seed, NULL, NULL, &proc, error) >= 0;
+                  : replay (in, plan, in->seed, NULL, NULL, &proc, period, error) >= 0;
   gboolean record_first = ok && rec != NULL && !in->stack->pad_to_longest && proc.oom;
   if (record_first)
     {
       process_clear (&proc);
-      ok = replay (in, plan, in->seed, rec, NULL, &proc, error) >= 0;
+      ok = replay (in, plan, in->seed, rec, NULL, &proc, period, error) >= 0;
     }
   if (!ok)
     {
       process_clear (&proc);
       return -1;
     }
-  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, error);
+  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, period, error);
   if (t >= 0)
     fill_process (&proc, res);
   process_clear (&proc);
@@ -656,10 +670,12 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
     return FALSE;
   res->n_tasks = model_plan_n_tasks (plan);
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
+  guint period = 0; /* the rank classes' period, found by the first replay */
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
-      double t = k == 0 ? steady_step (in, plan, rec, res, error)
-                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, error);
+      double t = k == 0 ? steady_step (in, plan, rec, res, &period, error)
+                        : replay (in, plan, in->seed + k, NULL, NULL, NULL,
+                                  &period, error);
       if (t < 0)
         {
           model_sim_result_clear (res);

@@ -50,6 +50,9 @@ typedef struct
   double kernel_jitter;          /* coefficient of variation of kernel compute times, >= 0 */
   const ModelSimSlowdown *slowdowns; /* n_slowdowns entries, may be NULL when 0 */
   guint n_slowdowns;
+  gboolean all_ranks;            /* TRUE: replay every rank ([run] rank_classes = off);
+                                    FALSE: one rank per class of equivalent ranks
+                                    (models/plan/rank_classes.h), the same figures */
 } ModelSimInput;
 
 typedef struct
@@ -162,6 +165,9 @@ typedef struct
   double step_time_min, step_time_median, step_time_p99; /* s over the steps */
   guint n_tasks;
   guint64 n_events;
+  guint rank_classes;       /* ranks replayed (one per class, models/plan/rank_classes.h;
+                               n_ranks with all_ranks or when no symmetry holds): rank r's
+                               per-rank figures and series are those of rank r mod this */
 } ModelSimResult;
 
 /* Simulates `in`; fills `res` (free its members with model_sim_result_clear; zeroed first)

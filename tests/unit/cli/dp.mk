@@ -18,3 +18,8 @@ check_PROGRAMS += tests/unit/cli/test_tp_validation
 tests_unit_cli_test_tp_validation_SOURCES = tests/unit/cli/test_tp_validation.c
 tests_unit_cli_test_tp_validation_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_tp_validation_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+# Rank classes change no figure (issue 17): collapsed against full on the shipped scenarios.
+check_PROGRAMS += tests/unit/cli/test_rank_classes
+tests_unit_cli_test_rank_classes_SOURCES = tests/unit/cli/test_rank_classes.c
+tests_unit_cli_test_rank_classes_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_rank_classes_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

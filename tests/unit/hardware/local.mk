@@ -38,3 +38,9 @@ tests_unit_hardware_test_collective_tuner_SOURCES = tests/unit/hardware/test_col
 	tests/unit/hardware/fixture.h
 tests_unit_hardware_test_collective_tuner_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_hardware_test_collective_tuner_LDADD = $(UNIT_TEST_LIBS)
+# Rank classes' pieces: fluid fold, topology shift map, one collective instance per orbit.
+check_PROGRAMS += tests/unit/hardware/test_symmetry
+tests_unit_hardware_test_symmetry_SOURCES = tests/unit/hardware/test_symmetry.c \
+	tests/unit/hardware/fixture.h
+tests_unit_hardware_test_symmetry_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_hardware_test_symmetry_LDADD = $(UNIT_TEST_LIBS)

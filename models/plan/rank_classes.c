@@ -1,0 +1,302 @@
+/* models/plan/rank_classes.c — the period of a run's rank symmetry; see rank_classes.h.
+ *
+ * The plan check compares rank r's task list with rank (r + d) mod n's, for every r (the
+ * shifts compose, so one step of d over all ranks, wrap-around included, proves every
+ * power of it). References inside the plan are compared through what they mean, not their
+ * numbers: a dependency as (rank offset, position in that rank's list), a buffer handle as
+ * (rank offset of its allocating rank, ordinal among that rank's allocations), a collective
+ * instance as its member list, whose image under the shift must be the other rank's
+ * instance, member by member (memoized per instance: each list is read once). */
+#include "config.h"
+#include "models/plan/rank_classes.h"
+
+#include <string.h>
+#include "hardware/collective.h"
+
+typedef struct
+{
+  const ModelPlan *plan;
+  guint n;              /* ranks */
+  guint *first;         /* per rank: index into `order` of its first task; n + 1 entries */
+  guint *order;         /* task ids grouped by rank, in plan order */
+  guint *pos;           /* per task: position in its rank's list */
+  guint *handle_rank;   /* per handle: allocating rank (G_MAXUINT: none seen) */
+  guint *handle_ord;    /* per handle: ordinal among that rank's allocations */
+  guint n_handles;
+} Index;
+
+static void
+index_clear (Index *x)
+{
+  g_free (x->first);
+  g_free (x->order);
+  g_free (x->pos);
+  g_free (x->handle_rank);
+  g_free (x->handle_ord);
+}
+
+static guint
+handle_bound (const ModelPlan *plan)
+{
+  guint h = 0;
+  guint n = model_plan_n_ranks (plan);
+  for (guint r = 0; r < n; r++)
+    for (guint c = 0; c < MODEL_N_MEM; c++)
+      h = MAX (h, model_plan_initial_handle (plan, r, c));
+  for (guint t = 0; t < model_plan_n_tasks (plan); t++)
+    {
+      const ModelTask *task = model_plan_task (plan, t);
+      for (guint i = 0; i < task->n_effects; i++)
+        h = MAX (h, model_plan_effect (plan, task->first_effect + i)->handle);
+    }
+  return h + 1;
+}
+
+static void
+note_handle (Index *x, guint h, guint rank, guint *count)
+{
+  if (h == 0 || h >= x->n_handles || x->handle_rank[h] != G_MAXUINT)
+    return;
+  x->handle_rank[h] = rank;
+  x->handle_ord[h] = count[rank]++;
+}
+
+static void
+index_build (Index *x, const ModelPlan *plan)
+{
+  guint n = model_plan_n_ranks (plan), nt = model_plan_n_tasks (plan);
+  *x = (Index){ .plan = plan, .n = n };
+  x->first = g_new0 (guint, n + 1);
+  x->order = g_new (guint, MAX (nt, 1));
+  x->pos = g_new (guint, MAX (nt, 1));
+  for (guint t = 0; t < nt; t++)
+    x->first[model_plan_task (plan, t)->rank + 1]++;
+  for (guint r = 0; r < n; r++)
+    x->first[r + 1] += x->first[r];
+  g_autofree guint *fill = g_memdup2 (x->first, n * sizeof (guint));
+  for (guint t = 0; t < nt; t++)
+    {
+      guint r = model_plan_task (plan, t)->rank;
+      x->pos[t] = fill[r] - x->first[r];
+      x->order[fill[r]++] = t;
+    }
+  x->n_handles = handle_bound (plan);
+  x->handle_rank = g_new (guint, x->n_handles);
+  x->handle_ord = g_new0 (guint, x->n_handles);
+  for (guint h = 0; h < x->n_handles; h++)
+    x->handle_rank[h] = G_MAXUINT;
+  g_autofree guint *count = g_new0 (guint, n);
+  for (guint r = 0; r < n; r++)
+    {
+      for (guint c = 0; c < MODEL_N_MEM; c++)
+        note_handle (x, model_plan_initial_handle (plan, r, c), r, count);
+      for (guint i = x->first[r]; i < x->first[r + 1]; i++)
+        {
+          const ModelTask *task = model_plan_task (plan, x->order[i]);
+          for (guint e = 0; e < task->n_effects; e++)
+            {
+              const ModelMemEffect *m = model_plan_effect (plan, task->first_effect + e);
+              if (m->bytes > 0)
+                note_handle (x, m->handle, r, count);
+            }
+        }
+    }
+}
+
+/* (rank offset, ordinal) of handles h (of rank a) and k (of rank b = a + d) agree. */
+static gboolean
+handles_match (const Index *x, guint h, guint k, guint a, guint b)
+{
+  if (h == 0 || k == 0)
+    return h == k;
+  if (h >= x->n_handles || k >= x->n_handles)
+    return FALSE;
+  guint ra = x->handle_rank[h], rb = x->handle_rank[k];
+  if (ra == G_MAXUINT || rb == G_MAXUINT)
+    return ra == rb && h == k;
+  return (ra + x->n - a) % x->n == (rb + x->n - b) % x->n && x->handle_ord[h] == x->handle_ord[k];
+}
+
+static gboolean
+effects_equal (const Index *x, const ModelMemEffect *e, const ModelMemEffect *f, guint a, guint b)
+{
+  if (e->category != f->category || e->bytes != f->bytes || e->when != f->when
+      || e->where != f->where || e->n_tensors != f->n_tensors
+      || !handles_match (x, e->handle, f->handle, a, b))
+    return FALSE;
+  if (e->n_tensors > 1
+      && memcmp (model_plan_tensor_sizes (x->plan, e->first_tensor),
+                 model_plan_tensor_sizes (x->plan, f->first_tensor),
+                 e->n_tensors * sizeof (double)) != 0)
+    return FALSE;
+  return TRUE;
+}
+
+/* Collective instance cb must be the image of ca under the shift by d: the same instance
+ * whose member set the shift maps onto itself (whether its flows do is
+ * hw_collective_shift_invariant's question), or another instance listing the shifted
+ * members in the same order. `image` memoizes verified images (G_MAXUINT: not yet);
+ * `scratch` is n zero bytes, left zero. */
+static gboolean
+instance_maps (const ModelPlan *plan, gint ca, gint cb, guint d, guint *image, guint8 *scratch)
+{
+  if (ca < 0 || cb < 0)
+    return ca == cb;
+  if (image[ca] != G_MAXUINT)
+    return image[ca] == (guint) cb;
+  const ModelCollective *p = model_plan_collective (plan, (guint) ca);
+  const ModelCollective *q = model_plan_collective (plan, (guint) cb);
+  guint n = model_plan_n_ranks (plan);
+  if (p->kind != q->kind || p->algorithm != q->algorithm || p->bytes != q->bytes
+      || p->n_ranks != q->n_ranks)
+    return FALSE;
+  gboolean ok = TRUE;
+  if (ca == cb)
+    {
+      for (guint i = 0; i < p->n_ranks; i++)
+        scratch[p->ranks[i]] = 1;
+      for (guint i = 0; ok && i < p->n_ranks; i++)
+        ok = scratch[(p->ranks[i] + d) % n] != 0;
+      for (guint i = 0; i < p->n_ranks; i++)
+        scratch[p->ranks[i]] = 0;
+    }
+  else
+    for (guint i = 0; ok && i < p->n_ranks; i++)
+      ok = q->ranks[i] == (p->ranks[i] + d) % n;
+  if (ok)
+    image[ca] = (guint) cb;
+  return ok;
+}
+
+static gboolean
+tasks_equal (const Index *x, const ModelTask *s, const ModelTask *t, guint d, guint *image,
+             guint8 *scratch)
+{
+  const ModelPlan *plan = x->plan;
+  if (s->stream != t->stream || s->kind != t->kind || s->layer != t->layer
+      || s->micro_batch != t->micro_batch || s->n_kernels != t->n_kernels
+      || s->n_deps != t->n_deps || s->n_effects != t->n_effects || s->flops != t->flops
+      || s->bytes != t->bytes || s->offload != t->offload || s->amount != t->amount
+      || strcmp (s->label, t->label) != 0
+      || !instance_maps (plan, s->collective, t->collective, d, image, scratch))
+    return FALSE;
+  for (guint k = 0; s->first_kernel != t->first_kernel && k < s->n_kernels; k++)
+    if (!model_kernel_equal (model_plan_kernel (plan, s->first_kernel + k),
+                             model_plan_kernel (plan, t->first_kernel + k)))
+      return FALSE;
+  for (guint k = 0; k < s->n_deps; k++)
+    {
+      guint ds = model_plan_dep (plan, s->first_dep + k), dt = model_plan_dep (plan, t->first_dep + k);
+      guint rs = model_plan_task (plan, ds)->rank, rt = model_plan_task (plan, dt)->rank;
+      if ((rs + d) % x->n != rt || x->pos[ds] != x->pos[dt])
+        return FALSE;
+    }
+  for (guint k = 0; k < s->n_effects; k++)
+    if (!effects_equal (x, model_plan_effect (plan, s->first_effect + k),
+                        model_plan_effect (plan, t->first_effect + k), s->rank, t->rank))
+      return FALSE;
+  return TRUE;
+}
+
+/* Rank a's plan-level state (initial allocations, creation tasks, state bytes) against b's. */
+static gboolean
+rank_state_equal (const Index *x, guint a, guint b)
+{
+  const ModelPlan *plan = x->plan;
+  if (model_plan_state_bytes (plan, a) != model_plan_state_bytes (plan, b)
+      || x->first[a + 1] - x->first[a] != x->first[b + 1] - x->first[b])
+    return FALSE;
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      guint ha = model_plan_initial_handle (plan, a, c), hb = model_plan_initial_handle (plan, b, c);
+      guint ta = model_plan_creation_task (plan, a, c), tb = model_plan_creation_task (plan, b, c);
+      if (!handles_match (x, ha, hb, a, b) || (ta == G_MAXUINT) != (tb == G_MAXUINT)
+          || (ta != G_MAXUINT && x->pos[ta] != x->pos[tb]))
+        return FALSE;
+      if (ha != 0 && hb != 0
+          && model_plan_allocation (plan, ha)->bytes != model_plan_allocation (plan, hb)->bytes)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+shift_invariant (const Index *x, guint d)
+{
+  guint n = x->n;
+  if (d == n)
+    return TRUE;
+  if (d == 0 || n % d != 0)
+    return FALSE;
+  guint nc = model_plan_n_collectives (x->plan);
+  g_autofree guint *image = g_new (guint, MAX (nc, 1));
+  for (guint i = 0; i < nc; i++)
+    image[i] = G_MAXUINT;
+  g_autofree guint8 *scratch = g_new0 (guint8, n);
+  for (guint a = 0; a < n; a++)
+    {
+      guint b = (a + d) % n;
+      if (!rank_state_equal (x, a, b))
+        return FALSE;
+      for (guint i = 0; i < x->first[a + 1] - x->first[a]; i++)
+        if (!tasks_equal (x, model_plan_task (x->plan, x->order[x->first[a] + i]),
+                          model_plan_task (x->plan, x->order[x->first[b] + i]), d, image,
+                          scratch))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+model_plan_shift_invariant (const ModelPlan *plan, guint d)
+{
+  g_return_val_if_fail (plan != NULL, FALSE);
+  Index x;
+  index_build (&x, plan);
+  gboolean ok = shift_invariant (&x, d);
+  index_clear (&x);
+  return ok;
+}
+
+/* Every collective a representative (rank < d) takes part in maps its flows onto
+ * themselves (hw_collective_shift_invariant), each distinct instance asked once. */
+static gboolean
+collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, guint d)
+{
+  guint nc = model_plan_n_collectives (plan);
+  g_autofree guint8 *asked = g_new0 (guint8, MAX (nc, 1));
+  for (guint t = 0; t < model_plan_n_tasks (plan); t++)
+    {
+      const ModelTask *task = model_plan_task (plan, t);
+      if (task->rank >= d || task->collective < 0 || asked[task->collective])
+        continue;
+      asked[task->collective] = 1;
+      const ModelCollective *c = model_plan_collective (plan, (guint) task->collective);
+      if (!hw_collective_shift_invariant (cluster, c->kind, c->algorithm, c->ranks, c->n_ranks,
+                                          c->bytes, d))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+guint
+model_rank_classes_period (const ModelPlan *plan, const HwCluster *cluster)
+{
+  g_return_val_if_fail (plan != NULL && cluster != NULL, 0);
+  guint n = model_plan_n_ranks (plan);
+  g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, n);
+  if (n == 1)
+    return 1;
+  Index x;
+  index_build (&x, plan);
+  guint period = n;
+  for (guint d = 1; d < n; d++)
+    if (n % d == 0 && hw_cluster_shift_invariant (cluster, d) && shift_invariant (&x, d)
+        && collectives_invariant (plan, cluster, d))
+      {
+        period = d;
+        break;
+      }
+  index_clear (&x);
+  return period;
+}
