@@ -182,6 +182,18 @@ def measure_step(torch, cfg, stack, mbs, seq, eager, warmup, steps, loss="upcast
     return statistics.median(times), alloc, reserved
 
 
+def step_sets(cfg, stack, mbs, seq, eager):
+    """The stepsim overrides (on BASE_SCENARIO) that describe one measured step."""
+    _, h, L, nh, nkv, inter, vocab = cfg
+    return ";".join([
+        f"model.hidden_size={h}", f"model.num_hidden_layers={L}",
+        f"model.num_attention_heads={nh}", f"model.num_key_value_heads={nkv}",
+        f"model.intermediate_size={inter}", f"model.vocab_size={vocab}",
+        f"model.max_position_embeddings={max(seq, 4096)}", f"training.micro_batch={mbs}",
+        f"training.seq_len={seq}", f"training.precision={stack[0]}",
+        f"training.attention={'eager' if eager else 'flash'}"])
+
+
 def profiled_seconds(torch, fn, iters):
     """Device time of one call of fn: its CUDA kernels' time summed, averaged over iters."""
     from torch.profiler import ProfilerActivity, profile
@@ -249,15 +261,7 @@ def main():
                     except torch.cuda.OutOfMemoryError:
                         torch.cuda.empty_cache()
                         continue
-                    _, h, L, nh, nkv, inter, vocab = cfg
-                    sets = ";".join([
-                        f"model.hidden_size={h}", f"model.num_hidden_layers={L}",
-                        f"model.num_attention_heads={nh}", f"model.num_key_value_heads={nkv}",
-                        f"model.intermediate_size={inter}", f"model.vocab_size={vocab}",
-                        f"model.max_position_embeddings={max(seq, 4096)}",
-                        f"training.micro_batch={mbs}", f"training.seq_len={seq}",
-                        f"training.precision={stack[0]}",
-                        f"training.attention={'eager' if eager else 'flash'}"])
+                    sets = step_sets(cfg, stack, mbs, seq, eager)
                     rows.append(dict(kind="step", id=f"{cfg[0]}-{stack[0]}-b{mbs}s{seq}{'-eager' if eager else ''}",
                                      scenario=scen, sets=sets, time_s=f"{t:.6e}",
                                      max_memory_allocated_B=str(alloc), max_memory_reserved_B=str(res)))
@@ -274,14 +278,7 @@ def main():
             except torch.cuda.OutOfMemoryError:
                 torch.cuda.empty_cache()
                 continue
-            _, h, L, nh, nkv, inter, vocab = cfg
-            sets = ";".join([
-                f"model.hidden_size={h}", f"model.num_hidden_layers={L}",
-                f"model.num_attention_heads={nh}", f"model.num_key_value_heads={nkv}",
-                f"model.intermediate_size={inter}", f"model.vocab_size={vocab}",
-                f"model.max_position_embeddings={max(seq, 4096)}", "training.micro_batch=1",
-                f"training.seq_len={seq}", f"training.precision={stack[0]}",
-                "training.attention=flash", f"training.loss={loss}"])
+            sets = step_sets(cfg, stack, 1, seq, False) + f";training.loss={loss}"
             rows.append(dict(kind="step", id=f"{cfg[0]}-{stack[0]}-b1s{seq}-{loss}", scenario=scen,
                              sets=sets, time_s=f"{t:.6e}", max_memory_allocated_B=str(alloc),
                              max_memory_reserved_B=str(res)))
