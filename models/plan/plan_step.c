@@ -257,6 +257,25 @@ produce_gradients (StepCtx *c, double bytes, gboolean layer)
   return 0;
 }
 
+/* The backward task of the embedding or the head (`name`): after the pending tp/cp
+ * collectives, its pass and workspace, its gradients (`*grad_full`: produce_gradients'
+ * handle) and the release of its saved activations `act` at its end. Returns the task. */
+static guint
+end_backward (StepCtx *c, const char *name, const ModelPass *pass, double grad, guint act,
+              guint *grad_full)
+{
+  ModelPlan *p = c->p;
+  guint t = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
+                             c->mb, "bwd %s mb%d", name, c->mb);
+  plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
+  plan_task_add_pass (p, pass);
+  *grad_full = produce_gradients (c, grad, FALSE);
+  plan_task_pass_workspace (p, pass);
+  plan_task_free (p, act, MODEL_EFFECT_AT_END);
+  return t;
+}
+
 /* ---- tensor-parallel collectives --------------------------------------------------------- */
 
 /* The forward tp collectives of `block` after the compute task just built; the next
@@ -475,14 +494,8 @@ plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean hea
   if (head)
     {
       tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
-      last = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
-                              c->mb, "bwd head mb%d", c->mb);
-      plan_task_dep (p, c->tp_wait);
-      plan_task_dep (p, c->cp_wait);
-      plan_task_add_pass (p, &pc->head.bwd);
-      c->grad_head_full = produce_gradients (c, pc->grad_head, FALSE);
-      plan_task_pass_workspace (p, &pc->head.bwd);
-      plan_task_free (p, c->act_head, MODEL_EFFECT_AT_END);
+      last = end_backward (c, "head", &pc->head.bwd, pc->grad_head, c->act_head,
+                           &c->grad_head_full);
       plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
       if (!embed) /* a last pipeline stage: its root unit is the head's */
         plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
@@ -505,14 +518,8 @@ plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean hea
       return last;
     }
   tp_start = tp_before_backward (c, PLAN_TP_EMBEDDING, -1);
-  guint emb = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
-                               c->mb, "bwd embed mb%d", c->mb);
-  plan_task_dep (p, c->tp_wait);
-  plan_task_dep (p, c->cp_wait);
-  plan_task_add_pass (p, &pc->embedding.bwd);
-  c->grad_embedding_full = produce_gradients (c, pc->grad_embedding, FALSE);
-  plan_task_pass_workspace (p, &pc->embedding.bwd);
-  plan_task_free (p, c->act_embedding, MODEL_EFFECT_AT_END);
+  guint emb = end_backward (c, "embed", &pc->embedding.bwd, pc->grad_embedding,
+                            c->act_embedding, &c->grad_embedding_full);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
   if (c->last_mb && head)
