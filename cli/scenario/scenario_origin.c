@@ -79,7 +79,11 @@ cli_scenario_error_source (const char *path, const char *const *sets,
    * line could cut any of them). */
   g_autofree char *short_path = sim_text_printable (path, CLI_SCENARIO_PATH_MAX);
   GString *s = g_string_new (short_path);
-  guint n = 0;
+  /* The overrides named stop before the prefix passes half of CLI_SCENARIO_MESSAGE_MAX (the
+   * head sim_text_printable keeps of a long line), so that the group and key after it are
+   * never cut; the rest are counted ("and 2 more"). */
+  const gsize prefix_max = CLI_SCENARIO_MESSAGE_MAX / 2 - 64;
+  guint n = 0, more = 0;
   for (int strong = 1; strong >= 0 && n == 0; strong--)
     for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
       {
@@ -90,9 +94,16 @@ cli_scenario_error_source (const char *path, const char *const *sets,
         const char *origin = origins != NULL && origins[i] != NULL ? origins[i] : NULL;
         /* "SWEEP [axes]": the path part shortened, the group kept (the tail survives) */
         g_autofree char *o = origin ? sim_text_printable (origin, CLI_SCENARIO_PATH_MAX) : NULL;
-        g_string_append_printf (s, "%s%s%s%s", n++ == 0 ? " (with " : ", ", o ? o : "",
-                                o ? " " : "", shown);
+        g_autofree char *item = g_strdup_printf ("%s%s%s", o ? o : "", o ? " " : "", shown);
+        if (n > 0 && s->len + strlen (item) + 2 > prefix_max)
+          {
+            more++;
+            continue;
+          }
+        g_string_append_printf (s, "%s%s", n++ == 0 ? " (with " : ", ", item);
       }
+  if (more > 0)
+    g_string_append_printf (s, " and %u more", more);
   if (n > 0)
     g_string_append_c (s, ')');
   return g_string_free (s, FALSE);
