@@ -441,8 +441,17 @@ then ok "pp: interleaved grad_accum not a multiple of pp named"; else bad "pp: i
 "$STEPSIM" run "$pp8" -q -o pp.h5 --set finetune.method=none --set training.framework=deepspeed \
   --set parallel.data_parallel=zero2 --set parallel.pp=4 --set parallel.layers_per_stage= \
   --set model.num_hidden_layers=8 >/dev/null 2>mesh.err; rc=$?
-if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "key 'data_parallel': zero2 with \[parallel\] pp = 4 under \[training\] framework = deepspeed" mesh.err && ! test -e pp.h5
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "key 'data_parallel': zero2 with \[parallel\] pp = 4 under DeepSpeed's engine (\[training\] framework = deepspeed)" mesh.err && ! test -e pp.h5
 then ok "pp: DeepSpeed ZeRO-2 with pp refused"; else bad "pp: DeepSpeed ZeRO-2 with pp refused (exit $rc)"; cat mesh.err; fi
+# A ds_config under another profile (the HF Trainer's --deepspeed) runs DeepSpeed's engine too:
+# the same refusal, naming the ds_config as the reason (and, with four overrides named in
+# the message, its group and key still whole: the prefix names at most what fits).
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set finetune.method=none --set training.framework=hf_trainer \
+  --set "training.deepspeed_config=$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json" \
+  --set parallel.data_parallel=zero2 --set parallel.pp=4 --set parallel.layers_per_stage= \
+  --set model.num_hidden_layers=8 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(grep -vc 'warning:' mesh.err)" -eq 1 ] && grep -q "key 'data_parallel': zero2 with \[parallel\] pp = 4 under DeepSpeed's engine (\[training\] deepspeed_config)" mesh.err && ! test -e pp.h5
+then ok "pp: ZeRO-2 from a deepspeed_config with pp refused"; else bad "pp: ZeRO-2 from a deepspeed_config with pp refused (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$pp8" -q -o pp.h5 --set training.grad_accum=4 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 0 ] && grep -q "key 'grad_accum': allowed, but bubble-bound: 4 micro-batches for pp = 8" mesh.err
 then ok "pp: grad_accum < pp under 1f1b warns"; else bad "pp: grad_accum < pp under 1f1b warns (exit $rc)"; cat mesh.err; fi

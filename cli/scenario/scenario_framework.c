@@ -179,6 +179,7 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
           fw->stage3_max_live_parameters = d.stage3_max_live_parameters;
           fw->ds_overlap_comm = d.ds_overlap_comm;
         }
+      fw->deepspeed_engine = TRUE;
       sc->ds_path = resolve (ds, sc->path);
       if (!model_ds_config_load (sc->ds_path, &sc->ds, error))
         return PREFIX_KEY (error, "training", "deepspeed_config"), FALSE;

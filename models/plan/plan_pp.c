@@ -99,14 +99,16 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
    * ZeroStageEnum.gradients, "ZeRO-2 and ZeRO-3 are incompatible with pipeline
    * parallelism"); torchtitan composes FSDP with its pipeline stages (torchtitan/distributed/
    * pipeline_parallel.py, each stage's model chunk fully_shard-ed). */
-  if (stack->framework.kind == MODEL_FRAMEWORK_DEEPSPEED && model_parallel_stage (par) >= 2)
+  if (stack->framework.deepspeed_engine && model_parallel_stage (par) >= 2)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [parallel], key 'data_parallel': %s with [parallel] pp = %u under "
-                   "[training] framework = deepspeed: DeepSpeed's pipeline engine allows ZeRO "
+                   "DeepSpeed's engine ([training] %s): its pipeline engine allows ZeRO "
                    "stage 0 or 1 only (\"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
                    "parallelism\"); use zero1, or framework = torchtitan for FSDP with a "
-                   "pipeline", model_parallel_mode_name (par->mode), par->pp);
+                   "pipeline", model_parallel_mode_name (par->mode), par->pp,
+                   stack->framework.kind == MODEL_FRAMEWORK_DEEPSPEED ? "framework = deepspeed"
+                                                                      : "deepspeed_config");
       return FALSE;
     }
   if (model_offload_any (&stack->offload))

@@ -226,6 +226,7 @@ model_framework_apply_profile (ModelFramework *fw, ModelFrameworkKind kind)
 {
   g_return_if_fail (fw != NULL && kind < MODEL_N_FRAMEWORKS);
   *fw = profiles[kind];
+  fw->deepspeed_engine = kind == MODEL_FRAMEWORK_DEEPSPEED;
   /* No stage-3 element budgets outside DeepSpeed: NAN, so that a 0 given by a key or a
    * ds_config keeps DeepSpeed's meaning (no prefetch; model_framework_ds_prefetch_layers) */
   if (kind != MODEL_FRAMEWORK_DEEPSPEED)

@@ -82,6 +82,9 @@ typedef struct
   double stage3_prefetch_bucket_elements;
   double stage3_param_persistence_threshold;
   double stage3_max_live_parameters;
+  gboolean deepspeed_engine;    /* DeepSpeed's engine runs the step: framework = deepspeed, or
+                                 * any profile given a ds_config (the HF Trainer's --deepspeed,
+                                 * custom code calling deepspeed.initialize) */
   gboolean ds_overlap_comm;     /* zero_optimization.overlap_comm: two reduce buffers (DeepSpeed
                                  * default: true under stage 3 only, zero/config.py
                                  * overlap_comm_valid) */
