@@ -443,6 +443,12 @@ then ok "pp: interleaved grad_accum not a multiple of pp named"; else bad "pp: i
   --set model.num_hidden_layers=8 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "key 'data_parallel': zero2 with \[parallel\] pp = 4 under DeepSpeed's engine (\[training\] framework = deepspeed)" mesh.err && ! test -e pp.h5
 then ok "pp: DeepSpeed ZeRO-2 with pp refused"; else bad "pp: DeepSpeed ZeRO-2 with pp refused (exit $rc)"; cat mesh.err; fi
+# A layout of more chunks than stages makes the stages virtual: under 1F1B the error names
+# the layout, not a virtual_stages the user never wrote.
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= --set parallel.pp=2 \
+  --set model.num_hidden_layers=32 --set "parallel.pipeline_layout=Et*8|t*8|t*8|t*8L" >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'pipeline_layout' (its chunks make the stages virtual)" mesh.err && ! test -e pp.h5
+then ok "pp: a layout's implied virtual stages blamed on the layout"; else bad "pp: a layout's implied virtual stages blamed on the layout (exit $rc)"; cat mesh.err; fi
 # A ds_config under another profile (the HF Trainer's --deepspeed) runs DeepSpeed's engine too:
 # the same refusal, naming the ds_config as the reason (and, with four overrides named in
 # the message, its group and key still whole: the prefix names at most what fits).

@@ -131,11 +131,17 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   guint m = (guint) stack->grad_accum;
   g_autoptr (ModelPpSchedule) sched
     = model_pp_schedule_new (par->pp_schedule, part->pp, m, part->vpp, error);
+  /* the key to change: grad_accum for interleaving's multiple of pp; the layout when its
+   * chunk count, not a virtual_stages the user gave, made the stages virtual */
+  gboolean from_layout = par->pp_layout != NULL && par->pp_virtual <= 1 && part->vpp > 1;
   if (sched == NULL)
     return g_prefix_error (error, "%s",
                            par->pp_schedule == MODEL_PP_INTERLEAVED && part->vpp > 1
                                && m % part->pp != 0
                              ? "group [training], key 'grad_accum': "
+                           : from_layout
+                             ? "group [parallel], key 'pipeline_layout' (its chunks make the "
+                               "stages virtual): "
                              : "group [parallel], key 'pipeline_schedule': "),
            FALSE;
   return TRUE;
