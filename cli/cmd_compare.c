@@ -130,7 +130,8 @@ print_row (const char *name, const Row *r, const Row *base)
       /* signed as the column says: variation − as given (+ needs more, − needs less) */
       double d = r->res.need_device - base->res.need_device;
       g_autofree char *abs = sim_units_format (ABS (d), SIM_DIM_BYTES, 2);
-      dmem = g_strdup_printf ("%s%s", d < 0 ? "-" : "+", abs);
+      /* No change is "0 B", unsigned: "+0.00 B" would claim a direction. */
+      dmem = d == 0 ? g_strdup ("0 B") : g_strdup_printf ("%s%s", d < 0 ? "-" : "+", abs);
       /* A variation that changes the tokens in a step (the global batch: micro_batch,
        * grad_accum, seq_len, or a tp/cp that changes the data-parallel degree) is compared
        * per token: its step does different work, so the step times alone would say

@@ -571,6 +571,10 @@ check "compare --set: an error names the --set it is about" grep -q "error: .*(w
 "$STEPSIM" compare "$s1" training.micro_batch=2 training.checkpointing=none >cmptok.out 2>&1
 check "compare: a variation changing the tokens in a step shows its time change per token" \
   sh -c "awk '/^training.micro_batch=2/ { if (\$9 ~ /%\/tok\$/ && \$8 + 0 > -50 && \$8 + 0 < 50) ok = 1 } END { exit !ok }' cmptok.out && grep -q '^%/tok: ' cmptok.out && ! grep -q '^training.checkpointing=none.*/tok' cmptok.out"
+# A variation that changes nothing shows its memory change as "0 B", not a signed "+0.00 B".
+"$STEPSIM" compare "$s1" training.micro_batch=1 >cmpsame.out 2>&1
+check "compare: no memory change reads 0 B, unsigned" \
+  awk '/^training.micro_batch=1 / { if ($4 == "0" && $5 == "B") ok = 1 } END { exit !ok }' cmpsame.out
 "$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
 
