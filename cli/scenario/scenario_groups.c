@@ -61,8 +61,16 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
   const char *required[] = { "hidden_size", "num_hidden_layers", "num_attention_heads",
                              "vocab_size", "max_position_embeddings",
                              (arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) ? NULL : "intermediate_size",
-                             arch->family == MODEL_FAMILY_MIXTRAL ? "num_local_experts" : NULL,
-                             arch->family == MODEL_FAMILY_MIXTRAL ? "num_experts_per_tok" : NULL };
+                             model_arch_family_moe (arch->family) ? "num_local_experts" : NULL,
+                             model_arch_family_moe (arch->family) ? "num_experts_per_tok" : NULL };
+  if (arch->family == MODEL_FAMILY_QWEN2_MOE)
+    {
+      /* its shared expert's width (shared_expert_intermediate_size) has no [model] key */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [model], key 'hf_config': required for family qwen2_moe (the shared "
+                   "expert's width is read from the config)");
+      return NULL;
+    }
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     if (required[i] != NULL && !g_key_file_has_key (kf, "model", required[i], NULL))
       {
@@ -183,11 +191,12 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
         return PREFIX_KEY (error, "model", *k), FALSE;
     }
   derive_defaults (arch, kf);
-  if (arch->n_experts > 0 && arch->family != MODEL_FAMILY_MIXTRAL)
+  if (arch->n_experts > 0 && !model_arch_family_moe (arch->family))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [model], key 'num_local_experts': experts are modelled for the "
-                   "mixtral family only (this model is %s)", model_arch_family_name (arch->family));
+                   "mixtral, qwen3_moe and qwen2_moe families only (this model is %s)",
+                   model_arch_family_name (arch->family));
       return FALSE;
     }
   if (!load_tied (kf, arch, error))

@@ -12,7 +12,9 @@
  *   attention  q h·(a·d), k and v h·(k·d) each, o (a·d)·h;
  *              + a·d + 2·k·d if qkv_bias, + h if attn_out_bias
  *   MLP        SwiGLU 3·h·i (+ 2·i + h with biases); GELU 2·h·i (+ i + h with biases)
- *   MoE        E × MLP + router h·E (no bias)
+ *   MoE        E × MLP + router h·E (no bias); qwen2_moe adds a shared SwiGLU expert
+ *              3·h·s (s = shared_expert_intermediate_size) and its gate h·1
+ *   qk norm    qwen3: 2·d (q_norm, k_norm over head_dim)
  *   norms      2 per layer: h each (RMSNorm, weight only) or 2h (LayerNorm, weight + bias)
  * Whole model: V·h (+ P·h learned positions) + L × layer + final norm + V·h LM head unless
  * tied. BERT (Devlin et al. 2019, arXiv 1810.04805 §3; HF modeling_bert.py): embedding
@@ -44,7 +46,8 @@ static const struct
   { "llama", MODEL_FAMILY_LLAMA },   { "mistral", MODEL_FAMILY_MISTRAL },
   { "mixtral", MODEL_FAMILY_MIXTRAL }, { "qwen2", MODEL_FAMILY_QWEN2 },
   { "gpt2", MODEL_FAMILY_GPT2 },     { "bert", MODEL_FAMILY_BERT },
-  { "mpt", MODEL_FAMILY_MPT },
+  { "mpt", MODEL_FAMILY_MPT },       { "qwen3", MODEL_FAMILY_QWEN3 },
+  { "qwen3_moe", MODEL_FAMILY_QWEN3_MOE }, { "qwen2_moe", MODEL_FAMILY_QWEN2_MOE },
 };
 
 gboolean
@@ -83,6 +86,13 @@ model_arch_family_name (ModelFamily family)
   g_return_val_if_reached ("unknown");
 }
 
+gboolean
+model_arch_family_moe (ModelFamily family)
+{
+  return family == MODEL_FAMILY_MIXTRAL || family == MODEL_FAMILY_QWEN3_MOE
+         || family == MODEL_FAMILY_QWEN2_MOE;
+}
+
 /* MPT as released (mosaicml/mpt-7b, -30b config.json; HF modeling_mpt.py): LayerNorm with
  * no_bias = true (weight only: MptBlock sets norm_1/norm_2.bias = None, MptModel norm_f
  * too), GELU MLP up_proj/down_proj without biases, ALiBi in the attention scores instead
@@ -112,7 +122,15 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
   arch->mlp = gpt2 ? MODEL_MLP_GELU : MODEL_MLP_SWIGLU;
   arch->learned_positions = gpt2;
   arch->tied_embeddings = gpt2;
-  arch->qkv_bias = gpt2 || family == MODEL_FAMILY_QWEN2;
+  arch->qkv_bias = gpt2 || family == MODEL_FAMILY_QWEN2 || family == MODEL_FAMILY_QWEN2_MOE;
+  /* Qwen3 (HF modeling_qwen3.py / modeling_qwen3_moe.py, Qwen3Attention): q_norm and
+   * k_norm = Qwen3RMSNorm(head_dim) applied per head before rotary; attention_bias
+   * false. Qwen2-MoE (modeling_qwen2_moe.py, Qwen2MoeSparseMoeBlock): shared_expert
+   * Qwen2MoeMLP and shared_expert_gate nn.Linear(h, 1, bias=False); its size is the
+   * config's (hf_config.c). */
+  arch->qk_norm = family == MODEL_FAMILY_QWEN3 || family == MODEL_FAMILY_QWEN3_MOE;
+  arch->shared_expert_size = 0;
+  arch->shared_expert_gate = family == MODEL_FAMILY_QWEN2_MOE;
   arch->attn_out_bias = gpt2;
   arch->mlp_bias = gpt2;
   /* BERT shares GPT-2's layer shapes (LayerNorm, GELU, biases, learned positions) but

@@ -11,7 +11,14 @@
  * sequence-classification layer h×num_labels + bias, as BertForSequenceClassification),
  * mpt (MosaicML MPT: LayerNorm, ALiBi — no position embeddings, no rotary —, GELU MLP of
  * expansion_ratio × d_model, fused Wqkv, tied embeddings; no_bias drops every linear bias
- * and the LayerNorm biases).
+ * and the LayerNorm biases), qwen3 (qwen2 without biases, explicit head_dim, q_norm and
+ * k_norm RMSNorms of head_dim per layer; modeling_qwen3.py Qwen3Attention), qwen3_moe
+ * (qwen3 attention, every MLP a router h → E plus E SwiGLU experts of moe_intermediate_size;
+ * modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock), qwen2_moe (qwen2 attention with q/k/v
+ * biases, router + E experts of moe_intermediate_size + one always-active shared SwiGLU
+ * expert of shared_expert_intermediate_size scaled by sigmoid(shared_expert_gate h → 1);
+ * modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock). For the MoE families intermediate_size
+ * holds moe_intermediate_size (the expert width); only all-MoE layer stacks load.
  * Parameter counts reproduce the published ones exactly (tests/unit/models/test_arch.c).
  */
 #pragma once
@@ -27,6 +34,9 @@ typedef enum
   MODEL_FAMILY_GPT2,
   MODEL_FAMILY_BERT,
   MODEL_FAMILY_MPT,
+  MODEL_FAMILY_QWEN3,     /* qwen2 without biases, plus q_norm/k_norm over head_dim */
+  MODEL_FAMILY_QWEN3_MOE, /* qwen3 attention, every layer a routed MoE (no shared expert) */
+  MODEL_FAMILY_QWEN2_MOE, /* qwen2 attention, routed MoE plus a sigmoid-gated shared expert */
 } ModelFamily;
 
 typedef enum
@@ -66,6 +76,10 @@ typedef struct
   gboolean mlp_bias;        /* biases on MLP projections */
   ModelMlpKind mlp;
   ModelNormKind norm;
+  gboolean qk_norm;         /* qwen3: RMSNorm over head_dim on q and k (d each, per layer) */
+  guint64 shared_expert_size; /* qwen2_moe: width of the always-active shared SwiGLU
+                                 expert (shared_expert_intermediate_size); 0 when none */
+  gboolean shared_expert_gate; /* qwen2_moe: the shared expert's sigmoid gate h → 1 */
 } ModelArch;
 
 #define MODEL_ARCH_ERROR (model_arch_error_quark ())
@@ -81,9 +95,13 @@ typedef enum
 } ModelArchError;
 
 /* Parses a family name as used in HF "model_type" ("llama", "mistral", "mixtral", "qwen2",
- * "gpt2", "bert", "mpt"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
+ * "gpt2", "bert", "mpt", "qwen3", "qwen3_moe", "qwen2_moe"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
 gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
 const char *model_arch_family_name (ModelFamily family);
+
+/* Whether `family`'s MLP is a routed mixture of experts (mixtral, qwen3_moe, qwen2_moe):
+ * num_local_experts / num_experts_per_tok are required and allowed only there. */
+gboolean model_arch_family_moe (ModelFamily family);
 
 /* Fills the family's defaults (norm, mlp kind, bias flags, tied, positions) into `arch`
  * for `family`, leaving sizes untouched. */

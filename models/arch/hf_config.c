@@ -19,6 +19,11 @@
  * (GQA, llm-foundry)}; a learned position table only when alibi is false and
  * "learned_pos_emb" is not false (MPT-7B's remote code: wpe exists iff not alibi).
  *
+ * Qwen3 / Qwen3-MoE / Qwen2-MoE: "attention_bias" (qwen3 families) sets q/k/v/o biases;
+ * the MoE families read the expert width from "moe_intermediate_size", qwen2_moe the shared
+ * expert's from "shared_expert_intermediate_size"; "decoder_sparse_step" other than 1 or a
+ * non-empty "mlp_only_layers" is refused (read_qwen_moe).
+ *
  * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
  * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
  * missing, of the wrong JSON type, negative, non-integer or zero, or given twice in one
@@ -268,6 +273,51 @@ read_mpt (const Ctx *c, ModelArch *arch, gboolean have_inner, gboolean have_kv, 
   return TRUE;
 }
 
+/* A required positive size `name` of the qwen MoE configs into *out. */
+static gboolean
+required_size (const Ctx *c, const char *name, guint64 *out, GError **error)
+{
+  JsonNode *n = member (c, name);
+  if (n == NULL)
+    return field_error (c, error, name, "missing (required for a MoE family)");
+  if (!node_u64 (c, n, name, out, error))
+    return FALSE;
+  if (*out == 0)
+    return field_error (c, error, name, "must be positive");
+  return TRUE;
+}
+
+/* Qwen3-MoE / Qwen2-MoE (Qwen3MoeConfig, Qwen2MoeConfig; modeling_qwen{3,2}_moe.py): the
+ * experts are moe_intermediate_size wide (it replaces intermediate_size, which then no
+ * layer uses); qwen2_moe adds the shared expert of shared_expert_intermediate_size. A
+ * layer i is sparse when i ∉ mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+ * (the decoder layer's constructor); the inventory holds one layer template, so only
+ * stacks where every layer is sparse load (step 1, mlp_only_layers empty, the defaults). */
+static gboolean
+read_qwen_moe (const Ctx *c, ModelArch *arch, GError **error)
+{
+  if (!required_size (c, "moe_intermediate_size", &arch->intermediate_size, error))
+    return FALSE;
+  if (arch->family == MODEL_FAMILY_QWEN2_MOE
+      && !required_size (c, "shared_expert_intermediate_size", &arch->shared_expert_size, error))
+    return FALSE;
+  JsonNode *step = member (c, "decoder_sparse_step");
+  guint64 s = 1;
+  if (step != NULL && !node_u64 (c, step, "decoder_sparse_step", &s, error))
+    return FALSE;
+  if (s != 1)
+    return field_error (c, error, "decoder_sparse_step",
+                        "only 1 is supported (every layer a MoE layer; dense layers between "
+                        "them are not modelled)");
+  JsonNode *only = member (c, "mlp_only_layers");
+  if (only != NULL && !JSON_NODE_HOLDS_ARRAY (only))
+    return field_error (c, error, "mlp_only_layers", "expected an array of layer indices");
+  if (only != NULL && json_array_get_length (json_node_get_array (only)) > 0)
+    return field_error (c, error, "mlp_only_layers",
+                        "only [] is supported (dense layers among MoE layers are not modelled)");
+  return TRUE;
+}
+
 /* Reads every aliased size; applies defaults for the optional ones. */
 static gboolean
 read_sizes (const Ctx *c, ModelArch *arch, GError **error)
@@ -305,11 +355,23 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
     }
   else if (!have[5] && arch->family == MODEL_FAMILY_GPT2)
     arch->intermediate_size = 4 * arch->hidden_size; /* GPT2MLP: n_inner or 4 * n_embd */
-  else if (!have[5])
+  else if (!have[5] && arch->family != MODEL_FAMILY_QWEN3_MOE
+           && arch->family != MODEL_FAMILY_QWEN2_MOE) /* those read moe_intermediate_size */
     return field_error (c, error, "intermediate_size", "missing");
-  if (arch->family == MODEL_FAMILY_MIXTRAL && (!have[8] || !have[9]))
-    return field_error (c, error, have[8] ? "num_experts_per_tok" : "num_local_experts",
-                        "missing (required for mixtral)");
+  if (model_arch_family_moe (arch->family) && (!have[8] || !have[9]))
+    return field_error (c, error, have[8] ? "num_experts_per_tok"
+                                  : arch->family == MODEL_FAMILY_MIXTRAL ? "num_local_experts"
+                                                                         : "num_experts",
+                        arch->family == MODEL_FAMILY_MIXTRAL ? "missing (required for mixtral)"
+                                                             : "missing (required for a MoE family)");
+  if (arch->family == MODEL_FAMILY_QWEN3_MOE || arch->family == MODEL_FAMILY_QWEN2_MOE)
+    {
+      if (!read_qwen_moe (c, arch, error))
+        return FALSE;
+    }
+  else if (arch->family == MODEL_FAMILY_QWEN3 && have[8])
+    return field_error (c, error, "num_experts", "not supported for qwen3 (a dense family; "
+                                                 "use model_type qwen3_moe)");
   if (arch->family == MODEL_FAMILY_BERT && !have[12])
     {
       JsonNode *labels = member (c, "id2label");
@@ -334,8 +396,17 @@ read_flags (const Ctx *c, ModelArch *arch, GError **error)
     return FALSE;
   if (!use_window)
     arch->sliding_window = 0;
-  if (arch->family != MODEL_FAMILY_LLAMA)
+  if (arch->family != MODEL_FAMILY_LLAMA && arch->family != MODEL_FAMILY_QWEN3
+      && arch->family != MODEL_FAMILY_QWEN3_MOE)
     return TRUE;
+  if (arch->family != MODEL_FAMILY_LLAMA)
+    { /* Qwen3Attention: q/k/v/o bias = attention_bias (default false); no mlp_bias */
+      gboolean attn_bias = arch->qkv_bias;
+      if (!lookup_bool (c, "attention_bias", &attn_bias, error))
+        return FALSE;
+      arch->qkv_bias = arch->attn_out_bias = attn_bias;
+      return TRUE;
+    }
   gboolean attn_bias = arch->qkv_bias;
   if (!lookup_bool (c, "attention_bias", &attn_bias, error)
       || !lookup_bool (c, "mlp_bias", &arch->mlp_bias, error))

@@ -18,6 +18,7 @@ typedef struct
 {
   const char *embed, *pos, *type, *embed_norm, *layer, *q, *k, *v, *qkv, *o, *router, *gate,
     *up, *down, *norm1, *norm2, *final_norm, *pooler, *classifier, *head;
+  const char *q_norm, *k_norm, *shared_gate, *shared_up, *shared_down, *shared_expert_gate;
 } Names;
 
 static const Names llama_names = {
@@ -36,6 +37,32 @@ static const Names mixtral_names = {
   .gate = "block_sparse_moe.experts.{e}.w1", .up = "block_sparse_moe.experts.{e}.w3",
   .down = "block_sparse_moe.experts.{e}.w2", .norm1 = "input_layernorm",
   .norm2 = "post_attention_layernorm", .final_norm = "model.norm", .head = "lm_head",
+};
+
+/* Qwen3 (modeling_qwen3.py): llama's names plus self_attn.q_norm / k_norm. */
+static const Names qwen3_names = {
+  .embed = "model.embed_tokens", .pos = "model.embed_positions", .layer = "model.layers.{i}",
+  .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+  .qkv = "self_attn.qkv_proj", .o = "self_attn.o_proj", .router = "mlp.router",
+  .gate = "mlp.gate_proj", .up = "mlp.up_proj", .down = "mlp.down_proj",
+  .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
+  .head = "lm_head", .q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm",
+};
+
+/* Qwen3-MoE / Qwen2-MoE sparse blocks (modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock,
+ * modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock): router mlp.gate, experts
+ * mlp.experts.{e}.{gate,up,down}_proj, qwen2_moe's mlp.shared_expert.* and
+ * mlp.shared_expert_gate (checkpoint names). */
+static const Names qwen_moe_names = {
+  .embed = "model.embed_tokens", .pos = "model.embed_positions", .layer = "model.layers.{i}",
+  .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+  .qkv = "self_attn.qkv_proj", .o = "self_attn.o_proj", .router = "mlp.gate",
+  .gate = "mlp.experts.{e}.gate_proj", .up = "mlp.experts.{e}.up_proj",
+  .down = "mlp.experts.{e}.down_proj", .norm1 = "input_layernorm",
+  .norm2 = "post_attention_layernorm", .final_norm = "model.norm", .head = "lm_head",
+  .q_norm = "self_attn.q_norm", .k_norm = "self_attn.k_norm",
+  .shared_gate = "mlp.shared_expert.gate_proj", .shared_up = "mlp.shared_expert.up_proj",
+  .shared_down = "mlp.shared_expert.down_proj", .shared_expert_gate = "mlp.shared_expert_gate",
 };
 
 static const Names gpt2_names = {
@@ -74,6 +101,9 @@ names_of (ModelFamily f)
     case MODEL_FAMILY_GPT2: return &gpt2_names;
     case MODEL_FAMILY_BERT: return &bert_names;
     case MODEL_FAMILY_MPT: return &mpt_names;
+    case MODEL_FAMILY_QWEN3: return &qwen3_names;
+    case MODEL_FAMILY_QWEN3_MOE:
+    case MODEL_FAMILY_QWEN2_MOE: return &qwen_moe_names;
     default: return &llama_names;
     }
 }
@@ -167,7 +197,8 @@ proj_features (const ModelInventory *inv, const ModelTensor *t, guint64 *in, gui
 static gboolean
 same_group (const ModelTensor *a, const ModelTensor *b)
 {
-  return a->role == MODEL_TENSOR_MLP_GATE && b->role == MODEL_TENSOR_MLP_UP;
+  return (a->role == MODEL_TENSOR_MLP_GATE && b->role == MODEL_TENSOR_MLP_UP)
+         || (a->role == MODEL_TENSOR_SHARED_GATE && b->role == MODEL_TENSOR_SHARED_UP);
 }
 
 static gboolean
@@ -300,6 +331,19 @@ add_layer (Builder *b)
         add (b, n->gate, TRUE, "bias", MODEL_TENSOR_MLP_GATE, TRUE, 1, i, 1, E);
       add (b, n->up, TRUE, "bias", MODEL_TENSOR_MLP_UP, TRUE, 1, i, 1, E);
       add (b, n->down, TRUE, "bias", MODEL_TENSOR_MLP_DOWN, TRUE, 1, h, 1, E);
+    }
+  if (a->shared_expert_size > 0) /* Qwen2MoeMLP(shared_expert_intermediate_size), no biases */
+    {
+      add_proj (b, n->shared_gate, MODEL_TENSOR_SHARED_GATE, h, a->shared_expert_size, 1);
+      add_proj (b, n->shared_up, MODEL_TENSOR_SHARED_UP, h, a->shared_expert_size, 1);
+      add_proj (b, n->shared_down, MODEL_TENSOR_SHARED_DOWN, a->shared_expert_size, h, 1);
+      if (a->shared_expert_gate) /* nn.Linear(h, 1, bias=False) */
+        add_proj (b, n->shared_expert_gate, MODEL_TENSOR_SHARED_EXPERT_GATE, h, 1, 1);
+    }
+  if (a->qk_norm) /* Qwen3RMSNorm(head_dim): weight only */
+    {
+      add (b, n->q_norm, TRUE, "weight", MODEL_TENSOR_QK_NORM, FALSE, 1, a->head_dim, 1, 1);
+      add (b, n->k_norm, TRUE, "weight", MODEL_TENSOR_QK_NORM, FALSE, 1, a->head_dim, 1, 1);
     }
   add_norm (b, n->norm1, TRUE, FALSE);
   add_norm (b, n->norm2, TRUE, FALSE);
@@ -725,7 +769,8 @@ model_inventory_layer_linears (const ModelInventory *inv)
         .tokens_per_token = is_expert (inv, t) ? k : 1.0,
         .targeted = t->lora_target,
         .attention = t->role <= MODEL_TENSOR_ATTN_OUT,
-        .reads_inner = t->role == MODEL_TENSOR_ATTN_OUT || t->role == MODEL_TENSOR_MLP_DOWN,
+        .reads_inner = t->role == MODEL_TENSOR_ATTN_OUT || t->role == MODEL_TENSOR_MLP_DOWN
+                       || t->role == MODEL_TENSOR_SHARED_DOWN,
         .kv = t->role == MODEL_TENSOR_K || t->role == MODEL_TENSOR_V,
       };
       /* A group (SwiGLU gate + up) is one ModelLinear of their summed count. */

@@ -29,8 +29,11 @@
  * bert's embedding LayerNorm), the layer template, root tensors after the layers (final
  * norm, pooler, classifier, LM head). Inside the layer: q, k, v (or the fused qkv), o;
  * their biases; the router; the MLP weights (gate, up, down / fc, proj); their biases; the
- * norm weights; the norm biases; then the LoRA adapters, A of each projection of a group
- * and then their B (groups: q, k, v, qkv, o, router, {gate, up} or fc, down); then the
+ * shared expert (gate, up, down) and its gate (qwen2_moe); the
+ * norm weights (qwen3: q_norm, k_norm, then the two layer norms); the norm biases; then the
+ * LoRA adapters, A of each projection of a group
+ * and then their B (groups: q, k, v, qkv, o, router, {gate, up} or fc, down, {shared gate, shared up},
+ * shared down, shared expert gate); then the
  * quantization constants of the NF4 weights, in weight order (each weight's absmax, then
  * under double quantization its absmax2).
  *
@@ -79,8 +82,13 @@ typedef enum
   MODEL_TENSOR_MLP_GATE,       /* SwiGLU gate (count n_experts for MoE: an expert's w1) */
   MODEL_TENSOR_MLP_UP,         /* SwiGLU up / GELU fc (MoE: w3; GELU: c_fc, up_proj) */
   MODEL_TENSOR_MLP_DOWN,       /* SwiGLU down / GELU proj (MoE: w2) */
-  MODEL_TENSOR_ROUTER,         /* MoE router n_experts × h (block_sparse_moe.gate) */
+  MODEL_TENSOR_SHARED_GATE,    /* qwen2_moe shared expert gate_proj s × h (always active) */
+  MODEL_TENSOR_SHARED_UP,      /* qwen2_moe shared expert up_proj s × h */
+  MODEL_TENSOR_SHARED_DOWN,    /* qwen2_moe shared expert down_proj h × s */
+  MODEL_TENSOR_SHARED_EXPERT_GATE, /* qwen2_moe shared_expert_gate 1 × h (sigmoid scale) */
+  MODEL_TENSOR_ROUTER,         /* MoE router n_experts × h (block_sparse_moe.gate, mlp.gate) */
   MODEL_TENSOR_NORM,           /* RMSNorm / LayerNorm weight or bias */
+  MODEL_TENSOR_QK_NORM,        /* qwen3 q_norm / k_norm RMSNorm weight (head_dim) */
   MODEL_TENSOR_POOLER,         /* bert pooler dense h × h */
   MODEL_TENSOR_CLASSIFIER,     /* bert sequence-classification head n_labels × h */
   MODEL_TENSOR_HEAD,           /* untied LM head V × h */

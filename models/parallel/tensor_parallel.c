@@ -106,10 +106,13 @@ proj_style (const ModelInventory *inv, const ModelTensor *t, gint *dim)
     case MODEL_TENSOR_QKV:
     case MODEL_TENSOR_MLP_GATE:
     case MODEL_TENSOR_MLP_UP:
+    case MODEL_TENSOR_SHARED_GATE: /* qwen2_moe shared expert: a dense SwiGLU MLP */
+    case MODEL_TENSOR_SHARED_UP:
       *dim = t->is_bias || !conv1d ? 0 : 1;
       return MODEL_TP_COLUMN;
     case MODEL_TENSOR_ATTN_OUT:
     case MODEL_TENSOR_MLP_DOWN:
+    case MODEL_TENSOR_SHARED_DOWN:
       if (t->is_bias)
         break; /* added after the reduction: whole on every rank */
       *dim = conv1d ? 0 : 1;
@@ -350,7 +353,8 @@ model_tp_sp_grad_numel (const ModelTpLayout *layout, const ModelInventory *inv)
     {
       const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
       const ModelTensor *t = model_inventory_tensor (inv, i);
-      gboolean tagged = t->role == MODEL_TENSOR_NORM
+      /* q_norm / k_norm act on each rank's own heads: partial gradients too */
+      gboolean tagged = t->role == MODEL_TENSOR_NORM || t->role == MODEL_TENSOR_QK_NORM
                         || (t->is_bias && (t->role == MODEL_TENSOR_ATTN_OUT
                                            || t->role == MODEL_TENSOR_MLP_DOWN));
       if (t->trainable && tagged && !x->expert)

@@ -36,7 +36,10 @@ static const struct
   { "mistral-7b-v0.1", 7241732096ULL },
   { "qwen2.5-7b", 7615616512ULL },
   { "llama-3.1-8b", 8030261248ULL },
+  { "qwen3-8b", 8190735360ULL },
   { "llama-2-13b", 13015864320ULL },
+  { "qwen1.5-moe-a2.7b", 14315784192ULL },
+  { "qwen3-30b-a3b", 30532122624ULL },
   { "mixtral-8x7b", 46702792704ULL },
   { "llama-2-70b", 68976648192ULL },
   { "llama-3.1-70b", 70553706496ULL },
@@ -445,6 +448,71 @@ test_mixtral_active (void)
   CU_ASSERT_EQUAL (model_arch_n_params_active (arch), 46702792704ULL - 32ULL * 6 * expert);
 }
 
+/* Qwen MoE active counts (../shared/models/README.md, Qwen's convention: embedding and head
+ * included): every non-expert tensor, the router and shared expert whole, top-k experts.
+ * qwen3-30b-a3b: 30,532,122,624 − 48·(128 − 8)·3·2048·768 = 3,353,032,704.
+ * qwen1.5-moe-a2.7b: 14,315,784,192 − 24·(60 − 4)·3·2048·1408 = 2,689,173,504.
+ * The new tensors carry their roles: q/k norm 2·128 per layer (qwen3), shared expert
+ * 3·2048·5632 and its gate 2048 per layer (qwen2_moe), router h·E. */
+static void
+test_qwen_moe_active (void)
+{
+  g_autoptr (ModelArch) q3 = load_shipped ("qwen3-30b-a3b");
+  g_autoptr (ModelArch) q2 = load_shipped ("qwen1.5-moe-a2.7b");
+  g_autoptr (ModelArch) q8 = load_shipped ("qwen3-8b");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q8);
+  CU_ASSERT_EQUAL (model_arch_n_params_active (q3), 3353032704ULL);
+  CU_ASSERT_EQUAL (model_arch_n_params_active (q2), 2689173504ULL);
+  CU_ASSERT_EQUAL (model_arch_n_params_active (q8), 8190735360ULL);
+  CU_ASSERT_EQUAL (model_arch_n_params_expert (q3), 3ULL * 2048 * 768);
+  g_autoptr (ModelInventory) i8 = model_inventory_new (q8, NULL, NULL);
+  g_autoptr (ModelInventory) i3 = model_inventory_new (q3, NULL, NULL);
+  g_autoptr (ModelInventory) i2 = model_inventory_new (q2, NULL, NULL);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i8, MODEL_INVENTORY_LAYER, MODEL_TENSOR_QK_NORM), 256);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i3, MODEL_INVENTORY_LAYER, MODEL_TENSOR_QK_NORM), 256);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i3, MODEL_INVENTORY_LAYER, MODEL_TENSOR_ROUTER),
+                   2048 * 128);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i3, MODEL_INVENTORY_LAYER, MODEL_TENSOR_SHARED_UP), 0);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i2, MODEL_INVENTORY_LAYER, MODEL_TENSOR_QK_NORM), 0);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i2, MODEL_INVENTORY_LAYER, MODEL_TENSOR_ROUTER),
+                   2048 * 60);
+  guint64 shared = model_inventory_n_role (i2, MODEL_INVENTORY_LAYER, MODEL_TENSOR_SHARED_GATE)
+                   + model_inventory_n_role (i2, MODEL_INVENTORY_LAYER, MODEL_TENSOR_SHARED_UP)
+                   + model_inventory_n_role (i2, MODEL_INVENTORY_LAYER, MODEL_TENSOR_SHARED_DOWN);
+  CU_ASSERT_EQUAL (shared, 3ULL * 2048 * 5632);
+  CU_ASSERT_EQUAL (model_inventory_n_role (i2, MODEL_INVENTORY_LAYER,
+                                           MODEL_TENSOR_SHARED_EXPERT_GATE), 2048);
+}
+
+/* Dense layers among qwen MoE layers (decoder_sparse_step ≠ 1, mlp_only_layers) and a
+ * missing moe_intermediate_size are refused, naming the key. */
+static void
+test_qwen_moe_unsupported (void)
+{
+  const char *base = "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, "
+                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                     "\"vocab_size\": 100, \"num_experts\": 4, \"num_experts_per_tok\": 2";
+  const struct { const char *tail, *key; } bad[] = {
+    { ", \"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2}", "decoder_sparse_step" },
+    { ", \"moe_intermediate_size\": 32, \"mlp_only_layers\": [0]}", "mlp_only_layers" },
+    { "}", "moe_intermediate_size" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *json = g_strconcat (base, bad[i].tail, NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelArch) arch = load_text (json, &error);
+      CU_ASSERT_PTR_NULL (arch);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (error);
+      CU_ASSERT_PTR_NOT_NULL (strstr (error->message, bad[i].key));
+    }
+  g_autofree char *ok = g_strconcat (base, ", \"moe_intermediate_size\": 32}", NULL);
+  g_autoptr (ModelArch) arch = load_text (ok, NULL);
+  CU_ASSERT_PTR_NOT_NULL (arch);
+}
+
 /* Copy is deep (own name) and free(NULL) is a no-op. */
 static void
 test_copy_free (void)
@@ -550,6 +618,8 @@ static const StepsimTest tests[] = {
   { "validate rejects kv heads not dividing heads", test_validate_kv_heads },
   { "validate_key names the failing fields", test_validate_key },
   { "mixtral active parameters", test_mixtral_active },
+  { "qwen3 / qwen MoE active parameters and tensor roles", test_qwen_moe_active },
+  { "qwen MoE dense layers and missing keys are refused", test_qwen_moe_unsupported },
   { "copy and free", test_copy_free },
   { "bert-large-uncased: 335,143,938 parameters", test_bert_large_count },
   { "bert num_labels from id2label", test_bert_num_labels },
