@@ -124,6 +124,12 @@ check "OOM /summary: device_used and peak_reserved at most the capacity, need_de
      && v["need_device"] > v["capacity"] && v["shortfall"] == v["lifetime_device_used"] - v["capacity"] && v["oom_category"] != "") }' s2sum.tsv
 # The printed shortfall and /summary's are one quantity (the whole run's need; padded
 # batches make it exceed the steady-state need_device).
+# The shipped qwen3_moe LoRA scenario runs and fits; qwen3 and qwen2_moe configs run in it.
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o q3.h5 >q3.out 2>&1
+check "qwen3-30b-a3b LoRA on one DGX H100 runs and fits" grep -q "FITS" q3.out
+for m in qwen3-8b qwen1.5-moe-a2.7b; do
+  check "$m runs" "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o qm.h5 --set model.hf_config=$m
+done
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" -o pad.h5 --set training.padding=longest >pad.out 2>/dev/null
 "$STEPSIM" export pad.h5 /summary >padsum.tsv 2>/dev/null
 check "OOM: the printed shortfall is /summary's shortfall" \
