@@ -125,6 +125,16 @@ ew (ModelGraph *g, const char *kernel, double bytes)
   model_graph_op_kernel (g, &k);
 }
 
+/* The last op launches a memory-bound kernel of `bytes` B whose backward moves `bwd`
+ * times as many (graph.h bwd_factor; the per-op sources are at the call sites). */
+static void
+ew_bwd (ModelGraph *g, const char *kernel, double bytes, double bwd)
+{
+  ModelOp k = cost_elementwise_op (kernel, bytes);
+  k.bwd_factor = bwd;
+  model_graph_op_kernel (g, &k);
+}
+
 /* An op that writes in place (rotary on q and k): a 0-B tensor stands for its output. */
 static guint
 scratch (ModelGraph *g)
@@ -252,7 +262,12 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   op1 (g, "softmax", p, masked, p, NO);
   frees (g, s, NO, NO);
   model_graph_op_core (g);
-  ew (g, "softmax", 2 * d->e * scores);
+  /* backward reads the output and its gradient, writes the input's: 1.5× (PyTorch
+   * _softmax_backward_data, derivatives.yaml `_softmax: self: _softmax_backward_data(grad,
+   * result, …)`; Megatron's fused scale_mask_softmax backward likewise reads
+   * softmax_results and output_grads and writes in place, megatron/fused_kernels/
+   * scaled_masked_softmax.h scaled_masked_softmax_warp_backward) */
+  ew_bwd (g, "softmax", 2 * d->e * scores, 1.5);
   guint av_in = p, last = p;
   if (d->drop > 0)
     {
@@ -264,7 +279,10 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
       writes (g, mask, NO, NO);
       frees (g, p, NO, NO);
       model_graph_op_core (g);
-      ew (g, "attn_dropout", 2 * d->e * scores + scores);
+      /* backward grad·mask·scale: reads the gradient and the 1-byte mask, writes one:
+       * what the forward moved, 1× (native_dropout_backward, derivatives.yaml
+       * `native_dropout: input: native_dropout_backward(grad, result1, scale)`) */
+      ew_bwd (g, "attn_dropout", 2 * d->e * scores + scores, 1.0);
       av_in = last = pd;
     }
   if (d->autocast)
@@ -352,7 +370,10 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const
   guint act = t_new (g, "mlp_act", ei, MODEL_TENSOR_POINTWISE, -1);
   op1 (g, "gelu", act, fc, NO, NO);
   frees (g, fc, NO, NO);
-  ew (g, "mlp_act", 2 * ei);
+  /* backward reads the gradient and the saved input, writes one: 1.5× (gelu_backward,
+   * derivatives.yaml `gelu: self: gelu_backward(grad, self, approximate)`; Megatron's
+   * bias_gelu_back, megatron/model/fused_bias_gelu.py, reads g, bias, y, writes ff) */
+  ew_bwd (g, "mlp_act", 2 * ei, 1.5);
   return act;
 }
 
@@ -417,15 +438,23 @@ residual (ModelGraph *g, const Dims *d, guint res, guint branch, const char *dro
       op1 (g, drop_name, dropped, m, NO, NO);
       writes (g, m, NO, NO);
       frees (g, branch, NO, NO);
-      if (!d->compile) /* native_dropout: read, write, write the mask */
-        ew (g, drop_name, 2 * d->e * Th + Th);
+      /* native_dropout: read, write, write the mask; its backward reads the gradient and
+       * the mask, writes one: 1× (native_dropout_backward, derivatives.yaml) */
+      if (!d->compile)
+        ew_bwd (g, drop_name, 2 * d->e * Th + Th, 1.0);
       branch = dropped;
     }
   guint sum = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);
   op1 (g, name, sum, NO, NO, NO);
   frees (g, res, branch, NO);
-  /* read both, write the sum; compiled, the dropout is fused in (+ its mask) */
-  ew (g, name, 3 * d->e * Th + (d->compile ? d->drop * Th : 0));
+  /* read both, write the sum; compiled, the dropout is fused in (+ its mask). Its
+   * backward: add's gradient is the identity for both inputs (derivatives.yaml `add.Tensor:
+   * self: handle_r_to_c(self, grad), other: maybe_multiply(grad, alpha)`), no kernel; the
+   * kernel it costs is autograd's accumulation where the residual stream forks (the norm
+   * and this add both read `res`: InputBuffer::accumulate adds the two gradients), read
+   * two, write one: 1× eager. Compiled, the fused dropout's backward (reads the gradient
+   * and the mask, writes one) comes on top: left at the default 2× (≈ 1.6× real). */
+  ew_bwd (g, name, 3 * d->e * Th + (d->compile ? d->drop * Th : 0), d->compile ? 0 : 1.0);
   return sum;
 }
 
