@@ -20,8 +20,9 @@
  *   GEMM        e·(input) + w·(weights incl. bias) + e·(output); backward = 2× forward,
  *               since dX reads dY and W and writes dX, dW reads X and dY and writes dW
  *               (gradients in the weight dtype).
- *   element-wise read + write of each operand; backward 2× forward (reads the saved input
- *               and the incoming gradient, writes the outgoing one; softmax bwd reads P, dP).
+ *   element-wise read + write of each operand; backward 2× forward by default, or the op's
+ *               own bwd_factor from what its backward kernel moves (graph_layer.c): dropout
+ *               and the residual add 1×, softmax and GELU 1.5× (read two, write one).
  *   flash       q, k, v read + o written; backward reads q, k, v, o, dO, writes dq, dk, dv
  *               (2× forward) + logsumexp and delta (2 × 4·b·a·s). The fp32 dq accumulator's
  *               repeated traffic is assumed to stay in L2.

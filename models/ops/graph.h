@@ -61,7 +61,9 @@ typedef struct
   double bwd_factor;    /* its backward's FLOPs and bytes as a multiple of its own, when not
                          * the default (0: 2×, FlashAttention 2.5× FLOPs): 1 for a GEMM with
                          * LoRA's frozen weights (input gradient only) and QLoRA's
-                         * dequantization (redone once); 0.4 for LoRA's scale-and-add */
+                         * dequantization (redone once); 0.4 for LoRA's scale-and-add;
+                         * 1 for dropout and the residual add, 1.5 for softmax and GELU
+                         * (graph_layer.c) */
   HwKernelShape shape;  /* for the kernel model (hardware/kernel.h): a GEMM's m×n (inner k)
                          * × batch, flash attention's sequence, head dim and mask; PLAIN
                          * for element-wise ops */
