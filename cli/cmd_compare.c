@@ -193,6 +193,11 @@ cli_cmd_compare (int argc, char **argv)
       rc |= !rows[i].ok;
       any_per_token |= i > 0 && rows[i].ok && rows[0].ok && per_token (&rows[i], &rows[0]);
     }
+  /* The table is the answer on stdout; what failed is also an error on stderr, as every
+   * other command reports it, so a script that keeps only stderr still sees why. */
+  for (guint i = 0; i < n; i++)
+    if (!rows[i].ok)
+      cli_error (rows[i].error);
   if (any_per_token)
     printf ("%%/tok: the variation trains a different number of tokens in a step (global "
             "batch or sequence); its time change is of the time per token\n");

@@ -581,8 +581,10 @@ check "compare: a variation changing the tokens in a step shows its time change 
 "$STEPSIM" compare "$s1" training.micro_batch=1 >cmpsame.out 2>&1
 check "compare: no memory change reads 0 B, unsigned" \
   awk '/^training.micro_batch=1 / { if ($4 == "0" && $5 == "B") ok = 1 } END { exit !ok }' cmpsame.out
-"$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>&1; rc=$?
+"$STEPSIM" compare "$s1" training.nope=1 >/dev/null 2>cmpnope.err; rc=$?
 [ $rc -eq 1 ] && ok "compare: a failing variation exits 1" || bad "compare: a failing variation exits 1 (got $rc)"
+check "compare: a failing variation's error is on stderr too, naming group and key" \
+  grep -q "stepsim: .*training.nope=1.*group \[training\], key 'nope'" cmpnope.err
 
 # --- fit: what the answer says beside the number ---
 gpt2="$srcdir/scenarios/gpt2-small-eager-rtx4090.ini"
