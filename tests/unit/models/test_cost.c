@@ -475,6 +475,32 @@ test_gqa_activations (void)
         }
 }
 
+/* Point-wise backward bytes are what each backward kernel moves, per op (graph_layer.c):
+ *   softmax:  _softmax_backward_data reads y and dy, writes dx: 3 tensors against the
+ *             forward's 2 (read x, write y) → 1.5×;
+ *   GeLU:     gelu_backward reads dy and the saved x, writes dx: 3 against 2 → 1.5×;
+ *   dropout:  native_dropout_backward reads dy and the 1-byte mask, writes dx: what the
+ *             forward moved (read x, write y, write mask) → 1×.
+ * A GPT layer, eager attention, dropout 0.1, so every one of these ops exists. */
+static void
+test_pointwise_backward_bytes (void)
+{
+  ModelArch arch = gpt_like (64, 4, 2, 512);
+  ModelCostParams p = params (2, 16, FALSE, 0.1);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  const struct { const char *op; double k; } want[] = {
+    { "softmax", 1.5 }, { "mlp_act", 1.5 }, { "attn_dropout", 1.0 },
+    { "resid_dropout1", 1.0 }, { "resid_dropout2", 1.0 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      const ModelOp *f = find_op (&c.fwd, want[i].op), *b = find_op (&c.bwd, want[i].op);
+      CU_ASSERT_FATAL (f != NULL && b != NULL);
+      CU_ASSERT (f->bytes > 0);
+      STEPSIM_ASSERT_REL (b->bytes, want[i].k * f->bytes, 1e-12);
+    }
+}
+
 static const StepsimTest tests[] = {
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
   { "tiny qkv bytes", test_tiny_qkv_bytes },
@@ -496,6 +522,7 @@ static const StepsimTest tests[] = {
   { "pass sums", test_pass_sums },
   { "bert classification head is tiny", test_bert_head },
   { "bert embedding: token types and LayerNorm", test_bert_embedding },
+  { "point-wise backward bytes per op", test_pointwise_backward_bytes },
 };
 
 int
