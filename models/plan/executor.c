@@ -147,15 +147,33 @@ collective_orbits (ModelExecutor *e)
         gint c = model_plan_task (e->plan, id)->collective;
         if (c < 0 || e->orbit[id] != G_MAXUINT)
           continue;
-        for (guint k = first[c]; k < first[c + 1]; k++)
+        if (model_plan_n_built (e->plan) < model_plan_n_ranks (e->plan))
           {
-            guint rt = rep_task (e, members[k]);
-            if (e->orbit[rt] == G_MAXUINT)
+            /* Built for the representatives (rank_classes.h model_rank_classes_plan): every
+             * rank's list is its representative's, so member m's task in c sits at id's
+             * position of its list, and that task of rank m mod period stands for it. */
+            const ModelCollective *col = model_plan_collective (e->plan, (guint) c);
+            for (guint k = 0; k < col->n_ranks; k++)
               {
-                e->orbit[rt] = (guint) c;
-                e->orbit_need[c]++;
+                guint q = col->ranks[k] % e->period;
+                guint rt = e->rank_order[e->rank_first[q] + e->task_pos[id]];
+                if (e->orbit[rt] == G_MAXUINT)
+                  {
+                    e->orbit[rt] = (guint) c;
+                    e->orbit_need[c]++;
+                  }
               }
           }
+        else
+          for (guint k = first[c]; k < first[c + 1]; k++)
+            {
+              guint rt = rep_task (e, members[k]);
+              if (e->orbit[rt] == G_MAXUINT)
+                {
+                  e->orbit[rt] = (guint) c;
+                  e->orbit_need[c]++;
+                }
+            }
         g_assert (e->orbit[id] == (guint) c);
       }
 }
@@ -198,6 +216,8 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   guint n_ranks = model_plan_n_ranks (plan), n = model_plan_n_tasks (plan);
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) >= n_ranks, NULL);
   g_return_val_if_fail (period >= 1 && n_ranks % period == 0, NULL);
+  g_return_val_if_fail (model_plan_n_built (plan) == n_ranks || model_plan_n_built (plan) == period,
+                        NULL);
   ModelExecutor *e = g_new0 (ModelExecutor, 1);
   *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger,
                         .rec = rec, .period = period };

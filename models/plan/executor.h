@@ -37,8 +37,9 @@ void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
  * for its representative's; one collective instance runs per orbit of instances, and host
  * effects count once per rank of the class on the node. The cluster must fold with the
  * same period (hw_cluster_set_period). Per-rank queries (rank_end, exposed_comm, kind_time,
- * task_time) answer for any rank from its representative. period = the rank count is
- * model_executor_new(). */
+ * task_time) answer for any rank from its representative. The plan holds every rank's
+ * tasks, or only the representatives' (model_plan_n_built = period: rank_classes.h
+ * model_rank_classes_plan). period = the rank count is model_executor_new(). */
 ModelExecutor *model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster,
                                            SimEngine *engine, ModelLedger *ledger,
                                            SimRecorder *rec, guint period);

@@ -184,7 +184,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
 
 static ModelPlan *
 plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
-            double paged_spill, GError **error)
+            double paged_spill, guint n_built, GError **error)
 {
   ModelParallel single;
   if (par == NULL)
@@ -195,6 +195,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   if (!model_plan_validate (arch, stack, par, error))
     return NULL;
   ModelPlan *p = plan_alloc (arch, stack, par);
+  p->n_built = n_built == 0 ? p->n_ranks : n_built;
+  g_assert (p->n_ranks % p->n_built == 0);
   p->paged_spill = paged_spill;
   plan_initial_state (p);
   PlanCosts pc;
@@ -208,7 +210,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
                                                                  * shared by its tp·cp·pp ranks */
   plan_pp_fractions (p, &pc);
   double recompute = 0; /* Σ over ranks of recompute FLOPs (ranks differ under pp) */
-  for (guint r = 0; r < p->n_ranks; r++)
+  for (guint r = 0; r < p->n_built; r++)
     {
       for (guint c = 0; c < MODEL_N_MEM; c++)
         {
@@ -231,7 +233,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
       recompute += p->hardware_flops;
     }
   if (p->pp.pp > 1)
-    p->hardware_flops = recompute / p->n_ranks;
+    p->hardware_flops = recompute / p->n_built;
   p->hardware_flops += p->model_flops;
   return p;
 }
@@ -241,7 +243,21 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
                 GError **error)
 {
   g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
-  return plan_build (arch, stack, par, 0, error);
+  return plan_build (arch, stack, par, 0, 0, error);
+}
+
+ModelPlan *
+model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
+                                const ModelParallel *par, double paged_spill, guint n_built,
+                                GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
+  g_return_val_if_fail (paged_spill >= 0, NULL);
+  g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
+  guint n = par != NULL ? MAX (par->degree, 1) : 1;
+  g_return_val_if_fail (n_built >= 1 && n % n_built == 0, NULL);
+  g_return_val_if_fail (n_built == n || par->pp <= 1, NULL);
+  return plan_build (arch, stack, par, paged_spill, n_built, error);
 }
 
 ModelPlan *
@@ -251,7 +267,7 @@ model_plan_new_paged (const ModelArch *arch, const ModelStack *stack, const Mode
   g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
   g_return_val_if_fail (paged_spill >= 0, NULL);
   g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
-  return plan_build (arch, stack, par, paged_spill, error);
+  return plan_build (arch, stack, par, paged_spill, 0, error);
 }
 
 void
@@ -310,6 +326,13 @@ model_plan_n_ranks (const ModelPlan *plan)
 }
 
 guint
+model_plan_n_built (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  return plan->n_built;
+}
+
+guint
 model_plan_n_tasks (const ModelPlan *plan)
 {
   return plan->tasks->len;
@@ -361,6 +384,7 @@ model_plan_creation_task (const ModelPlan *plan, guint rank, ModelMemCategory ca
 {
   g_return_val_if_fail (plan != NULL && rank < plan->n_ranks && category < MODEL_N_MEM,
                         G_MAXUINT);
+  rank %= plan->n_built;
   return g_array_index (plan->creation_tasks, guint, rank * MODEL_N_MEM + category);
 }
 
@@ -375,6 +399,7 @@ guint
 model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category)
 {
   g_return_val_if_fail (rank < plan->n_ranks && category < MODEL_N_MEM, 0);
+  rank %= plan->n_built;
   return g_array_index (plan->initial_handles, guint, rank * MODEL_N_MEM + category);
 }
 
@@ -396,7 +421,7 @@ double
 model_plan_state_bytes (const ModelPlan *plan, guint rank)
 {
   g_return_val_if_fail (rank < plan->n_ranks, 0);
-  return plan->state_bytes[rank];
+  return plan->state_bytes[rank % plan->n_built];
 }
 
 double

@@ -123,6 +123,9 @@ typedef struct
   double bytes;        /* nccl-tests size convention (hardware/collective.h) */
   const guint *ranks;  /* owned by the plan */
   guint n_ranks;
+  guint dims;          /* the mesh group's dimensions (MODEL_MESH_BIT set, mesh.h) whose
+                        * members these are, in model_mesh_group's order; 0: a pair that is
+                        * no mesh group (pipeline P2P) */
 } ModelCollective;
 
 typedef struct _ModelPlan ModelPlan;
@@ -147,6 +150,15 @@ ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
  * NULL). */
 ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
                                  const ModelParallel *par, double paged_spill, GError **error);
+/* As model_plan_new_paged(), with the tasks of ranks 0 … n_built − 1 only: the plan of a
+ * run whose rank classes (rank_classes.h) have period n_built, each rank r ≥ n_built standing
+ * for r mod n_built. Collective instances keep their whole member lists; per-rank queries
+ * (initial handles, creation tasks, state bytes) of a rank r answer for r mod n_built.
+ * n_built must divide the rank count; n_built < the rank count needs pp = 1, whose plans
+ * depend on the rank only through its collective groups (rank_classes.h). API misuse: NULL. */
+ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
+                                           const ModelParallel *par, double paged_spill,
+                                           guint n_built, GError **error);
 void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
 
 const ModelArch *model_plan_arch (const ModelPlan *plan);
@@ -155,6 +167,9 @@ const ModelParallel *model_plan_parallel (const ModelPlan *plan);
 guint model_plan_n_collectives (const ModelPlan *plan);
 const ModelCollective *model_plan_collective (const ModelPlan *plan, guint index);
 guint model_plan_n_ranks (const ModelPlan *plan);
+/* Ranks whose tasks the plan holds (model_plan_new_representatives); the rank count for
+ * model_plan_new() and model_plan_new_paged(). */
+guint model_plan_n_built (const ModelPlan *plan);
 guint model_plan_n_tasks (const ModelPlan *plan);
 const ModelTask *model_plan_task (const ModelPlan *plan, guint id);
 const ModelKernel *model_plan_kernel (const ModelPlan *plan, guint index);

@@ -12,6 +12,7 @@
 
 #include <string.h>
 #include "hardware/collective.h"
+#include "models/parallel/mesh.h"
 
 typedef struct
 {
@@ -287,6 +288,8 @@ model_rank_classes_period (const ModelPlan *plan, const HwCluster *cluster)
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, n);
   if (n == 1)
     return 1;
+  if (model_plan_n_built (plan) < n) /* built for its representatives: proven then */
+    return model_plan_n_built (plan);
   Index x;
   index_build (&x, plan);
   guint period = n;
@@ -299,4 +302,122 @@ model_rank_classes_period (const ModelPlan *plan, const HwCluster *cluster)
       }
   index_clear (&x);
   return period;
+}
+
+/* ---- building the representatives only ------------------------------------------------- */
+
+static int
+guint_cmp (gconstpointer a, gconstpointer b)
+{
+  guint x = *(const guint *) a, y = *(const guint *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Whether the shift by `d` maps every mesh group over `dims` onto a group over `dims`, as
+ * instance_maps() asks of collective instances: a group onto itself (as a set), or onto
+ * another group member by member in model_mesh_group's order. O(ranks · log group). */
+static gboolean
+groups_shift (const ModelMesh *mesh, guint dims, guint d)
+{
+  guint n = model_mesh_size (mesh);
+  g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
+  for (guint r = 0; r < n; r++)
+    {
+      guint k = model_mesh_group (mesh, r, dims, g, NULL);
+      if (g[0] != r) /* each group once, from its first member */
+        continue;
+      for (guint i = 0; i < k; i++)
+        s[i] = (g[i] + d) % n;
+      guint kh = model_mesh_group (mesh, s[0], dims, h, NULL);
+      if (kh != k)
+        return FALSE;
+      if (memcmp (h, s, k * sizeof (guint)) == 0)
+        continue; /* onto another group, in order */
+      qsort (s, k, sizeof (guint), guint_cmp);
+      if (memcmp (g, s, k * sizeof (guint)) != 0) /* model_mesh_group lists in rank order */
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether a plan of one built rank is structural in the sense of rank_classes.h: every
+ * dependency inside the rank, every collective a mesh group. Collects the group dimension
+ * sets its collectives use into `dims` (guint, distinct). */
+static gboolean
+structural (const ModelPlan *plan, GArray *dims)
+{
+  for (guint t = 0; t < model_plan_n_tasks (plan); t++)
+    {
+      const ModelTask *task = model_plan_task (plan, t);
+      for (guint k = 0; k < task->n_deps; k++)
+        if (model_plan_task (plan, model_plan_dep (plan, task->first_dep + k))->rank
+            != task->rank)
+          return FALSE;
+    }
+  for (guint i = 0; i < model_plan_n_collectives (plan); i++)
+    {
+      guint m = model_plan_collective (plan, i)->dims;
+      if (m == 0)
+        return FALSE;
+      gboolean seen = FALSE;
+      for (guint j = 0; j < dims->len && !seen; j++)
+        seen = g_array_index (dims, guint, j) == m;
+      if (!seen)
+        g_array_append_val (dims, m);
+    }
+  return TRUE;
+}
+
+ModelPlan *
+model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
+                         const ModelParallel *par, double paged_spill, const HwCluster *cluster,
+                         guint *period, GError **error)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL && cluster != NULL
+                          && period != NULL, NULL);
+  guint n = MAX (par->degree, 1);
+  g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, NULL);
+  if (n > 1 && par->pp <= 1)
+    {
+      ModelPlan *one = model_plan_new_representatives (arch, stack, par, paged_spill, 1, error);
+      if (one == NULL)
+        return NULL;
+      ModelMesh mesh;
+      model_parallel_mesh (par, &mesh);
+      g_autoptr (GArray) dims = g_array_new (FALSE, FALSE, sizeof (guint));
+      gboolean ok = structural (one, dims);
+      for (guint d = 1; ok && d < n; d++)
+        {
+          if (n % d != 0 || !hw_cluster_shift_invariant (cluster, d))
+            continue;
+          gboolean groups = TRUE;
+          for (guint i = 0; groups && i < dims->len; i++)
+            groups = groups_shift (&mesh, g_array_index (dims, guint, i), d);
+          if (!groups)
+            continue;
+          ModelPlan *reps = d == 1 ? one
+                                   : model_plan_new_representatives (arch, stack, par,
+                                                                     paged_spill, d, error);
+          if (reps == NULL)
+            {
+              model_plan_free (one);
+              return NULL;
+            }
+          if (collectives_invariant (reps, cluster, d))
+            {
+              if (reps != one)
+                model_plan_free (one);
+              *period = d;
+              return reps;
+            }
+          if (reps != one)
+            model_plan_free (reps);
+        }
+      model_plan_free (one);
+    }
+  /* the general path: every rank's plan, compared task by task */
+  ModelPlan *full = model_plan_new_representatives (arch, stack, par, paged_spill, n, error);
+  if (full != NULL)
+    *period = model_rank_classes_period (full, cluster);
+  return full;
 }

@@ -36,3 +36,21 @@ gboolean model_plan_shift_invariant (const ModelPlan *plan, guint d);
  * rank count for which the plan, the cluster and every collective the representatives run
  * are shift-invariant; the rank count when none smaller is. */
 guint model_rank_classes_period (const ModelPlan *plan, const HwCluster *cluster);
+
+/* The plan of one step for replaying on `cluster` by rank classes, and its period
+ * (`*period`), built for the representatives only where that is provable without the
+ * other ranks' tasks: without pipeline stages (pp = 1) the plan builder's output depends
+ * on a rank only through the mesh groups its collectives run on (plan_comm.c names them by
+ * the rank's coordinates; no task reads a coordinate otherwise: tp, cp and data-parallel
+ * ranks hold equal shares and run equal kernels), so a shift by d is a symmetry of the plan
+ * when it maps every group the plan uses onto a group (in member order, or onto itself),
+ * and of the run when the cluster and the representatives' collectives are invariant too.
+ * Such a plan (model_plan_new_representatives) holds ranks 0 … d − 1 only: its cost is
+ * that of d ranks, not n (issue 17). One built rank is checked first to hold no dependency
+ * across ranks and no collective outside a mesh group; anything else — pipeline stages,
+ * or no proper period found this way — builds every rank and finds the period by
+ * model_rank_classes_period. Arguments are borrowed; the plan is new (model_plan_free);
+ * NULL + error as model_plan_new_paged(). */
+ModelPlan *model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
+                                    const ModelParallel *par, double paged_spill,
+                                    const HwCluster *cluster, guint *period, GError **error);

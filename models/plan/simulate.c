@@ -226,7 +226,9 @@ fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *
       if (t->rank == 0 && t->offload == MODEL_OFFLOAD_OP_CPU_STEP)
         res->cpu_step_time += model_executor_task_time (exec, i);
     }
-  /* busy seconds summed over ranks → mean fraction of the step */
+  /* busy seconds summed over ranks → mean fraction of the step (a plan built for its
+   * representatives holds one rank of each class, standing for n / n_built) */
+  res->compute_busy *= (double) res->n_ranks / model_plan_n_built (plan);
   res->compute_busy = res->step_time > 0 ? res->compute_busy / res->n_ranks / res->step_time : 0;
   res->tokens_per_step = model_plan_tokens_per_rank (plan) * res->n_ranks;
   res->model_flops = model_plan_model_flops (plan) * res->n_ranks;
@@ -359,6 +361,34 @@ process_add (Process *proc, const ModelPlan *plan, ModelLedger *ledger)
   proc->n_steps++;
 }
 
+/* The cluster `in` describes, on `fluid`, with its stragglers and kernel jitter (`seed`). */
+static HwCluster *
+new_cluster (const ModelSimInput *in, SimFluid *fluid, guint32 seed)
+{
+  HwCluster *cluster = hw_cluster_new_with_fabric (in->node, in->n_nodes, in->fabric, fluid);
+  for (guint i = 0; i < in->n_slowdowns; i++)
+    hw_cluster_set_slowdown (cluster, in->slowdowns[i].rank, in->slowdowns[i].factor);
+  if (in->kernel_jitter > 0)
+    hw_cluster_set_jitter (cluster, in->kernel_jitter, seed);
+  return cluster;
+}
+
+/* The plan of one step of `in` under `stack` with `spill` B of paged optimizer states:
+ * built for its rank classes' representatives where rank_classes.h can prove them without
+ * the other ranks (every rank with all_ranks, or where it cannot). NULL + error as
+ * model_plan_new_paged(). */
+static ModelPlan *
+build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, GError **error)
+{
+  if (in->all_ranks || in->par == NULL || in->par->degree <= 1)
+    return model_plan_new_paged (in->arch, stack, in->par, spill, error);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = new_cluster (in, fluid, in->seed);
+  guint period = 0;
+  return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, &period, error);
+}
+
 /* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
  * `res_out` it also fills memory and time figures. With `proc` the replay is the next step
  * of that process (its first step when it has none yet), and is added to it; without, a
@@ -373,13 +403,9 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   LinkLoad load = { rec, NULL, NULL };
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (in->node, in->n_nodes,
-                                                              in->fabric, fluid);
-  for (guint i = 0; i < in->n_slowdowns; i++)
-    hw_cluster_set_slowdown (cluster, in->slowdowns[i].rank, in->slowdowns[i].factor);
-  if (in->kernel_jitter > 0)
-    hw_cluster_set_jitter (cluster, in->kernel_jitter, seed);
-  /* rank classes (models/plan/rank_classes.h): found once per plan and cluster */
+  g_autoptr (HwCluster) cluster = new_cluster (in, fluid, seed);
+  /* rank classes (models/plan/rank_classes.h): found once per plan and cluster (a plan
+   * built for its representatives carries its period) */
   guint period = period_io != NULL ? *period_io : 0;
   if (period == 0)
     period = in->all_ranks ? n : model_rank_classes_period (plan, cluster);
@@ -482,7 +508,7 @@ page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
   spill = model_plan_paged_round (spill, state);
   if (spill <= 0)
     return g_steal_pointer (&first);
-  return model_plan_new_paged (in->arch, in->stack, in->par, spill, error);
+  return build_plan (in, in->stack, spill, error);
 }
 
 /* ---- padded batches ([training] padding = longest) ------------------------------------------
@@ -524,7 +550,7 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **
   st.grad_accum = 1;
   ModelSimInput one = *in;
   one.stack = &st;
-  g_autoptr (ModelPlan) plan = model_plan_new (in->arch, &st, in->par, error);
+  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, error);
   return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, NULL, error) >= 0;
 }
 
@@ -663,12 +689,14 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   if (!check_dtype (in, error) || !check_attention (in, error))
     return FALSE;
   res->n_ranks = in->par->degree;
-  g_autoptr (ModelPlan) plan = model_plan_new (in->arch, in->stack, in->par, error);
+  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, error);
   if (plan != NULL && model_stack_optimizer_is_paged (in->stack))
     plan = page_states (in, g_steal_pointer (&plan), error);
   if (plan == NULL)
     return FALSE;
-  res->n_tasks = model_plan_n_tasks (plan);
+  /* the step's tasks over all ranks (a plan built for its representatives holds a class's
+   * tasks once) */
+  res->n_tasks = model_plan_n_tasks (plan) / model_plan_n_built (plan) * res->n_ranks;
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   guint period = 0; /* the rank classes' period, found by the first replay */
   for (guint k = 0; k < MAX (in->steps, 1); k++)
