@@ -3,6 +3,9 @@
 
 #include <glib.h>
 #include <locale.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
@@ -58,10 +61,27 @@ static const struct
 
 int main (int argc, char **argv);
 
+/* A simulation allocates and frees many short-lived arrays of a few hundred KiB (a
+ * collective's lowered flows over hundreds of ranks, scratch per phase). glibc's defaults
+ * give the heap's top back to the kernel whenever a free leaves more than 128 KiB there
+ * (M_TRIM_THRESHOLD) and serve requests of 128 KiB or more by mmap (M_MMAP_THRESHOLD), so
+ * each such array cost a brk or munmap, a TLB flush and fresh page faults: 60 % of a 512-GPU
+ * run's time was the kernel's (bench/RESULTS.md). The process keeps what it has allocated
+ * instead (up to its peak, which it reaches anyway) and returns it at exit. */
+static void
+tune_allocator (void)
+{
+#ifdef __GLIBC__
+  mallopt (M_TRIM_THRESHOLD, 512 << 20);
+  mallopt (M_MMAP_THRESHOLD, 64 << 20);
+#endif
+}
+
 int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
+  tune_allocator ();
   cli_interrupt_install (); /* SIGINT/SIGTERM/SIGHUP leave no temporary file behind */
   const char *cmd = argc >= 2 ? argv[1] : "";
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)

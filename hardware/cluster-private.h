@@ -15,3 +15,24 @@ guint64 hw_cluster_take_collective_id (HwCluster *cluster);
  * its tail (hw_cluster_start_kernel_after, hw_kernel_persistent_ctas). */
 void hw_cluster_sm_hold_begin (HwCluster *cluster, guint rank, double fraction, double until);
 void hw_cluster_sm_hold_end (HwCluster *cluster, guint rank, double fraction);
+
+/* `n` doubles, all zero, owned by the cluster and reused by every call: the caller must
+ * leave them zero when done (hw_collective_plan_time's per-resource load and latency, which
+ * it resets entry by entry). Allocating and freeing such arrays per collective made glibc
+ * trim and regrow the heap each time (brk, TLB flushes: 60 % of a 512-GPU run's time). The
+ * pointer is valid until the next call with a larger n. */
+double *hw_cluster_resource_scratch (const HwCluster *cluster, guint n);
+
+/* The memo of collective lowerings (hardware/collective_lower.c, hw_collective_lower):
+ * lowering is a pure function of the cluster's topology and node, fixed for its lifetime,
+ * and of the key below. Keys HwLowerKey* (g_malloc'd with their ranks, owned), values the
+ * lowered plans (GPtrArray* of GArray* of flows, owned). */
+typedef struct
+{
+  guint kind;      /* HwCollectiveKind */
+  guint algorithm; /* HwCollectiveAlgorithm */
+  double bytes;
+  guint n_ranks;
+  guint ranks[]; /* n_ranks members in the collective's order */
+} HwLowerKey;
+GHashTable *hw_cluster_lower_memo (const HwCluster *cluster);

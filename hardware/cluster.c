@@ -16,6 +16,7 @@
 #include "hardware/topology.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Lower clamp of the jitter factor (cluster.h): a kernel never runs more than twice as fast
  * as its model, whatever the draw. */
@@ -37,6 +38,8 @@ struct _HwCluster
   guint64 next_collective_id;
   GHashTable *kernel_memo; /* KernelMemo* (owned key, no value): shaped-kernel efficiencies */
   guint period;            /* rank classes: one simulated rank per r mod period */
+  GArray *resource_scratch; /* double, zero between uses (hw_cluster_resource_scratch) */
+  GHashTable *lower_memo;   /* collective lowerings (hw_cluster_lower_memo) */
 };
 
 /* One memoized hw_kernel_efficiency (node.gpu, dtype, shape): the function is pure and the
@@ -50,6 +53,26 @@ typedef struct
   HwDtype dtype;
   double efficiency;
 } KernelMemo;
+
+static guint
+lower_key_hash (gconstpointer p)
+{
+  const HwLowerKey *k = p;
+  guint h = k->kind * 31u + k->algorithm;
+  h = h * 31u + g_double_hash (&k->bytes);
+  for (guint i = 0; i < k->n_ranks; i++)
+    h = h * 31u + k->ranks[i];
+  return h;
+}
+
+static gboolean
+lower_key_equal (gconstpointer pa, gconstpointer pb)
+{
+  const HwLowerKey *a = pa, *b = pb;
+  return a->kind == b->kind && a->algorithm == b->algorithm && a->bytes == b->bytes
+         && a->n_ranks == b->n_ranks
+         && memcmp (a->ranks, b->ranks, a->n_ranks * sizeof (guint)) == 0;
+}
 
 static guint
 kernel_memo_hash (gconstpointer p)
@@ -146,7 +169,28 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->n_sm_holds = g_new0 (guint, n_ranks);
   c->sm_hold_until = g_new0 (double, n_ranks);
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
+  c->resource_scratch = g_array_new (FALSE, TRUE, sizeof (double));
+  c->lower_memo = g_hash_table_new_full (lower_key_hash, lower_key_equal, g_free,
+                                         (GDestroyNotify) g_ptr_array_unref);
   return c;
+}
+
+/* See cluster-private.h. */
+GHashTable *
+hw_cluster_lower_memo (const HwCluster *cluster)
+{
+  g_return_val_if_fail (cluster != NULL, NULL);
+  return cluster->lower_memo;
+}
+
+/* See cluster-private.h. */
+double *
+hw_cluster_resource_scratch (const HwCluster *cluster, guint n)
+{
+  g_return_val_if_fail (cluster != NULL, NULL);
+  if (cluster->resource_scratch->len < n)
+    g_array_set_size (cluster->resource_scratch, n); /* new elements cleared */
+  return (double *) cluster->resource_scratch->data;
 }
 
 gboolean
@@ -264,6 +308,8 @@ hw_cluster_free (HwCluster *cluster)
   g_free (cluster->n_sm_holds);
   g_free (cluster->sm_hold_until);
   g_hash_table_unref (cluster->kernel_memo);
+  g_array_unref (cluster->resource_scratch);
+  g_hash_table_unref (cluster->lower_memo);
   g_free (cluster);
 }
 

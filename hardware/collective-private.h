@@ -27,7 +27,9 @@ typedef enum
 } HwCollectiveProtocol;
 
 /* Lowers the collective (arguments as hw_collective_start) into a new plan (free with
- * g_ptr_array_unref). One rank or zero bytes give an empty plan. */
+ * g_ptr_array_unref). One rank or zero bytes give an empty plan. Memoized per cluster
+ * (cluster-private.h hw_cluster_lower_memo): each distinct (kind, algorithm, bytes, members) is lowered once,
+ * the caller gets a copy it owns. */
 GPtrArray *hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
                                 HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
                                 double bytes);

@@ -58,6 +58,7 @@
  */
 #include "config.h"
 #include "hardware/collective-private.h"
+#include "hardware/cluster-private.h"
 #include "hardware/topology.h"
 
 #include <math.h>
@@ -515,13 +516,10 @@ lower_best (const HwCluster *c, HwCollectiveKind kind, HwCollectiveAlgorithm alg
   return lower_candidate (c, kind, best_a, best_p, ranks, n, m, bytes, FALSE);
 }
 
-GPtrArray *
-hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
-                     HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
-                     double bytes)
+static GPtrArray *
+lower (const HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgorithm algorithm,
+       const guint *ranks, guint n_ranks, double bytes)
 {
-  if (n_ranks < 2 || bytes <= 0)
-    return new_plan ();
   if (kind == HW_COLLECTIVE_ALL_TO_ALL || kind == HW_COLLECTIVE_SEND_RECV)
     {
       GPtrArray *plan = new_plan ();
@@ -540,4 +538,44 @@ hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
   if (plan == NULL) /* tree or NVLS where they do not apply: the ring, as NCCL falls back */
     plan = lower_best (cluster, kind, HW_ALGORITHM_RING, ranks, n_ranks, bytes);
   return plan;
+}
+
+/* ---- memo ------------------------------------------------------------------------------
+ * A step issues the same collective on the same group over and over (every layer's
+ * all-gather and reduce-scatter, every micro-batch's), and the auto algorithm lowers and
+ * times every candidate each time (hw_collective_plan_time and the lowering were a third of
+ * a 512-GPU run). Each distinct key is lowered once per cluster (cluster-private.h
+ * hw_cluster_lower_memo); callers get a copy, which they may change
+ * (keep_orbit_representatives). */
+
+static GPtrArray *
+plan_copy (const GPtrArray *plan)
+{
+  GPtrArray *copy = g_ptr_array_new_full (plan->len, (GDestroyNotify) g_array_unref);
+  for (guint p = 0; p < plan->len; p++)
+    g_ptr_array_add (copy, g_array_copy (g_ptr_array_index (plan, p)));
+  return copy;
+}
+
+GPtrArray *
+hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
+                     HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                     double bytes)
+{
+  if (n_ranks < 2 || bytes <= 0)
+    return new_plan ();
+  GHashTable *memo = hw_cluster_lower_memo (cluster);
+  HwLowerKey *key = g_malloc (sizeof (HwLowerKey) + n_ranks * sizeof (guint));
+  *key = (HwLowerKey){ .kind = kind, .algorithm = algorithm, .bytes = bytes,
+                       .n_ranks = n_ranks };
+  memcpy (key->ranks, ranks, n_ranks * sizeof (guint));
+  GPtrArray *hit = g_hash_table_lookup (memo, key);
+  if (hit == NULL)
+    {
+      hit = lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+      g_hash_table_insert (memo, key, hit);
+    }
+  else
+    g_free (key);
+  return plan_copy (hit);
 }

@@ -45,7 +45,7 @@ phase_time_alone (const HwCluster *cluster, GArray *flows, double *load, double 
       guint n = hw_topology_route (topo, f->src, f->dst, route, NULL);
       for (guint k = 0; k < n; k++)
         {
-          if (load[route[k]] == 0)
+          if (load[route[k]] == 0 && lat[route[k]] == 0) /* first touch: reset after */
             g_array_append_val (touched, route[k]);
           load[route[k]] += f->bytes;
           lat[route[k]] = MAX (lat[route[k]], f->latency);
@@ -66,8 +66,8 @@ double
 hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan)
 {
   guint n_res = sim_fluid_n_resources (hw_cluster_fluid (cluster));
-  g_autofree double *load = g_new0 (double, n_res);
-  g_autofree double *lat = g_new0 (double, n_res);
+  double *load = hw_cluster_resource_scratch (cluster, 2 * n_res); /* zero; left zero */
+  double *lat = load + n_res;
   double t = 0;
   for (guint p = 0; p < plan->len; p++)
     t += phase_time_alone (cluster, g_ptr_array_index (plan, p), load, lat);

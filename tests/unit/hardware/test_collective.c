@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "hardware/collective-private.h"
 #include "hardware/kernel.h"
 #include "hardware/node_catalog.h"
 #include "tests/testlib.h"
@@ -443,6 +444,58 @@ test_member_checks (void)
  * node at 100 MB the ring. Hierarchical is never AUTO's; with ranks spread unevenly over
  * nodes (3 + 1) it falls back to the ring. Compared by closed form, which
  * test_simulated_equals_closed_form ties to the simulation. */
+/* Lowerings are memoized per cluster (collective-private.h): every key's answer on a cluster
+ * that has already lowered the others equals a fresh cluster's, for keys differing in one
+ * field only (kind, algorithm, bytes, member set, member order), and a caller changing its
+ * copy of a plan does not change the next lowering. */
+static void
+test_lowering_memo (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 2, 1);
+  const guint all[] = { 0, 1, 2, 3, 4, 5, 6, 7 }, other[] = { 0, 4, 1, 5, 2, 6, 3, 7 };
+  const guint half[] = { 0, 1, 2, 3 }, spread[] = { 0, 1, 2, 4 };
+  struct { HwCollectiveKind k; HwCollectiveAlgorithm a; const guint *r; guint n; double s; } keys[] = {
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_AUTO, all, 8, 1e8 },
+    { HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_AUTO, all, 8, 1e8 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_TREE, all, 8, 1e8 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_AUTO, all, 8, 1e6 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_AUTO, half, 4, 1e8 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, other, 8, 1e8 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, all, 8, 1e8 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, spread, 4, 1e8 },
+    { HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, half, 4, 1e8 },
+  };
+  double t[G_N_ELEMENTS (keys)];
+  for (guint round = 0; round < 2; round++)
+    for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+      {
+        Fixture g = fixture_new (&node, 2, 1);
+        double fresh = hw_collective_time_alone (g.cluster, keys[i].k, keys[i].a, keys[i].r,
+                                                 keys[i].n, keys[i].s);
+        fixture_free (&g);
+        t[i] = hw_collective_time_alone (f.cluster, keys[i].k, keys[i].a, keys[i].r, keys[i].n,
+                                         keys[i].s);
+        STEPSIM_ASSERT_REL (t[i], fresh, 0);
+      }
+  /* the keys tell apart what differs (auto picks the tree here, t[0] = t[2]; the ring is
+   * built by node, so member order alone changes nothing: t[5] = t[6]) */
+  CU_ASSERT_TRUE (t[0] != t[1] && t[0] != t[3] && t[0] != t[4] && t[0] != t[6] && t[7] != t[8]);
+  STEPSIM_ASSERT_REL (t[5], t[6], 0);
+  GPtrArray *a = hw_collective_lower (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                      all, 8, 1e8);
+  guint phases = a->len;
+  CU_ASSERT_TRUE (phases > 0);
+  g_ptr_array_set_size (a, 0); /* the caller's copy */
+  g_ptr_array_unref (a);
+  GPtrArray *b = hw_collective_lower (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                      all, 8, 1e8);
+  CU_ASSERT_EQUAL (b->len, phases);
+  g_ptr_array_unref (b);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static void
 test_auto_and_fallback (void)
 {
@@ -670,6 +723,7 @@ static const StepsimTest tests[] = {
   { "one rank or zero bytes complete at once", test_trivial_collectives },
   { "repeated or unknown ranks refused, any order accepted", test_member_checks },
   { "AUTO is the least of ring and tree; uneven falls back", test_auto_and_fallback },
+  { "lowerings memoized per cluster: a fresh cluster's answers", test_lowering_memo },
   { "kind and algorithm names", test_names },
   { "which algorithms NCCL has for which op and node", test_algorithm_applies },
 };
