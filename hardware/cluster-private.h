@@ -25,8 +25,8 @@ double *hw_cluster_resource_scratch (const HwCluster *cluster, guint n);
 
 /* The memo of collective lowerings (hardware/collective_lower.c, hw_collective_lower):
  * lowering is a pure function of the cluster's topology and node, fixed for its lifetime,
- * and of the key below. Keys HwLowerKey* (g_malloc'd with their ranks, owned), values the
- * lowered plans (GPtrArray* of GArray* of flows, owned). */
+ * and of the key below. Keys HwLowerKey* (g_malloc'd with their ranks, owned), values
+ * HwLowerEntry* (g_new, owned with their plan: GPtrArray* of GArray* of flows). */
 typedef struct
 {
   guint kind;      /* HwCollectiveKind */
@@ -35,4 +35,9 @@ typedef struct
   guint n_ranks;
   guint ranks[]; /* n_ranks members in the collective's order */
 } HwLowerKey;
+typedef struct
+{
+  GPtrArray *plan;   /* the lowered plan (owned) */
+  double time_alone; /* hw_collective_plan_time of it on the idle cluster, s */
+} HwLowerEntry;
 GHashTable *hw_cluster_lower_memo (const HwCluster *cluster);

@@ -54,6 +54,14 @@ typedef struct
   double efficiency;
 } KernelMemo;
 
+static void
+lower_entry_free (gpointer p)
+{
+  HwLowerEntry *e = p;
+  g_ptr_array_unref (e->plan);
+  g_free (e);
+}
+
 static guint
 lower_key_hash (gconstpointer p)
 {
@@ -171,7 +179,7 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   c->resource_scratch = g_array_new (FALSE, TRUE, sizeof (double));
   c->lower_memo = g_hash_table_new_full (lower_key_hash, lower_key_equal, g_free,
-                                         (GDestroyNotify) g_ptr_array_unref);
+                                         lower_entry_free);
   return c;
 }
 

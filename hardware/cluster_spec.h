@@ -32,11 +32,12 @@
 #include "hardware/cluster.h"
 
 /* Bounds of a cluster: GPUs per node (the largest NVLink domain built, GB200 NVL72), nodes,
- * and GPUs in all (every rank is simulated, so a run's cost grows with them: 512 GPUs take
- * ~30 s, bench/RESULTS.md). */
+ * and GPUs in all (131,072: the largest clusters users plan; a run replays one rank per
+ * class of equivalent ranks, models/plan/rank_classes.h, and a plan holds at most
+ * MODEL_PLAN_MAX_BUILT_RANKS ranks' tasks, models/plan/plan.h). */
 #define HW_MAX_GPUS_PER_NODE 72
-#define HW_MAX_NODES 1024
-#define HW_MAX_GPUS 4096
+#define HW_MAX_NODES 16384
+#define HW_MAX_GPUS 131072
 
 /* Parses the hardware of `kf` (see above). On success fills *node_out (free its members
  * with hw_node_spec_clear()), *n_nodes_out and *fabric_out and returns TRUE; on failure

@@ -33,6 +33,11 @@ typedef enum
 GPtrArray *hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
                                 HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
                                 double bytes);
+/* As hw_collective_lower, also setting *time_alone (when not NULL) to the plan's
+ * hw_collective_plan_time, memoized with it (0 for an empty plan). */
+GPtrArray *hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
+                                      HwCollectiveAlgorithm algorithm, const guint *ranks,
+                                      guint n_ranks, double bytes, double *time_alone);
 
 /* Closed-form time (s) of `plan` alone on the idle cluster (collective_time.c file comment). */
 double hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan);

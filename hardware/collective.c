@@ -150,12 +150,11 @@ start_phase (Run *run)
  * 1/(1 − h) times longer (overlap slow-downs of 19 % on average, up to 40 %, are measured:
  * Lee et al., arXiv 2507.03114). */
 static void
-hold_gpu (Run *run, const guint *ranks, guint n, guint s)
+hold_gpu (Run *run, const guint *ranks, guint n, guint s, double t)
 {
   const double bound = 1e-6, h_max = 0.9;
   SimFluid *fluid = hw_cluster_fluid (run->cluster);
   const HwTopology *topo = hw_cluster_topology (run->cluster);
-  double t = hw_collective_plan_time (run->cluster, run->plan);
   g_autofree double *sent = g_new0 (double, hw_cluster_n_ranks (run->cluster));
   for (guint p = 0; p < run->plan->len; p++)
     {
@@ -305,14 +304,15 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0);
   Run *run = g_new0 (Run, 1);
   run->cluster = cluster;
-  run->plan = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  double alone = 0; /* its time alone on the idle cluster (hold_gpu's expected end) */
+  run->plan = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &alone);
   run->done = done;
   run->user_data = user_data;
   run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
   run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
   guint s = stabilizer_shift (cluster, ranks, n_ranks, hw_cluster_period (cluster));
   if (run->plan->len > 0)
-    hold_gpu (run, ranks, n_ranks, s);
+    hold_gpu (run, ranks, n_ranks, s, alone);
   if (s < hw_cluster_n_ranks (cluster))
     keep_orbit_representatives (run->plan, s);
   if (run->plan->len == 0)
@@ -332,9 +332,10 @@ hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0.0);
   g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0.0);
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0.0);
+  double t = 0;
   g_autoptr (GPtrArray) plan
-      = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
-  return hw_collective_plan_time (cluster, plan);
+      = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &t);
+  return t;
 }
 
 /* ---- nccl-tests bandwidths -------------------------------------------------------------- */

@@ -558,24 +558,40 @@ plan_copy (const GPtrArray *plan)
 }
 
 GPtrArray *
-hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
-                     HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
-                     double bytes)
+hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
+                           HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                           double bytes, double *time_alone)
 {
   if (n_ranks < 2 || bytes <= 0)
-    return new_plan ();
+    {
+      if (time_alone != NULL)
+        *time_alone = 0;
+      return new_plan ();
+    }
   GHashTable *memo = hw_cluster_lower_memo (cluster);
   HwLowerKey *key = g_malloc (sizeof (HwLowerKey) + n_ranks * sizeof (guint));
   *key = (HwLowerKey){ .kind = kind, .algorithm = algorithm, .bytes = bytes,
                        .n_ranks = n_ranks };
   memcpy (key->ranks, ranks, n_ranks * sizeof (guint));
-  GPtrArray *hit = g_hash_table_lookup (memo, key);
+  HwLowerEntry *hit = g_hash_table_lookup (memo, key);
   if (hit == NULL)
     {
-      hit = lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+      hit = g_new (HwLowerEntry, 1);
+      hit->plan = lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+      hit->time_alone = hw_collective_plan_time (cluster, hit->plan);
       g_hash_table_insert (memo, key, hit);
     }
   else
     g_free (key);
-  return plan_copy (hit);
+  if (time_alone != NULL)
+    *time_alone = hit->time_alone;
+  return plan_copy (hit->plan);
+}
+
+GPtrArray *
+hw_collective_lower (const HwCluster *cluster, HwCollectiveKind kind,
+                     HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                     double bytes)
+{
+  return hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, NULL);
 }

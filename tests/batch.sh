@@ -56,7 +56,7 @@ for args in "micro_batch --max-micro-batch 0" "micro_batch --max-micro-batch -5"
             "micro_batch --max-micro-batch 65537" "seq_len --multiple-of 0" \
             "seq_len --max-seq-len 0" "seq_len --max-seq-len 99999999999" \
             "seq_len --max-seq-len 16777217" "seq_len --max-seq-len 64 --multiple-of 128" \
-            "gpus --max-nodes 0" "gpus --max-gpus-per-node 0" "gpus --max-nodes 1025" "gpus --max-gpus-per-node 73" \
+            "gpus --max-nodes 0" "gpus --max-gpus-per-node 0" "gpus --max-nodes 16385" "gpus --max-gpus-per-node 73" \
             "micro_batch --all" "seq_len --all" "gpus --all" "gpus --allow-finetune" \
             "micro_batch --max-nodes 2" "stack --max-seq-len 4096" "gpus --multiple-of 8"; do
   # shellcheck disable=SC2086

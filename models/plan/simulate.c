@@ -207,7 +207,9 @@ static void
 fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *exec,
            ModelSimResult *res)
 {
-  for (guint r = 0; r < res->n_ranks; r++)
+  /* every rank answers as its class's representative (executor.h): the maxima over ranks
+   * are those over the representatives, each computed once */
+  for (guint r = 0; r < model_executor_period (exec); r++)
     {
       res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
       res->exposed_comm = MAX (res->exposed_comm, model_executor_exposed_comm (exec, r));

@@ -279,15 +279,16 @@ test_strict_values (void)
   g_autofree char *m3 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 0\n", G_KEY_FILE_ERROR,
                                      G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (m3, "group [cluster], key 'nodes': ");
-  /* a node holds at most an NVL72 domain; a run at most 4096 GPUs (each is simulated) */
+  /* a node holds at most an NVL72 domain; a run at most 16384 nodes and 131072 GPUs */
   g_autofree char *mg = parse_error ("[cluster]\ngpu = H100-SXM\ngpus_per_node = 73\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (mg, "group [cluster], key 'gpus_per_node': '73' is outside [1, 72]");
-  g_autofree char *mn = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 513\n",
+  g_autofree char *mn = parse_error ("[cluster]\ngpu = H100-SXM\ngpus_per_node = 72\n"
+                                     "nodes = 1821\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
-  ASSERT_CONTAINS (mn, "group [cluster], key 'nodes': 513 nodes of 8 GPUs is 4104 GPUs");
-  Parsed p = parse_ok ("[cluster]\nnode = DGX-H100\nnodes = 512\n");
-  CU_ASSERT_EQUAL (p.n_nodes, 512);
+  ASSERT_CONTAINS (mn, "group [cluster], key 'nodes': 1821 nodes of 72 GPUs is 131112 GPUs");
+  Parsed p = parse_ok ("[cluster]\nnode = DGX-H100\nnodes = 16384\n");
+  CU_ASSERT_EQUAL (p.n_nodes, 16384);
   hw_node_spec_clear (&p.node);
   g_autofree char *m4 = parse_error ("[cluster]\nnode = DGX-H100\nspine_oversubscription = "
                                      "0.5\n",
