@@ -200,6 +200,11 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 [ $rc -eq 1 ] && ok "missing scenario file: exit 1" || bad "missing scenario file: exit 1 (got $rc)"
 "$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
+# more ranks than a plan holds (pipeline stages build every rank): one message, exit 1, no file
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set cluster.nodes=1024 \
+  -o pp8k.h5 -q >/dev/null 2>pp8k.err; rc=$?
+check "8192 GPUs with pp: exit 1 naming [parallel] pp, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'pp': 8192 GPUs\" pp8k.err && [ \$(wc -l < pp8k.err) -eq 1 ] && [ ! -e pp8k.h5 ]"
 
 # --- input files and --set: never a read without end, a CRITICAL or a silent old value ---
 printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' > ok.ini
