@@ -50,7 +50,7 @@ model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
        * kv_b column-wise by heads, replicates q_a / kv_a and splits o row-wise; the op graph
        * and layout here do not shard those projections yet */
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'tp': tensor parallelism is not modelled for MLA "
+                   "tensor parallelism is not modelled for MLA "
                    "attention (model family %s); use tp = 1",
                    model_arch_family_name (arch->family));
       return FALSE;
