@@ -10,6 +10,8 @@
 #include "models/arch/arch.h"
 #include "models/arch/inventory.h"
 #include "models/ops/cost.h"
+#include "models/parallel/expert_parallel.h"
+#include "models/parallel/tensor_parallel.h"
 #include "tests/testlib.h"
 
 #include <string.h>
@@ -253,6 +255,40 @@ test_layer_flops (void)
     }
 }
 
+/* tp > 1 is refused under MLA (the op graph does not shard its projections yet: Megatron
+ * splits q_b / kv_b by heads, replicates q_a / kv_a, splits o by rows), tp = 1 passes; the
+ * dense first layers' MLP (one copy) is no expert for expert parallelism, the routed
+ * experts (n_experts copies) are. */
+static void
+test_parallel (void)
+{
+  g_autoptr (ModelArch) a = load_shipped ("deepseek-v2-lite");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+  ModelMesh m;
+  model_mesh_init (&m, 8);
+  m.degree[MODEL_MESH_TP] = 2;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (model_tp_check (a, &m, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "MLA"));
+  m.degree[MODEL_MESH_TP] = 1;
+  CU_ASSERT (model_tp_check (a, &m, NULL));
+  g_autoptr (ModelInventory) inv = model_inventory_new (a, NULL, NULL);
+  guint experts = 0, dense = 0;
+  for (guint j = 0; j < inv->tensors->len; j++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, j);
+      if (t->role != MODEL_TENSOR_MLP_UP)
+        continue;
+      gboolean expert = model_ep_tensor_is_expert (inv, t);
+      experts += expert ? 1 : 0;
+      dense += expert ? 0 : 1;
+      CU_ASSERT_EQUAL (expert ? t->count : t->to_layer, expert ? 64 : 1);
+    }
+  CU_ASSERT_EQUAL (experts, 1);
+  CU_ASSERT_EQUAL (dense, 1);
+}
+
 int main (void);
 
 int
@@ -264,6 +300,7 @@ main (void)
     { "DeepSeek-V3: 671,026,419,200 total, 36,625,618,432 active, MTP", test_v3_counts },
     { "MLA tensor roles, names and shapes; dense layers' MLP", test_mla_roles },
     { "unsupported values refused naming file and key", test_refused },
+    { "tp > 1 refused under MLA; dense-layer MLP is no expert", test_parallel },
     { "MoE layer forward FLOPs: 2·active matmul params·T + MLA attention", test_layer_flops },
   };
   return STEPSIM_RUN_TESTS ("models/arch_deepseek", tests);
