@@ -134,7 +134,7 @@ list_models (void)
   g_auto (GStrv) names = cli_scenario_shipped_models ();
   if (names[0] == NULL)
     return cli_error ("list: no shipped model configs found"), 1;
-  printf ("%-18s %-8s %18s %7s %7s %7s  (use as [model] hf_config = NAME)\n", "name", "family",
+  printf ("%-18s %-11s %18s %7s %7s %7s  (use as [model] hf_config = NAME)\n", "name", "family",
           "parameters", "layers", "hidden", "vocab");
   for (guint i = 0; names[i] != NULL; i++)
     {
@@ -145,7 +145,7 @@ list_models (void)
       if (a == NULL)
         return cli_error (error->message), 1;
       g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
-      printf ("%-18s %-8s %18s %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+      printf ("%-18s %-11s %18s %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
               "\n", name, model_arch_family_name (a->family), params, a->n_layers,
               a->hidden_size, a->vocab_size);
     }

@@ -130,6 +130,11 @@ check "qwen3-30b-a3b LoRA on one DGX H100 runs and fits" grep -q "FITS" q3.out
 for m in qwen3-8b qwen1.5-moe-a2.7b; do
   check "$m runs" "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o qm.h5 --set model.hf_config=$m
 done
+# DeepSeek-V2-Lite (MLA, dense layer 0, shared + routed experts) runs and fits in the same
+# setup; tp > 1 under MLA is refused naming [parallel] tp.
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o ds.h5 --set model.hf_config=deepseek-v2-lite >ds.out 2>&1
+check "deepseek-v2-lite LoRA on one DGX H100 runs and fits" grep -q "FITS" ds.out
+check "deepseek-v2-lite: tp = 2 refused under MLA" sh -c "'$STEPSIM' run '$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini' -q -o dt.h5 --set model.hf_config=deepseek-v2-lite --set parallel.tp=2 2>&1 | grep -q \"key 'tp': tensor parallelism is not modelled for MLA\" && test ! -e dt.h5"
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" -o pad.h5 --set training.padding=longest >pad.out 2>/dev/null
 "$STEPSIM" export pad.h5 /summary >padsum.tsv 2>/dev/null
 check "OOM: the printed shortfall is /summary's shortfall" \

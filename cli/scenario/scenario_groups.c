@@ -71,6 +71,14 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
                    "expert's width is read from the config)");
       return NULL;
     }
+  if (model_arch_family_deepseek (arch->family))
+    {
+      /* MLA ranks, head widths and the dense/MoE layer split have no [model] keys */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [model], key 'hf_config': required for family %s (MLA and the "
+                   "DeepSeekMoE layout are read from the config)", family);
+      return NULL;
+    }
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     if (required[i] != NULL && !g_key_file_has_key (kf, "model", required[i], NULL))
       {

@@ -16,6 +16,11 @@
  *              3·h·s (s = shared_expert_intermediate_size) and its gate h·1
  *   qk norm    qwen3: 2·d (q_norm, k_norm over head_dim)
  *   norms      2 per layer: h each (RMSNorm, weight only) or 2h (LayerNorm, weight + bias)
+ *   MLA        deepseek (arXiv 2405.04434 §2.1, modeling_deepseek.py DeepseekV2Attention),
+ *              nh heads, dn/dr/dv head widths, r_q/r_kv ranks: h·r_q + r_q + r_q·nh·(dn+dr)
+ *              (or h·nh·(dn+dr) without q LoRA) + h·(r_kv+dr) + r_kv + r_kv·nh·(dn+dv)
+ *              + nh·dv·h; its layers 0 … k−1 hold a dense SwiGLU 3·h·I_dense, the others
+ *              E·3·h·I + n_shared·3·h·I + router h·E (+ E with noaux_tc)
  * Whole model: V·h (+ P·h learned positions) + L × layer + final norm + V·h LM head unless
  * tied. BERT (Devlin et al. 2019, arXiv 1810.04805 §3; HF modeling_bert.py): embedding
  * V·h + P·h + T_type·h + LayerNorm 2h; post-LN layers with two LayerNorms and biases
@@ -48,6 +53,7 @@ static const struct
   { "gpt2", MODEL_FAMILY_GPT2 },     { "bert", MODEL_FAMILY_BERT },
   { "mpt", MODEL_FAMILY_MPT },       { "qwen3", MODEL_FAMILY_QWEN3 },
   { "qwen3_moe", MODEL_FAMILY_QWEN3_MOE }, { "qwen2_moe", MODEL_FAMILY_QWEN2_MOE },
+  { "deepseek_v2", MODEL_FAMILY_DEEPSEEK_V2 }, { "deepseek_v3", MODEL_FAMILY_DEEPSEEK_V3 },
 };
 
 gboolean
@@ -90,7 +96,13 @@ gboolean
 model_arch_family_moe (ModelFamily family)
 {
   return family == MODEL_FAMILY_MIXTRAL || family == MODEL_FAMILY_QWEN3_MOE
-         || family == MODEL_FAMILY_QWEN2_MOE;
+         || family == MODEL_FAMILY_QWEN2_MOE || model_arch_family_deepseek (family);
+}
+
+gboolean
+model_arch_family_deepseek (ModelFamily family)
+{
+  return family == MODEL_FAMILY_DEEPSEEK_V2 || family == MODEL_FAMILY_DEEPSEEK_V3;
 }
 
 /* MPT as released (mosaicml/mpt-7b, -30b config.json; HF modeling_mpt.py): LayerNorm with
@@ -133,6 +145,10 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
   arch->shared_expert_gate = family == MODEL_FAMILY_QWEN2_MOE;
   arch->attn_out_bias = gpt2;
   arch->mlp_bias = gpt2;
+  /* DeepSeek (modeling_deepseek.py): MLA with no biases (attention_bias false), RMSNorm,
+   * SwiGLU; hf_config.c fills the sizes and the routing fields. */
+  memset (&arch->deepseek, 0, sizeof arch->deepseek);
+  arch->deepseek.mla = model_arch_family_deepseek (family);
   /* BERT shares GPT-2's layer shapes (LayerNorm, GELU, biases, learned positions) but
    * has its own classification head, so nothing is tied (BertForSequenceClassification);
    * 2 token types and 2 labels are BertConfig's / PretrainedConfig's defaults. */

@@ -37,6 +37,8 @@ typedef enum
   MODEL_FAMILY_QWEN3,     /* qwen2 without biases, plus q_norm/k_norm over head_dim */
   MODEL_FAMILY_QWEN3_MOE, /* qwen3 attention, every layer a routed MoE (no shared expert) */
   MODEL_FAMILY_QWEN2_MOE, /* qwen2 attention, routed MoE plus a sigmoid-gated shared expert */
+  MODEL_FAMILY_DEEPSEEK_V2, /* MLA attention, DeepSeekMoE (shared + routed experts), dense first layers */
+  MODEL_FAMILY_DEEPSEEK_V3, /* deepseek_v2 plus sigmoid noaux_tc routing and MTP */
 } ModelFamily;
 
 typedef enum
@@ -51,6 +53,54 @@ typedef enum
   MODEL_NORM_LAYER, /* weight and bias: 2h parameters */
   MODEL_NORM_LAYER_NO_BIAS, /* LayerNorm, weight only (MPT no_bias): h parameters */
 } ModelNormKind;
+
+/* DeepSeek-V2/V3 (model_type deepseek_v2, deepseek_v3; HF modeling_deepseek.py,
+ * DeepseekV2Attention / DeepseekV2MoE / MoEGate; DeepSeek-V2 arXiv 2405.04434 §2.1-2.2,
+ * DeepSeek-V3 arXiv 2412.19437 §2.1-2.2). Routing method of MoEGate.topk_method. */
+typedef enum
+{
+  MODEL_TOPK_GREEDY,               /* plain top-k of the scores (V2-Lite) */
+  MODEL_TOPK_GROUP_LIMITED_GREEDY, /* top-k inside the topk_group best of n_group groups (V2) */
+  MODEL_TOPK_NOAUX_TC,             /* V3: bias-corrected (e_score_correction_bias) group top-k */
+} ModelTopkMethod;
+
+typedef enum
+{
+  MODEL_SCORING_SOFTMAX, /* MoEGate scoring_func "softmax" (V2) */
+  MODEL_SCORING_SIGMOID, /* "sigmoid" (V3) */
+} ModelScoringFunc;
+
+/* The DeepSeek-specific shape and routing fields; all zero (mla FALSE) for the other
+ * families. Multi-head Latent Attention (V2 §2.1.2-2.1.3): q = W_UQ·RMSNorm(W_DQ·x)
+ * (q_a_proj h → r_q, q_a_layernorm, q_b_proj r_q → nh·(dn+dr)) or, with q_lora_rank 0
+ * (null in config.json), q_proj h → nh·(dn+dr); kv_a_proj_with_mqa h → r_kv + dr (the
+ * latent c_KV and the shared rotary key k_R), kv_a_layernorm r_kv, kv_b_proj r_kv →
+ * nh·(dn+dv); o_proj nh·dv → h. ModelArch.head_dim holds dn + dr (q·k width per head,
+ * HF's q_head_dim) and n_kv_heads = n_heads. The layer stack (DeepseekV2DecoderLayer):
+ * layer i is MoE when i ≥ first_k_dense_replace and i % moe_layer_freq == 0 (only
+ * moe_layer_freq 1 loads), else a dense SwiGLU MLP of dense_intermediate_size; a MoE
+ * layer holds the router, n_experts routed experts of ModelArch.intermediate_size
+ * (moe_intermediate_size) and the always-active shared experts, one SwiGLU of
+ * n_shared_experts · moe_intermediate_size (ModelArch.shared_expert_size, no gate). */
+typedef struct
+{
+  gboolean mla;                /* Multi-head Latent Attention (the deepseek families) */
+  guint64 q_lora_rank;         /* r_q; 0 when q_lora_rank is null (q_proj is full) */
+  guint64 kv_lora_rank;        /* r_kv, the latent KV width */
+  guint64 qk_nope_head_dim;    /* dn */
+  guint64 qk_rope_head_dim;    /* dr */
+  guint64 v_head_dim;          /* dv */
+  guint64 first_k_dense;       /* first_k_dense_replace: layers 0 … k−1 are dense */
+  guint64 dense_intermediate_size; /* intermediate_size of the dense layers */
+  guint64 n_shared_experts;    /* shared experts (their SwiGLU is n_shared · I_moe wide) */
+  ModelTopkMethod topk_method;
+  ModelScoringFunc scoring;
+  guint64 n_group, topk_group; /* expert groups and groups kept (stored for routing work) */
+  double routed_scaling_factor;
+  gboolean norm_topk_prob;
+  gboolean router_bias;        /* e_score_correction_bias (E) beside the router: noaux_tc */
+  guint64 n_mtp_layers;        /* num_nextn_predict_layers (V3: 1); not in the main counts */
+} ModelDeepseek;
 
 typedef struct
 {
@@ -80,6 +130,7 @@ typedef struct
   guint64 shared_expert_size; /* qwen2_moe: width of the always-active shared SwiGLU
                                  expert (shared_expert_intermediate_size); 0 when none */
   gboolean shared_expert_gate; /* qwen2_moe: the shared expert's sigmoid gate h → 1 */
+  ModelDeepseek deepseek;   /* deepseek_v2 / deepseek_v3 fields (all zero otherwise) */
 } ModelArch;
 
 #define MODEL_ARCH_ERROR (model_arch_error_quark ())
@@ -95,13 +146,16 @@ typedef enum
 } ModelArchError;
 
 /* Parses a family name as used in HF "model_type" ("llama", "mistral", "mixtral", "qwen2",
- * "gpt2", "bert", "mpt", "qwen3", "qwen3_moe", "qwen2_moe"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
+ * "gpt2", "bert", "mpt", "qwen3", "qwen3_moe", "qwen2_moe", "deepseek_v2", "deepseek_v3"). FALSE + MODEL_ARCH_ERROR_FAMILY (message lists the known ones) if unknown. */
 gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
 const char *model_arch_family_name (ModelFamily family);
 
 /* Whether `family`'s MLP is a routed mixture of experts (mixtral, qwen3_moe, qwen2_moe):
  * num_local_experts / num_experts_per_tok are required and allowed only there. */
 gboolean model_arch_family_moe (ModelFamily family);
+
+/* Whether `family` is deepseek_v2 or deepseek_v3 (MLA, DeepSeekMoE; ModelDeepseek). */
+gboolean model_arch_family_deepseek (ModelFamily family);
 
 /* Fills the family's defaults (norm, mlp kind, bias flags, tied, positions) into `arch`
  * for `family`, leaving sizes untouched. */
@@ -157,6 +211,19 @@ guint64 model_arch_n_params_active (const ModelArch *arch);
 guint64 model_arch_n_params_attention (const ModelArch *arch);
 guint64 model_arch_n_params_mlp (const ModelArch *arch);
 guint64 model_arch_n_params_expert (const ModelArch *arch);
+
+/* DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers of them;
+ * arXiv 2412.19437 §2.2, HF checkpoint layer 61): per module enorm h + hnorm h + eh_proj
+ * 2h·h + one MoE decoder layer + shared_head.norm h; the embedding and head are shared
+ * with the main model and not counted. 0 when n_mtp_layers is 0. Not part of
+ * model_arch_n_params(); whether a training plan runs them is left to a later stack
+ * option (today no plan does). */
+guint64 model_arch_n_params_mtp (const ModelArch *arch);
+
+/* Parameters of transformer layer `layer` (0 … n_layers − 1) alone: differs from
+ * model_arch_n_params_layer() (the last layer, the representative one) only for stacks
+ * whose first layers are dense (deepseek first_k_dense_replace). */
+guint64 model_arch_n_params_of_layer (const ModelArch *arch, guint64 layer);
 
 /* Canonical size keys, in HF spelling, that model_arch_set_field() accepts: hidden_size,
  * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size,

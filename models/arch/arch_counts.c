@@ -40,6 +40,7 @@ n_scope (const ModelArch *arch, ModelInventoryScope scope)
 
 static const ModelTensorRole attention_roles[] = {
   MODEL_TENSOR_Q, MODEL_TENSOR_K, MODEL_TENSOR_V, MODEL_TENSOR_QKV, MODEL_TENSOR_ATTN_OUT,
+  MODEL_TENSOR_Q_A, MODEL_TENSOR_Q_B, MODEL_TENSOR_KV_A, MODEL_TENSOR_KV_B, MODEL_TENSOR_MLA_NORM,
   MODEL_N_TENSOR_ROLES,
 };
 static const ModelTensorRole mlp_roles[] = {
@@ -119,4 +120,31 @@ model_arch_n_params_active (const ModelArch *arch)
   g_return_val_if_fail (arch != NULL, 0);
   g_autoptr (ModelInventory) inv = inventory (arch);
   return inv != NULL ? model_inventory_n_active (inv) : 0;
+}
+
+/* ---- DeepSeek ---------------------------------------------------------------------- */
+
+guint64
+model_arch_n_params_of_layer (const ModelArch *arch, guint64 layer)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = inventory (arch);
+  return inv != NULL ? model_inventory_n_params_of_layer (inv, layer) : 0;
+}
+
+/* DeepSeek-V3 MTP module (arXiv 2412.19437 §2.2, eq. 21: h' = M·[RMSNorm(h);
+ * RMSNorm(Emb(t))]; HF checkpoint model.layers.61: enorm, hnorm, eh_proj 2h → h, one
+ * DeepseekV3DecoderLayer with the MoE block, shared_head.norm; embed_tokens and
+ * shared_head.head duplicate the main model's and are not counted). DeepSeek-V3:
+ * 3·7168 + 2·7168² + 11,507,286,272 = 11,610,068,224 (models/configs/README.md). */
+guint64
+model_arch_n_params_mtp (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  guint64 n = arch->deepseek.n_mtp_layers, h = arch->hidden_size;
+  if (n == 0 || arch->n_layers == 0)
+    return 0;
+  /* the MoE decoder layer = the main stack's last layer (MoE whenever any layer is) */
+  guint64 layer = model_arch_n_params_of_layer (arch, arch->n_layers - 1);
+  return n * (3 * h + 2 * h * h + layer);
 }

@@ -24,6 +24,9 @@
  * expert's from "shared_expert_intermediate_size"; "decoder_sparse_step" other than 1 or a
  * non-empty "mlp_only_layers" is refused (read_qwen_moe).
  *
+ * DeepSeek-V2 / V3 (model_type deepseek_v2, deepseek_v3; DeepseekV2Config /
+ * DeepseekV3Config, modeling_deepseek.py): read_deepseek, below.
+ *
  * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
  * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
  * missing, of the wrong JSON type, negative, non-integer or zero, or given twice in one
@@ -318,6 +321,137 @@ read_qwen_moe (const Ctx *c, ModelArch *arch, GError **error)
   return TRUE;
 }
 
+/* ---- DeepSeek-V2 / V3 ------------------------------------------------------------- */
+
+/* An optional non-negative size `name` (absent or null: *out unchanged). */
+static gboolean
+optional_size (const Ctx *c, const char *name, guint64 *out, GError **error)
+{
+  JsonNode *n = member (c, name);
+  return n == NULL || node_u64 (c, n, name, out, error);
+}
+
+/* A string member `name` into *out (absent or null: *out unchanged). */
+static gboolean
+optional_string (const Ctx *c, const char *name, const char **out, GError **error)
+{
+  JsonNode *n = member (c, name);
+  if (n == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return field_error (c, error, name, "expected a string");
+  *out = json_node_get_string (n);
+  return TRUE;
+}
+
+/* DeepseekV2Config / DeepseekV3Config (HF modeling_deepseek.py, configuration_deepseek.py;
+ * DeepSeek-V2 arXiv 2405.04434 §2.1-2.2, DeepSeek-V3 arXiv 2412.19437 §2.1-2.2), into
+ * arch->deepseek (arch.h ModelDeepseek) and the generic fields:
+ *   MLA   q_lora_rank (null: a full q_proj), kv_lora_rank, qk_nope_head_dim,
+ *         qk_rope_head_dim, v_head_dim are required (positive; q_lora_rank may be null);
+ *         head_dim := dn + dr (HF q_head_dim), num_key_value_heads := num_attention_heads
+ *         (MLA has no separate kv heads: the key is rebuilt per head from the latent).
+ *   MoE   n_routed_experts and num_experts_per_tok required; moe_intermediate_size is the
+ *         expert width (ModelArch.intermediate_size), intermediate_size the dense layers'
+ *         (required when first_k_dense_replace > 0); n_shared_experts (default 0);
+ *         moe_layer_freq other than 1 is refused (dense layers between MoE ones are not
+ *         modelled), first_k_dense_replace must not exceed num_hidden_layers.
+ *   Gate  topk_method greedy | group_limited_greedy | noaux_tc (V3 adds
+ *         e_score_correction_bias of E beside the router); scoring_func softmax | sigmoid;
+ *         n_group, topk_group (default 1), routed_scaling_factor (default 1.0),
+ *         norm_topk_prob (default false) are stored.
+ *   MTP   num_nextn_predict_layers (default 0) is stored; the main counts exclude it.
+ *   attention_bias true is refused (no shipped DeepSeek has it). */
+static gboolean
+read_deepseek (const Ctx *c, ModelArch *arch, gboolean have_inner, GError **error)
+{
+  ModelDeepseek *ds = &arch->deepseek;
+  const char *mla_keys[] = { "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                             "v_head_dim" };
+  guint64 *mla_out[] = { &ds->kv_lora_rank, &ds->qk_nope_head_dim, &ds->qk_rope_head_dim,
+                         &ds->v_head_dim };
+  for (gsize k = 0; k < G_N_ELEMENTS (mla_keys); k++)
+    if (!required_size (c, mla_keys[k], mla_out[k], error))
+      return FALSE;
+  ds->q_lora_rank = 0; /* null in V2-Lite: q_proj h → nh·(dn+dr) */
+  if (!optional_size (c, "q_lora_rank", &ds->q_lora_rank, error))
+    return FALSE;
+  if (member (c, "q_lora_rank") != NULL && ds->q_lora_rank == 0)
+    return field_error (c, error, "q_lora_rank", "must be positive or null");
+  arch->head_dim = ds->qk_nope_head_dim + ds->qk_rope_head_dim;
+  arch->n_kv_heads = arch->n_heads;
+  ds->dense_intermediate_size = have_inner ? arch->intermediate_size : 0;
+  if (!required_size (c, "moe_intermediate_size", &arch->intermediate_size, error)
+      || !required_size (c, "n_routed_experts", &arch->n_experts, error)
+      || !required_size (c, "num_experts_per_tok", &arch->experts_per_token, error))
+    return FALSE;
+  guint64 freq = 1;
+  if (!optional_size (c, "first_k_dense_replace", &ds->first_k_dense, error)
+      || !optional_size (c, "moe_layer_freq", &freq, error)
+      || !optional_size (c, "n_shared_experts", &ds->n_shared_experts, error)
+      || !optional_size (c, "num_nextn_predict_layers", &ds->n_mtp_layers, error))
+    return FALSE;
+  if (freq != 1)
+    return field_error (c, error, "moe_layer_freq", "only 1 is supported (dense layers "
+                                                    "between MoE layers are not modelled)");
+  if (ds->first_k_dense > arch->n_layers)
+    return field_error (c, error, "first_k_dense_replace", "exceeds num_hidden_layers");
+  if (ds->first_k_dense > 0 && ds->dense_intermediate_size == 0)
+    return field_error (c, error, "intermediate_size",
+                        "missing (required by the dense layers, first_k_dense_replace > 0)");
+  arch->shared_expert_size = ds->n_shared_experts * arch->intermediate_size;
+  arch->shared_expert_gate = FALSE; /* DeepseekV2MoE: shared_experts added ungated */
+  const char *topk = "greedy", *scoring = "softmax";
+  if (!optional_string (c, "topk_method", &topk, error)
+      || !optional_string (c, "scoring_func", &scoring, error))
+    return FALSE;
+  if (strcmp (topk, "greedy") == 0)
+    ds->topk_method = MODEL_TOPK_GREEDY;
+  else if (strcmp (topk, "group_limited_greedy") == 0)
+    ds->topk_method = MODEL_TOPK_GROUP_LIMITED_GREEDY;
+  else if (strcmp (topk, "noaux_tc") == 0)
+    ds->topk_method = MODEL_TOPK_NOAUX_TC;
+  else
+    return field_error (c, error, "topk_method",
+                        "unsupported (known: greedy, group_limited_greedy, noaux_tc)");
+  if (strcmp (scoring, "softmax") == 0)
+    ds->scoring = MODEL_SCORING_SOFTMAX;
+  else if (strcmp (scoring, "sigmoid") == 0)
+    ds->scoring = MODEL_SCORING_SIGMOID;
+  else
+    return field_error (c, error, "scoring_func", "unsupported (known: softmax, sigmoid)");
+  ds->router_bias = ds->topk_method == MODEL_TOPK_NOAUX_TC; /* MoEGate.e_score_correction_bias */
+  ds->n_group = ds->topk_group = 1;
+  if (!optional_size (c, "n_group", &ds->n_group, error)
+      || !optional_size (c, "topk_group", &ds->topk_group, error))
+    return FALSE;
+  if (ds->n_group == 0 || arch->n_experts % ds->n_group != 0)
+    return field_error (c, error, "n_group", "must be positive and divide n_routed_experts");
+  if (ds->topk_group == 0 || ds->topk_group > ds->n_group)
+    return field_error (c, error, "topk_group", "must be in [1, n_group]");
+  ds->routed_scaling_factor = 1.0;
+  JsonNode *rsf = member (c, "routed_scaling_factor");
+  if (rsf != NULL)
+    {
+      GType t = JSON_NODE_HOLDS_VALUE (rsf) ? json_node_get_value_type (rsf) : G_TYPE_INVALID;
+      if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+        return field_error (c, error, "routed_scaling_factor", "expected a number");
+      ds->routed_scaling_factor = json_node_get_double (rsf);
+      if (!(ds->routed_scaling_factor > 0))
+        return field_error (c, error, "routed_scaling_factor", "must be positive");
+    }
+  gboolean attn_bias = FALSE;
+  if (!lookup_bool (c, "norm_topk_prob", &ds->norm_topk_prob, error)
+      || !lookup_bool (c, "attention_bias", &attn_bias, error))
+    return FALSE;
+  if (attn_bias)
+    return field_error (c, error, "attention_bias", "true is not supported for the deepseek "
+                                                    "families (MLA biases are not modelled)");
+  return TRUE;
+}
+
+/* ---- end DeepSeek ------------------------------------------------------------------- */
+
 /* Reads every aliased size; applies defaults for the optional ones. */
 static gboolean
 read_sizes (const Ctx *c, ModelArch *arch, GError **error)
@@ -341,7 +475,12 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
       return field_error (c, error, alias_table[required[r]].key, "missing");
   if (!have[3])
     arch->n_kv_heads = arch->n_heads;
-  if (!have[4])
+  if (model_arch_family_deepseek (arch->family))
+    { /* MLA sizes, the MoE stack and the gate (read_deepseek) */
+      if (!read_deepseek (c, arch, have[5], error))
+        return FALSE;
+    }
+  else if (!have[4])
     {
       if (arch->hidden_size % arch->n_heads != 0)
         return field_error (c, error, "head_dim",
@@ -356,9 +495,11 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
   else if (!have[5] && arch->family == MODEL_FAMILY_GPT2)
     arch->intermediate_size = 4 * arch->hidden_size; /* GPT2MLP: n_inner or 4 * n_embd */
   else if (!have[5] && arch->family != MODEL_FAMILY_QWEN3_MOE
-           && arch->family != MODEL_FAMILY_QWEN2_MOE) /* those read moe_intermediate_size */
+           && arch->family != MODEL_FAMILY_QWEN2_MOE /* those read moe_intermediate_size */
+           && !model_arch_family_deepseek (arch->family)) /* read_deepseek checks its own */
     return field_error (c, error, "intermediate_size", "missing");
-  if (model_arch_family_moe (arch->family) && (!have[8] || !have[9]))
+  if (model_arch_family_moe (arch->family) && !model_arch_family_deepseek (arch->family)
+      && (!have[8] || !have[9]))
     return field_error (c, error, have[8] ? "num_experts_per_tok"
                                   : arch->family == MODEL_FAMILY_MIXTRAL ? "num_local_experts"
                                                                          : "num_experts",

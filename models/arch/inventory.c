@@ -19,6 +19,9 @@ typedef struct
   const char *embed, *pos, *type, *embed_norm, *layer, *q, *k, *v, *qkv, *o, *router, *gate,
     *up, *down, *norm1, *norm2, *final_norm, *pooler, *classifier, *head;
   const char *q_norm, *k_norm, *shared_gate, *shared_up, *shared_down, *shared_expert_gate;
+  /* deepseek: MLA projections and norms, the dense layers' MLP */
+  const char *q_a, *q_a_norm, *q_b, *kv_a, *kv_a_norm, *kv_b, *dense_gate, *dense_up,
+    *dense_down;
 } Names;
 
 static const Names llama_names = {
@@ -65,6 +68,23 @@ static const Names qwen_moe_names = {
   .shared_down = "mlp.shared_expert.down_proj", .shared_expert_gate = "mlp.shared_expert_gate",
 };
 
+/* DeepSeek-V2/V3 (modeling_deepseek.py DeepseekV2Attention, DeepseekV2MoE, MoEGate,
+ * DeepseekV2MLP; checkpoint names): self_attn.{q_proj | q_a_proj, q_a_layernorm, q_b_proj},
+ * kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; MoE layers mlp.gate (weight,
+ * e_score_correction_bias), mlp.experts.{e}.*, mlp.shared_experts.*; dense layers mlp.*. */
+static const Names deepseek_names = {
+  .embed = "model.embed_tokens", .layer = "model.layers.{i}", .q = "self_attn.q_proj",
+  .o = "self_attn.o_proj", .router = "mlp.gate", .gate = "mlp.experts.{e}.gate_proj",
+  .up = "mlp.experts.{e}.up_proj", .down = "mlp.experts.{e}.down_proj",
+  .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
+  .head = "lm_head", .shared_gate = "mlp.shared_experts.gate_proj",
+  .shared_up = "mlp.shared_experts.up_proj", .shared_down = "mlp.shared_experts.down_proj",
+  .q_a = "self_attn.q_a_proj", .q_a_norm = "self_attn.q_a_layernorm", .q_b = "self_attn.q_b_proj",
+  .kv_a = "self_attn.kv_a_proj_with_mqa", .kv_a_norm = "self_attn.kv_a_layernorm",
+  .kv_b = "self_attn.kv_b_proj", .dense_gate = "mlp.gate_proj", .dense_up = "mlp.up_proj",
+  .dense_down = "mlp.down_proj",
+};
+
 static const Names gpt2_names = {
   .embed = "transformer.wte", .pos = "transformer.wpe", .layer = "transformer.h.{i}",
   .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .qkv = "attn.c_attn",
@@ -104,6 +124,8 @@ names_of (ModelFamily f)
     case MODEL_FAMILY_QWEN3: return &qwen3_names;
     case MODEL_FAMILY_QWEN3_MOE:
     case MODEL_FAMILY_QWEN2_MOE: return &qwen_moe_names;
+    case MODEL_FAMILY_DEEPSEEK_V2:
+    case MODEL_FAMILY_DEEPSEEK_V3: return &deepseek_names;
     default: return &llama_names;
     }
 }
@@ -234,6 +256,8 @@ add_adapters (Builder *b, guint first, guint last)
           .trainable = TRUE,
           .storage = MODEL_TENSOR_STORAGE_WEIGHT,
           .base = (gint) j,
+          .from_layer = base.from_layer,
+          .to_layer = base.to_layer,
         };
         g_array_append_val (ts, t);
       }
@@ -263,6 +287,8 @@ add_constant (Builder *b, guint j, ModelTensorRole role, const char *suffix, gui
     .trainable = FALSE,
     .storage = storage,
     .base = (gint) j,
+    .from_layer = base.from_layer,
+    .to_layer = base.to_layer,
   };
   g_array_append_val (b->inv->tensors, t);
 }
@@ -290,6 +316,125 @@ add_quant_constants (Builder *b, guint first, guint last)
     }
 }
 
+/* Limits the template tensors first … last−1 to layers [from, to) (to 0: n_layers). */
+static void
+set_layer_range (Builder *b, guint first, guint last, guint64 from, guint64 to)
+{
+  for (guint j = first; j < last; j++)
+    {
+      ModelTensor *t = &g_array_index (b->inv->tensors, ModelTensor, j);
+      t->from_layer = from;
+      t->to_layer = to;
+    }
+}
+
+/* MLA's projections (DeepSeek-V2 arXiv 2405.04434 §2.1.2-2.1.3, eq. 9-19; HF
+ * modeling_deepseek.py DeepseekV2Attention.__init__), no biases: q_proj h → nh·(dn+dr),
+ * or q_a_proj h → r_q, q_b_proj r_q → nh·(dn+dr); kv_a_proj_with_mqa h → r_kv + dr;
+ * kv_b_proj r_kv → nh·(dn+dv); o_proj nh·dv → h. Then the norms q_a_layernorm (r_q) and
+ * kv_a_layernorm (r_kv), with the layer's own norm weights (add_layer). */
+static void
+add_mla_attention (Builder *b)
+{
+  const ModelArch *a = b->inv->arch;
+  const ModelDeepseek *ds = &a->deepseek;
+  const Names *n = b->n;
+  guint64 h = a->hidden_size, nh = a->n_heads, dq = ds->qk_nope_head_dim + ds->qk_rope_head_dim;
+  if (ds->q_lora_rank > 0)
+    {
+      add_proj (b, n->q_a, MODEL_TENSOR_Q_A, h, ds->q_lora_rank, 1);
+      add_proj (b, n->q_b, MODEL_TENSOR_Q_B, ds->q_lora_rank, nh * dq, 1);
+    }
+  else
+    add_proj (b, n->q, MODEL_TENSOR_Q, h, nh * dq, 1);
+  add_proj (b, n->kv_a, MODEL_TENSOR_KV_A, h, ds->kv_lora_rank + ds->qk_rope_head_dim, 1);
+  add_proj (b, n->kv_b, MODEL_TENSOR_KV_B, ds->kv_lora_rank,
+            nh * (ds->qk_nope_head_dim + ds->v_head_dim), 1);
+  add_proj (b, n->o, MODEL_TENSOR_ATTN_OUT, nh * ds->v_head_dim, h, 1);
+}
+
+/* DeepSeek's MLP blocks: the dense SwiGLU of layers 0 … k−1 (DeepseekV2MLP of
+ * intermediate_size) and, in layers k …, the MoE block (DeepseekV2MoE): router MoEGate
+ * h → E (+ e_score_correction_bias E under noaux_tc), E routed experts, the shared
+ * experts as one DeepseekV2MLP of n_shared · moe_intermediate_size. */
+static void
+add_deepseek_mlp (Builder *b)
+{
+  const ModelArch *a = b->inv->arch;
+  const ModelDeepseek *ds = &a->deepseek;
+  const Names *n = b->n;
+  guint64 h = a->hidden_size, i = a->intermediate_size, E = a->n_experts, k = ds->first_k_dense;
+  guint first = b->inv->tensors->len;
+  if (k > 0)
+    {
+      guint64 di = ds->dense_intermediate_size;
+      add_proj (b, n->dense_gate, MODEL_TENSOR_MLP_GATE, h, di, 1);
+      add_proj (b, n->dense_up, MODEL_TENSOR_MLP_UP, h, di, 1);
+      add_proj (b, n->dense_down, MODEL_TENSOR_MLP_DOWN, di, h, 1);
+      set_layer_range (b, first, b->inv->tensors->len, 0, k);
+    }
+  if (k >= a->n_layers)
+    return;
+  guint moe = b->inv->tensors->len;
+  add_proj (b, n->router, MODEL_TENSOR_ROUTER, h, E, 1);
+  if (ds->router_bias)
+    add (b, n->router, TRUE, "e_score_correction_bias", MODEL_TENSOR_ROUTER, TRUE, 1, E, 1, 1);
+  add_proj (b, n->gate, MODEL_TENSOR_MLP_GATE, h, i, E);
+  add_proj (b, n->up, MODEL_TENSOR_MLP_UP, h, i, E);
+  add_proj (b, n->down, MODEL_TENSOR_MLP_DOWN, i, h, E);
+  if (a->shared_expert_size > 0)
+    {
+      add_proj (b, n->shared_gate, MODEL_TENSOR_SHARED_GATE, h, a->shared_expert_size, 1);
+      add_proj (b, n->shared_up, MODEL_TENSOR_SHARED_UP, h, a->shared_expert_size, 1);
+      add_proj (b, n->shared_down, MODEL_TENSOR_SHARED_DOWN, a->shared_expert_size, h, 1);
+    }
+  set_layer_range (b, moe, b->inv->tensors->len, k, 0);
+}
+
+/* DeepSeek's layer: MLA, the MLP block, MLA's two norms, the layer's two RMSNorms. */
+static void
+add_deepseek_layer (Builder *b)
+{
+  const ModelDeepseek *ds = &b->inv->arch->deepseek;
+  add_mla_attention (b);
+  add_deepseek_mlp (b);
+  if (ds->q_lora_rank > 0)
+    add (b, b->n->q_a_norm, TRUE, "weight", MODEL_TENSOR_MLA_NORM, FALSE, 1, ds->q_lora_rank, 1, 1);
+  add (b, b->n->kv_a_norm, TRUE, "weight", MODEL_TENSOR_MLA_NORM, FALSE, 1, ds->kv_lora_rank, 1, 1);
+  add_norm (b, b->n->norm1, TRUE, FALSE);
+  add_norm (b, b->n->norm2, TRUE, FALSE);
+}
+
+/* The LoRA targets, adapters and NF4 constants of the layer tensors from `first` on. */
+static void
+finish_layer (Builder *b, guint first)
+{
+  GArray *ts = b->inv->tensors;
+  guint last = b->inv->tensors->len;
+  if (!b->lora)
+    return;
+  for (guint j = first; j < last; j++)
+    {
+      ModelTensor *t = &g_array_index (ts, ModelTensor, j);
+      t->lora_target = is_proj_weight (t) && targeted (t->role, &b->inv->finetune);
+    }
+  /* Adapters, group by group (A of each member, then B of each member). */
+  for (guint j = first; j < last; j++)
+    {
+      if (!is_proj_weight (&g_array_index (ts, ModelTensor, j)))
+        continue;
+      guint end = j;
+      while (end + 1 < last && same_group (&g_array_index (ts, ModelTensor, end),
+                                           &g_array_index (ts, ModelTensor, end + 1)))
+        end++;
+      add_adapters (b, j, end);
+      j = end;
+    }
+  if (b->qlora)
+    add_quant_constants (b, first, last);
+}
+
+
 static void
 add_layer (Builder *b)
 {
@@ -300,6 +445,12 @@ add_layer (Builder *b)
   gboolean fused = model_arch_fused_qkv (a), moe = a->n_experts > 0;
   gboolean swiglu = a->mlp == MODEL_MLP_SWIGLU;
   guint first = b->inv->tensors->len;
+  if (a->deepseek.mla) /* its own layout; adapters and constants alike */
+    {
+      add_deepseek_layer (b);
+      finish_layer (b, first);
+      return;
+    }
   if (fused)
     add_proj (b, n->qkv, MODEL_TENSOR_QKV, h, q + 2 * kv, 1);
   else
@@ -349,29 +500,7 @@ add_layer (Builder *b)
   add_norm (b, n->norm2, TRUE, FALSE);
   add_norm (b, n->norm1, TRUE, TRUE);
   add_norm (b, n->norm2, TRUE, TRUE);
-  guint last = b->inv->tensors->len;
-  if (!b->lora)
-    return;
-  GArray *ts = b->inv->tensors;
-  for (guint j = first; j < last; j++)
-    {
-      ModelTensor *t = &g_array_index (ts, ModelTensor, j);
-      t->lora_target = is_proj_weight (t) && targeted (t->role, &b->inv->finetune);
-    }
-  /* Adapters, group by group (A of each member, then B of each member). */
-  for (guint j = first; j < last; j++)
-    {
-      if (!is_proj_weight (&g_array_index (ts, ModelTensor, j)))
-        continue;
-      guint end = j;
-      while (end + 1 < last && same_group (&g_array_index (ts, ModelTensor, end),
-                                           &g_array_index (ts, ModelTensor, end + 1)))
-        end++;
-      add_adapters (b, j, end);
-      j = end;
-    }
-  if (b->qlora)
-    add_quant_constants (b, first, last);
+  finish_layer (b, first);
 }
 
 static gboolean
@@ -523,6 +652,29 @@ model_inventory_tensor_name (const ModelTensor *t, guint64 layer, guint64 expert
   return g_strjoinv (e, b);
 }
 
+/* Layers a template tensor is in: n_layers, or its range (from_layer, to_layer). */
+static guint64
+layer_span (const ModelInventory *inv, const ModelTensor *t)
+{
+  guint64 to = t->to_layer == 0 ? inv->n_layers : MIN (t->to_layer, inv->n_layers);
+  return to > t->from_layer ? to - t->from_layer : 0;
+}
+
+/* Whether template tensor `t` is in layer `layer`. */
+static gboolean
+in_layer (const ModelInventory *inv, const ModelTensor *t, guint64 layer)
+{
+  guint64 to = t->to_layer == 0 ? inv->n_layers : t->to_layer;
+  return layer >= t->from_layer && layer < to;
+}
+
+/* Whether template tensor `t` is in the last (representative) layer. */
+static gboolean
+in_last_layer (const ModelInventory *inv, const ModelTensor *t)
+{
+  return inv->n_layers == 0 || in_layer (inv, t, inv->n_layers - 1);
+}
+
 guint64
 model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
                         ModelInventoryScope scope)
@@ -538,10 +690,10 @@ model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
     case MODEL_INVENTORY_HEAD:
       return root && t->after_layers ? t->count : 0;
     case MODEL_INVENTORY_LAYER:
-      return t->layer == MODEL_TENSOR_EACH_LAYER ? t->count : 0;
+      return t->layer == MODEL_TENSOR_EACH_LAYER && in_last_layer (inv, t) ? t->count : 0;
     case MODEL_INVENTORY_ALL:
     default:
-      return t->count * (t->layer == MODEL_TENSOR_EACH_LAYER ? inv->n_layers : 1);
+      return t->count * (t->layer == MODEL_TENSOR_EACH_LAYER ? layer_span (inv, t) : 1);
     }
 }
 
@@ -650,12 +802,30 @@ model_inventory_n_nf4 (const ModelInventory *inv, ModelInventoryScope scope)
   return count (inv, scope, keep_nf4, NULL);
 }
 
+/* A routed expert's tensor: an MLP weight counted n_experts times per layer (deepseek's
+ * dense-layer MLP has the same roles, one copy). */
 static gboolean
 is_expert (const ModelInventory *inv, const ModelTensor *t)
 {
-  return inv->arch->n_experts > 0
+  return inv->arch->n_experts > 0 && t->count == inv->arch->n_experts
          && (t->role == MODEL_TENSOR_MLP_GATE || t->role == MODEL_TENSOR_MLP_UP
              || t->role == MODEL_TENSOR_MLP_DOWN);
+}
+
+guint64
+model_inventory_n_params_of_layer (const ModelInventory *inv, guint64 layer)
+{
+  g_return_val_if_fail (inv != NULL, 0);
+  guint64 n = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
+      gboolean here = t->layer == MODEL_TENSOR_EACH_LAYER ? in_layer (inv, t, layer)
+                                                          : t->layer == (gint) layer;
+      if (here && keep_base (t, NULL))
+        n += t->count * model_tensor_numel (t);
+    }
+  return n;
 }
 
 guint64
@@ -758,7 +928,7 @@ model_inventory_layer_linears (const ModelInventory *inv)
   for (guint j = 0; j < ts->len; j++)
     {
       const ModelTensor *t = &g_array_index (ts, ModelTensor, j);
-      if (t->layer != MODEL_TENSOR_EACH_LAYER || !is_proj_weight (t))
+      if (t->layer != MODEL_TENSOR_EACH_LAYER || !is_proj_weight (t) || !in_last_layer (inv, t))
         continue;
       guint64 in, outf;
       proj_features (inv, t, &in, &outf);
@@ -773,6 +943,8 @@ model_inventory_layer_linears (const ModelInventory *inv)
                        || t->role == MODEL_TENSOR_SHARED_DOWN,
         .kv = t->role == MODEL_TENSOR_K || t->role == MODEL_TENSOR_V,
       };
+      /* MLA (graph_layer.c mla_attention): kv_b's output is the per-head k_nope and v */
+      l.kv = l.kv || t->role == MODEL_TENSOR_KV_B;
       /* A group (SwiGLU gate + up) is one ModelLinear of their summed count. */
       while (j + 1 < ts->len && same_group (&g_array_index (ts, ModelTensor, j),
                                             &g_array_index (ts, ModelTensor, j + 1)))

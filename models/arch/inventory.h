@@ -21,7 +21,9 @@
  * with count = n_experts (HF Mixtral: one nn.Linear per expert, "…experts.{e}.w1.weight";
  * each copy has `shape`). A tensor therefore stands for
  *   copies = count × (n_layers if layer == MODEL_TENSOR_EACH_LAYER else 1)
- * identical tensors of shape[0] × … × shape[ndim−1] elements each. A later pass may add
+ * identical tensors of shape[0] × … × shape[ndim−1] elements each; a template tensor
+ * limited to a layer range (from_layer, to_layer: deepseek's dense first layers) has
+ * count × (to_layer − from_layer) copies instead. A later pass may add
  * entries with layer ≥ 0 (one concrete layer); every fold below already handles them.
  *
  * Order (it is the allocation order the memory plan replays, so it is part of the
@@ -78,6 +80,10 @@ typedef enum
   MODEL_TENSOR_K,
   MODEL_TENSOR_V,
   MODEL_TENSOR_QKV,            /* fused q, k, v (gpt2 c_attn, mpt Wqkv) */
+  MODEL_TENSOR_Q_A,            /* MLA q_a_proj r_q × h (q down-projection W_DQ) */
+  MODEL_TENSOR_Q_B,            /* MLA q_b_proj nh·(dn+dr) × r_q (W_UQ and W_QR) */
+  MODEL_TENSOR_KV_A,           /* MLA kv_a_proj_with_mqa (r_kv+dr) × h (W_DKV and W_KR) */
+  MODEL_TENSOR_KV_B,           /* MLA kv_b_proj nh·(dn+dv) × r_kv (W_UK and W_UV) */
   MODEL_TENSOR_ATTN_OUT,       /* attention output projection */
   MODEL_TENSOR_MLP_GATE,       /* SwiGLU gate (count n_experts for MoE: an expert's w1) */
   MODEL_TENSOR_MLP_UP,         /* SwiGLU up / GELU fc (MoE: w3; GELU: c_fc, up_proj) */
@@ -89,6 +95,7 @@ typedef enum
   MODEL_TENSOR_ROUTER,         /* MoE router n_experts × h (block_sparse_moe.gate, mlp.gate) */
   MODEL_TENSOR_NORM,           /* RMSNorm / LayerNorm weight or bias */
   MODEL_TENSOR_QK_NORM,        /* qwen3 q_norm / k_norm RMSNorm weight (head_dim) */
+  MODEL_TENSOR_MLA_NORM,       /* MLA q_a_layernorm (r_q) / kv_a_layernorm (r_kv) weight */
   MODEL_TENSOR_POOLER,         /* bert pooler dense h × h */
   MODEL_TENSOR_CLASSIFIER,     /* bert sequence-classification head n_labels × h */
   MODEL_TENSOR_HEAD,           /* untied LM head V × h */
@@ -134,6 +141,10 @@ typedef struct
   gboolean lora_target; /* a projection weight that carries LoRA adapters */
   gint base;          /* LoRA A/B: index of the projection weight it adapts; quantization
                          constants: of the NF4 weight they belong to; else -1 */
+  guint64 from_layer, to_layer; /* template tensors only: present in layers
+                         [from_layer, to_layer), to_layer 0 meaning n_layers (every layer:
+                         the default). DeepSeek: the dense MLP of layers 0 … k−1 (to_layer
+                         k) and the MoE block of the others (from_layer k) */
 } ModelTensor;
 
 /* A model parameter (an nn.Parameter: base tensors and adapters), rather than a
@@ -193,8 +204,10 @@ typedef enum
 } ModelInventoryScope;
 
 /* Copies of `t` inside `scope` (0 if t is outside it): ALL count × (n_layers for
- * template tensors), ROOT (EMBED, HEAD: before, after the layers) count for root tensors,
- * LAYER count for template tensors. */
+ * template tensors, or the size of its layer range), ROOT (EMBED, HEAD: before, after the
+ * layers) count for root tensors, LAYER count for template tensors present in the last
+ * layer (the representative one: deepseek's MoE layer; its dense first layers' MLP is
+ * outside LAYER, inside ALL). */
 guint64 model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
                                 ModelInventoryScope scope);
 
@@ -213,6 +226,10 @@ guint64 model_inventory_n_adapter (const ModelInventory *inv, ModelInventoryScop
 guint64 model_inventory_n_role (const ModelInventory *inv, ModelInventoryScope scope,
                                 ModelTensorRole role);
 guint64 model_inventory_n_nf4 (const ModelInventory *inv, ModelInventoryScope scope);
+
+/* Parameters of transformer layer `layer` alone (template tensors present there and
+ * concrete entries of that layer), base tensors. */
+guint64 model_inventory_n_params_of_layer (const ModelInventory *inv, guint64 layer);
 
 /* Parameters touched per token (MoE: experts_per_token of the n_experts experts' tensors,
  * the router whole), whole model, base tensors: for model FLOPs. */

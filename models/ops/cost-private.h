@@ -31,6 +31,8 @@ typedef struct
                        * through bitsandbytes Linear4bit, which returns its input's dtype
                        * (graph_layer.c) */
   const ModelFinetune *ft;
+  double v_q;      /* width of the attention's output (o_proj's input): a·dv under MLA, else q */
+  double v_c;      /* width of the values the attention reads: a·dv under MLA, else c */
 } Dims;
 
 /* The dimensions of `arch` under `p` (SI doubles, cost.c's notation). */

@@ -217,15 +217,17 @@ qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const guint 
 static guint
 flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
 {
-  guint o = t_new (g, "attn_out", d->e * d->T * d->q, MODEL_TENSOR_ATTENTION, -1);
+  guint o = t_new (g, "attn_out", d->e * d->T * d->v_q, MODEL_TENSOR_ATTENTION, -1);
   guint lse = core (g, t_new (g, "logsumexp", 4 * d->b * d->a * d->s, MODEL_TENSOR_ATTENTION, -1));
   guint saved[5] = { q, k, v, o, lse };
   model_graph_op (g, "attention", o, saved, 5);
   writes (g, lse, NO, NO);
   frees (g, q, k, v);
   model_graph_op_core (g);
-  ModelOp kern = { "attention", MODEL_OP_ATTENTION, 4 * d->b * d->s * d->s_kv * d->q,
-                   d->e * d->T * (2 * d->q + 2 * d->c), 0,
+  /* Q·Kᵀ over q's width, P·V over the values' (v_q = q but under MLA, Dims) */
+  ModelOp kern = { "attention", MODEL_OP_ATTENTION,
+                   2 * d->b * d->s * d->s_kv * (d->q + d->v_q),
+                   d->e * d->T * (d->q + d->c + d->v_c + d->v_q), 0,
                    { .cls = HW_KERNEL_FLASH_FWD, .seq = d->s, .head_dim = d->q / d->a,
                      .causal = d->causal } };
   model_graph_op_kernel (g, &kern);
@@ -287,16 +289,143 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
     }
   if (d->autocast)
     av_in = core (g, t_new (g, "attn_av_cast", d->e * scores, MODEL_TENSOR_POINTWISE, -1));
-  guint o = t_new (g, "attn_out", d->e * T * d->q, MODEL_TENSOR_GEMM, -1);
+  guint o = t_new (g, "attn_out", d->e * T * d->v_q, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_av", o, av_in, v, NO);
   frees (g, av_in, v, last != av_in ? last : NO);
   model_graph_op_core (g);
-  ModelOp av = { "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
-                 d->e * scores + d->e * T * (d->c + d->q), 0,
-                 { .cls = HW_KERNEL_GEMM, .m = d->s, .n = hd, .k = d->s, .batch = d->b * d->a } };
+  ModelOp av = { "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->v_q,
+                 d->e * scores + d->e * T * (d->v_c + d->v_q), 0,
+                 { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->v_q / d->a, .k = d->s,
+                   .batch = d->b * d->a } };
   model_graph_op_kernel (g, &av);
   return o;
 }
+
+/* ---- DeepSeek: MLA and the shared experts ------------------------------------------ */
+
+/* An RMSNorm over `width` features of the T tokens of `in` (MLA's q_a_layernorm and
+ * kv_a_layernorm, DeepseekV2RMSNorm): saves its input (the fp32 copies of norm() left out),
+ * one kernel reading and writing e·T·width and its weight. */
+static guint
+mla_norm (ModelGraph *g, const Dims *d, guint in, double width, const char *name)
+{
+  guint out = t_new (g, name, d->e * d->T * width, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "rms_norm", out, in, NO, NO);
+  ew (g, name, 2 * d->e * d->T * width + d->w * width);
+  return out;
+}
+
+/* Multi-head Latent Attention's projections (DeepSeek-V2 arXiv 2405.04434 §2.1.2-2.1.3,
+ * eq. 9-19; HF modeling_deepseek.py DeepseekV2Attention.forward), nh heads, dn/dr/dv:
+ *   q        q_proj h → nh·(dn+dr), or q_a_proj h → r_q, q_a_layernorm, q_b_proj → nh·(dn+dr)
+ *   latent   kv_a_proj_with_mqa h → r_kv + dr (c_KV and the shared rotary key k_pe),
+ *            kv_a_layernorm on c_KV, kv_b_proj r_kv → nh·(dn+dv) (k_nope and the values)
+ *   rotary   on q_pe (nh·dr) and k_pe (dr), read + write
+ *   assembly query_states = [q_nope, q_pe] and key_states = [k_nope, k_pe broadcast over the
+ *            heads] are new tensors (new_empty + two slice copies): one kernel each,
+ *            reading its parts and writing nh·(dn+dr)
+ * Outputs *q, *k (nh·(dn+dr) each: Dims q, c) and *v, the kv_b output whose value slice
+ * (nh·dv, Dims v_c) the attention reads (a view: autograd keeps its base). The training
+ * graph keeps the per-head k and v (HF's path), not the absorbed latent-cache form of
+ * inference (V2 §2.1.2, "absorb W_UK into W_UQ"). */
+static void
+mla_qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const guint *in,
+         guint *q, guint *k, guint *v)
+{
+  const ModelDeepseek *ds = &arch->deepseek;
+  double T = d->T, h = d->h, e = d->e, nh = d->a;
+  double rq = (double) ds->q_lora_rank, rkv = (double) ds->kv_lora_rank;
+  double dn = (double) ds->qk_nope_head_dim, dr = (double) ds->qk_rope_head_dim;
+  double dv = (double) ds->v_head_dim;
+  guint qp = t_new (g, "q", e * T * d->q, MODEL_TENSOR_GEMM, -1);
+  if (rq > 0)
+    {
+      guint qa = t_new (g, "q_a", e * T * rq, MODEL_TENSOR_GEMM, -1);
+      op1 (g, "q_a_proj", qa, in[0], NO, NO);
+      gemm (g, d, "q_a_proj", T, h, rq, h * rq);
+      guint qn = mla_norm (g, d, qa, rq, "q_a_layernorm");
+      frees (g, qa, NO, NO);
+      op1 (g, "q_b_proj", qp, qn, NO, NO);
+      gemm (g, d, "q_b_proj", T, rq, d->q, rq * d->q);
+      frees (g, qn, NO, NO);
+    }
+  else
+    {
+      op1 (g, "q_proj", qp, in[0], NO, NO);
+      gemm (g, d, "q_proj", T, h, d->q, h * d->q);
+    }
+  guint kva = t_new (g, "kv_a", e * T * (rkv + dr), MODEL_TENSOR_GEMM, -1);
+  op1 (g, "kv_a_proj_with_mqa", kva, in[d->qkv_in > 1 ? 1 : 0], NO, NO);
+  gemm (g, d, "kv_a_proj_with_mqa", T, h, rkv + dr, h * (rkv + dr));
+  frees (g, n1, NO, NO);
+  guint ckv = mla_norm (g, d, kva, rkv, "kv_a_layernorm");
+  guint kvb = t_new (g, "kv_b", e * T * nh * (dn + dv), MODEL_TENSOR_GEMM, -1);
+  op1 (g, "kv_b_proj", kvb, ckv, NO, NO);
+  gemm (g, d, "kv_b_proj", T, rkv, nh * (dn + dv), rkv * nh * (dn + dv));
+  frees (g, ckv, NO, NO);
+  if (d->rotary)
+    {
+      op1 (g, "rotary", scratch (g), NO, NO, NO);
+      ew (g, "rotary", 2 * e * T * (nh * dr + dr));
+    }
+  *q = t_new (g, "query_states", e * T * d->q, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "q_assemble", *q, NO, NO, NO);
+  frees (g, qp, NO, NO);
+  ew (g, "q_assemble", 2 * e * T * d->q);
+  *k = t_new (g, "key_states", e * T * d->c, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "k_assemble", *k, NO, NO, NO);
+  frees (g, kva, NO, NO);
+  ew (g, "k_assemble", e * T * (nh * dn + dr) + e * T * d->c);
+  *v = kvb;
+}
+
+/* DeepSeekMoE's shared experts (DeepseekV2MoE.forward: y + shared_experts(identity); one
+ * DeepseekV2MLP of width s = n_shared · moe_intermediate_size): a SwiGLU on all T tokens,
+ * gate and up GEMMs h → s, silu and the product, down s → h. Built before the routed
+ * experts (it reads the norm output while that is live; the model runs it after them:
+ * the peak differs by the routed block's transients only). Returns its output (e·T·h). */
+static guint
+shared_experts (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
+{
+  double T = d->T, h = d->h, e = d->e, s = (double) arch->shared_expert_size, es = e * T * s;
+  if (s <= 0)
+    return NO;
+  guint in[2];
+  proj_inputs (g, d, n2, (guint) d->mlp_in, in);
+  guint gate = t_new (g, "shared_gate", es, MODEL_TENSOR_GEMM, -1);
+  op1 (g, "shared_gate_proj", gate, in[0], NO, NO);
+  gemm (g, d, "shared_gate", T, h, s, h * s);
+  guint up = t_new (g, "shared_up", es, MODEL_TENSOR_GEMM, -1);
+  op1 (g, "shared_up_proj", up, in[d->mlp_in > 1 ? 1 : 0], NO, NO);
+  gemm (g, d, "shared_up", T, h, s, h * s);
+  guint act = t_new (g, "shared_silu", es, MODEL_TENSOR_POINTWISE, (gint) gate);
+  op1 (g, "silu", act, gate, NO, NO);
+  frees (g, gate, NO, NO);
+  if (!d->compile)
+    ew (g, "shared_silu", 2 * es);
+  guint prod = t_new (g, "shared_product", es, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "mul", prod, act, up, NO);
+  frees (g, act, up, NO);
+  ew (g, "shared_act", 3 * es);
+  guint out = t_new (g, "shared_out", e * T * h, MODEL_TENSOR_GEMM, -1);
+  op1 (g, "shared_down_proj", out, prod, NO, NO);
+  gemm (g, d, "shared_down", T, s, h, s * h);
+  frees (g, prod, NO, NO);
+  return out;
+}
+
+/* The routed output plus the shared experts': read two, write one (e·T·h each). */
+static guint
+add_shared (ModelGraph *g, const Dims *d, guint routed, guint shared)
+{
+  guint sum = t_new (g, "moe_out", d->e * d->T * d->h, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "shared_add", sum, NO, NO, NO);
+  frees (g, routed, shared, NO);
+  ew (g, "shared_add", 3 * d->e * d->T * d->h);
+  return sum;
+}
+
+/* ---- end DeepSeek ------------------------------------------------------------------- */
 
 /* The tensor the MLP's down projection saves for `x`: x itself, or under kbit the e-byte
  * autocast cast of the fp32 x that the adapter's lora_A makes and saves (PEFT
@@ -384,6 +513,7 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
   double T = d->T, h = d->h, e = d->e, bias = arch->mlp_bias ? 1.0 : 0.0;
   const char *down = arch->mlp == MODEL_MLP_SWIGLU ? "mlp_down" : "mlp_proj";
   guint in[2];
+  guint shared = arch->n_experts > 0 && arch->deepseek.mla ? shared_experts (g, d, arch, n2) : NO;
   if (arch->n_experts > 0)
     {
       /* the router reads the norm output; probabilities saved for the combine; each routed
@@ -413,7 +543,7 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
       op1 (g, "combine", comb, out, probs, NO);
       frees (g, out, probs, NO);
       ew (g, "moe_combine", e * d->m * h + e * T * h);
-      return comb;
+      return shared != NO ? add_shared (g, d, comb, shared) : comb;
     }
   proj_inputs (g, d, n2, (guint) d->mlp_in, in);
   guint inner = mlp_inner (g, d, arch, n2, in), din = down_input (g, d, inner);
@@ -537,8 +667,11 @@ cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash)
   guint n1 = norm (g, d, x, "norm1_out", "norm1");
   guint in[3], q, k, v;
   proj_inputs (g, d, n1, (guint) d->qkv_in, in);
-  qkv (g, d, arch, n1, in, &q, &k, &v);
-  if (d->rotary) /* q and k, read + write */
+  if (arch->deepseek.mla)
+    mla_qkv (g, d, arch, n1, in, &q, &k, &v);
+  else
+    qkv (g, d, arch, n1, in, &q, &k, &v);
+  if (d->rotary && !arch->deepseek.mla) /* q and k, read + write */
     {
       op1 (g, "rotary", scratch (g), NO, NO, NO);
       ew (g, "rotary", 2 * e * T * (d->q + d->c));
@@ -562,7 +695,7 @@ cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash)
   guint o = flash ? flash_attention (g, d, q, k, v) : eager_attention (g, d, q, k, v);
   guint ao = t_new (g, "o_proj_out", e * T * h, MODEL_TENSOR_GEMM, -1);
   op1 (g, "o_proj", ao, o, NO, NO);
-  gemm (g, d, "attn_out", T, d->q, h, d->q * h + (arch->attn_out_bias ? h : 0));
+  gemm (g, d, "attn_out", T, d->v_q, h, d->v_q * h + (arch->attn_out_bias ? h : 0));
   frees (g, o, NO, NO);
   lora (g, d, arch, TRUE);
   guint h1 = residual (g, d, x, ao, "resid_dropout1", "residual1");

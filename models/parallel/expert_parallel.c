@@ -82,8 +82,11 @@ model_ep_tensor_is_expert (const ModelInventory *inv, const ModelTensor *t)
     return FALSE;
   if (t->base >= 0)
     t = model_inventory_tensor (inv, (guint) t->base);
-  return t->role == MODEL_TENSOR_MLP_GATE || t->role == MODEL_TENSOR_MLP_UP
-         || t->role == MODEL_TENSOR_MLP_DOWN;
+  /* an expert's tensor is counted n_experts times; deepseek's dense first layers have an
+   * MLP of the same roles, one copy, which is no expert */
+  return (t->role == MODEL_TENSOR_MLP_GATE || t->role == MODEL_TENSOR_MLP_UP
+          || t->role == MODEL_TENSOR_MLP_DOWN)
+         && t->count == inv->arch->n_experts;
 }
 
 typedef struct

@@ -44,6 +44,17 @@ model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
   guint64 a = arch->n_heads, k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
   if (tp <= 1 && mesh->ep <= 1 && mesh->etp <= 1)
     return TRUE;
+  if (arch->deepseek.mla && tp > 1)
+    {
+      /* Megatron's MLA (megatron/core/transformer/multi_latent_attention.py) splits q_b /
+       * kv_b column-wise by heads, replicates q_a / kv_a and splits o row-wise; the op graph
+       * and layout here do not shard those projections yet */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "tensor parallelism is not modelled for MLA "
+                   "attention (model family %s); use tp = 1",
+                   model_arch_family_name (arch->family));
+      return FALSE;
+    }
   /* megatron/core/transformer/transformer_config.py __post_init__ */
   if (a % tp != 0)
     return not_multiple (error, "num_attention_heads", a, "tp", tp,
