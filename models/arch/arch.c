@@ -15,6 +15,11 @@
  *   MoE        E × MLP + router h·E (no bias); qwen2_moe adds a shared SwiGLU expert
  *              3·h·s (s = shared_expert_intermediate_size) and its gate h·1
  *   qk norm    qwen3: 2·d (q_norm, k_norm over head_dim)
+ *   gpt_oss    attention + a sinks; router h·E + E; each expert h·2i + 2i (gate_up_proj and
+ *              its bias) + i·h + h (down_proj and its bias) = 3·h·i + 2·i + h, the
+ *              SwiGLU-with-biases count. gpt-oss-20b (h 2880, L 24, a 64, k 8, d 64,
+ *              i 2880, E 32, V 201088): attention 26,550,144 per layer, MLP 796,631,072,
+ *              norms 5,760; total 20,914,757,184 (the card's, arXiv 2508.10925 table 1)
  *   norms      2 per layer: h each (RMSNorm, weight only) or 2h (LayerNorm, weight + bias)
  * Whole model: V·h (+ P·h learned positions) + L × layer + final norm + V·h LM head unless
  * tied. BERT (Devlin et al. 2019, arXiv 1810.04805 §3; HF modeling_bert.py): embedding
@@ -48,6 +53,7 @@ static const struct
   { "gpt2", MODEL_FAMILY_GPT2 },     { "bert", MODEL_FAMILY_BERT },
   { "mpt", MODEL_FAMILY_MPT },       { "qwen3", MODEL_FAMILY_QWEN3 },
   { "qwen3_moe", MODEL_FAMILY_QWEN3_MOE }, { "qwen2_moe", MODEL_FAMILY_QWEN2_MOE },
+  { "gpt_oss", MODEL_FAMILY_GPT_OSS },
 };
 
 gboolean
@@ -90,7 +96,7 @@ gboolean
 model_arch_family_moe (ModelFamily family)
 {
   return family == MODEL_FAMILY_MIXTRAL || family == MODEL_FAMILY_QWEN3_MOE
-         || family == MODEL_FAMILY_QWEN2_MOE;
+         || family == MODEL_FAMILY_QWEN2_MOE || family == MODEL_FAMILY_GPT_OSS;
 }
 
 /* MPT as released (mosaicml/mpt-7b, -30b config.json; HF modeling_mpt.py): LayerNorm with
@@ -105,6 +111,20 @@ mpt_defaults (ModelArch *arch)
   arch->learned_positions = FALSE;
   arch->tied_embeddings = TRUE;
   arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = FALSE;
+}
+
+/* gpt_oss (HF modeling_gpt_oss.py, GptOssConfig): attention_bias true (q/k/v/o biases),
+ * GptOssAttention.sinks (num_attention_heads), GptOssTopKRouter weight E × h and bias E,
+ * GptOssExperts gate_up_proj [E, h, 2i] + gate_up_proj_bias [E, 2i] and down_proj [E, i, h]
+ * + down_proj_bias [E, h]; RMSNorm; untied head. Off for every other family. */
+static void
+gpt_oss_defaults (ModelArch *arch, gboolean on)
+{
+  arch->attn_sinks = arch->router_bias = arch->fused_gate_up = on;
+  arch->n_full_attention_layers = 0; /* hf_config.c counts layer_types */
+  arch->mxfp4_experts = FALSE;       /* set by quantization_config */
+  if (on)
+    arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = TRUE;
 }
 
 void
@@ -144,6 +164,7 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
     }
   if (family == MODEL_FAMILY_MPT)
     mpt_defaults (arch);
+  gpt_oss_defaults (arch, family == MODEL_FAMILY_GPT_OSS);
 }
 
 /* The first check `arch` fails: *keys (up to two canonical field names, the second NULL
