@@ -127,7 +127,7 @@ check "OOM /summary: device_used and peak_reserved at most the capacity, need_de
 # The shipped qwen3_moe LoRA scenario runs and fits; qwen3 and qwen2_moe configs run in it.
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o q3.h5 >q3.out 2>&1
 check "qwen3-30b-a3b LoRA on one DGX H100 runs and fits" grep -q "FITS" q3.out
-for m in qwen3-8b qwen1.5-moe-a2.7b; do
+for m in qwen3-8b qwen1.5-moe-a2.7b gpt-oss-20b; do
   check "$m runs" "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o qm.h5 --set model.hf_config=$m
 done
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" -o pad.h5 --set training.padding=longest >pad.out 2>/dev/null
@@ -790,6 +790,10 @@ bad_input () {
      && ! test -e bi.h5
   then ok "bad input: $name"; else bad "bad input: $name (exit $rc)"; cat bi.err; fi
 }
+# gpt_oss without a config is refused naming hf_config (layer_types, MXFP4 need the file)
+sed 's/^hf_config = .*/family = gpt_oss/' "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" >oss.ini
+bad_input "family gpt_oss without hf_config" "group [model], key 'hf_config': required for family gpt_oss" "layer_types" \
+  -- oss.ini
 bad_input "unknown framework" "s1-llama-3.2-1b-fp32.ini (with --set training.framework=jax)" \
   "group [training], key 'framework': " -- "$s1" --set training.framework=jax
 printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 2, "stage": 3 } }\n' >bi.json
