@@ -790,6 +790,14 @@ bad_input () {
      && ! test -e bi.h5
   then ok "bad input: $name"; else bad "bad input: $name (exit $rc)"; cat bi.err; fi
 }
+# gpt-oss-20b LoRA: the MXFP4 experts are reported kept, or dequantized with the key
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o oss.h5 --set model.hf_config=gpt-oss-20b >oss.out 2>&1
+check "gpt-oss-20b LoRA: MXFP4 experts kept, 12.82 GiB of weights" \
+  sh -c "grep -qF 'experts kept MXFP4 (4.25 bits a weight)' oss.out && grep -q 'weights  *12.82 GiB' oss.out"
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o oss.h5 --set model.hf_config=gpt-oss-20b \
+  --set finetune.dequantize=true >oss.out 2>&1
+check "gpt-oss-20b LoRA, dequantize = true: bf16 experts, 38.96 GiB of weights" \
+  sh -c "grep -qF 'experts dequantized from MXFP4' oss.out && grep -q 'weights  *38.96 GiB' oss.out"
 # gpt_oss without a config is refused naming hf_config (layer_types, MXFP4 need the file)
 sed 's/^hf_config = .*/family = gpt_oss/' "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" >oss.ini
 bad_input "family gpt_oss without hf_config" "group [model], key 'hf_config': required for family gpt_oss" "layer_types" \

@@ -321,8 +321,8 @@ add_gpt_oss_mlp (Builder *b)
       if (a->router_bias)
         add (b, n->router, TRUE, "bias", MODEL_TENSOR_ROUTER, TRUE, 1, E, 1, 1);
     }
-  ModelTensorStorage st = b->lora && a->mxfp4_experts ? MODEL_TENSOR_STORAGE_MXFP4
-                                                      : MODEL_TENSOR_STORAGE_WEIGHT;
+  ModelTensorStorage st = b->lora && a->mxfp4_experts && !b->inv->finetune.dequantize
+                           ? MODEL_TENSOR_STORAGE_MXFP4 : MODEL_TENSOR_STORAGE_WEIGHT;
   gint gu = add (b, n->up, TRUE, "gate_up_proj", MODEL_TENSOR_MLP_UP, FALSE, 2, 2 * i, h, E ? E : 1);
   gint dn = add (b, n->down, TRUE, "down_proj", MODEL_TENSOR_MLP_DOWN, FALSE, 2, h, i, E ? E : 1);
   if (gu >= 0)

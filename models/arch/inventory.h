@@ -63,7 +63,8 @@
  * config's quantization_config is mxfp4 (arch.h mxfp4_experts), the two expert weight
  * matrices are stored MXFP4 (the released checkpoint's gate_up_proj_blocks/_scales,
  * down_proj_blocks/_scales; modules_to_not_convert — attention, router, embeddings, head —
- * and every bias stay in the weight dtype); a full fine-tune trains dequantized weights
+ * and every bias stay in the weight dtype) unless the fine-tune sets `dequantize`
+ * (finetune.h; Mxfp4Config(dequantize=True)); a full fine-tune trains dequantized weights
  * (transformers Mxfp4Config(dequantize=True)), WEIGHT storage.
  *
  * Shapes are PyTorch's parameter shapes: nn.Linear weight (out, in), bias (out); GPT-2's

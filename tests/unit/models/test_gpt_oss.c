@@ -159,6 +159,11 @@ test_mxfp4_lora_bytes (void)
   /* adapters: q (2880 → 4096), k, v (2880 → 512), o (4096 → 2880), r = 8, per layer */
   guint64 per_layer = 8 * ((2880 + 4096) + 2 * (2880 + 512) + (4096 + 2880));
   CU_ASSERT_EQUAL (model_inventory_n_adapter (inv, MODEL_INVENTORY_ALL), 24 * per_layer);
+  /* dequantize (Mxfp4Config(dequantize=True)): the frozen experts at the weight dtype */
+  ft.dequantize = TRUE;
+  g_autoptr (ModelInventory) up = model_inventory_new (a, &ft, NULL);
+  STEPSIM_ASSERT_REL (model_inventory_weight_bytes (up, MODEL_INVENTORY_ALL, 2.0, FALSE),
+                      2.0 * 20914757184.0, 1e-15);
   /* full fine-tuning trains dequantized weights: everything at the weight dtype */
   g_autoptr (ModelInventory) full = model_inventory_new (a, NULL, NULL);
   STEPSIM_ASSERT_REL (model_inventory_weight_bytes (full, MODEL_INVENTORY_ALL, 2.0, FALSE),
@@ -272,7 +277,7 @@ static const StepsimTest tests[] = {
     test_card_counts },
   { "shipped gpt-oss configs equal ../shared/models", test_shipped_match_shared },
   { "gpt_oss tensors, layer_types and flags", test_roles_and_flags },
-  { "MXFP4 experts under LoRA: 4.25 bits per weight; adapters on q/k/v/o only",
+  { "MXFP4 experts under LoRA: 4.25 bits per weight (or dequantized); adapters on q/k/v/o only",
     test_mxfp4_lora_bytes },
   { "gpt_oss defaults: layer_types, window, modules_to_not_convert, attention_bias",
     test_defaults },
