@@ -3,6 +3,7 @@ noinst_LIBRARIES += models/libstepsim_models.a
 models_libstepsim_models_a_SOURCES = \
 	models/arch/arch.c models/arch/arch.h models/arch/inventory.c models/arch/inventory.h models/arch/arch_counts.c \
 	models/arch/hf_config.c models/arch/json_unique.c models/arch/json_unique.h \
+	models/arch/attention_window.c \
 	models/ops/cost.c models/ops/cost_ends.c models/ops/cost.h models/ops/cost-private.h \
 	models/ops/graph.c models/ops/graph.h models/ops/graph_layer.c \
 	models/arch/finetune.c models/arch/finetune_counts.c models/arch/finetune.h \

@@ -127,7 +127,7 @@ check "OOM /summary: device_used and peak_reserved at most the capacity, need_de
 # The shipped qwen3_moe LoRA scenario runs and fits; qwen3 and qwen2_moe configs run in it.
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o q3.h5 >q3.out 2>&1
 check "qwen3-30b-a3b LoRA on one DGX H100 runs and fits" grep -q "FITS" q3.out
-for m in qwen3-8b qwen1.5-moe-a2.7b; do
+for m in qwen3-8b qwen1.5-moe-a2.7b gpt-oss-20b; do
   check "$m runs" "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o qm.h5 --set model.hf_config=$m
 done
 # DeepSeek-V2-Lite (MLA, dense layer 0, shared + routed experts) runs and fits in the same
@@ -800,6 +800,18 @@ bad_input () {
      && ! test -e bi.h5
   then ok "bad input: $name"; else bad "bad input: $name (exit $rc)"; cat bi.err; fi
 }
+# gpt-oss-20b LoRA: the MXFP4 experts are reported kept, or dequantized with the key
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o oss.h5 --set model.hf_config=gpt-oss-20b >oss.out 2>&1
+check "gpt-oss-20b LoRA: MXFP4 experts kept, 12.82 GiB of weights" \
+  sh -c "grep -qF 'experts kept MXFP4 (4.25 bits a weight)' oss.out && grep -q 'weights  *12.82 GiB' oss.out"
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o oss.h5 --set model.hf_config=gpt-oss-20b \
+  --set finetune.dequantize=true >oss.out 2>&1
+check "gpt-oss-20b LoRA, dequantize = true: bf16 experts, 38.96 GiB of weights" \
+  sh -c "grep -qF 'experts dequantized from MXFP4' oss.out && grep -q 'weights  *38.96 GiB' oss.out"
+# gpt_oss without a config is refused naming hf_config (layer_types, MXFP4 need the file)
+sed 's/^hf_config = .*/family = gpt_oss/' "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" >oss.ini
+bad_input "family gpt_oss without hf_config" "group [model], key 'hf_config': required for family gpt_oss" "layer_types" \
+  -- oss.ini
 bad_input "unknown framework" "s1-llama-3.2-1b-fp32.ini (with --set training.framework=jax)" \
   "group [training], key 'framework': " -- "$s1" --set training.framework=jax
 printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 2, "stage": 3 } }\n' >bi.json

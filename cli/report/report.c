@@ -367,6 +367,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                s->finetune.method != MODEL_FINETUNE_QLORA ? ""
                : s->finetune.double_quant             ? ", NF4 base, double quantization"
                                                       : ", NF4 base");
+      if (a->mxfp4_experts) /* gpt_oss: the checkpoint's experts (inventory.h) */
+        fprintf (out, "           experts %s\n", s->finetune.dequantize
+                                                   ? "dequantized from MXFP4 to the weight dtype"
+                                                   : "kept MXFP4 (4.25 bits a weight)");
     }
   const ModelFramework *fw = &s->framework;
   ModelFramework custom;

@@ -55,7 +55,8 @@ static const char *const validation_keys[] = { "id", "source", "metric", "measur
                                                "known_gap", "gap_error", "gap_margin", NULL };
 static const char *const offload_keys[] = { "optimizer", "parameters", "activations",
                                             "pin_memory", NULL };
-static const char *const finetune_keys[] = { "method", "rank", "targets", "double_quant", NULL };
+static const char *const finetune_keys[] = { "method", "rank", "targets", "double_quant",
+                                             "dequantize", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
                                            "parallel", "run", "allocator", "offload",
                                            "finetune", "gpu.NAME",

@@ -4,6 +4,10 @@
  *              rank         = 16                      LoRA rank r (default 8, PEFT's)
  *              targets      = all_linear | attention | qv   (default all_linear)
  *              double_quant = true | false            QLoRA only (default true)
+ *              dequantize   = true | false            MXFP4 checkpoints (gpt_oss): upcast the
+ *                                                     frozen experts to the weight dtype at load
+ *                                                     (transformers Mxfp4Config(dequantize=True));
+ *                                                     default false: kept MXFP4, 4.25 bits a weight
  *
  * rank, targets or double_quant in a group without a method is an error, not silently
  * ignored; an explicit method (none included: how --set and compare switch LoRA off)
@@ -57,7 +61,10 @@ cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
   g_autofree char *dq = cli_scenario_get_raw (kf, "finetune", "double_quant", FALSE, NULL);
   if (dq != NULL && !sim_units_parse_bool (dq, &f->double_quant, error))
     return PREFIX_KEY (error, "finetune", "double_quant"), FALSE;
-  const char *const extra[] = { "rank", "targets", "double_quant", NULL };
+  g_autofree char *dqz = cli_scenario_get_raw (kf, "finetune", "dequantize", FALSE, NULL);
+  if (dqz != NULL && !sim_units_parse_bool (dqz, &f->dequantize, error))
+    return PREFIX_KEY (error, "finetune", "dequantize"), FALSE;
+  const char *const extra[] = { "rank", "targets", "double_quant", "dequantize", NULL };
   gboolean has_method = g_key_file_has_key (kf, "finetune", "method", NULL);
   for (guint i = 0; !has_method && extra[i] != NULL; i++)
     if (g_key_file_has_key (kf, "finetune", extra[i], NULL))

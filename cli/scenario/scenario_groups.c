@@ -63,6 +63,14 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
                              (arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) ? NULL : "intermediate_size",
                              model_arch_family_moe (arch->family) ? "num_local_experts" : NULL,
                              model_arch_family_moe (arch->family) ? "num_experts_per_tok" : NULL };
+  if (arch->family == MODEL_FAMILY_GPT_OSS)
+    {
+      /* layer_types, attention sinks and MXFP4 experts have no [model] keys */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [model], key 'hf_config': required for family gpt_oss (layer_types "
+                   "and quantization_config are read from the config)");
+      return NULL;
+    }
   if (arch->family == MODEL_FAMILY_QWEN2_MOE)
     {
       /* its shared expert's width (shared_expert_intermediate_size) has no [model] key */
@@ -203,7 +211,7 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [model], key 'num_local_experts': experts are modelled for the "
-                   "mixtral, qwen3_moe and qwen2_moe families only (this model is %s)",
+                   "mixtral, qwen3_moe, qwen2_moe and gpt_oss families only (this model is %s)",
                    model_arch_family_name (arch->family));
       return FALSE;
     }

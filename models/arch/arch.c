@@ -15,6 +15,11 @@
  *   MoE        E × MLP + router h·E (no bias); qwen2_moe adds a shared SwiGLU expert
  *              3·h·s (s = shared_expert_intermediate_size) and its gate h·1
  *   qk norm    qwen3: 2·d (q_norm, k_norm over head_dim)
+ *   gpt_oss    attention + a sinks; router h·E + E; each expert h·2i + 2i (gate_up_proj and
+ *              its bias) + i·h + h (down_proj and its bias) = 3·h·i + 2·i + h, the
+ *              SwiGLU-with-biases count. gpt-oss-20b (h 2880, L 24, a 64, k 8, d 64,
+ *              i 2880, E 32, V 201088): attention 26,550,144 per layer, MLP 796,631,072,
+ *              norms 5,760; total 20,914,757,184 (the card's, arXiv 2508.10925 table 1)
  *   norms      2 per layer: h each (RMSNorm, weight only) or 2h (LayerNorm, weight + bias)
  *   MLA        deepseek (arXiv 2405.04434 §2.1, modeling_deepseek.py DeepseekV2Attention),
  *              nh heads, dn/dr/dv head widths, r_q/r_kv ranks: h·r_q + r_q + r_q·nh·(dn+dr)
@@ -54,6 +59,7 @@ static const struct
   { "mpt", MODEL_FAMILY_MPT },       { "qwen3", MODEL_FAMILY_QWEN3 },
   { "qwen3_moe", MODEL_FAMILY_QWEN3_MOE }, { "qwen2_moe", MODEL_FAMILY_QWEN2_MOE },
   { "deepseek_v2", MODEL_FAMILY_DEEPSEEK_V2 }, { "deepseek_v3", MODEL_FAMILY_DEEPSEEK_V3 },
+  { "gpt_oss", MODEL_FAMILY_GPT_OSS },
 };
 
 gboolean
@@ -96,7 +102,8 @@ gboolean
 model_arch_family_moe (ModelFamily family)
 {
   return family == MODEL_FAMILY_MIXTRAL || family == MODEL_FAMILY_QWEN3_MOE
-         || family == MODEL_FAMILY_QWEN2_MOE || model_arch_family_deepseek (family);
+         || family == MODEL_FAMILY_QWEN2_MOE || family == MODEL_FAMILY_GPT_OSS
+         || model_arch_family_deepseek (family);
 }
 
 gboolean
@@ -117,6 +124,20 @@ mpt_defaults (ModelArch *arch)
   arch->learned_positions = FALSE;
   arch->tied_embeddings = TRUE;
   arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = FALSE;
+}
+
+/* gpt_oss (HF modeling_gpt_oss.py, GptOssConfig): attention_bias true (q/k/v/o biases),
+ * GptOssAttention.sinks (num_attention_heads), GptOssTopKRouter weight E × h and bias E,
+ * GptOssExperts gate_up_proj [E, h, 2i] + gate_up_proj_bias [E, 2i] and down_proj [E, i, h]
+ * + down_proj_bias [E, h]; RMSNorm; untied head. Off for every other family. */
+static void
+gpt_oss_defaults (ModelArch *arch, gboolean on)
+{
+  arch->attn_sinks = arch->router_bias = arch->fused_gate_up = on;
+  arch->n_full_attention_layers = 0; /* hf_config.c counts layer_types */
+  arch->mxfp4_experts = FALSE;       /* set by quantization_config */
+  if (on)
+    arch->qkv_bias = arch->attn_out_bias = arch->mlp_bias = TRUE;
 }
 
 void
@@ -160,6 +181,7 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
     }
   if (family == MODEL_FAMILY_MPT)
     mpt_defaults (arch);
+  gpt_oss_defaults (arch, family == MODEL_FAMILY_GPT_OSS);
 }
 
 /* The first check `arch` fails: *keys (up to two canonical field names, the second NULL

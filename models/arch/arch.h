@@ -17,7 +17,10 @@
  * modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock), qwen2_moe (qwen2 attention with q/k/v
  * biases, router + E experts of moe_intermediate_size + one always-active shared SwiGLU
  * expert of shared_expert_intermediate_size scaled by sigmoid(shared_expert_gate h → 1);
- * modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock). For the MoE families intermediate_size
+ * modeling_qwen2_moe.py Qwen2MoeSparseMoeBlock), gpt_oss (OpenAI gpt-oss, arXiv 2508.10925;
+ * modeling_gpt_oss.py: q/k/v/o with biases, head_dim from the config, per-head attention
+ * sinks, a router with bias, experts with a fused gate_up_proj and biases, clamped SwiGLU,
+ * layers alternating sliding_window and full attention). For the MoE families intermediate_size
  * holds moe_intermediate_size (the expert width); only all-MoE layer stacks load.
  * Parameter counts reproduce the published ones exactly (tests/unit/models/test_arch.c).
  */
@@ -39,6 +42,8 @@ typedef enum
   MODEL_FAMILY_QWEN2_MOE, /* qwen2 attention, routed MoE plus a sigmoid-gated shared expert */
   MODEL_FAMILY_DEEPSEEK_V2, /* MLA attention, DeepSeekMoE (shared + routed experts), dense first layers */
   MODEL_FAMILY_DEEPSEEK_V3, /* deepseek_v2 plus sigmoid noaux_tc routing and MTP */
+  MODEL_FAMILY_GPT_OSS,   /* gpt_oss: biased q/k/v/o + sinks, biased router, fused gate_up
+                             experts with biases, alternating sliding/full attention */
 } ModelFamily;
 
 typedef enum
@@ -131,6 +136,16 @@ typedef struct
                                  expert (shared_expert_intermediate_size); 0 when none */
   gboolean shared_expert_gate; /* qwen2_moe: the shared expert's sigmoid gate h → 1 */
   ModelDeepseek deepseek;   /* deepseek_v2 / deepseek_v3 fields (all zero otherwise) */
+  /* gpt_oss (HF modeling_gpt_oss.py; hf_config.c read_gpt_oss reads them) */
+  gboolean attn_sinks;      /* GptOssAttention.sinks: one learned logit per query head */
+  gboolean router_bias;     /* GptOssTopKRouter.bias: E, beside the h·E weight */
+  gboolean fused_gate_up;   /* GptOssExperts: gate_up_proj h → 2i (+ bias 2i), down i → h
+                               (+ bias h), one 3-D parameter each over the experts */
+  guint64 n_full_attention_layers; /* layers attending to the whole causal context although
+                                      sliding_window > 0 (layer_types "full_attention");
+                                      0: every layer windowed (mistral) */
+  gboolean mxfp4_experts;   /* quantization_config quant_method "mxfp4": the experts' weight
+                               matrices are stored MXFP4 while frozen (inventory.h) */
 } ModelArch;
 
 #define MODEL_ARCH_ERROR (model_arch_error_quark ())
@@ -150,7 +165,7 @@ typedef enum
 gboolean model_arch_family_from_string (const char *text, ModelFamily *out, GError **error);
 const char *model_arch_family_name (ModelFamily family);
 
-/* Whether `family`'s MLP is a routed mixture of experts (mixtral, qwen3_moe, qwen2_moe):
+/* Whether `family`'s MLP is a routed mixture of experts (mixtral, qwen3_moe, qwen2_moe, gpt_oss):
  * num_local_experts / num_experts_per_tok are required and allowed only there. */
 gboolean model_arch_family_moe (ModelFamily family);
 
@@ -246,5 +261,19 @@ gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *
  * GPT2Attention.c_attn). FALSE: three separate nn.Linear (llama, mistral, mixtral, qwen2,
  * bert), each of which autocast feeds its own cast copy of the input (models/ops/cost.h). */
 gboolean model_arch_fused_qkv (const ModelArch *arch);
+
+/* Sliding-window attention (attention_window.c). Query-key pairs a causal attention over a
+ * sequence of `seq_len` tokens scores when each query sees at most `window` keys (itself and
+ * the window − 1 before it; window 0 or ≥ seq_len: the whole causal prefix):
+ * K(s, w) = Σ_{i=1..s} min(i, w). Exact integer, returned as a double. */
+double model_arch_causal_pairs (guint64 seq_len, guint64 window);
+
+/* Keys per query, averaged over `arch`'s layers, in the full-square convention of the
+ * attention cost (models/ops/cost.h: FLOPs 4·b·s·s_kv·a·d, the causal kernel twice as
+ * efficient): a windowed layer contributes 2·K(s, w)/s, so that the causal halving leaves
+ * exactly its K(s, w) scored pairs; a full layer (gpt_oss layer_types "full_attention")
+ * s. Without a window (or w ≥ s), s. `causal` FALSE (bert): min(w, s) for windowed
+ * layers. */
+double model_arch_attention_keys (const ModelArch *arch, guint64 seq_len, gboolean causal);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelArch, model_arch_free)

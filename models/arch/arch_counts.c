@@ -41,6 +41,7 @@ n_scope (const ModelArch *arch, ModelInventoryScope scope)
 static const ModelTensorRole attention_roles[] = {
   MODEL_TENSOR_Q, MODEL_TENSOR_K, MODEL_TENSOR_V, MODEL_TENSOR_QKV, MODEL_TENSOR_ATTN_OUT,
   MODEL_TENSOR_Q_A, MODEL_TENSOR_Q_B, MODEL_TENSOR_KV_A, MODEL_TENSOR_KV_B, MODEL_TENSOR_MLA_NORM,
+  MODEL_TENSOR_ATTN_SINK, /* gpt_oss: the card's attention count includes the sinks */
   MODEL_N_TENSOR_ROLES,
 };
 static const ModelTensorRole mlp_roles[] = {

@@ -58,10 +58,13 @@ typedef struct
   guint64 rank;             /* r >= 1 */
   ModelLoraTargets targets;
   gboolean double_quant;    /* QLoRA: quantize the absmax constants too */
+  gboolean dequantize;      /* an MXFP4 checkpoint's frozen experts (gpt_oss) upcast to the
+                               weight dtype at load (transformers Mxfp4Config(dequantize=True))
+                               instead of kept MXFP4 (inventory.h); default FALSE */
 } ModelFinetune;
 
 /* Defaults: method none, rank 8 (PEFT LoraConfig's r), all_linear, double quantization on
- * (QLoRA's setting). */
+ * (QLoRA's setting), MXFP4 experts kept (dequantize off). */
 void model_finetune_init_defaults (ModelFinetune *f);
 
 /* Name tables: "none", "lora", "qlora"; "all_linear", "attention", "qv". Parsing errors are

@@ -26,6 +26,8 @@
  *
  * DeepSeek-V2 / V3 (model_type deepseek_v2, deepseek_v3; DeepseekV2Config /
  * DeepseekV3Config, modeling_deepseek.py): read_deepseek, below.
+ * gpt_oss: layer_types, sliding_window, attention_bias, experts_per_token, hidden_act,
+ * swiglu_limit and quantization_config (read_gpt_oss, with the rules above it).
  *
  * Errors (domain MODEL_ARCH_ERROR, message starts with the file/origin): IO (unreadable),
  * JSON (malformed, with json-glib's line:column), FAMILY (unknown model_type), FIELD (key
@@ -451,6 +453,146 @@ read_deepseek (const Ctx *c, ModelArch *arch, gboolean have_inner, GError **erro
 }
 
 /* ---- end DeepSeek ------------------------------------------------------------------- */
+/* ---- gpt_oss (GptOssConfig, modeling_gpt_oss.py) ----------------------------------------
+ * layer_types: an array of num_hidden_layers strings, each "sliding_attention" (the layer
+ * attends to the last sliding_window keys) or "full_attention"; absent: GptOssConfig's
+ * default, sliding for even layer indices ((i + 1) % 2 ≠ 0), full for odd ones. With a
+ * sliding layer, sliding_window absent means GptOssConfig's default 128; null means None
+ * (no window: every layer full). attention_bias (default true) sets q/k/v/o biases.
+ * experts_per_token, when given, must equal num_experts_per_tok (the config duplicates it);
+ * hidden_act must be "silu"; swiglu_limit a positive number (the clamped SwiGLU,
+ * GptOssExperts: gate.clamp(max=limit), up.clamp(±limit), (up + 1)·gate·σ(1.702·gate):
+ * the same GEMMs, a few more element-wise operations, no parameters). quantization_config,
+ * when present, must have quant_method "mxfp4" (transformers' Mxfp4Config); the experts are
+ * MXFP4 unless an entry of modules_to_not_convert names them ("…mlp.experts…"). Anything
+ * else is refused naming the key. */
+#define GPT_OSS_DEFAULT_WINDOW 128 /* GptOssConfig.sliding_window */
+
+static gboolean
+gpt_oss_layer_types (const Ctx *c, ModelArch *arch, guint64 *n_sliding, GError **error)
+{
+  JsonNode *n = member (c, "layer_types");
+  guint64 L = arch->n_layers, full = 0;
+  if (n == NULL)
+    full = L / 2; /* odd indices of 0 … L−1 */
+  else
+    {
+      if (!JSON_NODE_HOLDS_ARRAY (n))
+        return field_error (c, error, "layer_types", "expected an array of strings");
+      JsonArray *a = json_node_get_array (n);
+      if (json_array_get_length (a) != L)
+        {
+          g_autofree char *what = g_strdup_printf ("has %u entries, num_hidden_layers is %"
+                                                   G_GUINT64_FORMAT, json_array_get_length (a), L);
+          return field_error (c, error, "layer_types", what);
+        }
+      for (guint i = 0; i < json_array_get_length (a); i++)
+        {
+          JsonNode *e = json_array_get_element (a, i);
+          const char *t = JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING
+                            ? json_node_get_string (e) : NULL;
+          if (t != NULL && strcmp (t, "full_attention") == 0)
+            full++;
+          else if (t == NULL || strcmp (t, "sliding_attention") != 0)
+            {
+              g_autofree char *what = g_strdup_printf (
+                "entry %u is %s%s%s (only \"sliding_attention\" and \"full_attention\" are "
+                "modelled)", i, t != NULL ? "\"" : "", t != NULL ? t : "not a string",
+                t != NULL ? "\"" : "");
+              return field_error (c, error, "layer_types", what);
+            }
+        }
+    }
+  *n_sliding = L - full;
+  arch->n_full_attention_layers = full;
+  return TRUE;
+}
+
+static gboolean
+gpt_oss_quantization (const Ctx *c, ModelArch *arch, GError **error)
+{
+  JsonNode *q = member (c, "quantization_config");
+  arch->mxfp4_experts = FALSE;
+  if (q == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (q))
+    return field_error (c, error, "quantization_config", "expected an object");
+  JsonObject *o = json_node_get_object (q);
+  JsonNode *m = json_object_has_member (o, "quant_method") ? json_object_get_member (o, "quant_method") : NULL;
+  const char *method = m != NULL && JSON_NODE_HOLDS_VALUE (m) && json_node_get_value_type (m) == G_TYPE_STRING
+                         ? json_node_get_string (m) : NULL;
+  if (method == NULL || strcmp (method, "mxfp4") != 0)
+    {
+      g_autofree char *what = g_strdup_printf ("%s%s%s: only \"mxfp4\" (the released gpt-oss "
+                                               "checkpoints' format) is modelled",
+                                               method != NULL ? "\"" : "",
+                                               method != NULL ? method : "missing or not a string",
+                                               method != NULL ? "\"" : "");
+      return field_error (c, error, "quantization_config.quant_method", what);
+    }
+  gboolean experts = TRUE;
+  JsonNode *keep = json_object_has_member (o, "modules_to_not_convert")
+                     ? json_object_get_member (o, "modules_to_not_convert") : NULL;
+  if (keep != NULL && !JSON_NODE_HOLDS_NULL (keep))
+    {
+      if (!JSON_NODE_HOLDS_ARRAY (keep))
+        return field_error (c, error, "quantization_config.modules_to_not_convert",
+                            "expected an array of module names");
+      JsonArray *a = json_node_get_array (keep);
+      for (guint i = 0; i < json_array_get_length (a); i++)
+        {
+          JsonNode *e = json_array_get_element (a, i);
+          if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+            return field_error (c, error, "quantization_config.modules_to_not_convert",
+                                "expected an array of module names (strings)");
+          if (strstr (json_node_get_string (e), "mlp.experts") != NULL)
+            experts = FALSE;
+        }
+    }
+  arch->mxfp4_experts = experts;
+  return TRUE;
+}
+
+static gboolean
+read_gpt_oss (const Ctx *c, ModelArch *arch, GError **error)
+{
+  guint64 sliding = 0;
+  if (!gpt_oss_layer_types (c, arch, &sliding, error))
+    return FALSE;
+  JsonObject *objs[2] = { c->text, c->top };
+  gboolean window_given = FALSE;
+  for (int i = 0; i < 2; i++)
+    window_given = window_given || (objs[i] != NULL && json_object_has_member (objs[i], "sliding_window"));
+  if (!window_given)
+    arch->sliding_window = GPT_OSS_DEFAULT_WINDOW;
+  if (sliding > 0 && arch->sliding_window == 0) /* None: the sliding layers see everything */
+    arch->n_full_attention_layers = arch->n_layers;
+  JsonNode *ept = member (c, "experts_per_token");
+  guint64 k = 0;
+  if (ept != NULL && !node_u64 (c, ept, "experts_per_token", &k, error))
+    return FALSE;
+  if (ept != NULL && k != arch->experts_per_token)
+    return field_error (c, error, "experts_per_token", "differs from num_experts_per_tok");
+  JsonNode *act = member (c, "hidden_act");
+  if (act != NULL && (!JSON_NODE_HOLDS_VALUE (act) || json_node_get_value_type (act) != G_TYPE_STRING
+                      || strcmp (json_node_get_string (act), "silu") != 0))
+    return field_error (c, error, "hidden_act", "only \"silu\" (the clamped SwiGLU) is modelled");
+  JsonNode *lim = member (c, "swiglu_limit");
+  if (lim != NULL)
+    {
+      GType t = JSON_NODE_HOLDS_VALUE (lim) ? json_node_get_value_type (lim) : G_TYPE_INVALID;
+      double v = t == G_TYPE_DOUBLE ? json_node_get_double (lim)
+                 : t == G_TYPE_INT64 ? (double) json_node_get_int (lim) : -1;
+      if (!(v > 0))
+        return field_error (c, error, "swiglu_limit", "expected a positive number");
+    }
+  gboolean attn_bias = TRUE;
+  if (!lookup_bool (c, "attention_bias", &attn_bias, error))
+    return FALSE;
+  arch->qkv_bias = arch->attn_out_bias = attn_bias;
+  return gpt_oss_quantization (c, arch, error);
+}
+/* ---- end gpt_oss ---- */
 
 /* Reads every aliased size; applies defaults for the optional ones. */
 static gboolean
@@ -508,6 +650,11 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
   if (arch->family == MODEL_FAMILY_QWEN3_MOE || arch->family == MODEL_FAMILY_QWEN2_MOE)
     {
       if (!read_qwen_moe (c, arch, error))
+        return FALSE;
+    }
+  else if (arch->family == MODEL_FAMILY_GPT_OSS)
+    {
+      if (!read_gpt_oss (c, arch, error))
         return FALSE;
     }
   else if (arch->family == MODEL_FAMILY_QWEN3 && have[8])

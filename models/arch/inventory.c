@@ -85,6 +85,17 @@ static const Names deepseek_names = {
   .dense_down = "mlp.down_proj",
 };
 
+/* gpt_oss (modeling_gpt_oss.py GptOssAttention, GptOssMLP: router, experts). The experts'
+ * fused tensors are added by add_gpt_oss_mlp with their HF parameter names. */
+static const Names gpt_oss_names = {
+  .embed = "model.embed_tokens", .pos = "model.embed_positions", .layer = "model.layers.{i}",
+  .q = "self_attn.q_proj", .k = "self_attn.k_proj", .v = "self_attn.v_proj",
+  .qkv = "self_attn.qkv_proj", .o = "self_attn.o_proj", .router = "mlp.router",
+  .gate = "mlp.experts", .up = "mlp.experts", .down = "mlp.experts",
+  .norm1 = "input_layernorm", .norm2 = "post_attention_layernorm", .final_norm = "model.norm",
+  .head = "lm_head",
+};
+
 static const Names gpt2_names = {
   .embed = "transformer.wte", .pos = "transformer.wpe", .layer = "transformer.h.{i}",
   .q = "attn.q_proj", .k = "attn.k_proj", .v = "attn.v_proj", .qkv = "attn.c_attn",
@@ -126,6 +137,7 @@ names_of (ModelFamily f)
     case MODEL_FAMILY_QWEN2_MOE: return &qwen_moe_names;
     case MODEL_FAMILY_DEEPSEEK_V2:
     case MODEL_FAMILY_DEEPSEEK_V3: return &deepseek_names;
+    case MODEL_FAMILY_GPT_OSS: return &gpt_oss_names;
     default: return &llama_names;
     }
 }
@@ -316,6 +328,50 @@ add_quant_constants (Builder *b, guint first, guint last)
     }
 }
 
+/* gpt_oss's attention sinks, router and experts (inventory.h "gpt_oss"): sinks (a);
+ * router weight (E, h) + bias (E); per expert gate_up_proj (2i, h) + bias (2i) and
+ * down_proj (h, i) + bias (h). Expert weights MXFP4 when frozen and the checkpoint is mxfp4,
+ * else the weight dtype (not NF4 under QLoRA: bitsandbytes swaps nn.Linear only). */
+static void
+add_gpt_oss_mlp (Builder *b)
+{
+  const ModelArch *a = b->inv->arch;
+  const Names *n = b->n;
+  guint64 h = a->hidden_size, i = a->intermediate_size, E = a->n_experts;
+  if (a->attn_sinks)
+    add (b, "self_attn", TRUE, "sinks", MODEL_TENSOR_ATTN_SINK, FALSE, 1, a->n_heads, 1, 1);
+  if (E > 0)
+    {
+      /* GptOssTopKRouter holds a raw nn.Parameter (F.linear in forward), not an nn.Linear */
+      add (b, n->router, TRUE, "weight", MODEL_TENSOR_ROUTER, FALSE, 2, E, h, 1);
+      if (a->router_bias)
+        add (b, n->router, TRUE, "bias", MODEL_TENSOR_ROUTER, TRUE, 1, E, 1, 1);
+    }
+  ModelTensorStorage st = b->lora && a->mxfp4_experts && !b->inv->finetune.dequantize
+                           ? MODEL_TENSOR_STORAGE_MXFP4 : MODEL_TENSOR_STORAGE_WEIGHT;
+  gint gu = add (b, n->up, TRUE, "gate_up_proj", MODEL_TENSOR_MLP_UP, FALSE, 2, 2 * i, h, E ? E : 1);
+  gint dn = add (b, n->down, TRUE, "down_proj", MODEL_TENSOR_MLP_DOWN, FALSE, 2, h, i, E ? E : 1);
+  if (gu >= 0)
+    g_array_index (b->inv->tensors, ModelTensor, gu).storage = st;
+  if (dn >= 0)
+    g_array_index (b->inv->tensors, ModelTensor, dn).storage = st;
+  if (a->mlp_bias)
+    {
+      add (b, n->up, TRUE, "gate_up_proj_bias", MODEL_TENSOR_MLP_UP, TRUE, 1, 2 * i, 1, E ? E : 1);
+      add (b, n->down, TRUE, "down_proj_bias", MODEL_TENSOR_MLP_DOWN, TRUE, 1, h, 1, E ? E : 1);
+    }
+}
+
+/* Whether a gpt_oss expert or router tensor: raw nn.Parameters in HF, not nn.Linear
+ * modules, so PEFT's all-linear leaves them alone. */
+static gboolean
+fused_expert (const ModelInventory *inv, const ModelTensor *t)
+{
+  return inv->arch->fused_gate_up
+         && (t->role == MODEL_TENSOR_MLP_UP || t->role == MODEL_TENSOR_MLP_DOWN
+             || t->role == MODEL_TENSOR_ROUTER);
+}
+
 /* Limits the template tensors first … last−1 to layers [from, to) (to 0: n_layers). */
 static void
 set_layer_range (Builder *b, guint first, guint last, guint64 from, guint64 to)
@@ -416,7 +472,8 @@ finish_layer (Builder *b, guint first)
   for (guint j = first; j < last; j++)
     {
       ModelTensor *t = &g_array_index (ts, ModelTensor, j);
-      t->lora_target = is_proj_weight (t) && targeted (t->role, &b->inv->finetune);
+      t->lora_target = is_proj_weight (t) && targeted (t->role, &b->inv->finetune)
+                       && !fused_expert (b->inv, t);
     }
   /* Adapters, group by group (A of each member, then B of each member). */
   for (guint j = first; j < last; j++)
@@ -470,13 +527,20 @@ add_layer (Builder *b)
     }
   if (a->attn_out_bias)
     add (b, n->o, TRUE, "bias", MODEL_TENSOR_ATTN_OUT, TRUE, 1, h, 1, 1);
-  if (moe)
+  if (a->fused_gate_up)
+    add_gpt_oss_mlp (b);
+  else if (moe)
     add_proj (b, n->router, MODEL_TENSOR_ROUTER, h, a->n_experts, 1); /* no bias */
-  if (swiglu)
+  if (a->fused_gate_up)
+    ; /* the experts are add_gpt_oss_mlp's */
+  else if (swiglu)
     add_proj (b, n->gate, MODEL_TENSOR_MLP_GATE, h, i, E);
-  add_proj (b, n->up, MODEL_TENSOR_MLP_UP, h, i, E);
-  add_proj (b, n->down, MODEL_TENSOR_MLP_DOWN, i, h, E);
-  if (a->mlp_bias)
+  if (!a->fused_gate_up)
+    {
+      add_proj (b, n->up, MODEL_TENSOR_MLP_UP, h, i, E);
+      add_proj (b, n->down, MODEL_TENSOR_MLP_DOWN, i, h, E);
+    }
+  if (a->mlp_bias && !a->fused_gate_up)
     {
       if (swiglu)
         add (b, n->gate, TRUE, "bias", MODEL_TENSOR_MLP_GATE, TRUE, 1, i, 1, E);
@@ -618,6 +682,7 @@ model_tensor_storage_bytes (const ModelTensor *t, double weight_bytes)
     case MODEL_TENSOR_STORAGE_NF4: return MODEL_NF4_BYTES;
     case MODEL_TENSOR_STORAGE_FP32: return 4;
     case MODEL_TENSOR_STORAGE_UINT8: return 1;
+    case MODEL_TENSOR_STORAGE_MXFP4: return MODEL_MXFP4_BYTES;
     case MODEL_TENSOR_STORAGE_WEIGHT:
     default: return weight_bytes;
     }
@@ -868,7 +933,7 @@ model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope sco
 {
   g_return_val_if_fail (inv != NULL, 0);
   /* Element counts per storage first, then one product each: exact for any count < 2^53. */
-  guint64 dense = 0, nf4 = 0;
+  guint64 dense = 0, nf4 = 0, mxfp4 = 0;
   for (guint k = 0; k < inv->tensors->len; k++)
     {
       const ModelTensor *t = &g_array_index (inv->tensors, ModelTensor, k);
@@ -877,10 +942,13 @@ model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope sco
       guint64 n = model_inventory_copies (inv, t, scope) * model_tensor_numel (t);
       if (t->storage == MODEL_TENSOR_STORAGE_NF4)
         nf4 += n;
+      else if (t->storage == MODEL_TENSOR_STORAGE_MXFP4)
+        mxfp4 += n;
       else
         dense += n;
     }
-  return MODEL_NF4_BYTES * (double) nf4 + weight_bytes * (double) dense;
+  return MODEL_NF4_BYTES * (double) nf4 + MODEL_MXFP4_BYTES * (double) mxfp4
+         + weight_bytes * (double) dense;
 }
 
 double

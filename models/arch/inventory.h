@@ -55,6 +55,20 @@
  * rate, model_finetune_nf4_constant_bytes(), exactly for every n that is a multiple of
  * 64 · 256).
  *
+ * gpt_oss (modeling_gpt_oss.py): after the q/k/v/o biases, self_attn.sinks (role
+ * ATTN_SINK, a); the router mlp.router weight (E, h) and bias (E); the experts as one
+ * entry each with count E: mlp.experts.gate_up_proj (role MLP_UP, (2i, h): one expert's
+ * slice of HF's [E, h, 2i] parameter, kept out × in like nn.Linear), its bias (2i),
+ * mlp.experts.down_proj (MLP_DOWN, (h, i)) and its bias (h). No "{e}" in those names: HF
+ * holds all experts in one 3-D nn.Parameter, so PEFT's all-linear (nn.Linear modules only)
+ * does not target them and bitsandbytes does not quantize them. Under LoRA/QLoRA, when the
+ * config's quantization_config is mxfp4 (arch.h mxfp4_experts), the two expert weight
+ * matrices are stored MXFP4 (the released checkpoint's gate_up_proj_blocks/_scales,
+ * down_proj_blocks/_scales; modules_to_not_convert — attention, router, embeddings, head —
+ * and every bias stay in the weight dtype) unless the fine-tune sets `dequantize`
+ * (finetune.h; Mxfp4Config(dequantize=True)); a full fine-tune trains dequantized weights
+ * (transformers Mxfp4Config(dequantize=True)), WEIGHT storage.
+ *
  * Shapes are PyTorch's parameter shapes: nn.Linear weight (out, in), bias (out); GPT-2's
  * Conv1D weight (in, out) (modeling_gpt2.py Conv1D: weight nx × nf); nn.Embedding
  * (num, dim); norm weight/bias (h). ndim is 1 or 2 for everything built today.
@@ -96,6 +110,8 @@ typedef enum
   MODEL_TENSOR_NORM,           /* RMSNorm / LayerNorm weight or bias */
   MODEL_TENSOR_QK_NORM,        /* qwen3 q_norm / k_norm RMSNorm weight (head_dim) */
   MODEL_TENSOR_MLA_NORM,       /* MLA q_a_layernorm (r_q) / kv_a_layernorm (r_kv) weight */
+  MODEL_TENSOR_ATTN_SINK,      /* gpt_oss self_attn.sinks: one learned logit per query head
+                                  (num_attention_heads), counted with the attention */
   MODEL_TENSOR_POOLER,         /* bert pooler dense h × h */
   MODEL_TENSOR_CLASSIFIER,     /* bert sequence-classification head n_labels × h */
   MODEL_TENSOR_HEAD,           /* untied LM head V × h */
@@ -118,7 +134,14 @@ typedef enum
                                   per uint8); its constants are their own tensors */
   MODEL_TENSOR_STORAGE_FP32,   /* 4 B per element whatever the precision (absmax, absmax2) */
   MODEL_TENSOR_STORAGE_UINT8,  /* 1 B per element (double-quantized absmax) */
+  MODEL_TENSOR_STORAGE_MXFP4,  /* OCP Microscaling MXFP4 (OCP MX spec v1.0 §5, §6.3): blocks
+                                  of 32 FP4 E2M1 values sharing one E8M0 scale byte, 4.25
+                                  bits = 0.53125 B per element (MODEL_MXFP4_BYTES), scales
+                                  included; gpt_oss's frozen expert weights */
 } ModelTensorStorage;
+
+/* B per MXFP4 element: (32 × 4 bits + 8 bits) / 32 / 8 bits. */
+#define MODEL_MXFP4_BYTES (4.25 / 8)
 
 
 #define MODEL_TENSOR_ROOT (-1)       /* outside the transformer layers (FSDP root unit) */
@@ -154,7 +177,7 @@ gboolean model_tensor_is_parameter (const ModelTensor *t);
 gboolean model_tensor_is_quant_constant (const ModelTensor *t);
 
 /* B per element of `t` as stored: `weight_bytes` for WEIGHT storage, 0.5 for NF4
- * (MODEL_NF4_BYTES), 4 for FP32, 1 for UINT8. */
+ * (MODEL_NF4_BYTES), 4 for FP32, 1 for UINT8, 0.53125 for MXFP4 (MODEL_MXFP4_BYTES). */
 double model_tensor_storage_bytes (const ModelTensor *t, double weight_bytes);
 
 typedef struct
@@ -242,7 +265,8 @@ guint64 model_inventory_largest (const ModelInventory *inv, ModelInventoryScope 
 
 /* Stored bytes (B) of the parameters in `scope`, adapters included or not: WEIGHT storage
  * `weight_bytes` per element, NF4 0.5 B per element (MODEL_NF4_BYTES; its constants are
- * not parameters: model_inventory_nf4_constant_bytes()). */
+ * not parameters: model_inventory_nf4_constant_bytes()), MXFP4 0.53125 B per element (its
+ * E8M0 scales included). */
 double model_inventory_weight_bytes (const ModelInventory *inv, ModelInventoryScope scope,
                                      double weight_bytes, gboolean with_adapters);
 /* Bytes (B) of the quantization constants in `scope` (QLoRA §3; 0 without NF4 tensors):

@@ -118,8 +118,10 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.mlp_in = p->autocast && arch->mlp == MODEL_MLP_SWIGLU ? 2.0 : 1.0;
   d.sm_in = p->softmax_saves_input ? 1.0 : 0.0;
   d.w = p->weight_bytes;
-  d.s_kv = arch->sliding_window > 0 && arch->sliding_window < p->seq_len && !p->window_ignored
-             ? (double) arch->sliding_window
+  /* keys per query in the full-square convention: 2·K(s, w)/s for a causal windowed layer,
+   * averaged with s over gpt_oss's full-attention layers (arch.h, attention_window.c) */
+  d.s_kv = !p->window_ignored
+             ? model_arch_attention_keys (arch, p->seq_len, arch->family != MODEL_FAMILY_BERT)
              : d.s;
   d.E = (double) arch->n_experts;
   d.k = arch->n_experts > 0 ? (double) arch->experts_per_token : 1.0;

@@ -61,3 +61,7 @@ check_PROGRAMS += tests/unit/models/test_plan_pp
 tests_unit_models_test_plan_pp_SOURCES = tests/unit/models/test_plan_pp.c tests/unit/models/cost_fixture.h tests/unit/models/tiny.h
 tests_unit_models_test_plan_pp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_pp_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_gpt_oss
+tests_unit_models_test_gpt_oss_SOURCES = tests/unit/models/test_gpt_oss.c
+tests_unit_models_test_gpt_oss_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_gpt_oss_LDADD = $(UNIT_TEST_LIBS)

@@ -39,10 +39,12 @@ static const struct
   { "qwen3-8b", 8190735360ULL },
   { "llama-2-13b", 13015864320ULL },
   { "qwen1.5-moe-a2.7b", 14315784192ULL },
+  { "gpt-oss-20b", 20914757184ULL },
   { "qwen3-30b-a3b", 30532122624ULL },
   { "mixtral-8x7b", 46702792704ULL },
   { "llama-2-70b", 68976648192ULL },
   { "llama-3.1-70b", 70553706496ULL },
+  { "gpt-oss-120b", 116829156672ULL },
   { "llama-3.1-405b", 405853388800ULL },
 };
 

@@ -345,7 +345,11 @@ test_moe_touched_experts (void)
   STEPSIM_ASSERT_REL (o8->bytes, 896, 1e-15);
 }
 
-/* Sliding window w < s: flash attends to w keys per query, 4·b·s·w·a·d FLOPs. */
+/* Sliding window w < s: query i scores min(i, w) keys, K(16, 4) = 1 + 2 + 3 + 4 + 12·4 = 58
+ * pairs (attention_window.c). In the full-square convention (the causal kernel rated twice
+ * as efficient) that is s_kv = 2·58/16 = 7.25 keys: 4·b·s·s_kv·a·d = 4·16·7.25·4 FLOPs, so
+ * that the causal halving leaves 4·58·4 — not 4·16·4·4/2, which would have the first w
+ * queries' triangle and the band both halved. */
 static void
 test_sliding_window_flash (void)
 {
@@ -353,7 +357,7 @@ test_sliding_window_flash (void)
   arch.sliding_window = 4;
   ModelCostParams p = params (1, 16, TRUE, 0);
   ModelBlockCost c = model_cost_layer (&arch, &p);
-  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 4.0 * 16 * 4 * 4, 1e-15);
+  STEPSIM_ASSERT_REL (op_flops (&c.fwd, "attention"), 4.0 * 16 * 7.25 * 4, 1e-15);
   /* A kernel without a window (Triton, FA-1: window_ignored) attends to all s = 16 keys:
    * 4·b·s·s·q, four times the windowed count */
   p.window_ignored = TRUE;
