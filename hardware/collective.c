@@ -185,8 +185,13 @@ hold_gpu (Run *run, const guint *ranks, guint n, guint s, double t)
           SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
-          hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
-          g_array_append_val (run->sm_ranks, ranks[i]);
+          if (run->comm_sms < 0) /* NCCL's CTAs; a caller-given count (hw_collective_start_sms:
+                                    TE userbuffers, which launch their GEMMs on the SMs left,
+                                    set_sm_margin) leaves no persistent GEMM waiting */
+            {
+              hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
+              g_array_append_val (run->sm_ranks, ranks[i]);
+            }
         }
       SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
