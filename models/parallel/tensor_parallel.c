@@ -433,7 +433,8 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
   if (pass == MODEL_TP_FORWARD)
     {
       if (p->sp)
-        comm_ub (out, "qkv_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+        comm_ub (out, "qkv_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+                 MODEL_TP_UB_RING);
       if (gather_qkv)
         comm (out, "qkv_out all-gather (kv heads < tp)", HW_COLLECTIVE_ALL_GATHER, qkv, FALSE);
       if (p->sp)
@@ -445,7 +446,8 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
         return;
       if (p->sp)
         {
-          comm_ub (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+          comm_ub (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+                   MODEL_TP_UB_RING);
           comm_ub (out, "mlp_down reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
                    MODEL_TP_UB_PIPELINE);
         }
@@ -464,7 +466,8 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
                              MODEL_TP_UB_BULK);
     }
   if (p->sp)
-    comm_ub (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+    comm_ub (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+             MODEL_TP_UB_RING);
   if (gather_qkv)
     comm (out, "qkv_out grad reduce-scatter (kv heads < tp)", HW_COLLECTIVE_REDUCE_SCATTER, qkv,
           FALSE);
