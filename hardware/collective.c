@@ -72,7 +72,20 @@ typedef struct
   gpointer user_data;
   GArray *holds;     /* SimActivityId: the SMs its kernels hold on each rank */
   GArray *sm_ranks;  /* guint: ranks whose SMs it holds (hw_cluster_sm_hold_begin) */
+  double comm_sms;   /* SMs its kernels hold per GPU, or < 0: the GPU's comm_sm_fraction */
 } Run;
+
+/* The fraction of rank r's SMs the collective's kernels hold: comm_sms / sm_count when the
+ * caller gave a count (hw_collective_start_sms; capped at 0.9, so that a kernel beside it
+ * still runs), else the GPU's NCCL comm_sm_fraction. */
+static double
+sm_fraction (const Run *run, guint r)
+{
+  const HwGpuSpec *g = hw_cluster_gpu (run->cluster, r);
+  if (run->comm_sms < 0 || g->sm_count <= 0)
+    return g->comm_sm_fraction;
+  return MIN (0.9, run->comm_sms / g->sm_count);
+}
 
 static void start_phase (Run *run);
 
@@ -99,7 +112,7 @@ finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
   for (guint i = 0; i < run->sm_ranks->len; i++)
     {
       guint r = g_array_index (run->sm_ranks, guint, i);
-      hw_cluster_sm_hold_end (run->cluster, r, hw_cluster_gpu (run->cluster, r)->comm_sm_fraction);
+      hw_cluster_sm_hold_end (run->cluster, r, sm_fraction (run, r));
     }
   g_array_unref (run->sm_ranks);
   if (run->done != NULL)
@@ -166,14 +179,19 @@ hold_gpu (Run *run, const guint *ranks, guint n, guint s, double t)
     {
       if (ranks[i] >= s)
         continue; /* rank classes: held through the member below s of its orbit */
-      double f = hw_cluster_gpu (run->cluster, ranks[i])->comm_sm_fraction;
+      double f = sm_fraction (run, ranks[i]);
       if (f > 0)
         {
           SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
-          hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
-          g_array_append_val (run->sm_ranks, ranks[i]);
+          if (run->comm_sms < 0) /* NCCL's CTAs; a caller-given count (hw_collective_start_sms:
+                                    TE userbuffers, which launch their GEMMs on the SMs left,
+                                    set_sm_margin) leaves no persistent GEMM waiting */
+            {
+              hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
+              g_array_append_val (run->sm_ranks, ranks[i]);
+            }
         }
       SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
@@ -298,6 +316,16 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
                      const guint *ranks, guint n_ranks, double bytes, HwCollectiveDoneFunc done,
                      gpointer user_data)
 {
+  return hw_collective_start_sms (cluster, kind, algorithm, ranks, n_ranks, bytes, -1, done,
+                                  user_data);
+}
+
+guint64
+hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
+                         HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                         double bytes, double comm_sms, HwCollectiveDoneFunc done,
+                         gpointer user_data)
+{
   g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0);
   g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0);
   g_return_val_if_fail (isfinite (bytes) && bytes >= 0, 0);
@@ -310,6 +338,7 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
   run->user_data = user_data;
   run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
   run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+  run->comm_sms = comm_sms;
   guint s = stabilizer_shift (cluster, ranks, n_ranks, hw_cluster_period (cluster));
   if (run->plan->len > 0)
     hold_gpu (run, ranks, n_ranks, s, alone);

@@ -81,6 +81,18 @@ gboolean hw_collective_algorithm_applies (const HwNodeSpec *node, HwCollectiveKi
 guint64 hw_collective_start (HwCluster *cluster, HwCollectiveKind kind,
                              HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
                              double bytes, HwCollectiveDoneFunc done, gpointer user_data);
+/* The same, its kernels holding `comm_sms` SMs of each participant's GPU (a whole or
+ * fractional count >= 0; the fraction comm_sms / sm_count, at most 0.9) instead of the GPU's
+ * NCCL comm_sm_fraction; comm_sms < 0 or a GPU without sm_count: that fraction. For
+ * collectives whose kernels are not NCCL's, e.g. Transformer Engine's userbuffers overlaps
+ * (models/plan/plan_tp_overlap.c: num_sm SMs taken from the GEMM beside them). Such a hold
+ * only shares the compute resource (a compute-bound kernel beside it runs at 1 − comm_sms /
+ * sm_count): it is not registered with hw_cluster_sm_hold_begin, since TE sizes the GEMMs
+ * it overlaps to the SMs left (set_sm_margin), so no persistent GEMM waits for its tail. */
+guint64 hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
+                                 HwCollectiveAlgorithm algorithm, const guint *ranks,
+                                 guint n_ranks, double bytes, double comm_sms,
+                                 HwCollectiveDoneFunc done, gpointer user_data);
 
 /* Rank classes (hardware/cluster.h hw_cluster_set_period): whether the collective's lowered
  * flows are mapped onto themselves — same bytes, latency and rate — by the shift s (least

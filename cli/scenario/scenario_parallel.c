@@ -17,8 +17,10 @@
  * default 1) and cp_variant (ring | all_gather | ulysses; default ring, Megatron/TE's
  * cp_comm_type "p2p"); pp × dp_replicate × dp_shard × cp × tp must be the GPU count, so
  * the data-parallel degree GPUs / (tp·pp·cp) must be whole. sequence_parallel (true |
- * false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none; bulk and
- * pipelined, Transformer Engine's userbuffers overlaps, are known but not modelled yet).
+ * false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none | bulk |
+ * pipelined, default none: Megatron without --tp-comm-overlap; bulk and pipelined are
+ * Transformer Engine's userbuffers overlaps, need sequence_parallel; models/parallel/
+ * parallel.h, models/plan/plan_tp_overlap.c).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
@@ -88,14 +90,21 @@ load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
                        "(expected one of: none, bulk, pipelined)", overlap);
           return FALSE;
         }
-      if (g_strcmp0 (overlap, "none") != 0)
+      par->tp_comm_overlap = g_strcmp0 (overlap, "bulk") == 0 ? MODEL_TP_OVERLAP_BULK
+                             : g_strcmp0 (overlap, "pipelined") == 0
+                               ? MODEL_TP_OVERLAP_PIPELINED
+                               : MODEL_TP_OVERLAP_NONE;
+      /* Megatron validate_args (megatron/training/arguments.py): "Tensor parallel
+       * communication/GEMM overlap can happen only when sequence parallelism is enabled"
+       * (TE's userbuffers overlap all-gathers and reduce-scatters, not all-reduces). */
+      if (par->tp_comm_overlap != MODEL_TP_OVERLAP_NONE && tp > 1 && !par->sequence_parallel)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "group [parallel], key 'tp_comm_overlap': '%s' is not modelled yet; "
-                       "only none (Megatron without --tp-comm-overlap)", overlap);
+                       "group [parallel], key 'tp_comm_overlap': '%s' needs [parallel] "
+                       "sequence_parallel = true (Megatron: tensor-parallel "
+                       "communication/GEMM overlap needs sequence parallelism)", overlap);
           return FALSE;
         }
-      par->tp_comm_overlap = MODEL_TP_OVERLAP_NONE;
     }
   if (tp == 1)
     return TRUE;

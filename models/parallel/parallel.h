@@ -60,16 +60,23 @@ typedef enum
   MODEL_N_DP_MODES
 } ModelDataParallel;
 
-/* How the tp collectives of a layer meet its GEMMs (Megatron without --tp-comm-overlap:
- * NONE; the forward's all-reduces / all-gathers / reduce-scatters are on the critical path,
- * the backward's input-gradient all-reduce (or SP's re-gather and reduce-scatter) is issued
- * async beside the weight-gradient GEMM, layers.py
- * LinearWithGradAccumulationAndAsyncCommunication). BULK (Transformer Engine userbuffers'
- * bulk overlap) is not modelled yet: refused by the scenario loader. */
+/* How the tp collectives of a layer meet its GEMMs ([parallel] tp_comm_overlap).
+ * NONE (default; Megatron without --tp-comm-overlap): the forward's all-reduces /
+ * all-gathers / reduce-scatters are on the critical path, the backward's input-gradient
+ * all-reduce (or SP's re-gather and reduce-scatter) is issued async beside the
+ * weight-gradient GEMM (layers.py LinearWithGradAccumulationAndAsyncCommunication).
+ * BULK: Transformer Engine userbuffers' bulk overlaps only (initialize_ub with the
+ * ring-exchange and pipeline methods off): the backward re-gather and reduce-scatter stay
+ * beside the backward GEMMs, run by TE's kernels on num_sm = 16 SMs instead of NCCL's.
+ * PIPELINED: TE's default --tp-comm-overlap: as BULK, and the forward all-gathers /
+ * reduce-scatters and the backward output-gradient all-gathers are split into chunks
+ * overlapped with the chunked GEMM (ring_exchange, pipeline). BULK and PIPELINED need
+ * sequence_parallel (Megatron validate_args). models/plan/plan_tp_overlap.c schedules them. */
 typedef enum
 {
   MODEL_TP_OVERLAP_NONE,
   MODEL_TP_OVERLAP_BULK,
+  MODEL_TP_OVERLAP_PIPELINED,
 } ModelTpCommOverlap;
 
 typedef struct

@@ -377,10 +377,17 @@ model_tp_sp_grad_numel (const ModelTpLayout *layout, const ModelInventory *inv)
 /* ---- Communication --------------------------------------------------------------------- */
 
 static void
+comm_ub (GArray *out, const char *name, HwCollectiveKind kind, double bytes, gboolean overlapped,
+         ModelTpUb ub)
+{
+  ModelTpComm c = { name, kind, MODEL_MESH_TP, bytes, overlapped, ub };
+  g_array_append_val (out, c);
+}
+
+static void
 comm (GArray *out, const char *name, HwCollectiveKind kind, double bytes, gboolean overlapped)
 {
-  ModelTpComm c = { name, kind, MODEL_MESH_TP, bytes, overlapped };
-  g_array_append_val (out, c);
+  comm_ub (out, name, kind, bytes, overlapped, MODEL_TP_UB_NONE);
 }
 
 /* X = b·s·h·e: one [s, b, h] activation, whole. */
@@ -397,12 +404,12 @@ bsh (const ModelArch *arch, const ModelTpCommParams *p)
  * (allreduce_dgrad, the f operator's conjugate), beside the wgrad GEMM. */
 static void
 column_input_backward (GArray *out, const ModelTpCommParams *p, double x, const char *regather,
-                       const char *rs, const char *ar)
+                       const char *rs, const char *ar, ModelTpUb ub)
 {
   if (p->sp)
     {
-      comm (out, regather, HW_COLLECTIVE_ALL_GATHER, x, TRUE);
-      comm (out, rs, HW_COLLECTIVE_REDUCE_SCATTER, x, TRUE);
+      comm_ub (out, regather, HW_COLLECTIVE_ALL_GATHER, x, TRUE, ub);
+      comm_ub (out, rs, HW_COLLECTIVE_REDUCE_SCATTER, x, TRUE, ub);
     }
   else
     comm (out, ar, HW_COLLECTIVE_ALL_REDUCE, x, TRUE);
@@ -426,19 +433,23 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
   if (pass == MODEL_TP_FORWARD)
     {
       if (p->sp)
-        comm (out, "qkv_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+        comm_ub (out, "qkv_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+                 MODEL_TP_UB_RING);
       if (gather_qkv)
         comm (out, "qkv_out all-gather (kv heads < tp)", HW_COLLECTIVE_ALL_GATHER, qkv, FALSE);
       if (p->sp)
-        comm (out, "attn_out reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE);
+        comm_ub (out, "attn_out reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
+                 MODEL_TP_UB_PIPELINE);
       else
         comm (out, "attn_out all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
       if (!dense)
         return;
       if (p->sp)
         {
-          comm (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
-          comm (out, "mlp_down reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE);
+          comm_ub (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+                   MODEL_TP_UB_RING);
+          comm_ub (out, "mlp_down reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
+                   MODEL_TP_UB_PIPELINE);
         }
       else
         comm (out, "mlp_down all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
@@ -448,17 +459,21 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
   if (dense)
     {
       if (p->sp)
-        comm (out, "mlp_down grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+        comm_ub (out, "mlp_down grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+                 MODEL_TP_UB_RING);
       column_input_backward (out, p, x, "mlp_in re-gather for wgrad (SP)",
-                             "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)");
+                             "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)",
+                             MODEL_TP_UB_BULK);
     }
   if (p->sp)
-    comm (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE);
+    comm_ub (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+             MODEL_TP_UB_RING);
   if (gather_qkv)
     comm (out, "qkv_out grad reduce-scatter (kv heads < tp)", HW_COLLECTIVE_REDUCE_SCATTER, qkv,
           FALSE);
   column_input_backward (out, p, x, "qkv_in re-gather for wgrad (SP)",
-                         "qkv_in grad reduce-scatter (SP)", "qkv_in grad all-reduce (f)");
+                         "qkv_in grad reduce-scatter (SP)", "qkv_in grad all-reduce (f)",
+                         MODEL_TP_UB_BULK);
 }
 
 void
@@ -502,7 +517,8 @@ model_tp_head_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpP
       return;
     }
   column_input_backward (out, p, x, "head_in re-gather for wgrad (SP)",
-                         "head_in grad reduce-scatter (SP)", "head_in grad all-reduce (f)");
+                         "head_in grad reduce-scatter (SP)", "head_in grad all-reduce (f)",
+                         MODEL_TP_UB_NONE);
 }
 
 /* ---- Activations ----------------------------------------------------------------------- */

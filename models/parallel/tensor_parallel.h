@@ -149,6 +149,22 @@ typedef enum
   MODEL_TP_BACKWARD,
 } ModelTpPass;
 
+/* The Transformer Engine userbuffers overlap method a collective gets under Megatron's
+ * --tp-comm-overlap (transformer_engine/pytorch/module/base.py initialize_ub, its default
+ * `methods`): the column-parallel inputs' forward all-gathers (qkv_fprop, fc1_fprop) and the
+ * row-parallel outputs' backward gradient all-gathers (proj_dgrad, fc2_dgrad) RING
+ * (ring_exchange); the row-parallel outputs' forward reduce-scatters (proj_fprop,
+ * fc2_fprop) PIPELINE; the column-parallel inputs' backward re-gather and gradient
+ * reduce-scatter (qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad) BULK. NONE: not a userbuffers
+ * overlap (all-reduces without SP, the qkv output's gather of k < tp, embedding and head). */
+typedef enum
+{
+  MODEL_TP_UB_NONE,
+  MODEL_TP_UB_RING,
+  MODEL_TP_UB_PIPELINE,
+  MODEL_TP_UB_BULK,
+} ModelTpUb;
+
 /* One collective on the tp groups. */
 typedef struct
 {
@@ -160,6 +176,7 @@ typedef struct
                            * (dgrad all-reduce / reduce-scatter beside the wgrad GEMM, the
                            * input re-gather beside the dgrad GEMM; layers.py
                            * LinearWithGradAccumulationAndAsyncCommunication.backward) */
+  ModelTpUb ub;           /* its userbuffers overlap under tp_comm_overlap (SP only) */
 } ModelTpComm;
 
 typedef struct

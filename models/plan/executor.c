@@ -469,8 +469,8 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
   g_array_append_val (cs->arrived, ts->id);
   if (cs->arrived->len < (exec->orbit != NULL ? exec->orbit_need[index] : c->n_ranks))
     return;
-  hw_collective_start (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks, c->bytes,
-                       collective_done, cs);
+  hw_collective_start_sms (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks,
+                           c->bytes, c->ub_sms > 0 ? c->ub_sms : -1, collective_done, cs);
 }
 
 static void

@@ -222,6 +222,22 @@ void plan_tp_layer_kernels (const ModelPlan *p, ModelBlockCost *layer);
  * none was issued (tp = 1). */
 guint plan_tp_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass, gint only,
                      guint after, gint layer, gint micro_batch);
+/* Where against a block's compute task a part of its tp collectives runs (plan_tp_overlap.c). */
+typedef enum
+{
+  PLAN_TP_PART_BEFORE, /* on the critical path before the task (which waits for them) */
+  PLAN_TP_PART_BESIDE, /* beside the task, from its predecessor on */
+  PLAN_TP_PART_AFTER,  /* after the task (the next compute task waits for them) */
+} PlanTpPart;
+/* Issues the part `part` of the tp collectives of `block` in `pass` (ModelTpPass) for one
+ * micro-batch on `rank`'s MODEL_STREAM_TP, in order, the first after task `after`
+ * (G_MAXUINT: none), as [parallel] tp_comm_overlap places them (models/parallel/parallel.h;
+ * chunked under PIPELINED, userbuffers SM counts under BULK and PIPELINED). Under NONE the
+ * forward's collectives are all AFTER, the backward's BEFORE or (ModelTpComm.overlapped)
+ * BESIDE, exactly as plan_tp_issue with only = -1, 0, 1. Returns the last task, `after`
+ * when none was issued. */
+guint plan_tp_overlap_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass,
+                             PlanTpPart part, guint after, gint layer, gint micro_batch);
 /* The saved tensors (B each) of one rank's layer, as model_cost_layer_saved_tensors. */
 guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
 /* The full-sequence layer op graph as one tp rank holds it (model_tp_shard_graph; at tp 1 an

@@ -126,6 +126,8 @@ typedef struct
   guint dims;          /* the mesh group's dimensions (MODEL_MESH_BIT set, mesh.h) whose
                         * members these are, in model_mesh_group's order; 0: a pair that is
                         * no mesh group (pipeline P2P) */
+  double ub_sms;       /* > 0: SMs its kernels hold per GPU (Transformer Engine userbuffers,
+                        * models/plan/plan_tp_overlap.c); 0: the GPU's NCCL comm_sm_fraction */
 } ModelCollective;
 
 typedef struct _ModelPlan ModelPlan;

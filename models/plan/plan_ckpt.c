@@ -152,6 +152,17 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   ModelPlan *p = c->p;
   const ModelBlockCost *lc = &c->pc->layer;
   static const char *const label[] = { "", " attn", " pointwise" };
+  /* Megatron's full recompute reruns the forward, its tp collectives included
+   * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again), placed
+   * as the forward's (plan_tp_overlap.c): before, beside and after the task. */
+  guint prev = plan_last_on_stream (p, c->rank, MODEL_STREAM_COMPUTE), tp_start = prev;
+  if (what == RECOMPUTE_LAYER)
+    {
+      tp_start = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,
+                                        PLAN_TP_PART_BEFORE, prev, (gint) l, c->mb);
+      if (tp_start != prev)
+        c->tp_wait = tp_start;
+    }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
   plan_task_dep (p, c->tp_wait);
@@ -181,13 +192,15 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
       break;
     }
   p->hardware_flops += plan_current (p)->flops;
-  /* Megatron's full recompute reruns the forward, its tp collectives included
-   * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again). */
   guint task = plan_current (p)->id;
-  guint last = what == RECOMPUTE_LAYER
-                 ? plan_tp_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD, -1, task, (gint) l,
-                                  c->mb)
-                 : task;
+  if (what != RECOMPUTE_LAYER)
+    return;
+  guint beside = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,
+                                        PLAN_TP_PART_BESIDE, tp_start, (gint) l, c->mb);
+  if (beside != tp_start)
+    c->tp_wait = beside;
+  guint last = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,
+                                      PLAN_TP_PART_AFTER, task, (gint) l, c->mb);
   if (last != task)
     c->tp_wait = last;
 }

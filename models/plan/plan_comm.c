@@ -68,7 +68,7 @@ instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollecti
   guint listed = model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
   g_assert (listed == n);
   g_ptr_array_add (p->rank_lists, ranks);
-  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, n, dims };
+  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, n, dims, 0 };
   g_array_append_val (p->collectives, c);
   g_hash_table_insert (p->instances, key, GUINT_TO_POINTER (p->collectives->len));
   return p->collectives->len - 1;

@@ -254,7 +254,7 @@ p2p (ModelPlan *p, guint rank, guint src, guint dst, gboolean grad, guint stage,
       ranks[0] = src, ranks[1] = dst;
       g_ptr_array_add (p->rank_lists, ranks);
       ModelCollective c = { HW_COLLECTIVE_SEND_RECV, p->par.algorithm, p->pp.p2p_bytes, ranks, 2,
-                            0 /* no mesh group */ };
+                            0 /* no mesh group */, 0 };
       g_array_append_val (p->collectives, c);
       index = p->collectives->len - 1;
       g_hash_table_insert (p->instances, g_steal_pointer (&key), GUINT_TO_POINTER (index + 1));

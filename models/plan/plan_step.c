@@ -278,26 +278,49 @@ end_backward (StepCtx *c, const char *name, const ModelPass *pass, double grad, 
 
 /* ---- tensor-parallel collectives --------------------------------------------------------- */
 
-/* The forward tp collectives of `block` after the compute task just built; the next
- * compute task waits for the last (Megatron without tp_comm_overlap). */
+/* Before a block's forward task: its tp collectives on the critical path before it (under
+ * tp_comm_overlap = pipelined the first chunk of each ring-exchange all-gather,
+ * plan_tp_overlap.c; none otherwise), after the previous compute task; the task waits for
+ * them (c->tp_wait). Returns what its overlapped chunks start after (plan_step_tp_after). */
+static guint
+plan_step_tp_before (StepCtx *c, PlanTpBlock block, gint layer)
+{
+  guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  guint last = plan_tp_overlap_issue (c->p, c->rank, block, MODEL_TP_FORWARD, PLAN_TP_PART_BEFORE,
+                                      prev, layer, c->mb);
+  if (last != prev)
+    c->tp_wait = last;
+  return last;
+}
+
+/* The forward tp collectives of `block` around the compute task just built: those beside
+ * it from `start` (plan_step_tp_before; pipelined chunks only), then those after it; the
+ * next compute task waits for the last (Megatron without tp_comm_overlap: all after). */
 static void
-plan_step_tp_after (StepCtx *c, PlanTpBlock block, gint layer)
+plan_step_tp_after (StepCtx *c, PlanTpBlock block, guint start, gint layer)
 {
   guint task = plan_current (c->p)->id;
-  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_FORWARD, -1, task, layer, c->mb);
+  guint beside = plan_tp_overlap_issue (c->p, c->rank, block, MODEL_TP_FORWARD,
+                                        PLAN_TP_PART_BESIDE, start, layer, c->mb);
+  if (beside != start)
+    c->tp_wait = beside;
+  guint last = plan_tp_overlap_issue (c->p, c->rank, block, MODEL_TP_FORWARD, PLAN_TP_PART_AFTER,
+                                      task, layer, c->mb);
   if (last != task)
     c->tp_wait = last;
 }
 
 /* Before a block's backward task: its critical-path tp collectives (SP's output-gradient
- * all-gather; the qkv reduce-scatter of k < tp), after the previous compute task; the
- * backward then waits for them (c->tp_wait). Returns what the block's overlapped
- * collectives start after (tp_overlapped). */
+ * all-gather, or under tp_comm_overlap = pipelined its first chunk; the qkv reduce-scatter
+ * of k < tp), after the previous compute task; the backward then waits for them
+ * (c->tp_wait). Returns what the block's overlapped collectives start after
+ * (tp_overlapped). */
 static guint
 tp_before_backward (StepCtx *c, PlanTpBlock block, gint layer)
 {
   guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
-  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_BACKWARD, 0, prev, layer, c->mb);
+  guint last = plan_tp_overlap_issue (c->p, c->rank, block, MODEL_TP_BACKWARD,
+                                      PLAN_TP_PART_BEFORE, prev, layer, c->mb);
   if (last != prev)
     c->tp_wait = last;
   return last;
@@ -305,14 +328,16 @@ tp_before_backward (StepCtx *c, PlanTpBlock block, gint layer)
 
 /* After a block's backward task is built: the collectives Megatron issues async beside
  * the weight-gradient GEMM (the input gradient's all-reduce, or SP's input re-gather and
- * reduce-scatter; layers.py LinearWithGradAccumulationAndAsyncCommunication.backward),
+ * reduce-scatter; layers.py LinearWithGradAccumulationAndAsyncCommunication.backward;
+ * under tp_comm_overlap = pipelined also the output-gradient all-gathers' other chunks),
  * here beside the whole backward task, from `start` (its predecessor) on; the next compute
  * task waits for them. Approximate: the overlap window is the task, not the one wgrad
  * GEMM. */
 static void
 tp_overlapped (StepCtx *c, PlanTpBlock block, guint start, gint layer)
 {
-  guint last = plan_tp_issue (c->p, c->rank, block, MODEL_TP_BACKWARD, 1, start, layer, c->mb);
+  guint last = plan_tp_overlap_issue (c->p, c->rank, block, MODEL_TP_BACKWARD,
+                                      PLAN_TP_PART_BESIDE, start, layer, c->mb);
   if (last != start)
     c->tp_wait = last;
 }
@@ -369,6 +394,7 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
     }
   if (embed)
     {
+      guint tp_start = plan_step_tp_before (c, PLAN_TP_EMBEDDING, -1);
       plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                        "fwd embed mb%d", c->mb);
       plan_task_dep (p, c->root_gather_task);
@@ -379,12 +405,13 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
       c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
                                           MODEL_EFFECT_AT_START);
       plan_task_pass_workspace (p, &pc->embedding.fwd);
-      plan_step_tp_after (c, PLAN_TP_EMBEDDING, -1);
+      plan_step_tp_after (c, PLAN_TP_EMBEDDING, tp_start, -1);
     }
   for (guint l = lo; l < hi; l++)
     {
       if (gathers (c) && l + p->par.prefetch < hi)
         gather (c, (gint) (l + p->par.prefetch), "fwd", l > lo ? c->fwd_task[l - 1] : NONE);
+      guint tp_start = plan_step_tp_before (c, PLAN_TP_LAYER, (gint) l);
       guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
       c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
                                         (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
@@ -402,12 +429,13 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
         plan_task_free (p, c->autocast_cache[j], MODEL_EFFECT_AT_END);
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
-      plan_step_tp_after (c, PLAN_TP_LAYER, (gint) l);
+      plan_step_tp_after (c, PLAN_TP_LAYER, tp_start, (gint) l);
       cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
   if (!head)
     return;
+  guint tp_head = plan_step_tp_before (c, PLAN_TP_HEAD, -1);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
   plan_task_dep (p, c->tp_wait);
@@ -421,7 +449,7 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
   for (guint l = lo; l < hi; l++)
     plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
-  plan_step_tp_after (c, PLAN_TP_HEAD, -1);
+  plan_step_tp_after (c, PLAN_TP_HEAD, tp_head, -1);
 }
 
 /* ---- backward ---------------------------------------------------------------------------- */

@@ -641,6 +641,42 @@ test_persistent_gemm_tail (void)
   hw_node_spec_clear (&node);
 }
 
+/* hw_collective_start_sms (Transformer Engine userbuffers, num_sm = 16): on an H100 (132
+ * SMs) the collective holds 16/132 of the compute resource, so a GEMM started beside a long
+ * one (64 GiB all-reduce) runs at (132 − 16)/132 of its throughput: it ends at
+ * L + t0·132/116, with no persistent-GEMM tail (TE sizes the GEMM to the SMs left). The
+ * same GEMM beside NCCL's hold (24 CTAs) takes the tail (L + 2·t0, test_persistent_gemm_tail);
+ * comm_sms < 0 is NCCL's hold. */
+static void
+test_collective_ub_sms (void)
+{
+  HwNodeSpec node = hopper_node ();
+  const HwGpuSpec *g = node.gpu;
+  double lat = g->kernel_latency;
+  CU_ASSERT_DOUBLE_EQUAL (g->sm_count, 132, 0);
+  HwKernelShape big = { .cls = HW_KERNEL_GEMM, .m = 8192, .n = 8192, .k = 8192, .batch = 1 };
+  double fb = 2.0 * 8192 * 8192 * 8192;
+  double t0 = hw_kernel_compute_seconds (g, HW_DTYPE_BF16, &big, fb);
+  guint ranks[] = { 0, 1, 2 };
+  for (guint nccl = 0; nccl < 2; nccl++)
+    {
+      Fixture f = fixture_new (&node, 1, 1.0);
+      DoneAt coll = { f.engine, -1 };
+      hw_collective_start_sms (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING, ranks, 3,
+                               64.0 * 1024 * 1024 * 1024, nccl ? -1 : 16, fixture_done_at,
+                               &coll);
+      EndAt in = { f.engine, -1 }, out = { f.engine, -1 };
+      hw_cluster_start_kernel_shaped (f.cluster, 0, HW_DTYPE_BF16, &big, fb, 0, end_at, &in);
+      hw_cluster_start_kernel_shaped (f.cluster, 3, HW_DTYPE_BF16, &big, fb, 0, end_at, &out);
+      sim_engine_run (f.engine);
+      CU_ASSERT (coll.end > in.end);
+      STEPSIM_ASSERT_REL (in.end, nccl ? lat + 2 * t0 : lat + t0 * 132.0 / 116.0, 1e-6);
+      STEPSIM_ASSERT_REL (out.end, lat + t0, 1e-9);
+      fixture_free (&f);
+    }
+  hw_node_spec_clear (&node);
+}
+
 /* The collective's kernels also hold h = 2W/(T·C) of each participant's HBM bandwidth C (W
  * the wire bytes the GPU sends, T the collective's idle time; collective.c). Ring all-reduce
  * on 3 fixture GPUs, 64 GiB, Simple: W = 2·(2/3)·S, T from the closed form. A memory-bound
@@ -725,6 +761,7 @@ static const StepsimTest tests[] = {
   { "AUTO is the least of ring and tree; uneven falls back", test_auto_and_fallback },
   { "lowerings memoized per cluster: a fresh cluster's answers", test_lowering_memo },
   { "kind and algorithm names", test_names },
+  { "userbuffers collectives hold their own SM count", test_collective_ub_sms },
   { "which algorithms NCCL has for which op and node", test_algorithm_applies },
 };
 

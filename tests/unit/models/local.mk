@@ -52,6 +52,10 @@ tests_unit_models_test_plan_tp_SOURCES = tests/unit/models/test_plan_tp.c tests/
 tests_unit_models_test_plan_tp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_LDADD = $(UNIT_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/models/test_plan_tp_overlap
+tests_unit_models_test_plan_tp_overlap_SOURCES = tests/unit/models/test_plan_tp_overlap.c tests/unit/models/cost_fixture.h
+tests_unit_models_test_plan_tp_overlap_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_plan_tp_overlap_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_cp
 tests_unit_models_test_plan_cp_SOURCES = tests/unit/models/test_plan_cp.c tests/unit/models/cost_fixture.h
 tests_unit_models_test_plan_cp_CFLAGS = $(UNIT_TEST_FLAGS)
