@@ -149,7 +149,7 @@ instance_maps (const ModelPlan *plan, gint ca, gint cb, guint d, guint *image, g
   const ModelCollective *q = model_plan_collective (plan, (guint) cb);
   guint n = model_plan_n_ranks (plan);
   if (p->kind != q->kind || p->algorithm != q->algorithm || p->bytes != q->bytes
-      || p->n_ranks != q->n_ranks)
+      || p->n_ranks != q->n_ranks || p->ub_sms != q->ub_sms)
     return FALSE;
   gboolean ok = TRUE;
   if (ca == cb)

@@ -103,7 +103,7 @@ same_task (const ModelPlan *a, const ModelPlan *b, guint id)
       const ModelCollective *c = model_plan_collective (a, (guint) s->collective);
       const ModelCollective *d = model_plan_collective (b, (guint) t->collective);
       if (c->kind != d->kind || c->bytes != d->bytes || c->n_ranks != d->n_ranks
-          || c->dims != d->dims || memcmp (c->ranks, d->ranks, c->n_ranks * sizeof (guint)) != 0)
+          || c->dims != d->dims || c->ub_sms != d->ub_sms || memcmp (c->ranks, d->ranks, c->n_ranks * sizeof (guint)) != 0)
         return FALSE;
     }
   return TRUE;
