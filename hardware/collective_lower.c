@@ -121,16 +121,20 @@ group_by_node (const HwCluster *c, const guint *ranks, guint n, guint *p_l_out, 
   g_autofree guint *group = g_new (guint, n);
   g_autofree guint *nodes = g_new (guint, n);
   g_autofree guint *count = g_new0 (guint, n);
+  g_autoptr (GHashTable) index = g_hash_table_new (g_direct_hash, g_direct_equal); /* node+1 → k+1 */
   guint m = 0;
   for (guint i = 0; i < n; i++)
     {
-      guint node = hw_topology_node_of (topo, ranks[i]), k = 0;
-      while (k < m && nodes[k] != node)
-        k++;
-      if (k == m)
-        nodes[m++] = node;
-      group[i] = k;
-      count[k]++;
+      guint node = hw_topology_node_of (topo, ranks[i]);
+      guint k = GPOINTER_TO_UINT (g_hash_table_lookup (index, GUINT_TO_POINTER (node + 1)));
+      if (k == 0) /* nodes in order of first appearance */
+        {
+          nodes[m++] = node;
+          k = m;
+          g_hash_table_insert (index, GUINT_TO_POINTER (node + 1), GUINT_TO_POINTER (k));
+        }
+      group[i] = k - 1;
+      count[k - 1]++;
     }
   *m_out = m;
   guint p_l = n / m;

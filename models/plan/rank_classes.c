@@ -323,9 +323,15 @@ groups_shift (const ModelMesh *mesh, guint dims, guint d)
   g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
   for (guint r = 0; r < n; r++)
     {
-      guint k = model_mesh_group (mesh, r, dims, g, NULL);
-      if (g[0] != r) /* each group once, from its first member */
+      guint coords[MODEL_MESH_N_DIMS];
+      model_mesh_coords (mesh, r, coords);
+      gboolean first = TRUE; /* each group once, from its first member: 0 on its dims */
+      for (guint x = 0; x < MODEL_MESH_N_DIMS; x++)
+        first = first && (!(dims & MODEL_MESH_BIT (x)) || coords[x] == 0);
+      if (!first)
         continue;
+      guint k = model_mesh_group (mesh, r, dims, g, NULL);
+      g_assert (g[0] == r);
       for (guint i = 0; i < k; i++)
         s[i] = (g[i] + d) % n;
       guint kh = model_mesh_group (mesh, s[0], dims, h, NULL);

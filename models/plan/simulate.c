@@ -425,7 +425,8 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       load.series = link_series;
       sim_fluid_set_load_func (fluid, record_link_load, &load);
     }
-  g_autoptr (ModelLedger) ledger = model_ledger_new (n, rec);
+  /* one ledger per representative: rank r's figures are those of r mod period */
+  g_autoptr (ModelLedger) ledger = model_ledger_new (period, rec);
   /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
   model_ledger_set_allocator (ledger, in->node->gpu->memory_capacity - in->node->gpu->cuda_context,
                               in->stack->expandable_segments);
