@@ -34,3 +34,19 @@ wall () {
 wall dp_8gpu_zero3_ga8 3 "$src/bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini"
 wall dp_512gpu_fsdp_ga2 1 "$src/bench/llama-3.1-70b-fsdp-64xdgx-h100.ini"
 wall tp8_dp16_128gpu_ga4 1 "$src/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini"
+
+# Scaling of a symmetric job with the GPU count: (c) at 16, 64, 256, 1024 and 2048 nodes
+# (128 to 16,384 GPUs), user CPU seconds of one run each (wall times depend on the load), and
+# the exponent b of a least-squares fit cpu = a · gpus^b (b < 1: sub-linear).
+fit=""
+for nodes in 16 64 256 1024 2048; do
+  /usr/bin/time -f '%U' -o "$tmp/cpu" "$build/stepsim" run \
+    "$src/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini" --set cluster.nodes=$nodes \
+    -o "$tmp/scale.h5" -q >/dev/null
+  cpu=$(tail -n 1 "$tmp/cpu")
+  printf 'tp8_scale_%sgpu_user_cpu\t%s\ts\n' $((nodes * 8)) "$cpu"
+  fit="$fit $((nodes * 8)) $cpu"
+done
+echo "$fit" | awk '{ n = 0; for (i = 1; i < NF; i += 2) { if ($(i + 1) <= 0) continue;
+  x = log($i); y = log($(i + 1)); sx += x; sy += y; sxx += x * x; sxy += x * y; n++ }
+  printf "tp8_scale_cpu_exponent\t%.2f\t1\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }'
