@@ -16,7 +16,6 @@ include tests/unit/models/local.mk
 include tests/unit/models/plan.mk
 include tests/unit/models/memory.mk
 include tests/unit/models/offload.mk
-include tests/unit/models/deepseek.mk
 include tests/unit/cli/local.mk
 include tests/unit/cli/batch.mk
 include tests/unit/cli/dp.mk

@@ -1,6 +1,6 @@
 # tests/unit/models: one CUnit binary per module of models/.
 check_PROGRAMS += tests/unit/models/test_arch
-tests_unit_models_test_arch_SOURCES = tests/unit/models/test_arch.c
+tests_unit_models_test_arch_SOURCES = tests/unit/models/test_arch.c tests/unit/models/shipped.h
 tests_unit_models_test_arch_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_arch_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_cost
@@ -66,6 +66,11 @@ tests_unit_models_test_plan_pp_SOURCES = tests/unit/models/test_plan_pp.c tests/
 tests_unit_models_test_plan_pp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_pp_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_gpt_oss
-tests_unit_models_test_gpt_oss_SOURCES = tests/unit/models/test_gpt_oss.c
+tests_unit_models_test_gpt_oss_SOURCES = tests/unit/models/test_gpt_oss.c tests/unit/models/shipped.h
 tests_unit_models_test_gpt_oss_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_gpt_oss_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/models/test_arch_deepseek
+tests_unit_models_test_arch_deepseek_SOURCES = tests/unit/models/test_arch_deepseek.c tests/unit/models/shipped.h
+tests_unit_models_test_arch_deepseek_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_arch_deepseek_LDADD = $(UNIT_TEST_LIBS)

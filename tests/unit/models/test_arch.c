@@ -8,21 +8,10 @@
 #include "models/arch/arch.h"
 #include "models/arch/inventory.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 
 #include <math.h>
 #include <string.h>
-
-static ModelArch *
-load_shipped (const char *stem)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", stem);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  g_autoptr (GError) error = NULL;
-  ModelArch *arch = model_arch_load_hf_config (path, &error);
-  if (error != NULL)
-    g_printerr ("\n  %s\n", error->message);
-  return arch;
-}
 
 static const struct
 {
@@ -39,6 +28,7 @@ static const struct
   { "qwen3-8b", 8190735360ULL },
   { "llama-2-13b", 13015864320ULL },
   { "qwen1.5-moe-a2.7b", 14315784192ULL },
+  { "deepseek-v2-lite", 15706484224ULL },
   { "gpt-oss-20b", 20914757184ULL },
   { "qwen3-30b-a3b", 30532122624ULL },
   { "mixtral-8x7b", 46702792704ULL },
@@ -46,6 +36,7 @@ static const struct
   { "llama-3.1-70b", 70553706496ULL },
   { "gpt-oss-120b", 116829156672ULL },
   { "llama-3.1-405b", 405853388800ULL },
+  { "deepseek-v3", 671026419200ULL }, /* main model; the MTP layer counted apart */
 };
 
 /* Each shipped config reproduces its published parameter count exactly. */
@@ -54,7 +45,7 @@ test_published_counts (void)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (published); i++)
     {
-      g_autoptr (ModelArch) arch = load_shipped (published[i].stem);
+      g_autoptr (ModelArch) arch = shipped (published[i].stem);
       CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
       guint64 n = model_arch_n_params (arch);
       if (n != published[i].params)
@@ -341,7 +332,7 @@ test_missing_file (void)
 static void
 test_set_field_override (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  g_autoptr (ModelArch) arch = shipped ("llama-3.1-8b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   guint64 full = model_arch_n_params (arch), layer = model_arch_n_params_layer (arch);
   CU_ASSERT (model_arch_set_field (arch, "num_hidden_layers", 16, NULL));
@@ -374,7 +365,7 @@ test_field_names_roundtrip (void)
 static void
 test_head_dim_follows_hidden (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("llama-2-7b"); /* 4096 / 32 = 128 */
+  g_autoptr (ModelArch) arch = shipped ("llama-2-7b"); /* 4096 / 32 = 128 */
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   CU_ASSERT (model_arch_set_field (arch, "hidden_size", 2048, NULL));
   CU_ASSERT_EQUAL (arch->head_dim, 64);
@@ -384,7 +375,7 @@ test_head_dim_follows_hidden (void)
 static void
 test_validate_kv_heads (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  g_autoptr (ModelArch) arch = shipped ("llama-3.1-8b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   CU_ASSERT (model_arch_validate (arch, NULL));
   arch->n_kv_heads = 5;
@@ -399,7 +390,7 @@ test_validate_kv_heads (void)
 static void
 test_validate_bounds (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  g_autoptr (ModelArch) arch = shipped ("llama-3.1-8b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   arch->n_layers = 1024;
   CU_ASSERT (model_arch_validate (arch, NULL));
@@ -419,7 +410,7 @@ test_validate_bounds (void)
 static void
 test_validate_key (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("llama-3.1-8b");
+  g_autoptr (ModelArch) arch = shipped ("llama-3.1-8b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   const char *keys[2] = { "x", "y" };
   CU_ASSERT (model_arch_validate_key (arch, keys, NULL));
@@ -443,7 +434,7 @@ test_validate_key (void)
 static void
 test_mixtral_active (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("mixtral-8x7b");
+  g_autoptr (ModelArch) arch = shipped ("mixtral-8x7b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   guint64 expert = 3ULL * 4096 * 14336;
   CU_ASSERT_EQUAL (model_arch_n_params_expert (arch), expert);
@@ -459,9 +450,9 @@ test_mixtral_active (void)
 static void
 test_qwen_moe_active (void)
 {
-  g_autoptr (ModelArch) q3 = load_shipped ("qwen3-30b-a3b");
-  g_autoptr (ModelArch) q2 = load_shipped ("qwen1.5-moe-a2.7b");
-  g_autoptr (ModelArch) q8 = load_shipped ("qwen3-8b");
+  g_autoptr (ModelArch) q3 = shipped ("qwen3-30b-a3b");
+  g_autoptr (ModelArch) q2 = shipped ("qwen1.5-moe-a2.7b");
+  g_autoptr (ModelArch) q8 = shipped ("qwen3-8b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (q3);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q2);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q8);
@@ -519,7 +510,7 @@ test_qwen_moe_unsupported (void)
 static void
 test_copy_free (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("gpt2");
+  g_autoptr (ModelArch) arch = shipped ("gpt2");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   g_autoptr (ModelArch) copy = model_arch_copy (arch);
   CU_ASSERT (copy->name != arch->name);
@@ -538,7 +529,7 @@ test_copy_free (void)
 static void
 test_bert_large_count (void)
 {
-  g_autoptr (ModelArch) arch = load_shipped ("bert-large-uncased");
+  g_autoptr (ModelArch) arch = shipped ("bert-large-uncased");
   CU_ASSERT_PTR_NOT_NULL_FATAL (arch);
   CU_ASSERT_EQUAL (arch->family, MODEL_FAMILY_BERT);
   CU_ASSERT_EQUAL (model_arch_n_params_embedding (arch), 31782912);
@@ -580,7 +571,7 @@ test_param_tensors (void)
   stems[G_N_ELEMENTS (published)] = "bert-large-uncased";
   for (gsize i = 0; i < G_N_ELEMENTS (stems); i++)
     {
-      g_autoptr (ModelArch) arch = load_shipped (stems[i]);
+      g_autoptr (ModelArch) arch = shipped (stems[i]);
       g_autoptr (ModelInventory) inv = model_inventory_new (arch, NULL, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (inv);
       guint64 sum = 0;
@@ -593,7 +584,7 @@ test_param_tensors (void)
         g_printerr ("\n  %s: tensors %" G_GUINT64_FORMAT "\n", stems[i], sum);
       CU_ASSERT_EQUAL (sum, model_arch_n_params (arch));
     }
-  g_autoptr (ModelArch) bert = load_shipped ("bert-large-uncased");
+  g_autoptr (ModelArch) bert = shipped ("bert-large-uncased");
   g_autoptr (ModelInventory) binv = model_inventory_new (bert, NULL, NULL);
   CU_ASSERT_EQUAL (model_inventory_largest (binv, MODEL_INVENTORY_ALL, FALSE), 31254528);
 }

@@ -13,41 +13,9 @@
 #include "models/parallel/expert_parallel.h"
 #include "models/parallel/tensor_parallel.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 
 #include <string.h>
-
-static ModelArch *
-load_shipped (const char *stem)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", stem);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  g_autoptr (GError) error = NULL;
-  ModelArch *arch = model_arch_load_hf_config (path, &error);
-  if (error != NULL)
-    g_printerr ("\n  %s\n", error->message);
-  return arch;
-}
-
-/* The shipped copies equal ../shared/models byte for byte (skipped when absent). */
-static void
-test_shipped_match_shared (void)
-{
-  g_autofree char *shared = stepsim_test_srcpath ("../shared/models");
-  if (!g_file_test (shared, G_FILE_TEST_IS_DIR))
-    return;
-  const char *stems[] = { "deepseek-v2-lite.json", "deepseek-v3.json" };
-  for (gsize i = 0; i < G_N_ELEMENTS (stems); i++)
-    {
-      g_autofree char *rel = g_build_filename ("models/configs", stems[i], NULL);
-      g_autofree char *ours = stepsim_test_srcpath (rel);
-      g_autofree char *theirs = g_build_filename (shared, stems[i], NULL);
-      g_autofree char *a = NULL, *b = NULL;
-      gsize la = 0, lb = 0;
-      CU_ASSERT_FATAL (g_file_get_contents (ours, &a, &la, NULL));
-      CU_ASSERT_FATAL (g_file_get_contents (theirs, &b, &lb, NULL));
-      CU_ASSERT (la == lb && memcmp (a, b, la) == 0);
-    }
-}
 
 /* DeepSeek-V2-Lite (h 2048, L 27, nh 16, dn 128, dr 64, dv 128, r_kv 512, no q LoRA,
  * V 102400, untied; layer 0 dense of 10944, layers 1-26 MoE: 64 experts of 1408, top-6,
@@ -65,7 +33,7 @@ test_shipped_match_shared (void)
 static void
 test_v2_lite_counts (void)
 {
-  g_autoptr (ModelArch) a = load_shipped ("deepseek-v2-lite");
+  g_autoptr (ModelArch) a = shipped ("deepseek-v2-lite");
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
   CU_ASSERT_EQUAL (a->family, MODEL_FAMILY_DEEPSEEK_V2);
   CU_ASSERT_EQUAL (model_arch_n_params (a), 15706484224ULL);
@@ -107,7 +75,7 @@ test_v2_lite_counts (void)
 static void
 test_v3_counts (void)
 {
-  g_autoptr (ModelArch) a = load_shipped ("deepseek-v3");
+  g_autoptr (ModelArch) a = shipped ("deepseek-v3");
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
   CU_ASSERT_EQUAL (a->family, MODEL_FAMILY_DEEPSEEK_V3);
   CU_ASSERT_EQUAL (model_arch_n_params (a), 671026419200ULL);
@@ -137,8 +105,8 @@ test_v3_counts (void)
 static void
 test_mla_roles (void)
 {
-  g_autoptr (ModelArch) v2 = load_shipped ("deepseek-v2-lite");
-  g_autoptr (ModelArch) v3 = load_shipped ("deepseek-v3");
+  g_autoptr (ModelArch) v2 = shipped ("deepseek-v2-lite");
+  g_autoptr (ModelArch) v3 = shipped ("deepseek-v3");
   CU_ASSERT_PTR_NOT_NULL_FATAL (v2);
   CU_ASSERT_PTR_NOT_NULL_FATAL (v3);
   g_autoptr (ModelInventory) i2 = model_inventory_new (v2, NULL, NULL);
@@ -231,7 +199,7 @@ test_layer_flops (void)
   const char *stems[] = { "deepseek-v2-lite", "deepseek-v3" };
   for (gsize i = 0; i < G_N_ELEMENTS (stems); i++)
     {
-      g_autoptr (ModelArch) a = load_shipped (stems[i]);
+      g_autoptr (ModelArch) a = shipped (stems[i]);
       CU_ASSERT_PTR_NOT_NULL_FATAL (a);
       const ModelDeepseek *ds = &a->deepseek;
       double h = (double) a->hidden_size, nh = (double) a->n_heads;
@@ -262,7 +230,7 @@ test_layer_flops (void)
 static void
 test_parallel (void)
 {
-  g_autoptr (ModelArch) a = load_shipped ("deepseek-v2-lite");
+  g_autoptr (ModelArch) a = shipped ("deepseek-v2-lite");
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
   ModelMesh m;
   model_mesh_init (&m, 8);
@@ -295,7 +263,6 @@ int
 main (void)
 {
   static const StepsimTest tests[] = {
-    { "shipped deepseek configs match ../shared/models", test_shipped_match_shared },
     { "DeepSeek-V2-Lite: 15,706,484,224 total, 2,451,435,008 active", test_v2_lite_counts },
     { "DeepSeek-V3: 671,026,419,200 total, 36,625,618,432 active, MTP", test_v3_counts },
     { "MLA tensor roles, names and shapes; dense layers' MLP", test_mla_roles },

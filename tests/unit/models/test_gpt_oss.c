@@ -24,21 +24,10 @@
 #include "models/arch/inventory.h"
 #include "models/ops/cost.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 
 #include <math.h>
 #include <string.h>
-
-static ModelArch *
-load_shipped (const char *stem)
-{
-  g_autofree char *rel = g_strdup_printf ("models/configs/%s.json", stem);
-  g_autofree char *path = stepsim_test_srcpath (rel);
-  g_autoptr (GError) error = NULL;
-  ModelArch *arch = model_arch_load_hf_config (path, &error);
-  if (error != NULL)
-    g_printerr ("\n  %s\n", error->message);
-  return arch;
-}
 
 static const struct
 {
@@ -57,7 +46,7 @@ test_card_counts (void)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (card); i++)
     {
-      g_autoptr (ModelArch) a = load_shipped (card[i].stem);
+      g_autoptr (ModelArch) a = shipped (card[i].stem);
       CU_ASSERT_PTR_NOT_NULL_FATAL (a);
       CU_ASSERT_EQUAL (a->family, MODEL_FAMILY_GPT_OSS);
       CU_ASSERT_EQUAL (a->n_layers, card[i].layers);
@@ -74,33 +63,12 @@ test_card_counts (void)
     }
 }
 
-/* The shipped copies equal ../shared/models byte for byte (skipped when absent). */
-static void
-test_shipped_match_shared (void)
-{
-  g_autofree char *shared = stepsim_test_srcpath ("../shared/models");
-  if (!g_file_test (shared, G_FILE_TEST_IS_DIR))
-    return;
-  for (gsize i = 0; i < G_N_ELEMENTS (card); i++)
-    {
-      g_autofree char *base = g_strdup_printf ("%s.json", card[i].stem);
-      g_autofree char *rel = g_build_filename ("models/configs", base, NULL);
-      g_autofree char *ours = stepsim_test_srcpath (rel);
-      g_autofree char *theirs = g_build_filename (shared, base, NULL);
-      g_autofree char *x = NULL, *y = NULL;
-      gsize lx = 0, ly = 0;
-      CU_ASSERT_FATAL (g_file_get_contents (ours, &x, &lx, NULL));
-      CU_ASSERT_FATAL (g_file_get_contents (theirs, &y, &ly, NULL));
-      CU_ASSERT (lx == ly && memcmp (x, y, lx) == 0);
-    }
-}
-
 /* The layer template's gpt_oss tensors: sinks a = 64, router 2880·32 + 32, fused experts
  * under their HF names, the config's layer_types (12 of 24 full), window 128, MXFP4. */
 static void
 test_roles_and_flags (void)
 {
-  g_autoptr (ModelArch) a = load_shipped ("gpt-oss-20b");
+  g_autoptr (ModelArch) a = shipped ("gpt-oss-20b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
   CU_ASSERT_EQUAL (a->sliding_window, 128);
   CU_ASSERT_EQUAL (a->n_full_attention_layers, 12);
@@ -128,7 +96,7 @@ test_roles_and_flags (void)
     }
   CU_ASSERT (seen_gate_up);
   CU_ASSERT (seen_sinks);
-  g_autoptr (ModelArch) big = load_shipped ("gpt-oss-120b");
+  g_autoptr (ModelArch) big = shipped ("gpt-oss-120b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (big);
   CU_ASSERT_EQUAL (big->n_full_attention_layers, 18);
 }
@@ -142,7 +110,7 @@ test_roles_and_flags (void)
 static void
 test_mxfp4_lora_bytes (void)
 {
-  g_autoptr (ModelArch) a = load_shipped ("gpt-oss-20b");
+  g_autoptr (ModelArch) a = shipped ("gpt-oss-20b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
   ModelFinetune ft;
   model_finetune_init_defaults (&ft);
@@ -258,7 +226,7 @@ test_causal_pairs (void)
 static void
 test_attention_flops (void)
 {
-  g_autoptr (ModelArch) a = load_shipped ("gpt-oss-20b");
+  g_autoptr (ModelArch) a = shipped ("gpt-oss-20b");
   CU_ASSERT_PTR_NOT_NULL_FATAL (a);
   STEPSIM_ASSERT_REL (model_arch_attention_keys (a, 4096, TRUE), 2174.015625, 1e-15);
   CU_ASSERT_DOUBLE_EQUAL (model_arch_attention_keys (a, 128, TRUE), 128, 0);
@@ -275,7 +243,6 @@ test_attention_flops (void)
 static const StepsimTest tests[] = {
   { "gpt-oss-20b / -120b: the card's total, MLP, attention, embedding and active counts",
     test_card_counts },
-  { "shipped gpt-oss configs equal ../shared/models", test_shipped_match_shared },
   { "gpt_oss tensors, layer_types and flags", test_roles_and_flags },
   { "MXFP4 experts under LoRA: 4.25 bits per weight (or dequantized); adapters on q/k/v/o only",
     test_mxfp4_lora_bytes },
