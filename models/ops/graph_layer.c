@@ -379,8 +379,9 @@ mla_qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const gu
   *v = kvb;
 }
 
-/* DeepSeekMoE's shared experts (DeepseekV2MoE.forward: y + shared_experts(identity); one
- * DeepseekV2MLP of width s = n_shared · moe_intermediate_size): a SwiGLU on all T tokens,
+/* The shared experts: DeepSeekMoE's (DeepseekV2MoE.forward: y + shared_experts(identity);
+ * one DeepseekV2MLP of width s = n_shared · moe_intermediate_size) and qwen2_moe's (one
+ * Qwen2MoeMLP of shared_expert_intermediate_size, gated below): a SwiGLU on all T tokens,
  * gate and up GEMMs h → s, silu and the product, down s → h. Built before the routed
  * experts (it reads the norm output while that is live; the model runs it after them:
  * the peak differs by the routed block's transients only). Returns its output (e·T·h). */
@@ -411,7 +412,23 @@ shared_experts (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
   op1 (g, "shared_down_proj", out, prod, NO, NO);
   gemm (g, d, "shared_down", T, s, h, s * h);
   frees (g, prod, NO, NO);
-  return out;
+  if (!arch->shared_expert_gate)
+    return out;
+  /* qwen2_moe (Qwen2MoeSparseMoeBlock.forward): F.sigmoid(shared_expert_gate(x)) ·
+   * shared_expert_output, a GEMM h → 1, its sigmoid and the broadcast product (mul saves
+   * both factors: e·T·h and e·T). */
+  guint logit = t_new (g, "shared_gate_logit", e * T, MODEL_TENSOR_GEMM, -1);
+  op1 (g, "shared_expert_gate", logit, in[0], NO, NO);
+  gemm (g, d, "shared_expert_gate", T, h, 1, h);
+  guint sig = t_new (g, "shared_gate_sigmoid", e * T, MODEL_TENSOR_POINTWISE, (gint) logit);
+  op1 (g, "sigmoid", sig, logit, NO, NO);
+  frees (g, logit, NO, NO);
+  ew (g, "shared_gate_sigmoid", 2 * e * T);
+  guint scaled = t_new (g, "shared_scaled", e * T * h, MODEL_TENSOR_POINTWISE, -1);
+  op1 (g, "mul", scaled, out, sig, NO);
+  frees (g, out, sig, NO);
+  ew (g, "shared_scale", 2 * e * T * h + e * T);
+  return scaled;
 }
 
 /* The routed output plus the shared experts': read two, write one (e·T·h each). */
@@ -513,7 +530,8 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
   double T = d->T, h = d->h, e = d->e, bias = arch->mlp_bias ? 1.0 : 0.0;
   const char *down = arch->mlp == MODEL_MLP_SWIGLU ? "mlp_down" : "mlp_proj";
   guint in[2];
-  guint shared = arch->n_experts > 0 && arch->deepseek.mla ? shared_experts (g, d, arch, n2) : NO;
+  guint shared = arch->n_experts > 0 && arch->shared_expert_size > 0
+                   ? shared_experts (g, d, arch, n2) : NO;
   if (arch->n_experts > 0)
     {
       /* the router reads the norm output; probabilities saved for the combine; each routed

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tests/unit/models/cost_fixture.h"
+#include "tests/unit/models/shipped.h"
 
 static const ModelOp *
 find_op (const ModelPass *pass, const char *name)
@@ -505,6 +506,30 @@ test_pointwise_backward_bytes (void)
     }
 }
 
+/* qwen2_moe's layer runs its shared expert (Qwen2MoeSparseMoeBlock.forward: a Qwen2MoeMLP of
+ * shared_expert_intermediate_size s on every token, scaled by sigmoid(shared_expert_gate x),
+ * a GEMM h → 1) beside the top-k routed experts. Forward FLOPs of one layer of
+ * qwen1.5-moe-a2.7b (h 2048, 16 heads of 128, MHA, E 60 experts of I 1408, top-4, s 5632),
+ * b = 2, s_q = 512, T = 1024 tokens, flash:
+ *   2·T·(matmul params a token touches) + attention, with
+ *   matmul params = q, k, v, o 4·h·h + router h·E + top-k 3·h·I each + shared 3·h·s + gate h
+ *   attention      = 2·b·s_q²·nh·(d + d) (QKᵀ and PV, the op graph's causal-free count)
+ * The point-wise ops (biases, norms, rotary, silu, the sigmoid and products) add no FLOPs. */
+static void
+test_qwen2_moe_shared_expert_flops (void)
+{
+  g_autoptr (ModelArch) a = shipped ("qwen1.5-moe-a2.7b");
+  double h = 2048, E = 60, I = 1408, k = 4, sh = 5632, nh = 16, d = 128, b = 2, sq = 512;
+  CU_ASSERT_EQUAL (a->shared_expert_size, 5632);
+  CU_ASSERT_TRUE (a->shared_expert_gate);
+  double T = b * sq;
+  double params = 4 * h * h + h * E + k * 3 * h * I + 3 * h * sh + h;
+  ModelCostParams p = { .micro_batch = 2, .seq_len = 512, .act_bytes = 2, .weight_bytes = 2,
+                        .flash_attention = TRUE };
+  ModelBlockCost c = model_cost_layer (a, &p);
+  STEPSIM_ASSERT_REL (c.fwd.flops, 2 * T * params + 2 * b * sq * sq * nh * (d + d), 1e-12);
+}
+
 static const StepsimTest tests[] = {
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
   { "tiny qkv bytes", test_tiny_qkv_bytes },
@@ -527,6 +552,7 @@ static const StepsimTest tests[] = {
   { "bert classification head is tiny", test_bert_head },
   { "bert embedding: token types and LayerNorm", test_bert_embedding },
   { "point-wise backward bytes per op", test_pointwise_backward_bytes },
+  { "qwen2_moe runs its gated shared expert", test_qwen2_moe_shared_expert_flops },
 };
 
 int
