@@ -180,6 +180,7 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
     return usage_error (rank, "batch: -j must be at least 1");
   if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
     return usage_error (rank, error->message);
+  cli_sweep_sets_from_cwd (opt->sets);
   if (opt->jobs == G_MININT)
     opt->jobs = (gint) MAX (1u, g_get_num_processors ());
   if (opt->output == NULL)

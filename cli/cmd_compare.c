@@ -39,6 +39,7 @@ static void
 split_variant (const char *variant, char ***sets, char ***origins)
 {
   *sets = variant ? g_strsplit (variant, ",", -1) : NULL;
+  cli_sweep_sets_from_cwd (*sets); /* checked by check_variants */
   *origins = cli_scenario_origins ((const char *const *) *sets, "variation");
 }
 
@@ -80,6 +81,7 @@ check_variants (int argc, char **argv, char **common, GError **error)
 {
   if (!cli_sweep_check_sets ("--set", (const char *const *) common, error))
     return FALSE;
+  cli_sweep_sets_from_cwd (common);
   for (int i = 2; i < argc; i++)
     {
       g_auto (GStrv) sets = g_strsplit (argv[i], ",", -1);

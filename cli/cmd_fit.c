@@ -299,6 +299,7 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (!cli_sweep_check_sets ("--set", (const char *const *) o->sets, &error))
     return cli_error (error->message), 2;
+  cli_sweep_sets_from_cwd (o->sets);
   if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
     return cli_error ("fit: --for must be micro_batch, seq_len, gpus, stack or cost"), 2;
   int rc = check_fit_options (o, *target);
@@ -370,6 +371,7 @@ fit_cost_command (int argc, char **argv)
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (!cli_sweep_check_sets ("--set", (const char *const *) sets, &error))
     return cli_error (error->message), 2;
+  cli_sweep_sets_from_cwd (sets);
   CliFitCostOptions s = { .path = argv[1], .sets = sets, .max_gpus = 64,
                           .allow_finetune = finetune, .gpus = gpus };
   if (deadline == NULL)

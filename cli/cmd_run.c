@@ -159,6 +159,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       cli_error (error->message);
       return 2;
     }
+  cli_sweep_sets_from_cwd (opt->sets);
   return 0;
 }
 

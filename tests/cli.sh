@@ -367,6 +367,11 @@ for args in "-o cfg.json --set model.hf_config=cfg.json" "-o ./cfg.json --set mo
     ok "output onto the hf_config JSON refused: $ini $args"
   else bad "output onto the hf_config JSON refused: $ini $args (exit $rc)"; cp cfg.orig cfg.json; fi
 done
+# a --set path is taken from where the command is typed (the scenario file lives elsewhere)
+mkdir -p sub && cp cfg.orig sub/cfg.json
+"$STEPSIM" run "$s1" -q -o sub.h5 --set model.hf_config=sub/cfg.json >/dev/null 2>sub.err; rc=$?
+check "--set model.hf_config=sub/cfg.json: relative to the current directory" \
+  sh -c "[ $rc -eq 0 ] && test -s sub.h5"
 ln cfg.json cfg-link.json
 "$STEPSIM" run in.ini -q -o cfg-link.json --set model.hf_config=cfg.json >/dev/null 2>&1; rc=$?
 check "output onto a hard link of the hf_config JSON refused" sh -c "[ $rc -eq 1 ] && cmp -s cfg.json cfg.orig"

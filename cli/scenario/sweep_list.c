@@ -217,6 +217,23 @@ cli_sweep_normalize_set (const char *set, GError **error)
   return g_strdup_printf ("%s.%s=%s", g, k, v);
 }
 
+void
+cli_sweep_sets_from_cwd (char **sets)
+{
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "model") != 0
+          || strcmp (k, "hf_config") != 0 || g_path_is_absolute (v)
+          || (strchr (v, '/') == NULL && !g_str_has_suffix (v, ".json")))
+        continue;
+      g_autofree char *cwd = g_get_current_dir ();
+      g_autofree char *file = g_build_filename (cwd, v, NULL);
+      g_free (sets[i]);
+      sets[i] = g_strdup_printf ("model.hf_config=%s", file);
+    }
+}
+
 gboolean
 cli_sweep_check_sets (const char *what, const char *const *sets, GError **error)
 {
