@@ -5,7 +5,7 @@ STEPSIM_ALL_LIBS = $(STEPSIM_LIBS) $(JSON_GLIB_LIBS) $(HDF5_LIBS) $(GLIB_LIBS) $
 noinst_LIBRARIES += cli/libstepsim_cli.a
 cli_libstepsim_cli_a_SOURCES = \
 	cli/scenario/scenario.c cli/scenario/scenario.h cli/scenario/scenario_private.h cli/scenario/scenario_keys.c cli/scenario/scenario_keys.h cli/scenario/scenario_configs.c cli/scenario/scenario_groups.c cli/scenario/scenario_parallel.c \
-	cli/scenario/scenario_memory.c cli/scenario/scenario_framework.c cli/scenario/scenario_offload.c cli/scenario/scenario_finetune.c cli/scenario/scenario_origin.c cli/scenario/scenario_warnings.c \
+	cli/scenario/scenario_memory.c cli/scenario/scenario_framework.c cli/scenario/scenario_offload.c cli/scenario/scenario_finetune.c cli/scenario/scenario_moe.c cli/scenario/scenario_origin.c cli/scenario/scenario_warnings.c \
 	cli/scenario/scenario_plan.c cli/report/training.c cli/report/training.h cli/report/error_band.c cli/report/error_band.h \
 	cli/scenario/sim_input.c cli/scenario/sim_input.h \
 	cli/report/report.c cli/report/report.h \

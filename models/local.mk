@@ -14,7 +14,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/parallel/expert_parallel.c models/parallel/expert_parallel.h \
 	models/parallel/context_parallel.c models/parallel/context_parallel.h \
 	models/parallel/pipeline_schedule.c models/parallel/pipeline_schedule.h \
-	models/plan/plan.c models/plan/plan_task.c models/plan/plan.h models/plan/plan-private.h models/plan/plan_state.c models/plan/plan_step.c models/plan/plan_step-private.h models/plan/plan_ckpt.c models/plan/plan_comm.c models/plan/plan_tp.c models/plan/plan_tp_overlap.c models/plan/plan_cp.c models/plan/plan_pp.c \
+	models/plan/plan.c models/plan/plan_task.c models/plan/plan.h models/plan/plan-private.h models/plan/plan_state.c models/plan/plan_step.c models/plan/plan_step-private.h models/plan/plan_ckpt.c models/plan/plan_comm.c models/plan/plan_tp.c models/plan/plan_tp_overlap.c models/plan/plan_cp.c models/plan/plan_pp.c models/plan/plan_ep.c \
 	models/memory/offload.c models/memory/offload.h models/plan/plan_offload.c models/plan/plan_offload.h \
 	models/plan/plan_offload-private.h models/memory/host_ledger.c models/memory/host_ledger.h \
 	models/plan/plan_paged.c models/plan/plan_paged.h models/plan/plan_paged-private.h \

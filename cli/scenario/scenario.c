@@ -47,7 +47,10 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
                                              "dp_shard", "tp", "sequence_parallel",
                                              "tp_comm_overlap", "pp", "cp", "cp_variant",
                                              "pipeline_schedule", "virtual_stages",
-                                             "layers_per_stage", "pipeline_layout", NULL };
+                                             "layers_per_stage", "pipeline_layout", "ep",
+                                             "etp", NULL };
+static const char *const moe_keys[] = { "capacity_factor", "load_imbalance", "pad_to_capacity",
+                                        NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers",
                                         "rank_classes", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };
@@ -59,7 +62,7 @@ static const char *const finetune_keys[] = { "method", "rank", "targets", "doubl
                                              "dequantize", NULL };
 static const char *const group_names[] = { "scenario", "model", "cluster", "training",
                                            "parallel", "run", "allocator", "offload",
-                                           "finetune", "gpu.NAME",
+                                           "finetune", "moe", "gpu.NAME",
                                            "node.NAME", "baseline", "validation", "plan",
                                            "cost", NULL };
 
@@ -251,6 +254,7 @@ check_schema (GKeyFile *kf, GError **error)
     { "validation", validation_keys }, /* read by stepsim validate (cli/cmd_validate.c) */
     { "offload", offload_keys },
     { "finetune", finetune_keys },
+    { "moe", moe_keys },
   };
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
   for (guint i = 0; groups[i] != NULL; i++)
@@ -342,7 +346,8 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   sc->text = g_key_file_to_data (kf, NULL, NULL);
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
-      || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_run (kf, sc, error)
+      || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_moe (kf, sc, error)
+      || !cli_scenario_load_run (kf, sc, error)
       || !cli_scenario_load_offload (kf, sc, error)
       || !cli_scenario_load_framework_late (kf, sc, error)
       || !cli_scenario_load_finetune (kf, sc, error)

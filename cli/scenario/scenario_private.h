@@ -34,6 +34,9 @@ gboolean cli_scenario_load_memory (GKeyFile *kf, CliScenario *sc, GError **error
 gboolean cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error);
 gboolean cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error);
 
+/* [parallel] ep, etp and [moe] (cli/scenario/scenario_moe.c); after [parallel]. */
+gboolean cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error);
+
 /* [offload] (cli/scenario/scenario_offload.c); after [cluster] and [parallel]. */
 gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);
 

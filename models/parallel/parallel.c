@@ -23,6 +23,9 @@ model_parallel_init_defaults (ModelParallel *par)
     .cp_variant = MODEL_CP_RING,
     .pp = 1,
     .pp_schedule = MODEL_PP_1F1B,
+    .ep = 1,
+    .etp = 1,
+    .moe_imbalance = 1.0,
   };
 }
 
@@ -75,6 +78,8 @@ model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
   mesh->degree[MODEL_MESH_TP] = tp;
   mesh->degree[MODEL_MESH_CP] = cp;
   mesh->degree[MODEL_MESH_PP] = MAX (par->pp, 1);
+  mesh->ep = MAX (par->ep, 1);
+  mesh->etp = MAX (par->etp, 1);
   if (par->dp_shard > 0)
     shard = par->dp_shard;
   else if (par->dp_replicate > 0)

@@ -117,6 +117,14 @@ typedef struct
   guint pp_layers_per_stage[MODEL_PP_MAX_STAGES]; /* p·v counts in model order, or none */
   guint pp_n_layers_per_stage;                   /* entries used (0: even split) */
   const char *pp_layout;     /* Megatron layout string, interned (g_intern_string); NULL */
+  /* Expert parallelism (expert_parallel.h, models/plan/plan_ep.c): the expert grid carved
+   * out of a stage's dp·cp·tp ranks (mesh.h), and the MoE token dispatch's options. */
+  guint ep;                  /* expert model parallel degree, >= 1 (0 reads 1) */
+  guint etp;                 /* expert tensor parallel degree, >= 1 (0 reads 1) */
+  gboolean moe_drop;         /* a capacity factor is set (otherwise dropless) */
+  double moe_capacity_factor; /* c > 0 when moe_drop */
+  gboolean moe_pad;          /* pad every expert's input to its capacity */
+  double moe_imbalance;      /* r = max/mean load per expert, >= 1 (0 reads 1) */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */
@@ -152,7 +160,8 @@ gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *o
 
 /* The mesh: tp innermost, then cp, dp_replicate × dp_shard = degree / (tp·cp) (the
  * scenario's, or from the mode as above: "every GPU" reads "every data-parallel rank", a
- * node's GPUs for hybrid reads a node's / (tp·cp)), pp outermost. */
+ * node's GPUs for hybrid reads a node's / (tp·cp)), pp outermost; the expert degrees
+ * mesh.ep, mesh.etp from par->ep, par->etp. */
 void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);
 /* Where `state` lies in `phase` under the mode (table above). */
 ModelPlacements model_parallel_placements (const ModelParallel *par, ModelState state,

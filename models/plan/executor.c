@@ -580,11 +580,12 @@ model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
   rank %= exec->period;
-  /* data-parallel (comm), tensor-parallel (tp) and context-parallel (cp) collectives,
-   * where they run while no compute does. Not the pipeline's P2P streams: a send or a
+  /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
+   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
    * receive waits for its peer through the bubble, and that idle time is the bubble's (a
    * transfer on the critical path shows in the step time, not here) */
-  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP };
+  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
+                                       MODEL_STREAM_EP };
   g_autoptr (GArray) comm = busy_union (exec, rank, comms, G_N_ELEMENTS (comms));
   const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
   double exposed = 0;
@@ -637,7 +638,7 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
   static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
   static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
-                                      MODEL_STREAM_CP, MODEL_STREAM_CPU };
+                                      MODEL_STREAM_CP, MODEL_STREAM_EP, MODEL_STREAM_CPU };
   g_autoptr (GArray) moving = busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers));
   g_autoptr (GArray) working = busy_union (exec, rank, busy, G_N_ELEMENTS (busy));
   double exposed = 0;

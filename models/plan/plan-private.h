@@ -4,6 +4,7 @@
  * collectives). Not for use outside models/plan*.c. */
 #pragma once
 
+#include "models/parallel/expert_parallel.h"
 #include "models/plan/plan.h"
 
 /* Megatron tensor parallelism in the plan (plan_tp.c). Fractions: of the whole model's
@@ -61,6 +62,17 @@ typedef struct
   double p2p_bytes;    /* B of one micro-batch's activation (or its gradient) between stages */
 } PlanPp;
 
+/* Expert parallelism in the plan (plan_ep.c): one MoE layer's token dispatch on the
+ * slowest rank and its collectives per micro-batch and pass; on = FALSE (nothing changes)
+ * for a dense model, or for ep = etp = 1 without a capacity factor. */
+typedef struct
+{
+  gboolean on;
+  ModelEpParams params;
+  ModelEpDispatch dispatch;
+  GArray *comms[2];       /* ModelEpComm per ModelEpPass; NULL when off */
+} PlanEp;
+
 typedef enum
 {
   PLAN_TP_EMBEDDING,
@@ -102,6 +114,7 @@ struct _ModelPlan
   PlanTp tp;
   PlanCp cp;
   PlanPp pp;
+  PlanEp ep;
 };
 
 /* Per-block costs of one micro-batch and the gradient bytes each block produces. */
@@ -193,6 +206,33 @@ double plan_reduce_bytes (const ModelPlan *p);
 guint plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
                           HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
                           const char *what);
+
+/* plan_collective_on over `rank`'s expert group along `dim` (mesh.h
+ * model_mesh_expert_group: not a plain mesh group, so the collective's dims are 0). */
+guint plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream,
+                              ModelMeshExpertDim dim, HwCollectiveKind kind, double bytes,
+                              gint layer, gint micro_batch, const char *what);
+
+/* ---- expert parallelism (plan_ep.c) ---- */
+/* The leaf's dispatch parameters for one rank of the plan's stack and parallel setup. */
+void plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                     ModelEpParams *out);
+/* The checks of [parallel] ep / etp and the [moe] options (model_ep_check on the mesh,
+ * model_ep_dispatch's parameter checks; etp > 1 and pp > 1 with ep > 1 not modelled yet).
+ * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE "group [G], key 'K': …". */
+gboolean plan_ep_validate (const ModelArch *arch, const ModelStack *stack,
+                           const ModelParallel *par, GError **error);
+/* Fills p->ep (validated plan). */
+void plan_ep_init (ModelPlan *p);
+void plan_ep_clear (PlanEp *ep);
+/* The slowest rank's expert GEMMs in the layer's forward and backward passes (no-op when
+ * off). */
+void plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer);
+/* Issues one MoE layer's collectives of `pass` (ModelEpPass) on `rank`'s MODEL_STREAM_EP,
+ * in order, the first after task `after` (G_MAXUINT: none). Returns the last, `after`
+ * when none (off). */
+guint plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint layer,
+                     gint micro_batch);
 
 /* ---- tensor parallelism (plan_tp.c) ---- */
 /* The checks of tp > 1 (model_tp_check; dense layers only; with SP the sequence divisible

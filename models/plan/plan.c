@@ -16,7 +16,7 @@ static const char *const stream_names[MODEL_N_STREAMS] = { "compute", "comm", "h
                                                            "cpu", "nvme_read", "nvme_write",
                                                            "tp", "cp", "pp_fwd_send",
                                                            "pp_fwd_recv", "pp_bwd_send",
-                                                           "pp_bwd_recv" };
+                                                           "pp_bwd_recv", "ep" };
 
 const char *
 model_plan_task_kind_name (ModelTaskKind kind)
@@ -48,6 +48,7 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   plan_tp_layer_memory (p, &pc->layer);
   plan_tp_layer_kernels (p, &pc->layer);
   plan_cp_layer (p, &pc->layer);
+  plan_ep_layer_kernels (p, &pc->layer);
   pc->head = model_cost_head (ra, &cp);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
@@ -118,7 +119,8 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
       || !model_stack_validate_framework (stack, par, error)
       || !plan_tp_validate (arch, stack, par, error)
       || !plan_cp_validate (arch, stack, par, error)
-      || !plan_pp_validate (arch, stack, par, error))
+      || !plan_pp_validate (arch, stack, par, error)
+      || !plan_ep_validate (arch, stack, par, error))
     return FALSE;
   if (stack->checkpointing == MODEL_CHECKPOINTING_SQRT
       && model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
@@ -148,6 +150,7 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   plan_tp_init (p);
   plan_cp_init (p);
   plan_pp_init (p);
+  plan_ep_init (p);
   /* DeepSpeed stage 3 prefetches by element budgets, not layers (framework.h) */
   if (par->mode == MODEL_DP_ZERO3)
     {
@@ -295,6 +298,7 @@ model_plan_free (ModelPlan *plan)
   plan_tp_clear (&plan->tp);
   plan_cp_clear (&plan->cp);
   plan_pp_clear (&plan->pp);
+  plan_ep_clear (&plan->ep);
   g_array_unref (plan->tasks);
   g_array_unref (plan->kernels);
   g_hash_table_unref (plan->kernel_runs);

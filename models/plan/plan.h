@@ -64,6 +64,7 @@ typedef enum
   MODEL_STREAM_PP_FWD_RECV,
   MODEL_STREAM_PP_BWD_SEND,
   MODEL_STREAM_PP_BWD_RECV,
+  MODEL_STREAM_EP,         /* expert-parallel token dispatch/combine (models/plan/plan_ep.c) */
   MODEL_N_STREAMS
 } ModelStream;
 

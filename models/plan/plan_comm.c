@@ -49,7 +49,7 @@ group_name (const ModelPlan *p, guint rank, guint dims, GString *name)
  * `dims`); the first rank to reach an instance lists the group's members. */
 static guint
 instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollectiveKind kind,
-              double bytes, guint n)
+              double bytes, guint n, gint expert_dim)
 {
   char *seq_key = g_strdup_printf ("%u/%s", rank, name);
   guint seq = GPOINTER_TO_UINT (g_hash_table_lookup (p->sequence, seq_key));
@@ -64,8 +64,11 @@ instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollecti
       g_assert (c->kind == kind && c->bytes == bytes); /* ranks issue the same sequence */
       return GPOINTER_TO_UINT (found) - 1;
     }
-  guint *ranks = g_new (guint, n);
-  guint listed = model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
+  guint *ranks = g_new (guint, expert_dim >= 0 ? model_mesh_size (&p->mesh) : n);
+  guint listed = expert_dim >= 0
+                   ? model_mesh_expert_group (&p->mesh, rank, (ModelMeshExpertDim) expert_dim,
+                                              ranks)
+                   : model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
   g_assert (listed == n);
   g_ptr_array_add (p->rank_lists, ranks);
   ModelCollective c = { kind, p->par.algorithm, bytes, ranks, n, dims, 0 };
@@ -91,9 +94,34 @@ plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
   guint n = group_name (p, rank, dims, name);
   if (n <= 1 || bytes <= 0)
     return G_MAXUINT;
-  guint index = instance_for (p, rank, dims, name->str, kind, bytes, n);
+  guint index = instance_for (p, rank, dims, name->str, kind, bytes, n, -1);
   guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, layer,
                               micro_batch, "%s %s", hw_collective_kind_name (kind), what);
+  ModelTask *t = plan_current (p);
+  t->collective = (gint) index;
+  t->bytes = bytes;
+  return id;
+}
+
+/* See plan-private.h. The group is named by its expert dimension and its first member
+ * ("expert_ep@8"), the same on every member, so the k-th collective of each member on it
+ * is one instance; dims 0: no mesh group (rank_classes.c then builds every rank). */
+guint
+plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream, ModelMeshExpertDim dim,
+                        HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
+                        const char *what)
+{
+  static const char *const names[] = { "expert_tp", "expert_ep", "expert_dp" };
+  g_return_val_if_fail (dim < MODEL_MESH_N_EXPERT_DIMS, G_MAXUINT);
+  guint n = model_mesh_expert_degree (&p->mesh, dim);
+  if (n <= 1 || bytes <= 0)
+    return G_MAXUINT;
+  g_autofree guint *members = g_new (guint, model_mesh_size (&p->mesh));
+  model_mesh_expert_group (&p->mesh, rank, dim, members);
+  g_autofree char *name = g_strdup_printf ("%s@%u", names[dim], members[0]);
+  guint index = instance_for (p, rank, 0, name, kind, bytes, n, (gint) dim);
+  guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, layer, micro_batch,
+                              "%s %s", hw_collective_kind_name (kind), what);
   ModelTask *t = plan_current (p);
   t->collective = (gint) index;
   t->bytes = bytes;

@@ -342,6 +342,22 @@ tp_overlapped (StepCtx *c, PlanTpBlock block, guint start, gint layer)
     c->tp_wait = last;
 }
 
+/* ---- expert-parallel collectives (plan_ep.c) ------------------------------------------ */
+
+/* A MoE layer's dispatch and combine in `pass` after the last compute task (and after the
+ * tp collectives the next one waits for, when newer); the next compute task waits for them
+ * through c->tp_wait (in line with the compute, as Megatron's default token dispatcher). */
+static void
+plan_step_ep (StepCtx *c, ModelEpPass pass, gint layer)
+{
+  guint after = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  if (c->tp_wait != NONE && (after == NONE || c->tp_wait > after))
+    after = c->tp_wait;
+  guint last = plan_ep_issue (c->p, c->rank, pass, after, layer, c->mb);
+  if (last != after)
+    c->tp_wait = last;
+}
+
 /* ---- context-parallel collectives ------------------------------------------------------- */
 
 /* Before a layer's task in `pass`: its critical-path cp collectives (all-gather K/V,
@@ -430,6 +446,7 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
       if (c->regathers)
         plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
       plan_step_tp_after (c, PLAN_TP_LAYER, tp_start, (gint) l);
+      plan_step_ep (c, MODEL_EP_FORWARD, (gint) l);
       cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
       plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
     }
@@ -467,6 +484,7 @@ backward_layer (StepCtx *c, guint l)
                                                  &c->act_layer[l]);
   plan_step_recompute_before_backward (c, l);
   guint tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
+  plan_step_ep (c, MODEL_EP_BACKWARD, (gint) l);
   guint cp_start = cp_before (c, MODEL_CP_BACKWARD, (gint) l);
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);

@@ -142,7 +142,9 @@ plan_tp_init (ModelPlan *p)
   *tp = (PlanTp){ .tp = MAX (p->par.tp, 1), .trainable = 1, .trainable_layer = 1,
                   .trainable_root = 1, .trainable_embed = 1, .weights = 1, .weights_layer = 1,
                   .weights_root = 1, .quant = 1 };
-  if (tp->tp <= 1)
+  /* Under expert parallelism alone (tp = 1) the layout still divides the experts' tensors
+   * by mesh.ep (plan_ep.c): the fractions, not the kernels or collectives. */
+  if (tp->tp <= 1 && p->mesh.ep <= 1)
     return;
   tp->sp = p->par.sequence_parallel;
   g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
@@ -160,6 +162,8 @@ plan_tp_init (ModelPlan *p)
   if (constants > 0)
     tp->quant = model_tp_layout_constant_bytes (layout, inv, MODEL_INVENTORY_ALL, FALSE)
                 / constants;
+  if (tp->tp <= 1)
+    return;
   if (tp->sp) /* Megatron's main_grad (fp32 under its default) or the gradients' dtype */
     tp->sp_grad_bytes = (double) model_tp_sp_grad_numel (layout, inv)
                         * (model_stack_main_grad_fp32 (&p->stack)

@@ -1,0 +1,65 @@
+/* cli/scenario/scenario_moe.c — expert parallelism and MoE token dispatch: [parallel] ep,
+ * etp and the [moe] group (models/parallel/expert_parallel.h, models/plan/plan_ep.c).
+ *
+ *   [parallel] ep   = 8       expert model parallel degree (default 1; Megatron-LM
+ *                             --expert-model-parallel-size), carved with etp out of the
+ *                             dp·cp·tp ranks of a pipeline stage (models/parallel/mesh.h)
+ *              etp  = 1       expert tensor parallel degree (default 1, not Megatron's
+ *                             default of tp: tp > 1 on a MoE model is refused today, so the
+ *                             two agree wherever a plan runs; etp > 1 is not modelled yet)
+ *   [moe] capacity_factor = 1.25   token copies an expert accepts per source rank
+ *                                  ceil(c·T·k/E), the rest dropped (absent: dropless;
+ *                                  --moe-expert-capacity-factor)
+ *         load_imbalance  = 2      r = max/mean token load per expert, in [1, E/k]
+ *                                  (default 1: uniform routing)
+ *         pad_to_capacity = true   every expert's input padded to its capacity (default
+ *                                  false; --moe-pad-expert-input-to-capacity; needs a
+ *                                  capacity_factor)
+ *
+ * Load after [parallel]. Values are parsed strictly here; their checks against the model
+ * and the mesh (ep dividing the experts and the stage's ranks, a dense model with ep > 1 or
+ * [moe] keys, capacity_factor ≤ 0, r outside [1, E/k]) are model_plan_validate's
+ * (plan_ep_validate), which names group and key; the caller prefixes the file.
+ */
+#include "config.h"
+#include "cli/scenario/scenario_private.h"
+
+gboolean
+cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  ModelParallel *par = &sc->par;
+  guint64 ep = 1, etp = 1;
+  if (!cli_scenario_get_count (kf, "parallel", "ep", FALSE, &ep, error)
+      || !cli_scenario_get_count (kf, "parallel", "etp", FALSE, &etp, error))
+    return FALSE;
+  if (ep > par->degree || etp > par->degree)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key '%s': %" G_GUINT64_FORMAT " exceeds the %u GPUs",
+                   ep > par->degree ? "ep" : "etp", ep > par->degree ? ep : etp, par->degree);
+      return FALSE;
+    }
+  par->ep = (guint) ep;
+  par->etp = (guint) etp;
+  g_autofree char *cf = cli_scenario_get_raw (kf, "moe", "capacity_factor", FALSE, NULL);
+  g_autofree char *r = cli_scenario_get_raw (kf, "moe", "load_imbalance", FALSE, NULL);
+  g_autofree char *pad = cli_scenario_get_raw (kf, "moe", "pad_to_capacity", FALSE, NULL);
+  if (cf != NULL)
+    {
+      if (!sim_units_parse_number (cf, &par->moe_capacity_factor, error))
+        return PREFIX_KEY (error, "moe", "capacity_factor"), FALSE;
+      par->moe_drop = TRUE;
+    }
+  if (r != NULL && !sim_units_parse_number (r, &par->moe_imbalance, error))
+    return PREFIX_KEY (error, "moe", "load_imbalance"), FALSE;
+  if (r != NULL && !(par->moe_imbalance >= 1))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [moe], key 'load_imbalance': %s must be at least 1 (max/mean token "
+                   "load per expert; 1 is uniform routing)", r);
+      return FALSE;
+    }
+  if (pad != NULL && !sim_units_parse_bool (pad, &par->moe_pad, error))
+    return PREFIX_KEY (error, "moe", "pad_to_capacity"), FALSE;
+  return TRUE;
+}

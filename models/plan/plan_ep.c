@@ -1,0 +1,257 @@
+/* models/plan/plan_ep.c — expert parallelism (EP) in the plan: what one expert-parallel rank
+ * of a mixture-of-experts model runs, from models/parallel/expert_parallel.h.
+ *
+ *   model states  expert weights, gradients and optimizer states ÷ (etp·ep), the rest
+ *                 replicated (÷ tp): tensor_parallel.h's layout reads mesh.ep
+ *                 (model_parallel_mesh sets it), plan_tp.c folds it into its fractions
+ *                 (C14's three buckets, Megatron-LM #4050)
+ *   kernels       the expert GEMMs of the slowest rank, the one holding the hottest expert
+ *                 (model_ep_dispatch: hot_rows on that expert, rest_rows on each of its
+ *                 L − 1 other local experts; model_ep_expert_gemm's shapes), so a skewed
+ *                 router (load_imbalance r > 1) stretches every MoE layer by the leaf's
+ *                 slowdown and capacity drops shrink it
+ *   collectives   per MoE layer and micro-batch the dispatch and combine
+ *                 (model_ep_layer_comms: token-count all-gather, tokens' and probabilities'
+ *                 all-to-all over ep, combine all-to-all) on the expert group
+ *                 (plan_collective_expert), on MODEL_STREAM_EP. Megatron's default
+ *                 MoEAlltoAllTokenDispatcher runs them in line with the compute
+ *                 (token_dispatcher.py: no overlap without --moe-shared-expert-overlap /
+ *                 the 1F1B A2A overlap), so the next compute task waits for them
+ *                 (plan_step.c: c->tp_wait, the critical-path collective the next compute
+ *                 task waits for); the backward's conjugates come before the layer's
+ *                 backward task.
+ * Approximate: a layer is one task, so the forward's dispatch and combine both follow the
+ * layer's compute (the same critical-path sum as router → dispatch → experts → combine);
+ * the backward's both precede it. The MoE layer's point-wise kernels (permutation,
+ * SwiGLU, combine) and its saved activations stay the mean rank's (the layer graph's at
+ * T·k rows); full recompute does not re-issue the dispatch; LoRA adapters of experts run
+ * at the mean rank's rows. Expert gradients are reduced with the dense ones over the
+ * whole data-parallel group, not over expert-dp alone (see plan_step.c's reduction). Not
+ * modelled: etp > 1, ep with pp > 1 (refused). */
+#include "config.h"
+#include "models/plan/plan-private.h"
+
+#include <string.h>
+
+void
+plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                ModelEpParams *out)
+{
+  (void) arch;
+  model_ep_params_init (out);
+  out->micro_batch = stack->micro_batch;
+  out->seq_len = stack->seq_len;
+  out->tp = MAX (par->tp, 1);
+  out->cp = MAX (par->cp, 1);
+  out->sp = par->sequence_parallel;
+  out->ep = MAX (par->ep, 1);
+  out->etp = MAX (par->etp, 1);
+  out->act_bytes = model_stack_activation_bytes (stack);
+  out->prob_bytes = out->act_bytes; /* Megatron's --moe-router-dtype default: the params' */
+  out->drop = par->moe_drop;
+  out->capacity_factor = par->moe_capacity_factor;
+  out->pad = par->moe_pad;
+  out->imbalance = par->moe_imbalance > 0 ? par->moe_imbalance : 1.0;
+}
+
+/* Which scenario key a leaf message is about (the leaf names them in its text). */
+static const char *
+key_of (const char *message)
+{
+  static const char *const keys[][2] = {
+    { "[moe] capacity_factor", "group [moe], key 'capacity_factor': " },
+    { "[moe] pad_to_capacity", "group [moe], key 'pad_to_capacity': " },
+    { "[moe] load_imbalance", "group [moe], key 'load_imbalance': " },
+    { "[training] seq_len", "group [training], key 'seq_len': " },
+    { "[parallel] etp", "group [parallel], key 'etp': " },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    if (strstr (message, keys[i][0]) != NULL)
+      return keys[i][1];
+  return "group [parallel], key 'ep': ";
+}
+
+static gboolean
+fail (GError **error, const char *key, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+static gboolean
+fail (GError **error, const char *key, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s%s", key, msg);
+  return FALSE;
+}
+
+gboolean
+plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                  GError **error)
+{
+  guint ep = MAX (par->ep, 1), etp = MAX (par->etp, 1);
+  gboolean options = par->moe_drop || par->moe_pad
+                     || (par->moe_imbalance > 0 && par->moe_imbalance != 1.0);
+  if (arch->n_experts == 0 && options)
+    return fail (error, par->moe_drop ? "group [moe], key 'capacity_factor': "
+                        : par->moe_pad ? "group [moe], key 'pad_to_capacity': "
+                                       : "group [moe], key 'load_imbalance': ",
+                 "model '%s' has no experts (num_local_experts absent or 0)", arch->name);
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  g_autoptr (GError) e = NULL;
+  if (!model_ep_check (arch, &mesh, &e))
+    return fail (error, key_of (e->message), "%s", e->message);
+  if (arch->n_experts == 0)
+    return TRUE;
+  if (etp > 1)
+    return fail (error, "group [parallel], key 'etp': ",
+                 "etp = %u is not modelled yet (expert tensor parallelism needs tp's sharded "
+                 "expert kernels); use etp = 1", etp);
+  if (ep > 1 && MAX (par->pp, 1) > 1)
+    return fail (error, "group [parallel], key 'ep': ",
+                 "ep = %u with pp = %u is not modelled yet", ep, par->pp);
+  ModelEpParams params;
+  ModelEpDispatch d;
+  plan_ep_params (arch, stack, par, &params);
+  if (!model_ep_dispatch (arch, &params, &d, &e))
+    return fail (error, key_of (e->message), "%s", e->message);
+  return TRUE;
+}
+
+void
+plan_ep_init (ModelPlan *p)
+{
+  PlanEp *ep = &p->ep;
+  *ep = (PlanEp){ 0 };
+  if (p->arch->n_experts == 0 || (MAX (p->par.ep, 1) * MAX (p->par.etp, 1) <= 1
+                                  && !p->par.moe_drop))
+    return;
+  plan_ep_params (p->arch, &p->stack, &p->par, &ep->params);
+  g_autoptr (GError) error = NULL;
+  gboolean ok = model_ep_dispatch (p->arch, &ep->params, &ep->dispatch, &error);
+  g_assert (ok); /* plan_ep_validate */
+  ep->on = TRUE;
+  for (guint d = 0; d < 2; d++)
+    {
+      ep->comms[d] = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+      model_ep_layer_comms (p->arch, &ep->params, &ep->dispatch,
+                            d == 0 ? MODEL_EP_FORWARD : MODEL_EP_BACKWARD, ep->comms[d]);
+    }
+}
+
+void
+plan_ep_clear (PlanEp *ep)
+{
+  for (guint d = 0; d < 2; d++)
+    g_clear_pointer (&ep->comms[d], g_array_unref);
+}
+
+/* Whether op `name` is one of the MoE layer's expert GEMMs (graph_layer.c expert_gemm:
+ * gate/up or fc, down or proj) and which: fc2 (the down projection) or fc1. */
+static gboolean
+expert_op (const char *name, gboolean *fc2)
+{
+  static const char *const fc1[] = { "mlp_gate", "mlp_up", "mlp_fc" };
+  static const char *const fc2s[] = { "mlp_down", "mlp_proj" };
+  for (guint i = 0; i < G_N_ELEMENTS (fc1); i++)
+    if (g_strcmp0 (name, fc1[i]) == 0)
+      return *fc2 = FALSE, TRUE;
+  for (guint i = 0; i < G_N_ELEMENTS (fc2s); i++)
+    if (g_strcmp0 (name, fc2s[i]) == 0)
+      return *fc2 = TRUE, TRUE;
+  return FALSE;
+}
+
+/* A GEMM op like `op` (its pass factor: forward 1, backward 2, frozen dgrad 1 — the
+ * ratio of its FLOPs to the forward FLOPs of its shape) on `rows` rows of `count` experts,
+ * shape (n, k) from model_ep_expert_gemm (each of SwiGLU's separate gate and up
+ * projections is half of fc1), cost_gemm_op's bytes (input e·m·k, weights w·n·k, output
+ * e·m·n per expert). */
+static ModelOp
+reshape (const ModelOp *op, const ModelArch *arch, gboolean fc2, double rows, double count,
+         double e, double w)
+{
+  const HwKernelShape *o = &op->shape;
+  double fwd = 2 * o->m * o->n * o->k * MAX (o->batch, 1);
+  double factor = fwd > 0 ? op->flops / fwd : 1;
+  HwKernelShape sh = model_ep_expert_gemm (arch, 1, fc2, rows, count);
+  if (!fc2 && arch->mlp == MODEL_MLP_SWIGLU)
+    sh.n /= 2;
+  sh.cls = o->cls;
+  ModelOp out = *op;
+  out.shape = sh;
+  out.flops = factor * 2 * rows * sh.n * sh.k * count;
+  out.bytes = factor * count * (e * rows * sh.k + w * sh.n * sh.k + e * rows * sh.n);
+  return out;
+}
+
+/* Rewrites the expert GEMMs of `pass` as the slowest rank's: the hot expert's GEMM and the
+ * grouped GEMM of the L − 1 others (one op each); model FLOPs those of the mean rank
+ * (L experts on mean_rows each: the work the step accomplishes, so MFU does not count the
+ * straggler's extra rows twice). */
+static void
+rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
+{
+  const ModelEpDispatch *d = &p->ep.dispatch;
+  double L = d->n_local_experts;
+  ModelPass out = *pass;
+  out.n_ops = 0;
+  out.flops = out.bytes = 0;
+  out.model_flops = pass->model_flops;
+  for (guint i = 0; i < pass->n_ops; i++)
+    {
+      const ModelOp *op = &pass->ops[i];
+      gboolean fc2;
+      gboolean gemm = op->shape.cls == HW_KERNEL_GEMM || op->shape.cls == HW_KERNEL_GEMM_BACKWARD
+                      || op->shape.cls == HW_KERNEL_GEMM_DGRAD;
+      if (!gemm || !expert_op (op->name, &fc2))
+        {
+          g_assert (out.n_ops < MODEL_COST_MAX_OPS);
+          out.ops[out.n_ops++] = *op;
+          out.flops += op->flops;
+          out.bytes += op->bytes;
+          continue;
+        }
+      ModelOp mean = reshape (op, p->arch, fc2, d->mean_rows, L, e, w);
+      out.model_flops += mean.flops - op->flops;
+      ModelOp parts[2] = { reshape (op, p->arch, fc2, d->hot_rows, 1, e, w),
+                           reshape (op, p->arch, fc2, d->rest_rows, L - 1, e, w) };
+      for (guint k = 0; k < (L > 1 ? 2u : 1u); k++)
+        {
+          g_assert (out.n_ops < MODEL_COST_MAX_OPS);
+          out.ops[out.n_ops++] = parts[k];
+          out.flops += parts[k].flops;
+          out.bytes += parts[k].bytes;
+        }
+    }
+  *pass = out;
+}
+
+void
+plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
+{
+  if (!p->ep.on)
+    return;
+  ModelCostParams cp = model_stack_cost_params (&p->stack);
+  rewrite_pass (p, &layer->fwd, cp.act_bytes, cp.weight_bytes);
+  rewrite_pass (p, &layer->bwd, cp.act_bytes, cp.weight_bytes);
+}
+
+guint
+plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint layer, gint micro_batch)
+{
+  const GArray *comms = p->ep.on ? p->ep.comms[pass] : NULL;
+  guint last = after;
+  for (guint i = 0; comms != NULL && i < comms->len; i++)
+    {
+      const ModelEpComm *m = &g_array_index (comms, ModelEpComm, i);
+      guint id = plan_collective_expert (p, rank, MODEL_STREAM_EP, m->dim, m->kind, m->bytes,
+                                         layer, micro_batch, m->name);
+      if (id == G_MAXUINT)
+        continue;
+      plan_task_dep (p, last);
+      last = id;
+    }
+  return last;
+}

@@ -1,0 +1,248 @@
+/* tests/unit/models/test_plan_ep.c — expert parallelism through the plan
+ * (models/plan/plan_ep.c): a rank's weights by C14's three buckets, the dispatch's
+ * all-to-all on one NVSwitch node against its closed form, a skewed router slowing the MoE
+ * layers by the leaf's slowdown, and the refusals. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include "hardware/cluster.h"
+#include "hardware/node_catalog.h"
+#include "models/parallel/expert_parallel.h"
+#include "models/plan/executor.h"
+#include "models/plan/plan.h"
+#include "sim/engine.h"
+#include "sim/fluid.h"
+#include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
+#include "tests/unit/models/tiny.h"
+
+static ModelParallel
+ep_par (guint gpus, guint ep)
+{
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.degree = gpus;
+  par.gpus_per_node = 8;
+  par.ep = ep;
+  return par;
+}
+
+static ModelStack
+bf16_stack (guint64 s)
+{
+  ModelStack st;
+  model_stack_init_defaults (&st);
+  st.precision = MODEL_PRECISION_BF16_MIXED;
+  st.flash_attention = TRUE;
+  st.micro_batch = 1;
+  st.seq_len = s;
+  return st;
+}
+
+/* The tiny llama as a MoE: 8 SwiGLU experts of i = 688, top-2. */
+static ModelArch *
+tiny_moe (void)
+{
+  ModelArch *a = tiny_arch ();
+  a->family = MODEL_FAMILY_MIXTRAL;
+  a->n_experts = 8;
+  a->experts_per_token = 2;
+  return a;
+}
+
+/* C14 (Megatron-LM #4050): a rank's weights are three buckets — tensor-parallel-sharded
+ * (÷ tp), replicated, and experts ÷ (etp·ep). Mixtral 8x7B (h 4096, i 14336, 32 layers, 8
+ * SwiGLU experts of 3·h·i each, 46,702,792,704 parameters in all) at tp 1, ep 8 on 8 GPUs:
+ * experts 32 · 8 · 3 · 4096 · 14336 = 45,097,156,608 parameters, the other 1,605,636,096
+ * (attention, norms, router, embedding and head) whole on every rank, so a rank holds
+ * 1,605,636,096 + 45,097,156,608 / 8 = 7,242,780,672 weights, and as many master weights
+ * and (÷ 8 as well) optimizer elements; at ep 1 all 46.7B. */
+static void
+test_c14_buckets (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  ModelStack st = bf16_stack (512);
+  const double experts = 32.0 * 8 * 3 * 4096 * 14336, total = 46702792704.0;
+  CU_ASSERT_EQUAL (model_arch_n_params (a), (guint64) total);
+  const guint eps[] = { 1, 8, 4 };
+  for (guint c = 0; c < G_N_ELEMENTS (eps); c++)
+    {
+      ModelParallel par = ep_par (8, eps[c]);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      double want = total - experts + experts / eps[c];
+      STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS),
+                          want * model_stack_weight_bytes (&st), 1e-12);
+      STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_MASTER_WEIGHTS), 4 * want,
+                          1e-12);
+    }
+}
+
+typedef struct
+{
+  double step;     /* s, rank 0's end */
+  double dispatch; /* s, rank 0's first "dispatch all-to-all (ep)" task */
+  guint n_a2a;     /* rank 0's all-to-all tasks on the ep stream */
+  double fwd_l0;   /* s, rank 0's "fwd L0 mb0" */
+  double flops;    /* Σ FLOPs of rank 0's compute tasks */
+} EpRun;
+
+/* Replays `plan` on one DGX H100 (NVSwitch) and reads rank 0's tasks. */
+static EpRun
+replay (const ModelPlan *plan, const HwNodeSpec *node)
+{
+  EpRun o = { 0 };
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = hw_cluster_new (node, 1, fluid);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (model_plan_n_ranks (plan), NULL);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
+  o.step = model_executor_rank_end (exec, 0);
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      if (t->rank != 0)
+        continue;
+      if (t->stream == MODEL_STREAM_COMPUTE)
+        o.flops += t->flops;
+      if (t->stream == MODEL_STREAM_EP && strstr (t->label, "all_to_all") != NULL)
+        {
+          if (o.n_a2a == 0)
+            o.dispatch = model_executor_task_time (exec, i);
+          o.n_a2a++;
+        }
+      if (strcmp (t->label, "fwd L0 mb0") == 0)
+        o.fwd_l0 = model_executor_task_time (exec, i);
+    }
+  return o;
+}
+
+/* The dispatch all-to-all on one NVSwitch node: each GPU sends (p−1) flows of S/p out of
+ * its one NVLink port, all after the intra-node latency α (hardware/collective.h; the
+ * hardware test's closed form): T = α + (p − 1)/p · S / B, B the NVLink port's achieved
+ * bandwidth (link_efficiency · nvlink_bandwidth: 0.88 · 450 GB/s), α = 2 µs (DGX-H100 in
+ * hardware/node_catalog.c), with S the per-rank send
+ * buffer T·k·h·e = 4096 · 2 · 256 · 2 B (b = 1, s = 4096, dropless, uniform) and p = ep = 8.
+ * The forward's token-count all-gather runs before it. Per MoE layer and micro-batch: 2
+ * forward all-to-alls (tokens, combine) plus the probabilities', and their 3 backward
+ * conjugates: 6 × 4 layers on rank 0's ep stream. */
+static void
+test_dispatch_all_to_all_closed_form (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (4096);
+  ModelParallel par = ep_par (8, 8);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  const HwNodeSpec *node = hw_catalog_node ("DGX-H100", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (node);
+  EpRun r = replay (p, node);
+  double S = 4096.0 * 2 * 256 * 2, n = 8;
+  double want = node->intra_latency
+                + (n - 1) / n * S / (node->link_efficiency * node->nvlink_bandwidth);
+  STEPSIM_ASSERT_REL (r.dispatch, want, 1e-6);
+  CU_ASSERT_EQUAL (r.n_a2a, 6 * 4);
+}
+
+/* A skewed router (load_imbalance r = 2) on Mixtral's 8 experts, top-2, ep 8: the hot
+ * expert takes 2μ copies from every rank (μ = T·k/E), and its rank, holding that expert
+ * alone, processes 2× the mean rows (model_ep_dispatch's slowdown = 2). Every MoE layer's
+ * expert GEMMs on that rank double (the plan gives every rank the slowest rank's kernels:
+ * the all-to-alls pace them all by it): rank 0's compute FLOPs grow by exactly the expert
+ * GEMMs' FLOPs of one pass set (forward + backward, no recompute: 3 · 2 · T·k · 3hi per
+ * layer) and the simulated step — dominated by those GEMMs — grows by more than half of
+ * what they take at the GPU's peak. Ignoring the slowdown would leave both unchanged. */
+static void
+test_imbalance_slows_step (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (2048);
+  double step[2], hw[2];
+  const double r[2] = { 1, 2 };
+  for (guint i = 0; i < 2; i++)
+    {
+      ModelParallel par = ep_par (8, 8);
+      par.moe_imbalance = r[i];
+      ModelEpParams ep;
+      model_ep_params_init (&ep);
+      ep.micro_batch = 1, ep.seq_len = 2048, ep.ep = 8, ep.imbalance = r[i];
+      ModelEpDispatch d;
+      CU_ASSERT_FATAL (model_ep_dispatch (a, &ep, &d, NULL));
+      STEPSIM_ASSERT_REL (d.slowdown, r[i], 1e-12);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      EpRun run = replay (p, hw_catalog_node ("DGX-H100", NULL));
+      step[i] = run.step;
+      hw[i] = run.flops;
+    }
+  double T = 2048, k = 2, h = 4096, inter = 14336, L = 2;
+  double expert = 3 * 2 * T * k * 3 * h * inter * L; /* fwd + bwd, one rank */
+  STEPSIM_ASSERT_REL (hw[1] - hw[0], expert, 1e-9);
+  double peak = hw_catalog_node ("DGX-H100", NULL)->gpu->peak_flops[HW_DTYPE_BF16];
+  CU_ASSERT (step[1] - step[0] > 0.5 * expert / peak);
+  CU_ASSERT (step[1] > 1.2 * step[0]);
+}
+
+static void
+expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
+        const char *n2)
+{
+  g_autoptr (GError) e = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, st, par, &e);
+  CU_ASSERT_PTR_NULL (p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  gboolean ok = strstr (e->message, n1) != NULL && (n2 == NULL || strstr (e->message, n2));
+  if (!ok)
+    g_printerr ("\n  message \"%s\" lacks \"%s\" / \"%s\"\n", e->message, n1, n2 ? n2 : "");
+  CU_ASSERT (ok);
+}
+
+/* Refusals, each naming group and key: ep not dividing the experts (8 % 3); ep not
+ * dividing a stage's dp·cp·tp ranks (6 % 4); ep > 1 on a dense model; capacity factor ≤ 0;
+ * load imbalance above E/k; top-k above the experts (the model key); etp > 1. */
+static void
+test_bad_settings (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  g_autoptr (ModelArch) dense = tiny_arch ();
+  ModelStack st = bf16_stack (512);
+  ModelParallel par = ep_par (6, 3);
+  expect (a, &st, &par, "group [parallel], key 'ep'", "num_local_experts");
+  par = ep_par (6, 4);
+  expect (a, &st, &par, "group [parallel], key 'ep'", "does not divide");
+  par = ep_par (8, 8);
+  expect (dense, &st, &par, "group [parallel], key 'ep'", "no experts");
+  par = ep_par (8, 8);
+  par.moe_drop = TRUE, par.moe_capacity_factor = 0;
+  expect (a, &st, &par, "group [moe], key 'capacity_factor'", NULL);
+  par = ep_par (8, 8);
+  par.moe_imbalance = 5;
+  expect (a, &st, &par, "group [moe], key 'load_imbalance'", NULL);
+  par = ep_par (8, 1);
+  par.etp = 2;
+  expect (a, &st, &par, "group [parallel], key 'etp'", NULL);
+  par = ep_par (8, 8);
+  a->experts_per_token = 9;
+  expect (a, &st, &par, "num_experts_per_tok", NULL);
+}
+
+int
+main (void)
+{
+  static const StepsimTest tests[] = {
+    { "C14 buckets: experts ÷ ep, the rest replicated (Mixtral 8x7B)", test_c14_buckets },
+    { "dispatch all-to-all on one NVSwitch node = closed form",
+      test_dispatch_all_to_all_closed_form },
+    { "load_imbalance 2 slows the MoE layers by the leaf's slowdown", test_imbalance_slows_step },
+    { "bad ep / moe settings", test_bad_settings },
+  };
+  return STEPSIM_RUN_TESTS ("models/plan/plan_ep", tests);
+}
