@@ -71,6 +71,10 @@ typedef struct
   ModelEpParams params;
   ModelEpDispatch dispatch;
   GArray *comms[2];       /* ModelEpComm per ModelEpPass; NULL when off */
+  double expert_params_layer; /* trainable expert parameters of one layer a rank holds
+                               * (÷ ep); reduced over expert-dp, not dp, under stage 0 */
+  gboolean edp_reduce;    /* the data-parallel mode is stage 0 (DDP): expert gradients
+                           * are all-reduced over expert-dp (plan_ep_reduce_grads) */
 } PlanEp;
 
 typedef enum
@@ -233,6 +237,14 @@ void plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer);
  * when none (off). */
 guint plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint layer,
                      gint micro_batch);
+/* Of `params` trainable parameters of one layer's gradients (a rank's), those the
+ * data-parallel buckets reduce over dp: all but the experts' under stage 0 with ep > 1. */
+double plan_ep_dense_params (const ModelPlan *p, double params);
+/* Stage 0 with ep > 1: the all-reduce of one layer's expert gradients (B at the reduce
+ * dtype) over `rank`'s expert-dp group on the comm stream after `ready`, at the last
+ * micro-batch (not bucketed: one per layer); nothing when expert-dp is one rank. */
+void plan_ep_reduce_grads (ModelPlan *p, guint rank, guint ready, gint layer,
+                           gint micro_batch);
 
 /* ---- tensor parallelism (plan_tp.c) ---- */
 /* The checks of tp > 1 (model_tp_check; dense layers only; with SP the sequence divisible

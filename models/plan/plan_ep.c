@@ -25,9 +25,15 @@
  * the backward's both precede it. The MoE layer's point-wise kernels (permutation,
  * SwiGLU, combine) and its saved activations stay the mean rank's (the layer graph's at
  * T·k rows); full recompute does not re-issue the dispatch; LoRA adapters of experts run
- * at the mean rank's rows. Expert gradients are reduced with the dense ones over the
- * whole data-parallel group, not over expert-dp alone (see plan_step.c's reduction). Not
- * modelled: etp > 1, ep with pp > 1 (refused). */
+ * at the mean rank's rows. Every rank runs the slowest rank's expert GEMMs (the
+ * all-to-alls pace the others to it; their own FLOPs and energy are overstated).
+ *   gradients     under DDP (stage 0) a layer's expert gradients leave the dp buckets and
+ *                 are all-reduced over expert-dp (one all-reduce per layer at the last
+ *                 micro-batch, not bucketed; none when expert-dp is one rank), as
+ *                 Megatron's expert_data_parallel_group. Approximate: under ZeRO/FSDP
+ *                 (stages 1–3) expert gradients and states are still reduced and sharded
+ *                 over the whole dp (shard) group, not over expert-dp.
+ * Not modelled: etp > 1, ep with pp > 1 (refused). */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -132,6 +138,23 @@ plan_ep_init (ModelPlan *p)
   gboolean ok = model_ep_dispatch (p->arch, &ep->params, &ep->dispatch, &error);
   g_assert (ok); /* plan_ep_validate */
   ep->on = TRUE;
+  if (ep->params.ep > 1 && model_parallel_stage (&p->par) == 0)
+    {
+      /* Megatron-LM reduces expert gradients over the expert-data-parallel group
+       * (distributed_data_parallel.py: expert_parallel_buffers on
+       * expert_data_parallel_group), the dense ones over dp (with cp) */
+      g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+      for (guint i = 0; i < inv->tensors->len; i++)
+        {
+          const ModelTensor *t = model_inventory_tensor (inv, i);
+          if (t->trainable && model_tensor_is_parameter (t)
+              && model_ep_tensor_is_expert (inv, t))
+            ep->expert_params_layer
+              += (double) model_inventory_copies (inv, t, MODEL_INVENTORY_LAYER)
+                 / ep->params.ep * (double) model_tensor_numel (t);
+        }
+      ep->edp_reduce = ep->expert_params_layer > 0;
+    }
   for (guint d = 0; d < 2; d++)
     {
       ep->comms[d] = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
@@ -254,4 +277,23 @@ plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint layer, gi
       last = id;
     }
   return last;
+}
+
+double
+plan_ep_dense_params (const ModelPlan *p, double params)
+{
+  return p->ep.edp_reduce ? MAX (params - p->ep.expert_params_layer, 0) : params;
+}
+
+void
+plan_ep_reduce_grads (ModelPlan *p, guint rank, guint ready, gint layer, gint micro_batch)
+{
+  if (!p->ep.edp_reduce)
+    return;
+  double bytes = p->ep.expert_params_layer * plan_reduce_bytes (p);
+  g_autofree char *what = g_strdup_printf ("expert grads L%d (edp)", layer);
+  guint id = plan_collective_expert (p, rank, MODEL_STREAM_COMM, MODEL_MESH_EXPERT_DP,
+                                     HW_COLLECTIVE_ALL_REDUCE, bytes, layer, micro_batch, what);
+  if (id != G_MAXUINT)
+    plan_task_dep (p, ready);
 }

@@ -505,7 +505,9 @@ backward_layer (StepCtx *c, guint l)
   cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
   g_autofree char *what = g_strdup_printf ("grads L%u", l);
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
-  bucket_reduce (c, pc->params_layer, c->bwd_task[l], (gint) l, FALSE);
+  bucket_reduce (c, plan_ep_dense_params (p, pc->params_layer), c->bwd_task[l], (gint) l, FALSE);
+  if (c->last_mb)
+    plan_ep_reduce_grads (p, c->rank, c->bwd_task[l], (gint) l, c->mb);
 }
 
 /* SP: the norms' and row-parallel biases' gradients (`bytes`), each tp rank's from its

@@ -143,7 +143,8 @@ plan_tp_init (ModelPlan *p)
                   .trainable_root = 1, .trainable_embed = 1, .weights = 1, .weights_layer = 1,
                   .weights_root = 1, .quant = 1 };
   /* Under expert parallelism alone (tp = 1) the layout still divides the experts' tensors
-   * by mesh.ep (plan_ep.c): the fractions, not the kernels or collectives. */
+   * by mesh.ep (plan_ep.c): the fractions (the vocabulary padded to 128 as Megatron pads
+   * it), not the kernels or collectives. */
   if (tp->tp <= 1 && p->mesh.ep <= 1)
     return;
   tp->sp = p->par.sequence_parallel;

@@ -191,6 +191,55 @@ test_imbalance_slows_step (void)
   CU_ASSERT (step[1] > 1.2 * step[0]);
 }
 
+/* DDP with ep 4 on 8 GPUs (expert-dp 2): rank 0's dp buckets (all-reduce over all 8)
+ * carry only the dense gradients, Σ = (N − experts) · g B (with the embedding and head over
+ * the vocabulary padded to 1024, the layout's Megatron padding), and each layer's expert
+ * gradients, 8 · 3 · h · i / 4 parameters a rank holds, are one all-reduce over the
+ * expert-dp pair {0, 4} (etp 1: local = ep_coord + ep · edp_coord, mesh.h). At ep 8
+ * (expert-dp 1) no expert all-reduce runs at all. */
+static void
+test_expert_grads_over_edp (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  const double h = 256, i = 688, L = 4, experts = L * 8 * 3 * h * i;
+  const double N = (double) model_arch_n_params (a), g = model_stack_gradient_bytes (&st);
+  const double pad = 2 * (1024 - 1000) * h; /* tensor_parallel.h: V padded to 128·tp */
+  const guint eps[] = { 4, 8 };
+  for (guint c = 0; c < G_N_ELEMENTS (eps); c++)
+    {
+      ModelParallel par = ep_par (8, eps[c]);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      double buckets = 0, expert = 0;
+      guint n_expert = 0;
+      for (guint k = 0; k < model_plan_n_tasks (p); k++)
+        {
+          const ModelTask *t = model_plan_task (p, k);
+          if (t->rank != 0 || t->kind != MODEL_TASK_KIND_COLLECTIVE)
+            continue;
+          const ModelCollective *col = model_plan_collective (p, (guint) t->collective);
+          if (strstr (t->label, "grads bucket") != NULL)
+            {
+              CU_ASSERT_EQUAL (col->n_ranks, 8);
+              buckets += t->bytes;
+            }
+          if (strstr (t->label, "expert grads") != NULL)
+            {
+              CU_ASSERT_EQUAL (col->n_ranks, 2);
+              CU_ASSERT (col->ranks[0] == 0 && col->ranks[1] == 4);
+              expert += t->bytes;
+              n_expert++;
+            }
+        }
+      STEPSIM_ASSERT_REL (buckets, (N - experts + pad) * g, 1e-12);
+      CU_ASSERT_EQUAL (n_expert, eps[c] == 4 ? 4 : 0);
+      if (eps[c] == 4)
+        STEPSIM_ASSERT_REL (expert, experts / 4 * g, 1e-12);
+    }
+}
+
 static void
 expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
         const char *n2)
@@ -242,6 +291,7 @@ main (void)
     { "dispatch all-to-all on one NVSwitch node = closed form",
       test_dispatch_all_to_all_closed_form },
     { "load_imbalance 2 slows the MoE layers by the leaf's slowdown", test_imbalance_slows_step },
+    { "DDP: expert gradients all-reduced over expert-dp, not dp", test_expert_grads_over_edp },
     { "bad ep / moe settings", test_bad_settings },
   };
   return STEPSIM_RUN_TESTS ("models/plan/plan_ep", tests);
