@@ -1,5 +1,9 @@
 # tests/unit/cli: scenario loading (bad input) and the seed validation cases.
 check_PROGRAMS += tests/unit/cli/test_scenario tests/unit/cli/test_validation
+check_PROGRAMS += tests/unit/cli/test_ep_scenario
+tests_unit_cli_test_ep_scenario_SOURCES = tests/unit/cli/test_ep_scenario.c
+tests_unit_cli_test_ep_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_ep_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
 tests_unit_cli_test_scenario_SOURCES = tests/unit/cli/test_scenario.c
 tests_unit_cli_test_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

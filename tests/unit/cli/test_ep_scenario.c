@@ -1,0 +1,140 @@
+/* tests/unit/cli/test_ep_scenario.c — the expert-parallel keys of a scenario
+ * (cli/scenario/scenario_moe.c): [parallel] ep, etp and [moe] capacity_factor,
+ * load_imbalance, pad_to_capacity load into the parallel setup; every bad value is one
+ * error naming the file, the group and the key. */
+#include "config.h"
+
+#include <string.h>
+#include "cli/scenario/scenario.h"
+#include "cli/scenario/scenario_private.h"
+#include "tests/testlib.h"
+
+static const char base[] = "[model]\nhf_config = mixtral-8x7b\n"
+                           "[cluster]\nnode = DGX-H100\n"
+                           "[training]\nmicro_batch = 1\nseq_len = 4096\nprecision = bf16_mixed\n"
+                           "[finetune]\nmethod = lora\ntargets = attention\n";
+
+static char *tmpdir;
+
+static CliScenario *
+load (const char *extra, GError **error, char **path_out)
+{
+  g_autofree char *text = g_strconcat (base, extra, NULL);
+  char *path = g_build_filename (tmpdir, "ep.ini", NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  CliScenario *sc = cli_scenario_load (path, NULL, error);
+  *path_out = path;
+  return sc;
+}
+
+static void
+expect_error (const char *extra, const char *n1, const char *n2)
+{
+  g_autoptr (GError) e = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr (CliScenario) sc = load (extra, &e, &path);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  gboolean ok = strstr (e->message, path) != NULL && strstr (e->message, n1) != NULL
+                && (n2 == NULL || strstr (e->message, n2) != NULL);
+  if (!ok)
+    g_printerr ("\n  message \"%s\" lacks \"%s\" / \"%s\"\n", e->message, n1, n2 ? n2 : "");
+  CU_ASSERT (ok);
+}
+
+static void
+test_keys_load (void)
+{
+  g_autoptr (GError) e = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr (CliScenario) sc
+    = load ("[parallel]\nep = 8\n[moe]\ncapacity_factor = 1.25\nload_imbalance = 2\n"
+            "pad_to_capacity = true\n", &e, &path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  CU_ASSERT_EQUAL (sc->par.ep, 8);
+  CU_ASSERT_EQUAL (sc->par.etp, 1);
+  CU_ASSERT (sc->par.moe_drop && sc->par.moe_pad);
+  CU_ASSERT_DOUBLE_EQUAL (sc->par.moe_capacity_factor, 1.25, 0);
+  CU_ASSERT_DOUBLE_EQUAL (sc->par.moe_imbalance, 2, 0);
+  g_autoptr (GError) e2 = NULL;
+  g_autofree char *path2 = NULL;
+  g_autoptr (CliScenario) dflt = load ("", &e2, &path2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (dflt);
+  CU_ASSERT (dflt->par.ep == 1 && dflt->par.etp == 1 && !dflt->par.moe_drop
+             && dflt->par.moe_imbalance == 1);
+}
+
+/* Mixtral has 8 experts, top-2, on 8 GPUs. */
+static void
+test_bad_values (void)
+{
+  expect_error ("[parallel]\nep = 3\n", "group [parallel], key 'ep'", "num_local_experts");
+  expect_error ("[parallel]\nep = 16\n", "group [parallel], key 'ep'", "exceeds the 8 GPUs");
+  expect_error ("[parallel]\nep = 0\n", "group [parallel], key 'ep'", NULL);
+  expect_error ("[parallel]\nep = two\n", "group [parallel], key 'ep'", NULL);
+  expect_error ("[parallel]\nep = 4\netp = 2\n", "group [parallel], key 'etp'", "not modelled");
+  expect_error ("[parallel]\nep = 8\netp = 2\n", "group [parallel], key 'ep'", "does not divide");
+  expect_error ("[parallel]\nep = 8\n[moe]\ncapacity_factor = 0\n",
+                "group [moe], key 'capacity_factor'", "> 0");
+  expect_error ("[parallel]\nep = 8\n[moe]\ncapacity_factor = -1\n",
+                "group [moe], key 'capacity_factor'", NULL);
+  expect_error ("[moe]\ncapacity_factor = big\n", "group [moe], key 'capacity_factor'", NULL);
+  expect_error ("[moe]\nload_imbalance = 0.5\n", "group [moe], key 'load_imbalance'", NULL);
+  expect_error ("[moe]\nload_imbalance = 5\n", "group [moe], key 'load_imbalance'", "4");
+  expect_error ("[moe]\npad_to_capacity = true\n", "group [moe], key 'pad_to_capacity'",
+                "capacity_factor");
+  expect_error ("[moe]\npad_to_capacity = maybe\n", "group [moe], key 'pad_to_capacity'", NULL);
+  expect_error ("[moe]\ncapacity = 1\n", "group [moe]", "capacity");
+}
+
+/* ep > 1 (or a [moe] key) on a dense model; top-k above the expert count. */
+static void
+test_dense_model (void)
+{
+  const char dense[] = "[model]\nhf_config = llama-3.2-1b\n[cluster]\nnode = DGX-H100\n"
+                       "[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\n";
+  const char *const cases[][3] = {
+    { "[parallel]\nep = 8\n", "group [parallel], key 'ep'", "no experts" },
+    { "[moe]\nload_imbalance = 2\n", "group [moe], key 'load_imbalance'", "no experts" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strconcat (dense, cases[i][0], NULL);
+      g_autofree char *path = g_build_filename (tmpdir, "dense.ini", NULL);
+      g_assert (g_file_set_contents (path, text, -1, NULL));
+      g_autoptr (GError) e = NULL;
+      g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, &e);
+      CU_ASSERT_PTR_NULL (sc);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+      CU_ASSERT (strstr (e->message, cases[i][1]) != NULL && strstr (e->message, cases[i][2]));
+    }
+  /* top-k above the experts: the model key */
+  const char topk[] = "[model]\nhf_config = mixtral-8x7b\nnum_experts_per_tok = 9\n"
+                      "[cluster]\nnode = DGX-H100\n[training]\nmicro_batch = 1\n"
+                      "seq_len = 1024\nprecision = bf16_mixed\n[parallel]\nep = 8\n";
+  g_autofree char *path = g_build_filename (tmpdir, "topk.ini", NULL);
+  g_assert (g_file_set_contents (path, topk, -1, NULL));
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, &e);
+  CU_ASSERT_PTR_NULL (sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT (strstr (e->message, "group [model], key 'num_experts_per_tok'") != NULL);
+}
+
+int main (void);
+
+int
+main (void)
+{
+  tmpdir = stepsim_test_tmpdir ("stepsim-ep-XXXXXX");
+  static const StepsimTest tests[] = {
+    { "ep, etp and [moe] keys load; defaults", test_keys_load },
+    { "bad ep / etp / [moe] values name group and key", test_bad_values },
+    { "ep or [moe] on a dense model; top-k > experts", test_dense_model },
+  };
+  int rc = STEPSIM_RUN_TESTS ("cli/scenario/moe", tests);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
+  (void) !system (cmd);
+  g_free (tmpdir);
+  return rc;
+}
