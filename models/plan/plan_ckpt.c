@@ -201,6 +201,10 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
     c->tp_wait = beside;
   guint last = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,
                                       PLAN_TP_PART_AFTER, task, (gint) l, c->mb);
+  /* Megatron's full recompute reruns the forward (tensor_parallel/random.py
+   * CheckpointFunction.backward calls run_function again), a MoE layer's dispatch and
+   * combine included (plan_ep.c) */
+  last = plan_ep_issue (p, c->rank, MODEL_EP_FORWARD, last, (gint) l, c->mb);
   if (last != task)
     c->tp_wait = last;
 }

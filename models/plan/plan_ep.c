@@ -24,7 +24,8 @@
  * layer's compute (the same critical-path sum as router → dispatch → experts → combine);
  * the backward's both precede it. The MoE layer's point-wise kernels (permutation,
  * SwiGLU, combine) and its saved activations stay the mean rank's (the layer graph's at
- * T·k rows); full recompute does not re-issue the dispatch; LoRA adapters of experts run
+ * T·k rows); a layer's full recompute re-issues its forward dispatch and combine
+ * (plan_ckpt.c, as Megatron's CheckpointFunction reruns the layer); LoRA adapters of experts run
  * at the mean rank's rows. Every rank runs the slowest rank's expert GEMMs (the
  * all-to-alls pace the others to it; their own FLOPs and energy are overstated).
  *   gradients     under DDP (stage 0) a layer's expert gradients leave the dp buckets and

@@ -130,7 +130,7 @@ replay (const ModelPlan *plan, const HwNodeSpec *node)
  * buffer T·k·h·e = 4096 · 2 · 256 · 2 B (b = 1, s = 4096, dropless, uniform) and p = ep = 8.
  * The forward's token-count all-gather runs before it. Per MoE layer and micro-batch: 2
  * forward all-to-alls (tokens, combine) plus the probabilities', and their 3 backward
- * conjugates: 6 × 4 layers on rank 0's ep stream. */
+ * conjugates: 6 × 4 layers on rank 0's ep stream (9 × 4 under full recompute). */
 static void
 test_dispatch_all_to_all_closed_form (void)
 {
@@ -148,6 +148,11 @@ test_dispatch_all_to_all_closed_form (void)
                 + (n - 1) / n * S / (node->link_efficiency * node->nvlink_bandwidth);
   STEPSIM_ASSERT_REL (r.dispatch, want, 1e-6);
   CU_ASSERT_EQUAL (r.n_a2a, 6 * 4);
+  /* full recompute reruns each layer's forward, its 3 all-to-alls included */
+  st.checkpointing = MODEL_CHECKPOINTING_FULL;
+  g_autoptr (ModelPlan) full = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (full);
+  CU_ASSERT_EQUAL (replay (full, node).n_a2a, 9 * 4);
 }
 
 /* A skewed router (load_imbalance r = 2) on Mixtral's 8 experts, top-2, ep 8: the hot
