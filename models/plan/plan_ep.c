@@ -31,9 +31,10 @@
  *   gradients     under DDP (stage 0) a layer's expert gradients leave the dp buckets and
  *                 are all-reduced over expert-dp (one all-reduce per layer at the last
  *                 micro-batch, not bucketed; none when expert-dp is one rank), as
- *                 Megatron's expert_data_parallel_group. Approximate: under ZeRO/FSDP
- *                 (stages 1–3) expert gradients and states are still reduced and sharded
- *                 over the whole dp (shard) group, not over expert-dp.
+ *                 Megatron's expert_data_parallel_group. ZeRO/FSDP with ep > 1 is refused
+ *                 where a sharded state would hold expert tensors (stage 3; stages 1–2
+ *                 with trainable experts): the plan has one shard group, and expert
+ *                 states shard over expert-dp, not dp.
  * Not modelled: etp > 1, ep with pp > 1 (refused). */
 #include "config.h"
 #include "models/plan/plan-private.h"
@@ -118,6 +119,27 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   if (ep > 1 && MAX (par->pp, 1) > 1)
     return fail (error, "group [parallel], key 'ep': ",
                  "ep = %u with pp = %u is not modelled yet", ep, par->pp);
+  guint stage = model_parallel_stage (par);
+  if (ep > 1 && stage > 0)
+    {
+      /* Megatron's distributed optimizer shards expert states over expert-dp, dense ones
+       * over dp: the plan's sharding machinery has one shard group, so a sharded state
+       * may hold no expert tensor (stage 3 shards the weights, frozen experts included) */
+      g_autoptr (ModelInventory) inv = model_stack_inventory (stack, arch);
+      gboolean trainable_experts = FALSE;
+      for (guint i = 0; i < inv->tensors->len && !trainable_experts; i++)
+        {
+          const ModelTensor *t = model_inventory_tensor (inv, i);
+          trainable_experts = t->trainable && model_ep_tensor_is_expert (inv, t);
+        }
+      if (stage == 3 || trainable_experts)
+        return fail (error, "group [parallel], key 'data_parallel': ",
+                     "%s with ep = %u is not modelled yet (expert %s shard over the "
+                     "expert-data-parallel ranks, GPUs / (ep · pp), not over the data-parallel "
+                     "group); use ddp, or train no expert tensors under zero1/zero2",
+                     model_parallel_mode_name (par->mode), ep,
+                     stage == 3 ? "weights and states" : "gradients and optimizer states");
+    }
   ModelEpParams params;
   ModelEpDispatch d;
   plan_ep_params (arch, stack, par, &params);

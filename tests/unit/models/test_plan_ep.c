@@ -261,7 +261,8 @@ expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, cons
 
 /* Refusals, each naming group and key: ep not dividing the experts (8 % 3); ep not
  * dividing a stage's dp·cp·tp ranks (6 % 4); ep > 1 on a dense model; capacity factor ≤ 0;
- * load imbalance above E/k; top-k above the experts (the model key); etp > 1. */
+ * load imbalance above E/k; top-k above the experts (the model key); etp > 1; ZeRO-1 with
+ * trainable experts, FSDP full shard (the expert states shard over expert-dp, not dp). */
 static void
 test_bad_settings (void)
 {
@@ -283,6 +284,11 @@ test_bad_settings (void)
   par = ep_par (8, 1);
   par.etp = 2;
   expect (a, &st, &par, "group [parallel], key 'etp'", NULL);
+  par = ep_par (8, 8);
+  par.mode = MODEL_DP_ZERO1; /* full fine-tune: the experts' states would shard over dp */
+  expect (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
+  par.mode = MODEL_DP_FSDP_FULL_SHARD;
+  expect (a, &st, &par, "group [parallel], key 'data_parallel'", "weights");
   par = ep_par (8, 8);
   a->experts_per_token = 9;
   expect (a, &st, &par, "num_experts_per_tok", NULL);
