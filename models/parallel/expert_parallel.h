@@ -3,7 +3,7 @@
  * expert parameters, one MoE layer's token dispatch (routing load, capacity and dropped
  * tokens, all-to-all volumes, the per-expert GEMM shapes of the slowest rank) and its
  * activation memory, Megatron's grouped GEMM against Hugging Face's eager expert loop.
- * A leaf: nothing in the plan calls it yet (the wiring step does).
+ * Wired into the plan by models/plan/plan_ep.c ([parallel] ep, etp; [moe]).
  *
  * Carving (megatron/core/parallel_state.py initialize_model_parallel): the expert grid is a
  * second RankGenerator over the same world, tp = expert_tensor_parallel_size (default: the

@@ -26,7 +26,8 @@
  * SwiGLU, combine) and its saved activations stay the mean rank's (the layer graph's at
  * T·k rows); a layer's full recompute re-issues its forward dispatch and combine
  * (plan_ckpt.c, as Megatron's CheckpointFunction reruns the layer); LoRA adapters of experts run
- * at the mean rank's rows. Every rank runs the slowest rank's expert GEMMs (the
+ * at the mean rank's rows. DeepSeek's leading dense layers (first_k_dense_replace) get no
+ * dispatch, but their kernels are the plan's one layer cost (a MoE layer's). Every rank runs the slowest rank's expert GEMMs (the
  * all-to-alls pace the others to it; their own FLOPs and energy are overstated).
  *   gradients     under DDP (stage 0) a layer's expert gradients leave the dp buckets and
  *                 are all-reduced over expert-dp (one all-reduce per layer at the last
@@ -287,7 +288,9 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
 guint
 plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint layer, gint micro_batch)
 {
-  const GArray *comms = p->ep.on ? p->ep.comms[pass] : NULL;
+  /* DeepSeek's first_k_dense_replace layers have a dense MLP: no dispatch */
+  gboolean moe = layer < 0 || (guint64) layer >= p->arch->deepseek.first_k_dense;
+  const GArray *comms = p->ep.on && moe ? p->ep.comms[pass] : NULL;
   guint last = after;
   for (guint i = 0; comms != NULL && i < comms->len; i++)
     {
