@@ -108,6 +108,12 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "tp_comm_overlap", "tp = 1 runs no tensor-parallel collectives");
   if (par->cp <= 1 && has (kf, "parallel", "cp_variant"))
     NOTE ("parallel", "cp_variant", "cp = 1 splits no sequence");
+  /* plan_ep.c: at ep 1 every rank holds every expert and runs all the routed rows, so a
+   * hot expert makes no rank slower (the leaf's slowdown is 1); capacity still clips it */
+  if (par->ep <= 1 && !par->moe_drop && sc->arch->n_experts > 0
+      && has (kf, "moe", "load_imbalance"))
+    NOTE ("moe", "load_imbalance", "ep = 1 without a capacity_factor: every GPU holds every "
+          "expert, so a hot expert slows no GPU more than another");
   if (one && has (kf, "parallel", "reduce_dtype"))
     NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
   if (one && has (kf, "parallel", "algorithm"))

@@ -121,6 +121,27 @@ test_dense_model (void)
   CU_ASSERT (strstr (e->message, "group [model], key 'num_experts_per_tok'") != NULL);
 }
 
+/* load_imbalance at ep 1 (dropless) has no effect: one warning naming it. */
+static void
+test_imbalance_at_ep1_warns (void)
+{
+  g_autoptr (GError) e = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr (CliScenario) sc = load ("[moe]\nload_imbalance = 2\n", &e, &path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+  guint n = 0;
+  for (guint i = 0; i < sc->warnings->len; i++)
+    n += strstr (g_ptr_array_index (sc->warnings, i), "key 'load_imbalance'") != NULL;
+  CU_ASSERT_EQUAL (n, 1);
+  g_autoptr (GError) e2 = NULL;
+  g_autofree char *path2 = NULL;
+  g_autoptr (CliScenario) ep8 = load ("[parallel]\nep = 8\n[moe]\nload_imbalance = 2\n", &e2,
+                                      &path2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ep8);
+  for (guint i = 0; i < ep8->warnings->len; i++)
+    CU_ASSERT (strstr (g_ptr_array_index (ep8->warnings, i), "load_imbalance") == NULL);
+}
+
 int main (void);
 
 int
@@ -131,6 +152,7 @@ main (void)
     { "ep, etp and [moe] keys load; defaults", test_keys_load },
     { "bad ep / etp / [moe] values name group and key", test_bad_values },
     { "ep or [moe] on a dense model; top-k > experts", test_dense_model },
+    { "load_imbalance at ep 1 warns (no effect)", test_imbalance_at_ep1_warns },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario/moe", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
