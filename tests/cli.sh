@@ -205,6 +205,11 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 [ $rc -eq 1 ] && ok "missing scenario file: exit 1" || bad "missing scenario file: exit 1 (got $rc)"
 "$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
+# more tasks than a plan holds (every rank built under a straggler): one message, exit 1, no file
+"$STEPSIM" run "$srcdir/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini" --set cluster.nodes=128 \
+  --set run.stragglers=3:1.25 -o strag.h5 -q >/dev/null 2>strag.err; rc=$?
+check "1024 GPUs with a straggler: exit 1 naming [run] rank_classes and the task count, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'rank_classes': 1024 ranks .* million tasks\" strag.err && [ ! -e strag.h5 ]"
 # more ranks than a plan holds (pipeline stages build every rank): one message, exit 1, no file
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set cluster.nodes=1024 \
   -o pp8k.h5 -q >/dev/null 2>pp8k.err; rc=$?

@@ -185,6 +185,28 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
 }
 
 
+/* The error for a plan whose ranks' tasks (rank 0's times the built ranks) would exceed
+ * MODEL_PLAN_MAX_TASKS. */
+static void
+plan_too_large (const ModelPlan *p, GError **error)
+{
+  double tasks = (double) p->tasks->len * p->n_built / 1e6;
+  if (p->par.pp > 1)
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                 "group [parallel], key 'pp': %u GPUs with pipeline stages build every rank's "
+                 "tasks (rank classes across pipeline stages are not implemented yet): about "
+                 "%.1f million tasks, more than the %.0f million a plan holds (about 0.8 KB "
+                 "and 10 us of CPU each); use fewer GPUs or micro-batches",
+                 p->n_ranks, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
+  else
+    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                 "group [run], key 'rank_classes': %u ranks are each built and replayed "
+                 "(rank_classes = off, or stragglers or kernel jitter leave no symmetry "
+                 "between ranks): about %.1f million tasks, more than the %.0f million a plan "
+                 "holds (about 0.8 KB and 10 us of CPU each)",
+                 p->n_built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
+}
+
 static ModelPlan *
 plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
             double paged_spill, guint n_built, GError **error)
@@ -250,6 +272,12 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
       else
         plan_step_rank (p, r, &pc);
       recompute += p->hardware_flops;
+      if (r == 0 && (double) p->tasks->len * p->n_built > MODEL_PLAN_MAX_TASKS)
+        {
+          plan_too_large (p, error);
+          model_plan_free (p);
+          return NULL;
+        }
     }
   if (p->pp.pp > 1)
     p->hardware_flops = recompute / p->n_built;

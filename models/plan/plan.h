@@ -166,6 +166,11 @@ ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
  * plan of a 70B step is ~0.2 GiB and seconds to build, bench/RESULTS.md). Plans built for
  * their rank classes' representatives hold few; every rank of a larger job is refused. */
 #define MODEL_PLAN_MAX_BUILT_RANKS 4096
+/* The most tasks one plan holds, estimated from its first rank's times the built ranks:
+ * ~0.8 KB of memory and ~10 us of CPU a task on the 2026-12 build machine (Llama-3.1-405B
+ * TP8 PP8 on 64 GPUs: 558,656 tasks, 433 MB, 5.4 s), so about 4 GB and a minute. Larger
+ * plans are refused, naming what builds every rank. */
+#define MODEL_PLAN_MAX_TASKS 5e6
 
 ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
                                            const ModelParallel *par, double paged_spill,
