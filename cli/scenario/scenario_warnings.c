@@ -151,6 +151,11 @@ attention_key (CliScenario *sc, const char *const *sets, const char *const *orig
           "flash-attn >= 2.3 only): the model's window of %" G_GUINT64_FORMAT " tokens is not "
           "applied, every query attends to its whole causal context of up to %" G_GUINT64_FORMAT
           " (timed so); attention = flash applies it", name, w, s->seq_len);
+  if (sc->arch->attn_sinks && s->attention_sdpa)
+    note (sc, sets, origins, "training", "attention", "is not offered for this model",
+          "transformers' gpt_oss has no SDPA path for its attention sinks "
+          "(GptOssPreTrainedModel._supports_sdpa is False: it falls back to eager); timed "
+          "as the SDPA kernel here, set attention = eager for what transformers runs");
   const HwGpuSpec *gpu = sc->node.gpu;
   if (s->flash_attention && s->attention_kernel == HW_ATTN_TRITON && gpu != NULL
       && gpu->generation == HW_GPU_GEN_VOLTA)

@@ -106,6 +106,18 @@ static gboolean
 check_attention (const ModelSimInput *in, GError **error)
 {
   const ModelStack *s = in->stack;
+  /* gpt_oss's attention sinks (a learned logit per head in the softmax's denominator):
+   * flash-attn 2 and the Triton and v1 kernels have none; transformers' gpt_oss runs them
+   * only eagerly or through kernels with sinks (vllm-flash-attn3, flex attention), and
+   * GptOssPreTrainedModel does not offer SDPA (a warning in the scenario loader) */
+  if (in->arch->attn_sinks && s->flash_attention && !s->attention_sdpa)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'attention': %s has no attention sinks, which "
+                   "model '%s' needs (use eager)", hw_attn_kernel_name (s->attention_kernel),
+                   in->arch->name);
+      return FALSE;
+    }
   if (!s->flash_attention || s->attention_sdpa
       || hw_kernel_attn_supported (s->attention_kernel, in->node->gpu, in->arch->head_dim,
                                    model_stack_compute_dtype (s), error))
