@@ -827,6 +827,16 @@ check "gpt-oss-20b LoRA: MXFP4 experts kept, 12.82 GiB of weights" \
   --set training.attention=eager --set finetune.dequantize=true >oss.out 2>&1
 check "gpt-oss-20b LoRA, dequantize = true: bf16 experts, 38.96 GiB of weights" \
   sh -c "grep -qF 'experts dequantized from MXFP4' oss.out && grep -q 'weights  *38.96 GiB' oss.out"
+# warnings where a setting means nothing or may backfire: dequantize without MXFP4, SDPA for
+# gpt-oss (transformers runs it eagerly), TE overlap with tp across nodes
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o w.h5 --set finetune.dequantize=true 2>w1.err
+check "dequantize on a model without MXFP4: warned" grep -q "key 'dequantize'.*no MXFP4 weights" w1.err
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o w.h5 --set model.hf_config=gpt-oss-20b \
+  --set training.attention=sdpa 2>w2.err
+check "gpt-oss under SDPA: warned (transformers falls back to eager)" grep -q "key 'attention': is not offered" w2.err
+"$STEPSIM" run "$srcdir/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini" -q -o w.h5 --set parallel.tp=16 \
+  --set parallel.tp_comm_overlap=pipelined 2>w3.err
+check "tp_comm_overlap with tp across nodes: warned" grep -q "key 'tp_comm_overlap': crosses nodes" w3.err
 # gpt_oss without a config is refused naming hf_config (layer_types, MXFP4 need the file)
 sed 's/^hf_config = .*/family = gpt_oss/' "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" >oss.ini
 bad_input "family gpt_oss without hf_config" "group [model], key 'hf_config': required for family gpt_oss" "layer_types" \

@@ -24,7 +24,12 @@
  *              of its keys not modelled (models/stack/ds_config.h)
  *   [offload]  pin_memory     host copies only (something offloaded)
  *   [run]      seed           kernel jitter only (kernel_jitter > 0)
- *   [finetune] double_quant   qlora only; rank, targets: lora or qlora only
+ *   [finetune] double_quant   qlora only; rank, targets: lora or qlora only; dequantize:
+ *              MXFP4 checkpoints (gpt_oss) under lora or qlora only
+ *   [training] attention = sdpa for a model with attention sinks (gpt_oss): transformers
+ *              falls back to eager (not "no effect": timed as asked)
+ *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
+ *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [cluster]  cpu_cores, cpu_adam_rate: optimizer offload only; nvme_*: NVMe offload only;
  *              nics_per_node, nic_bandwidth, rail_optimized, inter_latency,
  *              spine_oversubscription: more than one node only
@@ -104,6 +109,13 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
           "tp = %u is more than the %u GPUs of a node: every layer's tensor-parallel "
           "collectives cross the inter-node network (Megatron keeps tp inside a node)",
           par->tp, par->gpus_per_node);
+  if (par->tp > 1 && !model_mesh_intra_node (&mesh, MODEL_MESH_TP)
+      && par->tp_comm_overlap != MODEL_TP_OVERLAP_NONE)
+    note (sc, sets, origins, "parallel", "tp_comm_overlap", "crosses nodes",
+          "Transformer Engine's userbuffers overlap is built for a tp group inside one "
+          "NVLink domain (transformer_engine/pytorch/module/base.py initialize_ub); here each "
+          "chunk of a split collective crosses the network and pays its latency, so the "
+          "overlap may cost more than it hides");
   if (par->tp <= 1 && has (kf, "parallel", "tp_comm_overlap"))
     NOTE ("parallel", "tp_comm_overlap", "tp = 1 runs no tensor-parallel collectives");
   if (par->cp <= 1 && has (kf, "parallel", "cp_variant"))
@@ -275,6 +287,12 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
   if (has (kf, "finetune", "double_quant") && m != MODEL_FINETUNE_QLORA)
     NOTE ("finetune", "double_quant", "it quantizes QLoRA's constants; here method = %s",
           model_finetune_method_name (m));
+  if (has (kf, "finetune", "dequantize") && !sc->arch->mxfp4_experts)
+    NOTE ("finetune", "dequantize", "model '%s' has no MXFP4 weights to upcast",
+          sc->arch->name);
+  else if (has (kf, "finetune", "dequantize") && m == MODEL_FINETUNE_NONE)
+    NOTE ("finetune", "dequantize", "a full fine-tune trains every weight at the weight "
+          "dtype: nothing stays MXFP4 (method = none)");
   const char *adapter_keys[] = { "rank", "targets" };
   for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
     if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)
