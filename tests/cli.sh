@@ -827,6 +827,11 @@ check "gpt-oss-20b LoRA: MXFP4 experts kept, 12.82 GiB of weights" \
   --set training.attention=eager --set finetune.dequantize=true >oss.out 2>&1
 check "gpt-oss-20b LoRA, dequantize = true: bf16 experts, 38.96 GiB of weights" \
   sh -c "grep -qF 'experts dequantized from MXFP4' oss.out && grep -q 'weights  *38.96 GiB' oss.out"
+# cp with a MoE model: refused as MoE first (not with variant advice that would not help)
+"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o cpm.h5 --set model.hf_config=gpt-oss-20b \
+  --set training.attention=eager --set parallel.cp=2 >/dev/null 2>cpm.err; rc=$?
+check "cp = 2 with gpt-oss: exit 1, the experts named, no variant advice, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'cp': cp = 2 with the 32 experts\" cpm.err && ! grep -q ulysses cpm.err && [ ! -e cpm.h5 ]"
 # warnings where a setting means nothing or may backfire: dequantize without MXFP4, SDPA for
 # gpt-oss (transformers runs it eagerly), TE overlap with tp across nodes
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o w.h5 --set finetune.dequantize=true 2>w1.err

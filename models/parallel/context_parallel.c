@@ -93,6 +93,14 @@ model_cp_check (const ModelArch *arch, const ModelMesh *mesh, guint n_gpus,
     return FALSE;
   if (p->cp <= 1)
     return TRUE;
+  if (arch->n_experts > 0) /* first: the variant advice below would not help */
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "cp = %u with the %" G_GUINT64_FORMAT
+                   " experts of model '%s' is not modelled yet", p->cp, arch->n_experts,
+                   arch->name);
+      return FALSE;
+    }
   guint64 chunks = p->load_balance ? 2 * (guint64) p->cp : p->cp;
   if (p->seq_len % chunks != 0)
     {

@@ -62,14 +62,6 @@ plan_cp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
 {
   if (par->cp <= 1)
     return TRUE;
-  if (arch->n_experts > 0)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'cp': cp = %u with the %" G_GUINT64_FORMAT
-                   " experts of model '%s' is not modelled yet", par->cp, arch->n_experts,
-                   arch->name);
-      return FALSE;
-    }
   ModelCostParams cost = model_stack_cost_params (stack);
   if (!cost.flash_attention)
     {
