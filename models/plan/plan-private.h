@@ -60,6 +60,8 @@ typedef struct
                         * embedding counts too, so the sum may exceed 1) */
   double *weights;     /* the same of its stored weights */
   double p2p_bytes;    /* B of one micro-batch's activation (or its gradient) between stages */
+  double tied_params;  /* tied embeddings: trainable embedding parameters one tp rank holds,
+                        * whose gradients the first and last stages all-reduce; 0 otherwise */
 } PlanPp;
 
 /* Expert parallelism in the plan (plan_ep.c): one MoE layer's token dispatch on the

@@ -17,8 +17,8 @@
  * trainable parameters (PlanPp.trainable, of its stored weights PlanPp.weights), applied to
  * every state allocated at time 0, the optimizer step's FLOPs and its temporaries; with tied
  * embeddings the last stage holds a copy of the embedding matrix as the output layer
- * (Megatron's shared embedding with share_embeddings_and_output_weights; the all-reduce of
- * the two copies' gradients over the embedding group is not issued: approximate).
+ * (Megatron's shared embedding with share_embeddings_and_output_weights), whose two copies'
+ * gradients are all-reduced over the embedding group after the flush (tied_grads_all_reduce).
  *
  * Schedule replay. For every op of the pipeline rank's list, in order:
  *   F (stage k, mb i)  receive the activation from stage k − 1 (k > 0) on the
@@ -187,6 +187,8 @@ plan_pp_fractions (ModelPlan *p, const PlanCosts *pc)
          ew = (double) model_inventory_n_params (inv, MODEL_INVENTORY_EMBED),
          hw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_HEAD);
   gboolean tied = p->arch->tied_embeddings;
+  /* a tp rank's share of the vocab-parallel embedding (its padding aside) */
+  pp->tied_params = tied ? et / MAX (p->par.tp, 1) : 0;
   double L = (double) p->arch->n_layers; /* LAYER scope counts one layer (inventory.h) */
   double t_all = L * lt + et + ht, w_all = L * lw + ew + hw;
   pp->trainable = g_new0 (double, pp->pp);
@@ -269,6 +271,48 @@ p2p (ModelPlan *p, guint rank, guint src, guint dst, gboolean grad, guint stage,
   t->bytes = p->pp.p2p_bytes;
   plan_task_dep (p, after);
   return id;
+}
+
+/* Tied embeddings: the first stage's input embedding and the last stage's output layer are
+ * two copies of one matrix, whose gradients Megatron sums after the flush and before the
+ * optimizer step (megatron/core/distributed/finalize_model_grads.py
+ * _allreduce_word_embedding_grads: an all-reduce of the embedding's main_grad over the
+ * embedding group, the first and last pipeline ranks of each (dp, cp, tp) coordinate), after
+ * the data-parallel reductions. Issued on `rank`'s comm stream, so its optimizer step waits;
+ * a two-rank instance named by its pair, as the P2P messages are. */
+static void
+tied_grads_all_reduce (ModelPlan *p, guint rank, guint s)
+{
+  const PlanPp *pp = &p->pp;
+  if (pp->tied_params <= 0 || (s != 0 && s != pp->pp - 1))
+    return;
+  guint first = peer (p, rank, 0), last = peer (p, rank, pp->pp - 1);
+  double bytes = pp->tied_params * plan_reduce_bytes (p);
+  g_autofree char *key = g_strdup_printf ("pp tied %u+%u", first, last);
+  gpointer found = g_hash_table_lookup (p->instances, key);
+  guint index;
+  if (found != NULL)
+    index = GPOINTER_TO_UINT (found) - 1;
+  else
+    {
+      guint *ranks = g_new (guint, 2);
+      ranks[0] = first, ranks[1] = last;
+      g_ptr_array_add (p->rank_lists, ranks);
+      ModelCollective c = { HW_COLLECTIVE_ALL_REDUCE, p->par.algorithm, bytes, ranks, 2,
+                            0 /* no mesh group */, 0 };
+      g_array_append_val (p->collectives, c);
+      index = p->collectives->len - 1;
+      g_hash_table_insert (p->instances, g_steal_pointer (&key), GUINT_TO_POINTER (index + 1));
+    }
+  guint after = plan_last_on_stream (p, rank, MODEL_STREAM_COMM);
+  guint compute = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
+  plan_task_begin (p, rank, MODEL_STREAM_COMM, MODEL_TASK_KIND_COLLECTIVE, -1, -1,
+                   "all-reduce tied embedding grads");
+  ModelTask *t = plan_current (p);
+  t->collective = (gint) index;
+  t->bytes = bytes;
+  plan_task_dep (p, after);
+  plan_task_dep (p, compute); /* after the flush: the last backward's gradients */
 }
 
 /* ---- ZB-H1's split backward ------------------------------------------------------------------ */
@@ -408,5 +452,6 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   c.pc = pc;
   plan_step_sp_grads (&c, last, p->tp.sp_grad_bytes * plan_pp_state_fraction (p, rank, FALSE));
   c.mb = -1;
+  tied_grads_all_reduce (p, rank, s);
   plan_step_optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
 }

@@ -293,6 +293,53 @@ test_stage_states (void)
   CU_ASSERT (model_plan_state_bytes (p, 3) > model_plan_state_bytes (p, 1));
 }
 
+/* Tied embeddings under pp: the first and last stages hold the two copies of the embedding
+ * matrix and all-reduce their gradients after the flush, before the optimizer step
+ * (Megatron finalize_model_grads.py _allreduce_word_embedding_grads): one two-rank
+ * all-reduce of V·h gradient elements (tp 1) on ranks 0 and p − 1, none on the middle
+ * stages, none without tying. */
+static void
+test_tied_embedding_all_reduce (void)
+{
+  for (int tied = 0; tied < 2; tied++)
+    {
+      ModelArch a = llama_like (1024, 8, 8, 8, 128, 4096, 32000, 4096);
+      a.tied_embeddings = tied;
+      ModelStack st = pp_stack (4);
+      ModelParallel par = pp_par (4, 4, MODEL_PP_1F1B, 1);
+      g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      guint found[4] = { 0 }, opt_waits = 0;
+      gint index = -1;
+      for (guint i = 0; i < model_plan_n_tasks (p); i++)
+        {
+          const ModelTask *t = model_plan_task (p, i);
+          if (g_strcmp0 (t->label, "all-reduce tied embedding grads") == 0)
+            {
+              found[t->rank]++;
+              const ModelCollective *c = model_plan_collective (p, (guint) t->collective);
+              CU_ASSERT_EQUAL (c->kind, HW_COLLECTIVE_ALL_REDUCE);
+              CU_ASSERT_EQUAL (c->n_ranks, 2);
+              CU_ASSERT (c->ranks[0] == 0 && c->ranks[1] == 3);
+              double per = t->bytes / (32000.0 * 1024); /* B a gradient element: bf16 or fp32 */
+              CU_ASSERT (per == 2 || per == 4);
+              CU_ASSERT (index < 0 || index == t->collective); /* one instance, both ends */
+              index = t->collective;
+            }
+          if (t->kind == MODEL_TASK_KIND_OPTIMIZER && t->rank == 0)
+            for (guint k = 0; k < t->n_deps; k++)
+              {
+                const ModelTask *d = model_plan_task (p, model_plan_dep (p, t->first_dep + k));
+                opt_waits += g_strcmp0 (d->label, "all-reduce tied embedding grads") == 0;
+              }
+        }
+      CU_ASSERT_EQUAL (found[0], tied ? 1 : 0);
+      CU_ASSERT_EQUAL (found[3], tied ? 1 : 0);
+      CU_ASSERT_EQUAL (found[1] + found[2], 0);
+      CU_ASSERT_EQUAL (opt_waits, tied ? 1 : 0);
+    }
+}
+
 static void
 expect_error (const ModelArch *a, const ModelStack *st, const ModelParallel *par,
               const char *needle)
@@ -355,6 +402,7 @@ main (void)
     { "in-flight activations: GPipe m, 1F1B p", test_in_flight_activations },
     { "stage layers and P2P transfers", test_stage_layers_and_p2p },
     { "model states per stage", test_stage_states },
+    { "tied embeddings: first and last stages all-reduce their gradients", test_tied_embedding_all_reduce },
     { "bad pp settings", test_bad_settings },
   };
   return STEPSIM_RUN_TESTS ("models/plan/plan_pp", tests);
