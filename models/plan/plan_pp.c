@@ -235,6 +235,24 @@ peer (const ModelPlan *p, guint rank, guint s)
   return model_mesh_rank (&p->mesh, coords);
 }
 
+/* The two-rank collective instance named `key` (its first end to arrive creates it, the
+ * other finds it): ranks[0] = a, ranks[1] = b (a sends, for SEND_RECV); no mesh group. */
+static guint
+pair_instance (ModelPlan *p, const char *key, HwCollectiveKind kind, double bytes, guint a,
+               guint b)
+{
+  gpointer found = g_hash_table_lookup (p->instances, key);
+  if (found != NULL)
+    return GPOINTER_TO_UINT (found) - 1;
+  guint *ranks = g_new (guint, 2);
+  ranks[0] = a, ranks[1] = b;
+  g_ptr_array_add (p->rank_lists, ranks);
+  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, 2, 0 /* no mesh group */, 0 };
+  g_array_append_val (p->collectives, c);
+  g_hash_table_insert (p->instances, g_strdup (key), GUINT_TO_POINTER (p->collectives->len));
+  return p->collectives->len - 1;
+}
+
 /* One side of the transfer of micro-batch `mb`'s activation (grad FALSE: into virtual
  * stage `stage` + 1) or output gradient (grad TRUE: into `stage` − 1) from `src` to `dst`,
  * on `rank` (one of them), after task `after`; returns the task. Both ends name the same
@@ -246,21 +264,7 @@ p2p (ModelPlan *p, guint rank, guint src, guint dst, gboolean grad, guint stage,
   gboolean send = rank == src;
   g_autofree char *key = g_strdup_printf ("pp %s %u>%u s%u mb%d", grad ? "grad" : "act", src,
                                           dst, stage, mb);
-  gpointer found = g_hash_table_lookup (p->instances, key);
-  guint index;
-  if (found != NULL)
-    index = GPOINTER_TO_UINT (found) - 1;
-  else
-    {
-      guint *ranks = g_new (guint, 2);
-      ranks[0] = src, ranks[1] = dst;
-      g_ptr_array_add (p->rank_lists, ranks);
-      ModelCollective c = { HW_COLLECTIVE_SEND_RECV, p->par.algorithm, p->pp.p2p_bytes, ranks, 2,
-                            0 /* no mesh group */, 0 };
-      g_array_append_val (p->collectives, c);
-      index = p->collectives->len - 1;
-      g_hash_table_insert (p->instances, g_steal_pointer (&key), GUINT_TO_POINTER (index + 1));
-    }
+  guint index = pair_instance (p, key, HW_COLLECTIVE_SEND_RECV, p->pp.p2p_bytes, src, dst);
   ModelStream stream = grad ? (send ? MODEL_STREAM_PP_BWD_SEND : MODEL_STREAM_PP_BWD_RECV)
                             : (send ? MODEL_STREAM_PP_FWD_SEND : MODEL_STREAM_PP_FWD_RECV);
   guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, -1, mb,
@@ -289,21 +293,7 @@ tied_grads_all_reduce (ModelPlan *p, guint rank, guint s)
   guint first = peer (p, rank, 0), last = peer (p, rank, pp->pp - 1);
   double bytes = pp->tied_params * plan_reduce_bytes (p);
   g_autofree char *key = g_strdup_printf ("pp tied %u+%u", first, last);
-  gpointer found = g_hash_table_lookup (p->instances, key);
-  guint index;
-  if (found != NULL)
-    index = GPOINTER_TO_UINT (found) - 1;
-  else
-    {
-      guint *ranks = g_new (guint, 2);
-      ranks[0] = first, ranks[1] = last;
-      g_ptr_array_add (p->rank_lists, ranks);
-      ModelCollective c = { HW_COLLECTIVE_ALL_REDUCE, p->par.algorithm, bytes, ranks, 2,
-                            0 /* no mesh group */, 0 };
-      g_array_append_val (p->collectives, c);
-      index = p->collectives->len - 1;
-      g_hash_table_insert (p->instances, g_steal_pointer (&key), GUINT_TO_POINTER (index + 1));
-    }
+  guint index = pair_instance (p, key, HW_COLLECTIVE_ALL_REDUCE, bytes, first, last);
   guint after = plan_last_on_stream (p, rank, MODEL_STREAM_COMM);
   guint compute = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
   plan_task_begin (p, rank, MODEL_STREAM_COMM, MODEL_TASK_KIND_COLLECTIVE, -1, -1,
