@@ -21,6 +21,8 @@ cli_scenario_resolve_hf_config (const char *value, const char *scenario_path)
   if (g_path_is_absolute (value))
     return g_strdup (value);
   g_autofree char *dir = g_path_get_dirname (scenario_path);
+  if (strcmp (dir, ".") == 0) /* a scenario in the current directory: the path as given */
+    return g_strdup (value);
   return g_build_filename (dir, value, NULL);
 }
 
