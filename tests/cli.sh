@@ -832,6 +832,10 @@ check "gpt-oss-20b LoRA, dequantize = true: bf16 experts, 38.96 GiB of weights" 
   --set training.attention=eager --set parallel.cp=2 >/dev/null 2>cpm.err; rc=$?
 check "cp = 2 with gpt-oss: exit 1, the experts named, no variant advice, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"key 'cp': cp = 2 with the 32 experts\" cpm.err && ! grep -q ulysses cpm.err && [ ! -e cpm.h5 ]"
+# the summary names the TP overlap mode
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-70b-lora-tp8-dgx-h100.ini" -o ov.h5 \
+  --set parallel.tp_comm_overlap=pipelined >ov.out 2>&1
+check "summary names tp_comm_overlap = pipelined" grep -q "^parallel .*sequence parallel, comm overlap pipelined x" ov.out
 # warnings where a setting means nothing or may backfire: dequantize without MXFP4, SDPA for
 # gpt-oss (transformers runs it eagerly), TE overlap with tp across nodes
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o w.h5 --set finetune.dequantize=true 2>w1.err

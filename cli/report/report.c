@@ -330,9 +330,12 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                s->grad_accum, g, g, g);
     }
   if (res->n_ranks > 1 && sc->par.tp > 1)
-    fprintf (out, "parallel   tensor parallel tp %u%s x data parallel %s over %u (ZeRO stage "
-                  "%u, shard group %u), %s\n",
+    fprintf (out, "parallel   tensor parallel tp %u%s%s%s x data parallel %s over %u (ZeRO "
+                  "stage %u, shard group %u), %s\n",
              sc->par.tp, sc->par.sequence_parallel ? " + sequence parallel" : "",
+             sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE ? ", comm overlap " : "",
+             sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE
+               ? model_parallel_tp_overlap_name (sc->par.tp_comm_overlap) : "",
              model_parallel_mode_name (sc->par.mode), model_parallel_dp_degree (&sc->par),
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
   else if (res->n_ranks > 1)

@@ -30,6 +30,18 @@ model_parallel_init_defaults (ModelParallel *par)
 }
 
 const char *
+model_parallel_tp_overlap_name (ModelTpCommOverlap overlap)
+{
+  switch (overlap)
+    {
+    case MODEL_TP_OVERLAP_NONE: return "none";
+    case MODEL_TP_OVERLAP_BULK: return "bulk";
+    case MODEL_TP_OVERLAP_PIPELINED: return "pipelined";
+    }
+  g_return_val_if_reached (NULL);
+}
+
+const char *
 model_parallel_mode_name (ModelDataParallel mode)
 {
   g_return_val_if_fail (mode < MODEL_N_DP_MODES, NULL);

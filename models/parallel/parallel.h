@@ -155,6 +155,8 @@ void model_parallel_init_defaults (ModelParallel *par);
 /* Names as in scenarios: "ddp", "zero1", "zero2", "zero3", "fsdp_full_shard",
  * "fsdp_shard_grad_op", "fsdp_no_shard", "fsdp_hybrid_shard". */
 const char *model_parallel_mode_name (ModelDataParallel mode);
+/* The scenario name of a tp_comm_overlap mode: "none", "bulk", "pipelined" (static). */
+const char *model_parallel_tp_overlap_name (ModelTpCommOverlap overlap);
 gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *out,
                                           GError **error);
 
