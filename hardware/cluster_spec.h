@@ -32,9 +32,8 @@
 #include "hardware/cluster.h"
 
 /* Bounds of a cluster: GPUs per node (the largest NVLink domain built, GB200 NVL72), nodes,
- * and GPUs in all (131,072: the largest clusters users plan; a run replays one rank per
- * class of equivalent ranks, models/plan/rank_classes.h, and a plan holds at most
- * MODEL_PLAN_MAX_BUILT_RANKS ranks' tasks, models/plan/plan.h). */
+ * and GPUs in all (131,072: the largest clusters users plan; what a simulation of them
+ * costs is the simulator's to bound, not the cluster description's). */
 #define HW_MAX_GPUS_PER_NODE 72
 #define HW_MAX_NODES 16384
 #define HW_MAX_GPUS 131072

@@ -219,22 +219,6 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
     }
   if (!model_plan_validate (arch, stack, par, error))
     return NULL;
-  guint built = n_built == 0 ? MAX (par->degree, 1) : n_built;
-  if (built > MODEL_PLAN_MAX_BUILT_RANKS)
-    {
-      if (par->pp > 1)
-        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                     "group [parallel], key 'pp': %u GPUs with pipeline stages would build "
-                     "every rank's tasks (rank classes across pipeline stages are not "
-                     "implemented yet), more than the %u ranks a plan holds",
-                     par->degree, MODEL_PLAN_MAX_BUILT_RANKS);
-      else
-        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                     "group [run], key 'rank_classes': %u ranks would each be built and "
-                     "replayed (rank_classes = off, or no symmetry among them), more than the "
-                     "%u ranks a plan holds", built, MODEL_PLAN_MAX_BUILT_RANKS);
-      return NULL;
-    }
   ModelPlan *p = plan_alloc (arch, stack, par);
   p->n_built = n_built == 0 ? p->n_ranks : n_built;
   g_assert (p->n_ranks % p->n_built == 0);

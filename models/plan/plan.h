@@ -159,13 +159,9 @@ ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
  * (initial handles, creation tasks, state bytes) of a rank r answer for r mod n_built.
  * n_built must divide the rank count; n_built < the rank count needs pp = 1, whose plans
  * depend on the rank only through its collective groups (rank_classes.h). API misuse: NULL.
- * More than MODEL_PLAN_MAX_BUILT_RANKS built ranks: NULL + G_KEY_FILE_ERROR_INVALID_VALUE
- * naming [parallel] pp (pipeline stages build every rank) or [run] rank_classes. The other
+ * More than MODEL_PLAN_MAX_TASKS tasks: NULL + G_KEY_FILE_ERROR_INVALID_VALUE naming
+ * [parallel] pp (pipeline stages build every rank) or [run] rank_classes. The other
  * constructors build every rank, under the same bound. */
-/* The most ranks whose tasks one plan holds (memory and time grow with them: a 512-rank
- * plan of a 70B step is ~0.2 GiB and seconds to build, bench/RESULTS.md). Plans built for
- * their rank classes' representatives hold few; every rank of a larger job is refused. */
-#define MODEL_PLAN_MAX_BUILT_RANKS 4096
 /* The most tasks one plan holds, estimated from its first rank's times the built ranks:
  * ~0.8 KB of memory and ~10 us of CPU a task on the 2026-12 build machine (Llama-3.1-405B
  * TP8 PP8 on 64 GPUs: 558,656 tasks, 433 MB, 5.4 s), so about 4 GB and a minute. Larger
