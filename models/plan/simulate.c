@@ -389,18 +389,22 @@ new_cluster (const ModelSimInput *in, SimFluid *fluid, guint32 seed)
 
 /* The plan of one step of `in` under `stack` with `spill` B of paged optimizer states:
  * built for its rank classes' representatives where rank_classes.h can prove them without
- * the other ranks (every rank with all_ranks, or where it cannot). NULL + error as
+ * the other ranks (every rank with all_ranks, or where it cannot), and its period on `in`'s
+ * cluster in *period (found once here; the replays take it). NULL + error as
  * model_plan_new_paged(). */
 static ModelPlan *
-build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, GError **error)
+build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, guint *period,
+            GError **error)
 {
   if (in->all_ranks || in->par == NULL || in->par->degree <= 1)
-    return model_plan_new_paged (in->arch, stack, in->par, spill, error);
+    {
+      *period = in->par != NULL ? MAX (in->par->degree, 1) : 1;
+      return model_plan_new_paged (in->arch, stack, in->par, spill, error);
+    }
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = new_cluster (in, fluid, in->seed);
-  guint period = 0;
-  return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, &period, error);
+  return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, period, error);
 }
 
 /* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
@@ -510,11 +514,11 @@ fill_distribution (GArray *times, ModelSimResult *res)
  * lowers the reserved peak by exactly k blocks). Returns the plan with that spill, or `plan`
  * itself when everything fits; NULL + error if the replay or the rebuild fails. */
 static ModelPlan *
-page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
+page_states (const ModelSimInput *in, ModelPlan *plan, guint *period, GError **error)
 {
   g_autoptr (ModelPlan) first = plan;
   ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (in, plan, in->seed, NULL, &r, NULL, NULL, error) < 0)
+  if (replay (in, plan, in->seed, NULL, &r, NULL, period, error) < 0)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
@@ -523,7 +527,7 @@ page_states (const ModelSimInput *in, ModelPlan *plan, GError **error)
   spill = model_plan_paged_round (spill, state);
   if (spill <= 0)
     return g_steal_pointer (&first);
-  return build_plan (in, in->stack, spill, error);
+  return build_plan (in, in->stack, spill, period, error);
 }
 
 /* ---- padded batches ([training] padding = longest) ------------------------------------------
@@ -565,8 +569,9 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **
   st.grad_accum = 1;
   ModelSimInput one = *in;
   one.stack = &st;
-  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, error);
-  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, NULL, error) >= 0;
+  guint period = 0;
+  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, &period, error);
+  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, &period, error) >= 0;
 }
 
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
@@ -704,16 +709,16 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   if (!check_dtype (in, error) || !check_attention (in, error))
     return FALSE;
   res->n_ranks = in->par->degree;
-  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, error);
+  guint period = 0; /* the rank classes' period, found with the plan */
+  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, &period, error);
   if (plan != NULL && model_stack_optimizer_is_paged (in->stack))
-    plan = page_states (in, g_steal_pointer (&plan), error);
+    plan = page_states (in, g_steal_pointer (&plan), &period, error);
   if (plan == NULL)
     return FALSE;
   /* the step's tasks over all ranks (a plan built for its representatives holds a class's
    * tasks once) */
   res->n_tasks = model_plan_n_tasks (plan) / model_plan_n_built (plan) * res->n_ranks;
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
-  guint period = 0; /* the rank classes' period, found by the first replay */
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
       double t = k == 0 ? steady_step (in, plan, rec, res, &period, error)
