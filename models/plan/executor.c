@@ -111,6 +111,16 @@ index_ranks (ModelExecutor *e)
     }
 }
 
+/* Representative task `rt` waits in instance `c` (once). */
+static void
+join_orbit (ModelExecutor *e, guint rt, guint c)
+{
+  if (e->orbit[rt] != G_MAXUINT)
+    return;
+  e->orbit[rt] = c;
+  e->orbit_need[c]++;
+}
+
 /* Rank classes: one instance runs per orbit of collective instances. The orbit of the
  * instance c a representative task first reaches holds, for each member m of c, the
  * representative of m's task in c (rank m mod period, same position): those are the tasks
@@ -154,26 +164,12 @@ collective_orbits (ModelExecutor *e)
              * position of its list, and that task of rank m mod period stands for it. */
             const ModelCollective *col = model_plan_collective (e->plan, (guint) c);
             for (guint k = 0; k < col->n_ranks; k++)
-              {
-                guint q = col->ranks[k] % e->period;
-                guint rt = e->rank_order[e->rank_first[q] + e->task_pos[id]];
-                if (e->orbit[rt] == G_MAXUINT)
-                  {
-                    e->orbit[rt] = (guint) c;
-                    e->orbit_need[c]++;
-                  }
-              }
+              join_orbit (e, e->rank_order[e->rank_first[col->ranks[k] % e->period]
+                                           + e->task_pos[id]], (guint) c);
           }
         else
           for (guint k = first[c]; k < first[c + 1]; k++)
-            {
-              guint rt = rep_task (e, members[k]);
-              if (e->orbit[rt] == G_MAXUINT)
-                {
-                  e->orbit[rt] = (guint) c;
-                  e->orbit_need[c]++;
-                }
-            }
+            join_orbit (e, rep_task (e, members[k]), (guint) c);
         g_assert (e->orbit[id] == (guint) c);
       }
 }
