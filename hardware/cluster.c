@@ -37,7 +37,7 @@ struct _HwCluster
   GRand *jitter_rng;
   guint64 next_collective_id;
   GHashTable *kernel_memo; /* KernelMemo* (owned key, no value): shaped-kernel efficiencies */
-  guint period;            /* rank classes: one simulated rank per r mod period */
+  HwRankShift shift;       /* rank classes: one simulated rank per orbit (rank_shift.h) */
   GArray *resource_scratch; /* double, zero between uses (hw_cluster_resource_scratch) */
   GHashTable *lower_memo;   /* collective lowerings (hw_cluster_lower_memo) */
 };
@@ -169,7 +169,7 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->fluid = fluid;
   c->topo = hw_topology_new (&c->node, n_nodes, &c->fabric, fluid);
   guint n_ranks = n_nodes * node->n_gpus;
-  c->period = n_ranks;
+  c->shift = hw_rank_shift_identity (n_ranks);
   c->slowdown = g_new (double, n_ranks);
   for (guint r = 0; r < n_ranks; r++)
     c->slowdown[r] = 1.0;
@@ -202,29 +202,32 @@ hw_cluster_resource_scratch (const HwCluster *cluster, guint n)
 }
 
 gboolean
-hw_cluster_shift_invariant (const HwCluster *cluster, guint d)
+hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift)
 {
-  g_return_val_if_fail (cluster != NULL, FALSE);
+  g_return_val_if_fail (cluster != NULL && shift != NULL, FALSE);
   guint n = hw_cluster_n_ranks (cluster);
-  if (d == n)
-    return TRUE; /* the identity */
-  if (d == 0 || n % d != 0 || cluster->jitter_cv > 0)
+  if (shift->n != n || !hw_rank_shift_valid (shift))
     return FALSE;
-  for (guint r = 0; r + d < n; r++)
-    if (cluster->slowdown[r] != cluster->slowdown[r + d])
+  if (hw_rank_shift_is_identity (shift))
+    return TRUE;
+  if (cluster->jitter_cv > 0)
+    return FALSE;
+  for (guint r = 0; r < n; r++)
+    if (cluster->slowdown[r] != cluster->slowdown[hw_rank_shift_image (shift, r)])
       return FALSE;
   g_autofree SimResourceId *perm = g_new (SimResourceId, sim_fluid_n_resources (cluster->fluid));
-  return hw_topology_shift_map (cluster->topo, d, perm);
+  return hw_topology_shift_map (cluster->topo, shift, perm);
 }
 
 void
-hw_cluster_set_period (HwCluster *cluster, guint d)
+hw_cluster_set_shift (HwCluster *cluster, const HwRankShift *shift)
 {
-  g_return_if_fail (cluster != NULL && hw_cluster_shift_invariant (cluster, d));
-  guint n = hw_cluster_n_ranks (cluster), nr = sim_fluid_n_resources (cluster->fluid);
-  cluster->period = d;
-  if (d == n)
+  g_return_if_fail (cluster != NULL && hw_cluster_shift_invariant (cluster, shift));
+  guint nr = sim_fluid_n_resources (cluster->fluid);
+  cluster->shift = *shift;
+  if (hw_rank_shift_is_identity (shift))
     {
+      cluster->shift = hw_rank_shift_identity (shift->n);
       sim_fluid_set_fold (cluster->fluid, NULL, NULL);
       return;
     }
@@ -233,10 +236,10 @@ hw_cluster_set_period (HwCluster *cluster, guint d)
   g_autofree SimResourceId *perm = g_new (SimResourceId, nr);
   g_autofree SimResourceId *canon = g_new (SimResourceId, nr);
   g_autofree double *scale = g_new (double, nr);
-  hw_topology_shift_map (cluster->topo, d, perm);
+  hw_topology_shift_map (cluster->topo, shift, perm);
   for (guint u = 0; u < nr; u++)
     canon[u] = G_MAXUINT;
-  double m = (double) (n / d);
+  double m = (double) hw_rank_shift_multiplicity (shift);
   for (guint u = 0; u < nr; u++)
     {
       if (canon[u] != G_MAXUINT)
@@ -254,11 +257,11 @@ hw_cluster_set_period (HwCluster *cluster, guint d)
   sim_fluid_set_fold (cluster->fluid, canon, scale);
 }
 
-guint
-hw_cluster_period (const HwCluster *cluster)
+const HwRankShift *
+hw_cluster_shift (const HwCluster *cluster)
 {
-  g_return_val_if_fail (cluster != NULL, 0);
-  return cluster->period;
+  g_return_val_if_fail (cluster != NULL, NULL);
+  return &cluster->shift;
 }
 
 void

@@ -17,6 +17,7 @@
 #include <glib.h>
 #include "hardware/gpu.h"
 #include "hardware/kernel.h"
+#include "hardware/rank_shift.h"
 #include "sim/fluid.h"
 
 typedef enum
@@ -111,19 +112,19 @@ void hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor);
 void hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed);
 void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */
 
-/* Rank classes (models/plan/rank_classes.h). hw_cluster_shift_invariant: whether shifting
- * every rank r to (r + d) mod n_ranks maps the cluster onto itself — the topology
- * (hw_topology_shift_map), the stragglers' slow-downs (periodic in d) and no kernel jitter
- * (its draws differ per kernel). hw_cluster_set_period: from now on, the cluster simulates
- * one rank per class {r + j·d} (the representatives r < d): the fluid folds every resource
- * onto the least resource of its orbit under the shift, its weight scaled by m / |orbit|
- * (m = n_ranks / d; sim_fluid_set_fold), and a collective started on one instance of an
- * orbit of instances (hw_collective_start) runs one flow per orbit of flows. d must be
- * shift-invariant (API misuse otherwise); d = n_ranks (the default) is the full simulation.
- * hw_cluster_period returns d. */
-gboolean hw_cluster_shift_invariant (const HwCluster *cluster, guint d);
-void hw_cluster_set_period (HwCluster *cluster, guint d);
-guint hw_cluster_period (const HwCluster *cluster);
+/* Rank classes (models/plan/rank_classes.h). hw_cluster_shift_invariant: whether the rank
+ * shift σ (hardware/rank_shift.h; its n the cluster's rank count) maps the cluster onto
+ * itself — the topology (hw_topology_shift_map), the stragglers' slow-downs (equal on r and
+ * σr) and no kernel jitter (its draws differ per kernel). hw_cluster_set_shift: from now on,
+ * the cluster simulates one rank per class (the representatives, hw_rank_shift_is_rep): the
+ * fluid folds every resource onto the least resource of its orbit under σ, its weight
+ * scaled by m / |orbit| (m = block / d; sim_fluid_set_fold), and a collective started on
+ * one instance of an orbit of instances (hw_collective_start) runs one flow per orbit of
+ * flows. The shift must be invariant (API misuse otherwise); the identity (the default) is
+ * the full simulation. hw_cluster_shift returns it (borrowed, the cluster's). */
+gboolean hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift);
+void hw_cluster_set_shift (HwCluster *cluster, const HwRankShift *shift);
+const HwRankShift *hw_cluster_shift (const HwCluster *cluster);
 
 guint hw_cluster_n_ranks (const HwCluster *cluster);
 guint hw_cluster_n_nodes (const HwCluster *cluster);

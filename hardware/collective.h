@@ -94,15 +94,16 @@ guint64 hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
                                  guint n_ranks, double bytes, double comm_sms,
                                  HwCollectiveDoneFunc done, gpointer user_data);
 
-/* Rank classes (hardware/cluster.h hw_cluster_set_period): whether the collective's lowered
- * flows are mapped onto themselves — same bytes, latency and rate — by the shift s (least
- * multiple of d dividing the cluster's rank count that maps `ranks` onto themselves), so
- * that one flow per orbit stands for the rest exactly. TRUE when no such s exists (the
- * instance's images are other instances). FALSE, e.g., for a tree rooted at one member of
- * a group the shift maps onto itself. Same arguments as hw_collective_start. */
+/* Rank classes (hardware/cluster.h hw_cluster_set_shift): whether the collective's lowered
+ * flows are mapped onto themselves — same bytes, latency and rate — by the stabilizer of its
+ * members under `shift` (hardware/rank_shift.h: the shift by the least multiple s of d
+ * dividing the block that maps `ranks` onto themselves), so that one flow per orbit stands
+ * for the rest exactly. TRUE when no such s exists (the instance's images are other
+ * instances). FALSE, e.g., for a tree rooted at one member of a group the shift maps onto
+ * itself. Same arguments as hw_collective_start; shift->n the cluster's rank count. */
 gboolean hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
                                         HwCollectiveAlgorithm algorithm, const guint *ranks,
-                                        guint n_ranks, double bytes, guint d);
+                                        guint n_ranks, double bytes, const HwRankShift *shift);
 
 /* Closed-form time (s) of the same collective on an otherwise idle cluster, e.g. ring
  * all-reduce L + 2(p−1)/p·S/min(B, cap) with B the slowest link direction of the ring, L

@@ -5,7 +5,7 @@ hardware_libstepsim_hw_a_SOURCES = \
 	hardware/kernel.c hardware/kernel.h \
 	hardware/catalog.c hardware/catalog.h \
 	hardware/cluster.c hardware/cluster.h hardware/cluster-private.h \
-	hardware/topology.c hardware/topology.h \
+	hardware/topology.c hardware/topology.h hardware/rank_shift.h \
 	hardware/collective.c hardware/collective.h hardware/collective-private.h \
 	hardware/collective_lower.c hardware/collective_nccl.c hardware/collective_time.c \
 	hardware/collective_tuner.c \

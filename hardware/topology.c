@@ -312,29 +312,85 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
 
 /* ---- translation symmetry (rank classes) ---------------------------------------------------
  *
- * Multi-node: every node is the same and the leaf–spine fabric treats every pair of nodes
- * alike (one tier: node<n>.spine.up / .down per node), so shifting ranks by a whole number of
- * nodes s = d / n_gpus maps node n's resources onto node n + s's (mod n_nodes), local indices,
- * NICs and PCIe switches kept. One node: rotating the local index by d maps NVSwitch ports
- * onto each other (the switch is non-blocking), and PCIe switch s onto s + d / per_switch
- * when d and the GPU count are whole switches; the node's CPU and NVMe stay put. */
+ * A shift σ (hardware/rank_shift.h) is an automorphism of the topology in two cases.
+ * Whole nodes: d and the block whole nodes. Every node is the same and the leaf–spine fabric
+ * treats every pair of nodes alike (one tier: node<n>.spine.up / .down per node), so any
+ * permutation of the nodes is an automorphism: node a's resources map onto those of the
+ * node holding σ(a's first rank), local indices, NICs and PCIe switches kept.
+ * Inside each node: blocks of a node's ranks (the block divides the GPUs per node; on one
+ * node every shift is of this kind). Rotating the local index by d inside each block maps
+ * NVSwitch ports onto each other (the switch is non-blocking), PCIe switch k onto the switch
+ * holding σ(k's first GPU) when d and the block are whole switches (or onto itself when the
+ * block lies inside one switch), and NIC j onto the NIC
+ * of the image of the GPUs using j (hw_topology_nic_of): that must be one NIC on the image
+ * switch, the same for every GPU using j, and one-to-one; the node's spine links, CPU and
+ * NVMe stay put. */
 static gboolean
-shift_valid (const HwTopology *t, guint d)
+shift_valid (const HwTopology *t, const HwRankShift *sh)
 {
-  guint n = hw_topology_n_ranks (t);
-  if (d == 0 || n % d != 0)
+  if (sh->n != hw_topology_n_ranks (t) || !hw_rank_shift_valid (sh))
     return FALSE;
-  if (t->n_nodes > 1)
-    return d % t->n_gpus == 0;
-  return t->per_switch == 0 || (d % t->per_switch == 0 && t->n_gpus % t->per_switch == 0);
+  if (sh->block % t->n_gpus == 0 && sh->d % t->n_gpus == 0)
+    return TRUE; /* whole nodes (the identity included) */
+  if (t->n_gpus % sh->block != 0)
+    return FALSE;
+  return t->per_switch == 0 || t->per_switch % sh->block == 0 /* inside one switch */
+         || (sh->d % t->per_switch == 0 && sh->block % t->per_switch == 0
+             && t->n_gpus % t->per_switch == 0);
+}
+
+/* The local index of σ(node 0's local GPU `local`). */
+static guint
+local_image (const HwTopology *t, const HwRankShift *sh, guint local)
+{
+  return hw_rank_shift_image (sh, local) % t->n_gpus;
+}
+
+/* The switch holding σ(switch k's first GPU) (per_switch > 0). */
+static guint
+switch_image (const HwTopology *t, const HwRankShift *sh, guint k)
+{
+  return switch_of_gpu (t, local_image (t, sh, k * t->per_switch));
+}
+
+/* Inside each node: the NIC permutation `nic` (n_nics) the local rotation induces, FALSE
+ * when there is none (see above). Whole nodes: the identity. */
+static gboolean
+nic_map (const HwTopology *t, const HwRankShift *sh, guint *nic)
+{
+  for (guint j = 0; j < t->n_nics; j++)
+    nic[j] = NONE;
+  g_autofree guint8 *hit = g_new0 (guint8, MAX (t->n_nics, 1));
+  for (guint l = 0; t->n_nodes > 1 && l < t->n_gpus; l++)
+    {
+      guint a = hw_topology_nic_of (t, l), b = hw_topology_nic_of (t, local_image (t, sh, l));
+      if (nic[a] != NONE && nic[a] != b)
+        return FALSE;
+      if (nic[a] == NONE && hit[b]++)
+        return FALSE; /* two NICs onto one */
+      nic[a] = b;
+      if (t->per_switch > 0 && switch_of_nic (t, b) != switch_image (t, sh, switch_of_nic (t, a)))
+        return FALSE; /* the NIC must sit on the image of its switch */
+    }
+  for (guint j = 0; j < t->n_nics; j++) /* NICs no GPU uses stay put */
+    if (nic[j] == NONE)
+      {
+        if (hit[j]++)
+          return FALSE;
+        nic[j] = j;
+      }
+  return TRUE;
 }
 
 gboolean
-hw_topology_shift_map (const HwTopology *topo, guint d, SimResourceId *perm)
+hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift, SimResourceId *perm)
 {
-  g_return_val_if_fail (topo != NULL && perm != NULL, FALSE);
+  g_return_val_if_fail (topo != NULL && shift != NULL && perm != NULL, FALSE);
   const HwTopology *t = topo;
-  if (!shift_valid (t, d))
+  if (!shift_valid (t, shift))
+    return FALSE;
+  g_autofree guint *nic = g_new (guint, MAX (t->n_nics, 1));
+  if (!nic_map (t, shift, nic))
     return FALSE;
   guint n = hw_topology_n_ranks (t), nr = sim_fluid_n_resources (t->fluid);
   for (guint i = 0; i < nr; i++)
@@ -342,21 +398,22 @@ hw_topology_shift_map (const HwTopology *topo, guint d, SimResourceId *perm)
   for (guint r = 0; r < n; r++)
     for (guint w = 0; w < HW_N_GPU_RESOURCES; w++)
       if (t->gpus[r].id[w] != NONE)
-        perm[t->gpus[r].id[w]] = t->gpus[(r + d) % n].id[w];
-  guint s = t->n_nodes > 1 ? d / t->n_gpus : 0; /* node shift */
-  guint sw_shift = t->n_nodes == 1 && t->per_switch > 0 ? d / t->per_switch : 0;
+        perm[t->gpus[r].id[w]] = t->gpus[hw_rank_shift_image (shift, r)].id[w];
   for (guint a = 0; a < t->n_nodes; a++)
     {
-      const NodeLinks *x = &t->nodes[a], *y = &t->nodes[(a + s) % t->n_nodes];
+      guint b = hw_rank_shift_image (shift, a * t->n_gpus) / t->n_gpus;
+      const NodeLinks *x = &t->nodes[a], *y = &t->nodes[b];
       for (guint k = 0; x->sw_up != NULL && k < t->n_switches; k++)
         {
-          perm[x->sw_up[k]] = y->sw_up[(k + sw_shift) % t->n_switches];
-          perm[x->sw_down[k]] = y->sw_down[(k + sw_shift) % t->n_switches];
+          /* switch k's GPUs move to those of the switch of σ(its first GPU) */
+          guint m = t->per_switch > 0 ? switch_image (t, shift, k) : k;
+          perm[x->sw_up[k]] = y->sw_up[m];
+          perm[x->sw_down[k]] = y->sw_down[m];
         }
       for (guint k = 0; x->nic_tx != NULL && k < t->n_nics; k++)
         {
-          perm[x->nic_tx[k]] = y->nic_tx[k];
-          perm[x->nic_rx[k]] = y->nic_rx[k];
+          perm[x->nic_tx[k]] = y->nic_tx[nic[k]];
+          perm[x->nic_rx[k]] = y->nic_rx[nic[k]];
         }
       if (x->spine_up != NONE)
         {

@@ -41,6 +41,7 @@
 
 #include <glib.h>
 #include "hardware/cluster.h"
+#include "hardware/rank_shift.h"
 #include "sim/fluid.h"
 
 /* The longest route: d2h, 2 uplink hops, NIC tx, spine up, spine down, NIC rx, 2 uplink
@@ -100,14 +101,17 @@ guint hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirectio
 guint hw_topology_nic_of (const HwTopology *topo, guint rank);
 
 /* Translation symmetry of the topology (rank classes, models/plan/rank_classes.h): whether
- * shifting every rank r to (r + d) mod n_ranks maps the topology onto itself, and if so the
- * resource permutation it induces, written into `perm` (sim_fluid_n_resources entries):
- * perm[u] is the resource u becomes, with hw_topology_route (r + d, q + d) equal to
- * perm applied to hw_topology_route (r, q) for every pair, and the same for host routes and
- * every GPU and node resource. Multi-node: d a multiple of the GPUs per node (node n → node
- * n + d / n_gpus); one node: d dividing the GPU count and, behind PCIe switches, a multiple
- * of the GPUs per switch (the local index rotates). FALSE (perm untouched) otherwise or when
- * d does not divide the rank count. */
-gboolean hw_topology_shift_map (const HwTopology *topo, guint d, SimResourceId *perm);
+ * the rank shift σ (hardware/rank_shift.h: d places forward inside blocks of `block` ranks)
+ * maps the topology onto itself, and if so the resource permutation it induces, written
+ * into `perm` (sim_fluid_n_resources entries): perm[u] is the resource u becomes, with
+ * hw_topology_route (σr, σq) equal to perm applied to hw_topology_route (r, q) for every
+ * pair, and the same for host routes and every GPU and node resource. Either d and the
+ * block are whole nodes (the nodes of a block permute), or the block divides a node's GPUs
+ * (the local index rotates inside its block, in every node alike): behind PCIe switches d
+ * and the block whole switches, and the GPUs using one NIC must move to the GPUs of one NIC
+ * on the image switch. FALSE (perm untouched) otherwise, or when the shift is not valid for
+ * the topology's rank count. */
+gboolean hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift,
+                                SimResourceId *perm);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwTopology, hw_topology_free)

@@ -82,6 +82,12 @@ model_ledger_category_name (ModelMemCategory category)
 ModelLedger *
 model_ledger_new (guint n_ranks, SimRecorder *rec)
 {
+  return model_ledger_new_named (n_ranks, NULL, rec);
+}
+
+ModelLedger *
+model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec)
+{
   g_return_val_if_fail (n_ranks > 0, NULL);
   ModelLedger *l = g_new0 (ModelLedger, 1);
   l->n_ranks = n_ranks;
@@ -99,16 +105,17 @@ model_ledger_new (guint n_ranks, SimRecorder *rec)
    * the same columns in the same order (stacked plots, DESIGN §8). */
   for (guint r = 0; r < n_ranks; r++)
     {
+      guint name = names != NULL ? names[r] : r;
       for (guint c = 0; c < MODEL_N_MEM; c++)
         {
-          g_autofree char *path = g_strdup_printf ("rank%u/memory/%s", r, category_names[c]);
+          g_autofree char *path = g_strdup_printf ("rank%u/memory/%s", name, category_names[c]);
           l->ranks[r].series[c] = sim_recorder_series (rec, path, "B");
           sim_recorder_set (rec, l->ranks[r].series[c], 0.0, 0.0);
         }
-      g_autofree char *path = g_strdup_printf ("rank%u/allocated", r);
+      g_autofree char *path = g_strdup_printf ("rank%u/allocated", name);
       l->ranks[r].series_total = sim_recorder_series (rec, path, "B");
       sim_recorder_set (rec, l->ranks[r].series_total, 0.0, 0.0);
-      g_autofree char *rpath = g_strdup_printf ("rank%u/reserved", r);
+      g_autofree char *rpath = g_strdup_printf ("rank%u/reserved", name);
       l->ranks[r].series_reserved = sim_recorder_series (rec, rpath, "B");
       sim_recorder_set (rec, l->ranks[r].series_reserved, 0.0, 0.0);
     }

@@ -48,6 +48,10 @@ typedef struct _ModelLedger ModelLedger;
 
 /* A ledger for ranks 0..n_ranks-1; `rec` (borrowed, may be NULL) receives the series. */
 ModelLedger *model_ledger_new (guint n_ranks, SimRecorder *rec);
+/* As model_ledger_new(), its ledger r naming its series "rank<names[r]>/…" (`names`: n_ranks
+ * rank numbers, borrowed, read here only; NULL: r): a ledger of rank classes' representatives
+ * (models/plan/rank_classes.h) keeps their cluster ranks' names. */
+ModelLedger *model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec);
 void model_ledger_free (ModelLedger *ledger); /* NULL is a no-op */
 
 /* Allocates buffer `handle` (> 0, not live on this rank) of `bytes` (> 0) in `category` on

@@ -61,9 +61,10 @@ struct _ModelExecutor
   guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
   double t0;             /* when the step started (model_executor_start) */
-  /* Rank classes (rank_classes.h): the ranks below `period` are replayed, rank r stands for
-   * r mod period; with period = n_ranks every rank runs (the full replay). */
-  guint period;
+  /* Rank classes (rank_classes.h): the representatives of `shift` are replayed
+   * (hw_rank_shift_is_rep), each rank standing for its class's; the identity: every rank
+   * runs (the full replay). Ledger rows are the representatives' dense indices. */
+  HwRankShift shift;
   guint n_expected;      /* tasks that run: those of the representatives */
   guint *rank_first;     /* per rank: index into rank_order of its first task (n_ranks + 1) */
   guint *rank_order;     /* task ids grouped by rank, in plan order */
@@ -71,7 +72,7 @@ struct _ModelExecutor
   guint *orbit;          /* per representative task of a collective: the instance that runs
                           * for its orbit (G_MAXUINT elsewhere); NULL in the full replay */
   guint *orbit_need;     /* per instance that runs: representative tasks it waits for */
-  double *host_mult;     /* per representative: ranks of its class on its node */
+  double *host_mult;     /* per representative (dense index): ranks of its class on its node */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -82,13 +83,20 @@ stream_state (ModelExecutor *exec, guint rank, ModelStream stream)
   return &exec->streams[rank * MODEL_N_STREAMS + stream];
 }
 
-/* The representative task of task `id`: the task at the same position of rank
- * (rank mod period). */
+/* The representative task of task `id`: the task at the same position of its rank's
+ * representative. */
 static guint
 rep_task (const ModelExecutor *e, guint id)
 {
-  guint r = model_plan_task (e->plan, id)->rank % e->period;
+  guint r = hw_rank_shift_rep (&e->shift, model_plan_task (e->plan, id)->rank);
   return e->rank_order[e->rank_first[r] + e->task_pos[id]];
+}
+
+/* The ledger row of representative `rank`. */
+static guint
+ledger_row (const ModelExecutor *e, guint rank)
+{
+  return hw_rank_shift_index (&e->shift, rank);
 }
 
 static void
@@ -123,8 +131,8 @@ join_orbit (ModelExecutor *e, guint rt, guint c)
 
 /* Rank classes: one instance runs per orbit of collective instances. The orbit of the
  * instance c a representative task first reaches holds, for each member m of c, the
- * representative of m's task in c (rank m mod period, same position): those are the tasks
- * the instance waits for, each counted once (rank_classes.h). */
+ * representative of m's task in c (m's representative, same position): those are the
+ * tasks the instance waits for, each counted once (rank_classes.h). */
 static void
 collective_orbits (ModelExecutor *e)
 {
@@ -150,22 +158,30 @@ collective_orbits (ModelExecutor *e)
   e->orbit_need = g_new0 (guint, MAX (nc, 1));
   for (guint id = 0; id < n; id++)
     e->orbit[id] = G_MAXUINT;
-  for (guint r = 0; r < e->period; r++)
-    for (guint i = e->rank_first[r]; i < e->rank_first[r + 1]; i++)
+  guint n_reps = hw_rank_shift_n_reps (&e->shift);
+  for (guint i = 0; i < n_reps; i++)
+    for (guint r = hw_rank_shift_rank (&e->shift, i), j = e->rank_first[r];
+         j < e->rank_first[r + 1]; j++)
       {
-        guint id = e->rank_order[i];
+        guint id = e->rank_order[j];
         gint c = model_plan_task (e->plan, id)->collective;
         if (c < 0 || e->orbit[id] != G_MAXUINT)
           continue;
         if (model_plan_n_built (e->plan) < model_plan_n_ranks (e->plan))
           {
-            /* Built for the representatives (rank_classes.h model_rank_classes_plan): every
-             * rank's list is its representative's, so member m's task in c sits at id's
-             * position of its list, and that task of rank m mod period stands for it. */
+            /* Built for the representatives (rank_classes.h model_rank_classes_plan): the
+             * built members' own tasks in c (a pipeline pair's two ends, both
+             * representatives), and for a member m not built, the task at id's position of
+             * m's representative: m's list is its representative's, in the same stage. */
+            for (guint k = first[c]; k < first[c + 1]; k++)
+              join_orbit (e, members[k], (guint) c);
             const ModelCollective *col = model_plan_collective (e->plan, (guint) c);
             for (guint k = 0; k < col->n_ranks; k++)
-              join_orbit (e, e->rank_order[e->rank_first[col->ranks[k] % e->period]
-                                           + e->task_pos[id]], (guint) c);
+              if (!hw_rank_shift_is_rep (&e->shift, col->ranks[k]))
+                join_orbit (e, e->rank_order[e->rank_first[hw_rank_shift_rep (&e->shift,
+                                                                              col->ranks[k])]
+                                             + e->task_pos[id]],
+                            (guint) c);
           }
         else
           for (guint k = first[c]; k < first[c + 1]; k++)
@@ -181,11 +197,13 @@ host_multiplicity (ModelExecutor *e)
 {
   guint n_ranks = model_plan_n_ranks (e->plan);
   const HwTopology *topo = hw_cluster_topology (e->cluster);
-  e->host_mult = g_new0 (double, e->period);
-  for (guint r = 0; r < e->period; r++)
-    for (guint q = r; q < n_ranks; q += e->period)
+  e->host_mult = g_new0 (double, hw_rank_shift_n_reps (&e->shift));
+  for (guint q = 0; q < n_ranks; q++)
+    {
+      guint r = hw_rank_shift_rep (&e->shift, q);
       if (hw_topology_node_of (topo, q) == hw_topology_node_of (topo, r))
-        e->host_mult[r] += 1;
+        e->host_mult[ledger_row (e, r)] += 1;
+    }
 }
 
 static void
@@ -200,23 +218,29 @@ model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine
                     ModelLedger *ledger, SimRecorder *rec)
 {
   g_return_val_if_fail (plan && cluster && engine && ledger, NULL);
-  return model_executor_new_classes (plan, cluster, engine, ledger, rec,
-                                     model_plan_n_ranks (plan));
+  HwRankShift all = hw_rank_shift_identity (model_plan_n_ranks (plan));
+  return model_executor_new_classes (plan, cluster, engine, ledger, rec, &all);
 }
 
 ModelExecutor *
 model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
-                            ModelLedger *ledger, SimRecorder *rec, guint period)
+                            ModelLedger *ledger, SimRecorder *rec, const HwRankShift *shift)
 {
-  g_return_val_if_fail (plan && cluster && engine && ledger, NULL);
+  g_return_val_if_fail (plan && cluster && engine && ledger && shift, NULL);
   guint n_ranks = model_plan_n_ranks (plan), n = model_plan_n_tasks (plan);
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) >= n_ranks, NULL);
-  g_return_val_if_fail (period >= 1 && n_ranks % period == 0, NULL);
-  g_return_val_if_fail (model_plan_n_built (plan) == n_ranks || model_plan_n_built (plan) == period,
+  g_return_val_if_fail (shift->n == n_ranks && hw_rank_shift_valid (shift), NULL);
+  const HwRankShift *built = model_plan_built (plan);
+  g_return_val_if_fail (hw_rank_shift_is_identity (built)
+                          || (built->block == shift->block && built->d == shift->d),
                         NULL);
+  g_return_val_if_fail (model_ledger_n_ranks (ledger) == hw_rank_shift_n_reps (shift), NULL);
+  gboolean classes = !hw_rank_shift_is_identity (shift);
   ModelExecutor *e = g_new0 (ModelExecutor, 1);
   *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger,
-                        .rec = rec, .period = period };
+                        .rec = rec, .shift = *shift };
+  if (!classes)
+    e->shift = hw_rank_shift_identity (n_ranks);
   e->tasks = g_new0 (TaskState, n);
   e->dependents = g_ptr_array_new_full (n, unref_array);
   e->streams = g_new0 (StreamState, n_ranks * MODEL_N_STREAMS);
@@ -233,13 +257,13 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   for (guint i = 0; i < nc; i++)
     e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
   index_ranks (e);
-  if (period < n_ranks)
+  if (classes)
     {
       collective_orbits (e);
       host_multiplicity (e);
     }
   for (guint id = 0; id < n; id++)
-    g_ptr_array_add (e->dependents, model_plan_task (plan, id)->rank < period
+    g_ptr_array_add (e->dependents, hw_rank_shift_is_rep (&e->shift, model_plan_task (plan, id)->rank)
                                       ? g_array_new (FALSE, FALSE, sizeof (guint)) : NULL);
   e->kernels_before = g_new0 (guint, MAX (n, 1));
   g_autofree guint *issued = g_new0 (guint, n_ranks);
@@ -253,7 +277,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
     {
       const ModelTask *t = model_plan_task (plan, id);
       e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps };
-      if (t->rank >= period)
+      if (!hw_rank_shift_is_rep (&e->shift, t->rank))
         continue;
       e->n_expected++;
       g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
@@ -262,7 +286,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
           guint dep = model_plan_dep (plan, t->first_dep + d);
           g_assert (dep < id); /* plans are built in a topological order */
           /* a dependency on another class's rank waits for its representative */
-          if (period < n_ranks)
+          if (classes)
             dep = rep_task (e, dep);
           g_array_append_val (g_ptr_array_index (e->dependents, dep), id);
         }
@@ -306,11 +330,12 @@ ledger_alloc (ModelExecutor *exec, guint rank, const ModelMemEffect *e, double n
               const char *label)
 {
   if (e->n_tensors > 1)
-    model_ledger_alloc_tensors (exec->ledger, rank, e->category,
+    model_ledger_alloc_tensors (exec->ledger, ledger_row (exec, rank), e->category,
                                 model_plan_tensor_sizes (exec->plan, e->first_tensor),
                                 e->n_tensors, e->handle, now, label);
   else
-    model_ledger_alloc (exec->ledger, rank, e->category, e->bytes, e->handle, now, label);
+    model_ledger_alloc (exec->ledger, ledger_row (exec, rank), e->category, e->bytes,
+                        e->handle, now, label);
 }
 
 /* The initial allocation of `category` on `rank`, unless it is live already (carried over
@@ -320,7 +345,7 @@ initial_alloc (ModelExecutor *exec, guint rank, ModelMemCategory category, doubl
                const char *label)
 {
   guint h = model_plan_initial_handle (exec->plan, rank, category);
-  if (h != 0 && !model_ledger_live (exec->ledger, rank, h))
+  if (h != 0 && !model_ledger_live (exec->ledger, ledger_row (exec, rank), h))
     ledger_alloc (exec, rank, model_plan_allocation (exec->plan, h), now, label);
 }
 
@@ -350,14 +375,16 @@ apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
           if (exec->host != NULL)
             model_host_ledger_apply (exec->host, t->rank, e->where, e->category,
                                      exec->host_mult != NULL
-                                       ? e->bytes * exec->host_mult[t->rank] : e->bytes,
+                                       ? e->bytes * exec->host_mult[ledger_row (exec, t->rank)]
+                                       : e->bytes,
                                      now);
           continue;
         }
       if (e->bytes > 0)
         ledger_alloc (exec, t->rank, e, now, t->label);
       else
-        model_ledger_release (exec->ledger, t->rank, e->handle, now, t->label);
+        model_ledger_release (exec->ledger, ledger_row (exec, t->rank), e->handle, now,
+                              t->label);
     }
 }
 
@@ -472,7 +499,7 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
 static void
 try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 {
-  if (rank >= exec->period)
+  if (!hw_rank_shift_is_rep (&exec->shift, rank))
     return; /* rank classes: stood for by its representative */
   StreamState *ss = stream_state (exec, rank, stream);
   if (ss->busy || ss->next >= ss->queue->len)
@@ -498,16 +525,15 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 void
 model_executor_start (ModelExecutor *exec)
 {
-  guint n_ranks = model_plan_n_ranks (exec->plan);
   double now = sim_engine_now (exec->engine);
   exec->t0 = now;
-  n_ranks = MIN (n_ranks, exec->period);
-  for (guint r = 0; r < n_ranks; r++)
-    for (guint c = 0; c < MODEL_N_MEM; c++)
+  guint n_reps = hw_rank_shift_n_reps (&exec->shift);
+  for (guint i = 0; i < n_reps; i++)
+    for (guint r = hw_rank_shift_rank (&exec->shift, i), c = 0; c < MODEL_N_MEM; c++)
       if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
         initial_alloc (exec, r, c, now, "initial state");
-  for (guint r = 0; r < n_ranks; r++)
-    for (guint s = 0; s < MODEL_N_STREAMS; s++)
+  for (guint i = 0; i < n_reps; i++)
+    for (guint r = hw_rank_shift_rank (&exec->shift, i), s = 0; s < MODEL_N_STREAMS; s++)
       try_start (exec, r, s);
 }
 
@@ -537,17 +563,17 @@ model_executor_n_expected (const ModelExecutor *exec)
   return exec->n_expected;
 }
 
-guint
-model_executor_period (const ModelExecutor *exec)
+const HwRankShift *
+model_executor_shift (const ModelExecutor *exec)
 {
-  return exec->period;
+  return &exec->shift;
 }
 
 double
 model_executor_rank_end (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  return exec->rank_end[rank % exec->period];
+  return exec->rank_end[hw_rank_shift_rep (&exec->shift, rank)];
 }
 
 /* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (pairs), starting
@@ -575,7 +601,7 @@ double
 model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  rank %= exec->period;
+  rank = hw_rank_shift_rep (&exec->shift, rank);
   /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
    * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
    * receive waits for its peer through the bubble, and that idle time is the bubble's (a
@@ -630,7 +656,7 @@ double
 model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  rank %= exec->period;
+  rank = hw_rank_shift_rep (&exec->shift, rank);
   static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
   static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
@@ -651,7 +677,7 @@ double
 model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);
-  return exec->kind_time[(rank % exec->period) * MODEL_N_TASK_KINDS + kind];
+  return exec->kind_time[hw_rank_shift_rep (&exec->shift, rank) * MODEL_N_TASK_KINDS + kind];
 }
 
 double

@@ -32,17 +32,21 @@ ModelExecutor *model_executor_new (const ModelPlan *plan, HwCluster *cluster, Si
 void model_executor_free (ModelExecutor *exec); /* NULL is a no-op */
 
 /* As model_executor_new(), replaying one rank per class of equivalent ranks
- * (models/plan/rank_classes.h): the ranks r < `period` (which divides the plan's rank count)
- * run and stand for r + period, r + 2·period, …; a dependency on another rank's task waits
- * for its representative's; one collective instance runs per orbit of instances, and host
- * effects count once per rank of the class on the node. The cluster must fold with the
- * same period (hw_cluster_set_period). Per-rank queries (rank_end, exposed_comm, kind_time,
- * task_time) answer for any rank from its representative. The plan holds every rank's
- * tasks, or only the representatives' (model_plan_n_built = period: rank_classes.h
- * model_rank_classes_plan). period = the rank count is model_executor_new(). */
+ * (models/plan/rank_classes.h): the classes are the orbits of `shift` (hardware/rank_shift.h;
+ * borrowed, its n the plan's rank count); its representatives run and stand for their
+ * classes; a dependency on another rank's task waits for its representative's; one
+ * collective instance runs per orbit of instances, and host effects count once per rank of
+ * the class on the node. `ledger` holds one row per representative, row
+ * hw_rank_shift_index (shift, r) for representative r (model_ledger_new_named). The cluster
+ * must fold with the same shift (hw_cluster_set_shift). Per-rank queries (rank_end,
+ * exposed_comm, kind_time, task_time) answer for any rank from its representative. The plan
+ * holds every rank's tasks, or only the representatives' of the same shift
+ * (model_plan_built: rank_classes.h model_rank_classes_plan). The identity is
+ * model_executor_new(). API misuse (a ledger of another size, a plan built for another
+ * shift): NULL. */
 ModelExecutor *model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster,
                                            SimEngine *engine, ModelLedger *ledger,
-                                           SimRecorder *rec, guint period);
+                                           SimRecorder *rec, const HwRankShift *shift);
 
 /* Routes the plan's host-DRAM and NVMe effects (offloading, models/memory/offload.h) to `host`
  * (borrowed; NULL: ignored). Call before model_executor_start(). */
@@ -64,8 +68,9 @@ void model_executor_start (ModelExecutor *exec);
  * plan's task count in the full replay, the representatives' with rank classes). */
 guint model_executor_n_done (const ModelExecutor *exec);
 guint model_executor_n_expected (const ModelExecutor *exec);
-/* The replay's period (model_executor_new_classes; the rank count in the full replay). */
-guint model_executor_period (const ModelExecutor *exec);
+/* The replay's rank shift (model_executor_new_classes; the identity in the full replay;
+ * borrowed, the executor's). */
+const HwRankShift *model_executor_shift (const ModelExecutor *exec);
 
 /* Time (s) the last task of `rank` ended; the step time is the maximum over ranks. */
 double model_executor_rank_end (const ModelExecutor *exec, guint rank);

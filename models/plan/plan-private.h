@@ -93,7 +93,8 @@ struct _ModelPlan
   ModelParallel par;
   ModelMesh mesh;      /* model_parallel_mesh (&par) */
   guint n_ranks;
-  guint n_built;           /* ranks whose tasks exist: 0 … n_built − 1 (plan.h model_plan_n_built) */
+  HwRankShift built;       /* ranks whose tasks exist: its representatives (plan.h
+                            * model_plan_built; the identity: every rank) */
   GArray *tasks;       /* ModelTask, index = id */
   GArray *kernels;     /* ModelKernel; tasks running the same kernel sequence share one range
                         * (plan_task_add_pass) */

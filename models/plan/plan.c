@@ -190,26 +190,28 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
 static void
 plan_too_large (const ModelPlan *p, GError **error)
 {
-  double tasks = (double) p->tasks->len * p->n_built / 1e6;
+  guint built = hw_rank_shift_n_reps (&p->built);
+  double tasks = (double) p->tasks->len * built / 1e6;
   if (p->par.pp > 1)
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                 "group [parallel], key 'pp': %u GPUs with pipeline stages build every rank's "
-                 "tasks (rank classes across pipeline stages are not implemented yet): about "
-                 "%.1f million tasks, more than the %.0f million a plan holds (about 0.8 KB "
-                 "and 10 us of CPU each); use fewer GPUs or micro-batches",
-                 p->n_ranks, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
+                 "group [parallel], key 'pp': %u GPUs in %u pipeline stages build %u ranks' "
+                 "tasks (one per rank class; an NCCL tree across nodes or a straggler leaves "
+                 "more classes): about %.1f million tasks, more than the %.0f million a plan "
+                 "holds (about 0.8 KB and 10 us of CPU each); use fewer stages or "
+                 "micro-batches",
+                 p->n_ranks, p->par.pp, built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
   else
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                  "group [run], key 'rank_classes': %u ranks are each built and replayed "
                  "(rank_classes = off, or stragglers or kernel jitter leave no symmetry "
                  "between ranks): about %.1f million tasks, more than the %.0f million a plan "
                  "holds (about 0.8 KB and 10 us of CPU each)",
-                 p->n_built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
+                 built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
 }
 
 static ModelPlan *
 plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
-            double paged_spill, guint n_built, GError **error)
+            double paged_spill, const HwRankShift *built, GError **error)
 {
   ModelParallel single;
   if (par == NULL)
@@ -220,8 +222,9 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   if (!model_plan_validate (arch, stack, par, error))
     return NULL;
   ModelPlan *p = plan_alloc (arch, stack, par);
-  p->n_built = n_built == 0 ? p->n_ranks : n_built;
-  g_assert (p->n_ranks % p->n_built == 0);
+  p->built = built != NULL ? *built : hw_rank_shift_identity (p->n_ranks);
+  g_assert (p->built.n == p->n_ranks && hw_rank_shift_valid (&p->built));
+  guint n_built = hw_rank_shift_n_reps (&p->built);
   p->paged_spill = paged_spill;
   plan_initial_state (p);
   PlanCosts pc;
@@ -235,8 +238,9 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
                                                                  * shared by its tp·cp·pp ranks */
   plan_pp_fractions (p, &pc);
   double recompute = 0; /* Σ over ranks of recompute FLOPs (ranks differ under pp) */
-  for (guint r = 0; r < p->n_built; r++)
+  for (guint b = 0; b < n_built; b++)
     {
+      guint r = hw_rank_shift_rank (&p->built, b);
       for (guint c = 0; c < MODEL_N_MEM; c++)
         {
           g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
@@ -256,7 +260,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
       else
         plan_step_rank (p, r, &pc);
       recompute += p->hardware_flops;
-      if (r == 0 && (double) p->tasks->len * p->n_built > MODEL_PLAN_MAX_TASKS)
+      if (b == 0 && (double) p->tasks->len * n_built > MODEL_PLAN_MAX_TASKS)
         {
           plan_too_large (p, error);
           model_plan_free (p);
@@ -264,7 +268,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
         }
     }
   if (p->pp.pp > 1)
-    p->hardware_flops = recompute / p->n_built;
+    p->hardware_flops = recompute / n_built;
   p->hardware_flops += p->model_flops;
   return p;
 }
@@ -274,21 +278,22 @@ model_plan_new (const ModelArch *arch, const ModelStack *stack, const ModelParal
                 GError **error)
 {
   g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
-  return plan_build (arch, stack, par, 0, 0, error);
+  return plan_build (arch, stack, par, 0, NULL, error);
 }
 
 ModelPlan *
 model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
-                                const ModelParallel *par, double paged_spill, guint n_built,
-                                GError **error)
+                                const ModelParallel *par, double paged_spill,
+                                const HwRankShift *built, GError **error)
 {
   g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
   g_return_val_if_fail (paged_spill >= 0, NULL);
   g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
   guint n = par != NULL ? MAX (par->degree, 1) : 1;
-  g_return_val_if_fail (n_built >= 1 && n % n_built == 0, NULL);
-  g_return_val_if_fail (n_built == n || par->pp <= 1, NULL);
-  return plan_build (arch, stack, par, paged_spill, n_built, error);
+  g_return_val_if_fail (built == NULL || (built->n == n && hw_rank_shift_valid (built)), NULL);
+  g_return_val_if_fail (built == NULL || hw_rank_shift_is_identity (built) || par == NULL
+                          || (n / MAX (par->pp, 1)) % built->block == 0, NULL);
+  return plan_build (arch, stack, par, paged_spill, built, error);
 }
 
 ModelPlan *
@@ -298,7 +303,7 @@ model_plan_new_paged (const ModelArch *arch, const ModelStack *stack, const Mode
   g_return_val_if_fail (arch != NULL && stack != NULL, NULL);
   g_return_val_if_fail (paged_spill >= 0, NULL);
   g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
-  return plan_build (arch, stack, par, paged_spill, 0, error);
+  return plan_build (arch, stack, par, paged_spill, NULL, error);
 }
 
 void
@@ -361,7 +366,14 @@ guint
 model_plan_n_built (const ModelPlan *plan)
 {
   g_return_val_if_fail (plan != NULL, 0);
-  return plan->n_built;
+  return hw_rank_shift_n_reps (&plan->built);
+}
+
+const HwRankShift *
+model_plan_built (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, NULL);
+  return &plan->built;
 }
 
 guint
@@ -416,7 +428,7 @@ model_plan_creation_task (const ModelPlan *plan, guint rank, ModelMemCategory ca
 {
   g_return_val_if_fail (plan != NULL && rank < plan->n_ranks && category < MODEL_N_MEM,
                         G_MAXUINT);
-  rank %= plan->n_built;
+  rank = hw_rank_shift_rep (&plan->built, rank);
   return g_array_index (plan->creation_tasks, guint, rank * MODEL_N_MEM + category);
 }
 
@@ -431,7 +443,7 @@ guint
 model_plan_initial_handle (const ModelPlan *plan, guint rank, ModelMemCategory category)
 {
   g_return_val_if_fail (rank < plan->n_ranks && category < MODEL_N_MEM, 0);
-  rank %= plan->n_built;
+  rank = hw_rank_shift_rep (&plan->built, rank);
   return g_array_index (plan->initial_handles, guint, rank * MODEL_N_MEM + category);
 }
 
@@ -453,7 +465,7 @@ double
 model_plan_state_bytes (const ModelPlan *plan, guint rank)
 {
   g_return_val_if_fail (rank < plan->n_ranks, 0);
-  return plan->state_bytes[rank % plan->n_built];
+  return plan->state_bytes[hw_rank_shift_rep (&plan->built, rank)];
 }
 
 double

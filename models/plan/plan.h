@@ -31,6 +31,7 @@
 #include "models/arch/arch.h"
 #include "models/ops/cost.h"
 #include "hardware/collective.h"
+#include "hardware/rank_shift.h"
 #include "models/memory/ledger.h"
 #include "models/parallel/parallel.h"
 #include "models/stack/stack.h"
@@ -125,8 +126,10 @@ typedef struct
   const guint *ranks;  /* owned by the plan */
   guint n_ranks;
   guint dims;          /* the mesh group's dimensions (MODEL_MESH_BIT set, mesh.h) whose
-                        * members these are, in model_mesh_group's order; 0: a pair that is
-                        * no mesh group (pipeline P2P) */
+                        * members these are, in model_mesh_group's order; for a two-rank
+                        * pipeline instance (P2P, tied embeddings) the pp bit: two members
+                        * of one pp group, each its rank's peer at a given stage; 0: no mesh
+                        * group (expert-parallel groups) */
   double ub_sms;       /* > 0: SMs its kernels hold per GPU (Transformer Engine userbuffers,
                         * models/plan/plan_tp_overlap.c); 0: the GPU's NCCL comm_sm_fraction */
 } ModelCollective;
@@ -153,15 +156,17 @@ ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
  * NULL). */
 ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
                                  const ModelParallel *par, double paged_spill, GError **error);
-/* As model_plan_new_paged(), with the tasks of ranks 0 … n_built − 1 only: the plan of a
- * run whose rank classes (rank_classes.h) have period n_built, each rank r ≥ n_built standing
- * for r mod n_built. Collective instances keep their whole member lists; per-rank queries
- * (initial handles, creation tasks, state bytes) of a rank r answer for r mod n_built.
- * n_built must divide the rank count; n_built < the rank count needs pp = 1, whose plans
- * depend on the rank only through its collective groups (rank_classes.h). API misuse: NULL.
+/* As model_plan_new_paged(), with the tasks of the representatives of `built` only
+ * (hardware/rank_shift.h; its n the rank count; NULL: every rank): the plan of a run whose rank classes
+ * (rank_classes.h) are the orbits of that shift, each rank standing for its class's
+ * representative. Collective instances keep their whole member lists; per-rank queries
+ * (initial handles, creation tasks, state bytes, offload amounts) of any rank answer for
+ * its representative. The identity builds every rank; otherwise pp = 1 (one block), or
+ * blocks of one pipeline stage's ranks (block = rank count / pp), whose plans depend on the
+ * rank only through its stage and its collective groups (rank_classes.h). API misuse: NULL.
  * More than MODEL_PLAN_MAX_TASKS tasks: NULL + G_KEY_FILE_ERROR_INVALID_VALUE naming
- * [parallel] pp (pipeline stages build every rank) or [run] rank_classes. The other
- * constructors build every rank, under the same bound. */
+ * [parallel] pp (pipeline stages) or [run] rank_classes. The other constructors build every
+ * rank, under the same bound. */
 /* The most tasks one plan holds, estimated from its first rank's times the built ranks:
  * ~0.8 KB of memory and ~10 us of CPU a task on the 2026-12 build machine (Llama-3.1-405B
  * TP8 PP8 on 64 GPUs: 558,656 tasks, 433 MB, 5.4 s), so about 4 GB and a minute. Larger
@@ -170,7 +175,7 @@ ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
 
 ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
                                            const ModelParallel *par, double paged_spill,
-                                           guint n_built, GError **error);
+                                           const HwRankShift *built, GError **error);
 void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
 
 const ModelArch *model_plan_arch (const ModelPlan *plan);
@@ -182,6 +187,8 @@ guint model_plan_n_ranks (const ModelPlan *plan);
 /* Ranks whose tasks the plan holds (model_plan_new_representatives); the rank count for
  * model_plan_new() and model_plan_new_paged(). */
 guint model_plan_n_built (const ModelPlan *plan);
+/* The shift whose representatives the plan holds (borrowed; the identity: every rank). */
+const HwRankShift *model_plan_built (const ModelPlan *plan);
 guint model_plan_n_tasks (const ModelPlan *plan);
 const ModelTask *model_plan_task (const ModelPlan *plan, guint id);
 const ModelKernel *model_plan_kernel (const ModelPlan *plan, guint index);

@@ -406,7 +406,7 @@ double
 model_plan_offload_amount (const ModelPlan *plan, guint rank, ModelOffloadOp op)
 {
   g_return_val_if_fail (plan != NULL && op < MODEL_N_OFFLOAD_OPS, 0);
-  rank %= plan->n_built; /* a representative's plan stands for its class */
+  rank = hw_rank_shift_rep (&plan->built, rank); /* a representative stands for its class */
   double sum = 0;
   for (guint i = 0; i < plan->tasks->len; i++)
     {
@@ -441,7 +441,7 @@ double
 model_plan_offloaded_state_bytes (const ModelPlan *plan, guint rank, ModelMemPlace where)
 {
   g_return_val_if_fail (plan != NULL, 0);
-  rank %= plan->n_built; /* a representative's plan stands for its class */
+  rank = hw_rank_shift_rep (&plan->built, rank); /* a representative stands for its class */
   double sum = 0;
   for (guint i = 0; i < plan->tasks->len; i++)
     {

@@ -236,7 +236,8 @@ peer (const ModelPlan *p, guint rank, guint s)
 }
 
 /* The two-rank collective instance named `key` (its first end to arrive creates it, the
- * other finds it): ranks[0] = a, ranks[1] = b (a sends, for SEND_RECV); no mesh group. */
+ * other finds it): ranks[0] = a, ranks[1] = b (a sends, for SEND_RECV), two members of one
+ * pp group (dims: the pp bit, plan.h). */
 static guint
 pair_instance (ModelPlan *p, const char *key, HwCollectiveKind kind, double bytes, guint a,
                guint b)
@@ -247,7 +248,8 @@ pair_instance (ModelPlan *p, const char *key, HwCollectiveKind kind, double byte
   guint *ranks = g_new (guint, 2);
   ranks[0] = a, ranks[1] = b;
   g_ptr_array_add (p->rank_lists, ranks);
-  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, 2, 0 /* no mesh group */, 0 };
+  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, 2, MODEL_MESH_BIT (MODEL_MESH_PP),
+                        0 };
   g_array_append_val (p->collectives, c);
   g_hash_table_insert (p->instances, g_strdup (key), GUINT_TO_POINTER (p->collectives->len));
   return p->collectives->len - 1;

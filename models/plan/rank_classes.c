@@ -104,9 +104,10 @@ index_build (Index *x, const ModelPlan *plan)
     }
 }
 
-/* (rank offset, ordinal) of handles h (of rank a) and k (of rank b = a + d) agree. */
+/* Handles h (in rank a's list) and k (in rank b = σa's) mean the same buffer: k is
+ * allocated by the image under σ of h's allocating rank, with the same ordinal there. */
 static gboolean
-handles_match (const Index *x, guint h, guint k, guint a, guint b)
+handles_match (const Index *x, const HwRankShift *sh, guint h, guint k)
 {
   if (h == 0 || k == 0)
     return h == k;
@@ -115,15 +116,16 @@ handles_match (const Index *x, guint h, guint k, guint a, guint b)
   guint ra = x->handle_rank[h], rb = x->handle_rank[k];
   if (ra == G_MAXUINT || rb == G_MAXUINT)
     return ra == rb && h == k;
-  return (ra + x->n - a) % x->n == (rb + x->n - b) % x->n && x->handle_ord[h] == x->handle_ord[k];
+  return hw_rank_shift_image (sh, ra) == rb && x->handle_ord[h] == x->handle_ord[k];
 }
 
 static gboolean
-effects_equal (const Index *x, const ModelMemEffect *e, const ModelMemEffect *f, guint a, guint b)
+effects_equal (const Index *x, const HwRankShift *sh, const ModelMemEffect *e,
+               const ModelMemEffect *f)
 {
   if (e->category != f->category || e->bytes != f->bytes || e->when != f->when
       || e->where != f->where || e->n_tensors != f->n_tensors
-      || !handles_match (x, e->handle, f->handle, a, b))
+      || !handles_match (x, sh, e->handle, f->handle))
     return FALSE;
   if (e->n_tensors > 1
       && memcmp (model_plan_tensor_sizes (x->plan, e->first_tensor),
@@ -133,13 +135,14 @@ effects_equal (const Index *x, const ModelMemEffect *e, const ModelMemEffect *f,
   return TRUE;
 }
 
-/* Collective instance cb must be the image of ca under the shift by d: the same instance
+/* Collective instance cb must be the image of ca under the shift σ: the same instance
  * whose member set the shift maps onto itself (whether its flows do is
  * hw_collective_shift_invariant's question), or another instance listing the shifted
  * members in the same order. `image` memoizes verified images (G_MAXUINT: not yet);
  * `scratch` is n zero bytes, left zero. */
 static gboolean
-instance_maps (const ModelPlan *plan, gint ca, gint cb, guint d, guint *image, guint8 *scratch)
+instance_maps (const ModelPlan *plan, gint ca, gint cb, const HwRankShift *sh, guint *image,
+               guint8 *scratch)
 {
   if (ca < 0 || cb < 0)
     return ca == cb;
@@ -147,7 +150,6 @@ instance_maps (const ModelPlan *plan, gint ca, gint cb, guint d, guint *image, g
     return image[ca] == (guint) cb;
   const ModelCollective *p = model_plan_collective (plan, (guint) ca);
   const ModelCollective *q = model_plan_collective (plan, (guint) cb);
-  guint n = model_plan_n_ranks (plan);
   if (p->kind != q->kind || p->algorithm != q->algorithm || p->bytes != q->bytes
       || p->n_ranks != q->n_ranks || p->ub_sms != q->ub_sms)
     return FALSE;
@@ -157,21 +159,21 @@ instance_maps (const ModelPlan *plan, gint ca, gint cb, guint d, guint *image, g
       for (guint i = 0; i < p->n_ranks; i++)
         scratch[p->ranks[i]] = 1;
       for (guint i = 0; ok && i < p->n_ranks; i++)
-        ok = scratch[(p->ranks[i] + d) % n] != 0;
+        ok = scratch[hw_rank_shift_image (sh, p->ranks[i])] != 0;
       for (guint i = 0; i < p->n_ranks; i++)
         scratch[p->ranks[i]] = 0;
     }
   else
     for (guint i = 0; ok && i < p->n_ranks; i++)
-      ok = q->ranks[i] == (p->ranks[i] + d) % n;
+      ok = q->ranks[i] == hw_rank_shift_image (sh, p->ranks[i]);
   if (ok)
     image[ca] = (guint) cb;
   return ok;
 }
 
 static gboolean
-tasks_equal (const Index *x, const ModelTask *s, const ModelTask *t, guint d, guint *image,
-             guint8 *scratch)
+tasks_equal (const Index *x, const ModelTask *s, const ModelTask *t, const HwRankShift *sh,
+             guint *image, guint8 *scratch)
 {
   const ModelPlan *plan = x->plan;
   if (s->stream != t->stream || s->kind != t->kind || s->layer != t->layer
@@ -179,7 +181,7 @@ tasks_equal (const Index *x, const ModelTask *s, const ModelTask *t, guint d, gu
       || s->n_deps != t->n_deps || s->n_effects != t->n_effects || s->flops != t->flops
       || s->bytes != t->bytes || s->offload != t->offload || s->amount != t->amount
       || strcmp (s->label, t->label) != 0
-      || !instance_maps (plan, s->collective, t->collective, d, image, scratch))
+      || !instance_maps (plan, s->collective, t->collective, sh, image, scratch))
     return FALSE;
   for (guint k = 0; s->first_kernel != t->first_kernel && k < s->n_kernels; k++)
     if (!model_kernel_equal (model_plan_kernel (plan, s->first_kernel + k),
@@ -189,19 +191,19 @@ tasks_equal (const Index *x, const ModelTask *s, const ModelTask *t, guint d, gu
     {
       guint ds = model_plan_dep (plan, s->first_dep + k), dt = model_plan_dep (plan, t->first_dep + k);
       guint rs = model_plan_task (plan, ds)->rank, rt = model_plan_task (plan, dt)->rank;
-      if ((rs + d) % x->n != rt || x->pos[ds] != x->pos[dt])
+      if (hw_rank_shift_image (sh, rs) != rt || x->pos[ds] != x->pos[dt])
         return FALSE;
     }
   for (guint k = 0; k < s->n_effects; k++)
-    if (!effects_equal (x, model_plan_effect (plan, s->first_effect + k),
-                        model_plan_effect (plan, t->first_effect + k), s->rank, t->rank))
+    if (!effects_equal (x, sh, model_plan_effect (plan, s->first_effect + k),
+                        model_plan_effect (plan, t->first_effect + k)))
       return FALSE;
   return TRUE;
 }
 
 /* Rank a's plan-level state (initial allocations, creation tasks, state bytes) against b's. */
 static gboolean
-rank_state_equal (const Index *x, guint a, guint b)
+rank_state_equal (const Index *x, const HwRankShift *sh, guint a, guint b)
 {
   const ModelPlan *plan = x->plan;
   if (model_plan_state_bytes (plan, a) != model_plan_state_bytes (plan, b)
@@ -211,7 +213,7 @@ rank_state_equal (const Index *x, guint a, guint b)
     {
       guint ha = model_plan_initial_handle (plan, a, c), hb = model_plan_initial_handle (plan, b, c);
       guint ta = model_plan_creation_task (plan, a, c), tb = model_plan_creation_task (plan, b, c);
-      if (!handles_match (x, ha, hb, a, b) || (ta == G_MAXUINT) != (tb == G_MAXUINT)
+      if (!handles_match (x, sh, ha, hb) || (ta == G_MAXUINT) != (tb == G_MAXUINT)
           || (ta != G_MAXUINT && x->pos[ta] != x->pos[tb]))
         return FALSE;
       if (ha != 0 && hb != 0
@@ -222,13 +224,13 @@ rank_state_equal (const Index *x, guint a, guint b)
 }
 
 static gboolean
-shift_invariant (const Index *x, guint d)
+shift_invariant (const Index *x, const HwRankShift *sh)
 {
   guint n = x->n;
-  if (d == n)
-    return TRUE;
-  if (d == 0 || n % d != 0)
+  if (sh->n != n || !hw_rank_shift_valid (sh))
     return FALSE;
+  if (hw_rank_shift_is_identity (sh))
+    return TRUE;
   guint nc = model_plan_n_collectives (x->plan);
   g_autofree guint *image = g_new (guint, MAX (nc, 1));
   for (guint i = 0; i < nc; i++)
@@ -236,12 +238,12 @@ shift_invariant (const Index *x, guint d)
   g_autofree guint8 *scratch = g_new0 (guint8, n);
   for (guint a = 0; a < n; a++)
     {
-      guint b = (a + d) % n;
-      if (!rank_state_equal (x, a, b))
+      guint b = hw_rank_shift_image (sh, a);
+      if (!rank_state_equal (x, sh, a, b))
         return FALSE;
       for (guint i = 0; i < x->first[a + 1] - x->first[a]; i++)
         if (!tasks_equal (x, model_plan_task (x->plan, x->order[x->first[a] + i]),
-                          model_plan_task (x->plan, x->order[x->first[b] + i]), d, image,
+                          model_plan_task (x->plan, x->order[x->first[b] + i]), sh, image,
                           scratch))
           return FALSE;
     }
@@ -249,59 +251,99 @@ shift_invariant (const Index *x, guint d)
 }
 
 gboolean
-model_plan_shift_invariant (const ModelPlan *plan, guint d)
+model_plan_shift_invariant (const ModelPlan *plan, const HwRankShift *shift)
 {
-  g_return_val_if_fail (plan != NULL, FALSE);
+  g_return_val_if_fail (plan != NULL && shift != NULL, FALSE);
+  g_return_val_if_fail (model_plan_n_built (plan) == model_plan_n_ranks (plan), FALSE);
   Index x;
   index_build (&x, plan);
-  gboolean ok = shift_invariant (&x, d);
+  gboolean ok = shift_invariant (&x, shift);
   index_clear (&x);
   return ok;
 }
 
-/* Every collective a representative (rank < d) takes part in maps its flows onto
- * themselves (hw_collective_shift_invariant), each distinct instance asked once. */
+/* Every collective a representative takes part in maps its flows onto themselves
+ * (hw_collective_shift_invariant), each distinct instance asked once. */
 static gboolean
-collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, guint d)
+collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, const HwRankShift *sh)
 {
   guint nc = model_plan_n_collectives (plan);
   g_autofree guint8 *asked = g_new0 (guint8, MAX (nc, 1));
   for (guint t = 0; t < model_plan_n_tasks (plan); t++)
     {
       const ModelTask *task = model_plan_task (plan, t);
-      if (task->rank >= d || task->collective < 0 || asked[task->collective])
+      if (!hw_rank_shift_is_rep (sh, task->rank) || task->collective < 0
+          || asked[task->collective])
         continue;
       asked[task->collective] = 1;
       const ModelCollective *c = model_plan_collective (plan, (guint) task->collective);
       if (!hw_collective_shift_invariant (cluster, c->kind, c->algorithm, c->ranks, c->n_ranks,
-                                          c->bytes, d))
+                                          c->bytes, sh))
         return FALSE;
     }
   return TRUE;
 }
 
-guint
-model_rank_classes_period (const ModelPlan *plan, const HwCluster *cluster)
+/* The block the rank classes of `plan`'s ranks live in: one pipeline stage's ranks (pp is
+ * the mesh's outermost dimension, mesh.h), all n without stages. */
+static guint
+stage_block (guint n, guint pp)
 {
-  g_return_val_if_fail (plan != NULL && cluster != NULL, 0);
-  guint n = model_plan_n_ranks (plan);
-  g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, n);
-  if (n == 1)
-    return 1;
+  return n / MAX (pp, 1);
+}
+
+static gint
+fewer_reps (gconstpointer a, gconstpointer b)
+{
+  guint x = hw_rank_shift_n_reps (a), y = hw_rank_shift_n_reps (b);
+  return (x > y) - (x < y);
+}
+
+/* The shifts rank classes try on n ranks in pipeline-stage blocks of `stage` ranks, fewest
+ * representatives first (ties: the order below), the identity left out: d places inside
+ * blocks of g ranks, for every g dividing the stage and every proper divisor d of g. A
+ * block that is the stage moves ranks between nodes (d whole nodes) or inside one; a
+ * smaller block rotates ranks inside each node (hw_topology_shift_map says which the
+ * cluster allows). GArray of HwRankShift, new. */
+static GArray *
+candidates (guint n, guint stage)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (HwRankShift));
+  for (guint g = stage; g >= 2; g--)
+    if (stage % g == 0)
+      for (guint d = 1; d < g; d++)
+        if (g % d == 0)
+          g_array_append_val (out, ((HwRankShift){ n, g, d }));
+  g_array_sort (out, fewer_reps); /* g_array_sort is stable (GLib ≥ 2.76 documents it;
+                                   * ties are further broken by rank_classes' checks alone) */
+  return out;
+}
+
+HwRankShift
+model_rank_classes_shift (const ModelPlan *plan, const HwCluster *cluster)
+{
+  guint n = plan != NULL ? model_plan_n_ranks (plan) : 1;
+  HwRankShift none = hw_rank_shift_identity (n);
+  g_return_val_if_fail (plan != NULL && cluster != NULL, none);
+  g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, none);
   if (model_plan_n_built (plan) < n) /* built for its representatives: proven then */
-    return model_plan_n_built (plan);
+    return *model_plan_built (plan);
+  g_autoptr (GArray) cands = candidates (n, stage_block (n, model_plan_pp_degree (plan)));
   Index x;
   index_build (&x, plan);
-  guint period = n;
-  for (guint d = 1; d < n; d++)
-    if (n % d == 0 && hw_cluster_shift_invariant (cluster, d) && shift_invariant (&x, d)
-        && collectives_invariant (plan, cluster, d))
-      {
-        period = d;
-        break;
-      }
+  HwRankShift found = none;
+  for (guint i = 0; i < cands->len; i++)
+    {
+      const HwRankShift *sh = &g_array_index (cands, HwRankShift, i);
+      if (hw_cluster_shift_invariant (cluster, sh) && shift_invariant (&x, sh)
+          && collectives_invariant (plan, cluster, sh))
+        {
+          found = *sh;
+          break;
+        }
+    }
   index_clear (&x);
-  return period;
+  return found;
 }
 
 /* ---- building the representatives only ------------------------------------------------- */
@@ -313,11 +355,11 @@ guint_cmp (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-/* Whether the shift by `d` maps every mesh group over `dims` onto a group over `dims`, as
+/* Whether the shift σ maps every mesh group over `dims` onto a group over `dims`, as
  * instance_maps() asks of collective instances: a group onto itself (as a set), or onto
  * another group member by member in model_mesh_group's order. O(ranks · log group). */
 static gboolean
-groups_shift (const ModelMesh *mesh, guint dims, guint d)
+groups_shift (const ModelMesh *mesh, guint dims, const HwRankShift *sh)
 {
   guint n = model_mesh_size (mesh);
   g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
@@ -333,7 +375,7 @@ groups_shift (const ModelMesh *mesh, guint dims, guint d)
       guint k = model_mesh_group (mesh, r, dims, g, NULL);
       g_assert (g[0] == r);
       for (guint i = 0; i < k; i++)
-        s[i] = (g[i] + d) % n;
+        s[i] = hw_rank_shift_image (sh, g[i]);
       guint kh = model_mesh_group (mesh, s[0], dims, h, NULL);
       if (kh != k)
         return FALSE;
@@ -346,9 +388,10 @@ groups_shift (const ModelMesh *mesh, guint dims, guint d)
   return TRUE;
 }
 
-/* Whether a plan of one built rank is structural in the sense of rank_classes.h: every
- * dependency inside the rank, every collective a mesh group. Collects the group dimension
- * sets its collectives use into `dims` (guint, distinct). */
+/* Whether a plan of built representatives is structural in the sense of rank_classes.h:
+ * every dependency inside its rank, every collective a mesh group (or two members of one
+ * pp group). Collects the group dimension sets its collectives use into `dims` (guint,
+ * distinct). */
 static gboolean
 structural (const ModelPlan *plan, GArray *dims)
 {
@@ -377,43 +420,53 @@ structural (const ModelPlan *plan, GArray *dims)
 ModelPlan *
 model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
                          const ModelParallel *par, double paged_spill, const HwCluster *cluster,
-                         guint *period, GError **error)
+                         HwRankShift *shift, GError **error)
 {
   g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL && cluster != NULL
-                          && period != NULL, NULL);
+                          && shift != NULL, NULL);
   guint n = MAX (par->degree, 1);
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, NULL);
-  if (n > 1 && par->pp <= 1)
+  guint block = stage_block (n, par->pp);
+  if (block > 1)
     {
-      ModelPlan *one = model_plan_new_representatives (arch, stack, par, paged_spill, 1, error);
+      /* one rank of each stage: the plan of every class is its stage's and its groups' */
+      HwRankShift base = { n, block, 1 };
+      ModelPlan *one = model_plan_new_representatives (arch, stack, par, paged_spill, &base,
+                                                       error);
       if (one == NULL)
         return NULL;
       ModelMesh mesh;
       model_parallel_mesh (par, &mesh);
       g_autoptr (GArray) dims = g_array_new (FALSE, FALSE, sizeof (guint));
       gboolean ok = structural (one, dims);
-      for (guint d = 1; ok && d < n; d++)
+      g_autoptr (GArray) cands = candidates (n, block);
+      for (guint c = 0; ok && c < cands->len; c++)
         {
-          if (n % d != 0 || !hw_cluster_shift_invariant (cluster, d))
+          const HwRankShift *sh = &g_array_index (cands, HwRankShift, c);
+          if (!hw_cluster_shift_invariant (cluster, sh))
             continue;
           gboolean groups = TRUE;
           for (guint i = 0; groups && i < dims->len; i++)
-            groups = groups_shift (&mesh, g_array_index (dims, guint, i), d);
-          if (!groups)
+            groups = groups_shift (&mesh, g_array_index (dims, guint, i), sh);
+          /* the first rank of each stage is a representative of every candidate: a
+           * collective of its that the shift breaks rules the shift out before the
+           * representatives' plan is built */
+          if (!groups || !collectives_invariant (one, cluster, sh))
             continue;
-          ModelPlan *reps = d == 1 ? one
-                                   : model_plan_new_representatives (arch, stack, par,
-                                                                     paged_spill, d, error);
+          gboolean same = sh->block == base.block && sh->d == base.d;
+          ModelPlan *reps = same ? one
+                                 : model_plan_new_representatives (arch, stack, par,
+                                                                   paged_spill, sh, error);
           if (reps == NULL)
             {
               model_plan_free (one);
               return NULL;
             }
-          if (collectives_invariant (reps, cluster, d))
+          if (collectives_invariant (reps, cluster, sh))
             {
               if (reps != one)
                 model_plan_free (one);
-              *period = d;
+              *shift = *sh;
               return reps;
             }
           if (reps != one)
@@ -422,8 +475,8 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
       model_plan_free (one);
     }
   /* the general path: every rank's plan, compared task by task */
-  ModelPlan *full = model_plan_new_representatives (arch, stack, par, paged_spill, n, error);
+  ModelPlan *full = model_plan_new_representatives (arch, stack, par, paged_spill, NULL, error);
   if (full != NULL)
-    *period = model_rank_classes_period (full, cluster);
+    *shift = model_rank_classes_shift (full, cluster);
   return full;
 }

@@ -139,7 +139,7 @@ fill_memory (const ModelSimInput *in, const ModelPlan *plan, const ModelLedger *
   res->rank_device_used = g_new0 (double, res->n_ranks);
   for (guint r = 0; r < res->n_ranks; r++)
     {
-      guint q = r % res->rank_classes; /* the rank that stands for r */
+      guint q = hw_rank_shift_index (&res->classes, r); /* the row that stands for r */
       gboolean oom = model_ledger_oom (ledger, q);
       double need = model_ledger_peak_reserved (ledger, q) + res->cuda_context;
       res->rank_peak_allocated[r] = oom ? model_ledger_oom_peak_allocated (ledger, q)
@@ -154,7 +154,7 @@ fill_memory (const ModelSimInput *in, const ModelPlan *plan, const ModelLedger *
       res->state_bytes = MAX (res->state_bytes, model_plan_state_bytes (plan, r));
     }
   res->load_bytes = model_plan_load_bytes (plan);
-  guint w = res->worst_rank % res->rank_classes;
+  guint w = hw_rank_shift_index (&res->classes, res->worst_rank);
   res->peak_allocated = res->rank_peak_allocated[res->worst_rank];
   res->device_used = res->rank_device_used[res->worst_rank];
   res->peak_reserved = res->device_used - res->cuda_context;
@@ -221,8 +221,10 @@ fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *
 {
   /* every rank answers as its class's representative (executor.h): the maxima over ranks
    * are those over the representatives, each computed once */
-  for (guint r = 0; r < model_executor_period (exec); r++)
+  const HwRankShift *classes = model_executor_shift (exec);
+  for (guint i = 0; i < hw_rank_shift_n_reps (classes); i++)
     {
+      guint r = hw_rank_shift_rank (classes, i);
       res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
       res->exposed_comm = MAX (res->exposed_comm, model_executor_exposed_comm (exec, r));
       res->offload_stall = MAX (res->offload_stall, model_executor_exposed_offload (exec, r));
@@ -326,15 +328,17 @@ process_clear_free (Process *p)
   g_free (p);
 }
 
-/* The initial handles of `plan`, n_ranks × MODEL_N_MEM (new array). */
+/* The initial handles of `plan` for the ledger rows of the replay's rank classes `classes`
+ * (row i: representative hw_rank_shift_rank (classes, i)), rows × MODEL_N_MEM (new array). */
 static guint *
-initial_handles (const ModelPlan *plan)
+initial_handles (const ModelPlan *plan, const HwRankShift *classes)
 {
-  guint n = model_plan_n_ranks (plan);
+  guint n = hw_rank_shift_n_reps (classes);
   guint *h = g_new0 (guint, n * MODEL_N_MEM);
-  for (guint r = 0; r < n; r++)
+  for (guint i = 0; i < n; i++)
     for (guint c = 0; c < MODEL_N_MEM; c++)
-      h[r * MODEL_N_MEM + c] = model_plan_initial_handle (plan, r, c);
+      h[i * MODEL_N_MEM + c]
+          = model_plan_initial_handle (plan, hw_rank_shift_rank (classes, i), c);
   return h;
 }
 
@@ -343,10 +347,11 @@ initial_handles (const ModelPlan *plan)
  * when only the batch's shape differs: the same tensors; any that differ in size are
  * freed and allocated anew). */
 static void
-process_continue (const Process *proc, const ModelPlan *plan, ModelLedger *ledger)
+process_continue (const Process *proc, const ModelPlan *plan, const HwRankShift *classes,
+                  ModelLedger *ledger)
 {
-  g_autofree guint *to = initial_handles (plan);
-  guint n = model_plan_n_ranks (plan);
+  g_autofree guint *to = initial_handles (plan, classes);
+  guint n = hw_rank_shift_n_reps (classes);
   for (guint i = 0; i < n * MODEL_N_MEM; i++)
     if (model_plan_initial_bytes (plan, i % MODEL_N_MEM) != proc->bytes[i % MODEL_N_MEM])
       to[i] = 0;
@@ -355,7 +360,8 @@ process_continue (const Process *proc, const ModelPlan *plan, ModelLedger *ledge
 
 /* Adds the step `ledger` (taken) ran with `plan` to `proc`. */
 static void
-process_add (Process *proc, const ModelPlan *plan, ModelLedger *ledger)
+process_add (Process *proc, const ModelPlan *plan, const HwRankShift *classes,
+             ModelLedger *ledger)
 {
   for (guint r = 0; r < model_ledger_n_ranks (ledger); r++)
     {
@@ -369,7 +375,7 @@ process_add (Process *proc, const ModelPlan *plan, ModelLedger *ledger)
   if (proc->first == NULL)
     proc->first = ledger;
   g_free (proc->handles);
-  proc->handles = initial_handles (plan);
+  proc->handles = initial_handles (plan, classes);
   for (guint c = 0; c < MODEL_N_MEM; c++)
     proc->bytes[c] = model_plan_initial_bytes (plan, c);
   proc->n_steps++;
@@ -389,22 +395,22 @@ new_cluster (const ModelSimInput *in, SimFluid *fluid, guint32 seed)
 
 /* The plan of one step of `in` under `stack` with `spill` B of paged optimizer states:
  * built for its rank classes' representatives where rank_classes.h can prove them without
- * the other ranks (every rank with all_ranks, or where it cannot), and its period on `in`'s
- * cluster in *period (found once here; the replays take it). NULL + error as
+ * the other ranks (every rank with all_ranks, or where it cannot), and its rank classes on
+ * `in`'s cluster in *classes (found once here; the replays take them). NULL + error as
  * model_plan_new_paged(). */
 static ModelPlan *
-build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, guint *period,
-            GError **error)
+build_plan (const ModelSimInput *in, const ModelStack *stack, double spill,
+            HwRankShift *classes, GError **error)
 {
   if (in->all_ranks || in->par == NULL || in->par->degree <= 1)
     {
-      *period = in->par != NULL ? MAX (in->par->degree, 1) : 1;
+      *classes = hw_rank_shift_identity (in->par != NULL ? MAX (in->par->degree, 1) : 1);
       return model_plan_new_paged (in->arch, stack, in->par, spill, error);
     }
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = new_cluster (in, fluid, in->seed);
-  return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, period, error);
+  return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, classes, error);
 }
 
 /* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
@@ -414,23 +420,18 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, guin
  * step time, or < 0 (error set) if the replay did not complete. */
 static double
 replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
-        ModelSimResult *res_out, Process *proc, guint *period_io, GError **error)
+        ModelSimResult *res_out, Process *proc, const HwRankShift *classes, GError **error)
 {
   guint n = model_plan_n_ranks (plan);
+  g_return_val_if_fail (classes->n == n, -1);
   g_autofree guint *link_series = NULL; /* declared first: outlives the fluid using it */
   LinkLoad load = { rec, NULL, NULL };
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = new_cluster (in, fluid, seed);
-  /* rank classes (models/plan/rank_classes.h): found once per plan and cluster (a plan
-   * built for its representatives carries its period) */
-  guint period = period_io != NULL ? *period_io : 0;
-  if (period == 0)
-    period = in->all_ranks ? n : model_rank_classes_period (plan, cluster);
-  if (period_io != NULL)
-    *period_io = period;
-  if (period < n)
-    hw_cluster_set_period (cluster, period);
+  /* rank classes (models/plan/rank_classes.h): found with the plan (build_plan) */
+  if (!hw_rank_shift_is_identity (classes))
+    hw_cluster_set_shift (cluster, classes);
   load.cluster = cluster;
   if (rec != NULL)
     {
@@ -441,18 +442,23 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       load.series = link_series;
       sim_fluid_set_load_func (fluid, record_link_load, &load);
     }
-  /* one ledger per representative: rank r's figures are those of r mod period */
-  g_autoptr (ModelLedger) ledger = model_ledger_new (period, rec);
+  /* one ledger row per representative, named by its rank: rank r's figures are those of
+   * row hw_rank_shift_index (classes, r) */
+  guint n_reps = hw_rank_shift_n_reps (classes);
+  g_autofree guint *names = g_new (guint, n_reps);
+  for (guint i = 0; i < n_reps; i++)
+    names[i] = hw_rank_shift_rank (classes, i);
+  g_autoptr (ModelLedger) ledger = model_ledger_new_named (n_reps, names, rec);
   /* cudaMalloc can hand out the GPU's memory less the CUDA context. */
   model_ledger_set_allocator (ledger, in->node->gpu->memory_capacity - in->node->gpu->cuda_context,
                               in->stack->expandable_segments);
   if (proc != NULL && proc->last != NULL)
-    process_continue (proc, plan, ledger);
+    process_continue (proc, plan, classes, ledger);
   g_autoptr (ModelHostLedger) host = model_host_ledger_new (
       in->n_nodes, in->node->n_gpus, in->node->host_memory,
       in->node->nvme_drives * in->node->nvme_capacity, rec);
   g_autoptr (ModelExecutor) exec = model_executor_new_classes (plan, cluster, engine, ledger,
-                                                               rec, period);
+                                                               rec, classes);
   model_executor_set_host_ledger (exec, host);
   model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
   model_executor_start (exec);
@@ -470,13 +476,14 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   if (res_out != NULL)
     {
       res_out->n_events = events;
-      res_out->rank_classes = period;
+      res_out->rank_classes = n_reps;
+      res_out->classes = *classes;
       fill_memory (in, plan, ledger, res_out);
       fill_host (in, plan, host, res_out);
       fill_time (in, plan, exec, res_out);
     }
   if (proc != NULL)
-    process_add (proc, plan, g_steal_pointer (&ledger));
+    process_add (proc, plan, classes, g_steal_pointer (&ledger));
   return step;
 }
 
@@ -514,11 +521,11 @@ fill_distribution (GArray *times, ModelSimResult *res)
  * lowers the reserved peak by exactly k blocks). Returns the plan with that spill, or `plan`
  * itself when everything fits; NULL + error if the replay or the rebuild fails. */
 static ModelPlan *
-page_states (const ModelSimInput *in, ModelPlan *plan, guint *period, GError **error)
+page_states (const ModelSimInput *in, ModelPlan *plan, HwRankShift *classes, GError **error)
 {
   g_autoptr (ModelPlan) first = plan;
   ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (in, plan, in->seed, NULL, &r, NULL, period, error) < 0)
+  if (replay (in, plan, in->seed, NULL, &r, NULL, classes, error) < 0)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
@@ -527,7 +534,7 @@ page_states (const ModelSimInput *in, ModelPlan *plan, guint *period, GError **e
   spill = model_plan_paged_round (spill, state);
   if (spill <= 0)
     return g_steal_pointer (&first);
-  return build_plan (in, in->stack, spill, period, error);
+  return build_plan (in, in->stack, spill, classes, error);
 }
 
 /* ---- padded batches ([training] padding = longest) ------------------------------------------
@@ -569,9 +576,9 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **
   st.grad_accum = 1;
   ModelSimInput one = *in;
   one.stack = &st;
-  guint period = 0;
-  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, &period, error);
-  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, &period, error) >= 0;
+  HwRankShift classes;
+  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, &classes, error);
+  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, &classes, error) >= 0;
 }
 
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
@@ -647,7 +654,7 @@ fill_process (const Process *proc, ModelSimResult *res)
   guint w = G_MAXUINT;
   for (guint r = 0; proc->first != proc->last && r < res->n_ranks; r++)
     {
-      guint q = r % res->rank_classes; /* the rank that stands for r */
+      guint q = hw_rank_shift_index (&res->classes, r); /* the row that stands for r */
       if (!model_ledger_oom (proc->first, q))
         continue;
       if (w == G_MAXUINT || r == res->worst_rank)
@@ -659,7 +666,7 @@ fill_process (const Process *proc, ModelSimResult *res)
   if (w != G_MAXUINT)
     {
       clear_oom (res);
-      fill_oom (proc->first, w % res->rank_classes, res);
+      fill_oom (proc->first, hw_rank_shift_index (&res->classes, w), res);
       res->oom_in_first_step = TRUE;
       res->worst_rank = w;
       res->peak_allocated = res->rank_peak_allocated[w];
@@ -678,24 +685,24 @@ fill_process (const Process *proc, ModelSimResult *res)
  * raises: replayed once more to be recorded, a deterministic replay). */
 static double
 steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
-             ModelSimResult *res, guint *period, GError **error)
+             ModelSimResult *res, const HwRankShift *classes, GError **error)
 {
   Process proc = { 0 };
   gboolean ok = in->stack->pad_to_longest
                   ? padded_batches (in, &proc, res, error)
-                  : replay (in, plan, in->seed, NULL, NULL, &proc, period, error) >= 0;
+                  : replay (in, plan, in->seed, NULL, NULL, &proc, classes, error) >= 0;
   gboolean record_first = ok && rec != NULL && !in->stack->pad_to_longest && proc.oom;
   if (record_first)
     {
       process_clear (&proc);
-      ok = replay (in, plan, in->seed, rec, NULL, &proc, period, error) >= 0;
+      ok = replay (in, plan, in->seed, rec, NULL, &proc, classes, error) >= 0;
     }
   if (!ok)
     {
       process_clear (&proc);
       return -1;
     }
-  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, period, error);
+  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, classes, error);
   if (t >= 0)
     fill_process (&proc, res);
   process_clear (&proc);
@@ -709,21 +716,21 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   if (!check_dtype (in, error) || !check_attention (in, error))
     return FALSE;
   res->n_ranks = in->par->degree;
-  guint period = 0; /* the rank classes' period, found with the plan */
-  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, &period, error);
+  HwRankShift classes; /* the rank classes, found with the plan */
+  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, &classes, error);
   if (plan != NULL && model_stack_optimizer_is_paged (in->stack))
-    plan = page_states (in, g_steal_pointer (&plan), &period, error);
+    plan = page_states (in, g_steal_pointer (&plan), &classes, error);
   if (plan == NULL)
     return FALSE;
   /* the step's tasks over all ranks (a plan built for its representatives holds a class's
    * tasks once) */
-  res->n_tasks = model_plan_n_tasks (plan) / model_plan_n_built (plan) * res->n_ranks;
+  res->n_tasks = (guint) ((guint64) model_plan_n_tasks (plan) * res->n_ranks
+                          / model_plan_n_built (plan));
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
-      double t = k == 0 ? steady_step (in, plan, rec, res, &period, error)
-                        : replay (in, plan, in->seed + k, NULL, NULL, NULL,
-                                  &period, error);
+      double t = k == 0 ? steady_step (in, plan, rec, res, &classes, error)
+                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, &classes, error);
       if (t < 0)
         {
           model_sim_result_clear (res);

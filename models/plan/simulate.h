@@ -166,8 +166,10 @@ typedef struct
   guint n_tasks;
   guint64 n_events;
   guint rank_classes;       /* ranks replayed (one per class, models/plan/rank_classes.h;
-                               n_ranks with all_ranks or when no symmetry holds): rank r's
-                               per-rank figures and series are those of rank r mod this */
+                               n_ranks with all_ranks or when no symmetry holds) */
+  HwRankShift classes;      /* those classes (hardware/rank_shift.h): rank r's per-rank
+                               figures and series are those of its representative
+                               hw_rank_shift_rep (&classes, r) */
 } ModelSimResult;
 
 /* Simulates `in`; fills `res` (free its members with model_sim_result_clear; zeroed first)

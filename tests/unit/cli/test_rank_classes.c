@@ -2,11 +2,12 @@
  * figure: every shipped scenario of at most 512 GPUs (every .ini of scenarios/ and the bench/ cases)
  * is simulated with one rank per class ([run] rank_classes = auto) and with every rank
  * (off); step time and every rank's allocated and device-used peak agree to 1e-9 relative
- * (issue 17). The collapse must also happen where the symmetry holds (fewer ranks replayed
- * than GPUs on the 8-GPU and multi-node cases), and a straggler, which breaks the shift
- * that would move it, must split the classes. The plan built for the representatives only
- * (model_rank_classes_plan) must be, task by task, the first ranks of the full plan, with
- * the period the full comparison finds. */
+ * (issue 17); so do pipeline-parallel runs, whose stages are classes of their own. The
+ * collapse must also happen where the symmetry holds (fewer ranks replayed than GPUs on the
+ * 8-GPU, multi-node and pipeline cases), and a straggler, which breaks the shift that would
+ * move it, must split the classes. The plan built for the representatives only
+ * (model_rank_classes_plan) must hold, rank by rank, the full plan's tasks of those ranks,
+ * with the shift the full comparison finds. */
 #include "config.h"
 
 #include <math.h>
@@ -48,12 +49,16 @@ simulate (const char *rel, const char *const *sets, ModelSimResult *res)
 
 /* Collapsed against full on `rel`; returns the ranks the collapsed run replayed. */
 static guint
-check_equivalent (const char *rel)
+check_equivalent_with (const char *rel, const char *const *sets)
 {
-  static const char *const off[] = { "run.rank_classes=off", NULL };
+  g_autoptr (GPtrArray) off = g_ptr_array_new ();
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    g_ptr_array_add (off, (gpointer) sets[i]);
+  g_ptr_array_add (off, "run.rank_classes=off");
+  g_ptr_array_add (off, NULL);
   ModelSimResult a = { 0 }, b = { 0 };
-  CU_ASSERT_FATAL (simulate (rel, NULL, &a));
-  CU_ASSERT_FATAL (simulate (rel, off, &b));
+  CU_ASSERT_FATAL (simulate (rel, sets, &a));
+  CU_ASSERT_FATAL (simulate (rel, (const char *const *) off->pdata, &b));
   CU_ASSERT_EQUAL (b.rank_classes, b.n_ranks);
   CU_ASSERT_EQUAL (a.n_ranks, b.n_ranks);
   gboolean same = close_rel (a.step_time, b.step_time) && a.fits == b.fits
@@ -72,50 +77,111 @@ check_equivalent (const char *rel)
   return classes;
 }
 
-/* The ModelTask fields that say what a task is and does (its id and every index into the
- * plan's arrays included: the full plan builds rank 0's tasks first, then rank 1's, …, so
- * the representatives' part of it has the same numbering). */
-static gboolean
-same_task (const ModelPlan *a, const ModelPlan *b, guint id)
+static guint
+check_equivalent (const char *rel)
 {
-  const ModelTask *s = model_plan_task (a, id), *t = model_plan_task (b, id);
-  if (s->id != t->id || s->rank != t->rank || s->stream != t->stream || s->kind != t->kind
+  return check_equivalent_with (rel, NULL);
+}
+
+/* Task ids of each rank in plan order: ids[first[r] … first[r + 1]) (new arrays). */
+static void
+rank_lists (const ModelPlan *p, guint **first, guint **ids, guint **pos)
+{
+  guint n = model_plan_n_ranks (p), nt = model_plan_n_tasks (p);
+  *first = g_new0 (guint, n + 1);
+  *ids = g_new (guint, MAX (nt, 1));
+  *pos = g_new (guint, MAX (nt, 1));
+  for (guint i = 0; i < nt; i++)
+    (*first)[model_plan_task (p, i)->rank + 1]++;
+  for (guint r = 0; r < n; r++)
+    (*first)[r + 1] += (*first)[r];
+  g_autofree guint *fill = g_memdup2 (*first, (n + 1) * sizeof (guint));
+  for (guint i = 0; i < nt; i++)
+    {
+      guint r = model_plan_task (p, i)->rank;
+      (*pos)[i] = fill[r] - (*first)[r];
+      (*ids)[fill[r]++] = i;
+    }
+}
+
+typedef struct
+{
+  const ModelPlan *a, *b;   /* the representatives' plan, the full plan */
+  guint *first_a, *ids_a, *pos_a, *first_b, *ids_b, *pos_b;
+  GHashTable *handles;      /* a's handle → b's (each pair met must agree) */
+} Pair;
+
+/* Handle h of a stands for handle k of b: the first meeting fixes the pair, and every
+ * later meeting of h must find k (0 pairs with 0 only). */
+static gboolean
+same_handle (Pair *x, guint h, guint k)
+{
+  if (h == 0 || k == 0)
+    return h == k;
+  gpointer v = g_hash_table_lookup (x->handles, GUINT_TO_POINTER (h));
+  if (v != NULL)
+    return GPOINTER_TO_UINT (v) == k;
+  g_hash_table_insert (x->handles, GUINT_TO_POINTER (h), GUINT_TO_POINTER (k));
+  return TRUE;
+}
+
+/* What task s of a and task t of b say and do (ids and indices into each plan's arrays
+ * aside: the representatives' plan numbers its tasks, buffers and collectives in its own
+ * order): the same fields, kernels, dependencies on the same rank's task at the same
+ * position, memory effects on paired buffers, collectives with the same members. */
+static gboolean
+same_task (Pair *x, guint sid, guint tid)
+{
+  const ModelTask *s = model_plan_task (x->a, sid), *t = model_plan_task (x->b, tid);
+  if (s->rank != t->rank || s->stream != t->stream || s->kind != t->kind
       || strcmp (s->label, t->label) != 0 || s->layer != t->layer
-      || s->micro_batch != t->micro_batch || s->first_kernel != t->first_kernel
-      || s->n_kernels != t->n_kernels || s->first_dep != t->first_dep
-      || s->n_deps != t->n_deps || s->first_effect != t->first_effect
-      || s->n_effects != t->n_effects || s->flops != t->flops || s->bytes != t->bytes
-      || s->collective != t->collective || s->offload != t->offload || s->amount != t->amount)
+      || s->micro_batch != t->micro_batch || s->n_kernels != t->n_kernels
+      || s->n_deps != t->n_deps || s->n_effects != t->n_effects || s->flops != t->flops
+      || s->bytes != t->bytes || (s->collective < 0) != (t->collective < 0)
+      || s->offload != t->offload || s->amount != t->amount)
     return FALSE;
-  for (guint k = 0; k < s->n_deps; k++)
-    if (model_plan_dep (a, s->first_dep + k) != model_plan_dep (b, t->first_dep + k))
+  for (guint k = 0; k < s->n_kernels; k++)
+    if (!model_kernel_equal (model_plan_kernel (x->a, s->first_kernel + k),
+                             model_plan_kernel (x->b, t->first_kernel + k)))
       return FALSE;
+  for (guint k = 0; k < s->n_deps; k++)
+    {
+      guint da = model_plan_dep (x->a, s->first_dep + k), db = model_plan_dep (x->b, t->first_dep + k);
+      if (model_plan_task (x->a, da)->rank != model_plan_task (x->b, db)->rank
+          || x->pos_a[da] != x->pos_b[db])
+        return FALSE;
+    }
   for (guint k = 0; k < s->n_effects; k++)
     {
-      const ModelMemEffect *e = model_plan_effect (a, s->first_effect + k);
-      const ModelMemEffect *f = model_plan_effect (b, t->first_effect + k);
+      const ModelMemEffect *e = model_plan_effect (x->a, s->first_effect + k);
+      const ModelMemEffect *f = model_plan_effect (x->b, t->first_effect + k);
       if (e->category != f->category || e->bytes != f->bytes || e->when != f->when
-          || e->handle != f->handle || e->where != f->where)
+          || e->where != f->where || e->n_tensors != f->n_tensors
+          || !same_handle (x, e->handle, f->handle))
         return FALSE;
     }
   if (s->collective >= 0)
     {
-      const ModelCollective *c = model_plan_collective (a, (guint) s->collective);
-      const ModelCollective *d = model_plan_collective (b, (guint) t->collective);
+      const ModelCollective *c = model_plan_collective (x->a, (guint) s->collective);
+      const ModelCollective *d = model_plan_collective (x->b, (guint) t->collective);
       if (c->kind != d->kind || c->bytes != d->bytes || c->n_ranks != d->n_ranks
-          || c->dims != d->dims || c->ub_sms != d->ub_sms || memcmp (c->ranks, d->ranks, c->n_ranks * sizeof (guint)) != 0)
+          || c->dims != d->dims || c->ub_sms != d->ub_sms
+          || memcmp (c->ranks, d->ranks, c->n_ranks * sizeof (guint)) != 0)
         return FALSE;
     }
   return TRUE;
 }
 
-/* On `rel`: the representatives-only plan against the full plan. Returns its period. */
-static guint
-check_representatives (const char *rel)
+/* On `rel`: the representatives-only plan against the full plan: each representative's
+ * task list is the full plan's list of that rank, and every rank's per-rank state (state
+ * bytes, initial buffers, their creation tasks) is its representative's there. Returns the
+ * shift, which must be the one the full comparison finds. `sets`: as simulate(). */
+static HwRankShift
+check_representatives (const char *rel, const char *const *sets)
 {
   g_autofree char *path = stepsim_test_srcpath (rel);
   g_autoptr (GError) e = NULL;
-  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, &e);
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, &e);
   CU_ASSERT_FATAL (sc != NULL);
   ModelSimInput in = cli_scenario_sim_input (sc);
   g_autoptr (SimEngine) engine = sim_engine_new ();
@@ -124,42 +190,91 @@ check_representatives (const char *rel)
                                                               fluid);
   g_autoptr (ModelPlan) full = model_plan_new (in.arch, in.stack, in.par, &e);
   CU_ASSERT_FATAL (full != NULL);
-  guint period = 0;
+  HwRankShift sh = { 0 };
   g_autoptr (ModelPlan) reps = model_rank_classes_plan (in.arch, in.stack, in.par, 0, cluster,
-                                                        &period, &e);
+                                                        &sh, &e);
   CU_ASSERT_FATAL (reps != NULL);
   guint n = model_plan_n_ranks (full);
   CU_ASSERT_EQUAL (model_plan_n_ranks (reps), n);
-  CU_ASSERT_EQUAL (period, model_rank_classes_period (full, cluster));
-  CU_ASSERT_EQUAL (model_plan_n_built (reps), in.par->pp > 1 ? n : period);
+  HwRankShift found = model_rank_classes_shift (full, cluster);
+  CU_ASSERT (sh.n == n && sh.block == found.block && sh.d == found.d);
   guint built = model_plan_n_built (reps);
+  CU_ASSERT (built == hw_rank_shift_n_reps (&sh) || built == n);
   CU_ASSERT_EQUAL (model_plan_n_tasks (reps) * (n / built), model_plan_n_tasks (full));
+  Pair x = { .a = reps, .b = full };
+  rank_lists (reps, &x.first_a, &x.ids_a, &x.pos_a);
+  rank_lists (full, &x.first_b, &x.ids_b, &x.pos_b);
+  x.handles = g_hash_table_new (NULL, NULL);
+  const HwRankShift *b = model_plan_built (reps);
   gboolean same = TRUE;
-  for (guint id = 0; same && id < model_plan_n_tasks (reps); id++)
-    same = same_task (reps, full, id);
+  for (guint i = 0; same && i < hw_rank_shift_n_reps (b); i++)
+    {
+      guint r = hw_rank_shift_rank (b, i);
+      guint len = x.first_a[r + 1] - x.first_a[r];
+      same = len == x.first_b[r + 1] - x.first_b[r];
+      for (guint k = 0; same && k < len; k++)
+        same = same_task (&x, x.ids_a[x.first_a[r] + k], x.ids_b[x.first_b[r] + k]);
+    }
   for (guint r = 0; same && r < n; r++) /* rank r answers for its representative */
-    for (guint c = 0; c < MODEL_N_MEM; c++)
-      same = same && model_plan_state_bytes (reps, r) == model_plan_state_bytes (full, r % built)
-             && model_plan_initial_handle (reps, r, c)
-                  == model_plan_initial_handle (full, r % built, c);
+    {
+      guint q = hw_rank_shift_rep (b, r);
+      same = model_plan_state_bytes (reps, r) == model_plan_state_bytes (full, q);
+      for (guint c = 0; same && c < MODEL_N_MEM; c++)
+        {
+          guint ta = model_plan_creation_task (reps, r, c), tb = model_plan_creation_task (full, q, c);
+          same = same_handle (&x, model_plan_initial_handle (reps, r, c),
+                              model_plan_initial_handle (full, q, c))
+                 && (ta == G_MAXUINT) == (tb == G_MAXUINT)
+                 && (ta == G_MAXUINT || x.pos_a[ta] == x.pos_b[tb]);
+        }
+    }
   if (!same)
     g_printerr ("%s: the representatives' plan differs from the full plan's\n", rel);
   CU_ASSERT (same);
-  return period;
+  g_hash_table_unref (x.handles);
+  g_free (x.first_a), g_free (x.ids_a), g_free (x.pos_a);
+  g_free (x.first_b), g_free (x.ids_b), g_free (x.pos_b);
+  return sh;
 }
+
+/* The number of ranks check_representatives' shift replays. */
+static guint
+reps_of (const char *rel, const char *const *sets)
+{
+  HwRankShift sh = check_representatives (rel, sets);
+  return hw_rank_shift_n_reps (&sh);
+}
+
+/* 32 A100s (4 DGX nodes: PCIe switches of two GPUs) in 2 pipeline stages of 2 nodes, TP 2:
+ * rotating every node's GPUs by one switch (block 8, d 2: 8 representatives) beats shifting
+ * a stage's ranks by one node (block 16, d 8: 16). */
+static const char *const pp_two_nodes[]
+    = { "cluster.nodes=4", "parallel.pp=2", "parallel.tp=2", "training.grad_accum=4", NULL };
+
+/* 128 A100s (16 nodes) in 2 stages of 8 nodes, TP 2, ZeRO-1 (reduce-scatter and
+ * all-gather rings over each stage's data-parallel groups): the stage's ranks shift by one
+ * node (block 64, d 8: 2 · 8 = 16 representatives, where rotating inside nodes leaves 32). */
+static const char *const pp_eight_nodes[]
+    = { "cluster.nodes=16", "parallel.pp=2", "parallel.tp=2", "parallel.data_parallel=zero1",
+        "training.grad_accum=4", NULL };
 
 static void
 test_representatives_plan (void)
 {
   /* 8 GPUs behind PCIe switches of two, 16 and 64 nodes: built for 2, 8 and 8 ranks */
-  CU_ASSERT_EQUAL (check_representatives ("bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini"), 2);
-  CU_ASSERT_EQUAL (check_representatives ("bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini"), 8);
-  CU_ASSERT_EQUAL (check_representatives ("bench/llama-3.1-70b-fsdp-64xdgx-h100.ini"), 8);
-  /* tp8 LoRA, cp8 and pipeline stages (every rank built: the general path) */
-  check_representatives ("scenarios/llama-3.1-70b-lora-tp8-dgx-h100.ini");
-  check_representatives ("scenarios/cp-llama-3.1-8b-128k-dgx-h100.ini");
-  check_representatives ("tests/validation/t2b-gpt-175b-tp8-pp8-sp-selective.ini");
-  check_representatives ("tests/validation/offload-s10-llama-8b-zero2-dgx-a100.ini");
+  CU_ASSERT_EQUAL (reps_of ("bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini", NULL), 2);
+  CU_ASSERT_EQUAL (reps_of ("bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini", NULL), 8);
+  CU_ASSERT_EQUAL (reps_of ("bench/llama-3.1-70b-fsdp-64xdgx-h100.ini", NULL), 8);
+  /* tp8 LoRA, cp8, offload */
+  check_representatives ("scenarios/llama-3.1-70b-lora-tp8-dgx-h100.ini", NULL);
+  check_representatives ("scenarios/cp-llama-3.1-8b-128k-dgx-h100.ini", NULL);
+  check_representatives ("tests/validation/offload-s10-llama-8b-zero2-dgx-a100.ini", NULL);
+  /* pipeline stages: each stage's ranks shift inside the stage, the stages built apart */
+  CU_ASSERT_EQUAL (reps_of ("tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini", pp_two_nodes),
+                   8);
+  CU_ASSERT_EQUAL (reps_of ("tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini", pp_eight_nodes),
+                   16);
+  check_representatives ("tests/validation/t2b-gpt-175b-tp8-pp8-sp-selective.ini", NULL);
 }
 
 static void
@@ -188,6 +303,26 @@ test_bench_collapse (void)
   CU_ASSERT_EQUAL (check_equivalent ("bench/llama-3.1-70b-fsdp-64xdgx-h100.ini"), 8);
 }
 
+/* Pipeline stages: the two cases of test_representatives_plan, a pipeline whose stages are
+ * one node each (T2b: 8 stages of 8 A100s, rotating inside nodes by a PCIe switch: 16
+ * representatives), and 32 DGX H100 nodes of the shipped 405B scenario in 8 stages of 4
+ * (64 representatives either way: a stage's ranks shifted by one node, 8 stages × 8, or
+ * every node rotated by a PCIe switch pair, 256 / 4).
+ * Collapsed = full to 1e-9, every rank's memory included (the stages differ: each is its
+ * own class). */
+static void
+test_pipeline_collapse (void)
+{
+  CU_ASSERT_EQUAL (check_equivalent_with ("tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini",
+                                          pp_two_nodes), 8);
+  CU_ASSERT_EQUAL (check_equivalent_with ("tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini",
+                                          pp_eight_nodes), 16);
+  CU_ASSERT_EQUAL (check_equivalent ("tests/validation/t2b-gpt-175b-tp8-pp8-sp-selective.ini"),
+                   16);
+  static const char *const wide[] = { "cluster.nodes=32", "training.grad_accum=8", NULL };
+  CU_ASSERT_EQUAL (check_equivalent_with ("scenarios/llama-3.1-405b-tp8-pp8-h100.ini", wide), 64);
+}
+
 /* A straggler at rank 5 of 8 breaks every shift that moves rank 5 onto a normal rank: only
  * the identity is left, and the run replays every rank. */
 static void
@@ -205,9 +340,11 @@ main (void)
 {
   const StepsimTest tests[] = {
     { "shipped scenarios: collapsed = full to 1e-9", test_shipped_scenarios },
-    { "bench cases collapse to a period of 2, 8, 8 ranks", test_bench_collapse },
+    { "bench cases collapse to 2, 8, 8 ranks", test_bench_collapse },
     { "a straggler splits the classes", test_straggler_splits },
-    { "the representatives' plan is the full plan's first ranks", test_representatives_plan },
+    { "pipeline stages: collapsed = full to 1e-9", test_pipeline_collapse },
+    { "the representatives' plan holds the full plan's tasks of those ranks",
+      test_representatives_plan },
   };
   return STEPSIM_RUN_TESTS ("cli/rank_classes", tests);
 }

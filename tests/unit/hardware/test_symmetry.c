@@ -1,7 +1,7 @@
 /* tests/unit/hardware/test_symmetry.c — the pieces rank classes rest on
  * (models/plan/rank_classes.h): the fluid's fold (sim/fluid.h), the topology's shift map
  * (hardware/topology.h) and a collective run on one instance per orbit
- * (hardware/cluster.h hw_cluster_set_period). */
+ * (hardware/cluster.h hw_cluster_set_shift). */
 #include "config.h"
 
 #include "tests/testlib.h"
@@ -34,8 +34,10 @@ test_fold (void)
 }
 
 /* A 4-node cluster of 4 GPUs behind PCIe switches of 2 with an uplink and 2 NICs per node
- * (not rail-optimised): a shift by one node maps every route onto the shifted route, for
- * every pair; a shift by 2 GPUs is no symmetry across nodes; on one node it is. */
+ * (not rail-optimised: GPUs 0 and 1 use NIC 0 on switch 0, GPUs 2 and 3 NIC 1 on switch 1).
+ * A shift maps the topology onto itself when it moves whole nodes, or rotates the GPUs
+ * inside each node in blocks of whole switches or inside one switch; then every route of a
+ * shifted pair is the permuted route, for every pair. */
 static HwNodeSpec
 switched_node (void)
 {
@@ -48,17 +50,15 @@ switched_node (void)
   return node;
 }
 
-static void
-test_shift_map (void)
+/* Whether `sh` maps `t` onto itself and every route of (σs, σd) is perm applied to the
+ * route of (s, d). */
+static gboolean
+shift_maps_routes (const HwTopology *t, SimFluid *fluid, HwRankShift sh)
 {
-  HwNodeSpec node = switched_node ();
-  Fixture f = fixture_new (&node, 4, 1.0);
-  const HwTopology *t = hw_cluster_topology (f.cluster);
-  guint nr = sim_fluid_n_resources (f.fluid), n = hw_topology_n_ranks (t);
-  g_autofree SimResourceId *perm = g_new (SimResourceId, nr);
-  CU_ASSERT_FALSE (hw_topology_shift_map (t, 2, perm));
-  CU_ASSERT_FALSE (hw_topology_shift_map (t, 3, perm));
-  CU_ASSERT_FATAL (hw_topology_shift_map (t, 4, perm));
+  g_autofree SimResourceId *perm = g_new (SimResourceId, sim_fluid_n_resources (fluid));
+  if (!hw_topology_shift_map (t, &sh, perm))
+    return FALSE;
+  guint n = hw_topology_n_ranks (t);
   gboolean ok = TRUE;
   for (guint s = 0; s < n; s++)
     for (guint d = 0; d < n; d++)
@@ -67,38 +67,98 @@ test_shift_map (void)
           continue;
         SimResourceId r1[HW_ROUTE_MAX], r2[HW_ROUTE_MAX];
         guint k1 = hw_topology_route (t, s, d, r1, NULL);
-        guint k2 = hw_topology_route (t, (s + 4) % n, (d + 4) % n, r2, NULL);
+        guint k2 = hw_topology_route (t, hw_rank_shift_image (&sh, s),
+                                      hw_rank_shift_image (&sh, d), r2, NULL);
         ok = ok && k1 == k2;
         for (guint i = 0; ok && i < k1; i++)
           ok = perm[r1[i]] == r2[i];
       }
+  for (guint r = 0; ok && r < n; r++) /* host routes too */
+    for (guint dir = 0; dir < 2; dir++)
+      {
+        SimResourceId h1[HW_ROUTE_MAX], h2[HW_ROUTE_MAX];
+        guint k1 = hw_topology_host_route (t, r, dir, h1);
+        guint k2 = hw_topology_host_route (t, hw_rank_shift_image (&sh, r), dir, h2);
+        ok = ok && k1 == k2;
+        for (guint i = 0; ok && i < k1; i++)
+          ok = perm[h1[i]] == h2[i];
+      }
   CU_ASSERT (ok);
+  return TRUE;
+}
+
+static void
+test_shift_map (void)
+{
+  HwNodeSpec node = switched_node ();
+  Fixture f = fixture_new (&node, 4, 1.0);
+  const HwTopology *t = hw_cluster_topology (f.cluster);
+  /* across nodes: whole nodes only */
+  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 16, 4 }));
+  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 8, 4 })); /* node pairs swap */
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 16, 2 }));
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 16, 3 }));
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 8, 2 }));
+  /* inside every node: whole switches (the switches and their NICs swap), or inside one */
+  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 4, 2 }));
+  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 2, 1 }));
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 4, 1 }));
   fixture_free (&f);
   Fixture one = fixture_new (&node, 1, 1.0);
-  g_autofree SimResourceId *p1 = g_new (SimResourceId, sim_fluid_n_resources (one.fluid));
-  CU_ASSERT (hw_topology_shift_map (hw_cluster_topology (one.cluster), 2, p1));
-  CU_ASSERT_FALSE (hw_topology_shift_map (hw_cluster_topology (one.cluster), 1, p1));
+  CU_ASSERT (shift_maps_routes (hw_cluster_topology (one.cluster), one.fluid,
+                                (HwRankShift){ 4, 4, 2 }));
+  CU_ASSERT_FALSE (shift_maps_routes (hw_cluster_topology (one.cluster), one.fluid,
+                                      (HwRankShift){ 4, 4, 1 }));
   fixture_free (&one);
   hw_node_spec_clear (&node);
 }
 
+/* Rail-optimised nodes of 4 GPUs (GPU j uses NIC j mod n_nics, no PCIe switches), 3 nodes.
+ * 4 NICs: rotating the GPUs inside every node rotates the NICs with them, in the whole node
+ * or in blocks of 2. 2 NICs (GPUs 0, 2 on NIC 0; 1, 3 on NIC 1): a rotation by one sends
+ * NIC 0's GPUs onto NIC 1's and back, a one-to-one NIC map. 3 NICs (GPUs 0 and 3 share NIC
+ * 0): a rotation by one sends GPU 0 onto NIC 1 and GPU 3 onto NIC 0, no NIC map: refused. */
+static void
+test_shift_map_rails (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 3, 1.0);
+  CU_ASSERT (shift_maps_routes (hw_cluster_topology (f.cluster), f.fluid,
+                                (HwRankShift){ 12, 4, 1 }));
+  CU_ASSERT (shift_maps_routes (hw_cluster_topology (f.cluster), f.fluid,
+                                (HwRankShift){ 12, 2, 1 }));
+  fixture_free (&f);
+  node.n_nics = 2;
+  Fixture two = fixture_new (&node, 3, 1.0);
+  CU_ASSERT (shift_maps_routes (hw_cluster_topology (two.cluster), two.fluid,
+                                (HwRankShift){ 12, 4, 1 }));
+  fixture_free (&two);
+  node.n_nics = 3;
+  Fixture g = fixture_new (&node, 3, 1.0);
+  CU_ASSERT_FALSE (shift_maps_routes (hw_cluster_topology (g.cluster), g.fluid,
+                                      (HwRankShift){ 12, 4, 1 }));
+  fixture_free (&g);
+  hw_node_spec_clear (&node);
+}
+
 /* A ring all-reduce over all 16 ranks and, beside it, four all-gathers over each node's
- * ranks: with the cluster's period 4 (one node) one ring flow per orbit and one of the four
- * node instances run, and both take what the full simulation gives (to 1e-9). */
+ * ranks: with the cluster's shift by one node (4 ranks) one ring flow per orbit and one of
+ * the four node instances run, and both take what the full simulation gives (to 1e-9). */
 static double
-run_pair (guint period, double *node_time)
+run_pair (HwRankShift sh, double *node_time)
 {
   HwNodeSpec node = switched_node ();
   Fixture f = fixture_new (&node, 4, 2.0);
-  if (period < 16)
-    hw_cluster_set_period (f.cluster, period);
+  gboolean folded = !hw_rank_shift_is_identity (&sh);
+  if (folded)
+    hw_cluster_set_shift (f.cluster, &sh);
   guint all[16];
   for (guint i = 0; i < 16; i++)
     all[i] = i;
   DoneAt ring = { f.engine, -1 }, local[4];
   hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, all, 16,
                        64e6, fixture_done_at, &ring);
-  for (guint k = 0; k < (period < 16 ? 1 : 4); k++)
+  for (guint k = 0; k < (sh.block == 16 && folded ? 1 : 4); k++)
     {
       local[k] = (DoneAt){ f.engine, -1 };
       hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING, all + 4 * k,
@@ -111,14 +171,66 @@ run_pair (guint period, double *node_time)
   return ring.end;
 }
 
+/* Inside every node, 4 GPUs on 2 switches: an all-reduce over each node's GPUs and
+ * all-gathers over the GPU pairs {0, 2} and {1, 3} of each node (rank r and r + 2 pair
+ * up), all at once. Under the shift by 2 inside nodes (switch 0's GPUs onto switch 1's)
+ * every instance is its own image (the node's ring 0→1→2→3→0 becomes 2→3→0→1→2, the same
+ * edges; a pair's members swap): each runs with half its flows standing for the other
+ * half, and takes what the full simulation gives (to 1e-9). */
+static double
+run_inside (gboolean folded, double *pair_time)
+{
+  HwNodeSpec node = switched_node ();
+  Fixture f = fixture_new (&node, 4, 2.0);
+  HwRankShift sh = { 16, 4, 2 };
+  if (folded)
+    hw_cluster_set_shift (f.cluster, &sh);
+  guint members[12][4];
+  DoneAt done[12];
+  guint k = 0;
+  for (guint a = 0; a < 4; a++)
+    {
+      for (guint j = 0; j < 4; j++)
+        members[k][j] = 4 * a + j;
+      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                                HW_ALGORITHM_RING, members[k], 4, 64e6, &sh));
+      done[k] = (DoneAt){ f.engine, -1 };
+      hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, members[k],
+                           4, 64e6, fixture_done_at, &done[k]);
+      k++;
+      for (guint j = 0; j < 2; j++, k++)
+        {
+          members[k][0] = 4 * a + j, members[k][1] = 4 * a + j + 2;
+          CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                    HW_ALGORITHM_RING, members[k], 2, 32e6,
+                                                    &sh));
+          done[k] = (DoneAt){ f.engine, -1 };
+          hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING,
+                               members[k], 2, 32e6, fixture_done_at, &done[k]);
+        }
+    }
+  sim_engine_run (f.engine);
+  *pair_time = done[1].end;
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+  return done[0].end;
+}
+
 static void
 test_collective_orbits (void)
 {
   double full_node, folded_node;
-  double full = run_pair (16, &full_node), folded = run_pair (4, &folded_node);
+  double full = run_pair (hw_rank_shift_identity (16), &full_node);
+  double folded = run_pair ((HwRankShift){ 16, 16, 4 }, &folded_node);
   CU_ASSERT (full > 0 && full_node > 0);
   STEPSIM_ASSERT_REL (folded, full, 1e-9);
   STEPSIM_ASSERT_REL (folded_node, full_node, 1e-9);
+  double full_pair, folded_pair;
+  full = run_inside (FALSE, &full_pair);
+  folded = run_inside (TRUE, &folded_pair);
+  CU_ASSERT (full > 0 && full_pair > 0);
+  STEPSIM_ASSERT_REL (folded, full, 1e-9);
+  STEPSIM_ASSERT_REL (folded_pair, full_pair, 1e-9);
 }
 
 int
@@ -127,6 +239,7 @@ main (void)
   const StepsimTest tests[] = {
     { "fold: one flow with multiplicity m gets the rate of m equal flows", test_fold },
     { "shift map: routes of shifted pairs are the permuted routes", test_shift_map },
+    { "shift map: rails rotate with the GPUs inside nodes", test_shift_map_rails },
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
