@@ -17,6 +17,7 @@
 #include "hardware/topology.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static const char *const kind_names[HW_N_COLLECTIVES] = {
   [HW_COLLECTIVE_ALL_REDUCE] = "all_reduce",         [HW_COLLECTIVE_ALL_GATHER] = "all_gather",
@@ -236,22 +237,35 @@ ranks_valid (const HwCluster *cluster, HwCollectiveKind kind, const guint *ranks
  * s: the sources of an orbit move by s inside their block), and that one runs (its weights
  * scaled by the fluid's fold); the same for the SMs and HBM its kernels hold on each
  * member. */
+static int
+guint_cmp (const void *a, const void *b)
+{
+  guint x = *(const guint *) a, y = *(const guint *) b;
+  return (x > y) - (x < y);
+}
+
 static HwRankShift
 stabilizer (const HwRankShift *shift, const guint *ranks, guint n)
 {
   HwRankShift sh = *shift;
   if (hw_rank_shift_is_identity (&sh))
     return sh;
-  g_autofree guint8 *in = g_new0 (guint8, sh.n);
-  for (guint i = 0; i < n; i++)
-    in[ranks[i]] = 1;
+  /* membership by binary search in a sorted copy: O(members · log members) a shift, not
+   * O(cluster ranks) (this runs at every collective start) */
+  g_autofree guint *sorted = g_memdup2 (ranks, n * sizeof (guint));
+  qsort (sorted, n, sizeof (guint), guint_cmp);
   for (sh.d = shift->d; sh.d < sh.block; sh.d += shift->d)
     {
       if (sh.block % sh.d != 0)
         continue;
       guint i = 0;
-      while (i < n && in[hw_rank_shift_image (&sh, ranks[i])])
-        i++;
+      while (i < n)
+        {
+          guint img = hw_rank_shift_image (&sh, ranks[i]);
+          if (bsearch (&img, sorted, n, sizeof (guint), guint_cmp) == NULL)
+            break;
+          i++;
+        }
       if (i == n)
         return sh;
     }
