@@ -212,11 +212,31 @@ hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift)
     return TRUE;
   if (cluster->jitter_cv > 0)
     return FALSE;
-  for (guint r = 0; r < n; r++)
-    if (cluster->slowdown[r] != cluster->slowdown[hw_rank_shift_image (shift, r)])
+  HwRankShift gen[2];
+  guint k = hw_rank_shift_generators (shift, gen);
+  /* the cheap refusal first: a shift the topology cannot take (no permutation built) */
+  for (guint i = 0; i < k; i++)
+    if (!hw_topology_shift_valid (cluster->topo, &gen[i]))
       return FALSE;
+  for (guint i = 0; i < k; i++)
+    for (guint r = 0; r < n; r++)
+      if (cluster->slowdown[r] != cluster->slowdown[hw_rank_shift_image (&gen[i], r)])
+        return FALSE;
   g_autofree SimResourceId *perm = g_new (SimResourceId, sim_fluid_n_resources (cluster->fluid));
-  return hw_topology_shift_map (cluster->topo, shift, perm);
+  for (guint i = 0; i < k; i++)
+    if (!hw_topology_shift_map (cluster->topo, &gen[i], perm))
+      return FALSE;
+  return TRUE;
+}
+
+/* The root of u's tree in the union-find forest `parent` (roots: parent[u] = u; every
+ * parent below its child, so the root is the least id of the class), halving the path. */
+static SimResourceId
+find_root (SimResourceId *parent, SimResourceId u)
+{
+  while (parent[u] != u)
+    u = parent[u] = parent[parent[u]];
+  return u;
 }
 
 void
@@ -231,29 +251,32 @@ hw_cluster_set_shift (HwCluster *cluster, const HwRankShift *shift)
       sim_fluid_set_fold (cluster->fluid, NULL, NULL);
       return;
     }
-  /* Orbits of resources are the cycles of the shift's permutation; each folds onto its
-   * least id with scale m / |orbit| (sim/fluid.h). */
+  /* Orbits of resources under the group the generators' permutations generate: the
+   * classes of the union of their cycles (union-find, each root its class's least id); each
+   * folds onto its least id with scale m / |orbit| (sim/fluid.h). */
+  HwRankShift gen[2];
+  guint k = hw_rank_shift_generators (shift, gen);
   g_autofree SimResourceId *perm = g_new (SimResourceId, nr);
   g_autofree SimResourceId *canon = g_new (SimResourceId, nr);
   g_autofree double *scale = g_new (double, nr);
-  hw_topology_shift_map (cluster->topo, shift, perm);
+  g_autofree guint *size = g_new0 (guint, nr);
   for (guint u = 0; u < nr; u++)
-    canon[u] = G_MAXUINT;
-  double m = (double) hw_rank_shift_multiplicity (shift);
-  for (guint u = 0; u < nr; u++)
+    canon[u] = u;
+  for (guint i = 0; i < k; i++)
     {
-      if (canon[u] != G_MAXUINT)
-        continue;
-      guint size = 0;
-      SimResourceId least = u;
-      for (SimResourceId v = u; size == 0 || v != u; v = perm[v], size++)
-        least = MIN (least, v);
-      for (SimResourceId v = u, k = 0; k < size; v = perm[v], k++)
+      hw_topology_shift_map (cluster->topo, &gen[i], perm);
+      for (guint u = 0; u < nr; u++)
         {
-          canon[v] = least;
-          scale[v] = m / size;
+          SimResourceId a = find_root (canon, u), b = find_root (canon, perm[u]);
+          if (a != b)
+            canon[MAX (a, b)] = MIN (a, b);
         }
     }
+  for (guint u = 0; u < nr; u++)
+    size[canon[u] = find_root (canon, u)]++;
+  double m = (double) hw_rank_shift_multiplicity (shift);
+  for (guint u = 0; u < nr; u++)
+    scale[u] = m / size[canon[u]];
   sim_fluid_set_fold (cluster->fluid, canon, scale);
 }
 

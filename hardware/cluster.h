@@ -113,13 +113,14 @@ void hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed);
 void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */
 
 /* Rank classes (models/plan/rank_classes.h). hw_cluster_shift_invariant: whether the rank
- * shift σ (hardware/rank_shift.h; its n the cluster's rank count) maps the cluster onto
- * itself — the topology (hw_topology_shift_map), the stragglers' slow-downs (equal on r and
- * σr) and no kernel jitter (its draws differ per kernel). hw_cluster_set_shift: from now on,
- * the cluster simulates one rank per class (the representatives, hw_rank_shift_is_rep): the
- * fluid folds every resource onto the least resource of its orbit under σ, its weight
- * scaled by m / |orbit| (m = block / d; sim_fluid_set_fold), and a collective started on
- * one instance of an orbit of instances (hw_collective_start) runs one flow per orbit of
+ * shift's group (hardware/rank_shift.h; its n the cluster's rank count) maps the cluster
+ * onto itself: each generator maps the topology (hw_topology_shift_map) and the stragglers'
+ * slow-downs (equal on r and its image) onto themselves, and no kernel jitter (its draws
+ * differ per kernel). hw_cluster_set_shift: from now on, the cluster simulates one rank per
+ * class (the representatives, hw_rank_shift_is_rep): the fluid folds every resource onto
+ * the least resource of its orbit under the group, its weight scaled by m / |orbit|
+ * (m = hw_rank_shift_multiplicity; sim_fluid_set_fold), and a collective started on one
+ * instance of an orbit of instances (hw_collective_start) runs one flow per orbit of
  * flows. The shift must be invariant (API misuse otherwise); the identity (the default) is
  * the full simulation. hw_cluster_shift returns it (borrowed, the cluster's). */
 gboolean hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift);

@@ -325,10 +325,12 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
  * of the image of the GPUs using j (hw_topology_nic_of): that must be one NIC on the image
  * switch, the same for every GPU using j, and one-to-one; the node's spine links, CPU and
  * NVMe stay put. */
-static gboolean
-shift_valid (const HwTopology *t, const HwRankShift *sh)
+gboolean
+hw_topology_shift_valid (const HwTopology *t, const HwRankShift *sh)
 {
-  if (sh->n != hw_topology_n_ranks (t) || !hw_rank_shift_valid (sh))
+  g_return_val_if_fail (t != NULL && sh != NULL, FALSE);
+  if (sh->n != hw_topology_n_ranks (t) || !hw_rank_shift_valid (sh)
+      || !hw_rank_shift_is_plain (sh))
     return FALSE;
   if (sh->block % t->n_gpus == 0 && sh->d % t->n_gpus == 0)
     return TRUE; /* whole nodes (the identity included) */
@@ -387,7 +389,7 @@ hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift, SimReso
 {
   g_return_val_if_fail (topo != NULL && shift != NULL && perm != NULL, FALSE);
   const HwTopology *t = topo;
-  if (!shift_valid (t, shift))
+  if (!hw_topology_shift_valid (t, shift))
     return FALSE;
   g_autofree guint *nic = g_new (guint, MAX (t->n_nics, 1));
   if (!nic_map (t, shift, nic))

@@ -101,8 +101,8 @@ guint hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirectio
 guint hw_topology_nic_of (const HwTopology *topo, guint rank);
 
 /* Translation symmetry of the topology (rank classes, models/plan/rank_classes.h): whether
- * the rank shift σ (hardware/rank_shift.h: d places forward inside blocks of `block` ranks)
- * maps the topology onto itself, and if so the resource permutation it induces, written
+ * the plain rank shift σ (hardware/rank_shift.h: d places forward inside blocks of `block`
+ * ranks) maps the topology onto itself, and if so the resource permutation it induces, written
  * into `perm` (sim_fluid_n_resources entries): perm[u] is the resource u becomes, with
  * hw_topology_route (σr, σq) equal to perm applied to hw_topology_route (r, q) for every
  * pair, and the same for host routes and every GPU and node resource. Either d and the
@@ -113,5 +113,9 @@ guint hw_topology_nic_of (const HwTopology *topo, guint rank);
  * the topology's rank count. */
 gboolean hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift,
                                 SimResourceId *perm);
+/* The conditions on the shift alone that hw_topology_shift_map asks before building the
+ * permutation (whole nodes, or blocks inside a node fitting its PCIe switches); the NIC map
+ * is checked there. FALSE for a shift that is not plain. */
+gboolean hw_topology_shift_valid (const HwTopology *topo, const HwRankShift *shift);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwTopology, hw_topology_free)

@@ -231,8 +231,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) >= n_ranks, NULL);
   g_return_val_if_fail (shift->n == n_ranks && hw_rank_shift_valid (shift), NULL);
   const HwRankShift *built = model_plan_built (plan);
-  g_return_val_if_fail (hw_rank_shift_is_identity (built)
-                          || (built->block == shift->block && built->d == shift->d),
+  g_return_val_if_fail (hw_rank_shift_is_identity (built) || hw_rank_shift_equal (built, shift),
                         NULL);
   g_return_val_if_fail (model_ledger_n_ranks (ledger) == hw_rank_shift_n_reps (shift), NULL);
   gboolean classes = !hw_rank_shift_is_identity (shift);

@@ -223,14 +223,11 @@ rank_state_equal (const Index *x, const HwRankShift *sh, guint a, guint b)
   return TRUE;
 }
 
+/* Whether the plain shift `sh` maps the plan onto itself. */
 static gboolean
-shift_invariant (const Index *x, const HwRankShift *sh)
+plain_invariant (const Index *x, const HwRankShift *sh)
 {
   guint n = x->n;
-  if (sh->n != n || !hw_rank_shift_valid (sh))
-    return FALSE;
-  if (hw_rank_shift_is_identity (sh))
-    return TRUE;
   guint nc = model_plan_n_collectives (x->plan);
   g_autofree guint *image = g_new (guint, MAX (nc, 1));
   for (guint i = 0; i < nc; i++)
@@ -247,6 +244,20 @@ shift_invariant (const Index *x, const HwRankShift *sh)
                           scratch))
           return FALSE;
     }
+  return TRUE;
+}
+
+/* Whether the shift's group maps the plan onto itself: each generator does. */
+static gboolean
+shift_invariant (const Index *x, const HwRankShift *sh)
+{
+  if (sh->n != x->n || !hw_rank_shift_valid (sh))
+    return FALSE;
+  HwRankShift gen[2];
+  guint k = hw_rank_shift_generators (sh, gen);
+  for (guint i = 0; i < k; i++)
+    if (!plain_invariant (x, &gen[i]))
+      return FALSE;
   return TRUE;
 }
 
@@ -301,10 +312,12 @@ fewer_reps (gconstpointer a, gconstpointer b)
 
 /* The shifts rank classes try on n ranks in pipeline-stage blocks of `stage` ranks, fewest
  * representatives first (ties: the order below), the identity left out: d places inside
- * blocks of g ranks, for every g dividing the stage and every proper divisor d of g. A
- * block that is the stage moves ranks between nodes (d whole nodes) or inside one; a
- * smaller block rotates ranks inside each node (hw_topology_shift_map says which the
- * cluster allows). GArray of HwRankShift, new. */
+ * blocks of g ranks, for every g dividing the stage and every proper divisor d of g; then
+ * each of those with an inner shift by e places inside blocks of h ranks, h dividing d and
+ * e a proper divisor of h. An outer block that is the stage moves ranks between nodes (d
+ * whole nodes) or inside one; a smaller block, and the inner shift, rotate ranks inside
+ * each node (hw_topology_shift_map says which the cluster allows). GArray of HwRankShift,
+ * new. */
 static GArray *
 candidates (guint n, guint stage)
 {
@@ -313,7 +326,23 @@ candidates (guint n, guint stage)
     if (stage % g == 0)
       for (guint d = 1; d < g; d++)
         if (g % d == 0)
-          g_array_append_val (out, ((HwRankShift){ n, g, d }));
+          {
+            HwRankShift sh = hw_rank_shift_plain (n, g, d);
+            g_array_append_val (out, sh);
+          }
+  for (guint c = 0, plain = out->len; c < plain; c++)
+    {
+      HwRankShift outer = g_array_index (out, HwRankShift, c);
+      for (guint h = outer.d; h >= 2; h--)
+        if (outer.d % h == 0)
+          for (guint e = 1; e < h; e++)
+            if (h % e == 0)
+              {
+                HwRankShift sh = outer;
+                sh.inner = h, sh.inner_d = e;
+                g_array_append_val (out, sh);
+              }
+    }
   g_array_sort (out, fewer_reps); /* g_array_sort is stable (GLib ≥ 2.76 documents it;
                                    * ties are further broken by rank_classes' checks alone) */
   return out;
@@ -430,7 +459,7 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
   if (block > 1)
     {
       /* one rank of each stage: the plan of every class is its stage's and its groups' */
-      HwRankShift base = { n, block, 1 };
+      HwRankShift base = hw_rank_shift_plain (n, block, 1);
       ModelPlan *one = model_plan_new_representatives (arch, stack, par, paged_spill, &base,
                                                        error);
       if (one == NULL)
@@ -445,15 +474,18 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
           const HwRankShift *sh = &g_array_index (cands, HwRankShift, c);
           if (!hw_cluster_shift_invariant (cluster, sh))
             continue;
+          HwRankShift gen[2];
+          guint n_gen = hw_rank_shift_generators (sh, gen);
           gboolean groups = TRUE;
           for (guint i = 0; groups && i < dims->len; i++)
-            groups = groups_shift (&mesh, g_array_index (dims, guint, i), sh);
+            for (guint k = 0; groups && k < n_gen; k++)
+              groups = groups_shift (&mesh, g_array_index (dims, guint, i), &gen[k]);
           /* the first rank of each stage is a representative of every candidate: a
            * collective of its that the shift breaks rules the shift out before the
            * representatives' plan is built */
           if (!groups || !collectives_invariant (one, cluster, sh))
             continue;
-          gboolean same = sh->block == base.block && sh->d == base.d;
+          gboolean same = hw_rank_shift_equal (sh, &base);
           ModelPlan *reps = same ? one
                                  : model_plan_new_representatives (arch, stack, par,
                                                                    paged_spill, sh, error);

@@ -2,11 +2,14 @@
  *
  * Almost every rank of a data-, tensor-, context- or pipeline-parallel job does the same work
  * as many others on the same kind of links (Multiverse, NSDI 2025, exploits the same
- * symmetry). Here the symmetry is found, not assumed. The candidates are the shifts σ of
- * hardware/rank_shift.h: d places forward inside blocks of B ranks, B = n / pp (a pipeline
- * stage's ranks; pp is the mesh's outermost dimension, so stage s holds ranks s·B … s·B + B − 1;
- * B = n without stages, where σ is the cyclic shift r → (r + d) mod n). σ is a symmetry of
- * a run when
+ * symmetry). Here the symmetry is found, not assumed. The candidates are the shift groups of
+ * hardware/rank_shift.h, inside pipeline stages (pp is the mesh's outermost dimension, so
+ * stage s holds ranks s·B … s·B + B − 1, B = n / pp; B = n without stages): an outer shift σ
+ * by d places inside blocks of g ranks (g dividing B), and optionally an inner shift τ by e
+ * places inside blocks of h ranks (h dividing d). On a cluster of nodes the ones that
+ * survive are σ moving a stage's ranks by whole nodes and σ or τ rotating every node's GPUs
+ * (hardware/topology.h hw_topology_shift_map). The group is a symmetry of a run when each
+ * generator is, that is when
  *   - the plan maps onto itself: rank σr's task list equals rank r's, task by task (stream,
  *     kind, label, layer, micro-batch, kernels with their shapes, memory effects with their
  *     sizes, dependencies at the same positions of the image ranks, offload amounts) and
@@ -14,17 +17,18 @@
  *     (model_plan_shift_invariant);
  *   - the cluster maps onto itself (hardware/cluster.h hw_cluster_shift_invariant: topology,
  *     stragglers, no jitter);
- *   - every collective's lowered flows map onto themselves under the shifts that fix its
- *     members (hardware/collective.h hw_collective_shift_invariant).
- * The least such d is taken (d = B, the identity, always qualifies); the classes are then
- * the orbits of σ, B / d ranks each, and the simulation replays the representatives
- * (hw_rank_shift_is_rep: offset in the block below d) only: the executor (executor.h) runs
- * their tasks, one instance per orbit of collective instances, and the fluid carries the
- * multiplicities (sim/fluid.h sim_fluid_set_fold). Because every member of a class sees the
- * same events at the same times in the full replay, the collapsed one gives the same step
- * time and per-rank memory (to rounding: sums of m equal weights against one weight × m).
- * Anything rank-dependent inside a stage — expert load skew, a straggler — fails the check
- * for the shifts it breaks and so splits the classes by itself.
+ *   - every collective's lowered flows map onto themselves under the elements that fix its
+ *     members (hardware/collective.h hw_collective_shift_invariant; an NCCL tree is rooted,
+ *     so none across the nodes it spans does).
+ * The candidate with the fewest representatives is taken (the identity always qualifies);
+ * the classes are then the group's orbits, hw_rank_shift_multiplicity ranks each, and the
+ * simulation replays the representatives (hw_rank_shift_is_rep) only: the executor
+ * (executor.h) runs their tasks, one instance per orbit of collective instances, and the
+ * fluid carries the multiplicities (sim/fluid.h sim_fluid_set_fold). Because every member
+ * of a class sees the same events at the same times in the full replay, the collapsed one
+ * gives the same step time and per-rank memory (to rounding: sums of m equal weights against
+ * one weight × m). Anything rank-dependent inside a stage — expert load skew, a straggler —
+ * fails the check for the shifts it breaks and so splits the classes by itself.
  */
 #pragma once
 
@@ -36,10 +40,10 @@
  * itself (the first condition above). O(tasks + collective members). The identity: TRUE. */
 gboolean model_plan_shift_invariant (const ModelPlan *plan, const HwRankShift *shift);
 
-/* The rank classes of replaying `plan` on `cluster` (both borrowed): the shift inside
- * pipeline-stage blocks with the least d for which the plan, the cluster and every
- * collective the representatives run are invariant; the identity when none smaller is. A
- * plan built for representatives answers with its own shift (model_plan_built). */
+/* The rank classes of replaying `plan` on `cluster` (both borrowed): the candidate shift
+ * group with the fewest representatives for which the plan, the cluster and every
+ * collective the representatives run are invariant; the identity when none is. A plan
+ * built for representatives answers with its own shift (model_plan_built). */
 HwRankShift model_rank_classes_shift (const ModelPlan *plan, const HwCluster *cluster);
 
 /* The plan of one step for replaying on `cluster` by rank classes, and its shift
@@ -48,13 +52,15 @@ HwRankShift model_rank_classes_shift (const ModelPlan *plan, const HwCluster *cl
  * stage and the mesh groups its collectives run on (plan_comm.c names them by the rank's
  * coordinates, and a pipeline message or tied-embedding reduction pairs the rank with its
  * peer of the same dp, cp and tp coordinates; no task reads a coordinate otherwise: tp, cp
- * and data-parallel ranks of a stage hold equal shares and run equal kernels), so σ is a
- * symmetry of the plan when it maps every group the plan uses onto a group (in member
- * order, or onto itself), and of the run when the cluster and the representatives'
- * collectives are invariant too. Such a plan (model_plan_new_representatives) holds the
- * representatives only: its cost is that of pp · d ranks, not n (issue 17). One rank per
- * stage is built first and checked to hold no dependency across ranks and no collective
- * outside a mesh or pp group; anything else — expert-parallel groups, or no proper shift
+ * and data-parallel ranks of a stage hold equal shares and run equal kernels), so a group
+ * is a symmetry of the plan when each generator maps every group the plan uses onto a group
+ * (in member order, or onto itself), and of the run when the cluster and the
+ * representatives' collectives are invariant too. Such a plan
+ * (model_plan_new_representatives) holds the representatives only: its cost is that of
+ * hw_rank_shift_n_reps ranks, not n (issue 17). One rank per stage is built first and
+ * checked to hold no dependency across ranks and no collective outside a mesh or pp group;
+ * a candidate whose generators break one of that rank's collectives is ruled out before its
+ * representatives are built. Anything else — expert-parallel groups, or no proper shift
  * found this way — builds every rank and finds the shift by model_rank_classes_shift.
  * Arguments are borrowed; the plan is new (model_plan_free); NULL + error as
  * model_plan_new_paged(). */

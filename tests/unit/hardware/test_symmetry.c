@@ -94,21 +94,21 @@ test_shift_map (void)
   Fixture f = fixture_new (&node, 4, 1.0);
   const HwTopology *t = hw_cluster_topology (f.cluster);
   /* across nodes: whole nodes only */
-  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 16, 4 }));
-  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 8, 4 })); /* node pairs swap */
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 16, 2 }));
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 16, 3 }));
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 8, 2 }));
+  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 16, 4)));
+  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 8, 4))); /* node pairs swap */
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 16, 2)));
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 16, 3)));
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 8, 2)));
   /* inside every node: whole switches (the switches and their NICs swap), or inside one */
-  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 4, 2 }));
-  CU_ASSERT (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 2, 1 }));
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, (HwRankShift){ 16, 4, 1 }));
+  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 4, 2)));
+  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 2, 1)));
+  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 4, 1)));
   fixture_free (&f);
   Fixture one = fixture_new (&node, 1, 1.0);
   CU_ASSERT (shift_maps_routes (hw_cluster_topology (one.cluster), one.fluid,
-                                (HwRankShift){ 4, 4, 2 }));
+                                hw_rank_shift_plain (4, 4, 2)));
   CU_ASSERT_FALSE (shift_maps_routes (hw_cluster_topology (one.cluster), one.fluid,
-                                      (HwRankShift){ 4, 4, 1 }));
+                                      hw_rank_shift_plain (4, 4, 1)));
   fixture_free (&one);
   hw_node_spec_clear (&node);
 }
@@ -124,19 +124,19 @@ test_shift_map_rails (void)
   HwNodeSpec node = fixture_nvswitch_node (4);
   Fixture f = fixture_new (&node, 3, 1.0);
   CU_ASSERT (shift_maps_routes (hw_cluster_topology (f.cluster), f.fluid,
-                                (HwRankShift){ 12, 4, 1 }));
+                                hw_rank_shift_plain (12, 4, 1)));
   CU_ASSERT (shift_maps_routes (hw_cluster_topology (f.cluster), f.fluid,
-                                (HwRankShift){ 12, 2, 1 }));
+                                hw_rank_shift_plain (12, 2, 1)));
   fixture_free (&f);
   node.n_nics = 2;
   Fixture two = fixture_new (&node, 3, 1.0);
   CU_ASSERT (shift_maps_routes (hw_cluster_topology (two.cluster), two.fluid,
-                                (HwRankShift){ 12, 4, 1 }));
+                                hw_rank_shift_plain (12, 4, 1)));
   fixture_free (&two);
   node.n_nics = 3;
   Fixture g = fixture_new (&node, 3, 1.0);
   CU_ASSERT_FALSE (shift_maps_routes (hw_cluster_topology (g.cluster), g.fluid,
-                                      (HwRankShift){ 12, 4, 1 }));
+                                      hw_rank_shift_plain (12, 4, 1)));
   fixture_free (&g);
   hw_node_spec_clear (&node);
 }
@@ -182,7 +182,7 @@ run_inside (gboolean folded, double *pair_time)
 {
   HwNodeSpec node = switched_node ();
   Fixture f = fixture_new (&node, 4, 2.0);
-  HwRankShift sh = { 16, 4, 2 };
+  HwRankShift sh = hw_rank_shift_plain (16, 4, 2);
   if (folded)
     hw_cluster_set_shift (f.cluster, &sh);
   guint members[12][4];
@@ -216,12 +216,48 @@ run_inside (gboolean folded, double *pair_time)
   return done[0].end;
 }
 
+/* The group of both: whole nodes shifted (σ: 4 places in blocks of 16) and every node's
+ * GPUs rotated by a switch (τ: 2 places in blocks of 4), 4 nodes of 4 GPUs. Each node's
+ * ring all-reduce (τ maps it onto itself, σ onto the next node's) and each rail's ring
+ * across the nodes, GPUs {j, j + 4, j + 8, j + 12} (σ maps it onto itself, τ onto rail
+ * j + 2), all at once. Folded, one instance per orbit runs: node 0's, rails 0 and 1. Times
+ * as in the full simulation (to 1e-9). */
+static double
+run_compound (gboolean folded, double *rail_time)
+{
+  HwNodeSpec node = switched_node ();
+  Fixture f = fixture_new (&node, 4, 2.0);
+  HwRankShift sh = { 16, 16, 4, 4, 2 };
+  CU_ASSERT (hw_cluster_shift_invariant (f.cluster, &sh));
+  if (folded)
+    hw_cluster_set_shift (f.cluster, &sh);
+  guint members[8][4];
+  DoneAt done[8];
+  for (guint k = 0; k < 8; k++)
+    {
+      for (guint i = 0; i < 4; i++)
+        members[k][i] = k < 4 ? 4 * k + i : (k - 4) + 4 * i; /* nodes, then rails */
+      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                                HW_ALGORITHM_RING, members[k], 4, 48e6, &sh));
+      done[k] = (DoneAt){ f.engine, -1 };
+      if (folded && k != 0 && k != 4 && k != 5)
+        continue; /* stood for by node 0's ring, rail 0's or rail 1's */
+      hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, members[k],
+                           4, 48e6, fixture_done_at, &done[k]);
+    }
+  sim_engine_run (f.engine);
+  *rail_time = done[5].end;
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+  return done[0].end;
+}
+
 static void
 test_collective_orbits (void)
 {
   double full_node, folded_node;
   double full = run_pair (hw_rank_shift_identity (16), &full_node);
-  double folded = run_pair ((HwRankShift){ 16, 16, 4 }, &folded_node);
+  double folded = run_pair (hw_rank_shift_plain (16, 16, 4), &folded_node);
   CU_ASSERT (full > 0 && full_node > 0);
   STEPSIM_ASSERT_REL (folded, full, 1e-9);
   STEPSIM_ASSERT_REL (folded_node, full_node, 1e-9);
@@ -231,6 +267,12 @@ test_collective_orbits (void)
   CU_ASSERT (full > 0 && full_pair > 0);
   STEPSIM_ASSERT_REL (folded, full, 1e-9);
   STEPSIM_ASSERT_REL (folded_pair, full_pair, 1e-9);
+  double full_rail, folded_rail;
+  full = run_compound (FALSE, &full_rail);
+  folded = run_compound (TRUE, &folded_rail);
+  CU_ASSERT (full > 0 && full_rail > 0);
+  STEPSIM_ASSERT_REL (folded, full, 1e-9);
+  STEPSIM_ASSERT_REL (folded_rail, full_rail, 1e-9);
 }
 
 int
