@@ -170,12 +170,23 @@ hold_gpu (Run *run, const guint *ranks, guint n, const HwRankShift *stab, double
   const double bound = 1e-6, h_max = 0.9;
   SimFluid *fluid = hw_cluster_fluid (run->cluster);
   const HwTopology *topo = hw_cluster_topology (run->cluster);
-  g_autofree double *sent = g_new0 (double, hw_cluster_n_ranks (run->cluster));
+  /* B sent per rank: the cluster's zeroed scratch (an array per start cost O(ranks)),
+   * cleared again below */
+  double *sent = hw_cluster_resource_scratch (run->cluster, hw_cluster_n_ranks (run->cluster));
   for (guint p = 0; p < run->plan->len; p++)
     {
       GArray *flows = g_ptr_array_index (run->plan, p);
       for (guint k = 0; k < flows->len; k++)
         sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
+    }
+  g_autofree double *member_sent = g_new (double, n);
+  for (guint i = 0; i < n; i++)
+    member_sent[i] = sent[ranks[i]];
+  for (guint p = 0; p < run->plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (run->plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] = 0;
     }
   for (guint i = 0; i < n; i++)
     {
@@ -197,7 +208,7 @@ hold_gpu (Run *run, const guint *ranks, guint n, const HwRankShift *stab, double
         }
       SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
-      double h = t > 0 && c > 0 ? MIN (h_max, 2 * sent[ranks[i]] / (t * c)) : 0;
+      double h = t > 0 && c > 0 ? MIN (h_max, 2 * member_sent[i] / (t * c)) : 0;
       if (h > 0)
         {
           SimUse use = { hbm, h * c / bound };
@@ -270,11 +281,27 @@ static guint
 least_fixing (guint total, guint block, guint step, const guint *ranks, const guint *sorted,
               guint n)
 {
-  for (guint s = step; s < block; s += step)
+  /* the candidates are step · k for the divisors k of block / step, in increasing order:
+   * the small ones counted up to √m, the large ones their cofactors, counted down */
+  guint m = block / step, n_large = 0, root = 1;
+  while ((root + 1) * (root + 1) <= m)
+    root++;
+  g_autofree guint *large = g_new (guint, root + 1); /* one cofactor per small divisor */
+  for (guint k = 1; k <= root && k < m; k++)
     {
-      HwRankShift g = hw_rank_shift_plain (total, block, s);
-      if (block % s == 0 && fixes (&g, ranks, sorted, n))
-        return s;
+      if (m % k != 0)
+        continue;
+      HwRankShift g = hw_rank_shift_plain (total, block, step * k);
+      if (fixes (&g, ranks, sorted, n))
+        return step * k;
+      if (m / k != k && m / k < m)
+        large[n_large++] = m / k;
+    }
+  for (guint i = n_large; i-- > 0;)
+    {
+      HwRankShift g = hw_rank_shift_plain (total, block, step * large[i]);
+      if (fixes (&g, ranks, sorted, n))
+        return step * large[i];
     }
   return block;
 }

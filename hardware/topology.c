@@ -47,9 +47,7 @@ struct _HwTopology
 static SimResourceId
 add (SimFluid *fluid, double capacity, char *name)
 {
-  SimResourceId id = sim_fluid_add_resource (fluid, name, capacity);
-  g_free (name);
-  return id;
+  return sim_fluid_add_resource_take (fluid, name, capacity);
 }
 
 static double

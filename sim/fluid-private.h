@@ -18,6 +18,8 @@ typedef struct _SimFluidActivity SimFluidActivity;
 typedef struct _SimFluidSolver SimFluidSolver;
 
 #define SIM_FLUID_ACT_BLOCK 512
+/* Resources per block of the resource store: a 131,072-GPU cluster has about a million. */
+#define SIM_FLUID_RES_BLOCK 4096
 
 /* One entry of a resource's member list: the activity and the index of its use. */
 typedef struct
@@ -71,7 +73,8 @@ struct _SimFluidActivity
 struct _SimFluid
 {
   SimEngine *engine;
-  GPtrArray *resources;   /* SimFluidResource*, index = id */
+  GPtrArray *resources;   /* SimFluidResource*, index = id (into res_store) */
+  SimSlots res_store;     /* the SimFluidResource structs, in blocks (no malloc each), owned */
   /* Activity pool (sim/slots.h): blocks of SIM_FLUID_ACT_BLOCK activities with stable
    * addresses for the intrusive heaps and member lists; an id names its slot and generation,
    * so lookup and cancel need no hashing (as in sim/engine.c). */

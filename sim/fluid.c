@@ -118,13 +118,13 @@ activity_release (SimFluid *fluid, SimFluidActivity *a)
   sim_slots_give (&fluid->acts, a->pool_slot);
 }
 
+/* Frees what a resource owns (its struct lives in res_store). */
 static void
 resource_free (gpointer data)
 {
   SimFluidResource *r = data;
   g_free (r->name);
   sim_vec_clear (&r->members);
-  g_free (r);
 }
 
 /* Frees a stack of spare vectors and their storage. */
@@ -145,6 +145,7 @@ sim_fluid_new (SimEngine *engine)
   fluid->next_seq = 1;
   fluid->epoch = 1;
   fluid->resources = g_ptr_array_new_with_free_func (resource_free);
+  sim_slots_init (&fluid->res_store, sizeof (SimFluidResource), SIM_FLUID_RES_BLOCK);
   sim_slots_init (&fluid->acts, sizeof (SimFluidActivity), SIM_FLUID_ACT_BLOCK);
   fluid->finishing = sim_heap_new ();
   fluid->solver = sim_fluid_solver_new ();
@@ -177,6 +178,7 @@ sim_fluid_free (SimFluid *fluid)
   spares_clear (&fluid->spare_acts);
   sim_vec_clear (&fluid->done_buf);
   g_ptr_array_unref (fluid->resources);
+  sim_slots_clear (&fluid->res_store);
   g_free (fluid->fold_canon);
   g_free (fluid->fold_scale);
   sim_vec_clear (&fluid->dirty_res);
@@ -190,10 +192,23 @@ sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity)
 {
   g_return_val_if_fail (fluid != NULL, 0);
   g_return_val_if_fail (name != NULL, 0);
-  g_return_val_if_fail (isfinite (capacity) && capacity > 0.0, 0);
-  SimFluidResource *r = g_new0 (SimFluidResource, 1);
+  return sim_fluid_add_resource_take (fluid, g_strdup (name), capacity);
+}
+
+SimResourceId
+sim_fluid_add_resource_take (SimFluid *fluid, char *name, double capacity)
+{
+  g_return_val_if_fail (fluid != NULL, 0);
+  g_return_val_if_fail (name != NULL, 0);
+  if (!isfinite (capacity) || capacity <= 0.0)
+    {
+      g_free (name);
+      g_return_val_if_reached (0);
+    }
+  guint slot;
+  SimFluidResource *r = sim_slots_take (&fluid->res_store, &slot); /* a new, zeroed slot */
   r->id = fluid->resources->len;
-  r->name = g_strdup (name);
+  r->name = name;
   r->capacity = capacity;
   r->node.index = SIM_HEAP_NONE;
   g_ptr_array_add (fluid->resources, r);

@@ -57,6 +57,9 @@ void sim_fluid_free (SimFluid *fluid);
 
 /* Adds a resource named `name` (copied) with `capacity` > 0 (units/s). */
 SimResourceId sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity);
+/* The same, taking ownership of `name` (g_malloc'ed; freed here on misuse too): a cluster
+ * adds about a million resources, each name formatted once. */
+SimResourceId sim_fluid_add_resource_take (SimFluid *fluid, char *name, double capacity);
 
 guint sim_fluid_n_resources (const SimFluid *fluid);
 const char *sim_fluid_resource_name (const SimFluid *fluid, SimResourceId resource);

@@ -51,12 +51,12 @@ struct _ModelExecutor
   SimRecorder *rec;
   TaskState *tasks;
   GPtrArray *dependents; /* per task: GArray of guint task ids waiting on it */
-  StreamState *streams;  /* n_ranks × MODEL_N_STREAMS */
+  StreamState *streams;  /* rows (ledger_row) × MODEL_N_STREAMS */
   guint n_done;
-  double *rank_end;
-  double *kind_time; /* n_ranks × MODEL_N_TASK_KINDS */
+  double *rank_end;  /* per representative (row, ledger_row) */
+  double *kind_time; /* rows × MODEL_N_TASK_KINDS */
   CollectiveState *collectives;
-  GArray **busy;     /* n_ranks × MODEL_N_STREAMS arrays of (start, end) pairs */
+  GArray **busy;     /* rows × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
   guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
@@ -77,10 +77,17 @@ struct _ModelExecutor
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
 
+/* The row of `rank`'s representative in the ledger and the per-representative arrays. */
+static guint
+ledger_row (const ModelExecutor *e, guint rank)
+{
+  return hw_rank_shift_index (&e->shift, rank);
+}
+
 static StreamState *
 stream_state (ModelExecutor *exec, guint rank, ModelStream stream)
 {
-  return &exec->streams[rank * MODEL_N_STREAMS + stream];
+  return &exec->streams[ledger_row (exec, rank) * MODEL_N_STREAMS + stream];
 }
 
 /* The representative task of task `id`: the task at the same position of its rank's
@@ -92,12 +99,6 @@ rep_task (const ModelExecutor *e, guint id)
   return e->rank_order[e->rank_first[r] + e->task_pos[id]];
 }
 
-/* The ledger row of representative `rank`. */
-static guint
-ledger_row (const ModelExecutor *e, guint rank)
-{
-  return hw_rank_shift_index (&e->shift, rank);
-}
 
 static void
 index_ranks (ModelExecutor *e)
@@ -242,11 +243,13 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
     e->shift = hw_rank_shift_identity (n_ranks);
   e->tasks = g_new0 (TaskState, n);
   e->dependents = g_ptr_array_new_full (n, unref_array);
-  e->streams = g_new0 (StreamState, n_ranks * MODEL_N_STREAMS);
-  e->rank_end = g_new0 (double, n_ranks);
-  e->kind_time = g_new0 (double, n_ranks * MODEL_N_TASK_KINDS);
-  e->busy = g_new0 (GArray *, n_ranks * MODEL_N_STREAMS);
-  for (guint i = 0; i < n_ranks * MODEL_N_STREAMS; i++)
+  /* per-representative state, a row each (ledger_row): O(representatives), not O(ranks) */
+  guint rows = hw_rank_shift_n_reps (&e->shift);
+  e->streams = g_new0 (StreamState, rows * MODEL_N_STREAMS);
+  e->rank_end = g_new0 (double, rows);
+  e->kind_time = g_new0 (double, rows * MODEL_N_TASK_KINDS);
+  e->busy = g_new0 (GArray *, rows * MODEL_N_STREAMS);
+  for (guint i = 0; i < rows * MODEL_N_STREAMS; i++)
     {
       e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
       e->busy[i] = g_array_new (FALSE, FALSE, sizeof (double));
@@ -298,7 +301,7 @@ model_executor_free (ModelExecutor *exec)
 {
   if (exec == NULL)
     return;
-  guint n_streams = model_plan_n_ranks (exec->plan) * MODEL_N_STREAMS;
+  guint n_streams = hw_rank_shift_n_reps (&exec->shift) * MODEL_N_STREAMS;
   for (guint i = 0; i < n_streams; i++)
     {
       g_array_unref (exec->streams[i].queue);
@@ -411,9 +414,10 @@ finish_task (TaskState *ts)
   ts->end = now;
   ts->done = TRUE;
   exec->n_done++;
-  exec->rank_end[t->rank] = MAX (exec->rank_end[t->rank], now);
-  exec->kind_time[t->rank * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
-  GArray *busy = exec->busy[t->rank * MODEL_N_STREAMS + t->stream];
+  guint row = ledger_row (exec, t->rank);
+  exec->rank_end[row] = MAX (exec->rank_end[row], now);
+  exec->kind_time[row * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
+  GArray *busy = exec->busy[row * MODEL_N_STREAMS + t->stream];
   g_array_append_val (busy, ts->start);
   g_array_append_val (busy, now);
   StreamState *ss = stream_state (exec, t->rank, t->stream);
@@ -572,7 +576,7 @@ double
 model_executor_rank_end (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  return exec->rank_end[hw_rank_shift_rep (&exec->shift, rank)];
+  return exec->rank_end[ledger_row (exec, rank)];
 }
 
 /* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (pairs), starting
@@ -600,7 +604,6 @@ double
 model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  rank = hw_rank_shift_rep (&exec->shift, rank);
   /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
    * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
    * receive waits for its peer through the bubble, and that idle time is the bubble's (a
@@ -608,7 +611,8 @@ model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
   static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
                                        MODEL_STREAM_EP };
   g_autoptr (GArray) comm = busy_union (exec, rank, comms, G_N_ELEMENTS (comms));
-  const GArray *compute = exec->busy[rank * MODEL_N_STREAMS + MODEL_STREAM_COMPUTE];
+  const GArray *compute = exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS
+                                     + MODEL_STREAM_COMPUTE];
   double exposed = 0;
   guint cursor = 0;
   for (guint i = 0; i < comm->len; i += 2)
@@ -634,7 +638,7 @@ busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams, g
   g_autoptr (GArray) all = g_array_new (FALSE, FALSE, 2 * sizeof (double));
   for (guint i = 0; i < n; i++)
     {
-      const GArray *b = exec->busy[rank * MODEL_N_STREAMS + streams[i]];
+      const GArray *b = exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS + streams[i]];
       g_array_append_vals (all, b->data, b->len / 2);
     }
   g_array_sort (all, pair_cmp); /* by start */
@@ -655,7 +659,6 @@ double
 model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  rank = hw_rank_shift_rep (&exec->shift, rank);
   static const ModelStream transfers[] = { MODEL_STREAM_H2D, MODEL_STREAM_D2H,
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
   static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
@@ -676,7 +679,7 @@ double
 model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);
-  return exec->kind_time[hw_rank_shift_rep (&exec->shift, rank) * MODEL_N_TASK_KINDS + kind];
+  return exec->kind_time[ledger_row (exec, rank) * MODEL_N_TASK_KINDS + kind];
 }
 
 double

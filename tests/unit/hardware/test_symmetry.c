@@ -252,6 +252,37 @@ run_compound (gboolean folded, double *rail_time)
   return done[0].end;
 }
 
+/* One NVSwitch node of 8 GPUs under the rotation by one GPU (every GPU one class): the
+ * all-gathers over {j, j + 4} are one orbit, and {0, 4} is fixed by the rotation by 4, a
+ * divisor above √8 (the stabilizer's search counts those down from the cofactors). Folded,
+ * {0, 4} alone runs half its flows; its time is the full simulation's. */
+static double
+run_halves (gboolean folded)
+{
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  Fixture f = fixture_new (&node, 1, 2.0);
+  HwRankShift sh = hw_rank_shift_plain (8, 8, 1);
+  CU_ASSERT_FATAL (hw_cluster_shift_invariant (f.cluster, &sh));
+  if (folded)
+    hw_cluster_set_shift (f.cluster, &sh);
+  guint members[4][2];
+  DoneAt done[4];
+  for (guint j = 0; j < 4; j++)
+    {
+      members[j][0] = j, members[j][1] = j + 4;
+      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                HW_ALGORITHM_RING, members[j], 2, 40e6, &sh));
+      done[j] = (DoneAt){ f.engine, -1 };
+      if (!folded || j == 0)
+        hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING,
+                             members[j], 2, 40e6, fixture_done_at, &done[j]);
+    }
+  sim_engine_run (f.engine);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+  return done[0].end;
+}
+
 static void
 test_collective_orbits (void)
 {
@@ -273,6 +304,9 @@ test_collective_orbits (void)
   CU_ASSERT (full > 0 && full_rail > 0);
   STEPSIM_ASSERT_REL (folded, full, 1e-9);
   STEPSIM_ASSERT_REL (folded_rail, full_rail, 1e-9);
+  full = run_halves (FALSE);
+  CU_ASSERT (full > 0);
+  STEPSIM_ASSERT_REL (run_halves (TRUE), full, 1e-9);
 }
 
 int
