@@ -4,7 +4,10 @@
 #   (a) Llama-3.1-8B ZeRO-3, GA 8, one DGX H100 (8 GPUs): best of 3 runs;
 #   (b) Llama-3.1-70B FSDP full shard, 64 DGX H100 (512 GPUs), GA 2: one run;
 #   (c) Llama-3.1-70B TP8 (+ SP) x DP16 (ZeRO-1), 16 DGX H100 (128 GPUs), GA 4: one run
-#       (issue 14's "under a second" goal).
+#       (issue 14's "under a second" goal);
+#   (d) Llama-3.1-405B TP8 x PP16 x DP128 (ZeRO-1), 2,048 DGX H100 (16,384 GPUs), GA 16, and
+#       the same at 131,072 GPUs (DP 1024): user CPU, wall and peak RSS of one run each
+#       (issue 17's 1 s / 1 GiB and 2 s goals).
 # Also the tasks each plan holds (read back from the HDF5 file), for time per task.
 # Benchmarks, not tests: nothing here passes or fails on speed.
 set -eu
@@ -34,6 +37,17 @@ wall () {
 wall dp_8gpu_zero3_ga8 3 "$src/bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini"
 wall dp_512gpu_fsdp_ga2 1 "$src/bench/llama-3.1-70b-fsdp-64xdgx-h100.ini"
 wall tp8_dp16_128gpu_ga4 1 "$src/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini"
+
+# (d): pipeline stages, rank classes inside each stage
+for nodes in 2048 16384; do
+  /usr/bin/time -f '%U %e %M' -o "$tmp/cost" "$build/stepsim" run \
+    "$src/bench/llama-3.1-405b-tp8-pp16-dp128-2048xdgx-h100.ini" --set cluster.nodes=$nodes \
+    -o "$tmp/pp.h5" -q >/dev/null
+  read -r user wall_s rss_kb < "$tmp/cost"
+  g=$((nodes * 8))
+  printf 'pp16_%sgpu_user_cpu\t%s\ts\npp16_%sgpu_wall_time\t%s\ts\npp16_%sgpu_peak_rss\t%s\tKiB\n' \
+    "$g" "$user" "$g" "$wall_s" "$g" "$rss_kb"
+done
 
 # Scaling of a symmetric job with the GPU count: (c) at 16, 64, 256, 1024 and 2048 nodes
 # (128 to 16,384 GPUs), user CPU seconds of one run each (wall times depend on the load), and
