@@ -212,6 +212,15 @@ check "bad --set value: no output" sh -c "! test -e set.h5"
 [ $rc -eq 1 ] && ok "missing scenario file: exit 1" || bad "missing scenario file: exit 1 (got $rc)"
 "$STEPSIM" run "$s1" -o /nonexistent-dir/x.h5 -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 1 ] && ok "unwritable output: exit 1" || bad "unwritable output: exit 1 (got $rc)"
+# rank classes: the summary says how many ranks the replay ran and the HDF5 records it; off
+# replays every rank and prints no such line
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -o rc.h5 >rc.out 2>&1
+check "rank classes: summary line 'replay 2 of 16 ranks' and /summary ranks_replayed 2" \
+  sh -c "grep -q '^replay     2 of 16 ranks, each for a class of 8 equivalent ranks' rc.out && '$STEPSIM' export rc.h5 /summary | grep -q '^ranks_replayed	2	1\$'"
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -o rc.h5 \
+  --set run.rank_classes=off >rc.out 2>&1
+check "rank classes off: no replay line, ranks_replayed 16" \
+  sh -c "! grep -q '^replay' rc.out && '$STEPSIM' export rc.h5 /summary | grep -q '^ranks_replayed	16	1\$'"
 # more tasks than a plan holds (every rank built under a straggler): one message, exit 1, no file
 "$STEPSIM" run "$srcdir/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini" --set cluster.nodes=128 \
   --set run.stragglers=3:1.25 -o strag.h5 -q >/dev/null 2>strag.err; rc=$?
