@@ -225,7 +225,7 @@ guint plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream,
 void plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
                      ModelEpParams *out);
 /* The checks of [parallel] ep / etp and the [moe] options (model_ep_check on the mesh,
- * model_ep_dispatch's parameter checks; etp > 1 and pp > 1 with ep > 1 not modelled yet).
+ * model_ep_dispatch's parameter checks; etp > 1 not modelled yet).
  * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE "group [G], key 'K': …". */
 gboolean plan_ep_validate (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);

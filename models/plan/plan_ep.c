@@ -36,7 +36,10 @@
  *                 where a sharded state would hold expert tensors (stage 3; stages 1–2
  *                 with trainable experts): the plan has one shard group, and expert
  *                 states shard over expert-dp, not dp.
- * Not modelled: etp > 1, ep with pp > 1 (refused). */
+ * With pipeline stages each stage's dp·cp·tp ranks carve their own expert grid (mesh.h
+ * model_mesh_expert_group, Megatron's expert_decoder_rank_generator with pp outermost): a
+ * stage's dispatch, combine and expert-gradient reductions never leave it.
+ * Not modelled: etp > 1 (refused). */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -117,9 +120,6 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     return fail (error, "group [parallel], key 'etp': ",
                  "etp = %u is not modelled yet (expert tensor parallelism needs tp's sharded "
                  "expert kernels); use etp = 1", etp);
-  if (ep > 1 && MAX (par->pp, 1) > 1)
-    return fail (error, "group [parallel], key 'ep': ",
-                 "ep = %u with pp = %u is not modelled yet", ep, par->pp);
   guint stage = model_parallel_stage (par);
   if (ep > 1 && stage > 0)
     {

@@ -245,6 +245,54 @@ test_expert_grads_over_edp (void)
     }
 }
 
+/* Expert parallelism inside pipeline stages (Megatron's expert_decoder_rank_generator has
+ * pp outermost, mesh.h): the tiny MoE (4 layers) on 16 GPUs, pp 2 × dp 8, ep 4, DDP. Each
+ * stage of 8 ranks carves its own expert grid: the dispatch all-to-alls of rank r run on
+ * the 4 ranks of r's stage with its expert-dp coordinate (ranks 0–3 for rank 0, 8–11 for
+ * rank 8, never across stages), and each layer's expert gradients are all-reduced over
+ * the expert-dp pair {r, r + 4}, one per layer of the rank's stage (2 each). */
+static void
+test_ep_inside_stages (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  st.grad_accum = 2;
+  ModelParallel par = ep_par (16, 4);
+  par.pp = 2;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  if (p == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  guint n_a2a[2] = { 0, 0 }, n_grads[2] = { 0, 0 };
+  gboolean inside = TRUE;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->kind != MODEL_TASK_KIND_COLLECTIVE || (t->rank != 0 && t->rank != 8))
+        continue;
+      const ModelCollective *col = model_plan_collective (p, (guint) t->collective);
+      guint s = t->rank / 8;
+      if (col->kind == HW_COLLECTIVE_ALL_TO_ALL)
+        {
+          n_a2a[s]++;
+          inside = inside && col->n_ranks == 4;
+          for (guint i = 0; inside && i < col->n_ranks; i++)
+            inside = col->ranks[i] == t->rank + i;
+        }
+      if (strstr (t->label, "expert grads") != NULL)
+        {
+          n_grads[s]++;
+          inside = inside && col->n_ranks == 2 && col->ranks[0] == t->rank
+                   && col->ranks[1] == t->rank + 4;
+        }
+    }
+  CU_ASSERT (inside);
+  CU_ASSERT (n_a2a[0] > 0 && n_a2a[0] == n_a2a[1]);
+  CU_ASSERT_EQUAL (n_grads[0], 2);
+  CU_ASSERT_EQUAL (n_grads[1], 2);
+}
+
 static void
 expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
         const char *n2)
@@ -304,6 +352,8 @@ main (void)
     { "load_imbalance 2 slows the MoE layers by the leaf's slowdown", test_imbalance_slows_step },
     { "DDP: expert gradients all-reduced over expert-dp, not dp", test_expert_grads_over_edp },
     { "bad ep / moe settings", test_bad_settings },
+    { "pp: each stage carves its expert grid; expert grads over its expert-dp pairs",
+      test_ep_inside_stages },
   };
   return STEPSIM_RUN_TESTS ("models/plan/plan_ep", tests);
 }
