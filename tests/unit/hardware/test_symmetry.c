@@ -53,8 +53,10 @@ switched_node (void)
 /* Whether `sh` maps `t` onto itself and every route of (σs, σd) is perm applied to the
  * route of (s, d). */
 static gboolean
-shift_maps_routes (const HwTopology *t, SimFluid *fluid, HwRankShift sh)
+shift_maps_routes (const Fixture *f, HwRankShift sh)
 {
+  const HwTopology *t = hw_cluster_topology (f->cluster);
+  SimFluid *fluid = f->fluid;
   g_autofree SimResourceId *perm = g_new (SimResourceId, sim_fluid_n_resources (fluid));
   if (!hw_topology_shift_map (t, &sh, perm))
     return FALSE;
@@ -92,23 +94,20 @@ test_shift_map (void)
 {
   HwNodeSpec node = switched_node ();
   Fixture f = fixture_new (&node, 4, 1.0);
-  const HwTopology *t = hw_cluster_topology (f.cluster);
   /* across nodes: whole nodes only */
-  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 16, 4)));
-  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 8, 4))); /* node pairs swap */
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 16, 2)));
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 16, 3)));
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 8, 2)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (16, 16, 4)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (16, 8, 4))); /* node pairs swap */
+  CU_ASSERT_FALSE (shift_maps_routes (&f, hw_rank_shift_plain (16, 16, 2)));
+  CU_ASSERT_FALSE (shift_maps_routes (&f, hw_rank_shift_plain (16, 16, 3)));
+  CU_ASSERT_FALSE (shift_maps_routes (&f, hw_rank_shift_plain (16, 8, 2)));
   /* inside every node: whole switches (the switches and their NICs swap), or inside one */
-  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 4, 2)));
-  CU_ASSERT (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 2, 1)));
-  CU_ASSERT_FALSE (shift_maps_routes (t, f.fluid, hw_rank_shift_plain (16, 4, 1)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (16, 4, 2)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (16, 2, 1)));
+  CU_ASSERT_FALSE (shift_maps_routes (&f, hw_rank_shift_plain (16, 4, 1)));
   fixture_free (&f);
   Fixture one = fixture_new (&node, 1, 1.0);
-  CU_ASSERT (shift_maps_routes (hw_cluster_topology (one.cluster), one.fluid,
-                                hw_rank_shift_plain (4, 4, 2)));
-  CU_ASSERT_FALSE (shift_maps_routes (hw_cluster_topology (one.cluster), one.fluid,
-                                      hw_rank_shift_plain (4, 4, 1)));
+  CU_ASSERT (shift_maps_routes (&one, hw_rank_shift_plain (4, 4, 2)));
+  CU_ASSERT_FALSE (shift_maps_routes (&one, hw_rank_shift_plain (4, 4, 1)));
   fixture_free (&one);
   hw_node_spec_clear (&node);
 }
@@ -123,20 +122,16 @@ test_shift_map_rails (void)
 {
   HwNodeSpec node = fixture_nvswitch_node (4);
   Fixture f = fixture_new (&node, 3, 1.0);
-  CU_ASSERT (shift_maps_routes (hw_cluster_topology (f.cluster), f.fluid,
-                                hw_rank_shift_plain (12, 4, 1)));
-  CU_ASSERT (shift_maps_routes (hw_cluster_topology (f.cluster), f.fluid,
-                                hw_rank_shift_plain (12, 2, 1)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (12, 4, 1)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (12, 2, 1)));
   fixture_free (&f);
   node.n_nics = 2;
   Fixture two = fixture_new (&node, 3, 1.0);
-  CU_ASSERT (shift_maps_routes (hw_cluster_topology (two.cluster), two.fluid,
-                                hw_rank_shift_plain (12, 4, 1)));
+  CU_ASSERT (shift_maps_routes (&two, hw_rank_shift_plain (12, 4, 1)));
   fixture_free (&two);
   node.n_nics = 3;
   Fixture g = fixture_new (&node, 3, 1.0);
-  CU_ASSERT_FALSE (shift_maps_routes (hw_cluster_topology (g.cluster), g.fluid,
-                                      hw_rank_shift_plain (12, 4, 1)));
+  CU_ASSERT_FALSE (shift_maps_routes (&g, hw_rank_shift_plain (12, 4, 1)));
   fixture_free (&g);
   hw_node_spec_clear (&node);
 }
@@ -145,11 +140,11 @@ test_shift_map_rails (void)
  * ranks: with the cluster's shift by one node (4 ranks) one ring flow per orbit and one of
  * the four node instances run, and both take what the full simulation gives (to 1e-9). */
 static double
-run_pair (HwRankShift sh, double *node_time)
+run_pair (gboolean folded, double *node_time)
 {
   HwNodeSpec node = switched_node ();
   Fixture f = fixture_new (&node, 4, 2.0);
-  gboolean folded = !hw_rank_shift_is_identity (&sh);
+  HwRankShift sh = hw_rank_shift_plain (16, 16, 4);
   if (folded)
     hw_cluster_set_shift (f.cluster, &sh);
   guint all[16];
@@ -158,7 +153,7 @@ run_pair (HwRankShift sh, double *node_time)
   DoneAt ring = { f.engine, -1 }, local[4];
   hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, all, 16,
                        64e6, fixture_done_at, &ring);
-  for (guint k = 0; k < (sh.block == 16 && folded ? 1 : 4); k++)
+  for (guint k = 0; k < (folded ? 1 : 4); k++)
     {
       local[k] = (DoneAt){ f.engine, -1 };
       hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING, all + 4 * k,
@@ -171,6 +166,47 @@ run_pair (HwRankShift sh, double *node_time)
   return ring.end;
 }
 
+/* A cluster of `n_nodes` × `node` for the folded-vs-full runs below, `sh` checked
+ * invariant and set when `folded`. */
+static Fixture
+fixture_folded (const HwNodeSpec *node, guint n_nodes, const HwRankShift *sh, gboolean folded)
+{
+  Fixture f = fixture_new (node, n_nodes, 2.0);
+  CU_ASSERT (hw_cluster_shift_invariant (f.cluster, sh));
+  if (folded)
+    hw_cluster_set_shift (f.cluster, sh);
+  return f;
+}
+
+/* Runs `f` to the end and frees it and `node`: the end of `first`, and of `second` into
+ * *second_time. */
+static double
+run_to_end (Fixture *f, HwNodeSpec *node, const DoneAt *first, const DoneAt *second,
+            double *second_time)
+{
+  sim_engine_run (f->engine);
+  double t = first->end;
+  *second_time = second->end;
+  fixture_free (f);
+  hw_node_spec_clear (node);
+  return t;
+}
+
+/* One collective of the folded-vs-full runs below: it must be invariant under `sh`
+ * (hw_collective_shift_invariant), and starts (its end into *done) unless `skip` (folded:
+ * another instance of its orbit stands for it). */
+static void
+start_checked (Fixture *f, HwCollectiveKind kind, const guint *members, guint n, double bytes,
+               const HwRankShift *sh, gboolean skip, DoneAt *done)
+{
+  CU_ASSERT (hw_collective_shift_invariant (f->cluster, kind, HW_ALGORITHM_RING, members, n,
+                                            bytes, sh));
+  *done = (DoneAt){ f->engine, -1 };
+  if (!skip)
+    hw_collective_start (f->cluster, kind, HW_ALGORITHM_RING, members, n, bytes,
+                         fixture_done_at, done);
+}
+
 /* Inside every node, 4 GPUs on 2 switches: an all-reduce over each node's GPUs and
  * all-gathers over the GPU pairs {0, 2} and {1, 3} of each node (rank r and r + 2 pair
  * up), all at once. Under the shift by 2 inside nodes (switch 0's GPUs onto switch 1's)
@@ -181,10 +217,8 @@ static double
 run_inside (gboolean folded, double *pair_time)
 {
   HwNodeSpec node = switched_node ();
-  Fixture f = fixture_new (&node, 4, 2.0);
   HwRankShift sh = hw_rank_shift_plain (16, 4, 2);
-  if (folded)
-    hw_cluster_set_shift (f.cluster, &sh);
+  Fixture f = fixture_folded (&node, 4, &sh, folded);
   guint members[12][4];
   DoneAt done[12];
   guint k = 0;
@@ -192,28 +226,16 @@ run_inside (gboolean folded, double *pair_time)
     {
       for (guint j = 0; j < 4; j++)
         members[k][j] = 4 * a + j;
-      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
-                                                HW_ALGORITHM_RING, members[k], 4, 64e6, &sh));
-      done[k] = (DoneAt){ f.engine, -1 };
-      hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, members[k],
-                           4, 64e6, fixture_done_at, &done[k]);
+      start_checked (&f, HW_COLLECTIVE_ALL_REDUCE, members[k], 4, 64e6, &sh, FALSE, &done[k]);
       k++;
       for (guint j = 0; j < 2; j++, k++)
         {
           members[k][0] = 4 * a + j, members[k][1] = 4 * a + j + 2;
-          CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
-                                                    HW_ALGORITHM_RING, members[k], 2, 32e6,
-                                                    &sh));
-          done[k] = (DoneAt){ f.engine, -1 };
-          hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING,
-                               members[k], 2, 32e6, fixture_done_at, &done[k]);
+          start_checked (&f, HW_COLLECTIVE_ALL_GATHER, members[k], 2, 32e6, &sh, FALSE,
+                         &done[k]);
         }
     }
-  sim_engine_run (f.engine);
-  *pair_time = done[1].end;
-  fixture_free (&f);
-  hw_node_spec_clear (&node);
-  return done[0].end;
+  return run_to_end (&f, &node, &done[0], &done[1], pair_time);
 }
 
 /* The group of both: whole nodes shifted (σ: 4 places in blocks of 16) and every node's
@@ -226,30 +248,19 @@ static double
 run_compound (gboolean folded, double *rail_time)
 {
   HwNodeSpec node = switched_node ();
-  Fixture f = fixture_new (&node, 4, 2.0);
   HwRankShift sh = { 16, 16, 4, 4, 2 };
-  CU_ASSERT (hw_cluster_shift_invariant (f.cluster, &sh));
-  if (folded)
-    hw_cluster_set_shift (f.cluster, &sh);
+  Fixture f = fixture_folded (&node, 4, &sh, folded);
   guint members[8][4];
   DoneAt done[8];
   for (guint k = 0; k < 8; k++)
     {
       for (guint i = 0; i < 4; i++)
         members[k][i] = k < 4 ? 4 * k + i : (k - 4) + 4 * i; /* nodes, then rails */
-      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
-                                                HW_ALGORITHM_RING, members[k], 4, 48e6, &sh));
-      done[k] = (DoneAt){ f.engine, -1 };
-      if (folded && k != 0 && k != 4 && k != 5)
-        continue; /* stood for by node 0's ring, rail 0's or rail 1's */
-      hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, members[k],
-                           4, 48e6, fixture_done_at, &done[k]);
+      /* folded: stood for by node 0's ring, rail 0's or rail 1's */
+      start_checked (&f, HW_COLLECTIVE_ALL_REDUCE, members[k], 4, 48e6, &sh,
+                     folded && k != 0 && k != 4 && k != 5, &done[k]);
     }
-  sim_engine_run (f.engine);
-  *rail_time = done[5].end;
-  fixture_free (&f);
-  hw_node_spec_clear (&node);
-  return done[0].end;
+  return run_to_end (&f, &node, &done[0], &done[5], rail_time);
 }
 
 /* One NVSwitch node of 8 GPUs under the rotation by one GPU (every GPU one class): the
@@ -257,56 +268,40 @@ run_compound (gboolean folded, double *rail_time)
  * divisor above √8 (the stabilizer's search counts those down from the cofactors). Folded,
  * {0, 4} alone runs half its flows; its time is the full simulation's. */
 static double
-run_halves (gboolean folded)
+run_halves (gboolean folded, double *second)
 {
   HwNodeSpec node = fixture_nvswitch_node (8);
-  Fixture f = fixture_new (&node, 1, 2.0);
   HwRankShift sh = hw_rank_shift_plain (8, 8, 1);
-  CU_ASSERT_FATAL (hw_cluster_shift_invariant (f.cluster, &sh));
-  if (folded)
-    hw_cluster_set_shift (f.cluster, &sh);
+  Fixture f = fixture_folded (&node, 1, &sh, folded);
   guint members[4][2];
   DoneAt done[4];
   for (guint j = 0; j < 4; j++)
     {
       members[j][0] = j, members[j][1] = j + 4;
-      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
-                                                HW_ALGORITHM_RING, members[j], 2, 40e6, &sh));
-      done[j] = (DoneAt){ f.engine, -1 };
-      if (!folded || j == 0)
-        hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_GATHER, HW_ALGORITHM_RING,
-                             members[j], 2, 40e6, fixture_done_at, &done[j]);
+      start_checked (&f, HW_COLLECTIVE_ALL_GATHER, members[j], 2, 40e6, &sh, folded && j > 0,
+                     &done[j]);
     }
-  sim_engine_run (f.engine);
-  fixture_free (&f);
-  hw_node_spec_clear (&node);
-  return done[0].end;
+  return run_to_end (&f, &node, &done[0], &done[0], second);
+}
+
+/* The two times `run` reports, full and folded: positive, and equal to 1e-9. */
+static void
+check_folded (double (*run) (gboolean folded, double *second))
+{
+  double full2, folded2;
+  double full = run (FALSE, &full2), folded = run (TRUE, &folded2);
+  CU_ASSERT (full > 0 && full2 > 0);
+  STEPSIM_ASSERT_REL (folded, full, 1e-9);
+  STEPSIM_ASSERT_REL (folded2, full2, 1e-9);
 }
 
 static void
 test_collective_orbits (void)
 {
-  double full_node, folded_node;
-  double full = run_pair (hw_rank_shift_identity (16), &full_node);
-  double folded = run_pair (hw_rank_shift_plain (16, 16, 4), &folded_node);
-  CU_ASSERT (full > 0 && full_node > 0);
-  STEPSIM_ASSERT_REL (folded, full, 1e-9);
-  STEPSIM_ASSERT_REL (folded_node, full_node, 1e-9);
-  double full_pair, folded_pair;
-  full = run_inside (FALSE, &full_pair);
-  folded = run_inside (TRUE, &folded_pair);
-  CU_ASSERT (full > 0 && full_pair > 0);
-  STEPSIM_ASSERT_REL (folded, full, 1e-9);
-  STEPSIM_ASSERT_REL (folded_pair, full_pair, 1e-9);
-  double full_rail, folded_rail;
-  full = run_compound (FALSE, &full_rail);
-  folded = run_compound (TRUE, &folded_rail);
-  CU_ASSERT (full > 0 && full_rail > 0);
-  STEPSIM_ASSERT_REL (folded, full, 1e-9);
-  STEPSIM_ASSERT_REL (folded_rail, full_rail, 1e-9);
-  full = run_halves (FALSE);
-  CU_ASSERT (full > 0);
-  STEPSIM_ASSERT_REL (run_halves (TRUE), full, 1e-9);
+  check_folded (run_pair);
+  check_folded (run_inside);
+  check_folded (run_compound);
+  check_folded (run_halves);
 }
 
 int
