@@ -27,6 +27,8 @@ typedef struct
   SimResourceId host[HW_N_NODE_RESOURCES]; /* CPU and NVMe, NONE where absent */
 } NodeLinks;
 
+typedef struct _Names Names; /* the resources' names (below) */
+
 struct _HwTopology
 {
   SimFluid *fluid;
@@ -41,13 +43,81 @@ struct _HwTopology
   double inter_latency; /* s */
   GpuLinks *gpus;       /* n_nodes × n_gpus */
   NodeLinks *nodes;     /* n_nodes */
+  Names *names;         /* the resources' tags; the fluid owns them once built */
 };
 
-/* Adds a resource; takes ownership of `name`. */
-static SimResourceId
-add (SimFluid *fluid, double capacity, char *name)
+/* ---- resources and their names ------------------------------------------------------------
+ *
+ * A cluster of 131,072 GPUs has about a million resources, and a run asks a few of their
+ * names (link-load series). Each resource is added unnamed with a tag (what it is, the GPU
+ * rank or node, the switch or NIC), and the fluid names it from the tag on demand
+ * (sim_fluid_set_namer): "gpu3.hbm", "node1.nic2.tx", … */
+typedef enum
 {
-  return sim_fluid_add_resource_take (fluid, name, capacity);
+  RES_GPU_COMPUTE, RES_GPU_HBM, RES_GPU_H2D, RES_GPU_D2H, RES_GPU_NVLINK_TX, RES_GPU_NVLINK_RX,
+  RES_SW_UP, RES_SW_DOWN, RES_NIC_TX, RES_NIC_RX, RES_SPINE_UP, RES_SPINE_DOWN, RES_CPU,
+  RES_NVME_READ, RES_NVME_WRITE, RES_NVME_TOTAL
+} ResKind;
+
+typedef struct
+{
+  guint32 index; /* GPU rank, or node */
+  guint16 sub;   /* PCIe switch or NIC of the node */
+  guint8 kind;   /* ResKind */
+} ResTag;
+
+struct _Names
+{
+  SimResourceId base; /* the first resource the topology added */
+  GArray *tags;       /* ResTag, resource base + i at i */
+};
+
+static void
+names_free (gpointer data)
+{
+  Names *n = data;
+  g_array_unref (n->tags);
+  g_free (n);
+}
+
+static char *
+name_resource (SimResourceId id, gconstpointer data)
+{
+  const Names *n = data;
+  g_return_val_if_fail (id >= n->base && id - n->base < n->tags->len, g_strdup ("?"));
+  const ResTag *t = &g_array_index (n->tags, ResTag, id - n->base);
+  guint i = t->index, k = t->sub;
+  switch ((ResKind) t->kind)
+    {
+    case RES_GPU_COMPUTE: return g_strdup_printf ("gpu%u.compute", i);
+    case RES_GPU_HBM: return g_strdup_printf ("gpu%u.hbm", i);
+    case RES_GPU_H2D: return g_strdup_printf ("gpu%u.pcie.h2d", i);
+    case RES_GPU_D2H: return g_strdup_printf ("gpu%u.pcie.d2h", i);
+    case RES_GPU_NVLINK_TX: return g_strdup_printf ("gpu%u.nvlink.tx", i);
+    case RES_GPU_NVLINK_RX: return g_strdup_printf ("gpu%u.nvlink.rx", i);
+    case RES_SW_UP: return g_strdup_printf ("node%u.pcie_sw%u.up", i, k);
+    case RES_SW_DOWN: return g_strdup_printf ("node%u.pcie_sw%u.down", i, k);
+    case RES_NIC_TX: return g_strdup_printf ("node%u.nic%u.tx", i, k);
+    case RES_NIC_RX: return g_strdup_printf ("node%u.nic%u.rx", i, k);
+    case RES_SPINE_UP: return g_strdup_printf ("node%u.spine.up", i);
+    case RES_SPINE_DOWN: return g_strdup_printf ("node%u.spine.down", i);
+    case RES_CPU: return g_strdup_printf ("node%u.cpu", i);
+    case RES_NVME_READ: return g_strdup_printf ("node%u.nvme.read", i);
+    case RES_NVME_WRITE: return g_strdup_printf ("node%u.nvme.write", i);
+    case RES_NVME_TOTAL: return g_strdup_printf ("node%u.nvme.total", i);
+    }
+  g_return_val_if_reached (g_strdup ("?"));
+}
+
+/* Adds resource `kind` of GPU rank or node `index` (`sub`: its switch or NIC). */
+static SimResourceId
+add (HwTopology *t, double capacity, ResKind kind, guint index, guint sub)
+{
+  SimResourceId id = sim_fluid_add_resource_unnamed (t->fluid, capacity);
+  ResTag tag = { index, (guint16) sub, (guint8) kind };
+  g_assert (id == t->names->base + t->names->tags->len && sub <= G_MAXUINT16);
+  g_array_append_val (t->names->tags, tag);
+  return id;
 }
 
 static double
@@ -61,19 +131,19 @@ add_gpu_links (HwTopology *t, const HwNodeSpec *node, guint rank)
 {
   const HwGpuSpec *g = node->gpu;
   GpuLinks *l = &t->gpus[rank];
-  l->id[HW_GPU_COMPUTE] = add (t->fluid, 1.0, g_strdup_printf ("gpu%u.compute", rank));
+  l->id[HW_GPU_COMPUTE] = add (t, 1.0, RES_GPU_COMPUTE, rank, 0);
   l->id[HW_GPU_HBM]
-      = add (t->fluid, g->hbm_bandwidth * g->hbm_efficiency, g_strdup_printf ("gpu%u.hbm", rank));
+      = add (t, g->hbm_bandwidth * g->hbm_efficiency, RES_GPU_HBM, rank, 0);
   l->id[HW_GPU_PCIE_H2D]
-      = add (t->fluid, g->pcie_bandwidth, g_strdup_printf ("gpu%u.pcie.h2d", rank));
+      = add (t, g->pcie_bandwidth, RES_GPU_H2D, rank, 0);
   l->id[HW_GPU_PCIE_D2H]
-      = add (t->fluid, g->pcie_bandwidth, g_strdup_printf ("gpu%u.pcie.d2h", rank));
+      = add (t, g->pcie_bandwidth, RES_GPU_D2H, rank, 0);
   l->id[HW_GPU_NVLINK_TX] = l->id[HW_GPU_NVLINK_RX] = NONE;
   if (t->nvswitch)
     {
       double b = node->nvlink_bandwidth * link_efficiency (node);
-      l->id[HW_GPU_NVLINK_TX] = add (t->fluid, b, g_strdup_printf ("gpu%u.nvlink.tx", rank));
-      l->id[HW_GPU_NVLINK_RX] = add (t->fluid, b, g_strdup_printf ("gpu%u.nvlink.rx", rank));
+      l->id[HW_GPU_NVLINK_TX] = add (t, b, RES_GPU_NVLINK_TX, rank, 0);
+      l->id[HW_GPU_NVLINK_RX] = add (t, b, RES_GPU_NVLINK_RX, rank, 0);
     }
 }
 
@@ -88,10 +158,8 @@ add_node_links (HwTopology *t, const HwNodeSpec *node, const HwFabricSpec *fabri
       l->sw_down = g_new (SimResourceId, t->n_switches);
       for (guint s = 0; s < t->n_switches; s++)
         {
-          l->sw_up[s] = add (t->fluid, node->pcie_switch_uplink,
-                             g_strdup_printf ("node%u.pcie_sw%u.up", n, s));
-          l->sw_down[s] = add (t->fluid, node->pcie_switch_uplink,
-                               g_strdup_printf ("node%u.pcie_sw%u.down", n, s));
+          l->sw_up[s] = add (t, node->pcie_switch_uplink, RES_SW_UP, n, s);
+          l->sw_down[s] = add (t, node->pcie_switch_uplink, RES_SW_DOWN, n, s);
         }
     }
   if (t->n_nodes == 1)
@@ -101,14 +169,14 @@ add_node_links (HwTopology *t, const HwNodeSpec *node, const HwFabricSpec *fabri
   l->nic_rx = g_new (SimResourceId, t->n_nics);
   for (guint i = 0; i < t->n_nics; i++)
     {
-      l->nic_tx[i] = add (t->fluid, nic, g_strdup_printf ("node%u.nic%u.tx", n, i));
-      l->nic_rx[i] = add (t->fluid, nic, g_strdup_printf ("node%u.nic%u.rx", n, i));
+      l->nic_tx[i] = add (t, nic, RES_NIC_TX, n, i);
+      l->nic_rx[i] = add (t, nic, RES_NIC_RX, n, i);
     }
   /* Leaf–spine: the node's leaf switch has n_nics × nic of downlinks and 1/oversubscription
    * of that towards the spine (a 2:1 oversubscribed leaf has half the uplink capacity). */
   double spine = t->n_nics * nic / MAX (1.0, fabric->spine_oversubscription);
-  l->spine_up = add (t->fluid, spine, g_strdup_printf ("node%u.spine.up", n));
-  l->spine_down = add (t->fluid, spine, g_strdup_printf ("node%u.spine.down", n));
+  l->spine_up = add (t, spine, RES_SPINE_UP, n, 0);
+  l->spine_down = add (t, spine, RES_SPINE_DOWN, n, 0);
 }
 
 /* Host CPU and NVMe drives of node n (ZeRO-Offload / ZeRO-Infinity resources). */
@@ -119,17 +187,13 @@ add_host_resources (HwTopology *t, const HwNodeSpec *node, guint n)
   for (guint i = 0; i < HW_N_NODE_RESOURCES; i++)
     l->host[i] = NONE;
   if (node->cpu_cores > 0 && node->cpu_adam_rate > 0)
-    l->host[HW_NODE_CPU] = add (t->fluid, node->cpu_cores * node->cpu_adam_rate,
-                                g_strdup_printf ("node%u.cpu", n));
+    l->host[HW_NODE_CPU] = add (t, node->cpu_cores * node->cpu_adam_rate, RES_CPU, n, 0);
   if (node->nvme_drives == 0)
     return;
   double d = node->nvme_drives;
-  l->host[HW_NODE_NVME_READ] = add (t->fluid, d * node->nvme_read_bandwidth,
-                                    g_strdup_printf ("node%u.nvme.read", n));
-  l->host[HW_NODE_NVME_WRITE] = add (t->fluid, d * node->nvme_write_bandwidth,
-                                     g_strdup_printf ("node%u.nvme.write", n));
-  l->host[HW_NODE_NVME_TOTAL] = add (t->fluid, d * node->nvme_read_bandwidth,
-                                     g_strdup_printf ("node%u.nvme.total", n));
+  l->host[HW_NODE_NVME_READ] = add (t, d * node->nvme_read_bandwidth, RES_NVME_READ, n, 0);
+  l->host[HW_NODE_NVME_WRITE] = add (t, d * node->nvme_write_bandwidth, RES_NVME_WRITE, n, 0);
+  l->host[HW_NODE_NVME_TOTAL] = add (t, d * node->nvme_read_bandwidth, RES_NVME_TOTAL, n, 0);
 }
 
 HwTopology *
@@ -151,6 +215,10 @@ hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabr
   t->inter_latency = node->inter_latency;
   t->gpus = g_new0 (GpuLinks, (gsize) n_nodes * t->n_gpus);
   t->nodes = g_new0 (NodeLinks, n_nodes);
+  t->names = g_new0 (Names, 1);
+  t->names->base = sim_fluid_n_resources (fluid);
+  t->names->tags = g_array_new (FALSE, FALSE, sizeof (ResTag));
+  sim_fluid_set_namer (fluid, name_resource, t->names, names_free); /* the fluid owns them */
   for (guint r = 0; r < n_nodes * t->n_gpus; r++)
     add_gpu_links (t, node, r);
   for (guint n = 0; n < n_nodes; n++)

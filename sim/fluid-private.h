@@ -75,6 +75,9 @@ struct _SimFluid
   SimEngine *engine;
   GPtrArray *resources;   /* SimFluidResource*, index = id (into res_store) */
   SimSlots res_store;     /* the SimFluidResource structs, in blocks (no malloc each), owned */
+  SimFluidNamer namer;    /* names unnamed resources on demand (sim_fluid_set_namer) */
+  gpointer namer_data;    /* owned */
+  GDestroyNotify namer_destroy;
   /* Activity pool (sim/slots.h): blocks of SIM_FLUID_ACT_BLOCK activities with stable
    * addresses for the intrusive heaps and member lists; an id names its slot and generation,
    * so lookup and cancel need no hashing (as in sim/engine.c). */

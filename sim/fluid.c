@@ -179,6 +179,8 @@ sim_fluid_free (SimFluid *fluid)
   sim_vec_clear (&fluid->done_buf);
   g_ptr_array_unref (fluid->resources);
   sim_slots_clear (&fluid->res_store);
+  if (fluid->namer_destroy != NULL)
+    fluid->namer_destroy (fluid->namer_data);
   g_free (fluid->fold_canon);
   g_free (fluid->fold_scale);
   sim_vec_clear (&fluid->dirty_res);
@@ -186,6 +188,21 @@ sim_fluid_free (SimFluid *fluid)
   sim_fluid_solver_free (fluid->solver);
   g_free (fluid);
 }
+
+/* A resource of `capacity` in a new, zeroed slot of the store, no name yet. */
+static SimResourceId
+new_resource (SimFluid *fluid, double capacity)
+{
+  guint slot;
+  SimFluidResource *r = sim_slots_take (&fluid->res_store, &slot);
+  r->id = fluid->resources->len;
+  r->capacity = capacity;
+  r->node.index = SIM_HEAP_NONE;
+  g_ptr_array_add (fluid->resources, r);
+  return r->id;
+}
+
+static SimFluidResource *get_resource (const SimFluid *fluid, SimResourceId id);
 
 SimResourceId
 sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity)
@@ -205,14 +222,28 @@ sim_fluid_add_resource_take (SimFluid *fluid, char *name, double capacity)
       g_free (name);
       g_return_val_if_reached (0);
     }
-  guint slot;
-  SimFluidResource *r = sim_slots_take (&fluid->res_store, &slot); /* a new, zeroed slot */
-  r->id = fluid->resources->len;
-  r->name = name;
-  r->capacity = capacity;
-  r->node.index = SIM_HEAP_NONE;
-  g_ptr_array_add (fluid->resources, r);
-  return r->id;
+  SimResourceId id = new_resource (fluid, capacity);
+  get_resource (fluid, id)->name = name;
+  return id;
+}
+
+void
+sim_fluid_set_namer (SimFluid *fluid, SimFluidNamer namer, gpointer data, GDestroyNotify destroy)
+{
+  g_return_if_fail (fluid != NULL);
+  if (fluid->namer_destroy != NULL)
+    fluid->namer_destroy (fluid->namer_data);
+  fluid->namer = namer;
+  fluid->namer_data = data;
+  fluid->namer_destroy = destroy;
+}
+
+SimResourceId
+sim_fluid_add_resource_unnamed (SimFluid *fluid, double capacity)
+{
+  g_return_val_if_fail (fluid != NULL && fluid->namer != NULL, 0);
+  g_return_val_if_fail (isfinite (capacity) && capacity > 0.0, 0);
+  return new_resource (fluid, capacity);
 }
 
 guint
@@ -232,7 +263,10 @@ const char *
 sim_fluid_resource_name (const SimFluid *fluid, SimResourceId resource)
 {
   g_return_val_if_fail (fluid != NULL && resource < fluid->resources->len, NULL);
-  return get_resource (fluid, resource)->name;
+  SimFluidResource *r = get_resource (fluid, resource);
+  if (r->name == NULL) /* named on demand: a cache, the fluid is unchanged otherwise */
+    r->name = fluid->namer (resource, fluid->namer_data);
+  return r->name;
 }
 
 double

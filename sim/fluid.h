@@ -57,11 +57,24 @@ void sim_fluid_free (SimFluid *fluid);
 
 /* Adds a resource named `name` (copied) with `capacity` > 0 (units/s). */
 SimResourceId sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity);
-/* The same, taking ownership of `name` (g_malloc'ed; freed here on misuse too): a cluster
- * adds about a million resources, each name formatted once. */
+/* The same, taking ownership of `name` (g_malloc'ed; freed here on misuse too). */
 SimResourceId sim_fluid_add_resource_take (SimFluid *fluid, char *name, double capacity);
 
+/* Names given on demand: a resource added without a name (sim_fluid_add_resource_unnamed)
+ * is named by `namer` (resource id, `data` → a g_malloc'ed name) the first time
+ * sim_fluid_resource_name asks, and keeps that name. A cluster adds about a million
+ * resources, of which a run asks a few names (link-load series). The fluid owns `data`
+ * (freed with `destroy`, may be NULL) from now on; one namer per fluid (a second call
+ * replaces the first, destroying its data). */
+typedef char *(*SimFluidNamer) (SimResourceId resource, gconstpointer data);
+void sim_fluid_set_namer (SimFluid *fluid, SimFluidNamer namer, gpointer data,
+                          GDestroyNotify destroy);
+/* Adds a resource of `capacity` > 0 named by the fluid's namer (API misuse without one). */
+SimResourceId sim_fluid_add_resource_unnamed (SimFluid *fluid, double capacity);
+
 guint sim_fluid_n_resources (const SimFluid *fluid);
+/* The resource's name (borrowed, valid while the fluid lives; an unnamed resource's is
+ * formatted by the namer now and kept). */
 const char *sim_fluid_resource_name (const SimFluid *fluid, SimResourceId resource);
 double sim_fluid_resource_capacity (const SimFluid *fluid, SimResourceId resource);
 

@@ -423,8 +423,58 @@ test_lone_activity_exact (void)
   rec_free (r);
 }
 
+/* Names on demand: an unnamed resource is named by the namer at the first ask, once (the
+ * second ask returns the kept name without calling it); a named one keeps its name; the
+ * namer's data is the fluid's and is destroyed with it. */
+typedef struct
+{
+  guint calls;
+  gboolean *destroyed;
+} NamerData;
+
+static char *
+count_namer (SimResourceId id, gconstpointer data)
+{
+  ((NamerData *) data)->calls++;
+  return g_strdup_printf ("res%u", id);
+}
+
+static void
+namer_destroy (gpointer data)
+{
+  *((NamerData *) data)->destroyed = TRUE;
+  g_free (data);
+}
+
+static void
+test_names_on_demand (void)
+{
+  gboolean destroyed = FALSE;
+  SimEngine *engine = sim_engine_new ();
+  SimFluid *fluid = sim_fluid_new (engine);
+  NamerData *d = g_new0 (NamerData, 1);
+  d->destroyed = &destroyed;
+  SimResourceId named = sim_fluid_add_resource (fluid, "link", 1.0);
+  sim_fluid_set_namer (fluid, count_namer, d, namer_destroy);
+  SimResourceId a = sim_fluid_add_resource_unnamed (fluid, 2.0);
+  SimResourceId b = sim_fluid_add_resource_unnamed (fluid, 3.0);
+  CU_ASSERT_EQUAL (d->calls, 0);
+  CU_ASSERT_STRING_EQUAL (sim_fluid_resource_name (fluid, b), "res2");
+  CU_ASSERT_STRING_EQUAL (sim_fluid_resource_name (fluid, b), "res2");
+  CU_ASSERT_EQUAL (d->calls, 1);
+  CU_ASSERT_STRING_EQUAL (sim_fluid_resource_name (fluid, named), "link");
+  CU_ASSERT_EQUAL (d->calls, 1);
+  CU_ASSERT_STRING_EQUAL (sim_fluid_resource_name (fluid, a), "res1");
+  CU_ASSERT_EQUAL (sim_fluid_resource_capacity (fluid, a), 2.0);
+  CU_ASSERT_FALSE (destroyed);
+  sim_fluid_free (fluid);
+  CU_ASSERT (destroyed);
+  sim_engine_free (engine);
+}
+
 static const StepsimTest tests[] = {
   { "single transfer takes L + S/B", test_single_transfer },
+  { "unnamed resources are named on demand, once", test_names_on_demand },
   { "n equal flows get B/n each", test_equal_flows_share },
   { "two-link bottleneck max-min split", test_two_link_bottleneck },
   { "rate bound caps, rest shared", test_rate_bound_caps },
