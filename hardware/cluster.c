@@ -201,6 +201,13 @@ hw_cluster_resource_scratch (const HwCluster *cluster, guint n)
   return (double *) cluster->resource_scratch->data;
 }
 
+void
+hw_cluster_set_no_host_copies (HwCluster *cluster)
+{
+  g_return_if_fail (cluster != NULL);
+  hw_topology_set_no_host_copies (cluster->topo);
+}
+
 gboolean
 hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift)
 {

@@ -123,6 +123,9 @@ void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */
  * instance of an orbit of instances (hw_collective_start) runs one flow per orbit of
  * flows. The shift must be invariant (API misuse otherwise); the identity (the default) is
  * the full simulation. hw_cluster_shift returns it (borrowed, the cluster's). */
+/* Declares that the run makes no host copy (no offload, no paged states): see
+ * hw_topology_set_no_host_copies; a host copy started afterwards is API misuse. */
+void hw_cluster_set_no_host_copies (HwCluster *cluster);
 gboolean hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift);
 void hw_cluster_set_shift (HwCluster *cluster, const HwRankShift *shift);
 const HwRankShift *hw_cluster_shift (const HwCluster *cluster);

@@ -44,6 +44,7 @@ struct _HwTopology
   GpuLinks *gpus;       /* n_nodes × n_gpus */
   NodeLinks *nodes;     /* n_nodes */
   Names *names;         /* the resources' tags; the fluid owns them once built */
+  gboolean no_host;     /* no host copy will run (hw_topology_set_no_host_copies) */
 };
 
 /* ---- resources and their names ------------------------------------------------------------
@@ -366,6 +367,7 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
                         SimResourceId out[HW_ROUTE_MAX])
 {
   g_return_val_if_fail (rank < hw_topology_n_ranks (topo), 0);
+  g_return_val_if_fail (!topo->no_host, 0); /* declared: no host copy runs */
   const NodeLinks *l = &topo->nodes[rank / topo->n_gpus];
   guint sw = switch_of_gpu (topo, rank % topo->n_gpus);
   gboolean h2d = dir == HW_COPY_H2D;
@@ -391,6 +393,27 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
  * of the image of the GPUs using j (hw_topology_nic_of): that must be one NIC on the image
  * switch, the same for every GPU using j, and one-to-one; the node's spine links, CPU and
  * NVMe stay put. */
+void
+hw_topology_set_no_host_copies (HwTopology *topo)
+{
+  g_return_if_fail (topo != NULL);
+  topo->no_host = TRUE;
+}
+
+/* Whether no route can cross a PCIe switch uplink: no host copies, GPU-to-GPU traffic in a
+ * node over NVLink, and every GPU's NIC on its own switch (hw_topology_route's uplink hops
+ * then never happen). Such switches carry nothing, and a shift need not keep them whole. */
+static gboolean
+switches_idle (const HwTopology *t)
+{
+  if (!t->no_host || !t->nvswitch)
+    return FALSE;
+  for (guint l = 0; t->n_nodes > 1 && t->per_switch > 0 && l < t->n_gpus; l++)
+    if (switch_of_nic (t, hw_topology_nic_of (t, l)) != switch_of_gpu (t, l))
+      return FALSE;
+  return TRUE;
+}
+
 gboolean
 hw_topology_shift_valid (const HwTopology *t, const HwRankShift *sh)
 {
@@ -402,7 +425,8 @@ hw_topology_shift_valid (const HwTopology *t, const HwRankShift *sh)
     return TRUE; /* whole nodes (the identity included) */
   if (t->n_gpus % sh->block != 0)
     return FALSE;
-  return t->per_switch == 0 || t->per_switch % sh->block == 0 /* inside one switch */
+  return t->per_switch == 0 || switches_idle (t)
+         || t->per_switch % sh->block == 0 /* inside one switch */
          || (sh->d % t->per_switch == 0 && sh->block % t->per_switch == 0
              && t->n_gpus % t->per_switch == 0);
 }
@@ -437,7 +461,8 @@ nic_map (const HwTopology *t, const HwRankShift *sh, guint *nic)
       if (nic[a] == NONE && hit[b]++)
         return FALSE; /* two NICs onto one */
       nic[a] = b;
-      if (t->per_switch > 0 && switch_of_nic (t, b) != switch_image (t, sh, switch_of_nic (t, a)))
+      if (t->per_switch > 0 && !switches_idle (t)
+          && switch_of_nic (t, b) != switch_image (t, sh, switch_of_nic (t, a)))
         return FALSE; /* the NIC must sit on the image of its switch */
     }
   for (guint j = 0; j < t->n_nics; j++) /* NICs no GPU uses stay put */
@@ -474,7 +499,8 @@ hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift, SimReso
       for (guint k = 0; x->sw_up != NULL && k < t->n_switches; k++)
         {
           /* switch k's GPUs move to those of the switch of σ(its first GPU) */
-          guint m = t->per_switch > 0 ? switch_image (t, shift, k) : k;
+          /* idle switches (no route crosses them) stay put */
+          guint m = t->per_switch > 0 && !switches_idle (t) ? switch_image (t, shift, k) : k;
           perm[x->sw_up[k]] = y->sw_up[m];
           perm[x->sw_down[k]] = y->sw_down[m];
         }

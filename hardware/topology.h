@@ -118,4 +118,11 @@ gboolean hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift
  * is checked there. FALSE for a shift that is not plain. */
 gboolean hw_topology_shift_valid (const HwTopology *topo, const HwRankShift *shift);
 
+/* Declares that no host copy (hw_topology_host_route: offload, paged states) will run on
+ * this topology; asking a host route afterwards is API misuse (0 hops). With NVLink inside
+ * nodes and each GPU's NIC on its own PCIe switch no route then crosses a switch uplink, and
+ * hw_topology_shift_map lets shifts rotate GPUs across switches (the idle switch links stay
+ * put). */
+void hw_topology_set_no_host_copies (HwTopology *topo);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HwTopology, hw_topology_free)

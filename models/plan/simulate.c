@@ -390,6 +390,10 @@ new_cluster (const ModelSimInput *in, SimFluid *fluid, guint32 seed)
     hw_cluster_set_slowdown (cluster, in->slowdowns[i].rank, in->slowdowns[i].factor);
   if (in->kernel_jitter > 0)
     hw_cluster_set_jitter (cluster, in->kernel_jitter, seed);
+  /* without offloading or paged states no task copies to or from the host (plan_offload.c,
+   * plan_paged.c): the PCIe switches then carry no route, which rank classes can use */
+  if (!model_offload_any (&in->stack->offload) && !model_stack_optimizer_is_paged (in->stack))
+    hw_cluster_set_no_host_copies (cluster);
   return cluster;
 }
 

@@ -50,10 +50,10 @@ switched_node (void)
   return node;
 }
 
-/* Whether `sh` maps `t` onto itself and every route of (σs, σd) is perm applied to the
- * route of (s, d). */
+/* Whether `sh` maps the fixture's topology onto itself and every route of (σs, σd) is perm
+ * applied to the route of (s, d) (and each host route, unless none runs). */
 static gboolean
-shift_maps_routes (const Fixture *f, HwRankShift sh)
+shift_maps_routes_in (const Fixture *f, gboolean no_host, HwRankShift sh)
 {
   const HwTopology *t = hw_cluster_topology (f->cluster);
   SimFluid *fluid = f->fluid;
@@ -75,7 +75,7 @@ shift_maps_routes (const Fixture *f, HwRankShift sh)
         for (guint i = 0; ok && i < k1; i++)
           ok = perm[r1[i]] == r2[i];
       }
-  for (guint r = 0; ok && r < n; r++) /* host routes too */
+  for (guint r = 0; ok && !no_host && r < n; r++) /* host routes too, where they run */
     for (guint dir = 0; dir < 2; dir++)
       {
         SimResourceId h1[HW_ROUTE_MAX], h2[HW_ROUTE_MAX];
@@ -87,6 +87,12 @@ shift_maps_routes (const Fixture *f, HwRankShift sh)
       }
   CU_ASSERT (ok);
   return TRUE;
+}
+
+static gboolean
+shift_maps_routes (const Fixture *f, HwRankShift sh)
+{
+  return shift_maps_routes_in (f, FALSE, sh);
 }
 
 static void
@@ -109,6 +115,33 @@ test_shift_map (void)
   CU_ASSERT (shift_maps_routes (&one, hw_rank_shift_plain (4, 4, 2)));
   CU_ASSERT_FALSE (shift_maps_routes (&one, hw_rank_shift_plain (4, 4, 1)));
   fixture_free (&one);
+  hw_node_spec_clear (&node);
+}
+
+/* DGX-like nodes of 4 GPUs on PCIe switches of 2, NVLink between them and a NIC per GPU on
+ * its own switch: a rotation by one GPU splits the switches, no symmetry while host copies
+ * may cross them. Declared without host copies, no route crosses a switch uplink (NVLink
+ * inside a node, each GPU's NIC on its switch): the rotation maps every route. With one NIC
+ * per node (on switch 0, which GPUs 2 and 3 reach over the uplinks) it still does not. */
+static void
+test_shift_map_idle_switches (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  node.gpus_per_pcie_switch = 2;
+  node.pcie_switch_uplink = 16 * GBPS;
+  Fixture f = fixture_new (&node, 3, 1.0);
+  HwRankShift one = hw_rank_shift_plain (12, 4, 1);
+  CU_ASSERT_FALSE (shift_maps_routes (&f, one));
+  hw_cluster_set_no_host_copies (f.cluster);
+  CU_ASSERT (shift_maps_routes_in (&f, TRUE, one));
+  fixture_free (&f);
+  node.n_nics = 1;
+  node.rail_optimized = FALSE;
+  Fixture g = fixture_new (&node, 3, 1.0);
+  hw_cluster_set_no_host_copies (g.cluster);
+  CU_ASSERT_FALSE (shift_maps_routes_in (&g, TRUE, one));
+  CU_ASSERT (shift_maps_routes_in (&g, TRUE, hw_rank_shift_plain (12, 12, 4)));
+  fixture_free (&g);
   hw_node_spec_clear (&node);
 }
 
@@ -311,6 +344,8 @@ main (void)
     { "fold: one flow with multiplicity m gets the rate of m equal flows", test_fold },
     { "shift map: routes of shifted pairs are the permuted routes", test_shift_map },
     { "shift map: rails rotate with the GPUs inside nodes", test_shift_map_rails },
+    { "shift map: idle PCIe switches (no host copies) let GPUs rotate across them",
+      test_shift_map_idle_switches },
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
