@@ -370,6 +370,25 @@ keep_orbit_representatives (GPtrArray *plan, const HwRankShift *stab)
     }
 }
 
+/* Flows ordered by source, destination, bytes, latency, rate (a total order on what a flow
+ * is, for comparing multisets). */
+static int
+flow_cmp (const void *a, const void *b)
+{
+  const HwFlow *f = a, *g = b;
+  if (f->src != g->src)
+    return f->src < g->src ? -1 : 1;
+  if (f->dst != g->dst)
+    return f->dst < g->dst ? -1 : 1;
+  if (f->bytes != g->bytes)
+    return f->bytes < g->bytes ? -1 : 1;
+  if (f->latency != g->latency)
+    return f->latency < g->latency ? -1 : 1;
+  if (f->rate != g->rate)
+    return f->rate < g->rate ? -1 : 1;
+  return 0;
+}
+
 gboolean
 hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
                                HwCollectiveAlgorithm algorithm, const guint *ranks,
@@ -379,7 +398,6 @@ hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
                         FALSE);
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), FALSE);
   g_return_val_if_fail (shift->n == hw_cluster_n_ranks (cluster), FALSE);
-  guint total = shift->n;
   g_autofree guint *sorted = g_new (guint, n_ranks);
   HwRankShift sh = stabilizer (shift, ranks, n_ranks, sorted); /* not yet the cluster's */
   if (diagonal_fixes (shift, &sh, ranks, sorted, n_ranks))
@@ -392,28 +410,27 @@ hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
   guint n_gen = hw_rank_shift_generators (&sh, gen);
   for (guint p = 0; p < plan->len; p++)
     {
+      /* a phase's flows as a multiset: two flows between the same pair (NCCL's two trees
+       * over 3 nodes share the edge 2 → 0) load its links twice, so the images must come
+       * with the same multiplicities, not merely name the same pairs */
       GArray *flows = g_ptr_array_index (plan, p);
-      g_autoptr (GHashTable) at = g_hash_table_new (g_int64_hash, g_int64_equal);
-      g_autofree gint64 *keys = g_new (gint64, flows->len);
-      for (guint i = 0; i < flows->len; i++)
-        {
-          const HwFlow *f = &g_array_index (flows, HwFlow, i);
-          keys[i] = (gint64) f->src * total + f->dst;
-          g_hash_table_insert (at, &keys[i], GUINT_TO_POINTER (i + 1));
-        }
+      guint m = flows->len;
+      g_autofree HwFlow *orig = g_memdup2 (flows->data, MAX (m, 1) * sizeof (HwFlow));
+      g_autofree HwFlow *img = g_new (HwFlow, MAX (m, 1));
+      qsort (orig, m, sizeof (HwFlow), flow_cmp);
       for (guint e = 0; e < n_gen; e++)
-        for (guint i = 0; i < flows->len; i++)
-          {
-            const HwFlow *f = &g_array_index (flows, HwFlow, i);
-            gint64 image = (gint64) hw_rank_shift_image (&gen[e], f->src) * total
-                           + hw_rank_shift_image (&gen[e], f->dst);
-            guint j = GPOINTER_TO_UINT (g_hash_table_lookup (at, &image));
-            if (j == 0)
+        {
+          for (guint i = 0; i < m; i++)
+            {
+              img[i] = orig[i];
+              img[i].src = hw_rank_shift_image (&gen[e], orig[i].src);
+              img[i].dst = hw_rank_shift_image (&gen[e], orig[i].dst);
+            }
+          qsort (img, m, sizeof (HwFlow), flow_cmp);
+          for (guint i = 0; i < m; i++)
+            if (flow_cmp (&img[i], &orig[i]) != 0)
               return FALSE;
-            const HwFlow *g = &g_array_index (flows, HwFlow, j - 1);
-            if (g->bytes != f->bytes || g->latency != f->latency || g->rate != f->rate)
-              return FALSE;
-          }
+        }
     }
   return TRUE;
 }

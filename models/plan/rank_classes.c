@@ -505,6 +505,15 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
             model_plan_free (reps);
         }
       model_plan_free (one);
+      if (ok)
+        {
+          /* A structural plan's candidates were decided above by what also decides them
+           * on the full plan (its groups map, or its task lists differ; the same
+           * collectives): none holds, so every rank is its own class, without comparing
+           * the full plan's tasks again for each candidate. */
+          *shift = hw_rank_shift_identity (n);
+          return model_plan_new_representatives (arch, stack, par, paged_spill, NULL, error);
+        }
     }
   /* the general path: every rank's plan, compared task by task */
   ModelPlan *full = model_plan_new_representatives (arch, stack, par, paged_spill, NULL, error);

@@ -328,6 +328,26 @@ check_folded (double (*run) (gboolean folded, double *second))
   STEPSIM_ASSERT_REL (folded2, full2, 1e-9);
 }
 
+/* NCCL's double binary tree over 3 nodes (one GPU each: ranks 0, 4, 8 of 3 nodes of 4): tree
+ * 0 has the node edges 1 → 2 and 2 → 0, tree 1 (its shift for odd counts) 0 → 1 and 2 → 0.
+ * As a set of pairs {0→1, 1→2, 2→0} the rotation by one node maps it onto itself; as a
+ * multiset it does not (2 → 0 is there twice: node 2's NIC sends twice as much). The
+ * collective is no symmetry of the shift by a node; a ring over the same ranks is. */
+static void
+test_tree_multiset (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 3, 1.0);
+  const guint members[] = { 0, 4, 8 };
+  HwRankShift sh = hw_rank_shift_plain (12, 12, 4);
+  CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                                  HW_ALGORITHM_TREE, members, 3, 64e6, &sh));
+  CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                            HW_ALGORITHM_RING, members, 3, 64e6, &sh));
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static void
 test_collective_orbits (void)
 {
@@ -347,6 +367,7 @@ main (void)
     { "shift map: idle PCIe switches (no host copies) let GPUs rotate across them",
       test_shift_map_idle_switches },
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
+    { "a 3-node tree's flows are a multiset: no symmetry of the node shift", test_tree_multiset },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
 }
