@@ -370,23 +370,20 @@ keep_orbit_representatives (GPtrArray *plan, const HwRankShift *stab)
     }
 }
 
-/* Flows ordered by source, destination, bytes, latency, rate (a total order on what a flow
- * is, for comparing multisets). */
-static int
-flow_cmp (const void *a, const void *b)
+/* A flow as a value (source, destination, bytes, latency, rate), for counting equal flows. */
+static guint
+flow_hash (gconstpointer a)
+{
+  const HwFlow *f = a;
+  return (f->src * 2654435761u) ^ (f->dst * 40503u) ^ g_double_hash (&f->bytes);
+}
+
+static gboolean
+flow_equal (gconstpointer a, gconstpointer b)
 {
   const HwFlow *f = a, *g = b;
-  if (f->src != g->src)
-    return f->src < g->src ? -1 : 1;
-  if (f->dst != g->dst)
-    return f->dst < g->dst ? -1 : 1;
-  if (f->bytes != g->bytes)
-    return f->bytes < g->bytes ? -1 : 1;
-  if (f->latency != g->latency)
-    return f->latency < g->latency ? -1 : 1;
-  if (f->rate != g->rate)
-    return f->rate < g->rate ? -1 : 1;
-  return 0;
+  return f->src == g->src && f->dst == g->dst && f->bytes == g->bytes
+         && f->latency == g->latency && f->rate == g->rate;
 }
 
 gboolean
@@ -412,24 +409,31 @@ hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
     {
       /* a phase's flows as a multiset: two flows between the same pair (NCCL's two trees
        * over 3 nodes share the edge 2 → 0) load its links twice, so the images must come
-       * with the same multiplicities, not merely name the same pairs */
+       * with the same multiplicities, not merely name the same pairs: each image takes
+       * one from the count of its equal flows, and none may run short */
       GArray *flows = g_ptr_array_index (plan, p);
-      guint m = flows->len;
-      g_autofree HwFlow *orig = g_memdup2 (flows->data, MAX (m, 1) * sizeof (HwFlow));
-      g_autofree HwFlow *img = g_new (HwFlow, MAX (m, 1));
-      qsort (orig, m, sizeof (HwFlow), flow_cmp);
+      g_autoptr (GHashTable) count = g_hash_table_new (flow_hash, flow_equal);
+      g_autofree HwFlow *img = g_new (HwFlow, MAX (flows->len, 1));
       for (guint e = 0; e < n_gen; e++)
         {
-          for (guint i = 0; i < m; i++)
+          g_hash_table_remove_all (count);
+          for (guint i = 0; i < flows->len; i++)
             {
-              img[i] = orig[i];
-              img[i].src = hw_rank_shift_image (&gen[e], orig[i].src);
-              img[i].dst = hw_rank_shift_image (&gen[e], orig[i].dst);
+              HwFlow *f = &g_array_index (flows, HwFlow, i);
+              guint c = GPOINTER_TO_UINT (g_hash_table_lookup (count, f));
+              g_hash_table_insert (count, f, GUINT_TO_POINTER (c + 1));
             }
-          qsort (img, m, sizeof (HwFlow), flow_cmp);
-          for (guint i = 0; i < m; i++)
-            if (flow_cmp (&img[i], &orig[i]) != 0)
-              return FALSE;
+          for (guint i = 0; i < flows->len; i++)
+            {
+              img[i] = g_array_index (flows, HwFlow, i);
+              img[i].src = hw_rank_shift_image (&gen[e], img[i].src);
+              img[i].dst = hw_rank_shift_image (&gen[e], img[i].dst);
+              gpointer key, value;
+              if (!g_hash_table_lookup_extended (count, &img[i], &key, &value)
+                  || GPOINTER_TO_UINT (value) == 0)
+                return FALSE;
+              g_hash_table_insert (count, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (value) - 1));
+            }
         }
     }
   return TRUE;

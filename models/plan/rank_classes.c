@@ -273,13 +273,36 @@ model_plan_shift_invariant (const ModelPlan *plan, const HwRankShift *shift)
   return ok;
 }
 
+/* A collective instance as a value (kind, algorithm, bytes, members in order): a plan
+ * repeats the same collective for every layer and micro-batch under other names. */
+static guint
+collective_hash (gconstpointer a)
+{
+  const ModelCollective *c = a;
+  guint h = (guint) c->kind * 31u + (guint) c->algorithm;
+  h = h * 31u + g_double_hash (&c->bytes);
+  for (guint i = 0; i < c->n_ranks; i++)
+    h = h * 31u + c->ranks[i];
+  return h;
+}
+
+static gboolean
+collective_equal (gconstpointer a, gconstpointer b)
+{
+  const ModelCollective *c = a, *d = b;
+  return c->kind == d->kind && c->algorithm == d->algorithm && c->bytes == d->bytes
+         && c->n_ranks == d->n_ranks
+         && memcmp (c->ranks, d->ranks, c->n_ranks * sizeof (guint)) == 0;
+}
+
 /* Every collective a representative takes part in maps its flows onto themselves
- * (hw_collective_shift_invariant), each distinct instance asked once. */
+ * (hw_collective_shift_invariant), each distinct collective asked once. */
 static gboolean
 collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, const HwRankShift *sh)
 {
   guint nc = model_plan_n_collectives (plan);
   g_autofree guint8 *asked = g_new0 (guint8, MAX (nc, 1));
+  g_autoptr (GHashTable) seen = g_hash_table_new (collective_hash, collective_equal);
   for (guint t = 0; t < model_plan_n_tasks (plan); t++)
     {
       const ModelTask *task = model_plan_task (plan, t);
@@ -288,6 +311,8 @@ collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, const Hw
         continue;
       asked[task->collective] = 1;
       const ModelCollective *c = model_plan_collective (plan, (guint) task->collective);
+      if (!g_hash_table_add (seen, (gpointer) c))
+        continue; /* an equal collective was found invariant already */
       if (!hw_collective_shift_invariant (cluster, c->kind, c->algorithm, c->ranks, c->n_ranks,
                                           c->bytes, sh))
         return FALSE;
