@@ -22,6 +22,19 @@
  * as its model, whatever the draw. */
 #define JITTER_MIN_FACTOR 0.5
 
+/* A persistent GEMM as launched (hw_cluster_start_kernel_after), kept for the instant of its
+ * launch: a collective that takes SMs on its GPU at that same instant relaunches it with the
+ * tail it then has (same_instant_relaunch). */
+typedef struct
+{
+  guint rank;
+  HwKernelShape shape;
+  double tc, bytes, delay; /* compute weight before any tail (jitter drawn), B, s */
+  SimActivityDoneFunc done;
+  gpointer user_data;
+  SimActivityId id;
+} LaunchedGemm;
+
 struct _HwCluster
 {
   HwNodeSpec node;
@@ -33,6 +46,10 @@ struct _HwCluster
   double *sm_held;       /* per rank: fraction of the SMs running collectives hold, >= 0 */
   guint *n_sm_holds;     /* per rank: collectives holding SMs there */
   double *sm_hold_until; /* per rank: latest expected end of those holds (s), 0 when none */
+  /* persistent GEMMs started at the instant `launched_at` (s; −1: none), to be relaunched
+   * if a collective takes SMs on their GPU at that same instant (LaunchedGemm) */
+  GArray *launched;
+  double launched_at;
   double jitter_cv; /* 0: no jitter */
   GRand *jitter_rng;
   guint64 next_collective_id;
@@ -176,6 +193,8 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->sm_held = g_new0 (double, n_ranks);
   c->n_sm_holds = g_new0 (guint, n_ranks);
   c->sm_hold_until = g_new0 (double, n_ranks);
+  c->launched = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
+  c->launched_at = -1;
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   c->resource_scratch = g_array_new (FALSE, TRUE, sizeof (double));
   c->lower_memo = g_hash_table_new_full (lower_key_hash, lower_key_equal, g_free,
@@ -302,6 +321,39 @@ hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor)
   cluster->slowdown[rank] = factor;
 }
 
+static SimActivityId launch_kernel (HwCluster *cluster, guint rank, const HwKernelShape *shape,
+                                    double tc, double bytes, double delay,
+                                    SimActivityDoneFunc done, gpointer user_data);
+
+/* A kernel and a collective issued at one instant on a GPU run in the order their events
+ * came; the kernel starts its CTAs after its launch latency, when the collective already
+ * holds its SMs, so the order must not matter (nor make equivalent ranks differ: rank
+ * classes replay one of them). The persistent GEMMs launched on `rank` at this instant are
+ * launched again, none of their work done yet, with the tail the hold now gives them. */
+static void
+same_instant_relaunch (HwCluster *cluster, guint rank)
+{
+  if (cluster->launched_at != sim_fluid_now (cluster->fluid))
+    return;
+  /* taken out first: each relaunch records its GEMM again */
+  g_autoptr (GArray) again = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
+  for (guint i = 0; i < cluster->launched->len; i++)
+    {
+      LaunchedGemm *k = &g_array_index (cluster->launched, LaunchedGemm, i);
+      if (k->rank != rank)
+        continue;
+      if (sim_fluid_cancel (cluster->fluid, k->id))
+        g_array_append_val (again, *k);
+      g_array_remove_index (cluster->launched, i--);
+    }
+  for (guint i = 0; i < again->len; i++)
+    {
+      const LaunchedGemm *k = &g_array_index (again, LaunchedGemm, i);
+      launch_kernel (cluster, k->rank, &k->shape, k->tc, k->bytes, k->delay, k->done,
+                     k->user_data);
+    }
+}
+
 void
 hw_cluster_sm_hold_begin (HwCluster *cluster, guint rank, double fraction, double until)
 {
@@ -310,6 +362,7 @@ hw_cluster_sm_hold_begin (HwCluster *cluster, guint rank, double fraction, doubl
   cluster->sm_held[rank] += fraction;
   cluster->n_sm_holds[rank]++;
   cluster->sm_hold_until[rank] = MAX (cluster->sm_hold_until[rank], until);
+  same_instant_relaunch (cluster, rank);
 }
 
 void
@@ -348,6 +401,7 @@ hw_cluster_free (HwCluster *cluster)
   g_free (cluster->sm_held);
   g_free (cluster->n_sm_holds);
   g_free (cluster->sm_hold_until);
+  g_array_unref (cluster->launched);
   g_hash_table_unref (cluster->kernel_memo);
   g_array_unref (cluster->resource_scratch);
   g_hash_table_unref (cluster->lower_memo);
@@ -499,26 +553,47 @@ persistent_tail (const HwCluster *c, guint rank, const HwKernelShape *shape, dou
   return h > tail ? tc * (1 - held) : tc;
 }
 
+/* Starts a kernel of compute weight `tc` (s, jitter included) and `bytes` of HBM traffic on
+ * `rank` after `delay` (s) and the launch latency, a persistent GEMM with the tail the SM
+ * holds give it, and records a persistent GEMM for same_instant_relaunch. */
+static SimActivityId
+launch_kernel (HwCluster *cluster, guint rank, const HwKernelShape *shape, double tc,
+               double bytes, double delay, SimActivityDoneFunc done, gpointer user_data)
+{
+  const HwGpuSpec *g = cluster->node.gpu;
+  SimUse uses[2];
+  guint n = 0;
+  double w = tc, wait = MAX (0.0, delay);
+  if (cluster->sm_held[rank] > 0 && cluster->n_sm_holds[rank] > 0)
+    w = persistent_tail (cluster, rank, shape, tc, bytes, &wait);
+  if (w > 0)
+    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), w };
+  if (bytes > 0)
+    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
+  SimActivityId id = sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY,
+                                      uses, n, done, user_data);
+  if (shape != NULL && hw_kernel_persistent_ctas (g, shape) > 0)
+    {
+      double now = sim_fluid_now (cluster->fluid);
+      if (cluster->launched_at != now)
+        {
+          g_array_set_size (cluster->launched, 0);
+          cluster->launched_at = now;
+        }
+      LaunchedGemm k = { rank, *shape, tc, bytes, delay, done, user_data, id };
+      g_array_append_val (cluster->launched, k);
+    }
+  return id;
+}
+
 SimActivityId
 hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
                                const HwKernelShape *shape, double flops, double bytes,
                                double delay, SimActivityDoneFunc done, gpointer user_data)
 {
   g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
-  const HwGpuSpec *g = cluster->node.gpu;
-  SimUse uses[2];
-  guint n = 0;
   double tc = compute_seconds (cluster, rank, dtype, shape, flops) * jitter_factor (cluster);
-  double wait = MAX (0.0, delay);
-  double held = cluster->sm_held[rank];
-  if (held > 0 && cluster->n_sm_holds[rank] > 0)
-    tc = persistent_tail (cluster, rank, shape, tc, bytes, &wait);
-  if (tc > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), tc };
-  if (bytes > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
-  return sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY, uses, n,
-                          done, user_data);
+  return launch_kernel (cluster, rank, shape, tc, bytes, delay, done, user_data);
 }
 
 SimActivityId

@@ -155,7 +155,10 @@ SimActivityId hw_cluster_start_kernel_shaped (HwCluster *cluster, guint rank, Hw
 
 /* As hw_cluster_start_kernel_shaped(), but the kernel starts sharing `delay` (s, >= 0;
  * negative counts as 0) later: its latency is kernel_latency + delay. The executor passes
- * the time until the host has issued the kernel (models/plan/executor.c). */
+ * the time until the host has issued the kernel (models/plan/executor.c). A persistent GEMM
+ * (Hopper) whose GPU a collective begins to hold SMs on at the same instant is launched
+ * again with the tail that hold gives it: the returned id then names nothing any more, and
+ * `done` is called for the relaunched kernel (callers keep `done` and `user_data` only). */
 SimActivityId hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
                                              const HwKernelShape *shape, double flops,
                                              double bytes, double delay,

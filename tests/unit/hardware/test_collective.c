@@ -589,7 +589,9 @@ hopper_node (void)
  *    t0, and takes t0: the GEMM ends at L + 2·t0 (the fluid share alone gave L + t0/(1 − f));
  *  - short hold (1 MiB, H < t0): the tail starts when the collective ends: T + t0;
  *  - a GEMM of 50 CTAs (fits on 108 free SMs), and the same 132-CTA GEMM on a GPU outside
- *    the collective, are left to the fluid share: L + t0/(1 − f) and L + t0. */
+ *    the collective, are left to the fluid share: L + t0/(1 − f) and L + t0;
+ *  - issued at the same instant as the collective but before it, the long-hold GEMM still
+ *    ends at L + 2·t0. */
 static void
 test_persistent_gemm_tail (void)
 {
@@ -617,6 +619,20 @@ test_persistent_gemm_tail (void)
   STEPSIM_ASSERT_REL (in.end, lat + 2 * t0, 1e-6);
   STEPSIM_ASSERT_REL (fit.end, lat + tf / (1 - f_sm), 1e-6);
   STEPSIM_ASSERT_REL (out.end, lat + t0, 1e-9);
+  fixture_free (&f);
+
+  /* the same instant in the other order: the GEMM issued first, the collective next. Its
+   * CTAs start after the launch latency, when the collective holds the SMs already: the
+   * GEMM is launched again with the tail, and ends as above (cluster.c
+   * same_instant_relaunch; equivalent ranks must not depend on the events' order) */
+  f = fixture_new (&node, 1, 1.0);
+  in = (EndAt){ f.engine, -1 };
+  hw_cluster_start_kernel_shaped (f.cluster, 0, HW_DTYPE_BF16, &big, fb, 0, end_at, &in);
+  coll = (DoneAt){ f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3,
+                       64.0 * 1024 * 1024 * 1024, fixture_done_at, &coll);
+  sim_engine_run (f.engine);
+  STEPSIM_ASSERT_REL (in.end, lat + 2 * t0, 1e-6);
   fixture_free (&f);
 
   f = fixture_new (&node, 1, 1.0);
