@@ -222,10 +222,10 @@ check "rank classes: summary line 'replay 1 of 16 ranks' and /summary ranks_repl
 check "rank classes off: no replay line, ranks_replayed 16" \
   sh -c "! grep -q '^replay' rc.out && '$STEPSIM' export rc.h5 /summary | grep -q '^ranks_replayed	16	1\$'"
 # more tasks than a plan holds (every rank built under a straggler): one message, exit 1, no file
-"$STEPSIM" run "$srcdir/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini" --set cluster.nodes=128 \
+"$STEPSIM" run "$srcdir/bench/llama-3.1-70b-tp8-dp16-16xdgx-h100.ini" --set cluster.nodes=256 \
   --set run.stragglers=3:1.25 -o strag.h5 -q >/dev/null 2>strag.err; rc=$?
-check "1024 GPUs with a straggler: exit 1 naming [run] rank_classes and the task count, no file" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"key 'rank_classes': 1024 ranks .* million tasks\" strag.err && [ ! -e strag.h5 ]"
+check "2048 GPUs with a straggler: exit 1 naming [run] rank_classes and the task count, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'rank_classes': 2048 ranks .* million tasks\" strag.err && [ ! -e strag.h5 ]"
 # more ranks than a plan holds (pipeline stages build every rank): one message, exit 1, no file
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set cluster.nodes=1024 \
   -o pp8k.h5 -q >/dev/null 2>pp8k.err; rc=$?

@@ -197,7 +197,7 @@ plan_too_large (const ModelPlan *p, GError **error)
                  "group [parallel], key 'pp': %u GPUs in %u pipeline stages build %u ranks' "
                  "tasks (one per rank class; an NCCL tree across nodes or a straggler leaves "
                  "more classes): about %.1f million tasks, more than the %.0f million a plan "
-                 "holds (about 0.8 KB and 10 us of CPU each); use fewer stages or "
+                 "holds (about 0.7 KB and 20 us of CPU each); use fewer stages or "
                  "micro-batches",
                  p->n_ranks, p->par.pp, built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
   else
@@ -205,7 +205,7 @@ plan_too_large (const ModelPlan *p, GError **error)
                  "group [run], key 'rank_classes': %u ranks are each built and replayed "
                  "(rank_classes = off, or stragglers or kernel jitter leave no symmetry "
                  "between ranks): about %.1f million tasks, more than the %.0f million a plan "
-                 "holds (about 0.8 KB and 10 us of CPU each)",
+                 "holds (about 0.7 KB and 20 us of CPU each)",
                  built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
 }
 

@@ -161,17 +161,17 @@ ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
  * (rank_classes.h) are the orbits of that shift, each rank standing for its class's
  * representative. Collective instances keep their whole member lists; per-rank queries
  * (initial handles, creation tasks, state bytes, offload amounts) of any rank answer for
- * its representative. The identity builds every rank; otherwise pp = 1 (one block), or
- * blocks of one pipeline stage's ranks (block = rank count / pp), whose plans depend on the
- * rank only through its stage and its collective groups (rank_classes.h). API misuse: NULL.
+ * its representative. The identity builds every rank; otherwise the shift's blocks must
+ * divide a pipeline stage's ranks (rank count / pp), whose plans depend on the rank only
+ * through its stage and its collective groups (rank_classes.h). API misuse: NULL.
  * More than MODEL_PLAN_MAX_TASKS tasks: NULL + G_KEY_FILE_ERROR_INVALID_VALUE naming
  * [parallel] pp (pipeline stages) or [run] rank_classes. The other constructors build every
  * rank, under the same bound. */
 /* The most tasks one plan holds, estimated from its first rank's times the built ranks:
- * ~0.8 KB of memory and ~10 us of CPU a task on the 2026-12 build machine (Llama-3.1-405B
- * TP8 PP8 on 64 GPUs: 558,656 tasks, 433 MB, 5.4 s), so about 4 GB and a minute. Larger
- * plans are refused, naming what builds every rank. */
-#define MODEL_PLAN_MAX_TASKS 5e6
+ * 0.6–0.8 KB of memory and 10–20 us of CPU a task on the 2026-12 build machine (T8, GPT
+ * 1008B on 3,072 GPUs, 384 ranks built: 5.3 million tasks, 3.0 GB, 110 s), so about 4 GB and
+ * two minutes. Larger plans are refused, naming what builds so many ranks. */
+#define MODEL_PLAN_MAX_TASKS 6e6
 
 ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
                                            const ModelParallel *par, double paged_spill,
