@@ -317,10 +317,11 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
     fprintf (out, " in %u x %s of %u", sc->n_nodes, sc->node.name ? sc->node.name : "node",
              sc->node.n_gpus);
   fputc ('\n', out);
-  if (res->rank_classes < res->n_ranks) /* rank classes (models/plan/rank_classes.h) */
+  guint replayed = hw_rank_shift_n_reps (&res->classes);
+  if (replayed < res->n_ranks) /* rank classes (models/plan/rank_classes.h) */
     fprintf (out, "replay     %u of %u ranks, each for a class of %u equivalent ranks "
                   "([run] rank_classes = off replays every rank)\n",
-             res->rank_classes, res->n_ranks, hw_rank_shift_multiplicity (&res->classes));
+             replayed, res->n_ranks, hw_rank_shift_multiplicity (&res->classes));
   g_autofree char *states = states_text (res);
   if (sc->par.pp > 1)
     {
@@ -456,7 +457,8 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_text (rec, "model", sc->arch->name);
   sim_recorder_summary_text (rec, "gpu", sc->node.gpu->name);
   sim_recorder_summary_scalar (rec, "n_gpus", res->n_ranks, "1");
-  sim_recorder_summary_scalar (rec, "ranks_replayed", res->rank_classes, "1");
+  sim_recorder_summary_scalar (rec, "ranks_replayed", hw_rank_shift_n_reps (&res->classes),
+                               "1");
   sim_recorder_summary_scalar (rec, "n_params", (double) model_arch_n_params (sc->arch), "1");
   sim_recorder_summary_scalar (rec, "n_trainable_params",
                                model_stack_trainable_params (&sc->stack, sc->arch), "1");

@@ -480,7 +480,6 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   if (res_out != NULL)
     {
       res_out->n_events = events;
-      res_out->rank_classes = n_reps;
       res_out->classes = *classes;
       fill_memory (in, plan, ledger, res_out);
       fill_host (in, plan, host, res_out);

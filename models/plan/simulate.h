@@ -165,11 +165,11 @@ typedef struct
   double step_time_min, step_time_median, step_time_p99; /* s over the steps */
   guint n_tasks;
   guint64 n_events;
-  guint rank_classes;       /* ranks replayed (one per class, models/plan/rank_classes.h;
-                               n_ranks with all_ranks or when no symmetry holds) */
-  HwRankShift classes;      /* those classes (hardware/rank_shift.h): rank r's per-rank
-                               figures and series are those of its representative
-                               hw_rank_shift_rep (&classes, r) */
+  HwRankShift classes;      /* the rank classes (models/plan/rank_classes.h,
+                               hardware/rank_shift.h; the identity with all_ranks or when
+                               no symmetry holds): hw_rank_shift_n_reps ranks replayed; rank
+                               r's per-rank figures and series are those of its
+                               representative hw_rank_shift_rep (&classes, r) */
 } ModelSimResult;
 
 /* Simulates `in`; fills `res` (free its members with model_sim_result_clear; zeroed first)
