@@ -45,6 +45,7 @@ struct _HwTopology
   NodeLinks *nodes;     /* n_nodes */
   Names *names;         /* the resources' tags; the fluid owns them once built */
   gboolean no_host;     /* no host copy will run (hw_topology_set_no_host_copies) */
+  gboolean idle_sw;     /* no route crosses a PCIe switch uplink (set with no_host) */
 };
 
 /* ---- resources and their names ------------------------------------------------------------
@@ -393,25 +394,19 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
  * of the image of the GPUs using j (hw_topology_nic_of): that must be one NIC on the image
  * switch, the same for every GPU using j, and one-to-one; the node's spine links, CPU and
  * NVMe stay put. */
+/* Declared without host copies, no route can cross a PCIe switch uplink when GPU-to-GPU
+ * traffic in a node goes over NVLink and every GPU's NIC sits on its own switch
+ * (hw_topology_route's uplink hops then never happen). Such switches carry nothing, and a
+ * shift need not keep them whole. */
 void
 hw_topology_set_no_host_copies (HwTopology *topo)
 {
   g_return_if_fail (topo != NULL);
   topo->no_host = TRUE;
-}
-
-/* Whether no route can cross a PCIe switch uplink: no host copies, GPU-to-GPU traffic in a
- * node over NVLink, and every GPU's NIC on its own switch (hw_topology_route's uplink hops
- * then never happen). Such switches carry nothing, and a shift need not keep them whole. */
-static gboolean
-switches_idle (const HwTopology *t)
-{
-  if (!t->no_host || !t->nvswitch)
-    return FALSE;
-  for (guint l = 0; t->n_nodes > 1 && t->per_switch > 0 && l < t->n_gpus; l++)
-    if (switch_of_nic (t, hw_topology_nic_of (t, l)) != switch_of_gpu (t, l))
-      return FALSE;
-  return TRUE;
+  topo->idle_sw = topo->nvswitch;
+  for (guint l = 0; topo->n_nodes > 1 && topo->per_switch > 0 && l < topo->n_gpus; l++)
+    if (switch_of_nic (topo, hw_topology_nic_of (topo, l)) != switch_of_gpu (topo, l))
+      topo->idle_sw = FALSE;
 }
 
 gboolean
@@ -425,7 +420,7 @@ hw_topology_shift_valid (const HwTopology *t, const HwRankShift *sh)
     return TRUE; /* whole nodes (the identity included) */
   if (t->n_gpus % sh->block != 0)
     return FALSE;
-  return t->per_switch == 0 || switches_idle (t)
+  return t->per_switch == 0 || t->idle_sw
          || t->per_switch % sh->block == 0 /* inside one switch */
          || (sh->d % t->per_switch == 0 && sh->block % t->per_switch == 0
              && t->n_gpus % t->per_switch == 0);
@@ -461,7 +456,7 @@ nic_map (const HwTopology *t, const HwRankShift *sh, guint *nic)
       if (nic[a] == NONE && hit[b]++)
         return FALSE; /* two NICs onto one */
       nic[a] = b;
-      if (t->per_switch > 0 && !switches_idle (t)
+      if (t->per_switch > 0 && !t->idle_sw
           && switch_of_nic (t, b) != switch_image (t, sh, switch_of_nic (t, a)))
         return FALSE; /* the NIC must sit on the image of its switch */
     }
@@ -500,7 +495,7 @@ hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift, SimReso
         {
           /* switch k's GPUs move to those of the switch of σ(its first GPU) */
           /* idle switches (no route crosses them) stay put */
-          guint m = t->per_switch > 0 && !switches_idle (t) ? switch_image (t, shift, k) : k;
+          guint m = t->per_switch > 0 && !t->idle_sw ? switch_image (t, shift, k) : k;
           perm[x->sw_up[k]] = y->sw_up[m];
           perm[x->sw_down[k]] = y->sw_down[m];
         }
