@@ -348,6 +348,26 @@ test_tree_multiset (void)
   hw_node_spec_clear (&node);
 }
 
+/* The group of σ (a node: 4 places in blocks of 8) and τ (2 places inside each node's 4
+ * GPUs) on 2 nodes: the pair {0, 6} is fixed by neither (σ: 0 → 4, τ: 0 → 2) but by στ
+ * (0 → 2 → 6, 6 → 4 → 0). Its stabilizer is then no product of the two shifts' steps, one
+ * flow per source no longer stands for its orbit: the collective is refused. The pair
+ * {0, 4} (fixed by σ) is not. */
+static void
+test_diagonal_stabilizer (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 2, 1.0);
+  HwRankShift sh = { 8, 8, 4, 4, 2 };
+  const guint diagonal[] = { 0, 6 }, along[] = { 0, 4 };
+  CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                  HW_ALGORITHM_RING, diagonal, 2, 8e6, &sh));
+  CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                            HW_ALGORITHM_RING, along, 2, 8e6, &sh));
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static void
 test_collective_orbits (void)
 {
@@ -368,6 +388,7 @@ main (void)
       test_shift_map_idle_switches },
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
     { "a 3-node tree's flows are a multiset: no symmetry of the node shift", test_tree_multiset },
+    { "a member set fixed only by a diagonal element is refused", test_diagonal_stabilizer },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
 }
