@@ -197,15 +197,16 @@ plan_too_large (const ModelPlan *p, GError **error)
                  "group [parallel], key 'pp': %u GPUs in %u pipeline stages build %u ranks' "
                  "tasks (one per rank class; an NCCL tree across nodes or a straggler leaves "
                  "more classes): about %.1f million tasks, more than the %.0f million a plan "
-                 "holds (about 0.7 KB and 20 us of CPU each); use fewer stages or "
+                 "holds (each 0.6-1 KB and 20-100 us of CPU); use fewer stages or "
                  "micro-batches",
                  p->n_ranks, p->par.pp, built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
   else
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                 "group [run], key 'rank_classes': %u ranks are each built and replayed "
-                 "(rank_classes = off, or stragglers or kernel jitter leave no symmetry "
-                 "between ranks): about %.1f million tasks, more than the %.0f million a plan "
-                 "holds (about 0.7 KB and 20 us of CPU each)",
+                 "group [run], key 'rank_classes': %u ranks are built and replayed (one per "
+                 "rank class; rank_classes = off, stragglers, kernel jitter or an NCCL tree "
+                 "across nodes leave more classes): about %.1f million tasks, more than the "
+                 "%.0f million a plan holds (each 0.6-1 KB and 20-100 us of CPU); use fewer "
+                 "GPUs or micro-batches",
                  built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
 }
 

@@ -168,9 +168,11 @@ ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
  * [parallel] pp (pipeline stages) or [run] rank_classes. The other constructors build every
  * rank, under the same bound. */
 /* The most tasks one plan holds, estimated from its first rank's times the built ranks:
- * 0.6–0.8 KB of memory and 10–20 us of CPU a task on the 2026-12 build machine (T8, GPT
- * 1008B on 3,072 GPUs, 384 ranks built: 5.3 million tasks, 3.0 GB, 110 s), so about 4 GB and
- * two minutes. Larger plans are refused, naming what builds so many ranks. */
+ * 0.6–1 KB of memory and 20–100 us of CPU a task on the 2026-12 build machine (T8, GPT
+ * 1008B on 3,072 GPUs, 384 ranks built: 5.3 million tasks, 3.0 GB, 110 s; Llama-3.1-8B FSDP
+ * on 51,200 GPUs, 6,400 built: 5.5 GB, 560 s, the per-rank work growing with the cluster),
+ * so up to about 6 GB and ten minutes. Larger plans are refused, naming what builds so many
+ * ranks. */
 #define MODEL_PLAN_MAX_TASKS 6e6
 
 ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
