@@ -762,6 +762,20 @@ model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
     }
 }
 
+guint64
+model_inventory_copies_in_layers (const ModelInventory *inv, const ModelTensor *t,
+                                  guint64 from_layer, guint64 to_layer)
+{
+  g_return_val_if_fail (inv != NULL && t != NULL, 0);
+  if (t->layer == MODEL_TENSOR_ROOT)
+    return 0;
+  if (t->layer != MODEL_TENSOR_EACH_LAYER) /* one concrete layer */
+    return (guint64) t->layer >= from_layer && (guint64) t->layer < to_layer ? t->count : 0;
+  guint64 end = t->to_layer == 0 ? inv->n_layers : MIN (t->to_layer, inv->n_layers);
+  guint64 lo = MAX (from_layer, t->from_layer), hi = MIN (to_layer, end);
+  return hi > lo ? t->count * (hi - lo) : 0;
+}
+
 double
 model_inventory_fold (const ModelInventory *inv, ModelInventoryScope scope, ModelTensorFn fn,
                       gpointer data)

@@ -234,6 +234,13 @@ typedef enum
 guint64 model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
                                 ModelInventoryScope scope);
 
+/* Copies of `t` in the decoder layers [from_layer, to_layer) (a pipeline stage's): count ×
+ * the layers of the range that hold it for template tensors (deepseek's dense MLP only in
+ * its first layers, the MoE block in the others), count for a concrete layer's tensor in
+ * the range, 0 for root tensors and outside the range. */
+guint64 model_inventory_copies_in_layers (const ModelInventory *inv, const ModelTensor *t,
+                                          guint64 from_layer, guint64 to_layer);
+
 /* The generic fold: Σ over the tensors in `scope` of copies × fn(t, data). */
 typedef double (*ModelTensorFn) (const ModelTensor *t, gpointer data);
 double model_inventory_fold (const ModelInventory *inv, ModelInventoryScope scope,

@@ -20,6 +20,9 @@ typedef struct
                            * NULL for tp = 1 */
   double trainable, trainable_layer, trainable_root, trainable_embed;
   double weights, weights_layer, weights_root;
+  double trainable_expert, weights_expert; /* the part of trainable, weights that is routed
+                           * experts' tensors (n_experts/ep per rank): sharded over
+                           * expert-dp rather than dp (plan_state.c); 0 without experts */
   double quant;           /* QLoRA's constants one rank holds, of all (each shards with its
                            * NF4 weight: model_tp_layout_constant_bytes); 1 without */
   double sp_grad_bytes;   /* B of SP's norm/row-bias gradients all-reduced over tp after
@@ -55,10 +58,11 @@ typedef struct
   guint pp, vpp;
   ModelPpPartition *part;
   ModelPpSchedule *sched;
-  double *trainable;   /* per pipeline rank: fraction of the model's trainable parameters its
-                        * stages hold (with tied embeddings the last stage's copy of the
-                        * embedding counts too, so the sum may exceed 1) */
-  double *weights;     /* the same of its stored weights */
+  double *share[4];    /* per pipeline rank, of the whole model (as PlanTp's fractions): the
+                        * trainable parameters one rank of its stages holds, not routed
+                        * experts' [0] and routed experts' [1] (n_experts/ep per rank),
+                        * and the same of the stored weights [2], [3] (with tied embeddings
+                        * the last stage's copy of the embedding counts too) */
   double p2p_bytes;    /* B of one micro-batch's activation (or its gradient) between stages */
   double tied_params;  /* tied embeddings: trainable embedding parameters one tp rank holds,
                         * whose gradients the first and last stages all-reduce; 0 otherwise */
@@ -75,8 +79,10 @@ typedef struct
   GArray *comms[2];       /* ModelEpComm per ModelEpPass; NULL when off */
   double expert_params_layer; /* trainable expert parameters of one layer a rank holds
                                * (÷ ep); reduced over expert-dp, not dp, under stage 0 */
-  gboolean edp_reduce;    /* the data-parallel mode is stage 0 (DDP): expert gradients
-                           * are all-reduced over expert-dp (plan_ep_reduce_grads) */
+  gboolean edp_reduce;    /* the data-parallel mode is stage 0 or 1 (DDP, the distributed
+                           * optimizer): expert gradients are reduced over expert-dp
+                           * (plan_ep_reduce_grads) */
+  HwCollectiveKind edp_kind; /* all-reduce (stage 0) or reduce-scatter (stage 1) */
 } PlanEp;
 
 typedef enum
@@ -170,6 +176,18 @@ guint plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream);
 /* ---- persistent state (plan_state.c) ---- */
 /* Fills p->initial[] for every rank (sharding, offload). */
 void plan_initial_state (ModelPlan *p);
+/* The fraction of a tp-local model state of category `c` one rank keeps in `phase`: the
+ * data-parallel mode's (parallel.h model_parallel_local_fraction) for tensors not of routed
+ * experts; for routed experts' (expert TRUE) under ep > 1 a sharded state is split over
+ * expert-dp instead (1/edp). 1 for categories that are no model state. */
+double plan_state_shard_fraction (const ModelPlan *p, ModelMemCategory c, ModelPhase phase,
+                                  gboolean expert);
+/* Σ of the dense and expert fractions of the whole model (trainable elements, or stored
+ * weights for weights and quantization constants) times their shard fractions at rest:
+ * the fraction of category `c`'s whole-model bytes a rank holds. */
+double plan_state_rank_fraction (const ModelPlan *p, ModelMemCategory c, double trainable_dense,
+                                 double trainable_expert, double weights_dense,
+                                 double weights_expert);
 /* Whether the optimizer states are created by the first optimizer step rather than at
  * load (model_plan_creation_task). */
 gboolean plan_states_at_first_step (const ModelPlan *p);
@@ -243,9 +261,14 @@ guint plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint lay
 /* Of `params` trainable parameters of one layer's gradients (a rank's), those the
  * data-parallel buckets reduce over dp: all but the experts' under stage 0 with ep > 1. */
 double plan_ep_dense_params (const ModelPlan *p, double params);
-/* Stage 0 with ep > 1: the all-reduce of one layer's expert gradients (B at the reduce
- * dtype) over `rank`'s expert-dp group on the comm stream after `ready`, at the last
- * micro-batch (not bucketed: one per layer); nothing when expert-dp is one rank. */
+/* After the optimizer step `after`: the all-gather over expert-dp of the `bytes` (B, the
+ * rank's routed-expert weights, whole) its expert optimizer shard updated, when expert
+ * states are sharded (ZeRO-1 with ep > 1 and edp > 1); nothing otherwise. */
+void plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes);
+/* Stages 0–1 with ep > 1: the all-reduce (stage 0) or reduce-scatter (stage 1) of one MoE
+ * layer's expert gradients (B at the reduce dtype) over `rank`'s expert-dp group on the
+ * comm stream after `ready`, at the last micro-batch (not bucketed: one per layer);
+ * nothing when expert-dp is one rank or `layer` is one of deepseek's dense first layers. */
 void plan_ep_reduce_grads (ModelPlan *p, guint rank, guint ready, gint layer,
                            gint micro_batch);
 
@@ -298,6 +321,14 @@ guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
 /* The full-sequence layer op graph as one tp rank holds it (model_tp_shard_graph; at tp 1 an
  * unsharded copy); owned by the caller; NULL + error when it cannot be sharded (heads,
  * sequence). plan_cp.c shards it further over cp. */
+/* The fractions of the whole model's trainable parameters (elements; `trainable` FALSE:
+ * stored weight bytes) that one rank holds of the decoder layers [from_layer, to_layer)
+ * plus the embedding (embed) and head (head) roots: of tensors not of routed experts
+ * (*dense) and of routed experts' (*expert, n_experts/ep per rank); *expert 0 and *dense
+ * both under ep = 1. A pipeline stage's share (plan_pp.c). */
+void plan_tp_stage_fractions (const ModelPlan *p, guint64 from_layer, guint64 to_layer,
+                              gboolean embed, gboolean head, gboolean trainable,
+                              double *dense, double *expert);
 ModelGraph *plan_tp_layer_graph (const ModelArch *arch, const ModelStack *s,
                                  const ModelParallel *par, GError **error);
 /* The saved tensors' sizes (B, graph order, at most `max` written to `sizes`) of a sharded
@@ -318,12 +349,18 @@ void plan_pp_init (ModelPlan *p);
 /* Fills p->pp's per-stage state fractions from the block costs. */
 void plan_pp_fractions (ModelPlan *p, const PlanCosts *pc);
 void plan_pp_clear (PlanPp *pp);
-/* The fraction of the (tp-local) model's trainable parameters (`weights`: stored weights)
- * that `rank`'s pipeline stage holds: 1 without pp (in plan_task.c, read by plan_step.c and
- * plan_state.c). */
-double plan_pp_state_fraction (const ModelPlan *p, guint rank, gboolean weights);
+/* The fraction of a rank's bytes of category `c` at rest (p->initial[c]: its whole-model
+ * share, tp-local and sharded) that `rank`'s pipeline stage holds: 1 without pp (in
+ * plan_state.c, read by plan_step.c). Weights and quantization constants
+ * follow the stored weights, the other categories the trainable parameters; a state's
+ * dense and routed-expert parts each sharded as plan_state_shard_fraction says. */
+double plan_pp_state_fraction (const ModelPlan *p, guint rank, ModelMemCategory c);
 /* Its largest value over the pipeline ranks (1 without pp). */
-double plan_pp_state_fraction_max (const ModelPlan *p, gboolean weights);
+double plan_pp_state_fraction_max (const ModelPlan *p, ModelMemCategory c);
+/* The trainable parameters (elements) `rank` holds, tp-local and unsharded: those not of
+ * routed experts (*dense) and those of routed experts (*expert); its pipeline stage's
+ * under pp. */
+void plan_pp_stage_params (const ModelPlan *p, guint rank, double *dense, double *expert);
 /* `rank`'s step under pp > 1: the schedule's ops of its pipeline rank in order (forward and
  * backward of one model chunk and micro-batch each, plan_step.c), with the P2P receives
  * before and sends after them, then its stage's optimizer step after the flush. */

@@ -246,8 +246,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
         {
           g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
           /* a pipeline stage's share of each state (plan_pp.c; 1 without pp) */
-          double f = plan_pp_state_fraction (p, r, c == MODEL_MEM_WEIGHTS
-                                                     || c == MODEL_MEM_QUANTIZATION);
+          double f = plan_pp_state_fraction (p, r, c);
           for (guint i = 0; f != 1 && i < sizes->len; i++)
             g_array_index (sizes, double, i) *= f;
           g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)

@@ -32,10 +32,13 @@
  *   gradients     under DDP (stage 0) a layer's expert gradients leave the dp buckets and
  *                 are all-reduced over expert-dp (one all-reduce per layer at the last
  *                 micro-batch, not bucketed; none when expert-dp is one rank), as
- *                 Megatron's expert_data_parallel_group. ZeRO/FSDP with ep > 1 is refused
- *                 where a sharded state would hold expert tensors (stage 3; stages 1–2
- *                 with trainable experts): the plan has one shard group, and expert
- *                 states shard over expert-dp, not dp.
+ *                 Megatron's expert_data_parallel_group. Under ZeRO-1 (Megatron's
+ *                 distributed optimizer) they are reduce-scattered over expert-dp instead,
+ *                 the expert optimizer states and master weights are sharded over
+ *                 expert-dp (plan_state_shard_fraction), and the updated expert weights
+ *                 all-gathered over it after the step (plan_ep_gather_params). ZeRO-2/3,
+ *                 FSDP and hybrid sharding with ep > 1 are refused where a sharded state
+ *                 would hold expert tensors.
  * With pipeline stages each stage's dp·cp·tp ranks carve their own expert grid (mesh.h
  * model_mesh_expert_group, Megatron's expert_decoder_rank_generator with pp outermost): a
  * stage's dispatch, combine and expert-gradient reductions never leave it.
@@ -123,9 +126,12 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   guint stage = model_parallel_stage (par);
   if (ep > 1 && stage > 0)
     {
-      /* Megatron's distributed optimizer shards expert states over expert-dp, dense ones
-       * over dp: the plan's sharding machinery has one shard group, so a sharded state
-       * may hold no expert tensor (stage 3 shards the weights, frozen experts included) */
+      /* Megatron's distributed optimizer (ZeRO-1) shards expert states over expert-dp,
+       * dense ones over dp (plan_state_shard_fraction); gradients sharded as they
+       * accumulate (stage 2) and weights at rest (stage 3) would need expert-dp shards of
+       * those too, and hybrid sharding a replica group of expert shards: not modelled, so
+       * refused where a sharded state would hold expert tensors (stage 3 shards the
+       * weights, frozen experts included) */
       g_autoptr (ModelInventory) inv = model_stack_inventory (stack, arch);
       gboolean trainable_experts = FALSE;
       for (guint i = 0; i < inv->tensors->len && !trainable_experts; i++)
@@ -133,13 +139,14 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
           const ModelTensor *t = model_inventory_tensor (inv, i);
           trainable_experts = t->trainable && model_ep_tensor_is_expert (inv, t);
         }
-      if (stage == 3 || trainable_experts)
+      if (stage == 3 || (trainable_experts && (stage == 2 || mesh.degree[MODEL_MESH_DP_REPLICATE] > 1)))
         return fail (error, "group [parallel], key 'data_parallel': ",
-                     "%s with ep = %u is not modelled yet (expert %s shard over the "
+                     "%s with ep = %u is not modelled yet (expert %s would shard over the "
                      "expert-data-parallel ranks, GPUs / (ep · pp), not over the data-parallel "
-                     "group); use ddp, or train no expert tensors under zero1/zero2",
+                     "group); use zero1 (Megatron's distributed optimizer: expert states "
+                     "shard over expert-dp) or ddp, or train no expert tensors",
                      model_parallel_mode_name (par->mode), ep,
-                     stage == 3 ? "weights and states" : "gradients and optimizer states");
+                     stage == 3 ? "weights and states" : "gradients");
     }
   ModelEpParams params;
   ModelEpDispatch d;
@@ -162,11 +169,13 @@ plan_ep_init (ModelPlan *p)
   gboolean ok = model_ep_dispatch (p->arch, &ep->params, &ep->dispatch, &error);
   g_assert (ok); /* plan_ep_validate */
   ep->on = TRUE;
-  if (ep->params.ep > 1 && model_parallel_stage (&p->par) == 0)
+  guint stage = model_parallel_stage (&p->par);
+  if (ep->params.ep > 1 && stage <= 1)
     {
       /* Megatron-LM reduces expert gradients over the expert-data-parallel group
        * (distributed_data_parallel.py: expert_parallel_buffers on
-       * expert_data_parallel_group), the dense ones over dp (with cp) */
+       * expert_data_parallel_group), the dense ones over dp (with cp): all-reduced under
+       * DDP, reduce-scattered under the distributed optimizer (ZeRO-1) */
       g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
       for (guint i = 0; i < inv->tensors->len; i++)
         {
@@ -178,6 +187,7 @@ plan_ep_init (ModelPlan *p)
                  / ep->params.ep * (double) model_tensor_numel (t);
         }
       ep->edp_reduce = ep->expert_params_layer > 0;
+      ep->edp_kind = stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
     }
   for (guint d = 0; d < 2; d++)
     {
@@ -314,12 +324,28 @@ plan_ep_dense_params (const ModelPlan *p, double params)
 void
 plan_ep_reduce_grads (ModelPlan *p, guint rank, guint ready, gint layer, gint micro_batch)
 {
-  if (!p->ep.edp_reduce)
+  /* DeepSeek's first_k_dense_replace layers hold no experts */
+  if (!p->ep.edp_reduce || (layer >= 0 && (guint64) layer < p->arch->deepseek.first_k_dense))
     return;
   double bytes = p->ep.expert_params_layer * plan_reduce_bytes (p);
   g_autofree char *what = g_strdup_printf ("expert grads L%d (edp)", layer);
   guint id = plan_collective_expert (p, rank, MODEL_STREAM_COMM, MODEL_MESH_EXPERT_DP,
-                                     HW_COLLECTIVE_ALL_REDUCE, bytes, layer, micro_batch, what);
+                                     p->ep.edp_kind, bytes, layer, micro_batch, what);
   if (id != G_MAXUINT)
     plan_task_dep (p, ready);
+}
+
+void
+plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes)
+{
+  /* the distributed optimizer's param all-gather of the expert buffers over expert-dp
+   * (distributed_data_parallel.py start_param_sync on expert_parallel_bucket_groups) */
+  if (bytes <= 0 || p->mesh.ep <= 1
+      || plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP, TRUE) >= 1)
+    return;
+  guint id = plan_collective_expert (p, rank, MODEL_STREAM_COMM, MODEL_MESH_EXPERT_DP,
+                                     HW_COLLECTIVE_ALL_GATHER, bytes, -1, -1,
+                                     "updated expert params (edp)");
+  if (id != G_MAXUINT)
+    plan_task_dep (p, after);
 }

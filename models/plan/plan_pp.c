@@ -177,31 +177,30 @@ plan_pp_fractions (ModelPlan *p, const PlanCosts *pc)
   PlanPp *pp = &p->pp;
   if (pp->pp == 1)
     return;
-  (void) pc; /* the fractions are the inventory's (the tp split is the same on every stage) */
-  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
-  /* counts of the whole model by scope: trainable, and all parameters (stored weights) */
-  double lt = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_LAYER),
-         et = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED),
-         ht = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
-  double lw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_LAYER),
-         ew = (double) model_inventory_n_params (inv, MODEL_INVENTORY_EMBED),
-         hw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_HEAD);
+  (void) pc;
   gboolean tied = p->arch->tied_embeddings;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
   /* a tp rank's share of the vocab-parallel embedding (its padding aside) */
-  pp->tied_params = tied ? et / MAX (p->par.tp, 1) : 0;
-  double L = (double) p->arch->n_layers; /* LAYER scope counts one layer (inventory.h) */
-  double t_all = L * lt + et + ht, w_all = L * lw + ew + hw;
-  pp->trainable = g_new0 (double, pp->pp);
-  pp->weights = g_new0 (double, pp->pp);
+  pp->tied_params = tied ? (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED)
+                             / MAX (p->par.tp, 1)
+                         : 0;
+  for (guint k = 0; k < 4; k++)
+    pp->share[k] = g_new0 (double, pp->pp);
   for (guint k = 0; k < pp->part->stages->len; k++)
     {
       const ModelPpStage *st = model_pp_partition_stage (pp->part, k);
-      double n = (double) st->n_layers;
-      /* the last stage of a tied model holds the output layer as a copy of the embedding */
-      double t = n * lt + (st->embedding ? et : 0) + (st->loss ? ht + (tied ? et : 0) : 0);
-      double w = n * lw + (st->embedding ? ew : 0) + (st->loss ? hw + (tied ? ew : 0) : 0);
-      pp->trainable[st->rank] += t_all > 0 ? t / t_all : 0;
-      pp->weights[st->rank] += w / w_all;
+      /* what one rank holds of the stage's own layers (deepseek's dense first layers and
+       * its MoE layers differ), its embedding, and its head; the last stage of a tied model
+       * holds the output layer as a copy of the embedding */
+      gboolean embed = st->embedding || (st->loss && tied);
+      for (guint w = 0; w < 2; w++)
+        {
+          double dense, expert;
+          plan_tp_stage_fractions (p, st->first_layer, st->first_layer + st->n_layers, embed,
+                                   st->loss, w == 0, &dense, &expert);
+          pp->share[2 * w][st->rank] += dense;
+          pp->share[2 * w + 1][st->rank] += expert;
+        }
     }
 }
 
@@ -210,8 +209,8 @@ plan_pp_clear (PlanPp *pp)
 {
   g_clear_pointer (&pp->part, model_pp_partition_free);
   g_clear_pointer (&pp->sched, model_pp_schedule_free);
-  g_clear_pointer (&pp->trainable, g_free);
-  g_clear_pointer (&pp->weights, g_free);
+  for (guint k = 0; k < 4; k++)
+    g_clear_pointer (&pp->share[k], g_free);
 }
 
 /* `rank`'s pipeline rank (its pp coordinate). */
@@ -442,7 +441,12 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       slot_store (&c, &slots[op->mb]);
     }
   c.pc = pc;
-  plan_step_sp_grads (&c, last, p->tp.sp_grad_bytes * plan_pp_state_fraction (p, rank, FALSE));
+  /* SP's norm and row-bias gradients: the stage's share of the non-expert parameters */
+  double dense, expert;
+  plan_pp_stage_params (p, rank, &dense, &expert);
+  double whole = (double) model_stack_trainable_params (&p->stack, p->arch)
+                 * (p->tp.trainable - p->tp.trainable_expert);
+  plan_step_sp_grads (&c, last, whole > 0 ? p->tp.sp_grad_bytes * dense / whole : 0);
   c.mb = -1;
   tied_grads_all_reduce (p, rank, s);
   plan_step_optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));

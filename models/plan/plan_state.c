@@ -78,15 +78,16 @@ void
 plan_initial_state (ModelPlan *p)
 {
   /* A tp rank's share first (plan_tp.c: its TP-local tensors), then the data-parallel
-   * mode's sharding of those over dp_shard. */
+   * mode's sharding of those over dp_shard (the routed experts' over expert-dp). */
   double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
   for (guint c = 0; c < MODEL_N_MEM; c++)
     {
       p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
-      ModelState s = state_of (c);
-      if (s != MODEL_N_STATES)
-        p->initial[c] *= (c == MODEL_MEM_WEIGHTS ? p->tp.weights : p->tp.trainable)
-                         * model_parallel_local_fraction (&p->par, s, MODEL_PHASE_REST);
+      if (state_of (c) != MODEL_N_STATES)
+        p->initial[c] *= plan_state_rank_fraction (p, c, p->tp.trainable - p->tp.trainable_expert,
+                                                   p->tp.trainable_expert,
+                                                   p->tp.weights - p->tp.weights_expert,
+                                                   p->tp.weights_expert);
       else if (c == MODEL_MEM_QUANTIZATION) /* NF4 constants shard with their weights */
         p->initial[c] *= p->stack.finetune.method == MODEL_FINETUNE_QLORA ? p->tp.quant
                                                                           : p->tp.weights;
@@ -101,6 +102,35 @@ plan_initial_state (ModelPlan *p)
 }
 
 double
+plan_state_shard_fraction (const ModelPlan *p, ModelMemCategory c, ModelPhase phase,
+                           gboolean expert)
+{
+  ModelState s = state_of (c);
+  if (s == MODEL_N_STATES)
+    return 1;
+  double f = model_parallel_local_fraction (&p->par, s, phase);
+  if (!expert || p->mesh.ep <= 1 || f >= 1)
+    return f;
+  /* Megatron's distributed optimizer shards the expert parameters' buffers over the
+   * expert-data-parallel group (distributed_data_parallel.py: expert_parallel_buffers on
+   * expert_data_parallel_group; distrib_optimizer.py one range per rank of its bucket's
+   * group), edp = dp·cp·tp / (ep·etp) (mesh.h); plan_ep_validate refuses the modes where
+   * that is not the whole story (stage 3, hybrid sharding) */
+  return 1.0 / model_mesh_expert_degree (&p->mesh, MODEL_MESH_EXPERT_DP);
+}
+
+double
+plan_state_rank_fraction (const ModelPlan *p, ModelMemCategory c, double trainable_dense,
+                          double trainable_expert, double weights_dense, double weights_expert)
+{
+  gboolean w = c == MODEL_MEM_WEIGHTS || c == MODEL_MEM_QUANTIZATION;
+  double dense = w ? weights_dense : trainable_dense;
+  double expert = w ? weights_expert : trainable_expert;
+  return dense * plan_state_shard_fraction (p, c, MODEL_PHASE_REST, FALSE)
+         + expert * plan_state_shard_fraction (p, c, MODEL_PHASE_REST, TRUE);
+}
+
+double
 model_plan_load_bytes (const ModelPlan *p)
 {
   g_return_val_if_fail (p != NULL, 0);
@@ -108,9 +138,8 @@ model_plan_load_bytes (const ModelPlan *p)
                                               MODEL_MEM_LORA, MODEL_MEM_COMM_BUFFERS };
   double sum = 0;
   /* under pp: the stage holding the most (plan_pp.c; 1 without pp) */
-  double fw = plan_pp_state_fraction_max (p, TRUE), ft = plan_pp_state_fraction_max (p, FALSE);
   for (guint i = 0; i < G_N_ELEMENTS (at_load); i++)
-    sum += p->initial[at_load[i]] * (at_load[i] == MODEL_MEM_WEIGHTS ? fw : ft);
+    sum += p->initial[at_load[i]] * plan_pp_state_fraction_max (p, at_load[i]);
   /* DeepSpeed's ZeRO-1/2 reduce bucket is made by the first backward (stage 3's in its
    * optimizer's constructor, stage3.py __init__) */
   if (p->par.mode != MODEL_DP_ZERO3)
@@ -118,9 +147,11 @@ model_plan_load_bytes (const ModelPlan *p)
   /* QLoRA's absmax constants come with the NF4 weights at load; fp8_mixed's fp8 weight
    * copies are made by the first forward (Transformer Engine's weight cache). */
   if (p->stack.finetune.method == MODEL_FINETUNE_QLORA)
-    sum += p->initial[MODEL_MEM_QUANTIZATION] * fw;
+    sum += p->initial[MODEL_MEM_QUANTIZATION]
+           * plan_pp_state_fraction_max (p, MODEL_MEM_QUANTIZATION);
   if (deepspeed_zero (p))
-    sum += p->initial[MODEL_MEM_OPTIMIZER_STATE] * ft;
+    sum += p->initial[MODEL_MEM_OPTIMIZER_STATE]
+           * plan_pp_state_fraction_max (p, MODEL_MEM_OPTIMIZER_STATE);
   return sum;
 }
 
@@ -190,6 +221,25 @@ sharded (const ModelPlan *p, ModelMemCategory c)
  * state per parameter (Adam: m and v) — while ZeRO and FSDP keep a flat shard per unit
  * (FSDP: per wrapped layer; Zhao et al. 2023 §3.2). DDP's gradient buckets are blocks of
  * bucket_size (Li et al. 2020 §3.2.3). */
+/* The share of decoder layer `layer` in the whole model: of its stored bytes less the LoRA
+ * adapters (weights: the frozen base), or of its trainable parameters. */
+static double
+layer_share (const ModelInventory *inv, const ModelStack *s, gboolean weights, guint64 layer)
+{
+  double w = model_stack_weight_bytes (s), part = 0, whole = 0;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      gboolean adapter = t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B;
+      if (!model_tensor_is_parameter (t) || (weights ? adapter : !t->trainable))
+        continue;
+      double unit = (double) model_tensor_numel (t) * (weights ? model_tensor_storage_bytes (t, w) : 1);
+      part += (double) model_inventory_copies_in_layers (inv, t, layer, layer + 1) * unit;
+      whole += (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * unit;
+    }
+  return whole > 0 ? part / whole : 0;
+}
+
 GArray *
 plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
 {
@@ -228,18 +278,18 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
     }
   if (sharded (p, c))
     {
-      double lora = model_stack_lora_bytes (s, p->arch) / (double) p->arch->n_layers;
-      double share = c == MODEL_MEM_WEIGHTS /* the frozen base's layer share */
-                       ? (model_stack_layer_weight_bytes (s, p->arch) - lora)
-                           / (model_stack_weights_total (s, p->arch)
-                              - model_stack_lora_bytes (s, p->arch))
-                       : model_stack_trainable_layer_params (s, p->arch) / psi;
-      double layer = share * total;
+      /* one flat shard per layer (deepseek's dense first layers smaller than its MoE
+       * layers), then the root unit's */
+      g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
+      double left = total;
       for (guint64 l = 0; l < p->arch->n_layers; l++)
-        g_array_append_val (out, layer);
-      double root = total - layer * (double) p->arch->n_layers;
-      if (root > 0)
-        g_array_append_val (out, root);
+        {
+          double layer = layer_share (inv, s, c == MODEL_MEM_WEIGHTS, l) * total;
+          g_array_append_val (out, layer);
+          left -= layer;
+        }
+      if (left > 0)
+        g_array_append_val (out, left);
       return out;
     }
   if (c == MODEL_MEM_WEIGHTS) /* the (frozen) base as stored, NF4 under QLoRA */
@@ -301,4 +351,57 @@ plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes)
       g_array_append_val (out, b);
     }
   return out;
+}
+
+/* ---- pipeline stage shares (plan_pp.c fills them; here so that plan_step.c reads them
+ * without calling plan_pp.c, which calls plan_step.c) ---- */
+
+/* The pipeline stage (rank) of `rank`. */
+static guint
+pp_rank (const ModelPlan *p, guint rank)
+{
+  guint coords[MODEL_MESH_N_DIMS];
+  model_mesh_coords (&p->mesh, rank, coords);
+  return coords[MODEL_MESH_PP];
+}
+
+static double
+stage_fraction (const ModelPlan *p, guint s, ModelMemCategory c)
+{
+  const PlanTp *tp = &p->tp;
+  double whole = plan_state_rank_fraction (p, c, tp->trainable - tp->trainable_expert,
+                                           tp->trainable_expert, tp->weights - tp->weights_expert,
+                                           tp->weights_expert);
+  double stage = plan_state_rank_fraction (p, c, p->pp.share[0][s], p->pp.share[1][s],
+                                           p->pp.share[2][s], p->pp.share[3][s]);
+  return whole > 0 ? stage / whole : 0;
+}
+
+double
+plan_pp_state_fraction (const ModelPlan *p, guint rank, ModelMemCategory c)
+{
+  if (p->pp.pp == 1 || p->pp.share[0] == NULL)
+    return 1;
+  return stage_fraction (p, pp_rank (p, rank), c);
+}
+
+double
+plan_pp_state_fraction_max (const ModelPlan *p, ModelMemCategory c)
+{
+  if (p->pp.pp == 1 || p->pp.share[0] == NULL)
+    return 1;
+  double m = 0;
+  for (guint s = 0; s < p->pp.pp; s++)
+    m = MAX (m, stage_fraction (p, s, c));
+  return m;
+}
+
+void
+plan_pp_stage_params (const ModelPlan *p, guint rank, double *dense, double *expert)
+{
+  double n = (double) model_stack_trainable_params (&p->stack, p->arch);
+  gboolean staged = p->pp.pp > 1 && p->pp.share[0] != NULL;
+  guint s = staged ? pp_rank (p, rank) : 0;
+  *dense = n * (staged ? p->pp.share[0][s] : p->tp.trainable - p->tp.trainable_expert);
+  *expert = n * (staged ? p->pp.share[1][s] : p->tp.trainable_expert);
 }

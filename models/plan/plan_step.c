@@ -607,10 +607,15 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   ModelPlan *p = c->p;
   if (plan_offload_optimizer (p, c->rank, c->pc))
     return; /* on the host CPU (plan_offload.c) */
-  /* p->tp.trainable: a tp rank's share; plan_pp_state_fraction: its pipeline stage's */
-  double frac = plan_pp_state_fraction (p, c->rank, FALSE);
-  double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable * frac;
-  double part = local (c, MODEL_STATE_OPTIMIZER, MODEL_PHASE_STEP, n);
+  /* the trainable parameters of a tp rank (of its pipeline stage), and the part its
+   * optimizer steps: the data-parallel mode's shard, the routed experts' over expert-dp */
+  double dense, expert;
+  plan_pp_stage_params (p, c->rank, &dense, &expert);
+  double n = dense + expert;
+  double part = dense * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE,
+                                                   MODEL_PHASE_STEP, FALSE)
+                + expert * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE,
+                                                      MODEL_PHASE_STEP, TRUE);
   guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
   guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
   guint step = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER,
@@ -642,8 +647,8 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   guint opt = plan_current (p)->id;
   double state = fp32_grads;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
-    state += p->initial[m] * plan_pp_state_fraction (p, c->rank, m == MODEL_MEM_WEIGHTS);
-  state += p->initial[MODEL_MEM_LORA] * frac; /* the adapters' weights */
+    state += p->initial[m] * plan_pp_state_fraction (p, c->rank, m);
+  state += p->initial[MODEL_MEM_LORA] * plan_pp_state_fraction (p, c->rank, MODEL_MEM_LORA);
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
     {
@@ -657,10 +662,12 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   /* Weights step → rest: under stages 1–2 every rank updated its partition and gathers
    * the new (trainable) parameters (ZeRO §5.1). */
   guint first;
+  double wb = model_stack_weight_bytes (&p->stack);
   if (c->sharding)
     plan_redistribute (p, c->rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_STEP, MODEL_PHASE_REST,
-                       n * model_stack_weight_bytes (&p->stack), -1, -1, "updated params", opt,
-                       &first);
+                       dense * wb, -1, -1,
+                       "updated params", opt, &first);
+  plan_ep_gather_params (p, c->rank, opt, expert * wb);
 }
 
 

@@ -292,28 +292,3 @@ plan_keep_gradient (ModelPlan *p, guint handle)
   if (handle != 0)
     g_array_append_val (p->grad_handles, handle);
 }
-
-/* ---- pipeline stage shares (plan_pp.c fills them; here so that plan_step.c and
- * plan_state.c read them without calling plan_pp.c, which calls plan_step.c) ---- */
-
-double
-plan_pp_state_fraction (const ModelPlan *p, guint rank, gboolean weights)
-{
-  if (p->pp.pp == 1 || p->pp.trainable == NULL)
-    return 1;
-  guint coords[MODEL_MESH_N_DIMS];
-  model_mesh_coords (&p->mesh, rank, coords);
-  guint s = coords[MODEL_MESH_PP];
-  return weights ? p->pp.weights[s] : p->pp.trainable[s];
-}
-
-double
-plan_pp_state_fraction_max (const ModelPlan *p, gboolean weights)
-{
-  if (p->pp.pp == 1 || p->pp.trainable == NULL)
-    return 1;
-  double m = 0;
-  for (guint s = 0; s < p->pp.pp; s++)
-    m = MAX (m, weights ? p->pp.weights[s] : p->pp.trainable[s]);
-  return m;
-}

@@ -95,12 +95,35 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   return TRUE;
 }
 
-/* Σ over the tensors of `scope` (trainable ones only, or all) of copies × what one rank
- * holds, and the same for the whole model, as elements (trainable) or stored bytes at one
- * byte per weight element (NF4 0.5); their ratio, 1 where the scope holds none. */
+/* Which tensors a count covers: those of `scope`, or (range) those of the decoder layers
+ * [from, to) plus the embedding (embed) and the head (head) roots; all of them, or only the
+ * routed experts' (expert 1) or only the others (expert 0). */
+typedef struct
+{
+  gboolean range;
+  ModelInventoryScope scope;
+  guint64 from, to;
+  gboolean embed, head;
+  gint expert; /* -1 both, 0 dense, 1 expert */
+} Selection;
+
+static guint64
+selected_copies (const ModelInventory *inv, const ModelTensor *t, const Selection *sel)
+{
+  if (!sel->range)
+    return model_inventory_copies (inv, t, sel->scope);
+  if (t->layer == MODEL_TENSOR_ROOT)
+    return (t->after_layers ? sel->head : sel->embed) ? t->count : 0;
+  return model_inventory_copies_in_layers (inv, t, sel->from, sel->to);
+}
+
+/* Σ over the selected tensors (trainable ones only, or all) of copies × what one rank
+ * holds, over the whole model's Σ of copies × size of all tensors of `whole_scope`, as
+ * elements (trainable) or stored bytes at one byte per weight element (NF4 0.5); 1 where
+ * the whole holds none. */
 static double
-fraction (const ModelTpLayout *layout, const ModelInventory *inv, ModelInventoryScope scope,
-          gboolean trainable)
+selected_fraction (const ModelTpLayout *layout, const ModelInventory *inv, const Selection *sel,
+                   ModelInventoryScope whole_scope, gboolean trainable)
 {
   double local = 0, whole = 0;
   for (guint i = 0; i < layout->tensors->len; i++)
@@ -109,12 +132,43 @@ fraction (const ModelTpLayout *layout, const ModelInventory *inv, ModelInventory
       const ModelTensor *t = model_inventory_tensor (inv, i);
       if ((trainable && !t->trainable) || !model_tensor_is_parameter (t))
         continue; /* QLoRA's constants are no weights (category quantization) */
-      double copies = (double) model_inventory_copies (inv, t, scope);
       double unit = trainable ? 1.0 : x->element_bytes;
+      whole += (double) model_inventory_copies (inv, t, whole_scope)
+               * (double) model_tensor_numel (t) * unit;
+      if (sel->expert >= 0 && x->expert != (sel->expert == 1))
+        continue;
+      double copies = (double) selected_copies (inv, t, sel);
       local += copies / (x->expert ? layout->ep : 1) * x->tp_bytes / x->element_bytes * unit;
-      whole += copies * (double) model_tensor_numel (t) * unit;
     }
   return whole > 0 ? local / whole : 1.0;
+}
+
+/* The fraction of `scope`'s trainable parameters (elements) or stored weight bytes one rank
+ * holds. */
+static double
+fraction (const ModelTpLayout *layout, const ModelInventory *inv, ModelInventoryScope scope,
+          gboolean trainable)
+{
+  Selection sel = { .scope = scope, .expert = -1 };
+  return selected_fraction (layout, inv, &sel, scope, trainable);
+}
+
+void
+plan_tp_stage_fractions (const ModelPlan *p, guint64 from_layer, guint64 to_layer,
+                         gboolean embed, gboolean head, gboolean trainable, double *dense,
+                         double *expert)
+{
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelTpLayout) layout = model_tp_layout_new (inv, &p->mesh, 1.0, &error);
+  g_assert (layout != NULL); /* plan_tp_validate ran model_tp_check */
+  Selection sel = { .range = TRUE, .from = from_layer, .to = to_layer, .embed = embed,
+                    .head = head, .expert = 0 };
+  *dense = selected_fraction (layout, inv, &sel, MODEL_INVENTORY_ALL, trainable);
+  sel.expert = 1;
+  *expert = selected_fraction (layout, inv, &sel, MODEL_INVENTORY_ALL, trainable);
+  if (p->mesh.ep <= 1) /* experts shard as the rest (PlanTp.trainable_expert 0) */
+    *dense += *expert, *expert = 0;
 }
 
 static void
@@ -153,6 +207,12 @@ plan_tp_init (ModelPlan *p)
   g_autoptr (ModelTpLayout) layout = model_tp_layout_new (inv, &p->mesh, 1.0, &error);
   g_assert (layout != NULL); /* plan_tp_validate ran model_tp_check */
   tp->trainable = fraction (layout, inv, MODEL_INVENTORY_ALL, TRUE);
+  if (p->mesh.ep > 1)
+    {
+      Selection experts = { .scope = MODEL_INVENTORY_ALL, .expert = 1 };
+      tp->trainable_expert = selected_fraction (layout, inv, &experts, MODEL_INVENTORY_ALL, TRUE);
+      tp->weights_expert = selected_fraction (layout, inv, &experts, MODEL_INVENTORY_ALL, FALSE);
+    }
   tp->trainable_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, TRUE);
   tp->trainable_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, TRUE);
   tp->trainable_embed = fraction (layout, inv, MODEL_INVENTORY_EMBED, TRUE);

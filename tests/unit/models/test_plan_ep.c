@@ -293,6 +293,124 @@ test_ep_inside_stages (void)
   CU_ASSERT_EQUAL (n_grads[1], 2);
 }
 
+/* ZeRO-1 (Megatron's distributed optimizer) with ep 4 on 8 GPUs, expert-dp 2: the dense
+ * parameters' master weights and Adam states shard over the 8 data-parallel ranks, the
+ * experts' over their expert-dp pair (distributed_data_parallel.py expert_parallel_buffers
+ * on expert_data_parallel_group). With D = N − experts + pad dense parameters (the
+ * embedding and head over the vocabulary padded to 1024) and X = experts / 4 a rank's
+ * expert parameters: master 4·(D/8 + X/2) B, Adam 8·(D/8 + X/2) B, weights 2·(D + X) B
+ * unsharded. Its collectives: the dense buckets reduce-scattered over the 8 (Σ D·g B in),
+ * each layer's expert gradients reduce-scattered over {0, 4} (Σ X·g), and after the step
+ * the updated dense weights all-gathered over the 8 (D·2 B out) and the experts' over
+ * {0, 4} (X·2 B). */
+static void
+test_zero1_expert_states_over_edp (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  const double h = 256, i = 688, L = 4, experts = L * 8 * 3 * h * i;
+  const double N = (double) model_arch_n_params (a), g = model_stack_gradient_bytes (&st);
+  const double pad = 2 * (1024 - 1000) * h; /* tensor_parallel.h: V padded to 128·tp */
+  const double D = N - experts + pad, X = experts / 4;
+  ModelParallel par = ep_par (8, 4);
+  par.mode = MODEL_DP_ZERO1;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  if (p == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_MASTER_WEIGHTS),
+                      4 * (D / 8 + X / 2), 1e-12);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_OPTIMIZER_STATE),
+                      8 * (D / 8 + X / 2), 1e-12);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS), 2 * (D + X), 1e-12);
+  double dense_in = 0, expert_in = 0, dense_out = 0, expert_out = 0;
+  guint n_expert = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || t->kind != MODEL_TASK_KIND_COLLECTIVE)
+        continue;
+      const ModelCollective *col = model_plan_collective (p, (guint) t->collective);
+      gboolean pair = col->n_ranks == 2 && col->ranks[0] == 0 && col->ranks[1] == 4;
+      if (strstr (t->label, "grads bucket") != NULL)
+        {
+          CU_ASSERT (col->kind == HW_COLLECTIVE_REDUCE_SCATTER && col->n_ranks == 8);
+          dense_in += t->bytes;
+        }
+      else if (strstr (t->label, "expert grads") != NULL)
+        {
+          CU_ASSERT (col->kind == HW_COLLECTIVE_REDUCE_SCATTER && pair);
+          expert_in += t->bytes;
+          n_expert++;
+        }
+      else if (strstr (t->label, "updated expert params") != NULL)
+        {
+          CU_ASSERT (col->kind == HW_COLLECTIVE_ALL_GATHER && pair);
+          expert_out += t->bytes;
+        }
+      else if (strstr (t->label, "updated params") != NULL)
+        {
+          CU_ASSERT (col->kind == HW_COLLECTIVE_ALL_GATHER && col->n_ranks == 8);
+          dense_out += t->bytes;
+        }
+    }
+  CU_ASSERT_EQUAL (n_expert, 4);
+  STEPSIM_ASSERT_REL (dense_in, D * g, 1e-12);
+  STEPSIM_ASSERT_REL (expert_in, X * g, 1e-12);
+  STEPSIM_ASSERT_REL (dense_out, D * 2, 1e-12);
+  STEPSIM_ASSERT_REL (expert_out, X * 2, 1e-12);
+}
+
+/* Pipeline stages of a model whose layers differ (DeepSeek-V2-Lite cut to 4 layers: layer
+ * 0 dense, 1–3 MoE with 64 experts of 3 · 2048 · 1408 = 8,650,752 parameters each) under
+ * ep 8, pp 2 on 16 GPUs: a rank of stage 0 holds the embedding (102400 · 2048), the dense
+ * layer 0 (81,007,104) and MoE layer 1 with 8 of its 64 experts (584,847,872 − 56 ·
+ * 8,650,752); a rank of stage 1 the two MoE layers likewise, the final norm (2048) and the
+ * head (102400 · 2048): each × 2 B (bf16 weights). Counting every layer as the last
+ * (MoE) layer, or splitting the stage shares by whole-model counts, gets both wrong. */
+static void
+test_stage_states_heterogeneous_layers (void)
+{
+  g_autoptr (ModelArch) a = shipped ("deepseek-v2-lite");
+  a->n_layers = 4;
+  ModelStack st = bf16_stack (512);
+  ModelParallel par = ep_par (16, 8);
+  par.pp = 2;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  if (p == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  const double E = 3.0 * 2048 * 1408, moe = 584847872.0 - 56 * E, vh = 102400.0 * 2048;
+  const double want[2] = { 2 * (vh + 81007104.0 + moe), 2 * (2 * moe + 2048 + vh) };
+  for (guint s = 0; s < 2; s++)
+    {
+      const ModelMemEffect *w
+        = model_plan_allocation (p, model_plan_initial_handle (p, 8 * s, MODEL_MEM_WEIGHTS));
+      STEPSIM_ASSERT_REL (w->bytes, want[s], 1e-12);
+    }
+  /* ZeRO-1 without pp: the flat shards of the master weights and Adam states (one per
+   * layer, the dense layer's smaller) add up to the rank's share */
+  par = ep_par (8, 8);
+  par.mode = MODEL_DP_ZERO1;
+  g_autoptr (ModelPlan) z = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (z);
+  const ModelMemCategory cats[] = { MODEL_MEM_MASTER_WEIGHTS, MODEL_MEM_OPTIMIZER_STATE };
+  for (guint c = 0; c < G_N_ELEMENTS (cats); c++)
+    {
+      const ModelMemEffect *m
+        = model_plan_allocation (z, model_plan_initial_handle (z, 0, cats[c]));
+      const double *sizes = model_plan_tensor_sizes (z, m->first_tensor);
+      double sum = 0;
+      for (guint k = 0; k < m->n_tensors; k++)
+        sum += sizes[k];
+      CU_ASSERT (m->n_tensors > 4);
+      STEPSIM_ASSERT_REL (sum, model_plan_initial_bytes (z, cats[c]), 1e-12);
+      CU_ASSERT (sizes[0] < sizes[1]); /* layer 0 dense, smaller than MoE layer 1 */
+    }
+}
+
 static void
 expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
         const char *n2)
@@ -309,8 +427,8 @@ expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, cons
 
 /* Refusals, each naming group and key: ep not dividing the experts (8 % 3); ep not
  * dividing a stage's dp·cp·tp ranks (6 % 4); ep > 1 on a dense model; capacity factor ≤ 0;
- * load imbalance above E/k; top-k above the experts (the model key); etp > 1; ZeRO-1 with
- * trainable experts, FSDP full shard (the expert states shard over expert-dp, not dp). */
+ * load imbalance above E/k; top-k above the experts (the model key); etp > 1; ZeRO-2 with
+ * trainable experts (gradient shards over expert-dp are not modelled), FSDP full shard. */
 static void
 test_bad_settings (void)
 {
@@ -333,7 +451,7 @@ test_bad_settings (void)
   par.etp = 2;
   expect (a, &st, &par, "group [parallel], key 'etp'", NULL);
   par = ep_par (8, 8);
-  par.mode = MODEL_DP_ZERO1; /* full fine-tune: the experts' states would shard over dp */
+  par.mode = MODEL_DP_ZERO2; /* full fine-tune: expert gradient shards over expert-dp */
   expect (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
   par.mode = MODEL_DP_FSDP_FULL_SHARD;
   expect (a, &st, &par, "group [parallel], key 'data_parallel'", "weights");
@@ -351,6 +469,10 @@ main (void)
       test_dispatch_all_to_all_closed_form },
     { "load_imbalance 2 slows the MoE layers by the leaf's slowdown", test_imbalance_slows_step },
     { "DDP: expert gradients all-reduced over expert-dp, not dp", test_expert_grads_over_edp },
+    { "ZeRO-1: expert states sharded and reduced over expert-dp, dense over dp",
+      test_zero1_expert_states_over_edp },
+    { "pp: stage states of dense and MoE layers (DeepSeek-V2-Lite cut)",
+      test_stage_states_heterogeneous_layers },
     { "bad ep / moe settings", test_bad_settings },
     { "pp: each stage carves its expert grid; expert grads over its expert-dp pairs",
       test_ep_inside_stages },
