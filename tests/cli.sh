@@ -137,6 +137,10 @@ check "gpt-oss-20b runs under eager attention" "$STEPSIM" run "$srcdir/scenarios
   --set model.hf_config=gpt-oss-20b >/dev/null 2>sink.err; rc=$?
 check "gpt-oss-20b under flash-attn 2: no attention sinks, exit 1 naming [training] attention, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"key 'attention': flash2 has no attention sinks\" sink.err && [ ! -e sink.h5 ]"
+# Megatron runs sinks in Transformer Engine's cuDNN fused attention (softmax_type learnable)
+check "gpt-oss-20b under flash with framework megatron: TE's fused attention has sinks, runs" \
+  "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o sinkm.h5 \
+  --set model.hf_config=gpt-oss-20b --set training.framework=megatron
 # DeepSeek-V2-Lite (MLA, dense layer 0, shared + routed experts) runs and fits in the same
 # setup; tp > 1 under MLA is refused naming [parallel] tp.
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o ds.h5 --set model.hf_config=deepseek-v2-lite >ds.out 2>&1

@@ -109,8 +109,13 @@ check_attention (const ModelSimInput *in, GError **error)
   /* gpt_oss's attention sinks (a learned logit per head in the softmax's denominator):
    * flash-attn 2 and the Triton and v1 kernels have none; transformers' gpt_oss runs them
    * only eagerly or through kernels with sinks (vllm-flash-attn3, flex attention), and
-   * GptOssPreTrainedModel does not offer SDPA (a warning in the scenario loader) */
-  if (in->arch->attn_sinks && s->flash_attention && !s->attention_sdpa)
+   * GptOssPreTrainedModel does not offer SDPA (a warning in the scenario loader). Megatron
+   * runs them in Transformer Engine's DotProductAttention with softmax_type "learnable"
+   * (megatron/core/extensions/transformer_engine.py TEDotProductAttention, TE >= 2.8), which
+   * selects its cuDNN fused-attention backend: a fused kernel with sinks, timed here as the
+   * flash kernel. */
+  if (in->arch->attn_sinks && s->flash_attention && !s->attention_sdpa
+      && s->framework.kind != MODEL_FRAMEWORK_MEGATRON)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'attention': %s has no attention sinks, which "
