@@ -173,7 +173,10 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
-    return usage_error (rank, error->message);
+    {
+      g_autofree char *msg = cli_option_error_message ("batch", error);
+      return usage_error (rank, msg);
+    }
   if (*argc != 2)
     return usage_error (rank, "batch: expected exactly one sweep file (see stepsim batch --help)");
   if (opt->jobs != G_MININT && opt->jobs < 1)

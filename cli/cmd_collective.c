@@ -189,7 +189,10 @@ cli_cmd_collective (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   int rc;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    rc = (cli_error (error->message), 2);
+    {
+      g_autofree char *msg = cli_option_error_message ("collective", error);
+      rc = (cli_error (msg), 2);
+    }
   else if (argc != 2)
     rc = (cli_error ("collective: expected one node name or scenario (see stepsim collective --help)"), 2);
   else if (o.nodes != G_MININT && (o.nodes < 1 || o.nodes > 1024))

@@ -12,6 +12,7 @@
  * variation whose step trains a different number of tokens (micro_batch, grad_accum,
  * seq_len, or a tp/cp that changes the data-parallel degree) has its time change per
  * token, marked "%/tok" and explained under the table. 
+ * A scenario that fails to load or simulate as given is one error, exit 1, no table.
  * A variation that fails to load or simulate gets its error in its row (naming the
  * variation's overrides the error is about); the exit status is 1 if any did. A variation
  * that is not a list of group.key=value (cli_sweep_parse_set) is a usage error: exit 2
@@ -174,7 +175,10 @@ cli_cmd_compare (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("compare", error);
+      return cli_error (msg), 2;
+    }
   if (argc < 3)
     return cli_error ("compare: expected a scenario and at least one variation "
                       "(see stepsim compare --help)"), 2;
@@ -183,6 +187,14 @@ cli_cmd_compare (int argc, char **argv)
   guint n = (guint) argc - 1;
   g_autofree Row *rows = g_new0 (Row, n);
   simulate (argv[1], common, NULL, &rows[0]);
+  if (!rows[0].ok)
+    {
+      /* every change is against the scenario as given: without it there is no table, and
+       * its error is said once (each variation would repeat it) */
+      cli_error (rows[0].error);
+      g_free (rows[0].error);
+      return 1;
+    }
   for (guint i = 1; i < n; i++)
     simulate (argv[1], common, argv[i + 1], &rows[i]);
   printf ("%-44s %12s %13s %12s %11s %10s  %s\n", "variation", "memory", "memory change",

@@ -294,7 +294,10 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("fit", error);
+      return cli_error (msg), 2;
+    }
   if (*argc != 2)
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (!cli_sweep_check_sets ("--set", (const char *const *) o->sets, &error))
@@ -366,7 +369,10 @@ fit_cost_command (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("fit", error);
+      return cli_error (msg), 2;
+    }
   if (argc != 2)
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (!cli_sweep_check_sets ("--set", (const char *const *) sets, &error))

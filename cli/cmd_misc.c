@@ -32,7 +32,10 @@ cli_cmd_export (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("export", error);
+      return cli_error (msg), 2;
+    }
   if (argc != 3)
     return cli_error ("export: expected FILE.h5 and OBJECT (see stepsim export --help)"), 2;
   FILE *out = stdout;
@@ -158,7 +161,10 @@ cli_cmd_list (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("gpus|nodes|models — show the GPU or node catalog, or the shipped model configs");
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("list", error);
+      return cli_error (msg), 2;
+    }
   if (argc == 2 && strcmp (argv[1], "gpus") == 0)
     return list_gpus (), 0;
   if (argc == 2 && strcmp (argv[1], "models") == 0)

@@ -280,7 +280,10 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("plot", error);
+      return cli_error (msg), 2;
+    }
   static const char *const kinds[] = { "memory", "gantt", "breakdown", "steptime", "sweep",
                                        "penalty", "cost", NULL };
   if (*argc != 3 || !g_strv_contains (kinds, (*argv)[1]))

@@ -32,6 +32,17 @@ cli_error (const char *message)
   fprintf (stderr, "stepsim: %s\n", shown);
 }
 
+char *
+cli_option_error_message (const char *command, const GError *error)
+{
+  /* GLib's messages begin with a capital ("Unknown option --x", "Missing argument for
+   * -o"): lower-cased after the command's name, as the other errors read */
+  g_autofree char *text = g_strdup (error->message);
+  if (text[0] != '\0' && g_ascii_isupper (text[0]) && !g_ascii_isupper (text[1]))
+    text[0] = g_ascii_tolower (text[0]);
+  return g_strdup_printf ("%s: %s (see stepsim %s --help)", command, text, command);
+}
+
 /* DIR/<scenario stem>-memory.png, the chart --plot writes. Caller frees. */
 static char *
 chart_path (const char *scenario_path, const char *dir)
@@ -140,7 +151,8 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
     {
-      cli_error (error->message);
+      g_autofree char *msg = cli_option_error_message ("run", error);
+      cli_error (msg);
       return 2;
     }
   if (*argc != 2)

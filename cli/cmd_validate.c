@@ -420,7 +420,10 @@ cli_cmd_validate (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    return cli_error (error->message), 2;
+    {
+      g_autofree char *msg = cli_option_error_message ("validate", error);
+      return cli_error (msg), 2;
+    }
   if (factors)
     print_factors ();
   if (measured != NULL)

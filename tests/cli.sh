@@ -31,6 +31,11 @@ for c in run export list collective compare validate batch fit plot; do
   check "$c --help: usage line names the command" sh -c "'$STEPSIM' $c --help | grep -q '^  stepsim $c \[OPTION'"
 done
 check "list --help mentions nodes" sh -c "'$STEPSIM' list --help | grep -q 'node catalog'"
+# an unknown option is a usage error naming the command and where its help is
+for c in run export list collective compare validate batch fit plot; do
+  check "$c --bogus: exit 2, '$c: unknown option --bogus (see stepsim $c --help)'" \
+    sh -c "'$STEPSIM' $c --bogus >/dev/null 2>uo.err; [ \$? -eq 2 ] && grep -qx 'stepsim: $c: unknown option --bogus (see stepsim $c --help)' uo.err"
+done
 # Every option of every command's --help is in README.md (its long name, or its short form).
 missing=""
 for c in run export list collective compare validate batch fit plot; do
@@ -610,8 +615,11 @@ check "compare --set: the same rows as the overrides given in every variation" \
   sh -c "[ $rc -eq 0 ] && [ -n '$a' ] && [ '$a' = '$b' ] && [ -n '$c' ] && [ '$c' = '$d' ]"
 "$STEPSIM" compare "$s1" --set training.micro[batch=2 training.checkpointing=none >/dev/null 2>cmpbad.err; rc=$?
 check "compare --set malformed: usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q -- '--set' cmpbad.err"
-"$STEPSIM" compare "$s1" --set cluster.node=DGX-A100 training.checkpointing=none >cmpo.out 2>&1
-check "compare --set: an error names the --set it is about" grep -q "error: .*(with --set cluster.node=DGX-A100): group \[cluster\]" cmpo.out
+"$STEPSIM" compare "$s1" --set cluster.node=DGX-A100 training.checkpointing=none >cmpo.out 2>cmpo.err; rc=$?
+check "compare --set: an error names the --set it is about" grep -q "(with --set cluster.node=DGX-A100): group \[cluster\]" cmpo.err
+# the scenario as given fails: its error once, exit 1, no table (every row would repeat it)
+check "compare: a failing scenario as given is one error, exit 1, no table" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <cmpo.err) -eq 1 ] && [ ! -s cmpo.out ]"
 # A variation that trains more tokens in a step is compared per token: micro_batch 2 doubles
 # the step's work, so its step time alone would read as ~+100 %; per token it is near 0, and
 # a variation that keeps the tokens (checkpointing) keeps the plain step-time change.
