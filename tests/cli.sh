@@ -924,6 +924,10 @@ printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[trai
 bad_input "a last line [training without its bracket" "hdr.ini: line 8: malformed group header '[training'" "[NAME]" -- hdr.ini
 printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
 bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
+printf 'micro_batch = 1\n[model]\nhf_config = llama-3.2-1b\n' >kb.ini
+bad_input "a key before any group" "kb.ini: line 1: key 'micro_batch' comes before any [group] header" "[training]" -- kb.ini
+printf '[model]\nhf_config = llama-3.2-1b\nflash\n' >nokv.ini
+bad_input "a line that is no key = value" "nokv.ini: line 3: 'flash' is neither a key = value line" "# comment" -- nokv.ini
 
 # --- a count below 1: 0 and -1 get one message ------------------------------------------
 "$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=0 >/dev/null 2>lc0.err; rc0=$?

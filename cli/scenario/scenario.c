@@ -136,8 +136,22 @@ prescan_line (const char *line, guint lineno, char **group, GHashTable *seen, GE
       return TRUE;
     }
   char *eq = strchr (t, '=');
-  if (eq == NULL || *group == NULL)
-    return TRUE; /* GKeyFile reports the syntax error itself */
+  if (eq == NULL)
+    {
+      /* GKeyFile's message names no line */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+                   "line %u: '%s' is neither a key = value line, a [group] header nor a # "
+                   "comment", lineno, t);
+      return FALSE;
+    }
+  if (*group == NULL)
+    {
+      g_autofree char *name = g_strstrip (g_strndup (t, (gsize) (eq - t)));
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+                   "line %u: key '%s' comes before any [group] header (every key belongs to "
+                   "a group such as [model] or [training])", lineno, name);
+      return FALSE;
+    }
   g_autofree char *key = g_strstrip (g_strndup (t, (gsize) (eq - t)));
   if (strchr (key, '[') != NULL)
     {
