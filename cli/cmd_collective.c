@@ -165,6 +165,7 @@ sweep (const char *what, const CollOptions *o, GError **error)
       double t = time_one (&node, n_nodes, &fabric, kind, algo, b);
       printf ("  %14.0f %12.2f %12.2f %12.2f\n", b, t * 1e6, hw_collective_algbw (b, t) / 1e9,
               hw_collective_busbw (kind, kind == HW_COLLECTIVE_SEND_RECV ? 2 : n, b, t) / 1e9);
+      fflush (stdout); /* a row as it is done: thousands of nodes take seconds a size */
     }
   hw_node_spec_clear (&node);
   return 0;
@@ -178,7 +179,8 @@ cli_cmd_collective (int argc, char **argv)
     { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
       "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
     { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default: NCCL's choice by size), ring, tree (all_reduce), hierarchical, nvls (all_reduce on a Hopper/Blackwell NVSwitch node); all_to_all and send_recv take auto", "ALGO" },
-    { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes (default: 1, or the scenario's)", "N" },
+    { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes, 1 to 16384 (default: 1, or the scenario's); each size takes about "
+      "a second per thousand nodes", "N" },
     { "min", 0, 0, G_OPTION_ARG_STRING, &o.min, "smallest message, whole bytes, 1 B to 1 TiB (default 8 B)", "SIZE" },
     { "max", 0, 0, G_OPTION_ARG_STRING, &o.max, "largest message, whole bytes, 1 B to 1 TiB (default 8 GiB)", "SIZE" },
     { NULL },
@@ -195,8 +197,13 @@ cli_cmd_collective (int argc, char **argv)
     }
   else if (argc != 2)
     rc = (cli_error ("collective: expected one node name or scenario (see stepsim collective --help)"), 2);
-  else if (o.nodes != G_MININT && (o.nodes < 1 || o.nodes > 1024))
-    rc = (cli_error ("collective: --nodes must be between 1 and 1024"), 2);
+  else if (o.nodes != G_MININT && (o.nodes < 1 || o.nodes > HW_MAX_NODES))
+    {
+      /* the bound a scenario's [cluster] nodes has (cluster_spec.h) */
+      g_autofree char *msg = g_strdup_printf ("collective: --nodes must be between 1 and %d",
+                                              HW_MAX_NODES);
+      rc = (cli_error (msg), 2);
+    }
   else if ((rc = sweep (argv[1], &o, &error)) != 0)
     cli_error (error->message);
   g_free (o.op);

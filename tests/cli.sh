@@ -544,6 +544,12 @@ for m in fsdp_hybrid_shard "zero2 --set parallel.dp_shard=1" "zero3 --set parall
 done
 "$STEPSIM" collective DGX-H100 --nodes 0 >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --nodes 0: exit 2" || bad "collective --nodes 0: exit 2 (got $rc)"
+# the node bound is a scenario's (cluster_spec.h HW_MAX_NODES), not a smaller one of its own
+"$STEPSIM" collective DGX-H100 --nodes 16385 >/dev/null 2>cn.err; rc=$?
+check "collective --nodes 16385: exit 2 naming the scenario's bound 16384" \
+  sh -c "[ $rc -eq 2 ] && grep -q 'between 1 and 16384' cn.err"
+check "collective --nodes 2048 (beyond the old 1,024 bound) runs" \
+  "$STEPSIM" collective DGX-H100 --nodes 2048 --min 1MiB --max 1MiB
 "$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --min above --max: usage error, exit 2" || bad "collective --min above --max: exit 2 (got $rc)"
 # An algorithm NCCL does not have for the op, or the node lacks (NVLS on A100's NVSwitch
