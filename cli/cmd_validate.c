@@ -476,7 +476,7 @@ cli_cmd_validate (int argc, char **argv)
     }
   printf ("%u within tolerance, %u known gaps, %u misses, %u errors", pass, gap, miss, err);
   if (skipped > 0)
-    printf (" (%u files without a [validation] group skipped)", skipped);
+    printf (" (%u file%s without a [validation] group skipped)", skipped, skipped == 1 ? "" : "s");
   printf ("\n");
   if (errors->len > 0)
     printf ("median |error| of %u time/throughput cases: %.1f %%\n", errors->len,

@@ -379,5 +379,9 @@ if "$STEPSIM" plot sweep longnames.h5 --x micro_batch --y step_time --by descrip
   ok "plot sweep: ~150-character line titles inside the canvas"
 else bad "plot sweep: ~150-character line titles inside the canvas"; cat err.txt clip.txt; fi
 
+# a scenario given where a sweep is expected: said so, exit 1
+"$STEPSIM" batch "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" >/dev/null 2>nosweep.err; rc=$?
+check "batch on a scenario file: exit 1, 'this is a scenario, not a sweep'" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'no \[sweep\] group: this is a scenario, not a sweep' nosweep.err"
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -55,6 +55,15 @@ static gboolean
 check_groups (GKeyFile *kf, GError **error)
 {
   g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  if (!g_key_file_has_group (kf, "sweep")
+      && (g_key_file_has_group (kf, "model") || g_key_file_has_group (kf, "training")))
+    {
+      /* a scenario given where a sweep is expected: say so, not only its first group */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND,
+                   "no [sweep] group: this is a scenario, not a sweep (run it with stepsim "
+                   "run, or name it in a sweep's [sweep] scenario = …; see stepsim batch --help)");
+      return FALSE;
+    }
   for (guint i = 0; groups[i] != NULL; i++)
     if (!g_strv_contains (group_names, groups[i]))
       {
