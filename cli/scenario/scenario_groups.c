@@ -46,10 +46,13 @@ check_shipped (const char *value, const char *file, GError **error)
 static ModelArch *
 arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
 {
-  g_autofree char *family = cli_scenario_get_raw (kf, "model", "family", TRUE, error);
+  g_autofree char *family = cli_scenario_get_raw (kf, "model", "family", FALSE, NULL);
   if (family == NULL)
     {
-      g_prefix_error (error, "(no hf_config) ");
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                   "group [model], key 'hf_config': required (a shipped config's name, see "
+                   "stepsim list models, or a path to a config.json; or give 'family' and "
+                   "the model's sizes)");
       return NULL;
     }
   g_autoptr (ModelArch) arch = g_new0 (ModelArch, 1);

@@ -186,6 +186,11 @@ test_unknown_family_and_config (void)
   const char *t = "[model]\nfamily = t5\nhidden_size = 64\n[cluster]\ngpu = A100-80GB-SXM\n"
                   "[training]\nmicro_batch = 1\nseq_len = 16\nprecision = fp32\n";
   expect_error (t, NULL, (const char *[]){ "[model]", "family", "t5", NULL });
+  /* neither a config nor a family: the key to give is hf_config (with the other way) */
+  const char *none = "[model]\n[cluster]\ngpu = A100-80GB-SXM\n"
+                     "[training]\nmicro_batch = 1\nseq_len = 16\nprecision = fp32\n";
+  expect_error (none, NULL, (const char *[]){ "group [model], key 'hf_config': required",
+                                              "list models", "family", NULL });
 }
 
 static void
