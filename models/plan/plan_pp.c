@@ -29,8 +29,12 @@
  *                      plan_step_backward, send the input gradient to stage k − 1 on pp_bwd_send
  *   B, W (ZB-H1)       B: the backward with each GEMM's weight-gradient half removed (its
  *                      input gradient only; Qi et al. 2023 §2 "B" and "W"), then W: one task
- *                      of those halves for the stage's layers. Approximate: the saved
- *                      activations are freed by B (the W pass's inputs are not held longer).
+ *                      of those halves for the stage's layers. B frees the layer's saved
+ *                      activations and keeps what W needs (each trainable GEMM's input and
+ *                      its output's gradient, w_hold_layer_bytes; the head's input and
+ *                      logits gradient), which W frees. Approximate: the embedding's dY is
+ *                      not held, and the held inputs are counted apart from the saved
+ *                      activations B releases (one allocation, not the same tensors).
  * Each transfer is a two-rank SEND_RECV (hardware/collective.h: ranks[0] sends to ranks[1])
  * of p2p_bytes = micro_batch · (seq_len / cp) · hidden · compute dtype bytes, ÷ tp under
  * sequence parallelism (Megatron p2p_communication.py tensor_shape: (seq_length /
@@ -340,6 +344,7 @@ typedef struct
   guint *buf;
   guint act_embedding, act_head, head_cast, root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
+  guint head_w_hold;
 } Slot;
 
 static void
@@ -348,7 +353,8 @@ slot_load (StepCtx *c, const Slot *s)
   guint L = c->L, *buf = s->buf;
   c->act_layer = buf, c->gather_task = buf + L, c->gather_handle = buf + 2 * L;
   c->fwd_task = buf + 3 * L, c->bwd_task = buf + 4 * L, c->recomputed = buf + 6 * L;
-  c->autocast_cache = buf + 7 * L;
+  c->w_hold = buf + 5 * L, c->autocast_cache = buf + 7 * L;
+  c->head_w_hold = s->head_w_hold;
   c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
   c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
   c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
@@ -360,9 +366,50 @@ slot_store (const StepCtx *c, Slot *s)
   s->act_embedding = c->act_embedding, s->act_head = c->act_head, s->head_cast = c->head_cast;
   s->root_gather_task = c->root_gather_task, s->root_gather_handle = c->root_gather_handle;
   s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
+  s->head_w_hold = c->head_w_hold;
 }
 
-/* ZB-H1's W of virtual stage `st`: one task of its layers' weight-gradient halves. */
+/* B of what ZB-H1's W pass of one layer needs after its B (Qi et al. 2023 §2: W computes
+ * each linear's dW = Xᵀ·dY, so the linear's saved input X and its output gradient dY
+ * outlive B): over the rank's layer graph (plan_tp_layer_graph, ÷ cp as the sequence is),
+ * each trainable GEMM's saved inputs (once each) and its output's size. */
+static double
+w_hold_layer_bytes (const ModelPlan *p)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelGraph) g = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &error);
+  g_assert (g != NULL); /* plan_tp_validate */
+  g_autofree gboolean *held = g_new0 (gboolean, g->tensors->len);
+  double dy = 0, x = 0;
+  for (guint i = 0; i < g->ops->len; i++)
+    {
+      const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, i);
+      if (!op->launches || op->kernel.op_class != MODEL_OP_GEMM || op->kernel.bwd_factor == 1)
+        continue; /* bwd_factor 1: a frozen GEMM, input gradient only (split_pass) */
+      dy += g_array_index (g->tensors, ModelGraphTensor, op->out).bytes;
+      for (guint k = 0; k < op->n_saved; k++)
+        held[op->saved[k]] = TRUE;
+    }
+  for (guint i = 0; i < g->tensors->len; i++)
+    if (held[i])
+      x += g_array_index (g->tensors, ModelGraphTensor, i).bytes;
+  return (x + dy) / MAX (p->par.cp, 1);
+}
+
+/* The same of the LM head: its input (b·s·h) and the logits' gradient (b·s·V/tp), at the
+ * compute dtype's bytes (untied or tied alike: the head's dW needs both). */
+static double
+w_hold_head_bytes (const ModelPlan *p)
+{
+  const ModelStack *s = &p->stack;
+  double tokens = (double) s->micro_batch * (double) s->seq_len / MAX (p->par.cp, 1);
+  const ModelArch *a = plan_cost_arch (p); /* one tp rank's vocabulary */
+  return tokens * (double) (p->arch->hidden_size + a->vocab_size)
+         * hw_dtype_bytes (model_stack_compute_dtype (s));
+}
+
+/* ZB-H1's W of virtual stage `st`: one task of its layers' weight-gradient halves, which
+ * releases what their B held for it. */
 static void
 weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *w_layer,
              const ModelPass *w_head, const ModelPass *w_emb)
@@ -377,6 +424,13 @@ weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *w_layer,
     plan_task_add_pass (p, w_layer);
   if (st->embedding)
     plan_task_add_pass (p, w_emb);
+  for (guint l = st->first_layer; l < st->first_layer + st->n_layers; l++)
+    {
+      plan_task_free (p, c->w_hold[l], MODEL_EFFECT_AT_END);
+      c->w_hold[l] = 0;
+    }
+  if (st->loss)
+    plan_task_free (p, c->head_w_hold, MODEL_EFFECT_AT_END), c->head_w_hold = 0;
 }
 
 void
@@ -392,6 +446,8 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   split_pass (&pc->layer.bwd, &split->layer.bwd, &w_layer);
   split_pass (&pc->head.bwd, &split->head.bwd, &w_head);
   split_pass (&pc->embedding.bwd, &split->embedding.bwd, &w_emb);
+  gboolean zb = pp->sched->kind == MODEL_PP_ZB_H1;
+  double hold_layer = zb ? w_hold_layer_bytes (p) : 0, hold_head = zb ? w_hold_head_bytes (p) : 0;
   g_autofree guint *bufs = g_new0 (guint, (gsize) PLAN_STEP_BUF_PER_LAYER * L * m);
   g_autofree Slot *slots = g_new0 (Slot, m);
   for (guint i = 0; i < m; i++)
@@ -409,6 +465,8 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       c.mb = (gint) op->mb;
       c.last_mb = op->mb + 1 == m;
       c.pc = op->kind == MODEL_PP_OP_B ? split : pc;
+      c.w_hold_layer = op->kind == MODEL_PP_OP_B ? hold_layer : 0;
+      c.w_hold_head = op->kind == MODEL_PP_OP_B ? hold_head : 0;
       switch (op->kind)
         {
         case MODEL_PP_OP_F:

@@ -37,6 +37,10 @@ typedef struct
   guint n_saved_tensors;
   guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
   guint *fwd_task, *bwd_task;
+  guint *w_hold;        /* ZB-H1: per layer, the tensors its W pass needs, held from B */
+  double w_hold_layer, w_hold_head; /* B of those per layer and of the head while building
+                         * a B op (plan_pp.c); 0 otherwise */
+  guint head_w_hold;    /* the head's, held from its B to its W (0: none) */
   guint root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
   guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */

@@ -499,6 +499,9 @@ backward_layer (StepCtx *c, guint l)
   plan_task_pass_workspace (p, &pc->layer.bwd);
   plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);
+  if (c->w_hold_layer > 0) /* ZB-H1's B: what its W needs stays (plan_pp.c) */
+    c->w_hold[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, c->w_hold_layer,
+                                    MODEL_EFFECT_AT_END);
   if (gathers (c))
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
@@ -544,6 +547,9 @@ plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean hea
       tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
       last = end_backward (c, "head", &pc->head.bwd, pc->grad_head, c->act_head,
                            &c->grad_head_full);
+      if (c->w_hold_head > 0) /* ZB-H1's B: what the head's W needs stays (plan_pp.c) */
+        c->head_w_hold = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, c->w_hold_head,
+                                          MODEL_EFFECT_AT_END);
       plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
       if (!embed) /* a last pipeline stage: its root unit is the head's */
         plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
@@ -683,7 +689,8 @@ plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, g
     .ckpt = p->stack.checkpointing,
     .segment = plan_step_segment_length (p),
     .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
-    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .autocast_cache = buf + 7 * L,
+    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .w_hold = buf + 5 * L,
+    .autocast_cache = buf + 7 * L,
     .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE,
   };
   c->regathers = regathers (c);

@@ -192,6 +192,48 @@ test_zb_h1_below_1f1b (void)
   CU_ASSERT (zb.flush > m * unit);
 }
 
+/* ZB-H1's W needs each trainable linear's input X and its output's gradient dY (dW =
+ * Xᵀ·dY, Qi et al. 2023 §2), so B keeps them until W frees them. On the last of p = 4
+ * ranks (2 of the 8 layers, and the head) a micro-batch's B allocates, and its W frees,
+ * per layer: the inputs of q/k/v (norm output, b·s·h), o (attention output, b·s·h),
+ * gate/up (norm output, b·s·h) and down (activation, b·s·i), 3bsh + bsi, and the outputs'
+ * gradients, q, k, v and o 4bsh (16 KV heads of 128 = h), gate and up 2bsi, down bsh;
+ * 8bsh + 3bsi elements; the head its input and the logits' gradient, bs·(h + V); 2 B each
+ * (bf16). With b·s = 512, h 2048, i 8192, V 8: 2·(2·512·(8·2048 + 3·8192) + 512·2056). */
+static void
+test_zb_h1_holds_w_inputs (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (8);
+  ModelParallel par = pp_par (4, 4, MODEL_PP_ZB_H1, 1);
+  g_autoptr (ModelPlan) plan = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (plan);
+  const double bs = 512, h = 2048, i = 8192, V = 8;
+  const double want = 2 * (2 * bs * (8 * h + 3 * i) + bs * (h + V));
+  double freed = 0;
+  guint n_w = 0;
+  for (guint k = 0; k < model_plan_n_tasks (plan); k++)
+    {
+      const ModelTask *t = model_plan_task (plan, k);
+      if (t->rank != 3 || t->micro_batch != 0 || strncmp (t->label, "wgrad", 5) != 0)
+        continue;
+      n_w++;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (plan, t->first_effect + e);
+          if (m->bytes < 0 && m->category == MODEL_MEM_ACTIVATIONS)
+            freed -= m->bytes;
+        }
+    }
+  CU_ASSERT_EQUAL (n_w, 1);
+  STEPSIM_ASSERT_REL (freed, want, 1e-12);
+  /* 1F1B holds nothing for a W: no wgrad task */
+  par.pp_schedule = MODEL_PP_1F1B;
+  g_autoptr (ModelPlan) flat = model_plan_new (&a, &st, &par, NULL);
+  for (guint k = 0; k < model_plan_n_tasks (flat); k++)
+    CU_ASSERT (strncmp (model_plan_task (flat, k)->label, "wgrad", 5) != 0);
+}
+
 /* In-flight activations (pipeline_schedule.h): GPipe's first stage holds all m
  * micro-batches' activations before its first backward, 1F1B's min(p, m): with m = 8 and
  * p = 4 the first rank's activation peak under GPipe is ~2× 1F1B's (each micro-batch's
@@ -399,6 +441,8 @@ main (void)
       test_gpipe_1f1b_step },
     { "interleaved: bubble / v", test_interleaved_step },
     { "ZB-H1 below 1F1B", test_zb_h1_below_1f1b },
+    { "ZB-H1: B holds each linear's input and output gradient until W",
+      test_zb_h1_holds_w_inputs },
     { "in-flight activations: GPipe m, 1F1B p", test_in_flight_activations },
     { "stage layers and P2P transfers", test_stage_layers_and_p2p },
     { "model states per stage", test_stage_states },
