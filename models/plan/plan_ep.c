@@ -285,6 +285,16 @@ rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
   *pass = out;
 }
 
+/* Appends a memory-bound op of `bytes` to `pass`. */
+static void
+add_elementwise (ModelPass *pass, const char *name, double bytes)
+{
+  g_assert (pass->n_ops < MODEL_COST_MAX_OPS);
+  pass->ops[pass->n_ops++] = (ModelOp){ .name = name, .op_class = MODEL_OP_ELEMENTWISE,
+                                        .bytes = bytes, .shape = { HW_KERNEL_PLAIN } };
+  pass->bytes += bytes;
+}
+
 void
 plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
 {
@@ -293,6 +303,23 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   rewrite_pass (p, &layer->fwd, cp.act_bytes, cp.weight_bytes);
   rewrite_pass (p, &layer->bwd, cp.act_bytes, cp.weight_bytes);
+  const ModelEpDispatch *d = &p->ep.dispatch;
+  if (p->stack.framework.kind == MODEL_FRAMEWORK_MEGATRON && p->ep.params.ep > 1
+      && d->n_local_experts > 1)
+    {
+      /* Megatron's all-to-all dispatcher permutes twice each way: after the all-to-all the
+       * received rows, grouped by source rank, are sorted by local expert, and before the
+       * combine sorted back (token_dispatcher.py MoEAlltoAllTokenDispatcher
+       * dispatch_postprocess / combine_preprocess: sort_chunks_by_idxs whenever
+       * num_local_experts > 1), each reading and writing the rank's rows × h; the
+       * backward runs the inverse permutations on the gradients. */
+      double rows = d->slowest_rows / MAX (p->ep.params.etp, 1);
+      double bytes = 2 * cp.act_bytes * rows * (double) p->arch->hidden_size;
+      add_elementwise (&layer->fwd, "moe_sort_chunks", bytes);
+      add_elementwise (&layer->fwd, "moe_unsort_chunks", bytes);
+      add_elementwise (&layer->bwd, "moe_sort_chunks", bytes);
+      add_elementwise (&layer->bwd, "moe_unsort_chunks", bytes);
+    }
 }
 
 guint

@@ -411,6 +411,47 @@ test_stage_states_heterogeneous_layers (void)
     }
 }
 
+/* Megatron's all-to-all dispatcher sorts the received rows by local expert after the
+ * dispatch and back before the combine (token_dispatcher.py sort_chunks_by_idxs, with
+ * more than one local expert): the tiny MoE (8 experts, top-2, h 256) at ep 4 on 8 GPUs,
+ * 512 tokens a rank: each rank receives, from the 4 ranks of its expert group, the copies
+ * routed to its 2 local experts, 4 · 512 · 2 · 2/8 = 1024 rows (balanced routing), so each
+ * sort reads and writes 2 · 2 B · 1024 · 256 B; forward and backward layer tasks carry one
+ * sort and one unsort each; none under ep 8 (one local expert) or another framework. */
+static void
+test_megatron_sort_chunks (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  const guint eps[] = { 4, 8, 4 };
+  for (guint c = 0; c < G_N_ELEMENTS (eps); c++)
+    {
+      ModelStack s = st;
+      if (c < 2)
+        model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_MEGATRON);
+      ModelParallel par = ep_par (8, eps[c]);
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, &par, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      guint n = 0;
+      for (guint k = 0; k < model_plan_n_tasks (p); k++)
+        {
+          const ModelTask *t = model_plan_task (p, k);
+          if (t->rank != 0 || t->layer != 0 || t->stream != MODEL_STREAM_COMPUTE)
+            continue;
+          for (guint j = 0; j < t->n_kernels; j++)
+            {
+              const ModelKernel *kn = model_plan_kernel (p, t->first_kernel + j);
+              if (g_str_has_suffix (kn->op.name, "sort_chunks"))
+                {
+                  n++;
+                  STEPSIM_ASSERT_REL (kn->op.bytes, 2.0 * 2 * 1024 * 256, 1e-12);
+                }
+            }
+        }
+      CU_ASSERT_EQUAL (n, c == 0 ? 4 : 0);
+    }
+}
+
 static void
 expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
         const char *n2)
@@ -473,6 +514,8 @@ main (void)
       test_zero1_expert_states_over_edp },
     { "pp: stage states of dense and MoE layers (DeepSeek-V2-Lite cut)",
       test_stage_states_heterogeneous_layers },
+    { "Megatron's dispatcher sorts received rows by local expert and back",
+      test_megatron_sort_chunks },
     { "bad ep / moe settings", test_bad_settings },
     { "pp: each stage carves its expert grid; expert grads over its expert-dp pairs",
       test_ep_inside_stages },
