@@ -104,6 +104,8 @@ typedef struct
                             * backward (ModelFramework.logits_kept; model_cost_head) */
   gboolean kv_repeat;      /* GQA k and v expanded to the a query heads (a copy each) before
                             * the attention kernel, which saves the copies */
+  gboolean moe_grouped_mlp; /* MoE experts as Megatron's TEGroupedMLP (framework.h): no
+                            * SiLU output or expert output saved */
   gboolean window_ignored; /* the fused attention kernel has no sliding window (Triton, FA-1:
                             * hardware/kernel.h hw_kernel_attn_has_window): it attends to the
                             * whole causal context whatever the model's sliding_window */

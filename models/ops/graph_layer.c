@@ -487,6 +487,25 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const
 {
   double ei = (d->kbit ? 4.0 : d->e) * d->m * d->i, h = d->h, i = d->i;
   double bias = arch->mlp_bias ? 1.0 : 0.0;
+  if (arch->mlp == MODEL_MLP_SWIGLU && d->grouped)
+    {
+      /* Megatron's TEGroupedMLP (experts.py): fc1 (gate and up), then the fused weighted
+       * SwiGLU (fused_bias_swiglu.py weighted_bias_swiglu_impl) saves fc1's output and the
+       * rows' routing weights and writes silu(gate)·up·prob, which fc2 saves: no SiLU
+       * output tensor, and the probabilities are applied here, not in the combine */
+      guint gate = t_new (g, "mlp_gate", ei, MODEL_TENSOR_GEMM, -1);
+      op1 (g, "gate_proj", gate, in[0], NO, NO);
+      expert_gemm (g, d, "mlp_gate", h, i, h * i + bias * i);
+      guint up = t_new (g, "mlp_up", ei, MODEL_TENSOR_GEMM, -1);
+      op1 (g, "up_proj", up, in[d->mlp_in > 1 ? 1 : 0], NO, NO);
+      expert_gemm (g, d, "mlp_up", h, i, h * i + bias * i);
+      frees (g, src, NO, NO);
+      guint prod = t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "weighted_swiglu", prod, gate, up, NO);
+      frees (g, gate, up, NO);
+      ew (g, "mlp_act", 3 * ei); /* read gate and up, write the product */
+      return prod;
+    }
   if (arch->mlp == MODEL_MLP_SWIGLU)
     {
       guint gate = t_new (g, "mlp_gate", ei, MODEL_TENSOR_GEMM, -1);
@@ -558,7 +577,10 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
       expert_gemm (g, d, down, d->i, h, d->i * h + bias * h);
       frees (g, inner, din, d->mlp_in > 1 ? in[1] : NO);
       guint comb = t_new (g, "moe_combine", e * T * h, MODEL_TENSOR_POINTWISE, -1);
-      op1 (g, "combine", comb, out, probs, NO);
+      /* HF multiplies each expert's output by its routing weight (both saved); Megatron's
+       * grouped SwiGLU applied the weights already, and its unpermute saves nothing */
+      gboolean weighted = d->grouped && arch->mlp == MODEL_MLP_SWIGLU;
+      op1 (g, "combine", comb, weighted ? NO : out, weighted ? NO : probs, NO);
       frees (g, out, probs, NO);
       ew (g, "moe_combine", e * d->m * h + e * T * h);
       return shared != NO ? add_shared (g, d, comb, shared) : comb;

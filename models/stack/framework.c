@@ -132,6 +132,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .grad_buffer_buckets = TRUE,
     /* megatron/core/optimizer/__init__.py: TE or Apex FusedAdam */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+    /* megatron/core/transformer/moe/experts.py TEGroupedMLP with
+     * moe_apply_probs_on_input False: the probabilities enter the activation
+     * (fused_bias_swiglu.py weighted_bias_swiglu_impl) */
+    .moe_grouped_mlp = TRUE,
   },
   [MODEL_FRAMEWORK_DEEPSPEED] = {
     .kind = MODEL_FRAMEWORK_DEEPSPEED,

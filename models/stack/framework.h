@@ -65,6 +65,11 @@ typedef struct
   gboolean logits_kept;         /* the training loop still holds the logits it passed to the
                                  * loss while loss.backward() runs (torchtune < 0.3: no
                                  * `del logits` before the backward, pytorch/torchtune#1235) */
+  gboolean moe_grouped_mlp;     /* MoE experts as Megatron's TEGroupedMLP (experts.py): the
+                                 * routing weights applied inside the fused weighted SwiGLU
+                                 * (weighted_bias_swiglu_impl), which saves fc1's output, so
+                                 * neither SiLU's output nor the experts' output is saved;
+                                 * FALSE: HF's eager expert loop (modeling_mixtral.py) */
   /* Model-state and step knobs (models/stack/, models/plan/): */
   gboolean main_grad_fp32;      /* Megatron: an fp32 main_grad buffer beside 16-bit params */
   gboolean grad_buffer_buckets; /* the data-parallel all-reduce buckets are views into the

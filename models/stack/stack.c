@@ -293,6 +293,7 @@ model_stack_cost_params (const ModelStack *s)
     .compile = s->framework.compile,
     .kv_repeat = s->framework.kv_repeat,
     .logits_kept = s->framework.logits_kept,
+    .moe_grouped_mlp = s->framework.moe_grouped_mlp,
     .window_ignored = s->flash_attention && !hw_kernel_attn_has_window (s->attention_kernel),
   };
 }

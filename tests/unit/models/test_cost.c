@@ -324,6 +324,32 @@ test_moe_flops (void)
   STEPSIM_ASSERT_REL (op_flops (&cm.fwd, "mlp_down"), 2 * op_flops (&cd.fwd, "mlp_down"), 1e-15);
 }
 
+/* Megatron's TEGroupedMLP (experts.py; fused_bias_swiglu.py weighted_bias_swiglu_impl):
+ * the routing weights enter the fused SwiGLU, which saves fc1's output (gate and up), so
+ * against HF's eager loop (silu saves gate, mul saves silu(gate) and up, combine saves the
+ * expert output and the weights) a MoE layer saves neither the SiLU output (e·m·i) nor the
+ * experts' output (e·m·h): with b·s = 16 tokens, top-2 (m = 32 rows), h 4, i 8, bf16,
+ * 2·32·(8 + 4) = 768 B less. The FLOPs are the same. */
+static void
+test_moe_grouped_mlp_saves_less (void)
+{
+  ModelArch moe = tiny_llama ();
+  moe.family = MODEL_FAMILY_MIXTRAL;
+  moe.n_experts = 8;
+  moe.experts_per_token = 2;
+  ModelCostParams hf = params (2, 8, TRUE, 0);
+  ModelCostParams mg = hf;
+  mg.moe_grouped_mlp = TRUE;
+  ModelBlockCost ch = model_cost_layer (&moe, &hf);
+  ModelBlockCost cm = model_cost_layer (&moe, &mg);
+  STEPSIM_ASSERT_REL (ch.act_saved - cm.act_saved, 2.0 * 32 * (8 + 4), 1e-12);
+  STEPSIM_ASSERT_REL (cm.fwd.flops, ch.fwd.flops, 1e-12);
+  /* a dense layer is unchanged */
+  ModelArch dense = tiny_llama ();
+  STEPSIM_ASSERT_REL (model_cost_layer (&dense, &mg).act_saved,
+                      model_cost_layer (&dense, &hf).act_saved, 1e-15);
+}
+
 /* One token, top-2 of 8: only 2 experts' weights are read. gate bytes =
  * e·m·h + w·2·(h·i) + e·m·i with m = 2 routed copies: 2·2·4 + 2·2·32 + 2·2·8 = 176.
  * With 8 tokens (16 ≥ E copies) all 8 experts are read: 2·16·4 + 2·8·32 + 2·16·8 = 896. */
@@ -546,6 +572,7 @@ static const StepsimTest tests[] = {
   { "LM head workspaces as tensors", test_head_workspace_tensors },
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
+  { "MoE: Megatron's grouped MLP saves no SiLU or expert output", test_moe_grouped_mlp_saves_less },
   { "MoE touched experts", test_moe_touched_experts },
   { "sliding window flash FLOPs", test_sliding_window_flash },
   { "pass sums", test_pass_sums },
