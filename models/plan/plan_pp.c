@@ -13,12 +13,18 @@
  * even, layers_per_stage or Megatron's layout), the embedding on the stage that has it
  * (Megatron's pre_process, stage 0), the final norm, LM head and loss (with the full-vocab
  * logits of the loss head's workspace) on the last (post_process); their time and memory
- * unbalance those stages as in Megatron. Model states: the rank's share of the model's
- * trainable parameters (PlanPp.trainable, of its stored weights PlanPp.weights), applied to
- * every state allocated at time 0, the optimizer step's FLOPs and its temporaries; with tied
- * embeddings the last stage holds a copy of the embedding matrix as the output layer
- * (Megatron's shared embedding with share_embeddings_and_output_weights), whose two copies'
- * gradients are all-reduced over the embedding group after the flush (tied_grads_all_reduce).
+ * unbalance those stages as in Megatron; DeepSeek-V3's MTP layers ([training] mtp_layers)
+ * on the stage holding the loss (a layout's 'm' elsewhere is refused). Model states: the
+ * rank's share of the model's trainable parameters (PlanPp.trainable, of its stored weights
+ * PlanPp.weights), applied to every state allocated at time 0, the optimizer step's FLOPs
+ * and its temporaries; each scope weighs what one tp/ep rank holds of it (plan_tp.c's
+ * fractions: experts ÷ ep, the vocabulary ÷ tp), every decoder layer as the representative
+ * (last) one — approximate for DeepSeek's dense first layers. With tied embeddings the last
+ * stage holds a copy of the embedding matrix as the output layer (Megatron's shared
+ * embedding with share_embeddings_and_output_weights), and the MTP layers' stage one for
+ * their input embedding (language_module.py setup_embeddings_and_output_layer); the two
+ * copies' gradients are all-reduced over the embedding group after the flush
+ * (tied_grads_all_reduce).
  *
  * Schedule replay. For every op of the pipeline rank's list, in order:
  *   F (stage k, mb i)  receive the activation from stage k − 1 (k > 0) on the
@@ -58,10 +64,12 @@
 /* ---- checks ------------------------------------------------------------------------------- */
 
 static ModelPpPartition *
-partition_of (const ModelArch *arch, const ModelParallel *par, GError **error)
+partition_of (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+              GError **error)
 {
   ModelPpPartitionSpec spec = {
     .n_layers = (guint) arch->n_layers,
+    .n_mtp = stack->mtp_layers,
     .pp = MAX (par->pp, 1),
     .vpp = par->pp_virtual,
     .layers_per_stage = par->pp_n_layers_per_stage > 0 ? par->pp_layers_per_stage : NULL,
@@ -121,13 +129,27 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     return refuse (error, "[training] padding = longest");
   /* the leaf's messages name both sides ("[parallel] pp"); the house prefix names the key
    * the user is to change */
-  g_autoptr (ModelPpPartition) part = partition_of (arch, par, error);
+  g_autoptr (ModelPpPartition) part = partition_of (arch, stack, par, error);
   if (part == NULL)
     return g_prefix_error (error, "group [parallel], key '%s': ",
                            par->pp_layout != NULL            ? "pipeline_layout"
                            : par->pp_n_layers_per_stage > 0 ? "layers_per_stage"
                                                             : "pp"),
            FALSE;
+  /* Megatron may place the MTP layers on a stage before the loss's (a layout's 'm' in
+   * another chunk), sending their hidden states on; the plan runs them beside the loss */
+  for (guint k = 0; k < part->stages->len; k++)
+    {
+      const ModelPpStage *st = model_pp_partition_stage (part, k);
+      if (st->n_mtp > 0 && !st->loss)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key 'pipeline_layout': MTP layers ('m') on a "
+                       "stage without the loss ('L', virtual stage %u has them) are not "
+                       "modelled; place them in the last chunk, before 'L'", k);
+          return FALSE;
+        }
+    }
   guint m = (guint) stack->grad_accum;
   g_autoptr (ModelPpSchedule) sched
     = model_pp_schedule_new (par->pp_schedule, part->pp, m, part->vpp, error);
@@ -157,7 +179,7 @@ plan_pp_init (ModelPlan *p)
   pp->vpp = 1;
   if (pp->pp == 1)
     return;
-  pp->part = partition_of (p->arch, &p->par, NULL);
+  pp->part = partition_of (p->arch, &p->stack, &p->par, NULL);
   g_assert (pp->part != NULL); /* validated */
   pp->vpp = pp->part->vpp;
   pp->sched = model_pp_schedule_new (p->par.pp_schedule, pp->pp, (guint) p->stack.grad_accum,
@@ -177,29 +199,55 @@ plan_pp_fractions (ModelPlan *p, const PlanCosts *pc)
   PlanPp *pp = &p->pp;
   if (pp->pp == 1)
     return;
-  (void) pc; /* the fractions are the inventory's (the tp split is the same on every stage) */
+  (void) pc;
   g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
-  /* counts of the whole model by scope: trainable, and all parameters (stored weights) */
-  double lt = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_LAYER),
-         et = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED),
-         ht = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
-  double lw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_LAYER),
-         ew = (double) model_inventory_n_params (inv, MODEL_INVENTORY_EMBED),
-         hw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_HEAD);
+  /* what one tp (and ep) rank holds of each scope, trainable and all parameters (stored
+   * weights): the whole model's counts by scope times the rank's fraction of that scope
+   * (plan_tp.c: vocabulary split and padding, column/row splits, experts ÷ ep), so a stage
+   * of replicated embedding rows and a stage of experts divided by ep weigh what they hold */
+  const PlanTp *tp = &p->tp;
+  double n_et = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED),
+         n_ew = (double) model_inventory_n_params (inv, MODEL_INVENTORY_EMBED);
+  double lt = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_LAYER)
+              * tp->trainable_layer,
+         et = n_et * tp->trainable_embed,
+         ht = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ROOT)
+                * tp->trainable_root - et;
+  double lw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_LAYER) * tp->weights_layer,
+         ew = n_ew * tp->weights_embed,
+         hw = (double) model_inventory_n_params (inv, MODEL_INVENTORY_ROOT) * tp->weights_root
+              - ew;
+  /* one MTP depth (DeepSeek-V3, [training] mtp_layers: its enorm, hnorm, eh_proj, decoder
+   * layer and shared_head.norm; inventory.h MODEL_INVENTORY_MTP) */
+  double K = (double) p->stack.mtp_layers;
+  double mt = K > 0 ? (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_MTP)
+                        * tp->trainable_mtp / K
+                    : 0,
+         mw = K > 0 ? (double) model_inventory_n_params (inv, MODEL_INVENTORY_MTP)
+                        * tp->weights_mtp / K
+                    : 0;
   gboolean tied = p->arch->tied_embeddings;
-  /* a tp rank's share of the vocab-parallel embedding (its padding aside) */
-  pp->tied_params = tied ? et / MAX (p->par.tp, 1) : 0;
+  /* a tp rank's share of the vocab-parallel embedding (its padding aside): a tied model's,
+   * or the one MTP's stage holds (its two copies' gradients summed as a tied pair's,
+   * finalize_model_grads.py _get_shared_word_embedding_weight: "share_embeddings_and_
+   * output_weights or mtp_num_layers") */
+  pp->tied_params = tied || K > 0 ? n_et / MAX (p->par.tp, 1) : 0;
   double L = (double) p->arch->n_layers; /* LAYER scope counts one layer (inventory.h) */
-  double t_all = L * lt + et + ht, w_all = L * lw + ew + hw;
+  double t_all = L * lt + et + ht + K * mt, w_all = L * lw + ew + hw + K * mw;
   pp->trainable = g_new0 (double, pp->pp);
   pp->weights = g_new0 (double, pp->pp);
   for (guint k = 0; k < pp->part->stages->len; k++)
     {
       const ModelPpStage *st = model_pp_partition_stage (pp->part, k);
-      double n = (double) st->n_layers;
-      /* the last stage of a tied model holds the output layer as a copy of the embedding */
-      double t = n * lt + (st->embedding ? et : 0) + (st->loss ? ht + (tied ? et : 0) : 0);
-      double w = n * lw + (st->embedding ? ew : 0) + (st->loss ? hw + (tied ? ew : 0) : 0);
+      double n = (double) st->n_layers, d = (double) st->n_mtp;
+      /* the last stage of a tied model holds the output layer as a copy of the embedding;
+       * the MTP layers' stage holds one for their input embedding (gpt_model.py: the
+       * embedding is built where pre_process or mtp_process), one copy for both */
+      gboolean copy = !st->embedding && ((st->loss && tied) || st->n_mtp > 0);
+      double t = n * lt + d * mt + (st->embedding ? et : 0) + (st->loss ? ht : 0)
+                 + (copy ? et : 0);
+      double w = n * lw + d * mw + (st->embedding ? ew : 0) + (st->loss ? hw : 0)
+                 + (copy ? ew : 0);
       pp->trainable[st->rank] += t_all > 0 ? t / t_all : 0;
       pp->weights[st->rank] += w / w_all;
     }
@@ -346,10 +394,7 @@ typedef struct
 static void
 slot_load (StepCtx *c, const Slot *s)
 {
-  guint L = c->L, *buf = s->buf;
-  c->act_layer = buf, c->gather_task = buf + L, c->gather_handle = buf + 2 * L;
-  c->fwd_task = buf + 3 * L, c->bwd_task = buf + 4 * L, c->recomputed = buf + 6 * L;
-  c->autocast_cache = buf + 7 * L;
+  plan_step_ctx_buffers (c, s->buf);
   c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
   c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
   c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
@@ -363,40 +408,50 @@ slot_store (const StepCtx *c, Slot *s)
   s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
 }
 
-/* ZB-H1's W of virtual stage `st`: one task of its layers' weight-gradient halves. */
+/* ZB-H1's W of virtual stage `st`: one task of its blocks' weight-gradient halves, `w` the
+ * W passes of a layer, the head, the embedding and an MTP depth's block before its layer
+ * (an MTP depth: that block, a layer and a head). */
 static void
-weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *w_layer,
-             const ModelPass *w_head, const ModelPass *w_emb)
+weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *const w[4])
 {
   ModelPlan *p = c->p;
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                    (gint) st->first_layer, c->mb, "wgrad stage %u mb%d",
                    st->rank + st->chunk * p->pp.pp, c->mb);
   if (st->loss)
-    plan_task_add_pass (p, w_head);
+    plan_task_add_pass (p, w[1]);
+  for (guint d = 0; st->loss && d < st->n_mtp; d++)
+    {
+      plan_task_add_pass (p, w[1]);
+      plan_task_add_pass (p, w[0]);
+      plan_task_add_pass (p, w[3]);
+    }
   for (guint l = 0; l < st->n_layers; l++)
-    plan_task_add_pass (p, w_layer);
+    plan_task_add_pass (p, w[0]);
   if (st->embedding)
-    plan_task_add_pass (p, w_emb);
+    plan_task_add_pass (p, w[2]);
 }
 
 void
 plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   const PlanPp *pp = &p->pp;
-  guint L = (guint) p->arch->n_layers, m = pp->sched->n_micro, S = pp->pp * pp->vpp;
+  guint m = pp->sched->n_micro, S = pp->pp * pp->vpp;
   guint s = pipeline_rank (p, rank);
   /* ZB-H1: the backward as B (input gradients) and W (weight gradients) */
   g_autofree PlanCosts *split = g_new (PlanCosts, 1);
-  ModelPass w_layer, w_head, w_emb;
+  ModelPass w_layer, w_head, w_emb, w_mtp;
   *split = *pc;
   split_pass (&pc->layer.bwd, &split->layer.bwd, &w_layer);
   split_pass (&pc->head.bwd, &split->head.bwd, &w_head);
   split_pass (&pc->embedding.bwd, &split->embedding.bwd, &w_emb);
-  g_autofree guint *bufs = g_new0 (guint, (gsize) PLAN_STEP_BUF_PER_LAYER * L * m);
+  split_pass (&pc->mtp_proj.bwd, &split->mtp_proj.bwd, &w_mtp);
+  const ModelPass *w[] = { &w_layer, &w_head, &w_emb, &w_mtp };
+  gsize per_mb = (gsize) PLAN_STEP_BUF_PER_LAYER * plan_step_slots (p);
+  g_autofree guint *bufs = g_new0 (guint, per_mb * m);
   g_autofree Slot *slots = g_new0 (Slot, m);
   for (guint i = 0; i < m; i++)
-    slots[i].buf = bufs + (gsize) PLAN_STEP_BUF_PER_LAYER * L * i;
+    slots[i].buf = bufs + per_mb * i;
   StepCtx c;
   plan_step_ctx_init (&c, p, rank, pc, slots[0].buf);
   const GArray *ops = model_pp_schedule_rank (pp->sched, s);
@@ -435,7 +490,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
                  c.mb, last);
           break;
         case MODEL_PP_OP_W:
-          weight_grad (&c, st, &w_layer, &w_head, &w_emb);
+          weight_grad (&c, st, w);
           last = plan_current (p)->id;
           break;
         }

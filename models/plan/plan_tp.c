@@ -140,7 +140,8 @@ plan_tp_init (ModelPlan *p)
 {
   PlanTp *tp = &p->tp;
   *tp = (PlanTp){ .tp = MAX (p->par.tp, 1), .trainable = 1, .trainable_layer = 1,
-                  .trainable_root = 1, .trainable_embed = 1, .weights = 1, .weights_layer = 1,
+                  .trainable_root = 1, .trainable_embed = 1, .trainable_mtp = 1,
+                  .weights = 1, .weights_layer = 1, .weights_embed = 1, .weights_mtp = 1,
                   .weights_root = 1, .quant = 1 };
   /* Under expert parallelism alone (tp = 1) the layout still divides the experts' tensors
    * by mesh.ep (plan_ep.c): the fractions (the vocabulary padded to 128 as Megatron pads
@@ -156,9 +157,12 @@ plan_tp_init (ModelPlan *p)
   tp->trainable_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, TRUE);
   tp->trainable_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, TRUE);
   tp->trainable_embed = fraction (layout, inv, MODEL_INVENTORY_EMBED, TRUE);
+  tp->trainable_mtp = fraction (layout, inv, MODEL_INVENTORY_MTP, TRUE);
   tp->weights = fraction (layout, inv, MODEL_INVENTORY_ALL, FALSE);
   tp->weights_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, FALSE);
   tp->weights_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, FALSE);
+  tp->weights_embed = fraction (layout, inv, MODEL_INVENTORY_EMBED, FALSE);
+  tp->weights_mtp = fraction (layout, inv, MODEL_INVENTORY_MTP, FALSE);
   double constants = model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);
   if (constants > 0)
     tp->quant = model_tp_layout_constant_bytes (layout, inv, MODEL_INVENTORY_ALL, FALSE)
