@@ -363,6 +363,15 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
            : s->attention_kernel == HW_ATTN_TRITON ? "flash (Triton kernel)"
            : s->attention_kernel == HW_ATTN_FA1    ? "flash (FlashAttention-1)"
                                                    : "flash");
+  if (s->mtp_layers > 0) /* [training] mtp_layers: their parameters beside the main count */
+    {
+      ModelArch one = *a;
+      one.deepseek.n_mtp_layers = s->mtp_layers;
+      g_autofree char *n = sim_text_group_digits (model_arch_n_params_mtp (&one));
+      fprintf (out, "mtp        %u multi-token-prediction layer%s trained beside the loss: "
+                    "%s parameters more\n",
+               s->mtp_layers, s->mtp_layers == 1 ? "" : "s", n);
+    }
   if (model_finetune_active (&s->finetune))
     {
       double n = model_stack_trainable_params (s, a);

@@ -377,6 +377,28 @@ load_training_enums (GKeyFile *kf, ModelStack *s, gboolean has_ds, GError **erro
   return TRUE;
 }
 
+/* [training] mtp_layers: DeepSeek-V3 multi-token-prediction depths trained (Megatron-LM
+ * --mtp-num-layers), a whole number >= 0 (0, the default: off), at most 64; checked against
+ * the model's num_nextn_predict_layers by model_plan_validate (plan.c check_mtp). */
+static gboolean
+get_mtp_layers (GKeyFile *kf, ModelStack *s, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", "mtp_layers", FALSE, NULL);
+  guint64 n = 0;
+  if (v == NULL)
+    return TRUE;
+  if (!sim_units_parse_count (v, &n, error))
+    return PREFIX_KEY (error, "training", "mtp_layers"), FALSE;
+  if (n > 64)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'mtp_layers': at most 64 (DeepSeek-V3 has 1)");
+      return FALSE;
+    }
+  s->mtp_layers = (guint) n;
+  return TRUE;
+}
+
 gboolean
 cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -388,7 +410,7 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, &s->seq_len, error)
       || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
       || !load_training_enums (kf, s, sc->has_ds, error) || !get_dropout (kf, &s->dropout, error)
-      || !check_caps (s, error)
+      || !check_caps (s, error) || !get_mtp_layers (kf, s, error)
       || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
     return FALSE;
   s->checkpoint_every = (guint) MIN (every, G_MAXUINT);

@@ -231,8 +231,8 @@ guint64 model_arch_n_params_expert (const ModelArch *arch);
  * arXiv 2412.19437 §2.2, HF checkpoint layer 61): per module enorm h + hnorm h + eh_proj
  * 2h·h + one MoE decoder layer + shared_head.norm h; the embedding and head are shared
  * with the main model and not counted. 0 when n_mtp_layers is 0. Not part of
- * model_arch_n_params(); whether a training plan runs them is left to a later stack
- * option (today no plan does). */
+ * model_arch_n_params(); a fold over inventory.h model_inventory_new_mtp's MTP scope. A
+ * plan trains them under [training] mtp_layers (models/stack/stack.h). */
 guint64 model_arch_n_params_mtp (const ModelArch *arch);
 
 /* Parameters of transformer layer `layer` (0 … n_layers − 1) alone: differs from

@@ -142,10 +142,12 @@ guint64
 model_arch_n_params_mtp (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, 0);
-  guint64 n = arch->deepseek.n_mtp_layers, h = arch->hidden_size;
-  if (n == 0 || arch->n_layers == 0)
+  guint64 n = arch->deepseek.n_mtp_layers;
+  if (n == 0 || arch->n_layers == 0 || n > G_MAXUINT)
     return 0;
-  /* the MoE decoder layer = the main stack's last layer (MoE whenever any layer is) */
-  guint64 layer = model_arch_n_params_of_layer (arch, arch->n_layers - 1);
-  return n * (3 * h + 2 * h * h + layer);
+  /* a fold over the inventory's MTP modules (inventory.h model_inventory_new_mtp): per
+   * depth 3 norms of h, eh_proj 2h·h and a copy of the main stack's last (MoE) layer */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelInventory) inv = model_inventory_new_mtp (arch, NULL, (guint) n, &error);
+  return inv != NULL ? model_inventory_n_params (inv, MODEL_INVENTORY_MTP) : 0;
 }

@@ -592,8 +592,66 @@ check_sizes (const ModelArch *a, const ModelFinetune *ft, GError **error)
   return TRUE;
 }
 
+static gboolean in_last_layer (const ModelInventory *inv, const ModelTensor *t);
+
+/* DeepSeek-V3's multi-token-prediction modules, after everything else (arch.h
+ * model_arch_n_params_mtp; Megatron-LM megatron/core/transformer/multi_token_prediction.py
+ * MultiTokenPredictionLayer): depth d is layer L + d of the HF checkpoint
+ * (model.layers.{L+d}.…), enorm and hnorm (h each), eh_proj (h × 2h: nn.Linear(2h, h)), a
+ * copy of every parameter tensor of the main stack's last layer (the MoE decoder layer),
+ * and shared_head.norm (h). The checkpoint's embed_tokens and shared_head.head of that
+ * layer duplicate the main model's (shared in training) and are not listed. Each entry is
+ * a concrete layer (layer = L + d): in ALL and MTP scope, never in LAYER. Trainable unless
+ * an adapter method froze the base (then the copies are frozen and carry no adapters). */
+static void
+add_mtp (Builder *b, guint n_mtp)
+{
+  const ModelArch *a = b->inv->arch;
+  guint64 h = a->hidden_size, L = b->inv->n_layers;
+  guint end = b->inv->tensors->len; /* the template tensors to copy are below it */
+  for (guint d = 0; d < n_mtp; d++)
+    {
+      g_autofree char *l = g_strdup_printf ("%" G_GUINT64_FORMAT, L + d);
+      g_auto (GStrv) parts = g_strsplit (b->n->layer, "{i}", -1);
+      g_autofree char *prefix = g_strjoinv (l, parts);
+      guint first = b->inv->tensors->len;
+      add (b, prefix, FALSE, "enorm.weight", MODEL_TENSOR_NORM, FALSE, 1, h, 1, 1);
+      add (b, prefix, FALSE, "hnorm.weight", MODEL_TENSOR_NORM, FALSE, 1, h, 1, 1);
+      add (b, prefix, FALSE, "eh_proj.weight", MODEL_TENSOR_MTP_EH_PROJ, FALSE, 2, h, 2 * h, 1);
+      for (guint k = 0; k < end; k++)
+        {
+          ModelTensor t = g_array_index (b->inv->tensors, ModelTensor, k);
+          if (t.layer != MODEL_TENSOR_EACH_LAYER || !model_tensor_is_parameter (&t)
+              || t.role == MODEL_TENSOR_LORA_A || t.role == MODEL_TENSOR_LORA_B
+              || t.role == MODEL_TENSOR_DORA_MAGNITUDE || !in_last_layer (b->inv, &t))
+            continue;
+          g_auto (GStrv) tp = g_strsplit (t.name, "{i}", -1);
+          g_autofree char *name = g_strjoinv (l, tp);
+          t.name = g_string_chunk_insert_const (b->inv->names, name);
+          t.from_layer = t.to_layer = 0;
+          t.trainable = !b->lora;
+          t.lora_target = FALSE;
+          g_array_append_val (b->inv->tensors, t);
+        }
+      add (b, prefix, FALSE, "shared_head.norm.weight", MODEL_TENSOR_NORM, FALSE, 1, h, 1, 1);
+      for (guint k = first; k < b->inv->tensors->len; k++)
+        {
+          ModelTensor *t = &g_array_index (b->inv->tensors, ModelTensor, k);
+          t->layer = (gint) (L + d);
+          t->after_layers = FALSE;
+        }
+    }
+}
+
 ModelInventory *
 model_inventory_new (const ModelArch *arch, const ModelFinetune *ft, GError **error)
+{
+  return model_inventory_new_mtp (arch, ft, 0, error);
+}
+
+ModelInventory *
+model_inventory_new_mtp (const ModelArch *arch, const ModelFinetune *ft, guint n_mtp,
+                         GError **error)
 {
   g_return_val_if_fail (arch != NULL, NULL);
   if (!check_sizes (arch, ft, error))
@@ -646,6 +704,9 @@ model_inventory_new (const ModelArch *arch, const ModelFinetune *ft, GError **er
   add_norm (&b, n->final_norm, FALSE, TRUE);
   if (!arch->tied_embeddings)
     add (&b, n->head, FALSE, "weight", MODEL_TENSOR_HEAD, FALSE, 2, arch->vocab_size, h, 1);
+  if (arch->n_layers > 0)
+    add_mtp (&b, n_mtp);
+  inv->n_mtp = arch->n_layers > 0 ? n_mtp : 0;
   return inv;
 }
 
@@ -756,6 +817,8 @@ model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
       return root && t->after_layers ? t->count : 0;
     case MODEL_INVENTORY_LAYER:
       return t->layer == MODEL_TENSOR_EACH_LAYER && in_last_layer (inv, t) ? t->count : 0;
+    case MODEL_INVENTORY_MTP:
+      return t->layer >= 0 && (guint64) t->layer >= inv->n_layers ? t->count : 0;
     case MODEL_INVENTORY_ALL:
     default:
       return t->count * (t->layer == MODEL_TENSOR_EACH_LAYER ? layer_span (inv, t) : 1);

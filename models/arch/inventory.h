@@ -29,7 +29,8 @@
  * Order (it is the allocation order the memory plan replays, so it is part of the
  * contract): root tensors before the layers (token, position, token-type embeddings,
  * bert's embedding LayerNorm), the layer template, root tensors after the layers (final
- * norm, pooler, classifier, LM head). Inside the layer: q, k, v (or the fused qkv), o;
+ * norm, pooler, classifier, LM head), then the multi-token-prediction modules when the
+ * training stack trains them (model_inventory_new_mtp; concrete layers n_layers + d). Inside the layer: q, k, v (or the fused qkv), o;
  * their biases; the router; the MLP weights (gate, up, down / fc, proj); their biases; the
  * shared expert (gate, up, down) and its gate (qwen2_moe); the
  * norm weights (qwen3: q_norm, k_norm, then the two layer norms); the norm biases; then the
@@ -115,6 +116,7 @@ typedef enum
   MODEL_TENSOR_POOLER,         /* bert pooler dense h × h */
   MODEL_TENSOR_CLASSIFIER,     /* bert sequence-classification head n_labels × h */
   MODEL_TENSOR_HEAD,           /* untied LM head V × h */
+  MODEL_TENSOR_MTP_EH_PROJ,    /* DeepSeek-V3 MTP eh_proj h × 2h: [enorm(emb); hnorm(h)] → h */
   MODEL_TENSOR_LORA_A,         /* adapter A: r × in */
   MODEL_TENSOR_LORA_B,         /* adapter B: out × r */
   MODEL_TENSOR_DORA_MAGNITUDE, /* DoRA magnitude vector (out); reserved: no DoRA method yet */
@@ -185,6 +187,7 @@ typedef struct
   ModelArch *arch;    /* an owned copy of the architecture */
   ModelFinetune finetune; /* method NONE for full fine-tuning */
   guint64 n_layers;   /* = arch->n_layers */
+  guint n_mtp;        /* multi-token-prediction depths listed (model_inventory_new_mtp) */
   GArray *tensors;    /* of ModelTensor, in the order above; read-only for users */
   GStringChunk *names; /* storage of the names */
 } ModelInventory;
@@ -201,6 +204,17 @@ typedef struct
  * (model_inventory_free) or NULL. */
 ModelInventory *model_inventory_new (const ModelArch *arch, const ModelFinetune *ft,
                                      GError **error);
+/* The same, followed by `n_mtp` DeepSeek-V3 multi-token-prediction modules (the training
+ * stack's [training] mtp_layers; model_stack_inventory): depth d is the concrete layer
+ * n_layers + d (HF checkpoint model.layers.{L+d}): enorm, hnorm, eh_proj (h × 2h), a copy
+ * of each parameter tensor of the last layer, shared_head.norm (arch.h
+ * model_arch_n_params_mtp); the shared embedding and head are not repeated. They come
+ * after every other tensor, are in the ALL and MTP scopes and no other, and train unless
+ * an adapter method froze the base (no adapters on them). n_mtp is not checked against
+ * the config's num_nextn_predict_layers (the plan's validation does that). Errors and
+ * ownership as model_inventory_new (which is this with n_mtp = 0). */
+ModelInventory *model_inventory_new_mtp (const ModelArch *arch, const ModelFinetune *ft,
+                                         guint n_mtp, GError **error);
 void model_inventory_free (ModelInventory *inv); /* NULL is a no-op */
 
 /* Elements of ONE copy of `t` (Π shape). */
@@ -213,10 +227,11 @@ const ModelTensor *model_inventory_tensor (const ModelInventory *inv, guint i);
  * (counted tensors), e.g. "model.layers.3.self_attn.q_proj.weight". Newly allocated. */
 char *model_inventory_tensor_name (const ModelTensor *t, guint64 layer, guint64 expert);
 
-/* Which part of the model a fold covers: the whole model (root + n_layers × layer), the
- * root tensors only, one transformer layer (the template, count copies each), the root
- * tensors before the layers (embeddings, bert's embedding LayerNorm) or after them (final
- * norm, pooler, classifier, LM head). ROOT = EMBED + HEAD. */
+/* Which part of the model a fold covers: the whole model (root + n_layers × layer, + the
+ * MTP modules when listed), the root tensors only, one transformer layer (the template,
+ * count copies each), the root tensors before the layers (embeddings, bert's embedding
+ * LayerNorm) or after them (final norm, pooler, classifier, LM head), the MTP modules
+ * (model_inventory_new_mtp; empty otherwise). ROOT = EMBED + HEAD. */
 typedef enum
 {
   MODEL_INVENTORY_ALL,
@@ -224,13 +239,14 @@ typedef enum
   MODEL_INVENTORY_LAYER,
   MODEL_INVENTORY_EMBED,
   MODEL_INVENTORY_HEAD,
+  MODEL_INVENTORY_MTP,
 } ModelInventoryScope;
 
 /* Copies of `t` inside `scope` (0 if t is outside it): ALL count × (n_layers for
  * template tensors, or the size of its layer range), ROOT (EMBED, HEAD: before, after the
  * layers) count for root tensors, LAYER count for template tensors present in the last
  * layer (the representative one: deepseek's MoE layer; its dense first layers' MLP is
- * outside LAYER, inside ALL). */
+ * outside LAYER, inside ALL), MTP count for the MTP modules' tensors (layer ≥ n_layers). */
 guint64 model_inventory_copies (const ModelInventory *inv, const ModelTensor *t,
                                 ModelInventoryScope scope);
 

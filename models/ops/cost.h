@@ -163,6 +163,26 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  * LM-head input e·T·h; act_checkpoint = e·b·s·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
+/* DeepSeek-V3's multi-token-prediction depth up to its decoder layer (Megatron-LM
+ * multi_token_prediction.py MultiTokenPredictionLayer; cost_ends.c): the shifted ids
+ * through the shared embedding (gather, as model_cost_embedding's; no FLOPs), enorm and
+ * hnorm (RMSNorm on T·h each), the concatenation (e·T·2h) and eh_proj, a T × 2h by 2h × h
+ * GEMM: 4·T·h² FLOPs forward, 8·T·h² backward. act_saved: ids 8·T + enorm's saved tensors
+ * (as the head's final norm: e·T·h, or its norm_fp32 / compile variants) + hnorm's beyond
+ * its input (the previous head GEMM's saved input, counted there) + the concatenation
+ * e·T·2h (kept under every checkpointing policy). The depth's decoder layer is model_cost_layer's, its
+ * shared_head.norm + output layer + loss model_cost_head's. */
+ModelBlockCost model_cost_mtp_proj (const ModelArch *arch, const ModelCostParams *p);
+
+/* Model FLOPs of `n_mtp` MTP depths for b·s tokens: n_mtp × (decoder layer + the block
+ * above + head), forward FLOPs + backward model_flops each. As Megatron-LM's
+ * num_floating_point_operations (megatron/training/training.py) counts them: one more
+ * MoE layer per depth (the last layer's type), eh_proj's 6·2h² a token and the logits'
+ * 6·h·V a token once more per depth; its "3h" of the three norms (6·3h a token) is not
+ * here: norms are memory-bound kernels of no FLOPs in every block of this model (1.5/h of
+ * the eh_proj term). 0 for n_mtp = 0. */
+double model_cost_mtp_flops (const ModelArch *arch, const ModelCostParams *p, guint n_mtp);
+
 /* Model FLOPs of one forward+backward for b·s tokens without recompute: Σ over the blocks
  * of forward FLOPs + backward model_flops; 3 × Σ forward FLOPs for full fine-tuning, less
  * under LoRA (no weight gradients of the frozen base). */

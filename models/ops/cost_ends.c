@@ -339,6 +339,48 @@ model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p)
          + emb.bwd.model_flops + head.fwd.flops + head.bwd.model_flops;
 }
 
+/* DeepSeek-V3's MTP depth before its decoder layer (Megatron-LM megatron/core/transformer/
+ * multi_token_prediction.py MultiTokenPredictionLayer: _get_embeddings, _concat_embeddings;
+ * cost.h). The rolled ids through the shared embedding (the embedding's gather), enorm of
+ * that embedding, hnorm of the previous depth's hidden states, their concatenation and
+ * eh_proj (T × 2h by 2h × h). Saved: the rolled ids (int64), enorm's input (or, as the
+ * head's final norm under norm_fp32, its fp32 copy, rstd and output), hnorm's beyond its
+ * input — that input is the tensor the previous head's GEMM keeps (the main head's, or the
+ * previous depth's shared head's), counted there — and eh_proj's input, the e·T·2h
+ * concatenation. */
+ModelBlockCost
+model_cost_mtp_proj (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  memset (&cost, 0, sizeof cost);
+  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  Dims d = cost_dims_of (arch, p);
+  double Th = d.T * d.h;
+  cost_add_elementwise (&cost.fwd, "mtp_embed_gather", 8 * d.T + d.w * Th + d.e * Th);
+  cost_add_elementwise (&cost.fwd, "mtp_enorm", 2 * d.e * Th + d.w * d.h);
+  cost_add_elementwise (&cost.fwd, "mtp_hnorm", 2 * d.e * Th + d.w * d.h);
+  cost_add_elementwise (&cost.fwd, "mtp_concat", 4 * d.e * Th);
+  cost_add_gemm (&cost.fwd, &d, "mtp_eh_proj", d.T, 2 * d.h, d.h, 2 * d.h * d.h);
+  cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
+  double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
+                            : d.e * Th;
+  cost.act_saved = 8 * d.T + norm + (norm - d.e * Th) + 2 * d.e * Th;
+  return cost;
+}
+
+double
+model_cost_mtp_flops (const ModelArch *arch, const ModelCostParams *p, guint n_mtp)
+{
+  g_return_val_if_fail (cost_params_ok (arch, p), 0.0);
+  if (n_mtp == 0)
+    return 0;
+  ModelBlockCost layer = model_cost_layer (arch, p);
+  ModelBlockCost proj = model_cost_mtp_proj (arch, p);
+  ModelBlockCost head = model_cost_head (arch, p);
+  return (double) n_mtp * (layer.fwd.flops + layer.bwd.model_flops + proj.fwd.flops
+                           + proj.bwd.model_flops + head.fwd.flops + head.bwd.model_flops);
+}
+
 double
 model_cost_korthikanti_flops (guint64 batch, guint64 n_layers, guint64 seq_len, guint64 hidden,
                               guint64 vocab)

@@ -325,8 +325,10 @@ partition_from_layout (const ModelPpPartitionSpec *spec, GError **error)
     }
   if (n_m != spec->n_mtp)
     {
-      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" places %u MTP layers ('m'), but the "
-               "model has %u", layout, n_m, spec->n_mtp);
+      /* megatron/core/transformer/multi_token_prediction.py get_mtp_num_layers_to_build
+       * asserts the layout's count equals mtp_num_layers */
+      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" places %u MTP layers ('m'), but "
+               MODEL_PP_KEY_MTP " = %u trains %u", layout, n_m, spec->n_mtp, spec->n_mtp);
       return NULL;
     }
   number_layers (part);
@@ -356,12 +358,6 @@ model_pp_partition_new (const ModelPpPartitionSpec *spec, GError **error)
     }
   if (spec->layout != NULL)
     return partition_from_layout (spec, error);
-  if (spec->n_mtp > 0)
-    {
-      invalid (error, "the model has %u MTP layers: place them with " MODEL_PP_KEY_LAYOUT
-               " ('m')", spec->n_mtp);
-      return NULL;
-    }
   guint vpp = spec->vpp ? spec->vpp : 1;
   guint n_stages = spec->pp * vpp;
   g_autoptr (ModelPpPartition) part = partition_alloc (spec->pp, vpp);
@@ -403,6 +399,9 @@ model_pp_partition_new (const ModelPpPartitionSpec *spec, GError **error)
     }
   g_array_index (part->stages, ModelPpStage, 0).embedding = TRUE;
   g_array_index (part->stages, ModelPpStage, n_stages - 1).loss = TRUE;
+  /* without a layout the MTP layers are on the last (virtual) stage, beside the loss
+   * (multi_token_prediction.py mtp_on_this_rank / get_mtp_num_layers_to_build) */
+  g_array_index (part->stages, ModelPpStage, n_stages - 1).n_mtp = spec->n_mtp;
   number_layers (part);
   return g_steal_pointer (&part);
 }

@@ -61,6 +61,7 @@
 #define MODEL_PP_KEY_LAYOUT "[parallel] pipeline_layout"
 #define MODEL_PP_KEY_SCHEDULE "[parallel] pipeline_schedule"
 #define MODEL_PP_KEY_MICRO_BATCHES "[training] grad_accum"
+#define MODEL_PP_KEY_MTP "[training] mtp_layers"
 
 /* Most virtual stages (p·v) a layers_per_stage list may give (the scenario's bound). */
 #define MODEL_PP_MAX_STAGES 256
@@ -89,7 +90,8 @@ typedef struct
 typedef struct
 {
   guint n_layers;               /* the model's num_hidden_layers (L), >= 1 */
-  guint n_mtp;                  /* MTP layers of the model (0 for most) */
+  guint n_mtp;                  /* MTP layers trained ([training] mtp_layers; 0 for most):
+                                 * a layout's 'm' count, else on the last virtual stage */
   guint pp;                     /* p >= 1 */
   guint vpp;                    /* v >= 1; 0: 1, or from the layout */
   const guint *layers_per_stage; /* NULL, or S counts in model order summing to L */
@@ -106,7 +108,8 @@ typedef struct
  * parenthesis or a bad repeat count (naming the character and its 1-based position in the
  * string), a stage count not a multiple of p or giving another v than spec->vpp (when not
  * 0), 'E' not the first layer or 'L' not the last (model order) or either not exactly once,
- * a 't' count other than L, an 'm' count other than n_mtp, an MTP layer before a decoder
+ * a 't' count other than L, an 'm' count other than n_mtp (naming [training] mtp_layers;
+ * without a layout the n_mtp MTP layers go on the last virtual stage), an MTP layer before a decoder
  * layer or outside its rank's last chunk (validate_layer_layout). New partition
  * (model_pp_partition_free) or NULL. */
 ModelPpPartition *model_pp_partition_new (const ModelPpPartitionSpec *spec, GError **error);

@@ -119,6 +119,8 @@ proj_style (const ModelInventory *inv, const ModelTensor *t, gint *dim)
     case MODEL_TENSOR_MLP_UP:
     case MODEL_TENSOR_SHARED_GATE: /* qwen2_moe shared expert: a dense SwiGLU MLP */
     case MODEL_TENSOR_SHARED_UP:
+    case MODEL_TENSOR_MTP_EH_PROJ: /* Megatron multi_token_prediction.py: column-parallel,
+                                    * gather_output=False, then gathered */
       *dim = t->is_bias || !conv1d ? 0 : 1;
       return MODEL_TP_COLUMN;
     case MODEL_TENSOR_ATTN_OUT:

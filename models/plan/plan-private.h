@@ -18,7 +18,7 @@ typedef struct
   ModelArch *arch;        /* one rank's shapes (query heads a/tp, KV heads per rank, MLP
                            * inner i/tp, vocabulary padded/tp): what its kernels run;
                            * NULL for tp = 1 */
-  double trainable, trainable_layer, trainable_root, trainable_embed;
+  double trainable, trainable_layer, trainable_root, trainable_embed, trainable_mtp;
   double weights, weights_layer, weights_root;
   double trainable_expert, weights_expert; /* the part of trainable, weights that is routed
                            * experts' tensors (n_experts/ep per rank): sharded over
@@ -144,6 +144,13 @@ typedef struct
                          * stage-3 gather moves */
   double weight_layer;
   double grad_embedding, grad_layer, grad_head; /* B of full gradients per block */
+  /* DeepSeek-V3 multi-token prediction ([training] mtp_layers > 0; zero otherwise): one
+   * depth's block before its decoder layer (model_cost_mtp_proj; its layer is `layer`, its
+   * shared head `head`), the trainable parameters of a depth outside its decoder layer
+   * (enorm, hnorm, eh_proj, shared_head.norm; a rank's share) and their gradients' B */
+  ModelBlockCost mtp_proj;
+  double params_mtp;
+  double grad_mtp;
 } PlanCosts;
 
 /* ---- primitives (plan_task.c) ---- */

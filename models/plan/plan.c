@@ -8,6 +8,7 @@
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
+#include <string.h>
 
 static const char *const kind_names[MODEL_N_TASK_KINDS] = {
   "forward", "backward", "recompute", "optimizer", "collective", "offload",
@@ -80,6 +81,57 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
       pc->grad_head += pc->grad_embedding;
       pc->grad_embedding = 0;
     }
+  /* DeepSeek-V3's MTP depths: each runs the block above its decoder layer (a rank's shapes),
+   * the layer (pc->layer, the main model's last-layer type) and the shared head (pc->head);
+   * its own parameters beyond the layer are enorm, hnorm, eh_proj and shared_head.norm. */
+  memset (&pc->mtp_proj, 0, sizeof pc->mtp_proj);
+  pc->params_mtp = pc->grad_mtp = 0;
+  if (s->mtp_layers > 0)
+    {
+      pc->mtp_proj = model_cost_mtp_proj (ra, &cp);
+      double depth = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_MTP)
+                     * tp->trainable_mtp / s->mtp_layers;
+      pc->params_mtp = MAX (depth - pc->params_layer, 0);
+      pc->grad_mtp = g * pc->params_mtp;
+    }
+}
+
+/* [training] mtp_layers: DeepSeek-V3's multi-token-prediction depths (Megatron-LM
+ * --mtp-num-layers) exist only where the config declares them (num_nextn_predict_layers;
+ * Megatron builds up to mtp_num_layers of them, and HF's checkpoint holds that many), and
+ * the plan runs them on full training without offload, √L segments or parameters sharded
+ * at rest (what it models of them: plan_step.c). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE
+ * "group [training], key 'mtp_layers': …". */
+static gboolean
+check_mtp (const ModelArch *arch, const ModelStack *s, const ModelParallel *par, GError **error)
+{
+  const char *what = NULL;
+  if (s->mtp_layers == 0)
+    return TRUE;
+  if (s->mtp_layers > arch->deepseek.n_mtp_layers)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'mtp_layers': %u multi-token-prediction layers, but "
+                   "model '%s' has %" G_GUINT64_FORMAT " (its config's "
+                   "num_nextn_predict_layers; DeepSeek-V3 declares 1)", s->mtp_layers,
+                   arch->name != NULL ? arch->name : "(unnamed)", arch->deepseek.n_mtp_layers);
+      return FALSE;
+    }
+  if (s->finetune.method != MODEL_FINETUNE_NONE)
+    what = "an adapter method ([finetune] method)";
+  else if (model_offload_any (&s->offload))
+    what = "offloading ([offload])";
+  else if (s->checkpointing == MODEL_CHECKPOINTING_SQRT)
+    what = "[training] checkpointing = sqrt";
+  else if (model_parallel_state_sharded (par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST)
+           && par->degree > 1)
+    what = "parameters sharded at rest ([parallel] data_parallel = zero3 or FSDP)";
+  if (what == NULL)
+    return TRUE;
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [training], key 'mtp_layers': training the MTP layers with %s is not "
+               "modelled", what);
+  return FALSE;
 }
 
 static gboolean
@@ -117,6 +169,7 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
       || !model_parallel_validate (par, error)
       || !model_offload_validate (&stack->offload, par, error)
       || !model_stack_validate_framework (stack, par, error)
+      || !check_mtp (arch, stack, par, error)
       || !plan_tp_validate (arch, stack, par, error)
       || !plan_cp_validate (arch, stack, par, error)
       || !plan_pp_validate (arch, stack, par, error)
@@ -232,9 +285,12 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   plan_costs (p, &pc);
   /* Model FLOPs: forward + backward without recompute, 3 × forward for full fine-tuning
    * (Narayanan et al. 2021 §5.1); with LoRA's frozen base the backward skips the weight
-   * gradients (cost.h). */
+   * gradients (cost.h); the MTP depths as Megatron's num_floating_point_operations counts
+   * them (cost.h model_cost_mtp_flops). */
   ModelCostParams cp = model_stack_cost_params (stack);
-  p->model_flops = model_cost_step_flops (arch, &cp) * (double) stack->grad_accum
+  p->model_flops = (model_cost_step_flops (arch, &cp)
+                    + model_cost_mtp_flops (arch, &cp, stack->mtp_layers))
+                   * (double) stack->grad_accum
                    / ((double) p->tp.tp * p->cp.cp * p->pp.pp); /* a replica's model FLOPs
                                                                  * shared by its tp·cp·pp ranks */
   plan_pp_fractions (p, &pc);

@@ -13,12 +13,18 @@
  * even, layers_per_stage or Megatron's layout), the embedding on the stage that has it
  * (Megatron's pre_process, stage 0), the final norm, LM head and loss (with the full-vocab
  * logits of the loss head's workspace) on the last (post_process); their time and memory
- * unbalance those stages as in Megatron. Model states: the rank's share of the model's
- * trainable parameters (PlanPp.trainable, of its stored weights PlanPp.weights), applied to
- * every state allocated at time 0, the optimizer step's FLOPs and its temporaries; with tied
- * embeddings the last stage holds a copy of the embedding matrix as the output layer
- * (Megatron's shared embedding with share_embeddings_and_output_weights), whose two copies'
- * gradients are all-reduced over the embedding group after the flush (tied_grads_all_reduce).
+ * unbalance those stages as in Megatron; DeepSeek-V3's MTP layers ([training] mtp_layers)
+ * on the stage holding the loss (a layout's 'm' elsewhere is refused). Model states: the
+ * rank's share of the model's trainable parameters (PlanPp.trainable, of its stored weights
+ * PlanPp.weights), applied to every state allocated at time 0, the optimizer step's FLOPs
+ * and its temporaries; each scope weighs what one tp/ep rank holds of it (plan_tp.c's
+ * fractions: experts ÷ ep, the vocabulary ÷ tp), every decoder layer as the representative
+ * (last) one — approximate for DeepSeek's dense first layers. With tied embeddings the last
+ * stage holds a copy of the embedding matrix as the output layer (Megatron's shared
+ * embedding with share_embeddings_and_output_weights), and the MTP layers' stage one for
+ * their input embedding (language_module.py setup_embeddings_and_output_layer); the two
+ * copies' gradients are all-reduced over the embedding group after the flush
+ * (tied_grads_all_reduce).
  *
  * Schedule replay. For every op of the pipeline rank's list, in order:
  *   F (stage k, mb i)  receive the activation from stage k − 1 (k > 0) on the
@@ -62,10 +68,12 @@
 /* ---- checks ------------------------------------------------------------------------------- */
 
 static ModelPpPartition *
-partition_of (const ModelArch *arch, const ModelParallel *par, GError **error)
+partition_of (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+              GError **error)
 {
   ModelPpPartitionSpec spec = {
     .n_layers = (guint) arch->n_layers,
+    .n_mtp = stack->mtp_layers,
     .pp = MAX (par->pp, 1),
     .vpp = par->pp_virtual,
     .layers_per_stage = par->pp_n_layers_per_stage > 0 ? par->pp_layers_per_stage : NULL,
@@ -125,13 +133,27 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     return refuse (error, "[training] padding = longest");
   /* the leaf's messages name both sides ("[parallel] pp"); the house prefix names the key
    * the user is to change */
-  g_autoptr (ModelPpPartition) part = partition_of (arch, par, error);
+  g_autoptr (ModelPpPartition) part = partition_of (arch, stack, par, error);
   if (part == NULL)
     return g_prefix_error (error, "group [parallel], key '%s': ",
                            par->pp_layout != NULL            ? "pipeline_layout"
                            : par->pp_n_layers_per_stage > 0 ? "layers_per_stage"
                                                             : "pp"),
            FALSE;
+  /* Megatron may place the MTP layers on a stage before the loss's (a layout's 'm' in
+   * another chunk), sending their hidden states on; the plan runs them beside the loss */
+  for (guint k = 0; k < part->stages->len; k++)
+    {
+      const ModelPpStage *st = model_pp_partition_stage (part, k);
+      if (st->n_mtp > 0 && !st->loss)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key 'pipeline_layout': MTP layers ('m') on a "
+                       "stage without the loss ('L', virtual stage %u has them) are not "
+                       "modelled; place them in the last chunk, before 'L'", k);
+          return FALSE;
+        }
+    }
   guint m = (guint) stack->grad_accum;
   g_autoptr (ModelPpSchedule) sched
     = model_pp_schedule_new (par->pp_schedule, part->pp, m, part->vpp, error);
@@ -161,7 +183,7 @@ plan_pp_init (ModelPlan *p)
   pp->vpp = 1;
   if (pp->pp == 1)
     return;
-  pp->part = partition_of (p->arch, &p->par, NULL);
+  pp->part = partition_of (p->arch, &p->stack, &p->par, NULL);
   g_assert (pp->part != NULL); /* validated */
   pp->vpp = pp->part->vpp;
   pp->sched = model_pp_schedule_new (p->par.pp_schedule, pp->pp, (guint) p->stack.grad_accum,
@@ -183,28 +205,39 @@ plan_pp_fractions (ModelPlan *p, const PlanCosts *pc)
     return;
   (void) pc;
   gboolean tied = p->arch->tied_embeddings;
+  guint L = (guint) p->arch->n_layers, d0 = 0;
   g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
-  /* a tp rank's share of the vocab-parallel embedding (its padding aside) */
-  pp->tied_params = tied ? (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED)
-                             / MAX (p->par.tp, 1)
-                         : 0;
+  /* a tp rank's share of the vocab-parallel embedding (its padding aside): a tied model's,
+   * or the one the MTP layers' stage holds (its two copies' gradients summed as a tied
+   * pair's, finalize_model_grads.py _get_shared_word_embedding_weight:
+   * "share_embeddings_and_output_weights or mtp_num_layers") */
+  pp->tied_params = tied || p->stack.mtp_layers > 0
+                      ? (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED)
+                          / MAX (p->par.tp, 1)
+                      : 0;
   for (guint k = 0; k < 4; k++)
     pp->share[k] = g_new0 (double, pp->pp);
   for (guint k = 0; k < pp->part->stages->len; k++)
     {
       const ModelPpStage *st = model_pp_partition_stage (pp->part, k);
       /* what one rank holds of the stage's own layers (deepseek's dense first layers and
-       * its MoE layers differ), its embedding, and its head; the last stage of a tied model
-       * holds the output layer as a copy of the embedding */
-      gboolean embed = st->embedding || (st->loss && tied);
+       * its MoE layers differ), its MTP depths (inventory layers L + d), its embedding, and
+       * its head; the last stage of a tied model holds the output layer as a copy of the
+       * embedding, the MTP layers' stage one for their input embedding (gpt_model.py: the
+       * embedding is built where pre_process or mtp_process), one copy for both */
+      gboolean copy = !st->embedding && ((st->loss && tied) || st->n_mtp > 0);
       for (guint w = 0; w < 2; w++)
         {
-          double dense, expert;
-          plan_tp_stage_fractions (p, st->first_layer, st->first_layer + st->n_layers, embed,
-                                   st->loss, w == 0, &dense, &expert);
-          pp->share[2 * w][st->rank] += dense;
-          pp->share[2 * w + 1][st->rank] += expert;
+          double dense, expert, mtp_dense = 0, mtp_expert = 0;
+          plan_tp_stage_fractions (p, st->first_layer, st->first_layer + st->n_layers,
+                                   st->embedding || copy, st->loss, w == 0, &dense, &expert);
+          if (st->n_mtp > 0)
+            plan_tp_stage_fractions (p, L + d0, L + d0 + st->n_mtp, FALSE, FALSE, w == 0,
+                                     &mtp_dense, &mtp_expert);
+          pp->share[2 * w][st->rank] += dense + mtp_dense;
+          pp->share[2 * w + 1][st->rank] += expert + mtp_expert;
         }
+      d0 += st->n_mtp;
     }
 }
 
@@ -350,10 +383,7 @@ typedef struct
 static void
 slot_load (StepCtx *c, const Slot *s)
 {
-  guint L = c->L, *buf = s->buf;
-  c->act_layer = buf, c->gather_task = buf + L, c->gather_handle = buf + 2 * L;
-  c->fwd_task = buf + 3 * L, c->bwd_task = buf + 4 * L, c->recomputed = buf + 6 * L;
-  c->w_hold = buf + 5 * L, c->autocast_cache = buf + 7 * L;
+  plan_step_ctx_buffers (c, s->buf);
   c->head_w_hold = s->head_w_hold;
   c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
   c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
@@ -408,22 +438,29 @@ w_hold_head_bytes (const ModelPlan *p)
          * hw_dtype_bytes (model_stack_compute_dtype (s));
 }
 
-/* ZB-H1's W of virtual stage `st`: one task of its layers' weight-gradient halves, which
- * releases what their B held for it. */
+/* ZB-H1's W of virtual stage `st`: one task of its blocks' weight-gradient halves, `w` the
+ * W passes of a layer, the head, the embedding and an MTP depth's block before its layer
+ * (an MTP depth: that block, a layer and a head), which releases what their B held for it
+ * (the MTP depths' layers and heads keep nothing apart: approximate). */
 static void
-weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *w_layer,
-             const ModelPass *w_head, const ModelPass *w_emb)
+weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *const w[4])
 {
   ModelPlan *p = c->p;
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                    (gint) st->first_layer, c->mb, "wgrad stage %u mb%d",
                    st->rank + st->chunk * p->pp.pp, c->mb);
   if (st->loss)
-    plan_task_add_pass (p, w_head);
+    plan_task_add_pass (p, w[1]);
+  for (guint d = 0; st->loss && d < st->n_mtp; d++)
+    {
+      plan_task_add_pass (p, w[1]);
+      plan_task_add_pass (p, w[0]);
+      plan_task_add_pass (p, w[3]);
+    }
   for (guint l = 0; l < st->n_layers; l++)
-    plan_task_add_pass (p, w_layer);
+    plan_task_add_pass (p, w[0]);
   if (st->embedding)
-    plan_task_add_pass (p, w_emb);
+    plan_task_add_pass (p, w[2]);
   for (guint l = st->first_layer; l < st->first_layer + st->n_layers; l++)
     {
       plan_task_free (p, c->w_hold[l], MODEL_EFFECT_AT_END);
@@ -437,21 +474,24 @@ void
 plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   const PlanPp *pp = &p->pp;
-  guint L = (guint) p->arch->n_layers, m = pp->sched->n_micro, S = pp->pp * pp->vpp;
+  guint m = pp->sched->n_micro, S = pp->pp * pp->vpp;
   guint s = pipeline_rank (p, rank);
   /* ZB-H1: the backward as B (input gradients) and W (weight gradients) */
   g_autofree PlanCosts *split = g_new (PlanCosts, 1);
-  ModelPass w_layer, w_head, w_emb;
+  ModelPass w_layer, w_head, w_emb, w_mtp;
   *split = *pc;
   split_pass (&pc->layer.bwd, &split->layer.bwd, &w_layer);
   split_pass (&pc->head.bwd, &split->head.bwd, &w_head);
   split_pass (&pc->embedding.bwd, &split->embedding.bwd, &w_emb);
+  split_pass (&pc->mtp_proj.bwd, &split->mtp_proj.bwd, &w_mtp);
+  const ModelPass *w[] = { &w_layer, &w_head, &w_emb, &w_mtp };
+  gsize per_mb = (gsize) PLAN_STEP_BUF_PER_LAYER * plan_step_slots (p);
+  g_autofree guint *bufs = g_new0 (guint, per_mb * m);
   gboolean zb = pp->sched->kind == MODEL_PP_ZB_H1;
   double hold_layer = zb ? w_hold_layer_bytes (p) : 0, hold_head = zb ? w_hold_head_bytes (p) : 0;
-  g_autofree guint *bufs = g_new0 (guint, (gsize) PLAN_STEP_BUF_PER_LAYER * L * m);
   g_autofree Slot *slots = g_new0 (Slot, m);
   for (guint i = 0; i < m; i++)
-    slots[i].buf = bufs + (gsize) PLAN_STEP_BUF_PER_LAYER * L * i;
+    slots[i].buf = bufs + per_mb * i;
   StepCtx c;
   plan_step_ctx_init (&c, p, rank, pc, slots[0].buf);
   const GArray *ops = model_pp_schedule_rank (pp->sched, s);
@@ -492,7 +532,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
                  c.mb, last);
           break;
         case MODEL_PP_OP_W:
-          weight_grad (&c, st, &w_layer, &w_head, &w_emb);
+          weight_grad (&c, st, w);
           last = plan_current (p)->id;
           break;
         }

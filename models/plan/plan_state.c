@@ -186,7 +186,7 @@ model_plan_load_peak_bytes (const ModelPlan *p)
   g_return_val_if_fail (p != NULL, 0);
   double transient = 0;
   g_autoptr (ModelInventory) inv = p->stack.finetune.method == MODEL_FINETUNE_QLORA
-                                     ? model_inventory_new (p->arch, &p->stack.finetune, NULL)
+                                     ? model_stack_inventory (&p->stack, p->arch)
                                      : NULL;
   if (inv != NULL)
     {

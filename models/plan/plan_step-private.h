@@ -14,6 +14,10 @@ typedef struct
   guint rank;
   const PlanCosts *pc;
   guint L;
+  guint n_mtp;          /* DeepSeek-V3 MTP depths ([training] mtp_layers): layers L … L +
+                         * n_mtp − 1 of the per-layer arrays, run by the rank holding the
+                         * loss after its decoder layers */
+  guint slots;          /* entries of each per-layer array: L + n_mtp */
   guint lo, hi;         /* the layers [lo, hi) of the forward/backward being built (a
                          * pipeline stage's model chunk; 0, L without pp) */
   gboolean sharding;    /* ZeRO/FSDP machinery on: a shard group of > 1 ranks, or offload */
@@ -41,6 +45,8 @@ typedef struct
   double w_hold_layer, w_hold_head; /* B of those per layer and of the head while building
                          * a B op (plan_pp.c); 0 otherwise */
   guint head_w_hold;    /* the head's, held from its B to its W (0: none) */
+  guint *act_mtp_proj, *act_mtp_head; /* per MTP layer L + d: what its block before the
+                                        * decoder layer and its shared head keep */
   guint root_gather_task, root_gather_handle;
   guint grad_head_full, grad_embedding_full;
   guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
@@ -52,16 +58,23 @@ typedef struct
 } StepCtx;
 
 /* plan_step.c */
-/* guints of per-layer task/handle arrays a StepCtx needs: PLAN_STEP_BUF_PER_LAYER × L. */
-#define PLAN_STEP_BUF_PER_LAYER 8
+/* guints of per-layer task/handle arrays a StepCtx needs: PLAN_STEP_BUF_PER_LAYER ×
+ * plan_step_slots(). */
+#define PLAN_STEP_BUF_PER_LAYER 10
+/* Entries of each per-layer array: the decoder layers and the MTP layers (L + mtp_layers). */
+guint plan_step_slots (const ModelPlan *p);
 /* Sets *c up for `rank` (fresh per-layer arrays in `buf`, zeroed, PLAN_STEP_BUF_PER_LAYER
- * × L guints, borrowed) and fills its per-layer tensor lists. */
+ * × plan_step_slots() guints, borrowed) and fills its per-layer tensor lists. */
 void plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, guint *buf);
+/* Points c's per-layer arrays into `buf` (PLAN_STEP_BUF_PER_LAYER × c->slots guints,
+ * borrowed): a pipeline rank keeps one such buffer per in-flight micro-batch. */
+void plan_step_ctx_buffers (StepCtx *c, guint *buf);
 /* The forward of micro-batch c->mb through layers [lo, hi), preceded by the embedding
- * (`embed`) and followed by the head and loss (`head`): a whole model without pp. Every
- * compute task also waits for c->pp_wait. */
+ * (`embed`) and followed (`head`) by the MTP depths, when trained, and the head and loss:
+ * a whole model without pp. Every compute task also waits for c->pp_wait. */
 void plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head);
-/* Its backward: head (when `head`), layers hi−1 … lo, embedding (when `embed`), with the
+/* Its backward: head and then the MTP depths, last first (when `head`), layers hi−1 … lo,
+ * embedding (when `embed`), with the
  * gradient reductions they start; at the last micro-batch (c->last_mb) a stage without the
  * embedding flushes its last gradient bucket. Returns the last compute task. */
 guint plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head);

@@ -390,6 +390,99 @@ cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
 
 /* ---- forward ----------------------------------------------------------------------------- */
 
+/* "L<l>" for a decoder layer, "mtp<d>" for MTP layer L + d, in `buf`; returns buf. */
+static const char *
+layer_tag (const StepCtx *c, guint l, char buf[24])
+{
+  if (l < c->L)
+    g_snprintf (buf, 24, "L%u", l);
+  else
+    g_snprintf (buf, 24, "mtp%u", l - c->L);
+  return buf;
+}
+
+/* Layer l's forward task (a decoder layer, or MTP layer L + d: the same decoder layer) with
+ * its stage-3 gathers, tp, ep and cp collectives and activation offload. `region_end`: the
+ * stage (without the loss) leaves its forward's autocast region after it, which frees the
+ * casts cached by its layers [lo, hi). */
+static void
+forward_layer (StepCtx *c, guint l, gboolean region_end)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  char tag[24];
+  if (gathers (c) && l + p->par.prefetch < c->hi)
+    gather (c, (gint) (l + p->par.prefetch), "fwd", l > c->lo ? c->fwd_task[l - 1] : NONE);
+  guint tp_start = plan_step_tp_before (c, PLAN_TP_LAYER, (gint) l);
+  guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
+  c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
+                                    (gint) l, c->mb, "fwd %s mb%d", layer_tag (c, l, tag), c->mb);
+  if (gathers (c))
+    plan_task_dep (p, c->gather_task[l]);
+  plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
+  plan_task_dep (p, c->pp_wait);
+  plan_task_add_pass (p, &pc->layer.fwd);
+  c->act_layer[l] = plan_step_store_activations (c, l);
+  c->autocast_cache[l] = plan_step_autocast_cache (c, l);
+  plan_task_pass_workspace (p, &pc->layer.fwd);
+  for (guint j = c->lo; region_end && j < c->hi; j++)
+    plan_task_free (p, c->autocast_cache[j], MODEL_EFFECT_AT_END);
+  if (c->regathers)
+    plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
+  plan_step_tp_after (c, PLAN_TP_LAYER, tp_start, (gint) l);
+  plan_step_ep (c, MODEL_EP_FORWARD, (gint) l);
+  cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
+  plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
+}
+
+/* A compute task of MTP depth d's block `what` in `pass` (kind FORWARD or BACKWARD) after
+ * the pending tp/cp/pp collectives, with its pass (the caller adds its memory effects and
+ * then plan_task_pass_workspace); returns the task. */
+static guint
+mtp_task (StepCtx *c, ModelTaskKind kind, guint d, const char *what, const ModelPass *pass)
+{
+  ModelPlan *p = c->p;
+  guint t = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, kind, (gint) (c->L + d), c->mb,
+                             "%s mtp%u %s mb%d", kind == MODEL_TASK_KIND_FORWARD ? "fwd" : "bwd",
+                             d, what, c->mb);
+  plan_task_dep (p, c->tp_wait);
+  plan_task_dep (p, c->cp_wait);
+  plan_task_dep (p, c->pp_wait);
+  plan_task_add_pass (p, pass);
+  return t;
+}
+
+/* DeepSeek-V3's multi-token-prediction depths on the rank holding the loss, after its last
+ * decoder layer and before the main head (Megatron-LM megatron/core/models/gpt/
+ * gpt_model.py _postprocess: self.mtp(...) before the output layer; megatron/core/
+ * transformer/multi_token_prediction.py MultiTokenPredictionLayer). Depth d, layer L + d
+ * of the per-layer arrays: one task of the shifted embedding, enorm, hnorm, concatenation
+ * and eh_proj (pc->mtp_proj), the decoder layer as the main model's last (forward_layer:
+ * its EP dispatch and combine, checkpointing, tp and cp collectives), then one task of its
+ * shared_head.norm, the shared output layer and cross-entropy (pc->head; process_mtp_loss),
+ * whose saved tensors live until that head's backward. Approximate: Megatron computes the
+ * depths' logits after all their layers; here each depth's head follows its layer (the
+ * same order for one depth, DeepSeek-V3's). */
+static void
+mtp_forward (StepCtx *c)
+{
+  const PlanCosts *pc = c->pc;
+  for (guint d = 0; d < c->n_mtp; d++)
+    {
+      guint l = c->L + d;
+      mtp_task (c, MODEL_TASK_KIND_FORWARD, d, "proj", &pc->mtp_proj.fwd);
+      c->act_mtp_proj[l] = plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, pc->mtp_proj.act_saved,
+                                            MODEL_EFFECT_AT_START);
+      plan_task_pass_workspace (c->p, &pc->mtp_proj.fwd);
+      forward_layer (c, l, FALSE);
+      mtp_task (c, MODEL_TASK_KIND_FORWARD, d, "head", &pc->head.fwd);
+      c->act_mtp_head[l] = plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, pc->head.act_saved,
+                                            MODEL_EFFECT_AT_START);
+      plan_task_pass_workspace (c->p, &pc->head.fwd);
+    }
+}
+
 void
 plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
 {
@@ -423,35 +516,12 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
       plan_task_pass_workspace (p, &pc->embedding.fwd);
       plan_step_tp_after (c, PLAN_TP_EMBEDDING, tp_start, -1);
     }
+  /* A stage without the loss leaves its forward's autocast region after its last layer */
   for (guint l = lo; l < hi; l++)
-    {
-      if (gathers (c) && l + p->par.prefetch < hi)
-        gather (c, (gint) (l + p->par.prefetch), "fwd", l > lo ? c->fwd_task[l - 1] : NONE);
-      guint tp_start = plan_step_tp_before (c, PLAN_TP_LAYER, (gint) l);
-      guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
-      c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
-                                        (gint) l, c->mb, "fwd L%u mb%d", l, c->mb);
-      if (gathers (c))
-        plan_task_dep (p, c->gather_task[l]);
-      plan_task_dep (p, c->tp_wait);
-      plan_task_dep (p, c->cp_wait);
-      plan_task_dep (p, c->pp_wait);
-      plan_task_add_pass (p, &pc->layer.fwd);
-      c->act_layer[l] = plan_step_store_activations (c, l);
-      c->autocast_cache[l] = plan_step_autocast_cache (c, l);
-      plan_task_pass_workspace (p, &pc->layer.fwd);
-      /* A stage without the loss leaves its forward's autocast region after its last layer */
-      for (guint j = lo; !head && l + 1 == hi && j < hi; j++)
-        plan_task_free (p, c->autocast_cache[j], MODEL_EFFECT_AT_END);
-      if (c->regathers)
-        plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
-      plan_step_tp_after (c, PLAN_TP_LAYER, tp_start, (gint) l);
-      plan_step_ep (c, MODEL_EP_FORWARD, (gint) l);
-      cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
-      plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
-    }
+    forward_layer (c, l, !head && l + 1 == hi);
   if (!head)
     return;
+  mtp_forward (c);
   guint tp_head = plan_step_tp_before (c, PLAN_TP_HEAD, -1);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
@@ -465,6 +535,8 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
   plan_task_pass_workspace (p, &pc->head.fwd);
   /* The forward and the loss ran inside one autocast region; leaving it clears the cache. */
   for (guint l = lo; l < hi; l++)
+    plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
+  for (guint l = c->L; l < c->L + c->n_mtp; l++)
     plan_task_free (p, c->autocast_cache[l], MODEL_EFFECT_AT_END);
   plan_step_tp_after (c, PLAN_TP_HEAD, tp_head, -1);
 }
@@ -486,8 +558,9 @@ backward_layer (StepCtx *c, guint l)
   guint tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
   plan_step_ep (c, MODEL_EP_BACKWARD, (gint) l);
   guint cp_start = cp_before (c, MODEL_CP_BACKWARD, (gint) l);
+  char tag[24];
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
-                                    (gint) l, c->mb, "bwd L%u mb%d", l, c->mb);
+                                    (gint) l, c->mb, "bwd %s mb%d", layer_tag (c, l, tag), c->mb);
   plan_task_dep (p, c->restored);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
@@ -506,11 +579,50 @@ backward_layer (StepCtx *c, guint l)
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
   cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
-  g_autofree char *what = g_strdup_printf ("grads L%u", l);
+  g_autofree char *what = g_strdup_printf ("grads %s", tag);
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
   bucket_reduce (c, plan_ep_dense_params (p, pc->params_layer), c->bwd_task[l], (gint) l, FALSE);
   if (c->last_mb)
     plan_ep_reduce_grads (p, c->rank, c->bwd_task[l], (gint) l, c->mb);
+}
+
+/* The MTP depths' backward, after the main head's (the order autograd runs them: the MTP
+ * losses reach the graph through MTPLossAutoScaler on the main output layer's input,
+ * multi_token_prediction.py process_mtp_loss, so the main output layer's backward comes
+ * first, then the depths' heads, last depth first — the later-created nodes first — and
+ * then, once the concatenated hidden states have all their gradients, the depths' layers,
+ * last first) and before the decoder layers'. Each head's backward frees its saved
+ * tensors; each depth's block before its layer produces the gradients of enorm, hnorm,
+ * eh_proj and shared_head.norm (pc->params_mtp) and, on a pipeline stage without the
+ * embedding (`embed` FALSE) and with an untied head, those of the stage's copy of the
+ * embedding (Megatron's mtp_process stage holds one, language_module.py
+ * setup_embeddings_and_output_layer), all booked at depth 0's, the last to contribute. */
+static void
+mtp_backward (StepCtx *c, gboolean embed)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  for (guint d = c->n_mtp; d-- > 0;)
+    {
+      mtp_task (c, MODEL_TASK_KIND_BACKWARD, d, "head", &pc->head.bwd);
+      plan_task_pass_workspace (p, &pc->head.bwd);
+      plan_task_free (p, c->act_mtp_head[c->L + d], MODEL_EFFECT_AT_END);
+    }
+  gboolean copy = !embed && !p->arch->tied_embeddings;
+  for (guint d = c->n_mtp; d-- > 0;)
+    {
+      guint l = c->L + d;
+      backward_layer (c, l);
+      double params = pc->params_mtp + (copy && d == 0 ? pc->params_embedding : 0);
+      double grad = pc->grad_mtp + (copy && d == 0 ? pc->grad_embedding : 0);
+      guint t = mtp_task (c, MODEL_TASK_KIND_BACKWARD, d, "proj", &pc->mtp_proj.bwd);
+      guint full = produce_gradients (c, grad, FALSE);
+      plan_task_pass_workspace (p, &pc->mtp_proj.bwd);
+      plan_task_free (p, c->act_mtp_proj[l], MODEL_EFFECT_AT_END);
+      g_autofree char *what = g_strdup_printf ("grads mtp%u", d);
+      shard_reduce (c, params, t, full, 0, (gint) l, what);
+      bucket_reduce (c, params, t, (gint) l, FALSE);
+    }
 }
 
 /* SP: the norms' and row-parallel biases' gradients (`bytes`), each tp rank's from its
@@ -557,6 +669,7 @@ plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean hea
       bucket_reduce (c, head_params, last, -1, FALSE);
       if (!embed)
         shard_reduce (c, head_params, last, c->grad_head_full, 0, -1, "grads head");
+      mtp_backward (c, embed);
     }
   if (c->regathers)
     for (guint l = hi; l-- > lo && l + p->par.prefetch >= hi;)
@@ -677,31 +790,46 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
 }
 
 
+guint
+plan_step_slots (const ModelPlan *p)
+{
+  return (guint) p->arch->n_layers + p->stack.mtp_layers;
+}
+
 void
 plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, guint *buf)
 {
-  guint L = (guint) p->arch->n_layers;
+  guint L = (guint) p->arch->n_layers, N = plan_step_slots (p);
   *c = (StepCtx){
-    .p = p, .rank = rank, .pc = pc, .L = L, .lo = 0, .hi = L,
+    .p = p, .rank = rank, .pc = pc, .L = L, .n_mtp = p->stack.mtp_layers, .slots = N,
+    .lo = 0, .hi = L,
     /* Sharding over one rank is no sharding: the plan is the single-GPU one — unless
      * something is offloaded, which works on the stage-2/3 machinery (ZeRO-Offload). */
     .sharding = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload),
     .ckpt = p->stack.checkpointing,
     .segment = plan_step_segment_length (p),
-    .act_layer = buf, .recomputed = buf + 6 * L, .gather_task = buf + L, .gather_handle = buf + 2 * L,
-    .fwd_task = buf + 3 * L, .bwd_task = buf + 4 * L, .w_hold = buf + 5 * L,
-    .autocast_cache = buf + 7 * L,
     .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE,
   };
+  plan_step_ctx_buffers (c, buf);
   c->regathers = regathers (c);
   plan_step_layer_tensors (c);
+}
+
+void
+plan_step_ctx_buffers (StepCtx *c, guint *buf)
+{
+  guint N = c->slots;
+  c->act_layer = buf, c->gather_task = buf + N, c->gather_handle = buf + 2 * N;
+  c->fwd_task = buf + 3 * N, c->bwd_task = buf + 4 * N, c->act_mtp_proj = buf + 5 * N;
+  c->recomputed = buf + 6 * N, c->autocast_cache = buf + 7 * N, c->act_mtp_head = buf + 8 * N;
+  c->w_hold = buf + 9 * N;
 }
 
 void
 plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   guint L = (guint) p->arch->n_layers;
-  g_autofree guint *buf = g_new0 (guint, PLAN_STEP_BUF_PER_LAYER * L);
+  g_autofree guint *buf = g_new0 (guint, PLAN_STEP_BUF_PER_LAYER * plan_step_slots (p));
   StepCtx c;
   plan_step_ctx_init (&c, p, rank, pc, buf);
   for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)

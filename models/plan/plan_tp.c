@@ -194,7 +194,8 @@ plan_tp_init (ModelPlan *p)
 {
   PlanTp *tp = &p->tp;
   *tp = (PlanTp){ .tp = MAX (p->par.tp, 1), .trainable = 1, .trainable_layer = 1,
-                  .trainable_root = 1, .trainable_embed = 1, .weights = 1, .weights_layer = 1,
+                  .trainable_root = 1, .trainable_embed = 1, .trainable_mtp = 1,
+                  .weights = 1, .weights_layer = 1,
                   .weights_root = 1, .quant = 1 };
   /* Under expert parallelism alone (tp = 1) the layout still divides the experts' tensors
    * by mesh.ep (plan_ep.c): the fractions (the vocabulary padded to 128 as Megatron pads
@@ -216,6 +217,7 @@ plan_tp_init (ModelPlan *p)
   tp->trainable_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, TRUE);
   tp->trainable_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, TRUE);
   tp->trainable_embed = fraction (layout, inv, MODEL_INVENTORY_EMBED, TRUE);
+  tp->trainable_mtp = fraction (layout, inv, MODEL_INVENTORY_MTP, TRUE);
   tp->weights = fraction (layout, inv, MODEL_INVENTORY_ALL, FALSE);
   tp->weights_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, FALSE);
   tp->weights_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, FALSE);

@@ -119,6 +119,12 @@ typedef struct
   gboolean attention_sdpa;
   gboolean tf32;          /* fp32 GEMMs on TF32 tensor cores (PyTorch default: off) */
   double dropout;         /* probability in [0, 1) */
+  /* DeepSeek-V3 multi-token-prediction depths trained beside the main loss ([training]
+   * mtp_layers; Megatron-LM --mtp-num-layers): each adds its module's parameters to the
+   * inventory (model_stack_inventory; inventory.h model_inventory_new_mtp) and its
+   * forward/backward on the rank holding the loss (models/plan/plan_step.c). 0 (default):
+   * off, as HF transformers and torchtune, which ignore the checkpoint's MTP weights. */
+  guint mtp_layers;
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0: gradients are freed after
    * the step and re-allocated by the next backward. FALSE (PyTorch 1.x): they are zeroed
    * in place and stay allocated all the time. */
@@ -200,19 +206,21 @@ ModelCostParams model_stack_cost_params (const ModelStack *s);
  * model_inventory_nf4_constant_bytes()) in the quantization category, and the rest
  * (embeddings, norms, biases, head) in the weight dtype.
  *
- * Trainable parameters of the whole model, of one layer, and of the root unit (embedding,
- * final norm, head; 0 under LoRA). */
+ * Trainable parameters of the whole model (with the mtp_layers MTP modules, inventory.h
+ * MODEL_INVENTORY_MTP), of one layer, and of the root unit (embedding, final norm, head;
+ * 0 under LoRA). */
 double model_stack_trainable_params (const ModelStack *s, const ModelArch *arch);
 double model_stack_trainable_layer_params (const ModelStack *s, const ModelArch *arch);
 double model_stack_trainable_root_params (const ModelStack *s, const ModelArch *arch);
-/* The tensor inventory of `arch` under the stack's [finetune] method
- * (models/arch/inventory.h): every count and byte below is a fold over it. Aborts (an
+/* The tensor inventory of `arch` under the stack's [finetune] method, with its mtp_layers
+ * MTP modules (models/arch/inventory.h model_inventory_new_mtp): every count and byte
+ * below is a fold over it. Aborts (an
  * invariant) if the method is one model_stack_validate_finetune() refuses (rank 0). New;
  * model_inventory_free(). */
 ModelInventory *model_stack_inventory (const ModelStack *s, const ModelArch *arch);
 /* Persistent weight bytes (B) of one layer, of the root unit, and of the whole model
- * (= L × layer + root), adapters included; of the adapters alone (ledger category lora:
- * w B per adapter parameter, 0 without LoRA). */
+ * (= L × layer + root, + the MTP modules), adapters included; of the adapters alone
+ * (ledger category lora: w B per adapter parameter, 0 without LoRA). */
 double model_stack_layer_weight_bytes (const ModelStack *s, const ModelArch *arch);
 double model_stack_root_weight_bytes (const ModelStack *s, const ModelArch *arch);
 double model_stack_weights_total (const ModelStack *s, const ModelArch *arch);

@@ -21,7 +21,7 @@ model_stack_inventory (const ModelStack *s, const ModelArch *arch)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, NULL);
   g_autoptr (GError) error = NULL;
-  ModelInventory *inv = model_inventory_new (arch, &s->finetune, &error);
+  ModelInventory *inv = model_inventory_new_mtp (arch, &s->finetune, s->mtp_layers, &error);
   /* rank 0 is refused by model_stack_validate_finetune() before any count is asked */
   if (inv == NULL)
     g_error ("%s", error->message);

@@ -30,3 +30,8 @@ check_PROGRAMS += tests/unit/cli/test_framework_scenario
 tests_unit_cli_test_framework_scenario_SOURCES = tests/unit/cli/test_framework_scenario.c
 tests_unit_cli_test_framework_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_framework_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/cli/test_mtp_scenario
+tests_unit_cli_test_mtp_scenario_SOURCES = tests/unit/cli/test_mtp_scenario.c
+tests_unit_cli_test_mtp_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_mtp_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

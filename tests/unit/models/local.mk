@@ -78,3 +78,8 @@ check_PROGRAMS += tests/unit/models/test_arch_deepseek
 tests_unit_models_test_arch_deepseek_SOURCES = tests/unit/models/test_arch_deepseek.c tests/unit/models/shipped.h
 tests_unit_models_test_arch_deepseek_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_arch_deepseek_LDADD = $(UNIT_TEST_LIBS)
+
+check_PROGRAMS += tests/unit/models/test_plan_mtp
+tests_unit_models_test_plan_mtp_SOURCES = tests/unit/models/test_plan_mtp.c tests/unit/models/shipped.h
+tests_unit_models_test_plan_mtp_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_plan_mtp_LDADD = $(UNIT_TEST_LIBS)
