@@ -45,9 +45,9 @@ if [ -s "$table" ]; then
   n=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu")' "$table" | wc -l)
   if [ "$want" = "$got" ] && [ "$n" -gt 0 ]; then ok "error band = median of the $n A100 validation rows ($got)"; else bad "error band: got $got, median of the rows $want"; fi
   check "the summary states the band with its case count" grep -q "step time ±.*median |error| of $n validation cases on A100-80GB-SXM" small.out
-  "$STEPSIM" run small.ini --set cluster.node=DGX-H100 -q -o h.h5 >/dev/null 2>&1
-  "$STEPSIM" run small.ini --set cluster.node=DGX-H100 -o h2.h5 >h.out 2>&1
-  check "no case on a GPU type: said plainly" grep -q 'no validation case on H100-SXM' h.out
+  "$STEPSIM" run small.ini --set cluster.node=HGX-B200 -q -o h.h5 >/dev/null 2>&1
+  "$STEPSIM" run small.ini --set cluster.node=HGX-B200 -o h2.h5 >h.out 2>&1
+  check "no case on a GPU type: said plainly" grep -q 'no validation case on B200-SXM' h.out
 else
   bad "the build has a validation table ($table)"
 fi
