@@ -814,6 +814,16 @@ for f in "$srcdir"/scenarios/*.ini; do
   if "$STEPSIM" run "$f" -o "$n.h5" -q >/dev/null 2>"$n.err"; then ok "scenario $n runs"; else bad "scenario $n runs"; cat "$n.err"; fi
 done
 
+# a MoE run says its active parameters, the all-to-alls exposed and the expert load; a skewed
+# router (load_imbalance 2) doubles the slowest EP rank's rows (Mixtral 8x7B: 12.9B active)
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o moe.h5 --set moe.load_imbalance=2 >moe.out 2>&1
+check "MoE run: active parameters, exposed all-to-all, expert load 2.00x under load_imbalance 2" \
+  sh -c "grep -q '46,702,792,704 parameters (12,879,925,248 active a token)' moe.out && grep -q '^  exposed all-to-all ' moe.out && grep -q '^  expert load .* 2.00x the mean' moe.out"
+"$STEPSIM" export moe.h5 /summary >moe.tsv 2>/dev/null
+check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowest = 2 x ep_rows_mean" \
+  awk -F '\t' '$1 == "n_active_params" { a = $2 } $1 == "exposed_all_to_all" { x = $2 } $1 == "ep_rows_slowest" { s = $2 } $1 == "ep_rows_mean" { m = $2 }
+    END { exit !(a == 12879925248 && x > 0 && m > 0 && s == 2 * m) }' moe.tsv
+check "a dense run prints no expert lines" sh -c "! '$STEPSIM' run '$s1' -o dense.h5 | grep -q 'all-to-all\|expert load\|active a token'"
 check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast_shift, kv_repeat off, compile off, optimizer fused, DeepSpeed buckets'"
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
 

@@ -269,6 +269,13 @@ print_time (FILE *out, const ModelSimResult *res)
     }
   if (res->n_ranks > 1)
     print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
+  if (res->ep_rows_mean > 0)
+    {
+      print_quantity (out, "exposed all-to-all", res->exposed_all_to_all, SIM_DIM_TIME);
+      fprintf (out, "  %-22s %14.0f  routed rows a MoE layer on the slowest EP rank, %.2fx "
+               "the mean rank's %.0f\n", "expert load", res->ep_rows_slowest,
+               res->ep_rows_slowest / res->ep_rows_mean, res->ep_rows_mean);
+    }
   if (res->offload_stall > 0)
     print_quantity (out, "exposed offload", res->offload_stall, SIM_DIM_TIME);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
@@ -308,9 +315,13 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   g_autofree char *mem = sim_units_format (sc->node.gpu->memory_capacity, SIM_DIM_BYTES, 2);
   fprintf (out, "scenario   %s (%s)\n", sc->name, sc->path);
   g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
-  fprintf (out, "model      %s (%s): %s parameters, %" G_GUINT64_FORMAT " layer%s, hidden %"
+  /* a mixture of experts: the parameters a token goes through too (its model FLOPs, MFU's) */
+  g_autofree char *active = a->n_experts > 0
+                              ? sim_text_group_digits (model_arch_n_params_active (a)) : NULL;
+  fprintf (out, "model      %s (%s): %s parameters%s%s%s, %" G_GUINT64_FORMAT " layer%s, hidden %"
                 G_GUINT64_FORMAT "\n",
-           a->name, model_arch_family_name (a->family), params, a->n_layers,
+           a->name, model_arch_family_name (a->family), params, active ? " (" : "",
+           active ? active : "", active ? " active a token)" : "", a->n_layers,
            a->n_layers == 1 ? "" : "s", a->hidden_size);
   fprintf (out, "hardware   %u x %s (%s each)", res->n_ranks, sc->node.gpu->name, mem);
   if (res->n_ranks > 1)
@@ -469,6 +480,8 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "ranks_replayed", hw_rank_shift_n_reps (&res->classes),
                                "1");
   sim_recorder_summary_scalar (rec, "n_params", (double) model_arch_n_params (sc->arch), "1");
+  sim_recorder_summary_scalar (rec, "n_active_params",
+                               (double) model_arch_n_params_active (sc->arch), "1");
   sim_recorder_summary_scalar (rec, "n_trainable_params",
                                model_stack_trainable_params (&sc->stack, sc->arch), "1");
   sim_recorder_summary_scalar (rec, "step_time", res->step_time, "s");
@@ -480,6 +493,9 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "mfu", res->mfu, "1");
   sim_recorder_summary_scalar (rec, "hfu", res->hfu, "1");
   sim_recorder_summary_scalar (rec, "exposed_communication", res->exposed_comm, "s");
+  sim_recorder_summary_scalar (rec, "exposed_all_to_all", res->exposed_all_to_all, "s");
+  sim_recorder_summary_scalar (rec, "ep_rows_slowest", res->ep_rows_slowest, "1");
+  sim_recorder_summary_scalar (rec, "ep_rows_mean", res->ep_rows_mean, "1");
   sim_recorder_summary_scalar (rec, "offload_stall", res->offload_stall, "s");
   sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
   sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");

@@ -600,17 +600,11 @@ covered (const GArray *iv, guint *cursor, double a0, double a1)
 static GArray *busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams,
                            guint n);
 
-double
-model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
+/* Time the union of `streams` (n) of `rank` was busy while its compute stream was idle. */
+static double
+exposed_of (const ModelExecutor *exec, guint rank, const ModelStream *streams, guint n)
 {
-  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
-  /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
-   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
-   * receive waits for its peer through the bubble, and that idle time is the bubble's (a
-   * transfer on the critical path shows in the step time, not here) */
-  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
-                                       MODEL_STREAM_EP };
-  g_autoptr (GArray) comm = busy_union (exec, rank, comms, G_N_ELEMENTS (comms));
+  g_autoptr (GArray) comm = busy_union (exec, rank, streams, n);
   const GArray *compute = exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS
                                      + MODEL_STREAM_COMPUTE];
   double exposed = 0;
@@ -621,6 +615,26 @@ model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
       exposed += (a1 - a0) - covered (compute, &cursor, a0, a1);
     }
   return exposed;
+}
+
+double
+model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
+   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
+   * receive waits for its peer through the bubble, and that idle time is the bubble's (a
+   * transfer on the critical path shows in the step time, not here) */
+  static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
+                                       MODEL_STREAM_EP };
+  return exposed_of (exec, rank, comms, G_N_ELEMENTS (comms));
+}
+
+double
+model_executor_exposed_stream (const ModelExecutor *exec, guint rank, ModelStream stream)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && stream < MODEL_N_STREAMS, 0);
+  return exposed_of (exec, rank, &stream, 1);
 }
 
 static gint

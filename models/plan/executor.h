@@ -78,6 +78,10 @@ double model_executor_rank_end (const ModelExecutor *exec, guint rank);
 /* Exposed communication of `rank` (s): time its comm stream was busy (a collective
  * launched, waiting for peers or moving data) while its compute stream was idle. */
 double model_executor_exposed_comm (const ModelExecutor *exec, guint rank);
+/* The same for one of its streams alone (s): time `stream` was busy while the compute stream
+ * was idle (MODEL_STREAM_EP: the expert dispatch and combine all-to-alls exposed). */
+double model_executor_exposed_stream (const ModelExecutor *exec, guint rank,
+                                      ModelStream stream);
 
 /* Exposed offload transfers of `rank` (s): time any of its transfer streams (h2d, d2h, NVMe
  * read, NVMe write) was busy while none of its compute, comm and host-CPU optimizer streams

@@ -543,6 +543,16 @@ model_plan_tokens_per_rank (const ModelPlan *plan)
          / ((double) MAX (plan->par.tp, 1) * MAX (plan->par.cp, 1) * MAX (plan->par.pp, 1));
 }
 
+gboolean
+model_plan_ep_load (const ModelPlan *plan, double *slowest, double *mean)
+{
+  g_return_val_if_fail (plan != NULL && slowest != NULL && mean != NULL, FALSE);
+  const ModelEpDispatch *d = &plan->ep.dispatch;
+  *slowest = plan->ep.on ? d->slowest_rows : 0;
+  *mean = plan->ep.on ? d->mean_rows * d->n_local_experts : 0;
+  return plan->ep.on;
+}
+
 guint
 model_plan_pp_degree (const ModelPlan *plan)
 {

@@ -232,8 +232,11 @@ fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *
       guint r = hw_rank_shift_rank (classes, i);
       res->step_time = MAX (res->step_time, model_executor_rank_end (exec, r));
       res->exposed_comm = MAX (res->exposed_comm, model_executor_exposed_comm (exec, r));
+      res->exposed_all_to_all = MAX (res->exposed_all_to_all,
+                                     model_executor_exposed_stream (exec, r, MODEL_STREAM_EP));
       res->offload_stall = MAX (res->offload_stall, model_executor_exposed_offload (exec, r));
     }
+  model_plan_ep_load (plan, &res->ep_rows_slowest, &res->ep_rows_mean);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)

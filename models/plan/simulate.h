@@ -152,6 +152,11 @@ typedef struct
   ModelLedgerHolder oom_holders[MODEL_LEDGER_MAX_HOLDERS]; /* task strings owned */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
+  double exposed_all_to_all; /* s, the most any rank's expert-parallel collectives (dispatch
+                               and combine, stream ep) ran while its compute idled */
+  double ep_rows_slowest, ep_rows_mean; /* routed rows a MoE layer and micro-batch gives the
+                               slowest and the mean expert-parallel rank
+                               (model_plan_ep_load); 0 without dispatched experts */
   double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
                                mean over ranks (the utilisation the power estimate of cli/report/training.h uses) */
   double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,
