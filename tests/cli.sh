@@ -940,6 +940,13 @@ printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[trai
 bad_input "a last line [training without its bracket" "hdr.ini: line 8: malformed group header '[training'" "[NAME]" -- hdr.ini
 printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
 bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
+bad_input "recompute_modules without checkpointing = selective" \
+  "group [training], key 'recompute_modules': needs checkpointing = selective" "reruns" -- "$s1" --set training.recompute_modules=layernorm
+bad_input "recompute_modules naming a module not modelled" \
+  "group [training], key 'recompute_modules': 'mlp' is not modelled" "core_attn, layernorm, moe_act" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, mlp"
+"$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err
+check "recompute_modules = layernorm: the training line names it, no 'almost no effect' warning" \
+  sh -c "grep -q 'checkpointing selective (layernorm)' rm.out && ! grep -q 'almost no effect' rm.err"
 printf 'micro_batch = 1\n[model]\nhf_config = llama-3.2-1b\n' >kb.ini
 bad_input "a key before any group" "kb.ini: line 1: key 'micro_batch' comes before any [group] header" "[training]" -- kb.ini
 printf '[model]\nhf_config = llama-3.2-1b\nflash\n' >nokv.ini

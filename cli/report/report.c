@@ -360,12 +360,26 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
              model_parallel_mode_name (sc->par.mode),
              sc->par.pp > 1 ? model_parallel_dp_degree (&sc->par) : res->n_ranks,
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+  /* selective recompute's modules when they are not the attention core alone */
+  g_autofree char *ckpt = g_strdup (model_stack_checkpointing_name (s->checkpointing));
+  if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->recompute_modules != 0
+      && s->recompute_modules != MODEL_RECOMPUTE_CORE_ATTN)
+    {
+      const char *names[] = { "core_attn", "layernorm", "moe_act" };
+      GString *m = g_string_new (ckpt);
+      g_string_append (m, " (");
+      for (guint k = 0, n = 0; k < G_N_ELEMENTS (names); k++)
+        if (s->recompute_modules & (1u << k))
+          g_string_append_printf (m, "%s%s", n++ ? ", " : "", names[k]);
+      g_string_append_c (m, ')');
+      g_free (ckpt);
+      ckpt = g_string_free (m, FALSE);
+    }
   fprintf (out,
            "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
            ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
            s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
-           model_stack_optimizer_name (s->optimizer),
-           model_stack_checkpointing_name (s->checkpointing),
+           model_stack_optimizer_name (s->optimizer), ckpt,
            !s->flash_attention                     ? "eager"
            : s->attention_sdpa && !hw_kernel_attn_supported (HW_ATTN_FA2, sc->node.gpu,
                                                              a->head_dim,

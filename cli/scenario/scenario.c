@@ -32,7 +32,7 @@ typedef struct
 static const char *const scenario_keys[] = { "name", "description", NULL };
 static const char *const training_keys[] = {
   "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "checkpointing",
-  "checkpoint_every",
+  "checkpoint_every", "recompute_modules",
   "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none",
   "softmax_saves_input", "loss", "loss_chunks", "norm_fp32", "compile", "kv_repeat",
   "logits_kept", "padding", "mtp_layers",

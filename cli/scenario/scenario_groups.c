@@ -399,6 +399,52 @@ get_mtp_layers (GKeyFile *kf, ModelStack *s, GError **error)
   return TRUE;
 }
 
+/* [training] recompute_modules: what checkpointing = selective reruns, Megatron-LM's
+ * --recompute-modules (transformer_config.py recompute_modules): a comma-separated list of
+ * core_attn (the default), layernorm and moe_act; Megatron's others (mlp, moe,
+ * shared_experts, mla_up_proj, …) are not modelled. Only with checkpointing = selective. */
+static gboolean
+get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
+{
+  static const struct
+  {
+    const char *name;
+    guint bit;
+  } modules[] = { { "core_attn", MODEL_RECOMPUTE_CORE_ATTN },
+                  { "layernorm", MODEL_RECOMPUTE_LAYERNORM },
+                  { "moe_act", MODEL_RECOMPUTE_MOE_ACT } };
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", "recompute_modules", FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  if (s->checkpointing != MODEL_CHECKPOINTING_SELECTIVE)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'recompute_modules': needs checkpointing = "
+                   "selective (what selective recomputation reruns)");
+      return FALSE;
+    }
+  g_auto (GStrv) parts = g_strsplit (v, ",", -1);
+  guint mask = 0;
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      g_strstrip (parts[i]);
+      guint k = 0;
+      while (k < G_N_ELEMENTS (modules) && strcmp (parts[i], modules[k].name) != 0)
+        k++;
+      if (k == G_N_ELEMENTS (modules))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [training], key 'recompute_modules': '%s' is not modelled "
+                       "(expected a comma-separated list of core_attn, layernorm, moe_act)",
+                       parts[i]);
+          return FALSE;
+        }
+      mask |= modules[k].bit;
+    }
+  s->recompute_modules = mask;
+  return TRUE;
+}
+
 gboolean
 cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -411,6 +457,7 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
       || !load_training_enums (kf, s, sc->has_ds, error) || !get_dropout (kf, &s->dropout, error)
       || !check_caps (s, error) || !get_mtp_layers (kf, s, error)
+      || !get_recompute_modules (kf, s, error)
       || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
     return FALSE;
   s->checkpoint_every = (guint) MIN (every, G_MAXUINT);

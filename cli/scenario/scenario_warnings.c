@@ -202,7 +202,8 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
                                              "their input in its own dtype"
                                            : "under autocast the model and its norms are fp32 "
                                              "already");
-  if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->flash_attention)
+  if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->flash_attention
+      && (s->recompute_modules & ~MODEL_RECOMPUTE_CORE_ATTN) == 0)
     {
       /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under flash
        * what it stops keeping is the logsumexp, act_attn_core (models/ops/cost.h). */

@@ -141,6 +141,8 @@ typedef struct
   gboolean router_bias;     /* GptOssTopKRouter.bias: E, beside the h·E weight */
   gboolean fused_gate_up;   /* GptOssExperts: gate_up_proj h → 2i (+ bias 2i), down i → h
                                (+ bias h), one 3-D parameter each over the experts */
+  double swiglu_limit;      /* GptOssExperts' clamped SwiGLU: gate ≤ limit, |up| ≤ limit
+                               (swiglu_limit); 0: no clamp */
   guint64 n_full_attention_layers; /* layers attending to the whole causal context although
                                       sliding_window > 0 (layer_types "full_attention");
                                       0: every layer windowed (mistral) */

@@ -585,6 +585,7 @@ read_gpt_oss (const Ctx *c, ModelArch *arch, GError **error)
                  : t == G_TYPE_INT64 ? (double) json_node_get_int (lim) : -1;
       if (!(v > 0))
         return field_error (c, error, "swiglu_limit", "expected a positive number");
+      arch->swiglu_limit = v;
     }
   gboolean attn_bias = TRUE;
   if (!lookup_bool (c, "attention_bias", &attn_bias, error))

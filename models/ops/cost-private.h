@@ -28,6 +28,7 @@ typedef struct
   gboolean compile;   /* torch.compile partitioner (graph.h) */
   gboolean kv_repeat; /* GQA k, v expanded to q's heads before attention (p->kv_repeat, k < a) */
   gboolean grouped;   /* MoE experts as Megatron's TEGroupedMLP (p->moe_grouped_mlp) */
+  guint recompute;    /* MODEL_RECOMPUTE_* bits selective recompute reruns (never 0) */
   gboolean kbit;      /* QLoRA under autocast: PEFT prepare_model_for_kbit_training's fp32 stream
                        * through bitsandbytes Linear4bit, which returns its input's dtype
                        * (graph_layer.c) */

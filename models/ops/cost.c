@@ -139,6 +139,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.compile = p->compile;
   d.kv_repeat = p->kv_repeat && arch->n_kv_heads < arch->n_heads;
   d.grouped = p->moe_grouped_mlp && arch->n_experts > 0;
+  d.recompute = p->recompute_modules != 0 ? p->recompute_modules : MODEL_RECOMPUTE_CORE_ATTN;
   d.kbit = d.nf4 && p->autocast;
   /* MLA (arch.h ModelDeepseek): q·k over dn + dr per head (head_dim), values dv */
   d.v_q = arch->deepseek.mla ? (double) (arch->n_heads * arch->deepseek.v_head_dim) : d.q;

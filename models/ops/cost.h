@@ -65,6 +65,16 @@ typedef struct
   double act_pointwise;
 } ModelBlockCost;
 
+/* The modules selective recomputation may rerun (Megatron-LM transformer_config.py
+ * recompute_modules): the attention core (core_attn: QKᵀ, softmax, dropout, ·V, or the
+ * fused attention kernel), the two layer norms (layernorm: input_layernorm and
+ * pre_mlp_layernorm, their outputs discarded and recomputed before the backward:
+ * CheckpointWithoutOutput), and the MoE experts' activation function (moe_act: fc1's
+ * output kept, the activation's output and intermediates recomputed). */
+#define MODEL_RECOMPUTE_CORE_ATTN (1u << 0)
+#define MODEL_RECOMPUTE_LAYERNORM (1u << 1)
+#define MODEL_RECOMPUTE_MOE_ACT (1u << 2)
+
 /* How the loss head computes the loss (the framework's choice; mirrors ModelLossImpl of
  * models/stack/framework.h, which models/ops may not include). */
 typedef enum
@@ -106,6 +116,9 @@ typedef struct
                             * the attention kernel, which saves the copies */
   gboolean moe_grouped_mlp; /* MoE experts as Megatron's TEGroupedMLP (framework.h): no
                             * SiLU output or expert output saved */
+  guint recompute_modules; /* what selective recomputation reruns (MODEL_RECOMPUTE_*
+                            * bits, Megatron's --recompute-modules); 0: the attention core
+                            * (Korthikanti et al. 2022 §5, Megatron's default core_attn) */
   gboolean window_ignored; /* the fused attention kernel has no sliding window (Triton, FA-1:
                             * hardware/kernel.h hw_kernel_attn_has_window): it attends to the
                             * whole causal context whatever the model's sliding_window */

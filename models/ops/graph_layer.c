@@ -142,6 +142,24 @@ scratch (ModelGraph *g)
   return t_new (g, "in_place", 0, MODEL_TENSOR_POINTWISE, -1);
 }
 
+/* Marks tensor t re-created by selective recompute when `module` (MODEL_RECOMPUTE_*) is one
+ * it reruns; returns t. */
+static guint
+selective (ModelGraph *g, const Dims *d, guint module, guint t)
+{
+  if (d->recompute & module)
+    model_graph_mark_core (g, t);
+  return t;
+}
+
+/* The same for the last op: selective recompute reruns it. */
+static void
+selective_op (ModelGraph *g, const Dims *d, guint module)
+{
+  if (d->recompute & module)
+    model_graph_op_core (g);
+}
+
 /* A norm reading `in`, one kernel `kernel`; returns the tensor the following projections
  * read. */
 static guint
@@ -165,7 +183,11 @@ norm (ModelGraph *g, const Dims *d, guint in, const char *name, const char *kern
       op1 (g, "layer_norm", out, in, NO, NO);
     }
   ew (g, kernel, 2 * d->e * Th + d->w * d->norm_w);
-  return out;
+  /* Megatron's layernorm recompute discards the output after its consumers ran and
+   * recomputes it before their backward (transformer_layer.py CheckpointWithoutOutput over
+   * input_layernorm / pre_mlp_layernorm); the norm's input stays (the residual stream) */
+  selective_op (g, d, MODEL_RECOMPUTE_LAYERNORM);
+  return selective (g, d, MODEL_RECOMPUTE_LAYERNORM, out);
 }
 
 /* The tensors `n` projections reading `in` save: `in` itself, or under autocast one e-byte
@@ -179,10 +201,9 @@ proj_inputs (ModelGraph *g, const Dims *d, guint in, guint n, guint *out)
 }
 
 static guint
-core (ModelGraph *g, guint t)
+core (ModelGraph *g, const Dims *d, guint t)
 {
-  model_graph_mark_core (g, t);
-  return t;
+  return selective (g, d, MODEL_RECOMPUTE_CORE_ATTN, t);
 }
 
 /* q, k, v from the norm output `n1` (in[] the tensors the projections save). */
@@ -218,12 +239,12 @@ static guint
 flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
 {
   guint o = t_new (g, "attn_out", d->e * d->T * d->v_q, MODEL_TENSOR_ATTENTION, -1);
-  guint lse = core (g, t_new (g, "logsumexp", 4 * d->b * d->a * d->s, MODEL_TENSOR_ATTENTION, -1));
+  guint lse = core (g, d, t_new (g, "logsumexp", 4 * d->b * d->a * d->s, MODEL_TENSOR_ATTENTION, -1));
   guint saved[5] = { q, k, v, o, lse };
   model_graph_op (g, "attention", o, saved, 5);
   writes (g, lse, NO, NO);
   frees (g, q, k, v);
-  model_graph_op_core (g);
+  selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
   /* Q·Kᵀ over q's width, P·V over the values' (v_q = q but under MLA, Dims) */
   ModelOp kern = { "attention", MODEL_OP_ATTENTION,
                    2 * d->b * d->s * d->s_kv * (d->q + d->v_q),
@@ -242,7 +263,7 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   guint s = t_new (g, "scores", d->ea * scores, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_scores", s, q, k, NO);
   frees (g, q, k, NO);
-  model_graph_op_core (g);
+  selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
   ModelOp kern = { "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
                    d->e * T * (d->q + d->c) + d->e * scores, 0,
                    { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->s, .k = hd, .batch = d->b * d->a } };
@@ -252,18 +273,18 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
       guint biased = t_new (g, "alibi_scores", d->ea * scores, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "alibi", biased, NO, NO, NO);
       frees (g, s, NO, NO);
-      model_graph_op_core (g);
+      selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
       ew (g, "alibi", 2 * d->e * scores);
       s = biased;
     }
   /* PyTorch <= 1.10: softmax keeps its input, the masked scores (cost.c) */
-  guint masked = d->sm_in > 0 ? core (g, t_new (g, "masked_scores", d->ea * scores,
+  guint masked = d->sm_in > 0 ? core (g, d, t_new (g, "masked_scores", d->ea * scores,
                                                 MODEL_TENSOR_POINTWISE, -1))
                               : NO;
-  guint p = core (g, t_new (g, "softmax", d->ea * scores, MODEL_TENSOR_POINTWISE, -1));
+  guint p = core (g, d, t_new (g, "softmax", d->ea * scores, MODEL_TENSOR_POINTWISE, -1));
   op1 (g, "softmax", p, masked, p, NO);
   frees (g, s, NO, NO);
-  model_graph_op_core (g);
+  selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
   /* backward reads the output and its gradient, writes the input's: 1.5× (PyTorch
    * _softmax_backward_data, derivatives.yaml `_softmax: self: _softmax_backward_data(grad,
    * result, …)`; Megatron's fused scale_mask_softmax backward likewise reads
@@ -273,14 +294,14 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   guint av_in = p, last = p;
   if (d->drop > 0)
     {
-      guint mask = core (g, t_new (g, "attn_dropout_mask", scores, MODEL_TENSOR_POINTWISE, -1));
+      guint mask = core (g, d, t_new (g, "attn_dropout_mask", scores, MODEL_TENSOR_POINTWISE, -1));
       /* under autocast the fp32 dropped-out P is not kept: the bmm saves its cast */
-      guint pd = core (g, t_new (g, "attn_dropout", d->autocast ? 0 : d->e * scores,
+      guint pd = core (g, d, t_new (g, "attn_dropout", d->autocast ? 0 : d->e * scores,
                                  MODEL_TENSOR_POINTWISE, -1));
       op1 (g, "attn_dropout", pd, mask, NO, NO);
       writes (g, mask, NO, NO);
       frees (g, p, NO, NO);
-      model_graph_op_core (g);
+      selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
       /* backward grad·mask·scale: reads the gradient and the 1-byte mask, writes one:
        * what the forward moved, 1× (native_dropout_backward, derivatives.yaml
        * `native_dropout: input: native_dropout_backward(grad, result1, scale)`) */
@@ -288,11 +309,11 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
       av_in = last = pd;
     }
   if (d->autocast)
-    av_in = core (g, t_new (g, "attn_av_cast", d->e * scores, MODEL_TENSOR_POINTWISE, -1));
+    av_in = core (g, d, t_new (g, "attn_av_cast", d->e * scores, MODEL_TENSOR_POINTWISE, -1));
   guint o = t_new (g, "attn_out", d->e * T * d->v_q, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_av", o, av_in, v, NO);
   frees (g, av_in, v, last != av_in ? last : NO);
-  model_graph_op_core (g);
+  selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
   ModelOp av = { "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->v_q,
                  d->e * scores + d->e * T * (d->v_c + d->v_q), 0,
                  { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->v_q / d->a, .k = d->s,
@@ -500,10 +521,30 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const
       op1 (g, "up_proj", up, in[d->mlp_in > 1 ? 1 : 0], NO, NO);
       expert_gemm (g, d, "mlp_up", h, i, h * i + bias * i);
       frees (g, src, NO, NO);
-      guint prod = t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1);
-      op1 (g, "weighted_swiglu", prod, gate, up, NO);
-      frees (g, gate, up, NO);
+      guint act_in = NO;
+      if (arch->swiglu_limit > 0)
+        {
+          /* gpt_oss's clamped GLU: Megatron clamps the two halves and concatenates them
+           * outside the fused kernel (fused_bias_geglu.py weighted_bias_quick_geglu_impl
+           * with clamp_value): each clamp reads and writes its half, the cat reads both and
+           * writes fc1's width again, 8·e·m·i B; the clamps save their inputs (fc1's output
+           * stays) and the activation the cat; backward, each clamp's reads the gradient and
+           * its input and writes one, 6·e·m·i */
+          act_in = selective (g, d, MODEL_RECOMPUTE_MOE_ACT,
+                              t_new (g, "mlp_clamped", 2 * ei, MODEL_TENSOR_POINTWISE, -1));
+          op1 (g, "clamp_cat", act_in, gate, up, NO);
+          ew_bwd (g, "mlp_clamp", 8 * ei, 0.75);
+          selective_op (g, d, MODEL_RECOMPUTE_MOE_ACT);
+        }
+      /* moe_act recompute (experts.py: CheckpointWithoutOutput over the activation)
+       * keeps fc1's output and reruns the activation before fc2's backward */
+      guint prod = selective (g, d, MODEL_RECOMPUTE_MOE_ACT,
+                              t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1));
+      op1 (g, "weighted_swiglu", prod, act_in != NO ? act_in : gate, act_in != NO ? NO : up,
+           NO);
+      frees (g, gate, up, act_in);
       ew (g, "mlp_act", 3 * ei); /* read gate and up, write the product */
+      selective_op (g, d, MODEL_RECOMPUTE_MOE_ACT);
       return prod;
     }
   if (arch->mlp == MODEL_MLP_SWIGLU)
@@ -576,6 +617,23 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
       op1 (g, "expert_down", out, din, NO, NO);
       expert_gemm (g, d, down, d->i, h, d->i * h + bias * h);
       frees (g, inner, din, d->mlp_in > 1 ? in[1] : NO);
+      if (d->grouped && arch->mlp_bias)
+        {
+          /* Megatron adds the experts' fc2 bias outside the grouped GEMM (skip_bias_add),
+           * scaled by each row's routing weight, in fp32 (experts.py TEGroupedMLP
+           * _apply_packed_bias: repeat_interleave of the fp32 bias rows, × probs,
+           * + output, .to(dtype)): 4 + 8 + (e + 8) + (4 + e) B an output element; the
+           * multiplication saves the fp32 bias rows (4·m·h) for the weights' gradient; the
+           * backward (two casts, the products' gradients, the per-expert sums) about
+           * 32 + 2e */
+          guint rows = t_new (g, "expert_bias_rows", 4 * d->m * h, MODEL_TENSOR_POINTWISE, -1);
+          op1 (g, "expert_bias_rows", rows, NO, NO, NO);
+          guint biased = t_new (g, "expert_out", e * d->m * h, MODEL_TENSOR_POINTWISE, -1);
+          op1 (g, "expert_bias", biased, rows, NO, NO);
+          ew_bwd (g, "expert_bias", (24 + 2 * e) * d->m * h, (32 + 2 * e) / (24 + 2 * e));
+          frees (g, out, NO, NO);
+          out = biased;
+        }
       guint comb = t_new (g, "moe_combine", e * T * h, MODEL_TENSOR_POINTWISE, -1);
       /* HF multiplies each expert's output by its routing weight (both saved); Megatron's
        * grouped SwiGLU applied the weights already, and its unpermute saves nothing */

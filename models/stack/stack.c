@@ -294,6 +294,8 @@ model_stack_cost_params (const ModelStack *s)
     .kv_repeat = s->framework.kv_repeat,
     .logits_kept = s->framework.logits_kept,
     .moe_grouped_mlp = s->framework.moe_grouped_mlp,
+    .recompute_modules = s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE
+                           ? s->recompute_modules : 0,
     .window_ignored = s->flash_attention && !hw_kernel_attn_has_window (s->attention_kernel),
   };
 }

@@ -107,6 +107,9 @@ typedef struct
   ModelOptimizer optimizer;
   ModelCheckpointing checkpointing;
   guint checkpoint_every; /* k of MODEL_CHECKPOINTING_EVERY_K, >= 1 */
+  guint recompute_modules; /* under MODEL_CHECKPOINTING_SELECTIVE: what it reruns
+                            * (models/ops/cost.h MODEL_RECOMPUTE_* bits; 0: the attention
+                            * core, Megatron's default core_attn) */
   gboolean flash_attention;
   /* which fused kernel runs it (hardware/kernel.h; `attention = flash | triton | flash1`):
    * timing only, the memory of all three is FlashAttention's. Default HW_ATTN_FA2. */

@@ -350,6 +350,45 @@ test_moe_grouped_mlp_saves_less (void)
                       model_cost_layer (&dense, &hf).act_saved, 1e-15);
 }
 
+/* Megatron's recompute_modules (transformer_config.py): layernorm drops the two norms'
+ * outputs (input_layernorm, pre_mlp_layernorm: e·T·h each, here bf16, T = 16 tokens, h 4:
+ * 2·2·16·4 = 256 B) and reruns the two norm kernels; moe_act keeps fc1's output and drops
+ * the activation's output and intermediates (Megatron's grouped MLP: the product e·m·i, and
+ * under gpt_oss's clamp the clamped copy 2·e·m·i; m = 32 rows, i 8: 512 + 1024 B) and
+ * reruns the activation (and the clamp); core_attn alone is the default (flash: its
+ * logsumexp). Each is what the selective tensors (act_attn_core) hold and its rerun what
+ * attn_core_fwd runs. */
+static void
+test_recompute_modules (void)
+{
+  ModelArch dense = tiny_llama ();
+  ModelCostParams ln = params (2, 8, TRUE, 0);
+  ln.recompute_modules = MODEL_RECOMPUTE_LAYERNORM;
+  ModelBlockCost c = model_cost_layer (&dense, &ln);
+  STEPSIM_ASSERT_REL (c.act_attn_core, 2.0 * 2 * 16 * 4, 1e-12);
+  CU_ASSERT_EQUAL (c.attn_core_fwd.n_ops, 2);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&c.attn_core_fwd, "norm1"));
+  CU_ASSERT_PTR_NOT_NULL (find_op (&c.attn_core_fwd, "norm2"));
+  ModelArch moe = tiny_llama ();
+  moe.family = MODEL_FAMILY_MIXTRAL;
+  moe.n_experts = 8;
+  moe.experts_per_token = 2;
+  moe.swiglu_limit = 7;
+  ModelCostParams act = params (2, 8, TRUE, 0);
+  act.moe_grouped_mlp = TRUE;
+  act.recompute_modules = MODEL_RECOMPUTE_MOE_ACT;
+  ModelBlockCost m = model_cost_layer (&moe, &act);
+  STEPSIM_ASSERT_REL (m.act_attn_core, 2.0 * 32 * 8 + 2.0 * 2 * 32 * 8, 1e-12);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&m.attn_core_fwd, "mlp_act"));
+  CU_ASSERT_PTR_NOT_NULL (find_op (&m.attn_core_fwd, "mlp_clamp"));
+  /* the default (0) is core_attn: the attention kernel, nothing of the above */
+  ModelCostParams def = params (2, 8, TRUE, 0);
+  ModelBlockCost d0 = model_cost_layer (&dense, &def);
+  CU_ASSERT_PTR_NULL (find_op (&d0.attn_core_fwd, "norm1"));
+  def.recompute_modules = MODEL_RECOMPUTE_CORE_ATTN;
+  STEPSIM_ASSERT_REL (model_cost_layer (&dense, &def).act_attn_core, d0.act_attn_core, 1e-15);
+}
+
 /* One token, top-2 of 8: only 2 experts' weights are read. gate bytes =
  * e·m·h + w·2·(h·i) + e·m·i with m = 2 routed copies: 2·2·4 + 2·2·32 + 2·2·8 = 176.
  * With 8 tokens (16 ≥ E copies) all 8 experts are read: 2·16·4 + 2·8·32 + 2·16·8 = 896. */
@@ -572,6 +611,7 @@ static const StepsimTest tests[] = {
   { "LM head workspaces as tensors", test_head_workspace_tensors },
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
+  { "recompute_modules: layernorm and moe_act drop and rerun their tensors", test_recompute_modules },
   { "MoE: Megatron's grouped MLP saves no SiLU or expert output", test_moe_grouped_mlp_saves_less },
   { "MoE touched experts", test_moe_touched_experts },
   { "sliding window flash FLOPs", test_sliding_window_flash },
