@@ -167,8 +167,15 @@ static gboolean
 load_case (const char *path, Case *c, GError **error)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
-  if (!cli_input_load_keyfile (kf, path, error))
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  /* the scenario's own checks first (a key before any group, a malformed header, …: their
+   * messages name the line; GLib's do not) */
+  if (!cli_input_read (path, &text, &length, error))
     return FALSE;
+  if (!cli_scenario_prescan (text, error)
+      || !g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, error))
+    return g_prefix_error (error, "%s: ", path), FALSE;
   if (!g_key_file_has_group (kf, "validation"))
     return TRUE; /* not a validation case: c->id stays NULL and the caller skips it */
   g_autofree char *measured = NULL, *tol = NULL, *gap = NULL;
@@ -474,7 +481,8 @@ cli_cmd_validate (int argc, char **argv)
       g_autofree char *msg = g_strdup_printf ("validate: cannot write %s", tsv_path);
       return cli_error (msg), 1;
     }
-  printf ("%u within tolerance, %u known gaps, %u misses, %u errors", pass, gap, miss, err);
+  printf ("%u within tolerance, %u known gap%s, %u miss%s, %u error%s", pass, gap,
+          gap == 1 ? "" : "s", miss, miss == 1 ? "" : "es", err, err == 1 ? "" : "s");
   if (skipped > 0)
     printf (" (%u file%s without a [validation] group skipped)", skipped, skipped == 1 ? "" : "s");
   printf ("\n");

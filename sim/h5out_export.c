@@ -558,6 +558,25 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
     return export_dataset (obj, out, error);
   if (type != H5I_GROUP)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "neither a group nor a dataset");
+  if (strspn (object, "/") == strlen (object))
+    {
+      /* the root holds objects of different kinds (a table, the tasks, the series store):
+       * no one TSV; name the ones there are */
+      g_autoptr (GString) names = g_string_new (NULL);
+      H5G_info_t info;
+      for (hsize_t i = 0; H5Gget_info (obj, &info) >= 0 && i < info.nlinks && i < 16; i++)
+        {
+          char name[256];
+          if (H5Lget_name_by_idx (obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                                  H5P_DEFAULT)
+              > 0)
+            g_string_append_printf (names, "%s/%s", names->len > 0 ? ", " : "", name);
+        }
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                   "the file's root is no table: export one of its objects (%s), or a series "
+                   "group such as /series/rank0", names->str);
+      return FALSE;
+    }
   if (!is_summary_path (object))
     return sim_h5_export_series_group (obj, out, error);
   g_autoptr (GPtrArray) entries = sim_h5_summary_entries (obj, error);

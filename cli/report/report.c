@@ -318,9 +318,13 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   /* a mixture of experts: the parameters a token goes through too (its model FLOPs, MFU's) */
   g_autofree char *active = a->n_experts > 0
                               ? sim_text_group_digits (model_arch_n_params_active (a)) : NULL;
-  fprintf (out, "model      %s (%s): %s parameters%s%s%s, %" G_GUINT64_FORMAT " layer%s, hidden %"
+  /* the family, unless the name already begins with it ("deepseek_v3 130.2B (…)") */
+  const char *family = model_arch_family_name (a->family);
+  g_autofree char *fam = g_str_has_prefix (a->name, family) && a->name[strlen (family)] == ' '
+                           ? g_strdup ("") : g_strdup_printf (" (%s)", family);
+  fprintf (out, "model      %s%s: %s parameters%s%s%s, %" G_GUINT64_FORMAT " layer%s, hidden %"
                 G_GUINT64_FORMAT "\n",
-           a->name, model_arch_family_name (a->family), params, active ? " (" : "",
+           a->name, fam, params, active ? " (" : "",
            active ? active : "", active ? " active a token)" : "", a->n_layers,
            a->n_layers == 1 ? "" : "s", a->hidden_size);
   fprintf (out, "hardware   %u x %s (%s each)", res->n_ranks, sc->node.gpu->name, mem);
@@ -360,6 +364,20 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
              model_parallel_mode_name (sc->par.mode),
              sc->par.pp > 1 ? model_parallel_dp_degree (&sc->par) : res->n_ranks,
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+  if (res->n_ranks > 1 && sc->par.ep > 1)
+    {
+      /* the expert grid each stage carves from its dp·cp·tp ranks (mesh.h) */
+      ModelMesh mesh;
+      model_parallel_mesh (&sc->par, &mesh);
+      guint edp = model_mesh_expert_degree (&mesh, MODEL_MESH_EXPERT_DP);
+      fprintf (out, "experts    ep %u: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                    " experts a GPU; expert data parallel over %u GPU%s: %s\n",
+               sc->par.ep, a->n_experts / sc->par.ep, a->n_experts, edp, edp == 1 ? "" : "s",
+               edp == 1 ? "each GPU's expert gradients and states are its own"
+               : model_parallel_stage (&sc->par) == 1
+                 ? "expert gradients reduce-scattered, expert optimizer states sharded"
+                 : "expert gradients all-reduced, expert states replicated");
+    }
   /* selective recompute's modules when they are not the attention core alone */
   g_autofree char *ckpt = g_strdup (model_stack_checkpointing_name (s->checkpointing));
   if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->recompute_modules != 0

@@ -231,9 +231,9 @@ partition_from_layout (const ModelPpPartitionSpec *spec, GError **error)
   /* PipelineParallelLayerLayout.__init__: len(layout) % pipeline_model_parallel_size == 0 */
   if (n_stages % spec->pp != 0)
     {
-      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" has %u stages, not a multiple of "
+      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" has %u stage%s, not a multiple of "
                MODEL_PP_KEY_PP " = %u (each rank holds the same number of chunks)", layout,
-               n_stages, spec->pp);
+               n_stages, n_stages == 1 ? "" : "s", spec->pp);
       return NULL;
     }
   guint vpp = n_stages / spec->pp;
@@ -327,8 +327,9 @@ partition_from_layout (const ModelPpPartitionSpec *spec, GError **error)
     {
       /* megatron/core/transformer/multi_token_prediction.py get_mtp_num_layers_to_build
        * asserts the layout's count equals mtp_num_layers */
-      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" places %u MTP layers ('m'), but "
-               MODEL_PP_KEY_MTP " = %u trains %u", layout, n_m, spec->n_mtp, spec->n_mtp);
+      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" places %u MTP layer%s ('m'), but "
+               MODEL_PP_KEY_MTP " = %u trains %u", layout, n_m, n_m == 1 ? "" : "s",
+               spec->n_mtp, spec->n_mtp);
       return NULL;
     }
   number_layers (part);

@@ -5,6 +5,8 @@
  * states in plan_offload.c and plan_paged.c; plan.c calls them, none calls plan.c. */
 #include "config.h"
 #include "models/plan/plan-private.h"
+
+#include <math.h>
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
 
@@ -303,8 +305,9 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
           g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
           /* a pipeline stage's share of each state (plan_pp.c; 1 without pp) */
           double f = plan_pp_state_fraction (p, r, c);
+          /* whole bytes, as a tensor has (the fractions are ratios of element counts) */
           for (guint i = 0; f != 1 && i < sizes->len; i++)
-            g_array_index (sizes, double, i) *= f;
+            g_array_index (sizes, double, i) = nearbyint (g_array_index (sizes, double, i) * f);
           g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }
