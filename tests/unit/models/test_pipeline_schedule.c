@@ -294,7 +294,7 @@ test_layout_errors (void)
     { "Et|t|tL", 2, 3, 0, "3 stages, not a multiple of [parallel] pp = 2", NULL },
     { "Et|tL", 2, 3, 0, "places 2 transformer layers", "num_hidden_layers is 3" },
     { "Et|t", 2, 2, 0, "must start with 'E'", "end with 'L'" },
-    { "Et|tmL", 2, 2, 0, "places 1 MTP layers", "[training] mtp_layers = 0" },
+    { "Et|tmL", 2, 2, 0, "places 1 MTP layer ('m')", "[training] mtp_layers = 0" },
     { "Et|tm|t|L", 2, 3, 1, "MTP layer outside its rank's last chunk", "position 5" },
     { "Et|t|m|tL", 2, 3, 1, "transformer layer after an MTP layer", "position 8" },
   };
