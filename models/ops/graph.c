@@ -168,6 +168,41 @@ mark_saved (const ModelGraph *g, gboolean compile, gboolean *mark)
     }
 }
 
+/* Whether tensor i is kept for the backward under `policy`, given mark[] (mark_saved's). */
+static gboolean
+kept (const ModelGraph *g, const gboolean *mark, guint i, ModelGraphPolicy policy)
+{
+  const ModelGraphTensor *t = tensor (g, i);
+  return mark[i] && policy_keeps (t, policy) && t->bytes > 0;
+}
+
+static void
+mark_policy (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile, gboolean *mark)
+{
+  mark_saved (g, compile, mark);
+  if (policy == MODEL_GRAPH_KEEP_MATMUL)
+    /* torchtitan's policy caches every matmul and attention output, saved by an op or not
+     * (the recompute reruns the point-wise ops from them); the block input is the
+     * checkpoint's own. */
+    for (guint i = 0; i < g->tensors->len; i++)
+      if (tensor (g, i)->source != MODEL_TENSOR_POINTWISE)
+        mark[i] = TRUE;
+}
+
+double
+model_graph_saved_named (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile,
+                         const char *const *names)
+{
+  g_return_val_if_fail (g != NULL && names != NULL, 0);
+  g_autofree gboolean *mark = g_new0 (gboolean, g->tensors->len + 1);
+  mark_policy (g, policy, compile, mark);
+  double sum = 0;
+  for (guint i = 0; i < g->tensors->len; i++)
+    if (kept (g, mark, i, policy) && g_strv_contains (names, tensor (g, i)->name))
+      sum += tensor (g, i)->bytes;
+  return sum;
+}
+
 double
 model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile,
                    double *sizes, guint max, guint *n_out)
@@ -175,20 +210,13 @@ model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compil
   g_return_val_if_fail (g != NULL, 0);
   guint nt = g->tensors->len;
   g_autofree gboolean *mark = g_new0 (gboolean, nt + 1);
-  mark_saved (g, compile, mark);
-  if (policy == MODEL_GRAPH_KEEP_MATMUL)
-    /* torchtitan's policy caches every matmul and attention output, saved by an op or not
-     * (the recompute reruns the point-wise ops from them); the block input is the
-     * checkpoint's own. */
-    for (guint i = 0; i < nt; i++)
-      if (tensor (g, i)->source != MODEL_TENSOR_POINTWISE)
-        mark[i] = TRUE;
+  mark_policy (g, policy, compile, mark);
   double sum = 0;
   guint n = 0;
   for (guint i = 0; i < nt; i++)
     {
       const ModelGraphTensor *t = tensor (g, i);
-      if (!mark[i] || !policy_keeps (t, policy) || t->bytes <= 0)
+      if (!kept (g, mark, i, policy))
         continue;
       sum += t->bytes;
       if (sizes != NULL && n < max)

@@ -168,6 +168,11 @@ gboolean model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy p
  * NULL) gets the index of the first op reaching it (0 for an empty graph). */
 double model_graph_transient_peak (const ModelGraph *g, gboolean compile, guint *at_op);
 
+/* The B of the tensors model_graph_saved keeps under `policy` whose name is one of `names`
+ * (NULL-terminated). */
+double model_graph_saved_named (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile,
+                                const char *const *names);
+
 /* The tensors kept for the backward under `policy`, each once, in index order: fills
  * `sizes` (B, capacity `max`, may be NULL) with at most `max` and returns their total B.
  * `compile`: rewrite by the partitioner rule above before applying the policy. *n_out

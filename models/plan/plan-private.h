@@ -83,6 +83,11 @@ typedef struct
                            * optimizer): expert gradients are reduced over expert-dp
                            * (plan_ep_reduce_grads) */
   HwCollectiveKind edp_kind; /* all-reduce (stage 0) or reduce-scatter (stage 1) */
+  double row_extra[4];    /* B the slowest EP rank's received rows add to one MoE layer's
+                           * saved activations over the layer graph's (the mean rank's):
+                           * kept under KEEP_ALL, of those re-created by selective recompute,
+                           * kept under KEEP_MATMUL, and re-created by op-level selective
+                           * (plan_ep_layer_memory) */
 } PlanEp;
 
 typedef enum
@@ -272,6 +277,11 @@ double plan_ep_dense_params (const ModelPlan *p, double params);
  * rank's routed-expert weights, whole) its expert optimizer shard updated, when expert
  * states are sharded (ZeRO-1 with ep > 1 and edp > 1); nothing otherwise. */
 void plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes);
+/* The slowest EP rank's saved activations of a MoE layer: its received rows (a skewed
+ * router's hot expert, capacity padding, drops) scale the experts' row tensors of the layer
+ * graph (built at the rank's own routed copies, T·k) by slowest_rows / (T·k)
+ * (PlanEp.row_extra); no-op without dispatched experts. */
+void plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
 /* Stages 0–1 with ep > 1: the all-reduce (stage 0) or reduce-scatter (stage 1) of one MoE
  * layer's expert gradients (B at the reduce dtype) over `rank`'s expert-dp group on the
  * comm stream after `ready`, at the last micro-batch (not bucketed: one per layer);

@@ -37,6 +37,44 @@ model_plan_stream_name (ModelStream stream)
 
 /* ---- construction ---------------------------------------------------------------------- */
 
+/* Scales the tensor sizes (B) by `f` in whole bytes, as tensors have: each rounded down,
+ * then one byte more to those with the largest remainders until the total is Σ·f rounded
+ * (the largest-remainder method), so a whole total stays exact. */
+typedef struct
+{
+  double rem;
+  guint i;
+} Remainder;
+
+static gint
+by_remainder_desc (gconstpointer a, gconstpointer b)
+{
+  const Remainder *x = a, *y = b;
+  return (x->rem < y->rem) - (x->rem > y->rem);
+}
+
+static void
+scale_whole_bytes (GArray *sizes, double f)
+{
+  double total = 0, floors = 0;
+  g_autoptr (GArray) rem = g_array_sized_new (FALSE, FALSE, sizeof (Remainder), sizes->len);
+  for (guint i = 0; i < sizes->len; i++)
+    {
+      double x = g_array_index (sizes, double, i) * f;
+      total += x;
+      g_array_index (sizes, double, i) = floor (x);
+      floors += floor (x);
+      Remainder r = { x - floor (x), i };
+      g_array_append_val (rem, r);
+    }
+  double left = nearbyint (total) - floors;
+  if (left < 1)
+    return;
+  g_array_sort (rem, by_remainder_desc);
+  for (guint k = 0; k < rem->len && left >= 1; k++, left--)
+    g_array_index (sizes, double, g_array_index (rem, Remainder, k).i) += 1;
+}
+
 static void
 plan_costs (const ModelPlan *p, PlanCosts *pc)
 {
@@ -52,6 +90,7 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   plan_tp_layer_kernels (p, &pc->layer);
   plan_cp_layer (p, &pc->layer);
   plan_ep_layer_kernels (p, &pc->layer);
+  plan_ep_layer_memory (p, &pc->layer);
   pc->head = model_cost_head (ra, &cp);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
@@ -305,9 +344,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
           g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
           /* a pipeline stage's share of each state (plan_pp.c; 1 without pp) */
           double f = plan_pp_state_fraction (p, r, c);
-          /* whole bytes, as a tensor has (the fractions are ratios of element counts) */
-          for (guint i = 0; f != 1 && i < sizes->len; i++)
-            g_array_index (sizes, double, i) = nearbyint (g_array_index (sizes, double, i) * f);
+          if (f != 1)
+            scale_whole_bytes (sizes, f);
           g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }

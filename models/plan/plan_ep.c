@@ -23,8 +23,10 @@
  * Approximate: a layer is one task, so the forward's dispatch and combine both follow the
  * layer's compute (the same critical-path sum as router → dispatch → experts → combine);
  * the backward's both precede it. The MoE layer's point-wise kernels (permutation,
- * SwiGLU, combine) and its saved activations stay the mean rank's (the layer graph's at
- * T·k rows); a layer's full recompute re-issues its forward dispatch and combine
+ * SwiGLU, combine) stay the mean rank's (the layer graph's at T·k rows); its saved
+ * activations are the slowest rank's (plan_ep_layer_memory: the experts' row tensors
+ * scaled by its received rows over T·k; fewer rows under drops shrink the layer's tensors
+ * in proportion); a layer's full recompute re-issues its forward dispatch and combine
  * (plan_ckpt.c, as Megatron's CheckpointFunction reruns the layer); LoRA adapters of experts run
  * at the mean rank's rows. DeepSeek's leading dense layers (first_k_dense_replace) get no
  * dispatch, but their kernels are the plan's one layer cost (a MoE layer's). Every rank runs the slowest rank's expert GEMMs (the
@@ -192,6 +194,31 @@ plan_ep_init (ModelPlan *p)
       ep->edp_reduce = ep->expert_params_layer > 0;
       ep->edp_kind = stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
     }
+  /* the experts' row tensors (graph_layer.c: the rows a rank's experts receive, from the
+   * routed copies to the expert output) scale with the received rows; the router's and the
+   * tokens' own (per local token) do not */
+  static const char *const rows[] = { "routed_tokens", "mlp_gate", "mlp_up", "mlp_silu",
+                                      "mlp_product", "mlp_clamped", "mlp_down_cast",
+                                      "expert_out", "expert_bias_rows", NULL };
+  /* the graph's rows are the rank's own routed copies, T·k, which balanced routing without
+   * padding or drops also makes the rows it receives (etp 1) */
+  double k = ep->dispatch.routed > 0 ? ep->dispatch.slowest_rows / ep->dispatch.routed - 1 : 0;
+  if (k != 0)
+    {
+      g_autoptr (GError) e = NULL;
+      g_autoptr (ModelGraph) g = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &e);
+      g_assert (g != NULL); /* plan_tp_validate */
+      gboolean compile = p->stack.framework.compile;
+      double all = model_graph_saved_named (g, MODEL_GRAPH_KEEP_ALL, compile, rows);
+      double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
+      ep->row_extra[0] = k * all / cp;
+      ep->row_extra[1] = k * (all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_NON_CORE,
+                                                             compile, rows)) / cp;
+      ep->row_extra[2] = k * model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL, compile,
+                                                      rows) / cp;
+      ep->row_extra[3] = k * (all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL_SAVED,
+                                                             compile, rows)) / cp;
+    }
   for (guint d = 0; d < 2; d++)
     {
       ep->comms[d] = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
@@ -286,6 +313,17 @@ rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
         }
     }
   *pass = out;
+}
+
+void
+plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
+{
+  if (!p->ep.on)
+    return;
+  layer->act_saved += p->ep.row_extra[0];
+  layer->act_attn_core += p->ep.row_extra[1];
+  layer->act_keep_matmul += p->ep.row_extra[2];
+  layer->act_pointwise += p->ep.row_extra[3];
 }
 
 /* Appends a memory-bound op of `bytes` to `pass`. */

@@ -37,7 +37,8 @@ typedef struct
   guint restored;      /* task bringing the current layer's offloaded activations back */
   double grad_tensor_elems[64]; /* one layer's parameter tensors (elements) */
   guint n_grad_tensors;
-  double saved_tensors[MODEL_COST_MAX_TENSORS + 1]; /* one layer's saved activations (B) */
+  double saved_tensors[MODEL_COST_MAX_TENSORS + 2]; /* one layer's saved activations (B):
+                                                    * the graph's, EP rows, autocast cache */
   guint n_saved_tensors;
   guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
   guint *fwd_task, *bwd_task;

@@ -452,6 +452,41 @@ test_megatron_sort_chunks (void)
     }
 }
 
+/* The slowest EP rank keeps its experts' rows for the backward: a skewed router
+ * (load_imbalance 2) at ep 8 (one expert a rank) gives the hot rank twice the rows, so a MoE
+ * layer's saved activations grow by its expert-row tensors once more. The tiny MoE (h 256,
+ * i 688, top-2, bf16, HF's eager expert loop), 512 tokens: m = 1024 routed rows; saved per
+ * row: the routed copy (h, saved by gate and up), gate, silu, up and their product (4·i),
+ * and the expert output (h, saved by the weighting): 2 B · 1024 · (2·256 + 4·688). */
+static void
+test_imbalance_keeps_more_rows (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  double act[2] = { 0, 0 };
+  for (guint c = 0; c < 2; c++)
+    {
+      ModelParallel par = ep_par (8, 8);
+      par.moe_imbalance = c == 0 ? 1.0 : 2.0;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      for (guint k = 0; k < model_plan_n_tasks (p); k++)
+        {
+          const ModelTask *t = model_plan_task (p, k);
+          if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+            continue;
+          for (guint e = 0; e < t->n_effects; e++)
+            {
+              const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+              if (m->bytes > 0 && m->category == MODEL_MEM_ACTIVATIONS)
+                act[c] += m->bytes;
+            }
+        }
+    }
+  CU_ASSERT (act[0] > 0);
+  STEPSIM_ASSERT_REL (act[1] - act[0], 2.0 * 1024 * (2 * 256 + 4 * 688), 1e-12);
+}
+
 static void
 expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
         const char *n2)
@@ -516,6 +551,8 @@ main (void)
       test_stage_states_heterogeneous_layers },
     { "Megatron's dispatcher sorts received rows by local expert and back",
       test_megatron_sort_chunks },
+    { "load_imbalance 2: the hot rank keeps twice its experts' rows",
+      test_imbalance_keeps_more_rows },
     { "bad ep / moe settings", test_bad_settings },
     { "pp: each stage carves its expert grid; expert grads over its expert-dp pairs",
       test_ep_inside_stages },
