@@ -89,7 +89,11 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
   double cap = 0;
   if (summary == NULL || !cli_summary_number (summary, "capacity", &cap, error))
     return FALSE;
-  guint rank = o->rank != G_MININT ? (guint) o->rank : 0;
+  /* by default the rank whose memory peaks, the one `run --plot` draws */
+  double peak = 0;
+  guint rank = o->rank != G_MININT ? (guint) o->rank
+               : cli_summary_number (summary, "peak_rank", &peak, NULL) ? (guint) peak
+                                                                          : 0;
   g_autofree char *stage_text = NULL;
   if (o->stage != G_MININT)
     {
@@ -116,7 +120,26 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
                                     : g_strdup_printf ("%s — memory of rank %u%s over one step",
                                                        scenario_name (summary), rank,
                                                        stage_text ? stage_text : "");
-  return cli_plot_memory (h5, rank, cap, title, o->output, error);
+  GError *e = NULL;
+  if (cli_plot_memory (h5, rank, cap, title, o->output, &e))
+    return TRUE;
+  double replayed = 0;
+  if (g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND)
+      && cli_summary_number (summary, "ranks_replayed", &replayed, NULL)
+      && replayed < cli_summary_n_ranks (summary))
+    {
+      /* rank classes (models/plan/rank_classes.h): only representatives have series */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "--rank %u: %s replayed %.0f of its %u ranks, one for each class of "
+                   "equivalent ranks, and rank %u is not one of them: its class's replayed rank "
+                   "stands for it (stepsim export %s /series lists the replayed ranks; [run] "
+                   "rank_classes = off replays every rank)", rank, summary->file, replayed, cli_summary_n_ranks (summary), rank,
+                   summary->file);
+      g_error_free (e);
+      return FALSE;
+    }
+  g_propagate_error (error, e);
+  return FALSE;
 }
 
 static gboolean
@@ -260,7 +283,7 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
 {
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output, "chart to write (.png or .svg, any case)", "OUT" },
-    { "rank", 'r', 0, G_OPTION_ARG_INT, &o->rank, "memory: the rank to draw (0)", "R" },
+    { "rank", 'r', 0, G_OPTION_ARG_INT, &o->rank, "memory: the rank to draw (default: the one whose memory peaks)", "R" },
     { "stage", 0, 0, G_OPTION_ARG_INT, &o->stage, "memory: the pipeline stage to draw (its first GPU)", "S" },
     { "ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks, "gantt: ranks to draw, e.g. 0,1 (all)", "R,R,…" },
     { "x", 'x', 0, G_OPTION_ARG_STRING, &o->x, "sweep: the axis on x (a results column, e.g. training.micro_batch or micro_batch)", "AXIS" },

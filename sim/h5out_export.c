@@ -558,10 +558,10 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
     return export_dataset (obj, out, error);
   if (type != H5I_GROUP)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "neither a group nor a dataset");
-  if (strspn (object, "/") == strlen (object))
+  if (strspn (object, "/") == strlen (object) && sim_h5_object_exists (file, "/series/index"))
     {
-      /* the root holds objects of different kinds (a table, the tasks, the series store):
-       * no one TSV; name the ones there are */
+      /* a run's root holds objects of different kinds (a table, the tasks, the series
+       * store): no one TSV; name the ones there are */
       g_autoptr (GString) names = g_string_new (NULL);
       H5G_info_t info;
       for (hsize_t i = 0; H5Gget_info (obj, &info) >= 0 && i < info.nlinks && i < 16; i++)

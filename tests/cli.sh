@@ -826,6 +826,12 @@ check "MoE run: active parameters, exposed all-to-all, expert load 2.00x under l
 check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowest = 2 x ep_rows_mean" \
   awk -F '\t' '$1 == "n_active_params" { a = $2 } $1 == "exposed_all_to_all" { x = $2 } $1 == "ep_rows_slowest" { s = $2 } $1 == "ep_rows_mean" { m = $2 }
     END { exit !(a == 12879925248 && x > 0 && m > 0 && s == 2 * m) }' moe.tsv
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o dsv3.h5 >/dev/null 2>&1
+"$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
+check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' pr.err && grep -q 'rank 5 is not one of them' pr.err && [ ! -e dsv3.png ]"
+check "plot memory without --rank draws the peak rank (as run --plot)" \
+  sh -c "'$STEPSIM' plot memory dsv3.h5 -o dsv3.svg && grep -q 'memory of rank 32' dsv3.svg"
 check "a dense run prints no expert lines" sh -c "! '$STEPSIM' run '$s1' -o dense.h5 | grep -q 'all-to-all\|expert load\|active a token'"
 check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast_shift, kv_repeat off, compile off, optimizer fused, DeepSpeed buckets'"
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"

@@ -114,20 +114,19 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                         : par->moe_pad ? "group [moe], key 'pad_to_capacity': "
                                        : "group [moe], key 'load_imbalance': ",
                  "model '%s' has no experts (num_local_experts absent or 0)", arch->name);
-  /* etp first: an error about the ep × etp carving would name ep */
-  if (arch->n_experts > 0 && etp > 1)
-    return fail (error, "group [parallel], key 'etp': ",
-                 "etp = %u is not modelled yet (expert tensor parallelism needs tp's sharded "
-                 "expert kernels); use etp = 1", etp);
   ModelMesh mesh;
   model_parallel_mesh (par, &mesh);
   g_autoptr (GError) e = NULL;
-  if (!model_ep_check (arch, &mesh, &e))
+  if (!model_ep_check (arch, &mesh, &e)) /* a dense model given only etp: name etp */
     return fail (error, arch->n_experts == 0 && ep <= 1 ? "group [parallel], key 'etp': "
                                                         : key_of (e->message),
                  "%s", e->message);
   if (arch->n_experts == 0)
     return TRUE;
+  if (etp > 1)
+    return fail (error, "group [parallel], key 'etp': ",
+                 "etp = %u is not modelled yet (expert tensor parallelism needs tp's sharded "
+                 "expert kernels); use etp = 1", etp);
   guint stage = model_parallel_stage (par);
   if (ep > 1 && stage > 0)
     {

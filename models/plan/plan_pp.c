@@ -38,7 +38,11 @@
  *                      of those halves for the stage's layers. B frees the layer's saved
  *                      activations and keeps what W needs (each trainable GEMM's input and
  *                      its output's gradient, w_hold_layer_bytes; the head's input and
- *                      logits gradient), which W frees. Approximate: the embedding's dY is
+ *                      logits gradient), which W frees: the last stage holds up to p − 1
+ *                      micro-batches' W tensors (its W ops come last), the first stage none,
+ *                      so under full recompute (little else held) the last stage needs the
+ *                      most (as reported for the reference implementation,
+ *                      sail-sg/zero-bubble-pipeline-parallelism issue 74). Approximate: the embedding's dY is
  *                      not held, and the held inputs are counted apart from the saved
  *                      activations B releases (one allocation, not the same tensors).
  * Each transfer is a two-rank SEND_RECV (hardware/collective.h: ranks[0] sends to ranks[1])
