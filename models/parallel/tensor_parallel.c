@@ -587,6 +587,38 @@ static const struct
   { "lora_bx_row", MODEL_TP_ACT_SEQUENCE },
 };
 
+/* A MoE layer's tensors of tokens or routed rows (graph_layer.c mlp, mlp_inner): under
+ * sequence parallelism its router and experts see the rank's s/tp tokens (Megatron-LM
+ * moe_layer.py takes the sequence-parallel hidden states; with etp 1 no tp gather follows
+ * the dispatch), so they are of the sequence region; a dense MLP's same-named inner tensors
+ * are i/tp features. */
+static const char *const moe_token_tensors[] = {
+  "router_logits", "router_probs", "routed_tokens", "mlp_gate",  "mlp_up",
+  "mlp_silu",      "mlp_product",  "mlp_clamped",   "mlp_down_cast", "expert_out",
+  "expert_bias_rows", "moe_combine", NULL
+};
+
+gboolean
+model_tp_graph_is_moe (const ModelGraph *g)
+{
+  g_return_val_if_fail (g != NULL, FALSE);
+  for (guint i = 0; i < g->tensors->len; i++)
+    if (strcmp (g_array_index (g->tensors, ModelGraphTensor, i).name, "routed_tokens") == 0)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+model_tp_act_region_of (const char *name, gboolean moe, ModelTpActRegion *out)
+{
+  if (moe && g_strv_contains (moe_token_tensors, name))
+    {
+      *out = MODEL_TP_ACT_SEQUENCE;
+      return TRUE;
+    }
+  return model_tp_act_region (name, out);
+}
+
 gboolean
 model_tp_act_region (const char *name, ModelTpActRegion *out)
 {
@@ -613,6 +645,7 @@ model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp, guint64 n_kv_h
       return NULL;
     }
   guint kv_ways = n_kv_heads > 0 && n_kv_heads < tp ? (guint) n_kv_heads : tp;
+  gboolean moe = model_tp_graph_is_moe (g);
   g_autofree double *ways = g_new (double, g->tensors->len + 1);
   for (guint i = 0; i < g->tensors->len; i++)
     {
@@ -621,12 +654,11 @@ model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp, guint64 n_kv_h
       if (tp <= 1)
         continue;
       ModelTpActRegion region;
-      if (!model_tp_act_region (t->name, &region))
+      if (!model_tp_act_region_of (t->name, moe, &region))
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "[parallel] tp = %u: the layer's saved tensor '%s' has no "
-                       "tensor-parallel placement (MoE layers under tensor parallelism "
-                       "are not modelled yet)", tp, t->name);
+                       "tensor-parallel placement", tp, t->name);
           return NULL;
         }
       switch (region)

@@ -246,6 +246,12 @@ typedef enum
 /* The region of a graph tensor by its name; FALSE if the name is not one graph_layer.c
  * builds for a dense layer. */
 gboolean model_tp_act_region (const char *name, ModelTpActRegion *out);
+/* Whether `g` is a MoE layer's graph (it routes tokens: a "routed_tokens" tensor). */
+gboolean model_tp_graph_is_moe (const ModelGraph *g);
+/* model_tp_act_region for a layer whose MLP is MoE (`moe`): its router's and experts'
+ * tensors are of the rank's tokens (the sequence region: under sequence parallelism a rank
+ * routes its s/tp tokens, expert tp 1), not i/tp features. */
+gboolean model_tp_act_region_of (const char *name, gboolean moe, ModelTpActRegion *out);
 
 /* The layer graph `g` as one tp rank holds it: the same tensors and ops with each tensor's
  * bytes divided as its region says (SEQUENCE by tp only with `sp`), so model_graph_saved
@@ -257,7 +263,8 @@ gboolean model_tp_act_region (const char *name, ModelTpActRegion *out);
  * s·b·h·(34 + 5·a·s/h)/t (TP+SP), 34·s·b·h/t (TP+SP+selective). `n_kv_heads` (k) for the
  * KV region; `seq_len` must be a multiple of tp with SP (Megatron's
  * scatter_to_sequence_parallel_region splits it evenly). Errors (G_KEY_FILE_ERROR_
- * INVALID_VALUE): a tensor of no known region (a MoE layer, under tp > 1), the sequence
- * not divisible ([training] seq_len and [parallel] tp). New graph or NULL. */
+ * INVALID_VALUE): a tensor of no known region, the sequence not divisible ([training]
+ * seq_len and [parallel] tp). A MoE layer's router and expert tensors are of the sequence
+ * region (model_tp_act_region_of). New graph or NULL. */
 ModelGraph *model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp,
                                   guint64 n_kv_heads, guint64 seq_len, GError **error);

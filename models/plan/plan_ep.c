@@ -165,8 +165,10 @@ plan_ep_init (ModelPlan *p)
 {
   PlanEp *ep = &p->ep;
   *ep = (PlanEp){ 0 };
+  /* under tp (with sequence parallelism) a rank routes its s/tp tokens: the dispatch model
+   * gives its experts' rows even at ep 1 */
   if (p->arch->n_experts == 0 || (MAX (p->par.ep, 1) * MAX (p->par.etp, 1) <= 1
-                                  && !p->par.moe_drop))
+                                  && !p->par.moe_drop && MAX (p->par.tp, 1) <= 1))
     return;
   plan_ep_params (p->arch, &p->stack, &p->par, &ep->params);
   g_autoptr (GError) error = NULL;
@@ -272,6 +274,21 @@ reshape (const ModelOp *op, const ModelArch *arch, gboolean fc2, double rows, do
   return out;
 }
 
+/* The router GEMM `op` (m tokens × h → E) on m/tp tokens: FLOPs and the activation traffic
+ * ÷ tp, the weights read whole (its pass factor kept, as reshape's). */
+static ModelOp
+router_shard (const ModelOp *op, guint tp, double e, double w)
+{
+  const HwKernelShape *o = &op->shape;
+  double fwd = 2 * o->m * o->n * o->k * MAX (o->batch, 1);
+  double factor = fwd > 0 ? op->flops / fwd : 1;
+  ModelOp out = *op;
+  out.shape.m = o->m / tp;
+  out.flops = op->flops / tp;
+  out.bytes = factor * (e * out.shape.m * o->k + w * o->k * o->n + e * out.shape.m * o->n);
+  return out;
+}
+
 /* Rewrites the expert GEMMs of `pass` as the slowest rank's: the hot expert's GEMM and the
  * grouped GEMM of the L − 1 others (one op each); model FLOPs those of the mean rank
  * (L experts on mean_rows each: the work the step accomplishes, so MFU does not count the
@@ -291,6 +308,17 @@ rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
       gboolean fc2;
       gboolean gemm = op->shape.cls == HW_KERNEL_GEMM || op->shape.cls == HW_KERNEL_GEMM_BACKWARD
                       || op->shape.cls == HW_KERNEL_GEMM_DGRAD;
+      if (gemm && g_strcmp0 (op->name, "router") == 0 && p->ep.params.sp && p->ep.params.tp > 1)
+        {
+          /* the router reads the rank's sequence shard (the layer graph's is the whole) */
+          ModelOp r = router_shard (op, p->ep.params.tp, e, w);
+          g_assert (out.n_ops < MODEL_COST_MAX_OPS);
+          out.ops[out.n_ops++] = r;
+          out.flops += r.flops;
+          out.bytes += r.bytes;
+          out.model_flops += r.flops - op->flops;
+          continue;
+        }
       if (!gemm || !expert_op (op->name, &fc2))
         {
           g_assert (out.n_ops < MODEL_COST_MAX_OPS);

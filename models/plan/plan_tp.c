@@ -18,8 +18,12 @@
  *                 with SP a fully checkpointed layer keeps its sequence shard (2sbh/t)
  *   collectives   each block's tp collectives per micro-batch and pass (model_tp_*_comms),
  *                 scheduled by plan_step.c on MODEL_STREAM_TP; SP's gradient all-reduce.
- * Not modelled: MoE layers under tp (expert dispatch over ep/etp), the head's sequence
- * shard under SP (its final-norm and head-input activations are counted whole). */
+ * MoE layers under tp (with SP, as Megatron requires): the attention and norms as above,
+ * the router and experts on the rank's s/tp tokens (the graph's MoE tensors are of the
+ * sequence region, tensor_parallel.h model_tp_act_region_of; the expert GEMMs are
+ * plan_ep.c's, the experts whole at etp 1). Not modelled: a shared expert or MLA under tp,
+ * the head's sequence shard under SP (its final-norm and head-input activations are
+ * counted whole). */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -60,12 +64,22 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
 {
   if (par->tp <= 1)
     return TRUE;
-  if (arch->n_experts > 0)
+  if (arch->n_experts > 0 && !par->sequence_parallel)
+    {
+      /* megatron/core/transformer/moe/moe_layer.py MoELayer.forward raises in training
+       * when the attention is tensor-parallel without sequence parallelism */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'sequence_parallel': tp = %u with the experts of "
+                   "model '%s' needs sequence_parallel = true (Megatron-LM's MoE layer "
+                   "refuses tensor parallelism without it)", par->tp, arch->name);
+      return FALSE;
+    }
+  if (arch->n_experts > 0 && arch->shared_expert_size > 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'tp': tp = %u with the %" G_GUINT64_FORMAT
-                   " experts of model '%s' is not modelled yet (MoE token dispatch over "
-                   "expert parallelism)", par->tp, arch->n_experts, arch->name);
+                   "group [parallel], key 'tp': tp = %u with the shared expert of model '%s' "
+                   "is not modelled yet (its tensor-parallel linears and their sequence "
+                   "gather and scatter)", par->tp, arch->name);
       return FALSE;
     }
   ModelMesh mesh;
@@ -235,7 +249,8 @@ plan_tp_init (ModelPlan *p)
   ModelArch *a = model_arch_copy (p->arch);
   a->n_heads = layout->q_heads;
   a->n_kv_heads = layout->kv_heads;
-  a->intermediate_size /= tp->tp;
+  if (p->arch->n_experts == 0) /* a MoE's experts split over etp (1), not tp */
+    a->intermediate_size /= tp->tp;
   a->vocab_size = layout->vocab / tp->tp;
   tp->arch = a;
   ModelTpCommParams cp = comm_params (&p->stack, &p->par);
@@ -288,7 +303,8 @@ sequence_op (const ModelGraph *g, const char *name)
         continue;
       const ModelGraphTensor *t = &g_array_index (g->tensors, ModelGraphTensor, op->out);
       ModelTpActRegion region;
-      return model_tp_act_region (t->name, &region) && region == MODEL_TP_ACT_SEQUENCE;
+      return model_tp_act_region_of (t->name, model_tp_graph_is_moe (g), &region)
+             && region == MODEL_TP_ACT_SEQUENCE;
     }
   return FALSE;
 }

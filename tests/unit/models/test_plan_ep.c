@@ -122,6 +122,39 @@ replay (const ModelPlan *plan, const HwNodeSpec *node)
   return o;
 }
 
+/* C14's buckets with TP ≠ ETP·EP (Megatron-LM #4050): Mixtral 8x7B at tp 2 (sequence
+ * parallel), ep 4, etp 1 on 8 GPUs: the tensor-parallel bucket ÷ 2 (attention 32 · 4096 ·
+ * (4096 + 2 · 1024 + 4096) = 1,342,177,280; embedding and head 2 · 32000 · 4096, the
+ * vocabulary 32000 a multiple of 128 · 2, no padding), the replicated bucket whole (norms
+ * 2 · 4096 · 32 + 4096, router 8 · 4096 · 32) and the experts ÷ (etp · ep) = 4
+ * (45,097,156,608): 671,088,640 + 131,072,000 + 266,240 + 1,048,576 + 11,274,289,152 =
+ * 12,077,764,608 weights a rank, 2 B each. Its experts see the rank's s/tp tokens: with
+ * ep 4 over tp 2 · dp 4 the expert group spans both tp ranks of a pair. */
+static void
+test_c14_buckets_tp (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  ModelStack st = bf16_stack (512);
+  ModelParallel par = ep_par (8, 4);
+  par.tp = 2;
+  par.sequence_parallel = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  if (p == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS), 2 * 12077764608.0, 1e-12);
+  double slowest, mean;
+  CU_ASSERT (model_plan_ep_load (p, &slowest, &mean));
+  STEPSIM_ASSERT_REL (slowest, 512.0 / 2 * 2, 1e-12); /* 256 tokens · top-2, balanced */
+  /* without sequence parallelism Megatron's MoE layer refuses tensor parallelism */
+  par.sequence_parallel = FALSE;
+  g_autoptr (GError) e2 = NULL;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &st, &par, &e2);
+  CU_ASSERT_PTR_NULL (q);
+  CU_ASSERT (e2 != NULL && strstr (e2->message, "key 'sequence_parallel'") != NULL);
+}
+
 /* The dispatch all-to-all on one NVSwitch node: each GPU sends (p−1) flows of S/p out of
  * its one NVLink port, all after the intra-node latency α (hardware/collective.h; the
  * hardware test's closed form): T = α + (p − 1)/p · S / B, B the NVLink port's achieved
@@ -541,6 +574,8 @@ main (void)
 {
   static const StepsimTest tests[] = {
     { "C14 buckets: experts ÷ ep, the rest replicated (Mixtral 8x7B)", test_c14_buckets },
+    { "C14 buckets with tp 2 ≠ etp·ep 4: attention ÷ tp, experts ÷ ep (Mixtral 8x7B)",
+      test_c14_buckets_tp },
     { "dispatch all-to-all on one NVSwitch node = closed form",
       test_dispatch_all_to_all_closed_form },
     { "load_imbalance 2 slows the MoE layers by the leaf's slowdown", test_imbalance_slows_step },
