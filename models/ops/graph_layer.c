@@ -496,6 +496,41 @@ expert_gemm (ModelGraph *g, const Dims *d, const char *kernel, double n, double 
   model_graph_op_kernel (g, &k);
 }
 
+/* Megatron's TEGroupedMLP (experts.py) after fc1's two halves `gate` and `up` (e·m·i B
+ * each, `ei`): the fused weighted SwiGLU (fused_bias_swiglu.py weighted_bias_swiglu_impl)
+ * saves fc1's output and the rows' routing weights and writes silu(gate)·up·prob, which fc2
+ * saves: no SiLU output tensor, and the probabilities are applied here, not in the combine.
+ * Returns the product (fc2's input). */
+static guint
+grouped_swiglu (ModelGraph *g, const Dims *d, const ModelArch *arch, guint gate, guint up,
+                double ei)
+{
+  guint act_in = NO;
+  if (arch->swiglu_limit > 0)
+    {
+      /* gpt_oss's clamped GLU: Megatron clamps the two halves and concatenates them outside
+       * the fused kernel (fused_bias_geglu.py weighted_bias_quick_geglu_impl with
+       * clamp_value): each clamp reads and writes its half, the cat reads both and writes
+       * fc1's width again, 8·e·m·i B; the clamps save their inputs (fc1's output stays) and
+       * the activation the cat; backward, each clamp's reads the gradient and its input and
+       * writes one, 6·e·m·i */
+      act_in = selective (g, d, MODEL_RECOMPUTE_MOE_ACT,
+                          t_new (g, "mlp_clamped", 2 * ei, MODEL_TENSOR_POINTWISE, -1));
+      op1 (g, "clamp_cat", act_in, gate, up, NO);
+      ew_bwd (g, "mlp_clamp", 8 * ei, 0.75);
+      selective_op (g, d, MODEL_RECOMPUTE_MOE_ACT);
+    }
+  /* moe_act recompute (experts.py: CheckpointWithoutOutput over the activation) keeps
+   * fc1's output and reruns the activation before fc2's backward */
+  guint prod = selective (g, d, MODEL_RECOMPUTE_MOE_ACT,
+                          t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1));
+  op1 (g, "weighted_swiglu", prod, act_in != NO ? act_in : gate, act_in != NO ? NO : up, NO);
+  frees (g, gate, up, act_in);
+  ew (g, "mlp_act", 3 * ei); /* read gate and up, write the product */
+  selective_op (g, d, MODEL_RECOMPUTE_MOE_ACT);
+  return prod;
+}
+
 /* The MLP's inner tensors for `m` tokens reading the tensors in[] (mlp_in of them, made
  * from `src`, freed after the last reads it); returns the down projection's input. Under
  * kbit (QLoRA + autocast with PEFT's prepare_model_for_kbit_training: the norms and so the
@@ -508,45 +543,6 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const
 {
   double ei = (d->kbit ? 4.0 : d->e) * d->m * d->i, h = d->h, i = d->i;
   double bias = arch->mlp_bias ? 1.0 : 0.0;
-  if (arch->mlp == MODEL_MLP_SWIGLU && d->grouped)
-    {
-      /* Megatron's TEGroupedMLP (experts.py): fc1 (gate and up), then the fused weighted
-       * SwiGLU (fused_bias_swiglu.py weighted_bias_swiglu_impl) saves fc1's output and the
-       * rows' routing weights and writes silu(gate)·up·prob, which fc2 saves: no SiLU
-       * output tensor, and the probabilities are applied here, not in the combine */
-      guint gate = t_new (g, "mlp_gate", ei, MODEL_TENSOR_GEMM, -1);
-      op1 (g, "gate_proj", gate, in[0], NO, NO);
-      expert_gemm (g, d, "mlp_gate", h, i, h * i + bias * i);
-      guint up = t_new (g, "mlp_up", ei, MODEL_TENSOR_GEMM, -1);
-      op1 (g, "up_proj", up, in[d->mlp_in > 1 ? 1 : 0], NO, NO);
-      expert_gemm (g, d, "mlp_up", h, i, h * i + bias * i);
-      frees (g, src, NO, NO);
-      guint act_in = NO;
-      if (arch->swiglu_limit > 0)
-        {
-          /* gpt_oss's clamped GLU: Megatron clamps the two halves and concatenates them
-           * outside the fused kernel (fused_bias_geglu.py weighted_bias_quick_geglu_impl
-           * with clamp_value): each clamp reads and writes its half, the cat reads both and
-           * writes fc1's width again, 8·e·m·i B; the clamps save their inputs (fc1's output
-           * stays) and the activation the cat; backward, each clamp's reads the gradient and
-           * its input and writes one, 6·e·m·i */
-          act_in = selective (g, d, MODEL_RECOMPUTE_MOE_ACT,
-                              t_new (g, "mlp_clamped", 2 * ei, MODEL_TENSOR_POINTWISE, -1));
-          op1 (g, "clamp_cat", act_in, gate, up, NO);
-          ew_bwd (g, "mlp_clamp", 8 * ei, 0.75);
-          selective_op (g, d, MODEL_RECOMPUTE_MOE_ACT);
-        }
-      /* moe_act recompute (experts.py: CheckpointWithoutOutput over the activation)
-       * keeps fc1's output and reruns the activation before fc2's backward */
-      guint prod = selective (g, d, MODEL_RECOMPUTE_MOE_ACT,
-                              t_new (g, "mlp_product", ei, MODEL_TENSOR_POINTWISE, -1));
-      op1 (g, "weighted_swiglu", prod, act_in != NO ? act_in : gate, act_in != NO ? NO : up,
-           NO);
-      frees (g, gate, up, act_in);
-      ew (g, "mlp_act", 3 * ei); /* read gate and up, write the product */
-      selective_op (g, d, MODEL_RECOMPUTE_MOE_ACT);
-      return prod;
-    }
   if (arch->mlp == MODEL_MLP_SWIGLU)
     {
       guint gate = t_new (g, "mlp_gate", ei, MODEL_TENSOR_GEMM, -1);
@@ -556,6 +552,8 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const
       op1 (g, "up_proj", up, in[d->mlp_in > 1 ? 1 : 0], NO, NO);
       expert_gemm (g, d, "mlp_up", h, i, h * i + bias * i);
       frees (g, src, NO, NO);
+      if (d->grouped)
+        return grouped_swiglu (g, d, arch, gate, up, ei);
       guint act = t_new (g, "mlp_silu", ei, MODEL_TENSOR_POINTWISE, (gint) gate);
       op1 (g, "silu", act, gate, NO, NO);
       frees (g, gate, NO, NO);

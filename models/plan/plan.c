@@ -604,7 +604,5 @@ guint
 model_plan_pp_rank (const ModelPlan *plan, guint rank)
 {
   g_return_val_if_fail (rank < plan->n_ranks, 0);
-  guint coords[MODEL_MESH_N_DIMS];
-  model_mesh_coords (&plan->mesh, rank, coords);
-  return coords[MODEL_MESH_PP];
+  return plan_pp_rank_of (plan, rank);
 }

@@ -254,15 +254,6 @@ plan_pp_clear (PlanPp *pp)
     g_clear_pointer (&pp->share[k], g_free);
 }
 
-/* `rank`'s pipeline rank (its pp coordinate). */
-static guint
-pipeline_rank (const ModelPlan *p, guint rank)
-{
-  guint coords[MODEL_MESH_N_DIMS];
-  model_mesh_coords (&p->mesh, rank, coords);
-  return coords[MODEL_MESH_PP];
-}
-
 /* ---- P2P ----------------------------------------------------------------------------------- */
 
 /* The global rank of pipeline rank `s` beside `rank` (the same dp, cp and tp coordinates). */
@@ -479,7 +470,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   const PlanPp *pp = &p->pp;
   guint m = pp->sched->n_micro, S = pp->pp * pp->vpp;
-  guint s = pipeline_rank (p, rank);
+  guint s = plan_pp_rank_of (p, rank);
   /* ZB-H1: the backward as B (input gradients) and W (weight gradients) */
   g_autofree PlanCosts *split = g_new (PlanCosts, 1);
   ModelPass w_layer, w_head, w_emb, w_mtp;

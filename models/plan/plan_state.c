@@ -356,9 +356,8 @@ plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes)
 /* ---- pipeline stage shares (plan_pp.c fills them; here so that plan_step.c reads them
  * without calling plan_pp.c, which calls plan_step.c) ---- */
 
-/* The pipeline stage (rank) of `rank`. */
-static guint
-pp_rank (const ModelPlan *p, guint rank)
+guint
+plan_pp_rank_of (const ModelPlan *p, guint rank)
 {
   guint coords[MODEL_MESH_N_DIMS];
   model_mesh_coords (&p->mesh, rank, coords);
@@ -382,7 +381,7 @@ plan_pp_state_fraction (const ModelPlan *p, guint rank, ModelMemCategory c)
 {
   if (p->pp.pp == 1 || p->pp.share[0] == NULL)
     return 1;
-  return stage_fraction (p, pp_rank (p, rank), c);
+  return stage_fraction (p, plan_pp_rank_of (p, rank), c);
 }
 
 double
@@ -401,7 +400,7 @@ plan_pp_stage_params (const ModelPlan *p, guint rank, double *dense, double *exp
 {
   double n = (double) model_stack_trainable_params (&p->stack, p->arch);
   gboolean staged = p->pp.pp > 1 && p->pp.share[0] != NULL;
-  guint s = staged ? pp_rank (p, rank) : 0;
+  guint s = staged ? plan_pp_rank_of (p, rank) : 0;
   *dense = n * (staged ? p->pp.share[0][s] : p->tp.trainable - p->tp.trainable_expert);
   *expert = n * (staged ? p->pp.share[1][s] : p->tp.trainable_expert);
 }

@@ -48,7 +48,7 @@ tests_unit_models_test_graph_ops_SOURCES = tests/unit/models/test_graph_ops.c te
 tests_unit_models_test_graph_ops_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_graph_ops_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_ep
-tests_unit_models_test_plan_ep_SOURCES = tests/unit/models/test_plan_ep.c tests/unit/models/shipped.h tests/unit/models/tiny.h
+tests_unit_models_test_plan_ep_SOURCES = tests/unit/models/test_plan_ep.c tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h
 tests_unit_models_test_plan_ep_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_ep_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_tp
@@ -80,6 +80,6 @@ tests_unit_models_test_arch_deepseek_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_arch_deepseek_LDADD = $(UNIT_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/models/test_plan_mtp
-tests_unit_models_test_plan_mtp_SOURCES = tests/unit/models/test_plan_mtp.c tests/unit/models/shipped.h
+tests_unit_models_test_plan_mtp_SOURCES = tests/unit/models/test_plan_mtp.c tests/unit/models/shipped.h tests/unit/models/refusal.h
 tests_unit_models_test_plan_mtp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_mtp_LDADD = $(UNIT_TEST_LIBS)

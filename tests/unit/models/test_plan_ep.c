@@ -14,6 +14,7 @@
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/refusal.h"
 #include "tests/unit/models/shipped.h"
 #include "tests/unit/models/tiny.h"
 
@@ -520,19 +521,6 @@ test_imbalance_keeps_more_rows (void)
   STEPSIM_ASSERT_REL (act[1] - act[0], 2.0 * 1024 * (2 * 256 + 4 * 688), 1e-12);
 }
 
-static void
-expect (const ModelArch *a, const ModelStack *st, const ModelParallel *par, const char *n1,
-        const char *n2)
-{
-  g_autoptr (GError) e = NULL;
-  g_autoptr (ModelPlan) p = model_plan_new (a, st, par, &e);
-  CU_ASSERT_PTR_NULL (p);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
-  gboolean ok = strstr (e->message, n1) != NULL && (n2 == NULL || strstr (e->message, n2));
-  if (!ok)
-    g_printerr ("\n  message \"%s\" lacks \"%s\" / \"%s\"\n", e->message, n1, n2 ? n2 : "");
-  CU_ASSERT (ok);
-}
 
 /* Refusals, each naming group and key: ep not dividing the experts (8 % 3); ep not
  * dividing a stage's dp·cp·tp ranks (6 % 4); ep > 1 on a dense model; capacity factor ≤ 0;
@@ -545,28 +533,28 @@ test_bad_settings (void)
   g_autoptr (ModelArch) dense = tiny_arch ();
   ModelStack st = bf16_stack (512);
   ModelParallel par = ep_par (6, 3);
-  expect (a, &st, &par, "group [parallel], key 'ep'", "num_local_experts");
+  expect_refusal (a, &st, &par, "group [parallel], key 'ep'", "num_local_experts");
   par = ep_par (6, 4);
-  expect (a, &st, &par, "group [parallel], key 'ep'", "does not divide");
+  expect_refusal (a, &st, &par, "group [parallel], key 'ep'", "does not divide");
   par = ep_par (8, 8);
-  expect (dense, &st, &par, "group [parallel], key 'ep'", "no experts");
+  expect_refusal (dense, &st, &par, "group [parallel], key 'ep'", "no experts");
   par = ep_par (8, 8);
   par.moe_drop = TRUE, par.moe_capacity_factor = 0;
-  expect (a, &st, &par, "group [moe], key 'capacity_factor'", NULL);
+  expect_refusal (a, &st, &par, "group [moe], key 'capacity_factor'", NULL);
   par = ep_par (8, 8);
   par.moe_imbalance = 5;
-  expect (a, &st, &par, "group [moe], key 'load_imbalance'", NULL);
+  expect_refusal (a, &st, &par, "group [moe], key 'load_imbalance'", NULL);
   par = ep_par (8, 1);
   par.etp = 2;
-  expect (a, &st, &par, "group [parallel], key 'etp'", NULL);
+  expect_refusal (a, &st, &par, "group [parallel], key 'etp'", NULL);
   par = ep_par (8, 8);
   par.mode = MODEL_DP_ZERO2; /* full fine-tune: expert gradient shards over expert-dp */
-  expect (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
+  expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
   par.mode = MODEL_DP_FSDP_FULL_SHARD;
-  expect (a, &st, &par, "group [parallel], key 'data_parallel'", "weights");
+  expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "weights");
   par = ep_par (8, 8);
   a->experts_per_token = 9;
-  expect (a, &st, &par, "num_experts_per_tok", NULL);
+  expect_refusal (a, &st, &par, "num_experts_per_tok", NULL);
 }
 
 int

@@ -11,6 +11,7 @@
 #include "models/ops/cost.h"
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/refusal.h"
 #include "tests/unit/models/shipped.h"
 
 /* DeepSeek-V3 with `layers` layers, the first `dense` of them dense, and 16 routed experts
@@ -228,19 +229,6 @@ test_m17_layout (void)
   CU_ASSERT (last_only && on_last == 4 * 6);
 }
 
-static void
-expect (const ModelArch *a, const ModelStack *s, const ModelParallel *par, const char *n1,
-        const char *n2)
-{
-  g_autoptr (GError) e = NULL;
-  g_autoptr (ModelPlan) p = model_plan_new (a, s, par, &e);
-  CU_ASSERT_PTR_NULL (p);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
-  gboolean ok = strstr (e->message, n1) != NULL && (n2 == NULL || strstr (e->message, n2));
-  if (!ok)
-    g_printerr ("\n  message \"%s\" lacks \"%s\" / \"%s\"\n", e->message, n1, n2 ? n2 : "");
-  CU_ASSERT (ok);
-}
 
 /* Refusals naming [training] mtp_layers (or the layout): a model without MTP modules
  * (DeepSeek-V2-Lite), more depths than the config has, LoRA, sqrt checkpointing; a layout
@@ -251,21 +239,21 @@ test_refusals (void)
   g_autoptr (ModelArch) v2 = shipped ("deepseek-v2-lite");
   g_autoptr (ModelArch) a = v3_cut (4, 1);
   ModelStack s1 = stack (1, 2), s2 = stack (2, 2);
-  expect (v2, &s1, NULL, "group [training], key 'mtp_layers'", "has 0");
-  expect (a, &s2, NULL, "group [training], key 'mtp_layers'", "num_nextn_predict_layers");
+  expect_refusal (v2, &s1, NULL, "group [training], key 'mtp_layers'", "has 0");
+  expect_refusal (a, &s2, NULL, "group [training], key 'mtp_layers'", "num_nextn_predict_layers");
   ModelStack lora = s1;
   lora.finetune = ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_ALL_LINEAR);
-  expect (a, &lora, NULL, "group [training], key 'mtp_layers'", "not modelled");
+  expect_refusal (a, &lora, NULL, "group [training], key 'mtp_layers'", "not modelled");
   ModelStack sq = s1;
   sq.checkpointing = MODEL_CHECKPOINTING_SQRT;
-  expect (a, &sq, NULL, "group [training], key 'mtp_layers'", "sqrt");
+  expect_refusal (a, &sq, NULL, "group [training], key 'mtp_layers'", "sqrt");
   ModelParallel none = pp_par (2, "Ett|ttL", MODEL_PP_1F1B);
-  expect (a, &s1, &none, "group [parallel], key 'pipeline_layout'",
+  expect_refusal (a, &s1, &none, "group [parallel], key 'pipeline_layout'",
           "[training] mtp_layers = 1");
   ModelParallel two = pp_par (2, "Ett|ttmmL", MODEL_PP_1F1B);
-  expect (a, &s1, &two, "group [parallel], key 'pipeline_layout'", "places 2 MTP layers");
+  expect_refusal (a, &s1, &two, "group [parallel], key 'pipeline_layout'", "places 2 MTP layers");
   ModelParallel early = pp_par (2, "Ett|tt|m|L", MODEL_PP_INTERLEAVED);
-  expect (a, &s1, &early, "group [parallel], key 'pipeline_layout'", "without the loss");
+  expect_refusal (a, &s1, &early, "group [parallel], key 'pipeline_layout'", "without the loss");
 }
 
 int main (void);
