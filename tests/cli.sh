@@ -953,6 +953,13 @@ bad_input "recompute_modules without checkpointing = selective" \
   "group [training], key 'recompute_modules': needs checkpointing = selective" "reruns" -- "$s1" --set training.recompute_modules=layernorm
 bad_input "recompute_modules naming a module not modelled" \
   "group [training], key 'recompute_modules': 'mlp' is not modelled" "core_attn, layernorm, moe_act" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, mlp"
+bad_input "recompute_modules empty" \
+  "group [training], key 'recompute_modules': empty" "core_attn" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules="
+"$STEPSIM" run "$s1" -q -o rma.h5 --set training.checkpointing=selective --set "training.recompute_modules=moe_act" >/dev/null 2>rma.err
+check "recompute_modules = moe_act on a dense model: a warning that it has no effect" \
+  grep -q "key 'recompute_modules': has no effect: moe_act .* the model has no experts" rma.err
+bad_input "a capacity_factor above the experts (capacity of every routed copy)" \
+  "group [moe], key 'capacity_factor'" "at most num_local_experts = 8" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.capacity_factor=1e12 --set moe.pad_to_capacity=true
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err
 check "recompute_modules = layernorm: the training line names it, no 'almost no effect' warning" \
   sh -c "grep -q 'checkpointing selective (layernorm)' rm.out && ! grep -q 'almost no effect' rm.err"

@@ -425,6 +425,14 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
     }
   g_auto (GStrv) parts = g_strsplit (v, ",", -1);
   guint mask = 0;
+  g_autofree char *trimmed = g_strstrip (g_strdup (v));
+  if (trimmed[0] == '\0')
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'recompute_modules': empty (a comma-separated list "
+                   "of core_attn, layernorm, moe_act)");
+      return FALSE;
+    }
   for (guint i = 0; parts[i] != NULL; i++)
     {
       g_strstrip (parts[i]);

@@ -187,6 +187,15 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("training", "checkpoint_every", "it is the k of checkpointing = every_k; here "
           "checkpointing = %s", model_stack_checkpointing_name (s->checkpointing));
   const ModelFramework *fw = &s->framework;
+  /* moe_act reruns Megatron's grouped experts' activation (graph_layer.c grouped_swiglu):
+   * nothing else has it */
+  if ((s->recompute_modules & MODEL_RECOMPUTE_MOE_ACT)
+      && (sc->arch->n_experts == 0 || !fw->moe_grouped_mlp))
+    NOTE ("training", "recompute_modules", "moe_act reruns the activation of Megatron's "
+          "grouped MoE experts; here %s", sc->arch->n_experts == 0
+                                         ? "the model has no experts"
+                                         : "the experts are not Megatron's (framework = megatron "
+                                           "runs them)");
   if (has (kf, "training", "loss_chunks") && fw->loss_chunks > 1
       && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED)
     NOTE ("training", "loss_chunks", "chunks are those of loss = chunked or fused; here the "

@@ -164,6 +164,12 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
     return fail (error, "[moe] capacity_factor = %g must be > 0 (each expert accepts "
                  "ceil(capacity_factor · tokens·top-k / experts) token copies per rank)",
                  p->capacity_factor);
+  /* at capacity_factor = experts one expert may take every routed copy: a larger one drops
+   * nothing more and only pads, to absurd sizes */
+  if (p->drop && p->capacity_factor > (double) arch->n_experts)
+    return fail (error, "[moe] capacity_factor = %g must be at most num_local_experts = %"
+                 G_GUINT64_FORMAT " (a capacity of every routed copy: one expert taking all "
+                 "drops nothing)", p->capacity_factor, arch->n_experts);
   if (p->pad && !p->drop)
     return fail (error, "[moe] pad_to_capacity needs a capacity_factor (Megatron-LM: "
                  "moe_pad_expert_input_to_capacity requires moe_expert_capacity_factor)");
