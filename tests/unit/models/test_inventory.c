@@ -266,6 +266,9 @@ manual (const ModelInventory *inv, ModelInventoryScope scope, gboolean trainable
         case MODEL_INVENTORY_LAYER: copies = root ? 0 : t->count; break;
         case MODEL_INVENTORY_EMBED: copies = root && !t->after_layers ? t->count : 0; break;
         case MODEL_INVENTORY_HEAD: copies = root && t->after_layers ? t->count : 0; break;
+        case MODEL_INVENTORY_MTP: /* MTP depths are concrete layers L + d */
+          copies = t->layer >= 0 && (guint64) t->layer >= inv->n_layers ? t->count : 0;
+          break;
         }
       sum += (double) copies * (double) model_tensor_numel (t);
     }
