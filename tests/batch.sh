@@ -383,5 +383,12 @@ else bad "plot sweep: ~150-character line titles inside the canvas"; cat err.txt
 "$STEPSIM" batch "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" >/dev/null 2>nosweep.err; rc=$?
 check "batch on a scenario file: exit 1, 'this is a scenario, not a sweep'" \
   sh -c "[ $rc -eq 1 ] && grep -q 'no \[sweep\] group: this is a scenario, not a sweep' nosweep.err"
+# a sweep over expert parallelism carries the all-to-alls exposed and the slowest EP rank's rows
+printf '[sweep]\nscenario = %s\n[axes]\nparallel.ep = 4, 8\n' "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" >epsweep.ini
+"$STEPSIM" batch epsweep.ini -j 1 --tsv ep.tsv -o ep.h5 >/dev/null 2>&1
+check "batch over ep: rows carry exposed_all_to_all > 0 and ep_rows_slowest" \
+  awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { n++; if (!(c["exposed_all_to_all"] && $c["exposed_all_to_all"] > 0 && $c["ep_rows_slowest"] > 0)) bad = 1 }
+    END { exit (bad || n != 2) }' ep.tsv
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

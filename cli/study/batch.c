@@ -38,6 +38,9 @@ static const Metric head_metrics[] = {
 static const Metric tail_metrics[] = {
   { "offload_stall", "s", TRUE },
   { "pipeline_bubble", "s", TRUE },
+  /* expert parallelism (0 without): the all-to-alls exposed, the slowest EP rank's rows */
+  { "exposed_all_to_all", "s", TRUE },
+  { "ep_rows_slowest", "1", TRUE },
   /* the training run of [plan]/[cost] (cli/report/training.h): NaN when not estimated (no plan,
    * OOM, no price, no power figure) */
   { "train_time", "s", FALSE },
