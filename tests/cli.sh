@@ -34,7 +34,7 @@ check "list --help mentions nodes" sh -c "'$STEPSIM' list --help | grep -q 'node
 # an unknown option is a usage error naming the command and where its help is
 for c in run export list collective compare validate batch fit plot; do
   check "$c --bogus: exit 2, '$c: unknown option --bogus (see stepsim $c --help)'" \
-    sh -c "'$STEPSIM' $c --bogus >/dev/null 2>uo.err; [ \$? -eq 2 ] && grep -qx 'stepsim: $c: unknown option --bogus (see stepsim $c --help)' uo.err"
+    sh -c "'$STEPSIM' $c --bogus >/dev/null 2>'$work/uo.err'; [ \$? -eq 2 ] && grep -qx 'stepsim: $c: unknown option --bogus (see stepsim $c --help)' '$work/uo.err'"
 done
 # Every option of every command's --help is in README.md (its long name, or its short form).
 missing=""
