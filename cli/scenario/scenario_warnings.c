@@ -215,15 +215,15 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
       && (s->recompute_modules & ~MODEL_RECOMPUTE_CORE_ATTN) == 0)
     {
       /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under flash
-       * what it stops keeping is the logsumexp, act_attn_core (models/ops/cost.h). */
+       * what it stops keeping is the logsumexp, act_selective (models/ops/cost.h). */
       ModelCostParams cp = model_stack_cost_params (s);
       ModelBlockCost c = model_cost_layer (sc->arch, &cp);
-      g_autofree char *saved = sim_units_format (c.act_attn_core, SIM_DIM_BYTES, 2);
+      g_autofree char *saved = sim_units_format (c.act_selective, SIM_DIM_BYTES, 2);
       note (sc, sets, origins, "training", "checkpointing", "has almost no effect",
             "selective recomputes the attention core, whose "
             "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
             "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
-            "full, every_k or selective_op save memory", saved, 100 * c.act_attn_core / c.act_saved);
+            "full, every_k or selective_op save memory", saved, 100 * c.act_selective / c.act_saved);
     }
   if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)
     NOTE ("training", "tf32", "it selects TF32 for fp32 GEMMs; precision = %s runs them in "

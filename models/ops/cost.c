@@ -277,7 +277,7 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   /* Time: folds over the graph's kernels. */
   graph_pass (g, MODEL_GRAPH_KEEP_ALL, &cost.fwd);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
-  graph_pass (g, MODEL_GRAPH_KEEP_NON_CORE, &cost.attn_core_fwd);
+  graph_pass (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, &cost.selective_fwd);
   graph_pass (g, MODEL_GRAPH_KEEP_MATMUL, &cost.pointwise_fwd);
   /* Memory: the saved tensors under each policy, and the forward's transient peak from
    * the ops' frees (eager scores, the residual stream, QLoRA's dequantized weight). */
@@ -288,8 +288,8 @@ model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
   double saved = model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, d.compile, NULL, 0, NULL);
   cost.act_saved = saved + model_cost_layer_weight_cache (arch, p);
   cost.act_checkpoint = d.e * d.T * d.h;
-  cost.act_attn_core
-    = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_NON_CORE, d.compile, NULL, 0, NULL);
+  cost.act_selective
+    = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, d.compile, NULL, 0, NULL);
   cost.act_keep_matmul = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, d.compile, NULL, 0, NULL);
   cost.act_pointwise
     = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, d.compile, NULL, 0, NULL);

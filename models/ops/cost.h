@@ -52,11 +52,12 @@ typedef struct
   ModelPass bwd;
   double act_saved;      /* B saved for backward by forward without checkpointing */
   double act_checkpoint; /* B kept per layer under full checkpointing: its input, e·sbh */
-  /* Selective recomputation (Korthikanti et al. 2022 §5): the attention core (QKᵀ,
-   * softmax, dropout, ·V, or the fused flash kernel) rerun in the backward, and the bytes
-   * of act_saved it alone keeps (the s² terms; flash's logsumexp). Layers only. */
-  ModelPass attn_core_fwd;
-  double act_attn_core;
+  /* Selective recomputation (Korthikanti et al. 2022 §5): what it reruns in the backward
+   * (the attention core — QKᵀ, softmax, dropout, ·V, or the fused flash kernel — or the
+   * modules of recompute_modules) and the bytes of act_saved only those keep (the s² terms,
+   * flash's logsumexp; the norms' outputs; the experts' activation). Layers only. */
+  ModelPass selective_fwd;
+  double act_selective;
   /* Op-level selective (graph.h MODEL_GRAPH_KEEP_MATMUL): B kept (block input, matmul and
    * attention outputs), the forward's point-wise ops rerun before the backward, and the B
    * of act_saved that rerun re-creates. Layers only. */
@@ -144,6 +145,11 @@ guint model_cost_layer_saved_tensors (const ModelArch *arch, const ModelCostPara
 /* The saved-tensor graph of one transformer layer under `p` (graph.h; what
  * model_cost_layer()'s act_saved and the tensor list come from). New graph. */
 ModelGraph *model_cost_layer_graph (const ModelArch *arch, const ModelCostParams *p);
+
+/* The names (NULL-terminated) of a MoE layer graph's tensors with one row per routed copy
+ * a rank's experts take (the routed input, the experts' inner tensors and outputs): they
+ * scale with the rows an expert-parallel rank receives. */
+extern const char *const model_cost_moe_row_tensors[];
 
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte

@@ -65,10 +65,10 @@ model_graph_op (ModelGraph *g, const char *name, guint out, const guint *saved, 
 }
 
 void
-model_graph_mark_core (ModelGraph *g, guint t)
+model_graph_mark_selective (ModelGraph *g, guint t)
 {
   g_return_if_fail (g != NULL && t < g->tensors->len);
-  g_array_index (g->tensors, ModelGraphTensor, t).attn_core = TRUE;
+  g_array_index (g->tensors, ModelGraphTensor, t).selective = TRUE;
 }
 
 static ModelGraphOp *
@@ -116,11 +116,11 @@ model_graph_op_frees (ModelGraph *g, const guint *t, guint n)
 }
 
 void
-model_graph_op_core (ModelGraph *g)
+model_graph_op_selective (ModelGraph *g)
 {
   ModelGraphOp *op = last_op (g);
   g_return_if_fail (op != NULL);
-  op->attn_core = TRUE;
+  op->selective = TRUE;
 }
 
 static const ModelGraphTensor *
@@ -144,8 +144,8 @@ policy_keeps (const ModelGraphTensor *t, ModelGraphPolicy policy)
 {
   switch (policy)
     {
-    case MODEL_GRAPH_KEEP_NON_CORE:
-      return !t->attn_core;
+    case MODEL_GRAPH_KEEP_NON_SELECTIVE:
+      return !t->selective;
     case MODEL_GRAPH_KEEP_MATMUL:
     case MODEL_GRAPH_KEEP_MATMUL_SAVED:
       return t->source != MODEL_TENSOR_POINTWISE;
@@ -235,8 +235,8 @@ model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy)
   const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
   switch (policy)
     {
-    case MODEL_GRAPH_KEEP_NON_CORE:
-      return op->attn_core;
+    case MODEL_GRAPH_KEEP_NON_SELECTIVE:
+      return op->selective;
     case MODEL_GRAPH_KEEP_MATMUL:
     case MODEL_GRAPH_KEEP_MATMUL_SAVED:
       /* what the policy does not keep is re-created by rerunning the op that made it */

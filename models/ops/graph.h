@@ -20,7 +20,9 @@
  *    computed from (`from`), which is saved instead; what a backward GEMM or attention
  *    kernel reads is "materialized in the backward" (ban_recompute_materialized_backward) and
  *    stays saved, as do reduction outputs (ban_recompute_reductions);
- *  - selective (Korthikanti et al. 2022 §5): the attention core's tensors are recomputed;
+ *  - selective (Korthikanti et al. 2022 §5): the attention core's tensors are recomputed,
+ *    or the modules of Megatron's recompute_modules (cost.h MODEL_RECOMPUTE_*: the norms'
+ *    outputs, the MoE experts' activation), as the graph's builder marked them;
  *  - op-level selective (torchtitan `ac_mode: selective, selective_ac_option: op`,
  *    torchtitan/models/llama3/infra/parallelize.py _save_list): outputs of matmuls and of
  *    the attention kernel are kept, everything else is recomputed from them and from the
@@ -82,7 +84,8 @@ typedef struct
   const char *name;          /* static */
   double bytes;              /* B */
   ModelTensorSource source;  /* its recompute class */
-  gboolean attn_core;        /* re-created by Korthikanti's selective recompute */
+  gboolean selective;        /* re-created by selective recompute (the attention core, or a
+                              * module of cost.h's recompute_modules) */
   gint from;                 /* compile: the tensor it is recomputed from (index), or -1 when
                               * the backward needs it materialized (kept as it is) */
 } ModelGraphTensor;
@@ -104,7 +107,8 @@ typedef struct
   guint n_frees;
   gboolean launches;         /* runs `kernel`; FALSE: a view, a mask, a cast left out */
   ModelOp kernel;
-  gboolean attn_core;        /* rerun by selective recompute (Korthikanti et al. 2022 §5) */
+  gboolean selective;        /* rerun by selective recompute (Korthikanti et al. 2022 §5;
+                              * Megatron's recompute_modules) */
 } ModelGraphOp;
 
 typedef struct
@@ -116,7 +120,7 @@ typedef struct
 typedef enum
 {
   MODEL_GRAPH_KEEP_ALL,       /* no checkpointing */
-  MODEL_GRAPH_KEEP_NON_CORE,  /* selective: all but the attention core */
+  MODEL_GRAPH_KEEP_NON_SELECTIVE, /* selective: all but the tensors marked selective */
   MODEL_GRAPH_KEEP_MATMUL,    /* op-level selective: block input, GEMM and attention outputs */
   MODEL_GRAPH_KEEP_MATMUL_SAVED, /* of those, the ones eager also saves (what op-level
                                   * selective keeps that no-checkpointing would keep too) */
@@ -129,7 +133,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelGraph, model_graph_free)
 /* A copy of `g` whose tensor i holds `bytes` / divisors[i] B (divisors: g->tensors->len
  * entries, each > 0; NULL: every tensor unchanged), everything else as it is — the
  * tensors' names, sources, `from` and attention-core marks, and each op exactly: its out,
- * saved, writes, frees, kernel, `launches` and `attn_core`. The sharders
+ * saved, writes, frees, kernel, `launches` and `selective`. The sharders
  * (model_tp_shard_graph, model_cp_shard_graph) build a rank's graph with it, so the
  * liveness model_graph_transient_peak folds over is the original's. New graph (caller
  * frees); NULL only on a programming error (g NULL, a divisor <= 0). */
@@ -141,8 +145,9 @@ guint model_graph_tensor (ModelGraph *g, const char *name, double bytes,
 /* Adds an op producing `out` that saves the n tensors of `saved` (n <= MODEL_GRAPH_MAX_SAVED;
  * entries naming no tensor, G_MAXUINT, are skipped). */
 void model_graph_op (ModelGraph *g, const char *name, guint out, const guint *saved, guint n);
-/* Marks tensor `t` as part of the attention core (selective recompute). */
-void model_graph_mark_core (ModelGraph *g, guint t);
+/* Marks tensor `t` re-created by selective recompute (the attention core's, or a recompute
+ * module's). */
+void model_graph_mark_selective (ModelGraph *g, guint t);
 /* The last op added launches `kernel` (copied). */
 void model_graph_op_kernel (ModelGraph *g, const ModelOp *kernel);
 /* The last op added also produces the n tensors of `t` (n <= MODEL_GRAPH_MAX_SAVED;
@@ -153,10 +158,10 @@ void model_graph_op_writes (ModelGraph *g, const guint *t, guint n);
  * policy keeps it for the backward. A tensor nothing frees lives to the end of the block
  * (the block's output). */
 void model_graph_op_frees (ModelGraph *g, const guint *t, guint n);
-/* The last op added belongs to the attention core: selective recompute reruns it. */
-void model_graph_op_core (ModelGraph *g);
+/* The last op added is rerun by selective recompute. */
+void model_graph_op_selective (ModelGraph *g);
 
-/* TRUE when op `j` is rerun before the backward under `policy`: KEEP_ALL none; NON_CORE the
+/* TRUE when op `j` is rerun before the backward under `policy`: KEEP_ALL none; NON_SELECTIVE the
  * attention-core ops; KEEP_MATMUL(_SAVED) the ops whose output is made by a point-wise or
  * reduction kernel (not a GEMM's, not the attention kernel's: those outputs are kept). */
 gboolean model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy);

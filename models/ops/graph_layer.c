@@ -148,7 +148,7 @@ static guint
 selective (ModelGraph *g, const Dims *d, guint module, guint t)
 {
   if (d->recompute & module)
-    model_graph_mark_core (g, t);
+    model_graph_mark_selective (g, t);
   return t;
 }
 
@@ -157,7 +157,7 @@ static void
 selective_op (ModelGraph *g, const Dims *d, guint module)
 {
   if (d->recompute & module)
-    model_graph_op_core (g);
+    model_graph_op_selective (g);
 }
 
 /* A norm reading `in`, one kernel `kernel`; returns the tensor the following projections
@@ -480,6 +480,11 @@ down_input (ModelGraph *g, const Dims *d, guint x)
   op1 (g, "lora_a_cast", c, NO, NO, NO);
   return c;
 }
+
+const char *const model_cost_moe_row_tensors[] = {
+  "routed_tokens", "mlp_gate",      "mlp_up",     "mlp_silu",         "mlp_product",
+  "mlp_clamped",   "mlp_down_cast", "expert_out", "expert_bias_rows", NULL
+};
 
 /* MoE: the m routed tokens split over the touched experts, one GEMM each (a grouped GEMM,
  * as even routing gives): m/touched rows × `touched` products. Dense: unchanged. */

@@ -5,6 +5,7 @@
 #include "models/parallel/tensor_parallel.h"
 
 #include <string.h>
+#include "models/ops/cost.h"
 
 const char *
 model_tp_style_name (ModelTpStyle style)
@@ -587,16 +588,13 @@ static const struct
   { "lora_bx_row", MODEL_TP_ACT_SEQUENCE },
 };
 
-/* A MoE layer's tensors of tokens or routed rows (graph_layer.c mlp, mlp_inner): under
+/* A MoE layer's tensors of tokens (these) or routed rows (model_cost_moe_row_tensors): under
  * sequence parallelism its router and experts see the rank's s/tp tokens (Megatron-LM
  * moe_layer.py takes the sequence-parallel hidden states; with etp 1 no tp gather follows
  * the dispatch), so they are of the sequence region; a dense MLP's same-named inner tensors
  * are i/tp features. */
-static const char *const moe_token_tensors[] = {
-  "router_logits", "router_probs", "routed_tokens", "mlp_gate",  "mlp_up",
-  "mlp_silu",      "mlp_product",  "mlp_clamped",   "mlp_down_cast", "expert_out",
-  "expert_bias_rows", "moe_combine", NULL
-};
+static const char *const moe_token_tensors[] = { "router_logits", "router_probs", "moe_combine",
+                                                NULL };
 
 gboolean
 model_tp_graph_is_moe (const ModelGraph *g)
@@ -611,7 +609,8 @@ model_tp_graph_is_moe (const ModelGraph *g)
 gboolean
 model_tp_act_region_of (const char *name, gboolean moe, ModelTpActRegion *out)
 {
-  if (moe && g_strv_contains (moe_token_tensors, name))
+  if (moe && (g_strv_contains (moe_token_tensors, name)
+              || g_strv_contains (model_cost_moe_row_tensors, name)))
     {
       *out = MODEL_TP_ACT_SEQUENCE;
       return TRUE;

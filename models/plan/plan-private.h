@@ -301,7 +301,7 @@ void plan_tp_clear (PlanTp *tp);
 /* The arch whose shapes one rank's kernels run: p->tp.arch, or p->arch for tp = 1. */
 const ModelArch *plan_cost_arch (const ModelPlan *p);
 /* One rank's saved activations of a layer under tp: the memory fields of `layer`
- * (act_saved, act_attn_core, act_keep_matmul, act_pointwise, act_checkpoint) from the
+ * (act_saved, act_selective, act_keep_matmul, act_pointwise, act_checkpoint) from the
  * layer graph as model_tp_shard_graph shards it; no-op for tp = 1. */
 void plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
 /* One rank's layer kernels under SP: the point-wise kernels of the sequence region (norms,

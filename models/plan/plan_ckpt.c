@@ -55,7 +55,7 @@ stored_bytes (const StepCtx *c, guint l)
   if (c->ckpt == MODEL_CHECKPOINTING_SQRT)
     return 0;
   if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
-    return lc->act_saved - lc->act_attn_core;
+    return lc->act_saved - lc->act_selective;
   if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE_OP)
     return lc->act_keep_matmul;
   return lc->act_saved;
@@ -141,7 +141,8 @@ plan_step_head_cast_bytes (const StepCtx *c)
 typedef enum
 {
   RECOMPUTE_LAYER,     /* the whole forward, re-creating act_saved */
-  RECOMPUTE_CORE,      /* selective: the attention core, re-creating its s² activations */
+  RECOMPUTE_SELECTIVE, /* selective: the attention core (or recompute_modules), re-creating
+                          what it saves */
   RECOMPUTE_POINTWISE, /* op-level selective: the point-wise ops, from the kept matmul outputs */
 } RecomputeWhat;
 
@@ -151,7 +152,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
 {
   ModelPlan *p = c->p;
   const ModelBlockCost *lc = &c->pc->layer;
-  static const char *const label[] = { "", " attn", " pointwise" };
+  static const char *const label[] = { "", " selective", " pointwise" };
   /* Megatron's full recompute reruns the forward, its tp collectives included
    * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again), placed
    * as the forward's (plan_tp_overlap.c): before, beside and after the task. */
@@ -172,11 +173,11 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   plan_task_dep (p, c->restored);
   switch (what)
     {
-    case RECOMPUTE_CORE:
-      plan_task_add_pass (p, &lc->attn_core_fwd);
-      c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_attn_core,
+    case RECOMPUTE_SELECTIVE:
+      plan_task_add_pass (p, &lc->selective_fwd);
+      c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_selective,
                                           MODEL_EFFECT_AT_START);
-      plan_task_pass_workspace (p, &lc->attn_core_fwd);
+      plan_task_pass_workspace (p, &lc->selective_fwd);
       break;
     case RECOMPUTE_POINTWISE:
       plan_task_add_pass (p, &lc->pointwise_fwd);
@@ -218,7 +219,7 @@ plan_step_recompute_before_backward (StepCtx *c, guint l)
   switch (c->ckpt)
     {
     case MODEL_CHECKPOINTING_SELECTIVE:
-      recompute (c, l, RECOMPUTE_CORE);
+      recompute (c, l, RECOMPUTE_SELECTIVE);
       break;
     case MODEL_CHECKPOINTING_SELECTIVE_OP:
       recompute (c, l, RECOMPUTE_POINTWISE);

@@ -192,11 +192,11 @@ plan_cp_layer (const ModelPlan *p, ModelBlockCost *layer)
   model_cp_attention_steps (&cp->params, rank, MODEL_CP_BACKWARD, bwd);
   double tok = (double) plan_cp_seq_len (p), heads = (double) cp->params.q_heads;
   replace_attention (&layer->fwd, fwd, FALSE, cp->cp, tok, heads);
-  replace_attention (&layer->attn_core_fwd, fwd, FALSE, cp->cp, tok, heads);
+  replace_attention (&layer->selective_fwd, fwd, FALSE, cp->cp, tok, heads);
   replace_attention (&layer->bwd, bwd, TRUE, cp->cp, tok, heads);
   double ws_f = attention_workspace (&cp->params, MODEL_CP_FORWARD);
   layer->fwd.workspace += ws_f;
-  layer->attn_core_fwd.workspace += ws_f;
+  layer->selective_fwd.workspace += ws_f;
   layer->bwd.workspace += attention_workspace (&cp->params, MODEL_CP_BACKWARD);
   /* Memory: the tp- and cp-sharded full-sequence graph. */
   g_autoptr (GError) error = NULL;
@@ -206,8 +206,8 @@ plan_cp_layer (const ModelPlan *p, ModelBlockCost *layer)
   gboolean compile = cost.compile;
   double saved = model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, compile, NULL, 0, NULL);
   layer->act_saved = saved + model_cost_layer_weight_cache (plan_cost_arch (p), &cost);
-  layer->act_attn_core
-    = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_CORE, compile, NULL, 0, NULL);
+  layer->act_selective
+    = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, compile, NULL, 0, NULL);
   layer->act_keep_matmul = model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL, compile, NULL, 0, NULL);
   layer->act_pointwise
     = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL_SAVED, compile, NULL, 0, NULL);

@@ -198,9 +198,7 @@ plan_ep_init (ModelPlan *p)
   /* the experts' row tensors (graph_layer.c: the rows a rank's experts receive, from the
    * routed copies to the expert output) scale with the received rows; the router's and the
    * tokens' own (per local token) do not */
-  static const char *const rows[] = { "routed_tokens", "mlp_gate", "mlp_up", "mlp_silu",
-                                      "mlp_product", "mlp_clamped", "mlp_down_cast",
-                                      "expert_out", "expert_bias_rows", NULL };
+  const char *const *rows = model_cost_moe_row_tensors;
   /* the graph's rows are the rank's own routed copies, T·k, which balanced routing without
    * padding or drops also makes the rows it receives (etp 1) */
   double k = ep->dispatch.routed > 0 ? ep->dispatch.slowest_rows / ep->dispatch.routed - 1 : 0;
@@ -213,7 +211,7 @@ plan_ep_init (ModelPlan *p)
       double all = model_graph_saved_named (g, MODEL_GRAPH_KEEP_ALL, compile, rows);
       double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
       ep->row_extra[0] = k * all / cp;
-      ep->row_extra[1] = k * (all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_NON_CORE,
+      ep->row_extra[1] = k * (all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_NON_SELECTIVE,
                                                              compile, rows)) / cp;
       ep->row_extra[2] = k * model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL, compile,
                                                       rows) / cp;
@@ -348,7 +346,7 @@ plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
   if (!p->ep.on)
     return;
   layer->act_saved += p->ep.row_extra[0];
-  layer->act_attn_core += p->ep.row_extra[1];
+  layer->act_selective += p->ep.row_extra[1];
   layer->act_keep_matmul += p->ep.row_extra[2];
   layer->act_pointwise += p->ep.row_extra[3];
 }
@@ -390,12 +388,18 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
     }
 }
 
+/* Whether `layer` has experts: DeepSeek's first_k_dense_replace layers have a dense MLP
+ * (no dispatch, no expert gradients); -1 (an MTP depth's or a block's) counts as MoE. */
+static gboolean
+moe_layer (const ModelPlan *p, gint layer)
+{
+  return layer < 0 || (guint64) layer >= p->arch->deepseek.first_k_dense;
+}
+
 guint
 plan_ep_issue (ModelPlan *p, guint rank, guint pass, guint after, gint layer, gint micro_batch)
 {
-  /* DeepSeek's first_k_dense_replace layers have a dense MLP: no dispatch */
-  gboolean moe = layer < 0 || (guint64) layer >= p->arch->deepseek.first_k_dense;
-  const GArray *comms = p->ep.on && moe ? p->ep.comms[pass] : NULL;
+  const GArray *comms = p->ep.on && moe_layer (p, layer) ? p->ep.comms[pass] : NULL;
   guint last = after;
   for (guint i = 0; comms != NULL && i < comms->len; i++)
     {
@@ -419,8 +423,7 @@ plan_ep_dense_params (const ModelPlan *p, double params)
 void
 plan_ep_reduce_grads (ModelPlan *p, guint rank, guint ready, gint layer, gint micro_batch)
 {
-  /* DeepSeek's first_k_dense_replace layers hold no experts */
-  if (!p->ep.edp_reduce || (layer >= 0 && (guint64) layer < p->arch->deepseek.first_k_dense))
+  if (!p->ep.edp_reduce || !moe_layer (p, layer))
     return;
   double bytes = p->ep.expert_params_layer * plan_reduce_bytes (p);
   g_autofree char *what = g_strdup_printf ("expert grads L%d (edp)", layer);

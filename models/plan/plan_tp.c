@@ -278,8 +278,8 @@ plan_tp_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
   gboolean compile = cp.compile;
   double saved = model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, compile, NULL, 0, NULL);
   layer->act_saved = saved + model_cost_layer_weight_cache (p->tp.arch, &cp);
-  layer->act_attn_core
-    = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_CORE, compile, NULL, 0, NULL);
+  layer->act_selective
+    = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, compile, NULL, 0, NULL);
   layer->act_keep_matmul = model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL, compile, NULL, 0, NULL);
   layer->act_pointwise
     = saved - model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL_SAVED, compile, NULL, 0, NULL);

@@ -351,7 +351,7 @@ test_shard_graph (void)
   ModelCpParams p = llama8b (MODEL_CP_RING, 8);
   g_autoptr (ModelGraph) r = model_cp_shard_graph (g, &p, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (r);
-  const ModelGraphPolicy pol[] = { MODEL_GRAPH_KEEP_ALL, MODEL_GRAPH_KEEP_NON_CORE,
+  const ModelGraphPolicy pol[] = { MODEL_GRAPH_KEEP_ALL, MODEL_GRAPH_KEEP_NON_SELECTIVE,
                                    MODEL_GRAPH_KEEP_MATMUL };
   for (guint j = 0; j < G_N_ELEMENTS (pol); j++)
     for (guint compile = 0; compile < 2; compile++)

@@ -356,8 +356,8 @@ test_moe_grouped_mlp_saves_less (void)
  * the activation's output and intermediates (Megatron's grouped MLP: the product e·m·i, and
  * under gpt_oss's clamp the clamped copy 2·e·m·i; m = 32 rows, i 8: 512 + 1024 B) and
  * reruns the activation (and the clamp); core_attn alone is the default (flash: its
- * logsumexp). Each is what the selective tensors (act_attn_core) hold and its rerun what
- * attn_core_fwd runs. */
+ * logsumexp). Each is what the selective tensors (act_selective) hold and its rerun what
+ * selective_fwd runs. */
 static void
 test_recompute_modules (void)
 {
@@ -365,10 +365,10 @@ test_recompute_modules (void)
   ModelCostParams ln = params (2, 8, TRUE, 0);
   ln.recompute_modules = MODEL_RECOMPUTE_LAYERNORM;
   ModelBlockCost c = model_cost_layer (&dense, &ln);
-  STEPSIM_ASSERT_REL (c.act_attn_core, 2.0 * 2 * 16 * 4, 1e-12);
-  CU_ASSERT_EQUAL (c.attn_core_fwd.n_ops, 2);
-  CU_ASSERT_PTR_NOT_NULL (find_op (&c.attn_core_fwd, "norm1"));
-  CU_ASSERT_PTR_NOT_NULL (find_op (&c.attn_core_fwd, "norm2"));
+  STEPSIM_ASSERT_REL (c.act_selective, 2.0 * 2 * 16 * 4, 1e-12);
+  CU_ASSERT_EQUAL (c.selective_fwd.n_ops, 2);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&c.selective_fwd, "norm1"));
+  CU_ASSERT_PTR_NOT_NULL (find_op (&c.selective_fwd, "norm2"));
   ModelArch moe = tiny_llama ();
   moe.family = MODEL_FAMILY_MIXTRAL;
   moe.n_experts = 8;
@@ -378,15 +378,27 @@ test_recompute_modules (void)
   act.moe_grouped_mlp = TRUE;
   act.recompute_modules = MODEL_RECOMPUTE_MOE_ACT;
   ModelBlockCost m = model_cost_layer (&moe, &act);
-  STEPSIM_ASSERT_REL (m.act_attn_core, 2.0 * 32 * 8 + 2.0 * 2 * 32 * 8, 1e-12);
-  CU_ASSERT_PTR_NOT_NULL (find_op (&m.attn_core_fwd, "mlp_act"));
-  CU_ASSERT_PTR_NOT_NULL (find_op (&m.attn_core_fwd, "mlp_clamp"));
+  STEPSIM_ASSERT_REL (m.act_selective, 2.0 * 32 * 8 + 2.0 * 2 * 32 * 8, 1e-12);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&m.selective_fwd, "mlp_act"));
+  CU_ASSERT_PTR_NOT_NULL (find_op (&m.selective_fwd, "mlp_clamp"));
+  /* Megatron adds the experts' fc2 bias per row in fp32 outside the grouped GEMM: one pass
+   * of (24 + 2e) B an output element over the m·h output, and its fp32 bias rows 4·m·h
+   * saved; 2·32·4 elements: 28 · 256 B and 4 · 256 B */
+  ModelArch biased = moe;
+  biased.mlp_bias = TRUE;
+  ModelCostParams nb = act;
+  nb.recompute_modules = 0;
+  ModelBlockCost b0 = model_cost_layer (&moe, &nb), b1 = model_cost_layer (&biased, &nb);
+  const ModelOp *bias = find_op (&b1.fwd, "expert_bias");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (bias);
+  STEPSIM_ASSERT_REL (bias->bytes, 28.0 * 32 * 4, 1e-12);
+  STEPSIM_ASSERT_REL (b1.act_saved - b0.act_saved, 4.0 * 32 * 4, 1e-12);
   /* the default (0) is core_attn: the attention kernel, nothing of the above */
   ModelCostParams def = params (2, 8, TRUE, 0);
   ModelBlockCost d0 = model_cost_layer (&dense, &def);
-  CU_ASSERT_PTR_NULL (find_op (&d0.attn_core_fwd, "norm1"));
+  CU_ASSERT_PTR_NULL (find_op (&d0.selective_fwd, "norm1"));
   def.recompute_modules = MODEL_RECOMPUTE_CORE_ATTN;
-  STEPSIM_ASSERT_REL (model_cost_layer (&dense, &def).act_attn_core, d0.act_attn_core, 1e-15);
+  STEPSIM_ASSERT_REL (model_cost_layer (&dense, &def).act_selective, d0.act_selective, 1e-15);
 }
 
 /* One token, top-2 of 8: only 2 experts' weights are read. gate bytes =

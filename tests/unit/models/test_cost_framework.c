@@ -73,7 +73,7 @@ test_softmax_saves_input (void)
         ModelBlockCost c = model_cost_layer (&arch, &p), o = model_cost_layer (&arch, &old);
         double expect = flash ? 0 : amp ? 4 * S : 2 * S;
         CU_ASSERT_DOUBLE_EQUAL (o.act_saved - c.act_saved, expect, 0);
-        CU_ASSERT_DOUBLE_EQUAL (o.act_attn_core - c.act_attn_core, expect, 0);
+        CU_ASSERT_DOUBLE_EQUAL (o.act_selective - c.act_selective, expect, 0);
         CU_ASSERT_DOUBLE_EQUAL (sum_saved_tensors (&arch, &old), o.act_saved, 0);
         ModelBlockCost hc = model_cost_head (&arch, &p), ho = model_cost_head (&arch, &old);
         CU_ASSERT_DOUBLE_EQUAL (ho.act_saved - hc.act_saved, 4 * T * V, 0);

@@ -172,7 +172,7 @@ test_activation_peak_variants (void)
   ModelCostParams cp = model_stack_cost_params (&s);
   ModelBlockCost layer = model_cost_layer (a, &cp);
   double emb = model_cost_embedding (a, &cp).act_saved, head = model_cost_head (a, &cp).act_saved;
-  double A = layer.act_saved, I = layer.act_checkpoint, C = layer.act_attn_core;
+  double A = layer.act_saved, I = layer.act_checkpoint, C = layer.act_selective;
   s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
   STEPSIM_ASSERT_REL (replay (a, &s, 1, NULL).act_peak, emb + 4 * (A - C) + MAX (head, C), 1e-12);
   s.checkpointing = MODEL_CHECKPOINTING_EVERY_K;
@@ -217,7 +217,7 @@ test_recompute_flops (void)
   s.checkpointing = MODEL_CHECKPOINTING_FULL;
   g_autoptr (ModelPlan) full = model_plan_new (a, &s, NULL, NULL);
   STEPSIM_ASSERT_REL (model_plan_hardware_flops (sel) - model_plan_model_flops (sel),
-                      4 * layer.attn_core_fwd.flops, 1e-12);
+                      4 * layer.selective_fwd.flops, 1e-12);
   STEPSIM_ASSERT_REL (model_plan_hardware_flops (full) - model_plan_model_flops (full),
                       4 * layer.fwd.flops, 1e-12);
 }

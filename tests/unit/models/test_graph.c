@@ -181,10 +181,10 @@ test_selective_core (void)
   ModelArch arch = gpt_like (64, 4, 1, 1000);
   ModelCostParams p = params (2, 32, FALSE, 0.1);
   ModelBlockCost c = model_cost_layer (&arch, &p);
-  CU_ASSERT_DOUBLE_EQUAL (c.act_attn_core, 5 * A * S * S * B, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_selective, 5 * A * S * S * B, 0);
   ModelArch l = small_llama ();
   ModelCostParams f = params (2, 32, TRUE, 0);
-  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&l, &f).act_attn_core, 4 * B * A * S, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&l, &f).act_selective, 4 * B * A * S, 0);
 }
 
 /* Op-level selective (torchtitan): the layer input, every GEMM output (q, k, v, o_proj,

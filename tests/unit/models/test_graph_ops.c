@@ -161,15 +161,15 @@ test_recompute_classes (void)
         }
     }
   ModelBlockCost cl = model_cost_layer (&llama, &pl);
-  CU_ASSERT_EQUAL (cl.attn_core_fwd.n_ops, 1);
-  CU_ASSERT_STRING_EQUAL (cl.attn_core_fwd.ops[0].name, "attention");
+  CU_ASSERT_EQUAL (cl.selective_fwd.n_ops, 1);
+  CU_ASSERT_STRING_EQUAL (cl.selective_fwd.ops[0].name, "attention");
   ModelBlockCost cg = model_cost_layer (&gpt, &pg);
   const char *core[] = { "attn_scores", "softmax", "attn_dropout", "attn_av" };
-  CU_ASSERT_EQUAL_FATAL (cg.attn_core_fwd.n_ops, G_N_ELEMENTS (core));
+  CU_ASSERT_EQUAL_FATAL (cg.selective_fwd.n_ops, G_N_ELEMENTS (core));
   for (guint j = 0; j < G_N_ELEMENTS (core); j++)
-    CU_ASSERT_STRING_EQUAL (cg.attn_core_fwd.ops[j].name, core[j]);
+    CU_ASSERT_STRING_EQUAL (cg.selective_fwd.ops[j].name, core[j]);
   /* Σ = the two GEMMs, 4·b·s²·h */
-  CU_ASSERT_EQUAL (cg.attn_core_fwd.flops, 4.0 * 2 * 32 * 32 * 64);
+  CU_ASSERT_EQUAL (cg.selective_fwd.flops, 4.0 * 2 * 32 * 32 * 64);
 }
 
 /* Liveness of a hand-made graph: x (10 B, the input) → op a makes y (5 B) and frees x →

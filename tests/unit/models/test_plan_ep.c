@@ -148,6 +148,24 @@ test_c14_buckets_tp (void)
   double slowest, mean;
   CU_ASSERT (model_plan_ep_load (p, &slowest, &mean));
   STEPSIM_ASSERT_REL (slowest, 512.0 / 2 * 2, 1e-12); /* 256 tokens · top-2, balanced */
+  /* the router reads the rank's 256 tokens: 2 · 256 · 4096 · 8 FLOP a forward */
+  guint routers = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+        continue;
+      for (guint j = 0; j < t->n_kernels; j++)
+        {
+          const ModelKernel *kn = model_plan_kernel (p, t->first_kernel + j);
+          if (g_strcmp0 (kn->op.name, "router") == 0)
+            {
+              STEPSIM_ASSERT_REL (kn->op.flops, 2.0 * 256 * 4096 * 8, 1e-12);
+              routers++;
+            }
+        }
+    }
+  CU_ASSERT_EQUAL (routers, 1);
   /* without sequence parallelism Megatron's MoE layer refuses tensor parallelism */
   par.sequence_parallel = FALSE;
   g_autoptr (GError) e2 = NULL;
@@ -423,6 +441,12 @@ test_stage_states_heterogeneous_layers (void)
       const ModelMemEffect *w
         = model_plan_allocation (p, model_plan_initial_handle (p, 8 * s, MODEL_MEM_WEIGHTS));
       STEPSIM_ASSERT_REL (w->bytes, want[s], 1e-12);
+      /* a stage's share of each tensor in whole bytes (plan.c scale_whole_bytes) */
+      const double *sizes = model_plan_tensor_sizes (p, w->first_tensor);
+      gboolean whole = TRUE;
+      for (guint k = 0; k < w->n_tensors; k++)
+        whole = whole && sizes[k] == floor (sizes[k]);
+      CU_ASSERT (w->n_tensors > 0 && whole);
     }
   /* ZeRO-1 without pp: the flat shards of the master weights and Adam states (one per
    * layer, the dense layer's smaller) add up to the rank's share */

@@ -373,9 +373,9 @@ test_korthikanti_table2 (void)
                        10 * sbh + 24 * sbh / t + 5 * as2b / t);
       CU_ASSERT_EQUAL (model_graph_saved (sp, MODEL_GRAPH_KEEP_ALL, FALSE, NULL, 0, NULL),
                        (34 * sbh + 5 * as2b) / t);
-      CU_ASSERT_EQUAL (model_graph_saved (tp, MODEL_GRAPH_KEEP_NON_CORE, FALSE, NULL, 0, NULL),
+      CU_ASSERT_EQUAL (model_graph_saved (tp, MODEL_GRAPH_KEEP_NON_SELECTIVE, FALSE, NULL, 0, NULL),
                        10 * sbh + 24 * sbh / t);
-      CU_ASSERT_EQUAL (model_graph_saved (sp, MODEL_GRAPH_KEEP_NON_CORE, FALSE, NULL, 0, NULL),
+      CU_ASSERT_EQUAL (model_graph_saved (sp, MODEL_GRAPH_KEEP_NON_SELECTIVE, FALSE, NULL, 0, NULL),
                        34 * sbh / t);
       /* tp = 1 leaves the graph as it is: 34sbh + 5as²b */
       g_autoptr (ModelGraph) one = model_tp_shard_graph (g, 1, TRUE, arch.n_kv_heads, 2048, NULL);
@@ -683,7 +683,7 @@ test_shard_graph_liveness (void)
       for (guint k = 0; k < a->n_frees; k++)
         CU_ASSERT_EQUAL (b->frees[k], a->frees[k]);
       CU_ASSERT_EQUAL (b->launches, a->launches);
-      CU_ASSERT_EQUAL (b->attn_core, a->attn_core);
+      CU_ASSERT_EQUAL (b->selective, a->selective);
       CU_ASSERT_EQUAL (b->kernel.flops, a->kernel.flops);
       CU_ASSERT_EQUAL (b->kernel.bytes, a->kernel.bytes);
       CU_ASSERT_EQUAL (b->kernel.name, a->kernel.name);
