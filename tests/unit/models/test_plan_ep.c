@@ -123,6 +123,46 @@ replay (const ModelPlan *plan, const HwNodeSpec *node)
   return o;
 }
 
+/* B of activations rank 0's first layer keeps from its first micro-batch's forward. */
+static double
+first_layer_activations (const ModelPlan *p)
+{
+  double act = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->bytes > 0 && m->category == MODEL_MEM_ACTIVATIONS)
+            act += m->bytes;
+        }
+    }
+  return act;
+}
+
+/* B the kernels named `name` of rank 0's first forward task move. */
+static double
+first_layer_kernel_bytes (const ModelPlan *p, const char *name)
+{
+  double bytes = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+        continue;
+      for (guint j = 0; j < t->n_kernels; j++)
+        {
+          const ModelKernel *kn = model_plan_kernel (p, t->first_kernel + j);
+          if (g_strcmp0 (kn->op.name, name) == 0)
+            bytes += kn->op.bytes;
+        }
+    }
+  return bytes;
+}
+
 /* C14's buckets with TP ≠ ETP·EP (Megatron-LM #4050): Mixtral 8x7B at tp 2 (sequence
  * parallel), ep 4, etp 1 on 8 GPUs: the tensor-parallel bucket ÷ 2 (attention 32 · 4096 ·
  * (4096 + 2 · 1024 + 4096) = 1,342,177,280; embedding and head 2 · 32000 · 4096, the
@@ -166,6 +206,16 @@ test_c14_buckets_tp (void)
         }
     }
   CU_ASSERT_EQUAL (routers, 1);
+  /* every tensor of the layer is split over tp under SP (the sequence region, the heads, 8
+   * KV heads over 2): a rank keeps half what tp 1 on 4 GPUs keeps (same ep 4 grid, 512
+   * tokens a rank there), the experts whole at half the rows */
+  ModelParallel one = ep_par (4, 4);
+  g_autoptr (ModelPlan) q1 = model_plan_new (a, &st, &one, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q1);
+  STEPSIM_ASSERT_REL (first_layer_activations (p), first_layer_activations (q1) / 2, 1e-12);
+  /* and the experts' point-wise kernels run on half the rows at the whole width i */
+  STEPSIM_ASSERT_REL (first_layer_kernel_bytes (p, "mlp_act"),
+                      first_layer_kernel_bytes (q1, "mlp_act") / 2, 1e-12);
   /* without sequence parallelism Megatron's MoE layer refuses tensor parallelism */
   par.sequence_parallel = FALSE;
   g_autoptr (GError) e2 = NULL;
@@ -528,23 +578,11 @@ test_imbalance_keeps_more_rows (void)
       par.moe_imbalance = c == 0 ? 1.0 : 2.0;
       g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
-      for (guint k = 0; k < model_plan_n_tasks (p); k++)
-        {
-          const ModelTask *t = model_plan_task (p, k);
-          if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
-            continue;
-          for (guint e = 0; e < t->n_effects; e++)
-            {
-              const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-              if (m->bytes > 0 && m->category == MODEL_MEM_ACTIVATIONS)
-                act[c] += m->bytes;
-            }
-        }
+      act[c] = first_layer_activations (p);
     }
   CU_ASSERT (act[0] > 0);
   STEPSIM_ASSERT_REL (act[1] - act[0], 2.0 * 1024 * (2 * 256 + 4 * 688), 1e-12);
 }
-
 
 /* Refusals, each naming group and key: ep not dividing the experts (8 % 3); ep not
  * dividing a stage's dp·cp·tp ranks (6 % 4); ep > 1 on a dense model; capacity factor ≤ 0;
