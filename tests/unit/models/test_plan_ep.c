@@ -498,6 +498,17 @@ test_stage_states_heterogeneous_layers (void)
         whole = whole && sizes[k] == floor (sizes[k]);
       CU_ASSERT (w->n_tensors > 0 && whole);
     }
+  /* the dense layer 0 dispatches nothing; MoE layer 1 does (plan_ep.c moe_layer) */
+  guint a2a[2] = { 0, 0 };
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank == 0 && t->kind == MODEL_TASK_KIND_COLLECTIVE && t->layer >= 0 && t->layer < 2
+          && model_plan_collective (p, (guint) t->collective)->kind == HW_COLLECTIVE_ALL_TO_ALL)
+        a2a[t->layer]++;
+    }
+  CU_ASSERT_EQUAL (a2a[0], 0);
+  CU_ASSERT (a2a[1] > 0);
   /* ZeRO-1 without pp: the flat shards of the master weights and Adam states (one per
    * layer, the dense layer's smaller) add up to the rank's share */
   par = ep_par (8, 8);
