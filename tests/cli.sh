@@ -965,6 +965,9 @@ check "recompute_modules = layernorm: the training line names it, no 'almost no 
   sh -c "grep -q 'checkpointing selective (layernorm)' rm.out && ! grep -q 'almost no effect' rm.err"
 printf 'micro_batch = 1\n[model]\nhf_config = llama-3.2-1b\n' >kb.ini
 bad_input "a key before any group" "kb.ini: line 1: key 'micro_batch' comes before any [group] header" "[training]" -- kb.ini
+"$STEPSIM" validate kb.ini >kbv.out 2>&1; rc=$?
+check "validate reads a case with the scenario's checks: the line named, '1 error', exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"kb.ini: line 1: key 'micro_batch' comes before any\" kbv.out && grep -q ', 1 error$' kbv.out"
 printf '[model]\nhf_config = llama-3.2-1b\nflash\n' >nokv.ini
 bad_input "a line that is no key = value" "nokv.ini: line 3: 'flash' is neither a key = value line" "# comment" -- nokv.ini
 
