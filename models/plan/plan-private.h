@@ -363,8 +363,9 @@ gboolean plan_pp_validate (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);
 /* Fills p->pp's partition, schedule and P2P size (validated plan; no-op for pp = 1). */
 void plan_pp_init (ModelPlan *p);
-/* Fills p->pp's per-stage state fractions from the block costs. */
-void plan_pp_fractions (ModelPlan *p, const PlanCosts *pc);
+/* Fills p->pp's per-stage shares of the model states (what one rank of each stage holds:
+ * plan_tp_stage_fractions over its layers, MTP depths, embedding and head). */
+void plan_pp_fractions (ModelPlan *p);
 void plan_pp_clear (PlanPp *pp);
 /* The fraction of a rank's bytes of category `c` at rest (p->initial[c]: its whole-model
  * share, tp-local and sharded) that `rank`'s pipeline stage holds: 1 without pp (in

@@ -334,7 +334,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
                    * (double) stack->grad_accum
                    / ((double) p->tp.tp * p->cp.cp * p->pp.pp); /* a replica's model FLOPs
                                                                  * shared by its tp·cp·pp ranks */
-  plan_pp_fractions (p, &pc);
+  plan_pp_fractions (p);
   double recompute = 0; /* Σ over ranks of recompute FLOPs (ranks differ under pp) */
   for (guint b = 0; b < n_built; b++)
     {

@@ -202,12 +202,11 @@ plan_pp_init (ModelPlan *p)
 }
 
 void
-plan_pp_fractions (ModelPlan *p, const PlanCosts *pc)
+plan_pp_fractions (ModelPlan *p)
 {
   PlanPp *pp = &p->pp;
   if (pp->pp == 1)
     return;
-  (void) pc;
   gboolean tied = p->arch->tied_embeddings;
   guint L = (guint) p->arch->n_layers, d0 = 0;
   g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
