@@ -421,7 +421,7 @@ for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_co
 done
 # Mesh degrees (issue 12 item 3): pp > 1 not modelled yet, a product that is not the
 # GPU count: one error line naming group and key.
-for kv in "tp=3:does not divide the 1 GPUs" "pp=2:pp 2 does not divide the 1 GPUs" "cp=2:cp 2 does not divide the 1 GPUs" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
+for kv in "tp=3:does not divide the 1 GPU (" "pp=2:pp 2 does not divide the 1 GPU (" "cp=2:cp 2 does not divide the 1 GPU (" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
   set=${kv%%:*}; want=${kv#*:}
   "$STEPSIM" run in.ini -q -o mesh.h5 --set "parallel.$set" >/dev/null 2>mesh.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key '${set%%=*}'" mesh.err \

@@ -70,8 +70,8 @@ load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [parallel], key 'tp': %" G_GUINT64_FORMAT " does not divide the %u "
-                   "GPUs (the data-parallel degree GPUs / (tp · pp · cp) must be whole)",
-                   tp, par->degree);
+                   "GPU%s (the data-parallel degree GPUs / (tp · pp · cp) must be whole)",
+                   tp, par->degree, par->degree == 1 ? "" : "s");
       return FALSE;
     }
   par->tp = (guint) tp;
@@ -136,8 +136,8 @@ load_cp (GKeyFile *kf, CliScenario *sc, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [parallel], key 'cp': tp %u × cp %" G_GUINT64_FORMAT " does not "
-                   "divide the %u GPUs (the data-parallel degree GPUs / (tp · pp · cp) must "
-                   "be whole)", par->tp, cp, par->degree);
+                   "divide the %u GPU%s (the data-parallel degree GPUs / (tp · pp · cp) must "
+                   "be whole)", par->tp, cp, par->degree, par->degree == 1 ? "" : "s");
       return FALSE;
     }
   par->cp = (guint) cp;
@@ -201,8 +201,9 @@ load_pp (GKeyFile *kf, CliScenario *sc, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [parallel], key 'pp': tp %u × cp %u × pp %" G_GUINT64_FORMAT " does "
-                   "not divide the %u GPUs (the data-parallel degree GPUs / (tp · pp · cp) "
-                   "must be whole)", par->tp, par->cp, pp, par->degree);
+                   "not divide the %u GPU%s (the data-parallel degree GPUs / (tp · pp · cp) "
+                   "must be whole)", par->tp, par->cp, pp, par->degree,
+                   par->degree == 1 ? "" : "s");
       return FALSE;
     }
   if (vpp > MODEL_PP_MAX_STAGES || pp * MAX (vpp, 1) > MODEL_PP_MAX_STAGES)

@@ -265,24 +265,26 @@ model_parallel_validate (const ModelParallel *par, GError **error)
   if (par->degree % MAX (par->tp, 1) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "key 'tp': %u does not divide the %u GPUs (the data-parallel degree is "
-                   "GPUs / (tp · pp · cp) and must be whole)", par->tp, par->degree);
+                   "key 'tp': %u does not divide the %u GPU%s (the data-parallel degree is "
+                   "GPUs / (tp · pp · cp) and must be whole)", par->tp, par->degree,
+                   par->degree == 1 ? "" : "s");
       return FALSE;
     }
   if (par->degree % (MAX (par->tp, 1) * MAX (par->cp, 1)) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "key 'cp': tp %u × cp %u does not divide the %u GPUs (the data-parallel "
+                   "key 'cp': tp %u × cp %u does not divide the %u GPU%s (the data-parallel "
                    "degree is GPUs / (tp · pp · cp) and must be whole)", MAX (par->tp, 1),
-                   par->cp, par->degree);
+                   par->cp, par->degree, par->degree == 1 ? "" : "s");
       return FALSE;
     }
   if (par->degree % (MAX (par->tp, 1) * MAX (par->cp, 1) * MAX (par->pp, 1)) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "key 'pp': tp %u × cp %u × pp %u does not divide the %u GPUs (the "
+                   "key 'pp': tp %u × cp %u × pp %u does not divide the %u GPU%s (the "
                    "data-parallel degree is GPUs / (tp · pp · cp) and must be whole)",
-                   MAX (par->tp, 1), MAX (par->cp, 1), par->pp, par->degree);
+                   MAX (par->tp, 1), MAX (par->cp, 1), par->pp, par->degree,
+                   par->degree == 1 ? "" : "s");
       return FALSE;
     }
   guint dp = model_parallel_dp_degree (par);

@@ -152,9 +152,10 @@ check_mtp (const ModelArch *arch, const ModelStack *s, const ModelParallel *par,
   if (s->mtp_layers > arch->deepseek.n_mtp_layers)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'mtp_layers': %u multi-token-prediction layers, but "
+                   "group [training], key 'mtp_layers': %u multi-token-prediction layer%s, but "
                    "model '%s' has %" G_GUINT64_FORMAT " (its config's "
                    "num_nextn_predict_layers; DeepSeek-V3 declares 1)", s->mtp_layers,
+                   s->mtp_layers == 1 ? "" : "s",
                    arch->name != NULL ? arch->name : "(unnamed)", arch->deepseek.n_mtp_layers);
       return FALSE;
     }
