@@ -49,15 +49,44 @@ sim_text_nearest (const char *word, const char *const *candidates)
   return best_d <= limit ? best : NULL;
 }
 
+/* Whether `word` (non-empty) begins `name`, ignoring ASCII case. */
+static gboolean
+is_prefix (const char *word, const char *name)
+{
+  return *word != '\0' && g_ascii_strncasecmp (word, name, strlen (word)) == 0;
+}
+
 char *
 sim_text_with_hint (char *message, const char *word, const char *const *candidates)
 {
   const char *near = sim_text_nearest (word, candidates);
-  if (near == NULL)
+  if (near != NULL)
+    {
+      char *out = g_strdup_printf ("%s; did you mean '%s'?", message, near);
+      g_free (message);
+      return out;
+    }
+  /* A short name ("H100") is many edits from the full ones it begins ("H100-SXM",
+   * "H100-PCIE"): name those, up to SIM_TEXT_MAX_PREFIX_HINTS of them. */
+  guint n = 0;
+  for (const char *const *c = candidates; c != NULL && *c != NULL; c++)
+    n += is_prefix (word, *c);
+  if (n == 0 || n > SIM_TEXT_MAX_PREFIX_HINTS)
     return message;
-  char *out = g_strdup_printf ("%s; did you mean '%s'?", message, near);
+  GString *out = g_string_new (message);
+  g_string_append (out, "; did you mean ");
+  for (guint i = 0, k = 0; candidates[i] != NULL; i++)
+    if (is_prefix (word, candidates[i]))
+      {
+        if (k > 0)
+          g_string_append (out, ++k == n ? " or " : ", ");
+        else
+          k++;
+        g_string_append_printf (out, "'%s'", candidates[i]);
+      }
+  g_string_append_c (out, '?');
   g_free (message);
-  return out;
+  return g_string_free (out, FALSE);
 }
 
 char *

@@ -8,8 +8,12 @@
  * array (borrowed); the result points into it. Ties go to the earliest candidate. */
 const char *sim_text_nearest (const char *word, const char *const *candidates);
 
-/* Appends "; did you mean 'X'?" to `message` when sim_text_nearest() finds X, and returns
- * the (possibly reallocated) message. Takes ownership of `message`; caller frees result. */
+/* Appends "; did you mean 'X'?" to `message` when sim_text_nearest() finds X; failing that,
+ * "; did you mean 'X', 'Y' or 'Z'?" naming the candidates `word` begins (ignoring case) when
+ * there are 1 to SIM_TEXT_MAX_PREFIX_HINTS of them ("H100" → 'H100-SXM' or 'H100-PCIE').
+ * Returns the (possibly reallocated) message. Takes ownership of `message`; caller frees
+ * result. */
+#define SIM_TEXT_MAX_PREFIX_HINTS 3
 char *sim_text_with_hint (char *message, const char *word, const char *const *candidates);
 
 /* 1235814400 → "1,235,814,400" (counts are read digit by digit against papers). Caller
