@@ -43,6 +43,7 @@
 #include "models/arch/json_unique.h"
 
 #include <json-glib/json-glib.h>
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -849,7 +850,14 @@ model_arch_load_hf_config (const char *path, GError **error)
   /* A config.json is a few KiB: refuse devices, pipes and anything absurdly large before
    * reading it (a path such as /dev/zero would never end). */
   GStatBuf st;
-  if (g_stat (path, &st) == 0 && (!S_ISREG (st.st_mode) || st.st_size > 16 * 1024 * 1024))
+  if (g_stat (path, &st) != 0)
+    {
+      /* worded as a scenario file that cannot be opened (cli/scenario/input.c) */
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s: cannot open: %s", path,
+                   g_strerror (errno));
+      return NULL;
+    }
+  if (!S_ISREG (st.st_mode) || st.st_size > 16 * 1024 * 1024)
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
                    "%s: not a regular file of at most 16 MiB", path);

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <sys/stat.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -450,7 +451,15 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
   GError *e = NULL;
   /* a regular file of sane size: /dev/zero or a FIFO would never end */
   GStatBuf st;
-  if (g_stat (path, &st) == 0 && (!S_ISREG (st.st_mode) || st.st_size > DS_CONFIG_MAX_BYTES))
+  if (g_stat (path, &st) != 0)
+    {
+      /* worded as a scenario file that cannot be opened (cli/scenario/input.c) */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: cannot open: %s", path, g_strerror (errno));
+      model_ds_config_clear (out);
+      return FALSE;
+    }
+  if (!S_ISREG (st.st_mode) || st.st_size > DS_CONFIG_MAX_BYTES)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "%s: not a regular JSON file of at most %d MiB", path,

@@ -325,6 +325,8 @@ test_missing_file (void)
   CU_ASSERT_FATAL (error != NULL);
   CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO));
   CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "/nonexistent/dir/config.json"));
+  /* worded as a scenario file that cannot be opened: "PATH: cannot open: REASON" */
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "config.json: cannot open: "));
 }
 
 /* [model] overrides: halving the layers removes L/2 layers' parameters; an unknown key is a
