@@ -87,7 +87,10 @@ check_variants (int argc, char **argv, char **common, GError **error)
     {
       g_auto (GStrv) sets = g_strsplit (argv[i], ",", -1);
       g_autofree char *shown = sim_text_printable (argv[i], 80);
-      g_autofree char *what = g_strdup_printf ("compare: variation '%s':", shown);
+      /* a variation of one setting is named once, by the setting's own message */
+      g_autofree char *what = g_strv_length (sets) == 1
+                                  ? g_strdup ("compare: variation")
+                                  : g_strdup_printf ("compare: variation '%s':", shown);
       if (!cli_sweep_check_sets (what, (const char *const *) sets, error))
         return FALSE;
       g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);

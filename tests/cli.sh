@@ -333,7 +333,7 @@ interrupt () {
   env --default-signal=INT,TERM "$@" >int.out 2>int.err & pid=$!
   caught=0; n=0
   # The glob is a shell builtin (no fork per look), and the pause short: writing the HDF5
-  # file of $big takes ~50 ms since /series and /summary are tables (doc/hdf5-layout.md).
+  # file of $big (below) takes a few hundred ms.
   while [ $n -lt 10000 ] && kill -0 $pid 2>/dev/null; do
     if [ -z "$needle" ]; then caught=1; break; fi
     for f in "$watch"/*"$needle"*; do [ -e "$f" ] && caught=1; done
@@ -343,7 +343,9 @@ interrupt () {
   kill -s "$sig" $pid 2>/dev/null
   wait $pid; rc=$?
 }
-big="$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini --set cluster.nodes=4 --set training.grad_accum=32"
+# Every rank replayed and written (rank_classes off: a 48 MB file, not the 1.8 MB of one
+# replayed rank), so the temporary lives long enough to be seen on a loaded machine.
+big="$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini --set cluster.nodes=4 --set training.grad_accum=32 --set run.rank_classes=off"
 rm -rf int && mkdir int
 watch=int
 # shellcheck disable=SC2086
@@ -783,6 +785,8 @@ fi
 
 "$STEPSIM" compare "$s1" "training.micro_batch=2,training.micro_batch=4" >/dev/null 2>cmpdup.err; rc=$?
 check "compare: a key twice in one variation is a usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q 'training.micro_batch is given twice' cmpdup.err"
+"$STEPSIM" compare "$s1" "training.micro_batch" >/dev/null 2>cmpone.err; rc=$?
+check "compare: a malformed one-setting variation is named once (exit 2)" sh -c "[ $rc -eq 2 ] && [ \$(grep -o 'training.micro_batch' cmpone.err | wc -l) -eq 1 ] && grep -q 'expected group.key=value' cmpone.err"
 
 # FA-2 needs sm80+: on a V100 the fused attention is SDPA's memory-efficient kernel, and the
 # summary says so (hardware/kernel.h hw_kernel_has_flash2); an sm80+ GPU keeps "flash".
