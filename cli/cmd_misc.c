@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/report/results_read.h"
 #include "cli/scenario/output.h"
 #include "cli/scenario/scenario.h"
 #include "hardware/catalog.h"
@@ -55,6 +56,25 @@ cli_cmd_export (int argc, char **argv)
         }
     }
   gboolean ok = sim_h5out_export_tsv (argv[1], argv[2], out, &error);
+  guint rank;
+  if (!ok && g_error_matches (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND)
+      && sscanf (argv[2], "/series/rank%u", &rank) == 1)
+    {
+      /* a rank a run with rank classes did not replay: say so (as `stepsim plot` does) */
+      g_autoptr (CliSummary) summary = cli_read_summary (argv[1], NULL);
+      g_autoptr (GError) absent = NULL;
+      g_autoptr (SimH5Timeline) memory = summary != NULL ? cli_read_memory (argv[1], rank, &absent)
+                                                         : NULL;
+      gboolean no_rank = g_error_matches (absent, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND);
+      g_autofree char *folded = no_rank ? cli_summary_folded_rank (summary, rank) : NULL;
+      if (folded != NULL)
+        {
+          g_autofree char *shown = sim_text_printable (argv[2], 80);
+          g_clear_error (&error);
+          g_set_error (&error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "%s: %s", shown,
+                       folded);
+        }
+    }
   if (output != NULL)
     {
       ok = (fclose (out) == 0) && ok;

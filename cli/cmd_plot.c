@@ -123,18 +123,13 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
   GError *e = NULL;
   if (cli_plot_memory (h5, rank, cap, title, o->output, &e))
     return TRUE;
-  double replayed = 0;
-  if (g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND)
-      && cli_summary_number (summary, "ranks_replayed", &replayed, NULL)
-      && replayed < cli_summary_n_ranks (summary))
+  g_autofree char *folded = g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND)
+                                ? cli_summary_folded_rank (summary, rank)
+                                : NULL;
+  if (folded != NULL)
     {
-      /* rank classes (models/plan/rank_classes.h): only representatives have series */
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "--rank %u: %s replayed %.0f of its %u ranks, one for each class of "
-                   "equivalent ranks, and rank %u is not one of them: its class's replayed rank "
-                   "stands for it (stepsim export %s /series lists the replayed ranks; [run] "
-                   "rank_classes = off replays every rank)", rank, summary->file, replayed, cli_summary_n_ranks (summary), rank,
-                   summary->file);
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "--rank %u: %s",
+                   rank, folded);
       g_error_free (e);
       return FALSE;
     }

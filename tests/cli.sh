@@ -834,6 +834,12 @@ check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowes
 "$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
 check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
   sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' pr.err && grep -q 'rank 5 is not one of them' pr.err && [ ! -e dsv3.png ]"
+"$STEPSIM" export dsv3.h5 /series/rank5/memory >ex5.tsv 2>ex5.err; rc=$?
+check "export of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' ex5.err && grep -q 'rank 5 is not one of them' ex5.err && [ ! -s ex5.tsv ]"
+"$STEPSIM" export dsv3.h5 /series/rank0/memoryx >/dev/null 2>ex0.err; rc=$?
+check "export of a missing object of a replayed rank: 'no such object', not the class message" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'no such object' ex0.err && ! grep -q 'not one of them' ex0.err"
 check "plot memory without --rank draws the peak rank (as run --plot)" \
   sh -c "'$STEPSIM' plot memory dsv3.h5 -o dsv3.svg && grep -q 'memory of rank 32' dsv3.svg"
 check "a dense run prints no expert lines" sh -c "! '$STEPSIM' run '$s1' -o dense.h5 | grep -q 'all-to-all\|expert load\|active a token'"

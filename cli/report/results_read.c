@@ -92,6 +92,20 @@ cli_summary_n_ranks (const CliSummary *s)
   return n;
 }
 
+char *
+cli_summary_folded_rank (const CliSummary *s, guint rank)
+{
+  double replayed = 0;
+  guint n = cli_summary_n_ranks (s);
+  if (rank >= n || !cli_summary_number (s, "ranks_replayed", &replayed, NULL) || replayed >= n)
+    return NULL;
+  return g_strdup_printf ("%s replayed %.0f of its %u ranks, one for each class of equivalent "
+                          "ranks, and rank %u is not one of them: its class's replayed rank "
+                          "stands for it (stepsim export %s /series lists the replayed ranks; "
+                          "[run] rank_classes = off replays every rank)",
+                          s->file, replayed, n, rank, s->file);
+}
+
 /* A name a SimTable column can take (sim/table.h): not empty, no tab, newline or comma. */
 static gboolean
 column_name_ok (const SimTable *t, const char *name)

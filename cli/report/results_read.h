@@ -41,6 +41,11 @@ gboolean cli_summary_number (const CliSummary *s, const char *name, double *valu
 const char *cli_summary_text (const CliSummary *s, const char *name, GError **error);
 /* The number of ranks the run recorded: its ranks/rank<r>/device_used entries (0 when none). */
 guint cli_summary_n_ranks (const CliSummary *s);
+/* Why rank `rank` has no series when the run replayed rank classes (models/plan/
+ * rank_classes.h: only each class's representative is replayed and recorded): "FILE
+ * replayed R of its N ranks, one for each class …", newly allocated; NULL when the rank was
+ * replayed, is out of range, or the run replayed every rank. */
+char *cli_summary_folded_rank (const CliSummary *s, guint rank);
 /* The summary as a one-row results table: a text column "label" holding the scenario's name
  * (the "scenario" entry, else "scenario"), then one column per entry in recorded order
  * (scalars as double columns with their units, texts as text columns). Caller frees. */
