@@ -449,6 +449,25 @@ then ok "tp: sequence_parallel without tp warns"; else bad "tp: sequence_paralle
 "$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=16 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 0 ] && grep -q "key 'tp': spans nodes: tp = 16 is more than the 8 GPUs of a node" mesh.err
 then ok "tp: tp across nodes warns"; else bad "tp: tp across nodes warns (exit $rc)"; cat mesh.err; fi
+# tp = 6 on 8-GPU nodes is not more than a node, but groups 6-11 and 12-17 straddle two
+cat >tp6.ini <<'INI'
+[model]
+hf_config = gpt2
+[cluster]
+node = DGX-A100
+nodes = 3
+[training]
+micro_batch = 1
+seq_len = 1020
+precision = bf16_mixed
+optimizer = adamw
+[parallel]
+tp = 6
+sequence_parallel = true
+INI
+"$STEPSIM" run tp6.ini -q -o tp6.h5 >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 0 ] && grep -q "key 'tp': spans nodes: tp = 6 does not divide the 8 GPUs of a node, so some tp groups straddle two nodes" mesh.err
+then ok "tp: tp groups straddling nodes warn"; else bad "tp: tp groups straddling nodes warn (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=8 --set parallel.tp_comm_overlap=bulk >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "key 'tp_comm_overlap': 'bulk' needs \[parallel\] sequence_parallel = true" mesh.err
 then ok "tp: tp_comm_overlap=bulk without SP refused"; else bad "tp: tp_comm_overlap=bulk without SP refused (exit $rc)"; cat mesh.err; fi

@@ -106,8 +106,12 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   model_parallel_mesh (par, &mesh);
   if (par->tp > 1 && !model_mesh_intra_node (&mesh, MODEL_MESH_TP))
     note (sc, sets, origins, "parallel", "tp", "spans nodes",
-          "tp = %u is more than the %u GPUs of a node: every layer's tensor-parallel "
-          "collectives cross the inter-node network (Megatron keeps tp inside a node)",
+          par->tp > par->gpus_per_node
+              ? "tp = %u is more than the %u GPUs of a node: every layer's tensor-parallel "
+                "collectives cross the inter-node network (Megatron keeps tp inside a node)"
+              : "tp = %u does not divide the %u GPUs of a node, so some tp groups straddle "
+                "two nodes and their tensor-parallel collectives cross the inter-node network "
+                "(Megatron keeps tp inside a node)",
           par->tp, par->gpus_per_node);
   if (par->tp > 1 && !model_mesh_intra_node (&mesh, MODEL_MESH_TP)
       && par->tp_comm_overlap != MODEL_TP_OVERLAP_NONE)
