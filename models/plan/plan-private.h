@@ -78,7 +78,8 @@ typedef struct
   ModelEpDispatch dispatch;
   GArray *comms[2];       /* ModelEpComm per ModelEpPass; NULL when off */
   double expert_params_layer; /* trainable expert parameters of one layer a rank holds
-                               * (÷ ep); reduced over expert-dp, not dp, under stage 0 */
+                               * (÷ ep·etp); reduced over expert-dp, not dp, under
+                               * stages 0 and 1 */
   gboolean edp_reduce;    /* the data-parallel mode is stage 0 or 1 (DDP, the distributed
                            * optimizer): expert gradients are reduced over expert-dp
                            * (plan_ep_reduce_grads) */
@@ -255,7 +256,8 @@ guint plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream,
 void plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
                      ModelEpParams *out);
 /* The checks of [parallel] ep / etp and the [moe] options (model_ep_check on the mesh,
- * model_ep_dispatch's parameter checks; etp > 1 not modelled yet).
+ * model_ep_dispatch's parameter checks; etp > 1 with biased experts refused, as Megatron
+ * refuses it).
  * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE "group [G], key 'K': …". */
 gboolean plan_ep_validate (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);
