@@ -89,6 +89,10 @@ typedef struct
                            * kept under KEEP_ALL, of those re-created by selective recompute,
                            * kept under KEEP_MATMUL, and re-created by op-level selective
                            * (plan_ep_layer_memory) */
+  double workspace_extra; /* B the forward's transient peak grows by under etp > 1: the
+                           * layer graph's row tensors at the rank's gathered rows (the
+                           * experts' output, combine_preprocess's reduce-scatter input, at
+                           * etp × the rows × h); 0 at etp 1 */
 } PlanEp;
 
 typedef enum
@@ -280,9 +284,11 @@ double plan_ep_dense_params (const ModelPlan *p, double params);
  * states are sharded (ZeRO-1 with ep > 1 and edp > 1); nothing otherwise. */
 void plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes);
 /* The slowest EP rank's saved activations of a MoE layer: its received rows (a skewed
- * router's hot expert, capacity padding, drops) scale the experts' row tensors of the layer
- * graph (built at the rank's own routed copies, T·k) by slowest_rows / (T·k)
- * (PlanEp.row_extra); no-op without dispatched experts. */
+ * router's hot expert, capacity padding, drops, the etp gather) scale the experts' row
+ * tensors of the layer graph (built at the rank's own routed copies, T·k) by
+ * slowest_rows / (T·k), the inner-width ones by slowest_rows / (etp·T·k)
+ * (PlanEp.row_extra); under etp > 1 the forward's transient peak grows likewise
+ * (PlanEp.workspace_extra); no-op without dispatched experts. */
 void plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
 /* Stages 0–1 with ep > 1: the all-reduce (stage 0) or reduce-scatter (stage 1) of one MoE
  * layer's expert gradients (B at the reduce dtype) over `rank`'s expert-dp group on the

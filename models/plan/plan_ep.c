@@ -55,11 +55,14 @@
  * every source rank of the tp_ep group; a rank's expert FLOPs equal etp 1's at the same
  * ep·etp), keeps fc1's input at those rows × h and the inner tensors at rows × i/etp
  * (PlanEp.row_extra), and reduce-scatters the experts' output over etp before the combine
- * (combine_preprocess, in the probabilities' dtype). Refused: etp > 1 with biased experts
- * (Megatron's transformer_config.py allows expert biases only at ETP == 1). Approximate
- * under etp: the variable split sizes of the etp gathers are the mean rank's, and the
- * gathered and reduce-scattered buffers, transient in Megatron, are not booked apart from
- * the layer graph's own transients. */
+ * (combine_preprocess, in the probabilities' dtype); the forward's transient peak holds
+ * the experts' output (the reduce-scatter's input, saved by nothing) at the gathered rows
+ * (PlanEp.workspace_extra). Refused: etp > 1 with biased experts (Megatron's
+ * transformer_config.py allows expert biases only at ETP == 1). Approximate under etp: the
+ * variable split sizes of the etp gathers are the mean rank's; the all-gather's output
+ * alive beside the all-to-all's (the layer graph has no such pair) and the backward's
+ * gathered gradients are not booked as transients; LoRA adapters of experts run at the
+ * mean rank's rows and whole width. */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -190,6 +193,28 @@ row_bytes (const ModelGraph *g, gboolean compile, const char *const *names, doub
   out[3] = all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, compile, names);
 }
 
+/* How much the forward transient peak of `g` grows when its hidden-width row tensors hold
+ * 1 + `wide` times their rows and its inner ones 1 + `inner` times (a copy scaled so, its
+ * liveness unchanged: model_graph_copy_scaled). Under etp the experts' output — fc2's,
+ * which combine_preprocess reduce-scatters over etp and nothing saves (the gather and the
+ * reduce-scatter autograd functions save no tensor, mappings.py) — is etp × the rows × h
+ * while it lives. */
+static double
+row_transients (const ModelGraph *g, gboolean compile, double wide, double inner)
+{
+  g_autofree double *div = g_new (double, g->tensors->len + 1);
+  for (guint i = 0; i < g->tensors->len; i++)
+    {
+      const char *name = g_array_index (g->tensors, ModelGraphTensor, i).name;
+      div[i] = g_strv_contains (model_cost_moe_inner_row_tensors, name) ? 1 / (1 + inner)
+               : g_strv_contains (model_cost_moe_row_tensors, name)     ? 1 / (1 + wide)
+                                                                         : 1;
+    }
+  g_autoptr (ModelGraph) scaled = model_graph_copy_scaled (g, div);
+  return model_graph_transient_peak (scaled, compile, NULL)
+         - model_graph_transient_peak (g, compile, NULL);
+}
+
 void
 plan_ep_init (ModelPlan *p)
 {
@@ -252,6 +277,8 @@ plan_ep_init (ModelPlan *p)
       double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
       for (guint j = 0; j < 4; j++)
         ep->row_extra[j] = (wide * (all[j] - in[j]) + inner * in[j]) / cp;
+      if (ep->params.etp > 1)
+        ep->workspace_extra = row_transients (g, compile, wide, inner) / cp;
     }
   for (guint d = 0; d < 2; d++)
     {
@@ -388,6 +415,8 @@ plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
   layer->act_selective += p->ep.row_extra[1];
   layer->act_keep_matmul += p->ep.row_extra[2];
   layer->act_pointwise += p->ep.row_extra[3];
+  layer->fwd.workspace += p->ep.workspace_extra;
+  layer->selective_fwd.workspace += p->ep.workspace_extra;
 }
 
 /* Appends a memory-bound op of `bytes` to `pass`. */

@@ -143,6 +143,26 @@ first_layer_activations (const ModelPlan *p)
   return act;
 }
 
+/* B of workspace rank 0's first layer's first forward allocates (its transient peak). */
+static double
+first_layer_workspace (const ModelPlan *p)
+{
+  double ws = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->bytes > 0 && m->category == MODEL_MEM_WORKSPACE)
+            ws += m->bytes;
+        }
+    }
+  return ws;
+}
+
 /* B the kernels named `name` of rank 0's first forward task move. */
 static double
 first_layer_kernel_bytes (const ModelPlan *p, const char *name)
@@ -770,7 +790,8 @@ test_etp_expert_gemms (void)
  * at those rows × i/etp, as many bytes as 512 rows × i; nothing else of the dispatch (the
  * all-gather's output feeds the sort, whose output fc1 saves; the reduce-scatter's input is
  * fc2's output, which nothing saves). So the layer keeps 2 B · (1024 − 512) · 4096 =
- * 4,194,304 B more at etp 2, the inner tensors unchanged. */
+ * 4,194,304 B more at etp 2, the inner tensors unchanged; and the forward's transient peak
+ * (at the experts' output, the reduce-scatter's input) grows by as much. */
 static void
 test_etp_activations (void)
 {
@@ -784,6 +805,10 @@ test_etp_activations (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (q2);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q1);
   STEPSIM_ASSERT_REL (first_layer_activations (q2) - first_layer_activations (q1),
+                      2.0 * 512 * 4096, 1e-12);
+  /* the forward's transient peak: the experts' output (fc2's, the reduce-scatter's input,
+   * saved by nothing) lives at the 1024 gathered rows × h, 2 · (1024 − 512) · 4096 B more */
+  STEPSIM_ASSERT_REL (first_layer_workspace (q2) - first_layer_workspace (q1),
                       2.0 * 512 * 4096, 1e-12);
 }
 
@@ -955,7 +980,7 @@ main (void)
       test_etp_collectives },
     { "etp: expert GEMMs at etp × the rows and i/etp, FLOPs as ep·etp at etp 1",
       test_etp_expert_gemms },
-    { "etp: fc1's input saved at the gathered rows, the inner tensors unchanged",
+    { "etp: fc1's input saved, fc2's output live at the gathered rows; inner unchanged",
       test_etp_activations },
     { "etp carved from data-parallel ranks (tp 1): groups and expert gradients",
       test_etp_over_dp },
