@@ -176,8 +176,9 @@ typedef enum
  * per rank; not when padded), the tokens' and probabilities' all-to-all over ep, under
  * etp > 1 their all-gather over etp (output: the mean rank's rows, etp × the all-to-all's),
  * then the combine's reduce-scatter over etp (input: those rows × h in the probabilities'
- * dtype, prob_bytes, as combine_preprocess casts) and all-to-all over ep. Backward: each differentiable one's conjugate in reverse order
- * (all-to-all ↔ all-to-all, all-gather ↔ reduce-scatter; the count gather has none).
+ * dtype, prob_bytes, as combine_preprocess casts) and all-to-all over ep. Backward: each
+ * differentiable one's conjugate in reverse order (all-to-all ↔ all-to-all, all-gather ↔
+ * reduce-scatter; the count gather has none).
  * Nothing for ep = etp = 1. `d` from model_ep_dispatch with the same `p`. */
 void model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p,
                            const ModelEpDispatch *d, ModelEpPass pass, GArray *out);

@@ -15,8 +15,8 @@
  *                 (model_ep_layer_comms: token-count all-gather over tp_ep, tokens' and
  *                 probabilities' all-to-all over ep, under etp > 1 their all-gather over
  *                 etp and the combine's reduce-scatter over etp, combine all-to-all) on
- *                 the expert groups (plan_collective_expert), on MODEL_STREAM_EP. Megatron's default
- *                 MoEAlltoAllTokenDispatcher runs them in line with the compute
+ *                 the expert groups (plan_collective_expert), on MODEL_STREAM_EP.
+ *                 Megatron's default MoEAlltoAllTokenDispatcher runs them in line with the compute
  *                 (token_dispatcher.py: no overlap without --moe-shared-expert-overlap /
  *                 the 1F1B A2A overlap), so the next compute task waits for them
  *                 (plan_step.c: c->tp_wait, the critical-path collective the next compute
@@ -215,6 +215,40 @@ row_transients (const ModelGraph *g, gboolean compile, double wide, double inner
          - model_graph_transient_peak (g, compile, NULL);
 }
 
+/* Fills p->ep.row_extra and workspace_extra. */
+static void
+init_rows (ModelPlan *p)
+{
+  /* the experts' row tensors (graph_layer.c: the rows a rank's experts receive, from the
+   * routed copies to the expert output) scale with the received rows; the router's and the
+   * tokens' own (per local token) do not. The graph's rows are the rank's own routed
+   * copies, T·k, which balanced routing without padding or drops also makes the rows it
+   * receives at etp 1. Under etp > 1 the rank's experts run on the rows gathered over etp
+   * (slowest_rows counts them: etp × the all-to-all's), whose hidden-width tensors (fc1's
+   * saved input, the experts' output) grow by slowest_rows / T·k, while the inner ones
+   * (fc1's output, fc2's input: i/etp a row, experts.py TEGroupedMLP) grow by
+   * slowest_rows / (etp·T·k): 1 for balanced routing */
+  PlanEp *ep = &p->ep;
+  const ModelEpDispatch *dp = &ep->dispatch;
+  double wide = dp->routed > 0 ? dp->slowest_rows / dp->routed - 1 : 0;
+  double inner = dp->routed > 0 ? dp->slowest_rows / (dp->routed * ep->params.etp) - 1 : 0;
+  if (wide != 0 || inner != 0)
+    {
+      g_autoptr (GError) e = NULL;
+      g_autoptr (ModelGraph) g = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &e);
+      g_assert (g != NULL); /* plan_tp_validate */
+      gboolean compile = p->stack.framework.compile;
+      double all[4], in[4];
+      row_bytes (g, compile, model_cost_moe_row_tensors, all);
+      row_bytes (g, compile, model_cost_moe_inner_row_tensors, in);
+      double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
+      for (guint j = 0; j < 4; j++)
+        ep->row_extra[j] = (wide * (all[j] - in[j]) + inner * in[j]) / cp;
+      if (ep->params.etp > 1)
+        ep->workspace_extra = row_transients (g, compile, wide, inner) / cp;
+    }
+}
+
 void
 plan_ep_init (ModelPlan *p)
 {
@@ -253,33 +287,7 @@ plan_ep_init (ModelPlan *p)
       ep->edp_reduce = ep->expert_params_layer > 0;
       ep->edp_kind = stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
     }
-  /* the experts' row tensors (graph_layer.c: the rows a rank's experts receive, from the
-   * routed copies to the expert output) scale with the received rows; the router's and the
-   * tokens' own (per local token) do not. The graph's rows are the rank's own routed
-   * copies, T·k, which balanced routing without padding or drops also makes the rows it
-   * receives at etp 1. Under etp > 1 the rank's experts run on the rows gathered over etp
-   * (slowest_rows counts them: etp × the all-to-all's), whose hidden-width tensors (fc1's
-   * saved input, the experts' output) grow by slowest_rows / T·k, while the inner ones
-   * (fc1's output, fc2's input: i/etp a row, experts.py TEGroupedMLP) grow by
-   * slowest_rows / (etp·T·k): 1 for balanced routing */
-  const ModelEpDispatch *dp = &ep->dispatch;
-  double wide = dp->routed > 0 ? dp->slowest_rows / dp->routed - 1 : 0;
-  double inner = dp->routed > 0 ? dp->slowest_rows / (dp->routed * ep->params.etp) - 1 : 0;
-  if (wide != 0 || inner != 0)
-    {
-      g_autoptr (GError) e = NULL;
-      g_autoptr (ModelGraph) g = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &e);
-      g_assert (g != NULL); /* plan_tp_validate */
-      gboolean compile = p->stack.framework.compile;
-      double all[4], in[4];
-      row_bytes (g, compile, model_cost_moe_row_tensors, all);
-      row_bytes (g, compile, model_cost_moe_inner_row_tensors, in);
-      double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
-      for (guint j = 0; j < 4; j++)
-        ep->row_extra[j] = (wide * (all[j] - in[j]) + inner * in[j]) / cp;
-      if (ep->params.etp > 1)
-        ep->workspace_extra = row_transients (g, compile, wide, inner) / cp;
-    }
+  init_rows (p);
   for (guint d = 0; d < 2; d++)
     {
       ep->comms[d] = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
