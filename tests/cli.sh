@@ -833,7 +833,7 @@ check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowes
 check "MoE run with etp 2: the experts line says ep 4 × etp 2 and the split" \
   grep -qF 'experts    ep 4 × etp 2: 2 of 8 experts a GPU, each split over 2 GPUs (expert tensor parallel); expert data parallel over 1 GPU' etp.out
 check "MoE run with etp 1: the experts line has no etp" \
-  sh -c "grep -qF 'experts    ep 8: 1 of 8 experts a GPU; expert data parallel' moe.out && ! grep -q 'etp' moe.out"
+  sh -c "grep -qF 'experts    ep 8: 1 of 8 experts a GPU; expert data parallel' moe.out && ! grep -qF '× etp' moe.out && ! grep -q 'split over' moe.out"
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o dsv3.h5 >/dev/null 2>&1
 "$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
 check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
