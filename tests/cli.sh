@@ -849,6 +849,14 @@ check "MoE run: active parameters, exposed all-to-all, expert load 2.00x under l
 check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowest = 2 x ep_rows_mean" \
   awk -F '\t' '$1 == "n_active_params" { a = $2 } $1 == "exposed_all_to_all" { x = $2 } $1 == "ep_rows_slowest" { s = $2 } $1 == "ep_rows_mean" { m = $2 }
     END { exit !(a == 12879925248 && x > 0 && m > 0 && s == 2 * m) }' moe.tsv
+# expert tensor parallelism: the experts line names etp and the split (Mixtral tp 2, ep 4,
+# etp 2 on 8 GPUs: 2 of 8 experts a GPU, each over 2 GPUs, expert-dp 1)
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o etp.h5 --set parallel.ep=4 \
+  --set parallel.etp=2 --set parallel.tp=2 --set parallel.sequence_parallel=true >etp.out 2>&1
+check "MoE run with etp 2: the experts line says ep 4 × etp 2 and the split" \
+  grep -qF 'experts    ep 4 × etp 2: 2 of 8 experts a GPU, each split over 2 GPUs (expert tensor parallel); expert data parallel over 1 GPU' etp.out
+check "MoE run with etp 1: the experts line has no etp" \
+  sh -c "grep -qF 'experts    ep 8: 1 of 8 experts a GPU; expert data parallel' moe.out && ! grep -qF '× etp' moe.out && ! grep -q 'split over' moe.out"
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o dsv3.h5 >/dev/null 2>&1
 "$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
 check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
@@ -989,6 +997,8 @@ check "recompute_modules = moe_act on a dense model: a warning that it has no ef
   grep -q "key 'recompute_modules': has no effect: moe_act .* the model has no experts" rma.err
 bad_input "a capacity_factor above the experts (capacity of every routed copy)" \
   "group [moe], key 'capacity_factor'" "at most num_local_experts = 8" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.capacity_factor=1e12 --set moe.pad_to_capacity=true
+bad_input "etp > 1 with biased experts (gpt-oss: Megatron allows expert biases at ETP 1 only)" \
+  "group [parallel], key 'etp'" "biased experts of model 'gpt-oss-20b'" -- "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" --set model.hf_config=gpt-oss-20b --set training.attention=eager --set parallel.ep=4 --set parallel.etp=2
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err
 check "recompute_modules = layernorm: the training line names it, no 'almost no effect' warning" \
   sh -c "grep -q 'checkpointing selective (layernorm)' rm.out && ! grep -q 'almost no effect' rm.err"

@@ -364,15 +364,21 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
              model_parallel_mode_name (sc->par.mode),
              sc->par.pp > 1 ? model_parallel_dp_degree (&sc->par) : res->n_ranks,
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
-  if (res->n_ranks > 1 && sc->par.ep > 1)
+  if (res->n_ranks > 1 && MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1) > 1)
     {
       /* the expert grid each stage carves from its dp·cp·tp ranks (mesh.h) */
       ModelMesh mesh;
       model_parallel_mesh (&sc->par, &mesh);
       guint edp = model_mesh_expert_degree (&mesh, MODEL_MESH_EXPERT_DP);
-      fprintf (out, "experts    ep %u: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                    " experts a GPU; expert data parallel over %u GPU%s: %s\n",
-               sc->par.ep, a->n_experts / sc->par.ep, a->n_experts, edp, edp == 1 ? "" : "s",
+      guint ep = MAX (sc->par.ep, 1), etp = MAX (sc->par.etp, 1);
+      g_autofree char *split
+        = etp > 1 ? g_strdup_printf (" × etp %u", etp) : g_strdup ("");
+      g_autofree char *each
+        = etp > 1 ? g_strdup_printf (", each split over %u GPUs (expert tensor parallel)", etp)
+                  : g_strdup ("");
+      fprintf (out, "experts    ep %u%s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                    " experts a GPU%s; expert data parallel over %u GPU%s: %s\n",
+               ep, split, a->n_experts / ep, a->n_experts, each, edp, edp == 1 ? "" : "s",
                edp == 1 ? "each GPU's expert gradients and states are its own"
                : model_parallel_stage (&sc->par) == 1
                  ? "expert gradients reduce-scattered, expert optimizer states sharded"

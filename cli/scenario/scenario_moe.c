@@ -5,8 +5,10 @@
  *                             --expert-model-parallel-size), carved with etp out of the
  *                             dp·cp·tp ranks of a pipeline stage (models/parallel/mesh.h)
  *              etp  = 1       expert tensor parallel degree (default 1, not Megatron's
- *                             default of tp: tp > 1 on a MoE model is refused today, so the
- *                             two agree wherever a plan runs; etp > 1 is not modelled yet)
+ *                             default of tp; --expert-tensor-parallel-size): each expert's
+ *                             fc1/fc2 split over etp ranks, carved innermost with ep from
+ *                             the stage's ranks (any etp with ep·etp dividing them, tp = 1
+ *                             included; plan_ep.c)
  *   [moe] capacity_factor = 1.25   token copies an expert accepts per source rank
  *                                  ceil(c·T·k/E), the rest dropped (absent: dropless;
  *                                  --moe-expert-capacity-factor)

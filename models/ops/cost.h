@@ -150,6 +150,11 @@ ModelGraph *model_cost_layer_graph (const ModelArch *arch, const ModelCostParams
  * a rank's experts take (the routed input, the experts' inner tensors and outputs): they
  * scale with the rows an expert-parallel rank receives. */
 extern const char *const model_cost_moe_row_tensors[];
+/* The subset of model_cost_moe_row_tensors at the experts' inner width (fc1's outputs, the
+ * activation's, fc2's input; i features a row), which expert tensor parallelism divides by
+ * etp while the rest (the routed input, the experts' outputs: h a row) keep the hidden
+ * width. */
+extern const char *const model_cost_moe_inner_row_tensors[];
 
 /* Token (+ position) embedding lookup: gather; its backward scatters into the embedding
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte

@@ -486,6 +486,10 @@ const char *const model_cost_moe_row_tensors[] = {
   "mlp_clamped",   "mlp_down_cast", "expert_out", "expert_bias_rows", NULL
 };
 
+const char *const model_cost_moe_inner_row_tensors[] = {
+  "mlp_gate", "mlp_up", "mlp_silu", "mlp_product", "mlp_clamped", "mlp_down_cast", NULL
+};
+
 /* MoE: the m routed tokens split over the touched experts, one GEMM each (a grouped GEMM,
  * as even routing gives): m/touched rows × `touched` products. Dense: unchanged. */
 static void

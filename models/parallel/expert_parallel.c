@@ -244,14 +244,22 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
   if (p->ep <= 1 && p->etp <= 1)
     return;
   double h = (double) arch->hidden_size, e = p->act_bytes;
-  /* the etp gather's output: every row the rank's local experts process (mean rank) */
+  /* the etp gather's output: every row the rank's local experts process (mean rank),
+   * etp × the rows the all-to-all delivered (dispatch_postprocess: gather_from_sequence_
+   * parallel_region over tp_group = expt_tp with output_split_sizes = output_splits_tp) */
   double gathered = d->n_local_experts * d->mean_rows;
+  /* combine_preprocess reduce-scatters hidden_states.to(self.probs.dtype) (the router's
+   * dtype, --moe-router-dtype) and casts back; its backward all-gathers that dtype too */
+  double rs = p->prob_bytes;
   gboolean a2a = p->ep > 1, ag = p->etp > 1;
   if (pass == MODEL_EP_FORWARD)
     {
-      if (!p->pad) /* token_dispatcher.py preprocess: counts gathered over tp_ep_group */
+      /* token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess: the [E] int64 counts
+       * gathered over tp_ep_group (gather_from_sequence_parallel_region: output
+       * ep·etp·E·8 B); none when padded to capacity (static splits) */
+      if (!p->pad)
         comm (out, "tokens-per-expert all-gather (ep·etp)", HW_COLLECTIVE_ALL_GATHER,
-              MODEL_MESH_EXPERT_EP, d->group, 8.0 * (double) arch->n_experts * d->group);
+              MODEL_MESH_EXPERT_TP_EP, d->group, 8.0 * (double) arch->n_experts * d->group);
       if (a2a)
         {
           comm (out, "dispatch all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
@@ -266,7 +274,7 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
           comm (out, "dispatch probs all-gather (etp)", HW_COLLECTIVE_ALL_GATHER,
                 MODEL_MESH_EXPERT_TP, p->etp, gathered * p->prob_bytes);
           comm (out, "combine reduce-scatter (etp)", HW_COLLECTIVE_REDUCE_SCATTER,
-                MODEL_MESH_EXPERT_TP, p->etp, gathered * h * e);
+                MODEL_MESH_EXPERT_TP, p->etp, gathered * h * rs);
         }
       if (a2a)
         comm (out, "combine all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
@@ -281,7 +289,7 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
   if (ag)
     {
       comm (out, "combine grad all-gather (etp)", HW_COLLECTIVE_ALL_GATHER, MODEL_MESH_EXPERT_TP,
-            p->etp, gathered * h * e);
+            p->etp, gathered * h * rs);
       comm (out, "dispatch probs grad reduce-scatter (etp)", HW_COLLECTIVE_REDUCE_SCATTER,
             MODEL_MESH_EXPERT_TP, p->etp, gathered * p->prob_bytes);
       comm (out, "dispatch grad reduce-scatter (etp)", HW_COLLECTIVE_REDUCE_SCATTER,

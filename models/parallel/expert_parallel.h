@@ -160,7 +160,7 @@ typedef struct
 {
   const char *name;        /* static, e.g. "dispatch all-to-all (ep)" */
   HwCollectiveKind kind;
-  ModelMeshExpertDim dim;  /* EP or TP (etp); EP for the ep·etp count all-gather */
+  ModelMeshExpertDim dim;  /* EP, TP (etp), or TP_EP for the ep·etp count all-gather */
   guint ranks;             /* group size */
   double bytes;            /* hardware/collective.h's convention, mean rank */
 } ModelEpComm;
@@ -172,11 +172,13 @@ typedef enum
 } ModelEpPass;
 
 /* The collectives of one MoE layer's forward or backward, appended to `out` (GArray of
- * ModelEpComm) in order. Forward: the token-count all-gather over ep·etp (E·8 B per rank;
- * not when padded), the tokens' and probabilities' all-to-all over ep, under etp > 1 their
- * all-gather over etp (output: mean-rank rows), then the combine's reduce-scatter over etp
- * and all-to-all over ep. Backward: each differentiable one's conjugate in reverse order
- * (all-to-all ↔ all-to-all, all-gather ↔ reduce-scatter; the count gather has none).
+ * ModelEpComm) in order. Forward: the token-count all-gather over the tp_ep group (E·8 B
+ * per rank; not when padded), the tokens' and probabilities' all-to-all over ep, under
+ * etp > 1 their all-gather over etp (output: the mean rank's rows, etp × the all-to-all's),
+ * then the combine's reduce-scatter over etp (input: those rows × h in the probabilities'
+ * dtype, prob_bytes, as combine_preprocess casts) and all-to-all over ep. Backward: each
+ * differentiable one's conjugate in reverse order (all-to-all ↔ all-to-all, all-gather ↔
+ * reduce-scatter; the count gather has none).
  * Nothing for ep = etp = 1. `d` from model_ep_dispatch with the same `p`. */
 void model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p,
                            const ModelEpDispatch *d, ModelEpPass pass, GArray *out);

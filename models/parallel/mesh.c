@@ -152,6 +152,8 @@ model_mesh_expert_degree (const ModelMesh *mesh, ModelMeshExpertDim dim)
       return mesh->etp;
     case MODEL_MESH_EXPERT_EP:
       return mesh->ep;
+    case MODEL_MESH_EXPERT_TP_EP:
+      return mesh->etp * mesh->ep;
     case MODEL_MESH_EXPERT_DP:
     default:
       return model_mesh_size (mesh) / mesh->degree[MODEL_MESH_PP] / (mesh->ep * mesh->etp);
@@ -167,7 +169,7 @@ model_mesh_expert_group (const ModelMesh *mesh, guint rank, ModelMeshExpertDim d
    * RankGenerator over "tp-cp-ep-dp-pp" with cp = 1). */
   guint stage_size = model_mesh_size (mesh) / mesh->degree[MODEL_MESH_PP];
   guint base = rank - rank % stage_size, local = rank % stage_size;
-  guint stride = dim == MODEL_MESH_EXPERT_TP ? 1
+  guint stride = dim == MODEL_MESH_EXPERT_TP || dim == MODEL_MESH_EXPERT_TP_EP ? 1
                  : dim == MODEL_MESH_EXPERT_EP ? mesh->etp
                                                : mesh->etp * mesh->ep;
   guint n = model_mesh_expert_degree (mesh, dim);

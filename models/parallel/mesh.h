@@ -43,6 +43,9 @@ typedef enum
   MODEL_MESH_EXPERT_TP, /* etp: ranks splitting one expert's weights (innermost) */
   MODEL_MESH_EXPERT_EP, /* ep: ranks holding different experts */
   MODEL_MESH_EXPERT_DP, /* edp: ranks holding the same expert shard */
+  MODEL_MESH_EXPERT_TP_EP, /* etp·ep together: Megatron's tp_ep group (parallel_state.py
+                            * expert_decoder_rank_generator.get_ranks('tp-ep'), the
+                            * dispatcher's token-count all-gather) */
   MODEL_MESH_N_EXPERT_DIMS
 } ModelMeshExpertDim;
 
@@ -81,9 +84,10 @@ gboolean model_mesh_intra_node (const ModelMesh *mesh, ModelMeshDim dim);
 guint model_mesh_group (const ModelMesh *mesh, guint rank, guint dims, guint *ranks,
                         guint *index);
 
-/* Degree of an expert dimension: etp, ep, or edp = dp·cp·tp / (ep·etp). */
+/* Degree of an expert dimension: etp, ep, edp = dp·cp·tp / (ep·etp), or etp·ep. */
 guint model_mesh_expert_degree (const ModelMesh *mesh, ModelMeshExpertDim dim);
 /* The ranks of `rank`'s expert group along `dim` (inside its pipeline stage; capacity
- * model_mesh_size); returns their count. */
+ * model_mesh_size), in increasing order; returns their count. The tp_ep group is the
+ * etp·ep consecutive stage-local ranks holding one copy of every expert shard. */
 guint model_mesh_expert_group (const ModelMesh *mesh, guint rank, ModelMeshExpertDim dim,
                                guint *ranks);

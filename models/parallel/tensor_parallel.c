@@ -590,9 +590,9 @@ static const struct
 
 /* A MoE layer's tensors of tokens (these) or routed rows (model_cost_moe_row_tensors): under
  * sequence parallelism its router and experts see the rank's s/tp tokens (Megatron-LM
- * moe_layer.py takes the sequence-parallel hidden states; with etp 1 no tp gather follows
- * the dispatch), so they are of the sequence region; a dense MLP's same-named inner tensors
- * are i/tp features. */
+ * moe_layer.py takes the sequence-parallel hidden states; the expert-tp gather that follows
+ * the dispatch under etp > 1 is plan_ep.c's row scaling), so they are of the sequence
+ * region; a dense MLP's same-named inner tensors are i/tp features. */
 static const char *const moe_token_tensors[] = { "router_logits", "router_probs", "moe_combine",
                                                 NULL };
 

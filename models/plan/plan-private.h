@@ -78,7 +78,8 @@ typedef struct
   ModelEpDispatch dispatch;
   GArray *comms[2];       /* ModelEpComm per ModelEpPass; NULL when off */
   double expert_params_layer; /* trainable expert parameters of one layer a rank holds
-                               * (÷ ep); reduced over expert-dp, not dp, under stage 0 */
+                               * (÷ ep·etp); reduced over expert-dp, not dp, under
+                               * stages 0 and 1 */
   gboolean edp_reduce;    /* the data-parallel mode is stage 0 or 1 (DDP, the distributed
                            * optimizer): expert gradients are reduced over expert-dp
                            * (plan_ep_reduce_grads) */
@@ -88,6 +89,10 @@ typedef struct
                            * kept under KEEP_ALL, of those re-created by selective recompute,
                            * kept under KEEP_MATMUL, and re-created by op-level selective
                            * (plan_ep_layer_memory) */
+  double workspace_extra; /* B the forward's transient peak grows by under etp > 1: the
+                           * layer graph's row tensors at the rank's gathered rows (the
+                           * experts' output, combine_preprocess's reduce-scatter input, at
+                           * etp × the rows × h); 0 at etp 1 */
 } PlanEp;
 
 typedef enum
@@ -255,7 +260,8 @@ guint plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream,
 void plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
                      ModelEpParams *out);
 /* The checks of [parallel] ep / etp and the [moe] options (model_ep_check on the mesh,
- * model_ep_dispatch's parameter checks; etp > 1 not modelled yet).
+ * model_ep_dispatch's parameter checks; etp > 1 with biased experts refused, as Megatron
+ * refuses it).
  * FALSE + G_KEY_FILE_ERROR_INVALID_VALUE "group [G], key 'K': …". */
 gboolean plan_ep_validate (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);
@@ -278,9 +284,11 @@ double plan_ep_dense_params (const ModelPlan *p, double params);
  * states are sharded (ZeRO-1 with ep > 1 and edp > 1); nothing otherwise. */
 void plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes);
 /* The slowest EP rank's saved activations of a MoE layer: its received rows (a skewed
- * router's hot expert, capacity padding, drops) scale the experts' row tensors of the layer
- * graph (built at the rank's own routed copies, T·k) by slowest_rows / (T·k)
- * (PlanEp.row_extra); no-op without dispatched experts. */
+ * router's hot expert, capacity padding, drops, the etp gather) scale the experts' row
+ * tensors of the layer graph (built at the rank's own routed copies, T·k) by
+ * slowest_rows / (T·k), the inner-width ones by slowest_rows / (etp·T·k)
+ * (PlanEp.row_extra); under etp > 1 the forward's transient peak grows likewise
+ * (PlanEp.workspace_extra); no-op without dispatched experts. */
 void plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
 /* Stages 0–1 with ep > 1: the all-reduce (stage 0) or reduce-scatter (stage 1) of one MoE
  * layer's expert gradients (B at the reduce dtype) over `rank`'s expert-dp group on the

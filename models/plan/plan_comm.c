@@ -111,7 +111,7 @@ plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream, ModelMeshE
                         HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
                         const char *what)
 {
-  static const char *const names[] = { "expert_tp", "expert_ep", "expert_dp" };
+  static const char *const names[] = { "expert_tp", "expert_ep", "expert_dp", "expert_tp_ep" };
   g_return_val_if_fail (dim < MODEL_MESH_N_EXPERT_DIMS, G_MAXUINT);
   guint n = model_mesh_expert_degree (&p->mesh, dim);
   if (n <= 1 || bytes <= 0)

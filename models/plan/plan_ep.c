@@ -1,5 +1,6 @@
-/* models/plan/plan_ep.c — expert parallelism (EP) in the plan: what one expert-parallel rank
- * of a mixture-of-experts model runs, from models/parallel/expert_parallel.h.
+/* models/plan/plan_ep.c — expert parallelism (EP) and expert tensor parallelism (ETP) in the
+ * plan: what one expert-parallel rank of a mixture-of-experts model runs, from
+ * models/parallel/expert_parallel.h.
  *
  *   model states  expert weights, gradients and optimizer states ÷ (etp·ep), the rest
  *                 replicated (÷ tp): tensor_parallel.h's layout reads mesh.ep
@@ -11,10 +12,11 @@
  *                 router (load_imbalance r > 1) stretches every MoE layer by the leaf's
  *                 slowdown and capacity drops shrink it
  *   collectives   per MoE layer and micro-batch the dispatch and combine
- *                 (model_ep_layer_comms: token-count all-gather, tokens' and probabilities'
- *                 all-to-all over ep, combine all-to-all) on the expert group
- *                 (plan_collective_expert), on MODEL_STREAM_EP. Megatron's default
- *                 MoEAlltoAllTokenDispatcher runs them in line with the compute
+ *                 (model_ep_layer_comms: token-count all-gather over tp_ep, tokens' and
+ *                 probabilities' all-to-all over ep, under etp > 1 their all-gather over
+ *                 etp and the combine's reduce-scatter over etp, combine all-to-all) on
+ *                 the expert groups (plan_collective_expert), on MODEL_STREAM_EP.
+ *                 Megatron's default MoEAlltoAllTokenDispatcher runs them in line with the compute
  *                 (token_dispatcher.py: no overlap without --moe-shared-expert-overlap /
  *                 the 1F1B A2A overlap), so the next compute task waits for them
  *                 (plan_step.c: c->tp_wait, the critical-path collective the next compute
@@ -44,7 +46,23 @@
  * With pipeline stages each stage's dp·cp·tp ranks carve their own expert grid (mesh.h
  * model_mesh_expert_group, Megatron's expert_decoder_rank_generator with pp outermost): a
  * stage's dispatch, combine and expert-gradient reductions never leave it.
- * Not modelled: etp > 1 (refused). */
+ * Expert tensor parallelism (etp > 1; Megatron's expert_tensor_parallel_size, carved
+ * innermost from any of the stage's ranks, tensor- or data-parallel: nothing in Megatron
+ * ties it to tp): each expert's fc1 column- and fc2 row-parallel over etp (experts.py
+ * TEGroupedMLP), so a rank holds 1/(ep·etp) of the expert weights; after the ep all-to-all
+ * the rank all-gathers its etp group's received rows (dispatch_postprocess), runs its
+ * local experts on etp × the rows at the inner width i/etp (model_ep_dispatch's rows count
+ * every source rank of the tp_ep group; a rank's expert FLOPs equal etp 1's at the same
+ * ep·etp), keeps fc1's input at those rows × h and the inner tensors at rows × i/etp
+ * (PlanEp.row_extra), and reduce-scatters the experts' output over etp before the combine
+ * (combine_preprocess, in the probabilities' dtype); the forward's transient peak holds
+ * the experts' output (the reduce-scatter's input, saved by nothing) at the gathered rows
+ * (PlanEp.workspace_extra). Refused: etp > 1 with biased experts (Megatron's
+ * transformer_config.py allows expert biases only at ETP == 1). Approximate under etp: the
+ * variable split sizes of the etp gathers are the mean rank's; the all-gather's output
+ * alive beside the all-to-all's (the layer graph has no such pair) and the backward's
+ * gathered gradients are not booked as transients; LoRA adapters of experts run at the
+ * mean rank's rows and whole width. */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -123,12 +141,14 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                  "%s", e->message);
   if (arch->n_experts == 0)
     return TRUE;
-  if (etp > 1)
+  /* transformer_config.py __post_init__: "Bias in Moe is only supported when ETP==1" */
+  if (etp > 1 && arch->mlp_bias)
     return fail (error, "group [parallel], key 'etp': ",
-                 "etp = %u is not modelled yet (expert tensor parallelism needs tp's sharded "
-                 "expert kernels); use etp = 1", etp);
+                 "etp = %u with the biased experts of model '%s' is refused by Megatron-LM "
+                 "(transformer_config.py: bias in MoE is only supported when ETP == 1); use "
+                 "etp = 1", etp, arch->name);
   guint stage = model_parallel_stage (par);
-  if (ep > 1 && stage > 0)
+  if (ep * etp > 1 && stage > 0)
     {
       /* Megatron's distributed optimizer (ZeRO-1) shards expert states over expert-dp,
        * dense ones over dp (plan_state_shard_fraction); gradients sharded as they
@@ -145,11 +165,11 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
         }
       if (stage == 3 || (trainable_experts && (stage == 2 || mesh.degree[MODEL_MESH_DP_REPLICATE] > 1)))
         return fail (error, "group [parallel], key 'data_parallel': ",
-                     "%s with ep = %u is not modelled yet (expert %s would shard over the "
-                     "expert-data-parallel ranks, GPUs / (ep · pp), not over the data-parallel "
-                     "group); use zero1 (Megatron's distributed optimizer: expert states "
-                     "shard over expert-dp) or ddp, or train no expert tensors",
-                     model_parallel_mode_name (par->mode), ep,
+                     "%s with ep = %u, etp = %u is not modelled yet (expert %s would shard "
+                     "over the expert-data-parallel ranks, GPUs / (ep · etp · pp), not over the "
+                     "data-parallel group); use zero1 (Megatron's distributed optimizer: expert "
+                     "states shard over expert-dp) or ddp, or train no expert tensors",
+                     model_parallel_mode_name (par->mode), ep, etp,
                      stage == 3 ? "weights and states" : "gradients");
     }
   ModelEpParams params;
@@ -158,6 +178,75 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   if (!model_ep_dispatch (arch, &params, &d, &e))
     return fail (error, key_of (e->message), "%s", e->message);
   return TRUE;
+}
+
+/* The saved bytes of graph `g`'s tensors named in `names` under the four policies of
+ * PlanEp.row_extra: kept under KEEP_ALL, re-created by selective recompute, kept under
+ * KEEP_MATMUL, re-created by op-level selective recompute. */
+static void
+row_bytes (const ModelGraph *g, gboolean compile, const char *const *names, double out[4])
+{
+  double all = model_graph_saved_named (g, MODEL_GRAPH_KEEP_ALL, compile, names);
+  out[0] = all;
+  out[1] = all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, compile, names);
+  out[2] = model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL, compile, names);
+  out[3] = all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, compile, names);
+}
+
+/* How much the forward transient peak of `g` grows when its hidden-width row tensors hold
+ * 1 + `wide` times their rows and its inner ones 1 + `inner` times (a copy scaled so, its
+ * liveness unchanged: model_graph_copy_scaled). Under etp the experts' output — fc2's,
+ * which combine_preprocess reduce-scatters over etp and nothing saves (the gather and the
+ * reduce-scatter autograd functions save no tensor, mappings.py) — is etp × the rows × h
+ * while it lives. */
+static double
+row_transients (const ModelGraph *g, gboolean compile, double wide, double inner)
+{
+  g_autofree double *div = g_new (double, g->tensors->len + 1);
+  for (guint i = 0; i < g->tensors->len; i++)
+    {
+      const char *name = g_array_index (g->tensors, ModelGraphTensor, i).name;
+      div[i] = g_strv_contains (model_cost_moe_inner_row_tensors, name) ? 1 / (1 + inner)
+               : g_strv_contains (model_cost_moe_row_tensors, name)     ? 1 / (1 + wide)
+                                                                         : 1;
+    }
+  g_autoptr (ModelGraph) scaled = model_graph_copy_scaled (g, div);
+  return model_graph_transient_peak (scaled, compile, NULL)
+         - model_graph_transient_peak (g, compile, NULL);
+}
+
+/* Fills p->ep.row_extra and workspace_extra. */
+static void
+init_rows (ModelPlan *p)
+{
+  /* the experts' row tensors (graph_layer.c: the rows a rank's experts receive, from the
+   * routed copies to the expert output) scale with the received rows; the router's and the
+   * tokens' own (per local token) do not. The graph's rows are the rank's own routed
+   * copies, T·k, which balanced routing without padding or drops also makes the rows it
+   * receives at etp 1. Under etp > 1 the rank's experts run on the rows gathered over etp
+   * (slowest_rows counts them: etp × the all-to-all's), whose hidden-width tensors (fc1's
+   * saved input, the experts' output) grow by slowest_rows / T·k, while the inner ones
+   * (fc1's output, fc2's input: i/etp a row, experts.py TEGroupedMLP) grow by
+   * slowest_rows / (etp·T·k): 1 for balanced routing */
+  PlanEp *ep = &p->ep;
+  const ModelEpDispatch *dp = &ep->dispatch;
+  double wide = dp->routed > 0 ? dp->slowest_rows / dp->routed - 1 : 0;
+  double inner = dp->routed > 0 ? dp->slowest_rows / (dp->routed * ep->params.etp) - 1 : 0;
+  if (wide != 0 || inner != 0)
+    {
+      g_autoptr (GError) e = NULL;
+      g_autoptr (ModelGraph) g = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &e);
+      g_assert (g != NULL); /* plan_tp_validate */
+      gboolean compile = p->stack.framework.compile;
+      double all[4], in[4];
+      row_bytes (g, compile, model_cost_moe_row_tensors, all);
+      row_bytes (g, compile, model_cost_moe_inner_row_tensors, in);
+      double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
+      for (guint j = 0; j < 4; j++)
+        ep->row_extra[j] = (wide * (all[j] - in[j]) + inner * in[j]) / cp;
+      if (ep->params.etp > 1)
+        ep->workspace_extra = row_transients (g, compile, wide, inner) / cp;
+    }
 }
 
 void
@@ -176,12 +265,15 @@ plan_ep_init (ModelPlan *p)
   g_assert (ok); /* plan_ep_validate */
   ep->on = TRUE;
   guint stage = model_parallel_stage (&p->par);
-  if (ep->params.ep > 1 && stage <= 1)
+  if (ep->params.ep * ep->params.etp > 1 && stage <= 1)
     {
       /* Megatron-LM reduces expert gradients over the expert-data-parallel group
        * (distributed_data_parallel.py: expert_parallel_buffers on
        * expert_data_parallel_group), the dense ones over dp (with cp): all-reduced under
-       * DDP, reduce-scattered under the distributed optimizer (ZeRO-1) */
+       * DDP, reduce-scattered under the distributed optimizer (ZeRO-1); a rank holds
+       * 1/ep of the experts and 1/etp of each (experts.py TEGroupedMLP: fc1 column-, fc2
+       * row-parallel over expt_tp; their biases, which etp would leave whole, are refused
+       * with etp > 1 by plan_ep_validate) */
       g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
       for (guint i = 0; i < inv->tensors->len; i++)
         {
@@ -190,34 +282,12 @@ plan_ep_init (ModelPlan *p)
               && model_ep_tensor_is_expert (inv, t))
             ep->expert_params_layer
               += (double) model_inventory_copies (inv, t, MODEL_INVENTORY_LAYER)
-                 / ep->params.ep * (double) model_tensor_numel (t);
+                 / (ep->params.ep * ep->params.etp) * (double) model_tensor_numel (t);
         }
       ep->edp_reduce = ep->expert_params_layer > 0;
       ep->edp_kind = stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
     }
-  /* the experts' row tensors (graph_layer.c: the rows a rank's experts receive, from the
-   * routed copies to the expert output) scale with the received rows; the router's and the
-   * tokens' own (per local token) do not */
-  const char *const *rows = model_cost_moe_row_tensors;
-  /* the graph's rows are the rank's own routed copies, T·k, which balanced routing without
-   * padding or drops also makes the rows it receives (etp 1) */
-  double k = ep->dispatch.routed > 0 ? ep->dispatch.slowest_rows / ep->dispatch.routed - 1 : 0;
-  if (k != 0)
-    {
-      g_autoptr (GError) e = NULL;
-      g_autoptr (ModelGraph) g = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &e);
-      g_assert (g != NULL); /* plan_tp_validate */
-      gboolean compile = p->stack.framework.compile;
-      double all = model_graph_saved_named (g, MODEL_GRAPH_KEEP_ALL, compile, rows);
-      double cp = MAX (p->par.cp, 1); /* a cp rank's sequence share (plan_cp.c) */
-      ep->row_extra[0] = k * all / cp;
-      ep->row_extra[1] = k * (all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_NON_SELECTIVE,
-                                                             compile, rows)) / cp;
-      ep->row_extra[2] = k * model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL, compile,
-                                                      rows) / cp;
-      ep->row_extra[3] = k * (all - model_graph_saved_named (g, MODEL_GRAPH_KEEP_MATMUL_SAVED,
-                                                             compile, rows)) / cp;
-    }
+  init_rows (p);
   for (guint d = 0; d < 2; d++)
     {
       ep->comms[d] = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
@@ -251,17 +321,17 @@ expert_op (const char *name, gboolean *fc2)
 
 /* A GEMM op like `op` (its pass factor: forward 1, backward 2, frozen dgrad 1 — the
  * ratio of its FLOPs to the forward FLOPs of its shape) on `rows` rows of `count` experts,
- * shape (n, k) from model_ep_expert_gemm (each of SwiGLU's separate gate and up
- * projections is half of fc1), cost_gemm_op's bytes (input e·m·k, weights w·n·k, output
- * e·m·n per expert). */
+ * shape (n, k) from model_ep_expert_gemm at expert tensor parallel degree `etp` (the
+ * inner width i/etp; each of SwiGLU's separate gate and up projections is half of fc1),
+ * cost_gemm_op's bytes (input e·m·k, weights w·n·k, output e·m·n per expert). */
 static ModelOp
-reshape (const ModelOp *op, const ModelArch *arch, gboolean fc2, double rows, double count,
-         double e, double w)
+reshape (const ModelOp *op, const ModelArch *arch, guint etp, gboolean fc2, double rows,
+         double count, double e, double w)
 {
   const HwKernelShape *o = &op->shape;
   double fwd = 2 * o->m * o->n * o->k * MAX (o->batch, 1);
   double factor = fwd > 0 ? op->flops / fwd : 1;
-  HwKernelShape sh = model_ep_expert_gemm (arch, 1, fc2, rows, count);
+  HwKernelShape sh = model_ep_expert_gemm (arch, etp, fc2, rows, count);
   if (!fc2 && arch->mlp == MODEL_MLP_SWIGLU)
     sh.n /= 2;
   sh.cls = o->cls;
@@ -290,7 +360,10 @@ router_shard (const ModelOp *op, guint tp, double e, double w)
 /* Rewrites the expert GEMMs of `pass` as the slowest rank's: the hot expert's GEMM and the
  * grouped GEMM of the L − 1 others (one op each); model FLOPs those of the mean rank
  * (L experts on mean_rows each: the work the step accomplishes, so MFU does not count the
- * straggler's extra rows twice). */
+ * straggler's extra rows twice). Under etp the rows are those gathered over etp (the
+ * dispatch's hot_rows, rest_rows and mean_rows count every source rank of the tp_ep group)
+ * at the inner width i/etp, so a rank's expert FLOPs are those of etp = 1 at the same
+ * ep·etp (L·mean_rows·i/etp = (E/ep)·(ep·etp·T·k/E)·i/etp = T·k·i). */
 static void
 rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
 {
@@ -325,10 +398,11 @@ rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
           out.bytes += op->bytes;
           continue;
         }
-      ModelOp mean = reshape (op, p->arch, fc2, d->mean_rows, L, e, w);
+      guint etp = p->ep.params.etp;
+      ModelOp mean = reshape (op, p->arch, etp, fc2, d->mean_rows, L, e, w);
       out.model_flops += mean.flops - op->flops;
-      ModelOp parts[2] = { reshape (op, p->arch, fc2, d->hot_rows, 1, e, w),
-                           reshape (op, p->arch, fc2, d->rest_rows, L - 1, e, w) };
+      ModelOp parts[2] = { reshape (op, p->arch, etp, fc2, d->hot_rows, 1, e, w),
+                           reshape (op, p->arch, etp, fc2, d->rest_rows, L - 1, e, w) };
       for (guint k = 0; k < (L > 1 ? 2u : 1u); k++)
         {
           g_assert (out.n_ops < MODEL_COST_MAX_OPS);
@@ -349,6 +423,8 @@ plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
   layer->act_selective += p->ep.row_extra[1];
   layer->act_keep_matmul += p->ep.row_extra[2];
   layer->act_pointwise += p->ep.row_extra[3];
+  layer->fwd.workspace += p->ep.workspace_extra;
+  layer->selective_fwd.workspace += p->ep.workspace_extra;
 }
 
 /* Appends a memory-bound op of `bytes` to `pass`. */
@@ -370,16 +446,17 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
   rewrite_pass (p, &layer->fwd, cp.act_bytes, cp.weight_bytes);
   rewrite_pass (p, &layer->bwd, cp.act_bytes, cp.weight_bytes);
   const ModelEpDispatch *d = &p->ep.dispatch;
-  if (p->stack.framework.kind == MODEL_FRAMEWORK_MEGATRON && p->ep.params.ep > 1
-      && d->n_local_experts > 1)
+  if (p->stack.framework.kind == MODEL_FRAMEWORK_MEGATRON
+      && p->ep.params.ep * p->ep.params.etp > 1 && d->n_local_experts > 1)
     {
-      /* Megatron's all-to-all dispatcher permutes twice each way: after the all-to-all the
-       * received rows, grouped by source rank, are sorted by local expert, and before the
-       * combine sorted back (token_dispatcher.py MoEAlltoAllTokenDispatcher
-       * dispatch_postprocess / combine_preprocess: sort_chunks_by_idxs whenever
-       * num_local_experts > 1), each reading and writing the rank's rows × h; the
+      /* Megatron's all-to-all dispatcher permutes twice each way: after the all-to-all (and
+       * under etp > 1 the all-gather over etp) the received rows, grouped by source rank,
+       * are sorted by local expert, and before the combine (and the etp reduce-scatter)
+       * sorted back (token_dispatcher.py MoEAlltoAllTokenDispatcher dispatch_postprocess /
+       * combine_preprocess: sort_chunks_by_idxs whenever num_local_experts > 1), each
+       * reading and writing the rank's rows × h, the gathered ones: slowest_rows; the
        * backward runs the inverse permutations on the gradients. */
-      double rows = d->slowest_rows / MAX (p->ep.params.etp, 1);
+      double rows = d->slowest_rows;
       double bytes = 2 * cp.act_bytes * rows * (double) p->arch->hidden_size;
       add_elementwise (&layer->fwd, "moe_sort_chunks", bytes);
       add_elementwise (&layer->fwd, "moe_unsort_chunks", bytes);
@@ -438,7 +515,7 @@ plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes)
 {
   /* the distributed optimizer's param all-gather of the expert buffers over expert-dp
    * (distributed_data_parallel.py start_param_sync on expert_parallel_bucket_groups) */
-  if (bytes <= 0 || p->mesh.ep <= 1
+  if (bytes <= 0 || p->mesh.ep * p->mesh.etp <= 1
       || plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP, TRUE) >= 1)
     return;
   guint id = plan_collective_expert (p, rank, MODEL_STREAM_COMM, MODEL_MESH_EXPERT_DP,

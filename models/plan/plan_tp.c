@@ -21,7 +21,7 @@
  * MoE layers under tp (with SP, as Megatron requires): the attention and norms as above,
  * the router and experts on the rank's s/tp tokens (the graph's MoE tensors are of the
  * sequence region, tensor_parallel.h model_tp_act_region_of; the expert GEMMs are
- * plan_ep.c's, the experts whole at etp 1). Not modelled: a shared expert or MLA under tp,
+ * plan_ep.c's, the experts split over etp, not tp). Not modelled: a shared expert or MLA under tp,
  * the head's sequence shard under SP (its final-norm and head-input activations are
  * counted whole). */
 #include "config.h"
@@ -181,7 +181,7 @@ plan_tp_stage_fractions (const ModelPlan *p, guint64 from_layer, guint64 to_laye
   *dense = selected_fraction (layout, inv, &sel, MODEL_INVENTORY_ALL, trainable);
   sel.expert = 1;
   *expert = selected_fraction (layout, inv, &sel, MODEL_INVENTORY_ALL, trainable);
-  if (p->mesh.ep <= 1) /* experts shard as the rest (PlanTp.trainable_expert 0) */
+  if (p->mesh.ep * p->mesh.etp <= 1) /* experts shard as the rest (trainable_expert 0) */
     *dense += *expert, *expert = 0;
 }
 
@@ -212,9 +212,9 @@ plan_tp_init (ModelPlan *p)
                   .weights = 1, .weights_layer = 1,
                   .weights_root = 1, .quant = 1 };
   /* Under expert parallelism alone (tp = 1) the layout still divides the experts' tensors
-   * by mesh.ep (plan_ep.c): the fractions (the vocabulary padded to 128 as Megatron pads
-   * it), not the kernels or collectives. */
-  if (tp->tp <= 1 && p->mesh.ep <= 1)
+   * by mesh.ep and mesh.etp (plan_ep.c): the fractions (the vocabulary padded to 128 as
+   * Megatron pads it), not the kernels or collectives. */
+  if (tp->tp <= 1 && p->mesh.ep * p->mesh.etp <= 1)
     return;
   tp->sp = p->par.sequence_parallel;
   g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
@@ -222,7 +222,7 @@ plan_tp_init (ModelPlan *p)
   g_autoptr (ModelTpLayout) layout = model_tp_layout_new (inv, &p->mesh, 1.0, &error);
   g_assert (layout != NULL); /* plan_tp_validate ran model_tp_check */
   tp->trainable = fraction (layout, inv, MODEL_INVENTORY_ALL, TRUE);
-  if (p->mesh.ep > 1)
+  if (p->mesh.ep * p->mesh.etp > 1)
     {
       Selection experts = { .scope = MODEL_INVENTORY_ALL, .expert = 1 };
       tp->trainable_expert = selected_fraction (layout, inv, &experts, MODEL_INVENTORY_ALL, TRUE);

@@ -153,7 +153,9 @@ typedef struct
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double exposed_all_to_all; /* s, the most any rank's expert-parallel collectives (dispatch
-                               and combine, stream ep) ran while its compute idled */
+                               and combine, stream ep: the all-to-alls and, under etp > 1,
+                               the etp all-gathers and reduce-scatters) ran while its compute
+                               idled */
   double ep_rows_slowest, ep_rows_mean; /* routed rows a MoE layer and micro-batch gives the
                                slowest and the mean expert-parallel rank
                                (model_plan_ep_load); 0 without dispatched experts */

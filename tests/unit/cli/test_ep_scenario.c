@@ -62,6 +62,12 @@ test_keys_load (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (dflt);
   CU_ASSERT (dflt->par.ep == 1 && dflt->par.etp == 1 && !dflt->par.moe_drop
              && dflt->par.moe_imbalance == 1);
+  /* expert tensor parallelism: ep 4 × etp 2 on the 8 GPUs */
+  g_autoptr (GError) e3 = NULL;
+  g_autofree char *path3 = NULL;
+  g_autoptr (CliScenario) etp = load ("[parallel]\nep = 4\netp = 2\n", &e3, &path3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (etp);
+  CU_ASSERT (etp->par.ep == 4 && etp->par.etp == 2);
 }
 
 /* Mixtral has 8 experts, top-2, on 8 GPUs. */
@@ -72,7 +78,8 @@ test_bad_values (void)
   expect_error ("[parallel]\nep = 16\n", "group [parallel], key 'ep'", "exceeds the 8 GPUs");
   expect_error ("[parallel]\nep = 0\n", "group [parallel], key 'ep'", NULL);
   expect_error ("[parallel]\nep = two\n", "group [parallel], key 'ep'", NULL);
-  expect_error ("[parallel]\nep = 4\netp = 2\n", "group [parallel], key 'etp'", "not modelled");
+  expect_error ("[parallel]\nep = 2\netp = 3\n", "group [parallel], key 'etp'",
+                "intermediate_size = 14336");
   expect_error ("[parallel]\nep = 8\netp = 2\n", "group [parallel], key 'ep'", "does not divide");
   expect_error ("[parallel]\nep = 8\n[moe]\ncapacity_factor = 0\n",
                 "group [moe], key 'capacity_factor'", "> 0");

@@ -332,6 +332,24 @@ test_pipeline_collapse (void)
   CU_ASSERT_EQUAL (check_equivalent_with ("scenarios/llama-3.1-405b-tp8-pp8-h100.ini", wide), 8);
 }
 
+/* Expert tensor parallelism (plan_ep.c): Mixtral 8x7B LoRA on one DGX H100 with tp 2 (SP),
+ * ep 4, etp 2 (etp groups {0, 1} …, ep groups {0, 2, 4, 6} and {1, 3, 5, 7}, the counts'
+ * all-gather over all 8), and with etp carved from data-parallel ranks (tp 1, ep 2, etp 2,
+ * expert-dp 2; DDP's expert gradient all-reduces over {r, r + 4}): collapsed = full to
+ * 1e-9, and the representatives' plan holds the full plan's tasks of those ranks. */
+static void
+test_etp_collapse (void)
+{
+  static const char *const tp_etp[] = { "parallel.tp=2", "parallel.sequence_parallel=true",
+                                        "parallel.ep=4", "parallel.etp=2", NULL };
+  static const char *const dp_etp[] = { "parallel.ep=2", "parallel.etp=2", NULL };
+  const char *rel = "scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini";
+  check_equivalent_with (rel, tp_etp);
+  check_equivalent_with (rel, dp_etp);
+  check_representatives (rel, tp_etp);
+  check_representatives (rel, dp_etp);
+}
+
 /* A straggler at rank 5 of 8 breaks every shift that moves rank 5 onto a normal rank: only
  * the identity is left, and the run replays every rank. */
 static void
@@ -351,6 +369,7 @@ main (void)
     { "shipped scenarios: collapsed = full to 1e-9", test_shipped_scenarios },
     { "bench cases collapse to one class", test_bench_collapse },
     { "a straggler splits the classes", test_straggler_splits },
+    { "expert tensor parallelism: collapsed = full to 1e-9", test_etp_collapse },
     { "pipeline stages: collapsed = full to 1e-9", test_pipeline_collapse },
     { "the representatives' plan holds the full plan's tasks of those ranks",
       test_representatives_plan },

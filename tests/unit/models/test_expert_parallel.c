@@ -317,7 +317,11 @@ sum_kind (GArray *c, HwCollectiveKind kind, ModelMeshExpertDim dim)
  * the combine's 67 108 864 B all-to-all: 4; backward = the three all-to-alls' conjugates.
  * ep 4 × etp 2: each expert's rows come from 8 ranks: 8·1024 = 8192 a local expert, 2 a
  * rank, 16 384 rows gathered over etp: all-gather 16 384·8192 = 134 217 728 B forward (and
- * the probs' 32 768 B), the combine's reduce-scatter the same; 7 forward, 6 backward.
+ * the probs' 32 768 B), the combine's reduce-scatter the same; 7 forward, 6 backward. The
+ * counts' all-gather runs over the tp_ep group (ep·etp = 8 ranks, 8·8·8 = 512 B). Under
+ * --moe-router-dtype fp32 (prob_bytes 4) the combine's reduce-scatter moves fp32
+ * (combine_preprocess casts to probs.dtype): 16 384·4096·4 = 268 435 456 B, and so does its
+ * backward all-gather.
  * Padded to capacity the counts are static: no all-gather. ep = etp = 1: none. */
 static void
 test_comms (void)
@@ -333,7 +337,8 @@ test_comms (void)
   CU_ASSERT_EQUAL_FATAL (f->len, 4);
   CU_ASSERT_EQUAL (b->len, 3);
   const ModelEpComm *c0 = &g_array_index (f, ModelEpComm, 0);
-  CU_ASSERT (c0->kind == HW_COLLECTIVE_ALL_GATHER && c0->bytes == 512 && c0->ranks == 8);
+  CU_ASSERT (c0->kind == HW_COLLECTIVE_ALL_GATHER && c0->bytes == 512 && c0->ranks == 8
+             && c0->dim == MODEL_MESH_EXPERT_TP_EP);
   STEPSIM_ASSERT_REL (sum_kind (f, HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP),
                       2 * 67108864.0 + 16384, 0);
   STEPSIM_ASSERT_REL (sum_kind (b, HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP),
@@ -356,6 +361,19 @@ test_comms (void)
                       134217728.0, 0);
   STEPSIM_ASSERT_REL (sum_kind (b, HW_COLLECTIVE_REDUCE_SCATTER, MODEL_MESH_EXPERT_TP),
                       134217728.0 + 32768, 0);
+  c0 = &g_array_index (f, ModelEpComm, 0);
+  CU_ASSERT (c0->kind == HW_COLLECTIVE_ALL_GATHER && c0->bytes == 512 && c0->ranks == 8
+             && c0->dim == MODEL_MESH_EXPERT_TP_EP);
+  p.prob_bytes = 4;
+  g_array_set_size (f, 0);
+  g_array_set_size (b, 0);
+  model_ep_layer_comms (a, &p, &d, MODEL_EP_FORWARD, f);
+  model_ep_layer_comms (a, &p, &d, MODEL_EP_BACKWARD, b);
+  STEPSIM_ASSERT_REL (sum_kind (f, HW_COLLECTIVE_REDUCE_SCATTER, MODEL_MESH_EXPERT_TP),
+                      268435456.0, 0);
+  STEPSIM_ASSERT_REL (sum_kind (b, HW_COLLECTIVE_ALL_GATHER, MODEL_MESH_EXPERT_TP),
+                      268435456.0, 0);
+  p.prob_bytes = 2;
 
   p.etp = 1;
   p.drop = p.pad = TRUE;

@@ -101,6 +101,41 @@ test_expert_carving (void)
   CU_ASSERT (e != NULL && strstr (e->message, "ep 3") != NULL);
 }
 
+/* Expert tensor parallelism (parallel_state.py expert_decoder_rank_generator, order
+ * "tp-ep-dp" inside a stage): tp 2 × dp 4 = 8 ranks, etp 2, ep 4 → edp = 8 / (2·4) = 1.
+ * Stage-local rank = etp_coord + 2·(ep_coord + 4·edp_coord); rank 5 = 1 + 2·2: its etp
+ * group {4, 5}, its ep group the ranks with etp coordinate 1, {1, 3, 5, 7}, its tp_ep
+ * group (get_ranks('tp-ep'), the token-count all-gather's) all 8, its edp group itself.
+ * With pp 2 on 16 ranks rank 13 (local 5 of stage 1, base 8) gets the same groups + 8. */
+static void
+test_expert_tp_carving (void)
+{
+  ModelMesh m;
+  model_mesh_init (&m, 8);
+  m.degree[MODEL_MESH_DP_SHARD] = 4;
+  m.degree[MODEL_MESH_TP] = 2;
+  m.ep = 4;
+  m.etp = 2;
+  CU_ASSERT (model_mesh_validate (&m, 8, NULL));
+  CU_ASSERT_EQUAL (model_mesh_expert_degree (&m, MODEL_MESH_EXPERT_DP), 1);
+  CU_ASSERT_EQUAL (model_mesh_expert_degree (&m, MODEL_MESH_EXPERT_TP_EP), 8);
+  for (guint pp = 1; pp <= 2; pp++)
+    {
+      m.degree[MODEL_MESH_PP] = pp;
+      guint r = pp == 1 ? 5 : 13, base = r - 5, ranks[16];
+      CU_ASSERT_EQUAL (model_mesh_expert_group (&m, r, MODEL_MESH_EXPERT_TP, ranks), 2);
+      CU_ASSERT (ranks[0] == base + 4 && ranks[1] == base + 5);
+      CU_ASSERT_EQUAL (model_mesh_expert_group (&m, r, MODEL_MESH_EXPERT_EP, ranks), 4);
+      CU_ASSERT (ranks[0] == base + 1 && ranks[1] == base + 3 && ranks[2] == base + 5
+                 && ranks[3] == base + 7);
+      CU_ASSERT_EQUAL (model_mesh_expert_group (&m, r, MODEL_MESH_EXPERT_TP_EP, ranks), 8);
+      for (guint i = 0; i < 8; i++)
+        CU_ASSERT_EQUAL (ranks[i], base + i);
+      CU_ASSERT_EQUAL (model_mesh_expert_group (&m, r, MODEL_MESH_EXPERT_DP, ranks), 1);
+      CU_ASSERT_EQUAL (ranks[0], r);
+    }
+}
+
 /* Degrees whose product (16) is not the GPU count (8): one error naming both. */
 static void
 test_mesh_product_error (void)
@@ -367,6 +402,7 @@ main (void)
     { "mesh rank mapping, innermost on NVLink", test_rank_mapping },
     { "mesh groups", test_groups },
     { "Megatron expert carving", test_expert_carving },
+    { "expert tensor parallel carving (etp 2 × ep 4)", test_expert_tp_carving },
     { "mesh degrees must make the GPU count", test_mesh_product_error },
     { "placement local shapes and divisibility", test_local_shape },
     { "each placement change implies its collective", test_redistribute_each_change },

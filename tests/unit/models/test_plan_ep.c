@@ -143,6 +143,26 @@ first_layer_activations (const ModelPlan *p)
   return act;
 }
 
+/* B of workspace rank 0's first layer's first forward allocates (its transient peak). */
+static double
+first_layer_workspace (const ModelPlan *p)
+{
+  double ws = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->bytes > 0 && m->category == MODEL_MEM_WORKSPACE)
+            ws += m->bytes;
+        }
+    }
+  return ws;
+}
+
 /* B the kernels named `name` of rank 0's first forward task move. */
 static double
 first_layer_kernel_bytes (const ModelPlan *p, const char *name)
@@ -595,9 +615,300 @@ test_imbalance_keeps_more_rows (void)
   STEPSIM_ASSERT_REL (act[1] - act[0], 2.0 * 1024 * (2 * 256 + 4 * 688), 1e-12);
 }
 
+/* Mixtral 8x7B at tp 2 (sequence parallel) on 8 GPUs, with ep 4 × etp 2 (expert-dp 1)
+ * against ep 8 × etp 1, the same ep·etp = 8. */
+static ModelParallel
+mixtral_etp (guint ep, guint etp)
+{
+  ModelParallel par = ep_par (8, ep);
+  par.etp = etp;
+  par.tp = 2;
+  par.sequence_parallel = TRUE;
+  return par;
+}
+
+/* C14's buckets with etp (Megatron-LM #4050; experts.py TEGroupedMLP: fc1 column-, fc2
+ * row-parallel over expt_tp): Mixtral 8x7B at tp 2 (SP), ep 4, etp 2 on 8 GPUs. A rank holds
+ * 2 of the 8 experts of each of the 32 layers, each split over etp 2: fc1 (gate‖up)
+ * 2·i/2 × h = 14336 · 4096 and fc2 h × i/2 = 4096 · 7168, 88,080,384 parameters an expert
+ * shard, 32 · 2 · 88,080,384 = 5,637,144,576 = 45,097,156,608 / (ep·etp) expert weights;
+ * the tensor-parallel bucket ÷ 2 (671,088,640 attention + 131,072,000 embedding and head)
+ * and the replicated one whole (266,240 norms + 1,048,576 router) as in
+ * test_c14_buckets_tp: 6,440,620,032 weights a rank, 2 B each — the same as ep 8 × etp 1
+ * (the expert bucket ÷ 8 either way), and at tp 1 (dense bucket whole, etp carved from
+ * data-parallel ranks) the expert bucket is still ÷ 8. Master weights 4 B each (DDP). */
+static void
+test_etp_weights (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  ModelStack st = bf16_stack (512);
+  const double experts = 45097156608.0, shard = 32.0 * 2 * (14336.0 * 4096 + 4096.0 * 7168);
+  STEPSIM_ASSERT_REL (shard, experts / 8, 0);
+  const double want = 671088640.0 + 131072000 + 266240 + 1048576 + shard;
+  const guint grid[][2] = { { 4, 2 }, { 8, 1 } };
+  for (guint c = 0; c < G_N_ELEMENTS (grid); c++)
+    {
+      ModelParallel par = mixtral_etp (grid[c][0], grid[c][1]);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+      if (p == NULL)
+        g_printerr ("\n  %s\n", error->message);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS), 2 * want, 1e-12);
+      STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_MASTER_WEIGHTS), 4 * want,
+                          1e-12);
+    }
+  ModelParallel dp = ep_par (8, 4);
+  dp.etp = 2;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &st, &dp, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (q, MODEL_MEM_WEIGHTS),
+                      2 * (46702792704.0 - experts + shard), 1e-12);
+}
+
+/* The etp collectives of one MoE layer and micro-batch (token_dispatcher.py
+ * MoEAlltoAllTokenDispatcher), Mixtral 8x7B, tp 2 (SP), ep 4, etp 2, s = 512, b = 1, bf16,
+ * dropless uniform: a rank routes T = 512/2 = 256 tokens, T·k = 512 copies. Rank 0's
+ * groups (mesh.h: stage-local = etp_coord + 2·(ep_coord + 4·edp_coord)): etp {0, 1}, ep
+ * {0, 2, 4, 6}, tp_ep {0 … 7}. Forward, in order: the token counts all-gathered over
+ * tp_ep (preprocess: 8 int64 from each of 8 ranks, 512 B gathered); tokens and
+ * probabilities all-to-all'ed over ep (512 · 4096 · 2 = 4,194,304 B; 512 · 2 = 1024 B);
+ * dispatch_postprocess all-gathers both over etp (output: etp × 512 = 1024 rows,
+ * 8,388,608 B and 2048 B); combine_preprocess reduce-scatters the experts' output over etp
+ * (input 1024 rows · 4096 · 2 B = 8,388,608 B, probs dtype bf16); the combine all-to-all
+ * over ep (4,194,304 B). Backward, in reverse: the combine's all-to-all, the
+ * reduce-scatter's all-gather, the two gathers' reduce-scatters (probs, tokens), the two
+ * all-to-alls (probs, tokens). */
+static void
+test_etp_collectives (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (512);
+  ModelParallel par = mixtral_etp (4, 2);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  static const guint etp[] = { 0, 1 }, ep[] = { 0, 2, 4, 6 }, all[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  const struct
+  {
+    HwCollectiveKind kind;
+    const guint *members;
+    guint n;
+    double bytes;
+  } want[] = {
+    { HW_COLLECTIVE_ALL_GATHER, all, 8, 512 },
+    { HW_COLLECTIVE_ALL_TO_ALL, ep, 4, 4194304 },
+    { HW_COLLECTIVE_ALL_TO_ALL, ep, 4, 1024 },
+    { HW_COLLECTIVE_ALL_GATHER, etp, 2, 8388608 },
+    { HW_COLLECTIVE_ALL_GATHER, etp, 2, 2048 },
+    { HW_COLLECTIVE_REDUCE_SCATTER, etp, 2, 8388608 },
+    { HW_COLLECTIVE_ALL_TO_ALL, ep, 4, 4194304 },
+    /* backward */
+    { HW_COLLECTIVE_ALL_TO_ALL, ep, 4, 4194304 },
+    { HW_COLLECTIVE_ALL_GATHER, etp, 2, 8388608 },
+    { HW_COLLECTIVE_REDUCE_SCATTER, etp, 2, 2048 },
+    { HW_COLLECTIVE_REDUCE_SCATTER, etp, 2, 8388608 },
+    { HW_COLLECTIVE_ALL_TO_ALL, ep, 4, 1024 },
+    { HW_COLLECTIVE_ALL_TO_ALL, ep, 4, 4194304 },
+  };
+  guint n = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || t->stream != MODEL_STREAM_EP || t->layer != 0 || t->micro_batch != 0)
+        continue;
+      CU_ASSERT_FATAL (n < G_N_ELEMENTS (want));
+      const ModelCollective *c = model_plan_collective (p, (guint) t->collective);
+      CU_ASSERT_EQUAL (c->kind, want[n].kind);
+      STEPSIM_ASSERT_REL (t->bytes, want[n].bytes, 1e-12);
+      CU_ASSERT_EQUAL_FATAL (c->n_ranks, want[n].n);
+      for (guint i = 0; i < c->n_ranks; i++)
+        CU_ASSERT_EQUAL (c->ranks[i], want[n].members[i]);
+      n++;
+    }
+  CU_ASSERT_EQUAL (n, G_N_ELEMENTS (want));
+}
+
+/* The expert GEMMs of rank 0's first forward at ep 4 × etp 2 against ep 8 × etp 1 (Mixtral,
+ * tp 2 SP, s = 512: T·k = 512 copies a rank). etp 2: each of the 2 local experts gets
+ * ep·etp·T·k/E = 8·512/8 = 512 rows (the gathered rows: 1024 a rank, etp × the 512 the
+ * all-to-all delivers) at the inner width i/etp = 7168: gate and up m 512 × n 7168 × k 4096,
+ * down m 512 × n 4096 × k 7168, one GEMM for the (hot) first expert and one for the other.
+ * etp 1, ep 8: one local expert of 512 rows at n = 14336. Total expert FLOPs a rank equal:
+ * 2 · 512 · 3 · 4096 · 14336 = 180,388,626,432 either way (2 experts × 512 rows × i/2 = 1
+ * expert × 512 rows × i). The sort-by-local-expert kernels (Megatron, 2 local experts) read
+ * and write the 1024 gathered rows: 2 · 2 · 1024 · 4096 B each. */
+static void
+test_etp_expert_gemms (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (512);
+  model_framework_apply_profile (&st.framework, MODEL_FRAMEWORK_MEGATRON);
+  const guint grid[][2] = { { 4, 2 }, { 8, 1 } };
+  for (guint c = 0; c < G_N_ELEMENTS (grid); c++)
+    {
+      ModelParallel par = mixtral_etp (grid[c][0], grid[c][1]);
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      double inner = 14336.0 / grid[c][1], flops = 0, sort = 0;
+      guint n = 0, n_sort = 0;
+      for (guint k = 0; k < model_plan_n_tasks (p); k++)
+        {
+          const ModelTask *t = model_plan_task (p, k);
+          if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
+            continue;
+          for (guint j = 0; j < t->n_kernels; j++)
+            {
+              const ModelOp *op = &model_plan_kernel (p, t->first_kernel + j)->op;
+              if (g_str_has_suffix (op->name, "sort_chunks"))
+                n_sort++, sort = op->bytes;
+              gboolean down = g_strcmp0 (op->name, "mlp_down") == 0;
+              if (!down && g_strcmp0 (op->name, "mlp_gate") != 0
+                  && g_strcmp0 (op->name, "mlp_up") != 0)
+                continue;
+              n++;
+              flops += op->flops;
+              CU_ASSERT_EQUAL (op->shape.m, 512);
+              CU_ASSERT_EQUAL (op->shape.batch, 1);
+              CU_ASSERT_EQUAL (op->shape.n, down ? 4096 : inner);
+              CU_ASSERT_EQUAL (op->shape.k, down ? inner : 4096);
+            }
+        }
+      CU_ASSERT_EQUAL (n, grid[c][1] == 2 ? 6 : 3);
+      STEPSIM_ASSERT_REL (flops, 2.0 * 512 * 3 * 4096 * 14336, 1e-12);
+      CU_ASSERT_EQUAL (n_sort, grid[c][1] == 2 ? 2 : 0);
+      if (n_sort > 0)
+        STEPSIM_ASSERT_REL (sort, 2.0 * 2 * 1024 * 4096, 1e-12);
+    }
+}
+
+/* Saved activations under etp (Megatron's grouped experts, experts.py TEGroupedMLP): the
+ * rank's experts keep fc1's input at the gathered rows × h (TE GroupedLinear saves it:
+ * 1024 rows at ep 4 × etp 2 against 512 at ep 8 × etp 1) and fc1's output and fc2's input
+ * at those rows × i/etp, as many bytes as 512 rows × i; nothing else of the dispatch (the
+ * all-gather's output feeds the sort, whose output fc1 saves; the reduce-scatter's input is
+ * fc2's output, which nothing saves). So the layer keeps 2 B · (1024 − 512) · 4096 =
+ * 4,194,304 B more at etp 2, the inner tensors unchanged; and the forward's transient peak
+ * (at the experts' output, the reduce-scatter's input) grows by as much. */
+static void
+test_etp_activations (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (512);
+  model_framework_apply_profile (&st.framework, MODEL_FRAMEWORK_MEGATRON);
+  ModelParallel p2 = mixtral_etp (4, 2), p1 = mixtral_etp (8, 1);
+  g_autoptr (ModelPlan) q2 = model_plan_new (a, &st, &p2, NULL);
+  g_autoptr (ModelPlan) q1 = model_plan_new (a, &st, &p1, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q1);
+  STEPSIM_ASSERT_REL (first_layer_activations (q2) - first_layer_activations (q1),
+                      2.0 * 512 * 4096, 1e-12);
+  /* the forward's transient peak: the experts' output (fc2's, the reduce-scatter's input,
+   * saved by nothing) lives at the 1024 gathered rows × h, 2 · (1024 − 512) · 4096 B more */
+  STEPSIM_ASSERT_REL (first_layer_workspace (q2) - first_layer_workspace (q1),
+                      2.0 * 512 * 4096, 1e-12);
+}
+
+/* Expert tensor parallelism carved from data-parallel ranks (tp 1: Megatron's
+ * expert_decoder_rank_generator takes etp from any of the stage's ranks; no check ties it
+ * to tp): the tiny MoE at ep 2 × etp 2 on 8 GPUs, DDP, expert-dp 8/4 = 2. Rank 0's etp
+ * group {0, 1} gathers the rows, and each layer's expert gradients — 8 · 3 · 256 · 688 /
+ * (ep·etp) = 1,056,768 parameters a rank, 2 B each — are all-reduced over its expert-dp
+ * pair {0, 4} (stage-local = etp + 2·(ep + 2·edp)), 4 layers. */
+static void
+test_etp_over_dp (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  ModelParallel par = ep_par (8, 2);
+  par.etp = 2;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  if (p == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double expert = 0;
+  guint n_expert = 0, n_gather = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || t->kind != MODEL_TASK_KIND_COLLECTIVE)
+        continue;
+      const ModelCollective *col = model_plan_collective (p, (guint) t->collective);
+      if (strstr (t->label, "dispatch all-gather (etp)") != NULL)
+        {
+          n_gather++;
+          CU_ASSERT (col->n_ranks == 2 && col->ranks[0] == 0 && col->ranks[1] == 1);
+        }
+      if (strstr (t->label, "expert grads") != NULL)
+        {
+          CU_ASSERT (col->kind == HW_COLLECTIVE_ALL_REDUCE && col->n_ranks == 2
+                     && col->ranks[0] == 0 && col->ranks[1] == 4);
+          expert += t->bytes;
+          n_expert++;
+        }
+    }
+  CU_ASSERT_EQUAL (n_gather, 4);
+  CU_ASSERT_EQUAL (n_expert, 4);
+  STEPSIM_ASSERT_REL (expert, 4 * 1056768.0 * model_stack_gradient_bytes (&st), 1e-12);
+
+  /* etp alone (ep 1 × etp 2) under ZeRO-1: the expert states shard over expert-dp
+   * 8 / 2 = 4 (distributed_data_parallel.py expert_parallel_buffers on
+   * expert_data_parallel_group), the dense over the 8: with D = N − experts + pad and
+   * X = experts / etp, master weights 4·(D/8 + X/4) B, Adam 8·(D/8 + X/4); after the step
+   * the updated expert weights are all-gathered over the expert-dp group {0, 2, 4, 6}
+   * (X·2 B), as the experts' gradients were reduce-scattered over it (X·g B) and the
+   * dense ones over the 8 (D·g B) */
+  const double h = 256, i = 688, experts = 4 * 8 * 3 * h * i;
+  const double pad = 2 * (1024 - 1000) * h; /* tensor_parallel.h: V padded to 128·tp */
+  const double D = (double) model_arch_n_params (a) - experts + pad, X = experts / 2;
+  ModelParallel z = ep_par (8, 1);
+  z.etp = 2;
+  z.mode = MODEL_DP_ZERO1;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &st, &z, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (q, MODEL_MEM_MASTER_WEIGHTS),
+                      4 * (D / 8 + X / 4), 1e-12);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (q, MODEL_MEM_OPTIMIZER_STATE),
+                      8 * (D / 8 + X / 4), 1e-12);
+  double gathered = 0, reduced = 0, dense = 0, g = model_stack_gradient_bytes (&st);
+  for (guint k = 0; k < model_plan_n_tasks (q); k++)
+    {
+      const ModelTask *t = model_plan_task (q, k);
+      if (t->rank != 0 || t->kind != MODEL_TASK_KIND_COLLECTIVE)
+        continue;
+      const ModelCollective *col = model_plan_collective (q, (guint) t->collective);
+      gboolean edp = col->n_ranks == 4 && col->ranks[0] == 0 && col->ranks[1] == 2
+                     && col->ranks[3] == 6;
+      if (strstr (t->label, "updated expert params") != NULL)
+        {
+          CU_ASSERT (edp);
+          gathered += t->bytes;
+        }
+      else if (strstr (t->label, "expert grads") != NULL)
+        {
+          CU_ASSERT (edp && col->kind == HW_COLLECTIVE_REDUCE_SCATTER);
+          reduced += t->bytes;
+        }
+      else if (strstr (t->label, "grads bucket") != NULL)
+        {
+          CU_ASSERT (col->n_ranks == 8);
+          dense += t->bytes;
+        }
+    }
+  STEPSIM_ASSERT_REL (gathered, X * 2, 1e-12);
+  /* the gradients: the experts' reduce-scattered over that group, the rest over the 8 */
+  STEPSIM_ASSERT_REL (reduced, X * g, 1e-12);
+  STEPSIM_ASSERT_REL (dense, D * g, 1e-12);
+}
+
 /* Refusals, each naming group and key: ep not dividing the experts (8 % 3); ep not
  * dividing a stage's dp·cp·tp ranks (6 % 4); ep > 1 on a dense model; capacity factor ≤ 0;
- * load imbalance above E/k; top-k above the experts (the model key); etp > 1; ZeRO-2 with
+ * load imbalance above E/k; top-k above the experts (the model key); etp not dividing
+ * intermediate_size, ep·etp not dividing the ranks, etp with biased experts; ZeRO-2 with
  * trainable experts (gradient shards over expert-dp are not modelled), FSDP full shard. */
 static void
 test_bad_settings (void)
@@ -617,9 +928,22 @@ test_bad_settings (void)
   par = ep_par (8, 8);
   par.moe_imbalance = 5;
   expect_refusal (a, &st, &par, "group [moe], key 'load_imbalance'", NULL);
+  /* etp: intermediate_size 688 = 16·43 not a multiple of 3; ep·etp = 16 not dividing 8
+   * ranks; biased experts (Megatron: "Bias in Moe is only supported when ETP==1"); ZeRO-2
+   * with expert shards over etp alone (ep 1) */
+  par = ep_par (6, 2);
+  par.etp = 3;
+  expect_refusal (a, &st, &par, "group [parallel], key 'etp'", "intermediate_size = 688");
+  par = ep_par (8, 4);
+  par.etp = 4;
+  expect_refusal (a, &st, &par, "etp = 4", "does not divide");
   par = ep_par (8, 1);
   par.etp = 2;
-  expect_refusal (a, &st, &par, "group [parallel], key 'etp'", NULL);
+  a->mlp_bias = TRUE;
+  expect_refusal (a, &st, &par, "group [parallel], key 'etp'", "bias");
+  a->mlp_bias = FALSE;
+  par.mode = MODEL_DP_ZERO2;
+  expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "etp = 2");
   par = ep_par (8, 8);
   par.mode = MODEL_DP_ZERO2; /* full fine-tune: expert gradient shards over expert-dp */
   expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
@@ -650,6 +974,16 @@ main (void)
     { "load_imbalance 2: the hot rank keeps twice its experts' rows",
       test_imbalance_keeps_more_rows },
     { "bad ep / moe settings", test_bad_settings },
+    { "etp: expert weights ÷ (ep·etp), tp bucket ÷ tp (Mixtral 8x7B tp 2 ep 4 etp 2)",
+      test_etp_weights },
+    { "etp: the dispatcher's etp all-gathers and reduce-scatters, groups and bytes",
+      test_etp_collectives },
+    { "etp: expert GEMMs at etp × the rows and i/etp, FLOPs as ep·etp at etp 1",
+      test_etp_expert_gemms },
+    { "etp: fc1's input saved, fc2's output live at the gathered rows; inner unchanged",
+      test_etp_activations },
+    { "etp carved from data-parallel ranks (tp 1): groups and expert gradients",
+      test_etp_over_dp },
     { "pp: each stage carves its expert grid; expert grads over its expert-dp pairs",
       test_ep_inside_stages },
   };
