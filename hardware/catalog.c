@@ -236,6 +236,33 @@ static const HwGpuSpec catalog[] = {
     .source = SRC_POWER ("1000") SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
               "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
               "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+  /* GB200: one Blackwell GPU of a GB200 superchip (two GPUs and a Grace CPU). The same
+   * die as B200 at a higher power limit (higher dense peaks, 2500 vs 2250 BF16), so every
+   * measured or assumed factor is B200's: no GB200 GEMM sweep, context or launch figure is
+   * published in hardware.md. Host link: NVLink-C2C, 900 GB/s total between the Grace CPU
+   * and its GPUs = 450 GB/s per direction (S: NVIDIA GB200 NVL72 page and Grace Blackwell
+   * datasheet via hardware.md's "NVLink-C2C" and 900 GB/s); taken as each GPU's own link
+   * to host memory (assumption: the two GPUs of a superchip share one Grace's C2C, whose
+   * figure NVIDIA gives per superchip; host copies of both GPUs at once would then see half;
+   * not modelled). */
+  { .name = "GB200", .description = "NVIDIA GB200 (one Blackwell GPU of a Grace Blackwell superchip) 186 GB HBM3e, NVLink 5, NVLink-C2C host link",
+    .memory_capacity = 186 * GIB, .hbm_bandwidth = 8.0 * TBPS,
+    .peak_flops = PEAKS (80, 1250, 2500, 2500, 5000), .compute_efficiency = 1745.0 / 2250.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = 450 * GBPS, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
+    POWER (0), .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 148.0,
+    .sm_count = 148, .generation = HW_GPU_GEN_BLACKWELL,
+    .efficiency_source = SRC_EFF_B200 " (assumed for GB200: same die)",
+    .source = "power 0: not known (NVIDIA gives the GB200 superchip's and the rack's power, "
+              "not one GPU board's). " SRC_PEAKS "Peaks: GB200 NVL72 per-GPU figures "
+              "(hardware.md: FP32 80, TF32 1250, BF16/FP16 2500, FP8 5000 TFLOP/s dense; "
+              "8.0 TB/s; NVLink 5 900 GB/s per direction). Memory: 186 GB read as GiB (no "
+              "nvidia-smi figure seen). compute_efficiency 1745/2250 (M: B200 best BF16 matmul, "
+              "same die; A for GB200). Host link: NVLink-C2C 900 GB/s total, 450 GB/s per "
+              "direction (S: NVIDIA GB200 NVL72 product page, https://www.nvidia.com/en-us/"
+              "data-center/gb200-nvl72/), taken per GPU (A: the superchip's two GPUs share it). "
+              "SM count 148 as B200 (A). " SRC_CTX_LAZY SRC_DEFAULTS },
   { .name = "RTX-3090", .description = "NVIDIA GeForce RTX 3090 24 GB GDDR6X (Ampere)",
     .memory_capacity = 24 * GIB, .hbm_bandwidth = 0.936 * TBPS,
     /* Tensor-core figures with FP32 accumulate (what PyTorch uses for training). */
