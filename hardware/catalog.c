@@ -263,6 +263,34 @@ static const HwGpuSpec catalog[] = {
               "direction (S: NVIDIA GB200 NVL72 product page, https://www.nvidia.com/en-us/"
               "data-center/gb200-nvl72/), taken per GPU (A: the superchip's two GPUs share it). "
               "SM count 148 as B200 (A). " SRC_CTX_LAZY SRC_DEFAULTS },
+  /* MI300X (S: AMD Instinct MI300X datasheet, amd.com; the same figures in the MI300X-vs-
+   * H200 study's methodology, github.com/alpharomercoma/MI300X-vs-H200, and MLPerf Inference
+   * v4.1 AMD 8xMI300X system description: "MI300X-NPS1-SPX-192GB-750W", PCIe Gen5 x16, XGMI):
+   * 192 GB HBM3 at 5.3 TB/s, dense matrix peaks FP32 163.4, TF32 653.7, BF16/FP16 1307.4,
+   * FP8 2614.9 TFLOP/s (no sparsity), 750 W, 304 CUs (ROCm docs, "MI300 series
+   * microarchitecture": 8 XCDs of 38 active CUs). Peer links: 7 Infinity Fabric links of 64
+   * GB/s per direction, modelled as one 448 GB/s port per GPU in node MI300X-8
+   * (node_catalog.c). No measured GEMM, context or launch figure in hardware.md: the
+   * documented defaults (DEFAULT_COMPUTE_EFFICIENCY 0.80 is likely optimistic for ROCm's
+   * 2024 libraries, not corrected without a measurement). */
+  { .name = "MI300X", .description = "AMD Instinct MI300X 192 GB HBM3 (CDNA 3, Infinity Fabric)",
+    .memory_capacity = 192 * GIB, .hbm_bandwidth = 5.3 * TBPS,
+    .peak_flops = PEAKS (163.4, 653.7, 1307.4, 1307.4, 2614.9),
+    .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 448 * GBPS,
+    POWER (750), .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 304.0,
+    .sm_count = 304, .generation = HW_GPU_GEN_CDNA3,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
+    .source = SRC_POWER ("750") "Peaks (dense matrix FP32 163.4, TF32 653.7, BF16/FP16 "
+              "1307.4, FP8 2614.9 TFLOP/s), 192 GB HBM3, 5.3 TB/s, 750 W, PCIe Gen5 x16: AMD "
+              "Instinct MI300X datasheet (S). Memory 192 GB read as GiB. 304 CUs (S: ROCm MI300 "
+              "microarchitecture). nvlink_bandwidth 448 GB/s: the 7 Infinity Fabric peer links "
+              "x 64 GB/s per direction as one aggregate port (A, approximation: node_catalog.c "
+              "MI300X-8). comm_sm_fraction 24 CTAs / 304 CUs (A: NCCL's H100 figure for RCCL). "
+              "cuda_context 1 GiB as NVIDIA's (A, HIP context). " SRC_EFF_DEFAULT SRC_GEN5
+              SRC_DEFAULTS },
   { .name = "RTX-3090", .description = "NVIDIA GeForce RTX 3090 24 GB GDDR6X (Ampere)",
     .memory_capacity = 24 * GIB, .hbm_bandwidth = 0.936 * TBPS,
     /* Tensor-core figures with FP32 accumulate (what PyTorch uses for training). */

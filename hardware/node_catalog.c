@@ -1,6 +1,6 @@
 /* hardware/node_catalog.c — built-in node types: NVIDIA DGX A100, DGX H100, DGX H200,
- * HGX B200, GB200 NVL72 (the rack as one node), AWS p5en (8× H200, EFA v3) and p6-b200 (8×
- * B200, EFA v4), and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h;
+ * HGX B200, GB200 NVL72 (the rack as one node), an 8× AMD MI300X platform, AWS p5en (8×
+ * H200, EFA v3) and p6-b200 (8× B200, EFA v4), and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h;
  * kept apart from the GPU table of catalog.c to keep each file small).
  *
  * Sources (S: vendor specification, M: measured, A: assumption):
@@ -32,6 +32,20 @@
  *    overhead 0 (not known: NVIDIA's page gives no rack maximum; third-party ~120 kW
  *    figures are not used). link_efficiency 0.94, α and collective_overhead as HGX-B200
  *    (A: same NVLink 5 ports and NICs; no NVL72 measurement in hardware.md).
+ *  - MI300X-8 (AMD Instinct MI300X platform, S: AMD's platform brief and the MI300X
+ *    datasheet): 8 MI300X on one baseboard, each GPU linked to each of the 7 others by an
+ *    Infinity Fabric link of 64 GB/s per direction (128 GB/s bidirectional), a full mesh
+ *    without a switch. Modelled as HW_INTRA_NVSWITCH with 7 × 64 = 448 GB/s per GPU per
+ *    direction — an approximation: RCCL spreads its channels over all 7 peer links, so a
+ *    collective over all 8 GPUs sees the aggregate, but one GPU-to-GPU transfer (or a ring
+ *    that uses one link per hop) gets 64 GB/s on the real mesh and up to 448 here; the
+ *    2- and 4-GPU groups of TP inside the node are therefore optimistic. 8 × 400 Gbit/s NICs
+ *    on rails and the PCIe layout (4 Gen5 switches of 2 GPUs + 2 NICs, 55 GB/s uplinks) as
+ *    DGX H100 (A: typical OEM 8-GPU Gen5 servers). Host: 2× AMD EPYC 9374F (64 cores), 1.5 TiB
+ *    and 2 data NVMe drives (M: MLPerf Inference v4.1 AMD 8xMI300X system description; read
+ *    at the datacenter Gen4 class, A). link_efficiency: the documented default 235/300 (no
+ *    MI300X measurement in hardware.md), α and collective_overhead the defaults of a node
+ *    around a bare GPU (node_catalog.h), power overhead 0 (not known).
  *  - 8× RTX 4090 box (A throughout): two PCIe Gen4 switches of 4 GPUs (the usual dual-
  *    switch 8-GPU chassis), each with a x16 uplink (25 GB/s, the Gen4 effective figure of
  *    hardware.md) to the host; one 100 Gbit/s NIC; 512 GiB host memory. GPU-to-GPU traffic
@@ -241,6 +255,31 @@ static NodeEntry entries[] = {
                 "drives, 4 per tray (MLPerf Crusoe description), Gen4 class (A). Power overhead "
                 "not known (0). link_efficiency 0.94 as HGX-B200 (A). " SRC_ALPHA
                 SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench; A for NVL72") } },
+  { "MI300X",
+    { .name = "MI300X-8",
+      .cpu_cores = 64, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (2),
+      .overhead_power = 0,
+      .n_gpus = 8,
+      .host_memory = 1.5 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 7 * 64 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = HW_NVLINK_LATENCY,
+      .inter_latency = HW_IB_LATENCY,
+      .collective_overhead = HW_COLLECTIVE_OVERHEAD,
+      .link_efficiency = HW_DEFAULT_LINK_EFFICIENCY,
+      .description = "AMD Instinct MI300X platform: 8x MI300X, Infinity Fabric mesh (7 links x 64 GB/s per GPU, modelled as a switch), 8x 400 Gbit/s",
+      .source = "AMD Instinct MI300X platform (S): 8 GPUs, Infinity Fabric full mesh of 7 links "
+                "x 64 GB/s per direction per GPU, modelled as a non-blocking switch port of "
+                "448 GB/s (A, approximation: one peer pair gets 64 GB/s on the mesh). 8 x 400 "
+                "Gbit/s NICs on rails, PCIe as DGX H100 (A). Host 2x EPYC 9374F = 64 cores, "
+                "1.5 TiB, 2 NVMe (M: MLPerf v4.1 AMD 8xMI300X system). link_efficiency 235/300, "
+                "alpha 2/5 us, collective_overhead 28 us: documented defaults (A). Power "
+                "overhead not known (0)." } },
   { "RTX-4090",
     { .name = "8x-RTX-4090",
       .cpu_cores = 32, .cpu_adam_rate = HW_CPU_ADAM_RATE, .nvme_drives = 1,

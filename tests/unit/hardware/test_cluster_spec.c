@@ -83,7 +83,7 @@ test_catalog_nodes_valid (void)
 {
   static const char *const required[]
       = { "DGX-A100", "DGX-H100",    "DGX-H200",    "HGX-B200",
-          "GB200-NVL72", "8x-RTX-4090", "AWS-P5en", "AWS-P6-B200" };
+          "GB200-NVL72", "MI300X-8",    "8x-RTX-4090", "AWS-P5en", "AWS-P6-B200" };
   CU_ASSERT_EQUAL (hw_catalog_n_nodes (), G_N_ELEMENTS (required));
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     CU_ASSERT_PTR_NOT_NULL (hw_catalog_node (required[i], NULL));
