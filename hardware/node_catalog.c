@@ -385,10 +385,21 @@ hw_catalog_node_at (guint i)
   return &entries[i].spec;
 }
 
+/* HGX names of the DGX baseboards (node_catalog.h). */
+static const struct
+{
+  const char *alias, *name;
+} aliases[] = {
+  { "HGX-A100", "DGX-A100" }, { "HGX-H100", "DGX-H100" }, { "HGX-H200", "DGX-H200" },
+};
+
 const HwNodeSpec *
 hw_catalog_node (const char *name, GError **error)
 {
   g_return_val_if_fail (name != NULL, NULL);
+  for (guint a = 0; a < G_N_ELEMENTS (aliases); a++)
+    if (g_ascii_strcasecmp (name, aliases[a].alias) == 0)
+      name = aliases[a].name;
   for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
     if (g_ascii_strcasecmp (name, entries[i].spec.name) == 0)
       return hw_catalog_node_at (i);

@@ -99,6 +99,10 @@ test_catalog_nodes_valid (void)
       CU_ASSERT_PTR_EQUAL (hw_catalog_node (n->name, NULL), n);
     }
   CU_ASSERT_PTR_EQUAL (hw_catalog_node ("dgx-a100", NULL), hw_catalog_node ("DGX-A100", NULL));
+  /* HGX names are aliases of the DGX entries */
+  CU_ASSERT_PTR_EQUAL (hw_catalog_node ("HGX-A100", NULL), hw_catalog_node ("DGX-A100", NULL));
+  CU_ASSERT_PTR_EQUAL (hw_catalog_node ("hgx-h100", NULL), hw_catalog_node ("DGX-H100", NULL));
+  CU_ASSERT_PTR_EQUAL (hw_catalog_node ("HGX-H200", NULL), hw_catalog_node ("DGX-H200", NULL));
 }
 
 static void
