@@ -1,7 +1,8 @@
 /* hardware/topology.c — links of a cluster as fluid resources, and routes; see topology.h.
  *
- * Invariants: every id in gpus[] and nodes[] is a resource of `fluid`, or G_MAXUINT where the
- * node has no such link (documented per field); a route never holds G_MAXUINT. Units: B/s.
+ * Invariants: every id in gpus[], nodes[] and pods[] is a resource of `fluid`, or G_MAXUINT
+ * where the node has no such link (documented per field); pods[] exists only with >= 2 pods
+ * and a route never holds G_MAXUINT. Units: B/s.
  * References: NVIDIA DGX A100 / H100 user guides (PCIe switch, NIC and rail layout), NVIDIA
  * DGX SuperPOD reference architecture (rail-optimised leaf–spine fabric inside a scalable
  * unit of 32 nodes, core switches between units: the pods), NVIDIA GPUDirect RDMA
