@@ -43,7 +43,7 @@ static gboolean
 load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
               HwFabricSpec *fabric, GError **error)
 {
-  *fabric = (HwFabricSpec){ 1 };
+  *fabric = (HwFabricSpec){ .spine_oversubscription = 1 };
   if (g_str_has_suffix (what, ".ini"))
     {
       g_autoptr (GKeyFile) kf = g_key_file_new ();

@@ -236,6 +236,61 @@ static const HwGpuSpec catalog[] = {
     .source = SRC_POWER ("1000") SRC_PEAKS "Memory: 183,359 MiB = 179.1 GiB (M: nvidia-smi memory.total). "
               "compute_efficiency 1745/2250 (M: best BF16 matmul). PCIe Gen5 bandwidth "
               "taken from H200 (assumption). " SRC_CTX_LAZY SRC_GEN5 SRC_DEFAULTS },
+  /* GB200: one Blackwell GPU of a GB200 superchip (two GPUs and a Grace CPU). The same
+   * die as B200 at a higher power limit (higher dense peaks, 2500 vs 2250 BF16), so every
+   * measured or assumed factor is B200's: no GB200 GEMM sweep, context or launch figure is
+   * published in hardware.md. Host link: NVLink-C2C, 900 GB/s total between the Grace CPU
+   * and its GPUs = 450 GB/s per direction (S: NVIDIA GB200 NVL72 page and Grace Blackwell
+   * datasheet via hardware.md's "NVLink-C2C" and 900 GB/s); taken as each GPU's own link
+   * to host memory (assumption: the two GPUs of a superchip share one Grace's C2C, whose
+   * figure NVIDIA gives per superchip; host copies of both GPUs at once would then see half;
+   * not modelled). */
+  { .name = "GB200", .description = "NVIDIA GB200 (one Blackwell GPU of a Grace Blackwell superchip) 186 GB HBM3e, NVLink 5, NVLink-C2C host link",
+    .memory_capacity = 186 * GIB, .hbm_bandwidth = 8.0 * TBPS,
+    .peak_flops = PEAKS (80, 1250, 2500, 2500, 5000), .compute_efficiency = 1745.0 / 2250.0,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = 450 * GBPS, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 900 * GBPS,
+    POWER (0), .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 148.0,
+    .sm_count = 148, .generation = HW_GPU_GEN_BLACKWELL,
+    .efficiency_source = SRC_EFF_B200 " (assumed for GB200: same die)",
+    .source = "power 0: not known (NVIDIA gives the GB200 superchip's and the rack's power, "
+              "not one GPU board's). " SRC_PEAKS "Peaks: GB200 NVL72 per-GPU figures "
+              "(hardware.md: FP32 80, TF32 1250, BF16/FP16 2500, FP8 5000 TFLOP/s dense; "
+              "8.0 TB/s; NVLink 5 900 GB/s per direction). Memory: 186 GB read as GiB (no "
+              "nvidia-smi figure seen). compute_efficiency 1745/2250 (M: B200 best BF16 matmul, "
+              "same die; A for GB200). Host link: NVLink-C2C 900 GB/s total, 450 GB/s per "
+              "direction (S: NVIDIA GB200 NVL72 product page, https://www.nvidia.com/en-us/"
+              "data-center/gb200-nvl72/), taken per GPU (A: the superchip's two GPUs share it). "
+              "SM count 148 as B200 (A). " SRC_CTX_LAZY SRC_DEFAULTS },
+  /* MI300X (S: AMD Instinct MI300X datasheet, amd.com; the same figures in the MI300X-vs-
+   * H200 study's methodology, github.com/alpharomercoma/MI300X-vs-H200, and MLPerf Inference
+   * v4.1 AMD 8xMI300X system description: "MI300X-NPS1-SPX-192GB-750W", PCIe Gen5 x16, XGMI):
+   * 192 GB HBM3 at 5.3 TB/s, dense matrix peaks FP32 163.4, TF32 653.7, BF16/FP16 1307.4,
+   * FP8 2614.9 TFLOP/s (no sparsity), 750 W, 304 CUs (ROCm docs, "MI300 series
+   * microarchitecture": 8 XCDs of 38 active CUs). Peer links: 7 Infinity Fabric links of 64
+   * GB/s per direction, modelled as one 448 GB/s port per GPU in node MI300X-8
+   * (node_catalog.c). No measured GEMM, context or launch figure in hardware.md: the
+   * documented defaults (DEFAULT_COMPUTE_EFFICIENCY 0.80 is likely optimistic for ROCm's
+   * 2024 libraries, not corrected without a measurement). */
+  { .name = "MI300X", .description = "AMD Instinct MI300X 192 GB HBM3 (CDNA 3, Infinity Fabric)",
+    .memory_capacity = 192 * GIB, .hbm_bandwidth = 5.3 * TBPS,
+    .peak_flops = PEAKS (163.4, 653.7, 1307.4, 1307.4, 2614.9),
+    .compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY,
+    .hbm_efficiency = DEFAULT_HBM_EFFICIENCY, .cuda_context = CONTEXT_LAZY,
+    .pcie_bandwidth = PCIE_GEN5, .pcie_latency = PCIE_LATENCY, .nvlink_bandwidth = 448 * GBPS,
+    POWER (750), .kernel_latency = KERNEL_LATENCY,
+    .comm_sm_fraction = NCCL_CTAS / 304.0,
+    .sm_count = 304, .generation = HW_GPU_GEN_CDNA3,
+    .efficiency_source = SRC_EFF_V_DEFAULT,
+    .source = SRC_POWER ("750") "Peaks (dense matrix FP32 163.4, TF32 653.7, BF16/FP16 "
+              "1307.4, FP8 2614.9 TFLOP/s), 192 GB HBM3, 5.3 TB/s, 750 W, PCIe Gen5 x16: AMD "
+              "Instinct MI300X datasheet (S). Memory 192 GB read as GiB. 304 CUs (S: ROCm MI300 "
+              "microarchitecture). nvlink_bandwidth 448 GB/s: the 7 Infinity Fabric peer links "
+              "x 64 GB/s per direction as one aggregate port (A, approximation: node_catalog.c "
+              "MI300X-8). comm_sm_fraction 24 CTAs / 304 CUs (A: NCCL's H100 figure for RCCL). "
+              "cuda_context 1 GiB as NVIDIA's (A, HIP context). " SRC_EFF_DEFAULT SRC_GEN5
+              SRC_DEFAULTS },
   { .name = "RTX-3090", .description = "NVIDIA GeForce RTX 3090 24 GB GDDR6X (Ampere)",
     .memory_capacity = 24 * GIB, .hbm_bandwidth = 0.936 * TBPS,
     /* Tensor-core figures with FP32 accumulate (what PyTorch uses for training). */

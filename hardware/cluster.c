@@ -178,6 +178,10 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   g_return_val_if_fail (node != NULL && node->gpu != NULL && node->n_gpus > 0, NULL);
   g_return_val_if_fail (n_nodes > 0 && fluid != NULL && fabric != NULL, NULL);
   g_return_val_if_fail (fabric->spine_oversubscription >= 1.0, NULL);
+  g_return_val_if_fail (fabric->nodes_per_pod == 0 || n_nodes % fabric->nodes_per_pod == 0,
+                        NULL);
+  g_return_val_if_fail (fabric->pod_oversubscription == 0 || fabric->pod_oversubscription >= 1.0,
+                        NULL);
   g_return_val_if_fail (n_nodes == 1 || (node->n_nics > 0 && node->nic_bandwidth > 0), NULL);
   HwCluster *c = g_new0 (HwCluster, 1);
   hw_node_spec_copy_into (&c->node, node);

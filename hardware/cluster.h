@@ -76,10 +76,18 @@ typedef struct
 void hw_node_spec_clear (HwNodeSpec *spec); /* frees members, not the struct */
 void hw_node_spec_copy_into (HwNodeSpec *dst, const HwNodeSpec *src); /* deep copy */
 
-/* The fabric between nodes: leaf–spine with an oversubscription ratio (1 = non-blocking). */
+/* The fabric between nodes: leaf–spine with an oversubscription ratio (1 = non-blocking),
+ * and above it, for clusters of several pods, a core (super-spine) tier: nodes are grouped in
+ * pods of `nodes_per_pod` consecutive nodes (NVIDIA DGX SuperPOD reference architecture: a
+ * scalable unit of 32 nodes under its own leaf/spine group, the core switches joining the
+ * units), and traffic between pods also crosses the pods' core links, each pod's
+ * nodes_per_pod · n_nics · NIC / (spine_oversubscription · pod_oversubscription) per
+ * direction (hardware/topology.h). Zero-initialised members keep the one-tier fabric. */
 typedef struct
 {
   double spine_oversubscription; /* >= 1 */
+  guint nodes_per_pod;           /* divides the node count; 0: all nodes one pod (one tier) */
+  double pod_oversubscription;   /* spine → core taper, >= 1; 0 reads as 1 */
 } HwFabricSpec;
 
 typedef struct _HwCluster HwCluster;
@@ -100,7 +108,9 @@ typedef enum
 /* Instantiates `n_nodes` nodes of `node` (copied) on `fluid` (borrowed, must outlive the
  * cluster). Ranks are numbered node-major: rank = node × n_gpus + local index. */
 HwCluster *hw_cluster_new (const HwNodeSpec *node, guint n_nodes, SimFluid *fluid);
-/* Same with an explicit fabric (hw_cluster_new uses a non-blocking one). */
+/* Same with an explicit fabric (hw_cluster_new uses a non-blocking one, one pod): its
+ * oversubscriptions >= 1 and nodes_per_pod 0 or dividing n_nodes (API misuse otherwise:
+ * NULL; hardware/cluster_spec.h reports bad scenario values as errors). */
 HwCluster *hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes,
                                        const HwFabricSpec *fabric, SimFluid *fluid);
 

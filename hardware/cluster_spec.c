@@ -34,6 +34,8 @@ static const char *const cluster_keys[] = {
   "nodes",
   "host_memory",
   "spine_oversubscription",
+  "nodes_per_pod",
+  "pod_oversubscription",
   "cpu_cores",
   "cpu_adam_rate",
   "nvme_drives",
@@ -87,12 +89,55 @@ cluster_start (GKeyFile *kf, HwNodeSpec *spec, GError **error)
   return TRUE;
 }
 
-/* `nodes` and `spine_oversubscription` of [cluster], with their defaults 1. */
+/* The number >= 1 of [cluster] key `key` into *out, left alone when the key is absent. */
+static gboolean
+cluster_ratio (GKeyFile *kf, const char *key, double *out, GError **error)
+{
+  if (!g_key_file_has_key (kf, "cluster", key, NULL))
+    return TRUE;
+  g_autofree char *text = hw_spec_get_value (kf, "cluster", key, error);
+  double v = 0;
+  if (text == NULL)
+    return FALSE;
+  if (!sim_units_parse_number (text, &v, error)
+      || (!(v >= 1 && isfinite (v)) && !hw_spec_out_of_range (text, "must be >= 1", error)))
+    return g_prefix_error (error, "group [cluster], key '%s': ", key), FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* `nodes_per_pod` of [cluster] (default: every node, one pod), which must divide `n_nodes`:
+ * pods are whole groups of consecutive nodes. */
+static gboolean
+cluster_pods (GKeyFile *kf, guint n_nodes, HwFabricSpec *fabric, GError **error)
+{
+  fabric->nodes_per_pod = n_nodes;
+  if (!g_key_file_has_key (kf, "cluster", "nodes_per_pod", NULL))
+    return TRUE;
+  g_autofree char *text = hw_spec_get_value (kf, "cluster", "nodes_per_pod", error);
+  if (text == NULL)
+    return FALSE;
+  if (!hw_spec_parse_count (text, 1, MAX_NODES, &fabric->nodes_per_pod, error))
+    return g_prefix_error (error, "group [cluster], key 'nodes_per_pod': "), FALSE;
+  if (n_nodes % fabric->nodes_per_pod != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [cluster], key 'nodes_per_pod': nodes = %u is not a multiple of "
+                   "nodes_per_pod = %u (pods are whole groups of consecutive nodes)",
+                   n_nodes, fabric->nodes_per_pod);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* `nodes`, `spine_oversubscription`, `nodes_per_pod` and `pod_oversubscription` of
+ * [cluster], with their defaults 1, 1, every node and 1. */
 static gboolean
 cluster_scale (GKeyFile *kf, guint *n_nodes, HwFabricSpec *fabric, GError **error)
 {
   *n_nodes = 1;
   fabric->spine_oversubscription = 1.0;
+  fabric->pod_oversubscription = 1.0;
   if (g_key_file_has_key (kf, "cluster", "nodes", NULL))
     {
       g_autofree char *text = hw_spec_get_value (kf, "cluster", "nodes", error);
@@ -101,19 +146,9 @@ cluster_scale (GKeyFile *kf, guint *n_nodes, HwFabricSpec *fabric, GError **erro
       if (!hw_spec_parse_count (text, 1, MAX_NODES, n_nodes, error))
         return g_prefix_error (error, "group [cluster], key 'nodes': "), FALSE;
     }
-  if (g_key_file_has_key (kf, "cluster", "spine_oversubscription", NULL))
-    {
-      const char *key = "spine_oversubscription";
-      g_autofree char *text = hw_spec_get_value (kf, "cluster", key, error);
-      double v = 0;
-      if (text == NULL)
-        return FALSE;
-      if (!sim_units_parse_number (text, &v, error)
-          || (!(v >= 1 && isfinite (v)) && !hw_spec_out_of_range (text, "must be >= 1", error)))
-        return g_prefix_error (error, "group [cluster], key '%s': ", key), FALSE;
-      fabric->spine_oversubscription = v;
-    }
-  return TRUE;
+  return cluster_ratio (kf, "spine_oversubscription", &fabric->spine_oversubscription, error)
+         && cluster_pods (kf, *n_nodes, fabric, error)
+         && cluster_ratio (kf, "pod_oversubscription", &fabric->pod_oversubscription, error);
 }
 
 gboolean
@@ -127,7 +162,7 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
     return FALSE;
   HwNodeSpec spec = { 0 };
   guint n_nodes = 1;
-  HwFabricSpec fabric = { 1.0 };
+  HwFabricSpec fabric = { 1.0, 0, 1.0 };
   gboolean bare_gpu = g_key_file_has_key (kf, "cluster", "gpu", NULL);
   if (!cluster_start (kf, &spec, error)
       || !hw_spec_apply_figures (&spec, kf, "cluster", keys, error)

@@ -7,8 +7,10 @@
  * `gpus_per_node` (count >= 1, default 1); the figures `intra_node` (nvswitch | pcie;
  * default nvswitch if the GPU has NVLink, else pcie), `nics_per_node` (count),
  * `nic_bandwidth` ("400 Gbit/s"), `rail_optimized` (bool), `host_memory` ("2 TiB"; default
- * the node's, 512 GiB for a bare GPU); `nodes` (count >= 1, default 1) and
- * `spine_oversubscription` (number >= 1, default 1). Explicit keys override the node's
+ * the node's, 512 GiB for a bare GPU); `nodes` (count >= 1, default 1),
+ * `spine_oversubscription` (number >= 1, default 1), `nodes_per_pod` (count >= 1 dividing
+ * `nodes`, default `nodes`: one pod) and `pod_oversubscription` (number >= 1, default 1: the
+ * taper from a pod's spines to the core, hardware/topology.h). Explicit keys override the node's
  * figures (node = DGX-A100 with nic_bandwidth = 100 Gbit/s). A group that names both
  * `node` and `gpu` is an error (change a node's GPU in a [node.NAME] group).
  * [node.NAME] keys: `base` (catalog node to start from; without it `gpu` is required),
@@ -22,7 +24,8 @@
  * core, "81 Mparam/s"), `nvme_drives` (count), `nvme_read_bandwidth`,
  * `nvme_write_bandwidth` (per drive, "7 GB/s"), `nvme_capacity` (per drive, "3.84 TB").
  * Errors: G_KEY_FILE_ERROR (GROUP_NOT_FOUND, KEY_NOT_FOUND, INVALID_VALUE: unknown key with
- * the nearest valid one, both node and gpu, a value out of range, nodes > 1 without NICs)
+ * the nearest valid one, both node and gpu, a value out of range, nodes > 1 without NICs,
+ * nodes not a multiple of nodes_per_pod)
  * or SIM_UNITS_ERROR (a value that does not parse, a missing unit); messages read
  * "group [cluster], key 'nodes': …" (the caller prefixes the file name).
  */

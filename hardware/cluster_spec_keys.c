@@ -22,7 +22,7 @@
 #include "sim/units.h"
 
 #define MAX_GPUS_PER_NODE HW_MAX_GPUS_PER_NODE
-#define MAX_NICS 64
+#define MAX_NICS 72 /* one per GPU of the largest node (GB200 NVL72) */
 #define MAX_CPU_CORES 4096
 #define MAX_NVME_DRIVES 256
 

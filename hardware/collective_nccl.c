@@ -107,9 +107,16 @@ static const double tree_corr[HW_N_PROTOCOLS][24] = {
 };
 static const double net_overhead_us = 1.0; /* getNetOverhead: Intel x86 (DGX, HGX, AWS P5/P6) */
 
+/* The NCCL row of the node's GPU, read off its NVLink bandwidth. AMD CDNA3 (MI300X under
+ * RCCL, an NCCL fork whose own tuning constants are not taken here) reads the Ampere row
+ * explicitly: no NVLS (Infinity Fabric has no switch to reduce in), ring bus bandwidth 20/25
+ * of the link, LL cap 87.7 GB/s, whatever its link figure: an approximation, not validated
+ * against an RCCL measurement. */
 static NcclArch
 arch_of (const HwNodeSpec *node)
 {
+  if (node->gpu->generation == HW_GPU_GEN_CDNA3)
+    return ARCH_AMPERE;
   double nv = node->gpu->nvlink_bandwidth;
   if (nv >= 900 * GBPS)
     return ARCH_BLACKWELL;

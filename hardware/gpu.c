@@ -30,6 +30,7 @@ hw_gpu_generation_name (HwGpuGeneration gen)
     [HW_GPU_GEN_UNKNOWN] = "unknown", [HW_GPU_GEN_VOLTA] = "volta",
     [HW_GPU_GEN_AMPERE] = "ampere",   [HW_GPU_GEN_ADA] = "ada",
     [HW_GPU_GEN_HOPPER] = "hopper",   [HW_GPU_GEN_BLACKWELL] = "blackwell",
+    [HW_GPU_GEN_CDNA3] = "cdna3",
   };
   g_return_val_if_fail ((guint) gen < G_N_ELEMENTS (names), NULL);
   return names[gen];
@@ -39,14 +40,15 @@ gboolean
 hw_gpu_generation_from_string (const char *text, HwGpuGeneration *out, GError **error)
 {
   g_return_val_if_fail (text != NULL && out != NULL, FALSE);
-  for (guint g = HW_GPU_GEN_VOLTA; g <= HW_GPU_GEN_BLACKWELL; g++)
+  for (guint g = HW_GPU_GEN_VOLTA; g <= HW_GPU_GEN_CDNA3; g++)
     if (g_strcmp0 (text, hw_gpu_generation_name ((HwGpuGeneration) g)) == 0)
       {
         *out = (HwGpuGeneration) g;
         return TRUE;
       }
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown generation '%s' (expected volta, ampere, ada, hopper or blackwell)", text);
+               "unknown generation '%s' (expected volta, ampere, ada, hopper, blackwell or "
+               "cdna3)", text);
   return FALSE;
 }
 

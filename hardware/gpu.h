@@ -30,6 +30,7 @@ typedef enum
   HW_GPU_GEN_ADA,
   HW_GPU_GEN_HOPPER,
   HW_GPU_GEN_BLACKWELL,
+  HW_GPU_GEN_CDNA3, /* AMD Instinct MI300 series (ROCm): no tables of its own, kernel.c */
 } HwGpuGeneration;
 
 typedef struct
@@ -66,7 +67,7 @@ typedef struct
   double idle_power;
 } HwGpuSpec;
 
-/* "volta", "ampere", "ada", "hopper", "blackwell", "unknown" (static). */
+/* "volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "unknown" (static). */
 const char *hw_gpu_generation_name (HwGpuGeneration gen);
 /* Parses one of those names (not "unknown"). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE
  * listing the valid names. */

@@ -195,6 +195,16 @@ static const GenFactors gen_factors[] = {
   [HW_GPU_GEN_HOPPER] = { &fa2_h100, 32.014 / 18.978, SRC_FA2_H100, SRC_FP8_H },
   [HW_GPU_GEN_BLACKWELL] = { &fa2_h100, 306.2 / 187.2, SRC_FA2_H100 " (assumed for Blackwell)",
                              SRC_FP8_B },
+  /* AMD CDNA3 (MI300X): no published fwd+bwd table of ROCm's FlashAttention-2 (CK backend)
+   * in kernels.md, and NVIDIA's tables do not carry to another vendor's kernels, so attention
+   * runs at the flat compute_efficiency, as an unknown GPU's. FP8: its dense FP8 peak is 2x
+   * BF16, as Hopper's; Hopper's TE recipe ratio is assumed (as for Ada): TE's ROCm port
+   * runs the same DelayedScaling recipe, unmeasured here. GEMM tiles and waves use its 304
+   * CUs as SMs (hipBLASLt tiles the output the same way; the tile-rate assumption is
+   * NVIDIA's). */
+  [HW_GPU_GEN_CDNA3] = { NULL, 32.014 / 18.978,
+                         "none (no MI300X FlashAttention table): flat compute_efficiency",
+                         SRC_FP8_H " (assumed for CDNA3)" },
 };
 
 static const GenFactors *
@@ -471,7 +481,7 @@ hw_kernel_attn_supported (HwAttnKernel k, const HwGpuSpec *gpu, guint64 head_dim
   if (k == HW_ATTN_TRITON)
     return TRUE;
   HwGpuGeneration g = gpu->generation;
-  if (g == HW_GPU_GEN_VOLTA || g == HW_GPU_GEN_BLACKWELL)
+  if (g == HW_GPU_GEN_VOLTA || g == HW_GPU_GEN_BLACKWELL || g == HW_GPU_GEN_CDNA3)
     return attn_refuse (error, k, "runs on Turing, Ampere, Ada and Hopper GPUs only "
                         "(sm75, sm8x, sm90), not %s (%s)", gpu->name, hw_gpu_generation_name (g));
   if (head_dim % 8 != 0)

@@ -1,6 +1,7 @@
 /* hardware/node_catalog.c — built-in node types: NVIDIA DGX A100, DGX H100, DGX H200,
- * HGX B200, AWS p5en (8× H200, EFA v3) and p6-b200 (8× B200, EFA v4), and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h; kept
- * apart from the GPU table of catalog.c to keep each file small).
+ * HGX B200, GB200 NVL72 (the rack as one node), an 8× AMD MI300X platform, AWS p5en (8×
+ * H200, EFA v3) and p6-b200 (8× B200, EFA v4), and an 8× RTX 4090 PCIe box (hw_catalog_node*, declared in node_catalog.h;
+ * kept apart from the GPU table of catalog.c to keep each file small).
  *
  * Sources (S: vendor specification, M: measured, A: assumption):
  *  - GPUs, NVLink per GPU per direction (NVLink 3 300 GB/s, NVLink 4 450, NVLink 5 900) and
@@ -15,6 +16,36 @@
  *    layout (4 Gen5 switches of 2 GPUs + 2 NICs) is assumed to mirror DGX A100 (A).
  *  - HGX B200 (S, DGX B200 datasheet): 8 GPUs on NVLink 5, 8× 400 Gbit/s (ConnectX-7), 2 TB
  *    system memory in DGX B200 (up to 4 TB); the same PCIe layout as H100 (A).
+ *  - GB200 NVL72 (S, NVIDIA GB200 NVL72 product page, https://www.nvidia.com/en-us/data-
+ *    center/gb200-nvl72/, and the GB200 NVL Multi-Node Tuning Guide, docs.nvidia.com/multi-
+ *    node-nvlink-systems): 72 Blackwell GPUs and 36 Grace CPUs in one rack, every GPU on
+ *    NVLink 5 (900 GB/s per direction) through the rack's NVLink switch trays: one NVLink
+ *    domain, which NCCL (MNNVL) treats as one node, so the whole rack is one node of 72
+ *    GPUs here (18 compute trays of 4 GPUs are not nodes to NCCL). Compute fabric: one
+ *    ConnectX-7 400 Gbit/s per GPU, 72, rail-optimised (S: NVL72 reference architecture;
+ *    MLPerf Inference v6.1 Crusoe GB200-NVL72 system description: 4 ConnectX-7 per 4-GPU
+ *    tray). No PCIe switch between GPU and host: NVLink-C2C (catalog GB200's host link), so
+ *    gpus_per_pcie_switch 0. Host memory 36 × 480 GB LPDDR5X = 17.28 TB ("up to 17 TB", S);
+ *    CPU cores 36 × 72 Neoverse V2 = 2592 (S). NVMe: 4 drives per compute tray, 72 in all
+ *    (MLPerf Crusoe description, "local NVMe RAID0, 4x drives" per 4-GPU tray; the NVIDIA
+ *    page names no drive), at the datacenter Gen4 class (A, as the DGX entries). Power
+ *    overhead 0 (not known: NVIDIA's page gives no rack maximum; third-party ~120 kW
+ *    figures are not used). link_efficiency 0.94, α and collective_overhead as HGX-B200
+ *    (A: same NVLink 5 ports and NICs; no NVL72 measurement in hardware.md).
+ *  - MI300X-8 (AMD Instinct MI300X platform, S: AMD's platform brief and the MI300X
+ *    datasheet): 8 MI300X on one baseboard, each GPU linked to each of the 7 others by an
+ *    Infinity Fabric link of 64 GB/s per direction (128 GB/s bidirectional), a full mesh
+ *    without a switch. Modelled as HW_INTRA_NVSWITCH with 7 × 64 = 448 GB/s per GPU per
+ *    direction — an approximation: RCCL spreads its channels over all 7 peer links, so a
+ *    collective over all 8 GPUs sees the aggregate, but one GPU-to-GPU transfer (or a ring
+ *    that uses one link per hop) gets 64 GB/s on the real mesh and up to 448 here; the
+ *    2- and 4-GPU groups of TP inside the node are therefore optimistic. 8 × 400 Gbit/s NICs
+ *    on rails and the PCIe layout (4 Gen5 switches of 2 GPUs + 2 NICs, 55 GB/s uplinks) as
+ *    DGX H100 (A: typical OEM 8-GPU Gen5 servers). Host: 2× AMD EPYC 9374F (64 cores), 1.5 TiB
+ *    and 2 data NVMe drives (M: MLPerf Inference v4.1 AMD 8xMI300X system description; read
+ *    at the datacenter Gen4 class, A). link_efficiency: the documented default 235/300 (no
+ *    MI300X measurement in hardware.md), α and collective_overhead the defaults of a node
+ *    around a bare GPU (node_catalog.h), power overhead 0 (not known).
  *  - 8× RTX 4090 box (A throughout): two PCIe Gen4 switches of 4 GPUs (the usual dual-
  *    switch 8-GPU chassis), each with a x16 uplink (25 GB/s, the Gen4 effective figure of
  *    hardware.md) to the host; one 100 Gbit/s NIC; 512 GiB host memory. GPU-to-GPU traffic
@@ -198,6 +229,57 @@ static NodeEntry entries[] = {
           "DGX B200") "2 TB (DGX B200 base; up to 4 TB) read as 2 "
                       "TiB. PCIe as DGX H100 (A). link_efficiency 0.94 (M: 8xB200 all-reduce busbw "
                       "846/900 GB/s at 16 GiB). " SRC_ALPHA SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench") } },
+  { "GB200",
+    { .name = "GB200-NVL72",
+      .cpu_cores = 36 * 72, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (72),
+      .overhead_power = 0,
+      .n_gpus = 72,
+      .host_memory = 36 * 480e9,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 900 * GBPS,
+      .gpus_per_pcie_switch = 0,
+      .pcie_switch_uplink = 0,
+      .n_nics = 72,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = 2 * US,
+      .inter_latency = 5 * US,
+      .collective_overhead = 33 * US,
+      .link_efficiency = 0.94,
+      .description = "NVIDIA GB200 NVL72 rack as one NVLink domain: 72x GB200, NVLink 5 switch trays, 72x 400 Gbit/s",
+      .source = "GB200 NVL72 (S, NVIDIA GB200 NVL72 product page; GB200 NVL Multi-Node Tuning "
+                "Guide): 72 GPUs in one NVLink 5 domain (900 GB/s per GPU per direction, NCCL "
+                "MNNVL: one node), 36 Grace CPUs x 72 cores, 36 x 480 GB LPDDR5X (17.28 TB), "
+                "host link NVLink-C2C (no PCIe switches). 72 ConnectX-7 400 Gbit/s, one per GPU, "
+                "rails (S; MLPerf v6.1 Crusoe GB200-NVL72 system: 4 per 4-GPU tray). NVMe 72 "
+                "drives, 4 per tray (MLPerf Crusoe description), Gen4 class (A). Power overhead "
+                "not known (0). link_efficiency 0.94 as HGX-B200 (A). " SRC_ALPHA
+                SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench; A for NVL72") } },
+  { "MI300X",
+    { .name = "MI300X-8",
+      .cpu_cores = 64, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (2),
+      .overhead_power = 0,
+      .n_gpus = 8,
+      .host_memory = 1.5 * TIB,
+      .intra = HW_INTRA_NVSWITCH,
+      .nvlink_bandwidth = 7 * 64 * GBPS,
+      .gpus_per_pcie_switch = 2,
+      .pcie_switch_uplink = 55 * GBPS,
+      .n_nics = 8,
+      .nic_bandwidth = 400 * GBITPS,
+      .rail_optimized = TRUE,
+      .intra_latency = HW_NVLINK_LATENCY,
+      .inter_latency = HW_IB_LATENCY,
+      .collective_overhead = HW_COLLECTIVE_OVERHEAD,
+      .link_efficiency = HW_DEFAULT_LINK_EFFICIENCY,
+      .description = "AMD Instinct MI300X platform: 8x MI300X, Infinity Fabric mesh (7 links x 64 GB/s per GPU, modelled as a switch), 8x 400 Gbit/s",
+      .source = "AMD Instinct MI300X platform (S): 8 GPUs, Infinity Fabric full mesh of 7 links "
+                "x 64 GB/s per direction per GPU, modelled as a non-blocking switch port of "
+                "448 GB/s (A, approximation: one peer pair gets 64 GB/s on the mesh). 8 x 400 "
+                "Gbit/s NICs on rails, PCIe as DGX H100 (A). Host 2x EPYC 9374F = 64 cores, "
+                "1.5 TiB, 2 NVMe (M: MLPerf v4.1 AMD 8xMI300X system). link_efficiency 235/300, "
+                "alpha 2/5 us, collective_overhead 28 us: documented defaults (A). Power "
+                "overhead not known (0)." } },
   { "RTX-4090",
     { .name = "8x-RTX-4090",
       .cpu_cores = 32, .cpu_adam_rate = HW_CPU_ADAM_RATE, .nvme_drives = 1,
@@ -303,10 +385,21 @@ hw_catalog_node_at (guint i)
   return &entries[i].spec;
 }
 
+/* HGX names of the DGX baseboards (node_catalog.h). */
+static const struct
+{
+  const char *alias, *name;
+} aliases[] = {
+  { "HGX-A100", "DGX-A100" }, { "HGX-H100", "DGX-H100" }, { "HGX-H200", "DGX-H200" },
+};
+
 const HwNodeSpec *
 hw_catalog_node (const char *name, GError **error)
 {
   g_return_val_if_fail (name != NULL, NULL);
+  for (guint a = 0; a < G_N_ELEMENTS (aliases); a++)
+    if (g_ascii_strcasecmp (name, aliases[a].alias) == 0)
+      name = aliases[a].name;
   for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
     if (g_ascii_strcasecmp (name, entries[i].spec.name) == 0)
       return hw_catalog_node_at (i);

@@ -50,9 +50,12 @@
 guint hw_catalog_n_nodes (void);
 const HwNodeSpec *hw_catalog_node_at (guint i);
 
-/* Looks a node type up by name, case-insensitively ("dgx-a100"). NULL +
- * G_KEY_FILE_ERROR_INVALID_VALUE if unknown; the message names the nearest name and lists
- * the known ones. */
+/* Looks a node type up by name, case-insensitively ("dgx-a100"). The HGX names users type
+ * for the same 8-GPU baseboards, HGX-A100, HGX-H100 and HGX-H200, are aliases of the DGX
+ * entries (DGX-A100, DGX-H100, DGX-H200: the DGX host figures come with them; an OEM
+ * server's CPU, memory and power differ, so give them in [cluster] or a [node.NAME] group);
+ * the entry returned is the DGX one, with its name. NULL + G_KEY_FILE_ERROR_INVALID_VALUE if
+ * unknown; the message names the nearest name and lists the known ones. */
 const HwNodeSpec *hw_catalog_node (const char *name, GError **error);
 
 /* Fills `out` (overwritten, not freed first; free with hw_node_spec_clear()) with a node of

@@ -1,10 +1,12 @@
 /* hardware/topology.c — links of a cluster as fluid resources, and routes; see topology.h.
  *
- * Invariants: every id in gpus[] and nodes[] is a resource of `fluid`, or G_MAXUINT where the
- * node has no such link (documented per field); a route never holds G_MAXUINT. Units: B/s.
+ * Invariants: every id in gpus[], nodes[] and pods[] is a resource of `fluid`, or G_MAXUINT
+ * where the node has no such link (documented per field); pods[] exists only with >= 2 pods
+ * and a route never holds G_MAXUINT. Units: B/s.
  * References: NVIDIA DGX A100 / H100 user guides (PCIe switch, NIC and rail layout), NVIDIA
- * DGX SuperPOD reference architecture (rail-optimised leaf–spine fabric), NVIDIA GPUDirect
- * RDMA documentation (GPU → NIC through the shared PCIe switch).
+ * DGX SuperPOD reference architecture (rail-optimised leaf–spine fabric inside a scalable
+ * unit of 32 nodes, core switches between units: the pods), NVIDIA GPUDirect RDMA
+ * documentation (GPU → NIC through the shared PCIe switch).
  */
 #include "config.h"
 #include "hardware/topology.h"
@@ -27,6 +29,12 @@ typedef struct
   SimResourceId host[HW_N_NODE_RESOURCES]; /* CPU and NVMe, NONE where absent */
 } NodeLinks;
 
+typedef struct
+{
+  SimResourceId core_up;   /* the pod's spine → core links */
+  SimResourceId core_down; /* core → the pod's spines */
+} PodLinks;
+
 typedef struct _Names Names; /* the resources' names (below) */
 
 struct _HwTopology
@@ -43,6 +51,9 @@ struct _HwTopology
   double inter_latency; /* s */
   GpuLinks *gpus;       /* n_nodes × n_gpus */
   NodeLinks *nodes;     /* n_nodes */
+  guint nodes_per_pod;  /* divides n_nodes; n_nodes: one pod, no core links */
+  guint n_pods;         /* n_nodes / nodes_per_pod */
+  PodLinks *pods;       /* n_pods when n_pods > 1, else NULL */
   Names *names;         /* the resources' tags; the fluid owns them once built */
   gboolean no_host;     /* no host copy will run (hw_topology_set_no_host_copies) */
   gboolean idle_sw;     /* no route crosses a PCIe switch uplink (set with no_host) */
@@ -58,12 +69,12 @@ typedef enum
 {
   RES_GPU_COMPUTE, RES_GPU_HBM, RES_GPU_H2D, RES_GPU_D2H, RES_GPU_NVLINK_TX, RES_GPU_NVLINK_RX,
   RES_SW_UP, RES_SW_DOWN, RES_NIC_TX, RES_NIC_RX, RES_SPINE_UP, RES_SPINE_DOWN, RES_CPU,
-  RES_NVME_READ, RES_NVME_WRITE, RES_NVME_TOTAL
+  RES_NVME_READ, RES_NVME_WRITE, RES_NVME_TOTAL, RES_CORE_UP, RES_CORE_DOWN
 } ResKind;
 
 typedef struct
 {
-  guint32 index; /* GPU rank, or node */
+  guint32 index; /* GPU rank, node, or pod */
   guint16 sub;   /* PCIe switch or NIC of the node */
   guint8 kind;   /* ResKind */
 } ResTag;
@@ -107,11 +118,13 @@ name_resource (SimResourceId id, gconstpointer data)
     case RES_NVME_READ: return g_strdup_printf ("node%u.nvme.read", i);
     case RES_NVME_WRITE: return g_strdup_printf ("node%u.nvme.write", i);
     case RES_NVME_TOTAL: return g_strdup_printf ("node%u.nvme.total", i);
+    case RES_CORE_UP: return g_strdup_printf ("pod%u.core.up", i);
+    case RES_CORE_DOWN: return g_strdup_printf ("pod%u.core.down", i);
     }
   g_return_val_if_reached (g_strdup ("?"));
 }
 
-/* Adds resource `kind` of GPU rank or node `index` (`sub`: its switch or NIC). */
+/* Adds resource `kind` of GPU rank, node or pod `index` (`sub`: its switch or NIC). */
 static SimResourceId
 add (HwTopology *t, double capacity, ResKind kind, guint index, guint sub)
 {
@@ -198,12 +211,34 @@ add_host_resources (HwTopology *t, const HwNodeSpec *node, guint n)
   l->host[HW_NODE_NVME_TOTAL] = add (t, d * node->nvme_read_bandwidth, RES_NVME_TOTAL, n, 0);
 }
 
+/* The core links of every pod, when there are several: a pod's spine switches have the
+ * uplinks of its nodes' leaves (nodes_per_pod × the node's spine link) and 1 /
+ * pod_oversubscription of that towards the core. Added after every node's resources, so a
+ * one-pod cluster has the ids it had before pods existed. */
+static void
+add_pod_links (HwTopology *t, const HwNodeSpec *node, const HwFabricSpec *fabric)
+{
+  if (t->n_pods <= 1)
+    return;
+  double nic = node->nic_bandwidth * link_efficiency (node);
+  double core = t->nodes_per_pod * t->n_nics * nic / MAX (1.0, fabric->spine_oversubscription)
+                / MAX (1.0, fabric->pod_oversubscription);
+  t->pods = g_new (PodLinks, t->n_pods);
+  for (guint p = 0; p < t->n_pods; p++)
+    {
+      t->pods[p].core_up = add (t, core, RES_CORE_UP, p, 0);
+      t->pods[p].core_down = add (t, core, RES_CORE_DOWN, p, 0);
+    }
+}
+
 HwTopology *
 hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric, SimFluid *fluid)
 {
   g_return_val_if_fail (node != NULL && node->gpu != NULL && node->n_gpus > 0, NULL);
   g_return_val_if_fail (n_nodes > 0 && fabric != NULL && fluid != NULL, NULL);
   g_return_val_if_fail (n_nodes == 1 || (node->n_nics > 0 && node->nic_bandwidth > 0), NULL);
+  g_return_val_if_fail (fabric->nodes_per_pod == 0 || n_nodes % fabric->nodes_per_pod == 0,
+                        NULL);
   HwTopology *t = g_new0 (HwTopology, 1);
   t->fluid = fluid;
   t->n_nodes = n_nodes;
@@ -217,6 +252,8 @@ hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabr
   t->inter_latency = node->inter_latency;
   t->gpus = g_new0 (GpuLinks, (gsize) n_nodes * t->n_gpus);
   t->nodes = g_new0 (NodeLinks, n_nodes);
+  t->nodes_per_pod = fabric->nodes_per_pod > 0 ? fabric->nodes_per_pod : n_nodes;
+  t->n_pods = n_nodes / t->nodes_per_pod;
   t->names = g_new0 (Names, 1);
   t->names->base = sim_fluid_n_resources (fluid);
   t->names->tags = g_array_new (FALSE, FALSE, sizeof (ResTag));
@@ -227,6 +264,7 @@ hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabr
     add_node_links (t, node, fabric, n);
   for (guint n = 0; n < n_nodes; n++)
     add_host_resources (t, node, n);
+  add_pod_links (t, node, fabric);
   return t;
 }
 
@@ -243,6 +281,7 @@ hw_topology_free (HwTopology *topo)
       g_free (topo->nodes[n].nic_rx);
     }
   g_free (topo->nodes);
+  g_free (topo->pods);
   g_free (topo->gpus);
   g_free (topo);
 }
@@ -352,6 +391,11 @@ hw_topology_route (const HwTopology *topo, guint src, guint dst, SimResourceId o
       k = add_uplink_hops (t, ns, switch_of_gpu (t, ls), switch_of_nic (t, nic_s), out, k);
       out[k++] = t->nodes[ns].nic_tx[nic_s];
       out[k++] = t->nodes[ns].spine_up;
+      if (ns / t->nodes_per_pod != nd / t->nodes_per_pod)
+        {
+          out[k++] = t->pods[ns / t->nodes_per_pod].core_up;
+          out[k++] = t->pods[nd / t->nodes_per_pod].core_down;
+        }
       out[k++] = t->nodes[nd].spine_down;
       out[k++] = t->nodes[nd].nic_rx[nic_d];
       k = add_uplink_hops (t, nd, switch_of_nic (t, nic_d), switch_of_gpu (t, ld), out, k);
@@ -382,10 +426,16 @@ hw_topology_host_route (const HwTopology *topo, guint rank, HwCopyDirection dir,
 /* ---- translation symmetry (rank classes) ---------------------------------------------------
  *
  * A shift σ (hardware/rank_shift.h) is an automorphism of the topology in two cases.
- * Whole nodes: d and the block whole nodes. Every node is the same and the leaf–spine fabric
- * treats every pair of nodes alike (one tier: node<n>.spine.up / .down per node), so any
- * permutation of the nodes is an automorphism: node a's resources map onto those of the
- * node holding σ(a's first rank), local indices, NICs and PCIe switches kept.
+ * Whole nodes: d and the block whole nodes. Every node is the same and inside a pod the
+ * leaf–spine fabric treats every pair of nodes alike (node<n>.spine.up / .down per node), so
+ * with one pod any permutation of the nodes is an automorphism: node a's resources map onto
+ * those of the node holding σ(a's first rank), local indices, NICs and PCIe switches kept.
+ * With several pods a route between pods also crosses pod<p>.core.up / .down, so the
+ * permutation must map pods onto pods: either d and the block are whole pods (pod p goes to
+ * the pod of σ(p's first rank)), or the block lies inside one pod (it divides a pod's ranks:
+ * every pod maps onto itself and its core links stay put). A block of 3 nodes in pods of 2,
+ * or a shift by half a pod inside blocks of two pods, would move a same-pod pair of nodes
+ * onto a cross-pod pair and is no automorphism.
  * Inside each node: blocks of a node's ranks (the block divides the GPUs per node; on one
  * node every shift is of this kind). Rotating the local index by d inside each block maps
  * NVSwitch ports onto each other (the switch is non-blocking), PCIe switch k onto the switch
@@ -416,8 +466,10 @@ hw_topology_shift_valid (const HwTopology *t, const HwRankShift *sh)
   if (sh->n != hw_topology_n_ranks (t) || !hw_rank_shift_valid (sh)
       || !hw_rank_shift_is_plain (sh))
     return FALSE;
+  guint pod = t->nodes_per_pod * t->n_gpus; /* ranks per pod */
   if (sh->block % t->n_gpus == 0 && sh->d % t->n_gpus == 0)
-    return TRUE; /* whole nodes (the identity included) */
+    return (sh->block % pod == 0 && sh->d % pod == 0) /* whole pods */
+           || pod % sh->block == 0;                   /* inside one pod (one pod: always) */
   if (t->n_gpus % sh->block != 0)
     return FALSE;
   return t->per_switch == 0 || t->idle_sw
@@ -512,6 +564,14 @@ hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift, SimReso
       for (guint k = 0; k < HW_N_NODE_RESOURCES; k++)
         if (x->host[k] != NONE)
           perm[x->host[k]] = y->host[k];
+    }
+  guint pod = t->nodes_per_pod * t->n_gpus;
+  for (guint p = 0; t->pods != NULL && p < t->n_pods; p++)
+    {
+      /* pod p's ranks go to the pod of σ(its first rank) (itself for a block inside a pod) */
+      guint q = hw_rank_shift_image (shift, p * pod) / pod;
+      perm[t->pods[p].core_up] = t->pods[q].core_up;
+      perm[t->pods[p].core_down] = t->pods[q].core_down;
     }
   return TRUE;
 }

@@ -15,6 +15,11 @@
  *   node<n>.spine.up / .down            leaf → spine / spine → leaf of the node's leaf switch,
  *                                       n_nics × nic_bandwidth × link_efficiency /
  *                                       spine_oversubscription (multi-node only)
+ *   pod<p>.core.up / .down              a pod's spines → the core (super-spine) / back, with
+ *                                       pods of nodes_per_pod consecutive nodes (only when
+ *                                       there are >= 2 pods): nodes_per_pod × n_nics ×
+ *                                       nic_bandwidth × link_efficiency /
+ *                                       (spine_oversubscription × pod_oversubscription)
  *   node<n>.cpu                         host CPU, cpu_cores × cpu_adam_rate parameters/s
  *                                       (only when both > 0)
  *   node<n>.nvme.read / .write          the node's NVMe drives, nvme_drives × the per-drive
@@ -29,13 +34,18 @@
  *     uplink], h.pcie.h2d; latency intra_latency. Consumer GPUs without P2P stage through host
  *     memory, which crosses the same directions, so the route holds for them too.
  *   other node: g.pcie.d2h (GPUDirect RDMA: the GPU → NIC hop is on g's PCIe link), [g's
- *     switch uplink to the NIC's switch if they differ], NIC tx, spine up of g's node, spine
- *     down of h's node, NIC rx, [uplink hop on h's side], h.pcie.h2d; latency inter_latency.
+ *     switch uplink to the NIC's switch if they differ], NIC tx, spine up of g's node, [core
+ *     up of g's pod, core down of h's pod when the pods differ], spine down of h's node, NIC
+ *     rx, [uplink hop on h's side], h.pcie.h2d; latency inter_latency (the same across pods:
+ *     the node's inter-node α stands for the whole network, and the two more switch hops,
+ *     under a microsecond, are not modelled apart).
  * NIC choice: rail-optimised nodes (DGX SuperPOD reference architecture) use NIC
  * local index mod n_nics; otherwise a NIC on the GPU's own PCIe switch (NIC j sits on switch
  * ⌊j · n_switches / n_nics⌋), round-robin among that switch's NICs.
  * Units: B/s capacities, s latencies. Invariant: resource ids are created in a fixed order
- * (per GPU, then per node, then the host CPU and NVMe of every node), so the same cluster gives the same ids (determinism, DESIGN §6).
+ * (per GPU, then per node, then the host CPU and NVMe of every node, then per pod), so the
+ * same cluster gives the same ids (determinism, DESIGN §6), and a one-pod cluster the ids it
+ * had before pods existed.
  */
 #pragma once
 
@@ -44,9 +54,9 @@
 #include "hardware/rank_shift.h"
 #include "sim/fluid.h"
 
-/* The longest route: d2h, 2 uplink hops, NIC tx, spine up, spine down, NIC rx, 2 uplink
- * hops, h2d. */
-#define HW_ROUTE_MAX 10
+/* The longest route: d2h, 2 uplink hops, NIC tx, spine up, core up, core down, spine down,
+ * NIC rx, 2 uplink hops, h2d. */
+#define HW_ROUTE_MAX 12
 
 typedef enum
 {
@@ -70,7 +80,8 @@ typedef enum
 
 /* Creates every resource of `n_nodes` nodes of `node` behind `fabric` on `fluid` (all
  * borrowed; `node` and `fluid` must outlive the topology). node->n_gpus >= 1; n_nodes > 1
- * needs n_nics >= 1 and nic_bandwidth > 0 (API misuse otherwise: NULL). An NVSwitch node
+ * needs n_nics >= 1 and nic_bandwidth > 0; fabric->nodes_per_pod is 0 (one pod) or divides
+ * n_nodes (API misuse otherwise: NULL). An NVSwitch node
  * whose nvlink_bandwidth is 0 routes GPU-to-GPU traffic over PCIe. */
 HwTopology *hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric,
                              SimFluid *fluid);
@@ -105,8 +116,10 @@ guint hw_topology_nic_of (const HwTopology *topo, guint rank);
  * ranks) maps the topology onto itself, and if so the resource permutation it induces, written
  * into `perm` (sim_fluid_n_resources entries): perm[u] is the resource u becomes, with
  * hw_topology_route (σr, σq) equal to perm applied to hw_topology_route (r, q) for every
- * pair, and the same for host routes and every GPU and node resource. Either d and the
- * block are whole nodes (the nodes of a block permute), or the block divides a node's GPUs
+ * pair, and the same for host routes and every GPU, node and pod resource. Either d and the
+ * block are whole nodes (the nodes of a block permute) and, with several pods, d and the
+ * block whole pods or the block inside one pod (pods map onto pods), or the block divides a
+ * node's GPUs
  * (the local index rotates inside its block, in every node alike): behind PCIe switches d
  * and the block whole switches, and the GPUs using one NIC must move to the GPUs of one NIC
  * on the image switch. FALSE (perm untouched) otherwise, or when the shift is not valid for
@@ -114,7 +127,8 @@ guint hw_topology_nic_of (const HwTopology *topo, guint rank);
 gboolean hw_topology_shift_map (const HwTopology *topo, const HwRankShift *shift,
                                 SimResourceId *perm);
 /* The conditions on the shift alone that hw_topology_shift_map asks before building the
- * permutation (whole nodes, or blocks inside a node fitting its PCIe switches); the NIC map
+ * permutation (whole nodes mapping pods onto pods, or blocks inside a node fitting its PCIe
+ * switches); the NIC map
  * is checked there. FALSE for a shift that is not plain. */
 gboolean hw_topology_shift_valid (const HwTopology *topo, const HwRankShift *shift);
 

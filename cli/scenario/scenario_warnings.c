@@ -32,7 +32,8 @@
  *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [cluster]  cpu_cores, cpu_adam_rate: optimizer offload only; nvme_*: NVMe offload only;
  *              nics_per_node, nic_bandwidth, rail_optimized, inter_latency,
- *              spine_oversubscription: more than one node only
+ *              spine_oversubscription, nodes_per_pod: more than one node only;
+ *              pod_oversubscription: more than one pod only
  */
 #include "config.h"
 #include "cli/scenario/scenario_private.h"
@@ -323,10 +324,14 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
     if (has (kf, "cluster", nvme_keys[i]) && !nvme)
       NOTE ("cluster", nvme_keys[i], "nothing is offloaded to NVMe");
   const char *net_keys[] = { "nics_per_node", "nic_bandwidth", "rail_optimized",
-                             "inter_latency", "spine_oversubscription" };
+                             "inter_latency", "spine_oversubscription", "nodes_per_pod" };
   for (guint i = 0; i < G_N_ELEMENTS (net_keys); i++)
     if (has (kf, "cluster", net_keys[i]) && sc->n_nodes <= 1)
       NOTE ("cluster", net_keys[i], "one node has no inter-node traffic");
+  if (has (kf, "cluster", "pod_oversubscription")
+      && sc->fabric.nodes_per_pod >= sc->n_nodes)
+    NOTE ("cluster", "pod_oversubscription", "one pod (nodes_per_pod = nodes) has no traffic "
+          "between pods");
 }
 
 void

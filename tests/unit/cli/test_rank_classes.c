@@ -350,6 +350,27 @@ test_etp_collapse (void)
   check_representatives (rel, dp_etp);
 }
 
+/* Pods (hardware/topology.h): 4 DGX A100 nodes, TP 2, ZeRO-1 (rings over the data-parallel
+ * groups). In one pod every node shifts onto the next and each node's GPUs rotate by a
+ * switch pair: 2 classes. In 2 pods of 2 nodes with 4:1 pod oversubscription a shift by one
+ * node would move a pair inside a pod onto a pair across pods; only whole pods swap (block
+ * 32, d 16), so 4 classes, and collapsed = full to 1e-9 with the slower core links. */
+static const char *const pods_one[]
+    = { "cluster.nodes=4", "parallel.tp=2", "parallel.data_parallel=zero1",
+        "training.grad_accum=4", NULL };
+static const char *const pods_two[]
+    = { "cluster.nodes=4", "cluster.nodes_per_pod=2", "cluster.pod_oversubscription=4",
+        "parallel.tp=2", "parallel.data_parallel=zero1", "training.grad_accum=4", NULL };
+
+static void
+test_pods_collapse (void)
+{
+  const char *rel = "tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini";
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, pods_one), 2);
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, pods_two), 4);
+  CU_ASSERT_EQUAL (reps_of (rel, pods_two), 4);
+}
+
 /* A straggler at rank 5 of 8 breaks every shift that moves rank 5 onto a normal rank: only
  * the identity is left, and the run replays every rank. */
 static void
@@ -371,6 +392,7 @@ main (void)
     { "a straggler splits the classes", test_straggler_splits },
     { "expert tensor parallelism: collapsed = full to 1e-9", test_etp_collapse },
     { "pipeline stages: collapsed = full to 1e-9", test_pipeline_collapse },
+    { "pods: only pod-preserving shifts; collapsed = full to 1e-9", test_pods_collapse },
     { "the representatives' plan holds the full plan's tasks of those ranks",
       test_representatives_plan },
   };

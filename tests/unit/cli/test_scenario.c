@@ -384,6 +384,11 @@ test_error_names_override (void)
                  (const char *[]){ "sw.ini [axes]", NULL },
                  " (with sw.ini [axes] training.micro_batch=0): group [training], key "
                  "'micro_batch'");
+  /* pods must be whole groups of nodes: the file, the override, the group and the key */
+  expect_source ((const char *[]){ "cluster.nodes=3", "cluster.nodes_per_pod=2", NULL }, set,
+                 " (with --set cluster.nodes=3, --set cluster.nodes_per_pod=2): group "
+                 "[cluster], key 'nodes_per_pod': nodes = 3 is not a multiple of nodes_per_pod"
+                 " = 2");
   /* no origin given: the override is still named */
   expect_source ((const char *[]){ "training.precision=fp13", NULL }, NULL,
                  " (with training.precision=fp13): group [training], key 'precision'");
@@ -553,6 +558,10 @@ test_no_effect_warnings (void)
       NULL },
     { offload, { "cluster.nvme_drives=2" }, NULL },
     { dgx2, { "cluster.nic_bandwidth=100 Gbit/s" }, NULL },
+    /* pods: one node has no fabric, one pod no core links */
+    { base, { "cluster.nodes_per_pod=1" }, "group [cluster], key 'nodes_per_pod'" },
+    { dgx2, { "cluster.pod_oversubscription=2" }, "group [cluster], key 'pod_oversubscription'" },
+    { dgx2, { "cluster.nodes_per_pod=1", "cluster.pod_oversubscription=2" }, NULL },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

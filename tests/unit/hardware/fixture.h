@@ -57,6 +57,22 @@ fixture_new (const HwNodeSpec *node, guint n_nodes, double oversubscription)
   return f;
 }
 
+/* As fixture_new, with pods of `nodes_per_pod` nodes (dividing n_nodes) whose core links
+ * taper by `pod_oversubscription` (hardware/topology.h). */
+static inline Fixture
+fixture_new_pods (const HwNodeSpec *node, guint n_nodes, double oversubscription,
+                  guint nodes_per_pod, double pod_oversubscription)
+{
+  Fixture f;
+  f.engine = sim_engine_new ();
+  f.fluid = sim_fluid_new (f.engine);
+  HwFabricSpec fabric = { .spine_oversubscription = oversubscription,
+                          .nodes_per_pod = nodes_per_pod,
+                          .pod_oversubscription = pod_oversubscription };
+  f.cluster = hw_cluster_new_with_fabric (node, n_nodes, &fabric, f.fluid);
+  return f;
+}
+
 static inline void
 fixture_free (Fixture *f)
 {

@@ -102,7 +102,7 @@ test_catalog_required_names (void)
   static const char *const names[] = {
     "V100-16GB-SXM2", "V100-32GB-SXM2", "A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIE",
     "H100-SXM",       "H100-PCIE",      "H200-SXM",      "B200-SXM",      "RTX-3090",
-    "RTX-4090",
+    "RTX-4090",       "GB200",          "MI300X",
   };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     CU_ASSERT_PTR_NOT_NULL (hw_catalog_gpu (names[i], NULL));

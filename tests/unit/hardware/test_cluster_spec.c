@@ -38,7 +38,7 @@ parse_ok (const char *text)
 {
   g_autoptr (GKeyFile) kf = load (text);
   g_autoptr (GError) error = NULL;
-  Parsed p = { { 0 }, 0, { 0 } };
+  Parsed p = { { 0 }, 0, { .spine_oversubscription = 0 } };
   gboolean ok = hw_cluster_spec_from_keyfile (kf, &p.node, &p.n_nodes, &p.fabric, &error);
   if (!ok)
     g_printerr ("\n  unexpected error: %s\n", error->message);
@@ -55,7 +55,7 @@ parse_error (const char *text, GQuark domain, int code)
   g_autoptr (GError) error = NULL;
   HwNodeSpec node = { 0 };
   guint n = 77;
-  HwFabricSpec fabric = { 9 };
+  HwFabricSpec fabric = { .spine_oversubscription = 9 };
   CU_ASSERT_FALSE (hw_cluster_spec_from_keyfile (kf, &node, &n, &fabric, &error));
   CU_ASSERT_PTR_NOT_NULL_FATAL (error);
   if (error->domain != domain || error->code != code)
@@ -82,7 +82,8 @@ static void
 test_catalog_nodes_valid (void)
 {
   static const char *const required[]
-      = { "DGX-A100", "DGX-H100", "DGX-H200", "HGX-B200", "8x-RTX-4090", "AWS-P5en", "AWS-P6-B200" };
+      = { "DGX-A100", "DGX-H100",    "DGX-H200",    "HGX-B200",
+          "GB200-NVL72", "MI300X-8",    "8x-RTX-4090", "AWS-P5en", "AWS-P6-B200" };
   CU_ASSERT_EQUAL (hw_catalog_n_nodes (), G_N_ELEMENTS (required));
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     CU_ASSERT_PTR_NOT_NULL (hw_catalog_node (required[i], NULL));
@@ -98,6 +99,10 @@ test_catalog_nodes_valid (void)
       CU_ASSERT_PTR_EQUAL (hw_catalog_node (n->name, NULL), n);
     }
   CU_ASSERT_PTR_EQUAL (hw_catalog_node ("dgx-a100", NULL), hw_catalog_node ("DGX-A100", NULL));
+  /* HGX names are aliases of the DGX entries */
+  CU_ASSERT_PTR_EQUAL (hw_catalog_node ("HGX-A100", NULL), hw_catalog_node ("DGX-A100", NULL));
+  CU_ASSERT_PTR_EQUAL (hw_catalog_node ("hgx-h100", NULL), hw_catalog_node ("DGX-H100", NULL));
+  CU_ASSERT_PTR_EQUAL (hw_catalog_node ("HGX-H200", NULL), hw_catalog_node ("DGX-H200", NULL));
 }
 
 static void
@@ -196,7 +201,44 @@ test_cluster_every_key (void)
   CU_ASSERT_EQUAL (p.n_nodes, 3);
   STEPSIM_ASSERT_REL (p.node.host_memory, TIB, 1e-12);
   STEPSIM_ASSERT_REL (p.fabric.spine_oversubscription, 1.5, 1e-12);
+  CU_ASSERT_EQUAL (p.fabric.nodes_per_pod, 3); /* default: one pod of every node */
+  STEPSIM_ASSERT_REL (p.fabric.pod_oversubscription, 1, 1e-12);
   hw_node_spec_clear (&p.node);
+}
+
+/* Pods: nodes_per_pod and pod_oversubscription are read; nodes must be a multiple of
+ * nodes_per_pod, nodes_per_pod a count >= 1 and pod_oversubscription a number >= 1, each
+ * error naming the group and key (the scenario loader adds the file); a misspelt key names
+ * the nearest. */
+static void
+test_cluster_pods (void)
+{
+  Parsed p = parse_ok ("[cluster]\nnode = DGX-H100\nnodes = 64\nnodes_per_pod = 32\n"
+                       "pod_oversubscription = 2\n");
+  CU_ASSERT_EQUAL (p.n_nodes, 64);
+  CU_ASSERT_EQUAL (p.fabric.nodes_per_pod, 32);
+  STEPSIM_ASSERT_REL (p.fabric.pod_oversubscription, 2, 1e-12);
+  STEPSIM_ASSERT_REL (p.fabric.spine_oversubscription, 1, 1e-12);
+  hw_node_spec_clear (&p.node);
+  g_autofree char *m1 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 48\n"
+                                     "nodes_per_pod = 32\n",
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (m1, "group [cluster], key 'nodes_per_pod': nodes = 48 is not a multiple of "
+                       "nodes_per_pod = 32");
+  g_autofree char *m2 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 4\nnodes_per_pod = 0\n",
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (m2, "group [cluster], key 'nodes_per_pod': '0' is outside [1, 16384]");
+  g_autofree char *m3 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 4\nnodes_per_pod = 2\n"
+                                     "pod_oversubscription = 0.5\n",
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (m3, "group [cluster], key 'pod_oversubscription': '0.5' must be >= 1");
+  g_autofree char *m4 = parse_error ("[cluster]\nnode = DGX-H100\npod_oversubscription = 2:1\n",
+                                     SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX);
+  ASSERT_CONTAINS (m4, "group [cluster], key 'pod_oversubscription': ");
+  g_autofree char *m5 = parse_error ("[cluster]\nnode = DGX-H100\nnodes_per_pods = 2\n",
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (m5, "group [cluster], key 'nodes_per_pods': unknown key");
+  ASSERT_CONTAINS (m5, "did you mean 'nodes_per_pod'?");
 }
 
 /* A catalog node with explicit overrides: only the named figures change. */
@@ -354,7 +396,9 @@ static void
 test_key_lists (void)
 {
   const char *const *ck = hw_cluster_spec_keys ();
-  CU_ASSERT_EQUAL (g_strv_length ((char **) ck), 16); /* 10 + host CPU and NVMe figures */
+  CU_ASSERT_EQUAL (g_strv_length ((char **) ck), 18); /* 12 + host CPU and NVMe figures */
+  CU_ASSERT_TRUE (g_strv_contains (ck, "nodes_per_pod"));
+  CU_ASSERT_TRUE (g_strv_contains (ck, "pod_oversubscription"));
   CU_ASSERT_TRUE (g_strv_contains (ck, "nvme_drives"));
   CU_ASSERT_TRUE (g_strv_contains (ck, "spine_oversubscription"));
   CU_ASSERT_TRUE (g_strv_contains (ck, "node"));
@@ -378,6 +422,7 @@ static const StepsimTest tests[] = {
   { "nodes > 1 without NICs is an error", test_multi_node_needs_nics },
   { "node xor gpu; unknown node; gpu-less node", test_node_and_gpu_rules },
   { "key lists for the schema check", test_key_lists },
+  { "pods: nodes_per_pod, pod_oversubscription and their errors", test_cluster_pods },
 };
 
 int

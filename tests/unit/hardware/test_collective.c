@@ -227,6 +227,32 @@ test_spine_oversubscription (void)
   STEPSIM_ASSERT_REL (t2 - t1, 2 * (m - 1) / m * s / p_l * (1 / (B_NIC / 2) - 1 / B_NIC), 1e-6);
 }
 
+/* Hierarchical all-reduce over 4 nodes of 8 in 2 pods of 2 nodes (ranks in node order, so
+ * each rail's inter-node ring runs node 0 → 1 → 2 → 3 → 0 and its edges 1 → 2 and 3 → 0 cross
+ * pods): pod p's core.up carries one flow per rail, 8 flows, over 2 × 8 × 10 / po GB/s. With
+ * po = 4 that is 40 GB/s, 5 GB/s a flow, and the ring runs at its slowest edge: b_e = B_NIC/2,
+ * exactly as 2:1 spine oversubscription. With po = 2 the core gives each flow 10 GB/s, no
+ * less than its NIC: the one-pod time. Simulated = hw_collective_time_alone in both. */
+static void
+test_pod_oversubscription (void)
+{
+  double s = 1e9, p_l = 8, m = 4, po[2] = { 4, 2 }, b_e[2] = { B_NIC / 2, B_NIC };
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  g_autofree guint *ranks = fixture_ranks (0, 32);
+  for (guint c = 0; c < 2; c++)
+    {
+      Fixture f = fixture_new_pods (&node, 4, 1, 2, po[c]);
+      double alone = hw_collective_time_alone (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                               HW_ALGORITHM_HIERARCHICAL, ranks, 32, s);
+      double t = fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_HIERARCHICAL,
+                                         ranks, 32, s);
+      STEPSIM_ASSERT_REL (t, alone, TOL);
+      STEPSIM_ASSERT_REL (t, hier_all_reduce (s, p_l, m, b_e[c]), TOL);
+      fixture_free (&f);
+    }
+  hw_node_spec_clear (&node);
+}
+
 /* Every kind × algorithm: the simulated time on an idle cluster equals the closed form, on
  * 2 NVSwitch nodes of 4 GPUs and on two 8x-RTX-4090 boxes (PCIe switches, uplinks, one NIC
  * on switch 0). */
@@ -767,6 +793,7 @@ static const StepsimTest tests[] = {
   { "hierarchical all-gather and reduce-scatter", test_hierarchical_gather_scatter },
   { "hierarchical on 2 DGX-A100 stays below one node's busbw", test_hierarchical_below_one_node },
   { "spine oversubscription 2 doubles the inter-node term", test_spine_oversubscription },
+  { "pod oversubscription slows the rings across pods", test_pod_oversubscription },
   { "simulated = closed form, every kind x algorithm", test_simulated_equals_closed_form },
   { "two concurrent all-reduces share NVLink", test_concurrent_all_reduces_share },
   { "busbw of a ring equals the link bandwidth", test_busbw_identity },

@@ -77,6 +77,54 @@ test_nvls_closed_form (void)
   fixture_free (&f);
 }
 
+/* One GB200 NVL72 rack (72 GPUs, one NVLink 5 domain, node_catalog.c): the node's link
+ * figures give its one-node all-reduce. Ring, Simple (16 GiB): every GPU drives one flow of
+ * 2(n−1)/n·S at NCCL's ring bus bandwidth 900 · 40.1/50 = 721.8 GB/s (below the 900 · 0.94
+ * = 846 GB/s link), after O + 8.4 + 2(n−1)·3.4 µs (baseLatency + nsteps × NVLink ring
+ * Simple): T = O + (8.4 + 142·3.4) µs + (142/72)·S/721.8 GB/s. NVLS (AUTO picks it on one
+ * Blackwell node of > 4 GPUs): (n+1)/n·S per port at nvlsEfficiency 0.74 × (24−1)/24 × 721.8
+ * GB/s after O + 25 µs. */
+static void
+test_nvl72_closed_form (void)
+{
+  const HwNodeSpec *h = hw_catalog_node ("GB200-NVL72", NULL);
+  CU_ASSERT_FATAL (h != NULL && h->n_gpus == 72);
+  Fixture f = fixture_new (h, 1, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 72);
+  double s = 16 * GIB, n = 72, bw = 900e9 * 40.1 / 50;
+  double ring = h->collective_overhead + (8.4 + 2 * (n - 1) * 3.4) * US + 2 * (n - 1) / n * s / bw;
+  double t = fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 72, s);
+  STEPSIM_ASSERT_REL (t, ring, 1e-9);
+  double nvls = h->collective_overhead + 25 * US + (n + 1) / n * s / (0.74 * 23 / 24 * bw);
+  STEPSIM_ASSERT_REL (hw_collective_time_alone (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                                HW_ALGORITHM_AUTO, ranks, 72, s), nvls, 1e-9);
+  fixture_free (&f);
+}
+
+/* MI300X-8 (node_catalog.c: the Infinity Fabric mesh as a 7 × 64 = 448 GB/s port per GPU,
+ * link_efficiency 235/300): RCCL reads NCCL's Ampere row (collective_nccl.c), ring bus
+ * bandwidth 448 · 20/25 = 358.4 GB/s, above the derated link 448 · 235/300 = 350.9 GB/s,
+ * which therefore bounds the ring; no NVLS, so AUTO at 4 GiB runs the ring, Simple:
+ * T = O + (8.4 + 14·3.4) µs + (14/8)·S/350.9 GB/s, busbw → 350.9 GB/s. An explicit nvls is
+ * refused. */
+static void
+test_mi300x_closed_form (void)
+{
+  const HwNodeSpec *h = hw_catalog_node ("MI300X-8", NULL);
+  CU_ASSERT_FATAL (h != NULL && h->n_gpus == 8);
+  Fixture f = fixture_new (h, 1, 1);
+  g_autofree guint *ranks = fixture_ranks (0, 8);
+  double s = 4 * GIB, n = 8, link = 448e9 * 235 / 300;
+  double want = h->collective_overhead + (8.4 + 2 * (n - 1) * 3.4) * US + 2 * (n - 1) / n * s / link;
+  double t = fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_AUTO, ranks, 8, s);
+  STEPSIM_ASSERT_REL (t, want, 1e-9);
+  const char *why = NULL;
+  CU_ASSERT_FALSE (hw_collective_algorithm_applies (h, HW_COLLECTIVE_ALL_REDUCE,
+                                                    HW_ALGORITHM_NVLS, &why));
+  CU_ASSERT_FALSE (hw_nccl_nvls_eligible (h, HW_COLLECTIVE_ALL_REDUCE, 8, 1));
+  fixture_free (&f);
+}
+
 /* NVLS applies only to all-reduce of more than 4 GPUs of one Hopper/Blackwell NVSwitch node:
  * on 4 GPUs of DGX-H100, on DGX-A100 and across 2 DGX-H100 nodes an explicit nvls is the ring
  * (as NCCL falls back), and AUTO on 8 H100s beats the ring at 1 GiB. */
@@ -328,6 +376,8 @@ test_multi_node_below_one_node (void)
 static const StepsimTest tests[] = {
   { "NVLS all-reduce = O + 25 us + (n+1)/n S/(eff x ring bw)", test_nvls_closed_form },
   { "NVLS only for > 4 GPUs of one H100+ node", test_nvls_eligibility },
+  { "GB200 NVL72 one-rack all-reduce from its link figures", test_nvl72_closed_form },
+  { "MI300X-8 one-node all-reduce from its link figures", test_mi300x_closed_form },
   { "LL protocol for small messages", test_ll_for_small_messages },
   { "multi-node ring runs at its fill latency, NCCL's x1.4 only in the estimate",
     test_ring_fill_latency },

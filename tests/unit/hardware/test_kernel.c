@@ -268,7 +268,7 @@ static void
 test_attention_limits (void)
 {
   const HwGpuSpec *a100 = gpu ("A100-80GB-SXM"), *v100 = gpu ("V100-32GB-SXM2"),
-                  *ada = gpu ("RTX-4090"), *b200 = gpu ("B200-SXM");
+                  *ada = gpu ("RTX-4090"), *b200 = gpu ("B200-SXM"), *mi300x = gpu ("MI300X");
   const struct
   {
     HwAttnKernel k;
@@ -288,6 +288,9 @@ test_attention_limits (void)
     { HW_ATTN_FA1, ada, 128, HW_DTYPE_BF16, "head_dim > 64 (here 128) needs an A100 or H100" },
     { HW_ATTN_FA1, v100, 64, HW_DTYPE_FP16, "not V100-32GB-SXM2 (volta)" },
     { HW_ATTN_FA1, b200, 64, HW_DTYPE_BF16, "(blackwell)" },
+    { HW_ATTN_FA1, mi300x, 64, HW_DTYPE_BF16, "not MI300X (cdna3)" }, /* CUDA only */
+    { HW_ATTN_FA2, mi300x, 128, HW_DTYPE_BF16, NULL }, /* ROCm flash-attention (CK) */
+    { HW_ATTN_TRITON, mi300x, 128, HW_DTYPE_BF16, NULL },
     { HW_ATTN_FA1, a100, 160, HW_DTYPE_BF16, "up to 128, not 160" },
     { HW_ATTN_FA1, a100, 100, HW_DTYPE_BF16, "multiple of 8, not 100" },
     { HW_ATTN_FA1, a100, 64, HW_DTYPE_FP32, "not fp32" },
@@ -331,7 +334,31 @@ test_attention_limits (void)
   CU_ASSERT_FALSE (hw_kernel_attn_has_window (HW_ATTN_FA1));
 }
 
+/* MI300X (generation cdna3, kernel.c): no FlashAttention table of its own, so a FA-2
+ * kernel runs at the flat compute_efficiency (0.80 × 1307.4 TFLOP/s: its efficiency is
+ * exactly compute_efficiency, at any length); fp8 GEMMs at the bf16 sustained rate × Hopper's
+ * TE ratio 32.014/18.978 (assumed); the generation name round-trips. */
+static void
+test_cdna3 (void)
+{
+  const HwGpuSpec *g = hw_catalog_gpu ("MI300X", NULL);
+  CU_ASSERT_FATAL (g != NULL && g->generation == HW_GPU_GEN_CDNA3);
+  for (double seq = 512; seq <= 16384; seq *= 4)
+    {
+      HwKernelShape fa = { .cls = HW_KERNEL_FLASH_FWD, .seq = seq, .head_dim = 128,
+                           .causal = TRUE, .attn = HW_ATTN_FA2 };
+      STEPSIM_ASSERT_REL (hw_kernel_efficiency (g, HW_DTYPE_BF16, &fa), g->compute_efficiency,
+                          1e-12);
+    }
+  STEPSIM_ASSERT_REL (hw_kernel_sustained_rate (g, HW_DTYPE_FP8),
+                      1307.4e12 * 0.80 * 32.014 / 18.978, 1e-12);
+  HwGpuGeneration back = HW_GPU_GEN_UNKNOWN;
+  CU_ASSERT (hw_gpu_generation_from_string ("cdna3", &back, NULL) && back == HW_GPU_GEN_CDNA3);
+  CU_ASSERT_STRING_EQUAL (hw_gpu_generation_name (HW_GPU_GEN_CDNA3), "cdna3");
+}
+
 static const StepsimTest tests[] = {
+  { "CDNA3 (MI300X): flat attention, Hopper's fp8 ratio", test_cdna3 },
   { "Triton, FA-1 and FA-2: what they refuse, named", test_attention_limits },
   { "GEMM: one full wave runs at the sustained rate", test_gemm_full_wave },
   { "GEMM: a partial last wave costs a full wave", test_gemm_partial_wave },

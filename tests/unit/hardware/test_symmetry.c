@@ -118,6 +118,38 @@ test_shift_map (void)
   hw_node_spec_clear (&node);
 }
 
+/* Pods (hardware/topology.c, translation symmetry): 4 fixture nodes of 2 GPUs in pods of 2
+ * nodes (4 ranks). Whole pods swapping (block 8, d 4) and node pairs swapping inside a pod
+ * (block 4, d 2) map every route, pod core links included; a shift by one node around all
+ * four (block 8, d 2) would send node 1 → node 2 (across pods) onto node 2 → node 3 (inside
+ * pod 1), and blocks of 3 nodes over pods of 2 (12 ranks, block 6) straddle pods: both are
+ * refused, though one pod accepts them. GPU rotations inside every node stay valid. */
+static void
+test_shift_map_pods (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (2);
+  Fixture f = fixture_new_pods (&node, 4, 1.0, 2, 2.0);
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (8, 8, 4)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (8, 4, 2)));
+  CU_ASSERT (shift_maps_routes (&f, hw_rank_shift_plain (8, 2, 1)));
+  CU_ASSERT_FALSE (shift_maps_routes (&f, hw_rank_shift_plain (8, 8, 2)));
+  fixture_free (&f);
+  Fixture one = fixture_new_pods (&node, 4, 1.0, 4, 2.0);
+  CU_ASSERT (shift_maps_routes (&one, hw_rank_shift_plain (8, 8, 2)));
+  fixture_free (&one);
+  Fixture each = fixture_new_pods (&node, 4, 1.0, 1, 2.0); /* every node its own pod */
+  CU_ASSERT (shift_maps_routes (&each, hw_rank_shift_plain (8, 8, 2)));
+  fixture_free (&each);
+  Fixture six = fixture_new_pods (&node, 6, 1.0, 2, 1.0);
+  CU_ASSERT_FALSE (shift_maps_routes (&six, hw_rank_shift_plain (12, 6, 2)));
+  CU_ASSERT (shift_maps_routes (&six, hw_rank_shift_plain (12, 12, 4)));
+  fixture_free (&six);
+  Fixture six_one = fixture_new_pods (&node, 6, 1.0, 6, 1.0);
+  CU_ASSERT (shift_maps_routes (&six_one, hw_rank_shift_plain (12, 6, 2)));
+  fixture_free (&six_one);
+  hw_node_spec_clear (&node);
+}
+
 /* DGX-like nodes of 4 GPUs on PCIe switches of 2, NVLink between them and a NIC per GPU on
  * its own switch: a rotation by one GPU splits the switches, no symmetry while host copies
  * may cross them. Declared without host copies, no route crosses a switch uplink (NVLink
@@ -384,6 +416,7 @@ main (void)
     { "fold: one flow with multiplicity m gets the rate of m equal flows", test_fold },
     { "shift map: routes of shifted pairs are the permuted routes", test_shift_map },
     { "shift map: rails rotate with the GPUs inside nodes", test_shift_map_rails },
+    { "shift map: whole-node shifts map pods onto pods", test_shift_map_pods },
     { "shift map: idle PCIe switches (no host copies) let GPUs rotate across them",
       test_shift_map_idle_switches },
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },

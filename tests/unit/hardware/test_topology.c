@@ -113,8 +113,18 @@ test_route_pcie_box (void)
     NULL,
   };
   assert_route (&f, 5, 13, inter, 10 * US);
-  CU_ASSERT_EQUAL (g_strv_length ((char **) inter), HW_ROUTE_MAX);
   fixture_free (&f);
+  /* The longest route: the same with each node its own pod, through the core. */
+  Fixture pods = fixture_new_pods (hw_catalog_node ("8x-RTX-4090", NULL), 2, 1, 1, 1);
+  const char *const longest[] = {
+    "gpu5.pcie.d2h",     "node0.pcie_sw1.up",   "node0.pcie_sw0.down", "node0.nic0.tx",
+    "node0.spine.up",    "pod0.core.up",        "pod1.core.down",      "node1.spine.down",
+    "node1.nic0.rx",     "node1.pcie_sw0.up",   "node1.pcie_sw1.down", "gpu13.pcie.h2d",
+    NULL,
+  };
+  assert_route (&pods, 5, 13, longest, 10 * US);
+  CU_ASSERT_EQUAL (g_strv_length ((char **) longest), HW_ROUTE_MAX);
+  fixture_free (&pods);
 }
 
 /* Without rail optimisation a GPU uses a NIC on its own PCIe switch. DGX-A100 layout (4
@@ -211,6 +221,96 @@ test_flows_share_direction (void)
   hw_node_spec_clear (&node);
 }
 
+/* Pods (hardware/topology.h): 4 fixture nodes of 2 GPUs (a 10 GB/s NIC each, rails) in 2
+ * pods of 2 nodes. Inside a pod the route is the one-tier route (rank 0 → rank 2, node 0 →
+ * node 1); across pods (rank 1, node 0 of pod 0 → rank 5, GPU 1 of node 2 of pod 1) it also
+ * climbs pod 0's core link and comes down pod 1's, between the two spine hops, with the
+ * same inter-node latency. */
+static void
+test_route_pods (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (2);
+  Fixture f = fixture_new_pods (&node, 4, 1, 2, 2);
+  const char *const same[] = { "gpu0.pcie.d2h",   "node0.nic0.tx", "node0.spine.up",
+                               "node1.spine.down", "node1.nic0.rx", "gpu2.pcie.h2d",
+                               NULL };
+  assert_route (&f, 0, 2, same, 5 * US);
+  const char *const across[] = { "gpu1.pcie.d2h",  "node0.nic1.tx",    "node0.spine.up",
+                                 "pod0.core.up",   "pod1.core.down",   "node2.spine.down",
+                                 "node2.nic1.rx",  "gpu5.pcie.h2d",    NULL };
+  assert_route (&f, 1, 5, across, 5 * US);
+  const char *const back[] = { "gpu7.pcie.d2h",  "node3.nic1.tx",    "node3.spine.up",
+                               "pod1.core.up",   "pod0.core.down",   "node0.spine.down",
+                               "node0.nic0.rx",  "gpu0.pcie.h2d",    NULL };
+  assert_route (&f, 7, 0, back, 5 * US);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* Core capacity: a pod's spines carry its nodes' spine links, nodes_per_pod × n_nics × NIC /
+ * spine_oversubscription = 2 × 2 × 10 / 1.5 GB/s, and pass 1/pod_oversubscription of that
+ * to the core: / 2 = 13.33 GB/s per direction. The node's spine link stays n_nics × NIC /
+ * spine_oversubscription = 13.33 GB/s. One pod (nodes_per_pod = nodes, or 0) adds no core
+ * link: the same resources, ids and capacities as a fabric that never heard of pods. */
+static void
+test_pod_capacities (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (2);
+  Fixture f = fixture_new_pods (&node, 4, 1.5, 2, 2);
+  STEPSIM_ASSERT_REL (capacity_of (&f, "pod0.core.up"), 2 * 2 * 10 * GBPS / 1.5 / 2, 1e-12);
+  STEPSIM_ASSERT_REL (capacity_of (&f, "pod1.core.down"), 2 * 2 * 10 * GBPS / 1.5 / 2, 1e-12);
+  STEPSIM_ASSERT_REL (capacity_of (&f, "node3.spine.up"), 2 * 10 * GBPS / 1.5, 1e-12);
+  CU_ASSERT_EQUAL (capacity_of (&f, "pod2.core.up"), -1);
+  Fixture one = fixture_new_pods (&node, 4, 1.5, 4, 2);
+  Fixture plain = fixture_new (&node, 4, 1.5);
+  CU_ASSERT_EQUAL (capacity_of (&one, "pod0.core.up"), -1);
+  guint n = sim_fluid_n_resources (plain.fluid);
+  CU_ASSERT_EQUAL (sim_fluid_n_resources (one.fluid), n);
+  CU_ASSERT_EQUAL (sim_fluid_n_resources (f.fluid), n + 4); /* 2 pods × up and down */
+  for (guint i = 0; i < n; i++)
+    {
+      CU_ASSERT_STRING_EQUAL (sim_fluid_resource_name (one.fluid, i),
+                              sim_fluid_resource_name (plain.fluid, i));
+      CU_ASSERT_EQUAL (sim_fluid_resource_capacity (one.fluid, i),
+                       sim_fluid_resource_capacity (plain.fluid, i));
+    }
+  fixture_free (&f);
+  fixture_free (&one);
+  fixture_free (&plain);
+  hw_node_spec_clear (&node);
+}
+
+/* Point-to-point across pods at the closed-form rate. 4 fixture nodes of 2 GPUs in 2 pods of
+ * 2, pod_oversubscription 2: each pod's core link is 2 × 2 × 10 / 2 = 20 GB/s. All 4 GPUs of
+ * pod 0 send S to the same GPU 4 ranks on (node n → node n + 2, pod 1) at once: each flow
+ * could run at its NIC's 10 GB/s (spine up 20 GB/s for the node's 2 flows), but the 4 flows
+ * share pod 0's core.up (and pod 1's core.down): 20 / 4 = 5 GB/s each, α + S/5 GB/s. The same
+ * 4 sends inside pod 0 (node 0 ↔ node 1) run at the NIC rate, α + S/10 GB/s. */
+static void
+test_pod_send_recv_rate (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (2);
+  double s = 1e9, alpha = 5 * US;
+  const guint across[4][2] = { { 0, 4 }, { 1, 5 }, { 2, 6 }, { 3, 7 } };
+  const guint inside[4][2] = { { 0, 2 }, { 1, 3 }, { 2, 0 }, { 3, 1 } };
+  for (guint c = 0; c < 2; c++)
+    {
+      Fixture f = fixture_new_pods (&node, 4, 1, 2, 2);
+      DoneAt d[4];
+      for (guint i = 0; i < 4; i++)
+        {
+          d[i] = (DoneAt){ f.engine, -1 };
+          hw_collective_start (f.cluster, HW_COLLECTIVE_SEND_RECV, HW_ALGORITHM_AUTO,
+                               c == 0 ? across[i] : inside[i], 2, s, fixture_done_at, &d[i]);
+        }
+      sim_engine_run (f.engine);
+      for (guint i = 0; i < 4; i++)
+        STEPSIM_ASSERT_REL (d[i].end, alpha + s / (c == 0 ? 5 * GBPS : 10 * GBPS), 1e-9);
+      fixture_free (&f);
+    }
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
   { "route inside an NVSwitch node", test_route_nvswitch },
   { "route across nodes on rails", test_route_inter_node_rail },
@@ -220,6 +320,9 @@ static const StepsimTest tests[] = {
   { "single node: no NICs or spine; PCIe node: no NVLink", test_single_node_has_no_fabric },
   { "host copies behind one switch share the uplink", test_host_copies_share_uplink },
   { "flows share the link directions they cross", test_flows_share_direction },
+  { "pods: core links only on routes across pods", test_route_pods },
+  { "pods: core capacity; one pod adds nothing", test_pod_capacities },
+  { "pods: sends across pods share the core link", test_pod_send_recv_rate },
 };
 
 int
