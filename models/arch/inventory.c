@@ -649,14 +649,76 @@ model_inventory_new (const ModelArch *arch, const ModelFinetune *ft, GError **er
   return model_inventory_new_mtp (arch, ft, 0, error);
 }
 
+/* ---- the memo ---------------------------------------------------------------------------
+ *
+ * Parameter counts and state bytes are folds over an inventory, each building its own: one
+ * single-GPU scenario of bench/sweep-1000.ini built 58, 17 % of its instructions. Each
+ * thread keeps the last inventory it built (GPrivate, freed with the thread) and hands it
+ * out again, one more reference, when the same inputs come back: the architecture's bytes
+ * but its name, the name as a string, the fine-tuning method's bytes (or NULL again) and
+ * n_mtp. Equal bytes are equal inputs, so the memo returns exactly what a build gives;
+ * inputs that are equal but differ in padding bytes only cost a build. */
+typedef struct
+{
+  ModelInventory *inv; /* one reference */
+  gboolean ft_null;    /* built with ft NULL */
+} Memo;
+
+static void
+memo_free (gpointer p)
+{
+  Memo *m = p;
+  model_inventory_free (m->inv);
+  g_free (m);
+}
+
+static GPrivate memo_key = G_PRIVATE_INIT (memo_free);
+
+static gboolean
+memo_hit (const Memo *m, const ModelArch *arch, const ModelFinetune *ft, guint n_mtp)
+{
+  const ModelInventory *inv = m->inv;
+  const gsize skip = G_STRUCT_OFFSET (ModelArch, family); /* the name pointer first */
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (ModelArch, name) == 0);
+  return inv->n_mtp == (arch->n_layers > 0 ? n_mtp : 0) && (ft == NULL) == m->ft_null
+         && (ft == NULL || memcmp (ft, &inv->finetune, sizeof *ft) == 0)
+         && g_strcmp0 (arch->name, inv->arch->name) == 0
+         && memcmp ((const char *) arch + skip, (const char *) inv->arch + skip,
+                    sizeof *arch - skip) == 0;
+}
+
+static ModelInventory *inventory_build (const ModelArch *arch, const ModelFinetune *ft,
+                                        guint n_mtp, GError **error);
+
 ModelInventory *
 model_inventory_new_mtp (const ModelArch *arch, const ModelFinetune *ft, guint n_mtp,
                          GError **error)
 {
   g_return_val_if_fail (arch != NULL, NULL);
+  Memo *m = g_private_get (&memo_key);
+  if (m != NULL && memo_hit (m, arch, ft, n_mtp))
+    {
+      g_atomic_int_inc (&m->inv->ref_count);
+      return m->inv;
+    }
+  ModelInventory *inv = inventory_build (arch, ft, n_mtp, error);
+  if (inv == NULL)
+    return NULL;
+  Memo *next = g_new (Memo, 1);
+  next->inv = inv;
+  next->ft_null = ft == NULL;
+  g_atomic_int_inc (&inv->ref_count);
+  g_private_replace (&memo_key, next); /* frees the previous memo */
+  return inv;
+}
+
+static ModelInventory *
+inventory_build (const ModelArch *arch, const ModelFinetune *ft, guint n_mtp, GError **error)
+{
   if (!check_sizes (arch, ft, error))
     return NULL;
   ModelInventory *inv = g_new0 (ModelInventory, 1);
+  inv->ref_count = 1;
   inv->arch = model_arch_copy (arch);
   model_finetune_init_defaults (&inv->finetune);
   if (ft != NULL)
@@ -713,7 +775,7 @@ model_inventory_new_mtp (const ModelArch *arch, const ModelFinetune *ft, guint n
 void
 model_inventory_free (ModelInventory *inv)
 {
-  if (inv == NULL)
+  if (inv == NULL || !g_atomic_int_dec_and_test (&inv->ref_count))
     return;
   model_arch_free (inv->arch);
   g_array_unref (inv->tensors);
