@@ -653,34 +653,45 @@ model_inventory_new (const ModelArch *arch, const ModelFinetune *ft, GError **er
  *
  * Parameter counts and state bytes are folds over an inventory, each building its own: one
  * single-GPU scenario of bench/sweep-1000.ini built 58, 17 % of its instructions. Each
- * thread keeps the last inventory it built (GPrivate, freed with the thread) and hands it
- * out again, one more reference, when the same inputs come back: the architecture's bytes
- * but its name, the name as a string, the fine-tuning method's bytes (or NULL again) and
- * n_mtp. Equal bytes are equal inputs, so the memo returns exactly what a build gives;
- * inputs that are equal but differ in padding bytes only cost a build. */
+ * thread keeps the last MEMO_SIZE inventories it built (GPrivate, freed with the thread;
+ * two: the architecture's own full-fine-tuning inventory and the stack's, which
+ * alternate) and hands one out again, one more reference, when the same inputs come back:
+ * the architecture's bytes but its name, the name as a string, the fine-tuning method's
+ * bytes (or NULL again) and n_mtp. Equal bytes are equal inputs, so the memo returns
+ * exactly what a build gives; inputs that are equal but differ in padding bytes only cost
+ * a build. */
+#define MEMO_SIZE 2
+
 typedef struct
 {
-  ModelInventory *inv; /* one reference */
+  ModelInventory *inv; /* one reference, or NULL */
   gboolean ft_null;    /* built with ft NULL */
+} MemoEntry;
+
+typedef struct
+{
+  MemoEntry e[MEMO_SIZE]; /* most recently used first */
 } Memo;
 
 static void
 memo_free (gpointer p)
 {
   Memo *m = p;
-  model_inventory_free (m->inv);
+  for (guint i = 0; i < MEMO_SIZE; i++)
+    model_inventory_free (m->e[i].inv);
   g_free (m);
 }
 
 static GPrivate memo_key = G_PRIVATE_INIT (memo_free);
 
 static gboolean
-memo_hit (const Memo *m, const ModelArch *arch, const ModelFinetune *ft, guint n_mtp)
+memo_hit (const MemoEntry *m, const ModelArch *arch, const ModelFinetune *ft, guint n_mtp)
 {
   const ModelInventory *inv = m->inv;
   const gsize skip = G_STRUCT_OFFSET (ModelArch, family); /* the name pointer first */
   G_STATIC_ASSERT (G_STRUCT_OFFSET (ModelArch, name) == 0);
-  return inv->n_mtp == (arch->n_layers > 0 ? n_mtp : 0) && (ft == NULL) == m->ft_null
+  return inv != NULL && inv->n_mtp == (arch->n_layers > 0 ? n_mtp : 0)
+         && (ft == NULL) == m->ft_null
          && (ft == NULL || memcmp (ft, &inv->finetune, sizeof *ft) == 0)
          && g_strcmp0 (arch->name, inv->arch->name) == 0
          && memcmp ((const char *) arch + skip, (const char *) inv->arch + skip,
@@ -696,20 +707,30 @@ model_inventory_new_mtp (const ModelArch *arch, const ModelFinetune *ft, guint n
 {
   g_return_val_if_fail (arch != NULL, NULL);
   Memo *m = g_private_get (&memo_key);
-  if (m != NULL && memo_hit (m, arch, ft, n_mtp))
+  if (m == NULL)
     {
-      g_atomic_int_inc (&m->inv->ref_count);
-      return m->inv;
+      m = g_new0 (Memo, 1);
+      g_private_set (&memo_key, m);
     }
-  ModelInventory *inv = inventory_build (arch, ft, n_mtp, error);
-  if (inv == NULL)
-    return NULL;
-  Memo *next = g_new (Memo, 1);
-  next->inv = inv;
-  next->ft_null = ft == NULL;
-  g_atomic_int_inc (&inv->ref_count);
-  g_private_replace (&memo_key, next); /* frees the previous memo */
-  return inv;
+  guint i = 0;
+  while (i < MEMO_SIZE && !memo_hit (&m->e[i], arch, ft, n_mtp))
+    i++;
+  MemoEntry hit;
+  if (i < MEMO_SIZE)
+    hit = m->e[i];
+  else
+    {
+      hit.inv = inventory_build (arch, ft, n_mtp, error);
+      if (hit.inv == NULL)
+        return NULL;
+      hit.ft_null = ft == NULL;
+      i = MEMO_SIZE - 1; /* the least recently used goes */
+      model_inventory_free (m->e[i].inv);
+    }
+  memmove (&m->e[1], &m->e[0], i * sizeof m->e[0]);
+  m->e[0] = hit;
+  g_atomic_int_inc (&hit.inv->ref_count);
+  return hit.inv;
 }
 
 static ModelInventory *

@@ -653,8 +653,8 @@ assert_same_inventory (const ModelInventory *a, const ModelInventory *b)
     }
 }
 
-/* The same inputs give the thread's last inventory again (one more reference, freed
- * apart); any other architecture field, name, fine-tuning setting or MTP depth gives a
+/* The same inputs give one of the thread's last two inventories again (one more
+ * reference, freed apart); any other architecture field, name, fine-tuning setting or MTP depth gives a
  * new one; each is the inventory a fresh thread builds, tensor by tensor. */
 static void
 test_memo_same_inputs_only (void)
@@ -693,6 +693,16 @@ test_memo_same_inputs_only (void)
     }
   CU_ASSERT_EQUAL (model_inventory_n_params (prev, MODEL_INVENTORY_ALL), 8030261248u);
   model_inventory_free (prev);
+  /* two kept: the architecture's and the stack's inventories alternate without a build */
+  ModelInventory *x = model_inventory_new (a, NULL, NULL), *y = model_inventory_new (a, &lora, NULL);
+  ModelInventory *x2 = model_inventory_new (a, NULL, NULL), *y2 = model_inventory_new (a, &lora, NULL);
+  CU_ASSERT_PTR_EQUAL (x, x2);
+  CU_ASSERT_PTR_EQUAL (y, y2);
+  CU_ASSERT_PTR_NOT_EQUAL (x, y);
+  model_inventory_free (x);
+  model_inventory_free (y);
+  model_inventory_free (x2);
+  model_inventory_free (y2);
 }
 
 int
