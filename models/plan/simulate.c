@@ -469,7 +469,8 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Mach
   return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, classes, error);
 }
 
-/* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
+/* Replays the plan once on m's engine, fluid and cluster, reset to a new one's state
+ * (machine_cluster); `rec` (may be NULL) records the replay. With
  * `res_out` it also fills memory and time figures. With `proc` the replay is the next step
  * of that process (its first step when it has none yet), and is added to it; without, a
  * step on a fresh allocator with every model state allocated at its start. Returns the
