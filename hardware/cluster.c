@@ -394,6 +394,21 @@ hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed)
 }
 
 void
+hw_cluster_reset (HwCluster *cluster, guint32 seed)
+{
+  g_return_if_fail (cluster != NULL);
+  guint n = hw_cluster_n_ranks (cluster);
+  memset (cluster->sm_held, 0, n * sizeof *cluster->sm_held);
+  memset (cluster->n_sm_holds, 0, n * sizeof *cluster->n_sm_holds);
+  memset (cluster->sm_hold_until, 0, n * sizeof *cluster->sm_hold_until);
+  g_array_set_size (cluster->launched, 0);
+  cluster->launched_at = -1;
+  cluster->next_collective_id = 0;
+  if (cluster->jitter_cv > 0)
+    hw_cluster_set_jitter (cluster, cluster->jitter_cv, seed);
+}
+
+void
 hw_cluster_free (HwCluster *cluster)
 {
   if (cluster == NULL)

@@ -122,6 +122,16 @@ void hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor);
 void hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed);
 void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */
 
+/* Readies the cluster for another replay on its fluid, which the caller has reset
+ * (sim_fluid_reset, then sim_engine_reset): what one run changes goes back to what
+ * hw_cluster_new left (no SM held by a collective, no persistent GEMM launched, collective
+ * ids from 1 again) and the jitter, if any, is drawn afresh from `seed`, as
+ * hw_cluster_set_jitter (cluster, cv, seed) does. Kept: the topology and its fluid
+ * resources, the stragglers, the no-host-copies flag, the rank shift and the memos of pure
+ * functions (kernel efficiencies, collective lowerings), so the next replay gives what a
+ * new cluster configured alike gives, without building a million resources again. */
+void hw_cluster_reset (HwCluster *cluster, guint32 seed);
+
 /* Rank classes (models/plan/rank_classes.h). hw_cluster_shift_invariant: whether the rank
  * shift's group (hardware/rank_shift.h; its n the cluster's rank count) maps the cluster
  * onto itself: each generator maps the topology (hw_topology_shift_map) and the stragglers'

@@ -108,6 +108,20 @@ sim_engine_free (SimEngine *engine)
   g_free (engine);
 }
 
+void
+sim_engine_reset (SimEngine *engine)
+{
+  g_return_if_fail (engine != NULL && !engine->running);
+  SimHeapNode *node;
+  while ((node = sim_heap_pop (engine->queue)) != NULL)
+    release_event (engine, (SimEvent *) node);
+  sim_slots_reset (&engine->events); /* generations go on: old ids stay stale */
+  engine->now = 0.0;
+  engine->next_seq = 1;
+  engine->fired = 0;
+  engine->stop_requested = FALSE;
+}
+
 double
 sim_engine_now (const SimEngine *engine)
 {

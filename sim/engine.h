@@ -24,6 +24,13 @@ SimEngine *sim_engine_new (void);
  * NULL is a no-op. */
 void sim_engine_free (SimEngine *engine);
 
+/* Makes `engine` behave as a new one (clock at 0 s, no pending event, the same event
+ * order and sequence numbers as sim_engine_new's) while keeping its storage, for a
+ * simulation replayed on the same objects (sim_fluid_reset first for a fluid on it).
+ * Pending events are dropped in firing order and their destroy notifiers called; ids
+ * handed out before never match again. Not from inside sim_engine_run*(). */
+void sim_engine_reset (SimEngine *engine);
+
 /* Current simulated time in seconds. */
 double sim_engine_now (const SimEngine *engine);
 

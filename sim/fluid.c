@@ -189,6 +189,48 @@ sim_fluid_free (SimFluid *fluid)
   g_free (fluid);
 }
 
+void
+sim_fluid_reset (SimFluid *fluid)
+{
+  g_return_if_fail (fluid != NULL && !fluid->done_busy);
+  if (fluid->completion_event != 0)
+    sim_engine_cancel (fluid->engine, fluid->completion_event);
+  if (fluid->flush_event != 0)
+    sim_engine_cancel (fluid->engine, fluid->flush_event);
+  fluid->completion_event = fluid->flush_event = 0;
+  fluid->completion_time = 0;
+  gboolean busy = fluid->n_live > 0 || fluid->dirty_res.len > 0 || fluid->dirty_acts.len > 0;
+  for (guint slot = 0; slot < fluid->acts.n_slots; slot++)
+    {
+      SimFluidActivity *a = act_at (fluid, slot);
+      if (!a->live)
+        continue;
+      if (a->latency_event != 0)
+        sim_engine_cancel (fluid->engine, a->latency_event);
+      activity_unlink (fluid, a);
+      activity_release (fluid, a);
+    }
+  sim_heap_clear (fluid->finishing);
+  /* After a complete run every resource is idle already: its last flush solved it to
+   * usage exactly 0 with no member (file comment); otherwise make it so. */
+  for (guint i = 0; busy && i < fluid->resources->len; i++)
+    {
+      SimFluidResource *r = g_ptr_array_index (fluid->resources, i);
+      r->members.len = 0;
+      r->usage = 0.0;
+      r->dirty = FALSE;
+      r->node.index = SIM_HEAP_NONE;
+    }
+  fluid->dirty_res.len = 0;
+  fluid->dirty_acts.len = 0;
+  sim_slots_reset (&fluid->acts);
+  fluid->n_live = 0;
+  fluid->next_seq = 1;
+  fluid->n_solves = 0;
+  fluid->load_func = NULL;
+  fluid->load_data = NULL;
+}
+
 /* A resource of `capacity` in a new, zeroed slot of the store, no name yet. */
 static SimResourceId
 new_resource (SimFluid *fluid, double capacity)

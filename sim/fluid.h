@@ -55,6 +55,15 @@ SimFluid *sim_fluid_new (SimEngine *engine);
 /* Frees the fluid; running activities are dropped without callbacks. NULL is a no-op. */
 void sim_fluid_free (SimFluid *fluid);
 
+/* Makes `fluid` behave as a new one with the same resources (capacities, names, namer and
+ * fold kept), for a simulation replayed on the same objects: running activities are dropped
+ * without callbacks, every resource is idle (usage 0), the load function is unset, and the
+ * next activities get the creation sequence numbers a new fluid gives, so a replay gives
+ * the same result as on a new fluid (ids differ; they are only ever compared for
+ * equality). Call it before sim_engine_reset of its engine; not from inside a callback.
+ * Cost: O(activity slots), plus O(resources) only when activities were still running. */
+void sim_fluid_reset (SimFluid *fluid);
+
 /* Adds a resource named `name` (copied) with `capacity` > 0 (units/s). */
 SimResourceId sim_fluid_add_resource (SimFluid *fluid, const char *name, double capacity);
 /* The same, taking ownership of `name` (g_malloc'ed; freed here on misuse too). */

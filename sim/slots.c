@@ -23,6 +23,15 @@ sim_slots_clear (SimSlots *slots)
   slots->n_slots = 0;
 }
 
+void
+sim_slots_reset (SimSlots *slots)
+{
+  g_return_if_fail (slots != NULL);
+  slots->free.len = 0;
+  for (guint slot = slots->n_slots; slot-- > 0;) /* last freed, first reused: 0 on top */
+    SIM_VEC_PUSH (&slots->free, guint, slot);
+}
+
 gpointer
 sim_slots_take (SimSlots *slots, guint *slot)
 {

@@ -30,6 +30,12 @@ void sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len);
 /* Frees every block (elements' own allocations are the caller's to free first). */
 void sim_slots_clear (SimSlots *slots);
 
+/* Gives every slot handed out back, so that the next takes return slots 0, 1, 2, … in
+ * order, as on a new pool; the blocks stay allocated and each element keeps its bytes
+ * (generation counters included: the caller reinitialises what it takes). The elements'
+ * own allocations are the caller's to free first. */
+void sim_slots_reset (SimSlots *slots);
+
 /* The element at `slot` (< n_slots, asserted): a stable pointer for the pool's life.
  * Inline: every event and activity lookup uses it. */
 static inline gpointer

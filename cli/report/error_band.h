@@ -42,7 +42,8 @@ gboolean cli_error_band_from_file (const char *path, const char *gpu, CliBandKin
  * (static string) or NULL when neither exists. */
 const char *cli_error_band_table_path (void);
 
-/* As cli_error_band_from_file on the build's table (out->table FALSE without one). */
+/* As cli_error_band_from_file on the build's table (out->table FALSE without one), read
+ * once per process for each (gpu, kind) and remembered (thread-safe). */
 void cli_error_band_get (const char *gpu, CliBandKind kind, CliErrorBand *out);
 
 /* One line: "step time ±12.3 % (median |error| of 4 validation cases on A100-80GB-SXM)",

@@ -193,7 +193,9 @@ ModelArch *model_arch_load_hf_config (const char *path, GError **error);
 #define MODEL_JSON_MAX_DEPTH 64
 guint model_json_depth (const char *text);
 
-/* Same, from JSON text in memory; `origin` names the source in messages. */
+/* Same, from JSON text in memory; `origin` names the source in messages. Each thread
+ * remembers its last successful parse: the same text and origin again give a copy of it
+ * (what a parse gives) without parsing. */
 ModelArch *model_arch_load_hf_json (const char *json_text, const char *origin, GError **error);
 
 /* Checks sizes are positive and consistent (n_heads % n_kv_heads == 0, experts_per_token ≤

@@ -190,6 +190,7 @@ typedef struct
   guint n_mtp;        /* multi-token-prediction depths listed (model_inventory_new_mtp) */
   GArray *tensors;    /* of ModelTensor, in the order above; read-only for users */
   GStringChunk *names; /* storage of the names */
+  gint ref_count;      /* private: the thread's memo (inventory.c) shares it */
 } ModelInventory;
 
 /* Builds the inventory of `arch` under `ft` (NULL: full fine-tuning, every parameter
@@ -215,6 +216,9 @@ ModelInventory *model_inventory_new (const ModelArch *arch, const ModelFinetune 
  * ownership as model_inventory_new (which is this with n_mtp = 0). */
 ModelInventory *model_inventory_new_mtp (const ModelArch *arch, const ModelFinetune *ft,
                                          guint n_mtp, GError **error);
+/* Both return the calling thread's last inventory again when the inputs are the same (a
+ * memo: inventory.c), so an inventory is read-only and its reference belongs to the
+ * thread that got it; model_inventory_free drops that reference. */
 void model_inventory_free (ModelInventory *inv); /* NULL is a no-op */
 
 /* Elements of ONE copy of `t` (Π shape). */

@@ -405,13 +405,58 @@ new_cluster (const ModelSimInput *in, SimFluid *fluid, guint32 seed)
   return cluster;
 }
 
+/* The engine, fluid and cluster that every replay of one simulation (and its rank-class
+ * search) runs on: built once, reset between uses (sim_fluid_reset, sim_engine_reset,
+ * hw_cluster_reset), since building a 131,072-GPU cluster's million fluid resources took a
+ * third of that run, once per use. Everything the cluster depends on (node, nodes, fabric,
+ * stragglers, jitter, host copies: new_cluster) is the same for all the inputs one
+ * model_simulate passes down (padded batches change only the stack's seq_len and
+ * grad_accum). A reset machine gives the result a new one gives (test_simulate_reuse). */
+typedef struct
+{
+  SimEngine *engine;
+  SimFluid *fluid;
+  HwCluster *cluster;
+} Machine;
+
+static void
+machine_clear (Machine *m)
+{
+  g_clear_pointer (&m->cluster, hw_cluster_free);
+  g_clear_pointer (&m->fluid, sim_fluid_free);
+  g_clear_pointer (&m->engine, sim_engine_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Machine, machine_clear)
+
+/* m's cluster for a run seeded `seed`, as new_cluster (in, a new fluid, seed) builds it with
+ * the rank shift `shift`: built at the first call, reset (clock at 0, idle) at the others. */
+static HwCluster *
+machine_cluster (Machine *m, const ModelSimInput *in, guint32 seed, const HwRankShift *shift)
+{
+  if (m->cluster == NULL)
+    {
+      m->engine = sim_engine_new ();
+      m->fluid = sim_fluid_new (m->engine);
+      m->cluster = new_cluster (in, m->fluid, seed);
+    }
+  else
+    {
+      sim_fluid_reset (m->fluid);
+      sim_engine_reset (m->engine);
+      hw_cluster_reset (m->cluster, seed);
+    }
+  if (!hw_rank_shift_equal (hw_cluster_shift (m->cluster), shift))
+    hw_cluster_set_shift (m->cluster, shift);
+  return m->cluster;
+}
+
 /* The plan of one step of `in` under `stack` with `spill` B of paged optimizer states:
  * built for its rank classes' representatives where rank_classes.h can prove them without
  * the other ranks (every rank with all_ranks, or where it cannot), and its rank classes on
  * `in`'s cluster in *classes (found once here; the replays take them). NULL + error as
  * model_plan_new_paged(). */
 static ModelPlan *
-build_plan (const ModelSimInput *in, const ModelStack *stack, double spill,
+build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Machine *m,
             HwRankShift *classes, GError **error)
 {
   if (in->all_ranks || in->par == NULL || in->par->degree <= 1)
@@ -419,31 +464,30 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill,
       *classes = hw_rank_shift_identity (in->par != NULL ? MAX (in->par->degree, 1) : 1);
       return model_plan_new_paged (in->arch, stack, in->par, spill, error);
     }
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = new_cluster (in, fluid, in->seed);
+  HwRankShift identity = hw_rank_shift_identity (in->par->degree);
+  HwCluster *cluster = machine_cluster (m, in, in->seed, &identity);
   return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, classes, error);
 }
 
-/* Replays the plan once on a fresh engine; `rec` (may be NULL) records the replay. With
+/* Replays the plan once on m's engine, fluid and cluster, reset to a new one's state
+ * (machine_cluster); `rec` (may be NULL) records the replay. With
  * `res_out` it also fills memory and time figures. With `proc` the replay is the next step
  * of that process (its first step when it has none yet), and is added to it; without, a
  * step on a fresh allocator with every model state allocated at its start. Returns the
  * step time, or < 0 (error set) if the replay did not complete. */
 static double
 replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
-        ModelSimResult *res_out, Process *proc, const HwRankShift *classes, GError **error)
+        ModelSimResult *res_out, Process *proc, Machine *m, const HwRankShift *classes,
+        GError **error)
 {
   guint n = model_plan_n_ranks (plan);
   g_return_val_if_fail (classes->n == n, -1);
-  g_autofree guint *link_series = NULL; /* declared first: outlives the fluid using it */
+  g_autofree guint *link_series = NULL; /* the fluid's load function's until the run ends */
   LinkLoad load = { rec, NULL, NULL };
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = new_cluster (in, fluid, seed);
   /* rank classes (models/plan/rank_classes.h): found with the plan (build_plan) */
-  if (!hw_rank_shift_is_identity (classes))
-    hw_cluster_set_shift (cluster, classes);
+  HwCluster *cluster = machine_cluster (m, in, seed, classes);
+  SimEngine *engine = m->engine;
+  SimFluid *fluid = m->fluid;
   load.cluster = cluster;
   if (rec != NULL)
     {
@@ -475,6 +519,7 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
   model_executor_start (exec);
   guint64 events = sim_engine_run (engine);
+  sim_fluid_set_load_func (fluid, NULL, NULL); /* `load` ends with this call, the fluid not */
   if (model_executor_n_done (exec) != model_executor_n_expected (exec))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -532,11 +577,12 @@ fill_distribution (GArray *times, ModelSimResult *res)
  * lowers the reserved peak by exactly k blocks). Returns the plan with that spill, or `plan`
  * itself when everything fits; NULL + error if the replay or the rebuild fails. */
 static ModelPlan *
-page_states (const ModelSimInput *in, ModelPlan *plan, HwRankShift *classes, GError **error)
+page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *classes,
+             GError **error)
 {
   g_autoptr (ModelPlan) first = plan;
   ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (in, plan, in->seed, NULL, &r, NULL, classes, error) < 0)
+  if (replay (in, plan, in->seed, NULL, &r, NULL, m, classes, error) < 0)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
@@ -545,7 +591,7 @@ page_states (const ModelSimInput *in, ModelPlan *plan, HwRankShift *classes, GEr
   spill = model_plan_paged_round (spill, state);
   if (spill <= 0)
     return g_steal_pointer (&first);
-  return build_plan (in, in->stack, spill, classes, error);
+  return build_plan (in, in->stack, spill, m, classes, error);
 }
 
 /* ---- padded batches ([training] padding = longest) ------------------------------------------
@@ -580,7 +626,8 @@ page_states (const ModelSimInput *in, ModelPlan *plan, HwRankShift *classes, GEr
 
 /* One micro-batch at `seq_len`, the next step of `proc`. */
 static gboolean
-padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **error)
+padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, Machine *m,
+              GError **error)
 {
   ModelStack st = *in->stack;
   st.seq_len = seq_len;
@@ -588,14 +635,14 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, GError **
   ModelSimInput one = *in;
   one.stack = &st;
   HwRankShift classes;
-  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, &classes, error);
-  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, &classes, error) >= 0;
+  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, m, &classes, error);
+  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, m, &classes, error) >= 0;
 }
 
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
  * the cache the batches leave, NULL + error if a batch cannot be planned. */
 static Process *
-padded_sequence (const ModelSimInput *in, guint k, GError **error)
+padded_sequence (const ModelSimInput *in, guint k, Machine *m, GError **error)
 {
   Process *proc = g_new0 (Process, 1);
   g_autoptr (GRand) rng = g_rand_new_with_seed (in->seed + 7919u * (k + 1));
@@ -606,9 +653,9 @@ padded_sequence (const ModelSimInput *in, guint k, GError **error)
     {
       /* g_rand_double: [0, 1) → an integer in [lo, s] */
       guint64 len = lo + (guint64) (g_rand_double (rng) * (double) (s - lo + 1));
-      ok = padded_batch (in, MIN (len, s), proc, error);
+      ok = padded_batch (in, MIN (len, s), proc, m, error);
     }
-  if (ok && padded_batch (in, s, proc, error))
+  if (ok && padded_batch (in, s, proc, m, error))
     return proc;
   process_clear_free (proc);
   return NULL;
@@ -623,12 +670,13 @@ compare_reserved (gconstpointer a, gconstpointer b)
 
 /* Replays PADDED_SEQUENCES sequences; *proc takes the median one, res the spread. */
 static gboolean
-padded_batches (const ModelSimInput *in, Process *proc, ModelSimResult *res, GError **error)
+padded_batches (const ModelSimInput *in, Process *proc, ModelSimResult *res, Machine *m,
+                GError **error)
 {
   g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func ((GDestroyNotify) process_clear_free);
   for (guint k = 0; k < PADDED_SEQUENCES; k++)
     {
-      Process *p = padded_sequence (in, k, error);
+      Process *p = padded_sequence (in, k, m, error);
       if (p == NULL)
         return FALSE;
       g_ptr_array_add (runs, p);
@@ -696,24 +744,25 @@ fill_process (const Process *proc, ModelSimResult *res)
  * raises: replayed once more to be recorded, a deterministic replay). */
 static double
 steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
-             ModelSimResult *res, const HwRankShift *classes, GError **error)
+             ModelSimResult *res, Machine *m, const HwRankShift *classes, GError **error)
 {
   Process proc = { 0 };
   gboolean ok = in->stack->pad_to_longest
-                  ? padded_batches (in, &proc, res, error)
-                  : replay (in, plan, in->seed, NULL, NULL, &proc, classes, error) >= 0;
+                  ? padded_batches (in, &proc, res, m, error)
+                  : replay (in, plan, in->seed, NULL, NULL, &proc, m, classes, error) >= 0;
   gboolean record_first = ok && rec != NULL && !in->stack->pad_to_longest && proc.oom;
   if (record_first)
     {
       process_clear (&proc);
-      ok = replay (in, plan, in->seed, rec, NULL, &proc, classes, error) >= 0;
+      ok = replay (in, plan, in->seed, rec, NULL, &proc, m, classes, error) >= 0;
     }
   if (!ok)
     {
       process_clear (&proc);
       return -1;
     }
-  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, classes, error);
+  double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, m, classes,
+                     error);
   if (t >= 0)
     fill_process (&proc, res);
   process_clear (&proc);
@@ -728,9 +777,10 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
     return FALSE;
   res->n_ranks = in->par->degree;
   HwRankShift classes; /* the rank classes, found with the plan */
-  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, &classes, error);
+  g_auto (Machine) m = { 0 };
+  g_autoptr (ModelPlan) plan = build_plan (in, in->stack, 0, &m, &classes, error);
   if (plan != NULL && model_stack_optimizer_is_paged (in->stack))
-    plan = page_states (in, g_steal_pointer (&plan), &classes, error);
+    plan = page_states (in, g_steal_pointer (&plan), &m, &classes, error);
   if (plan == NULL)
     return FALSE;
   /* the step's tasks over all ranks (a plan built for its representatives holds a class's
@@ -740,8 +790,8 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
-      double t = k == 0 ? steady_step (in, plan, rec, res, &classes, error)
-                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, &classes, error);
+      double t = k == 0 ? steady_step (in, plan, rec, res, &m, &classes, error)
+                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, &m, &classes, error);
       if (t < 0)
         {
           model_sim_result_clear (res);

@@ -2,8 +2,9 @@
  *
  * One call (model_simulate) takes the architecture, the technique stack, the parallel layout
  * and the cluster (node type, node count, fabric, stragglers, kernel jitter), builds the plan
- * (models/plan/plan.h), the cluster on a fresh engine and fluid (hardware/, sim/), replays the
- * plan with the executor and reads the ledgers. Memory figures per rank:
+ * (models/plan/plan.h), the cluster on an engine and fluid (hardware/, sim/; built once per
+ * call and reset to a new one's state before each replay), replays the plan with the
+ * executor and reads the ledgers. Memory figures per rank:
  * allocated (the ledger's peak, PyTorch's max_memory_allocated), reserved (what the caching
  * allocator model holds, models/memory/allocator.h: max_memory_reserved) and device-used
  * (reserved + CUDA context: what nvidia-smi shows). After an OOM these are the values when it is

@@ -224,6 +224,38 @@ test_band_median (void)
   CU_ASSERT_PTR_NOT_NULL (e != NULL ? strstr (e->message, "line 2") : NULL);
 }
 
+/* cli_error_band_get remembers each (GPU, kind) it read: asked in any order, twice, it
+ * gives what cli_error_band_from_file reads from the build's table for that very pair
+ * (the kinds of one GPU differ: A100 has step-time and memory rows). */
+static void
+test_band_get_remembers_each_pair (void)
+{
+  const char *path = cli_error_band_table_path ();
+  const struct
+  {
+    const char *gpu;
+    CliBandKind kind;
+  } ask[] = { { "A100-80GB-SXM", CLI_BAND_STEP_TIME }, { "A100-80GB-SXM", CLI_BAND_MEMORY },
+              { "H100-SXM", CLI_BAND_STEP_TIME },      { "V100-16GB-SXM2", CLI_BAND_MEMORY },
+              { "no-such-gpu", CLI_BAND_MEMORY } };
+  for (guint round = 0; round < 2; round++)
+    for (guint i = 0; i < G_N_ELEMENTS (ask); i++)
+      {
+        CliErrorBand got, want = { .median = NAN };
+        cli_error_band_get (ask[i].gpu, ask[i].kind, &got);
+        if (path != NULL)
+          CU_ASSERT_TRUE (cli_error_band_from_file (path, ask[i].gpu, ask[i].kind, &want, NULL));
+        CU_ASSERT_EQUAL (got.table, want.table);
+        CU_ASSERT_EQUAL (got.n_cases, want.n_cases);
+        CU_ASSERT (got.median == want.median || (isnan (got.median) && isnan (want.median)));
+      }
+  CliErrorBand a, m;
+  cli_error_band_get ("A100-80GB-SXM", CLI_BAND_STEP_TIME, &a);
+  cli_error_band_get ("A100-80GB-SXM", CLI_BAND_MEMORY, &m);
+  if (path != NULL)
+    CU_ASSERT_NOT_EQUAL (a.n_cases, m.n_cases);
+}
+
 /* Pareto front: (1 d, 100), (2 d, 50), (3 d, 80), (4 d, 40): in time order a point is on
  * the front when cheaper than all faster ones → rows 1, 2 and 4; the OOM row is left out
  * and counted, the failed one too. */
@@ -276,6 +308,7 @@ main (void)
     { "train_steps and a node price", test_train_steps_node_price },
     { "idle power follows utilisation; price per GPU type", test_idle_power_and_type_price },
     { "an OOM scenario gets no estimate", test_oom_gets_nothing },
+    { "the build's error band, remembered per GPU and kind", test_band_get_remembers_each_pair },
     { "bad [plan] and [cost] input names file, group and key", test_bad_input },
     { "error band = median of the matching rows", test_band_median },
     { "cost chart: Pareto front and left-out rows", test_cost_chart_data },

@@ -155,6 +155,92 @@ test_jitter_mean (void)
   CU_ASSERT_TRUE (fabs (sum / n - 1) < 0.01);
 }
 
+/* ---- reset (hw_cluster_reset: replays on one cluster) ---------------------------------- */
+
+typedef struct
+{
+  HwCluster *cluster;
+  GArray *log; /* double: completion times, kernels and the collective */
+  guint left;  /* kernels still to start on rank 1 */
+} ResetRun;
+
+static void
+reset_kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) id;
+  ResetRun *r = user_data;
+  double now = sim_fluid_now (fluid);
+  g_array_append_val (r->log, now);
+  if (r->left > 0 && r->left--)
+    hw_cluster_start_kernel (r->cluster, 1, HW_DTYPE_BF16, 1e12, 1e8, reset_kernel_done, r);
+}
+
+static void
+reset_collective_done (gpointer user_data)
+{
+  ResetRun *r = user_data;
+  double now = -sim_fluid_now (hw_cluster_fluid (r->cluster)); /* negative: the collective */
+  g_array_append_val (r->log, now);
+}
+
+/* Eight jittered kernels on rank 1, one after another, beside a 1 GB all-reduce over
+ * ranks 0–3 whose NCCL kernels hold SMs on rank 1 (hw_cluster_sm_hold_begin); runs until
+ * `until` (s; INFINITY: to the end). The log ends with the collective's id. */
+static void
+reset_play (Fixture *f, ResetRun *r, double until)
+{
+  r->cluster = f->cluster;
+  r->log = g_array_new (FALSE, FALSE, sizeof (double));
+  r->left = 7;
+  const guint ranks[] = { 0, 1, 2, 3 };
+  double id = (double) hw_collective_start (f->cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 4,
+                                            1e9, reset_collective_done, r);
+  hw_cluster_start_kernel (f->cluster, 1, HW_DTYPE_BF16, 1e12, 1e8, reset_kernel_done, r);
+  if (isfinite (until))
+    sim_engine_run_until (f->engine, until);
+  else
+    sim_engine_run (f->engine);
+  g_array_append_val (r->log, id);
+}
+
+/* A cluster reset after a run stopped half-way (the collective holding SMs, kernels
+ * running) and reseeded replays bit for bit as a new cluster with that seed: the same
+ * kernel and collective times, collective ids from 1 again; another seed draws other
+ * kernel times. */
+static void
+test_reset_replays_as_new (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture a = fixture_new (&node, 1, 1), b = fixture_new (&node, 1, 1);
+  hw_cluster_set_jitter (a.cluster, 0.2, 42);
+  hw_cluster_set_jitter (b.cluster, 0.2, 7);
+  ResetRun fresh, cut, again, other;
+  reset_play (&a, &fresh, INFINITY);
+  CU_ASSERT_EQUAL_FATAL (fresh.log->len, 8 + 1 + 1);
+  CU_ASSERT_EQUAL (g_array_index (fresh.log, double, 9), 1.0);
+  reset_play (&b, &cut, 0.005);
+  CU_ASSERT_TRUE (sim_fluid_n_activities (b.fluid) > 0);
+  sim_fluid_reset (b.fluid);
+  sim_engine_reset (b.engine);
+  hw_cluster_reset (b.cluster, 42);
+  reset_play (&b, &again, INFINITY);
+  CU_ASSERT_EQUAL_FATAL (again.log->len, fresh.log->len);
+  CU_ASSERT (memcmp (again.log->data, fresh.log->data, fresh.log->len * sizeof (double)) == 0);
+  sim_fluid_reset (b.fluid);
+  sim_engine_reset (b.engine);
+  hw_cluster_reset (b.cluster, 43);
+  reset_play (&b, &other, INFINITY);
+  CU_ASSERT_EQUAL_FATAL (other.log->len, fresh.log->len);
+  CU_ASSERT (memcmp (other.log->data, fresh.log->data, fresh.log->len * sizeof (double)) != 0);
+  g_array_unref (fresh.log);
+  g_array_unref (cut.log);
+  g_array_unref (again.log);
+  g_array_unref (other.log);
+  fixture_free (&a);
+  fixture_free (&b);
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
   { "node spec copy is deep, clear frees", test_node_spec_copy_is_deep },
   { "cluster keeps its own copy of the spec", test_cluster_copies_spec },
@@ -163,6 +249,7 @@ static const StepsimTest tests[] = {
   { "jitter: same seed same times, factor >= 0.5", test_jitter_seeded },
   { "jitter: cv = 0 changes nothing", test_jitter_zero_cv },
   { "jitter: mean factor near 1", test_jitter_mean },
+  { "a reset cluster replays as a new one", test_reset_replays_as_new },
 };
 
 int

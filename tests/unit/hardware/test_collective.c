@@ -683,6 +683,35 @@ test_persistent_gemm_tail (void)
   hw_node_spec_clear (&node);
 }
 
+/* hw_cluster_reset: a cluster reset while a collective holds SMs (a 64 GiB all-reduce
+ * stopped half-way) holds none afterwards: the Hopper GEMM that would take the tail
+ * beside that hold (test_persistent_gemm_tail: L + 2·t0) runs alone, L + t0. */
+static void
+test_reset_drops_sm_holds (void)
+{
+  HwNodeSpec node = hopper_node ();
+  HwKernelShape big = { .cls = HW_KERNEL_GEMM, .m = 8192, .n = 8192, .k = 8192, .batch = 1 };
+  double fb = 2.0 * 8192 * 8192 * 8192;
+  double t0 = hw_kernel_compute_seconds (node.gpu, HW_DTYPE_BF16, &big, fb);
+  guint ranks[] = { 0, 1, 2 };
+  Fixture f = fixture_new (&node, 1, 1.0);
+  DoneAt coll = { f.engine, -1 };
+  hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3,
+                       64.0 * 1024 * 1024 * 1024, fixture_done_at, &coll);
+  sim_engine_run_until (f.engine, t0);
+  CU_ASSERT_EQUAL (coll.end, -1);
+  sim_fluid_reset (f.fluid);
+  sim_engine_reset (f.engine);
+  hw_cluster_reset (f.cluster, 1);
+  EndAt in = { f.engine, -1 };
+  hw_cluster_start_kernel_shaped (f.cluster, 0, HW_DTYPE_BF16, &big, fb, 0, end_at, &in);
+  sim_engine_run (f.engine);
+  STEPSIM_ASSERT_REL (in.end, node.gpu->kernel_latency + t0, 1e-9);
+  CU_ASSERT_EQUAL (coll.end, -1); /* dropped with the fluid's activities */
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* hw_collective_start_sms (Transformer Engine userbuffers, num_sm = 16): on an H100 (132
  * SMs) the collective holds 16/132 of the compute resource, so a GEMM started beside a long
  * one (64 GiB all-reduce) runs at (132 − 16)/132 of its throughput: it ends at
@@ -782,6 +811,7 @@ test_algorithm_applies (void)
 static const StepsimTest tests[] = {
   { "collectives hold SMs: overlapping kernels slow by 1/(1 - f)", test_collective_holds_sms },
   { "Hopper persistent GEMM beside a collective: its tail waits for SMs", test_persistent_gemm_tail },
+  { "a reset cluster holds no SMs", test_reset_drops_sm_holds },
   { "collectives hold HBM: memory-bound kernels slow by 1/(1 - h)", test_collective_holds_hbm },
   { "ring all-reduce = L + 2(p-1)/p S/min(B, cap)", test_ring_all_reduce },
   { "ring across nodes: one channel per NIC", test_ring_channels_across_nodes },

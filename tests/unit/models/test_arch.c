@@ -591,6 +591,70 @@ test_param_tensors (void)
   CU_ASSERT_EQUAL (model_inventory_largest (binv, MODEL_INVENTORY_ALL, FALSE), 31254528);
 }
 
+
+/* ---- the per-thread parse memo (hf_config.c) ------------------------------------------- */
+
+typedef struct
+{
+  const char *text, *origin;
+  ModelArch *arch;
+} FreshParse;
+
+static gpointer
+fresh_parse (gpointer p)
+{
+  FreshParse *f = p; /* a new thread has parsed nothing yet */
+  f->arch = model_arch_load_hf_json (f->text, f->origin, NULL);
+  return NULL;
+}
+
+static void
+assert_same_arch (const ModelArch *a, const ModelArch *b)
+{
+  CU_ASSERT_STRING_EQUAL (a->name, b->name);
+  ModelArch x = *a, y = *b;
+  x.name = y.name = NULL;
+  CU_ASSERT (memcmp (&x, &y, sizeof x) == 0);
+}
+
+/* The same text and origin give a copy of the thread's last parse (its own allocation);
+ * another text, another origin (the name comes from it) or a failing parse in between give
+ * each what a fresh thread's parse gives. */
+static void
+test_hf_json_memo (void)
+{
+  const char *llama = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                      "\"num_attention_heads\": 4, \"intermediate_size\": 128, "
+                      "\"vocab_size\": 1000}";
+  const char *wider = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                      "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+                      "\"vocab_size\": 1000}";
+  const struct
+  {
+    const char *text, *origin;
+  } in[] = { { llama, "a/config.json" }, { llama, "a/config.json" }, { wider, "a/config.json" },
+             { llama, "a/config.json" }, { llama, "b/other.json" },  { "{", "a/config.json" },
+             { llama, "a/config.json" } };
+  ModelArch *prev = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (in); i++)
+    {
+      g_autoptr (GError) e = NULL;
+      ModelArch *got = model_arch_load_hf_json (in[i].text, in[i].origin, &e);
+      FreshParse f = { in[i].text, in[i].origin, NULL };
+      g_thread_join (g_thread_new ("fresh", fresh_parse, &f));
+      CU_ASSERT_EQUAL ((got == NULL), (f.arch == NULL));
+      CU_ASSERT_EQUAL ((got == NULL), (e != NULL));
+      if (got != NULL && f.arch != NULL)
+        assert_same_arch (got, f.arch);
+      if (got != NULL && prev != NULL)
+        CU_ASSERT_PTR_NOT_EQUAL (got, prev);
+      model_arch_free (f.arch);
+      model_arch_free (prev);
+      prev = got;
+    }
+  model_arch_free (prev);
+}
+
 static const StepsimTest tests[] = {
     { "a size too large is called too large", test_field_error_names_the_cause },
   { "published parameter counts", test_published_counts },
@@ -619,6 +683,7 @@ static const StepsimTest tests[] = {
   { "bert-large-uncased: 335,143,938 parameters", test_bert_large_count },
   { "bert num_labels from id2label", test_bert_num_labels },
   { "parameter tensors add up", test_param_tensors },
+  { "HF config: a thread's last parse remembered", test_hf_json_memo },
 };
 
 int

@@ -610,9 +610,105 @@ test_quant_constants_not_parameters (void)
 
 int main (void);
 
+/* ---- the per-thread memo (inventory.c) ------------------------------------------------- */
+
+typedef struct
+{
+  const ModelArch *arch;
+  const ModelFinetune *ft;
+  guint n_mtp;
+  ModelInventory *inv;
+} FreshBuild;
+
+/* A thread's first inventory is built, never taken from a memo. */
+static gpointer
+fresh_build (gpointer p)
+{
+  FreshBuild *f = p;
+  f->inv = model_inventory_new_mtp (f->arch, f->ft, f->n_mtp, NULL);
+  return NULL;
+}
+
+static ModelInventory *
+fresh (const ModelArch *arch, const ModelFinetune *ft, guint n_mtp)
+{
+  FreshBuild f = { arch, ft, n_mtp, NULL };
+  g_thread_join (g_thread_new ("fresh", fresh_build, &f));
+  return f.inv;
+}
+
+static void
+assert_same_inventory (const ModelInventory *a, const ModelInventory *b)
+{
+  CU_ASSERT_EQUAL_FATAL (a->tensors->len, b->tensors->len);
+  CU_ASSERT_EQUAL (a->n_mtp, b->n_mtp);
+  CU_ASSERT_EQUAL (a->finetune.method, b->finetune.method);
+  CU_ASSERT_EQUAL (a->finetune.rank, b->finetune.rank);
+  for (guint i = 0; i < a->tensors->len; i++)
+    {
+      ModelTensor x = *model_inventory_tensor (a, i), y = *model_inventory_tensor (b, i);
+      CU_ASSERT_STRING_EQUAL (x.name, y.name);
+      x.name = y.name = NULL;
+      CU_ASSERT (memcmp (&x, &y, sizeof x) == 0);
+    }
+}
+
+/* The same inputs give one of the thread's last two inventories again (one more
+ * reference, freed apart); any other architecture field, name, fine-tuning setting or MTP depth gives a
+ * new one; each is the inventory a fresh thread builds, tensor by tensor. */
+static void
+test_memo_same_inputs_only (void)
+{
+  g_autoptr (ModelArch) a = shipped ("llama-3.1-8b");
+  g_autoptr (ModelArch) wider = model_arch_copy (a);
+  wider->intermediate_size += 256;
+  g_autoptr (ModelArch) renamed = model_arch_copy (a);
+  g_free (renamed->name);
+  renamed->name = g_strdup ("other");
+  ModelFinetune lora = ft (MODEL_FINETUNE_LORA, 16, MODEL_LORA_ALL_LINEAR);
+  ModelFinetune lora8 = ft (MODEL_FINETUNE_LORA, 8, MODEL_LORA_ALL_LINEAR);
+  ModelInventory *one = model_inventory_new (a, NULL, NULL);
+  ModelInventory *two = model_inventory_new (a, NULL, NULL);
+  CU_ASSERT_PTR_EQUAL (one, two);
+  model_inventory_free (one);
+  const struct
+  {
+    const ModelArch *arch;
+    const ModelFinetune *ft;
+    guint n_mtp;
+  } inputs[] = { /* each differs from the one before in one input */
+                 { wider, NULL, 0 }, { a, NULL, 0 },  { a, NULL, 1 },     { renamed, NULL, 1 },
+                 { a, NULL, 1 },     { a, &lora, 1 }, { a, &lora8, 1 },   { a, NULL, 0 } };
+  ModelInventory *prev = two;
+  for (guint k = 0; k < G_N_ELEMENTS (inputs); k++)
+    {
+      ModelInventory *inv = model_inventory_new_mtp (inputs[k].arch, inputs[k].ft,
+                                                     inputs[k].n_mtp, NULL);
+      CU_ASSERT_PTR_NOT_EQUAL (inv, prev);
+      ModelInventory *ref = fresh (inputs[k].arch, inputs[k].ft, inputs[k].n_mtp);
+      assert_same_inventory (inv, ref);
+      model_inventory_free (ref);
+      model_inventory_free (prev);
+      prev = inv;
+    }
+  CU_ASSERT_EQUAL (model_inventory_n_params (prev, MODEL_INVENTORY_ALL), 8030261248u);
+  model_inventory_free (prev);
+  /* two kept: the architecture's and the stack's inventories alternate without a build */
+  ModelInventory *x = model_inventory_new (a, NULL, NULL), *y = model_inventory_new (a, &lora, NULL);
+  ModelInventory *x2 = model_inventory_new (a, NULL, NULL), *y2 = model_inventory_new (a, &lora, NULL);
+  CU_ASSERT_PTR_EQUAL (x, x2);
+  CU_ASSERT_PTR_EQUAL (y, y2);
+  CU_ASSERT_PTR_NOT_EQUAL (x, y);
+  model_inventory_free (x);
+  model_inventory_free (y);
+  model_inventory_free (x2);
+  model_inventory_free (y2);
+}
+
 int
 main (void)
 {
+
   static const StepsimTest tests[] = {
     { "Llama-3.1-8B per-role counts (GQA)", test_llama_roles },
     { "GPT-2 per-role counts (fused c_attn, tied)", test_gpt2_roles },
@@ -626,6 +722,7 @@ main (void)
     { "QLoRA constants of Llama-2-7B, with and without double quant", test_quant_constants_llama2_7b },
     { "QLoRA constants round blocks up", test_quant_constants_round_up },
     { "QLoRA constants are no parameters", test_quant_constants_not_parameters },
+    { "memo: the same inputs only, as built", test_memo_same_inputs_only },
   };
   return STEPSIM_RUN_TESTS ("models/inventory", tests);
 }

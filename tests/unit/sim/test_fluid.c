@@ -9,6 +9,7 @@
 #include "tests/unit/sim/fluid_fixture.h"
 
 #include <math.h>
+#include <string.h>
 
 #define TOL 1e-12
 
@@ -472,6 +473,144 @@ test_names_on_demand (void)
   sim_engine_free (engine);
 }
 
+/* ---- reset (sim_fluid_reset + sim_engine_reset: replays on the same objects) ---------- */
+
+/* What a replay leaves observable: completions (time, and the index of the activity in
+ * start order: ids differ between a new and a reset fluid), load calls (resource, time,
+ * usage), the events fired and the rates at the end. */
+typedef struct
+{
+  GArray *log;   /* double: time, start index per completion */
+  GArray *loads; /* double: resource, time, usage per load call */
+  GArray *ids;   /* SimActivityId in start order */
+} Replay;
+
+static void
+replay_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  Replay *p = user_data;
+  double now = sim_fluid_now (fluid), index = -1;
+  for (guint i = 0; i < p->ids->len; i++)
+    if (g_array_index (p->ids, SimActivityId, i) == id)
+      index = i;
+  g_array_append_val (p->log, now);
+  g_array_append_val (p->log, index);
+}
+
+static void
+replay_load (SimFluid *fluid, SimResourceId res, double time, double usage, gpointer user_data)
+{
+  (void) fluid;
+  Replay *p = user_data;
+  double r = res;
+  g_array_append_val (p->loads, r);
+  g_array_append_val (p->loads, time);
+  g_array_append_val (p->loads, usage);
+}
+
+/* Shared links, latencies, a rate bound, an activity without uses, simultaneous ends and a
+ * cancel, on resources l0..l2; `until` < INFINITY stops the run half-way (live activities
+ * and pending events left behind). */
+static void
+replay_play (SimEngine *e, SimFluid *f, Replay *p, double until)
+{
+  p->log = g_array_new (FALSE, FALSE, sizeof (double));
+  p->loads = g_array_new (FALSE, FALSE, sizeof (double));
+  p->ids = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
+  sim_fluid_set_load_func (f, replay_load, p);
+  const SimUse u0 = { 0, 1.0 }, u01[] = { { 0, 1.0 }, { 1, 2.0 } }, u2 = { 2, 1.0 };
+  SimActivityId id[] = {
+    sim_fluid_start (f, 8.0, 0.0, INFINITY, &u0, 1, replay_done, p),
+    sim_fluid_start (f, 3.0, 0.5, INFINITY, u01, 2, replay_done, p),
+    sim_fluid_start (f, 2.0, 0.0, 0.75, &u2, 1, replay_done, p),
+    sim_fluid_start (f, 1.0, 1.0, INFINITY, NULL, 0, replay_done, p),
+    sim_fluid_start (f, 4.0, 0.0, INFINITY, &u2, 1, replay_done, p),
+    sim_fluid_start (f, 4.0, 0.0, INFINITY, &u2, 1, replay_done, p),
+  };
+  g_array_append_vals (p->ids, id, G_N_ELEMENTS (id));
+  sim_engine_run_until (e, 0.25);
+  sim_fluid_cancel (f, id[2]);
+  if (isfinite (until))
+    sim_engine_run_until (e, until);
+  else
+    sim_engine_run (e);
+  double fired = (double) sim_engine_events_fired (e), now = sim_engine_now (e);
+  g_array_append_val (p->log, fired);
+  g_array_append_val (p->log, now);
+}
+
+static void
+replay_clear (Replay *p)
+{
+  g_array_unref (p->log);
+  g_array_unref (p->loads);
+  g_array_unref (p->ids);
+}
+
+static void
+replay_assert_equal (const Replay *a, const Replay *b)
+{
+  CU_ASSERT_EQUAL_FATAL (a->log->len, b->log->len);
+  CU_ASSERT (memcmp (a->log->data, b->log->data, a->log->len * sizeof (double)) == 0);
+  CU_ASSERT_EQUAL_FATAL (a->loads->len, b->loads->len);
+  CU_ASSERT (memcmp (a->loads->data, b->loads->data, a->loads->len * sizeof (double)) == 0);
+}
+
+static SimFluid *
+replay_fluid (SimEngine *e)
+{
+  SimFluid *f = sim_fluid_new (e);
+  sim_fluid_add_resource (f, "l0", 4.0);
+  sim_fluid_add_resource (f, "l1", 6.0);
+  sim_fluid_add_resource (f, "l2", 1.0);
+  return f;
+}
+
+/* A replay on a reset fluid and engine, after a complete run and after a run stopped
+ * half-way (activities running, latencies and completions pending), is bit for bit the
+ * replay on new ones: the same completions in the same order at the same times, the same
+ * load calls, the same number of events; the old ids never match again. */
+static void
+test_reset_replays_as_new (void)
+{
+  Replay fresh, again, cut, after_cut;
+  SimEngine *e1 = sim_engine_new ();
+  SimFluid *f1 = replay_fluid (e1);
+  replay_play (e1, f1, &fresh, INFINITY);
+  CU_ASSERT_EQUAL_FATAL (fresh.log->len, 2 * 5 + 2); /* five complete, one cancelled */
+  sim_fluid_free (f1);
+  sim_engine_free (e1);
+
+  SimEngine *e = sim_engine_new ();
+  SimFluid *f = replay_fluid (e);
+  replay_play (e, f, &again, INFINITY);
+  replay_assert_equal (&fresh, &again);
+  SimActivityId old = g_array_index (again.ids, SimActivityId, 0);
+  sim_fluid_reset (f);
+  sim_engine_reset (e);
+  CU_ASSERT_EQUAL (sim_engine_now (e), 0.0);
+  replay_play (e, f, &cut, 2.0);
+  CU_ASSERT (sim_fluid_n_activities (f) > 0);
+  CU_ASSERT (sim_fluid_resource_usage (f, 0) > 0);
+  sim_fluid_reset (f);
+  sim_engine_reset (e);
+  CU_ASSERT_EQUAL (sim_fluid_n_activities (f), 0);
+  CU_ASSERT_EQUAL (sim_engine_pending (e), 0);
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (f, 0), 0.0);
+  CU_ASSERT_EQUAL (sim_fluid_resource_usage (f, 1), 0.0);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (f, old), -1.0);
+  CU_ASSERT_STRING_EQUAL (sim_fluid_resource_name (f, 1), "l1");
+  replay_play (e, f, &after_cut, INFINITY);
+  replay_assert_equal (&fresh, &after_cut);
+  CU_ASSERT_EQUAL (sim_fluid_activity_rate (f, old), -1.0);
+  replay_clear (&fresh);
+  replay_clear (&again);
+  replay_clear (&cut);
+  replay_clear (&after_cut);
+  sim_fluid_free (f);
+  sim_engine_free (e);
+}
+
 static const StepsimTest tests[] = {
   { "single transfer takes L + S/B", test_single_transfer },
   { "unnamed resources are named on demand, once", test_names_on_demand },
@@ -490,6 +629,7 @@ static const StepsimTest tests[] = {
   { "bad arguments refused", test_bad_arguments_refused },
   { "free with running activities", test_free_with_running_activities },
   { "a lone activity gets min(bound, c/w) exactly", test_lone_activity_exact },
+  { "a reset fluid and engine replay as new ones", test_reset_replays_as_new },
 };
 
 int

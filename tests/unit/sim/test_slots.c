@@ -74,12 +74,47 @@ test_ids (void)
   sim_slots_clear (&s);
 }
 
+/* sim_slots_reset: every slot free again, taken back in the order a new pool hands them out
+ * (0, 1, 2, …), at the same addresses, keeping their bytes; new slots after them. */
+static void
+test_reset (void)
+{
+  SimSlots s;
+  sim_slots_init (&s, sizeof (guint64), 4);
+  guint slot;
+  guint64 *first = NULL;
+  for (guint i = 0; i < 6; i++)
+    {
+      guint64 *e = sim_slots_take (&s, &slot);
+      *e = 100 + i;
+      if (i == 0)
+        first = e;
+    }
+  sim_slots_give (&s, 4);
+  sim_slots_give (&s, 1);
+  sim_slots_reset (&s);
+  for (guint i = 0; i < 6; i++)
+    {
+      guint64 *e = sim_slots_take (&s, &slot);
+      CU_ASSERT_EQUAL (slot, i);
+      CU_ASSERT_EQUAL (*e, 100 + i);
+      if (i == 0)
+        CU_ASSERT_PTR_EQUAL (e, first);
+    }
+  sim_slots_take (&s, &slot);
+  CU_ASSERT_EQUAL (slot, 6);
+  CU_ASSERT_EQUAL (s.n_slots, 7);
+  sim_slots_clear (&s);
+}
+
 int
 main (void)
 {
+
   const StepsimTest tests[] = {
     { "take, give back, reuse; stable addresses", test_take_give },
     { "ids name slot and generation; stale ids do not match", test_ids },
+    { "reset: every slot free, taken in a new pool's order", test_reset },
   };
   return STEPSIM_RUN_TESTS ("sim/slots", tests);
 }
