@@ -83,6 +83,13 @@ model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
     }
   else
     {
+      /* the shared expert is a dense MLP over tp (shared_experts.py SharedExpertMLP(MLP):
+       * fc1 column-, fc2 row-parallel on the tp group) */
+      if (arch->shared_expert_size % tp != 0)
+        return not_multiple (error, "shared_expert_intermediate_size",
+                             arch->shared_expert_size, "tp", tp,
+                             "the shared expert's column- and row-parallel linears split it "
+                             "evenly");
       if (arch->n_experts % mesh->ep != 0)
         return not_multiple (error, "num_local_experts", arch->n_experts, "ep", mesh->ep,
                              "each expert-parallel rank holds n_experts / ep experts");
@@ -368,7 +375,10 @@ model_tp_sp_grad_numel (const ModelTpLayout *layout, const ModelInventory *inv)
       const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
       const ModelTensor *t = model_inventory_tensor (inv, i);
       /* q_norm / k_norm act on each rank's own heads: partial gradients too */
+      /* the shared expert's sigmoid gate weight scores the rank's sequence shard
+       * (shared_experts.py: setattr(gate_weight, 'sequence_parallel', ...)) */
       gboolean tagged = t->role == MODEL_TENSOR_NORM || t->role == MODEL_TENSOR_QK_NORM
+                        || t->role == MODEL_TENSOR_SHARED_EXPERT_GATE
                         || (t->is_bias && (t->role == MODEL_TENSOR_ATTN_OUT
                                            || t->role == MODEL_TENSOR_MLP_DOWN));
       if (t->trainable && tagged && !x->expert)
@@ -418,6 +428,53 @@ column_input_backward (GArray *out, const ModelTpCommParams *p, double x, const 
     comm (out, ar, HW_COLLECTIVE_ALL_REDUCE, x, TRUE);
 }
 
+/* The names of one MLP block's collectives: the dense MLP's or a MoE layer's shared
+ * expert's (which runs its own: shared_experts.py SharedExpertMLP is an MLP on the tp group,
+ * its linear_fc1 all-gathering the sequence shard it reads and its linear_fc2
+ * reduce-scattering its output; the router and routed experts read the shard itself). */
+typedef struct
+{
+  const char *in_ag, *down_rs, *down_ar;             /* forward */
+  const char *down_grad_ag, *regather, *in_rs, *in_ar; /* backward */
+} MlpCommNames;
+
+static const MlpCommNames dense_mlp_names = {
+  "mlp_in all-gather (SP)", "mlp_down reduce-scatter (SP)", "mlp_down all-reduce (g)",
+  "mlp_down grad all-gather (SP)", "mlp_in re-gather for wgrad (SP)",
+  "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)",
+};
+static const MlpCommNames shared_mlp_names = {
+  "shared_fc1_in all-gather (SP)", "shared_fc2 reduce-scatter (SP)",
+  "shared_fc2 all-reduce (g)", "shared_fc2 grad all-gather (SP)",
+  "shared_fc1_in re-gather for wgrad (SP)", "shared_fc1_in grad reduce-scatter (SP)",
+  "shared_fc1_in grad all-reduce (f)",
+};
+
+/* One MLP block's collectives of X B in `pass` (the shared expert's linears are
+ * TEColumnParallelLinear / TERowParallelLinear with the dense MLP's fc1 / fc2 userbuffers,
+ * so the same overlap methods under tp_comm_overlap). */
+static void
+mlp_comms (GArray *out, const ModelTpCommParams *p, double x, ModelTpPass pass,
+           const MlpCommNames *n)
+{
+  if (pass == MODEL_TP_FORWARD)
+    {
+      if (p->sp)
+        {
+          comm_ub (out, n->in_ag, HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+          comm_ub (out, n->down_rs, HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
+                   MODEL_TP_UB_PIPELINE);
+        }
+      else
+        comm (out, n->down_ar, HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      return;
+    }
+  /* the g operator's conjugate is the identity without SP */
+  if (p->sp)
+    comm_ub (out, n->down_grad_ag, HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+  column_input_backward (out, p, x, n->regather, n->in_rs, n->in_ar, MODEL_TP_UB_BULK);
+}
+
 void
 model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass,
                       GArray *out)
@@ -430,9 +487,11 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
   gboolean gather_qkv = k < p->tp;
   double qkv = (double) p->micro_batch * (double) p->seq_len
                * (double) ((arch->n_heads + 2 * k) * arch->head_dim) * p->act_bytes;
-  /* MoE layers: the experts' token dispatch over ep/etp is not modelled; the attention's
-   * collectives are. */
-  gboolean dense = arch->n_experts == 0;
+  /* MoE layers: the routed experts' token dispatch is plan_ep.c's (over ep/etp, not tp);
+   * the attention's and the shared expert's collectives are these. */
+  const MlpCommNames *mlp = arch->n_experts == 0 ? &dense_mlp_names
+                            : arch->shared_expert_size > 0 ? &shared_mlp_names
+                                                           : NULL;
   if (pass == MODEL_TP_FORWARD)
     {
       if (p->sp)
@@ -445,29 +504,13 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
                  MODEL_TP_UB_PIPELINE);
       else
         comm (out, "attn_out all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
-      if (!dense)
-        return;
-      if (p->sp)
-        {
-          comm_ub (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
-                   MODEL_TP_UB_RING);
-          comm_ub (out, "mlp_down reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
-                   MODEL_TP_UB_PIPELINE);
-        }
-      else
-        comm (out, "mlp_down all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      if (mlp != NULL)
+        mlp_comms (out, p, x, pass, mlp);
       return;
     }
-  /* backward, MLP first; the g operator's conjugate is the identity without SP */
-  if (dense)
-    {
-      if (p->sp)
-        comm_ub (out, "mlp_down grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
-                 MODEL_TP_UB_RING);
-      column_input_backward (out, p, x, "mlp_in re-gather for wgrad (SP)",
-                             "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)",
-                             MODEL_TP_UB_BULK);
-    }
+  /* backward, MLP first */
+  if (mlp != NULL)
+    mlp_comms (out, p, x, pass, mlp);
   if (p->sp)
     comm_ub (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
              MODEL_TP_UB_RING);
@@ -571,6 +614,21 @@ static const struct
   { "mlp_fc", MODEL_TP_ACT_HEADS },
   { "mlp_act", MODEL_TP_ACT_HEADS },
   { "mlp_down_cast", MODEL_TP_ACT_HEADS },
+  /* a MoE layer's shared expert (graph_layer.c shared_experts; Megatron shared_experts.py
+   * SharedExpertMLP, an MLP on the tp group): fc1's gate and up outputs, the SwiGLU and
+   * fc2's input over s/tp features of every token (fc1 reads the all-gathered sequence);
+   * fc2's output reduce-scattered to the rank's sequence shard, which the sigmoid gate
+   * (gate_weight on the shard the layer got, replicated) scales and the routed output
+   * joins (moe_layer.py postprocess) */
+  { "shared_gate", MODEL_TP_ACT_HEADS },
+  { "shared_up", MODEL_TP_ACT_HEADS },
+  { "shared_silu", MODEL_TP_ACT_HEADS },
+  { "shared_product", MODEL_TP_ACT_HEADS },
+  { "shared_out", MODEL_TP_ACT_SEQUENCE },
+  { "shared_gate_logit", MODEL_TP_ACT_SEQUENCE },
+  { "shared_gate_sigmoid", MODEL_TP_ACT_SEQUENCE },
+  { "shared_scaled", MODEL_TP_ACT_SEQUENCE },
+  { "moe_out", MODEL_TP_ACT_SEQUENCE },
   /* QLoRA's dequantized 16-bit weight: the rank's shard of the largest projection */
   { "nf4_dequantized", MODEL_TP_ACT_HEADS },
   /* LoRA */
