@@ -29,10 +29,19 @@
  * sequence at that width; its own all-gather and reduce-scatter (model_tp_layer_comms),
  * its inner activations split over tp and its output, gate and sum with the routed
  * output on the sequence shard; the gate weight replicated (its gradient in SP's
- * all-reduce), its h → 1 GEMM on the rank's s/tp tokens. Not modelled:
- * --moe-shared-expert-overlap (the shared expert on a side stream beside the dispatch:
- * here in line, Megatron's default), MLA under tp, the head's sequence shard under SP (its
- * final-norm and head-input activations are counted whole). */
+ * all-reduce), its h → 1 GEMM on the rank's s/tp tokens. MLA (DeepSeek-V2/V3;
+ * Megatron-LM multi_latent_attention.py MLASelfAttention): the rank's arch holds nh/tp
+ * heads, so q_proj / q_b_proj and kv_b_proj run on every token at nh/tp heads,
+ * FlashAttention over nh/tp heads of q·k width dn + dr and value width dv, o_proj on
+ * nh/tp·dv inputs; the duplicated down projections (q_a_proj, kv_a_proj_with_mqa) on the
+ * rank's s/tp tokens at their whole width, the latent norms likewise (sequence_gemm,
+ * shard_sequence_ops); their weights whole, their gradients in SP's all-reduce; the
+ * latents' gathers are model_tp_layer_comms'. Approximate: DeepSeek's leading dense layers
+ * (first_k_dense_replace) run the plan's one layer cost and tp collectives, a MoE layer's
+ * (their dense MLP's all-gather and reduce-scatter equal the shared expert's X each; their
+ * GEMMs are the MoE layer's). Not modelled: --moe-shared-expert-overlap (the shared expert
+ * on a side stream beside the dispatch: here in line, Megatron's default), the head's
+ * sequence shard under SP (its final-norm and head-input activations are counted whole). */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -254,6 +263,7 @@ plan_tp_init (ModelPlan *p)
     a->intermediate_size /= tp->tp;
   else /* its shared expert over tp as a dense MLP (shared_experts.py SharedExpertMLP) */
     a->shared_expert_size /= tp->tp;
+  a->deepseek.dense_intermediate_size /= tp->tp; /* DeepSeek's dense layers' MLP */
   a->vocab_size = layout->vocab / tp->tp;
   tp->arch = a;
   ModelTpCommParams cp = comm_params (&p->stack, &p->par);
@@ -312,13 +322,24 @@ sequence_op (const ModelGraph *g, const char *name)
   return FALSE;
 }
 
-/* The shared expert's sigmoid gate GEMM `op` (T tokens × h → 1; graph_layer.c) on the
- * rank's T/tp tokens under SP: Megatron scores the sequence shard the MoE layer got
- * (shared_experts.py SharedExpertMLP.forward: linear(hidden_states, gate_weight) before
- * fc1's gather), so its FLOPs and activation traffic ÷ tp, its weight read whole, its pass
- * factor (forward 1, backward 2) kept; the model FLOPs follow. */
+/* The replicated GEMMs that read the rank's sequence shard under SP (graph_layer.c names):
+ * the shared expert's sigmoid gate (shared_experts.py SharedExpertMLP.forward:
+ * linear(hidden_states, gate_weight) on the shard the MoE layer got, before fc1's gather)
+ * and MLA's down projections (multi_latent_attention.py: linear_q_down_proj and
+ * linear_kv_down_proj, TELinear parallel_mode 'duplicated', on the shard). */
+static gboolean
+sequence_gemm (const char *name)
+{
+  static const char *const names[] = { "shared_expert_gate", "q_a_proj", "kv_a_proj_with_mqa",
+                                       NULL };
+  return g_strv_contains (names, name);
+}
+
+/* GEMM `op` (T tokens × k → n) on the rank's T/tp tokens: its FLOPs and activation traffic
+ * ÷ tp, its weight read whole, its pass factor (forward 1, backward 2) kept; the model
+ * FLOPs follow. */
 static void
-shard_shared_gate (ModelPass *pass, ModelOp *op, double tp, double e, double w)
+shard_sequence_gemm (ModelPass *pass, ModelOp *op, double tp, double e, double w)
 {
   const HwKernelShape *o = &op->shape;
   double fwd = 2 * o->m * o->n * o->k * MAX (o->batch, 1);
@@ -337,8 +358,8 @@ shard_sequence_ops (const ModelGraph *g, ModelPass *pass, double tp, double e, d
   for (guint i = 0; i < pass->n_ops; i++)
     {
       ModelOp *op = &pass->ops[i];
-      if (op->op_class == MODEL_OP_GEMM && g_strcmp0 (op->name, "shared_expert_gate") == 0)
-        shard_shared_gate (pass, op, tp, e, w);
+      if (op->op_class == MODEL_OP_GEMM && sequence_gemm (op->name))
+        shard_sequence_gemm (pass, op, tp, e, w);
       else if (op->op_class == MODEL_OP_ELEMENTWISE && sequence_op (g, op->name))
         { /* the norm's weight read (2h elements) is divided too: negligible */
           op->flops /= tp;

@@ -762,6 +762,51 @@ test_shared_expert (void)
   CU_ASSERT_EQUAL (n_whole, 5);
 }
 
+/* MLA under tp (Megatron-LM multi_latent_attention.py MLASelfAttention, TE spec):
+ * DeepSeek-V2-Lite (h 2048, 27 layers, 16 heads, q_lora_rank null, kv_lora_rank 512,
+ * dn 128, dr 64, dv 128) at tp 2: q_proj (16·192, 2048) column-split by heads to
+ * (1536, 2048); kv_a_proj_with_mqa (512 + 64, 2048), TELinear 'duplicated', whole;
+ * kv_b_proj (16·256, 512) column-split to (2048, 512); o_proj (2048, 16·128) row-split to
+ * (2048, 1024); kv_a_layernorm (512) whole. SP's gradient all-reduce takes the duplicated
+ * weights (sequence_parallel set on them) and the norms: 27 · (2 · 2048 + 512 + 576 · 2048)
+ * + 2048 = 31,976,960. DeepSeek-V3 (q_lora_rank 1536, 128 heads) at tp 8: q_a_proj
+ * (1536, 7168) whole, q_b_proj (128·192, 1536) split to (3072, 1536). 16 heads do not split
+ * over tp 3. */
+static void
+test_mla (void)
+{
+  g_autoptr (ModelArch) arch = shipped ("deepseek-v2-lite");
+  g_autoptr (ModelInventory) inv = model_inventory_new (arch, NULL, NULL);
+  ModelMesh m = tp_mesh (2, 1);
+  g_autoptr (ModelTpLayout) l = model_tp_layout_new (inv, &m, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l);
+  CU_ASSERT_EQUAL (l->q_heads, 8);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.q_proj.weight"), 1536, 2048,
+               MODEL_TP_COLUMN);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.kv_a_proj_with_mqa.weight"), 576, 2048,
+               MODEL_TP_REPLICATE);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.kv_b_proj.weight"), 2048, 512,
+               MODEL_TP_COLUMN);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.o_proj.weight"), 2048, 1024,
+               MODEL_TP_ROW);
+  const ModelTpTensor *norm = find (l, inv, "model.layers.{i}.self_attn.kv_a_layernorm.weight");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (norm);
+  CU_ASSERT_EQUAL (norm->local_shape[0], 512);
+  CU_ASSERT_EQUAL (norm->style, MODEL_TP_REPLICATE);
+  CU_ASSERT_EQUAL (model_tp_sp_grad_numel (l, inv), 31976960);
+
+  g_autoptr (ModelArch) v3 = shipped ("deepseek-v3");
+  g_autoptr (ModelInventory) inv3 = model_inventory_new (v3, NULL, NULL);
+  ModelMesh m8 = tp_mesh (8, 1);
+  g_autoptr (ModelTpLayout) l3 = model_tp_layout_new (inv3, &m8, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l3);
+  check_local (find (l3, inv3, "model.layers.{i}.self_attn.q_a_proj.weight"), 1536, 7168,
+               MODEL_TP_REPLICATE);
+  check_local (find (l3, inv3, "model.layers.{i}.self_attn.q_b_proj.weight"), 3072, 1536,
+               MODEL_TP_COLUMN);
+  expect_error (arch, 3, "num_attention_heads");
+}
+
 int main (void);
 
 int
@@ -777,6 +822,7 @@ main (void)
     { "MoE experts over ep and etp", test_moe_experts },
     { "SP's gradient all-reduce of norms and row biases", test_sp_grad_allreduce },
     { "MoE shared expert: a dense MLP over tp, gate replicated", test_shared_expert },
+    { "MLA: up projections by heads, down projections duplicated", test_mla },
     { "tp divisibility errors", test_errors },
     { "Korthikanti Table 2 activations", test_korthikanti_table2 },
     { "every graph tensor has a tp region", test_graph_regions },
