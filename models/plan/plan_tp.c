@@ -39,7 +39,9 @@
  * latents' gathers are model_tp_layer_comms'. Approximate: DeepSeek's leading dense layers
  * (first_k_dense_replace) run the plan's one layer cost and tp collectives, a MoE layer's
  * (their dense MLP's all-gather and reduce-scatter equal the shared expert's X each; their
- * GEMMs are the MoE layer's). Not modelled: --moe-shared-expert-overlap (the shared expert
+ * GEMMs are the MoE layer's); LoRA adapters on MLA's duplicated down projections run on
+ * every token and keep their r-wide A·x whole (their bases read the s/tp shard). Not
+ * modelled: --moe-shared-expert-overlap (the shared expert
  * on a side stream beside the dispatch: here in line, Megatron's default), the head's
  * sequence shard under SP (its final-norm and head-input activations are counted whole). */
 #include "config.h"
