@@ -150,10 +150,13 @@ check "gpt-oss-20b under flash with framework megatron: TE's fused attention has
   "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o sinkm.h5 \
   --set model.hf_config=gpt-oss-20b --set training.framework=megatron
 # DeepSeek-V2-Lite (MLA, dense layer 0, shared + routed experts) runs and fits in the same
-# setup; tp > 1 under MLA is refused naming [parallel] tp.
+# setup; at tp = 2 (MLA's up projections by heads, its down projections duplicated, as
+# Megatron-LM's MLASelfAttention) it needs sequence_parallel, as every MoE under tp, and
+# with it runs and fits.
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -o ds.h5 --set model.hf_config=deepseek-v2-lite >ds.out 2>&1
 check "deepseek-v2-lite LoRA on one DGX H100 runs and fits" grep -q "FITS" ds.out
-check "deepseek-v2-lite: tp = 2 refused under MLA" sh -c "'$STEPSIM' run '$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini' -q -o dt.h5 --set model.hf_config=deepseek-v2-lite --set parallel.tp=2 2>&1 | grep -q \"key 'tp': tensor parallelism is not modelled for MLA\" && test ! -e dt.h5"
+check "deepseek-v2-lite: tp = 2 without SP refused naming sequence_parallel" sh -c "'$STEPSIM' run '$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini' -q -o dt.h5 --set model.hf_config=deepseek-v2-lite --set parallel.tp=2 2>&1 | grep -q \"key 'sequence_parallel'\" && test ! -e dt.h5"
+check "deepseek-v2-lite LoRA at tp = 2 + SP runs and fits" sh -c "'$STEPSIM' run '$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini' -o dtsp.h5 --set model.hf_config=deepseek-v2-lite --set parallel.tp=2 --set parallel.sequence_parallel=true 2>&1 | grep -q FITS"
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" -o pad.h5 --set training.padding=longest >pad.out 2>/dev/null
 "$STEPSIM" export pad.h5 /summary >padsum.tsv 2>/dev/null
 check "OOM: the printed shortfall is /summary's shortfall" \

@@ -45,17 +45,6 @@ model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
   guint64 a = arch->n_heads, k = arch->n_kv_heads ? arch->n_kv_heads : arch->n_heads;
   if (tp <= 1 && mesh->ep <= 1 && mesh->etp <= 1)
     return TRUE;
-  if (arch->deepseek.mla && tp > 1)
-    {
-      /* Megatron's MLA (megatron/core/transformer/multi_latent_attention.py) splits q_b /
-       * kv_b column-wise by heads, replicates q_a / kv_a and splits o row-wise; the op graph
-       * and layout here do not shard those projections yet */
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "tensor parallelism is not modelled for MLA "
-                   "attention (model family %s); use tp = 1",
-                   model_arch_family_name (arch->family));
-      return FALSE;
-    }
   /* megatron/core/transformer/transformer_config.py __post_init__ */
   if (a % tp != 0)
     return not_multiple (error, "num_attention_heads", a, "tp", tp,
@@ -75,6 +64,11 @@ model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
   if (k < tp && qkv_rows % tp != 0)
     return not_multiple (error, "(num_attention_heads + 2·num_key_value_heads)·head_dim",
                          qkv_rows, "tp", tp, "rows of the fused qkv weight split evenly");
+  /* DeepSeek's leading dense layers: a dense MLP over tp */
+  if (arch->deepseek.first_k_dense > 0 && arch->deepseek.dense_intermediate_size % tp != 0)
+    return not_multiple (error, "intermediate_size (the dense layers')",
+                         arch->deepseek.dense_intermediate_size, "tp", tp,
+                         "the dense MLP's column- and row-parallel linears split it evenly");
   if (arch->n_experts == 0)
     {
       if (arch->intermediate_size % tp != 0)
@@ -83,6 +77,13 @@ model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
     }
   else
     {
+      /* the shared expert is a dense MLP over tp (shared_experts.py SharedExpertMLP(MLP):
+       * fc1 column-, fc2 row-parallel on the tp group) */
+      if (arch->shared_expert_size % tp != 0)
+        return not_multiple (error, "shared_expert_intermediate_size",
+                             arch->shared_expert_size, "tp", tp,
+                             "the shared expert's column- and row-parallel linears split it "
+                             "evenly");
       if (arch->n_experts % mesh->ep != 0)
         return not_multiple (error, "num_local_experts", arch->n_experts, "ep", mesh->ep,
                              "each expert-parallel rank holds n_experts / ep experts");
@@ -116,6 +117,9 @@ proj_style (const ModelInventory *inv, const ModelTensor *t, gint *dim)
     case MODEL_TENSOR_K:
     case MODEL_TENSOR_V:
     case MODEL_TENSOR_QKV:
+    case MODEL_TENSOR_Q_B:  /* MLA linear_q_up_proj, column-parallel over the heads */
+    case MODEL_TENSOR_KV_B: /* MLA linear_kv_up_proj, likewise (multi_latent_attention.py);
+                             * q_a / kv_a, TELinear 'duplicated', stay whole */
     case MODEL_TENSOR_MLP_GATE:
     case MODEL_TENSOR_MLP_UP:
     case MODEL_TENSOR_SHARED_GATE: /* qwen2_moe shared expert: a dense SwiGLU MLP */
@@ -368,7 +372,15 @@ model_tp_sp_grad_numel (const ModelTpLayout *layout, const ModelInventory *inv)
       const ModelTpTensor *x = &g_array_index (layout->tensors, ModelTpTensor, i);
       const ModelTensor *t = model_inventory_tensor (inv, i);
       /* q_norm / k_norm act on each rank's own heads: partial gradients too */
+      /* the shared expert's sigmoid gate weight scores the rank's sequence shard
+       * (shared_experts.py: setattr(gate_weight, 'sequence_parallel', ...)) */
+      /* and MLA's q_a_layernorm and kv_a_layernorm (on the sequence shard) and its
+       * down projections, TELinear parallel_mode 'duplicated' on the sequence shard
+       * (transformer_engine.py TELinear: sequence_parallel set on a duplicated weight) */
       gboolean tagged = t->role == MODEL_TENSOR_NORM || t->role == MODEL_TENSOR_QK_NORM
+                        || t->role == MODEL_TENSOR_SHARED_EXPERT_GATE
+                        || t->role == MODEL_TENSOR_MLA_NORM || t->role == MODEL_TENSOR_Q_A
+                        || t->role == MODEL_TENSOR_KV_A
                         || (t->is_bias && (t->role == MODEL_TENSOR_ATTN_OUT
                                            || t->role == MODEL_TENSOR_MLP_DOWN));
       if (t->trainable && tagged && !x->expert)
@@ -418,6 +430,109 @@ column_input_backward (GArray *out, const ModelTpCommParams *p, double x, const 
     comm (out, ar, HW_COLLECTIVE_ALL_REDUCE, x, TRUE);
 }
 
+/* The names of one MLP block's collectives: the dense MLP's or a MoE layer's shared
+ * expert's (which runs its own: shared_experts.py SharedExpertMLP is an MLP on the tp group,
+ * its linear_fc1 all-gathering the sequence shard it reads and its linear_fc2
+ * reduce-scattering its output; the router and routed experts read the shard itself). */
+typedef struct
+{
+  const char *in_ag, *down_rs, *down_ar;             /* forward */
+  const char *down_grad_ag, *regather, *in_rs, *in_ar; /* backward */
+} MlpCommNames;
+
+static const MlpCommNames dense_mlp_names = {
+  "mlp_in all-gather (SP)", "mlp_down reduce-scatter (SP)", "mlp_down all-reduce (g)",
+  "mlp_down grad all-gather (SP)", "mlp_in re-gather for wgrad (SP)",
+  "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)",
+};
+static const MlpCommNames shared_mlp_names = {
+  "shared_fc1_in all-gather (SP)", "shared_fc2 reduce-scatter (SP)",
+  "shared_fc2 all-reduce (g)", "shared_fc2 grad all-gather (SP)",
+  "shared_fc1_in re-gather for wgrad (SP)", "shared_fc1_in grad reduce-scatter (SP)",
+  "shared_fc1_in grad all-reduce (f)",
+};
+
+/* One MLP block's collectives of X B in `pass` (the shared expert's linears are
+ * TEColumnParallelLinear / TERowParallelLinear with the dense MLP's fc1 / fc2 userbuffers,
+ * so the same overlap methods under tp_comm_overlap). */
+static void
+mlp_comms (GArray *out, const ModelTpCommParams *p, double x, ModelTpPass pass,
+           const MlpCommNames *n)
+{
+  if (pass == MODEL_TP_FORWARD)
+    {
+      if (p->sp)
+        {
+          comm_ub (out, n->in_ag, HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+          comm_ub (out, n->down_rs, HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
+                   MODEL_TP_UB_PIPELINE);
+        }
+      else
+        comm (out, n->down_ar, HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      return;
+    }
+  /* the g operator's conjugate is the identity without SP */
+  if (p->sp)
+    comm_ub (out, n->down_grad_ag, HW_COLLECTIVE_ALL_GATHER, x, FALSE, MODEL_TP_UB_RING);
+  column_input_backward (out, p, x, n->regather, n->in_rs, n->in_ar, MODEL_TP_UB_BULK);
+}
+
+/* B·s·`width`·e: one [s, b, width] activation, whole. */
+static double
+bs_width (const ModelTpCommParams *p, double width)
+{
+  return (double) p->micro_batch * (double) p->seq_len * width * p->act_bytes;
+}
+
+/* MLA's attention collectives (megatron/core/transformer/multi_latent_attention.py
+ * MLASelfAttention with the TE spec, gpt_layer_specs.py: linear_q_down_proj and
+ * linear_kv_down_proj TELinear parallel_mode 'duplicated', linear_q_up_proj /
+ * linear_kv_up_proj / linear_q_proj column-parallel, linear_proj row-parallel). Under SP the
+ * duplicated down projections read the rank's sequence shard (no gather of the layer
+ * input); get_query_key_value_tensors all-gathers k_pos_emb (b·s·dr) over the sequence;
+ * the up projections' column-parallel linears all-gather the normed latents they read
+ * (b·s·r_q, b·s·r_kv; q_proj the hidden states b·s·h when q_lora_rank is null); the output
+ * projection reduce-scatters X. Backward: the output gradient's all-gather X, per up
+ * projection the input re-gather and the input gradient's reduce-scatter (async, as
+ * column_input_backward), k_pos_emb's reduce-scatter. Without SP the down projections run
+ * on every token (nothing gathered), the output all-reduced and the up projections' input
+ * gradients all-reduced. Userbuffers: none (Megatron's tp_comm_buffer_name q_up_proj,
+ * kv_up_proj are not among TE's default overlap methods), but linear_proj's. */
+static void
+mla_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass, GArray *out)
+{
+  const ModelDeepseek *ds = &arch->deepseek;
+  double x = bsh (arch, p);
+  double q_in = ds->q_lora_rank > 0 ? bs_width (p, (double) ds->q_lora_rank) : x;
+  double kv_in = bs_width (p, (double) ds->kv_lora_rank);
+  double k_pe = bs_width (p, (double) ds->qk_rope_head_dim);
+  if (pass == MODEL_TP_FORWARD)
+    {
+      if (p->sp)
+        {
+          comm (out, "k_pe all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, k_pe, FALSE);
+          comm (out, "q_up_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, q_in, FALSE);
+          comm (out, "kv_up_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, kv_in, FALSE);
+          comm_ub (out, "attn_out reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
+                   MODEL_TP_UB_PIPELINE);
+        }
+      else
+        comm (out, "attn_out all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      return;
+    }
+  if (p->sp)
+    comm_ub (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
+             MODEL_TP_UB_RING);
+  column_input_backward (out, p, kv_in, "kv_up_in re-gather for wgrad (SP)",
+                         "kv_up_in grad reduce-scatter (SP)", "kv_up_in grad all-reduce (f)",
+                         MODEL_TP_UB_NONE);
+  column_input_backward (out, p, q_in, "q_up_in re-gather for wgrad (SP)",
+                         "q_up_in grad reduce-scatter (SP)", "q_up_in grad all-reduce (f)",
+                         MODEL_TP_UB_NONE);
+  if (p->sp)
+    comm (out, "k_pe grad reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, k_pe, FALSE);
+}
+
 void
 model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass,
                       GArray *out)
@@ -430,9 +545,21 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
   gboolean gather_qkv = k < p->tp;
   double qkv = (double) p->micro_batch * (double) p->seq_len
                * (double) ((arch->n_heads + 2 * k) * arch->head_dim) * p->act_bytes;
-  /* MoE layers: the experts' token dispatch over ep/etp is not modelled; the attention's
-   * collectives are. */
-  gboolean dense = arch->n_experts == 0;
+  /* MoE layers: the routed experts' token dispatch is plan_ep.c's (over ep/etp, not tp);
+   * the attention's and the shared expert's collectives are these. */
+  const MlpCommNames *mlp = arch->n_experts == 0 ? &dense_mlp_names
+                            : arch->shared_expert_size > 0 ? &shared_mlp_names
+                                                           : NULL;
+  if (arch->deepseek.mla)
+    {
+      if (pass == MODEL_TP_FORWARD)
+        mla_comms (arch, p, pass, out);
+      if (mlp != NULL)
+        mlp_comms (out, p, x, pass, mlp);
+      if (pass == MODEL_TP_BACKWARD)
+        mla_comms (arch, p, pass, out);
+      return;
+    }
   if (pass == MODEL_TP_FORWARD)
     {
       if (p->sp)
@@ -445,29 +572,13 @@ model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTp
                  MODEL_TP_UB_PIPELINE);
       else
         comm (out, "attn_out all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
-      if (!dense)
-        return;
-      if (p->sp)
-        {
-          comm_ub (out, "mlp_in all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
-                   MODEL_TP_UB_RING);
-          comm_ub (out, "mlp_down reduce-scatter (SP)", HW_COLLECTIVE_REDUCE_SCATTER, x, FALSE,
-                   MODEL_TP_UB_PIPELINE);
-        }
-      else
-        comm (out, "mlp_down all-reduce (g)", HW_COLLECTIVE_ALL_REDUCE, x, FALSE);
+      if (mlp != NULL)
+        mlp_comms (out, p, x, pass, mlp);
       return;
     }
-  /* backward, MLP first; the g operator's conjugate is the identity without SP */
-  if (dense)
-    {
-      if (p->sp)
-        comm_ub (out, "mlp_down grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
-                 MODEL_TP_UB_RING);
-      column_input_backward (out, p, x, "mlp_in re-gather for wgrad (SP)",
-                             "mlp_in grad reduce-scatter (SP)", "mlp_in grad all-reduce (f)",
-                             MODEL_TP_UB_BULK);
-    }
+  /* backward, MLP first */
+  if (mlp != NULL)
+    mlp_comms (out, p, x, pass, mlp);
   if (p->sp)
     comm_ub (out, "attn_out grad all-gather (SP)", HW_COLLECTIVE_ALL_GATHER, x, FALSE,
              MODEL_TP_UB_RING);
@@ -560,6 +671,17 @@ static const struct
   { "attn_out", MODEL_TP_ACT_HEADS },
   { "alibi_scores", MODEL_TP_ACT_HEADS },
   { "logsumexp", MODEL_TP_ACT_HEADS },
+  /* MLA (graph_layer.c mla_qkv; multi_latent_attention.py): the duplicated down
+   * projections' outputs and the latent norms on the rank's tokens (the sequence shard
+   * under SP); the up projections' outputs and the assembled per-head q and k over nh/tp
+   * heads */
+  { "q_a", MODEL_TP_ACT_SEQUENCE },
+  { "q_a_layernorm", MODEL_TP_ACT_SEQUENCE },
+  { "kv_a", MODEL_TP_ACT_SEQUENCE },
+  { "kv_a_layernorm", MODEL_TP_ACT_SEQUENCE },
+  { "kv_b", MODEL_TP_ACT_HEADS },
+  { "query_states", MODEL_TP_ACT_HEADS },
+  { "key_states", MODEL_TP_ACT_HEADS },
   /* KV heads */
   { "k", MODEL_TP_ACT_KV },
   { "v", MODEL_TP_ACT_KV },
@@ -571,6 +693,21 @@ static const struct
   { "mlp_fc", MODEL_TP_ACT_HEADS },
   { "mlp_act", MODEL_TP_ACT_HEADS },
   { "mlp_down_cast", MODEL_TP_ACT_HEADS },
+  /* a MoE layer's shared expert (graph_layer.c shared_experts; Megatron shared_experts.py
+   * SharedExpertMLP, an MLP on the tp group): fc1's gate and up outputs, the SwiGLU and
+   * fc2's input over s/tp features of every token (fc1 reads the all-gathered sequence);
+   * fc2's output reduce-scattered to the rank's sequence shard, which the sigmoid gate
+   * (gate_weight on the shard the layer got, replicated) scales and the routed output
+   * joins (moe_layer.py postprocess) */
+  { "shared_gate", MODEL_TP_ACT_HEADS },
+  { "shared_up", MODEL_TP_ACT_HEADS },
+  { "shared_silu", MODEL_TP_ACT_HEADS },
+  { "shared_product", MODEL_TP_ACT_HEADS },
+  { "shared_out", MODEL_TP_ACT_SEQUENCE },
+  { "shared_gate_logit", MODEL_TP_ACT_SEQUENCE },
+  { "shared_gate_sigmoid", MODEL_TP_ACT_SEQUENCE },
+  { "shared_scaled", MODEL_TP_ACT_SEQUENCE },
+  { "moe_out", MODEL_TP_ACT_SEQUENCE },
   /* QLoRA's dequantized 16-bit weight: the rank's shard of the largest projection */
   { "nf4_dequantized", MODEL_TP_ACT_HEADS },
   /* LoRA */

@@ -12,12 +12,27 @@
  * build_tokenizer.py vocab_size_with_padding: ceil(V / (128·tp)) · 128·tp); a tied head is
  * the embedding itself. Norms, learned position and token-type embeddings (plain
  * torch.nn.Embedding in megatron/core/models/common/embeddings/language_model_embedding.py),
- * the MoE router (TopKRouter's plain weight), bert's pooler and classifier are replicated.
+ * the MoE router (TopKRouter's plain weight), a MoE shared expert's sigmoid gate weight
+ * (shared_experts.py gate_weight, 1 × h), bert's pooler and classifier are replicated; the
+ * shared expert's gate/up and down projections are column- and row-parallel over tp like
+ * the dense MLP's (SharedExpertMLP is an MLP on the tp group, not the expert grid).
  * LoRA on a parallel linear (PEFT peft/tuners/lora/tp_layer.py LoraParallelLinear): on a
  * column-parallel base lora_B is split on its output rows and lora_A is whole; on a
  * row-parallel base lora_A is split on its input columns and lora_B is whole. MoE experts'
  * linears split over the expert tensor-parallel degree etp (Megatron's expert carving,
  * mesh.h) the same way, and each rank holds n_experts / ep of them.
+ *
+ * Multi-head Latent Attention (DeepSeek-V2/V3; megatron/core/transformer/
+ * multi_latent_attention.py MLASelfAttention with the Transformer Engine spec,
+ * gpt_layer_specs.py): linear_q_proj (q_proj, when q_lora_rank is null), linear_q_up_proj
+ * (q_b_proj) and linear_kv_up_proj (kv_b_proj) are column-parallel, split by heads (their
+ * rows are head-major: nh/tp heads of dn + dr, or of dn + dv, a rank); linear_q_down_proj
+ * (q_a_proj) and linear_kv_down_proj (kv_a_proj_with_mqa) are TELinear parallel_mode
+ * 'duplicated' — whole on every rank, reading the rank's sequence shard under SP, their
+ * gradients partial sums that Megatron all-reduces over tp with the norms' (TELinear sets
+ * sequence_parallel on them); q_a_layernorm and kv_a_layernorm are replicated and run on
+ * the shard; linear_proj (o_proj) is row-parallel. num_attention_heads must be a multiple
+ * of tp.
  *
  * Grouped-query attention (megatron/core/transformer/attention.py Attention.__init__ and
  * get_query_key_value_tensors; transformer_config.py __post_init__): num_attention_heads
@@ -70,10 +85,12 @@ const char *model_tp_style_name (ModelTpStyle style);
 guint64 model_tp_padded_vocab (guint64 vocab, guint tp, guint divisible_by);
 
 /* Checks that `arch` splits over tensor-parallel degree `tp` as Megatron requires:
- * num_attention_heads a multiple of tp; num_key_value_heads a multiple or a divisor of tp
+ * num_attention_heads a multiple of tp (MLA's too); num_key_value_heads a multiple or a
+ * divisor of tp
  * (with k < tp also (a + 2k)·head_dim a multiple of tp, the fused qkv rows);
  * intermediate_size a multiple of tp (or of etp for MoE experts, with n_experts a multiple
- * of ep). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the model key, [parallel] tp and
+ * of ep; a MoE's shared_expert_intermediate_size and DeepSeek's dense layers'
+ * intermediate_size multiples of tp). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming the model key, [parallel] tp and
  * the numbers. `mesh` gives tp, ep and etp. */
 gboolean model_tp_check (const ModelArch *arch, const ModelMesh *mesh, GError **error);
 
@@ -137,7 +154,9 @@ double model_tp_layout_constant_bytes (const ModelTpLayout *layout, const ModelI
  * tp per step, after the backward) before the optimizer: the params Megatron tags
  * `sequence_parallel` — norm weights and biases (fused_layer_norm.py) and row-parallel
  * biases (layers.py RowParallelLinear) — gathered by finalize_model_grads.py
- * _allreduce_non_tensor_model_parallel_grads. Whole model; 0 for tp = 1. Multiply by the
+ * _allreduce_non_tensor_model_parallel_grads, and a MoE shared expert's sigmoid gate
+ * weight (shared_experts.py tags it so), MLA's latent norms and duplicated down
+ * projections q_a_proj and kv_a_proj_with_mqa. Whole model; 0 for tp = 1. Multiply by the
  * gradient's element bytes (Megatron's main_grad: 4) for the all-reduce's bytes. */
 guint64 model_tp_sp_grad_numel (const ModelTpLayout *layout, const ModelInventory *inv);
 
@@ -201,8 +220,24 @@ typedef struct
  *                    layers.py backward), reduce-scatter X of the input gradient
  * so SP moves the all-reduces' volume as all-gather + reduce-scatter and adds the two
  * input re-gathers. GQA with k < tp adds the qkv output's all-gather (forward) and
- * reduce-scatter (backward) of b·s·(a + 2k)·d·e (attention.py). A full-recompute backward
- * reruns the forward's list first (the caller's). Nothing for tp = 1. */
+ * reduce-scatter (backward) of b·s·(a + 2k)·d·e (attention.py). A MoE layer has no MLP
+ * collectives here (its routed experts' dispatch is expert_parallel.h's, on the rank's
+ * sequence shard) but its shared expert's when it has one: Megatron's SharedExpertMLP
+ * (megatron/core/transformer/moe/shared_experts.py) is an MLP on the tp group whose fc1
+ * gathers the shard itself and whose fc2 reduce-scatters (or all-reduces) its output, the
+ * dense MLP's four (SP) or two (no SP) per pass under its own names ("shared_fc1_in …",
+ * "shared_fc2 …"), its forward pair before the router's (moe_layer.py runs
+ * shared_experts_compute first). Without --moe-shared-expert-overlap, which moves them
+ * onto a side stream beside the dispatch (not modelled), they run in line.
+ * MLA's attention (layout above) has no gather of the layer input — its duplicated down
+ * projections read the shard —: forward under SP k_pos_emb's all-gather of b·s·dr·e
+ * (get_query_key_value_tensors), the up projections' input all-gathers of b·s·r_kv·e and
+ * b·s·r_q·e (X for q_proj), the output's reduce-scatter X; backward the output gradient's
+ * all-gather X, per up projection the input re-gather and input-gradient reduce-scatter,
+ * k_pos_emb's reduce-scatter; without SP the output's all-reduce X and the up projections'
+ * input-gradient all-reduces.
+ * A full-recompute backward reruns the forward's list first (the caller's). Nothing for
+ * tp = 1. */
 void model_tp_layer_comms (const ModelArch *arch, const ModelTpCommParams *p, ModelTpPass pass,
                            GArray *out);
 /* The embedding's: forward all-reduce X (VocabParallelEmbedding,
@@ -233,8 +268,13 @@ void model_tp_head_comms (const ModelArch *arch, const ModelTpCommParams *p, Mod
  *             k < tp, above)
  *   WHOLE     LoRA's A·x (r wide; PEFT's LoraParallelLinear computes it whole on every rank:
  *             a whole A on the gathered input, or a split A followed by an all-reduce)
- * MoE layers' tensors (router, routed tokens, experts) are not classified: their TP
- * dispatch is not modelled. */
+ * A MoE layer's router and routed-expert tensors: model_tp_act_region_of. Its shared
+ * expert's (Megatron SharedExpertMLP, a dense MLP on the tp group) are the dense MLP's:
+ * fc1's outputs and the SwiGLU HEADS (s/tp features of every token), fc2's reduce-scattered
+ * output, the sigmoid gate's logit, score and scaled output and the sum with the routed
+ * output (moe_out) SEQUENCE. MLA's (graph_layer.c mla_qkv): the down projections'
+ * outputs q_a and kv_a and the latent norms' SEQUENCE (computed on the rank's tokens), the
+ * up projections' outputs and the assembled query_states / key_states HEADS. */
 typedef enum
 {
   MODEL_TP_ACT_SEQUENCE,

@@ -21,9 +21,29 @@
  * MoE layers under tp (with SP, as Megatron requires): the attention and norms as above,
  * the router and experts on the rank's s/tp tokens (the graph's MoE tensors are of the
  * sequence region, tensor_parallel.h model_tp_act_region_of; the expert GEMMs are
- * plan_ep.c's, the experts split over etp, not tp). Not modelled: a shared expert or MLA under tp,
- * the head's sequence shard under SP (its final-norm and head-input activations are
- * counted whole). */
+ * plan_ep.c's, the experts split over etp, not tp). A MoE layer's shared expert
+ * (Qwen2-MoE's shared_expert with its sigmoid gate, DeepSeek's n_shared_experts;
+ * Megatron-LM megatron/core/transformer/moe/shared_experts.py SharedExpertMLP, an MLP on
+ * the tp group) is sharded as the dense MLP: gate/up column- and down row-parallel, so the
+ * rank's arch holds shared_expert_size/tp and its GEMMs run on every token of the gathered
+ * sequence at that width; its own all-gather and reduce-scatter (model_tp_layer_comms),
+ * its inner activations split over tp and its output, gate and sum with the routed
+ * output on the sequence shard; the gate weight replicated (its gradient in SP's
+ * all-reduce), its h → 1 GEMM on the rank's s/tp tokens. MLA (DeepSeek-V2/V3;
+ * Megatron-LM multi_latent_attention.py MLASelfAttention): the rank's arch holds nh/tp
+ * heads, so q_proj / q_b_proj and kv_b_proj run on every token at nh/tp heads,
+ * FlashAttention over nh/tp heads of q·k width dn + dr and value width dv, o_proj on
+ * nh/tp·dv inputs; the duplicated down projections (q_a_proj, kv_a_proj_with_mqa) on the
+ * rank's s/tp tokens at their whole width, the latent norms likewise (sequence_gemm,
+ * shard_sequence_ops); their weights whole, their gradients in SP's all-reduce; the
+ * latents' gathers are model_tp_layer_comms'. Approximate: DeepSeek's leading dense layers
+ * (first_k_dense_replace) run the plan's one layer cost and tp collectives, a MoE layer's
+ * (their dense MLP's all-gather and reduce-scatter equal the shared expert's X each; their
+ * GEMMs are the MoE layer's); LoRA adapters on MLA's duplicated down projections run on
+ * every token and keep their r-wide A·x whole (their bases read the s/tp shard). Not
+ * modelled: --moe-shared-expert-overlap (the shared expert
+ * on a side stream beside the dispatch: here in line, Megatron's default), the head's
+ * sequence shard under SP (its final-norm and head-input activations are counted whole). */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -72,14 +92,6 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                    "group [parallel], key 'sequence_parallel': tp = %u with the experts of "
                    "model '%s' needs sequence_parallel = true (Megatron-LM's MoE layer "
                    "refuses tensor parallelism without it)", par->tp, arch->name);
-      return FALSE;
-    }
-  if (arch->n_experts > 0 && arch->shared_expert_size > 0)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'tp': tp = %u with the shared expert of model '%s' "
-                   "is not modelled yet (its tensor-parallel linears and their sequence "
-                   "gather and scatter)", par->tp, arch->name);
       return FALSE;
     }
   ModelMesh mesh;
@@ -251,6 +263,9 @@ plan_tp_init (ModelPlan *p)
   a->n_kv_heads = layout->kv_heads;
   if (p->arch->n_experts == 0) /* a MoE's experts split over etp (1), not tp */
     a->intermediate_size /= tp->tp;
+  else /* its shared expert over tp as a dense MLP (shared_experts.py SharedExpertMLP) */
+    a->shared_expert_size /= tp->tp;
+  a->deepseek.dense_intermediate_size /= tp->tp; /* DeepSeek's dense layers' MLP */
   a->vocab_size = layout->vocab / tp->tp;
   tp->arch = a;
   ModelTpCommParams cp = comm_params (&p->stack, &p->par);
@@ -309,14 +324,45 @@ sequence_op (const ModelGraph *g, const char *name)
   return FALSE;
 }
 
+/* The replicated GEMMs that read the rank's sequence shard under SP (graph_layer.c names):
+ * the shared expert's sigmoid gate (shared_experts.py SharedExpertMLP.forward:
+ * linear(hidden_states, gate_weight) on the shard the MoE layer got, before fc1's gather)
+ * and MLA's down projections (multi_latent_attention.py: linear_q_down_proj and
+ * linear_kv_down_proj, TELinear parallel_mode 'duplicated', on the shard). */
+static gboolean
+sequence_gemm (const char *name)
+{
+  static const char *const names[] = { "shared_expert_gate", "q_a_proj", "kv_a_proj_with_mqa",
+                                       NULL };
+  return g_strv_contains (names, name);
+}
+
+/* GEMM `op` (T tokens × k → n) on the rank's T/tp tokens: its FLOPs and activation traffic
+ * ÷ tp, its weight read whole, its pass factor (forward 1, backward 2) kept; the model
+ * FLOPs follow. */
 static void
-shard_sequence_ops (const ModelGraph *g, ModelPass *pass, double tp)
+shard_sequence_gemm (ModelPass *pass, ModelOp *op, double tp, double e, double w)
+{
+  const HwKernelShape *o = &op->shape;
+  double fwd = 2 * o->m * o->n * o->k * MAX (o->batch, 1);
+  double factor = fwd > 0 ? op->flops / fwd : 1;
+  double flops = op->flops / tp;
+  pass->model_flops += flops - op->flops;
+  op->shape.m = o->m / tp;
+  op->flops = flops;
+  op->bytes = factor * (e * op->shape.m * o->k + w * o->k * o->n + e * op->shape.m * o->n);
+}
+
+static void
+shard_sequence_ops (const ModelGraph *g, ModelPass *pass, double tp, double e, double w)
 {
   pass->flops = pass->bytes = 0;
   for (guint i = 0; i < pass->n_ops; i++)
     {
       ModelOp *op = &pass->ops[i];
-      if (op->op_class == MODEL_OP_ELEMENTWISE && sequence_op (g, op->name))
+      if (op->op_class == MODEL_OP_GEMM && sequence_gemm (op->name))
+        shard_sequence_gemm (pass, op, tp, e, w);
+      else if (op->op_class == MODEL_OP_ELEMENTWISE && sequence_op (g, op->name))
         { /* the norm's weight read (2h elements) is divided too: negligible */
           op->flops /= tp;
           op->bytes /= tp;
@@ -334,9 +380,9 @@ plan_tp_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   g_autoptr (ModelGraph) g = model_cost_layer_graph (p->tp.arch, &cp);
   double t = p->tp.tp;
-  shard_sequence_ops (g, &layer->fwd, t);
-  shard_sequence_ops (g, &layer->bwd, t);
-  shard_sequence_ops (g, &layer->pointwise_fwd, t);
+  shard_sequence_ops (g, &layer->fwd, t, cp.act_bytes, cp.weight_bytes);
+  shard_sequence_ops (g, &layer->bwd, t, cp.act_bytes, cp.weight_bytes);
+  shard_sequence_ops (g, &layer->pointwise_fwd, t, cp.act_bytes, cp.weight_bytes);
 }
 
 guint

@@ -332,6 +332,28 @@ test_pipeline_collapse (void)
   CU_ASSERT_EQUAL (check_equivalent_with ("scenarios/llama-3.1-405b-tp8-pp8-h100.ini", wide), 8);
 }
 
+/* A MoE layer's shared expert under tp (plan_tp.c; Megatron SharedExpertMLP on the tp
+ * group): Qwen1.5-MoE-A2.7B LoRA on one DGX H100 at tp 2 (SP), ep 4 — tp groups {0, 1} …
+ * carrying the attention's and the shared expert's all-gathers and reduce-scatters, ep
+ * groups {0, 2, 4, 6} and {1, 3, 5, 7}: collapsed = full to 1e-9, and the representatives'
+ * plan holds the full plan's tasks of those ranks; DeepSeek-V2-Lite (MLA and shared
+ * experts) likewise collapsed = full. */
+static void
+test_shared_expert_tp_collapse (void)
+{
+  static const char *const sets[] = { "model.hf_config=qwen1.5-moe-a2.7b", "parallel.tp=2",
+                                      "parallel.sequence_parallel=true", "parallel.ep=4",
+                                      "training.seq_len=1024", NULL };
+  const char *rel = "scenarios/qwen3-30b-a3b-lora-8xh100.ini";
+  check_equivalent_with (rel, sets);
+  check_representatives (rel, sets);
+  /* DeepSeek-V2-Lite: MLA under tp (its latents' gathers), shared experts, ep 4 */
+  static const char *const mla[] = { "model.hf_config=deepseek-v2-lite", "parallel.tp=2",
+                                     "parallel.sequence_parallel=true", "parallel.ep=4",
+                                     "training.seq_len=1024", NULL };
+  check_equivalent_with (rel, mla);
+}
+
 /* Expert tensor parallelism (plan_ep.c): Mixtral 8x7B LoRA on one DGX H100 with tp 2 (SP),
  * ep 4, etp 2 (etp groups {0, 1} …, ep groups {0, 2, 4, 6} and {1, 3, 5, 7}, the counts'
  * all-gather over all 8), and with etp carved from data-parallel ranks (tp 1, ep 2, etp 2,
@@ -391,6 +413,7 @@ main (void)
     { "bench cases collapse to one class", test_bench_collapse },
     { "a straggler splits the classes", test_straggler_splits },
     { "expert tensor parallelism: collapsed = full to 1e-9", test_etp_collapse },
+    { "shared expert and MLA under tp: collapsed = full to 1e-9", test_shared_expert_tp_collapse },
     { "pipeline stages: collapsed = full to 1e-9", test_pipeline_collapse },
     { "pods: only pod-preserving shifts; collapsed = full to 1e-9", test_pods_collapse },
     { "the representatives' plan holds the full plan's tasks of those ranks",

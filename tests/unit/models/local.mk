@@ -56,6 +56,11 @@ tests_unit_models_test_plan_tp_SOURCES = tests/unit/models/test_plan_tp.c tests/
 tests_unit_models_test_plan_tp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_LDADD = $(UNIT_TEST_LIBS)
 
+check_PROGRAMS += tests/unit/models/test_plan_tp_moe
+tests_unit_models_test_plan_tp_moe_SOURCES = tests/unit/models/test_plan_tp_moe.c tests/unit/models/shipped.h
+tests_unit_models_test_plan_tp_moe_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_plan_tp_moe_LDADD = $(UNIT_TEST_LIBS)
+
 check_PROGRAMS += tests/unit/models/test_plan_tp_overlap
 tests_unit_models_test_plan_tp_overlap_SOURCES = tests/unit/models/test_plan_tp_overlap.c tests/unit/models/cost_fixture.h
 tests_unit_models_test_plan_tp_overlap_CFLAGS = $(UNIT_TEST_FLAGS)

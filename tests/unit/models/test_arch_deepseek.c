@@ -223,10 +223,10 @@ test_layer_flops (void)
     }
 }
 
-/* tp > 1 is refused under MLA (the op graph does not shard its projections yet: Megatron
- * splits q_b / kv_b by heads, replicates q_a / kv_a, splits o by rows), tp = 1 passes; the
- * dense first layers' MLP (one copy) is no expert for expert parallelism, the routed
- * experts (n_experts copies) are. */
+/* MLA splits over tp as Megatron's MLASelfAttention (q_b / kv_b by heads, q_a / kv_a
+ * duplicated, o by rows: test_tensor_parallel.c test_mla): tp 2 passes, tp 3 is refused
+ * for the 16 heads; the dense first layers' MLP (one copy) is no expert for expert
+ * parallelism, the routed experts (n_experts copies) are. */
 static void
 test_parallel (void)
 {
@@ -235,10 +235,12 @@ test_parallel (void)
   ModelMesh m;
   model_mesh_init (&m, 8);
   m.degree[MODEL_MESH_TP] = 2;
+  CU_ASSERT (model_tp_check (a, &m, NULL));
+  m.degree[MODEL_MESH_TP] = 3;
   g_autoptr (GError) e = NULL;
   CU_ASSERT_FALSE (model_tp_check (a, &m, &e));
   CU_ASSERT_PTR_NOT_NULL_FATAL (e);
-  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "MLA"));
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "num_attention_heads"));
   m.degree[MODEL_MESH_TP] = 1;
   CU_ASSERT (model_tp_check (a, &m, NULL));
   g_autoptr (ModelInventory) inv = model_inventory_new (a, NULL, NULL);
@@ -267,7 +269,7 @@ main (void)
     { "DeepSeek-V3: 671,026,419,200 total, 36,625,618,432 active, MTP", test_v3_counts },
     { "MLA tensor roles, names and shapes; dense layers' MLP", test_mla_roles },
     { "unsupported values refused naming file and key", test_refused },
-    { "tp > 1 refused under MLA; dense-layer MLP is no expert", test_parallel },
+    { "MLA splits over tp 2, not 3; dense-layer MLP is no expert", test_parallel },
     { "MoE layer forward FLOPs: 2·active matmul params·T + MLA attention", test_layer_flops },
   };
   return STEPSIM_RUN_TESTS ("models/arch_deepseek", tests);

@@ -690,6 +690,123 @@ test_shard_graph_liveness (void)
     }
 }
 
+/* A MoE layer's shared expert (Megatron shared_experts.py SharedExpertMLP: an MLP on the tp
+ * group). Qwen1.5-MoE-A2.7B (h 2048, 24 layers, shared expert 5632 with its sigmoid gate) at
+ * tp 2, ep 4: gate_proj and up_proj (5632, 2048) column-split to (2816, 2048), down_proj
+ * (2048, 5632) row-split to (2048, 2816), one copy a layer (no expert); the gate weight
+ * (1, 2048) whole. SP's gradient all-reduce takes the gate weight with the norms (Megatron
+ * tags it sequence_parallel): 24 · (2 · 2048 + 2048) + 2048 = 149,504. A shared expert of
+ * 5633 does not split over tp 2. In the layer graph without SP, the shared expert's fc1
+ * outputs and SwiGLU (e·T·S each) are split over tp, its reduce-scattered output, the
+ * gate's tensors and the sum with the routed output are whole (the sequence region). */
+static void
+test_shared_expert (void)
+{
+  g_autoptr (ModelArch) arch = shipped ("qwen1.5-moe-a2.7b");
+  g_autoptr (ModelInventory) inv = model_inventory_new (arch, NULL, NULL);
+  ModelMesh m = tp_mesh (2, 1);
+  m.degree[MODEL_MESH_DP_REPLICATE] = 4;
+  m.ep = 4;
+  g_autoptr (ModelTpLayout) l = model_tp_layout_new (inv, &m, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l);
+  static const char *const names[] = { "model.layers.{i}.mlp.shared_expert.gate_proj.weight",
+                                       "model.layers.{i}.mlp.shared_expert.up_proj.weight",
+                                       "model.layers.{i}.mlp.shared_expert.down_proj.weight",
+                                       "model.layers.{i}.mlp.shared_expert_gate.weight" };
+  const ModelTpTensor *x[4];
+  for (guint j = 0; j < 4; j++)
+    {
+      x[j] = find (l, inv, names[j]);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (x[j]);
+      CU_ASSERT (!x[j]->expert);
+      CU_ASSERT_EQUAL (x[j]->copies, 24);
+    }
+  check_local (x[0], 2816, 2048, MODEL_TP_COLUMN);
+  check_local (x[1], 2816, 2048, MODEL_TP_COLUMN);
+  check_local (x[2], 2048, 2816, MODEL_TP_ROW);
+  check_local (x[3], 1, 2048, MODEL_TP_REPLICATE);
+  CU_ASSERT_EQUAL (model_tp_sp_grad_numel (l, inv), 149504);
+
+  ModelArch odd = *arch;
+  odd.shared_expert_size = 5633;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT (!model_tp_check (&odd, &m, &e));
+  CU_ASSERT (e != NULL && strstr (e->message, "shared_expert_intermediate_size") != NULL
+             && strstr (e->message, "[parallel] tp") != NULL);
+
+  ModelCostParams p = params (1, 64, TRUE, 0);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (arch, &p);
+  g_autoptr (ModelGraph) r = model_tp_shard_graph (g, 2, FALSE, 16, 64, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (r);
+  static const char *const split[] = { "shared_gate", "shared_up", "shared_silu",
+                                       "shared_product", NULL };
+  static const char *const whole[] = { "shared_out", "shared_gate_logit", "shared_gate_sigmoid",
+                                       "shared_scaled", "moe_out", NULL };
+  guint n_split = 0, n_whole = 0;
+  for (guint i = 0; i < g->tensors->len; i++)
+    {
+      const ModelGraphTensor *a = &g_array_index (g->tensors, ModelGraphTensor, i);
+      const ModelGraphTensor *b = &g_array_index (r->tensors, ModelGraphTensor, i);
+      if (g_strv_contains (split, a->name))
+        {
+          n_split++;
+          CU_ASSERT_EQUAL (b->bytes, a->bytes / 2);
+        }
+      if (g_strv_contains (whole, a->name))
+        {
+          n_whole++;
+          CU_ASSERT_EQUAL (b->bytes, a->bytes);
+        }
+    }
+  CU_ASSERT_EQUAL (n_split, 4);
+  CU_ASSERT_EQUAL (n_whole, 5);
+}
+
+/* MLA under tp (Megatron-LM multi_latent_attention.py MLASelfAttention, TE spec):
+ * DeepSeek-V2-Lite (h 2048, 27 layers, 16 heads, q_lora_rank null, kv_lora_rank 512,
+ * dn 128, dr 64, dv 128) at tp 2: q_proj (16·192, 2048) column-split by heads to
+ * (1536, 2048); kv_a_proj_with_mqa (512 + 64, 2048), TELinear 'duplicated', whole;
+ * kv_b_proj (16·256, 512) column-split to (2048, 512); o_proj (2048, 16·128) row-split to
+ * (2048, 1024); kv_a_layernorm (512) whole. SP's gradient all-reduce takes the duplicated
+ * weights (sequence_parallel set on them) and the norms: 27 · (2 · 2048 + 512 + 576 · 2048)
+ * + 2048 = 31,976,960. DeepSeek-V3 (q_lora_rank 1536, 128 heads) at tp 8: q_a_proj
+ * (1536, 7168) whole, q_b_proj (128·192, 1536) split to (3072, 1536). 16 heads do not split
+ * over tp 3. */
+static void
+test_mla (void)
+{
+  g_autoptr (ModelArch) arch = shipped ("deepseek-v2-lite");
+  g_autoptr (ModelInventory) inv = model_inventory_new (arch, NULL, NULL);
+  ModelMesh m = tp_mesh (2, 1);
+  g_autoptr (ModelTpLayout) l = model_tp_layout_new (inv, &m, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l);
+  CU_ASSERT_EQUAL (l->q_heads, 8);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.q_proj.weight"), 1536, 2048,
+               MODEL_TP_COLUMN);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.kv_a_proj_with_mqa.weight"), 576, 2048,
+               MODEL_TP_REPLICATE);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.kv_b_proj.weight"), 2048, 512,
+               MODEL_TP_COLUMN);
+  check_local (find (l, inv, "model.layers.{i}.self_attn.o_proj.weight"), 2048, 1024,
+               MODEL_TP_ROW);
+  const ModelTpTensor *norm = find (l, inv, "model.layers.{i}.self_attn.kv_a_layernorm.weight");
+  CU_ASSERT_PTR_NOT_NULL_FATAL (norm);
+  CU_ASSERT_EQUAL (norm->local_shape[0], 512);
+  CU_ASSERT_EQUAL (norm->style, MODEL_TP_REPLICATE);
+  CU_ASSERT_EQUAL (model_tp_sp_grad_numel (l, inv), 31976960);
+
+  g_autoptr (ModelArch) v3 = shipped ("deepseek-v3");
+  g_autoptr (ModelInventory) inv3 = model_inventory_new (v3, NULL, NULL);
+  ModelMesh m8 = tp_mesh (8, 1);
+  g_autoptr (ModelTpLayout) l3 = model_tp_layout_new (inv3, &m8, 2.0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (l3);
+  check_local (find (l3, inv3, "model.layers.{i}.self_attn.q_a_proj.weight"), 1536, 7168,
+               MODEL_TP_REPLICATE);
+  check_local (find (l3, inv3, "model.layers.{i}.self_attn.q_b_proj.weight"), 3072, 1536,
+               MODEL_TP_COLUMN);
+  expect_error (arch, 3, "num_attention_heads");
+}
+
 int main (void);
 
 int
@@ -704,6 +821,8 @@ main (void)
     { "LoRA on parallel linears, GPT-2 Conv1D", test_lora_and_conv1d },
     { "MoE experts over ep and etp", test_moe_experts },
     { "SP's gradient all-reduce of norms and row biases", test_sp_grad_allreduce },
+    { "MoE shared expert: a dense MLP over tp, gate replicated", test_shared_expert },
+    { "MLA: up projections by heads, down projections duplicated", test_mla },
     { "tp divisibility errors", test_errors },
     { "Korthikanti Table 2 activations", test_korthikanti_table2 },
     { "every graph tensor has a tp region", test_graph_regions },
