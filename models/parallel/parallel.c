@@ -92,6 +92,7 @@ model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
   mesh->degree[MODEL_MESH_PP] = MAX (par->pp, 1);
   mesh->ep = MAX (par->ep, 1);
   mesh->etp = MAX (par->etp, 1);
+  mesh->order = par->order;
   if (par->dp_shard > 0)
     shard = par->dp_shard;
   else if (par->dp_replicate > 0)
