@@ -141,6 +141,13 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                  "%s", e->message);
   if (arch->n_experts == 0)
     return TRUE;
+  /* the order's expert carving (mesh.h: with pp inside dp, etp·ep must be cp·tp) */
+  GError *order_error = NULL;
+  if (!model_mesh_validate (&mesh, par->degree, &order_error))
+    {
+      g_propagate_prefixed_error (error, order_error, "group [parallel], ");
+      return FALSE;
+    }
   /* transformer_config.py __post_init__: "Bias in Moe is only supported when ETP==1" */
   if (etp > 1 && arch->mlp_bias)
     return fail (error, "group [parallel], key 'etp': ",
