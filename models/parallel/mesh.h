@@ -13,8 +13,9 @@
  * dp_shard; a pipeline stage is then the block of ranks [s·G, (s+1)·G), G = size / pp.
  *
  * The order (ModelMeshOrder, [parallel] order) may instead put pp inside dp: Megatron's
- * "tp-cp-ep-pp-dp" (megatron/training/arguments.py --use-tp-pp-dp-mapping; RankGenerator
- * reads the order innermost first), outermost first dp_replicate × dp_shard × pp × cp × tp:
+ * "tp-cp-ep-pp-dp" (--use-tp-pp-dp-mapping: megatron/training/initialize.py passes that
+ * order; RankGenerator reads it innermost first), outermost first dp_replicate × dp_shard ×
+ * pp × cp × tp:
  *   rank = (((rep·S + shard)·P + pp)·C + cp)·T + tp
  * so one pipeline's stages take neighbouring ranks (the same node, rack or pod) and the
  * data-parallel replicas lie pp·cp·tp ranks apart. A stage's ranks are then no block:

@@ -439,7 +439,8 @@ test_order_groups (void)
   CU_ASSERT_EQUAL (model_mesh_stride (&b, MODEL_MESH_PP), 2);
   CU_ASSERT_EQUAL (model_mesh_stride (&b, MODEL_MESH_DP_REPLICATE), 4);
   /* pp spans 4 ranks, inside the 8-GPU node; dp spans 16 */
-  CU_ASSERT (model_mesh_intra_node (&b, MODEL_MESH_PP) && !model_mesh_intra_node (&a, MODEL_MESH_PP));
+  CU_ASSERT (model_mesh_intra_node (&b, MODEL_MESH_PP));
+  CU_ASSERT (!model_mesh_intra_node (&a, MODEL_MESH_PP));
   CU_ASSERT (!model_mesh_intra_node (&b, MODEL_MESH_DP_REPLICATE));
   CU_ASSERT_EQUAL (model_mesh_stage_of (&a, 6), 0);
   CU_ASSERT_EQUAL (model_mesh_stage_of (&b, 6), 1);
