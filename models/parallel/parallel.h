@@ -165,7 +165,8 @@ gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *o
 
 /* The mesh: tp innermost, then cp, dp_replicate × dp_shard = degree / (tp·cp) (the
  * scenario's, or from the mode as above: "every GPU" reads "every data-parallel rank", a
- * node's GPUs for hybrid reads a node's / (tp·cp)), pp outermost (or, under par->order
+ * node's GPUs for hybrid reads a node's / (tp·cp), / (pp·cp·tp) under tp-cp-ep-pp-dp so
+ * that the shard group stays on the node), pp outermost (or, under par->order
  * tp-cp-ep-pp-dp, just outside cp); the expert degrees mesh.ep, mesh.etp from par->ep,
  * par->etp. */
 void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);

@@ -377,6 +377,16 @@ test_mode_mesh (void)
   CU_ASSERT (m.degree[MODEL_MESH_DP_REPLICATE] == 2 && m.degree[MODEL_MESH_DP_SHARD] == 8);
   CU_ASSERT_EQUAL (model_parallel_shard_size (&par), 8);
   CU_ASSERT_EQUAL (model_parallel_replicas (&par), 2);
+  /* hybrid with tp 2 × pp 2 (dp 4): by default a node's 8 GPUs are 4 dp ranks of one stage;
+   * under tp-cp-ep-pp-dp 2 pipeline replicas, so the shard group is 2, on the node */
+  par.tp = 2;
+  par.pp = 2;
+  model_parallel_mesh (&par, &m);
+  CU_ASSERT (m.degree[MODEL_MESH_DP_SHARD] == 4 && model_mesh_intra_node (&m, MODEL_MESH_DP_SHARD));
+  par.order = MODEL_MESH_ORDER_TP_CP_EP_PP_DP;
+  model_parallel_mesh (&par, &m);
+  CU_ASSERT (m.degree[MODEL_MESH_DP_SHARD] == 2 && m.degree[MODEL_MESH_DP_REPLICATE] == 2);
+  CU_ASSERT (model_mesh_intra_node (&m, MODEL_MESH_DP_SHARD));
   par = dp (MODEL_DP_ZERO3, 16, 8);
   par.dp_replicate = 4;
   model_parallel_mesh (&par, &m);
