@@ -97,8 +97,10 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
   g_autofree char *stage_text = NULL;
   if (o->stage != G_MININT)
     {
-      /* pp is the mesh's outermost dimension: stage s is GPUs [s·G, (s+1)·G), G = GPUs / pp;
-       * its GPUs hold the same layers, the first stands for them */
+      /* stage s's first GPU stands for its GPUs (they hold the same layers): s times the
+       * rank distance between stages, G = GPUs / pp under the default order (stage s is
+       * GPUs [s·G, (s+1)·G)), the summary's pp_rank_stride (cp·tp) under tp-cp-ep-pp-dp
+       * (models/parallel/mesh.h) */
       double pp = 1;
       if (!cli_summary_number (summary, "pp_stages", &pp, NULL))
         pp = 1;
@@ -109,7 +111,10 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
                        summary->file, o->stage, (guint) pp - 1);
           return FALSE;
         }
-      rank = (guint) o->stage * (cli_summary_n_ranks (summary) / (guint) pp);
+      double stride = cli_summary_n_ranks (summary) / (guint) pp;
+      if (!cli_summary_number (summary, "pp_rank_stride", &stride, NULL))
+        stride = cli_summary_n_ranks (summary) / (guint) pp;
+      rank = (guint) o->stage * (guint) stride;
       stage_text = g_strdup_printf (" (pipeline stage %d)", o->stage);
     }
   g_autofree char *rank_text = g_strdup_printf ("%u", rank);

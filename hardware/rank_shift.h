@@ -1,10 +1,11 @@
 /* hardware/rank_shift.h — the rank translations rank classes are built on
  * (models/plan/rank_classes.h): a leaf of value helpers, no state.
  *
- * The n ranks fall into consecutive blocks of `block` ranks (with pipeline stages, one
- * stage's ranks: the device mesh puts pp outermost, models/parallel/mesh.h; otherwise one
- * block of all n). The outer shift by `d` (dividing `block`) moves every rank d places
- * forward inside its block, wrapping around:
+ * The n ranks fall into consecutive blocks of `block` ranks (with pipeline stages under the
+ * default order, one stage's ranks: the device mesh puts pp outermost, models/parallel/
+ * mesh.h; otherwise, pp inside dp included, one block of all n, the caller keeping only the
+ * shifts that map every stage onto itself). The outer shift by `d` (dividing `block`)
+ * moves every rank d places forward inside its block, wrapping around:
  *     σ(b·B + j) = b·B + (j + d) mod B        (B = block, 0 ≤ j < B).
  * The inner shift τ does the same by `inner_d` places inside the smaller blocks of `inner`
  * ranks (inner divides d, so σ keeps a rank's offset in its inner block and σ and τ

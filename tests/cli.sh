@@ -528,6 +528,26 @@ then ok "pp: DeepSpeed ZeRO-2 with pp refused"; else bad "pp: DeepSpeed ZeRO-2 w
   --set model.num_hidden_layers=32 --set "parallel.pipeline_layout=Et*8|t*8|t*8|t*8L" >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'pipeline_layout' (its chunks make the stages virtual)" mesh.err && ! test -e pp.h5
 then ok "pp: a layout's implied virtual stages blamed on the layout"; else bad "pp: a layout's implied virtual stages blamed on the layout (exit $rc)"; cat mesh.err; fi
+# [parallel] order (models/parallel/mesh.h): Megatron's tp-cp-ep-pp-dp puts a pipeline's stages
+# on neighbouring GPUs; the summary says where stage s lies and names the order, plot --stage
+# finds stage 1's first GPU (rank cp·tp = 2), and a bad spelling is one error naming file,
+# group and key with the accepted list; with pp = 1 the key warns (both orders coincide).
+s10="$srcdir/tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini"
+"$STEPSIM" run "$s10" -o ord.h5 --set cluster.nodes=4 --set parallel.pp=2 --set parallel.tp=2 \
+  --set training.grad_accum=4 --set parallel.order=tp-pp-dp >ord.out 2>&1
+check "order tp-pp-dp: the summary names the order and where stage s lies" \
+  sh -c "grep -q '^parallel .*; rank order tp-cp-ep-pp-dp\$' ord.out && grep -qF 'stage s on the GPUs r with (r / 2) mod 2 = s (order tp-cp-ep-pp-dp' ord.out"
+"$STEPSIM" plot memory ord.h5 --stage 1 -o ord.svg >/dev/null 2>&1
+check "order tp-pp-dp: plot --stage 1 draws rank 2" grep -qF "memory of rank 2 (pipeline stage 1)" ord.svg
+"$STEPSIM" run "$s10" -q -o ord2.h5 --set parallel.order=tp-dp-cp-pp >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "s10-llama-3.2-1b-ddp-8xa100.ini" mesh.err \
+   && grep -qF "group [parallel], key 'order': unknown order 'tp-dp-cp-pp'" mesh.err \
+   && grep -qF "tp-cp-ep-pp-dp (Megatron --use-tp-pp-dp-mapping" mesh.err && ! test -e ord2.h5
+then ok "order: an unknown order named with the accepted ones"; else bad "order: an unknown order named with the accepted ones (exit $rc)"; cat mesh.err; fi
+"$STEPSIM" run "$s10" -q -o ord2.h5 --set parallel.order=tp-cp-ep-pp-dp >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 0 ] && grep -q "key 'order': has no effect: pp = 1" mesh.err
+then ok "order: without pp warns"; else bad "order: without pp warns (exit $rc)"; cat mesh.err; fi
+rm -f ord.h5 ord2.h5 ord.svg ord.out
 # A ds_config under another profile (the HF Trainer's --deepspeed) runs DeepSpeed's engine too:
 # the same refusal, naming the ds_config as the reason (and, with four overrides named in
 # the message, its group and key still whole: the prefix names at most what fits).

@@ -35,20 +35,35 @@ states_text (const ModelSimResult *res)
   return g_string_free (t, FALSE);
 }
 
-/* Pipeline stages (pp > 1): stage s's peak, the most of its ranks — pp is the mesh's
- * outermost dimension (models/parallel/mesh.h), so stage s is GPUs [s·G, (s+1)·G) with
- * G = GPUs / pp. `alloc`, `dev`: B. */
+/* Pipeline stages (pp > 1): stage s's peak, the most of its ranks — the mesh's
+ * (models/parallel/mesh.h model_mesh_stage_rank: under the default order GPUs [s·G,
+ * (s+1)·G) with G = GPUs / pp, under tp-cp-ep-pp-dp runs of cp·tp GPUs pp·cp·tp apart).
+ * `alloc`, `dev`: B. */
 static void
 stage_peak (const CliScenario *sc, const ModelSimResult *res, guint stage, double *alloc,
             double *dev)
 {
-  guint g = res->n_ranks / MAX (sc->par.pp, 1);
+  ModelMesh mesh;
+  model_parallel_mesh (&sc->par, &mesh);
+  guint g = model_mesh_stage_size (&mesh);
   *alloc = *dev = 0;
-  for (guint r = stage * g; r < (stage + 1) * g && r < res->n_ranks; r++)
+  for (guint i = 0; i < g; i++)
     {
+      guint r = model_mesh_stage_rank (&mesh, stage, i);
+      if (r >= res->n_ranks)
+        break;
       *alloc = MAX (*alloc, res->rank_peak_allocated[r]);
       *dev = MAX (*dev, res->rank_device_used[r]);
     }
+}
+
+/* The pipeline stage of global `rank` under the scenario's mesh order. */
+static guint
+stage_of (const CliScenario *sc, guint rank)
+{
+  ModelMesh mesh;
+  model_parallel_mesh (&sc->par, &mesh);
+  return model_mesh_stage_of (&mesh, rank);
 }
 
 static void
@@ -56,9 +71,8 @@ print_stages (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   if (sc->par.pp <= 1 || res->rank_peak_allocated == NULL)
     return;
-  guint g = res->n_ranks / sc->par.pp;
   fprintf (out, "pipeline stages (peak of each stage's GPUs; worst: stage %u)\n",
-           res->worst_rank / g);
+           stage_of (sc, res->worst_rank));
   for (guint st = 0; st < sc->par.pp; st++)
     {
       double alloc, dev;
@@ -344,26 +358,41 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                                   ? g_strdup_printf (", %u chunks per rank", sc->par.pp_virtual)
                                   : g_strdup ("");
       guint g = res->n_ranks / sc->par.pp;
+      guint run = MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1);
+      g_autofree char *where
+        = sc->par.order == MODEL_MESH_ORDER_TP_CP_EP_DP_PP
+            ? g_strdup_printf ("GPUs [%u·s, %u·s + %u)", g, g, g)
+            : g_strdup_printf ("the GPUs r with (r / %u) mod %u = s (order %s: a pipeline's "
+                               "stages %u GPU%s apart, data-parallel replicas %u apart)",
+                               run, sc->par.pp, model_mesh_order_name (sc->par.order), run,
+                               run == 1 ? "" : "s", run * sc->par.pp);
       fprintf (out, "pipeline   pp %u, %s schedule%s, %" G_GUINT64_FORMAT " micro-batches per "
-                    "step; stage s on GPUs [%u·s, %u·s + %u)\n",
+                    "step; stage s on %s\n",
                sc->par.pp, model_pp_schedule_name (sc->par.pp_schedule), chunks,
-               s->grad_accum, g, g, g);
+               s->grad_accum, where);
     }
+  /* a non-default rank order ([parallel] order, mesh.h) closes the parallel line */
+  g_autofree char *order
+    = sc->par.order == MODEL_MESH_ORDER_TP_CP_EP_DP_PP
+        ? g_strdup ("")
+        : g_strdup_printf ("; rank order %s", model_mesh_order_name (sc->par.order));
   if (res->n_ranks > 1 && sc->par.tp > 1)
     fprintf (out, "parallel   tensor parallel tp %u%s%s%s x data parallel %s over %u (ZeRO "
-                  "stage %u, shard group %u), %s\n",
+                  "stage %u, shard group %u), %s%s\n",
              sc->par.tp, sc->par.sequence_parallel ? " + sequence parallel" : "",
              sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE ? ", comm overlap " : "",
              sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE
                ? model_parallel_tp_overlap_name (sc->par.tp_comm_overlap) : "",
              model_parallel_mode_name (sc->par.mode), model_parallel_dp_degree (&sc->par),
-             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states,
+             order);
   else if (res->n_ranks > 1)
     fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
-                  "%s\n",
+                  "%s%s\n",
              model_parallel_mode_name (sc->par.mode),
              sc->par.pp > 1 ? model_parallel_dp_degree (&sc->par) : res->n_ranks,
-             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states);
+             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states,
+             order);
   if (res->n_ranks > 1 && MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1) > 1)
     {
       /* the expert grid each stage carves from its dp·cp·tp ranks (mesh.h) */
@@ -575,8 +604,15 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   if (sc->par.pp > 1 && res->rank_peak_allocated != NULL)
     {
       sim_recorder_summary_scalar (rec, "pp_stages", sc->par.pp, "1");
-      sim_recorder_summary_scalar (rec, "peak_stage", res->worst_rank / (res->n_ranks / sc->par.pp),
-                                   "1");
+      sim_recorder_summary_scalar (rec, "peak_stage", stage_of (sc, res->worst_rank), "1");
+      /* under a non-default order, where stage s's first GPU is (s · this; plot --stage) */
+      if (sc->par.order != MODEL_MESH_ORDER_TP_CP_EP_DP_PP)
+        {
+          ModelMesh mesh;
+          model_parallel_mesh (&sc->par, &mesh);
+          sim_recorder_summary_scalar (rec, "pp_rank_stride",
+                                       model_mesh_stride (&mesh, MODEL_MESH_PP), "1");
+        }
       for (guint st = 0; st < sc->par.pp; st++)
         {
           double alloc, dev;

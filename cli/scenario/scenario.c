@@ -48,7 +48,7 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
                                              "tp_comm_overlap", "pp", "cp", "cp_variant",
                                              "pipeline_schedule", "virtual_stages",
                                              "layers_per_stage", "pipeline_layout", "ep",
-                                             "etp", NULL };
+                                             "etp", "order", NULL };
 static const char *const moe_keys[] = { "capacity_factor", "load_imbalance", "pad_to_capacity",
                                         NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers",

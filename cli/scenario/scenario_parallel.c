@@ -20,7 +20,9 @@
  * false, default false: Megatron's --sequence-parallel), tp_comm_overlap (none | bulk |
  * pipelined, default none: Megatron without --tp-comm-overlap; bulk and pipelined are
  * Transformer Engine's userbuffers overlaps, need sequence_parallel; models/parallel/
- * parallel.h, models/plan/plan_tp_overlap.c).
+ * parallel.h, models/plan/plan_tp_overlap.c). order (Megatron's rank order, innermost
+ * first: tp-cp-ep-dp-pp, the default, or tp-cp-ep-pp-dp, --use-tp-pp-dp-mapping; the short
+ * forms without ep- or cp- too; models/parallel/mesh.h).
  * [run]: steps (default 1), seed (default 1), kernel_jitter (coefficient of variation,
  * default 0), stragglers ("RANK:FACTOR; RANK:FACTOR", factors in [1, 100]).
  */
@@ -40,13 +42,16 @@ get_text (GKeyFile *kf, const char *group, const char *key, char **out)
 static gboolean
 load_parallel_enums (GKeyFile *kf, ModelParallel *par, GError **error)
 {
-  g_autofree char *mode = NULL, *algo = NULL, *dtype = NULL;
+  g_autofree char *mode = NULL, *algo = NULL, *dtype = NULL, *order = NULL;
   if (get_text (kf, "parallel", "data_parallel", &mode)
       && !model_parallel_mode_from_string (mode, &par->mode, error))
     return PREFIX_KEY (error, "parallel", "data_parallel"), FALSE;
   if (get_text (kf, "parallel", "algorithm", &algo)
       && !hw_collective_algorithm_from_string (algo, &par->algorithm, error))
     return PREFIX_KEY (error, "parallel", "algorithm"), FALSE;
+  if (get_text (kf, "parallel", "order", &order)
+      && !model_mesh_order_from_string (order, &par->order, error))
+    return PREFIX_KEY (error, "parallel", "order"), FALSE;
   if (get_text (kf, "parallel", "reduce_dtype", &dtype))
     {
       if (!hw_dtype_from_string (dtype, &par->reduce_dtype, error))

@@ -125,6 +125,10 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "tp_comm_overlap", "tp = 1 runs no tensor-parallel collectives");
   if (par->cp <= 1 && has (kf, "parallel", "cp_variant"))
     NOTE ("parallel", "cp_variant", "cp = 1 splits no sequence");
+  /* mesh.h: with one stage both orders lay the ranks out alike */
+  if (par->pp <= 1 && par->order != MODEL_MESH_ORDER_TP_CP_EP_DP_PP)
+    NOTE ("parallel", "order", "pp = 1: %s lays the ranks out as the default order",
+          model_mesh_order_name (par->order));
   /* plan_ep.c: at ep 1 every rank holds every expert and runs all the routed rows, so a
    * hot expert makes no rank slower (the leaf's slowdown is 1); capacity still clips it */
   if (par->ep <= 1 && !par->moe_drop && sc->arch->n_experts > 0

@@ -92,12 +92,18 @@ model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh)
   mesh->degree[MODEL_MESH_PP] = MAX (par->pp, 1);
   mesh->ep = MAX (par->ep, 1);
   mesh->etp = MAX (par->etp, 1);
+  mesh->order = par->order;
   if (par->dp_shard > 0)
     shard = par->dp_shard;
   else if (par->dp_replicate > 0)
     shard = MAX (d / par->dp_replicate, 1);
   else if (par->mode == MODEL_DP_FSDP_HYBRID_SHARD)
-    shard = MIN (MAX (par->gpus_per_node / (tp * cp), 1), d);
+    {
+      /* a node's data-parallel ranks: under tp-cp-ep-pp-dp a node's GPUs hold whole
+       * pipeline replicas (pp·cp·tp each), so the dp ranks on it are GPUs / (pp·cp·tp) */
+      guint per_dp = tp * cp * (par->order == MODEL_MESH_ORDER_TP_CP_EP_PP_DP ? MAX (par->pp, 1) : 1);
+      shard = MIN (MAX (par->gpus_per_node / per_dp, 1), d);
+    }
   else if (mode_row (par->mode) > 0)
     shard = d;
   mesh->degree[MODEL_MESH_DP_SHARD] = MAX (shard, 1);

@@ -105,13 +105,16 @@ typedef struct
    * degree is degree / (tp·cp). */
   guint cp;                  /* >= 1 (0 reads 1) */
   ModelCpVariant cp_variant; /* ring (default), all_gather, ulysses */
-  /* Pipeline parallelism (pipeline_schedule.h): the mesh's outermost dimension, as Megatron's
-   * "tp-cp-ep-dp-pp" (parallel_state.py RankGenerator) and torchtitan's ["pp", ...]: stage
-   * s holds ranks [s·G, (s+1)·G) of G = degree / pp, so a stage's tp/cp/dp groups stay
-   * together and consecutive stages are G ranks apart (across nodes once G fills one).
+  /* Pipeline parallelism (pipeline_schedule.h): by default the mesh's outermost dimension,
+   * as Megatron's "tp-cp-ep-dp-pp" (parallel_state.py RankGenerator) and torchtitan's
+   * ["pp", ...]: stage s holds ranks [s·G, (s+1)·G) of G = degree / pp, so a stage's
+   * tp/cp/dp groups stay together and consecutive stages are G ranks apart (across nodes
+   * once G fills one); under order tp-cp-ep-pp-dp, consecutive stages are cp·tp ranks apart
+   * and a stage's ranks are the mesh's (model_mesh_stage_of).
    * The data-parallel degree is degree / (tp·cp·pp); every model state is split over the
    * stages by layer (each rank holds only its stage's layers). */
   guint pp;                  /* >= 1 (0 reads 1) */
+  ModelMeshOrder order;      /* the mesh's rank layout (mesh.h; default tp-cp-ep-dp-pp) */
   ModelPpScheduleKind pp_schedule; /* 1F1B by default, INTERLEAVED with pp_virtual > 1 */
   guint pp_virtual;          /* model chunks per rank v (0: 1, or the layout's) */
   guint pp_layers_per_stage[MODEL_PP_MAX_STAGES]; /* p·v counts in model order, or none */
@@ -162,8 +165,10 @@ gboolean model_parallel_mode_from_string (const char *text, ModelDataParallel *o
 
 /* The mesh: tp innermost, then cp, dp_replicate × dp_shard = degree / (tp·cp) (the
  * scenario's, or from the mode as above: "every GPU" reads "every data-parallel rank", a
- * node's GPUs for hybrid reads a node's / (tp·cp)), pp outermost; the expert degrees
- * mesh.ep, mesh.etp from par->ep, par->etp. */
+ * node's GPUs for hybrid reads a node's / (tp·cp), / (pp·cp·tp) under tp-cp-ep-pp-dp so
+ * that the shard group stays on the node), pp outermost (or, under par->order
+ * tp-cp-ep-pp-dp, just outside cp); the expert degrees mesh.ep, mesh.etp from par->ep,
+ * par->etp. */
 void model_parallel_mesh (const ModelParallel *par, ModelMesh *mesh);
 /* Where `state` lies in `phase` under the mode (table above). */
 ModelPlacements model_parallel_placements (const ModelParallel *par, ModelState state,

@@ -383,7 +383,7 @@ void plan_pp_clear (PlanPp *pp);
 double plan_pp_state_fraction (const ModelPlan *p, guint rank, ModelMemCategory c);
 /* Its largest value over the pipeline ranks (1 without pp). */
 double plan_pp_state_fraction_max (const ModelPlan *p, ModelMemCategory c);
-/* The pipeline rank (stage 0 … pp − 1, the mesh's outermost coordinate) of global `rank`
+/* The pipeline rank (stage 0 … pp − 1, the mesh's pp coordinate) of global `rank`
  * (in plan_state.c). */
 guint plan_pp_rank_of (const ModelPlan *p, guint rank);
 /* The trainable parameters (elements) `rank` holds, tp-local and unsharded: those not of

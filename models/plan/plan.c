@@ -293,8 +293,12 @@ plan_too_large (const ModelPlan *p, GError **error)
                  "tasks (one per rank class; an NCCL tree across nodes or a straggler leaves "
                  "more classes): about %.1f million tasks, more than the %.0f million a plan "
                  "holds (each 0.6-1 KB and 20-100 us of CPU); use fewer stages or "
-                 "micro-batches",
-                 p->n_ranks, p->par.pp, built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
+                 "micro-batches%s",
+                 p->n_ranks, p->par.pp, built, tasks, MODEL_PLAN_MAX_TASKS / 1e6,
+                 p->par.order != MODEL_MESH_ORDER_TP_CP_EP_DP_PP
+                   ? ", or [parallel] order = tp-cp-ep-dp-pp (rank order tp-cp-ep-pp-dp "
+                     "replays the ranks of whole pipeline replicas)"
+                   : "");
   else
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                  "group [run], key 'rank_classes': %u ranks are built and replayed (one per "
@@ -389,8 +393,13 @@ model_plan_new_representatives (const ModelArch *arch, const ModelStack *stack,
   g_return_val_if_fail (paged_spill == 0 || model_stack_optimizer_is_paged (stack), NULL);
   guint n = par != NULL ? MAX (par->degree, 1) : 1;
   g_return_val_if_fail (built == NULL || (built->n == n && hw_rank_shift_valid (built)), NULL);
-  g_return_val_if_fail (built == NULL || hw_rank_shift_is_identity (built) || par == NULL
-                          || (n / MAX (par->pp, 1)) % built->block == 0, NULL);
+  if (built != NULL && !hw_rank_shift_is_identity (built) && par != NULL)
+    {
+      ModelMesh mesh;
+      model_parallel_mesh (par, &mesh);
+      g_return_val_if_fail (model_mesh_size (&mesh) == n
+                              && model_mesh_shift_keeps_stages (&mesh, built), NULL);
+    }
   return plan_build (arch, stack, par, paged_spill, built, error);
 }
 
@@ -599,6 +608,13 @@ guint
 model_plan_pp_degree (const ModelPlan *plan)
 {
   return plan->pp.pp;
+}
+
+const ModelMesh *
+model_plan_mesh (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, NULL);
+  return &plan->mesh;
 }
 
 guint

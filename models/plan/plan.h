@@ -161,8 +161,9 @@ ModelPlan *model_plan_new_paged (const ModelArch *arch, const ModelStack *stack,
  * (rank_classes.h) are the orbits of that shift, each rank standing for its class's
  * representative. Collective instances keep their whole member lists; per-rank queries
  * (initial handles, creation tasks, state bytes, offload amounts) of any rank answer for
- * its representative. The identity builds every rank; otherwise the shift's blocks must
- * divide a pipeline stage's ranks (rank count / pp), whose plans depend on the rank only
+ * its representative. The identity builds every rank; otherwise the shift must keep every
+ * rank in its pipeline stage (model_mesh_shift_keeps_stages: under the default order its
+ * blocks divide a stage's rank count / pp), the plans depending on the rank only
  * through its stage and its collective groups (rank_classes.h). API misuse: NULL.
  * More than MODEL_PLAN_MAX_TASKS tasks: NULL + G_KEY_FILE_ERROR_INVALID_VALUE naming
  * [parallel] pp (pipeline stages) or [run] rank_classes. The other constructors build every
@@ -263,9 +264,11 @@ double model_plan_hardware_flops (const ModelPlan *plan);
 double model_plan_tokens_per_rank (const ModelPlan *plan);
 
 /* Pipeline stages (pp, 1 without pipeline parallelism) and the pipeline rank (0 .. pp−1,
- * the mesh's outermost coordinate) of global rank `rank`. */
+ * the mesh's pp coordinate, model_mesh_stage_of) of global rank `rank`. */
 guint model_plan_pp_degree (const ModelPlan *plan);
 guint model_plan_pp_rank (const ModelPlan *plan, guint rank);
+/* The device mesh the plan's ranks are laid out on (borrowed, the plan's). */
+const ModelMesh *model_plan_mesh (const ModelPlan *plan);
 
 /* Expert parallelism's routing load (models/parallel/expert_parallel.h model_ep_dispatch):
  * the routed token rows one MoE layer and micro-batch gives the slowest expert-parallel

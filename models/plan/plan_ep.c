@@ -44,7 +44,8 @@
  *                 FSDP and hybrid sharding with ep > 1 are refused where a sharded state
  *                 would hold expert tensors.
  * With pipeline stages each stage's dp·cp·tp ranks carve their own expert grid (mesh.h
- * model_mesh_expert_group, Megatron's expert_decoder_rank_generator with pp outermost): a
+ * model_mesh_expert_group, Megatron's expert_decoder_rank_generator under the mesh's
+ * order; with pp inside dp, tp-cp-ep-pp-dp, etp·ep must be cp·tp, as Megatron asserts): a
  * stage's dispatch, combine and expert-gradient reductions never leave it.
  * Expert tensor parallelism (etp > 1; Megatron's expert_tensor_parallel_size, carved
  * innermost from any of the stage's ranks, tensor- or data-parallel: nothing in Megatron
@@ -141,6 +142,13 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                  "%s", e->message);
   if (arch->n_experts == 0)
     return TRUE;
+  /* the order's expert carving (mesh.h: with pp inside dp, etp·ep must be cp·tp) */
+  GError *order_error = NULL;
+  if (!model_mesh_validate (&mesh, par->degree, &order_error))
+    {
+      g_propagate_prefixed_error (error, order_error, "group [parallel], ");
+      return FALSE;
+    }
   /* transformer_config.py __post_init__: "Bias in Moe is only supported when ETP==1" */
   if (etp > 1 && arch->mlp_bias)
     return fail (error, "group [parallel], key 'etp': ",

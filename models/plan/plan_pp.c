@@ -4,10 +4,13 @@
  * as P2P transfers. The bubble is not computed anywhere: it is what the executor's replay
  * of these per-rank orders and their cross-rank transfers leaves idle.
  *
- * Rank order (mesh.h, Megatron's "tp-cp-ep-dp-pp", parallel_state.py RankGenerator): pp is
- * the outermost mesh dimension, so pipeline rank s of a (dp, cp, tp) coordinate is the
- * global rank with that coordinate and pp = s; stage s's tp group stays on one node's
- * NVLink and consecutive stages are degree / pp ranks apart (NICs once that fills a node).
+ * Rank order (mesh.h, parallel_state.py RankGenerator): pipeline rank s of a (dp, cp, tp)
+ * coordinate is the global rank with that coordinate and pp = s (peer() below, whatever
+ * the order). Under Megatron's default "tp-cp-ep-dp-pp" pp is the outermost mesh
+ * dimension: stage s's tp group stays on one node's NVLink and consecutive stages are
+ * degree / pp ranks apart (NICs once that fills a node); under "tp-cp-ep-pp-dp"
+ * (--use-tp-pp-dp-mapping) they are cp·tp ranks apart, a pipeline's stages on neighbouring
+ * nodes and its data-parallel replicas far apart.
  *
  * What each pipeline rank holds: the decoder layers of its virtual stages (the partition:
  * even, layers_per_stage or Megatron's layout), the embedding on the stage that has it

@@ -320,12 +320,33 @@ collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, const Hw
   return TRUE;
 }
 
-/* The block the rank classes of `plan`'s ranks live in: one pipeline stage's ranks (pp is
- * the mesh's outermost dimension, mesh.h), all n without stages. */
+/* The block the rank classes of a mesh's ranks are searched in: one pipeline stage's ranks
+ * where the stages are blocks (pp outermost, mesh.h; all n without stages), all n
+ * otherwise (tp-cp-ep-pp-dp: the candidates are then filtered to those keeping every rank
+ * in its stage, model_mesh_shift_keeps_stages, such as shifts by whole pipeline replicas
+ * of pp·cp·tp ranks). */
 static guint
-stage_block (guint n, guint pp)
+stage_block (const ModelMesh *mesh)
 {
-  return n / MAX (pp, 1);
+  return model_mesh_stages_contiguous (mesh) ? model_mesh_stage_size (mesh)
+                                             : model_mesh_size (mesh);
+}
+
+/* The shift whose representatives are one rank of each stage (the first): the plain shift
+ * by one inside stage blocks, or under tp-cp-ep-pp-dp the shift by a whole pipeline
+ * replica (pp·cp·tp ranks) with the inner shift by one inside each stage's run of cp·tp
+ * ranks. */
+static HwRankShift
+one_per_stage (const ModelMesh *mesh)
+{
+  guint n = model_mesh_size (mesh), block = stage_block (mesh);
+  if (model_mesh_stages_contiguous (mesh))
+    return hw_rank_shift_plain (n, block, 1);
+  guint run = model_mesh_stride (mesh, MODEL_MESH_PP);
+  HwRankShift sh = hw_rank_shift_plain (n, n, run * mesh->degree[MODEL_MESH_PP]);
+  if (run > 1)
+    sh.inner = run, sh.inner_d = 1;
+  return sh;
 }
 
 static gint
@@ -344,8 +365,10 @@ fewer_reps (gconstpointer a, gconstpointer b)
  * each node (hw_topology_shift_map says which the cluster allows). GArray of HwRankShift,
  * new. */
 static GArray *
-candidates (guint n, guint stage)
+candidates (const ModelMesh *mesh)
 {
+  guint n = model_mesh_size (mesh), stage = stage_block (mesh);
+  gboolean filter = !model_mesh_stages_contiguous (mesh);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (HwRankShift));
   for (guint g = stage; g >= 2; g--)
     if (stage % g == 0)
@@ -353,7 +376,8 @@ candidates (guint n, guint stage)
         if (g % d == 0)
           {
             HwRankShift sh = hw_rank_shift_plain (n, g, d);
-            g_array_append_val (out, sh);
+            if (!filter || model_mesh_shift_keeps_stages (mesh, &sh))
+              g_array_append_val (out, sh);
           }
   for (guint c = 0, plain = out->len; c < plain; c++)
     {
@@ -365,7 +389,8 @@ candidates (guint n, guint stage)
               {
                 HwRankShift sh = outer;
                 sh.inner = h, sh.inner_d = e;
-                g_array_append_val (out, sh);
+                if (!filter || model_mesh_shift_keeps_stages (mesh, &sh))
+                  g_array_append_val (out, sh);
               }
     }
   g_array_sort (out, fewer_reps); /* g_array_sort is stable (GLib ≥ 2.76 documents it;
@@ -382,7 +407,7 @@ model_rank_classes_shift (const ModelPlan *plan, const HwCluster *cluster)
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, none);
   if (model_plan_n_built (plan) < n) /* built for its representatives: proven then */
     return *model_plan_built (plan);
-  g_autoptr (GArray) cands = candidates (n, stage_block (n, model_plan_pp_degree (plan)));
+  g_autoptr (GArray) cands = candidates (model_plan_mesh (plan));
   Index x;
   index_build (&x, plan);
   HwRankShift found = none;
@@ -480,20 +505,19 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
                           && shift != NULL, NULL);
   guint n = MAX (par->degree, 1);
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, NULL);
-  guint block = stage_block (n, par->pp);
-  if (block > 1)
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  if (model_mesh_stage_size (&mesh) > 1)
     {
       /* one rank of each stage: the plan of every class is its stage's and its groups' */
-      HwRankShift base = hw_rank_shift_plain (n, block, 1);
+      HwRankShift base = one_per_stage (&mesh);
       ModelPlan *one = model_plan_new_representatives (arch, stack, par, paged_spill, &base,
                                                        error);
       if (one == NULL)
         return NULL;
-      ModelMesh mesh;
-      model_parallel_mesh (par, &mesh);
       g_autoptr (GArray) dims = g_array_new (FALSE, FALSE, sizeof (guint));
       gboolean ok = structural (one, dims);
-      g_autoptr (GArray) cands = candidates (n, block);
+      g_autoptr (GArray) cands = candidates (&mesh);
       for (guint c = 0; ok && c < cands->len; c++)
         {
           const HwRankShift *sh = &g_array_index (cands, HwRankShift, c);

@@ -3,10 +3,14 @@
  * Almost every rank of a data-, tensor-, context- or pipeline-parallel job does the same work
  * as many others on the same kind of links (Multiverse, NSDI 2025, exploits the same
  * symmetry). Here the symmetry is found, not assumed. The candidates are the shift groups of
- * hardware/rank_shift.h, inside pipeline stages (pp is the mesh's outermost dimension, so
- * stage s holds ranks s·B … s·B + B − 1, B = n / pp; B = n without stages): an outer shift σ
- * by d places inside blocks of g ranks (g dividing B), and optionally an inner shift τ by e
- * places inside blocks of h ranks (h dividing d). On a cluster of nodes the ones that
+ * hardware/rank_shift.h, inside pipeline stages (under the default order pp is the mesh's
+ * outermost dimension, so stage s holds ranks s·B … s·B + B − 1, B = n / pp; B = n without
+ * stages): an outer shift σ by d places inside blocks of g ranks (g dividing B), and
+ * optionally an inner shift τ by e places inside blocks of h ranks (h dividing d). Under
+ * the order tp-cp-ep-pp-dp (mesh.h) a stage is no block: the blocks are then divisors of
+ * n and only the shifts that keep every rank in its stage are tried
+ * (model_mesh_shift_keeps_stages): σ by whole pipeline replicas (d a multiple of pp·cp·tp
+ * ranks) and rotations inside a stage's runs of cp·tp ranks. On a cluster of nodes the ones that
  * survive are σ moving a stage's ranks by whole nodes and σ or τ rotating every node's GPUs
  * (hardware/topology.h hw_topology_shift_map). The group is a symmetry of a run when each
  * generator is, that is when

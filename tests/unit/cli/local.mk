@@ -1,6 +1,11 @@
 # tests/unit/cli: scenario loading (bad input) and the seed validation cases.
 check_PROGRAMS += tests/unit/cli/test_scenario tests/unit/cli/test_validation
 check_PROGRAMS += tests/unit/cli/test_ep_scenario
+# [parallel] order: the rank order on pods, bad values.
+check_PROGRAMS += tests/unit/cli/test_order_scenario
+tests_unit_cli_test_order_scenario_SOURCES = tests/unit/cli/test_order_scenario.c tests/unit/cli/simulate.h
+tests_unit_cli_test_order_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_order_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
 tests_unit_cli_test_ep_scenario_SOURCES = tests/unit/cli/test_ep_scenario.c
 tests_unit_cli_test_ep_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_ep_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

@@ -393,6 +393,49 @@ test_pods_collapse (void)
   CU_ASSERT_EQUAL (reps_of (rel, pods_two), 4);
 }
 
+/* Rank order tp-cp-ep-pp-dp ([parallel] order, mesh.h): a pipeline replica (pp·cp·tp
+ * ranks) is consecutive and a stage is no rank block, so the classes come from shifts that
+ * keep every rank's stage (model_mesh_shift_keeps_stages). 32 A100s (4 nodes), pp 2, tp 2:
+ * a replica is 4 ranks, two per node; whole nodes shift and each node's two replicas swap
+ * (inner block 8 by 4): 4 representatives, one per (stage, tp) pair. The same in 2 pods of 2
+ * nodes (4:1): only whole pods swap, 8. 128 A100s under ZeRO-1: 4 again; under DDP the
+ * all-reduce over each stage's 32 data-parallel ranks runs as an NCCL tree across the 16
+ * nodes: no shift across nodes; each node's two replicas swap (block 8 by 4) and each tp
+ * pair swaps (inner block 2 by 1): one representative per stage and node, 32. Mixtral on one node with
+ * pp 2, tp 2 (SP), ep 2 = cp·tp: the expert grid carved as Megatron's expert generator.
+ * Collapsed = full to 1e-9, and the representatives' plan holds the full plan's tasks. */
+static void
+test_order_collapse (void)
+{
+  const char *rel = "tests/validation/s10-llama-3.2-1b-ddp-8xa100.ini";
+  static const char *const two_nodes[]
+      = { "cluster.nodes=4", "parallel.pp=2", "parallel.tp=2", "training.grad_accum=4",
+          "parallel.order=tp-cp-ep-pp-dp", NULL };
+  static const char *const pods[]
+      = { "cluster.nodes=4", "cluster.nodes_per_pod=2", "cluster.pod_oversubscription=4",
+          "parallel.pp=2", "parallel.tp=2", "training.grad_accum=4",
+          "parallel.order=tp-cp-ep-pp-dp", NULL };
+  static const char *const zero1[]
+      = { "cluster.nodes=16", "parallel.pp=2", "parallel.tp=2", "parallel.data_parallel=zero1",
+          "training.grad_accum=4", "parallel.order=tp-pp-dp", NULL };
+  static const char *const tree[]
+      = { "cluster.nodes=16", "parallel.pp=2", "parallel.tp=2", "training.grad_accum=4",
+          "parallel.order=tp-pp-dp", NULL };
+  static const char *const experts[]
+      = { "parallel.pp=2", "parallel.tp=2", "parallel.sequence_parallel=true", "parallel.ep=2",
+          "parallel.order=tp-cp-ep-pp-dp", NULL };
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, two_nodes), 4);
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, pods), 8);
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, zero1), 4);
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, tree), 32);
+  CU_ASSERT_EQUAL (reps_of (rel, two_nodes), 4);
+  CU_ASSERT_EQUAL (reps_of (rel, pods), 8);
+  CU_ASSERT_EQUAL (reps_of (rel, zero1), 4);
+  const char *moe = "scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini";
+  check_equivalent_with (moe, experts);
+  check_representatives (moe, experts);
+}
+
 /* A straggler at rank 5 of 8 breaks every shift that moves rank 5 onto a normal rank: only
  * the identity is left, and the run replays every rank. */
 static void
@@ -416,6 +459,7 @@ main (void)
     { "shared expert and MLA under tp: collapsed = full to 1e-9", test_shared_expert_tp_collapse },
     { "pipeline stages: collapsed = full to 1e-9", test_pipeline_collapse },
     { "pods: only pod-preserving shifts; collapsed = full to 1e-9", test_pods_collapse },
+    { "rank order tp-cp-ep-pp-dp: collapsed = full to 1e-9", test_order_collapse },
     { "the representatives' plan holds the full plan's tasks of those ranks",
       test_representatives_plan },
   };

@@ -377,6 +377,16 @@ test_mode_mesh (void)
   CU_ASSERT (m.degree[MODEL_MESH_DP_REPLICATE] == 2 && m.degree[MODEL_MESH_DP_SHARD] == 8);
   CU_ASSERT_EQUAL (model_parallel_shard_size (&par), 8);
   CU_ASSERT_EQUAL (model_parallel_replicas (&par), 2);
+  /* hybrid with tp 2 × pp 2 (dp 4): by default a node's 8 GPUs are 4 dp ranks of one stage;
+   * under tp-cp-ep-pp-dp 2 pipeline replicas, so the shard group is 2, on the node */
+  par.tp = 2;
+  par.pp = 2;
+  model_parallel_mesh (&par, &m);
+  CU_ASSERT (m.degree[MODEL_MESH_DP_SHARD] == 4 && model_mesh_intra_node (&m, MODEL_MESH_DP_SHARD));
+  par.order = MODEL_MESH_ORDER_TP_CP_EP_PP_DP;
+  model_parallel_mesh (&par, &m);
+  CU_ASSERT (m.degree[MODEL_MESH_DP_SHARD] == 2 && m.degree[MODEL_MESH_DP_REPLICATE] == 2);
+  CU_ASSERT (model_mesh_intra_node (&m, MODEL_MESH_DP_SHARD));
   par = dp (MODEL_DP_ZERO3, 16, 8);
   par.dp_replicate = 4;
   model_parallel_mesh (&par, &m);
@@ -395,6 +405,208 @@ test_mode_mesh (void)
 
 int main (void);
 
+/* ---- rank order ([parallel] order, mesh.h) ---------------------------------------------- */
+
+/* 16 ranks: tp 2 × pp 2 × dp 4 (dp_replicate 4). Default "tp-cp-ep-dp-pp":
+ * rank = (pp·4 + dp)·2 + tp, so rank 0's pp group is {0, 8} and its dp group {0, 2, 4, 6};
+ * "tp-cp-ep-pp-dp" (Megatron --use-tp-pp-dp-mapping): rank = (dp·2 + pp)·2 + tp, rank 0's
+ * pp group {0, 2} (one pipeline on neighbouring ranks) and dp group {0, 4, 8, 12}; tp
+ * stays {0, 1}. Rank 6 = (1·2 + 1)·2 + 0 is stage 1 under the new order (stage 0 by
+ * default), its stage-local index 1·2 + 0 = 2, and stage 1's ranks are {2, 3, 6, 7, 10, 11,
+ * 14, 15}. */
+static ModelMesh
+mesh_tp2_pp2_dp4 (ModelMeshOrder order)
+{
+  ModelMesh m;
+  model_mesh_init (&m, 8);
+  m.degree[MODEL_MESH_TP] = 2;
+  m.degree[MODEL_MESH_PP] = 2;
+  m.degree[MODEL_MESH_DP_REPLICATE] = 4;
+  m.order = order;
+  return m;
+}
+
+static gboolean
+ranks_are (const guint *ranks, guint n, const guint *want, guint n_want)
+{
+  return n == n_want && memcmp (ranks, want, n * sizeof (guint)) == 0;
+}
+
+static void
+test_order_groups (void)
+{
+  guint r[16];
+  ModelMesh a = mesh_tp2_pp2_dp4 (MODEL_MESH_ORDER_TP_CP_EP_DP_PP);
+  ModelMesh b = mesh_tp2_pp2_dp4 (MODEL_MESH_ORDER_TP_CP_EP_PP_DP);
+  guint pp = MODEL_MESH_BIT (MODEL_MESH_PP), tp = MODEL_MESH_BIT (MODEL_MESH_TP);
+  CU_ASSERT (ranks_are (r, model_mesh_group (&a, 0, pp, r, NULL), (guint[]){ 0, 8 }, 2));
+  CU_ASSERT (ranks_are (r, model_mesh_group (&a, 0, MODEL_MESH_DP, r, NULL),
+                        (guint[]){ 0, 2, 4, 6 }, 4));
+  CU_ASSERT (ranks_are (r, model_mesh_group (&b, 0, pp, r, NULL), (guint[]){ 0, 2 }, 2));
+  CU_ASSERT (ranks_are (r, model_mesh_group (&b, 0, MODEL_MESH_DP, r, NULL),
+                        (guint[]){ 0, 4, 8, 12 }, 4));
+  CU_ASSERT (ranks_are (r, model_mesh_group (&b, 0, tp, r, NULL), (guint[]){ 0, 1 }, 2));
+  CU_ASSERT_EQUAL (model_mesh_stride (&b, MODEL_MESH_PP), 2);
+  CU_ASSERT_EQUAL (model_mesh_stride (&b, MODEL_MESH_DP_REPLICATE), 4);
+  /* pp spans 4 ranks, inside the 8-GPU node; dp spans 16 */
+  CU_ASSERT (model_mesh_intra_node (&b, MODEL_MESH_PP));
+  CU_ASSERT (!model_mesh_intra_node (&a, MODEL_MESH_PP));
+  CU_ASSERT (!model_mesh_intra_node (&b, MODEL_MESH_DP_REPLICATE));
+  CU_ASSERT_EQUAL (model_mesh_stage_of (&a, 6), 0);
+  CU_ASSERT_EQUAL (model_mesh_stage_of (&b, 6), 1);
+  CU_ASSERT_EQUAL (model_mesh_stage_local (&b, 6), 2);
+  CU_ASSERT (model_mesh_stages_contiguous (&a) && !model_mesh_stages_contiguous (&b));
+  guint stage1[8], k = 0;
+  for (guint i = 0; i < model_mesh_stage_size (&b); i++)
+    stage1[k++] = model_mesh_stage_rank (&b, 1, i);
+  CU_ASSERT (ranks_are (stage1, k, (guint[]){ 2, 3, 6, 7, 10, 11, 14, 15 }, 8));
+  for (guint x = 0; x < 16; x++)
+    {
+      guint c[MODEL_MESH_N_DIMS];
+      model_mesh_coords (&b, x, c);
+      CU_ASSERT_EQUAL (model_mesh_rank (&b, c), x);
+      CU_ASSERT_EQUAL (c[MODEL_MESH_PP], model_mesh_stage_of (&b, x));
+      CU_ASSERT_EQUAL (model_mesh_stage_rank (&b, model_mesh_stage_of (&b, x),
+                                              model_mesh_stage_local (&b, x)), x);
+      CU_ASSERT_EQUAL (model_mesh_stage_rank (&a, model_mesh_stage_of (&a, x),
+                                              model_mesh_stage_local (&a, x)), x);
+    }
+}
+
+/* Megatron's RankGenerator, ported: the order string innermost first, each name's stride
+ * the product of the sizes before it (generate_masked_orthogonal_rank_groups), so a rank's
+ * coordinate along `name` is rank / stride mod size. For tp 2 × cp 2 × pp 2 × dp 2 (16
+ * ranks, dp as dp_shard) under both orders, every rank's coordinates are stepsim's. */
+static guint
+megatron_coord (const char *order, const guint *sizes, const char *const *names, guint n_names,
+                guint rank, const char *name)
+{
+  g_auto (GStrv) tokens = g_strsplit (order, "-", -1);
+  guint stride = 1;
+  for (guint t = 0; tokens[t] != NULL; t++)
+    for (guint i = 0; i < n_names; i++)
+      if (strcmp (tokens[t], names[i]) == 0)
+        {
+          if (strcmp (names[i], name) == 0)
+            return rank / stride % sizes[i];
+          stride *= sizes[i];
+        }
+  g_assert_not_reached ();
+}
+
+static void
+test_order_megatron (void)
+{
+  static const char *const names[] = { "tp", "cp", "ep", "dp", "pp" };
+  const guint sizes[] = { 2, 2, 1, 2, 2 };
+  const ModelMeshDim dims[] = { MODEL_MESH_TP, MODEL_MESH_CP, MODEL_MESH_N_DIMS,
+                                MODEL_MESH_DP_SHARD, MODEL_MESH_PP };
+  for (guint o = 0; o < MODEL_MESH_N_ORDERS; o++)
+    {
+      ModelMesh m;
+      model_mesh_init (&m, 8);
+      m.degree[MODEL_MESH_TP] = m.degree[MODEL_MESH_CP] = 2;
+      m.degree[MODEL_MESH_DP_SHARD] = m.degree[MODEL_MESH_PP] = 2;
+      m.order = (ModelMeshOrder) o;
+      const char *order = model_mesh_order_name (m.order);
+      gboolean same = TRUE;
+      for (guint r = 0; r < 16; r++)
+        {
+          guint c[MODEL_MESH_N_DIMS];
+          model_mesh_coords (&m, r, c);
+          for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+            if (dims[i] != MODEL_MESH_N_DIMS)
+              same = same && c[dims[i]] == megatron_coord (order, sizes, names, 5, r, names[i]);
+        }
+      CU_ASSERT (same);
+    }
+}
+
+/* Experts under "tp-cp-ep-pp-dp": Megatron's expert generator (tp = etp 1, ep 2, cp 1, pp 2,
+ * dp = edp 4, the same order) numbers rank ((edp·2 + pp)·2 + ep); on tp 2 × pp 2 × dp 4 it
+ * must give the dense pp groups (parallel_state.py asserts it; etp·ep = 2 = cp·tp). Rank 5
+ * (edp 1, pp 0, ep 1): EP group {4, 5}, EDP group {1, 5, 9, 13}. ep 4 (≠ cp·tp) is refused
+ * naming the key 'order'; with pp 1 the orders coincide and ep 4 is fine. */
+static void
+test_order_experts (void)
+{
+  ModelMesh m = mesh_tp2_pp2_dp4 (MODEL_MESH_ORDER_TP_CP_EP_PP_DP);
+  m.ep = 2;
+  CU_ASSERT (model_mesh_validate (&m, 16, NULL));
+  guint r[16];
+  CU_ASSERT (ranks_are (r, model_mesh_expert_group (&m, 5, MODEL_MESH_EXPERT_EP, r),
+                        (guint[]){ 4, 5 }, 2));
+  CU_ASSERT (ranks_are (r, model_mesh_expert_group (&m, 5, MODEL_MESH_EXPERT_DP, r),
+                        (guint[]){ 1, 5, 9, 13 }, 4));
+  gboolean stage_kept = TRUE; /* every expert group inside its rank's stage */
+  for (guint x = 0; x < 16; x++)
+    for (guint d = 0; d < MODEL_MESH_N_EXPERT_DIMS; d++)
+      {
+        guint k = model_mesh_expert_group (&m, x, (ModelMeshExpertDim) d, r);
+        for (guint i = 0; i < k; i++)
+          stage_kept = stage_kept && model_mesh_stage_of (&m, r[i]) == model_mesh_stage_of (&m, x);
+      }
+  CU_ASSERT (stage_kept);
+  m.ep = 4;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT (!model_mesh_validate (&m, 16, &e));
+  CU_ASSERT (e != NULL && strstr (e->message, "key 'order'") != NULL
+             && strstr (e->message, "ep × etp = cp × tp") != NULL);
+  m.degree[MODEL_MESH_PP] = 1;
+  m.degree[MODEL_MESH_DP_REPLICATE] = 8;
+  CU_ASSERT (model_mesh_validate (&m, 16, NULL));
+}
+
+/* The spellings: Megatron's two orders and their short forms; anything else an error
+ * listing them. */
+static void
+test_order_parse (void)
+{
+  ModelMeshOrder o = MODEL_MESH_N_ORDERS;
+  CU_ASSERT (model_mesh_order_from_string ("tp-cp-ep-dp-pp", &o, NULL)
+             && o == MODEL_MESH_ORDER_TP_CP_EP_DP_PP);
+  CU_ASSERT (model_mesh_order_from_string ("tp-pp-dp", &o, NULL)
+             && o == MODEL_MESH_ORDER_TP_CP_EP_PP_DP);
+  CU_ASSERT (model_mesh_order_from_string ("tp-cp-pp-dp", &o, NULL)
+             && o == MODEL_MESH_ORDER_TP_CP_EP_PP_DP);
+  CU_ASSERT (model_mesh_order_from_string ("tp-dp-pp", &o, NULL)
+             && o == MODEL_MESH_ORDER_TP_CP_EP_DP_PP);
+  CU_ASSERT_STRING_EQUAL (model_mesh_order_name (MODEL_MESH_ORDER_TP_CP_EP_PP_DP),
+                          "tp-cp-ep-pp-dp");
+  static const char *const bad[] = { "pp-dp-tp", "tp-ep-cp-dp-pp", "TP-PP-DP", "", "tp-cp-ep-dp" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT (!model_mesh_order_from_string (bad[i], &o, &e));
+      CU_ASSERT (e != NULL && strstr (e->message, "tp-cp-ep-pp-dp") != NULL
+                 && strstr (e->message, "tp-cp-ep-dp-pp") != NULL);
+    }
+}
+
+/* Shifts that keep stages (rank classes): on tp 2 × pp 2 × dp 4 under tp-cp-ep-pp-dp
+ * (stages alternate every 2 ranks), a shift by one pipeline replica (4 ranks) in blocks of
+ * 16 or 8 and the swap inside each tp pair keep every rank's stage; a shift by 2 over all
+ * 16 (stage 0 onto stage 1) and a rotation inside each replica (blocks of 4 by 1) do not.
+ * Under the default order (stages are blocks of 8) a shift inside blocks of 8 keeps them,
+ * the shift by 2 over all 16 does not. */
+static void
+test_order_shifts (void)
+{
+  ModelMesh b = mesh_tp2_pp2_dp4 (MODEL_MESH_ORDER_TP_CP_EP_PP_DP);
+  HwRankShift s1 = hw_rank_shift_plain (16, 16, 4), s2 = hw_rank_shift_plain (16, 2, 1);
+  HwRankShift s3 = hw_rank_shift_plain (16, 16, 2), s4 = hw_rank_shift_plain (16, 8, 4);
+  HwRankShift s5 = hw_rank_shift_plain (16, 4, 1);
+  CU_ASSERT (model_mesh_shift_keeps_stages (&b, &s1));
+  CU_ASSERT (model_mesh_shift_keeps_stages (&b, &s2));
+  CU_ASSERT (!model_mesh_shift_keeps_stages (&b, &s3));
+  CU_ASSERT (model_mesh_shift_keeps_stages (&b, &s4));
+  CU_ASSERT (!model_mesh_shift_keeps_stages (&b, &s5));
+  ModelMesh a = mesh_tp2_pp2_dp4 (MODEL_MESH_ORDER_TP_CP_EP_DP_PP);
+  HwRankShift s6 = hw_rank_shift_plain (16, 8, 2);
+  CU_ASSERT (model_mesh_shift_keeps_stages (&a, &s6));
+  CU_ASSERT (!model_mesh_shift_keeps_stages (&a, &s3));
+}
+
 int
 main (void)
 {
@@ -404,6 +616,11 @@ main (void)
     { "Megatron expert carving", test_expert_carving },
     { "expert tensor parallel carving (etp 2 × ep 4)", test_expert_tp_carving },
     { "mesh degrees must make the GPU count", test_mesh_product_error },
+    { "rank order: groups and stages under both orders", test_order_groups },
+    { "rank order: coordinates are Megatron's RankGenerator's", test_order_megatron },
+    { "rank order: experts under tp-cp-ep-pp-dp", test_order_experts },
+    { "rank order: accepted spellings", test_order_parse },
+    { "rank order: shifts that keep stages", test_order_shifts },
     { "placement local shapes and divisibility", test_local_shape },
     { "each placement change implies its collective", test_redistribute_each_change },
     { "hybrid reduction: inner dimension first", test_redistribute_hybrid_order },
