@@ -48,16 +48,16 @@ tests_unit_models_test_graph_ops_SOURCES = tests/unit/models/test_graph_ops.c te
 tests_unit_models_test_graph_ops_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_graph_ops_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_ep
-tests_unit_models_test_plan_ep_SOURCES = tests/unit/models/test_plan_ep.c tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h
+tests_unit_models_test_plan_ep_SOURCES = tests/unit/models/test_plan_ep.c tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_ep_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_ep_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_tp
-tests_unit_models_test_plan_tp_SOURCES = tests/unit/models/test_plan_tp.c tests/unit/models/cost_fixture.h tests/unit/models/shipped.h
+tests_unit_models_test_plan_tp_SOURCES = tests/unit/models/test_plan_tp.c tests/unit/models/cost_fixture.h tests/unit/models/shipped.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_tp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_LDADD = $(UNIT_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/models/test_plan_tp_moe
-tests_unit_models_test_plan_tp_moe_SOURCES = tests/unit/models/test_plan_tp_moe.c tests/unit/models/shipped.h
+tests_unit_models_test_plan_tp_moe_SOURCES = tests/unit/models/test_plan_tp_moe.c tests/unit/models/shipped.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_tp_moe_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_moe_LDADD = $(UNIT_TEST_LIBS)
 
@@ -66,7 +66,7 @@ tests_unit_models_test_plan_tp_overlap_SOURCES = tests/unit/models/test_plan_tp_
 tests_unit_models_test_plan_tp_overlap_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_overlap_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_cp
-tests_unit_models_test_plan_cp_SOURCES = tests/unit/models/test_plan_cp.c tests/unit/models/cost_fixture.h
+tests_unit_models_test_plan_cp_SOURCES = tests/unit/models/test_plan_cp.c tests/unit/models/cost_fixture.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_cp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_cp_LDADD = $(UNIT_TEST_LIBS)
 

@@ -10,6 +10,7 @@
 #include "models/plan/simulate.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/cost_fixture.h"
+#include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/tiny.h"
 
 static ModelParallel
@@ -36,27 +37,6 @@ flash_stack (guint64 b, guint64 s)
   return st;
 }
 
-/* B of activations rank 0's "fwd L0 mb0" allocates. */
-static double
-layer_activations (const ModelPlan *p)
-{
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || strcmp (t->label, "fwd L0 mb0") != 0)
-        continue;
-      double sum = 0;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->category == MODEL_MEM_ACTIVATIONS && m->bytes > 0)
-            sum += m->bytes;
-        }
-      return sum;
-    }
-  g_assert_not_reached ();
-}
-
 /* Every tensor a FlashAttention layer saves is per token (b·s·x: the inputs of the norms
  * and projections, q, k, v, the output, the logsumexp b·a·s·4, dropout-free), so a cp
  * rank holding s/cp tokens of each saves exactly 1/cp of the single GPU's layer:
@@ -77,13 +57,13 @@ test_activations_over_cp (void)
       g_autoptr (GError) error = NULL;
       g_autoptr (ModelPlan) p = model_plan_new (&gpt, &st, &par, &error);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
-      CU_ASSERT_EQUAL (layer_activations (p) * cps[c], layer_activations (one));
+      CU_ASSERT_EQUAL (plan_scan_layer_activations (p) * cps[c], plan_scan_layer_activations (one));
     }
   ModelParallel par = cp_par (4, 4, MODEL_CP_ULYSSES);
   g_autoptr (ModelPlan) u = model_plan_new (&gpt, &st, &par, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (u);
   double a2a = 1.0 * (512 / 4) * 4 * 64 * 2; /* b·(s/cp)·a·d·e */
-  CU_ASSERT_EQUAL (layer_activations (u), layer_activations (one) / 4 + a2a);
+  CU_ASSERT_EQUAL (plan_scan_layer_activations (u), plan_scan_layer_activations (one) / 4 + a2a);
 }
 
 /* Rank 0's ring P2P tasks of layer 1, micro-batch 0, on the cp stream: the forward posts

@@ -14,6 +14,7 @@
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/refusal.h"
 #include "tests/unit/models/shipped.h"
 #include "tests/unit/models/tiny.h"
@@ -123,46 +124,6 @@ replay (const ModelPlan *plan, const HwNodeSpec *node)
   return o;
 }
 
-/* B of activations rank 0's first layer keeps from its first micro-batch's forward. */
-static double
-first_layer_activations (const ModelPlan *p)
-{
-  double act = 0;
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
-        continue;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->bytes > 0 && m->category == MODEL_MEM_ACTIVATIONS)
-            act += m->bytes;
-        }
-    }
-  return act;
-}
-
-/* B of workspace rank 0's first layer's first forward allocates (its transient peak). */
-static double
-first_layer_workspace (const ModelPlan *p)
-{
-  double ws = 0;
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
-        continue;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->bytes > 0 && m->category == MODEL_MEM_WORKSPACE)
-            ws += m->bytes;
-        }
-    }
-  return ws;
-}
-
 /* B the kernels named `name` of rank 0's first forward task move. */
 static double
 first_layer_kernel_bytes (const ModelPlan *p, const char *name)
@@ -232,7 +193,7 @@ test_c14_buckets_tp (void)
   ModelParallel one = ep_par (4, 4);
   g_autoptr (ModelPlan) q1 = model_plan_new (a, &st, &one, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q1);
-  STEPSIM_ASSERT_REL (first_layer_activations (p), first_layer_activations (q1) / 2, 1e-12);
+  STEPSIM_ASSERT_REL (plan_scan_layer_activations (p), plan_scan_layer_activations (q1) / 2, 1e-12);
   /* and the experts' point-wise kernels run on half the rows at the whole width i */
   STEPSIM_ASSERT_REL (first_layer_kernel_bytes (p, "mlp_act"),
                       first_layer_kernel_bytes (q1, "mlp_act") / 2, 1e-12);
@@ -609,7 +570,7 @@ test_imbalance_keeps_more_rows (void)
       par.moe_imbalance = c == 0 ? 1.0 : 2.0;
       g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
-      act[c] = first_layer_activations (p);
+      act[c] = plan_scan_layer_activations (p);
     }
   CU_ASSERT (act[0] > 0);
   STEPSIM_ASSERT_REL (act[1] - act[0], 2.0 * 1024 * (2 * 256 + 4 * 688), 1e-12);
@@ -804,11 +765,12 @@ test_etp_activations (void)
   g_autoptr (ModelPlan) q1 = model_plan_new (a, &st, &p1, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q2);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q1);
-  STEPSIM_ASSERT_REL (first_layer_activations (q2) - first_layer_activations (q1),
+  STEPSIM_ASSERT_REL (plan_scan_layer_activations (q2) - plan_scan_layer_activations (q1),
                       2.0 * 512 * 4096, 1e-12);
   /* the forward's transient peak: the experts' output (fc2's, the reduce-scatter's input,
    * saved by nothing) lives at the 1024 gathered rows × h, 2 · (1024 − 512) · 4096 B more */
-  STEPSIM_ASSERT_REL (first_layer_workspace (q2) - first_layer_workspace (q1),
+  STEPSIM_ASSERT_REL (plan_scan_allocated (q2, 0, "fwd L0 mb0", MODEL_MEM_WORKSPACE)
+                          - plan_scan_allocated (q1, 0, "fwd L0 mb0", MODEL_MEM_WORKSPACE),
                       2.0 * 512 * 4096, 1e-12);
 }
 

@@ -9,6 +9,7 @@
 #include "models/plan/plan.h"
 #include "models/plan/plan_offload.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/shipped.h"
 #include "tests/unit/models/cost_fixture.h"
 
@@ -125,27 +126,6 @@ test_layer_collectives (void)
     }
 }
 
-/* B a layer's forward allocates as activations on rank 0 (its task "fwd L0 mb0"). */
-static double
-layer_activations (const ModelPlan *p)
-{
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || strcmp (t->label, "fwd L0 mb0") != 0)
-        continue;
-      double sum = 0;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->category == MODEL_MEM_ACTIVATIONS && m->bytes > 0)
-            sum += m->bytes;
-        }
-      return sum;
-    }
-  g_assert_not_reached ();
-}
-
 /* Korthikanti Table 2 through the plan, the 22B model's layer (h 6144, a 64, s 2048, b 1)
  * at t = 8 on 8 GPUs: TP sbh(10 + 24/t + 5as/(ht)); TP + SP sbh(34 + 5as/h)/t; TP +
  * selective sbh(10 + 24/t); TP + SP + selective 34sbh/t; full recompute 2sbh, with SP
@@ -176,7 +156,7 @@ test_activations_table2 (void)
       g_autoptr (GError) error = NULL;
       g_autoptr (ModelPlan) p = model_plan_new (&gpt, &st, &par, &error);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
-      CU_ASSERT_EQUAL (layer_activations (p), cases[c].want);
+      CU_ASSERT_EQUAL (plan_scan_layer_activations (p), cases[c].want);
     }
 }
 
@@ -378,7 +358,7 @@ test_lora_selective_op_sharded (void)
       g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
       g_assert_no_error (error);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
-      act[c] = layer_activations (p);
+      act[c] = plan_scan_layer_activations (p);
     }
   CU_ASSERT (act[1] > 0);
   CU_ASSERT (act[1] <= act[0]);

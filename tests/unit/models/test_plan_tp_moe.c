@@ -11,6 +11,7 @@
 #include <string.h>
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/shipped.h"
 
 /* Qwen1.5-MoE-A2.7B (models/configs/qwen1.5-moe-a2.7b.json): h 2048, 24 layers, 16 heads of
@@ -93,24 +94,40 @@ test_rank_weights (void)
   STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_MASTER_WEIGHTS), 4 * elems, 1e-12);
 }
 
-/* The kernels named `name` in rank 0's task `label`. */
-static guint
-kernels (const ModelPlan *p, const char *label, const char *name, const ModelOp **out, guint max)
+/* A GEMM one rank runs: op name, m × k → n. */
+typedef struct
 {
-  guint n = 0;
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+  const char *name;
+  double m, n, k;
+} Gemm;
+
+/* Checks rank 0's GEMMs `want` in layer `layer`'s first forward of plan `p` (tp 2): each
+ * runs once with shape m × k → n and 2·m·n·k FLOP, half the FLOPs of the same GEMM in `q`
+ * (tp 1 on half the GPUs, the same ep grid); with `bwd`, also its backward (dgrad + wgrad,
+ * twice the forward's FLOPs), again half q's. */
+static void
+check_gemms (const ModelPlan *p, const ModelPlan *q, guint layer, const Gemm *want, gsize n,
+             gboolean bwd)
+{
+  g_autofree char *fwd_label = g_strdup_printf ("fwd L%u mb0", layer);
+  g_autofree char *bwd_label = g_strdup_printf ("bwd L%u mb0", layer);
+  for (gsize c = 0; c < n; c++)
     {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || g_strcmp0 (t->label, label) != 0)
+      const ModelOp *op[2], *one[2];
+      CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (p, fwd_label, want[c].name, op, 2), 1);
+      CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (q, fwd_label, want[c].name, one, 2), 1);
+      CU_ASSERT_EQUAL (op[0]->shape.m, want[c].m);
+      CU_ASSERT_EQUAL (op[0]->shape.n, want[c].n);
+      CU_ASSERT_EQUAL (op[0]->shape.k, want[c].k);
+      STEPSIM_ASSERT_REL (op[0]->flops, 2 * want[c].m * want[c].n * want[c].k, 1e-12);
+      STEPSIM_ASSERT_REL (op[0]->flops, one[0]->flops / 2, 1e-12);
+      if (!bwd)
         continue;
-      for (guint j = 0; j < t->n_kernels; j++)
-        {
-          const ModelOp *op = &model_plan_kernel (p, t->first_kernel + j)->op;
-          if (g_strcmp0 (op->name, name) == 0 && n < max)
-            out[n++] = op;
-        }
+      CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (p, bwd_label, want[c].name, op, 2), 1);
+      CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (q, bwd_label, want[c].name, one, 2), 1);
+      STEPSIM_ASSERT_REL (op[0]->flops, 2 * 2 * want[c].m * want[c].n * want[c].k, 1e-12);
+      STEPSIM_ASSERT_REL (op[0]->flops, one[0]->flops / 2, 1e-12);
     }
-  return n;
 }
 
 /* The shared expert's GEMMs on one rank (s = 4096, b = 1, tp 2 SP): fc1 reads the
@@ -126,31 +143,13 @@ test_shared_expert_gemms (void)
   g_autoptr (ModelPlan) q = qwen_plan (4, 1, 4, 4096);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q);
-  static const struct
-  {
-    const char *name;
-    double m, n, k;
-  } want[] = {
+  static const Gemm want[] = {
     { "shared_gate", 4096, 2816, 2048 },
     { "shared_up", 4096, 2816, 2048 },
     { "shared_down", 4096, 2048, 2816 },
     { "shared_expert_gate", 2048, 1, 2048 },
   };
-  for (gsize c = 0; c < G_N_ELEMENTS (want); c++)
-    {
-      const ModelOp *op[2], *one[2];
-      CU_ASSERT_EQUAL_FATAL (kernels (p, "fwd L0 mb0", want[c].name, op, 2), 1);
-      CU_ASSERT_EQUAL_FATAL (kernels (q, "fwd L0 mb0", want[c].name, one, 2), 1);
-      CU_ASSERT_EQUAL (op[0]->shape.m, want[c].m);
-      CU_ASSERT_EQUAL (op[0]->shape.n, want[c].n);
-      CU_ASSERT_EQUAL (op[0]->shape.k, want[c].k);
-      STEPSIM_ASSERT_REL (op[0]->flops, 2 * want[c].m * want[c].n * want[c].k, 1e-12);
-      STEPSIM_ASSERT_REL (op[0]->flops, one[0]->flops / 2, 1e-12);
-      CU_ASSERT_EQUAL_FATAL (kernels (p, "bwd L0 mb0", want[c].name, op, 2), 1);
-      CU_ASSERT_EQUAL_FATAL (kernels (q, "bwd L0 mb0", want[c].name, one, 2), 1);
-      STEPSIM_ASSERT_REL (op[0]->flops, 2 * 2 * want[c].m * want[c].n * want[c].k, 1e-12);
-      STEPSIM_ASSERT_REL (op[0]->flops, one[0]->flops / 2, 1e-12);
-    }
+  check_gemms (p, q, 0, want, G_N_ELEMENTS (want), TRUE);
 }
 
 /* rank 0's tp collectives of layer 1, micro-batch 0 (tensor_parallel.h
@@ -195,26 +194,6 @@ test_shared_expert_collectives (void)
     }
 }
 
-/* B a layer's forward allocates as activations on rank 0 (task "fwd L0 mb0"). */
-static double
-layer_activations (const ModelPlan *p)
-{
-  double act = 0;
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
-        continue;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->bytes > 0 && m->category == MODEL_MEM_ACTIVATIONS)
-            act += m->bytes;
-        }
-    }
-  return act;
-}
-
 /* Under tp 2 with SP every saved tensor of the layer is split in two (Korthikanti §4.2.2):
  * the sequence region's (norms, residuals, the router's, the shared expert's reduce-scattered
  * output, its gate's logit and score and their product) on s/2 tokens, the attention's
@@ -230,7 +209,7 @@ test_layer_activations (void)
   g_autoptr (ModelPlan) q = qwen_plan (4, 1, 4, 4096);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q);
-  double tp2 = layer_activations (p), tp1 = layer_activations (q);
+  double tp2 = plan_scan_layer_activations (p), tp1 = plan_scan_layer_activations (q);
   CU_ASSERT (tp1 > 4 * 2.0 * 4096 * S);
   STEPSIM_ASSERT_REL (tp2, tp1 / 2, 1e-12);
 }
@@ -276,34 +255,20 @@ test_mla_kernels (void)
   g_autoptr (ModelPlan) q = deepseek_plan (4, 1, 4, 4096);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q);
-  static const struct
-  {
-    const char *name;
-    double m, n, k;
-  } want[] = {
+  static const Gemm want[] = {
     { "kv_a_proj_with_mqa", 2048, 576, 2048 },
     { "q_proj", 4096, 1536, 2048 },
     { "kv_b_proj", 4096, 2048, 512 },
     { "attn_out", 4096, 2048, 1024 },
   };
-  for (gsize c = 0; c < G_N_ELEMENTS (want); c++)
-    {
-      const ModelOp *op[2], *one[2];
-      CU_ASSERT_EQUAL_FATAL (kernels (p, "fwd L1 mb0", want[c].name, op, 2), 1);
-      CU_ASSERT_EQUAL_FATAL (kernels (q, "fwd L1 mb0", want[c].name, one, 2), 1);
-      CU_ASSERT_EQUAL (op[0]->shape.m, want[c].m);
-      CU_ASSERT_EQUAL (op[0]->shape.n, want[c].n);
-      CU_ASSERT_EQUAL (op[0]->shape.k, want[c].k);
-      STEPSIM_ASSERT_REL (op[0]->flops, 2 * want[c].m * want[c].n * want[c].k, 1e-12);
-      STEPSIM_ASSERT_REL (op[0]->flops, one[0]->flops / 2, 1e-12);
-    }
+  check_gemms (p, q, 1, want, G_N_ELEMENTS (want), FALSE);
   const ModelOp *fa[2], *fa1[2], *ln[2], *ln1[2];
-  CU_ASSERT_EQUAL_FATAL (kernels (p, "fwd L1 mb0", "attention", fa, 2), 1);
-  CU_ASSERT_EQUAL_FATAL (kernels (q, "fwd L1 mb0", "attention", fa1, 2), 1);
+  CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (p, "fwd L1 mb0", "attention", fa, 2), 1);
+  CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (q, "fwd L1 mb0", "attention", fa1, 2), 1);
   CU_ASSERT_EQUAL (fa[0]->shape.head_dim, 192);
   STEPSIM_ASSERT_REL (fa[0]->flops, fa1[0]->flops / 2, 1e-12);
-  CU_ASSERT_EQUAL_FATAL (kernels (p, "fwd L1 mb0", "kv_a_layernorm", ln, 2), 1);
-  CU_ASSERT_EQUAL_FATAL (kernels (q, "fwd L1 mb0", "kv_a_layernorm", ln1, 2), 1);
+  CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (p, "fwd L1 mb0", "kv_a_layernorm", ln, 2), 1);
+  CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (q, "fwd L1 mb0", "kv_a_layernorm", ln1, 2), 1);
   STEPSIM_ASSERT_REL (ln[0]->bytes, ln1[0]->bytes / 2, 1e-12);
 }
 
@@ -364,7 +329,7 @@ test_mla_activations (void)
   g_autoptr (ModelPlan) q = deepseek_plan (4, 1, 4, 4096);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   CU_ASSERT_PTR_NOT_NULL_FATAL (q);
-  STEPSIM_ASSERT_REL (layer_activations (p), layer_activations (q) / 2, 1e-12);
+  STEPSIM_ASSERT_REL (plan_scan_layer_activations (p), plan_scan_layer_activations (q) / 2, 1e-12);
 }
 
 int
