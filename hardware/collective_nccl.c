@@ -54,6 +54,13 @@
  *    nccl-tests issue #212; 8×H200 473.1) and 8×B200 796 (measured 846 at 16 GiB). The
  *    tuner's further ×2 ("AllReduce pipelines two operations") is its busBw convention for
  *    choosing; the (n+1)/n port traffic above is what we time.
+ *    One rate at every size: NCCL's NVLS chunk per step shrinks with the message
+ *    (v2.27.7-1 src/enqueue.cc calcCollChunking: min(NCCL_BUFFSIZE/NCCL_STEPS,
+ *    NCCL_NVLS_CHUNKSIZE), then 64, 32, 16 KiB below 64, 8, 2 × nChannels × nHeads × chunk;
+ *    aws-ofi-nccl sets 8 MiB and 512 KiB on P5en/P6, src/platform-aws.cpp), and 8×B200's
+ *    measured increments (C5) step at those bounds, but NCCL's source gives no per-step cost
+ *    to time a chunk size by (ncclTopoGetAlgoTime has no NVLS size term), so that is not
+ *    modelled (tests/unit/hardware/test_collective_nccl.c, test_c5_b200_64m).
  *    NVLS is not used across nodes without CollNet (tuning.cc disables it), nor below 5 GPUs
  *    (measured on 8×H200: ring at 4 GPUs, NVLS from 5; the GB200 NVL partition guide: ≤4 GPUs
  *    "will not benefit from multicast", both quoted in ml-engineering network/README.md).

@@ -30,6 +30,8 @@
  * set_regions call without its error path), keeping upstream's layout so that a diff against
  * a newer nccl_ofi_regions.cpp stays readable; the geometry (intersect, distance,
  * is_inside_region, extend_region, transform_log2) is a line-by-line port.
+ * Checked 2026-12-06: the P6 vertices, algorithm and protocol names and extend_region calls
+ * are token for token those of upstream lines 969-1333 (a diff of the extracted tokens).
  * Not modelled: the nChannels the tuner also sets on P6 (Tree/LL128 at 4–32 MiB, PAT), its
  * chunk sizes, and the algorithms this model does not lower (NVLS_TREE, PAT): the caller
  * treats those regions as NCCL treats an ignored one (hw_tuner_regions_at returns them; the

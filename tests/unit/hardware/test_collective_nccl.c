@@ -268,19 +268,29 @@ test_c5_b200_1m (void)
   assert_within_10 (busbw_of ("AWS-P6-B200", 1, HW_ALGORITHM_AUTO, MIB), 36.1);
 }
 
-/* C5 at 64 MiB, 400.60 GB/s measured, is not met: predicted 571.5 (+43 %) with NVLS, which
- * NCCL master's tuner (whose constants this model takes) picks on 8 B200s from 2 MiB; the
- * node's aws-ofi tuner steps aside on one node (hardware/collective_tuner.c). What the
- * measured curve says: from 128 MiB to 4 GiB its increments run at 427 GB/s algbw
- * (≈ 747 busbw, the ring's plateau), from 4 to 16 GiB at ≈ 480–550 (NVLS, 846 at 16 GiB), so
- * NCCL 2.27.7 ran the ring at mid sizes. Its tuner differs from master there: NVLS
- * all-reduce bandwidth is nChannels · min(bwIntra, bwInter) (v2.27.7-1 src/graph/tuning.cc,
- * no nvlsEfficiency, no ×2), bwInter being the NIC path of the NVLS graph on a node with
- * NICs; but a linear cost (NVLS latency 25 us < ring Simple 56 us) cannot choose the ring
- * below 4 GiB and NVLS above, so the switch is not established and not modelled. Even the ring
- * would be +17 % (468.9) here: the point is also low against its own neighbours (the line
- * T = L + S/B through the measured 128 MiB and 256 MiB points gives 330 at 32 MiB, measured
- * 325.97, but 458 at 64 MiB). Kept as an outlier: the error stays in its band. */
+/* C5 at 64 MiB, 400.60 GB/s measured, is not met: predicted 571.5 (+43 %) with NVLS (the
+ * ring would be 468.9, +17 %). What NCCL 2.27.7 runs there is NVLS, not the ring: on the same
+ * node type and NCCL version the ring with NVLS off plateaus at 682.2 GB/s (ml-engineering
+ * network/README.md, SHARP table for p6-b200, 8 GiB), while this curve reads 723.3–740.6 at
+ * 1–4 GiB, above any ring; NCCL's cost is linear in size (ncclTopoGetAlgoTime), so from where
+ * NVLS first wins (25 us latency against the ring's 56) it keeps it. What shapes the curve is
+ * NVLS's chunk per step, which NCCL shrinks with the size (v2.27.7-1 src/enqueue.cc,
+ * calcCollChunking, NVLS: min(NCCL_BUFFSIZE / NCCL_STEPS, NCCL_NVLS_CHUNKSIZE), then 64 KiB
+ * when nBytes < 64 · c · chunk, 32 KiB when < 8 · c · chunk, 16 KiB when < 2 · c · chunk, c =
+ * 24 channels (src/transport/nvls.cc, NVLS_NCHANNELS_SM100_NVL, one node) × 8 heads), and
+ * aws-ofi-nccl sets NCCL_BUFFSIZE 8 MiB and NCCL_NVLS_CHUNKSIZE 512 KiB on P6-B200
+ * (src/platform-aws.cpp): 512 KiB chunks from 6 GiB, 64 KiB from 96 MiB, 32 KiB from 12 MiB.
+ * The measured increments step at those bounds, in port traffic ((n+1)/n · S per GPU): ≈ 318
+ * GB/s from 16 to 64 MiB, ≈ 481 from 128 MiB to 4 GiB, ≈ 548 from 8 to 16 GiB (the knee 740.6
+ * → 839.1 GB/s busbw between 4 and 8 GiB is the 6 GiB bound). A per-step cost would explain
+ * it, but NCCL states none for NVLS (ncclTopoGetAlgoTime has no size correction for it), and
+ * its NVLink per-step latency (hwLatencies, Simple, 3.4 us) does not bind over 8-deep step
+ * FIFOs: even paid serially on each of the 11 loops per channel at 64 MiB (64 MiB / (24 × 8 ×
+ * 32 KiB)) it gives 483 GB/s, +21 %. One rate per chunk size read off this curve would be
+ * fitting C5 to itself, so the model keeps one NVLS rate (nvlsEfficiency, 512 GB/s of port
+ * traffic, between the 64 KiB and 512 KiB regimes: 4 GiB +6.9 %, 16 GiB −6.0 %). The 64 MiB
+ * point is also low against its neighbours (its increment from 32 MiB runs at 334 GB/s of
+ * port traffic, from 64 to 128 MiB at 629). Kept as an outlier: the error stays in its band. */
 static void
 test_c5_b200_64m (void)
 {
@@ -332,7 +342,16 @@ test_c6_b200_4nodes_512m_1g (void)
  * ≈ 84 us by NCCL's own constants; half on average), less than the 135 us missing, and it is
  * a property of the benchmark, not of a training step's collectives; and the network
  * latency is not short of it either (nccl-tests on 2 × P6-B200, dstackai/dstack PR #3961:
- * 50.6 us at 8 B, below this model's 2-node tree). Not modelled; the error stays in its band. */
+ * 50.6 us at 8 B, below this model's 2-node tree). What runs is checked in
+ * test_collective_tuner.c (test_c6_point_runs_tree_ll128): the P6 table, identical token for
+ * token to upstream region_init_internal_p6, holds the point in Tree/LL128; LL128 is on
+ * (GPUDirect RDMA on P6, so aws-ofi-nccl does not force NCCL_PROTO=simple; NCCL enables it
+ * on sm90+ up to PXN, with no Blackwell exception in 2.27.7 or master); the tree is 2 EFA
+ * hops deep (log2 4) plus a 7-GPU chain each way, as NCCL's formula. AWS's own cost model
+ * (aws-ofi-nccl src/tuner/nccl_ofi_model.cpp) puts EFA's latency lower, not higher: 18–20 us
+ * ("2 nodes, 8B RDMA w/imm lat", P5/P5en), against the 35 us here. So no sourced latency
+ * gives the 378 us; the ring's 5.17 GB/s (NCCL's ring LL128 estimate, 354 us, happens to be
+ * near the floor) is not what runs. Not modelled; the error stays in its band. */
 static void
 test_c6_b200_4nodes_1m (void)
 {

@@ -133,6 +133,39 @@ test_auto_follows_tuner (void)
   hw_node_spec_clear (&nccl);
 }
 
+/* C6 at 1 MiB (4 × P6-B200, 32 ranks): what NCCL runs and what it costs here.
+ * Tuner: the point (log2 1048576, log2 32) = (20, 5) is right of Tree/LL's strip
+ * (x < log2 393216 = 18.58) and left of Tree/LL128's lower edge (4718592, 16)–(18350080, 32),
+ * which reaches x = log2 18350080 = 24.13 at y = 5: Tree/LL128, the first region that holds
+ * it (test_p6_regions_32_ranks); aws-ofi-nccl leaves LL128 on (GPUDirect RDMA on P6, so
+ * nccl_ofi_net.cpp does not force NCCL_PROTO=simple) and NCCL 2.27.7 enables it on sm90+
+ * for GPU–NIC paths up to PXN (tuning.cc, ncclTopoTuneModel; P6 puts 2 GPUs and 2 NICs on a
+ * PCIe switch: PXB). Latency, tuning.cc ncclTopoTuneModel, tree all-reduce:
+ * baseLat[TREE][LL128] + 2·((ppn − 1)·hwLat[NVLINK][TREE][LL128]
+ *                           + log2(nNodes)·(hwLat[NET][TREE][LL128] + latencyInter))
+ * = 14 + 2·(7 × 1.25 + 2 × (8.5 + 35)) = 205.5 us, latencyInter being the 35 us the plugin
+ * reports (platform-aws.cpp, p5en/p6-b200 .latency; no flush term off Simple). The explicit
+ * tree picks LL128 too, by NCCL's estimate: LL 175.2 us but at most 20.4 GB/s bus (llMaxBws,
+ * Intel row, > 2 nodes) × 0.5 (treeCorrectionFactor[LL] at 2^14 · 64 B) × 0.5 (tree algbw),
+ * + 206 us for 1 MiB, ≈ 381 us in all; Simple
+ * 8.4 + 2·(7 × 4 + 2 × (14 + 2 × 35)) = 400.4 us. So AUTO = tree = O + 205.5 us + the
+ * payload's part, which at 1 MiB is a few us (two phases of S at the tree's LL128 cap,
+ * 0.92 · 721.8 GB/s · 120/128 · 0.6 = 373.5 GB/s: 2 × 2.8 us, a little more where NICs are
+ * shared). */
+static void
+test_c6_point_runs_tree_ll128 (void)
+{
+  const HwNodeSpec *p6 = hw_catalog_node ("AWS-P6-B200", NULL);
+  STEPSIM_ASSERT_REL (hw_nccl_tree_latency (p6, HW_PROTO_LL128, 32, 4), 205.5 * US, 1e-12);
+  STEPSIM_ASSERT_REL (hw_nccl_tree_latency (p6, HW_PROTO_LL, 32, 4), 175.2 * US, 1e-12);
+  STEPSIM_ASSERT_REL (hw_nccl_tree_latency (p6, HW_PROTO_SIMPLE, 32, 4), 400.4 * US, 1e-12);
+  double t = time_of (p6, 4, HW_ALGORITHM_AUTO, MIB);
+  STEPSIM_ASSERT_REL (t, time_of (p6, 4, HW_ALGORITHM_TREE, MIB), 1e-12);
+  double payload = t - p6->collective_overhead - 205.5 * US;
+  CU_ASSERT_TRUE (payload >= 2 * MIB / 373.5e9 * (1 - 1e-6));
+  CU_ASSERT_TRUE (payload < 10 * US);
+}
+
 /* [node.NAME] collective_tuner: inherited from the base, overridden, rejected when unknown
  * with group and key in the message. */
 static void
@@ -179,6 +212,7 @@ test_node_key (void)
 
 static const StepsimTest tests[] = {
   { "P6 all-reduce regions at 32 ranks", test_p6_regions_32_ranks },
+  { "C6 1 MiB: Tree/LL128 at NCCL's 205.5 us tree latency", test_c6_point_runs_tree_ll128 },
   { "P5en all-reduce regions at 32 ranks", test_p5en_regions_32_ranks },
   { "tuner leaves <= 2 nodes, other layouts, broadcast to NCCL", test_falls_back_to_nccl },
   { "auto follows the tuner's pick, costed by the model", test_auto_follows_tuner },
