@@ -107,6 +107,16 @@ key_of (const char *message)
   return "group [parallel], key 'ep': ";
 }
 
+/* The leaf's message without a leading "[group] " its key prefix already names:
+ * "[moe] capacity_factor = 0 must be > 0 (…)" → "capacity_factor = 0 must be > 0 (…)";
+ * borrowed from `message`. */
+static const char *
+without_group (const char *message)
+{
+  const char *close = message[0] == '[' ? strstr (message, "] ") : NULL;
+  return close != NULL && strchr (message, ' ') > close ? close + 2 : message;
+}
+
 static gboolean
 fail (GError **error, const char *key, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
 
@@ -139,7 +149,7 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   if (!model_ep_check (arch, &mesh, &e)) /* a dense model given only etp: name etp */
     return fail (error, arch->n_experts == 0 && ep <= 1 ? "group [parallel], key 'etp': "
                                                         : key_of (e->message),
-                 "%s", e->message);
+                 "%s", without_group (e->message));
   if (arch->n_experts == 0)
     return TRUE;
   /* the order's expert carving (mesh.h: with pp inside dp, etp·ep must be cp·tp) */
@@ -184,7 +194,7 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   ModelEpDispatch d;
   plan_ep_params (arch, stack, par, &params);
   if (!model_ep_dispatch (arch, &params, &d, &e))
-    return fail (error, key_of (e->message), "%s", e->message);
+    return fail (error, key_of (e->message), "%s", without_group (e->message));
   return TRUE;
 }
 

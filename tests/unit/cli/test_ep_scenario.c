@@ -81,8 +81,10 @@ test_bad_values (void)
   expect_error ("[parallel]\nep = 2\netp = 3\n", "group [parallel], key 'etp'",
                 "intermediate_size = 14336");
   expect_error ("[parallel]\nep = 8\netp = 2\n", "group [parallel], key 'ep'", "does not divide");
+  /* the group is named once, by the key prefix ("key 'capacity_factor': capacity_factor =
+   * 0 must be > 0", not "… [moe] capacity_factor = 0 …") */
   expect_error ("[parallel]\nep = 8\n[moe]\ncapacity_factor = 0\n",
-                "group [moe], key 'capacity_factor'", "> 0");
+                "group [moe], key 'capacity_factor'", "'capacity_factor': capacity_factor = 0 must be > 0");
   expect_error ("[parallel]\nep = 8\n[moe]\ncapacity_factor = -1\n",
                 "group [moe], key 'capacity_factor'", NULL);
   expect_error ("[moe]\ncapacity_factor = big\n", "group [moe], key 'capacity_factor'", NULL);
