@@ -41,3 +41,10 @@ typedef struct
   double time_alone; /* hw_collective_plan_time of it on the idle cluster, s */
 } HwLowerEntry;
 GHashTable *hw_cluster_lower_memo (const HwCluster *cluster);
+
+/* The collectives in flight on the cluster (hardware/collective.c: each running instance's
+ * state, added at its start and taken out when it completes), a set owned by the cluster
+ * whose elements it frees with `free_run` when it is reset (hw_cluster_reset, after its
+ * fluid's reset dropped their flows) or freed. Created on the first call with `free_run`
+ * (the same function every call). */
+GHashTable *hw_cluster_live_collectives (HwCluster *cluster, GDestroyNotify free_run);

@@ -57,6 +57,7 @@ struct _HwCluster
   HwRankShift shift;       /* rank classes: one simulated rank per orbit (rank_shift.h) */
   GArray *resource_scratch; /* double, zero between uses (hw_cluster_resource_scratch) */
   GHashTable *lower_memo;   /* collective lowerings (hw_cluster_lower_memo) */
+  GHashTable *live;         /* collectives in flight (hw_cluster_live_collectives), or NULL */
 };
 
 /* One memoized hw_kernel_efficiency (node.gpu, dtype, shape): the function is pure and the
@@ -212,6 +213,16 @@ hw_cluster_lower_memo (const HwCluster *cluster)
 {
   g_return_val_if_fail (cluster != NULL, NULL);
   return cluster->lower_memo;
+}
+
+/* See cluster-private.h. */
+GHashTable *
+hw_cluster_live_collectives (HwCluster *cluster, GDestroyNotify free_run)
+{
+  g_return_val_if_fail (cluster != NULL && free_run != NULL, NULL);
+  if (cluster->live == NULL)
+    cluster->live = g_hash_table_new_full (g_direct_hash, g_direct_equal, free_run, NULL);
+  return cluster->live;
 }
 
 /* See cluster-private.h. */
@@ -404,6 +415,8 @@ hw_cluster_reset (HwCluster *cluster, guint32 seed)
   g_array_set_size (cluster->launched, 0);
   cluster->launched_at = -1;
   cluster->next_collective_id = 0;
+  if (cluster->live != NULL) /* collectives cut off mid-flight: their flows went with the fluid */
+    g_hash_table_remove_all (cluster->live);
   if (cluster->jitter_cv > 0)
     hw_cluster_set_jitter (cluster, cluster->jitter_cv, seed);
 }
@@ -424,6 +437,7 @@ hw_cluster_free (HwCluster *cluster)
   g_hash_table_unref (cluster->kernel_memo);
   g_array_unref (cluster->resource_scratch);
   g_hash_table_unref (cluster->lower_memo);
+  g_clear_pointer (&cluster->live, g_hash_table_unref);
   g_free (cluster);
 }
 

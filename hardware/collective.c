@@ -103,24 +103,34 @@ flow_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
   start_phase (run);
 }
 
+/* Frees a run's own memory (its flows, holds and SM counts are the fluid's and the
+ * cluster's: finish ends them, a reset drops them). */
+static void
+run_free (gpointer data)
+{
+  Run *run = data;
+  g_array_unref (run->holds);
+  g_array_unref (run->sm_ranks);
+  g_ptr_array_unref (run->plan);
+  g_free (run);
+}
+
 static void
 finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
 {
   (void) fluid, (void) id;
   Run *run = user_data;
+  g_hash_table_steal (hw_cluster_live_collectives (run->cluster, run_free), run);
   for (guint i = 0; i < run->holds->len; i++)
     sim_fluid_cancel (hw_cluster_fluid (run->cluster), g_array_index (run->holds, SimActivityId, i));
-  g_array_unref (run->holds);
   for (guint i = 0; i < run->sm_ranks->len; i++)
     {
       guint r = g_array_index (run->sm_ranks, guint, i);
       hw_cluster_sm_hold_end (run->cluster, r, sm_fraction (run, r));
     }
-  g_array_unref (run->sm_ranks);
   if (run->done != NULL)
     run->done (run->user_data);
-  g_ptr_array_unref (run->plan);
-  g_free (run);
+  run_free (run);
 }
 
 static void
@@ -460,6 +470,7 @@ hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0);
   Run *run = g_new0 (Run, 1);
   run->cluster = cluster;
+  g_hash_table_add (hw_cluster_live_collectives (cluster, run_free), run);
   double alone = 0; /* its time alone on the idle cluster (hold_gpu's expected end) */
   run->plan = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &alone);
   run->done = done;
