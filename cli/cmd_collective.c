@@ -62,6 +62,23 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
     }
   if (nodes > 0)
     *n_nodes = (guint) nodes;
+  if ((guint64) *n_nodes * node->n_gpus > HW_MAX_GPUS)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s: --nodes %u: %u nodes of %u GPUs are %" G_GUINT64_FORMAT " GPUs, more "
+                   "than the %u a cluster may have", what, *n_nodes, *n_nodes, node->n_gpus,
+                   (guint64) *n_nodes * node->n_gpus, HW_MAX_GPUS);
+      return FALSE;
+    }
+  if (fabric->nodes_per_pod > 0 && *n_nodes % fabric->nodes_per_pod != 0)
+    {
+      /* the scenario's pods (hardware/cluster_spec.h): whole pods only */
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s: --nodes %u is not a multiple of the scenario's [cluster] nodes_per_pod "
+                   "= %u (a cluster is made of whole pods)", what, *n_nodes,
+                   fabric->nodes_per_pod);
+      return FALSE;
+    }
   if (*n_nodes > 1 && node->n_nics == 0)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -179,8 +196,9 @@ cli_cmd_collective (int argc, char **argv)
     { "op", 0, 0, G_OPTION_ARG_STRING, &o.op,
       "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all, send_recv", "OP" },
     { "algorithm", 0, 0, G_OPTION_ARG_STRING, &o.algorithm, "auto (default: NCCL's choice by size), ring, tree (all_reduce), hierarchical, nvls (all_reduce on a Hopper/Blackwell NVSwitch node); all_to_all and send_recv take auto", "ALGO" },
-    { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes, 1 to 16384 (default: 1, or the scenario's); each size takes about "
-      "a second per thousand nodes", "N" },
+    { "nodes", 0, 0, G_OPTION_ARG_INT, &o.nodes, "number of nodes, 1 to 16384 and at most 131072 GPUs (default: 1, or the scenario's; "
+      "whole pods of a scenario's nodes_per_pod); each size takes about a second per thousand "
+      "8-GPU nodes, about 50 ms per 72-GPU rack", "N" },
     { "min", 0, 0, G_OPTION_ARG_STRING, &o.min, "smallest message, whole bytes, 1 B to 1 TiB (default 8 B)", "SIZE" },
     { "max", 0, 0, G_OPTION_ARG_STRING, &o.max, "largest message, whole bytes, 1 B to 1 TiB (default 8 GiB)", "SIZE" },
     { NULL },

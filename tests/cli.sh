@@ -597,6 +597,18 @@ check "collective --nodes 16385: exit 2 naming the scenario's bound 16384" \
   sh -c "[ $rc -eq 2 ] && grep -q 'between 1 and 16384' cn.err"
 check "collective --nodes 2048 (beyond the old 1,024 bound) runs" \
   "$STEPSIM" collective DGX-H100 --nodes 2048 --min 1MiB --max 1MiB
+"$STEPSIM" collective GB200-NVL72 --nodes 16384 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
+check "collective --nodes beyond 131,072 GPUs (72-GPU racks): exit 1 naming the GPU bound" \
+  sh -c "[ $rc -eq 1 ] && grep -q '1179648 GPUs, more than the 131072' cn.err"
+cat >cpod.ini <<'INI'
+[cluster]
+node = DGX-H100
+nodes = 8
+nodes_per_pod = 2
+INI
+"$STEPSIM" collective cpod.ini --nodes 5 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
+check "collective --nodes not whole pods of the scenario's nodes_per_pod: exit 1, no crash" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'nodes 5 is not a multiple of the scenario.s \[cluster\] nodes_per_pod = 2' cn.err"
 "$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --min above --max: usage error, exit 2" || bad "collective --min above --max: exit 2 (got $rc)"
 # An algorithm NCCL does not have for the op, or the node lacks (NVLS on A100's NVSwitch
