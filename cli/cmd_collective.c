@@ -70,7 +70,8 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
                    (guint64) *n_nodes * node->n_gpus, HW_MAX_GPUS);
       return FALSE;
     }
-  if (fabric->nodes_per_pod > 0 && *n_nodes % fabric->nodes_per_pod != 0)
+  if (fabric->nodes_per_pod > 0 && *n_nodes > fabric->nodes_per_pod
+      && *n_nodes % fabric->nodes_per_pod != 0)
     {
       /* the scenario's pods (hardware/cluster_spec.h): whole pods only */
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

@@ -179,7 +179,8 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   g_return_val_if_fail (node != NULL && node->gpu != NULL && node->n_gpus > 0, NULL);
   g_return_val_if_fail (n_nodes > 0 && fluid != NULL && fabric != NULL, NULL);
   g_return_val_if_fail (fabric->spine_oversubscription >= 1.0, NULL);
-  g_return_val_if_fail (fabric->nodes_per_pod == 0 || n_nodes % fabric->nodes_per_pod == 0,
+  g_return_val_if_fail (fabric->nodes_per_pod == 0 || n_nodes % fabric->nodes_per_pod == 0
+                            || n_nodes <= fabric->nodes_per_pod,
                         NULL);
   g_return_val_if_fail (fabric->pod_oversubscription == 0 || fabric->pod_oversubscription >= 1.0,
                         NULL);

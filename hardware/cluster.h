@@ -86,7 +86,8 @@ void hw_node_spec_copy_into (HwNodeSpec *dst, const HwNodeSpec *src); /* deep co
 typedef struct
 {
   double spine_oversubscription; /* >= 1 */
-  guint nodes_per_pod;           /* divides the node count; 0: all nodes one pod (one tier) */
+  guint nodes_per_pod;           /* divides the node count, or is at least it (the cluster
+                                  * inside one pod); 0: all nodes one pod (one tier) */
   double pod_oversubscription;   /* spine → core taper, >= 1; 0 reads as 1 */
 } HwFabricSpec;
 
@@ -109,7 +110,7 @@ typedef enum
  * cluster). Ranks are numbered node-major: rank = node × n_gpus + local index. */
 HwCluster *hw_cluster_new (const HwNodeSpec *node, guint n_nodes, SimFluid *fluid);
 /* Same with an explicit fabric (hw_cluster_new uses a non-blocking one, one pod): its
- * oversubscriptions >= 1 and nodes_per_pod 0 or dividing n_nodes (API misuse otherwise:
+ * oversubscriptions >= 1 and nodes_per_pod 0, dividing n_nodes or >= n_nodes (API misuse otherwise:
  * NULL; hardware/cluster_spec.h reports bad scenario values as errors). */
 HwCluster *hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes,
                                        const HwFabricSpec *fabric, SimFluid *fluid);

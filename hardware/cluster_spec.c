@@ -106,12 +106,13 @@ cluster_ratio (GKeyFile *kf, const char *key, double *out, GError **error)
   return TRUE;
 }
 
-/* `nodes_per_pod` of [cluster] (default: every node, one pod), which must divide `n_nodes`:
- * pods are whole groups of consecutive nodes. */
+/* `nodes_per_pod` of [cluster] (default 0: every node, one pod), which must divide `n_nodes`
+ * (pods are whole groups of consecutive nodes) or be at least `n_nodes` (a cluster inside one
+ * pod: a job on part of a pod). */
 static gboolean
 cluster_pods (GKeyFile *kf, guint n_nodes, HwFabricSpec *fabric, GError **error)
 {
-  fabric->nodes_per_pod = n_nodes;
+  fabric->nodes_per_pod = 0;
   if (!g_key_file_has_key (kf, "cluster", "nodes_per_pod", NULL))
     return TRUE;
   g_autofree char *text = hw_spec_get_value (kf, "cluster", "nodes_per_pod", error);
@@ -119,11 +120,12 @@ cluster_pods (GKeyFile *kf, guint n_nodes, HwFabricSpec *fabric, GError **error)
     return FALSE;
   if (!hw_spec_parse_count (text, 1, MAX_NODES, &fabric->nodes_per_pod, error))
     return g_prefix_error (error, "group [cluster], key 'nodes_per_pod': "), FALSE;
-  if (n_nodes % fabric->nodes_per_pod != 0)
+  if (n_nodes > fabric->nodes_per_pod && n_nodes % fabric->nodes_per_pod != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [cluster], key 'nodes_per_pod': nodes = %u is not a multiple of "
-                   "nodes_per_pod = %u (pods are whole groups of consecutive nodes)",
+                   "nodes_per_pod = %u (pods are whole groups of consecutive nodes; a "
+                   "cluster of at most one pod's nodes sits inside one pod)",
                    n_nodes, fabric->nodes_per_pod);
       return FALSE;
     }

@@ -9,7 +9,7 @@
  * `nic_bandwidth` ("400 Gbit/s"), `rail_optimized` (bool), `host_memory` ("2 TiB"; default
  * the node's, 512 GiB for a bare GPU); `nodes` (count >= 1, default 1),
  * `spine_oversubscription` (number >= 1, default 1), `nodes_per_pod` (count >= 1 dividing
- * `nodes`, default `nodes`: one pod) and `pod_oversubscription` (number >= 1, default 1: the
+ * `nodes` or at least `nodes`, a cluster inside one pod; default: one pod) and `pod_oversubscription` (number >= 1, default 1: the
  * taper from a pod's spines to the core, hardware/topology.h). Explicit keys override the node's
  * figures (node = DGX-A100 with nic_bandwidth = 100 Gbit/s). A group that names both
  * `node` and `gpu` is an error (change a node's GPU in a [node.NAME] group).

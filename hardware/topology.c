@@ -237,7 +237,8 @@ hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabr
   g_return_val_if_fail (node != NULL && node->gpu != NULL && node->n_gpus > 0, NULL);
   g_return_val_if_fail (n_nodes > 0 && fabric != NULL && fluid != NULL, NULL);
   g_return_val_if_fail (n_nodes == 1 || (node->n_nics > 0 && node->nic_bandwidth > 0), NULL);
-  g_return_val_if_fail (fabric->nodes_per_pod == 0 || n_nodes % fabric->nodes_per_pod == 0,
+  g_return_val_if_fail (fabric->nodes_per_pod == 0 || n_nodes % fabric->nodes_per_pod == 0
+                            || n_nodes <= fabric->nodes_per_pod,
                         NULL);
   HwTopology *t = g_new0 (HwTopology, 1);
   t->fluid = fluid;
@@ -252,7 +253,8 @@ hw_topology_new (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabr
   t->inter_latency = node->inter_latency;
   t->gpus = g_new0 (GpuLinks, (gsize) n_nodes * t->n_gpus);
   t->nodes = g_new0 (NodeLinks, n_nodes);
-  t->nodes_per_pod = fabric->nodes_per_pod > 0 ? fabric->nodes_per_pod : n_nodes;
+  /* 0, or a pod at least as large as the cluster: one pod of every node */
+  t->nodes_per_pod = fabric->nodes_per_pod > 0 ? MIN (fabric->nodes_per_pod, n_nodes) : n_nodes;
   t->n_pods = n_nodes / t->nodes_per_pod;
   t->names = g_new0 (Names, 1);
   t->names->base = sim_fluid_n_resources (fluid);

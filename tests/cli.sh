@@ -597,6 +597,29 @@ check "collective --nodes 16385: exit 2 naming the scenario's bound 16384" \
   sh -c "[ $rc -eq 2 ] && grep -q 'between 1 and 16384' cn.err"
 check "collective --nodes 2048 (beyond the old 1,024 bound) runs" \
   "$STEPSIM" collective DGX-H100 --nodes 2048 --min 1MiB --max 1MiB
+# fit --for gpus with pods of 3 nodes: a cluster is at most one pod or whole pods, so the search
+# tries 2..3 nodes, then 2, 3, ... pods; no candidate is refused for cutting a pod
+cat >fitpod.ini <<'INI'
+[model]
+hf_config = llama-3.1-405b
+[cluster]
+node = DGX-H100
+nodes = 3
+nodes_per_pod = 3
+[training]
+micro_batch = 1
+seq_len = 4096
+precision = bf16_mixed
+optimizer = sgd_momentum
+checkpointing = full
+attention = flash
+[parallel]
+data_parallel = fsdp_full_shard
+INI
+"$STEPSIM" fit fitpod.ini --for gpus >fitpod.out 2>&1; rc=$?
+check "fit --for gpus on pods: node counts up to a pod or whole pods, none refused, an answer" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^answer: fewest GPUs that fit = ' fitpod.out && ! grep -q 'REJECTED' fitpod.out && \
+    grep -o 'gpus_per_node=8, nodes=[0-9]*' fitpod.out | sed 's/.*=//' | awk '\$1 > 3 && \$1 % 3 { bad = 1 } END { exit bad }'"
 "$STEPSIM" collective GB200-NVL72 --nodes 16384 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes beyond 131,072 GPUs (72-GPU racks): exit 1 naming the GPU bound" \
   sh -c "[ $rc -eq 1 ] && grep -q '1179648 GPUs, more than the 131072' cn.err"

@@ -333,9 +333,9 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
     if (has (kf, "cluster", net_keys[i]) && sc->n_nodes <= 1)
       NOTE ("cluster", net_keys[i], "one node has no inter-node traffic");
   if (has (kf, "cluster", "pod_oversubscription")
-      && sc->fabric.nodes_per_pod >= sc->n_nodes)
-    NOTE ("cluster", "pod_oversubscription", "one pod (nodes_per_pod = nodes) has no traffic "
-          "between pods");
+      && (sc->fabric.nodes_per_pod == 0 || sc->fabric.nodes_per_pod >= sc->n_nodes))
+    NOTE ("cluster", "pod_oversubscription", "one pod (nodes_per_pod at least nodes) has no "
+          "traffic between pods");
 }
 
 void

@@ -53,6 +53,8 @@ typedef struct
   const char *extra;     /* one more override on every probe, NULL for none */
   const char *extra_label; /* appended to the label when extra is set */
   GArray *seen;     /* guint: candidate indices this probe evaluated (may be NULL) */
+  guint node_step;  /* gpus with per_node > 0: x counts groups of this many nodes (whole
+                     * pods, [cluster] nodes_per_pod); 0 or 1: x counts nodes */
 } Probe;
 
 /* Evaluates (memo) the probe at x; returns the candidate's index. */

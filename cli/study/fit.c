@@ -286,7 +286,8 @@ probe_label (const Probe *p, guint64 x, gboolean extended)
   if (p->fmt == NULL && p->per_node == 0)
     g_string_printf (l, "gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x);
   else if (p->fmt == NULL)
-    g_string_printf (l, "gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node, x);
+    g_string_printf (l, "gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node,
+                     x * MAX (p->node_step, 1));
   else
     g_string_printf (l, "%s=%" G_GUINT64_FORMAT, p->name, x);
   if (extended)
@@ -304,7 +305,8 @@ cli_fit_probe_index (Probe *p, guint64 x)
   GPtrArray *a = g_ptr_array_new ();
   if (p->fmt == NULL)
     {
-      guint64 per_node = p->per_node == 0 ? x : p->per_node, nodes = p->per_node == 0 ? 1 : x;
+      guint64 per_node = p->per_node == 0 ? x : p->per_node;
+      guint64 nodes = p->per_node == 0 ? 1 : x * MAX (p->node_step, 1);
       g_ptr_array_add (a, g_strdup_printf ("cluster.gpus_per_node=%" G_GUINT64_FORMAT, per_node));
       g_ptr_array_add (a, g_strdup_printf ("cluster.nodes=%" G_GUINT64_FORMAT, nodes));
     }

@@ -240,7 +240,7 @@ explain (Ctx *ctx, const CliScenario *sc)
 void
 cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
 {
-  Probe p = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL };
+  Probe p = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0 };
   guint g = opt->max_gpus_per_node;
   guint64 n = cli_fit_smallest (1, g, cli_fit_probe_fits, &p);
   g_autofree char *label = NULL;
@@ -248,8 +248,17 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
     label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", n);
   else if (opt->max_nodes >= 2)
     {
+      /* with pods ([cluster] nodes_per_pod P) a cluster is up to one pod of nodes or whole
+       * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes */
+      guint pod = sc->fabric.nodes_per_pod;
+      guint64 first = pod >= 2 && pod < opt->max_nodes ? pod : opt->max_nodes;
       p.per_node = g;
-      guint64 m = cli_fit_smallest (2, opt->max_nodes, cli_fit_probe_fits, &p);
+      guint64 m = cli_fit_smallest (2, first, cli_fit_probe_fits, &p);
+      if (m == 0 && first < opt->max_nodes && opt->max_nodes / pod >= 2)
+        {
+          p.node_step = pod;
+          m = cli_fit_smallest (2, opt->max_nodes / pod, cli_fit_probe_fits, &p) * pod;
+        }
       if (m > 0)
         {
           label = g_strdup_printf ("gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, g, m);
@@ -270,7 +279,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
         }
       if (counts < 3 && g >= 3)
         {
-          Probe q = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL };
+          Probe q = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0 };
           (void) cli_fit_probe_fits (g / 2 > 1 ? g / 2 : 2, &q);
         }
     }

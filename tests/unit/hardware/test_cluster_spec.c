@@ -201,13 +201,13 @@ test_cluster_every_key (void)
   CU_ASSERT_EQUAL (p.n_nodes, 3);
   STEPSIM_ASSERT_REL (p.node.host_memory, TIB, 1e-12);
   STEPSIM_ASSERT_REL (p.fabric.spine_oversubscription, 1.5, 1e-12);
-  CU_ASSERT_EQUAL (p.fabric.nodes_per_pod, 3); /* default: one pod of every node */
+  CU_ASSERT_EQUAL (p.fabric.nodes_per_pod, 0); /* default: one pod of every node */
   STEPSIM_ASSERT_REL (p.fabric.pod_oversubscription, 1, 1e-12);
   hw_node_spec_clear (&p.node);
 }
 
 /* Pods: nodes_per_pod and pod_oversubscription are read; nodes must be a multiple of
- * nodes_per_pod, nodes_per_pod a count >= 1 and pod_oversubscription a number >= 1, each
+ * nodes_per_pod or at most it (inside one pod), nodes_per_pod a count >= 1 and pod_oversubscription a number >= 1, each
  * error naming the group and key (the scenario loader adds the file); a misspelt key names
  * the nearest. */
 static void
@@ -220,6 +220,11 @@ test_cluster_pods (void)
   STEPSIM_ASSERT_REL (p.fabric.pod_oversubscription, 2, 1e-12);
   STEPSIM_ASSERT_REL (p.fabric.spine_oversubscription, 1, 1e-12);
   hw_node_spec_clear (&p.node);
+  /* a job on part of a pod: nodes at most nodes_per_pod sit inside one pod */
+  Parsed part = parse_ok ("[cluster]\nnode = DGX-H100\nnodes = 8\nnodes_per_pod = 32\n");
+  CU_ASSERT_EQUAL (part.n_nodes, 8);
+  CU_ASSERT_EQUAL (part.fabric.nodes_per_pod, 32);
+  hw_node_spec_clear (&part.node);
   g_autofree char *m1 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 48\n"
                                      "nodes_per_pod = 32\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);

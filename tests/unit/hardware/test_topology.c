@@ -250,7 +250,7 @@ test_route_pods (void)
 /* Core capacity: a pod's spines carry its nodes' spine links, nodes_per_pod × n_nics × NIC /
  * spine_oversubscription = 2 × 2 × 10 / 1.5 GB/s, and pass 1/pod_oversubscription of that
  * to the core: / 2 = 13.33 GB/s per direction. The node's spine link stays n_nics × NIC /
- * spine_oversubscription = 13.33 GB/s. One pod (nodes_per_pod = nodes, or 0) adds no core
+ * spine_oversubscription = 13.33 GB/s. One pod (nodes_per_pod at least nodes, or 0) adds no core
  * link: the same resources, ids and capacities as a fabric that never heard of pods. */
 static void
 test_pod_capacities (void)
@@ -262,10 +262,13 @@ test_pod_capacities (void)
   STEPSIM_ASSERT_REL (capacity_of (&f, "node3.spine.up"), 2 * 10 * GBPS / 1.5, 1e-12);
   CU_ASSERT_EQUAL (capacity_of (&f, "pod2.core.up"), -1);
   Fixture one = fixture_new_pods (&node, 4, 1.5, 4, 2);
+  Fixture part = fixture_new_pods (&node, 4, 1.5, 32, 2); /* 4 nodes of a 32-node pod */
   Fixture plain = fixture_new (&node, 4, 1.5);
   CU_ASSERT_EQUAL (capacity_of (&one, "pod0.core.up"), -1);
+  CU_ASSERT_EQUAL (capacity_of (&part, "pod0.core.up"), -1);
   guint n = sim_fluid_n_resources (plain.fluid);
   CU_ASSERT_EQUAL (sim_fluid_n_resources (one.fluid), n);
+  CU_ASSERT_EQUAL (sim_fluid_n_resources (part.fluid), n);
   CU_ASSERT_EQUAL (sim_fluid_n_resources (f.fluid), n + 4); /* 2 pods × up and down */
   for (guint i = 0; i < n; i++)
     {
@@ -276,6 +279,7 @@ test_pod_capacities (void)
     }
   fixture_free (&f);
   fixture_free (&one);
+  fixture_free (&part);
   fixture_free (&plain);
   hw_node_spec_clear (&node);
 }
