@@ -63,6 +63,10 @@ check "OOM: no train_cost in /summary" sh -c "! grep -q '^train_cost' oom.tsv"
 check "fit --for cost: exit 0 with an answer" sh -c "[ $rc -eq 0 ] && grep -q '^answer: cheapest plan that meets 30 d = ' fit.out"
 check "fit --for cost: says why candidates lost" sh -c "grep -q 'more than the answer' fit.out"
 check "fit --for cost: the answer states its error band" grep -q '^  error band: step time' fit.out
+# small.ini prices H100-SXM itself and everything else at gpu_hour: A100 is named as priced by
+# the fallback, H100 is not
+check "fit --for cost: names the types priced by the scenario's gpu_hour, not their own" \
+  sh -c "grep -q '^  priced at the scenario.s gpu_hour or node_hour (no gpu_hour.TYPE for them): A100-80GB-SXM\$' fit.out"
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 2 --set model.hf_config=llama-3.1-8b --set training.precision=fp32 >fitoom.out 2>&1; rc=$?
 check "fit --for cost: an OOM candidate gives the need and the shortfall, as run does" \
   sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"

@@ -50,6 +50,8 @@ typedef struct
   guint n_gpus;
   CostStatus status;
   gboolean has_cost;
+  gboolean fallback_price; /* priced by the scenario's gpu_hour / node_hour, not by one for
+                            * its type (gpu_hour.TYPE) */
   double time, cost; /* s, currency; NaN unless estimated */
   char *reason;      /* OOM or rejection message */
 } CostCandidate;
@@ -148,6 +150,7 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
     {
       c->time = e.time;
       c->has_cost = e.has_cost;
+      c->fallback_price = e.has_cost && !sc->plan.price_for_type;
       c->cost = e.has_cost ? e.cost : NAN;
       c->status = e.time <= s->deadline ? COST_MEETS : COST_LATE;
       if (e.has_cost)
@@ -306,6 +309,25 @@ print_candidate (const CostSearch *s, const CostCandidate *c, const CostCandidat
     printf ("%-14s %s\n", "", why);
 }
 
+/* "priced at the scenario's gpu_hour (no gpu_hour.TYPE): GB200, MI300X" naming the GPU types
+ * of priced candidates that no price of their own covers, when there are any: a plan's
+ * ranking across types is then only as good as that one price. */
+static void
+print_fallback_prices (const CostSearch *s)
+{
+  g_autoptr (GString) types = g_string_new (NULL);
+  g_autoptr (GHashTable) named = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < s->cands->len; i++)
+    {
+      const CostCandidate *c = g_ptr_array_index (s->cands, i);
+      if (c->fallback_price && g_hash_table_add (named, (gpointer) c->gpu))
+        g_string_append_printf (types, "%s%s", types->len > 0 ? ", " : "", c->gpu);
+    }
+  if (types->len > 0)
+    printf ("  priced at the scenario's gpu_hour or node_hour (no gpu_hour.TYPE for them): %s\n",
+            types->str);
+}
+
 static void
 print_answer (const CostSearch *s, gint answer)
 {
@@ -318,6 +340,7 @@ print_answer (const CostSearch *s, gint answer)
               a->cost, s->currency);
       g_autofree char *band = cli_error_band_text (a->gpu, CLI_BAND_STEP_TIME);
       printf ("  error band: %s\n", band);
+      print_fallback_prices (s);
       return;
     }
   printf ("answer: no plan meets the deadline of %s\n", dl);
@@ -339,6 +362,7 @@ print_answer (const CostSearch *s, gint answer)
       g_autofree char *ct = duration (c->time);
       printf ("  cheapest: %s: %.0f %s, %s\n", c->label, c->cost, s->currency, ct);
     }
+  print_fallback_prices (s);
 }
 
 /* --gpus "A,B": catalog GPUs (or [gpu.NAME] groups of the scenario: not searched, the
