@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdio.h>
 #include "cli/commands.h"
+#include "cli/report/error_band.h"
 #include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sweep.h"
@@ -32,6 +33,7 @@ typedef struct
 {
   gboolean ok;
   char *error;
+  char *gpu; /* its GPU type's name, NULL when it did not load */
   ModelSimResult res;
 } Row;
 
@@ -63,7 +65,10 @@ simulate (const char *path, char **common, const char *variant, Row *row)
   g_autoptr (GError) error = NULL;
   g_autoptr (CliScenario) sc = cli_scenario_load_origins (path, s, o, &error);
   if (sc != NULL)
-    cli_scenario_print_warnings (sc);
+    {
+      cli_scenario_print_warnings (sc);
+      row->gpu = g_strdup (sc->node.gpu->name);
+    }
   row->ok = sc != NULL && cli_scenario_simulate (sc, NULL, &row->res, &error);
   if (!row->ok && sc != NULL)
     {
@@ -218,9 +223,22 @@ cli_cmd_compare (int argc, char **argv)
   if (any_per_token)
     printf ("%%/tok: the variation trains a different number of tokens in a step (global "
             "batch or sequence); its time change is of the time per token\n");
+  /* a GPU type no validation case checks (cli/report/error_band.h): said under the table, as
+   * run says it in its summary, once per type */
+  g_autoptr (GHashTable) said = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < n; i++)
+    {
+      CliErrorBand band;
+      if (!rows[i].ok || rows[i].gpu == NULL || !g_hash_table_add (said, rows[i].gpu))
+        continue;
+      cli_error_band_get (rows[i].gpu, CLI_BAND_STEP_TIME, &band);
+      if (band.table && band.n_cases == 0)
+        printf ("%s: no validation case checks its predictions\n", rows[i].gpu);
+    }
   for (guint i = 0; i < n; i++)
     {
       g_free (rows[i].error);
+      g_free (rows[i].gpu);
       model_sim_result_clear (&rows[i].res);
     }
   return rc;
