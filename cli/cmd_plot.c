@@ -153,6 +153,21 @@ plot_gantt (const char *h5, const PlotOptions *o, GError **error)
   const char *const *ranks = (const char *const *) o->rank_list;
   if (summary == NULL || !check_ranks (summary, "--ranks", ranks, error))
     return FALSE;
+  /* a rank the rank classes did not replay has no tasks: say so rather than leave it out */
+  for (guint i = 0; ranks != NULL && ranks[i] != NULL; i++)
+    {
+      guint r = (guint) g_ascii_strtoull (ranks[i], NULL, 10);
+      gboolean has = FALSE;
+      for (guint k = 0; k < tasks->len && !has; k++)
+        has = g_array_index (tasks, CliTask, k).rank == r;
+      g_autofree char *folded = has ? NULL : cli_summary_folded_rank (summary, r);
+      if (folded != NULL)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "--ranks %u: %s",
+                       r, folded);
+          return FALSE;
+        }
+    }
   g_autofree char *kinds = NULL;
   const char *unit = "s";
   g_autofree char *data = cli_charts_gantt_data (tasks, ranks, &kinds, &unit, error);

@@ -924,6 +924,9 @@ check "MoE run with etp 1: the experts line has no etp" \
 "$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
 check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
   sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' pr.err && grep -q 'rank 5 is not one of them' pr.err && [ ! -e dsv3.png ]"
+"$STEPSIM" plot gantt dsv3.h5 -o dsv3g.png --ranks 0,5 >/dev/null 2>pg.err; rc=$?
+check "plot gantt --ranks with a rank not replayed: exit 1 saying so, no chart" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'ranks 5: .*rank 5 is not one of them' pg.err && [ ! -e dsv3g.png ]"
 "$STEPSIM" export dsv3.h5 /series/rank5/memory >ex5.tsv 2>ex5.err; rc=$?
 check "export of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
   sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' ex5.err && grep -q 'rank 5 is not one of them' ex5.err && [ ! -s ex5.tsv ]"
