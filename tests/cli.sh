@@ -920,6 +920,12 @@ check "MoE run with etp 2: the experts line says ep 4 × etp 2 and the split" \
   grep -qF 'experts    ep 4 × etp 2: 2 of 8 experts a GPU, each split over 2 GPUs (expert tensor parallel); expert data parallel over 1 GPU' etp.out
 check "MoE run with etp 1: the experts line has no etp" \
   sh -c "grep -qF 'experts    ep 8: 1 of 8 experts a GPU; expert data parallel' moe.out && ! grep -qF '× etp' moe.out && ! grep -q 'split over' moe.out"
+# frozen experts (LoRA on the attention, the Mixtral scenario's targets) have no gradients or
+# states to reduce or shard; training them (all_linear) does
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o fr.h5 --set cluster.nodes=2 >fr.out 2>&1
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o tr.h5 --set cluster.nodes=2 --set finetune.targets=all_linear >tr.out 2>&1
+check "MoE run: the experts line says frozen experts have no gradients, trained ones are all-reduced" \
+  sh -c "grep -q 'expert data parallel over 2 GPUs: the experts are frozen' fr.out && grep -q 'expert data parallel over 2 GPUs: expert gradients all-reduced' tr.out"
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o dsv3.h5 >/dev/null 2>&1
 "$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
 check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \

@@ -6,6 +6,7 @@
 
 #include <string.h>
 #include "hardware/kernel.h"
+#include "models/parallel/expert_parallel.h"
 #include "sim/text.h"
 #include "sim/units.h"
 
@@ -405,10 +406,13 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
       g_autofree char *each
         = etp > 1 ? g_strdup_printf (", each split over %u GPUs (expert tensor parallel)", etp)
                   : g_strdup ("");
+      g_autoptr (ModelInventory) inv = model_stack_inventory (&sc->stack, sc->arch);
       fprintf (out, "experts    ep %u%s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
                     " experts a GPU%s; expert data parallel over %u GPU%s: %s\n",
                ep, split, a->n_experts / ep, a->n_experts, each, edp, edp == 1 ? "" : "s",
-               edp == 1 ? "each GPU's expert gradients and states are its own"
+               !model_ep_trains_experts (inv) ? "the experts are frozen (no expert gradients "
+                                                "or optimizer states)"
+               : edp == 1 ? "each GPU's expert gradients and states are its own"
                : model_parallel_stage (&sc->par) == 1
                  ? "expert gradients reduce-scattered, expert optimizer states sharded"
                  : "expert gradients all-reduced, expert states replicated");

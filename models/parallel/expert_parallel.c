@@ -89,6 +89,19 @@ model_ep_tensor_is_expert (const ModelInventory *inv, const ModelTensor *t)
          && t->count == inv->arch->n_experts;
 }
 
+gboolean
+model_ep_trains_experts (const ModelInventory *inv)
+{
+  g_return_val_if_fail (inv != NULL, FALSE);
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      if (t->trainable && model_ep_tensor_is_expert (inv, t))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 typedef struct
 {
   const ModelInventory *inv;

@@ -74,6 +74,10 @@ gboolean model_ep_check (const ModelArch *arch, const ModelMesh *mesh, GError **
 /* Whether inventory tensor `t` is a routed expert's (the MLP weights and biases of a MoE
  * layer, count = n_experts copies per layer) or a LoRA adapter of one. */
 gboolean model_ep_tensor_is_expert (const ModelInventory *inv, const ModelTensor *t);
+/* Whether any trainable tensor of `inv` is an expert's (model_ep_tensor_is_expert): FALSE
+ * when the experts are frozen (LoRA on the attention only), so no expert gradient or
+ * optimizer state exists. */
+gboolean model_ep_trains_experts (const ModelInventory *inv);
 
 typedef struct
 {

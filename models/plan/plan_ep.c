@@ -175,12 +175,7 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
        * refused where a sharded state would hold expert tensors (stage 3 shards the
        * weights, frozen experts included) */
       g_autoptr (ModelInventory) inv = model_stack_inventory (stack, arch);
-      gboolean trainable_experts = FALSE;
-      for (guint i = 0; i < inv->tensors->len && !trainable_experts; i++)
-        {
-          const ModelTensor *t = model_inventory_tensor (inv, i);
-          trainable_experts = t->trainable && model_ep_tensor_is_expert (inv, t);
-        }
+      gboolean trainable_experts = model_ep_trains_experts (inv);
       if (stage == 3 || (trainable_experts && (stage == 2 || mesh.degree[MODEL_MESH_DP_REPLICATE] > 1)))
         return fail (error, "group [parallel], key 'data_parallel': ",
                      "%s with ep = %u, etp = %u is not modelled yet (expert %s would shard "
