@@ -59,31 +59,26 @@ is_prefix (const char *word, const char *name)
 char *
 sim_text_with_hint (char *message, const char *word, const char *const *candidates)
 {
+  /* The nearest name, then the names `word` begins: a short name ("H100") is many edits
+   * from the full ones it begins ("H100-SXM", "H100-PCIE"), and the nearest by edits may
+   * not be what was meant ("B200": 'GB200' one edit away, 'B200-SXM' begun) */
+  g_autoptr (GPtrArray) hints = g_ptr_array_new ();
   const char *near = sim_text_nearest (word, candidates);
   if (near != NULL)
-    {
-      char *out = g_strdup_printf ("%s; did you mean '%s'?", message, near);
-      g_free (message);
-      return out;
-    }
-  /* A short name ("H100") is many edits from the full ones it begins ("H100-SXM",
-   * "H100-PCIE"): name those, up to SIM_TEXT_MAX_PREFIX_HINTS of them. */
+    g_ptr_array_add (hints, (gpointer) near);
   guint n = 0;
   for (const char *const *c = candidates; c != NULL && *c != NULL; c++)
-    n += is_prefix (word, *c);
-  if (n == 0 || n > SIM_TEXT_MAX_PREFIX_HINTS)
+    n += is_prefix (word, *c) && *c != near;
+  for (const char *const *c = candidates; c != NULL && *c != NULL; c++)
+    if (n <= SIM_TEXT_MAX_PREFIX_HINTS && is_prefix (word, *c) && *c != near)
+      g_ptr_array_add (hints, (gpointer) *c);
+  if (hints->len == 0)
     return message;
   GString *out = g_string_new (message);
   g_string_append (out, "; did you mean ");
-  for (guint i = 0, k = 0; candidates[i] != NULL; i++)
-    if (is_prefix (word, candidates[i]))
-      {
-        if (k > 0)
-          g_string_append (out, ++k == n ? " or " : ", ");
-        else
-          k++;
-        g_string_append_printf (out, "'%s'", candidates[i]);
-      }
+  for (guint i = 0; i < hints->len; i++)
+    g_string_append_printf (out, "%s'%s'", i == 0 ? "" : i + 1 == hints->len ? " or " : ", ",
+                            (const char *) g_ptr_array_index (hints, i));
   g_string_append_c (out, '?');
   g_free (message);
   return g_string_free (out, FALSE);

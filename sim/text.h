@@ -8,9 +8,10 @@
  * array (borrowed); the result points into it. Ties go to the earliest candidate. */
 const char *sim_text_nearest (const char *word, const char *const *candidates);
 
-/* Appends "; did you mean 'X'?" to `message` when sim_text_nearest() finds X; failing that,
- * "; did you mean 'X', 'Y' or 'Z'?" naming the candidates `word` begins (ignoring case) when
- * there are 1 to SIM_TEXT_MAX_PREFIX_HINTS of them ("H100" → 'H100-SXM' or 'H100-PCIE').
+/* Appends "; did you mean 'X'?" naming what sim_text_nearest() finds, then the other
+ * candidates `word` begins (ignoring case) when there are 1 to SIM_TEXT_MAX_PREFIX_HINTS of
+ * them: "; did you mean 'X', 'Y' or 'Z'?" ("H100" → 'H100-SXM' or 'H100-PCIE'; "B200" →
+ * 'GB200' or 'B200-SXM'); nothing when neither finds a name.
  * Returns the (possibly reallocated) message. Takes ownership of `message`; caller frees
  * result. */
 #define SIM_TEXT_MAX_PREFIX_HINTS 3

@@ -61,15 +61,18 @@ test_hint (void)
   CU_ASSERT_PTR_NULL (sim_text_nearest ("precision", names));
   /* no near name: the names the word begins, when there are 1 to 3 */
   const char *const gpus[] = { "A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIE", "H100-SXM",
-                               "H100-PCIE", "B200-SXM", "RTX-4090", "RTX-3090", "RTX-A6000",
-                               "RTX-6000", NULL };
+                               "H100-PCIE", "B200-SXM", "GB200", "RTX-4090", "RTX-3090",
+                               "RTX-A6000", "RTX-6000", NULL };
   g_autofree char *h100 = sim_text_with_hint (g_strdup ("unknown GPU 'h100'"), "h100", gpus);
   CU_ASSERT_STRING_EQUAL (h100, "unknown GPU 'h100'; did you mean 'H100-SXM' or 'H100-PCIE'?");
   g_autofree char *a100 = sim_text_with_hint (g_strdup ("x"), "A100", gpus);
   CU_ASSERT_STRING_EQUAL (a100, "x; did you mean 'A100-40GB-SXM', 'A100-80GB-SXM' or "
                                 "'A100-80GB-PCIE'?");
+  /* the nearest by edits first, then the name it begins */
   g_autofree char *b200 = sim_text_with_hint (g_strdup ("x"), "B200", gpus);
-  CU_ASSERT_STRING_EQUAL (b200, "x; did you mean 'B200-SXM'?");
+  CU_ASSERT_STRING_EQUAL (b200, "x; did you mean 'GB200' or 'B200-SXM'?");
+  g_autofree char *gb = sim_text_with_hint (g_strdup ("x"), "GB200", gpus); /* itself: nearest */
+  CU_ASSERT_STRING_EQUAL (gb, "x; did you mean 'GB200'?");
   g_autofree char *rtx = sim_text_with_hint (g_strdup ("x"), "RTX", gpus); /* 4 begin it */
   CU_ASSERT_STRING_EQUAL (rtx, "x");
   g_autofree char *none = sim_text_with_hint (g_strdup ("x"), "", gpus);
