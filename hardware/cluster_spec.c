@@ -89,7 +89,13 @@ cluster_start (GKeyFile *kf, HwNodeSpec *spec, GError **error)
   return TRUE;
 }
 
-/* The number >= 1 of [cluster] key `key` into *out, left alone when the key is absent. */
+/* Largest oversubscription ratio accepted: fabrics are built 1:1 to a few to one (DGX
+ * SuperPOD: non-blocking; cost-reduced clusters 2:1 to 8:1); 1000 leaves room for what-ifs
+ * and keeps a step time a number (1e12 gave steps of 10^9 s). */
+#define MAX_OVERSUBSCRIPTION 1000.0
+
+/* The number in [1, MAX_OVERSUBSCRIPTION] of [cluster] key `key` into *out, left alone when
+ * the key is absent. */
 static gboolean
 cluster_ratio (GKeyFile *kf, const char *key, double *out, GError **error)
 {
@@ -100,7 +106,8 @@ cluster_ratio (GKeyFile *kf, const char *key, double *out, GError **error)
   if (text == NULL)
     return FALSE;
   if (!sim_units_parse_number (text, &v, error)
-      || (!(v >= 1 && isfinite (v)) && !hw_spec_out_of_range (text, "must be >= 1", error)))
+      || (!(v >= 1 && v <= MAX_OVERSUBSCRIPTION)
+          && !hw_spec_out_of_range (text, "must be between 1 and 1000", error)))
     return g_prefix_error (error, "group [cluster], key '%s': ", key), FALSE;
   *out = v;
   return TRUE;

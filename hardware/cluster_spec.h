@@ -8,9 +8,10 @@
  * default nvswitch if the GPU has NVLink, else pcie), `nics_per_node` (count),
  * `nic_bandwidth` ("400 Gbit/s"), `rail_optimized` (bool), `host_memory` ("2 TiB"; default
  * the node's, 512 GiB for a bare GPU); `nodes` (count >= 1, default 1),
- * `spine_oversubscription` (number >= 1, default 1), `nodes_per_pod` (count >= 1 dividing
- * `nodes` or at least `nodes`, a cluster inside one pod; default: one pod) and `pod_oversubscription` (number >= 1, default 1: the
- * taper from a pod's spines to the core, hardware/topology.h). Explicit keys override the node's
+ * `spine_oversubscription` (number in [1, 1000], default 1), `nodes_per_pod` (count >= 1
+ * dividing `nodes` or at least `nodes`, a cluster inside one pod; default: one pod) and
+ * `pod_oversubscription` (number in [1, 1000], default 1: the taper from a pod's spines to
+ * the core, hardware/topology.h). Explicit keys override the node's
  * figures (node = DGX-A100 with nic_bandwidth = 100 Gbit/s). A group that names both
  * `node` and `gpu` is an error (change a node's GPU in a [node.NAME] group).
  * [node.NAME] keys: `base` (catalog node to start from; without it `gpu` is required),

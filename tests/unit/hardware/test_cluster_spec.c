@@ -236,7 +236,13 @@ test_cluster_pods (void)
   g_autofree char *m3 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 4\nnodes_per_pod = 2\n"
                                      "pod_oversubscription = 0.5\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
-  ASSERT_CONTAINS (m3, "group [cluster], key 'pod_oversubscription': '0.5' must be >= 1");
+  ASSERT_CONTAINS (m3, "group [cluster], key 'pod_oversubscription': '0.5' must be between 1 "
+                       "and 1000");
+  /* bounded above too: a 1e12 taper made steps of 10^9 s */
+  g_autofree char *m3b = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 4\nnodes_per_pod = 2\n"
+                                      "pod_oversubscription = 1e12\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (m3b, "key 'pod_oversubscription': '1e12' must be between 1 and 1000");
   g_autofree char *m4 = parse_error ("[cluster]\nnode = DGX-H100\npod_oversubscription = 2:1\n",
                                      SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX);
   ASSERT_CONTAINS (m4, "group [cluster], key 'pod_oversubscription': ");
@@ -340,7 +346,7 @@ test_strict_values (void)
   g_autofree char *m4 = parse_error ("[cluster]\nnode = DGX-H100\nspine_oversubscription = "
                                      "0.5\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
-  ASSERT_CONTAINS (m4, "key 'spine_oversubscription': '0.5' must be >= 1");
+  ASSERT_CONTAINS (m4, "key 'spine_oversubscription': '0.5' must be between 1 and 1000");
   g_autofree char *m5 = parse_error ("[cluster]\ngpu = H100-SXM\nintra_node = nvlink\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (m5, "key 'intra_node': 'nvlink' is not an intra-node connection");
