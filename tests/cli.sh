@@ -629,6 +629,26 @@ node = DGX-H100
 nodes = 8
 nodes_per_pod = 2
 INI
+# the fabric is said: the hardware line and /summary name the pods and their taper
+cat >runpod.ini <<'INI'
+[model]
+hf_config = llama-3.2-1b
+[cluster]
+node = DGX-H100
+nodes = 8
+nodes_per_pod = 2
+pod_oversubscription = 16
+[training]
+micro_batch = 1
+seq_len = 1024
+precision = bf16_mixed
+optimizer = adamw
+INI
+"$STEPSIM" run runpod.ini -o runpod.h5 >runpod.out 2>&1
+"$STEPSIM" export runpod.h5 /summary >runpod.tsv 2>/dev/null
+check "pods: the hardware line names 4 pods of 2 nodes at 16:1, /summary the fabric" \
+  sh -c "grep -q '^hardware   64 x H100-SXM .* in 8 x DGX-H100 of 8, 4 pods of 2 nodes (16:1 to the core)\$' runpod.out && \
+    grep -q '^nodes_per_pod	2	1\$' runpod.tsv && grep -q '^pod_oversubscription	16	1\$' runpod.tsv && grep -q '^n_nodes	8	1\$' runpod.tsv"
 "$STEPSIM" collective cpod.ini --nodes 5 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes not whole pods of the scenario's nodes_per_pod: exit 1, no crash" \
   sh -c "[ $rc -eq 1 ] && grep -q 'nodes 5 is not a multiple of the scenario.s \[cluster\] nodes_per_pod = 2' cn.err"

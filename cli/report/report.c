@@ -346,6 +346,14 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   if (res->n_ranks > 1)
     fprintf (out, " in %u x %s of %u", sc->n_nodes, sc->node.name ? sc->node.name : "node",
              sc->node.n_gpus);
+  /* the fabric between nodes when it is not non-blocking one tier (hardware/cluster.h) */
+  const HwFabricSpec *f = &sc->fabric;
+  gboolean pods = f->nodes_per_pod > 0 && f->nodes_per_pod < sc->n_nodes;
+  if (sc->n_nodes > 1 && f->spine_oversubscription > 1)
+    fprintf (out, ", leaf-spine %g:1", f->spine_oversubscription);
+  if (sc->n_nodes > 1 && pods)
+    fprintf (out, ", %u pods of %u nodes (%g:1 to the core)", sc->n_nodes / f->nodes_per_pod,
+             f->nodes_per_pod, MAX (f->pod_oversubscription, 1.0));
   fputc ('\n', out);
   guint replayed = hw_rank_shift_n_reps (&res->classes);
   if (replayed < res->n_ranks) /* rank classes (models/plan/rank_classes.h) */
@@ -548,6 +556,17 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_text (rec, "model", sc->arch->name);
   sim_recorder_summary_text (rec, "gpu", sc->node.gpu->name);
   sim_recorder_summary_scalar (rec, "n_gpus", res->n_ranks, "1");
+  if (sc->n_nodes > 1)
+    {
+      /* the fabric (hardware/cluster.h): a pod of every node when none is given */
+      const HwFabricSpec *f = &sc->fabric;
+      guint pod = f->nodes_per_pod > 0 ? MIN (f->nodes_per_pod, sc->n_nodes) : sc->n_nodes;
+      sim_recorder_summary_scalar (rec, "n_nodes", sc->n_nodes, "1");
+      sim_recorder_summary_scalar (rec, "nodes_per_pod", pod, "1");
+      sim_recorder_summary_scalar (rec, "spine_oversubscription", f->spine_oversubscription, "1");
+      sim_recorder_summary_scalar (rec, "pod_oversubscription",
+                                   MAX (f->pod_oversubscription, 1.0), "1");
+    }
   sim_recorder_summary_scalar (rec, "ranks_replayed", hw_rank_shift_n_reps (&res->classes),
                                "1");
   sim_recorder_summary_scalar (rec, "n_params", (double) model_arch_n_params (sc->arch), "1");
