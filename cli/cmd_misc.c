@@ -147,6 +147,13 @@ list_nodes (void)
               n->gpu->name, n->intra == HW_INTRA_NVSWITCH ? nv : "PCIe", nic, n->n_nics,
               n->cpu_cores, adam, host, n->nvme_drives, n->description ? n->description : "");
     }
+  printf ("aliases:");
+  for (guint i = 0; i < hw_catalog_n_node_aliases (); i++)
+    {
+      const char *name = NULL, *alias = hw_catalog_node_alias (i, &name);
+      printf ("%s %s = %s", i > 0 ? "," : "", alias, name);
+    }
+  printf (" (the same baseboards; the DGX host figures come with them)\n");
 }
 
 static int

@@ -393,6 +393,20 @@ static const struct
   { "HGX-A100", "DGX-A100" }, { "HGX-H100", "DGX-H100" }, { "HGX-H200", "DGX-H200" },
 };
 
+guint
+hw_catalog_n_node_aliases (void)
+{
+  return G_N_ELEMENTS (aliases);
+}
+
+const char *
+hw_catalog_node_alias (guint i, const char **name)
+{
+  g_return_val_if_fail (i < G_N_ELEMENTS (aliases) && name != NULL, NULL);
+  *name = aliases[i].name;
+  return aliases[i].alias;
+}
+
 const HwNodeSpec *
 hw_catalog_node (const char *name, GError **error)
 {

@@ -57,6 +57,10 @@ const HwNodeSpec *hw_catalog_node_at (guint i);
  * the entry returned is the DGX one, with its name. NULL + G_KEY_FILE_ERROR_INVALID_VALUE if
  * unknown; the message names the nearest name and lists the known ones. */
 const HwNodeSpec *hw_catalog_node (const char *name, GError **error);
+/* The aliases hw_catalog_node accepts: how many, and the i-th (static string, i below the
+ * count) with the catalog entry it names in *name (static). */
+guint hw_catalog_n_node_aliases (void);
+const char *hw_catalog_node_alias (guint i, const char **name);
 
 /* Fills `out` (overwritten, not freed first; free with hw_node_spec_clear()) with a node of
  * `n_gpus` >= 1 copies of `gpu` (copied): NVSwitch at the GPU's nvlink_bandwidth if it has

@@ -914,6 +914,7 @@ AWK
 check "list nodes: each description's NIC count and rate are the modelled ones" awk -f nics.awk nodes.out
 check "list gpus shows the A100" sh -c "'$STEPSIM' list gpus | grep -q '^A100-80GB-SXM'"
 check "list nodes shows the GB200 NVL72 rack (72 GPUs) and MI300X-8" sh -c "'$STEPSIM' list nodes | grep -q '^GB200-NVL72 .*72 GB200' && '$STEPSIM' list nodes | grep -q '^MI300X-8 .* 8 MI300X'"
+check "list nodes names the HGX aliases of the DGX entries" grep -q '^aliases: HGX-A100 = DGX-A100, HGX-H100 = DGX-H100, HGX-H200 = DGX-H200' nodes.out
 check "list gpus shows GB200 and MI300X" sh -c "'$STEPSIM' list gpus | grep -q '^GB200 ' && '$STEPSIM' list gpus | grep -q '^MI300X '"
 check "list models shows exact counts" sh -c "'$STEPSIM' list models | grep -q 'llama-3.1-8b .* 8,030,261,248'"
 
