@@ -90,6 +90,13 @@ check_variants (int argc, char **argv, char **common, GError **error)
   cli_sweep_sets_from_cwd (common);
   for (int i = 2; i < argc; i++)
     {
+      g_autofree char *stripped = g_strstrip (g_strdup (argv[i]));
+      if (stripped[0] == '\0')
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "compare: variation %d is empty (expected group.key=value[,…])", i - 1);
+          return FALSE;
+        }
       g_auto (GStrv) sets = g_strsplit (argv[i], ",", -1);
       g_autofree char *shown = sim_text_printable (argv[i], 80);
       /* a variation of one setting is named once, by the setting's own message */

@@ -885,6 +885,8 @@ check "compare: a key twice in one variation is a usage error (exit 2)" sh -c "[
 "$STEPSIM" compare "$s1" "cluster.gpu=MI300X" >cmpgpu.out 2>/dev/null; rc=$?
 check "compare: a GPU type no validation case checks is said under the table, the checked one is not" \
   sh -c "[ $rc -eq 0 ] && grep -q '^MI300X: no validation case checks its predictions' cmpgpu.out && ! grep -q '^A100-80GB-SXM: no validation' cmpgpu.out"
+"$STEPSIM" compare "$s1" "training.micro_batch=2" "" >/dev/null 2>cmpempty.err; rc=$?
+check "compare: an empty variation is a usage error (exit 2) naming it" sh -c "[ $rc -eq 2 ] && grep -q 'variation 2 is empty' cmpempty.err"
 "$STEPSIM" compare "$s1" "training.micro_batch" >/dev/null 2>cmpone.err; rc=$?
 check "compare: a malformed one-setting variation is named once (exit 2)" sh -c "[ $rc -eq 2 ] && [ \$(grep -o 'training.micro_batch' cmpone.err | wc -l) -eq 1 ] && grep -q 'expected group.key=value' cmpone.err"
 
