@@ -597,6 +597,12 @@ check "collective --nodes 16385: exit 2 naming the scenario's bound 16384" \
   sh -c "[ $rc -eq 2 ] && grep -q 'between 1 and 16384' cn.err"
 check "collective --nodes 2048 (beyond the old 1,024 bound) runs" \
   "$STEPSIM" collective DGX-H100 --nodes 2048 --min 1MiB --max 1MiB
+# fit --for gpus on a 72-GPU NVL72 rack with tp 8: GPUs per node up to the rack's 72 in steps
+# of tp (8, 16, …), none refused for a data-parallel degree that is not whole
+"$STEPSIM" fit "$srcdir/scenarios/llama-3.1-70b-tp8-2xgb200-nvl72.ini" --for gpus >fitnvl.out 2>&1; rc=$?
+check "fit --for gpus on NVL72 with tp 8: per-node counts in steps of 8, none refused, an answer" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^answer: fewest GPUs that fit = ' fitnvl.out && ! grep -q 'REJECTED' fitnvl.out && \
+    grep -o 'gpus_per_node=[0-9]*' fitnvl.out | sed 's/.*=//' | awk '\$1 % 8 { bad = 1 } END { exit bad }'"
 # fit --for gpus with pods of 3 nodes: a cluster is at most one pod or whole pods, so the search
 # tries 2..3 nodes, then 2, 3, ... pods; no candidate is refused for cutting a pod
 cat >fitpod.ini <<'INI'

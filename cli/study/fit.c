@@ -43,7 +43,7 @@ void
 cli_fit_options_init (CliFitOptions *opt)
 {
   *opt = (CliFitOptions){ .max_micro_batch = 4096, .max_seq_len = 1048576, .multiple_of = 1,
-                          .max_gpus_per_node = 8, .max_nodes = 64 };
+                          .max_gpus_per_node = 0, .max_nodes = 64 };
 }
 
 static void
@@ -284,7 +284,7 @@ probe_label (const Probe *p, guint64 x, gboolean extended)
 {
   GString *l = g_string_new (NULL);
   if (p->fmt == NULL && p->per_node == 0)
-    g_string_printf (l, "gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x);
+    g_string_printf (l, "gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", x * MAX (p->gpu_step, 1));
   else if (p->fmt == NULL)
     g_string_printf (l, "gpus_per_node=%u, nodes=%" G_GUINT64_FORMAT, p->per_node,
                      x * MAX (p->node_step, 1));
@@ -305,7 +305,7 @@ cli_fit_probe_index (Probe *p, guint64 x)
   GPtrArray *a = g_ptr_array_new ();
   if (p->fmt == NULL)
     {
-      guint64 per_node = p->per_node == 0 ? x : p->per_node;
+      guint64 per_node = p->per_node == 0 ? x * MAX (p->gpu_step, 1) : p->per_node;
       guint64 nodes = p->per_node == 0 ? 1 : x * MAX (p->node_step, 1);
       g_ptr_array_add (a, g_strdup_printf ("cluster.gpus_per_node=%" G_GUINT64_FORMAT, per_node));
       g_ptr_array_add (a, g_strdup_printf ("cluster.nodes=%" G_GUINT64_FORMAT, nodes));

@@ -133,7 +133,8 @@ typedef struct
   guint64 max_micro_batch;   /* upper end of the micro_batch search (default 4096) */
   guint64 max_seq_len;       /* upper end of the seq_len search (default 1048576) */
   guint64 multiple_of;       /* seq_len granularity (default 1) */
-  guint max_gpus_per_node;   /* default 8 */
+  guint max_gpus_per_node;   /* 0 (default): the scenario's GPUs per node, at least 8 (a
+                              * GB200 NVL72 rack's 72) */
   guint max_nodes;           /* default 64 */
   gboolean allow_finetune;   /* also try LoRA / QLoRA */
   gboolean allow_optimizer;  /* stack: also try adamw_8bit and paged_adamw_8bit */

@@ -240,9 +240,14 @@ explain (Ctx *ctx, const CliScenario *sc)
 void
 cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
 {
-  Probe p = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0 };
-  guint g = opt->max_gpus_per_node;
-  guint64 n = cli_fit_smallest (1, g, cli_fit_probe_fits, &p);
+  Probe p = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0 };
+  /* fill the scenario's node first (a 72-GPU NVLink rack before the network), in steps of
+   * the model-parallel product: the data-parallel degree GPUs / (tp·cp·pp) must be whole
+   * (tp 8 on a 72-GPU rack: 8, 16, …, 72) */
+  guint g = opt->max_gpus_per_node > 0 ? opt->max_gpus_per_node : MAX (sc->node.n_gpus, 8);
+  guint mp = MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1) * MAX (sc->par.pp, 1);
+  p.gpu_step = mp <= g ? mp : 1;
+  guint64 n = cli_fit_smallest (1, g / p.gpu_step, cli_fit_probe_fits, &p) * p.gpu_step;
   g_autofree char *label = NULL;
   if (n > 0)
     label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", n);
@@ -279,7 +284,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
         }
       if (counts < 3 && g >= 3)
         {
-          Probe q = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0 };
+          Probe q = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0 };
           (void) cli_fit_probe_fits (g / 2 > 1 ? g / 2 : 2, &q);
         }
     }

@@ -172,7 +172,7 @@ cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
 {
   gboolean mb = target == CLI_FIT_MICRO_BATCH;
   Probe p = { ctx, mb ? "training.micro_batch" : "training.seq_len",
-              mb ? "micro_batch" : "seq_len", 0, 0, NULL, NULL, NULL, 0 };
+              mb ? "micro_batch" : "seq_len", 0, 0, NULL, NULL, NULL, 0, 0 };
   CliFitNotes *n = &ctx->report->notes;
   guint64 step = mb ? 1 : MAX (opt->multiple_of, 1);
   guint64 hi = mb ? opt->max_micro_batch : opt->max_seq_len;
