@@ -15,8 +15,9 @@ static const char usage[] =
   "Usage: stepsim COMMAND [OPTIONS…]\n"
   "\n"
   "Simulates one optimizer step of LLM training on one GPU or a cluster (DDP, ZeRO, FSDP,\n"
-  "offload, LoRA, QLoRA): peak memory per GPU and what it is made of, step time, tokens/s,\n"
-  "MFU, HFU and exposed communication, with memory and link timelines in HDF5 and charts.\n"
+  "tensor, sequence, context, pipeline and expert parallelism, offload, LoRA, QLoRA): peak\n"
+  "memory per GPU and what it is made of, step time, tokens/s, MFU, HFU and exposed\n"
+  "communication, with memory and link timelines in HDF5 and charts.\n"
   "\n"
   "Commands:\n"
   "  run SCENARIO.ini [-o OUT.h5] [--set group.key=value]… [--plot DIR] [--trace F.json]\n"
@@ -24,7 +25,7 @@ static const char usage[] =
   "  export FILE.h5 OBJECT [-o OUT.tsv]\n"
   "                         write a dataset or group of FILE.h5 as TSV (e.g. /summary,\n"
   "                         /tasks, /series/rank0/memory)\n"
-  "  compare SCENARIO.ini VARIANT…\n"
+  "  compare SCENARIO.ini VARIANT… [--set group.key=value]…\n"
   "                         memory saved and step time added per variation, side by side\n"
   "                         (VARIANT: group.key=value[,group.key=value…])\n"
   "  validate [SCENARIO.ini…]\n"
@@ -43,7 +44,8 @@ static const char usage[] =
   "                         draw a chart of a run or a batch\n"
   "\n"
   "Options:\n"
-  "  -h, --help             show this help (COMMAND --help for a command's options)\n"
+  "  -h, --help             show this help (COMMAND --help or help COMMAND for a command's\n"
+  "                         options)\n"
   "  -V, --version          show the version, the sanitizers and the build flags\n"
   "\n"
   "Exit status: 0 ok, 1 input or runtime error, 2 usage error.\n";
@@ -97,6 +99,25 @@ main (int argc, char **argv)
   if (argc < 2)
     {
       fputs (usage, stderr);
+      return 2;
+    }
+  /* "stepsim help CMD" is "stepsim CMD --help" */
+  for (guint i = 0; strcmp (cmd, "help") == 0 && argc == 3 && i < G_N_ELEMENTS (commands); i++)
+    if (strcmp (argv[2], commands[i].name) == 0)
+      {
+        g_autofree char *prgname = g_strconcat ("stepsim ", argv[2], NULL);
+        g_set_prgname (prgname);
+        char *help_argv[] = { argv[2], (char *) "--help", NULL };
+        return commands[i].run (2, help_argv);
+      }
+  gboolean top = strcmp (cmd, "-h") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "help") == 0
+                 || strcmp (cmd, "-V") == 0 || strcmp (cmd, "--version") == 0;
+  if (top && argc > 2)
+    {
+      if (strcmp (cmd, "help") == 0 && argc == 3)
+        fprintf (stderr, "stepsim: help: unknown command '%s'\n\n%s", argv[2], usage);
+      else
+        fprintf (stderr, "stepsim: %s takes no argument (got '%s')\n", cmd, argv[2]);
       return 2;
     }
   if (strcmp (cmd, "-h") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "help") == 0)

@@ -906,6 +906,13 @@ check "summary: attention on an A100 is flash" grep -q ', flash attention$' fa.o
 "$STEPSIM" run "$s1" -o tf.h5 -q --set cluster.gpu=V100-16GB-SXM2 --set training.tf32=true >/dev/null 2>tf.err; rc=$?
 check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q \"key 'tf32': V100-16GB-SXM2 has no TF32\" tf.err && test ! -e tf.h5"
 
+"$STEPSIM" help run >hr.out 2>&1; rc=$?
+check "help CMD: the command's own --help" sh -c "[ $rc -eq 0 ] && grep -q 'stepsim run \[OPTION' hr.out"
+"$STEPSIM" --version extra >/dev/null 2>ve.err; rc=$?
+check "--version with an argument: usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q 'takes no argument' ve.err"
+"$STEPSIM" help nothing >/dev/null 2>hn.err; rc=$?
+check "help of an unknown command: usage error (exit 2) naming it" sh -c "[ $rc -eq 2 ] && grep -q \"help: unknown command 'nothing'\" hn.err"
+
 # --- catalogs --------------------------------------------------------------------------------
 check "list nodes shows the DGX A100" sh -c "'$STEPSIM' list nodes | grep -q '^DGX-A100 .* 8 A100-80GB-SXM'"
 # Every node description's NIC figure (the last "N x [type] R Gbit/s" or "N rails of R Gbit/s",
