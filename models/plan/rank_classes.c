@@ -253,7 +253,7 @@ shift_invariant (const Index *x, const HwRankShift *sh)
 {
   if (sh->n != x->n || !hw_rank_shift_valid (sh))
     return FALSE;
-  HwRankShift gen[2];
+  HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint k = hw_rank_shift_generators (sh, gen);
   for (guint i = 0; i < k; i++)
     if (!plain_invariant (x, &gen[i]))
@@ -334,8 +334,8 @@ stage_block (const ModelMesh *mesh)
 
 /* The shift whose representatives are one rank of each stage (the first): the plain shift
  * by one inside stage blocks, or under tp-cp-ep-pp-dp the shift by a whole pipeline
- * replica (pp·cp·tp ranks) with the inner shift by one inside each stage's run of cp·tp
- * ranks. */
+ * replica (pp·cp·tp ranks) with a second level shifting by one inside each stage's run of
+ * cp·tp ranks. */
 static HwRankShift
 one_per_stage (const ModelMesh *mesh)
 {
@@ -344,9 +344,7 @@ one_per_stage (const ModelMesh *mesh)
     return hw_rank_shift_plain (n, block, 1);
   guint run = model_mesh_stride (mesh, MODEL_MESH_PP);
   HwRankShift sh = hw_rank_shift_plain (n, n, run * mesh->degree[MODEL_MESH_PP]);
-  if (run > 1)
-    sh.inner = run, sh.inner_d = 1;
-  return sh;
+  return run > 1 ? hw_rank_shift_with_level (sh, 1, run, 1) : sh;
 }
 
 static gint
@@ -382,13 +380,12 @@ candidates (const ModelMesh *mesh)
   for (guint c = 0, plain = out->len; c < plain; c++)
     {
       HwRankShift outer = g_array_index (out, HwRankShift, c);
-      for (guint h = outer.d; h >= 2; h--)
-        if (outer.d % h == 0)
+      for (guint h = outer.level[0].d; h >= 2; h--)
+        if (outer.level[0].d % h == 0)
           for (guint e = 1; e < h; e++)
             if (h % e == 0)
               {
-                HwRankShift sh = outer;
-                sh.inner = h, sh.inner_d = e;
+                HwRankShift sh = hw_rank_shift_with_level (outer, 1, h, e);
                 if (!filter || model_mesh_shift_keeps_stages (mesh, &sh))
                   g_array_append_val (out, sh);
               }
@@ -523,7 +520,7 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
           const HwRankShift *sh = &g_array_index (cands, HwRankShift, c);
           if (!hw_cluster_shift_invariant (cluster, sh))
             continue;
-          HwRankShift gen[2];
+          HwRankShift gen[HW_RANK_SHIFT_LEVELS];
           guint n_gen = hw_rank_shift_generators (sh, gen);
           gboolean groups = TRUE;
           for (guint i = 0; groups && i < dims->len; i++)
