@@ -138,11 +138,12 @@ hw_rank_shift_image (const HwRankShift *s, guint r)
 }
 
 /* The representative of r's class (itself for a representative): each level's offset
- * reduced modulo its shift, outermost first. */
+ * reduced modulo its shift, outermost first. (The loops here stop at the first level of
+ * block 1: every level below it is (1, 1), B_{i+1} dividing d_i.) */
 static inline guint
 hw_rank_shift_rep (const HwRankShift *s, guint r)
 {
-  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS && s->level[i].block > 1; i++)
     {
       guint j = r % s->level[i].block;
       r = r - j + j % s->level[i].d;
@@ -153,7 +154,7 @@ hw_rank_shift_rep (const HwRankShift *s, guint r)
 static inline gboolean
 hw_rank_shift_is_rep (const HwRankShift *s, guint r)
 {
-  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS && s->level[i].block > 1; i++)
     if (r % s->level[i].block >= s->level[i].d)
       return FALSE;
   return TRUE;
@@ -182,7 +183,7 @@ hw_rank_shift_index (const HwRankShift *s, guint r)
 {
   guint index = r / s->level[0].block * hw_rank_shift_reps_per_level (s, 0);
   guint j = r % s->level[0].block;
-  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS && s->level[i].block > 1; i++)
     {
       guint q = j % s->level[i].d;
       guint below = i + 1 < HW_RANK_SHIFT_LEVELS ? s->level[i + 1].block : 1;
@@ -197,7 +198,7 @@ hw_rank_shift_rank (const HwRankShift *s, guint index)
 {
   guint per = hw_rank_shift_reps_per_level (s, 0);
   guint r = index / per * s->level[0].block, rem = index % per;
-  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS && s->level[i].block > 1; i++)
     {
       guint next = hw_rank_shift_reps_per_level (s, i + 1);
       guint below = i + 1 < HW_RANK_SHIFT_LEVELS ? s->level[i + 1].block : 1;
