@@ -254,7 +254,7 @@ hw_cluster_shift_invariant (const HwCluster *cluster, const HwRankShift *shift)
     return TRUE;
   if (cluster->jitter_cv > 0)
     return FALSE;
-  HwRankShift gen[2];
+  HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint k = hw_rank_shift_generators (shift, gen);
   /* the cheap refusal first: a shift the topology cannot take (no permutation built) */
   for (guint i = 0; i < k; i++)
@@ -296,7 +296,7 @@ hw_cluster_set_shift (HwCluster *cluster, const HwRankShift *shift)
   /* Orbits of resources under the group the generators' permutations generate: the
    * classes of the union of their cycles (union-find, each root its class's least id); each
    * folds onto its least id with scale m / |orbit| (sim/fluid.h). */
-  HwRankShift gen[2];
+  HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint k = hw_rank_shift_generators (shift, gen);
   g_autofree SimResourceId *perm = g_new (SimResourceId, nr);
   g_autofree SimResourceId *canon = g_new (SimResourceId, nr);

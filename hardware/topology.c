@@ -469,14 +469,15 @@ hw_topology_shift_valid (const HwTopology *t, const HwRankShift *sh)
       || !hw_rank_shift_is_plain (sh))
     return FALSE;
   guint pod = t->nodes_per_pod * t->n_gpus; /* ranks per pod */
-  if (sh->block % t->n_gpus == 0 && sh->d % t->n_gpus == 0)
-    return (sh->block % pod == 0 && sh->d % pod == 0) /* whole pods */
-           || pod % sh->block == 0;                   /* inside one pod (one pod: always) */
-  if (t->n_gpus % sh->block != 0)
+  guint block = sh->level[0].block, d = sh->level[0].d;
+  if (block % t->n_gpus == 0 && d % t->n_gpus == 0)
+    return (block % pod == 0 && d % pod == 0) /* whole pods */
+           || pod % block == 0;                   /* inside one pod (one pod: always) */
+  if (t->n_gpus % block != 0)
     return FALSE;
   return t->per_switch == 0 || t->idle_sw
-         || t->per_switch % sh->block == 0 /* inside one switch */
-         || (sh->d % t->per_switch == 0 && sh->block % t->per_switch == 0
+         || t->per_switch % block == 0 /* inside one switch */
+         || (d % t->per_switch == 0 && block % t->per_switch == 0
              && t->n_gpus % t->per_switch == 0);
 }
 

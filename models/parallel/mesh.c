@@ -326,6 +326,8 @@ model_mesh_shift_keeps_stages (const ModelMesh *mesh, const HwRankShift *shift)
   g_return_val_if_fail (mesh != NULL && shift != NULL, FALSE);
   guint n = model_mesh_size (mesh);
   g_return_val_if_fail (shift->n == n && hw_rank_shift_valid (shift), FALSE);
-  return plain_keeps_stages (mesh, n, shift->block, shift->d)
-         && plain_keeps_stages (mesh, n, shift->inner, shift->inner_d);
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+    if (!plain_keeps_stages (mesh, n, shift->level[i].block, shift->level[i].d))
+      return FALSE;
+  return TRUE;
 }

@@ -253,7 +253,7 @@ shift_invariant (const Index *x, const HwRankShift *sh)
 {
   if (sh->n != x->n || !hw_rank_shift_valid (sh))
     return FALSE;
-  HwRankShift gen[2];
+  HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint k = hw_rank_shift_generators (sh, gen);
   for (guint i = 0; i < k; i++)
     if (!plain_invariant (x, &gen[i]))
@@ -334,8 +334,8 @@ stage_block (const ModelMesh *mesh)
 
 /* The shift whose representatives are one rank of each stage (the first): the plain shift
  * by one inside stage blocks, or under tp-cp-ep-pp-dp the shift by a whole pipeline
- * replica (pp·cp·tp ranks) with the inner shift by one inside each stage's run of cp·tp
- * ranks. */
+ * replica (pp·cp·tp ranks) with a second level shifting by one inside each stage's run of
+ * cp·tp ranks. */
 static HwRankShift
 one_per_stage (const ModelMesh *mesh)
 {
@@ -344,9 +344,7 @@ one_per_stage (const ModelMesh *mesh)
     return hw_rank_shift_plain (n, block, 1);
   guint run = model_mesh_stride (mesh, MODEL_MESH_PP);
   HwRankShift sh = hw_rank_shift_plain (n, n, run * mesh->degree[MODEL_MESH_PP]);
-  if (run > 1)
-    sh.inner = run, sh.inner_d = 1;
-  return sh;
+  return run > 1 ? hw_rank_shift_with_level (sh, 1, run, 1) : sh;
 }
 
 static gint
@@ -357,45 +355,98 @@ fewer_reps (gconstpointer a, gconstpointer b)
 }
 
 /* The shifts rank classes try on n ranks in pipeline-stage blocks of `stage` ranks, fewest
- * representatives first (ties: the order below), the identity left out: d places inside
- * blocks of g ranks, for every g dividing the stage and every proper divisor d of g; then
- * each of those with an inner shift by e places inside blocks of h ranks, h dividing d and
- * e a proper divisor of h. An outer block that is the stage moves ranks between nodes (d
- * whole nodes) or inside one; a smaller block, and the inner shift, rotate ranks inside
- * each node (hw_topology_shift_map says which the cluster allows). GArray of HwRankShift,
- * new. */
+ * representatives first (ties: the order below), the identity left out. The levels are
+ * the plain shifts by d places inside blocks of g ranks, for every g dividing the stage and
+ * every proper divisor d of g, that keep every rank in its stage and map `cluster` onto
+ * itself (hw_cluster_shift_invariant: a group does when each generator does, so every
+ * candidate below is cluster-invariant and need not be asked again). The candidates are
+ * those levels alone, then each with a second level whose block divides its d, then each of
+ * those with a third level whose block divides the second's d (rank_shift.h), as many as
+ * HW_RANK_SHIFT_LEVELS allows. A level whose block is the stage moves ranks between pods
+ * or nodes (d whole pods, or whole nodes) or inside one; smaller blocks move whole nodes
+ * inside one pod, or rotate ranks inside each node (hw_topology_shift_map says which the
+ * cluster allows): with pods, a stage of several pods takes all three, pods, nodes in a pod
+ * and GPUs in a node. GArray of HwRankShift, new. */
 static GArray *
-candidates (const ModelMesh *mesh)
+candidates (const ModelMesh *mesh, const HwCluster *cluster)
 {
   guint n = model_mesh_size (mesh), stage = stage_block (mesh);
   gboolean filter = !model_mesh_stages_contiguous (mesh);
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (HwRankShift));
+  g_autoptr (GArray) levels = g_array_new (FALSE, FALSE, sizeof (HwRankShift));
   for (guint g = stage; g >= 2; g--)
     if (stage % g == 0)
       for (guint d = 1; d < g; d++)
         if (g % d == 0)
           {
             HwRankShift sh = hw_rank_shift_plain (n, g, d);
-            if (!filter || model_mesh_shift_keeps_stages (mesh, &sh))
-              g_array_append_val (out, sh);
+            if ((!filter || model_mesh_shift_keeps_stages (mesh, &sh))
+                && hw_cluster_shift_invariant (cluster, &sh))
+              g_array_append_val (levels, sh);
           }
-  for (guint c = 0, plain = out->len; c < plain; c++)
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (HwRankShift));
+  g_array_append_vals (out, levels->data, levels->len);
+  for (guint l = 1, from = 0; l < HW_RANK_SHIFT_LEVELS; l++)
     {
-      HwRankShift outer = g_array_index (out, HwRankShift, c);
-      for (guint h = outer.d; h >= 2; h--)
-        if (outer.d % h == 0)
-          for (guint e = 1; e < h; e++)
-            if (h % e == 0)
-              {
-                HwRankShift sh = outer;
-                sh.inner = h, sh.inner_d = e;
-                if (!filter || model_mesh_shift_keeps_stages (mesh, &sh))
-                  g_array_append_val (out, sh);
-              }
+      guint to = out->len; /* the candidates with l levels: [from, to) */
+      for (guint c = from; c < to; c++)
+        for (guint k = 0; k < levels->len; k++)
+          {
+            HwRankShift above = g_array_index (out, HwRankShift, c);
+            const HwRankShiftLevel *lv = &g_array_index (levels, HwRankShift, k).level[0];
+            if (above.level[l - 1].d % lv->block != 0)
+              continue;
+            HwRankShift sh = hw_rank_shift_with_level (above, l, lv->block, lv->d);
+            g_array_append_val (out, sh);
+          }
+      from = to;
     }
   g_array_sort (out, fewer_reps); /* g_array_sort is stable (GLib ≥ 2.76 documents it;
                                    * ties are further broken by rank_classes' checks alone) */
   return out;
+}
+
+/* One plain level's answer to a check, asked once (rank_classes tries many compositions of
+ * the same few levels). */
+typedef struct
+{
+  HwRankShiftLevel level;
+  gboolean ok;
+} LevelAnswer;
+
+typedef gboolean (*LevelCheck) (const HwRankShift *level, gconstpointer data);
+
+/* Whether every generator of `sh` (a plain shift each, hw_rank_shift_generators) passes
+ * `check`, each level's answer kept in `memo` (GArray of LevelAnswer, grown) and reused. A
+ * check that each generator must pass for the group to (a necessary condition) rules a
+ * candidate out as soon as one of its levels fails. */
+static gboolean
+levels_pass (GArray *memo, const HwRankShift *sh, LevelCheck check, gconstpointer data)
+{
+  HwRankShift gen[HW_RANK_SHIFT_LEVELS];
+  guint k = hw_rank_shift_generators (sh, gen);
+  for (guint i = 0; i < k; i++)
+    {
+      const HwRankShiftLevel *lv = &gen[i].level[0];
+      guint j = 0;
+      while (j < memo->len
+             && (g_array_index (memo, LevelAnswer, j).level.block != lv->block
+                 || g_array_index (memo, LevelAnswer, j).level.d != lv->d))
+        j++;
+      if (j == memo->len)
+        {
+          LevelAnswer a = { *lv, check (&gen[i], data) };
+          g_array_append_val (memo, a);
+        }
+      if (!g_array_index (memo, LevelAnswer, j).ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+plain_check (const HwRankShift *level, gconstpointer data)
+{
+  return plain_invariant (data, level);
 }
 
 HwRankShift
@@ -407,15 +458,17 @@ model_rank_classes_shift (const ModelPlan *plan, const HwCluster *cluster)
   g_return_val_if_fail (hw_cluster_n_ranks (cluster) == n, none);
   if (model_plan_n_built (plan) < n) /* built for its representatives: proven then */
     return *model_plan_built (plan);
-  g_autoptr (GArray) cands = candidates (model_plan_mesh (plan));
+  g_autoptr (GArray) cands = candidates (model_plan_mesh (plan), cluster);
   Index x;
   index_build (&x, plan);
   HwRankShift found = none;
+  g_autoptr (GArray) memo = g_array_new (FALSE, FALSE, sizeof (LevelAnswer));
   for (guint i = 0; i < cands->len; i++)
     {
+      /* the plan maps onto itself under the group when it does under each generator
+       * (shift_invariant): asked once per level */
       const HwRankShift *sh = &g_array_index (cands, HwRankShift, i);
-      if (hw_cluster_shift_invariant (cluster, sh) && shift_invariant (&x, sh)
-          && collectives_invariant (plan, cluster, sh))
+      if (levels_pass (memo, sh, plain_check, &x) && collectives_invariant (plan, cluster, sh))
         {
           found = *sh;
           break;
@@ -496,6 +549,27 @@ structural (const ModelPlan *plan, GArray *dims)
   return TRUE;
 }
 
+/* What one plain level must satisfy on the plan of one rank per stage: it maps every mesh
+ * group the plan uses onto a group (groups_shift), and every collective of that plan
+ * (collectives_invariant). */
+typedef struct
+{
+  const ModelMesh *mesh;
+  const GArray *dims;
+  const ModelPlan *one;
+  const HwCluster *cluster;
+} OneCheck;
+
+static gboolean
+one_check (const HwRankShift *level, gconstpointer data)
+{
+  const OneCheck *c = data;
+  for (guint i = 0; i < c->dims->len; i++)
+    if (!groups_shift (c->mesh, g_array_index (c->dims, guint, i), level))
+      return FALSE;
+  return collectives_invariant (c->one, c->cluster, level);
+}
+
 ModelPlan *
 model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
                          const ModelParallel *par, double paged_spill, const HwCluster *cluster,
@@ -517,23 +591,21 @@ model_rank_classes_plan (const ModelArch *arch, const ModelStack *stack,
         return NULL;
       g_autoptr (GArray) dims = g_array_new (FALSE, FALSE, sizeof (guint));
       gboolean ok = structural (one, dims);
-      g_autoptr (GArray) cands = candidates (&mesh);
+      g_autoptr (GArray) cands = candidates (&mesh, cluster);
+      g_autoptr (GArray) memo = g_array_new (FALSE, FALSE, sizeof (LevelAnswer));
+      OneCheck data = { &mesh, dims, one, cluster };
       for (guint c = 0; ok && c < cands->len; c++)
         {
           const HwRankShift *sh = &g_array_index (cands, HwRankShift, c);
-          if (!hw_cluster_shift_invariant (cluster, sh))
+          /* each generator maps the groups (what the plan needs of the group), and the
+           * collectives of the first rank of each stage (a representative of every
+           * candidate) under it alone (necessary: its stabilizer's generator is one of the
+           * group's), asked once per level; then the group's: a collective of that rank the
+           * shift breaks rules the shift out before the representatives' plan is built */
+          if (!levels_pass (memo, sh, one_check, &data)
+              || !collectives_invariant (one, cluster, sh))
             continue;
-          HwRankShift gen[2];
-          guint n_gen = hw_rank_shift_generators (sh, gen);
-          gboolean groups = TRUE;
-          for (guint i = 0; groups && i < dims->len; i++)
-            for (guint k = 0; groups && k < n_gen; k++)
-              groups = groups_shift (&mesh, g_array_index (dims, guint, i), &gen[k]);
-          /* the first rank of each stage is a representative of every candidate: a
-           * collective of its that the shift breaks rules the shift out before the
-           * representatives' plan is built */
-          if (!groups || !collectives_invariant (one, cluster, sh))
-            continue;
+
           gboolean same = hw_rank_shift_equal (sh, &base);
           ModelPlan *reps = same ? one
                                  : model_plan_new_representatives (arch, stack, par,

@@ -5,14 +5,17 @@
  * symmetry). Here the symmetry is found, not assumed. The candidates are the shift groups of
  * hardware/rank_shift.h, inside pipeline stages (under the default order pp is the mesh's
  * outermost dimension, so stage s holds ranks s·B … s·B + B − 1, B = n / pp; B = n without
- * stages): an outer shift σ by d places inside blocks of g ranks (g dividing B), and
- * optionally an inner shift τ by e places inside blocks of h ranks (h dividing d). Under
+ * stages): up to HW_RANK_SHIFT_LEVELS commuting levels, the outermost a shift by d places
+ * inside blocks of g ranks (g dividing B), each further one a shift by e places inside
+ * blocks of h ranks, h dividing the previous level's d. Under
  * the order tp-cp-ep-pp-dp (mesh.h) a stage is no block: the blocks are then divisors of
  * n and only the shifts that keep every rank in its stage are tried
  * (model_mesh_shift_keeps_stages): σ by whole pipeline replicas (d a multiple of pp·cp·tp
  * ranks) and rotations inside a stage's runs of cp·tp ranks. On a cluster of nodes the ones that
- * survive are σ moving a stage's ranks by whole nodes and σ or τ rotating every node's GPUs
- * (hardware/topology.h hw_topology_shift_map). The group is a symmetry of a run when each
+ * survive are levels moving a stage's ranks by whole pods, by whole nodes (of a pod, or of
+ * a stage without pods) and rotating every node's GPUs (hardware/topology.h
+ * hw_topology_shift_map); pods of a stage, nodes of a pod and GPUs of a node take three.
+ * The group is a symmetry of a run when each
  * generator is, that is when
  *   - the plan maps onto itself: rank σr's task list equals rank r's, task by task (stream,
  *     kind, label, layer, micro-batch, kernels with their shapes, memory effects with their

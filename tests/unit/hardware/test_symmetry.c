@@ -313,7 +313,7 @@ static double
 run_compound (gboolean folded, double *rail_time)
 {
   HwNodeSpec node = switched_node ();
-  HwRankShift sh = { 16, 16, 4, 4, 2 };
+  HwRankShift sh = hw_rank_shift_with_level (hw_rank_shift_plain (16, 16, 4), 1, 4, 2);
   Fixture f = fixture_folded (&node, 4, &sh, folded);
   guint members[8][4];
   DoneAt done[8];
@@ -380,6 +380,80 @@ test_tree_multiset (void)
   hw_node_spec_clear (&node);
 }
 
+/* The orbits of a shift's group, found by closing under its generators (every rank's
+ * orbit, as the least member, into `orbit`), against rank_shift.h's closed forms: one
+ * representative per orbit, hw_rank_shift_rep inside the orbit, orbits of
+ * hw_rank_shift_multiplicity ranks, the dense index increasing and inverted by
+ * hw_rank_shift_rank. */
+static void
+check_orbits (const HwRankShift *sh)
+{
+  guint n = sh->n;
+  CU_ASSERT_FATAL (hw_rank_shift_valid (sh));
+  g_autofree guint *orbit = g_new (guint, n), *size = g_new0 (guint, n), *reps = g_new0 (guint, n);
+  HwRankShift gen[HW_RANK_SHIFT_LEVELS];
+  guint k = hw_rank_shift_generators (sh, gen);
+  for (guint r = 0; r < n; r++)
+    orbit[r] = r;
+  for (gboolean changed = TRUE; changed;) /* least member reachable, to a fixed point */
+    {
+      changed = FALSE;
+      for (guint r = 0; r < n; r++)
+        for (guint i = 0; i < k; i++)
+          {
+            guint s = hw_rank_shift_image (&gen[i], r), m = MIN (orbit[r], orbit[s]);
+            if (orbit[r] != m || orbit[s] != m)
+              orbit[r] = orbit[s] = m, changed = TRUE;
+          }
+    }
+  guint n_reps = 0;
+  for (guint r = 0; r < n; r++)
+    {
+      size[orbit[r]]++;
+      if (hw_rank_shift_is_rep (sh, r))
+        {
+          reps[orbit[r]]++;
+          CU_ASSERT_EQUAL (hw_rank_shift_index (sh, r), n_reps);
+          CU_ASSERT_EQUAL (hw_rank_shift_rank (sh, n_reps), r);
+          n_reps++;
+        }
+      guint q = hw_rank_shift_rep (sh, r);
+      CU_ASSERT (hw_rank_shift_is_rep (sh, q) && orbit[q] == orbit[r]);
+      CU_ASSERT_EQUAL (hw_rank_shift_index (sh, r), hw_rank_shift_index (sh, q));
+    }
+  CU_ASSERT_EQUAL (n_reps, hw_rank_shift_n_reps (sh));
+  for (guint r = 0; r < n; r++)
+    if (orbit[r] == r)
+      {
+        CU_ASSERT_EQUAL (reps[r], 1);
+        CU_ASSERT_EQUAL (size[r], hw_rank_shift_multiplicity (sh));
+      }
+}
+
+/* Plain, two and three levels (pods of 32 ranks, nodes of 8, switch pairs; a stage of 2
+ * pods in 2 stages), levels that move nothing, and the identity. */
+static void
+test_rank_shift_levels (void)
+{
+  HwRankShift plain = hw_rank_shift_plain (64, 32, 8);
+  HwRankShift two = hw_rank_shift_with_level (plain, 1, 8, 2);
+  HwRankShift three = hw_rank_shift_with_level (hw_rank_shift_with_level (
+                                                  hw_rank_shift_plain (128, 64, 32), 1, 32, 8),
+                                                2, 8, 2);
+  HwRankShift gap = hw_rank_shift_with_level (hw_rank_shift_plain (64, 64, 64), 1, 16, 4);
+  HwRankShift id = hw_rank_shift_identity (12);
+  const HwRankShift *all[] = { &plain, &two, &three, &gap, &id };
+  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+    check_orbits (all[i]);
+  CU_ASSERT (hw_rank_shift_is_plain (&plain) && !hw_rank_shift_is_plain (&two));
+  CU_ASSERT (hw_rank_shift_is_identity (&id) && !hw_rank_shift_is_identity (&gap));
+  CU_ASSERT_EQUAL (hw_rank_shift_n_reps (&three), 2 * 2); /* 2 stages × (8 / 8 · 2) */
+  CU_ASSERT_EQUAL (hw_rank_shift_multiplicity (&three), 2 * 4 * 4);
+  /* a level's block must divide the previous level's d */
+  HwRankShift bad = hw_rank_shift_with_level (plain, 1, 16, 2);
+  CU_ASSERT_FALSE (hw_rank_shift_valid (&bad));
+}
+
 /* The group of σ (a node: 4 places in blocks of 8) and τ (2 places inside each node's 4
  * GPUs) on 2 nodes: the pair {0, 6} is fixed by neither (σ: 0 → 4, τ: 0 → 2) but by στ
  * (0 → 2 → 6, 6 → 4 → 0). Its stabilizer is then no product of the two shifts' steps, one
@@ -390,10 +464,33 @@ test_diagonal_stabilizer (void)
 {
   HwNodeSpec node = fixture_nvswitch_node (4);
   Fixture f = fixture_new (&node, 2, 1.0);
-  HwRankShift sh = { 8, 8, 4, 4, 2 };
+  HwRankShift sh = hw_rank_shift_with_level (hw_rank_shift_plain (8, 8, 4), 1, 4, 2);
   const guint diagonal[] = { 0, 6 }, along[] = { 0, 4 };
   CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
                                                   HW_ALGORITHM_RING, diagonal, 2, 8e6, &sh));
+  CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                            HW_ALGORITHM_RING, along, 2, 8e6, &sh));
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
+/* Three levels on 4 nodes of 4 GPUs: pairs of nodes swap (8 places in blocks of 16), the
+ * nodes of a pair swap (4 in blocks of 8), every node's GPUs rotate by 2 (in blocks of 4).
+ * {0, 14} is fixed by the product of all three (0 → 8 → 12 → 14) and by no product of
+ * fewer; {0, 6} by the last two: both refused. {0, 8} (fixed by the first) is not. */
+static void
+test_diagonal_three_levels (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 4, 1.0);
+  HwRankShift sh = hw_rank_shift_with_level (
+      hw_rank_shift_with_level (hw_rank_shift_plain (16, 16, 8), 1, 8, 4), 2, 4, 2);
+  const guint all[] = { 0, 14 }, two[] = { 0, 6 }, along[] = { 0, 8 };
+  CU_ASSERT (hw_cluster_shift_invariant (f.cluster, &sh));
+  CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                  HW_ALGORITHM_RING, all, 2, 8e6, &sh));
+  CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                  HW_ALGORITHM_RING, two, 2, 8e6, &sh));
   CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
                                             HW_ALGORITHM_RING, along, 2, 8e6, &sh));
   fixture_free (&f);
@@ -422,6 +519,9 @@ main (void)
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
     { "a 3-node tree's flows are a multiset: no symmetry of the node shift", test_tree_multiset },
     { "a member set fixed only by a diagonal element is refused", test_diagonal_stabilizer },
+    { "three levels: diagonal elements of two and of three levels are refused",
+      test_diagonal_three_levels },
+    { "rank shift levels: representatives, index and orbits by closure", test_rank_shift_levels },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
 }
