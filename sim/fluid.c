@@ -152,16 +152,11 @@ sim_fluid_new (SimEngine *engine)
   return fluid;
 }
 
-void
-sim_fluid_free (SimFluid *fluid)
+/* Releases every live activity, cancelling its pending latency event so the engine holds no
+ * pointer into an activity (or a fluid) that is gone. */
+static void
+drop_live_activities (SimFluid *fluid)
 {
-  if (fluid == NULL)
-    return;
-  if (fluid->completion_event != 0)
-    sim_engine_cancel (fluid->engine, fluid->completion_event);
-  if (fluid->flush_event != 0)
-    sim_engine_cancel (fluid->engine, fluid->flush_event);
-  /* Cancel latency events so the engine holds no pointer into a freed fluid. */
   for (guint slot = 0; slot < fluid->acts.n_slots; slot++)
     {
       SimFluidActivity *a = act_at (fluid, slot);
@@ -172,6 +167,18 @@ sim_fluid_free (SimFluid *fluid)
       activity_unlink (fluid, a);
       activity_release (fluid, a);
     }
+}
+
+void
+sim_fluid_free (SimFluid *fluid)
+{
+  if (fluid == NULL)
+    return;
+  if (fluid->completion_event != 0)
+    sim_engine_cancel (fluid->engine, fluid->completion_event);
+  if (fluid->flush_event != 0)
+    sim_engine_cancel (fluid->engine, fluid->flush_event);
+  drop_live_activities (fluid);
   sim_heap_free (fluid->finishing);
   sim_slots_clear (&fluid->acts);
   spares_clear (&fluid->spare_res);
@@ -200,16 +207,7 @@ sim_fluid_reset (SimFluid *fluid)
   fluid->completion_event = fluid->flush_event = 0;
   fluid->completion_time = 0;
   gboolean busy = fluid->n_live > 0 || fluid->dirty_res.len > 0 || fluid->dirty_acts.len > 0;
-  for (guint slot = 0; slot < fluid->acts.n_slots; slot++)
-    {
-      SimFluidActivity *a = act_at (fluid, slot);
-      if (!a->live)
-        continue;
-      if (a->latency_event != 0)
-        sim_engine_cancel (fluid->engine, a->latency_event);
-      activity_unlink (fluid, a);
-      activity_release (fluid, a);
-    }
+  drop_live_activities (fluid);
   sim_heap_clear (fluid->finishing);
   /* After a complete run every resource is idle already: its last flush solved it to
    * usage exactly 0 with no member (file comment); otherwise make it so. */
