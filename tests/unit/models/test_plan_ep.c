@@ -124,23 +124,16 @@ replay (const ModelPlan *plan, const HwNodeSpec *node)
   return o;
 }
 
-/* B the kernels named `name` of rank 0's first forward task move. */
+/* B the kernels named `name` of rank 0's first forward task move (at most 64 of them). */
 static double
 first_layer_kernel_bytes (const ModelPlan *p, const char *name)
 {
+  const ModelOp *ops[64];
+  guint n = plan_scan_kernels (p, "fwd L0 mb0", name, ops, G_N_ELEMENTS (ops));
+  g_assert (n < G_N_ELEMENTS (ops));
   double bytes = 0;
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
-        continue;
-      for (guint j = 0; j < t->n_kernels; j++)
-        {
-          const ModelKernel *kn = model_plan_kernel (p, t->first_kernel + j);
-          if (g_strcmp0 (kn->op.name, name) == 0)
-            bytes += kn->op.bytes;
-        }
-    }
+  for (guint i = 0; i < n; i++)
+    bytes += ops[i]->bytes;
   return bytes;
 }
 
@@ -170,23 +163,9 @@ test_c14_buckets_tp (void)
   CU_ASSERT (model_plan_ep_load (p, &slowest, &mean));
   STEPSIM_ASSERT_REL (slowest, 512.0 / 2 * 2, 1e-12); /* 256 tokens · top-2, balanced */
   /* the router reads the rank's 256 tokens: 2 · 256 · 4096 · 8 FLOP a forward */
-  guint routers = 0;
-  for (guint k = 0; k < model_plan_n_tasks (p); k++)
-    {
-      const ModelTask *t = model_plan_task (p, k);
-      if (t->rank != 0 || g_strcmp0 (t->label, "fwd L0 mb0") != 0)
-        continue;
-      for (guint j = 0; j < t->n_kernels; j++)
-        {
-          const ModelKernel *kn = model_plan_kernel (p, t->first_kernel + j);
-          if (g_strcmp0 (kn->op.name, "router") == 0)
-            {
-              STEPSIM_ASSERT_REL (kn->op.flops, 2.0 * 256 * 4096 * 8, 1e-12);
-              routers++;
-            }
-        }
-    }
-  CU_ASSERT_EQUAL (routers, 1);
+  const ModelOp *router[2];
+  CU_ASSERT_EQUAL_FATAL (plan_scan_kernels (p, "fwd L0 mb0", "router", router, 2), 1);
+  STEPSIM_ASSERT_REL (router[0]->flops, 2.0 * 256 * 4096 * 8, 1e-12);
   /* every tensor of the layer is split over tp under SP (the sequence region, the heads, 8
    * KV heads over 2): a rank keeps half what tp 1 on 4 GPUs keeps (same ep 4 grid, 512
    * tokens a rank there), the experts whole at half the rows */
