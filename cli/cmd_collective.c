@@ -62,31 +62,10 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
     }
   if (nodes > 0)
     *n_nodes = (guint) nodes;
-  if ((guint64) *n_nodes * node->n_gpus > HW_MAX_GPUS)
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "%s: --nodes %u: %u nodes of %u GPUs are %" G_GUINT64_FORMAT " GPUs, more "
-                   "than the %u a cluster may have", what, *n_nodes, *n_nodes, node->n_gpus,
-                   (guint64) *n_nodes * node->n_gpus, HW_MAX_GPUS);
-      return FALSE;
-    }
-  if (fabric->nodes_per_pod > 0 && *n_nodes > fabric->nodes_per_pod
-      && *n_nodes % fabric->nodes_per_pod != 0)
-    {
-      /* the scenario's pods (hardware/cluster_spec.h): whole pods only */
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "%s: --nodes %u is not a multiple of the scenario's [cluster] nodes_per_pod "
-                   "= %u (a cluster is made of whole pods)", what, *n_nodes,
-                   fabric->nodes_per_pod);
-      return FALSE;
-    }
-  if (*n_nodes > 1 && node->n_nics == 0)
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "%s: --nodes %u: the node (%s) has no NICs to connect nodes", what, *n_nodes,
-                   node->name ? node->name : "a gpu = cluster without nics_per_node");
-      return FALSE;
-    }
+  /* the scenario's own rules (hardware/cluster_spec.h), on the --nodes given */
+  const char *key = NULL;
+  if (!hw_cluster_shape_check (node, *n_nodes, fabric, &key, error))
+    return g_prefix_error (error, "%s: --nodes %u: ", what, *n_nodes), FALSE;
   return TRUE;
 }
 

@@ -117,7 +117,7 @@ cluster_ratio (GKeyFile *kf, const char *key, double *out, GError **error)
  * (pods are whole groups of consecutive nodes) or be at least `n_nodes` (a cluster inside one
  * pod: a job on part of a pod). */
 static gboolean
-cluster_pods (GKeyFile *kf, guint n_nodes, HwFabricSpec *fabric, GError **error)
+cluster_pods (GKeyFile *kf, HwFabricSpec *fabric, GError **error)
 {
   fabric->nodes_per_pod = 0;
   if (!g_key_file_has_key (kf, "cluster", "nodes_per_pod", NULL))
@@ -127,16 +127,7 @@ cluster_pods (GKeyFile *kf, guint n_nodes, HwFabricSpec *fabric, GError **error)
     return FALSE;
   if (!hw_spec_parse_count (text, 1, MAX_NODES, &fabric->nodes_per_pod, error))
     return g_prefix_error (error, "group [cluster], key 'nodes_per_pod': "), FALSE;
-  if (n_nodes > fabric->nodes_per_pod && n_nodes % fabric->nodes_per_pod != 0)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [cluster], key 'nodes_per_pod': nodes = %u is not a multiple of "
-                   "nodes_per_pod = %u (pods are whole groups of consecutive nodes; a "
-                   "cluster of at most one pod's nodes sits inside one pod)",
-                   n_nodes, fabric->nodes_per_pod);
-      return FALSE;
-    }
-  return TRUE;
+  return TRUE; /* whole pods: hw_cluster_shape_check */
 }
 
 /* `nodes`, `spine_oversubscription`, `nodes_per_pod` and `pod_oversubscription` of
@@ -156,8 +147,42 @@ cluster_scale (GKeyFile *kf, guint *n_nodes, HwFabricSpec *fabric, GError **erro
         return g_prefix_error (error, "group [cluster], key 'nodes': "), FALSE;
     }
   return cluster_ratio (kf, "spine_oversubscription", &fabric->spine_oversubscription, error)
-         && cluster_pods (kf, *n_nodes, fabric, error)
+         && cluster_pods (kf, fabric, error)
          && cluster_ratio (kf, "pod_oversubscription", &fabric->pod_oversubscription, error);
+}
+
+gboolean
+hw_cluster_shape_check (const HwNodeSpec *node, guint n_nodes, const HwFabricSpec *fabric,
+                        const char **key, GError **error)
+{
+  g_return_val_if_fail (node != NULL && fabric != NULL && key != NULL, FALSE);
+  *key = "nodes_per_pod";
+  if (fabric->nodes_per_pod > 0 && n_nodes > fabric->nodes_per_pod
+      && n_nodes % fabric->nodes_per_pod != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "nodes = %u is not a multiple of nodes_per_pod = %u (pods are whole groups "
+                   "of consecutive nodes; a cluster of at most one pod's nodes sits inside "
+                   "one pod)", n_nodes, fabric->nodes_per_pod);
+      return FALSE;
+    }
+  *key = "nodes";
+  if ((guint64) n_nodes * node->n_gpus > MAX_GPUS)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%u nodes of %u GPUs is %" G_GUINT64_FORMAT " GPUs; at most %d can be "
+                   "simulated (every rank is)",
+                   n_nodes, node->n_gpus, (guint64) n_nodes * node->n_gpus, MAX_GPUS);
+      return FALSE;
+    }
+  if (n_nodes > 1 && (node->n_nics == 0 || node->nic_bandwidth <= 0))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "nodes = %u needs nics_per_node and nic_bandwidth (NICs to connect the "
+                   "nodes)", n_nodes);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -179,20 +204,10 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
     goto fail;
   if (bare_gpu)
     hw_spec_default_intra_latency (&spec, kf, "cluster");
-  if ((guint64) n_nodes * spec.n_gpus > MAX_GPUS)
+  const char *key = NULL;
+  if (!hw_cluster_shape_check (&spec, n_nodes, &fabric, &key, error))
     {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [cluster], key 'nodes': %u nodes of %u GPUs is %" G_GUINT64_FORMAT
-                   " GPUs; at most %d can be simulated (every rank is)",
-                   n_nodes, spec.n_gpus, (guint64) n_nodes * spec.n_gpus, MAX_GPUS);
-      goto fail;
-    }
-  if (n_nodes > 1 && (spec.n_nics == 0 || spec.nic_bandwidth <= 0))
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [cluster], key 'nodes': nodes = %u needs nics_per_node and "
-                   "nic_bandwidth",
-                   n_nodes);
+      g_prefix_error (error, "group [cluster], key '%s': ", key);
       goto fail;
     }
   if (!hw_node_spec_validate (&spec, error))

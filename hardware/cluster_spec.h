@@ -59,6 +59,15 @@ gboolean hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec 
  * G_KEY_FILE_ERROR_INVALID_VALUE naming the node and field. */
 gboolean hw_node_spec_validate (const HwNodeSpec *spec, GError **error);
 
+/* Checks that `n_nodes` nodes of `node` on `fabric` make a cluster stepsim builds: at most
+ * HW_MAX_GPUS GPUs, NICs when there is more than one node, and whole pods (n_nodes a multiple
+ * of nodes_per_pod, or at most it). The one check of a scenario's [cluster] (above) and of
+ * `stepsim collective --nodes`. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE whose message names
+ * no key; *key is set to the [cluster] key it is about ("nodes_per_pod" or "nodes",
+ * static) for the caller's prefix. */
+gboolean hw_cluster_shape_check (const HwNodeSpec *node, guint n_nodes,
+                                 const HwFabricSpec *fabric, const char **key, GError **error);
+
 /* The keys valid in [cluster] and in [node.NAME] groups, NULL-terminated, static. */
 const char *const *hw_cluster_spec_keys (void);
 const char *const *hw_node_spec_keys (void);

@@ -628,7 +628,7 @@ check "fit --for gpus on pods: node counts up to a pod or whole pods, none refus
     grep -o 'gpus_per_node=8, nodes=[0-9]*' fitpod.out | sed 's/.*=//' | awk '\$1 > 3 && \$1 % 3 { bad = 1 } END { exit bad }'"
 "$STEPSIM" collective GB200-NVL72 --nodes 16384 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes beyond 131,072 GPUs (72-GPU racks): exit 1 naming the GPU bound" \
-  sh -c "[ $rc -eq 1 ] && grep -q '1179648 GPUs, more than the 131072' cn.err"
+  sh -c "[ $rc -eq 1 ] && grep -q 'nodes 16384: 16384 nodes of 72 GPUs is 1179648 GPUs; at most 131072 can be simulated' cn.err"
 cat >cpod.ini <<'INI'
 [cluster]
 node = DGX-H100
@@ -657,7 +657,11 @@ check "pods: the hardware line names 4 pods of 2 nodes at 16:1, /summary the fab
     grep -q '^nodes_per_pod	2	1\$' runpod.tsv && grep -q '^pod_oversubscription	16	1\$' runpod.tsv && grep -q '^n_nodes	8	1\$' runpod.tsv"
 "$STEPSIM" collective cpod.ini --nodes 5 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes not whole pods of the scenario's nodes_per_pod: exit 1, no crash" \
-  sh -c "[ $rc -eq 1 ] && grep -q 'nodes 5 is not a multiple of the scenario.s \[cluster\] nodes_per_pod = 2' cn.err"
+  sh -c "[ $rc -eq 1 ] && grep -q 'cpod.ini: --nodes 5: nodes = 5 is not a multiple of nodes_per_pod = 2' cn.err"
+printf '[cluster]\ngpu = H100-SXM\n' >cnonic.ini
+"$STEPSIM" collective cnonic.ini --nodes 2 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
+check "collective --nodes 2 of a node without NICs: exit 1 with the scenario's own rule" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'cnonic.ini: --nodes 2: nodes = 2 needs nics_per_node and nic_bandwidth' cn.err"
 "$STEPSIM" collective DGX-H100 --min 8GiB --max 1MiB >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "collective --min above --max: usage error, exit 2" || bad "collective --min above --max: exit 2 (got $rc)"
 # An algorithm NCCL does not have for the op, or the node lacks (NVLS on A100's NVSwitch
