@@ -48,6 +48,7 @@ struct _ModelAllocator
    * would free nothing. Saves the O(segments) scan on every request of a run that is out
    * of memory (it made a 4000-layer run quadratic). */
   gboolean released_since_pass;
+  Block *spare; /* blocks absorbed by a merge, kept for reuse (linked through next) */
 };
 
 /* allocator_pages.c: the page map of expandable segments

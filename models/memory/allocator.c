@@ -118,6 +118,11 @@ model_allocator_free (ModelAllocator *alloc)
 {
   if (alloc == NULL)
     return;
+  for (Block *b = alloc->spare, *n; b != NULL; b = n)
+    {
+      n = b->next;
+      g_free (b);
+    }
   for (int p = 0; p < N_POOLS; p++)
     g_ptr_array_unref (alloc->free[p]);
   g_ptr_array_unref (alloc->segments);
@@ -183,6 +188,21 @@ best_fit (ModelAllocator *a, int pool, guint64 size)
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
+/* A block set to `init`: a spare one (absorbed by an earlier merge) if any, else a new
+ * one. Splits and merges come in pairs on every malloc/free of a run, so recycling them
+ * keeps the heap out of the allocator model's hot path. */
+static Block *
+block_new (ModelAllocator *a, Block init)
+{
+  Block *b = a->spare;
+  if (b != NULL)
+    a->spare = b->next;
+  else
+    b = g_new (Block, 1);
+  *b = init;
+  return b;
+}
+
 static Segment *
 segment_new (ModelAllocator *a, int pool, guint64 size)
 {
@@ -198,8 +218,7 @@ segment_new (ModelAllocator *a, int pool, guint64 size)
     }
   if (size > 0)
     {
-      Block *b = g_new0 (Block, 1);
-      *b = (Block){ .offset = 0, .size = size, .seg = s };
+      Block *b = block_new (a, (Block){ .offset = 0, .size = size, .seg = s });
       s->first = s->last = b;
     }
   g_ptr_array_add (a->segments, s);
@@ -251,9 +270,8 @@ maybe_split (ModelAllocator *a, Block *b, guint64 size)
                                                                : rest > SMALL_SIZE;
   if (!split)
     return;
-  Block *r = g_new0 (Block, 1);
-  *r = (Block){ .offset = b->offset + size, .size = rest, .seg = b->seg, .prev = b,
-                .next = b->next };
+  Block *r = block_new (a, (Block){ .offset = b->offset + size, .size = rest, .seg = b->seg,
+                                    .prev = b, .next = b->next });
   if (b->next != NULL)
     b->next->prev = r;
   else
@@ -305,8 +323,7 @@ expandable_block (ModelAllocator *a, int pool, guint64 size)
       tail->size = size;
       return tail;
     }
-  b = g_new0 (Block, 1);
-  *b = (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail };
+  b = block_new (a, (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail });
   if (tail != NULL)
     tail->next = b;
   else
@@ -375,7 +392,8 @@ absorb (ModelAllocator *a, Block *b, Block *n)
       else
         b->seg->first = b;
     }
-  g_free (n);
+  n->next = a->spare;
+  a->spare = n;
 }
 
 void
