@@ -952,6 +952,19 @@ check "MoE run: active parameters, exposed all-to-all, expert load 2.00x under l
 check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowest = 2 x ep_rows_mean" \
   awk -F '\t' '$1 == "n_active_params" { a = $2 } $1 == "exposed_all_to_all" { x = $2 } $1 == "ep_rows_slowest" { s = $2 } $1 == "ep_rows_mean" { m = $2 }
     END { exit !(a == 12879925248 && x > 0 && m > 0 && s == 2 * m) }' moe.tsv
+# the all-to-all overlap (combined 1F1B): named on the experts line; over 2 micro-batches
+# only the first forward's and the last backward's all-to-alls stay exposed, half of them
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o a2a0.h5 -q \
+  --set training.checkpointing=none --set training.grad_accum=2 >/dev/null 2>&1
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o a2a1.h5 \
+  --set training.checkpointing=none --set training.grad_accum=2 --set moe.a2a_overlap=true >a2a.out 2>&1
+check "MoE run with a2a_overlap: the experts line says so" \
+  grep -qF 'all-to-alls overlapped across micro-batches (a2a_overlap: combined 1F1B)' a2a.out
+"$STEPSIM" export a2a0.h5 /summary >a2a0.tsv 2>/dev/null
+"$STEPSIM" export a2a1.h5 /summary >a2a1.tsv 2>/dev/null
+check "MoE run with a2a_overlap over GA 2: exposed all-to-all within 5 % of half the run without" \
+  awk -F '\t' 'FNR == 1 { f++ } $1 == "exposed_all_to_all" { x[f] = $2 }
+    END { exit !(x[1] > 0 && x[2] >= x[1] / 2 * 0.999 && x[2] <= x[1] / 2 * 1.05) }' a2a0.tsv a2a1.tsv
 # expert tensor parallelism: the experts line names etp and the split (Mixtral tp 2, ep 4,
 # etp 2 on 8 GPUs: 2 of 8 experts a GPU, each over 2 GPUs, expert-dp 1)
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o etp.h5 --set parallel.ep=4 \

@@ -416,14 +416,17 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                   : g_strdup ("");
       g_autoptr (ModelInventory) inv = model_stack_inventory (&sc->stack, sc->arch);
       fprintf (out, "experts    ep %u%s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                    " experts a GPU%s; expert data parallel over %u GPU%s: %s\n",
+                    " experts a GPU%s; expert data parallel over %u GPU%s: %s%s\n",
                ep, split, a->n_experts / ep, a->n_experts, each, edp, edp == 1 ? "" : "s",
                !model_ep_trains_experts (inv) ? "the experts are frozen (no expert gradients "
                                                 "or optimizer states)"
                : edp == 1 ? "each GPU's expert gradients and states are its own"
                : model_parallel_stage (&sc->par) == 1
                  ? "expert gradients reduce-scattered, expert optimizer states sharded"
-                 : "expert gradients all-reduced, expert states replicated");
+                 : "expert gradients all-reduced, expert states replicated",
+               sc->par.moe_a2a_overlap && s->grad_accum > 1
+                 ? "; all-to-alls overlapped across micro-batches (a2a_overlap: combined 1F1B)"
+                 : "");
     }
   /* selective recompute's modules when they are not the attention core alone */
   g_autofree char *ckpt = g_strdup (model_stack_checkpointing_name (s->checkpointing));

@@ -17,6 +17,11 @@
  *         pad_to_capacity = true   every expert's input padded to its capacity (default
  *                                  false; --moe-pad-expert-input-to-capacity; needs a
  *                                  capacity_factor)
+ *         a2a_overlap     = true   the combined 1F1B schedule that hides the dispatch and
+ *                                  combine all-to-alls of one micro-batch behind the
+ *                                  compute of another (default false;
+ *                                  --overlap-moe-expert-parallel-comm, Megatron-Bridge's
+ *                                  moe_a2a_overlap; models/plan/plan_step.c)
  *
  * Load after [parallel]. Values are parsed strictly here; their checks against the model
  * and the mesh (ep dividing the experts and the stage's ranks, a dense model with ep > 1 or
@@ -63,5 +68,8 @@ cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
     }
   if (pad != NULL && !sim_units_parse_bool (pad, &par->moe_pad, error))
     return PREFIX_KEY (error, "moe", "pad_to_capacity"), FALSE;
+  g_autofree char *overlap = cli_scenario_get_raw (kf, "moe", "a2a_overlap", FALSE, NULL);
+  if (overlap != NULL && !sim_units_parse_bool (overlap, &par->moe_a2a_overlap, error))
+    return PREFIX_KEY (error, "moe", "a2a_overlap"), FALSE;
   return TRUE;
 }

@@ -128,6 +128,10 @@ typedef struct
   double moe_capacity_factor; /* c > 0 when moe_drop */
   gboolean moe_pad;          /* pad every expert's input to its capacity */
   double moe_imbalance;      /* r = max/mean load per expert, >= 1 (0 reads 1) */
+  gboolean moe_a2a_overlap;  /* Megatron's --overlap-moe-expert-parallel-comm: each
+                              * micro-batch's forward runs layer by layer beside the
+                              * previous one's backward, hiding one's all-to-alls behind
+                              * the other's compute (plan_step.c, combined 1F1B) */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */

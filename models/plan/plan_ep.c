@@ -131,16 +131,58 @@ fail (GError **error, const char *key, const char *fmt, ...)
   return FALSE;
 }
 
+/* [moe] a2a_overlap against Megatron's own asserts (transformer_config.py __post_init__,
+ * "overlap_moe_expert_parallel_comm ...") and what the combined schedule here models
+ * (plan_step.c): one model chunk (pp = 1; Megatron needs virtual pipeline stages for
+ * pp > 1, not modelled), tp = cp = 1 (the tensor- and context-parallel collectives of two
+ * interleaved micro-batches are not modelled; Megatron's arguments.py advises against
+ * them on Hopper), no full recompute, a 16-bit model. */
+static gboolean
+a2a_overlap_check (const ModelStack *stack, const ModelParallel *par, GError **error)
+{
+  const char *key = "group [moe], key 'a2a_overlap': ";
+  if (MAX (par->ep, 1) <= 1)
+    return fail (error, key, "the all-to-all overlap needs ep > 1 (Megatron-LM: "
+                             "overlap_moe_expert_parallel_comm is only supported with expert "
+                             "model parallelism)");
+  if (stack->checkpointing != MODEL_CHECKPOINTING_NONE
+      && stack->checkpointing != MODEL_CHECKPOINTING_SELECTIVE)
+    return fail (error, key, "the all-to-all overlap with checkpointing = %s is refused by "
+                             "Megatron-LM (disable full recomputation when enabling "
+                             "overlap_moe_expert_parallel_comm); use none or selective",
+                 model_stack_checkpointing_name (stack->checkpointing));
+  ModelPrecision pr = stack->precision;
+  if (pr != MODEL_PRECISION_BF16_MIXED && pr != MODEL_PRECISION_FP16_MIXED
+      && pr != MODEL_PRECISION_BF16)
+    return fail (error, key, "the all-to-all overlap with precision %s is refused by "
+                             "Megatron-LM (only supported with a bf16 or fp16 model)",
+                 model_stack_precision_name (pr));
+  if (stack->mtp_layers > 1)
+    return fail (error, key, "the all-to-all overlap with mtp_layers = %u is refused by "
+                             "Megatron-LM (MTP supports at most one layer when enabling "
+                             "overlap_moe_expert_parallel_comm)", stack->mtp_layers);
+  if (MAX (par->pp, 1) > 1)
+    return fail (error, key, "the all-to-all overlap with pp = %u is not modelled yet "
+                             "(Megatron-LM runs it only with virtual pipeline stages when "
+                             "pp > 1)", par->pp);
+  if (MAX (par->tp, 1) > 1 || MAX (par->cp, 1) > 1)
+    return fail (error, key, "the all-to-all overlap with %s = %u is not modelled yet (the "
+                             "combined schedule here interleaves expert-parallel collectives "
+                             "only)", par->tp > 1 ? "tp" : "cp", par->tp > 1 ? par->tp : par->cp);
+  return TRUE;
+}
+
 gboolean
 plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
                   GError **error)
 {
   guint ep = MAX (par->ep, 1), etp = MAX (par->etp, 1);
-  gboolean options = par->moe_drop || par->moe_pad
+  gboolean options = par->moe_drop || par->moe_pad || par->moe_a2a_overlap
                      || (par->moe_imbalance > 0 && par->moe_imbalance != 1.0);
   if (arch->n_experts == 0 && options)
     return fail (error, par->moe_drop ? "group [moe], key 'capacity_factor': "
                         : par->moe_pad ? "group [moe], key 'pad_to_capacity': "
+                        : par->moe_a2a_overlap ? "group [moe], key 'a2a_overlap': "
                                        : "group [moe], key 'load_imbalance': ",
                  "model '%s' has no experts (num_local_experts absent or 0)", arch->name);
   ModelMesh mesh;
@@ -185,6 +227,8 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                      model_parallel_mode_name (par->mode), ep, etp,
                      stage == 3 ? "weights and states" : "gradients");
     }
+  if (par->moe_a2a_overlap && !a2a_overlap_check (stack, par, error))
+    return FALSE;
   ModelEpParams params;
   ModelEpDispatch d;
   plan_ep_params (arch, stack, par, &params);

@@ -368,34 +368,6 @@ split_pass (const ModelPass *bwd, ModelPass *b, ModelPass *w)
 
 /* ---- one rank's step ------------------------------------------------------------------------- */
 
-/* What one in-flight micro-batch leaves in the StepCtx between its forward and backward. */
-typedef struct
-{
-  guint *buf;
-  guint act_embedding, act_head, head_cast, root_gather_task, root_gather_handle;
-  guint grad_head_full, grad_embedding_full;
-  guint head_w_hold;
-} Slot;
-
-static void
-slot_load (StepCtx *c, const Slot *s)
-{
-  plan_step_ctx_buffers (c, s->buf);
-  c->head_w_hold = s->head_w_hold;
-  c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
-  c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
-  c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
-}
-
-static void
-slot_store (const StepCtx *c, Slot *s)
-{
-  s->act_embedding = c->act_embedding, s->act_head = c->act_head, s->head_cast = c->head_cast;
-  s->root_gather_task = c->root_gather_task, s->root_gather_handle = c->root_gather_handle;
-  s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
-  s->head_w_hold = c->head_w_hold;
-}
-
 /* B of what ZB-H1's W pass of one layer needs after its B (Qi et al. 2023 §2: W computes
  * each linear's dW = Xᵀ·dY, so the linear's saved input X and its output gradient dY
  * outlive B): over the rank's layer graph (plan_tp_layer_graph, ÷ cp as the sequence is),
@@ -486,7 +458,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   g_autofree guint *bufs = g_new0 (guint, per_mb * m);
   gboolean zb = pp->sched->kind == MODEL_PP_ZB_H1;
   double hold_layer = zb ? w_hold_layer_bytes (p) : 0, hold_head = zb ? w_hold_head_bytes (p) : 0;
-  g_autofree Slot *slots = g_new0 (Slot, m);
+  g_autofree PlanStepSlot *slots = g_new0 (PlanStepSlot, m);
   for (guint i = 0; i < m; i++)
     slots[i].buf = bufs + per_mb * i;
   StepCtx c;
@@ -498,7 +470,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
       const ModelPpStage *st = model_pp_partition_stage (pp->part, op->stage);
       guint lo = st->first_layer, hi = st->first_layer + st->n_layers;
-      slot_load (&c, &slots[op->mb]);
+      plan_step_slot_load (&c, &slots[op->mb]);
       c.mb = (gint) op->mb;
       c.last_mb = op->mb + 1 == m;
       c.pc = op->kind == MODEL_PP_OP_B ? split : pc;
@@ -533,7 +505,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
           last = plan_current (p)->id;
           break;
         }
-      slot_store (&c, &slots[op->mb]);
+      plan_step_slot_store (&c, &slots[op->mb]);
     }
   c.pc = pc;
   /* SP's norm and row-bias gradients: the stage's share of the non-expert parameters */

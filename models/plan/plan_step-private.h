@@ -58,7 +58,20 @@ typedef struct
   guint bucket_count;
 } StepCtx;
 
+/* What one in-flight micro-batch leaves in the StepCtx between its forward and backward
+ * (a pipeline rank's, plan_pp.c, and the combined schedule's, plan_step.c). */
+typedef struct
+{
+  guint *buf; /* its per-layer arrays (plan_step_ctx_buffers), borrowed */
+  guint act_embedding, act_head, head_cast, root_gather_task, root_gather_handle;
+  guint grad_head_full, grad_embedding_full;
+  guint head_w_hold;
+} PlanStepSlot;
+
 /* plan_step.c */
+/* Points c at slot s's micro-batch state / saves c's into s. */
+void plan_step_slot_load (StepCtx *c, const PlanStepSlot *s);
+void plan_step_slot_store (const StepCtx *c, PlanStepSlot *s);
 /* guints of per-layer task/handle arrays a StepCtx needs: PLAN_STEP_BUF_PER_LAYER ×
  * plan_step_slots(). */
 #define PLAN_STEP_BUF_PER_LAYER 10

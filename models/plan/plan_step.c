@@ -483,8 +483,9 @@ mtp_forward (StepCtx *c)
     }
 }
 
-void
-plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
+/* The forward's start: FSDP's root gather and first prefetches, the embedding (`embed`). */
+static void
+forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
 {
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
@@ -516,11 +517,15 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
       plan_task_pass_workspace (p, &pc->embedding.fwd);
       plan_step_tp_after (c, PLAN_TP_EMBEDDING, tp_start, -1);
     }
-  /* A stage without the loss leaves its forward's autocast region after its last layer */
-  for (guint l = lo; l < hi; l++)
-    forward_layer (c, l, !head && l + 1 == hi);
-  if (!head)
-    return;
+}
+
+/* The forward's end after its layers: the MTP depths, the head and the loss. */
+static void
+forward_end (StepCtx *c)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  guint lo = c->lo, hi = c->hi;
   mtp_forward (c);
   guint tp_head = plan_step_tp_before (c, PLAN_TP_HEAD, -1);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
@@ -541,13 +546,31 @@ plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head
   plan_step_tp_after (c, PLAN_TP_HEAD, tp_head, -1);
 }
 
+void
+plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
+{
+  forward_begin (c, lo, hi, embed, head);
+  /* A stage without the loss leaves its forward's autocast region after its last layer */
+  for (guint l = lo; l < hi; l++)
+    forward_layer (c, l, !head && l + 1 == hi);
+  if (head)
+    forward_end (c);
+}
+
 /* ---- backward ---------------------------------------------------------------------------- */
 
+/* What layer l's backward issues before its task (backward_layer_before), for the task. */
+typedef struct
+{
+  guint tp_start, cp_start, restored;
+} BackwardBefore;
+
+/* Layer l's backward up to its task: the stage-3 re-gather, the offloaded activations'
+ * restore, the recompute, and the tp, ep and cp collectives the task waits for. */
 static void
-backward_layer (StepCtx *c, guint l)
+backward_layer_before (StepCtx *c, guint l, BackwardBefore *before)
 {
   ModelPlan *p = c->p;
-  const PlanCosts *pc = c->pc;
   guint prefetch = p->par.prefetch;
   if (c->regathers && l >= c->lo + prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->hi ? c->bwd_task[l + 1] : NONE);
@@ -555,9 +578,20 @@ backward_layer (StepCtx *c, guint l)
                                                  l + 1 < c->hi ? c->bwd_task[l + 1] : NONE,
                                                  &c->act_layer[l]);
   plan_step_recompute_before_backward (c, l);
-  guint tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
+  before->tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
   plan_step_ep (c, MODEL_EP_BACKWARD, (gint) l);
-  guint cp_start = cp_before (c, MODEL_CP_BACKWARD, (gint) l);
+  before->cp_start = cp_before (c, MODEL_CP_BACKWARD, (gint) l);
+  before->restored = c->restored;
+}
+
+/* Layer l's backward task after backward_layer_before, with its gradients' reductions. */
+static void
+backward_layer_task (StepCtx *c, guint l, const BackwardBefore *before)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  guint tp_start = before->tp_start, cp_start = before->cp_start;
+  c->restored = before->restored;
   char tag[24];
   c->bwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD,
                                     (gint) l, c->mb, "bwd %s mb%d", layer_tag (c, l, tag), c->mb);
@@ -584,6 +618,14 @@ backward_layer (StepCtx *c, guint l)
   bucket_reduce (c, plan_ep_dense_params (p, pc->params_layer), c->bwd_task[l], (gint) l, FALSE);
   if (c->last_mb)
     plan_ep_reduce_grads (p, c->rank, c->bwd_task[l], (gint) l, c->mb);
+}
+
+static void
+backward_layer (StepCtx *c, guint l)
+{
+  BackwardBefore before;
+  backward_layer_before (c, l, &before);
+  backward_layer_task (c, l, &before);
 }
 
 /* The MTP depths' backward, after the main head's (the order autograd runs them: the MTP
@@ -641,8 +683,10 @@ plan_step_sp_grads (StepCtx *c, guint after, double bytes)
     plan_task_dep (c->p, after), c->tp_wait = ar;
 }
 
-guint
-plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
+/* The backward's start: the head, loss and MTP depths (`head`), and the re-gathers of the
+ * first layers under stage 3. Returns the last compute task (NONE without `head`). */
+static guint
+backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
 {
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
@@ -674,11 +718,18 @@ plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean hea
   if (c->regathers)
     for (guint l = hi; l-- > lo && l + p->par.prefetch >= hi;)
       gather (c, (gint) l, "bwd", NONE);
-  for (guint l = hi; l-- > lo;)
-    {
-      backward_layer (c, l);
-      last = c->bwd_task[l];
-    }
+  return last;
+}
+
+/* The backward's end after its layers (`last` the last layer task built): the embedding
+ * (`embed`) with the root unit's reductions, or a stage's last bucket. Returns the last
+ * compute task. */
+static guint
+backward_end (StepCtx *c, guint last, gboolean embed, gboolean head)
+{
+  ModelPlan *p = c->p;
+  const PlanCosts *pc = c->pc;
+  guint tp_start;
   if (!embed)
     {
       bucket_reduce (c, 0, last, -1, TRUE); /* the stage's last bucket */
@@ -698,6 +749,18 @@ plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean hea
     shard_reduce (c, pc->params_embedding, emb, c->grad_embedding_full, 0, -1, "grads embed");
   bucket_reduce (c, pc->params_embedding, emb, -1, TRUE);
   return emb;
+}
+
+guint
+plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
+{
+  guint last = backward_begin (c, lo, hi, embed, head);
+  for (guint l = hi; l-- > lo;)
+    {
+      backward_layer (c, l);
+      last = c->bwd_task[l];
+    }
+  return backward_end (c, last, embed, head);
 }
 
 /* ---- optimizer ----------------------------------------------------------------------------- */
@@ -826,19 +889,129 @@ plan_step_ctx_buffers (StepCtx *c, guint *buf)
 }
 
 void
+plan_step_slot_load (StepCtx *c, const PlanStepSlot *s)
+{
+  plan_step_ctx_buffers (c, s->buf);
+  c->head_w_hold = s->head_w_hold;
+  c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
+  c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
+  c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
+}
+
+void
+plan_step_slot_store (const StepCtx *c, PlanStepSlot *s)
+{
+  s->act_embedding = c->act_embedding, s->act_head = c->act_head, s->head_cast = c->head_cast;
+  s->root_gather_task = c->root_gather_task, s->root_gather_handle = c->root_gather_handle;
+  s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
+  s->head_w_hold = c->head_w_hold;
+}
+
+/* One micro-batch of the combined schedule: its slot and the collectives its next compute
+ * task waits for (each micro-batch keeps its own: the other's must not hold it back). */
+typedef struct
+{
+  PlanStepSlot slot;
+  guint mb;
+  guint tp_wait, cp_wait;
+} Combined;
+
+static void
+combined_enter (StepCtx *c, const Combined *m)
+{
+  plan_step_slot_load (c, &m->slot);
+  c->mb = (gint) m->mb;
+  c->last_mb = m->mb + 1 == c->p->stack.grad_accum;
+  c->tp_wait = m->tp_wait, c->cp_wait = m->cp_wait;
+}
+
+static void
+combined_leave (const StepCtx *c, Combined *m)
+{
+  plan_step_slot_store (c, &m->slot);
+  m->tp_wait = c->tp_wait, m->cp_wait = c->cp_wait;
+}
+
+/* Megatron's combined 1F1B without pipelining ([moe] a2a_overlap; schedules.py
+ * combined_1f1b_schedule_for_no_pipelining, combined_1f1b.py): micro-batch 0's forward,
+ * then for i = 1 … m − 1 the forward of i merged with the backward of i − 1, then the
+ * backward of m − 1. A merged step runs the forward's embedding, the backward's head and
+ * loss, then decoder layer k of the forward beside layer L − 1 − k of the backward (the
+ * layer schedule plan of models/common/model_chunk_schedule_plan.py: each layer's
+ * dispatch/combine all-to-alls on the communication stream while the other micro-batch's
+ * layer computes), then the forward's head and the backward's embedding. Here each
+ * micro-batch keeps its own chain of collective waits, and a backward layer's all-to-alls
+ * (backward_layer_before) are issued before the forward layer it pairs with, after the
+ * backward's own previous task: in the streams' FIFO order each micro-batch's all-to-alls
+ * then run beside the other's layer task (issued after the forward task, they would wait
+ * for it and for the forward's all-to-alls, and hide nothing). Approximate:
+ * a layer is one task, so the overlap window is the other micro-batch's whole layer, not
+ * its attention or MLP half. Memory: micro-batch i's forward allocates while i − 1's
+ * backward frees, so about one more layer's activations (and the embedding's) are held
+ * than under F/B alternation, as in Megatron. */
+static void
+step_combined (StepCtx *c, guint L, guint *bufs, gsize per_mb)
+{
+  guint m = (guint) c->p->stack.grad_accum;
+  Combined mbs[2] = { { .slot = { .buf = bufs }, .tp_wait = NONE, .cp_wait = NONE },
+                      { .slot = { .buf = bufs + per_mb }, .tp_wait = NONE, .cp_wait = NONE } };
+  combined_enter (c, &mbs[0]);
+  plan_step_forward (c, 0, L, TRUE, TRUE);
+  combined_leave (c, &mbs[0]);
+  for (guint i = 1; i < m; i++)
+    {
+      Combined *f = &mbs[i % 2], *b = &mbs[(i - 1) % 2];
+      f->mb = i, f->tp_wait = f->cp_wait = NONE;
+      combined_enter (c, f);
+      forward_begin (c, 0, L, TRUE, TRUE);
+      combined_leave (c, f);
+      combined_enter (c, b);
+      guint last = backward_begin (c, 0, L, TRUE, TRUE);
+      combined_leave (c, b);
+      for (guint k = 0; k < L; k++)
+        {
+          BackwardBefore before;
+          combined_enter (c, b);
+          backward_layer_before (c, L - 1 - k, &before);
+          combined_leave (c, b);
+          combined_enter (c, f);
+          forward_layer (c, k, FALSE);
+          combined_leave (c, f);
+          combined_enter (c, b);
+          backward_layer_task (c, L - 1 - k, &before);
+          last = c->bwd_task[L - 1 - k];
+          combined_leave (c, b);
+        }
+      combined_enter (c, f);
+      forward_end (c);
+      combined_leave (c, f);
+      combined_enter (c, b);
+      backward_end (c, last, TRUE, TRUE);
+      combined_leave (c, b);
+    }
+  combined_enter (c, &mbs[(m - 1) % 2]);
+  plan_step_backward (c, 0, L, TRUE, TRUE);
+}
+
+void
 plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   guint L = (guint) p->arch->n_layers;
-  g_autofree guint *buf = g_new0 (guint, PLAN_STEP_BUF_PER_LAYER * plan_step_slots (p));
+  gsize per_mb = (gsize) PLAN_STEP_BUF_PER_LAYER * plan_step_slots (p);
+  gboolean combined = p->par.moe_a2a_overlap && p->stack.grad_accum > 1;
+  g_autofree guint *buf = g_new0 (guint, per_mb * (combined ? 2 : 1));
   StepCtx c;
   plan_step_ctx_init (&c, p, rank, pc, buf);
-  for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
-    {
-      c.mb = (gint) mb;
-      c.last_mb = mb + 1 == p->stack.grad_accum;
-      plan_step_forward (&c, 0, L, TRUE, TRUE);
-      plan_step_backward (&c, 0, L, TRUE, TRUE);
-    }
+  if (combined)
+    step_combined (&c, L, buf, per_mb);
+  else
+    for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
+      {
+        c.mb = (gint) mb;
+        c.last_mb = mb + 1 == p->stack.grad_accum;
+        plan_step_forward (&c, 0, L, TRUE, TRUE);
+        plan_step_backward (&c, 0, L, TRUE, TRUE);
+      }
   c.mb = -1;
   plan_step_optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
 }

@@ -1,6 +1,6 @@
 /* tests/unit/cli/test_ep_scenario.c — the expert-parallel keys of a scenario
  * (cli/scenario/scenario_moe.c): [parallel] ep, etp and [moe] capacity_factor,
- * load_imbalance, pad_to_capacity load into the parallel setup; every bad value is one
+ * load_imbalance, pad_to_capacity, a2a_overlap load into the parallel setup; every bad value is one
  * error naming the file, the group and the key. */
 #include "config.h"
 
@@ -61,7 +61,13 @@ test_keys_load (void)
   g_autoptr (CliScenario) dflt = load ("", &e2, &path2);
   CU_ASSERT_PTR_NOT_NULL_FATAL (dflt);
   CU_ASSERT (dflt->par.ep == 1 && dflt->par.etp == 1 && !dflt->par.moe_drop
-             && dflt->par.moe_imbalance == 1);
+             && dflt->par.moe_imbalance == 1 && !dflt->par.moe_a2a_overlap);
+  g_autoptr (GError) e4 = NULL;
+  g_autofree char *path4 = NULL;
+  g_autoptr (CliScenario) overlap = load ("[parallel]\nep = 8\n[moe]\na2a_overlap = true\n",
+                                          &e4, &path4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (overlap);
+  CU_ASSERT (overlap->par.moe_a2a_overlap);
   /* expert tensor parallelism: ep 4 × etp 2 on the 8 GPUs */
   g_autoptr (GError) e3 = NULL;
   g_autofree char *path3 = NULL;
@@ -94,6 +100,14 @@ test_bad_values (void)
                 "capacity_factor");
   expect_error ("[moe]\npad_to_capacity = maybe\n", "group [moe], key 'pad_to_capacity'", NULL);
   expect_error ("[moe]\ncapacity = 1\n", "group [moe]", "capacity");
+  /* the all-to-all overlap: Megatron's asserts, and what the combined schedule models */
+  expect_error ("[moe]\na2a_overlap = maybe\n", "group [moe], key 'a2a_overlap'", NULL);
+  expect_error ("[moe]\na2a_overlap = true\n", "group [moe], key 'a2a_overlap'",
+                "expert model parallelism");
+  expect_error ("[parallel]\nep = 4\npp = 2\n[moe]\na2a_overlap = true\n",
+                "group [moe], key 'a2a_overlap'", "pp = 2");
+  expect_error ("[parallel]\nep = 4\ntp = 2\nsequence_parallel = true\n[moe]\na2a_overlap = true\n",
+                "group [moe], key 'a2a_overlap'", "tp = 2");
 }
 
 /* ep > 1 (or a [moe] key) on a dense model; top-k above the expert count. */
@@ -105,6 +119,7 @@ test_dense_model (void)
   const char *const cases[][3] = {
     { "[parallel]\nep = 8\n", "group [parallel], key 'ep'", "no experts" },
     { "[moe]\nload_imbalance = 2\n", "group [moe], key 'load_imbalance'", "no experts" },
+    { "[moe]\na2a_overlap = true\n", "group [moe], key 'a2a_overlap'", "no experts" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

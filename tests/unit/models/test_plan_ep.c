@@ -11,6 +11,7 @@
 #include "models/parallel/expert_parallel.h"
 #include "models/plan/executor.h"
 #include "models/plan/plan.h"
+#include "models/plan/simulate.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "tests/testlib.h"
@@ -851,6 +852,140 @@ test_etp_over_dp (void)
  * load imbalance above E/k; top-k above the experts (the model key); etp not dividing
  * intermediate_size, ep·etp not dividing the ranks, etp with biased experts; ZeRO-2 with
  * trainable experts (gradient shards over expert-dp are not modelled), FSDP full shard. */
+/* One step of Mixtral 8x7B cut to 2 layers (seq 2048, GA 4, bf16, no recompute) with ep 8
+ * on one DGX H100, the all-to-all overlap on or off. */
+static void
+simulate_overlap (gboolean overlap, ModelSimResult *r)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (2048);
+  st.grad_accum = 4;
+  ModelParallel par = ep_par (8, 8);
+  par.moe_a2a_overlap = overlap;
+  const HwNodeSpec *node = hw_catalog_node ("DGX-H100", NULL);
+  HwFabricSpec fabric = { .spine_oversubscription = 1.0 };
+  ModelSimInput in = { .arch = a, .stack = &st, .par = &par, .node = node, .n_nodes = 1,
+                       .fabric = &fabric, .steps = 1 };
+  g_autoptr (GError) e = NULL;
+  gboolean ok = model_simulate (&in, NULL, r, &e);
+  if (!ok)
+    g_printerr ("%s\n", e->message);
+  CU_ASSERT_FATAL (ok);
+}
+
+/* [moe] a2a_overlap (Megatron's combined 1F1B, plan_step.c step_combined). Without it every
+ * micro-batch's dispatch and combine all-to-alls sit on the critical path: exposed
+ * E_off = 3 (a_f + a_b) + (a_f + a_b') over m = 4 micro-batches, a_f and a_b one
+ * micro-batch's forward and backward all-to-alls (2 layers each), a_b' ≥ a_b the last
+ * micro-batch's backward ones, which share the NVLink with DDP's gradient all-reduce. With
+ * it micro-batch i's forward layers run beside i − 1's backward layers, each layer's
+ * all-to-alls (~0.1 ms on NVSwitch) beside the other micro-batch's layer task (~10 ms of
+ * GEMMs), so only micro-batch 0's forward and 3's backward all-to-alls stay exposed:
+ * E_on = a_f + a_b', between E_off / 4 and (a_b' − a_b small) 5 % above it. The step is
+ * shorter. Memory: micro-batch i's embedding and first layer are allocated before i − 1's
+ * backward frees its last layer, so the peak is at least the alternating schedule's and at
+ * most one layer's saved activations above it. */
+static void
+test_a2a_overlap_hides_all_to_alls (void)
+{
+  ModelSimResult off, on;
+  simulate_overlap (FALSE, &off);
+  simulate_overlap (TRUE, &on);
+  CU_ASSERT (off.exposed_all_to_all > 0);
+  CU_ASSERT (on.exposed_all_to_all >= off.exposed_all_to_all / 4 * (1 - 1e-9));
+  CU_ASSERT (on.exposed_all_to_all <= off.exposed_all_to_all / 4 * 1.05);
+  CU_ASSERT (on.step_time < off.step_time);
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (2048);
+  ModelParallel par = ep_par (8, 8);
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double layer = plan_scan_layer_activations (p);
+  CU_ASSERT (layer > 0);
+  CU_ASSERT (on.peak_allocated >= off.peak_allocated);
+  CU_ASSERT (on.peak_allocated <= off.peak_allocated + layer);
+  model_sim_result_clear (&off);
+  model_sim_result_clear (&on);
+}
+
+/* The combined schedule's order on rank 0 (GA 2, the tiny model's 4 layers): micro-batch
+ * 0's forward, then micro-batch 1's embedding, 0's head backward, the layer pairs (1's L0
+ * with 0's L3, …, 1's L3 with 0's L0), 1's head, 0's embedding backward, then 1's backward;
+ * and each backward
+ * layer's all-to-alls follow its own micro-batch's previous compute task, not the forward
+ * task built just before it (or they would wait for it and hide nothing). */
+static void
+test_a2a_overlap_order (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  st.grad_accum = 2;
+  ModelParallel par = ep_par (8, 8);
+  par.moe_a2a_overlap = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  const char *const want[]
+    = { "fwd embed mb0", "fwd L0 mb0", "fwd L1 mb0", "fwd L2 mb0", "fwd L3 mb0",
+        "fwd head mb0", "fwd embed mb1", "bwd head mb0", "fwd L0 mb1", "bwd L3 mb0",
+        "fwd L1 mb1", "bwd L2 mb0", "fwd L2 mb1", "bwd L1 mb0", "fwd L3 mb1", "bwd L0 mb0",
+        "fwd head mb1", "bwd embed mb0", "bwd head mb1", "bwd L3 mb1", "bwd L2 mb1",
+        "bwd L1 mb1", "bwd L0 mb1", "bwd embed mb1" };
+  guint n = 0, head_bwd = G_MAXUINT, fwd_l0 = G_MAXUINT, a2a = G_MAXUINT;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0)
+        continue;
+      /* the first expert-parallel collective of "bwd L3 mb0" */
+      if (t->stream == MODEL_STREAM_EP && t->layer == 3 && t->micro_batch == 0
+          && head_bwd != G_MAXUINT && a2a == G_MAXUINT)
+        a2a = t->id;
+      if (t->stream != MODEL_STREAM_COMPUTE || t->kind == MODEL_TASK_KIND_OPTIMIZER)
+        continue;
+      CU_ASSERT_FATAL (n < G_N_ELEMENTS (want));
+      CU_ASSERT_STRING_EQUAL (t->label, want[n]);
+      n++;
+      if (g_strcmp0 (t->label, "bwd head mb0") == 0)
+        head_bwd = t->id;
+      if (g_strcmp0 (t->label, "fwd L0 mb1") == 0)
+        fwd_l0 = t->id;
+    }
+  CU_ASSERT_EQUAL (n, G_N_ELEMENTS (want));
+  /* issued before micro-batch 1's first layer, after micro-batch 0's head backward */
+  CU_ASSERT_FATAL (a2a != G_MAXUINT && fwd_l0 != G_MAXUINT);
+  CU_ASSERT (a2a < fwd_l0);
+  const ModelTask *t = model_plan_task (p, a2a);
+  gboolean after_head = FALSE;
+  for (guint d = 0; d < t->n_deps; d++)
+    after_head |= model_plan_dep (p, t->first_dep + d) == head_bwd;
+  CU_ASSERT (after_head);
+  /* each micro-batch waits for its own all-to-alls, never for the other's: "fwd L1 mb1"
+   * for L0 mb1's, "bwd L3 mb0" for its own (issued above) and for none of mb1's */
+  const struct { const char *task; gint layer, mb; gboolean want; } waits[] = {
+    { "fwd L1 mb1", 0, 1, TRUE }, { "bwd L3 mb0", 3, 0, TRUE }, { "bwd L3 mb0", 0, 1, FALSE },
+  };
+  for (guint w = 0; w < G_N_ELEMENTS (waits); w++)
+    {
+      gboolean found = FALSE;
+      for (guint k = 0; k < model_plan_n_tasks (p); k++)
+        {
+          const ModelTask *c = model_plan_task (p, k);
+          if (c->rank != 0 || g_strcmp0 (c->label, waits[w].task) != 0)
+            continue;
+          for (guint d = 0; d < c->n_deps; d++)
+            {
+              const ModelTask *dep = model_plan_task (p, model_plan_dep (p, c->first_dep + d));
+              found |= dep->stream == MODEL_STREAM_EP && dep->layer == waits[w].layer
+                       && dep->micro_batch == waits[w].mb;
+            }
+        }
+      CU_ASSERT_EQUAL (found, waits[w].want);
+    }
+}
+
 static void
 test_bad_settings (void)
 {
@@ -890,6 +1025,24 @@ test_bad_settings (void)
   expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
   par.mode = MODEL_DP_FSDP_FULL_SHARD;
   expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "weights");
+  /* [moe] a2a_overlap: Megatron's asserts and what the combined schedule models */
+  par = ep_par (8, 1);
+  par.moe_a2a_overlap = TRUE;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "expert model parallelism");
+  par.ep = 8;
+  st.checkpointing = MODEL_CHECKPOINTING_FULL;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "full recomputation");
+  st.checkpointing = MODEL_CHECKPOINTING_NONE;
+  st.precision = MODEL_PRECISION_FP32;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "bf16 or fp16");
+  st = bf16_stack (512);
+  par = ep_par (8, 4);
+  par.moe_a2a_overlap = TRUE;
+  par.pp = 2;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "pp = 2");
+  par = ep_par (8, 8);
+  par.moe_a2a_overlap = TRUE;
+  expect_refusal (dense, &st, &par, "group [moe], key 'a2a_overlap'", "no experts");
   par = ep_par (8, 8);
   a->experts_per_token = 9;
   expect_refusal (a, &st, &par, "num_experts_per_tok", NULL);
@@ -915,6 +1068,9 @@ main (void)
     { "load_imbalance 2: the hot rank keeps twice its experts' rows",
       test_imbalance_keeps_more_rows },
     { "bad ep / moe settings", test_bad_settings },
+    { "a2a_overlap: only the first forward's and last backward's all-to-alls exposed",
+      test_a2a_overlap_hides_all_to_alls },
+    { "a2a_overlap: the combined schedule's task order", test_a2a_overlap_order },
     { "etp: expert weights ÷ (ep·etp), tp bucket ÷ tp (Mixtral 8x7B tp 2 ep 4 etp 2)",
       test_etp_weights },
     { "etp: the dispatcher's etp all-gathers and reduce-scatters, groups and bytes",
