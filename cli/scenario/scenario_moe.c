@@ -21,7 +21,8 @@
  *                                  combine all-to-alls of one micro-batch behind the
  *                                  compute of another (default false;
  *                                  --overlap-moe-expert-parallel-comm, Megatron-Bridge's
- *                                  moe_a2a_overlap; models/plan/plan_step.c)
+ *                                  moe_a2a_overlap; models/plan/plan_step.c, with pp > 1
+ *                                  under the interleaved schedule, plan_pp.c)
  *
  * Load after [parallel]. Values are parsed strictly here; their checks against the model
  * and the mesh (ep dividing the experts and the stage's ranks, a dense model with ep > 1 or

@@ -526,7 +526,7 @@ gen_1f1b (ModelPpSchedule *s, gboolean zb)
  * its backward runs chunk v − 1 − table_chunk[k]; a chunk's backwards take its micro-batches
  * in forward order (input_tensors[chunk].pop(0)). */
 static void
-gen_interleaved (ModelPpSchedule *s)
+gen_interleaved (ModelPpSchedule *s, gboolean a2a_overlap)
 {
   guint p = s->pp, v = s->vpp, m = s->n_micro, total = m * v;
   g_autofree guint *tmb = g_new (guint, total);
@@ -543,7 +543,7 @@ gen_interleaved (ModelPpSchedule *s)
   for (guint r = 0; r < p; r++)
     {
       /* get_pp_rank_microbatches */
-      guint warmup = MIN ((p - r - 1) * 2 + (v - 1) * p, total);
+      guint warmup = MIN ((p - r - 1) * 2 + (v - 1) * p + (a2a_overlap ? 1 : 0), total);
       guint remaining = total - warmup;
       for (guint k = 0; k < warmup; k++)
         push (s, r, MODEL_PP_OP_F, tmb[k], tch[k]);
@@ -625,6 +625,13 @@ ModelPpSchedule *
 model_pp_schedule_new (ModelPpScheduleKind kind, guint pp, guint n_micro, guint vpp,
                        GError **error)
 {
+  return model_pp_schedule_new_with (kind, pp, n_micro, vpp, FALSE, error);
+}
+
+ModelPpSchedule *
+model_pp_schedule_new_with (ModelPpScheduleKind kind, guint pp, guint n_micro, guint vpp,
+                            gboolean a2a_overlap, GError **error)
+{
   const char *name = model_pp_schedule_name (kind);
   if (pp < 1)
     {
@@ -683,7 +690,7 @@ model_pp_schedule_new (ModelPpScheduleKind kind, guint pp, guint n_micro, guint 
     case MODEL_PP_GPIPE: gen_gpipe (s); break;
     case MODEL_PP_1F1B: gen_1f1b (s, FALSE); break;
     case MODEL_PP_ZB_H1: gen_1f1b (s, TRUE); break;
-    case MODEL_PP_INTERLEAVED: gen_interleaved (s); break;
+    case MODEL_PP_INTERLEAVED: gen_interleaved (s, a2a_overlap); break;
     }
   resolve_deps (s);
   return s;

@@ -190,6 +190,13 @@ typedef struct
  * grad_accum and [parallel] pp). New schedule (model_pp_schedule_free) or NULL. */
 ModelPpSchedule *model_pp_schedule_new (ModelPpScheduleKind kind, guint pp, guint n_micro,
                                         guint vpp, GError **error);
+/* The same, for Megatron's combined 1F1B ([moe] a2a_overlap) when `a2a_overlap`: the
+ * interleaved schedule's warm-up runs one more forward (schedules.py
+ * get_pp_rank_microbatches: "we schedule one extra micro-batch" so that every steady-state
+ * forward has a backward to pair with), and each steady-state F, BW pair of a rank's list
+ * is one combined step (plan_pp.c). Other kinds are unchanged (the caller refuses them). */
+ModelPpSchedule *model_pp_schedule_new_with (ModelPpScheduleKind kind, guint pp, guint n_micro,
+                                             guint vpp, gboolean a2a_overlap, GError **error);
 void model_pp_schedule_free (ModelPpSchedule *sched); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelPpSchedule, model_pp_schedule_free)
 

@@ -132,11 +132,11 @@ fail (GError **error, const char *key, const char *fmt, ...)
 }
 
 /* [moe] a2a_overlap against Megatron's own asserts (transformer_config.py __post_init__,
- * "overlap_moe_expert_parallel_comm ...") and what the combined schedule here models
- * (plan_step.c): one model chunk (pp = 1; Megatron needs virtual pipeline stages for
- * pp > 1, not modelled), tp = cp = 1 (the tensor- and context-parallel collectives of two
- * interleaved micro-batches are not modelled; Megatron's arguments.py advises against
- * them on Hopper), no full recompute, a 16-bit model. */
+ * "overlap_moe_expert_parallel_comm ...": ep > 1, no full recompute, a 16-bit model, at
+ * most one MTP layer, virtual pipeline stages when pp > 1) and what the combined schedule
+ * here models (plan_step.c, plan_pp.c): tp = cp = 1 (the tensor- and context-parallel
+ * collectives of two interleaved micro-batches are not modelled; Megatron's arguments.py
+ * advises against them on Hopper). */
 static gboolean
 a2a_overlap_check (const ModelStack *stack, const ModelParallel *par, GError **error)
 {
@@ -161,10 +161,12 @@ a2a_overlap_check (const ModelStack *stack, const ModelParallel *par, GError **e
     return fail (error, key, "the all-to-all overlap with mtp_layers = %u is refused by "
                              "Megatron-LM (MTP supports at most one layer when enabling "
                              "overlap_moe_expert_parallel_comm)", stack->mtp_layers);
-  if (MAX (par->pp, 1) > 1)
-    return fail (error, key, "the all-to-all overlap with pp = %u is not modelled yet "
-                             "(Megatron-LM runs it only with virtual pipeline stages when "
-                             "pp > 1)", par->pp);
+  if (MAX (par->pp, 1) > 1 && par->pp_schedule != MODEL_PP_INTERLEAVED)
+    return fail (error, key, "the all-to-all overlap with pp = %u and pipeline_schedule = %s "
+                             "is refused by Megatron-LM (if enabling EP A2A overlap, "
+                             "virtual_pipeline_model_parallel_size must be specified when "
+                             "pipeline_model_parallel_size > 1): use pipeline_schedule = "
+                             "interleaved", par->pp, model_pp_schedule_name (par->pp_schedule));
   if (MAX (par->tp, 1) > 1 || MAX (par->cp, 1) > 1)
     return fail (error, key, "the all-to-all overlap with %s = %u is not modelled yet (the "
                              "combined schedule here interleaves expert-parallel collectives "

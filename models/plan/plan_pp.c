@@ -163,7 +163,8 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     }
   guint m = (guint) stack->grad_accum;
   g_autoptr (ModelPpSchedule) sched
-    = model_pp_schedule_new (par->pp_schedule, part->pp, m, part->vpp, error);
+    = model_pp_schedule_new_with (par->pp_schedule, part->pp, m, part->vpp,
+                                  par->moe_a2a_overlap, error);
   /* the key to change: grad_accum for interleaving's multiple of pp; the layout when its
    * chunk count, not a virtual_stages the user gave, made the stages virtual */
   gboolean from_layout = par->pp_layout != NULL && par->pp_virtual <= 1 && part->vpp > 1;
@@ -193,8 +194,9 @@ plan_pp_init (ModelPlan *p)
   pp->part = partition_of (p->arch, &p->stack, &p->par, NULL);
   g_assert (pp->part != NULL); /* validated */
   pp->vpp = pp->part->vpp;
-  pp->sched = model_pp_schedule_new (p->par.pp_schedule, pp->pp, (guint) p->stack.grad_accum,
-                                     pp->vpp, NULL);
+  pp->sched = model_pp_schedule_new_with (p->par.pp_schedule, pp->pp,
+                                          (guint) p->stack.grad_accum, pp->vpp,
+                                          p->par.moe_a2a_overlap, NULL);
   g_assert (pp->sched != NULL);
   const ModelStack *s = &p->stack;
   double tokens = (double) s->micro_batch * (double) s->seq_len / MAX (p->par.cp, 1);
@@ -439,6 +441,45 @@ weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *const w[4])
     plan_task_free (p, c->head_w_hold, MODEL_EFFECT_AT_END), c->head_w_hold = 0;
 }
 
+/* A steady-state F, BW pair of rank `rank`'s list as one combined step ([moe]
+ * a2a_overlap; schedules.py forward_backward_pipelining_with_interleaving's
+ * combined_1f1b_schedule_for_interleaved_pipelining): both receives (the forward's
+ * activation, the backward's output gradient) before it, plan_step_combined, then both
+ * sends after each side's own last task. Returns the backward's last compute task.
+ * Approximate: Megatron posts these transfers around the combined step with its P2P
+ * overlap; here they block it as the plain interleaved schedule's do. */
+static guint
+combined_pair (ModelPlan *p, guint rank, StepCtx *c, PlanStepSlot *slots, const ModelPpOp *fop,
+               const ModelPpOp *bop)
+{
+  const PlanPp *pp = &p->pp;
+  guint S = pp->pp * pp->vpp;
+  const ModelPpStage *fst = model_pp_partition_stage (pp->part, fop->stage);
+  const ModelPpStage *bst = model_pp_partition_stage (pp->part, bop->stage);
+  PlanStepMb f = { .slot = &slots[fop->mb], .mb = fop->mb, .lo = fst->first_layer,
+                   .hi = fst->first_layer + fst->n_layers, .embed = fst->embedding,
+                   .head = fst->loss, .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE };
+  PlanStepMb b = { .slot = &slots[bop->mb], .mb = bop->mb, .lo = bst->first_layer,
+                   .hi = bst->first_layer + bst->n_layers, .embed = bst->embedding,
+                   .head = bst->loss, .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE };
+  guint prev = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
+  if (fop->stage > 0)
+    f.pp_wait = p2p (p, rank, peer (p, rank, (fop->stage - 1) % pp->pp), rank, FALSE,
+                     fop->stage, (gint) fop->mb, prev);
+  if (bop->stage + 1 < S)
+    b.pp_wait = p2p (p, rank, peer (p, rank, (bop->stage + 1) % pp->pp), rank, TRUE,
+                     bop->stage, (gint) bop->mb, prev);
+  plan_step_combined (c, &f, &b);
+  c->pp_wait = NONE;
+  if (fop->stage + 1 < S)
+    p2p (p, rank, rank, peer (p, rank, (fop->stage + 1) % pp->pp), FALSE, fop->stage + 1,
+         (gint) fop->mb, f.last);
+  if (bop->stage > 0)
+    p2p (p, rank, rank, peer (p, rank, (bop->stage - 1) % pp->pp), TRUE, bop->stage - 1,
+         (gint) bop->mb, b.last);
+  return b.last;
+}
+
 void
 plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
@@ -468,6 +509,14 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   for (guint i = 0; i < ops->len; i++)
     {
       const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
+      if (p->par.moe_a2a_overlap && op->kind == MODEL_PP_OP_F && i + 1 < ops->len
+          && g_array_index (ops, ModelPpOp, i + 1).kind == MODEL_PP_OP_BW)
+        {
+          c.pc = pc;
+          c.w_hold_layer = c.w_hold_head = 0;
+          last = combined_pair (p, rank, &c, slots, op, &g_array_index (ops, ModelPpOp, ++i));
+          continue;
+        }
       const ModelPpStage *st = model_pp_partition_stage (pp->part, op->stage);
       guint lo = st->first_layer, hi = st->first_layer + st->n_layers;
       plan_step_slot_load (&c, &slots[op->mb]);

@@ -68,10 +68,27 @@ typedef struct
   guint head_w_hold;
 } PlanStepSlot;
 
+/* One micro-batch's side of a combined step (plan_step_combined): its in-flight state, its
+ * model chunk and the collectives its next compute task waits for (each side keeps its own:
+ * the other's must not hold it back). */
+typedef struct
+{
+  PlanStepSlot *slot;   /* the micro-batch's state, borrowed */
+  guint mb;
+  guint lo, hi;         /* its model chunk's layers [lo, hi) */
+  gboolean embed, head; /* the chunk holds the embedding / the head and loss */
+  guint tp_wait, cp_wait, pp_wait;
+  guint last;           /* out: its last compute task of the combined step */
+} PlanStepMb;
+
 /* plan_step.c */
 /* Points c at slot s's micro-batch state / saves c's into s. */
 void plan_step_slot_load (StepCtx *c, const PlanStepSlot *s);
 void plan_step_slot_store (const StepCtx *c, PlanStepSlot *s);
+/* Megatron's combined 1F1B step ([moe] a2a_overlap): the forward of f's chunk and the
+ * backward of b's chunk, layer by layer beside each other (the comment of plan_step.c's
+ * definition gives the order and why). Sets f->last and b->last; both keep their waits. */
+void plan_step_combined (StepCtx *c, PlanStepMb *f, PlanStepMb *b);
 /* guints of per-layer task/handle arrays a StepCtx needs: PLAN_STEP_BUF_PER_LAYER ×
  * plan_step_slots(). */
 #define PLAN_STEP_BUF_PER_LAYER 10

@@ -315,10 +315,21 @@ plan_step_tp_after (StepCtx *c, PlanTpBlock block, guint start, gint layer)
  * of k < tp), after the previous compute task; the backward then waits for them
  * (c->tp_wait). Returns what the block's overlapped collectives start after
  * (tp_overlapped). */
+/* What a backward's collectives before its compute task follow, from `prev` (the last
+ * compute task): the pipeline receive of the output gradient instead when it is newer —
+ * those collectives move that gradient or what it yields (SP's all-gather of the output
+ * gradient, the combine's backward all-to-all, Ulysses's all-to-all), so they cannot start
+ * before it arrives. Without pp, or past a chunk's first layer, `prev`. */
+static guint
+backward_after (const StepCtx *c, guint prev)
+{
+  return c->pp_wait != NONE && (prev == NONE || c->pp_wait > prev) ? c->pp_wait : prev;
+}
+
 static guint
 tp_before_backward (StepCtx *c, PlanTpBlock block, gint layer)
 {
-  guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  guint prev = backward_after (c, plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE));
   guint last = plan_tp_overlap_issue (c->p, c->rank, block, MODEL_TP_BACKWARD,
                                       PLAN_TP_PART_BEFORE, prev, layer, c->mb);
   if (last != prev)
@@ -351,6 +362,8 @@ static void
 plan_step_ep (StepCtx *c, ModelEpPass pass, gint layer)
 {
   guint after = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  if (pass == MODEL_EP_BACKWARD)
+    after = backward_after (c, after);
   if (c->tp_wait != NONE && (after == NONE || c->tp_wait > after))
     after = c->tp_wait;
   guint last = plan_ep_issue (c->p, c->rank, pass, after, layer, c->mb);
@@ -367,8 +380,9 @@ static guint
 cp_before (StepCtx *c, guint pass, gint layer)
 {
   guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
-  guint last = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_BEFORE, prev, layer, c->mb);
-  if (last != prev)
+  guint from = pass == MODEL_CP_BACKWARD ? backward_after (c, prev) : prev;
+  guint last = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_BEFORE, from, layer, c->mb);
+  if (last != from)
     c->cp_wait = last;
   return prev;
 }
@@ -907,89 +921,110 @@ plan_step_slot_store (const StepCtx *c, PlanStepSlot *s)
   s->head_w_hold = c->head_w_hold;
 }
 
-/* One micro-batch of the combined schedule: its slot and the collectives its next compute
- * task waits for (each micro-batch keeps its own: the other's must not hold it back). */
-typedef struct
-{
-  PlanStepSlot slot;
-  guint mb;
-  guint tp_wait, cp_wait;
-} Combined;
-
 static void
-combined_enter (StepCtx *c, const Combined *m)
+mb_enter (StepCtx *c, const PlanStepMb *m)
 {
-  plan_step_slot_load (c, &m->slot);
+  plan_step_slot_load (c, m->slot);
   c->mb = (gint) m->mb;
   c->last_mb = m->mb + 1 == c->p->stack.grad_accum;
-  c->tp_wait = m->tp_wait, c->cp_wait = m->cp_wait;
+  c->lo = m->lo, c->hi = m->hi;
+  c->tp_wait = m->tp_wait, c->cp_wait = m->cp_wait, c->pp_wait = m->pp_wait;
 }
 
 static void
-combined_leave (const StepCtx *c, Combined *m)
+mb_leave (const StepCtx *c, PlanStepMb *m)
 {
-  plan_step_slot_store (c, &m->slot);
-  m->tp_wait = c->tp_wait, m->cp_wait = c->cp_wait;
+  plan_step_slot_store (c, m->slot);
+  m->tp_wait = c->tp_wait, m->cp_wait = c->cp_wait, m->pp_wait = c->pp_wait;
 }
 
-/* Megatron's combined 1F1B without pipelining ([moe] a2a_overlap; schedules.py
- * combined_1f1b_schedule_for_no_pipelining, combined_1f1b.py): micro-batch 0's forward,
- * then for i = 1 … m − 1 the forward of i merged with the backward of i − 1, then the
- * backward of m − 1. A merged step runs the forward's embedding, the backward's head and
- * loss, then decoder layer k of the forward beside layer L − 1 − k of the backward (the
- * layer schedule plan of models/common/model_chunk_schedule_plan.py: each layer's
- * dispatch/combine all-to-alls on the communication stream while the other micro-batch's
- * layer computes), then the forward's head and the backward's embedding. Here each
- * micro-batch keeps its own chain of collective waits, and a backward layer's all-to-alls
- * (backward_layer_before) are issued before the forward layer it pairs with, after the
- * backward's own previous task: in the streams' FIFO order each micro-batch's all-to-alls
- * then run beside the other's layer task (issued after the forward task, they would wait
- * for it and for the forward's all-to-alls, and hide nothing). Approximate:
- * a layer is one task, so the overlap window is the other micro-batch's whole layer, not
- * its attention or MLP half. Memory: micro-batch i's forward allocates while i − 1's
- * backward frees, so about one more layer's activations (and the embedding's) are held
- * than under F/B alternation, as in Megatron. */
+/* Megatron's combined 1F1B step ([moe] a2a_overlap; combined_1f1b.py
+ * combined_forward_backward_step, the layer schedule plan of
+ * models/common/model_chunk_schedule_plan.py): f's embedding (when its chunk holds it),
+ * b's head and loss backward (when its chunk holds them), then f's k-th layer beside b's
+ * k-th from last, each layer's dispatch/combine all-to-alls on the communication stream
+ * while the other micro-batch's layer computes, then f's head and loss, b's embedding
+ * backward. Here each micro-batch keeps its own chain of collective waits, and a backward
+ * layer's all-to-alls (backward_layer_before) are issued before the forward layer it pairs
+ * with, after the backward's own previous task: in the streams' FIFO order each
+ * micro-batch's all-to-alls then run beside the other's layer task (issued after the
+ * forward task, they would wait for it and for the forward's all-to-alls, and hide
+ * nothing). Chunks of unequal layer counts run their extra layers alone. Approximate: a
+ * layer is one task, so the overlap window is the other micro-batch's whole layer, not its
+ * attention or MLP half. Memory: f's forward allocates while b's backward frees, so about
+ * one more layer's activations (and the embedding's) are held than under F/B alternation,
+ * as in Megatron. */
+void
+plan_step_combined (StepCtx *c, PlanStepMb *f, PlanStepMb *b)
+{
+  mb_enter (c, f);
+  forward_begin (c, f->lo, f->hi, f->embed, f->head);
+  f->last = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+  mb_leave (c, f);
+  mb_enter (c, b);
+  b->last = backward_begin (c, b->lo, b->hi, b->embed, b->head);
+  mb_leave (c, b);
+  guint nf = f->hi - f->lo, nb = b->hi - b->lo;
+  for (guint k = 0; k < MAX (nf, nb); k++)
+    {
+      BackwardBefore before;
+      guint lb = b->hi - 1 - k, lf = f->lo + k;
+      if (k < nb)
+        {
+          mb_enter (c, b);
+          backward_layer_before (c, lb, &before);
+          mb_leave (c, b);
+        }
+      if (k < nf)
+        {
+          mb_enter (c, f);
+          /* a chunk without the loss leaves its autocast region after its last layer */
+          forward_layer (c, lf, !f->head && lf + 1 == f->hi);
+          f->last = c->fwd_task[lf];
+          mb_leave (c, f);
+        }
+      if (k < nb)
+        {
+          mb_enter (c, b);
+          backward_layer_task (c, lb, &before);
+          b->last = c->bwd_task[lb];
+          mb_leave (c, b);
+        }
+    }
+  if (f->head)
+    {
+      mb_enter (c, f);
+      forward_end (c);
+      f->last = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
+      mb_leave (c, f);
+    }
+  mb_enter (c, b);
+  b->last = backward_end (c, b->last, b->embed, b->head);
+  mb_leave (c, b);
+}
+
+/* Combined 1F1B without pipelining (schedules.py combined_1f1b_schedule_for_no_pipelining):
+ * micro-batch 0's forward, then for i = 1 … m − 1 the forward of i combined with the
+ * backward of i − 1 (plan_step_combined), then the backward of m − 1. */
 static void
 step_combined (StepCtx *c, guint L, guint *bufs, gsize per_mb)
 {
   guint m = (guint) c->p->stack.grad_accum;
-  Combined mbs[2] = { { .slot = { .buf = bufs }, .tp_wait = NONE, .cp_wait = NONE },
-                      { .slot = { .buf = bufs + per_mb }, .tp_wait = NONE, .cp_wait = NONE } };
-  combined_enter (c, &mbs[0]);
+  PlanStepSlot slots[2] = { { .buf = bufs }, { .buf = bufs + per_mb } };
+  PlanStepMb mbs[2];
+  for (guint j = 0; j < 2; j++)
+    mbs[j] = (PlanStepMb){ .slot = &slots[j], .lo = 0, .hi = L, .embed = TRUE, .head = TRUE,
+                           .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE };
+  mb_enter (c, &mbs[0]);
   plan_step_forward (c, 0, L, TRUE, TRUE);
-  combined_leave (c, &mbs[0]);
+  mb_leave (c, &mbs[0]);
   for (guint i = 1; i < m; i++)
     {
-      Combined *f = &mbs[i % 2], *b = &mbs[(i - 1) % 2];
+      PlanStepMb *f = &mbs[i % 2];
       f->mb = i, f->tp_wait = f->cp_wait = NONE;
-      combined_enter (c, f);
-      forward_begin (c, 0, L, TRUE, TRUE);
-      combined_leave (c, f);
-      combined_enter (c, b);
-      guint last = backward_begin (c, 0, L, TRUE, TRUE);
-      combined_leave (c, b);
-      for (guint k = 0; k < L; k++)
-        {
-          BackwardBefore before;
-          combined_enter (c, b);
-          backward_layer_before (c, L - 1 - k, &before);
-          combined_leave (c, b);
-          combined_enter (c, f);
-          forward_layer (c, k, FALSE);
-          combined_leave (c, f);
-          combined_enter (c, b);
-          backward_layer_task (c, L - 1 - k, &before);
-          last = c->bwd_task[L - 1 - k];
-          combined_leave (c, b);
-        }
-      combined_enter (c, f);
-      forward_end (c);
-      combined_leave (c, f);
-      combined_enter (c, b);
-      backward_end (c, last, TRUE, TRUE);
-      combined_leave (c, b);
+      plan_step_combined (c, f, &mbs[(i - 1) % 2]);
     }
-  combined_enter (c, &mbs[(m - 1) % 2]);
+  mb_enter (c, &mbs[(m - 1) % 2]);
   plan_step_backward (c, 0, L, TRUE, TRUE);
 }
 

@@ -61,3 +61,29 @@ plan_scan_kernels (const ModelPlan *p, const char *label, const char *name, cons
     }
   return n;
 }
+
+/* Whether rank `rank`'s first task on `stream` for `layer` of micro-batch `mb` built after
+ * its receive of that micro-batch's output gradient (the first task on the pipeline's
+ * backward-receive stream for `mb`) depends on that receive. Aborts the test program when
+ * either task is missing. */
+static inline gboolean
+plan_scan_waits_for_grad (const ModelPlan *p, guint rank, ModelStream stream, gint layer, gint mb)
+{
+  guint recv = G_MAXUINT, first = G_MAXUINT;
+  for (guint k = 0; k < model_plan_n_tasks (p) && first == G_MAXUINT; k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != rank || t->micro_batch != mb)
+        continue;
+      if (recv == G_MAXUINT && t->stream == MODEL_STREAM_PP_BWD_RECV)
+        recv = t->id;
+      else if (recv != G_MAXUINT && t->stream == stream && t->layer == layer)
+        first = t->id;
+    }
+  g_assert (recv != G_MAXUINT && first != G_MAXUINT);
+  const ModelTask *t = model_plan_task (p, first);
+  for (guint d = 0; d < t->n_deps; d++)
+    if (model_plan_dep (p, t->first_dep + d) == recv)
+      return TRUE;
+  return FALSE;
+}

@@ -476,6 +476,40 @@ test_interleaved_order (void)
     }
 }
 
+/* [moe] a2a_overlap: Megatron's combined 1F1B schedules one extra warm-up micro-batch
+ * (schedules.py get_pp_rank_microbatches: num_warmup_microbatches + 1), so every
+ * steady-state forward has a backward to be combined with. p 2, m 4, v 2: rank 0's warm-up
+ * is (2 − 0 − 1)·2 + (2 − 1)·2 + 1 = 5 forwards (4 without), rank 1's 0·2 + 2 + 1 = 3 (2),
+ * then F, BW pairs, then the remaining BWs; the virtual micro-batch order is the plain
+ * schedule's. */
+static void
+test_interleaved_a2a_overlap_order (void)
+{
+  GError *error = NULL;
+  g_autoptr (ModelPpSchedule) s
+    = model_pp_schedule_new_with (MODEL_PP_INTERLEAVED, 2, 4, 2, TRUE, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (s);
+  const char *expect0 = "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 BW0.1 F2.1 BW1.1 F3.1 BW0.0 BW1.0 "
+                        "BW2.1 BW3.1 BW2.0 BW3.0";
+  const char *expect1 = "F0.0 F1.0 F0.1 F1.1 BW0.1 F2.0 BW1.1 F3.0 BW0.0 F2.1 BW1.0 F3.1 "
+                        "BW2.1 BW3.1 BW2.0 BW3.0";
+  const char *expect[] = { expect0, expect1 };
+  for (guint r = 0; r < 2; r++)
+    {
+      g_autoptr (GString) got = g_string_new (NULL);
+      const GArray *ops = model_pp_schedule_rank (s, r);
+      for (guint i = 0; i < ops->len; i++)
+        {
+          const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
+          g_string_append_printf (got, "%s%s%u.%u", i ? " " : "", model_pp_op_name (op->kind),
+                                  op->mb, op->chunk);
+        }
+      if (strcmp (got->str, expect[r]) != 0)
+        g_printerr ("\n  rank %u: %s\n  expected %s\n", r, got->str, expect[r]);
+      CU_ASSERT_STRING_EQUAL (got->str, expect[r]);
+    }
+}
+
 /* ---- Schedules: replayed step time ------------------------------------------------------- */
 
 /* Equal stages, t_f and t_b (= the BW) per stage, no communication.
@@ -728,6 +762,8 @@ main (void)
     { "every op once, dependencies as documented", test_structure },
     { "1F1B, ZB-H1 and GPipe orders", test_orders },
     { "Megatron's interleaved order", test_interleaved_order },
+    { "interleaved order under a2a_overlap: one more warm-up forward",
+      test_interleaved_a2a_overlap_order },
     { "GPipe and 1F1B step = (m + p - 1)(t_f + t_b)", test_gpipe_1f1b_step },
     { "interleaving divides the bubble by v", test_interleaved_step },
     { "ZB-H1 bubble (p - 1)(t_f + t_b - t_w)", test_zb_h1_step },

@@ -227,10 +227,31 @@ test_bad_settings (void)
   CU_ASSERT (e3 != NULL && strstr (e3->message, "cp") != NULL);
 }
 
+/* Ulysses's backward all-to-all of the output gradient before a layer's backward
+ * (plan_step.c cp_before) moves the gradient a pipeline stage receives, so on a stage's
+ * last layer it waits for that receive (tiny llama, pp 2 × cp 2 Ulysses on 4 GPUs, GA 4:
+ * stage 0 holds layers 0-1; rank 0's first cp collective of layer 1's backward of
+ * micro-batch 0 follows its "recv grad"). */
+static void
+test_ulysses_backward_waits_for_grad (void)
+{
+  g_autoptr (ModelArch) arch = tiny_arch ();
+  ModelStack st = flash_stack (1, 4096);
+  st.grad_accum = 4;
+  ModelParallel par = cp_par (4, 2, MODEL_CP_ULYSSES);
+  par.pp = 2;
+  g_autoptr (GError) e = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (arch, &st, &par, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT (plan_scan_waits_for_grad (p, 0, MODEL_STREAM_CP, 1, 0));
+}
+
 int
 main (void)
 {
   static const StepsimTest tests[] = {
+    { "pp: Ulysses's backward all-to-all waits for the stage's output gradient",
+      test_ulysses_backward_waits_for_grad },
     { "layer activations per rank = 1/cp", test_activations_over_cp },
     { "ring P2P tasks per layer: count and bytes", test_ring_p2p_per_layer },
     { "ring P2P hidden on a fast link, exposed on a slow one", test_ring_overlap },

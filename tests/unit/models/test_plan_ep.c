@@ -910,6 +910,95 @@ test_a2a_overlap_hides_all_to_alls (void)
   model_sim_result_clear (&on);
 }
 
+/* A pipeline stage's backward starts when the next stage's output gradient arrives: the
+ * dispatcher's backward all-to-alls of the stage's last layer move that gradient (the
+ * combine's conjugate first), so they wait for its receive too, not only for the stage's
+ * previous compute task (which, under 1F1B, is another micro-batch's forward). Tiny MoE,
+ * pp 2 (layers 0-1 on stage 0), ep 4: stage 0's first backward all-to-all of micro-batch 0
+ * (layer 1) depends on its "recv grad". */
+static void
+test_backward_all_to_all_waits_for_grad (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  st.grad_accum = 4;
+  ModelParallel par = ep_par (8, 4);
+  par.pp = 2;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT (plan_scan_waits_for_grad (p, 0, MODEL_STREAM_EP, 1, 0));
+}
+
+/* Mixtral 8x7B cut to 4 layers under the interleaved pipeline: pp 2 × 2 virtual stages of
+ * one layer (stage 3 with the head), ep 4 over each stage's 4 GPUs, GA 4. */
+static ModelParallel
+interleaved_par (gboolean overlap)
+{
+  ModelParallel par = ep_par (8, 4);
+  par.pp = 2;
+  par.pp_schedule = MODEL_PP_INTERLEAVED;
+  par.pp_virtual = 2;
+  par.moe_a2a_overlap = overlap;
+  return par;
+}
+
+/* a2a_overlap under the interleaved pipeline (plan_pp.c combined_pair). Pipeline rank 1
+ * (GPU 4) runs its list F0.0 F1.0 F0.1, then the pairs (F1.1, BW0.1) (F2.0, BW1.1)
+ * (F3.0, BW0.0) (F2.1, BW1.0) (F3.1, BW2.1), then BW3.1 BW2.0 BW3.0
+ * (test_pipeline_schedule.c's order: one more warm-up forward), chunk 0 its layer 1,
+ * chunk 1 its layer 3 and the head. A pair runs the backward's head first, then the
+ * forward's layer beside the backward's, then the forward's head: the compute order below.
+ * Replayed, the paired all-to-alls hide behind each other's layers where the pipeline
+ * leaves both sides ready, so exposure and step fall (not by a closed form: the pairs
+ * also wait on their two receives). */
+static void
+test_a2a_overlap_interleaved (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 4;
+  ModelStack st = bf16_stack (2048);
+  st.grad_accum = 4;
+  ModelParallel par = interleaved_par (TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  const char *const want[]
+    = { "fwd L1 mb0", "fwd L1 mb1", "fwd L3 mb0", "fwd head mb0",
+        "bwd head mb0", "fwd L3 mb1", "bwd L3 mb0", "fwd head mb1",
+        "bwd head mb1", "fwd L1 mb2", "bwd L3 mb1",
+        "fwd L1 mb3", "bwd L1 mb0",
+        "fwd L3 mb2", "bwd L1 mb1", "fwd head mb2",
+        "bwd head mb2", "fwd L3 mb3", "bwd L3 mb2", "fwd head mb3",
+        "bwd head mb3", "bwd L3 mb3", "bwd L1 mb2", "bwd L1 mb3" };
+  guint n = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 4 || t->stream != MODEL_STREAM_COMPUTE || t->kind == MODEL_TASK_KIND_OPTIMIZER)
+        continue;
+      CU_ASSERT_FATAL (n < G_N_ELEMENTS (want));
+      CU_ASSERT_STRING_EQUAL (t->label, want[n]);
+      n++;
+    }
+  CU_ASSERT_EQUAL (n, G_N_ELEMENTS (want));
+  ModelSimResult r[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      ModelParallel pi = interleaved_par (i == 1);
+      HwFabricSpec fabric = { .spine_oversubscription = 1.0 };
+      ModelSimInput in = { .arch = a, .stack = &st, .par = &pi,
+                           .node = hw_catalog_node ("DGX-H100", NULL), .n_nodes = 1,
+                           .fabric = &fabric, .steps = 1 };
+      CU_ASSERT_FATAL (model_simulate (&in, NULL, &r[i], NULL));
+    }
+  CU_ASSERT (r[0].exposed_all_to_all > 0);
+  CU_ASSERT (r[1].exposed_all_to_all < 0.9 * r[0].exposed_all_to_all);
+  CU_ASSERT (r[1].step_time < r[0].step_time);
+  model_sim_result_clear (&r[0]);
+  model_sim_result_clear (&r[1]);
+}
+
 /* The combined schedule's order on rank 0 (GA 2, the tiny model's 4 layers): micro-batch
  * 0's forward, then micro-batch 1's embedding, 0's head backward, the layer pairs (1's L0
  * with 0's L3, …, 1's L3 with 0's L0), 1's head, 0's embedding backward, then 1's backward;
@@ -1039,7 +1128,7 @@ test_bad_settings (void)
   par = ep_par (8, 4);
   par.moe_a2a_overlap = TRUE;
   par.pp = 2;
-  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "pp = 2");
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "interleaved");
   par = ep_par (8, 8);
   par.moe_a2a_overlap = TRUE;
   expect_refusal (dense, &st, &par, "group [moe], key 'a2a_overlap'", "no experts");
@@ -1071,6 +1160,10 @@ main (void)
     { "a2a_overlap: only the first forward's and last backward's all-to-alls exposed",
       test_a2a_overlap_hides_all_to_alls },
     { "a2a_overlap: the combined schedule's task order", test_a2a_overlap_order },
+    { "pp: a stage's backward all-to-alls wait for its output gradient",
+      test_backward_all_to_all_waits_for_grad },
+    { "a2a_overlap under the interleaved pipeline: the paired F/BW hide their all-to-alls",
+      test_a2a_overlap_interleaved },
     { "etp: expert weights ÷ (ep·etp), tp bucket ÷ tp (Mixtral 8x7B tp 2 ep 4 etp 2)",
       test_etp_weights },
     { "etp: the dispatcher's etp all-gathers and reduce-scatters, groups and bytes",

@@ -14,6 +14,7 @@
 #include "sim/fluid.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/cost_fixture.h"
+#include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/tiny.h"
 
 /* A Llama-like model whose embedding and loss head cost next to nothing (vocabulary 8), so
@@ -310,6 +311,24 @@ test_stage_layers_and_p2p (void)
   CU_ASSERT_EQUAL (bytes, 1.0 * 512 * 2048 * 2 / 2);
 }
 
+/* Sequence parallelism's backward all-gather of the output gradient before a layer's
+ * backward (plan_step.c tp_before_backward) moves the gradient a pipeline stage receives,
+ * so on a stage's last layer it waits for that receive (1F1B, pp 2, tp 2 with SP on 4
+ * GPUs: stage 0 holds layers 0-3, rank 0's first tp collective of layer 3's backward of
+ * micro-batch 0 follows its "recv grad"). */
+static void
+test_sp_backward_waits_for_grad (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 2, MODEL_PP_1F1B, 1);
+  par.tp = 2;
+  par.sequence_parallel = TRUE;
+  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT (plan_scan_waits_for_grad (p, 0, MODEL_STREAM_TP, 3, 0));
+}
+
 /* Model states per stage: a middle stage's weights are its 2 of 8 layers (no embedding or
  * head): 2 × the layer's parameters × 2 B; the whole model's over the stages sums to the
  * model's (untied: every tensor on exactly one stage). */
@@ -445,6 +464,7 @@ main (void)
       test_zb_h1_holds_w_inputs },
     { "in-flight activations: GPipe m, 1F1B p", test_in_flight_activations },
     { "stage layers and P2P transfers", test_stage_layers_and_p2p },
+    { "SP backward all-gather waits for the stage's output gradient", test_sp_backward_waits_for_grad },
     { "model states per stage", test_stage_states },
     { "tied embeddings: first and last stages all-reduce their gradients", test_tied_embedding_all_reduce },
     { "bad pp settings", test_bad_settings },
