@@ -44,6 +44,7 @@
 #include "hardware/collective.h"
 #include "hardware/gpu.h"
 #include "models/parallel/context_parallel.h"
+#include "models/parallel/expert_parallel.h"
 #include "models/parallel/pipeline_schedule.h"
 #include "models/parallel/placement.h"
 
@@ -128,6 +129,7 @@ typedef struct
   double moe_capacity_factor; /* c > 0 when moe_drop */
   gboolean moe_pad;          /* pad every expert's input to its capacity */
   double moe_imbalance;      /* r = max/mean load per expert, >= 1 (0 reads 1) */
+  ModelEpDispatcher moe_dispatcher; /* all-to-all (default, 0) or all-gather token dispatch */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */
