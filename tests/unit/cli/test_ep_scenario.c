@@ -1,6 +1,6 @@
 /* tests/unit/cli/test_ep_scenario.c — the expert-parallel keys of a scenario
  * (cli/scenario/scenario_moe.c): [parallel] ep, etp and [moe] capacity_factor,
- * load_imbalance, pad_to_capacity load into the parallel setup; every bad value is one
+ * load_imbalance, pad_to_capacity, dispatcher load into the parallel setup; every bad value is one
  * error naming the file, the group and the key. */
 #include "config.h"
 
@@ -68,6 +68,14 @@ test_keys_load (void)
   g_autoptr (CliScenario) etp = load ("[parallel]\nep = 4\netp = 2\n", &e3, &path3);
   CU_ASSERT_PTR_NOT_NULL_FATAL (etp);
   CU_ASSERT (etp->par.ep == 4 && etp->par.etp == 2);
+  /* the token dispatcher: alltoall unless [moe] dispatcher says allgather */
+  CU_ASSERT (dflt->par.moe_dispatcher == MODEL_EP_DISPATCHER_ALLTOALL);
+  g_autoptr (GError) e4 = NULL;
+  g_autofree char *path4 = NULL;
+  g_autoptr (CliScenario) ag = load ("[parallel]\nep = 8\n[moe]\ndispatcher = allgather\n", &e4,
+                                     &path4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ag);
+  CU_ASSERT (ag->par.moe_dispatcher == MODEL_EP_DISPATCHER_ALLGATHER);
 }
 
 /* Mixtral has 8 experts, top-2, on 8 GPUs. */
@@ -94,6 +102,10 @@ test_bad_values (void)
                 "capacity_factor");
   expect_error ("[moe]\npad_to_capacity = maybe\n", "group [moe], key 'pad_to_capacity'", NULL);
   expect_error ("[moe]\ncapacity = 1\n", "group [moe]", "capacity");
+  expect_error ("[parallel]\nep = 8\n[moe]\ndispatcher = flex\n", "group [moe], key 'dispatcher'",
+                "not modelled");
+  expect_error ("[parallel]\nep = 8\n[moe]\ndispatcher = all2all\n",
+                "group [moe], key 'dispatcher'", "alltoall, allgather");
 }
 
 /* ep > 1 (or a [moe] key) on a dense model; top-k above the expert count. */
@@ -105,6 +117,7 @@ test_dense_model (void)
   const char *const cases[][3] = {
     { "[parallel]\nep = 8\n", "group [parallel], key 'ep'", "no experts" },
     { "[moe]\nload_imbalance = 2\n", "group [moe], key 'load_imbalance'", "no experts" },
+    { "[moe]\ndispatcher = allgather\n", "group [moe], key 'dispatcher'", "no experts" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -149,6 +162,15 @@ test_imbalance_at_ep1_warns (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (ep8);
   for (guint i = 0; i < ep8->warnings->len; i++)
     CU_ASSERT (strstr (g_ptr_array_index (ep8->warnings, i), "load_imbalance") == NULL);
+  /* the allgather dispatcher gathers nothing at ep = etp = 1: one note naming the key */
+  g_autoptr (GError) e3 = NULL;
+  g_autofree char *path3 = NULL;
+  g_autoptr (CliScenario) ag1 = load ("[moe]\ndispatcher = allgather\n", &e3, &path3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ag1);
+  n = 0;
+  for (guint i = 0; i < ag1->warnings->len; i++)
+    n += strstr (g_ptr_array_index (ag1->warnings, i), "key 'dispatcher'") != NULL;
+  CU_ASSERT_EQUAL (n, 1);
 }
 
 int main (void);
@@ -161,7 +183,7 @@ main (void)
     { "ep, etp and [moe] keys load; defaults", test_keys_load },
     { "bad ep / etp / [moe] values name group and key", test_bad_values },
     { "ep or [moe] on a dense model; top-k > experts", test_dense_model },
-    { "load_imbalance at ep 1 warns (no effect)", test_imbalance_at_ep1_warns },
+    { "load_imbalance or allgather at ep 1 warns (no effect)", test_imbalance_at_ep1_warns },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario/moe", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
