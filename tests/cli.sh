@@ -973,6 +973,19 @@ check "MoE run with etp 2: the experts line says ep 4 × etp 2 and the split" \
   grep -qF 'experts    ep 4 × etp 2: 2 of 8 experts a GPU, each split over 2 GPUs (expert tensor parallel); expert data parallel over 1 GPU' etp.out
 check "MoE run with etp 1: the experts line has no etp" \
   sh -c "grep -qF 'experts    ep 8: 1 of 8 experts a GPU; expert data parallel' moe.out && ! grep -qF '× etp' moe.out && ! grep -q 'split over' moe.out"
+# [moe] dispatcher = allgather (Megatron's MoEAllGatherTokenDispatcher): the experts line
+# and /summary name it; every GPU gathers all 8 GPUs' tokens, so the EP collectives move
+# ep/k = 4x the all-to-all's bytes and the step is slower than the default alltoall's
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o a2a.h5 >a2a.out 2>&1
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o ag.h5 --set moe.dispatcher=allgather >ag.out 2>&1
+check "MoE run: the experts line names the token dispatcher (alltoall by default, allgather when set)" \
+  sh -c "grep -q '^experts .*; token dispatcher alltoall\$' a2a.out && grep -qF 'token dispatcher allgather (every token all-gathered over 8 GPUs' ag.out && grep -q '^  exposed all-gather/RS ' ag.out && grep -q '^  exposed all-to-all ' a2a.out"
+"$STEPSIM" export a2a.h5 /summary >a2a.tsv 2>/dev/null
+"$STEPSIM" export ag.h5 /summary >ag.tsv 2>/dev/null
+check "MoE run: /summary moe_dispatcher; allgather exposes more EP time and a longer step than alltoall" \
+  awk -F '\t' 'FNR == NR && $1 == "moe_dispatcher" { d0 = $2 } FNR == NR && $1 == "step_time" { t0 = $2 } FNR == NR && $1 == "exposed_all_to_all" { x0 = $2 }
+    FNR != NR && $1 == "moe_dispatcher" { d1 = $2 } FNR != NR && $1 == "step_time" { t1 = $2 } FNR != NR && $1 == "exposed_all_to_all" { x1 = $2 }
+    END { exit !(d0 == "alltoall" && d1 == "allgather" && t1 > t0 && x1 > 2 * x0) }' a2a.tsv ag.tsv
 # frozen experts (LoRA on the attention, the Mixtral scenario's targets) have no gradients or
 # states to reduce or shard; training them (all_linear) does
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o fr.h5 --set cluster.nodes=2 >fr.out 2>&1
@@ -1122,6 +1135,12 @@ check "recompute_modules = moe_act on a dense model: a warning that it has no ef
   grep -q "key 'recompute_modules': has no effect: moe_act .* the model has no experts" rma.err
 bad_input "a capacity_factor above the experts (capacity of every routed copy)" \
   "group [moe], key 'capacity_factor'" "at most num_local_experts = 8" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.capacity_factor=1e12 --set moe.pad_to_capacity=true
+bad_input "[moe] dispatcher = flex (DeepEP: not modelled)" \
+  "mixtral-8x7b-lora-ep8-dgx-h100.ini (with --set moe.dispatcher=flex): group [moe], key 'dispatcher'" "not modelled" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=flex
+bad_input "[moe] dispatcher unknown" \
+  "group [moe], key 'dispatcher'" "expected one of: alltoall, allgather" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=all_gather
+bad_input "[moe] dispatcher = allgather with padding = longest (Megatron: no variable sequence length)" \
+  "group [moe], key 'dispatcher'" "variable sequence length" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=allgather --set training.padding=longest
 bad_input "etp > 1 with biased experts (gpt-oss: Megatron allows expert biases at ETP 1 only)" \
   "group [parallel], key 'etp'" "biased experts of model 'gpt-oss-20b'" -- "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" --set model.hf_config=gpt-oss-20b --set training.attention=eager --set parallel.ep=4 --set parallel.etp=2
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err

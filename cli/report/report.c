@@ -261,7 +261,7 @@ print_oom (FILE *out, const ModelSimResult *res)
 }
 
 static void
-print_time (FILE *out, const ModelSimResult *res)
+print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   /* PyTorch would have stopped at the OOM: these are the figures of the step as planned */
   fprintf (out, res->gpu_fits ? "time\n"
@@ -286,7 +286,10 @@ print_time (FILE *out, const ModelSimResult *res)
     print_quantity (out, "exposed communication", res->exposed_comm, SIM_DIM_TIME);
   if (res->ep_rows_mean > 0)
     {
-      print_quantity (out, "exposed all-to-all", res->exposed_all_to_all, SIM_DIM_TIME);
+      /* the expert-parallel stream's collectives: the dispatcher's (expert_parallel.h) */
+      print_quantity (out, sc->par.moe_dispatcher == MODEL_EP_DISPATCHER_ALLGATHER
+                             ? "exposed all-gather/RS" : "exposed all-to-all",
+                      res->exposed_all_to_all, SIM_DIM_TIME);
       fprintf (out, "  %-22s %14.0f  routed rows a MoE layer on the slowest EP rank, %.2fx "
                "the mean rank's %.0f\n", "expert load", res->ep_rows_slowest,
                res->ep_rows_slowest / res->ep_rows_mean, res->ep_rows_mean);
@@ -415,8 +418,14 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
         = etp > 1 ? g_strdup_printf (", each split over %u GPUs (expert tensor parallel)", etp)
                   : g_strdup ("");
       g_autoptr (ModelInventory) inv = model_stack_inventory (&sc->stack, sc->arch);
+      g_autofree char *dispatch
+        = sc->par.moe_dispatcher == MODEL_EP_DISPATCHER_ALLGATHER
+            ? g_strdup_printf ("allgather (every token all-gathered over %u GPUs, the "
+                               "experts' output reduce-scattered)", ep * etp)
+            : g_strdup ("alltoall");
       fprintf (out, "experts    ep %u%s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                    " experts a GPU%s; expert data parallel over %u GPU%s: %s%s\n",
+                    " experts a GPU%s; expert data parallel over %u GPU%s: %s; token "
+                    "dispatcher %s%s\n",
                ep, split, a->n_experts / ep, a->n_experts, each, edp, edp == 1 ? "" : "s",
                !model_ep_trains_experts (inv) ? "the experts are frozen (no expert gradients "
                                                 "or optimizer states)"
@@ -424,6 +433,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                : model_parallel_stage (&sc->par) == 1
                  ? "expert gradients reduce-scattered, expert optimizer states sharded"
                  : "expert gradients all-reduced, expert states replicated",
+               dispatch,
                sc->par.moe_a2a_overlap && s->grad_accum > 1
                  ? "; all-to-alls overlapped across micro-batches (a2a_overlap: combined 1F1B)"
                  : "");
@@ -518,7 +528,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   print_oom (out, res);
   print_host (out, sc, res);
   print_paged (out, sc, res);
-  print_time (out, res);
+  print_time (out, sc, res);
   cli_training_print (out, sc, res);
 }
 
@@ -600,6 +610,9 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_text (rec, "framework", model_framework_name (sc->stack.framework.kind));
   sim_recorder_summary_text (rec, "loss", model_framework_loss_name (sc->stack.framework.loss));
+  if (sc->arch->n_experts > 0) /* [moe] dispatcher (expert_parallel.h) */
+    sim_recorder_summary_text (rec, "moe_dispatcher",
+                               model_ep_dispatcher_name (sc->par.moe_dispatcher));
   sim_recorder_summary_scalar (rec, "memory_after_load", res->load_bytes, "B");
   /* steady state (peak_allocated … need_device) against the whole process (models/plan/simulate.h) */
   sim_recorder_summary_scalar (rec, "load_peak", res->load_peak, "B");

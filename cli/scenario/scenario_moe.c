@@ -23,10 +23,18 @@
  *                                  --overlap-moe-expert-parallel-comm, Megatron-Bridge's
  *                                  moe_a2a_overlap; models/plan/plan_step.c, with pp > 1
  *                                  under the interleaved schedule, plan_pp.c)
+ *         dispatcher = allgather   alltoall | allgather (default alltoall;
+ *                                  --moe-token-dispatcher-type, whose TransformerConfig
+ *                                  default is allgather): allgather gathers the whole
+ *                                  ep·etp group's tokens to every rank and reduce-scatters
+ *                                  the experts' output (MoEAllGatherTokenDispatcher,
+ *                                  expert_parallel.h); 'flex' (DeepEP, HybridEP) refused,
+ *                                  not modelled
  *
  * Load after [parallel]. Values are parsed strictly here; their checks against the model
  * and the mesh (ep dividing the experts and the stage's ranks, a dense model with ep > 1 or
- * [moe] keys, capacity_factor ≤ 0, r outside [1, E/k]) are model_plan_validate's
+ * [moe] keys, capacity_factor ≤ 0, r outside [1, E/k], allgather with padding = longest)
+ * are model_plan_validate's
  * (plan_ep_validate), which names group and key; the caller prefixes the file.
  */
 #include "config.h"
@@ -72,5 +80,9 @@ cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
   g_autofree char *overlap = cli_scenario_get_raw (kf, "moe", "a2a_overlap", FALSE, NULL);
   if (overlap != NULL && !sim_units_parse_bool (overlap, &par->moe_a2a_overlap, error))
     return PREFIX_KEY (error, "moe", "a2a_overlap"), FALSE;
+  g_autofree char *dispatcher = cli_scenario_get_raw (kf, "moe", "dispatcher", FALSE, NULL);
+  if (dispatcher != NULL
+      && !model_ep_dispatcher_from_string (g_strstrip (dispatcher), &par->moe_dispatcher, error))
+    return PREFIX_KEY (error, "moe", "dispatcher"), FALSE;
   return TRUE;
 }

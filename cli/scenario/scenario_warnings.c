@@ -135,6 +135,12 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
       && has (kf, "moe", "load_imbalance"))
     NOTE ("moe", "load_imbalance", "ep = 1 without a capacity_factor: every GPU holds every "
           "expert, so a hot expert slows no GPU more than another");
+  /* token_dispatcher.py: both dispatchers communicate only "if self.tp_size > 1 or
+   * self.ep_size > 1" (the expert degrees) */
+  if (par->ep <= 1 && par->etp <= 1 && sc->arch->n_experts > 0
+      && par->moe_dispatcher != MODEL_EP_DISPATCHER_ALLTOALL && has (kf, "moe", "dispatcher"))
+    NOTE ("moe", "dispatcher", "ep = etp = 1: %s gathers nothing (every GPU routes its own "
+          "tokens to its own experts)", model_ep_dispatcher_name (par->moe_dispatcher));
   if (one && has (kf, "parallel", "reduce_dtype"))
     NOTE ("parallel", "reduce_dtype", "one GPU reduces no gradients");
   if (one && has (kf, "parallel", "algorithm"))

@@ -5,6 +5,8 @@
 #include "models/parallel/expert_parallel.h"
 
 #include <math.h>
+#include <string.h>
+#include "sim/text.h"
 
 static gboolean
 fail (GError **error, const char *format, ...) G_GNUC_PRINTF (2, 3);
@@ -62,6 +64,31 @@ model_ep_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
     return fail (error, "[parallel] ep = %u × etp = %u does not divide the dp·cp·tp = %u ranks "
                  "of a pipeline stage (Megatron-LM carves the expert grid etp × ep × expert-dp "
                  "out of them)", mesh->ep, mesh->etp, stage);
+  return TRUE;
+}
+
+static const char *const dispatcher_names[MODEL_EP_N_DISPATCHERS + 1] = { "alltoall",
+                                                                          "allgather", NULL };
+
+const char *
+model_ep_dispatcher_name (ModelEpDispatcher dispatcher)
+{
+  g_return_val_if_fail (dispatcher < MODEL_EP_N_DISPATCHERS, "?");
+  return dispatcher_names[dispatcher];
+}
+
+gboolean
+model_ep_dispatcher_from_string (const char *text, ModelEpDispatcher *out, GError **error)
+{
+  g_return_val_if_fail (out != NULL, FALSE);
+  /* transformer_config.py: moe_token_dispatcher_type is one of allgather, alltoall, flex */
+  if (text != NULL && strcmp (text, "flex") == 0)
+    return fail (error, "'flex' (Megatron-LM's MoEFlexTokenDispatcher over DeepEP, HybridEP "
+                 "or NCCL EP kernels) is not modelled; use alltoall or allgather");
+  int v;
+  if (!sim_text_lookup (dispatcher_names, "token dispatcher", text, &v, error))
+    return FALSE;
+  *out = (ModelEpDispatcher) v;
   return TRUE;
 }
 
@@ -222,6 +249,10 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
   d.a2a_bytes = d.send_rows * h * p->act_bytes;
   d.a2a_remote_bytes = d.a2a_bytes * (double) (p->ep - 1) / (double) p->ep;
   d.probs_a2a_bytes = d.send_rows * p->prob_bytes;
+  /* MoEAllGatherTokenDispatcher.token_dispatch: [(S/TP)·B, H] → [(S/TP)·B·(TP·EP), H] over
+   * tp_ep_group (its TP is the expert tp, etp) */
+  d.gathered_tokens = d.group * d.tokens;
+  d.ag_bytes = d.gathered_tokens * h * p->act_bytes;
   d.hot_rows = d.group * hot;
   d.rest_rows = d.group * rest;
   d.mean_rows = d.group * d.send_rows / E;
@@ -249,13 +280,54 @@ comm (GArray *out, const char *name, HwCollectiveKind kind, ModelMeshExpertDim d
   g_array_append_val (out, c);
 }
 
+/* MoEAllGatherTokenDispatcher's collectives (model_ep_layer_comms). */
+static void
+allgather_comms (const ModelArch *arch, const ModelEpParams *p, const ModelEpDispatch *d,
+                 ModelEpPass pass, GArray *out)
+{
+  double G = d->gathered_tokens, h = (double) arch->hidden_size, E = (double) arch->n_experts;
+  double pb = p->prob_bytes;
+  ModelMeshExpertDim dim = MODEL_MESH_EXPERT_TP_EP;
+  if (pass == MODEL_EP_FORWARD)
+    {
+      /* token_dispatch: the routing map (torch.bool, under no_grad), the probabilities and
+       * the hidden states, each gather_from_sequence_parallel_region over tp_ep_group */
+      comm (out, "routing map all-gather (ep·etp)", HW_COLLECTIVE_ALL_GATHER, dim, d->group,
+            G * E);
+      comm (out, "dispatch probs all-gather (ep·etp)", HW_COLLECTIVE_ALL_GATHER, dim, d->group,
+            G * E * pb);
+      comm (out, "dispatch all-gather (ep·etp)", HW_COLLECTIVE_ALL_GATHER, dim, d->group,
+            d->ag_bytes);
+      /* token_combine: reduce_scatter_to_sequence_parallel_region of hidden_states.to(
+       * local_probs.dtype) over tp_ep_group */
+      comm (out, "combine reduce-scatter (ep·etp)", HW_COLLECTIVE_REDUCE_SCATTER, dim, d->group,
+            G * h * pb);
+      return;
+    }
+  /* _ReduceScatterToSequenceParallelRegion.backward gathers, _GatherFromSequenceParallel
+   * Region.backward (tensor_parallel_output_grad) reduce-scatters */
+  comm (out, "combine grad all-gather (ep·etp)", HW_COLLECTIVE_ALL_GATHER, dim, d->group,
+        G * h * pb);
+  comm (out, "dispatch probs grad reduce-scatter (ep·etp)", HW_COLLECTIVE_REDUCE_SCATTER, dim,
+        d->group, G * E * pb);
+  comm (out, "dispatch grad reduce-scatter (ep·etp)", HW_COLLECTIVE_REDUCE_SCATTER, dim,
+        d->group, d->ag_bytes);
+}
+
 void
 model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const ModelEpDispatch *d,
                       ModelEpPass pass, GArray *out)
 {
   g_return_if_fail (arch != NULL && p != NULL && d != NULL && out != NULL);
+  /* both dispatchers skip their communication on one rank (token_dispatch: "if
+   * self.tp_size > 1 or self.ep_size > 1") */
   if (p->ep <= 1 && p->etp <= 1)
     return;
+  if (p->dispatcher == MODEL_EP_DISPATCHER_ALLGATHER)
+    {
+      allgather_comms (arch, p, d, pass, out);
+      return;
+    }
   double h = (double) arch->hidden_size, e = p->act_bytes;
   /* the etp gather's output: every row the rank's local experts process (mean rank),
    * etp × the rows the all-to-all delivered (dispatch_postprocess: gather_from_sequence_
@@ -342,6 +414,47 @@ chain_peak (const Buf *chain, guint n)
   return peak;
 }
 
+/* MoEAllGatherTokenDispatcher's forward and backward transient peaks for N rows
+ * (model_ep_acts_megatron). */
+static void
+allgather_transients (const ModelArch *arch, const ModelEpParams *p, const ModelEpDispatch *d,
+                      double N, ModelEpActs *a)
+{
+  double e = p->act_bytes, pb = p->prob_bytes, h = (double) arch->hidden_size;
+  double E = (double) arch->n_experts, G = d->gathered_tokens, T = d->tokens;
+  gboolean cast = pb != e;
+  Buf chain[8];
+  guint n = 0;
+  chain[n++] = (Buf){ e * G * h + G * E * (1 + pb), FALSE }; /* gathered map, probs, hidden */
+  chain[n++] = (Buf){ e * N * h, TRUE };                     /* permuted: fc1's input */
+  guint combine = n;
+  chain[n++] = (Buf){ e * N * h, FALSE };                    /* fc2 output */
+  chain[n++] = (Buf){ e * G * h, FALSE };                    /* unpermuted into G × h */
+  if (cast)
+    chain[n++] = (Buf){ pb * G * h, FALSE };                 /* .to(local_probs.dtype) */
+  chain[n++] = (Buf){ pb * T * h, FALSE };                   /* reduce-scatter output */
+  if (cast)
+    chain[n++] = (Buf){ e * T * h, FALSE };                  /* .to(hidden dtype) */
+  a->transient = MAX (chain_peak (chain, combine), chain_peak (chain + combine, n - combine));
+
+  /* backward: the combine's gradient, then the dispatch's (the experts' own backward
+   * between them is the layer graph's) */
+  n = 0;
+  chain[n++] = (Buf){ e * T * h, FALSE };                    /* the layer output's gradient */
+  if (cast)
+    chain[n++] = (Buf){ pb * T * h, FALSE };
+  chain[n++] = (Buf){ pb * G * h, FALSE };                   /* its all-gather */
+  if (cast)
+    chain[n++] = (Buf){ e * G * h, FALSE };
+  chain[n++] = (Buf){ e * N * h, FALSE };                    /* unpermute's backward */
+  guint dispatch = n;
+  chain[n++] = (Buf){ e * N * h, FALSE };                    /* fc1's input gradient */
+  chain[n++] = (Buf){ e * G * h, FALSE };                    /* permute's backward */
+  chain[n++] = (Buf){ e * T * h, FALSE };                    /* its reduce-scatter */
+  a->transient_bwd
+    = MAX (chain_peak (chain, dispatch), chain_peak (chain + dispatch, n - dispatch));
+}
+
 void
 model_ep_acts_megatron (const ModelArch *arch, const ModelEpParams *p, const ModelEpDispatch *d,
                         ModelEpActs *out)
@@ -356,6 +469,12 @@ model_ep_acts_megatron (const ModelArch *arch, const ModelEpParams *p, const Mod
   a.expert_inner = arch->mlp == MODEL_MLP_SWIGLU ? e * N * 3 * i : e * N * 2 * i;
   a.weights = p->prob_bytes * N;
   a.saved = a.router_in + a.router_probs + a.expert_in + a.expert_inner + a.weights;
+  if (p->dispatcher == MODEL_EP_DISPATCHER_ALLGATHER && d->group > 1)
+    {
+      allgather_transients (arch, p, d, N, &a);
+      *out = a;
+      return;
+    }
 
   /* the forward's chain (token_dispatcher.py, experts.py); fc1's input is the last of the
    * dispatch buffers present, and saved */

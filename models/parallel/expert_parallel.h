@@ -48,10 +48,34 @@
  * experts.py bias_act_func / weighted_bias_swiglu_impl). Under uniform destinations the
  * fraction (ep − 1)/ep of the all-to-all's send buffer leaves the rank.
  *
+ * All-gather dispatch ([moe] dispatcher = allgather; token_dispatcher.py
+ * MoEAllGatherTokenDispatcher, Megatron's --moe-token-dispatcher-type allgather, the
+ * TransformerConfig default): when ep > 1 or etp > 1 every rank gathers the whole tp_ep
+ * group's tokens, G = ep·etp·T (every one, whatever its route; dropped copies are only
+ * absent from the routing map), with gather_from_sequence_parallel_region over tp_ep_group:
+ * the routing map (bool, 1 B a token and expert, under no_grad), the probabilities
+ * (prob_bytes) and the hidden states (G·h·e, into Megatron's global "mpu" memory buffer,
+ * use_global_buffer=True). dispatch_postprocess slices the map and probabilities to the
+ * rank's local experts and permutes the copies routed to them out of the G tokens (moe_
+ * utils.py permute: index_select, indices saved): the same rows as the all-to-all path
+ * delivers (group · the per-source load of each local expert), no sort_chunks. The experts
+ * run as under all-to-all; combine_preprocess unpermutes their rows into a zeroed G × h
+ * tensor (unpermute: scatter_add, indices saved; the probabilities were applied inside the
+ * experts), and token_combine reduce-scatters it over tp_ep in the probabilities' dtype,
+ * which both sums the etp partial sums and returns each rank its T tokens. Backward:
+ * the reduce-scatter's conjugate all-gather (G·h·prob_bytes) and the gathers' conjugate
+ * reduce-scatters (hidden G·h·e, probabilities G·E·prob_bytes; the routing map has none).
+ * Nothing the dispatcher allocates is saved for backward (the gathers save nothing,
+ * mappings.py; index_select and scatter_add keep indices), so a rank's saved activations
+ * equal the all-to-all path's; its transients hold G-row tensors instead (acts_megatron).
+ * The volume is fixed by G, not by the routing: a skewed router or capacity drops change
+ * the rows a rank computes, not what it gathers.
+ *
  * Units: tokens and rows as doubles (expected counts, fractional under the imbalance
  * model), bytes B (doubles), capacity an integer. Errors: G_KEY_FILE_ERROR_INVALID_VALUE
  * naming the model key or the scenario's group and key ([parallel] ep, etp; [moe]
- * capacity_factor, load_imbalance; [training] seq_len); the caller adds the file.
+ * capacity_factor, load_imbalance, dispatcher; [training] seq_len); the caller adds the
+ * file.
  */
 #pragma once
 
@@ -60,6 +84,25 @@
 #include "hardware/kernel.h"
 #include "models/arch/inventory.h"
 #include "models/parallel/mesh.h"
+
+/* Megatron-LM's token dispatchers (moe_layer.py MoELayer.__init__ by
+ * --moe-token-dispatcher-type). 'flex' (MoEFlexTokenDispatcher: DeepEP, HybridEP, NCCL EP
+ * kernels) is not modelled. */
+typedef enum
+{
+  MODEL_EP_DISPATCHER_ALLTOALL,  /* MoEAlltoAllTokenDispatcher (stepsim's default) */
+  MODEL_EP_DISPATCHER_ALLGATHER, /* MoEAllGatherTokenDispatcher */
+  MODEL_EP_N_DISPATCHERS
+} ModelEpDispatcher;
+
+/* "alltoall" or "allgather" (static). */
+const char *model_ep_dispatcher_name (ModelEpDispatcher dispatcher);
+/* Parses Megatron's --moe-token-dispatcher-type value: alltoall or allgather (`text`
+ * stripped by the caller). FALSE + G_KEY_FILE_ERROR_INVALID_VALUE: "flex" with why it is
+ * refused (not modelled), anything else listing the names; the caller prefixes the
+ * group and key. */
+gboolean model_ep_dispatcher_from_string (const char *text, ModelEpDispatcher *out,
+                                          GError **error);
 
 /* Checks that `arch` runs on the expert degrees of `mesh` as Megatron requires: with
  * ep > 1 or etp > 1 the model has experts (num_local_experts > 0); num_local_experts a
@@ -110,9 +153,10 @@ typedef struct
   gboolean pad;            /* pad every expert to C rows (--moe-pad-expert-input-to-capacity;
                             * DeepSpeed's dispatch); needs `drop` */
   double imbalance;        /* r = max/mean load per expert, 1 ≤ r ≤ E/k; 1 = uniform */
+  ModelEpDispatcher dispatcher; /* all-to-all (default) or all-gather dispatch */
 } ModelEpParams;
 
-/* b = s = 1, every degree 1, e = prob_bytes = 2, dropless, r = 1. */
+/* b = s = 1, every degree 1, e = prob_bytes = 2, dropless, r = 1, all-to-all. */
 void model_ep_params_init (ModelEpParams *p);
 
 typedef struct
@@ -135,6 +179,10 @@ typedef struct
   double a2a_recv_max_bytes; /* what the rank holding the hot expert receives:
                               * slowest_rows/etp · h · e */
   double probs_a2a_bytes;  /* send_rows · prob_bytes */
+  double gathered_tokens;  /* G = group · T: the tokens the all-gather dispatcher gathers
+                            * over tp_ep (all of them, routed anywhere or dropped) */
+  double ag_bytes;         /* G·h·e: its hidden-state all-gather's output (hardware/
+                            * collective.h's size), B; per rank (G − T)·h·e arrive */
   double hot_rows;         /* rows of the hot expert's GEMMs on the slowest rank:
                             * group · min(r·μ, C) (C when padded) */
   double rest_rows;        /* rows of each other local expert there */
@@ -176,13 +224,19 @@ typedef enum
 } ModelEpPass;
 
 /* The collectives of one MoE layer's forward or backward, appended to `out` (GArray of
- * ModelEpComm) in order. Forward: the token-count all-gather over the tp_ep group (E·8 B
+ * ModelEpComm) in order. All-to-all dispatcher (p->dispatcher): forward: the token-count all-gather over the tp_ep group (E·8 B
  * per rank; not when padded), the tokens' and probabilities' all-to-all over ep, under
  * etp > 1 their all-gather over etp (output: the mean rank's rows, etp × the all-to-all's),
  * then the combine's reduce-scatter over etp (input: those rows × h in the probabilities'
  * dtype, prob_bytes, as combine_preprocess casts) and all-to-all over ep. Backward: each
  * differentiable one's conjugate in reverse order (all-to-all ↔ all-to-all, all-gather ↔
  * reduce-scatter; the count gather has none).
+ * All-gather dispatcher, every one over the tp_ep group (MODEL_MESH_EXPERT_TP_EP, ep·etp
+ * ranks), G = d->gathered_tokens: forward the routing map's all-gather (output G·E·1 B,
+ * bool), the probabilities' (G·E·prob_bytes) and the hidden states' (G·h·e), then the
+ * combine's reduce-scatter (input G·h·prob_bytes); backward the combine's conjugate
+ * all-gather (G·h·prob_bytes), the probabilities' and the hidden states' conjugate
+ * reduce-scatters (the routing map, gathered under no_grad, has none).
  * Nothing for ep = etp = 1. `d` from model_ep_dispatch with the same `p`. */
 void model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p,
                            const ModelEpDispatch *d, ModelEpPass pass, GArray *out);
@@ -202,6 +256,8 @@ typedef struct
   double saved;            /* Σ of the above: kept for backward */
   double transient;        /* peak of the forward's unsaved buffers alive together
                             * (permutation and communication buffers) */
+  double transient_bwd;    /* the backward's, all-gather dispatcher only (0 under
+                            * all-to-all: not modelled here) */
 } ModelEpActs;
 
 /* Megatron-LM's grouped GEMM path (MoEAlltoAllTokenDispatcher + TEGroupedMLP, fused
@@ -215,7 +271,16 @@ typedef struct
  * inside the activation). Transient: the largest adjacent pair along the forward's buffer
  * chain — permuted send buffer, all-to-all output, etp all-gather output, sorted rows
  * (fc1's saved input: the last of these present), then fc2's output, unsorted, etp
- * reduce-scatter output, combine all-to-all output, the unpermuted layer output e·T·h. */
+ * reduce-scatter output, combine all-to-all output, the unpermuted layer output e·T·h.
+ * All-gather dispatcher with ep·etp > 1 (the saved terms the same; G = gathered_tokens,
+ * pb = prob_bytes): forward transient the largest adjacent pair along gathered (hidden
+ * e·G·h, routing map and probabilities G·E·(1 + pb), alive together at the permute) →
+ * permuted rows (fc1's saved input), then fc2's output e·N·h → unpermuted e·G·h → (under
+ * pb ≠ e its cast pb·G·h) → the reduce-scatter's output pb·T·h (→ e·T·h); backward
+ * (transient_bwd) along the output gradient e·T·h → its all-gather pb·G·h (→ e·G·h) →
+ * fc2's output gradient e·N·h, and fc1's input gradient e·N·h → the permute's backward
+ * (zeros + index_add) e·G·h → its reduce-scatter's output e·T·h. The gathered hidden states
+ * sit in Megatron's persistent global buffer, counted here as a forward transient. */
 void model_ep_acts_megatron (const ModelArch *arch, const ModelEpParams *p,
                              const ModelEpDispatch *d, ModelEpActs *out);
 

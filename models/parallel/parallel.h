@@ -44,6 +44,7 @@
 #include "hardware/collective.h"
 #include "hardware/gpu.h"
 #include "models/parallel/context_parallel.h"
+#include "models/parallel/expert_parallel.h"
 #include "models/parallel/pipeline_schedule.h"
 #include "models/parallel/placement.h"
 
@@ -132,6 +133,7 @@ typedef struct
                               * micro-batch's forward runs layer by layer beside the
                               * previous one's backward, hiding one's all-to-alls behind
                               * the other's compute (plan_step.c, combined 1F1B) */
+  ModelEpDispatcher moe_dispatcher; /* all-to-all (default, 0) or all-gather token dispatch */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */

@@ -93,6 +93,10 @@ typedef struct
                            * layer graph's row tensors at the rank's gathered rows (the
                            * experts' output, combine_preprocess's reduce-scatter input, at
                            * etp × the rows × h); 0 at etp 1 */
+  double ag_workspace[2]; /* B the all-gather dispatcher's forward and backward transient
+                           * peaks (model_ep_acts_megatron: the gathered G tokens × h, the
+                           * unpermuted G × h, their gradients); a MoE layer's forward and
+                           * backward workspace is at least these; 0 under all-to-all */
 } PlanEp;
 
 typedef enum
@@ -288,7 +292,9 @@ void plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes)
  * tensors of the layer graph (built at the rank's own routed copies, T·k) by
  * slowest_rows / (T·k), the inner-width ones by slowest_rows / (etp·T·k)
  * (PlanEp.row_extra); under etp > 1 the forward's transient peak grows likewise
- * (PlanEp.workspace_extra); no-op without dispatched experts. */
+ * (PlanEp.workspace_extra); under the all-gather dispatcher the forward's and backward's
+ * transient peaks are at least its G-token buffers' (PlanEp.ag_workspace); no-op without
+ * dispatched experts. */
 void plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer);
 /* Stages 0–1 with ep > 1: the all-reduce (stage 0) or reduce-scatter (stage 1) of one MoE
  * layer's expert gradients (B at the reduce dtype) over `rank`'s expert-dp group on the

@@ -12,7 +12,8 @@
  *                 router (load_imbalance r > 1) stretches every MoE layer by the leaf's
  *                 slowdown and capacity drops shrink it
  *   collectives   per MoE layer and micro-batch the dispatch and combine
- *                 (model_ep_layer_comms: token-count all-gather over tp_ep, tokens' and
+ *                 (model_ep_layer_comms; under the all-to-all dispatcher, the default:
+ *                 token-count all-gather over tp_ep, tokens' and
  *                 probabilities' all-to-all over ep, under etp > 1 their all-gather over
  *                 etp and the combine's reduce-scatter over etp, combine all-to-all) on
  *                 the expert groups (plan_collective_expert), on MODEL_STREAM_EP.
@@ -63,7 +64,22 @@
  * variable split sizes of the etp gathers are the mean rank's; the all-gather's output
  * alive beside the all-to-all's (the layer graph has no such pair) and the backward's
  * gathered gradients are not booked as transients; LoRA adapters of experts run at the
- * mean rank's rows and whole width. */
+ * mean rank's rows and whole width.
+ * All-gather dispatcher ([moe] dispatcher = allgather; token_dispatcher.py
+ * MoEAllGatherTokenDispatcher, expert_parallel.h): with ep·etp > 1 the layer's EP-stream
+ * collectives are the routing map's, probabilities' and hidden states' all-gathers and
+ * the combine's reduce-scatter over the tp_ep group (MODEL_MESH_EXPERT_TP_EP), the
+ * backward their conjugates (model_ep_layer_comms), in line as the all-to-alls are; the
+ * rank computes the same rows (hot expert, capacity, etp), so the expert GEMMs and the
+ * saved activations are the all-to-all path's; the permutation kernels read and write
+ * the gathered tokens (allgather_permutes; no sort_chunks: the permute groups the rows
+ * by local expert itself); the forward's and backward's transient peaks are at least the
+ * dispatcher's G-token buffers (PlanEp.ag_workspace). Approximate: Megatron gathers the
+ * hidden states into its persistent global "mpu" buffer (reused by every layer, sized by
+ * the largest request), booked here as the layer forward's workspace; the G-token buffers
+ * are compared with the layer graph's transient peak (the larger counts), not added to
+ * what else is alive then; the routing-map and probability slices (G × local experts)
+ * and the tokens-per-expert device-to-host copy are left out. */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -88,6 +104,7 @@ plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParal
   out->capacity_factor = par->moe_capacity_factor;
   out->pad = par->moe_pad;
   out->imbalance = par->moe_imbalance > 0 ? par->moe_imbalance : 1.0;
+  out->dispatcher = par->moe_dispatcher;
 }
 
 /* Which scenario key a leaf message is about (the leaf names them in its text). */
@@ -98,6 +115,7 @@ key_of (const char *message)
     { "[moe] capacity_factor", "group [moe], key 'capacity_factor': " },
     { "[moe] pad_to_capacity", "group [moe], key 'pad_to_capacity': " },
     { "[moe] load_imbalance", "group [moe], key 'load_imbalance': " },
+    { "[moe] dispatcher", "group [moe], key 'dispatcher': " },
     { "[training] seq_len", "group [training], key 'seq_len': " },
     { "[parallel] etp", "group [parallel], key 'etp': " },
   };
@@ -157,6 +175,11 @@ a2a_overlap_check (const ModelStack *stack, const ModelParallel *par, GError **e
     return fail (error, key, "the all-to-all overlap with precision %s is refused by "
                              "Megatron-LM (only supported with a bf16 or fp16 model)",
                  model_stack_precision_name (pr));
+  if (par->moe_dispatcher != MODEL_EP_DISPATCHER_ALLTOALL)
+    return fail (error, key, "the all-to-all overlap with dispatcher = %s is refused by "
+                             "Megatron-LM (overlap_moe_expert_parallel_comm is supported with "
+                             "the alltoall/flex token dispatcher)",
+                 model_ep_dispatcher_name (par->moe_dispatcher));
   if (stack->mtp_layers > 1)
     return fail (error, key, "the all-to-all overlap with mtp_layers = %u is refused by "
                              "Megatron-LM (MTP supports at most one layer when enabling "
@@ -179,14 +202,24 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                   GError **error)
 {
   guint ep = MAX (par->ep, 1), etp = MAX (par->etp, 1);
-  gboolean options = par->moe_drop || par->moe_pad || par->moe_a2a_overlap
+  gboolean allgather = par->moe_dispatcher == MODEL_EP_DISPATCHER_ALLGATHER;
+  gboolean options = par->moe_drop || par->moe_pad || allgather || par->moe_a2a_overlap
                      || (par->moe_imbalance > 0 && par->moe_imbalance != 1.0);
   if (arch->n_experts == 0 && options)
-    return fail (error, par->moe_drop ? "group [moe], key 'capacity_factor': "
+    return fail (error, par->moe_drop  ? "group [moe], key 'capacity_factor': "
                         : par->moe_pad ? "group [moe], key 'pad_to_capacity': "
+                        : allgather    ? "group [moe], key 'dispatcher': "
                         : par->moe_a2a_overlap ? "group [moe], key 'a2a_overlap': "
                                        : "group [moe], key 'load_imbalance': ",
                  "model '%s' has no experts (num_local_experts absent or 0)", arch->name);
+  /* transformer_config.py __post_init__: "Token dispatcher type: allgather does not support
+   * variable sequence length, please use alltoall dispatcher instead" */
+  if (arch->n_experts > 0 && allgather && stack->pad_to_longest)
+    return fail (error, "group [moe], key 'dispatcher': ",
+                 "allgather with [training] padding = longest (sequence lengths varying from "
+                 "batch to batch) is refused by Megatron-LM (transformer_config.py: the "
+                 "allgather dispatcher does not support variable sequence length); use "
+                 "alltoall");
   ModelMesh mesh;
   model_parallel_mesh (par, &mesh);
   g_autoptr (GError) e = NULL;
@@ -347,6 +380,13 @@ plan_ep_init (ModelPlan *p)
       ep->edp_kind = stage == 0 ? HW_COLLECTIVE_ALL_REDUCE : HW_COLLECTIVE_REDUCE_SCATTER;
     }
   init_rows (p);
+  if (ep->params.dispatcher == MODEL_EP_DISPATCHER_ALLGATHER && ep->dispatch.group > 1)
+    {
+      ModelEpActs a;
+      model_ep_acts_megatron (p->arch, &ep->params, &ep->dispatch, &a);
+      ep->ag_workspace[0] = a.transient;
+      ep->ag_workspace[1] = a.transient_bwd;
+    }
   for (guint d = 0; d < 2; d++)
     {
       ep->comms[d] = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
@@ -484,6 +524,12 @@ plan_ep_layer_memory (const ModelPlan *p, ModelBlockCost *layer)
   layer->act_pointwise += p->ep.row_extra[3];
   layer->fwd.workspace += p->ep.workspace_extra;
   layer->selective_fwd.workspace += p->ep.workspace_extra;
+  /* the all-gather dispatcher's G-token buffers live while the MoE part of the layer runs,
+   * when the layer graph's other transients (attention's) are gone: the pass's peak is the
+   * larger of the two */
+  layer->fwd.workspace = MAX (layer->fwd.workspace, p->ep.ag_workspace[0]);
+  layer->selective_fwd.workspace = MAX (layer->selective_fwd.workspace, p->ep.ag_workspace[0]);
+  layer->bwd.workspace = MAX (layer->bwd.workspace, p->ep.ag_workspace[1]);
 }
 
 /* Appends a memory-bound op of `bytes` to `pass`. */
@@ -496,6 +542,32 @@ add_elementwise (ModelPass *pass, const char *name, double bytes)
   pass->bytes += bytes;
 }
 
+/* Under the all-gather dispatcher with ep·etp > 1 the layer graph's permutation kernels
+ * (graph_layer.c moe_dispatch, moe_combine: e·(T + m)·h, read the tokens and write their
+ * m routed copies, and back; cost_mirror_backward's element-wise backward 2×) run on the
+ * gathered tokens instead: permute's index_select picks the rank's N = slowest_rows rows
+ * out of the G = gathered_tokens, unpermute scatters them into a zeroed G × h
+ * (moe_utils.py permute / unpermute; token_dispatcher.py MoEAllGatherTokenDispatcher
+ * dispatch_postprocess, combine_preprocess): e·(G + N)·h each, × `factor` (1 forward, 2
+ * backward). */
+static void
+allgather_permutes (const ModelPlan *p, ModelPass *pass, double e, double factor)
+{
+  const ModelEpDispatch *d = &p->ep.dispatch;
+  if (d->group <= 1)
+    return;
+  double bytes = factor * e * (d->gathered_tokens + d->slowest_rows)
+                 * (double) p->arch->hidden_size;
+  for (guint i = 0; i < pass->n_ops; i++)
+    {
+      ModelOp *op = &pass->ops[i];
+      if (g_strcmp0 (op->name, "moe_dispatch") != 0 && g_strcmp0 (op->name, "moe_combine") != 0)
+        continue;
+      pass->bytes += bytes - op->bytes;
+      op->bytes = bytes;
+    }
+}
+
 void
 plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
 {
@@ -505,6 +577,12 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
   rewrite_pass (p, &layer->fwd, cp.act_bytes, cp.weight_bytes);
   rewrite_pass (p, &layer->bwd, cp.act_bytes, cp.weight_bytes);
   const ModelEpDispatch *d = &p->ep.dispatch;
+  if (p->ep.params.dispatcher == MODEL_EP_DISPATCHER_ALLGATHER)
+    {
+      allgather_permutes (p, &layer->fwd, cp.act_bytes, 1);
+      allgather_permutes (p, &layer->bwd, cp.act_bytes, 2);
+      return;
+    }
   if (p->stack.framework.kind == MODEL_FRAMEWORK_MEGATRON
       && p->ep.params.ep * p->ep.params.etp > 1 && d->n_local_experts > 1)
     {

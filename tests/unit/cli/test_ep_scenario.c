@@ -1,6 +1,6 @@
 /* tests/unit/cli/test_ep_scenario.c — the expert-parallel keys of a scenario
  * (cli/scenario/scenario_moe.c): [parallel] ep, etp and [moe] capacity_factor,
- * load_imbalance, pad_to_capacity, a2a_overlap load into the parallel setup; every bad value is one
+ * load_imbalance, pad_to_capacity, a2a_overlap, dispatcher load into the parallel setup; every bad value is one
  * error naming the file, the group and the key. */
 #include "config.h"
 
@@ -74,6 +74,14 @@ test_keys_load (void)
   g_autoptr (CliScenario) etp = load ("[parallel]\nep = 4\netp = 2\n", &e3, &path3);
   CU_ASSERT_PTR_NOT_NULL_FATAL (etp);
   CU_ASSERT (etp->par.ep == 4 && etp->par.etp == 2);
+  /* the token dispatcher: alltoall unless [moe] dispatcher says allgather */
+  CU_ASSERT (dflt->par.moe_dispatcher == MODEL_EP_DISPATCHER_ALLTOALL);
+  g_autoptr (GError) e4 = NULL;
+  g_autofree char *path4 = NULL;
+  g_autoptr (CliScenario) ag = load ("[parallel]\nep = 8\n[moe]\ndispatcher = allgather\n", &e4,
+                                     &path4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ag);
+  CU_ASSERT (ag->par.moe_dispatcher == MODEL_EP_DISPATCHER_ALLGATHER);
 }
 
 /* Mixtral has 8 experts, top-2, on 8 GPUs. */
@@ -108,6 +116,12 @@ test_bad_values (void)
                 "group [moe], key 'a2a_overlap'", "pp = 2");
   expect_error ("[parallel]\nep = 4\ntp = 2\nsequence_parallel = true\n[moe]\na2a_overlap = true\n",
                 "group [moe], key 'a2a_overlap'", "tp = 2");
+  expect_error ("[parallel]\nep = 8\n[moe]\na2a_overlap = true\ndispatcher = allgather\n",
+                "group [moe], key 'a2a_overlap'", "dispatcher = allgather");
+  expect_error ("[parallel]\nep = 8\n[moe]\ndispatcher = flex\n", "group [moe], key 'dispatcher'",
+                "not modelled");
+  expect_error ("[parallel]\nep = 8\n[moe]\ndispatcher = all2all\n",
+                "group [moe], key 'dispatcher'", "alltoall, allgather");
 }
 
 /* ep > 1 (or a [moe] key) on a dense model; top-k above the expert count. */
@@ -120,6 +134,7 @@ test_dense_model (void)
     { "[parallel]\nep = 8\n", "group [parallel], key 'ep'", "no experts" },
     { "[moe]\nload_imbalance = 2\n", "group [moe], key 'load_imbalance'", "no experts" },
     { "[moe]\na2a_overlap = true\n", "group [moe], key 'a2a_overlap'", "no experts" },
+    { "[moe]\ndispatcher = allgather\n", "group [moe], key 'dispatcher'", "no experts" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -164,6 +179,15 @@ test_imbalance_at_ep1_warns (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (ep8);
   for (guint i = 0; i < ep8->warnings->len; i++)
     CU_ASSERT (strstr (g_ptr_array_index (ep8->warnings, i), "load_imbalance") == NULL);
+  /* the allgather dispatcher gathers nothing at ep = etp = 1: one note naming the key */
+  g_autoptr (GError) e3 = NULL;
+  g_autofree char *path3 = NULL;
+  g_autoptr (CliScenario) ag1 = load ("[moe]\ndispatcher = allgather\n", &e3, &path3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ag1);
+  n = 0;
+  for (guint i = 0; i < ag1->warnings->len; i++)
+    n += strstr (g_ptr_array_index (ag1->warnings, i), "key 'dispatcher'") != NULL;
+  CU_ASSERT_EQUAL (n, 1);
 }
 
 int main (void);
@@ -176,7 +200,7 @@ main (void)
     { "ep, etp and [moe] keys load; defaults", test_keys_load },
     { "bad ep / etp / [moe] values name group and key", test_bad_values },
     { "ep or [moe] on a dense model; top-k > experts", test_dense_model },
-    { "load_imbalance at ep 1 warns (no effect)", test_imbalance_at_ep1_warns },
+    { "load_imbalance or allgather at ep 1 warns (no effect)", test_imbalance_at_ep1_warns },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario/moe", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);

@@ -1,7 +1,8 @@
 /* tests/unit/models/test_expert_parallel.c — expert parallelism on Mixtral 8x7B: the degree
  * checks, a rank's expert parameters, one MoE layer's dispatch (capacity, drops, the
  * imbalance model, all-to-all volumes, GEMM shapes), its collectives and its activation
- * memory under Megatron's grouped GEMM and HF's eager loop.
+ * memory under Megatron's grouped GEMM and HF's eager loop, and under Megatron's
+ * all-gather dispatcher.
  *
  * Mixtral 8x7B (the shipped HF config): h = 4096, i = 14336, E = 8 experts, top-k = 2,
  * L = 32 layers, V = 32000, untied. One expert is w1, w3 (i × h) and w2 (h × i): 3·h·i =
@@ -448,6 +449,142 @@ test_activations (void)
   CU_ASSERT_EQUAL (mg.expert_in, 2 * 67108864.0);
 }
 
+/* The all-gather dispatcher (token_dispatcher.py MoEAllGatherTokenDispatcher) at ep 8,
+ * b·s = 4096 tokens a rank, bf16: every rank gathers the tp_ep group's G = ep·etp·T =
+ * 8·4096 = 32 768 tokens. Forward, all over tp_ep (8 ranks): the routing map G·E·1 B =
+ * 262 144 (bool), the probabilities G·E·2 = 524 288, the hidden states G·h·e = 32 768 ·
+ * 4096 · 2 = 268 435 456 (of which (8 − 1)/8 = 234 881 024 B arrive from the 7 others),
+ * the combine's reduce-scatter 268 435 456 (input, in the probabilities' dtype); backward
+ * the combine's all-gather 268 435 456 and the reduce-scatters of the probabilities
+ * (524 288) and hidden states (268 435 456). No all-to-all, no count all-gather. The
+ * volume depends on G alone: a skewed router (r = 2), capacity padding or ep 4 × etp 2
+ * (the same 8-rank tp_ep group) leave every byte as it is, while the hot rank's rows
+ * double under r = 2. fp32 probabilities (prob_bytes 4): the combine's reduce-scatter and
+ * its all-gather move 536 870 912 B, the probabilities' gather 1 048 576. ep = etp = 1:
+ * nothing (token_dispatch skips its gathers on one rank). */
+static void
+test_allgather_comms (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  ModelEpParams p = mixtral_params (8);
+  p.dispatcher = MODEL_EP_DISPATCHER_ALLGATHER;
+  ModelEpDispatch d;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
+  CU_ASSERT_EQUAL (d.gathered_tokens, 32768);
+  CU_ASSERT_EQUAL (d.ag_bytes, 268435456);
+  static const struct
+  {
+    HwCollectiveKind kind;
+    double bytes;
+  } fwd[] = { { HW_COLLECTIVE_ALL_GATHER, 262144 },
+              { HW_COLLECTIVE_ALL_GATHER, 524288 },
+              { HW_COLLECTIVE_ALL_GATHER, 268435456 },
+              { HW_COLLECTIVE_REDUCE_SCATTER, 268435456 } },
+    bwd[] = { { HW_COLLECTIVE_ALL_GATHER, 268435456 },
+              { HW_COLLECTIVE_REDUCE_SCATTER, 524288 },
+              { HW_COLLECTIVE_REDUCE_SCATTER, 268435456 } };
+  ModelEpParams variants[4] = { p, p, p, p };
+  variants[1].imbalance = 2;
+  variants[2].drop = variants[2].pad = TRUE, variants[2].capacity_factor = 1.25;
+  variants[3].ep = 4, variants[3].etp = 2;
+  for (guint v = 0; v < G_N_ELEMENTS (variants); v++)
+    {
+      ModelEpDispatch dv;
+      CU_ASSERT_FATAL (model_ep_dispatch (a, &variants[v], &dv, NULL));
+      g_autoptr (GArray) f = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+      g_autoptr (GArray) b = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+      model_ep_layer_comms (a, &variants[v], &dv, MODEL_EP_FORWARD, f);
+      model_ep_layer_comms (a, &variants[v], &dv, MODEL_EP_BACKWARD, b);
+      CU_ASSERT_EQUAL_FATAL (f->len, G_N_ELEMENTS (fwd));
+      CU_ASSERT_EQUAL_FATAL (b->len, G_N_ELEMENTS (bwd));
+      for (guint j = 0; j < f->len + b->len; j++)
+        {
+          gboolean back = j >= f->len;
+          const ModelEpComm *c = &g_array_index (back ? b : f, ModelEpComm,
+                                                 back ? j - f->len : j);
+          CU_ASSERT (c->kind == (back ? bwd[j - f->len] : fwd[j]).kind);
+          CU_ASSERT_EQUAL (c->bytes, (back ? bwd[j - f->len] : fwd[j]).bytes);
+          CU_ASSERT (c->dim == MODEL_MESH_EXPERT_TP_EP && c->ranks == 8);
+        }
+      if (v == 1)
+        STEPSIM_ASSERT_REL (dv.slowest_rows, 2 * d.slowest_rows, 1e-12);
+    }
+
+  p.prob_bytes = 4;
+  g_autoptr (GArray) f = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+  g_autoptr (GArray) b = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+  model_ep_layer_comms (a, &p, &d, MODEL_EP_FORWARD, f);
+  model_ep_layer_comms (a, &p, &d, MODEL_EP_BACKWARD, b);
+  CU_ASSERT_EQUAL (sum_kind (f, HW_COLLECTIVE_REDUCE_SCATTER, MODEL_MESH_EXPERT_TP_EP),
+                   536870912);
+  CU_ASSERT_EQUAL (g_array_index (b, ModelEpComm, 0).bytes, 536870912);
+  CU_ASSERT_EQUAL (g_array_index (f, ModelEpComm, 1).bytes, 1048576);
+
+  ModelEpParams one = mixtral_params (1);
+  one.dispatcher = MODEL_EP_DISPATCHER_ALLGATHER;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &one, &d, NULL));
+  g_array_set_size (f, 0);
+  model_ep_layer_comms (a, &one, &d, MODEL_EP_FORWARD, f);
+  model_ep_layer_comms (a, &one, &d, MODEL_EP_BACKWARD, f);
+  CU_ASSERT_EQUAL (f->len, 0);
+}
+
+/* The all-gather dispatcher's memory, Mixtral ep 8, 4096 tokens a rank, bf16, N = 8192
+ * rows, G = 32 768 gathered tokens: saved exactly as under all-to-all (the gathers,
+ * index_select and scatter_add keep no activation), the transients of the gathered tokens:
+ * forward dispatch gathered hidden e·G·h = 268 435 456 + map and probs G·E·(1 + 2) =
+ * 786 432 (the permuted rows are fc1's saved input): 269 221 888; combine fc2 output
+ * e·N·h = 67 108 864 + unpermuted e·G·h = 268 435 456 = 335 544 320, the larger.
+ * Backward: the output gradient's all-gather e·G·h beside the unpermute's backward e·N·h,
+ * and fc1's input gradient e·N·h beside the permute's backward e·G·h: 335 544 320 both
+ * (all-to-all: forward 134 217 728, test_activations). fp32 probabilities (prob_bytes 4):
+ * the combine casts the unpermuted tensor, 4·G·h = 536 870 912 beside its bf16 source
+ * 268 435 456: 805 306 368 forward, and the gradient's fp32 all-gather beside its bf16 cast
+ * the same backward. */
+static void
+test_allgather_activations (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  ModelEpParams p = mixtral_params (8);
+  ModelEpDispatch d;
+  ModelEpActs a2a, ag;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
+  model_ep_acts_megatron (a, &p, &d, &a2a);
+  p.dispatcher = MODEL_EP_DISPATCHER_ALLGATHER;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
+  model_ep_acts_megatron (a, &p, &d, &ag);
+  CU_ASSERT_EQUAL (ag.saved, a2a.saved);
+  CU_ASSERT_EQUAL (ag.expert_in, 67108864);
+  CU_ASSERT_EQUAL (a2a.transient, 134217728);
+  CU_ASSERT_EQUAL (ag.transient, 335544320);
+  CU_ASSERT_EQUAL (ag.transient_bwd, 335544320);
+  CU_ASSERT_EQUAL (a2a.transient_bwd, 0);
+  p.prob_bytes = 4;
+  model_ep_acts_megatron (a, &p, &d, &ag);
+  CU_ASSERT_EQUAL (ag.transient, 805306368);
+  CU_ASSERT_EQUAL (ag.transient_bwd, 805306368);
+}
+
+/* [moe] dispatcher's values: Megatron's --moe-token-dispatcher-type names; flex refused as
+ * not modelled, anything else listed. */
+static void
+test_dispatcher_names (void)
+{
+  ModelEpDispatcher d = MODEL_EP_DISPATCHER_ALLTOALL;
+  CU_ASSERT (model_ep_dispatcher_from_string ("allgather", &d, NULL)
+             && d == MODEL_EP_DISPATCHER_ALLGATHER);
+  CU_ASSERT (model_ep_dispatcher_from_string ("alltoall", &d, NULL)
+             && d == MODEL_EP_DISPATCHER_ALLTOALL);
+  CU_ASSERT_STRING_EQUAL (model_ep_dispatcher_name (MODEL_EP_DISPATCHER_ALLGATHER), "allgather");
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (model_ep_dispatcher_from_string ("flex", &d, &e));
+  CU_ASSERT (e != NULL && strstr (e->message, "not modelled") != NULL);
+  g_autoptr (GError) e2 = NULL;
+  CU_ASSERT_FALSE (model_ep_dispatcher_from_string ("alltoall_seq", &d, &e2));
+  CU_ASSERT (e2 != NULL && strstr (e2->message, "alltoall, allgather") != NULL);
+  CU_ASSERT_EQUAL (d, MODEL_EP_DISPATCHER_ALLTOALL);
+}
+
 int main (void);
 
 int
@@ -461,6 +598,11 @@ main (void)
     { "dispatch bad input names its key", test_dispatch_errors },
     { "dispatch and combine collectives", test_comms },
     { "MoE activations: Megatron grouped vs HF eager", test_activations },
+    { "all-gather dispatcher: tp_ep gathers and reduce-scatters, bytes fixed by G",
+      test_allgather_comms },
+    { "all-gather dispatcher: saved as all-to-all, transients of the gathered tokens",
+      test_allgather_activations },
+    { "[moe] dispatcher names, flex refused", test_dispatcher_names },
   };
   return STEPSIM_RUN_TESTS ("models/parallel/expert_parallel", tests);
 }
