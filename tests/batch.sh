@@ -118,12 +118,15 @@ check "a failing scenario: stderr names it and its key" grep -q "^stepsim: preci
 # SIGTERM/SIGINT while the scenarios run: the rows finished so far are written, marked
 # incomplete (status 'not run', root attribute 'incomplete', one line on stderr), no
 # temporary file, the status of the signal. `env --default-signal` undoes the SIG_IGN a
-# script gives its background jobs.
+# script gives its background jobs. 64 scenarios of ~15 ms each (an uninstrumented build,
+# 2026-12-06): the signal, sent ~20 ms after the first row, must land while rows remain
+# (with 8 rows, ~100 ms in all, a loaded machine could finish them first).
 cat > long.ini <<EOF
 [sweep]
 scenario = $srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini
 [axes]
 training.micro_batch = 1:8
+training.seq_len = 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096
 EOF
 for sig in TERM INT; do
   # int.err is emptied here, not only by the background job's redirection: the loop below
@@ -136,12 +139,12 @@ for sig in TERM INT; do
   case $sig in TERM) want=143 ;; INT) want=130 ;; esac
   ran=$(awk -F '\t' '$3 == "ok"' int/long.tsv 2>/dev/null | wc -l)
   notrun=$(awk -F '\t' '$3 == "not run"' int/long.tsv 2>/dev/null | wc -l)
-  if [ $rc -eq $want ] && [ "$ran" -ge 1 ] && [ "$notrun" -ge 1 ] && [ $((ran + notrun)) -eq 8 ] \
+  if [ $rc -eq $want ] && [ "$ran" -ge 1 ] && [ "$notrun" -ge 1 ] && [ $((ran + notrun)) -eq 64 ] \
      && [ "$(ls -A int)" = "$(printf 'long.h5\nlong.tsv')" ] \
-     && grep -q "^stepsim: interrupted by SIG$sig: $ran of 8 scenarios ran; the others are 'not run'; their rows are written to int/long.h5, marked incomplete\$" int.err
+     && grep -q "^stepsim: interrupted by SIG$sig: $ran of 64 scenarios ran; the others are 'not run'; their rows are written to int/long.h5, marked incomplete\$" int.err
   then ok "SIG$sig during a batch: finished rows written, the others 'not run', exit $want"
   else bad "SIG$sig during a batch: finished rows written, the others 'not run', exit $want (exit $rc, $ran ok, $notrun not run, files: $(ls -A int))"; cat int.err; fi
-  h5check "SIG$sig during a batch: the HDF5 file is marked incomplete" sh -c "h5dump -a /incomplete int/long.h5 | grep -q 'interrupted by SIG$sig: $ran of 8'"
+  h5check "SIG$sig during a batch: the HDF5 file is marked incomplete" sh -c "h5dump -a /incomplete int/long.h5 | grep -q 'interrupted by SIG$sig: $ran of 64'"
 done
 "$STEPSIM" batch typo.ini -o typo.h5 >/dev/null 2>typo.err; rc=$?
 [ $rc -eq 1 ] && ok "unknown axis key: exit 1" || bad "unknown axis key: exit 1 (got $rc)"
