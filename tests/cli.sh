@@ -952,6 +952,16 @@ check "MoE run: active parameters, exposed all-to-all, expert load 2.00x under l
 check "MoE run: /summary has n_active_params, exposed_all_to_all, ep_rows_slowest = 2 x ep_rows_mean" \
   awk -F '\t' '$1 == "n_active_params" { a = $2 } $1 == "exposed_all_to_all" { x = $2 } $1 == "ep_rows_slowest" { s = $2 } $1 == "ep_rows_mean" { m = $2 }
     END { exit !(a == 12879925248 && x > 0 && m > 0 && s == 2 * m) }' moe.tsv
+# a measured histogram of expert loads ([moe] expert_load): Mixtral's 8 experts at 3, 3, 1 × 6
+# over ep 8, 8192 routed copies a rank: the hot ranks compute 8·8192·3/12 = 16 384 rows, 2×
+# the mean 8192, the least loaded 8·8192/12 = 5461.3
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o hist.h5 \
+  --set moe.expert_load=3,3,1,1,1,1,1,1 >hist.out 2>&1
+check "MoE run with an expert_load histogram: slowest 2.00x the mean, least loaded rank 5461" \
+  grep -q '^  expert load  *16384  routed rows a MoE layer on the slowest EP rank, 2.00x the mean rank.s 8192 (least loaded rank 5461)' hist.out
+"$STEPSIM" export hist.h5 /summary >hist.tsv 2>/dev/null
+check "MoE run with an expert_load histogram: /summary ep_rows_least = 8·8192/12" \
+  awk -F '\t' '$1 == "ep_rows_least" { x = $2 } END { exit !(x > 5461.33 && x < 5461.34) }' hist.tsv
 # the all-to-all overlap (combined 1F1B): named on the experts line; over 2 micro-batches
 # only the first forward's and the last backward's all-to-alls stay exposed, half of them
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o a2a0.h5 -q \

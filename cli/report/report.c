@@ -291,8 +291,9 @@ print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                              ? "exposed all-gather/RS" : "exposed all-to-all",
                       res->exposed_all_to_all, SIM_DIM_TIME);
       fprintf (out, "  %-22s %14.0f  routed rows a MoE layer on the slowest EP rank, %.2fx "
-               "the mean rank's %.0f\n", "expert load", res->ep_rows_slowest,
-               res->ep_rows_slowest / res->ep_rows_mean, res->ep_rows_mean);
+               "the mean rank's %.0f (least loaded rank %.0f)\n", "expert load",
+               res->ep_rows_slowest, res->ep_rows_slowest / res->ep_rows_mean,
+               res->ep_rows_mean, res->ep_rows_least);
     }
   if (res->offload_stall > 0)
     print_quantity (out, "exposed offload", res->offload_stall, SIM_DIM_TIME);
@@ -599,6 +600,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "exposed_all_to_all", res->exposed_all_to_all, "s");
   sim_recorder_summary_scalar (rec, "ep_rows_slowest", res->ep_rows_slowest, "1");
   sim_recorder_summary_scalar (rec, "ep_rows_mean", res->ep_rows_mean, "1");
+  sim_recorder_summary_scalar (rec, "ep_rows_least", res->ep_rows_least, "1");
   sim_recorder_summary_scalar (rec, "offload_stall", res->offload_stall, "s");
   sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
   sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");

@@ -50,7 +50,7 @@ static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "pr
                                              "layers_per_stage", "pipeline_layout", "ep",
                                              "etp", "order", NULL };
 static const char *const moe_keys[] = { "capacity_factor", "load_imbalance", "pad_to_capacity",
-                                        "a2a_overlap", "dispatcher", NULL };
+                                        "a2a_overlap", "dispatcher", "expert_load", NULL };
 static const char *const run_keys[] = { "steps", "seed", "kernel_jitter", "stragglers",
                                         "rank_classes", NULL };
 static const char *const allocator_keys[] = { "expandable_segments", NULL };

@@ -23,6 +23,10 @@
  *                                  --overlap-moe-expert-parallel-comm, Megatron-Bridge's
  *                                  moe_a2a_overlap; models/plan/plan_step.c, with pp > 1
  *                                  under the interleaved schedule, plan_pp.c)
+ *         expert_load = zipf:1.1   the experts' shares of the routed tokens instead of
+ *                                  load_imbalance: zipf:S (popularity ∝ (q+1)^−S, experts
+ *                                  in a seeded random order) or E relative loads in expert
+ *                                  order (a measured histogram); model_ep_expert_shares
  *         dispatcher = allgather   alltoall | allgather (default alltoall;
  *                                  --moe-token-dispatcher-type, whose TransformerConfig
  *                                  default is allgather): allgather gathers the whole
@@ -66,6 +70,18 @@ cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
         return PREFIX_KEY (error, "moe", "capacity_factor"), FALSE;
       par->moe_drop = TRUE;
     }
+  g_autofree char *load = cli_scenario_get_raw (kf, "moe", "expert_load", FALSE, NULL);
+  if (load != NULL && r != NULL)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [moe], key 'expert_load': give it or load_imbalance, not both (both "
+                   "set how the routed tokens spread over the experts)");
+      return FALSE;
+    }
+  /* the spec's syntax and its count against the experts: model_ep_expert_shares, when the
+   * plan is validated (plan_ep_validate names the key) */
+  if (load != NULL)
+    par->moe_expert_load = g_intern_string (g_strstrip (load));
   if (r != NULL && !sim_units_parse_number (r, &par->moe_imbalance, error))
     return PREFIX_KEY (error, "moe", "load_imbalance"), FALSE;
   if (r != NULL && !(par->moe_imbalance >= 1))

@@ -135,6 +135,10 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
       && has (kf, "moe", "load_imbalance"))
     NOTE ("moe", "load_imbalance", "ep = 1 without a capacity_factor: every GPU holds every "
           "expert, so a hot expert slows no GPU more than another");
+  if (par->ep <= 1 && !par->moe_drop && sc->arch->n_experts > 0
+      && has (kf, "moe", "expert_load"))
+    NOTE ("moe", "expert_load", "ep = 1 without a capacity_factor: every GPU holds every "
+          "expert, so how the tokens spread over them slows no GPU more than another");
   /* token_dispatcher.py: both dispatchers communicate only "if self.tp_size > 1 or
    * self.ep_size > 1" (the expert degrees) */
   if (par->ep <= 1 && par->etp <= 1 && sc->arch->n_experts > 0

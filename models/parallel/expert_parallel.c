@@ -191,6 +191,110 @@ model_ep_params_init (ModelEpParams *p)
 }
 
 gboolean
+model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, double *f,
+                        GError **error)
+{
+  g_return_val_if_fail (spec != NULL && n_experts > 0 && f != NULL, FALSE);
+  guint E = (guint) n_experts;
+  g_autofree char *text = g_strstrip (g_strdup (spec));
+  if (g_str_has_prefix (text, "zipf:"))
+    {
+      double S;
+      char *end = NULL;
+      const char *num = text + strlen ("zipf:");
+      S = g_ascii_strtod (num, &end);
+      if (end == num || *g_strchug (end) != '\0' || !isfinite (S) || S < 0)
+        return fail (error, "[moe] expert_load = %s: zipf:S needs an exponent S >= 0 (0 is "
+                     "uniform; e.g. zipf:1.1)", spec);
+      double sum = 0;
+      for (guint q = 0; q < E; q++)
+        sum += pow (q + 1.0, -S);
+      /* popularity rank q on expert perm[q]: Fisher-Yates with GRand seeded 1 */
+      g_autofree guint *perm = g_new (guint, E);
+      for (guint e = 0; e < E; e++)
+        perm[e] = e;
+      g_autoptr (GRand) rand = g_rand_new_with_seed (1);
+      for (guint e = E; e-- > 1;)
+        {
+          guint j = (guint) g_rand_int_range (rand, 0, (gint32) e + 1);
+          guint t = perm[e];
+          perm[e] = perm[j], perm[j] = t;
+        }
+      for (guint q = 0; q < E; q++)
+        f[perm[q]] = pow (q + 1.0, -S) / sum;
+    }
+  else
+    {
+      g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+      guint n = g_strv_length (parts);
+      if (n != E)
+        return fail (error, "[moe] expert_load: %u value%s for the model's %u experts (give "
+                     "one relative load per expert, in expert order, or zipf:S)", n,
+                     n == 1 ? "" : "s", E);
+      double sum = 0;
+      for (guint e = 0; e < E; e++)
+        {
+          char *end = NULL;
+          const char *v = g_strstrip (parts[e]);
+          f[e] = g_ascii_strtod (v, &end);
+          if (end == v || *end != '\0' || !isfinite (f[e]) || f[e] < 0)
+            return fail (error, "[moe] expert_load: value %u '%s' is not a non-negative "
+                         "number (relative loads, e.g. tokens per expert)", e + 1, v);
+          sum += f[e];
+        }
+      if (!(sum > 0))
+        return fail (error, "[moe] expert_load: every load is 0 (no expert receives a "
+                     "token)");
+      for (guint e = 0; e < E; e++)
+        f[e] /= sum;
+    }
+  for (guint e = 0; e < E; e++)
+    if (f[e] * (double) top_k > 1 + 1e-12)
+      return fail (error, "[moe] expert_load = %s gives expert %u a share %.4g of the routed "
+                   "copies, above 1 / num_experts_per_tok = %.4g (a token picks an expert at "
+                   "most once, so an expert receives at most every token)", spec, e,
+                   f[e], 1.0 / (double) top_k);
+  return TRUE;
+}
+
+/* The dispatch's rows under per-expert shares f (model_ep_expert_shares): each source
+ * rank's copies T·k·f_e per expert, clipped at the capacity (or padded to it); the EP rank
+ * with the most rows is the slowest, its most loaded expert the hot one. Fills d's loads,
+ * drops and rows; d->n_local_experts, group, routed and capacity are set. */
+static void
+dispatch_shares (const ModelEpParams *p, const double *f, guint E, ModelEpDispatch *d)
+{
+  guint L = d->n_local_experts;
+  double C = (double) d->capacity, max_load = 0;
+  d->dropped = 0;
+  double slowest = -1, least = G_MAXDOUBLE, hot = 0;
+  for (guint j = 0; j < E / L; j++)
+    {
+      double rows = 0, top = 0;
+      for (guint e = j * L; e < (j + 1) * L; e++)
+        {
+          double load = d->routed * f[e], kept = load;
+          max_load = MAX (max_load, load);
+          if (p->drop)
+            {
+              d->dropped += MAX (0, load - C);
+              kept = p->pad ? C : MIN (load, C);
+            }
+          rows += kept;
+          top = MAX (top, kept);
+        }
+      if (rows > slowest)
+        slowest = rows, hot = top;
+      least = MIN (least, rows);
+    }
+  d->hot_load = max_load;
+  d->rest_load = E > 1 ? (d->routed - max_load) / (E - 1) : 0;
+  d->hot_rows = d->group * hot;
+  d->rest_rows = L > 1 ? d->group * (slowest - hot) / (L - 1) : 0;
+  d->least_rows = d->group * least;
+}
+
+gboolean
 model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatch *out,
                    GError **error)
 {
@@ -214,7 +318,15 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
     return fail (error, "[moe] pad_to_capacity needs a capacity_factor (Megatron-LM: "
                  "moe_pad_expert_input_to_capacity requires moe_expert_capacity_factor)");
   double E = (double) arch->n_experts, k = (double) arch->experts_per_token;
-  if (!(isfinite (p->imbalance) && p->imbalance >= 1 && p->imbalance <= E / k))
+  g_autofree double *shares = NULL;
+  if (p->expert_load != NULL)
+    {
+      shares = g_new (double, arch->n_experts);
+      if (!model_ep_expert_shares (p->expert_load, arch->n_experts, arch->experts_per_token,
+                                   shares, error))
+        return FALSE;
+    }
+  else if (!(isfinite (p->imbalance) && p->imbalance >= 1 && p->imbalance <= E / k))
     return fail (error, "[moe] load_imbalance = %g must be between 1 (uniform routing) and "
                  "num_local_experts / num_experts_per_tok = %g (the most loaded expert cannot "
                  "receive more copies than there are tokens)", p->imbalance, E / k);
@@ -243,6 +355,13 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
       hot = p->pad ? C : MIN (hot, C);
       rest = p->pad ? C : MIN (rest, C);
     }
+  d.hot_rows = d.group * hot;
+  d.rest_rows = d.group * rest;
+  /* the other ranks' L experts at the rest's rows (ep = 1: the one rank is the slowest) */
+  d.least_rows = p->ep > 1 ? d.n_local_experts * d.rest_rows
+                           : d.hot_rows + (d.n_local_experts - 1) * d.rest_rows;
+  if (shares != NULL)
+    dispatch_shares (p, shares, (guint) arch->n_experts, &d);
   d.kept = d.routed - d.dropped;
   d.send_rows = p->pad ? E * (double) d.capacity : d.kept;
   double h = (double) arch->hidden_size;
@@ -253,8 +372,6 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
    * tp_ep_group (its TP is the expert tp, etp) */
   d.gathered_tokens = d.group * d.tokens;
   d.ag_bytes = d.gathered_tokens * h * p->act_bytes;
-  d.hot_rows = d.group * hot;
-  d.rest_rows = d.group * rest;
   d.mean_rows = d.group * d.send_rows / E;
   d.slowest_rows = d.hot_rows + (d.n_local_experts - 1) * d.rest_rows;
   d.a2a_recv_max_bytes = d.slowest_rows / p->etp * h * p->act_bytes;

@@ -28,6 +28,14 @@
  * with moe_pad_expert_input_to_capacity (and always in DeepSpeed, whose einsum dispatch
  * builds an [E, C, h] tensor) every expert gets exactly C rows, padding included.
  *
+ * Expert load from a histogram or a Zipf skew (`expert_load`, model_ep_expert_shares): each
+ * source rank sends T·k·f_e copies to expert e (the same shares on every rank: a globally
+ * popular expert), capacity clips each at C; EP rank j (experts jL … jL + L − 1, Megatron's
+ * contiguous placement) computes group · Σ its experts' kept copies; the rank with the most
+ * rows is the slowest and its most loaded expert is the "hot" one (hot_rows), its other
+ * L − 1 experts' mean the "rest" (rest_rows: the grouped GEMM of the rest at their mean
+ * rows, an approximation for unequal loads). `imbalance` r is then unused.
+ *
  * Load imbalance (a model, not a measurement): `imbalance` r = max / mean load per expert.
  * The hottest expert receives r·μ copies from every source rank (μ = T·k/E; the same
  * expert hot on every rank, the worst case of a globally popular expert), the E − 1 others
@@ -153,11 +161,30 @@ typedef struct
   gboolean pad;            /* pad every expert to C rows (--moe-pad-expert-input-to-capacity;
                             * DeepSpeed's dispatch); needs `drop` */
   double imbalance;        /* r = max/mean load per expert, 1 ≤ r ≤ E/k; 1 = uniform */
+  const char *expert_load; /* the experts' shares of the routed copies as
+                            * model_ep_expert_shares reads them, or NULL (then `imbalance`);
+                            * borrowed */
   ModelEpDispatcher dispatcher; /* all-to-all (default) or all-gather dispatch */
 } ModelEpParams;
 
 /* b = s = 1, every degree 1, e = prob_bytes = 2, dropless, r = 1, all-to-all. */
 void model_ep_params_init (ModelEpParams *p);
+
+/* The share f[e] of the routed token copies each of the E experts receives (f ≥ 0,
+ * Σ f = 1; `f` holds E doubles, the caller's) from `spec` ([moe] expert_load):
+ *   "zipf:S"         the popularity ranks q = 0 … E − 1 take shares ∝ (q + 1)^−S (S ≥ 0;
+ *                    0 is uniform), placed on the experts in a pseudo-random order (a
+ *                    Fisher-Yates shuffle by GLib's GRand seeded 1: reproducible), since a
+ *                    router's popular experts are not the consecutive ones Megatron
+ *                    places on one expert-parallel rank (moe_layer.py local_expert_indices)
+ *   "a, b, c, …"     E non-negative relative loads in expert order (a measured histogram,
+ *                    e.g. Megatron's tokens-per-expert log; any scale), normalised.
+ * Each share must be at most 1/k (k = top-k): a token picks an expert at most once, so an
+ * expert receives at most every token. Errors (G_KEY_FILE_ERROR_INVALID_VALUE, messages
+ * starting "[moe] expert_load"): a malformed spec, a count other than E, a negative, NaN
+ * or infinite value, all zero, S negative or not finite, a share above 1/k. */
+gboolean model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, double *f,
+                                 GError **error);
 
 typedef struct
 {
@@ -189,6 +216,7 @@ typedef struct
   double mean_rows;        /* rows per local expert on the mean rank: group·kept/E */
   double slowest_rows;     /* hot_rows + (L − 1)·rest_rows */
   double slowdown;         /* slowest_rows / (L · mean_rows): the expert GEMMs' stretch */
+  double least_rows;       /* rows of the least loaded EP rank (all its experts) */
 } ModelEpDispatch;
 
 /* One MoE layer's dispatch for one micro-batch on `arch` under `p`. Errors (FALSE +

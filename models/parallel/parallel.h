@@ -134,6 +134,9 @@ typedef struct
                               * previous one's backward, hiding one's all-to-alls behind
                               * the other's compute (plan_step.c, combined 1F1B) */
   ModelEpDispatcher moe_dispatcher; /* all-to-all (default, 0) or all-gather token dispatch */
+  const char *moe_expert_load; /* [moe] expert_load, interned (g_intern_string): "zipf:S" or
+                                * the experts' relative loads; NULL: moe_imbalance's model
+                                * (expert_parallel.h model_ep_expert_shares) */
 } ModelParallel;
 
 /* Model states whose placement the mode decides. */

@@ -595,12 +595,14 @@ model_plan_tokens_per_rank (const ModelPlan *plan)
 }
 
 gboolean
-model_plan_ep_load (const ModelPlan *plan, double *slowest, double *mean)
+model_plan_ep_load (const ModelPlan *plan, double *slowest, double *mean, double *least)
 {
   g_return_val_if_fail (plan != NULL && slowest != NULL && mean != NULL, FALSE);
   const ModelEpDispatch *d = &plan->ep.dispatch;
   *slowest = plan->ep.on ? d->slowest_rows : 0;
   *mean = plan->ep.on ? d->mean_rows * d->n_local_experts : 0;
+  if (least != NULL)
+    *least = plan->ep.on ? d->least_rows : 0;
   return plan->ep.on;
 }
 

@@ -272,10 +272,12 @@ const ModelMesh *model_plan_mesh (const ModelPlan *plan);
 
 /* Expert parallelism's routing load (models/parallel/expert_parallel.h model_ep_dispatch):
  * the routed token rows one MoE layer and micro-batch gives the slowest expert-parallel
- * rank (*slowest, the one holding the hottest expert) and the mean rank (*mean, its local
- * experts' mean rows); TRUE. FALSE with both 0 for a dense model, or one whose experts are
- * not dispatched (ep = etp = 1 without a capacity factor). */
-gboolean model_plan_ep_load (const ModelPlan *plan, double *slowest, double *mean);
+ * rank (*slowest, the one holding the hottest expert), the mean rank (*mean, its local
+ * experts' mean rows) and the least loaded rank (*least; may be NULL); TRUE. FALSE with all
+ * 0 for a dense model, or one whose experts are not dispatched (ep = etp = 1 without a
+ * capacity factor). */
+gboolean model_plan_ep_load (const ModelPlan *plan, double *slowest, double *mean,
+                             double *least);
 
 const char *model_plan_task_kind_name (ModelTaskKind kind);
 const char *model_plan_stream_name (ModelStream stream);

@@ -104,6 +104,7 @@ plan_ep_params (const ModelArch *arch, const ModelStack *stack, const ModelParal
   out->capacity_factor = par->moe_capacity_factor;
   out->pad = par->moe_pad;
   out->imbalance = par->moe_imbalance > 0 ? par->moe_imbalance : 1.0;
+  out->expert_load = par->moe_expert_load;
   out->dispatcher = par->moe_dispatcher;
 }
 
@@ -115,6 +116,7 @@ key_of (const char *message)
     { "[moe] capacity_factor", "group [moe], key 'capacity_factor': " },
     { "[moe] pad_to_capacity", "group [moe], key 'pad_to_capacity': " },
     { "[moe] load_imbalance", "group [moe], key 'load_imbalance': " },
+    { "[moe] expert_load", "group [moe], key 'expert_load': " },
     { "[moe] dispatcher", "group [moe], key 'dispatcher': " },
     { "[training] seq_len", "group [training], key 'seq_len': " },
     { "[parallel] etp", "group [parallel], key 'etp': " },
@@ -204,12 +206,14 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   guint ep = MAX (par->ep, 1), etp = MAX (par->etp, 1);
   gboolean allgather = par->moe_dispatcher == MODEL_EP_DISPATCHER_ALLGATHER;
   gboolean options = par->moe_drop || par->moe_pad || allgather || par->moe_a2a_overlap
+                     || par->moe_expert_load != NULL
                      || (par->moe_imbalance > 0 && par->moe_imbalance != 1.0);
   if (arch->n_experts == 0 && options)
     return fail (error, par->moe_drop  ? "group [moe], key 'capacity_factor': "
                         : par->moe_pad ? "group [moe], key 'pad_to_capacity': "
                         : allgather    ? "group [moe], key 'dispatcher': "
                         : par->moe_a2a_overlap ? "group [moe], key 'a2a_overlap': "
+                        : par->moe_expert_load != NULL ? "group [moe], key 'expert_load': "
                                        : "group [moe], key 'load_imbalance': ",
                  "model '%s' has no experts (num_local_experts absent or 0)", arch->name);
   /* transformer_config.py __post_init__: "Token dispatcher type: allgather does not support

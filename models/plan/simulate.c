@@ -236,7 +236,7 @@ fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *
                                      model_executor_exposed_stream (exec, r, MODEL_STREAM_EP));
       res->offload_stall = MAX (res->offload_stall, model_executor_exposed_offload (exec, r));
     }
-  model_plan_ep_load (plan, &res->ep_rows_slowest, &res->ep_rows_mean);
+  model_plan_ep_load (plan, &res->ep_rows_slowest, &res->ep_rows_mean, &res->ep_rows_least);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)

@@ -157,9 +157,10 @@ typedef struct
                                and combine, stream ep: the all-to-alls and, under etp > 1,
                                the etp all-gathers and reduce-scatters) ran while its compute
                                idled */
-  double ep_rows_slowest, ep_rows_mean; /* routed rows a MoE layer and micro-batch gives the
-                               slowest and the mean expert-parallel rank
-                               (model_plan_ep_load); 0 without dispatched experts */
+  double ep_rows_slowest, ep_rows_mean, ep_rows_least; /* routed rows a MoE layer and
+                               micro-batch gives the slowest, the mean and the least loaded
+                               expert-parallel rank (model_plan_ep_load); 0 without
+                               dispatched experts */
   double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
                                mean over ranks (the utilisation the power estimate of cli/report/training.h uses) */
   double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,

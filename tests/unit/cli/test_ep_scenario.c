@@ -62,12 +62,18 @@ test_keys_load (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (dflt);
   CU_ASSERT (dflt->par.ep == 1 && dflt->par.etp == 1 && !dflt->par.moe_drop
              && dflt->par.moe_imbalance == 1 && !dflt->par.moe_a2a_overlap);
-  g_autoptr (GError) e4 = NULL;
-  g_autofree char *path4 = NULL;
+  g_autoptr (GError) e6 = NULL;
+  g_autofree char *path6 = NULL;
   g_autoptr (CliScenario) overlap = load ("[parallel]\nep = 8\n[moe]\na2a_overlap = true\n",
-                                          &e4, &path4);
+                                          &e6, &path6);
   CU_ASSERT_PTR_NOT_NULL_FATAL (overlap);
   CU_ASSERT (overlap->par.moe_a2a_overlap);
+  g_autoptr (GError) e5 = NULL;
+  g_autofree char *path5 = NULL;
+  g_autoptr (CliScenario) load5 = load ("[parallel]\nep = 8\n[moe]\nexpert_load = zipf:0.5 \n",
+                                        &e5, &path5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (load5);
+  CU_ASSERT_STRING_EQUAL (load5->par.moe_expert_load, "zipf:0.5");
   /* expert tensor parallelism: ep 4 × etp 2 on the 8 GPUs */
   g_autoptr (GError) e3 = NULL;
   g_autofree char *path3 = NULL;
@@ -118,6 +124,13 @@ test_bad_values (void)
                 "group [moe], key 'a2a_overlap'", "tp = 2");
   expect_error ("[parallel]\nep = 8\n[moe]\na2a_overlap = true\ndispatcher = allgather\n",
                 "group [moe], key 'a2a_overlap'", "dispatcher = allgather");
+  /* expert_load: its spec against the model's 8 experts, and not with load_imbalance */
+  expect_error ("[parallel]\nep = 8\n[moe]\nexpert_load = 1, 2\n",
+                "group [moe], key 'expert_load'", "2 values for the model's 8 experts");
+  expect_error ("[parallel]\nep = 8\n[moe]\nexpert_load = zipf:x\n",
+                "group [moe], key 'expert_load'", "exponent");
+  expect_error ("[parallel]\nep = 8\n[moe]\nexpert_load = zipf:1\nload_imbalance = 2\n",
+                "group [moe], key 'expert_load'", "not both");
   expect_error ("[parallel]\nep = 8\n[moe]\ndispatcher = flex\n", "group [moe], key 'dispatcher'",
                 "not modelled");
   expect_error ("[parallel]\nep = 8\n[moe]\ndispatcher = all2all\n",
@@ -135,6 +148,7 @@ test_dense_model (void)
     { "[moe]\nload_imbalance = 2\n", "group [moe], key 'load_imbalance'", "no experts" },
     { "[moe]\na2a_overlap = true\n", "group [moe], key 'a2a_overlap'", "no experts" },
     { "[moe]\ndispatcher = allgather\n", "group [moe], key 'dispatcher'", "no experts" },
+    { "[moe]\nexpert_load = zipf:1\n", "group [moe], key 'expert_load'", "no experts" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

@@ -261,6 +261,90 @@ test_capacity_and_imbalance (void)
   STEPSIM_ASSERT_REL (d.hot_load, 4096.0, 0);
 }
 
+/* [moe] expert_load (model_ep_expert_shares). A histogram that states load_imbalance 2's
+ * model — expert 0 at 2μ, the 7 others at (8 − 2)/7 μ each, relative loads 14 and 6 ×
+ * seven (sum 56: 14/56 = 2/8) — gives its dispatch exactly, dropless and at capacity 1.25.
+ * Two hot experts: loads 3, 3, 1, 1, 1, 1, 1, 1 (sum 12) at ep 4 (two experts a rank):
+ * rank 0 holds both hot experts, 8192·(3 + 3)/12 = 4096 copies from each of 4 source
+ * ranks, 16 384 rows, the hot one 8192 and the rest (L − 1 = 1) 8192; the other ranks
+ * 8192·2/12 · 4 = 5461.33 rows each (the least loaded); mean 8192 · 2 · 4 / 8 = 8192 a rank,
+ * slowdown 2. The same loads at ep 8: the hot rank is either hot expert alone, 8192·3/12 ·
+ * 8 = 16 384 rows, the least 8192/12 · 8 = 5461.33. zipf:0 is uniform; zipf:S's shares are
+ * (q + 1)^−S / Σ over some order of the experts. */
+static void
+test_expert_load (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  for (guint drop = 0; drop < 2; drop++)
+    {
+      ModelEpParams r = mixtral_params (8), h = mixtral_params (8);
+      r.drop = h.drop = drop;
+      r.capacity_factor = h.capacity_factor = 1.25;
+      r.imbalance = 2;
+      h.expert_load = "14, 6, 6, 6, 6, 6, 6, 6";
+      ModelEpDispatch dr, dh;
+      CU_ASSERT_FATAL (model_ep_dispatch (a, &r, &dr, NULL));
+      CU_ASSERT_FATAL (model_ep_dispatch (a, &h, &dh, NULL));
+      STEPSIM_ASSERT_REL (dh.hot_rows, dr.hot_rows, 1e-12);
+      STEPSIM_ASSERT_REL (dh.slowest_rows, dr.slowest_rows, 1e-12);
+      STEPSIM_ASSERT_REL (dh.kept, dr.kept, 1e-12);
+      STEPSIM_ASSERT_REL (dh.dropped + 1, dr.dropped + 1, 1e-12);
+      STEPSIM_ASSERT_REL (dh.slowdown, dr.slowdown, 1e-12);
+      STEPSIM_ASSERT_REL (dh.least_rows, dr.least_rows, 1e-12);
+    }
+  ModelEpParams p = mixtral_params (4);
+  p.expert_load = "3, 3, 1, 1, 1, 1, 1, 1";
+  ModelEpDispatch d;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
+  STEPSIM_ASSERT_REL (d.slowest_rows, 16384.0, 1e-12);
+  STEPSIM_ASSERT_REL (d.hot_rows, 8192.0, 1e-12);
+  STEPSIM_ASSERT_REL (d.rest_rows, 8192.0, 1e-12);
+  STEPSIM_ASSERT_REL (d.least_rows, 8192.0 * 2 / 12 * 4, 1e-12);
+  STEPSIM_ASSERT_REL (d.mean_rows * d.n_local_experts, 8192.0, 1e-12);
+  STEPSIM_ASSERT_REL (d.slowdown, 2.0, 1e-12);
+  p.ep = 8;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
+  STEPSIM_ASSERT_REL (d.slowest_rows, 16384.0, 1e-12);
+  STEPSIM_ASSERT_REL (d.least_rows, 8192.0 / 12 * 8, 1e-12);
+  /* zipf */
+  double f[8];
+  CU_ASSERT_FATAL (model_ep_expert_shares ("zipf:0", 8, 2, f, NULL));
+  for (guint e = 0; e < 8; e++)
+    STEPSIM_ASSERT_REL (f[e], 1.0 / 8, 1e-15);
+  CU_ASSERT_FATAL (model_ep_expert_shares (" zipf:1.2 ", 8, 2, f, NULL));
+  double sorted[8], sum = 0;
+  memcpy (sorted, f, sizeof f);
+  for (guint q = 0; q < 8; q++)
+    sum += pow (q + 1.0, -1.2);
+  for (guint i = 0; i < 8; i++) /* selection sort, descending */
+    for (guint j = i + 1; j < 8; j++)
+      if (sorted[j] > sorted[i])
+        {
+          double t = sorted[i];
+          sorted[i] = sorted[j], sorted[j] = t;
+        }
+  for (guint q = 0; q < 8; q++)
+    STEPSIM_ASSERT_REL (sorted[q], pow (q + 1.0, -1.2) / sum, 1e-14);
+  /* the popular ones are not all the first experts (Megatron's rank 0) */
+  CU_ASSERT (!(f[0] >= f[1] && f[1] >= f[2] && f[2] >= f[3]));
+  /* bad specs: count, values, all zero, a share above 1/k, zipf's exponent */
+  const char *const bad[][2] = {
+    { "1, 2", "2 values" }, { "1, 1, 1, 1, 1, 1, 1, x", "value 8 'x'" },
+    { "1, 1, 1, 1, 1, 1, 1, -1", "value 8" }, { "0, 0, 0, 0, 0, 0, 0, 0", "every load is 0" },
+    { "9, 1, 1, 1, 1, 1, 1, 1", "above 1 / num_experts_per_tok" },
+    { "zipf:", "exponent" }, { "zipf:-1", "exponent" }, { "zipf:nan", "exponent" },
+    { "zipf:4", "above 1 / num_experts_per_tok" }, { "1, 1, 1, 1, 1, 1, 1, inf", "value 8" },
+  };
+  for (guint j = 0; j < G_N_ELEMENTS (bad); j++)
+    {
+      ModelEpParams q = mixtral_params (8);
+      q.expert_load = bad[j][0];
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT (!model_ep_dispatch (a, &q, &d, &e));
+      assert_error (e, "[moe] expert_load", bad[j][1]);
+    }
+}
+
 /* Bad input: capacity ≤ 0 or NaN, padding without capacity, imbalance below 1 or above
  * E/k = 4, a sequence cp·tp does not divide under SP, E not a multiple of ep, a dense
  * model: each names its group and key. */
@@ -591,6 +675,8 @@ int
 main (void)
 {
   static const StepsimTest tests[] = {
+    { "expert_load: histograms and Zipf shares, the slowest and least loaded EP rank",
+      test_expert_load },
     { "Mixtral expert parameters per rank over ep and etp", test_param_split },
     { "expert degree checks (Megatron's carving)", test_checks },
     { "uniform dispatch: all-to-all bytes, GEMM shapes", test_dispatch_uniform },

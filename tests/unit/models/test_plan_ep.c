@@ -161,7 +161,7 @@ test_c14_buckets_tp (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS), 2 * 12077764608.0, 1e-12);
   double slowest, mean;
-  CU_ASSERT (model_plan_ep_load (p, &slowest, &mean));
+  CU_ASSERT (model_plan_ep_load (p, &slowest, &mean, NULL));
   STEPSIM_ASSERT_REL (slowest, 512.0 / 2 * 2, 1e-12); /* 256 tokens · top-2, balanced */
   /* the router reads the rank's 256 tokens: 2 · 256 · 4096 · 8 FLOP a forward */
   const ModelOp *router[2];
