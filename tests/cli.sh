@@ -1137,7 +1137,16 @@ bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed
 bad_input "recompute_modules without checkpointing = selective" \
   "group [training], key 'recompute_modules': needs checkpointing = selective" "reruns" -- "$s1" --set training.recompute_modules=layernorm
 bad_input "recompute_modules naming a module not modelled" \
-  "group [training], key 'recompute_modules': 'mlp' is not modelled" "core_attn, layernorm, moe_act" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, mlp"
+  "group [training], key 'recompute_modules': 'mla_up_proj' is not modelled" "core_attn, layernorm, moe_act, mlp, moe, shared_experts" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, mla_up_proj"
+"$STEPSIM" run "$s1" -o rmm.h5 --set training.checkpointing=selective --set "training.recompute_modules=mlp" >rmm.out 2>rmm.err
+"$STEPSIM" run "$s1" -o rm0.h5 -q --set training.checkpointing=none >/dev/null 2>&1
+"$STEPSIM" export rmm.h5 /summary >rmm.tsv 2>/dev/null
+"$STEPSIM" export rm0.h5 /summary >rm0.tsv 2>/dev/null
+check "recompute_modules = mlp: the training line names it; less activation memory, more time than none" \
+  sh -c "grep -q 'checkpointing selective (mlp)' rmm.out && awk -F '\t' 'FNR == 1 { f++ } \$1 == \"peak_activations\" { a[f] = \$2 } \$1 == \"step_time\" { t[f] = \$2 } END { exit !(a[1] < a[2] && t[1] > t[2]) }' rmm.tsv rm0.tsv"
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o rmx.h5 --set training.checkpointing=selective --set "training.recompute_modules=mlp" >/dev/null 2>rmx.err
+check "recompute_modules = mlp on a MoE model: a warning that it has no effect (moe reruns those)" \
+  grep -q "key 'recompute_modules': has no effect: mlp reruns the MLP of dense layers" rmx.err
 bad_input "recompute_modules empty" \
   "group [training], key 'recompute_modules': empty" "core_attn" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules="
 "$STEPSIM" run "$s1" -q -o rma.h5 --set training.checkpointing=selective --set "training.recompute_modules=moe_act" >/dev/null 2>rma.err

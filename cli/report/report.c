@@ -444,7 +444,8 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->recompute_modules != 0
       && s->recompute_modules != MODEL_RECOMPUTE_CORE_ATTN)
     {
-      const char *names[] = { "core_attn", "layernorm", "moe_act" };
+      /* the MODEL_RECOMPUTE_* bits in order (models/ops/cost.h) */
+      const char *names[] = { "core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts" };
       GString *m = g_string_new (ckpt);
       g_string_append (m, " (");
       for (guint k = 0, n = 0; k < G_N_ELEMENTS (names); k++)

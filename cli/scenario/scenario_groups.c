@@ -401,8 +401,9 @@ get_mtp_layers (GKeyFile *kf, ModelStack *s, GError **error)
 
 /* [training] recompute_modules: what checkpointing = selective reruns, Megatron-LM's
  * --recompute-modules (transformer_config.py recompute_modules): a comma-separated list of
- * core_attn (the default), layernorm and moe_act; Megatron's others (mlp, moe,
- * shared_experts, mla_up_proj, …) are not modelled. Only with checkpointing = selective. */
+ * core_attn (the default), layernorm, moe_act, mlp, moe and shared_experts; Megatron's
+ * others (mla_up_proj, the gated-delta-net and mhc modules) are not modelled. Only with
+ * checkpointing = selective. */
 static gboolean
 get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
 {
@@ -412,7 +413,10 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
     guint bit;
   } modules[] = { { "core_attn", MODEL_RECOMPUTE_CORE_ATTN },
                   { "layernorm", MODEL_RECOMPUTE_LAYERNORM },
-                  { "moe_act", MODEL_RECOMPUTE_MOE_ACT } };
+                  { "moe_act", MODEL_RECOMPUTE_MOE_ACT },
+                  { "mlp", MODEL_RECOMPUTE_MLP },
+                  { "moe", MODEL_RECOMPUTE_MOE },
+                  { "shared_experts", MODEL_RECOMPUTE_SHARED_EXPERTS } };
   g_autofree char *v = cli_scenario_get_raw (kf, "training", "recompute_modules", FALSE, NULL);
   if (v == NULL)
     return TRUE;
@@ -430,7 +434,7 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'recompute_modules': empty (a comma-separated list "
-                   "of core_attn, layernorm, moe_act)");
+                   "of core_attn, layernorm, moe_act, mlp, moe, shared_experts)");
       return FALSE;
     }
   for (guint i = 0; parts[i] != NULL; i++)
@@ -443,7 +447,7 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [training], key 'recompute_modules': '%s' is not modelled "
-                       "(expected a comma-separated list of core_attn, layernorm, moe_act)",
+                       "(expected a comma-separated list of core_attn, layernorm, moe_act, mlp, moe, shared_experts)",
                        parts[i]);
           return FALSE;
         }

@@ -215,6 +215,18 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
                                          ? "the model has no experts"
                                          : "the experts are not Megatron's (framework = megatron "
                                            "runs them)");
+  /* transformer_layer.py: mlp checkpoints a dense layer's MLP only; moe_layer.py: moe a MoE
+   * layer, shared_experts its shared experts (graph_layer.c mlp, shared_experts) */
+  if ((s->recompute_modules & MODEL_RECOMPUTE_MLP) && sc->arch->n_experts > 0)
+    NOTE ("training", "recompute_modules", "mlp reruns the MLP of dense layers; this model's "
+          "layers are MoE layers (moe reruns those)");
+  if ((s->recompute_modules & MODEL_RECOMPUTE_MOE) && sc->arch->n_experts == 0)
+    NOTE ("training", "recompute_modules", "moe reruns MoE layers; the model has no experts "
+          "(mlp reruns a dense MLP)");
+  if ((s->recompute_modules & MODEL_RECOMPUTE_SHARED_EXPERTS)
+      && !(sc->arch->n_experts > 0 && sc->arch->shared_expert_size > 0))
+    NOTE ("training", "recompute_modules", "shared_experts reruns a MoE layer's shared experts; "
+          "the model has none");
   if (has (kf, "training", "loss_chunks") && fw->loss_chunks > 1
       && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED)
     NOTE ("training", "loss_chunks", "chunks are those of loss = chunked or fused; here the "

@@ -75,6 +75,14 @@ typedef struct
 #define MODEL_RECOMPUTE_CORE_ATTN (1u << 0)
 #define MODEL_RECOMPUTE_LAYERNORM (1u << 1)
 #define MODEL_RECOMPUTE_MOE_ACT (1u << 2)
+/* The whole MLP block of a layer, its input kept (Megatron's "mlp": transformer_layer.py
+ * _forward_mlp checkpoints self.mlp over the pre-MLP norm's output; for a MoE layer "moe":
+ * moe_layer.py MoELayer.forward checkpoints router, dispatch, experts and combine, the
+ * dispatcher's collectives rerun in the backward) and the shared experts alone
+ * ("shared_experts": moe_layer.py's checkpoint of shared_experts). */
+#define MODEL_RECOMPUTE_MLP (1u << 3)
+#define MODEL_RECOMPUTE_MOE (1u << 4)
+#define MODEL_RECOMPUTE_SHARED_EXPERTS (1u << 5)
 
 /* How the loss head computes the loss (the framework's choice; mirrors ModelLossImpl of
  * models/stack/framework.h, which models/ops may not include). */

@@ -123,6 +123,16 @@ model_graph_op_selective (ModelGraph *g)
   op->selective = TRUE;
 }
 
+void
+model_graph_mark_block_selective (ModelGraph *g, guint first_tensor, guint first_op)
+{
+  g_return_if_fail (g != NULL);
+  for (guint t = first_tensor; t < g->tensors->len; t++)
+    g_array_index (g->tensors, ModelGraphTensor, t).selective = TRUE;
+  for (guint o = first_op; o < g->ops->len; o++)
+    g_array_index (g->ops, ModelGraphOp, o).selective = TRUE;
+}
+
 static const ModelGraphTensor *
 tensor (const ModelGraph *g, guint i)
 {

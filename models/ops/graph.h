@@ -160,6 +160,9 @@ void model_graph_op_writes (ModelGraph *g, const guint *t, guint n);
 void model_graph_op_frees (ModelGraph *g, const guint *t, guint n);
 /* The last op added is rerun by selective recompute. */
 void model_graph_op_selective (ModelGraph *g);
+/* Every tensor from index `first_tensor` and every op from `first_op` on (those a block
+ * added since: a checkpointed module) re-created and rerun by selective recompute. */
+void model_graph_mark_block_selective (ModelGraph *g, guint first_tensor, guint first_op);
 
 /* TRUE when op `j` is rerun before the backward under `policy`: KEEP_ALL none; NON_SELECTIVE the
  * attention-core ops; KEEP_MATMUL(_SAVED) the ops whose output is made by a point-wise or

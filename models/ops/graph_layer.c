@@ -407,7 +407,7 @@ mla_qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const gu
  * experts (it reads the norm output while that is live; the model runs it after them:
  * the peak differs by the routed block's transients only). Returns its output (e·T·h). */
 static guint
-shared_experts (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
+shared_experts_block (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
 {
   double T = d->T, h = d->h, e = d->e, s = (double) arch->shared_expert_size, es = e * T * s;
   if (s <= 0)
@@ -450,6 +450,19 @@ shared_experts (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
   frees (g, out, sig, NO);
   ew (g, "shared_scale", 2 * e * T * h + e * T);
   return scaled;
+}
+
+/* The shared experts (shared_experts_block) as a module of their own: under
+ * recompute_modules shared_experts (moe_layer.py shared_experts_compute checkpoints
+ * apply_module(self.shared_experts) over the layer input) everything they add is rerun. */
+static guint
+shared_experts (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
+{
+  guint t0 = g->tensors->len, o0 = g->ops->len;
+  guint out = shared_experts_block (g, d, arch, n2);
+  if (out != NO && (d->recompute & MODEL_RECOMPUTE_SHARED_EXPERTS))
+    model_graph_mark_block_selective (g, t0, o0);
+  return out;
 }
 
 /* The routed output plus the shared experts': read two, write one (e·T·h each). */
@@ -592,7 +605,7 @@ mlp_inner (ModelGraph *g, const Dims *d, const ModelArch *arch, guint src, const
 
 /* The MLP (dense or MoE) reading the norm output n2. Returns its output. */
 static guint
-mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
+mlp_block (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
 {
   double T = d->T, h = d->h, e = d->e, bias = arch->mlp_bias ? 1.0 : 0.0;
   const char *down = arch->mlp == MODEL_MLP_SWIGLU ? "mlp_down" : "mlp_proj";
@@ -656,6 +669,21 @@ mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
   op1 (g, "mlp_down", out, din, NO, NO);
   expert_gemm (g, d, down, d->i, h, d->i * h + bias * h);
   frees (g, inner, din, NO);
+  return out;
+}
+
+/* The MLP as a checkpointed module: under recompute_modules mlp (a dense layer:
+ * transformer_layer.py _forward_mlp checkpoints self.mlp over the pre-MLP norm's output;
+ * Megatron applies it to dense layers only) or moe (a MoE layer: moe_layer.py forward
+ * checkpoints route, shared experts, dispatch, experts and combine), every tensor and op
+ * the block adds is re-created and rerun; its input, the norm's output, stays. */
+static guint
+mlp (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
+{
+  guint t0 = g->tensors->len, o0 = g->ops->len;
+  guint out = mlp_block (g, d, arch, n2);
+  if (d->recompute & (arch->n_experts > 0 ? MODEL_RECOMPUTE_MOE : MODEL_RECOMPUTE_MLP))
+    model_graph_mark_block_selective (g, t0, o0);
   return out;
 }
 

@@ -194,6 +194,16 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
     }
   p->hardware_flops += plan_current (p)->flops;
   guint task = plan_current (p)->id;
+  if (what == RECOMPUTE_SELECTIVE && (p->stack.recompute_modules & MODEL_RECOMPUTE_MOE))
+    {
+      /* recompute_modules moe: moe_layer.py's checkpoint of the MoE layer reruns its
+       * dispatch and combine (plan_ep.c) before the backward, after the rerun task (a
+       * layer is one task: the router's and the experts' kernels on either side of them
+       * run as one) */
+      guint last = plan_ep_issue (p, c->rank, MODEL_EP_FORWARD, task, (gint) l, c->mb);
+      if (last != task)
+        c->tp_wait = last;
+    }
   if (what != RECOMPUTE_LAYER)
     return;
   guint beside = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,

@@ -177,6 +177,11 @@ a2a_overlap_check (const ModelStack *stack, const ModelParallel *par, GError **e
     return fail (error, key, "the all-to-all overlap with precision %s is refused by "
                              "Megatron-LM (only supported with a bf16 or fp16 model)",
                  model_stack_precision_name (pr));
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SELECTIVE
+      && (stack->recompute_modules & MODEL_RECOMPUTE_MOE))
+    return fail (error, key, "the all-to-all overlap with recompute_modules moe is refused by "
+                             "Megatron-LM (disable moe in recompute_modules when enabling "
+                             "overlap_moe_expert_parallel_comm)");
   if (par->moe_dispatcher != MODEL_EP_DISPATCHER_ALLTOALL)
     return fail (error, key, "the all-to-all overlap with dispatcher = %s is refused by "
                              "Megatron-LM (overlap_moe_expert_parallel_comm is supported with "
@@ -580,11 +585,19 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   rewrite_pass (p, &layer->fwd, cp.act_bytes, cp.weight_bytes);
   rewrite_pass (p, &layer->bwd, cp.act_bytes, cp.weight_bytes);
+  /* recompute_modules moe reruns the experts' GEMMs (graph_layer.c mlp): the slowest
+   * rank's, as the forward's */
+  gboolean moe_rerun = p->stack.checkpointing == MODEL_CHECKPOINTING_SELECTIVE
+                       && (p->stack.recompute_modules & MODEL_RECOMPUTE_MOE);
+  if (moe_rerun)
+    rewrite_pass (p, &layer->selective_fwd, cp.act_bytes, cp.weight_bytes);
   const ModelEpDispatch *d = &p->ep.dispatch;
   if (p->ep.params.dispatcher == MODEL_EP_DISPATCHER_ALLGATHER)
     {
       allgather_permutes (p, &layer->fwd, cp.act_bytes, 1);
       allgather_permutes (p, &layer->bwd, cp.act_bytes, 2);
+      if (moe_rerun)
+        allgather_permutes (p, &layer->selective_fwd, cp.act_bytes, 1);
       return;
     }
   if (p->stack.framework.kind == MODEL_FRAMEWORK_MEGATRON
@@ -601,6 +614,11 @@ plan_ep_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
       double bytes = 2 * cp.act_bytes * rows * (double) p->arch->hidden_size;
       add_elementwise (&layer->fwd, "moe_sort_chunks", bytes);
       add_elementwise (&layer->fwd, "moe_unsort_chunks", bytes);
+      if (moe_rerun)
+        {
+          add_elementwise (&layer->selective_fwd, "moe_sort_chunks", bytes);
+          add_elementwise (&layer->selective_fwd, "moe_unsort_chunks", bytes);
+        }
       add_elementwise (&layer->bwd, "moe_sort_chunks", bytes);
       add_elementwise (&layer->bwd, "moe_unsort_chunks", bytes);
     }

@@ -401,6 +401,53 @@ test_recompute_modules (void)
   STEPSIM_ASSERT_REL (model_cost_layer (&dense, &def).act_selective, d0.act_selective, 1e-15);
 }
 
+/* recompute_modules mlp, moe, shared_experts: the whole MLP block (or the shared experts)
+ * checkpointed over its input. Dense (tiny llama: T = 16 tokens, h 4, i 8, bf16, eager
+ * SwiGLU): the block saves gate, up, silu(gate) and their product, e·T·i each
+ * (derivatives.yaml: silu saves its input, mul both factors, down_proj its input):
+ * 4·2·16·8 = 1024 B re-created, and its rerun is the block's three GEMMs, 3·2·T·h·i =
+ * 3072 FLOP. MoE (the same layer as Mixtral-style, 8 experts top-2): under moe what the
+ * layer keeps (act_saved − act_selective) is what the dense layer keeps under mlp — the
+ * attention half and the block's input, the pre-MLP norm output — and the rerun is the MoE
+ * block's forward, router and expert GEMMs: its FLOPs exceed the dense rerun's by the
+ * MoE forward's excess over the dense one. Shared experts of s = 8 (no gate): 4·e·T·s =
+ * 1024 B re-created, the three GEMMs rerun. */
+static void
+test_recompute_mlp_modules (void)
+{
+  ModelArch dense = tiny_llama ();
+  ModelCostParams none = params (2, 8, TRUE, 0), mlp = none;
+  mlp.recompute_modules = MODEL_RECOMPUTE_MLP;
+  ModelBlockCost d0 = model_cost_layer (&dense, &none), d1 = model_cost_layer (&dense, &mlp);
+  STEPSIM_ASSERT_REL (d1.act_selective, 4.0 * 2 * 16 * 8, 1e-12);
+  STEPSIM_ASSERT_REL (d1.act_saved, d0.act_saved, 1e-15);
+  STEPSIM_ASSERT_REL (d1.selective_fwd.flops, 3.0 * 2 * 16 * 4 * 8, 1e-12);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&d1.selective_fwd, "mlp_down"));
+  CU_ASSERT_PTR_NULL (find_op (&d1.selective_fwd, "norm2"));
+  ModelArch moe = tiny_llama ();
+  moe.family = MODEL_FAMILY_MIXTRAL;
+  moe.n_experts = 8;
+  moe.experts_per_token = 2;
+  ModelCostParams mp = params (2, 8, TRUE, 0);
+  mp.recompute_modules = MODEL_RECOMPUTE_MOE;
+  ModelBlockCost m0 = model_cost_layer (&moe, &none), m1 = model_cost_layer (&moe, &mp);
+  STEPSIM_ASSERT_REL (m1.act_saved - m1.act_selective, d1.act_saved - d1.act_selective, 1e-12);
+  STEPSIM_ASSERT_REL (m1.selective_fwd.flops - d1.selective_fwd.flops,
+                      m0.fwd.flops - d0.fwd.flops, 1e-12);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&m1.selective_fwd, "router"));
+  /* mlp on a MoE layer and moe on a dense one rerun nothing of the block */
+  STEPSIM_ASSERT_REL (model_cost_layer (&moe, &mlp).act_selective, 0, 0);
+  STEPSIM_ASSERT_REL (model_cost_layer (&dense, &mp).act_selective, 0, 0);
+  ModelArch shared = moe;
+  shared.shared_expert_size = 8;
+  ModelCostParams sp = params (2, 8, TRUE, 0);
+  sp.recompute_modules = MODEL_RECOMPUTE_SHARED_EXPERTS;
+  ModelBlockCost s1 = model_cost_layer (&shared, &sp);
+  STEPSIM_ASSERT_REL (s1.act_selective, 4.0 * 2 * 16 * 8, 1e-12);
+  CU_ASSERT_PTR_NOT_NULL (find_op (&s1.selective_fwd, "shared_down"));
+  CU_ASSERT_PTR_NULL (find_op (&s1.selective_fwd, "router"));
+}
+
 /* One token, top-2 of 8: only 2 experts' weights are read. gate bytes =
  * e·m·h + w·2·(h·i) + e·m·i with m = 2 routed copies: 2·2·4 + 2·2·32 + 2·2·8 = 176.
  * With 8 tokens (16 ≥ E copies) all 8 experts are read: 2·16·4 + 2·8·32 + 2·16·8 = 896. */
@@ -624,6 +671,7 @@ static const StepsimTest tests[] = {
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
   { "recompute_modules: layernorm and moe_act drop and rerun their tensors", test_recompute_modules },
+  { "recompute_modules: mlp, moe and shared_experts checkpoint their block", test_recompute_mlp_modules },
   { "MoE: Megatron's grouped MLP saves no SiLU or expert output", test_moe_grouped_mlp_saves_less },
   { "MoE touched experts", test_moe_touched_experts },
   { "sliding window flash FLOPs", test_sliding_window_flash },

@@ -216,6 +216,51 @@ test_dispatch_all_to_all_closed_form (void)
   g_autoptr (ModelPlan) full = model_plan_new (a, &st, &par, &error);
   CU_ASSERT_PTR_NOT_NULL_FATAL (full);
   CU_ASSERT_EQUAL (replay (full, node).n_a2a, 9 * 4);
+  /* so does selective recompute of the MoE module (recompute_modules moe: moe_layer.py
+   * checkpoints the layer, dispatch and combine included) */
+  st.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
+  st.recompute_modules = MODEL_RECOMPUTE_MOE;
+  g_autoptr (ModelPlan) moe = model_plan_new (a, &st, &par, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (moe);
+  CU_ASSERT_EQUAL (replay (moe, node).n_a2a, 9 * 4);
+}
+
+/* FLOPs of rank 0's task `label`. */
+static double
+task_flops (const ModelPlan *p, const char *label)
+{
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank == 0 && g_strcmp0 (t->label, label) == 0)
+        return t->flops;
+    }
+  g_assert_not_reached ();
+}
+
+/* recompute_modules moe reruns the slowest rank's expert GEMMs (plan_ep.c rewrites the
+ * selective rerun as the forward): with load_imbalance 2 the rerun's FLOPs grow by exactly
+ * what the forward's do (Mixtral 8x7B cut to 2 layers, ep 8, seq 2048). */
+static void
+test_moe_recompute_slowest_rank (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  a->n_layers = 2;
+  ModelStack st = bf16_stack (2048);
+  st.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
+  st.recompute_modules = MODEL_RECOMPUTE_MOE;
+  double fwd[2], rerun[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      ModelParallel par = ep_par (8, 8);
+      par.moe_imbalance = 1 + i;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      fwd[i] = task_flops (p, "fwd L0 mb0");
+      rerun[i] = task_flops (p, "recompute selective L0 mb0");
+    }
+  CU_ASSERT (fwd[1] > fwd[0]);
+  STEPSIM_ASSERT_REL (rerun[1] - rerun[0], fwd[1] - fwd[0], 1e-9);
 }
 
 /* A skewed router (load_imbalance r = 2) on Mixtral's 8 experts, top-2, ep 8: the hot
@@ -1121,7 +1166,11 @@ test_bad_settings (void)
   par.ep = 8;
   st.checkpointing = MODEL_CHECKPOINTING_FULL;
   expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "full recomputation");
+  st.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
+  st.recompute_modules = MODEL_RECOMPUTE_MOE;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "recompute_modules moe");
   st.checkpointing = MODEL_CHECKPOINTING_NONE;
+  st.recompute_modules = 0;
   st.precision = MODEL_PRECISION_FP32;
   expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "bf16 or fp16");
   st = bf16_stack (512);
@@ -1157,6 +1206,8 @@ main (void)
     { "load_imbalance 2: the hot rank keeps twice its experts' rows",
       test_imbalance_keeps_more_rows },
     { "bad ep / moe settings", test_bad_settings },
+    { "recompute_modules moe reruns the slowest rank's expert GEMMs",
+      test_moe_recompute_slowest_rank },
     { "a2a_overlap: only the first forward's and last backward's all-to-alls exposed",
       test_a2a_overlap_hides_all_to_alls },
     { "a2a_overlap: the combined schedule's task order", test_a2a_overlap_order },
