@@ -271,7 +271,8 @@ test_mixtral_cp_runs (void)
  * GPUs at cp 2 (the expert carving is [parallel] ep's, even though cp's check meets the
  * mesh first); s = 1026 not a multiple of 2·cp = 4 ([parallel] cp, causal load balancing);
  * DeepSeek's Multi-head Latent Attention under cp (K heads dn + dr, V heads dv: not
- * modelled, [parallel] cp); ep 3 not dividing the 8 experts. */
+ * modelled, [parallel] cp); ep 3 not dividing the 8 experts; ep 4 at cp 2 under
+ * tp-cp-ep-pp-dp with pp 2 (Megatron asserts etp·ep = cp·tp there: [parallel] order). */
 static void
 test_refusals (void)
 {
@@ -284,6 +285,14 @@ test_refusals (void)
   expect_refusal (a, &odd, &par, "group [parallel], key 'cp'", "seq_len = 1026");
   par = moe_par (6, 2, 3);
   expect_refusal (a, &st, &par, "group [parallel], key 'ep'", "num_local_experts");
+  /* pp inside dp (tp-cp-ep-pp-dp) with pp 2 needs etp·ep = cp·tp = 2: ep 4 is the order's
+   * fault, named once ("key 'order'", not under key 'cp') */
+  par = moe_par (16, 2, 4);
+  par.pp = 2;
+  par.order = MODEL_MESH_ORDER_TP_CP_EP_PP_DP;
+  st.grad_accum = 2;
+  expect_refusal (a, &st, &par, "group [parallel], key 'order'", "ep × etp = cp × tp");
+  st.grad_accum = 1;
   g_autoptr (ModelArch) ds = shipped ("deepseek-v2-lite");
   par = moe_par (8, 2, 8);
   expect_refusal (ds, &st, &par, "group [parallel], key 'cp'", "Multi-head Latent Attention");
