@@ -1058,11 +1058,19 @@ check "gpt-oss-20b LoRA: MXFP4 experts kept, 12.82 GiB of weights" \
   --set training.attention=eager --set finetune.dequantize=true >oss.out 2>&1
 check "gpt-oss-20b LoRA, dequantize = true: bf16 experts, 38.96 GiB of weights" \
   sh -c "grep -qF 'experts dequantized from MXFP4' oss.out && grep -q 'weights  *38.96 GiB' oss.out"
-# cp with a MoE model: refused as MoE first (not with variant advice that would not help)
-"$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o cpm.h5 --set model.hf_config=gpt-oss-20b \
-  --set training.attention=eager --set parallel.cp=2 >/dev/null 2>cpm.err; rc=$?
-check "cp = 2 with gpt-oss: exit 1, the experts named, no variant advice, no file" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"key 'cp': cp = 2 with the 32 experts\" cpm.err && ! grep -q ulysses cpm.err && [ ! -e cpm.h5 ]"
+# cp with a MoE model (Megatron's: a cp rank routes its s/cp tokens over an expert grid
+# carved from dp·cp·tp): Mixtral, cp 2 × ep 8 on one DGX H100 runs, its slowest EP rank
+# getting 4096 rows a MoE layer (ep 8 · 2048 tokens · top-2 / 8 experts), half of cp 1's
+rm -f cpm.h5
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o cpm.h5 --set parallel.cp=2 \
+  >cpm.out 2>&1; rc=$?
+check "cp = 2 with Mixtral ep 8: runs, 4096 expert rows a layer (cp 1: 8192)" \
+  sh -c "[ $rc -eq 0 ] && [ -e cpm.h5 ] && grep -q 'expert load  *4096 ' cpm.out"
+# MLA under cp: refused naming the key (not with variant advice that would not help)
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o cpd.h5 \
+  --set parallel.cp=2 >/dev/null 2>cpd.err; rc=$?
+check "cp = 2 with DeepSeek's MLA: exit 1, group and key named, no variant advice, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'cp': cp = 2 with the Multi-head Latent Attention\" cpd.err && ! grep -q ulysses cpd.err && [ ! -e cpd.h5 ]"
 # the summary names the TP overlap mode
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-70b-lora-tp8-dgx-h100.ini" -o ov.h5 \
   --set parallel.tp_comm_overlap=pipelined >ov.out 2>&1

@@ -93,12 +93,21 @@ model_cp_check (const ModelArch *arch, const ModelMesh *mesh, guint n_gpus,
     return FALSE;
   if (p->cp <= 1)
     return TRUE;
-  if (arch->n_experts > 0) /* first: the variant advice below would not help */
+  /* Experts need nothing here: a MoE layer routes the rank's own s/cp tokens over expert
+   * groups carved from the stage's dp·cp·tp ranks (mesh.h, expert_parallel.h). Multi-head
+   * Latent Attention is refused first, as the variant advice below would not help: its
+   * core attends with q·k heads of dn + dr and v heads of dv (multi_latent_attention.py),
+   * while every step, K/V chunk and workspace here has one head_dim for K and V. */
+  if (arch->deepseek.mla)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "cp = %u with the %" G_GUINT64_FORMAT
-                   " experts of model '%s' is not modelled yet", p->cp, arch->n_experts,
-                   arch->name);
+                   "cp = %u with the Multi-head Latent Attention of model '%s' is not "
+                   "modelled yet (its K heads are qk_nope_head_dim + qk_rope_head_dim = %"
+                   G_GUINT64_FORMAT " wide, its V heads v_head_dim = %" G_GUINT64_FORMAT
+                   ": the context-parallel K/V exchange and attention steps assume one "
+                   "head_dim for both); use cp = 1", p->cp, arch->name,
+                   arch->deepseek.qk_nope_head_dim + arch->deepseek.qk_rope_head_dim,
+                   arch->deepseek.v_head_dim);
       return FALSE;
     }
   guint64 chunks = p->load_balance ? 2 * (guint64) p->cp : p->cp;

@@ -128,8 +128,10 @@ void model_cp_params_init (ModelCpParams *p, const ModelArch *arch, const ModelM
 
 /* Checks a context-parallel setting: the mesh against `n_gpus` (model_mesh_validate:
  * pp·dp·cp·tp = GPUs); seq_len a multiple of 2·cp under load balancing, of cp otherwise
- * (every rank the same number of tokens); no experts (MoE under cp is not modelled); for ulysses the query and KV heads of one tp rank
- * multiples of cp (TE: "cp_comm_type='a2a' requires num_heads % cp_size == 0"); no sliding
+ * (every rank the same number of tokens); no Multi-head Latent Attention (DeepSeek: its K and
+ * V head widths differ, which the steps here do not model; a mixture of experts is fine, its
+ * layers routing the rank's s/cp tokens: expert_parallel.h); for ulysses the query and KV
+ * heads of one tp rank multiples of cp (TE: "cp_comm_type='a2a' requires num_heads % cp_size == 0"); no sliding
  * window shorter than the sequence for ring (TE attn_forward_func_with_cp refuses it) or
  * all_gather (its windowed steps are not modelled). `p` from model_cp_params_init on the
  * same `mesh`; cp = 1 checks the mesh only. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE naming

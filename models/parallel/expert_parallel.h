@@ -16,9 +16,10 @@
  * num_experts × h weight) is whole on every rank.
  *
  * Routing and capacity. The router of each rank scores the T tokens it holds (T = b·s / cp,
- * and / tp under sequence parallelism, which Megatron requires with ep > 1 and tp > 1:
- * model_parallel_config.py warns otherwise) and picks top-k experts each: T·k token
- * copies. Under a capacity factor c each expert accepts at most
+ * the cp rank's share of the sequence, and / tp under sequence parallelism, which Megatron
+ * requires with ep > 1 and tp > 1: model_parallel_config.py warns otherwise) and picks top-k
+ * experts each: T·k token copies. Under cp the EP group may span cp ranks (the carving
+ * above); nothing else in the dispatch depends on cp. Under a capacity factor c each expert accepts at most
  *   C = ceil(c · T·k / E)
  * copies from that rank (Megatron moe_utils.py get_capacity(num_tokens = T·k, E, c), called
  * by apply_router_token_dropping on the router's local probabilities; DeepSpeed

@@ -27,7 +27,9 @@
  * parallel; parallel_state.py builds expert_decoder_rank_generator = RankGenerator(
  * tp=expert_tensor_parallel_size, ep=expert_model_parallel_size, dp=expert_data_parallel_size,
  * cp=1, pp=pp) with expert_data_parallel_size = world / (pp·etp·ep)). ep·etp must divide
- * dp·cp·tp. The carving is over the stage-local index (model_mesh_stage_local), which is
+ * dp·cp·tp. cp is no dimension of the expert grid: under cp > 1 an EP group may span cp
+ * ranks, and the expert-dp group (Megatron's _EXPERT_DATA_PARALLEL_GROUP) holds every rank
+ * of the stage with the same etp and ep coordinates, cp ranks included. The carving is over the stage-local index (model_mesh_stage_local), which is
  * Megatron's expert rank under both orders; under tp-cp-ep-pp-dp with pp > 1 Megatron needs
  * etp·ep = cp·tp (model_mesh_validate).
  *

@@ -18,7 +18,11 @@
  *                 from its start, the next compute task waiting for the last; all-gather and
  *                 Ulysses collectives on the critical path before or after the task
  *   model states  replicated over cp: gradients Partial and ZeRO/FSDP shards over dp·cp
- *                 (models/parallel/parallel.c, placement.c's merged dp·cp group)
+ *                 (models/parallel/parallel.c, placement.c's merged dp·cp group); a MoE
+ *                 model's expert states and dispatch are plan_ep.c's, over expert groups
+ *                 carved from the stage's dp·cp·tp ranks (plan_cp_validate leaves an
+ *                 expert carving that does not fit the stage or the order to
+ *                 plan_ep_validate to name: key 'ep', 'etp' or 'order')
  * Approximate: the ring's overlap window is the layer's whole task, not each step's kernel
  * (context_parallel.h's Σ max(compute_i, comm_i) rule): its sends hide behind the GEMMs of
  * the layer too, and exposure is max(0, Σ comm − task) rather than Σ max(0, comm_i −
@@ -75,6 +79,19 @@ plan_cp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     }
   ModelMesh mesh;
   model_parallel_mesh (par, &mesh);
+  /* a mesh the expert degrees break (ep·etp not dividing a stage's dp·cp·tp ranks; under
+   * tp-cp-ep-pp-dp with pp > 1, etp·ep ≠ cp·tp), which model_cp_check's mesh check would
+   * meet first, is plan_ep_validate's to name (key 'ep', 'etp' or 'order'), not cp's */
+  ModelMesh dense = mesh;
+  dense.ep = dense.etp = 1;
+  if (!model_ep_check (arch, &mesh, NULL)
+      || (!model_mesh_validate (&mesh, par->degree, NULL)
+          && model_mesh_validate (&dense, par->degree, NULL)))
+    {
+      gboolean ok = plan_ep_validate (arch, stack, par, error);
+      g_assert (!ok); /* it runs model_ep_check first */
+      return FALSE;
+    }
   ModelCpParams p;
   params_of (arch, stack, par, &p);
   if (!model_cp_check (arch, &mesh, par->degree, &p, error))

@@ -44,6 +44,16 @@
  *                 all-gathered over it after the step (plan_ep_gather_params). ZeRO-2/3,
  *                 FSDP and hybrid sharding with ep > 1 are refused where a sharded state
  *                 would hold expert tensors.
+ * With context parallelism (cp > 1) a MoE layer on a cp rank routes the rank's own share of
+ * the sequence, T = b·s/cp tokens (÷ tp under SP; Megatron's MoE layer sees the [s/cp, b, h]
+ * hidden states get_batch_on_this_cp_rank left it): model_ep_dispatch's rows, the expert
+ * GEMMs and the dispatch/combine bytes are those of cp = 1 with s/cp, the rows' extra
+ * activations (PlanEp.row_extra, from the full-sequence layer graph) ÷ cp. The expert grid
+ * is carved from the stage's dp·cp·tp ranks, cp among them (parallel_state.py
+ * expert_decoder_rank_generator has cp = 1 and dp = world / (etp·ep·pp)), so an EP group may
+ * span cp ranks and the expert-dp group (_EXPERT_DATA_PARALLEL_GROUP) holds the cp ranks
+ * that share an expert shard; the dense gradients reduce over dp·cp and the attention runs
+ * its cp collectives (plan_cp.c) as in a dense model.
  * With pipeline stages each stage's dp·cp·tp ranks carve their own expert grid (mesh.h
  * model_mesh_expert_group, Megatron's expert_decoder_rank_generator under the mesh's
  * order; with pp inside dp, tp-cp-ep-pp-dp, etp·ep must be cp·tp, as Megatron asserts): a

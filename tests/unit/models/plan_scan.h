@@ -1,6 +1,6 @@
 /* tests/unit/models/plan_scan.h — reading a built plan back in the plan tests
- * (test_plan_tp.c, test_plan_tp_moe.c, test_plan_cp.c, test_plan_ep.c): what one rank's task
- * allocates, and the kernels it runs.
+ * (test_plan_tp.c, test_plan_tp_moe.c, test_plan_cp.c, test_plan_ep.c, test_plan_ep_cp.c):
+ * what one rank's task allocates, and the kernels it runs.
  * Header-only (static inline). */
 #pragma once
 

@@ -557,6 +557,62 @@ test_order_experts (void)
   CU_ASSERT (model_mesh_validate (&m, 16, NULL));
 }
 
+/* Experts carved across context parallelism (parallel_state.py: the expert generator is
+ * RankGenerator(tp = etp, ep, dp = edp, pp, cp = 1) over the same world, its groups from
+ * generate_masked_orthogonal_rank_groups, innermost first). 8 GPUs, tp 1 × cp 2 × dp 4 (order
+ * tp-cp-ep-dp-pp): dense rank = cp + 2·dp, so the cp groups are {0, 1}, {2, 3}, …. With ep 4
+ * (etp 1, edp = 8 / 4 = 2) expert rank = ep + 4·edp: EP groups {0, 1, 2, 3} and {4, 5, 6, 7}
+ * — each spans both cp ranks of two dp ranks —, expert-dp groups {r, r + 4}. With tp 2 ×
+ * cp 2 × dp 2 (dense rank = tp + 2·cp + 4·dp) and ep 2, etp 1 (edp 4): EP group of rank 0
+ * {0, 1} (its tp pair), expert-dp group {0, 2, 4, 6} = _EXPERT_DATA_PARALLEL_GROUP, which
+ * holds cp ranks 0 and 1 (ranks 0 and 2) of dp ranks 0 and 1: the dense dp·cp group of
+ * rank 0 is the same set. ep 16 does not divide the 8 ranks. */
+static void
+test_expert_carving_cp (void)
+{
+  ModelMesh m;
+  model_mesh_init (&m, 8);
+  m.degree[MODEL_MESH_CP] = 2;
+  m.degree[MODEL_MESH_DP_SHARD] = 4;
+  m.ep = 4;
+  CU_ASSERT (model_mesh_validate (&m, 8, NULL));
+  CU_ASSERT_EQUAL (model_mesh_expert_degree (&m, MODEL_MESH_EXPERT_DP), 2);
+  guint r[8], c[MODEL_MESH_N_DIMS];
+  for (guint x = 0; x < 8; x++)
+    {
+      guint base = x < 4 ? 0 : 4;
+      CU_ASSERT (ranks_are (r, model_mesh_expert_group (&m, x, MODEL_MESH_EXPERT_EP, r),
+                            (guint[]){ base, base + 1, base + 2, base + 3 }, 4));
+      CU_ASSERT (ranks_are (r, model_mesh_expert_group (&m, x, MODEL_MESH_EXPERT_DP, r),
+                            (guint[]){ x % 4, x % 4 + 4 }, 2));
+    }
+  CU_ASSERT (ranks_are (r, model_mesh_group (&m, 0, MODEL_MESH_BIT (MODEL_MESH_CP), r, NULL),
+                        (guint[]){ 0, 1 }, 2));
+  model_mesh_coords (&m, 1, c);
+  CU_ASSERT (c[MODEL_MESH_CP] == 1 && c[MODEL_MESH_DP_SHARD] == 0);
+  model_mesh_coords (&m, 3, c);
+  CU_ASSERT (c[MODEL_MESH_CP] == 1 && c[MODEL_MESH_DP_SHARD] == 1);
+
+  m.degree[MODEL_MESH_TP] = 2;
+  m.degree[MODEL_MESH_DP_SHARD] = 2;
+  m.ep = 2;
+  CU_ASSERT (model_mesh_validate (&m, 8, NULL));
+  CU_ASSERT (ranks_are (r, model_mesh_expert_group (&m, 0, MODEL_MESH_EXPERT_EP, r),
+                        (guint[]){ 0, 1 }, 2));
+  CU_ASSERT (ranks_are (r, model_mesh_expert_group (&m, 0, MODEL_MESH_EXPERT_DP, r),
+                        (guint[]){ 0, 2, 4, 6 }, 4));
+  CU_ASSERT (ranks_are (r, model_mesh_group (&m, 0, MODEL_MESH_DP | MODEL_MESH_BIT (MODEL_MESH_CP),
+                                             r, NULL),
+                        (guint[]){ 0, 2, 4, 6 }, 4));
+  model_mesh_coords (&m, 2, c);
+  CU_ASSERT (c[MODEL_MESH_CP] == 1 && c[MODEL_MESH_DP_SHARD] == 0 && c[MODEL_MESH_TP] == 0);
+  m.ep = 16;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT (!model_mesh_validate (&m, 8, &e));
+  CU_ASSERT (e != NULL && strstr (e->message, "ep 16") != NULL
+             && strstr (e->message, "dp·cp·tp = 8") != NULL);
+}
+
 /* The spellings: Megatron's two orders and their short forms; anything else an error
  * listing them. */
 static void
@@ -619,6 +675,7 @@ main (void)
     { "rank order: groups and stages under both orders", test_order_groups },
     { "rank order: coordinates are Megatron's RankGenerator's", test_order_megatron },
     { "rank order: experts under tp-cp-ep-pp-dp", test_order_experts },
+    { "experts carved across cp (tp 1 cp 2 ep 4; tp 2 cp 2 ep 2)", test_expert_carving_cp },
     { "rank order: accepted spellings", test_order_parse },
     { "rank order: shifts that keep stages", test_order_shifts },
     { "placement local shapes and divisibility", test_local_shape },
