@@ -55,8 +55,9 @@ cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
   if (ep > par->degree || etp > par->degree)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key '%s': %" G_GUINT64_FORMAT " exceeds the %u GPUs",
-                   ep > par->degree ? "ep" : "etp", ep > par->degree ? ep : etp, par->degree);
+                   "group [parallel], key '%s': %" G_GUINT64_FORMAT " exceeds the %u GPU%s",
+                   ep > par->degree ? "ep" : "etp", ep > par->degree ? ep : etp, par->degree,
+                   par->degree == 1 ? "" : "s");
       return FALSE;
     }
   par->ep = (guint) ep;

@@ -139,6 +139,11 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
       && has (kf, "moe", "expert_load"))
     NOTE ("moe", "expert_load", "ep = 1 without a capacity_factor: every GPU holds every "
           "expert, so how the tokens spread over them slows no GPU more than another");
+  /* plan_step.c: the combined 1F1B pairs micro-batch i's forward with i − 1's backward */
+  if (par->moe_a2a_overlap && par->pp <= 1 && sc->stack.grad_accum <= 1
+      && has (kf, "moe", "a2a_overlap"))
+    NOTE ("moe", "a2a_overlap", "grad_accum = 1 at pp = 1: a single micro-batch has no other "
+          "micro-batch's backward to overlap its all-to-alls with");
   /* token_dispatcher.py: both dispatchers communicate only "if self.tp_size > 1 or
    * self.ep_size > 1" (the expert degrees) */
   if (par->ep <= 1 && par->etp <= 1 && sc->arch->n_experts > 0

@@ -547,10 +547,14 @@ gen_interleaved (ModelPpSchedule *s, gboolean a2a_overlap)
       guint remaining = total - warmup;
       for (guint k = 0; k < warmup; k++)
         push (s, r, MODEL_PP_OP_F, tmb[k], tch[k]);
+      GArray *ops = g_ptr_array_index (s->ranks, r);
       for (guint k = 0; k < remaining; k++)
         {
           push (s, r, MODEL_PP_OP_F, tmb[k + warmup], tch[k + warmup]);
           push (s, r, MODEL_PP_OP_BW, tmb[k], v - 1 - tch[k]);
+          /* schedules.py's steady loop: forward_k with backward_k, one combined step */
+          g_array_index (ops, ModelPpOp, ops->len - 1).combined = a2a_overlap;
+          g_array_index (ops, ModelPpOp, ops->len - 2).combined = a2a_overlap;
         }
       for (guint k = remaining; k < total; k++)
         push (s, r, MODEL_PP_OP_BW, tmb[k], v - 1 - tch[k]);

@@ -169,6 +169,9 @@ typedef struct
   guint stage;       /* virtual stage r + chunk·p */
   guint n_deps;      /* 0 .. 2 */
   ModelPpDep deps[2];
+  gboolean combined; /* a steady-state F or BW of the combined 1F1B (model_pp_schedule_new_with
+                      * with a2a_overlap): an F with the BW after it is one combined step;
+                      * never a warm-up or cool-down op */
 } ModelPpOp;
 
 typedef struct

@@ -175,12 +175,22 @@ a2a_overlap_check (const ModelStack *stack, const ModelParallel *par, GError **e
     return fail (error, key, "the all-to-all overlap needs ep > 1 (Megatron-LM: "
                              "overlap_moe_expert_parallel_comm is only supported with expert "
                              "model parallelism)");
+  if (stack->checkpointing == MODEL_CHECKPOINTING_SELECTIVE_OP)
+    return fail (error, key, "the all-to-all overlap with checkpointing = selective_op is not "
+                             "modelled (op-level selective checkpointing is torchtitan's; "
+                             "Megatron's combined 1F1B runs with none or selective)");
   if (stack->checkpointing != MODEL_CHECKPOINTING_NONE
       && stack->checkpointing != MODEL_CHECKPOINTING_SELECTIVE)
     return fail (error, key, "the all-to-all overlap with checkpointing = %s is refused by "
                              "Megatron-LM (disable full recomputation when enabling "
                              "overlap_moe_expert_parallel_comm); use none or selective",
                  model_stack_checkpointing_name (stack->checkpointing));
+  /* the combined schedule's two micro-batches in flight per layer: the activation
+   * offload's per-layer save/restore pairs (plan_offload.c) assume one */
+  if (stack->offload.activations != MODEL_OFFLOAD_NONE)
+    return fail (error, key, "the all-to-all overlap with activations offloaded ([offload] "
+                             "activations or [training] activation_offload) is not modelled "
+                             "yet");
   ModelPrecision pr = stack->precision;
   if (pr != MODEL_PRECISION_BF16_MIXED && pr != MODEL_PRECISION_FP16_MIXED
       && pr != MODEL_PRECISION_BF16)

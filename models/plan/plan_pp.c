@@ -509,8 +509,7 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   for (guint i = 0; i < ops->len; i++)
     {
       const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
-      if (p->par.moe_a2a_overlap && op->kind == MODEL_PP_OP_F && i + 1 < ops->len
-          && g_array_index (ops, ModelPpOp, i + 1).kind == MODEL_PP_OP_BW)
+      if (op->combined) /* a steady-state F, the BW after it (pipeline_schedule.h) */
         {
           c.pc = pc;
           c.w_hold_layer = c.w_hold_head = 0;

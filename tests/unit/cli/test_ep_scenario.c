@@ -206,6 +206,28 @@ test_imbalance_at_ep1_warns (void)
 
 int main (void);
 
+/* a2a_overlap with one micro-batch at pp 1 pairs nothing: one note naming the key; with
+ * grad_accum 2 (--set) none. */
+static void
+test_a2a_overlap_ga1_warns (void)
+{
+  g_autofree char *text = g_strconcat (base, "[parallel]\nep = 8\n[moe]\na2a_overlap = true\n",
+                                       NULL);
+  g_autofree char *path = g_build_filename (tmpdir, "a2a.ini", NULL);
+  g_assert (g_file_set_contents (path, text, -1, NULL));
+  const char *const ga2[] = { "training.grad_accum=2", NULL };
+  for (guint c = 0; c < 2; c++)
+    {
+      g_autoptr (GError) e = NULL;
+      g_autoptr (CliScenario) sc = cli_scenario_load (path, c == 0 ? NULL : ga2, &e);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (sc);
+      guint n = 0;
+      for (guint i = 0; i < sc->warnings->len; i++)
+        n += strstr (g_ptr_array_index (sc->warnings, i), "key 'a2a_overlap'") != NULL;
+      CU_ASSERT_EQUAL (n, c == 0 ? 1 : 0);
+    }
+}
+
 int
 main (void)
 {
@@ -215,6 +237,7 @@ main (void)
     { "bad ep / etp / [moe] values name group and key", test_bad_values },
     { "ep or [moe] on a dense model; top-k > experts", test_dense_model },
     { "load_imbalance or allgather at ep 1 warns (no effect)", test_imbalance_at_ep1_warns },
+    { "a2a_overlap with one micro-batch at pp 1 warns (no effect)", test_a2a_overlap_ga1_warns },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario/moe", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);

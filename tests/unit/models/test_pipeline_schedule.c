@@ -508,6 +508,27 @@ test_interleaved_a2a_overlap_order (void)
         g_printerr ("\n  rank %u: %s\n  expected %s\n", r, got->str, expect[r]);
       CU_ASSERT_STRING_EQUAL (got->str, expect[r]);
     }
+  /* the steady F, BW pairs are marked combined, nothing else: rank 0's 3 pairs after its
+   * 5 warm-up forwards, rank 1's 5 after 3. With m = p = 2 rank 0's warm-up (5) takes all
+   * 4 virtual micro-batches: no steady state, no combined step (its last forward and first
+   * backward are not a pair: combining them would wait on rank 1 for a gradient that
+   * needs that forward's output), rank 1's 3 warm-up forwards leave one pair. */
+  const guint first[2][2] = { { 5, 3 }, { 4, 3 } }, pairs[2][2] = { { 3, 5 }, { 0, 1 } };
+  for (guint c = 0; c < 2; c++)
+    {
+      g_autoptr (ModelPpSchedule) t
+        = model_pp_schedule_new_with (MODEL_PP_INTERLEAVED, 2, c == 0 ? 4 : 2, 2, TRUE, &error);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (t);
+      for (guint r = 0; r < 2; r++)
+        {
+          const GArray *ops = model_pp_schedule_rank (t, r);
+          for (guint i = 0; i < ops->len; i++)
+            {
+              gboolean want = i >= first[c][r] && i < first[c][r] + 2 * pairs[c][r];
+              CU_ASSERT_EQUAL (g_array_index (ops, ModelPpOp, i).combined, want);
+            }
+        }
+    }
 }
 
 /* ---- Schedules: replayed step time ------------------------------------------------------- */

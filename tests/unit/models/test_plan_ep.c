@@ -1042,6 +1042,24 @@ test_a2a_overlap_interleaved (void)
   CU_ASSERT (r[1].step_time < r[0].step_time);
   model_sim_result_clear (&r[0]);
   model_sim_result_clear (&r[1]);
+  /* GA = pp: pipeline rank 0's warm-up takes every forward, so only rank 1 combines; the
+   * step completes. Pairing rank 0's last forward with its first backward deadlocked once
+   * a chunk had two layers: that forward's second layer queued behind the backward's first,
+   * which waits for rank 1's gradient, which waits for that forward's output. */
+  a->n_layers = 8;
+  st.grad_accum = 2;
+  ModelParallel two = interleaved_par (TRUE);
+  HwFabricSpec fabric = { .spine_oversubscription = 1.0 };
+  ModelSimInput in = { .arch = a, .stack = &st, .par = &two,
+                       .node = hw_catalog_node ("DGX-H100", NULL), .n_nodes = 1,
+                       .fabric = &fabric, .steps = 1 };
+  ModelSimResult r2;
+  g_autoptr (GError) e = NULL;
+  gboolean ok = model_simulate (&in, NULL, &r2, &e);
+  if (!ok)
+    g_printerr ("\n  %s\n", e->message);
+  CU_ASSERT_FATAL (ok);
+  model_sim_result_clear (&r2);
 }
 
 /* The combined schedule's order on rank 0 (GA 2, the tiny model's 4 layers): micro-batch
@@ -1169,8 +1187,15 @@ test_bad_settings (void)
   st.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
   st.recompute_modules = MODEL_RECOMPUTE_MOE;
   expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "recompute_modules moe");
-  st.checkpointing = MODEL_CHECKPOINTING_NONE;
+  st.checkpointing = MODEL_CHECKPOINTING_SELECTIVE_OP;
   st.recompute_modules = 0;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "torchtitan");
+  /* activations offloaded: their per-layer save and restore assume one micro-batch in
+   * flight (it crashed the ledger before it was refused) */
+  st.checkpointing = MODEL_CHECKPOINTING_NONE;
+  st.offload.activations = MODEL_OFFLOAD_CPU;
+  expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "activations offloaded");
+  st.offload.activations = MODEL_OFFLOAD_NONE;
   st.precision = MODEL_PRECISION_FP32;
   expect_refusal (a, &st, &par, "group [moe], key 'a2a_overlap'", "bf16 or fp16");
   st = bf16_stack (512);
