@@ -48,15 +48,15 @@ tests_unit_models_test_graph_ops_SOURCES = tests/unit/models/test_graph_ops.c te
 tests_unit_models_test_graph_ops_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_graph_ops_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_ep
-tests_unit_models_test_plan_ep_SOURCES = tests/unit/models/test_plan_ep.c tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h
+tests_unit_models_test_plan_ep_SOURCES = tests/unit/models/test_plan_ep.c tests/unit/models/moe_fixture.h tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_ep_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_ep_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_ep_allgather
-tests_unit_models_test_plan_ep_allgather_SOURCES = tests/unit/models/test_plan_ep_allgather.c tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h tests/unit/hardware/fixture.h
+tests_unit_models_test_plan_ep_allgather_SOURCES = tests/unit/models/test_plan_ep_allgather.c tests/unit/models/moe_fixture.h tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h tests/unit/hardware/fixture.h
 tests_unit_models_test_plan_ep_allgather_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_ep_allgather_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_ep_cp
-tests_unit_models_test_plan_ep_cp_SOURCES = tests/unit/models/test_plan_ep_cp.c tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h
+tests_unit_models_test_plan_ep_cp_SOURCES = tests/unit/models/test_plan_ep_cp.c tests/unit/models/moe_fixture.h tests/unit/models/shipped.h tests/unit/models/tiny.h tests/unit/models/refusal.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_ep_cp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_ep_cp_LDADD = $(UNIT_TEST_LIBS)
 check_PROGRAMS += tests/unit/models/test_plan_tp
@@ -65,7 +65,7 @@ tests_unit_models_test_plan_tp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_LDADD = $(UNIT_TEST_LIBS)
 
 check_PROGRAMS += tests/unit/models/test_plan_tp_moe
-tests_unit_models_test_plan_tp_moe_SOURCES = tests/unit/models/test_plan_tp_moe.c tests/unit/models/shipped.h tests/unit/models/plan_scan.h
+tests_unit_models_test_plan_tp_moe_SOURCES = tests/unit/models/test_plan_tp_moe.c tests/unit/models/moe_fixture.h tests/unit/models/shipped.h tests/unit/models/plan_scan.h
 tests_unit_models_test_plan_tp_moe_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_tp_moe_LDADD = $(UNIT_TEST_LIBS)
 

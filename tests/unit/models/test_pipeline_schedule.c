@@ -450,6 +450,23 @@ test_orders (void)
  * (3,1). Rank 0 warms up (2 − 0 − 1)·2 + (2 − 1)·2 = 4, rank 1 (0)·2 + 2 = 2; backwards
  * take the table with chunk 1 − c. Rank 0: F0.0 F1.0 F0.1 F1.1 | F2.0 B0.1 | F3.0 B1.1 |
  * F2.1 B0.0 | F3.1 B1.0 | B2.1 B3.1 B2.0 B3.0 (Fmb.chunk). */
+/* Rank r's list of `s` as "F0.0 F1.0 … BW3.0" (kind, micro-batch.chunk) equals `expect`. */
+static void
+assert_rank_order (const ModelPpSchedule *s, guint r, const char *expect)
+{
+  g_autoptr (GString) got = g_string_new (NULL);
+  const GArray *ops = model_pp_schedule_rank (s, r);
+  for (guint i = 0; i < ops->len; i++)
+    {
+      const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
+      g_string_append_printf (got, "%s%s%u.%u", i ? " " : "", model_pp_op_name (op->kind),
+                              op->mb, op->chunk);
+    }
+  if (strcmp (got->str, expect) != 0)
+    g_printerr ("\n  rank %u: %s\n  expected %s\n", r, got->str, expect);
+  CU_ASSERT_STRING_EQUAL (got->str, expect);
+}
+
 static void
 test_interleaved_order (void)
 {
@@ -461,19 +478,7 @@ test_interleaved_order (void)
                         "F3.1 BW3.1 BW2.0 BW3.0";
   const char *expect[] = { expect0, expect1 };
   for (guint r = 0; r < 2; r++)
-    {
-      g_autoptr (GString) got = g_string_new (NULL);
-      const GArray *ops = model_pp_schedule_rank (s, r);
-      for (guint i = 0; i < ops->len; i++)
-        {
-          const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
-          g_string_append_printf (got, "%s%s%u.%u", i ? " " : "", model_pp_op_name (op->kind),
-                                  op->mb, op->chunk);
-        }
-      if (strcmp (got->str, expect[r]) != 0)
-        g_printerr ("\n  rank %u: %s\n  expected %s\n", r, got->str, expect[r]);
-      CU_ASSERT_STRING_EQUAL (got->str, expect[r]);
-    }
+    assert_rank_order (s, r, expect[r]);
 }
 
 /* [moe] a2a_overlap: Megatron's combined 1F1B schedules one extra warm-up micro-batch
@@ -495,19 +500,7 @@ test_interleaved_a2a_overlap_order (void)
                         "BW2.1 BW3.1 BW2.0 BW3.0";
   const char *expect[] = { expect0, expect1 };
   for (guint r = 0; r < 2; r++)
-    {
-      g_autoptr (GString) got = g_string_new (NULL);
-      const GArray *ops = model_pp_schedule_rank (s, r);
-      for (guint i = 0; i < ops->len; i++)
-        {
-          const ModelPpOp *op = &g_array_index (ops, ModelPpOp, i);
-          g_string_append_printf (got, "%s%s%u.%u", i ? " " : "", model_pp_op_name (op->kind),
-                                  op->mb, op->chunk);
-        }
-      if (strcmp (got->str, expect[r]) != 0)
-        g_printerr ("\n  rank %u: %s\n  expected %s\n", r, got->str, expect[r]);
-      CU_ASSERT_STRING_EQUAL (got->str, expect[r]);
-    }
+    assert_rank_order (s, r, expect[r]);
   /* the steady F, BW pairs are marked combined, nothing else: rank 0's 3 pairs after its
    * 5 warm-up forwards, rank 1's 5 after 3. With m = p = 2 rank 0's warm-up (5) takes all
    * 4 virtual micro-batches: no steady state, no combined step (its last forward and first

@@ -13,6 +13,7 @@
 #include "models/plan/executor.h"
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/moe_fixture.h"
 #include "tests/unit/hardware/fixture.h"
 #include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/refusal.h"
@@ -31,28 +32,7 @@ ag_par (guint ep, ModelEpDispatcher dispatcher)
   return par;
 }
 
-static ModelStack
-bf16_stack (guint64 s)
-{
-  ModelStack st;
-  model_stack_init_defaults (&st);
-  st.precision = MODEL_PRECISION_BF16_MIXED;
-  st.flash_attention = TRUE;
-  st.micro_batch = 1;
-  st.seq_len = s;
-  return st;
-}
 
-/* The tiny llama as a MoE: 8 SwiGLU experts of i = 688, top-2, h = 256. */
-static ModelArch *
-tiny_moe (void)
-{
-  ModelArch *a = tiny_arch ();
-  a->family = MODEL_FAMILY_MIXTRAL;
-  a->n_experts = 8;
-  a->experts_per_token = 2;
-  return a;
-}
 
 typedef struct
 {
@@ -67,13 +47,9 @@ static AgRun
 replay (const ModelPlan *plan, const HwNodeSpec *node)
 {
   AgRun o = { 0 };
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = hw_cluster_new (node, 1, fluid);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (model_plan_n_ranks (plan), NULL);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
-  model_executor_start (exec);
-  sim_engine_run (engine);
+  MoeReplay r;
+  moe_replay_run (plan, node, &r);
+  ModelExecutor *exec = r.exec;
   CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
   o.step = model_executor_rank_end (exec, 0);
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
@@ -86,6 +62,7 @@ replay (const ModelPlan *plan, const HwNodeSpec *node)
       if (o.gather == 0 && strstr (t->label, "dispatch all-gather (ep·etp)") != NULL)
         o.gather = model_executor_task_time (exec, i);
     }
+  moe_replay_clear (&r);
   return o;
 }
 

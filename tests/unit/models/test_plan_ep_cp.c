@@ -16,6 +16,7 @@
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/moe_fixture.h"
 #include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/refusal.h"
 #include "tests/unit/models/shipped.h"
@@ -34,28 +35,7 @@ moe_par (guint gpus, guint cp, guint ep)
   return par;
 }
 
-static ModelStack
-bf16_stack (guint64 s)
-{
-  ModelStack st;
-  model_stack_init_defaults (&st);
-  st.precision = MODEL_PRECISION_BF16_MIXED;
-  st.flash_attention = TRUE;
-  st.micro_batch = 1;
-  st.seq_len = s;
-  return st;
-}
 
-/* The tiny llama as a MoE: 8 SwiGLU experts of i = 688, top-2, h = 256, 4 layers. */
-static ModelArch *
-tiny_moe (void)
-{
-  ModelArch *a = tiny_arch ();
-  a->family = MODEL_FAMILY_MIXTRAL;
-  a->n_experts = 8;
-  a->experts_per_token = 2;
-  return a;
-}
 
 static ModelPlan *
 plan_or_fail (const ModelArch *a, const ModelStack *st, const ModelParallel *par)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/moe_fixture.h"
 #include "tests/unit/models/plan_scan.h"
 #include "tests/unit/models/shipped.h"
 
@@ -32,17 +33,6 @@ moe_par (guint gpus, guint tp, guint ep)
   return par;
 }
 
-static ModelStack
-bf16_stack (guint64 s)
-{
-  ModelStack st;
-  model_stack_init_defaults (&st);
-  st.precision = MODEL_PRECISION_BF16_MIXED;
-  st.flash_attention = TRUE;
-  st.micro_batch = 1;
-  st.seq_len = s;
-  return st;
-}
 
 static ModelPlan *
 model_plan (const char *model, guint gpus, guint tp, guint ep, guint64 s)
