@@ -223,8 +223,9 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   /* transformer_layer.py: mlp checkpoints a dense layer's MLP only; moe_layer.py: moe a MoE
    * layer, shared_experts its shared experts (graph_layer.c mlp, shared_experts) */
   if ((s->recompute_modules & MODEL_RECOMPUTE_MLP) && sc->arch->n_experts > 0)
-    NOTE ("training", "recompute_modules", "mlp reruns the MLP of dense layers; this model's "
-          "layers are MoE layers (moe reruns those)");
+    NOTE ("training", "recompute_modules", "mlp reruns the MLP of dense layers, and stepsim "
+          "costs every layer of this MoE model as a MoE layer (DeepSeek's first dense layers "
+          "included, an approximation of models/plan/plan_ep.c); moe reruns those");
   if ((s->recompute_modules & MODEL_RECOMPUTE_MOE) && sc->arch->n_experts == 0)
     NOTE ("training", "recompute_modules", "moe reruns MoE layers; the model has no experts "
           "(mlp reruns a dense MLP)");

@@ -227,6 +227,13 @@ model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, doub
     {
       g_auto (GStrv) parts = g_strsplit (text, ",", -1);
       guint n = g_strv_length (parts);
+      if (n > 1 && *g_strstrip (parts[n - 1]) == '\0') /* a trailing comma */
+        n--;
+      char *end = NULL;
+      if (n == 1 && E > 1 && (g_ascii_strtod (parts[0], &end), *g_strchug (end) != '\0'))
+        return fail (error, "[moe] expert_load = %s: not zipf:S nor a number; give the %u "
+                     "experts' relative loads separated by commas (e.g. 8, 3, 5, …) or zipf:S",
+                     spec, E);
       if (n != E)
         return fail (error, "[moe] expert_load: %u value%s for the model's %u experts (give "
                      "one relative load per expert, in expert order, or zipf:S)", n,
@@ -234,7 +241,6 @@ model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, doub
       double sum = 0;
       for (guint e = 0; e < E; e++)
         {
-          char *end = NULL;
           const char *v = g_strstrip (parts[e]);
           f[e] = g_ascii_strtod (v, &end);
           if (end == v || *end != '\0' || !isfinite (f[e]) || f[e] < 0)
@@ -446,10 +452,18 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
       return;
     }
   double h = (double) arch->hidden_size, e = p->act_bytes;
-  /* the etp gather's output: every row the rank's local experts process (mean rank),
-   * etp × the rows the all-to-all delivered (dispatch_postprocess: gather_from_sequence_
-   * parallel_region over tp_group = expt_tp with output_split_sizes = output_splits_tp) */
-  double gathered = d->n_local_experts * d->mean_rows;
+  /* An uneven all_to_all_single ends when its most loaded receiver has its rows: the rank
+   * holding the hottest experts receives slowest_rows/etp rows where a balanced rank
+   * receives send_rows (a2a_recv_max_bytes against a2a_bytes). Its collectives are timed
+   * at that volume (every rank's, as every rank runs the slowest rank's kernels: on a
+   * switch the hot receiver's inbound link sets the time either way); 1 when balanced. */
+  double skew = d->a2a_bytes > 0 ? MAX (1.0, d->a2a_recv_max_bytes / d->a2a_bytes) : 1.0;
+  /* the etp gather's output: every row the rank's local experts process (the slowest
+   * rank's), etp × the rows the all-to-all delivered (dispatch_postprocess: gather_from_
+   * sequence_parallel_region over tp_group = expt_tp with output_split_sizes =
+   * output_splits_tp) */
+  double gathered = MAX (d->slowest_rows, d->n_local_experts * d->mean_rows);
+  double a2a_bytes = skew * d->a2a_bytes, probs_bytes = skew * d->probs_a2a_bytes;
   /* combine_preprocess reduce-scatters hidden_states.to(self.probs.dtype) (the router's
    * dtype, --moe-router-dtype) and casts back; its backward all-gathers that dtype too */
   double rs = p->prob_bytes;
@@ -465,9 +479,9 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
       if (a2a)
         {
           comm (out, "dispatch all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
-                p->ep, d->a2a_bytes);
+                p->ep, a2a_bytes);
           comm (out, "dispatch probs all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL,
-                MODEL_MESH_EXPERT_EP, p->ep, d->probs_a2a_bytes);
+                MODEL_MESH_EXPERT_EP, p->ep, probs_bytes);
         }
       if (ag)
         {
@@ -480,14 +494,14 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
         }
       if (a2a)
         comm (out, "combine all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
-              p->ep, d->a2a_bytes);
+              p->ep, a2a_bytes);
       return;
     }
   /* backward: the conjugates in reverse (all_to_all's backward swaps the splits; the
    * sequence-parallel gather's backward is a reduce-scatter and vice versa) */
   if (a2a)
     comm (out, "combine grad all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
-          p->ep, d->a2a_bytes);
+          p->ep, a2a_bytes);
   if (ag)
     {
       comm (out, "combine grad all-gather (etp)", HW_COLLECTIVE_ALL_GATHER, MODEL_MESH_EXPERT_TP,
@@ -500,9 +514,9 @@ model_ep_layer_comms (const ModelArch *arch, const ModelEpParams *p, const Model
   if (a2a)
     {
       comm (out, "dispatch probs grad all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL,
-            MODEL_MESH_EXPERT_EP, p->ep, d->probs_a2a_bytes);
+            MODEL_MESH_EXPERT_EP, p->ep, probs_bytes);
       comm (out, "dispatch grad all-to-all (ep)", HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP,
-            p->ep, d->a2a_bytes);
+            p->ep, a2a_bytes);
     }
 }
 

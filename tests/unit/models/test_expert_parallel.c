@@ -306,6 +306,10 @@ test_expert_load (void)
   CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
   STEPSIM_ASSERT_REL (d.slowest_rows, 16384.0, 1e-12);
   STEPSIM_ASSERT_REL (d.least_rows, 8192.0 / 12 * 8, 1e-12);
+  /* a trailing comma is no ninth value */
+  ModelEpParams comma = mixtral_params (8);
+  comma.expert_load = "3, 3, 1, 1, 1, 1, 1, 1,";
+  CU_ASSERT (model_ep_dispatch (a, &comma, &d, NULL));
   /* zipf */
   double f[8];
   CU_ASSERT_FATAL (model_ep_expert_shares ("zipf:0", 8, 2, f, NULL));
@@ -334,6 +338,7 @@ test_expert_load (void)
     { "9, 1, 1, 1, 1, 1, 1, 1", "above 1 / num_experts_per_tok" },
     { "zipf:", "exponent" }, { "zipf:-1", "exponent" }, { "zipf:nan", "exponent" },
     { "zipf:4", "above 1 / num_experts_per_tok" }, { "1, 1, 1, 1, 1, 1, 1, inf", "value 8" },
+    { "8 3 5 1 1 1 1 1", "separated by commas" }, { "uniform", "not zipf:S nor a number" },
   };
   for (guint j = 0; j < G_N_ELEMENTS (bad); j++)
     {
@@ -342,6 +347,40 @@ test_expert_load (void)
       g_autoptr (GError) e = NULL;
       CU_ASSERT (!model_ep_dispatch (a, &q, &d, &e));
       assert_error (e, "[moe] expert_load", bad[j][1]);
+    }
+}
+
+/* A skewed router slows the all-to-alls: all_to_all_single ends when its most loaded
+ * receiver has its rows. Mixtral ep 8, load_imbalance 2: the hot expert's rank receives
+ * 2μ = 2048 copies from each of 8 ranks, 16 384 rows against a balanced rank's 8192, so the
+ * dispatch's and the combine's all-to-alls are timed at 16 384·8192 = 134 217 728 B (2×
+ * the uniform 67 108 864) and the probabilities' at 2 × 16 384 B, forward and backward.
+ * The histogram 3, 3, 1 × 6 at ep 4 (two experts a rank): rank 0 receives 4 ranks ×
+ * 8192·6/12 = 16 384 rows, 2× again. Balanced routing (r = 1) keeps 67 108 864 B. */
+static double sum_kind (GArray *c, HwCollectiveKind kind, ModelMeshExpertDim dim);
+
+static void
+test_skewed_comms (void)
+{
+  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  struct { guint ep; double r; const char *load; double factor; } cases[] = {
+    { 8, 1, NULL, 1 }, { 8, 2, NULL, 2 }, { 4, 1, "3, 3, 1, 1, 1, 1, 1, 1", 2 },
+  };
+  for (guint j = 0; j < G_N_ELEMENTS (cases); j++)
+    {
+      ModelEpParams p = mixtral_params (cases[j].ep);
+      p.imbalance = cases[j].r;
+      p.expert_load = cases[j].load;
+      ModelEpDispatch d;
+      CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
+      for (guint pass = 0; pass < 2; pass++)
+        {
+          g_autoptr (GArray) c = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+          model_ep_layer_comms (a, &p, &d, pass == 0 ? MODEL_EP_FORWARD : MODEL_EP_BACKWARD, c);
+          /* tokens twice (dispatch, combine) and the probabilities once a pass */
+          STEPSIM_ASSERT_REL (sum_kind (c, HW_COLLECTIVE_ALL_TO_ALL, MODEL_MESH_EXPERT_EP),
+                              cases[j].factor * (2 * 67108864.0 + 16384), 1e-12);
+        }
     }
 }
 
@@ -677,6 +716,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "expert_load: histograms and Zipf shares, the slowest and least loaded EP rank",
       test_expert_load },
+    { "a skewed router's all-to-alls are timed at the hot rank's receive", test_skewed_comms },
     { "Mixtral expert parameters per rank over ep and etp", test_param_split },
     { "expert degree checks (Megatron's carving)", test_checks },
     { "uniform dispatch: all-to-all bytes, GEMM shapes", test_dispatch_uniform },
