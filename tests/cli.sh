@@ -1145,7 +1145,9 @@ bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed
 bad_input "recompute_modules without checkpointing = selective" \
   "group [training], key 'recompute_modules': needs checkpointing = selective" "reruns" -- "$s1" --set training.recompute_modules=layernorm
 bad_input "recompute_modules naming a module not modelled" \
-  "group [training], key 'recompute_modules': 'mla_up_proj' is not modelled" "core_attn, layernorm, moe_act, mlp, moe, shared_experts" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, mla_up_proj"
+  "group [training], key 'recompute_modules': 'gdn_norm_out' is not modelled" "core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, gdn_norm_out"
+bad_input "recompute_modules mla_up_proj on a model without MLA (Megatron raises)" \
+  "group [training], key 'recompute_modules': mla_up_proj needs multi-latent attention" "llama-3.2-1b" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=mla_up_proj"
 "$STEPSIM" run "$s1" -o rmm.h5 --set training.checkpointing=selective --set "training.recompute_modules=mlp" >rmm.out 2>rmm.err
 "$STEPSIM" run "$s1" -o rm0.h5 -q --set training.checkpointing=none >/dev/null 2>&1
 "$STEPSIM" export rmm.h5 /summary >rmm.tsv 2>/dev/null

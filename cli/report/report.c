@@ -445,7 +445,8 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
       && s->recompute_modules != MODEL_RECOMPUTE_CORE_ATTN)
     {
       /* the MODEL_RECOMPUTE_* bits in order (models/ops/cost.h) */
-      const char *names[] = { "core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts" };
+      const char *names[] = { "core_attn", "layernorm", "moe_act", "mlp",
+                              "moe",       "shared_experts", "mla_up_proj" };
       GString *m = g_string_new (ckpt);
       g_string_append (m, " (");
       for (guint k = 0, n = 0; k < G_N_ELEMENTS (names); k++)

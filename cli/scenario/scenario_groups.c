@@ -401,9 +401,9 @@ get_mtp_layers (GKeyFile *kf, ModelStack *s, GError **error)
 
 /* [training] recompute_modules: what checkpointing = selective reruns, Megatron-LM's
  * --recompute-modules (transformer_config.py recompute_modules): a comma-separated list of
- * core_attn (the default), layernorm, moe_act, mlp, moe and shared_experts; Megatron's
- * others (mla_up_proj, the gated-delta-net and mhc modules) are not modelled. Only with
- * checkpointing = selective. */
+ * core_attn (the default), layernorm, moe_act, mlp, moe, shared_experts and mla_up_proj
+ * (multi-latent attention only, as Megatron raises otherwise); Megatron's others (the
+ * gated-delta-net and mhc modules) are not modelled. Only with checkpointing = selective. */
 static gboolean
 get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
 {
@@ -416,7 +416,8 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
                   { "moe_act", MODEL_RECOMPUTE_MOE_ACT },
                   { "mlp", MODEL_RECOMPUTE_MLP },
                   { "moe", MODEL_RECOMPUTE_MOE },
-                  { "shared_experts", MODEL_RECOMPUTE_SHARED_EXPERTS } };
+                  { "shared_experts", MODEL_RECOMPUTE_SHARED_EXPERTS },
+                  { "mla_up_proj", MODEL_RECOMPUTE_MLA_UP_PROJ } };
   g_autofree char *v = cli_scenario_get_raw (kf, "training", "recompute_modules", FALSE, NULL);
   if (v == NULL)
     return TRUE;
@@ -434,7 +435,7 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'recompute_modules': empty (a comma-separated list "
-                   "of core_attn, layernorm, moe_act, mlp, moe, shared_experts)");
+                   "of core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj)");
       return FALSE;
     }
   for (guint i = 0; parts[i] != NULL; i++)
@@ -447,7 +448,7 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [training], key 'recompute_modules': '%s' is not modelled "
-                       "(expected a comma-separated list of core_attn, layernorm, moe_act, mlp, moe, shared_experts)",
+                       "(expected a comma-separated list of core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj)",
                        parts[i]);
           return FALSE;
         }
@@ -473,6 +474,16 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
       || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
     return FALSE;
   s->checkpoint_every = (guint) MIN (every, G_MAXUINT);
+  /* transformer_config.py: "mla_up_proj in recompute_modules is only supported with
+   * multi_latent_attention" (a ValueError) */
+  if ((s->recompute_modules & MODEL_RECOMPUTE_MLA_UP_PROJ) && !sc->arch->deepseek.mla)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'recompute_modules': mla_up_proj needs multi-latent "
+                   "attention (DeepSeek-V2/V3); model '%s' has none (Megatron-LM raises)",
+                   sc->arch->name);
+      return FALSE;
+    }
   /* checkpoint_every without any checkpointing key would be silently ignored (the default is
    * none): an error. With an explicit checkpointing it applies where it means something, so
    * a sweep over checkpointing modes may keep it in [set]. */

@@ -83,6 +83,11 @@ typedef struct
 #define MODEL_RECOMPUTE_MLP (1u << 3)
 #define MODEL_RECOMPUTE_MOE (1u << 4)
 #define MODEL_RECOMPUTE_SHARED_EXPERTS (1u << 5)
+/* MLA's up-projections and rotary ("mla_up_proj": multi_latent_attention.py runs
+ * qkv_up_proj_and_rope_apply under CheckpointWithoutOutput and discards query, key and
+ * value after the core attention): q_b_proj (q_proj without a q LoRA rank), kv_b_proj, the
+ * rotary and the q/k assembly rerun before the backward from the kept latents. */
+#define MODEL_RECOMPUTE_MLA_UP_PROJ (1u << 6)
 
 /* How the loss head computes the loss (the framework's choice; mirrors ModelLossImpl of
  * models/stack/framework.h, which models/ops may not include). */

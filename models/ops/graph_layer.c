@@ -368,13 +368,16 @@ mla_qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const gu
       frees (g, qa, NO, NO);
       op1 (g, "q_b_proj", qp, qn, NO, NO);
       gemm (g, d, "q_b_proj", T, rq, d->q, rq * d->q);
+      selective_op (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ);
       frees (g, qn, NO, NO);
     }
   else
     {
       op1 (g, "q_proj", qp, in[0], NO, NO);
       gemm (g, d, "q_proj", T, h, d->q, h * d->q);
+      selective_op (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ);
     }
+  selective (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ, qp);
   guint kva = t_new (g, "kv_a", e * T * (rkv + dr), MODEL_TENSOR_GEMM, -1);
   op1 (g, "kv_a_proj_with_mqa", kva, in[d->qkv_in > 1 ? 1 : 0], NO, NO);
   gemm (g, d, "kv_a_proj_with_mqa", T, h, rkv + dr, h * (rkv + dr));
@@ -383,20 +386,27 @@ mla_qkv (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n1, const gu
   guint kvb = t_new (g, "kv_b", e * T * nh * (dn + dv), MODEL_TENSOR_GEMM, -1);
   op1 (g, "kv_b_proj", kvb, ckv, NO, NO);
   gemm (g, d, "kv_b_proj", T, rkv, nh * (dn + dv), rkv * nh * (dn + dv));
+  selective_op (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ);
+  selective (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ, kvb);
   frees (g, ckv, NO, NO);
   if (d->rotary)
     {
-      op1 (g, "rotary", scratch (g), NO, NO, NO);
+      op1 (g, "rotary", selective (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ, scratch (g)), NO, NO, NO);
       ew (g, "rotary", 2 * e * T * (nh * dr + dr));
+      selective_op (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ);
     }
-  *q = t_new (g, "query_states", e * T * d->q, MODEL_TENSOR_POINTWISE, -1);
+  *q = selective (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ,
+                  t_new (g, "query_states", e * T * d->q, MODEL_TENSOR_POINTWISE, -1));
   op1 (g, "q_assemble", *q, NO, NO, NO);
   frees (g, qp, NO, NO);
   ew (g, "q_assemble", 2 * e * T * d->q);
-  *k = t_new (g, "key_states", e * T * d->c, MODEL_TENSOR_POINTWISE, -1);
+  selective_op (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ);
+  *k = selective (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ,
+                  t_new (g, "key_states", e * T * d->c, MODEL_TENSOR_POINTWISE, -1));
   op1 (g, "k_assemble", *k, NO, NO, NO);
   frees (g, kva, NO, NO);
   ew (g, "k_assemble", e * T * (nh * dn + dr) + e * T * d->c);
+  selective_op (g, d, MODEL_RECOMPUTE_MLA_UP_PROJ);
   *v = kvb;
 }
 

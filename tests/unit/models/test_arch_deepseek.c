@@ -223,6 +223,35 @@ test_layer_flops (void)
     }
 }
 
+/* recompute_modules mla_up_proj (multi_latent_attention.py: qkv_up_proj_and_rope_apply
+ * under CheckpointWithoutOutput, its outputs discarded after the core attention): with
+ * FlashAttention the layer stops keeping what the attention saved of the up-projections —
+ * query_states (e·T·nh·(dn+dr)), key_states (the same) and kv_b's output, whose value slice
+ * it reads (e·T·nh·(dn+dv)) — and reruns q_b_proj (V2-Lite: q_proj, no q LoRA rank) and
+ * kv_b_proj, 2·T·(q_up + rkv·nh·(dn+dv)) FLOP, with the rotary and the two assemblies. */
+static void
+test_mla_up_proj_recompute (void)
+{
+  const char *stems[] = { "deepseek-v2-lite", "deepseek-v3" };
+  for (gsize i = 0; i < G_N_ELEMENTS (stems); i++)
+    {
+      g_autoptr (ModelArch) a = shipped (stems[i]);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (a);
+      const ModelDeepseek *ds = &a->deepseek;
+      double h = (double) a->hidden_size, nh = (double) a->n_heads;
+      double dn = (double) ds->qk_nope_head_dim, dq = dn + (double) ds->qk_rope_head_dim;
+      double dv = (double) ds->v_head_dim, rkv = (double) ds->kv_lora_rank;
+      double rq = (double) ds->q_lora_rank, e = 2, T = 2 * 512;
+      ModelCostParams p = { .micro_batch = 2, .seq_len = 512, .act_bytes = 2, .weight_bytes = 2,
+                            .flash_attention = TRUE,
+                            .recompute_modules = MODEL_RECOMPUTE_MLA_UP_PROJ };
+      ModelBlockCost c = model_cost_layer (a, &p);
+      STEPSIM_ASSERT_REL (c.act_selective, e * T * (2 * nh * dq + nh * (dn + dv)), 1e-12);
+      double q_up = rq > 0 ? rq * nh * dq : h * nh * dq;
+      STEPSIM_ASSERT_REL (c.selective_fwd.flops, 2 * T * (q_up + rkv * nh * (dn + dv)), 1e-12);
+    }
+}
+
 /* MLA splits over tp as Megatron's MLASelfAttention (q_b / kv_b by heads, q_a / kv_a
  * duplicated, o by rows: test_tensor_parallel.c test_mla): tp 2 passes, tp 3 is refused
  * for the 16 heads; the dense first layers' MLP (one copy) is no expert for expert
@@ -271,6 +300,8 @@ main (void)
     { "unsupported values refused naming file and key", test_refused },
     { "MLA splits over tp 2, not 3; dense-layer MLP is no expert", test_parallel },
     { "MoE layer forward FLOPs: 2·active matmul params·T + MLA attention", test_layer_flops },
+    { "recompute_modules mla_up_proj: q/k/v up-projections rerun, not kept",
+      test_mla_up_proj_recompute },
   };
   return STEPSIM_RUN_TESTS ("models/arch_deepseek", tests);
 }
