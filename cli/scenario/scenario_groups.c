@@ -448,7 +448,8 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "group [training], key 'recompute_modules': '%s' is not modelled "
-                       "(expected a comma-separated list of core_attn, layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj)",
+                       "(expected a comma-separated list of core_attn, layernorm, moe_act, "
+                       "mlp, moe, shared_experts, mla_up_proj)",
                        parts[i]);
           return FALSE;
         }
