@@ -263,10 +263,11 @@ model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, doub
   return TRUE;
 }
 
-/* The dispatch's rows under per-expert shares f (model_ep_expert_shares): each source
- * rank's copies T·k·f_e per expert, clipped at the capacity (or padded to it); the EP rank
- * with the most rows is the slowest, its most loaded expert the hot one. Fills d's loads,
- * drops and rows; d->n_local_experts, group, routed and capacity are set. */
+/* The dispatch's rows under per-expert shares f (model_ep_expert_shares, or load_imbalance's
+ * one hot expert): each source rank's copies T·k·f_e per expert, clipped at the capacity
+ * (or padded to it); the EP rank with the most rows is the slowest, its most loaded expert
+ * the hot one. Fills d's loads, drops and rows; d->n_local_experts, group, routed and
+ * capacity are set. */
 static void
 dispatch_shares (const ModelEpParams *p, const double *f, guint E, ModelEpDispatch *d)
 {
@@ -324,10 +325,9 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
     return fail (error, "[moe] pad_to_capacity needs a capacity_factor (Megatron-LM: "
                  "moe_pad_expert_input_to_capacity requires moe_expert_capacity_factor)");
   double E = (double) arch->n_experts, k = (double) arch->experts_per_token;
-  g_autofree double *shares = NULL;
+  g_autofree double *shares = g_new (double, arch->n_experts);
   if (p->expert_load != NULL)
     {
-      shares = g_new (double, arch->n_experts);
       if (!model_ep_expert_shares (p->expert_load, arch->n_experts, arch->experts_per_token,
                                    shares, error))
         return FALSE;
@@ -348,26 +348,16 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
   d.tokens = (double) p->micro_batch * (double) (p->seq_len / split);
   d.routed = d.tokens * k;
   d.mean_load = d.routed / E;
-  d.hot_load = p->imbalance * d.mean_load;
-  d.rest_load = E > 1 ? (d.routed - d.hot_load) / (E - 1) : 0;
-  double hot = d.hot_load, rest = d.rest_load;
+  /* moe_utils.py get_capacity: ceil((num_tokens / num_experts) · capacity_factor) with
+   * num_tokens = T·k; the product is formed as there, then rounded up */
   if (p->drop)
-    {
-      /* moe_utils.py get_capacity: ceil((num_tokens / num_experts) · capacity_factor) with
-       * num_tokens = T·k; the product is formed as there, then rounded up */
-      d.capacity = (guint64) ceil (d.routed / E * p->capacity_factor);
-      double C = (double) d.capacity;
-      d.dropped = MAX (0, hot - C) + (E - 1) * MAX (0, rest - C);
-      hot = p->pad ? C : MIN (hot, C);
-      rest = p->pad ? C : MIN (rest, C);
-    }
-  d.hot_rows = d.group * hot;
-  d.rest_rows = d.group * rest;
-  /* the other ranks' L experts at the rest's rows (ep = 1: the one rank is the slowest) */
-  d.least_rows = p->ep > 1 ? d.n_local_experts * d.rest_rows
-                           : d.hot_rows + (d.n_local_experts - 1) * d.rest_rows;
-  if (shares != NULL)
-    dispatch_shares (p, shares, (guint) arch->n_experts, &d);
+    d.capacity = (guint64) ceil (d.routed / E * p->capacity_factor);
+  /* load_imbalance r as shares: expert 0 (on EP rank 0) r/E, the E − 1 others the rest
+   * evenly */
+  if (p->expert_load == NULL)
+    for (guint e = 0; e < arch->n_experts; e++)
+      shares[e] = e == 0 ? p->imbalance / E : E > 1 ? (1 - p->imbalance / E) / (E - 1) : 0;
+  dispatch_shares (p, shares, (guint) arch->n_experts, &d);
   d.kept = d.routed - d.dropped;
   d.send_rows = p->pad ? E * (double) d.capacity : d.kept;
   double h = (double) arch->hidden_size;
