@@ -441,6 +441,36 @@ weight_grad (StepCtx *c, const ModelPpStage *st, const ModelPass *const w[4])
     plan_task_free (p, c->head_w_hold, MODEL_EFFECT_AT_END), c->head_w_hold = 0;
 }
 
+/* F or B/BW op `op`'s receive on `rank` after task `after`: the activation from stage k − 1
+ * (F, k > 0) or the output gradient from stage k + 1 (B/BW, k < S − 1). Returns the task
+ * its compute waits for, NONE when the stage receives nothing. */
+static guint
+op_receive (ModelPlan *p, guint rank, const ModelPpOp *op, guint after)
+{
+  const PlanPp *pp = &p->pp;
+  guint S = pp->pp * pp->vpp;
+  gboolean grad = op->kind != MODEL_PP_OP_F;
+  if (grad ? op->stage + 1 >= S : op->stage == 0)
+    return NONE;
+  guint from = grad ? op->stage + 1 : op->stage - 1;
+  return p2p (p, rank, peer (p, rank, from % pp->pp), rank, grad, op->stage, (gint) op->mb,
+              after);
+}
+
+/* Its send after its last compute task `last`: the activation to stage k + 1 (F) or the
+ * input gradient to stage k − 1 (B/BW); nothing from the last / first stage. */
+static void
+op_send (ModelPlan *p, guint rank, const ModelPpOp *op, guint last)
+{
+  const PlanPp *pp = &p->pp;
+  guint S = pp->pp * pp->vpp;
+  gboolean grad = op->kind != MODEL_PP_OP_F;
+  if (grad ? op->stage == 0 : op->stage + 1 >= S)
+    return;
+  guint to = grad ? op->stage - 1 : op->stage + 1;
+  p2p (p, rank, rank, peer (p, rank, to % pp->pp), grad, to, (gint) op->mb, last);
+}
+
 /* A steady-state F, BW pair of rank `rank`'s list as one combined step ([moe]
  * a2a_overlap; schedules.py forward_backward_pipelining_with_interleaving's
  * combined_1f1b_schedule_for_interleaved_pipelining): both receives (the forward's
@@ -453,7 +483,6 @@ combined_pair (ModelPlan *p, guint rank, StepCtx *c, PlanStepSlot *slots, const 
                const ModelPpOp *bop)
 {
   const PlanPp *pp = &p->pp;
-  guint S = pp->pp * pp->vpp;
   const ModelPpStage *fst = model_pp_partition_stage (pp->part, fop->stage);
   const ModelPpStage *bst = model_pp_partition_stage (pp->part, bop->stage);
   PlanStepMb f = { .slot = &slots[fop->mb], .mb = fop->mb, .lo = fst->first_layer,
@@ -463,20 +492,12 @@ combined_pair (ModelPlan *p, guint rank, StepCtx *c, PlanStepSlot *slots, const 
                    .hi = bst->first_layer + bst->n_layers, .embed = bst->embedding,
                    .head = bst->loss, .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE };
   guint prev = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
-  if (fop->stage > 0)
-    f.pp_wait = p2p (p, rank, peer (p, rank, (fop->stage - 1) % pp->pp), rank, FALSE,
-                     fop->stage, (gint) fop->mb, prev);
-  if (bop->stage + 1 < S)
-    b.pp_wait = p2p (p, rank, peer (p, rank, (bop->stage + 1) % pp->pp), rank, TRUE,
-                     bop->stage, (gint) bop->mb, prev);
+  f.pp_wait = op_receive (p, rank, fop, prev);
+  b.pp_wait = op_receive (p, rank, bop, prev);
   plan_step_combined (c, &f, &b);
   c->pp_wait = NONE;
-  if (fop->stage + 1 < S)
-    p2p (p, rank, rank, peer (p, rank, (fop->stage + 1) % pp->pp), FALSE, fop->stage + 1,
-         (gint) fop->mb, f.last);
-  if (bop->stage > 0)
-    p2p (p, rank, rank, peer (p, rank, (bop->stage - 1) % pp->pp), TRUE, bop->stage - 1,
-         (gint) bop->mb, b.last);
+  op_send (p, rank, fop, f.last);
+  op_send (p, rank, bop, b.last);
   return b.last;
 }
 
@@ -484,7 +505,7 @@ void
 plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
   const PlanPp *pp = &p->pp;
-  guint m = pp->sched->n_micro, S = pp->pp * pp->vpp;
+  guint m = pp->sched->n_micro;
   guint s = plan_pp_rank_of (p, rank);
   /* ZB-H1: the backward as B (input gradients) and W (weight gradients) */
   g_autofree PlanCosts *split = g_new (PlanCosts, 1);
@@ -527,26 +548,18 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       switch (op->kind)
         {
         case MODEL_PP_OP_F:
-          if (op->stage > 0)
-            c.pp_wait = p2p (p, rank, peer (p, rank, (op->stage - 1) % pp->pp), rank, FALSE,
-                             op->stage, c.mb, plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE));
+          c.pp_wait = op_receive (p, rank, op, plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE));
           plan_step_forward (&c, lo, hi, st->embedding, st->loss);
           last = plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE);
           c.pp_wait = NONE;
-          if (op->stage + 1 < S)
-            p2p (p, rank, rank, peer (p, rank, (op->stage + 1) % pp->pp), FALSE, op->stage + 1,
-                 c.mb, last);
+          op_send (p, rank, op, last);
           break;
         case MODEL_PP_OP_B:
         case MODEL_PP_OP_BW:
-          if (op->stage + 1 < S)
-            c.pp_wait = p2p (p, rank, peer (p, rank, (op->stage + 1) % pp->pp), rank, TRUE,
-                             op->stage, c.mb, plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE));
+          c.pp_wait = op_receive (p, rank, op, plan_last_on_stream (p, rank, MODEL_STREAM_COMPUTE));
           last = plan_step_backward (&c, lo, hi, st->embedding, st->loss);
           c.pp_wait = NONE;
-          if (op->stage > 0)
-            p2p (p, rank, rank, peer (p, rank, (op->stage - 1) % pp->pp), TRUE, op->stage - 1,
-                 c.mb, last);
+          op_send (p, rank, op, last);
           break;
         case MODEL_PP_OP_W:
           weight_grad (&c, st, w);
