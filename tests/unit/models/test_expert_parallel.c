@@ -382,6 +382,20 @@ test_skewed_comms (void)
                               cases[j].factor * (2 * 67108864.0 + 16384), 1e-12);
         }
     }
+  /* under etp the hot rank's etp group gathers its rows, not the mean rank's: ep 4 × etp 2,
+   * r = 2: rank 0 holds experts 0 and 1, 8 sources × (2048 + 6144/7) = 23 405.7 rows against
+   * the mean 16 384; the forward's etp all-gathers (tokens h·e and probabilities 2 B a row)
+   * move those rows */
+  ModelEpParams q = mixtral_params (4);
+  q.etp = 2;
+  q.imbalance = 2;
+  ModelEpDispatch d;
+  CU_ASSERT_FATAL (model_ep_dispatch (a, &q, &d, NULL));
+  STEPSIM_ASSERT_REL (d.slowest_rows, 8 * (2048 + 6144.0 / 7), 1e-12);
+  g_autoptr (GArray) c = g_array_new (FALSE, FALSE, sizeof (ModelEpComm));
+  model_ep_layer_comms (a, &q, &d, MODEL_EP_FORWARD, c);
+  STEPSIM_ASSERT_REL (sum_kind (c, HW_COLLECTIVE_ALL_GATHER, MODEL_MESH_EXPERT_TP),
+                      d.slowest_rows * (4096 * 2 + 2), 1e-12);
 }
 
 /* Bad input: capacity ≤ 0 or NaN, padding without capacity, imbalance below 1 or above
