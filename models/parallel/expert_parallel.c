@@ -238,7 +238,7 @@ model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, doub
         return fail (error, "[moe] expert_load: %u value%s for the model's %u experts (give "
                      "one relative load per expert, in expert order, or zipf:S)", n,
                      n == 1 ? "" : "s", E);
-      double sum = 0;
+      double top = 0, sum = 0;
       for (guint e = 0; e < E; e++)
         {
           const char *v = g_strstrip (parts[e]);
@@ -246,11 +246,14 @@ model_ep_expert_shares (const char *spec, guint64 n_experts, guint64 top_k, doub
           if (end == v || *end != '\0' || !isfinite (f[e]) || f[e] < 0)
             return fail (error, "[moe] expert_load: value %u '%s' is not a non-negative "
                          "number (relative loads, e.g. tokens per expert)", e + 1, v);
-          sum += f[e];
+          top = MAX (top, f[e]);
         }
-      if (!(sum > 0))
+      if (!(top > 0))
         return fail (error, "[moe] expert_load: every load is 0 (no expert receives a "
                      "token)");
+      /* scaled by the largest first: a sum of values near DBL_MAX would overflow */
+      for (guint e = 0; e < E; e++)
+        sum += f[e] /= top;
       for (guint e = 0; e < E; e++)
         f[e] /= sum;
     }

@@ -306,6 +306,12 @@ test_expert_load (void)
   CU_ASSERT_FATAL (model_ep_dispatch (a, &p, &d, NULL));
   STEPSIM_ASSERT_REL (d.slowest_rows, 16384.0, 1e-12);
   STEPSIM_ASSERT_REL (d.least_rows, 8192.0 / 12 * 8, 1e-12);
+  /* loads near DBL_MAX (their sum overflows) are the shares 1/2, 1/2, 0, … */
+  double big[8];
+  CU_ASSERT_FATAL (model_ep_expert_shares ("1e308, 1e308, 0, 0, 0, 0, 0, 0", 8, 2, big, NULL));
+  STEPSIM_ASSERT_REL (big[0], 0.5, 1e-15);
+  STEPSIM_ASSERT_REL (big[1], 0.5, 1e-15);
+  CU_ASSERT_EQUAL (big[2], 0);
   /* a trailing comma is no ninth value */
   ModelEpParams comma = mixtral_params (8);
   comma.expert_load = "3, 3, 1, 1, 1, 1, 1, 1,";
