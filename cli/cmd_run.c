@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/scenario/output.h"
 #include "cli/report/plot.h"
+#include "cli/report/op_report.h"
 #include "cli/report/report.h"
 #include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
@@ -59,6 +60,7 @@ typedef struct
   char *plot_dir;
   char *trace;
   gboolean quiet;
+  gboolean ops;
 } RunOptions;
 
 static char *
@@ -125,6 +127,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &opt->trace,
       "also write the step as Perfetto / Chrome trace-event JSON (ui.perfetto.dev)", "OUT.json" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "print only the one-line verdict, not the summary", NULL },
+    { "ops", 0, 0, G_OPTION_ARG_NONE, &opt->ops, "also list the kernel time of each op (forward, backward, recompute, optimizer) of the rank with the most kernel time", NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SCENARIO.ini — simulate one training step");
@@ -225,6 +228,8 @@ cli_cmd_run (int argc, char **argv)
     cli_report_print (stdout, sc, &res);
   else
     cli_report_print_verdict (stdout, sc, &res);
+  if (opt.ops)
+    cli_report_print_ops (stdout, &res);
   if (write_outputs (sc, rec, &res, &opt, &error))
     {
       if (opt.trace == NULL || cli_trace_write (opt.trace, rec, sc->name, &error))

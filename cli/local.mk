@@ -8,7 +8,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/scenario/scenario_memory.c cli/scenario/scenario_framework.c cli/scenario/scenario_offload.c cli/scenario/scenario_finetune.c cli/scenario/scenario_moe.c cli/scenario/scenario_origin.c cli/scenario/scenario_warnings.c \
 	cli/scenario/scenario_plan.c cli/report/training.c cli/report/training.h cli/report/error_band.c cli/report/error_band.h \
 	cli/scenario/sim_input.c cli/scenario/sim_input.h \
-	cli/report/report.c cli/report/report.h \
+	cli/report/report.c cli/report/report.h cli/report/op_report.c cli/report/op_report.h \
 	cli/report/plot.c cli/report/plot.h \
 	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
 	cli/interrupt.c cli/interrupt.h \

@@ -21,7 +21,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/plan/rank_classes.c models/plan/rank_classes.h \
 	models/memory/ledger.c models/memory/ledger.h \
 	models/memory/allocator.c models/memory/allocator_pages.c models/memory/allocator.h models/memory/allocator-private.h \
-	models/plan/executor.c models/plan/executor.h \
+	models/plan/executor.c models/plan/executor.h models/plan/op_times.c models/plan/op_times.h \
 	models/plan/simulate.c models/plan/simulate.h
 
 # The shipped Hugging Face configs: models/configs in the tree, $(pkgdatadir)/models installed.

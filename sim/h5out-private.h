@@ -70,6 +70,12 @@ H5Id sim_h5_create_extendible (SimH5Writer *w, const char *name, H5Id ftype, hsi
 /* Grows `dset` to offset+count elements and writes `buf` (count elements of `mtype`). */
 gboolean sim_h5_append_block (H5Id dset, H5Id mtype, hsize_t offset, hsize_t count,
                               const void *buf, GError **error);
+/* Writes `t` as the 1-D compound dataset `dataset` (its parent group must exist): a member
+ * per column (float64, or a variable-length UTF-8 string), attribute "unit_<column>" per
+ * double column (h5out_table.c; doc/hdf5-layout.md "Batch files"). FALSE + error naming
+ * the dataset. */
+gboolean sim_h5_write_table_rows (SimH5Writer *w, const char *dataset, const SimTable *t,
+                                  GError **error);
 
 /* One /summary row in memory (doc/hdf5-layout.md): kind 0 a number (value, unit), 1 a text
  * (text; value NaN, unit ""). Strings borrowed when writing, allocated by the bounded

@@ -660,6 +660,21 @@ write_tasks (SimH5Writer *w, const SimRecorder *rec, const SimH5Meta *meta, GErr
   return write_task_rows (w, rec, ftype, mtype, error);
 }
 
+/* The recorder's further tables, each as /<name> (sim_recorder_add_table). */
+static gboolean
+write_tables (SimH5Writer *w, const SimRecorder *rec, GError **error)
+{
+  for (guint i = 0; i < sim_recorder_n_tables (rec); i++)
+    {
+      const char *name = NULL;
+      const SimTable *t = sim_recorder_table (rec, i, &name);
+      g_autofree char *dataset = g_strconcat ("/", name, NULL);
+      if (!sim_h5_write_table_rows (w, dataset, t, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5Meta *meta,
                  GError **error)
@@ -674,7 +689,7 @@ sim_h5out_write (const char *path, const SimRecorder *rec, const SimH5Meta *meta
   SimH5Writer w = { H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID };
   gboolean ok = sim_h5_writer_open (&w, tmp, error) && write_root (&w, meta, error)
                 && write_summary (&w, rec, error) && write_all_series (&w, rec, error)
-                && write_tasks (&w, rec, meta, error);
+                && write_tasks (&w, rec, meta, error) && write_tables (&w, rec, error);
   ok = sim_h5_writer_finish (&w, ok, tmp, path, error);
   return ok;
 }

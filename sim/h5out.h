@@ -14,9 +14,12 @@
  *   /tasks                     1-D compound table: id, rank, stream (enum), kind (enum), label
  *                              (fixed string), layer, micro_batch, start, end, flops, bytes;
  *                              attribute unit_start "s" etc.
- * Seven objects whatever the ranks and series; the export and typed reads give
- * /series/<path> and /summary/<name> as views of the tables (and read files of the former
- * layout, one group per series and one dataset per summary entry, as before).
+ *   /<name>                    each further table of the recorder (sim_recorder_add_table),
+ *                              e.g. /ops, in sim_h5out_write_table's layout
+ * Seven objects and the recorder's tables, whatever the ranks and series; the export and
+ * typed reads give /series/<path> and /summary/<name> as views of the tables (and read
+ * files of the former layout, one group per series and one dataset per summary entry, as
+ * before).
  * Datasets of arrays are chunked and extendible, written in buffered blocks.
  * Output goes to "<path>.tmp.<pid>" (registered in sim/tempfiles.h, so an interrupted
  * process removes it) and is renamed onto `path` only on success; on any

@@ -67,8 +67,9 @@ fill_block (const SimTable *t, guint first, guint count, char *buf)
       }
 }
 
-static gboolean
-write_rows (SimH5Writer *w, const char *dataset, const SimTable *t, GError **error)
+gboolean
+sim_h5_write_table_rows (SimH5Writer *w, const char *dataset, const SimTable *t,
+                         GError **error)
 {
   g_auto (H5Id) str = sim_h5_vlstr_type ();
   g_auto (H5Id) ftype = str >= 0 ? table_type (t, TRUE, str) : H5I_INVALID_HID;
@@ -118,6 +119,7 @@ sim_h5out_write_table (const char *path, const char *dataset, const SimTable *ta
     ok = sim_h5_write_str_attr (w.file, root_attrs[i],
                                 root_attrs[i + 1] != NULL ? root_attrs[i + 1] : "", error);
   g_autofree char *parent = g_path_get_dirname (dataset);
-  ok = ok && sim_h5_ensure_groups (&w, parent, error) && write_rows (&w, dataset, table, error);
+  ok = ok && sim_h5_ensure_groups (&w, parent, error)
+       && sim_h5_write_table_rows (&w, dataset, table, error);
   return sim_h5_writer_finish (&w, ok, tmp, path, error);
 }

@@ -36,6 +36,8 @@ struct _SimRecorder
   GStringChunk *labels;
   GPtrArray *summary;        /* SimSummaryEntry*, insertion order */
   GHashTable *summary_index; /* name (borrowed from entry) -> index + 1 */
+  GPtrArray *tables;         /* SimTable*, insertion order */
+  GPtrArray *table_names;    /* char*, parallel to tables */
 };
 
 static void
@@ -76,6 +78,8 @@ sim_recorder_new (void)
   rec->labels = g_string_chunk_new (4096);
   rec->summary = g_ptr_array_new_with_free_func (summary_entry_free);
   rec->summary_index = g_hash_table_new (g_str_hash, g_str_equal);
+  rec->tables = g_ptr_array_new_with_free_func ((GDestroyNotify) sim_table_free);
+  rec->table_names = g_ptr_array_new_with_free_func (g_free);
   return rec;
 }
 
@@ -90,6 +94,8 @@ sim_recorder_free (SimRecorder *rec)
   g_string_chunk_free (rec->labels);
   g_hash_table_unref (rec->summary_index);
   g_ptr_array_unref (rec->summary);
+  g_ptr_array_unref (rec->tables);
+  g_ptr_array_unref (rec->table_names);
   g_free (rec);
 }
 
@@ -339,4 +345,51 @@ sim_recorder_summary_get (const SimRecorder *rec, const char *name, double *valu
   if (value != NULL)
     *value = e->value;
   return TRUE;
+}
+
+/* A table name: one HDF5 path component of letters, digits and '_', not one of the
+ * layout's own datasets. */
+static gboolean
+table_name_valid (const SimRecorder *rec, const char *name)
+{
+  if (name == NULL || *name == '\0' || g_str_equal (name, "summary")
+      || g_str_equal (name, "series") || g_str_equal (name, "tasks"))
+    return FALSE;
+  for (const char *c = name; *c != '\0'; c++)
+    if (!g_ascii_isalnum (*c) && *c != '_')
+      return FALSE;
+  for (guint i = 0; i < rec->table_names->len; i++)
+    if (g_str_equal (g_ptr_array_index (rec->table_names, i), name))
+      return FALSE;
+  return TRUE;
+}
+
+void
+sim_recorder_add_table (SimRecorder *rec, const char *name, SimTable *table)
+{
+  g_return_if_fail (rec != NULL && table != NULL);
+  if (!table_name_valid (rec, name))
+    {
+      g_critical ("sim_recorder_add_table: invalid or repeated table name '%s'",
+                  name != NULL ? name : "(null)");
+      sim_table_free (table);
+      return;
+    }
+  g_ptr_array_add (rec->tables, table);
+  g_ptr_array_add (rec->table_names, g_strdup (name));
+}
+
+guint
+sim_recorder_n_tables (const SimRecorder *rec)
+{
+  return rec->tables->len;
+}
+
+const SimTable *
+sim_recorder_table (const SimRecorder *rec, guint i, const char **name)
+{
+  g_return_val_if_fail (i < rec->tables->len, NULL);
+  if (name != NULL)
+    *name = g_ptr_array_index (rec->table_names, i);
+  return g_ptr_array_index (rec->tables, i);
 }

@@ -1,5 +1,6 @@
-/* sim/recorder.h — what a run records: piecewise-constant series, task records and a
- * summary of named scalars. Pure data; sim/h5out.c writes it to HDF5 (DESIGN §8).
+/* sim/recorder.h — what a run records: piecewise-constant series, task records, a
+ * summary of named scalars and further named tables (sim/table.h, e.g. the kernel time per
+ * op). Pure data; sim/h5out.c writes it to HDF5 (DESIGN §8).
  *
  * Series are identified by a slash path below /series (e.g. "rank0/memory/activations") and
  * store change points only: setting a value equal to the last one adds nothing; setting a
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <glib.h>
+#include "sim/table.h"
 
 typedef struct _SimRecorder SimRecorder;
 
@@ -85,5 +87,14 @@ guint sim_recorder_n_summary (const SimRecorder *rec);
 const SimSummaryEntry *sim_recorder_summary_entry (const SimRecorder *rec, guint i);
 /* Looks a scalar up by name; FALSE if absent or text. */
 gboolean sim_recorder_summary_get (const SimRecorder *rec, const char *name, double *value);
+
+/* Adds the table `table` (ownership taken) as dataset /`name` of the run file (a 1-D
+ * compound table, sim_h5out_write_table's layout). `name` is one path component (letters,
+ * digits, '_'; not "summary", "series" or "tasks"); an invalid or repeated name is API
+ * misuse (g_critical; the table is freed). Tables keep their insertion order. */
+void sim_recorder_add_table (SimRecorder *rec, const char *name, SimTable *table);
+guint sim_recorder_n_tables (const SimRecorder *rec);
+/* The i-th table (borrowed) and its name (borrowed, may be NULL). */
+const SimTable *sim_recorder_table (const SimRecorder *rec, guint i, const char **name);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimRecorder, sim_recorder_free)

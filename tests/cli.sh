@@ -59,7 +59,7 @@ check "memory chart is a PNG" sh -c "head -c 8 charts/s1-llama-3.2-1b-fp32-memor
 check "no temporary files left" sh -c "! ls -a | grep -q tmp"
 h5check "h5dump reads the file" h5dump -H s1.h5
 h5check "scenario text stored in the file" sh -c "h5dump -a /scenario s1.h5 | grep -q hf_config"
-h5check "series stored as one index and two point arrays, not one group each" sh -c "h5dump -H s1.h5 | grep -c '^ *\(GROUP\|DATASET\) ' | grep -qx 7"
+h5check "series stored as one index and two point arrays, not one group each" sh -c "h5dump -H s1.h5 | grep -c '^ *\(GROUP\|DATASET\) ' | grep -qx 8"
 "$STEPSIM" export s1.h5 /summary >summary.tsv 2>/dev/null
 check "export /summary has step_time in s" grep -q "^step_time	[0-9.e+-]*	s$" summary.tsv
 check "export memory group has categories" sh -c "'$STEPSIM' export s1.h5 /series/rank0/memory | head -n 1 | grep -q '^time	weights	master_weights'"
@@ -71,7 +71,7 @@ check "export -o of a missing object: exit 1, one line naming the file and objec
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nosuch.err) -eq 1 ] && grep -q 's1.h5' nosuch.err && grep -q '/no/such' nosuch.err && ! ls -a | grep -q 'nosuch.tsv'"
 "$STEPSIM" export s1.h5 / >root.out 2>root.err; rc=$?
 check "export of the file's root: exit 1 naming the objects there are" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"the file's root is no table: export one of its objects (/series, /summary, /tasks)\" root.err && [ ! -s root.out ]"
+  sh -c "[ $rc -eq 1 ] && grep -q \"the file's root is no table: export one of its objects (/ops, /series, /summary, /tasks)\" root.err && [ ! -s root.out ]"
 "$STEPSIM" run "$s1" -o again.h5 -q >/dev/null 2>&1
 check "same scenario twice: identical HDF5 bytes" cmp s1.h5 again.h5
 
@@ -95,6 +95,21 @@ golden_diff () {
 golden="$srcdir/tests/golden/s1-summary.tsv"
 if golden_diff "$golden" summary.tsv >golden.out; then ok "golden summary of the default scenario"
 else bad "golden summary of the default scenario"; cat golden.out; fi
+# Kernel time per op (cli/report/op_report.h): the summary's class lines, `run --ops`, and
+# /ops, whose busiest rank's rows add up to /summary's kernel_time.
+"$STEPSIM" run "$s1" -o ops.h5 --ops >ops.out 2>ops.err
+check "summary: kernel time per class (GEMM, attention, element-wise)" \
+  sh -c "grep -q '^kernels (rank 0, the most kernel time: ' ops.out && grep -q '^  GEMM .* TFLOP/s\$' ops.out && grep -q '^  element-wise .* TB/s of HBM traffic\$' ops.out"
+check "run --ops: every op of the busiest rank by pass" \
+  sh -c "grep -q '^ops (rank 0;' ops.out && grep -q '^  forward    lm_head  ' ops.out && grep -q '^  backward   mlp_down ' ops.out && grep -q '^  optimizer  optimizer ' ops.out"
+"$STEPSIM" export ops.h5 /ops >ops.tsv 2>/dev/null
+check "/ops: a compound table rank, pass, op, class, kernels, time, flops, bytes" \
+  sh -c "head -1 ops.tsv | grep -qx 'rank	pass	op	class	kernels	time	flops	bytes'"
+"$STEPSIM" export ops.h5 /summary/kernel_time >ops-total.tsv 2>/dev/null
+check "/ops: the busiest rank's times add up to /summary kernel_time" \
+  awk -F '\t' 'NR == FNR { if (FNR == 2) want = $1; next }
+     FNR > 1 && $1 == 0 { sum += $6 }
+     END { d = sum - want; if (d < 0) d = -d; exit !(want > 0 && d <= 1e-9 * want) }' ops-total.tsv ops.tsv
 # The summary's framework line shows the profile's resolved op-graph settings (torchtune:
 # CEWithChunkedOutputLoss's 8 chunks, MultiHeadAttention's k/v expansion, fused AdamW).
 "$STEPSIM" run "$s1" --set training.framework=torchtune >fw.out 2>/dev/null

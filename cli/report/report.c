@@ -2,6 +2,7 @@
 #include "config.h"
 #include "cli/report/report.h"
 
+#include "cli/report/op_report.h"
 #include "cli/report/training.h"
 
 #include <string.h>
@@ -532,6 +533,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   print_host (out, sc, res);
   print_paged (out, sc, res);
   print_time (out, sc, res);
+  cli_report_print_kernel_classes (out, res);
   cli_training_print (out, sc, res);
 }
 
@@ -690,6 +692,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
     }
   fill_host_summary (rec, sc, res);
   cli_training_fill_summary (rec, sc, res);
+  cli_report_fill_ops (rec, res);
   for (guint r = 0; r < res->n_ranks; r++)
     {
       g_autofree char *a = g_strdup_printf ("ranks/rank%u/peak_allocated", r);

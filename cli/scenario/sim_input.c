@@ -26,5 +26,6 @@ cli_scenario_simulate (const CliScenario *sc, SimRecorder *rec, ModelSimResult *
                        GError **error)
 {
   ModelSimInput in = cli_scenario_sim_input (sc);
+  in.op_times = rec != NULL; /* a run file's /ops table and summary (cli/report/op_report.h) */
   return model_simulate (&in, rec, res, error);
 }

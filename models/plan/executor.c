@@ -25,6 +25,7 @@ typedef struct
   guint next_kernel;
   double start;
   double end;
+  double kernel_start; /* s, when its running kernel was launched (op_times) */
   gboolean done;
 } TaskState;
 
@@ -58,6 +59,7 @@ struct _ModelExecutor
   CollectiveState *collectives;
   GArray **busy;     /* rows × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
+  ModelOpTimes *op_times; /* kernel seconds per op; NULL: not collected */
   guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
   double t0;             /* when the step started (model_executor_start) */
@@ -444,7 +446,17 @@ kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
 {
   (void) fluid;
   (void) id;
-  run_next_kernel (user_data);
+  TaskState *ts = user_data;
+  ModelExecutor *exec = ts->exec;
+  if (exec->op_times != NULL)
+    {
+      const ModelTask *t = model_plan_task (exec->plan, ts->id);
+      const ModelKernel *k
+        = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel - 1);
+      model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
+                          sim_engine_now (exec->engine) - ts->kernel_start);
+    }
+  run_next_kernel (ts);
 }
 
 static void
@@ -469,6 +481,7 @@ run_next_kernel (TaskState *ts)
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
   double issue = exec->t0 + hw_cluster_gpu (exec->cluster, t->rank)->host_dispatch
                               * (double) (exec->kernels_before[ts->id] + ts->next_kernel);
+  ts->kernel_start = MAX (issue, sim_engine_now (exec->engine));
   hw_cluster_start_kernel_after (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
                                  k->op.bytes, issue - sim_engine_now (exec->engine),
                                  kernel_done, ts);
@@ -552,6 +565,13 @@ model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host)
 {
   g_return_if_fail (exec != NULL);
   exec->host = host;
+}
+
+void
+model_executor_set_op_times (ModelExecutor *exec, ModelOpTimes *times)
+{
+  g_return_if_fail (exec != NULL);
+  exec->op_times = times;
 }
 
 guint

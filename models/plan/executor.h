@@ -19,6 +19,7 @@
 #include "hardware/cluster.h"
 #include "models/memory/host_ledger.h"
 #include "models/memory/ledger.h"
+#include "models/plan/op_times.h"
 #include "models/plan/plan.h"
 #include "sim/engine.h"
 #include "sim/recorder.h"
@@ -51,6 +52,9 @@ ModelExecutor *model_executor_new_classes (const ModelPlan *plan, HwCluster *clu
 /* Routes the plan's host-DRAM and NVMe effects (offloading, models/memory/offload.h) to `host`
  * (borrowed; NULL: ignored). Call before model_executor_start(). */
 void model_executor_set_host_ledger (ModelExecutor *exec, ModelHostLedger *host);
+/* Adds every kernel the replay runs to `times` (borrowed; NULL, the default: none is
+ * collected), models/plan/op_times.h. Call before model_executor_start(). */
+void model_executor_set_op_times (ModelExecutor *exec, ModelOpTimes *times);
 
 /* Whether the replay is the process's first step (default FALSE): the initial
  * allocations that model_plan_creation_task gives a task (PyTorch optimizers' states) are

@@ -55,6 +55,7 @@ model_sim_result_clear (ModelSimResult *res)
   g_clear_pointer (&res->peak_task, g_free);
   g_clear_pointer (&res->rank_peak_allocated, g_free);
   g_clear_pointer (&res->rank_device_used, g_free);
+  g_clear_pointer (&res->op_times, model_op_times_free);
   clear_oom (res);
 }
 
@@ -516,6 +517,9 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   g_autoptr (ModelExecutor) exec = model_executor_new_classes (plan, cluster, engine, ledger,
                                                                rec, classes);
   model_executor_set_host_ledger (exec, host);
+  g_autoptr (ModelOpTimes) op_times = res_out != NULL && in->op_times ? model_op_times_new ()
+                                                                      : NULL;
+  model_executor_set_op_times (exec, op_times);
   model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
   model_executor_start (exec);
   guint64 events = sim_engine_run (engine);
@@ -537,6 +541,8 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       fill_memory (in, plan, ledger, res_out);
       fill_host (in, plan, host, res_out);
       fill_time (in, plan, exec, res_out);
+      g_clear_pointer (&res_out->op_times, model_op_times_free);
+      res_out->op_times = g_steal_pointer (&op_times);
     }
   if (proc != NULL)
     process_add (proc, plan, classes, g_steal_pointer (&ledger));

@@ -26,6 +26,7 @@
 #include "models/arch/arch.h"
 #include "models/memory/ledger.h"
 #include "models/parallel/parallel.h"
+#include "models/plan/op_times.h"
 #include "models/plan/plan.h"
 #include "models/stack/stack.h"
 #include "sim/recorder.h"
@@ -51,6 +52,7 @@ typedef struct
   double kernel_jitter;          /* coefficient of variation of kernel compute times, >= 0 */
   const ModelSimSlowdown *slowdowns; /* n_slowdowns entries, may be NULL when 0 */
   guint n_slowdowns;
+  gboolean op_times;             /* collect ModelSimResult.op_times (kernel seconds per op) */
   gboolean all_ranks;            /* TRUE: replay every rank ([run] rank_classes = off);
                                     FALSE: one rank per class of equivalent ranks
                                     (models/plan/rank_classes.h), the same figures */
@@ -152,6 +154,9 @@ typedef struct
   guint oom_n_holders;
   ModelLedgerHolder oom_holders[MODEL_LEDGER_MAX_HOLDERS]; /* task strings owned */
   double time_by_kind[MODEL_N_TASK_KINDS]; /* s of rank 0 busy per task kind */
+  ModelOpTimes *op_times;   /* with ModelSimInput.op_times, the reported step's kernel
+                               seconds per (replayed rank, task kind, op),
+                               models/plan/op_times.h (owned); else NULL */
   double exposed_comm;      /* s, the most any rank's comm stream ran while its compute idled */
   double exposed_all_to_all; /* s, the most any rank's expert-parallel collectives (dispatch
                                and combine, stream ep: the all-to-alls and, under etp > 1,

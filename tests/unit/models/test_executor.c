@@ -18,6 +18,8 @@ typedef struct
   double act_peak, grad_peak, ws_peak, total_peak;
   double end_total;
   guint n_done, n_tasks;
+  double op_seconds, op_flops; /* rank 0's kernels in the op-time table (op_times.h) */
+  guint64 op_kernels;
 } Outcome;
 
 static double replay_host_dispatch; /* host_dispatch of replay()'s GPU (default 0) */
@@ -41,8 +43,20 @@ replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alon
   hw_node_spec_clear (&node);
   g_autoptr (ModelLedger) ledger = model_ledger_new (n_ranks, NULL);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
+  g_autoptr (ModelOpTimes) ops = model_op_times_new ();
+  model_executor_set_op_times (exec, ops);
   model_executor_start (exec);
   sim_engine_run (engine);
+  for (guint i = 0; i < model_op_times_n (ops); i++)
+    {
+      const ModelOpTime *e = model_op_times_get (ops, i);
+      if (e->rank != 0)
+        continue;
+      o.op_seconds += e->seconds;
+      o.op_flops += e->flops;
+      o.op_kernels += e->count;
+    }
+  STEPSIM_ASSERT_REL (o.op_seconds, model_op_times_rank_seconds (ops, 0, -1), 1e-12);
   o.n_done = model_executor_n_done (exec);
   o.n_tasks = model_plan_n_tasks (plan);
   o.step_time = model_executor_rank_end (exec, 0);
@@ -80,6 +94,67 @@ test_step_time_is_sum_of_kernels (void)
   Outcome o = replay (a, &s, 1, &expected);
   CU_ASSERT_EQUAL (o.n_done, o.n_tasks);
   STEPSIM_ASSERT_REL (o.step_time, expected, 1e-9);
+}
+
+/* The op-time table's sums: kernels of one (rank, kind, op name) add into one entry, in
+ * the order the first of each ended; another rank, kind or name is an entry of its own. The
+ * names are compared as strings (two literals with the same text are one op). */
+static void
+test_op_times_sums (void)
+{
+  g_autoptr (ModelOpTimes) t = model_op_times_new ();
+  char name[] = "qkv";
+  ModelOp qkv = { .name = "qkv", .op_class = MODEL_OP_GEMM, .flops = 10, .bytes = 3 };
+  ModelOp qkv2 = qkv;
+  qkv2.name = name; /* same text, another pointer */
+  ModelOp norm = { .name = "norm", .op_class = MODEL_OP_ELEMENTWISE, .bytes = 7 };
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &qkv, 1.0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &norm, 0.5);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &qkv2, 2.0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_BACKWARD, &qkv, 4.0);
+  model_op_times_add (t, 3, MODEL_TASK_KIND_FORWARD, &qkv, 8.0);
+  CU_ASSERT_EQUAL_FATAL (model_op_times_n (t), 4);
+  const ModelOpTime *e = model_op_times_get (t, 0);
+  CU_ASSERT_STRING_EQUAL (e->op, "qkv");
+  CU_ASSERT_EQUAL (e->count, 2);
+  CU_ASSERT_DOUBLE_EQUAL (e->seconds, 3.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (e->flops, 20, 0);
+  CU_ASSERT_DOUBLE_EQUAL (e->bytes, 6, 0);
+  CU_ASSERT_STRING_EQUAL (model_op_times_get (t, 1)->op, "norm");
+  CU_ASSERT_EQUAL (model_op_times_get (t, 2)->kind, MODEL_TASK_KIND_BACKWARD);
+  CU_ASSERT_EQUAL (model_op_times_get (t, 3)->rank, 3);
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_rank_seconds (t, 0, -1), 7.5, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_rank_seconds (t, 0, MODEL_OP_GEMM), 7.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_rank_seconds (t, 3, MODEL_OP_ELEMENTWISE), 0, 0);
+}
+
+/* The op-time table (models/plan/op_times.h) of a one-rank step whose kernels run back to
+ * back: every kernel is in it once, with its FLOPs, and the seconds add up to the step. */
+static void
+test_op_times_cover_the_step (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  Outcome o = replay (a, &s, 1, NULL);
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  guint64 n = 0;
+  double flops = 0;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      for (guint k = 0; t->rank == 0 && k < t->n_kernels; k++)
+        {
+          n++;
+          flops += model_plan_kernel (plan, t->first_kernel + k)->op.flops;
+        }
+    }
+  CU_ASSERT_TRUE (n > 0);
+  CU_ASSERT_EQUAL (o.op_kernels, n);
+  STEPSIM_ASSERT_REL (o.op_flops, flops, 1e-12);
+  STEPSIM_ASSERT_REL (o.op_seconds, o.step_time, 1e-9);
 }
 
 /* Host dispatch (executor.c): the CPU issues rank 0's N kernels in program order at c s
@@ -121,6 +196,21 @@ test_host_dispatch_bound (void)
   CU_ASSERT_TRUE (tau < 1.0);
   STEPSIM_ASSERT_REL (o.step_time, n * 1.0 + tau, 1e-9);
   CU_ASSERT_EQUAL (o.n_done, o.n_tasks);
+  /* A kernel's time in the op table runs from its launch, its issue here (the GPU idles
+   * before it), not from the previous kernel's end: the sum is every kernel's τ, far below
+   * the step's N·c. */
+  double sum_tau = 0;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      for (guint k = 0; t->rank == 0 && k < t->n_kernels; k++)
+        {
+          const ModelKernel *kk = model_plan_kernel (plan, t->first_kernel + k);
+          sum_tau += hw_cluster_kernel_time_alone_shaped (cluster, 0, kk->dtype, &kk->op.shape,
+                                                          kk->op.flops, kk->op.bytes);
+        }
+    }
+  STEPSIM_ASSERT_REL (o.op_seconds, sum_tau, 1e-9);
 }
 
 /* Without checkpointing every layer's saved activations coexist at the end of the forward:
@@ -364,6 +454,8 @@ main (void)
   static const StepsimTest tests[] = {
     { "step time = sum of kernel times alone", test_step_time_is_sum_of_kernels },
     { "host dispatch: a host-bound step ends at N x host_dispatch + the last kernel", test_host_dispatch_bound },
+    { "op times: every kernel once, FLOPs and seconds add up to the step", test_op_times_cover_the_step },
+    { "op times: one entry per (rank, kind, op name), in first-seen order", test_op_times_sums },
     { "activation peak without checkpointing", test_activation_peak_no_checkpointing },
     { "activation peak with full checkpointing", test_activation_peak_full_checkpointing },
     { "gradients and end state", test_gradients_and_end_state },

@@ -225,6 +225,42 @@ test_export_summary_nested_names (void)
   tmp_out_clear (&t);
 }
 
+/* A recorder's further tables (sim_recorder_add_table) are written as /<name>, exported as
+ * the table's own TSV, in the order added. */
+static void
+test_recorder_tables (void)
+{
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  sim_recorder_summary_scalar (rec, "step_time", 2, "s");
+  SimTable *ops = sim_table_new ();
+  guint c_op = sim_table_add_column (ops, "op", SIM_TABLE_TEXT, NULL);
+  guint c_time = sim_table_add_column (ops, "time", SIM_TABLE_DOUBLE, "s");
+  guint r = sim_table_add_row (ops);
+  sim_table_set_text (ops, r, c_op, "qkv");
+  sim_table_set_double (ops, r, c_time, 0.5);
+  r = sim_table_add_row (ops);
+  sim_table_set_text (ops, r, c_op, "norm");
+  sim_table_set_double (ops, r, c_time, 0.25);
+  sim_recorder_add_table (rec, "ops", ops);
+  SimTable *other = sim_table_new ();
+  sim_table_set_double (other, sim_table_add_row (other),
+                        sim_table_add_column (other, "n", SIM_TABLE_DOUBLE, "1"), 3);
+  sim_recorder_add_table (rec, "more_2", other);
+  CU_ASSERT_EQUAL (sim_recorder_n_tables (rec), 2);
+  const char *name = NULL;
+  CU_ASSERT_PTR_EQUAL (sim_recorder_table (rec, 1, &name), other);
+  CU_ASSERT_STRING_EQUAL (name, "more_2");
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, rec, NULL, NULL));
+  check_export (t.path, "/ops", "op\ttime\nqkv\t0.5\nnorm\t0.25\n");
+  check_export (t.path, "/more_2", "n\n3\n");
+  g_autoptr (GError) error = NULL;
+  g_autofree char *unit = sim_h5out_read_text_attr (t.path, "/ops", "unit_time", &error);
+  CU_ASSERT_STRING_EQUAL (unit != NULL ? unit : "", "s");
+  tmp_out_clear (&t);
+}
+
 static void
 test_export_tasks_with_enum_names (void)
 {
@@ -576,6 +612,7 @@ static const StepsimTest tests[] = {
   { "export /summary", test_export_summary },
   { "export /summary with nested names", test_export_summary_nested_names },
   { "export /tasks with enum names", test_export_tasks_with_enum_names },
+    { "recorder tables written as /<name>, exported as the table", test_recorder_tables },
   { "tasks without enum names export numbers", test_tasks_without_names_are_numbers },
   { "export a plain dataset", test_export_plain_dataset },
   { "root and unit attributes", test_attributes },

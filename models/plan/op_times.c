@@ -1,0 +1,98 @@
+/* models/plan/op_times.c — per-op kernel time sums; see op_times.h. */
+#include "config.h"
+#include "models/plan/op_times.h"
+
+/* Entries in a GArray (first-seen order); a GHashTable from (rank, kind, name) to the
+ * entry's index + 1 finds them (looked up with a key on the stack, stored as a copy). */
+typedef struct
+{
+  guint rank;
+  ModelTaskKind kind;
+  const char *op;
+} Key;
+
+struct _ModelOpTimes
+{
+  GArray *entries;    /* ModelOpTime */
+  GHashTable *index;  /* Key * (owned, g_free) → GUINT_TO_POINTER (entry index + 1) */
+};
+
+static guint
+key_hash (gconstpointer p)
+{
+  const Key *k = p;
+  return g_str_hash (k->op) ^ (k->rank * 2654435761u) ^ ((guint) k->kind << 24);
+}
+
+static gboolean
+key_equal (gconstpointer a, gconstpointer b)
+{
+  const Key *x = a, *y = b;
+  return x->rank == y->rank && x->kind == y->kind && g_str_equal (x->op, y->op);
+}
+
+ModelOpTimes *
+model_op_times_new (void)
+{
+  ModelOpTimes *t = g_new0 (ModelOpTimes, 1);
+  t->entries = g_array_new (FALSE, FALSE, sizeof (ModelOpTime));
+  t->index = g_hash_table_new_full (key_hash, key_equal, g_free, NULL);
+  return t;
+}
+
+void
+model_op_times_free (ModelOpTimes *t)
+{
+  if (t == NULL)
+    return;
+  g_array_unref (t->entries);
+  g_hash_table_unref (t->index);
+  g_free (t);
+}
+
+void
+model_op_times_add (ModelOpTimes *t, guint rank, ModelTaskKind kind, const ModelOp *op,
+                    double seconds)
+{
+  g_return_if_fail (t != NULL && op != NULL && op->name != NULL);
+  Key k = { rank, kind, op->name };
+  guint i = GPOINTER_TO_UINT (g_hash_table_lookup (t->index, &k));
+  if (i == 0)
+    {
+      ModelOpTime e = { rank, kind, op->name, op->op_class, 0, 0, 0, 0 };
+      g_array_append_val (t->entries, e);
+      i = t->entries->len;
+      g_hash_table_insert (t->index, g_memdup2 (&k, sizeof k), GUINT_TO_POINTER (i));
+    }
+  ModelOpTime *e = &g_array_index (t->entries, ModelOpTime, i - 1);
+  e->count++;
+  e->seconds += seconds;
+  e->flops += op->flops;
+  e->bytes += op->bytes;
+}
+
+guint
+model_op_times_n (const ModelOpTimes *t)
+{
+  return t != NULL ? t->entries->len : 0;
+}
+
+const ModelOpTime *
+model_op_times_get (const ModelOpTimes *t, guint i)
+{
+  g_return_val_if_fail (t != NULL && i < t->entries->len, NULL);
+  return &g_array_index (t->entries, ModelOpTime, i);
+}
+
+double
+model_op_times_rank_seconds (const ModelOpTimes *t, guint rank, int op_class)
+{
+  double s = 0;
+  for (guint i = 0; i < model_op_times_n (t); i++)
+    {
+      const ModelOpTime *e = model_op_times_get (t, i);
+      if (e->rank == rank && (op_class < 0 || (int) e->op_class == op_class))
+        s += e->seconds;
+    }
+  return s;
+}
