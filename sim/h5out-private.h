@@ -1,6 +1,6 @@
-/* sim/h5out-private.h — helpers shared by the HDF5 files of sim/: the writer of runs
- * (h5out.c), the TSV export (h5out_export.c, h5out_series.c), the typed reads (h5out_read.c)
- * and the results table (h5out_table.c).
+/* sim/h5out-private.h — helpers shared by the HDF5 files of sim/: the writing primitives
+ * (h5out_writer.c), the writer of runs (h5out.c), the TSV export (h5out_export.c,
+ * h5out_series.c), the typed reads (h5out_read.c) and the tables (h5out_table.c).
  * Not a public header: nothing outside sim/h5out*.c includes it.
  *
  * It does not include hdf5.h itself (only sim/h5out*.c may, tests/layering.sh): include

@@ -1,6 +1,7 @@
 /* sim/h5out.h — writes a SimRecorder to HDF5 and reads datasets back as TSV.
- * Implemented by sim/h5out.c (writer), sim/h5out_export.c and sim/h5out_series.c
- * (export), sim/h5out_read.c (typed reads) and sim/h5out_table.c (results tables); only
+ * Implemented by sim/h5out.c (writer) on sim/h5out_writer.c (primitives),
+ * sim/h5out_export.c and sim/h5out_series.c (export), sim/h5out_read.c (typed reads) and
+ * sim/h5out_table.c (tables); only
  * sim/h5out*.c include hdf5.h
  * (DESIGN §2, §8).
  *

@@ -11,6 +11,6 @@ sim_libstepsim_sim_a_SOURCES = \
 	sim/recorder.c sim/recorder.h \
 	sim/h5out.c sim/h5out.h sim/h5out-private.h sim/h5out_export.c sim/h5out_series.c \
 	sim/h5out_guard.c sim/h5out_read.c \
-	sim/h5out_table.c \
+	sim/h5out_table.c sim/h5out_writer.c \
 	sim/table.c sim/table.h \
 	sim/tempfiles.c sim/tempfiles.h
