@@ -110,6 +110,15 @@ check "/ops: the busiest rank's times add up to /summary kernel_time" \
   awk -F '\t' 'NR == FNR { if (FNR == 2) want = $1; next }
      FNR > 1 && $1 == 0 { sum += $6 }
      END { d = sum - want; if (d < 0) d = -d; exit !(want > 0 && d <= 1e-9 * want) }' ops-total.tsv ops.tsv
+# An offloaded optimizer's transfers and host step run no kernel: /ops has no offload row and
+# the busiest rank's kernel time stays within the step (their ends were once counted).
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o ops6.h5 -q >/dev/null 2>&1
+"$STEPSIM" export ops6.h5 /ops >ops6.tsv 2>/dev/null
+"$STEPSIM" export ops6.h5 /summary >ops6-summary.tsv 2>/dev/null
+check "/ops with offloading: no offload rows, kernel time within the step" \
+  awk -F '\t' 'NR == FNR { v[$1] = $2; next } FNR > 1 && $2 == "offload" { bad = 1 }
+     END { exit !(!bad && v["kernel_time"] > 0 && v["kernel_time"] <= v["step_time"]) }' \
+  ops6-summary.tsv ops6.tsv
 # The summary's framework line shows the profile's resolved op-graph settings (torchtune:
 # CEWithChunkedOutputLoss's 8 chunks, MultiHeadAttention's k/v expansion, fused AdamW).
 "$STEPSIM" run "$s1" --set training.framework=torchtune >fw.out 2>/dev/null

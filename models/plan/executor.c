@@ -448,7 +448,8 @@ kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
   (void) id;
   TaskState *ts = user_data;
   ModelExecutor *exec = ts->exec;
-  if (exec->op_times != NULL)
+  /* an offload task's transfer or host step ends here too, with no kernel run */
+  if (exec->op_times != NULL && ts->next_kernel > 0)
     {
       const ModelTask *t = model_plan_task (exec->plan, ts->id);
       const ModelKernel *k
