@@ -58,6 +58,8 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     /* training_args.py: default_optim = "adamw_torch" (torch.optim.AdamW, foreach on CUDA);
      * "adamw_torch_fused" from torch 2.8 — set optimizer_impl = fused for those */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+    /* training_args.py: weight_decay = 0.0 (trainer.py passes it to AdamW) */
+    .weight_decay_zero = TRUE,
   },
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,

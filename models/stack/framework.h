@@ -77,6 +77,10 @@ typedef struct
                                  * megatron/core/distributed/param_and_grad_buffer.py
                                  * _ParamAndGradBuffer, each bucket a view of grad_data) */
   ModelOptimizerImpl optimizer_impl;
+  gboolean weight_decay_zero;   /* the optimizer runs with weight_decay 0 (the HF Trainer's
+                                 * default, training_args.py weight_decay = 0.0): PyTorch's
+                                 * foreach and per-tensor AdamW skip their decay pass (a
+                                 * user's torch.optim.AdamW defaults to 1e-2) */
   gboolean optimizer_in_backward; /* torchtune: each parameter stepped in its backward hook */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
   /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed; the two

@@ -217,6 +217,30 @@ model_stack_compute_dtype (const ModelStack *s)
     }
 }
 
+/* AdamW run as PyTorch's foreach (torch/optim/adam.py _multi_tensor_adam, AdamW's
+ * decoupled weight decay) or per-tensor loop (_single_tensor_adam): not one kernel but a
+ * pass over memory per operation, each reading and writing whole tensors —
+ *   params.mul_(1 - lr·wd)                2p   (skipped when weight_decay == 0)
+ *   exp_avg.lerp_(grad, 1 - β1)           2s + g
+ *   exp_avg_sq.mul_(β2)                   2s
+ *   exp_avg_sq.addcmul_(grad, grad, ·)    2s + g  (the second read of grad is the same
+ *                                                  address in the same thread: cached)
+ *   denom = sqrt(exp_avg_sq)              2s   (a new tensor)
+ *   denom /= bias_correction2_sqrt        2s
+ *   denom += eps                          2s
+ *   params.addcdiv_(exp_avg, denom, ·)    2p + 2s
+ * = 4p + 14s + 2g per parameter (p: the parameter stepped, the fp32 master when there is
+ * one; s: one moment's element; g: the gradient), against 2p + 4s + g for the fused kernel
+ * (_fused_adamw_, one read and one write of each); with a master, the compute copy is
+ * one more pass (read p, write the copy). */
+static double
+adamw_unfused_bytes (const ModelStack *s, double param, double grad, double copy)
+{
+  double moment = model_stack_optimizer_bytes (s) / 2;
+  double decay = s->framework.weight_decay_zero ? 0 : 2 * param;
+  return decay + 2 * param + 14 * moment + 2 * grad + (copy > 0 ? param + copy : 0);
+}
+
 double
 model_stack_optimizer_step_bytes (const ModelStack *s)
 {
@@ -227,6 +251,10 @@ model_stack_optimizer_step_bytes (const ModelStack *s)
   double copy = has_master (s) ? model_stack_weight_bytes (s) : 0;
   if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
     return (param + 2 * grad) + (param + copy);
+  if (s->optimizer == MODEL_OPTIMIZER_ADAMW
+      && (s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH
+          || s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_PER_TENSOR))
+    return adamw_unfused_bytes (s, param, grad, copy);
   return (param + grad + states) + (param + states + copy);
 }
 

@@ -311,8 +311,11 @@ double model_stack_activation_bytes (const ModelStack *s);
 HwDtype model_stack_compute_dtype (const ModelStack *s);
 
 /* HBM bytes moved per parameter by one optimizer step (read weights/master, gradients and
- * states, write them back): AdamW reads param, grad, m, v and writes param, m, v (+ the
- * compute copy in mixed precision); SGD reads param, grad, momentum and writes param,
+ * states, write them back): fused AdamW (ModelFramework.optimizer_impl fused, cpu_adam's
+ * GPU side, DeepSpeed's and Megatron's) reads param, grad, m, v and writes param, m, v
+ * (+ the compute copy in mixed precision); PyTorch's foreach and per-tensor AdamW make a
+ * pass over memory per operation, 4p + 14s + 2g (2p less with weight_decay 0; + p + copy
+ * under a master; stack.c adamw_unfused_bytes); SGD reads param, grad, momentum and writes param,
  * momentum; Adafactor reads param and grad, writes param (its factored state is
  * negligible) and reads grad once more for the row/column means; 8-bit Adam reads and
  * writes its 1-byte states. FLOPs per parameter: AdamW ≈ 12, SGD ≈ 4 (element-wise;

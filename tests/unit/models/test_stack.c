@@ -88,15 +88,35 @@ test_names_round_trip (void)
   CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "adamw") : NULL);
 }
 
-/* AdamW step traffic, mixed: read master 4 + grad 2 + m,v 8; write master 4 + m,v 8 +
- * bf16 copy 2 = 28 B/param. fp32: read 4 + 4 + 8, write 4 + 8 = 28. */
+/* AdamW step traffic, fused (one kernel): mixed: read master 4 + grad 2 + m,v 8; write
+ * master 4 + m,v 8 + bf16 copy 2 = 28 B/param. fp32: read 4 + 4 + 8, write 4 + 8 = 28.
+ * PyTorch's foreach (and per-tensor) AdamW, one pass per operation (torch/optim/adam.py
+ * _multi_tensor_adam): params.mul_ 2p, exp_avg.lerp_ 2s + g, exp_avg_sq.mul_ 2s, .addcmul_
+ * 2s + g, sqrt 2s, div_ 2s, add_ 2s, params.addcdiv_ 2p + 2s = 4p + 14s + 2g:
+ * fp32 (p = s = g = 4): 16 + 56 + 8 = 80; pure bf16 (2): 8 + 28 + 4 = 40, 36 without the
+ * weight-decay pass (HF Trainer's weight_decay 0); bf16 mixed (p = s = 4, g = 2): 16 + 56 +
+ * 4 = 76, + the bf16 copy from the master (read 4, write 2) = 82. */
 static void
 test_optimizer_step_bytes (void)
 {
   ModelStack a = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
   ModelStack b = stack (MODEL_PRECISION_BF16_MIXED, MODEL_OPTIMIZER_ADAMW);
+  a.framework.optimizer_impl = b.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
   CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&a), 28);
   CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b), 28);
+  a.framework.optimizer_impl = b.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&a), 80);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b), 82);
+  ModelStack c = stack (MODEL_PRECISION_BF16, MODEL_OPTIMIZER_ADAMW);
+  c.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&c), 40);
+  c.framework.weight_decay_zero = TRUE;
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&c), 36);
+  /* 8-bit AdamW is bitsandbytes' one fused kernel whatever the implementation key */
+  ModelStack d = stack (MODEL_PRECISION_BF16, MODEL_OPTIMIZER_ADAMW_8BIT);
+  double fused8 = model_stack_optimizer_step_bytes (&d);
+  d.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&d), fused8);
 }
 
 /* A small arch with hand-countable tensors: gpt2-like, h = 4, L = 1, V = 10, P = 8, i = 16,
