@@ -143,6 +143,8 @@ done
 s2="$srcdir/scenarios/s2-llama-2-7b-fp32.ini"
 "$STEPSIM" run "$s2" -o s2.h5 >s2.out 2>s2.err; rc=$?
 [ $rc -eq 0 ] && ok "OOM run: exit 0 (a verdict)" || { bad "OOM run: exit 0 (got $rc)"; cat s2.err; }
+check "OOM summary: the kernel time is the step as planned's" \
+  grep -q '^kernels (of the step as planned: rank 0, ' s2.out
 check "OOM summary: what the step needs on the device, and how far short" \
   sh -c "grep -q '^  needs on the device  *1[0-9][0-9]\.[0-9]* GiB' s2.out && grep -q 'OOM ([0-9.]* GiB short)' s2.out"
 # every "reserved" / "device-used" figure printed is at most the capacity (80 GiB)

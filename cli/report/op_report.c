@@ -65,8 +65,9 @@ cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res)
       bytes[e->op_class] += e->bytes;
     }
   g_autofree char *all = sim_units_format (total, SIM_DIM_TIME, 2);
-  fprintf (out, "kernels (rank %u, the most kernel time: %s; `run --ops` lists each op)\n", rank,
-           all);
+  /* after an OOM, as the time block: the step as planned, which would not run */
+  fprintf (out, "kernels (%srank %u, the most kernel time: %s; `run --ops` lists each op)\n",
+           res->gpu_fits ? "" : "of the step as planned: ", rank, all);
   for (guint c = 0; c < G_N_ELEMENTS (class_names); c++)
     {
       if (sec[c] <= 0)
@@ -109,8 +110,8 @@ cli_report_print_ops (FILE *out, const ModelSimResult *res)
         g_ptr_array_add (rows, (gpointer) e);
     }
   g_ptr_array_sort (rows, by_seconds_desc);
-  fprintf (out, "ops (rank %u; time from each kernel's launch on its stream to its end)\n",
-           rank);
+  fprintf (out, "ops (%srank %u; time from each kernel's launch on its stream to its end)\n",
+           res->gpu_fits ? "" : "of the step as planned: ", rank);
   fprintf (out, "  %-10s %-22s %-12s %9s %12s %7s %12s %12s\n", "pass", "op", "class",
            "kernels", "time", "share", "compute", "HBM");
   for (guint i = 0; i < rows->len; i++)
