@@ -73,6 +73,22 @@ struct _ModelExecutor
                           * for its orbit (G_MAXUINT elsewhere); NULL in the full replay */
   guint *orbit_need;     /* per instance that runs: representative tasks it waits for */
   double *host_mult;     /* per representative (dense index): ranks of its class on its node */
+  ModelExecutorTrace *trace; /* borrowed: starts and ends recorded there
+                              * (model_executor_keep_trace); NULL: none */
+};
+
+/* A task's start (`end` FALSE) or end at `time` (s), in the order the replay made them. */
+typedef struct
+{
+  guint task;
+  gboolean end;
+  double time;
+} TraceEntry;
+
+struct _ModelExecutorTrace
+{
+  double t0;     /* s: the replay's start (model_executor_start) */
+  GArray *steps; /* TraceEntry */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -354,19 +370,19 @@ initial_alloc (ModelExecutor *exec, guint rank, ModelMemCategory category, doubl
 /* In the first step, the states task t creates (model_plan_creation_task), before its own
  * start effects: _init_group runs before the update's temporaries exist. */
 static void
-create_states (ModelExecutor *exec, const ModelTask *t)
+create_states (ModelExecutor *exec, const ModelTask *t, double now)
 {
   if (!exec->first_step)
     return;
   for (guint c = 0; c < MODEL_N_MEM; c++)
     if (model_plan_creation_task (exec->plan, t->rank, c) == t->id)
-      initial_alloc (exec, t->rank, c, sim_engine_now (exec->engine), t->label);
+      initial_alloc (exec, t->rank, c, now, t->label);
 }
 
+/* Task t's memory effects of `when`, at `now` (s). */
 static void
-apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
+apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when, double now)
 {
-  double now = sim_engine_now (exec->engine);
   for (guint i = 0; i < t->n_effects; i++)
     {
       const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
@@ -404,12 +420,20 @@ record_task (ModelExecutor *exec, const ModelTask *t, double start, double end)
 }
 
 static void
-finish_task (TaskState *ts)
+trace_add (ModelExecutor *exec, guint task, gboolean end, double time)
 {
-  ModelExecutor *exec = ts->exec;
+  if (exec->trace != NULL)
+    g_array_append_val (exec->trace->steps, ((TraceEntry){ task, end, time }));
+}
+
+/* What ending task ts at `now` (s) changes besides the streams and the tasks waiting on
+ * it: its end effects, its record, the rank's end, busy time and busy intervals. */
+static void
+end_task (ModelExecutor *exec, TaskState *ts, double now)
+{
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
-  double now = sim_engine_now (exec->engine);
-  apply_effects (exec, t, MODEL_EFFECT_AT_END);
+  trace_add (exec, ts->id, TRUE, now);
+  apply_effects (exec, t, MODEL_EFFECT_AT_END, now);
   record_task (exec, t, ts->start, now);
   ts->end = now;
   ts->done = TRUE;
@@ -420,6 +444,14 @@ finish_task (TaskState *ts)
   GArray *busy = exec->busy[row * MODEL_N_STREAMS + t->stream];
   g_array_append_val (busy, ts->start);
   g_array_append_val (busy, now);
+}
+
+static void
+finish_task (TaskState *ts)
+{
+  ModelExecutor *exec = ts->exec;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  end_task (exec, ts, sim_engine_now (exec->engine));
   StreamState *ss = stream_state (exec, t->rank, t->stream);
   ss->busy = FALSE;
   ss->next++;
@@ -513,8 +545,9 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
   ts->start = sim_engine_now (exec->engine);
-  create_states (exec, t);
-  apply_effects (exec, t, MODEL_EFFECT_AT_START);
+  trace_add (exec, ts->id, FALSE, ts->start);
+  create_states (exec, t, ts->start);
+  apply_effects (exec, t, MODEL_EFFECT_AT_START, ts->start);
   if (t->collective >= 0)
     arrive (exec, ts, t);
   else if (t->offload != MODEL_OFFLOAD_OP_NONE)
@@ -525,19 +558,74 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
     run_next_kernel (ts);
 }
 
-void
-model_executor_start (ModelExecutor *exec)
+/* The step's start at `now` (s): every representative's initial state. */
+static void
+initial_state (ModelExecutor *exec, double now)
 {
-  double now = sim_engine_now (exec->engine);
   exec->t0 = now;
   guint n_reps = hw_rank_shift_n_reps (&exec->shift);
   for (guint i = 0; i < n_reps; i++)
     for (guint r = hw_rank_shift_rank (&exec->shift, i), c = 0; c < MODEL_N_MEM; c++)
       if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
         initial_alloc (exec, r, c, now, "initial state");
+}
+
+void
+model_executor_start (ModelExecutor *exec)
+{
+  initial_state (exec, sim_engine_now (exec->engine));
+  if (exec->trace != NULL)
+    exec->trace->t0 = exec->t0;
+  guint n_reps = hw_rank_shift_n_reps (&exec->shift);
   for (guint i = 0; i < n_reps; i++)
     for (guint r = hw_rank_shift_rank (&exec->shift, i), s = 0; s < MODEL_N_STREAMS; s++)
       try_start (exec, r, s);
+}
+
+ModelExecutorTrace *
+model_executor_trace_new (void)
+{
+  ModelExecutorTrace *trace = g_new0 (ModelExecutorTrace, 1);
+  trace->steps = g_array_new (FALSE, FALSE, sizeof (TraceEntry));
+  return trace;
+}
+
+void
+model_executor_trace_free (ModelExecutorTrace *trace)
+{
+  if (trace == NULL)
+    return;
+  g_array_unref (trace->steps);
+  g_free (trace);
+}
+
+void
+model_executor_keep_trace (ModelExecutor *exec, ModelExecutorTrace *trace)
+{
+  g_return_if_fail (exec != NULL && trace != NULL);
+  g_array_set_size (trace->steps, 0);
+  exec->trace = trace;
+}
+
+void
+model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace)
+{
+  g_return_if_fail (exec != NULL && trace != NULL && exec->n_done == 0);
+  initial_state (exec, trace->t0);
+  for (guint i = 0; i < trace->steps->len; i++)
+    {
+      const TraceEntry *e = &g_array_index (trace->steps, TraceEntry, i);
+      TaskState *ts = &exec->tasks[e->task];
+      if (e->end)
+        {
+          end_task (exec, ts, e->time);
+          continue;
+        }
+      const ModelTask *t = model_plan_task (exec->plan, e->task);
+      ts->start = e->time;
+      create_states (exec, t, e->time);
+      apply_effects (exec, t, MODEL_EFFECT_AT_START, e->time);
+    }
 }
 
 void
