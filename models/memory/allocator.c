@@ -106,8 +106,10 @@ model_allocator_new (double capacity, gboolean expandable_segments)
     a->free[p] = g_ptr_array_new ();
   a->blocks = g_ptr_array_new ();
   g_ptr_array_add (a->blocks, NULL); /* id 0 means "none" */
-  sim_slots_init (&a->block_pool, sizeof (Block), 128);
-  sim_slots_init (&a->segment_pool, sizeof (Segment), 64);
+  /* small blocks of the pools: each is zeroed when taken, and a ledger makes several
+   * allocators per replay */
+  sim_slots_init (&a->block_pool, sizeof (Block), 32);
+  sim_slots_init (&a->segment_pool, sizeof (Segment), 16);
   return a;
 }
 
