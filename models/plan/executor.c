@@ -77,12 +77,21 @@ struct _ModelExecutor
                               * (model_executor_keep_trace); NULL: none */
 };
 
-/* A task's start (`end` FALSE) or end at `time` (s), in the order the replay made them. */
+/* A task's start or end at `time` (s), or a caller's mark, in the order the replay made
+ * them. */
+typedef enum
+{
+  TRACE_START,
+  TRACE_END,
+  TRACE_MARK
+} TraceKind;
+
 typedef struct
 {
-  guint task;
-  gboolean end;
+  guint id;       /* the task; a mark's id */
+  TraceKind kind;
   double time;
+  double value;   /* a mark's value */
 } TraceEntry;
 
 struct _ModelExecutorTrace
@@ -420,10 +429,10 @@ record_task (ModelExecutor *exec, const ModelTask *t, double start, double end)
 }
 
 static void
-trace_add (ModelExecutor *exec, guint task, gboolean end, double time)
+trace_add (ModelExecutor *exec, guint task, TraceKind kind, double time)
 {
   if (exec->trace != NULL)
-    g_array_append_val (exec->trace->steps, ((TraceEntry){ task, end, time }));
+    g_array_append_val (exec->trace->steps, ((TraceEntry){ task, kind, time, 0 }));
 }
 
 /* What ending task ts at `now` (s) changes besides the streams and the tasks waiting on
@@ -432,7 +441,7 @@ static void
 end_task (ModelExecutor *exec, TaskState *ts, double now)
 {
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
-  trace_add (exec, ts->id, TRUE, now);
+  trace_add (exec, ts->id, TRACE_END, now);
   apply_effects (exec, t, MODEL_EFFECT_AT_END, now);
   record_task (exec, t, ts->start, now);
   ts->end = now;
@@ -545,7 +554,7 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
   ts->start = sim_engine_now (exec->engine);
-  trace_add (exec, ts->id, FALSE, ts->start);
+  trace_add (exec, ts->id, TRACE_START, ts->start);
   create_states (exec, t, ts->start);
   apply_effects (exec, t, MODEL_EFFECT_AT_START, ts->start);
   if (t->collective >= 0)
@@ -608,20 +617,34 @@ model_executor_keep_trace (ModelExecutor *exec, ModelExecutorTrace *trace)
 }
 
 void
-model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace)
+model_executor_trace_mark (ModelExecutorTrace *trace, guint id, double time, double value)
+{
+  g_return_if_fail (trace != NULL);
+  g_array_append_val (trace->steps, ((TraceEntry){ id, TRACE_MARK, time, value }));
+}
+
+void
+model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
+                          ModelTraceMarkFunc mark, gpointer user_data)
 {
   g_return_if_fail (exec != NULL && trace != NULL && exec->n_done == 0);
   initial_state (exec, trace->t0);
   for (guint i = 0; i < trace->steps->len; i++)
     {
       const TraceEntry *e = &g_array_index (trace->steps, TraceEntry, i);
-      TaskState *ts = &exec->tasks[e->task];
-      if (e->end)
+      if (e->kind == TRACE_MARK)
+        {
+          if (mark != NULL)
+            mark (e->id, e->time, e->value, user_data);
+          continue;
+        }
+      TaskState *ts = &exec->tasks[e->id];
+      if (e->kind == TRACE_END)
         {
           end_task (exec, ts, e->time);
           continue;
         }
-      const ModelTask *t = model_plan_task (exec->plan, e->task);
+      const ModelTask *t = model_plan_task (exec->plan, e->id);
       ts->start = e->time;
       create_states (exec, t, e->time);
       apply_effects (exec, t, MODEL_EFFECT_AT_START, e->time);

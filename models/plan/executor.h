@@ -78,15 +78,25 @@ void model_executor_trace_free (ModelExecutorTrace *trace); /* NULL is a no-op *
  * stay alive until the engine has run). Call before model_executor_start(). */
 void model_executor_keep_trace (ModelExecutor *exec, ModelExecutorTrace *trace);
 
+/* Appends a caller's event to `trace` at its place among the starts and ends recorded so
+ * far (`id`, `time` in s and `value` are the caller's: a fluid's load change, say), for
+ * model_executor_run_trace to hand back in order. */
+void model_executor_trace_mark (ModelExecutorTrace *trace, guint id, double time, double value);
+
+/* Receives a mark of a trace (model_executor_trace_mark) as it is replayed. */
+typedef void (*ModelTraceMarkFunc) (guint id, double time, double value, gpointer user_data);
+
 /* Replays the step `trace` holds without the engine, the fluid or the cluster: the initial
- * state at the trace's start, then each recorded start (states created, start effects) and
- * end (end effects, task record, rank end, busy time and intervals) at its recorded time,
- * so every figure below, the ledger and the host ledger read as after the replay that
- * recorded it — provided `exec` was made for the same plan, shift and cluster (API misuse
- * otherwise, not checked). Only the engine, the fluid and its link-load series are not
- * touched. Instead of model_executor_start() and sim_engine_run(), on an executor that has
- * not started (g_return_if_fail). */
-void model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace);
+ * state at the trace's start, then each recorded start (states created, start effects),
+ * end (end effects, task record, rank end, busy time and intervals) and mark (`mark` (may
+ * be NULL) called with it and `user_data`) at its recorded time and in the recorded order,
+ * so every figure below, the ledger, the host ledger and the recorder (whose calls come in
+ * the same order) read as after the replay that recorded it — provided `exec` was made for
+ * the same plan, shift and cluster (API misuse otherwise, not checked). The engine and the
+ * fluid are not touched. Instead of model_executor_start() and sim_engine_run(), on an
+ * executor that has not started (g_return_if_fail). */
+void model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
+                               ModelTraceMarkFunc mark, gpointer user_data);
 
 /* Number of tasks completed; equals model_executor_n_expected() after a complete run (the
  * plan's task count in the full replay, the representatives' with rank classes). */

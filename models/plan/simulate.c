@@ -266,6 +266,7 @@ typedef struct
   SimRecorder *rec;
   const HwCluster *cluster;
   guint *series; /* per resource: its series, G_MAXUINT until its first change */
+  SimFluid *fluid;
 } LinkLoad;
 
 #define NOT_A_LINK (G_MAXUINT - 1)
@@ -290,6 +291,24 @@ record_link_load (SimFluid *fluid, SimResourceId resource, double time, double u
       l->series[resource] = sim_recorder_series (l->rec, path, "B/s");
     }
   sim_recorder_set (l->rec, l->series[resource], time, usage);
+}
+
+/* A load change a trace captured (capture_load), recorded as the engine's run would have. */
+static void
+replay_link_load (guint resource, double time, double usage, gpointer user_data)
+{
+  LinkLoad *l = user_data;
+  record_link_load (l->fluid, resource, time, usage, l);
+}
+
+/* The fluid's load changes as marks of the trace `user_data` (a ModelExecutorTrace), in
+ * their place among the tasks' starts and ends. */
+static void
+capture_load (SimFluid *fluid, SimResourceId resource, double time, double usage,
+              gpointer user_data)
+{
+  (void) fluid;
+  model_executor_trace_mark (user_data, resource, time, usage);
 }
 
 /* ---- the process: steps one after another on one caching allocator --------------------------
@@ -474,20 +493,23 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Mach
  * starts and ends every task at the same times whatever its ledger holds (the executor's
  * timing never reads memory; a reset machine runs as a new one: test_simulate_reuse), so it
  * runs from the trace: its memory effects in the recorded order and times, without the
- * engine and the fluid (models/plan/executor.h model_executor_run_trace). Not when it
- * records: the fluid's link-load series come from the engine's run. */
+ * engine and the fluid (models/plan/executor.h model_executor_run_trace). A replay that
+ * records does so only from a trace that captured the fluid's load changes (the link-load
+ * series), as marks in their place among the starts and ends: the recorder then gets every
+ * call of the engine's run in the same order. */
 typedef struct
 {
   ModelExecutorTrace *trace;
   guint64 events;
   gboolean filled; /* a replay recorded it */
+  gboolean loads;  /* before: capture the load changes; after: they were captured */
 } StepTrace;
 
 /* Replays the plan once on m's engine, fluid and cluster, reset to a new one's state
  * (machine_cluster); `rec` (may be NULL) records the replay. With `st` (may be NULL) the
- * replay records its trace there, or, when `st` holds one already and `rec` is NULL, runs
- * from it (StepTrace: the caller passes one only between replays of the same plan, seed
- * and classes). With
+ * replay records its trace there, or, when `st` holds one already (with its load changes
+ * when `rec` is given), runs from it (StepTrace: the caller passes one only between replays
+ * of the same plan, seed and classes). With
  * `res_out` it also fills memory and time figures. With `proc` the replay is the next step
  * of that process (its first step when it has none yet), and is added to it; without, a
  * step on a fresh allocator with every model state allocated at its start. Returns the
@@ -500,15 +522,16 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   guint n = model_plan_n_ranks (plan);
   g_return_val_if_fail (classes->n == n, -1);
   g_autofree guint *link_series = NULL; /* the fluid's load function's until the run ends */
-  LinkLoad load = { rec, NULL, NULL };
-  /* a recorded replay stands for the engine's run where nothing records the fluid */
-  gboolean from_trace = st != NULL && st->filled && rec == NULL;
+  LinkLoad load = { rec, NULL, NULL, m->fluid };
+  /* a recorded replay stands for the engine's run */
+  gboolean from_trace = st != NULL && st->filled && (rec == NULL || st->loads);
   /* rank classes (models/plan/rank_classes.h): found with the plan (build_plan); a replay
    * from a trace leaves the machine as the recorded one left it (its shift is `classes`) */
   HwCluster *cluster = from_trace ? m->cluster : machine_cluster (m, in, seed, classes);
   SimEngine *engine = m->engine;
   SimFluid *fluid = m->fluid;
   load.cluster = cluster;
+  load.fluid = fluid;
   if (rec != NULL)
     {
       guint nr = sim_fluid_n_resources (fluid);
@@ -516,8 +539,11 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       for (guint i = 0; i < nr; i++)
         link_series[i] = G_MAXUINT;
       load.series = link_series;
-      sim_fluid_set_load_func (fluid, record_link_load, &load);
+      if (!from_trace)
+        sim_fluid_set_load_func (fluid, record_link_load, &load);
     }
+  else if (st != NULL && !from_trace && st->loads)
+    sim_fluid_set_load_func (fluid, capture_load, st->trace);
   /* one ledger row per representative, named by its rank: rank r's figures are those of
    * row hw_rank_shift_index (classes, r) */
   guint n_reps = hw_rank_shift_n_reps (classes);
@@ -540,7 +566,7 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   guint64 events;
   if (from_trace)
     {
-      model_executor_run_trace (exec, st->trace);
+      model_executor_run_trace (exec, st->trace, rec != NULL ? replay_link_load : NULL, &load);
       events = st->events;
     }
   else
@@ -554,6 +580,7 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
         {
           st->events = events;
           st->filled = TRUE;
+          st->loads = st->loads && rec == NULL; /* captured (capture_load) */
         }
     }
   if (model_executor_n_done (exec) != model_executor_n_expected (exec))
@@ -784,9 +811,10 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
              ModelSimResult *res, Machine *m, const HwRankShift *classes, GError **error)
 {
   Process proc = { 0 };
-  /* the first step's trace: the reported step is the same plan, seed and classes */
+  /* the first step's trace: the reported step is the same plan, seed and classes (with the
+   * load changes when it is recorded) */
   g_autoptr (ModelExecutorTrace) trace = model_executor_trace_new ();
-  StepTrace st = { trace, 0, FALSE };
+  StepTrace st = { trace, 0, FALSE, rec != NULL };
   gboolean ok = in->stack->pad_to_longest
                   ? padded_batches (in, &proc, res, m, error)
                   : replay (in, plan, in->seed, NULL, NULL, &proc, m, classes, &st, error) >= 0;
@@ -794,7 +822,7 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
   if (record_first)
     {
       process_clear (&proc);
-      ok = replay (in, plan, in->seed, rec, NULL, &proc, m, classes, NULL, error) >= 0;
+      ok = replay (in, plan, in->seed, rec, NULL, &proc, m, classes, &st, error) >= 0;
     }
   if (!ok)
     {
