@@ -50,7 +50,9 @@ struct _ModelExecutor
   ModelLedger *ledger;
   SimRecorder *rec;
   TaskState *tasks;
-  GPtrArray *dependents; /* per task: GArray of guint task ids waiting on it */
+  guint *dep_first;      /* per task (n + 1): its waiting tasks are dep_list[dep_first[i] ..
+                          * dep_first[i + 1]) */
+  guint *dep_list;       /* task ids waiting on each task, in plan order */
   StreamState *streams;  /* rows (ledger_row) × MODEL_N_STREAMS */
   guint n_done;
   double *rank_end;  /* per representative (row, ledger_row) */
@@ -232,11 +234,41 @@ host_multiplicity (ModelExecutor *e)
     }
 }
 
+/* The tasks waiting on each task, in plan order (dep_first, dep_list): a dependency on
+ * another class's rank waits for its representative; other classes' tasks have none. Two
+ * passes, counting then filling, instead of an array grown per task. */
 static void
-unref_array (gpointer array)
+index_dependents (ModelExecutor *e, gboolean classes)
 {
-  if (array != NULL) /* other classes' tasks have no dependents list */
-    g_array_unref (array);
+  guint n = model_plan_n_tasks (e->plan);
+  e->dep_first = g_new0 (guint, n + 1);
+  g_autofree guint *fill = NULL;
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      for (guint id = 0; id < n; id++)
+        {
+          const ModelTask *t = model_plan_task (e->plan, id);
+          if (!hw_rank_shift_is_rep (&e->shift, t->rank))
+            continue;
+          for (guint d = 0; d < t->n_deps; d++)
+            {
+              guint dep = model_plan_dep (e->plan, t->first_dep + d);
+              g_assert (dep < id); /* plans are built in a topological order */
+              if (classes)
+                dep = rep_task (e, dep);
+              if (pass == 0)
+                e->dep_first[dep + 1]++;
+              else
+                e->dep_list[fill[dep]++] = id;
+            }
+        }
+      if (pass == 1)
+        break;
+      for (guint i = 0; i < n; i++)
+        e->dep_first[i + 1] += e->dep_first[i];
+      e->dep_list = g_new (guint, MAX (e->dep_first[n], 1));
+      fill = g_memdup2 (e->dep_first, (n + 1) * sizeof (guint));
+    }
 }
 
 ModelExecutor *
@@ -267,7 +299,6 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   if (!classes)
     e->shift = hw_rank_shift_identity (n_ranks);
   e->tasks = g_new0 (TaskState, n);
-  e->dependents = g_ptr_array_new_full (n, unref_array);
   /* per-representative state, a row each (ledger_row): O(representatives), not O(ranks) */
   guint rows = hw_rank_shift_n_reps (&e->shift);
   e->streams = g_new0 (StreamState, rows * MODEL_N_STREAMS);
@@ -289,9 +320,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
       collective_orbits (e);
       host_multiplicity (e);
     }
-  for (guint id = 0; id < n; id++)
-    g_ptr_array_add (e->dependents, hw_rank_shift_is_rep (&e->shift, model_plan_task (plan, id)->rank)
-                                      ? g_array_new (FALSE, FALSE, sizeof (guint)) : NULL);
+  index_dependents (e, classes);
   e->kernels_before = g_new0 (guint, MAX (n, 1));
   g_autofree guint *issued = g_new0 (guint, n_ranks);
   for (guint id = 0; id < n; id++)
@@ -308,15 +337,6 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
         continue;
       e->n_expected++;
       g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
-      for (guint d = 0; d < t->n_deps; d++)
-        {
-          guint dep = model_plan_dep (plan, t->first_dep + d);
-          g_assert (dep < id); /* plans are built in a topological order */
-          /* a dependency on another class's rank waits for its representative */
-          if (classes)
-            dep = rep_task (e, dep);
-          g_array_append_val (g_ptr_array_index (e->dependents, dep), id);
-        }
     }
   return e;
 }
@@ -337,7 +357,8 @@ model_executor_free (ModelExecutor *exec)
     g_array_unref (exec->collectives[i].arrived);
   g_free (exec->collectives);
   g_free (exec->streams);
-  g_ptr_array_unref (exec->dependents);
+  g_free (exec->dep_first);
+  g_free (exec->dep_list);
   g_free (exec->tasks);
   g_free (exec->rank_first);
   g_free (exec->rank_order);
@@ -464,10 +485,9 @@ finish_task (TaskState *ts)
   StreamState *ss = stream_state (exec, t->rank, t->stream);
   ss->busy = FALSE;
   ss->next++;
-  GArray *waiting = g_ptr_array_index (exec->dependents, ts->id);
-  for (guint i = 0; i < waiting->len; i++)
+  for (guint i = exec->dep_first[ts->id]; i < exec->dep_first[ts->id + 1]; i++)
     {
-      TaskState *w = &exec->tasks[g_array_index (waiting, guint, i)];
+      TaskState *w = &exec->tasks[exec->dep_list[i]];
       g_assert (w->pending_deps > 0);
       if (--w->pending_deps == 0)
         {
