@@ -7,6 +7,10 @@
  * seconds each (HwGpuSpec), never waiting for the GPU (CUDA launches are asynchronous), so
  * kernel i of the rank is issued at t0 + (i + 1)·host_dispatch and starts no earlier; with
  * short kernels the GPU then idles, as an eager PyTorch model does when it is launch-bound.
+ * Traces (model_executor_keep_trace): a task's start and end go through trace_add, the
+ * memory effects and records of an end through end_task, so a replay from a trace
+ * (model_executor_run_trace) makes the same ledger, host-ledger and recorder calls in the
+ * same order as the engine's run did, and nothing else.
  */
 #include "config.h"
 #include "models/plan/executor.h"
