@@ -222,17 +222,21 @@ batch_inputs (const char *path, const CliSweep *sweep, const char *const *extra)
   cli_inputs_add (inputs, path);
   const char *scenario = cli_sweep_scenario (sweep);
   const char *const *base = cli_sweep_baseline (sweep);
+  g_autofree char *base_hf = NULL;
+  gboolean have_base_hf = FALSE;
   for (guint p = 0; p < cli_sweep_n_points (sweep); p++)
     {
       g_auto (GStrv) sets = cli_sweep_sets (sweep, p, extra);
-      cli_inputs_add_scenario (inputs, scenario, (const char *const *) sets);
+      cli_inputs_add_point (inputs, scenario, (const char *const *) sets, &base_hf,
+                            &have_base_hf);
       if (base == NULL || base[0] == NULL)
         continue;
       g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
       g_strv_builder_addv (b, (const char **) sets);
       g_strv_builder_addv (b, (const char **) base);
       g_auto (GStrv) with_base = g_strv_builder_end (b);
-      cli_inputs_add_scenario (inputs, scenario, (const char *const *) with_base);
+      cli_inputs_add_point (inputs, scenario, (const char *const *) with_base, &base_hf,
+                            &have_base_hf);
     }
   return inputs;
 }

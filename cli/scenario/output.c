@@ -142,6 +142,24 @@ cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const 
   cli_inputs_add (inputs, hf);
 }
 
+void
+cli_inputs_add_point (GPtrArray *inputs, const char *path, const char *const *sets,
+                      char **hf, gboolean *have_hf)
+{
+  if (cli_scenario_sets_name_hf_config (sets))
+    {
+      cli_inputs_add_scenario (inputs, path, sets);
+      return;
+    }
+  if (!*have_hf)
+    {
+      *hf = cli_scenario_hf_config_file (path, NULL);
+      *have_hf = TRUE;
+    }
+  cli_inputs_add (inputs, path);
+  cli_inputs_add (inputs, *hf);
+}
+
 gboolean
 cli_output_check_chart (const char *what, const char *path, GError **error)
 {

@@ -234,6 +234,20 @@ cli_scenario_hf_config_file (const char *path, const char *const *sets)
   return hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
 }
 
+gboolean
+cli_scenario_sets_name_hf_config (const char *const *sets)
+{
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      g_autofree char *group = NULL, *key = NULL, *value = NULL;
+      /* as apply_set reads it: a set that does not parse is skipped there */
+      if (cli_sweep_parse_set (sets[i], &group, &key, &value, NULL)
+          && strcmp (group, "model") == 0 && strcmp (key, "hf_config") == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 
 /* ---- schema ------------------------------------------------------------------------------ */
 

@@ -119,6 +119,10 @@ gboolean cli_scenario_prescan (const char *text, GError **error);
  * (then loading fails before it reads a config). Malformed `sets` are skipped. Nothing is
  * validated: this is for the output-path checks (cli/scenario/output.h). Caller frees. */
 char *cli_scenario_hf_config_file (const char *path, const char *const *sets);
+/* Whether one of `sets` (NULL-terminated --set overrides, may be NULL; malformed ones name
+ * nothing) sets [model] hf_config, the only key cli_scenario_hf_config_file() reads: without
+ * one, it answers for `path` and `sets` as for `path` alone. */
+gboolean cli_scenario_sets_name_hf_config (const char *const *sets);
 
 /* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
  * $(pkgdatadir)/models once installed). Static string. This and the next:

@@ -170,7 +170,9 @@ gboolean
 cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GError **error)
 {
   g_return_val_if_fail (set != NULL, FALSE);
-  g_autofree char *shown = sim_text_printable (set, ECHO_MAX);
+  /* `shown` (the set as quoted in a message) is made on an error path only: every scenario
+   * of a sweep parses its sets */
+  g_autofree char *shown = NULL;
   const char *eq = strchr (set, '=');
   g_autofree char *lhs = eq ? g_strndup (set, (gsize) (eq - set)) : NULL;
   char *dot = lhs ? strrchr (lhs, '.') : NULL;
@@ -181,6 +183,7 @@ cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GE
   g_autofree char *k = dot ? g_strstrip (g_strdup (dot + 1)) : NULL;
   if (eq == NULL || dot == NULL || g[0] == '\0' || k[0] == '\0')
     {
+      shown = sim_text_printable (set, ECHO_MAX);
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "'%s': expected group.key=value", shown);
       return FALSE;
@@ -195,13 +198,17 @@ cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GE
   if (why != NULL)
     {
       g_autofree char *n = sim_text_printable (name, ECHO_MAX);
+      shown = sim_text_printable (set, ECHO_MAX);
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "'%s': %s '%s' %s", shown,
                    what, n, why);
       return FALSE;
     }
   g_autofree char *v = g_strstrip (g_strdup (eq + 1));
   if (!cli_sweep_check_value (v, error))
-    return g_prefix_error (error, "'%s': ", shown), FALSE;
+    {
+      shown = sim_text_printable (set, ECHO_MAX);
+      return g_prefix_error (error, "'%s': ", shown), FALSE;
+    }
   *group = g_steal_pointer (&g);
   *key = g_steal_pointer (&k);
   *value = g_steal_pointer (&v);

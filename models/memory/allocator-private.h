@@ -4,6 +4,7 @@
 #pragma once
 
 #include "models/memory/allocator.h"
+#include "sim/slots.h"
 
 enum { POOL_SMALL, POOL_LARGE, N_POOLS };
 
@@ -14,6 +15,8 @@ struct _Block
 {
   guint64 offset, size;
   gboolean allocated;
+  guint seg_id;     /* seg->id, kept here for the free lists' order (block_cmp) */
+  guint slot;       /* in the allocator's block pool */
   Segment *seg;
   Block *prev, *next;
   gboolean in_free; /* in its pool's free list (iff free) */
@@ -22,6 +25,7 @@ struct _Block
 struct _Segment
 {
   guint id;
+  guint slot;       /* in the allocator's segment pool */
   int pool;
   guint64 size;     /* bytes of address range (expandable: the grown end) */
   Block *first;
@@ -48,7 +52,12 @@ struct _ModelAllocator
    * would free nothing. Saves the O(segments) scan on every request of a run that is out
    * of memory (it made a 4000-layer run quadratic). */
   gboolean released_since_pass;
-  Block *spare; /* blocks absorbed by a merge, kept for reuse (linked through next) */
+  /* Blocks and segments live in slot pools (stable addresses, no heap call per block):
+   * splits and merges come in pairs on every malloc/free of a run, and a segment is made
+   * per large request, so the heap stays out of the allocator model's hot path. A block
+   * absorbed by a merge, or a segment given back, is reused by the next one made. */
+  SimSlots block_pool;
+  SimSlots segment_pool;
 };
 
 /* allocator_pages.c: the page map of expandable segments

@@ -13,6 +13,7 @@
 #include "models/memory/allocator-private.h"
 
 #include <math.h>
+#include <string.h>
 
 #define MIN_BLOCK ((guint64) MODEL_ALLOC_MIN_BLOCK)
 #define SMALL_SIZE ((guint64) MODEL_ALLOC_SMALL_SIZE)
@@ -75,27 +76,22 @@ block_cmp (const Block *x, const Block *y)
 {
   if (x->size != y->size)
     return x->size < y->size ? -1 : 1;
-  if (x->seg->id != y->seg->id)
-    return x->seg->id < y->seg->id ? -1 : 1;
+  if (x->seg_id != y->seg_id)
+    return x->seg_id < y->seg_id ? -1 : 1;
   if (x->offset != y->offset)
     return x->offset < y->offset ? -1 : 1;
   return 0;
 }
 
+/* Gives segment s (out of `segments`) and its blocks back to their pools. */
 static void
-segment_free (gpointer data)
+segment_release (ModelAllocator *a, Segment *s)
 {
-  Segment *s = data;
-  for (Block *b = s->first, *n; b != NULL; b = n)
-    {
-      n = b->next;
-      g_free (b);
-    }
-  if (s->refs != NULL)
-    g_array_unref (s->refs);
-  if (s->mapped != NULL)
-    g_array_unref (s->mapped);
-  g_free (s);
+  for (Block *b = s->first; b != NULL; b = b->next)
+    sim_slots_give (&a->block_pool, b->slot);
+  g_clear_pointer (&s->refs, g_array_unref);
+  g_clear_pointer (&s->mapped, g_array_unref);
+  sim_slots_give (&a->segment_pool, s->slot);
 }
 
 ModelAllocator *
@@ -105,11 +101,15 @@ model_allocator_new (double capacity, gboolean expandable_segments)
   ModelAllocator *a = g_new0 (ModelAllocator, 1);
   a->capacity = isfinite (capacity) && capacity < 9.0e18 ? (guint64) capacity : G_MAXUINT64;
   a->expandable = expandable_segments;
-  a->segments = g_ptr_array_new_with_free_func (segment_free);
+  a->segments = g_ptr_array_new ();
   for (int p = 0; p < N_POOLS; p++)
     a->free[p] = g_ptr_array_new ();
   a->blocks = g_ptr_array_new ();
   g_ptr_array_add (a->blocks, NULL); /* id 0 means "none" */
+  /* small blocks of the pools: each is zeroed when taken, and a ledger makes several
+   * allocators per replay */
+  sim_slots_init (&a->block_pool, sizeof (Block), 32);
+  sim_slots_init (&a->segment_pool, sizeof (Segment), 16);
   return a;
 }
 
@@ -118,15 +118,14 @@ model_allocator_free (ModelAllocator *alloc)
 {
   if (alloc == NULL)
     return;
-  for (Block *b = alloc->spare, *n; b != NULL; b = n)
-    {
-      n = b->next;
-      g_free (b);
-    }
+  for (guint i = 0; i < alloc->segments->len; i++)
+    segment_release (alloc, g_ptr_array_index (alloc->segments, i));
   for (int p = 0; p < N_POOLS; p++)
     g_ptr_array_unref (alloc->free[p]);
   g_ptr_array_unref (alloc->segments);
   g_ptr_array_unref (alloc->blocks);
+  sim_slots_clear (&alloc->block_pool);
+  sim_slots_clear (&alloc->segment_pool);
   g_free (alloc);
 }
 
@@ -139,12 +138,11 @@ model_allocator_free (ModelAllocator *alloc)
  * g_sequence_insert_sorted_iter, g_sequence_search_iter): 27 % of an 8-GPU step's
  * simulation. Same order, so the same best fit. */
 
-/* Index of the first free block of `list` not below `key` in block_cmp order (list->len if
+/* Index of the first free block of list[lo, hi) not below `key` in block_cmp order (hi if
  * none). */
 static guint
-lower_bound (const GPtrArray *list, const Block *key)
+lower_bound_in (const GPtrArray *list, const Block *key, guint lo, guint hi)
 {
-  guint lo = 0, hi = list->len;
   while (lo < hi)
     {
       guint mid = lo + (hi - lo) / 2;
@@ -156,6 +154,12 @@ lower_bound (const GPtrArray *list, const Block *key)
   return lo;
 }
 
+static guint
+lower_bound (const GPtrArray *list, const Block *key)
+{
+  return lower_bound_in (list, key, 0, list->len);
+}
+
 static void
 free_insert (ModelAllocator *a, Block *b)
 {
@@ -164,49 +168,82 @@ free_insert (ModelAllocator *a, Block *b)
   b->in_free = TRUE;
 }
 
+/* The index of free block b in its pool's list. */
+static guint
+free_index (const ModelAllocator *a, const Block *b)
+{
+  const GPtrArray *list = a->free[b->seg->pool];
+  guint i = lower_bound (list, b);
+  g_assert (b->in_free && i < list->len && g_ptr_array_index (list, i) == b);
+  return i;
+}
+
 static void
 free_remove (ModelAllocator *a, Block *b)
 {
-  GPtrArray *list = a->free[b->seg->pool];
-  guint i = lower_bound (list, b);
-  g_assert (b->in_free && i < list->len && g_ptr_array_index (list, i) == b);
-  g_ptr_array_remove_index (list, i); /* keeps the order */
+  g_ptr_array_remove_index (a->free[b->seg->pool], free_index (a, b)); /* keeps the order */
   b->in_free = FALSE;
 }
 
-/* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block): the lower
- * bound of (size, segment 0, offset 0), below every real block of that size. */
-static Block *
-best_fit (ModelAllocator *a, int pool, guint64 size)
+/* Puts free block r in place of list[i] (taken out of the list), r before it in block_cmp
+ * order (a split's remainder is smaller than the block it came from): the blocks between
+ * r's place and i move up by one, in one move instead of a removal and an insertion. */
+static void
+free_replace_down (GPtrArray *list, guint i, Block *r)
 {
-  Segment key_seg = { .id = 0 };
-  Block key = { .size = size, .seg = &key_seg, .offset = 0 };
+  guint j = lower_bound_in (list, r, 0, i);
+  Block *out = g_ptr_array_index (list, i);
+  out->in_free = FALSE;
+  memmove (&list->pdata[j + 1], &list->pdata[j], (i - j) * sizeof (gpointer));
+  list->pdata[j] = r;
+  r->in_free = TRUE;
+}
+
+/* The same for b after list[k] in block_cmp order (a merge holding list[k] is larger than
+ * it): the blocks between k and b's place move down by one. */
+static void
+free_replace_up (GPtrArray *list, guint k, Block *b)
+{
+  guint j = lower_bound_in (list, b, k + 1, list->len);
+  Block *out = g_ptr_array_index (list, k);
+  out->in_free = FALSE;
+  memmove (&list->pdata[k], &list->pdata[k + 1], (j - k - 1) * sizeof (gpointer));
+  list->pdata[j - 1] = b;
+  b->in_free = TRUE;
+}
+
+/* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block): the lower
+ * bound of (size, segment 0, offset 0), below every real block of that size; *index its
+ * place in the pool's list. */
+static Block *
+best_fit (ModelAllocator *a, int pool, guint64 size, guint *index)
+{
+  Block key = { .size = size, .seg_id = 0, .offset = 0 };
   GPtrArray *list = a->free[pool];
-  guint i = lower_bound (list, &key);
-  return i < list->len ? g_ptr_array_index (list, i) : NULL;
+  *index = lower_bound (list, &key);
+  return *index < list->len ? g_ptr_array_index (list, *index) : NULL;
 }
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
-/* A block set to `init`: a spare one (absorbed by an earlier merge) if any, else a new
- * one. Splits and merges come in pairs on every malloc/free of a run, so recycling them
- * keeps the heap out of the allocator model's hot path. */
+/* A block set to `init`, from the block pool. */
 static Block *
 block_new (ModelAllocator *a, Block init)
 {
-  Block *b = a->spare;
-  if (b != NULL)
-    a->spare = b->next;
-  else
-    b = g_new (Block, 1);
+  guint slot;
+  Block *b = sim_slots_take (&a->block_pool, &slot);
   *b = init;
+  b->seg_id = init.seg->id;
+  b->slot = slot;
   return b;
 }
 
 static Segment *
 segment_new (ModelAllocator *a, int pool, guint64 size)
 {
-  Segment *s = g_new0 (Segment, 1);
+  guint slot;
+  Segment *s = sim_slots_take (&a->segment_pool, &slot);
+  *s = (Segment){ .slot = slot };
   s->id = a->next_segment_id++;
   s->pool = pool;
   s->size = size;
@@ -254,6 +291,7 @@ release_cached (ModelAllocator *a)
       free_remove (a, b);
       a->reserved -= s->size;
       g_ptr_array_remove_index (a->segments, i); /* keeps creation order */
+      segment_release (a, s);
     }
 }
 
@@ -261,15 +299,15 @@ release_cached (ModelAllocator *a)
 
 /* Splits b to `size` when the remainder is large enough (should_split: ≥ 512 B in the
  * small pool and in every pool under expandable_segments, > 1 MiB in the large pool
- * otherwise). */
-static void
-maybe_split (ModelAllocator *a, Block *b, guint64 size)
+ * otherwise): returns the remainder (free, in no list yet), or NULL without a split. */
+static Block *
+split_off (ModelAllocator *a, Block *b, guint64 size)
 {
   guint64 rest = b->size - size;
   gboolean split = b->seg->pool == POOL_SMALL || a->expandable ? rest >= MIN_BLOCK
                                                                : rest > SMALL_SIZE;
   if (!split)
-    return;
+    return NULL;
   Block *r = block_new (a, (Block){ .offset = b->offset + size, .size = rest, .seg = b->seg,
                                     .prev = b, .next = b->next });
   if (b->next != NULL)
@@ -278,17 +316,35 @@ maybe_split (ModelAllocator *a, Block *b, guint64 size)
     b->seg->last = r;
   b->next = r;
   b->size = size;
-  free_insert (a, r);
+  return r;
+}
+
+/* split_off, the remainder into its free list. */
+static void
+maybe_split (ModelAllocator *a, Block *b, guint64 size)
+{
+  Block *r = split_off (a, b, size);
+  if (r != NULL)
+    free_insert (a, r);
 }
 
 /* Non-expandable: best fit, else a new segment (releasing cached ones if needed). */
 static Block *
 cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
 {
-  Block *b = best_fit (a, pool, size);
+  guint i;
+  Block *b = best_fit (a, pool, size, &i);
   if (b != NULL)
     {
-      free_remove (a, b);
+      /* taken out of the list, its remainder (if split) put in its place */
+      Block *r = split_off (a, b, size);
+      if (r != NULL)
+        free_replace_down (a->free[pool], i, r);
+      else
+        {
+          g_ptr_array_remove_index (a->free[pool], i);
+          b->in_free = FALSE;
+        }
       return b;
     }
   guint64 seg = allocation_size (size);
@@ -298,6 +354,7 @@ cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
     *oom = TRUE;
   Segment *s = segment_new (a, pool, seg);
   a->reserved += seg;
+  maybe_split (a, s->first, size);
   return s->first;
 }
 
@@ -306,10 +363,12 @@ cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
 static Block *
 expandable_block (ModelAllocator *a, int pool, guint64 size)
 {
-  Block *b = best_fit (a, pool, size);
+  guint i;
+  Block *b = best_fit (a, pool, size, &i);
   if (b != NULL)
     {
-      free_remove (a, b);
+      g_ptr_array_remove_index (a->free[pool], i);
+      b->in_free = FALSE;
       return b;
     }
   if (a->grow[pool] == NULL)
@@ -354,9 +413,8 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
   else
     {
       gboolean full = FALSE;
-      b = cached_block (alloc, pool, size, &full);
+      b = cached_block (alloc, pool, size, &full); /* split to `size` */
       over |= full;
-      maybe_split (alloc, b, size);
     }
   b->allocated = TRUE;
   alloc->allocated += b->size;
@@ -368,11 +426,11 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
   return alloc->blocks->len - 1;
 }
 
-/* Unlinks free neighbour n of b (same segment) and absorbs it. */
+/* Unlinks free neighbour n of b (same segment), out of the free lists already, and absorbs
+ * it. */
 static void
 absorb (ModelAllocator *a, Block *b, Block *n)
 {
-  free_remove (a, n);
   if (n == b->next)
     {
       b->size += n->size;
@@ -392,8 +450,7 @@ absorb (ModelAllocator *a, Block *b, Block *n)
       else
         b->seg->first = b;
     }
-  n->next = a->spare;
-  a->spare = n;
+  sim_slots_give (&a->block_pool, n->slot);
 }
 
 void
@@ -408,11 +465,24 @@ model_allocator_release (ModelAllocator *alloc, guint id)
   b->allocated = FALSE;
   alloc->allocated -= b->size;
   alloc->released_since_pass = TRUE;
-  if (b->prev != NULL && !b->prev->allocated)
-    absorb (alloc, b, b->prev);
-  if (b->next != NULL && !b->next->allocated)
-    absorb (alloc, b, b->next);
-  free_insert (alloc, b);
+  Block *prev = b->prev != NULL && !b->prev->allocated ? b->prev : NULL;
+  Block *next = b->next != NULL && !b->next->allocated ? b->next : NULL;
+  if (prev == NULL && next == NULL)
+    {
+      free_insert (alloc, b);
+      return;
+    }
+  /* the merged block is larger than either free neighbour it holds: it takes the place
+   * of one in the list (free_replace_up), the other is removed */
+  if (prev != NULL && next != NULL)
+    free_remove (alloc, next);
+  Block *kept = prev != NULL ? prev : next;
+  guint k = free_index (alloc, kept);
+  if (prev != NULL)
+    absorb (alloc, b, prev);
+  if (next != NULL)
+    absorb (alloc, b, next);
+  free_replace_up (alloc->free[b->seg->pool], k, b);
 }
 
 /* ---- figures -------------------------------------------------------------------------------- */

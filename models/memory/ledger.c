@@ -51,7 +51,10 @@ typedef struct
   ModelMemCategory category;
   double bytes;
   char *task;       /* label of the allocating task */
-  GArray *blocks;   /* guint allocator block ids, one per tensor */
+  guint n_blocks;
+  guint *blocks;    /* n_blocks allocator block ids, one per tensor: &block for one tensor
+                     * (most buffers), else an array of their own */
+  guint block;
 } Buffer;
 
 struct _ModelLedger
@@ -68,7 +71,8 @@ buffer_free (gpointer data)
 {
   Buffer *b = data;
   g_free (b->task);
-  g_array_unref (b->blocks);
+  if (b->blocks != &b->block)
+    g_free (b->blocks);
   g_free (b);
 }
 
@@ -197,8 +201,8 @@ move_allocator (RankLedger *dst, RankLedger *src)
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       Buffer *b = value;
-      for (guint i = 0; i < b->blocks->len; i++)
-        model_allocator_release (src->alloc, g_array_index (b->blocks, guint, i));
+      for (guint i = 0; i < b->n_blocks; i++)
+        model_allocator_release (src->alloc, b->blocks[i]);
     }
   g_hash_table_remove_all (src->live);
   for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -349,8 +353,8 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
       bytes += sizes[i];
     }
   Buffer *b = g_new0 (Buffer, 1);
-  *b = (Buffer){ handle, category, bytes, g_strdup (task_label),
-                 g_array_sized_new (FALSE, FALSE, sizeof (guint), n_tensors) };
+  *b = (Buffer){ handle, category, bytes, g_strdup (task_label), n_tensors, NULL, 0 };
+  b->blocks = n_tensors == 1 ? &b->block : g_new (guint, n_tensors);
   double granted = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {
@@ -362,7 +366,7 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
       if (over && !rl->oom.happened)
         record_oom (rl, category, sizes[i], b, granted, before, high, time);
       granted += sizes[i];
-      g_array_append_val (b->blocks, id);
+      b->blocks[i] = id;
     }
   gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);
   g_assert (fresh);
@@ -387,8 +391,8 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
   g_assert (b != NULL);
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
-  for (guint i = 0; i < b->blocks->len; i++)
-    model_allocator_release (rl->alloc, g_array_index (b->blocks, guint, i));
+  for (guint i = 0; i < b->n_blocks; i++)
+    model_allocator_release (rl->alloc, b->blocks[i]);
   g_hash_table_remove (rl->live, GUINT_TO_POINTER (handle));
   change (ledger, rank, category, -bytes, time, task_label);
 }

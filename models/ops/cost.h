@@ -224,6 +224,11 @@ double model_cost_mtp_flops (const ModelArch *arch, const ModelCostParams *p, gu
  * of forward FLOPs + backward model_flops; 3 × Σ forward FLOPs for full fine-tuning, less
  * under LoRA (no weight gradients of the frozen base). */
 double model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p);
+/* The same from the three blocks' costs already computed for `arch` and the same parameters
+ * (model_cost_layer, model_cost_embedding, model_cost_head; borrowed, read here only):
+ * model_cost_step_flops is this fold over them. */
+double model_cost_step_flops_of (const ModelArch *arch, const ModelBlockCost *layer,
+                                 const ModelBlockCost *embedding, const ModelBlockCost *head);
 
 /* Korthikanti et al. 2022 §6 eq. model FLOPs per iteration for GPT:
  * 72·B·L·s·h²·(1 + s/(6h) + V/(12hL)), B = global batch in sequences. Used as an oracle. */

@@ -333,10 +333,18 @@ model_cost_step_flops (const ModelArch *arch, const ModelCostParams *p)
   ModelBlockCost layer = model_cost_layer (arch, p);
   ModelBlockCost emb = model_cost_embedding (arch, p);
   ModelBlockCost head = model_cost_head (arch, p);
+  return model_cost_step_flops_of (arch, &layer, &emb, &head);
+}
+
+double
+model_cost_step_flops_of (const ModelArch *arch, const ModelBlockCost *layer,
+                          const ModelBlockCost *embedding, const ModelBlockCost *head)
+{
   /* Model FLOPs: forward once, backward as 2× forward (Narayanan et al. 2021 §5.1), the
    * frozen GEMMs' backward 1× (cost_mirror_backward). */
-  return (double) arch->n_layers * (layer.fwd.flops + layer.bwd.model_flops) + emb.fwd.flops
-         + emb.bwd.model_flops + head.fwd.flops + head.bwd.model_flops;
+  return (double) arch->n_layers * (layer->fwd.flops + layer->bwd.model_flops)
+         + embedding->fwd.flops + embedding->bwd.model_flops + head->fwd.flops
+         + head->bwd.model_flops;
 }
 
 /* DeepSeek-V3's MTP depth before its decoder layer (Megatron-LM megatron/core/transformer/

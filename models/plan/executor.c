@@ -7,6 +7,10 @@
  * seconds each (HwGpuSpec), never waiting for the GPU (CUDA launches are asynchronous), so
  * kernel i of the rank is issued at t0 + (i + 1)·host_dispatch and starts no earlier; with
  * short kernels the GPU then idles, as an eager PyTorch model does when it is launch-bound.
+ * Traces (model_executor_keep_trace): a task's start and end go through trace_add, the
+ * memory effects and records of an end through end_task, so a replay from a trace
+ * (model_executor_run_trace) makes the same ledger, host-ledger and recorder calls in the
+ * same order as the engine's run did, and nothing else.
  */
 #include "config.h"
 #include "models/plan/executor.h"
@@ -51,7 +55,9 @@ struct _ModelExecutor
   ModelLedger *ledger;
   SimRecorder *rec;
   TaskState *tasks;
-  GPtrArray *dependents; /* per task: GArray of guint task ids waiting on it */
+  guint *dep_first;      /* per task (n + 1): its waiting tasks are dep_list[dep_first[i] ..
+                          * dep_first[i + 1]) */
+  guint *dep_list;       /* task ids waiting on each task, in plan order */
   StreamState *streams;  /* rows (ledger_row) × MODEL_N_STREAMS */
   guint n_done;
   double *rank_end;  /* per representative (row, ledger_row) */
@@ -75,6 +81,31 @@ struct _ModelExecutor
                           * for its orbit (G_MAXUINT elsewhere); NULL in the full replay */
   guint *orbit_need;     /* per instance that runs: representative tasks it waits for */
   double *host_mult;     /* per representative (dense index): ranks of its class on its node */
+  ModelExecutorTrace *trace; /* borrowed: starts and ends recorded there
+                              * (model_executor_keep_trace); NULL: none */
+};
+
+/* A task's start or end at `time` (s), or a caller's mark, in the order the replay made
+ * them. */
+typedef enum
+{
+  TRACE_START,
+  TRACE_END,
+  TRACE_MARK
+} TraceKind;
+
+typedef struct
+{
+  guint id;       /* the task; a mark's id */
+  TraceKind kind;
+  double time;
+  double value;   /* a mark's value */
+} TraceEntry;
+
+struct _ModelExecutorTrace
+{
+  double t0;     /* s: the replay's start (model_executor_start) */
+  GArray *steps; /* TraceEntry */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -209,11 +240,41 @@ host_multiplicity (ModelExecutor *e)
     }
 }
 
+/* The tasks waiting on each task, in plan order (dep_first, dep_list): a dependency on
+ * another class's rank waits for its representative; other classes' tasks have none. Two
+ * passes, counting then filling, instead of an array grown per task. */
 static void
-unref_array (gpointer array)
+index_dependents (ModelExecutor *e, gboolean classes)
 {
-  if (array != NULL) /* other classes' tasks have no dependents list */
-    g_array_unref (array);
+  guint n = model_plan_n_tasks (e->plan);
+  e->dep_first = g_new0 (guint, n + 1);
+  g_autofree guint *fill = NULL;
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      for (guint id = 0; id < n; id++)
+        {
+          const ModelTask *t = model_plan_task (e->plan, id);
+          if (!hw_rank_shift_is_rep (&e->shift, t->rank))
+            continue;
+          for (guint d = 0; d < t->n_deps; d++)
+            {
+              guint dep = model_plan_dep (e->plan, t->first_dep + d);
+              g_assert (dep < id); /* plans are built in a topological order */
+              if (classes)
+                dep = rep_task (e, dep);
+              if (pass == 0)
+                e->dep_first[dep + 1]++;
+              else
+                e->dep_list[fill[dep]++] = id;
+            }
+        }
+      if (pass == 1)
+        break;
+      for (guint i = 0; i < n; i++)
+        e->dep_first[i + 1] += e->dep_first[i];
+      e->dep_list = g_new (guint, MAX (e->dep_first[n], 1));
+      fill = g_memdup2 (e->dep_first, (n + 1) * sizeof (guint));
+    }
 }
 
 ModelExecutor *
@@ -244,7 +305,6 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   if (!classes)
     e->shift = hw_rank_shift_identity (n_ranks);
   e->tasks = g_new0 (TaskState, n);
-  e->dependents = g_ptr_array_new_full (n, unref_array);
   /* per-representative state, a row each (ledger_row): O(representatives), not O(ranks) */
   guint rows = hw_rank_shift_n_reps (&e->shift);
   e->streams = g_new0 (StreamState, rows * MODEL_N_STREAMS);
@@ -266,9 +326,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
       collective_orbits (e);
       host_multiplicity (e);
     }
-  for (guint id = 0; id < n; id++)
-    g_ptr_array_add (e->dependents, hw_rank_shift_is_rep (&e->shift, model_plan_task (plan, id)->rank)
-                                      ? g_array_new (FALSE, FALSE, sizeof (guint)) : NULL);
+  index_dependents (e, classes);
   e->kernels_before = g_new0 (guint, MAX (n, 1));
   g_autofree guint *issued = g_new0 (guint, n_ranks);
   for (guint id = 0; id < n; id++)
@@ -285,15 +343,6 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
         continue;
       e->n_expected++;
       g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
-      for (guint d = 0; d < t->n_deps; d++)
-        {
-          guint dep = model_plan_dep (plan, t->first_dep + d);
-          g_assert (dep < id); /* plans are built in a topological order */
-          /* a dependency on another class's rank waits for its representative */
-          if (classes)
-            dep = rep_task (e, dep);
-          g_array_append_val (g_ptr_array_index (e->dependents, dep), id);
-        }
     }
   return e;
 }
@@ -314,7 +363,8 @@ model_executor_free (ModelExecutor *exec)
     g_array_unref (exec->collectives[i].arrived);
   g_free (exec->collectives);
   g_free (exec->streams);
-  g_ptr_array_unref (exec->dependents);
+  g_free (exec->dep_first);
+  g_free (exec->dep_list);
   g_free (exec->tasks);
   g_free (exec->rank_first);
   g_free (exec->rank_order);
@@ -356,19 +406,19 @@ initial_alloc (ModelExecutor *exec, guint rank, ModelMemCategory category, doubl
 /* In the first step, the states task t creates (model_plan_creation_task), before its own
  * start effects: _init_group runs before the update's temporaries exist. */
 static void
-create_states (ModelExecutor *exec, const ModelTask *t)
+create_states (ModelExecutor *exec, const ModelTask *t, double now)
 {
   if (!exec->first_step)
     return;
   for (guint c = 0; c < MODEL_N_MEM; c++)
     if (model_plan_creation_task (exec->plan, t->rank, c) == t->id)
-      initial_alloc (exec, t->rank, c, sim_engine_now (exec->engine), t->label);
+      initial_alloc (exec, t->rank, c, now, t->label);
 }
 
+/* Task t's memory effects of `when`, at `now` (s). */
 static void
-apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when)
+apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when, double now)
 {
-  double now = sim_engine_now (exec->engine);
   for (guint i = 0; i < t->n_effects; i++)
     {
       const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
@@ -406,12 +456,20 @@ record_task (ModelExecutor *exec, const ModelTask *t, double start, double end)
 }
 
 static void
-finish_task (TaskState *ts)
+trace_add (ModelExecutor *exec, guint task, TraceKind kind, double time)
 {
-  ModelExecutor *exec = ts->exec;
+  if (exec->trace != NULL)
+    g_array_append_val (exec->trace->steps, ((TraceEntry){ task, kind, time, 0 }));
+}
+
+/* What ending task ts at `now` (s) changes besides the streams and the tasks waiting on
+ * it: its end effects, its record, the rank's end, busy time and busy intervals. */
+static void
+end_task (ModelExecutor *exec, TaskState *ts, double now)
+{
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
-  double now = sim_engine_now (exec->engine);
-  apply_effects (exec, t, MODEL_EFFECT_AT_END);
+  trace_add (exec, ts->id, TRACE_END, now);
+  apply_effects (exec, t, MODEL_EFFECT_AT_END, now);
   record_task (exec, t, ts->start, now);
   ts->end = now;
   ts->done = TRUE;
@@ -422,13 +480,20 @@ finish_task (TaskState *ts)
   GArray *busy = exec->busy[row * MODEL_N_STREAMS + t->stream];
   g_array_append_val (busy, ts->start);
   g_array_append_val (busy, now);
+}
+
+static void
+finish_task (TaskState *ts)
+{
+  ModelExecutor *exec = ts->exec;
+  const ModelTask *t = model_plan_task (exec->plan, ts->id);
+  end_task (exec, ts, sim_engine_now (exec->engine));
   StreamState *ss = stream_state (exec, t->rank, t->stream);
   ss->busy = FALSE;
   ss->next++;
-  GArray *waiting = g_ptr_array_index (exec->dependents, ts->id);
-  for (guint i = 0; i < waiting->len; i++)
+  for (guint i = exec->dep_first[ts->id]; i < exec->dep_first[ts->id + 1]; i++)
     {
-      TaskState *w = &exec->tasks[g_array_index (waiting, guint, i)];
+      TaskState *w = &exec->tasks[exec->dep_list[i]];
       g_assert (w->pending_deps > 0);
       if (--w->pending_deps == 0)
         {
@@ -527,8 +592,9 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
   ts->start = sim_engine_now (exec->engine);
-  create_states (exec, t);
-  apply_effects (exec, t, MODEL_EFFECT_AT_START);
+  trace_add (exec, ts->id, TRACE_START, ts->start);
+  create_states (exec, t, ts->start);
+  apply_effects (exec, t, MODEL_EFFECT_AT_START, ts->start);
   if (t->collective >= 0)
     arrive (exec, ts, t);
   else if (t->offload != MODEL_OFFLOAD_OP_NONE)
@@ -539,19 +605,88 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
     run_next_kernel (ts);
 }
 
-void
-model_executor_start (ModelExecutor *exec)
+/* The step's start at `now` (s): every representative's initial state. */
+static void
+initial_state (ModelExecutor *exec, double now)
 {
-  double now = sim_engine_now (exec->engine);
   exec->t0 = now;
   guint n_reps = hw_rank_shift_n_reps (&exec->shift);
   for (guint i = 0; i < n_reps; i++)
     for (guint r = hw_rank_shift_rank (&exec->shift, i), c = 0; c < MODEL_N_MEM; c++)
       if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
         initial_alloc (exec, r, c, now, "initial state");
+}
+
+void
+model_executor_start (ModelExecutor *exec)
+{
+  initial_state (exec, sim_engine_now (exec->engine));
+  if (exec->trace != NULL)
+    exec->trace->t0 = exec->t0;
+  guint n_reps = hw_rank_shift_n_reps (&exec->shift);
   for (guint i = 0; i < n_reps; i++)
     for (guint r = hw_rank_shift_rank (&exec->shift, i), s = 0; s < MODEL_N_STREAMS; s++)
       try_start (exec, r, s);
+}
+
+ModelExecutorTrace *
+model_executor_trace_new (void)
+{
+  ModelExecutorTrace *trace = g_new0 (ModelExecutorTrace, 1);
+  trace->steps = g_array_new (FALSE, FALSE, sizeof (TraceEntry));
+  return trace;
+}
+
+void
+model_executor_trace_free (ModelExecutorTrace *trace)
+{
+  if (trace == NULL)
+    return;
+  g_array_unref (trace->steps);
+  g_free (trace);
+}
+
+void
+model_executor_keep_trace (ModelExecutor *exec, ModelExecutorTrace *trace)
+{
+  g_return_if_fail (exec != NULL && trace != NULL);
+  g_array_set_size (trace->steps, 0);
+  exec->trace = trace;
+}
+
+void
+model_executor_trace_mark (ModelExecutorTrace *trace, guint id, double time, double value)
+{
+  g_return_if_fail (trace != NULL);
+  g_array_append_val (trace->steps, ((TraceEntry){ id, TRACE_MARK, time, value }));
+}
+
+void
+model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
+                          ModelTraceMarkFunc mark, gpointer user_data)
+{
+  g_return_if_fail (exec != NULL && trace != NULL && exec->n_done == 0);
+  initial_state (exec, trace->t0);
+  for (guint i = 0; i < trace->steps->len; i++)
+    {
+      const TraceEntry *e = &g_array_index (trace->steps, TraceEntry, i);
+      if (e->kind == TRACE_MARK)
+        {
+          if (mark != NULL)
+            mark (e->id, e->time, e->value, user_data);
+          continue;
+        }
+      TaskState *ts = &exec->tasks[e->id];
+      if (e->kind == TRACE_END)
+        {
+          end_task (exec, ts, e->time);
+          continue;
+        }
+      const ModelTask *t = model_plan_task (exec->plan, e->id);
+      ts->start = e->time;
+      create_states (exec, t, e->time);
+      apply_effects (exec, t, MODEL_EFFECT_AT_START, e->time);
+    }
 }
 
 void

@@ -68,6 +68,40 @@ void model_executor_set_first_step (ModelExecutor *exec, gboolean first_step);
  * afterwards (sim_engine_run). */
 void model_executor_start (ModelExecutor *exec);
 
+/* A replay's task starts and ends with their times, in the order they happened: what the
+ * memory effects and the time figures of a replay depend on. The executor's timing reads
+ * neither the ledger nor the host ledger (memory never delays a task), and its first-step
+ * flag changes only which allocations a task makes, so a replay of the same plan on the same
+ * cluster, shift and seed (a reset cluster gives a new one's times) starts and ends its tasks
+ * exactly as a recorded one did, whatever its ledger holds. */
+typedef struct _ModelExecutorTrace ModelExecutorTrace;
+ModelExecutorTrace *model_executor_trace_new (void);      /* empty */
+void model_executor_trace_free (ModelExecutorTrace *trace); /* NULL is a no-op */
+
+/* Records the starts and ends of this replay in `trace` (borrowed; emptied here; it must
+ * stay alive until the engine has run). Call before model_executor_start(). */
+void model_executor_keep_trace (ModelExecutor *exec, ModelExecutorTrace *trace);
+
+/* Appends a caller's event to `trace` at its place among the starts and ends recorded so
+ * far (`id`, `time` in s and `value` are the caller's: a fluid's load change, say), for
+ * model_executor_run_trace to hand back in order. */
+void model_executor_trace_mark (ModelExecutorTrace *trace, guint id, double time, double value);
+
+/* Receives a mark of a trace (model_executor_trace_mark) as it is replayed. */
+typedef void (*ModelTraceMarkFunc) (guint id, double time, double value, gpointer user_data);
+
+/* Replays the step `trace` holds without the engine, the fluid or the cluster: the initial
+ * state at the trace's start, then each recorded start (states created, start effects),
+ * end (end effects, task record, rank end, busy time and intervals) and mark (`mark` (may
+ * be NULL) called with it and `user_data`) at its recorded time and in the recorded order,
+ * so every figure below, the ledger, the host ledger and the recorder (whose calls come in
+ * the same order) read as after the replay that recorded it — provided `exec` was made for
+ * the same plan, shift and cluster (API misuse otherwise, not checked). The engine and the
+ * fluid are not touched. Instead of model_executor_start() and sim_engine_run(), on an
+ * executor that has not started (g_return_if_fail). */
+void model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
+                               ModelTraceMarkFunc mark, gpointer user_data);
+
 /* Number of tasks completed; equals model_executor_n_expected() after a complete run (the
  * plan's task count in the full replay, the representatives' with rank classes). */
 guint model_executor_n_done (const ModelExecutor *exec);
@@ -99,3 +133,4 @@ double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTas
 double model_executor_task_time (const ModelExecutor *exec, guint task);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelExecutor, model_executor_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ModelExecutorTrace, model_executor_trace_free)

@@ -165,6 +165,10 @@ typedef struct
   ModelBlockCost mtp_proj;
   double params_mtp;
   double grad_mtp;
+  /* model_cost_step_flops of the whole model for the stack's parameters, from the blocks
+   * above when they are its own (no tp arch, the whole sequence: plan_costs); < 0 when
+   * they are a tp or cp rank's */
+  double step_flops;
 } PlanCosts;
 
 /* ---- primitives (plan_task.c) ---- */

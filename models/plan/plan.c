@@ -86,12 +86,17 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   const ModelArch *ra = plan_cost_arch (p);
   pc->embedding = model_cost_embedding (ra, &cp);
   pc->layer = model_cost_layer (ra, &cp);
+  pc->head = model_cost_head (ra, &cp);
+  /* the whole model's step FLOPs from these blocks while they are its own (before the tp,
+   * cp and ep shares below; the same arch and parameters model_cost_step_flops would use) */
+  pc->step_flops = ra == p->arch && cp.seq_len == s->seq_len
+                     ? model_cost_step_flops_of (ra, &pc->layer, &pc->embedding, &pc->head)
+                     : -1;
   plan_tp_layer_memory (p, &pc->layer);
   plan_tp_layer_kernels (p, &pc->layer);
   plan_cp_layer (p, &pc->layer);
   plan_ep_layer_kernels (p, &pc->layer);
   plan_ep_layer_memory (p, &pc->layer);
-  pc->head = model_cost_head (ra, &cp);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
   double head = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
@@ -334,8 +339,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
    * gradients (cost.h); the MTP depths as Megatron's num_floating_point_operations counts
    * them (cost.h model_cost_mtp_flops). */
   ModelCostParams cp = model_stack_cost_params (stack);
-  p->model_flops = (model_cost_step_flops (arch, &cp)
-                    + model_cost_mtp_flops (arch, &cp, stack->mtp_layers))
+  double step_flops = pc.step_flops >= 0 ? pc.step_flops : model_cost_step_flops (arch, &cp);
+  p->model_flops = (step_flops + model_cost_mtp_flops (arch, &cp, stack->mtp_layers))
                    * (double) stack->grad_accum
                    / ((double) p->tp.tp * p->cp.cp * p->pp.pp); /* a replica's model FLOPs
                                                                  * shared by its tp·cp·pp ranks */

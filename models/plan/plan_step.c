@@ -110,8 +110,11 @@ bucket_reduce (StepCtx *c, double params, guint ready, gint layer, gboolean flus
     c->bucket_fill = 0;
   if (bytes <= 0)
     return;
-  g_autofree char *what = g_strdup_printf ("grads bucket %u (%.0f MiB)", c->bucket_count++,
-                                           bytes / (1024.0 * 1024));
+  /* whole MiB rounded as %.0f rounds them (the current rounding mode: to nearest, ties to
+   * even), without the floating-point formatter's multi-precision conversion per label */
+  guint64 mib = (guint64) nearbyint (bytes / (1024.0 * 1024));
+  g_autofree char *what = g_strdup_printf ("grads bucket %u (%" G_GUINT64_FORMAT " MiB)",
+                                           c->bucket_count++, mib);
   /* A sharding mode over a shard group of one rank (c->sharding off) shards nothing, but
    * its replicas still reduce their gradients: it runs as its unsharded equivalent, whose
    * accumulated Partial gradients are all-reduced over dp_replicate. */

@@ -120,6 +120,16 @@ kernels_hash (const ModelKernel *k, guint n)
   return h;
 }
 
+/* Attention's core (the FlashAttention kernel, or eager attention's scores and
+ * probabilities × V), which stays in bf16 under fp8 (asked only then: two string
+ * comparisons per op were 1 % of a single-GPU scenario). */
+static gboolean
+attention_core (const ModelOp *op)
+{
+  return op->op_class == MODEL_OP_ATTENTION || g_str_has_prefix (op->name, "attn_scores")
+         || g_str_has_prefix (op->name, "attn_av");
+}
+
 /* GEMM and attention FLOPs run at the stack's tensor dtype; element-wise kernels on the
  * CUDA cores (fp32). Under fp8 only the linear layers' GEMMs run in fp8: Transformer
  * Engine's fp8_autocast leaves attention's core in bf16 unless fp8_dpa is set (TE
@@ -136,11 +146,9 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
   for (guint i = 0; i < pass->n_ops; i++)
     {
       const ModelOp *op = &pass->ops[i];
-      gboolean core = op->op_class == MODEL_OP_ATTENTION || g_str_has_prefix (op->name, "attn_scores")
-                      || g_str_has_prefix (op->name, "attn_av");
-      HwDtype dt = op->op_class == MODEL_OP_ELEMENTWISE ? HW_DTYPE_FP32
-                   : tensor == HW_DTYPE_FP8 && core  ? HW_DTYPE_BF16
-                                                     : tensor;
+      HwDtype dt = op->op_class == MODEL_OP_ELEMENTWISE             ? HW_DTYPE_FP32
+                   : tensor == HW_DTYPE_FP8 && attention_core (op) ? HW_DTYPE_BF16
+                                                                   : tensor;
       ks[i] = (ModelKernel){ *op, dt };
       if (ks[i].op.shape.cls == HW_KERNEL_FLASH_FWD || ks[i].op.shape.cls == HW_KERNEL_FLASH_BWD)
         ks[i].op.shape.attn = p->stack.attention_kernel; /* the stack's kernel, for its speed */

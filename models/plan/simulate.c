@@ -267,6 +267,7 @@ typedef struct
   SimRecorder *rec;
   const HwCluster *cluster;
   guint *series; /* per resource: its series, G_MAXUINT until its first change */
+  SimFluid *fluid;
 } LinkLoad;
 
 #define NOT_A_LINK (G_MAXUINT - 1)
@@ -291,6 +292,24 @@ record_link_load (SimFluid *fluid, SimResourceId resource, double time, double u
       l->series[resource] = sim_recorder_series (l->rec, path, "B/s");
     }
   sim_recorder_set (l->rec, l->series[resource], time, usage);
+}
+
+/* A load change a trace captured (capture_load), recorded as the engine's run would have. */
+static void
+replay_link_load (guint resource, double time, double usage, gpointer user_data)
+{
+  LinkLoad *l = user_data;
+  record_link_load (l->fluid, resource, time, usage, l);
+}
+
+/* The fluid's load changes as marks of the trace `user_data` (a ModelExecutorTrace), in
+ * their place among the tasks' starts and ends. */
+static void
+capture_load (SimFluid *fluid, SimResourceId resource, double time, double usage,
+              gpointer user_data)
+{
+  (void) fluid;
+  model_executor_trace_mark (user_data, resource, time, usage);
 }
 
 /* ---- the process: steps one after another on one caching allocator --------------------------
@@ -470,8 +489,28 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Mach
   return model_rank_classes_plan (in->arch, stack, in->par, spill, cluster, classes, error);
 }
 
+/* A replay's task starts and ends (models/plan/executor.h ModelExecutorTrace) and the events
+ * its engine ran. A later replay of the same plan, seed and rank classes on the same machine
+ * starts and ends every task at the same times whatever its ledger holds (the executor's
+ * timing never reads memory; a reset machine runs as a new one: test_simulate_reuse), so it
+ * runs from the trace: its memory effects in the recorded order and times, without the
+ * engine and the fluid (models/plan/executor.h model_executor_run_trace). A replay that
+ * records does so only from a trace that captured the fluid's load changes (the link-load
+ * series), as marks in their place among the starts and ends: the recorder then gets every
+ * call of the engine's run in the same order. */
+typedef struct
+{
+  ModelExecutorTrace *trace;
+  guint64 events;
+  gboolean filled; /* a replay recorded it */
+  gboolean loads;  /* before: capture the load changes; after: they were captured */
+} StepTrace;
+
 /* Replays the plan once on m's engine, fluid and cluster, reset to a new one's state
- * (machine_cluster); `rec` (may be NULL) records the replay. With
+ * (machine_cluster); `rec` (may be NULL) records the replay. With `st` (may be NULL) the
+ * replay records its trace there, or, when `st` holds one already (with its load changes
+ * when `rec` is given), runs from it (StepTrace: the caller passes one only between replays
+ * of the same plan, seed and classes). With
  * `res_out` it also fills memory and time figures. With `proc` the replay is the next step
  * of that process (its first step when it has none yet), and is added to it; without, a
  * step on a fresh allocator with every model state allocated at its start. Returns the
@@ -479,17 +518,21 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Mach
 static double
 replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorder *rec,
         ModelSimResult *res_out, Process *proc, Machine *m, const HwRankShift *classes,
-        GError **error)
+        StepTrace *st, GError **error)
 {
   guint n = model_plan_n_ranks (plan);
   g_return_val_if_fail (classes->n == n, -1);
   g_autofree guint *link_series = NULL; /* the fluid's load function's until the run ends */
-  LinkLoad load = { rec, NULL, NULL };
-  /* rank classes (models/plan/rank_classes.h): found with the plan (build_plan) */
-  HwCluster *cluster = machine_cluster (m, in, seed, classes);
+  LinkLoad load = { rec, NULL, NULL, m->fluid };
+  /* a recorded replay stands for the engine's run */
+  gboolean from_trace = st != NULL && st->filled && (rec == NULL || st->loads);
+  /* rank classes (models/plan/rank_classes.h): found with the plan (build_plan); a replay
+   * from a trace leaves the machine as the recorded one left it (its shift is `classes`) */
+  HwCluster *cluster = from_trace ? m->cluster : machine_cluster (m, in, seed, classes);
   SimEngine *engine = m->engine;
   SimFluid *fluid = m->fluid;
   load.cluster = cluster;
+  load.fluid = fluid;
   if (rec != NULL)
     {
       guint nr = sim_fluid_n_resources (fluid);
@@ -497,8 +540,11 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       for (guint i = 0; i < nr; i++)
         link_series[i] = G_MAXUINT;
       load.series = link_series;
-      sim_fluid_set_load_func (fluid, record_link_load, &load);
+      if (!from_trace)
+        sim_fluid_set_load_func (fluid, record_link_load, &load);
     }
+  else if (st != NULL && !from_trace && st->loads)
+    sim_fluid_set_load_func (fluid, capture_load, st->trace);
   /* one ledger row per representative, named by its rank: rank r's figures are those of
    * row hw_rank_shift_index (classes, r) */
   guint n_reps = hw_rank_shift_n_reps (classes);
@@ -521,9 +567,26 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
                                                                       : NULL;
   model_executor_set_op_times (exec, op_times);
   model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
-  model_executor_start (exec);
-  guint64 events = sim_engine_run (engine);
-  sim_fluid_set_load_func (fluid, NULL, NULL); /* `load` ends with this call, the fluid not */
+  guint64 events;
+  if (from_trace)
+    {
+      model_executor_run_trace (exec, st->trace, rec != NULL ? replay_link_load : NULL, &load);
+      events = st->events;
+    }
+  else
+    {
+      if (st != NULL)
+        model_executor_keep_trace (exec, st->trace);
+      model_executor_start (exec);
+      events = sim_engine_run (engine);
+      sim_fluid_set_load_func (fluid, NULL, NULL); /* `load` ends here, the fluid not */
+      if (st != NULL)
+        {
+          st->events = events;
+          st->filled = TRUE;
+          st->loads = st->loads && rec == NULL; /* captured (capture_load) */
+        }
+    }
   if (model_executor_n_done (exec) != model_executor_n_expected (exec))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -588,7 +651,7 @@ page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *
 {
   g_autoptr (ModelPlan) first = plan;
   ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (in, plan, in->seed, NULL, &r, NULL, m, classes, error) < 0)
+  if (replay (in, plan, in->seed, NULL, &r, NULL, m, classes, NULL, error) < 0)
     return NULL;
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
@@ -642,7 +705,8 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, Machine *
   one.stack = &st;
   HwRankShift classes;
   g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, m, &classes, error);
-  return plan != NULL && replay (&one, plan, in->seed, NULL, NULL, proc, m, &classes, error) >= 0;
+  return plan != NULL
+         && replay (&one, plan, in->seed, NULL, NULL, proc, m, &classes, NULL, error) >= 0;
 }
 
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
@@ -753,22 +817,27 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
              ModelSimResult *res, Machine *m, const HwRankShift *classes, GError **error)
 {
   Process proc = { 0 };
+  /* the first step's trace: the reported step is the same plan, seed and classes (with the
+   * load changes when it is recorded) */
+  g_autoptr (ModelExecutorTrace) trace = model_executor_trace_new ();
+  StepTrace st = { trace, 0, FALSE, rec != NULL };
   gboolean ok = in->stack->pad_to_longest
                   ? padded_batches (in, &proc, res, m, error)
-                  : replay (in, plan, in->seed, NULL, NULL, &proc, m, classes, error) >= 0;
+                  : replay (in, plan, in->seed, NULL, NULL, &proc, m, classes, &st, error) >= 0;
   gboolean record_first = ok && rec != NULL && !in->stack->pad_to_longest && proc.oom;
   if (record_first)
     {
       process_clear (&proc);
-      ok = replay (in, plan, in->seed, rec, NULL, &proc, m, classes, error) >= 0;
+      ok = replay (in, plan, in->seed, rec, NULL, &proc, m, classes, &st, error) >= 0;
     }
   if (!ok)
     {
       process_clear (&proc);
       return -1;
     }
+  /* (the padded batches' plans are not this one: st stays empty there) */
   double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, m, classes,
-                     error);
+                     &st, error);
   if (t >= 0)
     fill_process (&proc, res);
   process_clear (&proc);
@@ -797,7 +866,8 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
       double t = k == 0 ? steady_step (in, plan, rec, res, &m, &classes, error)
-                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, &m, &classes, error);
+                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, &m, &classes, NULL,
+                                  error);
       if (t < 0)
         {
           model_sim_result_clear (res);

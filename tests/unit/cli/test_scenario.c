@@ -683,6 +683,21 @@ test_attention_kernels (void)
   CU_ASSERT_EQUAL (b->stack.attention_kernel, HW_ATTN_FA1);
 }
 
+/* Which --set lists can change the config file a scenario reads (the batch's input list
+ * reads the scenario file once for all the others): only a set of [model] hf_config, as
+ * loading reads it (spaces dropped); other keys, other groups and malformed sets do not. */
+static void
+test_sets_name_hf_config (void)
+{
+  const char *none[] = { "training.seq_len=128", "model.hidden_size=64", "hf_config=x", NULL };
+  const char *one[] = { "training.seq_len=128", " model . hf_config = gpt2", NULL };
+  const char *bad[] = { "model.hf_config", "[model].hf_config=x", NULL };
+  CU_ASSERT_FALSE (cli_scenario_sets_name_hf_config (NULL));
+  CU_ASSERT_FALSE (cli_scenario_sets_name_hf_config (none));
+  CU_ASSERT_TRUE (cli_scenario_sets_name_hf_config (one));
+  CU_ASSERT_FALSE (cli_scenario_sets_name_hf_config (bad));
+}
+
 int main (void);
 
 int
@@ -722,6 +737,7 @@ main (void)
     { "localised key", test_localised_key },
     { "unknown shipped model lists them", test_unknown_shipped_model_lists_them },
     { "family and sizes without a config", test_family_and_sizes },
+    { "--set lists that change the hf_config file", test_sets_name_hf_config },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);

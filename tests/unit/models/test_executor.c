@@ -446,6 +446,114 @@ test_tied_embedding_reduced_after_its_backward (void)
       }
 }
 
+/* A replay's trace (model_executor_keep_trace) replayed without the engine
+ * (model_executor_run_trace) on a new ledger, host ledger and recorder makes every recorder
+ * call of the engine's run in the same order: the same series (paths in creation order,
+ * change points) and task table, and the same figures — two ZeRO-3 ranks with kernel
+ * jitter, the fluid's load changes captured as marks and recorded as series "load/<id>"
+ * by both runs. */
+typedef struct
+{
+  SimRecorder *rec;
+  GHashTable *series; /* resource id + 1 → series + 1 */
+  ModelExecutorTrace *trace; /* NULL: not captured */
+} LoadLog;
+
+static void
+load_mark (guint id, double time, double value, gpointer data)
+{
+  LoadLog *l = data;
+  gpointer s = g_hash_table_lookup (l->series, GUINT_TO_POINTER (id + 1));
+  if (s == NULL)
+    {
+      g_autofree char *path = g_strdup_printf ("load/%u", id);
+      s = GUINT_TO_POINTER (sim_recorder_series (l->rec, path, "B/s") + 1);
+      g_hash_table_insert (l->series, GUINT_TO_POINTER (id + 1), s);
+    }
+  sim_recorder_set (l->rec, GPOINTER_TO_UINT (s) - 1, time, value);
+}
+
+static void
+load_func (SimFluid *fluid, SimResourceId id, double time, double usage, gpointer data)
+{
+  (void) fluid;
+  LoadLog *l = data;
+  load_mark (id, time, usage, l);
+  model_executor_trace_mark (l->trace, id, time, usage);
+}
+
+static void
+test_trace_replays_the_run (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.mode = MODEL_DP_ZERO3;
+  par.degree = 2;
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  g_assert (plan != NULL);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 2, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  hw_cluster_set_jitter (cluster, 0.05, 7);
+  g_autoptr (SimRecorder) rec1 = sim_recorder_new ();
+  g_autoptr (SimRecorder) rec2 = sim_recorder_new ();
+  g_autoptr (GHashTable) series1 = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr (GHashTable) series2 = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr (ModelExecutorTrace) trace = model_executor_trace_new ();
+  LoadLog log1 = { rec1, series1, trace }, log2 = { rec2, series2, NULL };
+  g_autoptr (ModelLedger) ledger1 = model_ledger_new (2, rec1);
+  g_autoptr (ModelHostLedger) host1 = model_host_ledger_new (1, 2, 1e12, 0, rec1);
+  g_autoptr (ModelExecutor) run = model_executor_new (plan, cluster, engine, ledger1, rec1);
+  model_executor_set_host_ledger (run, host1);
+  model_executor_keep_trace (run, trace);
+  sim_fluid_set_load_func (fluid, load_func, &log1);
+  model_executor_start (run);
+  sim_engine_run (engine);
+  sim_fluid_set_load_func (fluid, NULL, NULL);
+  g_autoptr (ModelLedger) ledger2 = model_ledger_new (2, rec2);
+  g_autoptr (ModelHostLedger) host2 = model_host_ledger_new (1, 2, 1e12, 0, rec2);
+  g_autoptr (ModelExecutor) again = model_executor_new (plan, cluster, engine, ledger2, rec2);
+  model_executor_set_host_ledger (again, host2);
+  model_executor_run_trace (again, trace, load_mark, &log2);
+
+  CU_ASSERT_EQUAL (model_executor_n_done (again), model_plan_n_tasks (plan));
+  CU_ASSERT_TRUE (g_hash_table_size (series1) > 0); /* the links carried the collectives */
+  CU_ASSERT_EQUAL_FATAL (sim_recorder_n_series (rec2), sim_recorder_n_series (rec1));
+  for (guint i = 0; i < sim_recorder_n_series (rec1); i++)
+    {
+      CU_ASSERT_STRING_EQUAL (sim_recorder_series_path (rec2, i),
+                              sim_recorder_series_path (rec1, i));
+      const double *t1, *v1, *t2, *v2;
+      guint n1 = sim_recorder_series_points (rec1, i, &t1, &v1);
+      guint n2 = sim_recorder_series_points (rec2, i, &t2, &v2);
+      CU_ASSERT_EQUAL_FATAL (n2, n1);
+      CU_ASSERT_TRUE (memcmp (t1, t2, n1 * sizeof (double)) == 0);
+      CU_ASSERT_TRUE (memcmp (v1, v2, n1 * sizeof (double)) == 0);
+    }
+  CU_ASSERT_EQUAL_FATAL (sim_recorder_n_tasks (rec2), sim_recorder_n_tasks (rec1));
+  for (guint i = 0; i < sim_recorder_n_tasks (rec1); i++)
+    {
+      const SimTaskRecord *x = sim_recorder_task (rec1, i), *y = sim_recorder_task (rec2, i);
+      CU_ASSERT_TRUE (x->id == y->id && x->start == y->start && x->end == y->end);
+    }
+  for (guint r = 0; r < 2; r++)
+    {
+      CU_ASSERT_EQUAL (model_executor_rank_end (again, r), model_executor_rank_end (run, r));
+      CU_ASSERT_EQUAL (model_executor_exposed_comm (again, r),
+                       model_executor_exposed_comm (run, r));
+      CU_ASSERT_EQUAL (model_ledger_peak (ledger2, r), model_ledger_peak (ledger1, r));
+      CU_ASSERT_STRING_EQUAL (model_ledger_peak_task (ledger2, r),
+                              model_ledger_peak_task (ledger1, r));
+    }
+}
+
 int main (void);
 
 int
@@ -465,6 +573,7 @@ main (void)
     { "checkpointing trades memory for time", test_checkpointing_tradeoff },
     { "degree 1 = single GPU, deterministic", test_degree_one_and_deterministic },
     { "two DDP ranks", test_two_ranks_ddp },
+    { "a trace replays the run's recorder calls and figures", test_trace_replays_the_run },
     { "tied embedding reduced after its own backward",
       test_tied_embedding_reduced_after_its_backward },
   };

@@ -290,6 +290,79 @@ test_straggler_reaches_cluster (void)
   fixture_clear (&f);
 }
 
+/* Every figure of r and s is the same (the scalars, per-kind times, mixes, per-rank arrays
+ * and the task names). */
+static void
+assert_same_result (const ModelSimResult *r, const ModelSimResult *s)
+{
+  CU_ASSERT_EQUAL (r->step_time, s->step_time);
+  CU_ASSERT_EQUAL (r->n_events, s->n_events);
+  CU_ASSERT_EQUAL (r->peak_allocated, s->peak_allocated);
+  CU_ASSERT_EQUAL (r->peak_reserved, s->peak_reserved);
+  CU_ASSERT_EQUAL (r->need_allocated, s->need_allocated);
+  CU_ASSERT_EQUAL (r->need_reserved, s->need_reserved);
+  CU_ASSERT_EQUAL (r->first_step_allocated, s->first_step_allocated);
+  CU_ASSERT_EQUAL (r->first_step_reserved, s->first_step_reserved);
+  CU_ASSERT_EQUAL (r->lifetime_device, s->lifetime_device);
+  CU_ASSERT_EQUAL (r->peak_time, s->peak_time);
+  CU_ASSERT_STRING_EQUAL (r->peak_task, s->peak_task);
+  CU_ASSERT_EQUAL (r->oom, s->oom);
+  CU_ASSERT_EQUAL (r->oom_time, s->oom_time);
+  CU_ASSERT_EQUAL (r->oom_requested, s->oom_requested);
+  CU_ASSERT_EQUAL (r->oom_n_holders, s->oom_n_holders);
+  CU_ASSERT_EQUAL (r->exposed_comm, s->exposed_comm);
+  CU_ASSERT_EQUAL (r->compute_busy, s->compute_busy);
+  CU_ASSERT_EQUAL (r->host_peak, s->host_peak);
+  CU_ASSERT_EQUAL (r->fits, s->fits);
+  for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
+    CU_ASSERT_EQUAL (r->time_by_kind[k], s->time_by_kind[k]);
+  for (guint c = 0; c < MODEL_N_MEM; c++)
+    {
+      CU_ASSERT_EQUAL (r->peak_mix[c], s->peak_mix[c]);
+      CU_ASSERT_EQUAL (r->category_peak[c], s->category_peak[c]);
+      CU_ASSERT_EQUAL (r->oom_mix[c], s->oom_mix[c]);
+    }
+  CU_ASSERT_EQUAL_FATAL (r->n_ranks, s->n_ranks);
+  for (guint q = 0; q < r->n_ranks; q++)
+    {
+      CU_ASSERT_EQUAL (r->rank_peak_allocated[q], s->rank_peak_allocated[q]);
+      CU_ASSERT_EQUAL (r->rank_device_used[q], s->rank_device_used[q]);
+    }
+}
+
+/* The reported step runs from the first step's trace (model_executor_run_trace) when nothing
+ * records it, and on the engine when a recorder does: both give every figure the same, on
+ * one GPU with recompute, on two (DDP), with jitter and out of memory (where the recorded
+ * run replays the first step once more). */
+static void
+test_steady_step_from_trace (void)
+{
+  for (guint v = 0; v < 4; v++)
+    {
+      Fixture f;
+      fixture_init (&f, v == 1 ? 2 : 1);
+      f.stack.checkpointing = MODEL_CHECKPOINTING_FULL;
+      if (v == 2)
+        f.in.kernel_jitter = 0.05;
+      ModelSimResult traced, run;
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &traced, NULL));
+      if (v == 3)
+        {
+          f.node.gpu->memory_capacity = f.node.gpu->cuda_context + traced.need_reserved / 2;
+          model_sim_result_clear (&traced);
+          CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &traced, NULL));
+          CU_ASSERT_TRUE (traced.oom);
+        }
+      g_autoptr (SimRecorder) rec = sim_recorder_new ();
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, rec, &run, NULL));
+      CU_ASSERT_EQUAL (traced.process_steps, 2);
+      assert_same_result (&traced, &run);
+      model_sim_result_clear (&traced);
+      model_sim_result_clear (&run);
+      fixture_clear (&f);
+    }
+}
+
 /* bf16 mixed precision on a GPU without bf16: FALSE and an error naming [training]
  * precision; nothing simulated. */
 static void
@@ -320,6 +393,7 @@ main (void)
     { "first step: optimizer states created at its optimizer step", test_states_created_lazily },
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
     { "GPU without the compute dtype: one error", test_missing_dtype },
+    { "steady step from the first step's trace = on the engine", test_steady_step_from_trace },
   };
   return STEPSIM_RUN_TESTS ("models/simulate", tests);
 }
