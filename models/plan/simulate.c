@@ -504,6 +504,8 @@ typedef struct
   guint64 events;
   gboolean filled; /* a replay recorded it */
   gboolean loads;  /* before: capture the load changes; after: they were captured */
+  ModelOpTimes *op_times; /* with ModelSimInput.op_times: the recorded replay's kernel seconds
+                           * per op, for a replay from the trace (which runs no kernel); owned */
 } StepTrace;
 
 /* Replays the plan once on m's engine, fluid and cluster, reset to a new one's state
@@ -563,8 +565,11 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   g_autoptr (ModelExecutor) exec = model_executor_new_classes (plan, cluster, engine, ledger,
                                                                rec, classes);
   model_executor_set_host_ledger (exec, host);
-  g_autoptr (ModelOpTimes) op_times = res_out != NULL && in->op_times ? model_op_times_new ()
-                                                                      : NULL;
+  /* kernel seconds per op (op_times.h): a replay that runs its kernels collects them, for
+   * its result or for a later replay from its trace */
+  g_autoptr (ModelOpTimes) op_times
+    = in->op_times && !from_trace && (res_out != NULL || st != NULL) ? model_op_times_new ()
+                                                                     : NULL;
   model_executor_set_op_times (exec, op_times);
   model_executor_set_first_step (exec, proc != NULL && proc->n_steps == 0);
   guint64 events;
@@ -585,6 +590,11 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
           st->events = events;
           st->filled = TRUE;
           st->loads = st->loads && rec == NULL; /* captured (capture_load) */
+          if (res_out == NULL && op_times != NULL)
+            {
+              g_clear_pointer (&st->op_times, model_op_times_free);
+              st->op_times = g_steal_pointer (&op_times);
+            }
         }
     }
   if (model_executor_n_done (exec) != model_executor_n_expected (exec))
@@ -605,7 +615,8 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
       fill_host (in, plan, host, res_out);
       fill_time (in, plan, exec, res_out);
       g_clear_pointer (&res_out->op_times, model_op_times_free);
-      res_out->op_times = g_steal_pointer (&op_times);
+      res_out->op_times = from_trace ? g_steal_pointer (&st->op_times)
+                                     : g_steal_pointer (&op_times);
     }
   if (proc != NULL)
     process_add (proc, plan, classes, g_steal_pointer (&ledger));
@@ -820,7 +831,7 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
   /* the first step's trace: the reported step is the same plan, seed and classes (with the
    * load changes when it is recorded) */
   g_autoptr (ModelExecutorTrace) trace = model_executor_trace_new ();
-  StepTrace st = { trace, 0, FALSE, rec != NULL };
+  StepTrace st = { trace, 0, FALSE, rec != NULL, NULL };
   gboolean ok = in->stack->pad_to_longest
                   ? padded_batches (in, &proc, res, m, error)
                   : replay (in, plan, in->seed, NULL, NULL, &proc, m, classes, &st, error) >= 0;
@@ -833,6 +844,7 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
   if (!ok)
     {
       process_clear (&proc);
+      g_clear_pointer (&st.op_times, model_op_times_free);
       return -1;
     }
   /* (the padded batches' plans are not this one: st stays empty there) */
@@ -841,6 +853,7 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
   if (t >= 0)
     fill_process (&proc, res);
   process_clear (&proc);
+  g_clear_pointer (&st.op_times, model_op_times_free);
   return t;
 }
 
