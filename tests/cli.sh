@@ -296,6 +296,20 @@ sed 's|^hf_config = .*|hf_config = nested.json|' ok.ini >nested.ini
 check "a bad nested config.json value: exit 1, named by its JSON path, nothing written" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nested.err) -eq 1 ] && grep -q \"nested.json: key 'text_config.hidden_size': \" nested.err && ! test -e nested.h5"
 
+# hf_config or deepspeed_config naming a directory: one error naming file, group and key
+# that says it is a directory (and points at the config.json it holds, if any).
+mkdir -p cfgdir
+sed 's|^hf_config = .*|hf_config = cfgdir|' ok.ini >dir.ini
+sed -i 's|^hf_config = cfgdir$|hf_config = ./cfgdir|' dir.ini
+"$STEPSIM" run dir.ini -q -o dir.h5 >/dev/null 2>dir.err; rc=$?
+check "hf_config naming a directory: exit 1, file, group, key and 'is a directory'" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <dir.err) -eq 1 ] && grep -q \"^stepsim: dir.ini: group \\[model\\], key 'hf_config': ./cfgdir: is a directory, not a config.json file\$\" dir.err && ! test -e dir.h5"
+cp "$srcdir/models/configs/gpt2.json" cfgdir/config.json
+check "hf_config naming a model directory points at its config.json" \
+  sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
+check "deepspeed_config naming a directory says so" \
+  sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
+
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo
 "$STEPSIM" run "$s1" -o fifo -q >/dev/null 2>fifo.err; rc=$?

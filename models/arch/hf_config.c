@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include "models/arch/arch.h"
 #include "models/arch/json_unique.h"
+#include "sim/text.h"
 
 #include <json-glib/json-glib.h>
 #include <errno.h>
@@ -899,10 +900,21 @@ model_arch_load_hf_config (const char *path, GError **error)
                    g_strerror (errno));
       return NULL;
     }
-  if (!S_ISREG (st.st_mode) || st.st_size > 16 * 1024 * 1024)
+  if (!S_ISREG (st.st_mode))
+    {
+      /* a model's directory holds its config.json: point there */
+      g_autofree char *inside = g_build_filename (path, "config.json", NULL);
+      gboolean has = S_ISDIR (st.st_mode) && g_file_test (inside, G_FILE_TEST_IS_REGULAR);
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
+                   "%s: is %s, not a config.json file%s%s%s", path,
+                   sim_text_file_kind (st.st_mode), has ? " (give the one it holds: " : "",
+                   has ? inside : "", has ? ")" : "");
+      return NULL;
+    }
+  if (st.st_size > 16 * 1024 * 1024)
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
-                   "%s: not a regular file of at most 16 MiB", path);
+                   "%s: larger than 16 MiB, not a config.json (a few KiB)", path);
       return NULL;
     }
   if (!g_file_get_contents (path, &text, NULL, &local))
