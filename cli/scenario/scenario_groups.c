@@ -485,6 +485,23 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
                    sc->arch->name);
       return FALSE;
     }
+  /* moe, moe_act and shared_experts rerun parts of MoE layers: on a dense model they would
+   * silently rerun nothing */
+  const guint moe_only = MODEL_RECOMPUTE_MOE | MODEL_RECOMPUTE_MOE_ACT
+                         | MODEL_RECOMPUTE_SHARED_EXPERTS;
+  if ((s->recompute_modules & moe_only) && sc->arch->n_experts == 0)
+    {
+      guint bit = s->recompute_modules & moe_only;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'recompute_modules': %s reruns part of MoE layers; "
+                   "model '%s' has no experts (num_local_experts absent or 0; mlp reruns a "
+                   "dense MLP)",
+                   (bit & MODEL_RECOMPUTE_MOE_ACT) ? "moe_act"
+                   : (bit & MODEL_RECOMPUTE_MOE)   ? "moe"
+                                                   : "shared_experts",
+                   sc->arch->name);
+      return FALSE;
+    }
   /* checkpoint_every without any checkpointing key would be silently ignored (the default is
    * none): an error. With an explicit checkpointing it applies where it means something, so
    * a sweep over checkpointing modes may keep it in [set]. */

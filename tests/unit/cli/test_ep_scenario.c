@@ -149,6 +149,11 @@ test_dense_model (void)
     { "[moe]\na2a_overlap = true\n", "group [moe], key 'a2a_overlap'", "no experts" },
     { "[moe]\ndispatcher = allgather\n", "group [moe], key 'dispatcher'", "no experts" },
     { "[moe]\nexpert_load = zipf:1\n", "group [moe], key 'expert_load'", "no experts" },
+    /* a default restated is no less a MoE setting (it was silently ignored) */
+    { "[moe]\ndispatcher = alltoall\n", "group [moe], key 'dispatcher'", "no experts" },
+    { "[moe]\npad_to_capacity = false\n", "group [moe], key 'pad_to_capacity'", "no experts" },
+    { "[moe]\nload_imbalance = 1\n", "group [moe], key 'load_imbalance'", "no experts" },
+    { "[moe]\na2a_overlap = false\n", "group [moe], key 'a2a_overlap'", "no experts" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
