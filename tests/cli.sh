@@ -1023,6 +1023,9 @@ check "plot memory --rank of a rank not replayed: exit 1 saying it is in a repla
 "$STEPSIM" plot gantt dsv3.h5 -o dsv3g.png --ranks 0,5 >/dev/null 2>pg.err; rc=$?
 check "plot gantt --ranks with a rank not replayed: exit 1 saying so, no chart" \
   sh -c "[ $rc -eq 1 ] && grep -q 'ranks 5: .*rank 5 is not one of them' pg.err && [ ! -e dsv3g.png ]"
+"$STEPSIM" plot gantt dsv3.h5 -o dsv3g.png --ranks 0,00 >/dev/null 2>pg.err; rc=$?
+check "plot gantt --ranks naming a rank twice: a usage error naming it, no chart" \
+  sh -c "[ $rc -eq 2 ] && grep -q \"ranks '0,00': rank 0 is in the list twice\" pg.err && [ ! -e dsv3g.png ]"
 "$STEPSIM" export dsv3.h5 /series/rank5/memory >ex5.tsv 2>ex5.err; rc=$?
 check "export of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
   sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' ex5.err && grep -q 'rank 5 is not one of them' ex5.err && [ ! -s ex5.tsv ]"
@@ -1171,6 +1174,8 @@ check "recompute_modules = mlp: the training line names it; less activation memo
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o rmx.h5 --set training.checkpointing=selective --set "training.recompute_modules=mlp" >/dev/null 2>rmx.err
 check "recompute_modules = mlp on a MoE model: a warning that it has no effect (moe reruns those)" \
   grep -q "key 'recompute_modules': has no effect: mlp reruns the MLP of dense layers" rmx.err
+bad_input "recompute_modules naming a module twice" \
+  "group [training], key 'recompute_modules': 'layernorm' is in the list twice" "layernorm" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, core_attn,layernorm"
 bad_input "recompute_modules empty" \
   "group [training], key 'recompute_modules': empty" "core_attn" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules="
 # MoE-only settings on a dense model are errors naming the key (they were warnings, or

@@ -72,12 +72,14 @@ check "fit --for cost: an OOM candidate gives the need and the shortfall, as run
   sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
-for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0"; do
+for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0" \
+            "--deadline 30d --gpus A100-80GB-SXM,H100-SXM,a100-80gb-sxm"; do
   # shellcheck disable=SC2086
   "$STEPSIM" fit small.ini --for cost $args >u.out 2>u.err; rc=$?
   if [ $rc -eq 2 ] && [ "$(wc -l <u.err)" -eq 1 ]; then ok "fit --for cost $args: one usage error"; else bad "fit --for cost $args: usage error (exit $rc)"; cat u.err; fi
 done
 check "--deadline without a unit names the option" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30 2>&1 | grep -q -- '--deadline'"
+check "a --gpus type given twice is named" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM,a100-80gb-sxm 2>&1 | grep -q -- \"--gpus: 'a100-80gb-sxm' is in the list twice (as A100-80GB-SXM)\""
 check "an unknown --gpus type names the option and the nearest" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30d --gpus B200 2>&1 | grep -q -- '--gpus.*B200-SXM'"
 check "fit --help documents --for cost" sh -c "'$STEPSIM' fit --help | grep -q -- '--for cost'"
 check "plot --help documents cost" sh -c "'$STEPSIM' plot --help | grep -q 'cost'"

@@ -453,6 +453,13 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
                        parts[i]);
           return FALSE;
         }
+      if (mask & modules[k].bit) /* a set: a repeat is a slip, not a second rerun */
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [training], key 'recompute_modules': '%s' is in the list twice",
+                       parts[i]);
+          return FALSE;
+        }
       mask |= modules[k].bit;
     }
   s->recompute_modules = mask;
