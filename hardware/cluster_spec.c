@@ -210,11 +210,8 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
       g_prefix_error (error, "group [cluster], key '%s': ", key);
       goto fail;
     }
-  if (!hw_node_spec_validate (&spec, error))
-    {
-      g_prefix_error (error, "group [cluster]: ");
-      goto fail;
-    }
+  if (!hw_node_spec_validate_group (&spec, kf, "cluster", error))
+    goto fail;
   *node_out = spec;
   *n_nodes_out = n_nodes;
   *fabric_out = fabric;

@@ -398,6 +398,20 @@ test_node_and_gpu_rules (void)
                                       "intra_node = nvswitch\n",
                                       G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (nvs, "nvlink_bandwidth");
+  /* ... named by the group and key the user wrote, never by the internal node 'custom' a
+   * [cluster] gpu key builds; in a [node.NAME] group too, and the figure itself when given */
+  ASSERT_CONTAINS (nvs, "group [cluster], key 'intra_node': nvlink_bandwidth is 0");
+  ASSERT_CONTAINS (nvs, "GPU RTX-4090 has no NVLink figure");
+  CU_ASSERT_PTR_NULL (strstr (nvs, "custom"));
+  g_autofree char *nvs_node = parse_error ("[cluster]\nnode = N\n[node.N]\ngpu = RTX-4090\n"
+                                           "gpus_per_node = 2\nintra_node = nvswitch\n",
+                                           G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (nvs_node, "group [node.N], key 'intra_node': nvlink_bandwidth is 0");
+  g_autofree char *nvs_key = parse_error ("[cluster]\nnode = N\n[node.N]\nbase = DGX-A100\n"
+                                          "nvlink_bandwidth = 0 GB/s\n",
+                                          G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (nvs_key, "group [node.N], key 'nvlink_bandwidth': nvlink_bandwidth is 0");
+  CU_ASSERT_PTR_NULL (strstr (nvs_key, "node '"));
   g_autofree char *missing
       = parse_error ("[model]\nx = 1\n", G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
   ASSERT_CONTAINS (missing, "cluster");
