@@ -273,6 +273,9 @@ for args in "run ok.ini -q -o bk.h5 --set training.micro[batch=2" "run ok.ini -q
 done
 "$STEPSIM" run ok.ini -q -o or.h5 --set training.seq_len=1024 --set cluster.node=DGX-A100 >/dev/null 2>or.err
 check "an error from --set names it" grep -q "^stepsim: ok.ini (with --set cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.err
+# ... so does a warning about a value from --set (the seq_len above the trained positions)
+"$STEPSIM" run ok.ini -q -o sl.h5 --set training.seq_len=200000 --set cluster.gpus_per_node=1 >/dev/null 2>sl.err
+check "a warning about a --set value names it" grep -q "^stepsim: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
 "$STEPSIM" compare ok.ini cluster.node=DGX-A100 >or.out 2>&1
 check "an error from a compare variation names it" grep -q "error: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
 # Binary input and long values: the message is one printable line of bounded length.
@@ -797,7 +800,7 @@ check "seq_len above gpt2's 1024 learned positions: exit 1 naming file, group, k
   sh -c "[ $rc -eq 1 ] && grep -q \"gpt2-small-eager-rtx4090.ini.*group \[training\], key 'seq_len': 2048 exceeds the 1024 learned positions\" pos.err && test ! -e pos.h5"
 "$STEPSIM" fit "$s1" --for seq_len --set gpu.Big.base=A100-80GB-SXM --set "gpu.Big.memory=4 TiB" --set cluster.gpu=Big --multiple-of 65536 --max-seq-len 262144 >rope.out 2>rope.err; rc=$?
 check "seq_len above a rotary model's trained length: one warning naming file, group and key" \
-  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning' rope.err) -eq 1 ] && grep -q \"s1-llama-3.2-1b-fp32.ini: group \[training\], key 'seq_len': [0-9]* is above the 131072 positions\" rope.err"
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning' rope.err) -eq 1 ] && grep -q \"s1-llama-3.2-1b-fp32.ini (with candidate training.seq_len=[0-9]*): group \[training\], key 'seq_len': [0-9]* is above the 131072 positions\" rope.err"
 
 # --- validate: predicted against published measurements ---
 "$STEPSIM" validate >val.out 2>&1; rc=$?

@@ -331,7 +331,7 @@ check_schema (GKeyFile *kf, GError **error)
  * sweep loads the scenario once per candidate). Learned positions are an error instead
  * (models/plan/plan.c); ALiBi extrapolates by design (Press et al. 2022, arXiv 2108.12409). */
 static void
-warn_trained_length (const CliScenario *sc)
+warn_trained_length (const CliScenario *sc, const char *const *sets, const char *const *origins)
 {
   static gsize warned = 0;
   const ModelArch *a = sc->arch;
@@ -339,11 +339,16 @@ warn_trained_length (const CliScenario *sc)
   if (!rotary || a->max_positions == 0 || sc->stack.seq_len <= a->max_positions
       || !g_once_init_enter (&warned))
     return;
-  g_printerr ("stepsim: warning: %s: group [training], key 'seq_len': %" G_GUINT64_FORMAT
-              " is above the %" G_GUINT64_FORMAT " positions model '%s' was trained for ([model] "
-              "max_position_embeddings; rotary positions): simulated as given, the model would "
-              "need position scaling (warned once)\n", sc->path, sc->stack.seq_len,
-              a->max_positions, a->name);
+  g_autofree char *msg = g_strdup_printf (
+      "group [training], key 'seq_len': %" G_GUINT64_FORMAT " is above the %" G_GUINT64_FORMAT
+      " positions model '%s' was trained for ([model] max_position_embeddings; rotary "
+      "positions): simulated as given, the model would need position scaling (warned once)",
+      sc->stack.seq_len, a->max_positions, a->name);
+  /* the file, with the --set (or sweep) overrides the message names, as every message */
+  g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins, msg);
+  g_autofree char *full = g_strdup_printf ("%s: %s", source, msg);
+  g_autofree char *shown = sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX);
+  g_printerr ("stepsim: warning: %s\n", shown);
   g_once_init_leave (&warned, 1);
 }
 
@@ -369,7 +374,6 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
       /* the combinations: what the plan would refuse, refused here naming group and key */
       || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))
     return NULL;
-  warn_trained_length (sc);
   return g_steal_pointer (&sc);
 }
 
@@ -452,6 +456,7 @@ cli_scenario_load_origins (const char *path, const char *const *sets,
     fail_with (error, e, path, sets, origins);
   else
     {
+      warn_trained_length (sc, sets, origins);
       cli_scenario_collect_warnings (kf, sc, sets, origins);
       name_overrides (sc, sets);
     }
