@@ -100,14 +100,8 @@ gboolean
 hw_spec_parse_count (const char *text, guint64 min, guint64 max, guint *out, GError **error)
 {
   guint64 v = 0;
-  if (!sim_units_parse_count (text, &v, error))
+  if (!sim_units_parse_count_in (text, min, max, &v, error)) /* the message gives the range */
     return FALSE;
-  if (v < min || v > max)
-    {
-      g_autofree char *why = g_strdup_printf (
-          "is outside [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", min, max);
-      return hw_spec_out_of_range (text, why, error);
-    }
   *out = (guint) v;
   return TRUE;
 }

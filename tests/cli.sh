@@ -441,9 +441,9 @@ for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_co
   "$STEPSIM" run in.ini -q -o lim.h5 --set "$set" >/dev/null 2>lim.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <lim.err)" -eq 1 ] && ! test -e lim.h5; then ok "rejected: $set"; else bad "rejected: $set (exit $rc)"; fi
 done
-# Mesh degrees (issue 12 item 3): pp > 1 not modelled yet, a product that is not the
-# GPU count: one error line naming group and key.
-for kv in "tp=3:does not divide the 1 GPU (" "pp=2:pp 2 does not divide the 1 GPU (" "cp=2:cp 2 does not divide the 1 GPU (" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
+# Mesh degrees (issue 12 item 3): a degree above the GPU count (its range is [1, GPUs]):
+# one error line naming group and key.
+for kv in "tp=3:'3' is outside \[1, 1\]" "pp=2:'2' is outside \[1, 1\]" "cp=2:'2' is outside \[1, 1\]" "dp_shard=3:'3' is outside \[1, 1\]" "dp_replicate=2:'2' is outside \[1, 1\]"; do
   set=${kv%%:*}; want=${kv#*:}
   "$STEPSIM" run in.ini -q -o mesh.h5 --set "parallel.$set" >/dev/null 2>mesh.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key '${set%%=*}'" mesh.err \
@@ -1212,11 +1212,21 @@ check "validate reads a case with the scenario's checks: the line named, '1 erro
 printf '[model]\nhf_config = llama-3.2-1b\nflash\n' >nokv.ini
 bad_input "a line that is no key = value" "nokv.ini: line 3: 'flash' is neither a key = value line" "# comment" -- nokv.ini
 
-# --- a count below 1: 0 and -1 get one message ------------------------------------------
+# --- a count out of range: every form gives the key's real range --------------------------
 "$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=0 >/dev/null 2>lc0.err; rc0=$?
 "$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=-1 >/dev/null 2>lcm.err; rcm=$?
-check "loss_chunks = 0 and = -1: exit 1, the same message naming group and key" \
-  sh -c "[ $rc0 -eq 1 ] && [ $rcm -eq 1 ] && grep -qF \"group [training], key 'loss_chunks': '0': must be a whole number >= 1\" lc0.err && grep -qF \"group [training], key 'loss_chunks': '-1': must be a whole number >= 1\" lcm.err"
+check "loss_chunks = 0 and = -1: exit 1, the range, naming group and key" \
+  sh -c "[ $rc0 -eq 1 ] && [ $rcm -eq 1 ] && grep -qF \"group [training], key 'loss_chunks': '0' is outside [1, 65536]\" lc0.err && grep -qF \"group [training], key 'loss_chunks': '-1' is not a whole number in [1, 65536]\" lcm.err"
+# (1e30 said "a whole number >= 0", 99999999999999999999 "count too large", 70000 "at most")
+for kv in "training.micro_batch=1e30|[1, 65536]" "training.micro_batch=99999999999999999999|[1, 65536]" \
+          "training.micro_batch=70000|[1, 65536]" "training.seq_len=1e30|[1, 16777216]" \
+          "training.grad_accum=1e30|[1, 1024]" "model.num_hidden_layers=1e30|[1, 1024]" \
+          "parallel.tp=1e30|[1, 1]" "run.steps=1e30|[1, 1000]" "run.seed=1e30|[0, 4294967295]" \
+          "training.mtp_layers=1e30|[0, 64]" "cluster.gpus_per_node=1e30|[1, 72]" \
+          "cluster.nodes=1e30|[1, 16384]"; do
+  set_arg=${kv%%|*}; key=${set_arg#*.}; key=${key%%=*}
+  bad_input "$set_arg: the key's range" "key '$key': '${set_arg#*=}' " "${kv#*|}" -- "$s1" --set "$set_arg"
+done
 
 # --- [gpu.X] figures bounded, errors in the house format "FILE: group [G], key 'K': …" ------
 printf '[model]\nhf_config = llama-3.2-1b\n[gpu.X]\nbase = A100-80GB-SXM\nbf16 = 1e30 TFLOP/s\n[cluster]\ngpu = X\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' >gpux.ini
@@ -1224,7 +1234,7 @@ bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1
 sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
 bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
-  "must be in [1, 1024], not 2000" -- "$s1" --set model.num_hidden_layers=2000
+  "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
 
 # --- no-effect and contradictory framework combinations ------------------------------------
 ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"

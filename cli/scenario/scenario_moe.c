@@ -60,17 +60,9 @@ cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
       return FALSE;
     }
   guint64 ep = 1, etp = 1;
-  if (!cli_scenario_get_count (kf, "parallel", "ep", FALSE, &ep, error)
-      || !cli_scenario_get_count (kf, "parallel", "etp", FALSE, &etp, error))
+  if (!cli_scenario_get_count (kf, "parallel", "ep", FALSE, par->degree, &ep, error)
+      || !cli_scenario_get_count (kf, "parallel", "etp", FALSE, par->degree, &etp, error))
     return FALSE;
-  if (ep > par->degree || etp > par->degree)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key '%s': %" G_GUINT64_FORMAT " exceeds the %u GPU%s",
-                   ep > par->degree ? "ep" : "etp", ep > par->degree ? ep : etp, par->degree,
-                   par->degree == 1 ? "" : "s");
-      return FALSE;
-    }
   par->ep = (guint) ep;
   par->etp = (guint) etp;
   g_autofree char *cf = cli_scenario_get_raw (kf, "moe", "capacity_factor", FALSE, NULL);

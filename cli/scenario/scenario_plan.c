@@ -79,12 +79,8 @@ load_plan_group (GKeyFile *kf, CliTrainingInputs *p, GError **error)
   p->given = TRUE;
   if (has_steps)
     {
-      if (!cli_scenario_get_count (kf, "plan", "train_steps", TRUE, &p->train_steps, error))
-        return FALSE;
-      if (p->train_steps > MAX_TRAIN_STEPS)
-        return fail_key (error, "plan", "train_steps",
-                         "must be at most 1000000000000 (1e12 optimizer steps)");
-      return TRUE;
+      return cli_scenario_get_count (kf, "plan", "train_steps", TRUE, MAX_TRAIN_STEPS,
+                                     &p->train_steps, error);
     }
   g_autofree char *v = cli_scenario_get_raw (kf, "plan", "tokens", TRUE, error);
   if (v == NULL)

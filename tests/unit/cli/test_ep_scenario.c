@@ -95,7 +95,9 @@ static void
 test_bad_values (void)
 {
   expect_error ("[parallel]\nep = 3\n", "group [parallel], key 'ep'", "num_local_experts");
-  expect_error ("[parallel]\nep = 16\n", "group [parallel], key 'ep'", "exceeds the 8 GPUs");
+  expect_error ("[parallel]\nep = 16\n", "group [parallel], key 'ep'", "'16' is outside [1, 8]");
+  expect_error ("[parallel]\netp = 1e30\n", "group [parallel], key 'etp'",
+                "'1e30' is not a whole number in [1, 8]");
   expect_error ("[parallel]\nep = 0\n", "group [parallel], key 'ep'", NULL);
   expect_error ("[parallel]\nep = two\n", "group [parallel], key 'ep'", NULL);
   expect_error ("[parallel]\nep = 2\netp = 3\n", "group [parallel], key 'etp'",
