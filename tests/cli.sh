@@ -277,7 +277,9 @@ check "an error from --set names it" grep -q "^stepsim: ok.ini (with --set clust
 "$STEPSIM" run ok.ini -q -o sl.h5 --set training.seq_len=200000 --set cluster.gpus_per_node=1 >/dev/null 2>sl.err
 check "a warning about a --set value names it" grep -q "^stepsim: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
 "$STEPSIM" compare ok.ini cluster.node=DGX-A100 >or.out 2>&1
-check "an error from a compare variation names it" grep -q "error: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
+check "an error from a compare variation names it" grep -q "^stepsim: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
+check "a compare variation's error is printed once (the row says error)" \
+  sh -c "[ \$(grep -c \"key 'gpu'\" or.out) -eq 1 ] && grep -q '^cluster.node=DGX-A100  *error' or.out"
 # Binary input and long values: the message is one printable line of bounded length.
 head -c 4096 "$STEPSIM" >bin.ini
 head -c 4096 "$STEPSIM" | tr -d '\000' >bin2.ini
