@@ -850,6 +850,18 @@ done
 check "validate: the shipped known gaps state their bound" sh -c "! grep -l 'known_gap = true' '$srcdir'/tests/validation/*.ini | xargs grep -L '^gap_error = ' | grep -q ."
 "$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
 check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
+# a scenario named without a [validation] group is no case: said, exit 1 (it exited 0)
+"$STEPSIM" validate "$s1" >vnone.out 2>&1; rc=$?
+check "validate of a scenario without [validation]: an error saying so, exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'error: .*s1-llama-3.2-1b-fp32.ini: no \[validation\] group: not a validation case' vnone.out && grep -q ' 1 error\$' vnone.out"
+# a directory stands for the cases in it; one without a case is an error, no table
+mkdir -p vdir vempty && cp val.ini vdir/ && cp "$s1" vdir/plain.ini && cp "$s1" vempty/
+"$STEPSIM" validate vdir >vdir.out 2>&1; rc=$?
+check "validate DIR: runs the cases in it (the plain scenario is not one)" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'MISS' vdir.out && ! grep -q 'plain.ini' vdir.out && grep -q ' 0 errors\$' vdir.out"
+"$STEPSIM" validate vempty >vempty.out 2>vempty.err; rc=$?
+check "validate DIR without a case: one error, exit 1, no table" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <vempty.err) -eq 1 ] && grep -q 'vempty: a directory without a case' vempty.err && [ ! -s vempty.out ]"
 # A time case whose run is out of memory is a miss (OOM), whatever its figure: the job ran.
 printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 512\nseq_len = 1024\nprecision = fp32\n[validation]\nid = X\nmetric = step_time\nmeasured = 1 s\ntolerance = 1\n' > voom.ini
 "$STEPSIM" validate voom.ini >voom.out 2>&1; rc=$?
