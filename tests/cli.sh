@@ -273,6 +273,15 @@ for args in "run ok.ini -q -o bk.h5 --set training.micro[batch=2" "run ok.ini -q
 done
 "$STEPSIM" run ok.ini -q -o or.h5 --set training.seq_len=1024 --set cluster.node=DGX-A100 >/dev/null 2>or.err
 check "an error from --set names it" grep -q "^stepsim: ok.ini (with --set cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.err
+# run -q with many overrides: the label keeps whole overrides and counts the rest (it was cut
+# mid-word at 200 characters: "training.attent…m=2")
+"$STEPSIM" run ok.ini -q -o long.h5 --set training.checkpointing=selective \
+  --set "training.recompute_modules=layernorm,core_attn" --set training.attention=flash \
+  --set training.optimizer=adamw --set training.micro_batch=1 --set training.grad_accum=2 \
+  --set parallel.data_parallel=ddp --set "parallel.bucket_size=25 MiB" --set run.steps=1 \
+  --set run.seed=3 >long.out 2>/dev/null
+check "run -q: a long label is never cut inside an override" \
+  sh -c "! grep -q '…' long.out && grep -q '^ok (training.checkpointing=selective, .*training.grad_accum=2, +4 more): FITS' long.out"
 # ... so does a warning about a value from --set (the seq_len above the trained positions)
 "$STEPSIM" run ok.ini -q -o sl.h5 --set training.seq_len=200000 --set cluster.gpus_per_node=1 >/dev/null 2>sl.err
 check "a warning about a --set value names it" grep -q "^stepsim: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err

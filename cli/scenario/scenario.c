@@ -392,7 +392,9 @@ fail_with (GError **error, GError *e, const char *path, const char *const *sets,
 
 /* A scenario loaded with overrides is not the file's any more: its name says what changed,
  * "NAME (training.precision=bf16_mixed, cluster.gpu=H100-SXM)" (every override but those of
- * [scenario], in order, the last of a key kept; the name is at most NAME_MAX characters). */
+ * [scenario], in order, the last of a key kept). When that is longer than NAME_MAX_CHARS
+ * characters it keeps the whole overrides that fit and counts the rest, "NAME (a=1, b=2, +3
+ * more)": an override is never cut (a cut in the middle read as a different value). */
 #define NAME_MAX_CHARS 200
 static void
 name_overrides (CliScenario *sc, const char *const *sets)
@@ -405,7 +407,8 @@ name_overrides (CliScenario *sc, const char *const *sets)
       if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "scenario") == 0)
         continue;
       char *key = g_strdup_printf ("%s.%s", g, k);
-      char *item = g_strdup_printf ("%s=%s", key, v);
+      g_autofree char *raw = g_strdup_printf ("%s=%s", key, v);
+      char *item = sim_text_printable (raw, 0); /* escaped, whole */
       for (guint j = 0; j < seen->len; j++)
         if (strcmp (g_ptr_array_index (seen, j), key) == 0)
           {
@@ -418,11 +421,27 @@ name_overrides (CliScenario *sc, const char *const *sets)
     }
   if (shown->len == 0)
     return;
-  g_ptr_array_add (shown, NULL);
-  g_autofree char *list = g_strjoinv (", ", (char **) shown->pdata);
-  g_autofree char *full = g_strdup_printf ("%s (%s)", sc->name, list);
+  g_autoptr (GString) full = g_string_new (sc->name);
+  g_string_append (full, " (");
+  for (guint i = 0; i < shown->len; i++)
+    {
+      const char *item = g_ptr_array_index (shown, i);
+      g_autofree char *more = g_strdup_printf (", +%u more)", shown->len - i);
+      glong room = NAME_MAX_CHARS - (glong) g_utf8_strlen (full->str, -1);
+      glong need = (glong) g_utf8_strlen (item, -1) + (i > 0 ? 2 : 0);
+      /* the last one needs ")" after it, any other the room to say how many follow */
+      glong after = i + 1 == shown->len ? 1 : (glong) g_utf8_strlen (more, -1);
+      if (i > 0 && need + after > room)
+        {
+          g_string_append (full, more);
+          break;
+        }
+      g_string_append_printf (full, "%s%s", i > 0 ? ", " : "", item);
+      if (i + 1 == shown->len)
+        g_string_append (full, ")");
+    }
   g_free (sc->name);
-  sc->name = sim_text_printable (full, NAME_MAX_CHARS);
+  sc->name = g_string_free (g_steal_pointer (&full), FALSE);
 }
 
 CliScenario *
