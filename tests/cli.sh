@@ -1109,6 +1109,12 @@ rm -f cpm.h5
   >cpm.out 2>&1; rc=$?
 check "cp = 2 with Mixtral ep 8: runs, 4096 expert rows a layer (cp 1: 8192)" \
   sh -c "[ $rc -eq 0 ] && [ -e cpm.h5 ] && grep -q 'expert load  *4096 ' cpm.out"
+# the parallel line names every mesh degree above 1 (cp was left out, and dp read 8)
+check "summary: the parallel line shows cp and the dp it leaves; the experts line ep" \
+  sh -c "grep -q '^parallel   context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 4 (ZeRO' cpm.out && grep -q '^experts    ep 8: ' cpm.out"
+"$STEPSIM" run "$s1" -o tcp.h5 --set cluster.gpus_per_node=8 --set parallel.tp=2 --set parallel.cp=2 >tcp.out 2>&1
+check "summary: tp and cp both on the parallel line, dp = 8 / (tp · cp)" \
+  grep -q '^parallel   tensor parallel tp 2 x context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 2 (ZeRO' tcp.out
 # MLA under cp: refused naming the key (not with variant advice that would not help)
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o cpd.h5 \
   --set parallel.cp=2 >/dev/null 2>cpd.err; rc=$?
