@@ -1109,6 +1109,16 @@ rm -f cpm.h5
   >cpm.out 2>&1; rc=$?
 check "cp = 2 with Mixtral ep 8: runs, 4096 expert rows a layer (cp 1: 8192)" \
   sh -c "[ $rc -eq 0 ] && [ -e cpm.h5 ] && grep -q 'expert load  *4096 ' cpm.out"
+# LoRA on a MoE model under ep: /summary's bytes are whole, and the frozen base is exactly
+# the dense weights plus 1/8 of the experts' in bf16: (1605636096 + 45097156608 / 8) · 2 B,
+# with the adapters (27262976 B) apart; model states = base + adapters + their master
+# weights, Adam states and gradients (54525952 + 109051904 + 27262976 B). The weights'
+# share used to count the adapters too: 14508589591.12 B of weights, 14726693399.12 B of
+# states.
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o lme.h5 >/dev/null 2>&1
+"$STEPSIM" export lme.h5 /summary >lme.tsv 2>/dev/null
+check "LoRA on Mixtral under ep 8: every byte count of /summary whole, model states exact" \
+  sh -c "[ -s lme.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' lme.tsv | grep -q . && grep -q '^model_state_bytes	14703665152	B\$' lme.tsv"
 # the parallel line names every mesh degree above 1 (cp was left out, and dp read 8)
 check "summary: the parallel line shows cp and the dp it leaves; the experts line ep" \
   sh -c "grep -q '^parallel   context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 4 (ZeRO' cpm.out && grep -q '^experts    ep 8: ' cpm.out"
