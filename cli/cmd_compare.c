@@ -15,9 +15,9 @@
  * A scenario that fails to load or simulate as given is one error, exit 1, no table.
  * A variation that fails to load or simulate has "error" in its row and its message once,
  * on stderr after the table (naming the variation's overrides the error is about: the
- * message was printed twice, in the row and on stderr); the exit status is 1 if any did. A variation
- * that is not a list of group.key=value (cli_sweep_parse_set) is a usage error: exit 2
- * before anything runs. Nothing is written but the table. */
+ * message was printed twice, in the row and on stderr); the exit status is 1 if any did.
+ * A variation that is not a list of group.key=value (cli_sweep_parse_set) is a usage
+ * error: exit 2 before anything runs. Nothing is written but the table. */
 #include "config.h"
 
 #include <math.h>

@@ -391,7 +391,8 @@ default_cases (void)
   GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *src = g_build_filename (STEPSIM_SRCDIR, "tests", "validation", NULL);
   g_autofree char *dir = g_file_test (src, G_FILE_TEST_IS_DIR)
-                           ? g_strdup (src) : g_build_filename (STEPSIM_DATADIR, "validation", NULL);
+                           ? g_strdup (src)
+                           : g_build_filename (STEPSIM_DATADIR, "validation", NULL);
   cases_in_dir (dir, files);
   return files;
 }
