@@ -273,6 +273,16 @@ for args in "run ok.ini -q -o bk.h5 --set training.micro[batch=2" "run ok.ini -q
 done
 "$STEPSIM" run ok.ini -q -o or.h5 --set training.seq_len=1024 --set cluster.node=DGX-A100 >/dev/null 2>or.err
 check "an error from --set names it" grep -q "^stepsim: ok.ini (with --set cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.err
+# a node built around [cluster] gpu has no type name: the summary and messages never call
+# it 'custom' (the catalog's stand-in), they say what the user wrote
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\ngpus_per_node = 4\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\n' >bare.ini
+"$STEPSIM" run bare.ini -o bare.h5 >bare.out 2>&1
+check "[cluster] gpu: the hardware line says 'node', never 'custom'" \
+  sh -c "grep -q '^hardware   4 x A100-80GB-SXM (80.00 GiB each) in 1 x node of 4' bare.out && ! grep -q custom bare.out"
+"$STEPSIM" run bare.ini -q -o bare2.h5 --set cluster.cpu_cores=0 --set parallel.data_parallel=zero2 \
+  --set offload.optimizer=cpu >/dev/null 2>bare.err; rc=$?
+check "[cluster] gpu without CPU figures: the optimizer offload names the node as written" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \\[offload\\], key 'optimizer': .*cpu_adam_rate > 0 on the node of \\[cluster\\] gpu\" bare.err && ! test -e bare2.h5"
 # run -q with many overrides: the label keeps whole overrides and counts the rest (it was cut
 # mid-word at 200 characters: "training.attent…m=2")
 "$STEPSIM" run ok.ini -q -o long.h5 --set training.checkpointing=selective \
