@@ -13,10 +13,11 @@
  * seq_len, or a tp/cp that changes the data-parallel degree) has its time change per
  * token, marked "%/tok" and explained under the table. 
  * A scenario that fails to load or simulate as given is one error, exit 1, no table.
- * A variation that fails to load or simulate gets its error in its row (naming the
- * variation's overrides the error is about); the exit status is 1 if any did. A variation
- * that is not a list of group.key=value (cli_sweep_parse_set) is a usage error: exit 2
- * before anything runs. Nothing is written but the table. */
+ * A variation that fails to load or simulate has "error" in its row and its message once,
+ * on stderr after the table (naming the variation's overrides the error is about: the
+ * message was printed twice, in the row and on stderr); the exit status is 1 if any did.
+ * A variation that is not a list of group.key=value (cli_sweep_parse_set) is a usage
+ * error: exit 2 before anything runs. Nothing is written but the table. */
 #include "config.h"
 
 #include <math.h>
@@ -136,7 +137,7 @@ print_row (const char *name, const Row *r, const Row *base)
 {
   if (!r->ok)
     {
-      printf ("%-44s  error: %s\n", name, r->error);
+      printf ("%-44s  error (the message follows the table, on stderr)\n", name);
       return;
     }
   g_autofree char *mem = sim_units_format (r->res.need_device, SIM_DIM_BYTES, 2);
@@ -222,8 +223,9 @@ cli_cmd_compare (int argc, char **argv)
       rc |= !rows[i].ok;
       any_per_token |= i > 0 && rows[i].ok && rows[0].ok && per_token (&rows[i], &rows[0]);
     }
-  /* The table is the answer on stdout; what failed is also an error on stderr, as every
-   * other command reports it, so a script that keeps only stderr still sees why. */
+  /* The table is the answer on stdout; what failed is said once, on stderr, as every other
+   * command reports it (so a script that keeps only stderr still sees why) */
+  fflush (stdout); /* the messages follow the table in a file holding both */
   for (guint i = 0; i < n; i++)
     if (!rows[i].ok)
       cli_error (rows[i].error);

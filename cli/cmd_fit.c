@@ -351,7 +351,8 @@ fit_cost_command (int argc, char **argv)
   GOptionEntry entries[] = {
     { "for", 'f', 0, G_OPTION_ARG_STRING, &target, "cost", "cost" },
     { "deadline", 0, 0, G_OPTION_ARG_STRING, &deadline,
-      "the training run must finish within this time, with its unit (30d, 720 h)", "TIME" },
+      "the training run must finish within this time, with its unit (30d, 720 h; at most "
+      "36500 d)", "TIME" },
     { "gpus", 0, 0, G_OPTION_ARG_STRING, &gpus,
       "GPU types to try, catalog names (default: the scenario's)", "A,B,…" },
     { "max-gpus", 0, 0, G_OPTION_ARG_INT, &max_gpus, "most GPUs tried (default 64)", "N" },
@@ -383,10 +384,13 @@ fit_cost_command (int argc, char **argv)
                           .allow_finetune = finetune, .gpus = gpus };
   if (deadline == NULL)
     return cli_error ("fit: --for cost needs --deadline TIME (e.g. --deadline 30d)"), 2;
-  if (!sim_units_parse (deadline, SIM_DIM_TIME, &s.deadline, &error) || !(s.deadline > 0))
+  /* at most 100 years (36500 d): a longer one is no constraint, and prints as nonsense */
+  if (!sim_units_parse (deadline, SIM_DIM_TIME, &s.deadline, &error) || !(s.deadline > 0)
+      || !(s.deadline <= 36500 * 86400.0))
     {
-      g_autofree char *m = g_strdup_printf ("fit: --deadline: %s",
-                                            error ? error->message : "must be positive");
+      g_autofree char *m = g_strdup_printf (
+          "fit: --deadline: %s", error ? error->message
+                                 : "must be positive and at most 36500 d (100 years)");
       return cli_error (m), 2;
     }
   if (max_gpus != G_MININT && (max_gpus < 1 || max_gpus > HW_MAX_GPUS))

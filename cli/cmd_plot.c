@@ -259,6 +259,16 @@ parse_ranks (const char *text, char **msg)
           return NULL;
         }
       g_autofree char *canonical = g_strdup_printf ("%" G_GUINT64_FORMAT, r);
+      for (guint j = 0; j < i; j++)
+        {
+          guint64 prev;
+          if (sim_units_parse_count (items[j], &prev, NULL) && prev == r)
+            {
+              *msg = g_strdup_printf ("plot: --ranks '%s': rank %s is in the list twice", text,
+                                      canonical);
+              return NULL;
+            }
+        }
       g_strv_builder_add (b, canonical);
     }
   return g_strv_builder_end (b);

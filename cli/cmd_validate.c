@@ -282,8 +282,8 @@ run_fit_case (const char *path, const Case *c, const char *gpu, FILE *tsv)
   return report (c, gpu, (double) v, v > 0, tsv);
 }
 
-/* Runs one case; returns 0 pass, 1 miss, 2 known gap, 3 skipped (no [validation] group),
- * -1 error (printed). */
+/* Runs one case; returns 0 pass, 1 miss, 2 known gap, -1 error (printed: a file named
+ * without a [validation] group is one, as it is no case). */
 static int
 run_case (const char *path, FILE *tsv)
 {
@@ -294,8 +294,8 @@ run_case (const char *path, FILE *tsv)
   int verdict = -1;
   if (load_case (path, &c, &error) && c.id == NULL)
     {
-      printf ("%-6s %s: no [validation] group, skipped\n", "-", path);
-      verdict = 3;
+      printf ("%-6s error: %s: no [validation] group: not a validation case (see stepsim "
+              "validate --help)\n", "-", path);
       goto out;
     }
   if (error == NULL && (sc = cli_scenario_load (path, NULL, &error)) != NULL)
@@ -361,13 +361,12 @@ compare_paths (gconstpointer a, gconstpointer b)
   return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
 }
 
-static GPtrArray *
-default_cases (void)
+/* Adds the cases of directory `dir` to `files`: its *.ini files with a [validation] group,
+ * in name order; how many. */
+static guint
+cases_in_dir (const char *dir, GPtrArray *files)
 {
-  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *src = g_build_filename (STEPSIM_SRCDIR, "tests", "validation", NULL);
-  g_autofree char *dir = g_file_test (src, G_FILE_TEST_IS_DIR)
-                           ? g_strdup (src) : g_build_filename (STEPSIM_DATADIR, "validation", NULL);
+  g_autoptr (GPtrArray) found = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
   for (const char *n; d != NULL && (n = g_dir_read_name (d)) != NULL;)
     if (g_str_has_suffix (n, ".ini"))
@@ -377,9 +376,24 @@ default_cases (void)
         /* one that does not parse is run too, so its error is reported, not skipped */
         if (!cli_input_load_keyfile (kf, path, NULL)
             || g_key_file_has_group (kf, "validation"))
-          g_ptr_array_add (files, g_steal_pointer (&path));
+          g_ptr_array_add (found, g_steal_pointer (&path));
       }
-  g_ptr_array_sort (files, compare_paths);
+  g_ptr_array_sort (found, compare_paths);
+  for (guint i = 0; i < found->len; i++)
+    g_ptr_array_add (files, g_strdup (g_ptr_array_index (found, i)));
+  return found->len;
+}
+
+/* The shipped cases (tests/validation, or the installed copy). */
+static GPtrArray *
+default_cases (void)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *src = g_build_filename (STEPSIM_SRCDIR, "tests", "validation", NULL);
+  g_autofree char *dir = g_file_test (src, G_FILE_TEST_IS_DIR)
+                           ? g_strdup (src)
+                           : g_build_filename (STEPSIM_DATADIR, "validation", NULL);
+  cases_in_dir (dir, files);
   return files;
 }
 
@@ -387,7 +401,7 @@ int
 cli_cmd_validate (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "[SCENARIO.ini…] — predicted against published measurements");
+    "[SCENARIO.ini|DIR…] — predicted against published measurements");
   g_option_context_set_description (
     ctx,
     "A case is a scenario with a [validation] group:\n"
@@ -404,7 +418,9 @@ cli_cmd_validate (int argc, char **argv)
     "  gap_error = 0.24              as long as its error (predicted / measured - 1)\n"
     "  gap_margin = 0.02             stays within gap_error +/- gap_margin (both required\n"
     "                                with known_gap = true; further is GAP DRIFT, a miss)\n"
-    "Without arguments the shipped cases (tests/validation) are run. A time or throughput\n"
+    "Without arguments the shipped cases (tests/validation) are run; a directory argument\n"
+    "stands for the cases in it, and a file named without a [validation] group is an\n"
+    "error (exit 1). A time or throughput\n"
     "case whose run does not fit in GPU memory is a miss (OOM). The last line gives the\n"
     "median |error| of the time and throughput cases. --measured FILE.tsv compares against\n"
     "measurements written by tools/measure_steps.py (format: cli/study/validate_measured.h).\n"
@@ -445,6 +461,23 @@ cli_cmd_validate (int argc, char **argv)
       printf ("%u within tolerance, %u misses\n", mp, mm);
       return mm == 0 ? 0 : 1;
     }
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  for (int i = 1; i < argc; i++)
+    if (!g_file_test (argv[i], G_FILE_TEST_IS_DIR))
+      g_ptr_array_add (files, g_strdup (argv[i]));
+    else if (cases_in_dir (argv[i], files) == 0)
+      {
+        /* a directory stands for the cases in it, as the shipped directory does */
+        g_autofree char *msg = g_strdup_printf (
+            "validate: %s: a directory without a case (no *.ini file with a [validation] "
+            "group)", argv[i]);
+        return cli_error (msg), 1;
+      }
+  if (files->len == 0)
+    {
+      g_ptr_array_unref (files);
+      files = default_cases ();
+    }
   FILE *tsv = NULL;
   if (tsv_path != NULL && (tsv = fopen (tsv_path, "w")) == NULL)
     {
@@ -454,17 +487,9 @@ cli_cmd_validate (int argc, char **argv)
     }
   if (tsv != NULL)
     fprintf (tsv, "id\tgpu\tmetric\tpredicted\tmeasured\terror\tknown_gap\n");
-  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
-  for (int i = 1; i < argc; i++)
-    g_ptr_array_add (files, g_strdup (argv[i]));
-  if (files->len == 0)
-    {
-      g_ptr_array_unref (files);
-      files = default_cases ();
-    }
   printf ("%-6s %-22s %14s %14s %10s %8s  %s\n", "case", "metric", "predicted", "measured",
           "error", "tol.", "verdict");
-  guint pass = 0, miss = 0, gap = 0, err = 0, skipped = 0;
+  guint pass = 0, miss = 0, gap = 0, err = 0;
   g_autoptr (GArray) errors = g_array_new (FALSE, FALSE, sizeof (double));
   time_errors = errors;
   for (guint i = 0; i < files->len; i++)
@@ -473,7 +498,6 @@ cli_cmd_validate (int argc, char **argv)
       case 0: pass++; break;
       case 1: miss++; break;
       case 2: gap++; break;
-      case 3: skipped++; break;
       default: err++; break;
       }
   if (tsv != NULL && fclose (tsv) != 0)
@@ -483,8 +507,6 @@ cli_cmd_validate (int argc, char **argv)
     }
   printf ("%u within tolerance, %u known gap%s, %u miss%s, %u error%s", pass, gap,
           gap == 1 ? "" : "s", miss, miss == 1 ? "" : "es", err, err == 1 ? "" : "s");
-  if (skipped > 0)
-    printf (" (%u file%s without a [validation] group skipped)", skipped, skipped == 1 ? "" : "s");
   printf ("\n");
   if (errors->len > 0)
     printf ("median |error| of %u time/throughput cases: %.1f %%\n", errors->len,

@@ -39,7 +39,8 @@ typedef enum
 /* A node: n identical GPUs, how they connect, their NICs and host. */
 typedef struct
 {
-  char *name;                  /* node type ("DGX-A100", "custom"); owned, may be NULL */
+  char *name;                  /* node type ("DGX-A100"); owned; NULL for the node a
+                                * [cluster] gpu key builds */
   HwGpuSpec *gpu;              /* owned */
   guint n_gpus;                /* GPUs per node, >= 1 */
   double host_memory;          /* B of host DRAM per node */

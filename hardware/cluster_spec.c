@@ -74,6 +74,10 @@ cluster_start (GKeyFile *kf, HwNodeSpec *spec, GError **error)
       g_autoptr (HwGpuSpec) gpu = hw_spec_gpu_from_key (kf, "cluster", "gpu", error);
       if (gpu != NULL)
         hw_catalog_node_from_gpu (spec, gpu, 1);
+      /* no type name: the user wrote a GPU, not the catalog's stand-in "custom" node that
+       * messages and the summary would otherwise name */
+      if (gpu != NULL)
+        g_clear_pointer (&spec->name, g_free);
       return gpu != NULL;
     }
   g_autofree char *name = hw_spec_get_value (kf, "cluster", "node", error);
@@ -210,11 +214,8 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
       g_prefix_error (error, "group [cluster], key '%s': ", key);
       goto fail;
     }
-  if (!hw_node_spec_validate (&spec, error))
-    {
-      g_prefix_error (error, "group [cluster]: ");
-      goto fail;
-    }
+  if (!hw_node_spec_validate_group (&spec, kf, "cluster", error))
+    goto fail;
   *node_out = spec;
   *n_nodes_out = n_nodes;
   *fabric_out = fabric;

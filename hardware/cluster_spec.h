@@ -59,6 +59,14 @@ gboolean hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec 
  * G_KEY_FILE_ERROR_INVALID_VALUE naming the node and field. */
 gboolean hw_node_spec_validate (const HwNodeSpec *spec, GError **error);
 
+/* hw_node_spec_validate for the node a scenario group `group` of `kf` describes: a failed
+ * figure is named as the group's key the user wrote, "group [G], key 'K': FIELD is V, must
+ * be WHY" (K the figure when the group sets it, else the key it depends on that the group
+ * sets: intra_node, gpus_per_node, gpu, …), never by an internal node name such as the
+ * "custom" node a [cluster] gpu key builds. */
+gboolean hw_node_spec_validate_group (const HwNodeSpec *spec, GKeyFile *kf, const char *group,
+                                      GError **error);
+
 /* Checks that `n_nodes` nodes of `node` on `fabric` make a cluster stepsim builds: at most
  * HW_MAX_GPUS GPUs, NICs when there is more than one node, and whole pods (n_nodes a multiple
  * of nodes_per_pod, or at most it). The one check of a scenario's [cluster] (above) and of

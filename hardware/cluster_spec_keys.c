@@ -47,7 +47,7 @@ typedef struct
   SimDimension dim;  /* FIG_QUANTITY */
   gsize offset;      /* of the member in HwNodeSpec */
   gboolean positive; /* FIG_QUANTITY: > 0 */
-  guint64 min, max;  /* FIG_COUNT */
+  guint64 min, max;  /* FIG_COUNT; FIG_QUANTITY: max (SI) when not 0 */
 } Figure;
 
 #define OFF(m) offsetof (HwNodeSpec, m)
@@ -74,7 +74,8 @@ static const Figure figures[] = {
   { "nvme_read_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_read_bandwidth), TRUE, 0, 0 },
   { "nvme_write_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_write_bandwidth), TRUE, 0, 0 },
   { "nvme_capacity", FIG_QUANTITY, SIM_DIM_BYTES, OFF (nvme_capacity), TRUE, 0, 0 },
-  { "overhead_power", FIG_QUANTITY, SIM_DIM_POWER, OFF (overhead_power), FALSE, 0, 0 },
+  { "overhead_power", FIG_QUANTITY, SIM_DIM_POWER, OFF (overhead_power), FALSE, 0,
+    (guint64) HW_GPU_MAX_POWER },
 };
 
 static const Figure *
@@ -99,14 +100,8 @@ gboolean
 hw_spec_parse_count (const char *text, guint64 min, guint64 max, guint *out, GError **error)
 {
   guint64 v = 0;
-  if (!sim_units_parse_count (text, &v, error))
+  if (!sim_units_parse_count_in (text, min, max, &v, error)) /* the message gives the range */
     return FALSE;
-  if (v < min || v > max)
-    {
-      g_autofree char *why = g_strdup_printf (
-          "is outside [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", min, max);
-      return hw_spec_out_of_range (text, why, error);
-    }
   *out = (guint) v;
   return TRUE;
 }
@@ -175,6 +170,12 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
         return FALSE;
       if (!(v >= 0) || (f->positive && v <= 0))
         return hw_spec_out_of_range (text, f->positive ? "must be > 0" : "must be >= 0", error);
+      if (f->max > 0 && v > (double) f->max)
+        {
+          g_autofree char *top = sim_units_format ((double) f->max, f->dim, 0);
+          g_autofree char *why = g_strdup_printf ("must be at most %s", top);
+          return hw_spec_out_of_range (text, why, error);
+        }
       *(double *) field = v;
       return TRUE;
     case FIG_PARAM_RATE:

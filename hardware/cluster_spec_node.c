@@ -133,11 +133,8 @@ hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec *out, GEr
     hw_spec_default_intra_latency (&spec, kf, group);
   g_free (spec.name);
   spec.name = g_strdup (g_str_has_prefix (group, "node.") ? group + 5 : group);
-  if (!hw_node_spec_validate (&spec, error))
-    {
-      g_prefix_error (error, "group [%s]: ", group);
-      goto fail;
-    }
+  if (!hw_node_spec_validate_group (&spec, kf, group, error))
+    goto fail;
   *out = spec;
   return TRUE;
 fail:
@@ -147,25 +144,34 @@ fail:
 
 /* ---- validation ------------------------------------------------------------------------- */
 
-static gboolean
-bad (const HwNodeSpec *spec, const char *field, double value, const char *why, GError **error)
+/* The checks of hw_node_spec_validate; a figure that fails sets "FIELD is V, must be WHY"
+ * and c->field (the caller prefixes the node or the group and key); a failure of the GPU
+ * leaves c->field NULL (its message names the GPU). */
+typedef struct
 {
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "node '%s': %s is %g, must be %s", spec->name ? spec->name : "(unnamed)", field,
-               value, why);
+  const char *field;
+  GError **error;
+} Check;
+
+static gboolean
+bad (Check *c, const char *field, double value, const char *why)
+{
+  c->field = field;
+  g_set_error (c->error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "%s is %g, must be %s", field, value, why);
   return FALSE;
 }
 
 static gboolean
-non_negative (const HwNodeSpec *spec, const char *field, double v, GError **error)
+non_negative (Check *c, const char *field, double v)
 {
-  return (isfinite (v) && v >= 0) || bad (spec, field, v, "finite and >= 0", error);
+  return (isfinite (v) && v >= 0) || bad (c, field, v, "finite and >= 0");
 }
 
-gboolean
-hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
+static gboolean
+node_check (const HwNodeSpec *spec, Check *c)
 {
-  g_return_val_if_fail (spec != NULL, FALSE);
+  GError **error = c->error;
   if (spec->gpu == NULL)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "node '%s' has no GPU",
@@ -175,32 +181,89 @@ hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
   if (!hw_gpu_spec_validate (spec->gpu, error))
     return FALSE;
   if (spec->n_gpus < 1)
-    return bad (spec, "gpus_per_node", spec->n_gpus, ">= 1", error);
+    return bad (c, "gpus_per_node", spec->n_gpus, ">= 1");
   if (!(isfinite (spec->host_memory) && spec->host_memory > 0))
-    return bad (spec, "host_memory", spec->host_memory, "finite and > 0", error);
-  if (!non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
-      || !non_negative (spec, "pcie_switch_uplink", spec->pcie_switch_uplink, error)
-      || !non_negative (spec, "nic_bandwidth", spec->nic_bandwidth, error)
-      || !non_negative (spec, "intra_latency", spec->intra_latency, error)
-      || !non_negative (spec, "inter_latency", spec->inter_latency, error)
-      || !non_negative (spec, "collective_overhead", spec->collective_overhead, error))
+    return bad (c, "host_memory", spec->host_memory, "finite and > 0");
+  if (!non_negative (c, "nvlink_bandwidth", spec->nvlink_bandwidth)
+      || !non_negative (c, "pcie_switch_uplink", spec->pcie_switch_uplink)
+      || !non_negative (c, "nic_bandwidth", spec->nic_bandwidth)
+      || !non_negative (c, "intra_latency", spec->intra_latency)
+      || !non_negative (c, "inter_latency", spec->inter_latency)
+      || !non_negative (c, "collective_overhead", spec->collective_overhead))
     return FALSE;
   if (spec->intra == HW_INTRA_NVSWITCH && spec->n_gpus > 1 && spec->nvlink_bandwidth <= 0)
-    return bad (spec, "nvlink_bandwidth", spec->nvlink_bandwidth,
-                "> 0 with intra_node = nvswitch (or use intra_node = pcie)", error);
+    {
+      g_autofree char *why = g_strdup_printf (
+          "> 0 with intra_node = nvswitch and %u GPUs (GPU %s has no NVLink figure: give "
+          "nvlink_bandwidth, or use intra_node = pcie)", spec->n_gpus, spec->gpu->name);
+      return bad (c, "nvlink_bandwidth", spec->nvlink_bandwidth, why);
+    }
   if (spec->n_nics > 0 && spec->nic_bandwidth <= 0)
-    return bad (spec, "nic_bandwidth", spec->nic_bandwidth, "> 0 with nics_per_node > 0", error);
+    return bad (c, "nic_bandwidth", spec->nic_bandwidth, "> 0 with nics_per_node > 0");
   if (!(spec->link_efficiency >= 0 && spec->link_efficiency <= 1))
-    return bad (spec, "link_efficiency", spec->link_efficiency, "in (0, 1]", error);
-  if (!non_negative (spec, "cpu_adam_rate", spec->cpu_adam_rate, error)
-      || !non_negative (spec, "nvme_read_bandwidth", spec->nvme_read_bandwidth, error)
-      || !non_negative (spec, "nvme_write_bandwidth", spec->nvme_write_bandwidth, error)
-      || !non_negative (spec, "nvme_capacity", spec->nvme_capacity, error))
+    return bad (c, "link_efficiency", spec->link_efficiency, "in (0, 1]");
+  if (!non_negative (c, "cpu_adam_rate", spec->cpu_adam_rate)
+      || !non_negative (c, "nvme_read_bandwidth", spec->nvme_read_bandwidth)
+      || !non_negative (c, "nvme_write_bandwidth", spec->nvme_write_bandwidth)
+      || !non_negative (c, "nvme_capacity", spec->nvme_capacity))
     return FALSE;
   if (spec->nvme_drives > 0
       && (spec->nvme_read_bandwidth <= 0 || spec->nvme_write_bandwidth <= 0
           || spec->nvme_capacity <= 0))
-    return bad (spec, "nvme_read_bandwidth", spec->nvme_read_bandwidth,
-                "> 0, as nvme_write_bandwidth and nvme_capacity, with nvme_drives > 0", error);
+    return bad (c, "nvme_read_bandwidth", spec->nvme_read_bandwidth,
+                "> 0, as nvme_write_bandwidth and nvme_capacity, with nvme_drives > 0");
   return TRUE;
+}
+
+gboolean
+hw_node_spec_validate (const HwNodeSpec *spec, GError **error)
+{
+  g_return_val_if_fail (spec != NULL, FALSE);
+  Check c = { NULL, error };
+  if (node_check (spec, &c))
+    return TRUE;
+  if (c.field != NULL)
+    g_prefix_error (error, "node '%s': ", spec->name ? spec->name : "(unnamed)");
+  return FALSE;
+}
+
+/* The key of `group` a failed figure is blamed on: the figure itself when the group sets
+ * it, else the first key the group sets that the figure's check depends on (nvswitch needs
+ * an NVLink bandwidth: intra_node, gpus_per_node or the GPU), else the figure. */
+static const char *
+blamed_key (GKeyFile *kf, const char *group, const char *field)
+{
+  static const struct
+  {
+    const char *field;
+    const char *related[6];
+  } deps[] = {
+    { "nvlink_bandwidth", { "intra_node", "gpus_per_node", "gpu", "base", "node", NULL } },
+    { "nic_bandwidth", { "nics_per_node", "base", "node", NULL } },
+    { "nvme_read_bandwidth",
+      { "nvme_drives", "nvme_write_bandwidth", "nvme_capacity", "base", "node", NULL } },
+  };
+  if (g_key_file_has_key (kf, group, field, NULL))
+    return field;
+  for (guint i = 0; i < G_N_ELEMENTS (deps); i++)
+    if (strcmp (deps[i].field, field) == 0)
+      for (guint j = 0; deps[i].related[j] != NULL; j++)
+        if (g_key_file_has_key (kf, group, deps[i].related[j], NULL))
+          return deps[i].related[j];
+  return field;
+}
+
+gboolean
+hw_node_spec_validate_group (const HwNodeSpec *spec, GKeyFile *kf, const char *group,
+                             GError **error)
+{
+  g_return_val_if_fail (spec != NULL && kf != NULL && group != NULL, FALSE);
+  Check c = { NULL, error };
+  if (node_check (spec, &c))
+    return TRUE;
+  if (c.field != NULL)
+    g_prefix_error (error, "group [%s], key '%s': ", group, blamed_key (kf, group, c.field));
+  else
+    g_prefix_error (error, "group [%s]: ", group);
+  return FALSE;
 }

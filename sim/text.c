@@ -4,6 +4,7 @@
 #include "sim/text.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static guint
 levenshtein (const char *a, const char *b)
@@ -186,4 +187,18 @@ sim_text_lookup (const char *const *names, const char *what, const char *s, int 
   g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                "unknown %s '%s' (expected one of: %s)", what, s ? s : "", list);
   return FALSE;
+}
+
+const char *
+sim_text_file_kind (unsigned mode)
+{
+  if (S_ISDIR (mode))
+    return "a directory";
+  if (S_ISCHR (mode) || S_ISBLK (mode))
+    return "a device";
+  if (S_ISFIFO (mode))
+    return "a FIFO";
+  if (S_ISSOCK (mode))
+    return "a socket";
+  return "not a plain file";
 }

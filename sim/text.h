@@ -40,3 +40,7 @@ char *sim_text_format_double (char *buf, double v);
  * it is not there (NULL `s` included). */
 gboolean sim_text_lookup (const char *const *names, const char *what, const char *s, int *out,
                           GError **error);
+
+/* What a file that is not a regular file is, from its st_mode, for messages: "a directory",
+ * "a device", "a FIFO", "a socket", else "not a plain file". Static string. */
+const char *sim_text_file_kind (unsigned mode);

@@ -404,6 +404,41 @@ sim_units_parse_count (const char *text, guint64 *out, GError **error)
 }
 
 gboolean
+sim_units_parse_count_in (const char *text, guint64 min, guint64 max, guint64 *out,
+                          GError **error)
+{
+  g_return_val_if_fail (text != NULL && out != NULL && min <= max, FALSE);
+  guint64 v = 0;
+  g_autoptr (GError) e = NULL;
+  if (sim_units_parse_count (text, &v, &e))
+    {
+      if (v >= min && v <= max)
+        {
+          *out = v;
+          return TRUE;
+        }
+      g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
+                   "'%s' is outside [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", text, min,
+                   max);
+      return FALSE;
+    }
+  /* digits beyond 64 bits are out of range too; a number in another form (sign, fraction,
+   * exponent) is not a count; neither is text */
+  const char *p = skip_blanks (text);
+  gboolean any = FALSE;
+  gboolean digits = *skip_blanks (skip_digits (p, &any)) == '\0' && any;
+  if (digits)
+    g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
+                 "'%s' is outside [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]", text, min,
+                 max);
+  else
+    g_set_error (error, SIM_UNITS_ERROR, e->code,
+                 "'%s' is not a whole number in [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                 "] (digits only: no sign, decimal point, exponent or unit)", text, min, max);
+  return FALSE;
+}
+
+gboolean
 sim_units_parse_bool (const char *text, gboolean *out, GError **error)
 {
   static const char *const yes[] = { "true", "yes", "1" };

@@ -76,6 +76,14 @@ gboolean sim_units_parse_number (const char *text, double *out, GError **error);
  * SIM_UNITS_ERROR_RANGE; anything else ("8 GPUs", "") SIM_UNITS_ERROR_SYNTAX. */
 gboolean sim_units_parse_count (const char *text, guint64 *out, GError **error);
 
+/* sim_units_parse_count within [min, max]: any text that is not such a count (out of range,
+ * too large for 64 bits, "1e30", "-1", "2.5", "8 GPUs", empty) is SIM_UNITS_ERROR_RANGE (or
+ * SYNTAX when not a number at all) whose message gives the valid range: "'1e30' is not a
+ * whole number in [1, 65536] (digits only: no sign, decimal point or exponent)", "'0' is
+ * outside [1, 65536]". *out is untouched on failure. */
+gboolean sim_units_parse_count_in (const char *text, guint64 min, guint64 max, guint64 *out,
+                                   GError **error);
+
 /* Parses "true"/"false"/"yes"/"no"/"1"/"0" (case-sensitive lower case). */
 gboolean sim_units_parse_bool (const char *text, gboolean *out, GError **error);
 

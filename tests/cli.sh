@@ -299,8 +299,32 @@ for args in "run ok.ini -q -o bk.h5 --set training.micro[batch=2" "run ok.ini -q
 done
 "$STEPSIM" run ok.ini -q -o or.h5 --set training.seq_len=1024 --set cluster.node=DGX-A100 >/dev/null 2>or.err
 check "an error from --set names it" grep -q "^stepsim: ok.ini (with --set cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.err
+# a node built around [cluster] gpu has no type name: the summary and messages never call
+# it 'custom' (the catalog's stand-in), they say what the user wrote
+printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\ngpus_per_node = 4\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\n' >bare.ini
+"$STEPSIM" run bare.ini -o bare.h5 >bare.out 2>&1
+check "[cluster] gpu: the hardware line says 'node', never 'custom'" \
+  sh -c "grep -q '^hardware   4 x A100-80GB-SXM (80.00 GiB each) in 1 x node of 4' bare.out && ! grep -q custom bare.out"
+"$STEPSIM" run bare.ini -q -o bare2.h5 --set cluster.cpu_cores=0 --set parallel.data_parallel=zero2 \
+  --set offload.optimizer=cpu >/dev/null 2>bare.err; rc=$?
+check "[cluster] gpu without CPU figures: the optimizer offload names the node as written" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \\[offload\\], key 'optimizer': .*cpu_adam_rate > 0 on the node of \\[cluster\\] gpu\" bare.err && ! test -e bare2.h5"
+# run -q with many overrides: the label keeps whole overrides and counts the rest (it was cut
+# mid-word at 200 characters: "training.attent…m=2")
+"$STEPSIM" run ok.ini -q -o long.h5 --set training.checkpointing=selective \
+  --set "training.recompute_modules=layernorm,core_attn" --set training.attention=flash \
+  --set training.optimizer=adamw --set training.micro_batch=1 --set training.grad_accum=2 \
+  --set parallel.data_parallel=ddp --set "parallel.bucket_size=25 MiB" --set run.steps=1 \
+  --set run.seed=3 >long.out 2>/dev/null
+check "run -q: a long label is never cut inside an override" \
+  sh -c "! grep -q '…' long.out && grep -q '^ok (training.checkpointing=selective, .*training.grad_accum=2, +4 more): FITS' long.out"
+# ... so does a warning about a value from --set (the seq_len above the trained positions)
+"$STEPSIM" run ok.ini -q -o sl.h5 --set training.seq_len=200000 --set cluster.gpus_per_node=1 >/dev/null 2>sl.err
+check "a warning about a --set value names it" grep -q "^stepsim: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
 "$STEPSIM" compare ok.ini cluster.node=DGX-A100 >or.out 2>&1
-check "an error from a compare variation names it" grep -q "error: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
+check "an error from a compare variation names it" grep -q "^stepsim: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
+check "a compare variation's error is printed once (the row says error)" \
+  sh -c "[ \$(grep -c \"key 'gpu'\" or.out) -eq 1 ] && grep -q '^cluster.node=DGX-A100  *error' or.out"
 # Binary input and long values: the message is one printable line of bounded length.
 head -c 4096 "$STEPSIM" >bin.ini
 head -c 4096 "$STEPSIM" | tr -d '\000' >bin2.ini
@@ -321,6 +345,20 @@ sed 's|^hf_config = .*|hf_config = nested.json|' ok.ini >nested.ini
 "$STEPSIM" run nested.ini -q -o nested.h5 >/dev/null 2>nested.err; rc=$?
 check "a bad nested config.json value: exit 1, named by its JSON path, nothing written" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nested.err) -eq 1 ] && grep -q \"nested.json: key 'text_config.hidden_size': \" nested.err && ! test -e nested.h5"
+
+# hf_config or deepspeed_config naming a directory: one error naming file, group and key
+# that says it is a directory (and points at the config.json it holds, if any).
+mkdir -p cfgdir
+sed 's|^hf_config = .*|hf_config = cfgdir|' ok.ini >dir.ini
+sed -i 's|^hf_config = cfgdir$|hf_config = ./cfgdir|' dir.ini
+"$STEPSIM" run dir.ini -q -o dir.h5 >/dev/null 2>dir.err; rc=$?
+check "hf_config naming a directory: exit 1, file, group, key and 'is a directory'" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <dir.err) -eq 1 ] && grep -q \"^stepsim: dir.ini: group \\[model\\], key 'hf_config': ./cfgdir: is a directory, not a config.json file\$\" dir.err && ! test -e dir.h5"
+cp "$srcdir/models/configs/gpt2.json" cfgdir/config.json
+check "hf_config naming a model directory points at its config.json" \
+  sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
+check "deepspeed_config naming a directory says so" \
+  sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
 
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo
@@ -450,9 +488,9 @@ for set in training.micro_batch=100000000 training.grad_accum=100000 model.hf_co
   "$STEPSIM" run in.ini -q -o lim.h5 --set "$set" >/dev/null 2>lim.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <lim.err)" -eq 1 ] && ! test -e lim.h5; then ok "rejected: $set"; else bad "rejected: $set (exit $rc)"; fi
 done
-# Mesh degrees (issue 12 item 3): pp > 1 not modelled yet, a product that is not the
-# GPU count: one error line naming group and key.
-for kv in "tp=3:does not divide the 1 GPU (" "pp=2:pp 2 does not divide the 1 GPU (" "cp=2:cp 2 does not divide the 1 GPU (" "dp_shard=3:GPU count" "dp_replicate=2:GPU count"; do
+# Mesh degrees (issue 12 item 3): a degree above the GPU count (its range is [1, GPUs]):
+# one error line naming group and key.
+for kv in "tp=3:'3' is outside \[1, 1\]" "pp=2:'2' is outside \[1, 1\]" "cp=2:'2' is outside \[1, 1\]" "dp_shard=3:'3' is outside \[1, 1\]" "dp_replicate=2:'2' is outside \[1, 1\]"; do
   set=${kv%%:*}; want=${kv#*:}
   "$STEPSIM" run in.ini -q -o mesh.h5 --set "parallel.$set" >/dev/null 2>mesh.err; rc=$?
   if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key '${set%%=*}'" mesh.err \
@@ -809,7 +847,7 @@ check "seq_len above gpt2's 1024 learned positions: exit 1 naming file, group, k
   sh -c "[ $rc -eq 1 ] && grep -q \"gpt2-small-eager-rtx4090.ini.*group \[training\], key 'seq_len': 2048 exceeds the 1024 learned positions\" pos.err && test ! -e pos.h5"
 "$STEPSIM" fit "$s1" --for seq_len --set gpu.Big.base=A100-80GB-SXM --set "gpu.Big.memory=4 TiB" --set cluster.gpu=Big --multiple-of 65536 --max-seq-len 262144 >rope.out 2>rope.err; rc=$?
 check "seq_len above a rotary model's trained length: one warning naming file, group and key" \
-  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning' rope.err) -eq 1 ] && grep -q \"s1-llama-3.2-1b-fp32.ini: group \[training\], key 'seq_len': [0-9]* is above the 131072 positions\" rope.err"
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning' rope.err) -eq 1 ] && grep -q \"s1-llama-3.2-1b-fp32.ini (with candidate training.seq_len=[0-9]*): group \[training\], key 'seq_len': [0-9]* is above the 131072 positions\" rope.err"
 
 # --- validate: predicted against published measurements ---
 "$STEPSIM" validate >val.out 2>&1; rc=$?
@@ -857,6 +895,18 @@ done
 check "validate: the shipped known gaps state their bound" sh -c "! grep -l 'known_gap = true' '$srcdir'/tests/validation/*.ini | xargs grep -L '^gap_error = ' | grep -q ."
 "$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
 check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
+# a scenario named without a [validation] group is no case: said, exit 1 (it exited 0)
+"$STEPSIM" validate "$s1" >vnone.out 2>&1; rc=$?
+check "validate of a scenario without [validation]: an error saying so, exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'error: .*s1-llama-3.2-1b-fp32.ini: no \[validation\] group: not a validation case' vnone.out && grep -q ' 1 error\$' vnone.out"
+# a directory stands for the cases in it; one without a case is an error, no table
+mkdir -p vdir vempty && cp val.ini vdir/ && cp "$s1" vdir/plain.ini && cp "$s1" vempty/
+"$STEPSIM" validate vdir >vdir.out 2>&1; rc=$?
+check "validate DIR: runs the cases in it (the plain scenario is not one)" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'MISS' vdir.out && ! grep -q 'plain.ini' vdir.out && grep -q ' 0 errors\$' vdir.out"
+"$STEPSIM" validate vempty >vempty.out 2>vempty.err; rc=$?
+check "validate DIR without a case: one error, exit 1, no table" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <vempty.err) -eq 1 ] && grep -q 'vempty: a directory without a case' vempty.err && [ ! -s vempty.out ]"
 # A time case whose run is out of memory is a miss (OOM), whatever its figure: the job ran.
 printf '[model]\nhf_config = gpt2\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 512\nseq_len = 1024\nprecision = fp32\n[validation]\nid = X\nmetric = step_time\nmeasured = 1 s\ntolerance = 1\n' > voom.ini
 "$STEPSIM" validate voom.ini >voom.out 2>&1; rc=$?
@@ -1035,6 +1085,9 @@ check "plot memory --rank of a rank not replayed: exit 1 saying it is in a repla
 "$STEPSIM" plot gantt dsv3.h5 -o dsv3g.png --ranks 0,5 >/dev/null 2>pg.err; rc=$?
 check "plot gantt --ranks with a rank not replayed: exit 1 saying so, no chart" \
   sh -c "[ $rc -eq 1 ] && grep -q 'ranks 5: .*rank 5 is not one of them' pg.err && [ ! -e dsv3g.png ]"
+"$STEPSIM" plot gantt dsv3.h5 -o dsv3g.png --ranks 0,00 >/dev/null 2>pg.err; rc=$?
+check "plot gantt --ranks naming a rank twice: a usage error naming it, no chart" \
+  sh -c "[ $rc -eq 2 ] && grep -q \"ranks '0,00': rank 0 is in the list twice\" pg.err && [ ! -e dsv3g.png ]"
 "$STEPSIM" export dsv3.h5 /series/rank5/memory >ex5.tsv 2>ex5.err; rc=$?
 check "export of a rank not replayed: exit 1 saying it is in a replayed rank's class" \
   sh -c "[ $rc -eq 1 ] && grep -q 'replayed 4 of its 64 ranks' ex5.err && grep -q 'rank 5 is not one of them' ex5.err && [ ! -s ex5.tsv ]"
@@ -1092,6 +1145,22 @@ rm -f cpm.h5
   >cpm.out 2>&1; rc=$?
 check "cp = 2 with Mixtral ep 8: runs, 4096 expert rows a layer (cp 1: 8192)" \
   sh -c "[ $rc -eq 0 ] && [ -e cpm.h5 ] && grep -q 'expert load  *4096 ' cpm.out"
+# LoRA on a MoE model under ep: /summary's bytes are whole, and the frozen base is exactly
+# the dense weights plus 1/8 of the experts' in bf16: (1605636096 + 45097156608 / 8) · 2 B,
+# with the adapters (27262976 B) apart; model states = base + adapters + their master
+# weights, Adam states and gradients (54525952 + 109051904 + 27262976 B). The weights'
+# share used to count the adapters too: 14508589591.12 B of weights, 14726693399.12 B of
+# states.
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o lme.h5 >/dev/null 2>&1
+"$STEPSIM" export lme.h5 /summary >lme.tsv 2>/dev/null
+check "LoRA on Mixtral under ep 8: every byte count of /summary whole, model states exact" \
+  sh -c "[ -s lme.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' lme.tsv | grep -q . && grep -q '^model_state_bytes	14703665152	B\$' lme.tsv"
+# the parallel line names every mesh degree above 1 (cp was left out, and dp read 8)
+check "summary: the parallel line shows cp and the dp it leaves; the experts line ep" \
+  sh -c "grep -q '^parallel   context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 4 (ZeRO' cpm.out && grep -q '^experts    ep 8: ' cpm.out"
+"$STEPSIM" run "$s1" -o tcp.h5 --set cluster.gpus_per_node=8 --set parallel.tp=2 --set parallel.cp=2 >tcp.out 2>&1
+check "summary: tp and cp both on the parallel line, dp = 8 / (tp · cp)" \
+  grep -q '^parallel   tensor parallel tp 2 x context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 2 (ZeRO' tcp.out
 # MLA under cp: refused naming the key (not with variant advice that would not help)
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o cpd.h5 \
   --set parallel.cp=2 >/dev/null 2>cpd.err; rc=$?
@@ -1183,11 +1252,20 @@ check "recompute_modules = mlp: the training line names it; less activation memo
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o rmx.h5 --set training.checkpointing=selective --set "training.recompute_modules=mlp" >/dev/null 2>rmx.err
 check "recompute_modules = mlp on a MoE model: a warning that it has no effect (moe reruns those)" \
   grep -q "key 'recompute_modules': has no effect: mlp reruns the MLP of dense layers" rmx.err
+bad_input "recompute_modules naming a module twice" \
+  "group [training], key 'recompute_modules': 'layernorm' is in the list twice" "layernorm" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, core_attn,layernorm"
 bad_input "recompute_modules empty" \
   "group [training], key 'recompute_modules': empty" "core_attn" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules="
-"$STEPSIM" run "$s1" -q -o rma.h5 --set training.checkpointing=selective --set "training.recompute_modules=moe_act" >/dev/null 2>rma.err
-check "recompute_modules = moe_act on a dense model: a warning that it has no effect" \
-  grep -q "key 'recompute_modules': has no effect: moe_act .* the model has no experts" rma.err
+# MoE-only settings on a dense model are errors naming the key (they were warnings, or
+# nothing at all for a [moe] key restating its default)
+for m in moe_act moe "layernorm, shared_experts"; do
+  bad_input "recompute_modules = $m on a dense model" \
+    "group [training], key 'recompute_modules': ${m#layernorm, } reruns part of MoE layers" "has no experts" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=$m"
+done
+for kv in dispatcher=alltoall dispatcher=allgather capacity_factor=1.25 pad_to_capacity=false; do
+  bad_input "[moe] ${kv%%=*} on a dense model" \
+    "group [moe], key '${kv%%=*}': model 'llama-3.2-1b' has no experts" "MoE models only" -- "$s1" --set "moe.$kv"
+done
 bad_input "a capacity_factor above the experts (capacity of every routed copy)" \
   "group [moe], key 'capacity_factor'" "at most num_local_experts = 8" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.capacity_factor=1e12 --set moe.pad_to_capacity=true
 bad_input "[moe] dispatcher = flex (DeepEP: not modelled)" \
@@ -1209,11 +1287,21 @@ check "validate reads a case with the scenario's checks: the line named, '1 erro
 printf '[model]\nhf_config = llama-3.2-1b\nflash\n' >nokv.ini
 bad_input "a line that is no key = value" "nokv.ini: line 3: 'flash' is neither a key = value line" "# comment" -- nokv.ini
 
-# --- a count below 1: 0 and -1 get one message ------------------------------------------
+# --- a count out of range: every form gives the key's real range --------------------------
 "$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=0 >/dev/null 2>lc0.err; rc0=$?
 "$STEPSIM" run "$s1" -q -o lc.h5 --set training.loss_chunks=-1 >/dev/null 2>lcm.err; rcm=$?
-check "loss_chunks = 0 and = -1: exit 1, the same message naming group and key" \
-  sh -c "[ $rc0 -eq 1 ] && [ $rcm -eq 1 ] && grep -qF \"group [training], key 'loss_chunks': '0': must be a whole number >= 1\" lc0.err && grep -qF \"group [training], key 'loss_chunks': '-1': must be a whole number >= 1\" lcm.err"
+check "loss_chunks = 0 and = -1: exit 1, the range, naming group and key" \
+  sh -c "[ $rc0 -eq 1 ] && [ $rcm -eq 1 ] && grep -qF \"group [training], key 'loss_chunks': '0' is outside [1, 65536]\" lc0.err && grep -qF \"group [training], key 'loss_chunks': '-1' is not a whole number in [1, 65536]\" lcm.err"
+# (1e30 said "a whole number >= 0", 99999999999999999999 "count too large", 70000 "at most")
+for kv in "training.micro_batch=1e30|[1, 65536]" "training.micro_batch=99999999999999999999|[1, 65536]" \
+          "training.micro_batch=70000|[1, 65536]" "training.seq_len=1e30|[1, 16777216]" \
+          "training.grad_accum=1e30|[1, 1024]" "model.num_hidden_layers=1e30|[1, 1024]" \
+          "parallel.tp=1e30|[1, 1]" "run.steps=1e30|[1, 1000]" "run.seed=1e30|[0, 4294967295]" \
+          "training.mtp_layers=1e30|[0, 64]" "cluster.gpus_per_node=1e30|[1, 72]" \
+          "cluster.nodes=1e30|[1, 16384]"; do
+  set_arg=${kv%%|*}; key=${set_arg#*.}; key=${key%%=*}
+  bad_input "$set_arg: the key's range" "key '$key': '${set_arg#*=}' " "${kv#*|}" -- "$s1" --set "$set_arg"
+done
 
 # --- [gpu.X] figures bounded, errors in the house format "FILE: group [G], key 'K': …" ------
 printf '[model]\nhf_config = llama-3.2-1b\n[gpu.X]\nbase = A100-80GB-SXM\nbf16 = 1e30 TFLOP/s\n[cluster]\ngpu = X\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' >gpux.ini
@@ -1221,7 +1309,7 @@ bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1
 sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
 bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
-  "must be in [1, 1024], not 2000" -- "$s1" --set model.num_hidden_layers=2000
+  "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
 
 # --- no-effect and contradictory framework combinations ------------------------------------
 ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"

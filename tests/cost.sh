@@ -72,15 +72,46 @@ check "fit --for cost: an OOM candidate gives the need and the shortfall, as run
   sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
-for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0"; do
+for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0" \
+            "--deadline 30d --gpus A100-80GB-SXM,H100-SXM,a100-80gb-sxm"; do
   # shellcheck disable=SC2086
   "$STEPSIM" fit small.ini --for cost $args >u.out 2>u.err; rc=$?
   if [ $rc -eq 2 ] && [ "$(wc -l <u.err)" -eq 1 ]; then ok "fit --for cost $args: one usage error"; else bad "fit --for cost $args: usage error (exit $rc)"; cat u.err; fi
 done
 check "--deadline without a unit names the option" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30 2>&1 | grep -q -- '--deadline'"
+check "a --gpus type given twice is named" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM,a100-80gb-sxm 2>&1 | grep -q -- \"--gpus: 'a100-80gb-sxm' is in the list twice (as A100-80GB-SXM)\""
 check "an unknown --gpus type names the option and the nearest" sh -c "'$STEPSIM' fit small.ini --for cost --deadline 30d --gpus B200 2>&1 | grep -q -- '--gpus.*B200-SXM'"
 check "fit --help documents --for cost" sh -c "'$STEPSIM' fit --help | grep -q -- '--for cost'"
 check "plot --help documents cost" sh -c "'$STEPSIM' plot --help | grep -q 'cost'"
+
+# Cost and plan amounts are bounded: one error naming the key and its maximum, exit 1, no
+# output file (1e300 used to print a 300-digit cost).
+for case in "cost.gpu_hour=1e8 USD/h|'gpu_hour'.*at most 10000000 USD/h" \
+            "cost.fixed=1e300 USD|'fixed'.*at most 1e15 USD" \
+            "cost.carbon_intensity=1e300 gCO2/kWh|'carbon_intensity'.*at most 10000 gCO2/kWh" \
+            "plan.tokens=1e300|'tokens'.*must be in .1, 1e18."; do
+  set_arg=${case%%|*}; want=${case#*|}
+  rm -f big.h5
+  "$STEPSIM" run small.ini -o big.h5 --set "$set_arg" >big.out 2>big.err; rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <big.err)" -eq 1 ] && grep -q "$want" big.err && [ ! -e big.h5 ]; then
+    ok "bounded: $set_arg"
+  else
+    bad "bounded: $set_arg (exit $rc)"; cat big.err
+  fi
+done
+sed 's|^gpu_hour = 2 USD/h$|node_hour = 1e300 USD/h|' small.ini >node.ini
+check "bounded: node_hour" sh -c "'$STEPSIM' run node.ini -o s.h5 2>&1 | grep -q \"'node_hour'.*at most 10000000 USD/h\"; [ ! -e s.h5 ]"
+sed 's|^gpu_hour.H100-SXM = 3 USD/h$|gpu_hour.H100-SXM = 2e7 USD/h|' small.ini >typed.ini
+check "bounded: gpu_hour.TYPE (even for another type)" sh -c "'$STEPSIM' run typed.ini -o s.h5 2>&1 | grep -q \"'gpu_hour.H100-SXM'.*at most 10000000 USD/h\"; [ ! -e s.h5 ]"
+sed 's/^tokens = 1e9$/train_steps = 1000000000001/' small.ini >steps.ini
+check "bounded: train_steps above 1e12" sh -c "'$STEPSIM' run steps.ini -o s.h5 2>&1 | grep -q \"'train_steps': '1000000000001' is outside .1, 1000000000000.\"; [ ! -e s.h5 ]"
+printf '[node.Big]\nbase = DGX-A100\noverhead_power = 1e300 W\n' >>small.ini
+check "bounded: overhead_power above 100 kW" sh -c "'$STEPSIM' run small.ini -o s.h5 --set cluster.node=Big 2>&1 | grep -q \"group \\[node.Big\\], key 'overhead_power': '1e300 W' must be at most 100 kW\""
+sed -i '/^\[node.Big\]$/,$d' small.ini
+"$STEPSIM" fit small.ini --for cost --deadline 1e300d >u.out 2>u.err; rc=$?
+check "bounded: --deadline above 100 years is a usage error" sh -c "[ $rc -eq 2 ] && grep -q 'at most 36500 d' u.err"
+"$STEPSIM" run small.ini -o huge.h5 --set plan.tokens=1e18 --set "cost.gpu_hour=1e7 USD/h" >huge.out 2>&1
+check "the largest amounts print in exponent form, not as walls of digits" sh -c "grep -q '^  cost  *[0-9.]*e+[0-9]* USD' huge.out && ! grep -q '[0-9]\\{16\\}' huge.out"
 
 # The shipped sweep and its chart (PNG and SVG).
 sweep="$srcdir/scenarios/sweeps/cost-llama-by-gpu.ini"

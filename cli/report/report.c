@@ -390,21 +390,27 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
     = sc->par.order == MODEL_MESH_ORDER_TP_CP_EP_DP_PP
         ? g_strdup ("")
         : g_strdup_printf ("; rank order %s", model_mesh_order_name (sc->par.order));
-  if (res->n_ranks > 1 && sc->par.tp > 1)
-    fprintf (out, "parallel   tensor parallel tp %u%s%s%s x data parallel %s over %u (ZeRO "
-                  "stage %u, shard group %u), %s%s\n",
-             sc->par.tp, sc->par.sequence_parallel ? " + sequence parallel" : "",
-             sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE ? ", comm overlap " : "",
-             sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE
-               ? model_parallel_tp_overlap_name (sc->par.tp_comm_overlap) : "",
-             model_parallel_mode_name (sc->par.mode), model_parallel_dp_degree (&sc->par),
-             model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states,
-             order);
-  else if (res->n_ranks > 1)
-    fprintf (out, "parallel   data parallel %s over %u GPUs (ZeRO stage %u, shard group %u), "
+  /* the mesh's dimensions within a stage, innermost first: tp, cp, then dp (pp has its own
+   * line above, ep and etp the experts line below) */
+  guint tp = MAX (sc->par.tp, 1), cp = MAX (sc->par.cp, 1);
+  g_autofree char *tp_part
+    = tp > 1 ? g_strdup_printf ("tensor parallel tp %u%s%s%s x ", tp,
+                                sc->par.sequence_parallel ? " + sequence parallel" : "",
+                                sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE
+                                  ? ", comm overlap " : "",
+                                sc->par.tp_comm_overlap != MODEL_TP_OVERLAP_NONE
+                                  ? model_parallel_tp_overlap_name (sc->par.tp_comm_overlap)
+                                  : "")
+             : g_strdup ("");
+  g_autofree char *cp_part
+    = cp > 1 ? g_strdup_printf ("context parallel cp %u (%s) x ", cp,
+                                model_cp_variant_name (sc->par.cp_variant))
+             : g_strdup ("");
+  if (res->n_ranks > 1)
+    fprintf (out, "parallel   %s%sdata parallel %s over %u%s (ZeRO stage %u, shard group %u), "
                   "%s%s\n",
-             model_parallel_mode_name (sc->par.mode),
-             sc->par.pp > 1 ? model_parallel_dp_degree (&sc->par) : res->n_ranks,
+             tp_part, cp_part, model_parallel_mode_name (sc->par.mode),
+             model_parallel_dp_degree (&sc->par), tp * cp > 1 ? "" : " GPUs",
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states,
              order);
   if (res->n_ranks > 1 && MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1) > 1)

@@ -42,6 +42,21 @@ cli_training_estimate (const CliScenario *sc, const ModelSimResult *res, CliTrai
     }
 }
 
+/* A whole amount (GPU-hours, money) for the summary: its digits up to 1e12, beyond that in
+ * exponent form (four significant digits), so that no estimate prints as a wall of digits. */
+static char *
+amount_text (double v)
+{
+  return fabs (v) < 1e12 ? g_strdup_printf ("%.0f", v) : g_strdup_printf ("%.4g", v);
+}
+
+/* A quantity with two decimals (MWh, t, d) up to 1e9, beyond that in exponent form. */
+static char *
+decimal_text (double v)
+{
+  return fabs (v) < 1e9 ? g_strdup_printf ("%.2f", v) : g_strdup_printf ("%.4g", v);
+}
+
 /* "2.49 USD/h" of the price, for the summary. */
 static char *
 price_text (const CliTrainingInputs *p)
@@ -64,12 +79,14 @@ print_energy (FILE *out, const CliScenario *sc, const CliTrainingEstimate *e)
   g_autofree char *busy = sc->node.gpu->idle_power > 0
                             ? g_strdup_printf (" at %.0f %% compute-busy", 100 * e->utilisation)
                             : g_strdup ("");
-  fprintf (out, "  %-22s %10.2f MWh  (%.0f GPUs x (%s per GPU%s + %s node overhead%s) x PUE "
+  g_autofree char *energy = decimal_text (e->energy / 3.6e9);
+  g_autofree char *emissions = decimal_text (e->emissions / 1e3);
+  fprintf (out, "  %-22s %10s MWh  (%.0f GPUs x (%s per GPU%s + %s node overhead%s) x PUE "
                 "%.2f)\n",
-           "energy", e->energy / 3.6e9, e->gpu_time / e->time, power, busy, over,
+           "energy", energy, e->gpu_time / e->time, power, busy, over,
            e->overhead_power > 0 ? "" : " (none in the catalog)", sc->plan.pue);
   if (e->has_emissions)
-    fprintf (out, "  %-22s %10.2f t CO2  (at %.0f gCO2/kWh)\n", "emissions", e->emissions / 1e3,
+    fprintf (out, "  %-22s %10s t CO2  (at %.0f gCO2/kWh)\n", "emissions", emissions,
              sc->plan.carbon_intensity * 3.6e9);
 }
 
@@ -93,14 +110,17 @@ cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
     }
   fprintf (out, "  %-22s %14.4g  (%.4g steps of %.0f tokens)\n", "tokens", e.tokens, e.steps,
            res->tokens_per_step);
-  fprintf (out, "  %-22s %12.2f d  (tokens / tokens/s)\n", "time to train", e.time / 86400);
-  fprintf (out, "  %-22s %14.0f\n", "GPU-hours", e.gpu_time / 3600);
+  g_autofree char *days = decimal_text (e.time / 86400);
+  fprintf (out, "  %-22s %12s d  (tokens / tokens/s)\n", "time to train", days);
+  g_autofree char *gpu_hours = amount_text (e.gpu_time / 3600);
+  fprintf (out, "  %-22s %14s\n", "GPU-hours", gpu_hours);
   if (e.has_cost)
     {
       g_autofree char *price = price_text (p);
-      fprintf (out, "  %-22s %10.0f %s  (%s", "cost", e.cost, p->currency, price);
+      g_autofree char *cost = amount_text (e.cost), *fixed = amount_text (p->fixed);
+      fprintf (out, "  %-22s %10s %s  (%s", "cost", cost, p->currency, price);
       if (p->fixed > 0)
-        fprintf (out, " + %.0f %s fixed", p->fixed, p->currency);
+        fprintf (out, " + %s %s fixed", fixed, p->currency);
       fprintf (out, ")\n");
     }
   else

@@ -13,20 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char *
-kind_of (mode_t mode)
-{
-  if (S_ISDIR (mode))
-    return "a directory";
-  if (S_ISCHR (mode) || S_ISBLK (mode))
-    return "a device";
-  if (S_ISFIFO (mode))
-    return "a FIFO";
-  if (S_ISSOCK (mode))
-    return "a socket";
-  return "not a plain file";
-}
+#include "sim/text.h"
 
 const char *
 cli_input_path_problem (const char *path)
@@ -87,7 +74,7 @@ cli_input_read (const char *path, char **text, gsize *length, GError **error)
   else if (!S_ISREG (st.st_mode))
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                  "%s: not a regular file of at most 16 MiB (it is %s)", path,
-                 kind_of (st.st_mode));
+                 sim_text_file_kind (st.st_mode));
   else if (read_all (fd, path, buf, error))
     ok = TRUE;
   g_close (fd, NULL);

@@ -345,7 +345,7 @@ check_schema (GKeyFile *kf, GError **error)
  * sweep loads the scenario once per candidate). Learned positions are an error instead
  * (models/plan/plan.c); ALiBi extrapolates by design (Press et al. 2022, arXiv 2108.12409). */
 static void
-warn_trained_length (const CliScenario *sc)
+warn_trained_length (const CliScenario *sc, const char *const *sets, const char *const *origins)
 {
   static gsize warned = 0;
   const ModelArch *a = sc->arch;
@@ -353,11 +353,16 @@ warn_trained_length (const CliScenario *sc)
   if (!rotary || a->max_positions == 0 || sc->stack.seq_len <= a->max_positions
       || !g_once_init_enter (&warned))
     return;
-  g_printerr ("stepsim: warning: %s: group [training], key 'seq_len': %" G_GUINT64_FORMAT
-              " is above the %" G_GUINT64_FORMAT " positions model '%s' was trained for ([model] "
-              "max_position_embeddings; rotary positions): simulated as given, the model would "
-              "need position scaling (warned once)\n", sc->path, sc->stack.seq_len,
-              a->max_positions, a->name);
+  g_autofree char *msg = g_strdup_printf (
+      "group [training], key 'seq_len': %" G_GUINT64_FORMAT " is above the %" G_GUINT64_FORMAT
+      " positions model '%s' was trained for ([model] max_position_embeddings; rotary "
+      "positions): simulated as given, the model would need position scaling (warned once)",
+      sc->stack.seq_len, a->max_positions, a->name);
+  /* the file, with the --set (or sweep) overrides the message names, as every message */
+  g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins, msg);
+  g_autofree char *full = g_strdup_printf ("%s: %s", source, msg);
+  g_autofree char *shown = sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX);
+  g_printerr ("stepsim: warning: %s\n", shown);
   g_once_init_leave (&warned, 1);
 }
 
@@ -383,7 +388,6 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
       /* the combinations: what the plan would refuse, refused here naming group and key */
       || !model_plan_validate (sc->arch, &sc->stack, &sc->par, error))
     return NULL;
-  warn_trained_length (sc);
   return g_steal_pointer (&sc);
 }
 
@@ -402,7 +406,9 @@ fail_with (GError **error, GError *e, const char *path, const char *const *sets,
 
 /* A scenario loaded with overrides is not the file's any more: its name says what changed,
  * "NAME (training.precision=bf16_mixed, cluster.gpu=H100-SXM)" (every override but those of
- * [scenario], in order, the last of a key kept; the name is at most NAME_MAX characters). */
+ * [scenario], in order, the last of a key kept). When that is longer than NAME_MAX_CHARS
+ * characters it keeps the whole overrides that fit and counts the rest, "NAME (a=1, b=2, +3
+ * more)": an override is never cut (a cut in the middle read as a different value). */
 #define NAME_MAX_CHARS 200
 static void
 name_overrides (CliScenario *sc, const char *const *sets)
@@ -415,7 +421,8 @@ name_overrides (CliScenario *sc, const char *const *sets)
       if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "scenario") == 0)
         continue;
       char *key = g_strdup_printf ("%s.%s", g, k);
-      char *item = g_strdup_printf ("%s=%s", key, v);
+      g_autofree char *raw = g_strdup_printf ("%s=%s", key, v);
+      char *item = sim_text_printable (raw, 0); /* escaped, whole */
       for (guint j = 0; j < seen->len; j++)
         if (strcmp (g_ptr_array_index (seen, j), key) == 0)
           {
@@ -428,11 +435,27 @@ name_overrides (CliScenario *sc, const char *const *sets)
     }
   if (shown->len == 0)
     return;
-  g_ptr_array_add (shown, NULL);
-  g_autofree char *list = g_strjoinv (", ", (char **) shown->pdata);
-  g_autofree char *full = g_strdup_printf ("%s (%s)", sc->name, list);
+  g_autoptr (GString) full = g_string_new (sc->name);
+  g_string_append (full, " (");
+  for (guint i = 0; i < shown->len; i++)
+    {
+      const char *item = g_ptr_array_index (shown, i);
+      g_autofree char *more = g_strdup_printf (", +%u more)", shown->len - i);
+      glong room = NAME_MAX_CHARS - (glong) g_utf8_strlen (full->str, -1);
+      glong need = (glong) g_utf8_strlen (item, -1) + (i > 0 ? 2 : 0);
+      /* the last one needs ")" after it, any other the room to say how many follow */
+      glong after = i + 1 == shown->len ? 1 : (glong) g_utf8_strlen (more, -1);
+      if (i > 0 && need + after > room)
+        {
+          g_string_append (full, more);
+          break;
+        }
+      g_string_append_printf (full, "%s%s", i > 0 ? ", " : "", item);
+      if (i + 1 == shown->len)
+        g_string_append (full, ")");
+    }
   g_free (sc->name);
-  sc->name = sim_text_printable (full, NAME_MAX_CHARS);
+  sc->name = g_string_free (g_steal_pointer (&full), FALSE);
 }
 
 CliScenario *
@@ -466,6 +489,7 @@ cli_scenario_load_origins (const char *path, const char *const *sets,
     fail_with (error, e, path, sets, origins);
   else
     {
+      warn_trained_length (sc, sets, origins);
       cli_scenario_collect_warnings (kf, sc, sets, origins);
       name_overrides (sc, sets);
     }

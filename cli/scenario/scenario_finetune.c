@@ -54,10 +54,24 @@ cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
   model_finetune_init_defaults (f);
   if (!g_key_file_has_group (kf, "finetune"))
     return TRUE;
-  if (!get_method (kf, &f->method, error)
-      || !cli_scenario_get_count (kf, "finetune", "rank", FALSE, &f->rank, error)
-      || !get_targets (kf, &f->targets, error))
+  if (!get_method (kf, &f->method, error) || !get_targets (kf, &f->targets, error))
     return FALSE;
+  /* a rank below the largest smaller side of a targeted projection (else no adapter would
+   * be low-rank); without an active method, any rank a hidden size could take */
+  guint64 max = model_finetune_max_rank (sc->arch, f);
+  gboolean active = model_finetune_active (f);
+  GError *e = NULL;
+  if (!cli_scenario_get_count (kf, "finetune", "rank", FALSE,
+                               active ? MAX (max, 2) - 1 : 1u << 20, &f->rank, &e))
+    {
+      if (!active)
+        return g_propagate_error (error, e), FALSE;
+      g_set_error (error, e->domain, e->code, "%s; a rank stays below %" G_GUINT64_FORMAT
+                   ", the largest smaller side of a targeted projection (else no adapter "
+                   "would be low-rank)", e->message, max);
+      g_error_free (e);
+      return FALSE;
+    }
   g_autofree char *dq = cli_scenario_get_raw (kf, "finetune", "double_quant", FALSE, NULL);
   if (dq != NULL && !sim_units_parse_bool (dq, &f->double_quant, error))
     return PREFIX_KEY (error, "finetune", "double_quant"), FALSE;
@@ -70,13 +84,5 @@ cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
     if (g_key_file_has_key (kf, "finetune", extra[i], NULL))
       return fail_key (extra[i], g_strdup ("needs method = lora or qlora (or none) in the group"),
                        error);
-  guint64 max = model_finetune_max_rank (sc->arch, f);
-  if (model_finetune_active (f) && f->rank >= max)
-    return fail_key ("rank",
-                     g_strdup_printf ("%" G_GUINT64_FORMAT " is not below %" G_GUINT64_FORMAT
-                                      ", the largest smaller side of a targeted projection: no "
-                                      "adapter would be low-rank",
-                                      f->rank, max),
-                     error);
   return TRUE;
 }

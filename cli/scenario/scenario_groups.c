@@ -7,6 +7,11 @@
 #include "hardware/cluster_spec.h"
 #include "sim/text.h"
 
+/* [training] caps: far beyond any published run, small enough that a plan stays tractable */
+#define MAX_MICRO_BATCH 65536
+#define MAX_SEQ_LEN 16777216 /* 2^24, the largest max_position_embeddings accepted */
+#define MAX_GRAD_ACCUM 1024
+
 
 /* hf_config is a path relative to the scenario file, or the bare name of a shipped config
  * ("llama-3.1-8b", see `stepsim list models`). */
@@ -206,7 +211,9 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
     {
       guint64 v;
       gboolean present = g_key_file_has_key (kf, "model", *k, NULL);
-      if (present && !cli_scenario_get_count (kf, "model", *k, TRUE, &v, error))
+      if (present
+          && !cli_scenario_get_count (kf, "model", *k, TRUE, model_arch_field_max (*k), &v,
+                                      error))
         return FALSE;
       if (present && !model_arch_set_field (arch, *k, v, error))
         return PREFIX_KEY (error, "model", *k), FALSE;
@@ -334,9 +341,9 @@ check_caps (const ModelStack *s, GError **error)
     const char *key;
     guint64 value, max;
   } caps[] = {
-    { "micro_batch", s->micro_batch, 65536 },
-    { "seq_len", s->seq_len, 16777216 },
-    { "grad_accum", s->grad_accum, 1024 },
+    { "micro_batch", s->micro_batch, MAX_MICRO_BATCH },
+    { "seq_len", s->seq_len, MAX_SEQ_LEN },
+    { "grad_accum", s->grad_accum, MAX_GRAD_ACCUM },
   };
   for (guint i = 0; i < G_N_ELEMENTS (caps); i++)
     if (caps[i].value > caps[i].max)
@@ -387,14 +394,8 @@ get_mtp_layers (GKeyFile *kf, ModelStack *s, GError **error)
   guint64 n = 0;
   if (v == NULL)
     return TRUE;
-  if (!sim_units_parse_count (v, &n, error))
+  if (!sim_units_parse_count_in (v, 0, 64, &n, error))
     return PREFIX_KEY (error, "training", "mtp_layers"), FALSE;
-  if (n > 64)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'mtp_layers': at most 64 (DeepSeek-V3 has 1)");
-      return FALSE;
-    }
   s->mtp_layers = (guint) n;
   return TRUE;
 }
@@ -453,6 +454,13 @@ get_recompute_modules (GKeyFile *kf, ModelStack *s, GError **error)
                        parts[i]);
           return FALSE;
         }
+      if (mask & modules[k].bit) /* a set: a repeat is a slip, not a second rerun */
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [training], key 'recompute_modules': '%s' is in the list twice",
+                       parts[i]);
+          return FALSE;
+        }
       mask |= modules[k].bit;
     }
   s->recompute_modules = mask;
@@ -466,13 +474,17 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
   model_stack_init_defaults (s);
   guint64 every = s->checkpoint_every;
   if (!cli_scenario_load_framework (kf, sc, error)
-      || !cli_scenario_get_count (kf, "training", "micro_batch", TRUE, &s->micro_batch, error)
-      || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, &s->seq_len, error)
-      || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, &s->grad_accum, error)
+      || !cli_scenario_get_count (kf, "training", "micro_batch", TRUE, MAX_MICRO_BATCH,
+                                  &s->micro_batch, error)
+      || !cli_scenario_get_count (kf, "training", "seq_len", TRUE, MAX_SEQ_LEN, &s->seq_len,
+                                  error)
+      || !cli_scenario_get_count (kf, "training", "grad_accum", FALSE, MAX_GRAD_ACCUM,
+                                  &s->grad_accum, error)
       || !load_training_enums (kf, s, sc->has_ds, error) || !get_dropout (kf, &s->dropout, error)
       || !check_caps (s, error) || !get_mtp_layers (kf, s, error)
       || !get_recompute_modules (kf, s, error)
-      || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE, &every, error))
+      || !cli_scenario_get_count (kf, "training", "checkpoint_every", FALSE,
+                                  MAX (sc->arch->n_layers, 1), &every, error))
     return FALSE;
   s->checkpoint_every = (guint) MIN (every, G_MAXUINT);
   /* transformer_config.py: "mla_up_proj in recompute_modules is only supported with
@@ -482,6 +494,23 @@ cli_scenario_load_training (GKeyFile *kf, CliScenario *sc, GError **error)
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'recompute_modules': mla_up_proj needs multi-latent "
                    "attention (DeepSeek-V2/V3); model '%s' has none (Megatron-LM raises)",
+                   sc->arch->name);
+      return FALSE;
+    }
+  /* moe, moe_act and shared_experts rerun parts of MoE layers: on a dense model they would
+   * silently rerun nothing */
+  const guint moe_only = MODEL_RECOMPUTE_MOE | MODEL_RECOMPUTE_MOE_ACT
+                         | MODEL_RECOMPUTE_SHARED_EXPERTS;
+  if ((s->recompute_modules & moe_only) && sc->arch->n_experts == 0)
+    {
+      guint bit = s->recompute_modules & moe_only;
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'recompute_modules': %s reruns part of MoE layers; "
+                   "model '%s' has no experts (num_local_experts absent or 0; mlp reruns a "
+                   "dense MLP)",
+                   (bit & MODEL_RECOMPUTE_MOE_ACT) ? "moe_act"
+                   : (bit & MODEL_RECOMPUTE_MOE)   ? "moe"
+                                                   : "shared_experts",
                    sc->arch->name);
       return FALSE;
     }

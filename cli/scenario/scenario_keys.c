@@ -7,7 +7,6 @@
 #include "config.h"
 #include "cli/scenario/scenario_keys.h"
 
-#include <math.h>
 
 /* Returns the value or NULL; a missing required key is an error, a missing optional one
  * is not (then *error stays unset and NULL is returned). */
@@ -38,38 +37,19 @@ cli_scenario_get_value (GKeyFile *kf, const char *group, const char *key, gboole
   return e == NULL;
 }
 
-/* Reads a positive integer into *out (left untouched when optional and absent); 0, -1 and
- * 2.5 are one message (scenario_keys.h). */
+/* Reads an integer in [1, max] into *out (left untouched when optional and absent); every
+ * other text is one message giving the range (scenario_keys.h). */
 gboolean
 cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key, gboolean required,
-                        guint64 *out, GError **error)
+                        guint64 max, guint64 *out, GError **error)
 {
   g_autofree char *v = NULL;
   if (!cli_scenario_get_value (kf, group, key, required, &v, error))
     return FALSE;
   if (v == NULL)
     return TRUE;
-  guint64 n = 0;
-  GError *pe = NULL;
-  gboolean parsed = sim_units_parse_count (v, &n, &pe);
-  double x;
-  /* 0, -1 and 2.5 get one message: a number, but not a count of at least 1 (a count too
-   * large, or no number at all, keep the parser's own) */
-  if ((parsed && n == 0)
-      || (!parsed && sim_units_parse_number (v, &x, NULL) && fabs (x) < 1.8e19))
-    {
-      g_clear_error (&pe);
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [%s], key '%s': '%s': must be a whole number >= 1 (digits only: no "
-                   "sign, decimal point or exponent)", group, key, v);
-      return FALSE;
-    }
-  if (!parsed)
-    {
-      g_propagate_error (error, pe);
-      return PREFIX_KEY (error, group, key), FALSE;
-    }
-  *out = n;
+  if (!sim_units_parse_count_in (v, 1, max, out, error))
+    return PREFIX_KEY (error, group, key), FALSE;
   return TRUE;
 }
 

@@ -20,10 +20,12 @@ char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,
 gboolean cli_scenario_get_value (GKeyFile *kf, const char *group, const char *key,
                                  gboolean required, char **out, GError **error);
 
-/* A positive integer count (left untouched when optional and absent): 0, a negative or
- * fractional number are one error "group [G], key 'K': 'V': must be a whole number >= 1". */
+/* An integer count in [1, max], the key's real range (left untouched when optional and
+ * absent): 0, a negative, fractional or exponent-form number, one above max or beyond 64
+ * bits are one error giving the range, "group [G], key 'K': '1e30' is not a whole number in
+ * [1, 65536] (…)" or "… '0' is outside [1, 65536]" (sim_units_parse_count_in). */
 gboolean cli_scenario_get_count (GKeyFile *kf, const char *group, const char *key,
-                                 gboolean required, guint64 *out, GError **error);
+                                 gboolean required, guint64 max, guint64 *out, GError **error);
 
 /* A positive dimensioned quantity parsed with strict units (SI into *out). */
 gboolean cli_scenario_get_quantity (GKeyFile *kf, const char *group, const char *key,

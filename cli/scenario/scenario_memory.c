@@ -58,15 +58,8 @@ load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
         return PREFIX_KEY (error, "training", "loss"), FALSE;
     }
   guint64 chunks = f->loss_chunks;
-  if (!cli_scenario_get_count (kf, "training", "loss_chunks", FALSE, &chunks, error))
+  if (!cli_scenario_get_count (kf, "training", "loss_chunks", FALSE, 65536, &chunks, error))
     return FALSE;
-  if (chunks > 65536)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'loss_chunks': %" G_GUINT64_FORMAT
-                   " chunks (at most 65536)", chunks);
-      return FALSE;
-    }
   gboolean chunks_key = g_key_file_has_key (kf, "training", "loss_chunks", NULL);
   /* loss = chunked under a profile whose loss is not chunked (its count is 1): 1 chunk
    * would be the upcast loss, so take torchtune's default */

@@ -35,7 +35,8 @@
  *                                  expert_parallel.h); 'flex' (DeepEP, HybridEP) refused,
  *                                  not modelled
  *
- * Load after [parallel]. Values are parsed strictly here; their checks against the model
+ * Load after [parallel]. Any [moe] key on a dense model (no experts) is an error here, even
+ * one that restates a default. Values are parsed strictly here; their checks against the model
  * and the mesh (ep dividing the experts and the stage's ranks, a dense model with ep > 1 or
  * [moe] keys, capacity_factor ≤ 0, r outside [1, E/k], allgather with padding = longest)
  * are model_plan_validate's
@@ -48,18 +49,20 @@ gboolean
 cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelParallel *par = &sc->par;
-  guint64 ep = 1, etp = 1;
-  if (!cli_scenario_get_count (kf, "parallel", "ep", FALSE, &ep, error)
-      || !cli_scenario_get_count (kf, "parallel", "etp", FALSE, &etp, error))
-    return FALSE;
-  if (ep > par->degree || etp > par->degree)
+  /* every [moe] key is about routed experts: on a dense model, even one that restates a
+   * default (dispatcher = alltoall), it is an error naming the key, not silently ignored */
+  g_auto (GStrv) moe_keys = g_key_file_get_keys (kf, "moe", NULL, NULL);
+  if (sc->arch->n_experts == 0 && moe_keys != NULL && moe_keys[0] != NULL)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key '%s': %" G_GUINT64_FORMAT " exceeds the %u GPU%s",
-                   ep > par->degree ? "ep" : "etp", ep > par->degree ? ep : etp, par->degree,
-                   par->degree == 1 ? "" : "s");
+                   "group [moe], key '%s': model '%s' has no experts (num_local_experts absent "
+                   "or 0): [moe] applies to MoE models only", moe_keys[0], sc->arch->name);
       return FALSE;
     }
+  guint64 ep = 1, etp = 1;
+  if (!cli_scenario_get_count (kf, "parallel", "ep", FALSE, par->degree, &ep, error)
+      || !cli_scenario_get_count (kf, "parallel", "etp", FALSE, par->degree, &etp, error))
+    return FALSE;
   par->ep = (guint) ep;
   par->etp = (guint) etp;
   g_autofree char *cf = cli_scenario_get_raw (kf, "moe", "capacity_factor", FALSE, NULL);

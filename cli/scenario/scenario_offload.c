@@ -33,23 +33,25 @@ fail_key (const char *key, char *msg, GError **error)
   return FALSE;
 }
 
-/* The node must have what the choices use: CPU figures, NVMe drives. */
+/* The node must have what the choices use: CPU figures, NVMe drives. A node built around
+ * [cluster] gpu has no type name: it is called so. */
 static gboolean
 check_hardware (const ModelOffload *o, const HwNodeSpec *node, GError **error)
 {
+  g_autofree char *which = node->name ? g_strdup_printf ("node '%s'", node->name)
+                                      : g_strdup ("the node of [cluster] gpu");
   if (o->optimizer != MODEL_OFFLOAD_NONE && (node->cpu_cores == 0 || node->cpu_adam_rate <= 0))
     return fail_key ("optimizer",
                      g_strdup_printf ("the optimizer step on the host needs [cluster] "
-                                      "cpu_cores and cpu_adam_rate > 0 on node '%s'",
-                                      node->name ? node->name : "custom"),
+                                      "cpu_cores and cpu_adam_rate > 0 on %s", which),
                      error);
   const char *nvme_key = o->optimizer == MODEL_OFFLOAD_NVME    ? "optimizer"
                          : o->parameters == MODEL_OFFLOAD_NVME ? "parameters"
                                                                : NULL;
   if (nvme_key != NULL && node->nvme_drives == 0)
     return fail_key (nvme_key,
-                     g_strdup_printf ("nvme needs NVMe drives (nvme_drives > 0) on node '%s'",
-                                      node->name ? node->name : "custom"),
+                     g_strdup_printf ("nvme needs NVMe drives (nvme_drives > 0) on %s",
+                                      which),
                      error);
   return TRUE;
 }

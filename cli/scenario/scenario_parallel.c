@@ -69,7 +69,7 @@ load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   ModelParallel *par = &sc->par;
   guint64 tp = 1;
-  if (!cli_scenario_get_count (kf, "parallel", "tp", FALSE, &tp, error))
+  if (!cli_scenario_get_count (kf, "parallel", "tp", FALSE, par->degree, &tp, error))
     return FALSE;
   if (tp < 1 || tp > par->degree || par->degree % tp != 0)
     {
@@ -129,7 +129,7 @@ load_cp (GKeyFile *kf, CliScenario *sc, GError **error)
   ModelParallel *par = &sc->par;
   guint64 cp = 1;
   g_autofree char *variant = NULL;
-  if (!cli_scenario_get_count (kf, "parallel", "cp", FALSE, &cp, error))
+  if (!cli_scenario_get_count (kf, "parallel", "cp", FALSE, par->degree, &cp, error))
     return FALSE;
   if (get_text (kf, "parallel", "cp_variant", &variant))
     {
@@ -199,8 +199,9 @@ load_pp (GKeyFile *kf, CliScenario *sc, GError **error)
   ModelParallel *par = &sc->par;
   guint64 pp = 1, vpp = 0;
   g_autofree char *schedule = NULL, *layout = NULL;
-  if (!cli_scenario_get_count (kf, "parallel", "pp", FALSE, &pp, error)
-      || !cli_scenario_get_count (kf, "parallel", "virtual_stages", FALSE, &vpp, error))
+  if (!cli_scenario_get_count (kf, "parallel", "pp", FALSE, par->degree, &pp, error)
+      || !cli_scenario_get_count (kf, "parallel", "virtual_stages", FALSE, MODEL_PP_MAX_STAGES,
+                                  &vpp, error))
     return FALSE;
   if (pp < 1 || par->degree % (par->tp * par->cp * pp) != 0)
     {
@@ -249,7 +250,7 @@ load_mesh (GKeyFile *kf, CliScenario *sc, GError **error)
   for (guint i = 0; i < G_N_ELEMENTS (dp_dims); i++)
     {
       guint64 v = 0;
-      if (!cli_scenario_get_count (kf, "parallel", dp_dims[i], FALSE, &v, error))
+      if (!cli_scenario_get_count (kf, "parallel", dp_dims[i], FALSE, par->degree, &v, error))
         return FALSE;
       if (v > 0 && dp % v != 0)
         {
@@ -276,7 +277,8 @@ cli_scenario_load_parallel (GKeyFile *kf, CliScenario *sc, GError **error)
   if (!load_parallel_enums (kf, par, error)
       || !cli_scenario_get_quantity (kf, "parallel", "bucket_size", SIM_DIM_BYTES, FALSE,
                                      &par->bucket_size, error)
-      || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE, &prefetch, error)
+      || !cli_scenario_get_count (kf, "parallel", "prefetch", FALSE,
+                                  MAX (sc->arch->n_layers, 1), &prefetch, error)
       || !load_mesh (kf, sc, error))
     return FALSE;
   par->prefetch = (guint) MIN (prefetch, G_MAXUINT);
@@ -366,14 +368,10 @@ cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error)
   sc->slowdowns = g_array_new (FALSE, FALSE, sizeof (CliSlowdown));
   g_autofree char *seed_text = cli_scenario_get_raw (kf, "run", "seed", FALSE, NULL);
   g_autofree char *jitter = cli_scenario_get_raw (kf, "run", "kernel_jitter", FALSE, NULL);
-  if (!cli_scenario_get_count (kf, "run", "steps", FALSE, &steps, error))
+  if (!cli_scenario_get_count (kf, "run", "steps", FALSE, 1000, &steps, error))
     return FALSE;
-  if (seed_text != NULL && (!sim_units_parse_count (seed_text, &seed, error) || seed > G_MAXUINT32))
-    {
-      if (error != NULL && *error == NULL)
-        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "seed too large");
-      return PREFIX_KEY (error, "run", "seed"), FALSE;
-    }
+  if (seed_text != NULL && !sim_units_parse_count_in (seed_text, 0, G_MAXUINT32, &seed, error))
+    return PREFIX_KEY (error, "run", "seed"), FALSE;
   if (jitter != NULL && (!sim_units_parse_number (jitter, &sc->kernel_jitter, error)
                          || !(sc->kernel_jitter >= 0 && sc->kernel_jitter < 1)))
     {
@@ -381,12 +379,6 @@ cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error)
         g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                      "must be in [0, 1)");
       return PREFIX_KEY (error, "run", "kernel_jitter"), FALSE;
-    }
-  if (steps > 1000)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [run], key 'steps': at most 1000");
-      return FALSE;
     }
   sc->steps = (guint) steps;
   sc->seed = (guint32) seed;

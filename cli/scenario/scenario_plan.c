@@ -17,14 +17,23 @@
  * Strictness: unknown keys (with a hint), a price without currency or time unit, a zero or
  * negative price, two currencies in one file, [cost] without [plan], [plan] without either
  * key or with both: errors naming the group and key (the caller prefixes the file).
+ * Bounds (so that no estimate overflows or prints as a 300-digit number): tokens at most
+ * 1e18 (some 25 000 times the largest published pre-training run), train_steps at most 1e12,
+ * a price at most 1e7 of its currency per hour (per GPU or node: room for KRW and JPY), fixed
+ * at most 1e15, carbon_intensity at most 10 000 gCO2/kWh (coal is about 1 000).
  */
 #include "config.h"
 #include "cli/scenario/scenario_private.h"
 
-#include <math.h>
 #include <string.h>
 #include "hardware/catalog.h"
 #include "sim/text.h"
+
+#define MAX_TOKENS 1e18
+#define MAX_TRAIN_STEPS G_GUINT64_CONSTANT (1000000000000)
+#define MAX_PRICE_PER_HOUR 1e7
+#define MAX_FIXED 1e15
+#define MAX_CARBON_G_PER_KWH 1e4
 
 static const char *const plan_keys[] = { "tokens", "train_steps", NULL };
 static const char *const cost_keys[] = { "gpu_hour", "node_hour", "fixed", "pue",
@@ -69,14 +78,18 @@ load_plan_group (GKeyFile *kf, CliTrainingInputs *p, GError **error)
     }
   p->given = TRUE;
   if (has_steps)
-    return cli_scenario_get_count (kf, "plan", "train_steps", TRUE, &p->train_steps, error);
+    {
+      return cli_scenario_get_count (kf, "plan", "train_steps", TRUE, MAX_TRAIN_STEPS,
+                                     &p->train_steps, error);
+    }
   g_autofree char *v = cli_scenario_get_raw (kf, "plan", "tokens", TRUE, error);
   if (v == NULL)
     return FALSE;
   if (!sim_units_parse_number (v, &p->tokens, error))
     return PREFIX_KEY (error, "plan", "tokens"), FALSE;
-  if (!(p->tokens >= 1) || !isfinite (p->tokens))
-    return fail_key (error, "plan", "tokens", "must be at least 1 (tokens to train, e.g. 1.5e12)");
+  if (!(p->tokens >= 1 && p->tokens <= MAX_TOKENS))
+    return fail_key (error, "plan", "tokens",
+                     "must be in [1, 1e18] (tokens to train, e.g. 1.5e12)");
   return TRUE;
 }
 
@@ -94,6 +107,17 @@ money_key (GKeyFile *kf, const char *key, gboolean per_time, CliTrainingInputs *
     return PREFIX_KEY (error, "cost", key), FALSE;
   if (per_time && !(*out > 0))
     return fail_key (error, "cost", key, "a price must be positive");
+  if (per_time && !(*out * 3600 <= MAX_PRICE_PER_HOUR))
+    {
+      g_autofree char *why = g_strdup_printf ("'%s': a price must be at most %.0f %s/h",
+                                              v, MAX_PRICE_PER_HOUR, code);
+      return fail_key (error, "cost", key, why);
+    }
+  if (!per_time && !(*out <= MAX_FIXED))
+    {
+      g_autofree char *why = g_strdup_printf ("'%s': must be at most 1e15 %s", v, code);
+      return fail_key (error, "cost", key, why);
+    }
   if (p->currency[0] != '\0' && strcmp (p->currency, code) != 0)
     {
       g_autofree char *why = g_strdup_printf (
@@ -186,6 +210,12 @@ load_cost_group (GKeyFile *kf, const char *gpu, CliTrainingInputs *p, GError **e
           if (v == NULL
               || !sim_units_parse (v, SIM_DIM_CARBON_INTENSITY, &p->carbon_intensity, error))
             return PREFIX_KEY (error, "cost", k), FALSE;
+          if (!(p->carbon_intensity * 3.6e9 <= MAX_CARBON_G_PER_KWH))
+            {
+              g_autofree char *why = g_strdup_printf (
+                  "'%s': must be at most 10000 gCO2/kWh (coal-fired power is about 1000)", v);
+              return fail_key (error, "cost", k, why);
+            }
           p->has_carbon = TRUE;
         }
       else

@@ -213,24 +213,20 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   const ModelFramework *fw = &s->framework;
   /* moe_act reruns Megatron's grouped experts' activation (graph_layer.c grouped_swiglu):
    * nothing else has it */
-  if ((s->recompute_modules & MODEL_RECOMPUTE_MOE_ACT)
-      && (sc->arch->n_experts == 0 || !fw->moe_grouped_mlp))
+  /* (on a dense model moe, moe_act and shared_experts are errors: scenario_groups.c) */
+  if ((s->recompute_modules & MODEL_RECOMPUTE_MOE_ACT) && sc->arch->n_experts > 0
+      && !fw->moe_grouped_mlp)
     NOTE ("training", "recompute_modules", "moe_act reruns the activation of Megatron's "
-          "grouped MoE experts; here %s", sc->arch->n_experts == 0
-                                         ? "the model has no experts"
-                                         : "the experts are not Megatron's (framework = megatron "
-                                           "runs them)");
+          "grouped MoE experts; here the experts are not Megatron's (framework = megatron "
+          "runs them)");
   /* transformer_layer.py: mlp checkpoints a dense layer's MLP only; moe_layer.py: moe a MoE
    * layer, shared_experts its shared experts (graph_layer.c mlp, shared_experts) */
   if ((s->recompute_modules & MODEL_RECOMPUTE_MLP) && sc->arch->n_experts > 0)
     NOTE ("training", "recompute_modules", "mlp reruns the MLP of dense layers, and stepsim "
           "costs every layer of this MoE model as a MoE layer (DeepSeek's first dense layers "
           "included, an approximation of models/plan/plan_ep.c); moe reruns those");
-  if ((s->recompute_modules & MODEL_RECOMPUTE_MOE) && sc->arch->n_experts == 0)
-    NOTE ("training", "recompute_modules", "moe reruns MoE layers; the model has no experts "
-          "(mlp reruns a dense MLP)");
-  if ((s->recompute_modules & MODEL_RECOMPUTE_SHARED_EXPERTS)
-      && !(sc->arch->n_experts > 0 && sc->arch->shared_expert_size > 0))
+  if ((s->recompute_modules & MODEL_RECOMPUTE_SHARED_EXPERTS) && sc->arch->n_experts > 0
+      && sc->arch->shared_expert_size == 0)
     NOTE ("training", "recompute_modules", "shared_experts reruns a MoE layer's shared experts; "
           "the model has none");
   if (has (kf, "training", "loss_chunks") && fw->loss_chunks > 1

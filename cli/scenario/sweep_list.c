@@ -235,7 +235,7 @@ cli_sweep_sets_from_cwd (char **sets)
           || (strchr (v, '/') == NULL && !g_str_has_suffix (v, ".json")))
         continue;
       g_autofree char *cwd = g_get_current_dir ();
-      g_autofree char *file = g_build_filename (cwd, v, NULL);
+      g_autofree char *file = g_canonicalize_filename (v, cwd); /* "./x" → "CWD/x" */
       g_free (sets[i]);
       sets[i] = g_strdup_printf ("model.hf_config=%s", file);
     }

@@ -387,8 +387,15 @@ parse_gpus (const char *list, const CliScenario *sc, char **msg)
           g_ptr_array_unref (a);
           return NULL;
         }
-      if (!g_ptr_array_find (a, g, NULL))
-        g_ptr_array_add (a, (gpointer) g);
+      if (g_ptr_array_find (a, g, NULL))
+        {
+          gboolean alias = g_strcmp0 (items[i], g->name) != 0;
+          *msg = g_strdup_printf ("fit: --gpus: '%s' is in the list twice%s%s%s", items[i],
+                                  alias ? " (as " : "", alias ? g->name : "", alias ? ")" : "");
+          g_ptr_array_unref (a);
+          return NULL;
+        }
+      g_ptr_array_add (a, (gpointer) g);
     }
   return a;
 }

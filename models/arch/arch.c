@@ -184,6 +184,46 @@ model_arch_set_family_defaults (ModelArch *arch, ModelFamily family)
   gpt_oss_defaults (arch, family == MODEL_FAMILY_GPT_OSS);
 }
 
+/* Upper bounds of the sizes: far beyond any published model (Llama 3.1 405B: 126 layers,
+ * h 16384, FFN 53248, vocabulary 128256), low enough that parameter counts stay exact in 64
+ * bits and a step's schedule (tasks per layer and rank) stays tractable. */
+#define LIMIT_HIDDEN (G_GUINT64_CONSTANT (1) << 20)
+#define LIMIT_LAYERS G_GUINT64_CONSTANT (1024)
+#define LIMIT_HEADS (G_GUINT64_CONSTANT (1) << 16)
+#define LIMIT_FFN (G_GUINT64_CONSTANT (1) << 22)
+#define LIMIT_VOCAB (G_GUINT64_CONSTANT (1) << 24)
+#define LIMIT_EXPERTS G_GUINT64_CONSTANT (1024)
+#define LIMIT_POSITIONS (G_GUINT64_CONSTANT (1) << 24)
+
+guint64
+model_arch_field_max (const char *key)
+{
+  static const struct
+  {
+    const char *key;
+    guint64 max;
+  } maxima[] = {
+    { "hidden_size", LIMIT_HIDDEN },
+    { "num_hidden_layers", LIMIT_LAYERS },
+    { "num_attention_heads", LIMIT_HEADS },
+    { "num_key_value_heads", LIMIT_HEADS },
+    { "head_dim", LIMIT_HEADS },
+    { "intermediate_size", LIMIT_FFN },
+    { "vocab_size", LIMIT_VOCAB },
+    { "max_position_embeddings", LIMIT_POSITIONS },
+    { "num_local_experts", LIMIT_EXPERTS },
+    { "num_experts_per_tok", LIMIT_EXPERTS },
+    { "sliding_window", LIMIT_POSITIONS },
+    { "type_vocab_size", LIMIT_VOCAB },
+    { "num_labels", LIMIT_VOCAB },
+  };
+  g_return_val_if_fail (key != NULL, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (maxima); i++)
+    if (strcmp (key, maxima[i].key) == 0)
+      return maxima[i].max;
+  return 0;
+}
+
 /* The first check `arch` fails: *keys (up to two canonical field names, the second NULL
  * when one) and *what (caller frees: "KEY must be …", naming the fields); FALSE. TRUE when
  * every check passes. */
@@ -203,10 +243,8 @@ check (const ModelArch *arch, const char *keys[2], char **what)
     { "intermediate_size", arch->intermediate_size },
     { "vocab_size", arch->vocab_size },
   };
-  /* Upper bounds: far beyond any published model (Llama 3.1 405B: 126 layers, h 16384,
-   * FFN 53248, vocabulary 128256), low enough that parameter counts stay exact in 64 bits
-   * and a step's schedule (tasks per layer and rank) stays tractable. */
-  const guint64 limit[] = { 1u << 20, 1024, 1u << 16, 1u << 16, 1u << 16, 1u << 22, 1u << 24 };
+  const guint64 limit[] = { LIMIT_HIDDEN, LIMIT_LAYERS, LIMIT_HEADS, LIMIT_HEADS, LIMIT_HEADS,
+                            LIMIT_FFN, LIMIT_VOCAB };
   keys[0] = keys[1] = NULL;
 #define FAIL(k0, k1, ...) \
   return keys[0] = (k0), keys[1] = (k1), *what = g_strdup_printf (__VA_ARGS__), FALSE
@@ -214,10 +252,10 @@ check (const ModelArch *arch, const char *keys[2], char **what)
     if (positive[i].value == 0 || positive[i].value > limit[i])
       FAIL (positive[i].key, NULL, "%s must be in [1, %" G_GUINT64_FORMAT "], not %"
             G_GUINT64_FORMAT, positive[i].key, limit[i], positive[i].value);
-  if (arch->n_experts > 1024)
+  if (arch->n_experts > LIMIT_EXPERTS)
     FAIL ("num_local_experts", NULL, "num_local_experts must be at most 1024, not %"
           G_GUINT64_FORMAT, arch->n_experts);
-  if (arch->max_positions > (1u << 24))
+  if (arch->max_positions > LIMIT_POSITIONS)
     FAIL ("max_position_embeddings", NULL, "max_position_embeddings must be at most 16777216, "
           "not %" G_GUINT64_FORMAT, arch->max_positions);
   if (arch->n_heads % arch->n_kv_heads != 0)

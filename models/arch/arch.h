@@ -208,6 +208,13 @@ gboolean model_arch_validate (const ModelArch *arch, GError **error);
  * ("num_hidden_layers must be in [1, 1024], not 2000") does not name the model. */
 gboolean model_arch_validate_key (const ModelArch *arch, const char *keys[2], GError **error);
 
+/* The largest value canonical field `key` may take, the upper end of its [model] key's
+ * range: model_arch_validate's bound (layers 1024, hidden 2^20, heads and head_dim 2^16,
+ * FFN 2^22, vocabulary and positions 2^24, experts 1024); sliding_window is capped at the
+ * positions' bound, type_vocab_size and num_labels at the vocabulary's. 0 for an unknown
+ * key. */
+guint64 model_arch_field_max (const char *key);
+
 ModelArch *model_arch_copy (const ModelArch *arch);
 void model_arch_free (ModelArch *arch); /* NULL is a no-op */
 

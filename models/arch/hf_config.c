@@ -34,6 +34,12 @@
  * missing, of the wrong JSON type, negative, non-integer or zero, or given twice in one
  * object: "key 'rope_scaling.factor' appears twice", as json.load would keep the last),
  * INVALID (shape).
+ *
+ * Real-valued fields (rope_theta, rms_norm_eps, layer_norm_eps, layer_norm_epsilon,
+ * routed_scaling_factor, swiglu_limit): when given, a finite number > 0, else FIELD naming
+ * the key (a negative rope_theta gives NaN rotary frequencies in transformers; a literal
+ * beyond the double range such as 1e999 reads as inf). stepsim does not model RoPE or the
+ * epsilons: they are checked, not used.
  */
 #include "config.h"
 
@@ -41,6 +47,7 @@
 #include <sys/stat.h>
 #include "models/arch/arch.h"
 #include "models/arch/json_unique.h"
+#include "sim/text.h"
 
 #include <json-glib/json-glib.h>
 #include <errno.h>
@@ -128,6 +135,30 @@ written_negative (const Ctx *c, const char *name)
         return TRUE;
     }
   return FALSE;
+}
+
+/* Optional real field `name`: absent (or null) leaves *out and returns TRUE; otherwise a
+ * JSON number, finite and > 0, into *out (out may be NULL: checked only). */
+static gboolean
+optional_positive_real (const Ctx *c, const char *name, double *out, GError **error)
+{
+  JsonNode *n = member (c, name);
+  if (n == NULL)
+    return TRUE;
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : G_TYPE_INVALID;
+  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+    return field_error (c, error, name, "expected a number");
+  double v = t == G_TYPE_INT64 ? (double) json_node_get_int (n) : json_node_get_double (n);
+  if (!(v > 0) || !isfinite (v))
+    {
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_autofree char *why = g_strdup_printf ("%s must be a finite number > 0",
+                                              g_ascii_dtostr (buf, sizeof buf, v));
+      return field_error (c, error, name, why);
+    }
+  if (out != NULL)
+    *out = v;
+  return TRUE;
 }
 
 /* Reads a JSON number that is a non-negative integer (an integral double like 4096.0 too);
@@ -433,16 +464,8 @@ read_deepseek (const Ctx *c, ModelArch *arch, gboolean have_inner, GError **erro
   if (ds->topk_group == 0 || ds->topk_group > ds->n_group)
     return field_error (c, error, "topk_group", "must be in [1, n_group]");
   ds->routed_scaling_factor = 1.0;
-  JsonNode *rsf = member (c, "routed_scaling_factor");
-  if (rsf != NULL)
-    {
-      GType t = JSON_NODE_HOLDS_VALUE (rsf) ? json_node_get_value_type (rsf) : G_TYPE_INVALID;
-      if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
-        return field_error (c, error, "routed_scaling_factor", "expected a number");
-      ds->routed_scaling_factor = json_node_get_double (rsf);
-      if (!(ds->routed_scaling_factor > 0))
-        return field_error (c, error, "routed_scaling_factor", "must be positive");
-    }
+  if (!optional_positive_real (c, "routed_scaling_factor", &ds->routed_scaling_factor, error))
+    return FALSE;
   gboolean attn_bias = FALSE;
   if (!lookup_bool (c, "norm_topk_prob", &ds->norm_topk_prob, error)
       || !lookup_bool (c, "attention_bias", &attn_bias, error))
@@ -578,16 +601,8 @@ read_gpt_oss (const Ctx *c, ModelArch *arch, GError **error)
   if (act != NULL && (!JSON_NODE_HOLDS_VALUE (act) || json_node_get_value_type (act) != G_TYPE_STRING
                       || strcmp (json_node_get_string (act), "silu") != 0))
     return field_error (c, error, "hidden_act", "only \"silu\" (the clamped SwiGLU) is modelled");
-  JsonNode *lim = member (c, "swiglu_limit");
-  if (lim != NULL)
-    {
-      GType t = JSON_NODE_HOLDS_VALUE (lim) ? json_node_get_value_type (lim) : G_TYPE_INVALID;
-      double v = t == G_TYPE_DOUBLE ? json_node_get_double (lim)
-                 : t == G_TYPE_INT64 ? (double) json_node_get_int (lim) : -1;
-      if (!(v > 0))
-        return field_error (c, error, "swiglu_limit", "expected a positive number");
-      arch->swiglu_limit = v;
-    }
+  if (!optional_positive_real (c, "swiglu_limit", &arch->swiglu_limit, error))
+    return FALSE;
   gboolean attn_bias = TRUE;
   if (!lookup_bool (c, "attention_bias", &attn_bias, error))
     return FALSE;
@@ -679,6 +694,12 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
 static gboolean
 read_flags (const Ctx *c, ModelArch *arch, GError **error)
 {
+  /* checked, not modelled (file header) */
+  static const char *const reals[] = { "rope_theta", "rms_norm_eps", "layer_norm_eps",
+                                       "layer_norm_epsilon" };
+  for (guint i = 0; i < G_N_ELEMENTS (reals); i++)
+    if (!optional_positive_real (c, reals[i], NULL, error))
+      return FALSE;
   if (!lookup_bool (c, "tie_word_embeddings", &arch->tied_embeddings, error))
     return FALSE;
   gboolean use_window = TRUE;
@@ -899,10 +920,21 @@ model_arch_load_hf_config (const char *path, GError **error)
                    g_strerror (errno));
       return NULL;
     }
-  if (!S_ISREG (st.st_mode) || st.st_size > 16 * 1024 * 1024)
+  if (!S_ISREG (st.st_mode))
+    {
+      /* a model's directory holds its config.json: point there */
+      g_autofree char *inside = g_build_filename (path, "config.json", NULL);
+      gboolean has = S_ISDIR (st.st_mode) && g_file_test (inside, G_FILE_TEST_IS_REGULAR);
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
+                   "%s: is %s, not a config.json file%s%s%s", path,
+                   sim_text_file_kind (st.st_mode), has ? " (give the one it holds: " : "",
+                   has ? inside : "", has ? ")" : "");
+      return NULL;
+    }
+  if (st.st_size > 16 * 1024 * 1024)
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO,
-                   "%s: not a regular file of at most 16 MiB", path);
+                   "%s: larger than 16 MiB, not a config.json (a few KiB)", path);
       return NULL;
     }
   if (!g_file_get_contents (path, &text, NULL, &local))

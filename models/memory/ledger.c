@@ -337,19 +337,28 @@ record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffe
     }
 }
 
+double
+model_ledger_whole_bytes (double bytes)
+{
+  double near = nearbyint (bytes);
+  return fabs (bytes - near) <= 1e-12 * fabs (bytes) ? near : ceil (bytes);
+}
+
 void
 model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
-                            const double *sizes, guint n_tensors, guint handle, double time,
+                            const double *sizes_in, guint n_tensors, guint handle, double time,
                             const char *task_label)
 {
   g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
-  g_return_if_fail (handle > 0 && n_tensors > 0 && sizes != NULL);
+  g_return_if_fail (handle > 0 && n_tensors > 0 && sizes_in != NULL);
   RankLedger *rl = &ledger->ranks[rank];
   ledger->used = TRUE;
   double bytes = 0;
+  g_autofree double *sizes = g_new (double, n_tensors);
   for (guint i = 0; i < n_tensors; i++)
     {
-      g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
+      g_return_if_fail (sizes_in[i] > 0 && isfinite (sizes_in[i]));
+      sizes[i] = model_ledger_whole_bytes (sizes_in[i]);
       bytes += sizes[i];
     }
   Buffer *b = g_new0 (Buffer, 1);

@@ -54,6 +54,15 @@ ModelLedger *model_ledger_new (guint n_ranks, SimRecorder *rec);
 ModelLedger *model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec);
 void model_ledger_free (ModelLedger *ledger); /* NULL is a no-op */
 
+/* `bytes` as memory holds them: a whole number. A value within a relative 1e-12 of an
+ * integer is that integer (the float error of a rank's share × a total: 28971122687.999996);
+ * any other is rounded up, as a shard of n bytes over k ranks that k does not divide holds
+ * ceil(n/k): PyTorch's FSDP pads its flat parameter to a multiple of the world size
+ * (FlatParamHandle, flat_param.py: the padded unsharded numel) and DeepSpeed pads the ZeRO
+ * partitions to equal sizes (stage_1_and_2.py, partition_parameters.py). The ledger's sizes
+ * and the plan's state and load byte counts go through it, so /summary's bytes are whole. */
+double model_ledger_whole_bytes (double bytes);
+
 /* Allocates buffer `handle` (> 0, not live on this rank) of `bytes` (> 0) in `category` on
  * `rank` at `time` (s); `task_label` (borrowed, may be NULL) names the task causing it,
  * remembered at the peak. */
@@ -61,8 +70,8 @@ void model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory categ
                          double bytes, guint handle, double time, const char *task_label);
 
 /* As model_ledger_alloc(), for a buffer made of `n_tensors` (≥ 1) tensors of `sizes[i]`
- * bytes each (> 0; the buffer's bytes are their sum): each tensor is one allocator block.
- * `sizes` is borrowed. */
+ * bytes each (> 0; each made whole by model_ledger_whole_bytes, the buffer's bytes are their
+ * sum): each tensor is one allocator block. `sizes` is borrowed. */
 void model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
                                  const double *sizes, guint n_tensors, guint handle, double time,
                                  const char *task_label);

@@ -390,7 +390,7 @@ plan_offload_optimizer (ModelPlan *p, guint rank, const PlanCosts *pc)
       plan_task_free (p, h, MODEL_EFFECT_AT_END);
     }
   g_array_set_size (p->grad_handles, 0);
-  p->state_bytes[rank] = state;
+  p->state_bytes[rank] = model_ledger_whole_bytes (state);
   /* Weights step → rest: the stage 1–2 all-gather of the updated partitions (parallel.h). */
   guint first;
   plan_redistribute (p, rank, MODEL_STATE_WEIGHTS, MODEL_PHASE_STEP, MODEL_PHASE_REST,

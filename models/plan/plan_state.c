@@ -152,7 +152,7 @@ model_plan_load_bytes (const ModelPlan *p)
   if (deepspeed_zero (p))
     sum += p->initial[MODEL_MEM_OPTIMIZER_STATE]
            * plan_pp_state_fraction_max (p, MODEL_MEM_OPTIMIZER_STATE);
-  return sum;
+  return model_ledger_whole_bytes (sum);
 }
 
 gboolean
@@ -204,7 +204,7 @@ model_plan_load_peak_bytes (const ModelPlan *p)
         transient = MAX (transient,
                          2.0 * (double) model_inventory_largest (inv, MODEL_INVENTORY_ROOT, FALSE));
     }
-  return model_plan_load_bytes (p) + transient;
+  return model_plan_load_bytes (p) + model_ledger_whole_bytes (transient);
 }
 
 /* Whether `category` is split into flat shards (ZeRO partitions, FSDP flat parameters). */

@@ -856,7 +856,7 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
       plan_task_free (p, h, MODEL_EFFECT_AT_END);
     }
   g_array_set_size (p->grad_handles, 0);
-  p->state_bytes[c->rank] = state;
+  p->state_bytes[c->rank] = model_ledger_whole_bytes (state);
   plan_paged_page_out (p, c->rank, opt, paged);
   /* Weights step → rest: under stages 1–2 every rank updated its partition and gathers
    * the new (trainable) parameters (ZeRO §5.1). */

@@ -158,6 +158,12 @@ selected_fraction (const ModelTpLayout *layout, const ModelInventory *inv, const
       const ModelTensor *t = model_inventory_tensor (inv, i);
       if ((trainable && !t->trainable) || !model_tensor_is_parameter (t))
         continue; /* QLoRA's constants are no weights (category quantization) */
+      /* weights are the frozen base under LoRA (category weights, model_stack_initial_bytes):
+       * the adapters, category lora, are the trainable parameters' share. Counting them
+       * here scaled the base's bytes by a ratio of base + adapters, a fraction of a byte off
+       * (and 23 MB too many for Mixtral's attention adapters under ep 8) */
+      if (!trainable && (t->role == MODEL_TENSOR_LORA_A || t->role == MODEL_TENSOR_LORA_B))
+        continue;
       double unit = trainable ? 1.0 : x->element_bytes;
       whole += (double) model_inventory_copies (inv, t, whole_scope)
                * (double) model_tensor_numel (t) * unit;

@@ -8,6 +8,7 @@
 #include "models/arch/arch.h"
 #include "models/arch/json_unique.h"
 #include "models/stack/framework.h"
+#include "sim/text.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -461,9 +462,14 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
     }
   if (!S_ISREG (st.st_mode) || st.st_size > DS_CONFIG_MAX_BYTES)
     {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "%s: not a regular JSON file of at most %d MiB", path,
-                   DS_CONFIG_MAX_BYTES >> 20);
+      if (!S_ISREG (st.st_mode))
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "%s: is %s, not a DeepSpeed JSON file", path,
+                     sim_text_file_kind (st.st_mode));
+      else
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "%s: larger than %d MiB, not a DeepSpeed JSON file", path,
+                     DS_CONFIG_MAX_BYTES >> 20);
       model_ds_config_clear (out);
       return FALSE;
     }

@@ -95,7 +95,9 @@ static void
 test_bad_values (void)
 {
   expect_error ("[parallel]\nep = 3\n", "group [parallel], key 'ep'", "num_local_experts");
-  expect_error ("[parallel]\nep = 16\n", "group [parallel], key 'ep'", "exceeds the 8 GPUs");
+  expect_error ("[parallel]\nep = 16\n", "group [parallel], key 'ep'", "'16' is outside [1, 8]");
+  expect_error ("[parallel]\netp = 1e30\n", "group [parallel], key 'etp'",
+                "'1e30' is not a whole number in [1, 8]");
   expect_error ("[parallel]\nep = 0\n", "group [parallel], key 'ep'", NULL);
   expect_error ("[parallel]\nep = two\n", "group [parallel], key 'ep'", NULL);
   expect_error ("[parallel]\nep = 2\netp = 3\n", "group [parallel], key 'etp'",
@@ -149,6 +151,11 @@ test_dense_model (void)
     { "[moe]\na2a_overlap = true\n", "group [moe], key 'a2a_overlap'", "no experts" },
     { "[moe]\ndispatcher = allgather\n", "group [moe], key 'dispatcher'", "no experts" },
     { "[moe]\nexpert_load = zipf:1\n", "group [moe], key 'expert_load'", "no experts" },
+    /* a default restated is no less a MoE setting (it was silently ignored) */
+    { "[moe]\ndispatcher = alltoall\n", "group [moe], key 'dispatcher'", "no experts" },
+    { "[moe]\npad_to_capacity = false\n", "group [moe], key 'pad_to_capacity'", "no experts" },
+    { "[moe]\nload_imbalance = 1\n", "group [moe], key 'load_imbalance'", "no experts" },
+    { "[moe]\na2a_overlap = false\n", "group [moe], key 'a2a_overlap'", "no experts" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

@@ -159,7 +159,9 @@ test_bad_finetune_input (void)
   expect_load_error ((const char *[]){ "finetune.rank=16.5", NULL }, "rank", "16.5");
   expect_load_error ((const char *[]){ "finetune.rank=9000", NULL }, "rank", "smaller side");
   expect_load_error ((const char *[]){ "finetune.rank=8192", NULL }, "rank",
-                     "8192 is not below 8192"); /* Llama-2-70B: q, o are 8192 × 8192 */
+                     "'8192' is outside [1, 8191]"); /* Llama-2-70B: q, o are 8192 × 8192 */
+  expect_load_error ((const char *[]){ "finetune.rank=1e30", NULL }, "rank",
+                     "'1e30' is not a whole number in [1, 8191]");
   expect_load_error ((const char *[]){ "finetune.targets=mlp", NULL }, "targets", "all_linear");
   expect_load_error ((const char *[]){ "finetune.double_quant=maybe", NULL }, "double_quant",
                      "maybe");

@@ -91,7 +91,8 @@ test_bad_values (void)
 {
   expect_error ("@mtp_layers = -1\n", "group [training], key 'mtp_layers'", NULL);
   expect_error ("@mtp_layers = one\n", "group [training], key 'mtp_layers'", NULL);
-  expect_error ("@mtp_layers = 65\n", "group [training], key 'mtp_layers'", "at most 64");
+  expect_error ("@mtp_layers = 65\n", "group [training], key 'mtp_layers'",
+                "'65' is outside [0, 64]");
   expect_error ("@mtp_layers = 2\n", "group [training], key 'mtp_layers'",
                 "num_nextn_predict_layers");
   expect_error ("pipeline_layout = Ett|(tt|)*6mL\n@", "group [parallel], key 'pipeline_layout'",

@@ -231,7 +231,7 @@ test_cluster_pods (void)
   ASSERT_CONTAINS (m1, "group [cluster], key 'nodes_per_pod': nodes = 48 is not a multiple of "
                        "nodes_per_pod = 32");
   g_autofree char *m2 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 4\nnodes_per_pod = 0\n",
-                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+                                     SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE);
   ASSERT_CONTAINS (m2, "group [cluster], key 'nodes_per_pod': '0' is outside [1, 16384]");
   g_autofree char *m3 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 4\nnodes_per_pod = 2\n"
                                      "pod_oversubscription = 0.5\n",
@@ -329,12 +329,17 @@ test_strict_values (void)
   g_autofree char *m2 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 2.5\n", SIM_UNITS_ERROR,
                                      SIM_UNITS_ERROR_RANGE);
   ASSERT_CONTAINS (m2, "group [cluster], key 'nodes': ");
-  g_autofree char *m3 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 0\n", G_KEY_FILE_ERROR,
-                                     G_KEY_FILE_ERROR_INVALID_VALUE);
-  ASSERT_CONTAINS (m3, "group [cluster], key 'nodes': ");
+  g_autofree char *m3 = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 0\n", SIM_UNITS_ERROR,
+                                     SIM_UNITS_ERROR_RANGE);
+  ASSERT_CONTAINS (m3, "group [cluster], key 'nodes': '0' is outside [1, 16384]");
+  /* an exponent-form count gives the range too (it said "a whole number >= 0") */
+  g_autofree char *m_exp = parse_error ("[cluster]\nnode = DGX-H100\nnodes = 1e30\n",
+                                        SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE);
+  ASSERT_CONTAINS (m_exp,
+                   "group [cluster], key 'nodes': '1e30' is not a whole number in [1, 16384]");
   /* a node holds at most an NVL72 domain; a run at most 16384 nodes and 131072 GPUs */
   g_autofree char *mg = parse_error ("[cluster]\ngpu = H100-SXM\ngpus_per_node = 73\n",
-                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+                                     SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE);
   ASSERT_CONTAINS (mg, "group [cluster], key 'gpus_per_node': '73' is outside [1, 72]");
   g_autofree char *mn = parse_error ("[cluster]\ngpu = H100-SXM\ngpus_per_node = 72\n"
                                      "nodes = 1821\n",
@@ -398,6 +403,20 @@ test_node_and_gpu_rules (void)
                                       "intra_node = nvswitch\n",
                                       G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (nvs, "nvlink_bandwidth");
+  /* ... named by the group and key the user wrote, never by the internal node 'custom' a
+   * [cluster] gpu key builds; in a [node.NAME] group too, and the figure itself when given */
+  ASSERT_CONTAINS (nvs, "group [cluster], key 'intra_node': nvlink_bandwidth is 0");
+  ASSERT_CONTAINS (nvs, "GPU RTX-4090 has no NVLink figure");
+  CU_ASSERT_PTR_NULL (strstr (nvs, "custom"));
+  g_autofree char *nvs_node = parse_error ("[cluster]\nnode = N\n[node.N]\ngpu = RTX-4090\n"
+                                           "gpus_per_node = 2\nintra_node = nvswitch\n",
+                                           G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (nvs_node, "group [node.N], key 'intra_node': nvlink_bandwidth is 0");
+  g_autofree char *nvs_key = parse_error ("[cluster]\nnode = N\n[node.N]\nbase = DGX-A100\n"
+                                          "nvlink_bandwidth = 0 GB/s\n",
+                                          G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (nvs_key, "group [node.N], key 'nvlink_bandwidth': nvlink_bandwidth is 0");
+  CU_ASSERT_PTR_NULL (strstr (nvs_key, "node '"));
   g_autofree char *missing
       = parse_error ("[model]\nx = 1\n", G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
   ASSERT_CONTAINS (missing, "cluster");

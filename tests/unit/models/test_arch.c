@@ -201,6 +201,36 @@ test_field_error_names_the_cause (void)
     }
 }
 
+/* The real-valued fields (rope_theta and the norm epsilons) must be finite numbers > 0
+ * when given: negative, zero, beyond the double range (1e999 reads as inf) or a string is
+ * a FIELD error naming the key and the file; a positive value or null loads. */
+static void
+test_real_fields (void)
+{
+  static const char *const keys[] = { "rope_theta", "rms_norm_eps", "layer_norm_eps",
+                                      "layer_norm_epsilon" };
+  static const char *const bad[] = { "-5", "0", "1e999", "-1e999", "\"1e4\"" };
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+        {
+          g_autofree char *json = g_strdup_printf (
+            "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+            "\"%s\": %s, " LLAMA_REST "}", keys[k], bad[i]);
+          g_autofree char *key = g_strdup_printf ("key '%s'", keys[k]);
+          expect_field_error (json, key);
+        }
+      for (guint i = 0; i < 2; i++)
+        {
+          g_autofree char *json = g_strdup_printf (
+            "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+            "\"%s\": %s, " LLAMA_REST "}", keys[k], i == 0 ? "500000.0" : "null");
+          g_autoptr (ModelArch) a = load_text (json, NULL);
+          CU_ASSERT_PTR_NOT_NULL (a);
+        }
+    }
+}
+
 /* A required size that is absent is a FIELD error naming its canonical key. */
 static void
 test_missing_field (void)
@@ -664,6 +694,7 @@ static const StepsimTest tests[] = {
   { "text_config takes top-level model_type", test_text_config_top_level_type },
   { "wrong-type field names the key", test_wrong_type_field },
   { "missing required field", test_missing_field },
+  { "rope_theta and norm epsilons: finite and > 0", test_real_fields },
   { "llama attention_bias", test_llama_attention_bias },
   { "unknown model_type", test_unknown_family },
   { "malformed JSON", test_malformed_json },

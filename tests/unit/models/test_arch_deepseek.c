@@ -168,6 +168,8 @@ test_refused (void)
     { ", \"kv_lora_rank\": 32, \"attention_bias\": true}", "attention_bias" },
     { ", \"kv_lora_rank\": 32, \"n_group\": 3}", "n_group" },
     { ", \"kv_lora_rank\": 32, \"q_lora_rank\": 0}", "q_lora_rank" },
+    { ", \"kv_lora_rank\": 32, \"routed_scaling_factor\": 1e999}", "routed_scaling_factor" },
+    { ", \"kv_lora_rank\": 32, \"routed_scaling_factor\": -2.5}", "routed_scaling_factor" },
     { "}", "kv_lora_rank" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)

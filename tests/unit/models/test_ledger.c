@@ -53,6 +53,26 @@ test_series (void)
   CU_ASSERT_STRING_EQUAL (sim_recorder_series_unit (rec, found), "B");
 }
 
+/* Bytes are whole: float noise of a share × a total snaps to its integer, a true fraction
+ * (a shard the ranks do not divide) rounds up, as FSDP and ZeRO pad; the ledger holds and
+ * frees the whole sizes. */
+static void
+test_whole_bytes (void)
+{
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (28971122687.999996), 28971122688.0);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (18044362752.000214), 18044362752.0);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (14508589591.122826), 14508589592.0);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (10.0 / 3.0), 4.0);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (7.0), 7.0);
+  g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
+  const double sizes[] = { 10.0 / 3.0, 2.5 };
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_WEIGHTS, sizes, 2, 1, 0.0, "w");
+  CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 7.0);
+  CU_ASSERT_EQUAL (model_ledger_peak (l, 0), 7.0);
+  model_ledger_release (l, 0, 1, 1.0, "free");
+  CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 0.0);
+}
+
 /* A free releases exactly its own buffer, whatever else lives in the category. */
 static void
 test_free_by_handle (void)
@@ -333,6 +353,7 @@ main (void)
     { "peak, its time, task and mix", test_peak_and_mix },
     { "series of categories and total", test_series },
     { "free by handle", test_free_by_handle },
+    { "bytes are whole: noise snapped, fractions rounded up", test_whole_bytes },
     { "category names", test_category_names },
     { "reserved bytes from the allocator", test_reserved },
     { "a later step inherits the cached segments", test_inherit_allocators },

@@ -174,6 +174,43 @@ test_parse_count (void)
     }
 }
 
+/* A count within a range: every failure gives the range, never ">= 0" when the range
+ * starts at 1 (1e30 used to read "expected a count (a whole number >= 0, …)"). */
+static void
+test_parse_count_in (void)
+{
+  guint64 n = 0;
+  CU_ASSERT_TRUE (sim_units_parse_count_in ("1", 1, 65536, &n, NULL));
+  CU_ASSERT_EQUAL (n, 1);
+  CU_ASSERT_TRUE (sim_units_parse_count_in (" 65536 ", 1, 65536, &n, NULL));
+  CU_ASSERT_EQUAL (n, 65536);
+  static const struct
+  {
+    const char *text, *message;
+    SimUnitsError code;
+  } bad[] = {
+    { "1e30", "'1e30' is not a whole number in [1, 65536]", SIM_UNITS_ERROR_RANGE },
+    { "-1", "'-1' is not a whole number in [1, 65536]", SIM_UNITS_ERROR_RANGE },
+    { "2.5", "'2.5' is not a whole number in [1, 65536]", SIM_UNITS_ERROR_RANGE },
+    { "0", "'0' is outside [1, 65536]", SIM_UNITS_ERROR_RANGE },
+    { "65537", "'65537' is outside [1, 65536]", SIM_UNITS_ERROR_RANGE },
+    { "99999999999999999999", "'99999999999999999999' is outside [1, 65536]",
+      SIM_UNITS_ERROR_RANGE },
+    { "8 GPUs", "'8 GPUs' is not a whole number in [1, 65536]", SIM_UNITS_ERROR_SYNTAX },
+    { "", "'' is not a whole number in [1, 65536]", SIM_UNITS_ERROR_SYNTAX },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      n = 7;
+      CU_ASSERT_FALSE (sim_units_parse_count_in (bad[i].text, 1, 65536, &n, &error));
+      CU_ASSERT_EQUAL (n, 7);
+      CU_ASSERT_TRUE (g_error_matches (error, SIM_UNITS_ERROR, bad[i].code));
+      CU_ASSERT_PTR_NOT_NULL (error != NULL ? strstr (error->message, bad[i].message) : NULL);
+      CU_ASSERT_PTR_NULL (error != NULL ? strstr (error->message, ">= 0") : NULL);
+    }
+}
+
 static void
 test_parse_bool (void)
 {
@@ -320,6 +357,7 @@ static const StepsimTest tests[] = {
   { "message names a unit's other dimension", test_message_names_other_dimension },
   { "parse_number", test_parse_number },
   { "parse_count", test_parse_count },
+  { "parse_count_in: the range in every message", test_parse_count_in },
   { "parse_bool", test_parse_bool },
   { "format scales to the conventional unit", test_format },
   { "format moves up a unit when rounding reaches it", test_format_rounds_up_a_unit },
