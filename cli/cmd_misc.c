@@ -28,7 +28,7 @@ cli_cmd_export (int argc, char **argv)
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "FILE.h5 OBJECT — write a dataset or group as TSV (e.g. /summary, /tasks, "
+    "FILE.h5 OBJECT — write a dataset or group as TSV (e.g. /summary, /tasks, /ops, "
     "/series/rank0/memory)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;

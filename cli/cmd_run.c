@@ -126,8 +126,8 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       "its parent must exist)", "DIR" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &opt->trace,
       "also write the step as Perfetto / Chrome trace-event JSON (ui.perfetto.dev)", "OUT.json" },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "print only the one-line verdict, not the summary", NULL },
-    { "ops", 0, 0, G_OPTION_ARG_NONE, &opt->ops, "also list the kernel time of each op (forward, backward, recompute, optimizer) of the rank with the most kernel time", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt->quiet, "print the one-line verdict, not the summary (and the ops table when --ops is given)", NULL },
+    { "ops", 0, 0, G_OPTION_ARG_NONE, &opt->ops, "also list the kernel time of each op (forward, backward, recompute, optimizer) of the rank with the most kernel time (after the summary, or after the verdict with -q)", NULL },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("SCENARIO.ini — simulate one training step");

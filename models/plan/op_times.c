@@ -31,6 +31,16 @@ key_equal (gconstpointer a, gconstpointer b)
   return x->rank == y->rank && x->kind == y->kind && g_str_equal (x->op, y->op);
 }
 
+double
+model_op_times_executed_flops (const ModelOp *op)
+{
+  g_return_val_if_fail (op != NULL, 0);
+  /* the FlashAttention papers' convention (Dao 2023, arXiv 2307.08691 §4.1: "causal"
+   * counts half the FLOPs): the kernel skips the masked half of the s×s square */
+  gboolean causal = op->op_class == MODEL_OP_ATTENTION && op->shape.causal;
+  return causal ? op->flops / 2 : op->flops;
+}
+
 ModelOpTimes *
 model_op_times_new (void)
 {
@@ -67,7 +77,7 @@ model_op_times_add (ModelOpTimes *t, guint rank, ModelTaskKind kind, const Model
   ModelOpTime *e = &g_array_index (t->entries, ModelOpTime, i - 1);
   e->count++;
   e->seconds += seconds;
-  e->flops += op->flops;
+  e->flops += model_op_times_executed_flops (op);
   e->bytes += op->bytes;
 }
 

@@ -26,11 +26,17 @@ typedef struct
   ModelOpClass op_class;  /* GEMM, attention or element-wise */
   guint64 count;          /* kernels */
   double seconds;         /* s, summed over the kernels */
-  double flops;           /* FLOP, summed (0 for element-wise ops) */
+  double flops;           /* FLOP the kernels compute, summed (model_op_times_executed_flops;
+                           * 0 for element-wise ops) */
   double bytes;           /* B of HBM traffic, summed */
 } ModelOpTime;
 
 typedef struct _ModelOpTimes ModelOpTimes;
+
+/* FLOP a kernel of `op` computes: its FLOPs, but half for a causal fused attention kernel,
+ * which skips the masked half of the s×s square that the model-FLOPs convention (and MFU)
+ * counts (hardware/kernel.h); so FLOP / seconds is the kernel's achieved rate. */
+double model_op_times_executed_flops (const ModelOp *op);
 
 ModelOpTimes *model_op_times_new (void); /* empty; free with model_op_times_free */
 void model_op_times_free (ModelOpTimes *t); /* NULL is a no-op */

@@ -126,6 +126,17 @@ test_op_times_sums (void)
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_rank_seconds (t, 0, -1), 7.5, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_rank_seconds (t, 0, MODEL_OP_GEMM), 7.0, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_rank_seconds (t, 3, MODEL_OP_ELEMENTWISE), 0, 0);
+  /* a causal fused attention kernel computes half the s² square its FLOPs count (so its
+   * achieved rate stays below the peak); a non-causal one, and an eager GEMM, all of it */
+  ModelOp attn = { .name = "attention", .op_class = MODEL_OP_ATTENTION, .flops = 8 };
+  attn.shape.causal = TRUE;
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &attn, 1.0);
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_get (t, 4)->flops, 4, 0);
+  attn.shape.causal = FALSE;
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_executed_flops (&attn), 8, 0);
+  ModelOp scores = { .name = "attn_scores", .op_class = MODEL_OP_GEMM, .flops = 8 };
+  scores.shape.causal = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_executed_flops (&scores), 8, 0);
 }
 
 /* The op-time table (models/plan/op_times.h) of a one-rank step whose kernels run back to
@@ -148,7 +159,8 @@ test_op_times_cover_the_step (void)
       for (guint k = 0; t->rank == 0 && k < t->n_kernels; k++)
         {
           n++;
-          flops += model_plan_kernel (plan, t->first_kernel + k)->op.flops;
+          const ModelKernel *kk = model_plan_kernel (plan, t->first_kernel + k);
+          flops += model_op_times_executed_flops (&kk->op);
         }
     }
   CU_ASSERT_TRUE (n > 0);
