@@ -41,6 +41,11 @@
 #define HW_MAX_GPUS_PER_NODE 72
 #define HW_MAX_NODES 16384
 #define HW_MAX_GPUS 131072
+/* Bounds of a node's memory figures (cluster_spec_node.c): host DRAM at most 1 PiB (a DGX
+ * holds 2 TiB), NVMe at most 1 EiB; link and drive rates at most HW_GPU_MAX_BANDWIDTH,
+ * latencies at most HW_GPU_MAX_LATENCY (hardware/gpu.h). */
+#define HW_NODE_MAX_HOST_MEMORY 1125899906842624.0   /* B, 1 PiB */
+#define HW_NODE_MAX_NVME 1152921504606846976.0       /* B, 1 EiB */
 
 /* Parses the hardware of `kf` (see above). On success fills *node_out (free its members
  * with hw_node_spec_clear()), *n_nodes_out and *fabric_out and returns TRUE; on failure

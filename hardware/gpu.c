@@ -216,7 +216,8 @@ hw_gpu_spec_validate (const HwGpuSpec *spec, GError **error)
       || !check_rate (spec, "pcie_bandwidth", spec->pcie_bandwidth, 1e8, SIM_DIM_BANDWIDTH, FALSE,
                       error)
       || !check_non_negative (spec, "pcie_latency", spec->pcie_latency, error)
-      || !check_non_negative (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, error)
+      || !check_rate (spec, "nvlink_bandwidth", spec->nvlink_bandwidth, 1e8, SIM_DIM_BANDWIDTH,
+                      TRUE, error)
       || !check_non_negative (spec, "kernel_latency", spec->kernel_latency, error)
       || !check_non_negative (spec, "host_dispatch", spec->host_dispatch, error)
       || !check_non_negative (spec, "power", spec->board_power, error)

@@ -362,6 +362,33 @@ test_strict_values (void)
                                      "link_efficiency = 1.2\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (m7, "group [node.N], key 'link_efficiency'");
+  /* a node's link, latency and memory figures are bounded as a GPU's are: a typo (1e-30
+   * Gbit/s, 1e30 s, 1e30 TiB, an efficiency of 1e-9) gave a step of 1e31 s, exit 0 */
+  static const struct
+  {
+    const char *line, *key, *why;
+  } bounded[] = {
+    { "nic_bandwidth = 1e-30 Gbit/s", "nic_bandwidth", "or from 1e+08 to 1e+15 B/s" },
+    { "nvlink_bandwidth = 1e-30 GB/s", "nvlink_bandwidth", "or from 1e+08 to 1e+15 B/s" },
+    { "inter_latency = 1e30 s", "inter_latency", "from 0 to 1 (s)" },
+    { "collective_overhead = 2 s", "collective_overhead", "from 0 to 1 (s)" },
+    { "link_efficiency = 1e-9", "link_efficiency", "in [0.1, 1]" },
+    { "host_memory = 1e30 TiB", "host_memory", "at most 1 PiB" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bounded); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("[cluster]\nnode = N\nnodes = 2\n[node.N]\n"
+                                               "base = DGX-H100\n%s\n", bounded[i].line);
+      g_autofree char *m = parse_error (text, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+      g_autofree char *where = g_strdup_printf ("group [node.N], key '%s'", bounded[i].key);
+      ASSERT_CONTAINS (m, where);
+      ASSERT_CONTAINS (m, bounded[i].why);
+    }
+  /* the bounds are wide: the catalog's nodes and a 1 Gbit/s network are in them */
+  Parsed slow = parse_ok ("[cluster]\nnode = N\nnodes = 2\n[node.N]\nbase = DGX-H100\n"
+                          "nic_bandwidth = 1 Gbit/s\ninter_latency = 50 us\n");
+  CU_ASSERT_EQUAL (slow.n_nodes, 2);
+  hw_node_spec_clear (&slow.node);
 }
 
 /* Several nodes need a network: the message names the key and what is missing. */
