@@ -19,7 +19,7 @@
 #include <string.h>
 
 /* Lower clamp of the jitter factor (cluster.h): a kernel never runs more than twice as fast
- * as its model, whatever the draw. */
+ * as its model, nor above the GPU's peak (jitter_floor), whatever the draw. */
 #define JITTER_MIN_FACTOR 0.5
 
 /* A persistent GEMM as launched (hw_cluster_start_kernel_after), kept for the instant of its
@@ -507,17 +507,33 @@ compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelSh
   return seconds * c->slowdown[rank];
 }
 
-/* One jitter factor max(0.5, 1 + cv·N(0,1)); N(0,1) by Box–Muller from two uniforms, with
- * u1 in (0, 1] so the logarithm is finite. */
+/* The least jitter factor of a kernel: a jittered kernel may run faster than its model, but
+ * never faster than half of it, nor the FLOPs it computes above the GPU's peak — the
+ * fraction of peak its model runs at (the efficiency, of the half of the s² square a causal
+ * FlashAttention kernel computes: hardware/kernel.h counts the whole square) over the
+ * rank's slow-down. */
 static double
-jitter_factor (HwCluster *c)
+jitter_floor (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelShape *shape)
+{
+  double eff = kernel_efficiency (c, dtype, shape);
+  gboolean flash = shape != NULL && (shape->cls == HW_KERNEL_FLASH_FWD
+                                     || shape->cls == HW_KERNEL_FLASH_BWD);
+  if (flash && shape->causal)
+    eff /= 2;
+  return MAX (JITTER_MIN_FACTOR, eff / c->slowdown[rank]);
+}
+
+/* One jitter factor max(least, 1 + cv·N(0,1)); N(0,1) by Box–Muller from two uniforms, with
+ * u1 in (0, 1] so the logarithm is finite. `least`: jitter_floor. */
+static double
+jitter_factor (HwCluster *c, double least)
 {
   if (c->jitter_cv <= 0)
     return 1.0;
   double u1 = 1.0 - g_rand_double (c->jitter_rng);
   double u2 = g_rand_double (c->jitter_rng);
   double z = sqrt (-2.0 * log (u1)) * cos (2.0 * G_PI * u2);
-  return MAX (JITTER_MIN_FACTOR, 1.0 + c->jitter_cv * z);
+  return MAX (least, 1.0 + c->jitter_cv * z);
 }
 
 /* Jitter is random, so the closed form leaves it out (its factor has mean ≈ 1); the
@@ -626,7 +642,11 @@ hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
                                double delay, SimActivityDoneFunc done, gpointer user_data)
 {
   g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
-  double tc = compute_seconds (cluster, rank, dtype, shape, flops) * jitter_factor (cluster);
+  double tc = compute_seconds (cluster, rank, dtype, shape, flops);
+  if (cluster->jitter_cv > 0 && tc > 0)
+    tc *= jitter_factor (cluster, jitter_floor (cluster, rank, dtype, shape));
+  else
+    tc *= jitter_factor (cluster, JITTER_MIN_FACTOR);
   return launch_kernel (cluster, rank, shape, tc, bytes, delay, done, user_data);
 }
 

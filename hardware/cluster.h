@@ -118,8 +118,9 @@ HwCluster *hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes,
 
 /* Stragglers and jitter. A rank's compute slow-down factor (>= 1, default 1) multiplies the
  * compute time of its kernels. With jitter cv > 0, every kernel's compute time is further
- * multiplied by a factor drawn from a seeded GRand: max(0.5, 1 + cv·N(0,1)) (Box–Muller), so
- * the same seed gives the same run. */
+ * multiplied by a factor drawn from a seeded GRand: max(least, 1 + cv·N(0,1)) (Box–Muller),
+ * so the same seed gives the same run; `least` is 0.5, or more where that would run the
+ * FLOPs the kernel computes above the GPU's peak (its efficiency over the slow-down). */
 void hw_cluster_set_slowdown (HwCluster *cluster, guint rank, double factor);
 void hw_cluster_set_jitter (HwCluster *cluster, double cv, guint32 seed);
 void hw_cluster_free (HwCluster *cluster); /* NULL is a no-op */

@@ -130,6 +130,26 @@ test_jitter_seeded (void)
   CU_ASSERT_TRUE (varied > n / 2);
 }
 
+/* A jittered kernel never computes above the GPU's peak: with a large cv many draws fall
+ * below the GPU's efficiency e (A100: e > 0.5), and those kernels take exactly L + F/peak
+ * (the factor clamped at e, cluster.h), none less. */
+static void
+test_jitter_never_above_peak (void)
+{
+  const guint n = 200;
+  g_autofree double *t = jittered_times (3.0, 42, n);
+  const HwGpuSpec *g = hw_catalog_gpu ("A100-80GB-SXM", NULL);
+  double at_peak = g->kernel_latency + 1e12 / g->peak_flops[HW_DTYPE_BF16];
+  CU_ASSERT_TRUE (g->compute_efficiency > 0.5);
+  guint clamped = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      CU_ASSERT_TRUE (t[i] >= at_peak * (1 - 1e-12));
+      clamped += fabs (t[i] - at_peak) <= 1e-12 * at_peak;
+    }
+  CU_ASSERT_TRUE (clamped > n / 10);
+}
+
 /* cv = 0: no jitter at all, every kernel takes exactly its closed form. */
 static void
 test_jitter_zero_cv (void)
@@ -247,6 +267,7 @@ static const StepsimTest tests[] = {
   { "slow-down 2 doubles a compute-bound kernel", test_slowdown_doubles_compute },
   { "slow-down spares a memory-bound kernel", test_slowdown_spares_memory_bound },
   { "jitter: same seed same times, factor >= 0.5", test_jitter_seeded },
+    { "jitter never runs a kernel above the peak", test_jitter_never_above_peak },
   { "jitter: cv = 0 changes nothing", test_jitter_zero_cv },
   { "jitter: mean factor near 1", test_jitter_mean },
   { "a reset cluster replays as a new one", test_reset_replays_as_new },
