@@ -95,6 +95,11 @@ golden_diff () {
 golden="$srcdir/tests/golden/s1-summary.tsv"
 if golden_diff "$golden" summary.tsv >golden.out; then ok "golden summary of the default scenario"
 else bad "golden summary of the default scenario"; cat golden.out; fi
+# A scenario name is printed text: a control character (a terminal escape) is refused.
+printf '[scenario]\nname = red\033[31mname\n[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n' >esc.ini
+"$STEPSIM" run esc.ini -q -o esc.h5 >esc.out 2>esc.err; rc=$?
+check "[scenario] name with a control character: one error naming group and key, exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (byte 0x1b)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
 # Kernel time per op (cli/report/op_report.h): the summary's class lines, `run --ops`, and
 # /ops, whose busiest rank's rows add up to /summary's kernel_time.
 "$STEPSIM" run "$s1" -o ops.h5 --ops >ops.out 2>ops.err

@@ -34,6 +34,12 @@ EOF2
 "$STEPSIM" run small.ini -o small.h5 >small.out 2>&1
 check "run: the summary has the training run" sh -c "grep -q '^training run' small.out && grep -q 'time to train' small.out && grep -q 'GPU-hours' small.out && grep -q 'cost .* USD' small.out && grep -q 'energy .* MWh' small.out"
 "$STEPSIM" export small.h5 /summary >small.tsv 2>/dev/null
+# Every price is in one currency: a --set in another names the key it disagrees with and
+# its currency (it once blamed the file's keys for the override's currency).
+"$STEPSIM" run "$srcdir/scenarios/cost-llama-3.1-8b-dgx-h100.ini" -q -o cur.h5 \
+  --set "cost.gpu_hour=2 EUR/h" >cur.out 2>cur.err; rc=$?
+check "[cost]: a price in another currency names the key that set the first, exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"currency USD, where key 'gpu_hour' is in EUR\" cur.err && [ ! -e cur.h5 ]"
 check "/summary: train_cost in USD, train_energy in J" sh -c "grep -q '^train_cost	.*	USD$' small.tsv && grep -q '^train_energy	.*	J$' small.tsv"
 
 # Error band: the median |error| of the table's A100-80GB-SXM rows of step-time metrics.

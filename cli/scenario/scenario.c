@@ -377,6 +377,15 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   if (sc->name == NULL)
     sc->name = g_strdup (base);
   sc->text = g_key_file_to_data (kf, NULL, NULL);
+  /* the name is printed in summaries, verdicts, tables and charts: no terminal escapes */
+  for (const char *c = sc->name; *c != '\0'; c++)
+    if (g_ascii_iscntrl (*c))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "group [scenario], key 'name': contains a control character (byte "
+                     "0x%02x); a name is printed text", (guint) (guchar) *c);
+        return NULL;
+      }
   if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
       || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_moe (kf, sc, error)

@@ -31,6 +31,7 @@ typedef struct
   double price;              /* currency per GPU-second (or per node-second) */
   double fixed;              /* [cost] fixed, currency (0 when absent) */
   char currency[4];          /* ISO 4217 code of every price ("" without one) */
+  char currency_key[64];     /* the [cost] key that set it (a later price must agree) */
   double pue;                /* [cost] pue, >= 1 (default 1: the IT equipment's energy) */
   gboolean has_carbon;
   double carbon_intensity;   /* [cost] carbon_intensity, kg CO2 per J */

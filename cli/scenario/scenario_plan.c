@@ -121,10 +121,12 @@ money_key (GKeyFile *kf, const char *key, gboolean per_time, CliTrainingInputs *
   if (p->currency[0] != '\0' && strcmp (p->currency, code) != 0)
     {
       g_autofree char *why = g_strdup_printf (
-          "currency %s differs from the file's other prices (%s); stepsim does not convert",
-          code, p->currency);
+          "currency %s, where key '%s' is in %s: every price in [cost] is in one currency "
+          "(stepsim does not convert)", code, p->currency_key, p->currency);
       return fail_key (error, "cost", key, why);
     }
+  if (p->currency[0] == '\0')
+    g_strlcpy (p->currency_key, key, sizeof p->currency_key);
   memcpy (p->currency, code, sizeof code);
   return TRUE;
 }
