@@ -66,8 +66,9 @@ cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res)
     }
   g_autofree char *all = sim_units_format (total, SIM_DIM_TIME, 2);
   /* after an OOM, as the time block: the step as planned, which would not run */
-  fprintf (out, "kernels (%srank %u, the most kernel time: %s; `run --ops` lists each op)\n",
-           res->gpu_fits ? "" : "of the step as planned: ", rank, all);
+  fprintf (out, "kernels (%srank %u%s, the most kernel time: %s; `run --ops` lists each op)\n",
+           res->gpu_fits ? "" : "of the step as planned: ", rank,
+           res->steps > 1 ? ", step 1" : "", all);
   for (guint c = 0; c < G_N_ELEMENTS (class_names); c++)
     {
       if (sec[c] <= 0)

@@ -301,7 +301,11 @@ print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     if (res->time_by_kind[k] > 0)
       {
-        g_autofree char *name = g_strdup_printf ("%s (rank 0)", model_plan_task_kind_name (k));
+        /* with several steps, the passes are the first step's (its tasks, series and
+         * kernels), the step time their median */
+        g_autofree char *name = g_strdup_printf (res->steps > 1 ? "%s (rank 0, step 1)"
+                                                                : "%s (rank 0)",
+                                                 model_plan_task_kind_name (k));
         print_quantity (out, name, res->time_by_kind[k], SIM_DIM_TIME);
       }
 }
