@@ -24,6 +24,20 @@ typedef struct
 
 static double replay_host_dispatch; /* host_dispatch of replay()'s GPU (default 0) */
 
+/* One node of `n_gpus` tiny GPUs (tiny.h) on NVSwitch, host_dispatch `host_dispatch` s, on
+ * `fluid` (borrowed); caller frees. */
+static HwCluster *
+tiny_cluster (guint n_gpus, double host_dispatch, SimFluid *fluid)
+{
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n_gpus, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  node.gpu->host_dispatch = host_dispatch;
+  HwCluster *cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  return cluster;
+}
+
 static Outcome
 replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alone)
 {
@@ -35,12 +49,7 @@ replay (const ModelArch *a, const ModelStack *s, guint n_ranks, double *sum_alon
   g_assert (plan != NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n_ranks, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  node.gpu->host_dispatch = replay_host_dispatch;
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
+  g_autoptr (HwCluster) cluster = tiny_cluster (n_ranks, replay_host_dispatch, fluid);
   g_autoptr (ModelLedger) ledger = model_ledger_new (n_ranks, NULL);
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
   g_autoptr (ModelOpTimes) ops = model_op_times_new ();
@@ -198,11 +207,7 @@ test_host_dispatch_bound (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (last);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 1, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
+  g_autoptr (HwCluster) cluster = tiny_cluster (1, 0, fluid);
   double tau = hw_cluster_kernel_time_alone_shaped (cluster, 0, last->dtype, &last->op.shape,
                                                     last->op.flops, last->op.bytes);
   CU_ASSERT_TRUE (tau < 1.0);
@@ -400,11 +405,7 @@ reduced_after_embedding (const ModelArch *a, ModelDataParallel mode, double *aft
   g_assert (plan != NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 2, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
+  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
   g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
@@ -508,11 +509,7 @@ test_trace_replays_the_run (void)
   g_assert (plan != NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 2, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
+  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
   hw_cluster_set_jitter (cluster, 0.05, 7);
   g_autoptr (SimRecorder) rec1 = sim_recorder_new ();
   g_autoptr (SimRecorder) rec2 = sim_recorder_new ();
