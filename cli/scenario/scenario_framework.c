@@ -277,7 +277,8 @@ train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
  * neither → fp32 (DeepSpeed's default). "auto" is the Hugging Face integration's placeholder
  * for the Trainer's own --fp16/--bf16 (transformers integrations/deepspeed.py
  * trainer_config_process fills it): the scenario's precision, which must then be given; an
- * explicit false still contradicts the scenario's mixed precision of that dtype. */
+ * explicit false still contradicts the scenario's mixed precision of that dtype, and the
+ * other block explicitly true any precision but its own. */
 static gboolean
 late_precision (GKeyFile *kf, CliScenario *sc, GError **error)
 {
@@ -302,6 +303,13 @@ late_precision (GKeyFile *kf, CliScenario *sc, GError **error)
                        "precision)", sc->ds_path, ds_key);
           return FALSE;
         }
+      /* the other block explicitly true: the scenario's precision must be that one */
+      if (d->fp16 == 1 && s->precision != MODEL_PRECISION_FP16_MIXED)
+        return conflict (error, sc, "training", "precision", "fp16.enabled", "true",
+                         model_stack_precision_name (s->precision));
+      if (d->bf16 == 1 && s->precision != MODEL_PRECISION_BF16_MIXED)
+        return conflict (error, sc, "training", "precision", "bf16.enabled", "true",
+                         model_stack_precision_name (s->precision));
       if (d->fp16 == 0 && s->precision == MODEL_PRECISION_FP16_MIXED)
         return conflict (error, sc, "training", "precision", "fp16.enabled", "false",
                          model_stack_precision_name (s->precision));

@@ -265,6 +265,16 @@ test_deepspeed_precision (void)
   g_autoptr (GError) e2 = NULL;
   g_autoptr (CliScenario) again = load (PREC, sets, &e2);
   CU_ASSERT (again == NULL && e2 != NULL && strstr (e2->message, "bf16.enabled") == NULL);
+  /* one block "auto", the other explicitly true: the scenario's precision must be the true
+   * one's (fp16 true with bf16 auto was read as the scenario's bf16_mixed) */
+  write_ds ("{ \"fp16\": { \"enabled\": true }, \"bf16\": { \"enabled\": \"auto\" } }");
+  const char *const fp16_on[] = { "group [training], key 'precision': bf16_mixed", "ds.json",
+                                  "fp16.enabled", NULL };
+  expect_error (PREC, sets, fp16_on);
+  g_autoptr (GError) e3 = NULL;
+  g_autoptr (CliScenario) fp16 = load ("precision = fp16_mixed\n", sets, &e3);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (fp16);
+  CU_ASSERT_EQUAL (fp16->stack.precision, MODEL_PRECISION_FP16_MIXED);
 }
 
 /* offload_optimizer with ZeRO stage 1: DeepSpeed runs it (stage_1_and_2.py, one class), the
