@@ -643,10 +643,9 @@ hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
 {
   g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
   double tc = compute_seconds (cluster, rank, dtype, shape, flops);
-  if (cluster->jitter_cv > 0 && tc > 0)
-    tc *= jitter_factor (cluster, jitter_floor (cluster, rank, dtype, shape));
-  else
-    tc *= jitter_factor (cluster, JITTER_MIN_FACTOR);
+  double least = cluster->jitter_cv > 0 && tc > 0 ? jitter_floor (cluster, rank, dtype, shape)
+                                                  : JITTER_MIN_FACTOR;
+  tc *= jitter_factor (cluster, least);
   return launch_kernel (cluster, rank, shape, tc, bytes, delay, done, user_data);
 }
 

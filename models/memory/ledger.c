@@ -346,20 +346,18 @@ model_ledger_whole_bytes (double bytes)
 
 void
 model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
-                            const double *sizes_in, guint n_tensors, guint handle, double time,
+                            const double *sizes, guint n_tensors, guint handle, double time,
                             const char *task_label)
 {
   g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
-  g_return_if_fail (handle > 0 && n_tensors > 0 && sizes_in != NULL);
+  g_return_if_fail (handle > 0 && n_tensors > 0 && sizes != NULL);
   RankLedger *rl = &ledger->ranks[rank];
   ledger->used = TRUE;
   double bytes = 0;
-  g_autofree double *sizes = g_new (double, n_tensors);
   for (guint i = 0; i < n_tensors; i++)
     {
-      g_return_if_fail (sizes_in[i] > 0 && isfinite (sizes_in[i]));
-      sizes[i] = model_ledger_whole_bytes (sizes_in[i]);
-      bytes += sizes[i];
+      g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
+      bytes += model_ledger_whole_bytes (sizes[i]);
     }
   Buffer *b = g_new0 (Buffer, 1);
   *b = (Buffer){ handle, category, bytes, g_strdup (task_label), n_tensors, NULL, 0 };
@@ -368,13 +366,14 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
   for (guint i = 0; i < n_tensors; i++)
     {
       gboolean over = FALSE;
+      double size = model_ledger_whole_bytes (sizes[i]);
       double before = model_allocator_reserved (rl->alloc);
       double high = model_allocator_peak_reserved (rl->alloc);
-      guint id = model_allocator_malloc (rl->alloc, sizes[i], &over);
+      guint id = model_allocator_malloc (rl->alloc, size, &over);
       /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
       if (over && !rl->oom.happened)
-        record_oom (rl, category, sizes[i], b, granted, before, high, time);
-      granted += sizes[i];
+        record_oom (rl, category, size, b, granted, before, high, time);
+      granted += size;
       b->blocks[i] = id;
     }
   gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);

@@ -462,6 +462,17 @@ trace_add (ModelExecutor *exec, guint task, TraceKind kind, double time)
     g_array_append_val (exec->trace->steps, ((TraceEntry){ task, kind, time, 0 }));
 }
 
+/* What starting task ts (plan task t) at `now` (s) changes besides its stream: its start,
+ * the states it creates in a first step and its start effects. */
+static void
+begin_task (ModelExecutor *exec, TaskState *ts, const ModelTask *t, double now)
+{
+  ts->start = now;
+  trace_add (exec, ts->id, TRACE_START, now);
+  create_states (exec, t, now);
+  apply_effects (exec, t, MODEL_EFFECT_AT_START, now);
+}
+
 /* What ending task ts at `now` (s) changes besides the streams and the tasks waiting on
  * it: its end effects, its record, the rank's end, busy time and busy intervals. */
 static void
@@ -591,10 +602,7 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
     return;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
-  ts->start = sim_engine_now (exec->engine);
-  trace_add (exec, ts->id, TRACE_START, ts->start);
-  create_states (exec, t, ts->start);
-  apply_effects (exec, t, MODEL_EFFECT_AT_START, ts->start);
+  begin_task (exec, ts, t, sim_engine_now (exec->engine));
   if (t->collective >= 0)
     arrive (exec, ts, t);
   else if (t->offload != MODEL_OFFLOAD_OP_NONE)
@@ -682,10 +690,7 @@ model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
           end_task (exec, ts, e->time);
           continue;
         }
-      const ModelTask *t = model_plan_task (exec->plan, e->id);
-      ts->start = e->time;
-      create_states (exec, t, e->time);
-      apply_effects (exec, t, MODEL_EFFECT_AT_START, e->time);
+      begin_task (exec, ts, model_plan_task (exec->plan, e->id), e->time);
     }
 }
 

@@ -534,7 +534,6 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   SimEngine *engine = m->engine;
   SimFluid *fluid = m->fluid;
   load.cluster = cluster;
-  load.fluid = fluid;
   if (rec != NULL)
     {
       guint nr = sim_fluid_n_resources (fluid);
