@@ -515,11 +515,7 @@ compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelSh
 static double
 jitter_floor (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelShape *shape)
 {
-  double eff = kernel_efficiency (c, dtype, shape);
-  gboolean flash = shape != NULL && (shape->cls == HW_KERNEL_FLASH_FWD
-                                     || shape->cls == HW_KERNEL_FLASH_BWD);
-  if (flash && shape->causal)
-    eff /= 2;
+  double eff = kernel_efficiency (c, dtype, shape) * hw_kernel_executed_fraction (shape);
   return MAX (JITTER_MIN_FACTOR, eff / c->slowdown[rank]);
 }
 

@@ -364,6 +364,14 @@ hw_kernel_persistent_ctas (const HwGpuSpec *gpu, const HwKernelShape *shape)
 }
 
 double
+hw_kernel_executed_fraction (const HwKernelShape *shape)
+{
+  gboolean flash = shape != NULL
+                   && (shape->cls == HW_KERNEL_FLASH_FWD || shape->cls == HW_KERNEL_FLASH_BWD);
+  return flash && shape->causal ? 0.5 : 1.0;
+}
+
+double
 hw_kernel_peak_flops (const HwGpuSpec *gpu, HwDtype dtype)
 {
   g_return_val_if_fail (gpu != NULL && dtype < HW_N_DTYPES, 0.0);

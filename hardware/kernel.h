@@ -65,6 +65,12 @@ double hw_kernel_sustained_rate (const HwGpuSpec *gpu, HwDtype dtype);
  * give compute_efficiency. Pure function. */
 double hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *shape);
 
+/* The fraction of its counted FLOPs a kernel of `shape` computes: 1/2 for a causal
+ * FlashAttention kernel (its FLOPs count the whole s×s square, the model-FLOPs convention,
+ * and the kernel skips the masked half: the FlashAttention papers count half, Dao 2023,
+ * arXiv 2307.08691 §4.1), 1 for every other kernel (NULL: HW_KERNEL_PLAIN). Pure. */
+double hw_kernel_executed_fraction (const HwKernelShape *shape);
+
 /* Peak FLOP/s `gpu` runs `dtype` at: peak_flops[dtype], or peak_flops[fp32] when the GPU
  * lacks the dtype (the fallback hw_kernel_efficiency and _compute_seconds use). */
 double hw_kernel_peak_flops (const HwGpuSpec *gpu, HwDtype dtype);

@@ -35,10 +35,7 @@ double
 model_op_times_executed_flops (const ModelOp *op)
 {
   g_return_val_if_fail (op != NULL, 0);
-  /* the FlashAttention papers' convention (Dao 2023, arXiv 2307.08691 §4.1: "causal"
-   * counts half the FLOPs): the kernel skips the masked half of the s×s square */
-  gboolean causal = op->op_class == MODEL_OP_ATTENTION && op->shape.causal;
-  return causal ? op->flops / 2 : op->flops;
+  return op->flops * hw_kernel_executed_fraction (&op->shape);
 }
 
 ModelOpTimes *

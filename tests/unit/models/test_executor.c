@@ -138,12 +138,14 @@ test_op_times_sums (void)
   /* a causal fused attention kernel computes half the s² square its FLOPs count (so its
    * achieved rate stays below the peak); a non-causal one, and an eager GEMM, all of it */
   ModelOp attn = { .name = "attention", .op_class = MODEL_OP_ATTENTION, .flops = 8 };
+  attn.shape.cls = HW_KERNEL_FLASH_FWD;
   attn.shape.causal = TRUE;
   model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &attn, 1.0);
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_get (t, 4)->flops, 4, 0);
   attn.shape.causal = FALSE;
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_executed_flops (&attn), 8, 0);
   ModelOp scores = { .name = "attn_scores", .op_class = MODEL_OP_GEMM, .flops = 8 };
+  scores.shape.cls = HW_KERNEL_GEMM;
   scores.shape.causal = TRUE;
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_executed_flops (&scores), 8, 0);
 }
