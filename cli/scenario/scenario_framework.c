@@ -7,6 +7,8 @@
  *   deepspeed_config = PATH                   a ds_config.json (relative to the scenario's
  *                                             folder): its values replace the profile's
  *   main_grad_fp32, optimizer_in_backward, activation_offload = true|false
+ *   host_op_time, host_backward_op_time = TIME   host time per PyTorch op (0 … 10 ms)
+ *   host_sync_micro_batch = true|false        the host waits for each micro-batch
  *   optimizer_impl = per_tensor | foreach | fused | cpu_adam
  *   optimizer_foreach = true|false            the older spelling: foreach | per_tensor
  *   reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size,
@@ -37,6 +39,28 @@ get_bool (GKeyFile *kf, const char *key, gboolean *out, GError **error)
   g_autofree char *v = cli_scenario_get_raw (kf, "training", key, FALSE, NULL);
   if (v != NULL && !sim_units_parse_bool (v, out, error))
     return PREFIX_KEY (error, "training", key), FALSE;
+  return TRUE;
+}
+
+/* A host time per op: a time with its unit, from 0 (CUDA graphs: no host work per op) to
+ * MODEL_FRAMEWORK_MAX_HOST_OP_TIME. */
+static gboolean
+get_host_time (GKeyFile *kf, const char *key, double *out, GError **error)
+{
+  g_autofree char *v = cli_scenario_get_raw (kf, "training", key, FALSE, NULL);
+  if (v == NULL)
+    return TRUE;
+  double x;
+  if (!sim_units_parse (v, SIM_DIM_TIME, &x, error))
+    return PREFIX_KEY (error, "training", key), FALSE;
+  if (!(x >= 0 && x <= MODEL_FRAMEWORK_MAX_HOST_OP_TIME))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key '%s': '%s' is not a host time per op from 0 to "
+                   "10 ms", key, v);
+      return FALSE;
+    }
+  *out = x;
   return TRUE;
 }
 
@@ -209,6 +233,9 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
                                                                    error))
     return PREFIX_KEY (error, "training", "optimizer_impl"), FALSE;
   return get_bool (kf, "main_grad_fp32", &fw->main_grad_fp32, error)
+         && get_host_time (kf, "host_op_time", &fw->host_op_time, error)
+         && get_host_time (kf, "host_backward_op_time", &fw->host_backward_op_time, error)
+         && get_bool (kf, "host_sync_micro_batch", &fw->host_sync_micro_batch, error)
          && get_bool (kf, "optimizer_in_backward", &fw->optimizer_in_backward, error)
          && get_bool (kf, "activation_offload", &fw->activation_offload, error)
          && get_elements (kf, "reduce_bucket_size", &fw->reduce_bucket_elements, error)

@@ -25,6 +25,10 @@ typedef struct
   gboolean frozen; /* LoRA/QLoRA: base weights frozen (finetune.h) */
   gboolean nf4;    /* QLoRA: base linear weights stored as NF4, dequantized per use */
   gboolean norm_fp32; /* RMSNorm saving its fp32 input (p->norm_fp32, RMSNorm, no autocast) */
+  gboolean eager;     /* the model code's RMSNorm and rotary run op by op as HF transformers
+                       * and torchtune write them (p->norm_fp32's profiles, not compiled):
+                       * cost_norm_op, graph_layer.c rotary */
+  gboolean rms;       /* the norms are RMSNorm */
   gboolean compile;   /* torch.compile partitioner (graph.h) */
   gboolean kv_repeat; /* GQA k, v expanded to q's heads before attention (p->kv_repeat, k < a) */
   gboolean grouped;   /* MoE experts as Megatron's TEGroupedMLP (p->moe_grouped_mlp) */
@@ -45,6 +49,9 @@ gboolean cost_params_ok (const ModelArch *arch, const ModelCostParams *p);
  * e·m·n + w·weights + e·m·p B, GEMM shape m×p (inner n); frozen (backward 1×) under LoRA. */
 ModelOp cost_gemm_op (const Dims *d, const char *name, double m, double n, double p,
                       double weights);
+/* The kernel of a norm over T·h elements read in `in` and written in `out` B an element
+ * (graph_layer.c norm: fused, or HF's eager RMSNorm chain), named `name`. */
+ModelOp cost_norm_op (const Dims *d, const char *name, double in, double out);
 /* A memory-bound kernel moving `bytes` B (0 FLOP, no shape). */
 ModelOp cost_elementwise_op (const char *name, double bytes);
 /* Appends `op` to `pass` (sums updated). */

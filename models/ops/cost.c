@@ -136,6 +136,8 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.nf4 = p->finetune.method == MODEL_FINETUNE_QLORA;
   d.ft = &p->finetune;
   d.norm_fp32 = p->norm_fp32 && arch->norm == MODEL_NORM_RMS && !p->autocast;
+  d.eager = p->norm_fp32 && !p->compile;
+  d.rms = arch->norm == MODEL_NORM_RMS;
   d.compile = p->compile;
   d.kv_repeat = p->kv_repeat && arch->n_kv_heads < arch->n_heads;
   d.grouped = p->moe_grouped_mlp && arch->n_experts > 0;
@@ -160,7 +162,7 @@ cost_add_kernel (ModelPass *pass, const ModelOp *op)
 void
 cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
 {
-  ModelOp op = { name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN } };
+  ModelOp op = { name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN }, 1 };
   cost_add_kernel (pass, &op);
 }
 
@@ -194,6 +196,10 @@ cost_mirror_backward (const ModelPass *fwd, ModelPass *bwd, double attn_extra)
       double k = op->bwd_factor > 0 ? op->bwd_factor : 2.0, f = attn ? 2.5 : k;
       double extra = attn ? attn_extra : 0.0;
       cost_add_op (bwd, op->name, op->op_class, f * op->flops, k * op->bytes + extra);
+      /* its autograd node's ops: a GEMM with trainable weights two (mm for the input's
+       * gradient and for the weight's, derivatives.yaml `mm`), else as many as forward */
+      bwd->ops[bwd->n_ops - 1].host_ops
+        = model_op_host_ops (op) * (op->op_class == MODEL_OP_GEMM && op->bwd_factor != 1 ? 2 : 1);
       HwKernelShape *sh = &bwd->ops[bwd->n_ops - 1].shape;
       *sh = op->shape;
       if (sh->cls == HW_KERNEL_GEMM)

@@ -16,7 +16,13 @@ model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
   Dims d = cost_dims_of (arch, p);
   /* Gather: read int64 ids and T rows of the table, write e·T·h. Backward (2×) reads the
    * gradient and ids and scatter-adds into at most T rows of the embedding gradient. */
-  cost_add_elementwise (&cost.fwd, "embed_gather", 8 * d.T + d.w * d.T * d.h + d.e * d.T * d.h);
+  ModelOp gather = cost_elementwise_op ("embed_gather",
+                                        8 * d.T + d.w * d.T * d.h + d.e * d.T * d.h);
+  /* with HF's eager rotary the model's forward also makes the cos/sin tables once
+   * (transformers >= 4.45 LlamaRotaryEmbedding.forward: the expands, the matmul, transpose,
+   * cat, cos, sin, their scalings and casts: 10 small ops) */
+  gather.host_ops = 1 + (d.rotary && d.eager ? 10 : 0);
+  cost_add_kernel (&cost.fwd, &gather);
   if (arch->learned_positions) /* + wpe rows 0..s−1, broadcast over the batch */
     cost_add_elementwise (&cost.fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
   gboolean bert = arch->family == MODEL_FAMILY_BERT;
@@ -82,6 +88,31 @@ loss_push (double *t, guint *n, double *sum, double bytes, guint copies)
         t[*n - 1] += bytes;
       *sum += bytes;
     }
+}
+
+/* The PyTorch ops the host issues for the loss (ModelOp.host_ops): upcast `logits.float()`,
+ * log_softmax and nll_loss (F.cross_entropy's two); upcast_shift also the contiguous
+ * shifted logits and labels (transformers 4.46 loss_utils.py ForCausalLMLoss); plain the
+ * cross-entropy's two; chunked those three per chunk (torchtune CEWithChunkedOutputLoss);
+ * fused one kernel per chunk; MPT's flash-attn cross-entropy one. */
+static double
+loss_host_ops (const ModelCostParams *p, gboolean mpt)
+{
+  double chunks = MAX (p->loss_chunks, 1);
+  switch (p->loss)
+    {
+    case MODEL_COST_LOSS_UPCAST:
+      return mpt ? 1 : 3;
+    case MODEL_COST_LOSS_UPCAST_SHIFT:
+      return 5;
+    case MODEL_COST_LOSS_PLAIN:
+      return 2;
+    case MODEL_COST_LOSS_CHUNKED:
+      return 3 * chunks;
+    case MODEL_COST_LOSS_FUSED:
+      return chunks;
+    }
+  return 1;
 }
 
 /* A LossMemory of `saved` and `traffic`, no transients yet (loss_fwd / loss_bwd add them). */
@@ -300,10 +331,14 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   if (arch->family == MODEL_FAMILY_BERT)
     return bert_head (arch, &d);
   LossMemory lm = loss_memory (&d, p, arch->family == MODEL_FAMILY_MPT);
-  cost_add_elementwise (&cost.fwd, "final_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
+  double stream = d.norm_fp32 ? d.e : d.ea;
+  ModelOp fn = cost_norm_op (&d, "final_norm", stream, stream);
+  cost_add_kernel (&cost.fwd, &fn);
   /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
-  cost_add_elementwise (&cost.fwd, "cross_entropy", lm.traffic);
+  ModelOp ce = cost_elementwise_op ("cross_entropy", lm.traffic);
+  ce.host_ops = loss_host_ops (p, arch->family == MODEL_FAMILY_MPT);
+  cost_add_kernel (&cost.fwd, &ce);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.fwd.workspace = lm.fwd;
   cost.bwd.workspace = lm.bwd;

@@ -4,6 +4,13 @@
 #include "config.h"
 #include "models/ops/graph.h"
 
+double
+model_op_host_ops (const ModelOp *op)
+{
+  g_return_val_if_fail (op != NULL, 1.0);
+  return op->host_ops > 1.0 ? op->host_ops : 1.0;
+}
+
 ModelGraph *
 model_graph_new (void)
 {

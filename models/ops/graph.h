@@ -69,7 +69,14 @@ typedef struct
   HwKernelShape shape;  /* for the kernel model (hardware/kernel.h): a GEMM's m×n (inner k)
                          * × batch, flash attention's sequence, head dim and mask; PLAIN
                          * for element-wise ops */
+  double host_ops;      /* PyTorch ops the host issues for this kernel (each a call through
+                         * the dispatcher and a launch; models/plan/executor.c charges the
+                         * framework's host time for each): an eager op chain that stepsim
+                         * times as one kernel counts each op (HF's RMSNorm: 8); 0: one */
 } ModelOp;
+
+/* The PyTorch ops the host issues for `op` (op->host_ops, at least 1). */
+double model_op_host_ops (const ModelOp *op);
 
 typedef enum
 {

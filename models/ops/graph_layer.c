@@ -27,8 +27,9 @@
  * Korthikanti Table 2's 34·sbh + 5·a·s²·b for GPT falls out (tests/unit/models/test_cost.c).
  *
  * Kernels (FLOPs and byte conventions in models/ops/cost.c's header): one per op as eager
- * PyTorch launches it, with these fusions the time model keeps: a norm is one kernel
- * (2·e·T·h + weights; its fp32 copies are not extra traffic), rotary one pass over q and k,
+ * PyTorch launches it, with these fusions the time model keeps: a fused norm is one kernel
+ * (2·e·T·h + weights; its fp32 copies are not extra traffic), HF's eager RMSNorm and rotary
+ * one kernel each standing for their chains of ops (cost_norm_op; ModelOp.host_ops),
  * a GEMM's bias is in its epilogue. Projections follow the model code: one fused QKV GEMM
  * where the model has one (GPT-2 c_attn, MPT Wqkv: model_arch_fused_qkv), else q_proj,
  * k_proj, v_proj (HF LlamaAttention, torchtune MultiHeadAttention), each reading the
@@ -57,13 +58,34 @@ cost_gemm_op (const Dims *d, const char *name, double m, double n, double p, dou
 {
   return (ModelOp){ name, MODEL_OP_GEMM, 2 * m * n * p,
                     d->e * m * n + d->w * weights + d->e * m * p, d->frozen ? 1 : 0,
-                    { .cls = HW_KERNEL_GEMM, .m = m, .n = p, .k = n, .batch = 1 } };
+                    { .cls = HW_KERNEL_GEMM, .m = m, .n = p, .k = n, .batch = 1 }, 1 };
 }
 
 ModelOp
 cost_elementwise_op (const char *name, double bytes)
 {
-  return (ModelOp){ name, MODEL_OP_ELEMENTWISE, 0, bytes, 0, { HW_KERNEL_PLAIN } };
+  return (ModelOp){ name, MODEL_OP_ELEMENTWISE, 0, bytes, 0, { HW_KERNEL_PLAIN }, 1 };
+}
+
+/* A norm's kernel. Fused (LayerNorm's native_layer_norm, Transformer Engine's or a Triton
+ * RMSNorm, or any norm under compile): one pass, 2·e B an element (`in` and `out` unused).
+ * HF's eager RMSNorm (modeling_llama.py LlamaRMSNorm.forward; torchtune
+ * modules/rms_norm.py the same chain) runs op by op, each a kernel over the T·h elements:
+ * `x.to(float32)` (in + 4 B an element; no kernel when the input is fp32 already),
+ * `pow(2)` (4 + 4), `mean(-1)` (4), `+ eps` and `rsqrt` (T elements: left out),
+ * `x * rsqrt(...)` (4 + 4), `.to(input_dtype)` (4 + out; none when fp32), `weight * x`
+ * (out + out): 36 B an element for a 16-bit input (against the fused pass's 4) and 8 ops,
+ * 28 B and 6 ops for an fp32 one. */
+ModelOp
+cost_norm_op (const Dims *d, const char *name, double in, double out)
+{
+  double Th = d->T * d->h, weights = d->w * d->norm_w;
+  if (!(d->eager && d->rms)) /* its fp32 copies are not extra traffic */
+    return cost_elementwise_op (name, 2 * d->e * Th + weights);
+  double up = in != 4 ? in + 4 : 0, down = out != 4 ? 4 + out : 0;
+  ModelOp k = cost_elementwise_op (name, (up + 8 + 4 + 8 + down + 2 * out) * Th + weights);
+  k.host_ops = 6 + (up > 0) + (down > 0);
+  return k;
 }
 
 /* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
@@ -182,7 +204,10 @@ norm (ModelGraph *g, const Dims *d, guint in, const char *name, const char *kern
       out = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "layer_norm", out, in, NO, NO);
     }
-  ew (g, kernel, 2 * d->e * Th + d->w * d->norm_w);
+  /* HF's RMSNorm returns `weight * x.to(input_dtype)`: the input's dtype (the fp32 stream
+   * under autocast, e otherwise) */
+  ModelOp k = cost_norm_op (d, kernel, d->norm_fp32 ? d->e : d->ea, d->norm_fp32 ? d->e : d->ea);
+  model_graph_op_kernel (g, &k);
   /* Megatron's layernorm recompute discards the output after its consumers ran and
    * recomputes it before their backward (transformer_layer.py CheckpointWithoutOutput over
    * input_layernorm / pre_mlp_layernorm); the norm's input stays (the residual stream) */
@@ -250,7 +275,7 @@ flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
                    2 * d->b * d->s * d->s_kv * (d->q + d->v_q),
                    d->e * d->T * (d->q + d->c + d->v_c + d->v_q), 0,
                    { .cls = HW_KERNEL_FLASH_FWD, .seq = d->s, .head_dim = d->q / d->a,
-                     .causal = d->causal } };
+                     .causal = d->causal }, 1 };
   model_graph_op_kernel (g, &kern);
   return o;
 }
@@ -266,7 +291,8 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
   ModelOp kern = { "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
                    d->e * T * (d->q + d->c) + d->e * scores, 0,
-                   { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->s, .k = hd, .batch = d->b * d->a } };
+                   { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->s, .k = hd,
+                     .batch = d->b * d->a }, 1 };
   model_graph_op_kernel (g, &kern);
   if (d->alibi) /* MptAttention: scores + position_bias, out of place */
     {
@@ -317,7 +343,7 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   ModelOp av = { "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->v_q,
                  d->e * scores + d->e * T * (d->v_c + d->v_q), 0,
                  { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->v_q / d->a, .k = d->s,
-                   .batch = d->b * d->a } };
+                   .batch = d->b * d->a }, 1 };
   model_graph_op_kernel (g, &av);
   return o;
 }
@@ -763,14 +789,14 @@ lora (ModelGraph *g, const Dims *d, const ModelArch *arch, gboolean attention)
       op1 (g, "lora_a", ax, NO, NO, NO);
       ModelOp ka = { "lora_a", MODEL_OP_GEMM, 2 * tok * in * r,
                      e * tok * in + w * r * in * n + e * tok * r, 0,
-                     { .cls = HW_KERNEL_GEMM, .m = m, .n = r, .k = in, .batch = n } };
+                     { .cls = HW_KERNEL_GEMM, .m = m, .n = r, .k = in, .batch = n }, 1 };
       model_graph_op_kernel (g, &ka);
       guint bx = t_new (g, bx_name, e * tok * out, MODEL_TENSOR_GEMM, -1);
       op1 (g, "lora_b", bx, ax, NO, NO);
       frees (g, ax, NO, NO);
       ModelOp kb = { "lora_b", MODEL_OP_GEMM, 2 * tok * r * out,
                      e * tok * r + w * r * out * n + e * tok * out, 0,
-                     { .cls = HW_KERNEL_GEMM, .m = m, .n = out, .k = r, .batch = n } };
+                     { .cls = HW_KERNEL_GEMM, .m = m, .n = out, .k = r, .batch = n }, 1 };
       model_graph_op_kernel (g, &kb);
       op1 (g, "lora_scale_add", scratch (g), NO, NO, NO);
       frees (g, bx, NO, NO);
@@ -814,10 +840,17 @@ cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash)
     mla_qkv (g, d, arch, n1, in, &q, &k, &v);
   else
     qkv (g, d, arch, n1, in, &q, &k, &v);
-  if (d->rotary && !arch->deepseek.mla) /* q and k, read + write */
+  if (d->rotary && !arch->deepseek.mla)
     {
+      /* fused (Megatron's and nanotron's kernels, compile): q and k read and written once.
+       * HF's eager apply_rotary_pos_emb (modeling_llama.py) runs `q * cos`,
+       * rotate_half's `-x2` and `cat`, `* sin` and the add on q and on k: 5 ops each,
+       * 10·e B an element (read e + write e each, half for the negation, two reads for
+       * the add) */
       op1 (g, "rotary", scratch (g), NO, NO, NO);
-      ew (g, "rotary", 2 * e * T * (d->q + d->c));
+      ModelOp rk = cost_elementwise_op ("rotary", (d->eager ? 10 : 2) * e * T * (d->q + d->c));
+      rk.host_ops = d->eager ? 10 : 1;
+      model_graph_op_kernel (g, &rk);
     }
   if (d->kv_repeat)
     {

@@ -3,10 +3,17 @@
  * State per task: dependencies still pending, next kernel, start time. State per (rank,
  * stream): index of the next task in its queue and whether a task is running. A task
  * starts when it heads its queue, its stream is idle and no dependency is pending.
- * Host dispatch: the CPU issues a rank's kernels in program order (plan order), host_dispatch
- * seconds each (HwGpuSpec), never waiting for the GPU (CUDA launches are asynchronous), so
- * kernel i of the rank is issued at t0 + (i + 1)·host_dispatch and starts no earlier; with
- * short kernels the GPU then idles, as an eager PyTorch model does when it is launch-bound.
+ * Host dispatch: the CPU issues a rank's kernels in program order (plan order), each taking
+ * the host time of the PyTorch ops it stands for (ModelOp.host_ops × the framework's
+ * host_op_time, or host_backward_op_time in a backward task, which the autograd engine
+ * runs in C++) plus the GPU's host_dispatch (HwGpuSpec), and a kernel starts no earlier
+ * than the host has issued it. CUDA launches are asynchronous, so the host runs ahead of
+ * the GPU, except at a task marked host_sync (a `.item()`): the host waits until every
+ * earlier task of its rank has ended, and issues the rest from then on. With short
+ * kernels the GPU idles behind the host, as an eager PyTorch model does when it is
+ * launch-bound. The host's clock of a rank is host_offset + the host time of everything
+ * issued before (host_before, a prefix sum in plan order): a sync raises host_offset to
+ * the sync's start less the host time before it.
  * Traces (model_executor_keep_trace): a task's start and end go through trace_add, the
  * memory effects and records of an end through end_task, so a replay from a trace
  * (model_executor_run_trace) makes the same ledger, host-ledger and recorder calls in the
@@ -30,6 +37,7 @@ typedef struct
   double start;
   double end;
   double kernel_start; /* s, when its running kernel was launched (op_times) */
+  double host_issued;  /* s of host time its kernels issued so far took */
   gboolean done;
 } TaskState;
 
@@ -66,7 +74,15 @@ struct _ModelExecutor
   GArray **busy;     /* rows × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
   ModelOpTimes *op_times; /* kernel seconds per op; NULL: not collected */
-  guint *kernels_before; /* per task: kernels of earlier tasks of its rank (program order) */
+  double *host_before;   /* per task: s of host time issuing earlier tasks of its rank took
+                          * (plan order) */
+  double *host_offset;   /* per representative: when its host clock started, raised by each
+                          * host sync (file comment) */
+  guint *sync_task;      /* per representative: its next host_sync task not started, or
+                          * G_MAXUINT */
+  guint *sync_left;      /* per representative: its tasks before sync_task not ended */
+  guint *next_sync;      /* per task: the next host_sync task of its rank after it, or
+                          * G_MAXUINT */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
   double t0;             /* when the step started (model_executor_start) */
   /* Rank classes (rank_classes.h): the representatives of `shift` are replayed
@@ -277,6 +293,61 @@ index_dependents (ModelExecutor *e, gboolean classes)
     }
 }
 
+/* s of host time issuing kernel `k` of task `t` takes (file comment). */
+static double
+kernel_host_time (const ModelExecutor *e, const ModelTask *t, const ModelKernel *k)
+{
+  const ModelFramework *fw = &model_plan_stack (e->plan)->framework;
+  double per_op = t->kind == MODEL_TASK_KIND_BACKWARD ? fw->host_backward_op_time
+                                                      : fw->host_op_time;
+  return hw_cluster_gpu (e->cluster, t->rank)->host_dispatch
+         + model_op_host_ops (&k->op) * per_op;
+}
+
+/* host_before, next_sync and each representative's first sync (sync_task, sync_left). */
+static void
+index_host (ModelExecutor *e)
+{
+  guint n = model_plan_n_tasks (e->plan), n_ranks = model_plan_n_ranks (e->plan);
+  guint rows = hw_rank_shift_n_reps (&e->shift);
+  e->host_before = g_new0 (double, MAX (n, 1));
+  e->next_sync = g_new (guint, MAX (n, 1));
+  e->host_offset = g_new0 (double, rows);
+  e->sync_task = g_new (guint, rows);
+  e->sync_left = g_new0 (guint, rows);
+  g_autofree double *issued = g_new0 (double, n_ranks);
+  for (guint id = 0; id < n; id++)
+    {
+      const ModelTask *t = model_plan_task (e->plan, id);
+      e->host_before[id] = issued[t->rank];
+      for (guint j = 0; j < t->n_kernels; j++)
+        issued[t->rank]
+          += kernel_host_time (e, t, model_plan_kernel (e->plan, t->first_kernel + j));
+    }
+  for (guint i = 0; i < rows; i++)
+    {
+      guint r = hw_rank_shift_rank (&e->shift, i), next = G_MAXUINT;
+      for (guint j = e->rank_first[r + 1]; j-- > e->rank_first[r];)
+        {
+          guint id = e->rank_order[j];
+          e->next_sync[id] = next;
+          if (model_plan_task (e->plan, id)->host_sync)
+            next = id;
+        }
+      e->sync_task[i] = next;
+      e->sync_left[i] = next != G_MAXUINT ? e->task_pos[next] : 0;
+    }
+}
+
+/* TRUE while the host of task `id`'s rank has not issued it: a host sync before it has not
+ * started, or it is that sync and an earlier task of the rank has not ended. */
+static gboolean
+held_by_host (const ModelExecutor *e, guint row, guint id)
+{
+  guint sync = e->sync_task[row];
+  return sync != G_MAXUINT && (id > sync || (id == sync && e->sync_left[row] > 0));
+}
+
 ModelExecutor *
 model_executor_new (const ModelPlan *plan, HwCluster *cluster, SimEngine *engine,
                     ModelLedger *ledger, SimRecorder *rec)
@@ -327,14 +398,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
       host_multiplicity (e);
     }
   index_dependents (e, classes);
-  e->kernels_before = g_new0 (guint, MAX (n, 1));
-  g_autofree guint *issued = g_new0 (guint, n_ranks);
-  for (guint id = 0; id < n; id++)
-    {
-      const ModelTask *t = model_plan_task (plan, id);
-      e->kernels_before[id] = issued[t->rank];
-      issued[t->rank] += t->n_kernels;
-    }
+  index_host (e);
   for (guint id = 0; id < n; id++)
     {
       const ModelTask *t = model_plan_task (plan, id);
@@ -372,7 +436,11 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->orbit);
   g_free (exec->orbit_need);
   g_free (exec->host_mult);
-  g_free (exec->kernels_before);
+  g_free (exec->host_before);
+  g_free (exec->host_offset);
+  g_free (exec->sync_task);
+  g_free (exec->sync_left);
+  g_free (exec->next_sync);
   g_free (exec->rank_end);
   g_free (exec->kind_time);
   g_free (exec);
@@ -502,6 +570,9 @@ finish_task (TaskState *ts)
   StreamState *ss = stream_state (exec, t->rank, t->stream);
   ss->busy = FALSE;
   ss->next++;
+  guint row = ledger_row (exec, t->rank), sync = exec->sync_task[row];
+  if (sync != G_MAXUINT && ts->id < sync && --exec->sync_left[row] == 0)
+    try_start (exec, t->rank, model_plan_task (exec->plan, sync)->stream);
   for (guint i = exec->dep_first[ts->id]; i < exec->dep_first[ts->id + 1]; i++)
     {
       TaskState *w = &exec->tasks[exec->dep_list[i]];
@@ -556,8 +627,9 @@ run_next_kernel (TaskState *ts)
       return;
     }
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  double issue = exec->t0 + hw_cluster_gpu (exec->cluster, t->rank)->host_dispatch
-                              * (double) (exec->kernels_before[ts->id] + ts->next_kernel);
+  ts->host_issued += kernel_host_time (exec, t, k);
+  double issue = exec->host_offset[ledger_row (exec, t->rank)] + exec->host_before[ts->id]
+                 + ts->host_issued;
   ts->kernel_start = MAX (issue, sim_engine_now (exec->engine));
   hw_cluster_start_kernel_after (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
                                  k->op.bytes, issue - sim_engine_now (exec->engine),
@@ -598,11 +670,23 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   if (ss->busy || ss->next >= ss->queue->len)
     return;
   TaskState *ts = &exec->tasks[g_array_index (ss->queue, guint, ss->next)];
-  if (ts->pending_deps > 0)
+  guint row = ledger_row (exec, rank);
+  if (ts->pending_deps > 0 || held_by_host (exec, row, ts->id))
     return;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
-  begin_task (exec, ts, t, sim_engine_now (exec->engine));
+  double now = sim_engine_now (exec->engine);
+  gboolean synced = exec->sync_task[row] == ts->id;
+  if (synced)
+    {
+      /* the host resumes now: what it issues next follows from here */
+      exec->host_offset[row] = MAX (exec->host_offset[row], now - exec->host_before[ts->id]);
+      guint next = exec->next_sync[ts->id];
+      exec->sync_task[row] = next;
+      exec->sync_left[row] = next != G_MAXUINT ? exec->task_pos[next] - exec->task_pos[ts->id]
+                                               : 0;
+    }
+  begin_task (exec, ts, t, now);
   if (t->collective >= 0)
     arrive (exec, ts, t);
   else if (t->offload != MODEL_OFFLOAD_OP_NONE)
@@ -611,6 +695,10 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
     sim_engine_schedule_after (exec->engine, 0, empty_task_event, ts, NULL);
   else
     run_next_kernel (ts);
+  if (synced) /* the tasks the host held behind this one may start */
+    for (guint st = 0; st < MODEL_N_STREAMS; st++)
+      if (st != stream)
+        try_start (exec, rank, st);
 }
 
 /* The step's start at `now` (s): every representative's initial state. */
@@ -619,6 +707,8 @@ initial_state (ModelExecutor *exec, double now)
 {
   exec->t0 = now;
   guint n_reps = hw_rank_shift_n_reps (&exec->shift);
+  for (guint i = 0; i < n_reps; i++)
+    exec->host_offset[i] = now;
   for (guint i = 0; i < n_reps; i++)
     for (guint r = hw_rank_shift_rank (&exec->shift, i), c = 0; c < MODEL_N_MEM; c++)
       if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)

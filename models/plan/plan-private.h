@@ -169,6 +169,10 @@ typedef struct
    * above when they are its own (no tp arch, the whole sequence: plan_costs); < 0 when
    * they are a tp or cp rank's */
   double step_flops;
+  /* trainable parameter tensors of the whole model (nn.Parameters: the optimizer's
+   * per-tensor loop, model_stack_optimizer_host_ops) and the trainable elements they hold */
+  double trainable_tensors;
+  double trainable_params;
 } PlanCosts;
 
 /* ---- primitives (plan_task.c) ---- */

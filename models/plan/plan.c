@@ -99,6 +99,14 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   plan_ep_layer_memory (p, &pc->layer);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
+  pc->trainable_tensors = 0;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      if (t->trainable)
+        pc->trainable_tensors += (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+    }
+  pc->trainable_params = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ALL);
   double head = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);
   pc->params_root = model_stack_trainable_root_params (s, p->arch);
   pc->params_layer = model_stack_trainable_layer_params (s, p->arch);
@@ -314,6 +322,38 @@ plan_too_large (const ModelPlan *p, GError **error)
                  built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
 }
 
+
+/* The tasks before which the host waits for its rank's earlier work (ModelTask.host_sync):
+ * under fp16 loss scaling the optimizer step (the scaler reads found_inf on the host:
+ * torch/amp/grad_scaler.py _maybe_opt_step `v.item()`; DeepSpeed's and Megatron's fp16
+ * optimizers check their overflow flag with .item() too); with host_sync_micro_batch
+ * (the HF Trainer) also each micro-batch after the first — its first task in plan order
+ * — and the optimizer step. */
+static void
+mark_host_syncs (ModelPlan *p)
+{
+  const ModelStack *s = &p->stack;
+  gboolean per_mb = s->framework.host_sync_micro_batch;
+  gboolean scaler = s->precision == MODEL_PRECISION_FP16_MIXED
+                    || s->precision == MODEL_PRECISION_FP16_AMP;
+  if (!per_mb && !scaler)
+    return;
+  g_autofree gint *seen = g_new (gint, p->n_ranks);
+  for (guint r = 0; r < p->n_ranks; r++)
+    seen[r] = -1;
+  for (guint id = 0; id < p->tasks->len; id++)
+    {
+      ModelTask *t = &g_array_index (p->tasks, ModelTask, id);
+      if (t->kind == MODEL_TASK_KIND_OPTIMIZER)
+        t->host_sync = TRUE;
+      else if (per_mb && t->micro_batch > seen[t->rank])
+        {
+          t->host_sync = seen[t->rank] >= 0;
+          seen[t->rank] = t->micro_batch;
+        }
+    }
+}
+
 static ModelPlan *
 plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
             double paged_spill, const HwRankShift *built, GError **error)
@@ -377,6 +417,7 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   if (p->pp.pp > 1)
     p->hardware_flops = recompute / n_built;
   p->hardware_flops += p->model_flops;
+  mark_host_syncs (p);
   return p;
 }
 

@@ -113,6 +113,9 @@ typedef struct
   gint collective;    /* index of the collective this task takes part in, or -1 */
   ModelOffloadOp offload; /* an offload transfer or host step (models/plan/plan_offload.h), or NONE */
   double amount;      /* offload tasks: B moved, or parameters a host step updates */
+  gboolean host_sync; /* the host waits, before issuing this task, until every earlier task
+                       * of its rank (plan order) has ended: a `.item()` or a Python `if` on
+                       * a GPU tensor (models/plan/executor.c) */
 } ModelTask;
 
 /* One collective instance: every rank in `ranks` has one task referring to it, and it

@@ -194,15 +194,19 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
 }
 
 /* The elementwise pass of an optimizer step over `params` parameters (stack.h
- * model_stack_optimizer_step_flops/_bytes). */
+ * model_stack_optimizer_step_flops/_bytes), with the ops the host issues for them: the
+ * rank's share of the model's parameter tensors (pc: the plan's costs). */
 static ModelPass
-optimizer_pass (const ModelPlan *p, double params)
+optimizer_pass (const ModelPlan *p, const PlanCosts *pc, double params)
 {
   ModelPass pass = { .n_ops = 1 };
+  double tensors = pc->trainable_params > 0
+                     ? ceil (pc->trainable_tensors * params / pc->trainable_params) : 1;
   pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
                            .flops = params * model_stack_optimizer_step_flops (&p->stack),
                            .bytes = params * model_stack_optimizer_step_bytes (&p->stack),
-                           .shape = { HW_KERNEL_PLAIN } };
+                           .shape = { HW_KERNEL_PLAIN },
+                           .host_ops = model_stack_optimizer_host_ops (&p->stack, tensors) };
   return pass;
 }
 
@@ -219,7 +223,7 @@ step_in_backward (StepCtx *c, double bytes)
   ModelPlan *p = c->p;
   if (!(bytes > 0))
     return 0;
-  ModelPass pass = optimizer_pass (p, bytes / model_stack_gradient_bytes (&p->stack));
+  ModelPass pass = optimizer_pass (p, c->pc, bytes / model_stack_gradient_bytes (&p->stack));
   plan_task_add_pass (p, &pass);
   plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START),
                   MODEL_EFFECT_AT_END);
@@ -828,7 +832,7 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   plan_task_dep (p, c->cp_wait);
   /* Under optimizer_in_backward every parameter was stepped in its backward hook. */
   gboolean in_bwd = p->stack.framework.optimizer_in_backward;
-  ModelPass pass = optimizer_pass (p, in_bwd ? 0 : part);
+  ModelPass pass = optimizer_pass (p, c->pc, in_bwd ? 0 : part);
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   if (!in_bwd)

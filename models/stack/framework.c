@@ -31,6 +31,25 @@ G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_impl_names) == MODEL_N_OPTIMIZER_IMPLS 
 #define DS_PERSISTENCE 1e5
 #define DS_MAX_LIVE 1e9
 
+/* The host's time per PyTorch op (ModelFramework.host_op_time, host_backward_op_time), the
+ * same in every profile: each is Python driving PyTorch eager (Megatron's and nanotron's
+ * modules too; their fused kernels are fewer ops, ModelOp.host_ops).
+ * Forward (Python): the one published eager/CUDA-graph pair found, Llama-3.2-1B bf16 with
+ * SDPA at batch 1 × 512 on one B200 (ml-engineering training/performance/README.md,
+ * torch.compile table; kernels.md §5): eager forward 8.1 ms, the same forward under CUDA
+ * graphs ("reduce-overhead": no per-op host work) 1.9 ms, so the eager forward is
+ * host-bound; stepsim's op graph issues 631 PyTorch ops for that forward
+ * (tests/unit/models/test_host_time.c counts them), 8.1 ms / 631 = 12.8 us an op. It
+ * holds the nn.Module calls and the views between the ops too, and is of the order of
+ * the op-level figures (pytorch/pytorch#41383: 7 us for a scalar op recording autograd,
+ * 2020; #82793: 4 us an op, PyTorch 1.12, A100).
+ * Backward (the autograd engine in C++, no Python): 4 us an op (pytorch/pytorch#82793,
+ * "4 us per op on CUDA"; #41383: about 1 us of the dispatcher from C++, the rest the
+ * launch). The same table's eager backward (40.7 ms) is ~3x what this gives for that
+ * model: not understood, not fitted. */
+#define HOST_PYTHON_OP (8.1e-3 / 631.0)
+#define HOST_AUTOGRAD_OP (4.0e-6)
+
 /* The profiles, in ModelFrameworkKind order. Fields not given are 0 / FALSE. */
 static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_CUSTOM] = {
@@ -60,6 +79,12 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
     /* training_args.py: weight_decay = 0.0 (trainer.py passes it to AdamW) */
     .weight_decay_zero = TRUE,
+    /* trainer.py _inner_training_loop, after each training_step: `if
+     * args.logging_nan_inf_filter and (torch.isnan(tr_loss_step) or
+     * torch.isinf(tr_loss_step))` (logging_nan_inf_filter = True, training_args.py): a
+     * Python `if` on a GPU tensor copies it to the host, which waits for the
+     * micro-batch's kernels */
+    .host_sync_micro_batch = TRUE,
   },
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
@@ -232,6 +257,8 @@ model_framework_apply_profile (ModelFramework *fw, ModelFrameworkKind kind)
 {
   g_return_if_fail (fw != NULL && kind < MODEL_N_FRAMEWORKS);
   *fw = profiles[kind];
+  fw->host_op_time = HOST_PYTHON_OP;
+  fw->host_backward_op_time = HOST_AUTOGRAD_OP;
   fw->deepspeed_engine = kind == MODEL_FRAMEWORK_DEEPSPEED;
   /* No stage-3 element budgets outside DeepSpeed: NAN, so that a 0 given by a key or a
    * ds_config keeps DeepSpeed's meaning (no prefetch; model_framework_ds_prefetch_layers) */

@@ -82,6 +82,14 @@ typedef struct
                                  * foreach and per-tensor AdamW skip their decay pass (a
                                  * user's torch.optim.AdamW defaults to 1e-2) */
   gboolean optimizer_in_backward; /* torchtune: each parameter stepped in its backward hook */
+  /* Host (CPU) cost of issuing the step's kernels (models/plan/executor.c): */
+  double host_op_time;          /* s of host time for each PyTorch op the forward, a recompute
+                                 * or the optimizer issues from Python (ModelOp.host_ops) */
+  double host_backward_op_time; /* s for each op the autograd engine issues in the backward
+                                 * (C++, no Python) */
+  gboolean host_sync_micro_batch; /* the host waits for each micro-batch's work to finish
+                                   * before issuing the next micro-batch and the optimizer
+                                   * step (the HF Trainer's NaN check of the loss) */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
   /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed; the two
    * stage-3 prefetch budgets are NAN outside the DeepSpeed profile, as 0 means "no
@@ -98,6 +106,10 @@ typedef struct
                                  * default: true under stage 3 only, zero/config.py
                                  * overlap_comm_valid) */
 } ModelFramework;
+
+/* The most host time per op a scenario may give: 10 ms (s), a thousand times the eager
+ * figure (framework.c), so a unit slip (12 s for 12 us) is refused. */
+#define MODEL_FRAMEWORK_MAX_HOST_OP_TIME 10e-3
 
 /* The most elements a DeepSpeed bucket or threshold may name: 2^40 (a 2 TiB bf16 bucket,
  * far beyond any GPU; DeepSpeed's defaults are 5e7–1e9). Readers refuse larger values,

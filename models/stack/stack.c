@@ -259,6 +259,22 @@ model_stack_optimizer_step_bytes (const ModelStack *s)
 }
 
 double
+model_stack_optimizer_host_ops (const ModelStack *s, double tensors)
+{
+  g_return_val_if_fail (s != NULL, 1.0);
+  double ops = s->framework.weight_decay_zero ? 8 : 9;
+  switch (s->framework.optimizer_impl)
+    {
+    case MODEL_OPTIMIZER_IMPL_PER_TENSOR:
+      return ops * MAX (tensors, 1.0);
+    case MODEL_OPTIMIZER_IMPL_FOREACH:
+      return ops;
+    default:
+      return 1.0;
+    }
+}
+
+double
 model_stack_optimizer_step_flops (const ModelStack *s)
 {
   switch (s->optimizer)

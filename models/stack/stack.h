@@ -324,3 +324,12 @@ HwDtype model_stack_compute_dtype (const ModelStack *s);
  * and requantise both states; estimate). */
 double model_stack_optimizer_step_bytes (const ModelStack *s);
 double model_stack_optimizer_step_flops (const ModelStack *s);
+
+/* The PyTorch ops the host issues for one optimizer step over `tensors` parameter tensors
+ * (ModelOp.host_ops; the framework's host_op_time each). AdamW per tensor
+ * (torch/optim/adamw.py _single_tensor_adamw: step += 1, the decay mul_ unless
+ * weight_decay 0, lerp_, mul_ + addcmul_, sqrt / bias correction + eps, addcdiv_): 8 (9
+ * with decay) a tensor; foreach (_multi_tensor_adamw): the same 8 (9) _foreach_ ops once,
+ * each launching its kernels from C++; fused (_fused_adamw_, apex/TE FusedAdam): 1.
+ * Other optimizers: as AdamW. tensors >= 1. */
+double model_stack_optimizer_host_ops (const ModelStack *s, double tensors);

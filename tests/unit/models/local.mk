@@ -96,3 +96,7 @@ check_PROGRAMS += tests/unit/models/test_plan_mtp
 tests_unit_models_test_plan_mtp_SOURCES = tests/unit/models/test_plan_mtp.c tests/unit/models/shipped.h tests/unit/models/refusal.h
 tests_unit_models_test_plan_mtp_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_models_test_plan_mtp_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/models/test_host_time
+tests_unit_models_test_host_time_SOURCES = tests/unit/models/test_host_time.c tests/unit/models/cost_fixture.h tests/unit/models/shipped.h tests/unit/models/tiny.h
+tests_unit_models_test_host_time_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_models_test_host_time_LDADD = $(UNIT_TEST_LIBS)

@@ -30,6 +30,8 @@ tiny_stack (void)
   model_stack_init_defaults (&s);
   s.micro_batch = 2;
   s.seq_len = 128;
+  /* the GPU's side alone: no host time per op (the host model's tests set it) */
+  s.framework.host_op_time = s.framework.host_backward_op_time = 0;
   return s;
 }
 
