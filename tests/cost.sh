@@ -34,6 +34,12 @@ EOF2
 "$STEPSIM" run small.ini -o small.h5 >small.out 2>&1
 check "run: the summary has the training run" sh -c "grep -q '^training run' small.out && grep -q 'time to train' small.out && grep -q 'GPU-hours' small.out && grep -q 'cost .* USD' small.out && grep -q 'energy .* MWh' small.out"
 "$STEPSIM" export small.h5 /summary >small.tsv 2>/dev/null
+# A per-type price set from the command line: the group ends at the first dot (the last
+# dot once made the group "cost.gpu_hour", an unknown group).
+"$STEPSIM" run small.ini --set cluster.node=DGX-H100 --set "cost.gpu_hour.H100-SXM=4 USD/h" \
+  -o typed-set.h5 >typed-set.out 2>&1; rc=$?
+check "--set cost.gpu_hour.TYPE=…: prices that GPU type" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'cost .* USD  (4 USD/h per GPU)' typed-set.out"
 # Every price is in one currency: a --set in another names the key it disagrees with and
 # its currency (it once blamed the file's keys for the override's currency).
 "$STEPSIM" run "$srcdir/scenarios/cost-llama-3.1-8b-dgx-h100.ini" -q -o cur.h5 \
