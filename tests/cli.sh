@@ -99,7 +99,7 @@ else bad "golden summary of the default scenario"; cat golden.out; fi
 printf '[scenario]\nname = red\033[31mname\n[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n' >esc.ini
 "$STEPSIM" run esc.ini -q -o esc.h5 >esc.out 2>esc.err; rc=$?
 check "[scenario] name with a control character: one error naming group and key, exit 1" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (byte 0x1b)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (U+001B)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \
