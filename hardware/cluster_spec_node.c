@@ -13,6 +13,7 @@
 
 #include "hardware/cluster_spec-private.h"
 #include "hardware/node_catalog.h"
+#include "sim/units.h"
 
 static const char *const node_keys[] = {
   "base",
@@ -177,6 +178,28 @@ figure (Check *c, const char *field, double v)
   return FALSE;
 }
 
+/* NVSwitch joins the GPUs over NVLink: a node of several needs an NVLink rate. The reason
+ * depends on where the 0 came from: the GPU has none, or the node sets none for a GPU that
+ * has it. */
+static gboolean
+nvswitch_needs_nvlink (const HwNodeSpec *spec, Check *c)
+{
+  g_autofree char *why = NULL;
+  if (spec->gpu->nvlink_bandwidth > 0)
+    {
+      g_autofree char *own = sim_units_format (spec->gpu->nvlink_bandwidth, SIM_DIM_BANDWIDTH, 0);
+      why = g_strdup_printf (
+          "> 0 with intra_node = nvswitch and %u GPUs (0 means no NVLink, and NVSwitch joins "
+          "the GPUs over NVLink: give a rate, GPU %s has %s, or use intra_node = pcie)",
+          spec->n_gpus, spec->gpu->name, own);
+    }
+  else
+    why = g_strdup_printf (
+        "> 0 with intra_node = nvswitch and %u GPUs (GPU %s has no NVLink figure: give "
+        "nvlink_bandwidth, or use intra_node = pcie)", spec->n_gpus, spec->gpu->name);
+  return bad (c, "nvlink_bandwidth", spec->nvlink_bandwidth, why);
+}
+
 static gboolean
 node_check (const HwNodeSpec *spec, Check *c)
 {
@@ -200,12 +223,7 @@ node_check (const HwNodeSpec *spec, Check *c)
       || !figure (c, "collective_overhead", spec->collective_overhead))
     return FALSE;
   if (spec->intra == HW_INTRA_NVSWITCH && spec->n_gpus > 1 && spec->nvlink_bandwidth <= 0)
-    {
-      g_autofree char *why = g_strdup_printf (
-          "> 0 with intra_node = nvswitch and %u GPUs (GPU %s has no NVLink figure: give "
-          "nvlink_bandwidth, or use intra_node = pcie)", spec->n_gpus, spec->gpu->name);
-      return bad (c, "nvlink_bandwidth", spec->nvlink_bandwidth, why);
-    }
+    return nvswitch_needs_nvlink (spec, c);
   if (spec->n_nics > 0 && spec->nic_bandwidth <= 0)
     return bad (c, "nic_bandwidth", spec->nic_bandwidth,
                 "from 100 MB/s to 1000 TB/s with nics_per_node > 0 (or set nics_per_node = 0)");

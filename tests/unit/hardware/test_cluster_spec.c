@@ -496,6 +496,10 @@ test_node_and_gpu_rules (void)
                                           "nvlink_bandwidth = 0 GB/s\n",
                                           G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (nvs_key, "group [node.N], key 'nvlink_bandwidth': nvlink_bandwidth is 0");
+  /* the A100 has NVLink: the 0 is the group's, not a missing figure of the GPU */
+  ASSERT_CONTAINS (nvs_key, "0 means no NVLink, and NVSwitch joins the GPUs over NVLink: give "
+                            "a rate, GPU A100-80GB-SXM has 300 GB/s, or use intra_node = pcie");
+  CU_ASSERT_PTR_NULL (strstr (nvs_key, "has no NVLink figure"));
   CU_ASSERT_PTR_NULL (strstr (nvs_key, "node '"));
   g_autofree char *missing
       = parse_error ("[model]\nx = 1\n", G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
