@@ -227,7 +227,7 @@ cli_cmd_run (int argc, char **argv)
     }
   cli_report_fill_summary (rec, sc, &res);
   if (!opt.quiet)
-    cli_report_print (stdout, sc, &res);
+    cli_report_print (stdout, sc, &res, opt.ops);
   else
     cli_report_print_verdict (stdout, sc, &res);
   if (opt.ops)
