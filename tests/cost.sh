@@ -118,7 +118,7 @@ check "bounded: gpu_hour.TYPE (even for another type)" sh -c "'$STEPSIM' run typ
 sed 's/^tokens = 1e9$/train_steps = 1000000000001/' small.ini >steps.ini
 check "bounded: train_steps above 1e12" sh -c "'$STEPSIM' run steps.ini -o s.h5 2>&1 | grep -q \"'train_steps': '1000000000001' is outside .1, 1000000000000.\"; [ ! -e s.h5 ]"
 printf '[node.Big]\nbase = DGX-A100\noverhead_power = 1e300 W\n' >>small.ini
-check "bounded: overhead_power above 100 kW" sh -c "'$STEPSIM' run small.ini -o s.h5 --set cluster.node=Big 2>&1 | grep -q \"group \\[node.Big\\], key 'overhead_power': '1e300 W' must be at most 100 kW\""
+check "bounded: overhead_power above 100 kW" sh -c "'$STEPSIM' run small.ini -o s.h5 --set cluster.node=Big 2>&1 | grep -q \"group \\[node.Big\\], key 'overhead_power': '1e300 W' must be from 0 to 100 kW\""
 sed -i '/^\[node.Big\]$/,$d' small.ini
 "$STEPSIM" fit small.ini --for cost --deadline 1e300d >u.out 2>u.err; rc=$?
 check "bounded: --deadline above 100 years is a usage error" sh -c "[ $rc -eq 2 ] && grep -q 'at most 36500 d' u.err"
