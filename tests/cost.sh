@@ -34,6 +34,13 @@ EOF2
 "$STEPSIM" run small.ini -o small.h5 >small.out 2>&1
 check "run: the summary has the training run" sh -c "grep -q '^training run' small.out && grep -q 'time to train' small.out && grep -q 'GPU-hours' small.out && grep -q 'cost .* USD' small.out && grep -q 'energy .* MWh' small.out"
 "$STEPSIM" export small.h5 /summary >small.tsv 2>/dev/null
+# A tiny run prints its GPU-hours, cost, days and energy with significant digits (whole
+# numbers printed 1 token's 3e-8 GPU-hours as 0).
+"$STEPSIM" run small.ini --set plan.tokens=1 -o tiny.h5 >tiny.out 2>&1
+check "plan.tokens = 1: GPU-hours, cost, days and energy are not printed as 0" \
+  sh -c "grep -Eq '^  GPU-hours +[0-9.]+e-[0-9]+\$' tiny.out && grep -Eq '^  cost +[0-9.]+e-[0-9]+ USD ' tiny.out && grep -Eq '^  time to train +[0-9.]+e-[0-9]+ d ' tiny.out && grep -Eq '^  energy +[0-9.]+e-[0-9]+ MWh ' tiny.out"
+check "plan.tokens = 1e9: GPU-hours with three significant digits" \
+  sh -c "grep -Eq '^  GPU-hours +[0-9]{2}\.[0-9]\$' small.out"
 # A per-type price set from the command line: the group ends at the first dot (the last
 # dot once made the group "cost.gpu_hour", an unknown group).
 "$STEPSIM" run small.ini --set cluster.node=DGX-H100 --set "cost.gpu_hour.H100-SXM=4 USD/h" \
