@@ -11,7 +11,8 @@
  * raised; the need_* figures keep what the step as planned would take (the replay goes on). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
  * With steps = K the step is replayed K times, each with its own jitter draw (step 0 from
- * seed itself, step k from a mix of seed and k, so that two seeds share no step): step_time is the median, with min and p99 beside it; memory, series and
+ * seed itself, step k from a mix of seed and k, so that two seeds share no step):
+ * step_time is the median, with min and p99 beside it; memory, series and
  * tasks come from the first replay. With offloading, host DRAM and NVMe are ledgers per node
  * (models/memory/host_ledger.h): peak and capacity of the worst node, and the verdict `fits`
  * holds only if the GPU, the host and the NVMe all fit. A paged optimizer (models/plan/plan_paged.h) is simulated
