@@ -120,7 +120,9 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt->output,
       "HDF5 file to write (default: SCENARIO's name with .h5, in the current directory)", "OUT.h5" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
-      "override a scenario value, e.g. --set training.micro_batch=4 (repeatable)", "GROUP.KEY=VALUE" },
+      "override a scenario value, e.g. --set training.micro_batch=4 (repeatable; the group ends "
+      "at the first dot, at the last for gpu.NAME and node.NAME: --set cost.gpu_hour.H100-SXM=2 "
+      "USD/h, --set gpu.MyGPU.memory=80 GiB)", "GROUP.KEY=VALUE" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &opt->plot_dir,
       "also draw the memory timeline as DIR/<scenario>-memory.png (DIR is created if missing; "
       "its parent must exist)", "DIR" },
@@ -225,7 +227,7 @@ cli_cmd_run (int argc, char **argv)
     }
   cli_report_fill_summary (rec, sc, &res);
   if (!opt.quiet)
-    cli_report_print (stdout, sc, &res);
+    cli_report_print (stdout, sc, &res, opt.ops);
   else
     cli_report_print_verdict (stdout, sc, &res);
   if (opt.ops)

@@ -26,6 +26,12 @@ HwGpuSpec *hw_spec_gpu_from_key (GKeyFile *kf, const char *group, const char *ke
 /* A node built around a bare GPU takes the α of its final intra-node connection unless
  * `group` sets intra_latency itself. */
 void hw_spec_default_intra_latency (HwNodeSpec *spec, GKeyFile *kf, const char *group);
+/* The range of the node figure `key` (a bandwidth, capacity, latency, power or
+ * link_efficiency; SI units): NULL when it accepts `v`, else the accepted values in words
+ * ("0 (none) or from 100 MB/s to 1000 TB/s"), what both the reader's message ("'TEXT' must
+ * be …") and hw_node_spec_validate's state. *unit (may be NULL) receives the figure's SI
+ * unit ("B/s"; "" for link_efficiency). */
+const char *hw_spec_figure_range (const char *key, double v, const char **unit);
 /* Sets G_KEY_FILE_ERROR "'TEXT' WHY" (no group or key: the caller prefixes them); FALSE. */
 gboolean hw_spec_out_of_range (const char *text, const char *why, GError **error);
 /* `text` as a plain count (sim_units_parse_count) within [min, max] into *out; FALSE + error

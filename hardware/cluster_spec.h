@@ -20,7 +20,7 @@
  * `nics_per_node`, `nic_bandwidth`, `rail_optimized`, `host_memory`, `intra_latency`,
  * `inter_latency` ("2 us"), `collective_overhead` ("25 us", once per collective), `collective_tuner` (nccl |
  * aws-ofi-p5en | aws-ofi-p6-b200: who picks auto collectives' algorithm, collective.h),
- * `link_efficiency` (number in (0, 1]); host CPU and NVMe, in
+ * `link_efficiency` (number from 0.1 to 1); host CPU and NVMe, in
  * [node.NAME] and [cluster] alike: `cpu_cores` (count), `cpu_adam_rate` (parameters/s per
  * core, "81 Mparam/s"), `nvme_drives` (count), `nvme_read_bandwidth`,
  * `nvme_write_bandwidth` (per drive, "7 GB/s"), `nvme_capacity` (per drive, "3.84 TB").
@@ -41,8 +41,8 @@
 #define HW_MAX_GPUS_PER_NODE 72
 #define HW_MAX_NODES 16384
 #define HW_MAX_GPUS 131072
-/* Bounds of a node's memory figures (cluster_spec_node.c): host DRAM at most 1 PiB (a DGX
- * holds 2 TiB), NVMe at most 1 EiB; link and drive rates at most HW_GPU_MAX_BANDWIDTH,
+/* Bounds of a node's memory figures (cluster_spec_keys.c, "ranges"): host DRAM at most 1 PiB
+ * (a DGX holds 2 TiB), NVMe at most 1 EiB; link and drive rates at most HW_GPU_MAX_BANDWIDTH,
  * latencies at most HW_GPU_MAX_LATENCY (hardware/gpu.h). */
 #define HW_NODE_MAX_HOST_MEMORY 1125899906842624.0   /* B, 1 PiB */
 #define HW_NODE_MAX_NVME 1152921504606846976.0       /* B, 1 EiB */
@@ -58,9 +58,10 @@ gboolean hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint
 gboolean hw_node_spec_from_keyfile (GKeyFile *kf, const char *group, HwNodeSpec *out,
                                     GError **error);
 
-/* Checks a node spec: a valid GPU, n_gpus >= 1, host_memory > 0, non-negative finite
- * bandwidths and latencies, NVSwitch with > 1 GPU needs nvlink_bandwidth > 0, NICs need
- * nic_bandwidth > 0, link_efficiency in (0, 1] (or 0: not derated). FALSE +
+/* Checks a node spec: a valid GPU, n_gpus >= 1, each bandwidth, capacity, latency and
+ * power within the range its scenario key takes (cluster_spec_keys.c, "ranges"), NVSwitch
+ * with > 1 GPU needs nvlink_bandwidth > 0, NICs need nic_bandwidth > 0, link_efficiency
+ * from 0.1 to 1 (or 0: not derated). FALSE +
  * G_KEY_FILE_ERROR_INVALID_VALUE naming the node and field. */
 gboolean hw_node_spec_validate (const HwNodeSpec *spec, GError **error);
 

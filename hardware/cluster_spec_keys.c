@@ -31,8 +31,8 @@
 typedef enum
 {
   FIG_COUNT,    /* guint, sim_units_parse_count, within [min, max] */
-  FIG_QUANTITY, /* double with unit, >= 0 (> 0 if `positive`) */
-  FIG_FRACTION, /* double in (0, 1] */
+  FIG_QUANTITY, /* double with unit, within its range (ranges[]) */
+  FIG_FRACTION, /* plain number, within its range (ranges[]) */
   FIG_BOOL,     /* gboolean */
   FIG_INTRA,    /* HwIntraConnect: nvswitch | pcie */
   FIG_TEXT,     /* char *, replaced */
@@ -46,36 +46,34 @@ typedef struct
   FigureKind kind;
   SimDimension dim;  /* FIG_QUANTITY */
   gsize offset;      /* of the member in HwNodeSpec */
-  gboolean positive; /* FIG_QUANTITY: > 0 */
-  guint64 min, max;  /* FIG_COUNT; FIG_QUANTITY: max (SI) when not 0 */
+  guint64 min, max;  /* FIG_COUNT */
 } Figure;
 
 #define OFF(m) offsetof (HwNodeSpec, m)
 
 static const Figure figures[] = {
-  { "gpus_per_node", FIG_COUNT, 0, OFF (n_gpus), FALSE, 1, MAX_GPUS_PER_NODE },
-  { "intra_node", FIG_INTRA, 0, OFF (intra), FALSE, 0, 0 },
-  { "nvlink_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvlink_bandwidth), FALSE, 0, 0 },
-  { "gpus_per_pcie_switch", FIG_COUNT, 0, OFF (gpus_per_pcie_switch), FALSE, 0, MAX_GPUS_PER_NODE },
-  { "pcie_switch_uplink", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (pcie_switch_uplink), FALSE, 0, 0 },
-  { "nics_per_node", FIG_COUNT, 0, OFF (n_nics), FALSE, 0, MAX_NICS },
-  { "nic_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nic_bandwidth), TRUE, 0, 0 },
-  { "rail_optimized", FIG_BOOL, 0, OFF (rail_optimized), FALSE, 0, 0 },
-  { "host_memory", FIG_QUANTITY, SIM_DIM_BYTES, OFF (host_memory), TRUE, 0, 0 },
-  { "intra_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (intra_latency), FALSE, 0, 0 },
-  { "inter_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (inter_latency), FALSE, 0, 0 },
-  { "collective_overhead", FIG_QUANTITY, SIM_DIM_TIME, OFF (collective_overhead), FALSE, 0, 0 },
-  { "link_efficiency", FIG_FRACTION, 0, OFF (link_efficiency), FALSE, 0, 0 },
-  { "collective_tuner", FIG_TUNER, 0, OFF (collective_tuner), FALSE, 0, 0 },
-  { "description", FIG_TEXT, 0, OFF (description), FALSE, 0, 0 },
-  { "cpu_cores", FIG_COUNT, 0, OFF (cpu_cores), FALSE, 0, MAX_CPU_CORES },
-  { "cpu_adam_rate", FIG_PARAM_RATE, 0, OFF (cpu_adam_rate), FALSE, 0, 0 },
-  { "nvme_drives", FIG_COUNT, 0, OFF (nvme_drives), FALSE, 0, MAX_NVME_DRIVES },
-  { "nvme_read_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_read_bandwidth), TRUE, 0, 0 },
-  { "nvme_write_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_write_bandwidth), TRUE, 0, 0 },
-  { "nvme_capacity", FIG_QUANTITY, SIM_DIM_BYTES, OFF (nvme_capacity), TRUE, 0, 0 },
-  { "overhead_power", FIG_QUANTITY, SIM_DIM_POWER, OFF (overhead_power), FALSE, 0,
-    (guint64) HW_GPU_MAX_POWER },
+  { "gpus_per_node", FIG_COUNT, 0, OFF (n_gpus), 1, MAX_GPUS_PER_NODE },
+  { "intra_node", FIG_INTRA, 0, OFF (intra), 0, 0 },
+  { "nvlink_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvlink_bandwidth), 0, 0 },
+  { "gpus_per_pcie_switch", FIG_COUNT, 0, OFF (gpus_per_pcie_switch), 0, MAX_GPUS_PER_NODE },
+  { "pcie_switch_uplink", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (pcie_switch_uplink), 0, 0 },
+  { "nics_per_node", FIG_COUNT, 0, OFF (n_nics), 0, MAX_NICS },
+  { "nic_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nic_bandwidth), 0, 0 },
+  { "rail_optimized", FIG_BOOL, 0, OFF (rail_optimized), 0, 0 },
+  { "host_memory", FIG_QUANTITY, SIM_DIM_BYTES, OFF (host_memory), 0, 0 },
+  { "intra_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (intra_latency), 0, 0 },
+  { "inter_latency", FIG_QUANTITY, SIM_DIM_TIME, OFF (inter_latency), 0, 0 },
+  { "collective_overhead", FIG_QUANTITY, SIM_DIM_TIME, OFF (collective_overhead), 0, 0 },
+  { "link_efficiency", FIG_FRACTION, 0, OFF (link_efficiency), 0, 0 },
+  { "collective_tuner", FIG_TUNER, 0, OFF (collective_tuner), 0, 0 },
+  { "description", FIG_TEXT, 0, OFF (description), 0, 0 },
+  { "cpu_cores", FIG_COUNT, 0, OFF (cpu_cores), 0, MAX_CPU_CORES },
+  { "cpu_adam_rate", FIG_PARAM_RATE, 0, OFF (cpu_adam_rate), 0, 0 },
+  { "nvme_drives", FIG_COUNT, 0, OFF (nvme_drives), 0, MAX_NVME_DRIVES },
+  { "nvme_read_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_read_bandwidth), 0, 0 },
+  { "nvme_write_bandwidth", FIG_QUANTITY, SIM_DIM_BANDWIDTH, OFF (nvme_write_bandwidth), 0, 0 },
+  { "nvme_capacity", FIG_QUANTITY, SIM_DIM_BYTES, OFF (nvme_capacity), 0, 0 },
+  { "overhead_power", FIG_QUANTITY, SIM_DIM_POWER, OFF (overhead_power), 0, 0 },
 };
 
 static const Figure *
@@ -85,6 +83,62 @@ find_figure (const char *key)
     if (g_strcmp0 (key, figures[i].key) == 0)
       return &figures[i];
   return NULL;
+}
+
+/* ---- ranges: what the reader accepts and the validator checks, in one place ------------ */
+
+/* Links of at least 100 MB/s (below 1 Gbit Ethernet's 125 MB/s), NVMe drives of at least
+ * 10 MB/s, and at most HW_GPU_MAX_BANDWIDTH, so that a typo (1e-30 Gbit/s) cannot make a
+ * step of 1e31 s; latencies at most HW_GPU_MAX_LATENCY; measured links reach 0.78-0.94 of
+ * their rate (node_catalog.c), and an efficiency below a tenth is a typo. `words` says the
+ * range as messages state it, in units the reader takes (sim/units.c has no PB/s or EiB);
+ * test_cluster_spec.c checks each bound against its words. */
+#define LINK_MIN 1e8
+#define NVME_MIN 1e7
+
+typedef struct
+{
+  const char *key;
+  gboolean zero_ok; /* 0 accepted (none, or not derated) */
+  double lo, hi;    /* a value > 0 is accepted in [lo, hi] (SI) */
+  const char *unit; /* SI unit of the validator's message */
+  const char *words;
+} FigureRange;
+
+static const FigureRange ranges[] = {
+  { "nvlink_bandwidth", TRUE, LINK_MIN, HW_GPU_MAX_BANDWIDTH, "B/s",
+    "0 (none) or from 100 MB/s to 1000 TB/s" },
+  { "pcie_switch_uplink", TRUE, LINK_MIN, HW_GPU_MAX_BANDWIDTH, "B/s",
+    "0 (none) or from 100 MB/s to 1000 TB/s" },
+  { "nic_bandwidth", TRUE, LINK_MIN, HW_GPU_MAX_BANDWIDTH, "B/s",
+    "0 (none) or from 100 MB/s to 1000 TB/s" },
+  { "nvme_read_bandwidth", TRUE, NVME_MIN, HW_GPU_MAX_BANDWIDTH, "B/s",
+    "0 (none) or from 10 MB/s to 1000 TB/s" },
+  { "nvme_write_bandwidth", TRUE, NVME_MIN, HW_GPU_MAX_BANDWIDTH, "B/s",
+    "0 (none) or from 10 MB/s to 1000 TB/s" },
+  { "nvme_capacity", TRUE, 0, HW_NODE_MAX_NVME, "B", "from 0 (none) to 1024 PiB" },
+  { "host_memory", FALSE, 0, HW_NODE_MAX_HOST_MEMORY, "B", "> 0 and at most 1 PiB" },
+  { "intra_latency", TRUE, 0, HW_GPU_MAX_LATENCY, "s", "from 0 to 1 s" },
+  { "inter_latency", TRUE, 0, HW_GPU_MAX_LATENCY, "s", "from 0 to 1 s" },
+  { "collective_overhead", TRUE, 0, HW_GPU_MAX_LATENCY, "s", "from 0 to 1 s" },
+  { "overhead_power", TRUE, 0, HW_GPU_MAX_POWER, "W", "from 0 to 100 kW" },
+  { "link_efficiency", FALSE, 0.1, 1, "", "from 0.1 to 1" },
+};
+
+const char *
+hw_spec_figure_range (const char *key, double v, const char **unit)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (ranges); i++)
+    {
+      const FigureRange *r = &ranges[i];
+      if (strcmp (r->key, key) != 0)
+        continue;
+      if (unit != NULL)
+        *unit = r->unit;
+      gboolean ok = v == 0 ? r->zero_ok : isfinite (v) && v > 0 && v >= r->lo && v <= r->hi;
+      return ok ? NULL : r->words;
+    }
+  g_return_val_if_reached (NULL);
 }
 
 /* Sets G_KEY_FILE_ERROR "'TEXT' WHY"; FALSE. */
@@ -148,6 +202,21 @@ parse_param_rate (const char *text, double *out, GError **error)
   return FALSE;
 }
 
+/* `v`, parsed from `text`, into *out when the figure's range takes it; else FALSE + "'TEXT'
+ * must be RANGE", the value quoted as typed. */
+static gboolean
+in_range (const Figure *f, const char *text, double v, double *out, GError **error)
+{
+  const char *words = hw_spec_figure_range (f->key, v, NULL);
+  if (words != NULL)
+    {
+      g_autofree char *why = g_strdup_printf ("must be %s", words);
+      return hw_spec_out_of_range (text, why, error);
+    }
+  *out = v;
+  return TRUE;
+}
+
 static gboolean
 parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **error)
 {
@@ -168,16 +237,7 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
     case FIG_QUANTITY:
       if (!sim_units_parse (text, f->dim, &v, error))
         return FALSE;
-      if (!(v >= 0) || (f->positive && v <= 0))
-        return hw_spec_out_of_range (text, f->positive ? "must be > 0" : "must be >= 0", error);
-      if (f->max > 0 && v > (double) f->max)
-        {
-          g_autofree char *top = sim_units_format ((double) f->max, f->dim, 0);
-          g_autofree char *why = g_strdup_printf ("must be at most %s", top);
-          return hw_spec_out_of_range (text, why, error);
-        }
-      *(double *) field = v;
-      return TRUE;
+      return in_range (f, text, v, (double *) field, error);
     case FIG_PARAM_RATE:
       return parse_param_rate (text, (double *) field, error);
     case FIG_TUNER:
@@ -185,10 +245,7 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
     case FIG_FRACTION:
       if (!sim_units_parse_number (text, &v, error))
         return FALSE;
-      if (!(v > 0 && v <= 1))
-        return hw_spec_out_of_range (text, "is outside (0, 1]", error);
-      *(double *) field = v;
-      return TRUE;
+      return in_range (f, text, v, (double *) field, error);
     }
   g_assert_not_reached ();
 }

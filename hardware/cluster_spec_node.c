@@ -13,6 +13,7 @@
 
 #include "hardware/cluster_spec-private.h"
 #include "hardware/node_catalog.h"
+#include "sim/units.h"
 
 static const char *const node_keys[] = {
   "base",
@@ -162,30 +163,41 @@ bad (Check *c, const char *field, double value, const char *why)
   return FALSE;
 }
 
+/* A figure within the range the reader takes (hw_spec_figure_range): "FIELD is V UNIT,
+ * must be RANGE" otherwise. */
 static gboolean
-non_negative (Check *c, const char *field, double v)
+figure (Check *c, const char *field, double v)
 {
-  return (isfinite (v) && v >= 0) || bad (c, field, v, "finite and >= 0");
-}
-
-/* A link or drive rate, when given (> 0): from `min` (B/s) to HW_GPU_MAX_BANDWIDTH, so a
- * typo (1e-30 Gbit/s) cannot make a step of 1e31 s. */
-static gboolean
-link_rate (Check *c, const char *field, double v, double min)
-{
-  if (v == 0 || (isfinite (v) && v >= min && v <= HW_GPU_MAX_BANDWIDTH))
+  const char *unit = "";
+  const char *words = hw_spec_figure_range (field, v, &unit);
+  if (words == NULL)
     return TRUE;
-  g_autofree char *why = g_strdup_printf ("0 (none) or from %g to %g B/s", min,
-                                          HW_GPU_MAX_BANDWIDTH);
-  return bad (c, field, v, why);
+  c->field = field;
+  g_set_error (c->error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "%s is %g%s%s, must be %s", field, v, unit[0] != '\0' ? " " : "", unit, words);
+  return FALSE;
 }
 
-/* A latency or per-collective overhead: finite, from 0 to HW_GPU_MAX_LATENCY. */
+/* NVSwitch joins the GPUs over NVLink: a node of several needs an NVLink rate. The reason
+ * depends on where the 0 came from: the GPU has none, or the node sets none for a GPU that
+ * has it. */
 static gboolean
-latency (Check *c, const char *field, double v)
+nvswitch_needs_nvlink (const HwNodeSpec *spec, Check *c)
 {
-  return (isfinite (v) && v >= 0 && v <= HW_GPU_MAX_LATENCY)
-         || bad (c, field, v, "from 0 to 1 (s)");
+  g_autofree char *why = NULL;
+  if (spec->gpu->nvlink_bandwidth > 0)
+    {
+      g_autofree char *own = sim_units_format (spec->gpu->nvlink_bandwidth, SIM_DIM_BANDWIDTH, 0);
+      why = g_strdup_printf (
+          "> 0 with intra_node = nvswitch and %u GPUs (0 means no NVLink, and NVSwitch joins "
+          "the GPUs over NVLink: give a rate, GPU %s has %s, or use intra_node = pcie)",
+          spec->n_gpus, spec->gpu->name, own);
+    }
+  else
+    why = g_strdup_printf (
+        "> 0 with intra_node = nvswitch and %u GPUs (GPU %s has no NVLink figure: give "
+        "nvlink_bandwidth, or use intra_node = pcie)", spec->n_gpus, spec->gpu->name);
+  return bad (c, "nvlink_bandwidth", spec->nvlink_bandwidth, why);
 }
 
 static gboolean
@@ -202,38 +214,29 @@ node_check (const HwNodeSpec *spec, Check *c)
     return FALSE;
   if (spec->n_gpus < 1)
     return bad (c, "gpus_per_node", spec->n_gpus, ">= 1");
-  if (!(isfinite (spec->host_memory) && spec->host_memory > 0
-        && spec->host_memory <= HW_NODE_MAX_HOST_MEMORY))
-    return bad (c, "host_memory", spec->host_memory, "> 0 and at most 1 PiB (B)");
-  /* links of at least 100 MB/s (below 1 Gbit Ethernet's 125 MB/s) */
-  if (!link_rate (c, "nvlink_bandwidth", spec->nvlink_bandwidth, 1e8)
-      || !link_rate (c, "pcie_switch_uplink", spec->pcie_switch_uplink, 1e8)
-      || !link_rate (c, "nic_bandwidth", spec->nic_bandwidth, 1e8)
-      || !latency (c, "intra_latency", spec->intra_latency)
-      || !latency (c, "inter_latency", spec->inter_latency)
-      || !latency (c, "collective_overhead", spec->collective_overhead))
+  if (!figure (c, "host_memory", spec->host_memory)
+      || !figure (c, "nvlink_bandwidth", spec->nvlink_bandwidth)
+      || !figure (c, "pcie_switch_uplink", spec->pcie_switch_uplink)
+      || !figure (c, "nic_bandwidth", spec->nic_bandwidth)
+      || !figure (c, "intra_latency", spec->intra_latency)
+      || !figure (c, "inter_latency", spec->inter_latency)
+      || !figure (c, "collective_overhead", spec->collective_overhead))
     return FALSE;
   if (spec->intra == HW_INTRA_NVSWITCH && spec->n_gpus > 1 && spec->nvlink_bandwidth <= 0)
-    {
-      g_autofree char *why = g_strdup_printf (
-          "> 0 with intra_node = nvswitch and %u GPUs (GPU %s has no NVLink figure: give "
-          "nvlink_bandwidth, or use intra_node = pcie)", spec->n_gpus, spec->gpu->name);
-      return bad (c, "nvlink_bandwidth", spec->nvlink_bandwidth, why);
-    }
+    return nvswitch_needs_nvlink (spec, c);
   if (spec->n_nics > 0 && spec->nic_bandwidth <= 0)
-    return bad (c, "nic_bandwidth", spec->nic_bandwidth, "> 0 with nics_per_node > 0");
-  /* 0: not given (topology.c reads it as 1); measured links reach 0.78-0.94 of their rate
-   * (node_catalog.c), and below a tenth the figure is a typo */
-  if (!(spec->link_efficiency == 0
-        || (spec->link_efficiency >= 0.1 && spec->link_efficiency <= 1)))
-    return bad (c, "link_efficiency", spec->link_efficiency, "in [0.1, 1]");
-  if (!non_negative (c, "cpu_adam_rate", spec->cpu_adam_rate)
-      || !link_rate (c, "nvme_read_bandwidth", spec->nvme_read_bandwidth, 1e7)
-      || !link_rate (c, "nvme_write_bandwidth", spec->nvme_write_bandwidth, 1e7)
-      || !non_negative (c, "nvme_capacity", spec->nvme_capacity))
+    return bad (c, "nic_bandwidth", spec->nic_bandwidth,
+                "from 100 MB/s to 1000 TB/s with nics_per_node > 0 (or set nics_per_node = 0)");
+  /* 0: not given (topology.c reads it as 1) */
+  if (spec->link_efficiency != 0 && !figure (c, "link_efficiency", spec->link_efficiency))
     return FALSE;
-  if (spec->nvme_capacity > HW_NODE_MAX_NVME)
-    return bad (c, "nvme_capacity", spec->nvme_capacity, "at most 1 EiB (B)");
+  if (!(isfinite (spec->cpu_adam_rate) && spec->cpu_adam_rate >= 0))
+    return bad (c, "cpu_adam_rate", spec->cpu_adam_rate, "finite and >= 0");
+  if (!figure (c, "nvme_read_bandwidth", spec->nvme_read_bandwidth)
+      || !figure (c, "nvme_write_bandwidth", spec->nvme_write_bandwidth)
+      || !figure (c, "nvme_capacity", spec->nvme_capacity)
+      || !figure (c, "overhead_power", spec->overhead_power))
+    return FALSE;
   if (spec->nvme_drives > 0
       && (spec->nvme_read_bandwidth <= 0 || spec->nvme_write_bandwidth <= 0
           || spec->nvme_capacity <= 0))

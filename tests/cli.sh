@@ -99,7 +99,7 @@ else bad "golden summary of the default scenario"; cat golden.out; fi
 printf '[scenario]\nname = red\033[31mname\n[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n' >esc.ini
 "$STEPSIM" run esc.ini -q -o esc.h5 >esc.out 2>esc.err; rc=$?
 check "[scenario] name with a control character: one error naming group and key, exit 1" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (byte 0x1b)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (U+001B)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \
@@ -109,6 +109,9 @@ check "run.steps > 1: the pass and kernel lines say they are step 1's" \
 "$STEPSIM" run "$s1" -o ops.h5 --ops >ops.out 2>ops.err
 check "summary: kernel time per class (GEMM, attention, element-wise)" \
   sh -c "grep -q '^kernels (rank 0, the most kernel time: ' ops.out && grep -q '^  GEMM .* TFLOP/s\$' ops.out && grep -q '^  element-wise .* TB/s of HBM traffic\$' ops.out"
+# The kernels header points to `run --ops` only when the ops table is not printed anyway.
+check "run --ops: the kernels header does not point to run --ops" \
+  sh -c "grep '^kernels (' ops.out | grep -vq 'run --ops' && grep '^kernels (' run.out | grep -q '; .run --ops. lists each op)\$'"
 check "run --ops: every op of the busiest rank by pass" \
   sh -c "grep -q '^ops (rank 0;' ops.out && grep -q '^  forward    lm_head  ' ops.out && grep -q '^  backward   mlp_down ' ops.out && grep -q '^  optimizer  optimizer ' ops.out"
 "$STEPSIM" export ops.h5 /ops >ops.tsv 2>/dev/null

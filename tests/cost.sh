@@ -34,6 +34,19 @@ EOF2
 "$STEPSIM" run small.ini -o small.h5 >small.out 2>&1
 check "run: the summary has the training run" sh -c "grep -q '^training run' small.out && grep -q 'time to train' small.out && grep -q 'GPU-hours' small.out && grep -q 'cost .* USD' small.out && grep -q 'energy .* MWh' small.out"
 "$STEPSIM" export small.h5 /summary >small.tsv 2>/dev/null
+# A tiny run prints its GPU-hours, cost, days and energy with significant digits (whole
+# numbers printed 1 token's 3e-8 GPU-hours as 0).
+"$STEPSIM" run small.ini --set plan.tokens=1 -o tiny.h5 >tiny.out 2>&1
+check "plan.tokens = 1: GPU-hours, cost, days and energy are not printed as 0" \
+  sh -c "grep -Eq '^  GPU-hours +[0-9.]+e-[0-9]+\$' tiny.out && grep -Eq '^  cost +[0-9.]+e-[0-9]+ USD ' tiny.out && grep -Eq '^  time to train +[0-9.]+e-[0-9]+ d ' tiny.out && grep -Eq '^  energy +[0-9.]+e-[0-9]+ MWh ' tiny.out"
+check "plan.tokens = 1e9: GPU-hours with three significant digits" \
+  sh -c "grep -Eq '^  GPU-hours +[0-9]{2}\.[0-9]\$' small.out"
+# A per-type price set from the command line: the group ends at the first dot (the last
+# dot once made the group "cost.gpu_hour", an unknown group).
+"$STEPSIM" run small.ini --set cluster.node=DGX-H100 --set "cost.gpu_hour.H100-SXM=4 USD/h" \
+  -o typed-set.h5 >typed-set.out 2>&1; rc=$?
+check "--set cost.gpu_hour.TYPE=…: prices that GPU type" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'cost .* USD  (4 USD/h per GPU)' typed-set.out"
 # Every price is in one currency: a --set in another names the key it disagrees with and
 # its currency (it once blamed the file's keys for the override's currency).
 "$STEPSIM" run "$srcdir/scenarios/cost-llama-3.1-8b-dgx-h100.ini" -q -o cur.h5 \
@@ -112,7 +125,7 @@ check "bounded: gpu_hour.TYPE (even for another type)" sh -c "'$STEPSIM' run typ
 sed 's/^tokens = 1e9$/train_steps = 1000000000001/' small.ini >steps.ini
 check "bounded: train_steps above 1e12" sh -c "'$STEPSIM' run steps.ini -o s.h5 2>&1 | grep -q \"'train_steps': '1000000000001' is outside .1, 1000000000000.\"; [ ! -e s.h5 ]"
 printf '[node.Big]\nbase = DGX-A100\noverhead_power = 1e300 W\n' >>small.ini
-check "bounded: overhead_power above 100 kW" sh -c "'$STEPSIM' run small.ini -o s.h5 --set cluster.node=Big 2>&1 | grep -q \"group \\[node.Big\\], key 'overhead_power': '1e300 W' must be at most 100 kW\""
+check "bounded: overhead_power above 100 kW" sh -c "'$STEPSIM' run small.ini -o s.h5 --set cluster.node=Big 2>&1 | grep -q \"group \\[node.Big\\], key 'overhead_power': '1e300 W' must be from 0 to 100 kW\""
 sed -i '/^\[node.Big\]$/,$d' small.ini
 "$STEPSIM" fit small.ini --for cost --deadline 1e300d >u.out 2>u.err; rc=$?
 check "bounded: --deadline above 100 years is a usage error" sh -c "[ $rc -eq 2 ] && grep -q 'at most 36500 d' u.err"

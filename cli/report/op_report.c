@@ -47,7 +47,7 @@ rate (double amount, double seconds, const char *unit)
 }
 
 void
-cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res)
+cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res, gboolean ops_listed)
 {
   if (model_op_times_n (res->op_times) == 0)
     return;
@@ -66,9 +66,10 @@ cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res)
     }
   g_autofree char *all = sim_units_format (total, SIM_DIM_TIME, 2);
   /* after an OOM, as the time block: the step as planned, which would not run */
-  fprintf (out, "kernels (%srank %u%s, the most kernel time: %s; `run --ops` lists each op)\n",
+  fprintf (out, "kernels (%srank %u%s, the most kernel time: %s%s)\n",
            res->gpu_fits ? "" : "of the step as planned: ", rank,
-           res->steps > 1 ? ", step 1" : "", all);
+           res->steps > 1 ? ", step 1" : "", all,
+           ops_listed ? "" : "; `run --ops` lists each op");
   for (guint c = 0; c < G_N_ELEMENTS (class_names); c++)
     {
       if (sec[c] <= 0)

@@ -20,8 +20,10 @@ guint cli_report_ops_busiest_rank (const ModelSimResult *res);
 /* Prints "kernels (rank R, …)" and one line per kernel class (GEMM, attention,
  * element-wise) of the busiest rank: seconds, share of its kernel time and the achieved
  * rate (TFLOP/s for GEMM and attention, TB/s of HBM traffic for element-wise ops). Prints
- * nothing without op times. */
-void cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res);
+ * nothing without op times. The header points to `run --ops` unless `ops_listed` (the
+ * per-op table is printed after it). */
+void cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res,
+                                      gboolean ops_listed);
 
 /* Prints every op of the busiest rank, by pass (forward, backward, recompute, optimizer),
  * longest first: kernels, seconds, share of the rank's kernel time, TFLOP/s and GB/s of HBM

@@ -332,7 +332,8 @@ cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult
 }
 
 void
-cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
+cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
+                  gboolean ops_listed)
 {
   const ModelArch *a = sc->arch;
   const ModelStack *s = &sc->stack;
@@ -543,7 +544,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   print_host (out, sc, res);
   print_paged (out, sc, res);
   print_time (out, sc, res);
-  cli_report_print_kernel_classes (out, res);
+  cli_report_print_kernel_classes (out, res, ops_listed);
   cli_training_print (out, sc, res);
 }
 

@@ -12,8 +12,10 @@
  * the GPU's capacity (after an OOM: what the step as planned needs and how far short the GPU
  * is, then the failing request and the figures when it was raised); step time, tokens/s,
  * MFU, HFU and time by task kind (marked as the step as planned after an OOM). Units: GiB
- * for memory (as PyTorch and nvidia-smi count), s/ms for time. */
-void cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res);
+ * for memory (as PyTorch and nvidia-smi count), s/ms for time. `ops_listed`: the per-op
+ * table follows (run --ops), so the kernels block does not point to it. */
+void cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
+                       gboolean ops_listed);
 
 /* One line, the verdict (`run -q`): "NAME: FITS, 24.71 GiB of 80.00 GiB per GPU, step
  * 1.321 s, 1551 tokens/s" or "NAME: OOM, needs 127.95 GiB of 80.00 GiB per GPU (47.95 GiB

@@ -42,19 +42,26 @@ cli_training_estimate (const CliScenario *sc, const ModelSimResult *res, CliTrai
     }
 }
 
-/* A whole amount (GPU-hours, money) for the summary: its digits up to 1e12, beyond that in
- * exponent form (four significant digits), so that no estimate prints as a wall of digits. */
+/* A whole amount (GPU-hours, money) for the summary: its digits from 100 up to 1e12, beyond
+ * that in exponent form (four significant digits), so that no estimate prints as a wall of
+ * digits; below 100 three significant digits, so that a small run (plan.tokens = 1: some
+ * 1e-7 GPU-hours) does not print as 0. */
 static char *
 amount_text (double v)
 {
-  return fabs (v) < 1e12 ? g_strdup_printf ("%.0f", v) : g_strdup_printf ("%.4g", v);
+  if (fabs (v) >= 1e12)
+    return g_strdup_printf ("%.4g", v);
+  return fabs (v) >= 100 || v == 0 ? g_strdup_printf ("%.0f", v) : g_strdup_printf ("%.3g", v);
 }
 
-/* A quantity with two decimals (MWh, t, d) up to 1e9, beyond that in exponent form. */
+/* A quantity (MWh, t, d) with two decimals from 1 up to 1e9, beyond that in exponent form;
+ * below 1 three significant digits (0.00 hid a short run's energy and days). */
 static char *
 decimal_text (double v)
 {
-  return fabs (v) < 1e9 ? g_strdup_printf ("%.2f", v) : g_strdup_printf ("%.4g", v);
+  if (fabs (v) >= 1e9)
+    return g_strdup_printf ("%.4g", v);
+  return fabs (v) >= 1 || v == 0 ? g_strdup_printf ("%.2f", v) : g_strdup_printf ("%.3g", v);
 }
 
 /* "2.49 USD/h" of the price, for the summary. */

@@ -367,6 +367,28 @@ warn_trained_length (const CliScenario *sc, const char *const *sets, const char 
   g_once_init_leave (&warned, 1);
 }
 
+/* [scenario] `key` (name, description), when given, is printed text (summaries, verdicts,
+ * tables, charts, the file's resolved text): no control character, C0 (U+0000–U+001F, the
+ * escape of a terminal sequence), DEL or C1 (U+0080–U+009F, U+009B the one-character CSI
+ * that terminals act on as ESC [ does). The file is UTF-8 (cli/scenario/input.c). */
+static gboolean
+check_printed_text (GKeyFile *kf, const char *key, GError **error)
+{
+  g_autofree char *text = g_key_file_get_string (kf, "scenario", key, NULL);
+  for (const char *c = text; c != NULL && *c != '\0'; c = g_utf8_next_char (c))
+    {
+      gunichar u = g_utf8_get_char (c);
+      if (g_unichar_iscntrl (u))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [scenario], key '%s': contains a control character (U+%04X); "
+                       "a %s is printed text", key, u, key);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static CliScenario *
 load_keyfile (const char *path, GKeyFile *kf, GError **error)
 {
@@ -378,16 +400,8 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   if (sc->name == NULL)
     sc->name = g_strdup (base);
   sc->text = g_key_file_to_data (kf, NULL, NULL);
-  /* the name is printed in summaries, verdicts, tables and charts: no terminal escapes */
-  for (const char *c = sc->name; *c != '\0'; c++)
-    if (g_ascii_iscntrl (*c))
-      {
-        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                     "group [scenario], key 'name': contains a control character (byte "
-                     "0x%02x); a name is printed text", (guint) (guchar) *c);
-        return NULL;
-      }
-  if (!check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
+  if (!check_printed_text (kf, "name", error) || !check_printed_text (kf, "description", error)
+      || !check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
       || !cli_scenario_load_parallel (kf, sc, error) || !cli_scenario_load_moe (kf, sc, error)
       || !cli_scenario_load_run (kf, sc, error)

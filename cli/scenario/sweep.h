@@ -85,8 +85,14 @@ gboolean cli_sweep_check_extra_sets (const CliSweep *sweep, const char *const *e
  * 100000 values. Caller frees (g_strfreev). */
 char **cli_sweep_parse_list (const char *list, GError **error);
 
-/* Splits "group.key=value" (the --set syntax; the group may contain dots, the key is after
- * the last one) into its parts (caller frees each). Spaces around the group, the key and
+/* The dot of "group.key" (no "=value") that ends the group, NULL when there is none: the
+ * last dot for the named groups gpu.NAME and node.NAME (their keys have no dot), else the
+ * first (a key may have dots: [cost] gpu_hour.H100-SXM, [baseline] training.checkpointing).
+ * Points into `lhs`. */
+const char *cli_sweep_key_dot (const char *lhs);
+
+/* Splits "group.key=value" (the --set syntax; where the group ends: cli_sweep_key_dot)
+ * into its parts (caller frees each). Spaces around the group, the key and
  * the value are dropped ("training. micro_batch = 2" is training / micro_batch / 2). FALSE +
  * G_OPTION_ERROR_BAD_VALUE, message "'SET': …" with SET printable and shortened, when there
  * is no '=', no dot, an empty group or key, a group or key with '[', ']' or control

@@ -166,6 +166,22 @@ cli_sweep_check_value (const char *value, GError **error)
   return FALSE;
 }
 
+const char *
+cli_sweep_key_dot (const char *lhs)
+{
+  g_return_val_if_fail (lhs != NULL, NULL);
+  const char *dot = strchr (lhs, '.');
+  if (dot == NULL)
+    return NULL;
+  /* [gpu.NAME] and [node.NAME] are the only groups with a dot, and their keys have none;
+   * elsewhere the key may have dots ([cost] gpu_hour.TYPE, [baseline] group.key) and the
+   * group has none. */
+  g_autofree char *head = g_strstrip (g_strndup (lhs, (gsize) (dot - lhs)));
+  if (strcmp (head, "gpu") == 0 || strcmp (head, "node") == 0)
+    return strrchr (lhs, '.');
+  return dot;
+}
+
 gboolean
 cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GError **error)
 {
@@ -175,7 +191,7 @@ cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GE
   g_autofree char *shown = NULL;
   const char *eq = strchr (set, '=');
   g_autofree char *lhs = eq ? g_strndup (set, (gsize) (eq - set)) : NULL;
-  char *dot = lhs ? strrchr (lhs, '.') : NULL;
+  char *dot = lhs ? (char *) cli_sweep_key_dot (lhs) : NULL;
   if (dot != NULL)
     *dot = '\0';
   /* Spaces around the group, the key and the value are not part of them, as in a file. */

@@ -102,7 +102,7 @@ cli_sweep_label (const CliSweep *sweep, guint point)
   for (guint i = 0; i < sweep->axes->len; i++)
     {
       const char *key = axis_at (sweep, i)->key;
-      const char *dot = strrchr (key, '.');
+      const char *dot = cli_sweep_key_dot (key);
       g_string_append_printf (s, "%s%s=%s", i > 0 ? ", " : "", dot ? dot + 1 : key,
                               cli_sweep_value (sweep, point, i));
     }

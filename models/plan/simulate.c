@@ -856,6 +856,23 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
   return t;
 }
 
+/* The jitter seed of step k of a run seeded `seed`: step 0 the seed itself (a one-step run
+ * draws as it always did), step k > 0 SplitMix64's finalizer (Steele, Lea and Flood 2014,
+ * "Fast splittable pseudorandom number generators") of the pair (seed, k), its upper 32
+ * bits. seed + k made the runs seeded s and s + 1 share all but one step; mixed, two seeds'
+ * steps coincide only by chance (2^-32 a pair). */
+static guint32
+step_seed (guint32 seed, guint k)
+{
+  if (k == 0)
+    return seed;
+  guint64 z = ((guint64) seed << 32 | k) + G_GUINT64_CONSTANT (0x9E3779B97F4A7C15);
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
+  z ^= z >> 31;
+  return (guint32) (z >> 32);
+}
+
 gboolean
 model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, GError **error)
 {
@@ -878,8 +895,8 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
   for (guint k = 0; k < MAX (in->steps, 1); k++)
     {
       double t = k == 0 ? steady_step (in, plan, rec, res, &m, &classes, error)
-                        : replay (in, plan, in->seed + k, NULL, NULL, NULL, &m, &classes, NULL,
-                                  error);
+                        : replay (in, plan, step_seed (in->seed, k), NULL, NULL, NULL, &m,
+                                  &classes, NULL, error);
       if (t < 0)
         {
           model_sim_result_clear (res);

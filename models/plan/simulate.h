@@ -10,8 +10,9 @@
  * (reserved + CUDA context: what nvidia-smi shows). After an OOM these are the values when it is
  * raised; the need_* figures keep what the step as planned would take (the replay goes on). MFU and HFU follow Korthikanti et al.
  * 2022 §6: FLOPs per step ÷ (step time × GPUs × peak FLOP/s of the compute dtype).
- * With steps = K the step is replayed K times, each with its own jitter draw (seed,
- * seed + 1, …): step_time is the median, with min and p99 beside it; memory, series and
+ * With steps = K the step is replayed K times, each with its own jitter draw (step 0 from
+ * seed itself, step k from a mix of seed and k, so that two seeds share no step):
+ * step_time is the median, with min and p99 beside it; memory, series and
  * tasks come from the first replay. With offloading, host DRAM and NVMe are ledgers per node
  * (models/memory/host_ledger.h): peak and capacity of the worst node, and the verdict `fits`
  * holds only if the GPU, the host and the NVMe all fit. A paged optimizer (models/plan/plan_paged.h) is simulated
@@ -48,7 +49,7 @@ typedef struct
   guint n_nodes;
   const HwFabricSpec *fabric;
   guint steps;                   /* steps simulated (each with its own jitter draw); 0 reads as 1 */
-  guint32 seed;                  /* seed of the kernel-time jitter (step k uses seed + k) */
+  guint32 seed;                  /* seed of the kernel-time jitter (step k > 0: a mix of both) */
   double kernel_jitter;          /* coefficient of variation of kernel compute times, >= 0 */
   const ModelSimSlowdown *slowdowns; /* n_slowdowns entries, may be NULL when 0 */
   guint n_slowdowns;

@@ -197,7 +197,7 @@ test_oom_diagnosis (void)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
-  cli_report_print (f, sc, &r);
+  cli_report_print (f, sc, &r, FALSE);
   fclose (f);
   g_autofree char *expect = g_strdup_printf ("during \"%s\"", r.oom_task);
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "out of memory (rank 0)"));
@@ -228,7 +228,7 @@ test_memory_after_load (void)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
-  cli_report_print (f, sc, &r);
+  cli_report_print (f, sc, &r, FALSE);
   fclose (f);
   g_autofree char *v = sim_units_format (4 * psi, SIM_DIM_BYTES, 2);
   g_autofree char *line = g_strdup_printf ("  %-22s %14s", "after model load", v);
@@ -272,7 +272,7 @@ test_lifetime_peak (void)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
-  cli_report_print (f, sc, &r);
+  cli_report_print (f, sc, &r, FALSE);
   fclose (f);
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "loading peak"));
   free (text);

@@ -262,7 +262,7 @@ test_host_oom_reported (void)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
-  cli_report_print (f, sc, &r);
+  cli_report_print (f, sc, &r, FALSE);
   fclose (f);
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "host capacity"));
   CU_ASSERT_PTR_NOT_NULL (strstr (text, "OOM ("));
@@ -278,7 +278,7 @@ summary_text (const CliScenario *sc, const ModelSimResult *r)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream (&text, &len);
-  cli_report_print (f, sc, r);
+  cli_report_print (f, sc, r, FALSE);
   fclose (f);
   return text;
 }

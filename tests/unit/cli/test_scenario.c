@@ -68,6 +68,37 @@ test_good_scenario (void)
   CU_ASSERT_STRING_EQUAL (sc->node.gpu->name, "A100-80GB-SXM");
 }
 
+/* [scenario] name and description are printed text: a C0 control (ESC), DEL or a C1 control
+ * (U+009B, the one-character CSI; U+0085) is one error naming the key and the character,
+ * in the file or from --set; other non-ASCII text loads. */
+static void
+test_scenario_text_controls (void)
+{
+  static const char *const bad[][2] = {
+    { "name = red\x1b[31m\n", "key 'name': contains a control character (U+001B)" },
+    { "name = red\xc2\x9b" "31m\n", "key 'name': contains a control character (U+009B)" },
+    { "name = a\x7f\n", "key 'name': contains a control character (U+007F)" },
+    { "description = next\xc2\x85line\n",
+      "key 'description': contains a control character (U+0085)" },
+    { "description = red\x1b[31m\n",
+      "key 'description': contains a control character (U+001B)" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *t = g_strdup_printf ("[scenario]\n%s%s", bad[i][0], base);
+      expect_error (t, NULL, (const char *[]){ "group [scenario]", bad[i][1], NULL });
+    }
+  expect_error (base, (const char *[]){ "scenario.name=a\xc2\x9b" "b", NULL },
+                (const char *[]){ "key 'name': contains a control character (U+009B)", NULL });
+  g_autofree char *good = g_strconcat ("[scenario]\nname = Llama \xe2\x80\x93 M\xc3\xbcnchen\n"
+                                       "description = 8\xc3\x97 H100 \xe2\x80\x94 ok\n", base,
+                                       NULL);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = load_text (good, NULL, &e, NULL);
+  CU_ASSERT_PTR_NOT_NULL (sc);
+  CU_ASSERT_PTR_NULL (e);
+}
+
 static void
 test_set_overrides (void)
 {
@@ -711,6 +742,7 @@ main (void)
     { "a scenario's name shows its --set overrides", test_name_shows_overrides },
     { "good scenario loads", test_good_scenario },
     { "keys without effect under the stack: one warning each", test_no_effect_warnings },
+    { "[scenario] name and description: no C0 or C1 control", test_scenario_text_controls },
     { "--set overrides", test_set_overrides },
     { "custom [gpu.NAME] group", test_custom_gpu_group },
     { "missing file", test_missing_file },

@@ -65,9 +65,23 @@ test_parse_set (void)
 {
   g_autofree char *g = NULL, *k = NULL, *v = NULL;
   CU_ASSERT_TRUE_FATAL (cli_sweep_parse_set ("gpu.My.GPU.memory = 96 GiB", &g, &k, &v, NULL));
-  CU_ASSERT_STRING_EQUAL (g, "gpu.My.GPU"); /* group may hold dots: key after the last */
+  CU_ASSERT_STRING_EQUAL (g, "gpu.My.GPU"); /* a named group: the key after the last dot */
   CU_ASSERT_STRING_EQUAL (k, "memory");
   CU_ASSERT_STRING_EQUAL (v, "96 GiB");
+  /* Other groups end at the first dot: [cost] gpu_hour.TYPE and [baseline] group.key keys
+   * hold dots (the last dot once made "cost.gpu_hour" the group). */
+  const char *dotted[][3] = { { "cost.gpu_hour.H100-SXM = 2.5 USD/h", "cost", "gpu_hour.H100-SXM" },
+                              { "baseline.training.checkpointing=full", "baseline",
+                                "training.checkpointing" },
+                              { " node . My.Node . nic_bandwidth=1 GB/s", "node . My.Node",
+                                "nic_bandwidth" } };
+  for (guint i = 0; i < G_N_ELEMENTS (dotted); i++)
+    {
+      g_autofree char *a = NULL, *b = NULL, *c = NULL;
+      CU_ASSERT_TRUE_FATAL (cli_sweep_parse_set (dotted[i][0], &a, &b, &c, NULL));
+      CU_ASSERT_STRING_EQUAL (a, dotted[i][1]);
+      CU_ASSERT_STRING_EQUAL (b, dotted[i][2]);
+    }
   /* Spaces around group, key and value are not part of them (as in a file). */
   const char *spaced[] = { "training.micro_batch = 2", "training.micro_batch =2",
                            "training. micro_batch=2", " training .micro_batch\t= 2 " };

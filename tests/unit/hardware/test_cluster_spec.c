@@ -368,12 +368,14 @@ test_strict_values (void)
   {
     const char *line, *key, *why;
   } bounded[] = {
-    { "nic_bandwidth = 1e-30 Gbit/s", "nic_bandwidth", "or from 1e+08 to 1e+15 B/s" },
-    { "nvlink_bandwidth = 1e-30 GB/s", "nvlink_bandwidth", "or from 1e+08 to 1e+15 B/s" },
-    { "inter_latency = 1e30 s", "inter_latency", "from 0 to 1 (s)" },
-    { "collective_overhead = 2 s", "collective_overhead", "from 0 to 1 (s)" },
-    { "link_efficiency = 1e-9", "link_efficiency", "in [0.1, 1]" },
-    { "host_memory = 1e30 TiB", "host_memory", "at most 1 PiB" },
+    { "nic_bandwidth = 1e-30 Gbit/s", "nic_bandwidth",
+      "'1e-30 Gbit/s' must be 0 (none) or from 100 MB/s to 1000 TB/s" },
+    { "nvlink_bandwidth = 1e-30 GB/s", "nvlink_bandwidth",
+      "'1e-30 GB/s' must be 0 (none) or from 100 MB/s to 1000 TB/s" },
+    { "inter_latency = 1e30 s", "inter_latency", "'1e30 s' must be from 0 to 1 s" },
+    { "collective_overhead = 2 s", "collective_overhead", "'2 s' must be from 0 to 1 s" },
+    { "link_efficiency = 1e-9", "link_efficiency", "'1e-9' must be from 0.1 to 1" },
+    { "host_memory = 1e30 TiB", "host_memory", "'1e30 TiB' must be > 0 and at most 1 PiB" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (bounded); i++)
     {
@@ -389,6 +391,57 @@ test_strict_values (void)
                           "nic_bandwidth = 1 Gbit/s\ninter_latency = 50 us\n");
   CU_ASSERT_EQUAL (slow.n_nodes, 2);
   hw_node_spec_clear (&slow.node);
+}
+
+/* Each bounded figure of a node: its message states the range the reader takes, quoting
+ * the value as typed, and each edge of that range is where the reader's acceptance turns
+ * (nic_bandwidth = 0 said "must be > 0" where the README said 0 is none; link_efficiency
+ * said "outside (0, 1]" on reading and "in [0.1, 1]" on checking). `ctx` makes 0 (none)
+ * meaningful: no NVSwitch, no NICs, no NVMe drives. */
+static void
+test_figure_ranges (void)
+{
+  static const struct
+  {
+    const char *key, *ctx, *words;
+    const char *ok[3], *bad[3];
+  } rows[] = {
+    { "nvlink_bandwidth", "intra_node = pcie\n", "0 (none) or from 100 MB/s to 1000 TB/s",
+      { "0 GB/s", "100 MB/s", "1000 TB/s" }, { "99 MB/s", "1001 TB/s", "1e-30 GB/s" } },
+    { "pcie_switch_uplink", "", "0 (none) or from 100 MB/s to 1000 TB/s",
+      { "0 GB/s", "100 MB/s", "1000 TB/s" }, { "99 MB/s", "1001 TB/s", "1e-30 GB/s" } },
+    { "nic_bandwidth", "nics_per_node = 0\n", "0 (none) or from 100 MB/s to 1000 TB/s",
+      { "0 Gbit/s", "800 Mbit/s", "1000 TB/s" }, { "799 Mbit/s", "1001 TB/s", "1e-30 Gbit/s" } },
+    { "nvme_read_bandwidth", "nvme_drives = 0\n", "0 (none) or from 10 MB/s to 1000 TB/s",
+      { "0 GB/s", "10 MB/s", "1000 TB/s" }, { "9 MB/s", "1001 TB/s", "1e-30 GB/s" } },
+    { "nvme_write_bandwidth", "nvme_drives = 0\n", "0 (none) or from 10 MB/s to 1000 TB/s",
+      { "0 GB/s", "10 MB/s", "1000 TB/s" }, { "9 MB/s", "1001 TB/s", "1e-30 GB/s" } },
+    { "nvme_capacity", "nvme_drives = 0\n", "from 0 (none) to 1024 PiB",
+      { "0 TB", "1 B", "1024 PiB" }, { "1025 PiB", "2000 PiB", "1e30 TB" } },
+    { "host_memory", "", "> 0 and at most 1 PiB",
+      { "1 GiB", "2 TiB", "1 PiB" }, { "0 GiB", "1025 TiB", "1e30 GiB" } },
+    { "inter_latency", "", "from 0 to 1 s", { "0 s", "5 us", "1 s" },
+      { "1001 ms", "2 s", "1e30 s" } },
+    { "overhead_power", "", "from 0 to 100 kW", { "0 W", "500 W", "100 kW" },
+      { "100001 W", "1 MW", "1e30 W" } },
+    { "link_efficiency", "", "from 0.1 to 1", { "0.1", "0.9", "1" }, { "0", "0.099", "1.001" } },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+    for (guint j = 0; j < 3; j++)
+      {
+        g_autofree char *ok = g_strdup_printf ("[cluster]\nnode = N\n[node.N]\nbase = DGX-H100\n"
+                                               "%s%s = %s\n", rows[i].ctx, rows[i].key,
+                                               rows[i].ok[j]);
+        Parsed p = parse_ok (ok);
+        hw_node_spec_clear (&p.node);
+        g_autofree char *bad = g_strdup_printf ("[cluster]\nnode = N\n[node.N]\nbase = DGX-H100\n"
+                                                "%s%s = %s\n", rows[i].ctx, rows[i].key,
+                                                rows[i].bad[j]);
+        g_autofree char *m = parse_error (bad, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+        g_autofree char *want = g_strdup_printf ("group [node.N], key '%s': '%s' must be %s",
+                                                 rows[i].key, rows[i].bad[j], rows[i].words);
+        ASSERT_CONTAINS (m, want);
+      }
 }
 
 /* Several nodes need a network: the message names the key and what is missing. */
@@ -443,6 +496,10 @@ test_node_and_gpu_rules (void)
                                           "nvlink_bandwidth = 0 GB/s\n",
                                           G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
   ASSERT_CONTAINS (nvs_key, "group [node.N], key 'nvlink_bandwidth': nvlink_bandwidth is 0");
+  /* the A100 has NVLink: the 0 is the group's, not a missing figure of the GPU */
+  ASSERT_CONTAINS (nvs_key, "0 means no NVLink, and NVSwitch joins the GPUs over NVLink: give "
+                            "a rate, GPU A100-80GB-SXM has 300 GB/s, or use intra_node = pcie");
+  CU_ASSERT_PTR_NULL (strstr (nvs_key, "has no NVLink figure"));
   CU_ASSERT_PTR_NULL (strstr (nvs_key, "node '"));
   g_autofree char *missing
       = parse_error ("[model]\nx = 1\n", G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
@@ -476,6 +533,7 @@ static const StepsimTest tests[] = {
   { "[node.NAME] with base or bare GPU", test_custom_node_groups },
   { "unknown key names group, key and hint", test_unknown_key_hint },
   { "strict units, counts, ranges, enums, bools", test_strict_values },
+  { "node figures: each range stated as read, edges where reading turns", test_figure_ranges },
   { "nodes > 1 without NICs is an error", test_multi_node_needs_nics },
   { "node xor gpu; unknown node; gpu-less node", test_node_and_gpu_rules },
   { "key lists for the schema check", test_key_lists },

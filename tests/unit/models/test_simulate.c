@@ -173,6 +173,33 @@ test_distribution (void)
   fixture_clear (&f);
 }
 
+/* Runs seeded 7 and 8 over 3 steps share no step: min, median and p99 (the largest of 3)
+ * are each run's three times, and no time of one is a time of the other. With step k seeded
+ * seed + k both replayed the draw of seed 9 (step 2 of the first, step 1 of the second). */
+static void
+test_seeds_share_no_step (void)
+{
+  Fixture f;
+  fixture_init (&f, 2);
+  f.in.steps = 3;
+  f.in.kernel_jitter = 0.1;
+  double t[2][3];
+  for (guint i = 0; i < 2; i++)
+    {
+      ModelSimResult r;
+      f.in.seed = 7 + i;
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &r, NULL));
+      t[i][0] = r.step_time_min;
+      t[i][1] = r.step_time_median;
+      t[i][2] = r.step_time_p99;
+      model_sim_result_clear (&r);
+    }
+  for (guint a = 0; a < 3; a++)
+    for (guint b = 0; b < 3; b++)
+      CU_ASSERT_NOT_EQUAL (t[0][a], t[1][b]);
+  fixture_clear (&f);
+}
+
 /* padding = longest (models/plan/simulate.c "padded batches"). The tiny model with a 32000
  * vocabulary at micro-batch 2 × 512: the head's fp32 logits are 4·T·V = 125 MiB, so every
  * shorter batch leaves large segments too small for the longest one's, and the cache never
@@ -389,6 +416,7 @@ main (void)
     { "summary = the replay's executor and ledger; MFU/HFU", test_summary_is_the_replay },
     { "verdict follows the capacity", test_verdict_follows_capacity },
     { "step-time distribution ordered and seeded", test_distribution },
+    { "runs with neighbouring seeds share no step", test_seeds_share_no_step },
     { "straggler reaches the cluster", test_straggler_reaches_cluster },
     { "first step: optimizer states created at its optimizer step", test_states_created_lazily },
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
