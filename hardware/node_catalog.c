@@ -115,6 +115,21 @@
 #define TIB (1024.0 * 1024 * 1024 * 1024)
 #define US 1e-6
 #define GIBPS (1024.0 * 1024 * 1024)
+/* DRAM bandwidth of a node's CPUs, B/s, all sockets, theoretical (channels × MT/s × 8 B;
+ * the vendors' specifications) — CPU Adam's rate (node_catalog.h HW_CPU_ADAM_RATE_BW):
+ * 2× AMD EPYC 7742 (DGX A100): 8 channels DDR4-3200 each, 204.8 GB/s a socket (AMD);
+ * 2× Xeon Platinum 8480C (DGX H100/H200) and the Sapphire Rapids of AWS P5en: 8 channels
+ * DDR5-4800, 307.2 GB/s a socket (Intel ARK, 8480+); 2× Xeon Platinum 8570 (DGX B200) and
+ * the Emerald Rapids of AWS P6-B200: 8 channels DDR5-5600, 358.4 GB/s a socket (Intel ARK);
+ * 2× AMD EPYC 9374F (the MI300X box): 12 channels DDR5-4800, 460.8 GB/s a socket (AMD);
+ * one Grace CPU (GB200 NVL72): up to 512 GB/s LPDDR5X (NVIDIA GB200 NVL72 specifications:
+ * 36 Grace, up to 18.4 TB/s). The 8× RTX 4090 box and a node around a bare GPU name no CPU
+ * and keep the per-core figure. */
+#define DRAM_EPYC_7742 (2 * 204.8e9)
+#define DRAM_XEON_8480C (2 * 307.2e9)
+#define DRAM_XEON_8570 (2 * 358.4e9)
+#define DRAM_EPYC_9374F (2 * 460.8e9)
+#define DRAM_GRACE 512e9
 #define DC_NVME(n)                                                                                \
   .nvme_drives = (n), .nvme_read_bandwidth = HW_GEN4_NVME_READ,                                   \
   .nvme_write_bandwidth = HW_GEN4_NVME_WRITE, .nvme_capacity = HW_GEN4_NVME_CAPACITY
@@ -140,7 +155,7 @@ typedef struct
 static NodeEntry entries[] = {
   { "A100-80GB-SXM",
     { .name = "DGX-A100",
-      .cpu_cores = 128, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .cpu_cores = 128, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_EPYC_7742, 128), DC_NVME (8),
       .overhead_power = (6500.0 - 8 * 400.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
@@ -163,7 +178,7 @@ static NodeEntry entries[] = {
                       "NVLink 3 all-reduce busbw). " SRC_ALPHA SRC_OVERHEAD ("28", "DGX A100 nccl-tests") } },
   { "H100-SXM",
     { .name = "DGX-H100",
-      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_XEON_8480C, 112), DC_NVME (8),
       .overhead_power = (10200.0 - 8 * 700.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
@@ -186,7 +201,7 @@ static NodeEntry entries[] = {
                       "4). " SRC_ALPHA SRC_OVERHEAD ("25", "8xH200 all_reduce_bench") } },
   { "H200-SXM",
     { .name = "DGX-H200",
-      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_XEON_8480C, 112), DC_NVME (8),
       .overhead_power = (10200.0 - 8 * 700.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
@@ -209,7 +224,7 @@ static NodeEntry entries[] = {
                       "GB/s). " SRC_ALPHA SRC_OVERHEAD ("25", "8xH200 all_reduce_bench") } },
   { "B200-SXM",
     { .name = "HGX-B200",
-      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .cpu_cores = 112, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_XEON_8570, 112), DC_NVME (8),
       .overhead_power = (14300.0 - 8 * 1000.0) / 8,
       .n_gpus = 8,
       .host_memory = 2 * TIB,
@@ -231,7 +246,8 @@ static NodeEntry entries[] = {
                       "846/900 GB/s at 16 GiB). " SRC_ALPHA SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench") } },
   { "GB200",
     { .name = "GB200-NVL72",
-      .cpu_cores = 36 * 72, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (72),
+      .cpu_cores = 36 * 72, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (36 * DRAM_GRACE, 36 * 72),
+      DC_NVME (72),
       .overhead_power = 0,
       .n_gpus = 72,
       .host_memory = 36 * 480e9,
@@ -257,7 +273,7 @@ static NodeEntry entries[] = {
                 SRC_OVERHEAD ("33", "8xB200 (P6-B200) all_reduce_bench; A for NVL72") } },
   { "MI300X",
     { .name = "MI300X-8",
-      .cpu_cores = 64, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (2),
+      .cpu_cores = 64, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_EPYC_9374F, 64), DC_NVME (2),
       .overhead_power = 0,
       .n_gpus = 8,
       .host_memory = 1.5 * TIB,
@@ -306,7 +322,7 @@ static NodeEntry entries[] = {
                 "(DGX A100's). GPU figures: catalog RTX-4090 (S)." } },
   { "H200-SXM",
     { .name = "AWS-P5en",
-      .cpu_cores = 96, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .cpu_cores = 96, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_XEON_8480C, 96), DC_NVME (8),
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,
@@ -330,7 +346,7 @@ static NodeEntry entries[] = {
                 "link_efficiency as DGX-H200. " SRC_EFA SRC_OVERHEAD ("25", "8xH200 all_reduce_bench") } },
   { "B200-SXM",
     { .name = "AWS-P6-B200",
-      .cpu_cores = 96, .cpu_adam_rate = HW_CPU_ADAM_RATE, DC_NVME (8),
+      .cpu_cores = 96, .cpu_adam_rate = HW_CPU_ADAM_RATE_BW (DRAM_XEON_8570, 96), DC_NVME (8),
       .n_gpus = 8,
       .host_memory = 2 * TIB,
       .intra = HW_INTRA_NVSWITCH,

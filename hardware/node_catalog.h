@@ -22,14 +22,23 @@
 #define HW_DEFAULT_HOST_MEMORY (512.0 * 1024 * 1024 * 1024)
 
 /* Host CPU and NVMe (ZeRO-Offload / ZeRO-Infinity; sources in node_catalog.c).
- * CPU Adam throughput per core: DeepSpeed's CPU-Adam (Ren et al. 2021, ZeRO-Offload, arXiv
- * 2101.06840, §4.2 and Table 3) updates 10 B parameters in about 2.6 s on the DGX-2 host,
- * 2× Xeon Platinum 8168 = 48 cores: 10e9 / 2.57 / 48 ≈ 81 M parameters/s per core (M, as
- * reported there; the step is host-memory-bandwidth bound, so scaling it per core to other
- * CPUs is an approximation). Every catalog node carries its own cpu_cores and cpu_adam_rate
- * (node_catalog.c; `stepsim list nodes` shows them) and uses this figure for lack of a
- * published one for its CPU; a [node.NAME] or [cluster] cpu_adam_rate sets a host's own. */
-#define HW_CPU_ADAM_RATE 81e6            /* parameters/s per core */
+ * CPU Adam throughput: DeepSpeed's CPU-Adam (Ren et al. 2021, ZeRO-Offload, arXiv
+ * 2101.06840, §4.2 and Table 3) updates 10 B parameters in about 2.57 s on the DGX-2 host,
+ * 2× Xeon Platinum 8168 = 48 cores (M, as reported there): 81 M parameters/s per core. The
+ * step streams the fp32 parameters, gradients and both moments through DRAM (tens of B a
+ * parameter, a few FLOPs each), so it is bound by the host's memory bandwidth, not its
+ * cores: a catalog node whose CPUs are known gets the DGX-2 rate scaled by its DRAM
+ * bandwidth over the DGX-2's (each 8168: 6 channels of DDR4-2666, 128 GB/s; Intel ARK),
+ * expressed per core (HW_CPU_ADAM_RATE_BW); the others keep 81 M a core. Every catalog node
+ * carries its own cpu_cores and cpu_adam_rate (node_catalog.c; `stepsim list nodes` shows
+ * them); a [node.NAME] or [cluster] cpu_adam_rate sets a host's own. */
+#define HW_CPU_ADAM_RATE 81e6            /* parameters/s per core (DGX-2: 10e9 / 2.57 / 48) */
+#define HW_CPU_ADAM_DGX2_RATE (10e9 / 2.57)   /* parameters/s of the DGX-2 host */
+#define HW_CPU_ADAM_DGX2_DRAM (2 * 6 * 21.328e9) /* B/s: 2 sockets × 6 × DDR4-2666 */
+/* Parameters/s per core of a host of `cores` cores and `dram` B/s of DRAM bandwidth (all
+ * sockets, theoretical: channels × transfer rate × 8 B). */
+#define HW_CPU_ADAM_RATE_BW(dram, cores) \
+  (HW_CPU_ADAM_DGX2_RATE * (dram) / HW_CPU_ADAM_DGX2_DRAM / (cores))
 #define HW_DEFAULT_CPU_CORES 32          /* host of a node around a bare GPU (A) */
 /* A datacenter PCIe Gen4 NVMe drive (hardware.md: ~7 GB/s sequential read, datasheet
  * class; write 3.8 GB/s and 3.84 TB as the Samsung PM1733 3.84 TB datasheet, A). */

@@ -156,7 +156,16 @@ test_catalog_datasheet_figures (void)
   STEPSIM_ASSERT_REL (a->collective_overhead, 28e-6, 1e-12);
   STEPSIM_ASSERT_REL (h->collective_overhead, 25e-6, 1e-12);
   STEPSIM_ASSERT_REL (p6->collective_overhead, 33e-6, 1e-12);
+  /* CPU Adam (node_catalog.h): the DGX-2's 10e9 parameters in 2.57 s on 2 × 6 channels of
+   * DDR4-2666 (2 × 6 × 21.328 GB/s), scaled by the host's DRAM bandwidth: the whole DGX A100
+   * (2 × 8 channels DDR4-3200 = 409.6 GB/s) updates 10e9 / 2.57 × 409.6 / 255.936 ≈ 6.23 G
+   * parameters/s, DGX H100 (2 × 8 DDR5-4800 = 614.4 GB/s) ≈ 9.34 G; a box naming no CPU
+   * keeps the DGX-2's 81 M a core */
+  double zo = 10e9 / 2.57, dgx2 = 2 * 6 * 21.328e9;
+  STEPSIM_ASSERT_REL (a->cpu_cores * a->cpu_adam_rate, zo * 409.6e9 / dgx2, 1e-12);
+  STEPSIM_ASSERT_REL (h->cpu_cores * h->cpu_adam_rate, zo * 614.4e9 / dgx2, 1e-12);
   const HwNodeSpec *r = hw_catalog_node ("8x-RTX-4090", NULL);
+  STEPSIM_ASSERT_REL (r->cpu_adam_rate, 81e6, 1e-12);
   CU_ASSERT_EQUAL (r->intra, HW_INTRA_PCIE);
   CU_ASSERT_EQUAL (r->gpus_per_pcie_switch, 4);
   STEPSIM_ASSERT_REL (r->pcie_switch_uplink, 25e9, 1e-12);
