@@ -115,8 +115,15 @@ check "run --ops: the kernels header does not point to run --ops" \
 check "run --ops: every op of the busiest rank by pass" \
   sh -c "grep -q '^ops (rank 0;' ops.out && grep -q '^  forward    lm_head  ' ops.out && grep -q '^  backward   mlp_down ' ops.out && grep -q '^  optimizer  optimizer ' ops.out"
 "$STEPSIM" export ops.h5 /ops >ops.tsv 2>/dev/null
-check "/ops: a compound table rank, pass, op, class, kernels, time, flops, bytes" \
-  sh -c "head -1 ops.tsv | grep -qx 'rank	pass	op	class	kernels	time	flops	bytes'"
+check "/ops: a compound table rank, pass, op, class, kernels, time, flops, bytes, host_ops, host_time" \
+  sh -c "head -1 ops.tsv | grep -qx 'rank	pass	op	class	kernels	time	flops	bytes	host_ops	host_time'"
+"$STEPSIM" export ops.h5 /summary/host_time >ops-host.tsv 2>/dev/null
+check "/ops: the busiest rank's host times add up to /summary host_time" \
+  awk -F '\t' 'NR == FNR { if (FNR == 2) want = $1; next }
+     FNR > 1 && $1 == 0 { sum += $10 }
+     END { d = sum - want; if (d < 0) d = -d; exit !(want > 0 && d <= 1e-9 * want) }' ops-host.tsv ops.tsv
+check "summary: the host's time issuing the busiest rank's kernels" \
+  sh -c "grep -q '^  host (CPU) .* % *of the step, issuing [0-9]* PyTorch ops' ops.out"
 "$STEPSIM" export ops.h5 /summary/kernel_time >ops-total.tsv 2>/dev/null
 check "/ops: the busiest rank's times add up to /summary kernel_time" \
   awk -F '\t' 'NR == FNR { if (FNR == 2) want = $1; next }

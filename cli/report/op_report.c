@@ -81,6 +81,17 @@ cli_report_print_kernel_classes (FILE *out, const ModelSimResult *res, gboolean 
                total > 0 ? 100 * sec[c] / total : 0, r,
                c == MODEL_OP_ELEMENTWISE ? " of HBM traffic" : "");
     }
+  /* the host's side: the CPU time issuing those kernels (models/plan/executor.c); near the
+   * step time, the GPU waits for the host (launch-bound) */
+  double ops = 0, host = model_op_times_rank_host_seconds (res->op_times, rank, &ops);
+  if (host > 0)
+    {
+      g_autofree char *h = sim_units_format (host, SIM_DIM_TIME, 2);
+      gboolean bound = res->step_time > 0 && host >= 0.8 * res->step_time;
+      fprintf (out, "  %-22s %14s %6.1f %%  of the step, issuing %.0f PyTorch ops%s\n",
+               "host (CPU)", h, res->step_time > 0 ? 100 * host / res->step_time : 0, ops,
+               bound ? ": launch-bound" : "");
+    }
 }
 
 static gint
@@ -114,17 +125,19 @@ cli_report_print_ops (FILE *out, const ModelSimResult *res)
   g_ptr_array_sort (rows, by_seconds_desc);
   fprintf (out, "ops (%srank %u; time from each kernel's launch on its stream to its end)\n",
            res->gpu_fits ? "" : "of the step as planned: ", rank);
-  fprintf (out, "  %-10s %-22s %-12s %9s %12s %7s %12s %12s\n", "pass", "op", "class",
-           "kernels", "time", "share", "compute", "HBM");
+  fprintf (out, "  %-10s %-22s %-12s %9s %12s %7s %12s %12s %9s %12s\n", "pass", "op",
+           "class", "kernels", "time", "share", "compute", "HBM", "host ops", "host time");
   for (guint i = 0; i < rows->len; i++)
     {
       const ModelOpTime *e = g_ptr_array_index (rows, i);
       g_autofree char *s = sim_units_format (e->seconds, SIM_DIM_TIME, 2);
       g_autofree char *f = e->flops > 0 ? rate (e->flops, e->seconds, "FLOP") : g_strdup ("-");
       g_autofree char *b = rate (e->bytes, e->seconds, "B");
-      fprintf (out, "  %-10s %-22s %-12s %9" G_GUINT64_FORMAT " %12s %6.1f%% %12s %12s\n",
+      g_autofree char *h = sim_units_format (e->host_seconds, SIM_DIM_TIME, 2);
+      fprintf (out,
+               "  %-10s %-22s %-12s %9" G_GUINT64_FORMAT " %12s %6.1f%% %12s %12s %9.0f %12s\n",
                model_plan_task_kind_name (e->kind), e->op, class_titles[e->op_class],
-               e->count, s, total > 0 ? 100 * e->seconds / total : 0, f, b);
+               e->count, s, total > 0 ? 100 * e->seconds / total : 0, f, b, e->host_ops, h);
     }
 }
 
@@ -142,6 +155,8 @@ cli_report_ops_table (const ModelSimResult *res)
   guint c_time = sim_table_add_column (t, "time", SIM_TABLE_DOUBLE, "s");
   guint c_flops = sim_table_add_column (t, "flops", SIM_TABLE_DOUBLE, "FLOP");
   guint c_bytes = sim_table_add_column (t, "bytes", SIM_TABLE_DOUBLE, "B");
+  guint c_hops = sim_table_add_column (t, "host_ops", SIM_TABLE_DOUBLE, "1");
+  guint c_htime = sim_table_add_column (t, "host_time", SIM_TABLE_DOUBLE, "s");
   for (guint i = 0; i < model_op_times_n (res->op_times); i++)
     {
       const ModelOpTime *e = model_op_times_get (res->op_times, i);
@@ -154,6 +169,8 @@ cli_report_ops_table (const ModelSimResult *res)
       sim_table_set_double (t, row, c_time, e->seconds);
       sim_table_set_double (t, row, c_flops, e->flops);
       sim_table_set_double (t, row, c_bytes, e->bytes);
+      sim_table_set_double (t, row, c_hops, e->host_ops);
+      sim_table_set_double (t, row, c_htime, e->host_seconds);
     }
   return t;
 }
@@ -174,5 +191,9 @@ cli_report_fill_ops (SimRecorder *rec, const ModelSimResult *res)
       sim_recorder_summary_scalar (
         rec, name, model_op_times_rank_seconds (res->op_times, rank, (int) c), "s");
     }
+  double ops = 0;
+  sim_recorder_summary_scalar (rec, "host_time",
+                               model_op_times_rank_host_seconds (res->op_times, rank, &ops), "s");
+  sim_recorder_summary_scalar (rec, "host_ops", ops, "1");
   sim_recorder_add_table (rec, "ops", table);
 }

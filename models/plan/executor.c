@@ -602,7 +602,8 @@ kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
       const ModelKernel *k
         = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel - 1);
       model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
-                          sim_engine_now (exec->engine) - ts->kernel_start);
+                          sim_engine_now (exec->engine) - ts->kernel_start,
+                          kernel_host_time (exec, t, k));
     }
   run_next_kernel (ts);
 }

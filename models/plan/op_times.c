@@ -59,14 +59,14 @@ model_op_times_free (ModelOpTimes *t)
 
 void
 model_op_times_add (ModelOpTimes *t, guint rank, ModelTaskKind kind, const ModelOp *op,
-                    double seconds)
+                    double seconds, double host_seconds)
 {
   g_return_if_fail (t != NULL && op != NULL && op->name != NULL);
   Key k = { rank, kind, op->name };
   guint i = GPOINTER_TO_UINT (g_hash_table_lookup (t->index, &k));
   if (i == 0)
     {
-      ModelOpTime e = { rank, kind, op->name, op->op_class, 0, 0, 0, 0 };
+      ModelOpTime e = { rank, kind, op->name, op->op_class, 0, 0, 0, 0, 0, 0 };
       g_array_append_val (t->entries, e);
       i = t->entries->len;
       g_hash_table_insert (t->index, g_memdup2 (&k, sizeof k), GUINT_TO_POINTER (i));
@@ -76,6 +76,25 @@ model_op_times_add (ModelOpTimes *t, guint rank, ModelTaskKind kind, const Model
   e->seconds += seconds;
   e->flops += model_op_times_executed_flops (op);
   e->bytes += op->bytes;
+  e->host_ops += model_op_host_ops (op);
+  e->host_seconds += host_seconds;
+}
+
+double
+model_op_times_rank_host_seconds (const ModelOpTimes *t, guint rank, double *ops)
+{
+  double s = 0, n = 0;
+  for (guint i = 0; i < model_op_times_n (t); i++)
+    {
+      const ModelOpTime *e = model_op_times_get (t, i);
+      if (e->rank != rank)
+        continue;
+      s += e->host_seconds;
+      n += e->host_ops;
+    }
+  if (ops != NULL)
+    *ops = n;
+  return s;
 }
 
 guint

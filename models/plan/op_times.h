@@ -29,6 +29,8 @@ typedef struct
   double flops;           /* FLOP the kernels compute, summed (model_op_times_executed_flops;
                            * 0 for element-wise ops) */
   double bytes;           /* B of HBM traffic, summed */
+  double host_ops;        /* PyTorch ops the host issued for them (model_op_host_ops), summed */
+  double host_seconds;    /* s of host time issuing them took (models/plan/executor.c), summed */
 } ModelOpTime;
 
 typedef struct _ModelOpTimes ModelOpTimes;
@@ -42,15 +44,18 @@ ModelOpTimes *model_op_times_new (void); /* empty; free with model_op_times_free
 void model_op_times_free (ModelOpTimes *t); /* NULL is a no-op */
 
 /* Adds one kernel of `op` (borrowed; its name must be a static string) that `rank` ran in a
- * task of `kind` for `seconds` (>= 0) s. */
+ * task of `kind` for `seconds` (>= 0) s, whose issue took the host `host_seconds` (>= 0) s. */
 void model_op_times_add (ModelOpTimes *t, guint rank, ModelTaskKind kind, const ModelOp *op,
-                         double seconds);
+                         double seconds, double host_seconds);
 
 /* The entries, in the order their first kernel ended (deterministic: the replay's event
  * order). Index i < model_op_times_n (t); the entry is borrowed, valid until the next add. */
 guint model_op_times_n (const ModelOpTimes *t);
 const ModelOpTime *model_op_times_get (const ModelOpTimes *t, guint i);
 
+/* Seconds of host time issuing `rank`'s kernels took; *ops (may be NULL) gets the PyTorch
+ * ops issued. A step whose host time nears its length is launch-bound. */
+double model_op_times_rank_host_seconds (const ModelOpTimes *t, guint rank, double *ops);
 /* Seconds `rank` spent in kernels of `op_class` (a negative op_class: in all kernels). */
 double model_op_times_rank_seconds (const ModelOpTimes *t, guint rank, int op_class);
 

@@ -117,11 +117,11 @@ test_op_times_sums (void)
   ModelOp qkv2 = qkv;
   qkv2.name = name; /* same text, another pointer */
   ModelOp norm = { .name = "norm", .op_class = MODEL_OP_ELEMENTWISE, .bytes = 7 };
-  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &qkv, 1.0);
-  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &norm, 0.5);
-  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &qkv2, 2.0);
-  model_op_times_add (t, 0, MODEL_TASK_KIND_BACKWARD, &qkv, 4.0);
-  model_op_times_add (t, 3, MODEL_TASK_KIND_FORWARD, &qkv, 8.0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &qkv, 1.0, 0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &norm, 0.5, 0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &qkv2, 2.0, 0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_BACKWARD, &qkv, 4.0, 0);
+  model_op_times_add (t, 3, MODEL_TASK_KIND_FORWARD, &qkv, 8.0, 0);
   CU_ASSERT_EQUAL_FATAL (model_op_times_n (t), 4);
   const ModelOpTime *e = model_op_times_get (t, 0);
   CU_ASSERT_STRING_EQUAL (e->op, "qkv");
@@ -140,7 +140,7 @@ test_op_times_sums (void)
   ModelOp attn = { .name = "attention", .op_class = MODEL_OP_ATTENTION, .flops = 8 };
   attn.shape.cls = HW_KERNEL_FLASH_FWD;
   attn.shape.causal = TRUE;
-  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &attn, 1.0);
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &attn, 1.0, 0);
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_get (t, 4)->flops, 4, 0);
   attn.shape.causal = FALSE;
   CU_ASSERT_DOUBLE_EQUAL (model_op_times_executed_flops (&attn), 8, 0);

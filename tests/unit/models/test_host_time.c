@@ -7,6 +7,7 @@
 #include "models/memory/ledger.h"
 #include "models/ops/cost.h"
 #include "models/plan/executor.h"
+#include "models/plan/op_times.h"
 #include "models/plan/plan.h"
 #include "models/stack/stack.h"
 #include "sim/recorder.h"
@@ -359,6 +360,47 @@ test_sync_holds_later_tasks (void)
   CU_ASSERT_FALSE (held_after_syncs (FALSE, MODEL_DP_ZERO2));
 }
 
+/* The op-time table carries the host's side: rank 0's host seconds are Σ host ops × c over
+ * its kernels (c = 2 us forward and optimizer, 1 us backward) and its host ops their sum. */
+static void
+test_op_times_host (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.framework.host_op_time = 2e-6;
+  s.framework.host_backward_op_time = 1e-6;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 1, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (1, NULL);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
+  g_autoptr (ModelOpTimes) times = model_op_times_new ();
+  model_executor_set_op_times (exec, times);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  double want = 0, ops = 0, got_ops = 0;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      for (guint j = 0; j < t->n_kernels; j++)
+        {
+          double n = model_op_host_ops (&model_plan_kernel (plan, t->first_kernel + j)->op);
+          ops += n;
+          want += n * (t->kind == MODEL_TASK_KIND_BACKWARD ? 1e-6 : 2e-6);
+        }
+    }
+  STEPSIM_ASSERT_REL (model_op_times_rank_host_seconds (times, 0, &got_ops), want, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (got_ops, ops, 0);
+  CU_ASSERT (ops > 0);
+}
+
 int
 main (void)
 {
@@ -375,6 +417,7 @@ main (void)
     { "executor: backward ops at host_backward_op_time", test_backward_host_time },
     { "executor: a sync holds the rank's later tasks, other streams too",
       test_sync_holds_later_tasks },
+    { "op times: host seconds and ops per rank", test_op_times_host },
   };
   return STEPSIM_RUN_TESTS ("models/host_time", tests);
 }
