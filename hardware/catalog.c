@@ -57,10 +57,9 @@
 #define KERNEL_LATENCY (4 * US)
 
 /* host_dispatch (HwGpuSpec) is 0 in every entry: the CPU cost of issuing a kernel belongs to
- * the framework and the host, not the GPU, and stepsim's ops stand for one to several
- * PyTorch ops each, so no per-op figure (kernels.md §5: ~2 us per op via C++, ~4–7 us per
- * eager op from Python, pytorch/pytorch#41383 and #82793) is charged by default; a
- * [gpu.NAME] group (or a framework profile) sets it. */
+ * the framework and the host, not the GPU: the framework profile's host time per PyTorch op
+ * (models/stack/framework.c host_op_time, host_backward_op_time) times the ops each kernel
+ * stands for (ModelOp.host_ops). A [gpu.NAME] group may add a per-kernel cost. */
 
 /* One-line sources of compute_efficiency (hw_kernel_describe_factors()). */
 #define SRC_EFF_V_DEFAULT "assumption 0.80 (no measured GEMM in hardware.md)"

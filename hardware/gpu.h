@@ -47,10 +47,10 @@ typedef struct
   double pcie_latency;            /* s, per transfer */
   double nvlink_bandwidth;        /* B/s per direction per GPU; 0 when none */
   double kernel_latency;          /* s of launch gap added to every kernel */
-  double host_dispatch;           /* s of host (CPU) time to issue one kernel — Python,
-                                     dispatcher, launch call — in program order, running
-                                     ahead of the GPU (models/plan/executor.c): a kernel
-                                     starts no earlier than its issue time; 0: not modelled */
+  double host_dispatch;           /* s of host (CPU) time to issue one kernel beyond the
+                                     framework's time per PyTorch op (models/stack/framework.h
+                                     host_op_time), in program order, running ahead of the
+                                     GPU (models/plan/executor.c); 0: none */
   double comm_sm_fraction;        /* fraction of the SMs a running collective's kernels hold
                                      (NCCL CTAs / SM count), taken from compute while it runs;
                                      0: not modelled */

@@ -85,8 +85,9 @@
  * Launch cost: every kernel keeps the GPU's kernel_latency (catalog.c, 4 us: the eager
  * dispatch-bound figure of pytorch/pytorch#82793, kernels.md §5). The host timeline (the
  * CPU issuing kernels no faster than Python and the dispatcher allow) is the executor's:
- * HwGpuSpec.host_dispatch per kernel, in program order (models/plan/executor.c), 0 by
- * default.
+ * the framework's host time per PyTorch op (models/stack/framework.h host_op_time) for the
+ * ops each kernel stands for, plus HwGpuSpec.host_dispatch per kernel (0 by default), in
+ * program order (models/plan/executor.c).
  */
 #include "config.h"
 #include "hardware/kernel.h"
