@@ -164,6 +164,28 @@ scratch (ModelGraph *g)
   return t_new (g, "in_place", 0, MODEL_TENSOR_POINTWISE, -1);
 }
 
+/* Autocast's casts before a dense projection group (autocast_mode.cpp cached_cast, on an
+ * fp32 model under torch.autocast): each of its `n_weights` fp32 weight tensors (`weights`
+ * elements in all) is cast to the compute dtype once a forward (the cache lives for the
+ * autocast region, so a recompute casts again), and each of `n_inputs` fp32 inputs of T·h
+ * (the norms' fp32 outputs; one per projection, as activations are not cached) too: one op
+ * each, reading 4 B and writing e an element; the backward casts the gradients back (1×).
+ * Nothing is saved (the casts' copies are the projections' saved inputs, proj_inputs):
+ * the op writes a 0-B stand-in. Only under autocast; not for QLoRA (NF4 weights are
+ * dequantized, not cast) nor MoE experts. */
+static void
+autocast_casts (ModelGraph *g, const Dims *d, double weights, guint n_weights, guint n_inputs)
+{
+  if (!d->autocast || d->nf4)
+    return;
+  double elements = weights + n_inputs * d->T * d->h;
+  op1 (g, "autocast_cast", scratch (g), NO, NO, NO);
+  ModelOp k = cost_elementwise_op ("autocast_cast", (4 + d->e) * elements);
+  k.bwd_factor = 1;
+  k.host_ops = d->compile ? 1 : n_weights + n_inputs;
+  model_graph_op_kernel (g, &k);
+}
+
 /* Marks tensor t re-created by selective recompute when `module` (MODEL_RECOMPUTE_*) is one
  * it reruns; returns t. */
 static guint
@@ -700,7 +722,10 @@ mlp_block (ModelGraph *g, const Dims *d, const ModelArch *arch, guint n2)
       return shared != NO ? add_shared (g, d, comb, shared) : comb;
     }
   proj_inputs (g, d, n2, (guint) d->mlp_in, in);
+  gboolean gated = arch->mlp == MODEL_MLP_SWIGLU;
+  autocast_casts (g, d, (gated ? 2 : 1) * h * d->i, gated ? 2 : 1, (guint) d->mlp_in);
   guint inner = mlp_inner (g, d, arch, n2, in), din = down_input (g, d, inner);
+  autocast_casts (g, d, d->i * h, 1, 0);
   guint out = t_new (g, "mlp_out", e * T * h, MODEL_TENSOR_GEMM, -1);
   op1 (g, "mlp_down", out, din, NO, NO);
   expert_gemm (g, d, down, d->i, h, d->i * h + bias * h);
@@ -836,6 +861,9 @@ cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash)
   guint n1 = norm (g, d, x, "norm1_out", "norm1");
   guint in[3], q, k, v;
   proj_inputs (g, d, n1, (guint) d->qkv_in, in);
+  if (!arch->deepseek.mla)
+    autocast_casts (g, d, h * (d->q + 2 * d->c), model_arch_fused_qkv (arch) ? 1 : 3,
+                    (guint) d->qkv_in);
   if (arch->deepseek.mla)
     mla_qkv (g, d, arch, n1, in, &q, &k, &v);
   else
@@ -869,6 +897,7 @@ cost_layer_graph (const Dims *d, const ModelArch *arch, gboolean flash)
       k = kr, v = vr;
     }
   guint o = flash ? flash_attention (g, d, q, k, v) : eager_attention (g, d, q, k, v);
+  autocast_casts (g, d, d->v_q * h, 1, 0);
   guint ao = t_new (g, "o_proj_out", e * T * h, MODEL_TENSOR_GEMM, -1);
   op1 (g, "o_proj", ao, o, NO, NO);
   gemm (g, d, "attn_out", T, d->v_q, h, d->v_q * h + (arch->attn_out_bias ? h : 0));

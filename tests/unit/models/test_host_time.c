@@ -104,6 +104,34 @@ test_eager_rmsnorm_bytes (void)
       }
 }
 
+/* Autocast's casts (graph_layer.c autocast_casts): a GPT-like layer (fused QKV, GELU MLP
+ * 4h, biases) on an fp32 model under autocast casts its four weights — QKV h·3h + 3h, out
+ * h·h + h, fc h·4h + 4h, proj 4h·h + h: 12h² + 9h elements, biases left out of the cast
+ * (F.linear casts them too; they are 9h of 12h²: 0.1 % at h 1024, below the check) — and
+ * the two fp32 norm outputs the QKV and fc projections read, T·h each: (4 + e)·(12h² + 2Th)
+ * B in six ops; none without autocast. */
+static void
+test_autocast_casts (void)
+{
+  ModelArch a = gpt_like (1024, 16, 1, 1000);
+  ModelCostParams p = params (2, 512, TRUE, 0);
+  const double h = 1024, T = 2 * 512, e = 2;
+  ModelBlockCost plain = model_cost_layer (&a, &p);
+  for (guint i = 0; i < plain.fwd.n_ops; i++)
+    CU_ASSERT_STRING_NOT_EQUAL (plain.fwd.ops[i].name, "autocast_cast");
+  p.autocast = TRUE;
+  ModelBlockCost amp = model_cost_layer (&a, &p);
+  double bytes = 0, ops = 0;
+  for (guint i = 0; i < amp.fwd.n_ops; i++)
+    if (g_strcmp0 (amp.fwd.ops[i].name, "autocast_cast") == 0)
+      {
+        bytes += amp.fwd.ops[i].bytes;
+        ops += model_op_host_ops (&amp.fwd.ops[i]);
+      }
+  STEPSIM_ASSERT_REL (bytes, (4 + e) * (12 * h * h + 2 * T * h), 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (ops, 6, 0);
+}
+
 /* The optimizer's host ops: per tensor 8 a tensor (9 with weight decay), foreach 8 (9)
  * once, fused 1. */
 static void
@@ -407,6 +435,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "op counts: Llama-3.2-1B's eager forward issues 631 PyTorch ops", test_llama_forward_ops },
     { "HF's eager RMSNorm: 36 B an element in 8 ops, fused 4 B in 1", test_eager_rmsnorm_bytes },
+    { "autocast: weight and input casts before the projections", test_autocast_casts },
     { "optimizer host ops: per tensor, foreach, fused", test_optimizer_host_ops },
     { "profiles: host time per op; the HF Trainer syncs per micro-batch",
       test_profile_host_times },
