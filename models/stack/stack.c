@@ -241,6 +241,18 @@ adamw_unfused_bytes (const ModelStack *s, double param, double grad, double copy
   return decay + 2 * param + 14 * moment + 2 * grad + (copy > 0 ? param + copy : 0);
 }
 
+/* fp16 loss scaling's pass over the gradients before the step: torch.amp.GradScaler.unscale_
+ * (and Megatron's _unscale_main_grads_and_check_for_nan) runs
+ * _amp_foreach_non_finite_check_and_unscale_, which reads every gradient and writes it back
+ * scaled: 2 × the gradient's bytes a parameter; bf16 and fp32 have no loss scale. */
+static double
+unscale_bytes (const ModelStack *s)
+{
+  gboolean fp16 = s->precision == MODEL_PRECISION_FP16_MIXED
+                  || s->precision == MODEL_PRECISION_FP16_AMP;
+  return fp16 ? 2 * model_stack_gradient_bytes (s) : 0;
+}
+
 double
 model_stack_optimizer_step_bytes (const ModelStack *s)
 {
@@ -249,13 +261,14 @@ model_stack_optimizer_step_bytes (const ModelStack *s)
   double param = has_master (s) ? 4 : model_stack_weight_bytes (s);
   double grad = model_stack_gradient_bytes (s), states = model_stack_optimizer_bytes (s);
   double copy = has_master (s) ? model_stack_weight_bytes (s) : 0;
+  double unscale = unscale_bytes (s);
   if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
-    return (param + 2 * grad) + (param + copy);
+    return unscale + (param + 2 * grad) + (param + copy);
   if (s->optimizer == MODEL_OPTIMIZER_ADAMW
       && (s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH
           || s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_PER_TENSOR))
-    return adamw_unfused_bytes (s, param, grad, copy);
-  return (param + grad + states) + (param + states + copy);
+    return unscale + adamw_unfused_bytes (s, param, grad, copy);
+  return unscale + (param + grad + states) + (param + states + copy);
 }
 
 double
@@ -263,6 +276,8 @@ model_stack_optimizer_host_ops (const ModelStack *s, double tensors)
 {
   g_return_val_if_fail (s != NULL, 1.0);
   double ops = s->framework.weight_decay_zero ? 8 : 9;
+  if (unscale_bytes (s) > 0) /* GradScaler: unscale_ (one foreach op), update's two */
+    ops += 3;
   switch (s->framework.optimizer_impl)
     {
     case MODEL_OPTIMIZER_IMPL_PER_TENSOR:

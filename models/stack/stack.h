@@ -330,6 +330,8 @@ double model_stack_optimizer_step_flops (const ModelStack *s);
  * (torch/optim/adamw.py _single_tensor_adamw: step += 1, the decay mul_ unless
  * weight_decay 0, lerp_, mul_ + addcmul_, sqrt / bias correction + eps, addcdiv_): 8 (9
  * with decay) a tensor; foreach (_multi_tensor_adamw): the same 8 (9) _foreach_ ops once,
- * each launching its kernels from C++; fused (_fused_adamw_, apex/TE FusedAdam): 1.
+ * each launching its kernels from C++; fused (_fused_adamw_, apex/TE FusedAdam): 1. Under
+ * fp16 loss scaling 3 more (GradScaler's unscale_ and update) with the per-tensor and
+ * foreach loops.
  * Other optimizers: as AdamW. tensors >= 1. */
 double model_stack_optimizer_host_ops (const ModelStack *s, double tensors);

@@ -133,7 +133,7 @@ test_autocast_casts (void)
 }
 
 /* The optimizer's host ops: per tensor 8 a tensor (9 with weight decay), foreach 8 (9)
- * once, fused 1. */
+ * once, fused 1; fp16 loss scaling 3 more. */
 static void
 test_optimizer_host_ops (void)
 {
@@ -148,6 +148,10 @@ test_optimizer_host_ops (void)
   CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8, 0);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
   CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 1, 0);
+  /* fp16 loss scaling: GradScaler's unscale_ and update add 3 to the foreach step */
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  s.precision = MODEL_PRECISION_FP16_AMP;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8 + 3, 0);
 }
 
 /* Every profile charges the same host time per op (framework.c: 8.1 ms / 631 forward, 4 us

@@ -117,6 +117,14 @@ test_optimizer_step_bytes (void)
   double fused8 = model_stack_optimizer_step_bytes (&d);
   d.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
   CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&d), fused8);
+  /* fp16 loss scaling unscales the gradients first, reading and writing each (2g): fp16
+   * mixed, fused: 28 with g = 2 as bf16 mixed, + 4 = 32; fp16 AMP (fp32 gradients), fused
+   * as fp32: 28 + 8 = 36 */
+  ModelStack f = stack (MODEL_PRECISION_FP16_MIXED, MODEL_OPTIMIZER_ADAMW);
+  f.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&f), 32);
+  f.precision = MODEL_PRECISION_FP16_AMP;
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&f), 36);
 }
 
 /* A small arch with hand-countable tensors: gpt2-like, h = 4, L = 1, V = 10, P = 8, i = 16,
