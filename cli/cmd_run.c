@@ -121,8 +121,9 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       "HDF5 file to write (default: SCENARIO's name with .h5, in the current directory)", "OUT.h5" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
       "override a scenario value, e.g. --set training.micro_batch=4 (repeatable; the group ends "
-      "at the first dot, at the last for gpu.NAME and node.NAME: --set cost.gpu_hour.H100-SXM=2 "
-      "USD/h, --set gpu.MyGPU.memory=80 GiB)", "GROUP.KEY=VALUE" },
+      "at the first dot, at the last for gpu.NAME and node.NAME: --set "
+      "'cost.gpu_hour.H100-SXM=2 USD/h', --set 'gpu.MyGPU.memory=80 GiB'; quote a value "
+      "with spaces)", "GROUP.KEY=VALUE" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &opt->plot_dir,
       "also draw the memory timeline as DIR/<scenario>-memory.png (DIR is created if missing; "
       "its parent must exist)", "DIR" },
@@ -136,10 +137,10 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
   g_option_context_set_description (
     ctx, "The framework the run uses: [training] framework = custom | hf_trainer |\n"
          "accelerate_fsdp | torchtune | torchtitan | megatron | deepspeed | nanotron sets its\n"
-         "defaults (loss, loss_chunks, norm_fp32, compile, kv_repeat, logits_kept,\n"
-         "main_grad_fp32, "
-         "optimizer_impl, optimizer_in_backward, activation_offload, DeepSpeed bucket sizes in\n"
-         "elements), each overridable by its own\n"
+         "defaults (loss, loss_chunks, norm_fp32, compile, kv_repeat, kv_repeat_sdpa,\n"
+         "logits_kept, main_grad_fp32, optimizer_impl, optimizer_in_backward,\n"
+         "activation_offload, host_op_time, host_backward_op_time, host_sync_micro_batch,\n"
+         "DeepSpeed bucket sizes in elements), each overridable by its own\n"
          "[training] key; [training] deepspeed_config = ds.json reads a DeepSpeed config\n"
          "(README.md, \"Framework profiles\"): its values must agree with the scenario's\n"
          "keys, train_batch_size with micro_batch x grad_accum x GPUs, no key given twice;\n"

@@ -112,6 +112,28 @@ check "summary: kernel time per class (GEMM, attention, element-wise)" \
 # The kernels header points to `run --ops` only when the ops table is not printed anyway.
 check "run --ops: the kernels header does not point to run --ops" \
   sh -c "grep '^kernels (' ops.out | grep -vq 'run --ops' && grep '^kernels (' run.out | grep -q '; .run --ops. lists each op)\$'"
+# The HF Trainer's wait after each micro-batch under an interleaved pipeline schedule: not
+# applied (a stage's earlier tasks wait on other stages' later ones: waiting for them all
+# deadlocked the step), with one warning naming the key.
+printf '%s\n' '[scenario]' 'name = il' '[model]' 'hf_config = llama-3.2-1b' '[cluster]' \
+  'gpu = H100-SXM' 'gpus_per_node = 2' '[training]' 'micro_batch = 1' 'seq_len = 512' \
+  'grad_accum = 4' 'precision = bf16_mixed' 'framework = hf_trainer' '[parallel]' 'pp = 2' \
+  'virtual_stages = 2' 'pipeline_schedule = interleaved' >il.ini
+"$STEPSIM" run il.ini -o il.h5 -q >il.out 2>il.err; rc=$?
+check "hf_trainer under an interleaved pipeline: runs, one warning on host_sync_micro_batch" \
+  sh -c "[ $rc -eq 0 ] && grep -q FITS il.out && grep -c 'warning' il.err | grep -qx 1 && grep -q \"key 'framework': its host_sync_micro_batch is not applied\" il.err"
+# A launch-bound step (Llama-3.2-1B, 8 micro-batches of one 128-token sequence on an H100,
+# fused AdamW: each micro-batch's ~1,400 ops take ~11 ms of host time against ~3 ms of
+# kernels): the summary says so, the error band says no validation case is, and without
+# host time per op it is no longer launch-bound.
+printf '%s\n' '[scenario]' 'name = lb' '[model]' 'hf_config = llama-3.2-1b' '[cluster]' \
+  'gpu = H100-SXM' '[training]' 'micro_batch = 1' 'seq_len = 128' 'grad_accum = 8' \
+  'precision = bf16_mixed' 'optimizer_impl = fused' >lb.ini
+"$STEPSIM" run lb.ini -o lb.h5 >lb.out 2>&1
+"$STEPSIM" run lb.ini -o lb0.h5 --set training.host_op_time=0s \
+  --set training.host_backward_op_time=0s >lb0.out 2>&1
+check "a launch-bound step: the host line and the error band say so; not with no host time" \
+  sh -c "grep -q '^  host (CPU) .*: launch-bound\$' lb.out && grep -q '^  launch-bound: no validation case is' lb.out && ! grep -q 'launch-bound' lb0.out"
 check "run --ops: every op of the busiest rank by pass" \
   sh -c "grep -q '^ops (rank 0;' ops.out && grep -q '^  forward    lm_head  ' ops.out && grep -q '^  backward   mlp_down ' ops.out && grep -q '^  optimizer  optimizer ' ops.out"
 "$STEPSIM" export ops.h5 /ops >ops.tsv 2>/dev/null
@@ -1116,7 +1138,7 @@ check "export of a missing object of a replayed rank: 'no such object', not the 
 check "plot memory without --rank draws the peak rank (as run --plot)" \
   sh -c "'$STEPSIM' plot memory dsv3.h5 -o dsv3.svg && grep -q 'memory of rank 32' dsv3.svg"
 check "a dense run prints no expert lines" sh -c "! '$STEPSIM' run '$s1' -o dense.h5 | grep -q 'all-to-all\|expert load\|active a token'"
-check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast_shift, kv_repeat off, compile off, optimizer fused, DeepSpeed buckets'"
+check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast_shift, kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 12.8/4 us an op'"
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
 
 # --- plots from a fixture (smoke) --------------------------------------------------------------

@@ -513,18 +513,28 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
   if (fw->kind != MODEL_FRAMEWORK_CUSTOM || fw->main_grad_fp32 || fw->optimizer_in_backward
       || fw->optimizer_impl != MODEL_OPTIMIZER_IMPL_FOREACH || fw->reduce_bucket_elements > 0
       || fw->loss != custom.loss || fw->loss_chunks != custom.loss_chunks
-      || fw->kv_repeat != custom.kv_repeat || fw->compile != custom.compile)
+      || fw->kv_repeat != custom.kv_repeat || fw->kv_repeat_sdpa != custom.kv_repeat_sdpa
+      || fw->compile != custom.compile || fw->host_sync_micro_batch
+      || fw->host_op_time != custom.host_op_time
+      || fw->host_backward_op_time != custom.host_backward_op_time)
     {
       g_autofree char *chunks = fw->loss == MODEL_LOSS_CHUNKED
                                   ? g_strdup_printf (" (%u chunks)", fw->loss_chunks)
                                   : g_strdup ("");
-      fprintf (out, "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s\n",
+      g_autofree char *host = g_strdup_printf (
+        "%.3g/%.3g us", fw->host_op_time * 1e6, fw->host_backward_op_time * 1e6);
+      fprintf (out,
+               "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s, host %s "
+               "an op%s\n",
                model_framework_name (fw->kind), model_framework_loss_name (fw->loss), chunks,
-               fw->kv_repeat ? "on" : "off", fw->compile ? "on" : "off",
+               fw->kv_repeat ? "on" : fw->kv_repeat_sdpa ? "before sdpa" : "off",
+               fw->compile ? "on" : "off",
                model_framework_optimizer_impl_name (fw->optimizer_impl),
                model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",
                fw->optimizer_in_backward ? ", optimizer in backward" : "",
-               fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "");
+               fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "", host,
+               fw->host_sync_micro_batch && sc->par.pp <= 1
+                 ? ", waits for each micro-batch" : "");
     }
   if (model_offload_any (&s->offload))
     fprintf (out, "offload    optimizer %s, parameters %s, activations %s, %s host memory\n",

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include "cli/report/error_band.h"
+#include "cli/report/op_report.h"
 #include "sim/units.h"
 
 void
@@ -104,6 +105,13 @@ cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
   g_autofree char *band_t = cli_error_band_text (sc->node.gpu->name, CLI_BAND_STEP_TIME);
   g_autofree char *band_m = cli_error_band_text (sc->node.gpu->name, CLI_BAND_MEMORY);
   fprintf (out, "error band\n  %s\n  %s\n", band_t, band_m);
+  /* the band's cases are GPU-bound; a launch-bound step rests on the host time per op
+   * (models/stack/framework.c: one measured eager forward; the backward's unchecked) */
+  double host = model_op_times_rank_host_seconds (res->op_times,
+                                                  cli_report_ops_busiest_rank (res), NULL);
+  if (res->step_time > 0 && host >= 0.8 * res->step_time)
+    fprintf (out, "  launch-bound: no validation case is; the host time per op comes from one "
+                  "measured eager forward, the backward's is unchecked\n");
   if (!p->given)
     return;
   fprintf (out, "training run\n");

@@ -15,6 +15,7 @@
  *   [training] norm_fp32 = true|false           RMSNorm upcasts and saves its fp32 input
  *   [training] compile = true|false             torch.compile's partitioner (op graph)
  *   [training] kv_repeat = true|false           GQA k/v expanded to the query heads
+ *   [training] kv_repeat_sdpa = true|false      the same before SDPA and eager only
  *   [training] logits_kept = true|false         the training loop holds the loss's input
  *                                               logits through the backward (torchtune
  *                                               < 0.3; default false)
@@ -80,6 +81,7 @@ load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
   return get_bool (kf, "training", "norm_fp32", &f->norm_fp32, error)
          && get_bool (kf, "training", "compile", &f->compile, error)
          && get_bool (kf, "training", "kv_repeat", &f->kv_repeat, error)
+         && get_bool (kf, "training", "kv_repeat_sdpa", &f->kv_repeat_sdpa, error)
          && get_bool (kf, "training", "logits_kept", &f->logits_kept, error);
 }
 

@@ -92,6 +92,17 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "prefetch", "only stage-3 modes (zero3, fsdp_full_shard, "
           "fsdp_hybrid_shard) on more than one GPU, or with parameter offload, gather layers "
           "ahead; here data_parallel = %s on %u GPU%s", mode, par->degree, one ? "" : "s");
+  /* models/plan/plan.c mark_host_syncs: the Trainer's wait after each micro-batch is a
+   * property of its one-micro-batch-at-a-time loop; a pipeline schedule interleaves them */
+  if (par->pp > 1 && sc->stack.framework.host_sync_micro_batch)
+    {
+      gboolean own = has (kf, "training", "host_sync_micro_batch");
+      note (sc, sets, origins, "training", own ? "host_sync_micro_batch" : "framework",
+            own ? "has no effect" : "its host_sync_micro_batch is not applied",
+            "pp = %u: a pipeline schedule interleaves the micro-batches, so the host waits "
+            "for each one only in a loop that runs them one at a time; it waits before the "
+            "optimizer step alone", par->pp);
+    }
   /* pipeline_schedule.h: m < p micro-batches leave each rank idle (p − 1) of (m + p − 1)
    * slots with equal stages; Megatron allows it (GPipe's order is the same then). */
   if (par->pp > 1 && par->pp_schedule != MODEL_PP_GPIPE && sc->stack.grad_accum < par->pp)

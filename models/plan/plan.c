@@ -327,13 +327,16 @@ plan_too_large (const ModelPlan *p, GError **error)
  * under fp16 loss scaling the optimizer step (the scaler reads found_inf on the host:
  * torch/amp/grad_scaler.py _maybe_opt_step `v.item()`; DeepSpeed's and Megatron's fp16
  * optimizers check their overflow flag with .item() too); with host_sync_micro_batch
- * (the HF Trainer) also each micro-batch after the first — its first task in plan order
- * — and the optimizer step. */
+ * (the HF Trainer) and no pipeline parallelism also each micro-batch after the first — its
+ * first task in plan order — and the optimizer step. */
 static void
 mark_host_syncs (ModelPlan *p)
 {
   const ModelStack *s = &p->stack;
-  gboolean per_mb = s->framework.host_sync_micro_batch;
+  /* a pipeline schedule interleaves the micro-batches (and a stage's earlier tasks wait on
+   * other stages' later ones): the per-micro-batch wait belongs to the Trainer's loop of one
+   * micro-batch at a time, pp = 1 (cli/scenario/scenario_warnings.c says so) */
+  gboolean per_mb = s->framework.host_sync_micro_batch && p->pp.pp <= 1;
   gboolean scaler = s->precision == MODEL_PRECISION_FP16_MIXED
                     || s->precision == MODEL_PRECISION_FP16_AMP;
   if (!per_mb && !scaler)

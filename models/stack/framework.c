@@ -45,8 +45,8 @@ G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_impl_names) == MODEL_N_OPTIMIZER_IMPLS 
  * 2020; #82793: 4 us an op, PyTorch 1.12, A100).
  * Backward (the autograd engine in C++, no Python): 4 us an op (pytorch/pytorch#82793,
  * "4 us per op on CUDA"; #41383: about 1 us of the dispatcher from C++, the rest the
- * launch). The same table's eager backward (40.7 ms) is ~3x what this gives for that
- * model: not understood, not fitted. */
+ * launch). The same table's eager backward (40.7 ms) is ~10x what stepsim gives for that
+ * model (3.98 ms, GPU-bound at these figures): not understood, not fitted. */
 #define HOST_PYTHON_OP (8.1e-3 / 631.0)
 #define HOST_AUTOGRAD_OP (4.0e-6)
 
@@ -79,6 +79,12 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
     /* training_args.py: weight_decay = 0.0 (trainer.py passes it to AdamW) */
     .weight_decay_zero = TRUE,
+    /* transformers 4.46 models/llama/modeling_llama.py LlamaSdpaAttention.forward and 4.48
+     * integrations/sdpa_attention.py sdpa_attention_forward: key_states =
+     * repeat_kv(key_states, self.num_key_value_groups) (value too) before
+     * scaled_dot_product_attention, which saves the expanded copies; the eager path
+     * (eager_attention_forward) the same; flash_attention_2 passes GQA to flash-attn */
+    .kv_repeat_sdpa = TRUE,
     /* trainer.py _inner_training_loop, after each training_step: `if
      * args.logging_nan_inf_filter and (torch.isnan(tr_loss_step) or
      * torch.isinf(tr_loss_step))` (logging_nan_inf_filter = True, training_args.py): a
@@ -88,8 +94,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
-    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above) */
+    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above), and
+     * its attention: repeat_kv before SDPA (kv_repeat_sdpa, as hf_trainer) */
     .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE,
+    .kv_repeat_sdpa = TRUE,
     /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
      * in the FSDP mixed-precision param dtype (no extra main_grad) */
     .compile = FALSE, .main_grad_fp32 = FALSE,
@@ -166,9 +174,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_DEEPSPEED] = {
     .kind = MODEL_FRAMEWORK_DEEPSPEED,
-    /* DeepSpeed wraps the user's model: the loss and norms are the model's (HF code, the
-     * transformers of hf_trainer above) */
+    /* DeepSpeed wraps the user's model: the loss, norms and attention are the model's (HF
+     * code, the transformers of hf_trainer above: repeat_kv before SDPA) */
     .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
+    .kv_repeat_sdpa = TRUE,
     .main_grad_fp32 = FALSE,
     /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"
      * on the GPU, DeepSpeedCPUAdam under ZeRO-Offload (the scenario switches to cpu_adam

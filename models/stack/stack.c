@@ -350,7 +350,10 @@ model_stack_cost_params (const ModelStack *s)
     .loss_chunks = s->framework.loss_chunks,
     .norm_fp32 = s->framework.norm_fp32,
     .compile = s->framework.compile,
-    .kv_repeat = s->framework.kv_repeat,
+    /* the expanded copies: always (torchtune), or before SDPA and the eager core (HF's
+     * repeat_kv), not before flash-attn, Triton or FA-1 (attention = flash, triton, flash1) */
+    .kv_repeat = s->framework.kv_repeat
+                 || (s->framework.kv_repeat_sdpa && (s->attention_sdpa || !s->flash_attention)),
     .logits_kept = s->framework.logits_kept,
     .moe_grouped_mlp = s->framework.moe_grouped_mlp,
     .recompute_modules = s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE

@@ -91,9 +91,14 @@ test_profile_table (void)
       CU_ASSERT_EQUAL (fw.loss_chunks, want[i].chunks);
       CU_ASSERT_EQUAL (fw.norm_fp32, want[i].norm_fp32);
       CU_ASSERT_FALSE (fw.compile); /* every framework's default: torch.compile off */
-      /* Only torchtune expands GQA k/v to the query heads before attention
+      /* Only torchtune expands GQA k/v to the query heads before any attention kernel
        * (torchtune/modules/attention.py); the others call a kernel that takes GQA as is. */
       CU_ASSERT_EQUAL (fw.kv_repeat, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE);
+      /* HF's model code of transformers 4.46–4.48 (hf_trainer, accelerate_fsdp, deepspeed)
+       * repeats k/v before SDPA; the custom profile's newer transformers passes enable_gqa */
+      CU_ASSERT_EQUAL (fw.kv_repeat_sdpa, want[i].kind == MODEL_FRAMEWORK_HF_TRAINER
+                                            || want[i].kind == MODEL_FRAMEWORK_ACCELERATE_FSDP
+                                            || want[i].kind == MODEL_FRAMEWORK_DEEPSPEED);
       /* No profile's loop keeps the logits through the backward: the profiles describe
        * torchtune after pytorch/torchtune#1235 (`del logits`), and the others' loss
        * functions take the logits as locals */

@@ -17,6 +17,27 @@ stack (ModelPrecision p, ModelOptimizer o)
   return s;
 }
 
+/* The cost model's kv_repeat: always with kv_repeat (torchtune); with kv_repeat_sdpa (HF
+ * transformers 4.46–4.48's repeat_kv) under attention = sdpa and eager, not flash-attn's
+ * (attention = flash, triton, flash1), which takes GQA as is. */
+static void
+test_kv_repeat_by_attention (void)
+{
+  ModelStack s = stack (MODEL_PRECISION_BF16_MIXED, MODEL_OPTIMIZER_ADAMW);
+  model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_HF_TRAINER);
+  s.flash_attention = TRUE, s.attention_sdpa = TRUE; /* sdpa */
+  CU_ASSERT_TRUE (model_stack_cost_params (&s).kv_repeat);
+  s.flash_attention = FALSE, s.attention_sdpa = FALSE; /* eager */
+  CU_ASSERT_TRUE (model_stack_cost_params (&s).kv_repeat);
+  s.flash_attention = TRUE, s.attention_sdpa = FALSE; /* flash */
+  CU_ASSERT_FALSE (model_stack_cost_params (&s).kv_repeat);
+  s.framework.kv_repeat = TRUE; /* torchtune: before any kernel */
+  CU_ASSERT_TRUE (model_stack_cost_params (&s).kv_repeat);
+  model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_CUSTOM);
+  s.attention_sdpa = TRUE; /* newer HF: enable_gqa */
+  CU_ASSERT_FALSE (model_stack_cost_params (&s).kv_repeat);
+}
+
 /* fp32 AdamW: weights 4 + gradients 4 + m 4 + v 4 = 16 B/param (published.md S2:
  * 28 + 28 + 56 = 112 GB for 7e9 parameters). */
 static void
@@ -281,6 +302,7 @@ main (void)
     { "compute dtype per precision", test_compute_dtype },
     { "names round-trip, unknown rejected", test_names_round_trip },
     { "optimizer step traffic", test_optimizer_step_bytes },
+    { "kv_repeat: always, or before SDPA and eager (HF repeat_kv)", test_kv_repeat_by_attention },
     { "precision byte table", test_precision_table },
     { "optimizer states by shape", test_optimizer_states_small },
     { "8-bit Adam block-wise absmax", test_adam_8bit_blocks },
