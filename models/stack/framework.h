@@ -63,9 +63,10 @@ typedef struct
                                  * attention kernel, which saves the expanded copies (torchtune
                                  * modules/attention.py), whatever the kernel */
   gboolean kv_repeat_sdpa;      /* the same before PyTorch's SDPA and the eager core only, not
-                                 * before flash-attn (HF transformers 4.46–4.48: LlamaSdpaAttention
-                                 * and sdpa_attention_forward call repeat_kv; flash_attention_2
-                                 * takes GQA as is; from 4.5x SDPA gets enable_gqa instead) */
+                                 * before flash-attn (HF transformers 4.46–4.48:
+                                 * LlamaSdpaAttention and sdpa_attention_forward call
+                                 * repeat_kv; flash_attention_2 takes GQA as is; from 4.5x
+                                 * SDPA gets enable_gqa instead) */
   gboolean logits_kept;         /* the training loop still holds the logits it passed to the
                                  * loss while loss.backward() runs (torchtune < 0.3: no
                                  * `del logits` before the backward, pytorch/torchtune#1235) */
