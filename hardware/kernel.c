@@ -56,8 +56,8 @@
  * sequence length from the FA-2 paper's Fig. 4 (A100 80GB SXM4) and Fig. 7 (H100 SXM5),
  * FLOPs counted as 4·s²·d·heads, ÷2 causal, ×3.5 fwd+bwd. Read as a fraction of the
  * benchmark GPU's dense fp16 peak (312 / 989 TFLOP/s), so it carries to the other GPUs of
- * its generation (A100 40 GB, H100 PCIe, H200); Ada takes Ampere's, Blackwell Hopper's
- * (assumption: no published table). Interpolated linearly in log2(seq) between 512 and
+ * its generation (A100 40 GB, H100 PCIe, H200); Ada takes Ampere's (assumption), Blackwell
+ * Hopper's times the measured B200/H100 ratio of FA-2 (fa2_b200 below). Interpolated linearly in log2(seq) between 512 and
  * 16k (clamped outside) and linearly in d between 64 and 128 (clamped). The counted FLOPs
  * are the full square, so a causal kernel's efficiency is 2× the table's fraction. The
  * forward and backward kernels both take the fwd+bwd figure (the paper's separate fwd/bwd
@@ -147,6 +147,17 @@ static const AttnRows attn_rows[HW_N_ATTN_KERNELS][2] = {
 
 static const FlashTable fa2_a100 = { 312 * TFLOPS, HW_GPU_GEN_AMPERE };
 static const FlashTable fa2_h100 = { 989 * TFLOPS, HW_GPU_GEN_HOPPER };
+/* Blackwell runs FA-2 (and PyTorch's SDPA flash backend, the same kernels built for sm100)
+ * with Ampere's warp-level mma.sync, not its tcgen05 tensor-core path, so it gains its
+ * SMs and clocks over Hopper, not its 2.3x dense peak: flash-attn 2.7.4 on a B200
+ * (Dao-AILab/flash-attention#1589, benchmark_flash_attention.py, d = 64, non-causal,
+ * fwd+bwd) measured 258.7, 299.4, 320.7, 312.5, 333.0, 345.8 TFLOP/s at 512 ... 16k,
+ * against Fig. 7's H100 215, 254, 274, 288, 294, 295: 1.157x on average (1.09-1.20).
+ * So Blackwell takes the H100 table times that ratio: the reference peak that turns the
+ * table into a fraction is a B200's 2250 TFLOP/s over it (GB200, 2500, then gets 1.28x). */
+#define FA2_B200_OVER_H100 ((258.71 / 215 + 299.37 / 254 + 320.70 / 274 + 312.45 / 288 \
+                             + 332.97 / 294 + 345.80 / 295) / 6)
+static const FlashTable fa2_b200 = { 2250 * TFLOPS / FA2_B200_OVER_H100, HW_GPU_GEN_HOPPER };
 
 static const char *const attn_names[HW_N_ATTN_KERNELS] = { "flash2", "triton", "flash1" };
 
@@ -183,6 +194,8 @@ typedef struct
 
 #define SRC_FA2_A100 "FA-2 paper (Dao 2023, arXiv 2307.08691) Fig. 4, A100 fwd+bwd (kernels.md §2)"
 #define SRC_FA2_H100 "FA-2 paper (Dao 2023, arXiv 2307.08691) Fig. 7, H100 fwd+bwd (kernels.md §2)"
+#define SRC_FA2_B200 "FA-2 paper Fig. 7 (H100) x 1.157, flash-attn 2.7.4 on B200 over H100 " \
+  "(Dao-AILab/flash-attention#1589, d 64 non-causal)"
 #define SRC_FP8_H "TE gemm_profiling, H200 NVL, DelayedScaling autocast 32.014/18.978 ms (kernels.md §3)"
 #define SRC_FP8_B "TE gemm_profiling, B300, DelayedScaling autocast 306.2/187.2 ms (kernels.md §3)"
 
@@ -194,8 +207,7 @@ static const GenFactors gen_factors[] = {
   [HW_GPU_GEN_ADA] = { &fa2_a100, 32.014 / 18.978, SRC_FA2_A100 " (assumed for Ada)",
                        SRC_FP8_H " (assumed for Ada)" },
   [HW_GPU_GEN_HOPPER] = { &fa2_h100, 32.014 / 18.978, SRC_FA2_H100, SRC_FP8_H },
-  [HW_GPU_GEN_BLACKWELL] = { &fa2_h100, 306.2 / 187.2, SRC_FA2_H100 " (assumed for Blackwell)",
-                             SRC_FP8_B },
+  [HW_GPU_GEN_BLACKWELL] = { &fa2_b200, 306.2 / 187.2, SRC_FA2_B200, SRC_FP8_B },
   /* AMD CDNA3 (MI300X): no published fwd+bwd table of ROCm's FlashAttention-2 (CK backend)
    * in kernels.md, and NVIDIA's tables do not carry to another vendor's kernels, so attention
    * runs at the flat compute_efficiency, as an unknown GPU's. FP8: its dense FP8 peak is 2x
