@@ -57,7 +57,8 @@
  * FLOPs counted as 4·s²·d·heads, ÷2 causal, ×3.5 fwd+bwd. Read as a fraction of the
  * benchmark GPU's dense fp16 peak (312 / 989 TFLOP/s), so it carries to the other GPUs of
  * its generation (A100 40 GB, H100 PCIe, H200); Ada takes Ampere's (assumption), Blackwell
- * Hopper's times the measured B200/H100 ratio of FA-2 (fa2_b200 below). Interpolated linearly in log2(seq) between 512 and
+ * Hopper's times the measured B200/H100 ratio of FA-2 (fa2_b200 below). Interpolated
+ * linearly in log2(seq) between 512 and
  * 16k (clamped outside) and linearly in d between 64 and 128 (clamped). The counted FLOPs
  * are the full square, so a causal kernel's efficiency is 2× the table's fraction. The
  * forward and backward kernels both take the fwd+bwd figure (the paper's separate fwd/bwd
