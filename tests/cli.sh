@@ -103,7 +103,14 @@ check "[scenario] name with a control character: one error naming group and key,
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \
-  sh -c "grep -q '^  forward (rank 0, step 1) ' steps.out && grep -q '^kernels (rank 0, step 1, ' steps.out"
+  sh -c "grep -q '^  forward (rank 0) .*  (step 1)\$' steps.out && grep -q '^kernels (rank 0, step 1, ' steps.out"
+# ... in the summary's columns: every line of the time block has its label in 22 columns and
+# its value ending at column 39, as "step time" has.
+check "run.steps > 1: the time block's labels and values line up" \
+  awk '/^time/ { t = 1; n = 0; next } /^[^ ]/ { t = 0 }
+     t { n++; v = substr($0, 39, 2)
+         if (substr($0, 25, 1) != " " || v !~ /^[^ ]( |$)/) bad = 1 }
+     END { exit bad || n < 8 }' steps.out
 # Kernel time per op (cli/report/op_report.h): the summary's class lines, `run --ops`, and
 # /ops, whose busiest rank's rows add up to /summary's kernel_time.
 "$STEPSIM" run "$s1" -o ops.h5 --ops >ops.out 2>ops.err

@@ -302,11 +302,11 @@ print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
     if (res->time_by_kind[k] > 0)
       {
         /* with several steps, the passes are the first step's (its tasks, series and
-         * kernels), the step time their median */
-        g_autofree char *name = g_strdup_printf (res->steps > 1 ? "%s (rank 0, step 1)"
-                                                                : "%s (rank 0)",
-                                                 model_plan_task_kind_name (k));
-        print_quantity (out, name, res->time_by_kind[k], SIM_DIM_TIME);
+         * kernels), the step time their median; "step 1" follows the value so the label
+         * keeps to its column ("collective (rank 0, step 1)" would not) */
+        g_autofree char *name = g_strdup_printf ("%s (rank 0)", model_plan_task_kind_name (k));
+        g_autofree char *s = sim_units_format (res->time_by_kind[k], SIM_DIM_TIME, 2);
+        fprintf (out, "  %-22s %14s%s\n", name, s, res->steps > 1 ? "  (step 1)" : "");
       }
 }
 
