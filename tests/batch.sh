@@ -76,6 +76,25 @@ check "fit: an error from --set names it as such" grep -qF "(with --set cluster.
 if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.err; then ok "batch runs"; else bad "batch runs"; cat mb.err; fi
 check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
 check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
+# The table's columns line up whatever their entries' lengths: a label past 40 characters, a
+# two-digit step time and "baseline OOM" beside short ones (every line as long as the
+# header, the figures right-aligned, "GiB" in one column).
+cat > long.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+scenario.description = short, a description long enough to push the label past forty columns
+training.micro_batch = 1, 16
+[baseline]
+training.checkpointing = none
+EOF
+"$STEPSIM" batch long.ini -j 2 -o long.h5 >long.out 2>long.err
+check "batch table: columns line up with long labels and values" \
+  awk 'NR == 1 { w = length($0); next }
+     { n++; g = index($0, " GiB "); if (length($0) != w || (n > 1 && g != gib)) bad = 1; gib = g }
+     END { exit bad || n != 4 || !gib || !w }' long.out
+check "batch table: 'baseline OOM' beside a penalty" \
+  sh -c "grep -q 'baseline OOM\$' long.out && grep -q ' [0-9.]*%\$' long.out"
 check "plain progress lines when stderr is not a terminal" grep -q '^batch: 4 of 4 simulations done (100%), ETA' mb.err
 h5check "h5dump reads the results table" sh -c "h5dump -H mb.h5 | grep -q 'DATASET \"results\"'"
 h5check "sweep text stored in the file" sh -c "h5dump -a /sweep mb.h5 | grep -q micro_batch"
