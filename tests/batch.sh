@@ -95,6 +95,22 @@ check "batch table: columns line up with long labels and values" \
      END { exit bad || n != 4 || !gib || !w }' long.out
 check "batch table: 'baseline OOM' beside a penalty" \
   sh -c "grep -q 'baseline OOM\$' long.out && grep -q ' [0-9.]*%\$' long.out"
+# The results' pipeline_bubble is the run's (rank 0 waiting on other stages), not a 0 with
+# pipeline stages; 0 without.
+cat > ppb.ini <<EOF
+[sweep]
+scenario = $s1
+[set]
+cluster.gpus_per_node = 2
+training.grad_accum = 4
+[axes]
+parallel.pp = 1, 2
+EOF
+"$STEPSIM" batch ppb.ini -j 2 -o ppb.h5 --tsv ppb.tsv >ppb.out 2>ppb.err
+check "batch: pipeline_bubble 0 without pipeline stages, above 0 with pp = 2" \
+  awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+     { b[$c["parallel.pp"]] = $c["pipeline_bubble"] }
+     END { exit !(c["pipeline_bubble"] && b[1] == 0 && b[2] > 0) }' ppb.tsv
 check "plain progress lines when stderr is not a terminal" grep -q '^batch: 4 of 4 simulations done (100%), ETA' mb.err
 h5check "h5dump reads the results table" sh -c "h5dump -H mb.h5 | grep -q 'DATASET \"results\"'"
 h5check "sweep text stored in the file" sh -c "h5dump -a /sweep mb.h5 | grep -q micro_batch"
