@@ -290,6 +290,14 @@ expect_rc 1 "trace to an unwritable path: exit 1" "$STEPSIM" run "$s1" -o tr2.h5
 for k in memory gantt breakdown steptime; do
   if "$STEPSIM" plot $k tr.h5 -o run-$k.png 2>err.txt && is_png run-$k.png; then ok "plot $k of a run (PNG)"; else bad "plot $k of a run (PNG)"; cat err.txt; fi
 done
+# Recompute tasks (s1 checkpoints fully) have a legend entry and a colour of their own.
+"$STEPSIM" plot gantt tr.h5 -o run-gantt.svg 2>/dev/null
+check "gantt: recompute has its own legend entry and colour" \
+  awk '/<title>/ { k = $0; sub(/.*<title>/, "", k); sub(/<\/title>.*/, "", k); next }
+     k != "" && /fill = .rgb/ { f = $0; sub(/.*fill = ./, "", f); sub(/. fill-opacity.*/, "", f)
+                                col[k] = f; k = "" }
+     END { if (!("recompute" in col) || !("backward" in col)) exit 1
+           for (x in col) if (x != "recompute" && col[x] == col["recompute"]) exit 1 }' run-gantt.svg
 for k in breakdown steptime penalty; do
   if "$STEPSIM" plot $k mb.h5 -o batch-$k.svg 2>err.txt && is_svg batch-$k.svg; then ok "plot $k of a batch (SVG)"; else bad "plot $k of a batch (SVG)"; cat err.txt; fi
 done
