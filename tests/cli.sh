@@ -219,6 +219,16 @@ check "OOM: the reserved series stops at the capacity" \
 "$STEPSIM" plot memory s2.h5 -o s2mem.svg 2>/dev/null
 check "OOM memory chart marks the OOM: time, size, category, task, live buffers" \
   sh -c "grep -q 'OOM at t = [0-9.]* s: [0-9.]* [KMG]iB of [a-z_]* in [a-zA-Z0-9 ]*; live then' s2mem.svg && grep -q 'optimizer_state (optimizer step)' s2mem.svg"
+# ... where it covers nothing: below the x axis's label (the plot, its line and the key are
+# above it), inside the canvas, and the red line named in the key.
+check "OOM memory chart: the OOM text below the x label, inside the canvas; the line in the key" \
+  awk '/viewBox="/ && !h { split($0, v, /["[:space:]]+/); h = v[6] + 0 }
+     /translate\(/ { y = $0; sub(/.*translate\([0-9.]*,/, "", y); y += 0 }
+     /<text>.*time in the step/ { xl = y }
+     /<text>OOM at t = [0-9.]* s:/ && !t { t = y }
+     /<text xml:space="preserve">  / && t { last = y }
+     /<text>OOM at t = [0-9.]* s<\/text>/ { key = 1 }
+     END { exit !(xl > 0 && t > xl + 12 && last > t && last < h && key) }' s2mem.svg
 "$STEPSIM" run "$s2" -o s2q.h5 -q >s2q.out 2>&1
 check "run -q: the one-line verdict of an OOM" sh -c "[ \$(wc -l <s2q.out) -eq 1 ] && grep -q ': OOM, needs [0-9.]* GiB of 80.00 GiB per GPU ([0-9.]* GiB short)' s2q.out"
 "$STEPSIM" run "$s1" -o s1q.h5 -q >s1q.out 2>&1
