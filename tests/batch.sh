@@ -297,7 +297,8 @@ check "gantt: recompute has its own legend entry and colour" \
      k != "" && /fill = .rgb/ { f = $0; sub(/.*fill = ./, "", f); sub(/. fill-opacity.*/, "", f)
                                 col[k] = f; k = "" }
      END { if (!("recompute" in col) || !("backward" in col)) exit 1
-           for (x in col) if (x != "recompute" && col[x] == col["recompute"]) exit 1 }' run-gantt.svg
+           for (x in col) if (x != "recompute" && col[x] == col["recompute"]) exit 1 }' \
+  run-gantt.svg
 for k in breakdown steptime penalty; do
   if "$STEPSIM" plot $k mb.h5 -o batch-$k.svg 2>err.txt && is_svg batch-$k.svg; then ok "plot $k of a batch (SVG)"; else bad "plot $k of a batch (SVG)"; cat err.txt; fi
 done

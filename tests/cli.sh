@@ -103,7 +103,8 @@ check "[scenario] name with a control character: one error naming group and key,
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \
-  sh -c "grep -q '^  forward (rank 0) .*  (step 1)\$' steps.out && grep -q '^kernels (rank 0, step 1, ' steps.out"
+  sh -c "grep -q '^  forward (rank 0) .*  (step 1)\$' steps.out \
+         && grep -q '^kernels (rank 0, step 1, ' steps.out"
 # ... in the summary's columns: every line of the time block has its label in 22 columns and
 # its value ending at column 39, as "step time" has.
 check "run.steps > 1: the time block's labels and values line up" \
@@ -255,13 +256,15 @@ check "offload: the step-time chart has an exposed offload band" grep -q '>expos
 "$STEPSIM" run "$s1" -o pp.h5 --set cluster.gpus_per_node=2 --set parallel.pp=2 \
   --set training.grad_accum=4 >pp.out 2>&1
 "$STEPSIM" export pp.h5 /summary >ppsum.tsv 2>/dev/null
-check "pp = 2: the summary prints the pipeline bubble" grep -q '^  pipeline bubble  *[0-9.]* m\{0,1\}s$' pp.out
+check "pp = 2: the summary prints the pipeline bubble" \
+  grep -q '^  pipeline bubble  *[0-9.]* m\{0,1\}s$' pp.out
 check "pp = 2: /summary pipeline_bubble is rank 0's wait, closing its step with its passes" \
   awk -F '\t' '{ v[$1] = $2 } END { b = v["pipeline_bubble"]; s = v["step_time"]
      p = v["time_forward"] + v["time_backward"] + v["time_recompute"] + v["time_optimizer"]
      exit !(b > 0.1 * s && p + b <= s * (1 + 1e-9) && p + b >= 0.95 * s) }' ppsum.tsv
 "$STEPSIM" plot steptime pp.h5 -o pp-step.svg 2>/dev/null
-check "pp = 2: the step-time chart has a pipeline bubble band" grep -q '>pipeline bubble<' pp-step.svg
+check "pp = 2: the step-time chart has a pipeline bubble band" \
+  grep -q '>pipeline bubble<' pp-step.svg
 check "no pipeline: /summary pipeline_bubble is 0 and the summary has no bubble line" \
   sh -c "grep -qx 'pipeline_bubble	0	s' summary.tsv && ! grep -q 'pipeline bubble' run.out"
 
