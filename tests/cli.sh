@@ -1292,6 +1292,18 @@ printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[trai
 bad_input "a last line [training without its bracket" "hdr.ini: line 8: malformed group header '[training'" "[NAME]" -- hdr.ini
 printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
 bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
+# Model-parallel degrees whose product does not divide the GPUs: every key of the product
+# named, with the numbers and the product (not only the last key read).
+bad_input "tp × pp not dividing the GPUs names keys tp and pp" \
+  "group [parallel], keys 'tp' and 'pp': tp 2 × pp 3 = 6 does not divide the 8 GPUs" \
+  "(with --set parallel.tp=2, --set parallel.pp=3): " -- "$s1" \
+  --set cluster.gpus_per_node=8 --set parallel.tp=2 --set parallel.pp=3
+bad_input "tp × cp × pp not dividing the GPUs names keys tp, cp and pp" \
+  "keys 'tp', 'cp' and 'pp': tp 4 × cp 2 × pp 2 = 16 does not divide the 8 GPUs" "must be whole" \
+  -- "$s1" --set cluster.gpus_per_node=8 --set parallel.tp=4 --set parallel.cp=2 --set parallel.pp=2
+bad_input "pp alone not dividing the GPUs names key pp" \
+  "group [parallel], key 'pp': pp 3 does not divide the 8 GPUs" "must be whole" -- "$s1" \
+  --set cluster.gpus_per_node=8 --set parallel.pp=3
 bad_input "recompute_modules without checkpointing = selective" \
   "group [training], key 'recompute_modules': needs checkpointing = selective" "reruns" -- "$s1" --set training.recompute_modules=layernorm
 bad_input "recompute_modules naming a module not modelled" \
