@@ -1169,6 +1169,26 @@ check "memory.gp renders the fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/me
   >warn2.out 2>warn2.err
 [ "$(grep -c "key 'seed': has no effect" warn2.err)" -eq 1 ] && ok "the same warning is printed once" \
   || bad "the same warning is printed once"
+# A [node.NAME] group [cluster] does not use, and host_memory with nothing kept in host
+# memory: accepted (exit 0), a warning each naming the file, the group (and key); with the
+# node used and the optimizer offloaded, none.
+printf '[model]\nhf_config = llama-3.2-1b\n[node.Spare]\nbase = DGX-A100\n[node.Mine]\n%b\n%b\n' \
+  'base = DGX-H100\nhost_memory = 1 TiB\n[cluster]\nnode = Mine\nhost_memory = 1 TiB' \
+  '[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32' >unused.ini
+"$STEPSIM" run unused.ini -q -o unused.h5 >unused.out 2>unused.err; rc=$?
+check "unused [node.NAME] group: a warning naming file and group, exit 0" \
+  sh -c "[ $rc -eq 0 ] && grep -q \"warning: unused.ini: group \[node.Spare\]: is not used: \
+\[cluster\] key 'node' names Mine\" unused.err"
+check "host_memory without offload: a warning naming file, group and key ([cluster] and the node)" \
+  sh -c "grep -q \"warning: unused.ini: group \[cluster\], key 'host_memory': has no effect: \
+nothing is kept in host memory\" unused.err \
+         && grep -q \"warning: unused.ini: group \[node.Mine\], key 'host_memory': has no \
+effect\" unused.err"
+"$STEPSIM" run unused.ini -q -o unused2.h5 --set cluster.node=Spare --set parallel.data_parallel=zero2 \
+  --set offload.optimizer=cpu >unused2.out 2>unused2.err
+check "host_memory with the optimizer offloaded, node used: no warning about either" \
+  sh -c "! grep -qF -e host_memory -e '[node.Spare]' unused2.err \
+         && grep -q 'group \[node.Mine\]: is not used' unused2.err"
 
 # --- bad input (issue 12): exit 1, one line naming the file, group and key (and the
 # ds_config's key), no output file; what the framework would ignore: a warning, exit 0 ----
