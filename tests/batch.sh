@@ -79,7 +79,7 @@ check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
 # The table's columns line up whatever their entries' lengths: a label past 40 characters, a
 # two-digit step time and "baseline OOM" beside short ones (every line as long as the
 # header, the figures right-aligned, "GiB" in one column).
-cat > long.ini <<EOF
+cat > wide.ini <<EOF
 [sweep]
 scenario = $s1
 [axes]
@@ -88,13 +88,13 @@ training.micro_batch = 1, 16
 [baseline]
 training.checkpointing = none
 EOF
-"$STEPSIM" batch long.ini -j 2 -o long.h5 >long.out 2>long.err
+"$STEPSIM" batch wide.ini -j 2 -o wide.h5 >wide.out 2>wide.err
 check "batch table: columns line up with long labels and values" \
   awk 'NR == 1 { w = length($0); next }
      { n++; g = index($0, " GiB "); if (length($0) != w || (n > 1 && g != gib)) bad = 1; gib = g }
-     END { exit bad || n != 4 || !gib || !w }' long.out
+     END { exit bad || n != 4 || !gib || !w }' wide.out
 check "batch table: 'baseline OOM' beside a penalty" \
-  sh -c "grep -q 'baseline OOM\$' long.out && grep -q ' [0-9.]*%\$' long.out"
+  sh -c "grep -q 'baseline OOM\$' wide.out && grep -q ' [0-9.]*%\$' wide.out"
 # The results' pipeline_bubble is the run's (rank 0 waiting on other stages), not a 0 with
 # pipeline stages; 0 without.
 cat > ppb.ini <<EOF

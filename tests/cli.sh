@@ -253,18 +253,18 @@ check "offload: the step-time chart has an exposed offload band" grep -q '>expos
 # streams but the P2P ones busy); the summary, /summary and the step-time chart show it.
 # Stage 0 (the embedding) is lighter than stage 1 (the LM head), so it waits more than
 # (p - 1) micro-batches: rank 0's passes and its bubble make up its step, not a 0 bubble.
-"$STEPSIM" run "$s1" -o pp.h5 --set cluster.gpus_per_node=2 --set parallel.pp=2 \
-  --set training.grad_accum=4 >pp.out 2>&1
-"$STEPSIM" export pp.h5 /summary >ppsum.tsv 2>/dev/null
+"$STEPSIM" run "$s1" -o pipe.h5 --set cluster.gpus_per_node=2 --set parallel.pp=2 \
+  --set training.grad_accum=4 >pipe.out 2>&1
+"$STEPSIM" export pipe.h5 /summary >pipesum.tsv 2>/dev/null
 check "pp = 2: the summary prints the pipeline bubble" \
-  grep -q '^  pipeline bubble  *[0-9.]* m\{0,1\}s$' pp.out
+  grep -q '^  pipeline bubble  *[0-9.]* m\{0,1\}s$' pipe.out
 check "pp = 2: /summary pipeline_bubble is rank 0's wait, closing its step with its passes" \
   awk -F '\t' '{ v[$1] = $2 } END { b = v["pipeline_bubble"]; s = v["step_time"]
      p = v["time_forward"] + v["time_backward"] + v["time_recompute"] + v["time_optimizer"]
-     exit !(b > 0.1 * s && p + b <= s * (1 + 1e-9) && p + b >= 0.95 * s) }' ppsum.tsv
-"$STEPSIM" plot steptime pp.h5 -o pp-step.svg 2>/dev/null
+     exit !(b > 0.1 * s && p + b <= s * (1 + 1e-9) && p + b >= 0.95 * s) }' pipesum.tsv
+"$STEPSIM" plot steptime pipe.h5 -o pipe-step.svg 2>/dev/null
 check "pp = 2: the step-time chart has a pipeline bubble band" \
-  grep -q '>pipeline bubble<' pp-step.svg
+  grep -q '>pipeline bubble<' pipe-step.svg
 check "no pipeline: /summary pipeline_bubble is 0 and the summary has no bubble line" \
   sh -c "grep -qx 'pipeline_bubble	0	s' summary.tsv && ! grep -q 'pipeline bubble' run.out"
 
