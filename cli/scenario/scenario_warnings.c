@@ -388,8 +388,8 @@ node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *c
         g_autofree char *msg
             = name != NULL ? g_strdup_printf ("group [%s]: is not used: [cluster] key 'node' "
                                               "names %s", groups[i], name)
-                           : g_strdup_printf ("group [%s]: is not used: [cluster] names a "
-                                              "key 'gpu', no node", groups[i]);
+                           : g_strdup_printf ("group [%s]: is not used: [cluster] gives "
+                                              "key 'gpu', not 'node'", groups[i]);
         add_warning (sc, sets, origins, msg);
       }
   const ModelStack *s = &sc->stack;
@@ -407,8 +407,8 @@ void
 cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const *sets,
                                const char *const *origins)
 {
-  node_keys (kf, sc, sets, origins);
   g_return_if_fail (kf != NULL && sc != NULL && sc->warnings != NULL);
+  node_keys (kf, sc, sets, origins);
   parallel_keys (kf, sc, sets, origins);
   training_keys (kf, sc, sets, origins);
   framework_keys (kf, sc, sets, origins);
