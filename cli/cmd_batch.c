@@ -109,38 +109,93 @@ cell (const SimTable *t, guint row, const char *name)
   return c == G_MAXUINT ? 0.0 / 0.0 : sim_table_get_double (t, row, c);
 }
 
-/* One line per scenario on stdout; failures on stderr. */
+/* The label as the table shows it: printable, at most 120 characters (as its errors). */
+#define LABEL_MAX_CHARS 120
+enum { N_TABLE_COLS = 7 };
+
+/* Prints `text` in `width` characters, left- or right-aligned (printf pads bytes, not
+ * characters, and a label may hold any UTF-8). */
+static void
+print_padded (const char *text, gsize width, gboolean left)
+{
+  gsize n = (gsize) g_utf8_strlen (text, -1);
+  if (left)
+    fputs (text, stdout);
+  for (; n < width; n++)
+    putchar (' ');
+  if (!left)
+    fputs (text, stdout);
+}
+
+/* The cells of row `r`, as printed: label, fits, memory, step, tokens/s, MFU and, when the
+ * sweep has a baseline, penalty (else NULL). Caller frees with g_strfreev. */
+static char **
+table_cells (const SimTable *t, guint r, guint label, gboolean penalty)
+{
+  const double GiB = 1024.0 * 1024 * 1024;
+  char **c = g_new0 (char *, N_TABLE_COLS + 1);
+  c[0] = sim_text_printable (sim_table_get_text (t, r, label), LABEL_MAX_CHARS);
+  c[1] = g_strdup (cell (t, r, "fits") > 0 ? "FITS" : "OOM");
+  c[2] = g_strdup_printf ("%.2f GiB", cell (t, r, "need_device") / GiB);
+  c[3] = g_strdup_printf ("%.3f s", cell (t, r, "step_time"));
+  c[4] = g_strdup_printf ("%.0f", cell (t, r, "tokens_per_s"));
+  c[5] = g_strdup_printf ("%.1f%%", 100 * cell (t, r, "mfu"));
+  if (penalty)
+    c[6] = cell (t, r, "baseline_fits") == 0 ? g_strdup ("baseline OOM")
+                                             : g_strdup_printf ("%.1f%%", cell (t, r, "penalty"));
+  return c;
+}
+
+/* Prints one line of the table: the label and the fits verdict left-aligned, the figures
+ * right-aligned, each column `widths` characters wide. */
+static void
+print_row (char *const *c, const gsize *widths)
+{
+  for (guint i = 0; i < N_TABLE_COLS && c[i] != NULL; i++)
+    {
+      if (i > 0)
+        fputs ("  ", stdout);
+      /* the last column is not padded after its text: no trailing blanks */
+      print_padded (c[i], c[i + 1] == NULL && i < 2 ? 0 : widths[i], i < 2);
+    }
+  putchar ('\n');
+}
+
+/* One line per scenario on stdout, each column as wide as its longest entry (a long label
+ * or figure does not push the rest out of line); failures on stderr. */
 static void
 print_table (const SimTable *t, gboolean quiet)
 {
-  const double GiB = 1024.0 * 1024 * 1024;
   guint label = sim_table_find_column (t, "label"), status = sim_table_find_column (t, "status");
   guint err = sim_table_find_column (t, "error");
   gboolean penalty = sim_table_find_column (t, "penalty") != G_MAXUINT;
-  if (!quiet)
-    printf ("%-40s %-6s %12s %10s %12s %6s%s\n", "scenario", "fits", "memory", "step",
-            "tokens/s", "MFU", penalty ? "  penalty" : "");
+  char *head[N_TABLE_COLS + 1] = { "scenario", "fits", "memory", "step", "tokens/s", "MFU",
+                                   penalty ? "penalty" : NULL, NULL };
+  gsize widths[N_TABLE_COLS] = { 0 };
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
-      const char *l = sim_table_get_text (t, r, label);
       if (strcmp (sim_table_get_text (t, r, status), "ok") != 0)
         {
           /* the error is printable and short already (batch.c); the label quotes values */
-          g_autofree char *shown = sim_text_printable (l, 120);
+          g_autofree char *shown = sim_text_printable (sim_table_get_text (t, r, label),
+                                                       LABEL_MAX_CHARS);
           fprintf (stderr, "stepsim: %s: %s\n", shown, sim_table_get_text (t, r, err));
-          continue;
         }
-      if (quiet)
-        continue;
-      printf ("%-40s %-6s %8.2f GiB %8.3f s %12.0f %5.1f%%", l,
-              cell (t, r, "fits") > 0 ? "FITS" : "OOM", cell (t, r, "need_device") / GiB,
-              cell (t, r, "step_time"), cell (t, r, "tokens_per_s"), 100 * cell (t, r, "mfu"));
-      if (penalty && cell (t, r, "baseline_fits") == 0)
-        printf ("  baseline OOM");
-      else if (penalty)
-        printf ("  %6.1f%%", cell (t, r, "penalty"));
-      putchar ('\n');
+      else if (!quiet)
+        g_ptr_array_add (rows, table_cells (t, r, label, penalty));
     }
+  if (quiet)
+    return;
+  for (guint i = 0; i < N_TABLE_COLS && head[i] != NULL; i++)
+    {
+      widths[i] = (gsize) g_utf8_strlen (head[i], -1);
+      for (guint r = 0; r < rows->len; r++)
+        widths[i] = MAX (widths[i], (gsize) g_utf8_strlen (((char **) rows->pdata[r])[i], -1));
+    }
+  print_row (head, widths);
+  for (guint r = 0; r < rows->len; r++)
+    print_row (rows->pdata[r], widths);
 }
 
 /* Prints a usage error (rank 0 only: every process parses the same command line). */

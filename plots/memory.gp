@@ -5,7 +5,8 @@
 #        [OOM_TEXT]
 # OOM_TIME (s) and OOM_TEXT (lines: the failing request's size, category and task, then the
 # live buffers; `stepsim plot memory` passes them from /summary) draw a red line at the OOM
-# and the text beside it. After it the stack is the step as planned (what it would need).
+# (in the key) and the text below the chart. After it the stack is the step as planned (what it
+# would need).
 # IN.tsv is `stepsim export RUN.h5 /series/rank0/memory`: a header line "time<TAB>weights
 # <TAB>…", then change points (time in s, bytes per category, each a step function).
 # Categories that stay at zero are left out of the chart and its key.
@@ -49,11 +50,21 @@ if (top > 0) { set yrange [0:top*1.08] }
 if (capacity > 0) {
   cmd = cmd . sprintf("%g with lines dt 2 lw 2 lc rgb '#000000' title sprintf('capacity %%.1f GiB', %g), ", capacity, capacity)
 }
+# The OOM: a red line at its time, named in the key, and its text (the request, then
+# the live buffers, a line each) in a box below the x axis's label, in a bottom margin grown
+# by its lines (the canvas grows as much): inside the plot it would cover the stack, the
+# line or the key.
 if (ARGC >= 5 && ARG5 ne '') {
   oom_t = real(ARG5)
+  oom_text = ARGC >= 6 ? ARG6 : 'OOM'
+  oom_lines = 1
+  do for [i = 1:strlen(oom_text)] { if (oom_text[i:i] eq "\n") { oom_lines = oom_lines + 1 } }
+  eval(style_terminal(1100, 620 + 16 * (oom_lines + 2)))
+  set bmargin oom_lines + 6
   set arrow 1 from oom_t, graph 0 to oom_t, graph 1 nohead lw 2 lc rgb '#d62728' front
-  set label 1 (ARGC >= 6 ? ARG6 : 'OOM') at graph 0.02, graph 0.97 left front noenhanced \
-      font ',9' tc rgb '#d62728' boxed
+  cmd = cmd . sprintf("NaN with lines lw 2 lc rgb '#d62728' title 'OOM at t = %.4g s', ", oom_t)
+  set label 1 oom_text at character 2, character (oom_lines + 1) left front noenhanced \
+      tc rgb '#d62728' boxed
   set style textbox opaque fc rgb '#ffffff' border lc rgb '#d62728'
 }
 if (strlen(cmd) == 0) { print 'memory.gp: nothing to plot'; exit status 1 }

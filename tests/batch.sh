@@ -76,6 +76,41 @@ check "fit: an error from --set names it as such" grep -qF "(with --set cluster.
 if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.err; then ok "batch runs"; else bad "batch runs"; cat mb.err; fi
 check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
 check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
+# The table's columns line up whatever their entries' lengths: a label past 40 characters, a
+# two-digit step time and "baseline OOM" beside short ones (every line as long as the
+# header, the figures right-aligned, "GiB" in one column).
+cat > wide.ini <<EOF
+[sweep]
+scenario = $s1
+[axes]
+scenario.description = short, a description long enough to push the label past forty columns
+training.micro_batch = 1, 16
+[baseline]
+training.checkpointing = none
+EOF
+"$STEPSIM" batch wide.ini -j 2 -o wide.h5 >wide.out 2>wide.err
+check "batch table: columns line up with long labels and values" \
+  awk 'NR == 1 { w = length($0); next }
+     { n++; g = index($0, " GiB "); if (length($0) != w || (n > 1 && g != gib)) bad = 1; gib = g }
+     END { exit bad || n != 4 || !gib || !w }' wide.out
+check "batch table: 'baseline OOM' beside a penalty" \
+  sh -c "grep -q 'baseline OOM\$' wide.out && grep -q ' [0-9.]*%\$' wide.out"
+# The results' pipeline_bubble is the run's (rank 0 waiting on other stages), not a 0 with
+# pipeline stages; 0 without.
+cat > ppb.ini <<EOF
+[sweep]
+scenario = $s1
+[set]
+cluster.gpus_per_node = 2
+training.grad_accum = 4
+[axes]
+parallel.pp = 1, 2
+EOF
+"$STEPSIM" batch ppb.ini -j 2 -o ppb.h5 --tsv ppb.tsv >ppb.out 2>ppb.err
+check "batch: pipeline_bubble 0 without pipeline stages, above 0 with pp = 2" \
+  awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+     { b[$c["parallel.pp"]] = $c["pipeline_bubble"] }
+     END { exit !(c["pipeline_bubble"] && b[1] == 0 && b[2] > 0) }' ppb.tsv
 check "plain progress lines when stderr is not a terminal" grep -q '^batch: 4 of 4 simulations done (100%), ETA' mb.err
 h5check "h5dump reads the results table" sh -c "h5dump -H mb.h5 | grep -q 'DATASET \"results\"'"
 h5check "sweep text stored in the file" sh -c "h5dump -a /sweep mb.h5 | grep -q micro_batch"
@@ -255,6 +290,15 @@ expect_rc 1 "trace to an unwritable path: exit 1" "$STEPSIM" run "$s1" -o tr2.h5
 for k in memory gantt breakdown steptime; do
   if "$STEPSIM" plot $k tr.h5 -o run-$k.png 2>err.txt && is_png run-$k.png; then ok "plot $k of a run (PNG)"; else bad "plot $k of a run (PNG)"; cat err.txt; fi
 done
+# Recompute tasks (s1 checkpoints fully) have a legend entry and a colour of their own.
+"$STEPSIM" plot gantt tr.h5 -o run-gantt.svg 2>/dev/null
+check "gantt: recompute has its own legend entry and colour" \
+  awk '/<title>/ { k = $0; sub(/.*<title>/, "", k); sub(/<\/title>.*/, "", k); next }
+     k != "" && /fill = .rgb/ { f = $0; sub(/.*fill = ./, "", f); sub(/. fill-opacity.*/, "", f)
+                                col[k] = f; k = "" }
+     END { if (!("recompute" in col) || !("backward" in col)) exit 1
+           for (x in col) if (x != "recompute" && col[x] == col["recompute"]) exit 1 }' \
+  run-gantt.svg
 for k in breakdown steptime penalty; do
   if "$STEPSIM" plot $k mb.h5 -o batch-$k.svg 2>err.txt && is_svg batch-$k.svg; then ok "plot $k of a batch (SVG)"; else bad "plot $k of a batch (SVG)"; cat err.txt; fi
 done

@@ -103,7 +103,15 @@ check "[scenario] name with a control character: one error naming group and key,
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \
-  sh -c "grep -q '^  forward (rank 0, step 1) ' steps.out && grep -q '^kernels (rank 0, step 1, ' steps.out"
+  sh -c "grep -q '^  forward (rank 0) .*  (step 1)\$' steps.out \
+         && grep -q '^kernels (rank 0, step 1, ' steps.out"
+# ... in the summary's columns: every line of the time block has its label in 22 columns and
+# its value ending at column 39, as "step time" has.
+check "run.steps > 1: the time block's labels and values line up" \
+  awk '/^time/ { t = 1; n = 0; next } /^[^ ]/ { t = 0 }
+     t { n++; v = substr($0, 39, 2)
+         if (substr($0, 25, 1) != " " || v !~ /^[^ ]( |$)/) bad = 1 }
+     END { exit bad || n < 8 }' steps.out
 # Kernel time per op (cli/report/op_report.h): the summary's class lines, `run --ops`, and
 # /ops, whose busiest rank's rows add up to /summary's kernel_time.
 "$STEPSIM" run "$s1" -o ops.h5 --ops >ops.out 2>ops.err
@@ -234,6 +242,16 @@ check "OOM: the reserved series stops at the capacity" \
 "$STEPSIM" plot memory s2.h5 -o s2mem.svg 2>/dev/null
 check "OOM memory chart marks the OOM: time, size, category, task, live buffers" \
   sh -c "grep -q 'OOM at t = [0-9.]* s: [0-9.]* [KMG]iB of [a-z_]* in [a-zA-Z0-9 ]*; live then' s2mem.svg && grep -q 'optimizer_state (optimizer step)' s2mem.svg"
+# ... where it covers nothing: below the x axis's label (the plot, its line and the key are
+# above it), inside the canvas, and the red line named in the key.
+check "OOM memory chart: the OOM text below the x label, inside the canvas; the line in the key" \
+  awk '/viewBox="/ && !h { split($0, v, /["[:space:]]+/); h = v[6] + 0 }
+     /translate\(/ { y = $0; sub(/.*translate\([0-9.]*,/, "", y); y += 0 }
+     /<text>.*time in the step/ { xl = y }
+     /<text>OOM at t = [0-9.]* s:/ && !t { t = y }
+     /<text xml:space="preserve">  / && t { last = y }
+     /<text>OOM at t = [0-9.]* s<\/text>/ { key = 1 }
+     END { exit !(xl > 0 && t > xl + 12 && last > t && last < h && key) }' s2mem.svg
 "$STEPSIM" run "$s2" -o s2q.h5 -q >s2q.out 2>&1
 check "run -q: the one-line verdict of an OOM" sh -c "[ \$(wc -l <s2q.out) -eq 1 ] && grep -q ': OOM, needs [0-9.]* GiB of 80.00 GiB per GPU ([0-9.]* GiB short)' s2q.out"
 "$STEPSIM" run "$s1" -o s1q.h5 -q >s1q.out 2>&1
@@ -253,6 +271,24 @@ check "offload: exposed transfer time closes the step-time sum" \
 check "offload: the summary prints the exposed offload time" grep -q '^  exposed offload  *[0-9.]* m\{0,1\}s' s6.out
 "$STEPSIM" plot steptime s6.h5 -o s6-step.svg 2>/dev/null
 check "offload: the step-time chart has an exposed offload band" grep -q '>exposed offload<' s6-step.svg
+# Pipeline parallelism: the bubble is rank 0's time waiting on the other stages (none of its
+# streams but the P2P ones busy); the summary, /summary and the step-time chart show it.
+# Stage 0 (the embedding) is lighter than stage 1 (the LM head), so it waits more than
+# (p - 1) micro-batches: rank 0's passes and its bubble make up its step, not a 0 bubble.
+"$STEPSIM" run "$s1" -o pipe.h5 --set cluster.gpus_per_node=2 --set parallel.pp=2 \
+  --set training.grad_accum=4 >pipe.out 2>&1
+"$STEPSIM" export pipe.h5 /summary >pipesum.tsv 2>/dev/null
+check "pp = 2: the summary prints the pipeline bubble" \
+  grep -q '^  pipeline bubble  *[0-9.]* m\{0,1\}s$' pipe.out
+check "pp = 2: /summary pipeline_bubble is rank 0's wait, closing its step with its passes" \
+  awk -F '\t' '{ v[$1] = $2 } END { b = v["pipeline_bubble"]; s = v["step_time"]
+     p = v["time_forward"] + v["time_backward"] + v["time_recompute"] + v["time_optimizer"]
+     exit !(b > 0.1 * s && p + b <= s * (1 + 1e-9) && p + b >= 0.95 * s) }' pipesum.tsv
+"$STEPSIM" plot steptime pipe.h5 -o pipe-step.svg 2>/dev/null
+check "pp = 2: the step-time chart has a pipeline bubble band" \
+  grep -q '>pipeline bubble<' pipe-step.svg
+check "no pipeline: /summary pipeline_bubble is 0 and the summary has no bubble line" \
+  sh -c "grep -qx 'pipeline_bubble	0	s' summary.tsv && ! grep -q 'pipeline bubble' run.out"
 
 # --- messages that name the real cause (issue 11 item 18) --------------------------------------
 mkdir -p adir
@@ -1155,6 +1191,26 @@ check "memory.gp renders the fixture to SVG" sh -c "gnuplot -c '$srcdir/plots/me
   >warn2.out 2>warn2.err
 [ "$(grep -c "key 'seed': has no effect" warn2.err)" -eq 1 ] && ok "the same warning is printed once" \
   || bad "the same warning is printed once"
+# A [node.NAME] group [cluster] does not use, and host_memory with nothing kept in host
+# memory: accepted (exit 0), a warning each naming the file, the group (and key); with the
+# node used and the optimizer offloaded, none.
+printf '[model]\nhf_config = llama-3.2-1b\n[node.Spare]\nbase = DGX-A100\n[node.Mine]\n%b\n%b\n' \
+  'base = DGX-H100\nhost_memory = 1 TiB\n[cluster]\nnode = Mine\nhost_memory = 1 TiB' \
+  '[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32' >unused.ini
+"$STEPSIM" run unused.ini -q -o unused.h5 >unused.out 2>unused.err; rc=$?
+check "unused [node.NAME] group: a warning naming file and group, exit 0" \
+  sh -c "[ $rc -eq 0 ] && grep -q \"warning: unused.ini: group \[node.Spare\]: is not used: \
+\[cluster\] key 'node' names Mine\" unused.err"
+check "host_memory without offload: a warning naming file, group and key ([cluster] and the node)" \
+  sh -c "grep -q \"warning: unused.ini: group \[cluster\], key 'host_memory': has no effect: \
+nothing is kept in host memory\" unused.err \
+         && grep -q \"warning: unused.ini: group \[node.Mine\], key 'host_memory': has no \
+effect\" unused.err"
+"$STEPSIM" run unused.ini -q -o unused2.h5 --set cluster.node=Spare --set parallel.data_parallel=zero2 \
+  --set offload.optimizer=cpu >unused2.out 2>unused2.err
+check "host_memory with the optimizer offloaded, node used: no warning about either" \
+  sh -c "! grep -qF -e host_memory -e '[node.Spare]' unused2.err \
+         && grep -q 'group \[node.Mine\]: is not used' unused2.err"
 
 # --- bad input (issue 12): exit 1, one line naming the file, group and key (and the
 # ds_config's key), no output file; what the framework would ignore: a warning, exit 0 ----
@@ -1278,6 +1334,18 @@ printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[trai
 bad_input "a last line [training without its bracket" "hdr.ini: line 8: malformed group header '[training'" "[NAME]" -- hdr.ini
 printf '[model\nhf_config = llama-3.2-1b\n' >hdr2.ini
 bad_input "a first line [model without its bracket" "hdr2.ini: line 1: malformed group header '[model'" "[NAME]" -- hdr2.ini
+# Model-parallel degrees whose product does not divide the GPUs: every key of the product
+# named, with the numbers and the product (not only the last key read).
+bad_input "tp × pp not dividing the GPUs names keys tp and pp" \
+  "group [parallel], keys 'tp' and 'pp': tp 2 × pp 3 = 6 does not divide the 8 GPUs" \
+  "(with --set parallel.tp=2, --set parallel.pp=3): " -- "$s1" \
+  --set cluster.gpus_per_node=8 --set parallel.tp=2 --set parallel.pp=3
+bad_input "tp × cp × pp not dividing the GPUs names keys tp, cp and pp" \
+  "keys 'tp', 'cp' and 'pp': tp 4 × cp 2 × pp 2 = 16 does not divide the 8 GPUs" "must be whole" \
+  -- "$s1" --set cluster.gpus_per_node=8 --set parallel.tp=4 --set parallel.cp=2 --set parallel.pp=2
+bad_input "pp alone not dividing the GPUs names key pp" \
+  "group [parallel], key 'pp': pp 3 does not divide the 8 GPUs" "must be whole" -- "$s1" \
+  --set cluster.gpus_per_node=8 --set parallel.pp=3
 bad_input "recompute_modules without checkpointing = selective" \
   "group [training], key 'recompute_modules': needs checkpointing = selective" "reruns" -- "$s1" --set training.recompute_modules=layernorm
 bad_input "recompute_modules naming a module not modelled" \

@@ -31,7 +31,8 @@ char *cli_charts_gantt_data (const GArray *tasks, const char *const *ranks, char
 char *cli_charts_breakdown_data (const SimTable *results, GError **error);
 
 /* Step-time breakdown (rank 0): label, forward, backward, recompute, optimizer, exposed
- * communication, exposed offload (offload_stall), pipeline bubble (columns that do not exist yet are 0), and
+ * communication, exposed offload (offload_stall), pipeline bubble (a column a file written before
+ * it lacks is 0, and the chart leaves all-zero parts out), and
  * step time, in *unit ("ms" when every step is under 2 s, else "s"). Rows out of memory get
  * " (OOM)" after their label: their times are the step as planned, which cannot run. */
 char *cli_charts_steptime_data (const SimTable *results, const char **unit, GError **error);

@@ -298,15 +298,17 @@ print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
     }
   if (res->offload_stall > 0)
     print_quantity (out, "exposed offload", res->offload_stall, SIM_DIM_TIME);
+  if (sc->par.pp > 1)
+    print_quantity (out, "pipeline bubble", res->pipeline_bubble, SIM_DIM_TIME);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     if (res->time_by_kind[k] > 0)
       {
         /* with several steps, the passes are the first step's (its tasks, series and
-         * kernels), the step time their median */
-        g_autofree char *name = g_strdup_printf (res->steps > 1 ? "%s (rank 0, step 1)"
-                                                                : "%s (rank 0)",
-                                                 model_plan_task_kind_name (k));
-        print_quantity (out, name, res->time_by_kind[k], SIM_DIM_TIME);
+         * kernels), the step time their median; "step 1" follows the value so the label
+         * keeps to its column ("collective (rank 0, step 1)" would not) */
+        g_autofree char *name = g_strdup_printf ("%s (rank 0)", model_plan_task_kind_name (k));
+        g_autofree char *s = sim_units_format (res->time_by_kind[k], SIM_DIM_TIME, 2);
+        fprintf (out, "  %-22s %14s%s\n", name, s, res->steps > 1 ? "  (step 1)" : "");
       }
 }
 
@@ -627,6 +629,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "ep_rows_mean", res->ep_rows_mean, "1");
   sim_recorder_summary_scalar (rec, "ep_rows_least", res->ep_rows_least, "1");
   sim_recorder_summary_scalar (rec, "offload_stall", res->offload_stall, "s");
+  sim_recorder_summary_scalar (rec, "pipeline_bubble", res->pipeline_bubble, "s");
   sim_recorder_summary_scalar (rec, "steps", res->steps, "1");
   sim_recorder_summary_scalar (rec, "step_time_min", res->step_time_min, "s");
   sim_recorder_summary_scalar (rec, "step_time_median", res->step_time_median, "s");

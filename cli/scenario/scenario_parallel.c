@@ -30,6 +30,7 @@
 #include "cli/scenario/scenario_private.h"
 
 #include <math.h>
+#include <string.h>
 #include "models/parallel/tensor_parallel.h"
 
 static gboolean
@@ -61,6 +62,38 @@ load_parallel_enums (GKeyFile *kf, ModelParallel *par, GError **error)
   return TRUE;
 }
 
+/* The error of model-parallel degrees whose product does not divide the GPUs: it names
+ * every key in that product (those above 1, and `key`, the one being checked) and their
+ * numbers: "group [parallel], keys 'tp' and 'pp': tp 2 × pp 3 = 6 does not divide the 8 GPUs
+ * (…)". `cp` and `pp` are 1 before they are read. FALSE. */
+static gboolean
+mesh_indivisible (GError **error, const char *key, guint64 tp, guint64 cp, guint64 pp,
+                  guint degree)
+{
+  const char *const names[] = { "tp", "cp", "pp" };
+  const guint64 values[] = { tp, cp, pp };
+  g_autoptr (GString) keys = g_string_new (NULL), terms = g_string_new (NULL);
+  guint n = 0, last = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (values[i] > 1 || strcmp (names[i], key) == 0)
+      last = i, n++;
+  for (guint i = 0, k = 0; i < G_N_ELEMENTS (names); i++)
+    if (values[i] > 1 || strcmp (names[i], key) == 0)
+      {
+        g_string_append_printf (keys, "%s'%s'", k == 0 ? "" : i == last ? " and " : ", ",
+                                names[i]);
+        g_string_append_printf (terms, "%s%s %" G_GUINT64_FORMAT, k++ == 0 ? "" : " × ",
+                                names[i], values[i]);
+      }
+  if (n > 1)
+    g_string_append_printf (terms, " = %" G_GUINT64_FORMAT, tp * cp * pp);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [parallel], key%s %s: %s does not divide the %u GPU%s (the "
+               "data-parallel degree GPUs / (tp · cp · pp) must be whole)", n > 1 ? "s" : "",
+               keys->str, terms->str, degree, degree == 1 ? "" : "s");
+  return FALSE;
+}
+
 /* [parallel] tp, sequence_parallel, tp_comm_overlap. tp must divide the GPUs (the
  * data-parallel degree GPUs / tp is whole) and the model (model_tp_check: heads, KV heads,
  * MLP size). */
@@ -72,13 +105,7 @@ load_tp (GKeyFile *kf, CliScenario *sc, GError **error)
   if (!cli_scenario_get_count (kf, "parallel", "tp", FALSE, par->degree, &tp, error))
     return FALSE;
   if (tp < 1 || tp > par->degree || par->degree % tp != 0)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'tp': %" G_GUINT64_FORMAT " does not divide the %u "
-                   "GPU%s (the data-parallel degree GPUs / (tp · pp · cp) must be whole)",
-                   tp, par->degree, par->degree == 1 ? "" : "s");
-      return FALSE;
-    }
+    return mesh_indivisible (error, "tp", tp, 1, 1, par->degree);
   par->tp = (guint) tp;
   g_autofree char *sp = NULL, *overlap = NULL;
   if (get_text (kf, "parallel", "sequence_parallel", &sp)
@@ -138,13 +165,7 @@ load_cp (GKeyFile *kf, CliScenario *sc, GError **error)
         return PREFIX_KEY (error, "parallel", "cp_variant"), FALSE;
     }
   if (cp < 1 || par->degree % (par->tp * cp) != 0)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'cp': tp %u × cp %" G_GUINT64_FORMAT " does not "
-                   "divide the %u GPU%s (the data-parallel degree GPUs / (tp · pp · cp) must "
-                   "be whole)", par->tp, cp, par->degree, par->degree == 1 ? "" : "s");
-      return FALSE;
-    }
+    return mesh_indivisible (error, "cp", par->tp, cp, 1, par->degree);
   par->cp = (guint) cp;
   if (cp == 1)
     return TRUE;
@@ -204,14 +225,7 @@ load_pp (GKeyFile *kf, CliScenario *sc, GError **error)
                                   &vpp, error))
     return FALSE;
   if (pp < 1 || par->degree % (par->tp * par->cp * pp) != 0)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'pp': tp %u × cp %u × pp %" G_GUINT64_FORMAT " does "
-                   "not divide the %u GPU%s (the data-parallel degree GPUs / (tp · pp · cp) "
-                   "must be whole)", par->tp, par->cp, pp, par->degree,
-                   par->degree == 1 ? "" : "s");
-      return FALSE;
-    }
+    return mesh_indivisible (error, "pp", par->tp, par->cp, pp, par->degree);
   if (vpp > MODEL_PP_MAX_STAGES || pp * MAX (vpp, 1) > MODEL_PP_MAX_STAGES)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

@@ -30,6 +30,8 @@
  *              falls back to eager (not "no effect": timed as asked)
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
  *              "no effect": TE's userbuffers are built for one NVLink domain)
+ *   [node.NAME] a group [cluster] does not use (its node is another, or a GPU)
+ *   [cluster], [node.NAME] host_memory: offloading or a paged optimizer only
  *   [cluster]  cpu_cores, cpu_adam_rate: optimizer offload only; nvme_*: NVMe offload only;
  *              nics_per_node, nic_bandwidth, rail_optimized, inter_latency,
  *              spine_oversubscription, nodes_per_pod: more than one node only;
@@ -50,6 +52,16 @@ has (GKeyFile *kf, const char *group, const char *key)
   return g_key_file_has_key (kf, group, key, NULL);
 }
 
+/* Adds "SOURCE: MSG" to sc->warnings, SOURCE naming the file and the overrides MSG is about. */
+static void
+add_warning (CliScenario *sc, const char *const *sets, const char *const *origins,
+             const char *msg)
+{
+  g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins, msg);
+  g_autofree char *full = g_strdup_printf ("%s: %s", source, msg);
+  g_ptr_array_add (sc->warnings, sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX));
+}
+
 /* Adds "SOURCE: group [G], key 'K': EFFECT: WHY" to sc->warnings. */
 G_GNUC_PRINTF (7, 8)
 static void
@@ -62,9 +74,7 @@ note (CliScenario *sc, const char *const *sets, const char *const *origins, cons
   va_end (ap);
   g_autofree char *msg = g_strdup_printf ("group [%s], key '%s': %s: %s", group, key, effect,
                                           what);
-  g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins, msg);
-  g_autofree char *full = g_strdup_printf ("%s: %s", source, msg);
-  g_ptr_array_add (sc->warnings, sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX));
+  add_warning (sc, sets, origins, msg);
 }
 
 #define NOTE(group, key, ...) note (sc, sets, origins, group, key, "has no effect", __VA_ARGS__)
@@ -373,11 +383,43 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
           "traffic between pods");
 }
 
+/* [node.NAME] groups [cluster] does not use (it names one node, or a GPU: a [node.NAME] is
+ * never another's base, hardware/cluster_spec_node.c), and host_memory ([cluster] or the
+ * used node's) when nothing is kept in host DRAM: only offloading and a paged optimizer put
+ * bytes there (models/plan/plan_offload.c, plan_paged.c; the host ledger of simulate.c). */
+static void
+node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *const *origins)
+{
+  g_autofree char *name = g_key_file_get_string (kf, "cluster", "node", NULL);
+  g_autofree char *used = name != NULL ? g_strconcat ("node.", g_strstrip (name), NULL) : NULL;
+  g_auto (GStrv) groups = g_key_file_get_groups (kf, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    if (g_str_has_prefix (groups[i], "node.") && g_strcmp0 (groups[i], used) != 0)
+      {
+        g_autofree char *msg
+            = name != NULL ? g_strdup_printf ("group [%s]: is not used: [cluster] key 'node' "
+                                              "names %s", groups[i], name)
+                           : g_strdup_printf ("group [%s]: is not used: [cluster] gives "
+                                              "key 'gpu', not 'node'", groups[i]);
+        add_warning (sc, sets, origins, msg);
+      }
+  const ModelStack *s = &sc->stack;
+  if (model_offload_any (&s->offload) || model_stack_optimizer_is_paged (s))
+    return;
+  const char *where[] = { "cluster", used };
+  for (guint i = 0; i < G_N_ELEMENTS (where); i++)
+    if (where[i] != NULL && g_key_file_has_group (kf, where[i])
+        && has (kf, where[i], "host_memory"))
+      NOTE (where[i], "host_memory", "nothing is kept in host memory (nothing is offloaded and "
+            "the optimizer is not paged)");
+}
+
 void
 cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const *sets,
                                const char *const *origins)
 {
   g_return_if_fail (kf != NULL && sc != NULL && sc->warnings != NULL);
+  node_keys (kf, sc, sets, origins);
   parallel_keys (kf, sc, sets, origins);
   training_keys (kf, sc, sets, origins);
   framework_keys (kf, sc, sets, origins);

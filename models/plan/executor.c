@@ -942,6 +942,22 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
 }
 
 double
+model_executor_pipeline_idle (const ModelExecutor *exec, guint rank)
+{
+  g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
+  /* every stream but the pipeline's P2P ones: a receive waiting for its peer is the bubble */
+  static const ModelStream working[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM,
+                                         MODEL_STREAM_H2D,     MODEL_STREAM_D2H,
+                                         MODEL_STREAM_CPU,     MODEL_STREAM_NVME_READ,
+                                         MODEL_STREAM_NVME_WRITE, MODEL_STREAM_TP,
+                                         MODEL_STREAM_CP,      MODEL_STREAM_EP };
+  g_autoptr (GArray) busy = busy_union (exec, rank, working, G_N_ELEMENTS (working));
+  guint cursor = 0;
+  double end = model_executor_rank_end (exec, rank);
+  return MAX (0.0, end - covered (busy, &cursor, 0, end));
+}
+
+double
 model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan) && kind < MODEL_N_TASK_KINDS, 0);

@@ -127,6 +127,13 @@ double model_executor_exposed_stream (const ModelExecutor *exec, guint rank,
  * time): the step time offloading adds by waiting for data. */
 double model_executor_exposed_offload (const ModelExecutor *exec, guint rank);
 
+/* Pipeline idle time of `rank` (s): the part of [0, its end) in which none of its streams but
+ * the pipeline's P2P ones (pp_fwd_send … pp_bwd_recv) ran, so it waited for another stage: its
+ * share of the pipeline bubble. Disjoint from its tasks' times, from
+ * model_executor_exposed_comm and from model_executor_exposed_offload. Meaningful with
+ * pipeline stages (with one, the gaps it measures are not a pipeline's). */
+double model_executor_pipeline_idle (const ModelExecutor *exec, guint rank);
+
 /* Seconds `rank` spent running tasks of `kind` (sum of task durations). */
 double model_executor_kind_time (const ModelExecutor *exec, guint rank, ModelTaskKind kind);
 /* Seconds task `task` ran (end − start; 0 if it has not completed). */

@@ -240,6 +240,9 @@ fill_time (const ModelSimInput *in, const ModelPlan *plan, const ModelExecutor *
   model_plan_ep_load (plan, &res->ep_rows_slowest, &res->ep_rows_mean, &res->ep_rows_least);
   for (guint k = 0; k < MODEL_N_TASK_KINDS; k++)
     res->time_by_kind[k] = model_executor_kind_time (exec, 0, k);
+  /* the bubble of the rank whose passes are reported, as the step-time chart stacks them */
+  if (model_plan_pp_degree (plan) > 1)
+    res->pipeline_bubble = model_executor_pipeline_idle (exec, 0);
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
     {
       const ModelTask *t = model_plan_task (plan, i);

@@ -169,6 +169,9 @@ typedef struct
                                dispatched experts */
   double compute_busy;      /* fraction of the step a rank's compute stream runs a task, the
                                mean over ranks (the utilisation the power estimate of cli/report/training.h uses) */
+  double pipeline_bubble;   /* s, rank 0's pipeline idle time: none of its streams but the
+                               pipeline's P2P ones ran (model_executor_pipeline_idle); 0
+                               without pipeline stages */
   double offload_stall;     /* s, the most any rank's offload transfers ran while its compute,
                                comm and CPU streams idled (model_executor_exposed_offload) */
   double state_bytes;       /* B of model states per rank (ZeRO Figure 1 quantity), worst rank */

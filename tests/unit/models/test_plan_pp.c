@@ -62,6 +62,7 @@ typedef struct
                       * layers), as the replay timed them */
   double ends;       /* the embedding's and the head's tasks of micro-batch 0 */
   double act_peak0;  /* rank 0's activation peak */
+  double idle0;      /* rank 0's pipeline idle time (model_executor_pipeline_idle) */
   guint n_done, n_tasks;
 } PpRun;
 
@@ -103,6 +104,7 @@ replay (const ModelPlan *plan)
         *(t->kind == MODEL_TASK_KIND_FORWARD ? &o.t_f : &o.t_b) += d;
     }
   o.act_peak0 = model_ledger_category_peak (ledger, 0, MODEL_MEM_ACTIVATIONS);
+  o.idle0 = model_executor_pipeline_idle (exec, 0);
   return o;
 }
 
@@ -152,6 +154,11 @@ test_gpipe_1f1b_step (void)
           CU_ASSERT (o.flush <= slots * (unit + o.ends));
           double bubble = 1 - m * unit / o.flush, b0 = (double) (p - 1) / slots;
           CU_ASSERT (bubble >= b0 - 1e-9 && bubble <= b0 + eps);
+          /* rank 0's idle time, as the summary's pipeline bubble measures it: the flush less
+           * its m micro-batches (each unit + at most e), so (p − 1)·unit within m·e below
+           * and (m + p − 1)·e above */
+          CU_ASSERT (o.idle0 >= (p - 1) * unit - m * o.ends - 1e-9 * o.flush);
+          CU_ASSERT (o.idle0 <= (p - 1) * unit + slots * o.ends + 1e-9 * o.flush);
         }
 }
 
@@ -460,7 +467,8 @@ int
 main (void)
 {
   static const StepsimTest tests[] = {
-    { "GPipe, 1F1B: step (m + p - 1)(t_f + t_b), bubble (p - 1)/(m + p - 1)",
+    { "GPipe, 1F1B: step (m + p - 1)(t_f + t_b), bubble (p - 1)/(m + p - 1), rank 0 idle "
+      "(p - 1)(t_f + t_b)",
       test_gpipe_1f1b_step },
     { "interleaved: bubble / v", test_interleaved_step },
     { "ZB-H1 below 1F1B", test_zb_h1_below_1f1b },
