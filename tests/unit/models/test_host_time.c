@@ -224,6 +224,37 @@ test_plan_marks_syncs (void)
     CU_ASSERT_EQUAL (g_array_index (fp16, gint, 0), -1);
 }
 
+/* One node of `n` tiny GPUs (tiny.h) on NVSwitch, on `fluid` (borrowed); caller frees. */
+static HwCluster *
+tiny_node (guint n, SimFluid *fluid)
+{
+  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = n, .host_memory = 1e12,
+                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
+                      .intra_latency = 2e-6 };
+  HwCluster *cluster = hw_cluster_new (&node, 1, fluid);
+  hw_node_spec_clear (&node);
+  return cluster;
+}
+
+/* Replays `plan` on one node of its ranks' tiny GPUs, recording into `rec` and `times`
+ * (each may be NULL); asserts every task ran; returns rank 0's end (s). */
+static double
+run_plan (const ModelPlan *plan, SimRecorder *rec, ModelOpTimes *times)
+{
+  guint n = model_plan_n_ranks (plan);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = tiny_node (n, fluid);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (n, NULL);
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  if (times != NULL)
+    model_executor_set_op_times (exec, times);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
+  return model_executor_rank_end (exec, 0);
+}
+
 /* Replays `s` on one tiny GPU; returns the step time (s) and fills `segments` with, per
  * host-sync segment of rank 0's plan (split before each host_sync task), its host ops and
  * the time alone of its last kernel (pairs of doubles). */
@@ -234,17 +265,10 @@ replay_segments (const ModelStack *s, GArray *segments)
   ModelParallel par;
   model_parallel_init_defaults (&par);
   g_autoptr (ModelPlan) plan = model_plan_new (a, s, &par, NULL);
+  double end = run_plan (plan, NULL, NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 1, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (1, NULL);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
-  model_executor_start (exec);
-  sim_engine_run (engine);
+  g_autoptr (HwCluster) cluster = tiny_node (1, fluid); /* for the kernels' times alone */
   double ops = 0, last = 0;
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
     {
@@ -265,7 +289,7 @@ replay_segments (const ModelStack *s, GArray *segments)
     }
   double pair[2] = { ops, last };
   g_array_append_vals (segments, pair, 2);
-  return model_executor_rank_end (exec, 0);
+  return end;
 }
 
 /* A host-bound step: with c = 1 s of host time per op (forward and backward), far above any
@@ -345,19 +369,8 @@ held_after_syncs (gboolean sync, ModelDataParallel mode)
   par.mode = mode;
   par.degree = 2;
   g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 2, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
-  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
-  model_executor_start (exec);
-  sim_engine_run (engine);
-  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
+  run_plan (plan, rec, NULL);
   guint n = model_plan_n_tasks (plan);
   g_autofree double *start = g_new0 (double, n), *end = g_new0 (double, n);
   for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
@@ -404,19 +417,8 @@ test_op_times_host (void)
   ModelParallel par;
   model_parallel_init_defaults (&par);
   g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 1, .host_memory = 1e12,
-                      .intra = HW_INTRA_NVSWITCH, .nvlink_bandwidth = 100e9,
-                      .intra_latency = 2e-6 };
-  g_autoptr (HwCluster) cluster = hw_cluster_new (&node, 1, fluid);
-  hw_node_spec_clear (&node);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (1, NULL);
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, NULL);
   g_autoptr (ModelOpTimes) times = model_op_times_new ();
-  model_executor_set_op_times (exec, times);
-  model_executor_start (exec);
-  sim_engine_run (engine);
+  run_plan (plan, NULL, times);
   double want = 0, ops = 0, got_ops = 0;
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
     {
