@@ -169,15 +169,24 @@ test_profile_host_times (void)
     }
 }
 
+/* The plan of `s` for tiny_arch() on one GPU (caller frees). */
+static ModelPlan *
+tiny_plan (const ModelStack *s)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  ModelPlan *plan = model_plan_new (a, s, &par, NULL);
+  g_assert (plan != NULL);
+  return plan;
+}
+
 /* The tasks marked host_sync on rank 0 of a plan of `s` (one GPU), as (micro-batch, kind)
  * pairs, each micro-batch's first task in plan order. */
 static void
 syncs_of (const ModelStack *s, GArray *out)
 {
-  g_autoptr (ModelArch) a = tiny_arch ();
-  ModelParallel par;
-  model_parallel_init_defaults (&par);
-  g_autoptr (ModelPlan) plan = model_plan_new (a, s, &par, NULL);
+  g_autoptr (ModelPlan) plan = tiny_plan (s);
   g_assert (plan != NULL);
   gint seen = -1;
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
@@ -261,10 +270,7 @@ run_plan (const ModelPlan *plan, SimRecorder *rec, ModelOpTimes *times)
 static double
 replay_segments (const ModelStack *s, GArray *segments)
 {
-  g_autoptr (ModelArch) a = tiny_arch ();
-  ModelParallel par;
-  model_parallel_init_defaults (&par);
-  g_autoptr (ModelPlan) plan = model_plan_new (a, s, &par, NULL);
+  g_autoptr (ModelPlan) plan = tiny_plan (s);
   double end = run_plan (plan, NULL, NULL);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
@@ -335,10 +341,7 @@ test_backward_host_time (void)
   s.framework.host_op_time = 1.0;
   g_autoptr (GArray) seg = g_array_new (FALSE, FALSE, sizeof (double));
   double t = replay_segments (&s, seg);
-  g_autoptr (ModelArch) a = tiny_arch ();
-  ModelParallel par;
-  model_parallel_init_defaults (&par);
-  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  g_autoptr (ModelPlan) plan = tiny_plan (&s);
   double fwd = 0, bwd = 0;
   for (guint i = 0; i < model_plan_n_tasks (plan); i++)
     {
@@ -410,13 +413,10 @@ test_sync_holds_later_tasks (void)
 static void
 test_op_times_host (void)
 {
-  g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   s.framework.host_op_time = 2e-6;
   s.framework.host_backward_op_time = 1e-6;
-  ModelParallel par;
-  model_parallel_init_defaults (&par);
-  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  g_autoptr (ModelPlan) plan = tiny_plan (&s);
   g_autoptr (ModelOpTimes) times = model_op_times_new ();
   run_plan (plan, NULL, times);
   double want = 0, ops = 0, got_ops = 0;
