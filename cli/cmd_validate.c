@@ -352,6 +352,12 @@ print_factors (void)
       for (char **l = lines; *l != NULL && **l != '\0'; l++)
         printf ("  %s\n", *l);
     }
+  g_autoptr (GString) host = g_string_new (NULL);
+  model_framework_describe_host_factors (host);
+  printf ("host-time factors (models/stack/framework.c), every framework profile:\n");
+  g_auto (GStrv) lines = g_strsplit (host->str, "\n", -1);
+  for (char **l = lines; *l != NULL && **l != '\0'; l++)
+    printf ("  %s\n", *l);
   printf ("\n");
 }
 
@@ -434,7 +440,8 @@ cli_cmd_validate (int argc, char **argv)
     { "measured", 'm', 0, G_OPTION_ARG_FILENAME, &measured,
       "compare against the measurements in FILE.tsv (tools/measure_steps.py) instead", "FILE.tsv" },
     { "factors", 'f', 0, G_OPTION_ARG_NONE, &factors,
-      "first list every GPU's kernel-model factors with their sources", NULL },
+      "first list every GPU's kernel-model factors and the frameworks' host time per op, "
+      "with their sources", NULL },
     { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &tsv_path,
       "also write the rows that ran as TSV (id, gpu, metric, predicted, measured, error, "
       "known_gap): the error-band table the build installs", "FILE" },

@@ -1000,6 +1000,7 @@ check "validate: a peak_reserved case prints MiB" grep -q '^R .*peak_reserved .*
 # --factors: every GPU's kernel-model factors, each with a source; list gpus shows them too.
 check "validate --factors lists H100's FA-2 source" sh -c "'$STEPSIM' validate --factors no-such.ini | grep -q 'flash_attention.*FA-2 paper.*Fig. 7'"
 check "list gpus shows the kernel-model factors" sh -c "'$STEPSIM' list gpus | grep -q 'fp8_gemm_ratio.*TE gemm_profiling'"
+check "validate --factors lists the host-time factors with their sources" sh -c "'$STEPSIM' validate --factors no-such.ini | grep -q '^  host_op_time	12.84 us	M: Llama-3.2-1B eager forward' && '$STEPSIM' validate --factors no-such.ini | grep -q '^  host_backward_op_time	4.00 us	M: '"
 # --measured: the reader of tools/measure_steps.py's TSV, on a hand-written format sample.
 "$STEPSIM" validate --measured "$srcdir/tests/fixtures/measured-sample.tsv" >vm.out 2>&1; rc=$?
 cp vm.out vm-ok.out

@@ -49,6 +49,20 @@ G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_impl_names) == MODEL_N_OPTIMIZER_IMPLS 
  * model (3.98 ms, GPU-bound at these figures): not understood, not fitted. */
 #define HOST_PYTHON_OP (8.1e-3 / 631.0)
 #define HOST_AUTOGRAD_OP (4.0e-6)
+#define SRC_HOST_PYTHON "M: Llama-3.2-1B eager forward 8.1 ms on B200 (ml-engineering torch.compile " \
+  "table, kernels.md §5) over the 631 PyTorch ops stepsim's op graph issues for it"
+#define SRC_HOST_AUTOGRAD "M: 4 us an op, dispatch-bound eager model (pytorch/pytorch#82793, " \
+  "kernels.md §5); the autograd engine runs in C++"
+
+void
+model_framework_describe_host_factors (GString *out)
+{
+  g_return_if_fail (out != NULL);
+  g_string_append_printf (out, "host_op_time\t%.2f us\t%s\n", HOST_PYTHON_OP * 1e6,
+                          SRC_HOST_PYTHON);
+  g_string_append_printf (out, "host_backward_op_time\t%.2f us\t%s\n", HOST_AUTOGRAD_OP * 1e6,
+                          SRC_HOST_AUTOGRAD);
+}
 
 /* The profiles, in ModelFrameworkKind order. Fields not given are 0 / FALSE. */
 static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {

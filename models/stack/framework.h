@@ -134,6 +134,10 @@ gboolean model_framework_loss_from_string (const char *s, ModelLossImpl *out, GE
 gboolean model_framework_optimizer_impl_from_string (const char *s, ModelOptimizerImpl *out,
                                                      GError **error);
 
+/* Appends to `out` one line per host-time factor every profile uses (host_op_time,
+ * host_backward_op_time): "name<TAB>value<TAB>source\n". */
+void model_framework_describe_host_factors (GString *out);
+
 /* Sets every field of *fw to profile `kind`'s defaults (the table in framework.c, each value
  * citing the framework's source file). MODEL_FRAMEWORK_CUSTOM gives the values
  * model_stack_init_defaults() sets. */
