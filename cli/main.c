@@ -30,7 +30,7 @@ static const char usage[] =
   "  compare SCENARIO.ini VARIANT… [--set group.key=value]…\n"
   "                         memory saved and step time added per variation, side by side\n"
   "                         (VARIANT: group.key=value[,group.key=value…])\n"
-  "  validate [SCENARIO.ini…]\n"
+  "  validate [SCENARIO.ini|DIR…] [--measured FILE.tsv] [--factors] [--tsv FILE]\n"
   "                         predicted against published measurements, with tolerances\n"
   "  collective NODE|SCENARIO.ini [--op OP] [--algorithm ALGO] [--nodes N] [--min SIZE]\n"
   "             [--max SIZE]\n"
