@@ -100,6 +100,12 @@ printf '[scenario]\nname = red\033[31mname\n[model]\nhf_config = llama-3.2-1b\n[
 "$STEPSIM" run esc.ini -q -o esc.h5 >esc.out 2>esc.err; rc=$?
 check "[scenario] name with a control character: one error naming group and key, exit 1" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (U+001B)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
+# An empty name is no name: the verdict is led by the file's base name (it printed ": FITS").
+sed 's/^name = .*/name =/' "$s1" >noname.ini
+"$STEPSIM" run noname.ini -q -o noname.h5 >noname.out 2>&1
+"$STEPSIM" run "$s1" -q -o noname2.h5 --set scenario.name= >noname2.out 2>&1
+check "[scenario] name empty (in the file or by --set): the file's base name leads the verdict" \
+  sh -c "grep -q '^noname: FITS' noname.out && grep -q \"^\$(basename '$s1' .ini)[ :]\" noname2.out"
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \

@@ -398,8 +398,9 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   sc->warnings = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *base = cli_file_stem (path);
   sc->name = g_key_file_get_string (kf, "scenario", "name", NULL);
-  if (sc->name == NULL)
-    sc->name = g_strdup (base);
+  /* an empty name (`name =`, --set scenario.name=) is no name: the file's base name */
+  if (sc->name == NULL || g_strstrip (sc->name)[0] == '\0')
+    g_free (sc->name), sc->name = g_strdup (base);
   sc->text = g_key_file_to_data (kf, NULL, NULL);
   if (!check_printed_text (kf, "name", error) || !check_printed_text (kf, "description", error)
       || !check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
