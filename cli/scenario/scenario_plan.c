@@ -27,6 +27,7 @@
 
 #include <string.h>
 #include "hardware/catalog.h"
+#include "hardware/node_catalog.h"
 #include "sim/text.h"
 
 #define MAX_TOKENS 1e18
@@ -141,10 +142,21 @@ check_type (GKeyFile *kf, const char *key, const char *type, GError **error)
   g_autofree char *group = g_strconcat ("gpu.", type, NULL);
   if (type[0] != '\0' && (g_key_file_has_group (kf, group) || hw_catalog_gpu (type, NULL) != NULL))
     return TRUE;
+  /* node_hour.TYPE prices a node by the type of its GPUs: a node's name is no type, and
+   * the error says which type the node holds */
+  const char *kind = g_str_has_prefix (key, "node_hour") ? "node_hour" : "gpu_hour";
+  const HwNodeSpec *node = type[0] != '\0' ? hw_catalog_node (type, NULL) : NULL;
+  if (node != NULL)
+    {
+      g_autofree char *why = g_strdup_printf ("'%s' is a node, not a GPU type: %s.TYPE takes "
+                                              "a GPU type, here %s.%s (%s's GPU)",
+                                              type, kind, kind, node->gpu->name, type);
+      return fail_key (error, "cost", key, why);
+    }
   g_autoptr (GError) e = NULL;
   hw_catalog_gpu (type, &e);
-  g_autofree char *why = g_strdup_printf ("names no GPU type: %s", e != NULL ? e->message
-                                                                              : "empty name");
+  g_autofree char *why = g_strdup_printf ("names no GPU type (%s.TYPE takes a GPU type): %s",
+                                          kind, e != NULL ? e->message : "empty name");
   return fail_key (error, "cost", key, why);
 }
 

@@ -186,6 +186,10 @@ test_bad_input (void)
   expect_error ("[plan]\n", none);
   const char *type[] = { "group [cost], key 'gpu_hour.X100'", "names no GPU type", NULL };
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour.X100 = 2 USD/h\n", type);
+  /* a node's name is no GPU type: the error gives the node's GPU type instead */
+  const char *node[] = { "group [cost], key 'node_hour.DGX-H100'", "is a node, not a GPU type",
+                         "here node_hour.H100-SXM", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\nnode_hour.DGX-H100 = 20 USD/h\n", node);
   const char *mix[] = { "group [cost], key 'fixed'", "EUR", NULL };
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2 USD/h\nfixed = 5 EUR\n", mix);
   const char *noplan[] = { "group [cost]", "[plan]", NULL };
