@@ -329,6 +329,14 @@ printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[trai
 check "unknown key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[training\\], key 'micro_bach'.*micro_batch\" typo.err"
 check "unknown key: one line on stderr" test "$(wc -l <typo.err)" -eq 1
 check "unknown key: no output written" sh -c "! test -e typo.h5 && ! test -e typo-charts"
+# a key of another group is named with its group; an unrelated group gets no hint (it said
+# "[foo] ... did you mean 'moe'?")
+"$STEPSIM" run "$s1" -o home.h5 --set run.host_op_time=1us >/dev/null 2>home.err
+check "a key in the wrong group: the error names the group it belongs in" \
+  grep -q "key 'host_op_time': unknown key here; it is a key of group \[training\]" home.err
+"$STEPSIM" run "$s1" -o foo.h5 --set foo.x=1 >/dev/null 2>foo.err
+check "an unknown group far from every name: no hint" \
+  sh -c "grep -q 'group \[foo\]: unknown group\$' foo.err && ! grep -q 'did you mean' foo.err"
 "$STEPSIM" run "$s1" -o set.h5 --set training.seq_len=2048x >/dev/null 2>set.err; rc=$?
 [ $rc -eq 1 ] && ok "bad --set value: exit 1" || bad "bad --set value: exit 1 (got $rc)"
 check "bad --set value: no output" sh -c "! test -e set.h5"
