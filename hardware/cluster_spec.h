@@ -45,6 +45,7 @@
  * (a DGX holds 2 TiB), NVMe at most 1 EiB; link and drive rates at most HW_GPU_MAX_BANDWIDTH,
  * latencies at most HW_GPU_MAX_LATENCY (hardware/gpu.h). */
 #define HW_NODE_MAX_HOST_MEMORY 1125899906842624.0   /* B, 1 PiB */
+#define HW_NODE_MAX_CPU_ADAM_RATE 1e12              /* parameters/s per core, 1000 Gparam/s */
 #define HW_NODE_MAX_NVME 1152921504606846976.0       /* B, 1 EiB */
 
 /* Parses the hardware of `kf` (see above). On success fills *node_out (free its members

@@ -191,14 +191,21 @@ parse_param_rate (const char *text, double *out, GError **error)
         double v = 0;
         if (!sim_units_parse_number (copy, &v, error))
           return FALSE;
-        if (!(v > 0 && isfinite (v)))
-          return hw_spec_out_of_range (text, "must be > 0", error);
+        if (!(v > 0 && isfinite (v) && v * units[i].scale <= HW_NODE_MAX_CPU_ADAM_RATE))
+          return hw_spec_out_of_range (text, "must be > 0 and at most 1000 Gparam/s (per core)",
+                                       error);
         *out = v * units[i].scale;
         return TRUE;
       }
-  g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT,
-               "'%s' needs a unit: param/s, kparam/s, Mparam/s or Gparam/s (e.g. '81 Mparam/s')",
-               text);
+  /* "81 M/s" has a unit, just not one of these: say which it is, not that it lacks one */
+  if (space != NULL && g_ascii_isalpha (unit[0]))
+    g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT,
+                 "'%s': '%s' is not a unit of this key: param/s, kparam/s, Mparam/s or "
+                 "Gparam/s (e.g. '81 Mparam/s')", text, unit);
+  else
+    g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT,
+                 "'%s' needs a unit: param/s, kparam/s, Mparam/s or Gparam/s "
+                 "(e.g. '81 Mparam/s')", text);
   return FALSE;
 }
 

@@ -230,8 +230,8 @@ node_check (const HwNodeSpec *spec, Check *c)
   /* 0: not given (topology.c reads it as 1) */
   if (spec->link_efficiency != 0 && !figure (c, "link_efficiency", spec->link_efficiency))
     return FALSE;
-  if (!(isfinite (spec->cpu_adam_rate) && spec->cpu_adam_rate >= 0))
-    return bad (c, "cpu_adam_rate", spec->cpu_adam_rate, "finite and >= 0");
+  if (!(spec->cpu_adam_rate >= 0 && spec->cpu_adam_rate <= HW_NODE_MAX_CPU_ADAM_RATE))
+    return bad (c, "cpu_adam_rate", spec->cpu_adam_rate, "from 0 to 1000 Gparam/s");
   if (!figure (c, "nvme_read_bandwidth", spec->nvme_read_bandwidth)
       || !figure (c, "nvme_write_bandwidth", spec->nvme_write_bandwidth)
       || !figure (c, "nvme_capacity", spec->nvme_capacity)

@@ -47,7 +47,9 @@ sim_text_nearest (const char *word, const char *const *candidates)
           best = *c;
         }
     }
-  return best_d <= limit ? best : NULL;
+  /* and at most half the longer name's letters changed: "foo" is two edits from "moe",
+   * within the limit, yet shares one letter with it */
+  return best_d <= limit && 2 * best_d <= MAX (strlen (word), strlen (best)) ? best : NULL;
 }
 
 /* Whether `word` (non-empty) begins `name`, ignoring ASCII case. */

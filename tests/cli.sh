@@ -100,6 +100,12 @@ printf '[scenario]\nname = red\033[31mname\n[model]\nhf_config = llama-3.2-1b\n[
 "$STEPSIM" run esc.ini -q -o esc.h5 >esc.out 2>esc.err; rc=$?
 check "[scenario] name with a control character: one error naming group and key, exit 1" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \[scenario\], key 'name': contains a control character (U+001B)\" esc.err && [ ! -s esc.out ] && [ ! -e esc.h5 ]"
+# An empty name is no name: the verdict is led by the file's base name (it printed ": FITS").
+sed 's/^name = .*/name =/' "$s1" >noname.ini
+"$STEPSIM" run noname.ini -q -o noname.h5 >noname.out 2>&1
+"$STEPSIM" run "$s1" -q -o noname2.h5 --set scenario.name= >noname2.out 2>&1
+check "[scenario] name empty (in the file or by --set): the file's base name leads the verdict" \
+  sh -c "grep -q '^noname: FITS' noname.out && grep -q \"^\$(basename '$s1' .ini)[ :]\" noname2.out"
 # With several steps the step time is their median; the passes and kernels are step 1's.
 "$STEPSIM" run "$s1" -o steps.h5 --set run.kernel_jitter=0.3 --set run.steps=3 >steps.out 2>&1
 check "run.steps > 1: the pass and kernel lines say they are step 1's" \
@@ -323,6 +329,14 @@ printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[trai
 check "unknown key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[training\\], key 'micro_bach'.*micro_batch\" typo.err"
 check "unknown key: one line on stderr" test "$(wc -l <typo.err)" -eq 1
 check "unknown key: no output written" sh -c "! test -e typo.h5 && ! test -e typo-charts"
+# a key of another group is named with its group; an unrelated group gets no hint (it said
+# "[foo] ... did you mean 'moe'?")
+"$STEPSIM" run "$s1" -o home.h5 --set run.host_op_time=1us >/dev/null 2>home.err
+check "a key in the wrong group: the error names the group it belongs in" \
+  grep -q "key 'host_op_time': unknown key here; it is a key of group \[training\]" home.err
+"$STEPSIM" run "$s1" -o foo.h5 --set foo.x=1 >/dev/null 2>foo.err
+check "an unknown group far from every name: no hint" \
+  sh -c "grep -q 'group \[foo\]: unknown group\$' foo.err && ! grep -q 'did you mean' foo.err"
 "$STEPSIM" run "$s1" -o set.h5 --set training.seq_len=2048x >/dev/null 2>set.err; rc=$?
 [ $rc -eq 1 ] && ok "bad --set value: exit 1" || bad "bad --set value: exit 1 (got $rc)"
 check "bad --set value: no output" sh -c "! test -e set.h5"

@@ -91,6 +91,10 @@ check "fit --for cost: an OOM candidate gives the need and the shortfall, as run
   sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
+# a deadline below a minute is echoed in seconds (1s read "0.0167 min")
+"$STEPSIM" fit small.ini --for cost --deadline 1s --gpus H100-SXM --max-gpus 1 >late1s.out 2>&1
+check "fit --for cost: a 1 s deadline is echoed as 1 s" \
+  sh -c "grep -q '^answer: no plan meets the deadline of 1 s\$' late1s.out && grep -q '> 1 s\$' late1s.out"
 for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0" \
             "--deadline 30d --gpus A100-80GB-SXM,H100-SXM,a100-80gb-sxm"; do
   # shellcheck disable=SC2086

@@ -253,15 +253,30 @@ cli_scenario_sets_name_hf_config (const char *const *sets)
 
 /* ---- schema ------------------------------------------------------------------------------ */
 
+/* The keys of schema[s].group are valid; a key of another group's ([run] host_op_time, a
+ * [training] key) is named with the group it belongs in, else the nearest valid name. */
 static gboolean
-check_keys (GKeyFile *kf, const char *group, const char *const *valid, GError **error)
+check_keys (GKeyFile *kf, const GroupSchema *schema, guint n_schema, guint s, GError **error)
 {
+  const char *group = schema[s].group;
+  const char *const *valid = schema[s].keys;
   g_auto (GStrv) keys = g_key_file_get_keys (kf, group, NULL, NULL);
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     if (!g_strv_contains (valid, keys[i]))
       {
         char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, keys[i]);
-        msg = sim_text_with_hint (msg, keys[i], valid);
+        const char *home = NULL;
+        for (guint o = 0; o < n_schema && home == NULL; o++)
+          if (o != s && g_strv_contains (schema[o].keys, keys[i]))
+            home = schema[o].group;
+        if (home != NULL)
+          {
+            char *more = g_strdup_printf ("%s here; it is a key of group [%s]", msg, home);
+            g_free (msg);
+            msg = more;
+          }
+        else
+          msg = sim_text_with_hint (msg, keys[i], valid);
         g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
         g_free (msg);
         return FALSE;
@@ -316,7 +331,7 @@ check_schema (GKeyFile *kf, GError **error)
         if (g_strcmp0 (schema[s].group, g) == 0)
           {
             known = TRUE;
-            if (!check_keys (kf, g, schema[s].keys, error))
+            if (!check_keys (kf, schema, G_N_ELEMENTS (schema), s, error))
               return FALSE;
           }
       if (!known)
@@ -398,8 +413,9 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   sc->warnings = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *base = cli_file_stem (path);
   sc->name = g_key_file_get_string (kf, "scenario", "name", NULL);
-  if (sc->name == NULL)
-    sc->name = g_strdup (base);
+  /* an empty name (`name =`, --set scenario.name=) is no name: the file's base name */
+  if (sc->name == NULL || g_strstrip (sc->name)[0] == '\0')
+    g_free (sc->name), sc->name = g_strdup (base);
   sc->text = g_key_file_to_data (kf, NULL, NULL);
   if (!check_printed_text (kf, "name", error) || !check_printed_text (kf, "description", error)
       || !check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)

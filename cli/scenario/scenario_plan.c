@@ -27,6 +27,7 @@
 
 #include <string.h>
 #include "hardware/catalog.h"
+#include "hardware/node_catalog.h"
 #include "sim/text.h"
 
 #define MAX_TOKENS 1e18
@@ -106,7 +107,10 @@ money_key (GKeyFile *kf, const char *key, gboolean per_time, CliTrainingInputs *
   if (!sim_units_parse_money (v, per_time, out, code, error))
     return PREFIX_KEY (error, "cost", key), FALSE;
   if (per_time && !(*out > 0))
-    return fail_key (error, "cost", key, "a price must be positive");
+    {
+      g_autofree char *why = g_strdup_printf ("'%s': a price must be positive", v);
+      return fail_key (error, "cost", key, why);
+    }
   if (per_time && !(*out * 3600 <= MAX_PRICE_PER_HOUR))
     {
       g_autofree char *why = g_strdup_printf ("'%s': a price must be at most %.0f %s/h",
@@ -138,18 +142,29 @@ check_type (GKeyFile *kf, const char *key, const char *type, GError **error)
   g_autofree char *group = g_strconcat ("gpu.", type, NULL);
   if (type[0] != '\0' && (g_key_file_has_group (kf, group) || hw_catalog_gpu (type, NULL) != NULL))
     return TRUE;
+  /* node_hour.TYPE prices a node by the type of its GPUs: a node's name is no type, and
+   * the error says which type the node holds */
+  const char *kind = g_str_has_prefix (key, "node_hour") ? "node_hour" : "gpu_hour";
+  const HwNodeSpec *node = type[0] != '\0' ? hw_catalog_node (type, NULL) : NULL;
+  if (node != NULL)
+    {
+      g_autofree char *why = g_strdup_printf ("'%s' is a node, not a GPU type: %s.TYPE takes "
+                                              "a GPU type, here %s.%s (%s's GPU)",
+                                              type, kind, kind, node->gpu->name, type);
+      return fail_key (error, "cost", key, why);
+    }
   g_autoptr (GError) e = NULL;
   hw_catalog_gpu (type, &e);
-  g_autofree char *why = g_strdup_printf ("names no GPU type: %s", e != NULL ? e->message
-                                                                              : "empty name");
+  g_autofree char *why = g_strdup_printf ("names no GPU type (%s.TYPE takes a GPU type): %s",
+                                          kind, e != NULL ? e->message : "empty name");
   return fail_key (error, "cost", key, why);
 }
 
 /* One price key: parsed (all are, so a typo anywhere is an error) and, when it applies to
  * the scenario's GPU at a more specific level than what *p holds, taken. */
 static gboolean
-price_key (GKeyFile *kf, const char *key, const char *gpu, CliTrainingInputs *p, gboolean *seen,
-           GError **error)
+price_key (GKeyFile *kf, const char *key, const char *gpu, CliTrainingInputs *p,
+           const char **seen, GError **error)
 {
   gboolean per_node = g_str_has_prefix (key, "node_hour");
   const char *dot = strchr (key, '.');
@@ -161,13 +176,18 @@ price_key (GKeyFile *kf, const char *key, const char *gpu, CliTrainingInputs *p,
   gboolean typed = dot != NULL;
   if (typed && g_ascii_strcasecmp (dot + 1, gpu) != 0)
     return TRUE;
-  /* seen[typed]: a price at that level already applies; a second one is ambiguous */
-  if (seen[typed])
-    return fail_key (error, "cost", key,
-                     typed ? "the GPU type already has a price (gpu_hour.TYPE or node_hour.TYPE, "
-                             "not both)"
-                           : "give gpu_hour or node_hour, not both");
-  seen[typed] = TRUE;
+  /* seen[typed]: the key whose price at that level already applies; a second is ambiguous */
+  if (seen[typed] != NULL)
+    {
+      g_autofree char *why
+          = typed ? g_strdup_printf ("GPU type %s already has a price in key '%s' (one "
+                                     "gpu_hour.TYPE or node_hour.TYPE per type, the type in "
+                                     "any case)", dot + 1, seen[typed])
+                  : g_strdup_printf ("key '%s' already gives the price: give gpu_hour or "
+                                     "node_hour, not both", seen[typed]);
+      return fail_key (error, "cost", key, why);
+    }
+  seen[typed] = key;
   if (typed || !p->price_for_type)
     {
       p->has_price = TRUE;
@@ -182,7 +202,7 @@ static gboolean
 load_cost_group (GKeyFile *kf, const char *gpu, CliTrainingInputs *p, GError **error)
 {
   g_auto (GStrv) keys = g_key_file_get_keys (kf, "cost", NULL, NULL);
-  gboolean seen[2] = { FALSE, FALSE };
+  const char *seen[2] = { NULL, NULL };
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
       const char *k = keys[i];

@@ -260,8 +260,8 @@ fits_any (const CostCandidate *c)
   return c->status == COST_MEETS || c->status == COST_LATE;
 }
 
-/* A duration for messages: "1.61 d", or "7.5 h" / "30 min" below a day / an hour.
- * Caller frees. */
+/* A duration for messages: "1.61 d", or "7.5 h" / "30 min" / "45 s" below a day / an hour /
+ * a minute (a 1 s deadline read "0.0167 min"). Caller frees. */
 static char *
 duration (double sec)
 {
@@ -269,7 +269,9 @@ duration (double sec)
     return g_strdup_printf ("%.3g d", sec / 86400);
   if (sec >= 3600)
     return g_strdup_printf ("%.3g h", sec / 3600);
-  return g_strdup_printf ("%.3g min", sec / 60);
+  if (sec >= 60)
+    return g_strdup_printf ("%.3g min", sec / 60);
+  return g_strdup_printf ("%.3g s", sec);
 }
 
 /* Why candidate `c` is not the answer `a` (NULL when it is). Caller frees. */

@@ -169,13 +169,27 @@ test_bad_input (void)
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 USD/week\n", key);
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2.49 usd/h\n", key);
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = -1 USD/h\n", key);
-  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 0 USD/h\n", key);
+  const char *zero[] = { "group [cost], key 'gpu_hour'", "'0 USD/h': a price must be positive",
+                         NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 0 USD/h\n", zero);
+  /* two prices for one GPU type: the second key names the first, as written */
+  const char *clash[] = { "group [cost], key 'gpu_hour.h100-sxm'",
+                          "already has a price in key 'gpu_hour.H100-SXM'", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour.H100-SXM = 2 USD/h\n"
+                "gpu_hour.h100-sxm = 3 USD/h\n", clash);
+  const char *both_price[] = { "group [cost], key 'node_hour'", "key 'gpu_hour' already", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2 USD/h\nnode_hour = 9 USD/h\n",
+                both_price);
   const char *both[] = { "group [plan], key 'train_steps'", "not both", NULL };
   expect_error ("[plan]\ntokens = 1e9\ntrain_steps = 10\n", both);
   const char *none[] = { "group [plan]", "'tokens' or 'train_steps'", NULL };
   expect_error ("[plan]\n", none);
   const char *type[] = { "group [cost], key 'gpu_hour.X100'", "names no GPU type", NULL };
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour.X100 = 2 USD/h\n", type);
+  /* a node's name is no GPU type: the error gives the node's GPU type instead */
+  const char *node[] = { "group [cost], key 'node_hour.DGX-H100'", "is a node, not a GPU type",
+                         "here node_hour.H100-SXM", NULL };
+  expect_error ("[plan]\ntokens = 1e9\n[cost]\nnode_hour.DGX-H100 = 20 USD/h\n", node);
   const char *mix[] = { "group [cost], key 'fixed'", "EUR", NULL };
   expect_error ("[plan]\ntokens = 1e9\n[cost]\ngpu_hour = 2 USD/h\nfixed = 5 EUR\n", mix);
   const char *noplan[] = { "group [cost]", "[plan]", NULL };

@@ -385,6 +385,8 @@ test_strict_values (void)
     { "collective_overhead = 2 s", "collective_overhead", "'2 s' must be from 0 to 1 s" },
     { "link_efficiency = 1e-9", "link_efficiency", "'1e-9' must be from 0.1 to 1" },
     { "host_memory = 1e30 TiB", "host_memory", "'1e30 TiB' must be > 0 and at most 1 PiB" },
+    { "cpu_adam_rate = 1e20 param/s", "cpu_adam_rate",
+      "'1e20 param/s' must be > 0 and at most 1000 Gparam/s (per core)" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (bounded); i++)
     {
@@ -395,6 +397,15 @@ test_strict_values (void)
       ASSERT_CONTAINS (m, where);
       ASSERT_CONTAINS (m, bounded[i].why);
     }
+  /* a rate with a unit that is not a parameter rate: said so, and the units it takes (it
+   * said "needs a unit") */
+  g_autofree char *mu = parse_error ("[cluster]\nnode = DGX-H100\ncpu_adam_rate = 81 M/s\n",
+                                     SIM_UNITS_ERROR, SIM_UNITS_ERROR_MISSING_UNIT);
+  ASSERT_CONTAINS (mu, "key 'cpu_adam_rate': '81 M/s': 'M/s' is not a unit of this key: "
+                       "param/s, kparam/s, Mparam/s or Gparam/s");
+  Parsed top = parse_ok ("[cluster]\nnode = DGX-H100\ncpu_adam_rate = 1000 Gparam/s\n");
+  STEPSIM_ASSERT_REL (top.node.cpu_adam_rate, 1e12, 1e-15);
+  hw_node_spec_clear (&top.node);
   /* the bounds are wide: the catalog's nodes and a 1 Gbit/s network are in them */
   Parsed slow = parse_ok ("[cluster]\nnode = N\nnodes = 2\n[node.N]\nbase = DGX-H100\n"
                           "nic_bandwidth = 1 Gbit/s\ninter_latency = 50 us\n");

@@ -59,6 +59,11 @@ test_hint (void)
   const char *const names[] = { "micro_batch", "seq_len", NULL };
   CU_ASSERT_STRING_EQUAL (sim_text_nearest ("micro_bach", names), "micro_batch");
   CU_ASSERT_PTR_NULL (sim_text_nearest ("precision", names));
+  /* two edits of three letters is another word ("foo" is not "moe"); two of five is a typo */
+  const char *const groups[] = { "model", "moe", "run", NULL };
+  CU_ASSERT_PTR_NULL (sim_text_nearest ("foo", groups));
+  CU_ASSERT_STRING_EQUAL (sim_text_nearest ("mdoel", groups), "model");
+  CU_ASSERT_STRING_EQUAL (sim_text_nearest ("mo", groups), "moe");
   /* no near name: the names the word begins, when there are 1 to 3 */
   const char *const gpus[] = { "A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIE", "H100-SXM",
                                "H100-PCIE", "B200-SXM", "GB200", "RTX-4090", "RTX-3090",
