@@ -337,8 +337,7 @@ mark_host_syncs (ModelPlan *p)
    * other stages' later ones): the per-micro-batch wait belongs to the Trainer's loop of one
    * micro-batch at a time, pp = 1 (cli/scenario/scenario_warnings.c says so) */
   gboolean per_mb = s->framework.host_sync_micro_batch && p->pp.pp <= 1;
-  gboolean scaler = s->precision == MODEL_PRECISION_FP16_MIXED
-                    || s->precision == MODEL_PRECISION_FP16_AMP;
+  gboolean scaler = model_stack_loss_scaled (s);
   if (!per_mb && !scaler)
     return;
   g_autofree gint *seen = g_new (gint, p->n_ranks);

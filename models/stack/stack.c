@@ -197,6 +197,12 @@ model_stack_activation_bytes (const ModelStack *s)
   return s->precision == MODEL_PRECISION_FP32 ? 4 : 2;
 }
 
+gboolean
+model_stack_loss_scaled (const ModelStack *s)
+{
+  return model_stack_compute_dtype (s) == HW_DTYPE_FP16;
+}
+
 HwDtype
 model_stack_compute_dtype (const ModelStack *s)
 {
@@ -248,9 +254,7 @@ adamw_unfused_bytes (const ModelStack *s, double param, double grad, double copy
 static double
 unscale_bytes (const ModelStack *s)
 {
-  gboolean fp16 = s->precision == MODEL_PRECISION_FP16_MIXED
-                  || s->precision == MODEL_PRECISION_FP16_AMP;
-  return fp16 ? 2 * model_stack_gradient_bytes (s) : 0;
+  return model_stack_loss_scaled (s) ? 2 * model_stack_gradient_bytes (s) : 0;
 }
 
 double
@@ -276,14 +280,14 @@ model_stack_optimizer_host_ops (const ModelStack *s, double tensors)
 {
   g_return_val_if_fail (s != NULL, 1.0);
   double ops = s->framework.weight_decay_zero ? 8 : 9;
-  if (unscale_bytes (s) > 0) /* GradScaler: unscale_ (one foreach op), update's two */
-    ops += 3;
+  /* GradScaler: unscale_ (one foreach op over all gradients) and update's two, once */
+  double scaler = model_stack_loss_scaled (s) ? 3 : 0;
   switch (s->framework.optimizer_impl)
     {
     case MODEL_OPTIMIZER_IMPL_PER_TENSOR:
-      return ops * MAX (tensors, 1.0);
+      return ops * MAX (tensors, 1.0) + scaler;
     case MODEL_OPTIMIZER_IMPL_FOREACH:
-      return ops;
+      return ops + scaler;
     default:
       return 1.0;
     }

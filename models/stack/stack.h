@@ -194,6 +194,10 @@ double model_stack_fp8_weight_bytes (const ModelStack *s);
 double model_stack_weight_cache_bytes (const ModelStack *s);
 /* Whether the precision is torch.autocast on an fp32 model (fp16_amp, bf16_amp). */
 gboolean model_stack_autocast (const ModelStack *s);
+/* TRUE when the step runs fp16 with dynamic loss scaling (fp16_mixed, fp16_amp: compute dtype
+ * fp16): GradScaler, Megatron's and DeepSpeed's fp16 optimizers unscale the gradients and
+ * read their overflow flag on the host before the step. */
+gboolean model_stack_loss_scaled (const ModelStack *s);
 
 /* The cost model's parameters (models/ops/cost.h) for this stack: micro-batch, sequence,
  * element sizes, attention kind, dropout, autocast and its weight-cast cache, and the
@@ -331,7 +335,7 @@ double model_stack_optimizer_step_flops (const ModelStack *s);
  * weight_decay 0, lerp_, mul_ + addcmul_, sqrt / bias correction + eps, addcdiv_): 8 (9
  * with decay) a tensor; foreach (_multi_tensor_adamw): the same 8 (9) _foreach_ ops once,
  * each launching its kernels from C++; fused (_fused_adamw_, apex/TE FusedAdam): 1. Under
- * fp16 loss scaling 3 more (GradScaler's unscale_ and update) with the per-tensor and
- * foreach loops.
+ * fp16 loss scaling 3 more, once (GradScaler's foreach unscale_ and update), with the
+ * per-tensor and foreach loops.
  * Other optimizers: as AdamW. tensors >= 1. */
 double model_stack_optimizer_host_ops (const ModelStack *s, double tensors);

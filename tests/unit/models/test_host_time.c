@@ -152,6 +152,9 @@ test_optimizer_host_ops (void)
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
   s.precision = MODEL_PRECISION_FP16_AMP;
   CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8 + 3, 0);
+  /* and once, not per tensor, in the per-tensor loop */
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8 * 146 + 3, 0);
 }
 
 /* Every profile charges the same host time per op (framework.c: 8.1 ms / 631 forward, 4 us
