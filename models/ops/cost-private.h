@@ -49,9 +49,13 @@ gboolean cost_params_ok (const ModelArch *arch, const ModelCostParams *p);
  * e·m·n + w·weights + e·m·p B, GEMM shape m×p (inner n); frozen (backward 1×) under LoRA. */
 ModelOp cost_gemm_op (const Dims *d, const char *name, double m, double n, double p,
                       double weights);
-/* The kernel of a norm over T·h elements read in `in` and written in `out` B an element
- * (graph_layer.c norm: fused, or HF's eager RMSNorm chain), named `name`. */
-ModelOp cost_norm_op (const Dims *d, const char *name, double in, double out);
+/* The kernel of a norm over T·h elements of `x` B each (graph_layer.c: fused, or HF's eager
+ * RMSNorm chain), named `name`. */
+ModelOp cost_norm_op (const Dims *d, const char *name, double x);
+/* Autocast's cast kernel for `n_weights` weight tensors of `weights` elements and `n_inputs`
+ * fp32 inputs of T·h (graph_layer.c); FALSE, *out untouched, when nothing is cast. */
+gboolean cost_autocast_cast_op (const Dims *d, double weights, guint n_weights, guint n_inputs,
+                                ModelOp *out);
 /* A memory-bound kernel moving `bytes` B (0 FLOP, no shape). */
 ModelOp cost_elementwise_op (const char *name, double bytes);
 /* Appends `op` to `pass` (sums updated). */

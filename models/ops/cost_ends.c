@@ -331,18 +331,11 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   if (arch->family == MODEL_FAMILY_BERT)
     return bert_head (arch, &d);
   LossMemory lm = loss_memory (&d, p, arch->family == MODEL_FAMILY_MPT);
-  double stream = d.norm_fp32 ? d.e : d.ea;
-  ModelOp fn = cost_norm_op (&d, "final_norm", stream, stream);
+  ModelOp fn = cost_norm_op (&d, "final_norm", d.norm_fp32 ? d.e : d.ea);
   cost_add_kernel (&cost.fwd, &fn);
-  if (d.autocast && !d.nf4)
-    {
-      /* autocast casts the fp32 head weight and the final norm's fp32 output (graph_layer.c
-       * autocast_casts): two ops, 4 B read and e written an element */
-      ModelOp cast = cost_elementwise_op ("autocast_cast", (4 + d.e) * (d.V * d.h + d.T * d.h));
-      cast.bwd_factor = 1;
-      cast.host_ops = d.compile ? 1 : 2;
-      cost_add_kernel (&cost.fwd, &cast);
-    }
+  ModelOp cast; /* autocast: the fp32 head weight and the final norm's fp32 output */
+  if (cost_autocast_cast_op (&d, d.V * d.h, 1, 1, &cast))
+    cost_add_kernel (&cost.fwd, &cast);
   /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
   ModelOp ce = cost_elementwise_op ("cross_entropy", lm.traffic);

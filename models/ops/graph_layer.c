@@ -68,24 +68,44 @@ cost_elementwise_op (const char *name, double bytes)
 }
 
 /* A norm's kernel. Fused (LayerNorm's native_layer_norm, Transformer Engine's or a Triton
- * RMSNorm, or any norm under compile): one pass, 2·e B an element (`in` and `out` unused).
- * HF's eager RMSNorm (modeling_llama.py LlamaRMSNorm.forward; torchtune
- * modules/rms_norm.py the same chain) runs op by op, each a kernel over the T·h elements:
- * `x.to(float32)` (in + 4 B an element; no kernel when the input is fp32 already),
+ * RMSNorm, or any norm under compile): one pass, 2·e B an element (`x` unused). HF's eager
+ * RMSNorm (modeling_llama.py LlamaRMSNorm.forward; torchtune modules/rms_norm.py the same
+ * chain) runs op by op on an input of x B an element, returning its dtype, each op a kernel
+ * over the T·h elements: `x.to(float32)` (x + 4 B; no kernel when x is fp32 already),
  * `pow(2)` (4 + 4), `mean(-1)` (4), `+ eps` and `rsqrt` (T elements: left out),
- * `x * rsqrt(...)` (4 + 4), `.to(input_dtype)` (4 + out; none when fp32), `weight * x`
- * (out + out): 36 B an element for a 16-bit input (against the fused pass's 4) and 8 ops,
+ * `x * rsqrt(...)` (4 + 4), `.to(input_dtype)` (4 + x; none when fp32), `weight * x`
+ * (x + x): 36 B an element for a 16-bit input (against the fused pass's 4) and 8 ops,
  * 28 B and 6 ops for an fp32 one. */
 ModelOp
-cost_norm_op (const Dims *d, const char *name, double in, double out)
+cost_norm_op (const Dims *d, const char *name, double x)
 {
   double Th = d->T * d->h, weights = d->w * d->norm_w;
   if (!(d->eager && d->rms)) /* its fp32 copies are not extra traffic */
     return cost_elementwise_op (name, 2 * d->e * Th + weights);
-  double up = in != 4 ? in + 4 : 0, down = out != 4 ? 4 + out : 0;
-  ModelOp k = cost_elementwise_op (name, (up + 8 + 4 + 8 + down + 2 * out) * Th + weights);
-  k.host_ops = 6 + (up > 0) + (down > 0);
+  double casts = x != 4 ? 2 * (x + 4) : 0;
+  ModelOp k = cost_elementwise_op (name, (casts + 8 + 4 + 8 + 2 * x) * Th + weights);
+  k.host_ops = x != 4 ? 8 : 6;
   return k;
+}
+
+/* Autocast's casts before a dense projection group or the head (autocast_mode.cpp
+ * cached_cast, on an fp32 model under torch.autocast): each of its `n_weights` fp32 weight
+ * tensors (`weights` elements in all) is cast to the compute dtype once a forward (the
+ * cache lives for the autocast region, so a recompute casts again), and each of `n_inputs`
+ * fp32 inputs of T·h (the norms' fp32 outputs; one per projection, as activations are not
+ * cached) too: one op each (one fused kernel under compile), reading 4 B and writing e an
+ * element; the backward casts the gradients back (1×). FALSE (no cast) without autocast
+ * and under QLoRA (NF4 weights are dequantized, not cast). */
+gboolean
+cost_autocast_cast_op (const Dims *d, double weights, guint n_weights, guint n_inputs,
+                       ModelOp *out)
+{
+  if (!d->autocast || d->nf4)
+    return FALSE;
+  *out = cost_elementwise_op ("autocast_cast", (4 + d->e) * (weights + n_inputs * d->T * d->h));
+  out->bwd_factor = 1;
+  out->host_ops = d->compile ? 1 : n_weights + n_inputs;
+  return TRUE;
 }
 
 /* Elements of the largest single projection of a layer (QLoRA's dequantized buffer). */
@@ -164,25 +184,16 @@ scratch (ModelGraph *g)
   return t_new (g, "in_place", 0, MODEL_TENSOR_POINTWISE, -1);
 }
 
-/* Autocast's casts before a dense projection group (autocast_mode.cpp cached_cast, on an
- * fp32 model under torch.autocast): each of its `n_weights` fp32 weight tensors (`weights`
- * elements in all) is cast to the compute dtype once a forward (the cache lives for the
- * autocast region, so a recompute casts again), and each of `n_inputs` fp32 inputs of T·h
- * (the norms' fp32 outputs; one per projection, as activations are not cached) too: one op
- * each, reading 4 B and writing e an element; the backward casts the gradients back (1×).
- * Nothing is saved (the casts' copies are the projections' saved inputs, proj_inputs):
- * the op writes a 0-B stand-in. Only under autocast; not for QLoRA (NF4 weights are
- * dequantized, not cast) nor MoE experts. */
+/* The graph op of autocast's casts before a projection group (cost_autocast_cast_op; MoE
+ * experts get none). Nothing is saved (the casts' copies are the projections' saved
+ * inputs, proj_inputs): the op writes a 0-B stand-in. */
 static void
 autocast_casts (ModelGraph *g, const Dims *d, double weights, guint n_weights, guint n_inputs)
 {
-  if (!d->autocast || d->nf4)
+  ModelOp k;
+  if (!cost_autocast_cast_op (d, weights, n_weights, n_inputs, &k))
     return;
-  double elements = weights + n_inputs * d->T * d->h;
   op1 (g, "autocast_cast", scratch (g), NO, NO, NO);
-  ModelOp k = cost_elementwise_op ("autocast_cast", (4 + d->e) * elements);
-  k.bwd_factor = 1;
-  k.host_ops = d->compile ? 1 : n_weights + n_inputs;
   model_graph_op_kernel (g, &k);
 }
 
@@ -228,7 +239,7 @@ norm (ModelGraph *g, const Dims *d, guint in, const char *name, const char *kern
     }
   /* HF's RMSNorm returns `weight * x.to(input_dtype)`: the input's dtype (the fp32 stream
    * under autocast, e otherwise) */
-  ModelOp k = cost_norm_op (d, kernel, d->norm_fp32 ? d->e : d->ea, d->norm_fp32 ? d->e : d->ea);
+  ModelOp k = cost_norm_op (d, kernel, d->norm_fp32 ? d->e : d->ea);
   model_graph_op_kernel (g, &k);
   /* Megatron's layernorm recompute discards the output after its consumers ran and
    * recomputes it before their backward (transformer_layer.py CheckpointWithoutOutput over

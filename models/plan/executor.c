@@ -38,6 +38,7 @@ typedef struct
   double end;
   double kernel_start; /* s, when its running kernel was launched (op_times) */
   double host_issued;  /* s of host time its kernels issued so far took */
+  double kernel_host;  /* s of host time its running kernel's issue took (op_times) */
   gboolean done;
 } TaskState;
 
@@ -602,8 +603,7 @@ kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
       const ModelKernel *k
         = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel - 1);
       model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
-                          sim_engine_now (exec->engine) - ts->kernel_start,
-                          kernel_host_time (exec, t, k));
+                          sim_engine_now (exec->engine) - ts->kernel_start, ts->kernel_host);
     }
   run_next_kernel (ts);
 }
@@ -628,7 +628,8 @@ run_next_kernel (TaskState *ts)
       return;
     }
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  ts->host_issued += kernel_host_time (exec, t, k);
+  ts->kernel_host = kernel_host_time (exec, t, k);
+  ts->host_issued += ts->kernel_host;
   double issue = exec->host_offset[ledger_row (exec, t->rank)] + exec->host_before[ts->id]
                  + ts->host_issued;
   ts->kernel_start = MAX (issue, sim_engine_now (exec->engine));
@@ -709,11 +710,12 @@ initial_state (ModelExecutor *exec, double now)
   exec->t0 = now;
   guint n_reps = hw_rank_shift_n_reps (&exec->shift);
   for (guint i = 0; i < n_reps; i++)
-    exec->host_offset[i] = now;
-  for (guint i = 0; i < n_reps; i++)
-    for (guint r = hw_rank_shift_rank (&exec->shift, i), c = 0; c < MODEL_N_MEM; c++)
-      if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
-        initial_alloc (exec, r, c, now, "initial state");
+    {
+      exec->host_offset[i] = now;
+      for (guint r = hw_rank_shift_rank (&exec->shift, i), c = 0; c < MODEL_N_MEM; c++)
+        if (!exec->first_step || model_plan_creation_task (exec->plan, r, c) == G_MAXUINT)
+          initial_alloc (exec, r, c, now, "initial state");
+    }
 }
 
 void
