@@ -67,6 +67,10 @@ typedef struct
                                  * LlamaSdpaAttention and sdpa_attention_forward call
                                  * repeat_kv; flash_attention_2 takes GQA as is; from 4.5x
                                  * SDPA gets enable_gqa instead) */
+  gboolean softmax_fp32;        /* the eager attention core computes softmax in fp32 and
+                                 * casts the probabilities back, as the HF model code of
+                                 * llama-like families does (model_arch_softmax_fp32); only
+                                 * in a 16-bit dtype without autocast (ModelCostParams) */
   gboolean logits_kept;         /* the training loop still holds the logits it passed to the
                                  * loss while loss.backward() runs (torchtune < 0.3: no
                                  * `del logits` before the backward, pytorch/torchtune#1235) */

@@ -354,6 +354,7 @@ model_stack_cost_params (const ModelStack *s)
     .loss_chunks = s->framework.loss_chunks,
     .norm_fp32 = s->framework.norm_fp32,
     .compile = s->framework.compile,
+    .softmax_fp32 = s->framework.softmax_fp32,
     /* the expanded copies: always (torchtune), or before SDPA and the eager core (HF's
      * repeat_kv), not before flash-attn, Triton or FA-1 (attention = flash, triton, flash1) */
     .kv_repeat = s->framework.kv_repeat
