@@ -29,11 +29,20 @@ graph_op (const ModelGraph *g, const char *name)
   return NULL;
 }
 
+/* The forward FLOPs of kernel op `name`, or its bytes when `bytes`; -1 if none. */
+static double
+op_cost (const ModelGraph *g, const char *name, gboolean bytes)
+{
+  const ModelGraphOp *op = graph_op (g, name);
+  if (op == NULL || !op->launches)
+    return -1;
+  return bytes ? op->kernel.bytes : op->kernel.flops;
+}
+
 static double
 op_flops (const ModelGraph *g, const char *name)
 {
-  const ModelGraphOp *op = graph_op (g, name);
-  return op != NULL && op->launches ? op->kernel.flops : -1;
+  return op_cost (g, name, FALSE);
 }
 
 /* Llama layer, flash. GEMM FLOPs 2·M·N·K with M = T tokens:
@@ -240,14 +249,6 @@ test_eager_scores_peak (void)
   CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.workspace, 98304);
 }
 
-/* The kernel op named `name`'s forward bytes (-1 if none). */
-static double
-op_bytes (const ModelGraph *g, const char *name)
-{
-  const ModelGraphOp *op = graph_op (g, name);
-  return op != NULL && op->launches ? op->kernel.bytes : -1;
-}
-
 /* HF's eager LlamaAttention in bf16 without autocast (softmax_fp32): `softmax(S, dtype=
  * float32).to(query.dtype)`. small_llama, b 2, s 32: scores b·a·s² = 2·4·32² = 8,192.
  *   saved: _softmax's fp32 result 4·8,192 = 32,768 and the bf16 cast P·V saves
@@ -265,15 +266,15 @@ test_eager_softmax_fp32 (void)
   ModelCostParams p = params (2, 32, FALSE, 0);
   double off = model_cost_layer (&llama, &p).act_saved;
   g_autoptr (ModelGraph) g0 = model_cost_layer_graph (&llama, &p);
-  CU_ASSERT_EQUAL (op_bytes (g0, "softmax"), 2 * E * scores);
+  CU_ASSERT_EQUAL (op_cost (g0, "softmax", TRUE), 2 * E * scores);
   for (guint j = 0; j < g0->ops->len; j++) /* no upcast, no cast back */
     CU_ASSERT_FALSE (g_str_has_suffix (g_array_index (g0->ops, ModelGraphOp, j).name, "cast"));
   p.softmax_fp32 = TRUE;
   CU_ASSERT_EQUAL (model_cost_layer (&llama, &p).act_saved - off, 4 * scores);
   g_autoptr (ModelGraph) g = model_cost_layer_graph (&llama, &p);
-  CU_ASSERT_EQUAL (op_bytes (g, "softmax_upcast"), (E + 4) * scores);
-  CU_ASSERT_EQUAL (op_bytes (g, "softmax"), 8 * scores);
-  CU_ASSERT_EQUAL (op_bytes (g, "probs_cast"), (4 + E) * scores);
+  CU_ASSERT_EQUAL (op_cost (g, "softmax_upcast", TRUE), (E + 4) * scores);
+  CU_ASSERT_EQUAL (op_cost (g, "softmax", TRUE), 8 * scores);
+  CU_ASSERT_EQUAL (op_cost (g, "probs_cast", TRUE), (4 + E) * scores);
   ModelCostParams pg = params (2, 32, FALSE, 0);
   double gpt_off = model_cost_layer (&gpt, &pg).act_saved;
   pg.softmax_fp32 = TRUE;
