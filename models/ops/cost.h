@@ -98,6 +98,7 @@ typedef enum
   MODEL_COST_LOSS_CHUNKED, /* torchtune CEWithChunkedOutputLoss: loss_chunks chunks */
   MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
   MODEL_COST_LOSS_UPCAST_SHIFT, /* upcast + the shifted contiguous fp32 copy (HF <= 4.48) */
+  MODEL_COST_LOSS_VOCAB_PARALLEL, /* Megatron: one fp32 copy, softmax in place, saved */
 } ModelCostLoss;
 
 typedef struct
@@ -191,6 +192,8 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  *            4·T'·V; fwd e·T·V + 4·T·V + 4·T'·V (+ the contiguous shifted copy: 14 B a
  *            logit at the forward's peak), bwd 8·T'·V
  *   plain    e·T·V saved; fwd e·T·V, bwd 2·e·T·V
+ *   vocab_parallel (Megatron) 4·T·V saved (the fp32 copy, softmax in place); fwd e·T·V
+ *            (the model's logits beside it), bwd e·T·V (the e-byte gradient of the cast)
  *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
  *            compiled e·T·V + 4·T saved, 4·T·V/n each way
  *   fused    4·T saved (logsumexp), fwd 4·T·V/n, bwd 8·T·V/n

@@ -398,6 +398,13 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
           double f = plan_pp_state_fraction (p, r, c);
           if (f != 1)
             scale_whole_bytes (sizes, f);
+          if (c == MODEL_MEM_WORKSPACE)
+            {
+              /* Transformer Engine's dummy weight gradients: made by the first backward,
+               * held for good, so present through every steady-state step */
+              g_autoptr (GArray) dummy = plan_wgrad_dummy_tensors (p, r);
+              g_array_append_vals (sizes, dummy->data, dummy->len);
+            }
           g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }
