@@ -200,7 +200,11 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  * MPT with the upcast default keeps llm-foundry's flash-attn cross-entropy (e-byte logits,
  * nothing saved, fwd e·T·V, bwd 2·e·T·V). act_saved also holds the final norm's tensors
  * (its input e·T·h, or under norm_fp32 4·T·h + 4·T + e·T·h; compiled e·T·h + 4·T) and the
- * LM-head input e·T·h; act_checkpoint = e·b·s·h. */
+ * LM-head input e·T·h; act_checkpoint = e·b·s·h. Under autocast (an fp32 residual stream)
+ * the final norm saves its fp32 input 4·T·h (HF's eager RMSNorm also rsqrt's 4·T and the
+ * fp32 x_normed 4·T·h), the head GEMM its e-byte cast, and the norm's fp32 output (the
+ * model's last hidden state, held with its outputs while the loss runs) is the forward's
+ * first transient, 4·T·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
 /* DeepSeek-V3's multi-token-prediction depth up to its decoder layer (Megatron-LM

@@ -370,23 +370,42 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
     ce.bwd_factor = (12 + d.e) / (36 + d.e);
   cost_add_kernel (&cost.fwd, &ce);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
-  cost.fwd.workspace = lm.fwd;
   cost.bwd.workspace = lm.bwd;
-  memcpy (cost.fwd.workspace_tensors, lm.fwd_t, lm.n_fwd * sizeof (double));
-  cost.fwd.n_workspace_tensors = lm.n_fwd;
   memcpy (cost.bwd.workspace_tensors, lm.bwd_t, lm.n_bwd * sizeof (double));
   cost.bwd.n_workspace_tensors = lm.n_bwd;
   /* The final norm's saved tensors (as a layer's norm, graph_layer.c: its input, or the
    * fp32 copy, rstd and normalized tensor of an upcasting RMSNorm; compiled, its input and
    * rstd) and the LM head's input; PyTorch <= 1.10: log_softmax also keeps its input, the
    * fp32 logits. */
-  double Th = d.T * d.h;
+  double Th = d.T * d.h, head_out = 0;
   double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
                             : d.e * Th;
+  if (d.autocast)
+    {
+      /* Under autocast the residual stream is fp32 (plan_ckpt.c checkpoint_bytes), so the
+       * final norm saves its fp32 input (layer_norm's input; HF's eager LlamaRMSNorm: pow
+       * saves x, then rsqrt's result and x_normed in the input's dtype, fp32 here, for
+       * `self.weight * hidden_states.to(input_dtype)`, transformers modeling_llama.py),
+       * and its fp32 output, the model's last hidden state, stays alive beside the logits
+       * until the loss returns (LlamaForCausalLM.forward holds `outputs` and
+       * `hidden_states = outputs[0]` while it calls self.loss_function); the head GEMM
+       * saves its e-byte cast (below). */
+      norm = d.ea * Th + (d.eager && d.rms ? 4 * d.T + d.ea * Th : 0);
+      head_out = d.ea * Th;
+    }
   /* (the shifting loss counts log_softmax's kept input in lm.saved: the shifted copy) */
   double sm_input = p->loss == MODEL_COST_LOSS_UPCAST_SHIFT ? 0 : d.sm_in * 4 * d.T * d.V;
   cost.act_saved = norm + d.e * Th + lm.saved + sm_input
                    + kept_logits (&d, p, arch->family == MODEL_FAMILY_MPT);
+  /* The forward's transients in allocation order: the final hidden state the model's
+   * outputs hold (autocast: fp32, head_out), then the loss's. */
+  LossMemory fwd = loss_new (0, 0);
+  loss_fwd (&fwd, head_out, 1);
+  for (guint i = 0; i < lm.n_fwd; i++)
+    loss_fwd (&fwd, lm.fwd_t[i], 1);
+  cost.fwd.workspace = fwd.fwd;
+  memcpy (cost.fwd.workspace_tensors, fwd.fwd_t, fwd.n_fwd * sizeof (double));
+  cost.fwd.n_workspace_tensors = fwd.n_fwd;
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }
