@@ -98,6 +98,7 @@ typedef enum
   MODEL_COST_LOSS_CHUNKED, /* torchtune CEWithChunkedOutputLoss: loss_chunks chunks */
   MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
   MODEL_COST_LOSS_UPCAST_SHIFT, /* upcast + the shifted contiguous fp32 copy (HF <= 4.48) */
+  MODEL_COST_LOSS_VOCAB_PARALLEL, /* Megatron: one fp32 copy, softmax in place, saved */
 } ModelCostLoss;
 
 typedef struct
@@ -195,13 +196,19 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  *            4·T'·V; fwd e·T·V + 4·T·V + 4·T'·V (+ the contiguous shifted copy: 14 B a
  *            logit at the forward's peak), bwd 8·T'·V
  *   plain    e·T·V saved; fwd e·T·V, bwd 2·e·T·V
+ *   vocab_parallel (Megatron) 4·T·V saved (the fp32 copy, softmax in place); fwd e·T·V
+ *            (the model's logits beside it), bwd e·T·V (the e-byte gradient of the cast)
  *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
  *            compiled e·T·V + 4·T saved, 4·T·V/n each way
  *   fused    4·T saved (logsumexp), fwd 4·T·V/n, bwd 8·T·V/n
  * MPT with the upcast default keeps llm-foundry's flash-attn cross-entropy (e-byte logits,
  * nothing saved, fwd e·T·V, bwd 2·e·T·V). act_saved also holds the final norm's tensors
  * (its input e·T·h, or under norm_fp32 4·T·h + 4·T + e·T·h; compiled e·T·h + 4·T) and the
- * LM-head input e·T·h; act_checkpoint = e·b·s·h. */
+ * LM-head input e·T·h; act_checkpoint = e·b·s·h. Under autocast (an fp32 residual stream)
+ * the final norm saves its fp32 input 4·T·h (HF's eager RMSNorm also rsqrt's 4·T and the
+ * fp32 x_normed 4·T·h), the head GEMM its e-byte cast, and the norm's fp32 output (the
+ * model's last hidden state, held with its outputs while the loss runs) is the forward's
+ * first transient, 4·T·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
 
 /* DeepSeek-V3's multi-token-prediction depth up to its decoder layer (Megatron-LM

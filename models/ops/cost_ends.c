@@ -90,7 +90,10 @@ loss_push (double *t, guint *n, double *sum, double bytes, guint copies)
     }
 }
 
-/* The PyTorch ops the host issues for the loss (ModelOp.host_ops): upcast `logits.float()`,
+/* The PyTorch ops the host issues for the loss (ModelOp.host_ops): vocab_parallel the 22 of
+ * Megatron's _VocabParallelCrossEntropy.forward at tp 1 (the cast, max, three all-reduces,
+ * the target mask's three comparisons, clone, subtractions, two index_puts, arange, the
+ * gather, clone, exp, sum, log, div_); upcast `logits.float()`,
  * log_softmax and nll_loss (F.cross_entropy's two); upcast_shift also the contiguous
  * shifted logits and labels (transformers 4.46 loss_utils.py ForCausalLMLoss); plain the
  * cross-entropy's two; chunked those three per chunk (torchtune CEWithChunkedOutputLoss);
@@ -107,6 +110,8 @@ loss_host_ops (const ModelCostParams *p, gboolean mpt)
       return 5;
     case MODEL_COST_LOSS_PLAIN:
       return 2;
+    case MODEL_COST_LOSS_VOCAB_PARALLEL:
+      return 22;
     case MODEL_COST_LOSS_CHUNKED:
       return 3 * chunks;
     case MODEL_COST_LOSS_FUSED:
@@ -258,6 +263,25 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
       return m;
     case MODEL_COST_LOSS_UPCAST_SHIFT:
       return hf_shift_loss_memory (d);
+    case MODEL_COST_LOSS_VOCAB_PARALLEL:
+      /* Megatron-LM megatron/core/tensor_parallel/cross_entropy.py
+       * _VocabParallelCrossEntropy: calculate_logits_max upcasts the logits (.float(), a new
+       * 4·T·V), calculate_predicted_logits subtracts the max in place and exponentiates in
+       * place (torch.exp(x, out=x)), calculate_cross_entropy_loss divides in place, and
+       * that buffer is what ctx.save_for_backward keeps: 4·T·V saved, the only copy. The
+       * e-byte logits are alive beside it until the loss returns (GPTModel._postprocess
+       * holds them; no autograd node saves them): fwd e·T·V. Backward: the gradient is
+       * the saved softmax modified in place (prepare_gradient_calculation_operands,
+       * calculate_gradients: grad_2d[...] -= ..., grad_input.mul_) and the cast's backward
+       * (ToCopyBackward0) writes its e-byte copy beside it: bwd e·T·V. Traffic, eager
+       * (--cross-entropy-loss-fusion off, Megatron's default): the cast reads e and
+       * writes 4, max reads 4, the in-place subtract, exp and divide read and write 4
+       * each, the sum reads 4 (e + 36 a logit); backward the in-place multiply (8) and the
+       * cast (4 + e). */
+      m = loss_new (4 * TV, (e + 36) * TV);
+      loss_fwd (&m, e * TV, 1);
+      loss_bwd (&m, e * TV, 1);
+      return m;
     case MODEL_COST_LOSS_UPCAST:
     default:
       if (mpt)
@@ -298,7 +322,8 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
  * 4·T·V (b·(s−1)·V exactly; the one-token difference is below the allocator's rounding).
  * pytorch/torchtune#1235 added `del logits` before the backward ("free logits otherwise
  * it peaks backward memory"). Upcast loss: the fp32 logits, which otherwise die once
- * log_softmax holds its result; plain or chunked: the e-byte logits (the chunk list); fused:
+ * log_softmax holds its result; plain, chunked or vocab_parallel: the e-byte logits (the
+ * chunk list; vocab_parallel's fp32 copy is the loss's own saved buffer); fused:
  * there are no logits. They live from the head's forward to the end of its backward (the
  * variable is rebound after the next forward; that forward's peak is below the head's).
  * MPT's upcast loss (flash-attn's cross-entropy, loss_memory) takes the e-byte logits. */
@@ -313,6 +338,7 @@ kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
       return 0;
     case MODEL_COST_LOSS_PLAIN:
     case MODEL_COST_LOSS_CHUNKED:
+    case MODEL_COST_LOSS_VOCAB_PARALLEL:
       return d->e * d->T * d->V;
     case MODEL_COST_LOSS_UPCAST:
     case MODEL_COST_LOSS_UPCAST_SHIFT:
@@ -340,25 +366,46 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
   ModelOp ce = cost_elementwise_op ("cross_entropy", lm.traffic);
   ce.host_ops = loss_host_ops (p, arch->family == MODEL_FAMILY_MPT);
+  if (p->loss == MODEL_COST_LOSS_VOCAB_PARALLEL) /* backward 12 + e a logit (loss_memory) */
+    ce.bwd_factor = (12 + d.e) / (36 + d.e);
   cost_add_kernel (&cost.fwd, &ce);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
-  cost.fwd.workspace = lm.fwd;
   cost.bwd.workspace = lm.bwd;
-  memcpy (cost.fwd.workspace_tensors, lm.fwd_t, lm.n_fwd * sizeof (double));
-  cost.fwd.n_workspace_tensors = lm.n_fwd;
   memcpy (cost.bwd.workspace_tensors, lm.bwd_t, lm.n_bwd * sizeof (double));
   cost.bwd.n_workspace_tensors = lm.n_bwd;
   /* The final norm's saved tensors (as a layer's norm, graph_layer.c: its input, or the
    * fp32 copy, rstd and normalized tensor of an upcasting RMSNorm; compiled, its input and
    * rstd) and the LM head's input; PyTorch <= 1.10: log_softmax also keeps its input, the
    * fp32 logits. */
-  double Th = d.T * d.h;
+  double Th = d.T * d.h, head_out = 0;
   double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
                             : d.e * Th;
+  if (d.autocast)
+    {
+      /* Under autocast the residual stream is fp32 (plan_ckpt.c checkpoint_bytes), so the
+       * final norm saves its fp32 input (layer_norm's input; HF's eager LlamaRMSNorm: pow
+       * saves x, then rsqrt's result and x_normed in the input's dtype, fp32 here, for
+       * `self.weight * hidden_states.to(input_dtype)`, transformers modeling_llama.py),
+       * and its fp32 output, the model's last hidden state, stays alive beside the logits
+       * until the loss returns (LlamaForCausalLM.forward holds `outputs` and
+       * `hidden_states = outputs[0]` while it calls self.loss_function); the head GEMM
+       * saves its e-byte cast (below). */
+      norm = d.ea * Th + (d.eager && d.rms ? 4 * d.T + d.ea * Th : 0);
+      head_out = d.ea * Th;
+    }
   /* (the shifting loss counts log_softmax's kept input in lm.saved: the shifted copy) */
   double sm_input = p->loss == MODEL_COST_LOSS_UPCAST_SHIFT ? 0 : d.sm_in * 4 * d.T * d.V;
   cost.act_saved = norm + d.e * Th + lm.saved + sm_input
                    + kept_logits (&d, p, arch->family == MODEL_FAMILY_MPT);
+  /* The forward's transients in allocation order: the final hidden state the model's
+   * outputs hold (autocast: fp32, head_out), then the loss's. */
+  LossMemory fwd = loss_new (0, 0);
+  loss_fwd (&fwd, head_out, 1);
+  for (guint i = 0; i < lm.n_fwd; i++)
+    loss_fwd (&fwd, lm.fwd_t[i], 1);
+  cost.fwd.workspace = fwd.fwd;
+  memcpy (cost.fwd.workspace_tensors, fwd.fwd_t, fwd.n_fwd * sizeof (double));
+  cost.fwd.n_workspace_tensors = fwd.n_fwd;
   cost.act_checkpoint = d.e * d.T * d.h;
   return cost;
 }

@@ -232,6 +232,18 @@ norm (ModelGraph *g, const Dims *d, guint in, const char *name, const char *kern
       op1 (g, "rms_norm", out, x32, rstd, xn);
       writes (g, x32, rstd, xn);
     }
+  else if (d->autocast && d->eager && d->rms)
+    {
+      /* autocast's fp32 stream through HF's eager RMSNorm: pow saves the fp32 input itself
+       * (`.to(torch.float32)` of an fp32 tensor is no copy), rsqrt its result, and
+       * `self.weight * hidden_states.to(input_dtype)` saves x_normed in the input's dtype,
+       * fp32 (transformers modeling_llama.py LlamaRMSNorm) */
+      guint rstd = t_new (g, "norm_rstd", 4 * d->T, MODEL_TENSOR_POINTWISE, -1);
+      guint xn = t_new (g, "norm_x_normed", d->ea * Th, MODEL_TENSOR_POINTWISE, (gint) in);
+      out = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "rms_norm", out, in, rstd, xn);
+      writes (g, rstd, xn, NO);
+    }
   else
     {
       out = t_new (g, name, d->ea * Th, MODEL_TENSOR_POINTWISE, -1);

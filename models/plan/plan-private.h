@@ -229,6 +229,12 @@ gboolean plan_states_at_first_step (const ModelPlan *p);
 GArray *plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes);
 /* The tensors (B each, new array) making up the initial allocation of `category`. */
 GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
+/* The buffers Transformer Engine's get_dummy_wgrad keeps on global `rank` under a framework
+ * with wgrad_dummy (Megatron) and an fp32 main_grad: B of each, one per distinct shape of
+ * the weights of the Megatron linears the rank's pipeline stage holds (one tp/etp rank's
+ * shard, q/k/v and gate/up fused as Megatron builds them), in the weight dtype. Created by
+ * the first backward and never freed. New array (empty otherwise); caller frees. */
+GArray *plan_wgrad_dummy_tensors (const ModelPlan *p, guint rank);
 
 /* ---- schedule (plan_step.c) ---- */
 void plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc);

@@ -356,6 +356,14 @@ mark_host_syncs (ModelPlan *p)
     }
 }
 
+/* GDestroyNotify of a GPtrArray of GArrays whose slots may be NULL. */
+static void
+unref_array (gpointer a)
+{
+  if (a != NULL)
+    g_array_unref (a);
+}
+
 static ModelPlan *
 plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
             double paged_spill, const HwRankShift *built, GError **error)
@@ -388,6 +396,8 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
                                                                  * shared by its tp·cp·pp ranks */
   plan_pp_fractions (p);
   double recompute = 0; /* Σ over ranks of recompute FLOPs (ranks differ under pp) */
+  g_autoptr (GPtrArray) dummies = g_ptr_array_new_with_free_func (unref_array);
+  g_ptr_array_set_size (dummies, (gint) p->pp.pp);
   for (guint b = 0; b < n_built; b++)
     {
       guint r = hw_rank_shift_rank (&p->built, b);
@@ -398,6 +408,17 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
           double f = plan_pp_state_fraction (p, r, c);
           if (f != 1)
             scale_whole_bytes (sizes, f);
+          if (c == MODEL_MEM_WORKSPACE)
+            {
+              /* Transformer Engine's dummy weight gradients: made by the first backward,
+               * held for good, so present through every steady-state step (the same on
+               * every rank of a pipeline stage: computed once a stage) */
+              guint s = plan_pp_rank_of (p, r);
+              if (g_ptr_array_index (dummies, s) == NULL)
+                g_ptr_array_index (dummies, s) = plan_wgrad_dummy_tensors (p, r);
+              const GArray *dummy = g_ptr_array_index (dummies, s);
+              g_array_append_vals (sizes, dummy->data, dummy->len);
+            }
           g_array_index (p->initial_handles, guint, r * MODEL_N_MEM + c)
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }

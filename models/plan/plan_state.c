@@ -5,6 +5,7 @@
 #include "models/plan/plan-private.h"
 
 #include "models/arch/inventory.h"
+#include "models/parallel/tensor_parallel.h"
 
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
@@ -403,4 +404,170 @@ plan_pp_stage_params (const ModelPlan *p, guint rank, double *dense, double *exp
   guint s = staged ? plan_pp_rank_of (p, rank) : 0;
   *dense = n * (staged ? p->pp.share[0][s] : p->tp.trainable - p->tp.trainable_expert);
   *expert = n * (staged ? p->pp.share[1][s] : p->tp.trainable_expert);
+}
+
+/* ---- Transformer Engine's dummy weight gradients ---- */
+
+/* Megatron's module (one weight, one get_dummy_wgrad call) an inventory tensor is part of:
+ * Megatron fuses q, k and v into linear_qkv (attention.py SelfAttention) and SwiGLU's gate
+ * and up into linear_fc1 (mlp.py MLP, experts.py TEGroupedMLP, shared_experts.py), whose
+ * rows are the parts' rows stacked; every other linear weight is a module of its own.
+ * -1: not a linear whose weight gradient goes to main_grad (norms, biases, the embedding
+ * — F.embedding's dense gradient is real —, the router, whose RouterGatingLinearFunction
+ * returns a real gradient, a shared expert's gate, adapters, quantization constants). */
+static gint
+wgrad_module (const ModelTensor *t)
+{
+  if (t->is_bias || !t->trainable || t->ndim != 2)
+    return -1;
+  switch (t->role)
+    {
+    case MODEL_TENSOR_Q:
+    case MODEL_TENSOR_K:
+    case MODEL_TENSOR_V:
+    case MODEL_TENSOR_QKV:
+      return MODEL_TENSOR_QKV;
+    case MODEL_TENSOR_MLP_GATE:
+    case MODEL_TENSOR_MLP_UP:
+      return MODEL_TENSOR_MLP_UP;
+    case MODEL_TENSOR_SHARED_GATE:
+    case MODEL_TENSOR_SHARED_UP:
+      return MODEL_TENSOR_SHARED_UP;
+    case MODEL_TENSOR_Q_A:
+    case MODEL_TENSOR_Q_B:
+    case MODEL_TENSOR_KV_A:
+    case MODEL_TENSOR_KV_B:
+    case MODEL_TENSOR_ATTN_OUT:
+    case MODEL_TENSOR_MLP_DOWN:
+    case MODEL_TENSOR_SHARED_DOWN:
+    case MODEL_TENSOR_HEAD:
+    case MODEL_TENSOR_MTP_EH_PROJ:
+      return (gint) t->role;
+    default:
+      return -1;
+    }
+}
+
+/* Whether pipeline rank `pp_rank` holds tensor `t` (every rank without pp): a decoder
+ * layer's or MTP depth's in one of its virtual stages, the embedding where a stage holds
+ * it, the head where a stage holds the loss. */
+static gboolean
+wgrad_held (const ModelPlan *p, const ModelInventory *inv, const ModelTensor *t, guint pp_rank)
+{
+  if (p->pp.pp == 1 || p->pp.part == NULL)
+    return model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) > 0;
+  guint64 L = p->arch->n_layers, d0 = 0;
+  for (guint k = 0; k < p->pp.part->stages->len; k++)
+    {
+      const ModelPpStage *st = model_pp_partition_stage (p->pp.part, k);
+      gboolean mine = st->rank == pp_rank;
+      if (mine && t->layer == MODEL_TENSOR_ROOT && (t->after_layers ? st->loss : st->embedding))
+        return TRUE;
+      if (mine && t->layer != MODEL_TENSOR_ROOT
+          && (model_inventory_copies_in_layers (inv, t, st->first_layer,
+                                                st->first_layer + st->n_layers) > 0
+              || (st->n_mtp > 0
+                  && model_inventory_copies_in_layers (inv, t, L + d0, L + d0 + st->n_mtp) > 0)))
+        return TRUE;
+      d0 += st->n_mtp;
+    }
+  return FALSE;
+}
+
+/* Whether pipeline rank `pp_rank` computes the loss (the output layer's GEMM). */
+static gboolean
+wgrad_has_loss (const ModelPlan *p, guint pp_rank)
+{
+  if (p->pp.pp == 1 || p->pp.part == NULL)
+    return TRUE;
+  for (guint k = 0; k < p->pp.part->stages->len; k++)
+    {
+      const ModelPpStage *st = model_pp_partition_stage (p->pp.part, k);
+      if (st->rank == pp_rank && st->loss)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Whether tensors `a` and `b` are of one block of the inventory (the same layers and copies):
+ * parts of one fused module. */
+static gboolean
+same_block (const ModelTensor *a, const ModelTensor *b)
+{
+  return a->layer == b->layer && a->from_layer == b->from_layer && a->to_layer == b->to_layer
+         && a->count == b->count && a->after_layers == b->after_layers;
+}
+
+typedef struct
+{
+  guint64 rows, cols;
+} WgradShape;
+
+GArray *
+plan_wgrad_dummy_tensors (const ModelPlan *p, guint rank)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  const ModelStack *s = &p->stack;
+  if (!s->framework.wgrad_dummy || !model_stack_main_grad_fp32 (s))
+    return out;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelTpLayout) layout = model_tp_layout_new (inv, &p->mesh, 1.0, &error);
+  g_assert (layout != NULL); /* plan_tp_validate ran model_tp_check */
+  guint pp_rank = plan_pp_rank_of (p, rank);
+  /* Megatron's modules on this rank, as the (rows, columns) of one tp (etp) rank's weight:
+   * the parts of a fused module are consecutive entries of one block of the inventory
+   * (inventory.h's order: q, k, v; gate, up), so a run of them is one weight. */
+  g_autoptr (GArray) shapes = g_array_new (FALSE, FALSE, sizeof (WgradShape));
+  gint open = -1;
+  const ModelTensor *first = NULL;
+  WgradShape cur = { 0, 0 };
+  for (guint i = 0; i <= inv->tensors->len; i++)
+    {
+      const ModelTensor *t = i < inv->tensors->len ? model_inventory_tensor (inv, i) : NULL;
+      gint m = -1;
+      if (t != NULL && wgrad_held (p, inv, t, pp_rank))
+        m = wgrad_module (t);
+      /* a tied model's output layer multiplies by the embedding's weight (gpt_model.py
+       * shared_embedding_or_output_weight): its dummy has the embedding's shape */
+      if (t != NULL && m < 0 && p->arch->tied_embeddings && t->role == MODEL_TENSOR_EMBEDDING
+          && t->trainable && wgrad_has_loss (p, pp_rank))
+        m = MODEL_TENSOR_HEAD;
+      const ModelTpTensor *x = m >= 0 ? &g_array_index (layout->tensors, ModelTpTensor, i)
+                                      : NULL;
+      gboolean joins = m >= 0 && m == open && m != MODEL_TENSOR_HEAD && same_block (first, t)
+                       && x->local_shape[1] == cur.cols;
+      if (!joins && open >= 0)
+        {
+          g_array_append_val (shapes, cur);
+          open = -1;
+        }
+      if (m < 0)
+        continue;
+      if (joins)
+        cur.rows += x->local_shape[0];
+      else
+        {
+          open = m, first = t;
+          cur = (WgradShape){ x->local_shape[0], x->local_shape[1] };
+        }
+    }
+  /* one buffer per distinct shape (the cache's key is (shape, dtype); one dtype here) */
+  double e = model_stack_weight_bytes (s);
+  for (guint a = 0; a < shapes->len; a++)
+    {
+      const WgradShape *w = &g_array_index (shapes, WgradShape, a);
+      gboolean seen = FALSE;
+      for (guint b = 0; b < a && !seen; b++)
+        {
+          const WgradShape *q = &g_array_index (shapes, WgradShape, b);
+          seen = q->rows == w->rows && q->cols == w->cols;
+        }
+      if (!seen)
+        {
+          double bytes = (double) w->rows * (double) w->cols * e;
+          g_array_append_val (out, bytes);
+        }
+    }
+  return out;
 }

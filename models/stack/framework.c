@@ -13,8 +13,8 @@
 static const char *const framework_names[] = { "custom",     "hf_trainer", "accelerate_fsdp",
                                                "torchtune",  "torchtitan", "megatron",
                                                "deepspeed",  "nanotron",   NULL };
-static const char *const loss_names[] = { "upcast", "plain", "chunked", "fused", "upcast_shift",
-                                          NULL };
+static const char *const loss_names[] = { "upcast",       "plain",          "chunked", "fused",
+                                          "upcast_shift", "vocab_parallel", NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);
@@ -168,11 +168,12 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_MEGATRON] = {
     .kind = MODEL_FRAMEWORK_MEGATRON,
     /* megatron/core/tensor_parallel/cross_entropy.py vocab_parallel_cross_entropy: the
-     * logits upcast once, softmax computed in place (torch.exp(..., out=exp_logits)) and
-     * that one fp32 buffer saved and reused as the gradient — one logits-sized tensor, no
-     * copies: "plain". (--cross-entropy-loss-fusion, off by default in
-     * model_parallel_config.py, fuses the same ops.) */
-    .loss = MODEL_LOSS_PLAIN, .loss_chunks = 1,
+     * logits upcast once (calculate_logits_max: .float()), softmax computed in place
+     * (torch.exp(..., out=exp_logits), exp_logits.div_) and that one fp32 buffer saved and
+     * reused as the gradient: "vocab_parallel" (models/ops/cost_ends.c).
+     * (--cross-entropy-loss-fusion, off by default in transformer_config.py, runs the same
+     * ops compiled: megatron/core/fusions/fused_cross_entropy.py, the same buffers.) */
+    .loss = MODEL_LOSS_VOCAB_PARALLEL, .loss_chunks = 1,
     /* Transformer Engine / Apex fused RMSNorm: saves the 16-bit input and fp32 rstd */
     .norm_fp32 = FALSE,
     .compile = FALSE,
@@ -185,6 +186,15 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * it, so the DDP all-reduce needs no bucket copies (unlike torch DDP's default
      * gradient_as_bucket_view=False) */
     .grad_buffer_buckets = TRUE,
+    /* megatron/training/arguments.py: gradient_accumulation_fusion on unless
+     * --no-gradient-accumulation-fusion; each linear's backward then accumulates its weight
+     * gradient into main_grad and returns, for the DDP hook's sake (param.grad must not be
+     * None), Transformer Engine's get_dummy_wgrad(main_grad.shape, dtype): a torch.empty
+     * cached per (shape, dtype) in a module-level dict and never freed (TE
+     * pytorch/module/base.py; TE linear.py, layernorm_linear.py, grouped_linear.py;
+     * Megatron's own ColumnParallelLinear when TE is installed, megatron/core/
+     * tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication) */
+    .wgrad_dummy = TRUE,
     /* megatron/core/optimizer/__init__.py: TE or Apex FusedAdam */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
     /* megatron/core/transformer/moe/experts.py TEGroupedMLP with

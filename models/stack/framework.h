@@ -39,6 +39,8 @@ typedef enum
   MODEL_LOSS_FUSED,   /* fused linear + cross-entropy (Megatron, Liger): no full logits */
   MODEL_LOSS_UPCAST_SHIFT, /* transformers 4.46-4.48 ForCausalLMLoss: the upcast loss plus
                             * the shifted contiguous fp32 copy of the logits */
+  MODEL_LOSS_VOCAB_PARALLEL, /* Megatron's vocab-parallel cross-entropy: one fp32 copy of the
+                              * logits made softmax in place and saved, reused as gradient */
   MODEL_N_LOSSES
 } ModelLossImpl;
 
@@ -86,6 +88,11 @@ typedef struct
                                  * gradient buffer, no separate bucket copies (Megatron:
                                  * megatron/core/distributed/param_and_grad_buffer.py
                                  * _ParamAndGradBuffer, each bucket a view of grad_data) */
+  gboolean wgrad_dummy;         /* the linears' weight gradients go straight into main_grad
+                                 * (gradient_accumulation_fusion) and autograd gets one cached
+                                 * empty tensor per distinct weight shape instead, held for the
+                                 * process's life (Transformer Engine module/base.py
+                                 * get_dummy_wgrad; models/plan/plan_state.c) */
   ModelOptimizerImpl optimizer_impl;
   gboolean weight_decay_zero;   /* the optimizer runs with weight_decay 0 (the HF Trainer's
                                  * default, training_args.py weight_decay = 0.0): PyTorch's
@@ -128,7 +135,8 @@ typedef struct
 #define MODEL_FRAMEWORK_MAX_ELEMENTS 1099511627776.0
 
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
- * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused";
+ * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused",
+ * "upcast_shift", "vocab_parallel";
  * "per_tensor", "foreach", "fused", "cpu_adam". Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
  * whose message lists the accepted names (the caller prefixes group and key). */
 const char *model_framework_name (ModelFrameworkKind k);

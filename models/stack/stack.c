@@ -326,6 +326,8 @@ loss_of (ModelLossImpl l)
       return MODEL_COST_LOSS_FUSED;
     case MODEL_LOSS_UPCAST_SHIFT:
       return MODEL_COST_LOSS_UPCAST_SHIFT;
+    case MODEL_LOSS_VOCAB_PARALLEL:
+      return MODEL_COST_LOSS_VOCAB_PARALLEL;
     case MODEL_LOSS_UPCAST:
     default:
       return MODEL_COST_LOSS_UPCAST;

@@ -69,7 +69,8 @@ test_profile_then_overrides (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (sc2);
   CU_ASSERT_FALSE (sc2->stack.framework.main_grad_fp32);
   CU_ASSERT_EQUAL (sc2->stack.framework.optimizer_impl, MODEL_OPTIMIZER_IMPL_PER_TENSOR);
-  CU_ASSERT_EQUAL (sc2->stack.framework.loss, MODEL_LOSS_PLAIN); /* the rest stays Megatron's */
+  /* the rest stays Megatron's */
+  CU_ASSERT_EQUAL (sc2->stack.framework.loss, MODEL_LOSS_VOCAB_PARALLEL);
   /* the older key maps onto optimizer_impl */
   const char *const old[] = { "training.optimizer_foreach=false", NULL };
   g_autoptr (CliScenario) sc3 = load (PREC, old, &e);

@@ -245,6 +245,63 @@ test_head (void)
   CU_ASSERT_DOUBLE_EQUAL (c.act_saved + c.bwd.workspace - 2 * e * T * h, 12 * T * V, 0);
 }
 
+/* Megatron's vocab-parallel cross-entropy (loss = vocab_parallel, cost_ends.c): the fp32
+ * copy of the logits becomes the softmax in place and is what the loss saves (4·T·V, beside
+ * the final-norm and LM-head inputs, e·T·h each); the forward holds the e-byte logits beside
+ * it (one tensor e·T·V), the backward the cast's e-byte gradient beside the in-place fp32
+ * one (one tensor e·T·V): 6 B a logit at either peak, 4 of them held between the forward
+ * and the backward (plain holds 2). Traffic e + 36 B a logit forward, 12 + e backward. */
+static void
+test_head_vocab_parallel (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  p.loss = MODEL_COST_LOSS_VOCAB_PARALLEL;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  double T = 16, V = 1000, h = 64, e = 2;
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 2 * e * T * h + 4 * T * V, 0);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 1);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], e * T * V, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 1);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace_tensors[0], e * T * V, 0);
+  STEPSIM_ASSERT_REL (find_op (&c.fwd, "cross_entropy")->bytes, (e + 36) * T * V, 1e-15);
+  STEPSIM_ASSERT_REL (find_op (&c.bwd, "cross_entropy")->bytes, (12 + e) * T * V, 1e-12);
+}
+
+/* The head under autocast (an fp32 model, or PEFT's kbit preparation: the residual stream
+ * is fp32). HF's eager LlamaRMSNorm saves its fp32 input x (pow), rsqrt's result (4·T) and
+ * x_normed in the input's dtype, fp32 (mul with the fp32 weight); the LM head saves its
+ * e-byte autocast cast of the norm's fp32 output; upcast loss 4·T·V. The norm's fp32
+ * output is the model's last hidden state, held with the model outputs until the loss
+ * returns: the first forward transient (4·T·h), before the e-byte logits and their fp32
+ * copy. Small Llama h 64, V 1000, b 2, s 8 (T = 16). A LayerNorm (GPT) saves its fp32
+ * input only: 4·T·h + e·T·h + 4·T·V. */
+static void
+test_head_autocast (void)
+{
+  ModelArch arch = small_llama ();
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  p.autocast = TRUE;
+  p.norm_fp32 = TRUE; /* HF's eager RMSNorm (the profiles that run the model code) */
+  double T = 16, V = 1000, h = 64, e = 2;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 4 * T * h + 4 * T + 4 * T * h + e * T * h + 4 * T * V, 0);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 3);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], 4 * T * h, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[1], e * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 4 * T * h + e * T * V + 4 * T * V, 0);
+  ModelArch gpt = gpt_like (64, 4, 1, 1000);
+  c = model_cost_head (&gpt, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 4 * T * h + e * T * h + 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], 4 * T * h, 0);
+  /* without autocast nothing of it: the e-byte norm input and no hidden-state transient */
+  p.autocast = FALSE;
+  p.norm_fp32 = FALSE;
+  c = model_cost_head (&arch, &p);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 2 * e * T * h + 4 * T * V, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], e * T * V, 0);
+}
+
 /* The head's workspaces as the tensors PyTorch allocates (cost.h workspace_tensors, in
  * allocation order, Σ = workspace), T = 16, V = 1000, e = 2, T' = b·(s − 1) = 14:
  *   upcast        fwd {e·T·V logits, 4·T·V fp32 copy}, bwd {4·T·V, 4·T·V} (nll's and
@@ -668,6 +725,8 @@ static const StepsimTest tests[] = {
   { "T1 GPT-22B MFU 41.5 %", test_t1_mfu },
   { "LM head FLOPs and fp32 logits", test_head },
   { "LM head workspaces as tensors", test_head_workspace_tensors },
+  { "LM head: Megatron's vocab-parallel cross-entropy", test_head_vocab_parallel },
+  { "LM head under autocast: the fp32 stream's final norm", test_head_autocast },
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
   { "recompute_modules: layernorm and moe_act drop and rerun their tensors", test_recompute_modules },

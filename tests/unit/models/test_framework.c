@@ -74,7 +74,8 @@ test_profile_table (void)
       0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_TORCHTITAN, MODEL_LOSS_UPCAST, 1, FALSE, FALSE,
       MODEL_OPTIMIZER_IMPL_FUSED, 0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_MEGATRON, MODEL_LOSS_PLAIN, 1, FALSE, TRUE, MODEL_OPTIMIZER_IMPL_FUSED,
+    { MODEL_FRAMEWORK_MEGATRON, MODEL_LOSS_VOCAB_PARALLEL, 1, FALSE, TRUE,
+      MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_DEEPSPEED, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
       5e8, 5e8, 5e7, 1e5, 1e9 },
@@ -111,6 +112,9 @@ test_profile_table (void)
        * functions take the logits as locals */
       CU_ASSERT_FALSE (fw.logits_kept);
       CU_ASSERT_EQUAL (fw.main_grad_fp32, want[i].main_grad);
+      /* only Megatron fuses the weight-gradient accumulation into main_grad and hands
+       * autograd Transformer Engine's cached dummy gradients */
+      CU_ASSERT_EQUAL (fw.wgrad_dummy, want[i].kind == MODEL_FRAMEWORK_MEGATRON);
       CU_ASSERT_EQUAL (fw.optimizer_impl, want[i].impl);
       CU_ASSERT_FALSE (fw.optimizer_in_backward);
       CU_ASSERT_FALSE (fw.activation_offload);

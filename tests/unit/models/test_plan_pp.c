@@ -365,6 +365,54 @@ test_stage_states (void)
   CU_ASSERT (model_plan_state_bytes (p, 3) > model_plan_state_bytes (p, 1));
 }
 
+/* B of the workspace `rank` holds from time 0 (its initial allocation; handle 0: none). */
+static double
+initial_workspace (const ModelPlan *p, guint rank)
+{
+  guint h = model_plan_initial_handle (p, rank, MODEL_MEM_WORKSPACE);
+  return h > 0 ? model_plan_allocation (p, h)->bytes : 0;
+}
+
+/* Megatron's dummy weight gradients (Transformer Engine get_dummy_wgrad, one cached empty
+ * tensor per distinct weight shape, plan_state.c): a Llama-like model of h 1024, 8 layers,
+ * a = k = 8 heads of 128, i 4096, V 32000 (a multiple of 128: no padding), bf16, pp 4 (two
+ * identical layers a stage). Megatron's modules of a layer, as (out, in): linear_qkv
+ * ((a + 2k)·d = 3072, 1024) — q, k and v fused —, linear_proj (1024, 1024), linear_fc1
+ * (2i = 8192, 1024) — gate and up fused —, linear_fc2 (1024, 4096): 1024 · (3072 + 1024 +
+ * 8192 + 4096) = 16,777,216 elements, × 2 B, once whatever the stage's layer count (one
+ * buffer per shape). The last stage adds the output layer (32000, 1024): 32,768,000
+ * elements more. tp 2 halves every module (column: rows, row: columns; the vocabulary
+ * 32000 stays a multiple of 128·2). Without the profile's flag, none. */
+static void
+test_wgrad_dummy (void)
+{
+  ModelArch a = llama_like (1024, 8, 8, 8, 128, 4096, 32000, 4096);
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 4, MODEL_PP_1F1B, 1);
+  st.framework.main_grad_fp32 = TRUE;
+  st.framework.wgrad_dummy = FALSE;
+  g_autoptr (ModelPlan) off = model_plan_new (&a, &st, &par, NULL);
+  st.framework.wgrad_dummy = TRUE;
+  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (off);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double layer = 1024.0 * (3072 + 1024 + 8192 + 4096) * 2, head = 32000.0 * 1024 * 2;
+  for (guint r = 0; r < 4; r++)
+    STEPSIM_ASSERT_REL (initial_workspace (p, r) - initial_workspace (off, r),
+                        layer + (r == 3 ? head : 0), 1e-12);
+  ModelParallel tp = pp_par (8, 4, MODEL_PP_1F1B, 1);
+  tp.tp = 2;
+  g_autoptr (ModelPlan) half = model_plan_new (&a, &st, &tp, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (half);
+  STEPSIM_ASSERT_REL (initial_workspace (half, 7) - initial_workspace (off, 3),
+                      (layer + head) / 2, 1e-12);
+  /* gradients in the parameters' dtype (no fp32 main_grad): no fused accumulation */
+  st.framework.main_grad_fp32 = FALSE;
+  g_autoptr (ModelPlan) plain = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (plain);
+  CU_ASSERT_DOUBLE_EQUAL (initial_workspace (plain, 3), initial_workspace (off, 3), 0);
+}
+
 /* Tied embeddings under pp: the first and last stages hold the two copies of the embedding
  * matrix and all-reduce their gradients after the flush, before the optimizer step
  * (Megatron finalize_model_grads.py _allreduce_word_embedding_grads): one two-rank
@@ -478,6 +526,8 @@ main (void)
     { "stage layers and P2P transfers", test_stage_layers_and_p2p },
     { "SP backward all-gather waits for the stage's output gradient", test_sp_backward_waits_for_grad },
     { "model states per stage", test_stage_states },
+    { "Megatron's dummy weight gradients: one per weight shape a stage holds",
+      test_wgrad_dummy },
     { "tied embeddings: first and last stages all-reduce their gradients", test_tied_embedding_all_reduce },
     { "bad pp settings", test_bad_settings },
   };
