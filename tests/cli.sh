@@ -1069,11 +1069,23 @@ check "compare: an empty variation is a usage error (exit 2) naming it" sh -c "[
 check "compare: a malformed one-setting variation is named once (exit 2)" sh -c "[ $rc -eq 2 ] && [ \$(grep -o 'training.micro_batch' cmpone.err | wc -l) -eq 1 ] && grep -q 'expected group.key=value' cmpone.err"
 
 # FA-2 needs sm80+: on a V100 the fused attention is SDPA's memory-efficient kernel, and the
-# summary says so (hardware/kernel.h hw_kernel_has_flash2); an sm80+ GPU keeps "flash".
+# summary says so (hardware/kernel.h hw_kernel_has_flash2); on an sm80+ GPU SDPA picks FA-2.
 "$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 >fa.out 2>&1
-check "summary: attention on a V100 is sdpa's memory-efficient kernel, not flash" sh -c "grep -q ', sdpa (memory-efficient kernel) attention$' fa.out && ! grep -q 'flash attention' fa.out"
+check "summary: attention on a V100 is sdpa's memory-efficient kernel, not flash" sh -c "grep -q ', attention PyTorch SDPA (memory-efficient kernel)$' fa.out && ! grep -q 'FlashAttention-2' fa.out"
 "$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 --set cluster.gpu=A100-80GB-SXM >fa.out 2>&1
-check "summary: attention on an A100 is flash" grep -q ', flash attention$' fa.out
+check "summary: attention on an A100 is SDPA's FA-2 kernel" grep -q ', attention PyTorch SDPA (FlashAttention-2 kernel)$' fa.out
+# SDPA, the flash-attn package and eager are told apart (SDPA running FA-2 printed "flash"
+# as flash-attn did), in the summary and in /summary's attention
+for case in "sdpa|PyTorch SDPA (FlashAttention-2 kernel)" "flash|flash-attn 2" \
+            "eager|eager (PyTorch ops)" "triton|flash-attn (Triton kernel)" "flash1|flash-attn 1"; do
+  a=${case%%|*}; want=${case#*|}
+  "$STEPSIM" run "$s1" -o at.h5 --set training.precision=bf16_mixed \
+    --set training.attention=$a >at.out 2>&1
+  if grep -qF ", attention $want" at.out && [ "$(grep -c "attention $want" at.out)" -eq 1 ] \
+     && "$STEPSIM" export at.h5 /summary 2>/dev/null | grep -q "^attention	$a	\$"; then
+    ok "summary: attention = $a reads '$want', /summary attention $a"
+  else bad "summary: attention = $a reads '$want', /summary attention $a"; grep '^training' at.out; fi
+done
 # A V100 has no TF32 tensor cores: the error names the key at fault, tf32, not precision.
 "$STEPSIM" run "$s1" -o tf.h5 -q --set cluster.gpu=V100-16GB-SXM2 --set training.tf32=true >/dev/null 2>tf.err; rc=$?
 check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q \"key 'tf32': V100-16GB-SXM2 has no TF32\" tf.err && test ! -e tf.h5"
@@ -1330,7 +1342,7 @@ bad_input "attention = flash with head_dim > 256" "group [training], key 'attent
 "$STEPSIM" run "$s1" -o sdpa.h5 --set training.attention=sdpa --set training.precision=bf16_mixed \
   --set model.head_dim=512 >sdpa.out 2>&1; rc=$?
 check "attention = sdpa with head_dim > 256: the memory-efficient kernel, exit 0" \
-  sh -c "[ $rc -eq 0 ] && grep -q ', sdpa (memory-efficient kernel) attention$' sdpa.out"
+  sh -c "[ $rc -eq 0 ] && grep -q ', attention PyTorch SDPA (memory-efficient kernel)$' sdpa.out"
 "$STEPSIM" run "$s1" -q -o sw.h5 --set training.attention=triton --set training.precision=bf16_mixed \
   --set model.hf_config=mistral-7b-v0.1 --set training.seq_len=8192 --set cluster.gpu=H200-SXM >/dev/null 2>sw.err; rc=$?
 check "attention = triton with a sliding window: a warning naming the key, exit 0" \

@@ -472,17 +472,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
     }
   fprintf (out,
            "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
-           ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
+           ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, attention %s\n",
            s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
            model_stack_optimizer_name (s->optimizer), ckpt,
-           !s->flash_attention                     ? "eager"
-           : s->attention_sdpa && !hw_kernel_attn_supported (HW_ATTN_FA2, sc->node.gpu,
-                                                             a->head_dim,
-                                                             model_stack_compute_dtype (s), NULL)
-             ? "sdpa (memory-efficient kernel)"
-           : s->attention_kernel == HW_ATTN_TRITON ? "flash (Triton kernel)"
-           : s->attention_kernel == HW_ATTN_FA1    ? "flash (FlashAttention-1)"
-                                                   : "flash");
+           model_stack_attention_label (s, sc->node.gpu, a->head_dim));
   if (s->mtp_layers > 0) /* [training] mtp_layers: their parameters beside the main count */
     {
       ModelArch one = *a;
@@ -640,6 +633,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_text (rec, "framework", model_framework_name (sc->stack.framework.kind));
   sim_recorder_summary_text (rec, "loss", model_framework_loss_name (sc->stack.framework.loss));
+  sim_recorder_summary_text (rec, "attention", model_stack_attention_name (&sc->stack));
   if (sc->arch->n_experts > 0) /* [moe] dispatcher (expert_parallel.h) */
     sim_recorder_summary_text (rec, "moe_dispatcher",
                                model_ep_dispatcher_name (sc->par.moe_dispatcher));

@@ -271,46 +271,6 @@ training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GE
   return cli_scenario_get_value (kf, "training", key, required, out, error);
 }
 
-/* flash | sdpa | eager. `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
- * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
- * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask),
- * else the memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else
- * the math fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
- * select_sdp_backend, can_use_flash_attention, can_use_mem_efficient_attention). The causal
- * LM training stepsim models passes is_causal without a mask, and every supported head_dim
- * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
- * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
- * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
- * flash cost model approximates).
- * `triton` and `flash1` are FlashAttention too (same memory) but another kernel's speed
- * (hardware/kernel.h HwAttnKernel): FlashAttention's Triton kernel (flash_attn_triton.py,
- * llm-foundry's `attn_impl: triton`) and flash-attn 1.x's CUDA kernel. */
-static gboolean
-parse_attention (const char *s, ModelStack *st, GError **error)
-{
-  static const struct
-  {
-    const char *name;
-    gboolean flash, sdpa;
-    HwAttnKernel kernel;
-  } names[] = {
-    { "flash", TRUE, FALSE, HW_ATTN_FA2 },    { "sdpa", TRUE, TRUE, HW_ATTN_FA2 },
-    { "eager", FALSE, FALSE, HW_ATTN_FA2 },   { "triton", TRUE, FALSE, HW_ATTN_TRITON },
-    { "flash1", TRUE, FALSE, HW_ATTN_FA1 },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-    if (g_strcmp0 (s, names[i].name) == 0)
-      {
-        st->flash_attention = names[i].flash;
-        st->attention_sdpa = names[i].sdpa;
-        st->attention_kernel = names[i].kernel;
-        return TRUE;
-      }
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown attention '%s' (expected one of: eager, flash, flash1, sdpa, triton)", s);
-  return FALSE;
-}
-
 static gboolean
 get_dropout (GKeyFile *kf, double *out, GError **error)
 {
@@ -375,7 +335,7 @@ load_training_enums (GKeyFile *kf, ModelStack *s, gboolean has_ds, GError **erro
     bad = "optimizer";
   else if (ckpt != NULL && !model_stack_checkpointing_from_string (ckpt, &s->checkpointing, error))
     bad = "checkpointing";
-  else if (attn != NULL && !parse_attention (attn, s, error))
+  else if (attn != NULL && !model_stack_attention_from_string (attn, s, error))
     bad = "attention";
   else if (tf32 != NULL && !sim_units_parse_bool (tf32, &s->tf32, error))
     bad = "tf32";
