@@ -1454,6 +1454,25 @@ bad_input "deepspeed_config with framework = torchtune" "group [training], key '
 "$STEPSIM" run "$s1" -q -o lk.h5 --set training.logits_kept=true --set training.loss=fused >/dev/null 2>lk.err; rc=$?
 check "logits_kept with loss = fused: exit 0, one warning naming file, group and key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' lk.err) -eq 1 ] && grep -qF \"s1-llama-3.2-1b-fp32.ini (with --set training.logits_kept=true, --set training.loss=fused): group [training], key 'logits_kept': has no effect: loss = fused\" lk.err"
+# kv_repeat_sdpa is HF's repeat_kv before SDPA and the eager core: set under the flash-attn
+# package it has no effect (it was ignored silently); from a profile it is silent
+for a in flash triton; do
+  "$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=$a \
+    --set training.precision=bf16_mixed >/dev/null 2>kv.err; rc=$?
+  check "kv_repeat_sdpa under attention = $a: exit 0, one warning naming group and key" \
+    sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' kv.err) -eq 1 ] && grep -qF \"group [training], key 'kv_repeat_sdpa': has no effect: it is HF's repeat_kv before PyTorch's SDPA and the eager core; attention = $a runs\" kv.err"
+done
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=eager >/dev/null 2>kv.err
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.framework=hf_trainer --set training.attention=flash \
+  --set training.precision=bf16_mixed >/dev/null 2>>kv.err
+check "kv_repeat_sdpa under eager, or from hf_trainer's profile under flash: no warning" \
+  sh -c "! grep -q 'warning:' kv.err"
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.kv_repeat=true >/dev/null 2>kv.err
+check "kv_repeat_sdpa beside kv_repeat = true: has no effect" \
+  grep -qF "key 'kv_repeat_sdpa': has no effect: kv_repeat = true expands the key/value heads before every attention kernel already" kv.err
+"$STEPSIM" run "$s1" -q -o kv.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.kv_repeat=true >/dev/null 2>kv.err
+check "kv_repeat on a model without grouped k/v heads (gpt2): has no effect" \
+  grep -qF "key 'kv_repeat': has no effect: model 'gpt2' has as many key/value heads as query heads (12)" kv.err
 "$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
 check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"

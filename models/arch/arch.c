@@ -397,3 +397,10 @@ model_arch_fused_qkv (const ModelArch *arch)
   g_return_val_if_fail (arch != NULL, FALSE);
   return arch->family == MODEL_FAMILY_MPT || arch->family == MODEL_FAMILY_GPT2;
 }
+
+gboolean
+model_arch_grouped_kv (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  return arch->n_kv_heads < arch->n_heads;
+}

@@ -273,6 +273,10 @@ gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *
  * bert), each of which autocast feeds its own cast copy of the input (models/ops/cost.h). */
 gboolean model_arch_fused_qkv (const ModelArch *arch);
 
+/* Whether keys and values have fewer heads than the queries (GQA or MQA: n_kv_heads <
+ * n_heads), so a kv_repeat expands them (models/ops/cost.h); FALSE for multi-head attention. */
+gboolean model_arch_grouped_kv (const ModelArch *arch);
+
 /* Sliding-window attention (attention_window.c). Query-key pairs a causal attention over a
  * sequence of `seq_len` tokens scores when each query sees at most `window` keys (itself and
  * the window − 1 before it; window 0 or ≥ seq_len: the whole causal prefix):

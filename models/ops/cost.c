@@ -139,7 +139,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.eager = p->norm_fp32 && !p->compile;
   d.rms = arch->norm == MODEL_NORM_RMS;
   d.compile = p->compile;
-  d.kv_repeat = p->kv_repeat && arch->n_kv_heads < arch->n_heads;
+  d.kv_repeat = p->kv_repeat && model_arch_grouped_kv (arch);
   d.grouped = p->moe_grouped_mlp && arch->n_experts > 0;
   d.recompute = p->recompute_modules != 0 ? p->recompute_modules : MODEL_RECOMPUTE_CORE_ATTN;
   d.kbit = d.nf4 && p->autocast;

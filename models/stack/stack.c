@@ -149,6 +149,12 @@ model_stack_attention_name (const ModelStack *s)
   return "flash";
 }
 
+gboolean
+model_stack_attention_repeats_kv (const ModelStack *s)
+{
+  return s->attention_sdpa || !s->flash_attention;
+}
+
 const char *
 model_stack_attention_label (const ModelStack *s, const HwGpuSpec *gpu, guint64 head_dim)
 {
@@ -433,7 +439,7 @@ model_stack_cost_params (const ModelStack *s)
     /* the expanded copies: always (torchtune), or before SDPA and the eager core (HF's
      * repeat_kv), not before flash-attn, Triton or FA-1 (attention = flash, triton, flash1) */
     .kv_repeat = s->framework.kv_repeat
-                 || (s->framework.kv_repeat_sdpa && (s->attention_sdpa || !s->flash_attention)),
+                 || (s->framework.kv_repeat_sdpa && model_stack_attention_repeats_kv (s)),
     .logits_kept = s->framework.logits_kept,
     .moe_grouped_mlp = s->framework.moe_grouped_mlp,
     .recompute_modules = s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE
