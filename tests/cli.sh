@@ -593,7 +593,7 @@ done
 # warn naming the key.
 tp8="$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini"
 "$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=16 --set model.num_attention_heads=24 \
-  >/dev/null 2>mesh.err; rc=$?
+  --set model.head_dim=128 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
    && grep -q "group \[parallel\], key 'tp': model key num_attention_heads = 24 is not a multiple of \[parallel\] tp = 16" mesh.err && ! test -e tp.h5
 then ok "tp: heads not divisible by tp named"; else bad "tp: heads not divisible by tp named (exit $rc)"; cat mesh.err; fi
@@ -647,7 +647,7 @@ if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
    && grep -q "key 'cp': \[training\] seq_len = 131064 is not a multiple of 2·\[parallel\] cp = 2·8 = 16" mesh.err && ! test -e cp.h5
 then ok "cp: seq_len not divisible by 2·cp named"; else bad "cp: seq_len not divisible by 2·cp named (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$cp8" -q -o cp.h5 --set parallel.cp_variant=ulysses --set model.num_attention_heads=12 \
-  --set model.num_key_value_heads=4 >/dev/null 2>mesh.err; rc=$?
+  --set model.num_key_value_heads=4 --set model.head_dim=128 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
    && grep -q "key 'cp': model key num_attention_heads = 12 is not a multiple of \[parallel\] cp = 8" mesh.err && ! test -e cp.h5
 then ok "cp: Ulysses heads not divisible by cp named"; else bad "cp: Ulysses heads not divisible by cp named (exit $rc)"; cat mesh.err; fi
@@ -1446,6 +1446,32 @@ sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
 bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
   "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
+
+# --- head_dim = hidden_size / num_attention_heads, one rule for [model] and a config.json ----
+# A [model] shape whose heads do not divide hidden_size was accepted (head_dim floored) while
+# the same config.json was refused: both refuse it now, naming the key; a given head_dim
+# lifts the rule (Qwen3-style explicit head widths).
+printf '[model]\nfamily = llama\nhidden_size = 1000\nnum_hidden_layers = 2\nnum_attention_heads = 3\nvocab_size = 1000\nmax_position_embeddings = 2048\nintermediate_size = 2048\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\n' >heads.ini
+bad_input "[model] num_attention_heads not dividing hidden_size" \
+  "heads.ini: group [model], key 'num_attention_heads': hidden_size 1000 is not a multiple of num_attention_heads 3" "give head_dim" -- heads.ini
+printf '{"model_type":"llama","hidden_size":1000,"num_hidden_layers":2,"num_attention_heads":3,"vocab_size":1000,"intermediate_size":2048,"max_position_embeddings":2048}' >heads.json
+bad_input "the same sizes in a config.json: the same rule" \
+  "group [model], key 'hf_config': " \
+  "heads.json: key 'head_dim': missing, and hidden_size 1000 is not a multiple of num_attention_heads 3" \
+  -- "$s1" --set model.hf_config=heads.json
+check "[model] heads not dividing hidden_size with head_dim given: runs" "$STEPSIM" run heads.ini -q -o hd.h5 --set model.head_dim=64
+# A config's derived head_dim follows the [model] sizes as a whole (applied one at a time,
+# 1500 / 32 heads was not whole and head_dim stayed the config's 64): the same parameter
+# count as with head_dim = 1500 / 30 = 50 given.
+sizes="--set model.hidden_size=1500 --set model.num_attention_heads=30 --set model.num_key_value_heads=10"
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q -o hd1.h5 $sizes >/dev/null 2>&1
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q -o hd2.h5 $sizes --set model.head_dim=50 >/dev/null 2>&1
+np1=$("$STEPSIM" export hd1.h5 /summary/n_params 2>/dev/null | tail -n 1)
+np2=$("$STEPSIM" export hd2.h5 /summary/n_params 2>/dev/null | tail -n 1)
+check "[model] hidden_size and heads resized together: head_dim is their quotient ($np1 = $np2)" \
+  sh -c "[ -n '$np1' ] && [ '$np1' = '$np2' ]"
 
 # --- no-effect and contradictory framework combinations ------------------------------------
 ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"

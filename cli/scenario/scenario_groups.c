@@ -108,15 +108,13 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
   return g_steal_pointer (&arch);
 }
 
-/* Sizes HF derives when a config omits them (transformers' config classes). */
+/* Sizes HF derives when a config omits them (transformers' config classes); head_dim:
+ * derive_head_dim. */
 static void
 derive_defaults (ModelArch *arch, GKeyFile *kf)
 {
   if (!g_key_file_has_key (kf, "model", "num_key_value_heads", NULL) && arch->n_kv_heads == 0)
     arch->n_kv_heads = arch->n_heads;
-  if (!g_key_file_has_key (kf, "model", "head_dim", NULL) && arch->head_dim == 0
-      && arch->n_heads > 0)
-    arch->head_dim = arch->hidden_size / arch->n_heads;
   if ((arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) && arch->intermediate_size == 0)
     arch->intermediate_size = 4 * arch->hidden_size;
 }
@@ -183,6 +181,36 @@ name_model (GKeyFile *kf, const char *hf, const char *file, ModelArch *arch)
   arch->name = name;
 }
 
+/* Whether head_dim follows hidden_size / num_attention_heads, judged before the [model] keys
+ * apply: not when [model] gives head_dim, nor when the config gave one other than that
+ * quotient (or the family takes its head widths from the config: DeepSeek's MLA). */
+static gboolean
+head_dim_derived (GKeyFile *kf, gboolean from_config, const ModelArch *a)
+{
+  if (g_key_file_has_key (kf, "model", "head_dim", NULL) || model_arch_family_deepseek (a->family))
+    return FALSE;
+  return !from_config
+         || (a->n_heads > 0 && a->hidden_size % a->n_heads == 0
+             && a->head_dim == a->hidden_size / a->n_heads);
+}
+
+/* head_dim re-derived from the sizes the [model] keys left (model_arch_derive_head_dim, the
+ * config loader's check), the error naming the [model] key that broke it. */
+static gboolean
+derive_head_dim (GKeyFile *kf, ModelArch *arch, GError **error)
+{
+  g_autoptr (GError) e = NULL;
+  if (model_arch_derive_head_dim (arch, &e))
+    return TRUE;
+  const char *key = g_key_file_has_key (kf, "model", "num_attention_heads", NULL)
+                      ? "num_attention_heads"
+                    : g_key_file_has_key (kf, "model", "hidden_size", NULL) ? "hidden_size"
+                                                                             : "hf_config";
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [model], key '%s': %s; give head_dim to set it", key, e->message);
+  return FALSE;
+}
+
 gboolean
 cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError **error)
 {
@@ -206,6 +234,7 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
     }
   else if ((arch = arch_from_family (kf, sc, error)) == NULL)
     return FALSE;
+  gboolean head_derived = head_dim_derived (kf, hf != NULL, arch);
   /* Explicit keys override the JSON fields (DESIGN §7). */
   for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
     {
@@ -219,6 +248,8 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
         return PREFIX_KEY (error, "model", *k), FALSE;
     }
   derive_defaults (arch, kf);
+  if (head_derived && !derive_head_dim (kf, arch, error))
+    return FALSE;
   if (arch->n_experts > 0 && !model_arch_family_moe (arch->family))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
