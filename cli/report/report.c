@@ -516,13 +516,19 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
       g_autofree char *chunks = fw->loss == MODEL_LOSS_CHUNKED
                                   ? g_strdup_printf (" (%u chunks)", fw->loss_chunks)
                                   : g_strdup ("");
-      g_autofree char *host = g_strdup_printf (
-        "%.3g/%.3g us", fw->host_op_time * 1e6, fw->host_backward_op_time * 1e6);
+      /* forward / backward host time per op, each with its unit ("12.84 us / 4.00 us";
+       * %g printed a 10 ms op as "1e+04/4 us") */
+      g_autofree char *fwd = sim_units_format (fw->host_op_time, SIM_DIM_TIME, 2);
+      g_autofree char *bwd = sim_units_format (fw->host_backward_op_time, SIM_DIM_TIME, 2);
+      g_autofree char *host = g_strdup_printf ("%s / %s", fwd, bwd);
       fprintf (out,
                "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s, host %s "
                "an op%s\n",
                model_framework_name (fw->kind), model_framework_loss_name (fw->loss), chunks,
-               fw->kv_repeat ? "on" : fw->kv_repeat_sdpa ? "before sdpa" : "off",
+               fw->kv_repeat ? "on"
+               : !fw->kv_repeat_sdpa ? "off"
+               : model_stack_attention_repeats_kv (s) ? "before sdpa"
+                                                      : "before sdpa (none before flash-attn)",
                fw->compile ? "on" : "off",
                model_framework_optimizer_impl_name (fw->optimizer_impl),
                model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",

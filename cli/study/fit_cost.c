@@ -253,11 +253,14 @@ fits_any (const CostCandidate *c)
   return c->status == COST_MEETS || c->status == COST_LATE;
 }
 
-/* A duration for messages: "1.61 d", or "7.5 h" / "30 min" / "45 s" below a day / an hour /
- * a minute (a 1 s deadline read "0.0167 min"). Caller frees. */
+/* A duration for messages: "1.61 d", "365 d", "36500 d" (whole days from 1000 on: %g read
+ * "3.65e+04 d"), or "7.5 h" / "30 min" / "45 s" below a day / an hour / a minute (a 1 s
+ * deadline read "0.0167 min"). Caller frees. */
 static char *
 duration (double sec)
 {
+  if (sec >= 1000 * 86400.0)
+    return g_strdup_printf ("%.0f d", sec / 86400);
   if (sec >= 86400)
     return g_strdup_printf ("%.3g d", sec / 86400);
   if (sec >= 3600)
