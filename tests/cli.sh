@@ -1505,6 +1505,17 @@ check "kv_repeat_sdpa beside kv_repeat = true: has no effect" \
 "$STEPSIM" run "$s1" -q -o kv.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.kv_repeat=true >/dev/null 2>kv.err
 check "kv_repeat on a model without grouped k/v heads (gpt2): has no effect" \
   grep -qF "key 'kv_repeat': has no effect: model 'gpt2' has as many key/value heads as query heads (12)" kv.err
+# Other keys that were ignored silently under a setting: a pipeline schedule at pp = 1, and
+# the Trainer's per-micro-batch wait with one micro-batch (hf_trainer's default: silent)
+"$STEPSIM" run "$s1" -q -o ps.h5 --set parallel.pipeline_schedule=gpipe >/dev/null 2>ps.err
+check "pipeline_schedule at pp = 1: has no effect" \
+  grep -qF "group [parallel], key 'pipeline_schedule': has no effect: pp = 1" ps.err
+"$STEPSIM" run "$s1" -q -o ps.h5 --set training.host_sync_micro_batch=true >/dev/null 2>ps.err
+"$STEPSIM" run "$s1" -q -o ps.h5 --set training.host_sync_micro_batch=true --set training.grad_accum=2 \
+  --set training.framework=hf_trainer >/dev/null 2>ps2.err
+"$STEPSIM" run "$s1" -q -o ps.h5 --set training.framework=hf_trainer >/dev/null 2>>ps2.err
+check "host_sync_micro_batch with grad_accum = 1: has no effect (GA 2, or the profile's: silent)" \
+  sh -c "grep -qF \"group [training], key 'host_sync_micro_batch': has no effect: grad_accum = 1\" ps.err && ! grep -q 'warning:' ps2.err"
 "$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
 check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"

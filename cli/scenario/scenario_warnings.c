@@ -6,6 +6,9 @@
  *   [parallel] prefetch       stage 3 gathers only (> 1 GPU or parameter offload)
  *   [parallel] reduce_dtype, algorithm   collectives only (> 1 GPU)
  *   [parallel] data_parallel  a sharded mode on one GPU without offload is the 1-GPU plan
+ *   [parallel] pipeline_schedule   pp > 1 only
+ *   [training] host_sync_micro_batch   (set true) grad_accum > 1 at pp = 1 only
+ *              (models/plan/plan.c mark_host_syncs: each micro-batch after the first)
  *   [training] grad_accum     (not "no effect": "bubble-bound") fewer micro-batches than
  *              pipeline stages under 1f1b or zb-h1 (models/parallel/pipeline_schedule.h)
  *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
@@ -117,6 +120,13 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
             "for each one only in a loop that runs them one at a time; it waits before the "
             "optimizer step alone", par->pp);
     }
+  else if (sc->stack.grad_accum <= 1 && has (kf, "training", "host_sync_micro_batch")
+           && sc->stack.framework.host_sync_micro_batch)
+    NOTE ("training", "host_sync_micro_batch", "grad_accum = 1: the host waits for each "
+          "micro-batch after the first, and one micro-batch has none; it waits before the "
+          "optimizer step alone");
+  if (par->pp <= 1 && has (kf, "parallel", "pipeline_schedule"))
+    NOTE ("parallel", "pipeline_schedule", "pp = 1: there are no pipeline stages to schedule");
   /* pipeline_schedule.h: m < p micro-batches leave each rank idle (p − 1) of (m + p − 1)
    * slots with equal stages; Megatron allows it (GPipe's order is the same then). */
   if (par->pp > 1 && par->pp_schedule != MODEL_PP_GPIPE && sc->stack.grad_accum < par->pp)
