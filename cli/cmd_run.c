@@ -138,7 +138,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
     ctx, "The framework the run uses: [training] framework = custom | hf_trainer |\n"
          "accelerate_fsdp | torchtune | torchtitan | megatron | deepspeed | nanotron sets its\n"
          "defaults (loss, loss_chunks, norm_fp32, compile, kv_repeat, kv_repeat_sdpa,\n"
-         "logits_kept, main_grad_fp32, optimizer_impl, optimizer_in_backward,\n"
+         "softmax_fp32, logits_kept, main_grad_fp32, optimizer_impl, optimizer_in_backward,\n"
          "activation_offload, host_op_time, host_backward_op_time, host_sync_micro_batch,\n"
          "DeepSpeed bucket sizes in elements), each overridable by its own\n"
          "[training] key; [training] deepspeed_config = ds.json reads a DeepSpeed config\n"

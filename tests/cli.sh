@@ -1291,11 +1291,12 @@ check "summary: the parallel line shows cp and the dp it leaves; the experts lin
 "$STEPSIM" run "$s1" -o tcp.h5 --set cluster.gpus_per_node=8 --set parallel.tp=2 --set parallel.cp=2 >tcp.out 2>&1
 check "summary: tp and cp both on the parallel line, dp = 8 / (tp · cp)" \
   grep -q '^parallel   tensor parallel tp 2 x context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 2 (ZeRO' tcp.out
-# MLA under cp: refused naming the key (not with variant advice that would not help)
-"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o cpd.h5 \
-  --set parallel.cp=2 >/dev/null 2>cpd.err; rc=$?
-check "cp = 2 with DeepSeek's MLA: exit 1, group and key named, no variant advice, no file" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'cp': cp = 2 with the Multi-head Latent Attention\" cpd.err && ! grep -q ulysses cpd.err && [ ! -e cpd.h5 ]"
+# MLA under cp (K and V heads of their own widths, models/parallel/context_parallel.h): runs,
+# the summary's parallel line shows the cp ring
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -o cpd.h5 \
+  --set parallel.cp=2 >cpd.out 2>cpd.err; rc=$?
+check "cp = 2 with DeepSeek's MLA: runs, file written, cp on the parallel line" \
+  sh -c "[ $rc -eq 0 ] && [ -s cpd.h5 ] && grep -q '^parallel   context parallel cp 2 (ring)' cpd.out"
 # the summary names the TP overlap mode
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-70b-lora-tp8-dgx-h100.ini" -o ov.h5 \
   --set parallel.tp_comm_overlap=pipelined >ov.out 2>&1
@@ -1492,13 +1493,17 @@ for a in flash triton; do
   "$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=$a \
     --set training.precision=bf16_mixed >/dev/null 2>kv.err; rc=$?
   check "kv_repeat_sdpa under attention = $a: exit 0, one warning naming group and key" \
-    sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' kv.err) -eq 1 ] && grep -qF \"group [training], key 'kv_repeat_sdpa': has no effect: it is HF's repeat_kv before PyTorch's SDPA and the eager core; attention = $a runs\" kv.err"
+    sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' kv.err) -eq 1 ] && grep -qF \"group [training], key 'kv_repeat_sdpa': has no effect: it is HF's repeat_kv before PyTorch's SDPA; attention = $a runs\" kv.err"
 done
-"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=eager >/dev/null 2>kv.err
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=sdpa \
+  --set training.precision=bf16_mixed >/dev/null 2>kv.err
 "$STEPSIM" run "$s1" -q -o kv.h5 --set training.framework=hf_trainer --set training.attention=flash \
   --set training.precision=bf16_mixed >/dev/null 2>>kv.err
-check "kv_repeat_sdpa under eager, or from hf_trainer's profile under flash: no warning" \
+check "kv_repeat_sdpa under sdpa, or from hf_trainer's profile under flash: no warning" \
   sh -c "! grep -q 'warning:' kv.err"
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat=true --set training.attention=eager >/dev/null 2>kv.err
+check "kv_repeat under eager (which expands the heads anyway): has no effect" \
+  grep -qF "key 'kv_repeat': has no effect: attention = eager expands the key/value heads" kv.err
 "$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.kv_repeat=true >/dev/null 2>kv.err
 check "kv_repeat_sdpa beside kv_repeat = true: has no effect" \
   grep -qF "key 'kv_repeat_sdpa': has no effect: kv_repeat = true expands the key/value heads before every attention kernel already" kv.err

@@ -527,8 +527,9 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
                model_framework_name (fw->kind), model_framework_loss_name (fw->loss), chunks,
                fw->kv_repeat ? "on"
                : !fw->kv_repeat_sdpa ? "off"
-               : model_stack_attention_repeats_kv (s) ? "before sdpa"
-                                                      : "before sdpa (none before flash-attn)",
+               : s->attention_sdpa ? "before sdpa"
+               : s->flash_attention ? "before sdpa (none before flash-attn)"
+                                    : "before sdpa (eager expands them anyway)",
                fw->compile ? "on" : "off",
                model_framework_optimizer_impl_name (fw->optimizer_impl),
                model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",

@@ -35,7 +35,7 @@ static const char *const training_keys[] = {
   "checkpoint_every", "recompute_modules",
   "attention",   "tf32",    "dropout",    "optimizer_foreach", "zero_grad_to_none",
   "softmax_saves_input", "loss", "loss_chunks", "norm_fp32", "compile", "kv_repeat",
-  "kv_repeat_sdpa",
+  "kv_repeat_sdpa", "softmax_fp32",
   "logits_kept", "padding", "mtp_layers",
   /* framework profiles (cli/scenario/scenario_framework.c) */
   "framework", "deepspeed_config", "main_grad_fp32", "optimizer_impl", "optimizer_in_backward",

@@ -15,7 +15,9 @@
  *   [training] norm_fp32 = true|false           RMSNorm upcasts and saves its fp32 input
  *   [training] compile = true|false             torch.compile's partitioner (op graph)
  *   [training] kv_repeat = true|false           GQA k/v expanded to the query heads
- *   [training] kv_repeat_sdpa = true|false      the same before SDPA and eager only
+ *   [training] kv_repeat_sdpa = true|false      the same before SDPA only (eager always)
+ *   [training] softmax_fp32 = true|false        the eager core's softmax in fp32, the
+ *                                               probabilities cast back (HF model code)
  *   [training] logits_kept = true|false         the training loop holds the loss's input
  *                                               logits through the backward (torchtune
  *                                               < 0.3; default false)
@@ -82,6 +84,7 @@ load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
          && get_bool (kf, "training", "compile", &f->compile, error)
          && get_bool (kf, "training", "kv_repeat", &f->kv_repeat, error)
          && get_bool (kf, "training", "kv_repeat_sdpa", &f->kv_repeat_sdpa, error)
+         && get_bool (kf, "training", "softmax_fp32", &f->softmax_fp32, error)
          && get_bool (kf, "training", "logits_kept", &f->logits_kept, error);
 }
 

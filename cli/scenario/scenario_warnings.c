@@ -16,10 +16,10 @@
  *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
  *   [training] attention = triton | flash1: the model's sliding window is not applied (the
  *              kernels have none); triton on a Volta GPU is untested
- *   [training] kv_repeat, kv_repeat_sdpa   GQA models only (n_kv_heads < n_heads);
+ *   [training] kv_repeat, kv_repeat_sdpa   GQA models only (n_kv_heads < n_heads); not
+ *              under attention = eager (its core expands the heads in every framework);
  *              kv_repeat_sdpa not beside kv_repeat = true, nor under attention = flash,
- *              triton, flash1 (the flash-attn package takes grouped heads; stack.h
- *              model_stack_attention_repeats_kv)
+ *              triton, flash1 (the flash-attn package takes grouped heads)
  *   [training] logits_kept    not with loss = fused (no whole logits; models/ops/cost_ends.c)
  *   [training] deepspeed_config   under framework = custom or megatron: applied, but those
  *              profiles' loss/norm/optimizer defaults are not DeepSpeed's; a stage >= 1 on
@@ -294,23 +294,29 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
             "full, every_k or selective_op save memory", saved, 100 * c.act_selective / c.act_saved);
     }
   /* models/stack/stack.c model_stack_cost_params, models/ops/cost.c: the expanded k/v
-   * copies exist only for grouped k/v heads; kv_repeat expands them before every kernel,
-   * kv_repeat_sdpa before SDPA and the eager core alone (a profile's default is silent) */
+   * copies exist only for grouped k/v heads; the eager core makes them in every framework,
+   * kv_repeat before every kernel, kv_repeat_sdpa before SDPA alone (a profile's default is
+   * silent) */
   const char *kv_keys[] = { "kv_repeat", "kv_repeat_sdpa" };
   for (guint i = 0; i < G_N_ELEMENTS (kv_keys); i++)
-    if (has (kf, "training", kv_keys[i]) && !model_arch_grouped_kv (sc->arch))
-      NOTE ("training", kv_keys[i], "model '%s' has as many key/value heads as query heads "
-            "(%" G_GUINT64_FORMAT "): there is nothing to expand", sc->arch->name,
-            sc->arch->n_heads);
-  if (has (kf, "training", "kv_repeat_sdpa") && model_arch_grouped_kv (sc->arch))
     {
-      if (fw->kv_repeat)
+      if (!has (kf, "training", kv_keys[i]))
+        continue;
+      if (!model_arch_grouped_kv (sc->arch))
+        NOTE ("training", kv_keys[i], "model '%s' has as many key/value heads as query heads "
+              "(%" G_GUINT64_FORMAT "): there is nothing to expand", sc->arch->name,
+              sc->arch->n_heads);
+      else if (!s->flash_attention)
+        NOTE ("training", kv_keys[i], "attention = eager expands the key/value heads to the "
+              "query heads in every framework (HF eager_attention_forward's repeat_kv, "
+              "Megatron's repeat_interleave)");
+      else if (i == 1 && fw->kv_repeat)
         NOTE ("training", "kv_repeat_sdpa", "kv_repeat = true expands the key/value heads "
               "before every attention kernel already");
-      else if (!model_stack_attention_repeats_kv (s))
-        NOTE ("training", "kv_repeat_sdpa", "it is HF's repeat_kv before PyTorch's SDPA and "
-              "the eager core; attention = %s runs the flash-attn package, which takes the "
-              "grouped key/value heads as they are (HF's flash_attention_2 path)",
+      else if (i == 1 && !s->attention_sdpa)
+        NOTE ("training", "kv_repeat_sdpa", "it is HF's repeat_kv before PyTorch's SDPA; "
+              "attention = %s runs the flash-attn package, which takes the grouped key/value "
+              "heads as they are (HF's flash_attention_2 path)",
               model_stack_attention_name (s));
     }
   if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)

@@ -422,3 +422,28 @@ model_arch_grouped_kv (const ModelArch *arch)
   g_return_val_if_fail (arch != NULL, FALSE);
   return arch->n_kv_heads < arch->n_heads;
 }
+
+gboolean
+model_arch_softmax_fp32 (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  switch (arch->family) /* no default: a new family must say */
+    {
+    case MODEL_FAMILY_LLAMA:
+    case MODEL_FAMILY_MISTRAL:
+    case MODEL_FAMILY_MIXTRAL:
+    case MODEL_FAMILY_QWEN2:
+    case MODEL_FAMILY_MPT:
+    case MODEL_FAMILY_QWEN3:
+    case MODEL_FAMILY_QWEN3_MOE:
+    case MODEL_FAMILY_QWEN2_MOE:
+    case MODEL_FAMILY_DEEPSEEK_V2:
+    case MODEL_FAMILY_DEEPSEEK_V3:
+      return TRUE;
+    case MODEL_FAMILY_GPT2:
+    case MODEL_FAMILY_BERT:
+    case MODEL_FAMILY_GPT_OSS:
+      return FALSE;
+    }
+  return FALSE;
+}

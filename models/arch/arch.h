@@ -287,6 +287,15 @@ gboolean model_arch_derive_head_dim (ModelArch *arch, GError **error);
  * n_heads), so a kv_repeat expands them (models/ops/cost.h); FALSE for multi-head attention. */
 gboolean model_arch_grouped_kv (const ModelArch *arch);
 
+/* Whether the family's HF eager attention computes softmax in fp32 and casts the
+ * probabilities back to the compute dtype: llama's eager_attention_forward
+ * (`nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`),
+ * which mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe and deepseek_v2/v3 share, and
+ * MptAttention (`softmax(attention_scores.float(), dim=-1).to(value_states.dtype)`).
+ * FALSE: GPT-2 and BERT (softmax in the scores' dtype) and gpt_oss (its sink softmax in
+ * `combined_logits.dtype`). */
+gboolean model_arch_softmax_fp32 (const ModelArch *arch);
+
 /* Sliding-window attention (attention_window.c). Query-key pairs a causal attention over a
  * sequence of `seq_len` tokens scores when each query sees at most `window` keys (itself and
  * the window − 1 before it; window 0 or ≥ seq_len: the whole causal prefix):

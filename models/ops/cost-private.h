@@ -29,6 +29,9 @@ typedef struct
                        * and torchtune write them (p->norm_fp32's profiles, not compiled):
                        * cost_norm_op, graph_layer.c rotary */
   gboolean rms;       /* the norms are RMSNorm */
+  gboolean sm_fp32;   /* the eager core upcasts the scores to fp32 for softmax and casts the
+                       * probabilities back (p->softmax_fp32, model_arch_softmax_fp32,
+                       * 16-bit, no autocast; graph_layer.c eager_attention) */
   gboolean compile;   /* torch.compile partitioner (graph.h) */
   gboolean kv_repeat; /* GQA k, v expanded to q's heads before attention (p->kv_repeat, k < a) */
   gboolean grouped;   /* MoE experts as Megatron's TEGroupedMLP (p->moe_grouped_mlp) */

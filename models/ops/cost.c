@@ -62,8 +62,11 @@
  *               input, 3·e·T·h: autocast casts activations at every op call and caches
  *               only leaf weights (PyTorch autocast_mode.cpp, cached_cast)
  *   Q, K, V     e·T·(q + 2c)  (QKᵀ 4sbh + V 2sbh when k = a)
- *   eager       softmax output e·b·a·s² (2as²b); with dropout also its 1-byte mask b·a·s²
- *               (as²b) and the dropped-out probabilities e·b·a·s² (2as²b). PyTorch <= 1.10
+ *   eager       softmax output e·b·a·s² (2as²b), 4 B under an fp32 softmax (autocast, or the
+ *               HF model code's `softmax(..., dtype=float32)`, Dims.sm_fp32) plus the e-byte
+ *               cast P·V saves (graph_layer.c eager_attention); with dropout also its
+ *               1-byte mask b·a·s² (as²b) and the dropped-out probabilities e·b·a·s²
+ *               (2as²b). PyTorch <= 1.10
  *               also keeps the softmax input, the masked scores (fp32 under autocast):
  *               its derivative formula referenced `self` (pytorch/pytorch#64000, fixed for
  *               1.11 by #65242); log_softmax likewise keeps the loss's fp32 logits
@@ -138,6 +141,8 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.norm_fp32 = p->norm_fp32 && arch->norm == MODEL_NORM_RMS && !p->autocast;
   d.eager = p->norm_fp32 && !p->compile;
   d.rms = arch->norm == MODEL_NORM_RMS;
+  d.sm_fp32 = p->softmax_fp32 && model_arch_softmax_fp32 (arch) && !p->autocast
+              && p->act_bytes < 4;
   d.compile = p->compile;
   d.kv_repeat = p->kv_repeat && model_arch_grouped_kv (arch);
   d.grouped = p->moe_grouped_mlp && arch->n_experts > 0;

@@ -122,6 +122,10 @@ typedef struct
   guint loss_chunks;       /* chunks of MODEL_COST_LOSS_CHUNKED / FUSED; 0 or 1: one */
   gboolean norm_fp32;      /* RMSNorm upcasts and saves its fp32 input (HF LlamaRMSNorm,
                             * torchtune RMSNorm); only without autocast, RMSNorm models */
+  gboolean softmax_fp32;   /* the model code's eager attention computes softmax in fp32 and
+                            * casts the probabilities back (HF LlamaAttention and the
+                            * families of model_arch_softmax_fp32); only in a 16-bit
+                            * compute dtype without autocast, which does it anyway */
   gboolean compile;        /* torch.compile's partitioner recomputes fusible point-wise
                             * intermediates (graph.h) */
   gboolean logits_kept;    /* the training loop holds the loss's input logits through the

@@ -313,12 +313,22 @@ flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   return o;
 }
 
-/* The eager core: S = Q·Kᵀ, (ALiBi), softmax, (dropout), P·V. */
+/* The eager core: S = Q·Kᵀ, (ALiBi), softmax, (dropout), P·V. The scores are in the
+ * activation dtype (autocast runs matmul in it). The softmax runs in fp32 under autocast
+ * (its fp32 list) and where the model code asks for it (d->sm_fp32: HF LlamaAttention's
+ * `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`): ATen's softmax
+ * (aten/src/ATen/native/SoftMax.cpp `softmax`) first converts its input
+ * (`input_.toType(dtype)`, a kernel reading e and writing 4 B a score; the copy lives
+ * through the softmax, beside its input), `_softmax` saves its 4-B result, and the
+ * probabilities are cast back to e B for P·V, which saves the cast (the model code's
+ * `.to(query.dtype)`, or autocast's cast of the matmul's input). */
 static guint
 eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
 {
   double T = d->T, scores = d->b * d->a * d->s * d->s, hd = d->q / d->a;
-  guint s = t_new (g, "scores", d->ea * scores, MODEL_TENSOR_GEMM, -1);
+  gboolean p32 = d->autocast || d->sm_fp32;
+  double pb = p32 ? 4 : d->e; /* B of a probability */
+  guint s = t_new (g, "scores", d->e * scores, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_scores", s, q, k, NO);
   frees (g, q, k, NO);
   selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
@@ -329,33 +339,44 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   model_graph_op_kernel (g, &kern);
   if (d->alibi) /* MptAttention: scores + position_bias, out of place */
     {
-      guint biased = t_new (g, "alibi_scores", d->ea * scores, MODEL_TENSOR_POINTWISE, -1);
+      guint biased = t_new (g, "alibi_scores", d->e * scores, MODEL_TENSOR_POINTWISE, -1);
       op1 (g, "alibi", biased, NO, NO, NO);
       frees (g, s, NO, NO);
       selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
       ew (g, "alibi", 2 * d->e * scores);
       s = biased;
     }
-  /* PyTorch <= 1.10: softmax keeps its input, the masked scores (cost.c) */
-  guint masked = d->sm_in > 0 ? core (g, d, t_new (g, "masked_scores", d->ea * scores,
+  /* PyTorch <= 1.10: softmax keeps its input, the masked scores (cost.c), which under an
+   * fp32 softmax is the upcast copy */
+  guint masked = d->sm_in > 0 ? core (g, d, t_new (g, "masked_scores", pb * scores,
                                                 MODEL_TENSOR_POINTWISE, -1))
                               : NO;
-  guint p = core (g, d, t_new (g, "softmax", d->ea * scores, MODEL_TENSOR_POINTWISE, -1));
+  guint up = NO;
+  if (p32)
+    {
+      up = masked != NO ? masked : t_new (g, "scores_fp32", 4 * scores,
+                                          MODEL_TENSOR_POINTWISE, -1);
+      op1 (g, "softmax_upcast", up, NO, NO, NO);
+      selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
+      /* backward: the fp32 gradient cast back to e (ToCopyBackward): the same bytes, 1× */
+      ew_bwd (g, "softmax_upcast", (d->e + 4) * scores, 1.0);
+    }
+  guint p = core (g, d, t_new (g, "softmax", pb * scores, MODEL_TENSOR_POINTWISE, -1));
   op1 (g, "softmax", p, masked, p, NO);
-  frees (g, s, NO, NO);
+  frees (g, s, up, NO);
   selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
   /* backward reads the output and its gradient, writes the input's: 1.5× (PyTorch
    * _softmax_backward_data, derivatives.yaml `_softmax: self: _softmax_backward_data(grad,
    * result, …)`; Megatron's fused scale_mask_softmax backward likewise reads
    * softmax_results and output_grads and writes in place, megatron/fused_kernels/
    * scaled_masked_softmax.h scaled_masked_softmax_warp_backward) */
-  ew_bwd (g, "softmax", 2 * d->e * scores, 1.5);
+  ew_bwd (g, "softmax", 2 * pb * scores, 1.5);
   guint av_in = p, last = p;
   if (d->drop > 0)
     {
       guint mask = core (g, d, t_new (g, "attn_dropout_mask", scores, MODEL_TENSOR_POINTWISE, -1));
-      /* under autocast the fp32 dropped-out P is not kept: the bmm saves its cast */
-      guint pd = core (g, d, t_new (g, "attn_dropout", d->autocast ? 0 : d->e * scores,
+      /* under an fp32 softmax the dropped-out fp32 P is not kept: the bmm saves its cast */
+      guint pd = core (g, d, t_new (g, "attn_dropout", p32 ? 0 : d->e * scores,
                                  MODEL_TENSOR_POINTWISE, -1));
       op1 (g, "attn_dropout", pd, mask, NO, NO);
       writes (g, mask, NO, NO);
@@ -367,8 +388,14 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
       ew_bwd (g, "attn_dropout", 2 * d->e * scores + scores, 1.0);
       av_in = last = pd;
     }
-  if (d->autocast)
-    av_in = core (g, d, t_new (g, "attn_av_cast", d->e * scores, MODEL_TENSOR_POINTWISE, -1));
+  if (p32)
+    {
+      av_in = core (g, d, t_new (g, "attn_av_cast", d->e * scores, MODEL_TENSOR_POINTWISE, -1));
+      op1 (g, "probs_cast", av_in, NO, NO, NO);
+      selective_op (g, d, MODEL_RECOMPUTE_CORE_ATTN);
+      /* reads 4, writes e B a probability; backward casts the gradient up (1×) */
+      ew_bwd (g, "probs_cast", (4 + d->e) * scores, 1.0);
+    }
   guint o = t_new (g, "attn_out", d->e * T * d->v_q, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_av", o, av_in, v, NO);
   frees (g, av_in, v, last != av_in ? last : NO);

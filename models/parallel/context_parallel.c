@@ -48,6 +48,8 @@ model_cp_params_init (ModelCpParams *p, const ModelArch *arch, const ModelMesh *
     .q_heads = arch->n_heads / tp,
     .kv_heads = k >= tp ? k / tp : 1, /* tensor_parallel.h: one KV head per rank when k < tp */
     .head_dim = arch->head_dim,
+    /* MLA: values of v_head_dim (arch.h ModelDeepseek); else V heads are K's */
+    .v_head_dim = arch->deepseek.mla ? arch->deepseek.v_head_dim : arch->head_dim,
     .act_bytes = act_bytes,
   };
 }
@@ -94,22 +96,9 @@ model_cp_check (const ModelArch *arch, const ModelMesh *mesh, guint n_gpus,
   if (p->cp <= 1)
     return TRUE;
   /* Experts need nothing here: a MoE layer routes the rank's own s/cp tokens over expert
-   * groups carved from the stage's dp·cp·tp ranks (mesh.h, expert_parallel.h). Multi-head
-   * Latent Attention is refused first, as the variant advice below would not help: its
-   * core attends with q·k heads of dn + dr and v heads of dv (multi_latent_attention.py),
-   * while every step, K/V chunk and workspace here has one head_dim for K and V. */
-  if (arch->deepseek.mla)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "cp = %u with the Multi-head Latent Attention of model '%s' is not "
-                   "modelled yet (its K heads are qk_nope_head_dim + qk_rope_head_dim = %"
-                   G_GUINT64_FORMAT " wide, its V heads v_head_dim = %" G_GUINT64_FORMAT
-                   ": the context-parallel K/V exchange and attention steps assume one "
-                   "head_dim for both); use cp = 1", p->cp, arch->name,
-                   arch->deepseek.qk_nope_head_dim + arch->deepseek.qk_rope_head_dim,
-                   arch->deepseek.v_head_dim);
-      return FALSE;
-    }
+   * groups carved from the stage's dp·cp·tp ranks (mesh.h, expert_parallel.h); Multi-head
+   * Latent Attention neither: its per-head K (dn + dr) and V (dv) widths are the steps'
+   * head_dim and v_head_dim. */
   guint64 chunks = p->load_balance ? 2 * (guint64) p->cp : p->cp;
   if (p->seq_len % chunks != 0)
     {
@@ -154,8 +143,8 @@ make_step (const ModelCpParams *p, guint index, guint src, guint64 tile, guint64
   ModelCpStep s = { .index = index, .kv_source = src, .tile = tile, .q_len = q_tiles * tile,
                     .kv_len = kv_tiles * tile, .heads = heads, .causal = n_diag > 0,
                     .n_full = n_full, .n_diagonal = n_diag };
-  double unit = 4.0 * (double) p->micro_batch * (double) tile * (double) tile * (double) heads
-                * (double) p->head_dim;
+  double unit = 2.0 * (double) p->micro_batch * (double) tile * (double) tile * (double) heads
+                * (double) (p->head_dim + p->v_head_dim);
   s.exec_flops = ((double) n_full + 0.5 * n_diag) * unit;
   s.flops = s.causal ? 2 * s.exec_flops : s.exec_flops;
   return s;
@@ -217,7 +206,7 @@ all_gather_steps (const ModelCpParams *p, guint rank, GArray *out)
 }
 
 /* Ulysses (and cp = 1): the whole sequence on a/cp heads, counted as the layer graph
- * counts its attention (4·b·s·s_kv·heads·d, causal halved). */
+ * counts its attention (2·b·s·s_kv·heads·(d + dv), causal halved). */
 static void
 whole_sequence_step (const ModelCpParams *p, guint rank, GArray *out)
 {
@@ -225,8 +214,8 @@ whole_sequence_step (const ModelCpParams *p, guint rank, GArray *out)
   ModelCpStep st = { .index = 0, .kv_source = rank, .tile = s, .q_len = s, .kv_len = kv,
                      .heads = p->q_heads / p->cp, .causal = p->causal,
                      .n_full = p->causal ? 0 : 1, .n_diagonal = p->causal ? 1 : 0 };
-  st.flops = 4.0 * (double) p->micro_batch * (double) s * (double) kv * (double) st.heads
-             * (double) p->head_dim;
+  st.flops = 2.0 * (double) p->micro_batch * (double) s * (double) kv * (double) st.heads
+             * (double) (p->head_dim + p->v_head_dim);
   st.exec_flops = p->causal ? st.flops / 2 : st.flops;
   g_array_append_val (out, st);
 }
@@ -260,8 +249,8 @@ double
 model_cp_kv_chunk_bytes (const ModelCpParams *p)
 {
   g_return_val_if_fail (p != NULL && p->cp >= 1, 0);
-  return 2.0 * (double) p->micro_batch * (double) (p->seq_len / p->cp) * (double) p->kv_heads
-         * (double) p->head_dim * p->act_bytes;
+  return (double) p->micro_batch * (double) (p->seq_len / p->cp) * (double) p->kv_heads
+         * (double) (p->head_dim + p->v_head_dim) * p->act_bytes;
 }
 
 /* ---- Communication ------------------------------------------------------------------- */
@@ -299,32 +288,35 @@ ring_comms (const ModelCpParams *p, ModelCpPass pass, GArray *out)
 /* TE AttnFuncWithCPAndKVAllGather: K and V gathered before the attention (again in the
  * backward, which also reduce-scatters the whole-sequence dK and dV after it). */
 static void
-all_gather_comms (double k_whole, gboolean fwd, GArray *out)
+all_gather_comms (double k_whole, double v_whole, gboolean fwd, GArray *out)
 {
   comm (out, fwd ? "K all-gather" : "K re-gather", HW_COLLECTIVE_ALL_GATHER, k_whole, -1, TRUE);
-  comm (out, fwd ? "V all-gather" : "V re-gather", HW_COLLECTIVE_ALL_GATHER, k_whole, -1, TRUE);
+  comm (out, fwd ? "V all-gather" : "V re-gather", HW_COLLECTIVE_ALL_GATHER, v_whole, -1, TRUE);
   if (fwd)
     return;
   comm (out, "dK reduce-scatter", HW_COLLECTIVE_REDUCE_SCATTER, k_whole, -1, FALSE);
-  comm (out, "dV reduce-scatter", HW_COLLECTIVE_REDUCE_SCATTER, k_whole, -1, FALSE);
+  comm (out, "dV reduce-scatter", HW_COLLECTIVE_REDUCE_SCATTER, v_whole, -1, FALSE);
 }
 
 /* deepspeed/sequence/layer.py DistributedAttention.forward: q, k, v in, the output out;
- * _SeqAllToAll.backward: the same all-to-alls of the gradients, dout first. */
+ * _SeqAllToAll.backward: the same all-to-alls of the gradients, dout first. `q_local`,
+ * `k_local`, `v_local`, `o_local`: one rank's q, k, v and output (of the values' width). */
 static void
-ulysses_comms (double q_local, double k_local, gboolean fwd, GArray *out)
+ulysses_comms (double q_local, double k_local, double v_local, double o_local, gboolean fwd,
+               GArray *out)
 {
-  comm (out, fwd ? "q all-to-all" : "dout all-to-all", HW_COLLECTIVE_ALL_TO_ALL, q_local, -1, TRUE);
+  comm (out, fwd ? "q all-to-all" : "dout all-to-all", HW_COLLECTIVE_ALL_TO_ALL,
+        fwd ? q_local : o_local, -1, TRUE);
   if (fwd)
     {
       comm (out, "k all-to-all", HW_COLLECTIVE_ALL_TO_ALL, k_local, -1, TRUE);
-      comm (out, "v all-to-all", HW_COLLECTIVE_ALL_TO_ALL, k_local, -1, TRUE);
-      comm (out, "output all-to-all", HW_COLLECTIVE_ALL_TO_ALL, q_local, -1, FALSE);
+      comm (out, "v all-to-all", HW_COLLECTIVE_ALL_TO_ALL, v_local, -1, TRUE);
+      comm (out, "output all-to-all", HW_COLLECTIVE_ALL_TO_ALL, o_local, -1, FALSE);
       return;
     }
   comm (out, "dq all-to-all", HW_COLLECTIVE_ALL_TO_ALL, q_local, -1, FALSE);
   comm (out, "dk all-to-all", HW_COLLECTIVE_ALL_TO_ALL, k_local, -1, FALSE);
-  comm (out, "dv all-to-all", HW_COLLECTIVE_ALL_TO_ALL, k_local, -1, FALSE);
+  comm (out, "dv all-to-all", HW_COLLECTIVE_ALL_TO_ALL, v_local, -1, FALSE);
 }
 
 void
@@ -333,16 +325,19 @@ model_cp_layer_comms (const ModelCpParams *p, ModelCpPass pass, GArray *out)
   g_return_if_fail (p != NULL && out != NULL);
   if (p->cp <= 1)
     return;
-  double bsd = (double) p->micro_batch * (double) p->seq_len * (double) p->head_dim;
-  double k_whole = bsd * (double) p->kv_heads * p->act_bytes;        /* b·s·k·d·e */
-  double q_local = bsd * (double) p->q_heads * p->act_bytes / p->cp; /* b·(s/cp)·a·d·e */
+  double bs = (double) p->micro_batch * (double) p->seq_len * p->act_bytes;
+  double d = (double) p->head_dim, dv = (double) p->v_head_dim;
+  double k_whole = bs * (double) p->kv_heads * d;  /* b·s·k·d·e */
+  double v_whole = bs * (double) p->kv_heads * dv; /* b·s·k·dv·e */
+  double q_local = bs * (double) p->q_heads * d / p->cp;  /* b·(s/cp)·a·d·e */
+  double o_local = bs * (double) p->q_heads * dv / p->cp; /* b·(s/cp)·a·dv·e */
   gboolean fwd = pass == MODEL_CP_FORWARD;
   if (p->variant == MODEL_CP_RING)
     ring_comms (p, pass, out);
   else if (p->variant == MODEL_CP_ALL_GATHER)
-    all_gather_comms (k_whole, fwd, out);
+    all_gather_comms (k_whole, v_whole, fwd, out);
   else
-    ulysses_comms (q_local, k_whole / p->cp, fwd, out);
+    ulysses_comms (q_local, k_whole / p->cp, v_whole / p->cp, o_local, fwd, out);
 }
 
 double
@@ -357,14 +352,14 @@ model_cp_ring_critical_path (const double *compute_s, const double *comm_s, guin
 
 /* ---- Memory -------------------------------------------------------------------------- */
 
-/* A step's partial output (e·b·q·a·d) and logsumexp (fp32 b·a·q), none for an empty step. */
+/* A step's partial output (e·b·q·a·dv) and logsumexp (fp32 b·a·q), none for an empty step. */
 static double
 step_output_bytes (const ModelCpParams *p, const ModelCpStep *s)
 {
   if (s->n_full + s->n_diagonal == 0)
     return 0;
   double bq = (double) p->micro_batch * (double) s->q_len * (double) p->q_heads;
-  return bq * (double) p->head_dim * p->act_bytes + 4 * bq;
+  return bq * (double) p->v_head_dim * p->act_bytes + 4 * bq;
 }
 
 /* A step's dq, dk, dv (the flash backward's outputs for its query and key parts). */
@@ -374,8 +369,9 @@ step_grad_bytes (const ModelCpParams *p, const ModelCpStep *s)
   if (s->n_full + s->n_diagonal == 0)
     return 0;
   double b = (double) p->micro_batch, d = (double) p->head_dim, e = p->act_bytes;
-  return b * d * e * ((double) s->q_len * (double) p->q_heads
-                      + 2.0 * (double) s->kv_len * (double) p->kv_heads);
+  double dv = (double) p->v_head_dim;
+  return b * e * ((double) s->q_len * (double) p->q_heads * d
+                  + (double) s->kv_len * (double) p->kv_heads * (d + dv));
 }
 
 double

@@ -39,17 +39,21 @@
  * diagonal last.
  *
  * Bytes, with e the activation element size, k the KV heads and a the query heads of one
- * tensor-parallel rank, d the head dimension, b the micro-batch:
- *   KV chunk (one rank's K and V, torch.cat'ed into one P2P buffer): 2·b·(s/cp)·k·d·e
+ * tensor-parallel rank, d the head dimension of q and k, dv that of v (d but under DeepSeek's
+ * Multi-head Latent Attention: q·k heads of qk_nope + qk_rope = 192, v heads of v_head_dim =
+ * 128; TE's p2p path sends MLA's K and V flattened into one buffer, context_parallel.py
+ * `enable_mla`), b the micro-batch:
+ *   KV chunk (one rank's K and V, torch.cat'ed into one P2P buffer): b·(s/cp)·k·(d + dv)·e
  *   ring forward: cp − 1 sends of one KV chunk (to rank r + 1), each beside one step
  *   ring backward: step 0 sends KV, steps 1 … cp−2 send KV and the dKV accumulated so far
  *                  (one [2, …] buffer, same dtype), step cp−1 sends dKV only: 2·(cp−1) KV
  *                  chunks in all (the i == 0 / i == cp_size − 1 branches of the backward)
- *   all_gather: forward all-gather K and all-gather V (b·s·k·d·e gathered each); backward
+ *   all_gather: forward all-gather K and all-gather V (b·s·k·d·e and b·s·k·dv·e); backward
  *               the same two again (TE saves the local K/V only and re-gathers) and a
  *               reduce-scatter each of the whole-sequence dK and dV
- *   ulysses: forward all-to-all q (b·(s/cp)·a·d·e per rank), k, v (b·(s/cp)·k·d·e), and
- *            after the attention the output (b·(s/cp)·a·d·e); backward the conjugates in
+ *   ulysses: forward all-to-all q (b·(s/cp)·a·d·e per rank), k (b·(s/cp)·k·d·e), v
+ *            (b·(s/cp)·k·dv·e), and after the attention the output (b·(s/cp)·a·dv·e);
+ *            backward the conjugates in
  *            reverse: dout, then dq, dk, dv (_SeqAllToAll.backward applies the same
  *            all-to-all with scatter and gather swapped)
  * (hardware/collective.h's size convention: the message for send/recv, the gathered size
@@ -61,7 +65,8 @@
  * once both of step i−1 are done, and one step lasts max(compute_i, comm_i):
  *   ring time = Σ_i max(compute_i, comm_i), exposed communication = Σ_i max(0, comm_i −
  *   compute_i)
- * (model_cp_ring_critical_path). Per step the compute is 2 tile-units, 8·b·c²·a·d FLOP,
+ * (model_cp_ring_critical_path). Per step the compute is 2 tile-units (a tile-unit
+ * 2·b·c²·a·(d + dv) FLOP: Q·Kᵀ over d, P·V over dv), 8·b·c²·a·d FLOP when dv = d,
  * against 4·b·c·k·d·e B of K/V: the P2P hides when the link moves the bytes faster than
  * the GPU does the FLOPs, 2·c·a/(k·e) FLOP per byte (Llama 3.1 8B at 128K and cp 8: c =
  * 8192, a/k = 4, e = 2 → 32 768 FLOP/B, so even a 25 GB/s link hides it from an 800
@@ -113,7 +118,8 @@ typedef struct
   guint64 window;         /* sliding window (keys per query), 0: none (ulysses only) */
   guint64 q_heads;        /* a: query heads of one tensor-parallel rank */
   guint64 kv_heads;       /* k: KV heads of one tensor-parallel rank */
-  guint64 head_dim;       /* d */
+  guint64 head_dim;       /* d: of a query and a key head */
+  guint64 v_head_dim;     /* dv: of a value head (MLA's v_head_dim; d otherwise) */
   double act_bytes;       /* e: B per activation element */
 } ModelCpParams;
 
@@ -128,8 +134,7 @@ void model_cp_params_init (ModelCpParams *p, const ModelArch *arch, const ModelM
 
 /* Checks a context-parallel setting: the mesh against `n_gpus` (model_mesh_validate:
  * pp·dp·cp·tp = GPUs); seq_len a multiple of 2·cp under load balancing, of cp otherwise
- * (every rank the same number of tokens); no Multi-head Latent Attention (DeepSeek: its K and
- * V head widths differ, which the steps here do not model; a mixture of experts is fine, its
+ * (every rank the same number of tokens) (a mixture of experts needs nothing more, its
  * layers routing the rank's s/cp tokens: expert_parallel.h); for ulysses the query and KV
  * heads of one tp rank multiples of cp (TE: "cp_comm_type='a2a' requires num_heads % cp_size == 0"); no sliding
  * window shorter than the sequence for ring (TE attn_forward_func_with_cp refuses it) or
@@ -181,7 +186,7 @@ guint model_cp_attention_steps (const ModelCpParams *p, guint rank, ModelCpPass 
  * (and for ulysses) every rank gets the causal total 2·b·s²·a·d / cp. */
 double model_cp_attention_flops (const ModelCpParams *p, guint rank);
 
-/* One rank's K and V chunk, the ring's P2P message: 2·b·(s/cp)·k·d·e B. */
+/* One rank's K and V chunk, the ring's P2P message: b·(s/cp)·k·(d + dv)·e B. */
 double model_cp_kv_chunk_bytes (const ModelCpParams *p);
 
 /* ---- Communication ------------------------------------------------------------------ */
@@ -216,7 +221,7 @@ double model_cp_ring_critical_path (const double *compute_s, const double *comm_
  * released when the op returns; the saved tensors are the sharded graph's):
  *   ring forward: every step's K/V buffer (TE keeps the cp P2P buffers, the first a copy
  *                 of the rank's own, in a list until the forward returns) cp·KV, plus
- *                 every step's partial output e·b·q_len·a·d and logsumexp 4·b·a·q_len
+ *                 every step's partial output e·b·q_len·a·dv and logsumexp 4·b·a·q_len
  *                 (out_per_step, softmax_lse_per_step, merged after the loop): rank cp−1's
  *                 steps all cover both query chunks, so its outputs sum to the whole
  *                 sequence's

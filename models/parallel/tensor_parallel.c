@@ -664,6 +664,7 @@ static const struct
   { "v_repeated", MODEL_TP_ACT_HEADS },
   { "scores", MODEL_TP_ACT_HEADS },
   { "masked_scores", MODEL_TP_ACT_HEADS },
+  { "scores_fp32", MODEL_TP_ACT_HEADS },
   { "softmax", MODEL_TP_ACT_HEADS },
   { "attn_dropout_mask", MODEL_TP_ACT_HEADS },
   { "attn_dropout", MODEL_TP_ACT_HEADS },

@@ -72,6 +72,8 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .kind = MODEL_FRAMEWORK_CUSTOM,
     .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+    /* the HF model code's eager attention (as hf_trainer below) */
+    .softmax_fp32 = TRUE,
   },
   [MODEL_FRAMEWORK_HF_TRAINER] = {
     .kind = MODEL_FRAMEWORK_HF_TRAINER,
@@ -99,6 +101,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * scaled_dot_product_attention, which saves the expanded copies; the eager path
      * (eager_attention_forward) the same; flash_attention_2 passes GQA to flash-attn */
     .kv_repeat_sdpa = TRUE,
+    /* transformers models/llama/modeling_llama.py eager_attention_forward (4.48; the
+     * LlamaAttention of 4.46 the same): `attn_weights = nn.functional.softmax(attn_weights,
+     * dim=-1, dtype=torch.float32).to(query.dtype)` (model_arch_softmax_fp32's families) */
+    .softmax_fp32 = TRUE,
     /* trainer.py _inner_training_loop, after each training_step: `if
      * args.logging_nan_inf_filter and (torch.isnan(tr_loss_step) or
      * torch.isinf(tr_loss_step))` (logging_nan_inf_filter = True, training_args.py): a
@@ -111,7 +117,7 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above), and
      * its attention: repeat_kv before SDPA (kv_repeat_sdpa, as hf_trainer) */
     .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE,
-    .kv_repeat_sdpa = TRUE,
+    .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
     /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
      * in the FSDP mixed-precision param dtype (no extra main_grad) */
     .compile = FALSE, .main_grad_fp32 = FALSE,
@@ -191,7 +197,7 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     /* DeepSpeed wraps the user's model: the loss, norms and attention are the model's (HF
      * code, the transformers of hf_trainer above: repeat_kv before SDPA) */
     .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
-    .kv_repeat_sdpa = TRUE,
+    .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
     .main_grad_fp32 = FALSE,
     /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"
      * on the GPU, DeepSpeedCPUAdam under ZeRO-Offload (the scenario switches to cpu_adam

@@ -62,11 +62,16 @@ typedef struct
   gboolean kv_repeat;           /* GQA keys/values expanded to the query heads before the
                                  * attention kernel, which saves the expanded copies (torchtune
                                  * modules/attention.py), whatever the kernel */
-  gboolean kv_repeat_sdpa;      /* the same before PyTorch's SDPA and the eager core only, not
-                                 * before flash-attn (HF transformers 4.46–4.48:
+  gboolean kv_repeat_sdpa;      /* the same before PyTorch's SDPA, not before flash-attn (the
+                                 * eager core expands them in every framework,
+                                 * model_stack_cost_params) (HF transformers 4.46–4.48:
                                  * LlamaSdpaAttention and sdpa_attention_forward call
                                  * repeat_kv; flash_attention_2 takes GQA as is; from 4.5x
                                  * SDPA gets enable_gqa instead) */
+  gboolean softmax_fp32;        /* the eager attention core computes softmax in fp32 and
+                                 * casts the probabilities back, as the HF model code of
+                                 * llama-like families does (model_arch_softmax_fp32); only
+                                 * in a 16-bit dtype without autocast (ModelCostParams) */
   gboolean logits_kept;         /* the training loop still holds the logits it passed to the
                                  * loss while loss.backward() runs (torchtune < 0.3: no
                                  * `del logits` before the backward, pytorch/torchtune#1235) */

@@ -149,12 +149,6 @@ model_stack_attention_name (const ModelStack *s)
   return "flash";
 }
 
-gboolean
-model_stack_attention_repeats_kv (const ModelStack *s)
-{
-  return s->attention_sdpa || !s->flash_attention;
-}
-
 const char *
 model_stack_attention_label (const ModelStack *s, const HwGpuSpec *gpu, guint64 head_dim)
 {
@@ -436,10 +430,14 @@ model_stack_cost_params (const ModelStack *s)
     .loss_chunks = s->framework.loss_chunks,
     .norm_fp32 = s->framework.norm_fp32,
     .compile = s->framework.compile,
-    /* the expanded copies: always (torchtune), or before SDPA and the eager core (HF's
-     * repeat_kv), not before flash-attn, Triton or FA-1 (attention = flash, triton, flash1) */
-    .kv_repeat = s->framework.kv_repeat
-                 || (s->framework.kv_repeat_sdpa && model_stack_attention_repeats_kv (s)),
+    .softmax_fp32 = s->framework.softmax_fp32,
+    /* the expanded copies: always (torchtune); before the eager core in every framework (its
+     * batched Q·Kᵀ needs a key per query head: HF eager_attention_forward's repeat_kv,
+     * Megatron DotProductAttention.forward's key.repeat_interleave); before SDPA with
+     * kv_repeat_sdpa (HF's repeat_kv); never before flash-attn, Triton or FA-1 (attention =
+     * flash, triton, flash1), which take GQA as is */
+    .kv_repeat = s->framework.kv_repeat || !s->flash_attention
+                 || (s->framework.kv_repeat_sdpa && s->attention_sdpa),
     .logits_kept = s->framework.logits_kept,
     .moe_grouped_mlp = s->framework.moe_grouped_mlp,
     .recompute_modules = s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE

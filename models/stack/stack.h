@@ -178,10 +178,6 @@ gboolean model_stack_checkpointing_from_string (const char *s, ModelCheckpointin
 gboolean model_stack_attention_from_string (const char *s, ModelStack *out, GError **error);
 /* The [training] attention value the stack holds ("sdpa", …): static. */
 const char *model_stack_attention_name (const ModelStack *s);
-/* Whether HF's repeat_kv runs before this attention (kv_repeat_sdpa applies): PyTorch's
- * SDPA and the eager core, not the flash-attn package (attention = flash, triton, flash1),
- * which takes the grouped k/v heads as they are (framework.h kv_repeat_sdpa). */
-gboolean model_stack_attention_repeats_kv (const ModelStack *s);
 /* The attention implementation as the run summary says it, with the kernel that runs on
  * `gpu` for heads of head_dim in the stack's compute dtype: "eager (PyTorch ops)", "PyTorch
  * SDPA (FlashAttention-2 kernel)" or "PyTorch SDPA (memory-efficient kernel)" (PyTorch's

@@ -283,6 +283,7 @@ test_op_graph_keys (void)
   CU_ASSERT_FALSE (f->compile);
   CU_ASSERT_FALSE (f->kv_repeat);
   CU_ASSERT_FALSE (f->kv_repeat_sdpa);
+  CU_ASSERT_TRUE (f->softmax_fp32);
   CU_ASSERT_FALSE (f->logits_kept);
   CU_ASSERT_FALSE (plain->stack.pad_to_longest);
   g_autoptr (CliScenario) tt = load_text (
@@ -290,7 +291,7 @@ test_op_graph_keys (void)
                             "training.norm_fp32=false", "training.compile=true",
                             "training.kv_repeat=true", "training.logits_kept=true",
                             "training.padding=longest", "training.kv_repeat_sdpa=true",
-                            NULL }, NULL, NULL);
+                            "training.softmax_fp32=false", NULL }, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (tt);
   f = &tt->stack.framework;
   CU_ASSERT_EQUAL (f->loss, MODEL_LOSS_CHUNKED);
@@ -299,6 +300,7 @@ test_op_graph_keys (void)
   CU_ASSERT_TRUE (f->compile);
   CU_ASSERT_TRUE (f->kv_repeat);
   CU_ASSERT_TRUE (f->kv_repeat_sdpa);
+  CU_ASSERT_FALSE (f->softmax_fp32);
   CU_ASSERT_TRUE (f->logits_kept);
   CU_ASSERT_TRUE (tt->stack.pad_to_longest);
   g_autoptr (CliScenario) fixed = load_text (base, (const char *[]){ "training.padding=max_length",

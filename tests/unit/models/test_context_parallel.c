@@ -472,6 +472,41 @@ test_errors (void)
 
 int main (void);
 
+/* DeepSeek-V2-Lite's Multi-head Latent Attention (shipped config: 16 heads, q·k heads of
+ * qk_nope + qk_rope = 128 + 64 = d = 192, v heads of dv = 128) at s = 4096, b = 1, e = 2,
+ * cp = 2 (k = a = 16: MLA's up projections give every head its own k and v):
+ *   KV chunk b·(s/cp)·k·(d + dv)·e = 2048·16·320·2 = 20,971,520 B (TE's p2p sends MLA's K
+ *     and V flattened into one buffer)
+ *   executed attention, causal: b·s²·a·(d + dv) = 4096²·16·320 = 85,899,345,920 FLOP (Q·Kᵀ
+ *     2·b·s²·a·d and P·V 2·b·s²·a·dv over the full square, halved), per balanced rank half
+ *     of it: 42,949,672,960, every rank the same
+ *   Ulysses forward: q b·(s/cp)·a·d·e = 2048·16·192·2 = 12,582,912, k the same, v and the
+ *     output b·(s/cp)·a·dv·e = 2048·16·128·2 = 8,388,608 each
+ * With dv = d (Llama) every figure is the former single-width one (the tests above). */
+static void
+test_mla_widths (void)
+{
+  g_autoptr (ModelArch) arch = shipped ("deepseek-v2-lite");
+  ModelMesh m = cp_mesh (2, 1);
+  ModelCpParams p;
+  model_cp_params_init (&p, arch, &m, MODEL_CP_RING, 1, 4096, 2.0);
+  CU_ASSERT_EQUAL (p.head_dim, 192);
+  CU_ASSERT_EQUAL (p.v_head_dim, 128);
+  CU_ASSERT_TRUE (model_cp_check (arch, &m, 2, &p, NULL));
+  CU_ASSERT_EQUAL (model_cp_kv_chunk_bytes (&p), 20971520.0);
+  for (guint r = 0; r < 2; r++)
+    CU_ASSERT_EQUAL (model_cp_attention_flops (&p, r), 42949672960.0);
+  ModelCpParams u;
+  model_cp_params_init (&u, arch, &m, MODEL_CP_ULYSSES, 1, 4096, 2.0);
+  g_autoptr (GArray) uf = g_array_new (FALSE, FALSE, sizeof (ModelCpComm));
+  model_cp_layer_comms (&u, MODEL_CP_FORWARD, uf);
+  CU_ASSERT_EQUAL_FATAL (uf->len, 4);
+  const double sizes[] = { 12582912.0, 12582912.0, 8388608.0, 8388608.0 };
+  for (guint i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL (g_array_index (uf, ModelCpComm, i).bytes, sizes[i]);
+  CU_ASSERT_EQUAL (model_cp_attention_flops (&u, 0), 42949672960.0);
+}
+
 int
 main (void)
 {
@@ -486,6 +521,7 @@ main (void)
     { "saved activations per cp rank", test_shard_graph },
     { "eager attention and NF4 weights under cp", test_shard_graph_eager_and_nf4 },
     { "cp checks", test_errors },
+    { "MLA: K and V of their own widths", test_mla_widths },
   };
   return STEPSIM_RUN_TESTS ("models/parallel/context_parallel", tests);
 }

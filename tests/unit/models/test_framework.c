@@ -99,6 +99,13 @@ test_profile_table (void)
       CU_ASSERT_EQUAL (fw.kv_repeat_sdpa, want[i].kind == MODEL_FRAMEWORK_HF_TRAINER
                                             || want[i].kind == MODEL_FRAMEWORK_ACCELERATE_FSDP
                                             || want[i].kind == MODEL_FRAMEWORK_DEEPSPEED);
+      /* The HF model code's eager attention computes softmax in fp32 (custom, hf_trainer,
+       * accelerate_fsdp, deepspeed); torchtune and torchtitan call SDPA, Megatron and
+       * nanotron fused softmax kernels */
+      CU_ASSERT_EQUAL (fw.softmax_fp32, want[i].kind == MODEL_FRAMEWORK_CUSTOM
+                                          || want[i].kind == MODEL_FRAMEWORK_HF_TRAINER
+                                          || want[i].kind == MODEL_FRAMEWORK_ACCELERATE_FSDP
+                                          || want[i].kind == MODEL_FRAMEWORK_DEEPSPEED);
       /* No profile's loop keeps the logits through the backward: the profiles describe
        * torchtune after pytorch/torchtune#1235 (`del logits`), and the others' loss
        * functions take the logits as locals */

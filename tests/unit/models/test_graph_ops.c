@@ -29,11 +29,20 @@ graph_op (const ModelGraph *g, const char *name)
   return NULL;
 }
 
+/* The forward FLOPs of kernel op `name`, or its bytes when `bytes`; -1 if none. */
+static double
+op_cost (const ModelGraph *g, const char *name, gboolean bytes)
+{
+  const ModelGraphOp *op = graph_op (g, name);
+  if (op == NULL || !op->launches)
+    return -1;
+  return bytes ? op->kernel.bytes : op->kernel.flops;
+}
+
 static double
 op_flops (const ModelGraph *g, const char *name)
 {
-  const ModelGraphOp *op = graph_op (g, name);
-  return op != NULL && op->launches ? op->kernel.flops : -1;
+  return op_cost (g, name, FALSE);
 }
 
 /* Llama layer, flash. GEMM FLOPs 2·M·N·K with M = T tokens:
@@ -223,7 +232,9 @@ test_llama_transient_peak (void)
  * 32,768 B live from the scores GEMM to the softmax that frees them, beside nothing else
  * unsaved (q, k, v, the LayerNorms' inputs are saved); the residual stream's transients
  * (dropout output + sum, 2·e·T·h = 16,384) are smaller: the peak is the scores, at the
- * softmax. Its own scores' bytes are fp32 (4 B) under autocast: 65,536. */
+ * softmax. Under autocast the softmax runs in fp32: ATen's softmax converts the e-byte scores
+ * to an fp32 copy, 4·16,384 = 65,536 B, which lives beside them through the softmax:
+ * 32,768 + 65,536 = 98,304. */
 static void
 test_eager_scores_peak (void)
 {
@@ -235,7 +246,43 @@ test_eager_scores_peak (void)
   CU_ASSERT_STRING_EQUAL (g_array_index (g->ops, ModelGraphOp, at).name, "attn_scores");
   p.autocast = TRUE;
   p.act_bytes = 2;
-  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.workspace, 65536);
+  CU_ASSERT_EQUAL (model_cost_layer (&arch, &p).fwd.workspace, 98304);
+}
+
+/* HF's eager LlamaAttention in bf16 without autocast (softmax_fp32): `softmax(S, dtype=
+ * float32).to(query.dtype)`. small_llama, b 2, s 32: scores b·a·s² = 2·4·32² = 8,192.
+ *   saved: _softmax's fp32 result 4·8,192 = 32,768 and the bf16 cast P·V saves
+ *          2·8,192 = 16,384, where a bf16 softmax saves its e-byte result 16,384:
+ *          +32,768 B a layer (4 B a score)
+ *   kernels: the upcast reads e and writes 4: 6·8,192 = 49,152; the softmax reads and
+ *          writes fp32: 8·8,192 = 65,536 (bf16: 4·8,192 = 32,768); the cast back 49,152
+ * No effect on GPT-2's code (softmax in the scores' dtype), nor in fp32 (the upcast is the
+ * identity). */
+static void
+test_eager_softmax_fp32 (void)
+{
+  const double scores = 2.0 * 4 * 32 * 32;
+  ModelArch llama = small_llama (), gpt = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 32, FALSE, 0);
+  double off = model_cost_layer (&llama, &p).act_saved;
+  g_autoptr (ModelGraph) g0 = model_cost_layer_graph (&llama, &p);
+  CU_ASSERT_EQUAL (op_cost (g0, "softmax", TRUE), 2 * E * scores);
+  for (guint j = 0; j < g0->ops->len; j++) /* no upcast, no cast back */
+    CU_ASSERT_FALSE (g_str_has_suffix (g_array_index (g0->ops, ModelGraphOp, j).name, "cast"));
+  p.softmax_fp32 = TRUE;
+  CU_ASSERT_EQUAL (model_cost_layer (&llama, &p).act_saved - off, 4 * scores);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (&llama, &p);
+  CU_ASSERT_EQUAL (op_cost (g, "softmax_upcast", TRUE), (E + 4) * scores);
+  CU_ASSERT_EQUAL (op_cost (g, "softmax", TRUE), 8 * scores);
+  CU_ASSERT_EQUAL (op_cost (g, "probs_cast", TRUE), (4 + E) * scores);
+  ModelCostParams pg = params (2, 32, FALSE, 0);
+  double gpt_off = model_cost_layer (&gpt, &pg).act_saved;
+  pg.softmax_fp32 = TRUE;
+  CU_ASSERT_EQUAL (model_cost_layer (&gpt, &pg).act_saved, gpt_off);
+  p.act_bytes = p.weight_bytes = 4;
+  double fp32_on = model_cost_layer (&llama, &p).act_saved;
+  p.softmax_fp32 = FALSE;
+  CU_ASSERT_EQUAL (model_cost_layer (&llama, &p).act_saved, fp32_on);
 }
 
 static const StepsimTest tests[] = {
@@ -245,6 +292,7 @@ static const StepsimTest tests[] = {
   { "frees: liveness of a hand-made graph", test_frees_synthetic },
   { "Llama layer: transient peak from frees", test_llama_transient_peak },
   { "eager attention: the scores are the transient peak", test_eager_scores_peak },
+  { "eager attention: HF's fp32 softmax saves 4 B a score more", test_eager_softmax_fp32 },
 };
 
 int

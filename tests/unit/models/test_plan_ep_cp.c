@@ -250,8 +250,7 @@ test_mixtral_cp_runs (void)
 /* Bad input still names its group and key: ep 8 not dividing the dp·cp·tp = 4 ranks of 4
  * GPUs at cp 2 (the expert carving is [parallel] ep's, even though cp's check meets the
  * mesh first); s = 1026 not a multiple of 2·cp = 4 ([parallel] cp, causal load balancing);
- * DeepSeek's Multi-head Latent Attention under cp (K heads dn + dr, V heads dv: not
- * modelled, [parallel] cp); ep 3 not dividing the 8 experts; ep 4 at cp 2 under
+ * ep 3 not dividing the 8 experts; ep 4 at cp 2 under
  * tp-cp-ep-pp-dp with pp 2 (Megatron asserts etp·ep = cp·tp there: [parallel] order). */
 static void
 test_refusals (void)
@@ -272,10 +271,30 @@ test_refusals (void)
   par.order = MODEL_MESH_ORDER_TP_CP_EP_PP_DP;
   st.grad_accum = 2;
   expect_refusal (a, &st, &par, "group [parallel], key 'order'", "ep × etp = cp × tp");
-  st.grad_accum = 1;
-  g_autoptr (ModelArch) ds = shipped ("deepseek-v2-lite");
-  par = moe_par (8, 2, 8);
-  expect_refusal (ds, &st, &par, "group [parallel], key 'cp'", "Multi-head Latent Attention");
+}
+
+/* DeepSeek-V2-Lite (MLA: q·k heads of 192, v heads of 128; 64 experts) cut to 2 layers, cp 2
+ * × ep 4 on one DGX H100, s = 4096: replayed end to end, and as for Mixtral above rank 0's
+ * compute FLOPs lie between cp 1's at s = 2048 (equal GEMMs, a quarter of the causal
+ * attention square) and cp 1's at s = 4096. */
+static void
+test_mla_cp_runs (void)
+{
+  g_autoptr (ModelArch) a = shipped ("deepseek-v2-lite");
+  a->n_layers = 2;
+  ModelStack s4 = bf16_stack (4096), s2 = bf16_stack (2048);
+  ModelParallel cp2 = moe_par (8, 2, 4), cp1 = moe_par (8, 1, 4);
+  g_autoptr (ModelPlan) p = plan_or_fail (a, &s4, &cp2);
+  g_autoptr (ModelPlan) half = plan_or_fail (a, &s2, &cp1);
+  g_autoptr (ModelPlan) whole = plan_or_fail (a, &s4, &cp1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (half);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (whole);
+  double step, s_half, s_whole;
+  double f = replay_flops (p, &step);
+  double f_half = replay_flops (half, &s_half), f_whole = replay_flops (whole, &s_whole);
+  CU_ASSERT (isfinite (step) && step > 0);
+  CU_ASSERT (f > f_half && f < f_whole);
 }
 
 int
@@ -290,6 +309,7 @@ main (void)
     { "cp 2: a MoE layer's saved activations = cp 1's with half the sequence",
       test_activations_per_cp_rank },
     { "Mixtral cp 2 × ep 4 replays end to end", test_mixtral_cp_runs },
+    { "DeepSeek-V2-Lite (MLA) cp 2 × ep 4 replays end to end", test_mla_cp_runs },
     { "bad cp / ep settings with experts name group and key", test_refusals },
   };
   return STEPSIM_RUN_TESTS ("models/plan/plan_ep_cp", tests);

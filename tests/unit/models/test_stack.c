@@ -17,9 +17,11 @@ stack (ModelPrecision p, ModelOptimizer o)
   return s;
 }
 
-/* The cost model's kv_repeat: always with kv_repeat (torchtune); with kv_repeat_sdpa (HF
- * transformers 4.46–4.48's repeat_kv) under attention = sdpa and eager, not flash-attn's
- * (attention = flash, triton, flash1), which takes GQA as is. */
+/* The cost model's kv_repeat: always with kv_repeat (torchtune); always under attention =
+ * eager (HF eager_attention_forward's repeat_kv, Megatron DotProductAttention's
+ * repeat_interleave, whatever the profile); with kv_repeat_sdpa (HF transformers
+ * 4.46–4.48's repeat_kv) under attention = sdpa; never before flash-attn's kernels
+ * (attention = flash, triton, flash1), which take GQA as is. */
 static void
 test_kv_repeat_by_attention (void)
 {
@@ -36,6 +38,10 @@ test_kv_repeat_by_attention (void)
   model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_CUSTOM);
   s.attention_sdpa = TRUE; /* newer HF: enable_gqa */
   CU_ASSERT_FALSE (model_stack_cost_params (&s).kv_repeat);
+  s.flash_attention = FALSE, s.attention_sdpa = FALSE; /* eager: repeat_kv in any version */
+  CU_ASSERT_TRUE (model_stack_cost_params (&s).kv_repeat);
+  model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_MEGATRON);
+  CU_ASSERT_TRUE (model_stack_cost_params (&s).kv_repeat); /* repeat_interleave */
 }
 
 /* fp32 AdamW: weights 4 + gradients 4 + m 4 + v 4 = 16 B/param (published.md S2:
