@@ -91,19 +91,18 @@ model_stack_checkpointing_from_string (const char *s, ModelCheckpointing *out, G
   return TRUE;
 }
 
-/* [training] attention: flash | sdpa | eager | triton | flash1. `eager` is the PyTorch ops
- * (matmul, softmax, matmul: HF attn_implementation="eager"); `flash` is the flash-attn 2
- * package itself (HF "flash_attention_2"). `sdpa` is
- * torch.nn.functional.scaled_dot_product_attention (HF attn_implementation="sdpa"): PyTorch
- * dispatches, in priority order, to FlashAttention-2 (fp16/bf16 inputs, sm80 or newer,
- * head_dim ≤ 256 and a multiple of 8, no explicit mask), else the memory-efficient kernel
- * (xFormers' cutlass kernel: fp32 too, sm50 or newer), else the math fallback
- * (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp: select_sdp_backend, can_use_flash_attention, can_use_mem_efficient_attention). The causal
- * LM training stepsim models passes is_causal without a mask, and every supported head_dim
- * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
- * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
- * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
- * flash cost model approximates).
+/* [training] attention: flash | sdpa | eager | triton | flash1. `eager` is the PyTorch ops (matmul,
+ * softmax, matmul: HF attn_implementation="eager"); `flash` is the flash-attn 2 package itself (HF
+ * "flash_attention_2"). `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
+ * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
+ * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask), else the
+ * memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else the math
+ * fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp: select_sdp_backend,
+ * can_use_flash_attention, can_use_mem_efficient_attention). The causal LM training stepsim models
+ * passes is_causal without a mask, and every supported head_dim meets the alignment, so a fused
+ * kernel runs: neither materialises the s × s scores and both recompute them in the backward.
+ * stepsim models sdpa as flash (memory exact for both kernels; for fp32 or pre-sm80 GPUs the
+ * memory-efficient kernel runs, whose time the flash cost model approximates).
  * `triton` and `flash1` are FlashAttention too (same memory) but another kernel's speed
  * (hardware/kernel.h HwAttnKernel): FlashAttention's Triton kernel (flash_attn_triton.py,
  * llm-foundry's `attn_impl: triton`) and flash-attn 1.x's CUDA kernel. */
