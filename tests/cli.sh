@@ -593,7 +593,7 @@ done
 # warn naming the key.
 tp8="$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini"
 "$STEPSIM" run "$tp8" -q -o tp.h5 --set parallel.tp=16 --set model.num_attention_heads=24 \
-  >/dev/null 2>mesh.err; rc=$?
+  --set model.head_dim=128 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
    && grep -q "group \[parallel\], key 'tp': model key num_attention_heads = 24 is not a multiple of \[parallel\] tp = 16" mesh.err && ! test -e tp.h5
 then ok "tp: heads not divisible by tp named"; else bad "tp: heads not divisible by tp named (exit $rc)"; cat mesh.err; fi
@@ -647,7 +647,7 @@ if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
    && grep -q "key 'cp': \[training\] seq_len = 131064 is not a multiple of 2·\[parallel\] cp = 2·8 = 16" mesh.err && ! test -e cp.h5
 then ok "cp: seq_len not divisible by 2·cp named"; else bad "cp: seq_len not divisible by 2·cp named (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$cp8" -q -o cp.h5 --set parallel.cp_variant=ulysses --set model.num_attention_heads=12 \
-  --set model.num_key_value_heads=4 >/dev/null 2>mesh.err; rc=$?
+  --set model.num_key_value_heads=4 --set model.head_dim=128 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] \
    && grep -q "key 'cp': model key num_attention_heads = 12 is not a multiple of \[parallel\] cp = 8" mesh.err && ! test -e cp.h5
 then ok "cp: Ulysses heads not divisible by cp named"; else bad "cp: Ulysses heads not divisible by cp named (exit $rc)"; cat mesh.err; fi
@@ -1069,11 +1069,23 @@ check "compare: an empty variation is a usage error (exit 2) naming it" sh -c "[
 check "compare: a malformed one-setting variation is named once (exit 2)" sh -c "[ $rc -eq 2 ] && [ \$(grep -o 'training.micro_batch' cmpone.err | wc -l) -eq 1 ] && grep -q 'expected group.key=value' cmpone.err"
 
 # FA-2 needs sm80+: on a V100 the fused attention is SDPA's memory-efficient kernel, and the
-# summary says so (hardware/kernel.h hw_kernel_has_flash2); an sm80+ GPU keeps "flash".
+# summary says so (hardware/kernel.h hw_kernel_has_flash2); on an sm80+ GPU SDPA picks FA-2.
 "$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 >fa.out 2>&1
-check "summary: attention on a V100 is sdpa's memory-efficient kernel, not flash" sh -c "grep -q ', sdpa (memory-efficient kernel) attention$' fa.out && ! grep -q 'flash attention' fa.out"
+check "summary: attention on a V100 is sdpa's memory-efficient kernel, not flash" sh -c "grep -q ', attention PyTorch SDPA (memory-efficient kernel)$' fa.out && ! grep -q 'FlashAttention-2' fa.out"
 "$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -o fa.h5 --set cluster.gpu=A100-80GB-SXM >fa.out 2>&1
-check "summary: attention on an A100 is flash" grep -q ', flash attention$' fa.out
+check "summary: attention on an A100 is SDPA's FA-2 kernel" grep -q ', attention PyTorch SDPA (FlashAttention-2 kernel)$' fa.out
+# SDPA, the flash-attn package and eager are told apart (SDPA running FA-2 printed "flash"
+# as flash-attn did), in the summary and in /summary's attention
+for case in "sdpa|PyTorch SDPA (FlashAttention-2 kernel)" "flash|flash-attn 2" \
+            "eager|eager (PyTorch ops)" "triton|flash-attn (Triton kernel)" "flash1|flash-attn 1"; do
+  a=${case%%|*}; want=${case#*|}
+  "$STEPSIM" run "$s1" -o at.h5 --set training.precision=bf16_mixed \
+    --set training.attention=$a >at.out 2>&1
+  if grep -qF ", attention $want" at.out && [ "$(grep -c "attention $want" at.out)" -eq 1 ] \
+     && "$STEPSIM" export at.h5 /summary 2>/dev/null | grep -q "^attention	$a	\$"; then
+    ok "summary: attention = $a reads '$want', /summary attention $a"
+  else bad "summary: attention = $a reads '$want', /summary attention $a"; grep '^training' at.out; fi
+done
 # A V100 has no TF32 tensor cores: the error names the key at fault, tf32, not precision.
 "$STEPSIM" run "$s1" -o tf.h5 -q --set cluster.gpu=V100-16GB-SXM2 --set training.tf32=true >/dev/null 2>tf.err; rc=$?
 check "tf32 on a V100: exit 1 naming key 'tf32'" sh -c "[ $rc -eq 1 ] && grep -q \"key 'tf32': V100-16GB-SXM2 has no TF32\" tf.err && test ! -e tf.h5"
@@ -1189,7 +1201,13 @@ check "export of a missing object of a replayed rank: 'no such object', not the 
 check "plot memory without --rank draws the peak rank (as run --plot)" \
   sh -c "'$STEPSIM' plot memory dsv3.h5 -o dsv3.svg && grep -q 'memory of rank 32' dsv3.svg"
 check "a dense run prints no expert lines" sh -c "! '$STEPSIM' run '$s1' -o dense.h5 | grep -q 'all-to-all\|expert load\|active a token'"
-check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -q '^framework  deepspeed: loss upcast_shift, kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 12.8/4 us an op'"
+check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -qF 'framework  deepspeed: loss upcast_shift, kv_repeat before sdpa (none before flash-attn), compile off, optimizer fused, DeepSpeed buckets, host 12.84 us / 4.00 us an op'"
+# The host time per op is printed with its own unit each (a 10 ms op read "1e+04/4 us"), and
+# kv_repeat before sdpa says whether it runs (the scenario's attention is flash-attn 2)
+"$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -o dsfw.h5 --set training.host_op_time=10ms \
+  --set training.attention=sdpa >dsfw.out 2>&1
+check "framework line: host 10.00 ms / 4.00 us an op; kv_repeat before sdpa under sdpa" \
+  grep -qF ', kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 10.00 ms / 4.00 us an op' dsfw.out
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
 
 # --- plots from a fixture (smoke) --------------------------------------------------------------
@@ -1331,7 +1349,7 @@ bad_input "attention = flash with head_dim > 256" "group [training], key 'attent
 "$STEPSIM" run "$s1" -o sdpa.h5 --set training.attention=sdpa --set training.precision=bf16_mixed \
   --set model.head_dim=512 >sdpa.out 2>&1; rc=$?
 check "attention = sdpa with head_dim > 256: the memory-efficient kernel, exit 0" \
-  sh -c "[ $rc -eq 0 ] && grep -q ', sdpa (memory-efficient kernel) attention$' sdpa.out"
+  sh -c "[ $rc -eq 0 ] && grep -q ', attention PyTorch SDPA (memory-efficient kernel)$' sdpa.out"
 "$STEPSIM" run "$s1" -q -o sw.h5 --set training.attention=triton --set training.precision=bf16_mixed \
   --set model.hf_config=mistral-7b-v0.1 --set training.seq_len=8192 --set cluster.gpu=H200-SXM >/dev/null 2>sw.err; rc=$?
 check "attention = triton with a sliding window: a warning naming the key, exit 0" \
@@ -1436,6 +1454,32 @@ bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is 
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
   "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
 
+# --- head_dim = hidden_size / num_attention_heads, one rule for [model] and a config.json ----
+# A [model] shape whose heads do not divide hidden_size was accepted (head_dim floored) while
+# the same config.json was refused: both refuse it now, naming the key; a given head_dim
+# lifts the rule (Qwen3-style explicit head widths).
+printf '[model]\nfamily = llama\nhidden_size = 1000\nnum_hidden_layers = 2\nnum_attention_heads = 3\nvocab_size = 1000\nmax_position_embeddings = 2048\nintermediate_size = 2048\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 1024\nprecision = bf16_mixed\n' >heads.ini
+bad_input "[model] num_attention_heads not dividing hidden_size" \
+  "heads.ini: group [model], key 'num_attention_heads': hidden_size 1000 is not a multiple of num_attention_heads 3" "give head_dim" -- heads.ini
+printf '{"model_type":"llama","hidden_size":1000,"num_hidden_layers":2,"num_attention_heads":3,"vocab_size":1000,"intermediate_size":2048,"max_position_embeddings":2048}' >heads.json
+bad_input "the same sizes in a config.json: the same rule" \
+  "group [model], key 'hf_config': " \
+  "heads.json: key 'head_dim': missing, and hidden_size 1000 is not a multiple of num_attention_heads 3" \
+  -- "$s1" --set model.hf_config=heads.json
+check "[model] heads not dividing hidden_size with head_dim given: runs" "$STEPSIM" run heads.ini -q -o hd.h5 --set model.head_dim=64
+# A config's derived head_dim follows the [model] sizes as a whole (applied one at a time,
+# 1500 / 32 heads was not whole and head_dim stayed the config's 64): the same parameter
+# count as with head_dim = 1500 / 30 = 50 given.
+sizes="--set model.hidden_size=1500 --set model.num_attention_heads=30 --set model.num_key_value_heads=10"
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q -o hd1.h5 $sizes >/dev/null 2>&1
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q -o hd2.h5 $sizes --set model.head_dim=50 >/dev/null 2>&1
+np1=$("$STEPSIM" export hd1.h5 /summary/n_params 2>/dev/null | tail -n 1)
+np2=$("$STEPSIM" export hd2.h5 /summary/n_params 2>/dev/null | tail -n 1)
+check "[model] hidden_size and heads resized together: head_dim is their quotient ($np1 = $np2)" \
+  sh -c "[ -n '$np1' ] && [ '$np1' = '$np2' ]"
+
 # --- no-effect and contradictory framework combinations ------------------------------------
 ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"
 bad_input "deepspeed_config with framework = torchtune" "group [training], key 'deepspeed_config': given with key 'framework' = torchtune" \
@@ -1443,6 +1487,40 @@ bad_input "deepspeed_config with framework = torchtune" "group [training], key '
 "$STEPSIM" run "$s1" -q -o lk.h5 --set training.logits_kept=true --set training.loss=fused >/dev/null 2>lk.err; rc=$?
 check "logits_kept with loss = fused: exit 0, one warning naming file, group and key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' lk.err) -eq 1 ] && grep -qF \"s1-llama-3.2-1b-fp32.ini (with --set training.logits_kept=true, --set training.loss=fused): group [training], key 'logits_kept': has no effect: loss = fused\" lk.err"
+# kv_repeat_sdpa is HF's repeat_kv before SDPA and the eager core: set under the flash-attn
+# package it has no effect (it was ignored silently); from a profile it is silent
+for a in flash triton; do
+  "$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=$a \
+    --set training.precision=bf16_mixed >/dev/null 2>kv.err; rc=$?
+  check "kv_repeat_sdpa under attention = $a: exit 0, one warning naming group and key" \
+    sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' kv.err) -eq 1 ] && grep -qF \"group [training], key 'kv_repeat_sdpa': has no effect: it is HF's repeat_kv before PyTorch's SDPA; attention = $a runs\" kv.err"
+done
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.attention=sdpa \
+  --set training.precision=bf16_mixed >/dev/null 2>kv.err
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.framework=hf_trainer --set training.attention=flash \
+  --set training.precision=bf16_mixed >/dev/null 2>>kv.err
+check "kv_repeat_sdpa under sdpa, or from hf_trainer's profile under flash: no warning" \
+  sh -c "! grep -q 'warning:' kv.err"
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat=true --set training.attention=eager >/dev/null 2>kv.err
+check "kv_repeat under eager (which expands the heads anyway): has no effect" \
+  grep -qF "key 'kv_repeat': has no effect: attention = eager expands the key/value heads" kv.err
+"$STEPSIM" run "$s1" -q -o kv.h5 --set training.kv_repeat_sdpa=true --set training.kv_repeat=true >/dev/null 2>kv.err
+check "kv_repeat_sdpa beside kv_repeat = true: has no effect" \
+  grep -qF "key 'kv_repeat_sdpa': has no effect: kv_repeat = true expands the key/value heads before every attention kernel already" kv.err
+"$STEPSIM" run "$s1" -q -o kv.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.kv_repeat=true >/dev/null 2>kv.err
+check "kv_repeat on a model without grouped k/v heads (gpt2): has no effect" \
+  grep -qF "key 'kv_repeat': has no effect: model 'gpt2' has as many key/value heads as query heads (12)" kv.err
+# Other keys that were ignored silently under a setting: a pipeline schedule at pp = 1, and
+# the Trainer's per-micro-batch wait with one micro-batch (hf_trainer's default: silent)
+"$STEPSIM" run "$s1" -q -o ps.h5 --set parallel.pipeline_schedule=gpipe >/dev/null 2>ps.err
+check "pipeline_schedule at pp = 1: has no effect" \
+  grep -qF "group [parallel], key 'pipeline_schedule': has no effect: pp = 1" ps.err
+"$STEPSIM" run "$s1" -q -o ps.h5 --set training.host_sync_micro_batch=true >/dev/null 2>ps.err
+"$STEPSIM" run "$s1" -q -o ps.h5 --set training.host_sync_micro_batch=true --set training.grad_accum=2 \
+  --set training.framework=hf_trainer >/dev/null 2>ps2.err
+"$STEPSIM" run "$s1" -q -o ps.h5 --set training.framework=hf_trainer >/dev/null 2>>ps2.err
+check "host_sync_micro_batch with grad_accum = 1: has no effect (GA 2, or the profile's: silent)" \
+  sh -c "grep -qF \"group [training], key 'host_sync_micro_batch': has no effect: grad_accum = 1\" ps.err && ! grep -q 'warning:' ps2.err"
 "$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
 check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"

@@ -91,10 +91,39 @@ check "fit --for cost: an OOM candidate gives the need and the shortfall, as run
   sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
+# whole counts and durations are printed as digits, not %g ("4.883e+05 steps", "3.65e+04 d")
+check "run: the training run's steps are a whole number" \
+  grep -Eq '^  tokens +1e\+09  \([0-9]+ steps of [0-9]+ tokens\)$' small.out
+"$STEPSIM" fit small.ini --for cost --deadline 36500d --gpus H100-SXM --max-gpus 1 --set plan.tokens=1e18 >late100y.out 2>&1
+check "fit --for cost: a 36500 d deadline is echoed as 36500 d" \
+  grep -q '^answer: no plan meets the deadline of 36500 d$' late100y.out
 # a deadline below a minute is echoed in seconds (1s read "0.0167 min")
 "$STEPSIM" fit small.ini --for cost --deadline 1s --gpus H100-SXM --max-gpus 1 >late1s.out 2>&1
 check "fit --for cost: a 1 s deadline is echoed as 1 s" \
   sh -c "grep -q '^answer: no plan meets the deadline of 1 s\$' late1s.out && grep -q '> 1 s\$' late1s.out"
+# Cost is not monotone in the GPU count, so every count is tried. Priced per node
+# (node_hour), 1 to 8 GPUs of one DGX A100 all pay for the whole node: cost(n) = node_hour x
+# time(n), which falls as n GPUs share the tokens, so one GPU (the smallest count that meets
+# the deadline, where a search assuming GPU-hours grow with the count stops) costs about 8x
+# the full node. Oracle: `run` at each allowed count (1, 2, 4, 8, 16) of the scenario as
+# given; the answer (which may use another stack) costs at most the cheapest of them.
+sed -e 's|^gpu_hour = 2 USD/h$|node_hour = 20 USD/h|' -e '/^gpu_hour.H100-SXM/d' small.ini >nodeprice.ini
+best=""
+for n in 1 2 4 8 16; do
+  g=$n; [ "$g" -gt 8 ] && g=8
+  "$STEPSIM" run nodeprice.ini -q -o np$n.h5 --set cluster.gpus_per_node=$g \
+    --set cluster.nodes=$((n / g)) >/dev/null 2>&1
+  c=$("$STEPSIM" export np$n.h5 /summary 2>/dev/null | awk -F'\t' '$1 == "train_cost" { print $2 }')
+  best=$(awk -v b="${best:-inf}" -v c="${c:-inf}" 'BEGIN { print (c + 0 < b + 0 ? c : b) }')
+done
+"$STEPSIM" fit nodeprice.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 16 >np.out 2>&1
+got=$(sed -n 's/^answer: cheapest plan that meets 30 d = .*, \([0-9.]*\) USD$/\1/p' np.out)
+check "fit --for cost: every count is tried (node_hour: the full node beats 1 GPU; $got <= $best USD)" \
+  awk -v g="${got:-inf}" -v b="${best:-0}" 'BEGIN { exit !(b > 0 && g + 0 <= b + 0.5) }'
+# A node that is not a power of two GPUs: a GB200 NVL72 rack is tried whole (72 GPUs).
+"$STEPSIM" fit small.ini --for cost --deadline 30d --gpus GB200 --max-gpus 144 >nvl.out 2>&1
+check "fit --for cost: a 72-GPU rack is a count (x72, x144), not only powers of two" \
+  sh -c "grep -q ' GB200 x72, as given ' nvl.out && grep -q ' GB200 x144, as given ' nvl.out"
 for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0" \
             "--deadline 30d --gpus A100-80GB-SXM,H100-SXM,a100-80gb-sxm"; do
   # shellcheck disable=SC2086

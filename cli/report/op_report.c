@@ -38,7 +38,7 @@ rate (double amount, double seconds, const char *unit)
   double v = amount / seconds;
   static const char *const prefix[] = { "", "k", "M", "G", "T", "P" };
   guint p = 0;
-  while (v >= 1000 && p + 1 < G_N_ELEMENTS (prefix))
+  while (v >= 999.5 && p + 1 < G_N_ELEMENTS (prefix)) /* 999.7 G: "1 T", not "1e+03 G" */
     {
       v /= 1000;
       p++;

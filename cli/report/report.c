@@ -472,17 +472,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
     }
   fprintf (out,
            "training   micro-batch %" G_GUINT64_FORMAT " x seq %" G_GUINT64_FORMAT
-           ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, %s attention\n",
+           ", GA %" G_GUINT64_FORMAT ", %s, %s, checkpointing %s, attention %s\n",
            s->micro_batch, s->seq_len, s->grad_accum, model_stack_precision_name (s->precision),
            model_stack_optimizer_name (s->optimizer), ckpt,
-           !s->flash_attention                     ? "eager"
-           : s->attention_sdpa && !hw_kernel_attn_supported (HW_ATTN_FA2, sc->node.gpu,
-                                                             a->head_dim,
-                                                             model_stack_compute_dtype (s), NULL)
-             ? "sdpa (memory-efficient kernel)"
-           : s->attention_kernel == HW_ATTN_TRITON ? "flash (Triton kernel)"
-           : s->attention_kernel == HW_ATTN_FA1    ? "flash (FlashAttention-1)"
-                                                   : "flash");
+           model_stack_attention_label (s, sc->node.gpu, a->head_dim));
   if (s->mtp_layers > 0) /* [training] mtp_layers: their parameters beside the main count */
     {
       ModelArch one = *a;
@@ -523,13 +516,20 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
       g_autofree char *chunks = fw->loss == MODEL_LOSS_CHUNKED
                                   ? g_strdup_printf (" (%u chunks)", fw->loss_chunks)
                                   : g_strdup ("");
-      g_autofree char *host = g_strdup_printf (
-        "%.3g/%.3g us", fw->host_op_time * 1e6, fw->host_backward_op_time * 1e6);
+      /* forward / backward host time per op, each with its unit ("12.84 us / 4.00 us";
+       * %g printed a 10 ms op as "1e+04/4 us") */
+      g_autofree char *fwd = sim_units_format (fw->host_op_time, SIM_DIM_TIME, 2);
+      g_autofree char *bwd = sim_units_format (fw->host_backward_op_time, SIM_DIM_TIME, 2);
+      g_autofree char *host = g_strdup_printf ("%s / %s", fwd, bwd);
       fprintf (out,
                "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s, host %s "
                "an op%s\n",
                model_framework_name (fw->kind), model_framework_loss_name (fw->loss), chunks,
-               fw->kv_repeat ? "on" : fw->kv_repeat_sdpa ? "before sdpa" : "off",
+               fw->kv_repeat ? "on"
+               : !fw->kv_repeat_sdpa ? "off"
+               : s->attention_sdpa ? "before sdpa"
+               : s->flash_attention ? "before sdpa (none before flash-attn)"
+                                    : "before sdpa (eager expands them anyway)",
                fw->compile ? "on" : "off",
                model_framework_optimizer_impl_name (fw->optimizer_impl),
                model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",
@@ -640,6 +640,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_text (rec, "data_parallel", model_parallel_mode_name (sc->par.mode));
   sim_recorder_summary_text (rec, "framework", model_framework_name (sc->stack.framework.kind));
   sim_recorder_summary_text (rec, "loss", model_framework_loss_name (sc->stack.framework.loss));
+  sim_recorder_summary_text (rec, "attention", model_stack_attention_name (&sc->stack));
   if (sc->arch->n_experts > 0) /* [moe] dispatcher (expert_parallel.h) */
     sim_recorder_summary_text (rec, "moe_dispatcher",
                                model_ep_dispatcher_name (sc->par.moe_dispatcher));

@@ -123,7 +123,8 @@ cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                     "price\n");
       return;
     }
-  fprintf (out, "  %-22s %14.4g  (%.4g steps of %.0f tokens)\n", "tokens", e.tokens, e.steps,
+  g_autofree char *steps = amount_text (e.steps); /* "30518", not "3.052e+04" */
+  fprintf (out, "  %-22s %14.4g  (%s steps of %.0f tokens)\n", "tokens", e.tokens, steps,
            res->tokens_per_step);
   g_autofree char *days = decimal_text (e.time / 86400);
   fprintf (out, "  %-22s %12s d  (tokens / tokens/s)\n", "time to train", days);

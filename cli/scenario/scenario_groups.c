@@ -108,15 +108,13 @@ arch_from_family (GKeyFile *kf, const CliScenario *sc, GError **error)
   return g_steal_pointer (&arch);
 }
 
-/* Sizes HF derives when a config omits them (transformers' config classes). */
+/* Sizes HF derives when a config omits them (transformers' config classes); head_dim:
+ * derive_head_dim. */
 static void
 derive_defaults (ModelArch *arch, GKeyFile *kf)
 {
   if (!g_key_file_has_key (kf, "model", "num_key_value_heads", NULL) && arch->n_kv_heads == 0)
     arch->n_kv_heads = arch->n_heads;
-  if (!g_key_file_has_key (kf, "model", "head_dim", NULL) && arch->head_dim == 0
-      && arch->n_heads > 0)
-    arch->head_dim = arch->hidden_size / arch->n_heads;
   if ((arch->family == MODEL_FAMILY_GPT2 || arch->family == MODEL_FAMILY_MPT) && arch->intermediate_size == 0)
     arch->intermediate_size = 4 * arch->hidden_size;
 }
@@ -183,6 +181,36 @@ name_model (GKeyFile *kf, const char *hf, const char *file, ModelArch *arch)
   arch->name = name;
 }
 
+/* Whether head_dim follows hidden_size / num_attention_heads, judged before the [model] keys
+ * apply: not when [model] gives head_dim, nor when the config gave one other than that
+ * quotient (or the family takes its head widths from the config: DeepSeek's MLA). */
+static gboolean
+head_dim_derived (GKeyFile *kf, gboolean from_config, const ModelArch *a)
+{
+  if (g_key_file_has_key (kf, "model", "head_dim", NULL) || model_arch_family_deepseek (a->family))
+    return FALSE;
+  return !from_config
+         || (a->n_heads > 0 && a->hidden_size % a->n_heads == 0
+             && a->head_dim == a->hidden_size / a->n_heads);
+}
+
+/* head_dim re-derived from the sizes the [model] keys left (model_arch_derive_head_dim, the
+ * config loader's check), the error naming the [model] key that broke it. */
+static gboolean
+derive_head_dim (GKeyFile *kf, ModelArch *arch, GError **error)
+{
+  g_autoptr (GError) e = NULL;
+  if (model_arch_derive_head_dim (arch, &e))
+    return TRUE;
+  const char *key = g_key_file_has_key (kf, "model", "num_attention_heads", NULL)
+                      ? "num_attention_heads"
+                    : g_key_file_has_key (kf, "model", "hidden_size", NULL) ? "hidden_size"
+                                                                             : "hf_config";
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "group [model], key '%s': %s; give head_dim to set it", key, e->message);
+  return FALSE;
+}
+
 gboolean
 cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError **error)
 {
@@ -206,6 +234,7 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
     }
   else if ((arch = arch_from_family (kf, sc, error)) == NULL)
     return FALSE;
+  gboolean head_derived = head_dim_derived (kf, hf != NULL, arch);
   /* Explicit keys override the JSON fields (DESIGN §7). */
   for (const char *const *k = model_arch_field_names (); *k != NULL; k++)
     {
@@ -219,6 +248,8 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
         return PREFIX_KEY (error, "model", *k), FALSE;
     }
   derive_defaults (arch, kf);
+  if (head_derived && !derive_head_dim (kf, arch, error))
+    return FALSE;
   if (arch->n_experts > 0 && !model_arch_family_moe (arch->family))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
@@ -269,46 +300,6 @@ static gboolean
 training_value (GKeyFile *kf, const char *key, gboolean required, char **out, GError **error)
 {
   return cli_scenario_get_value (kf, "training", key, required, out, error);
-}
-
-/* flash | sdpa | eager. `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
- * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
- * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask),
- * else the memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else
- * the math fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:
- * select_sdp_backend, can_use_flash_attention, can_use_mem_efficient_attention). The causal
- * LM training stepsim models passes is_causal without a mask, and every supported head_dim
- * meets the alignment, so a fused kernel runs: neither materialises the s × s scores and
- * both recompute them in the backward. stepsim models sdpa as flash (memory exact for both
- * kernels; for fp32 or pre-sm80 GPUs the memory-efficient kernel runs, whose time the
- * flash cost model approximates).
- * `triton` and `flash1` are FlashAttention too (same memory) but another kernel's speed
- * (hardware/kernel.h HwAttnKernel): FlashAttention's Triton kernel (flash_attn_triton.py,
- * llm-foundry's `attn_impl: triton`) and flash-attn 1.x's CUDA kernel. */
-static gboolean
-parse_attention (const char *s, ModelStack *st, GError **error)
-{
-  static const struct
-  {
-    const char *name;
-    gboolean flash, sdpa;
-    HwAttnKernel kernel;
-  } names[] = {
-    { "flash", TRUE, FALSE, HW_ATTN_FA2 },    { "sdpa", TRUE, TRUE, HW_ATTN_FA2 },
-    { "eager", FALSE, FALSE, HW_ATTN_FA2 },   { "triton", TRUE, FALSE, HW_ATTN_TRITON },
-    { "flash1", TRUE, FALSE, HW_ATTN_FA1 },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
-    if (g_strcmp0 (s, names[i].name) == 0)
-      {
-        st->flash_attention = names[i].flash;
-        st->attention_sdpa = names[i].sdpa;
-        st->attention_kernel = names[i].kernel;
-        return TRUE;
-      }
-  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-               "unknown attention '%s' (expected one of: eager, flash, flash1, sdpa, triton)", s);
-  return FALSE;
 }
 
 static gboolean
@@ -375,7 +366,7 @@ load_training_enums (GKeyFile *kf, ModelStack *s, gboolean has_ds, GError **erro
     bad = "optimizer";
   else if (ckpt != NULL && !model_stack_checkpointing_from_string (ckpt, &s->checkpointing, error))
     bad = "checkpointing";
-  else if (attn != NULL && !parse_attention (attn, s, error))
+  else if (attn != NULL && !model_stack_attention_from_string (attn, s, error))
     bad = "attention";
   else if (tf32 != NULL && !sim_units_parse_bool (tf32, &s->tf32, error))
     bad = "tf32";

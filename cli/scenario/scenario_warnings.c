@@ -6,6 +6,9 @@
  *   [parallel] prefetch       stage 3 gathers only (> 1 GPU or parameter offload)
  *   [parallel] reduce_dtype, algorithm   collectives only (> 1 GPU)
  *   [parallel] data_parallel  a sharded mode on one GPU without offload is the 1-GPU plan
+ *   [parallel] pipeline_schedule   pp > 1 only
+ *   [training] host_sync_micro_batch   (set true) grad_accum > 1 at pp = 1 only
+ *              (models/plan/plan.c mark_host_syncs: each micro-batch after the first)
  *   [training] grad_accum     (not "no effect": "bubble-bound") fewer micro-batches than
  *              pipeline stages under 1f1b or zb-h1 (models/parallel/pipeline_schedule.h)
  *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
@@ -13,6 +16,10 @@
  *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
  *   [training] attention = triton | flash1: the model's sliding window is not applied (the
  *              kernels have none); triton on a Volta GPU is untested
+ *   [training] kv_repeat, kv_repeat_sdpa   GQA models only (n_kv_heads < n_heads); not
+ *              under attention = eager (its core expands the heads in every framework);
+ *              kv_repeat_sdpa not beside kv_repeat = true, nor under attention = flash,
+ *              triton, flash1 (the flash-attn package takes grouped heads)
  *   [training] logits_kept    not with loss = fused (no whole logits; models/ops/cost_ends.c)
  *   [training] deepspeed_config   under framework = custom or megatron: applied, but those
  *              profiles' loss/norm/optimizer defaults are not DeepSpeed's; a stage >= 1 on
@@ -113,6 +120,13 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
             "for each one only in a loop that runs them one at a time; it waits before the "
             "optimizer step alone", par->pp);
     }
+  else if (sc->stack.grad_accum <= 1 && has (kf, "training", "host_sync_micro_batch")
+           && sc->stack.framework.host_sync_micro_batch)
+    NOTE ("training", "host_sync_micro_batch", "grad_accum = 1: the host waits for each "
+          "micro-batch after the first, and one micro-batch has none; it waits before the "
+          "optimizer step alone");
+  if (par->pp <= 1 && has (kf, "parallel", "pipeline_schedule"))
+    NOTE ("parallel", "pipeline_schedule", "pp = 1: there are no pipeline stages to schedule");
   /* pipeline_schedule.h: m < p micro-batches leave each rank idle (p − 1) of (m + p − 1)
    * slots with equal stages; Megatron allows it (GPipe's order is the same then). */
   if (par->pp > 1 && par->pp_schedule != MODEL_PP_GPIPE && sc->stack.grad_accum < par->pp)
@@ -278,6 +292,32 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
             "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
             "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
             "full, every_k or selective_op save memory", saved, 100 * c.act_selective / c.act_saved);
+    }
+  /* models/stack/stack.c model_stack_cost_params, models/ops/cost.c: the expanded k/v
+   * copies exist only for grouped k/v heads; the eager core makes them in every framework,
+   * kv_repeat before every kernel, kv_repeat_sdpa before SDPA alone (a profile's default is
+   * silent) */
+  const char *kv_keys[] = { "kv_repeat", "kv_repeat_sdpa" };
+  for (guint i = 0; i < G_N_ELEMENTS (kv_keys); i++)
+    {
+      if (!has (kf, "training", kv_keys[i]))
+        continue;
+      if (!model_arch_grouped_kv (sc->arch))
+        NOTE ("training", kv_keys[i], "model '%s' has as many key/value heads as query heads "
+              "(%" G_GUINT64_FORMAT "): there is nothing to expand", sc->arch->name,
+              sc->arch->n_heads);
+      else if (!s->flash_attention)
+        NOTE ("training", kv_keys[i], "attention = eager expands the key/value heads to the "
+              "query heads in every framework (HF eager_attention_forward's repeat_kv, "
+              "Megatron's repeat_interleave)");
+      else if (i == 1 && fw->kv_repeat)
+        NOTE ("training", "kv_repeat_sdpa", "kv_repeat = true expands the key/value heads "
+              "before every attention kernel already");
+      else if (i == 1 && !s->attention_sdpa)
+        NOTE ("training", "kv_repeat_sdpa", "it is HF's repeat_kv before PyTorch's SDPA; "
+              "attention = %s runs the flash-attn package, which takes the grouped key/value "
+              "heads as they are (HF's flash_attention_2 path)",
+              model_stack_attention_name (s));
     }
   if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)
     NOTE ("training", "tf32", "it selects TF32 for fp32 GEMMs; precision = %s runs them in "

@@ -6,14 +6,13 @@
  *
  * Search. For each GPU type (--gpus, default the scenario's own), a node of that GPU: the
  * first catalog node built of it when the scenario names a `node` (DGX-H100 for H100-SXM),
- * else `cluster.gpu`. GPU counts: 1, 2, 4, … up to the node's GPUs, then 2, 4, … such nodes,
- * at most --max-gpus (default 64). Stacks: the candidates of `fit --for stack`
- * (cli_fit_stack_candidates). Per GPU type and stack, "fits and meets the deadline" is
- * taken to hold from some count on (more GPUs shard more and step faster), so the smallest
- * such count is found by checking the largest count, then bisecting; and since adding GPUs
- * adds communication, GPU-hours (and so cost) do not fall with the count, so that smallest
- * count is the stack's cheapest. A later stack (slower: it trades throughput for memory)
- * can only be cheaper at fewer GPUs, so its search stops below the best count so far.
+ * else `cluster.gpu`. GPU counts: 1, 2, 4, … below the node's GPUs, the whole node, then 2,
+ * 4, … such nodes, at most --max-gpus (default 64). Stacks: the candidates of `fit --for
+ * stack` (cli_fit_stack_candidates). Every stack is simulated at every count: cost is not
+ * monotone in the count (more GPUs add communication, so GPU-hours usually grow, but a
+ * node_hour price bills the whole node, the data-parallel collectives' share of the step
+ * changes with the count, and a larger count can leave more memory for a faster stack), so
+ * no bound prunes the search; a few counts per type keep it short.
  * Every candidate simulated is printed with its verdict and why it lost.
  * The command's options are parsed in cli/cmd_fit.c (cli_cmd_fit_cost), which prints the
  * message this search returns.
@@ -169,8 +168,7 @@ good (const CostCandidate *c)
   return c->status == COST_MEETS && c->has_cost;
 }
 
-/* One GPU type: every stack, each with the smallest GPU count that fits and meets the
- * deadline (see the file comment). */
+/* One GPU type: every stack at every GPU count (see the file comment). */
 static void
 search_gpu (CostSearch *s, const HwGpuSpec *gpu)
 {
@@ -187,31 +185,26 @@ search_gpu (CostSearch *s, const HwGpuSpec *gpu)
       g_ptr_array_add (s->cands, c);
       return;
     }
+  /* 1, 2, 4, … below a node, the whole node, then 2, 4, … nodes: a 72-GPU rack gives
+   * …, 32, 64, 72, 144, … (not only powers of two, which never reach whole racks) */
   g_autoptr (GArray) counts = g_array_new (FALSE, FALSE, sizeof (guint));
-  for (guint n = 1; n <= s->max_gpus; n *= 2)
-    if (n <= per_node || n % per_node == 0)
-      g_array_append_val (counts, n);
+  for (guint n = 1; n < per_node && n <= s->max_gpus; n *= 2)
+    g_array_append_val (counts, n);
+  for (guint64 n = per_node; n <= s->max_gpus; n *= 2)
+    {
+      guint v = (guint) n;
+      g_array_append_val (counts, v);
+    }
+  /* Every stack at every count: neither cost nor meeting the deadline is monotone in the
+   * count (node_hour bills whole nodes, so a full node can cost less than one GPU of it;
+   * the ZeRO collectives' share of the step changes with the count), nor across stacks,
+   * so no count or stack is skipped. */
   g_autoptr (GPtrArray) stacks = cli_fit_stack_candidates (s->base, gpu, s->allow_finetune,
                                                            FALSE);
-  guint upper = counts->len; /* counts at or above this index cannot win any more */
-  for (guint k = 0; k < stacks->len && upper > 0; k++)
-    {
-      const CliFitStackCandidate *st = g_ptr_array_index (stacks, k);
-      guint hi = upper - 1, lo = 0;
-#define AT(i) g_array_index (counts, guint, (i))
-      if (!good (evaluate (s, gpu, node, per_node, AT (hi), st)))
-        continue;
-      while (lo < hi) /* smallest index that is good, knowing hi is */
-        {
-          guint mid = lo + (hi - lo) / 2;
-          if (good (evaluate (s, gpu, node, per_node, AT (mid), st)))
-            hi = mid;
-          else
-            lo = mid + 1;
-        }
-#undef AT
-      upper = hi;
-    }
+  for (guint k = 0; k < stacks->len; k++)
+    for (guint i = 0; i < counts->len; i++)
+      (void) evaluate (s, gpu, node, per_node, g_array_index (counts, guint, i),
+                       g_ptr_array_index (stacks, k));
 }
 
 static const char *
@@ -260,11 +253,14 @@ fits_any (const CostCandidate *c)
   return c->status == COST_MEETS || c->status == COST_LATE;
 }
 
-/* A duration for messages: "1.61 d", or "7.5 h" / "30 min" / "45 s" below a day / an hour /
- * a minute (a 1 s deadline read "0.0167 min"). Caller frees. */
+/* A duration for messages: "1.61 d", "365 d", "36500 d" (whole days from 1000 on: %g read
+ * "3.65e+04 d"), or "7.5 h" / "30 min" / "45 s" below a day / an hour / a minute (a 1 s
+ * deadline read "0.0167 min"). Caller frees. */
 static char *
 duration (double sec)
 {
+  if (sec >= 1000 * 86400.0)
+    return g_strdup_printf ("%.0f d", sec / 86400);
   if (sec >= 86400)
     return g_strdup_printf ("%.3g d", sec / 86400);
   if (sec >= 3600)

@@ -399,6 +399,31 @@ model_arch_fused_qkv (const ModelArch *arch)
 }
 
 gboolean
+model_arch_derive_head_dim (ModelArch *arch, GError **error)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  if (arch->n_heads == 0)
+    return TRUE;
+  if (arch->hidden_size % arch->n_heads != 0)
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_INVALID,
+                   "hidden_size %" G_GUINT64_FORMAT " is not a multiple of num_attention_heads "
+                   "%" G_GUINT64_FORMAT " (head_dim, not given, would be their quotient)",
+                   arch->hidden_size, arch->n_heads);
+      return FALSE;
+    }
+  arch->head_dim = arch->hidden_size / arch->n_heads;
+  return TRUE;
+}
+
+gboolean
+model_arch_grouped_kv (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, FALSE);
+  return arch->n_kv_heads < arch->n_heads;
+}
+
+gboolean
 model_arch_softmax_fp32 (const ModelArch *arch)
 {
   g_return_val_if_fail (arch != NULL, FALSE);

@@ -273,6 +273,20 @@ gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *
  * bert), each of which autocast feeds its own cast copy of the input (models/ops/cost.h). */
 gboolean model_arch_fused_qkv (const ModelArch *arch);
 
+/* head_dim as HF derives it when a config gives none: hidden_size / num_attention_heads
+ * (transformers' config classes, e.g. LlamaConfig: head_dim = hidden_size //
+ * num_attention_heads; the attention modules of the releases stepsim follows raise
+ * unless the division is exact, LlamaAttention "hidden_size must be divisible by
+ * num_heads"). Sets arch->head_dim; FALSE + MODEL_ARCH_ERROR_INVALID ("hidden_size 1000 is
+ * not a multiple of num_attention_heads 3") when it is not exact, the caller naming where the
+ * sizes came from. n_heads 0: nothing set (model_arch_validate refuses it). The one check
+ * of the config loader and the scenario's [model] group. */
+gboolean model_arch_derive_head_dim (ModelArch *arch, GError **error);
+
+/* Whether keys and values have fewer heads than the queries (GQA or MQA: n_kv_heads <
+ * n_heads), so a kv_repeat expands them (models/ops/cost.h); FALSE for multi-head attention. */
+gboolean model_arch_grouped_kv (const ModelArch *arch);
+
 /* Whether the family's HF eager attention computes softmax in fp32 and casts the
  * probabilities back to the compute dtype: llama's eager_attention_forward
  * (`nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`),

@@ -641,10 +641,12 @@ read_sizes (const Ctx *c, ModelArch *arch, GError **error)
     }
   else if (!have[4])
     {
-      if (arch->hidden_size % arch->n_heads != 0)
-        return field_error (c, error, "head_dim",
-                            "missing, and hidden_size is not a multiple of num_attention_heads");
-      arch->head_dim = arch->hidden_size / arch->n_heads;
+      g_autoptr (GError) e = NULL;
+      if (!model_arch_derive_head_dim (arch, &e))
+        {
+          g_autofree char *what = g_strdup_printf ("missing, and %s", e->message);
+          return field_error (c, error, "head_dim", what);
+        }
     }
   if (arch->family == MODEL_FAMILY_MPT)
     {

@@ -144,7 +144,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.sm_fp32 = p->softmax_fp32 && model_arch_softmax_fp32 (arch) && !p->autocast
               && p->act_bytes < 4;
   d.compile = p->compile;
-  d.kv_repeat = p->kv_repeat && arch->n_kv_heads < arch->n_heads;
+  d.kv_repeat = p->kv_repeat && model_arch_grouped_kv (arch);
   d.grouped = p->moe_grouped_mlp && arch->n_experts > 0;
   d.recompute = p->recompute_modules != 0 ? p->recompute_modules : MODEL_RECOMPUTE_CORE_ATTN;
   d.kbit = d.nf4 && p->autocast;

@@ -91,6 +91,80 @@ model_stack_checkpointing_from_string (const char *s, ModelCheckpointing *out, G
   return TRUE;
 }
 
+/* [training] attention: flash | sdpa | eager | triton | flash1. `eager` is the PyTorch ops (matmul,
+ * softmax, matmul: HF attn_implementation="eager"); `flash` is the flash-attn 2 package itself (HF
+ * "flash_attention_2"). `sdpa` is torch.nn.functional.scaled_dot_product_attention (HF
+ * attn_implementation="sdpa"): PyTorch dispatches, in priority order, to FlashAttention-2
+ * (fp16/bf16 inputs, sm80 or newer, head_dim ≤ 256 and a multiple of 8, no explicit mask), else the
+ * memory-efficient kernel (xFormers' cutlass kernel: fp32 too, sm50 or newer), else the math
+ * fallback (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp: select_sdp_backend,
+ * can_use_flash_attention, can_use_mem_efficient_attention). The causal LM training stepsim models
+ * passes is_causal without a mask, and every supported head_dim meets the alignment, so a fused
+ * kernel runs: neither materialises the s × s scores and both recompute them in the backward.
+ * stepsim models sdpa as flash (memory exact for both kernels; for fp32 or pre-sm80 GPUs the
+ * memory-efficient kernel runs, whose time the flash cost model approximates).
+ * `triton` and `flash1` are FlashAttention too (same memory) but another kernel's speed
+ * (hardware/kernel.h HwAttnKernel): FlashAttention's Triton kernel (flash_attn_triton.py,
+ * llm-foundry's `attn_impl: triton`) and flash-attn 1.x's CUDA kernel. */
+static const struct
+{
+  const char *name;
+  gboolean flash, sdpa;
+  HwAttnKernel kernel;
+} attention_names[] = {
+  { "flash", TRUE, FALSE, HW_ATTN_FA2 },  { "sdpa", TRUE, TRUE, HW_ATTN_FA2 },
+  { "eager", FALSE, FALSE, HW_ATTN_FA2 }, { "triton", TRUE, FALSE, HW_ATTN_TRITON },
+  { "flash1", TRUE, FALSE, HW_ATTN_FA1 },
+};
+
+gboolean
+model_stack_attention_from_string (const char *s, ModelStack *out, GError **error)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (attention_names); i++)
+    if (g_strcmp0 (s, attention_names[i].name) == 0)
+      {
+        out->flash_attention = attention_names[i].flash;
+        out->attention_sdpa = attention_names[i].sdpa;
+        out->attention_kernel = attention_names[i].kernel;
+        return TRUE;
+      }
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "unknown attention '%s' (expected one of: eager, flash, flash1, sdpa, triton)", s);
+  return FALSE;
+}
+
+const char *
+model_stack_attention_name (const ModelStack *s)
+{
+  if (!s->flash_attention)
+    return "eager";
+  if (s->attention_sdpa)
+    return "sdpa";
+  for (guint i = 0; i < G_N_ELEMENTS (attention_names); i++)
+    if (attention_names[i].flash && !attention_names[i].sdpa
+        && attention_names[i].kernel == s->attention_kernel)
+      return attention_names[i].name;
+  return "flash";
+}
+
+const char *
+model_stack_attention_label (const ModelStack *s, const HwGpuSpec *gpu, guint64 head_dim)
+{
+  if (!s->flash_attention)
+    return "eager (PyTorch ops)";
+  if (s->attention_sdpa)
+    return hw_kernel_attn_supported (HW_ATTN_FA2, gpu, head_dim, model_stack_compute_dtype (s),
+                                     NULL)
+             ? "PyTorch SDPA (FlashAttention-2 kernel)"
+             : "PyTorch SDPA (memory-efficient kernel)";
+  switch (s->attention_kernel)
+    {
+    case HW_ATTN_TRITON: return "flash-attn (Triton kernel)";
+    case HW_ATTN_FA1: return "flash-attn 1";
+    default: return "flash-attn 2";
+    }
+}
+
 static gboolean
 is_amp (const ModelStack *s)
 {

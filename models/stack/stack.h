@@ -172,6 +172,20 @@ gboolean model_stack_precision_from_string (const char *s, ModelPrecision *out, 
 gboolean model_stack_optimizer_from_string (const char *s, ModelOptimizer *out, GError **error);
 gboolean model_stack_checkpointing_from_string (const char *s, ModelCheckpointing *out,
                                                 GError **error);
+/* [training] attention (eager | sdpa | flash | triton | flash1; stack.c says what each
+ * runs): sets the stack's flash_attention, attention_sdpa and
+ * attention_kernel. FALSE + G_KEY_FILE_ERROR_INVALID_VALUE listing the names otherwise. */
+gboolean model_stack_attention_from_string (const char *s, ModelStack *out, GError **error);
+/* The [training] attention value the stack holds ("sdpa", …): static. */
+const char *model_stack_attention_name (const ModelStack *s);
+/* The attention implementation as the run summary says it, with the kernel that runs on
+ * `gpu` for heads of head_dim in the stack's compute dtype: "eager (PyTorch ops)", "PyTorch
+ * SDPA (FlashAttention-2 kernel)" or "PyTorch SDPA (memory-efficient kernel)" (PyTorch's
+ * choice: FA-2 where hardware/kernel.h hw_kernel_attn_supported passes it, else the
+ * memory-efficient kernel), "flash-attn 2", "flash-attn (Triton kernel)", "flash-attn 1".
+ * Static. */
+const char *model_stack_attention_label (const ModelStack *s, const HwGpuSpec *gpu,
+                                         guint64 head_dim);
 
 /* Bytes per parameter of each model-state category (see the file comment). */
 double model_stack_weight_bytes (const ModelStack *s);     /* persistent weights: 4 or 2 */
