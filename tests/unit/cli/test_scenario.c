@@ -156,6 +156,23 @@ test_has_key (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "required key is missing"));
 }
 
+/* The prescan remembers the last text it accepted: a text refused after it is still
+ * refused, and one refused before is refused again (never remembered). */
+static void
+test_prescan_memo (void)
+{
+  const char *good = "[a]\nx = 1\n", *twice = "[a]\nx = 1\nx = 2\n";
+  for (int round = 0; round < 2; round++)
+    {
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT_TRUE (cli_scenario_prescan (good, NULL));
+      CU_ASSERT_FALSE (cli_scenario_prescan (twice, &e));
+      CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+      CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "appears twice"));
+      CU_ASSERT_FALSE (cli_scenario_prescan ("", NULL));
+    }
+}
+
 static void
 test_unknown_key_hint (void)
 {
@@ -771,6 +788,7 @@ main (void)
     { "custom [gpu.NAME] group", test_custom_gpu_group },
     { "missing file", test_missing_file },
     { "a key is there when its group and it are", test_has_key },
+    { "the prescan's memo passes only the text it accepted", test_prescan_memo },
     { "unknown key with hint", test_unknown_key_hint },
     { "unknown group with hint", test_unknown_group_hint },
     { "duplicate key", test_duplicate_key },
