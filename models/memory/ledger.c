@@ -35,7 +35,7 @@ typedef struct
   double peak;
   double peak_time;
   double peak_mix[MODEL_N_MEM];
-  char *peak_task;
+  const char *peak_task; /* in the ledger's labels, or a literal */
   guint series[MODEL_N_MEM];
   guint series_total;
   guint series_reserved;
@@ -50,7 +50,7 @@ typedef struct
   guint handle;
   ModelMemCategory category;
   double bytes;
-  char *task;       /* label of the allocating task */
+  const char *task; /* label of the allocating task, in the owning ledger's labels */
   guint n_blocks;
   guint *blocks;    /* n_blocks allocator block ids, one per tensor: &block for one tensor
                      * (most buffers), else an array of their own */
@@ -64,13 +64,22 @@ struct _ModelLedger
   RankLedger *ranks;
   SimRecorder *rec;
   gboolean used;    /* an allocation happened: the allocators are fixed */
+  /* Copies of the task labels the buffers and peaks name, kept for the ledger's life (a
+   * replay's ledger books a few hundred buffers: one chunk, not a heap string each). */
+  GStringChunk *labels;
 };
+
+/* A copy of `label` in the ledger's labels (NULL stays NULL). */
+static const char *
+ledger_label (ModelLedger *ledger, const char *label)
+{
+  return label != NULL ? g_string_chunk_insert (ledger->labels, label) : NULL;
+}
 
 static void
 buffer_free (gpointer data)
 {
   Buffer *b = data;
-  g_free (b->task);
   if (b->blocks != &b->block)
     g_free (b->blocks);
   g_free (b);
@@ -98,6 +107,7 @@ model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec)
   l->capacity = INFINITY;
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
+  l->labels = g_string_chunk_new (4096);
   for (guint r = 0; r < n_ranks; r++)
     {
       l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);
@@ -133,7 +143,6 @@ model_ledger_free (ModelLedger *ledger)
     return;
   for (guint r = 0; r < ledger->n_ranks; r++)
     {
-      g_free (ledger->ranks[r].peak_task);
       g_hash_table_unref (ledger->ranks[r].live);
       model_allocator_free (ledger->ranks[r].alloc);
       g_free (ledger->ranks[r].oom.task);
@@ -141,6 +150,7 @@ model_ledger_free (ModelLedger *ledger)
         g_free ((char *) ledger->ranks[r].oom.holders[i].task);
     }
   g_free (ledger->ranks);
+  g_string_chunk_free (ledger->labels);
   g_free (ledger);
 }
 
@@ -163,8 +173,7 @@ change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta
       rl->peak_time = time;
       for (guint c = 0; c < MODEL_N_MEM; c++)
         rl->peak_mix[c] = rl->current[c];
-      g_free (rl->peak_task);
-      rl->peak_task = g_strdup (task_label);
+      rl->peak_task = ledger_label (ledger, task_label);
     }
   if (ledger->rec != NULL)
     {
@@ -234,8 +243,7 @@ start_with_carried (ModelLedger *ledger, guint rank)
   rl->peak_time = 0;
   memcpy (rl->peak_mix, rl->current, sizeof rl->peak_mix);
   memcpy (rl->category_peak, rl->current, sizeof rl->category_peak);
-  g_free (rl->peak_task);
-  rl->peak_task = g_strdup ("carried over");
+  rl->peak_task = "carried over";
   if (ledger->rec == NULL)
     return;
   for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -266,6 +274,7 @@ model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_fro
           src->current[b->category] -= b->bytes;
           src->total -= b->bytes;
           b->handle = nh;
+          b->task = ledger_label (to, b->task); /* `from` may be freed first */
           gboolean fresh = g_hash_table_insert (dst->live, GUINT_TO_POINTER (nh), b);
           g_assert (fresh);
           dst->current[b->category] += b->bytes;
@@ -360,7 +369,8 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
       bytes += model_ledger_whole_bytes (sizes[i]);
     }
   Buffer *b = g_new0 (Buffer, 1);
-  *b = (Buffer){ handle, category, bytes, g_strdup (task_label), n_tensors, NULL, 0 };
+  *b = (Buffer){ handle, category, bytes, ledger_label (ledger, task_label), n_tensors, NULL,
+                 0 };
   b->blocks = n_tensors == 1 ? &b->block : g_new (guint, n_tensors);
   double granted = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
