@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "models/memory/ledger.h"
+#include "sim/slots.h"
 
 #include <math.h>
 #include <string.h>
@@ -55,6 +56,8 @@ typedef struct
   guint *blocks;    /* n_blocks allocator block ids, one per tensor: &block for one tensor
                      * (most buffers), else an array of their own */
   guint block;
+  SimSlots *pool;   /* the owning ledger's buffers, and the slot there */
+  guint slot;
 } Buffer;
 
 struct _ModelLedger
@@ -67,6 +70,8 @@ struct _ModelLedger
   /* Copies of the task labels the buffers and peaks name, kept for the ledger's life (a
    * replay's ledger books a few hundred buffers: one chunk, not a heap string each). */
   GStringChunk *labels;
+  /* The Buffers of every rank (a slot pool, sim/slots.h: no heap block per buffer). */
+  SimSlots buffers;
 };
 
 /* A copy of `label` in the ledger's labels (NULL stays NULL). */
@@ -76,13 +81,29 @@ ledger_label (ModelLedger *ledger, const char *label)
   return label != NULL ? g_string_chunk_insert (ledger->labels, label) : NULL;
 }
 
+/* A Buffer in a new slot of the ledger's pool, a copy of *init with its pool and slot (and
+ * its blocks at &block when init's are NULL or init's own). */
+static Buffer *
+buffer_new (ModelLedger *ledger, const Buffer *init)
+{
+  guint slot;
+  Buffer *b = sim_slots_take (&ledger->buffers, &slot);
+  *b = *init;
+  b->pool = &ledger->buffers;
+  b->slot = slot;
+  if (init->blocks == NULL || init->blocks == &init->block)
+    b->blocks = &b->block;
+  return b;
+}
+
+/* The live tables' value destructor: frees what b owns and gives its slot back. */
 static void
 buffer_free (gpointer data)
 {
   Buffer *b = data;
   if (b->blocks != &b->block)
     g_free (b->blocks);
-  g_free (b);
+  sim_slots_give (b->pool, b->slot);
 }
 
 const char *
@@ -108,6 +129,7 @@ model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec)
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
   l->labels = g_string_chunk_new (4096);
+  sim_slots_init (&l->buffers, sizeof (Buffer), 64);
   for (guint r = 0; r < n_ranks; r++)
     {
       l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);
@@ -151,6 +173,7 @@ model_ledger_free (ModelLedger *ledger)
     }
   g_free (ledger->ranks);
   g_string_chunk_free (ledger->labels);
+  sim_slots_clear (&ledger->buffers); /* after the live tables gave their buffers back */
   g_free (ledger);
 }
 
@@ -270,11 +293,14 @@ model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_fro
           if (h == 0 || nh == 0
               || !g_hash_table_steal_extended (src->live, GUINT_TO_POINTER (h), NULL, &value))
             continue;
-          Buffer *b = value;
-          src->current[b->category] -= b->bytes;
-          src->total -= b->bytes;
+          Buffer *old = value;
+          src->current[old->category] -= old->bytes;
+          src->total -= old->bytes;
+          /* into `to`'s pool and labels (`from` may be freed first) */
+          Buffer *b = buffer_new (to, old);
           b->handle = nh;
-          b->task = ledger_label (to, b->task); /* `from` may be freed first */
+          b->task = ledger_label (to, old->task);
+          sim_slots_give (old->pool, old->slot);
           gboolean fresh = g_hash_table_insert (dst->live, GUINT_TO_POINTER (nh), b);
           g_assert (fresh);
           dst->current[b->category] += b->bytes;
@@ -368,10 +394,11 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
       g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
       bytes += model_ledger_whole_bytes (sizes[i]);
     }
-  Buffer *b = g_new0 (Buffer, 1);
-  *b = (Buffer){ handle, category, bytes, ledger_label (ledger, task_label), n_tensors, NULL,
-                 0 };
-  b->blocks = n_tensors == 1 ? &b->block : g_new (guint, n_tensors);
+  Buffer init = { .handle = handle, .category = category, .bytes = bytes,
+                  .task = ledger_label (ledger, task_label), .n_blocks = n_tensors };
+  Buffer *b = buffer_new (ledger, &init);
+  if (n_tensors > 1)
+    b->blocks = g_new (guint, n_tensors);
   double granted = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {

@@ -273,6 +273,11 @@ test_continue_oom_after_release (void)
   CU_ASSERT_EQUAL_FATAL (model_ledger_oom_n_holders (b, 0), 2);
   CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (b, 0, 0)->task, "initial state");
   CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (b, 0, 1)->task, "optimizer step");
+  /* the carried buffers' blocks are b's own too */
+  model_ledger_release (b, 0, 1, 4.0, "end");
+  model_ledger_release (b, 0, 3, 4.0, "end");
+  CU_ASSERT_FALSE (model_ledger_live (b, 0, 1));
+  CU_ASSERT_FALSE (model_ledger_live (b, 0, 3));
 }
 
 /* OOM diagnosis: capacity 100 MiB; weights 40 MiB ("initial state"), activations 30 MiB
