@@ -240,6 +240,14 @@ sim_engine_pending (const SimEngine *engine)
   return sim_heap_size (engine->queue);
 }
 
+double
+sim_engine_next_time (const SimEngine *engine)
+{
+  g_return_val_if_fail (engine != NULL, INFINITY);
+  const SimHeapNode *top = sim_heap_peek (engine->queue);
+  return top != NULL ? top->key : INFINITY;
+}
+
 guint64
 sim_engine_events_fired (const SimEngine *engine)
 {

@@ -62,6 +62,9 @@ void sim_engine_stop (SimEngine *engine);
 /* Number of pending (scheduled, not fired, not cancelled) events. */
 guint sim_engine_pending (const SimEngine *engine);
 
+/* The time (s) of the earliest pending event, +INFINITY when none is pending. */
+double sim_engine_next_time (const SimEngine *engine);
+
 /* Total events fired since creation. */
 guint64 sim_engine_events_fired (const SimEngine *engine);
 

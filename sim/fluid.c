@@ -18,7 +18,8 @@
  *
  * Batching: starts, latency ends and cancels only mark resources dirty and make sure one
  * "flush" engine event is pending at now; the flush re-solves each dirty component once, so
- * n flows starting at one instant cost one solve, not n. Getters flush first, so they always
+ * n flows starting at one instant cost one solve, not n. A latency end with no other event
+ * due at its instant flushes at once instead (that flush event would fire next). Getters flush first, so they always
  * see the solved state. Completions re-solve at once, before their done callbacks run.
  *
  * Completion: a min-heap of finish times t_last + remaining/r feeds exactly one pending
@@ -357,7 +358,8 @@ request_flush (SimFluid *fluid)
         = sim_engine_schedule_at (fluid->engine, fluid_now (fluid), on_flush_event, fluid, NULL);
 }
 
-/* Puts an activity into the sharing set: it joins each resource's member list. */
+/* Puts an activity into the sharing set: it joins each resource's member list (the caller
+ * then flushes, or requests the flush). */
 static void
 join_sharing (SimFluid *fluid, SimFluidActivity *a)
 {
@@ -372,7 +374,6 @@ join_sharing (SimFluid *fluid, SimFluidActivity *a)
     }
   if (a->n_uses == 0)
     SIM_VEC_PUSH (&fluid->dirty_acts, SimActivityId, a->id);
-  request_flush (fluid);
 }
 
 /* Takes a sharing activity out of every resource (swap-remove, fixing the moved member's
@@ -398,13 +399,23 @@ leave_sharing (SimFluid *fluid, SimFluidActivity *a)
   a->sharing = FALSE;
 }
 
+/* A latency over: the activity starts sharing. When no other event is due at this instant,
+ * the flush event it would request is the engine's next event, so the flush runs here: the
+ * same changes in the same order, one engine event fewer (a kernel's start on a GPU). The
+ * events scheduled later take creation sequence numbers one lower, all of them alike, so
+ * their relative order, which breaks ties of equal times, is the same. */
 static void
 on_latency_end (SimEngine *engine, gpointer user_data)
 {
-  (void) engine;
   SimFluidActivity *a = user_data;
+  SimFluid *fluid = a->fluid;
   a->latency_event = 0;
-  join_sharing (a->fluid, a);
+  gboolean alone = fluid->flush_event == 0 && sim_engine_next_time (engine) > fluid_now (fluid);
+  join_sharing (fluid, a);
+  if (alone)
+    flush (fluid);
+  else
+    request_flush (fluid);
 }
 
 /* Copies the caller's uses into `a`, merging repeats of one resource (their weights add) so
@@ -481,7 +492,10 @@ sim_fluid_start (SimFluid *fluid, double amount, double latency, double rate_bou
   if (latency > 0.0)
     a->latency_event = sim_engine_schedule_after (fluid->engine, latency, on_latency_end, a, NULL);
   else
-    join_sharing (fluid, a);
+    {
+      join_sharing (fluid, a);
+      request_flush (fluid);
+    }
   return a->id;
 }
 

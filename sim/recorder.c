@@ -11,7 +11,9 @@
  * Series, tasks and summary entries are stored in GPtrArray/GArray in creation order; the
  * GHashTables map names to indices for lookup only and are never iterated (DESIGN §6).
  * Task labels live in a GStringChunk, whose strings never move, so the records' label
- * pointers stay valid while the task array grows.
+ * pointers stay valid while the task array grows. The summary's names, units and texts live
+ * in another (a run's summary is ~100 entries: one chunk, not three heap strings an entry; a
+ * replaced entry's old strings stay there until the recorder is freed).
  * Units: times in s; series values in the series' own unit (stored as given).
  */
 #include "config.h"
@@ -34,7 +36,8 @@ struct _SimRecorder
   GHashTable *series_index; /* path (borrowed from Series) -> index + 1 */
   GArray *tasks;            /* SimTaskRecord; labels point into `labels` */
   GStringChunk *labels;
-  GPtrArray *summary;        /* SimSummaryEntry*, insertion order */
+  GPtrArray *summary;        /* SimSummaryEntry*, insertion order; strings in summary_strings */
+  GStringChunk *summary_strings;
   GHashTable *summary_index; /* name (borrowed from entry) -> index + 1 */
   GPtrArray *tables;         /* SimTable*, insertion order */
   GPtrArray *table_names;    /* char*, parallel to tables */
@@ -51,21 +54,13 @@ series_free (gpointer p)
   g_free (s);
 }
 
+/* Forgets an entry's value (its strings stay in summary_strings). */
 static void
 summary_entry_clear (SimSummaryEntry *e)
 {
-  g_clear_pointer (&e->unit, g_free);
-  g_clear_pointer (&e->text, g_free);
+  e->unit = NULL;
+  e->text = NULL;
   e->value = 0.0;
-}
-
-static void
-summary_entry_free (gpointer p)
-{
-  SimSummaryEntry *e = p;
-  summary_entry_clear (e);
-  g_free (e->name);
-  g_free (e);
 }
 
 SimRecorder *
@@ -76,7 +71,8 @@ sim_recorder_new (void)
   rec->series_index = g_hash_table_new (g_str_hash, g_str_equal);
   rec->tasks = g_array_new (FALSE, TRUE, sizeof (SimTaskRecord));
   rec->labels = g_string_chunk_new (4096);
-  rec->summary = g_ptr_array_new_with_free_func (summary_entry_free);
+  rec->summary = g_ptr_array_new_with_free_func (g_free);
+  rec->summary_strings = g_string_chunk_new (2048);
   rec->summary_index = g_hash_table_new (g_str_hash, g_str_equal);
   rec->tables = g_ptr_array_new_with_free_func ((GDestroyNotify) sim_table_free);
   rec->table_names = g_ptr_array_new_with_free_func (g_free);
@@ -94,6 +90,7 @@ sim_recorder_free (SimRecorder *rec)
   g_string_chunk_free (rec->labels);
   g_hash_table_unref (rec->summary_index);
   g_ptr_array_unref (rec->summary);
+  g_string_chunk_free (rec->summary_strings);
   g_ptr_array_unref (rec->tables);
   g_ptr_array_unref (rec->table_names);
   g_free (rec);
@@ -294,7 +291,7 @@ summary_slot (SimRecorder *rec, const char *name)
       return e;
     }
   SimSummaryEntry *e = g_new0 (SimSummaryEntry, 1);
-  e->name = g_strdup (name);
+  e->name = g_string_chunk_insert (rec->summary_strings, name);
   g_ptr_array_add (rec->summary, e);
   g_hash_table_insert (rec->summary_index, e->name, GUINT_TO_POINTER (rec->summary->len));
   return e;
@@ -306,7 +303,7 @@ sim_recorder_summary_scalar (SimRecorder *rec, const char *name, double value, c
   g_return_if_fail (rec != NULL && name != NULL && *name != '\0');
   SimSummaryEntry *e = summary_slot (rec, name);
   e->value = value;
-  e->unit = g_strdup (unit != NULL ? unit : "");
+  e->unit = g_string_chunk_insert (rec->summary_strings, unit != NULL ? unit : "");
 }
 
 void
@@ -314,7 +311,7 @@ sim_recorder_summary_text (SimRecorder *rec, const char *name, const char *text)
 {
   g_return_if_fail (rec != NULL && name != NULL && *name != '\0');
   SimSummaryEntry *e = summary_slot (rec, name);
-  e->text = g_strdup (text != NULL ? text : "");
+  e->text = g_string_chunk_insert (rec->summary_strings, text != NULL ? text : "");
 }
 
 guint

@@ -6,10 +6,12 @@
 void
 sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len)
 {
-  g_return_if_fail (slots != NULL && elem_size > 0 && block_len > 0);
+  g_return_if_fail (slots != NULL && elem_size > 0 && block_len > 0
+                    && (block_len & (block_len - 1)) == 0);
   slots->blocks = g_ptr_array_new_with_free_func (g_free);
   slots->elem_size = elem_size;
   slots->block_len = block_len;
+  slots->block_shift = (guint) g_bit_nth_lsf (block_len, -1);
   slots->n_slots = 0;
   slots->free = (SimVec) SIM_VEC_INIT;
 }
@@ -41,7 +43,7 @@ sim_slots_take (SimSlots *slots, guint *slot)
   else
     {
       g_return_val_if_fail (slots->n_slots < G_MAXUINT32, NULL);
-      if (slots->n_slots % slots->block_len == 0)
+      if ((slots->n_slots & (slots->block_len - 1)) == 0)
         g_ptr_array_add (slots->blocks, g_malloc0_n (slots->block_len, slots->elem_size));
       *slot = slots->n_slots++;
     }

@@ -10,6 +10,10 @@
 
 #define PREFIX_KEY(error, group, key) g_prefix_error (error, "group [%s], key '%s': ", group, key)
 
+/* TRUE when the file has group/key (g_key_file_has_key, without the GError GLib makes and
+ * drops for an absent group). */
+gboolean cli_scenario_has_key (GKeyFile *kf, const char *group, const char *key);
+
 /* The stripped value of group/key (caller frees), or NULL: an error if `required`, else
  * absent without error. */
 char *cli_scenario_get_raw (GKeyFile *kf, const char *group, const char *key,

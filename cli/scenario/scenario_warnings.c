@@ -56,7 +56,7 @@
 static gboolean
 has (GKeyFile *kf, const char *group, const char *key)
 {
-  return g_key_file_has_key (kf, group, key, NULL);
+  return cli_scenario_has_key (kf, group, key);
 }
 
 /* Adds "SOURCE: MSG" to sc->warnings, SOURCE naming the file and the overrides MSG is about. */

@@ -83,14 +83,21 @@ block_cmp (const Block *x, const Block *y)
   return 0;
 }
 
+/* Frees what segment s owns beside its slot and its blocks' (expandable: the page arrays). */
+static void
+segment_clear (Segment *s)
+{
+  g_clear_pointer (&s->refs, g_array_unref);
+  g_clear_pointer (&s->mapped, g_array_unref);
+}
+
 /* Gives segment s (out of `segments`) and its blocks back to their pools. */
 static void
 segment_release (ModelAllocator *a, Segment *s)
 {
   for (Block *b = s->first; b != NULL; b = b->next)
     sim_slots_give (&a->block_pool, b->slot);
-  g_clear_pointer (&s->refs, g_array_unref);
-  g_clear_pointer (&s->mapped, g_array_unref);
+  segment_clear (s);
   sim_slots_give (&a->segment_pool, s->slot);
 }
 
@@ -118,8 +125,9 @@ model_allocator_free (ModelAllocator *alloc)
 {
   if (alloc == NULL)
     return;
+  /* the pools are freed whole, so no slot is given back one by one */
   for (guint i = 0; i < alloc->segments->len; i++)
-    segment_release (alloc, g_ptr_array_index (alloc->segments, i));
+    segment_clear (g_ptr_array_index (alloc->segments, i));
   for (int p = 0; p < N_POOLS; p++)
     g_ptr_array_unref (alloc->free[p]);
   g_ptr_array_unref (alloc->segments);

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "models/memory/ledger.h"
+#include "sim/slots.h"
 
 #include <math.h>
 #include <string.h>
@@ -35,7 +36,7 @@ typedef struct
   double peak;
   double peak_time;
   double peak_mix[MODEL_N_MEM];
-  char *peak_task;
+  const char *peak_task; /* in the ledger's labels, or a literal */
   guint series[MODEL_N_MEM];
   guint series_total;
   guint series_reserved;
@@ -50,11 +51,13 @@ typedef struct
   guint handle;
   ModelMemCategory category;
   double bytes;
-  char *task;       /* label of the allocating task */
+  const char *task; /* label of the allocating task, in the owning ledger's labels */
   guint n_blocks;
   guint *blocks;    /* n_blocks allocator block ids, one per tensor: &block for one tensor
                      * (most buffers), else an array of their own */
   guint block;
+  SimSlots *pool;   /* the owning ledger's buffers, and the slot there */
+  guint slot;
 } Buffer;
 
 struct _ModelLedger
@@ -64,16 +67,43 @@ struct _ModelLedger
   RankLedger *ranks;
   SimRecorder *rec;
   gboolean used;    /* an allocation happened: the allocators are fixed */
+  /* Copies of the task labels the buffers and peaks name, kept for the ledger's life (a
+   * replay's ledger books a few hundred buffers: one chunk, not a heap string each). */
+  GStringChunk *labels;
+  /* The Buffers of every rank (a slot pool, sim/slots.h: no heap block per buffer). */
+  SimSlots buffers;
 };
 
+/* A copy of `label` in the ledger's labels (NULL stays NULL). */
+static const char *
+ledger_label (ModelLedger *ledger, const char *label)
+{
+  return label != NULL ? g_string_chunk_insert (ledger->labels, label) : NULL;
+}
+
+/* A Buffer in a new slot of the ledger's pool, a copy of *init with its pool and slot (and
+ * its blocks at &block when init's are NULL or init's own). */
+static Buffer *
+buffer_new (ModelLedger *ledger, const Buffer *init)
+{
+  guint slot;
+  Buffer *b = sim_slots_take (&ledger->buffers, &slot);
+  *b = *init;
+  b->pool = &ledger->buffers;
+  b->slot = slot;
+  if (init->blocks == NULL || init->blocks == &init->block)
+    b->blocks = &b->block;
+  return b;
+}
+
+/* The live tables' value destructor: frees what b owns and gives its slot back. */
 static void
 buffer_free (gpointer data)
 {
   Buffer *b = data;
-  g_free (b->task);
   if (b->blocks != &b->block)
     g_free (b->blocks);
-  g_free (b);
+  sim_slots_give (b->pool, b->slot);
 }
 
 const char *
@@ -98,6 +128,8 @@ model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec)
   l->capacity = INFINITY;
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
+  l->labels = g_string_chunk_new (4096);
+  sim_slots_init (&l->buffers, sizeof (Buffer), 64);
   for (guint r = 0; r < n_ranks; r++)
     {
       l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);
@@ -133,7 +165,6 @@ model_ledger_free (ModelLedger *ledger)
     return;
   for (guint r = 0; r < ledger->n_ranks; r++)
     {
-      g_free (ledger->ranks[r].peak_task);
       g_hash_table_unref (ledger->ranks[r].live);
       model_allocator_free (ledger->ranks[r].alloc);
       g_free (ledger->ranks[r].oom.task);
@@ -141,6 +172,8 @@ model_ledger_free (ModelLedger *ledger)
         g_free ((char *) ledger->ranks[r].oom.holders[i].task);
     }
   g_free (ledger->ranks);
+  g_string_chunk_free (ledger->labels);
+  sim_slots_clear (&ledger->buffers); /* after the live tables gave their buffers back */
   g_free (ledger);
 }
 
@@ -163,8 +196,7 @@ change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta
       rl->peak_time = time;
       for (guint c = 0; c < MODEL_N_MEM; c++)
         rl->peak_mix[c] = rl->current[c];
-      g_free (rl->peak_task);
-      rl->peak_task = g_strdup (task_label);
+      rl->peak_task = ledger_label (ledger, task_label);
     }
   if (ledger->rec != NULL)
     {
@@ -234,8 +266,7 @@ start_with_carried (ModelLedger *ledger, guint rank)
   rl->peak_time = 0;
   memcpy (rl->peak_mix, rl->current, sizeof rl->peak_mix);
   memcpy (rl->category_peak, rl->current, sizeof rl->category_peak);
-  g_free (rl->peak_task);
-  rl->peak_task = g_strdup ("carried over");
+  rl->peak_task = "carried over";
   if (ledger->rec == NULL)
     return;
   for (guint c = 0; c < MODEL_N_MEM; c++)
@@ -262,10 +293,14 @@ model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_fro
           if (h == 0 || nh == 0
               || !g_hash_table_steal_extended (src->live, GUINT_TO_POINTER (h), NULL, &value))
             continue;
-          Buffer *b = value;
-          src->current[b->category] -= b->bytes;
-          src->total -= b->bytes;
+          Buffer *old = value;
+          src->current[old->category] -= old->bytes;
+          src->total -= old->bytes;
+          /* into `to`'s pool and labels (`from` may be freed first) */
+          Buffer *b = buffer_new (to, old);
           b->handle = nh;
+          b->task = ledger_label (to, old->task);
+          sim_slots_give (old->pool, old->slot);
           gboolean fresh = g_hash_table_insert (dst->live, GUINT_TO_POINTER (nh), b);
           g_assert (fresh);
           dst->current[b->category] += b->bytes;
@@ -359,9 +394,11 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
       g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
       bytes += model_ledger_whole_bytes (sizes[i]);
     }
-  Buffer *b = g_new0 (Buffer, 1);
-  *b = (Buffer){ handle, category, bytes, g_strdup (task_label), n_tensors, NULL, 0 };
-  b->blocks = n_tensors == 1 ? &b->block : g_new (guint, n_tensors);
+  Buffer init = { .handle = handle, .category = category, .bytes = bytes,
+                  .task = ledger_label (ledger, task_label), .n_blocks = n_tensors };
+  Buffer *b = buffer_new (ledger, &init);
+  if (n_tensors > 1)
+    b->blocks = g_new (guint, n_tensors);
   double granted = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {

@@ -315,8 +315,11 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
       if (!t->trainable)
         continue;
       double b = (double) model_tensor_numel (t) / psi * total / states;
-      for (guint64 k = 0; k < model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * states; k++)
-        g_array_append_val (out, b);
+      guint n = (guint) (model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) * states);
+      guint first = out->len;
+      g_array_set_size (out, first + n); /* one growth per tensor, not one call per copy */
+      for (guint k = 0; k < n; k++)
+        g_array_index (out, double, first + k) = b;
     }
   return out;
 }

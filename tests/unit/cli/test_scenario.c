@@ -135,6 +135,44 @@ test_missing_file (void)
   CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "/nonexistent/x.ini"));
 }
 
+/* cli_scenario_has_key: present only when both the group and the key are; an absent group
+ * is a plain FALSE (and the optional getter's NULL without error on top of it). */
+static void
+test_has_key (void)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  CU_ASSERT_TRUE_FATAL (g_key_file_load_from_data (kf, "[a]\nx = 1\n", (gsize) -1,
+                                                   G_KEY_FILE_NONE, NULL));
+  CU_ASSERT_TRUE (cli_scenario_has_key (kf, "a", "x"));
+  CU_ASSERT_FALSE (cli_scenario_has_key (kf, "a", "y"));
+  CU_ASSERT_FALSE (cli_scenario_has_key (kf, "b", "x"));
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_PTR_NULL (cli_scenario_get_raw (kf, "b", "x", FALSE, &e));
+  CU_ASSERT_PTR_NULL (e);
+  g_autofree char *v = cli_scenario_get_raw (kf, "a", "x", FALSE, &e);
+  CU_ASSERT_STRING_EQUAL (v, "1");
+  CU_ASSERT_PTR_NULL (cli_scenario_get_raw (kf, "b", "x", TRUE, &e));
+  CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+  CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "required key is missing"));
+}
+
+/* The prescan remembers the last text it accepted: a text refused after it is still
+ * refused, and one refused before is refused again (never remembered). */
+static void
+test_prescan_memo (void)
+{
+  const char *good = "[a]\nx = 1\n", *twice = "[a]\nx = 1\nx = 2\n";
+  for (int round = 0; round < 2; round++)
+    {
+      g_autoptr (GError) e = NULL;
+      CU_ASSERT_TRUE (cli_scenario_prescan (good, NULL));
+      CU_ASSERT_FALSE (cli_scenario_prescan (twice, &e));
+      CU_ASSERT_PTR_NOT_NULL_FATAL (e);
+      CU_ASSERT_PTR_NOT_NULL (strstr (e->message, "appears twice"));
+      CU_ASSERT_FALSE (cli_scenario_prescan ("", NULL));
+    }
+}
+
 static void
 test_unknown_key_hint (void)
 {
@@ -751,6 +789,8 @@ main (void)
     { "--set overrides", test_set_overrides },
     { "custom [gpu.NAME] group", test_custom_gpu_group },
     { "missing file", test_missing_file },
+    { "a key is there when its group and it are", test_has_key },
+    { "the prescan's memo passes only the text it accepted", test_prescan_memo },
     { "unknown key with hint", test_unknown_key_hint },
     { "unknown group with hint", test_unknown_group_hint },
     { "duplicate key", test_duplicate_key },

@@ -266,9 +266,18 @@ test_continue_oom_after_release (void)
   model_ledger_set_allocator (b, 210 * MiB, FALSE);
   const guint keep[] = { 1, 3 };
   model_ledger_continue (b, a, keep, keep, 2);
+  g_clear_pointer (&a, model_ledger_free); /* the carried buffers' labels are b's own */
   model_ledger_alloc (b, 0, MODEL_MEM_ACTIVATIONS, 60 * MiB, 2, 1.0, "fwd");
   CU_ASSERT_TRUE (model_ledger_oom (b, 0));
   CU_ASSERT_EQUAL (model_ledger_oom_reserved (b, 0), 160 * MiB);
+  CU_ASSERT_EQUAL_FATAL (model_ledger_oom_n_holders (b, 0), 2);
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (b, 0, 0)->task, "initial state");
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (b, 0, 1)->task, "optimizer step");
+  /* the carried buffers' blocks are b's own too */
+  model_ledger_release (b, 0, 1, 4.0, "end");
+  model_ledger_release (b, 0, 3, 4.0, "end");
+  CU_ASSERT_FALSE (model_ledger_live (b, 0, 1));
+  CU_ASSERT_FALSE (model_ledger_live (b, 0, 3));
 }
 
 /* OOM diagnosis: capacity 100 MiB; weights 40 MiB ("initial state"), activations 30 MiB

@@ -357,6 +357,23 @@ test_schedule_in_past_or_nonfinite_is_refused (void)
   CU_ASSERT (sim_engine_schedule_at (engine, 5.0, stop_cb, NULL, NULL) > 0); /* = now is ok */
 }
 
+/* The next event's time: +inf on an empty queue, the earliest pending one, and it moves on
+ * when that one is cancelled. */
+static void
+test_next_time (void)
+{
+  g_autoptr (SimEngine) e = sim_engine_new ();
+  CU_ASSERT_TRUE (isinf (sim_engine_next_time (e)) && sim_engine_next_time (e) > 0);
+  SimEventId late = sim_engine_schedule_at (e, 3.0, noop_cb, NULL, NULL);
+  SimEventId early = sim_engine_schedule_at (e, 1.0, noop_cb, NULL, NULL);
+  (void) late;
+  CU_ASSERT_EQUAL (sim_engine_next_time (e), 1.0);
+  sim_engine_cancel (e, early);
+  CU_ASSERT_EQUAL (sim_engine_next_time (e), 3.0);
+  sim_engine_run (e);
+  CU_ASSERT_TRUE (isinf (sim_engine_next_time (e)));
+}
+
 static const StepsimTest tests[] = {
   { "random order against sorted reference", test_random_order_against_sorted_reference },
   { "same time fires in insertion order", test_same_time_fires_in_insertion_order },
@@ -370,6 +387,7 @@ static const StepsimTest tests[] = {
   { "events scheduled from callbacks", test_schedule_from_callbacks },
   { "free with pending events destroys them", test_free_with_pending_calls_destroy },
   { "past or non-finite time is refused", test_schedule_in_past_or_nonfinite_is_refused },
+  { "the next event's time", test_next_time },
 };
 
 int

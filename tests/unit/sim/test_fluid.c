@@ -340,6 +340,33 @@ test_batched_component_local_solves (void)
   rec_free (r);
 }
 
+/* A latency end with nothing else due at its instant flushes at once (no flush event: the
+ * engine fires the latency end and the completion, 2 events, and each flow's done time is
+ * L + S/B); two latency ends at one instant still share one flush (one solve), each flow
+ * then at half the link: done at 0.5 + 2 × 1/1. */
+static void
+test_latency_end_flush (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId link = sim_fluid_add_resource (r->fluid, "link", 1.0);
+  SimActivityId a = flow (r, link, 1.0, 0.5);
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, a), 1.5, TOL);
+  CU_ASSERT_EQUAL (sim_engine_events_fired (r->engine), 2);
+  CU_ASSERT_EQUAL (sim_fluid_n_solves (r->fluid), 2); /* the start and the completion */
+  rec_free (r);
+
+  r = rec_new ();
+  link = sim_fluid_add_resource (r->fluid, "link", 1.0);
+  SimActivityId x = flow (r, link, 1.0, 0.5), y = flow (r, link, 1.0, 0.5);
+  sim_engine_run_until (r->engine, 0.5);
+  CU_ASSERT_EQUAL (sim_fluid_n_solves (r->fluid), 1);
+  sim_engine_run (r->engine);
+  STEPSIM_ASSERT_REL (done_at (r, x), 2.5, TOL);
+  STEPSIM_ASSERT_REL (done_at (r, y), 2.5, TOL);
+  rec_free (r);
+}
+
 static void
 count_log (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
 {
@@ -626,6 +653,8 @@ static const StepsimTest tests[] = {
   { "load observer series", test_load_observer_series },
   { "one completion event pending", test_one_completion_event_pending },
   { "batched, component-local solves", test_batched_component_local_solves },
+  { "a latency end alone flushes at once, simultaneous ones together",
+    test_latency_end_flush },
   { "bad arguments refused", test_bad_arguments_refused },
   { "free with running activities", test_free_with_running_activities },
   { "a lone activity gets min(bound, c/w) exactly", test_lone_activity_exact },
