@@ -226,10 +226,11 @@ replay_flops (const ModelPlan *plan, double *step)
   return flops;
 }
 
+/* `model` cut to 2 layers: cp 2 × ep 4 against cp 1 at s = 2048 and 4096 (see above). */
 static void
-test_mixtral_cp_runs (void)
+check_cp_runs (const char *model)
 {
-  g_autoptr (ModelArch) a = shipped ("mixtral-8x7b");
+  g_autoptr (ModelArch) a = shipped (model);
   a->n_layers = 2;
   ModelStack s4 = bf16_stack (4096), s2 = bf16_stack (2048);
   ModelParallel cp2 = moe_par (8, 2, 4), cp1 = moe_par (8, 1, 4);
@@ -245,6 +246,12 @@ test_mixtral_cp_runs (void)
   CU_ASSERT (isfinite (step) && step > 0);
   CU_ASSERT (f > f_half && f < f_whole);
   CU_ASSERT (step > s_half && step < s_whole);
+}
+
+static void
+test_mixtral_cp_runs (void)
+{
+  check_cp_runs ("mixtral-8x7b");
 }
 
 /* Bad input still names its group and key: ep 8 not dividing the dp·cp·tp = 4 ranks of 4
@@ -273,28 +280,11 @@ test_refusals (void)
   expect_refusal (a, &st, &par, "group [parallel], key 'order'", "ep × etp = cp × tp");
 }
 
-/* DeepSeek-V2-Lite (MLA: q·k heads of 192, v heads of 128; 64 experts) cut to 2 layers, cp 2
- * × ep 4 on one DGX H100, s = 4096: replayed end to end, and as for Mixtral above rank 0's
- * compute FLOPs lie between cp 1's at s = 2048 (equal GEMMs, a quarter of the causal
- * attention square) and cp 1's at s = 4096. */
+/* DeepSeek-V2-Lite (MLA: q·k heads of 192, v heads of 128; 64 experts), as Mixtral above. */
 static void
 test_mla_cp_runs (void)
 {
-  g_autoptr (ModelArch) a = shipped ("deepseek-v2-lite");
-  a->n_layers = 2;
-  ModelStack s4 = bf16_stack (4096), s2 = bf16_stack (2048);
-  ModelParallel cp2 = moe_par (8, 2, 4), cp1 = moe_par (8, 1, 4);
-  g_autoptr (ModelPlan) p = plan_or_fail (a, &s4, &cp2);
-  g_autoptr (ModelPlan) half = plan_or_fail (a, &s2, &cp1);
-  g_autoptr (ModelPlan) whole = plan_or_fail (a, &s4, &cp1);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (half);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (whole);
-  double step, s_half, s_whole;
-  double f = replay_flops (p, &step);
-  double f_half = replay_flops (half, &s_half), f_whole = replay_flops (whole, &s_whole);
-  CU_ASSERT (isfinite (step) && step > 0);
-  CU_ASSERT (f > f_half && f < f_whole);
+  check_cp_runs ("deepseek-v2-lite");
 }
 
 int
