@@ -1,10 +1,11 @@
 /* cli/cmd_run.c — `stepsim run`: simulate, print the summary, write HDF5, draw the chart.
  *
- * Output discipline: the whole simulation runs in memory first; only when it succeeded is
- * the HDF5 file written (atomically, sim/h5out.c) and then the chart (atomically,
- * cli/report/plot.c). A failing scenario leaves no file behind; nor does SIGINT/SIGTERM (the
- * finished HDF5 and chart are registered in sim/tempfiles.h until the trace is written too,
- * cli/interrupt.h).
+ * Output discipline: the whole simulation runs in memory first; only when it succeeded are
+ * the HDF5 file, the chart and the trace written, each under a staged name
+ * ("<path>.tmp.<pid><ext>", registered in sim/tempfiles.h) and renamed onto its path only
+ * once all of them are complete (all or nothing). A failing scenario, a failing output or
+ * SIGINT/SIGTERM (cli/interrupt.h) leaves no new file behind, and an earlier file of the
+ * same name stays as it was until a complete new one replaces it.
  */
 #include "config.h"
 
@@ -70,9 +71,72 @@ default_output (const char *scenario_path)
   return g_strconcat (base, ".h5", NULL);
 }
 
+/* One output written under its staged name and renamed onto `path` at the end. */
+typedef struct
+{
+  char *staged; /* registered in sim/tempfiles.h while it exists */
+  char *path;
+} Staged;
+
+static void
+staged_clear (gpointer data)
+{
+  Staged *s = data;
+  g_free (s->staged);
+  g_free (s->path);
+}
+
+/* A staged name for `path` (its extension kept at the end: the chart's format is read from
+ * it), appended to `out`; returns the staged name (owned by `out`). */
+static const char *
+stage (GArray *out, const char *path, const char *ext)
+{
+  Staged s = { sim_tempfiles_new_path (path, ext), g_strdup (path) };
+  g_array_append_val (out, s);
+  return s.staged;
+}
+
+/* Renames every staged output onto its path, in order. FALSE + G_FILE_ERROR naming the file
+ * when a rename fails; the outputs not yet renamed are removed (the caller's
+ * discard_staged), the ones renamed before stay. */
+static gboolean
+commit_staged (GArray *staged, GError **error)
+{
+  for (guint i = 0; i < staged->len; i++)
+    {
+      Staged *s = &g_array_index (staged, Staged, i);
+      if (g_rename (s->staged, s->path) != 0)
+        {
+          int err = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                       "cannot rename %s to %s: %s", s->staged, s->path, g_strerror (err));
+          return FALSE;
+        }
+      sim_tempfiles_forget (s->staged);
+      g_clear_pointer (&s->staged, g_free);
+    }
+  return TRUE;
+}
+
+/* Removes the staged outputs still there (a failure before or during the commit). */
+static void
+discard_staged (GArray *staged)
+{
+  for (guint i = 0; i < staged->len; i++)
+    {
+      Staged *s = &g_array_index (staged, Staged, i);
+      if (s->staged == NULL)
+        continue;
+      g_unlink (s->staged);
+      sim_tempfiles_forget (s->staged);
+    }
+}
+
+/* Writes the HDF5 file, the chart (--plot) and the trace (--trace) under staged names
+ * appended to `staged`. FALSE + error on the first that fails. */
 static gboolean
 write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResult *res,
-               const RunOptions *opt, GError **error)
+               const RunOptions *opt, GArray *staged, GError **error)
 {
   SimH5Meta meta = {
     .program = PACKAGE_NAME,
@@ -83,33 +147,31 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResu
     .stream_names = model_sim_stream_names (),
     .n_stream_names = MODEL_N_STREAMS,
   };
-  if (!sim_h5out_write (opt->output, rec, &meta, error))
+  const char *h5 = stage (staged, opt->output, ".h5");
+  if (!sim_h5out_write (h5, rec, &meta, error))
     return FALSE;
-  sim_tempfiles_add (opt->output); /* kept only if the chart and trace are written too */
-  if (!opt->quiet)
-    printf ("output     %s\n", opt->output);
-  if (opt->plot_dir == NULL)
-    return TRUE;
-  if (g_mkdir_with_parents (opt->plot_dir, 0755) != 0)
+  if (opt->plot_dir != NULL)
     {
-      int err = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
-                   "--plot %s: cannot create directory: %s", opt->plot_dir, g_strerror (err));
-      g_unlink (opt->output);
-      return FALSE;
+      if (g_mkdir_with_parents (opt->plot_dir, 0755) != 0)
+        {
+          int err = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                       "--plot %s: cannot create directory: %s", opt->plot_dir,
+                       g_strerror (err));
+          return FALSE;
+        }
+      g_autofree char *png = chart_path (sc->path, opt->plot_dir);
+      g_autofree char *title = g_strdup_printf ("%s — memory of rank %u over one step",
+                                                sc->name, res->worst_rank);
+      if (!cli_output_check ("--plot", png, NULL, error))
+        return FALSE;
+      const char *staged_png = stage (staged, png, ".png");
+      if (!cli_plot_memory (h5, res->worst_rank, res->capacity, title, staged_png, error))
+        return FALSE;
     }
-  g_autofree char *png = chart_path (sc->path, opt->plot_dir);
-  g_autofree char *title = g_strdup_printf ("%s — memory of rank %u over one step", sc->name,
-                                            res->worst_rank);
-  if (!cli_output_check ("--plot", png, NULL, error)
-      || !cli_plot_memory (opt->output, res->worst_rank, res->capacity, title, png, error))
-    {
-      g_unlink (opt->output); /* all or nothing: no HDF5 without its chart */
-      return FALSE;
-    }
-  sim_tempfiles_add (png);
-  if (!opt->quiet)
-    printf ("chart      %s\n", png);
+  if (opt->trace != NULL
+      && !cli_trace_write (stage (staged, opt->trace, ".json"), rec, sc->name, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -193,6 +255,7 @@ cli_cmd_run (int argc, char **argv)
   g_autofree char *chart = NULL;
   g_autoptr (GPtrArray) inputs = cli_inputs_new ();
   g_auto (GStrv) origins = NULL;
+  g_autoptr (GArray) staged = NULL; /* the outputs being written (write_outputs) */
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
@@ -233,18 +296,20 @@ cli_cmd_run (int argc, char **argv)
     cli_report_print_verdict (stdout, sc, &res);
   if (opt.ops)
     cli_report_print_ops (stdout, &res);
-  if (write_outputs (sc, rec, &res, &opt, &error))
+  staged = g_array_new (FALSE, FALSE, sizeof (Staged));
+  g_array_set_clear_func (staged, staged_clear);
+  if (write_outputs (sc, rec, &res, &opt, staged, &error) && commit_staged (staged, &error))
     {
-      if (opt.trace == NULL || cli_trace_write (opt.trace, rec, sc->name, &error))
-        rc = 0;
-      else
+      rc = 0;
+      if (!opt.quiet) /* staged in order: the HDF5 file, then the chart (--plot) */
         {
-          /* all or nothing: no HDF5 or chart without the trace asked for */
-          g_unlink (opt.output);
-          if (chart != NULL)
-            g_unlink (chart);
+          printf ("output     %s\n", opt.output);
+          if (opt.plot_dir != NULL)
+            printf ("chart      %s\n", g_array_index (staged, Staged, 1).path);
         }
     }
+  else
+    discard_staged (staged); /* all or nothing */
 out:
   sim_tempfiles_forget_all (); /* the outputs are complete, or were removed */
   if (error != NULL)

@@ -527,6 +527,18 @@ if [ $caught -eq 1 ] && [ $rc -eq 130 ] && ! test -e big.h5 && ! ls -A . | grep 
 then ok "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed"
 else bad "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed (exit $rc; left: $(cat int.left) $(ls big.h5* 2>/dev/null))"; fi
 rm -f big.h5
+# an earlier file of the output's name stays until a complete new one replaces it: the HDF5
+# is staged, not renamed over it, while the chart is still being drawn
+rm -rf int && mkdir int int/charts
+echo previous >int/keep.h5
+watch=int/charts
+# shellcheck disable=SC2086
+interrupt INT .tmp. "$STEPSIM" run $big -q -o int/keep.h5 --plot int/charts
+sleep 0.5
+if [ $caught -eq 1 ] && [ $rc -eq 130 ] && [ "$(cat int/keep.h5 2>/dev/null)" = previous ] \
+   && ! ls -A int | grep -q 'tmp\.'
+then ok "SIGINT while run draws its chart: the earlier int/keep.h5 is left as it was"
+else bad "SIGINT while run draws its chart: the earlier int/keep.h5 is left as it was (exit $rc; left: $(ls -A int))"; fi
 rm -rf int && mkdir int
 "$STEPSIM" run "$s1" -q -o int/s1.h5 --trace int/s1.json >/dev/null 2>&1
 check "--trace is written through a temporary too: none left" sh -c "test -s int/s1.json && [ \$(ls -A int | wc -l) -eq 2 ]"
