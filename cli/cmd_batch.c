@@ -75,8 +75,8 @@ write_text (const SimTable *t, const char *path, char sep, GError **error)
 }
 
 /* `incomplete`: NULL, or why rows are missing (an interrupted batch), stored as the root
- * attribute "incomplete". The outputs are all or nothing: each finished one stays registered
- * for removal (sim/tempfiles.h) until the last is written. */
+ * attribute "incomplete". The outputs are all or nothing (sim/tempfiles.h SimStaged): each
+ * written under a staged name, all renamed onto theirs once the last is complete. */
 static gboolean
 write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt,
                const char *incomplete, GError **error)
@@ -85,21 +85,15 @@ write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt
                           "name", cli_sweep_name (sweep), "sweep", cli_sweep_text (sweep),
                           "scenario", cli_sweep_scenario (sweep),
                           incomplete != NULL ? "incomplete" : NULL, incomplete, NULL };
-  const char *done[3] = { NULL };
-  gboolean ok = sim_h5out_write_table (opt->output, "/results", t, attrs, error);
-  if (ok)
-    sim_tempfiles_add (done[0] = opt->output);
-  if (ok && opt->tsv != NULL && !write_text (t, opt->tsv, '\t', error))
-    ok = (g_prefix_error (error, "%s: ", opt->tsv), FALSE);
-  else if (ok && opt->tsv != NULL)
-    sim_tempfiles_add (done[1] = opt->tsv);
-  if (ok && opt->csv != NULL && !write_text (t, opt->csv, ',', error))
-    ok = (g_prefix_error (error, "%s: ", opt->csv), FALSE);
-  for (guint i = 0; i < G_N_ELEMENTS (done); i++)
-    if (done[i] != NULL && !ok)
-      g_unlink (done[i]); /* no HDF5 without the TSV asked for */
-  sim_tempfiles_forget_all ();
-  return ok;
+  g_autoptr (SimStaged) staged = sim_staged_new ();
+  if (!sim_h5out_write_table (sim_staged_add (staged, opt->output, ".h5"), "/results", t, attrs,
+                              error))
+    return FALSE;
+  if (opt->tsv != NULL && !write_text (t, sim_staged_add (staged, opt->tsv, ".tsv"), '\t', error))
+    return g_prefix_error (error, "%s: ", opt->tsv), FALSE;
+  if (opt->csv != NULL && !write_text (t, sim_staged_add (staged, opt->csv, ".csv"), ',', error))
+    return g_prefix_error (error, "%s: ", opt->csv), FALSE;
+  return sim_staged_commit (staged, error);
 }
 
 static double

@@ -71,72 +71,11 @@ default_output (const char *scenario_path)
   return g_strconcat (base, ".h5", NULL);
 }
 
-/* One output written under its staged name and renamed onto `path` at the end. */
-typedef struct
-{
-  char *staged; /* registered in sim/tempfiles.h while it exists */
-  char *path;
-} Staged;
-
-static void
-staged_clear (gpointer data)
-{
-  Staged *s = data;
-  g_free (s->staged);
-  g_free (s->path);
-}
-
-/* A staged name for `path` (its extension kept at the end: the chart's format is read from
- * it), appended to `out`; returns the staged name (owned by `out`). */
-static const char *
-stage (GArray *out, const char *path, const char *ext)
-{
-  Staged s = { sim_tempfiles_new_path (path, ext), g_strdup (path) };
-  g_array_append_val (out, s);
-  return s.staged;
-}
-
-/* Renames every staged output onto its path, in order. FALSE + G_FILE_ERROR naming the file
- * when a rename fails; the outputs not yet renamed are removed (the caller's
- * discard_staged), the ones renamed before stay. */
-static gboolean
-commit_staged (GArray *staged, GError **error)
-{
-  for (guint i = 0; i < staged->len; i++)
-    {
-      Staged *s = &g_array_index (staged, Staged, i);
-      if (g_rename (s->staged, s->path) != 0)
-        {
-          int err = errno;
-          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
-                       "cannot rename %s to %s: %s", s->staged, s->path, g_strerror (err));
-          return FALSE;
-        }
-      sim_tempfiles_forget (s->staged);
-      g_clear_pointer (&s->staged, g_free);
-    }
-  return TRUE;
-}
-
-/* Removes the staged outputs still there (a failure before or during the commit). */
-static void
-discard_staged (GArray *staged)
-{
-  for (guint i = 0; i < staged->len; i++)
-    {
-      Staged *s = &g_array_index (staged, Staged, i);
-      if (s->staged == NULL)
-        continue;
-      g_unlink (s->staged);
-      sim_tempfiles_forget (s->staged);
-    }
-}
-
-/* Writes the HDF5 file, the chart (--plot) and the trace (--trace) under staged names
- * appended to `staged`. FALSE + error on the first that fails. */
+/* Writes the HDF5 file, the chart (--plot) and the trace (--trace) under staged names added
+ * to `staged`, in that order. FALSE + error on the first that fails. */
 static gboolean
 write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResult *res,
-               const RunOptions *opt, GArray *staged, GError **error)
+               const RunOptions *opt, SimStaged *staged, GError **error)
 {
   SimH5Meta meta = {
     .program = PACKAGE_NAME,
@@ -147,7 +86,7 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResu
     .stream_names = model_sim_stream_names (),
     .n_stream_names = MODEL_N_STREAMS,
   };
-  const char *h5 = stage (staged, opt->output, ".h5");
+  const char *h5 = sim_staged_add (staged, opt->output, ".h5");
   if (!sim_h5out_write (h5, rec, &meta, error))
     return FALSE;
   if (opt->plot_dir != NULL)
@@ -165,12 +104,12 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResu
                                                 sc->name, res->worst_rank);
       if (!cli_output_check ("--plot", png, NULL, error))
         return FALSE;
-      const char *staged_png = stage (staged, png, ".png");
+      const char *staged_png = sim_staged_add (staged, png, ".png");
       if (!cli_plot_memory (h5, res->worst_rank, res->capacity, title, staged_png, error))
         return FALSE;
     }
   if (opt->trace != NULL
-      && !cli_trace_write (stage (staged, opt->trace, ".json"), rec, sc->name, error))
+      && !cli_trace_write (sim_staged_add (staged, opt->trace, ".json"), rec, sc->name, error))
     return FALSE;
   return TRUE;
 }
@@ -255,7 +194,8 @@ cli_cmd_run (int argc, char **argv)
   g_autofree char *chart = NULL;
   g_autoptr (GPtrArray) inputs = cli_inputs_new ();
   g_auto (GStrv) origins = NULL;
-  g_autoptr (GArray) staged = NULL; /* the outputs being written (write_outputs) */
+  g_autoptr (SimStaged) staged = NULL; /* the outputs being written; the ones not renamed
+                                        * onto their paths are removed when it is freed */
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
@@ -296,20 +236,17 @@ cli_cmd_run (int argc, char **argv)
     cli_report_print_verdict (stdout, sc, &res);
   if (opt.ops)
     cli_report_print_ops (stdout, &res);
-  staged = g_array_new (FALSE, FALSE, sizeof (Staged));
-  g_array_set_clear_func (staged, staged_clear);
-  if (write_outputs (sc, rec, &res, &opt, staged, &error) && commit_staged (staged, &error))
+  staged = sim_staged_new ();
+  if (write_outputs (sc, rec, &res, &opt, staged, &error) && sim_staged_commit (staged, &error))
     {
       rc = 0;
       if (!opt.quiet) /* staged in order: the HDF5 file, then the chart (--plot) */
         {
           printf ("output     %s\n", opt.output);
           if (opt.plot_dir != NULL)
-            printf ("chart      %s\n", g_array_index (staged, Staged, 1).path);
+            printf ("chart      %s\n", sim_staged_path (staged, 1));
         }
     }
-  else
-    discard_staged (staged); /* all or nothing */
 out:
   sim_tempfiles_forget_all (); /* the outputs are complete, or were removed */
   if (error != NULL)

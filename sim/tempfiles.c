@@ -96,3 +96,82 @@ sim_tempfiles_set_contents (const char *path, const char *data, gsize len, GErro
   sim_tempfiles_forget (tmp);
   return err == 0;
 }
+
+/* ---- Staged outputs ----------------------------------------------------------------- */
+
+typedef struct
+{
+  char *staged; /* NULL once renamed */
+  char *path;
+} Staged;
+
+struct SimStaged
+{
+  GArray *files; /* of Staged, in the order added */
+};
+
+SimStaged *
+sim_staged_new (void)
+{
+  SimStaged *s = g_new0 (SimStaged, 1);
+  s->files = g_array_new (FALSE, FALSE, sizeof (Staged));
+  return s;
+}
+
+const char *
+sim_staged_add (SimStaged *s, const char *path, const char *ext)
+{
+  g_return_val_if_fail (s != NULL && path != NULL, NULL);
+  Staged f = { sim_tempfiles_new_path (path, ext), g_strdup (path) };
+  g_array_append_val (s->files, f);
+  return f.staged;
+}
+
+const char *
+sim_staged_path (const SimStaged *s, guint i)
+{
+  g_return_val_if_fail (s != NULL, NULL);
+  return i < s->files->len ? g_array_index (s->files, Staged, i).path : NULL;
+}
+
+gboolean
+sim_staged_commit (SimStaged *s, GError **error)
+{
+  g_return_val_if_fail (s != NULL, FALSE);
+  for (guint i = 0; i < s->files->len; i++)
+    {
+      Staged *f = &g_array_index (s->files, Staged, i);
+      if (f->staged == NULL)
+        continue;
+      if (g_rename (f->staged, f->path) != 0)
+        {
+          int err = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                       "cannot rename %s to %s: %s", f->staged, f->path, g_strerror (err));
+          return FALSE;
+        }
+      sim_tempfiles_forget (f->staged);
+      g_clear_pointer (&f->staged, g_free);
+    }
+  return TRUE;
+}
+
+void
+sim_staged_free (SimStaged *s)
+{
+  if (s == NULL)
+    return;
+  for (guint i = 0; i < s->files->len; i++)
+    {
+      Staged *f = &g_array_index (s->files, Staged, i);
+      if (f->staged != NULL)
+        {
+          g_unlink (f->staged);
+          sim_tempfiles_forget (f->staged);
+          g_free (f->staged);
+        }
+      g_free (f->path);
+    }
+  g_array_free (s->files, TRUE);
+  g_free (s);
+}

@@ -34,6 +34,28 @@ void sim_tempfiles_unlink_all (void);
  * and calls sim_tempfiles_forget() once the file is renamed or removed. */
 char *sim_tempfiles_new_path (const char *path, const char *suffix);
 
+/* A command's outputs written all or nothing: each under a staged name
+ * (sim_tempfiles_new_path, registered) and renamed onto its path only when every one is
+ * complete (sim_staged_commit), so an earlier file of that name stays as it was until a
+ * complete new one replaces it, whatever fails or interrupts before. */
+typedef struct SimStaged SimStaged;
+
+/* An empty set. Free with sim_staged_free. */
+SimStaged *sim_staged_new (void);
+/* Adds `path` (copied): returns the staged name to write it under ("<path>.tmp.<pid><ext>",
+ * `ext` may be NULL; owned by `s`). */
+const char *sim_staged_add (SimStaged *s, const char *path, const char *ext);
+/* The path of the i-th output added (owned by `s`); NULL past the last. */
+const char *sim_staged_path (const SimStaged *s, guint i);
+/* Renames every staged file onto its path, in the order added. FALSE + G_FILE_ERROR naming
+ * the file when a rename fails; then the ones renamed before stay and the others are removed
+ * by sim_staged_free. */
+gboolean sim_staged_commit (SimStaged *s, GError **error);
+/* Removes the staged files not renamed (a failure before or during the commit), frees `s`.
+ * NULL is a no-op. */
+void sim_staged_free (SimStaged *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SimStaged, sim_staged_free)
+
 /* Writes `len` bytes of `data` to `path` atomically: to a registered temporary, renamed onto
  * `path` on success (unlike g_file_set_contents, whose temporary has a random name no handler
  * could know). FALSE + G_FILE_ERROR naming `path`; then no file is left. */
