@@ -1522,6 +1522,24 @@ check "kv_repeat_sdpa beside kv_repeat = true: has no effect" \
 "$STEPSIM" run "$s1" -q -o kv.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.kv_repeat=true >/dev/null 2>kv.err
 check "kv_repeat on a model without grouped k/v heads (gpt2): has no effect" \
   grep -qF "key 'kv_repeat': has no effect: model 'gpt2' has as many key/value heads as query heads (12)" kv.err
+# softmax_fp32 is the eager core's softmax in a 16-bit dtype without autocast, for a family
+# whose HF code upcasts: elsewhere it has no effect (a profile's default is silent)
+sm () { "$STEPSIM" run "$s1" -q -o sm.h5 --set training.softmax_fp32=false "$@" >/dev/null 2>sm.err; }
+sm; check "softmax_fp32 under sdpa: has no effect" \
+  grep -qF "key 'softmax_fp32': has no effect: it is the eager core's softmax; attention = sdpa" sm.err
+sm --set training.attention=eager; check "softmax_fp32 in fp32: has no effect" \
+  grep -qF "key 'softmax_fp32': has no effect: precision = fp32 computes in fp32 already" sm.err
+sm --set training.attention=eager --set training.precision=bf16_amp
+check "softmax_fp32 under autocast: has no effect" \
+  grep -qF "key 'softmax_fp32': has no effect: precision = bf16_amp runs softmax in fp32" sm.err
+sm --set training.attention=eager --set training.precision=bf16 --set model.hf_config=gpt2 \
+  --set training.seq_len=1024
+check "softmax_fp32 on gpt2 (softmax in the scores' dtype): has no effect" \
+  grep -qF "key 'softmax_fp32': has no effect: model 'gpt2' (gpt2) computes its eager softmax" sm.err
+sm --set training.attention=eager --set training.precision=bf16
+"$STEPSIM" run "$s1" -q -o sm.h5 --set training.attention=eager --set training.precision=bf16 \
+  --set training.framework=torchtitan >/dev/null 2>>sm.err
+check "softmax_fp32 where it applies, or a profile's default: no warning" sh -c "! grep -q 'warning:' sm.err"
 # Other keys that were ignored silently under a setting: a pipeline schedule at pp = 1, and
 # the Trainer's per-micro-batch wait with one micro-batch (hf_trainer's default: silent)
 "$STEPSIM" run "$s1" -q -o ps.h5 --set parallel.pipeline_schedule=gpipe >/dev/null 2>ps.err

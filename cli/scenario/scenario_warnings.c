@@ -20,6 +20,9 @@
  *              under attention = eager (its core expands the heads in every framework);
  *              kv_repeat_sdpa not beside kv_repeat = true, nor under attention = flash,
  *              triton, flash1 (the flash-attn package takes grouped heads)
+ *   [training] softmax_fp32   under attention = eager only, for a family whose HF code upcasts
+ *              (model_arch_softmax_fp32), in a 16-bit dtype without autocast (which
+ *              computes softmax in fp32 anyway; models/ops/cost.c Dims.sm_fp32)
  *   [training] logits_kept    not with loss = fused (no whole logits; models/ops/cost_ends.c)
  *   [training] deepspeed_config   under framework = custom or megatron: applied, but those
  *              profiles' loss/norm/optimizer defaults are not DeepSpeed's; a stage >= 1 on
@@ -318,6 +321,23 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
               "attention = %s runs the flash-attn package, which takes the grouped key/value "
               "heads as they are (HF's flash_attention_2 path)",
               model_stack_attention_name (s));
+    }
+  /* models/ops/cost.c cost_dims_of (Dims.sm_fp32): the eager core's softmax in fp32 */
+  if (has (kf, "training", "softmax_fp32"))
+    {
+      if (s->flash_attention)
+        NOTE ("training", "softmax_fp32", "it is the eager core's softmax; attention = %s "
+              "runs a fused kernel, whose softmax is fp32 inside", model_stack_attention_name (s));
+      else if (!model_arch_softmax_fp32 (sc->arch))
+        NOTE ("training", "softmax_fp32", "model '%s' (%s) computes its eager softmax in the "
+              "scores' dtype whatever the key", sc->arch->name,
+              model_arch_family_name (sc->arch->family));
+      else if (model_stack_autocast (s))
+        NOTE ("training", "softmax_fp32", "precision = %s runs softmax in fp32 under autocast "
+              "anyway", model_stack_precision_name (s->precision));
+      else if (model_stack_activation_bytes (s) >= 4)
+        NOTE ("training", "softmax_fp32", "precision = %s computes in fp32 already",
+              model_stack_precision_name (s->precision));
     }
   if (has (kf, "training", "tf32") && s->precision != MODEL_PRECISION_FP32)
     NOTE ("training", "tf32", "it selects TF32 for fp32 GEMMs; precision = %s runs them in "
