@@ -251,7 +251,9 @@ parse_leading_number (const char *text, double *value, const char **rest, GError
   char *num_end = NULL;
   double v = g_ascii_strtod (num, &num_end);
   g_assert (*num_end == '\0');
-  if (!isfinite (v))
+  /* a subnormal (nonzero below DBL_MIN: strtod's ERANGE underflow) has lost its precision:
+   * out of range as an overflow is */
+  if (!isfinite (v) || fpclassify (v) == FP_SUBNORMAL)
     {
       g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
                    "'%s': the number is out of range", text);
@@ -338,7 +340,7 @@ sim_units_parse (const char *text, SimDimension dim, double *out, GError **error
   if (!check_tail_and_sign (text, tok_end, v, dim_nouns[dim], error))
     return FALSE;
   double si = v * u->mul / u->div;
-  if (!isfinite (si))
+  if (!isfinite (si) || (si != 0 && fabs (si) < DBL_MIN))
     {
       g_set_error (error, SIM_UNITS_ERROR, SIM_UNITS_ERROR_RANGE,
                    "'%s': the value is out of range", text);

@@ -91,6 +91,8 @@ test_rejects (void)
     { "nan GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
     { "inf GB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
     { "1e400 GB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
+    { "1e-320 GB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },   /* subnormal: precision lost */
+    { "1e-300 ns", SIM_DIM_TIME, SIM_UNITS_ERROR_RANGE },    /* 1e-309 s: subnormal in SI */
     { "-5 GiB", SIM_DIM_BYTES, SIM_UNITS_ERROR_RANGE },
     { "-1 s", SIM_DIM_TIME, SIM_UNITS_ERROR_RANGE },
     { "-2 GB/s", SIM_DIM_BANDWIDTH, SIM_UNITS_ERROR_RANGE },
