@@ -29,6 +29,10 @@ typedef struct
                        * and torchtune write them (p->norm_fp32's profiles, not compiled):
                        * cost_norm_op, graph_layer.c rotary */
   gboolean rms;       /* the norms are RMSNorm */
+  gboolean fp16;      /* the compute dtype is fp16 (p->fp16) */
+  gboolean mask_fp32; /* the eager core's masked scores are fp32 under autocast: HF
+                       * BertSelfAttention adds the extended mask in the model's dtype
+                       * (get_extended_attention_mask: `.to(dtype=self.dtype)`) */
   gboolean sm_fp32;   /* the eager core upcasts the scores to fp32 for softmax and casts the
                        * probabilities back (p->softmax_fp32, model_arch_softmax_fp32,
                        * 16-bit, no autocast; graph_layer.c eager_attention) */

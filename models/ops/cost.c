@@ -141,6 +141,8 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.norm_fp32 = p->norm_fp32 && arch->norm == MODEL_NORM_RMS && !p->autocast;
   d.eager = p->norm_fp32 && !p->compile;
   d.rms = arch->norm == MODEL_NORM_RMS;
+  d.fp16 = p->fp16;
+  d.mask_fp32 = p->autocast && arch->family == MODEL_FAMILY_BERT;
   d.sm_fp32 = p->softmax_fp32 && model_arch_softmax_fp32 (arch) && !p->autocast
               && p->act_bytes < 4;
   d.compile = p->compile;

@@ -123,6 +123,8 @@ typedef struct
   guint loss_chunks;       /* chunks of MODEL_COST_LOSS_CHUNKED / FUSED; 0 or 1: one */
   gboolean norm_fp32;      /* RMSNorm upcasts and saves its fp32 input (HF LlamaRMSNorm,
                             * torchtune RMSNorm); only without autocast, RMSNorm models */
+  gboolean fp16;           /* the compute dtype is fp16 (not bf16): ATen's softmax turns a Half
+                            * input into an fp32 result in one kernel (graph_layer.c) */
   gboolean softmax_fp32;   /* the model code's eager attention computes softmax in fp32 and
                             * casts the probabilities back (HF LlamaAttention and the
                             * families of model_arch_softmax_fp32); only in a 16-bit

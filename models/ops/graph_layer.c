@@ -333,13 +333,19 @@ flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
  * (`input_.toType(dtype)`, a kernel reading e and writing 4 B a score; the copy lives
  * through the softmax, beside its input), `_softmax` saves its 4-B result, and the
  * probabilities are cast back to e B for P·V, which saves the cast (the model code's
- * `.to(query.dtype)`, or autocast's cast of the matmul's input). */
+ * `.to(query.dtype)`, or autocast's cast of the matmul's input). A Half input needs no
+ * copy: the same function hands it to one kernel that reads fp16 and writes fp32
+ * (`_softmax(input_, dim_, true)`, half_to_float), whose backward writes the fp16 gradient
+ * (_softmax_backward_data's input_dtype). BERT's masked scores are fp32 already under
+ * autocast (Dims.mask_fp32): the mask's add made them, the op named the upcast here. */
 static guint
 eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
 {
   double T = d->T, scores = d->b * d->a * d->s * d->s, hd = d->q / d->a;
   gboolean p32 = d->autocast || d->sm_fp32;
+  gboolean half_to_float = p32 && d->fp16 && !d->mask_fp32;
   double pb = p32 ? 4 : d->e; /* B of a probability */
+  double in_b = p32 && !half_to_float ? 4 : d->e; /* B of a score the softmax reads */
   guint s = t_new (g, "scores", d->e * scores, MODEL_TENSOR_GEMM, -1);
   op1 (g, "attn_scores", s, q, k, NO);
   frees (g, q, k, NO);
@@ -360,11 +366,11 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
     }
   /* PyTorch <= 1.10: softmax keeps its input, the masked scores (cost.c), which under an
    * fp32 softmax is the upcast copy */
-  guint masked = d->sm_in > 0 ? core (g, d, t_new (g, "masked_scores", pb * scores,
+  guint masked = d->sm_in > 0 ? core (g, d, t_new (g, "masked_scores", in_b * scores,
                                                 MODEL_TENSOR_POINTWISE, -1))
                               : NO;
   guint up = NO;
-  if (p32)
+  if (p32 && !half_to_float)
     {
       up = masked != NO ? masked : t_new (g, "scores_fp32", 4 * scores,
                                           MODEL_TENSOR_POINTWISE, -1);
@@ -382,7 +388,10 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
    * result, …)`; Megatron's fused scale_mask_softmax backward likewise reads
    * softmax_results and output_grads and writes in place, megatron/fused_kernels/
    * scaled_masked_softmax.h scaled_masked_softmax_warp_backward) */
-  ew_bwd (g, "softmax", 2 * pb * scores, 1.5);
+  if (half_to_float) /* reads 2, writes 4; backward reads 4 + 4, writes 2 */
+    ew_bwd (g, "softmax", (d->e + 4) * scores, (8 + d->e) / (d->e + 4));
+  else
+    ew_bwd (g, "softmax", 2 * pb * scores, 1.5);
   guint av_in = p, last = p;
   if (d->drop > 0)
     {

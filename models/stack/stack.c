@@ -431,6 +431,7 @@ model_stack_cost_params (const ModelStack *s)
     .norm_fp32 = s->framework.norm_fp32,
     .compile = s->framework.compile,
     .softmax_fp32 = s->framework.softmax_fp32,
+    .fp16 = model_stack_compute_dtype (s) == HW_DTYPE_FP16,
     /* the expanded copies: always (torchtune); before the eager core in every framework (its
      * batched Q·Kᵀ needs a key per query head: HF eager_attention_forward's repeat_kv,
      * Megatron DotProductAttention.forward's key.repeat_interleave); before SDPA with

@@ -256,6 +256,8 @@ test_eager_scores_peak (void)
  *          +32,768 B a layer (4 B a score)
  *   kernels: the upcast reads e and writes 4: 6·8,192 = 49,152; the softmax reads and
  *          writes fp32: 8·8,192 = 65,536 (bf16: 4·8,192 = 32,768); the cast back 49,152
+ * In fp16 the softmax takes the Half scores to fp32 in one kernel (half_to_float): no upcast
+ * op, the softmax reads 2 and writes 4: 6·8,192 = 49,152, saving the same 4 + 2 B a score.
  * No effect on GPT-2's code (softmax in the scores' dtype), nor in fp32 (the upcast is the
  * identity). */
 static void
@@ -275,6 +277,14 @@ test_eager_softmax_fp32 (void)
   CU_ASSERT_EQUAL (op_cost (g, "softmax_upcast", TRUE), (E + 4) * scores);
   CU_ASSERT_EQUAL (op_cost (g, "softmax", TRUE), 8 * scores);
   CU_ASSERT_EQUAL (op_cost (g, "probs_cast", TRUE), (4 + E) * scores);
+  double on = model_cost_layer (&llama, &p).act_saved;
+  p.fp16 = TRUE;
+  g_autoptr (ModelGraph) gh = model_cost_layer_graph (&llama, &p);
+  for (guint j = 0; j < gh->ops->len; j++)
+    CU_ASSERT (strcmp (g_array_index (gh->ops, ModelGraphOp, j).name, "softmax_upcast") != 0);
+  CU_ASSERT_EQUAL (op_cost (gh, "softmax", TRUE), (E + 4) * scores);
+  CU_ASSERT_EQUAL (model_cost_layer (&llama, &p).act_saved, on);
+  p.fp16 = FALSE;
   ModelCostParams pg = params (2, 32, FALSE, 0);
   double gpt_off = model_cost_layer (&gpt, &pg).act_saved;
   pg.softmax_fp32 = TRUE;
