@@ -176,7 +176,8 @@ plot_gantt (const char *h5, const PlotOptions *o, GError **error)
   g_autofree char *title = o->title ? g_strdup (o->title)
                                     : g_strdup_printf ("%s — streams over one step",
                                                        scenario_name (summary));
-  const char *args[] = { title, unit, kinds, NULL };
+  g_autofree char *lines = cli_charts_title (title);
+  const char *args[] = { lines, unit, kinds, NULL };
   return cli_charts_render ("gantt", data, args, o->output, error);
 }
 
@@ -232,7 +233,8 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
                                                                             "style.gp", NULL)
                                                          : g_strdup ("");
   /* cost: TITLE CAPTION STYLE.gp TIME-UNIT */
-  const char *args[] = { o->title ? o->title : title, extra ? extra : "", xlabel,
+  g_autofree char *lines = cli_charts_title (o->title ? o->title : title);
+  const char *args[] = { lines, extra ? extra : "", xlabel,
                          strcmp (kind, "cost") == 0 ? unit : NULL, NULL };
   return cli_charts_render (kind, data, args, o->output, error);
 }

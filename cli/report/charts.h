@@ -85,5 +85,15 @@ gboolean cli_charts_render (const char *figure, const char *data, const char *co
  * non-empty line. Caller frees. */
 char *cli_charts_gnuplot_error (const char *stderr_text);
 
+/* Characters of a chart title's line (cli_charts_title): the canvas is 1100 px wide
+ * (plots/style.gp), the title centred over the plot, which the key's column narrows; 11-pt
+ * Helvetica sets about 6.5 px a character. */
+#define CLI_CHART_TITLE_COLS 100
+
+/* `title` broken at spaces into lines of at most CLI_CHART_TITLE_COLS characters (UTF-8
+ * characters; a longer word stays whole on its own line), so gnuplot does not clip a long
+ * title (a scenario name with its --set overrides) at the canvas edges. Caller frees. */
+char *cli_charts_title (const char *title);
+
 /* Whether `path` ends in .svg, ignoring case (else a chart is a PNG). */
 gboolean cli_charts_path_is_svg (const char *path);

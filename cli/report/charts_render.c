@@ -139,3 +139,29 @@ cli_charts_render (const char *figure, const char *data, const char *const *args
   sim_tempfiles_forget (tsv);
   return ok;
 }
+
+char *
+cli_charts_title (const char *title)
+{
+  g_return_val_if_fail (title != NULL, NULL);
+  g_auto (GStrv) words = g_strsplit (title, " ", -1);
+  GString *out = g_string_new (NULL);
+  glong line = 0;
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      glong n = g_utf8_strlen (words[i], -1);
+      if (line > 0 && line + 1 + n > CLI_CHART_TITLE_COLS)
+        {
+          g_string_append_c (out, '\n');
+          line = 0;
+        }
+      else if (i > 0)
+        {
+          g_string_append_c (out, ' ');
+          line++;
+        }
+      g_string_append (out, words[i]);
+      line += n;
+    }
+  return g_string_free (out, FALSE);
+}

@@ -81,6 +81,7 @@ cli_plot_memory (const char *h5path, guint rank, double capacity, const char *ti
   g_autofree char *oom_time = NULL, *oom_text = NULL;
   oom_mark (summary, rank, &oom_time, &oom_text);
   g_autofree char *cap = g_strdup_printf ("%.6g", capacity / (1024.0 * 1024 * 1024));
-  const char *args[] = { cap, title, oom_time, oom_text, NULL };
+  g_autofree char *lines = cli_charts_title (title);
+  const char *args[] = { cap, lines, oom_time, oom_text, NULL };
   return cli_charts_render ("memory", data, args, out_path, error);
 }

@@ -381,10 +381,40 @@ test_axis_label (void)
   CU_ASSERT_STRING_EQUAL (b, "cluster.gpu");
 }
 
+/* Chart titles: a short one unchanged; a long one (a scenario name with its --set
+ * overrides, 2 + 40·6 = 242 characters with an em dash) broken at spaces into lines of at
+ * most CLI_CHART_TITLE_COLS characters, every word kept in order (the newlines back to
+ * spaces give the title again); a word longer than a line stays whole on its own line. */
+static void
+test_title_lines (void)
+{
+  g_autofree char *same = cli_charts_title ("S1 — memory of rank 0 over one step");
+  CU_ASSERT_STRING_EQUAL (same, "S1 — memory of rank 0 over one step");
+  GString *long_title = g_string_new ("S1");
+  for (guint i = 0; i < 40; i++)
+    g_string_append (long_title, i == 0 ? " — " : " set=x");
+  g_autofree char *text = g_string_free (long_title, FALSE);
+  g_autofree char *lines = cli_charts_title (text);
+  g_auto (GStrv) split = g_strsplit (lines, "\n", -1);
+  CU_ASSERT (g_strv_length (split) >= 3);
+  for (guint i = 0; split[i] != NULL; i++)
+    CU_ASSERT (g_utf8_strlen (split[i], -1) <= CLI_CHART_TITLE_COLS && split[i][0] != ' ');
+  g_autofree char *joined = g_strjoinv (" ", split);
+  CU_ASSERT_STRING_EQUAL (joined, text);
+  char word[CLI_CHART_TITLE_COLS + 20];
+  memset (word, 'w', sizeof word - 1);
+  word[sizeof word - 1] = '\0';
+  g_autofree char *with_word = g_strconcat ("a ", word, " b", NULL);
+  g_autofree char *wrapped = cli_charts_title (with_word);
+  g_autofree char *want = g_strconcat ("a\n", word, "\nb", NULL);
+  CU_ASSERT_STRING_EQUAL (wrapped, want);
+}
+
 int
 main (void)
 {
   static const StepsimTest tests[] = {
+    { "chart titles broken into lines", test_title_lines },
     { "gantt: lanes per rank and stream, dense kinds, ms", test_gantt_lanes_and_kinds },
     { "gantt: rank filter", test_gantt_rank_filter },
     { "gantt: unknown streams and kinds left out", test_gantt_unknown_names },
