@@ -1522,6 +1522,11 @@ check "kv_repeat_sdpa beside kv_repeat = true: has no effect" \
 "$STEPSIM" run "$s1" -q -o kv.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.kv_repeat=true >/dev/null 2>kv.err
 check "kv_repeat on a model without grouped k/v heads (gpt2): has no effect" \
   grep -qF "key 'kv_repeat': has no effect: model 'gpt2' has as many key/value heads as query heads (12)" kv.err
+# an OOM at the very first buffer (nothing live yet) says so instead of an empty list
+"$STEPSIM" run "$s1" -o tiny.h5 --set gpu.Tiny.base=A100-80GB-SXM --set "gpu.Tiny.memory=1100 MiB" \
+  --set cluster.gpu=Tiny >tiny.out 2>&1
+check "OOM at the first buffer: 'largest live buffers   none yet', no empty list" \
+  sh -c "grep -q '^  largest live buffers   none yet' tiny.out && ! grep -q 'allocated by):' tiny.out"
 # softmax_fp32 is the eager core's softmax in a 16-bit dtype without autocast, for a family
 # whose HF code upcasts: elsewhere it has no effect (a profile's default is silent)
 sm () { "$STEPSIM" run "$s1" -q -o sm.h5 --set training.softmax_fp32=false "$@" >/dev/null 2>sm.err; }

@@ -251,6 +251,11 @@ print_oom (FILE *out, const ModelSimResult *res)
   for (guint c = 0; c < MODEL_N_MEM; c++)
     if (res->oom_mix[c] > 0)
       print_quantity (out, model_ledger_category_name (c), res->oom_mix[c], SIM_DIM_BYTES);
+  if (res->oom_n_holders == 0) /* e.g. the model's weights at load: nothing live yet */
+    {
+      fprintf (out, "  largest live buffers   none yet\n");
+      return;
+    }
   fprintf (out, "  largest live buffers (allocated by):\n");
   for (guint i = 0; i < res->oom_n_holders; i++)
     {
