@@ -378,6 +378,10 @@ mkdir -p adir
 printf '[sweep]\nscenario = adir\n[axes]\ntraining.micro_batch = 1, 2\n' >dirsweep.ini
 "$STEPSIM" batch dirsweep.ini -o ds.h5 >/dev/null 2>ds.err; rc=$?
 check "a sweep whose scenario is a directory says so" sh -c "[ $rc -eq 1 ] && grep -q \"key 'scenario': .*adir: is a directory, not a file\" ds.err"
+printf '[sweep]\nscenario = selfsweep.ini\n[axes]\ntraining.micro_batch = 1, 2\n' >selfsweep.ini
+"$STEPSIM" batch selfsweep.ini -o ss.h5 >/dev/null 2>ss.err; rc=$?
+check "a sweep naming itself as its scenario: one error, no output" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <ss.err) -eq 1 ] && grep -q \"group \[sweep\], key 'scenario': .*selfsweep.ini is this sweep file itself\" ss.err && [ ! -e ss.h5 ]"
 "$STEPSIM" plot gantt mb.h5 -o no.png >/dev/null 2>gb.err; rc=$?
 check "plot gantt of a batch file: not a run file" sh -c "[ $rc -eq 1 ] && grep -q 'mb.h5: not a run file (a batch file, with /results): the gantt chart' gb.err && ! grep -q 'no such object' gb.err"
 # A 420-character checkout: a row's error caps the paths, never the override or the key.

@@ -10,6 +10,7 @@
 #include "cli/scenario/output.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,15 @@ load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [sweep], key 'scenario': %s: %s", sw->scenario, problem);
+      return FALSE;
+    }
+  GStatBuf self, target; /* the same file by any name: this sweep, not a scenario */
+  if (g_stat (sw->path, &self) == 0 && g_stat (sw->scenario, &target) == 0
+      && self.st_dev == target.st_dev && self.st_ino == target.st_ino)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [sweep], key 'scenario': %s is this sweep file itself; name the "
+                   "scenario .ini the sweep varies", sw->scenario);
       return FALSE;
     }
   sw->name = g_key_file_get_string (kf, "sweep", "name", NULL);
