@@ -130,6 +130,8 @@ struct _ModelPlan
   GArray *grad_handles;    /* guint, gradients the current rank keeps until its optimizer */
   GArray *collectives;     /* ModelCollective */
   GPtrArray *rank_lists;   /* owned guint arrays behind ModelCollective.ranks */
+  GHashTable *members;     /* group name → its member list (in rank_lists): one list a
+                            * group, shared by all its collectives; lookup only */
   GHashTable *instances;   /* "group/sequence" → collective index + 1; lookup only */
   GHashTable *sequence;    /* "rank/group" → next sequence number; lookup only */
   double *state_bytes;     /* per rank */

@@ -22,9 +22,9 @@ plan_reduce_bytes (const ModelPlan *p)
 /* The name of `rank`'s group over the mesh dimensions `dims` into `name` ("dp_shard:1",
  * "dp_replicate+dp_shard:0": the group's index is the rank's coordinates on the other
  * dimensions, row-major, as model_mesh_group numbers them); returns the group's size. O(mesh
- * dimensions): the members themselves are listed once per collective instance
- * (instance_for), not once per rank, so a plan's collectives cost O(ranks) in all rather
- * than O(ranks × group size). */
+ * dimensions): the members themselves are listed once a group (instance_for), not once per
+ * rank or per collective, so a plan's collectives cost O(ranks) in all rather than
+ * O(ranks × group size). */
 static guint
 group_name (const ModelPlan *p, guint rank, guint dims, GString *name)
 {
@@ -46,7 +46,9 @@ group_name (const ModelPlan *p, guint rank, guint dims, GString *name)
 }
 
 /* Index of the instance for this rank's next collective on group `name` (of `n` ranks over
- * `dims`); the first rank to reach an instance lists the group's members. */
+ * `dims`); the first rank to reach the group lists its members, once for all the group's
+ * collectives (a ZeRO-3 step issues thousands on one data-parallel group: a list each was
+ * 64 KB a collective and O(collectives × group size) time at 16,384 ranks). */
 static guint
 instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollectiveKind kind,
               double bytes, guint n, gint expert_dim)
@@ -64,13 +66,18 @@ instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollecti
       g_assert (c->kind == kind && c->bytes == bytes); /* ranks issue the same sequence */
       return GPOINTER_TO_UINT (found) - 1;
     }
-  guint *ranks = g_new (guint, expert_dim >= 0 ? model_mesh_size (&p->mesh) : n);
-  guint listed = expert_dim >= 0
-                   ? model_mesh_expert_group (&p->mesh, rank, (ModelMeshExpertDim) expert_dim,
-                                              ranks)
-                   : model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
-  g_assert (listed == n);
-  g_ptr_array_add (p->rank_lists, ranks);
+  guint *ranks = g_hash_table_lookup (p->members, name);
+  if (ranks == NULL)
+    {
+      ranks = g_new (guint, expert_dim >= 0 ? model_mesh_size (&p->mesh) : n);
+      guint listed = expert_dim >= 0
+                       ? model_mesh_expert_group (&p->mesh, rank,
+                                                  (ModelMeshExpertDim) expert_dim, ranks)
+                       : model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
+      g_assert (listed == n);
+      g_ptr_array_add (p->rank_lists, ranks);
+      g_hash_table_insert (p->members, g_strdup (name), ranks);
+    }
   ModelCollective c = { kind, p->par.algorithm, bytes, ranks, n, dims, 0 };
   g_array_append_val (p->collectives, c);
   g_hash_table_insert (p->instances, key, GUINT_TO_POINTER (p->collectives->len));
