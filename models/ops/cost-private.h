@@ -59,6 +59,10 @@ ModelOp cost_gemm_op (const Dims *d, const char *name, double m, double n, doubl
 /* The kernel of a norm over T·h elements of `x` B each (graph_layer.c: fused, or HF's eager
  * RMSNorm chain), named `name`. */
 ModelOp cost_norm_op (const Dims *d, const char *name, double x);
+/* B a norm over the T·h elements saves for its backward, its input included: what
+ * graph_layer.c's norm() makes for a layer's norms, for the norms costed without a graph
+ * (the head's final norm, the MTP depths' norms, cost_ends.c). */
+double cost_norm_saved (const Dims *d);
 /* Autocast's cast kernel for `n_weights` weight tensors of `weights` elements and `n_inputs`
  * fp32 inputs of T·h (graph_layer.c); FALSE, *out untouched, when nothing is cast. */
 gboolean cost_autocast_cast_op (const Dims *d, double weights, guint n_weights, guint n_inputs,

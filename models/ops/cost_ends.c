@@ -377,22 +377,13 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
    * fp32 copy, rstd and normalized tensor of an upcasting RMSNorm; compiled, its input and
    * rstd) and the LM head's input; PyTorch <= 1.10: log_softmax also keeps its input, the
    * fp32 logits. */
-  double Th = d.T * d.h, head_out = 0;
-  double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
-                            : d.e * Th;
-  if (d.autocast)
-    {
-      /* Under autocast the residual stream is fp32 (plan_ckpt.c checkpoint_bytes), so the
-       * final norm saves its fp32 input (layer_norm's input; HF's eager LlamaRMSNorm: pow
-       * saves x, then rsqrt's result and x_normed in the input's dtype, fp32 here, for
-       * `self.weight * hidden_states.to(input_dtype)`, transformers modeling_llama.py),
-       * and its fp32 output, the model's last hidden state, stays alive beside the logits
-       * until the loss returns (LlamaForCausalLM.forward holds `outputs` and
-       * `hidden_states = outputs[0]` while it calls self.loss_function); the head GEMM
-       * saves its e-byte cast (below). */
-      norm = d.ea * Th + (d.eager && d.rms ? 4 * d.T + d.ea * Th : 0);
-      head_out = d.ea * Th;
-    }
+  double Th = d.T * d.h, norm = cost_norm_saved (&d);
+  /* Under autocast the residual stream is fp32 (plan_ckpt.c checkpoint_bytes): the final
+   * norm saves its fp32 input (cost_norm_saved), and its fp32 output, the model's last
+   * hidden state, stays alive beside the logits until the loss returns
+   * (LlamaForCausalLM.forward holds `outputs` and `hidden_states = outputs[0]` while it
+   * calls self.loss_function); the head GEMM saves its e-byte cast (below). */
+  double head_out = d.autocast ? d.ea * Th : 0;
   /* (the shifting loss counts log_softmax's kept input in lm.saved: the shifted copy) */
   double sm_input = p->loss == MODEL_COST_LOSS_UPCAST_SHIFT ? 0 : d.sm_in * 4 * d.T * d.V;
   cost.act_saved = norm + d.e * Th + lm.saved + sm_input
@@ -454,8 +445,7 @@ model_cost_mtp_proj (const ModelArch *arch, const ModelCostParams *p)
   cost_add_elementwise (&cost.fwd, "mtp_concat", 4 * d.e * Th);
   cost_add_gemm (&cost.fwd, &d, "mtp_eh_proj", d.T, 2 * d.h, d.h, 2 * d.h * d.h);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
-  double norm = d.norm_fp32 ? (d.compile ? d.e * Th + 4 * d.T : 4 * Th + 4 * d.T + d.e * Th)
-                            : d.e * Th;
+  double norm = cost_norm_saved (&d);
   cost.act_saved = 8 * d.T + norm + (norm - d.e * Th) + 2 * d.e * Th;
   return cost;
 }

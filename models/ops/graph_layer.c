@@ -88,6 +88,21 @@ cost_norm_op (const Dims *d, const char *name, double x)
   return k;
 }
 
+/* norm() below saves: HF's upcasting RMSNorm (norm_fp32) its fp32 copy, rstd and x_normed
+ * (compiled: the input and rstd, the partitioner recomputing the rest); on autocast's fp32
+ * stream HF's eager RMSNorm its fp32 input, rstd and the fp32 x_normed; any other norm its
+ * input (ea: the fp32 stream under autocast). */
+double
+cost_norm_saved (const Dims *d)
+{
+  double Th = d->T * d->h;
+  if (d->norm_fp32)
+    return d->compile ? d->e * Th + 4 * d->T : 4 * Th + 4 * d->T + d->e * Th;
+  if (d->autocast && d->eager && d->rms)
+    return d->ea * Th + 4 * d->T + d->ea * Th;
+  return d->ea * Th;
+}
+
 /* Autocast's casts before a dense projection group or the head (autocast_mode.cpp
  * cached_cast, on an fp32 model under torch.autocast): each of its `n_weights` fp32 weight
  * tensors (`weights` elements in all) is cast to the compute dtype once a forward (the
