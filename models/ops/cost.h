@@ -99,6 +99,7 @@ typedef enum
   MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
   MODEL_COST_LOSS_UPCAST_SHIFT, /* upcast + the shifted contiguous fp32 copy (HF <= 4.48) */
   MODEL_COST_LOSS_VOCAB_PARALLEL, /* Megatron: one fp32 copy, softmax in place, saved */
+  MODEL_COST_LOSS_SHARDED, /* nanotron: the fp32 logits and a shifted fp32 copy, saved */
 } ModelCostLoss;
 
 typedef struct
@@ -200,6 +201,8 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  *   plain    e·T·V saved; fwd e·T·V, bwd 2·e·T·V
  *   vocab_parallel (Megatron) 4·T·V saved (the fp32 copy, softmax in place); fwd e·T·V
  *            (the model's logits beside it), bwd e·T·V (the e-byte gradient of the cast)
+ *   sharded  (nanotron) 4·T·V saved (the shifted copy, softmax in place); fwd 4·T·V (the
+ *            model's fp32 logits beside it), bwd e·T·V
  *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
  *            compiled e·T·V + 4·T saved, 4·T·V/n each way
  *   fused    4·T saved (logsumexp), fwd 4·T·V/n, bwd 8·T·V/n

@@ -93,7 +93,8 @@ loss_push (double *t, guint *n, double *sum, double bytes, guint copies)
 /* The PyTorch ops the host issues for the loss (ModelOp.host_ops): vocab_parallel the 22 of
  * Megatron's _VocabParallelCrossEntropy.forward at tp 1 (the cast, max, three all-reduces,
  * the target mask's three comparisons, clone, subtractions, two index_puts, arange, the
- * gather, clone, exp, sum, log, div_); upcast `logits.float()`,
+ * gather, clone, exp, sum, log, div_; nanotron's _ShardedCrossEntropy.forward, the same
+ * code of 2020, issues the same ops); upcast `logits.float()`,
  * log_softmax and nll_loss (F.cross_entropy's two); upcast_shift also the contiguous
  * shifted logits and labels (transformers 4.46 loss_utils.py ForCausalLMLoss); plain the
  * cross-entropy's two; chunked those three per chunk (torchtune CEWithChunkedOutputLoss);
@@ -111,6 +112,7 @@ loss_host_ops (const ModelCostParams *p, gboolean mpt)
     case MODEL_COST_LOSS_PLAIN:
       return 2;
     case MODEL_COST_LOSS_VOCAB_PARALLEL:
+    case MODEL_COST_LOSS_SHARDED:
       return 22;
     case MODEL_COST_LOSS_CHUNKED:
       return 3 * chunks;
@@ -282,6 +284,22 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
       loss_fwd (&m, e * TV, 1);
       loss_bwd (&m, e * TV, 1);
       return m;
+    case MODEL_COST_LOSS_SHARDED:
+      /* nanotron (src/nanotron/models/llama.py LlamaModel.forward_with_hidden_states: the
+       * model returns cast_to_fp32(logits), its e-byte logits die with the forward's frame;
+       * LlamaForTraining.forward holds the fp32 logits until the loss returns; Loss.forward
+       * -> parallel/tensor_parallel/functional.py sharded_cross_entropy, whose .to(float)
+       * is then a no-op): _ShardedCrossEntropy.forward subtracts the max out of place
+       * (`sharded_logits = sharded_logits - logits_max.unsqueeze(-1)`, a new 4·T·V), then
+       * torch.exp(x, out=x) and exp_logits.div_ in place, and saves that buffer: 4·T·V
+       * saved, the fp32 logits beside it (fwd 4·T·V). Backward as Megatron's: the saved
+       * softmax is the gradient in place, the cast's backward writes its e-byte copy (bwd
+       * e·T·V). Traffic as vocab_parallel's: the subtraction reads 4 and writes 4 where
+       * Megatron's in-place one does the same. */
+      m = loss_new (4 * TV, (e + 36) * TV);
+      loss_fwd (&m, 4 * TV, 1);
+      loss_bwd (&m, e * TV, 1);
+      return m;
     case MODEL_COST_LOSS_UPCAST:
     default:
       if (mpt)
@@ -323,7 +341,8 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
  * pytorch/torchtune#1235 added `del logits` before the backward ("free logits otherwise
  * it peaks backward memory"). Upcast loss: the fp32 logits, which otherwise die once
  * log_softmax holds its result; plain, chunked or vocab_parallel: the e-byte logits (the
- * chunk list; vocab_parallel's fp32 copy is the loss's own saved buffer); fused:
+ * chunk list; vocab_parallel's fp32 copy is the loss's own saved buffer); sharded: the fp32
+ * logits (nanotron's model output); fused:
  * there are no logits. They live from the head's forward to the end of its backward (the
  * variable is rebound after the next forward; that forward's peak is below the head's).
  * MPT's upcast loss (flash-attn's cross-entropy, loss_memory) takes the e-byte logits. */
@@ -340,6 +359,8 @@ kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
     case MODEL_COST_LOSS_CHUNKED:
     case MODEL_COST_LOSS_VOCAB_PARALLEL:
       return d->e * d->T * d->V;
+    case MODEL_COST_LOSS_SHARDED:
+      return 4 * d->T * d->V;
     case MODEL_COST_LOSS_UPCAST:
     case MODEL_COST_LOSS_UPCAST_SHIFT:
     default:
@@ -366,7 +387,8 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
   ModelOp ce = cost_elementwise_op ("cross_entropy", lm.traffic);
   ce.host_ops = loss_host_ops (p, arch->family == MODEL_FAMILY_MPT);
-  if (p->loss == MODEL_COST_LOSS_VOCAB_PARALLEL) /* backward 12 + e a logit (loss_memory) */
+  if (p->loss == MODEL_COST_LOSS_VOCAB_PARALLEL || p->loss == MODEL_COST_LOSS_SHARDED)
+    /* backward 12 + e a logit (loss_memory) */
     ce.bwd_factor = (12 + d.e) / (36 + d.e);
   cost_add_kernel (&cost.fwd, &ce);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);

@@ -14,7 +14,7 @@ static const char *const framework_names[] = { "custom",     "hf_trainer", "acce
                                                "torchtune",  "torchtitan", "megatron",
                                                "deepspeed",  "nanotron",   NULL };
 static const char *const loss_names[] = { "upcast",       "plain",          "chunked", "fused",
-                                          "upcast_shift", "vocab_parallel", NULL };
+                                          "upcast_shift", "vocab_parallel", "sharded", NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);
@@ -224,10 +224,11 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_NANOTRON] = {
     .kind = MODEL_FRAMEWORK_NANOTRON,
-    /* src/nanotron/models/llama.py: sharded_cross_entropy(..., dtype=torch.float), the
-     * Megatron-style in-place softmax of parallel/tensor_parallel/functional.py
-     * _ShardedCrossEntropy: one fp32 logits buffer */
-    .loss = MODEL_LOSS_PLAIN, .loss_chunks = 1,
+    /* src/nanotron/models/llama.py: the model returns cast_to_fp32(logits) and Loss calls
+     * sharded_cross_entropy(..., dtype=torch.float); parallel/tensor_parallel/functional.py
+     * _ShardedCrossEntropy subtracts the max out of place (a second fp32 buffer), then
+     * exponentiates and divides it in place and saves it: "sharded" (cost_ends.c) */
+    .loss = MODEL_LOSS_SHARDED, .loss_chunks = 1,
     /* src/nanotron/nn/layer_norm.py TritonRMSNorm: fused kernel, 16-bit input saved */
     .norm_fp32 = FALSE,
     .compile = FALSE,

@@ -268,6 +268,31 @@ test_head_vocab_parallel (void)
   STEPSIM_ASSERT_REL (find_op (&c.bwd, "cross_entropy")->bytes, (12 + e) * T * V, 1e-12);
 }
 
+/* nanotron's sharded cross-entropy (loss = sharded, cost_ends.c): the model returns its
+ * logits cast to fp32 and holds them until the loss returns; the loss subtracts the max
+ * out of place (a second fp32 buffer), makes it the softmax in place and saves it. Saved
+ * as Megatron's (4·T·V beside the norm and head inputs), but the forward's transient is
+ * the fp32 logits (4·T·V, where Megatron holds the e-byte ones): 8 B a logit at the
+ * forward's peak, e + 4 at the backward's. Traffic as Megatron's (the out-of-place
+ * subtraction reads 4 and writes 4, as the in-place one). */
+static void
+test_head_sharded (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  p.loss = MODEL_COST_LOSS_SHARDED;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  double T = 16, V = 1000, h = 64, e = 2;
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 2 * e * T * h + 4 * T * V, 0);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 1);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], 4 * T * V, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 1);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace_tensors[0], e * T * V, 0);
+  STEPSIM_ASSERT_REL (find_op (&c.fwd, "cross_entropy")->bytes, (e + 36) * T * V, 1e-15);
+  STEPSIM_ASSERT_REL (find_op (&c.bwd, "cross_entropy")->bytes, (12 + e) * T * V, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (find_op (&c.fwd, "cross_entropy")->host_ops, 22, 0);
+}
+
 /* The head under autocast (an fp32 model, or PEFT's kbit preparation: the residual stream
  * is fp32). HF's eager LlamaRMSNorm saves its fp32 input x (pow), rsqrt's result (4·T) and
  * x_normed in the input's dtype, fp32 (mul with the fp32 weight); the LM head saves its
@@ -726,6 +751,7 @@ static const StepsimTest tests[] = {
   { "LM head FLOPs and fp32 logits", test_head },
   { "LM head workspaces as tensors", test_head_workspace_tensors },
   { "LM head: Megatron's vocab-parallel cross-entropy", test_head_vocab_parallel },
+  { "LM head: nanotron's sharded cross-entropy", test_head_sharded },
   { "LM head under autocast: the fp32 stream's final norm", test_head_autocast },
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
