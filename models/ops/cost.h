@@ -99,6 +99,7 @@ typedef enum
   MODEL_COST_LOSS_FUSED,   /* fused linear + cross-entropy: no full logits */
   MODEL_COST_LOSS_UPCAST_SHIFT, /* upcast + the shifted contiguous fp32 copy (HF <= 4.48) */
   MODEL_COST_LOSS_VOCAB_PARALLEL, /* Megatron: one fp32 copy, softmax in place, saved */
+  MODEL_COST_LOSS_TE_PARALLEL, /* TE parallel_cross_entropy: gradient over the saved logits */
 } ModelCostLoss;
 
 typedef struct

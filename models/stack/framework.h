@@ -41,6 +41,9 @@ typedef enum
                             * the shifted contiguous fp32 copy of the logits */
   MODEL_LOSS_VOCAB_PARALLEL, /* Megatron's vocab-parallel cross-entropy: one fp32 copy of the
                               * logits made softmax in place and saved, reused as gradient */
+  MODEL_LOSS_TE_PARALLEL, /* Transformer Engine's parallel_cross_entropy (Megatron's
+                           * cross_entropy_fusion_impl "te"): two Triton passes, the gradient
+                           * written over the 16-bit logits, which are saved */
   MODEL_N_LOSSES
 } ModelLossImpl;
 
@@ -136,7 +139,7 @@ typedef struct
 
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
  * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused",
- * "upcast_shift", "vocab_parallel";
+ * "upcast_shift", "vocab_parallel", "te_parallel";
  * "per_tensor", "foreach", "fused", "cpu_adam". Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
  * whose message lists the accepted names (the caller prefixes group and key). */
 const char *model_framework_name (ModelFrameworkKind k);

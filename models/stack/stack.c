@@ -402,6 +402,8 @@ loss_of (ModelLossImpl l)
       return MODEL_COST_LOSS_UPCAST_SHIFT;
     case MODEL_LOSS_VOCAB_PARALLEL:
       return MODEL_COST_LOSS_VOCAB_PARALLEL;
+    case MODEL_LOSS_TE_PARALLEL:
+      return MODEL_COST_LOSS_TE_PARALLEL;
     case MODEL_LOSS_UPCAST:
     default:
       return MODEL_COST_LOSS_UPCAST;
