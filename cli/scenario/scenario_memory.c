@@ -6,7 +6,7 @@
  *   [training] softmax_saves_input = true|false autograd keeps softmax's input too
  *                                               (default false; true for PyTorch ≤ 1.10)
  *   [allocator] expandable_segments = true|false PYTORCH_CUDA_ALLOC_CONF (default false)
- *   [training] loss = upcast|plain|chunked|fused|upcast_shift|vocab_parallel|sharded
+ *   [training] loss = upcast|plain|chunked|fused|upcast_shift|vocab_parallel|sharded|te_parallel
  *                                               how the loss head computes the loss
  *                                               (models/stack/framework.h ModelLossImpl)
  *   [training] loss_chunks = N                  chunks of the chunked/fused loss (>= 1, at

@@ -100,6 +100,7 @@ typedef enum
   MODEL_COST_LOSS_UPCAST_SHIFT, /* upcast + the shifted contiguous fp32 copy (HF <= 4.48) */
   MODEL_COST_LOSS_VOCAB_PARALLEL, /* Megatron: one fp32 copy, softmax in place, saved */
   MODEL_COST_LOSS_SHARDED, /* nanotron: the fp32 logits and a shifted fp32 copy, saved */
+  MODEL_COST_LOSS_TE_PARALLEL, /* TE parallel_cross_entropy: gradient over the saved logits */
 } ModelCostLoss;
 
 typedef struct

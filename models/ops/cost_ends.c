@@ -98,7 +98,9 @@ loss_push (double *t, guint *n, double *sum, double bytes, guint copies)
  * log_softmax and nll_loss (F.cross_entropy's two); upcast_shift also the contiguous
  * shifted logits and labels (transformers 4.46 loss_utils.py ForCausalLMLoss); plain the
  * cross-entropy's two; chunked those three per chunk (torchtune CEWithChunkedOutputLoss);
- * fused one kernel per chunk; MPT's flash-attn cross-entropy one. */
+ * fused one kernel per chunk; MPT's flash-attn cross-entropy one; te_parallel the four of
+ * Transformer Engine 2.9 triton/cross_entropy.py cross_entropy_forward (two torch.zeros, the
+ * online_softmax_kernel and cross_entropy_kernel launches). */
 static double
 loss_host_ops (const ModelCostParams *p, gboolean mpt)
 {
@@ -114,6 +116,8 @@ loss_host_ops (const ModelCostParams *p, gboolean mpt)
     case MODEL_COST_LOSS_VOCAB_PARALLEL:
     case MODEL_COST_LOSS_SHARDED:
       return 22;
+    case MODEL_COST_LOSS_TE_PARALLEL:
+      return 4;
     case MODEL_COST_LOSS_CHUNKED:
       return 3 * chunks;
     case MODEL_COST_LOSS_FUSED:
@@ -300,6 +304,21 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
       loss_fwd (&m, 4 * TV, 1);
       loss_bwd (&m, e * TV, 1);
       return m;
+    case MODEL_COST_LOSS_TE_PARALLEL:
+      /* Transformer Engine's parallel_cross_entropy, which Megatron runs under
+       * cross_entropy_loss_fusion with cross_entropy_fusion_impl "te" (Megatron-LM
+       * language_module.py compute_language_model_loss; Megatron-Bridge's performance
+       * scripts set both, scripts/performance/utils/overrides.py
+       * _set_common_perf_overrides). TE 2.9 pytorch/triton/cross_entropy.py:
+       * cross_entropy_forward's online_softmax_kernel reads the e-byte logits once (a row's
+       * max, sum and target logit, 3 fp32 a row), cross_entropy_kernel reads them again and
+       * writes the gradient over them in place; CrossEntropyFunction.forward saves that
+       * buffer (ctx.save_for_backward(_input)): the logits themselves, e·T·V saved, no
+       * copy, no transient. Backward: element_mul_kernel scales it by the per-token
+       * gradient in place (Megatron's loss is per token, so torch.equal(grad_output, 1.0)
+       * is false and the multiply runs) and returns it as the logits' gradient: no new
+       * tensor. Traffic 3e a logit forward, 2e backward (the rows' 3·4 B are below it). */
+      return loss_new (e * TV, 3 * e * TV);
     case MODEL_COST_LOSS_UPCAST:
     default:
       if (mpt)
@@ -342,9 +361,9 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
  * it peaks backward memory"). Upcast loss: the fp32 logits, which otherwise die once
  * log_softmax holds its result; plain, chunked or vocab_parallel: the e-byte logits (the
  * chunk list; vocab_parallel's fp32 copy is the loss's own saved buffer); sharded: the fp32
- * logits (nanotron's model output); fused:
- * there are no logits. They live from the head's forward to the end of its backward (the
- * variable is rebound after the next forward; that forward's peak is below the head's).
+ * logits (nanotron's model output); fused: there are no logits; te_parallel: they are the
+ * loss's saved buffer already. They live from the head's forward to the end of its backward
+ * (the variable is rebound after the next forward; that forward's peak is below the head's).
  * MPT's upcast loss (flash-attn's cross-entropy, loss_memory) takes the e-byte logits. */
 static double
 kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
@@ -354,6 +373,7 @@ kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
   switch (p->loss)
     {
     case MODEL_COST_LOSS_FUSED:
+    case MODEL_COST_LOSS_TE_PARALLEL: /* the saved buffer is the logits (loss_memory) */
       return 0;
     case MODEL_COST_LOSS_PLAIN:
     case MODEL_COST_LOSS_CHUNKED:
@@ -390,6 +410,8 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   if (p->loss == MODEL_COST_LOSS_VOCAB_PARALLEL || p->loss == MODEL_COST_LOSS_SHARDED)
     /* backward 12 + e a logit (loss_memory) */
     ce.bwd_factor = (12 + d.e) / (36 + d.e);
+  if (p->loss == MODEL_COST_LOSS_TE_PARALLEL) /* backward 2e a logit against 3e (loss_memory) */
+    ce.bwd_factor = 2.0 / 3.0;
   cost_add_kernel (&cost.fwd, &ce);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.bwd.workspace = lm.bwd;

@@ -14,7 +14,8 @@ static const char *const framework_names[] = { "custom",     "hf_trainer", "acce
                                                "torchtune",  "torchtitan", "megatron",
                                                "deepspeed",  "nanotron",   NULL };
 static const char *const loss_names[] = { "upcast",       "plain",          "chunked", "fused",
-                                          "upcast_shift", "vocab_parallel", "sharded", NULL };
+                                          "upcast_shift", "vocab_parallel", "sharded",
+                                          "te_parallel",  NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);

@@ -43,6 +43,9 @@ typedef enum
                               * logits made softmax in place and saved, reused as gradient */
   MODEL_LOSS_SHARDED, /* nanotron's sharded_cross_entropy: the fp32 logits, and a second fp32
                        * copy shifted by the max, made softmax in place and saved */
+  MODEL_LOSS_TE_PARALLEL, /* Transformer Engine's parallel_cross_entropy (Megatron's
+                           * cross_entropy_fusion_impl "te"): two Triton passes, the gradient
+                           * written over the 16-bit logits, which are saved */
   MODEL_N_LOSSES
 } ModelLossImpl;
 
@@ -138,7 +141,7 @@ typedef struct
 
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
  * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused",
- * "upcast_shift", "vocab_parallel", "sharded";
+ * "upcast_shift", "vocab_parallel", "sharded", "te_parallel";
  * "per_tensor", "foreach", "fused", "cpu_adam". Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
  * whose message lists the accepted names (the caller prefixes group and key). */
 const char *model_framework_name (ModelFrameworkKind k);

@@ -293,6 +293,30 @@ test_head_sharded (void)
   CU_ASSERT_DOUBLE_EQUAL (find_op (&c.fwd, "cross_entropy")->host_ops, 22, 0);
 }
 
+/* Transformer Engine's parallel_cross_entropy (loss = te_parallel, cost_ends.c): the
+ * gradient is written over the e-byte logits, which the loss saves (e·T·V beside the
+ * final-norm and LM-head inputs, e·T·h each); no copy, so no forward or backward transient.
+ * Traffic: the online-softmax pass reads the logits (e), the loss pass reads them and writes
+ * the gradient (2e): 3e a logit forward; the backward's in-place multiply reads and writes
+ * them, 2e. */
+static void
+test_head_te_parallel (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  p.loss = MODEL_COST_LOSS_TE_PARALLEL;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  double T = 16, V = 1000, h = 64, e = 2;
+  CU_ASSERT_DOUBLE_EQUAL (c.act_saved, 2 * e * T * h + e * T * V, 0);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 0, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 0, 0);
+  STEPSIM_ASSERT_REL (find_op (&c.fwd, "cross_entropy")->bytes, 3 * e * T * V, 1e-15);
+  STEPSIM_ASSERT_REL (find_op (&c.bwd, "cross_entropy")->bytes, 2 * e * T * V, 1e-12);
+  CU_ASSERT_EQUAL (find_op (&c.fwd, "cross_entropy")->host_ops, 4);
+}
+
 /* The head under autocast (an fp32 model, or PEFT's kbit preparation: the residual stream
  * is fp32). HF's eager LlamaRMSNorm saves its fp32 input x (pow), rsqrt's result (4·T) and
  * x_normed in the input's dtype, fp32 (mul with the fp32 weight); the LM head saves its
@@ -752,6 +776,7 @@ static const StepsimTest tests[] = {
   { "LM head workspaces as tensors", test_head_workspace_tensors },
   { "LM head: Megatron's vocab-parallel cross-entropy", test_head_vocab_parallel },
   { "LM head: nanotron's sharded cross-entropy", test_head_sharded },
+  { "LM head: Transformer Engine's parallel cross-entropy", test_head_te_parallel },
   { "LM head under autocast: the fp32 stream's final norm", test_head_autocast },
   { "embedding", test_embedding },
   { "MoE FLOPs", test_moe_flops },
