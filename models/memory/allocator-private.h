@@ -44,6 +44,7 @@ struct _ModelAllocator
   GPtrArray *free[N_POOLS];      /* free Block*, sorted by (size, segment id, offset): distinct keys */
   GPtrArray *blocks;             /* id → Block* while live (NULL once freed); id 0 unused */
   Segment *grow[N_POOLS];        /* expandable: the pool's segment */
+  guint finger[N_POOLS];         /* where the pool's last free-list search ended (a hint) */
   guint next_segment_id;
   guint64 allocated, reserved, peak_reserved, peak_allocated;
   guint n_releases;
@@ -59,6 +60,13 @@ struct _ModelAllocator
   SimSlots block_pool;
   SimSlots segment_pool;
 };
+
+/* allocator.c: the index of the first block of list[lo, hi) (Block*, sorted by size, segment
+ * id, offset; lo ≤ hi ≤ length) not below `key` in that order, hi if none: the lower bound,
+ * found by galloping outward from index `hint` (any value: clamped to [lo, hi]), so an answer
+ * d places from the hint costs O(log d) comparisons. */
+guint alloc_lower_bound_near (const GPtrArray *list, const Block *key, guint lo, guint hi,
+                              guint hint);
 
 /* allocator_pages.c: the page map of expandable segments
  * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments). */

@@ -381,6 +381,75 @@ test_free_lists_oracle (void)
   CU_ASSERT_TRUE (n_reused > 500); /* the oracle was exercised, not only new segments */
 }
 
+/* `before` on the keys the free lists store (blocks without a segment) */
+static gboolean
+id_before (const Block *x, const Block *y)
+{
+  if (x->size != y->size)
+    return x->size < y->size;
+  if (x->seg_id != y->seg_id)
+    return x->seg_id < y->seg_id;
+  return x->offset < y->offset;
+}
+
+/* The free lists' galloping search (alloc_lower_bound_near) returns the lower bound a
+ * linear scan finds, from every hint (inside the range, at its ends and beyond the list),
+ * for every sub-range [lo, hi) of lists of 0 to 40 blocks with many equal sizes and
+ * segments, and keys present, absent, below and above them all. */
+static void
+test_lower_bound_near (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (7);
+  Block blocks[40];
+  guint n_checked = 0;
+  for (guint n = 0; n <= 40; n += 1 + n / 4)
+    {
+      g_autoptr (GPtrArray) list = g_ptr_array_new ();
+      /* a sorted list: sizes and segments rise in small steps, offsets strictly */
+      guint64 size = 512;
+      guint seg = 0;
+      guint64 offset = 0;
+      for (guint i = 0; i < n; i++)
+        {
+          switch (g_rand_int_range (rng, 0, 3))
+            {
+            case 0: size += 512 * (guint64) g_rand_int_range (rng, 1, 3); seg = 0; offset = 0;
+              break;
+            case 1: seg += 1; offset = 0; break;
+            default: offset += 512; break;
+            }
+          blocks[i] = (Block){ .size = size, .seg_id = seg, .offset = offset };
+          g_ptr_array_add (list, &blocks[i]);
+        }
+      for (guint q = 0; q < 30; q++)
+        {
+          /* a key: one of the blocks, or one beside any of them */
+          Block key = { .size = 512 * (guint64) g_rand_int_range (rng, 0, 3 * (gint) n + 3),
+                        .seg_id = (guint) g_rand_int_range (rng, 0, 4),
+                        .offset = 512 * (guint64) g_rand_int_range (rng, 0, 3) };
+          if (n > 0 && q % 2 == 0)
+            key = blocks[g_rand_int_range (rng, 0, (gint) n)];
+          for (guint lo = 0; lo <= n; lo++)
+            for (guint hi = lo; hi <= n; hi++)
+              {
+                guint want = lo;
+                while (want < hi && id_before (g_ptr_array_index (list, want), &key))
+                  want++;
+                for (guint hint = 0; hint <= n + 2; hint++)
+                  {
+                    guint got = alloc_lower_bound_near (list, &key, lo, hi, hint);
+                    if (got != want)
+                      g_printerr ("\n  n %u [%u, %u) hint %u: %u, want %u\n", n, lo, hi, hint,
+                                  got, want);
+                    CU_ASSERT_EQUAL (got, want);
+                    n_checked++;
+                  }
+              }
+        }
+    }
+  CU_ASSERT_TRUE (n_checked > 100000);
+}
+
 int main (void);
 
 int
@@ -402,6 +471,7 @@ main (void)
     { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
     { "expandable segments split any remainder", test_expandable_split },
     { "free lists sorted; best fit as a linear scan", test_free_lists_oracle },
+    { "galloping search from a hint finds the lower bound", test_lower_bound_near },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
 }
