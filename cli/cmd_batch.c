@@ -332,6 +332,9 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   /* A --set of an axis would silently replace it in every scenario: a usage error. */
   if (!cli_sweep_check_extra_sets (sweep, (const char *const *) opt->sets, error))
     return failed_alike (rank, 2, error);
+  /* --set baseline.group.key=value: the baseline's, applied after its [baseline] */
+  if (!cli_sweep_add_extra_baseline (sweep, (const char *const *) opt->sets, error))
+    return failed_alike (rank, 1, error);
   /* Outputs are checked before anything runs: never an input, never each other. */
   g_autoptr (GPtrArray) inputs = batch_inputs (path, sweep, (const char *const *) opt->sets);
   const char *whats[] = { "-o", "--tsv", "--csv" };

@@ -94,6 +94,8 @@ print_notes (const CliFitReport *r, CliFitTarget target)
     printf ("        %s\n", n->advice);
   if (n->skipped != NULL)
     printf ("note:   %s\n", n->skipped);
+  if (n->baseline != NULL)
+    printf ("note:   %s\n", n->baseline);
 }
 
 static void
@@ -258,7 +260,7 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       "gpus: GPUs per node tried (default: the scenario's node's, at least 8; at most 72)",
       "N" },
     { "max-nodes", 0, 0, G_OPTION_ARG_INT, &o->max_nodes,
-      "gpus: nodes tried (default 64, at most 1024)", "N" },
+      "gpus: nodes tried (default 64, at most " G_STRINGIFY (HW_MAX_NODES) ")", "N" },
     { "allow-finetune", 0, 0, G_OPTION_ARG_NONE, &o->finetune,
       "stack: also try LoRA and QLoRA (fine-tuning methods)", NULL },
     { "allow-optimizer-change", 0, 0, G_OPTION_ARG_NONE, &o->optimizer,

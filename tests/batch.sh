@@ -244,6 +244,20 @@ expect_nothing 1 "a key in [axes] and [zip]: exit 1" "twice.ini: group [zip], ke
 expect_nothing 1 "a key in [set] and [axes]: exit 1" "setaxis.ini: group [axes], key 'training.seq_len': already given in group [set]" "$STEPSIM" batch setaxis.ini
 expect_nothing 1 "a failing baseline: exit 1 before writing" "badbase.ini [baseline]: the baseline of scenario 'checkpointing=none' failed: " "$STEPSIM" batch badbase.ini -q
 check "a failing baseline: its error is named" grep -qF "(with badbase.ini [baseline] training.micro_batch=0): group [training], key 'micro_batch'" nw.err
+# --set baseline.group.key=value is the baseline's (README), applied after its [baseline]:
+# mb.ini's baseline turns checkpointing off; set back to S1's full, the baseline of each
+# point is the point itself, so its throughput column equals the point's (penalty 0), and
+# without the --set it does not.
+tok_cols='NR==1{for(i=1;i<=NF;i++){if($i=="tokens_per_s")a=i;if($i=="baseline_tokens_per_s")b=i}}'
+"$STEPSIM" batch mb.ini -q -o bl0.h5 --tsv bl0.tsv >/dev/null 2>&1
+"$STEPSIM" batch mb.ini -q -o bl1.h5 --tsv bl1.tsv --set baseline.training.checkpointing=full >/dev/null 2>&1
+check "--set baseline.*: the baseline's, after [baseline]" awk -F'\t' "$tok_cols"' NR>1{if($a!=$b)exit 1;n++} END{exit n!=2}' bl1.tsv
+check "--set baseline.*: without it the sweep's [baseline] holds" awk -F'\t' "$tok_cols"' NR>1{if($a==$b)exit 1;n++} END{exit n!=2}' bl0.tsv
+expect_nothing 1 "--set baseline.* naming no key: one error, nothing written" "--set baseline.bogus.tp=3: group [baseline], key 'bogus.tp': unknown group" "$STEPSIM" batch mb.ini -q --set baseline.bogus.tp=3
+expect_rc 1 "run: a [baseline] key of no group is refused (not ignored)" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.bogus.tp=3
+expect_rc 1 "run: a [baseline] key misspelt is refused" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.training.micro_bach=2
+check "fit --for stack: --set baseline.* is the baseline" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.training.checkpointing=none | grep -q 'vs baseline'"
+check "fit --for stack: a [baseline] that cannot run is a note, not dropped" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.parallel.tp=3 | grep -q 'note:   the \[baseline\] of .* could not be simulated'"
 expect_nothing 2 "batch --set of an axis: exit 2" "--set 'training.micro_batch=3': training.micro_batch is an axis of mb.ini ([axes])" "$STEPSIM" batch mb.ini --set training.micro_batch=3
 expect_nothing 2 "batch --set with a bad key: exit 2" "--set 'training.micro[batch=2': key 'micro[batch'" "$STEPSIM" batch mb.ini --set "training.micro[batch=2"
 if "$STEPSIM" batch mb.ini -q -o sp.h5 --set "training.grad_accum = 2" 2>sp.err; then ok "batch --set with spaces runs"; else bad "batch --set with spaces runs"; cat sp.err; fi

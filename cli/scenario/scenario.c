@@ -302,6 +302,55 @@ check_keys (GKeyFile *kf, const GroupSchema *schema, guint n_schema, guint s, GE
   return TRUE;
 }
 
+/* [baseline] holds "group.key = value" overrides (read by batch and fit --for stack, which
+ * apply them and report a bad value): each must name a key of the schema, so that a typo is
+ * refused by every command, `run` included, and not only when a baseline runs. The named
+ * groups [gpu.NAME], [node.NAME], [plan] and [cost] are checked by their readers when the
+ * baseline loads; a [baseline] key inside [baseline] is refused. */
+static gboolean
+check_baseline (GKeyFile *kf, const GroupSchema *schema, guint n_schema, GError **error)
+{
+  g_auto (GStrv) keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autofree char *value = g_key_file_get_value (kf, "baseline", keys[i], NULL);
+      g_autofree char *set = g_strdup_printf ("%s=%s", keys[i], value ? value : "");
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      GError *e = NULL;
+      if (!cli_sweep_parse_set (set, &g, &k, &v, &e))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [baseline], key '%s': not a group.key override (%s)", keys[i],
+                       e->message);
+          g_error_free (e);
+          return FALSE;
+        }
+      if (g_str_has_prefix (g, "gpu.") || g_str_has_prefix (g, "node.")
+          || strcmp (g, "plan") == 0 || strcmp (g, "cost") == 0)
+        continue;
+      guint s = 0;
+      while (s < n_schema && strcmp (schema[s].group, g) != 0)
+        s++;
+      char *msg = NULL;
+      if (s == n_schema)
+        msg = sim_text_with_hint (
+          g_strdup_printf ("group [baseline], key '%s': unknown group [%s]", keys[i], g), g,
+          group_names);
+      else if (!g_strv_contains (schema[s].keys, k))
+        msg = sim_text_with_hint (
+          g_strdup_printf ("group [baseline], key '%s': unknown key '%s' of group [%s]",
+                           keys[i], k, g),
+          k, schema[s].keys);
+      if (msg != NULL)
+        {
+          g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
+          g_free (msg);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 check_schema (GKeyFile *kf, GError **error)
 {
@@ -341,7 +390,12 @@ check_schema (GKeyFile *kf, GError **error)
           continue;
         }
       if (g_strcmp0 (g, "baseline") == 0)
-        continue; /* group.key overrides, checked by their user (cli/scenario/sweep.c) */
+        {
+          /* group.key overrides: their names here, their values where a baseline runs */
+          if (!check_baseline (kf, schema, G_N_ELEMENTS (schema), error))
+            return FALSE;
+          continue;
+        }
       if (g_strcmp0 (g, "plan") == 0 || g_strcmp0 (g, "cost") == 0)
         continue; /* keys per GPU type: checked by cli/scenario/scenario_plan.c */
       gboolean known = FALSE;

@@ -239,6 +239,36 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GErr
   return TRUE;
 }
 
+gboolean
+cli_sweep_add_extra_baseline (CliSweep *sweep, const char *const *extra, GError **error)
+{
+  g_return_val_if_fail (sweep != NULL, FALSE);
+  gboolean any = FALSE;
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL, *norm = NULL;
+      if (!cli_sweep_parse_set (extra[i], &g, &k, &v, error))
+        return g_prefix_error (error, "--set "), FALSE;
+      if (strcmp (g, "baseline") != 0)
+        continue;
+      if (!check_key (sweep->scenario, "baseline", k, v, &norm, error))
+        return g_prefix_error (error, "--set %s: ", extra[i]), FALSE;
+      /* before the NULL that ends the list, after the file's own: the last one wins */
+      g_ptr_array_insert (sweep->baseline, (gint) sweep->baseline->len - 1,
+                          g_strdup_printf ("%s=%s", norm, v));
+      any = TRUE;
+    }
+  if (any)
+    {
+      char *o = sweep->origin_baseline
+                    ? g_strdup_printf ("%s and --set baseline.*", sweep->origin_baseline)
+                    : g_strdup ("--set baseline.*");
+      g_free (sweep->origin_baseline);
+      sweep->origin_baseline = o;
+    }
+  return TRUE;
+}
+
 /* [baseline] of the sweep, else of the base scenario file. */
 static gboolean
 read_baseline (GKeyFile *kf, CliSweep *sw, GError **error)

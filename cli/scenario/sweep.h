@@ -73,6 +73,15 @@ const char *const *cli_sweep_baseline (const CliSweep *sweep);
  * there is none. Borrowed. */
 const char *cli_sweep_baseline_origin (const CliSweep *sweep);
 
+/* Adds the command-line overrides of group [baseline] ("baseline.group.key=value", as a
+ * scenario's [baseline] writes them) to the sweep's baseline, after the sweep's or the base
+ * scenario's own [baseline] (so they win), and names "--set baseline.*" in its origin. Each
+ * must name a key of the scenario schema: else FALSE + the loader's error prefixed with the
+ * --set (its value is checked when the baseline runs). Overrides of other groups are left
+ * alone. */
+gboolean cli_sweep_add_extra_baseline (CliSweep *sweep, const char *const *extra,
+                                       GError **error);
+
 /* Checks command-line overrides against the sweep: each must parse (cli_sweep_parse_set)
  * and must not set an axis (every scenario would run with the one value while its label
  * and axis column say otherwise). FALSE + G_OPTION_ERROR_BAD_VALUE naming the --set, the

@@ -76,6 +76,7 @@ cli_fit_report_free (CliFitReport *report)
   g_free (report->notes.why);
   g_free (report->notes.advice);
   g_free (report->notes.skipped);
+  g_free (report->notes.baseline);
   g_free (report);
 }
 

@@ -126,6 +126,9 @@ typedef struct
   /* stack: optimizers not tried (8-bit AdamW, paged 8-bit AdamW), one line, owned; NULL
    * when they were tried or do not apply */
   char *skipped;
+  /* stack: the [baseline] could not be simulated (its error), one line, owned; NULL when
+   * it ran or there is none */
+  char *baseline;
 } CliFitNotes;
 
 typedef struct

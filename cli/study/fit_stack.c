@@ -189,14 +189,26 @@ try_step (Ctx *ctx, const CliScenario *sc, const StackStep *st, const char *mixe
   return TRUE;
 }
 
-/* The scenario file's [baseline] overrides, simulated outside the candidate list. */
+/* The scenario's [baseline] overrides — the file's group with the command line's --set
+ * baseline.group.key=value applied, as the scenario loader sees it — simulated outside the
+ * candidate list. NAN when there is none, or when it cannot be simulated: then its error is
+ * the report's note (the comparison falls back to the scenario as given, said there). */
 static double
 baseline_tokens (Ctx *ctx)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_auto (GStrv) keys = NULL;
   if (cli_input_load_keyfile (kf, ctx->path, NULL))
-    keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
+    {
+      for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL; i++)
+        {
+          g_autofree char *g = NULL, *k = NULL, *v = NULL;
+          if (cli_sweep_parse_set (ctx->sets[i], &g, &k, &v, NULL)
+              && strcmp (g, "baseline") == 0)
+            g_key_file_set_value (kf, g, k, v);
+        }
+      keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
+    }
   if (keys == NULL || keys[0] == NULL)
     return NAN;
   GPtrArray *a = g_ptr_array_new ();
@@ -209,9 +221,13 @@ baseline_tokens (Ctx *ctx)
   CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE), .tokens_per_s = NAN };
   cli_fit_simulate (ctx, &c);
   double t = c.tokens_per_s;
+  if (c.status == CLI_FIT_INFEASIBLE)
+    ctx->report->notes.baseline = g_strdup_printf (
+      "the [baseline] of %s could not be simulated, so throughput is compared against the "
+      "scenario as given: %s", ctx->path, c.reason);
   g_strfreev (c.sets);
   g_free (c.reason);
-  return t;
+  return c.status == CLI_FIT_INFEASIBLE ? NAN : t;
 }
 
 void
