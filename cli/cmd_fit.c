@@ -298,6 +298,21 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
     {
+      /* --for cost's own options (cli_fit_cost_options) given to another search: say whose
+       * they are, as check_fit_options does for the others' */
+      static const char *const cost_only[] = { "--deadline", "--gpus", "--max-gpus" };
+      for (guint i = 0; error->code == G_OPTION_ERROR_UNKNOWN_OPTION
+                        && i < G_N_ELEMENTS (cost_only); i++)
+        {
+          const char *at = strstr (error->message, cost_only[i]);
+          if (at != NULL && (at[strlen (cost_only[i])] == '\0'
+                             || at[strlen (cost_only[i])] == '='))
+            {
+              g_autofree char *msg
+                = g_strdup_printf ("fit: %s applies to --for cost only", cost_only[i]);
+              return cli_error (msg), 2;
+            }
+        }
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }

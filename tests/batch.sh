@@ -63,6 +63,14 @@ for args in "micro_batch --max-micro-batch 0" "micro_batch --max-micro-batch -5"
   "$STEPSIM" fit "$s1" --for $args >/dev/null 2>fitu.err; rc=$?
   if [ $rc -eq 2 ] && [ "$(wc -l <fitu.err)" -eq 1 ]; then ok "fit --for $args: usage error"; else bad "fit --for $args: usage error (exit $rc)"; cat fitu.err; fi
 done
+# --for cost's own options given to another search say whose they are (QA: "unknown option")
+for args in "stack --deadline 30d" "gpus --gpus H100-SXM" "micro_batch --max-gpus=4"; do
+  # shellcheck disable=SC2086
+  "$STEPSIM" fit "$s1" --for $args >/dev/null 2>fitu.err; rc=$?
+  opt=${args#* }; opt=${opt%%[ =]*}
+  if [ $rc -eq 2 ] && grep -qx "stepsim: fit: $opt applies to --for cost only" fitu.err; then
+    ok "fit --for $args: cost's option named"; else bad "fit --for $args: cost's option named (exit $rc)"; cat fitu.err; fi
+done
 expect_rc 2 "plot of an unknown kind: exit 2" "$STEPSIM" plot pie x.h5 -o x.png
 
 "$STEPSIM" fit "$srcdir/scenarios/s4-llama-2-70b-lora-zero3-8xa100.ini" --for stack --allow-finetune --all \

@@ -77,6 +77,10 @@ check "OOM: the training run is not estimated" grep -q 'not estimated: the step 
 "$STEPSIM" export oom.h5 /summary >oom.tsv 2>/dev/null
 check "OOM: no train_cost in /summary" sh -c "! grep -q '^train_cost' oom.tsv"
 
+# fit --for cost: an empty --gpus list is a usage error, not an empty search (QA: exit 0)
+"$STEPSIM" fit small.ini --for cost --deadline 30d --gpus "" >empty.out 2>&1; rc=$?
+check "fit --for cost --gpus '': usage error naming the option" \
+  sh -c "[ $rc -eq 2 ] && grep -q 'fit: --gpus: an empty list' empty.out"
 # fit --for cost: an answer, and a deadline nobody meets.
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM,H100-SXM --max-gpus 8 >fit.out 2>&1; rc=$?
 check "fit --for cost: exit 0 with an answer" sh -c "[ $rc -eq 0 ] && grep -q '^answer: cheapest plan that meets 30 d = ' fit.out"

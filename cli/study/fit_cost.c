@@ -375,6 +375,13 @@ parse_gpus (const char *list, const CliScenario *sc, char **msg)
       return a;
     }
   g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  if (items[0] == NULL)
+    {
+      *msg = g_strdup ("fit: --gpus: an empty list (name catalog GPUs: "
+                       "--gpus H100-SXM,A100-80GB-SXM; stepsim list gpus)");
+      g_ptr_array_unref (a);
+      return NULL;
+    }
   for (guint i = 0; items[i] != NULL; i++)
     {
       g_autoptr (GError) e = NULL;
