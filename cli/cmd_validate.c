@@ -265,6 +265,17 @@ report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
 
 /* A fit_seq_len case: `stepsim fit --for seq_len` on the scenario (default options: every
  * length, no multiple); the answer is the prediction. Nothing fitting is an OOM verdict. */
+/* A case that could not run: its row in the table (the id, "-" for a file that is no case,
+ * "?" when the file could not be read for one) and the message on stderr, as every
+ * command's errors, for scripts that keep stdout. */
+static void
+row_error (const char *id, const char *message)
+{
+  printf ("%-6s error: %s\n", id, message);
+  fflush (stdout);
+  fprintf (stderr, "stepsim: validate: %s\n", message);
+}
+
 static int
 run_fit_case (const char *path, const Case *c, const char *gpu, FILE *tsv)
 {
@@ -274,7 +285,7 @@ run_fit_case (const char *path, const Case *c, const char *gpu, FILE *tsv)
   CliFitReport *fit = cli_fit_search (path, NULL, CLI_FIT_SEQ_LEN, &opt, &error);
   if (fit == NULL)
     {
-      printf ("%-6s error: %s\n", c->id, error->message);
+      row_error (c->id, error->message);
       return -1;
     }
   guint64 v = cli_fit_report_value (fit);
@@ -294,8 +305,9 @@ run_case (const char *path, FILE *tsv)
   int verdict = -1;
   if (load_case (path, &c, &error) && c.id == NULL)
     {
-      printf ("%-6s error: %s: no [validation] group: not a validation case (see stepsim "
-              "validate --help)\n", "-", path);
+      g_autofree char *msg = g_strdup_printf (
+        "%s: no [validation] group: not a validation case (see stepsim validate --help)", path);
+      row_error ("-", msg);
       goto out;
     }
   if (error == NULL && (sc = cli_scenario_load (path, NULL, &error)) != NULL)
@@ -307,7 +319,7 @@ run_case (const char *path, FILE *tsv)
     }
   if (error != NULL || sc == NULL || !cli_scenario_simulate (sc, NULL, &r, &error))
     {
-      printf ("%-6s error: %s\n", c.id ? c.id : "?", error->message);
+      row_error (c.id ? c.id : "?", error->message);
       goto out;
     }
   verdict = report (&c, sc->node.gpu->name, predicted (c.metric, &r), r.gpu_fits, tsv);

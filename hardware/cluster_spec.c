@@ -175,7 +175,8 @@ hw_cluster_shape_check (const HwNodeSpec *node, guint n_nodes, const HwFabricSpe
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "%u nodes of %u GPUs is %" G_GUINT64_FORMAT " GPUs; at most %d can be "
-                   "simulated (every rank is)",
+                   "simulated (the topology holds every GPU and link, even where rank classes "
+                   "replay one rank for many)",
                    n_nodes, node->n_gpus, (guint64) n_nodes * node->n_gpus, MAX_GPUS);
       return FALSE;
     }

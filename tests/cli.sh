@@ -998,6 +998,9 @@ done
 check "validate: the shipped known gaps state their bound" sh -c "! grep -l 'known_gap = true' '$srcdir'/tests/validation/*.ini | xargs grep -L '^gap_error = ' | grep -q ."
 "$STEPSIM" validate no-such-case.ini >vbad.out 2>&1; rc=$?
 check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'error: no-such-case.ini: ' vbad.out"
+# ... on stderr as well, as every command's errors (QA: stdout only)
+"$STEPSIM" validate no-such-case.ini >/dev/null 2>vbad.err
+check "validate: a case's error is on stderr too" grep -qx "stepsim: validate: no-such-case.ini: cannot open: No such file or directory" vbad.err
 # a scenario named without a [validation] group is no case: said, exit 1 (it exited 0)
 "$STEPSIM" validate "$s1" >vnone.out 2>&1; rc=$?
 check "validate of a scenario without [validation]: an error saying so, exit 1" \
