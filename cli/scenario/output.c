@@ -27,7 +27,19 @@ dir_writable (const char *what, const char *path, const char *dir, GError **erro
       return FALSE;
     }
   if (g_access (dir, W_OK | X_OK) == 0)
-    return TRUE;
+    {
+      /* access() says yes to root everywhere, and on file systems that refuse new files
+       * (/proc, sysfs, a read-only mount seen through permissive modes): create and remove a
+       * probe, as the writers will create their temporary file there. */
+      g_autofree char *probe = g_build_filename (dir, ".stepsim-probe-XXXXXX", NULL);
+      int fd = g_mkstemp (probe);
+      if (fd >= 0)
+        {
+          close (fd);
+          g_unlink (probe);
+          return TRUE;
+        }
+    }
   int err = errno;
   g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
                "%s %s: cannot write in directory %s: %s", what, path, dir, g_strerror (err));
