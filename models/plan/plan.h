@@ -131,11 +131,18 @@ typedef struct
   guint dims;          /* the mesh group's dimensions (MODEL_MESH_BIT set, mesh.h) whose
                         * members these are, in model_mesh_group's order; for a two-rank
                         * pipeline instance (P2P, tied embeddings) the pp bit: two members
-                        * of one pp group, each its rank's peer at a given stage; 0: no mesh
-                        * group (expert-parallel groups) */
+                        * of one pp group, each its rank's peer at a given stage; an expert
+                        * group (models/parallel/mesh.h model_mesh_expert_group):
+                        * MODEL_COLLECTIVE_EXPERT (its ModelMeshExpertDim) */
   double ub_sms;       /* > 0: SMs its kernels hold per GPU (Transformer Engine userbuffers,
                         * models/plan/plan_tp_overlap.c); 0: the GPU's NCCL comm_sm_fraction */
 } ModelCollective;
+
+/* ModelCollective.dims of an expert group along ModelMeshExpertDim `dim`: a bit above every
+ * mesh dimension's, so no mesh group's dims equal it. */
+#define MODEL_COLLECTIVE_EXPERT_BIT (1u << 31)
+#define MODEL_COLLECTIVE_EXPERT(dim) (MODEL_COLLECTIVE_EXPERT_BIT | (guint) (dim))
+G_STATIC_ASSERT (MODEL_MESH_N_DIMS < 31);
 
 typedef struct _ModelPlan ModelPlan;
 

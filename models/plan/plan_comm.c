@@ -112,7 +112,8 @@ plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
 
 /* See plan-private.h. The group is named by its expert dimension and its first member
  * ("expert_ep@8"), the same on every member, so the k-th collective of each member on it
- * is one instance; dims 0: no mesh group (rank_classes.c then builds every rank). */
+ * is one instance; its dims MODEL_COLLECTIVE_EXPERT (dim), which rank_classes.c maps
+ * through the expert groups as it maps mesh groups. */
 guint
 plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream, ModelMeshExpertDim dim,
                         HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
@@ -126,7 +127,8 @@ plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream, ModelMeshE
   g_autofree guint *members = g_new (guint, model_mesh_size (&p->mesh));
   model_mesh_expert_group (&p->mesh, rank, dim, members);
   g_autofree char *name = g_strdup_printf ("%s@%u", names[dim], members[0]);
-  guint index = instance_for (p, rank, 0, name, kind, bytes, n, (gint) dim);
+  guint index
+    = instance_for (p, rank, MODEL_COLLECTIVE_EXPERT (dim), name, kind, bytes, n, (gint) dim);
   guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, layer, micro_batch,
                               "%s %s", hw_collective_kind_name (kind), what);
   ModelTask *t = plan_current (p);

@@ -490,9 +490,15 @@ guint_cmp (gconstpointer a, gconstpointer b)
 /* Whether the shift σ maps every mesh group over `dims` onto a group over `dims`, as
  * instance_maps() asks of collective instances: a group onto itself (as a set), or onto
  * another group member by member in model_mesh_group's order. O(ranks · log group). */
+static gboolean expert_groups_shift (const ModelMesh *mesh, ModelMeshExpertDim dim,
+                                     const HwRankShift *sh);
+
 static gboolean
 groups_shift (const ModelMesh *mesh, guint dims, const HwRankShift *sh)
 {
+  if (dims & MODEL_COLLECTIVE_EXPERT_BIT)
+    return expert_groups_shift (mesh, (ModelMeshExpertDim) (dims & ~MODEL_COLLECTIVE_EXPERT_BIT),
+                                sh);
   guint n = model_mesh_size (mesh);
   g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
   for (guint r = 0; r < n; r++)
@@ -520,9 +526,36 @@ groups_shift (const ModelMesh *mesh, guint dims, const HwRankShift *sh)
   return TRUE;
 }
 
+/* groups_shift for the expert groups along `dim` (Megatron's carving inside a stage,
+ * models/parallel/mesh.h model_mesh_expert_group, listed in increasing rank order): each
+ * onto itself as a set, or onto another member by member. O(ranks · group). */
+static gboolean
+expert_groups_shift (const ModelMesh *mesh, ModelMeshExpertDim dim, const HwRankShift *sh)
+{
+  guint n = model_mesh_size (mesh);
+  g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
+  for (guint r = 0; r < n; r++)
+    {
+      guint k = model_mesh_expert_group (mesh, r, dim, g);
+      if (g[0] != r)
+        continue; /* each group once, from its least member */
+      for (guint i = 0; i < k; i++)
+        s[i] = hw_rank_shift_image (sh, g[i]);
+      guint kh = model_mesh_expert_group (mesh, s[0], dim, h);
+      if (kh != k)
+        return FALSE;
+      if (memcmp (h, s, k * sizeof (guint)) == 0)
+        continue;
+      qsort (s, k, sizeof (guint), guint_cmp);
+      if (memcmp (g, s, k * sizeof (guint)) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Whether a plan of built representatives is structural in the sense of rank_classes.h:
  * every dependency inside its rank, every collective a mesh group (or two members of one
- * pp group). Collects the group dimension sets its collectives use into `dims` (guint,
+ * pp group, or an expert group). Collects the group dimension sets its collectives use into `dims` (guint,
  * distinct). */
 static gboolean
 structural (const ModelPlan *plan, GArray *dims)

@@ -373,6 +373,39 @@ test_etp_collapse (void)
   check_representatives (rel, dp_etp);
 }
 
+/* Expert groups are structural (models/plan/plan.h MODEL_COLLECTIVE_EXPERT): an EP plan's
+ * classes come from the mesh and only the representatives' plans are built. Before, every
+ * rank's plan was built and compared (QA: Mixtral EP8 on 1,800 DGX H100 nodes built 14,400
+ * plans and hit the task cap). 4 nodes, ep 8 over each node's GPUs, ring all-reduces: the
+ * rotation by one GPU maps every ep group ({8k … 8k + 7}) onto itself and whole nodes onto
+ * each other: one class, collapsed = full. */
+static void
+test_ep_structural (void)
+{
+  static const char *const sets[] = { "cluster.nodes=4", "parallel.algorithm=ring", NULL };
+  const char *rel = "scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini";
+  CU_ASSERT_EQUAL (check_equivalent_with (rel, sets), 1);
+  g_autofree char *path = stepsim_test_srcpath (rel);
+  g_autoptr (GError) e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, &e);
+  CU_ASSERT_FATAL (sc != NULL);
+  ModelSimInput in = cli_scenario_sim_input (sc);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = hw_cluster_new_with_fabric (in.node, in.n_nodes, in.fabric,
+                                                              fluid);
+  HwRankShift sh = { 0 };
+  g_autoptr (ModelPlan) reps = model_rank_classes_plan (in.arch, in.stack, in.par, 0, cluster,
+                                                        &sh, &e);
+  CU_ASSERT_FATAL (reps != NULL);
+  CU_ASSERT_EQUAL (model_plan_n_ranks (reps), 32);
+  /* this cluster may copy to the host (no run configures it otherwise), so a node's GPUs
+   * rotate by a PCIe switch pair only: two classes, two plans built, not 32 */
+  CU_ASSERT_EQUAL (model_plan_n_built (reps), hw_rank_shift_n_reps (&sh));
+  CU_ASSERT_EQUAL (model_plan_n_built (reps), 2);
+  check_representatives (rel, sets);
+}
+
 /* Pods (hardware/topology.h): 4 DGX A100 nodes, TP 2, ZeRO-1 (rings over the data-parallel
  * groups). In one pod every node shifts onto the next, each node's GPUs rotate by a switch
  * and each switch's pair swaps: 1 class. In 2 pods of 2 nodes with 4:1 pod oversubscription
@@ -478,6 +511,7 @@ main (void)
     { "bench cases collapse to one class", test_bench_collapse },
     { "a straggler splits the classes", test_straggler_splits },
     { "expert tensor parallelism: collapsed = full to 1e-9", test_etp_collapse },
+    { "expert parallelism: structural, representatives only", test_ep_structural },
     { "shared expert and MLA under tp: collapsed = full to 1e-9", test_shared_expert_tp_collapse },
     { "pipeline stages: collapsed = full to 1e-9", test_pipeline_collapse },
     { "pods: only pod-preserving shifts; collapsed = full to 1e-9", test_pods_collapse },
