@@ -48,3 +48,10 @@ GHashTable *hw_cluster_lower_memo (const HwCluster *cluster);
  * fluid's reset dropped their flows) or freed. Created on the first call with `free_run`
  * (the same function every call). */
 GHashTable *hw_cluster_live_collectives (HwCluster *cluster, GDestroyNotify free_run);
+
+/* The registry of collective groups (hardware/collective.c hw_collective_group), opaque
+ * here: made by `make` on the first call, owned by the cluster and freed with `free_groups`
+ * (the same two functions every call) when the cluster is freed. It holds only what is a
+ * pure function of the topology, the node and the rank shift, so a reset keeps it. */
+gpointer hw_cluster_collective_groups (HwCluster *cluster, gpointer (*make) (void),
+                                       GDestroyNotify free_groups);

@@ -173,58 +173,64 @@ start_phase (Run *run)
  * GPU sending W wire bytes in a collective of idle time T thus holds h = 2W/(T·C) of its HBM
  * bandwidth C (at most 0.9), the same way; a memory-bound kernel overlapping it takes
  * 1/(1 − h) times longer (overlap slow-downs of 19 % on average, up to 40 %, are measured:
- * Lee et al., arXiv 2507.03114). */
+ * Lee et al., arXiv 2507.03114). Held on the n members `reps` that represent their orbit
+ * under the stabilizer (rank classes; every member without), `sent`[i] the B reps[i] sends
+ * in the whole plan (member_sent), t the plan's time alone. */
 static void
-hold_gpu (Run *run, const guint *ranks, guint n, const HwRankShift *stab, double t)
+hold_gpu (Run *run, const guint *reps, const double *sent, guint n, double t)
 {
   const double bound = 1e-6, h_max = 0.9;
   SimFluid *fluid = hw_cluster_fluid (run->cluster);
   const HwTopology *topo = hw_cluster_topology (run->cluster);
-  /* B sent per rank: the cluster's zeroed scratch (an array per start cost O(ranks)),
-   * cleared again below */
-  double *sent = hw_cluster_resource_scratch (run->cluster, hw_cluster_n_ranks (run->cluster));
-  for (guint p = 0; p < run->plan->len; p++)
-    {
-      GArray *flows = g_ptr_array_index (run->plan, p);
-      for (guint k = 0; k < flows->len; k++)
-        sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
-    }
-  g_autofree double *member_sent = g_new (double, n);
-  for (guint i = 0; i < n; i++)
-    member_sent[i] = sent[ranks[i]];
-  for (guint p = 0; p < run->plan->len; p++)
-    {
-      GArray *flows = g_ptr_array_index (run->plan, p);
-      for (guint k = 0; k < flows->len; k++)
-        sent[g_array_index (flows, HwFlow, k).src] = 0;
-    }
   for (guint i = 0; i < n; i++)
     {
-      if (!hw_rank_shift_is_rep (stab, ranks[i]))
-        continue; /* rank classes: held through its orbit's representative member */
-      double f = sm_fraction (run, ranks[i]);
+      double f = sm_fraction (run, reps[i]);
       if (f > 0)
         {
-          SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
+          SimUse use = { hw_topology_gpu_resource (topo, reps[i], HW_GPU_COMPUTE), f / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
           if (run->comm_sms < 0) /* NCCL's CTAs; a caller-given count (hw_collective_start_sms:
                                     TE userbuffers, which launch their GEMMs on the SMs left,
                                     set_sm_margin) leaves no persistent GEMM waiting */
             {
-              hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
-              g_array_append_val (run->sm_ranks, ranks[i]);
+              hw_cluster_sm_hold_begin (run->cluster, reps[i], f, sim_fluid_now (fluid) + t);
+              g_array_append_val (run->sm_ranks, reps[i]);
             }
         }
-      SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
+      SimResourceId hbm = hw_topology_gpu_resource (topo, reps[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
-      double h = t > 0 && c > 0 ? MIN (h_max, 2 * member_sent[i] / (t * c)) : 0;
+      double h = t > 0 && c > 0 ? MIN (h_max, 2 * sent[i] / (t * c)) : 0;
       if (h > 0)
         {
           SimUse use = { hbm, h * c / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
         }
+    }
+}
+
+/* B each of the n members `reps` sends in the whole `plan` (into sent[0 .. n−1]), summed
+ * over its flows in plan order: through the cluster's zeroed scratch (an array per call
+ * cost O(cluster ranks)), cleared again. */
+static void
+member_sent (const HwCluster *cluster, const GPtrArray *plan, const guint *reps, guint n,
+             double *out)
+{
+  double *sent = hw_cluster_resource_scratch (cluster, hw_cluster_n_ranks (cluster));
+  for (guint p = 0; p < plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
+    }
+  for (guint i = 0; i < n; i++)
+    out[i] = sent[reps[i]];
+  for (guint p = 0; p < plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] = 0;
     }
 }
 
@@ -482,6 +488,231 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
                                   user_data);
 }
 
+/* ---- collective groups -------------------------------------------------------------------
+ *
+ * A step starts thousands of collectives on a few member lists (a ZeRO-3 step of Llama-3.1-8B
+ * at GA 64: ~6,000 on one data-parallel group). Everything a start needs beyond the flows it
+ * runs is a pure function of the members, the kind, algorithm and bytes, the topology and
+ * the rank shift: whether the members are valid, their stabilizer, the lowering and its
+ * time alone, the flows kept (one per orbit), the representative members and the bytes each
+ * sends. A group interns a member list once (hw_collective_group); each distinct (group,
+ * kind, algorithm, bytes) is prepared once under the cluster's shift (again when the shift
+ * changes), so a start costs only its kept flows and representative members: at 131,072
+ * ranks in 16,384 classes of 8, the stabilizer search alone was ~2 million binary searches
+ * a start. The runs share the prepared flows (read only). */
+
+typedef struct
+{
+  guint *ranks; /* the members in the collective's order (owned) */
+  guint n_ranks;
+  gboolean valid;    /* every rank exists and none repeats (ranks_valid but the kind) */
+  gboolean has_stab; /* stab and reps are those under `shift` */
+  HwRankShift shift, stab;
+  GArray *reps; /* guint: the members representing their orbit under stab, in member order */
+} Group;
+
+typedef struct
+{
+  guint group, kind, algorithm;
+  double bytes;
+} PreparedKey;
+
+typedef struct
+{
+  PreparedKey key;
+  HwRankShift shift;  /* the cluster's shift it was prepared under */
+  GPtrArray *plan;    /* the lowered plan, its flows kept one per orbit (owned; runs ref it) */
+  double time_alone;  /* hw_collective_plan_time of the whole plan, s */
+  double *sent;       /* per representative member (Group reps): B it sends in the whole plan */
+} Prepared;
+
+typedef struct
+{
+  GHashTable *by_ranks; /* Group* (content key, owned) → id */
+  GPtrArray *groups;    /* Group* by id − 1 (borrowed from by_ranks) */
+  GHashTable *prepared; /* Prepared* (owned), keyed by its key */
+  guint n_prepared;     /* preparations made (hw_collective_group_n_prepared) */
+} Groups;
+
+static guint
+group_hash (gconstpointer p)
+{
+  const Group *g = p;
+  guint h = g->n_ranks;
+  for (guint i = 0; i < g->n_ranks; i++)
+    h = h * 31u + g->ranks[i];
+  return h;
+}
+
+static gboolean
+group_equal (gconstpointer pa, gconstpointer pb)
+{
+  const Group *a = pa, *b = pb;
+  return a->n_ranks == b->n_ranks && memcmp (a->ranks, b->ranks, a->n_ranks * sizeof (guint)) == 0;
+}
+
+static void
+group_free (gpointer p)
+{
+  Group *g = p;
+  g_free (g->ranks);
+  if (g->reps != NULL)
+    g_array_unref (g->reps);
+  g_free (g);
+}
+
+static guint
+prepared_hash (gconstpointer p)
+{
+  const PreparedKey *k = p;
+  return ((k->group * 31u + k->kind) * 31u + k->algorithm) * 31u + g_double_hash (&k->bytes);
+}
+
+static gboolean
+prepared_equal (gconstpointer pa, gconstpointer pb)
+{
+  const PreparedKey *a = pa, *b = pb;
+  return a->group == b->group && a->kind == b->kind && a->algorithm == b->algorithm
+         && a->bytes == b->bytes;
+}
+
+static void
+prepared_free (gpointer p)
+{
+  Prepared *e = p;
+  g_ptr_array_unref (e->plan);
+  g_free (e->sent);
+  g_free (e);
+}
+
+static gpointer
+groups_new (void)
+{
+  Groups *gs = g_new0 (Groups, 1);
+  gs->by_ranks = g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
+  gs->groups = g_ptr_array_new ();
+  gs->prepared = g_hash_table_new_full (prepared_hash, prepared_equal, prepared_free, NULL);
+  return gs;
+}
+
+static void
+groups_free (gpointer p)
+{
+  Groups *gs = p;
+  g_hash_table_unref (gs->prepared);
+  g_ptr_array_unref (gs->groups);
+  g_hash_table_unref (gs->by_ranks);
+  g_free (gs);
+}
+
+static Groups *
+cluster_groups (HwCluster *cluster)
+{
+  return hw_cluster_collective_groups (cluster, groups_new, groups_free);
+}
+
+guint
+hw_collective_group (HwCluster *cluster, const guint *ranks, guint n_ranks)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0);
+  Groups *gs = cluster_groups (cluster);
+  Group probe = { .ranks = (guint *) ranks, .n_ranks = n_ranks };
+  gpointer id = g_hash_table_lookup (gs->by_ranks, &probe);
+  if (id == NULL)
+    {
+      Group *g = g_new0 (Group, 1);
+      g->ranks = g_memdup2 (ranks, n_ranks * sizeof (guint));
+      g->n_ranks = n_ranks;
+      g->valid = ranks_valid (cluster, HW_COLLECTIVE_ALL_REDUCE, ranks, n_ranks);
+      g_ptr_array_add (gs->groups, g);
+      id = GUINT_TO_POINTER (gs->groups->len);
+      g_hash_table_insert (gs->by_ranks, g, id);
+    }
+  return GPOINTER_TO_UINT (id);
+}
+
+guint
+hw_collective_group_n_prepared (HwCluster *cluster)
+{
+  g_return_val_if_fail (cluster != NULL, 0);
+  return cluster_groups (cluster)->n_prepared;
+}
+
+/* The group's stabilizer and representative members under the cluster's shift (computed
+ * once per shift). */
+static void
+group_stabilize (HwCluster *cluster, Group *g)
+{
+  const HwRankShift *shift = hw_cluster_shift (cluster);
+  if (g->has_stab && hw_rank_shift_equal (&g->shift, shift))
+    return;
+  g_autofree guint *sorted = g_new (guint, g->n_ranks);
+  g->stab = stabilizer (shift, g->ranks, g->n_ranks, sorted);
+  g->shift = *shift;
+  if (g->reps == NULL)
+    g->reps = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_array_set_size (g->reps, 0);
+  for (guint i = 0; i < g->n_ranks; i++)
+    if (hw_rank_shift_is_rep (&g->stab, g->ranks[i]))
+      g_array_append_val (g->reps, g->ranks[i]);
+  g->has_stab = TRUE;
+}
+
+/* The prepared start of (group, kind, algorithm, bytes) under the cluster's shift. */
+static const Prepared *
+prepare (HwCluster *cluster, Groups *gs, Group *g, const PreparedKey *key)
+{
+  const HwRankShift *shift = hw_cluster_shift (cluster);
+  Prepared *e = g_hash_table_lookup (gs->prepared, key);
+  if (e != NULL && hw_rank_shift_equal (&e->shift, shift))
+    return e;
+  group_stabilize (cluster, g);
+  e = g_new0 (Prepared, 1);
+  e->key = *key;
+  e->shift = *shift;
+  e->plan = hw_collective_lower_timed (cluster, key->kind, key->algorithm, g->ranks, g->n_ranks,
+                                       key->bytes, &e->time_alone);
+  e->sent = g_new0 (double, MAX (g->reps->len, 1));
+  member_sent (cluster, e->plan, (const guint *) g->reps->data, g->reps->len, e->sent);
+  if (!hw_rank_shift_is_identity (&g->stab))
+    keep_orbit_representatives (e->plan, &g->stab);
+  g_hash_table_replace (gs->prepared, &e->key, e); /* frees a stale entry of the same key */
+  gs->n_prepared++;
+  return e;
+}
+
+guint64
+hw_collective_start_group (HwCluster *cluster, HwCollectiveKind kind,
+                           HwCollectiveAlgorithm algorithm, guint group, double bytes,
+                           double comm_sms, HwCollectiveDoneFunc done, gpointer user_data)
+{
+  g_return_val_if_fail (cluster != NULL, 0);
+  g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0);
+  g_return_val_if_fail (isfinite (bytes) && bytes >= 0, 0);
+  Groups *gs = cluster_groups (cluster);
+  g_return_val_if_fail (group >= 1 && group <= gs->groups->len, 0);
+  Group *g = g_ptr_array_index (gs->groups, group - 1);
+  g_return_val_if_fail (g->valid && (kind != HW_COLLECTIVE_SEND_RECV || g->n_ranks >= 2), 0);
+  PreparedKey key = { group, kind, algorithm, bytes };
+  const Prepared *e = prepare (cluster, gs, g, &key);
+  Run *run = g_new0 (Run, 1);
+  run->cluster = cluster;
+  g_hash_table_add (hw_cluster_live_collectives (cluster, run_free), run);
+  run->plan = g_ptr_array_ref (e->plan);
+  run->done = done;
+  run->user_data = user_data;
+  run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
+  run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+  run->comm_sms = comm_sms;
+  if (run->plan->len > 0)
+    hold_gpu (run, (const guint *) g->reps->data, e->sent, g->reps->len, e->time_alone);
+  if (run->plan->len == 0)
+    sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
+  else
+    start_phase (run);
+  return hw_cluster_take_collective_id (cluster);
+}
+
 guint64
 hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
                          HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
@@ -492,27 +723,9 @@ hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0);
   g_return_val_if_fail (isfinite (bytes) && bytes >= 0, 0);
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0);
-  Run *run = g_new0 (Run, 1);
-  run->cluster = cluster;
-  g_hash_table_add (hw_cluster_live_collectives (cluster, run_free), run);
-  double alone = 0; /* its time alone on the idle cluster (hold_gpu's expected end) */
-  run->plan = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &alone);
-  run->done = done;
-  run->user_data = user_data;
-  run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
-  run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
-  run->comm_sms = comm_sms;
-  g_autofree guint *sorted = g_new (guint, n_ranks);
-  HwRankShift stab = stabilizer (hw_cluster_shift (cluster), ranks, n_ranks, sorted);
-  if (run->plan->len > 0)
-    hold_gpu (run, ranks, n_ranks, &stab, alone);
-  if (!hw_rank_shift_is_identity (&stab))
-    keep_orbit_representatives (run->plan, &stab);
-  if (run->plan->len == 0)
-    sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
-  else
-    start_phase (run);
-  return hw_cluster_take_collective_id (cluster);
+  return hw_collective_start_group (cluster, kind, algorithm,
+                                    hw_collective_group (cluster, ranks, n_ranks), bytes,
+                                    comm_sms, done, user_data);
 }
 
 /* ---- closed form ------------------------------------------------------------------------ */

@@ -47,7 +47,30 @@ typedef struct
   ModelExecutor *exec;
   guint index;       /* into the plan's collectives */
   GArray *arrived;   /* guint task ids that started */
+  guint group;       /* hw_collective_group of its members, 0 until its first start */
 } CollectiveState;
+
+/* A plan's member list by identity: its address (the plan's, shared by a group's
+ * collectives) and length. */
+typedef struct
+{
+  const guint *ranks;
+  guint n_ranks;
+} MemberList;
+
+static guint
+member_list_hash (gconstpointer p)
+{
+  const MemberList *l = p;
+  return g_direct_hash (l->ranks) * 31u + l->n_ranks;
+}
+
+static gboolean
+member_list_equal (gconstpointer pa, gconstpointer pb)
+{
+  const MemberList *a = pa, *b = pb;
+  return a->ranks == b->ranks && a->n_ranks == b->n_ranks;
+}
 
 typedef struct
 {
@@ -72,6 +95,9 @@ struct _ModelExecutor
   double *rank_end;  /* per representative (row, ledger_row) */
   double *kind_time; /* rows × MODEL_N_TASK_KINDS */
   CollectiveState *collectives;
+  /* member list (MemberList*, owned; the plan's lists: a group's collectives share one,
+   * plan_comm.c) → its hw_collective_group, so a start hashes no member list */
+  GHashTable *groups;
   GArray **busy;     /* rows × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
   ModelOpTimes *op_times; /* kernel seconds per op; NULL: not collected */
@@ -391,7 +417,8 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   guint nc = model_plan_n_collectives (plan);
   e->collectives = g_new0 (CollectiveState, MAX (nc, 1));
   for (guint i = 0; i < nc; i++)
-    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
+    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)), 0 };
+  e->groups = g_hash_table_new_full (member_list_hash, member_list_equal, g_free, NULL);
   index_ranks (e);
   if (classes)
     {
@@ -427,6 +454,7 @@ model_executor_free (ModelExecutor *exec)
   for (guint i = 0; i < model_plan_n_collectives (exec->plan); i++)
     g_array_unref (exec->collectives[i].arrived);
   g_free (exec->collectives);
+  g_hash_table_unref (exec->groups);
   g_free (exec->streams);
   g_free (exec->dep_first);
   g_free (exec->dep_list);
@@ -659,8 +687,20 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
   g_array_append_val (cs->arrived, ts->id);
   if (cs->arrived->len < (exec->orbit != NULL ? exec->orbit_need[index] : c->n_ranks))
     return;
-  hw_collective_start_sms (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks,
-                           c->bytes, c->ub_sms > 0 ? c->ub_sms : -1, collective_done, cs);
+  if (cs->group == 0)
+    {
+      /* the plan's lists live as long as the executor: a list by its address and length */
+      MemberList key = { c->ranks, c->n_ranks };
+      cs->group = GPOINTER_TO_UINT (g_hash_table_lookup (exec->groups, &key));
+      if (cs->group == 0)
+        {
+          cs->group = hw_collective_group (exec->cluster, c->ranks, c->n_ranks);
+          g_hash_table_insert (exec->groups, g_memdup2 (&key, sizeof key),
+                               GUINT_TO_POINTER (cs->group));
+        }
+    }
+  hw_collective_start_group (exec->cluster, c->kind, c->algorithm, cs->group, c->bytes,
+                             c->ub_sms > 0 ? c->ub_sms : -1, collective_done, cs);
 }
 
 static void
