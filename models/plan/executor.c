@@ -206,6 +206,30 @@ join_orbit (ModelExecutor *e, guint rt, guint c)
   e->orbit_need[c]++;
 }
 
+/* The distinct representatives of the members of `col` that are no representatives, in
+ * first-occurrence order (a new array), computed once per member list (`memo`: MemberList*
+ * → GArray*, both owned by it): a group's collectives share their list (plan_comm.c), and
+ * a data-parallel group of 131,072 ranks in classes of 8 has 8 of them. */
+static const GArray *
+non_rep_reps (ModelExecutor *e, GHashTable *memo, const ModelCollective *col)
+{
+  MemberList key = { col->ranks, col->n_ranks };
+  GArray *reps = g_hash_table_lookup (memo, &key);
+  if (reps != NULL)
+    return reps;
+  reps = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint k = 0; k < col->n_ranks; k++)
+    if (!hw_rank_shift_is_rep (&e->shift, col->ranks[k]))
+      {
+        guint r = hw_rank_shift_rep (&e->shift, col->ranks[k]);
+        if (g_hash_table_add (seen, GUINT_TO_POINTER (r + 1)))
+          g_array_append_val (reps, r);
+      }
+  g_hash_table_insert (memo, g_memdup2 (&key, sizeof key), reps);
+  return reps;
+}
+
 /* Rank classes: one instance runs per orbit of collective instances. The orbit of the
  * instance c a representative task first reaches holds, for each member m of c, the
  * representative of m's task in c (m's representative, same position): those are the
@@ -216,6 +240,8 @@ collective_orbits (ModelExecutor *e)
   guint n = model_plan_n_tasks (e->plan), nc = model_plan_n_collectives (e->plan);
   g_autofree guint *first = g_new0 (guint, nc + 1);
   g_autofree guint *members = g_new (guint, MAX (n, 1));
+  g_autoptr (GHashTable) memo = g_hash_table_new_full (member_list_hash, member_list_equal,
+                                                       g_free, (GDestroyNotify) g_array_unref);
   for (guint id = 0; id < n; id++)
     {
       gint c = model_plan_task (e->plan, id)->collective;
@@ -249,16 +275,17 @@ collective_orbits (ModelExecutor *e)
             /* Built for the representatives (rank_classes.h model_rank_classes_plan): the
              * built members' own tasks in c (a pipeline pair's two ends, both
              * representatives), and for a member m not built, the task at id's position of
-             * m's representative: m's list is its representative's, in the same stage. */
+             * m's representative: m's list is its representative's, in the same stage.
+             * Joining is idempotent, so each distinct representative is joined once. */
             for (guint k = first[c]; k < first[c + 1]; k++)
               join_orbit (e, members[k], (guint) c);
-            const ModelCollective *col = model_plan_collective (e->plan, (guint) c);
-            for (guint k = 0; k < col->n_ranks; k++)
-              if (!hw_rank_shift_is_rep (&e->shift, col->ranks[k]))
-                join_orbit (e, e->rank_order[e->rank_first[hw_rank_shift_rep (&e->shift,
-                                                                              col->ranks[k])]
-                                             + e->task_pos[id]],
-                            (guint) c);
+            const GArray *reps
+                = non_rep_reps (e, memo, model_plan_collective (e->plan, (guint) c));
+            for (guint k = 0; k < reps->len; k++)
+              join_orbit (e,
+                          e->rank_order[e->rank_first[g_array_index (reps, guint, k)]
+                                        + e->task_pos[id]],
+                          (guint) c);
           }
         else
           for (guint k = first[c]; k < first[c + 1]; k++)
