@@ -506,6 +506,55 @@ test_collective_orbits (void)
   check_folded (run_halves);
 }
 
+/* Collective groups (hardware/collective.h hw_collective_group): equal member lists are one
+ * group; each distinct (group, kind, algorithm, bytes) is prepared once, however often it
+ * starts and through either API, and once more when the rank shift changes. The oracle
+ * for the shift: a ring all-reduce over all 16 ranks on the idle cluster takes the same
+ * time full and folded by whole nodes (test_collective_orbits); a start reusing the
+ * preparation made before the fold (all 16 flows kept, each then standing for its orbit of
+ * 4) would load every link 4 times over and take longer. */
+static double
+timed_group_start (Fixture *f, guint group, double bytes)
+{
+  DoneAt d = { f->engine, -1 };
+  double t0 = sim_engine_now (f->engine);
+  CU_ASSERT (hw_collective_start_group (f->cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                        group, bytes, -1, fixture_done_at, &d)
+             > 0);
+  sim_engine_run (f->engine);
+  return d.end - t0;
+}
+
+static void
+test_collective_groups (void)
+{
+  HwNodeSpec node = switched_node ();
+  HwRankShift sh = hw_rank_shift_plain (16, 16, 4);
+  Fixture f = fixture_folded (&node, 4, &sh, FALSE);
+  guint all[16], again[16];
+  for (guint i = 0; i < 16; i++)
+    all[i] = again[i] = i;
+  guint g = hw_collective_group (f.cluster, all, 16);
+  CU_ASSERT (g > 0);
+  CU_ASSERT_EQUAL (hw_collective_group (f.cluster, again, 16), g); /* by value */
+  CU_ASSERT_NOT_EQUAL (hw_collective_group (f.cluster, all, 4), g);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 0);
+  double full = timed_group_start (&f, g, 64e6);
+  CU_ASSERT (full > 0);
+  STEPSIM_ASSERT_REL (timed_group_start (&f, g, 64e6), full, 1e-12);
+  STEPSIM_ASSERT_REL (fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                               again, 16, 64e6),
+                      full, 1e-12);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 1); /* reused twice */
+  timed_group_start (&f, g, 32e6);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 2); /* other bytes */
+  hw_cluster_set_shift (f.cluster, &sh);
+  STEPSIM_ASSERT_REL (timed_group_start (&f, g, 64e6), full, 1e-9);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 3); /* the new shift's */
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 int
 main (void)
 {
@@ -522,6 +571,8 @@ main (void)
     { "three levels: diagonal elements of two and of three levels are refused",
       test_diagonal_three_levels },
     { "rank shift levels: representatives, index and orbits by closure", test_rank_shift_levels },
+    { "collective groups: prepared once per (group, kind, algorithm, bytes) and shift",
+      test_collective_groups },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
 }
