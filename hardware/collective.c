@@ -410,20 +410,51 @@ keep_orbit_representatives (GPtrArray *plan, const HwRankShift *stab)
     }
 }
 
-/* A flow as a value (source, destination, bytes, latency, rate), for counting equal flows. */
-static guint
-flow_hash (gconstpointer a)
-{
-  const HwFlow *f = a;
-  return (f->src * 2654435761u) ^ (f->dst * 40503u) ^ g_double_hash (&f->bytes);
-}
-
+/* Flows as values (source, destination, bytes, latency, rate). */
 static gboolean
-flow_equal (gconstpointer a, gconstpointer b)
+flow_equal (const HwFlow *f, const HwFlow *g)
 {
-  const HwFlow *f = a, *g = b;
   return f->src == g->src && f->dst == g->dst && f->bytes == g->bytes
          && f->latency == g->latency && f->rate == g->rate;
+}
+
+/* Whether the images of a phase's n flows under the plain shift `g` are the same multiset
+ * as the flows: two flows between the same pair (NCCL's two trees over 3 nodes share the
+ * edge 2 → 0) load its links twice, so the images must come with the same multiplicities,
+ * not merely name the same pairs. Each image takes an unused equal flow of the same source
+ * (found through the flows indexed by source, `first`/`order`: n_cluster + 1 and n
+ * entries); equality being an equivalence, taking any such flow is as good as any other,
+ * so this holds exactly when a one-to-one matching exists. O(n · flows per source +
+ * n_cluster), no hashing (a hash of every flow per generator was most of the class search
+ * at 131,072 ranks). */
+static gboolean
+phase_maps_onto_itself (const HwFlow *flows, guint n, const HwRankShift *g, guint n_cluster,
+                        guint *first, guint *order, guint8 *used)
+{
+  memset (first, 0, (n_cluster + 1) * sizeof (guint));
+  for (guint i = 0; i < n; i++)
+    first[flows[i].src + 1]++;
+  for (guint r = 0; r < n_cluster; r++)
+    first[r + 1] += first[r];
+  for (guint i = 0; i < n; i++)
+    order[first[flows[i].src]++] = i; /* first[r] now the end of r's flows */
+  for (guint r = n_cluster; r > 0; r--)
+    first[r] = first[r - 1];
+  first[0] = 0;
+  memset (used, 0, n);
+  for (guint i = 0; i < n; i++)
+    {
+      HwFlow img = flows[i];
+      img.src = hw_rank_shift_image (g, img.src);
+      img.dst = hw_rank_shift_image (g, img.dst);
+      gboolean found = FALSE;
+      for (guint k = first[img.src]; !found && k < first[img.src + 1]; k++)
+        if (!used[order[k]] && flow_equal (&img, &flows[order[k]]))
+          used[order[k]] = 1, found = TRUE;
+      if (!found)
+        return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -445,36 +476,19 @@ hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
       = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
   HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint n_gen = hw_rank_shift_generators (&sh, gen);
+  guint n_cluster = hw_cluster_n_ranks (cluster), most = 1;
+  for (guint p = 0; p < plan->len; p++)
+    most = MAX (most, ((GArray *) g_ptr_array_index (plan, p))->len);
+  g_autofree guint *first = g_new (guint, n_cluster + 1);
+  g_autofree guint *order = g_new (guint, most);
+  g_autofree guint8 *used = g_new (guint8, most);
   for (guint p = 0; p < plan->len; p++)
     {
-      /* a phase's flows as a multiset: two flows between the same pair (NCCL's two trees
-       * over 3 nodes share the edge 2 → 0) load its links twice, so the images must come
-       * with the same multiplicities, not merely name the same pairs: each image takes
-       * one from the count of its equal flows, and none may run short */
       GArray *flows = g_ptr_array_index (plan, p);
-      g_autoptr (GHashTable) count = g_hash_table_new (flow_hash, flow_equal);
-      g_autofree HwFlow *img = g_new (HwFlow, MAX (flows->len, 1));
       for (guint e = 0; e < n_gen; e++)
-        {
-          g_hash_table_remove_all (count);
-          for (guint i = 0; i < flows->len; i++)
-            {
-              HwFlow *f = &g_array_index (flows, HwFlow, i);
-              guint c = GPOINTER_TO_UINT (g_hash_table_lookup (count, f));
-              g_hash_table_insert (count, f, GUINT_TO_POINTER (c + 1));
-            }
-          for (guint i = 0; i < flows->len; i++)
-            {
-              img[i] = g_array_index (flows, HwFlow, i);
-              img[i].src = hw_rank_shift_image (&gen[e], img[i].src);
-              img[i].dst = hw_rank_shift_image (&gen[e], img[i].dst);
-              gpointer key, value;
-              if (!g_hash_table_lookup_extended (count, &img[i], &key, &value)
-                  || GPOINTER_TO_UINT (value) == 0)
-                return FALSE;
-              g_hash_table_insert (count, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (value) - 1));
-            }
-        }
+        if (!phase_maps_onto_itself ((const HwFlow *) flows->data, flows->len, &gen[e],
+                                     n_cluster, first, order, used))
+          return FALSE;
     }
   return TRUE;
 }
