@@ -472,8 +472,8 @@ hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
     return FALSE; /* a stabilizer that is no product of the two shifts' */
   if (hw_rank_shift_is_identity (&sh))
     return TRUE; /* only the identity fixes C: every flow is its own orbit */
-  g_autoptr (GPtrArray) plan
-      = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  const GPtrArray *plan /* read only: the memo's, not a copy (131,072-flow rings) */
+      = hw_collective_lower_borrowed (cluster, kind, algorithm, ranks, n_ranks, bytes, NULL);
   HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint n_gen = hw_rank_shift_generators (&sh, gen);
   guint n_cluster = hw_cluster_n_ranks (cluster), most = 1;

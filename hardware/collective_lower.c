@@ -561,16 +561,19 @@ plan_copy (const GPtrArray *plan)
   return copy;
 }
 
-GPtrArray *
-hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
-                           HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
-                           double bytes, double *time_alone)
+const GPtrArray *
+hw_collective_lower_borrowed (const HwCluster *cluster, HwCollectiveKind kind,
+                              HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                              double bytes, double *time_alone)
 {
   if (n_ranks < 2 || bytes <= 0)
     {
+      static GPtrArray *empty = NULL; /* one empty plan, never freed nor changed */
+      if (g_once_init_enter (&empty))
+        g_once_init_leave (&empty, new_plan ());
       if (time_alone != NULL)
         *time_alone = 0;
-      return new_plan ();
+      return empty;
     }
   GHashTable *memo = hw_cluster_lower_memo (cluster);
   HwLowerKey *key = g_malloc (sizeof (HwLowerKey) + n_ranks * sizeof (guint));
@@ -589,7 +592,22 @@ hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
     g_free (key);
   if (time_alone != NULL)
     *time_alone = hit->time_alone;
-  return plan_copy (hit->plan);
+  return hit->plan;
+}
+
+GPtrArray *
+hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
+                           HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                           double bytes, double *time_alone)
+{
+  if (n_ranks < 2 || bytes <= 0)
+    {
+      if (time_alone != NULL)
+        *time_alone = 0;
+      return new_plan ();
+    }
+  return plan_copy (hw_collective_lower_borrowed (cluster, kind, algorithm, ranks, n_ranks,
+                                                  bytes, time_alone));
 }
 
 GPtrArray *
