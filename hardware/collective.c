@@ -394,20 +394,31 @@ diagonal_fixes (const HwRankShift *group, const HwRankShift *stab, const guint *
   return FALSE;
 }
 
-/* Keeps the flows whose source represents its orbit under the stabilizer `stab`. */
-static void
-keep_orbit_representatives (GPtrArray *plan, const HwRankShift *stab)
+/* A new plan of the flows of `plan` whose source represents its orbit under the stabilizer
+ * `stab` (every flow under the identity), in the same phases and order; `plan` unchanged.
+ * Only the kept flows are copied (a 131,072-rank ring's 4 MB of flows were copied whole
+ * and then filtered down to a few). */
+static GPtrArray *
+kept_flows (const GPtrArray *plan, const HwRankShift *stab)
 {
+  GPtrArray *kept = g_ptr_array_new_full (plan->len, (GDestroyNotify) g_array_unref);
+  gboolean all = hw_rank_shift_is_identity (stab);
   for (guint p = 0; p < plan->len; p++)
     {
       GArray *flows = g_ptr_array_index (plan, p);
-      guint k = 0;
+      if (all)
+        {
+          g_ptr_array_add (kept, g_array_copy (flows));
+          continue;
+        }
+      GArray *phase = g_array_new (FALSE, FALSE, sizeof (HwFlow));
       for (guint i = 0; i < flows->len; i++)
         if (hw_rank_shift_is_rep (stab, g_array_index (flows, HwFlow, i).src))
-          g_array_index (flows, HwFlow, k++) = g_array_index (flows, HwFlow, i);
-      g_assert (k > 0 || flows->len == 0); /* every orbit has a representative */
-      g_array_set_size (flows, k);
+          g_array_append_val (phase, g_array_index (flows, HwFlow, i));
+      g_assert (phase->len > 0 || flows->len == 0); /* every orbit has a representative */
+      g_ptr_array_add (kept, phase);
     }
+  return kept;
 }
 
 /* Flows as values (source, destination, bytes, latency, rate). */
@@ -684,12 +695,12 @@ prepare (HwCluster *cluster, Groups *gs, Group *g, const PreparedKey *key)
   e = g_new0 (Prepared, 1);
   e->key = *key;
   e->shift = *shift;
-  e->plan = hw_collective_lower_timed (cluster, key->kind, key->algorithm, g->ranks, g->n_ranks,
-                                       key->bytes, &e->time_alone);
+  const GPtrArray *whole /* the memo's (read only) */
+      = hw_collective_lower_borrowed (cluster, key->kind, key->algorithm, g->ranks, g->n_ranks,
+                                      key->bytes, &e->time_alone);
   e->sent = g_new0 (double, MAX (g->reps->len, 1));
-  member_sent (cluster, e->plan, (const guint *) g->reps->data, g->reps->len, e->sent);
-  if (!hw_rank_shift_is_identity (&g->stab))
-    keep_orbit_representatives (e->plan, &g->stab);
+  member_sent (cluster, whole, (const guint *) g->reps->data, g->reps->len, e->sent);
+  e->plan = kept_flows (whole, &g->stab);
   g_hash_table_replace (gs->prepared, &e->key, e); /* frees a stale entry of the same key */
   gs->n_prepared++;
   return e;
@@ -753,8 +764,7 @@ hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0.0);
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0.0);
   double t = 0;
-  g_autoptr (GPtrArray) plan
-      = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &t);
+  hw_collective_lower_borrowed (cluster, kind, algorithm, ranks, n_ranks, bytes, &t);
   return t;
 }
 

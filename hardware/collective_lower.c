@@ -549,8 +549,9 @@ lower (const HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgorithm al
  * all-gather and reduce-scatter, every micro-batch's), and the auto algorithm lowers and
  * times every candidate each time (hw_collective_plan_time and the lowering were a third of
  * a 512-GPU run). Each distinct key is lowered once per cluster (cluster-private.h
- * hw_cluster_lower_memo); callers get a copy, which they may change
- * (keep_orbit_representatives). */
+ * hw_cluster_lower_memo); callers get a copy, which they may change, or borrow the memo's
+ * own plan to read it (hw_collective_lower_borrowed: the collective groups' preparation
+ * and the rank-class questions, hardware/collective.c). */
 
 static GPtrArray *
 plan_copy (const GPtrArray *plan)
