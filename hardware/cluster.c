@@ -230,16 +230,17 @@ hw_cluster_live_collectives (HwCluster *cluster, GDestroyNotify free_run)
 
 /* See cluster-private.h. */
 gpointer
-hw_cluster_collective_groups (HwCluster *cluster, gpointer (*make) (void),
+hw_cluster_collective_groups (const HwCluster *cluster, gpointer (*make) (void),
                               GDestroyNotify free_groups)
 {
   g_return_val_if_fail (cluster != NULL && make != NULL && free_groups != NULL, NULL);
-  if (cluster->groups == NULL)
+  HwCluster *c = (HwCluster *) cluster; /* a memo: made on first use, as the lowering memo */
+  if (c->groups == NULL)
     {
-      cluster->groups = make ();
-      cluster->groups_free = free_groups;
+      c->groups = make ();
+      c->groups_free = free_groups;
     }
-  return cluster->groups;
+  return c->groups;
 }
 
 /* See cluster-private.h. */

@@ -468,15 +468,12 @@ phase_maps_onto_itself (const HwFlow *flows, guint n, const HwRankShift *g, guin
   return TRUE;
 }
 
-gboolean
-hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
-                               HwCollectiveAlgorithm algorithm, const guint *ranks,
-                               guint n_ranks, double bytes, const HwRankShift *shift)
+/* hw_collective_shift_invariant's answer, computed (arguments checked there). */
+static gboolean
+shift_invariant_answer (const HwCluster *cluster, HwCollectiveKind kind,
+                        HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                        double bytes, const HwRankShift *shift)
 {
-  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1 && shift != NULL,
-                        FALSE);
-  g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), FALSE);
-  g_return_val_if_fail (shift->n == hw_cluster_n_ranks (cluster), FALSE);
   g_autofree guint *sorted = g_new (guint, n_ranks);
   HwRankShift sh = stabilizer (shift, ranks, n_ranks, sorted); /* not yet the cluster's */
   if (diagonal_fixes (shift, &sh, ranks, sorted, n_ranks))
@@ -557,6 +554,7 @@ typedef struct
   GPtrArray *groups;    /* Group* by id − 1 (borrowed from by_ranks) */
   GHashTable *prepared; /* Prepared* (owned), keyed by its key */
   guint n_prepared;     /* preparations made (hw_collective_group_n_prepared) */
+  GHashTable *answers;  /* InvariantKey* (owned) → answer + 1 (hw_collective_shift_invariant) */
 } Groups;
 
 static guint
@@ -601,6 +599,31 @@ prepared_equal (gconstpointer pa, gconstpointer pb)
          && a->bytes == b->bytes;
 }
 
+/* A rank-class question: a collective (its group, kind, algorithm, bytes) and a shift. */
+typedef struct
+{
+  PreparedKey collective;
+  HwRankShift shift;
+} InvariantKey;
+
+static guint
+invariant_hash (gconstpointer p)
+{
+  const InvariantKey *k = p;
+  guint h = prepared_hash (&k->collective) * 31u + k->shift.n;
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+    h = (h * 31u + k->shift.level[i].block) * 31u + k->shift.level[i].d;
+  return h;
+}
+
+static gboolean
+invariant_equal (gconstpointer pa, gconstpointer pb)
+{
+  const InvariantKey *a = pa, *b = pb;
+  return prepared_equal (&a->collective, &b->collective)
+         && hw_rank_shift_equal (&a->shift, &b->shift);
+}
+
 static void
 prepared_free (gpointer p)
 {
@@ -617,6 +640,7 @@ groups_new (void)
   gs->by_ranks = g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
   gs->groups = g_ptr_array_new ();
   gs->prepared = g_hash_table_new_full (prepared_hash, prepared_equal, prepared_free, NULL);
+  gs->answers = g_hash_table_new_full (invariant_hash, invariant_equal, g_free, NULL);
   return gs;
 }
 
@@ -624,6 +648,7 @@ static void
 groups_free (gpointer p)
 {
   Groups *gs = p;
+  g_hash_table_unref (gs->answers);
   g_hash_table_unref (gs->prepared);
   g_ptr_array_unref (gs->groups);
   g_hash_table_unref (gs->by_ranks);
@@ -631,15 +656,15 @@ groups_free (gpointer p)
 }
 
 static Groups *
-cluster_groups (HwCluster *cluster)
+cluster_groups (const HwCluster *cluster)
 {
   return hw_cluster_collective_groups (cluster, groups_new, groups_free);
 }
 
-guint
-hw_collective_group (HwCluster *cluster, const guint *ranks, guint n_ranks)
+/* The id of the group of `ranks` in the cluster's registry, interned on first sight. */
+static guint
+intern (const HwCluster *cluster, const guint *ranks, guint n_ranks)
 {
-  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0);
   Groups *gs = cluster_groups (cluster);
   Group probe = { .ranks = (guint *) ranks, .n_ranks = n_ranks };
   gpointer id = g_hash_table_lookup (gs->by_ranks, &probe);
@@ -654,6 +679,35 @@ hw_collective_group (HwCluster *cluster, const guint *ranks, guint n_ranks)
       g_hash_table_insert (gs->by_ranks, g, id);
     }
   return GPOINTER_TO_UINT (id);
+}
+
+/* Each distinct question once per cluster: the class search asks the same collectives
+ * under the same shift several times (per level, then for the group, then on the
+ * representatives' plan), and each answer lowers and matches every flow. */
+gboolean
+hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
+                               HwCollectiveAlgorithm algorithm, const guint *ranks,
+                               guint n_ranks, double bytes, const HwRankShift *shift)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1 && shift != NULL,
+                        FALSE);
+  g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), FALSE);
+  g_return_val_if_fail (shift->n == hw_cluster_n_ranks (cluster), FALSE);
+  InvariantKey key = { { intern (cluster, ranks, n_ranks), kind, algorithm, bytes }, *shift };
+  GHashTable *answers = cluster_groups (cluster)->answers;
+  gpointer hit = g_hash_table_lookup (answers, &key);
+  if (hit != NULL)
+    return GPOINTER_TO_INT (hit) - 1;
+  gboolean ok = shift_invariant_answer (cluster, kind, algorithm, ranks, n_ranks, bytes, shift);
+  g_hash_table_insert (answers, g_memdup2 (&key, sizeof key), GINT_TO_POINTER (ok + 1));
+  return ok;
+}
+
+guint
+hw_collective_group (HwCluster *cluster, const guint *ranks, guint n_ranks)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0);
+  return intern (cluster, ranks, n_ranks);
 }
 
 guint

@@ -474,6 +474,31 @@ test_diagonal_stabilizer (void)
   hw_node_spec_clear (&node);
 }
 
+/* Answers are kept per question (hw_collective_shift_invariant: per cluster, collective and
+ * shift): on one cluster the pair {0, 6} of test_diagonal_stabilizer is invariant under σ
+ * alone (σ moves it to {4, 2}: only the identity fixes it, every flow its own orbit), not
+ * under the group of σ and τ, and again under σ, whatever was asked before; and the same
+ * answer twice. */
+static void
+test_invariant_answers (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 2, 1.0);
+  HwRankShift sigma = hw_rank_shift_plain (8, 8, 4);
+  HwRankShift both = hw_rank_shift_with_level (sigma, 1, 4, 2);
+  const guint diagonal[] = { 0, 6 };
+  for (guint round = 0; round < 2; round++)
+    {
+      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                HW_ALGORITHM_RING, diagonal, 2, 8e6, &sigma));
+      CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                      HW_ALGORITHM_RING, diagonal, 2, 8e6,
+                                                      &both));
+    }
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* Three levels on 4 nodes of 4 GPUs: pairs of nodes swap (8 places in blocks of 16), the
  * nodes of a pair swap (4 in blocks of 8), every node's GPUs rotate by 2 (in blocks of 4).
  * {0, 14} is fixed by the product of all three (0 → 8 → 12 → 14) and by no product of
@@ -568,6 +593,7 @@ main (void)
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
     { "a 3-node tree's flows are a multiset: no symmetry of the node shift", test_tree_multiset },
     { "a member set fixed only by a diagonal element is refused", test_diagonal_stabilizer },
+    { "rank-class answers are kept per collective and shift", test_invariant_answers },
     { "three levels: diagonal elements of two and of three levels are refused",
       test_diagonal_three_levels },
     { "rank shift levels: representatives, index and orbits by closure", test_rank_shift_levels },
