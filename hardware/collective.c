@@ -519,9 +519,10 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
  * time alone, the flows kept (one per orbit), the representative members and the bytes each
  * sends. A group interns a member list once (hw_collective_group); each distinct (group,
  * kind, algorithm, bytes) is prepared once under the cluster's shift (again when the shift
- * changes), so a start costs only its kept flows and representative members: at 131,072
- * ranks in 16,384 classes of 8, the stabilizer search alone was ~2 million binary searches
- * a start. The runs share the prepared flows (read only). */
+ * changes), so a start costs only its kept flows and representative members, not a sort,
+ * a hash and a stabilizer search (a binary search per member and candidate) of all its
+ * members: 504 k instructions a start at 512 ranks, 7 k now (bench/RESULTS.md). The runs
+ * share the prepared flows (read only). */
 
 typedef struct
 {
