@@ -209,7 +209,7 @@ join_orbit (ModelExecutor *e, guint rt, guint c)
 /* The distinct representatives of the members of `col` that are no representatives, in
  * first-occurrence order (a new array), computed once per member list (`memo`: MemberList*
  * → GArray*, both owned by it): a group's collectives share their list (plan_comm.c), and
- * a data-parallel group of 131,072 ranks in classes of 8 has 8 of them. */
+ * a data-parallel group of 131,072 equivalent ranks has one (rank 0). */
 static const GArray *
 non_rep_reps (ModelExecutor *e, GHashTable *memo, const ModelCollective *col)
 {
