@@ -48,3 +48,12 @@ GHashTable *hw_cluster_lower_memo (const HwCluster *cluster);
  * fluid's reset dropped their flows) or freed. Created on the first call with `free_run`
  * (the same function every call). */
 GHashTable *hw_cluster_live_collectives (HwCluster *cluster, GDestroyNotify free_run);
+
+/* The registry of collective groups (hardware/collective.c hw_collective_group) and of
+ * rank-class answers (hw_collective_shift_invariant), opaque here: made by `make` on the
+ * first call, owned by the cluster and freed with `free_groups` (the same two functions
+ * every call) when the cluster is freed. It holds only what is a pure function of the
+ * topology, the node, the rank shift and its keys, so a reset keeps it, and a const cluster
+ * gives it (a memo, as hw_cluster_lower_memo). */
+gpointer hw_cluster_collective_groups (const HwCluster *cluster, gpointer (*make) (void),
+                                       GDestroyNotify free_groups);

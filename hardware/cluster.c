@@ -58,6 +58,8 @@ struct _HwCluster
   GArray *resource_scratch; /* double, zero between uses (hw_cluster_resource_scratch) */
   GHashTable *lower_memo;   /* collective lowerings (hw_cluster_lower_memo) */
   GHashTable *live;         /* collectives in flight (hw_cluster_live_collectives), or NULL */
+  gpointer groups;          /* collective groups (hw_cluster_collective_groups), or NULL */
+  GDestroyNotify groups_free;
 };
 
 /* One memoized hw_kernel_efficiency (node.gpu, dtype, shape): the function is pure and the
@@ -224,6 +226,21 @@ hw_cluster_live_collectives (HwCluster *cluster, GDestroyNotify free_run)
   if (cluster->live == NULL)
     cluster->live = g_hash_table_new_full (g_direct_hash, g_direct_equal, free_run, NULL);
   return cluster->live;
+}
+
+/* See cluster-private.h. */
+gpointer
+hw_cluster_collective_groups (const HwCluster *cluster, gpointer (*make) (void),
+                              GDestroyNotify free_groups)
+{
+  g_return_val_if_fail (cluster != NULL && make != NULL && free_groups != NULL, NULL);
+  HwCluster *c = (HwCluster *) cluster; /* a memo: made on first use, as the lowering memo */
+  if (c->groups == NULL)
+    {
+      c->groups = make ();
+      c->groups_free = free_groups;
+    }
+  return c->groups;
 }
 
 /* See cluster-private.h. */
@@ -439,6 +456,8 @@ hw_cluster_free (HwCluster *cluster)
   g_array_unref (cluster->resource_scratch);
   g_hash_table_unref (cluster->lower_memo);
   g_clear_pointer (&cluster->live, g_hash_table_unref);
+  if (cluster->groups != NULL)
+    cluster->groups_free (cluster->groups);
   g_free (cluster);
 }
 

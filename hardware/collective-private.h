@@ -39,6 +39,13 @@ GPtrArray *hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind
                                       HwCollectiveAlgorithm algorithm, const guint *ranks,
                                       guint n_ranks, double bytes, double *time_alone);
 
+/* As hw_collective_lower_timed, the memo's own plan (borrowed, valid while the cluster
+ * lives; never to be changed): for callers that only read it, without the copy. */
+const GPtrArray *hw_collective_lower_borrowed (const HwCluster *cluster, HwCollectiveKind kind,
+                                              HwCollectiveAlgorithm algorithm,
+                                              const guint *ranks, guint n_ranks, double bytes,
+                                              double *time_alone);
+
 /* Closed-form time (s) of `plan` alone on the idle cluster (collective_time.c file comment). */
 double hw_collective_plan_time (const HwCluster *cluster, GPtrArray *plan);
 

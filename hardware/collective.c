@@ -173,58 +173,64 @@ start_phase (Run *run)
  * GPU sending W wire bytes in a collective of idle time T thus holds h = 2W/(T·C) of its HBM
  * bandwidth C (at most 0.9), the same way; a memory-bound kernel overlapping it takes
  * 1/(1 − h) times longer (overlap slow-downs of 19 % on average, up to 40 %, are measured:
- * Lee et al., arXiv 2507.03114). */
+ * Lee et al., arXiv 2507.03114). Held on the n members `reps` that represent their orbit
+ * under the stabilizer (rank classes; every member without), `sent`[i] the B reps[i] sends
+ * in the whole plan (member_sent), t the plan's time alone. */
 static void
-hold_gpu (Run *run, const guint *ranks, guint n, const HwRankShift *stab, double t)
+hold_gpu (Run *run, const guint *reps, const double *sent, guint n, double t)
 {
   const double bound = 1e-6, h_max = 0.9;
   SimFluid *fluid = hw_cluster_fluid (run->cluster);
   const HwTopology *topo = hw_cluster_topology (run->cluster);
-  /* B sent per rank: the cluster's zeroed scratch (an array per start cost O(ranks)),
-   * cleared again below */
-  double *sent = hw_cluster_resource_scratch (run->cluster, hw_cluster_n_ranks (run->cluster));
-  for (guint p = 0; p < run->plan->len; p++)
-    {
-      GArray *flows = g_ptr_array_index (run->plan, p);
-      for (guint k = 0; k < flows->len; k++)
-        sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
-    }
-  g_autofree double *member_sent = g_new (double, n);
-  for (guint i = 0; i < n; i++)
-    member_sent[i] = sent[ranks[i]];
-  for (guint p = 0; p < run->plan->len; p++)
-    {
-      GArray *flows = g_ptr_array_index (run->plan, p);
-      for (guint k = 0; k < flows->len; k++)
-        sent[g_array_index (flows, HwFlow, k).src] = 0;
-    }
   for (guint i = 0; i < n; i++)
     {
-      if (!hw_rank_shift_is_rep (stab, ranks[i]))
-        continue; /* rank classes: held through its orbit's representative member */
-      double f = sm_fraction (run, ranks[i]);
+      double f = sm_fraction (run, reps[i]);
       if (f > 0)
         {
-          SimUse use = { hw_topology_gpu_resource (topo, ranks[i], HW_GPU_COMPUTE), f / bound };
+          SimUse use = { hw_topology_gpu_resource (topo, reps[i], HW_GPU_COMPUTE), f / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
           if (run->comm_sms < 0) /* NCCL's CTAs; a caller-given count (hw_collective_start_sms:
                                     TE userbuffers, which launch their GEMMs on the SMs left,
                                     set_sm_margin) leaves no persistent GEMM waiting */
             {
-              hw_cluster_sm_hold_begin (run->cluster, ranks[i], f, sim_fluid_now (fluid) + t);
-              g_array_append_val (run->sm_ranks, ranks[i]);
+              hw_cluster_sm_hold_begin (run->cluster, reps[i], f, sim_fluid_now (fluid) + t);
+              g_array_append_val (run->sm_ranks, reps[i]);
             }
         }
-      SimResourceId hbm = hw_topology_gpu_resource (topo, ranks[i], HW_GPU_HBM);
+      SimResourceId hbm = hw_topology_gpu_resource (topo, reps[i], HW_GPU_HBM);
       double c = sim_fluid_resource_capacity (fluid, hbm);
-      double h = t > 0 && c > 0 ? MIN (h_max, 2 * member_sent[i] / (t * c)) : 0;
+      double h = t > 0 && c > 0 ? MIN (h_max, 2 * sent[i] / (t * c)) : 0;
       if (h > 0)
         {
           SimUse use = { hbm, h * c / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
           g_array_append_val (run->holds, id);
         }
+    }
+}
+
+/* B each of the n members `reps` sends in the whole `plan` (into sent[0 .. n−1]), summed
+ * over its flows in plan order: through the cluster's zeroed scratch (an array per call
+ * cost O(cluster ranks)), cleared again. */
+static void
+member_sent (const HwCluster *cluster, const GPtrArray *plan, const guint *reps, guint n,
+             double *out)
+{
+  double *sent = hw_cluster_resource_scratch (cluster, hw_cluster_n_ranks (cluster));
+  for (guint p = 0; p < plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] += g_array_index (flows, HwFlow, k).bytes;
+    }
+  for (guint i = 0; i < n; i++)
+    out[i] = sent[reps[i]];
+  for (guint p = 0; p < plan->len; p++)
+    {
+      GArray *flows = g_ptr_array_index (plan, p);
+      for (guint k = 0; k < flows->len; k++)
+        sent[g_array_index (flows, HwFlow, k).src] = 0;
     }
 }
 
@@ -388,87 +394,109 @@ diagonal_fixes (const HwRankShift *group, const HwRankShift *stab, const guint *
   return FALSE;
 }
 
-/* Keeps the flows whose source represents its orbit under the stabilizer `stab`. */
-static void
-keep_orbit_representatives (GPtrArray *plan, const HwRankShift *stab)
+/* A new plan of the flows of `plan` whose source represents its orbit under the stabilizer
+ * `stab` (every flow under the identity), in the same phases and order; `plan` unchanged.
+ * Only the kept flows are copied (a 131,072-rank ring's 4 MB of flows were copied whole
+ * and then filtered down to a few). */
+static GPtrArray *
+kept_flows (const GPtrArray *plan, const HwRankShift *stab)
 {
+  GPtrArray *kept = g_ptr_array_new_full (plan->len, (GDestroyNotify) g_array_unref);
+  gboolean all = hw_rank_shift_is_identity (stab);
   for (guint p = 0; p < plan->len; p++)
     {
       GArray *flows = g_ptr_array_index (plan, p);
-      guint k = 0;
+      if (all)
+        {
+          g_ptr_array_add (kept, g_array_copy (flows));
+          continue;
+        }
+      GArray *phase = g_array_new (FALSE, FALSE, sizeof (HwFlow));
       for (guint i = 0; i < flows->len; i++)
         if (hw_rank_shift_is_rep (stab, g_array_index (flows, HwFlow, i).src))
-          g_array_index (flows, HwFlow, k++) = g_array_index (flows, HwFlow, i);
-      g_assert (k > 0 || flows->len == 0); /* every orbit has a representative */
-      g_array_set_size (flows, k);
+          g_array_append_val (phase, g_array_index (flows, HwFlow, i));
+      g_assert (phase->len > 0 || flows->len == 0); /* every orbit has a representative */
+      g_ptr_array_add (kept, phase);
     }
+  return kept;
 }
 
-/* A flow as a value (source, destination, bytes, latency, rate), for counting equal flows. */
-static guint
-flow_hash (gconstpointer a)
-{
-  const HwFlow *f = a;
-  return (f->src * 2654435761u) ^ (f->dst * 40503u) ^ g_double_hash (&f->bytes);
-}
-
+/* Flows as values (source, destination, bytes, latency, rate). */
 static gboolean
-flow_equal (gconstpointer a, gconstpointer b)
+flow_equal (const HwFlow *f, const HwFlow *g)
 {
-  const HwFlow *f = a, *g = b;
   return f->src == g->src && f->dst == g->dst && f->bytes == g->bytes
          && f->latency == g->latency && f->rate == g->rate;
 }
 
-gboolean
-hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
-                               HwCollectiveAlgorithm algorithm, const guint *ranks,
-                               guint n_ranks, double bytes, const HwRankShift *shift)
+/* Whether the images of a phase's n flows under the plain shift `g` are the same multiset
+ * as the flows: two flows between the same pair (NCCL's two trees over 3 nodes share the
+ * edge 2 → 0) load its links twice, so the images must come with the same multiplicities,
+ * not merely name the same pairs. Each image takes an unused equal flow of the same source
+ * (found through the flows indexed by source, `first`/`order`: n_cluster + 1 and n
+ * entries); equality being an equivalence, taking any such flow is as good as any other,
+ * so this holds exactly when a one-to-one matching exists. O(n · flows per source +
+ * n_cluster), no hashing (a hash of every flow per generator was most of the class search
+ * at 131,072 ranks). */
+static gboolean
+phase_maps_onto_itself (const HwFlow *flows, guint n, const HwRankShift *g, guint n_cluster,
+                        guint *first, guint *order, guint8 *used)
 {
-  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1 && shift != NULL,
-                        FALSE);
-  g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), FALSE);
-  g_return_val_if_fail (shift->n == hw_cluster_n_ranks (cluster), FALSE);
+  memset (first, 0, (n_cluster + 1) * sizeof (guint));
+  for (guint i = 0; i < n; i++)
+    first[flows[i].src + 1]++;
+  for (guint r = 0; r < n_cluster; r++)
+    first[r + 1] += first[r];
+  for (guint i = 0; i < n; i++)
+    order[first[flows[i].src]++] = i; /* first[r] now the end of r's flows */
+  for (guint r = n_cluster; r > 0; r--)
+    first[r] = first[r - 1];
+  first[0] = 0;
+  memset (used, 0, n);
+  for (guint i = 0; i < n; i++)
+    {
+      HwFlow img = flows[i];
+      img.src = hw_rank_shift_image (g, img.src);
+      img.dst = hw_rank_shift_image (g, img.dst);
+      gboolean found = FALSE;
+      for (guint k = first[img.src]; !found && k < first[img.src + 1]; k++)
+        if (!used[order[k]] && flow_equal (&img, &flows[order[k]]))
+          used[order[k]] = 1, found = TRUE;
+      if (!found)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* hw_collective_shift_invariant's answer, computed (arguments checked there). */
+static gboolean
+shift_invariant_answer (const HwCluster *cluster, HwCollectiveKind kind,
+                        HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                        double bytes, const HwRankShift *shift)
+{
   g_autofree guint *sorted = g_new (guint, n_ranks);
   HwRankShift sh = stabilizer (shift, ranks, n_ranks, sorted); /* not yet the cluster's */
   if (diagonal_fixes (shift, &sh, ranks, sorted, n_ranks))
     return FALSE; /* a stabilizer that is no product of the two shifts' */
   if (hw_rank_shift_is_identity (&sh))
     return TRUE; /* only the identity fixes C: every flow is its own orbit */
-  g_autoptr (GPtrArray) plan
-      = hw_collective_lower (cluster, kind, algorithm, ranks, n_ranks, bytes);
+  const GPtrArray *plan /* read only: the memo's, not a copy (131,072-flow rings) */
+      = hw_collective_lower_borrowed (cluster, kind, algorithm, ranks, n_ranks, bytes, NULL);
   HwRankShift gen[HW_RANK_SHIFT_LEVELS];
   guint n_gen = hw_rank_shift_generators (&sh, gen);
+  guint n_cluster = hw_cluster_n_ranks (cluster), most = 1;
+  for (guint p = 0; p < plan->len; p++)
+    most = MAX (most, ((GArray *) g_ptr_array_index (plan, p))->len);
+  g_autofree guint *first = g_new (guint, n_cluster + 1);
+  g_autofree guint *order = g_new (guint, most);
+  g_autofree guint8 *used = g_new (guint8, most);
   for (guint p = 0; p < plan->len; p++)
     {
-      /* a phase's flows as a multiset: two flows between the same pair (NCCL's two trees
-       * over 3 nodes share the edge 2 → 0) load its links twice, so the images must come
-       * with the same multiplicities, not merely name the same pairs: each image takes
-       * one from the count of its equal flows, and none may run short */
       GArray *flows = g_ptr_array_index (plan, p);
-      g_autoptr (GHashTable) count = g_hash_table_new (flow_hash, flow_equal);
-      g_autofree HwFlow *img = g_new (HwFlow, MAX (flows->len, 1));
       for (guint e = 0; e < n_gen; e++)
-        {
-          g_hash_table_remove_all (count);
-          for (guint i = 0; i < flows->len; i++)
-            {
-              HwFlow *f = &g_array_index (flows, HwFlow, i);
-              guint c = GPOINTER_TO_UINT (g_hash_table_lookup (count, f));
-              g_hash_table_insert (count, f, GUINT_TO_POINTER (c + 1));
-            }
-          for (guint i = 0; i < flows->len; i++)
-            {
-              img[i] = g_array_index (flows, HwFlow, i);
-              img[i].src = hw_rank_shift_image (&gen[e], img[i].src);
-              img[i].dst = hw_rank_shift_image (&gen[e], img[i].dst);
-              gpointer key, value;
-              if (!g_hash_table_lookup_extended (count, &img[i], &key, &value)
-                  || GPOINTER_TO_UINT (value) == 0)
-                return FALSE;
-              g_hash_table_insert (count, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (value) - 1));
-            }
-        }
+        if (!phase_maps_onto_itself ((const HwFlow *) flows->data, flows->len, &gen[e],
+                                     n_cluster, first, order, used))
+          return FALSE;
     }
   return TRUE;
 }
@@ -482,6 +510,289 @@ hw_collective_start (HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgo
                                   user_data);
 }
 
+/* ---- collective groups -------------------------------------------------------------------
+ *
+ * A step starts thousands of collectives on a few member lists (a ZeRO-3 step of Llama-3.1-8B
+ * at GA 64: ~6,000 on one data-parallel group). Everything a start needs beyond the flows it
+ * runs is a pure function of the members, the kind, algorithm and bytes, the topology and
+ * the rank shift: whether the members are valid, their stabilizer, the lowering and its
+ * time alone, the flows kept (one per orbit), the representative members and the bytes each
+ * sends. A group interns a member list once (hw_collective_group); each distinct (group,
+ * kind, algorithm, bytes) is prepared once under the cluster's shift (again when the shift
+ * changes), so a start costs only its kept flows and representative members, not a sort,
+ * a hash and a stabilizer search (a binary search per member and candidate) of all its
+ * members: 504 k instructions a start at 512 ranks, 7 k now (bench/RESULTS.md). The runs
+ * share the prepared flows (read only). */
+
+typedef struct
+{
+  guint *ranks; /* the members in the collective's order (owned) */
+  guint n_ranks;
+  gboolean valid;    /* every rank exists and none repeats (ranks_valid but the kind) */
+  gboolean has_stab; /* stab and reps are those under `shift` */
+  HwRankShift shift, stab;
+  GArray *reps; /* guint: the members representing their orbit under stab, in member order */
+} Group;
+
+typedef struct
+{
+  guint group, kind, algorithm;
+  double bytes;
+} PreparedKey;
+
+typedef struct
+{
+  PreparedKey key;
+  HwRankShift shift;  /* the cluster's shift it was prepared under */
+  GPtrArray *plan;    /* the lowered plan, its flows kept one per orbit (owned; runs ref it) */
+  double time_alone;  /* hw_collective_plan_time of the whole plan, s */
+  double *sent;       /* per representative member (Group reps): B it sends in the whole plan */
+} Prepared;
+
+typedef struct
+{
+  GHashTable *by_ranks; /* Group* (content key, owned) → id */
+  GPtrArray *groups;    /* Group* by id − 1 (borrowed from by_ranks) */
+  GHashTable *prepared; /* Prepared* (owned), keyed by its key */
+  guint n_prepared;     /* preparations made (hw_collective_group_n_prepared) */
+  GHashTable *answers;  /* InvariantKey* (owned) → answer + 1 (hw_collective_shift_invariant) */
+} Groups;
+
+static guint
+group_hash (gconstpointer p)
+{
+  const Group *g = p;
+  guint h = g->n_ranks;
+  for (guint i = 0; i < g->n_ranks; i++)
+    h = h * 31u + g->ranks[i];
+  return h;
+}
+
+static gboolean
+group_equal (gconstpointer pa, gconstpointer pb)
+{
+  const Group *a = pa, *b = pb;
+  return a->n_ranks == b->n_ranks && memcmp (a->ranks, b->ranks, a->n_ranks * sizeof (guint)) == 0;
+}
+
+static void
+group_free (gpointer p)
+{
+  Group *g = p;
+  g_free (g->ranks);
+  if (g->reps != NULL)
+    g_array_unref (g->reps);
+  g_free (g);
+}
+
+static guint
+prepared_hash (gconstpointer p)
+{
+  const PreparedKey *k = p;
+  return ((k->group * 31u + k->kind) * 31u + k->algorithm) * 31u + g_double_hash (&k->bytes);
+}
+
+static gboolean
+prepared_equal (gconstpointer pa, gconstpointer pb)
+{
+  const PreparedKey *a = pa, *b = pb;
+  return a->group == b->group && a->kind == b->kind && a->algorithm == b->algorithm
+         && a->bytes == b->bytes;
+}
+
+/* A rank-class question: a collective (its group, kind, algorithm, bytes) and a shift. */
+typedef struct
+{
+  PreparedKey collective;
+  HwRankShift shift;
+} InvariantKey;
+
+static guint
+invariant_hash (gconstpointer p)
+{
+  const InvariantKey *k = p;
+  guint h = prepared_hash (&k->collective) * 31u + k->shift.n;
+  for (guint i = 0; i < HW_RANK_SHIFT_LEVELS; i++)
+    h = (h * 31u + k->shift.level[i].block) * 31u + k->shift.level[i].d;
+  return h;
+}
+
+static gboolean
+invariant_equal (gconstpointer pa, gconstpointer pb)
+{
+  const InvariantKey *a = pa, *b = pb;
+  return prepared_equal (&a->collective, &b->collective)
+         && hw_rank_shift_equal (&a->shift, &b->shift);
+}
+
+static void
+prepared_free (gpointer p)
+{
+  Prepared *e = p;
+  g_ptr_array_unref (e->plan);
+  g_free (e->sent);
+  g_free (e);
+}
+
+static gpointer
+groups_new (void)
+{
+  Groups *gs = g_new0 (Groups, 1);
+  gs->by_ranks = g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
+  gs->groups = g_ptr_array_new ();
+  gs->prepared = g_hash_table_new_full (prepared_hash, prepared_equal, prepared_free, NULL);
+  gs->answers = g_hash_table_new_full (invariant_hash, invariant_equal, g_free, NULL);
+  return gs;
+}
+
+static void
+groups_free (gpointer p)
+{
+  Groups *gs = p;
+  g_hash_table_unref (gs->answers);
+  g_hash_table_unref (gs->prepared);
+  g_ptr_array_unref (gs->groups);
+  g_hash_table_unref (gs->by_ranks);
+  g_free (gs);
+}
+
+static Groups *
+cluster_groups (const HwCluster *cluster)
+{
+  return hw_cluster_collective_groups (cluster, groups_new, groups_free);
+}
+
+/* The id of the group of `ranks` in the cluster's registry, interned on first sight. */
+static guint
+intern (const HwCluster *cluster, const guint *ranks, guint n_ranks)
+{
+  Groups *gs = cluster_groups (cluster);
+  Group probe = { .ranks = (guint *) ranks, .n_ranks = n_ranks };
+  gpointer id = g_hash_table_lookup (gs->by_ranks, &probe);
+  if (id == NULL)
+    {
+      Group *g = g_new0 (Group, 1);
+      g->ranks = g_memdup2 (ranks, n_ranks * sizeof (guint));
+      g->n_ranks = n_ranks;
+      g->valid = ranks_valid (cluster, HW_COLLECTIVE_ALL_REDUCE, ranks, n_ranks);
+      g_ptr_array_add (gs->groups, g);
+      id = GUINT_TO_POINTER (gs->groups->len);
+      g_hash_table_insert (gs->by_ranks, g, id);
+    }
+  return GPOINTER_TO_UINT (id);
+}
+
+/* Each distinct question once per cluster: the class search asks the same collectives
+ * under the same shift several times (per level, then for the group, then on the
+ * representatives' plan), and each answer lowers and matches every flow. */
+gboolean
+hw_collective_shift_invariant (const HwCluster *cluster, HwCollectiveKind kind,
+                               HwCollectiveAlgorithm algorithm, const guint *ranks,
+                               guint n_ranks, double bytes, const HwRankShift *shift)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1 && shift != NULL,
+                        FALSE);
+  g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), FALSE);
+  g_return_val_if_fail (shift->n == hw_cluster_n_ranks (cluster), FALSE);
+  InvariantKey key = { { intern (cluster, ranks, n_ranks), kind, algorithm, bytes }, *shift };
+  GHashTable *answers = cluster_groups (cluster)->answers;
+  gpointer hit = g_hash_table_lookup (answers, &key);
+  if (hit != NULL)
+    return GPOINTER_TO_INT (hit) - 1;
+  gboolean ok = shift_invariant_answer (cluster, kind, algorithm, ranks, n_ranks, bytes, shift);
+  g_hash_table_insert (answers, g_memdup2 (&key, sizeof key), GINT_TO_POINTER (ok + 1));
+  return ok;
+}
+
+guint
+hw_collective_group (HwCluster *cluster, const guint *ranks, guint n_ranks)
+{
+  g_return_val_if_fail (cluster != NULL && ranks != NULL && n_ranks >= 1, 0);
+  return intern (cluster, ranks, n_ranks);
+}
+
+guint
+hw_collective_group_n_prepared (HwCluster *cluster)
+{
+  g_return_val_if_fail (cluster != NULL, 0);
+  return cluster_groups (cluster)->n_prepared;
+}
+
+/* The group's stabilizer and representative members under the cluster's shift (computed
+ * once per shift). */
+static void
+group_stabilize (HwCluster *cluster, Group *g)
+{
+  const HwRankShift *shift = hw_cluster_shift (cluster);
+  if (g->has_stab && hw_rank_shift_equal (&g->shift, shift))
+    return;
+  g_autofree guint *sorted = g_new (guint, g->n_ranks);
+  g->stab = stabilizer (shift, g->ranks, g->n_ranks, sorted);
+  g->shift = *shift;
+  if (g->reps == NULL)
+    g->reps = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_array_set_size (g->reps, 0);
+  for (guint i = 0; i < g->n_ranks; i++)
+    if (hw_rank_shift_is_rep (&g->stab, g->ranks[i]))
+      g_array_append_val (g->reps, g->ranks[i]);
+  g->has_stab = TRUE;
+}
+
+/* The prepared start of (group, kind, algorithm, bytes) under the cluster's shift. */
+static const Prepared *
+prepare (HwCluster *cluster, Groups *gs, Group *g, const PreparedKey *key)
+{
+  const HwRankShift *shift = hw_cluster_shift (cluster);
+  Prepared *e = g_hash_table_lookup (gs->prepared, key);
+  if (e != NULL && hw_rank_shift_equal (&e->shift, shift))
+    return e;
+  group_stabilize (cluster, g);
+  e = g_new0 (Prepared, 1);
+  e->key = *key;
+  e->shift = *shift;
+  const GPtrArray *whole /* the memo's (read only) */
+      = hw_collective_lower_borrowed (cluster, key->kind, key->algorithm, g->ranks, g->n_ranks,
+                                      key->bytes, &e->time_alone);
+  e->sent = g_new0 (double, MAX (g->reps->len, 1));
+  member_sent (cluster, whole, (const guint *) g->reps->data, g->reps->len, e->sent);
+  e->plan = kept_flows (whole, &g->stab);
+  g_hash_table_replace (gs->prepared, &e->key, e); /* frees a stale entry of the same key */
+  gs->n_prepared++;
+  return e;
+}
+
+guint64
+hw_collective_start_group (HwCluster *cluster, HwCollectiveKind kind,
+                           HwCollectiveAlgorithm algorithm, guint group, double bytes,
+                           double comm_sms, HwCollectiveDoneFunc done, gpointer user_data)
+{
+  g_return_val_if_fail (cluster != NULL, 0);
+  g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0);
+  g_return_val_if_fail (isfinite (bytes) && bytes >= 0, 0);
+  Groups *gs = cluster_groups (cluster);
+  g_return_val_if_fail (group >= 1 && group <= gs->groups->len, 0);
+  Group *g = g_ptr_array_index (gs->groups, group - 1);
+  g_return_val_if_fail (g->valid && (kind != HW_COLLECTIVE_SEND_RECV || g->n_ranks >= 2), 0);
+  PreparedKey key = { group, kind, algorithm, bytes };
+  const Prepared *e = prepare (cluster, gs, g, &key);
+  Run *run = g_new0 (Run, 1);
+  run->cluster = cluster;
+  g_hash_table_add (hw_cluster_live_collectives (cluster, run_free), run);
+  run->plan = g_ptr_array_ref (e->plan);
+  run->done = done;
+  run->user_data = user_data;
+  run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
+  run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+  run->comm_sms = comm_sms;
+  if (run->plan->len > 0)
+    hold_gpu (run, (const guint *) g->reps->data, e->sent, g->reps->len, e->time_alone);
+  if (run->plan->len == 0)
+    sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
+  else
+    start_phase (run);
+  return hw_cluster_take_collective_id (cluster);
+}
+
 guint64
 hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
                          HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
@@ -492,27 +803,9 @@ hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0);
   g_return_val_if_fail (isfinite (bytes) && bytes >= 0, 0);
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0);
-  Run *run = g_new0 (Run, 1);
-  run->cluster = cluster;
-  g_hash_table_add (hw_cluster_live_collectives (cluster, run_free), run);
-  double alone = 0; /* its time alone on the idle cluster (hold_gpu's expected end) */
-  run->plan = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &alone);
-  run->done = done;
-  run->user_data = user_data;
-  run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
-  run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
-  run->comm_sms = comm_sms;
-  g_autofree guint *sorted = g_new (guint, n_ranks);
-  HwRankShift stab = stabilizer (hw_cluster_shift (cluster), ranks, n_ranks, sorted);
-  if (run->plan->len > 0)
-    hold_gpu (run, ranks, n_ranks, &stab, alone);
-  if (!hw_rank_shift_is_identity (&stab))
-    keep_orbit_representatives (run->plan, &stab);
-  if (run->plan->len == 0)
-    sim_fluid_start (hw_cluster_fluid (cluster), 1.0, 0.0, INFINITY, NULL, 0, finish, run);
-  else
-    start_phase (run);
-  return hw_cluster_take_collective_id (cluster);
+  return hw_collective_start_group (cluster, kind, algorithm,
+                                    hw_collective_group (cluster, ranks, n_ranks), bytes,
+                                    comm_sms, done, user_data);
 }
 
 /* ---- closed form ------------------------------------------------------------------------ */
@@ -526,8 +819,7 @@ hw_collective_time_alone (const HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (kind < HW_N_COLLECTIVES && algorithm < HW_N_ALGORITHMS, 0.0);
   g_return_val_if_fail (ranks_valid (cluster, kind, ranks, n_ranks), 0.0);
   double t = 0;
-  g_autoptr (GPtrArray) plan
-      = hw_collective_lower_timed (cluster, kind, algorithm, ranks, n_ranks, bytes, &t);
+  hw_collective_lower_borrowed (cluster, kind, algorithm, ranks, n_ranks, bytes, &t);
   return t;
 }
 

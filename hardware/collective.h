@@ -94,6 +94,27 @@ guint64 hw_collective_start_sms (HwCluster *cluster, HwCollectiveKind kind,
                                  guint n_ranks, double bytes, double comm_sms,
                                  HwCollectiveDoneFunc done, gpointer user_data);
 
+/* Collective groups: a member list interned once per cluster, so that a start on it costs
+ * only the flows it runs and its representative members (rank classes), nothing more per
+ * member (hardware/collective.c, "collective groups"). hw_collective_group: the id (>= 1)
+ * of `ranks` (n_ranks >= 1 cluster ranks in the collective's order, copied), the same id
+ * for an equal list on the same cluster, valid while the cluster lives; O(n_ranks) to hash
+ * and compare, so callers keep the id of a list they start often. 0 on a NULL argument.
+ * hw_collective_start_group: hw_collective_start_sms on the group's members (the same
+ * flows, holds and done in the same order, so every result is the same); each distinct
+ * (group, kind, algorithm, bytes) is prepared once under the cluster's rank shift (its
+ * lowering, time alone, stabilizer, kept flows and the bytes each representative sends),
+ * again after the shift changes. Misuse (a g_return check, returns 0): an unknown group,
+ * ranks that repeat or lie outside the cluster, send_recv on one rank.
+ * hw_collective_group_n_prepared: how many preparations the cluster made (for tests and
+ * benchmarks). */
+guint hw_collective_group (HwCluster *cluster, const guint *ranks, guint n_ranks);
+guint64 hw_collective_start_group (HwCluster *cluster, HwCollectiveKind kind,
+                                   HwCollectiveAlgorithm algorithm, guint group, double bytes,
+                                   double comm_sms, HwCollectiveDoneFunc done,
+                                   gpointer user_data);
+guint hw_collective_group_n_prepared (HwCluster *cluster);
+
 /* Rank classes (hardware/cluster.h hw_cluster_set_shift): whether the collective's lowered
  * flows are mapped onto themselves — same bytes, latency and rate — by the stabilizer of its
  * members under `shift` (hardware/rank_shift.h: the shift by the least multiple s of d

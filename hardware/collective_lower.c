@@ -549,8 +549,9 @@ lower (const HwCluster *cluster, HwCollectiveKind kind, HwCollectiveAlgorithm al
  * all-gather and reduce-scatter, every micro-batch's), and the auto algorithm lowers and
  * times every candidate each time (hw_collective_plan_time and the lowering were a third of
  * a 512-GPU run). Each distinct key is lowered once per cluster (cluster-private.h
- * hw_cluster_lower_memo); callers get a copy, which they may change
- * (keep_orbit_representatives). */
+ * hw_cluster_lower_memo); callers get a copy, which they may change, or borrow the memo's
+ * own plan to read it (hw_collective_lower_borrowed: the collective groups' preparation
+ * and the rank-class questions, hardware/collective.c). */
 
 static GPtrArray *
 plan_copy (const GPtrArray *plan)
@@ -561,16 +562,19 @@ plan_copy (const GPtrArray *plan)
   return copy;
 }
 
-GPtrArray *
-hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
-                           HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
-                           double bytes, double *time_alone)
+const GPtrArray *
+hw_collective_lower_borrowed (const HwCluster *cluster, HwCollectiveKind kind,
+                              HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                              double bytes, double *time_alone)
 {
   if (n_ranks < 2 || bytes <= 0)
     {
+      static GPtrArray *empty = NULL; /* one empty plan, never freed nor changed */
+      if (g_once_init_enter (&empty))
+        g_once_init_leave (&empty, new_plan ());
       if (time_alone != NULL)
         *time_alone = 0;
-      return new_plan ();
+      return empty;
     }
   GHashTable *memo = hw_cluster_lower_memo (cluster);
   HwLowerKey *key = g_malloc (sizeof (HwLowerKey) + n_ranks * sizeof (guint));
@@ -589,7 +593,22 @@ hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
     g_free (key);
   if (time_alone != NULL)
     *time_alone = hit->time_alone;
-  return plan_copy (hit->plan);
+  return hit->plan;
+}
+
+GPtrArray *
+hw_collective_lower_timed (const HwCluster *cluster, HwCollectiveKind kind,
+                           HwCollectiveAlgorithm algorithm, const guint *ranks, guint n_ranks,
+                           double bytes, double *time_alone)
+{
+  if (n_ranks < 2 || bytes <= 0)
+    {
+      if (time_alone != NULL)
+        *time_alone = 0;
+      return new_plan ();
+    }
+  return plan_copy (hw_collective_lower_borrowed (cluster, kind, algorithm, ranks, n_ranks,
+                                                  bytes, time_alone));
 }
 
 GPtrArray *

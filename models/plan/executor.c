@@ -47,7 +47,30 @@ typedef struct
   ModelExecutor *exec;
   guint index;       /* into the plan's collectives */
   GArray *arrived;   /* guint task ids that started */
+  guint group;       /* hw_collective_group of its members, 0 until its first start */
 } CollectiveState;
+
+/* A plan's member list by identity: its address (the plan's, shared by a group's
+ * collectives) and length. */
+typedef struct
+{
+  const guint *ranks;
+  guint n_ranks;
+} MemberList;
+
+static guint
+member_list_hash (gconstpointer p)
+{
+  const MemberList *l = p;
+  return g_direct_hash (l->ranks) * 31u + l->n_ranks;
+}
+
+static gboolean
+member_list_equal (gconstpointer pa, gconstpointer pb)
+{
+  const MemberList *a = pa, *b = pb;
+  return a->ranks == b->ranks && a->n_ranks == b->n_ranks;
+}
 
 typedef struct
 {
@@ -72,6 +95,9 @@ struct _ModelExecutor
   double *rank_end;  /* per representative (row, ledger_row) */
   double *kind_time; /* rows × MODEL_N_TASK_KINDS */
   CollectiveState *collectives;
+  /* member list (MemberList*, owned; the plan's lists: a group's collectives share one,
+   * plan_comm.c) → its hw_collective_group, so a start hashes no member list */
+  GHashTable *groups;
   GArray **busy;     /* rows × MODEL_N_STREAMS arrays of (start, end) pairs */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
   ModelOpTimes *op_times; /* kernel seconds per op; NULL: not collected */
@@ -180,6 +206,30 @@ join_orbit (ModelExecutor *e, guint rt, guint c)
   e->orbit_need[c]++;
 }
 
+/* The distinct representatives of the members of `col` that are no representatives, in
+ * first-occurrence order (a new array), computed once per member list (`memo`: MemberList*
+ * → GArray*, both owned by it): a group's collectives share their list (plan_comm.c), and
+ * a data-parallel group of 131,072 equivalent ranks has one (rank 0). */
+static const GArray *
+non_rep_reps (ModelExecutor *e, GHashTable *memo, const ModelCollective *col)
+{
+  MemberList key = { col->ranks, col->n_ranks };
+  GArray *reps = g_hash_table_lookup (memo, &key);
+  if (reps != NULL)
+    return reps;
+  reps = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint k = 0; k < col->n_ranks; k++)
+    if (!hw_rank_shift_is_rep (&e->shift, col->ranks[k]))
+      {
+        guint r = hw_rank_shift_rep (&e->shift, col->ranks[k]);
+        if (g_hash_table_add (seen, GUINT_TO_POINTER (r + 1)))
+          g_array_append_val (reps, r);
+      }
+  g_hash_table_insert (memo, g_memdup2 (&key, sizeof key), reps);
+  return reps;
+}
+
 /* Rank classes: one instance runs per orbit of collective instances. The orbit of the
  * instance c a representative task first reaches holds, for each member m of c, the
  * representative of m's task in c (m's representative, same position): those are the
@@ -190,6 +240,8 @@ collective_orbits (ModelExecutor *e)
   guint n = model_plan_n_tasks (e->plan), nc = model_plan_n_collectives (e->plan);
   g_autofree guint *first = g_new0 (guint, nc + 1);
   g_autofree guint *members = g_new (guint, MAX (n, 1));
+  g_autoptr (GHashTable) memo = g_hash_table_new_full (member_list_hash, member_list_equal,
+                                                       g_free, (GDestroyNotify) g_array_unref);
   for (guint id = 0; id < n; id++)
     {
       gint c = model_plan_task (e->plan, id)->collective;
@@ -223,16 +275,17 @@ collective_orbits (ModelExecutor *e)
             /* Built for the representatives (rank_classes.h model_rank_classes_plan): the
              * built members' own tasks in c (a pipeline pair's two ends, both
              * representatives), and for a member m not built, the task at id's position of
-             * m's representative: m's list is its representative's, in the same stage. */
+             * m's representative: m's list is its representative's, in the same stage.
+             * Joining is idempotent, so each distinct representative is joined once. */
             for (guint k = first[c]; k < first[c + 1]; k++)
               join_orbit (e, members[k], (guint) c);
-            const ModelCollective *col = model_plan_collective (e->plan, (guint) c);
-            for (guint k = 0; k < col->n_ranks; k++)
-              if (!hw_rank_shift_is_rep (&e->shift, col->ranks[k]))
-                join_orbit (e, e->rank_order[e->rank_first[hw_rank_shift_rep (&e->shift,
-                                                                              col->ranks[k])]
-                                             + e->task_pos[id]],
-                            (guint) c);
+            const GArray *reps
+                = non_rep_reps (e, memo, model_plan_collective (e->plan, (guint) c));
+            for (guint k = 0; k < reps->len; k++)
+              join_orbit (e,
+                          e->rank_order[e->rank_first[g_array_index (reps, guint, k)]
+                                        + e->task_pos[id]],
+                          (guint) c);
           }
         else
           for (guint k = first[c]; k < first[c + 1]; k++)
@@ -391,7 +444,8 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   guint nc = model_plan_n_collectives (plan);
   e->collectives = g_new0 (CollectiveState, MAX (nc, 1));
   for (guint i = 0; i < nc; i++)
-    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)) };
+    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)), 0 };
+  e->groups = g_hash_table_new_full (member_list_hash, member_list_equal, g_free, NULL);
   index_ranks (e);
   if (classes)
     {
@@ -427,6 +481,7 @@ model_executor_free (ModelExecutor *exec)
   for (guint i = 0; i < model_plan_n_collectives (exec->plan); i++)
     g_array_unref (exec->collectives[i].arrived);
   g_free (exec->collectives);
+  g_hash_table_unref (exec->groups);
   g_free (exec->streams);
   g_free (exec->dep_first);
   g_free (exec->dep_list);
@@ -659,8 +714,20 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
   g_array_append_val (cs->arrived, ts->id);
   if (cs->arrived->len < (exec->orbit != NULL ? exec->orbit_need[index] : c->n_ranks))
     return;
-  hw_collective_start_sms (exec->cluster, c->kind, c->algorithm, c->ranks, c->n_ranks,
-                           c->bytes, c->ub_sms > 0 ? c->ub_sms : -1, collective_done, cs);
+  if (cs->group == 0)
+    {
+      /* the plan's lists live as long as the executor: a list by its address and length */
+      MemberList key = { c->ranks, c->n_ranks };
+      cs->group = GPOINTER_TO_UINT (g_hash_table_lookup (exec->groups, &key));
+      if (cs->group == 0)
+        {
+          cs->group = hw_collective_group (exec->cluster, c->ranks, c->n_ranks);
+          g_hash_table_insert (exec->groups, g_memdup2 (&key, sizeof key),
+                               GUINT_TO_POINTER (cs->group));
+        }
+    }
+  hw_collective_start_group (exec->cluster, c->kind, c->algorithm, cs->group, c->bytes,
+                             c->ub_sms > 0 ? c->ub_sms : -1, collective_done, cs);
 }
 
 static void

@@ -474,6 +474,31 @@ test_diagonal_stabilizer (void)
   hw_node_spec_clear (&node);
 }
 
+/* Answers are kept per question (hw_collective_shift_invariant: per cluster, collective and
+ * shift): on one cluster the pair {0, 6} of test_diagonal_stabilizer is invariant under σ
+ * alone (σ moves it to {4, 2}: only the identity fixes it, every flow its own orbit), not
+ * under the group of σ and τ, and again under σ, whatever was asked before; and the same
+ * answer twice. */
+static void
+test_invariant_answers (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 2, 1.0);
+  HwRankShift sigma = hw_rank_shift_plain (8, 8, 4);
+  HwRankShift both = hw_rank_shift_with_level (sigma, 1, 4, 2);
+  const guint diagonal[] = { 0, 6 };
+  for (guint round = 0; round < 2; round++)
+    {
+      CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                HW_ALGORITHM_RING, diagonal, 2, 8e6, &sigma));
+      CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_GATHER,
+                                                      HW_ALGORITHM_RING, diagonal, 2, 8e6,
+                                                      &both));
+    }
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* Three levels on 4 nodes of 4 GPUs: pairs of nodes swap (8 places in blocks of 16), the
  * nodes of a pair swap (4 in blocks of 8), every node's GPUs rotate by 2 (in blocks of 4).
  * {0, 14} is fixed by the product of all three (0 → 8 → 12 → 14) and by no product of
@@ -506,6 +531,55 @@ test_collective_orbits (void)
   check_folded (run_halves);
 }
 
+/* Collective groups (hardware/collective.h hw_collective_group): equal member lists are one
+ * group; each distinct (group, kind, algorithm, bytes) is prepared once, however often it
+ * starts and through either API, and once more when the rank shift changes. The oracle
+ * for the shift: a ring all-reduce over all 16 ranks on the idle cluster takes the same
+ * time full and folded by whole nodes (test_collective_orbits); a start reusing the
+ * preparation made before the fold (all 16 flows kept, each then standing for its orbit of
+ * 4) would load every link 4 times over and take longer. */
+static double
+timed_group_start (Fixture *f, guint group, double bytes)
+{
+  DoneAt d = { f->engine, -1 };
+  double t0 = sim_engine_now (f->engine);
+  CU_ASSERT (hw_collective_start_group (f->cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                        group, bytes, -1, fixture_done_at, &d)
+             > 0);
+  sim_engine_run (f->engine);
+  return d.end - t0;
+}
+
+static void
+test_collective_groups (void)
+{
+  HwNodeSpec node = switched_node ();
+  HwRankShift sh = hw_rank_shift_plain (16, 16, 4);
+  Fixture f = fixture_folded (&node, 4, &sh, FALSE);
+  guint all[16], again[16];
+  for (guint i = 0; i < 16; i++)
+    all[i] = again[i] = i;
+  guint g = hw_collective_group (f.cluster, all, 16);
+  CU_ASSERT (g > 0);
+  CU_ASSERT_EQUAL (hw_collective_group (f.cluster, again, 16), g); /* by value */
+  CU_ASSERT_NOT_EQUAL (hw_collective_group (f.cluster, all, 4), g);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 0);
+  double full = timed_group_start (&f, g, 64e6);
+  CU_ASSERT (full > 0);
+  STEPSIM_ASSERT_REL (timed_group_start (&f, g, 64e6), full, 1e-12);
+  STEPSIM_ASSERT_REL (fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING,
+                                               again, 16, 64e6),
+                      full, 1e-12);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 1); /* reused twice */
+  timed_group_start (&f, g, 32e6);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 2); /* other bytes */
+  hw_cluster_set_shift (f.cluster, &sh);
+  STEPSIM_ASSERT_REL (timed_group_start (&f, g, 64e6), full, 1e-9);
+  CU_ASSERT_EQUAL (hw_collective_group_n_prepared (f.cluster), 3); /* the new shift's */
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 int
 main (void)
 {
@@ -519,9 +593,12 @@ main (void)
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
     { "a 3-node tree's flows are a multiset: no symmetry of the node shift", test_tree_multiset },
     { "a member set fixed only by a diagonal element is refused", test_diagonal_stabilizer },
+    { "rank-class answers are kept per collective and shift", test_invariant_answers },
     { "three levels: diagonal elements of two and of three levels are refused",
       test_diagonal_three_levels },
     { "rank shift levels: representatives, index and orbits by closure", test_rank_shift_levels },
+    { "collective groups: prepared once per (group, kind, algorithm, bytes) and shift",
+      test_collective_groups },
   };
   return STEPSIM_RUN_TESTS ("hardware/symmetry", tests);
 }
