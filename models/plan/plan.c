@@ -319,7 +319,8 @@ plan_too_large (const ModelPlan *p, GError **error)
                  "rank class; rank_classes = off, stragglers, kernel jitter or an NCCL tree "
                  "across nodes leave more classes): about %.1f million tasks, more than the "
                  "%.0f million a plan holds (each 0.6-1 KB and 20-100 us of CPU); use fewer "
-                 "GPUs or micro-batches",
+                 "GPUs or micro-batches, or [parallel] algorithm = ring (a tree's root and "
+                 "leaves differ, so no two nodes are alike; rings keep them interchangeable)",
                  built, tasks, MODEL_PLAN_MAX_TASKS / 1e6);
 }
 
