@@ -70,6 +70,11 @@ on_signal (int signo)
 void
 cli_interrupt_install (void)
 {
+  /* A reader that closes our stdout early (`stepsim run … | head -1`) must not end the
+   * run before it writes its files: SIGPIPE's default action killed it at the summary's
+   * first line, the HDF5, chart and trace unwritten. Ignored, the write fails with EPIPE
+   * (stdio drops it) and the command goes on. */
+  signal (SIGPIPE, SIG_IGN);
   for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
     {
       struct sigaction old, sa;

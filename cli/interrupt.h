@@ -13,6 +13,7 @@
  *     writes what it has, says so, and ends with cli_interrupt_exit(). A second signal, or
  *     one after cli_interrupt_defer(FALSE), acts normally.
  * Everything in the handler is async-signal-safe (unlink, write, signal, raise).
+ * SIGPIPE is ignored: a closed stdout loses what is printed there, never the files.
  */
 #pragma once
 

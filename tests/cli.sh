@@ -477,6 +477,14 @@ for args in "-o $ro/x.h5" "-o rw.h5 --plot $ro" "-o rw.h5 --plot $ro/charts" "-o
   else bad "read-only directory refused up front: $args (exit $rc)"; cat ro.err; fi
 done
 chmod 755 ro
+# A reader that closes stdout at once: the run still writes its files (QA: SIGPIPE ended it
+# at the summary's first line, exit 141, no HDF5, no trace). --ops makes the output larger
+# than stdio's buffer, so it is written before the files; env --default-signal undoes a
+# SIGPIPE ignored by whoever started the tests (coreutils >= 8.31), when it can.
+rm -f pipe.h5 pipe.json
+if env --default-signal=PIPE true 2>/dev/null; then dflt="env --default-signal=PIPE"; else dflt=""; fi
+$dflt "$STEPSIM" run "$s1" --ops -o pipe.h5 --trace pipe.json 2>/dev/null | true
+check "stdout closed early: the HDF5 and the trace are still written" sh -c "test -s pipe.h5 && test -s pipe.json"
 "$STEPSIM" run "$s1" -o "" -q >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "-o '': exit 2" || bad "-o '': exit 2 (got $rc)"
 "$STEPSIM" export s1.h5 /summary -o s1.h5 >/dev/null 2>&1; rc=$?
