@@ -332,6 +332,9 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   /* A --set of an axis would silently replace it in every scenario: a usage error. */
   if (!cli_sweep_check_extra_sets (sweep, (const char *const *) opt->sets, error))
     return failed_alike (rank, 2, error);
+  /* a --set naming no scenario key: one error, not one for each scenario */
+  if (!cli_sweep_check_extra_names (sweep, (const char *const *) opt->sets, error))
+    return failed_alike (rank, 1, error);
   /* --set baseline.group.key=value: the baseline's, applied after its [baseline] */
   if (!cli_sweep_add_extra_baseline (sweep, (const char *const *) opt->sets, error))
     return failed_alike (rank, 1, error);

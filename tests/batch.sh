@@ -262,6 +262,7 @@ tok_cols='NR==1{for(i=1;i<=NF;i++){if($i=="tokens_per_s")a=i;if($i=="baseline_to
 check "--set baseline.*: the baseline's, after [baseline]" awk -F'\t' "$tok_cols"' NR>1{if($a!=$b)exit 1;n++} END{exit n!=2}' bl1.tsv
 check "--set baseline.*: without it the sweep's [baseline] holds" awk -F'\t' "$tok_cols"' NR>1{if($a==$b)exit 1;n++} END{exit n!=2}' bl0.tsv
 expect_nothing 1 "--set baseline.* naming no key: one error, nothing written" "--set baseline.bogus.tp=3: group [baseline], key 'bogus.tp': unknown group" "$STEPSIM" batch mb.ini -q --set baseline.bogus.tp=3
+expect_nothing 1 "--set naming no scenario key: one error for the batch, nothing written" "(with --set training.micro_bach=2): group [training], key 'micro_bach': unknown key" "$STEPSIM" batch mb.ini -q --set training.micro_bach=2
 expect_rc 1 "run: a [baseline] key of no group is refused (not ignored)" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.bogus.tp=3
 expect_rc 1 "run: a [baseline] key misspelt is refused" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.training.micro_bach=2
 check "fit --for stack: --set baseline.* is the baseline" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.training.checkpointing=none | grep -q 'vs baseline'"

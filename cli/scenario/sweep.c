@@ -240,6 +240,42 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GErr
 }
 
 gboolean
+cli_sweep_check_extra_names (const CliSweep *sweep, const char *const *extra, GError **error)
+{
+  g_return_val_if_fail (sweep != NULL, FALSE);
+  gboolean base_loads = -1; /* unknown until a --set needs it */
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    {
+      g_autofree char *g = NULL, *k = NULL, *v = NULL;
+      if (!cli_sweep_parse_set (extra[i], &g, &k, &v, NULL) || strcmp (g, "baseline") == 0)
+        continue; /* malformed: cli_sweep_check_extra_sets; baseline: add_extra_baseline */
+      const char *sets[] = { extra[i], NULL }, *origins[] = { "--set", NULL };
+      GError *e = NULL;
+      g_autoptr (CliScenario) sc = cli_scenario_load_origins (sweep->scenario, sets, origins,
+                                                              &e);
+      if (sc != NULL)
+        continue;
+      gboolean name = e->domain == G_KEY_FILE_ERROR
+                      && (e->code == G_KEY_FILE_ERROR_KEY_NOT_FOUND
+                          || e->code == G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
+      if (name && base_loads == -1)
+        {
+          /* the error is the --set's only if the scenario loads without it (a sweep may
+           * complete an incomplete base scenario with its [set]) */
+          g_autoptr (CliScenario) alone = cli_scenario_load (sweep->scenario, NULL, NULL);
+          base_loads = alone != NULL;
+        }
+      if (name && base_loads)
+        {
+          g_propagate_error (error, e);
+          return FALSE;
+        }
+      g_error_free (e);
+    }
+  return TRUE;
+}
+
+gboolean
 cli_sweep_add_extra_baseline (CliSweep *sweep, const char *const *extra, GError **error)
 {
   g_return_val_if_fail (sweep != NULL, FALSE);

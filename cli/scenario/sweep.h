@@ -73,6 +73,14 @@ const char *const *cli_sweep_baseline (const CliSweep *sweep);
  * there is none. Borrowed. */
 const char *cli_sweep_baseline_origin (const CliSweep *sweep);
 
+/* Checks that each command-line override (but [baseline]'s, see below) names a key of the
+ * sweep's base scenario, once for the batch rather than once for each of its scenarios:
+ * FALSE + the loader's error ("SCENARIO (with --set …): group [G], key 'K': unknown key")
+ * when the scenario loads without the override and not with it, on an unknown group or
+ * key. Values are checked where the scenarios run. */
+gboolean cli_sweep_check_extra_names (const CliSweep *sweep, const char *const *extra,
+                                      GError **error);
+
 /* Adds the command-line overrides of group [baseline] ("baseline.group.key=value", as a
  * scenario's [baseline] writes them) to the sweep's baseline, after the sweep's or the base
  * scenario's own [baseline] (so they win), and names "--set baseline.*" in its origin. Each
