@@ -621,20 +621,41 @@ persistent_tail (const HwCluster *c, guint rank, const HwKernelShape *shape, dou
 /* Starts a kernel of compute weight `tc` (s, jitter included) and `bytes` of HBM traffic on
  * `rank` after `delay` (s) and the launch latency, a persistent GEMM with the tail the SM
  * holds give it, and records a persistent GEMM for same_instant_relaunch. */
+/* A kernel's fluid uses (2 at most) for compute weight `w` (s) and `bytes`; returns their
+ * count. */
+static guint
+kernel_uses (const HwCluster *cluster, guint rank, double w, double bytes, SimUse *uses)
+{
+  guint n = 0;
+  if (w > 0)
+    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), w };
+  if (bytes > 0)
+    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
+  return n;
+}
+
+/* A kernel's compute weight (s): its compute time on `rank` times one jitter factor drawn
+ * (the generator advances once a kernel when jitter is on). */
+static double
+kernel_weight (HwCluster *cluster, guint rank, HwDtype dtype, const HwKernelShape *shape,
+               double flops)
+{
+  double tc = compute_seconds (cluster, rank, dtype, shape, flops);
+  double least = cluster->jitter_cv > 0 && tc > 0 ? jitter_floor (cluster, rank, dtype, shape)
+                                                  : JITTER_MIN_FACTOR;
+  return tc * jitter_factor (cluster, least);
+}
+
 static SimActivityId
 launch_kernel (HwCluster *cluster, guint rank, const HwKernelShape *shape, double tc,
                double bytes, double delay, SimActivityDoneFunc done, gpointer user_data)
 {
   const HwGpuSpec *g = cluster->node.gpu;
   SimUse uses[2];
-  guint n = 0;
   double w = tc, wait = MAX (0.0, delay);
   if (cluster->sm_held[rank] > 0 && cluster->n_sm_holds[rank] > 0)
     w = persistent_tail (cluster, rank, shape, tc, bytes, &wait);
-  if (w > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), w };
-  if (bytes > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
+  guint n = kernel_uses (cluster, rank, w, bytes, uses);
   SimActivityId id = sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY,
                                       uses, n, done, user_data);
   if (shape != NULL && hw_kernel_persistent_ctas (g, shape) > 0)
@@ -657,11 +678,24 @@ hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
                                double delay, SimActivityDoneFunc done, gpointer user_data)
 {
   g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, 0);
-  double tc = compute_seconds (cluster, rank, dtype, shape, flops);
-  double least = cluster->jitter_cv > 0 && tc > 0 ? jitter_floor (cluster, rank, dtype, shape)
-                                                  : JITTER_MIN_FACTOR;
-  tc *= jitter_factor (cluster, least);
+  double tc = kernel_weight (cluster, rank, dtype, shape, flops);
   return launch_kernel (cluster, rank, shape, tc, bytes, delay, done, user_data);
+}
+
+double
+hw_cluster_kernel_lone_end (HwCluster *cluster, guint rank, HwDtype dtype,
+                            const HwKernelShape *shape, double flops, double bytes,
+                            double delay, double now)
+{
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, NAN);
+  g_return_val_if_fail (cluster->sm_held[rank] == 0 || cluster->n_sm_holds[rank] == 0, NAN);
+  double tc = kernel_weight (cluster, rank, dtype, shape, flops);
+  SimUse uses[2];
+  guint n = kernel_uses (cluster, rank, tc, bytes, uses);
+  /* launch_kernel's start without SMs held: latency kernel_latency + max(0, delay) */
+  return sim_fluid_lone_end (cluster->fluid, now, 1.0,
+                             cluster->node.gpu->kernel_latency + MAX (0.0, delay), INFINITY,
+                             uses, n);
 }
 
 SimActivityId

@@ -187,6 +187,17 @@ SimActivityId hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwD
                                              double bytes, double delay,
                                              SimActivityDoneFunc done, gpointer user_data);
 
+/* When a kernel that hw_cluster_start_kernel_after (cluster, rank, dtype, shape, flops,
+ * bytes, delay, …) would start at `now` (s) ends, if nothing else runs on `rank`'s GPU
+ * compute and HBM from its start to its end and no collective holds SMs there: the same
+ * jitter draw (the generator advances as for the start), the same fluid uses, and their
+ * lone completion time (sim/fluid.h sim_fluid_lone_end), so the same bits as the engine's
+ * run. The fluid and the engine are not changed. The caller guarantees that the kernel is
+ * alone; SMs held on the rank are API misuse (returns NAN). */
+double hw_cluster_kernel_lone_end (HwCluster *cluster, guint rank, HwDtype dtype,
+                                   const HwKernelShape *shape, double flops, double bytes,
+                                   double delay, double now);
+
 /* Starts a copy of `bytes` B between `rank` and its host over PCIe in direction `dir`. */
 SimActivityId hw_cluster_start_copy (HwCluster *cluster, guint rank, HwCopyDirection dir,
                                      double bytes, SimActivityDoneFunc done,

@@ -500,6 +500,39 @@ sim_fluid_start (SimFluid *fluid, double amount, double latency, double rate_bou
 }
 
 double
+sim_fluid_lone_end (const SimFluid *fluid, double now, double amount, double latency,
+                    double rate_bound, const SimUse *uses, guint n_uses)
+{
+  g_return_val_if_fail (fluid != NULL, NAN);
+  g_return_val_if_fail (isfinite (amount) && amount > 0.0, NAN);
+  g_return_val_if_fail (isfinite (latency) && latency >= 0.0, NAN);
+  g_return_val_if_fail (rate_bound > 0.0, NAN);
+  g_return_val_if_fail (n_uses == 0 || uses != NULL, NAN);
+  /* the uses sim_fluid_start would give it (copy_uses sets uses, n_uses and slots only, so
+   * the rest of the activity stays unset) */
+  SimFluidActivity a;
+  a.slots = a.inline_slots;
+  gboolean ok = copy_uses (fluid, uses, n_uses, &a);
+  /* solve_trivial's level, in the same order; without uses the filling fixes it at its
+   * bound (INFINITY without one), which the same expression gives */
+  double level = INFINITY;
+  for (guint u = 0; ok && u < a.n_uses; u++)
+    level = MIN (level, get_resource (fluid, a.uses[u].resource)->capacity / a.uses[u].weight);
+  if (a.uses != a.inline_uses)
+    g_free (a.uses);
+  if (a.slots != a.inline_slots)
+    g_free (a.slots);
+  g_return_val_if_fail (ok, NAN); /* a use names an unknown resource or a weight <= 0 */
+  rate_bound = rate_bound >= G_MAXDOUBLE ? INFINITY : rate_bound;
+  double rate = isfinite (rate_bound) && rate_bound <= level ? rate_bound : MAX (level, 0.0);
+  g_return_val_if_fail (rate > 0.0, NAN); /* would never finish */
+  /* the latency event's time (sim_engine_schedule_after: now + delay; with no latency it
+   * joins at now), then update_finish_time's key, which the completion event fires at */
+  double join = latency > 0.0 ? now + latency : now;
+  return isinf (rate) ? join : join + amount / rate;
+}
+
+double
 sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id)
 {
   g_return_val_if_fail (fluid != NULL, -1.0);

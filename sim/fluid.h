@@ -102,6 +102,19 @@ SimActivityId sim_fluid_start (SimFluid *fluid, double amount, double latency, d
                                const SimUse *uses, guint n_uses, SimActivityDoneFunc done,
                                gpointer user_data);
 
+/* When an activity that sim_fluid_start (fluid, amount, latency, rate_bound, uses, n_uses,
+ * …) would start at `now` (s) completes if nothing else uses any of its resources from its
+ * start to its end (s, > now − 1 ulp): the bits the engine's run gives, by the same
+ * arithmetic — it joins at now + latency (sim_engine_schedule_after), is solved alone there
+ * (fluid_solve.c solve_trivial: rate min_j c_j / w_j over its uses in order, after folding
+ * and merging as sim_fluid_start does, or its bound when lower) and completes at
+ * join + amount / rate (its finish time, when the completion event fires). The caller
+ * guarantees it is alone; the fluid is not changed. Arguments as sim_fluid_start (API
+ * misuse: returns NAN). Such a run costs two engine events, or one and a flush event when
+ * latency is 0. */
+double sim_fluid_lone_end (const SimFluid *fluid, double now, double amount, double latency,
+                           double rate_bound, const SimUse *uses, guint n_uses);
+
 /* Current rate of a running activity (units/s; 0 while in latency). -1 if unknown. */
 double sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id);
 

@@ -730,6 +730,21 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
                              c->ub_sms > 0 ? c->ub_sms : -1, collective_done, cs);
 }
 
+/* Task `id` of representative `row` starts at `now` (s): when it is the rank's next host
+ * sync, the host resumes now (what it issues next follows from here) and the next sync
+ * becomes the one that holds it. TRUE if it was that sync. */
+static gboolean
+host_sync (ModelExecutor *exec, guint row, guint id, double now)
+{
+  if (exec->sync_task[row] != id)
+    return FALSE;
+  exec->host_offset[row] = MAX (exec->host_offset[row], now - exec->host_before[id]);
+  guint next = exec->next_sync[id];
+  exec->sync_task[row] = next;
+  exec->sync_left[row] = next != G_MAXUINT ? exec->task_pos[next] - exec->task_pos[id] : 0;
+  return TRUE;
+}
+
 static void
 try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 {
@@ -745,16 +760,7 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
   double now = sim_engine_now (exec->engine);
-  gboolean synced = exec->sync_task[row] == ts->id;
-  if (synced)
-    {
-      /* the host resumes now: what it issues next follows from here */
-      exec->host_offset[row] = MAX (exec->host_offset[row], now - exec->host_before[ts->id]);
-      guint next = exec->next_sync[ts->id];
-      exec->sync_task[row] = next;
-      exec->sync_left[row] = next != G_MAXUINT ? exec->task_pos[next] - exec->task_pos[ts->id]
-                                               : 0;
-    }
+  gboolean synced = host_sync (exec, row, ts->id, now);
   begin_task (exec, ts, t, now);
   if (t->collective >= 0)
     arrive (exec, ts, t);
@@ -795,6 +801,79 @@ model_executor_start (ModelExecutor *exec)
   for (guint i = 0; i < n_reps; i++)
     for (guint r = hw_rank_shift_rank (&exec->shift, i), s = 0; s < MODEL_N_STREAMS; s++)
       try_start (exec, r, s);
+}
+
+gboolean
+model_executor_runs_alone (const ModelExecutor *exec)
+{
+  g_return_val_if_fail (exec != NULL, FALSE);
+  guint n = model_plan_n_tasks (exec->plan);
+  if (model_plan_n_ranks (exec->plan) != 1 || n == 0)
+    return FALSE;
+  ModelStream stream = model_plan_task (exec->plan, 0)->stream;
+  for (guint id = 0; id < n; id++)
+    {
+      const ModelTask *t = model_plan_task (exec->plan, id);
+      if (t->stream != stream || t->collective >= 0 || t->offload != MODEL_OFFLOAD_OP_NONE)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The engine's run of a plan model_executor_runs_alone accepts, step by step: its one stream
+ * runs the tasks in plan order, each as soon as the one before has ended (its dependencies
+ * are earlier tasks of that stream, a host sync finds every earlier task ended), so task i
+ * starts at the end of task i − 1 (the first at the start) and ends after its kernels,
+ * each started when the one before ended (run_next_kernel, called from kernel_done) and
+ * alone on the GPU (hw_cluster_kernel_lone_end: the fluid's bits); a task without kernels
+ * ends at its start through a zero-delay event. The calls into the ledger, the host ledger,
+ * the recorder, the trace and the op times are those of the engine's run, in its order. */
+guint64
+model_executor_run_alone (ModelExecutor *exec)
+{
+  g_return_val_if_fail (exec != NULL && exec->n_done == 0 && model_executor_runs_alone (exec),
+                        0);
+  double now = sim_engine_now (exec->engine);
+  initial_state (exec, now);
+  if (exec->trace != NULL)
+    exec->trace->t0 = exec->t0;
+  guint64 events = 0;
+  for (guint id = 0, n = model_plan_n_tasks (exec->plan); id < n; id++)
+    {
+      TaskState *ts = &exec->tasks[id];
+      const ModelTask *t = model_plan_task (exec->plan, id);
+      guint row = ledger_row (exec, t->rank);
+      host_sync (exec, row, id, now);
+      begin_task (exec, ts, t, now);
+      if (t->n_kernels == 0)
+        {
+          events++; /* empty_task_event, scheduled after 0 s */
+          now = now + 0.0;
+        }
+      while (ts->next_kernel < t->n_kernels)
+        {
+          /* run_next_kernel, then kernel_done at the kernel's end */
+          const ModelKernel *k
+            = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
+          ts->kernel_host = kernel_host_time (exec, t, k);
+          ts->host_issued += ts->kernel_host;
+          double issue = exec->host_offset[row] + exec->host_before[id] + ts->host_issued;
+          ts->kernel_start = MAX (issue, now);
+          now = hw_cluster_kernel_lone_end (exec->cluster, t->rank, k->dtype, &k->op.shape,
+                                            k->op.flops, k->op.bytes, issue - now, now);
+          events += 2; /* its latency end (which flushes at once: nothing else is due) and
+                        * its completion */
+          if (exec->op_times != NULL)
+            model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
+                                now - ts->kernel_start, ts->kernel_host);
+        }
+      end_task (exec, ts, now);
+      StreamState *ss = stream_state (exec, t->rank, t->stream);
+      ss->next++;
+      if (exec->sync_task[row] != G_MAXUINT && id < exec->sync_task[row])
+        exec->sync_left[row]--;
+    }
+  return events;
 }
 
 ModelExecutorTrace *

@@ -68,6 +68,23 @@ void model_executor_set_first_step (ModelExecutor *exec, gboolean first_step);
  * afterwards (sim_engine_run). */
 void model_executor_start (ModelExecutor *exec);
 
+/* Whether the replay is a single rank's whose tasks can never run at once: one rank, every
+ * task on one stream, no collective, no offload task (copies, host-CPU steps, NVMe). Its
+ * kernels then run one at a time, each alone on the GPU, and model_executor_run_alone()
+ * gives the engine's result without it. */
+gboolean model_executor_runs_alone (const ModelExecutor *exec);
+
+/* Instead of model_executor_start() and sim_engine_run(), for a replay
+ * model_executor_runs_alone() accepts, on an executor that has not started and a cluster
+ * whose GPU is idle (reset): runs the plan's tasks in order, each kernel's start and end
+ * computed in closed form as the engine's run gives them (max of its issue by the host
+ * clock and the end of the kernel before; hardware/cluster.h hw_cluster_kernel_lone_end),
+ * so every figure, the ledger, the host ledger, the recorder, a kept trace and the op times
+ * get the same calls with the same values in the same order. The engine and the fluid are
+ * not touched (the cluster's jitter generator advances as in the engine's run). Returns the
+ * number of engine events the engine's run would have fired (0 on API misuse). */
+guint64 model_executor_run_alone (ModelExecutor *exec);
+
 /* A replay's task starts and ends with their times, in the order they happened: what the
  * memory effects and the time figures of a replay depend on. The executor's timing reads
  * neither the ledger nor the host ledger (memory never delays a task), and its first-step

@@ -440,6 +440,7 @@ typedef struct
   SimEngine *engine;
   SimFluid *fluid;
   HwCluster *cluster;
+  guint n_alone; /* replays run without the engine (model_executor_run_alone) */
 } Machine;
 
 static void
@@ -584,8 +585,17 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
     {
       if (st != NULL)
         model_executor_keep_trace (exec, st->trace);
-      model_executor_start (exec);
-      events = sim_engine_run (engine);
+      /* a single GPU's tasks one after another: the engine's result without it */
+      if (!in->engine_only && model_executor_runs_alone (exec))
+        {
+          events = model_executor_run_alone (exec);
+          m->n_alone++;
+        }
+      else
+        {
+          model_executor_start (exec);
+          events = sim_engine_run (engine);
+        }
       sim_fluid_set_load_func (fluid, NULL, NULL); /* `load` ends here, the fluid not */
       if (st != NULL)
         {
@@ -908,5 +918,6 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
       g_array_append_val (times, t);
     }
   fill_distribution (times, res);
+  res->n_alone_replays = m.n_alone;
   return TRUE;
 }

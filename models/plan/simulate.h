@@ -57,6 +57,9 @@ typedef struct
   gboolean all_ranks;            /* TRUE: replay every rank ([run] rank_classes = off);
                                     FALSE: one rank per class of equivalent ranks
                                     (models/plan/rank_classes.h), the same figures */
+  gboolean engine_only;          /* TRUE: every replay runs on the engine, also those
+                                    model_executor_run_alone would run without it (the
+                                    same figures; tests compare the two) */
 } ModelSimInput;
 
 typedef struct
@@ -183,6 +186,9 @@ typedef struct
   double step_time_min, step_time_median, step_time_p99; /* s over the steps */
   guint n_tasks;
   guint64 n_events;
+  guint n_alone_replays;    /* replays run without the engine, a single GPU's tasks one after
+                               another (models/plan/executor.h model_executor_run_alone; the
+                               same figures as on the engine) */
   HwRankShift classes;      /* the rank classes (models/plan/rank_classes.h,
                                hardware/rank_shift.h; the identity with all_ranks or when
                                no symmetry holds): hw_rank_shift_n_reps ranks replayed; rank

@@ -390,6 +390,120 @@ test_steady_step_from_trace (void)
     }
 }
 
+/* The two recorders hold the same series (paths, points) and task records. */
+static void
+assert_same_recording (const SimRecorder *a, const SimRecorder *b)
+{
+  CU_ASSERT_EQUAL_FATAL (sim_recorder_n_series (a), sim_recorder_n_series (b));
+  for (guint i = 0; i < sim_recorder_n_series (a); i++)
+    {
+      CU_ASSERT_STRING_EQUAL (sim_recorder_series_path (a, i), sim_recorder_series_path (b, i));
+      const double *ta, *va, *tb, *vb;
+      guint na = sim_recorder_series_points (a, i, &ta, &va);
+      guint nb = sim_recorder_series_points (b, i, &tb, &vb);
+      CU_ASSERT_EQUAL_FATAL (na, nb);
+      for (guint k = 0; k < na; k++)
+        {
+          CU_ASSERT_EQUAL (ta[k], tb[k]);
+          CU_ASSERT_EQUAL (va[k], vb[k]);
+        }
+    }
+  CU_ASSERT_EQUAL_FATAL (sim_recorder_n_tasks (a), sim_recorder_n_tasks (b));
+  for (guint i = 0; i < sim_recorder_n_tasks (a); i++)
+    {
+      const SimTaskRecord *x = sim_recorder_task (a, i), *y = sim_recorder_task (b, i);
+      CU_ASSERT_EQUAL (x->id, y->id);
+      CU_ASSERT_EQUAL (x->start, y->start);
+      CU_ASSERT_EQUAL (x->end, y->end);
+      CU_ASSERT_STRING_EQUAL (x->label, y->label);
+    }
+}
+
+/* The same kernel seconds per op, in the same order. */
+static void
+assert_same_op_times (const ModelOpTimes *a, const ModelOpTimes *b)
+{
+  CU_ASSERT_EQUAL_FATAL (model_op_times_n (a), model_op_times_n (b));
+  for (guint i = 0; i < model_op_times_n (a); i++)
+    {
+      const ModelOpTime *x = model_op_times_get (a, i), *y = model_op_times_get (b, i);
+      CU_ASSERT_STRING_EQUAL (x->op, y->op);
+      CU_ASSERT_EQUAL (x->count, y->count);
+      CU_ASSERT_EQUAL (x->seconds, y->seconds);
+      CU_ASSERT_EQUAL (x->host_seconds, y->host_seconds);
+    }
+}
+
+/* A single GPU's replays run without the engine (model_executor_run_alone: its tasks one
+ * after another, each kernel alone on the GPU) and give every figure, series, task record,
+ * kernel time and event count that the engine gives them (ModelSimInput.engine_only):
+ * plain; with recompute, jitter and three steps; launch-bound (host time per op far above
+ * the kernels' times, so each kernel waits for its issue) with the HF Trainer's host syncs;
+ * out of memory; and with padded batches. Two GPUs (DDP: gradient all-reduces on a comm
+ * stream beside the compute) and one GPU with its optimizer offloaded (copies and a host
+ * CPU step on their own streams) run on the engine. */
+static void
+test_single_gpu_without_engine (void)
+{
+  for (guint v = 0; v < 7; v++)
+    {
+      Fixture f;
+      fixture_init (&f, v == 5 ? 2 : 1);
+      if (v == 6) /* one GPU, ZeRO-Offload: copies and a host-CPU step beside the kernels */
+        {
+          f.stack.offload.optimizer = MODEL_OFFLOAD_CPU;
+          f.par.mode = MODEL_DP_ZERO2; /* DeepSpeed's ZeRO-Offload */
+          f.node.cpu_cores = 16;
+          f.node.cpu_adam_rate = 1e8;
+        }
+      f.in.op_times = TRUE;
+      if (v == 1)
+        {
+          f.stack.checkpointing = MODEL_CHECKPOINTING_FULL;
+          f.in.kernel_jitter = 0.05;
+          f.in.steps = 3;
+        }
+      if (v == 2)
+        {
+          f.stack.framework.host_op_time = 1e-3;
+          f.stack.framework.host_backward_op_time = 2e-4;
+          f.stack.framework.host_sync_micro_batch = TRUE;
+          f.stack.grad_accum = 3;
+        }
+      if (v == 3)
+        f.node.gpu->memory_capacity = f.node.gpu->cuda_context + 1e6;
+      if (v == 4)
+        {
+          f.arch->vocab_size = 32000; /* as test_padded_batches */
+          f.stack.seq_len = 512;
+          f.stack.pad_to_longest = TRUE;
+        }
+      ModelSimResult alone, engine;
+      g_autoptr (SimRecorder) rec_alone = sim_recorder_new ();
+      g_autoptr (SimRecorder) rec_engine = sim_recorder_new ();
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, rec_alone, &alone, NULL));
+      f.in.engine_only = TRUE;
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, rec_engine, &engine, NULL));
+      CU_ASSERT_EQUAL (engine.n_alone_replays, 0);
+      /* one GPU: the first step and the other steps' replays (the reported one is traced) */
+      CU_ASSERT_TRUE (v >= 5 ? alone.n_alone_replays == 0
+                             : alone.n_alone_replays >= MAX (f.in.steps, 1));
+      CU_ASSERT_EQUAL (alone.oom, v == 3);
+      CU_ASSERT_TRUE (alone.n_events > 0);
+      assert_same_result (&alone, &engine);
+      CU_ASSERT_EQUAL (alone.step_time_median, engine.step_time_median);
+      CU_ASSERT_EQUAL (alone.step_time_p99, engine.step_time_p99);
+      CU_ASSERT_EQUAL (alone.padded_reserved_max, engine.padded_reserved_max);
+      CU_ASSERT_EQUAL (alone.padded_batches, v == 4 ? 100 : 0);
+      assert_same_recording (rec_alone, rec_engine);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (alone.op_times);
+      assert_same_op_times (alone.op_times, engine.op_times);
+      model_sim_result_clear (&alone);
+      model_sim_result_clear (&engine);
+      fixture_clear (&f);
+    }
+}
+
 /* bf16 mixed precision on a GPU without bf16: FALSE and an error naming [training]
  * precision; nothing simulated. */
 static void
@@ -422,6 +536,8 @@ main (void)
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
     { "GPU without the compute dtype: one error", test_missing_dtype },
     { "steady step from the first step's trace = on the engine", test_steady_step_from_trace },
+    { "a single GPU's replays without the engine = on the engine",
+      test_single_gpu_without_engine },
   };
   return STEPSIM_RUN_TESTS ("models/simulate", tests);
 }

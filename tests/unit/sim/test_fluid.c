@@ -451,6 +451,75 @@ test_lone_activity_exact (void)
   rec_free (r);
 }
 
+/* A chain of activities, each started when the one before completes (as a GPU's kernels):
+ * sim_fluid_lone_end, computed when each starts, is its completion time bit for bit (==),
+ * and the engine fires two events per activity. Cases: latency or none, one use, two
+ * (compute- or HBM-bound), a resource named twice (weights merged), a rate bound below the
+ * level, no use with a bound; times that are not round (a start at 0.1 s). */
+typedef struct
+{
+  Rec *r;
+  guint next;
+  double expected[6];
+} LoneChain;
+
+static const double lone_latency[6] = { 3e-6, 0.0, 1.7e-5, 0.0, 2e-6, 5e-6 };
+
+static void
+lone_next (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  LoneChain *ch = user_data;
+  if (id != 0)
+    done_cb (fluid, id, ch->r);
+  guint k = ch->next++;
+  if (k == G_N_ELEMENTS (ch->expected))
+    return;
+  /* compute-bound (3e-4 s on capacity 1: level 3,333/s; HBM 2.9e8 B: 4,826/s), HBM-bound
+   * at k = 4 (1e-4 s: 10,000/s), and at k = 2 bound by the merged compute weight 5e-4 s
+   * (2,000/s; unmerged, 3,333/s) */
+  SimUse uses[3] = { { 0, k == 4 ? 1e-4 : 3e-4 }, { 1, 2.9e8 }, { 0, 2e-4 } };
+  guint n = k == 0 ? 1 : k == 2 ? 3 : k == 5 ? 0 : 2;
+  double bound = k == 3 ? 1e3 : k == 5 ? 7.0 : INFINITY;
+  double now = sim_engine_now (ch->r->engine);
+  ch->expected[k] = sim_fluid_lone_end (fluid, now, 1.0, lone_latency[k], bound, uses, n);
+  sim_fluid_start (fluid, 1.0, lone_latency[k], bound, uses, n, lone_next, ch);
+}
+
+static void
+lone_first (SimEngine *engine, gpointer user_data)
+{
+  (void) engine;
+  LoneChain *ch = user_data;
+  lone_next (ch->r->fluid, 0, ch);
+}
+
+static void
+test_lone_end_exact (void)
+{
+  Rec *r = rec_new ();
+  sim_fluid_add_resource (r->fluid, "compute", 1.0);
+  sim_fluid_add_resource (r->fluid, "hbm", 1.555e12 * 0.9);
+  LoneChain ch = { r, 0, { 0 } };
+  sim_engine_schedule_at (r->engine, 0.1, lone_first, &ch, NULL);
+  guint64 events = sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL_FATAL (r->done->len, G_N_ELEMENTS (ch.expected));
+  for (guint k = 0; k < r->done->len; k++)
+    {
+      CU_ASSERT_EQUAL (g_array_index (r->done, double, k), ch.expected[k]);
+      CU_ASSERT_TRUE (ch.expected[k] > (k == 0 ? 0.1 : ch.expected[k - 1]));
+    }
+  CU_ASSERT_EQUAL (events, 1 + 2 * G_N_ELEMENTS (ch.expected));
+  /* bad arguments: NAN and a critical each */
+  int criticals = 0;
+  guint h = g_log_set_handler ("stepsim-sim", G_LOG_LEVEL_CRITICAL, count_log, &criticals);
+  SimUse bad_w = { 0, 0.0 };
+  CU_ASSERT_TRUE (isnan (sim_fluid_lone_end (r->fluid, 0, 0.0, 0, INFINITY, NULL, 0)));
+  CU_ASSERT_TRUE (isnan (sim_fluid_lone_end (r->fluid, 0, 1.0, 0, INFINITY, &bad_w, 1)));
+  g_log_remove_handler ("stepsim-sim", h);
+  CU_ASSERT_EQUAL (criticals, 2);
+  rec_free (r);
+}
+
 /* Names on demand: an unnamed resource is named by the namer at the first ask, once (the
  * second ask returns the kept name without calling it); a named one keeps its name; the
  * namer's data is the fluid's and is destroyed with it. */
@@ -658,6 +727,7 @@ static const StepsimTest tests[] = {
   { "bad arguments refused", test_bad_arguments_refused },
   { "free with running activities", test_free_with_running_activities },
   { "a lone activity gets min(bound, c/w) exactly", test_lone_activity_exact },
+  { "a chain of lone activities ends at sim_fluid_lone_end exactly", test_lone_end_exact },
   { "a reset fluid and engine replay as new ones", test_reset_replays_as_new },
 };
 
