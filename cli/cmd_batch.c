@@ -316,8 +316,9 @@ interrupted (const CliSweep *sweep, const CliBatch *batch, const BatchOptions *o
   g_autoptr (SimTable) t = cli_batch_table (batch);
   g_autoptr (GError) error = NULL;
   if (write_outputs (sweep, t, opt, why, &error))
-    fprintf (stderr, "stepsim: %s; their rows are written to %s, marked incomplete\n", why,
-             opt->output);
+    fprintf (stderr, "stepsim: %s; their rows are written to %s%s%s%s%s, marked incomplete\n",
+             why, opt->output, opt->tsv ? ", " : "", opt->tsv ? opt->tsv : "",
+             opt->csv ? ", " : "", opt->csv ? opt->csv : "");
   else
     fprintf (stderr, "stepsim: %s; nothing written: %s\n", why, error->message);
   cli_interrupt_exit (signo);

@@ -184,7 +184,7 @@ for sig in TERM INT; do
   notrun=$(awk -F '\t' '$3 == "not run"' int/long.tsv 2>/dev/null | wc -l)
   if [ $rc -eq $want ] && [ "$ran" -ge 1 ] && [ "$notrun" -ge 1 ] && [ $((ran + notrun)) -eq 64 ] \
      && [ "$(ls -A int)" = "$(printf 'long.h5\nlong.tsv')" ] \
-     && grep -q "^stepsim: interrupted by SIG$sig: $ran of 64 scenarios ran; the others are 'not run'; their rows are written to int/long.h5, marked incomplete\$" int.err
+     && grep -q "^stepsim: interrupted by SIG$sig: $ran of 64 scenarios ran; the others are 'not run'; their rows are written to int/long.h5, int/long.tsv, marked incomplete\$" int.err
   then ok "SIG$sig during a batch: finished rows written, the others 'not run', exit $want"
   else bad "SIG$sig during a batch: finished rows written, the others 'not run', exit $want (exit $rc, $ran ok, $notrun not run, files: $(ls -A int))"; cat int.err; fi
   h5check "SIG$sig during a batch: the HDF5 file is marked incomplete" sh -c "h5dump -a /incomplete int/long.h5 | grep -q 'interrupted by SIG$sig: $ran of 64'"
