@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "sim/text.h"
 
 static const char usage[] =
   "Usage: stepsim COMMAND [OPTIONS…]\n"
@@ -134,9 +135,18 @@ main (int argc, char **argv)
       printf ("sanitizers: %s\nbuilt with: %s\n", STEPSIM_SANITIZERS, STEPSIM_BUILD_FLAGS);
       return 0;
     }
-  if (cmd[0] == '-')
-    fprintf (stderr, "stepsim: unknown option '%s'\n\n%s", cmd, usage);
-  else
-    fprintf (stderr, "stepsim: unknown command '%s'\n\n%s", cmd, usage);
+  /* one line, not the whole usage: the commands, the nearest one, where the help is */
+  const char *names[G_N_ELEMENTS (commands) + 1];
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    names[i] = commands[i].name;
+  names[G_N_ELEMENTS (commands)] = NULL;
+  g_autofree char *list = g_strjoinv (", ", (char **) names);
+  g_autofree char *printable = sim_text_printable (cmd, 40);
+  char *msg = g_strdup_printf ("stepsim: unknown %s '%s' (commands: %s; stepsim --help)",
+                               cmd[0] == '-' ? "option" : "command", printable, list);
+  if (cmd[0] != '-')
+    msg = sim_text_with_hint (msg, cmd, names);
+  fprintf (stderr, "%s\n", msg);
+  g_free (msg);
   return 2;
 }

@@ -24,6 +24,9 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 [ $rc -eq 2 ] && ok "no command: exit 2" || bad "no command: exit 2 (got $rc)"
 "$STEPSIM" frobnicate >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown command: exit 2" || bad "unknown command: exit 2 (got $rc)"
+# one line naming the commands and the nearest, not the whole usage (QA)
+"$STEPSIM" rn >/dev/null 2>unk.err
+check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
 "$STEPSIM" run --bogus-option "$s1" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option: exit 2 (got $rc)"
 check "run --help documents --set" sh -c "'$STEPSIM' run --help | grep -q -- '--set'"
