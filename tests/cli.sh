@@ -24,6 +24,11 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 [ $rc -eq 2 ] && ok "no command: exit 2" || bad "no command: exit 2 (got $rc)"
 "$STEPSIM" frobnicate >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown command: exit 2" || bad "unknown command: exit 2 (got $rc)"
+# a kind's tasks' times added up can pass the step (collectives on their own streams beside
+# compute): the summary says so (QA: "collective 3.49 s" beside a 2.32 s step read as wrong)
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -o ds.h5 >ds.out 2>&1
+check "summary: a kind's summed time above the step says they overlap" grep -q "^  collective (rank 0) .*  (its tasks' times added up; they overlap on several streams)\$" ds.out
+check "summary: a kind's time below the step has no such note" sh -c "grep '^  forward (rank 0)' ds.out | grep -qv 'added up'"
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
