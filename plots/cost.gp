@@ -36,13 +36,22 @@ set xrange [xlo:xhi]
 set yrange [ylo:yhi]
 set xlabel sprintf('time to train (%s, log scale)', ARG6)
 set ylabel 'cost (in the currency of the scenarios'' [cost], log scale)'
-# 1-2-5 ticks on both log axes (gnuplot's default log ticks are decades only)
+# 1-2-5 ticks on both log axes (gnuplot's default log ticks are decades only); an axis
+# spanning less than a decade (plans close in cost or time) gets 1-1.5-2-3-4-5-7 ticks, so
+# it has more than one
+xm = (xhi / xlo < 10) ? "1 1.5 2 3 4 5 7" : "1 2 5"
+ym = (yhi / ylo < 10) ? "1 1.5 2 3 4 5 7" : "1 2 5"
 set xtics () ; set ytics ()
-do for [e = -4:7] { do for [m in "1 2 5"] {
-  v = real(m) * 10.0**e
-  if (v >= xlo && v <= xhi) { set xtics add (sprintf('%g', v) v) }
-  if (v >= ylo && v <= yhi) { set ytics add (sprintf('%g', v) v) }
-} }
+do for [e = -4:7] {
+  do for [m in xm] {
+    v = real(m) * 10.0**e
+    if (v >= xlo && v <= xhi) { set xtics add (sprintf('%g', v) v) }
+  }
+  do for [m in ym] {
+    v = real(m) * 10.0**e
+    if (v >= ylo && v <= yhi) { set ytics add (sprintf('%g', v) v) }
+  }
+}
 set grid xtics ytics mxtics mytics lc rgb '#e4e4e4'
 set key inside left top box opaque
 set label 1 ARG4 noenhanced at screen 0.08, screen 0.05 left font ',10' tc rgb '#444444'
