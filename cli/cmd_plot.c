@@ -227,6 +227,16 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
     }
   if (data == NULL)
     return g_prefix_error (error, "%s: ", h5), FALSE;
+  /* rows that did not run (failed, or 'not run' in an interrupted batch) have no bar or
+   * point: the title says how many, so a short chart is not read as the whole batch */
+  guint missing = cli_charts_rows_not_drawn (rows), n_rows = sim_table_n_rows (rows);
+  if (missing > 0 && strcmp (kind, "cost") != 0)
+    {
+      char *more = g_strdup_printf ("%s (%u of %u scenarios not drawn: failed or not run)",
+                                    title, missing, n_rows);
+      g_free (title);
+      title = more;
+    }
   /* cost: the style file as an argument, so the script needs no shell to find it */
   g_autofree char *xlabel = o->x                        ? cli_charts_axis_label (o->x)
                             : strcmp (kind, "cost") == 0 ? g_build_filename (cli_charts_dir (),

@@ -37,6 +37,10 @@ char *cli_charts_breakdown_data (const SimTable *results, GError **error);
  * " (OOM)" after their label: their times are the step as planned, which cannot run. */
 char *cli_charts_steptime_data (const SimTable *results, const char **unit, GError **error);
 
+/* The rows of a batch's results that no chart draws: status other than "ok" (the scenario
+ * failed, or did not run before an interrupt). */
+guint cli_charts_rows_not_drawn (const SimTable *results);
+
 /* A sweep line chart: `y` against the numeric axis `x` (both must have numbers in rows that
  * ran: a text column is an error naming it; no row that ran is "nothing to draw"), one block (separated by two blank
  * lines, a header "x<TAB><by>=<value>" each) per value of `by` (NULL: one block titled `y`).

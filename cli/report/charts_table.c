@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "cli/report/charts-private.h"
+#include "cli/report/charts.h"
 #include "sim/text.h"
 
 #include <math.h>
@@ -90,6 +91,15 @@ cli_table_row_ok (const SimTable *t, guint row)
   gint s = cli_table_col (t, "status");
   return s < 0 || sim_table_column_kind (t, (guint) s) != SIM_TABLE_TEXT
          || strcmp (sim_table_get_text (t, row, (guint) s), "ok") == 0;
+}
+
+guint
+cli_charts_rows_not_drawn (const SimTable *t)
+{
+  guint n = 0;
+  for (guint r = 0; r < sim_table_n_rows (t); r++)
+    n += !cli_table_row_ok (t, r);
+  return n;
 }
 
 gboolean

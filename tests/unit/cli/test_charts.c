@@ -161,6 +161,21 @@ results_fixture (void)
   return t;
 }
 
+/* The rows no chart draws (their status is not "ok"): the fixture's failed row, and an
+ * interrupted batch's "not run" ones; a table without a status column has none. */
+static void
+test_rows_not_drawn (void)
+{
+  g_autoptr (SimTable) t = results_fixture ();
+  CU_ASSERT_EQUAL (cli_charts_rows_not_drawn (t), 1);
+  g_autoptr (SimTable) u = table_rows (4);
+  text_col (u, "status", TEXTS ("ok", "not run", "failed", "not run"));
+  CU_ASSERT_EQUAL (cli_charts_rows_not_drawn (u), 3);
+  g_autoptr (SimTable) v = table_rows (2);
+  num_col (v, "step_time", "s", NUMS (1, 2));
+  CU_ASSERT_EQUAL (cli_charts_rows_not_drawn (v), 0);
+}
+
 static void
 test_breakdown (void)
 {
@@ -419,6 +434,7 @@ main (void)
     { "gantt: rank filter", test_gantt_rank_filter },
     { "gantt: unknown streams and kinds left out", test_gantt_unknown_names },
     { "breakdown: GiB per category + cache + context", test_breakdown },
+    { "rows no chart draws: failed and not run", test_rows_not_drawn },
     { "steptime: parts in ms, absent ones 0", test_steptime },
     { "sweep: axis named by its key without group", test_sweep_short_key },
     { "sweep: sorted lines, units, grouping", test_sweep_lines },
