@@ -7,8 +7,8 @@
  * corrupt metadata) with the checks of the export (every count and size bounded by the
  * file's, sim/h5out_series.c); the child sends its result as a serialized GVariant of a fixed
  * type, and the parent rebuilds the C values from it. The answer's bytes are checked to be
- * in GVariant's normal form before they are read as trusted (sim/variant.h: GLib re-checks
- * an untrusted array's offsets for every child, quadratic in the rows), so a truncated or
+ * in GVariant's normal form before they are read as trusted (sim/variant.h: GLib takes the
+ * children of an untrusted array in time quadratic in their number), so a truncated or
  * corrupt answer is an error, never read past its buffer; the parent checks the shapes it
  * relies on (one value per row in every column, one per time in every series).
  *

@@ -1,8 +1,8 @@
 /* tests/unit/sim/test_variant.c — sim/variant.h: bytes another process serialised are read
  * back exactly when in normal form, many variable-size elements included, and refused
  * otherwise. The refusals are what the linear reading rests on: a value is only read as
- * trusted (GLib then takes each child in O(1); untrusted, GLib 2.74 re-checks the offsets
- * from the array's start for every child, O(n^2) in all) after its bytes were checked. A
+ * trusted (GLib then takes each child in O(1); untrusted, GLib 2.74 takes each in time
+ * growing with its index, O(n^2) in all) after its bytes were checked. A
  * reader that went back to g_variant_new_from_bytes (…, FALSE) alone would accept every
  * corrupt answer below (reading defaults in its place) and fail these tests.
  */
