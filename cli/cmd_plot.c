@@ -126,7 +126,7 @@ plot_memory (const char *h5, const PlotOptions *o, GError **error)
                                                        scenario_name (summary), rank,
                                                        stage_text ? stage_text : "");
   GError *e = NULL;
-  if (cli_plot_memory (h5, rank, cap, title, o->output, &e))
+  if (cli_plot_memory (h5, summary, rank, cap, title, o->output, &e))
     return TRUE;
   g_autofree char *folded = g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND)
                                 ? cli_summary_folded_rank (summary, rank)

@@ -18,6 +18,7 @@
 #include "cli/report/plot.h"
 #include "cli/report/op_report.h"
 #include "cli/report/report.h"
+#include "cli/report/results_read.h"
 #include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sweep.h"
@@ -105,7 +106,10 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResu
       if (!cli_output_check ("--plot", png, NULL, error))
         return FALSE;
       const char *staged_png = sim_staged_add (staged, png, ".png");
-      if (!cli_plot_memory (h5, res->worst_rank, res->capacity, title, staged_png, error))
+      g_autoptr (CliSummary) summary = cli_read_summary (h5, error);
+      if (summary == NULL
+          || !cli_plot_memory (h5, summary, res->worst_rank, res->capacity, title, staged_png,
+                               error))
         return FALSE;
     }
   if (opt->trace != NULL

@@ -6,10 +6,11 @@
  * Each read runs in a child process (sim_h5_guarded, sim/h5out_guard.c: libhdf5 can crash on
  * corrupt metadata) with the checks of the export (every count and size bounded by the
  * file's, sim/h5out_series.c); the child sends its result as a serialized GVariant of a fixed
- * type, and the parent rebuilds the C values from it. GVariant reads bytes it does not trust
- * safely (g_variant_new_from_bytes with trusted = FALSE: a wrong size reads as a default
- * value, never past the buffer), and the parent checks the shapes it relies on (one value
- * per row in every column, one per time in every series).
+ * type, and the parent rebuilds the C values from it. The answer's bytes are checked to be
+ * in GVariant's normal form before they are read as trusted (sim/variant.h: GLib takes the
+ * children of an untrusted array in time quadratic in their number), so a truncated or
+ * corrupt answer is an error, never read past its buffer; the parent checks the shapes it
+ * relies on (one value per row in every column, one per time in every series).
  *
  * Invariants: every hid_t lives in a g_auto (H5Id) variable; columns keep the file's field
  * order and series the group's creation order; nothing iterates a hash table.
@@ -20,6 +21,7 @@
 #include <hdf5.h>
 #include <string.h>
 #include "sim/h5out-private.h"
+#include "sim/variant.h"
 
 /* GVariant types of the answers. Summary: name, unit (none for a text without one), value,
  * text (none for a scalar). Table: rows, then per column name, unit, is_text, numbers (for a
@@ -401,8 +403,17 @@ read_in_child (gpointer data, GString *payload, GError **error)
   return TRUE;
 }
 
-/* Runs `read` on `object` of `path` in a child; the answer as a GVariant of `type`
- * (floating reference sunk: caller unrefs). */
+static gpointer
+inconsistent (GError **error, const char *path, const char *object)
+{
+  g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
+               "%s: %s: the reader's answer is inconsistent", path, object);
+  return NULL;
+}
+
+/* Runs `read` on `object` of `path` in a child; the answer as a GVariant of `type` (caller
+ * unrefs), checked to be in normal form and then trusted (sim/variant.h: so that taking
+ * its n children costs O(n), not O(n^2)); NULL + error "inconsistent" when it is not. */
 static GVariant *
 guarded_read (const char *path, const char *object, ReadFunc read, const char *type,
               GError **error)
@@ -416,15 +427,8 @@ guarded_read (const char *path, const char *object, ReadFunc read, const char *t
   gsize len = answer->len;
   g_autoptr (GBytes) bytes = g_bytes_new_take (g_string_free (g_steal_pointer (&answer), FALSE),
                                                len);
-  return g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE (type), bytes, FALSE));
-}
-
-static gpointer
-inconsistent (GError **error, const char *path, const char *object)
-{
-  g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
-               "%s: %s: the reader's answer is inconsistent", path, object);
-  return NULL;
+  GVariant *v = sim_variant_new_checked (G_VARIANT_TYPE (type), bytes);
+  return v != NULL ? v : inconsistent (error, path, object);
 }
 
 GPtrArray *

@@ -68,14 +68,11 @@ timeline_data (const SimH5Timeline *m)
 }
 
 gboolean
-cli_plot_memory (const char *h5path, guint rank, double capacity, const char *title,
-                 const char *out_path, GError **error)
+cli_plot_memory (const char *h5path, const CliSummary *summary, guint rank, double capacity,
+                 const char *title, const char *out_path, GError **error)
 {
   g_autoptr (SimH5Timeline) memory = cli_read_memory (h5path, rank, error);
   if (memory == NULL)
-    return FALSE;
-  g_autoptr (CliSummary) summary = cli_read_summary (h5path, error);
-  if (summary == NULL)
     return FALSE;
   g_autofree char *data = timeline_data (memory);
   g_autofree char *oom_time = NULL, *oom_text = NULL;

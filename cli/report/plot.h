@@ -2,14 +2,18 @@
 #pragma once
 
 #include <glib.h>
+#include "cli/report/results_read.h"
 
 /* Draws the memory timeline of `rank` from the HDF5 file `h5path` into `out_path` (.png or
  * .svg): `gnuplot -c memory.gp DATA OUT CAPACITY_GIB TITLE [OOM_TIME OOM_TEXT]`, DATA being
  * /series/rank<r>/memory (read typed by cli_read_memory, cli/report/results_read.h) as
- * "time<TAB>category…" rows of bytes at every change time, with the OOM of /summary marked
- * when it is this rank's (its time, the failing request's size, category and task, and the
- * largest live buffers), through cli_charts_render() (written to a temporary name renamed
- * onto out_path only on success). `capacity` in B (0: no line). FALSE + error if the file
- * lacks the series or /summary, or gnuplot fails or cannot run; no partial chart is left. */
-gboolean cli_plot_memory (const char *h5path, guint rank, double capacity, const char *title,
-                          const char *out_path, GError **error);
+ * "time<TAB>category…" rows of bytes at every change time, with the OOM of `summary` (the
+ * file's /summary as cli_read_summary gives it, borrowed: read once by the caller, it holds
+ * an entry per rank) marked when it is this rank's (its time, the failing request's size,
+ * category and task, and the largest live buffers), through cli_charts_render() (written to
+ * a temporary name renamed onto out_path only on success). `capacity` in B (0: no line).
+ * FALSE + error if the file lacks the series, or gnuplot fails or cannot run; no partial
+ * chart is left. */
+gboolean cli_plot_memory (const char *h5path, const CliSummary *summary, guint rank,
+                          double capacity, const char *title, const char *out_path,
+                          GError **error);

@@ -23,3 +23,7 @@ check_PROGRAMS += tests/unit/sim/test_vec
 tests_unit_sim_test_vec_SOURCES = tests/unit/sim/test_vec.c
 tests_unit_sim_test_vec_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_sim_test_vec_LDADD = $(UNIT_TEST_LIBS)
+check_PROGRAMS += tests/unit/sim/test_variant
+tests_unit_sim_test_variant_SOURCES = tests/unit/sim/test_variant.c
+tests_unit_sim_test_variant_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_sim_test_variant_LDADD = $(UNIT_TEST_LIBS)

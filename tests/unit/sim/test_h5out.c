@@ -604,6 +604,66 @@ test_h5dump_reads_the_file (void)
   tmp_out_clear (&t);
 }
 
+/* The typed reads of a large run (sim/h5out_read.c): a /summary of 65,536 entries (two per
+ * rank of 32,768, as a 4,096-node run records) and a /tasks of 65,536 rows, each label a
+ * variable-size string, read back entry by entry and row by row in the file's order. Their
+ * answers are arrays of that many variable-size elements, read through sim/variant.h in
+ * O(n) (tests/unit/sim/test_variant.c checks the refusals that make that sound). */
+static void
+test_many_rows_read_back (void)
+{
+  enum { RANKS = 32768, TASKS = 65536 };
+  TmpOut t;
+  tmp_out_init (&t);
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  for (guint r = 0; r < RANKS; r++)
+    {
+      g_autofree char *u = g_strdup_printf ("ranks/rank%u/device_used", r);
+      g_autofree char *v = g_strdup_printf ("ranks/rank%u/verdict", r);
+      sim_recorder_summary_scalar (rec, u, 1e9 + r, "B");
+      sim_recorder_summary_text (rec, v, r % 2 ? "fits" : "OOM");
+    }
+  for (guint i = 0; i < TASKS; i++)
+    {
+      g_autofree char *label = g_strdup_printf ("fwd L%u", i);
+      SimTaskRecord k = { i, i % 8, i % 2, 0, label, (gint32) i, -1, 0.5 * i, 0.5 * i + 1,
+                          2.0 * i, 0 };
+      sim_recorder_add_task (rec, &k);
+    }
+  g_autoptr (GError) error = NULL;
+  CU_ASSERT_TRUE_FATAL (sim_h5out_write (t.path, rec, &meta, &error));
+  g_autoptr (GPtrArray) sum = sim_h5out_read_summary (t.path, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sum);
+  CU_ASSERT_EQUAL_FATAL (sum->len, 2 * RANKS);
+  guint wrong = 0;
+  for (guint r = 0; r < RANKS; r++)
+    {
+      const SimSummaryEntry *u = g_ptr_array_index (sum, 2 * r);
+      const SimSummaryEntry *v = g_ptr_array_index (sum, 2 * r + 1);
+      g_autofree char *un = g_strdup_printf ("ranks/rank%u/device_used", r);
+      g_autofree char *vn = g_strdup_printf ("ranks/rank%u/verdict", r);
+      wrong += strcmp (u->name, un) != 0 || u->text != NULL || u->value != 1e9 + r
+               || g_strcmp0 (u->unit, "B") != 0 || strcmp (v->name, vn) != 0
+               || g_strcmp0 (v->text, r % 2 ? "fits" : "OOM") != 0;
+    }
+  CU_ASSERT_EQUAL (wrong, 0);
+  g_autoptr (SimTable) tasks = sim_h5out_read_table (t.path, "/tasks", &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (tasks);
+  CU_ASSERT_EQUAL_FATAL (sim_table_n_rows (tasks), TASKS);
+  guint id = sim_table_find_column (tasks, "id"), lab = sim_table_find_column (tasks, "label");
+  guint end = sim_table_find_column (tasks, "end");
+  CU_ASSERT_FATAL (id != G_MAXUINT && lab != G_MAXUINT && end != G_MAXUINT);
+  for (guint i = 0; i < TASKS; i++)
+    {
+      g_autofree char *label = g_strdup_printf ("fwd L%u", i);
+      wrong += sim_table_get_double (tasks, i, id) != i
+               || strcmp (sim_table_get_text (tasks, i, lab), label) != 0
+               || sim_table_get_double (tasks, i, end) != 0.5 * i + 1;
+    }
+  CU_ASSERT_EQUAL (wrong, 0);
+  tmp_out_clear (&t);
+}
+
 static const StepsimTest tests[] = {
   { "write leaves only the target file", test_write_leaves_only_the_file },
   { "export one series", test_export_one_series },
@@ -627,6 +687,7 @@ static const StepsimTest tests[] = {
   { "objects bounded in ranks; values round-trip", test_objects_bounded_in_ranks },
   { "a series path naming a /series dataset is refused", test_series_path_of_a_dataset_is_refused },
   { "files of the former layout still read", test_former_layout_still_reads },
+  { "65,536 summary entries and task rows read back", test_many_rows_read_back },
 };
 
 int
