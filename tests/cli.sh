@@ -29,6 +29,16 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -o ds.h5 >ds.out 2>&1
 check "summary: a kind's summed time above the step says they overlap" grep -q "^  collective (rank 0) .*  (its tasks' times added up; they overlap on several streams)\$" ds.out
 check "summary: a kind's time below the step has no such note" sh -c "grep '^  forward (rank 0)' ds.out | grep -qv 'added up'"
+# --set group.key= removes the key (QA: 'gpu' could not be swapped for 'node' without
+# editing the file): S1 on a DGX-A100 node's GPU runs; gpu removed alone is the loader's
+# missing-key error; an empty checkpointing is its default (none), as without the key
+"$STEPSIM" run "$s1" -q -o unset.h5 --set cluster.gpu= --set cluster.node=DGX-A100 >unset.out 2>&1; rc=$?
+check "--set KEY= removes it: gpu swapped for node" sh -c "[ $rc -eq 0 ] && grep -q ': FITS' unset.out"
+"$STEPSIM" run "$s1" -q -o unset.h5 --set cluster.gpu= >/dev/null 2>unset.err; rc=$?
+check "--set KEY= removes it: then required, one error" sh -c "[ $rc -eq 1 ] && grep -q \"group \[cluster\]: key 'node' or 'gpu' is required\" unset.err"
+"$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing= >unset1.out 2>&1
+"$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing=none >unset2.out 2>&1
+check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://' unset1.out)\" = \"\$(sed 's/ (.*)://' unset2.out)\" ]"
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
@@ -1429,8 +1439,10 @@ check "recompute_modules = mlp on a MoE model: a warning that it has no effect (
   grep -q "key 'recompute_modules': has no effect: mlp reruns the MLP of dense layers" rmx.err
 bad_input "recompute_modules naming a module twice" \
   "group [training], key 'recompute_modules': 'layernorm' is in the list twice" "layernorm" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules=layernorm, core_attn,layernorm"
+# (in the file: an empty --set value removes the key instead, README)
+sed '/^\[training\]/a recompute_modules =' "$s1" >rmempty.ini
 bad_input "recompute_modules empty" \
-  "group [training], key 'recompute_modules': empty" "core_attn" -- "$s1" --set training.checkpointing=selective --set "training.recompute_modules="
+  "group [training], key 'recompute_modules': empty" "core_attn" -- rmempty.ini --set training.checkpointing=selective
 # MoE-only settings on a dense model are errors naming the key (they were warnings, or
 # nothing at all for a [moe] key restating its default)
 for m in moe_act moe "layernorm, shared_experts"; do

@@ -237,7 +237,12 @@ apply_set (GKeyFile *kf, const char *set, GError **error)
   g_autofree char *group = NULL, *key = NULL, *value = NULL;
   if (!cli_sweep_parse_set (set, &group, &key, &value, error))
     return FALSE;
-  g_key_file_set_value (kf, group, key, value);
+  /* an empty value removes the key: the scenario's default applies, and a key that excludes
+   * another (cluster node / gpu, plan tokens / train_steps) can be swapped for it */
+  if (value[0] == '\0')
+    g_key_file_remove_key (kf, group, key, NULL);
+  else
+    g_key_file_set_value (kf, group, key, value);
   return TRUE;
 }
 
