@@ -128,7 +128,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       "override a scenario value, e.g. --set training.micro_batch=4 (repeatable; the group ends "
       "at the first dot, at the last for gpu.NAME and node.NAME: --set "
       "'cost.gpu_hour.H100-SXM=2 USD/h', --set 'gpu.MyGPU.memory=80 GiB'; quote a value "
-      "with spaces)", "GROUP.KEY=VALUE" },
+      "with spaces; an empty value, --set cluster.gpu=, removes the key)", "GROUP.KEY=VALUE" },
     { "plot", 'p', 0, G_OPTION_ARG_FILENAME, &opt->plot_dir,
       "also draw the memory timeline as DIR/<scenario>-memory.png (DIR is created if missing; "
       "its parent must exist)", "DIR" },
