@@ -263,6 +263,9 @@ check "--set baseline.*: the baseline's, after [baseline]" awk -F'\t' "$tok_cols
 check "--set baseline.*: without it the sweep's [baseline] holds" awk -F'\t' "$tok_cols"' NR>1{if($a==$b)exit 1;n++} END{exit n!=2}' bl0.tsv
 expect_nothing 1 "--set baseline.* naming no key: one error, nothing written" "--set baseline.bogus.tp=3: group [baseline], key 'bogus.tp': unknown group" "$STEPSIM" batch mb.ini -q --set baseline.bogus.tp=3
 expect_nothing 1 "--set naming no scenario key: one error for the batch, nothing written" "(with --set training.micro_bach=2): group [training], key 'micro_bach': unknown key" "$STEPSIM" batch mb.ini -q --set training.micro_bach=2
+expect_nothing 1 "--set baseline.baseline.*: one error, nothing written" "a baseline override names a scenario key, not one of [baseline] itself" "$STEPSIM" batch mb.ini -q --set baseline.baseline.training.micro_batch=2
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1, 2\n[baseline]\nbaseline.training.micro_batch = 2\n' "$s1" >nested.ini
+expect_nothing 1 "a sweep's [baseline] naming [baseline]: refused (it was ignored)" "nested.ini: group [baseline], key 'baseline.training.micro_batch': a baseline override names" "$STEPSIM" batch nested.ini -q
 expect_rc 1 "run: a [baseline] key of no group is refused (not ignored)" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.bogus.tp=3
 expect_rc 1 "run: a [baseline] key misspelt is refused" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.training.micro_bach=2
 check "fit --for stack: --set baseline.* is the baseline" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.training.checkpointing=none | grep -q 'vs baseline'"

@@ -330,6 +330,13 @@ check_baseline (GKeyFile *kf, const GroupSchema *schema, guint n_schema, GError 
           g_error_free (e);
           return FALSE;
         }
+      if (strcmp (g, "baseline") == 0)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                       "group [baseline], key '%s': a baseline override names a scenario "
+                       "key, not one of [baseline] itself", keys[i]);
+          return FALSE;
+        }
       if (g_str_has_prefix (g, "gpu.") || g_str_has_prefix (g, "node.")
           || strcmp (g, "plan") == 0 || strcmp (g, "cost") == 0)
         continue;

@@ -165,6 +165,13 @@ read_sets (GKeyFile *kf, const char *group, const char *scenario, GPtrArray *out
     {
       g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, names[i], NULL));
       g_autofree char *norm = NULL;
+      if (strcmp (group, "baseline") == 0 && g_str_has_prefix (g_strstrip (names[i]), "baseline."))
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+                       "group [baseline], key '%s': a baseline override names a scenario "
+                       "key, not one of [baseline] itself", names[i]);
+          return FALSE;
+        }
       if (!check_key (scenario, group, names[i], v, &norm, error)
           || !claim_key (keys, group, norm, error))
         return FALSE;
@@ -287,6 +294,13 @@ cli_sweep_add_extra_baseline (CliSweep *sweep, const char *const *extra, GError 
         return g_prefix_error (error, "--set "), FALSE;
       if (strcmp (g, "baseline") != 0)
         continue;
+      if (g_str_has_prefix (k, "baseline."))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--set %s: a baseline override names a scenario key, not one of "
+                       "[baseline] itself", extra[i]);
+          return FALSE;
+        }
       if (!check_key (sweep->scenario, "baseline", k, v, &norm, error))
         return g_prefix_error (error, "--set %s: ", extra[i]), FALSE;
       /* before the NULL that ends the list, after the file's own: the last one wins */

@@ -10,8 +10,9 @@
 #include "hardware/gpu.h"
 #include "models/parallel/parallel.h"
 
-/* The knobs a step turns; each is applied only where it lowers memory against the scenario
- * as loaded (step_sets), so a step never re-sets what the scenario has or weakens it. */
+/* The knobs a step turns, each meant to lower memory; applied only where it changes the
+ * scenario as loaded (step_sets), so a step never re-sets what the scenario has or weakens
+ * it (what it really saves is the candidate's measured saving). */
 enum
 {
   K_MIXED = 1 << 0,  /* fp32 / autocast → bf16 (fp16) mixed precision */
