@@ -230,6 +230,11 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
   /* rows that did not run (failed, or 'not run' in an interrupted batch) have no bar or
    * point: the title says how many, so a short chart is not read as the whole batch */
   guint missing = cli_charts_rows_not_drawn (rows), n_rows = sim_table_n_rows (rows);
+  if (o->title != NULL) /* the user's title, with the same note */
+    {
+      g_free (title);
+      title = g_strdup (o->title);
+    }
   if (missing > 0 && strcmp (kind, "cost") != 0)
     {
       char *more = g_strdup_printf ("%s (%u of %u scenarios not drawn: failed or not run)",
@@ -243,7 +248,7 @@ plot_results (const char *kind, const char *h5, const PlotOptions *o, GError **e
                                                                             "style.gp", NULL)
                                                          : g_strdup ("");
   /* cost: TITLE CAPTION STYLE.gp TIME-UNIT */
-  g_autofree char *lines = cli_charts_title (o->title ? o->title : title);
+  g_autofree char *lines = cli_charts_title (title);
   const char *args[] = { lines, extra ? extra : "", xlabel,
                          strcmp (kind, "cost") == 0 ? unit : NULL, NULL };
   return cli_charts_render (kind, data, args, o->output, error);

@@ -332,6 +332,11 @@ if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep
 expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o short.png 2>err.txt && is_png short.png; then ok "plot sweep: --x key without its group"; else bad "plot sweep: --x key without its group"; cat err.txt; fi
 expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
+# rows not drawn are said in the title, the user's --title too (QA)
+"$STEPSIM" plot steptime fail.h5 -o failst.svg >/dev/null 2>&1
+check "plot of a batch with a failed row: the title says 1 of 2 not drawn" grep -q "(1 of 2 scenarios not drawn: failed or not run)" failst.svg
+"$STEPSIM" plot steptime fail.h5 -o failst2.svg --title "My chart" >/dev/null 2>&1
+check "plot --title: the note follows the user's title" grep -q "My chart (1 of 2 scenarios not drawn" failst2.svg
 "$STEPSIM" run "$s1" -q -o runonly.h5 2>/dev/null
 "$STEPSIM" plot penalty runonly.h5 -o no.png 2>pen.err; rc=$?
 check "plot penalty of a run file: says a batch file is needed (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'not a batch file' pen.err"
