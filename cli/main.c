@@ -5,6 +5,7 @@
 #include <locale.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <signal.h>
 #endif
 #include <stdio.h>
 #include <string.h>
@@ -97,6 +98,12 @@ main (int argc, char **argv)
          * ("stepsim run [OPTION…] SCENARIO.ini") and of its messages. Set once. */
         g_autofree char *prgname = g_strconcat ("stepsim ", cmd, NULL);
         g_set_prgname (prgname);
+        /* what these print is their product (no file of theirs to finish): a reader that
+         * stops early ends them quietly by SIGPIPE, as any filter (cli/interrupt.h ignores
+         * it for the commands that write files) */
+        if (strcmp (cmd, "export") == 0 || strcmp (cmd, "list") == 0
+            || strcmp (cmd, "collective") == 0)
+          signal (SIGPIPE, SIG_DFL);
         return commands[i].run (argc - 1, argv + 1);
       }
   g_set_prgname ("stepsim");
