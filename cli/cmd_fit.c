@@ -389,6 +389,27 @@ fit_cost_command (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
+      /* the other searches' options given to --for cost: say whose they are, as the other
+       * direction does (cli_cmd_fit's parse) */
+      static const struct
+      {
+        const char *option, *search;
+      } other[] = { { "--max-micro-batch", "micro_batch" }, { "--max-seq-len", "seq_len" },
+                    { "--multiple-of", "seq_len" },       { "--max-gpus-per-node", "gpus" },
+                    { "--max-nodes", "gpus" },            { "--all", "stack" },
+                    { "--allow-optimizer-change", "stack" } };
+      for (guint i = 0; error->code == G_OPTION_ERROR_UNKNOWN_OPTION && i < G_N_ELEMENTS (other);
+           i++)
+        {
+          const char *at = strstr (error->message, other[i].option);
+          gsize n = strlen (other[i].option);
+          if (at != NULL && (at[n] == '\0' || at[n] == '='))
+            {
+              g_autofree char *msg = g_strdup_printf ("fit: %s applies to --for %s only",
+                                                      other[i].option, other[i].search);
+              return cli_error (msg), 2;
+            }
+        }
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }

@@ -68,6 +68,25 @@ static const struct
 
 int main (int argc, char **argv);
 
+/* One line on stderr, not the whole usage: "stepsim: WHAT 'WORD' (commands: …; stepsim
+ * --help)", with the nearest command when `hint`. */
+static void
+unknown_command (const char *what, const char *word, gboolean hint)
+{
+  const char *names[G_N_ELEMENTS (commands) + 1];
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    names[i] = commands[i].name;
+  names[G_N_ELEMENTS (commands)] = NULL;
+  g_autofree char *list = g_strjoinv (", ", (char **) names);
+  g_autofree char *printable = sim_text_printable (word, 40);
+  char *msg = g_strdup_printf ("stepsim: %s '%s' (commands: %s; stepsim --help)", what,
+                               printable, list);
+  if (hint)
+    msg = sim_text_with_hint (msg, word, names);
+  fprintf (stderr, "%s\n", msg);
+  g_free (msg);
+}
+
 /* A simulation allocates and frees many short-lived arrays of a few hundred KiB (a
  * collective's lowered flows over hundreds of ranks, scratch per phase). glibc's defaults
  * give the heap's top back to the kernel whenever a free leaves more than 128 KiB there
@@ -126,7 +145,7 @@ main (int argc, char **argv)
   if (top && argc > 2)
     {
       if (strcmp (cmd, "help") == 0 && argc == 3)
-        fprintf (stderr, "stepsim: help: unknown command '%s'\n\n%s", argv[2], usage);
+        unknown_command ("help: unknown command", argv[2], TRUE);
       else
         fprintf (stderr, "stepsim: %s takes no argument (got '%s')\n", cmd, argv[2]);
       return 2;
@@ -142,18 +161,6 @@ main (int argc, char **argv)
       printf ("sanitizers: %s\nbuilt with: %s\n", STEPSIM_SANITIZERS, STEPSIM_BUILD_FLAGS);
       return 0;
     }
-  /* one line, not the whole usage: the commands, the nearest one, where the help is */
-  const char *names[G_N_ELEMENTS (commands) + 1];
-  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
-    names[i] = commands[i].name;
-  names[G_N_ELEMENTS (commands)] = NULL;
-  g_autofree char *list = g_strjoinv (", ", (char **) names);
-  g_autofree char *printable = sim_text_printable (cmd, 40);
-  char *msg = g_strdup_printf ("stepsim: unknown %s '%s' (commands: %s; stepsim --help)",
-                               cmd[0] == '-' ? "option" : "command", printable, list);
-  if (cmd[0] != '-')
-    msg = sim_text_with_hint (msg, cmd, names);
-  fprintf (stderr, "%s\n", msg);
-  g_free (msg);
+  unknown_command (cmd[0] == '-' ? "unknown option" : "unknown command", cmd, cmd[0] != '-');
   return 2;
 }

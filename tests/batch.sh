@@ -71,6 +71,14 @@ for args in "stack --deadline 30d" "gpus --gpus H100-SXM" "micro_batch --max-gpu
   if [ $rc -eq 2 ] && grep -qx "stepsim: fit: $opt applies to --for cost only" fitu.err; then
     ok "fit --for $args: cost's option named"; else bad "fit --for $args: cost's option named (exit $rc)"; cat fitu.err; fi
 done
+# ... and the other searches' options given to --for cost say whose they are
+for args in "--all:stack" "--max-nodes=4:gpus" "--multiple-of 8:seq_len"; do
+  opt=${args%%:*}; search=${args##*:}; name=${opt%%[ =]*}
+  # shellcheck disable=SC2086
+  "$STEPSIM" fit "$s1" --for cost --deadline 30d $opt >/dev/null 2>fitu.err; rc=$?
+  if [ $rc -eq 2 ] && grep -qx "stepsim: fit: $name applies to --for $search only" fitu.err; then
+    ok "fit --for cost $opt: the other search named"; else bad "fit --for cost $opt: the other search named (exit $rc)"; cat fitu.err; fi
+done
 expect_rc 2 "plot of an unknown kind: exit 2" "$STEPSIM" plot pie x.h5 -o x.png
 
 "$STEPSIM" fit "$srcdir/scenarios/s4-llama-2-70b-lora-zero3-8xa100.ini" --for stack --allow-finetune --all \
