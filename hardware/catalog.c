@@ -454,7 +454,7 @@ check_known_keys (char **keys, const char *group, GError **error)
         continue;
       char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, *k);
       msg = sim_text_with_hint (msg, *k, gpu_key_names);
-      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, msg);
+      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
       g_free (msg);
       return FALSE;
     }

@@ -297,7 +297,7 @@ hw_spec_check_known_keys (char **keys, const char *group, const char *const *val
         continue;
       char *msg = g_strdup_printf ("group [%s], key '%s': unknown key", group, *k);
       msg = sim_text_with_hint (msg, *k, valid);
-      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, msg);
+      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND, msg);
       g_free (msg);
       return FALSE;
     }

@@ -274,6 +274,7 @@ expect_nothing 1 "--set naming no scenario key: one error for the batch, nothing
 expect_nothing 1 "--set baseline.baseline.*: one error, nothing written" "a baseline override names a scenario key, not one of [baseline] itself" "$STEPSIM" batch mb.ini -q --set baseline.baseline.training.micro_batch=2
 printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1, 2\n[baseline]\nbaseline.training.micro_batch = 2\n' "$s1" >nested.ini
 expect_nothing 1 "a sweep's [baseline] naming [baseline]: refused (it was ignored)" "nested.ini: group [baseline], key 'baseline.training.micro_batch': a baseline override names" "$STEPSIM" batch nested.ini -q
+expect_nothing 1 "--set of a misspelt [gpu.NAME] key: one error for the batch" "group [gpu.NEW], key 'memoryx': unknown key" "$STEPSIM" batch mb.ini -q --set gpu.NEW.memoryx=1
 expect_rc 1 "run: a [baseline] key of no group is refused (not ignored)" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.bogus.tp=3
 expect_rc 1 "run: a [baseline] key misspelt is refused" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.training.micro_bach=2
 check "fit --for stack: --set baseline.* is the baseline" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.training.checkpointing=none | grep -q 'vs baseline'"

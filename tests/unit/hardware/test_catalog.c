@@ -315,7 +315,7 @@ static void
 test_keyfile_unknown_key_hint (void)
 {
   g_autofree char *msg = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\nmemry = 80 GiB\n",
-                                       G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+                                       G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND);
   CU_ASSERT_STRING_EQUAL (msg, "group [gpu.MyGPU], key 'memry': unknown key; "
                                "did you mean 'memory'?");
 }

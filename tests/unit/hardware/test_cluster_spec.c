@@ -256,7 +256,7 @@ test_cluster_pods (void)
                                      SIM_UNITS_ERROR, SIM_UNITS_ERROR_SYNTAX);
   ASSERT_CONTAINS (m4, "group [cluster], key 'pod_oversubscription': ");
   g_autofree char *m5 = parse_error ("[cluster]\nnode = DGX-H100\nnodes_per_pods = 2\n",
-                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND);
   ASSERT_CONTAINS (m5, "group [cluster], key 'nodes_per_pods': unknown key");
   ASSERT_CONTAINS (m5, "did you mean 'nodes_per_pod'?");
 }
@@ -315,17 +315,17 @@ static void
 test_unknown_key_hint (void)
 {
   g_autofree char *m1 = parse_error ("[cluster]\nnode = DGX-A100\nnodess = 2\n", G_KEY_FILE_ERROR,
-                                     G_KEY_FILE_ERROR_INVALID_VALUE);
+                                     G_KEY_FILE_ERROR_KEY_NOT_FOUND);
   ASSERT_CONTAINS (m1, "group [cluster], key 'nodess': unknown key");
   ASSERT_CONTAINS (m1, "did you mean 'nodes'?");
   g_autofree char *m2 = parse_error ("[cluster]\nnode = X\n[node.X]\nbase = DGX-A100\n"
                                      "nvlink_bandwith = 1 GB/s\n",
-                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND);
   ASSERT_CONTAINS (m2, "group [node.X], key 'nvlink_bandwith'");
   ASSERT_CONTAINS (m2, "did you mean 'nvlink_bandwidth'?");
   /* A [node.NAME]-only key is unknown in [cluster]. */
   g_autofree char *m3 = parse_error ("[cluster]\ngpu = H100-SXM\nintra_latency = 1 us\n",
-                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+                                     G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND);
   ASSERT_CONTAINS (m3, "key 'intra_latency': unknown key");
 }
 
