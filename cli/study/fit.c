@@ -216,7 +216,8 @@ cli_fit_simulate (const Ctx *ctx, CliFitCandidate *c)
   for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL; i++)
     g_strv_builder_add (b, ctx->sets[i]), g_strv_builder_add (o, "--set");
   for (guint i = 0; c->sets[i] != NULL; i++)
-    g_strv_builder_add (b, c->sets[i]), g_strv_builder_add (o, "candidate");
+    g_strv_builder_add (b, c->sets[i]),
+      g_strv_builder_add (o, c->origin != NULL ? c->origin : "candidate");
   g_auto (GStrv) all = g_strv_builder_end (b);
   g_auto (GStrv) origins = g_strv_builder_end (o);
   g_autoptr (GError) e = NULL;

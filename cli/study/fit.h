@@ -62,6 +62,7 @@ typedef struct
 {
   char *label;       /* "micro_batch=8", "+ ZeRO-2" */
   char **sets;       /* overrides on top of the scenario (and the caller's --set) */
+  const char *origin; /* what messages call `sets` ("[baseline]"); NULL: "candidate" */
   CliFitStatus status;
   double step_time;  /* s; NaN unless simulated */
   double tokens_per_s;

@@ -219,7 +219,8 @@ baseline_tokens (Ctx *ctx)
       g_ptr_array_add (a, g_strdup_printf ("%s=%s", keys[i], g_strstrip (v)));
     }
   g_ptr_array_add (a, NULL);
-  CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE), .tokens_per_s = NAN };
+  CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE), .origin = "[baseline]",
+                        .tokens_per_s = NAN };
   cli_fit_simulate (ctx, &c);
   double t = c.tokens_per_s;
   if (c.status == CLI_FIT_INFEASIBLE)
