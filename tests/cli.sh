@@ -43,6 +43,10 @@ check "--set KEY= removes it: then required, one error" sh -c "[ $rc -eq 1 ] && 
 "$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing= >unset1.out 2>&1
 "$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing=none >unset2.out 2>&1
 check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://' unset1.out)\" = \"\$(sed 's/ (.*)://' unset2.out)\" ]"
+# an output under a regular file: the file is named as no directory (QA: "does not exist")
+: >notadir
+"$STEPSIM" run "$s1" -q -o x.h5 --plot notadir/sub >/dev/null 2>nd.err
+check "--plot under a regular file: it is not a directory" grep -q -- "--plot notadir/sub: notadir is not a directory" nd.err
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"

@@ -175,7 +175,8 @@ cli_charts_cost_data (const SimTable *t, char **caption, const char **time_unit,
                                 i + 1, p->lx, p->ly);
     }
   GString *cap = g_string_new (NULL);
-  g_string_append_printf (cap, "%u plans drawn (* in the list: on the Pareto front)", pts->len);
+  g_string_append_printf (cap, "%u plan%s drawn (* in the list: on the Pareto front)", pts->len,
+                          pts->len == 1 ? "" : "s");
   if (oom > 0)
     g_string_append_printf (cap, "; %u out of memory (OOM) left out", oom);
   if (unpriced > 0)

@@ -22,8 +22,12 @@ dir_writable (const char *what, const char *path, const char *dir, GError **erro
 {
   if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
     {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "%s %s: directory %s does not exist",
-                   what, path, dir);
+      if (g_file_test (dir, G_FILE_TEST_EXISTS))
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, "%s %s: %s is not a directory",
+                     what, path, dir);
+      else
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "%s %s: directory %s does not exist",
+                     what, path, dir);
       return FALSE;
     }
   if (g_access (dir, W_OK | X_OK) == 0)
