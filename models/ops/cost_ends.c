@@ -66,10 +66,12 @@ bert_head (const ModelArch *arch, const Dims *d)
  * forward to the backward, `fwd` and `bwd` on top of it inside each pass, and the tensors
  * those peaks are made of (allocation order; Σ fwd_t = fwd, Σ bwd_t = bwd): PyTorch
  * allocates each on its own, and the caching allocator reuses the forward's freed blocks
- * for the backward's tensors one by one (ModelPass.workspace_tensors). */
+ * for the backward's tensors one by one (ModelPass.workspace_tensors). `traffic`: the
+ * forward's HBM bytes; `bwd_traffic` the backward's, 0 where it mirrors the forward's
+ * (cost_mirror_backward's default). */
 typedef struct
 {
-  double saved, fwd, bwd, traffic;
+  double saved, fwd, bwd, traffic, bwd_traffic;
   double fwd_t[MODEL_COST_MAX_WORKSPACE_TENSORS], bwd_t[MODEL_COST_MAX_WORKSPACE_TENSORS];
   guint n_fwd, n_bwd;
 } LossMemory;
@@ -285,6 +287,7 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
        * each, the sum reads 4 (e + 36 a logit); backward the in-place multiply (8) and the
        * cast (4 + e). */
       m = loss_new (4 * TV, (e + 36) * TV);
+      m.bwd_traffic = (12 + e) * TV;
       loss_fwd (&m, e * TV, 1);
       loss_bwd (&m, e * TV, 1);
       return m;
@@ -301,6 +304,7 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
        * e·T·V). Traffic as vocab_parallel's: the subtraction reads 4 and writes 4 where
        * Megatron's in-place one does the same. */
       m = loss_new (4 * TV, (e + 36) * TV);
+      m.bwd_traffic = (12 + e) * TV;
       loss_fwd (&m, 4 * TV, 1);
       loss_bwd (&m, e * TV, 1);
       return m;
@@ -318,7 +322,9 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
        * gradient in place (Megatron's loss is per token, so torch.equal(grad_output, 1.0)
        * is false and the multiply runs) and returns it as the logits' gradient: no new
        * tensor. Traffic 3e a logit forward, 2e backward (the rows' 3·4 B are below it). */
-      return loss_new (e * TV, 3 * e * TV);
+      m = loss_new (e * TV, 3 * e * TV);
+      m.bwd_traffic = 2 * e * TV;
+      return m;
     case MODEL_COST_LOSS_UPCAST:
     default:
       if (mpt)
@@ -407,11 +413,8 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
   ModelOp ce = cost_elementwise_op ("cross_entropy", lm.traffic);
   ce.host_ops = loss_host_ops (p, arch->family == MODEL_FAMILY_MPT);
-  if (p->loss == MODEL_COST_LOSS_VOCAB_PARALLEL || p->loss == MODEL_COST_LOSS_SHARDED)
-    /* backward 12 + e a logit (loss_memory) */
-    ce.bwd_factor = (12 + d.e) / (36 + d.e);
-  if (p->loss == MODEL_COST_LOSS_TE_PARALLEL) /* backward 2e a logit against 3e (loss_memory) */
-    ce.bwd_factor = 2.0 / 3.0;
+  if (lm.bwd_traffic > 0 && lm.traffic > 0) /* a backward that does not mirror (loss_memory) */
+    ce.bwd_factor = lm.bwd_traffic / lm.traffic;
   cost_add_kernel (&cost.fwd, &ce);
   cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
   cost.bwd.workspace = lm.bwd;
