@@ -246,6 +246,13 @@ apply_set (GKeyFile *kf, const char *set, GError **error)
   return TRUE;
 }
 
+void
+cli_scenario_keyfile_apply_sets (GKeyFile *kf, const char *const *sets)
+{
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    apply_set (kf, sets[i], NULL);
+}
+
 char *
 cli_scenario_hf_config_file (const char *path, const char *const *sets)
 {
@@ -253,8 +260,7 @@ cli_scenario_hf_config_file (const char *path, const char *const *sets)
   /* the checked reader: /dev/zero or a FIFO fails here, as the load itself will say */
   if (!cli_input_load_keyfile (kf, path, NULL))
     return NULL;
-  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
-    apply_set (kf, sets[i], NULL); /* a malformed one fails the load itself */
+  cli_scenario_keyfile_apply_sets (kf, sets); /* a malformed one fails the load itself */
   g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
   return hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
 }

@@ -120,6 +120,11 @@ gboolean cli_scenario_prescan (const char *text, GError **error);
  * (then loading fails before it reads a config). Malformed `sets` are skipped. Nothing is
  * validated: this is for the output-path checks (cli/scenario/output.h). Caller frees. */
 char *cli_scenario_hf_config_file (const char *path, const char *const *sets);
+
+/* Applies "group.key=value" overrides (NULL-terminated, may be NULL) to `kf` as the loader
+ * does: an empty value removes the key. A malformed one is skipped (loading the scenario
+ * with it reports it). */
+void cli_scenario_keyfile_apply_sets (GKeyFile *kf, const char *const *sets);
 /* Whether one of `sets` (NULL-terminated --set overrides, may be NULL; malformed ones name
  * nothing) sets [model] hf_config, the only key cli_scenario_hf_config_file() reads: without
  * one, it answers for `path` and `sets` as for `path` alone. */

@@ -153,6 +153,19 @@ claim_key (GHashTable *keys, const char *group, const char *norm, GError **error
   return TRUE;
 }
 
+/* A [baseline] override names a scenario key: "baseline.…" (an override of [baseline]
+ * itself) is refused, with `shown` (how the user wrote it) in the message. */
+static gboolean
+baseline_key_ok (const char *key, const char *shown, GError **error)
+{
+  if (!g_str_has_prefix (key, "baseline."))
+    return TRUE;
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
+               "%s: a baseline override names a scenario key, not one of [baseline] itself",
+               shown);
+  return FALSE;
+}
+
 /* Reads the "group.key = value" pairs of `group` into `out` as "group.key=value" (spaces
  * dropped). `keys`: the table that each key must be new to ([set] shares the sweep's with
  * the axes; [baseline] has its own: it overrides them on purpose). */
@@ -165,14 +178,10 @@ read_sets (GKeyFile *kf, const char *group, const char *scenario, GPtrArray *out
     {
       g_autofree char *v = g_strstrip (g_key_file_get_value (kf, group, names[i], NULL));
       g_autofree char *norm = NULL;
-      if (strcmp (group, "baseline") == 0 && g_str_has_prefix (g_strstrip (names[i]), "baseline."))
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
-                       "group [baseline], key '%s': a baseline override names a scenario "
-                       "key, not one of [baseline] itself", names[i]);
-          return FALSE;
-        }
-      if (!check_key (scenario, group, names[i], v, &norm, error)
+      g_autofree char *shown = g_strdup_printf ("group [baseline], key '%s'", names[i]);
+      gboolean base = strcmp (group, "baseline") == 0;
+      if ((base && !baseline_key_ok (g_strstrip (names[i]), shown, error))
+          || !check_key (scenario, group, names[i], v, &norm, error)
           || !claim_key (keys, group, norm, error))
         return FALSE;
       g_ptr_array_add (out, g_strdup_printf ("%s=%s", norm, v));
@@ -250,7 +259,7 @@ gboolean
 cli_sweep_check_extra_names (const CliSweep *sweep, const char *const *extra, GError **error)
 {
   g_return_val_if_fail (sweep != NULL, FALSE);
-  gboolean base_loads = -1; /* unknown until a --set needs it */
+  gint base_loads = -1; /* whether the scenario loads alone: unknown until a --set needs it */
   for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
     {
       g_autofree char *g = NULL, *k = NULL, *v = NULL;
@@ -294,13 +303,9 @@ cli_sweep_add_extra_baseline (CliSweep *sweep, const char *const *extra, GError 
         return g_prefix_error (error, "--set "), FALSE;
       if (strcmp (g, "baseline") != 0)
         continue;
-      if (g_str_has_prefix (k, "baseline."))
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--set %s: a baseline override names a scenario key, not one of "
-                       "[baseline] itself", extra[i]);
-          return FALSE;
-        }
+      g_autofree char *shown = g_strdup_printf ("--set %s", extra[i]);
+      if (!baseline_key_ok (k, shown, error))
+        return FALSE;
       if (!check_key (sweep->scenario, "baseline", k, v, &norm, error))
         return g_prefix_error (error, "--set %s: ", extra[i]), FALSE;
       /* before the NULL that ends the list, after the file's own: the last one wins */

@@ -201,13 +201,7 @@ baseline_tokens (Ctx *ctx)
   g_auto (GStrv) keys = NULL;
   if (cli_input_load_keyfile (kf, ctx->path, NULL))
     {
-      for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL; i++)
-        {
-          g_autofree char *g = NULL, *k = NULL, *v = NULL;
-          if (cli_sweep_parse_set (ctx->sets[i], &g, &k, &v, NULL)
-              && strcmp (g, "baseline") == 0)
-            g_key_file_set_value (kf, g, k, v);
-        }
+      cli_scenario_keyfile_apply_sets (kf, ctx->sets); /* as the loader: baseline.* too */
       keys = g_key_file_get_keys (kf, "baseline", NULL, NULL);
     }
   if (keys == NULL || keys[0] == NULL)
