@@ -55,15 +55,20 @@ static const char usage[] =
   "\n"
   "Exit status: 0 ok, 1 input or runtime error, 2 usage error.\n";
 
+/* `filter`: what the command prints is its product (no file of its own to finish), so a
+ * reader that stops early ends it quietly by SIGPIPE, as any filter; the others ignore
+ * SIGPIPE (cli/interrupt.h) so that their files are written whatever stdout does. */
 static const struct
 {
   const char *name;
   int (*run) (int argc, char **argv);
+  gboolean filter;
 } commands[] = {
-  { "run", cli_cmd_run },         { "export", cli_cmd_export },     { "list", cli_cmd_list },
-  { "collective", cli_cmd_collective }, { "compare", cli_cmd_compare },
-  { "validate", cli_cmd_validate }, { "batch", cli_cmd_batch },     { "fit", cli_cmd_fit },
-  { "plot", cli_cmd_plot },
+  { "run", cli_cmd_run, FALSE },         { "export", cli_cmd_export, TRUE },
+  { "list", cli_cmd_list, TRUE },        { "collective", cli_cmd_collective, TRUE },
+  { "compare", cli_cmd_compare, FALSE }, { "validate", cli_cmd_validate, FALSE },
+  { "batch", cli_cmd_batch, FALSE },     { "fit", cli_cmd_fit, FALSE },
+  { "plot", cli_cmd_plot, FALSE },
 };
 
 int main (int argc, char **argv);
@@ -117,11 +122,7 @@ main (int argc, char **argv)
          * ("stepsim run [OPTION…] SCENARIO.ini") and of its messages. Set once. */
         g_autofree char *prgname = g_strconcat ("stepsim ", cmd, NULL);
         g_set_prgname (prgname);
-        /* what these print is their product (no file of theirs to finish): a reader that
-         * stops early ends them quietly by SIGPIPE, as any filter (cli/interrupt.h ignores
-         * it for the commands that write files) */
-        if (strcmp (cmd, "export") == 0 || strcmp (cmd, "list") == 0
-            || strcmp (cmd, "collective") == 0)
+        if (commands[i].filter)
           signal (SIGPIPE, SIG_DFL);
         return commands[i].run (argc - 1, argv + 1);
       }
