@@ -208,6 +208,28 @@ static const struct
   { "--max-nodes", CLI_FIT_GPUS, HW_MAX_NODES },
 };
 
+/* An option of one search (--for) that another search's option context does not know. */
+typedef struct
+{
+  const char *option, *search;
+} OptionOwner;
+
+/* "fit: OPTION applies to --for SEARCH only" when `error` is GLib's unknown-option error
+ * for one of `owners` (as "--x" or "--x=v"), else NULL. Caller frees. */
+static char *
+option_owner (const GError *error, const OptionOwner *owners, guint n)
+{
+  for (guint i = 0; error->code == G_OPTION_ERROR_UNKNOWN_OPTION && i < n; i++)
+    {
+      const char *at = strstr (error->message, owners[i].option);
+      gsize len = strlen (owners[i].option);
+      if (at != NULL && (at[len] == '\0' || at[len] == '='))
+        return g_strdup_printf ("fit: %s applies to --for %s only", owners[i].option,
+                                owners[i].search);
+    }
+  return NULL;
+}
+
 /* Usage errors of the limits and switches (a message, then 2), or 0. Each option belongs
  * to one search: given with another --for it would be ignored, so it is an error. */
 static int
@@ -298,21 +320,13 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))
     {
-      /* --for cost's own options (cli_fit_cost_options) given to another search: say whose
+      /* --for cost's own options (fit_cost_command) given to another search: say whose
        * they are, as check_fit_options does for the others' */
-      static const char *const cost_only[] = { "--deadline", "--gpus", "--max-gpus" };
-      for (guint i = 0; error->code == G_OPTION_ERROR_UNKNOWN_OPTION
-                        && i < G_N_ELEMENTS (cost_only); i++)
-        {
-          const char *at = strstr (error->message, cost_only[i]);
-          if (at != NULL && (at[strlen (cost_only[i])] == '\0'
-                             || at[strlen (cost_only[i])] == '='))
-            {
-              g_autofree char *msg
-                = g_strdup_printf ("fit: %s applies to --for cost only", cost_only[i]);
-              return cli_error (msg), 2;
-            }
-        }
+      static const OptionOwner cost_only[] = { { "--deadline", "cost" }, { "--gpus", "cost" },
+                                               { "--max-gpus", "cost" } };
+      g_autofree char *whose = option_owner (error, cost_only, G_N_ELEMENTS (cost_only));
+      if (whose != NULL)
+        return cli_error (whose), 2;
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }
@@ -391,25 +405,15 @@ fit_cost_command (int argc, char **argv)
     {
       /* the other searches' options given to --for cost: say whose they are, as the other
        * direction does (cli_cmd_fit's parse) */
-      static const struct
-      {
-        const char *option, *search;
-      } other[] = { { "--max-micro-batch", "micro_batch" }, { "--max-seq-len", "seq_len" },
-                    { "--multiple-of", "seq_len" },       { "--max-gpus-per-node", "gpus" },
-                    { "--max-nodes", "gpus" },            { "--all", "stack" },
-                    { "--allow-optimizer-change", "stack" } };
-      for (guint i = 0; error->code == G_OPTION_ERROR_UNKNOWN_OPTION && i < G_N_ELEMENTS (other);
-           i++)
-        {
-          const char *at = strstr (error->message, other[i].option);
-          gsize n = strlen (other[i].option);
-          if (at != NULL && (at[n] == '\0' || at[n] == '='))
-            {
-              g_autofree char *msg = g_strdup_printf ("fit: %s applies to --for %s only",
-                                                      other[i].option, other[i].search);
-              return cli_error (msg), 2;
-            }
-        }
+      static const OptionOwner other[] = {
+        { "--max-micro-batch", "micro_batch" }, { "--max-seq-len", "seq_len" },
+        { "--multiple-of", "seq_len" },         { "--max-gpus-per-node", "gpus" },
+        { "--max-nodes", "gpus" },              { "--all", "stack" },
+        { "--allow-optimizer-change", "stack" },
+      };
+      g_autofree char *whose = option_owner (error, other, G_N_ELEMENTS (other));
+      if (whose != NULL)
+        return cli_error (whose), 2;
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }
