@@ -493,12 +493,44 @@ guint_cmp (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* Whether the group g (k members, in its listing order) maps onto a group: s holds the
+ * images of g's members (reordered here), h the k_h members of the group of s[0]: onto that
+ * group member by member, or onto g itself as a set (g in increasing order). */
+static gboolean
+group_maps (const guint *g, guint *s, guint k, const guint *h, guint kh)
+{
+  if (kh != k)
+    return FALSE;
+  if (memcmp (h, s, k * sizeof (guint)) == 0)
+    return TRUE; /* onto another group, in order */
+  qsort (s, k, sizeof (guint), guint_cmp);
+  return memcmp (g, s, k * sizeof (guint)) == 0;
+}
+
+/* groups_shift for the expert groups along `dim` (Megatron's carving inside a stage,
+ * models/parallel/mesh.h model_mesh_expert_group, listed in increasing rank order): each
+ * onto itself as a set, or onto another member by member. O(ranks · group). */
+static gboolean
+expert_groups_shift (const ModelMesh *mesh, ModelMeshExpertDim dim, const HwRankShift *sh)
+{
+  guint n = model_mesh_size (mesh);
+  g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
+  for (guint r = 0; r < n; r++)
+    {
+      guint k = model_mesh_expert_group (mesh, r, dim, g);
+      if (g[0] != r)
+        continue; /* each group once, from its least member */
+      for (guint i = 0; i < k; i++)
+        s[i] = hw_rank_shift_image (sh, g[i]);
+      if (!group_maps (g, s, k, h, model_mesh_expert_group (mesh, s[0], dim, h)))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Whether the shift σ maps every mesh group over `dims` onto a group over `dims`, as
  * instance_maps() asks of collective instances: a group onto itself (as a set), or onto
  * another group member by member in model_mesh_group's order. O(ranks · log group). */
-static gboolean expert_groups_shift (const ModelMesh *mesh, ModelMeshExpertDim dim,
-                                     const HwRankShift *sh);
-
 static gboolean
 groups_shift (const ModelMesh *mesh, guint dims, const HwRankShift *sh)
 {
@@ -520,40 +552,8 @@ groups_shift (const ModelMesh *mesh, guint dims, const HwRankShift *sh)
       g_assert (g[0] == r);
       for (guint i = 0; i < k; i++)
         s[i] = hw_rank_shift_image (sh, g[i]);
-      guint kh = model_mesh_group (mesh, s[0], dims, h, NULL);
-      if (kh != k)
-        return FALSE;
-      if (memcmp (h, s, k * sizeof (guint)) == 0)
-        continue; /* onto another group, in order */
-      qsort (s, k, sizeof (guint), guint_cmp);
-      if (memcmp (g, s, k * sizeof (guint)) != 0) /* model_mesh_group lists in rank order */
-        return FALSE;
-    }
-  return TRUE;
-}
-
-/* groups_shift for the expert groups along `dim` (Megatron's carving inside a stage,
- * models/parallel/mesh.h model_mesh_expert_group, listed in increasing rank order): each
- * onto itself as a set, or onto another member by member. O(ranks · group). */
-static gboolean
-expert_groups_shift (const ModelMesh *mesh, ModelMeshExpertDim dim, const HwRankShift *sh)
-{
-  guint n = model_mesh_size (mesh);
-  g_autofree guint *g = g_new (guint, n), *h = g_new (guint, n), *s = g_new (guint, n);
-  for (guint r = 0; r < n; r++)
-    {
-      guint k = model_mesh_expert_group (mesh, r, dim, g);
-      if (g[0] != r)
-        continue; /* each group once, from its least member */
-      for (guint i = 0; i < k; i++)
-        s[i] = hw_rank_shift_image (sh, g[i]);
-      guint kh = model_mesh_expert_group (mesh, s[0], dim, h);
-      if (kh != k)
-        return FALSE;
-      if (memcmp (h, s, k * sizeof (guint)) == 0)
-        continue;
-      qsort (s, k, sizeof (guint), guint_cmp);
-      if (memcmp (g, s, k * sizeof (guint)) != 0)
+      /* model_mesh_group lists in rank order */
+      if (!group_maps (g, s, k, h, model_mesh_group (mesh, s[0], dims, h, NULL)))
         return FALSE;
     }
   return TRUE;
@@ -561,8 +561,8 @@ expert_groups_shift (const ModelMesh *mesh, ModelMeshExpertDim dim, const HwRank
 
 /* Whether a plan of built representatives is structural in the sense of rank_classes.h:
  * every dependency inside its rank, every collective a mesh group (or two members of one
- * pp group, or an expert group). Collects the group dimension sets its collectives use into `dims` (guint,
- * distinct). */
+ * pp group, or an expert group). Collects the group dimension sets its collectives use
+ * into `dims` (guint, distinct). */
 static gboolean
 structural (const ModelPlan *plan, GArray *dims)
 {
