@@ -670,6 +670,22 @@ empty_task_event (SimEngine *engine, gpointer user_data)
   finish_task (user_data);
 }
 
+/* Takes the task's next kernel `k`: its host time is added to the task's issued host
+ * time, and its start is the later of `now` and its issue by the host clock. Returns the
+ * issue time, s (the engine path starts the kernel after issue − now; run_alone ends it in
+ * closed form). */
+static double
+issue_kernel (ModelExecutor *exec, TaskState *ts, const ModelTask *t, const ModelKernel *k,
+              double now)
+{
+  ts->kernel_host = kernel_host_time (exec, t, k);
+  ts->host_issued += ts->kernel_host;
+  double issue = exec->host_offset[ledger_row (exec, t->rank)] + exec->host_before[ts->id]
+                 + ts->host_issued;
+  ts->kernel_start = MAX (issue, now);
+  return issue;
+}
+
 /* Starts the task's next kernel, or finishes the task when none is left. A task without
  * kernels finishes through a zero-delay event so callbacks never nest unboundedly. */
 static void
@@ -683,11 +699,7 @@ run_next_kernel (TaskState *ts)
       return;
     }
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  ts->kernel_host = kernel_host_time (exec, t, k);
-  ts->host_issued += ts->kernel_host;
-  double issue = exec->host_offset[ledger_row (exec, t->rank)] + exec->host_before[ts->id]
-                 + ts->host_issued;
-  ts->kernel_start = MAX (issue, sim_engine_now (exec->engine));
+  double issue = issue_kernel (exec, ts, t, k, sim_engine_now (exec->engine));
   hw_cluster_start_kernel_after (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
                                  k->op.bytes, issue - sim_engine_now (exec->engine),
                                  kernel_done, ts);
@@ -846,19 +858,13 @@ model_executor_run_alone (ModelExecutor *exec)
       host_sync (exec, row, id, now);
       begin_task (exec, ts, t, now);
       if (t->n_kernels == 0)
-        {
-          events++; /* empty_task_event, scheduled after 0 s */
-          now = now + 0.0;
-        }
+        events++; /* empty_task_event, scheduled after 0 s: `now` does not move */
       while (ts->next_kernel < t->n_kernels)
         {
           /* run_next_kernel, then kernel_done at the kernel's end */
           const ModelKernel *k
             = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-          ts->kernel_host = kernel_host_time (exec, t, k);
-          ts->host_issued += ts->kernel_host;
-          double issue = exec->host_offset[row] + exec->host_before[id] + ts->host_issued;
-          ts->kernel_start = MAX (issue, now);
+          double issue = issue_kernel (exec, ts, t, k, now);
           now = hw_cluster_kernel_lone_end (exec->cluster, t->rank, k->dtype, &k->op.shape,
                                             k->op.flops, k->op.bytes, issue - now, now);
           events += 2; /* its latency end (which flushes at once: nothing else is due) and
