@@ -24,32 +24,6 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 [ $rc -eq 2 ] && ok "no command: exit 2" || bad "no command: exit 2 (got $rc)"
 "$STEPSIM" frobnicate >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown command: exit 2" || bad "unknown command: exit 2 (got $rc)"
-# a kind's tasks' times added up can pass the step (collectives on their own streams beside
-# compute): the summary says so (QA: "collective 3.49 s" beside a 2.32 s step read as wrong)
-"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -o ds.h5 >ds.out 2>&1
-check "summary: a kind's summed time above the step says they overlap" grep -q "^  collective (rank 0) .*  (its tasks' times added up; they overlap on several streams)\$" ds.out
-check "summary: a kind's time below the step has no such note" sh -c "grep '^  forward (rank 0)' ds.out | grep -qv 'added up'"
-# export | head: export's output is its product, so a reader stopping early ends it quietly
-# by SIGPIPE, no "write error" (QA); run ignores SIGPIPE to finish its files (above)
-"$STEPSIM" export ds.h5 /tasks 2>exppipe.err | head -1 >/dev/null
-check "export | head -1: no error message" sh -c "! test -s exppipe.err"
-# --set group.key= removes the key (QA: 'gpu' could not be swapped for 'node' without
-# editing the file): S1 on a DGX-A100 node's GPU runs; gpu removed alone is the loader's
-# missing-key error; an empty checkpointing is its default (none), as without the key
-"$STEPSIM" run "$s1" -q -o unset.h5 --set cluster.gpu= --set cluster.node=DGX-A100 >unset.out 2>&1; rc=$?
-check "--set KEY= removes it: gpu swapped for node" sh -c "[ $rc -eq 0 ] && grep -q ': FITS' unset.out"
-"$STEPSIM" run "$s1" -q -o unset.h5 --set cluster.gpu= >/dev/null 2>unset.err; rc=$?
-check "--set KEY= removes it: then required, one error" sh -c "[ $rc -eq 1 ] && grep -q \"group \[cluster\]: key 'node' or 'gpu' is required\" unset.err"
-"$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing= >unset1.out 2>&1
-"$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing=none >unset2.out 2>&1
-check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://' unset1.out)\" = \"\$(sed 's/ (.*)://' unset2.out)\" ]"
-# an output under a regular file: the file is named as no directory (QA: "does not exist")
-: >notadir
-"$STEPSIM" run "$s1" -q -o x.h5 --plot notadir/sub >/dev/null 2>nd.err
-check "--plot under a regular file: it is not a directory" grep -q -- "--plot notadir/sub: notadir is not a directory" nd.err
-# one line naming the commands and the nearest, not the whole usage (QA)
-"$STEPSIM" rn >/dev/null 2>unk.err
-check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
 "$STEPSIM" run --bogus-option "$s1" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option: exit 2 (got $rc)"
 check "run --help documents --set" sh -c "'$STEPSIM' run --help | grep -q -- '--set'"
@@ -76,6 +50,32 @@ done
 
 # --- the default scenario ------------------------------------------------------------------
 cd "$work" || exit 1
+# a kind's tasks' times added up can pass the step (collectives on their own streams beside
+# compute): the summary says so (QA: "collective 3.49 s" beside a 2.32 s step read as wrong)
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -o ds.h5 >ds.out 2>&1
+check "summary: a kind's summed time above the step says they overlap" grep -q "^  collective (rank 0) .*  (its tasks' times added up; they overlap on several streams)\$" ds.out
+check "summary: a kind's time below the step has no such note" sh -c "grep '^  forward (rank 0)' ds.out | grep -qv 'added up'"
+# export | head: export's output is its product, so a reader stopping early ends it quietly
+# by SIGPIPE, no "write error" (QA); run ignores SIGPIPE to finish its files (above)
+"$STEPSIM" export ds.h5 /tasks 2>exppipe.err | head -1 >/dev/null
+check "export | head -1: no error message" sh -c "! test -s exppipe.err"
+# --set group.key= removes the key (QA: 'gpu' could not be swapped for 'node' without
+# editing the file): S1 on a DGX-A100 node's GPU runs; gpu removed alone is the loader's
+# missing-key error; an empty checkpointing is its default (none), as without the key
+"$STEPSIM" run "$s1" -q -o unset.h5 --set cluster.gpu= --set cluster.node=DGX-A100 >unset.out 2>&1; rc=$?
+check "--set KEY= removes it: gpu swapped for node" sh -c "[ $rc -eq 0 ] && grep -q ': FITS' unset.out"
+"$STEPSIM" run "$s1" -q -o unset.h5 --set cluster.gpu= >/dev/null 2>unset.err; rc=$?
+check "--set KEY= removes it: then required, one error" sh -c "[ $rc -eq 1 ] && grep -q \"group \[cluster\]: key 'node' or 'gpu' is required\" unset.err"
+"$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing= >unset1.out 2>&1
+"$STEPSIM" run "$s1" -q -o unset.h5 --set training.checkpointing=none >unset2.out 2>&1
+check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://' unset1.out)\" = \"\$(sed 's/ (.*)://' unset2.out)\" ]"
+# an output under a regular file: the file is named as no directory (QA: "does not exist")
+: >notadir
+"$STEPSIM" run "$s1" -q -o x.h5 --plot notadir/sub >/dev/null 2>nd.err
+check "--plot under a regular file: it is not a directory" grep -q -- "--plot notadir/sub: notadir is not a directory" nd.err
+# one line naming the commands and the nearest, not the whole usage (QA)
+"$STEPSIM" rn >/dev/null 2>unk.err
+check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
 if "$STEPSIM" run "$s1" -o s1.h5 --plot charts >run.out 2>run.err; then ok "default scenario runs"; else bad "default scenario runs"; cat run.err; fi
 check "summary says FITS" grep -q 'FITS' run.out
 check "summary has MFU and tokens/s" sh -c "grep -q 'MFU' run.out && grep -q 'tokens/s' run.out"
