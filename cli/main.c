@@ -2,13 +2,17 @@
 #include "config.h"
 
 #include <glib.h>
+#include <errno.h>
 #include <locale.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #include <signal.h>
 #endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "sim/text.h"
@@ -108,11 +112,35 @@ tune_allocator (void)
 #endif
 }
 
+/* At exit, once what the command printed has reached stdout: a write that failed (a full
+ * disk, a closed terminal, `> /dev/full`) is an error even when the command succeeded, said
+ * once on stderr, exit status 1 (coreutils' close_stdout does the same). An atexit handler,
+ * so that GOption's --help, which exits by itself, is covered too. A reader that went away
+ * (EPIPE: `| head`, SIGPIPE being ignored by the commands that write files) is not. */
+static void
+check_stdout (void)
+{
+  errno = 0;
+  if ((fflush (stdout) == 0 && !ferror (stdout)) || errno == EPIPE)
+    return;
+  int err = errno;
+  struct stat st;
+  /* an earlier write failed, its errno gone: into a pipe, that was its reader leaving */
+  if (err == 0 && fstat (STDOUT_FILENO, &st) == 0
+      && (S_ISFIFO (st.st_mode) || S_ISSOCK (st.st_mode)))
+    return;
+  const char *prg = g_get_prgname ();
+  fprintf (stderr, "%s: cannot write to standard output: %s\n", prg != NULL ? prg : "stepsim",
+           err != 0 ? g_strerror (err) : "write error");
+  _exit (1);
+}
+
 int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
   tune_allocator ();
+  atexit (check_stdout);
   cli_interrupt_install (); /* SIGINT/SIGTERM/SIGHUP leave no temporary file behind */
   const char *cmd = argc >= 2 ? argv[1] : "";
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)

@@ -73,6 +73,14 @@ check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://
 : >notadir
 "$STEPSIM" run "$s1" -q -o x.h5 --plot notadir/sub >/dev/null 2>nd.err
 check "--plot under a regular file: it is not a directory" grep -q -- "--plot notadir/sub: notadir is not a directory" nd.err
+# stdout that cannot be written (a full disk) is an error, exit 1, said once (QA: `list`
+# and `run` > /dev/full exited 0); help that GOption prints and exits on is covered too
+if [ -w /dev/full ]; then
+  for c in "list gpus" "run $s1 -q -o full.h5" "run --help" "--version"; do
+    "$STEPSIM" $c >/dev/full 2>full.err; rc=$?
+    check "$c > /dev/full: exit 1, 'cannot write to standard output'" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: ' full.err"
+  done
+fi
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
