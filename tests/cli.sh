@@ -511,6 +511,8 @@ for args in "-o $ro/x.h5" "-o rw.h5 --plot $ro" "-o rw.h5 --plot $ro/charts" "-o
   else bad "read-only directory refused up front: $args (exit $rc)"; cat ro.err; fi
 done
 chmod 755 ro
+"$STEPSIM" run "$s1" -q -o /proc/x.h5 >/dev/null 2>ro.err
+check "/proc refused as a file system without new files, not 'No such file'" grep -q 'cannot write in directory /proc: its file system does not allow new files$' ro.err
 # A reader that closes stdout at once: the run still writes its files (QA: SIGPIPE ended it
 # at the summary's first line, exit 141, no HDF5, no trace). --ops makes the output larger
 # than stdio's buffer, so it is written before the files; env --default-signal undoes a

@@ -45,8 +45,11 @@ dir_writable (const char *what, const char *path, const char *dir, GError **erro
         }
     }
   int err = errno;
+  /* procfs answers the creation of a file in a directory that exists with ENOENT, which
+   * strerror makes "No such file or directory" (QA): say what it means */
   g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
-               "%s %s: cannot write in directory %s: %s", what, path, dir, g_strerror (err));
+               "%s %s: cannot write in directory %s: %s", what, path, dir,
+               err == ENOENT ? "its file system does not allow new files" : g_strerror (err));
   return FALSE;
 }
 
