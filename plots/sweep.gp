@@ -33,6 +33,12 @@ set offsets graph 0.02, graph 0.02, graph 0.05, 0
 
 stats datafile using 1 nooutput
 nblocks = STATS_blocks
+# An axis of whole numbers (micro-batches, GPUs, layers) spanning less than 10 gets a tick
+# at every whole number: gnuplot's own steps of 0.5 there drew micro-batch 1.5 (QA). Wider
+# spans get whole-number steps from gnuplot already.
+x_span = STATS_max - STATS_min
+stats datafile using (column(1) == floor(column(1)) ? 0 : 1) nooutput
+if (STATS_max == 0 && x_span < 10) { set xtics 1 }
 # Line titles are never clipped: read each block's header as data to find the longest; past
 # 40 characters the key goes below the plot, one title a line, and the canvas grows to the
 # longest title (7 px a character, Helvetica 11–12 pt averaging ~6.5 px) and the lines.

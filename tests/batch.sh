@@ -338,6 +338,13 @@ for k in breakdown steptime penalty; do
   if "$STEPSIM" plot $k mb.h5 -o batch-$k.svg 2>err.txt && is_svg batch-$k.svg; then ok "plot $k of a batch (SVG)"; else bad "plot $k of a batch (SVG)"; cat err.txt; fi
 done
 if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep.png 2>err.txt && is_png sweep.png; then ok "plot sweep of a batch"; else bad "plot sweep of a batch"; cat err.txt; fi
+# an axis of whole numbers gets whole-number ticks (QA: micro-batch 1.5 was drawn): the x
+# tick labels (text-anchor middle in gnuplot's SVG) of micro_batch 1:2 are whole numbers
+if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o xticks.svg 2>err.txt \
+   && grep -A1 'text-anchor="middle"' xticks.svg | sed -n 's/.*<tspan[^>]*> *\([-0-9.]*\)<.*/\1/p' >xticks.txt \
+   && grep -qx 1 xticks.txt && grep -qx 2 xticks.txt && ! grep -q '\.' xticks.txt; then
+  ok "plot sweep: whole-number ticks on an axis of whole numbers"
+else bad "plot sweep: whole-number ticks on an axis of whole numbers"; cat err.txt xticks.txt; fi
 expect_rc 1 "plot sweep of an unknown metric: exit 1" "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y nope -o no.png
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o short.png 2>err.txt && is_png short.png; then ok "plot sweep: --x key without its group"; else bad "plot sweep: --x key without its group"; cat err.txt; fi
 expect_rc 1 "plot penalty without a baseline: exit 1" "$STEPSIM" plot penalty fail.h5 -o no.png
