@@ -89,6 +89,7 @@ check_variants (int argc, char **argv, char **common, GError **error)
   if (!cli_sweep_check_sets ("--set", (const char *const *) common, error))
     return FALSE;
   cli_sweep_sets_from_cwd (common);
+  cli_scenario_warn_baseline_sets ((const char *const *) common, NULL);
   for (int i = 2; i < argc; i++)
     {
       g_autofree char *stripped = g_strstrip (g_strdup (argv[i]));
@@ -106,6 +107,8 @@ check_variants (int argc, char **argv, char **common, GError **error)
                                   : g_strdup_printf ("compare: variation '%s':", shown);
       if (!cli_sweep_check_sets (what, (const char *const *) sets, error))
         return FALSE;
+      g_auto (GStrv) origins = cli_scenario_origins ((const char *const *) sets, "variation");
+      cli_scenario_warn_baseline_sets ((const char *const *) sets, (const char *const *) origins);
       g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       for (guint j = 0; sets[j] != NULL; j++)
         {

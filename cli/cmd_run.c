@@ -221,7 +221,10 @@ cli_cmd_run (int argc, char **argv)
   sc = cli_scenario_load_origins (argv[1], (const char *const *) opt.sets,
                                   (const char *const *) origins, &error);
   if (sc != NULL)
-    cli_scenario_print_warnings (sc);
+    {
+      cli_scenario_print_warnings (sc);
+      cli_scenario_warn_baseline_sets ((const char *const *) opt.sets, NULL);
+    }
   if (sc == NULL || !cli_scenario_simulate (sc, rec, &res, &error))
     {
       if (sc != NULL)

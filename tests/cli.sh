@@ -81,6 +81,11 @@ if [ -w /dev/full ]; then
     check "$c > /dev/full: exit 1, 'cannot write to standard output'" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: ' full.err"
   done
 fi
+# a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
+"$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
+check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
+"$STEPSIM" compare "$s1" baseline.training.micro_batch=2 >/dev/null 2>bl.err
+check "compare with a baseline variation: one warning" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim compare: warning: variation baseline.training.micro_batch=2: has no effect here' bl.err"
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"

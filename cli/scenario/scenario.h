@@ -108,6 +108,11 @@ void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
  * (a message already printed, by any scenario, is not repeated; thread-safe). The commands
  * call it after a scenario loads; the loader itself prints nothing. */
 void cli_scenario_print_warnings (const CliScenario *sc);
+/* Prints a warning on stderr for each of `sets` (NULL-terminated; may be NULL) that sets the
+ * baseline (`baseline.GROUP.KEY=VALUE`), named by its origin (parallel to `sets`, may be
+ * NULL: "--set"): for the commands that run no baseline (run, compare), where it would be
+ * accepted and do nothing. */
+void cli_scenario_warn_baseline_sets (const char *const *sets, const char *const *origins);
 
 /* The checks GKeyFile does not make, on the text of a key file (scenario or sweep): a group
  * or key that appears twice, a comment after a value (except in `description`). FALSE +

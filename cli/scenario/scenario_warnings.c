@@ -504,3 +504,22 @@ cli_scenario_print_warnings (const CliScenario *sc)
     }
   g_mutex_unlock (&lock);
 }
+
+void
+cli_scenario_warn_baseline_sets (const char *const *sets, const char *const *origins)
+{
+  const char *prg = g_get_prgname () != NULL ? g_get_prgname () : "stepsim";
+  for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+    {
+      const char *set = sets[i];
+      while (g_ascii_isspace (*set))
+        set++;
+      if (g_str_has_prefix (set, "baseline."))
+        {
+          g_autofree char *shown = sim_text_printable (set, CLI_SCENARIO_MESSAGE_MAX);
+          fprintf (stderr, "%s: warning: %s %s: has no effect here: a baseline runs under "
+                   "batch and fit --for stack only\n", prg,
+                   origins != NULL && origins[i] != NULL ? origins[i] : "--set", shown);
+        }
+    }
+}
