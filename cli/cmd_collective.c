@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/scenario/input.h"
+#include "cli/scenario/scenario.h"
 #include "hardware/cluster_spec.h"
 #include "hardware/collective.h"
 #include "hardware/node_catalog.h"
@@ -49,7 +50,9 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
       g_autoptr (GKeyFile) kf = g_key_file_new ();
       if (!cli_input_load_keyfile (kf, what, error)) /* its message names the file */
         return FALSE;
-      if (!hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
+      /* the whole file's names, as every command checks them; the cluster's values */
+      if (!cli_scenario_check_names (kf, error)
+          || !hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
         return g_prefix_error (error, "%s: ", what), FALSE;
     }
   else

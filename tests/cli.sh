@@ -875,6 +875,12 @@ check "pods: the hardware line names 4 pods of 2 nodes at 16:1, /summary the fab
 "$STEPSIM" collective cpod.ini --nodes 5 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes not whole pods of the scenario's nodes_per_pod: exit 1, no crash" \
   sh -c "[ $rc -eq 1 ] && grep -q 'cpod.ini: --nodes 5: nodes = 5 is not a multiple of nodes_per_pod = 2' cn.err"
+# a typo anywhere in a scenario given to collective is refused as by run (QA: collective
+# read [cluster] alone and took the rest silently)
+sed 's/^micro_batch = 1$/micro_bacth = 1/' runpod.ini >ctypo.ini
+"$STEPSIM" collective ctypo.ini --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
+check "collective SCENARIO.ini with a typo in [training]: exit 1, the loader's message" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"ctypo.ini: group \[training\], key 'micro_bacth': unknown key; did you mean 'micro_batch'?\" cn.err"
 printf '[cluster]\ngpu = H100-SXM\n' >cnonic.ini
 "$STEPSIM" collective cnonic.ini --nodes 2 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes 2 of a node without NICs: exit 1 with the scenario's own rule" \

@@ -369,8 +369,8 @@ check_baseline (GKeyFile *kf, const GroupSchema *schema, guint n_schema, GError 
   return TRUE;
 }
 
-static gboolean
-check_schema (GKeyFile *kf, GError **error)
+gboolean
+cli_scenario_check_names (GKeyFile *kf, GError **error)
 {
   g_auto (GStrv) mkeys = model_keys ();
   const GroupSchema schema[] = {
@@ -433,6 +433,15 @@ check_schema (GKeyFile *kf, GError **error)
           return FALSE;
         }
     }
+  return TRUE;
+}
+
+/* The names (cli_scenario_check_names) and the groups every scenario has. */
+static gboolean
+check_schema (GKeyFile *kf, GError **error)
+{
+  if (!cli_scenario_check_names (kf, error))
+    return FALSE;
   const char *required[] = { "model", "cluster", "training" };
   for (guint i = 0; i < G_N_ELEMENTS (required); i++)
     if (!g_key_file_has_group (kf, required[i]))

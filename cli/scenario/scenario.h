@@ -103,6 +103,13 @@ CliScenario *cli_scenario_load_origins (const char *path, const char *const *set
 char *cli_scenario_error_source (const char *path, const char *const *sets,
                                  const char *const *origins, const char *message);
 void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
+/* Checks the group and key names of the scenario keyfile `kf` as cli_scenario_load does
+ * (every group known, every key of its group; [gpu.NAME] and [node.NAME] groups read in
+ * full; [baseline] keys naming scenario keys), without requiring [model] and [training]:
+ * for a command that reads part of a scenario (collective: its [cluster]), so that a typo
+ * anywhere in the file is refused there too. FALSE + G_KEY_FILE_ERROR naming group and key
+ * (without the file's path). */
+gboolean cli_scenario_check_names (GKeyFile *kf, GError **error);
 
 /* Prints each of sc->warnings on stderr as "PROGRAM: warning: MESSAGE", once per process
  * (a message already printed, by any scenario, is not repeated; thread-safe). The commands
