@@ -18,6 +18,21 @@ for i in 1 2 3 4 5; do
 done
 rm -rf "$tmp"
 printf 'default_scenario_wall_time\t%.4f\ts\n' "$best"
+# Start-up alone: `stepsim --version`, best of 10 (dynamic loading and relocation of the
+# shared libraries; configure.ac links libhdf5 statically for it).
+best=""
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  t0=$(date +%s.%N)
+  "$build/stepsim" --version >/dev/null
+  t1=$(date +%s.%N)
+  best=$(awk -v a="$t0" -v b="$t1" -v best="$best" 'BEGIN { t = b - a; print (best == "" || t < best) ? t : best }')
+done
+printf 'startup_wall_time\t%.4f\ts\n' "$best"
+# In-process medians of one step (bench/bench_step.c): the default scenario and the 8-GPU
+# ZeRO-3 bench case (issue 17: <= 2 ms of simulation in-process).
+"$build/bench/bench_step" "$src/scenarios/s1-llama-3.2-1b-fp32.ini" 50 | sed 's/^step_/s1_step_/'
+"$build/bench/bench_step" "$src/bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini" 30 \
+  | sed 's/^step_/dp8_step_/'
 # Batch throughput: the 1,000-scenario sweep bench/sweep-1000.ini with -j 2, best of 3
 # (loading, simulating, the HDF5 results file).
 tmp=$(mktemp -d)
