@@ -1081,9 +1081,9 @@ model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
   /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
-   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
-   * receive waits for its peer through the bubble, and that idle time is the bubble's (a
-   * transfer on the critical path shows in the step time, not here) */
+   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P
+   * streams: a send or a receive waits for its peer through the bubble, and that idle time
+   * is the bubble's (a transfer on the critical path shows in the step time, not here) */
   static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
                                        MODEL_STREAM_EP };
   return exposed_of (exec, rank, comms, G_N_ELEMENTS (comms));
