@@ -24,15 +24,16 @@ plan_reduce_bytes (const ModelPlan *p)
  * row-major, as model_mesh_group numbers them; or `dims` MODEL_COLLECTIVE_EXPERT (dim) and
  * `index` the expert group's first member. The same on every member, so each member's k-th
  * collective on the group is the group's instance k. Integers, not a printed name: printing
- * and hashing "dp_shard:1"-style names per collective was 4 % of an 8-GPU ZeRO-3 step
- * (bench/RESULTS.md, 2026-12-07). */
+ * and hashing "dp_shard:1"-style names per collective was 6 % of the instructions of the
+ * 8-GPU ZeRO-3 bench (bench/RESULTS.md, 2026-12-07). */
 typedef struct
 {
   guint dims, index;
   guint *ranks;        /* its members (in the plan's rank_lists), listed at its first use */
   guint n;
   GArray *instances;   /* guint: collective index of instance k, in order */
-  GHashTable *next;    /* member rank + 1 → its next instance number (+ 1) */
+  GHashTable *next;    /* member rank + 1 → the number of instances it has reached (its next
+                        * instance's; absent: 0) */
 } PlanGroup;
 
 static guint
