@@ -507,9 +507,9 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Mach
  * timing never reads memory; a reset machine runs as a new one: test_simulate_reuse), so it
  * runs from the trace: its memory effects in the recorded order and times, without the
  * engine and the fluid (models/plan/executor.h model_executor_run_trace). A replay that
- * records does so only from a trace that captured the fluid's load changes (the link-load
- * series), as marks in their place among the starts and ends: the recorder then gets every
- * call of the engine's run in the same order. */
+ * records does so only from a trace that captured the fluid's load changes on links (the
+ * link-load series; capture_load), as marks in their place among the starts and ends: the
+ * recorder then gets every call of the engine's run in the same order. */
 typedef struct
 {
   ModelExecutorTrace *trace;
