@@ -25,6 +25,7 @@
 #include "hardware/collective.h"
 #include "hardware/topology.h"
 #include "models/plan/plan_offload.h"
+#include "sim/vec.h"
 
 typedef struct _ModelExecutor ModelExecutor;
 
@@ -46,7 +47,7 @@ typedef struct
 {
   ModelExecutor *exec;
   guint index;       /* into the plan's collectives */
-  GArray *arrived;   /* guint task ids that started */
+  SimVec arrived;    /* guint task ids that started */
   guint group;       /* hw_collective_group of its members, 0 until its first start */
 } CollectiveState;
 
@@ -71,6 +72,15 @@ member_list_equal (gconstpointer pa, gconstpointer pb)
   const MemberList *a = pa, *b = pb;
   return a->ranks == b->ranks && a->n_ranks == b->n_ranks;
 }
+
+/* A task's busy time on its stream, s. The executor's growing lists (busy intervals, a
+ * collective's arrivals, the trace) are SimVecs (sim/vec.h: an inline append), not GArrays,
+ * whose out-of-line appends, headers and sorted unions were 6 % of the instructions of the
+ * 8-GPU ZeRO-3 bench (bench/RESULTS.md, 2026-12-07). */
+typedef struct
+{
+  double start, end;
+} Interval;
 
 typedef struct
 {
@@ -98,7 +108,8 @@ struct _ModelExecutor
   /* member list (MemberList*, owned; the plan's lists: a group's collectives share one,
    * plan_comm.c) → its hw_collective_group, so a start hashes no member list */
   GHashTable *groups;
-  GArray **busy;     /* rows × MODEL_N_STREAMS arrays of (start, end) pairs */
+  SimVec *busy;      /* rows × MODEL_N_STREAMS vectors of Interval, in start order (a
+                      * stream runs one task at a time) */
   ModelHostLedger *host; /* host DRAM / NVMe effects; NULL: ignored */
   ModelOpTimes *op_times; /* kernel seconds per op; NULL: not collected */
   double *host_before;   /* per task: s of host time issuing earlier tasks of its rank took
@@ -148,7 +159,7 @@ typedef struct
 struct _ModelExecutorTrace
 {
   double t0;     /* s: the replay's start (model_executor_start) */
-  GArray *steps; /* TraceEntry */
+  SimVec steps;  /* TraceEntry */
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
@@ -435,16 +446,13 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   e->streams = g_new0 (StreamState, rows * MODEL_N_STREAMS);
   e->rank_end = g_new0 (double, rows);
   e->kind_time = g_new0 (double, rows * MODEL_N_TASK_KINDS);
-  e->busy = g_new0 (GArray *, rows * MODEL_N_STREAMS);
+  e->busy = g_new0 (SimVec, rows * MODEL_N_STREAMS);
   for (guint i = 0; i < rows * MODEL_N_STREAMS; i++)
-    {
-      e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
-      e->busy[i] = g_array_new (FALSE, FALSE, sizeof (double));
-    }
+    e->streams[i].queue = g_array_new (FALSE, FALSE, sizeof (guint));
   guint nc = model_plan_n_collectives (plan);
   e->collectives = g_new0 (CollectiveState, MAX (nc, 1));
   for (guint i = 0; i < nc; i++)
-    e->collectives[i] = (CollectiveState){ e, i, g_array_new (FALSE, FALSE, sizeof (guint)), 0 };
+    e->collectives[i] = (CollectiveState){ e, i, SIM_VEC_INIT, 0 };
   e->groups = g_hash_table_new_full (member_list_hash, member_list_equal, g_free, NULL);
   index_ranks (e);
   if (classes)
@@ -475,11 +483,11 @@ model_executor_free (ModelExecutor *exec)
   for (guint i = 0; i < n_streams; i++)
     {
       g_array_unref (exec->streams[i].queue);
-      g_array_unref (exec->busy[i]);
+      sim_vec_clear (&exec->busy[i]);
     }
   g_free (exec->busy);
   for (guint i = 0; i < model_plan_n_collectives (exec->plan); i++)
-    g_array_unref (exec->collectives[i].arrived);
+    sim_vec_clear (&exec->collectives[i].arrived);
   g_free (exec->collectives);
   g_hash_table_unref (exec->groups);
   g_free (exec->streams);
@@ -583,7 +591,7 @@ static void
 trace_add (ModelExecutor *exec, guint task, TraceKind kind, double time)
 {
   if (exec->trace != NULL)
-    g_array_append_val (exec->trace->steps, ((TraceEntry){ task, kind, time, 0 }));
+    SIM_VEC_PUSH (&exec->trace->steps, TraceEntry, ((TraceEntry){ task, kind, time, 0 }));
 }
 
 /* What starting task ts (plan task t) at `now` (s) changes besides its stream: its start,
@@ -612,9 +620,8 @@ end_task (ModelExecutor *exec, TaskState *ts, double now)
   guint row = ledger_row (exec, t->rank);
   exec->rank_end[row] = MAX (exec->rank_end[row], now);
   exec->kind_time[row * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
-  GArray *busy = exec->busy[row * MODEL_N_STREAMS + t->stream];
-  g_array_append_val (busy, ts->start);
-  g_array_append_val (busy, now);
+  SIM_VEC_PUSH (&exec->busy[row * MODEL_N_STREAMS + t->stream], Interval,
+                ((Interval){ ts->start, now }));
 }
 
 static void
@@ -709,11 +716,13 @@ static void
 collective_done (gpointer user_data)
 {
   CollectiveState *cs = user_data;
-  /* Finish in rank order; finishing may start further tasks (and collectives). */
-  g_autoptr (GArray) tasks = g_array_copy (cs->arrived);
-  g_array_set_size (cs->arrived, 0);
-  for (guint i = 0; i < tasks->len; i++)
-    finish_task (&cs->exec->tasks[g_array_index (tasks, guint, i)]);
+  /* Finish in rank order; finishing may start further tasks (and collectives): the list is
+   * taken first, so the instance starts empty again. */
+  SimVec tasks = cs->arrived;
+  cs->arrived = (SimVec) SIM_VEC_INIT;
+  for (guint i = 0; i < tasks.len; i++)
+    finish_task (&cs->exec->tasks[SIM_VEC_AT (&tasks, guint, i)]);
+  sim_vec_clear (&tasks);
 }
 
 /* A rank's task of a collective has started: the collective runs once all have. */
@@ -723,8 +732,8 @@ arrive (ModelExecutor *exec, TaskState *ts, const ModelTask *t)
   guint index = exec->orbit != NULL ? exec->orbit[ts->id] : (guint) t->collective;
   CollectiveState *cs = &exec->collectives[index];
   const ModelCollective *c = model_plan_collective (exec->plan, index);
-  g_array_append_val (cs->arrived, ts->id);
-  if (cs->arrived->len < (exec->orbit != NULL ? exec->orbit_need[index] : c->n_ranks))
+  SIM_VEC_PUSH (&cs->arrived, guint, ts->id);
+  if (cs->arrived.len < (exec->orbit != NULL ? exec->orbit_need[index] : c->n_ranks))
     return;
   if (cs->group == 0)
     {
@@ -885,9 +894,7 @@ model_executor_run_alone (ModelExecutor *exec)
 ModelExecutorTrace *
 model_executor_trace_new (void)
 {
-  ModelExecutorTrace *trace = g_new0 (ModelExecutorTrace, 1);
-  trace->steps = g_array_new (FALSE, FALSE, sizeof (TraceEntry));
-  return trace;
+  return g_new0 (ModelExecutorTrace, 1);
 }
 
 void
@@ -895,7 +902,7 @@ model_executor_trace_free (ModelExecutorTrace *trace)
 {
   if (trace == NULL)
     return;
-  g_array_unref (trace->steps);
+  sim_vec_clear (&trace->steps);
   g_free (trace);
 }
 
@@ -903,7 +910,9 @@ void
 model_executor_keep_trace (ModelExecutor *exec, ModelExecutorTrace *trace)
 {
   g_return_if_fail (exec != NULL && trace != NULL);
-  g_array_set_size (trace->steps, 0);
+  /* a start and an end per task that runs, reserved at once (the load marks come on top) */
+  trace->steps.len = 0;
+  sim_vec_grow (&trace->steps, sizeof (TraceEntry), 2 * exec->n_expected);
   exec->trace = trace;
 }
 
@@ -911,7 +920,7 @@ void
 model_executor_trace_mark (ModelExecutorTrace *trace, guint id, double time, double value)
 {
   g_return_if_fail (trace != NULL);
-  g_array_append_val (trace->steps, ((TraceEntry){ id, TRACE_MARK, time, value }));
+  SIM_VEC_PUSH (&trace->steps, TraceEntry, ((TraceEntry){ id, TRACE_MARK, time, value }));
 }
 
 void
@@ -920,9 +929,9 @@ model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
 {
   g_return_if_fail (exec != NULL && trace != NULL && exec->n_done == 0);
   initial_state (exec, trace->t0);
-  for (guint i = 0; i < trace->steps->len; i++)
+  for (guint i = 0; i < trace->steps.len; i++)
     {
-      const TraceEntry *e = &g_array_index (trace->steps, TraceEntry, i);
+      const TraceEntry *e = &SIM_VEC_AT (&trace->steps, TraceEntry, i);
       if (e->kind == TRACE_MARK)
         {
           if (mark != NULL)
@@ -985,41 +994,86 @@ model_executor_rank_end (const ModelExecutor *exec, guint rank)
   return exec->rank_end[ledger_row (exec, rank)];
 }
 
-/* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (pairs), starting
+/* Length of [a0, a1) covered by the sorted disjoint intervals of `iv` (Interval), starting
  * the scan at *cursor (advanced; callers scan in increasing a0). */
 static double
-covered (const GArray *iv, guint *cursor, double a0, double a1)
+covered (const SimVec *iv, guint *cursor, double a0, double a1)
 {
+  const Interval *b = iv->data;
   double sum = 0;
-  while (*cursor < iv->len && g_array_index (iv, double, *cursor + 1) <= a0)
-    *cursor += 2;
-  for (guint i = *cursor; i < iv->len; i += 2)
+  while (*cursor < iv->len && b[*cursor].end <= a0)
+    (*cursor)++;
+  for (guint i = *cursor; i < iv->len; i++)
     {
-      double b0 = g_array_index (iv, double, i), b1 = g_array_index (iv, double, i + 1);
-      if (b0 >= a1)
+      if (b[i].start >= a1)
         break;
-      sum += MIN (a1, b1) - MAX (a0, b0);
+      sum += MIN (a1, b[i].end) - MAX (a0, b[i].start);
     }
   return sum;
 }
 
-static GArray *busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams,
-                           guint n);
+/* The union of the busy intervals of `streams` (n ≤ MODEL_N_STREAMS) of `rank`: sorted
+ * disjoint intervals (Interval) into `out` (emptied first). Each stream's list is in start
+ * order already (end_task), so they are merged, not sorted: the head with the lowest start
+ * next (the lowest stream on ties; the union does not depend on the order of equal starts),
+ * joined to the last output interval when it starts before that one ends. */
+static void
+busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams, guint n,
+            SimVec *out)
+{
+  const SimVec *lists[MODEL_N_STREAMS];
+  guint next[MODEL_N_STREAMS] = { 0 };
+  g_assert (n <= MODEL_N_STREAMS);
+  for (guint i = 0; i < n; i++)
+    lists[i] = &exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS + streams[i]];
+  out->len = 0;
+  for (;;)
+    {
+      const Interval *p = NULL;
+      guint from = 0;
+      for (guint i = 0; i < n; i++)
+        if (next[i] < lists[i]->len)
+          {
+            const Interval *q = &SIM_VEC_AT (lists[i], Interval, next[i]);
+            if (p == NULL || q->start < p->start)
+              p = q, from = i;
+          }
+      if (p == NULL)
+        return;
+      next[from]++;
+      g_assert (next[from] == lists[from]->len || p->start <= (p + 1)->start);
+      Interval *last = out->len > 0 ? &SIM_VEC_AT (out, Interval, out->len - 1) : NULL;
+      if (last != NULL && p->start <= last->end)
+        last->end = MAX (last->end, p->end);
+      else
+        SIM_VEC_PUSH (out, Interval, *p);
+    }
+}
+
+/* Length of the intervals of `a` (sorted, disjoint) not covered by those of `b`. */
+static double
+uncovered (const SimVec *a, const SimVec *b)
+{
+  double exposed = 0;
+  guint cursor = 0;
+  for (guint i = 0; i < a->len; i++)
+    {
+      const Interval *x = &SIM_VEC_AT (a, Interval, i);
+      exposed += (x->end - x->start) - covered (b, &cursor, x->start, x->end);
+    }
+  return exposed;
+}
 
 /* Time the union of `streams` (n) of `rank` was busy while its compute stream was idle. */
 static double
 exposed_of (const ModelExecutor *exec, guint rank, const ModelStream *streams, guint n)
 {
-  g_autoptr (GArray) comm = busy_union (exec, rank, streams, n);
-  const GArray *compute = exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS
-                                     + MODEL_STREAM_COMPUTE];
-  double exposed = 0;
-  guint cursor = 0;
-  for (guint i = 0; i < comm->len; i += 2)
-    {
-      double a0 = g_array_index (comm, double, i), a1 = g_array_index (comm, double, i + 1);
-      exposed += (a1 - a0) - covered (compute, &cursor, a0, a1);
-    }
+  SimVec comm = SIM_VEC_INIT;
+  busy_union (exec, rank, streams, n, &comm);
+  double exposed
+    = uncovered (&comm, &exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS
+                                    + MODEL_STREAM_COMPUTE]);
+  sim_vec_clear (&comm);
   return exposed;
 }
 
@@ -1028,9 +1082,9 @@ model_executor_exposed_comm (const ModelExecutor *exec, guint rank)
 {
   g_return_val_if_fail (rank < model_plan_n_ranks (exec->plan), 0);
   /* data-parallel (comm), tensor-parallel (tp), context-parallel (cp) and expert-parallel
-   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P streams: a send or a
-   * receive waits for its peer through the bubble, and that idle time is the bubble's (a
-   * transfer on the critical path shows in the step time, not here) */
+   * (ep) collectives, where they run while no compute does. Not the pipeline's P2P
+   * streams: a send or a receive waits for its peer through the bubble, and that idle time
+   * is the bubble's (a transfer on the critical path shows in the step time, not here) */
   static const ModelStream comms[] = { MODEL_STREAM_COMM, MODEL_STREAM_TP, MODEL_STREAM_CP,
                                        MODEL_STREAM_EP };
   return exposed_of (exec, rank, comms, G_N_ELEMENTS (comms));
@@ -1043,38 +1097,6 @@ model_executor_exposed_stream (const ModelExecutor *exec, guint rank, ModelStrea
   return exposed_of (exec, rank, &stream, 1);
 }
 
-static gint
-pair_cmp (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-/* The union of the busy intervals of `streams` (n) of `rank`: sorted disjoint (start, end)
- * pairs. Caller frees. */
-static GArray *
-busy_union (const ModelExecutor *exec, guint rank, const ModelStream *streams, guint n)
-{
-  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, 2 * sizeof (double));
-  for (guint i = 0; i < n; i++)
-    {
-      const GArray *b = exec->busy[ledger_row (exec, rank) * MODEL_N_STREAMS + streams[i]];
-      g_array_append_vals (all, b->data, b->len / 2);
-    }
-  g_array_sort (all, pair_cmp); /* by start */
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
-  for (guint i = 0; i < all->len; i++)
-    {
-      const double *p = &g_array_index (all, double, 0) + 2 * i;
-      if (out->len > 0 && p[0] <= g_array_index (out, double, out->len - 1))
-        g_array_index (out, double, out->len - 1)
-          = MAX (g_array_index (out, double, out->len - 1), p[1]);
-      else
-        g_array_append_vals (out, p, 2);
-    }
-  return out;
-}
-
 double
 model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
 {
@@ -1083,15 +1105,12 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
                                            MODEL_STREAM_NVME_READ, MODEL_STREAM_NVME_WRITE };
   static const ModelStream busy[] = { MODEL_STREAM_COMPUTE, MODEL_STREAM_COMM, MODEL_STREAM_TP,
                                       MODEL_STREAM_CP, MODEL_STREAM_EP, MODEL_STREAM_CPU };
-  g_autoptr (GArray) moving = busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers));
-  g_autoptr (GArray) working = busy_union (exec, rank, busy, G_N_ELEMENTS (busy));
-  double exposed = 0;
-  guint cursor = 0;
-  for (guint i = 0; i < moving->len; i += 2)
-    {
-      double a0 = g_array_index (moving, double, i), a1 = g_array_index (moving, double, i + 1);
-      exposed += (a1 - a0) - covered (working, &cursor, a0, a1);
-    }
+  SimVec moving = SIM_VEC_INIT, working = SIM_VEC_INIT;
+  busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers), &moving);
+  busy_union (exec, rank, busy, G_N_ELEMENTS (busy), &working);
+  double exposed = uncovered (&moving, &working);
+  sim_vec_clear (&moving);
+  sim_vec_clear (&working);
   return exposed;
 }
 
@@ -1105,10 +1124,13 @@ model_executor_pipeline_idle (const ModelExecutor *exec, guint rank)
                                          MODEL_STREAM_CPU,     MODEL_STREAM_NVME_READ,
                                          MODEL_STREAM_NVME_WRITE, MODEL_STREAM_TP,
                                          MODEL_STREAM_CP,      MODEL_STREAM_EP };
-  g_autoptr (GArray) busy = busy_union (exec, rank, working, G_N_ELEMENTS (working));
+  SimVec busy = SIM_VEC_INIT;
+  busy_union (exec, rank, working, G_N_ELEMENTS (working), &busy);
   guint cursor = 0;
   double end = model_executor_rank_end (exec, rank);
-  return MAX (0.0, end - covered (busy, &cursor, 0, end));
+  double idle = MAX (0.0, end - covered (&busy, &cursor, 0, end));
+  sim_vec_clear (&busy);
+  return idle;
 }
 
 double

@@ -130,10 +130,10 @@ struct _ModelPlan
   GArray *grad_handles;    /* guint, gradients the current rank keeps until its optimizer */
   GArray *collectives;     /* ModelCollective */
   GPtrArray *rank_lists;   /* owned guint arrays behind ModelCollective.ranks */
-  GHashTable *members;     /* group name → its member list (in rank_lists): one list a
-                            * group, shared by all its collectives; lookup only */
-  GHashTable *instances;   /* "group/sequence" → collective index + 1; lookup only */
-  GHashTable *sequence;    /* "rank/group" → next sequence number; lookup only */
+  GHashTable *groups;      /* PlanGroup* → itself (owned): the mesh and expert groups that
+                            * collectives ran on (plan_comm.c); lookup only */
+  GHashTable *instances;   /* pipeline pair "key" → collective index + 1 (plan_pp.c); lookup
+                            * only */
   double *state_bytes;     /* per rank */
   double model_flops;
   double hardware_flops;
@@ -264,6 +264,8 @@ guint plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank,
                             guint *first);
 /* Bytes per element of gradient reductions. */
 double plan_reduce_bytes (const ModelPlan *p);
+/* The plan's table of collective groups (ModelPlan.groups), empty: new (g_hash_table_unref). */
+GHashTable *plan_groups_new (void);
 /* plan_collective on `stream` (the tp collectives' own MODEL_STREAM_TP). */
 guint plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
                           HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,

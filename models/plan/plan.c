@@ -286,9 +286,8 @@ plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   p->grad_handles = g_array_new (FALSE, FALSE, sizeof (guint));
   p->collectives = g_array_new (FALSE, TRUE, sizeof (ModelCollective));
   p->rank_lists = g_ptr_array_new_with_free_func (g_free);
-  p->members = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  p->groups = plan_groups_new ();
   p->instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  p->sequence = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   p->state_bytes = g_new0 (double, p->n_ranks);
   return p;
 }
@@ -507,9 +506,8 @@ model_plan_free (ModelPlan *plan)
   g_array_unref (plan->grad_handles);
   g_array_unref (plan->collectives);
   g_ptr_array_unref (plan->rank_lists);
-  g_hash_table_unref (plan->members);
+  g_hash_table_unref (plan->groups);
   g_hash_table_unref (plan->instances);
-  g_hash_table_unref (plan->sequence);
   g_free (plan->state_bytes);
   plan_offload_free (plan->offload);
   g_free (plan);

@@ -19,68 +19,112 @@ plan_reduce_bytes (const ModelPlan *p)
   return model_stack_gradient_bytes (&p->stack);
 }
 
-/* The name of `rank`'s group over the mesh dimensions `dims` into `name` ("dp_shard:1",
- * "dp_replicate+dp_shard:0": the group's index is the rank's coordinates on the other
- * dimensions, row-major, as model_mesh_group numbers them); returns the group's size. O(mesh
- * dimensions): the members themselves are listed once a group (instance_for), not once per
- * rank or per collective, so a plan's collectives cost O(ranks) in all rather than
- * O(ranks × group size). */
+/* A group collectives run on, named by its dimensions and index: `dims` the mesh dimensions
+ * (MODEL_MESH_BIT set) and `index` the rank's coordinates on the other dimensions,
+ * row-major, as model_mesh_group numbers them; or `dims` MODEL_COLLECTIVE_EXPERT (dim) and
+ * `index` the expert group's first member. The same on every member, so each member's k-th
+ * collective on the group is the group's instance k. Integers, not a printed name: printing
+ * and hashing "dp_shard:1"-style names per collective was 6 % of the instructions of the
+ * 8-GPU ZeRO-3 bench (bench/RESULTS.md, 2026-12-07). */
+typedef struct
+{
+  guint dims, index;
+  guint *ranks;        /* its members (in the plan's rank_lists), listed at its first use */
+  guint n;
+  GArray *instances;   /* guint: collective index of instance k, in order */
+  GHashTable *next;    /* member rank + 1 → the number of instances it has reached (its next
+                        * instance's; absent: 0) */
+} PlanGroup;
+
 static guint
-group_name (const ModelPlan *p, guint rank, guint dims, GString *name)
+group_hash (gconstpointer p)
+{
+  const PlanGroup *g = p;
+  return g->dims * 2654435761u ^ g->index;
+}
+
+static gboolean
+group_equal (gconstpointer a, gconstpointer b)
+{
+  const PlanGroup *x = a, *y = b;
+  return x->dims == y->dims && x->index == y->index;
+}
+
+static void
+group_free (gpointer p)
+{
+  PlanGroup *g = p;
+  g_array_unref (g->instances);
+  g_hash_table_unref (g->next);
+  g_free (g);
+}
+
+GHashTable *
+plan_groups_new (void)
+{
+  return g_hash_table_new_full (group_hash, group_equal, group_free, NULL);
+}
+
+/* The index of `rank`'s group over the mesh dimensions `dims` (PlanGroup) into *index;
+ * returns the group's size. O(mesh dimensions): the members themselves are listed once a
+ * group (instance_for), not once per rank or per collective, so a plan's collectives cost
+ * O(ranks) in all rather than O(ranks × group size). */
+static guint
+group_index (const ModelPlan *p, guint rank, guint dims, guint *index)
 {
   guint coords[MODEL_MESH_N_DIMS];
   model_mesh_coords (&p->mesh, rank, coords);
-  guint count = 1, index = 0;
-  g_string_truncate (name, 0);
+  guint count = 1;
+  *index = 0;
   for (guint d = 0; d < MODEL_MESH_N_DIMS; d++)
     if (dims & MODEL_MESH_BIT (d))
-      {
-        count *= p->mesh.degree[d];
-        g_string_append_printf (name, "%s%s", name->len > 0 ? "+" : "",
-                                model_mesh_dim_name ((ModelMeshDim) d));
-      }
+      count *= p->mesh.degree[d];
     else
-      index = index * p->mesh.degree[d] + coords[d];
-  g_string_append_printf (name, ":%u", index);
+      *index = *index * p->mesh.degree[d] + coords[d];
   return count;
 }
 
-/* Index of the instance for this rank's next collective on group `name` (of `n` ranks over
- * `dims`); the first rank to reach the group lists its members, once for all the group's
- * collectives (a ZeRO-3 step issues thousands on one data-parallel group: a list each was
- * 64 KB a collective and O(collectives × group size) time at 16,384 ranks). */
+/* Index of the instance for this rank's next collective on group (`dims`, `index`) of `n`
+ * ranks (PlanGroup); the first rank to reach the group lists its members, once for all the
+ * group's collectives (a ZeRO-3 step issues thousands on one data-parallel group: a list
+ * each was 64 KB a collective and O(collectives × group size) time at 16,384 ranks). */
 static guint
-instance_for (ModelPlan *p, guint rank, guint dims, const char *name, HwCollectiveKind kind,
+instance_for (ModelPlan *p, guint rank, guint dims, guint index, HwCollectiveKind kind,
               double bytes, guint n, gint expert_dim)
 {
-  char *seq_key = g_strdup_printf ("%u/%s", rank, name);
-  guint seq = GPOINTER_TO_UINT (g_hash_table_lookup (p->sequence, seq_key));
-  g_hash_table_replace (p->sequence, seq_key, GUINT_TO_POINTER (seq + 1));
-  char *key = g_strdup_printf ("%s/%u", name, seq);
-  gpointer found = g_hash_table_lookup (p->instances, key);
-  if (found != NULL)
+  PlanGroup probe = { .dims = dims, .index = index };
+  PlanGroup *g = g_hash_table_lookup (p->groups, &probe);
+  if (g == NULL)
     {
-      g_free (key);
-      const ModelCollective *c
-        = &g_array_index (p->collectives, ModelCollective, GPOINTER_TO_UINT (found) - 1);
-      g_assert (c->kind == kind && c->bytes == bytes); /* ranks issue the same sequence */
-      return GPOINTER_TO_UINT (found) - 1;
-    }
-  guint *ranks = g_hash_table_lookup (p->members, name);
-  if (ranks == NULL)
-    {
-      ranks = g_new (guint, expert_dim >= 0 ? model_mesh_size (&p->mesh) : n);
+      g = g_new (PlanGroup, 1);
+      *g = probe;
+      g->ranks = g_new (guint, expert_dim >= 0 ? model_mesh_size (&p->mesh) : n);
       guint listed = expert_dim >= 0
                        ? model_mesh_expert_group (&p->mesh, rank,
-                                                  (ModelMeshExpertDim) expert_dim, ranks)
-                       : model_mesh_group (&p->mesh, rank, dims, ranks, NULL);
+                                                  (ModelMeshExpertDim) expert_dim, g->ranks)
+                       : model_mesh_group (&p->mesh, rank, dims, g->ranks, NULL);
       g_assert (listed == n);
-      g_ptr_array_add (p->rank_lists, ranks);
-      g_hash_table_insert (p->members, g_strdup (name), ranks);
+      g->n = n;
+      g_ptr_array_add (p->rank_lists, g->ranks);
+      g->instances = g_array_new (FALSE, FALSE, sizeof (guint));
+      g->next = g_hash_table_new (g_direct_hash, g_direct_equal);
+      g_hash_table_add (p->groups, g);
     }
-  ModelCollective c = { kind, p->par.algorithm, bytes, ranks, n, dims, 0 };
+  /* every member issues the group's instances in the same order: instance `seq` exists once
+   * some member has passed it, and is created by the first to reach it */
+  guint seq = GPOINTER_TO_UINT (g_hash_table_lookup (g->next, GUINT_TO_POINTER (rank + 1)));
+  g_hash_table_insert (g->next, GUINT_TO_POINTER (rank + 1), GUINT_TO_POINTER (seq + 1));
+  g_assert (seq <= g->instances->len);
+  if (seq < g->instances->len)
+    {
+      guint found = g_array_index (g->instances, guint, seq);
+      const ModelCollective *c = &g_array_index (p->collectives, ModelCollective, found);
+      g_assert (c->kind == kind && c->bytes == bytes); /* ranks issue the same sequence */
+      return found;
+    }
+  ModelCollective c = { kind, p->par.algorithm, bytes, g->ranks, n, dims, 0 };
   g_array_append_val (p->collectives, c);
-  g_hash_table_insert (p->instances, key, GUINT_TO_POINTER (p->collectives->len));
+  g_array_append_val (g->instances, (guint){ p->collectives->len - 1 });
   return p->collectives->len - 1;
 }
 
@@ -97,11 +141,11 @@ plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
                     HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
                     const char *what)
 {
-  g_autoptr (GString) name = g_string_new (NULL);
-  guint n = group_name (p, rank, dims, name);
+  guint group;
+  guint n = group_index (p, rank, dims, &group);
   if (n <= 1 || bytes <= 0)
     return G_MAXUINT;
-  guint index = instance_for (p, rank, dims, name->str, kind, bytes, n, -1);
+  guint index = instance_for (p, rank, dims, group, kind, bytes, n, -1);
   guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, layer,
                               micro_batch, "%s %s", hw_collective_kind_name (kind), what);
   ModelTask *t = plan_current (p);
@@ -111,24 +155,22 @@ plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
 }
 
 /* See plan-private.h. The group is named by its expert dimension and its first member
- * ("expert_ep@8"), the same on every member, so the k-th collective of each member on it
- * is one instance; its dims MODEL_COLLECTIVE_EXPERT (dim), which rank_classes.c maps
- * through the expert groups as it maps mesh groups. */
+ * (PlanGroup), the same on every member, so the k-th collective of each member on it is one
+ * instance; its dims MODEL_COLLECTIVE_EXPERT (dim), which rank_classes.c maps through the
+ * expert groups as it maps mesh groups. */
 guint
 plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream, ModelMeshExpertDim dim,
                         HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
                         const char *what)
 {
-  static const char *const names[] = { "expert_tp", "expert_ep", "expert_dp", "expert_tp_ep" };
   g_return_val_if_fail (dim < MODEL_MESH_N_EXPERT_DIMS, G_MAXUINT);
   guint n = model_mesh_expert_degree (&p->mesh, dim);
   if (n <= 1 || bytes <= 0)
     return G_MAXUINT;
   g_autofree guint *members = g_new (guint, model_mesh_size (&p->mesh));
   model_mesh_expert_group (&p->mesh, rank, dim, members);
-  g_autofree char *name = g_strdup_printf ("%s@%u", names[dim], members[0]);
-  guint index
-    = instance_for (p, rank, MODEL_COLLECTIVE_EXPERT (dim), name, kind, bytes, n, (gint) dim);
+  guint index = instance_for (p, rank, MODEL_COLLECTIVE_EXPERT (dim), members[0], kind, bytes,
+                              n, (gint) dim);
   guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_COLLECTIVE, layer, micro_batch,
                               "%s %s", hw_collective_kind_name (kind), what);
   ModelTask *t = plan_current (p);

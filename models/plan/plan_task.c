@@ -201,8 +201,8 @@ plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes)
 {
   if (bytes <= 0)
     return 0;
-  ModelMemEffect e = { category, bytes, MODEL_EFFECT_AT_START, p->handles->len, 0, 0,
-                       MODEL_MEM_ON_GPU };
+  ModelMemEffect e = { .category = category, .when = MODEL_EFFECT_AT_START, .bytes = bytes,
+                       .handle = p->handles->len, .where = MODEL_MEM_ON_GPU };
   g_array_append_val (p->handles, e);
   return e.handle;
 }
@@ -243,7 +243,8 @@ plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEff
   guint h = plan_new_handle (p, category, bytes);
   if (h == 0)
     return 0;
-  ModelMemEffect e = { category, bytes, when, h, 0, 0, MODEL_MEM_ON_GPU };
+  ModelMemEffect e = { .category = category, .when = when, .bytes = bytes, .handle = h,
+                       .where = MODEL_MEM_ON_GPU };
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
   return h;
@@ -255,7 +256,8 @@ plan_task_free (ModelPlan *p, guint handle, ModelEffectWhen when)
   if (handle == 0)
     return;
   const ModelMemEffect *a = &g_array_index (p->handles, ModelMemEffect, handle);
-  ModelMemEffect e = { a->category, -a->bytes, when, handle, 0, 0, a->where };
+  ModelMemEffect e = { .category = a->category, .when = when, .bytes = -a->bytes,
+                       .handle = handle, .where = a->where };
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
 }

@@ -271,6 +271,7 @@ typedef struct
   const HwCluster *cluster;
   guint *series; /* per resource: its series, G_MAXUINT until its first change */
   SimFluid *fluid;
+  ModelExecutorTrace *trace; /* capture_load's: where the link-load changes go */
 } LinkLoad;
 
 #define NOT_A_LINK (G_MAXUINT - 1)
@@ -305,14 +306,21 @@ replay_link_load (guint resource, double time, double usage, gpointer user_data)
   record_link_load (l->fluid, resource, time, usage, l);
 }
 
-/* The fluid's load changes as marks of the trace `user_data` (a ModelExecutorTrace), in
- * their place among the tasks' starts and ends. */
+/* The fluid's load changes on links as marks of the trace of `user_data` (a LinkLoad with
+ * `trace`), in their place among the tasks' starts and ends. The changes of other resources
+ * (GPU compute and HBM: most changes, two a kernel) are left out, since record_link_load
+ * ignores them: kept, they made the trace of the 8-GPU bench 1 MB, grown page by page in a
+ * one-shot `stepsim run` (450 of its 1,216 page faults). */
 static void
 capture_load (SimFluid *fluid, SimResourceId resource, double time, double usage,
               gpointer user_data)
 {
   (void) fluid;
-  model_executor_trace_mark (user_data, resource, time, usage);
+  LinkLoad *l = user_data;
+  if (l->series[resource] == G_MAXUINT) /* asked once per resource */
+    l->series[resource] = hw_cluster_resource_is_link (l->cluster, resource) ? 0 : NOT_A_LINK;
+  if (l->series[resource] != NOT_A_LINK)
+    model_executor_trace_mark (l->trace, resource, time, usage);
 }
 
 /* ---- the process: steps one after another on one caching allocator --------------------------
@@ -499,9 +507,9 @@ build_plan (const ModelSimInput *in, const ModelStack *stack, double spill, Mach
  * timing never reads memory; a reset machine runs as a new one: test_simulate_reuse), so it
  * runs from the trace: its memory effects in the recorded order and times, without the
  * engine and the fluid (models/plan/executor.h model_executor_run_trace). A replay that
- * records does so only from a trace that captured the fluid's load changes (the link-load
- * series), as marks in their place among the starts and ends: the recorder then gets every
- * call of the engine's run in the same order. */
+ * records does so only from a trace that captured the fluid's load changes on links (the
+ * link-load series; capture_load), as marks in their place among the starts and ends: the
+ * recorder then gets every call of the engine's run in the same order. */
 typedef struct
 {
   ModelExecutorTrace *trace;
@@ -529,7 +537,7 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   guint n = model_plan_n_ranks (plan);
   g_return_val_if_fail (classes->n == n, -1);
   g_autofree guint *link_series = NULL; /* the fluid's load function's until the run ends */
-  LinkLoad load = { rec, NULL, NULL, m->fluid };
+  LinkLoad load = { rec, NULL, NULL, m->fluid, NULL };
   /* a recorded replay stands for the engine's run */
   gboolean from_trace = st != NULL && st->filled && (rec == NULL || st->loads);
   /* rank classes (models/plan/rank_classes.h): found with the plan (build_plan); a replay
@@ -538,18 +546,22 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
   SimEngine *engine = m->engine;
   SimFluid *fluid = m->fluid;
   load.cluster = cluster;
-  if (rec != NULL)
+  gboolean capture = rec == NULL && st != NULL && !from_trace && st->loads;
+  if (rec != NULL || capture)
     {
       guint nr = sim_fluid_n_resources (fluid);
       link_series = g_new (guint, nr);
       for (guint i = 0; i < nr; i++)
         link_series[i] = G_MAXUINT;
       load.series = link_series;
-      if (!from_trace)
-        sim_fluid_set_load_func (fluid, record_link_load, &load);
     }
-  else if (st != NULL && !from_trace && st->loads)
-    sim_fluid_set_load_func (fluid, capture_load, st->trace);
+  if (rec != NULL && !from_trace)
+    sim_fluid_set_load_func (fluid, record_link_load, &load);
+  else if (capture)
+    {
+      load.trace = st->trace;
+      sim_fluid_set_load_func (fluid, capture_load, &load);
+    }
   /* one ledger row per representative, named by its rank: rank r's figures are those of
    * row hw_rank_shift_index (classes, r) */
   guint n_reps = hw_rank_shift_n_reps (classes);
