@@ -9,6 +9,7 @@
  * Usage: bench_step SCENARIO.ini [N] (default N = 50).
  */
 #include "config.h"
+#include "cli/malloc_tuning.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sim_input.h"
 #include "sim/h5out.h"
@@ -47,6 +48,7 @@ main (int argc, char **argv)
       fprintf (stderr, "usage: bench_step SCENARIO.ini [N]\n");
       return 2;
     }
+  cli_malloc_tune (); /* as stepsim's main: the figures are those of its process */
   guint n = argc == 3 ? (guint) strtoul (argv[2], NULL, 10) : 50;
   if (n == 0)
     n = 1;

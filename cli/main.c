@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <locale.h>
 #ifdef __GLIBC__
-#include <malloc.h>
 #include <signal.h>
 #endif
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "cli/malloc_tuning.h"
 #include "sim/text.h"
 
 static const char usage[] =
@@ -96,22 +96,6 @@ unknown_command (const char *what, const char *word, gboolean hint)
   g_free (msg);
 }
 
-/* A simulation allocates and frees many short-lived arrays of a few hundred KiB (a
- * collective's lowered flows over hundreds of ranks, scratch per phase). glibc's defaults
- * give the heap's top back to the kernel whenever a free leaves more than 128 KiB there
- * (M_TRIM_THRESHOLD) and serve requests of 128 KiB or more by mmap (M_MMAP_THRESHOLD), so
- * each such array cost a brk or munmap, a TLB flush and fresh page faults: 60 % of a 512-GPU
- * run's time was the kernel's (bench/RESULTS.md). The process keeps what it has allocated
- * instead (up to its peak, which it reaches anyway) and returns it at exit. */
-static void
-tune_allocator (void)
-{
-#ifdef __GLIBC__
-  mallopt (M_TRIM_THRESHOLD, 512 << 20);
-  mallopt (M_MMAP_THRESHOLD, 64 << 20);
-#endif
-}
-
 /* At exit, once what the command printed has reached stdout: a write that failed (a full
  * disk, a closed terminal, `> /dev/full`) is an error even when the command succeeded, said
  * once on stderr, exit status 1 (coreutils' close_stdout does the same). An atexit handler,
@@ -139,7 +123,7 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
-  tune_allocator ();
+  cli_malloc_tune ();
   atexit (check_stdout);
   cli_interrupt_install (); /* SIGINT/SIGTERM/SIGHUP leave no temporary file behind */
   const char *cmd = argc >= 2 ? argv[1] : "";
