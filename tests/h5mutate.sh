@@ -47,10 +47,12 @@ check_file () {
       verdict="exit status $rc"
     elif [ "$san" -gt 0 ]; then
       # The first frame outside the sanitizer runtime and libc (named by its .so or, when
-      # symbolized, by glibc's source folders) decides whose fault it is.
+      # symbolized, by glibc's source folders) decides whose fault it is: libhdf5's when in
+      # its shared object or, linked statically (configure.ac), in one of its functions,
+      # all named H5* (stepsim's own are sim_h5_*).
       first=$(grep -E '^ *#[0-9]+ ' "$work/err" | grep -v -E 'asan|ubsan|sanitizer|interceptor|libc\.so|libc-start|sysdeps/|/string/|/malloc/' | head -n 1)
       case "$first" in
-        *libhdf5*)
+        *libhdf5* | *" in H5"*)
           case "$last" in
             "stepsim: $f: "*) n_contained=$((n_contained + 1)) ;;
             *) verdict="libhdf5 fault without a message" ;;
