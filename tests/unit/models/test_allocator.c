@@ -279,7 +279,9 @@ test_expandable_split (void)
 }
 
 /* The free lists against a linear-scan oracle, over 4,000 pseudo-random requests and
- * releases of 512 B – 24 MiB (both pools, splits, merges, several segments): after every
+ * releases of 512 B – 24 MiB (both pools, splits, merges, several segments; caching and
+ * expandable segments, each without a capacity and with 256 MiB, where cached segments or
+ * pages are released and requests run out of memory): after every
  * step each pool's list is strictly increasing in (size, segment id, offset) and holds
  * exactly the free blocks of that pool's segments (walked through prev/next); and each
  * request that some free block can hold starts at the block a scan of all free blocks
@@ -301,7 +303,7 @@ check_free_lists (const ModelAllocator *a)
 {
   for (int p = 0; p < N_POOLS; p++)
     {
-      const GPtrArray *list = a->free[p];
+      const SimVec *list = &a->free[p];
       guint n_free = 0;
       for (guint i = 0; i < a->segments->len; i++)
         {
@@ -317,11 +319,16 @@ check_free_lists (const ModelAllocator *a)
       CU_ASSERT_EQUAL (list->len, n_free);
       for (guint i = 0; i < list->len; i++)
         {
-          const Block *b = g_ptr_array_index (list, i);
+          const FreeEntry *e = &SIM_VEC_AT (list, FreeEntry, i);
+          const Block *b = e->block;
           CU_ASSERT_FALSE (b->allocated);
           CU_ASSERT_EQUAL (b->seg->pool, p);
+          /* the inline key is the block's */
+          CU_ASSERT_EQUAL (e->size, b->size);
+          CU_ASSERT_EQUAL (e->addr, b->seg->base + b->offset);
+          /* sorted by (size, segment id, offset): the order the addresses stand for */
           if (i > 0)
-            CU_ASSERT_TRUE (before (g_ptr_array_index (list, i - 1), b));
+            CU_ASSERT_TRUE (before (SIM_VEC_AT (list, FreeEntry, i - 1).block, b));
         }
     }
 }
@@ -343,9 +350,9 @@ scan_best_fit (const ModelAllocator *a, int pool, guint64 size)
 }
 
 static void
-test_free_lists_oracle (void)
+oracle_run (double capacity, gboolean expandable)
 {
-  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  g_autoptr (ModelAllocator) a = model_allocator_new (capacity, expandable);
   g_autoptr (GArray) live = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr (GRand) rng = g_rand_new_with_seed (17);
   guint n_reused = 0;
@@ -367,7 +374,7 @@ test_free_lists_oracle (void)
           const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
           guint64 fit_offset = fit != NULL ? fit->offset : 0;
           guint id = model_allocator_malloc (a, bytes, NULL);
-          const Block *b = g_ptr_array_index (a->blocks, id);
+          const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
           if (fit != NULL)
             {
               CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
@@ -379,65 +386,63 @@ test_free_lists_oracle (void)
       check_free_lists (a);
     }
   CU_ASSERT_TRUE (n_reused > 500); /* the oracle was exercised, not only new segments */
+  if (isfinite (capacity))
+    CU_ASSERT_TRUE (model_allocator_n_releases (a) > 0); /* and the releases */
 }
 
-/* `before` on the keys the free lists store (blocks without a segment) */
-static gboolean
-id_before (const Block *x, const Block *y)
+static void
+test_free_lists_oracle (void)
 {
-  if (x->size != y->size)
-    return x->size < y->size;
-  if (x->seg_id != y->seg_id)
-    return x->seg_id < y->seg_id;
-  return x->offset < y->offset;
+  for (int expandable = 0; expandable <= 1; expandable++)
+    {
+      oracle_run (INFINITY, expandable);
+      oracle_run (256 * MiB, expandable);
+    }
 }
 
 /* The free lists' galloping search (alloc_lower_bound_near) returns the lower bound a
  * linear scan finds, from every hint (inside the range, at its ends and beyond the list),
- * for every sub-range [lo, hi) of lists of 0 to 40 blocks with many equal sizes and
- * segments, and keys present, absent, below and above them all. */
+ * for every sub-range [lo, hi) of lists of 0 to 40 entries with many equal sizes and
+ * addresses close together, and keys present, absent, below and above them all. */
 static void
 test_lower_bound_near (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed (7);
-  Block blocks[40];
+  FreeEntry list[40];
   guint n_checked = 0;
   for (guint n = 0; n <= 40; n += 1 + n / 4)
     {
-      g_autoptr (GPtrArray) list = g_ptr_array_new ();
-      /* a sorted list: sizes and segments rise in small steps, offsets strictly */
-      guint64 size = 512;
-      guint seg = 0;
-      guint64 offset = 0;
+      /* a sorted list: sizes rise in small steps, addresses strictly within a size */
+      guint64 size = 512, addr = 0;
       for (guint i = 0; i < n; i++)
         {
-          switch (g_rand_int_range (rng, 0, 3))
+          if (g_rand_boolean (rng))
             {
-            case 0: size += 512 * (guint64) g_rand_int_range (rng, 1, 3); seg = 0; offset = 0;
-              break;
-            case 1: seg += 1; offset = 0; break;
-            default: offset += 512; break;
+              size += 512 * (guint64) g_rand_int_range (rng, 1, 3);
+              addr = 512 * (guint64) g_rand_int_range (rng, 0, 3);
             }
-          blocks[i] = (Block){ .size = size, .seg_id = seg, .offset = offset };
-          g_ptr_array_add (list, &blocks[i]);
+          else
+            addr += 512 * (guint64) g_rand_int_range (rng, 1, 3);
+          list[i] = (FreeEntry){ .size = size, .addr = addr };
         }
       for (guint q = 0; q < 30; q++)
         {
-          /* a key: one of the blocks, or one beside any of them */
-          Block key = { .size = 512 * (guint64) g_rand_int_range (rng, 0, 3 * (gint) n + 3),
-                        .seg_id = (guint) g_rand_int_range (rng, 0, 4),
-                        .offset = 512 * (guint64) g_rand_int_range (rng, 0, 3) };
+          /* a key: one of the entries, or one beside any of them */
+          FreeEntry key = { .size = 512 * (guint64) g_rand_int_range (rng, 0, 3 * (gint) n + 3),
+                            .addr = 512 * (guint64) g_rand_int_range (rng, 0, 2 * (gint) n + 4) };
           if (n > 0 && q % 2 == 0)
-            key = blocks[g_rand_int_range (rng, 0, (gint) n)];
+            key = list[g_rand_int_range (rng, 0, (gint) n)];
           for (guint lo = 0; lo <= n; lo++)
             for (guint hi = lo; hi <= n; hi++)
               {
                 guint want = lo;
-                while (want < hi && id_before (g_ptr_array_index (list, want), &key))
+                while (want < hi
+                       && (list[want].size < key.size
+                           || (list[want].size == key.size && list[want].addr < key.addr)))
                   want++;
                 for (guint hint = 0; hint <= n + 2; hint++)
                   {
-                    guint got = alloc_lower_bound_near (list, &key, lo, hi, hint);
+                    guint got = alloc_lower_bound_near (list, key.size, key.addr, lo, hi, hint);
                     if (got != want)
                       g_printerr ("\n  n %u [%u, %u) hint %u: %u, want %u\n", n, lo, hi, hint,
                                   got, want);
