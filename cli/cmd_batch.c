@@ -21,6 +21,7 @@
 #include "cli/study/batch.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "cli/scenario/input.h"
 #include "cli/scenario/output.h"
 #include "cli/mpi.h"
 #include "cli/scenario/sweep.h"
@@ -393,8 +394,12 @@ cli_cmd_batch (int argc, char **argv)
   int rc = parse_batch_options (&argc, &argv, &opt, launch);
   if (rc == 0 && !cli_mpi_start (&rank, &size, &error))
     rc = failed_alike (launch, 1, &error);
+  /* every scenario of the sweep reads the same files: each is read (and an hf_config parsed)
+   * once (cli/scenario/input.h) */
+  cli_input_memo_begin ();
   if (rc == 0)
     rc = run_batch (argv[1], &opt, rank, size, &error);
+  cli_input_memo_end ();
   if (error != NULL)
     cli_error (error->message);
   cli_mpi_stop ();
