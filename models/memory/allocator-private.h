@@ -64,7 +64,6 @@ struct _ModelAllocator
   SimVec blocks;                 /* Block*: id → block while live (NULL once freed); id 0
                                   * unused */
   Segment *grow[N_POOLS];        /* expandable: the pool's segment */
-  guint finger[N_POOLS];         /* where the pool's last free-list search ended (a hint) */
   guint next_segment_id;
   guint64 next_base;             /* B: the base of the next segment made (Segment.base) */
   guint64 allocated, reserved, peak_reserved, peak_allocated;
@@ -84,10 +83,8 @@ struct _ModelAllocator
 
 /* allocator.c: the index of the first entry of list[lo, hi) (FreeEntry, sorted by size then
  * addr; lo ≤ hi ≤ the list's length) not below the key (size, addr) in that order, hi if
- * none: the lower bound, found by galloping outward from index `hint` (any value: clamped to
- * [lo, hi]), so an answer d places from the hint costs O(log d) comparisons. */
-guint alloc_lower_bound_near (const FreeEntry *list, guint64 size, guint64 addr, guint lo,
-                              guint hi, guint hint);
+ * none: the lower bound, by a branch-free binary search. */
+guint alloc_lower_bound (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi);
 
 /* allocator_pages.c: the page map of expandable segments
  * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments). */

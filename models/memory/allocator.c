@@ -137,75 +137,48 @@ model_allocator_free (ModelAllocator *alloc)
  * step's simulation; then a GPtrArray of Block*, whose every comparison read the block
  * through its pointer. Same order, so the same best fit.
  *
- * Searches start from a finger: the position the pool's previous search found. A replay's
- * requests and frees come in runs of equal sizes (a layer's tensors, then the next layer's),
- * so most answers lie at the finger or beside it: over a sweep of single-GPU scenarios 70 %
- * of best fits and 84 % of a split's remainders land exactly at the finger, and most
- * frees' positions within one of it (bench/RESULTS.md, 2026-12-07). A galloping search
- * (Bentley & Yao 1976, "An almost optimal algorithm for unbounded searching") costs
- * O(log d) comparisons for an answer d places away, 2 at the finger, against ~6 for a
- * binary search of ~40 free blocks, whose branches a predictor cannot learn. The answer is
- * the same lower bound. */
+ * Searches are branch-free binary searches. They replaced a galloping search from the
+ * position the previous search found (most answers lie there or beside it), which needed
+ * fewer comparisons but whose direction and stopping branches a predictor could not learn:
+ * a quarter of all mispredicted branches of a sweep of single-GPU scenarios (callgrind
+ * --branch-sim, bench/RESULTS.md 2026-12-07), 11 % of its time by `perf`. The answer is the
+ * same lower bound. */
 
 /* Entry i of pool list `list` (a SimVec of FreeEntry). */
 #define ENTRY(list, i) SIM_VEC_AT ((list), FreeEntry, (i))
 
-/* Whether entry e is below the key (size, addr). */
-static inline gboolean
+/* Whether entry e is below the key (size, addr): 0 or 1, computed without a branch. */
+static inline guint
 below (const FreeEntry *e, guint64 size, guint64 addr)
 {
-  return e->size < size || (e->size == size && e->addr < addr);
+  return (guint) (e->size < size) | ((guint) (e->size == size) & (guint) (e->addr < addr));
 }
 
-/* Index of the first entry of list[lo, hi) not below the key (hi if none): binary search. */
+/* Index of the first entry of list[lo, hi) not below the key (hi if none): a binary search
+ * whose steps move by a multiple of 0 or 1 instead of branching (Khuong & Morin 2017, "Array
+ * layouts for comparison-based searching", the branch-free binary search), so no step is
+ * mispredicted; only the loop's end depends on hi − lo. */
 static inline guint
-lower_bound_in (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi)
+lower_bound (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi)
 {
-  while (lo < hi)
+  if (lo >= hi)
+    return lo;
+  const FreeEntry *base = list + lo;
+  guint n = hi - lo;
+  while (n > 1)
     {
-      guint mid = lo + (hi - lo) / 2;
-      if (below (&list[mid], size, addr))
-        lo = mid + 1;
-      else
-        hi = mid;
+      guint half = n / 2;
+      base += half * below (&base[half], size, addr); /* no branch: a multiply by 0 or 1 */
+      n -= half;
     }
-  return lo;
-}
-
-/* alloc_lower_bound_near (allocator-private.h), inline in the allocator's searches. */
-static inline guint
-lower_bound_near (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi,
-                  guint hint)
-{
-  /* the answer a: list[i] is below the key for lo ≤ i < a, not below for a ≤ i < hi */
-  hint = CLAMP (hint, lo, hi);
-  if (hint < hi && below (&list[hint], size, addr))
-    {
-      /* a ≥ l; probe l + d − 1 with d = 1, 2, 4, …: below means a ≥ l + d */
-      guint l = hint + 1, d = 1;
-      while (l + d - 1 < hi && below (&list[l + d - 1], size, addr))
-        {
-          l += d;
-          d *= 2;
-        }
-      return lower_bound_in (list, size, addr, l, MIN (l + d - 1, hi));
-    }
-  /* a ≤ r; probe r − d with d = 1, 2, 4, …: not below means a ≤ r − d */
-  guint r = hint, d = 1;
-  while (r >= lo + d && !below (&list[r - d], size, addr))
-    {
-      r -= d;
-      d *= 2;
-    }
-  return lower_bound_in (list, size, addr, r >= lo + d ? r - d + 1 : lo, r);
+  return (guint) (base - list) + below (base, size, addr);
 }
 
 guint
-alloc_lower_bound_near (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi,
-                        guint hint)
+alloc_lower_bound (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi)
 {
   g_return_val_if_fail (lo <= hi, hi);
-  return lower_bound_near (list, size, addr, lo, hi, hint);
+  return lower_bound (list, size, addr, lo, hi);
 }
 
 /* The free-list entry of block b (its key and b). */
@@ -215,15 +188,12 @@ entry_of (Block *b)
   return (FreeEntry){ .size = b->size, .addr = b->seg->base + b->offset, .block = b };
 }
 
-/* The lower bound of entry e's key in pool's list[lo, hi), from the pool's finger, which
- * moves to the answer. */
+/* The lower bound of entry e's key in pool's list[lo, hi). */
 static inline guint
 search (ModelAllocator *a, int pool, const FreeEntry *e, guint lo, guint hi)
 {
   g_assert (lo <= hi && hi <= a->free[pool].len);
-  guint i = lower_bound_near (a->free[pool].data, e->size, e->addr, lo, hi, a->finger[pool]);
-  a->finger[pool] = i;
-  return i;
+  return lower_bound (a->free[pool].data, e->size, e->addr, lo, hi);
 }
 
 static void
