@@ -181,6 +181,32 @@ test_release_and_retry (void)
   CU_ASSERT_TRUE (oom);
 }
 
+/* The figures before a request (model_allocator_before_last), capacity 64 MiB: two 30 MiB
+ * segments, one freed (reserved 60 MiB, cached 30). A 40 MiB request releases the cached
+ * segment (reserved 30) and still does not fit (30 + 40 > 64): an OOM, granted, reserved
+ * 70 MiB. Before it, reserved and its peak were 60 MiB: neither the 30 after the release
+ * nor the 70 after the grant. */
+static void
+test_before_last (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (64 * MiB, FALSE);
+  double reserved = -1, peak = -1;
+  model_allocator_before_last (a, &reserved, &peak);
+  CU_ASSERT_EQUAL (reserved, 0);
+  CU_ASSERT_EQUAL (peak, 0);
+  guint x = model_allocator_malloc (a, 30 * MiB, NULL);
+  model_allocator_malloc (a, 30 * MiB, NULL);
+  model_allocator_release (a, x);
+  gboolean oom = FALSE;
+  model_allocator_malloc (a, 40 * MiB, &oom);
+  CU_ASSERT_TRUE (oom);
+  CU_ASSERT_EQUAL (model_allocator_n_releases (a), 1);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 70 * MiB);
+  model_allocator_before_last (a, &reserved, &peak);
+  CU_ASSERT_EQUAL (reserved, 60 * MiB);
+  CU_ASSERT_EQUAL (peak, 60 * MiB);
+}
+
 /* Small and large requests never share a pool: a 512 B tensor opens a 2 MiB segment even
  * when a large segment has free room. */
 static void
@@ -466,6 +492,7 @@ main (void)
     { "expandable segments remove the fragmentation", test_expandable_removes_fragmentation },
     { "OOM: release cached segments and retry", test_release_and_retry },
     { "small and large pools are apart", test_pools_apart },
+    { "the figures before the last request", test_before_last },
     { "loss head booked as two lumps: a new segment", test_loss_head_lumped },
     { "loss head as tensors: the fp32 copy's block reused", test_loss_head_tensors },
     { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
