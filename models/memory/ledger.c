@@ -432,13 +432,16 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
 {
   g_return_if_fail (rank < ledger->n_ranks);
   RankLedger *rl = &ledger->ranks[rank];
-  Buffer *b = g_hash_table_lookup (rl->live, GUINT_TO_POINTER (handle));
-  g_assert (b != NULL);
+  gpointer value = NULL;
+  /* taken out of the live table in one lookup; freed here as the table would */
+  gboolean live = g_hash_table_steal_extended (rl->live, GUINT_TO_POINTER (handle), NULL, &value);
+  g_assert (live);
+  Buffer *b = value;
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
   for (guint i = 0; i < b->n_blocks; i++)
     model_allocator_release (rl->alloc, b->blocks[i]);
-  g_hash_table_remove (rl->live, GUINT_TO_POINTER (handle));
+  buffer_free (b);
   change (ledger, rank, category, -bytes, time, task_label);
 }
 
