@@ -5,7 +5,6 @@
 
 #include "models/memory/allocator.h"
 #include "sim/slots.h"
-#include "sim/vec.h"
 
 enum { POOL_SMALL, POOL_LARGE, N_POOLS };
 
@@ -16,6 +15,7 @@ struct _Block
 {
   guint64 offset, size;
   gboolean allocated;
+  guint seg_id;     /* seg->id, kept here for the free lists' order (block_cmp) */
   guint slot;       /* in the allocator's block pool */
   Segment *seg;
   Block *prev, *next;
@@ -28,12 +28,6 @@ struct _Segment
   guint slot;       /* in the allocator's segment pool */
   int pool;
   guint64 size;     /* bytes of address range (expandable: the grown end) */
-  /* B: where the segment starts in the allocator's own address order: the sum of the sizes
-   * of the segments made before it (allocator.c segment_new), so a later segment starts
-   * past the end of every earlier one and base + offset orders blocks as (segment id,
-   * offset) does. An expandable segment grows past its base, but it is its pool's only
-   * segment, and the free lists are per pool. */
-  guint64 base;
   Block *first;
   Block *last;
   /* expandable only: page bookkeeping */
@@ -42,30 +36,16 @@ struct _Segment
   GArray *mapped;   /* guint8 per page */
 };
 
-/* One free block in its pool's free list, with its sort key inline, so that a search reads
- * consecutive memory instead of following a pointer per comparison (the searches were the
- * largest single cost of a sweep of single-GPU scenarios by `perf`: bench/RESULTS.md,
- * 2026-12-07, issue 17). Order: size, then addr; two free blocks of one pool never share
- * a key (blocks of one segment do not overlap, segments do not overlap in base order). */
-typedef struct
-{
-  guint64 size;  /* B: block->size */
-  guint64 addr;  /* B: block->seg->base + block->offset */
-  Block *block;  /* borrowed from the block pool */
-} FreeEntry;
-
 struct _ModelAllocator
 {
   guint64 capacity;
   gboolean expandable;
   GPtrArray *segments;           /* Segment*, creation order */
-  SimVec free[N_POOLS];          /* FreeEntry of the pool's free blocks, sorted by (size,
-                                  * addr): distinct keys */
-  SimVec blocks;                 /* Block*: id → block while live (NULL once freed); id 0
-                                  * unused */
+  GPtrArray *free[N_POOLS];      /* free Block*, sorted by (size, segment id, offset): distinct keys */
+  GPtrArray *blocks;             /* id → Block* while live (NULL once freed); id 0 unused */
   Segment *grow[N_POOLS];        /* expandable: the pool's segment */
+  guint finger[N_POOLS];         /* where the pool's last free-list search ended (a hint) */
   guint next_segment_id;
-  guint64 next_base;             /* B: the base of the next segment made (Segment.base) */
   guint64 allocated, reserved, peak_reserved, peak_allocated;
   guint64 reserved_before, peak_reserved_before; /* B: at the start of the last malloc */
   guint n_releases;
@@ -82,10 +62,12 @@ struct _ModelAllocator
   SimSlots segment_pool;
 };
 
-/* allocator.c: the index of the first entry of list[lo, hi) (FreeEntry, sorted by size then
- * addr; lo ≤ hi ≤ the list's length) not below the key (size, addr) in that order, hi if
- * none: the lower bound, by a branch-free binary search. */
-guint alloc_lower_bound (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi);
+/* allocator.c: the index of the first block of list[lo, hi) (Block*, sorted by size, segment
+ * id, offset; lo ≤ hi ≤ length) not below `key` in that order, hi if none: the lower bound,
+ * found by galloping outward from index `hint` (any value: clamped to [lo, hi]), so an answer
+ * d places from the hint costs O(log d) comparisons. */
+guint alloc_lower_bound_near (const GPtrArray *list, const Block *key, guint lo, guint hi,
+                              guint hint);
 
 /* allocator_pages.c: the page map of expandable segments
  * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments). */

@@ -52,11 +52,7 @@ static guint64
 to_bytes (double bytes)
 {
   g_assert (bytes > 0);
-  /* ceil without a libm call: exact below 2^53, where every double is a whole number
-   * already, and far beyond the cap */
-  double x = MIN (bytes, MODEL_ALLOCATOR_MAX_REQUEST);
-  guint64 n = (guint64) x;
-  return (double) n < x ? n + 1 : n;
+  return (guint64) ceil (MIN (bytes, MODEL_ALLOCATOR_MAX_REQUEST));
 }
 
 double
@@ -72,6 +68,20 @@ model_allocator_segment_size (double bytes)
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
+
+/* (size, segment id, offset): distinct for distinct blocks (blocks of one segment do not
+ * overlap), so the free lists' order is total. */
+static int
+block_cmp (const Block *x, const Block *y)
+{
+  if (x->size != y->size)
+    return x->size < y->size ? -1 : 1;
+  if (x->seg_id != y->seg_id)
+    return x->seg_id < y->seg_id ? -1 : 1;
+  if (x->offset != y->offset)
+    return x->offset < y->offset ? -1 : 1;
+  return 0;
+}
 
 /* Frees what segment s owns beside its slot and its blocks' (expandable: the page arrays). */
 static void
@@ -100,9 +110,9 @@ model_allocator_new (double capacity, gboolean expandable_segments)
   a->expandable = expandable_segments;
   a->segments = g_ptr_array_new ();
   for (int p = 0; p < N_POOLS; p++)
-    a->free[p] = (SimVec) SIM_VEC_INIT;
-  a->blocks = (SimVec) SIM_VEC_INIT;
-  SIM_VEC_PUSH (&a->blocks, Block *, NULL); /* id 0 means "none" */
+    a->free[p] = g_ptr_array_new ();
+  a->blocks = g_ptr_array_new ();
+  g_ptr_array_add (a->blocks, NULL); /* id 0 means "none" */
   /* small blocks of the pools: each is zeroed when taken, and a ledger makes several
    * allocators per replay */
   sim_slots_init (&a->block_pool, sizeof (Block), 32);
@@ -119,9 +129,9 @@ model_allocator_free (ModelAllocator *alloc)
   for (guint i = 0; i < alloc->segments->len; i++)
     segment_clear (g_ptr_array_index (alloc->segments, i));
   for (int p = 0; p < N_POOLS; p++)
-    sim_vec_clear (&alloc->free[p]);
+    g_ptr_array_unref (alloc->free[p]);
   g_ptr_array_unref (alloc->segments);
-  sim_vec_clear (&alloc->blocks);
+  g_ptr_array_unref (alloc->blocks);
   sim_slots_clear (&alloc->block_pool);
   sim_slots_clear (&alloc->segment_pool);
   g_free (alloc);
@@ -129,156 +139,150 @@ model_allocator_free (ModelAllocator *alloc)
 
 /* ---- free lists ---------------------------------------------------------------------------- */
 
-/* Each pool's free blocks sit in a SimVec of FreeEntry sorted by (size, addr)
- * (allocator-private.h): a search finds a position in O(log n), insertion and removal move
- * the tail (a few hundred entries at most in the shipped scenarios). It replaced a
- * GSequence, whose sorted insert and search allocate and free a temporary sequence per call
- * (GLib gsequence.c g_sequence_insert_sorted_iter, g_sequence_search_iter): 27 % of an 8-GPU
- * step's simulation; then a GPtrArray of Block*, whose every comparison read the block
- * through its pointer. Same order, so the same best fit.
+/* Each pool's free blocks sit in a GPtrArray sorted by block_cmp: a search finds a
+ * position in O(log n), insertion and removal move the tail (a few hundred pointers at most
+ * in the shipped scenarios). It replaced a GSequence, whose sorted insert and search
+ * allocate and free a temporary sequence per call (GLib gsequence.c
+ * g_sequence_insert_sorted_iter, g_sequence_search_iter): 27 % of an 8-GPU step's
+ * simulation. Same order, so the same best fit.
  *
- * Searches are branch-free binary searches. They replaced a galloping search from the
- * position the previous search found (most answers lie there or beside it), which needed
- * fewer comparisons but whose direction and stopping branches a predictor could not learn:
- * a quarter of all mispredicted branches of a sweep of single-GPU scenarios (callgrind
- * --branch-sim, bench/RESULTS.md 2026-12-07), 11 % of its time by `perf`. The answer is the
+ * Searches start from a finger: the position the pool's previous search found. A replay's
+ * requests and frees come in runs of equal sizes (a layer's tensors, then the next layer's),
+ * so most answers lie at the finger or beside it: over a sweep of single-GPU scenarios 70 %
+ * of best fits and 84 % of a split's remainders land exactly at the finger, and most
+ * frees' positions within one of it (bench/RESULTS.md, 2026-12-07). A galloping search
+ * (Bentley & Yao 1976, "An almost optimal algorithm for unbounded searching") costs
+ * O(log d) comparisons for an answer d places away, 2 at the finger, against ~6 for a
+ * binary search of ~40 free blocks, whose branches a predictor cannot learn (the binary
+ * search was the largest single cost of a sweep by `perf`). It executes slightly more
+ * instructions and saves mispredictions: ~5 % of a sweep's CPU time. The answer is the
  * same lower bound. */
 
-/* Entry i of pool list `list` (a SimVec of FreeEntry). */
-#define ENTRY(list, i) SIM_VEC_AT ((list), FreeEntry, (i))
-
-/* Whether entry e is below the key (size, addr): 0 or 1, computed without a branch. */
-static inline guint
-below (const FreeEntry *e, guint64 size, guint64 addr)
+/* Index of the first free block of list[lo, hi) not below `key` in block_cmp order (hi if
+ * none). */
+static guint
+lower_bound_in (const GPtrArray *list, const Block *key, guint lo, guint hi)
 {
-  return (guint) (e->size < size) | ((guint) (e->size == size) & (guint) (e->addr < addr));
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (block_cmp (g_ptr_array_index (list, mid), key) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
 }
 
-/* Index of the first entry of list[lo, hi) not below the key (hi if none): a binary search
- * whose steps move by a multiple of 0 or 1 instead of branching (Khuong & Morin 2017, "Array
- * layouts for comparison-based searching", the branch-free binary search), so no step is
- * mispredicted; only the loop's end depends on hi − lo. */
-static inline guint
-lower_bound (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi)
+static gboolean
+below (const GPtrArray *list, guint i, const Block *key)
 {
-  if (lo >= hi)
-    return lo;
-  const FreeEntry *base = list + lo;
-  guint n = hi - lo;
-  while (n > 1)
-    {
-      guint half = n / 2;
-      base += half * below (&base[half], size, addr); /* no branch: a multiply by 0 or 1 */
-      n -= half;
-    }
-  return (guint) (base - list) + below (base, size, addr);
+  return block_cmp (g_ptr_array_index (list, i), key) < 0;
 }
 
 guint
-alloc_lower_bound (const FreeEntry *list, guint64 size, guint64 addr, guint lo, guint hi)
+alloc_lower_bound_near (const GPtrArray *list, const Block *key, guint lo, guint hi, guint hint)
 {
-  g_return_val_if_fail (lo <= hi, hi);
-  return lower_bound (list, size, addr, lo, hi);
+  g_assert (lo <= hi && hi <= list->len);
+  /* the answer a: list[i] is below key for lo ≤ i < a, not below for a ≤ i < hi */
+  hint = CLAMP (hint, lo, hi);
+  if (hint < hi && below (list, hint, key))
+    {
+      /* a ≥ l; probe l + d − 1 with d = 1, 2, 4, …: below means a ≥ l + d */
+      guint l = hint + 1, d = 1;
+      while (l + d - 1 < hi && below (list, l + d - 1, key))
+        {
+          l += d;
+          d *= 2;
+        }
+      return lower_bound_in (list, key, l, MIN (l + d - 1, hi));
+    }
+  /* a ≤ r; probe r − d with d = 1, 2, 4, …: not below means a ≤ r − d */
+  guint r = hint, d = 1;
+  while (r >= lo + d && !below (list, r - d, key))
+    {
+      r -= d;
+      d *= 2;
+    }
+  return lower_bound_in (list, key, r >= lo + d ? r - d + 1 : lo, r);
 }
 
-/* The free-list entry of block b (its key and b). */
-static inline FreeEntry
-entry_of (Block *b)
+/* alloc_lower_bound_near in pool's list from the pool's finger, which moves to the answer. */
+static guint
+search (ModelAllocator *a, int pool, const Block *key, guint lo, guint hi)
 {
-  return (FreeEntry){ .size = b->size, .addr = b->seg->base + b->offset, .block = b };
-}
-
-/* The lower bound of entry e's key in pool's list[lo, hi). */
-static inline guint
-search (ModelAllocator *a, int pool, const FreeEntry *e, guint lo, guint hi)
-{
-  g_assert (lo <= hi && hi <= a->free[pool].len);
-  return lower_bound (a->free[pool].data, e->size, e->addr, lo, hi);
+  guint i = alloc_lower_bound_near (a->free[pool], key, lo, hi, a->finger[pool]);
+  a->finger[pool] = i;
+  return i;
 }
 
 static void
 free_insert (ModelAllocator *a, Block *b)
 {
   int pool = b->seg->pool;
-  SimVec *list = &a->free[pool];
-  FreeEntry e = entry_of (b);
-  guint i = search (a, pool, &e, 0, list->len);
-  sim_vec_append (list, sizeof (FreeEntry)); /* room for one more; len + 1 */
-  FreeEntry *v = list->data;
-  memmove (&v[i + 1], &v[i], (list->len - 1 - i) * sizeof (FreeEntry));
-  v[i] = e;
+  GPtrArray *list = a->free[pool];
+  g_ptr_array_insert (list, (gint) search (a, pool, b, 0, list->len), b);
   b->in_free = TRUE;
-}
-
-/* Takes entry i out of pool's list (keeps the order) and marks its block not free. */
-static void
-free_remove_at (ModelAllocator *a, int pool, guint i)
-{
-  SimVec *list = &a->free[pool];
-  FreeEntry *v = list->data;
-  g_assert (i < list->len);
-  v[i].block->in_free = FALSE;
-  memmove (&v[i], &v[i + 1], (list->len - 1 - i) * sizeof (FreeEntry));
-  list->len--;
 }
 
 /* The index of free block b in its pool's list. */
 static guint
-free_index (ModelAllocator *a, Block *b)
+free_index (ModelAllocator *a, const Block *b)
 {
   int pool = b->seg->pool;
-  FreeEntry e = entry_of (b);
-  guint i = search (a, pool, &e, 0, a->free[pool].len);
-  g_assert (b->in_free && i < a->free[pool].len && ENTRY (&a->free[pool], i).block == b);
+  const GPtrArray *list = a->free[pool];
+  guint i = search (a, pool, b, 0, list->len);
+  g_assert (b->in_free && i < list->len && g_ptr_array_index (list, i) == b);
   return i;
 }
 
 static void
 free_remove (ModelAllocator *a, Block *b)
 {
-  free_remove_at (a, b->seg->pool, free_index (a, b));
+  g_ptr_array_remove_index (a->free[b->seg->pool], free_index (a, b)); /* keeps the order */
+  b->in_free = FALSE;
 }
 
 /* Puts free block r in place of pool's list[i] (taken out of the list), r before it in
- * (size, addr) order (a split's remainder is smaller than the block it came from): the
- * entries between r's place and i move up by one, in one move instead of a removal and an
+ * block_cmp order (a split's remainder is smaller than the block it came from): the blocks
+ * between r's place and i move up by one, in one move instead of a removal and an
  * insertion. */
 static void
 free_replace_down (ModelAllocator *a, int pool, guint i, Block *r)
 {
-  FreeEntry e = entry_of (r);
-  guint j = search (a, pool, &e, 0, i);
-  FreeEntry *v = a->free[pool].data;
-  v[i].block->in_free = FALSE;
-  memmove (&v[j + 1], &v[j], (i - j) * sizeof (FreeEntry));
-  v[j] = e;
+  GPtrArray *list = a->free[pool];
+  guint j = search (a, pool, r, 0, i);
+  Block *out = g_ptr_array_index (list, i);
+  out->in_free = FALSE;
+  memmove (&list->pdata[j + 1], &list->pdata[j], (i - j) * sizeof (gpointer));
+  list->pdata[j] = r;
   r->in_free = TRUE;
 }
 
-/* The same for b after list[k] in (size, addr) order (a merge holding list[k] is larger
- * than it): the entries between k and b's place move down by one. */
+/* The same for b after list[k] in block_cmp order (a merge holding list[k] is larger than
+ * it): the blocks between k and b's place move down by one. */
 static void
 free_replace_up (ModelAllocator *a, int pool, guint k, Block *b)
 {
-  FreeEntry e = entry_of (b);
-  guint j = search (a, pool, &e, k + 1, a->free[pool].len);
-  FreeEntry *v = a->free[pool].data;
-  v[k].block->in_free = FALSE;
-  memmove (&v[k], &v[k + 1], (j - k - 1) * sizeof (FreeEntry));
-  v[j - 1] = e;
+  GPtrArray *list = a->free[pool];
+  guint j = search (a, pool, b, k + 1, list->len);
+  Block *out = g_ptr_array_index (list, k);
+  out->in_free = FALSE;
+  memmove (&list->pdata[k], &list->pdata[k + 1], (j - k - 1) * sizeof (gpointer));
+  list->pdata[j - 1] = b;
   b->in_free = TRUE;
 }
 
 /* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block): the lower
- * bound of (size, addr 0), below every real block of that size; *index its place in the
- * pool's list. */
+ * bound of (size, segment 0, offset 0), below every real block of that size; *index its
+ * place in the pool's list. */
 static Block *
 best_fit (ModelAllocator *a, int pool, guint64 size, guint *index)
 {
-  FreeEntry key = { .size = size, .addr = 0 };
-  const SimVec *list = &a->free[pool];
+  Block key = { .size = size, .seg_id = 0, .offset = 0 };
+  GPtrArray *list = a->free[pool];
   *index = search (a, pool, &key, 0, list->len);
-  return *index < list->len ? ENTRY (list, *index).block : NULL;
+  return *index < list->len ? g_ptr_array_index (list, *index) : NULL;
 }
 
 /* ---- segments -------------------------------------------------------------------------------- */
@@ -290,6 +294,7 @@ block_new (ModelAllocator *a, Block init)
   guint slot;
   Block *b = sim_slots_take (&a->block_pool, &slot);
   *b = init;
+  b->seg_id = init.seg->id;
   b->slot = slot;
   return b;
 }
@@ -303,11 +308,6 @@ segment_new (ModelAllocator *a, int pool, guint64 size)
   s->id = a->next_segment_id++;
   s->pool = pool;
   s->size = size;
-  /* past every earlier segment (Segment.base); the sum of 2^44 B requests cannot reach 2^64
-   * B in any run, but a wrap would break the free lists' order, so it is checked */
-  g_assert (a->expandable ? a->grow[pool] == NULL : a->next_base <= G_MAXUINT64 - size);
-  s->base = a->next_base;
-  a->next_base += size;
   if (a->expandable)
     {
       s->page = pool == POOL_SMALL ? SMALL_BUFFER : LARGE_BUFFER;
@@ -402,7 +402,10 @@ cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
       if (r != NULL)
         free_replace_down (a, pool, i, r);
       else
-        free_remove_at (a, pool, i);
+        {
+          g_ptr_array_remove_index (a->free[pool], i);
+          b->in_free = FALSE;
+        }
       return b;
     }
   guint64 seg = allocation_size (size);
@@ -425,7 +428,8 @@ expandable_block (ModelAllocator *a, int pool, guint64 size)
   Block *b = best_fit (a, pool, size, &i);
   if (b != NULL)
     {
-      free_remove_at (a, pool, i);
+      g_ptr_array_remove_index (a->free[pool], i);
+      b->in_free = FALSE;
       return b;
     }
   if (a->grow[pool] == NULL)
@@ -481,8 +485,8 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
   note_reserved (alloc);
   if (oom != NULL)
     *oom = over;
-  SIM_VEC_PUSH (&alloc->blocks, Block *, b);
-  return alloc->blocks.len - 1;
+  g_ptr_array_add (alloc->blocks, b);
+  return alloc->blocks->len - 1;
 }
 
 /* Unlinks free neighbour n of b (same segment), out of the free lists already, and absorbs
@@ -515,10 +519,10 @@ absorb (ModelAllocator *a, Block *b, Block *n)
 void
 model_allocator_release (ModelAllocator *alloc, guint id)
 {
-  g_return_if_fail (alloc != NULL && id > 0 && id < alloc->blocks.len);
-  Block *b = SIM_VEC_AT (&alloc->blocks, Block *, id);
+  g_return_if_fail (alloc != NULL && id > 0 && id < alloc->blocks->len);
+  Block *b = g_ptr_array_index (alloc->blocks, id);
   g_assert (b != NULL && b->allocated);
-  SIM_VEC_AT (&alloc->blocks, Block *, id) = NULL;
+  g_ptr_array_index (alloc->blocks, id) = NULL;
   if (alloc->expandable)
     alloc_pages_ref (alloc, b, -1);
   b->allocated = FALSE;

@@ -329,7 +329,7 @@ check_free_lists (const ModelAllocator *a)
 {
   for (int p = 0; p < N_POOLS; p++)
     {
-      const SimVec *list = &a->free[p];
+      const GPtrArray *list = a->free[p];
       guint n_free = 0;
       for (guint i = 0; i < a->segments->len; i++)
         {
@@ -345,16 +345,11 @@ check_free_lists (const ModelAllocator *a)
       CU_ASSERT_EQUAL (list->len, n_free);
       for (guint i = 0; i < list->len; i++)
         {
-          const FreeEntry *e = &SIM_VEC_AT (list, FreeEntry, i);
-          const Block *b = e->block;
+          const Block *b = g_ptr_array_index (list, i);
           CU_ASSERT_FALSE (b->allocated);
           CU_ASSERT_EQUAL (b->seg->pool, p);
-          /* the inline key is the block's */
-          CU_ASSERT_EQUAL (e->size, b->size);
-          CU_ASSERT_EQUAL (e->addr, b->seg->base + b->offset);
-          /* sorted by (size, segment id, offset): the order the addresses stand for */
           if (i > 0)
-            CU_ASSERT_TRUE (before (SIM_VEC_AT (list, FreeEntry, i - 1).block, b));
+            CU_ASSERT_TRUE (before (g_ptr_array_index (list, i - 1), b));
         }
     }
 }
@@ -400,7 +395,7 @@ oracle_run (double capacity, gboolean expandable)
           const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
           guint64 fit_offset = fit != NULL ? fit->offset : 0;
           guint id = model_allocator_malloc (a, bytes, NULL);
-          const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
+          const Block *b = g_ptr_array_index (a->blocks, id);
           if (fit != NULL)
             {
               CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
@@ -426,54 +421,73 @@ test_free_lists_oracle (void)
     }
 }
 
-/* The free lists' branch-free search (alloc_lower_bound) returns the lower bound a linear
- * scan finds, for every sub-range [lo, hi) of lists of 0 to 40 entries with many equal sizes
- * and addresses close together, and keys present, absent, below and above them all. */
+/* `before` on the keys the free lists store (blocks without a segment) */
+static gboolean
+id_before (const Block *x, const Block *y)
+{
+  if (x->size != y->size)
+    return x->size < y->size;
+  if (x->seg_id != y->seg_id)
+    return x->seg_id < y->seg_id;
+  return x->offset < y->offset;
+}
+
+/* The free lists' galloping search (alloc_lower_bound_near) returns the lower bound a
+ * linear scan finds, from every hint (inside the range, at its ends and beyond the list),
+ * for every sub-range [lo, hi) of lists of 0 to 40 blocks with many equal sizes and
+ * segments, and keys present, absent, below and above them all. */
 static void
-test_lower_bound (void)
+test_lower_bound_near (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed (7);
-  FreeEntry list[40];
+  Block blocks[40];
   guint n_checked = 0;
   for (guint n = 0; n <= 40; n += 1 + n / 4)
     {
-      /* a sorted list: sizes rise in small steps, addresses strictly within a size */
-      guint64 size = 512, addr = 0;
+      g_autoptr (GPtrArray) list = g_ptr_array_new ();
+      /* a sorted list: sizes and segments rise in small steps, offsets strictly */
+      guint64 size = 512;
+      guint seg = 0;
+      guint64 offset = 0;
       for (guint i = 0; i < n; i++)
         {
-          if (g_rand_boolean (rng))
+          switch (g_rand_int_range (rng, 0, 3))
             {
-              size += 512 * (guint64) g_rand_int_range (rng, 1, 3);
-              addr = 512 * (guint64) g_rand_int_range (rng, 0, 3);
+            case 0: size += 512 * (guint64) g_rand_int_range (rng, 1, 3); seg = 0; offset = 0;
+              break;
+            case 1: seg += 1; offset = 0; break;
+            default: offset += 512; break;
             }
-          else
-            addr += 512 * (guint64) g_rand_int_range (rng, 1, 3);
-          list[i] = (FreeEntry){ .size = size, .addr = addr };
+          blocks[i] = (Block){ .size = size, .seg_id = seg, .offset = offset };
+          g_ptr_array_add (list, &blocks[i]);
         }
       for (guint q = 0; q < 30; q++)
         {
-          /* a key: one of the entries, or one beside any of them */
-          FreeEntry key = { .size = 512 * (guint64) g_rand_int_range (rng, 0, 3 * (gint) n + 3),
-                            .addr = 512 * (guint64) g_rand_int_range (rng, 0, 2 * (gint) n + 4) };
+          /* a key: one of the blocks, or one beside any of them */
+          Block key = { .size = 512 * (guint64) g_rand_int_range (rng, 0, 3 * (gint) n + 3),
+                        .seg_id = (guint) g_rand_int_range (rng, 0, 4),
+                        .offset = 512 * (guint64) g_rand_int_range (rng, 0, 3) };
           if (n > 0 && q % 2 == 0)
-            key = list[g_rand_int_range (rng, 0, (gint) n)];
+            key = blocks[g_rand_int_range (rng, 0, (gint) n)];
           for (guint lo = 0; lo <= n; lo++)
             for (guint hi = lo; hi <= n; hi++)
               {
                 guint want = lo;
-                while (want < hi
-                       && (list[want].size < key.size
-                           || (list[want].size == key.size && list[want].addr < key.addr)))
+                while (want < hi && id_before (g_ptr_array_index (list, want), &key))
                   want++;
-                guint got = alloc_lower_bound (list, key.size, key.addr, lo, hi);
-                if (got != want)
-                  g_printerr ("\n  n %u [%u, %u): %u, want %u\n", n, lo, hi, got, want);
-                CU_ASSERT_EQUAL (got, want);
-                n_checked++;
+                for (guint hint = 0; hint <= n + 2; hint++)
+                  {
+                    guint got = alloc_lower_bound_near (list, &key, lo, hi, hint);
+                    if (got != want)
+                      g_printerr ("\n  n %u [%u, %u) hint %u: %u, want %u\n", n, lo, hi, hint,
+                                  got, want);
+                    CU_ASSERT_EQUAL (got, want);
+                    n_checked++;
+                  }
               }
         }
     }
-  CU_ASSERT_TRUE (n_checked > 50000);
+  CU_ASSERT_TRUE (n_checked > 100000);
 }
 
 int main (void);
@@ -498,7 +512,7 @@ main (void)
     { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
     { "expandable segments split any remainder", test_expandable_split },
     { "free lists sorted; best fit as a linear scan", test_free_lists_oracle },
-    { "branch-free search finds the lower bound", test_lower_bound },
+    { "galloping search from a hint finds the lower bound", test_lower_bound_near },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
 }
