@@ -32,6 +32,103 @@ cli_input_path_problem (const char *path)
   return "is not a regular file";
 }
 
+/* ---- the input memo ------------------------------------------------------------------------ */
+
+typedef struct
+{
+  gpointer value;
+  GDestroyNotify free_value;
+} Kept;
+
+static void
+kept_free (gpointer data)
+{
+  Kept *k = data;
+  k->free_value (k->value);
+  g_free (k);
+}
+
+/* "kind\npath" → Kept*, NULL when no memo is active; guarded by memo_lock (workers of a
+ * batch load scenarios in parallel). */
+static GHashTable *memo;
+static GMutex memo_lock;
+
+void
+cli_input_memo_begin (void)
+{
+  g_mutex_lock (&memo_lock);
+  g_assert (memo == NULL);
+  memo = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, kept_free);
+  g_mutex_unlock (&memo_lock);
+}
+
+void
+cli_input_memo_end (void)
+{
+  g_mutex_lock (&memo_lock);
+  g_clear_pointer (&memo, g_hash_table_unref);
+  g_mutex_unlock (&memo_lock);
+}
+
+gconstpointer
+cli_input_memo_lookup (const char *kind, const char *path)
+{
+  g_return_val_if_fail (kind != NULL && path != NULL, NULL);
+  g_autofree char *key = g_strconcat (kind, "\n", path, NULL);
+  g_mutex_lock (&memo_lock);
+  const Kept *k = memo != NULL ? g_hash_table_lookup (memo, key) : NULL;
+  g_mutex_unlock (&memo_lock);
+  return k != NULL ? k->value : NULL;
+}
+
+void
+cli_input_memo_keep (const char *kind, const char *path, gpointer value,
+                     GDestroyNotify free_value)
+{
+  g_return_if_fail (kind != NULL && path != NULL && free_value != NULL);
+  char *key = g_strconcat (kind, "\n", path, NULL);
+  g_mutex_lock (&memo_lock);
+  gboolean keep = memo != NULL && !g_hash_table_contains (memo, key);
+  if (keep)
+    {
+      Kept *k = g_new (Kept, 1);
+      *k = (Kept){ value, free_value };
+      g_hash_table_insert (memo, key, k);
+    }
+  g_mutex_unlock (&memo_lock);
+  if (!keep)
+    {
+      g_free (key);
+      free_value (value);
+    }
+}
+
+static gboolean
+memo_active (void)
+{
+  g_mutex_lock (&memo_lock);
+  gboolean active = memo != NULL;
+  g_mutex_unlock (&memo_lock);
+  return active;
+}
+
+/* A file's text as cli_input_read returns it, kept in the memo. */
+typedef struct
+{
+  char *text; /* NUL-terminated */
+  gsize length; /* bytes without the NUL */
+} Text;
+
+static void
+text_free (gpointer data)
+{
+  Text *t = data;
+  g_free (t->text);
+  g_free (t);
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
 static gboolean
 set_errno_error (GError **error, const char *path, const char *what, int err)
 {
@@ -63,6 +160,14 @@ gboolean
 cli_input_read (const char *path, char **text, gsize *length, GError **error)
 {
   g_return_val_if_fail (path != NULL && text != NULL, FALSE);
+  const Text *kept = cli_input_memo_lookup ("text", path);
+  if (kept != NULL)
+    {
+      *text = g_memdup2 (kept->text, kept->length + 1);
+      if (length != NULL)
+        *length = kept->length;
+      return TRUE;
+    }
   int fd = g_open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
   if (fd < 0)
     return set_errno_error (error, path, "open", errno);
@@ -110,8 +215,15 @@ cli_input_read (const char *path, char **text, gsize *length, GError **error)
     g_byte_array_remove_range (buf, 0, 3);
   if (length != NULL)
     *length = buf->len;
+  gsize n = buf->len;
   g_byte_array_append (buf, (const guint8 *) "", 1);
   *text = (char *) g_byte_array_free (g_steal_pointer (&buf), FALSE);
+  if (memo_active ())
+    {
+      Text *copy = g_new (Text, 1);
+      *copy = (Text){ g_memdup2 (*text, n + 1), n };
+      cli_input_memo_keep ("text", path, copy, text_free);
+    }
   return TRUE;
 }
 

@@ -3,6 +3,7 @@
 #include "cli/scenario/scenario_private.h"
 
 #include <string.h>
+#include "cli/scenario/input.h"
 #include "hardware/catalog.h"
 #include "hardware/cluster_spec.h"
 #include "sim/text.h"
@@ -211,6 +212,25 @@ derive_head_dim (GKeyFile *kf, ModelArch *arch, GError **error)
   return FALSE;
 }
 
+/* The HF config `file` (`hf` as [model] gives it, resolved) parsed (new), from the input memo
+ * when a command keeps one (cli/scenario/input.h: a batch parses each config once); NULL +
+ * error as check_shipped, or as model_arch_load_hf_config prefixed with [model] hf_config. */
+static ModelArch *
+load_hf_config (const char *hf, const char *file, GError **error)
+{
+  const ModelArch *kept = cli_input_memo_lookup ("hf_config", file);
+  if (kept != NULL)
+    return model_arch_copy (kept);
+  if (!check_shipped (hf, file, error))
+    return NULL;
+  ModelArch *arch = model_arch_load_hf_config (file, error);
+  if (arch == NULL)
+    return PREFIX_KEY (error, "model", "hf_config"), NULL;
+  cli_input_memo_keep ("hf_config", file, model_arch_copy (arch),
+                       (GDestroyNotify) model_arch_free);
+  return arch;
+}
+
 gboolean
 cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError **error)
 {
@@ -219,11 +239,9 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
   if (hf != NULL)
     {
       g_autofree char *file = cli_scenario_resolve_hf_config (hf, path);
-      if (!check_shipped (hf, file, error))
-        return FALSE;
-      arch = model_arch_load_hf_config (file, error);
+      arch = load_hf_config (hf, file, error);
       if (arch == NULL)
-        return PREFIX_KEY (error, "model", "hf_config"), FALSE;
+        return FALSE;
       if (g_key_file_has_key (kf, "model", "family", NULL))
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,

@@ -1,8 +1,9 @@
 /* cli/study/batch.c — the batch runner; see batch.h.
  *
- * Threads: workers only read the sweep and write their own Job; the calling thread waits on
- * an async queue of finished job indices and reports progress. Everything else (the table,
- * HDF5) happens in the calling thread after the pool is freed (HDF5 is not thread-safe).
+ * Threads: workers claim jobs from a shared counter, only read the sweep and write their own
+ * Job; the calling thread polls the list of finished job indices, marks them done and reports
+ * progress. Everything else (the table, HDF5) happens in the calling thread after the workers
+ * are joined (HDF5 is not thread-safe).
  * Units: metrics are the SI values of /summary (s, B, token/s, fractions).
  */
 #include "config.h"
@@ -52,8 +53,10 @@ static const Metric tail_metrics[] = {
 
 typedef struct
 {
+  /* The overrides (NULL for a point until its worker runs it: point_sets) and where each
+   * comes from (cli_sweep_set_origins), for messages. */
   char **sets;
-  char **origins; /* where each of `sets` comes from (cli_sweep_set_origins), for messages */
+  char **origins;
   gint baseline;  /* job index of the baseline, -1 for none */
   gboolean done, ok; /* done: its result was handed to the calling thread (or merged) */
   char *error;
@@ -63,11 +66,11 @@ typedef struct
 struct _CliBatch
 {
   const CliSweep *sweep;
+  char **extra;     /* the command-line --set (owned copy; NULL for none) */
   GArray *metrics;  /* Metric, with owned names for the generated ones in `names` */
   GPtrArray *names; /* owned generated names */
   GPtrArray *jobs;  /* Job *: points first, then baselines */
   guint n_points;
-  GAsyncQueue *finished;
   gint tokens_metric;
   gint fits_metric;
 };
@@ -202,8 +205,14 @@ cli_batch_new (const CliSweep *sweep, const char *const *extra_sets)
   build_metrics (b);
   b->jobs = g_ptr_array_new_with_free_func (job_free);
   b->n_points = cli_sweep_n_points (sweep);
+  b->extra = g_strdupv ((char **) extra_sets);
+  /* A point's overrides are made by the worker that runs it (point_sets): 1,000 points' were
+   * ~2.5 ms of the calling thread before any scenario ran. The baselines are found from them
+   * here, so with a baseline they are made now. */
+  gboolean base = cli_sweep_baseline (sweep) != NULL && cli_sweep_baseline (sweep)[0] != NULL;
   for (guint p = 0; p < b->n_points; p++)
-    job_new (b, cli_sweep_sets (sweep, p, extra_sets), cli_sweep_set_origins (sweep, extra_sets));
+    job_new (b, base ? cli_sweep_sets (sweep, p, extra_sets) : NULL,
+             base ? cli_sweep_set_origins (sweep, extra_sets) : NULL);
   add_baselines (b);
   return b;
 }
@@ -214,6 +223,7 @@ cli_batch_free (CliBatch *batch)
   if (batch == NULL)
     return;
   g_ptr_array_unref (batch->jobs);
+  g_strfreev (batch->extra);
   g_array_unref (batch->metrics);
   g_ptr_array_unref (batch->names);
   g_free (batch);
@@ -232,6 +242,16 @@ cli_batch_n_points (const CliBatch *batch)
 }
 
 /* ---- running ------------------------------------------------------------------------------ */
+
+/* Makes the overrides of point job j (index p) if cli_batch_new left them to its worker. */
+static void
+point_sets (const CliBatch *b, Job *j, guint p)
+{
+  if (j->sets != NULL)
+    return;
+  j->sets = cli_sweep_sets (b->sweep, p, (const char *const *) b->extra);
+  j->origins = cli_sweep_set_origins (b->sweep, (const char *const *) b->extra);
+}
 
 static gboolean
 simulate_job (const CliBatch *b, Job *j, GError **error)
@@ -265,22 +285,61 @@ simulate_job (const CliBatch *b, Job *j, GError **error)
   return TRUE;
 }
 
-static void
-run_job (gpointer data, gpointer user_data)
+/* One cli_batch_run: its jobs are offset + k × stride for k < n. Shared by the workers and
+ * the calling thread; an interrupted run abandons it to the workers still running (never
+ * freed then, see cli_batch_run). */
+typedef struct
 {
-  CliBatch *b = user_data;
-  guint index = GPOINTER_TO_UINT (data) - 1;
+  CliBatch *batch;
+  guint offset, stride, n;
+  gint next;     /* atomic: the next k to claim */
+  gint stop;     /* atomic: set when the run is abandoned; workers claim no more jobs */
+  GMutex lock;   /* guards `finished` and `n_live` */
+  GCond cond;    /* signalled when the last worker ends */
+  GArray *finished; /* guint job indices in the order they finished, not yet taken by the
+                     * calling thread */
+  guint n_live;  /* workers still running */
+} Run;
+
+/* How often the calling thread looks at the finished jobs (µs): progress is shown and a
+ * signal deferred by the caller (cli_interrupt_defer) noticed within this time. The workers
+ * never wake it for a single job: a wake-up per job (a futex call and a context switch on
+ * cores the workers keep busy) made 2,417 context switches of the 1,000-scenario sweep at
+ * -j 2, 118 without (bench/RESULTS.md, 2026-12-07, second h-sweep session). */
+#define POLL_US 50000
+
+/* A worker: claims jobs one at a time (an atomic counter, no queue between threads) until
+ * none is left or the run is abandoned. */
+static gpointer
+run_jobs (gpointer data)
+{
+  Run *run = data;
   cli_interrupt_block_here (); /* signals go to the calling thread (cli/interrupt.h) */
-  Job *j = g_ptr_array_index (b->jobs, index);
-  GError *error = NULL;
-  j->ok = simulate_job (b, j, &error);
-  if (!j->ok)
+  for (;;)
     {
-      /* printable and short: it goes to the terminal and into the results */
-      j->error = sim_text_printable (error->message, CLI_SCENARIO_MESSAGE_MAX);
-      g_error_free (error);
+      guint k = (guint) g_atomic_int_add (&run->next, 1);
+      if (k >= run->n || g_atomic_int_get (&run->stop))
+        break;
+      guint index = run->offset + k * run->stride;
+      Job *j = g_ptr_array_index (run->batch->jobs, index);
+      point_sets (run->batch, j, index); /* points come first: index p is point p */
+      GError *error = NULL;
+      j->ok = simulate_job (run->batch, j, &error);
+      if (!j->ok)
+        {
+          /* printable and short: it goes to the terminal and into the results */
+          j->error = sim_text_printable (error->message, CLI_SCENARIO_MESSAGE_MAX);
+          g_error_free (error);
+        }
+      g_mutex_lock (&run->lock); /* the calling thread marks it done */
+      g_array_append_val (run->finished, index);
+      g_mutex_unlock (&run->lock);
     }
-  g_async_queue_push (b->finished, data); /* the calling thread marks it done */
+  g_mutex_lock (&run->lock);
+  if (--run->n_live == 0)
+    g_cond_signal (&run->cond);
+  g_mutex_unlock (&run->lock);
+  return NULL;
 }
 
 gboolean
@@ -288,34 +347,63 @@ cli_batch_run (CliBatch *batch, guint n_threads, guint offset, guint stride,
                CliBatchProgress progress, gpointer data)
 {
   g_return_val_if_fail (batch != NULL && n_threads >= 1 && stride >= 1, FALSE);
-  guint total = 0;
+  Run *run = g_new0 (Run, 1);
+  run->batch = batch;
+  run->offset = offset;
+  run->stride = stride;
   for (guint i = offset; i < batch->jobs->len; i += stride)
-    total++;
-  batch->finished = g_async_queue_new ();
-  GThreadPool *pool = g_thread_pool_new (run_job, batch, (gint) n_threads, FALSE, NULL);
-  for (guint i = offset; i < batch->jobs->len; i += stride)
-    g_thread_pool_push (pool, GUINT_TO_POINTER (i + 1), NULL);
+    run->n++;
+  g_mutex_init (&run->lock);
+  g_cond_init (&run->cond);
+  run->finished = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint n_workers = MIN (n_threads, MAX (run->n, 1u));
+  run->n_live = n_workers;
+  GThread **workers = g_new (GThread *, n_workers);
+  for (guint w = 0; w < n_workers; w++)
+    workers[w] = g_thread_new ("batch", run_jobs, run);
   gint64 t0 = g_get_monotonic_time ();
-  for (guint done = 1; done <= total; done++)
+  g_autoptr (GArray) taken = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint done = 0;
+  g_mutex_lock (&run->lock);
+  for (;;)
     {
-      gpointer index = NULL;
-      /* a signal deferred by the caller (cli_interrupt_defer) is noticed within 0.1 s */
-      while (index == NULL && cli_interrupt_pending () == 0)
-        index = g_async_queue_timeout_pop (batch->finished, 100000);
-      if (index == NULL)
+      /* take the indices finished since the last look, then mark and report them unlocked */
+      g_array_append_vals (taken, run->finished->data, run->finished->len);
+      g_array_set_size (run->finished, 0);
+      gboolean ended = run->n_live == 0;
+      g_mutex_unlock (&run->lock);
+      for (guint i = 0; i < taken->len; i++)
         {
-          /* Interrupted: the jobs still running go on writing their own Job and the queue,
-           * so neither is freed; the caller writes what is done and ends the process. */
-          g_thread_pool_free (pool, TRUE, FALSE);
+          Job *j = g_ptr_array_index (batch->jobs, g_array_index (taken, guint, i));
+          j->done = TRUE;
+          done++;
+          if (progress != NULL)
+            progress (done, run->n, (g_get_monotonic_time () - t0) / 1e6, data);
+        }
+      g_array_set_size (taken, 0);
+      if (ended)
+        break;
+      if (cli_interrupt_pending () != 0)
+        {
+          /* Interrupted: the jobs still running go on writing their own Job and the run, so
+           * neither is freed (nor the workers joined); the caller writes what is done and
+           * ends the process. */
+          g_atomic_int_set (&run->stop, 1);
+          g_free (workers);
           return FALSE;
         }
-      Job *j = g_ptr_array_index (batch->jobs, GPOINTER_TO_UINT (index) - 1);
-      j->done = TRUE;
-      if (progress != NULL)
-        progress (done, total, (g_get_monotonic_time () - t0) / 1e6, data);
+      g_mutex_lock (&run->lock);
+      if (run->n_live > 0 && run->finished->len == 0)
+        g_cond_wait_until (&run->cond, &run->lock, g_get_monotonic_time () + POLL_US);
     }
-  g_thread_pool_free (pool, FALSE, TRUE);
-  g_clear_pointer (&batch->finished, g_async_queue_unref);
+  for (guint w = 0; w < n_workers; w++)
+    g_thread_join (workers[w]);
+  g_free (workers);
+  g_assert (done == run->n); /* every worker ended after the last job it claimed */
+  g_array_unref (run->finished);
+  g_mutex_clear (&run->lock);
+  g_cond_clear (&run->cond);
+  g_free (run);
   return TRUE;
 }
 

@@ -21,8 +21,10 @@
 
 typedef struct _CliBatch CliBatch;
 
-/* Called in the thread that runs cli_batch_run after each finished job: jobs done so far
- * (of this process), jobs to run (of this process), seconds since the start. */
+/* Called in the thread that runs cli_batch_run once for each finished job, in order (done =
+ * 1, 2, …, total), within 50 ms of its end (that thread looks at the finished jobs every 50
+ * ms, and at once when the last ends): jobs done so far (of this process), jobs to run (of
+ * this process), seconds since the start. */
 typedef void (*CliBatchProgress) (guint done, guint total, double elapsed, gpointer data);
 
 /* Jobs of `sweep` (borrowed; must outlive the batch) with `extra_sets` (command-line --set,

@@ -47,6 +47,7 @@ struct _ModelAllocator
   guint finger[N_POOLS];         /* where the pool's last free-list search ended (a hint) */
   guint next_segment_id;
   guint64 allocated, reserved, peak_reserved, peak_allocated;
+  guint64 reserved_before, peak_reserved_before; /* B: at the start of the last malloc */
   guint n_releases;
   /* A block was released since the last release_cached(): only a release can leave a
    * segment (or an expandable page) with nothing allocated in it, so without one a new pass

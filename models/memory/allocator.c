@@ -457,6 +457,8 @@ guint
 model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
 {
   g_return_val_if_fail (alloc != NULL && bytes > 0, 0);
+  alloc->reserved_before = alloc->reserved;
+  alloc->peak_reserved_before = alloc->peak_reserved;
   gboolean over = bytes > MODEL_ALLOCATOR_MAX_REQUEST;
   guint64 size = round_size (to_bytes (bytes));
   int pool = size <= SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
@@ -570,6 +572,13 @@ double
 model_allocator_peak_allocated (const ModelAllocator *alloc)
 {
   return (double) alloc->peak_allocated;
+}
+
+void
+model_allocator_before_last (const ModelAllocator *alloc, double *reserved, double *peak_reserved)
+{
+  *reserved = (double) alloc->reserved_before;
+  *peak_reserved = (double) alloc->peak_reserved_before;
 }
 
 void

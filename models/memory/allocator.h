@@ -77,6 +77,12 @@ void model_allocator_free (ModelAllocator *alloc); /* NULL is a no-op */
 #define MODEL_ALLOCATOR_MAX_REQUEST 17592186044416.0 /* 2^44 B */
 guint model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom);
 
+/* The reserved bytes and their high-water mark (B) as they were when the last
+ * model_allocator_malloc() began, before any cached segment it released: what a caller
+ * reports about a request that ran out of memory (0 before any request). */
+void model_allocator_before_last (const ModelAllocator *alloc, double *reserved,
+                                  double *peak_reserved);
+
 /* Frees block `id` (must be live: g_assert). */
 void model_allocator_release (ModelAllocator *alloc, guint id);
 

@@ -388,31 +388,31 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
   g_return_if_fail (handle > 0 && n_tensors > 0 && sizes != NULL);
   RankLedger *rl = &ledger->ranks[rank];
   ledger->used = TRUE;
-  double bytes = 0;
   for (guint i = 0; i < n_tensors; i++)
-    {
-      g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
-      bytes += model_ledger_whole_bytes (sizes[i]);
-    }
-  Buffer init = { .handle = handle, .category = category, .bytes = bytes,
+    g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
+  /* the buffer's bytes are the sum of its tensors', set once all are granted */
+  Buffer init = { .handle = handle, .category = category,
                   .task = ledger_label (ledger, task_label), .n_blocks = n_tensors };
   Buffer *b = buffer_new (ledger, &init);
   if (n_tensors > 1)
     b->blocks = g_new (guint, n_tensors);
-  double granted = 0; /* bytes of the tensors before tensor i, already allocated */
+  double bytes = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {
       gboolean over = FALSE;
       double size = model_ledger_whole_bytes (sizes[i]);
-      double before = model_allocator_reserved (rl->alloc);
-      double high = model_allocator_peak_reserved (rl->alloc);
       guint id = model_allocator_malloc (rl->alloc, size, &over);
       /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
       if (over && !rl->oom.happened)
-        record_oom (rl, category, size, b, granted, before, high, time);
-      granted += size;
+        {
+          double before, high;
+          model_allocator_before_last (rl->alloc, &before, &high);
+          record_oom (rl, category, size, b, bytes, before, high, time);
+        }
+      bytes += size;
       b->blocks[i] = id;
     }
+  b->bytes = bytes;
   gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);
   g_assert (fresh);
   change (ledger, rank, category, bytes, time, task_label);
@@ -432,13 +432,16 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
 {
   g_return_if_fail (rank < ledger->n_ranks);
   RankLedger *rl = &ledger->ranks[rank];
-  Buffer *b = g_hash_table_lookup (rl->live, GUINT_TO_POINTER (handle));
-  g_assert (b != NULL);
+  gpointer value = NULL;
+  /* taken out of the live table in one lookup; freed here as the table would */
+  gboolean live = g_hash_table_steal_extended (rl->live, GUINT_TO_POINTER (handle), NULL, &value);
+  g_assert (live);
+  Buffer *b = value;
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
   for (guint i = 0; i < b->n_blocks; i++)
     model_allocator_release (rl->alloc, b->blocks[i]);
-  g_hash_table_remove (rl->live, GUINT_TO_POINTER (handle));
+  buffer_free (b);
   change (ledger, rank, category, -bytes, time, task_label);
 }
 

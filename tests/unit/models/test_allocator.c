@@ -181,6 +181,32 @@ test_release_and_retry (void)
   CU_ASSERT_TRUE (oom);
 }
 
+/* The figures before a request (model_allocator_before_last), capacity 64 MiB: two 30 MiB
+ * segments, one freed (reserved 60 MiB, cached 30). A 40 MiB request releases the cached
+ * segment (reserved 30) and still does not fit (30 + 40 > 64): an OOM, granted, reserved
+ * 70 MiB. Before it, reserved and its peak were 60 MiB: neither the 30 after the release
+ * nor the 70 after the grant. */
+static void
+test_before_last (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (64 * MiB, FALSE);
+  double reserved = -1, peak = -1;
+  model_allocator_before_last (a, &reserved, &peak);
+  CU_ASSERT_EQUAL (reserved, 0);
+  CU_ASSERT_EQUAL (peak, 0);
+  guint x = model_allocator_malloc (a, 30 * MiB, NULL);
+  model_allocator_malloc (a, 30 * MiB, NULL);
+  model_allocator_release (a, x);
+  gboolean oom = FALSE;
+  model_allocator_malloc (a, 40 * MiB, &oom);
+  CU_ASSERT_TRUE (oom);
+  CU_ASSERT_EQUAL (model_allocator_n_releases (a), 1);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 70 * MiB);
+  model_allocator_before_last (a, &reserved, &peak);
+  CU_ASSERT_EQUAL (reserved, 60 * MiB);
+  CU_ASSERT_EQUAL (peak, 60 * MiB);
+}
+
 /* Small and large requests never share a pool: a 512 B tensor opens a 2 MiB segment even
  * when a large segment has free room. */
 static void
@@ -279,7 +305,9 @@ test_expandable_split (void)
 }
 
 /* The free lists against a linear-scan oracle, over 4,000 pseudo-random requests and
- * releases of 512 B – 24 MiB (both pools, splits, merges, several segments): after every
+ * releases of 512 B – 24 MiB (both pools, splits, merges, several segments; caching and
+ * expandable segments, each without a capacity and with 256 MiB, where cached segments or
+ * pages are released and requests run out of memory): after every
  * step each pool's list is strictly increasing in (size, segment id, offset) and holds
  * exactly the free blocks of that pool's segments (walked through prev/next); and each
  * request that some free block can hold starts at the block a scan of all free blocks
@@ -343,9 +371,9 @@ scan_best_fit (const ModelAllocator *a, int pool, guint64 size)
 }
 
 static void
-test_free_lists_oracle (void)
+oracle_run (double capacity, gboolean expandable)
 {
-  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  g_autoptr (ModelAllocator) a = model_allocator_new (capacity, expandable);
   g_autoptr (GArray) live = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr (GRand) rng = g_rand_new_with_seed (17);
   guint n_reused = 0;
@@ -379,6 +407,18 @@ test_free_lists_oracle (void)
       check_free_lists (a);
     }
   CU_ASSERT_TRUE (n_reused > 500); /* the oracle was exercised, not only new segments */
+  if (isfinite (capacity))
+    CU_ASSERT_TRUE (model_allocator_n_releases (a) > 0); /* and the releases */
+}
+
+static void
+test_free_lists_oracle (void)
+{
+  for (int expandable = 0; expandable <= 1; expandable++)
+    {
+      oracle_run (INFINITY, expandable);
+      oracle_run (256 * MiB, expandable);
+    }
 }
 
 /* `before` on the keys the free lists store (blocks without a segment) */
@@ -466,6 +506,7 @@ main (void)
     { "expandable segments remove the fragmentation", test_expandable_removes_fragmentation },
     { "OOM: release cached segments and retry", test_release_and_retry },
     { "small and large pools are apart", test_pools_apart },
+    { "the figures before the last request", test_before_last },
     { "loss head booked as two lumps: a new segment", test_loss_head_lumped },
     { "loss head as tensors: the fp32 copy's block reused", test_loss_head_tensors },
     { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
