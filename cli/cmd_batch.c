@@ -272,22 +272,24 @@ gather (CliBatch *batch, GError **error)
   return TRUE;
 }
 
-/* Whether override `set` ("group.key=value") has the key [model] hf_config, whatever its
- * value (replaced by a plain one: a value that does not parse does not hide the key). */
+/* Whether override `set` ("group.key=value") has the key [model] hf_config or [training]
+ * deepspeed_config, whatever its value (replaced by a plain one: a value that does not
+ * parse does not hide the key). */
 static gboolean
-key_is_hf_config (const char *set)
+key_names_json (const char *set)
 {
   const char *eq = strchr (set, '=');
   if (eq == NULL)
-    return FALSE; /* not an override: skipped, as cli_scenario_sets_name_hf_config does */
+    return FALSE; /* not an override: skipped, as cli_scenario_sets_name_json_files does */
   g_autofree char *key = g_strndup (set, (gsize) (eq - set));
   g_autofree char *plain = g_strconcat (key, "=x", NULL);
   const char *one[] = { plain, NULL };
-  return cli_scenario_sets_name_hf_config (one);
+  return cli_scenario_sets_name_json_files (one);
 }
 
-/* The files the batch reads: the sweep, its base scenario and every hf_config JSON one of
- * its scenarios names (each point and its baseline, with the command-line --set). */
+/* The files the batch reads: the sweep, its base scenario and every JSON file (hf_config,
+ * deepspeed_config) one of its scenarios names (each point and its baseline, with the
+ * command-line --set). */
 static GPtrArray *
 batch_inputs (const char *path, const CliSweep *sweep, const char *const *extra)
 {
@@ -295,26 +297,26 @@ batch_inputs (const char *path, const CliSweep *sweep, const char *const *extra)
   cli_inputs_add (inputs, path);
   const char *scenario = cli_sweep_scenario (sweep);
   const char *const *base = cli_sweep_baseline (sweep);
-  g_autofree char *base_hf = NULL;
-  gboolean have_base_hf = FALSE;
+  g_auto (GStrv) base_json = NULL;
+  gboolean have_base_json = FALSE;
   /* Every point's overrides have the same keys (the [set], one per axis, the --set; only the
-   * axis values differ), and so has its baseline's: when none of them is hf_config, every
-   * scenario reads the base scenario's config, and the points need not be built one by one
+   * axis values differ), and so has its baseline's: when none of them names a JSON file,
+   * every scenario reads the base scenario's, and the points need not be built one by one
    * (1,000 of them were ~4 ms before any scenario ran). */
   gboolean per_point = FALSE;
   if (cli_sweep_n_points (sweep) > 0)
     {
       g_auto (GStrv) sets = cli_sweep_sets (sweep, 0, extra);
       for (guint i = 0; sets[i] != NULL && !per_point; i++)
-        per_point = key_is_hf_config (sets[i]);
+        per_point = key_names_json (sets[i]);
       for (guint i = 0; base != NULL && base[i] != NULL && !per_point; i++)
-        per_point = key_is_hf_config (base[i]);
+        per_point = key_names_json (base[i]);
     }
   for (guint p = 0; p < cli_sweep_n_points (sweep); p++)
     {
       g_auto (GStrv) sets = per_point ? cli_sweep_sets (sweep, p, extra) : NULL;
-      cli_inputs_add_point (inputs, scenario, (const char *const *) sets, &base_hf,
-                            &have_base_hf);
+      cli_inputs_add_point (inputs, scenario, (const char *const *) sets, &base_json,
+                            &have_base_json);
       if (!per_point)
         break; /* the same files for every point and baseline */
       if (base == NULL || base[0] == NULL)
@@ -323,8 +325,8 @@ batch_inputs (const char *path, const CliSweep *sweep, const char *const *extra)
       g_strv_builder_addv (b, (const char **) sets);
       g_strv_builder_addv (b, (const char **) base);
       g_auto (GStrv) with_base = g_strv_builder_end (b);
-      cli_inputs_add_point (inputs, scenario, (const char *const *) with_base, &base_hf,
-                            &have_base_hf);
+      cli_inputs_add_point (inputs, scenario, (const char *const *) with_base, &base_json,
+                            &have_base_json);
     }
   return inputs;
 }

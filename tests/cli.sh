@@ -86,6 +86,14 @@ fi
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
 "$STEPSIM" compare "$s1" baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "compare with a baseline variation: one warning" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim compare: warning: variation baseline.training.micro_batch=2: has no effect here' bl.err"
+# a scenario's deepspeed_config is one of its inputs: no output may replace it (QA: -o and
+# batch --tsv overwrote it); given by --set it is relative to the current directory
+mkdir -p dsq && cp "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json" dsq/
+"$STEPSIM" run dsq/ds-zero2-llama-3.1-8b-dgx-h100.ini -q -o dsq/ds-zero2-llama-3.1-8b-dgx-h100.json >/dev/null 2>dsq.err; rc=$?
+check "run -o onto the scenario's deepspeed_config: refused, the JSON kept" sh -c "[ $rc -eq 1 ] && grep -q 'is the input' dsq.err && head -c 1 dsq/ds-zero2-llama-3.1-8b-dgx-h100.json | grep -q '{'"
+cp dsq/ds-zero2-llama-3.1-8b-dgx-h100.json here-ds.json
+"$STEPSIM" run dsq/ds-zero2-llama-3.1-8b-dgx-h100.ini -q -o dsq.h5 --trace here-ds.json --set training.deepspeed_config=here-ds.json >/dev/null 2>dsq.err; rc=$?
+check "--set training.deepspeed_config=REL is from the current directory (an input there)" sh -c "[ $rc -eq 1 ] && grep -q 'here-ds.json' dsq.err && grep -q 'is the input' dsq.err"
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"

@@ -157,26 +157,28 @@ void
 cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const *sets)
 {
   cli_inputs_add (inputs, path);
-  g_autofree char *hf = cli_scenario_hf_config_file (path, sets);
-  cli_inputs_add (inputs, hf);
+  g_auto (GStrv) json = cli_scenario_json_files (path, sets);
+  for (guint i = 0; json[i] != NULL; i++)
+    cli_inputs_add (inputs, json[i]);
 }
 
 void
 cli_inputs_add_point (GPtrArray *inputs, const char *path, const char *const *sets,
-                      char **hf, gboolean *have_hf)
+                      char ***json, gboolean *have_json)
 {
-  if (cli_scenario_sets_name_hf_config (sets))
+  if (cli_scenario_sets_name_json_files (sets))
     {
       cli_inputs_add_scenario (inputs, path, sets);
       return;
     }
-  if (!*have_hf)
+  if (!*have_json)
     {
-      *hf = cli_scenario_hf_config_file (path, NULL);
-      *have_hf = TRUE;
+      *json = cli_scenario_json_files (path, NULL);
+      *have_json = TRUE;
     }
   cli_inputs_add (inputs, path);
-  cli_inputs_add (inputs, *hf);
+  for (guint i = 0; (*json)[i] != NULL; i++)
+    cli_inputs_add (inputs, (*json)[i]);
 }
 
 gboolean

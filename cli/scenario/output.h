@@ -29,16 +29,16 @@ GPtrArray *cli_inputs_new (void);
 /* Appends `path` (NULL: nothing) unless the list holds the same string already. */
 void cli_inputs_add (GPtrArray *inputs, const char *path);
 /* Appends what simulating the scenario `path` with `sets` (NULL-terminated --set
- * overrides, may be NULL) reads: the scenario file and its hf_config JSON
- * (cli_scenario_hf_config_file). */
+ * overrides, may be NULL) reads: the scenario file and its JSON files, hf_config and
+ * deepspeed_config (cli_scenario_json_files). */
 void cli_inputs_add_scenario (GPtrArray *inputs, const char *path, const char *const *sets);
-/* The same for one of many override lists of scenario `path` (a sweep's points): *hf
- * (the caller's, NULL at first, freed with g_free) keeps the scenario's own hf_config
- * file once read (*have_hf then TRUE), for every `sets` that leaves [model] hf_config as the
- * file has it (cli_scenario_sets_name_hf_config): the scenario file is read once, not once
- * a point (1,000 times on the main thread for a sweep of 1,000). */
+/* The same for one of many override lists of scenario `path` (a sweep's points): *json
+ * (the caller's, NULL at first, freed with g_strfreev) keeps the scenario's own JSON files
+ * once read (*have_json then TRUE), for every `sets` that leaves them as the file has them
+ * (cli_scenario_sets_name_json_files): the scenario file is read once, not once a point
+ * (1,000 times on the main thread for a sweep of 1,000). */
 void cli_inputs_add_point (GPtrArray *inputs, const char *path, const char *const *sets,
-                           char **hf, gboolean *have_hf);
+                           char ***json, gboolean *have_json);
 
 /* A chart path must end in .png or .svg, in any case (the terminal follows the extension). */
 gboolean cli_output_check_chart (const char *what, const char *path, GError **error);

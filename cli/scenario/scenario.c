@@ -253,27 +253,40 @@ cli_scenario_keyfile_apply_sets (GKeyFile *kf, const char *const *sets)
     apply_set (kf, sets[i], NULL);
 }
 
-char *
-cli_scenario_hf_config_file (const char *path, const char *const *sets)
+GStrv
+cli_scenario_json_files (const char *path, const char *const *sets)
 {
+  g_autoptr (GStrvBuilder) files = g_strv_builder_new ();
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   /* the checked reader: /dev/zero or a FIFO fails here, as the load itself will say */
-  if (!cli_input_load_keyfile (kf, path, NULL))
-    return NULL;
-  cli_scenario_keyfile_apply_sets (kf, sets); /* a malformed one fails the load itself */
-  g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
-  return hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+  if (cli_input_load_keyfile (kf, path, NULL))
+    {
+      cli_scenario_keyfile_apply_sets (kf, sets); /* a malformed one fails the load itself */
+      g_autofree char *hf = cli_scenario_get_raw (kf, "model", "hf_config", FALSE, NULL);
+      g_autofree char *ds = cli_scenario_get_raw (kf, "training", "deepspeed_config", FALSE,
+                                                  NULL);
+      g_autofree char *hf_file = hf != NULL ? cli_scenario_resolve_hf_config (hf, path) : NULL;
+      g_autofree char *ds_file = ds != NULL && g_strstrip (ds)[0] != '\0'
+                                   ? cli_scenario_resolve_path (ds, path)
+                                   : NULL;
+      if (hf_file != NULL)
+        g_strv_builder_add (files, hf_file);
+      if (ds_file != NULL)
+        g_strv_builder_add (files, ds_file);
+    }
+  return g_strv_builder_end (files);
 }
 
 gboolean
-cli_scenario_sets_name_hf_config (const char *const *sets)
+cli_scenario_sets_name_json_files (const char *const *sets)
 {
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     {
       g_autofree char *group = NULL, *key = NULL, *value = NULL;
       /* as apply_set reads it: a set that does not parse is skipped there */
       if (cli_sweep_parse_set (sets[i], &group, &key, &value, NULL)
-          && strcmp (group, "model") == 0 && strcmp (key, "hf_config") == 0)
+          && ((strcmp (group, "model") == 0 && strcmp (key, "hf_config") == 0)
+              || (strcmp (group, "training") == 0 && strcmp (key, "deepspeed_config") == 0)))
         return TRUE;
     }
   return FALSE;

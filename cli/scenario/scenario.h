@@ -126,21 +126,26 @@ void cli_scenario_warn_baseline_sets (const char *const *sets, const char *const
  * G_KEY_FILE_ERROR naming the line, group and key. Used by cli/scenario/sweep.c. */
 gboolean cli_scenario_prescan (const char *text, GError **error);
 
-/* The [model] hf_config file that loading `path` with `sets` would read (after the --set
- * overrides; a shipped config's name resolved in cli_scenario_models_dir(), a path relative
- * to the scenario's folder), or NULL when there is none or `path` cannot be read or parsed
- * (then loading fails before it reads a config). Malformed `sets` are skipped. Nothing is
- * validated: this is for the output-path checks (cli/scenario/output.h). Caller frees. */
-char *cli_scenario_hf_config_file (const char *path, const char *const *sets);
+/* The JSON files that loading `path` with `sets` would read, after the --set overrides: the
+ * [model] hf_config (a shipped config's name resolved in cli_scenario_models_dir(), a path
+ * relative to the scenario's folder) and the [training] deepspeed_config (a path relative
+ * to the scenario's folder); none when `path` cannot be read or parsed (then loading fails
+ * before it reads one). Malformed `sets` are skipped. Nothing is validated: this is for the
+ * output-path checks (cli/scenario/output.h). Never NULL; caller frees (g_strfreev). */
+GStrv cli_scenario_json_files (const char *path, const char *const *sets);
+/* A path `value` of the scenario file `path` (deepspeed_config): as given when absolute,
+ * else relative to the scenario's folder. Caller frees. */
+char *cli_scenario_resolve_path (const char *value, const char *path);
 
 /* Applies "group.key=value" overrides (NULL-terminated, may be NULL) to `kf` as the loader
  * does: an empty value removes the key. A malformed one is skipped (loading the scenario
  * with it reports it). */
 void cli_scenario_keyfile_apply_sets (GKeyFile *kf, const char *const *sets);
 /* Whether one of `sets` (NULL-terminated --set overrides, may be NULL; malformed ones name
- * nothing) sets [model] hf_config, the only key cli_scenario_hf_config_file() reads: without
- * one, it answers for `path` and `sets` as for `path` alone. */
-gboolean cli_scenario_sets_name_hf_config (const char *const *sets);
+ * nothing) sets [model] hf_config or [training] deepspeed_config, the only keys
+ * cli_scenario_json_files() reads: without one, it answers for `path` and `sets` as for
+ * `path` alone. */
+gboolean cli_scenario_sets_name_json_files (const char *const *sets);
 
 /* Directory holding the shipped Hugging Face configs (models/configs in the source tree or
  * $(pkgdatadir)/models once installed). Static string. This and the next:

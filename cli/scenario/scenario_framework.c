@@ -105,8 +105,8 @@ ds_size (GKeyFile *kf, const CliScenario *sc, const char *key, double ds, gboole
   return TRUE;
 }
 
-static char *
-resolve (const char *value, const char *scenario_path)
+char *
+cli_scenario_resolve_path (const char *value, const char *scenario_path)
 {
   if (g_path_is_absolute (value))
     return g_strdup (value);
@@ -204,7 +204,7 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
           fw->ds_overlap_comm = d.ds_overlap_comm;
         }
       fw->deepspeed_engine = TRUE;
-      sc->ds_path = resolve (ds, sc->path);
+      sc->ds_path = cli_scenario_resolve_path (ds, sc->path);
       if (!model_ds_config_load (sc->ds_path, &sc->ds, error))
         return PREFIX_KEY (error, "training", "deepspeed_config"), FALSE;
       sc->has_ds = TRUE;

@@ -134,8 +134,9 @@ gboolean cli_sweep_check_sets (const char *what, const char *const *sets, GError
 
 /* Command-line overrides name files from where the user types them: a --set
  * model.hf_config=PATH whose PATH is relative (it has a '/' or ends in .json; a bare name is
- * a shipped config) is rewritten in place to the absolute path from the current directory,
- * where one written in the scenario file is relative to that file. `sets` (NULL-terminated,
+ * a shipped config) or a training.deepspeed_config=PATH whose PATH is relative is rewritten
+ * in place to the absolute path from the current directory, where one written in the
+ * scenario file is relative to that file. `sets` (NULL-terminated,
  * may be NULL) must hold checked overrides (cli_sweep_check_sets); its strings are g_free'd
  * and replaced. */
 void cli_sweep_sets_from_cwd (char **sets);

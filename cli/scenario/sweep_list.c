@@ -246,14 +246,18 @@ cli_sweep_sets_from_cwd (char **sets)
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     {
       g_autofree char *g = NULL, *k = NULL, *v = NULL;
-      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "model") != 0
-          || strcmp (k, "hf_config") != 0 || g_path_is_absolute (v)
-          || (strchr (v, '/') == NULL && !g_str_has_suffix (v, ".json")))
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || v[0] == '\0'
+          || g_path_is_absolute (v))
+        continue;
+      gboolean hf = strcmp (g, "model") == 0 && strcmp (k, "hf_config") == 0
+                    && (strchr (v, '/') != NULL || g_str_has_suffix (v, ".json"));
+      gboolean ds = strcmp (g, "training") == 0 && strcmp (k, "deepspeed_config") == 0;
+      if (!hf && !ds)
         continue;
       g_autofree char *cwd = g_get_current_dir ();
       g_autofree char *file = g_canonicalize_filename (v, cwd); /* "./x" → "CWD/x" */
       g_free (sets[i]);
-      sets[i] = g_strdup_printf ("model.hf_config=%s", file);
+      sets[i] = g_strdup_printf ("%s.%s=%s", g, k, file);
     }
 }
 

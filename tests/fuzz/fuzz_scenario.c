@@ -3,7 +3,7 @@
  * units (sim/units.c), the [model] hf_config resolution (a shipped name, or a path relative
  * to the scenario: the scratch directory holds `configs/`, a link to models/configs, so
  * "hf_config = configs/gpt2.json" reads a real file), the GPU and node catalogs and
- * model_plan_validate — plus cli_scenario_hf_config_file, which the output checks call.
+ * model_plan_validate — plus cli_scenario_json_files, which the output checks call.
  * A scenario is user input: any crash, sanitizer report, leak or timeout is a finding.
  */
 #include "config.h"
@@ -36,6 +36,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (sc == NULL && (error == NULL || error->message == NULL))
     abort ();
   cli_scenario_free (sc);
-  g_free (cli_scenario_hf_config_file (scenario_path, NULL));
+  g_strfreev (cli_scenario_json_files (scenario_path, NULL));
   return 0;
 }

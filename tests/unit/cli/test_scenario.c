@@ -757,19 +757,45 @@ test_attention_kernels (void)
   CU_ASSERT_EQUAL (b->stack.attention_kernel, HW_ATTN_FA1);
 }
 
-/* Which --set lists can change the config file a scenario reads (the batch's input list
- * reads the scenario file once for all the others): only a set of [model] hf_config, as
- * loading reads it (spaces dropped); other keys, other groups and malformed sets do not. */
+/* Which --set lists can change the JSON files a scenario reads (the batch's input list
+ * reads the scenario file once for all the others): only a set of [model] hf_config or
+ * [training] deepspeed_config, as loading reads it (spaces dropped); other keys, other
+ * groups and malformed sets do not. */
 static void
-test_sets_name_hf_config (void)
+test_sets_name_json_files (void)
 {
-  const char *none[] = { "training.seq_len=128", "model.hidden_size=64", "hf_config=x", NULL };
+  const char *none[] = { "training.seq_len=128", "model.hidden_size=64", "hf_config=x",
+                         "model.deepspeed_config=x", NULL };
   const char *one[] = { "training.seq_len=128", " model . hf_config = gpt2", NULL };
+  const char *ds[] = { "training . deepspeed_config=ds.json", NULL };
   const char *bad[] = { "model.hf_config", "[model].hf_config=x", NULL };
-  CU_ASSERT_FALSE (cli_scenario_sets_name_hf_config (NULL));
-  CU_ASSERT_FALSE (cli_scenario_sets_name_hf_config (none));
-  CU_ASSERT_TRUE (cli_scenario_sets_name_hf_config (one));
-  CU_ASSERT_FALSE (cli_scenario_sets_name_hf_config (bad));
+  CU_ASSERT_FALSE (cli_scenario_sets_name_json_files (NULL));
+  CU_ASSERT_FALSE (cli_scenario_sets_name_json_files (none));
+  CU_ASSERT_TRUE (cli_scenario_sets_name_json_files (one));
+  CU_ASSERT_TRUE (cli_scenario_sets_name_json_files (ds));
+  CU_ASSERT_FALSE (cli_scenario_sets_name_json_files (bad));
+}
+
+/* The JSON files a scenario reads, for the output checks: its hf_config resolved among the
+ * shipped configs, its deepspeed_config beside the scenario file (QA: an output could
+ * overwrite the ds_config), a --set one in its place; an unreadable scenario names none. */
+static void
+test_json_files (void)
+{
+  g_autofree char *ini = g_build_filename (tmpdir, "json-files.ini", NULL);
+  g_assert_true (g_file_set_contents (
+    ini, "[model]\nhf_config = gpt2\n[training]\ndeepspeed_config = ds.json\n", -1, NULL));
+  g_auto (GStrv) files = cli_scenario_json_files (ini, NULL);
+  g_autofree char *ds = g_build_filename (tmpdir, "ds.json", NULL);
+  CU_ASSERT_EQUAL_FATAL (g_strv_length (files), 2);
+  CU_ASSERT_TRUE (g_str_has_suffix (files[0], "gpt2.json"));
+  CU_ASSERT_STRING_EQUAL (files[1], ds);
+  const char *sets[] = { "training.deepspeed_config=/abs/other.json", NULL };
+  g_auto (GStrv) set = cli_scenario_json_files (ini, sets);
+  CU_ASSERT_EQUAL_FATAL (g_strv_length (set), 2);
+  CU_ASSERT_STRING_EQUAL (set[1], "/abs/other.json");
+  g_auto (GStrv) missing = cli_scenario_json_files ("/nonexistent/x.ini", NULL);
+  CU_ASSERT_EQUAL (g_strv_length (missing), 0);
 }
 
 int main (void);
@@ -814,7 +840,8 @@ main (void)
     { "localised key", test_localised_key },
     { "unknown shipped model lists them", test_unknown_shipped_model_lists_them },
     { "family and sizes without a config", test_family_and_sizes },
-    { "--set lists that change the hf_config file", test_sets_name_hf_config },
+    { "--set lists that change the JSON files", test_sets_name_json_files },
+    { "the JSON files a scenario reads", test_json_files },
   };
   int rc = STEPSIM_RUN_TESTS ("cli/scenario", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
