@@ -32,12 +32,14 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/scenario/output.h"
 #include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/study/fit.h"
 #include "cli/study/validate_measured.h"
 #include "hardware/catalog.h"
 #include "hardware/kernel.h"
+#include "sim/tempfiles.h"
 #include "sim/units.h"
 
 typedef struct
@@ -227,20 +229,20 @@ is_time_metric (const char *metric)
          || strcmp (metric, "mfu") == 0;
 }
 
-/* Prints one row (and writes it to `tsv` when not NULL: id, GPU type, metric, predicted,
+/* Prints one row (and appends it to `tsv` when not NULL: id, GPU type, metric, predicted,
  * measured, relative error, known gap — the table of cli/report/error_band.h); returns 0 pass,
  * 1 miss (a known gap that drifted out of its bound included), 2 known gap. A run that
  * does not fit in GPU memory fails whatever its figure:
  * the measured job ran (verdict OOM). */
 static int
-report (const Case *c, const char *gpu, double p, gboolean fits, FILE *tsv)
+report (const Case *c, const char *gpu, double p, gboolean fits, GString *tsv)
 {
   double err = p / c->measured - 1;
   gboolean within = fabs (err) <= c->tolerance && fits;
   if (tsv != NULL)
     {
       char v[3][G_ASCII_DTOSTR_BUF_SIZE];
-      fprintf (tsv, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c->id, gpu, c->metric,
+      g_string_append_printf (tsv, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c->id, gpu, c->metric,
                g_ascii_dtostr (v[0], sizeof v[0], p), g_ascii_dtostr (v[1], sizeof v[1], c->measured),
                g_ascii_dtostr (v[2], sizeof v[2], err), c->known_gap ? 1 : 0);
     }
@@ -277,7 +279,7 @@ row_error (const char *id, const char *message)
 }
 
 static int
-run_fit_case (const char *path, const Case *c, const char *gpu, FILE *tsv)
+run_fit_case (const char *path, const Case *c, const char *gpu, GString *tsv)
 {
   CliFitOptions opt;
   cli_fit_options_init (&opt);
@@ -296,7 +298,7 @@ run_fit_case (const char *path, const Case *c, const char *gpu, FILE *tsv)
 /* Runs one case; returns 0 pass, 1 miss, 2 known gap, -1 error (printed: a file named
  * without a [validation] group is one, as it is no case). */
 static int
-run_case (const char *path, FILE *tsv)
+run_case (const char *path, GString *tsv)
 {
   Case c = { 0 };
   g_autoptr (GError) error = NULL;
@@ -497,15 +499,18 @@ cli_cmd_validate (int argc, char **argv)
       g_ptr_array_unref (files);
       files = default_cases ();
     }
-  FILE *tsv = NULL;
-  if (tsv_path != NULL && (tsv = fopen (tsv_path, "w")) == NULL)
+  /* the TSV never replaces what the cases read (QA: --tsv CASE.ini overwrote the case) and
+   * is written whole at the end, or not at all */
+  g_autoptr (GString) tsv = tsv_path != NULL ? g_string_new (NULL) : NULL;
+  if (tsv_path != NULL)
     {
-      g_autofree char *msg = g_strdup_printf ("validate: cannot write %s: %s", tsv_path,
-                                              g_strerror (errno));
-      return cli_error (msg), 1;
+      g_autoptr (GPtrArray) inputs = cli_inputs_new ();
+      for (guint i = 0; i < files->len; i++)
+        cli_inputs_add_scenario (inputs, g_ptr_array_index (files, i), NULL);
+      if (!cli_output_check ("--tsv", tsv_path, (const char *const *) inputs->pdata, &error))
+        return cli_error (error->message), 1;
+      g_string_append (tsv, "id\tgpu\tmetric\tpredicted\tmeasured\terror\tknown_gap\n");
     }
-  if (tsv != NULL)
-    fprintf (tsv, "id\tgpu\tmetric\tpredicted\tmeasured\terror\tknown_gap\n");
   printf ("%-6s %-22s %14s %14s %10s %8s  %s\n", "case", "metric", "predicted", "measured",
           "error", "tol.", "verdict");
   guint pass = 0, miss = 0, gap = 0, err = 0;
@@ -519,11 +524,8 @@ cli_cmd_validate (int argc, char **argv)
       case 2: gap++; break;
       default: err++; break;
       }
-  if (tsv != NULL && fclose (tsv) != 0)
-    {
-      g_autofree char *msg = g_strdup_printf ("validate: cannot write %s", tsv_path);
-      return cli_error (msg), 1;
-    }
+  if (tsv != NULL && !sim_tempfiles_set_contents (tsv_path, tsv->str, tsv->len, &error))
+    return cli_error (error->message), 1;
   printf ("%u within tolerance, %u known gap%s, %u miss%s, %u error%s", pass, gap,
           gap == 1 ? "" : "s", miss, miss == 1 ? "" : "es", err, err == 1 ? "" : "s");
   printf ("\n");

@@ -94,6 +94,11 @@ check "run -o onto the scenario's deepspeed_config: refused, the JSON kept" sh -
 cp dsq/ds-zero2-llama-3.1-8b-dgx-h100.json here-ds.json
 "$STEPSIM" run dsq/ds-zero2-llama-3.1-8b-dgx-h100.ini -q -o dsq.h5 --trace here-ds.json --set training.deepspeed_config=here-ds.json >/dev/null 2>dsq.err; rc=$?
 check "--set training.deepspeed_config=REL is from the current directory (an input there)" sh -c "[ $rc -eq 1 ] && grep -q 'here-ds.json' dsq.err && grep -q 'is the input' dsq.err"
+# validate --tsv onto a case it reads: refused before anything runs, the case kept (QA: the
+# case was replaced by the TSV header)
+cp "$srcdir/tests/validation/m1-bert-large-fp32-mbs4.ini" vcase.ini
+"$STEPSIM" validate --tsv vcase.ini vcase.ini >/dev/null 2>vt.err; rc=$?
+check "validate --tsv onto its case: exit 1, 'is the input', the case kept" sh -c "[ $rc -eq 1 ] && grep -q 'is the input' vt.err && cmp -s vcase.ini '$srcdir/tests/validation/m1-bert-large-fp32-mbs4.ini'"
 # one line naming the commands and the nearest, not the whole usage (QA)
 "$STEPSIM" rn >/dev/null 2>unk.err
 check "unknown command: one line with the commands and the nearest" sh -c "[ \$(wc -l <unk.err) -eq 1 ] && grep -q \"unknown command 'rn' (commands: run, .*); did you mean 'run'?\" unk.err"
