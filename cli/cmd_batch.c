@@ -79,16 +79,16 @@ write_text (const SimTable *t, const char *path, char sep, GError **error)
 
 /* `incomplete`: NULL, or why rows are missing (an interrupted batch), stored as the root
  * attribute "incomplete". The outputs are all or nothing (sim/tempfiles.h SimStaged): each
- * written under a staged name, all renamed onto theirs once the last is complete. */
+ * written under a staged name in `staged`, all renamed onto theirs by the caller's
+ * sim_staged_commit once the last is complete. */
 static gboolean
 write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt,
-               const char *incomplete, GError **error)
+               const char *incomplete, SimStaged *staged, GError **error)
 {
   const char *attrs[] = { "program", PACKAGE_NAME, "version", PACKAGE_VERSION,
                           "name", cli_sweep_name (sweep), "sweep", cli_sweep_text (sweep),
                           "scenario", cli_sweep_scenario (sweep),
                           incomplete != NULL ? "incomplete" : NULL, incomplete, NULL };
-  g_autoptr (SimStaged) staged = sim_staged_new ();
   if (!sim_h5out_write_table (sim_staged_add (staged, opt->output, ".h5"), "/results", t, attrs,
                               error))
     return FALSE;
@@ -96,7 +96,7 @@ write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt
     return g_prefix_error (error, "%s: ", opt->tsv), FALSE;
   if (opt->csv != NULL && !write_text (t, sim_staged_add (staged, opt->csv, ".csv"), ',', error))
     return g_prefix_error (error, "%s: ", opt->csv), FALSE;
-  return sim_staged_commit (staged, error);
+  return TRUE;
 }
 
 static double
@@ -356,7 +356,8 @@ interrupted (const CliSweep *sweep, const CliBatch *batch, const BatchOptions *o
                                           done, n);
   g_autoptr (SimTable) t = cli_batch_table (batch);
   g_autoptr (GError) error = NULL;
-  if (write_outputs (sweep, t, opt, why, &error))
+  g_autoptr (SimStaged) staged = sim_staged_new ();
+  if (write_outputs (sweep, t, opt, why, staged, &error) && sim_staged_commit (staged, &error))
     fprintf (stderr, "stepsim: %s; their rows are written to %s%s%s%s%s, marked incomplete\n",
              why, opt->output, opt->tsv ? ", " : "", opt->tsv ? opt->tsv : "",
              opt->csv ? ", " : "", opt->csv ? opt->csv : "");
@@ -406,9 +407,13 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   if (!cli_batch_check_baselines (batch, error))
     return 1;
   g_autoptr (SimTable) t = cli_batch_table (batch);
-  if (!write_outputs (sweep, t, opt, NULL, error))
+  g_autoptr (SimStaged) staged = sim_staged_new ();
+  if (!write_outputs (sweep, t, opt, NULL, staged, error))
     return 1;
   print_table (t, opt->quiet);
+  /* the table reached stdout before the files are committed: exit 1 leaves none */
+  if (!cli_stdout_flush (error) || !sim_staged_commit (staged, error))
+    return 1;
   guint failed = cli_batch_n_failed (batch);
   if (failed == 0)
     return 0;

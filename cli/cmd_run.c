@@ -244,7 +244,9 @@ cli_cmd_run (int argc, char **argv)
   if (opt.ops)
     cli_report_print_ops (stdout, &res);
   staged = sim_staged_new ();
-  if (write_outputs (sc, rec, &res, &opt, staged, &error) && sim_staged_commit (staged, &error))
+  /* the summary reached stdout before the files are committed: exit 1 leaves none */
+  if (write_outputs (sc, rec, &res, &opt, staged, &error) && cli_stdout_flush (&error)
+      && sim_staged_commit (staged, &error))
     {
       rc = 0;
       if (!opt.quiet) /* staged in order: the HDF5 file, then the chart (--plot) */

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <glib.h>
-#include <errno.h>
 #include <locale.h>
 #ifdef __GLIBC__
 #include <signal.h>
@@ -10,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/malloc_tuning.h"
+#include "cli/scenario/output.h"
 #include "sim/text.h"
 
 static const char usage[] =
@@ -96,27 +95,32 @@ unknown_command (const char *what, const char *word, gboolean hint)
   g_free (msg);
 }
 
-/* At exit, once what the command printed has reached stdout: a write that failed (a full
- * disk, a closed terminal, `> /dev/full`) is an error even when the command succeeded, said
- * once on stderr, exit status 1 (coreutils' close_stdout does the same). An atexit handler,
- * so that GOption's --help, which exits by itself, is covered too. A reader that went away
- * (EPIPE: `| head`, SIGPIPE being ignored by the commands that write files) is not. */
+/* What the command printed must reach stdout (cli_stdout_flush): a write that failed (a
+ * full disk, `> /dev/full`) is an error even when the command succeeded, said once on stderr,
+ * exit status 1 (coreutils' close_stdout does the same). Checked when the command returns
+ * (stdout_status: a command that failed has said why already) and, for what exits by
+ * itself (GOption's --help), at exit. */
+static gboolean stdout_checked;
+
 static void
 check_stdout (void)
 {
-  errno = 0;
-  if ((fflush (stdout) == 0 && !ferror (stdout)) || errno == EPIPE)
-    return;
-  int err = errno;
-  struct stat st;
-  /* an earlier write failed, its errno gone: into a pipe, that was its reader leaving */
-  if (err == 0 && fstat (STDOUT_FILENO, &st) == 0
-      && (S_ISFIFO (st.st_mode) || S_ISSOCK (st.st_mode)))
+  g_autoptr (GError) error = NULL;
+  if (stdout_checked || cli_stdout_flush (&error))
     return;
   const char *prg = g_get_prgname ();
-  fprintf (stderr, "%s: cannot write to standard output: %s\n", prg != NULL ? prg : "stepsim",
-           err != 0 ? g_strerror (err) : "write error");
+  fprintf (stderr, "%s: %s\n", prg != NULL ? prg : "stepsim", error->message);
   _exit (1);
+}
+
+/* The exit status of a command that returned `rc`, stdout checked when it succeeded. */
+static int
+stdout_status (int rc)
+{
+  if (rc == 0)
+    check_stdout ();
+  stdout_checked = TRUE;
+  return rc;
 }
 
 int
@@ -136,7 +140,7 @@ main (int argc, char **argv)
         g_set_prgname (prgname);
         if (commands[i].filter)
           signal (SIGPIPE, SIG_DFL);
-        return commands[i].run (argc - 1, argv + 1);
+        return stdout_status (commands[i].run (argc - 1, argv + 1));
       }
   g_set_prgname ("stepsim");
   if (argc < 2)
@@ -151,7 +155,7 @@ main (int argc, char **argv)
         g_autofree char *prgname = g_strconcat ("stepsim ", argv[2], NULL);
         g_set_prgname (prgname);
         char *help_argv[] = { argv[2], (char *) "--help", NULL };
-        return commands[i].run (2, help_argv);
+        return stdout_status (commands[i].run (2, help_argv));
       }
   gboolean top = strcmp (cmd, "-h") == 0 || strcmp (cmd, "--help") == 0 || strcmp (cmd, "help") == 0
                  || strcmp (cmd, "-V") == 0 || strcmp (cmd, "--version") == 0;

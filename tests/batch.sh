@@ -338,6 +338,12 @@ for k in breakdown steptime penalty; do
   if "$STEPSIM" plot $k mb.h5 -o batch-$k.svg 2>err.txt && is_svg batch-$k.svg; then ok "plot $k of a batch (SVG)"; else bad "plot $k of a batch (SVG)"; cat err.txt; fi
 done
 if "$STEPSIM" plot sweep mb.h5 --x training.micro_batch --y device_used -o sweep.png 2>err.txt && is_png sweep.png; then ok "plot sweep of a batch"; else bad "plot sweep of a batch"; cat err.txt; fi
+# batch checks stdout before it commits its files: exit 1 leaves none (QA: they were kept)
+if [ -w /dev/full ]; then
+  rm -f full.h5
+  "$STEPSIM" batch mb.ini -o full.h5 >/dev/full 2>full.err; rc=$?
+  check "batch > /dev/full: exit 1, one 'cannot write to standard output', no file" sh -c "[ $rc -eq 1 ] && grep -c 'cannot write to standard output' full.err | grep -qx 1 && ! test -e full.h5"
+fi
 # an axis of whole numbers gets whole-number ticks (QA: micro-batch 1.5 was drawn): the x
 # tick labels (text-anchor middle in gnuplot's SVG) of micro_batch 1:2 are whole numbers
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o xticks.svg 2>err.txt \

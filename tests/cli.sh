@@ -80,6 +80,12 @@ if [ -w /dev/full ]; then
     "$STEPSIM" $c >/dev/full 2>full.err; rc=$?
     check "$c > /dev/full: exit 1, 'cannot write to standard output'" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: ' full.err"
   done
+  # run checks stdout before it commits its files: exit 1 leaves no HDF5 (QA)
+  check "run > /dev/full leaves no HDF5 file" sh -c "! test -e full.h5"
+  # a command that reports its own write error is not reported again at exit (QA: export)
+  "$STEPSIM" run "$s1" -q -o fullx.h5 >/dev/null 2>&1
+  "$STEPSIM" export fullx.h5 /summary >/dev/full 2>full.err; rc=$?
+  check "export > /dev/full: exit 1, one message" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'write error: No space left on device' full.err"
 fi
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err

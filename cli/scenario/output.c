@@ -4,9 +4,10 @@
 
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "cli/scenario/scenario.h"
 
 static gboolean
@@ -189,5 +190,23 @@ cli_output_check_chart (const char *what, const char *path, GError **error)
     return TRUE;
   g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                "%s %s: a chart is written as .png or .svg; name the file so", what, path);
+  return FALSE;
+}
+
+gboolean
+cli_stdout_flush (GError **error)
+{
+  errno = 0;
+  if ((fflush (stdout) == 0 && !ferror (stdout)) || errno == EPIPE)
+    return TRUE;
+  int err = errno;
+  GStatBuf st;
+  /* an earlier write failed, its errno gone: into a pipe, that was its reader leaving */
+  if (err == 0 && fstat (STDOUT_FILENO, &st) == 0
+      && (S_ISFIFO (st.st_mode) || S_ISSOCK (st.st_mode)))
+    return TRUE;
+  g_set_error (error, G_FILE_ERROR, err != 0 ? g_file_error_from_errno (err) : G_FILE_ERROR_IO,
+               "cannot write to standard output: %s",
+               err != 0 ? g_strerror (err) : "write error");
   return FALSE;
 }
