@@ -203,10 +203,22 @@ hw_cluster_spec_from_keyfile (GKeyFile *kf, HwNodeSpec *node_out, guint *n_nodes
   guint n_nodes = 1;
   HwFabricSpec fabric = { 1.0, 0, 1.0 };
   gboolean bare_gpu = g_key_file_has_key (kf, "cluster", "gpu", NULL);
-  if (!cluster_start (kf, &spec, error)
-      || !hw_spec_apply_figures (&spec, kf, "cluster", keys, error)
+  if (!cluster_start (kf, &spec, error))
+    goto fail;
+  guint node_gpus = spec.n_gpus; /* a node's own count, which gpus_per_node may only lower */
+  if (!hw_spec_apply_figures (&spec, kf, "cluster", keys, error)
       || !cluster_scale (kf, &n_nodes, &fabric, error))
     goto fail;
+  if (!bare_gpu && spec.n_gpus > node_gpus)
+    {
+      /* QA: 16 GPUs "in 2 x DGX-H100 of 16" were simulated; a node is the machine it names */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [cluster], key 'gpus_per_node': %u is more than the %u GPUs a %s "
+                   "has (a node's count can only be lowered; define a [node.NAME] group with "
+                   "'base' for another machine)", spec.n_gpus, node_gpus,
+                   spec.name != NULL ? spec.name : "node");
+      goto fail;
+    }
   if (bare_gpu)
     hw_spec_default_intra_latency (&spec, kf, "cluster");
   const char *key = NULL;

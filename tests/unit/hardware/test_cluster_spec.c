@@ -357,6 +357,14 @@ test_strict_values (void)
   Parsed p = parse_ok ("[cluster]\nnode = DGX-H100\nnodes = 16384\n");
   CU_ASSERT_EQUAL (p.n_nodes, 16384);
   hw_node_spec_clear (&p.node);
+  /* a node's GPUs can be lowered, never raised (QA: "2 x DGX-H100 of 16" ran) */
+  g_autofree char *m_more = parse_error ("[cluster]\nnode = DGX-H100\ngpus_per_node = 16\n",
+                                         G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  ASSERT_CONTAINS (m_more, "group [cluster], key 'gpus_per_node': 16 is more than the 8 GPUs a "
+                           "DGX-H100 has");
+  Parsed fewer = parse_ok ("[cluster]\nnode = DGX-H100\ngpus_per_node = 4\n");
+  CU_ASSERT_EQUAL (fewer.node.n_gpus, 4);
+  hw_node_spec_clear (&fewer.node);
   g_autofree char *m4 = parse_error ("[cluster]\nnode = DGX-H100\nspine_oversubscription = "
                                      "0.5\n",
                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
