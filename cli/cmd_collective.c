@@ -48,12 +48,22 @@ load_cluster (const char *what, gint nodes, HwNodeSpec *node, guint *n_nodes,
   if (g_str_has_suffix (what, ".ini"))
     {
       g_autoptr (GKeyFile) kf = g_key_file_new ();
-      if (!cli_input_load_keyfile (kf, what, error)) /* its message names the file */
+      /* the scenario's syntax checks (a key given twice, a repeated group) and names */
+      if (!cli_scenario_load_keyfile (kf, what, error)) /* its message names the file */
         return FALSE;
       /* the whole file's names, as every command checks them; the cluster's values */
       if (!cli_scenario_check_names (kf, error)
           || !hw_cluster_spec_from_keyfile (kf, node, n_nodes, fabric, error))
         return g_prefix_error (error, "%s: ", what), FALSE;
+    }
+  else if (g_file_test (what, G_FILE_TEST_EXISTS))
+    {
+      /* a path that is no scenario (QA: "unknown node '/tmp'") */
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s: %s, not a catalog node or a SCENARIO.ini", what,
+                   g_file_test (what, G_FILE_TEST_IS_DIR) ? "is a directory"
+                                                          : "a scenario file ends in .ini");
+      return FALSE;
     }
   else
     {

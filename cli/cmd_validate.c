@@ -169,15 +169,10 @@ static gboolean
 load_case (const char *path, Case *c, GError **error)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_autofree char *text = NULL;
-  gsize length = 0;
   /* the scenario's own checks first (a key before any group, a malformed header, …: their
    * messages name the line; GLib's do not) */
-  if (!cli_input_read (path, &text, &length, error))
+  if (!cli_scenario_load_keyfile (kf, path, error))
     return FALSE;
-  if (!cli_scenario_prescan (text, error)
-      || !g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, error))
-    return g_prefix_error (error, "%s: ", path), FALSE;
   if (!g_key_file_has_group (kf, "validation"))
     return TRUE; /* not a validation case: c->id stays NULL and the caller skips it */
   g_autofree char *measured = NULL, *tol = NULL, *gap = NULL;

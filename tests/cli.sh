@@ -900,6 +900,15 @@ sed 's/^micro_batch = 1$/micro_bacth = 1/' runpod.ini >ctypo.ini
 "$STEPSIM" collective ctypo.ini --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective SCENARIO.ini with a typo in [training]: exit 1, the loader's message" \
   sh -c "[ $rc -eq 1 ] && grep -q \"ctypo.ini: group \[training\], key 'micro_bacth': unknown key; did you mean 'micro_batch'?\" cn.err"
+# collective reads a scenario with the scenario's syntax checks (QA: a key given twice took
+# the last value) and says what a path that is no scenario is
+printf '[cluster]\nnode = DGX-H100\nnode = DGX-A100\n' >cdup.ini
+"$STEPSIM" collective cdup.ini --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
+check "collective SCENARIO.ini with a key twice: exit 1, line and key named" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"cdup.ini: line 3: group \[cluster\], key 'node' appears twice\" cn.err"
+mkdir -p cdir
+"$STEPSIM" collective cdir >/dev/null 2>cn.err; rc=$?
+check "collective DIR: exit 1, 'is a directory'" sh -c "[ $rc -eq 1 ] && grep -q 'cdir: is a directory, not a catalog node or a SCENARIO.ini' cn.err"
 printf '[cluster]\ngpu = H100-SXM\n' >cnonic.ini
 "$STEPSIM" collective cnonic.ini --nodes 2 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes 2 of a node without NICs: exit 1 with the scenario's own rule" \

@@ -229,6 +229,19 @@ cli_scenario_prescan (const char *text, GError **error)
   return prescan (text, error);
 }
 
+gboolean
+cli_scenario_load_keyfile (GKeyFile *kf, const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  if (!cli_input_read (path, &text, &length, error)) /* its message names the file */
+    return FALSE;
+  if (!cli_scenario_prescan (text, error)
+      || !g_key_file_load_from_data (kf, text, length, G_KEY_FILE_NONE, error))
+    return g_prefix_error (error, "%s: ", path), FALSE;
+  return TRUE;
+}
+
 /* ---- --set overrides -------------------------------------------------------------------- */
 
 static gboolean

@@ -125,6 +125,12 @@ void cli_scenario_warn_baseline_sets (const char *const *sets, const char *const
  * or key that appears twice, a comment after a value (except in `description`). FALSE +
  * G_KEY_FILE_ERROR naming the line, group and key. Used by cli/scenario/sweep.c. */
 gboolean cli_scenario_prescan (const char *text, GError **error);
+/* Reads the scenario-syntax file `path` (cli_input_read's checks) into `kf` with the
+ * scenario's own syntax checks first (cli_scenario_prescan: messages naming the line, a key
+ * or group given twice, a comment after a value), then GKeyFile's. FALSE + error prefixed
+ * with `path`. For the commands that read a scenario without loading it whole (collective,
+ * validate's case header). */
+gboolean cli_scenario_load_keyfile (GKeyFile *kf, const char *path, GError **error);
 
 /* The JSON files that loading `path` with `sets` would read, after the --set overrides: the
  * [model] hf_config (a shipped config's name resolved in cli_scenario_models_dir(), a path
