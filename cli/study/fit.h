@@ -128,7 +128,7 @@ typedef struct
    * when they were tried or do not apply */
   char *skipped;
   /* stack: the [baseline] could not be simulated (its error), one line, owned; NULL when
-   * it ran or there is none */
+   * it ran or there is none; cli_fit_search fails with it rather than return the report */
   char *baseline;
 } CliFitNotes;
 

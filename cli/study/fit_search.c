@@ -28,5 +28,12 @@ cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
     case CLI_FIT_GPUS: cli_fit_search_gpus (&ctx, sc, opt); break;
     case CLI_FIT_STACK: cli_fit_search_stack (&ctx, sc, opt); break;
     }
+  if (r->notes.baseline != NULL) /* a [baseline] that cannot run is bad input */
+    {
+      g_set_error_literal (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           r->notes.baseline);
+      cli_fit_report_free (r);
+      return NULL;
+    }
   return r;
 }

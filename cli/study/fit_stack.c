@@ -193,7 +193,8 @@ try_step (Ctx *ctx, const CliScenario *sc, const StackStep *st, const char *mixe
 /* The scenario's [baseline] overrides — the file's group with the command line's --set
  * baseline.group.key=value applied, as the scenario loader sees it — simulated outside the
  * candidate list. NAN when there is none, or when it cannot be simulated: then its error is
- * the report's note (the comparison falls back to the scenario as given, said there). */
+ * kept in the report's notes, and cli_fit_search fails with it (README: a baseline's values
+ * are refused when it runs, under fit --for stack as under batch). */
 static double
 baseline_tokens (Ctx *ctx)
 {
@@ -213,14 +214,21 @@ baseline_tokens (Ctx *ctx)
       g_ptr_array_add (a, g_strdup_printf ("%s=%s", keys[i], g_strstrip (v)));
     }
   g_ptr_array_add (a, NULL);
-  CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE), .origin = "[baseline]",
+  gboolean from_set = FALSE; /* a --set baseline.* among the overrides: named as such */
+  for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL && !from_set; i++)
+    from_set = g_str_has_prefix (ctx->sets[i], "baseline.");
+  CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE),
+                        .origin = from_set ? "[baseline] and --set baseline.*" : "[baseline]",
                         .tokens_per_s = NAN };
   cli_fit_simulate (ctx, &c);
   double t = c.tokens_per_s;
   if (c.status == CLI_FIT_INFEASIBLE)
-    ctx->report->notes.baseline = g_strdup_printf (
-      "the [baseline] of %s could not be simulated, so throughput is compared against the "
-      "scenario as given: %s", ctx->path, c.reason);
+    {
+      const char *why = c.reason;
+      if (g_str_has_prefix (why, "not feasible: "))
+        why += strlen ("not feasible: ");
+      ctx->report->notes.baseline = g_strdup_printf ("the baseline cannot run: %s", why);
+    }
   g_strfreev (c.sets);
   g_free (c.reason);
   return c.status == CLI_FIT_INFEASIBLE ? NAN : t;
