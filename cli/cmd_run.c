@@ -40,7 +40,12 @@ cli_option_error_message (const char *command, const GError *error)
 {
   /* GLib's messages begin with a capital ("Unknown option --x", "Missing argument for
    * -o"): lower-cased after the command's name, as the other errors read */
-  g_autofree char *text = g_strdup (error->message);
+  /* GOption converts string values from the locale's encoding; its message names no option
+   * (QA: "invalid byte sequence in conversion input" for --title) */
+  g_autofree char *text = error->domain == G_CONVERT_ERROR
+                              ? g_strdup_printf ("an option's value is not valid text in this "
+                                                 "locale's encoding (%s)", error->message)
+                              : g_strdup (error->message);
   if (text[0] != '\0' && g_ascii_isupper (text[0]) && !g_ascii_isupper (text[1]))
     text[0] = g_ascii_tolower (text[0]);
   return g_strdup_printf ("%s: %s (see stepsim %s --help)", command, text, command);

@@ -347,6 +347,9 @@ if [ -w /dev/full ]; then
   "$STEPSIM" batch mb.ini -o full.h5 >/dev/full 2>full.err; rc=$?
   check "batch > /dev/full: exit 1, one 'cannot write to standard output', no file" sh -c "[ $rc -eq 1 ] && grep -c 'cannot write to standard output' full.err | grep -qx 1 && ! test -e full.h5"
 fi
+# a title is printed text: a control character is a usage error (QA: drawn as giant glyphs)
+"$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o ctl.png --title "$(printf 'a\001b')" >/dev/null 2>ctl.err; rc=$?
+check "plot --title with a control character: exit 2, one message" sh -c "[ $rc -eq 2 ] && grep -q 'plot: --title contains a control character (U+0001)' ctl.err && ! test -e ctl.png"
 # an axis of whole numbers gets whole-number ticks (QA: micro-batch 1.5 was drawn): the x
 # tick labels (text-anchor middle in gnuplot's SVG) of micro_batch 1:2 are whole numbers
 if "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o xticks.svg 2>err.txt \
