@@ -52,6 +52,27 @@ open_object (H5Id file, const char *object, GError **error)
   return obj;
 }
 
+
+/* A string of the file as a GVariant string: a file's text is not trusted to be UTF-8 (a
+ * damaged or foreign file), and GVariant refuses what is not (QA: GLib-CRITICAL on a task
+ * label with a stray byte); invalid bytes become U+FFFD. NULL is "". */
+static GVariant *
+text_variant (const char *s)
+{
+  if (s == NULL)
+    s = "";
+  if (g_utf8_validate (s, -1, NULL))
+    return g_variant_new_string (s);
+  g_autofree char *valid = g_utf8_make_valid (s, -1);
+  return g_variant_new_string (valid);
+}
+
+static GVariant *
+maybe_text_variant (const char *s)
+{
+  return g_variant_new_maybe (G_VARIANT_TYPE_STRING, s != NULL ? text_variant (s) : NULL);
+}
+
 /* ---- /summary ----------------------------------------------------------------------------- */
 
 static GVariant *
@@ -78,7 +99,8 @@ summary_variant (H5Id file, GError **error)
   for (guint i = 0; i < entries->len; i++)
     {
       const SimSummaryEntry *e = g_ptr_array_index (entries, i);
-      g_variant_builder_add (&b, "(smsdms)", e->name, e->unit, e->value, e->text);
+      g_variant_builder_add (&b, "(@s@msd@ms)", text_variant (e->name),
+                             maybe_text_variant (e->unit), e->value, maybe_text_variant (e->text));
     }
   return g_variant_builder_end (&b);
 }
@@ -313,11 +335,11 @@ table_variant (const SimTable *t)
       g_variant_builder_init (&texts, G_VARIANT_TYPE ("as"));
       for (guint r = 0; r < rows; r++)
         if (text)
-          g_variant_builder_add (&texts, "s", sim_table_get_text (t, r, c));
+          g_variant_builder_add (&texts, "@s", text_variant (sim_table_get_text (t, r, c)));
         else
           g_variant_builder_add (&nums, "d", sim_table_get_double (t, r, c));
-      g_variant_builder_add (&cols, "(ssbadas)", sim_table_column_name (t, c),
-                             sim_table_column_unit (t, c), text, &nums, &texts);
+      g_variant_builder_add (&cols, "(@s@sbadas)", text_variant (sim_table_column_name (t, c)),
+                             text_variant (sim_table_column_unit (t, c)), text, &nums, &texts);
     }
   return g_variant_new ("(ua(ssbadas))", rows, &cols);
 }
@@ -359,7 +381,7 @@ timeline_variant (H5Id file, const char *object, GError **error)
   for (guint k = 0; k < m->names->len; k++)
     {
       GArray *v = g_ptr_array_index (m->values, k);
-      g_variant_builder_add (&cols, "(s@ad)", (const char *) g_ptr_array_index (m->names, k),
+      g_variant_builder_add (&cols, "(@s@ad)", text_variant (g_ptr_array_index (m->names, k)),
                              g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE, v->data, v->len,
                                                         sizeof (double)));
     }

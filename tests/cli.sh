@@ -621,6 +621,13 @@ check "a SIGINT ignored by the caller stays ignored (the run completes)" sh -c "
 "$STEPSIM" export s3.h5 /series/links/gpu0.nvlink.tx >link.tsv 2>&1
 check "link load recorded, busy and within the link's capacity" \
   awk 'NR > 1 { if ($2 > max) max = $2 } END { exit !(max > 1e11 && max <= 235e9 * (1 + 1e-9)) }' link.tsv
+# a task label with a byte that is not UTF-8 (a damaged file) is drawn, not a GLib-CRITICAL
+# (QA): the reader passes the file's text on as valid UTF-8
+off=$(grep -obUa 'fwd L7 mb0' s3.h5 | head -n 1 | cut -d: -f1)
+cp s3.h5 s3bad.h5
+[ -n "$off" ] && printf '\337' | dd of=s3bad.h5 bs=1 seek=$((off + 3)) conv=notrunc 2>/dev/null
+"$STEPSIM" plot gantt s3bad.h5 -o s3bad.png >/dev/null 2>s3bad.err; rc=$?
+check "plot gantt of a label with a non-UTF-8 byte: drawn, no CRITICAL" sh -c "[ -n '$off' ] && [ $rc -eq 0 ] && ! grep -q CRITICAL s3bad.err && test -s s3bad.png"
 
 # --- outputs never overwrite inputs or each other; limits and nonsense are errors ---
 cp "$s1" in.ini
