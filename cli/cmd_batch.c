@@ -138,8 +138,9 @@ table_cells (const SimTable *t, guint r, guint label, gboolean penalty)
   c[4] = g_strdup_printf ("%.0f", cell (t, r, "tokens_per_s"));
   c[5] = g_strdup_printf ("%.1f%%", 100 * cell (t, r, "mfu"));
   if (penalty)
-    c[6] = cell (t, r, "baseline_fits") == 0 ? g_strdup ("baseline OOM")
-                                             : g_strdup_printf ("%.1f%%", cell (t, r, "penalty"));
+    c[6] = cell (t, r, "fits") == 0            ? g_strdup ("OOM")
+           : cell (t, r, "baseline_fits") == 0 ? g_strdup ("baseline OOM")
+                                               : g_strdup_printf ("%.1f%%", cell (t, r, "penalty"));
   return c;
 }
 

@@ -32,5 +32,8 @@ set boxwidth 0.7
 set key off
 set xzeroaxis lt -1 lw 1
 
+# A note ("OOM", "baseline OOM") stands upright from the axis, where a bar would be: set
+# level, two on neighbouring bars ran into one another (QA: "baseline OOMbaseline OOM").
 plot datafile using 0:2:($2 > 0 ? 0xd62728 : 0x2ca02c):xtic(1) with boxes lc rgb variable notitle, \
-     datafile using 0:2:(has_note && strcol(3) ne '-' ? strcol(3) : sprintf('%.1f%%', $2)) with labels offset 0, char 0.8 noenhanced notitle
+     datafile using 0:2:(has_note && strcol(3) ne '-' ? '' : sprintf('%.1f%%', $2)) with labels offset 0, char 0.8 noenhanced notitle, \
+     datafile using 0:(0):(has_note && strcol(3) ne '-' ? strcol(3) : '') with labels rotate by 90 left offset 0, char 0.5 noenhanced notitle

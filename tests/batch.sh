@@ -111,6 +111,13 @@ check "batch table: columns line up with long labels and values" \
      END { exit bad || n != 4 || !gib || !w }' wide.out
 check "batch table: 'baseline OOM' beside a penalty" \
   sh -c "grep -q 'baseline OOM\$' wide.out && grep -q ' [0-9.]*%\$' wide.out"
+# a row out of memory has no penalty either: the table says OOM, /results holds NaN (QA: an
+# OOM row showed 83 % while the chart said OOM). Micro-batch 16 without checkpointing is OOM.
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1, 16\n[baseline]\ntraining.micro_batch = 1\n' "$s1" >ownoom.ini
+"$STEPSIM" batch ownoom.ini -o ownoom.h5 --set training.checkpointing=none >ownoom.out 2>/dev/null
+"$STEPSIM" export ownoom.h5 /results >ownoom.tsv 2>/dev/null
+check "batch: an OOM row's penalty is 'OOM' in the table and NaN in /results" \
+  sh -c "grep -q 'micro_batch=16 *OOM .* OOM\$' ownoom.out && awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"penalty\") c = i; next } /micro_batch=16/ { v = \$c } END { exit !(c && (v == \"nan\" || v == \"NaN\" || v == \"\")) }' ownoom.tsv"
 # The results' pipeline_bubble is the run's (rank 0 waiting on other stages), not a 0 with
 # pipeline stages; 0 without.
 cat > ppb.ini <<EOF
