@@ -43,6 +43,7 @@ typedef struct
 {
   gboolean tty;
   gboolean quiet;
+  guint size, n_points; /* MPI processes, and the scenarios of the batch over all of them */
 } Progress;
 
 static void
@@ -52,6 +53,13 @@ show_progress (guint done, guint total, double elapsed, gpointer data)
   if (p->quiet)
     return;
   g_autofree char *text = cli_batch_progress_text (done, total, elapsed, p->tty);
+  if (p->size > 1) /* rank 0 counts its own share (QA: "5 of 5" for a sweep of 10) */
+    {
+      char *more = g_strdup_printf ("%s (rank 0's share of %u over %u MPI processes)", text,
+                                    p->n_points, p->size);
+      g_free (text);
+      text = more;
+    }
   if (p->tty)
     fprintf (stderr, "\r%s%s", text, done == total ? "\n" : "");
   else if (done == total || done % MAX (1u, total / 10) == 0)
@@ -390,10 +398,13 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
                           (const char *const *) inputs->pdata, error))
     return failed_alike (rank, 1, error);
   g_autoptr (CliBatch) batch = cli_batch_new (sweep, (const char *const *) opt->sets);
-  Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0 };
+  Progress p = { isatty (STDERR_FILENO), opt->quiet || rank != 0, size,
+                 cli_batch_n_points (batch) };
   /* One process: SIGINT/SIGTERM while the scenarios run writes the rows finished so far
    * (interrupted, below). Under mpirun the others' rows cannot be gathered then: nothing is
    * written (cli/interrupt.h's default). */
+  if (size > 1)
+    cli_batch_warnings_ahead (batch, rank == 0);
   cli_interrupt_defer (size == 1);
   gboolean complete = cli_batch_run (batch, (guint) opt->jobs, rank, size, show_progress, &p);
   cli_interrupt_defer (FALSE);
@@ -428,6 +439,7 @@ cli_cmd_batch (int argc, char **argv)
   BatchOptions opt = { .jobs = G_MININT }; /* -j not given */
   g_autoptr (GError) error = NULL;
   guint launch = cli_mpi_launch_rank (), rank = launch, size = 1;
+  cli_interrupt_quiet (launch != 0); /* rank 0 says it once */
   /* Options are parsed before MPI starts (--help exits), printing as rank 0 alone. */
   int rc = parse_batch_options (&argc, &argv, &opt, launch);
   if (rc == 0 && !cli_mpi_start (&rank, &size, &error))

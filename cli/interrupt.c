@@ -18,6 +18,7 @@
 static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
 static volatile sig_atomic_t deferred;
 static volatile sig_atomic_t pending;
+static volatile sig_atomic_t quiet;
 
 const char *
 cli_interrupt_name (int signo)
@@ -61,9 +62,12 @@ on_signal (int signo)
       pending = signo;
       return;
     }
-  say ("stepsim: interrupted by ");
-  say (cli_interrupt_name (signo));
-  say ("; nothing written\n");
+  if (!quiet)
+    {
+      say ("stepsim: interrupted by ");
+      say (cli_interrupt_name (signo));
+      say ("; nothing written\n");
+    }
   end_by (signo);
 }
 
@@ -88,6 +92,12 @@ cli_interrupt_install (void)
       sa.sa_flags = SA_RESTART;
       sigaction (signals[i], &sa, NULL);
     }
+}
+
+void
+cli_interrupt_quiet (gboolean on)
+{
+  quiet = on;
 }
 
 void

@@ -21,6 +21,10 @@
 
 void cli_interrupt_install (void);
 
+/* Quiet: the handler ends the process without its line on stderr (an MPI process other
+ * than rank 0, whose rank 0 says it once; QA: printed by every process). Main thread. */
+void cli_interrupt_quiet (gboolean on);
+
 /* Turns deferred handling on or off (see above). Main thread. */
 void cli_interrupt_defer (gboolean deferred);
 

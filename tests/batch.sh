@@ -308,6 +308,13 @@ if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q lib
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
     ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch mb.ini -j -1 >/dev/null 2>mpiusage.err
   check "mpirun -np 2: a usage error is printed once" test "$(grep -c "^stepsim: batch: -j" mpiusage.err)" -eq 1
+  # a scenario warning is printed once, not once a process (QA), and rank 0's progress says
+  # it is its share
+  printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1, 2\n[baseline]\ntraining.host_sync_micro_batch = true\n' "$s1" >mpiwarn.ini
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
+    ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch mpiwarn.ini -o mpiwarn.h5 >/dev/null 2>mpiwarn.err
+  check "mpirun -np 2: a scenario warning is printed once" test "$(grep -c "key 'host_sync_micro_batch': has no effect" mpiwarn.err)" -eq 1
+  check "mpirun -np 2: progress names rank 0's share" grep -q "rank 0's share of 2 over 2 MPI processes" mpiwarn.err
 else
   echo "skip MPI checks (stepsim built without MPI, or no mpirun)"
 fi

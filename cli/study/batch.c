@@ -73,6 +73,7 @@ struct _CliBatch
   guint n_points;
   gint tokens_metric;
   gint fits_metric;
+  gboolean warned_ahead; /* cli_batch_warnings_ahead: the jobs print no warnings */
 };
 
 static void
@@ -262,7 +263,8 @@ simulate_job (const CliBatch *b, Job *j, GError **error)
                                                           origins, error);
   if (sc == NULL)
     return FALSE;
-  cli_scenario_print_warnings (sc);
+  if (!b->warned_ahead)
+    cli_scenario_print_warnings (sc);
   ModelSimResult res = { 0 };
   if (!cli_scenario_simulate (sc, NULL, &res, error))
     {
@@ -283,6 +285,25 @@ simulate_job (const CliBatch *b, Job *j, GError **error)
                                                                    : NAN;
     }
   return TRUE;
+}
+
+void
+cli_batch_warnings_ahead (CliBatch *batch, gboolean print)
+{
+  g_return_if_fail (batch != NULL);
+  batch->warned_ahead = TRUE;
+  for (guint i = 0; print && i < batch->jobs->len; i++)
+    {
+      Job *j = g_ptr_array_index (batch->jobs, i);
+      if (i < batch->n_points)
+        point_sets (batch, j, i);
+      /* a scenario that fails to load says so when its job runs */
+      g_autoptr (CliScenario) sc = cli_scenario_load_origins (
+        cli_sweep_scenario (batch->sweep), (const char *const *) j->sets,
+        (const char *const *) j->origins, NULL);
+      if (sc != NULL)
+        cli_scenario_print_warnings (sc);
+    }
 }
 
 /* One cli_batch_run: its jobs are offset + k × stride for k < n. Shared by the workers and

@@ -35,6 +35,12 @@ void cli_batch_free (CliBatch *batch); /* NULL is a no-op */
 guint cli_batch_n_jobs (const CliBatch *batch);   /* points + baseline jobs */
 guint cli_batch_n_points (const CliBatch *batch); /* scenarios of the sweep */
 
+/* The scenario warnings of every job, printed before the jobs run (when `print`) instead of
+ * by each job as it loads: under mpirun every process would print the warnings common to
+ * its share (QA: once per rank); rank 0 passes TRUE, the others FALSE. Loads each scenario
+ * once more (not simulated); call before cli_batch_run. */
+void cli_batch_warnings_ahead (CliBatch *batch, gboolean print);
+
 /* Runs the jobs whose index i satisfies i % stride == offset (one process's share of an MPI
  * run; offset 0, stride 1 for all) on `n_threads` threads (>= 1). Blocks until they are
  * done; `progress` (may be NULL) is called after each. TRUE when every job finished; FALSE
