@@ -179,17 +179,35 @@ print_table (const SimTable *t, gboolean quiet)
                                    penalty ? "penalty" : NULL, NULL };
   gsize widths[N_TABLE_COLS] = { 0 };
   g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+  /* failures: each error once, with the first scenario it came from and how many more (QA:
+   * one bad --set printed the same line for each of the sweep's scenarios) */
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal); /* error → count */
+  g_autoptr (GPtrArray) order = g_ptr_array_new (); /* row of each error's first scenario */
   for (guint r = 0; r < sim_table_n_rows (t); r++)
     {
       if (strcmp (sim_table_get_text (t, r, status), "ok") != 0)
         {
-          /* the error is printable and short already (batch.c); the label quotes values */
-          g_autofree char *shown = sim_text_printable (sim_table_get_text (t, r, label),
-                                                       LABEL_MAX_CHARS);
-          fprintf (stderr, "stepsim: %s: %s\n", shown, sim_table_get_text (t, r, err));
+          const char *e = sim_table_get_text (t, r, err);
+          guint n = GPOINTER_TO_UINT (g_hash_table_lookup (seen, e));
+          if (n == 0)
+            g_ptr_array_add (order, GUINT_TO_POINTER (r));
+          g_hash_table_insert (seen, (gpointer) e, GUINT_TO_POINTER (n + 1));
         }
       else if (!quiet)
         g_ptr_array_add (rows, table_cells (t, r, label, penalty));
+    }
+  for (guint i = 0; i < order->len; i++)
+    {
+      guint r = GPOINTER_TO_UINT (order->pdata[i]);
+      const char *e = sim_table_get_text (t, r, err);
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (seen, e));
+      /* the error is printable and short already (batch.c); the label quotes values */
+      g_autofree char *shown = sim_text_printable (sim_table_get_text (t, r, label),
+                                                   LABEL_MAX_CHARS);
+      if (n == 1)
+        fprintf (stderr, "stepsim: %s: %s\n", shown, e);
+      else
+        fprintf (stderr, "stepsim: %s and %u more scenarios: %s\n", shown, n - 1, e);
     }
   if (quiet)
     return;

@@ -168,6 +168,11 @@ done
 [ $rc -eq 1 ] && ok "a failing scenario: exit 1" || bad "a failing scenario: exit 1 (got $rc)"
 check "a failing scenario: 'N of M scenarios failed'" grep -q '^stepsim: 1 of 2 scenarios failed$' fail.err
 check "a failing scenario: results still written" test -s fail.h5
+# one error every scenario meets (a bad --set) is printed once, with the count (QA: once a
+# scenario)
+"$STEPSIM" batch mb.ini --set training.seq_len=0 -o allfail.h5 -q >/dev/null 2>allfail.err; rc=$?
+check "a --set every scenario fails on: one line for the error, with the count" \
+  sh -c "[ $rc -eq 1 ] && [ \$(grep -c \"key 'seq_len': '0' is outside\" allfail.err) -eq 1 ] && grep -q 'micro_batch=1 and 1 more scenarios: ' allfail.err && grep -q '^stepsim: 2 of 2 scenarios failed\$' allfail.err"
 check "a failing scenario: its row holds the error" sh -c "'$STEPSIM' export fail.h5 /results | grep 'failed' | grep -q 'precision'"
 check "a failing scenario: the other row ran" sh -c "'$STEPSIM' export fail.h5 /results | awk -F '\t' '\$3 == \"ok\"' | grep -q fp32"
 
