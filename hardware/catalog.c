@@ -557,11 +557,14 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
         goto fail;
       if (!(value >= key->min && value <= key->max) && !(key->zero_ok && value == 0))
         {
-          /* bytes in binary units (1 MiB, 1 PiB), rates in SI with exponents (1e+18) */
+          /* bytes in binary units (1 MiB, 1 PiB), the others in the units they are printed
+           * in (QA: "[1e+09, 1e+15] B/s" where 1 GB/s was meant) */
           gboolean bytes = key->dim == SIM_DIM_BYTES;
+          g_autofree char *lo = sim_units_format (key->min, key->dim, 0);
+          g_autofree char *hi = sim_units_format (key->max, key->dim, 0);
           g_autofree char *range = bytes
             ? g_strdup_printf ("[%s, 1 PiB]", key->min > 0 ? "1 MiB" : "0")
-            : g_strdup_printf ("[%g, %g] %s", key->min, key->max, sim_units_si_name (key->dim));
+            : g_strdup_printf ("[%s, %s]", lo, hi);
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "'%s' is outside %s%s", g_strstrip (text), range,
                        key->zero_ok && key->min > 0 ? " (or 0: not supported)" : "");

@@ -417,6 +417,11 @@ test_keyfile_bounds (void)
         g_printerr ("\n  %s: \"%s\"\n", bad[i].line, msg);
       CU_ASSERT_TRUE (g_str_has_prefix (msg, want) && strstr (msg, "is outside") != NULL);
     }
+  /* the range is printed in the units the figures are printed in, not in raw SI (QA:
+   * "[1e+09, 1e+15] B/s") */
+  g_autofree char *bw = expect_error ("[gpu.MyGPU]\nbase = H100-SXM\nhbm_bandwidth = 0 TB/s\n",
+                                      G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE);
+  CU_ASSERT_PTR_NOT_NULL (strstr (bw, "'0 TB/s' is outside [1 GB/s, 1000000 GB/s]"));
   static const char *const good[] = { "bf16 = 1e6 TFLOP/s", "fp8 = 0 TFLOP/s",
                                       "hbm_bandwidth = 1000 TB/s", "nvlink_bandwidth = 0 GB/s",
                                       "memory = 1 PiB", "kernel_latency = 1 s" };
