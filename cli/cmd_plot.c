@@ -311,9 +311,11 @@ check_plot_options (const char *kind, PlotOptions *o)
       return g_strdup_printf ("plot: %s applies to plot %s only", own[i].name, own[i].kind);
   if (o->rank != G_MININT && o->rank < 0)
     return g_strdup_printf ("plot: --rank %d: a rank is 0 or more", o->rank);
-  if (o->stage != G_MININT && (o->stage < 0 || o->rank != G_MININT))
-    return g_strdup_printf ("plot: --stage %d: a stage is 0 or more, and not with --rank",
-                            o->stage);
+  if (o->stage != G_MININT && o->rank != G_MININT) /* QA: one message said both rules */
+    return g_strdup_printf ("plot: --stage %d and --rank %d: give one of them (a stage is "
+                            "drawn by its first GPU)", o->stage, o->rank);
+  if (o->stage != G_MININT && o->stage < 0)
+    return g_strdup_printf ("plot: --stage %d: a stage is 0 or more", o->stage);
   char *msg = NULL;
   if (o->ranks != NULL)
     o->rank_list = parse_ranks (o->ranks, &msg);

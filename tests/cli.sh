@@ -782,6 +782,10 @@ check "order tp-pp-dp: the summary names the order and where stage s lies" \
   sh -c "grep -q '^parallel .*; rank order tp-cp-ep-pp-dp\$' ord.out && grep -qF 'stage s on the GPUs r with (r / 2) mod 2 = s (order tp-cp-ep-pp-dp' ord.out"
 "$STEPSIM" plot memory ord.h5 --stage 1 -o ord.svg >/dev/null 2>&1
 check "order tp-pp-dp: plot --stage 1 draws rank 2" grep -qF "memory of rank 2 (pipeline stage 1)" ord.svg
+"$STEPSIM" plot memory ord.h5 --stage 1 --rank 0 -o ord2.svg >/dev/null 2>ord2.err; rc=$?
+check "plot --stage with --rank: usage error saying to give one (QA: 'a stage is 0 or more')" \
+  sh -c "[ $rc -eq 2 ] && grep -q 'plot: --stage 1 and --rank 0: give one of them' ord2.err"
+
 "$STEPSIM" run "$s10" -q -o ord2.h5 --set parallel.order=tp-dp-cp-pp >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "s10-llama-3.2-1b-ddp-8xa100.ini" mesh.err \
    && grep -qF "group [parallel], key 'order': unknown order 'tp-dp-cp-pp'" mesh.err \

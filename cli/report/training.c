@@ -89,9 +89,10 @@ print_energy (FILE *out, const CliScenario *sc, const CliTrainingEstimate *e)
                             : g_strdup ("");
   g_autofree char *energy = decimal_text (e->energy / 3.6e9);
   g_autofree char *emissions = decimal_text (e->emissions / 1e3);
-  fprintf (out, "  %-22s %10s MWh  (%.0f GPUs x (%s per GPU%s + %s node overhead%s) x PUE "
+  double gpus = e->gpu_time / e->time;
+  fprintf (out, "  %-22s %10s MWh  (%.0f GPU%s x (%s per GPU%s + %s node overhead%s) x PUE "
                 "%.2f)\n",
-           "energy", energy, e->gpu_time / e->time, power, busy, over,
+           "energy", energy, gpus, gpus == 1 ? "" : "s", power, busy, over,
            e->overhead_power > 0 ? "" : " (none in the catalog)", sc->plan.pue);
   if (e->has_emissions)
     fprintf (out, "  %-22s %10s t CO2  (at %.0f gCO2/kWh)\n", "emissions", emissions,
