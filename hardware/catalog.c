@@ -530,6 +530,22 @@ spec_start (GKeyFile *kf, const char *group, GError **error)
   return spec;
 }
 
+/* A bound of a figure's range as printed figures are (sim_units_format: "1 GB/s",
+ * "0.001 TFLOP/s"), with the fewest decimals that give it back exactly. Caller frees. */
+static char *
+range_bound (double v, SimDimension dim)
+{
+  for (int digits = 0; digits <= 9; digits++)
+    {
+      char *text = sim_units_format (v, dim, digits);
+      double back = 0;
+      if (sim_units_parse (text, dim, &back, NULL) && fabs (back - v) <= 1e-9 * fabs (v))
+        return text;
+      g_free (text);
+    }
+  return g_strdup_printf ("%g %s", v, sim_units_si_name (dim));
+}
+
 /* Parses the value of one non-base key into `spec`. */
 static gboolean
 apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, GError **error)
@@ -560,8 +576,8 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
           /* bytes in binary units (1 MiB, 1 PiB), the others in the units they are printed
            * in (QA: "[1e+09, 1e+15] B/s" where 1 GB/s was meant) */
           gboolean bytes = key->dim == SIM_DIM_BYTES;
-          g_autofree char *lo = sim_units_format (key->min, key->dim, 0);
-          g_autofree char *hi = sim_units_format (key->max, key->dim, 0);
+          g_autofree char *lo = range_bound (key->min, key->dim);
+          g_autofree char *hi = range_bound (key->max, key->dim);
           g_autofree char *range = bytes
             ? g_strdup_printf ("[%s, 1 PiB]", key->min > 0 ? "1 MiB" : "0")
             : g_strdup_printf ("[%s, %s]", lo, hi);

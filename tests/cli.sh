@@ -1560,7 +1560,7 @@ done
 
 # --- [gpu.X] figures bounded, errors in the house format "FILE: group [G], key 'K': …" ------
 printf '[model]\nhf_config = llama-3.2-1b\n[gpu.X]\nbase = A100-80GB-SXM\nbf16 = 1e30 TFLOP/s\n[cluster]\ngpu = X\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' >gpux.ini
-bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1e30 TFLOP/s' is outside" "1e+18] FLOP/s" -- gpux.ini
+bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1e30 TFLOP/s' is outside" "1000000 TFLOP/s]" -- gpux.ini
 sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
 bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
