@@ -572,7 +572,7 @@ fail_with (GError **error, GError *e, const char *path, const char *const *sets,
 
 /* A scenario loaded with overrides is not the file's any more: its name says what changed,
  * "NAME (training.precision=bf16_mixed, cluster.gpu=H100-SXM)" (every override but those of
- * [scenario], in order, the last of a key kept). When that is longer than NAME_MAX_CHARS
+ * [scenario] and the baseline's, in order, the last of a key kept). When that is longer than NAME_MAX_CHARS
  * characters it keeps the whole overrides that fit and counts the rest, "NAME (a=1, b=2, +3
  * more)": an override is never cut (a cut in the middle read as a different value). */
 #define NAME_MAX_CHARS 200
@@ -584,7 +584,9 @@ name_overrides (CliScenario *sc, const char *const *sets)
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     {
       g_autofree char *g = NULL, *k = NULL, *v = NULL;
-      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "scenario") == 0)
+      /* a baseline's override does not change the scenario simulated (QA: named in it) */
+      if (!cli_sweep_parse_set (sets[i], &g, &k, &v, NULL) || strcmp (g, "scenario") == 0
+          || strcmp (g, "baseline") == 0)
         continue;
       char *key = g_strdup_printf ("%s.%s", g, k);
       g_autofree char *raw = g_strdup_printf ("%s=%s", key, v);
