@@ -90,6 +90,8 @@ fi
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
+"$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >bl.out 2>/dev/null
+check "run --set baseline.*: not in the scenario's name" sh -c "! grep -q 'baseline' bl.out"
 "$STEPSIM" compare "$s1" baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "compare with a baseline variation: one warning" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim compare: warning: variation baseline.training.micro_batch=2: has no effect here' bl.err"
 # a scenario's deepspeed_config is one of its inputs: no output may replace it (QA: -o and
