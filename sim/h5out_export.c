@@ -509,6 +509,28 @@ export_dataset (H5Id dset, FILE *out, GError **error)
   return TRUE;
 }
 
+
+/* The objects at the root of `file`, "/a, /b" (at most 16), for messages. Caller frees. */
+static char *
+root_names (H5Id file)
+{
+  GString *names = g_string_new (NULL);
+  H5G_info_t info;
+  g_auto (H5Id) root = H5Gopen2 (file, "/", H5P_DEFAULT);
+  for (hsize_t i = 0; root >= 0 && H5Gget_info (root, &info) >= 0 && i < info.nlinks && i < 16;
+       i++)
+    {
+      char name[256];
+      if (H5Lget_name_by_idx (root, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
+                              H5P_DEFAULT)
+          > 0)
+        g_string_append_printf (names, "%s/%s", names->len > 0 ? ", " : "", name);
+    }
+  if (names->len == 0)
+    g_string_append (names, "nothing");
+  return g_string_free (names, FALSE);
+}
+
 /* TRUE if the normalised object path is /summary or lies below it. */
 static gboolean
 is_summary_path (const char *object)
@@ -547,7 +569,11 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
     }
   if (!sim_h5_object_exists (file, object))
     {
-      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object");
+      /* say what the file holds (QA: /summary asked of a batch file, whose table is
+       * /results) */
+      g_autofree char *names = root_names (file);
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                   "no such object (the file holds %s)", names);
       return FALSE;
     }
   g_auto (H5Id) obj = H5Oopen (file, object, H5P_DEFAULT);
@@ -558,23 +584,16 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
     return export_dataset (obj, out, error);
   if (type != H5I_GROUP)
     return sim_h5_fail (error, SIM_H5OUT_ERROR_FORMAT, "neither a group nor a dataset");
-  if (strspn (object, "/") == strlen (object) && sim_h5_object_exists (file, "/series/index"))
+  gboolean series_store = sim_h5_object_exists (file, "/series/index");
+  if (strspn (object, "/") == strlen (object)
+      && (series_store || !sim_h5_object_exists (file, "/series")))
     {
       /* a run's root holds objects of different kinds (a table, the tasks, the series
-       * store): no one TSV; name the ones there are */
-      g_autoptr (GString) names = g_string_new (NULL);
-      H5G_info_t info;
-      for (hsize_t i = 0; H5Gget_info (obj, &info) >= 0 && i < info.nlinks && i < 16; i++)
-        {
-          char name[256];
-          if (H5Lget_name_by_idx (obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name,
-                                  H5P_DEFAULT)
-              > 0)
-            g_string_append_printf (names, "%s/%s", names->len > 0 ? ", " : "", name);
-        }
+       * store), a batch file's the results table: no one TSV; name the ones there are */
+      g_autofree char *names = root_names (file);
       g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
-                   "the file's root is no table: export one of its objects (%s), or a series "
-                   "group such as /series/rank0", names->str);
+                   "the file's root is no table: export one of its objects (%s)%s", names,
+                   series_store ? ", or a series group such as /series/rank0" : "");
       return FALSE;
     }
   if (!is_summary_path (object))

@@ -366,6 +366,11 @@ if [ -w /dev/full ]; then
   "$STEPSIM" batch mb.ini -o full.h5 >/dev/full 2>full.err; rc=$?
   check "batch > /dev/full: exit 1, one 'cannot write to standard output', no file" sh -c "[ $rc -eq 1 ] && grep -c 'cannot write to standard output' full.err | grep -qx 1 && ! test -e full.h5"
 fi
+# export of what a batch file lacks names what it holds (QA: "/: group holds no series")
+"$STEPSIM" export mb.h5 / >/dev/null 2>exroot.err; rc=$?
+check "export BATCH.h5 /: exit 1, names /results" sh -c "[ $rc -eq 1 ] && grep -q 'export one of its objects (/results)\$' exroot.err"
+"$STEPSIM" export mb.h5 /summary >/dev/null 2>exroot.err; rc=$?
+check "export BATCH.h5 /summary: no such object, the file holds /results" sh -c "[ $rc -eq 1 ] && grep -q '/summary: no such object (the file holds /results)' exroot.err"
 # a title is printed text: a control character is a usage error (QA: drawn as giant glyphs)
 "$STEPSIM" plot sweep mb.h5 --x micro_batch --y device_used -o ctl.png --title "$(printf 'a\001b')" >/dev/null 2>ctl.err; rc=$?
 check "plot --title with a control character: exit 2, one message" sh -c "[ $rc -eq 2 ] && grep -q 'plot: --title contains a control character (U+0001)' ctl.err && ! test -e ctl.png"
