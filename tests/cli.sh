@@ -183,6 +183,9 @@ check "run.steps > 1: the time block's labels and values line up" \
 "$STEPSIM" run "$s1" -o ops.h5 --ops >ops.out 2>ops.err
 check "summary: kernel time per class (GEMM, attention, element-wise)" \
   sh -c "grep -q '^kernels (rank 0, the most kernel time: ' ops.out && grep -q '^  GEMM .* TFLOP/s\$' ops.out && grep -q '^  element-wise .* TB/s of HBM traffic\$' ops.out"
+# rates keep 3 significant digits with their zeros (QA: "30 GB/s" under "29.7 GB/s")
+check "--ops: rates with 3 significant digits" sh -c "grep -q '^  forward ' ops.out && ! grep -E '^  (forward|backward) ' ops.out | grep -qE ' [0-9]{1,2} [kMGTP]?(B|FLOP)/s'"
+
 # The kernels header points to `run --ops` only when the ops table is not printed anyway.
 check "run --ops: the kernels header does not point to run --ops" \
   sh -c "grep '^kernels (' ops.out | grep -vq 'run --ops' && grep '^kernels (' run.out | grep -q '; .run --ops. lists each op)\$'"

@@ -29,7 +29,7 @@ cli_report_ops_busiest_rank (const ModelSimResult *res)
 }
 
 /* `amount` of `unit` per `seconds` with a decimal prefix, 3 significant digits: "612
- * TFLOP/s", "1.93 TB/s"; "-" when `seconds` is not positive. */
+ * TFLOP/s", "1.93 TB/s", "30.0 GB/s"; "-" when `seconds` is not positive. */
 static char *
 rate (double amount, double seconds, const char *unit)
 {
@@ -43,7 +43,10 @@ rate (double amount, double seconds, const char *unit)
       v /= 1000;
       p++;
     }
-  return g_strdup_printf ("%.3g %s%s/s", v, prefix[p], unit);
+  /* 3 significant digits with their zeros, so a column reads alike (QA: "30 GB/s" under
+   * "29.7 GB/s") */
+  int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+  return g_strdup_printf ("%.*f %s%s/s", decimals, v, prefix[p], unit);
 }
 
 void
