@@ -127,6 +127,8 @@ struct _ModelExecutor
    * (hw_rank_shift_is_rep), each rank standing for its class's; the identity: every rank
    * runs (the full replay). Ledger rows are the representatives' dense indices. */
   HwRankShift shift;
+  gboolean classes;      /* `shift` is not the identity */
+  gboolean indexed;      /* index_run has run (model_executor_start, run_alone) */
   guint n_expected;      /* tasks that run: those of the representatives */
   guint *rank_first;     /* per rank: index into rank_order of its first task (n_ranks + 1) */
   guint *rank_order;     /* task ids grouped by rank, in plan order */
@@ -377,7 +379,6 @@ index_host (ModelExecutor *e)
   guint rows = hw_rank_shift_n_reps (&e->shift);
   e->host_before = g_new0 (double, MAX (n, 1));
   e->next_sync = g_new (guint, MAX (n, 1));
-  e->host_offset = g_new0 (double, rows);
   e->sync_task = g_new (guint, rows);
   e->sync_left = g_new0 (guint, rows);
   g_autofree double *issued = g_new0 (double, n_ranks);
@@ -455,23 +456,40 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
     e->collectives[i] = (CollectiveState){ e, i, SIM_VEC_INIT, 0 };
   e->groups = g_hash_table_new_full (member_list_hash, member_list_equal, g_free, NULL);
   index_ranks (e);
+  e->classes = classes;
   if (classes)
-    {
-      collective_orbits (e);
-      host_multiplicity (e);
-    }
-  index_dependents (e, classes);
-  index_host (e);
+    host_multiplicity (e);
+  e->host_offset = g_new0 (double, rows);
   for (guint id = 0; id < n; id++)
     {
       const ModelTask *t = model_plan_task (plan, id);
       e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps };
-      if (!hw_rank_shift_is_rep (&e->shift, t->rank))
-        continue;
-      e->n_expected++;
-      g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+      if (hw_rank_shift_is_rep (&e->shift, t->rank))
+        e->n_expected++;
     }
   return e;
+}
+
+/* What only the engine's run (model_executor_start, model_executor_run_alone) reads: the
+ * collective orbits, the dependents, the host clock's index and the streams' queues. Built
+ * once, at the run's start: a replay from a trace (model_executor_run_trace) needs none of
+ * it. */
+static void
+index_run (ModelExecutor *e)
+{
+  if (e->indexed)
+    return;
+  e->indexed = TRUE;
+  if (e->classes)
+    collective_orbits (e);
+  index_dependents (e, e->classes);
+  index_host (e);
+  for (guint id = 0, n = model_plan_n_tasks (e->plan); id < n; id++)
+    {
+      const ModelTask *t = model_plan_task (e->plan, id);
+      if (hw_rank_shift_is_rep (&e->shift, t->rank))
+        g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+    }
 }
 
 void
@@ -815,6 +833,7 @@ initial_state (ModelExecutor *exec, double now)
 void
 model_executor_start (ModelExecutor *exec)
 {
+  index_run (exec);
   initial_state (exec, sim_engine_now (exec->engine));
   if (exec->trace != NULL)
     exec->trace->t0 = exec->t0;
@@ -854,6 +873,7 @@ model_executor_run_alone (ModelExecutor *exec)
 {
   g_return_val_if_fail (exec != NULL && exec->n_done == 0 && model_executor_runs_alone (exec),
                         0);
+  index_run (exec);
   double now = sim_engine_now (exec->engine);
   initial_state (exec, now);
   if (exec->trace != NULL)
@@ -1144,7 +1164,7 @@ double
 model_executor_task_time (const ModelExecutor *exec, guint task)
 {
   g_return_val_if_fail (task < model_plan_n_tasks (exec->plan), 0);
-  if (exec->orbit_need != NULL)
+  if (exec->classes)
     task = rep_task (exec, task);
   const TaskState *ts = &exec->tasks[task];
   return ts->done ? ts->end - ts->start : 0;

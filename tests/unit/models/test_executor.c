@@ -565,6 +565,50 @@ test_trace_replays_the_run (void)
     }
 }
 
+/* With rank classes, a replay from a trace reports every task's time as the engine's run
+ * did: a task of a rank that is no representative reads its representative's
+ * (model_executor_task_time), also when the replay never indexed the run (the engine's
+ * index is built at model_executor_start only). Two ZeRO-3 ranks, one class: rank 1's
+ * tasks run nowhere and report rank 0's times, which are > 0 for the compute tasks. */
+static void
+test_trace_task_times_with_classes (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.mode = MODEL_DP_ZERO3;
+  par.degree = 2;
+  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+  g_assert (plan != NULL);
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
+  HwRankShift one = hw_rank_shift_plain (2, 2, 1); /* rank 1 stands for rank 0 */
+  g_assert (hw_rank_shift_valid (&one) && hw_rank_shift_n_reps (&one) == 1);
+  g_autoptr (ModelExecutorTrace) trace = model_executor_trace_new ();
+  g_autoptr (ModelLedger) ledger1 = model_ledger_new (1, NULL);
+  g_autoptr (ModelExecutor) run
+    = model_executor_new_classes (plan, cluster, engine, ledger1, NULL, &one);
+  g_assert (run != NULL);
+  model_executor_keep_trace (run, trace);
+  model_executor_start (run);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL_FATAL (model_executor_n_done (run), model_executor_n_expected (run));
+  g_autoptr (ModelLedger) ledger2 = model_ledger_new (1, NULL);
+  g_autoptr (ModelExecutor) again
+    = model_executor_new_classes (plan, cluster, engine, ledger2, NULL, &one);
+  model_executor_run_trace (again, trace, NULL, NULL);
+  guint on_rank1 = 0;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      CU_ASSERT_EQUAL (model_executor_task_time (again, i), model_executor_task_time (run, i));
+      if (model_plan_task (plan, i)->rank == 1 && model_executor_task_time (again, i) > 0)
+        on_rank1++;
+    }
+  CU_ASSERT_TRUE (on_rank1 > 0);
+}
+
 int main (void);
 
 int
@@ -572,6 +616,8 @@ main (void)
 {
   static const StepsimTest tests[] = {
     { "step time = sum of kernel times alone", test_step_time_is_sum_of_kernels },
+    { "trace replay with rank classes: every task's time as the run's",
+      test_trace_task_times_with_classes },
     { "host dispatch: a host-bound step ends at N x host_dispatch + the last kernel", test_host_dispatch_bound },
     { "op times: every kernel once, FLOPs and seconds add up to the step", test_op_times_cover_the_step },
     { "op times: one entry per (rank, kind, op name), in first-seen order", test_op_times_sums },
