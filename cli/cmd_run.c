@@ -83,10 +83,11 @@ static gboolean
 write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResult *res,
                const RunOptions *opt, SimStaged *staged, GError **error)
 {
+  g_autofree char *text = cli_scenario_text (sc);
   SimH5Meta meta = {
     .program = PACKAGE_NAME,
     .version = PACKAGE_VERSION,
-    .scenario_text = sc->text,
+    .scenario_text = text,
     .kind_names = model_sim_kind_names (),
     .n_kind_names = MODEL_N_TASK_KINDS,
     .stream_names = model_sim_stream_names (),

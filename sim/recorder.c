@@ -39,6 +39,7 @@ struct _SimRecorder
   GPtrArray *summary;        /* SimSummaryEntry*, insertion order; strings in summary_strings */
   GStringChunk *summary_strings;
   GHashTable *summary_index; /* name (borrowed from entry) -> index + 1 */
+  GHashTable *summary_keep;  /* borrowed set of the names recorded; NULL: all */
   GPtrArray *tables;         /* SimTable*, insertion order */
   GPtrArray *table_names;    /* char*, parallel to tables */
 };
@@ -301,6 +302,8 @@ void
 sim_recorder_summary_scalar (SimRecorder *rec, const char *name, double value, const char *unit)
 {
   g_return_if_fail (rec != NULL && name != NULL && *name != '\0');
+  if (rec->summary_keep != NULL && !g_hash_table_contains (rec->summary_keep, name))
+    return;
   SimSummaryEntry *e = summary_slot (rec, name);
   e->value = value;
   e->unit = g_string_chunk_insert (rec->summary_strings, unit != NULL ? unit : "");
@@ -310,8 +313,17 @@ void
 sim_recorder_summary_text (SimRecorder *rec, const char *name, const char *text)
 {
   g_return_if_fail (rec != NULL && name != NULL && *name != '\0');
+  if (rec->summary_keep != NULL && !g_hash_table_contains (rec->summary_keep, name))
+    return;
   SimSummaryEntry *e = summary_slot (rec, name);
   e->text = g_string_chunk_insert (rec->summary_strings, text != NULL ? text : "");
+}
+
+void
+sim_recorder_summary_keep (SimRecorder *rec, GHashTable *names)
+{
+  g_return_if_fail (rec != NULL);
+  rec->summary_keep = names;
 }
 
 guint

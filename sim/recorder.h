@@ -87,6 +87,14 @@ guint sim_recorder_n_summary (const SimRecorder *rec);
 const SimSummaryEntry *sim_recorder_summary_entry (const SimRecorder *rec, guint i);
 /* Looks a scalar up by name; FALSE if absent or text. */
 gboolean sim_recorder_summary_get (const SimRecorder *rec, const char *name, double *value);
+/* From now on records only the summary entries whose names are keys of `names` (a set of
+ * NUL-terminated names, g_str_hash/g_str_equal; borrowed: it must outlive `rec` and stay
+ * unchanged while `rec` records; only looked up, so one set may serve recorders of several
+ * threads): sim_recorder_summary_scalar and _text with another name record nothing. NULL
+ * records every name (a new recorder's default). For a caller that reads a few entries back
+ * by name (the batch table, cli/study/batch.c): a report's whole summary cost it ~5 % of a
+ * sweep (bench/RESULTS.md, 2026-12-07, h-load2). */
+void sim_recorder_summary_keep (SimRecorder *rec, GHashTable *names);
 
 /* Adds the table `table` (ownership taken) as dataset /`name` of the run file (a 1-D
  * compound table, sim_h5out_write_table's layout). `name` is one path component (letters,

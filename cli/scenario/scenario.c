@@ -87,7 +87,8 @@ free_member_and_struct (CliScenario *sc)
 {
   g_free (sc->path);
   g_free (sc->name);
-  g_free (sc->text);
+  if (sc->resolved != NULL)
+    g_key_file_unref (sc->resolved);
   g_free (sc->ds_path);
   model_ds_config_clear (&sc->ds);
   model_arch_free (sc->arch);
@@ -541,7 +542,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
   /* an empty name (`name =`, --set scenario.name=) is no name: the file's base name */
   if (sc->name == NULL || g_strstrip (sc->name)[0] == '\0')
     g_free (sc->name), sc->name = g_strdup (base);
-  sc->text = g_key_file_to_data (kf, NULL, NULL);
+  sc->resolved = g_key_file_ref (kf);
   if (!check_printed_text (kf, "name", error) || !check_printed_text (kf, "description", error)
       || !check_schema (kf, error) || !cli_scenario_load_model (kf, path, sc, error)
       || !cli_scenario_load_cluster (kf, sc, error) || !cli_scenario_load_training (kf, sc, error)
@@ -662,6 +663,13 @@ cli_scenario_load_origins (const char *path, const char *const *sets,
       name_overrides (sc, sets);
     }
   return sc;
+}
+
+char *
+cli_scenario_text (const CliScenario *sc)
+{
+  g_return_val_if_fail (sc != NULL, NULL);
+  return sc->resolved != NULL ? g_key_file_to_data (sc->resolved, NULL, NULL) : g_strdup ("");
 }
 
 CliScenario *

@@ -41,7 +41,9 @@ typedef struct
 {
   char *path;        /* the scenario file as given */
   char *name;        /* [scenario] name, or the file's stem */
-  char *text;        /* resolved scenario text (after --set), stored in the HDF5 file */
+  GKeyFile *resolved; /* the key file after --set (a reference; not changed after the load):
+                       * its text is cli_scenario_text's, made only when asked (a batch
+                       * never asks) */
   ModelArch *arch;
   HwNodeSpec node;   /* GPU type, GPUs per node, host memory */
   guint n_nodes;
@@ -103,6 +105,10 @@ CliScenario *cli_scenario_load_origins (const char *path, const char *const *set
 char *cli_scenario_error_source (const char *path, const char *const *sets,
                                  const char *const *origins, const char *message);
 void cli_scenario_free (CliScenario *sc); /* NULL is a no-op */
+/* The resolved scenario text (the file after its --set overrides, as GKeyFile writes it out),
+ * stored in a run's HDF5 file; "" for a scenario not made by a load. Newly allocated on each
+ * call; caller frees. */
+char *cli_scenario_text (const CliScenario *sc);
 /* Checks the group and key names of the scenario keyfile `kf` as cli_scenario_load does
  * (every group known, every key of its group; [gpu.NAME] and [node.NAME] groups read in
  * full; [baseline] keys naming scenario keys), without requiring [model] and [training]:

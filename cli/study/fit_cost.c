@@ -118,7 +118,8 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
   g_autoptr (CliScenario) sc = cli_scenario_load (s->path, (const char *const *) sets, &error);
   /* A stack step that changes nothing here (mixed precision on a bf16 scenario) is the
    * same scenario: simulated and listed once. */
-  CostCandidate *same = sc != NULL ? g_hash_table_lookup (s->seen, sc->text) : NULL;
+  g_autofree char *text = sc != NULL ? cli_scenario_text (sc) : NULL;
+  CostCandidate *same = sc != NULL ? g_hash_table_lookup (s->seen, text) : NULL;
   if (same != NULL)
     return same;
   CostCandidate *c = g_new0 (CostCandidate, 1);
@@ -128,7 +129,7 @@ evaluate (CostSearch *s, const HwGpuSpec *gpu, const HwNodeSpec *node, guint per
   c->time = c->cost = NAN;
   g_ptr_array_add (s->cands, c);
   if (sc != NULL)
-    g_hash_table_insert (s->seen, g_strdup (sc->text), c);
+    g_hash_table_insert (s->seen, g_steal_pointer (&text), c);
   ModelSimResult r = { 0 };
   if (sc == NULL || !cli_scenario_simulate (sc, NULL, &r, &error))
     {
@@ -426,9 +427,7 @@ cli_fit_cost_run (const CliFitCostOptions *opt, char **message)
                                   "[plan] tokens or train_steps (and [cost] prices)", s->path);
       return 1;
     }
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_key_file_load_from_data (kf, sc->text, (gsize) -1, G_KEY_FILE_NONE, NULL);
-  s->uses_node = g_key_file_has_key (kf, "cluster", "node", NULL);
+  s->uses_node = g_key_file_has_key (sc->resolved, "cluster", "node", NULL);
   s->cands = g_ptr_array_new_with_free_func (cand_free);
   s->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < types->len; i++)

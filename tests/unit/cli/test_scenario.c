@@ -110,7 +110,8 @@ test_set_overrides (void)
   CU_ASSERT_EQUAL (sc->stack.micro_batch, 4);
   CU_ASSERT_EQUAL (sc->arch->n_layers, 2);
   CU_ASSERT_STRING_EQUAL (sc->node.gpu->name, "H100-SXM");
-  CU_ASSERT_PTR_NOT_NULL (strstr (sc->text, "micro_batch=4"));
+  g_autofree char *text = cli_scenario_text (sc);
+  CU_ASSERT_PTR_NOT_NULL (strstr (text, "micro_batch=4"));
 }
 
 static void

@@ -188,6 +188,36 @@ test_summary_get (void)
   CU_ASSERT_FALSE (sim_recorder_summary_get (rec, "absent", &v));
 }
 
+/* summary_keep: the kept names are recorded as without it (order, value, replace, text), the
+ * others not at all; NULL records every name again. */
+static void
+test_summary_keep (void)
+{
+  g_autoptr (GHashTable) keep = g_hash_table_new (g_str_hash, g_str_equal);
+  g_hash_table_add (keep, (gpointer) "peak");
+  g_hash_table_add (keep, (gpointer) "fits");
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  sim_recorder_summary_keep (rec, keep);
+  sim_recorder_summary_scalar (rec, "step_time", 1.5, "s");
+  sim_recorder_summary_scalar (rec, "peak", 8e10, "B");
+  sim_recorder_summary_text (rec, "note", "x");
+  sim_recorder_summary_text (rec, "fits", "yes");
+  sim_recorder_summary_scalar (rec, "peak", 9e10, "B"); /* replaced in place */
+  CU_ASSERT_EQUAL (sim_recorder_n_summary (rec), 2);
+  CU_ASSERT_STRING_EQUAL (sim_recorder_summary_entry (rec, 0)->name, "peak");
+  CU_ASSERT_STRING_EQUAL (sim_recorder_summary_entry (rec, 1)->name, "fits");
+  double v = 0;
+  CU_ASSERT_TRUE (sim_recorder_summary_get (rec, "peak", &v));
+  CU_ASSERT_EQUAL (v, 9e10);
+  CU_ASSERT_FALSE (sim_recorder_summary_get (rec, "step_time", &v));
+  CU_ASSERT_FALSE (sim_recorder_summary_get (rec, "fits", &v)); /* text, as without keep */
+  sim_recorder_summary_keep (rec, NULL);
+  sim_recorder_summary_scalar (rec, "step_time", 1.5, "s");
+  CU_ASSERT_TRUE (sim_recorder_summary_get (rec, "step_time", &v));
+  CU_ASSERT_EQUAL (v, 1.5);
+  CU_ASSERT_EQUAL (sim_recorder_n_summary (rec), 3);
+}
+
 static const StepsimTest tests[] = {
   { "series keep change points only", test_change_points_only },
   { "first point kept even if zero", test_first_point_kept_even_if_zero },
@@ -200,6 +230,7 @@ static const StepsimTest tests[] = {
   { "labels truncated on a UTF-8 boundary", test_label_truncated_on_utf8_boundary },
   { "summary insertion order, same name replaces", test_summary_order_and_replace },
   { "summary_get finds scalars only", test_summary_get },
+  { "summary_keep records the kept names only", test_summary_keep },
 };
 
 int
