@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/scenario/scenario.h"
 #include "cli/study/fit.h"
 #include "cli/study/fit_cost.h"
 #include "cli/scenario/sweep.h"
@@ -422,6 +423,7 @@ fit_cost_command (int argc, char **argv)
   if (!cli_sweep_check_sets ("--set", (const char *const *) sets, &error))
     return cli_error (error->message), 2;
   cli_sweep_sets_from_cwd (sets);
+  cli_scenario_warn_baseline_sets ((const char *const *) sets, NULL); /* no baseline runs */
   CliFitCostOptions s = { .path = argv[1], .sets = sets, .max_gpus = 64,
                           .allow_finetune = finetune, .gpus = gpus };
   if (deadline == NULL)

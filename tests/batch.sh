@@ -290,6 +290,9 @@ expect_nothing 1 "--set of a misspelt [gpu.NAME] key: one error for the batch" "
 expect_rc 1 "run: a [baseline] key of no group is refused (not ignored)" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.bogus.tp=3
 expect_rc 1 "run: a [baseline] key misspelt is refused" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.training.micro_bach=2
 check "fit --for stack: --set baseline.* is the baseline" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.training.checkpointing=none | grep -q 'vs baseline'"
+# the searches other than stack run no baseline: a baseline.* set is said to do nothing (QA)
+"$STEPSIM" fit "$s1" --for micro_batch --set baseline.training.micro_batch=0 >/dev/null 2>fitnb.err
+check "fit --for micro_batch --set baseline.*: warned, no effect" grep -q "stepsim fit: warning: --set baseline.training.micro_batch=0: has no effect here" fitnb.err
 # a baseline that cannot run is bad input, as under batch (README; QA: micro_batch=0 was a
 # note and exit 0)
 "$STEPSIM" fit "$s1" --for stack --set baseline.parallel.tp=3 >/dev/null 2>fitbl.err; rc=$?

@@ -102,6 +102,15 @@ check "run -o onto the scenario's deepspeed_config: refused, the JSON kept" sh -
 cp dsq/ds-zero2-llama-3.1-8b-dgx-h100.json here-ds.json
 "$STEPSIM" run dsq/ds-zero2-llama-3.1-8b-dgx-h100.ini -q -o dsq.h5 --trace here-ds.json --set training.deepspeed_config=here-ds.json >/dev/null 2>dsq.err; rc=$?
 check "--set training.deepspeed_config=REL is from the current directory (an input there)" sh -c "[ $rc -eq 1 ] && grep -q 'here-ds.json' dsq.err && grep -q 'is the input' dsq.err"
+# validate --tsv with a stdout that cannot be written leaves no TSV (QA)
+if [ -w /dev/full ]; then
+  "$STEPSIM" validate --tsv vfull.tsv "$srcdir/tests/validation/m1-bert-large-fp32-mbs4.ini" >/dev/full 2>/dev/null; rc=$?
+  check "validate --tsv > /dev/full: exit 1, no TSV" sh -c "[ $rc -eq 1 ] && ! test -e vfull.tsv"
+fi
+# a line '=VALUE' has no key: named by its line, not GLib's message (QA)
+printf '[training]\n=1\n' >eqkey.ini
+"$STEPSIM" run eqkey.ini -q -o eqkey.h5 >/dev/null 2>eqkey.err
+check "a line '=1': its line named, no key before '='" grep -q "eqkey.ini: line 2: group \[training\]: '=1' has no key before its '='" eqkey.err
 # validate --tsv onto a case it reads: refused before anything runs, the case kept (QA: the
 # case was replaced by the TSV header)
 cp "$srcdir/tests/validation/m1-bert-large-fp32-mbs4.ini" vcase.ini

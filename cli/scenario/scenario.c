@@ -156,6 +156,13 @@ prescan_line (const char *line, guint lineno, char **group, GHashTable *seen, GE
       return FALSE;
     }
   g_autofree char *key = g_strstrip (g_strndup (t, (gsize) (eq - t)));
+  if (key[0] == '\0')
+    {
+      /* GKeyFile's message names no line (QA: "=1") */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
+                   "line %u: group [%s]: '%s' has no key before its '='", lineno, *group, t);
+      return FALSE;
+    }
   if (strchr (key, '[') != NULL)
     {
       /* GKeyFile would keep "key[locale]" aside and never show it to the schema check. */

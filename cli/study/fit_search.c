@@ -18,6 +18,8 @@ cli_fit_search (const char *path, const char *const *sets, CliFitTarget target,
   if (sc == NULL)
     return NULL;
   cli_scenario_print_warnings (sc); /* of the scenario as given, not of each candidate */
+  if (target != CLI_FIT_STACK) /* only the stack search runs a baseline (QA: dropped silently) */
+    cli_scenario_warn_baseline_sets (sets, NULL);
   CliFitReport *r = cli_fit_report_new ();
   g_autoptr (GHashTable) memo = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   Ctx ctx = { path, sets, r, memo };
