@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include "models/ops/cost.h"
 #include "models/plan/plan.h"
+#include "cli/scenario/sweep.h"
 #include "sim/text.h"
 
 static gboolean
@@ -510,16 +511,11 @@ cli_scenario_warn_baseline_sets (const char *const *sets, const char *const *ori
 {
   const char *prg = g_get_prgname () != NULL ? g_get_prgname () : "stepsim";
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
-    {
-      const char *set = sets[i];
-      while (g_ascii_isspace (*set))
-        set++;
-      if (g_str_has_prefix (set, "baseline."))
-        {
-          g_autofree char *shown = sim_text_printable (set, CLI_SCENARIO_MESSAGE_MAX);
-          fprintf (stderr, "%s: warning: %s %s: has no effect here: a baseline runs under "
-                   "batch and fit --for stack only\n", prg,
-                   origins != NULL && origins[i] != NULL ? origins[i] : "--set", shown);
-        }
-    }
+    if (cli_sweep_set_is_baseline (sets[i]))
+      {
+        g_autofree char *shown = sim_text_printable (sets[i], CLI_SCENARIO_MESSAGE_MAX);
+        fprintf (stderr, "%s: warning: %s %s: has no effect here: a baseline runs under "
+                 "batch and fit --for stack only\n", prg,
+                 origins != NULL && origins[i] != NULL ? origins[i] : "--set", shown);
+      }
 }

@@ -118,6 +118,9 @@ const char *cli_sweep_key_dot (const char *lhs);
  * every command, compare variations, sweep files and cli_scenario_load. */
 gboolean cli_sweep_parse_set (const char *set, char **group, char **key, char **value,
                               GError **error);
+/* Whether `set` is an override of the baseline ("baseline.group.key=value", as
+ * cli_sweep_parse_set reads it: spaces dropped); a malformed one is not. */
+gboolean cli_sweep_set_is_baseline (const char *set);
 
 /* "group.key=value" with the spaces cli_sweep_parse_set drops removed; NULL + its error.
  * Caller frees. */

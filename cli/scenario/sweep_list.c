@@ -231,6 +231,13 @@ cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GE
   return TRUE;
 }
 
+gboolean
+cli_sweep_set_is_baseline (const char *set)
+{
+  g_autofree char *g = NULL, *k = NULL, *v = NULL;
+  return cli_sweep_parse_set (set, &g, &k, &v, NULL) && strcmp (g, "baseline") == 0;
+}
+
 char *
 cli_sweep_normalize_set (const char *set, GError **error)
 {

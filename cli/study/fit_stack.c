@@ -216,7 +216,7 @@ baseline_tokens (Ctx *ctx)
   g_ptr_array_add (a, NULL);
   gboolean from_set = FALSE; /* a --set baseline.* among the overrides: named as such */
   for (guint i = 0; ctx->sets != NULL && ctx->sets[i] != NULL && !from_set; i++)
-    from_set = g_str_has_prefix (ctx->sets[i], "baseline.");
+    from_set = cli_sweep_set_is_baseline (ctx->sets[i]);
   CliFitCandidate c = { .sets = (char **) g_ptr_array_free (a, FALSE),
                         .origin = from_set ? "[baseline] and --set baseline.*" : "[baseline]",
                         .tokens_per_s = NAN };

@@ -305,6 +305,19 @@ test_no_axes_is_one_point (void)
   CU_ASSERT_PTR_NULL (cli_sweep_baseline (sw)[1]);
 }
 
+/* A baseline override as the one parser reads it: spaces dropped; another group, a key
+ * named baseline or a malformed set is not one. */
+static void
+test_set_is_baseline (void)
+{
+  CU_ASSERT_TRUE (cli_sweep_set_is_baseline ("baseline.training.micro_batch=2"));
+  CU_ASSERT_TRUE (cli_sweep_set_is_baseline (" baseline . training.micro_batch = 2"));
+  CU_ASSERT_FALSE (cli_sweep_set_is_baseline ("training.micro_batch=2"));
+  CU_ASSERT_FALSE (cli_sweep_set_is_baseline ("training.baseline=2"));
+  CU_ASSERT_FALSE (cli_sweep_set_is_baseline ("baseline.training.micro_batch"));
+}
+
+
 int
 main (void)
 {
@@ -323,6 +336,7 @@ main (void)
     { "--set of an axis is an error", test_extra_set_on_axis },
     { "a bad value fails its scenario, not the sweep", test_bad_value_is_per_scenario },
     { "no axes: one point named after the sweep", test_no_axes_is_one_point },
+    { "an override of the baseline", test_set_is_baseline },
   };
   int rc = STEPSIM_RUN_TESTS ("sweep", tests);
   g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
