@@ -12,6 +12,7 @@
 #include <string.h>
 #include "cli/report/charts.h"
 #include "cli/commands.h"
+#include "sim/text.h"
 #include "cli/scenario/output.h"
 #include "cli/report/plot.h"
 #include "cli/report/results_read.h"
@@ -354,14 +355,13 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
   static const char *const kinds[] = { "memory", "gantt", "breakdown", "steptime", "sweep",
                                        "penalty", "cost", NULL };
   /* a title is printed text: a control character drew giant glyphs over the chart (QA) */
-  for (const char *c = o->title; c != NULL && *c != '\0'; c = g_utf8_next_char (c))
-    if (g_unichar_iscntrl (g_utf8_get_char (c)))
-      {
-        g_autofree char *m = g_strdup_printf ("plot: --title contains a control character "
-                                              "(U+%04X); a title is printed text",
-                                              g_utf8_get_char (c));
-        return cli_error (m), 2;
-      }
+  gunichar ctl = sim_text_first_control (o->title);
+  if (ctl != 0)
+    {
+      g_autofree char *m = g_strdup_printf ("plot: --title contains a control character "
+                                            "(U+%04X); a title is printed text", ctl);
+      return cli_error (m), 2;
+    }
   if (*argc != 3 || !g_strv_contains (kinds, (*argv)[1]))
     return cli_error ("plot: expected KIND FILE.h5 with KIND memory, gantt, breakdown, "
                       "steptime, sweep, penalty or cost (see stepsim plot --help)"), 2;

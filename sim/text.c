@@ -204,3 +204,12 @@ sim_text_file_kind (unsigned mode)
     return "a socket";
   return "not a plain file";
 }
+
+gunichar
+sim_text_first_control (const char *text)
+{
+  for (const char *c = text; c != NULL && *c != '\0'; c = g_utf8_next_char (c))
+    if (g_unichar_iscntrl (g_utf8_get_char (c)))
+      return g_utf8_get_char (c);
+  return 0;
+}

@@ -29,6 +29,11 @@ char *sim_text_group_digits (guint64 n);
  * in all. An escape is never cut. Caller frees. */
 char *sim_text_printable (const char *text, gsize max_chars);
 
+/* The first control character (g_unichar_iscntrl: C0 including tab and new line, DEL, C1)
+ * of valid UTF-8 `text` (NULL: none), or 0 when it has none: for texts that are printed
+ * (scenario names, chart titles). */
+gunichar sim_text_first_control (const char *text);
+
 /* Writes `v` into `buf` (at least G_ASCII_DTOSTR_BUF_SIZE bytes) locale-independently with
  * the fewest significant digits (15, 16 or 17) that read back to the same double: 0.1 prints
  * "0.1", not "0.10000000000000001", and every value still round-trips exactly through

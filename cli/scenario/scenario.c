@@ -524,16 +524,13 @@ static gboolean
 check_printed_text (GKeyFile *kf, const char *key, GError **error)
 {
   g_autofree char *text = g_key_file_get_string (kf, "scenario", key, NULL);
-  for (const char *c = text; c != NULL && *c != '\0'; c = g_utf8_next_char (c))
+  gunichar u = sim_text_first_control (text);
+  if (u != 0)
     {
-      gunichar u = g_utf8_get_char (c);
-      if (g_unichar_iscntrl (u))
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "group [scenario], key '%s': contains a control character (U+%04X); "
-                       "a %s is printed text", key, u, key);
-          return FALSE;
-        }
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [scenario], key '%s': contains a control character (U+%04X); "
+                   "a %s is printed text", key, u, key);
+      return FALSE;
     }
   return TRUE;
 }

@@ -120,6 +120,21 @@ test_cap (void)
   g_string_free (s, TRUE);
 }
 
+/* The first control character of a printed text, 0 for none (tab, new line, ESC, DEL, a C1
+ * one; NULL and "" have none; a multi-byte character before it is skipped whole). */
+static void
+test_first_control (void)
+{
+  CU_ASSERT_EQUAL (sim_text_first_control (NULL), 0);
+  CU_ASSERT_EQUAL (sim_text_first_control (""), 0);
+  CU_ASSERT_EQUAL (sim_text_first_control ("S1 — Llama 3.2 1B"), 0);
+  CU_ASSERT_EQUAL (sim_text_first_control ("a\tb\n"), 0x09);
+  CU_ASSERT_EQUAL (sim_text_first_control ("é\x1b[31m"), 0x1b);
+  CU_ASSERT_EQUAL (sim_text_first_control ("x\x7f"), 0x7f);
+  CU_ASSERT_EQUAL (sim_text_first_control ("x\xc2\x85"), 0x85);
+}
+
+
 int
 main (void)
 {
@@ -129,6 +144,7 @@ main (void)
     { "nearest-name hint", test_hint },
     { "control characters and bad bytes escaped", test_escapes },
     { "long text cut in the middle", test_cap },
+    { "first control character", test_first_control },
   };
   return STEPSIM_RUN_TESTS ("sim/text", tests);
 }
