@@ -494,8 +494,9 @@ static const Rung *const ladders[] = {
   [SIM_DIM_CARBON_INTENSITY] = carbon_ladder,
 };
 
-char *
-sim_units_format (double value, SimDimension dim, int digits)
+/* sim_units_format, and sim_units_format_up when `up`. */
+static char *
+format_value (double value, SimDimension dim, int digits, gboolean up)
 {
   g_return_val_if_fail ((guint) dim < G_N_ELEMENTS (ladders), NULL);
   digits = CLAMP (digits, 0, 17);
@@ -516,14 +517,35 @@ sim_units_format (double value, SimDimension dim, int digits)
             break;
         }
     }
+  double shown = value / pick->scale;
+  if (up && isfinite (shown))
+    {
+      /* the least multiple of the quantum at or above the value; a quotient a rounding
+       * error above a whole number (100.34 / 0.01 = 10034.000000000002) stays on it */
+      double q = shown / quantum;
+      shown = (fabs (q - round (q)) <= 1e-9 * MAX (1.0, fabs (q)) ? round (q) : ceil (q))
+              * quantum;
+    }
   char fmt[16];
   /* %f prints every integer digit: up to DBL_MAX_10_EXP + 1 of them, a sign, the point and
    * 17 decimals (G_ASCII_DTOSTR_BUF_SIZE, 39, is only enough for %g: a larger value would be
    * cut off and print as a different number). */
   char num[DBL_MAX_10_EXP + 1 + G_ASCII_DTOSTR_BUF_SIZE];
   g_snprintf (fmt, sizeof fmt, "%%.%df", digits);
-  g_ascii_formatd (num, sizeof num, fmt, value / pick->scale);
+  g_ascii_formatd (num, sizeof num, fmt, shown);
   return g_strdup_printf ("%s %s", num, pick->name);
+}
+
+char *
+sim_units_format (double value, SimDimension dim, int digits)
+{
+  return format_value (value, dim, digits, FALSE);
+}
+
+char *
+sim_units_format_up (double value, SimDimension dim, int digits)
+{
+  return format_value (value, dim, digits, TRUE);
 }
 
 const char *

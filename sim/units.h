@@ -96,6 +96,11 @@ gboolean sim_units_parse_bool (const char *text, gboolean *out, GError **error);
  * Caller frees. */
 char *sim_units_format (double value, SimDimension dim, int digits);
 
+/* As sim_units_format, in the same unit, but the number rounded up to `digits` decimals
+ * instead of to the nearest: a size printed this way is never below `value` ("needs 100.35
+ * GiB" for 100.341 GiB, so a GPU of the printed size has the room). Caller frees. */
+char *sim_units_format_up (double value, SimDimension dim, int digits);
+
 /* The unit name used by sim_units_format()'s scaling for HDF5 `unit` attributes of raw SI
  * values: "B", "B/s", "FLOP/s", "FLOP", "s", "W", "J", "kg/J". Static string. */
 const char *sim_units_si_name (SimDimension dim);

@@ -149,6 +149,19 @@ print_memory (FILE *out, const ModelSimResult *res)
                                             SIM_DIM_BYTES, 2);
   if (res->gpu_fits)
     fprintf (out, "  %-22s %14s  FITS (%s free)\n", "capacity", cap, room);
+  else if (res->fits_from > 0)
+    {
+      g_autofree char *by = sim_units_format_up (res->fits_from - res->capacity,
+                                                 SIM_DIM_BYTES, 2);
+      g_autofree char *least = sim_units_format_up (res->fits_from, SIM_DIM_BYTES, 2);
+      fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, by,
+               res->lifetime_device <= res->capacity ? ": a request failed; see below"
+               : res->need_device <= res->capacity   ? ", while loading the model"
+                                                     : "");
+      /* the demand above is this GPU's: a larger one caches more before it must release */
+      fprintf (out, "  %-22s %14s  (the least memory per GPU at which the run fits: "
+               "simulated there)\n", "fits from", least);
+    }
   else if (res->lifetime_device > res->capacity)
     fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, room,
              res->need_device <= res->capacity ? ", while loading the model" : "");
@@ -330,6 +343,14 @@ cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult
   if (res->fits)
     fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %.0f tokens/s\n", sc->name, need, cap,
              step, res->tokens_per_s);
+  else if (!res->gpu_fits && res->fits_from > 0)
+    {
+      /* the least memory found to fit, rounded up: a GPU of the printed size has the room */
+      g_autofree char *least = sim_units_format_up (res->fits_from, SIM_DIM_BYTES, 2);
+      g_autofree char *by = sim_units_format_up (res->fits_from - res->capacity,
+                                                 SIM_DIM_BYTES, 2);
+      fprintf (out, "%s: OOM, needs %s of %s per GPU (%s short)\n", sc->name, least, cap, by);
+    }
   else if (!res->gpu_fits && res->need_device > res->capacity)
     {
       g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
@@ -666,15 +687,18 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "peak_reserved", res->peak_reserved, "B");
   sim_recorder_summary_scalar (rec, "cuda_context", res->cuda_context, "B");
   sim_recorder_summary_scalar (rec, "device_used", res->device_used, "B");
-  /* what the step as planned needs (= the measured figures when it fits); the shortfall is
-   * the whole run's (lifetime device-used − capacity: loading and the first step can need
-   * more than the steady state, and the run OOMs at its highest need), the figure the
-   * "capacity … OOM (… short)" line and fit's "OOM by …" print */
+  /* what the step as planned needs on this GPU (= the measured figures when it fits); the
+   * least memory that fits where it was searched (a run's file); the shortfall, how far
+   * short the GPU is, is the figure the "capacity … OOM (… short)" line prints: from the
+   * least memory that fits where searched, else (a batch's rows, fit's candidates: "OOM by
+   * …") from the whole run's demand here (lifetime device-used: loading and the first step
+   * can need more than the steady state) */
   sim_recorder_summary_scalar (rec, "need_allocated", res->need_allocated, "B");
   sim_recorder_summary_scalar (rec, "need_reserved", res->need_reserved, "B");
   sim_recorder_summary_scalar (rec, "need_device", res->need_device, "B");
-  sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, res->lifetime_device - res->capacity),
-                               "B");
+  sim_recorder_summary_scalar (rec, "fits_from", res->fits_from, "B");
+  double over = res->fits_from > 0 ? res->fits_from : res->lifetime_device;
+  sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, over - res->capacity), "B");
   sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");
   sim_recorder_summary_scalar (rec, "fits", res->fits ? 1 : 0, "1");
   sim_recorder_summary_scalar (rec, "gpu_fits", res->gpu_fits ? 1 : 0, "1");

@@ -27,5 +27,6 @@ cli_scenario_simulate (const CliScenario *sc, SimRecorder *rec, ModelSimResult *
 {
   ModelSimInput in = cli_scenario_sim_input (sc);
   in.op_times = rec != NULL; /* a run file's /ops table and summary (cli/report/op_report.h) */
+  in.find_fits_from = rec != NULL;
   return model_simulate (&in, rec, res, error);
 }

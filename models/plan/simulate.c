@@ -10,6 +10,9 @@
 #include "models/plan/rank_classes.h"
 #include "sim/engine.h"
 #include "sim/fluid.h"
+#include "sim/units.h"
+
+#include <math.h>
 
 const char *const *
 model_sim_kind_names (void)
@@ -898,6 +901,92 @@ step_seed (guint32 seed, guint k)
   return (guint32) (z >> 32);
 }
 
+/* ---- the least GPU memory that fits (ModelSimResult.fits_from) -----------------------------
+ *
+ * Whether a run fits is a replay at the GPU's capacity: the caching allocator releases its
+ * cached blocks and retries when cudaMalloc fails (allocator.h), and a paged optimizer spills
+ * what the capacity leaves no room for (page_states), so what a run reserves depends on the
+ * capacity it runs against and its demand on a short GPU is no size that fits (one step
+ * demands 89.75 GiB on a 20 GiB GPU and 100.34 GiB on an 89.75 GiB one). The least capacity
+ * is found by simulating at others. Fitting is taken as monotone in the capacity (more
+ * memory only defers the cache's releases and shrinks the spill), so bisection finds its
+ * threshold; whatever the search returns was simulated to fit. */
+
+/* `in` simulated on GPUs of `capacity` B: whether the whole run fits there, and what it
+ * demands there (lifetime_device). FALSE + error if the simulation fails. */
+static gboolean
+fits_at (const ModelSimInput *in, double capacity, gboolean *fits, double *demand,
+         GError **error)
+{
+  HwGpuSpec gpu = *in->node->gpu; /* shallow copies, borrowed for the call */
+  HwNodeSpec node = *in->node;
+  gpu.memory_capacity = capacity;
+  node.gpu = &gpu;
+  ModelSimInput probe = *in;
+  probe.node = &node;
+  probe.op_times = FALSE;
+  probe.find_fits_from = FALSE;
+  ModelSimResult r;
+  if (!model_simulate (&probe, NULL, &r, error))
+    return FALSE;
+  *fits = r.gpu_fits;
+  *demand = r.lifetime_device;
+  model_sim_result_clear (&r);
+  return TRUE;
+}
+
+static double
+granule_up (double bytes)
+{
+  return ceil (bytes / MODEL_FITS_FROM_GRANULE) * MODEL_FITS_FROM_GRANULE;
+}
+
+/* res->fits_from for `in`, whose run `res` does not fit its GPU. The lower end starts at the
+ * capacity (short) or just below the tensors' own peak plus the context, which no capacity
+ * under it holds (lifetime_device >= lifetime_allocated + context); the upper end at the
+ * demand, raised while it is short (to the demand there, or by an eighth when the demand
+ * fits but a request failed) up to 64 times; then bisection. */
+static gboolean
+find_fits_from (const ModelSimInput *in, ModelSimResult *res, GError **error)
+{
+  double lo = MAX (res->capacity, res->lifetime_allocated + res->cuda_context - 1);
+  double hi = granule_up (MAX (res->lifetime_device, lo + 1));
+  gboolean fits = FALSE;
+  double demand = 0;
+  for (guint k = 0; !fits; k++)
+    {
+      if (k == 64 || !isfinite (hi))
+        {
+          g_autofree char *c = sim_units_format (lo, SIM_DIM_BYTES, 2);
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [gpu], key 'memory': the run does not fit in %s per GPU, the "
+                       "most the search for the memory it needs tried", c);
+          return FALSE;
+        }
+      if (!fits_at (in, hi, &fits, &demand, error))
+        return FALSE;
+      if (!fits)
+        {
+          lo = hi;
+          hi = granule_up (MAX (demand, hi * 1.125));
+        }
+    }
+  while (hi - lo > MAX (MODEL_FITS_FROM_GRANULE, hi * MODEL_FITS_FROM_TOLERANCE))
+    {
+      double mid = granule_up ((lo + hi) / 2);
+      if (mid >= hi)
+        break;
+      if (!fits_at (in, mid, &fits, &demand, error))
+        return FALSE;
+      if (fits)
+        hi = mid;
+      else
+        lo = mid;
+    }
+  res->fits_from = hi;
+  return TRUE;
+}
+
 gboolean
 model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, GError **error)
 {
@@ -931,5 +1020,10 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
     }
   fill_distribution (times, res);
   res->n_alone_replays = m.n_alone;
+  if (in->find_fits_from && !res->gpu_fits && !find_fits_from (in, res, error))
+    {
+      model_sim_result_clear (res);
+      return FALSE;
+    }
   return TRUE;
 }

@@ -60,6 +60,9 @@ typedef struct
   gboolean engine_only;          /* TRUE: every replay runs on the engine, also those
                                     model_executor_run_alone would run without it (the
                                     same figures; tests compare the two) */
+  gboolean find_fits_from;       /* TRUE: when the GPU's memory is short, also search the
+                                    least memory per GPU at which the run fits
+                                    (ModelSimResult.fits_from; several more simulations) */
 } ModelSimInput;
 
 typedef struct
@@ -127,6 +130,14 @@ typedef struct
   gboolean fits;            /* gpu_fits, host_fits and nvme_fits */
   gboolean gpu_fits;        /* lifetime_device <= capacity and no allocation of any step
                                ran out of memory: the load and every step fit */
+  /* B per GPU: with ModelSimInput.find_fits_from and !gpu_fits, the least GPU memory found
+   * at which the whole run fits (simulated there: gpu_fits holds), within
+   * MODEL_FITS_FROM_TOLERANCE of the true least; 0 when not searched. Not lifetime_device:
+   * PyTorch's caching allocator frees its cached blocks and retries when cudaMalloc fails
+   * (models/memory/allocator.h), so the need reserved on a smaller GPU is lower than on a
+   * larger one, and a paged optimizer's spill follows the capacity: the demand on this GPU
+   * is not a size that fits. */
+  double fits_from;
   /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;
    * zeros and fits without it). */
   gboolean offloads;        /* the stack offloads something */
@@ -204,6 +215,14 @@ typedef struct
 gboolean model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res,
                          GError **error);
 void model_sim_result_clear (ModelSimResult *res); /* frees the owned members */
+
+/* ModelSimResult.fits_from's search: bisection over the GPU's memory between a capacity
+ * known to be short and one simulated to fit, until the two are within this fraction of
+ * the upper one (or MODEL_FITS_FROM_GRANULE); the upper one is reported. */
+#define MODEL_FITS_FROM_TOLERANCE (1.0 / 1024)
+/* B: the capacities tried are whole multiples of this (the 2 MiB granule cudaMalloc'd
+ * segments of large blocks are rounded to, c10/cuda/CUDACachingAllocator.cpp kRoundLarge). */
+#define MODEL_FITS_FROM_GRANULE (2.0 * 1024 * 1024)
 
 /* The names of ModelTaskKind and ModelStream values, NULL-terminated static tables indexed
  * by the enum (for the HDF5 enums and the charts). */

@@ -40,3 +40,8 @@ check_PROGRAMS += tests/unit/cli/test_mtp_scenario
 tests_unit_cli_test_mtp_scenario_SOURCES = tests/unit/cli/test_mtp_scenario.c
 tests_unit_cli_test_mtp_scenario_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_mtp_scenario_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+# The least GPU memory at which a run fits (ModelSimResult.fits_from), on shipped scenarios.
+check_PROGRAMS += tests/unit/cli/test_fits_from
+tests_unit_cli_test_fits_from_SOURCES = tests/unit/cli/test_fits_from.c tests/unit/cli/simulate.h
+tests_unit_cli_test_fits_from_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_fits_from_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

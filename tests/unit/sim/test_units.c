@@ -265,6 +265,37 @@ test_format_rounds_up_a_unit (void)
   check_format (0.9994, SIM_DIM_TIME, 3, "999.400 ms");
 }
 
+/* sim_units_format_up: the same unit, the number rounded up to the digits, so a printed
+ * size is never below the value; a value already on the digits (up to a rounding error of
+ * the division, 100.34 GiB / 0.01) stays as it is. */
+static void
+test_format_up (void)
+{
+  static const struct
+  {
+    double v;
+    const char *expected;
+  } cases[] = {
+    { 100.341 * 1073741824.0, "100.35 GiB" }, /* nearest would print 100.34 */
+    { 100.34 * 1073741824.0, "100.34 GiB" },
+    { 80.0 * 1073741824.0, "80.00 GiB" },
+    { 100.3401 * 1073741824.0, "100.35 GiB" },
+    { 3.0 * 1048576.0 + 1, "3.01 MiB" },
+    { 0.0, "0.00 B" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *s = sim_units_format_up (cases[i].v, SIM_DIM_BYTES, 2);
+      if (strcmp (s, cases[i].expected) != 0)
+        g_printerr ("\n  format_up(%.17g) = '%s', expected '%s'\n", cases[i].v, s,
+                    cases[i].expected);
+      CU_ASSERT_STRING_EQUAL (s, cases[i].expected);
+      double back = -1;
+      CU_ASSERT_TRUE (sim_units_parse (s, SIM_DIM_BYTES, &back, NULL));
+      CU_ASSERT (back >= cases[i].v * (1 - 1e-12));
+    }
+}
+
 static void
 test_format_round_trips (void)
 {
@@ -364,6 +395,7 @@ static const StepsimTest tests[] = {
   { "format scales to the conventional unit", test_format },
   { "format moves up a unit when rounding reaches it", test_format_rounds_up_a_unit },
   { "format output parses back", test_format_round_trips },
+  { "format_up rounds up in the same unit", test_format_up },
   { "SI unit names", test_si_names },
 };
 
