@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/malloc_tuning.h"
+#include "cli/mpi.h"
 #include "cli/scenario/output.h"
 #include "sim/text.h"
 
@@ -176,6 +177,8 @@ main (int argc, char **argv)
     {
       printf ("%s %s\n", PACKAGE_NAME, PACKAGE_VERSION);
       printf ("sanitizers: %s\nbuilt with: %s\n", STEPSIM_SANITIZERS, STEPSIM_BUILD_FLAGS);
+      const char *mpi = cli_mpi_module_path ();
+      printf ("MPI batches: %s\n", mpi != NULL ? mpi : "no (built without Open MPI)");
       return 0;
     }
   unknown_command (cmd[0] == '-' ? "unknown option" : "unknown command", cmd, cmd[0] != '-');

@@ -1,19 +1,17 @@
-/* cli/mpi.c — MPI start, gather and stop for batches; see mpi.h. Compiled with MPI_CFLAGS
- * into its own library (cli/local.mk) so nothing else sees mpi.h. Without HAVE_MPI it is a
- * one-process stand-in.
- *
- * Gather: MPI_Gather of the byte counts (int, so one process's share is < 2 GiB), then
- * MPI_Gatherv of the bytes into one buffer on rank 0, cut back into per-rank GBytes.
+/* cli/mpi.c — MPI start, gather and stop for batches; see mpi.h. The MPI calls live in the
+ * module stepsim-mpi.so (cli/mpi_module.c), the one object that links Open MPI: it is opened
+ * here with GModule only when the process was launched by mpirun, so every other process
+ * starts without loading libmpi and its dependencies. Without HAVE_MPI (no module built) it
+ * is a one-process stand-in.
  */
 #include "config.h"
 #include "cli/mpi.h"
 
-#include <string.h>
-#ifdef HAVE_MPI
-#include <mpi.h>
-#endif
+#include "cli/mpi_module.h"
 
-static gboolean started;
+#include <gmodule.h>
+
+static const CliMpiModule *module; /* set by cli_mpi_start once MPI is initialised */
 
 static gboolean
 launched_by_mpirun (void)
@@ -36,6 +34,65 @@ cli_mpi_launch_rank (void)
   return 0;
 }
 
+const char *
+cli_mpi_module_path (void)
+{
+#ifdef HAVE_MPI
+  static char *path; /* found once */
+  if (g_once_init_enter (&path))
+    {
+      const char *env = g_getenv ("STEPSIM_MPI_MODULE");
+      char *p = env != NULL && env[0] != '\0'
+                    ? g_strdup (env)
+                    : g_build_filename (STEPSIM_BUILDDIR, "cli", CLI_MPI_MODULE_FILE, NULL);
+      if (env == NULL || env[0] == '\0')
+        if (!g_file_test (p, G_FILE_TEST_IS_REGULAR))
+          {
+            g_free (p);
+            p = g_build_filename (STEPSIM_PKGLIBDIR, CLI_MPI_MODULE_FILE, NULL);
+          }
+      g_once_init_leave (&path, p);
+    }
+  return path;
+#else
+  return NULL;
+#endif
+}
+
+#ifdef HAVE_MPI
+/* Opens the module (global symbols: Open MPI's own components look up libmpi's) and returns
+ * its table; NULL + error naming the file when it cannot be opened or is not stepsim's. The
+ * module stays open for the life of the process. */
+static const CliMpiModule *
+load_module (GError **error)
+{
+  const char *path = cli_mpi_module_path ();
+  GModule *m = g_module_open (path, 0);
+  if (m == NULL)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                   "launched by mpirun, but the MPI module cannot be loaded: %s "
+                   "(set STEPSIM_MPI_MODULE to its path, or run `make install` again)",
+                   g_module_error ());
+      return NULL;
+    }
+  CliMpiModuleEntry entry = NULL;
+  const CliMpiModule *table = NULL;
+  if (g_module_symbol (m, CLI_MPI_MODULE_ENTRY, (gpointer *) &entry) && entry != NULL)
+    table = entry ();
+  if (table == NULL || table->abi != CLI_MPI_MODULE_ABI)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                   "launched by mpirun, but %s is not this stepsim's MPI module "
+                   "(run `make install` again)", path);
+      g_module_close (m);
+      return NULL;
+    }
+  g_module_make_resident (m);
+  return table;
+}
+#endif
+
 gboolean
 cli_mpi_start (guint *rank, guint *size, GError **error)
 {
@@ -44,16 +101,10 @@ cli_mpi_start (guint *rank, guint *size, GError **error)
   if (!launched_by_mpirun ())
     return TRUE;
 #ifdef HAVE_MPI
-  int r = 0, s = 1;
-  if (MPI_Init (NULL, NULL) != MPI_SUCCESS || MPI_Comm_rank (MPI_COMM_WORLD, &r) != MPI_SUCCESS
-      || MPI_Comm_size (MPI_COMM_WORLD, &s) != MPI_SUCCESS)
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "MPI_Init failed");
-      return FALSE;
-    }
-  started = TRUE;
-  *rank = (guint) r;
-  *size = (guint) s;
+  const CliMpiModule *m = load_module (error);
+  if (m == NULL || !m->start (rank, size, error))
+    return FALSE;
+  module = m;
   return TRUE;
 #else
   g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
@@ -66,54 +117,17 @@ cli_mpi_start (guint *rank, guint *size, GError **error)
 GPtrArray *
 cli_mpi_gather (GBytes *mine, GError **error)
 {
+  if (module != NULL)
+    return module->gather (mine, error);
   GPtrArray *all = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  if (!started)
-    {
-      g_ptr_array_add (all, g_bytes_ref (mine));
-      return all;
-    }
-#ifdef HAVE_MPI
-  int rank = 0, size = 1;
-  MPI_Comm_rank (MPI_COMM_WORLD, &rank);
-  MPI_Comm_size (MPI_COMM_WORLD, &size);
-  gsize n = 0;
-  const void *data = g_bytes_get_data (mine, &n);
-  int count = (int) n;
-  g_autofree int *counts = g_new0 (int, size);
-  g_autofree int *displs = g_new0 (int, size);
-  g_autofree char *buf = NULL;
-  if (n > G_MAXINT
-      || MPI_Gather (&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-    goto fail;
-  gsize total = 0;
-  for (int r = 0; r < size; r++)
-    {
-      displs[r] = (int) total;
-      total += (gsize) counts[r];
-    }
-  buf = g_malloc (MAX (total, (gsize) 1));
-  if (MPI_Gatherv (data, count, MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD)
-      != MPI_SUCCESS)
-    goto fail;
-  for (int r = 0; rank == 0 && r < size; r++)
-    g_ptr_array_add (all, g_bytes_new (buf + displs[r], (gsize) counts[r]));
+  g_ptr_array_add (all, g_bytes_ref (mine));
   return all;
-fail:
-  g_ptr_array_unref (all);
-  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "MPI gather of the results failed");
-  return NULL;
-#else
-  (void) error;
-  return all;
-#endif
 }
 
 void
 cli_mpi_stop (void)
 {
-#ifdef HAVE_MPI
-  if (started)
-    MPI_Finalize ();
-#endif
-  started = FALSE;
+  if (module != NULL)
+    module->stop ();
+  module = NULL;
 }

@@ -54,6 +54,7 @@ struct _HwCluster
   GRand *jitter_rng;
   guint64 next_collective_id;
   GHashTable *kernel_memo; /* KernelMemo* (owned key, no value): shaped-kernel efficiencies */
+  const struct KernelMemo **memo_hint; /* MEMO_HINTS entries of kernel_memo, or NULL, owned */
   HwRankShift shift;       /* rank classes: one simulated rank per orbit (rank_shift.h) */
   GArray *resource_scratch; /* double, zero between uses (hw_cluster_resource_scratch) */
   GHashTable *lower_memo;   /* collective lowerings (hw_cluster_lower_memo) */
@@ -67,12 +68,18 @@ struct _HwCluster
  * times, so each distinct (dtype, shape) is computed once per cluster (the GEMM tile search
  * was 11 % of an 8-GPU step). The result is the very same double, so nothing downstream
  * depends on the memo. */
-typedef struct
+typedef struct KernelMemo
 {
   HwKernelShape shape;
   HwDtype dtype;
   double efficiency;
 } KernelMemo;
+
+/* In front of kernel_memo, a direct-mapped cache by the shape's address: a plan's kernels
+ * pass the same HwKernelShape step after step, and hashing its six doubles was 1.5 % of an
+ * 8-GPU step. An entry serves only a key equal to its own (memo_shape_equal), so a slot
+ * another shape took costs a table lookup, never a wrong efficiency. */
+#define MEMO_HINTS 1024 /* a power of two */
 
 static void
 lower_entry_free (gpointer p)
@@ -117,15 +124,28 @@ kernel_memo_hash (gconstpointer p)
   return h;
 }
 
+/* The memo's notion of one shape (kernel_memo_hash reads the same fields). */
+static gboolean
+memo_shape_equal (const HwKernelShape *a, const HwKernelShape *b)
+{
+  return a->cls == b->cls && !a->causal == !b->causal && a->m == b->m && a->n == b->n
+         && a->k == b->k && a->batch == b->batch && a->seq == b->seq
+         && a->head_dim == b->head_dim;
+}
+
 static gboolean
 kernel_memo_equal (gconstpointer pa, gconstpointer pb)
 {
   const KernelMemo *a = pa, *b = pb;
-  return a->shape.cls == b->shape.cls && a->dtype == b->dtype
-         && !a->shape.causal == !b->shape.causal && a->shape.m == b->shape.m
-         && a->shape.n == b->shape.n && a->shape.k == b->shape.k
-         && a->shape.batch == b->shape.batch && a->shape.seq == b->shape.seq
-         && a->shape.head_dim == b->shape.head_dim;
+  return a->dtype == b->dtype && memo_shape_equal (&a->shape, &b->shape);
+}
+
+/* The memo_hint slot of a shape's address. */
+static guint
+memo_hint_slot (const HwKernelShape *shape)
+{
+  guint64 h = (guint64) (guintptr) shape * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15);
+  return (guint) (h >> 40) & (MEMO_HINTS - 1);
 }
 
 /* hw_kernel_efficiency (cluster's GPU, dtype, shape), computed once per distinct key. */
@@ -134,15 +154,21 @@ kernel_efficiency (const HwCluster *c, HwDtype dtype, const HwKernelShape *shape
 {
   if (shape == NULL || shape->cls == HW_KERNEL_PLAIN)
     return hw_kernel_efficiency (c->node.gpu, dtype, shape);
+  const KernelMemo **hint = &c->memo_hint[memo_hint_slot (shape)];
+  if (*hint != NULL && (*hint)->dtype == dtype && memo_shape_equal (&(*hint)->shape, shape))
+    return (*hint)->efficiency;
   KernelMemo key = { .shape = *shape, .dtype = dtype };
   const KernelMemo *hit = g_hash_table_lookup (c->kernel_memo, &key);
-  if (hit != NULL)
-    return hit->efficiency;
-  KernelMemo *m = g_new (KernelMemo, 1);
-  *m = key;
-  m->efficiency = hw_kernel_efficiency (c->node.gpu, dtype, shape);
-  g_hash_table_add (c->kernel_memo, m);
-  return m->efficiency;
+  if (hit == NULL)
+    {
+      KernelMemo *m = g_new (KernelMemo, 1);
+      *m = key;
+      m->efficiency = hw_kernel_efficiency (c->node.gpu, dtype, shape);
+      g_hash_table_add (c->kernel_memo, m);
+      hit = m;
+    }
+  *hint = hit; /* entries live as long as the table: until hw_cluster_free */
+  return hit->efficiency;
 }
 
 void
@@ -204,6 +230,7 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->launched = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
   c->launched_at = -1;
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
+  c->memo_hint = g_new0 (const KernelMemo *, MEMO_HINTS);
   c->resource_scratch = g_array_new (FALSE, TRUE, sizeof (double));
   c->lower_memo = g_hash_table_new_full (lower_key_hash, lower_key_equal, g_free,
                                          lower_entry_free);
@@ -453,6 +480,7 @@ hw_cluster_free (HwCluster *cluster)
   g_free (cluster->sm_hold_until);
   g_array_unref (cluster->launched);
   g_hash_table_unref (cluster->kernel_memo);
+  g_free (cluster->memo_hint);
   g_array_unref (cluster->resource_scratch);
   g_hash_table_unref (cluster->lower_memo);
   g_clear_pointer (&cluster->live, g_hash_table_unref);

@@ -11,19 +11,7 @@
 /* A slot keeps a copy of its node's key and tie, so that comparisons read only the heap's
  * own contiguous array; following node pointers in every comparison made sift_down
  * cache-miss bound (measured with bench/bench_engine). */
-typedef struct
-{
-  double key;
-  guint64 tie;
-  SimHeapNode *node;
-} Slot;
-
-struct _SimHeap
-{
-  Slot *slots;
-  guint len;
-  guint cap;
-};
+typedef SimHeapSlot Slot; /* sim/heap.h */
 
 static inline gboolean
 slot_less (const Slot *a, const Slot *b)
@@ -106,12 +94,6 @@ sim_heap_free (SimHeap *heap)
   g_free (heap);
 }
 
-guint
-sim_heap_size (const SimHeap *heap)
-{
-  return heap->len;
-}
-
 void
 sim_heap_push (SimHeap *heap, SimHeapNode *node)
 {
@@ -123,12 +105,6 @@ sim_heap_push (SimHeap *heap, SimHeapNode *node)
     }
   place (heap, heap->len++, slot_of (node));
   sift_up (heap, heap->len - 1);
-}
-
-SimHeapNode *
-sim_heap_peek (const SimHeap *heap)
-{
-  return heap->len > 0 ? heap->slots[0].node : NULL;
 }
 
 SimHeapNode *

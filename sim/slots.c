@@ -35,17 +35,13 @@ sim_slots_reset (SimSlots *slots)
 }
 
 gpointer
-sim_slots_take (SimSlots *slots, guint *slot)
+sim_slots_take_new (SimSlots *slots, guint *slot)
 {
   g_return_val_if_fail (slots != NULL && slot != NULL, NULL);
-  if (slots->free.len > 0)
-    *slot = SIM_VEC_AT (&slots->free, guint, --slots->free.len);
-  else
-    {
-      g_return_val_if_fail (slots->n_slots < G_MAXUINT32, NULL);
-      if ((slots->n_slots & (slots->block_len - 1)) == 0)
-        g_ptr_array_add (slots->blocks, g_malloc0_n (slots->block_len, slots->elem_size));
-      *slot = slots->n_slots++;
-    }
+  g_return_val_if_fail (slots->free.len == 0, NULL); /* sim_slots_take reuses those */
+  g_return_val_if_fail (slots->n_slots < G_MAXUINT32, NULL);
+  if ((slots->n_slots & (slots->block_len - 1)) == 0)
+    g_ptr_array_add (slots->blocks, g_malloc0_n (slots->block_len, slots->elem_size));
+  *slot = slots->n_slots++;
   return sim_slots_at (slots, *slot);
 }

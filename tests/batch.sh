@@ -302,7 +302,21 @@ expect_nothing 2 "batch --set with a bad key: exit 2" "--set 'training.micro[bat
 if "$STEPSIM" batch mb.ini -q -o sp.h5 --set "training.grad_accum = 2" 2>sp.err; then ok "batch --set with spaces runs"; else bad "batch --set with spaces runs"; cat sp.err; fi
 
 # --- MPI (when stepsim is built with Open MPI and mpirun is here) ----------------------------
-if command -v mpirun >/dev/null 2>&1 && ldd "$STEPSIM" 2>/dev/null | grep -q libmpi; then
+# The binary does not link Open MPI: its module (--version names it) is opened under mpirun
+# alone, so a plain run does not pay for loading libmpi.
+mpimod=$("$STEPSIM" --version | sed -n 's|^MPI batches: \(/.*\)|\1|p')
+check "stepsim does not link libmpi" sh -c "! ldd '$STEPSIM' | grep -q libmpi"
+if [ -n "$mpimod" ]; then
+  check "--version names an MPI module that links libmpi" sh -c "ldd '$mpimod' | grep -q libmpi"
+  # launched by mpirun (its variables, faked) without a loadable module: exit 1, one
+  # message naming the module, no output written, MPI never started
+  OMPI_COMM_WORLD_SIZE=1 STEPSIM_MPI_MODULE="$PWD/nomodule.so" "$STEPSIM" batch mb.ini -o nomod.h5 -q >/dev/null 2>nomod.err; rc=$?
+  check "under mpirun, a missing MPI module: exit 1, one message naming it, no file" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nomod.err) -eq 1 ] && grep -q 'MPI module cannot be loaded: .*nomodule.so' nomod.err && [ ! -e nomod.h5 ]"
+  libz=$(ldd "$STEPSIM" | awk '/libz\.so/ { print $3; exit }')
+  OMPI_COMM_WORLD_SIZE=1 STEPSIM_MPI_MODULE="$libz" "$STEPSIM" batch mb.ini -o nomod.h5 -q >/dev/null 2>notmod.err; rc=$?
+  check "under mpirun, a library that is not the MPI module: exit 1, named" sh -c "[ $rc -eq 1 ] && grep -qF '$libz is not this stepsim' notmod.err && [ ! -e nomod.h5 ]"
+fi
+if command -v mpirun >/dev/null 2>&1 && [ -n "$mpimod" ] && [ -f "$mpimod" ]; then
   if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,tcp \
      ASAN_OPTIONS=detect_leaks=0 mpirun -np 2 --oversubscribe "$STEPSIM" batch mb.ini -j 1 -o mpi.h5 -q >mpi.out 2>&1; then
     ok "mpirun -np 2 batch runs"

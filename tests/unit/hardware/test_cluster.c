@@ -261,6 +261,51 @@ test_reset_replays_as_new (void)
   hw_node_spec_clear (&node);
 }
 
+/* The efficiency memo's cache by shape address (cluster.c) answers by the shape's content
+ * and dtype: one HwKernelShape rewritten in place with other shapes, each asked in turn at
+ * several dtypes (fp32 has no FlashAttention table), twice over, gives the times a second
+ * cluster gives for copies of them at addresses of their own. */
+static void
+test_shape_memo_by_content (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (1);
+  Fixture a = fixture_new (&node, 1, 1), b = fixture_new (&node, 1, 1);
+  HwKernelShape shapes[] = {
+    { .cls = HW_KERNEL_GEMM, .m = 4096, .n = 4096, .k = 4096, .batch = 1 },
+    { .cls = HW_KERNEL_GEMM, .m = 96, .n = 4096, .k = 4096, .batch = 1 },
+    { .cls = HW_KERNEL_GEMM, .m = 4096, .n = 96, .k = 333, .batch = 2 },
+    { .cls = HW_KERNEL_FLASH_FWD, .batch = 2, .seq = 4096, .head_dim = 128, .causal = TRUE },
+    { .cls = HW_KERNEL_FLASH_FWD, .batch = 2, .seq = 512, .head_dim = 64 },
+    { .cls = HW_KERNEL_GEMM, .m = 8, .n = 8192, .k = 64, .batch = 1 },
+    { .cls = HW_KERNEL_GEMM_BACKWARD, .m = 200, .n = 100, .k = 50, .batch = 3 },
+  };
+  const HwDtype dtypes[] = { HW_DTYPE_BF16, HW_DTYPE_FP32, HW_DTYPE_TF32, HW_DTYPE_FP16 };
+  guint n = G_N_ELEMENTS (shapes), bad = 0;
+  HwKernelShape *copies = g_new (HwKernelShape, n * G_N_ELEMENTS (dtypes));
+  HwKernelShape one;
+  for (guint round = 0; round < 2; round++)
+    for (guint i = 0; i < n; i++)
+      for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+        {
+          one = shapes[i];
+          double t = hw_cluster_kernel_time_alone_shaped (a.cluster, 0, dtypes[d], &one, 1e12, 0);
+          HwKernelShape *c = &copies[d * n + i];
+          *c = shapes[i];
+          double want = hw_cluster_kernel_time_alone_shaped (b.cluster, 0, dtypes[d], c, 1e12, 0);
+          bad += t != want;
+        }
+  CU_ASSERT_EQUAL (bad, 0);
+  /* the shapes do differ in time, so a stale answer would show */
+  CU_ASSERT_NOT_EQUAL (hw_cluster_kernel_time_alone_shaped (b.cluster, 0, HW_DTYPE_BF16,
+                                                            &shapes[0], 1e12, 0),
+                       hw_cluster_kernel_time_alone_shaped (b.cluster, 0, HW_DTYPE_BF16,
+                                                            &shapes[1], 1e12, 0));
+  g_free (copies);
+  fixture_free (&a);
+  fixture_free (&b);
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
   { "node spec copy is deep, clear frees", test_node_spec_copy_is_deep },
   { "cluster keeps its own copy of the spec", test_cluster_copies_spec },
@@ -271,6 +316,7 @@ static const StepsimTest tests[] = {
   { "jitter: cv = 0 changes nothing", test_jitter_zero_cv },
   { "jitter: mean factor near 1", test_jitter_mean },
   { "a reset cluster replays as a new one", test_reset_replays_as_new },
+  { "the efficiency memo answers by shape content, not address", test_shape_memo_by_content },
 };
 
 int

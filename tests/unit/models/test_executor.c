@@ -105,6 +105,52 @@ test_step_time_is_sum_of_kernels (void)
   STEPSIM_ASSERT_REL (o.step_time, expected, 1e-9);
 }
 
+/* The op-time table's cache of (op address, rank, kind) → entry (op_times.c) never adds to
+ * a wrong entry: a ModelOp whose address is reused for another op name gets an entry of its
+ * own, and 3,000 ops, more than the cache holds, each added 3 times over 2 ranks in
+ * interleaved rounds, keep one entry each with their own sums. */
+static void
+test_op_times_cache (void)
+{
+  g_autoptr (ModelOpTimes) t = model_op_times_new ();
+  ModelOp op = { .name = "first", .op_class = MODEL_OP_GEMM, .flops = 1 };
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &op, 1.0, 0);
+  op.name = "second"; /* the same struct, now another op */
+  model_op_times_add (t, 0, MODEL_TASK_KIND_FORWARD, &op, 2.0, 0);
+  CU_ASSERT_EQUAL_FATAL (model_op_times_n (t), 2);
+  CU_ASSERT_STRING_EQUAL (model_op_times_get (t, 1)->op, "second");
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_get (t, 0)->seconds, 1.0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_op_times_get (t, 1)->seconds, 2.0, 0);
+  g_autoptr (ModelOpTimes) u = model_op_times_new ();
+  enum { N = 3000 };
+  ModelOp *ops = g_new0 (ModelOp, N);
+  char **names = g_new0 (char *, N);
+  for (guint i = 0; i < N; i++)
+    {
+      names[i] = g_strdup_printf ("op%u", i);
+      ops[i] = (ModelOp){ .name = names[i], .op_class = MODEL_OP_ELEMENTWISE, .bytes = 1 };
+    }
+  for (guint round = 0; round < 3; round++)
+    for (guint i = 0; i < N; i++)
+      for (guint rank = 0; rank < 2; rank++)
+        model_op_times_add (u, rank, MODEL_TASK_KIND_FORWARD, &ops[i], i + rank * 0.5, 0);
+  CU_ASSERT_EQUAL_FATAL (model_op_times_n (u), 2 * N);
+  guint bad = 0;
+  for (guint i = 0; i < 2 * N; i++)
+    {
+      const ModelOpTime *e = model_op_times_get (u, i);
+      guint op_i = i / 2, rank = i % 2;
+      if (e->rank != rank || strcmp (e->op, names[op_i]) != 0 || e->count != 3
+          || e->seconds != 3 * (op_i + rank * 0.5))
+        bad++;
+    }
+  CU_ASSERT_EQUAL (bad, 0);
+  for (guint i = 0; i < N; i++)
+    g_free (names[i]);
+  g_free (names);
+  g_free (ops);
+}
+
 /* The op-time table's sums: kernels of one (rank, kind, op name) add into one entry, in
  * the order the first of each ended; another rank, kind or name is an entry of its own. The
  * names are compared as strings (two literals with the same text are one op). */
@@ -621,6 +667,7 @@ main (void)
     { "host dispatch: a host-bound step ends at N x host_dispatch + the last kernel", test_host_dispatch_bound },
     { "op times: every kernel once, FLOPs and seconds add up to the step", test_op_times_cover_the_step },
     { "op times: one entry per (rank, kind, op name), in first-seen order", test_op_times_sums },
+    { "op times: the entry cache never adds to a wrong entry", test_op_times_cache },
     { "activation peak without checkpointing", test_activation_peak_no_checkpointing },
     { "activation peak with full checkpointing", test_activation_peak_full_checkpointing },
     { "gradients and end state", test_gradients_and_end_state },
