@@ -163,7 +163,10 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "attention = triton | flash1: fp16/bf16 inputs and head_dim <= 128 only (flash1:\n"
          "no Volta/Blackwell); neither applies a sliding window (warned).\n"
          "[training] padding = longest: batches padded to their own longest sample; the\n"
-         "allocator replays shorter ones before the step.");
+         "allocator replays shorter ones before the step.\n"
+         "A run that does not fit its GPU's memory is simulated again at other sizes to find\n"
+         "the least memory per GPU that holds it (several more simulations): the verdict's\n"
+         "\"needs X\" and the summary's \"fits from\" (README.md, \"What the summary means\").");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, argc, argv, &error))

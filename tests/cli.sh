@@ -346,7 +346,18 @@ check "run: an OOM verdict's needed memory is a size the run fits in" \
   sh -c "[ -n '$need' ] && grep -q ': FITS, ' fq2.out"
 "$STEPSIM" run "$s1" -o fq3.h5 $short --set "gpu.G.memory=20 GiB" >fq3.out 2>&1
 check "run: the summary's 'fits from' is the verdict's figure" \
-  grep -q "^  fits from  *${need:-x} GiB  (the least memory per GPU at which the run fits" fq3.out
+  grep -q "^  fits from  *${need:-x} GiB  (the least memory per GPU that holds the run" fq3.out
+# An OOM verdict names every store that is short: the GPU (its least memory that holds the
+# run) and the host (S6 offloads its optimizer to 100 GiB of host DRAM it outgrows).
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o fh.h5 \
+  --set "cluster.host_memory=100 GiB" --set training.micro_batch=16 >fh.out 2>&1
+check "run: an OOM verdict names the GPU and the host when both are short" \
+  grep -q ': OOM, needs [0-9.]* GiB of 32.00 GiB per GPU ([0-9.]* GiB short); host memory is short ([0-9.]* GiB of 100.00 GiB per node)$' fh.out
+# A run no GPU memory up to 1 PiB holds (a 16 TiB logits tensor at micro-batch 16,000) is an
+# OOM verdict, exit 0, not an error.
+"$STEPSIM" run "$s1" -q -o fn.h5 --set training.micro_batch=16000 >fn.out 2>&1; rc=$?
+check "run: no GPU memory holds it: an OOM verdict (exit 0) that says so" \
+  sh -c "[ $rc -eq 0 ] && grep -q ': OOM, no GPU memory up to [0-9.]* GiB fits it (has 80.00 GiB per GPU)$' fn.out && [ -s fn.h5 ]"
 "$STEPSIM" run "$s1" -o s1q.h5 -q >s1q.out 2>&1
 check "run -q: the one-line verdict of a run that fits" sh -c "[ \$(wc -l <s1q.out) -eq 1 ] && grep -q ': FITS, [0-9.]* GiB of 80.00 GiB per GPU, step' s1q.out"
 

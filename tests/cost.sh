@@ -92,7 +92,7 @@ check "fit --for cost: names the types priced by the scenario's gpu_hour, not th
   sh -c "grep -q '^  priced at the scenario.s gpu_hour or node_hour (no gpu_hour.TYPE for them): A100-80GB-SXM\$' fit.out"
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 2 --set model.hf_config=llama-3.1-8b --set training.precision=fp32 >fitoom.out 2>&1; rc=$?
 check "fit --for cost: an OOM candidate gives the need and the shortfall, as run does" \
-  sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: needs [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
+  sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: demands [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
 # whole counts and durations are printed as digits, not %g ("4.883e+05 steps", "3.65e+04 d")

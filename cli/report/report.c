@@ -159,8 +159,15 @@ print_memory (FILE *out, const ModelSimResult *res)
                : res->need_device <= res->capacity   ? ", while loading the model"
                                                      : "");
       /* the demand above is this GPU's: a larger one caches more before it must release */
-      fprintf (out, "  %-22s %14s  (the least memory per GPU at which the run fits: "
+      fprintf (out, "  %-22s %14s  (the least memory per GPU that holds the run: "
                "simulated there)\n", "fits from", least);
+    }
+  else if (res->fits_from_short > 0)
+    {
+      g_autofree char *most = sim_units_format (res->fits_from_short, SIM_DIM_BYTES, 2);
+      fprintf (out, "  %-22s %14s  OOM\n", "capacity", cap);
+      fprintf (out, "  %-22s %14s  (no GPU memory up to %s holds the run)\n", "fits from",
+               "none", most);
     }
   else if (res->lifetime_device > res->capacity)
     fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, room,
@@ -338,29 +345,54 @@ void
 cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
-  g_autofree char *need = sim_units_format (res->need_device, SIM_DIM_BYTES, 2);
-  g_autofree char *step = sim_units_format (res->step_time, SIM_DIM_TIME, 3);
   if (res->fits)
-    fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %.0f tokens/s\n", sc->name, need, cap,
-             step, res->tokens_per_s);
-  else if (!res->gpu_fits && res->fits_from > 0)
+    {
+      /* the run's peak on the device: loading, the first step or the steady step */
+      g_autofree char *used = sim_units_format (res->lifetime_device, SIM_DIM_BYTES, 2);
+      g_autofree char *step = sim_units_format (res->step_time, SIM_DIM_TIME, 3);
+      fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %.0f tokens/s\n", sc->name, used,
+               cap, step, res->tokens_per_s);
+      return;
+    }
+  /* every store that is short, the GPU first: "OOM, needs … (… short); host memory is short
+   * (… of … per node)" */
+  g_autoptr (GString) why = g_string_new (NULL);
+  if (!res->gpu_fits && res->fits_from > 0)
     {
       /* the least memory found to fit, rounded up: a GPU of the printed size has the room */
       g_autofree char *least = sim_units_format_up (res->fits_from, SIM_DIM_BYTES, 2);
       g_autofree char *by = sim_units_format_up (res->fits_from - res->capacity,
                                                  SIM_DIM_BYTES, 2);
-      fprintf (out, "%s: OOM, needs %s of %s per GPU (%s short)\n", sc->name, least, cap, by);
+      g_string_append_printf (why, "needs %s of %s per GPU (%s short)", least, cap, by);
     }
-  else if (!res->gpu_fits && res->need_device > res->capacity)
+  else if (!res->gpu_fits && res->fits_from_short > 0)
     {
-      g_autofree char *by = sim_units_format (res->need_device - res->capacity, SIM_DIM_BYTES, 2);
-      fprintf (out, "%s: OOM, needs %s of %s per GPU (%s short)\n", sc->name, need, cap, by);
+      g_autofree char *most = sim_units_format (res->fits_from_short, SIM_DIM_BYTES, 2);
+      g_string_append_printf (why, "no GPU memory up to %s fits it (has %s per GPU)", most, cap);
     }
-  else if (!res->gpu_fits)
-    fprintf (out, "%s: OOM, a request failed (needs %s of %s per GPU)\n", sc->name, need, cap);
-  else
-    fprintf (out, "%s: OOM, %s\n", sc->name,
-             !res->host_fits ? "host memory is short" : "NVMe capacity is short");
+  else if (!res->gpu_fits) /* not searched: the demand on this GPU */
+    {
+      g_autofree char *need = sim_units_format (res->lifetime_device, SIM_DIM_BYTES, 2);
+      if (res->lifetime_device > res->capacity)
+        g_string_append_printf (why, "demands %s of %s per GPU", need, cap);
+      else
+        g_string_append_printf (why, "a request failed (demands %s of %s per GPU)", need, cap);
+    }
+  if (!res->host_fits)
+    {
+      g_autofree char *peak = sim_units_format (res->host_peak, SIM_DIM_BYTES, 2);
+      g_autofree char *hcap = sim_units_format (res->host_capacity, SIM_DIM_BYTES, 2);
+      g_string_append_printf (why, "%shost memory is short (%s of %s per node)",
+                              why->len > 0 ? "; " : "", peak, hcap);
+    }
+  if (!res->nvme_fits)
+    {
+      g_autofree char *peak = sim_units_format (res->nvme_peak, SIM_DIM_BYTES, 2);
+      g_autofree char *ncap = sim_units_format (res->nvme_capacity, SIM_DIM_BYTES, 2);
+      g_string_append_printf (why, "%sNVMe capacity is short (%s of %s per node)",
+                              why->len > 0 ? "; " : "", peak, ncap);
+    }
+  fprintf (out, "%s: OOM, %s\n", sc->name, why->str);
 }
 
 void
@@ -697,6 +729,7 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "need_reserved", res->need_reserved, "B");
   sim_recorder_summary_scalar (rec, "need_device", res->need_device, "B");
   sim_recorder_summary_scalar (rec, "fits_from", res->fits_from, "B");
+  sim_recorder_summary_scalar (rec, "fits_from_short", res->fits_from_short, "B");
   double over = res->fits_from > 0 ? res->fits_from : res->lifetime_device;
   sim_recorder_summary_scalar (rec, "shortfall", MAX (0.0, over - res->capacity), "B");
   sim_recorder_summary_scalar (rec, "capacity", res->capacity, "B");

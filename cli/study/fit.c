@@ -172,10 +172,12 @@ cli_fit_smallest (guint64 lo, guint64 hi, CliFitPredicate ok, gpointer data)
 
 /* ---- evaluating one candidate ------------------------------------------------------------- */
 
-/* "OOM by X: needs Y > capacity Z[ in the first step | while loading]; largest at the peak: C W
- * (P %)": Y is what the whole run needs on the device (models/plan/simulate.h
+/* "OOM by X: demands Y > capacity Z[ in the first step | while loading]; largest at the
+ * peak: C W (P %)": Y is what the whole run demands on this GPU (models/plan/simulate.h
  * lifetime_device: the load, the first step and the steady-state step as planned), never
- * called device-used; the category is the steady-state step's (fit-private.h). */
+ * called device-used, nor what it needs: on a GPU of Y the caching allocator releases its
+ * cache later and the run can reserve more (`stepsim run` searches that, fits_from); the
+ * category is the steady-state step's (fit-private.h). */
 char *
 cli_fit_oom_reason (const ModelSimResult *res)
 {
@@ -185,8 +187,8 @@ cli_fit_oom_reason (const ModelSimResult *res)
       g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
       return res->gpu_fits ? g_strdup (!res->host_fits ? "OOM: host memory is short"
                                                        : "OOM: NVMe capacity is short")
-                           : g_strdup_printf ("OOM: a request failed (needs %s of %s: the "
-                                              "allocator's segments)", need, cap);
+                           : g_strdup_printf ("OOM: a request failed (demands %s of %s: "
+                                              "the allocator's segments)", need, cap);
     }
   guint top = 0;
   for (guint c = 1; c < MODEL_N_MEM; c++)
@@ -201,7 +203,7 @@ cli_fit_oom_reason (const ModelSimResult *res)
   g_autofree char *used = sim_units_format (need, SIM_DIM_BYTES, 2);
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
   g_autofree char *cat = sim_units_format (res->peak_mix[top], SIM_DIM_BYTES, 2);
-  return g_strdup_printf ("OOM by %s: needs %s > capacity %s%s; largest category at the "
+  return g_strdup_printf ("OOM by %s: demands %s > capacity %s%s; largest category at the "
                           "peak: %s %s (%.0f %%)", by, used, cap, when,
                           model_ledger_category_name (top), cat,
                           100 * res->peak_mix[top] / MAX (res->need_allocated, 1.0));

@@ -676,29 +676,58 @@ fill_distribution (GArray *times, ModelSimResult *res)
   res->hfu = res->hardware_flops / denom;
 }
 
-/* Paged optimizer (models/plan/plan_paged.h), first pass: replays `plan` (built without spill;
- * taken) to find the reserved peak R the worst rank needs; with S optimizer-state bytes per rank
- * and C = GPU memory − CUDA context available to the allocator, everything else peaks at
- * R − S and the states that do not fit are model_stack_paged_spill (S, R − S, C) = R − C,
- * rounded up to whole UVM blocks (the states are one managed block, so evicting k blocks
- * lowers the reserved peak by exactly k blocks). Returns the plan with that spill, or `plan`
- * itself when everything fits; NULL + error if the replay or the rebuild fails. */
+/* Paged optimizer (models/plan/plan_paged.h): how much of the states the GPU pages out.
+ * UVM evicts managed pages on demand, as much as the GPU's memory needs, so the spill is the
+ * least that lets the run fit, or all the states when none does. The run's steps as
+ * reported (steady_step: the first step, then the steady one on its cache) of `plan` (built
+ * without spill; taken) give the reserved peak R the worst rank needs; with S
+ * optimizer-state bytes per rank and C = GPU memory − CUDA context available to the
+ * allocator, everything else peaks at R − S and the states that do not fit are
+ * model_stack_paged_spill (S, R − S, C) = R − C, rounded up to whole UVM blocks (the states
+ * are one managed block, so evicting k blocks lowers the reserved peak by exactly k blocks).
+ * That is a first estimate only: R was reserved against C, where the caching allocator
+ * released its cache at each failed cudaMalloc, and a step with less of the states on the
+ * GPU can still reserve more than its share (or fail a request with room in total). So while
+ * the step with spill s does not fit, s grows by its shortfall (at least a block, doubling
+ * each try) up to S. Returns the plan with the spill found, or `plan` itself when it fits
+ * unspilled; NULL + error if a replay or a rebuild fails. */
+static double steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
+                           ModelSimResult *res, Machine *m, const HwRankShift *classes,
+                           GError **error);
+
 static ModelPlan *
 page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *classes,
              GError **error)
 {
-  g_autoptr (ModelPlan) first = plan;
-  ModelSimResult r = { .n_ranks = model_plan_n_ranks (plan) };
-  if (replay (in, plan, in->seed, NULL, &r, NULL, m, classes, NULL, error) < 0)
-    return NULL;
+  g_autoptr (ModelPlan) spilled = plan; /* the plan of the last spill tried */
   double state = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE);
   double capacity = in->node->gpu->memory_capacity - in->node->gpu->cuda_context;
-  double spill = model_stack_paged_spill (state, r.need_reserved - state, capacity);
-  model_sim_result_clear (&r);
-  spill = model_plan_paged_round (spill, state);
-  if (spill <= 0)
-    return g_steal_pointer (&first);
-  return build_plan (in, in->stack, spill, m, classes, error);
+  double spill = 0, step = MODEL_PAGED_GRANULE;
+  for (guint k = 0;; k++)
+    {
+      /* the steps as the run reports them: the first step, then the steady one on its cache */
+      ModelSimResult r = { .n_ranks = model_plan_n_ranks (spilled) };
+      if (steady_step (in, spilled, NULL, &r, m, classes, error) < 0)
+        {
+          model_sim_result_clear (&r);
+          return NULL;
+        }
+      double reserved = r.lifetime_device - in->node->gpu->cuda_context;
+      gboolean fits = r.gpu_fits;
+      model_sim_result_clear (&r);
+      if (fits || spill >= state)
+        return g_steal_pointer (&spilled);
+      double next = k == 0 ? model_stack_paged_spill (state, reserved - state, capacity)
+                           : spill + MAX (reserved - capacity, step);
+      if (k > 0)
+        step *= 2;
+      next = model_plan_paged_round (MAX (next, spill + MODEL_PAGED_GRANULE), state);
+      g_clear_pointer (&spilled, model_plan_free);
+      spilled = build_plan (in, in->stack, next, m, classes, error);
+      if (spilled == NULL)
+        return NULL;
+      spill = next;
+    }
 }
 
 /* ---- padded batches ([training] padding = longest) ------------------------------------------
@@ -935,45 +964,51 @@ fits_at (const ModelSimInput *in, double capacity, gboolean *fits, double *deman
   return TRUE;
 }
 
+/* The least capacity at or above `bytes` that prints exactly (sim_units_format_up, 2
+ * decimals: 0.01 GiB steps above 1 GiB), so the size a verdict prints is the size simulated:
+ * the caching allocator's fragmentation can make a GPU a few MiB larger than one that holds
+ * the run fall short. */
 static double
-granule_up (double bytes)
+printable_up (double bytes)
 {
-  return ceil (bytes / MODEL_FITS_FROM_GRANULE) * MODEL_FITS_FROM_GRANULE;
+  g_autofree char *text = sim_units_format_up (bytes, SIM_DIM_BYTES, 2);
+  double v = bytes;
+  /* the parse of a number printed rounded up can land an ulp below it: still that number */
+  return sim_units_parse (text, SIM_DIM_BYTES, &v, NULL) && v >= bytes * (1 - 1e-12) ? v : bytes;
 }
 
 /* res->fits_from for `in`, whose run `res` does not fit its GPU. The lower end starts at the
  * capacity (short) or just below the tensors' own peak plus the context, which no capacity
  * under it holds (lifetime_device >= lifetime_allocated + context); the upper end at the
  * demand, raised while it is short (to the demand there, or by an eighth when the demand
- * fits but a request failed) up to 64 times; then bisection. */
+ * fits but a request failed) up to the largest GPU memory a scenario may give
+ * (HW_GPU_MAX_MEMORY); then bisection. When even that is short, fits_from stays 0 and
+ * fits_from_short says how far the search went. FALSE + error only if a simulation fails. */
 static gboolean
 find_fits_from (const ModelSimInput *in, ModelSimResult *res, GError **error)
 {
   double lo = MAX (res->capacity, res->lifetime_allocated + res->cuda_context - 1);
-  double hi = granule_up (MAX (res->lifetime_device, lo + 1));
+  double hi = MIN (printable_up (MAX (res->lifetime_device, lo + 1)), HW_GPU_MAX_MEMORY);
   gboolean fits = FALSE;
   double demand = 0;
-  for (guint k = 0; !fits; k++)
+  while (!fits)
     {
-      if (k == 64 || !isfinite (hi))
+      if (hi <= lo)
         {
-          g_autofree char *c = sim_units_format (lo, SIM_DIM_BYTES, 2);
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "group [gpu], key 'memory': the run does not fit in %s per GPU, the "
-                       "most the search for the memory it needs tried", c);
-          return FALSE;
+          res->fits_from_short = MAX (lo, res->capacity);
+          return TRUE; /* not even the largest GPU memory */
         }
       if (!fits_at (in, hi, &fits, &demand, error))
         return FALSE;
       if (!fits)
         {
           lo = hi;
-          hi = granule_up (MAX (demand, hi * 1.125));
+          hi = MIN (printable_up (MAX (demand, hi * 1.125)), HW_GPU_MAX_MEMORY);
         }
     }
-  while (hi - lo > MAX (MODEL_FITS_FROM_GRANULE, hi * MODEL_FITS_FROM_TOLERANCE))
+  while (hi - lo > hi * MODEL_FITS_FROM_TOLERANCE)
     {
-      double mid = granule_up ((lo + hi) / 2);
+      double mid = printable_up ((lo + hi) / 2);
       if (mid >= hi)
         break;
       if (!fits_at (in, mid, &fits, &demand, error))
@@ -984,6 +1019,7 @@ find_fits_from (const ModelSimInput *in, ModelSimResult *res, GError **error)
         lo = mid;
     }
   res->fits_from = hi;
+  res->fits_from_short = lo;
   return TRUE;
 }
 

@@ -131,13 +131,19 @@ typedef struct
   gboolean gpu_fits;        /* lifetime_device <= capacity and no allocation of any step
                                ran out of memory: the load and every step fit */
   /* B per GPU: with ModelSimInput.find_fits_from and !gpu_fits, the least GPU memory found
-   * at which the whole run fits (simulated there: gpu_fits holds), within
-   * MODEL_FITS_FROM_TOLERANCE of the true least; 0 when not searched. Not lifetime_device:
-   * PyTorch's caching allocator frees its cached blocks and retries when cudaMalloc fails
-   * (models/memory/allocator.h), so the need reserved on a smaller GPU is lower than on a
-   * larger one, and a paged optimizer's spill follows the capacity: the demand on this GPU
-   * is not a size that fits. */
+   * at which the run's GPU memory suffices (simulated there: gpu_fits holds), a bisection's
+   * threshold within MODEL_FITS_FROM_TOLERANCE of a size found short; 0 when not searched
+   * or none fits. The caching allocator's fragmentation can make a GPU slightly larger than
+   * one that holds the run fall short, so it is the least found, not a bound every larger
+   * size keeps. Host memory and NVMe are not part of it (host_fits, nvme_fits). Not
+   * lifetime_device: PyTorch's caching allocator frees its cached blocks and retries when
+   * cudaMalloc fails (models/memory/allocator.h), so the need reserved on a smaller GPU is
+   * lower than on a larger one, and a paged optimizer's spill follows the capacity: the
+   * demand on this GPU is not a size that fits. */
   double fits_from;
+  double fits_from_short;   /* B: the largest memory per GPU the search found short (at
+                               least the capacity); 0 when not searched. fits_from == 0
+                               with this > 0: no GPU memory up to HW_GPU_MAX_MEMORY fits */
   /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;
    * zeros and fits without it). */
   gboolean offloads;        /* the stack offloads something */
@@ -217,12 +223,11 @@ gboolean model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResu
 void model_sim_result_clear (ModelSimResult *res); /* frees the owned members */
 
 /* ModelSimResult.fits_from's search: bisection over the GPU's memory between a capacity
- * known to be short and one simulated to fit, until the two are within this fraction of
- * the upper one (or MODEL_FITS_FROM_GRANULE); the upper one is reported. */
-#define MODEL_FITS_FROM_TOLERANCE (1.0 / 1024)
-/* B: the capacities tried are whole multiples of this (the 2 MiB granule cudaMalloc'd
- * segments of large blocks are rounded to, c10/cuda/CUDACachingAllocator.cpp kRoundLarge). */
-#define MODEL_FITS_FROM_GRANULE (2.0 * 1024 * 1024)
+ * found short and one simulated to hold the run, until the two are within this fraction of
+ * the upper one, which is reported. Every capacity tried is one that prints exactly
+ * (sim_units_format_up, 2 decimals: 0.01 GiB steps above 1 GiB), so the printed size is the
+ * simulated one. */
+#define MODEL_FITS_FROM_TOLERANCE (1.0 / 256)
 
 /* The names of ModelTaskKind and ModelStream values, NULL-terminated static tables indexed
  * by the enum (for the HDF5 enums and the charts). */
