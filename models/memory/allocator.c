@@ -103,10 +103,10 @@ model_allocator_new (double capacity, gboolean expandable_segments)
     alloc_free_init (&a->free[p]);
   a->blocks = (SimVec) SIM_VEC_INIT;
   SIM_VEC_PUSH (&a->blocks, Block *, NULL); /* id 0 means "none" */
-  /* small blocks of the pools: each is zeroed when taken, and a ledger makes several
-   * allocators per replay */
-  sim_slots_init (&a->block_pool, sizeof (Block), 32);
-  sim_slots_init (&a->segment_pool, sizeof (Segment), 16);
+  /* small blocks of the pools (a ledger makes several allocators per replay), not zeroed:
+   * block_new and segment_new set every field */
+  sim_slots_init_raw (&a->block_pool, sizeof (Block), 32);
+  sim_slots_init_raw (&a->segment_pool, sizeof (Segment), 16);
   return a;
 }
 
