@@ -14,6 +14,14 @@ sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len)
   slots->block_shift = (guint) g_bit_nth_lsf (block_len, -1);
   slots->n_slots = 0;
   slots->free = (SimVec) SIM_VEC_INIT;
+  slots->raw = FALSE;
+}
+
+void
+sim_slots_init_raw (SimSlots *slots, gsize elem_size, guint block_len)
+{
+  sim_slots_init (slots, elem_size, block_len);
+  slots->raw = TRUE;
 }
 
 void
@@ -41,7 +49,8 @@ sim_slots_take_new (SimSlots *slots, guint *slot)
   g_return_val_if_fail (slots->free.len == 0, NULL); /* sim_slots_take reuses those */
   g_return_val_if_fail (slots->n_slots < G_MAXUINT32, NULL);
   if ((slots->n_slots & (slots->block_len - 1)) == 0)
-    g_ptr_array_add (slots->blocks, g_malloc0_n (slots->block_len, slots->elem_size));
+    g_ptr_array_add (slots->blocks, slots->raw ? g_malloc_n (slots->block_len, slots->elem_size)
+                                               : g_malloc0_n (slots->block_len, slots->elem_size));
   *slot = slots->n_slots++;
   return sim_slots_at (slots, *slot);
 }

@@ -16,18 +16,26 @@
 
 typedef struct
 {
-  GPtrArray *blocks; /* element blocks, each block_len × elem_size bytes, zeroed at creation, owned */
+  GPtrArray *blocks; /* element blocks, each block_len × elem_size bytes, owned; zeroed at
+                      * creation unless `raw` */
   gsize elem_size;   /* bytes per element */
   guint block_len;   /* elements per block, a power of two */
   guint block_shift; /* log2 (block_len): a slot's block and place are a shift and a mask,
                       * not a division (tens of cycles, on every take and lookup) */
   guint n_slots;     /* slots handed out so far (in use or free) */
   SimVec free;       /* guint slot indices ready for reuse */
+  gboolean raw;      /* new blocks are not zeroed (sim_slots_init_raw) */
 } SimSlots;
 
 /* Makes `slots` an empty pool of elements of `elem_size` bytes (> 0), `block_len` (a power
  * of two) per block. Release with sim_slots_clear(). */
 void sim_slots_init (SimSlots *slots, gsize elem_size, guint block_len);
+
+/* sim_slots_init, but new blocks are not zeroed, so a new slot's bytes are undefined: for
+ * callers that set every field of each element they take (the allocator model's blocks and
+ * segments, the ledger's buffers: a few thousand a scenario, whose zeroing was ~3 % of a
+ * sweep's instructions by callgrind, which counts each byte `rep stosb` stores). */
+void sim_slots_init_raw (SimSlots *slots, gsize elem_size, guint block_len);
 
 /* Frees every block (elements' own allocations are the caller's to free first). */
 void sim_slots_clear (SimSlots *slots);
@@ -51,10 +59,11 @@ sim_slots_at (const SimSlots *slots, guint slot)
 /* sim_slots_take's path for a new slot (no freed one to reuse); use sim_slots_take. */
 gpointer sim_slots_take_new (SimSlots *slots, guint *slot);
 
-/* Takes a slot, a freed one first (last freed, first reused), else a new one in a zeroed
+/* Takes a slot, a freed one first (last freed, first reused), else a new one in a new
  * block; stores its index in *slot and returns its element, whose bytes are as last left
- * (zero for a new slot). NULL when 2^32 − 1 slots are in use. Inline for the reuse, which is
- * every event and activity after the first few (a call was ~1 % of an 8-GPU step). */
+ * (zero for a new slot, undefined in a raw pool). NULL when 2^32 − 1 slots are in use.
+ * Inline for the reuse, which is every event and activity after the first few (a call was
+ * ~1 % of an 8-GPU step). */
 static inline gpointer
 sim_slots_take (SimSlots *slots, guint *slot)
 {

@@ -1,6 +1,7 @@
 /* models/memory/allocator-private.h — the caching allocator's blocks and segments, shared by
- * models/memory/allocator.c (sizes, free lists, segments, malloc/free) and its leaf
- * models/memory/allocator_pages.c (the page map of expandable segments). Not a public header; invariants in allocator.c. */
+ * models/memory/allocator.c (sizes, segments, malloc/free) and its leaves
+ * models/memory/allocator_free.c (the free lists) and models/memory/allocator_pages.c (the
+ * page map of expandable segments). Not a public header; invariants in allocator.c. */
 #pragma once
 
 #include "models/memory/allocator.h"
@@ -10,6 +11,7 @@ enum { POOL_SMALL, POOL_LARGE, N_POOLS };
 
 typedef struct _Segment Segment;
 typedef struct _Block Block;
+typedef struct _FreeBucket FreeBucket;
 
 struct _Block
 {
@@ -36,15 +38,45 @@ struct _Segment
   GArray *mapped;   /* guint8 per page */
 };
 
+/* allocator_free.c: a pool's free blocks in (size, segment id, offset) order, kept in
+ * buckets of size ranges (8 a power of two), each sorted, with a bitmap of the non-empty
+ * ones (invariants in allocator_free.c). Blocks are borrowed: the list owns its buckets. */
+typedef struct
+{
+  FreeBucket *buckets; /* n_buckets, grown to the highest bucket used; owned */
+  guint n_buckets;
+  guint n_blocks;      /* free blocks in the list */
+  guint64 used[8];     /* bit k: buckets[k] is non-empty (sizes < 2^64 map below 512) */
+} AllocFreeList;
+
+/* Makes fl empty; alloc_free_clear frees its arrays and classes (not the blocks). */
+void alloc_free_init (AllocFreeList *fl);
+void alloc_free_clear (AllocFreeList *fl);
+/* The best fit: the first block of fl in (size, segment id, offset) order with size ≥
+ * `size` (bytes), or NULL. It stays in the list. */
+Block *alloc_free_best_fit (const AllocFreeList *fl, guint64 size);
+/* alloc_free_best_fit, taken out of fl (in_free cleared); NULL if none. */
+Block *alloc_free_take_best_fit (AllocFreeList *fl, guint64 size);
+/* Puts free block b (not in a list: asserted) in fl, setting in_free. Its key
+ * (size, seg_id, offset) must differ from every block's in fl and stay unchanged while it
+ * is there. */
+void alloc_free_insert (AllocFreeList *fl, Block *b);
+/* Takes block b (in fl: asserted) out of it, clearing in_free. */
+void alloc_free_remove (AllocFreeList *fl, Block *b);
+/* The bucket of a block of `size` bytes (a multiple of 512): u = size / 512 for u < 8, else
+ * 8 (f − 2) + the 3 bits below u's leading bit f; never lower for a larger size. */
+guint alloc_free_bucket (guint64 size);
+/* Appends fl's blocks to `out` in (size, segment id, offset) order (tests, checks). */
+void alloc_free_blocks (const AllocFreeList *fl, GPtrArray *out);
+
 struct _ModelAllocator
 {
   guint64 capacity;
   gboolean expandable;
   GPtrArray *segments;           /* Segment*, creation order */
-  GPtrArray *free[N_POOLS];      /* free Block*, sorted by (size, segment id, offset): distinct keys */
-  GPtrArray *blocks;             /* id → Block* while live (NULL once freed); id 0 unused */
+  AllocFreeList free[N_POOLS];   /* each pool's free blocks; (size, seg id, offset) distinct */
+  SimVec blocks;                 /* Block*: id → block while live (NULL once freed); 0 unused */
   Segment *grow[N_POOLS];        /* expandable: the pool's segment */
-  guint finger[N_POOLS];         /* where the pool's last free-list search ended (a hint) */
   guint next_segment_id;
   guint64 allocated, reserved, peak_reserved, peak_allocated;
   guint64 reserved_before, peak_reserved_before; /* B: at the start of the last malloc */
@@ -61,13 +93,6 @@ struct _ModelAllocator
   SimSlots block_pool;
   SimSlots segment_pool;
 };
-
-/* allocator.c: the index of the first block of list[lo, hi) (Block*, sorted by size, segment
- * id, offset; lo ≤ hi ≤ length) not below `key` in that order, hi if none: the lower bound,
- * found by galloping outward from index `hint` (any value: clamped to [lo, hi]), so an answer
- * d places from the hint costs O(log d) comparisons. */
-guint alloc_lower_bound_near (const GPtrArray *list, const Block *key, guint lo, guint hi,
-                              guint hint);
 
 /* allocator_pages.c: the page map of expandable segments
  * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments). */

@@ -3,9 +3,10 @@
  *
  * Invariants: blocks of a segment tile it in address order (prev/next); no two adjacent
  * blocks of a segment are both free (they are merged on free); every free block is in its
- * pool's sorted `free` list, ordered by (size, segment id, offset), every allocated one is
- * not; reserved = Σ segment sizes (expandable: Σ mapped pages × page size); an expandable
- * page is mapped whenever an allocated block overlaps it (refs > 0).
+ * pool's `free` list (kept in (size, segment id, offset) order: distinct keys, since blocks
+ * of one segment do not overlap), every allocated one is not; reserved = Σ segment sizes
+ * (expandable: Σ mapped pages × page size); an expandable page is mapped whenever an
+ * allocated block overlaps it (refs > 0).
  * Units: bytes (guint64). Determinism: segments are kept in creation order in a GPtrArray;
  * no hash table is involved.
  */
@@ -13,7 +14,6 @@
 #include "models/memory/allocator-private.h"
 
 #include <math.h>
-#include <string.h>
 
 #define MIN_BLOCK ((guint64) MODEL_ALLOC_MIN_BLOCK)
 #define SMALL_SIZE ((guint64) MODEL_ALLOC_SMALL_SIZE)
@@ -52,7 +52,11 @@ static guint64
 to_bytes (double bytes)
 {
   g_assert (bytes > 0);
-  return (guint64) ceil (MIN (bytes, MODEL_ALLOCATOR_MAX_REQUEST));
+  /* ceil without the libm call (one a request): x ≤ 2^44 converts exactly; a fraction
+   * cut off by the conversion rounds up */
+  double x = MIN (bytes, MODEL_ALLOCATOR_MAX_REQUEST);
+  guint64 n = (guint64) x;
+  return (double) n < x ? n + 1 : n;
 }
 
 double
@@ -68,20 +72,6 @@ model_allocator_segment_size (double bytes)
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
-
-/* (size, segment id, offset): distinct for distinct blocks (blocks of one segment do not
- * overlap), so the free lists' order is total. */
-static int
-block_cmp (const Block *x, const Block *y)
-{
-  if (x->size != y->size)
-    return x->size < y->size ? -1 : 1;
-  if (x->seg_id != y->seg_id)
-    return x->seg_id < y->seg_id ? -1 : 1;
-  if (x->offset != y->offset)
-    return x->offset < y->offset ? -1 : 1;
-  return 0;
-}
 
 /* Frees what segment s owns beside its slot and its blocks' (expandable: the page arrays). */
 static void
@@ -110,13 +100,13 @@ model_allocator_new (double capacity, gboolean expandable_segments)
   a->expandable = expandable_segments;
   a->segments = g_ptr_array_new ();
   for (int p = 0; p < N_POOLS; p++)
-    a->free[p] = g_ptr_array_new ();
-  a->blocks = g_ptr_array_new ();
-  g_ptr_array_add (a->blocks, NULL); /* id 0 means "none" */
-  /* small blocks of the pools: each is zeroed when taken, and a ledger makes several
-   * allocators per replay */
-  sim_slots_init (&a->block_pool, sizeof (Block), 32);
-  sim_slots_init (&a->segment_pool, sizeof (Segment), 16);
+    alloc_free_init (&a->free[p]);
+  a->blocks = (SimVec) SIM_VEC_INIT;
+  SIM_VEC_PUSH (&a->blocks, Block *, NULL); /* id 0 means "none" */
+  /* small blocks of the pools (a ledger makes several allocators per replay), not zeroed:
+   * block_new and segment_new set every field */
+  sim_slots_init_raw (&a->block_pool, sizeof (Block), 32);
+  sim_slots_init_raw (&a->segment_pool, sizeof (Segment), 16);
   return a;
 }
 
@@ -129,9 +119,9 @@ model_allocator_free (ModelAllocator *alloc)
   for (guint i = 0; i < alloc->segments->len; i++)
     segment_clear (g_ptr_array_index (alloc->segments, i));
   for (int p = 0; p < N_POOLS; p++)
-    g_ptr_array_unref (alloc->free[p]);
+    alloc_free_clear (&alloc->free[p]);
   g_ptr_array_unref (alloc->segments);
-  g_ptr_array_unref (alloc->blocks);
+  sim_vec_clear (&alloc->blocks);
   sim_slots_clear (&alloc->block_pool);
   sim_slots_clear (&alloc->segment_pool);
   g_free (alloc);
@@ -139,150 +129,24 @@ model_allocator_free (ModelAllocator *alloc)
 
 /* ---- free lists ---------------------------------------------------------------------------- */
 
-/* Each pool's free blocks sit in a GPtrArray sorted by block_cmp: a search finds a
- * position in O(log n), insertion and removal move the tail (a few hundred pointers at most
- * in the shipped scenarios). It replaced a GSequence, whose sorted insert and search
- * allocate and free a temporary sequence per call (GLib gsequence.c
- * g_sequence_insert_sorted_iter, g_sequence_search_iter): 27 % of an 8-GPU step's
- * simulation. Same order, so the same best fit.
- *
- * Searches start from a finger: the position the pool's previous search found. A replay's
- * requests and frees come in runs of equal sizes (a layer's tensors, then the next layer's),
- * so most answers lie at the finger or beside it: over a sweep of single-GPU scenarios 70 %
- * of best fits and 84 % of a split's remainders land exactly at the finger, and most
- * frees' positions within one of it (bench/RESULTS.md, 2026-12-07). A galloping search
- * (Bentley & Yao 1976, "An almost optimal algorithm for unbounded searching") costs
- * O(log d) comparisons for an answer d places away, 2 at the finger, against ~6 for a
- * binary search of ~40 free blocks, whose branches a predictor cannot learn (the binary
- * search was the largest single cost of a sweep by `perf`). It executes slightly more
- * instructions and saves mispredictions: ~5 % of a sweep's CPU time. The answer is the
- * same lower bound. */
-
-/* Index of the first free block of list[lo, hi) not below `key` in block_cmp order (hi if
- * none). */
-static guint
-lower_bound_in (const GPtrArray *list, const Block *key, guint lo, guint hi)
-{
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      if (block_cmp (g_ptr_array_index (list, mid), key) < 0)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
-}
-
-static gboolean
-below (const GPtrArray *list, guint i, const Block *key)
-{
-  return block_cmp (g_ptr_array_index (list, i), key) < 0;
-}
-
-guint
-alloc_lower_bound_near (const GPtrArray *list, const Block *key, guint lo, guint hi, guint hint)
-{
-  g_assert (lo <= hi && hi <= list->len);
-  /* the answer a: list[i] is below key for lo ≤ i < a, not below for a ≤ i < hi */
-  hint = CLAMP (hint, lo, hi);
-  if (hint < hi && below (list, hint, key))
-    {
-      /* a ≥ l; probe l + d − 1 with d = 1, 2, 4, …: below means a ≥ l + d */
-      guint l = hint + 1, d = 1;
-      while (l + d - 1 < hi && below (list, l + d - 1, key))
-        {
-          l += d;
-          d *= 2;
-        }
-      return lower_bound_in (list, key, l, MIN (l + d - 1, hi));
-    }
-  /* a ≤ r; probe r − d with d = 1, 2, 4, …: not below means a ≤ r − d */
-  guint r = hint, d = 1;
-  while (r >= lo + d && !below (list, r - d, key))
-    {
-      r -= d;
-      d *= 2;
-    }
-  return lower_bound_in (list, key, r >= lo + d ? r - d + 1 : lo, r);
-}
-
-/* alloc_lower_bound_near in pool's list from the pool's finger, which moves to the answer. */
-static guint
-search (ModelAllocator *a, int pool, const Block *key, guint lo, guint hi)
-{
-  guint i = alloc_lower_bound_near (a->free[pool], key, lo, hi, a->finger[pool]);
-  a->finger[pool] = i;
-  return i;
-}
+/* Each pool's free blocks are an AllocFreeList (allocator_free.c): buckets of size ranges
+ * (8 a power of two, as TLSF's), each a short sorted array, and a bitmap of the non-empty
+ * ones, so that a best fit is a search of one bucket or a bit scan, and an insertion or
+ * removal moves at most one bucket's blocks. It replaced one array of every free block
+ * sorted by (size, segment id, offset), searched from a finger, whose searches and tail moves
+ * were most of the allocator model's cost (bench/RESULTS.md, 2026-12-07, h-a); before that
+ * a GSequence. Same order, so the same best fit. */
 
 static void
 free_insert (ModelAllocator *a, Block *b)
 {
-  int pool = b->seg->pool;
-  GPtrArray *list = a->free[pool];
-  g_ptr_array_insert (list, (gint) search (a, pool, b, 0, list->len), b);
-  b->in_free = TRUE;
-}
-
-/* The index of free block b in its pool's list. */
-static guint
-free_index (ModelAllocator *a, const Block *b)
-{
-  int pool = b->seg->pool;
-  const GPtrArray *list = a->free[pool];
-  guint i = search (a, pool, b, 0, list->len);
-  g_assert (b->in_free && i < list->len && g_ptr_array_index (list, i) == b);
-  return i;
+  alloc_free_insert (&a->free[b->seg->pool], b);
 }
 
 static void
 free_remove (ModelAllocator *a, Block *b)
 {
-  g_ptr_array_remove_index (a->free[b->seg->pool], free_index (a, b)); /* keeps the order */
-  b->in_free = FALSE;
-}
-
-/* Puts free block r in place of pool's list[i] (taken out of the list), r before it in
- * block_cmp order (a split's remainder is smaller than the block it came from): the blocks
- * between r's place and i move up by one, in one move instead of a removal and an
- * insertion. */
-static void
-free_replace_down (ModelAllocator *a, int pool, guint i, Block *r)
-{
-  GPtrArray *list = a->free[pool];
-  guint j = search (a, pool, r, 0, i);
-  Block *out = g_ptr_array_index (list, i);
-  out->in_free = FALSE;
-  memmove (&list->pdata[j + 1], &list->pdata[j], (i - j) * sizeof (gpointer));
-  list->pdata[j] = r;
-  r->in_free = TRUE;
-}
-
-/* The same for b after list[k] in block_cmp order (a merge holding list[k] is larger than
- * it): the blocks between k and b's place move down by one. */
-static void
-free_replace_up (ModelAllocator *a, int pool, guint k, Block *b)
-{
-  GPtrArray *list = a->free[pool];
-  guint j = search (a, pool, b, k + 1, list->len);
-  Block *out = g_ptr_array_index (list, k);
-  out->in_free = FALSE;
-  memmove (&list->pdata[k], &list->pdata[k + 1], (j - k - 1) * sizeof (gpointer));
-  list->pdata[j - 1] = b;
-  b->in_free = TRUE;
-}
-
-/* Best fit: the first free block of `pool` with size ≥ `size` (get_free_block): the lower
- * bound of (size, segment 0, offset 0), below every real block of that size; *index its
- * place in the pool's list. */
-static Block *
-best_fit (ModelAllocator *a, int pool, guint64 size, guint *index)
-{
-  Block key = { .size = size, .seg_id = 0, .offset = 0 };
-  GPtrArray *list = a->free[pool];
-  *index = search (a, pool, &key, 0, list->len);
-  return *index < list->len ? g_ptr_array_index (list, *index) : NULL;
+  alloc_free_remove (&a->free[b->seg->pool], b);
 }
 
 /* ---- segments -------------------------------------------------------------------------------- */
@@ -393,19 +257,10 @@ maybe_split (ModelAllocator *a, Block *b, guint64 size)
 static Block *
 cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
 {
-  guint i;
-  Block *b = best_fit (a, pool, size, &i);
+  Block *b = alloc_free_take_best_fit (&a->free[pool], size);
   if (b != NULL)
     {
-      /* taken out of the list, its remainder (if split) put in its place */
-      Block *r = split_off (a, b, size);
-      if (r != NULL)
-        free_replace_down (a, pool, i, r);
-      else
-        {
-          g_ptr_array_remove_index (a->free[pool], i);
-          b->in_free = FALSE;
-        }
+      maybe_split (a, b, size); /* the remainder (if split) into the list */
       return b;
     }
   guint64 seg = allocation_size (size);
@@ -424,14 +279,9 @@ cached_block (ModelAllocator *a, int pool, guint64 size, gboolean *oom)
 static Block *
 expandable_block (ModelAllocator *a, int pool, guint64 size)
 {
-  guint i;
-  Block *b = best_fit (a, pool, size, &i);
+  Block *b = alloc_free_take_best_fit (&a->free[pool], size);
   if (b != NULL)
-    {
-      g_ptr_array_remove_index (a->free[pool], i);
-      b->in_free = FALSE;
-      return b;
-    }
+    return b;
   if (a->grow[pool] == NULL)
     a->grow[pool] = segment_new (a, pool, 0);
   Segment *s = a->grow[pool];
@@ -485,8 +335,8 @@ model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
   note_reserved (alloc);
   if (oom != NULL)
     *oom = over;
-  g_ptr_array_add (alloc->blocks, b);
-  return alloc->blocks->len - 1;
+  SIM_VEC_PUSH (&alloc->blocks, Block *, b); /* inline: one a request */
+  return alloc->blocks.len - 1;
 }
 
 /* Unlinks free neighbour n of b (same segment), out of the free lists already, and absorbs
@@ -519,10 +369,10 @@ absorb (ModelAllocator *a, Block *b, Block *n)
 void
 model_allocator_release (ModelAllocator *alloc, guint id)
 {
-  g_return_if_fail (alloc != NULL && id > 0 && id < alloc->blocks->len);
-  Block *b = g_ptr_array_index (alloc->blocks, id);
+  g_return_if_fail (alloc != NULL && id > 0 && id < alloc->blocks.len);
+  Block *b = SIM_VEC_AT (&alloc->blocks, Block *, id);
   g_assert (b != NULL && b->allocated);
-  g_ptr_array_index (alloc->blocks, id) = NULL;
+  SIM_VEC_AT (&alloc->blocks, Block *, id) = NULL;
   if (alloc->expandable)
     alloc_pages_ref (alloc, b, -1);
   b->allocated = FALSE;
@@ -530,22 +380,18 @@ model_allocator_release (ModelAllocator *alloc, guint id)
   alloc->released_since_pass = TRUE;
   Block *prev = b->prev != NULL && !b->prev->allocated ? b->prev : NULL;
   Block *next = b->next != NULL && !b->next->allocated ? b->next : NULL;
-  if (prev == NULL && next == NULL)
-    {
-      free_insert (alloc, b);
-      return;
-    }
-  /* the merged block is larger than either free neighbour it holds: it takes the place
-   * of one in the list (free_replace_up), the other is removed */
-  if (prev != NULL && next != NULL)
-    free_remove (alloc, next);
-  Block *kept = prev != NULL ? prev : next;
-  guint k = free_index (alloc, kept);
+  /* the neighbours leave the list (their keys change or they go), the merged block enters */
   if (prev != NULL)
-    absorb (alloc, b, prev);
+    {
+      free_remove (alloc, prev);
+      absorb (alloc, b, prev);
+    }
   if (next != NULL)
-    absorb (alloc, b, next);
-  free_replace_up (alloc, b->seg->pool, k, b);
+    {
+      free_remove (alloc, next);
+      absorb (alloc, b, next);
+    }
+  free_insert (alloc, b);
 }
 
 /* ---- figures -------------------------------------------------------------------------------- */

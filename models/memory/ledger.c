@@ -129,7 +129,7 @@ model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec)
   l->ranks = g_new0 (RankLedger, n_ranks);
   l->rec = rec;
   l->labels = g_string_chunk_new (4096);
-  sim_slots_init (&l->buffers, sizeof (Buffer), 64);
+  sim_slots_init_raw (&l->buffers, sizeof (Buffer), 64); /* buffer_new copies a whole Buffer */
   for (guint r = 0; r < n_ranks; r++)
     {
       l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);

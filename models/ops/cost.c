@@ -278,33 +278,39 @@ cost_params_ok (const ModelArch *arch, const ModelCostParams *p)
          && p->weight_bytes > 0;
 }
 
-ModelBlockCost
-model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
+void
+model_cost_layer_to (const ModelArch *arch, const ModelCostParams *p, ModelBlockCost *cost)
 {
-  ModelBlockCost cost;
-  memset (&cost, 0, sizeof cost);
-  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  memset (cost, 0, sizeof *cost);
+  g_return_if_fail (cost_params_ok (arch, p));
   Dims d = cost_dims_of (arch, p);
   gboolean flash = p->flash_attention;
   g_autoptr (ModelGraph) g = cost_layer_graph (&d, arch, flash);
   /* Time: folds over the graph's kernels. */
-  graph_pass (g, MODEL_GRAPH_KEEP_ALL, &cost.fwd);
-  cost_mirror_backward (&cost.fwd, &cost.bwd, 8 * d.b * d.a * d.s);
-  graph_pass (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, &cost.selective_fwd);
-  graph_pass (g, MODEL_GRAPH_KEEP_MATMUL, &cost.pointwise_fwd);
+  graph_pass (g, MODEL_GRAPH_KEEP_ALL, &cost->fwd);
+  cost_mirror_backward (&cost->fwd, &cost->bwd, 8 * d.b * d.a * d.s);
+  graph_pass (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, &cost->selective_fwd);
+  graph_pass (g, MODEL_GRAPH_KEEP_MATMUL, &cost->pointwise_fwd);
   /* Memory: the saved tensors under each policy, and the forward's transient peak from
    * the ops' frees (eager scores, the residual stream, QLoRA's dequantized weight). */
-  cost.fwd.workspace = model_graph_transient_peak (g, d.compile, NULL);
-  cost.bwd.workspace = layer_bwd_workspace (&d, arch, flash);
+  cost->fwd.workspace = model_graph_transient_peak (g, d.compile, NULL);
+  cost->bwd.workspace = layer_bwd_workspace (&d, arch, flash);
   if (d.nf4) /* the dequantized 16-bit weight of the projection being multiplied */
-    cost.bwd.workspace += 2 * cost_largest_linear (arch);
+    cost->bwd.workspace += 2 * cost_largest_linear (arch);
   double saved = model_graph_saved (g, MODEL_GRAPH_KEEP_ALL, d.compile, NULL, 0, NULL);
-  cost.act_saved = saved + model_cost_layer_weight_cache (arch, p);
-  cost.act_checkpoint = d.e * d.T * d.h;
-  cost.act_selective
+  cost->act_saved = saved + model_cost_layer_weight_cache (arch, p);
+  cost->act_checkpoint = d.e * d.T * d.h;
+  cost->act_selective
     = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, d.compile, NULL, 0, NULL);
-  cost.act_keep_matmul = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, d.compile, NULL, 0, NULL);
-  cost.act_pointwise
+  cost->act_keep_matmul = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, d.compile, NULL, 0, NULL);
+  cost->act_pointwise
     = saved - model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, d.compile, NULL, 0, NULL);
+}
+
+ModelBlockCost
+model_cost_layer (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  model_cost_layer_to (arch, p, &cost);
   return cost;
 }

@@ -151,6 +151,9 @@ typedef struct
  * act_saved also holds the layer's cast weights: weight_cache_bytes × (attention + MLP
  * parameters) (autocast's cached casts, kept by the graph until the layer's backward). */
 ModelBlockCost model_cost_layer (const ModelArch *arch, const ModelCostParams *p);
+/* model_cost_layer() written into *out (every byte; no copy of the ~30 KB struct: plan
+ * building). */
+void model_cost_layer_to (const ModelArch *arch, const ModelCostParams *p, ModelBlockCost *out);
 
 /* B of the cast weight copies one layer's forward keeps for its backward (autocast's cache):
  * weight_cache_bytes × (attention + MLP parameters); 0 without a weight cache. */
@@ -182,6 +185,9 @@ extern const char *const model_cost_moe_inner_row_tensors[];
  * gradient. act_saved holds nothing but the token ids (int64, 8·b·s B), plus the 1-byte
  * embedding-dropout mask b·s·h when dropout > 0. No FLOPs. */
 ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParams *p);
+/* model_cost_embedding() written into *out (every byte; no copy of the ~30 KB struct: plan
+ * building). */
+void model_cost_embedding_to (const ModelArch *arch, const ModelCostParams *p, ModelBlockCost *out);
 
 /* BERT (family bert): the embedding also adds token-type embeddings and a LayerNorm
  * (HF BertEmbeddings): act_saved adds the type ids 8·b·s and the LayerNorm input e·b·s·h
@@ -216,6 +222,9 @@ ModelBlockCost model_cost_embedding (const ModelArch *arch, const ModelCostParam
  * model's last hidden state, held with its outputs while the loss runs) is the forward's
  * first transient, 4·T·h. */
 ModelBlockCost model_cost_head (const ModelArch *arch, const ModelCostParams *p);
+/* model_cost_head() written into *out (every byte; no copy of the ~30 KB struct: plan
+ * building). */
+void model_cost_head_to (const ModelArch *arch, const ModelCostParams *p, ModelBlockCost *out);
 
 /* DeepSeek-V3's multi-token-prediction depth up to its decoder layer (Megatron-LM
  * multi_token_prediction.py MultiTokenPredictionLayer; cost_ends.c): the shifted ids

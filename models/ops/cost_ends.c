@@ -7,12 +7,11 @@
 #include <math.h>
 #include <string.h>
 
-ModelBlockCost
-model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
+void
+model_cost_embedding_to (const ModelArch *arch, const ModelCostParams *p, ModelBlockCost *cost)
 {
-  ModelBlockCost cost;
-  memset (&cost, 0, sizeof cost);
-  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  memset (cost, 0, sizeof *cost);
+  g_return_if_fail (cost_params_ok (arch, p));
   Dims d = cost_dims_of (arch, p);
   /* Gather: read int64 ids and T rows of the table, write e·T·h. Backward (2×) reads the
    * gradient and ids and scatter-adds into at most T rows of the embedding gradient. */
@@ -22,23 +21,31 @@ model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
    * (transformers >= 4.45 LlamaRotaryEmbedding.forward: the expands, the matmul, transpose,
    * cat, cos, sin, their scalings and casts: 10 small ops) */
   gather.host_ops = 1 + (d.rotary && d.eager ? 10 : 0);
-  cost_add_kernel (&cost.fwd, &gather);
+  cost_add_kernel (&cost->fwd, &gather);
   if (arch->learned_positions) /* + wpe rows 0..s−1, broadcast over the batch */
-    cost_add_elementwise (&cost.fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
+    cost_add_elementwise (&cost->fwd, "pos_embed", d.w * d.s * d.h + 2 * d.e * d.T * d.h);
   gboolean bert = arch->family == MODEL_FAMILY_BERT;
-  if (bert) /* + token-type rows, then LayerNorm (cost.h) */
+  if (bert) /* + token-type rows, then LayerNorm (cost->h) */
     {
-      cost_add_elementwise (&cost.fwd, "type_embed", 8 * d.T + d.w * 2 * d.h + 2 * d.e * d.T * d.h);
-      cost_add_elementwise (&cost.fwd, "embed_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
+      cost_add_elementwise (&cost->fwd, "type_embed",
+                            8 * d.T + d.w * 2 * d.h + 2 * d.e * d.T * d.h);
+      cost_add_elementwise (&cost->fwd, "embed_norm", 2 * d.e * d.T * d.h + d.w * d.norm_w);
     }
   if (d.drop > 0)
-    cost_add_elementwise (&cost.fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
+    cost_add_elementwise (&cost->fwd, "embed_dropout", 2 * d.e * d.T * d.h + d.T * d.h);
   if (!d.frozen) /* a frozen embedding needs no gradient, nor does anything before it */
-    cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
-  cost.act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
+    cost_mirror_backward (&cost->fwd, &cost->bwd, 0);
+  cost->act_saved = 8 * d.T + d.drop * d.T * d.h; /* token ids (int64), dropout mask */
   if (bert) /* type ids, LayerNorm input, its fp32 mean and rstd */
-    cost.act_saved += 8 * d.T + d.e * d.T * d.h + 8 * d.T;
-  cost.act_checkpoint = 8 * d.T;
+    cost->act_saved += 8 * d.T + d.e * d.T * d.h + 8 * d.T;
+  cost->act_checkpoint = 8 * d.T;
+}
+
+ModelBlockCost
+model_cost_embedding (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  model_cost_embedding_to (arch, p, &cost);
   return cost;
 }
 
@@ -394,32 +401,34 @@ kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
     }
 }
 
-ModelBlockCost
-model_cost_head (const ModelArch *arch, const ModelCostParams *p)
+void
+model_cost_head_to (const ModelArch *arch, const ModelCostParams *p, ModelBlockCost *cost)
 {
-  ModelBlockCost cost;
-  memset (&cost, 0, sizeof cost);
-  g_return_val_if_fail (cost_params_ok (arch, p), cost);
+  memset (cost, 0, sizeof *cost);
+  g_return_if_fail (cost_params_ok (arch, p));
   Dims d = cost_dims_of (arch, p);
   if (arch->family == MODEL_FAMILY_BERT)
-    return bert_head (arch, &d);
+    {
+      *cost = bert_head (arch, &d);
+      return;
+    }
   LossMemory lm = loss_memory (&d, p, arch->family == MODEL_FAMILY_MPT);
   ModelOp fn = cost_norm_op (&d, "final_norm", d.norm_fp32 ? d.e : d.ea);
-  cost_add_kernel (&cost.fwd, &fn);
+  cost_add_kernel (&cost->fwd, &fn);
   ModelOp cast; /* autocast: the fp32 head weight and the final norm's fp32 output */
   if (cost_autocast_cast_op (&d, d.V * d.h, 1, 1, &cast))
-    cost_add_kernel (&cost.fwd, &cast);
+    cost_add_kernel (&cost->fwd, &cast);
   /* The head GEMM reads the V×h matrix whether or not it is tied to the embedding. */
-  cost_add_gemm (&cost.fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
+  cost_add_gemm (&cost->fwd, &d, "lm_head", d.T, d.h, d.V, d.V * d.h);
   ModelOp ce = cost_elementwise_op ("cross_entropy", lm.traffic);
   ce.host_ops = loss_host_ops (p, arch->family == MODEL_FAMILY_MPT);
   if (lm.bwd_traffic > 0 && lm.traffic > 0) /* a backward that does not mirror (loss_memory) */
     ce.bwd_factor = lm.bwd_traffic / lm.traffic;
-  cost_add_kernel (&cost.fwd, &ce);
-  cost_mirror_backward (&cost.fwd, &cost.bwd, 0);
-  cost.bwd.workspace = lm.bwd;
-  memcpy (cost.bwd.workspace_tensors, lm.bwd_t, lm.n_bwd * sizeof (double));
-  cost.bwd.n_workspace_tensors = lm.n_bwd;
+  cost_add_kernel (&cost->fwd, &ce);
+  cost_mirror_backward (&cost->fwd, &cost->bwd, 0);
+  cost->bwd.workspace = lm.bwd;
+  memcpy (cost->bwd.workspace_tensors, lm.bwd_t, lm.n_bwd * sizeof (double));
+  cost->bwd.n_workspace_tensors = lm.n_bwd;
   /* The final norm's saved tensors (as a layer's norm, graph_layer.c: its input, or the
    * fp32 copy, rstd and normalized tensor of an upcasting RMSNorm; compiled, its input and
    * rstd) and the LM head's input; PyTorch <= 1.10: log_softmax also keeps its input, the
@@ -433,7 +442,7 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   double head_out = d.autocast ? d.ea * Th : 0;
   /* (the shifting loss counts log_softmax's kept input in lm.saved: the shifted copy) */
   double sm_input = p->loss == MODEL_COST_LOSS_UPCAST_SHIFT ? 0 : d.sm_in * 4 * d.T * d.V;
-  cost.act_saved = norm + d.e * Th + lm.saved + sm_input
+  cost->act_saved = norm + d.e * Th + lm.saved + sm_input
                    + kept_logits (&d, p, arch->family == MODEL_FAMILY_MPT);
   /* The forward's transients in allocation order: the final hidden state the model's
    * outputs hold (autocast: fp32, head_out), then the loss's. */
@@ -441,10 +450,17 @@ model_cost_head (const ModelArch *arch, const ModelCostParams *p)
   loss_fwd (&fwd, head_out, 1);
   for (guint i = 0; i < lm.n_fwd; i++)
     loss_fwd (&fwd, lm.fwd_t[i], 1);
-  cost.fwd.workspace = fwd.fwd;
-  memcpy (cost.fwd.workspace_tensors, fwd.fwd_t, fwd.n_fwd * sizeof (double));
-  cost.fwd.n_workspace_tensors = fwd.n_fwd;
-  cost.act_checkpoint = d.e * d.T * d.h;
+  cost->fwd.workspace = fwd.fwd;
+  memcpy (cost->fwd.workspace_tensors, fwd.fwd_t, fwd.n_fwd * sizeof (double));
+  cost->fwd.n_workspace_tensors = fwd.n_fwd;
+  cost->act_checkpoint = d.e * d.T * d.h;
+}
+
+ModelBlockCost
+model_cost_head (const ModelArch *arch, const ModelCostParams *p)
+{
+  ModelBlockCost cost;
+  model_cost_head_to (arch, p, &cost);
   return cost;
 }
 

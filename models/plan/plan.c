@@ -84,9 +84,10 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
    * cp rank's seq_len / cp tokens (plan_cp.c: its attention steps and sharded graph) */
   cp.seq_len = plan_cp_seq_len (p);
   const ModelArch *ra = plan_cost_arch (p);
-  pc->embedding = model_cost_embedding (ra, &cp);
-  pc->layer = model_cost_layer (ra, &cp);
-  pc->head = model_cost_head (ra, &cp);
+  /* in place: each ModelBlockCost is ~30 KB, which a returned value copied twice */
+  model_cost_embedding_to (ra, &cp, &pc->embedding);
+  model_cost_layer_to (ra, &cp, &pc->layer);
+  model_cost_head_to (ra, &cp, &pc->head);
   /* the whole model's step FLOPs from these blocks while they are its own (before the tp,
    * cp and ep shares below; the same arch and parameters model_cost_step_flops would use) */
   pc->step_flops = ra == p->arch && cp.seq_len == s->seq_len

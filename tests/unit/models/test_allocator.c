@@ -329,7 +329,9 @@ check_free_lists (const ModelAllocator *a)
 {
   for (int p = 0; p < N_POOLS; p++)
     {
-      const GPtrArray *list = a->free[p];
+      g_autoptr (GPtrArray) list = g_ptr_array_new ();
+      alloc_free_blocks (&a->free[p], list);
+      CU_ASSERT_EQUAL (a->free[p].n_blocks, list->len);
       guint n_free = 0;
       for (guint i = 0; i < a->segments->len; i++)
         {
@@ -395,7 +397,7 @@ oracle_run (double capacity, gboolean expandable)
           const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
           guint64 fit_offset = fit != NULL ? fit->offset : 0;
           guint id = model_allocator_malloc (a, bytes, NULL);
-          const Block *b = g_ptr_array_index (a->blocks, id);
+          const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
           if (fit != NULL)
             {
               CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
@@ -421,73 +423,144 @@ test_free_lists_oracle (void)
     }
 }
 
-/* `before` on the keys the free lists store (blocks without a segment) */
-static gboolean
-id_before (const Block *x, const Block *y)
+/* The bucket of a size: u = size / 512 for u < 8, then 8 sub-ranges of each power of two;
+ * never lower for a larger size (so the buckets in turn keep the sizes' order), every
+ * bucket of a power of two used, and sizes up to 2^64 − 512 below 512 buckets. */
+static void
+test_free_bucket (void)
 {
-  if (x->size != y->size)
-    return x->size < y->size;
-  if (x->seg_id != y->seg_id)
-    return x->seg_id < y->seg_id;
-  return x->offset < y->offset;
+  CU_ASSERT_EQUAL (alloc_free_bucket (512), 1);
+  CU_ASSERT_EQUAL (alloc_free_bucket (7 * 512), 7);
+  CU_ASSERT_EQUAL (alloc_free_bucket (8 * 512), 8);
+  CU_ASSERT_EQUAL (alloc_free_bucket (15 * 512), 15);
+  CU_ASSERT_EQUAL (alloc_free_bucket (16 * 512), 16);
+  CU_ASSERT_EQUAL (alloc_free_bucket (17 * 512), 16); /* [16, 18) */
+  CU_ASSERT_EQUAL (alloc_free_bucket (18 * 512), 17);
+  CU_ASSERT_EQUAL (alloc_free_bucket (31 * 512), 23);
+  CU_ASSERT_EQUAL (alloc_free_bucket (32 * 512), 24);
+  CU_ASSERT_EQUAL (alloc_free_bucket (2 * 1024 * 1024), 8 * (12 - 2)); /* u = 2^12 */
+  CU_ASSERT_TRUE (alloc_free_bucket (G_MAXUINT64 - 511) < 512);
+  guint prev = 0;
+  for (guint64 u = 1; u < 1 << 16; u++)
+    {
+      guint k = alloc_free_bucket (512 * u);
+      CU_ASSERT_TRUE (k == prev || k == prev + 1); /* rising, no bucket skipped */
+      prev = k;
+    }
+  for (guint f = 16; f < 55; f++)
+    {
+      guint64 u = (guint64) 1 << f;
+      CU_ASSERT_EQUAL (alloc_free_bucket (512 * u - 512), 8 * (f - 2) - 1);
+      CU_ASSERT_EQUAL (alloc_free_bucket (512 * u), 8 * (f - 2));
+    }
 }
 
-/* The free lists' galloping search (alloc_lower_bound_near) returns the lower bound a
- * linear scan finds, from every hint (inside the range, at its ends and beyond the list),
- * for every sub-range [lo, hi) of lists of 0 to 40 blocks with many equal sizes and
- * segments, and keys present, absent, below and above them all. */
-static void
-test_lower_bound_near (void)
+static int
+key_cmp (gconstpointer x, gconstpointer y)
 {
-  g_autoptr (GRand) rng = g_rand_new_with_seed (7);
-  Block blocks[40];
-  guint n_checked = 0;
-  for (guint n = 0; n <= 40; n += 1 + n / 4)
+  const Block *a = *(Block *const *) x, *b = *(Block *const *) y;
+  if (a->size != b->size)
+    return a->size < b->size ? -1 : 1;
+  if (a->seg_id != b->seg_id)
+    return a->seg_id < b->seg_id ? -1 : 1;
+  return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* An AllocFreeList against a plain sorted array (the structure it replaced), over 60,000
+ * pseudo-random insertions, removals (the first block, the last, any) and best fits: the
+ * same blocks in the same order after every step, and every best fit — for sizes present,
+ * absent, between buckets, below and above all — the array's lower bound of (size, segment
+ * 0, offset 0). Sizes cluster in runs of equal sizes (as a replay's do) and spread over
+ * 512 B – 2^60 B, so buckets hold many blocks of one size, many sizes, or one block, and
+ * the bitmap's words are all crossed. */
+static void
+test_free_list_oracle (void)
+{
+  enum { N = 600 };
+  static Block blocks[N];
+  g_autoptr (GRand) rng = g_rand_new_with_seed (23);
+  AllocFreeList fl;
+  alloc_free_init (&fl);
+  g_autoptr (GPtrArray) ref = g_ptr_array_new ();
+  g_autoptr (GPtrArray) got = g_ptr_array_new ();
+  static const guint64 common[] = { 512, 1024, 2 << 20, 20 << 20, 64 << 20, 3 << 29 };
+  guint n_fits = 0, n_next_bucket = 0;
+  for (guint i = 0; i < N; i++)
     {
-      g_autoptr (GPtrArray) list = g_ptr_array_new ();
-      /* a sorted list: sizes and segments rise in small steps, offsets strictly */
-      guint64 size = 512;
-      guint seg = 0;
-      guint64 offset = 0;
-      for (guint i = 0; i < n; i++)
+      guint64 size;
+      switch (g_rand_int_range (rng, 0, 4))
         {
-          switch (g_rand_int_range (rng, 0, 3))
-            {
-            case 0: size += 512 * (guint64) g_rand_int_range (rng, 1, 3); seg = 0; offset = 0;
-              break;
-            case 1: seg += 1; offset = 0; break;
-            default: offset += 512; break;
-            }
-          blocks[i] = (Block){ .size = size, .seg_id = seg, .offset = offset };
-          g_ptr_array_add (list, &blocks[i]);
+        case 0: size = common[g_rand_int_range (rng, 0, G_N_ELEMENTS (common))]; break;
+        case 1: size = 512 * (guint64) g_rand_int_range (rng, 1, 64); break;
+        case 2: size = 512 * (guint64) g_rand_int_range (rng, 1, 1 << 20); break;
+        default: size = (guint64) 512 << g_rand_int_range (rng, 0, 52); break;
         }
-      for (guint q = 0; q < 30; q++)
-        {
-          /* a key: one of the blocks, or one beside any of them */
-          Block key = { .size = 512 * (guint64) g_rand_int_range (rng, 0, 3 * (gint) n + 3),
-                        .seg_id = (guint) g_rand_int_range (rng, 0, 4),
-                        .offset = 512 * (guint64) g_rand_int_range (rng, 0, 3) };
-          if (n > 0 && q % 2 == 0)
-            key = blocks[g_rand_int_range (rng, 0, (gint) n)];
-          for (guint lo = 0; lo <= n; lo++)
-            for (guint hi = lo; hi <= n; hi++)
-              {
-                guint want = lo;
-                while (want < hi && id_before (g_ptr_array_index (list, want), &key))
-                  want++;
-                for (guint hint = 0; hint <= n + 2; hint++)
-                  {
-                    guint got = alloc_lower_bound_near (list, &key, lo, hi, hint);
-                    if (got != want)
-                      g_printerr ("\n  n %u [%u, %u) hint %u: %u, want %u\n", n, lo, hi, hint,
-                                  got, want);
-                    CU_ASSERT_EQUAL (got, want);
-                    n_checked++;
-                  }
-              }
-        }
+      blocks[i] = (Block){ .size = size, .seg_id = (guint) g_rand_int_range (rng, 0, 40),
+                           .offset = 512 * (guint64) i };
     }
-  CU_ASSERT_TRUE (n_checked > 100000);
+  for (guint step = 0; step < 60000; step++)
+    {
+      int op = g_rand_int_range (rng, 0, 10);
+      if (op < 4) /* insert a block not in the list */
+        {
+          Block *b = &blocks[g_rand_int_range (rng, 0, N)];
+          if (!b->in_free)
+            {
+              alloc_free_insert (&fl, b);
+              g_ptr_array_add (ref, b);
+              g_ptr_array_sort (ref, key_cmp);
+            }
+        }
+      else if (op < 6 && ref->len > 0) /* remove one: the first, the last or any */
+        {
+          guint i = op == 4 ? (guint) g_rand_int_range (rng, 0, (gint) ref->len)
+                            : g_rand_boolean (rng) ? 0 : ref->len - 1;
+          alloc_free_remove (&fl, g_ptr_array_index (ref, i));
+          CU_ASSERT_FALSE (((Block *) g_ptr_array_index (ref, i))->in_free);
+          g_ptr_array_remove_index (ref, i);
+        }
+      else /* best fit, taken or not */
+        {
+          guint64 size = g_rand_boolean (rng) && ref->len > 0
+                             ? ((Block *) g_ptr_array_index (
+                                    ref, g_rand_int_range (rng, 0, (gint) ref->len)))
+                                       ->size
+                                   + 512 * (guint64) g_rand_int_range (rng, -1, 2)
+                             : (guint64) 512 << g_rand_int_range (rng, 0, 58);
+          size = MAX (size, 512);
+          guint want = 0;
+          while (want < ref->len && ((Block *) g_ptr_array_index (ref, want))->size < size)
+            want++;
+          Block *w = want < ref->len ? g_ptr_array_index (ref, want) : NULL;
+          Block *fit = alloc_free_best_fit (&fl, size);
+          CU_ASSERT_PTR_EQUAL (fit, w);
+          if (fit != w)
+            break;
+          n_fits += w != NULL;
+          n_next_bucket += w != NULL && alloc_free_bucket (w->size) != alloc_free_bucket (size);
+          if (op == 9)
+            {
+              CU_ASSERT_PTR_EQUAL (alloc_free_take_best_fit (&fl, size), w);
+              if (w != NULL)
+                {
+                  CU_ASSERT_FALSE (w->in_free);
+                  g_ptr_array_remove_index (ref, want);
+                }
+            }
+        }
+      g_ptr_array_set_size (got, 0);
+      alloc_free_blocks (&fl, got);
+      CU_ASSERT_EQUAL (fl.n_blocks, ref->len);
+      gboolean same = got->len == ref->len;
+      for (guint i = 0; same && i < ref->len; i++)
+        same = g_ptr_array_index (got, i) == g_ptr_array_index (ref, i)
+               && ((Block *) g_ptr_array_index (ref, i))->in_free;
+      CU_ASSERT_TRUE (same);
+      if (!same)
+        break; /* one failure, not one a step */
+    }
+  CU_ASSERT_TRUE (n_fits > 5000 && n_next_bucket > 1000); /* both paths of a best fit */
+  alloc_free_clear (&fl);
 }
 
 int main (void);
@@ -512,7 +585,8 @@ main (void)
     { "shifted loss head: the forward's blocks serve the backward", test_loss_head_shift },
     { "expandable segments split any remainder", test_expandable_split },
     { "free lists sorted; best fit as a linear scan", test_free_lists_oracle },
-    { "galloping search from a hint finds the lower bound", test_lower_bound_near },
+    { "size buckets keep the sizes' order", test_free_bucket },
+    { "free list by size buckets = one sorted array", test_free_list_oracle },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
 }

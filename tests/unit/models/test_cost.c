@@ -760,8 +760,46 @@ test_qwen2_moe_shared_expert_flops (void)
   STEPSIM_ASSERT_REL (c.fwd.flops, 2 * T * params + 2 * b * sq * sq * nh * (d + d), 1e-12);
 }
 
+/* model_cost_*_to (plan building's in-place form) write every byte of their output: into a
+ * struct filled with 0xa5 they give exactly the bytes of the by-value functions, for the
+ * layer, the embedding and the head of a Llama-like, a GPT-like and a BERT model, with and
+ * without flash attention and dropout. */
+static void
+test_cost_in_place (void)
+{
+  ModelArch archs[] = { small_llama (), gpt_like (64, 4, 2, 100), gpt_like (64, 4, 2, 100) };
+  model_arch_set_family_defaults (&archs[2], MODEL_FAMILY_BERT); /* its own head */
+  archs[2].max_positions = 512;
+  ModelCostParams ps[] = { params (2, 16, TRUE, 0), params (1, 8, FALSE, 0.1) };
+  static ModelBlockCost got, want;
+  for (guint a = 0; a < G_N_ELEMENTS (archs); a++)
+    for (guint q = 0; q < G_N_ELEMENTS (ps); q++)
+      for (int block = 0; block < 3; block++)
+        {
+          memset (&got, 0xa5, sizeof got);
+          if (block == 0)
+            {
+              want = model_cost_layer (&archs[a], &ps[q]);
+              model_cost_layer_to (&archs[a], &ps[q], &got);
+            }
+          else if (block == 1)
+            {
+              want = model_cost_embedding (&archs[a], &ps[q]);
+              model_cost_embedding_to (&archs[a], &ps[q], &got);
+            }
+          else
+            {
+              want = model_cost_head (&archs[a], &ps[q]);
+              model_cost_head_to (&archs[a], &ps[q], &got);
+            }
+          CU_ASSERT_TRUE (want.fwd.n_ops > 0);
+          CU_ASSERT_EQUAL (memcmp (&got, &want, sizeof got), 0);
+        }
+}
+
 static const StepsimTest tests[] = {
   { "tiny GEMM FLOPs", test_tiny_gemm_flops },
+  { "block costs in place = by value, every byte written", test_cost_in_place },
   { "tiny qkv bytes", test_tiny_qkv_bytes },
   { "GEMM backward is 2x forward", test_gemm_backward_twice },
   { "flash backward is 2.5x forward", test_flash_backward },

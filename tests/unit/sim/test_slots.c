@@ -107,6 +107,47 @@ test_reset (void)
   sim_slots_clear (&s);
 }
 
+/* A raw pool (sim_slots_init_raw) hands out the same slots in the same order as a zeroing
+ * one, at stable addresses, bytes as the caller last left them; and a zeroing pool's new
+ * blocks stay zeroed beside it. */
+static void
+test_raw (void)
+{
+  SimSlots raw, zero;
+  sim_slots_init_raw (&raw, sizeof (Elem), 4);
+  sim_slots_init (&zero, sizeof (Elem), 4);
+  CU_ASSERT_TRUE (raw.raw);
+  CU_ASSERT_FALSE (zero.raw);
+  Elem *at[10];
+  for (guint i = 0; i < 10; i++)
+    {
+      guint slot = G_MAXUINT, zslot = G_MAXUINT;
+      at[i] = sim_slots_take (&raw, &slot);
+      *at[i] = (Elem){ .gen = i, .id = 100 + i };
+      Elem *z = sim_slots_take (&zero, &zslot);
+      CU_ASSERT_EQUAL (slot, i);
+      CU_ASSERT_EQUAL (zslot, i);
+      CU_ASSERT_EQUAL (z->id, 0);
+    }
+  for (guint i = 0; i < 10; i++)
+    {
+      CU_ASSERT_PTR_EQUAL (sim_slots_at (&raw, i), at[i]);
+      CU_ASSERT_EQUAL (at[i]->id, 100 + i);
+    }
+  sim_slots_give (&raw, 6);
+  sim_slots_give (&raw, 2);
+  guint slot;
+  Elem *e = sim_slots_take (&raw, &slot);
+  CU_ASSERT_EQUAL (slot, 2);
+  CU_ASSERT_EQUAL (e->id, 102);
+  sim_slots_take (&raw, &slot);
+  CU_ASSERT_EQUAL (slot, 6);
+  sim_slots_take (&raw, &slot);
+  CU_ASSERT_EQUAL (slot, 10);
+  sim_slots_clear (&raw);
+  sim_slots_clear (&zero);
+}
+
 int
 main (void)
 {
@@ -115,6 +156,7 @@ main (void)
     { "take, give back, reuse; stable addresses", test_take_give },
     { "ids name slot and generation; stale ids do not match", test_ids },
     { "reset: every slot free, taken in a new pool's order", test_reset },
+    { "a raw pool hands out slots as a zeroing one", test_raw },
   };
   return STEPSIM_RUN_TESTS ("sim/slots", tests);
 }
