@@ -32,7 +32,7 @@ cli_cmd_export (int argc, char **argv)
     "/series/rank0/memory)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("export", error);
       return cli_error (msg), 2;
@@ -186,8 +186,9 @@ int
 cli_cmd_list (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new ("gpus|nodes|models — show the GPU or node catalog, or the shipped model configs");
+  static const GOptionEntry entries[] = { { NULL } };
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("list", error);
       return cli_error (msg), 2;

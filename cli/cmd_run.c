@@ -51,6 +51,108 @@ cli_option_error_message (const char *command, const GError *error)
   return g_strdup_printf ("%s: %s (see stepsim %s --help)", command, text, command);
 }
 
+/* The entry of `entries` whose short name is `c`, or NULL. */
+static const GOptionEntry *
+short_entry (const GOptionEntry *entries, char c)
+{
+  for (const GOptionEntry *e = entries; e->long_name != NULL; e++)
+    if (e->short_name != 0 && e->short_name == c)
+      return e;
+  return NULL;
+}
+
+/* Whether `e` reads a value (in the next argument, or after '=' for its long name). */
+static gboolean
+takes_value (const GOptionEntry *e)
+{
+  return e->arg != G_OPTION_ARG_NONE
+         && !(e->arg == G_OPTION_ARG_CALLBACK && (e->flags & G_OPTION_FLAG_NO_ARG) != 0);
+}
+
+/* Where the short-option group `arg` ("-qj2") splits into the option part and its
+ * attached value: the index after its first short option that takes a value; 0 when no
+ * such option has characters after it. `*value_next`: the group ends with an option that
+ * takes a value, so the next argument is that value. */
+static gsize
+attached_split (const GOptionEntry *entries, const char *arg, gboolean *value_next)
+{
+  *value_next = FALSE;
+  for (gsize j = 1; arg[j] != '\0'; j++)
+    {
+      const GOptionEntry *e = short_entry (entries, arg[j]);
+      if (e == NULL && (arg[j] == 'h' || arg[j] == '?')) /* GOption's own help flags */
+        continue;
+      if (e == NULL)
+        return 0; /* GOption says which is unknown */
+      if (!takes_value (e))
+        continue;
+      if (arg[j + 1] != '\0')
+        return j + 1;
+      *value_next = TRUE;
+      return 0;
+    }
+  return 0;
+}
+
+gboolean
+cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
+                  GError **error)
+{
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();        /* borrowed and `made` strings */
+  g_autoptr (GPtrArray) made = g_ptr_array_new_with_free_func (g_free);
+  gboolean value_next = FALSE, options_end = FALSE;
+  for (int i = 0; i < *argc; i++)
+    {
+      char *a = (*argv)[i];
+      gboolean is_value = value_next;
+      value_next = FALSE;
+      if (i == 0 || is_value || options_end || a[0] != '-' || a[1] == '\0')
+        {
+          g_ptr_array_add (args, a);
+          continue;
+        }
+      if (a[1] == '-')
+        {
+          options_end = a[2] == '\0';
+          for (const GOptionEntry *e = entries; !options_end && e->long_name != NULL; e++)
+            if (strcmp (a + 2, e->long_name) == 0)
+              value_next = takes_value (e);
+          g_ptr_array_add (args, a);
+          continue;
+        }
+      gsize split = attached_split (entries, a, &value_next);
+      if (split == 0)
+        {
+          g_ptr_array_add (args, a);
+          continue;
+        }
+      g_ptr_array_add (made, g_strndup (a, split));
+      g_ptr_array_add (args, made->pdata[made->len - 1]);
+      g_ptr_array_add (made, g_strdup (a + split));
+      g_ptr_array_add (args, made->pdata[made->len - 1]);
+    }
+  if (made->len == 0)
+    return g_option_context_parse (ctx, argc, argv, error);
+  g_ptr_array_add (args, NULL);
+  int n = (int) args->len - 1;
+  char **v = (char **) args->pdata;
+  if (!g_option_context_parse (ctx, &n, &v, error))
+    return FALSE;
+  /* Each split pair is an option and its value, both consumed: what is left are `*argv`'s
+   * own strings, no more of them than there were. */
+  g_assert (n <= *argc);
+  for (int i = 0; i < n; i++)
+    {
+      for (guint k = 0; k < made->len; k++)
+        g_assert (v[i] != made->pdata[k]);
+      (*argv)[i] = v[i];
+    }
+  if (n < *argc)
+    (*argv)[n] = NULL;
+  *argc = n;
+  return TRUE;
+}
+
 /* DIR/<scenario stem>-memory.png, the chart --plot writes. Caller frees. */
 static char *
 chart_path (const char *scenario_path, const char *dir)
@@ -166,7 +268,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "allocator replays shorter ones before the step.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("run", error);
       cli_error (msg);

@@ -92,6 +92,11 @@ check "fit: an error from --set names it as such" grep -qF "(with --set cluster.
 if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.err; then ok "batch runs"; else bad "batch runs"; cat mb.err; fi
 check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
 check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
+# a short option's value attached to it, as getopt reads it (QA: -j2 took the next argument,
+# "-o", as its value): the same batch, the same table
+"$STEPSIM" batch mb.ini -j2 -omb2.h5 >mb2.out 2>mb2.err; rc=$?
+check "batch -j2 -oFILE: values attached to short options" \
+  sh -c "[ $rc -eq 0 ] && test -s mb2.h5 && cmp -s mb.out mb2.out"
 # The table's columns line up whatever their entries' lengths: a label past 40 characters, a
 # two-digit step time and "baseline OOM" beside short ones (every line as long as the
 # header, the figures right-aligned, "GiB" in one column).

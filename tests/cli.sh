@@ -36,6 +36,26 @@ for c in run export list collective compare validate batch fit plot; do
   check "$c --bogus: exit 2, '$c: unknown option --bogus (see stepsim $c --help)'" \
     sh -c "'$STEPSIM' $c --bogus >/dev/null 2>'$work/uo.err'; [ \$? -eq 2 ] && grep -qx 'stepsim: $c: unknown option --bogus (see stepsim $c --help)' '$work/uo.err'"
 done
+# A short option's value may be attached to it, as getopt reads it (QA: "-o/tmp/x.h5" was an
+# unknown option, "-j2 -o F" read "-o" as -j's value), also after flags (-qoF); an argument
+# that is an option's value is not split (-o -qF writes "-qF"), nor anything after "--".
+cd "$work" || exit 1
+"$STEPSIM" run "$s1" -oatt.h5 -q >att.out 2>att.err; rc=$?
+check "run -oFILE: the value attached to -o" \
+  sh -c "[ $rc -eq 0 ] && test -s att.h5 && ! test -s att.err"
+"$STEPSIM" run "$s1" -qoatt2.h5 >att2.out 2>&1; rc=$?
+check "run -qoFILE: after a flag in the same group" \
+  sh -c "[ $rc -eq 0 ] && test -s att2.h5 && cmp -s att.out att2.out"
+"$STEPSIM" run "$s1" -q -o -qatt3.h5 >/dev/null 2>&1; rc=$?
+check "run -o -qFILE: an option's value is not split" sh -c "[ $rc -eq 0 ] && test -s ./-qatt3.h5"
+"$STEPSIM" run "$s1" -q -- -oatt4.h5 >/dev/null 2>att4.err; rc=$?
+check "run -- -oFILE: not an option after --" \
+  sh -c "[ $rc -eq 2 ] && ! test -e att4.h5 && grep -q 'exactly one scenario' att4.err"
+"$STEPSIM" export att.h5 /summary -oatt.tsv && "$STEPSIM" export att.h5 /summary -o att1.tsv
+check "export -oFILE: the same as -o FILE" cmp -s att.tsv att1.tsv
+"$STEPSIM" run "$s1" -xoatt5.h5 >/dev/null 2>att5.err; rc=$?
+check "run -xoFILE: an unknown option in the group is GOption's error" \
+  sh -c "[ $rc -eq 2 ] && grep -q 'unknown option -xoatt5.h5' att5.err && ! test -e att5.h5"
 # Every option of every command's --help is in README.md (its long name, or its short form).
 missing=""
 for c in run export list collective compare validate batch fit plot; do

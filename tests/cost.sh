@@ -84,6 +84,10 @@ check "fit --for cost --gpus '': usage error naming the option" \
 # fit --for cost: an answer, and a deadline nobody meets.
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM,H100-SXM --max-gpus 8 >fit.out 2>&1; rc=$?
 check "fit --for cost: exit 0 with an answer" sh -c "[ $rc -eq 0 ] && grep -q '^answer: cheapest plan that meets 30 d = ' fit.out"
+# -fcost (the value attached, as getopt reads it) is --for cost
+"$STEPSIM" fit small.ini -fcost --deadline 30d --gpus A100-80GB-SXM,H100-SXM --max-gpus 8 \
+  >fitf.out 2>&1
+check "fit -fcost: the value attached is --for cost" cmp -s fit.out fitf.out
 check "fit --for cost: says why candidates lost" sh -c "grep -q 'more than the answer' fit.out"
 check "fit --for cost: the answer states its error band" grep -q '^  error band: step time' fit.out
 # small.ini prices H100-SXM itself and everything else at gpu_hour: A100 is named as priced by
