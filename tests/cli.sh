@@ -1130,6 +1130,16 @@ check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && gre
 # ... on stderr as well, as every command's errors (QA: stdout only)
 "$STEPSIM" validate no-such-case.ini >/dev/null 2>vbad.err
 check "validate: a case's error is on stderr too" grep -qx "stepsim: validate: no-such-case.ini: cannot open: No such file or directory" vbad.err
+# ... but once where stdout is stderr (a terminal, 2>&1): the table's row says it (QA: twice)
+check "validate: a case's error once when stderr is stdout" \
+  sh -c "[ \$(grep -c 'no-such-case.ini: cannot open' vbad.out) -eq 1 ]"
+# the same case given twice (as a file and in its directory, by another name) runs once,
+# said once (QA: run twice)
+mkdir -p vtwice && cp val.ini vtwice/
+"$STEPSIM" validate vtwice/val.ini vtwice ./vtwice/../vtwice/val.ini >vtwice.out 2>vtwice.err; rc=$?
+check "validate: a case given three times runs once, one warning naming the repeats" \
+  sh -c "[ $rc -eq 1 ] && [ \$(grep -c MISS vtwice.out) -eq 1 ] && [ \$(wc -l <vtwice.err) -eq 1 ] \
+         && grep -qx 'stepsim validate: warning: a case given again, run once: vtwice/val.ini, ./vtwice/../vtwice/val.ini' vtwice.err"
 # a scenario named without a [validation] group is no case: said, exit 1 (it exited 0)
 "$STEPSIM" validate "$s1" >vnone.out 2>&1; rc=$?
 check "validate of a scenario without [validation]: an error saying so, exit 1" \

@@ -210,3 +210,11 @@ cli_stdout_flush (GError **error)
                err != 0 ? g_strerror (err) : "write error");
   return FALSE;
 }
+
+gboolean
+cli_stdout_is_stderr (void)
+{
+  GStatBuf out, err;
+  return fstat (STDOUT_FILENO, &out) == 0 && fstat (STDERR_FILENO, &err) == 0
+         && out.st_dev == err.st_dev && out.st_ino == err.st_ino;
+}

@@ -50,3 +50,7 @@ gboolean cli_output_check_chart (const char *what, const char *path, GError **er
  * `| head`, SIGPIPE being ignored by the commands that write files). The commands that
  * write files call it before committing them, so that exit status 1 leaves none. */
 gboolean cli_stdout_flush (GError **error);
+
+/* Whether stdout and stderr are the same file (one terminal, `>F 2>&1`, one pipe): what is
+ * printed on both reaches the reader twice. FALSE when either cannot be examined. */
+gboolean cli_stdout_is_stderr (void);
