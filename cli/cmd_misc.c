@@ -77,11 +77,12 @@ cli_cmd_export (int argc, char **argv)
     }
   if (output != NULL)
     {
-      ok = (fclose (out) == 0) && ok;
-      if (ok && g_rename (tmp, output) != 0)
+      /* a failed close (the last of the data, on a full disk) or rename: with its errno */
+      int err = fclose (out) != 0 ? errno : 0;
+      if (ok && (err != 0 || (g_rename (tmp, output) != 0 && (err = errno) != 0)))
         {
-          g_set_error (&error, G_FILE_ERROR, g_file_error_from_errno (errno),
-                       "cannot write %s: %s", output, g_strerror (errno));
+          g_set_error (&error, G_FILE_ERROR, g_file_error_from_errno (err),
+                       "cannot write %s: %s", output, g_strerror (err));
           ok = FALSE;
         }
       if (!ok)

@@ -96,9 +96,13 @@ check "--plot under a regular file: it is not a directory" grep -q -- "--plot no
 # stdout that cannot be written (a full disk) is an error, exit 1, said once (QA: `list`
 # and `run` > /dev/full exited 0); help that GOption prints and exits on is covered too
 if [ -w /dev/full ]; then
-  for c in "list gpus" "run $s1 -q -o full.h5" "run --help" "--version"; do
+  # ... with the reason, also where the failed write was an earlier flush (QA: "write error"
+  # for --help and collective, which print as they go)
+  for c in "list gpus" "run $s1 -q -o full.h5" "run --help" "--version" "collective DGX-H100" \
+           "compare $s1 training.micro_batch=2"; do
     "$STEPSIM" $c >/dev/full 2>full.err; rc=$?
-    check "$c > /dev/full: exit 1, 'cannot write to standard output'" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: ' full.err"
+    check "$c > /dev/full: exit 1, 'cannot write to standard output: No space left on device'" \
+      sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: No space left on device\$' full.err"
   done
   # run checks stdout before it commits its files: exit 1 leaves no HDF5 (QA)
   check "run > /dev/full leaves no HDF5 file" sh -c "! test -e full.h5"

@@ -128,8 +128,9 @@ cli_charts_render (const char *figure, const char *data, const char *const *args
   gboolean ok = run_gnuplot ((const char *const *) argv->pdata, out_path, error);
   if (ok && g_rename (tmp, out_path) != 0)
     {
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno),
-                   "cannot rename %s to %s", tmp, out_path);
+      int err = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                   "cannot rename %s to %s: %s", tmp, out_path, g_strerror (err));
       ok = FALSE;
     }
   if (!ok)
