@@ -4,8 +4,9 @@
  * the HDF5 file, the chart and the trace written, each under a staged name
  * ("<path>.tmp.<pid><ext>", registered in sim/tempfiles.h) and renamed onto its path only
  * once all of them are complete (all or nothing). A failing scenario, a failing output or
- * SIGINT/SIGTERM (cli/interrupt.h) leaves no new file behind, and an earlier file of the
- * same name stays as it was until a complete new one replaces it.
+ * SIGINT/SIGTERM (cli/interrupt.h) leaves no new file behind (nor the --plot directory it
+ * created), and an earlier file of the same name stays as it was until a complete new one
+ * replaces it.
  */
 #include "config.h"
 
@@ -180,11 +181,14 @@ default_output (const char *scenario_path)
 }
 
 /* Writes the HDF5 file, the chart (--plot) and the trace (--trace) under staged names added
- * to `staged`, in that order. FALSE + error on the first that fails. */
+ * to `staged`, in that order. FALSE + error on the first that fails. `*made_dir`: the --plot
+ * directory when this call created it (registered in sim/tempfiles.h; the caller removes it
+ * when the outputs are not committed), else NULL. */
 static gboolean
 write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResult *res,
-               const RunOptions *opt, SimStaged *staged, GError **error)
+               const RunOptions *opt, SimStaged *staged, char **made_dir, GError **error)
 {
+  *made_dir = NULL;
   g_autofree char *text = cli_scenario_text (sc);
   SimH5Meta meta = {
     .program = PACKAGE_NAME,
@@ -200,6 +204,11 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResu
     return FALSE;
   if (opt->plot_dir != NULL)
     {
+      if (!g_file_test (opt->plot_dir, G_FILE_TEST_IS_DIR))
+        {
+          *made_dir = g_strdup (opt->plot_dir);
+          sim_tempfiles_add (*made_dir); /* an interruption removes it too */
+        }
       if (g_mkdir_with_parents (opt->plot_dir, 0755) != 0)
         {
           int err = errno;
@@ -308,6 +317,7 @@ cli_cmd_run (int argc, char **argv)
   g_auto (GStrv) origins = NULL;
   g_autoptr (SimStaged) staged = NULL; /* the outputs being written; the ones not renamed
                                         * onto their paths are removed when it is freed */
+  g_autofree char *made_dir = NULL; /* the --plot directory this run created */
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
@@ -353,7 +363,7 @@ cli_cmd_run (int argc, char **argv)
     cli_report_print_ops (stdout, &res);
   staged = sim_staged_new ();
   /* the summary reached stdout before the files are committed: exit 1 leaves none */
-  if (write_outputs (sc, rec, &res, &opt, staged, &error) && cli_stdout_flush (&error)
+  if (write_outputs (sc, rec, &res, &opt, staged, &made_dir, &error) && cli_stdout_flush (&error)
       && sim_staged_commit (staged, &error))
     {
       rc = 0;
@@ -365,6 +375,11 @@ cli_cmd_run (int argc, char **argv)
         }
     }
 out:
+  /* a failure leaves no new file: the staged ones removed, then the --plot directory this
+   * run created (QA: `run --plot DIR > /dev/full` left an empty DIR) */
+  g_clear_pointer (&staged, sim_staged_free);
+  if (rc != 0 && made_dir != NULL)
+    g_rmdir (made_dir);
   sim_tempfiles_forget_all (); /* the outputs are complete, or were removed */
   if (error != NULL)
     cli_error (error->message);

@@ -106,6 +106,13 @@ if [ -w /dev/full ]; then
   done
   # run checks stdout before it commits its files: exit 1 leaves no HDF5 (QA)
   check "run > /dev/full leaves no HDF5 file" sh -c "! test -e full.h5"
+  # ... nor the --plot directory it created (QA: an empty one was left), one that was there
+  # stays
+  rm -rf fullplot && mkdir -p fullkeep
+  "$STEPSIM" run "$s1" -q -o full.h5 --plot fullplot >/dev/full 2>/dev/null; rc=$?
+  "$STEPSIM" run "$s1" -q -o full.h5 --plot fullkeep >/dev/full 2>/dev/null
+  check "run --plot NEWDIR > /dev/full: exit 1, no NEWDIR, an existing DIR kept (empty)" \
+    sh -c "[ $rc -eq 1 ] && ! test -e fullplot && test -d fullkeep && [ -z \"\$(ls -A fullkeep)\" ] && ! test -e full.h5"
   # a command that reports its own write error is not reported again at exit (QA: export)
   "$STEPSIM" run "$s1" -q -o fullx.h5 >/dev/null 2>&1
   "$STEPSIM" export fullx.h5 /summary >/dev/full 2>full.err; rc=$?
@@ -633,6 +640,16 @@ ls -A int/charts >int.left 2>&1
 if [ $caught -eq 1 ] && [ $rc -eq 130 ] && ! test -e big.h5 && ! ls -A . | grep -q 'tmp\.' && [ ! -s int.left ]
 then ok "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed"
 else bad "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed (exit $rc; left: $(cat int.left) $(ls big.h5* 2>/dev/null))"; fi
+rm -f big.h5
+# ... and the --plot directory this run created goes too (empty once its chart is removed)
+rm -rf int && mkdir int
+watch=int/newcharts
+# shellcheck disable=SC2086
+interrupt INT .tmp. "$STEPSIM" run $big -q -o big.h5 --plot int/newcharts
+sleep 0.5
+if [ $caught -eq 1 ] && [ $rc -eq 130 ] && ! test -e int/newcharts && ! test -e big.h5
+then ok "SIGINT while run draws its chart: the --plot directory it created removed"
+else bad "SIGINT while run draws its chart: the --plot directory it created removed (exit $rc; left: $(ls -A int))"; fi
 rm -f big.h5
 # an earlier file of the output's name stays until a complete new one replaces it: the HDF5
 # is staged, not renamed over it, while the chart is still being drawn
