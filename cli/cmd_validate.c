@@ -433,8 +433,8 @@ drop_repeated_cases (GPtrArray *files)
     }
   if (dropped->len > 3)
     g_string_append_printf (names, " and %u more", dropped->len - 3);
-  fprintf (stderr, "%s: warning: a case given again, run once: %s\n",
-           g_get_prgname () != NULL ? g_get_prgname () : "stepsim", names->str);
+  g_autofree char *msg = g_strdup_printf ("a case given again, run once: %s", names->str);
+  cli_scenario_warn (msg);
 }
 
 /* The shipped cases (tests/validation, or the installed copy). */

@@ -118,6 +118,15 @@ if [ -w /dev/full ]; then
   "$STEPSIM" export fullx.h5 /summary >/dev/full 2>full.err; rc=$?
   check "export > /dev/full: exit 1, one message" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'write error: No space left on device' full.err"
 fi
+# every warning reads "stepsim COMMAND: warning: …" (QA: the trained-length one of a rotary
+# model read "stepsim: warning: …"), under run and under batch
+"$STEPSIM" run "$s1" -q -o tl.h5 --set training.seq_len=140000 >/dev/null 2>tl.err
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.seq_len = 140000\n' "$s1" >tl.ini
+"$STEPSIM" batch tl.ini -q -o tlb.h5 >/dev/null 2>tlb.err
+check "warnings: one prefix, 'stepsim COMMAND: warning: ' (the trained length, run and batch)" \
+  sh -c "grep -q \"^stepsim run: warning: .*key 'seq_len': 140000 is above the 131072 positions\" tl.err \
+         && grep -q \"^stepsim batch: warning: .*key 'seq_len': 140000 is above\" tlb.err \
+         && ! grep -h 'warning' tl.err tlb.err | grep -qv '^stepsim [a-z]*: warning: '"
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
@@ -514,7 +523,7 @@ check "run -q: a long label is never cut inside an override" \
   sh -c "! grep -q '…' long.out && grep -q '^ok (training.checkpointing=selective, .*training.grad_accum=2, +4 more): FITS' long.out"
 # ... so does a warning about a value from --set (the seq_len above the trained positions)
 "$STEPSIM" run ok.ini -q -o sl.h5 --set training.seq_len=200000 --set cluster.gpus_per_node=1 >/dev/null 2>sl.err
-check "a warning about a --set value names it" grep -q "^stepsim: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
+check "a warning about a --set value names it" grep -q "^stepsim run: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
 "$STEPSIM" compare ok.ini cluster.node=DGX-A100 >or.out 2>&1
 check "an error from a compare variation names it" grep -q "^stepsim: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
 check "a compare variation's error is printed once (the row says error)" \
