@@ -217,6 +217,12 @@ done
 "$STEPSIM" batch typo.ini -o typo.h5 >/dev/null 2>typo.err; rc=$?
 [ $rc -eq 1 ] && ok "unknown axis key: exit 1" || bad "unknown axis key: exit 1 (got $rc)"
 check "unknown axis key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[axes\\], key 'training.micro_bach'.*micro_batch\" typo.err"
+# a range bound that is no finite number is refused naming file, group and key, nothing
+# written (QA: nan:3 was taken as a value)
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = nan:3\n' "$s1" >nanr.ini
+"$STEPSIM" batch nanr.ini -q -o nanr.h5 >/dev/null 2>nanr.err; rc=$?
+check "a range 'nan:3': refused naming file, group, key and the bound, no file" \
+  sh -c "[ $rc -eq 1 ] && ! test -e nanr.h5 && grep -q \"nanr.ini: group \\[axes\\], key 'training.micro_batch': range 'nan:3': FIRST 'nan' is not a finite number\" nanr.err"
 check "unknown axis key: nothing written" test ! -e typo.h5
 
 # Outputs never replace an input: the sweep, its base scenario, an hf_config JSON a scenario
