@@ -178,6 +178,20 @@ check "export /tasks has labels" sh -c "'$STEPSIM' export s1.h5 /tasks | grep -q
 "$STEPSIM" export s1.h5 /no/such -o nosuch.tsv >/dev/null 2>nosuch.err; rc=$?
 check "export -o of a missing object: exit 1, one line naming the file and object, no file left" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nosuch.err) -eq 1 ] && grep -q 's1.h5' nosuch.err && grep -q '/no/such' nosuch.err && ! ls -a | grep -q 'nosuch.tsv'"
+# a missing path below the root: what the deepest level that exists holds (QA: "no such
+# object" alone), the ranks as their range
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o s3all.h5 \
+  --set run.rank_classes=off >/dev/null 2>&1
+for case in "/series/rank99/memory|(/series holds rank0…rank7 (8 ranks), links)" \
+            "/series/rank0/bogus|(/series/rank0 holds memory, allocated, reserved)" \
+            "/series/rank0/allocated/x|(/series/rank0/allocated is one entry, with nothing below it)" \
+            "/summary/ranks/rank9/x|(/summary/ranks holds rank0…rank7 (8 ranks))" \
+            "/tasks/x|(/tasks is a table, with nothing below it)"; do
+  obj=${case%%|*}; says=${case#*|}
+  "$STEPSIM" export s3all.h5 "$obj" >/dev/null 2>miss.err; rc=$?
+  check "export $obj: exit 1, says $says" \
+    sh -c "[ $rc -eq 1 ] && grep -qxF 'stepsim: s3all.h5: $obj: no such object $says' miss.err"
+done
 "$STEPSIM" export s1.h5 / >root.out 2>root.err; rc=$?
 check "export of the file's root: exit 1 naming the objects there are" \
   sh -c "[ $rc -eq 1 ] && grep -q \"the file's root is no table: export one of its objects (/ops, /series, /summary, /tasks)\" root.err && [ ! -s root.out ]"
