@@ -127,6 +127,12 @@ check "warnings: one prefix, 'stepsim COMMAND: warning: ' (the trained length, r
   sh -c "grep -q \"^stepsim run: warning: .*key 'seq_len': 140000 is above the 131072 positions\" tl.err \
          && grep -q \"^stepsim batch: warning: .*key 'seq_len': 140000 is above\" tlb.err \
          && ! grep -h 'warning' tl.err tlb.err | grep -qv '^stepsim [a-z]*: warning: '"
+# an HDF5 file that cannot be written whole (a full disk; here a file size limit, EFBIG):
+# exit 1, the reason in words, no file (it crashed, SIGSEGV in HDF5's termination at exit,
+# and printed HDF5's dump of the failed write: "time = …, errno = 27, …")
+sh -c "trap '' XFSZ; ulimit -f 100; exec '$STEPSIM' run '$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini' -q -o fsz.h5" >/dev/null 2>fsz.err; rc=$?
+check "run -o under a file size limit: exit 1, 'file write failed: File too large', no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q '(HDF5: file write failed: File too large)\$' fsz.err && ! grep -q errno fsz.err && ! ls | grep -q '^fsz.h5'"
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
