@@ -133,6 +133,14 @@ check "warnings: one prefix, 'stepsim COMMAND: warning: ' (the trained length, r
 sh -c "trap '' XFSZ; ulimit -f 100; exec '$STEPSIM' run '$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini' -q -o fsz.h5" >/dev/null 2>fsz.err; rc=$?
 check "run -o under a file size limit: exit 1, 'file write failed: File too large', no file" \
   sh -c "[ $rc -eq 1 ] && grep -q '(HDF5: file write failed: File too large)\$' fsz.err && ! grep -q errno fsz.err && ! ls | grep -q '^fsz.h5'"
+# ... nor a chart cut short: gnuplot exits 0 when its writes fail, the chart is checked whole
+# (QA: a full disk left an empty PNG, exit 0), PNG and SVG
+"$STEPSIM" run "$s1" -q -o cut.h5 >/dev/null 2>&1
+for f in cut.png cut.svg; do
+  sh -c "trap '' XFSZ; ulimit -f 20; exec '$STEPSIM' plot memory cut.h5 -o $f" >/dev/null 2>cut.err; rc=$?
+  check "plot -o $f under a file size limit: exit 1, 'File too large', no chart" \
+    sh -c "[ $rc -eq 1 ] && grep -q '$f: cannot write the chart: File too large (gnuplot wrote [0-9]* bytes of it)' cut.err && ! ls | grep -q '^$f'"
+done
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
