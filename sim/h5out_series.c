@@ -644,8 +644,12 @@ sim_h5_missing_level (const char *root, const char *const *paths, gsize n, const
             continue;
           const char *slash = strchr (below, '/');
           char *kid = g_strndup (below, slash != NULL ? (gsize) (slash - below) : strlen (below));
-          if (g_hash_table_add (seen, kid))
-            g_ptr_array_add (kids, kid);
+          /* contains, then add: g_hash_table_add of an equal key would keep this one */
+          if (!g_hash_table_contains (seen, kid))
+            {
+              g_hash_table_add (seen, kid);
+              g_ptr_array_add (kids, kid);
+            }
           else
             g_free (kid);
         }
