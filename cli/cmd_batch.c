@@ -251,7 +251,7 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
     "SWEEP.ini — run every scenario of a sweep; one results row per scenario");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("batch", error);
       return usage_error (rank, msg);

@@ -201,7 +201,7 @@ cli_cmd_collective (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   int rc;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("collective", error);
       rc = (cli_error (msg), 2);

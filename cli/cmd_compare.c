@@ -193,7 +193,7 @@ cli_cmd_compare (int argc, char **argv)
     "are variation − as given: + more memory or slower, − less memory or faster)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("compare", error);
       return cli_error (msg), 2;

@@ -319,7 +319,7 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
          "TIME at its [cost] prices (stepsim fit --for cost --help).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error))
     {
       /* --for cost's own options (fit_cost_command) given to another search: say whose
        * they are, as check_fit_options does for the others' */
@@ -366,6 +366,7 @@ fit_cost_requested (int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
     if (strcmp (argv[i], "--for=cost") == 0 || strcmp (argv[i], "-f=cost") == 0
+        || strcmp (argv[i], "-fcost") == 0 /* attached, as cli_option_parse reads it */
         || ((strcmp (argv[i], "--for") == 0 || strcmp (argv[i], "-f") == 0) && i + 1 < argc
             && strcmp (argv[i + 1], "cost") == 0))
       return TRUE;
@@ -402,7 +403,7 @@ fit_cost_command (int argc, char **argv)
          "(also when no plan meets the deadline), 1 bad input, 2 usage error.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       /* the other searches' options given to --for cost: say whose they are, as the other
        * direction does (cli_cmd_fit's parse) */

@@ -32,7 +32,7 @@ cli_cmd_export (int argc, char **argv)
     "/series/rank0/memory)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("export", error);
       return cli_error (msg), 2;
@@ -77,11 +77,12 @@ cli_cmd_export (int argc, char **argv)
     }
   if (output != NULL)
     {
-      ok = (fclose (out) == 0) && ok;
-      if (ok && g_rename (tmp, output) != 0)
+      /* a failed close (the last of the data, on a full disk) or rename: with its errno */
+      int err = fclose (out) != 0 ? errno : 0;
+      if (ok && (err != 0 || (g_rename (tmp, output) != 0 && (err = errno) != 0)))
         {
-          g_set_error (&error, G_FILE_ERROR, g_file_error_from_errno (errno),
-                       "cannot write %s: %s", output, g_strerror (errno));
+          g_set_error (&error, G_FILE_ERROR, g_file_error_from_errno (err),
+                       "cannot write %s: %s", output, g_strerror (err));
           ok = FALSE;
         }
       if (!ok)
@@ -186,8 +187,9 @@ int
 cli_cmd_list (int argc, char **argv)
 {
   g_autoptr (GOptionContext) ctx = g_option_context_new ("gpus|nodes|models — show the GPU or node catalog, or the shipped model configs");
+  static const GOptionEntry entries[] = { { NULL } };
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("list", error);
       return cli_error (msg), 2;

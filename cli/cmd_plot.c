@@ -347,7 +347,7 @@ parse_plot_options (int *argc, char ***argv, PlotOptions *o)
          "caption), numbered and listed with their labels, the Pareto front joined.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("plot", error);
       return cli_error (msg), 2;

@@ -4,8 +4,9 @@
  * the HDF5 file, the chart and the trace written, each under a staged name
  * ("<path>.tmp.<pid><ext>", registered in sim/tempfiles.h) and renamed onto its path only
  * once all of them are complete (all or nothing). A failing scenario, a failing output or
- * SIGINT/SIGTERM (cli/interrupt.h) leaves no new file behind, and an earlier file of the
- * same name stays as it was until a complete new one replaces it.
+ * SIGINT/SIGTERM (cli/interrupt.h) leaves no new file behind (nor the --plot directory it
+ * created), and an earlier file of the same name stays as it was until a complete new one
+ * replaces it.
  */
 #include "config.h"
 
@@ -51,6 +52,108 @@ cli_option_error_message (const char *command, const GError *error)
   return g_strdup_printf ("%s: %s (see stepsim %s --help)", command, text, command);
 }
 
+/* The entry of `entries` whose short name is `c`, or NULL. */
+static const GOptionEntry *
+short_entry (const GOptionEntry *entries, char c)
+{
+  for (const GOptionEntry *e = entries; e->long_name != NULL; e++)
+    if (e->short_name != 0 && e->short_name == c)
+      return e;
+  return NULL;
+}
+
+/* Whether `e` reads a value (in the next argument, or after '=' for its long name). */
+static gboolean
+takes_value (const GOptionEntry *e)
+{
+  return e->arg != G_OPTION_ARG_NONE
+         && !(e->arg == G_OPTION_ARG_CALLBACK && (e->flags & G_OPTION_FLAG_NO_ARG) != 0);
+}
+
+/* Where the short-option group `arg` ("-qj2") splits into the option part and its
+ * attached value: the index after its first short option that takes a value; 0 when no
+ * such option has characters after it. `*value_next`: the group ends with an option that
+ * takes a value, so the next argument is that value. */
+static gsize
+attached_split (const GOptionEntry *entries, const char *arg, gboolean *value_next)
+{
+  *value_next = FALSE;
+  for (gsize j = 1; arg[j] != '\0'; j++)
+    {
+      const GOptionEntry *e = short_entry (entries, arg[j]);
+      if (e == NULL && (arg[j] == 'h' || arg[j] == '?')) /* GOption's own help flags */
+        continue;
+      if (e == NULL)
+        return 0; /* GOption says which is unknown */
+      if (!takes_value (e))
+        continue;
+      if (arg[j + 1] != '\0')
+        return j + 1;
+      *value_next = TRUE;
+      return 0;
+    }
+  return 0;
+}
+
+gboolean
+cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
+                  GError **error)
+{
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();        /* borrowed and `made` strings */
+  g_autoptr (GPtrArray) made = g_ptr_array_new_with_free_func (g_free);
+  gboolean value_next = FALSE, options_end = FALSE;
+  for (int i = 0; i < *argc; i++)
+    {
+      char *a = (*argv)[i];
+      gboolean is_value = value_next;
+      value_next = FALSE;
+      if (i == 0 || is_value || options_end || a[0] != '-' || a[1] == '\0')
+        {
+          g_ptr_array_add (args, a);
+          continue;
+        }
+      if (a[1] == '-')
+        {
+          options_end = a[2] == '\0';
+          for (const GOptionEntry *e = entries; !options_end && e->long_name != NULL; e++)
+            if (strcmp (a + 2, e->long_name) == 0)
+              value_next = takes_value (e);
+          g_ptr_array_add (args, a);
+          continue;
+        }
+      gsize split = attached_split (entries, a, &value_next);
+      if (split == 0)
+        {
+          g_ptr_array_add (args, a);
+          continue;
+        }
+      g_ptr_array_add (made, g_strndup (a, split));
+      g_ptr_array_add (args, made->pdata[made->len - 1]);
+      g_ptr_array_add (made, g_strdup (a + split));
+      g_ptr_array_add (args, made->pdata[made->len - 1]);
+    }
+  if (made->len == 0)
+    return g_option_context_parse (ctx, argc, argv, error);
+  g_ptr_array_add (args, NULL);
+  int n = (int) args->len - 1;
+  char **v = (char **) args->pdata;
+  if (!g_option_context_parse (ctx, &n, &v, error))
+    return FALSE;
+  /* Each split pair is an option and its value, both consumed: what is left are `*argv`'s
+   * own strings, no more of them than there were. */
+  g_assert (n <= *argc);
+  for (int i = 0; i < n; i++)
+    {
+      for (guint k = 0; k < made->len; k++)
+        g_assert (v[i] != made->pdata[k]);
+      (*argv)[i] = v[i];
+    }
+  if (n < *argc)
+    (*argv)[n] = NULL;
+  *argc = n;
+  return TRUE;
+}
+
 /* DIR/<scenario stem>-memory.png, the chart --plot writes. Caller frees. */
 static char *
 chart_path (const char *scenario_path, const char *dir)
@@ -78,11 +181,14 @@ default_output (const char *scenario_path)
 }
 
 /* Writes the HDF5 file, the chart (--plot) and the trace (--trace) under staged names added
- * to `staged`, in that order. FALSE + error on the first that fails. */
+ * to `staged`, in that order. FALSE + error on the first that fails. `*made_dir`: the --plot
+ * directory when this call created it (registered in sim/tempfiles.h; the caller removes it
+ * when the outputs are not committed), else NULL. */
 static gboolean
 write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResult *res,
-               const RunOptions *opt, SimStaged *staged, GError **error)
+               const RunOptions *opt, SimStaged *staged, char **made_dir, GError **error)
 {
+  *made_dir = NULL;
   g_autofree char *text = cli_scenario_text (sc);
   SimH5Meta meta = {
     .program = PACKAGE_NAME,
@@ -98,6 +204,11 @@ write_outputs (const CliScenario *sc, const SimRecorder *rec, const ModelSimResu
     return FALSE;
   if (opt->plot_dir != NULL)
     {
+      if (!g_file_test (opt->plot_dir, G_FILE_TEST_IS_DIR))
+        {
+          *made_dir = g_strdup (opt->plot_dir);
+          sim_tempfiles_add (*made_dir); /* an interruption removes it too */
+        }
       if (g_mkdir_with_parents (opt->plot_dir, 0755) != 0)
         {
           int err = errno;
@@ -169,7 +280,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "\"needs X\" and the summary's \"fits from\" (README.md, \"What the summary means\").");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("run", error);
       cli_error (msg);
@@ -209,6 +320,7 @@ cli_cmd_run (int argc, char **argv)
   g_auto (GStrv) origins = NULL;
   g_autoptr (SimStaged) staged = NULL; /* the outputs being written; the ones not renamed
                                         * onto their paths are removed when it is freed */
+  g_autofree char *made_dir = NULL; /* the --plot directory this run created */
   if (rc != 0)
     goto out;
   if (opt.output == NULL)
@@ -254,7 +366,7 @@ cli_cmd_run (int argc, char **argv)
     cli_report_print_ops (stdout, &res);
   staged = sim_staged_new ();
   /* the summary reached stdout before the files are committed: exit 1 leaves none */
-  if (write_outputs (sc, rec, &res, &opt, staged, &error) && cli_stdout_flush (&error)
+  if (write_outputs (sc, rec, &res, &opt, staged, &made_dir, &error) && cli_stdout_flush (&error)
       && sim_staged_commit (staged, &error))
     {
       rc = 0;
@@ -266,6 +378,11 @@ cli_cmd_run (int argc, char **argv)
         }
     }
 out:
+  /* a failure leaves no new file: the staged ones removed, then the --plot directory this
+   * run created (QA: `run --plot DIR > /dev/full` left an empty DIR) */
+  g_clear_pointer (&staged, sim_staged_free);
+  if (rc != 0 && made_dir != NULL)
+    g_rmdir (made_dir);
   sim_tempfiles_forget_all (); /* the outputs are complete, or were removed */
   if (error != NULL)
     cli_error (error->message);

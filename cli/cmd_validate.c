@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/scenario/output.h"
@@ -40,6 +41,7 @@
 #include "hardware/catalog.h"
 #include "hardware/kernel.h"
 #include "sim/tempfiles.h"
+#include "sim/text.h"
 #include "sim/units.h"
 
 typedef struct
@@ -264,13 +266,15 @@ report (const Case *c, const char *gpu, double p, gboolean fits, GString *tsv)
  * length, no multiple); the answer is the prediction. Nothing fitting is an OOM verdict. */
 /* A case that could not run: its row in the table (the id, "-" for a file that is no case,
  * "?" when the file could not be read for one) and the message on stderr, as every
- * command's errors, for scripts that keep stdout. */
+ * command's errors, for scripts that keep stdout; not there too when stderr is stdout (a
+ * terminal, 2>&1), where it would read twice (QA). */
 static void
 row_error (const char *id, const char *message)
 {
   printf ("%-6s error: %s\n", id, message);
   fflush (stdout);
-  fprintf (stderr, "stepsim: validate: %s\n", message);
+  if (!cli_stdout_is_stderr ())
+    fprintf (stderr, "stepsim: validate: %s\n", message);
 }
 
 static int
@@ -399,6 +403,40 @@ cases_in_dir (const char *dir, GPtrArray *files)
   return found->len;
 }
 
+/* Removes from `files` each case given before (the same real path: as a file and in its
+ * directory, by another name, through a link), said once on stderr with the names it was
+ * given as; it runs once. A path that cannot be resolved is compared as given (its error
+ * comes when it runs). */
+static void
+drop_repeated_cases (GPtrArray *files)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, free, NULL);
+  g_autoptr (GPtrArray) dropped = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < files->len;)
+    {
+      const char *path = g_ptr_array_index (files, i);
+      char *real = realpath (path, NULL);
+      if (real == NULL)
+        real = strdup (path);
+      if (g_hash_table_add (seen, real))
+        i++;
+      else
+        g_ptr_array_add (dropped, g_ptr_array_steal_index (files, i));
+    }
+  if (dropped->len == 0)
+    return;
+  g_autoptr (GString) names = g_string_new (NULL);
+  for (guint i = 0; i < dropped->len && i < 3; i++)
+    {
+      g_autofree char *shown = sim_text_printable (g_ptr_array_index (dropped, i), 200);
+      g_string_append_printf (names, "%s%s", i > 0 ? ", " : "", shown);
+    }
+  if (dropped->len > 3)
+    g_string_append_printf (names, " and %u more", dropped->len - 3);
+  g_autofree char *msg = g_strdup_printf ("a case given again, run once: %s", names->str);
+  cli_scenario_warn (msg);
+}
+
 /* The shipped cases (tests/validation, or the installed copy). */
 static GPtrArray *
 default_cases (void)
@@ -458,7 +496,7 @@ cli_cmd_validate (int argc, char **argv)
   };
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  if (!cli_option_parse (ctx, entries, &argc, &argv, &error))
     {
       g_autofree char *msg = cli_option_error_message ("validate", error);
       return cli_error (msg), 2;
@@ -494,6 +532,7 @@ cli_cmd_validate (int argc, char **argv)
       g_ptr_array_unref (files);
       files = default_cases ();
     }
+  drop_repeated_cases (files);
   /* the TSV never replaces what the cases read (QA: --tsv CASE.ini overwrote the case) and
    * is written whole at the end, or not at all */
   g_autoptr (GString) tsv = tsv_path != NULL ? g_string_new (NULL) : NULL;

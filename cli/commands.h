@@ -21,3 +21,14 @@ void cli_error (const char *message);
  * text with the command and where help is: "run: unknown option --bogus (see stepsim run
  * --help)". Caller frees. */
 char *cli_option_error_message (const char *command, const GError *error);
+/* g_option_context_parse (`ctx`, `argc`, `argv`, `error`) reading a short option's value
+ * attached to it as getopt does ("-j2", "-oOUT.h5", after flags "-qoOUT.h5"), which GOption
+ * alone reads as the option with the next argument as its value. `entries` is the table
+ * added to `ctx` (NULL-terminated): a short option takes a value unless it is
+ * G_OPTION_ARG_NONE or a G_OPTION_FLAG_NO_ARG callback. An argument that is another option's
+ * value ("-o" "-jx"), or follows "--", is left as it is; a group with a character that is no
+ * short option of `entries` (nor -h, -?) too, for GOption to refuse. On success `*argv`
+ * keeps its array, holding the arguments left (its strings, none of them new), `*argc`
+ * their count; FALSE + error (GOption's) otherwise. */
+gboolean cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc,
+                           char ***argv, GError **error);

@@ -128,6 +128,7 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, ""); /* UTF-8 help text; numbers are parsed with g_ascii_strtod */
+  cli_stdout_install (); /* a failed write to stdout is said with its reason */
   cli_malloc_tune ();
   atexit (check_stdout);
   cli_interrupt_install (); /* SIGINT/SIGTERM/SIGHUP leave no temporary file behind */

@@ -119,6 +119,13 @@ void *sim_h5_vlen_alloc_bounded (size_t size, void *info);
 void sim_h5_vlen_free (void *mem, void *info);
 /* TRUE if every component of the absolute path `object` exists in `file`. */
 gboolean sim_h5_object_exists (H5Id file, const char *object);
+/* For the message of a path below `root` ("/series", "/summary") that names nothing: what
+ * the deepest level of `rel` ("rank99/memory") that `paths` (the `n` entry paths under
+ * `root`, "rank0/memory/weights"; NULL entries are "") reach holds: "/series holds
+ * rank0…rank7 (8 ranks), links", "/series/rank0/allocated is one entry, with nothing below
+ * it". Caller frees. */
+char *sim_h5_missing_level (const char *root, const char *const *paths, gsize n,
+                            const char *rel);
 /* A string dataset or attribute (fixed or variable length, one element: scalar or 1-D of
  * one), newly allocated; NULL + error (SIM_H5OUT_ERROR_FORMAT) if `obj` does not hold one
  * string, or a fixed length larger than the file. */

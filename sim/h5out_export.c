@@ -241,11 +241,20 @@ sim_h5_summary_table_entries (H5Id dset, const char *rel, GError **error)
         }
       g_ptr_array_add (entries, e);
     }
+  g_autofree char *missing = NULL; /* what the deepest level that exists holds (QA) */
+  if (entries->len == 0 && rlen > 0)
+    {
+      g_autofree const char **names = g_new0 (const char *, MAX (n, 1));
+      for (hssize_t i = 0; i < n; i++)
+        names[i] = rows[i].name;
+      missing = sim_h5_missing_level ("/summary", names, (gsize) n, rel);
+    }
   if (n > 0)
     H5Dvlen_reclaim (mtype, space, dxpl, rows);
   if (entries->len == 0 && rlen > 0)
     {
-      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object");
+      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object (%s)",
+                   missing);
       return NULL;
     }
   return g_steal_pointer (&entries);
@@ -531,6 +540,26 @@ root_names (H5Id file)
   return g_string_free (names, FALSE);
 }
 
+/* The longest proper prefix of `object` ("/tasks" of "/tasks/x") that is a dataset of
+ * `file`, printable; NULL when none is. Caller frees. */
+static char *
+deepest_dataset (H5Id file, const char *object)
+{
+  g_autofree char *path = g_strdup (object);
+  for (char *slash = strrchr (path, '/'); slash != NULL && slash > path;
+       slash = strrchr (path, '/'))
+    {
+      *slash = '\0';
+      if (path[0] == '\0' || !sim_h5_object_exists (file, path))
+        continue;
+      g_auto (H5Id) obj = H5Oopen (file, path, H5P_DEFAULT);
+      gboolean dataset = obj >= 0 && H5Iget_type (obj) == H5I_DATASET;
+      H5Eclear2 (H5E_DEFAULT);
+      return dataset ? sim_text_printable (path, 200) : NULL;
+    }
+  return NULL;
+}
+
 /* TRUE if the normalised object path is /summary or lies below it. */
 static gboolean
 is_summary_path (const char *object)
@@ -570,10 +599,15 @@ export_object (H5Id file, const char *object, FILE *out, GError **error)
   if (!sim_h5_object_exists (file, object))
     {
       /* say what the file holds (QA: /summary asked of a batch file, whose table is
-       * /results) */
-      g_autofree char *names = root_names (file);
-      g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
-                   "no such object (the file holds %s)", names);
+       * /results), or that the deepest level that exists is a table (/tasks/x) */
+      g_autofree char *dataset = deepest_dataset (file, object);
+      g_autofree char *names = dataset == NULL ? root_names (file) : NULL;
+      if (dataset != NULL)
+        g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                     "no such object (%s is a table, with nothing below it)", dataset);
+      else
+        g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                     "no such object (the file holds %s)", names);
       return FALSE;
     }
   g_auto (H5Id) obj = H5Oopen (file, object, H5P_DEFAULT);

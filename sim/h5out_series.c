@@ -547,15 +547,136 @@ member_is (H5Id ftype, const char *name, H5T_class_t cls)
          && (cls != H5T_STRING || H5Tis_variable_str (mt) > 0);
 }
 
+/* "rank12" → 12; -1 for a name that is no rankN. */
+static gint64
+rank_number (const char *name)
+{
+  guint64 r = 0;
+  if (!g_str_has_prefix (name, "rank") || name[4] == '\0'
+      || !g_ascii_string_to_unsigned (name + 4, 10, 0, G_MAXINT32, &r, NULL)
+      || (name[4] == '0' && name[5] != '\0'))
+    return -1;
+  return (gint64) r;
+}
+
+static gint
+compare_gint64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* `kids` (names) as a message's list: the rankN among them as their range ("rank0…rank7
+ * (8 ranks)"; "rank0, rank8, …, rank56 (8 ranks)" when not consecutive), the others after
+ * them by name, at most 6 (the first four, "…", the last; then the count). */
+static char *
+kids_text (GPtrArray *kids)
+{
+  g_autoptr (GArray) ranks = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GPtrArray) other = g_ptr_array_new ();
+  for (guint i = 0; i < kids->len; i++)
+    {
+      gint64 r = rank_number (g_ptr_array_index (kids, i));
+      if (r >= 0)
+        g_array_append_val (ranks, r);
+      else
+        g_ptr_array_add (other, g_ptr_array_index (kids, i));
+    }
+  GString *m = g_string_new (NULL);
+  if (ranks->len > 2)
+    {
+      g_array_sort (ranks, compare_gint64);
+      gint64 lo = g_array_index (ranks, gint64, 0), hi = g_array_index (ranks, gint64,
+                                                                         ranks->len - 1);
+      if (hi - lo + 1 == (gint64) ranks->len)
+        g_string_append_printf (m, "rank%" G_GINT64_FORMAT "…rank%" G_GINT64_FORMAT, lo, hi);
+      else
+        for (guint i = 0; i < ranks->len; i++)
+          if (i < 2 || i + 1 == ranks->len)
+            g_string_append_printf (m, "%srank%" G_GINT64_FORMAT, i > 0 ? ", " : "",
+                                    g_array_index (ranks, gint64, i));
+          else if (i == 2)
+            g_string_append (m, ", …");
+      g_string_append_printf (m, " (%u ranks)", ranks->len);
+    }
+  else
+    for (guint i = 0; i < ranks->len; i++)
+      g_string_append_printf (m, "%srank%" G_GINT64_FORMAT, i > 0 ? ", " : "",
+                              g_array_index (ranks, gint64, i));
+  for (guint i = 0; i < other->len; i++)
+    {
+      if (other->len > 6 && i >= 4 && i + 1 < other->len)
+        {
+          if (i == 4)
+            g_string_append (m, ", …");
+          continue;
+        }
+      g_autofree char *name = sim_text_printable (g_ptr_array_index (other, i), 80);
+      g_string_append_printf (m, "%s%s", m->len > 0 ? ", " : "", name);
+    }
+  if (other->len > 6)
+    g_string_append_printf (m, " (%u in all)", other->len);
+  return g_string_free (m, FALSE);
+}
+
+char *
+sim_h5_missing_level (const char *root, const char *const *paths, gsize n, const char *rel)
+{
+  g_auto (GStrv) want = g_strsplit (rel, "/", -1);
+  for (guint k = g_strv_length (want); k-- > 0;)
+    {
+      char *cut = want[k];
+      want[k] = NULL; /* want[0..k) is the level looked at */
+      g_autofree char *prefix = g_strjoinv ("/", want);
+      want[k] = cut;
+      gsize plen = strlen (prefix);
+      g_autoptr (GPtrArray) kids = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+      gboolean leaf = FALSE;
+      for (gsize i = 0; i < n; i++)
+        {
+          const char *path = paths[i] != NULL ? paths[i] : "";
+          const char *below = plen == 0 ? path
+                              : strncmp (path, prefix, plen) == 0 && path[plen] == '/'
+                                ? path + plen + 1 : NULL;
+          leaf = leaf || (plen > 0 && strcmp (path, prefix) == 0);
+          if (below == NULL || *below == '\0')
+            continue;
+          const char *slash = strchr (below, '/');
+          char *kid = g_strndup (below, slash != NULL ? (gsize) (slash - below) : strlen (below));
+          /* contains, then add: g_hash_table_add of an equal key would keep this one */
+          if (!g_hash_table_contains (seen, kid))
+            {
+              g_hash_table_add (seen, kid);
+              g_ptr_array_add (kids, kid);
+            }
+          else
+            g_free (kid);
+        }
+      g_autofree char *level = plen > 0 ? g_strconcat (root, "/", prefix, NULL) : g_strdup (root);
+      g_autofree char *shown = sim_text_printable (level, 200);
+      if (kids->len == 0 && leaf)
+        return g_strdup_printf ("%s is one entry, with nothing below it", shown);
+      if (kids->len == 0)
+        continue;
+      g_autofree char *list = kids_text (kids);
+      return g_strdup_printf ("%s holds %s", shown, list);
+    }
+  return g_strdup_printf ("%s holds nothing", root);
+}
+
 /* Reads /series/index whole (its rows × row size within the file before anything is
  * allocated, strings through the bounded allocator) and keeps the rows `rel` selects: the
  * series named `rel` ("value"), else those below it (named relative to it; by their paths
  * when `rel` is ""). Each selected row's points must lie within the `n_points` of the point
- * arrays. Appends SeriesCol with name set and time, value NULL. */
+ * arrays. Appends SeriesCol with name set and time, value NULL. `*missing`: when `rel` is
+ * not "" and selects none, what its deepest level holds (sim_h5_missing_level), else
+ * NULL. */
 static gboolean
 select_index (H5Id file, const char *rel, hsize_t n_points, GPtrArray *cols, GArray *ranges,
-              GError **error)
+              char **missing, GError **error)
 {
+  *missing = NULL;
   g_auto (H5Id) d = H5Dopen2 (file, "/series/index", H5P_DEFAULT);
   g_auto (H5Id) ftype = d >= 0 ? H5Dget_type (d) : H5I_INVALID_HID;
   g_auto (H5Id) space = d >= 0 ? H5Dget_space (d) : H5I_INVALID_HID;
@@ -617,6 +738,13 @@ select_index (H5Id file, const char *rel, hsize_t n_points, GPtrArray *cols, GAr
       g_ptr_array_add (cols, c);
       guint64 range[2] = { r->first, r->count };
       g_array_append_vals (ranges, range, 2);
+    }
+  if (ok && cols->len == 0 && rlen > 0)
+    {
+      g_autofree const char **paths = g_new0 (const char *, MAX (n, 1));
+      for (hssize_t i = 0; i < n; i++)
+        paths[i] = rows[i].path;
+      *missing = sim_h5_missing_level ("/series", paths, (gsize) n, rel);
     }
   if (n > 0)
     H5Dvlen_reclaim (mtype, space, dxpl, rows);
@@ -704,12 +832,18 @@ view_cols (H5Id file, const char *object, GError **error)
     }
   g_autoptr (GPtrArray) cols = g_ptr_array_new_with_free_func (series_col_free);
   g_autoptr (GArray) ranges = g_array_new (FALSE, FALSE, sizeof (guint64));
-  if (!select_index (file, rel, nt, cols, ranges, error))
+  g_autofree char *missing = NULL;
+  if (!select_index (file, rel, nt, cols, ranges, &missing, error))
     return NULL;
   if (cols->len == 0)
     {
-      g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
-                           *rel ? "no such object" : "/series holds no series");
+      /* what there is at the deepest level that exists (QA: "no such object" alone) */
+      if (missing != NULL)
+        g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND, "no such object (%s)",
+                     missing);
+      else
+        g_set_error_literal (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND,
+                             "/series holds no series");
       return NULL;
     }
   guint64 lo = G_MAXUINT64, hi = 0;

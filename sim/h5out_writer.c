@@ -39,12 +39,25 @@ sim_h5_close (H5Id id)
     }
 }
 
+/* The first (most specific) description of HDF5's error stack into the GString `data`; a
+ * system call's failure as its errno's text ("file write failed: No space left on device"),
+ * not the dump of the call HDF5 writes ("time = …, filename = …, errno = 28, …"). */
 static herr_t
 first_desc (unsigned n, const H5E_error2_t *err, void *data)
 {
   (void) n;
   GString *s = data;
-  if (s->len == 0 && err->desc != NULL && err->desc[0] != '\0')
+  if (s->len > 0 || err->desc == NULL || err->desc[0] == '\0')
+    return 0;
+  const char *at = strstr (err->desc, ", errno = ");
+  const char *colon = strstr (err->desc, ": ");
+  char *end = NULL;
+  guint64 e = at != NULL ? g_ascii_strtoull (at + 10, &end, 10) : 0;
+  if (colon != NULL && colon < at && end != at + 10 && (*end == ',' || *end == '\0') && e > 0
+      && e < 4096)
+    g_string_append_printf (s, "%.*s: %s", (int) (colon - err->desc), err->desc,
+                            g_strerror ((int) e));
+  else
     g_string_append (s, err->desc);
   return 0;
 }
@@ -71,6 +84,11 @@ sim_h5_fail (GError **error, int code, const char *fmt, ...)
 void
 sim_h5_silence (void)
 {
+  /* Before the library starts (the first call; a no-op after): no HDF5 termination at exit.
+   * A file whose H5Fclose failed (a full disk) stays half-closed in HDF5's tables, and
+   * HDF5 1.10's termination then crashes on it (H5F__close_cb, SIGSEGV after our error
+   * message). Every file is closed explicitly; the process's memory goes with it. */
+  H5dont_atexit ();
   H5Eset_auto2 (H5E_DEFAULT, NULL, NULL);
 }
 

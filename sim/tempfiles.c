@@ -59,6 +59,12 @@ sim_tempfiles_unlink_all (void)
       if (p != NULL)
         (void) unlink (p);
     }
+  for (guint i = 0; i < SIM_TEMPFILES_MAX; i++) /* the directories, emptied above */
+    {
+      const char *p = atomic_load (&slots[i]);
+      if (p != NULL)
+        (void) rmdir (p);
+    }
 }
 
 char *

@@ -17,7 +17,8 @@
 
 #define SIM_TEMPFILES_MAX 32
 
-/* Registers `path` (copied) for removal on interruption. */
+/* Registers `path` (copied) for removal on interruption: a file, or a directory this
+ * process created for its outputs (removed after the files, when they leave it empty). */
 void sim_tempfiles_add (const char *path);
 
 /* Forgets `path` (the file itself is left alone): it was renamed, removed, or is a finished
@@ -27,7 +28,8 @@ void sim_tempfiles_forget (const char *path);
 /* Forgets every registered path (the command finished: its outputs stay). */
 void sim_tempfiles_forget_all (void);
 
-/* Removes every registered file. Async-signal-safe; the registry is left as it is. */
+/* Removes every registered file, then every registered directory left empty (unlink(2),
+ * rmdir(2)). Async-signal-safe; the registry is left as it is. */
 void sim_tempfiles_unlink_all (void);
 
 /* "<path>.tmp.<pid><suffix>" (`suffix` may be NULL), registered. Caller frees the string

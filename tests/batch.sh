@@ -92,6 +92,11 @@ check "fit: an error from --set names it as such" grep -qF "(with --set cluster.
 if "$STEPSIM" batch mb.ini -j 2 -o mb.h5 --tsv mb.tsv --csv mb.csv >mb.out 2>mb.err; then ok "batch runs"; else bad "batch runs"; cat mb.err; fi
 check "batch prints a results table with the penalty" grep -q 'penalty' mb.out
 check "batch writes HDF5, TSV and CSV" test -s mb.h5 -a -s mb.tsv -a -s mb.csv
+# a short option's value attached to it, as getopt reads it (QA: -j2 took the next argument,
+# "-o", as its value): the same batch, the same table
+"$STEPSIM" batch mb.ini -j2 -omb2.h5 >mb2.out 2>mb2.err; rc=$?
+check "batch -j2 -oFILE: values attached to short options" \
+  sh -c "[ $rc -eq 0 ] && test -s mb2.h5 && cmp -s mb.out mb2.out"
 # The table's columns line up whatever their entries' lengths: a label past 40 characters, a
 # two-digit step time and "baseline OOM" beside short ones (every line as long as the
 # header, the figures right-aligned, "GiB" in one column).
@@ -212,6 +217,12 @@ done
 "$STEPSIM" batch typo.ini -o typo.h5 >/dev/null 2>typo.err; rc=$?
 [ $rc -eq 1 ] && ok "unknown axis key: exit 1" || bad "unknown axis key: exit 1 (got $rc)"
 check "unknown axis key: message names file, group, key and hint" sh -c "grep -q \"typo.ini: group \\[axes\\], key 'training.micro_bach'.*micro_batch\" typo.err"
+# a range bound that is no finite number is refused naming file, group and key, nothing
+# written (QA: nan:3 was taken as a value)
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = nan:3\n' "$s1" >nanr.ini
+"$STEPSIM" batch nanr.ini -q -o nanr.h5 >/dev/null 2>nanr.err; rc=$?
+check "a range 'nan:3': refused naming file, group, key and the bound, no file" \
+  sh -c "[ $rc -eq 1 ] && ! test -e nanr.h5 && grep -q \"nanr.ini: group \\[axes\\], key 'training.micro_batch': range 'nan:3': FIRST 'nan' is not a finite number\" nanr.err"
 check "unknown axis key: nothing written" test ! -e typo.h5
 
 # Outputs never replace an input: the sweep, its base scenario, an hf_config JSON a scenario

@@ -36,6 +36,26 @@ for c in run export list collective compare validate batch fit plot; do
   check "$c --bogus: exit 2, '$c: unknown option --bogus (see stepsim $c --help)'" \
     sh -c "'$STEPSIM' $c --bogus >/dev/null 2>'$work/uo.err'; [ \$? -eq 2 ] && grep -qx 'stepsim: $c: unknown option --bogus (see stepsim $c --help)' '$work/uo.err'"
 done
+# A short option's value may be attached to it, as getopt reads it (QA: "-o/tmp/x.h5" was an
+# unknown option, "-j2 -o F" read "-o" as -j's value), also after flags (-qoF); an argument
+# that is an option's value is not split (-o -qF writes "-qF"), nor anything after "--".
+cd "$work" || exit 1
+"$STEPSIM" run "$s1" -oatt.h5 -q >att.out 2>att.err; rc=$?
+check "run -oFILE: the value attached to -o" \
+  sh -c "[ $rc -eq 0 ] && test -s att.h5 && ! test -s att.err"
+"$STEPSIM" run "$s1" -qoatt2.h5 >att2.out 2>&1; rc=$?
+check "run -qoFILE: after a flag in the same group" \
+  sh -c "[ $rc -eq 0 ] && test -s att2.h5 && cmp -s att.out att2.out"
+"$STEPSIM" run "$s1" -q -o -qatt3.h5 >/dev/null 2>&1; rc=$?
+check "run -o -qFILE: an option's value is not split" sh -c "[ $rc -eq 0 ] && test -s ./-qatt3.h5"
+"$STEPSIM" run "$s1" -q -- -oatt4.h5 >/dev/null 2>att4.err; rc=$?
+check "run -- -oFILE: not an option after --" \
+  sh -c "[ $rc -eq 2 ] && ! test -e att4.h5 && grep -q 'exactly one scenario' att4.err"
+"$STEPSIM" export att.h5 /summary -oatt.tsv && "$STEPSIM" export att.h5 /summary -o att1.tsv
+check "export -oFILE: the same as -o FILE" cmp -s att.tsv att1.tsv
+"$STEPSIM" run "$s1" -xoatt5.h5 >/dev/null 2>att5.err; rc=$?
+check "run -xoFILE: an unknown option in the group is GOption's error" \
+  sh -c "[ $rc -eq 2 ] && grep -q 'unknown option -xoatt5.h5' att5.err && ! test -e att5.h5"
 # Every option of every command's --help is in README.md (its long name, or its short form).
 missing=""
 for c in run export list collective compare validate batch fit plot; do
@@ -76,17 +96,51 @@ check "--plot under a regular file: it is not a directory" grep -q -- "--plot no
 # stdout that cannot be written (a full disk) is an error, exit 1, said once (QA: `list`
 # and `run` > /dev/full exited 0); help that GOption prints and exits on is covered too
 if [ -w /dev/full ]; then
-  for c in "list gpus" "run $s1 -q -o full.h5" "run --help" "--version"; do
+  # ... with the reason, also where the failed write was an earlier flush (QA: "write error"
+  # for --help and collective, which print as they go)
+  for c in "list gpus" "run $s1 -q -o full.h5" "run --help" "--version" "collective DGX-H100" \
+           "compare $s1 training.micro_batch=2"; do
     "$STEPSIM" $c >/dev/full 2>full.err; rc=$?
-    check "$c > /dev/full: exit 1, 'cannot write to standard output'" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: ' full.err"
+    check "$c > /dev/full: exit 1, 'cannot write to standard output: No space left on device'" \
+      sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'cannot write to standard output: No space left on device\$' full.err"
   done
   # run checks stdout before it commits its files: exit 1 leaves no HDF5 (QA)
   check "run > /dev/full leaves no HDF5 file" sh -c "! test -e full.h5"
+  # ... nor the --plot directory it created (QA: an empty one was left), one that was there
+  # stays
+  rm -rf fullplot && mkdir -p fullkeep
+  "$STEPSIM" run "$s1" -q -o full.h5 --plot fullplot >/dev/full 2>/dev/null; rc=$?
+  "$STEPSIM" run "$s1" -q -o full.h5 --plot fullkeep >/dev/full 2>/dev/null
+  check "run --plot NEWDIR > /dev/full: exit 1, no NEWDIR, an existing DIR kept (empty)" \
+    sh -c "[ $rc -eq 1 ] && ! test -e fullplot && test -d fullkeep && [ -z \"\$(ls -A fullkeep)\" ] && ! test -e full.h5"
   # a command that reports its own write error is not reported again at exit (QA: export)
   "$STEPSIM" run "$s1" -q -o fullx.h5 >/dev/null 2>&1
   "$STEPSIM" export fullx.h5 /summary >/dev/full 2>full.err; rc=$?
   check "export > /dev/full: exit 1, one message" sh -c "[ $rc -eq 1 ] && [ \$(wc -l <full.err) -eq 1 ] && grep -q 'write error: No space left on device' full.err"
 fi
+# every warning reads "stepsim COMMAND: warning: …" (QA: the trained-length one of a rotary
+# model read "stepsim: warning: …"), under run and under batch
+"$STEPSIM" run "$s1" -q -o tl.h5 --set training.seq_len=140000 >/dev/null 2>tl.err
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.seq_len = 140000\n' "$s1" >tl.ini
+"$STEPSIM" batch tl.ini -q -o tlb.h5 >/dev/null 2>tlb.err
+check "warnings: one prefix, 'stepsim COMMAND: warning: ' (the trained length, run and batch)" \
+  sh -c "grep -q \"^stepsim run: warning: .*key 'seq_len': 140000 is above the 131072 positions\" tl.err \
+         && grep -q \"^stepsim batch: warning: .*key 'seq_len': 140000 is above\" tlb.err \
+         && ! grep -h 'warning' tl.err tlb.err | grep -qv '^stepsim [a-z]*: warning: '"
+# an HDF5 file that cannot be written whole (a full disk; here a file size limit, EFBIG):
+# exit 1, the reason in words, no file (it crashed, SIGSEGV in HDF5's termination at exit,
+# and printed HDF5's dump of the failed write: "time = …, errno = 27, …")
+sh -c "trap '' XFSZ; ulimit -f 100; exec '$STEPSIM' run '$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini' -q -o fsz.h5" >/dev/null 2>fsz.err; rc=$?
+check "run -o under a file size limit: exit 1, 'file write failed: File too large', no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q '(HDF5: file write failed: File too large)\$' fsz.err && ! grep -q errno fsz.err && ! ls | grep -q '^fsz.h5'"
+# ... nor a chart cut short: gnuplot exits 0 when its writes fail, the chart is checked whole
+# (QA: a full disk left an empty PNG, exit 0), PNG and SVG
+"$STEPSIM" run "$s1" -q -o cut.h5 >/dev/null 2>&1
+for f in cut.png cut.svg; do
+  sh -c "trap '' XFSZ; ulimit -f 20; exec '$STEPSIM' plot memory cut.h5 -o $f" >/dev/null 2>cut.err; rc=$?
+  check "plot -o $f under a file size limit: exit 1, 'File too large', no chart" \
+    sh -c "[ $rc -eq 1 ] && grep -q '$f: cannot write the chart: File too large (gnuplot wrote [0-9]* bytes of it)' cut.err && ! ls | grep -q '^$f'"
+done
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
@@ -138,6 +192,20 @@ check "export /tasks has labels" sh -c "'$STEPSIM' export s1.h5 /tasks | grep -q
 "$STEPSIM" export s1.h5 /no/such -o nosuch.tsv >/dev/null 2>nosuch.err; rc=$?
 check "export -o of a missing object: exit 1, one line naming the file and object, no file left" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nosuch.err) -eq 1 ] && grep -q 's1.h5' nosuch.err && grep -q '/no/such' nosuch.err && ! ls -a | grep -q 'nosuch.tsv'"
+# a missing path below the root: what the deepest level that exists holds (QA: "no such
+# object" alone), the ranks as their range
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o s3all.h5 \
+  --set run.rank_classes=off >/dev/null 2>&1
+for case in "/series/rank99/memory|(/series holds rank0…rank7 (8 ranks), links)" \
+            "/series/rank0/bogus|(/series/rank0 holds memory, allocated, reserved)" \
+            "/series/rank0/allocated/x|(/series/rank0/allocated is one entry, with nothing below it)" \
+            "/summary/ranks/rank9/x|(/summary/ranks holds rank0…rank7 (8 ranks))" \
+            "/tasks/x|(/tasks is a table, with nothing below it)"; do
+  obj=${case%%|*}; says=${case#*|}
+  "$STEPSIM" export s3all.h5 "$obj" >/dev/null 2>miss.err; rc=$?
+  check "export $obj: exit 1, says $says" \
+    sh -c "[ $rc -eq 1 ] && grep -qxF 'stepsim: s3all.h5: $obj: no such object $says' miss.err"
+done
 "$STEPSIM" export s1.h5 / >root.out 2>root.err; rc=$?
 check "export of the file's root: exit 1 naming the objects there are" \
   sh -c "[ $rc -eq 1 ] && grep -q \"the file's root is no table: export one of its objects (/ops, /series, /summary, /tasks)\" root.err && [ ! -s root.out ]"
@@ -509,7 +577,7 @@ check "run -q: a long label is never cut inside an override" \
   sh -c "! grep -q '…' long.out && grep -q '^ok (training.checkpointing=selective, .*training.grad_accum=2, +4 more): FITS' long.out"
 # ... so does a warning about a value from --set (the seq_len above the trained positions)
 "$STEPSIM" run ok.ini -q -o sl.h5 --set training.seq_len=200000 --set cluster.gpus_per_node=1 >/dev/null 2>sl.err
-check "a warning about a --set value names it" grep -q "^stepsim: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
+check "a warning about a --set value names it" grep -q "^stepsim run: warning: ok.ini (with --set training.seq_len=200000): group \[training\], key 'seq_len': 200000 is above the 131072 positions" sl.err
 "$STEPSIM" compare ok.ini cluster.node=DGX-A100 >or.out 2>&1
 check "an error from a compare variation names it" grep -q "^stepsim: ok.ini (with variation cluster.node=DGX-A100): group \[cluster\], key 'gpu'" or.out
 check "a compare variation's error is printed once (the row says error)" \
@@ -635,6 +703,16 @@ ls -A int/charts >int.left 2>&1
 if [ $caught -eq 1 ] && [ $rc -eq 130 ] && ! test -e big.h5 && ! ls -A . | grep -q 'tmp\.' && [ ! -s int.left ]
 then ok "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed"
 else bad "SIGINT while run draws its chart: chart temporary and the finished HDF5 removed (exit $rc; left: $(cat int.left) $(ls big.h5* 2>/dev/null))"; fi
+rm -f big.h5
+# ... and the --plot directory this run created goes too (empty once its chart is removed)
+rm -rf int && mkdir int
+watch=int/newcharts
+# shellcheck disable=SC2086
+interrupt INT .tmp. "$STEPSIM" run $big -q -o big.h5 --plot int/newcharts
+sleep 0.5
+if [ $caught -eq 1 ] && [ $rc -eq 130 ] && ! test -e int/newcharts && ! test -e big.h5
+then ok "SIGINT while run draws its chart: the --plot directory it created removed"
+else bad "SIGINT while run draws its chart: the --plot directory it created removed (exit $rc; left: $(ls -A int))"; fi
 rm -f big.h5
 # an earlier file of the output's name stays until a complete new one replaces it: the HDF5
 # is staged, not renamed over it, while the chart is still being drawn
@@ -1136,6 +1214,16 @@ check "validate of a missing file names it (exit 1)" sh -c "[ $rc -eq 1 ] && gre
 # ... on stderr as well, as every command's errors (QA: stdout only)
 "$STEPSIM" validate no-such-case.ini >/dev/null 2>vbad.err
 check "validate: a case's error is on stderr too" grep -qx "stepsim: validate: no-such-case.ini: cannot open: No such file or directory" vbad.err
+# ... but once where stdout is stderr (a terminal, 2>&1): the table's row says it (QA: twice)
+check "validate: a case's error once when stderr is stdout" \
+  sh -c "[ \$(grep -c 'no-such-case.ini: cannot open' vbad.out) -eq 1 ]"
+# the same case given twice (as a file and in its directory, by another name) runs once,
+# said once (QA: run twice)
+mkdir -p vtwice && cp val.ini vtwice/
+"$STEPSIM" validate vtwice/val.ini vtwice ./vtwice/../vtwice/val.ini >vtwice.out 2>vtwice.err; rc=$?
+check "validate: a case given three times runs once, one warning naming the repeats" \
+  sh -c "[ $rc -eq 1 ] && [ \$(grep -c MISS vtwice.out) -eq 1 ] && [ \$(wc -l <vtwice.err) -eq 1 ] \
+         && grep -qx 'stepsim validate: warning: a case given again, run once: vtwice/val.ini, ./vtwice/../vtwice/val.ini' vtwice.err"
 # a scenario named without a [validation] group is no case: said, exit 1 (it exited 0)
 "$STEPSIM" validate "$s1" >vnone.out 2>&1; rc=$?
 check "validate of a scenario without [validation]: an error saying so, exit 1" \

@@ -84,6 +84,10 @@ check "fit --for cost --gpus '': usage error naming the option" \
 # fit --for cost: an answer, and a deadline nobody meets.
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM,H100-SXM --max-gpus 8 >fit.out 2>&1; rc=$?
 check "fit --for cost: exit 0 with an answer" sh -c "[ $rc -eq 0 ] && grep -q '^answer: cheapest plan that meets 30 d = ' fit.out"
+# -fcost (the value attached, as getopt reads it) is --for cost
+"$STEPSIM" fit small.ini -fcost --deadline 30d --gpus A100-80GB-SXM,H100-SXM --max-gpus 8 \
+  >fitf.out 2>&1
+check "fit -fcost: the value attached is --for cost" cmp -s fit.out fitf.out
 check "fit --for cost: says why candidates lost" sh -c "grep -q 'more than the answer' fit.out"
 check "fit --for cost: the answer states its error band" grep -q '^  error band: step time' fit.out
 # small.ini prices H100-SXM itself and everything else at gpu_hour: A100 is named as priced by
@@ -95,9 +99,13 @@ check "fit --for cost: an OOM candidate gives the need and the shortfall, as run
   sh -c "[ $rc -eq 0 ] && grep -q 'OOM by [0-9.]* GiB: demands [0-9.]* GiB > capacity 80.00 GiB' fitoom.out && ! grep -q 'device-used of' fitoom.out"
 "$STEPSIM" fit small.ini --for cost --deadline 1min --gpus A100-80GB-SXM,H100-SXM --max-gpus 4 >late.out 2>&1; rc=$?
 check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -c "[ $rc -eq 0 ] && grep -q '^answer: no plan meets the deadline' late.out && grep -q '^  fastest: ' late.out && grep -q '^  cheapest: ' late.out && grep -q 'misses the deadline' late.out"
-# whole counts and durations are printed as digits, not %g ("4.883e+05 steps", "3.65e+04 d")
-check "run: the training run's steps are a whole number" \
-  grep -Eq '^  tokens +1e\+09  \([0-9]+ steps of [0-9]+ tokens\)$' small.out
+# counts and durations are printed as digits, not %g ("4.883e+05 steps", "3.65e+04 d"); the
+# steps as computed: 1e9 tokens / 2048 a step is 488281.25 (QA: printed 488281, as if whole),
+# train_steps whole
+check "run: the training run's steps are digits, their fraction kept" \
+  grep -q '^  tokens  *1e+09  (488281.25 steps of 2048 tokens)$' small.out
+"$STEPSIM" run small.ini --set plan.tokens= --set plan.train_steps=1000 -o ts.h5 >ts.out 2>&1
+check "run: train_steps = 1000 prints 1000 steps" grep -q '(1000 steps of 2048 tokens)$' ts.out
 "$STEPSIM" fit small.ini --for cost --deadline 36500d --gpus H100-SXM --max-gpus 1 --set plan.tokens=1e18 >late100y.out 2>&1
 check "fit --for cost: a 36500 d deadline is echoed as 36500 d" \
   grep -q '^answer: no plan meets the deadline of 36500 d$' late100y.out

@@ -4,9 +4,12 @@
 #include "config.h"
 #include "cli/report/charts.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -78,6 +81,43 @@ run_gnuplot (const char *const *argv, const char *out_path, GError **error)
   return FALSE;
 }
 
+/* Whether the chart gnuplot wrote at `path` is whole: a PNG ends with its IEND chunk, an
+ * SVG with </svg>. gnuplot exits 0 when its writes fail (a full disk, a file size limit):
+ * the file is then cut short, or empty. */
+static gboolean
+chart_complete (const char *path, gboolean svg, gsize *size)
+{
+  static const char iend[] = "\0\0\0\0IEND\xae\x42\x60\x82";
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  *size = 0;
+  if (!g_file_get_contents (path, &data, &len, NULL))
+    return FALSE;
+  *size = len;
+  if (!svg)
+    return len >= 8 + 12 && memcmp (data, "\x89PNG\r\n\x1a\n", 8) == 0
+           && memcmp (data + len - 12, iend, 12) == 0;
+  while (len > 0 && g_ascii_isspace (data[len - 1]))
+    len--;
+  return len >= 6 && memcmp (data + len - 6, "</svg>", 6) == 0;
+}
+
+/* Why a chart of `size` bytes in the directory of `path` was cut short, as far as can be
+ * told after gnuplot: the file size limit reached (EFBIG), no space left (ENOSPC). */
+static const char *
+cut_short_reason (const char *path, gsize size)
+{
+  struct rlimit lim;
+  if (getrlimit (RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+      && size >= lim.rlim_cur)
+    return g_strerror (EFBIG);
+  g_autofree char *dir = g_path_get_dirname (path);
+  struct statvfs fs;
+  if (statvfs (dir, &fs) == 0 && fs.f_bavail == 0)
+    return g_strerror (ENOSPC);
+  return "gnuplot's write failed";
+}
+
 const char *
 cli_charts_dir (void)
 {
@@ -126,10 +166,20 @@ cli_charts_render (const char *figure, const char *data, const char *const *args
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
   gboolean ok = run_gnuplot ((const char *const *) argv->pdata, out_path, error);
+  gsize size = 0;
+  if (ok && !chart_complete (tmp, cli_charts_path_is_svg (out_path), &size))
+    {
+      /* never a chart cut short, exit 0 (QA: a full disk left an empty PNG) */
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_IO,
+                   "%s: cannot write the chart: %s (gnuplot wrote %" G_GSIZE_FORMAT
+                   " bytes of it)", out_path, cut_short_reason (tmp, size), size);
+      ok = FALSE;
+    }
   if (ok && g_rename (tmp, out_path) != 0)
     {
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno),
-                   "cannot rename %s to %s", tmp, out_path);
+      int err = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                   "cannot rename %s to %s: %s", tmp, out_path, g_strerror (err));
       ok = FALSE;
     }
   if (!ok)

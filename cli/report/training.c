@@ -55,6 +55,17 @@ amount_text (double v)
   return fabs (v) >= 100 || v == 0 ? g_strdup_printf ("%.0f", v) : g_strdup_printf ("%.3g", v);
 }
 
+/* The run's optimizer steps as computed: whole when train_steps gave them; tokens ÷ tokens per
+ * step has a fraction, kept (two decimals from 1 up to 1e12, three significant digits below
+ * 1): rounded to a whole count it read as the plan's own (QA). */
+static char *
+steps_text (double v)
+{
+  if (v == floor (v) || fabs (v) >= 1e12)
+    return amount_text (v);
+  return fabs (v) >= 1 ? g_strdup_printf ("%.2f", v) : g_strdup_printf ("%.3g", v);
+}
+
 /* A quantity (MWh, t, d) with two decimals from 1 up to 1e9, beyond that in exponent form;
  * below 1 three significant digits (0.00 hid a short run's energy and days). */
 static char *
@@ -124,7 +135,7 @@ cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                     "price\n");
       return;
     }
-  g_autofree char *steps = amount_text (e.steps); /* "30518", not "3.052e+04" */
+  g_autofree char *steps = steps_text (e.steps); /* "30517.58", not "3.052e+04" */
   fprintf (out, "  %-22s %14.4g  (%s steps of %.0f tokens)\n", "tokens", e.tokens, steps,
            res->tokens_per_step);
   g_autofree char *days = decimal_text (e.time / 86400);

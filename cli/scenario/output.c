@@ -193,15 +193,59 @@ cli_output_check_chart (const char *what, const char *path, GError **error)
   return FALSE;
 }
 
+/* The errno of the first write to standard output that failed (cli_stdout_install's
+ * stream), 0 while none has: stdio keeps only that one failed, and a later flush with
+ * nothing left to write (g_print flushes as it prints, GOption's --help) loses why. */
+static int stdout_write_errno;
+
+/* cli_stdout_install's write: all of `buf` to descriptor 1, retried on EINTR; the first
+ * failure's errno kept. */
+static ssize_t
+stdout_write (void *cookie, const char *buf, size_t size)
+{
+  (void) cookie;
+  size_t done = 0;
+  while (done < size)
+    {
+      ssize_t n = write (STDOUT_FILENO, buf + done, size - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          if (stdout_write_errno == 0)
+            stdout_write_errno = n < 0 ? errno : EIO;
+          return done > 0 ? (ssize_t) done : -1;
+        }
+      done += (size_t) n;
+    }
+  return (ssize_t) done;
+}
+
+void
+cli_stdout_install (void)
+{
+#ifdef __GLIBC__
+  static const cookie_io_functions_t io = { .write = stdout_write };
+  FILE *f = fopencookie (NULL, "w", io);
+  if (f == NULL)
+    return;
+  setvbuf (f, NULL, isatty (STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+  fflush (stdout);
+  stdout = f; /* glibc: stdout is an ordinary variable (its manual, "Standard Streams") */
+#endif
+}
+
 gboolean
 cli_stdout_flush (GError **error)
 {
   errno = 0;
-  if ((fflush (stdout) == 0 && !ferror (stdout)) || errno == EPIPE)
+  gboolean written = fflush (stdout) == 0 && !ferror (stdout);
+  int err = stdout_write_errno != 0 ? stdout_write_errno : errno;
+  if (written || err == EPIPE)
     return TRUE;
-  int err = errno;
   GStatBuf st;
-  /* an earlier write failed, its errno gone: into a pipe, that was its reader leaving */
+  /* an earlier write failed, its errno gone (stdout not cli_stdout_install's): into a pipe,
+   * that was its reader leaving */
   if (err == 0 && fstat (STDOUT_FILENO, &st) == 0
       && (S_ISFIFO (st.st_mode) || S_ISSOCK (st.st_mode)))
     return TRUE;
@@ -209,4 +253,12 @@ cli_stdout_flush (GError **error)
                "cannot write to standard output: %s",
                err != 0 ? g_strerror (err) : "write error");
   return FALSE;
+}
+
+gboolean
+cli_stdout_is_stderr (void)
+{
+  GStatBuf out, err;
+  return fstat (STDOUT_FILENO, &out) == 0 && fstat (STDERR_FILENO, &err) == 0
+         && out.st_dev == err.st_dev && out.st_ino == err.st_ino;
 }

@@ -43,10 +43,21 @@ void cli_inputs_add_point (GPtrArray *inputs, const char *path, const char *cons
 /* A chart path must end in .png or .svg, in any case (the terminal follows the extension). */
 gboolean cli_output_check_chart (const char *what, const char *path, GError **error);
 
+/* Makes stdout a stream on descriptor 1 that keeps the errno of its first failed write, so
+ * that cli_stdout_flush can say why (stdio keeps only that a write failed). Called once,
+ * before anything is printed (main); buffered as stdout was (by line on a terminal).
+ * Without glibc (fopencookie) stdout stays as it is. */
+void cli_stdout_install (void);
+
 /* Flushes stdout and says whether everything printed there so far was written: FALSE +
  * G_FILE_ERROR "cannot write to standard output: REASON" when a write failed (a full disk,
- * `> /dev/full`), REASON "write error" when the failure was earlier and its errno is gone.
+ * `> /dev/full`), REASON the first failed write's (cli_stdout_install), "write error" only
+ * when stdout is not that stream and the failure's errno is gone.
  * A reader that went away is no failure (EPIPE, or an earlier failure into a pipe or socket:
  * `| head`, SIGPIPE being ignored by the commands that write files). The commands that
  * write files call it before committing them, so that exit status 1 leaves none. */
 gboolean cli_stdout_flush (GError **error);
+
+/* Whether stdout and stderr are the same file (one terminal, `>F 2>&1`, one pipe): what is
+ * printed on both reaches the reader twice. FALSE when either cannot be examined. */
+gboolean cli_stdout_is_stderr (void);

@@ -511,8 +511,7 @@ warn_trained_length (const CliScenario *sc, const char *const *sets, const char 
   /* the file, with the --set (or sweep) overrides the message names, as every message */
   g_autofree char *source = cli_scenario_error_source (sc->path, sets, origins, msg);
   g_autofree char *full = g_strdup_printf ("%s: %s", source, msg);
-  g_autofree char *shown = sim_text_printable (full, CLI_SCENARIO_MESSAGE_MAX);
-  g_printerr ("stepsim: warning: %s\n", shown);
+  cli_scenario_warn (full); /* "stepsim run: warning: …", as the others (QA: "stepsim:") */
   g_once_init_leave (&warned, 1);
 }
 

@@ -117,6 +117,10 @@ char *cli_scenario_text (const CliScenario *sc);
  * (without the file's path). */
 gboolean cli_scenario_check_names (GKeyFile *kf, GError **error);
 
+/* Prints `message` on stderr as every warning reads: "PROGRAM: warning: MESSAGE", PROGRAM
+ * the command ("stepsim run", g_get_prgname), MESSAGE printable on one line and shortened
+ * (sim_text_printable, CLI_SCENARIO_MESSAGE_MAX). */
+void cli_scenario_warn (const char *message);
 /* Prints each of sc->warnings on stderr as "PROGRAM: warning: MESSAGE", once per process
  * (a message already printed, by any scenario, is not repeated; thread-safe). The commands
  * call it after a scenario loads; the loader itself prints nothing. */

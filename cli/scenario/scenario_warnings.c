@@ -488,6 +488,14 @@ cli_scenario_collect_warnings (GKeyFile *kf, CliScenario *sc, const char *const 
 }
 
 void
+cli_scenario_warn (const char *message)
+{
+  const char *prg = g_get_prgname () != NULL ? g_get_prgname () : "stepsim";
+  g_autofree char *shown = sim_text_printable (message, CLI_SCENARIO_MESSAGE_MAX);
+  fprintf (stderr, "%s: warning: %s\n", prg, shown);
+}
+
+void
 cli_scenario_print_warnings (const CliScenario *sc)
 {
   static GMutex lock; /* batches load scenarios on several threads */
@@ -500,8 +508,7 @@ cli_scenario_print_warnings (const CliScenario *sc)
     {
       const char *w = g_ptr_array_index (sc->warnings, i);
       if (g_hash_table_add (said, g_strdup (w)))
-        fprintf (stderr, "%s: warning: %s\n", g_get_prgname () ? g_get_prgname () : "stepsim",
-                 w);
+        cli_scenario_warn (w);
     }
   g_mutex_unlock (&lock);
 }
@@ -509,13 +516,13 @@ cli_scenario_print_warnings (const CliScenario *sc)
 void
 cli_scenario_warn_baseline_sets (const char *const *sets, const char *const *origins)
 {
-  const char *prg = g_get_prgname () != NULL ? g_get_prgname () : "stepsim";
   for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
     if (cli_sweep_set_is_baseline (sets[i]))
       {
         g_autofree char *shown = sim_text_printable (sets[i], CLI_SCENARIO_MESSAGE_MAX);
-        fprintf (stderr, "%s: warning: %s %s: has no effect here: a baseline runs under "
-                 "batch and fit --for stack only\n", prg,
-                 origins != NULL && origins[i] != NULL ? origins[i] : "--set", shown);
+        g_autofree char *msg = g_strdup_printf (
+          "%s %s: has no effect here: a baseline runs under batch and fit --for stack only",
+          origins != NULL && origins[i] != NULL ? origins[i] : "--set", shown);
+        cli_scenario_warn (msg);
       }
 }

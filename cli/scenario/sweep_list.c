@@ -42,7 +42,18 @@ add_number (GPtrArray *out, double v, gboolean integer)
     g_ptr_array_add (out, g_strdup (g_ascii_formatd (buf, sizeof buf, "%.15g", v)));
 }
 
-/* Expands FIRST:LAST[:STEP|:*FACTOR] into `out`. */
+/* Whether all of `s` reads as a number that is not finite: nan, inf, infinity (any case, a
+ * sign), or one past the double range (1e400). */
+static gboolean
+non_finite_number (const char *s)
+{
+  char *end = NULL;
+  double v = g_ascii_strtod (s, &end);
+  return end != s && *end == '\0' && !isfinite (v);
+}
+
+/* Expands FIRST:LAST[:STEP|:*FACTOR] into `out`. A bound (or step) that is no finite
+ * number is refused by name (QA: nan:3 was taken as a value, 1:nan said only "not a range"). */
 static gboolean
 expand_range (const char *item, GPtrArray *out, GError **error)
 {
@@ -54,6 +65,15 @@ expand_range (const char *item, GPtrArray *out, GError **error)
     g_strstrip (p[i]);
   if (n == 3 && p[2][0] == '*')
     geometric = TRUE;
+  static const char *const part[] = { "FIRST", "LAST", "STEP" };
+  for (guint i = 0; i < n && i < 3; i++)
+    if (non_finite_number (p[i] + (i == 2 && geometric)))
+      {
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "range '%s': %s '%s' is not a finite number", item,
+                     i == 2 && geometric ? "FACTOR" : part[i], p[i] + (i == 2 && geometric));
+        return FALSE;
+      }
   if ((n != 2 && n != 3) || !cli_sweep_parse_number (p[0], &first, &i1)
       || !cli_sweep_parse_number (p[1], &last, &i2)
       || (n == 3 && !cli_sweep_parse_number (p[2] + geometric, &step, &i3)))
@@ -110,7 +130,10 @@ cli_sweep_parse_list (const char *list, GError **error)
                        "item %u of the list is empty", i + 1);
           return NULL;
         }
-      if (colon != NULL && cli_sweep_parse_number (head, &x, &integer))
+      /* a range when what precedes its first ':' is a number (a non-finite one too: refused
+       * there, never taken as a value) */
+      if (colon != NULL && (cli_sweep_parse_number (head, &x, &integer)
+                            || non_finite_number (head)))
         {
           if (!expand_range (item, out, error))
             return NULL;

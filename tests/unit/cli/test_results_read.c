@@ -139,11 +139,12 @@ test_memory_timeline (void)
       CU_ASSERT_EQUAL (g_array_index (w, double, i), weights[i]);
       CU_ASSERT_EQUAL (g_array_index (a, double, i), act[i]);
     }
-  /* a rank the run does not have: the missing group is named */
+  /* a rank the run does not have: the missing group is named, with the ranks there are */
   g_autoptr (SimH5Timeline) none = cli_read_memory (h5, 5, &e);
   CU_ASSERT_PTR_NULL (none);
   CU_ASSERT_TRUE (g_error_matches (e, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_NOT_FOUND));
-  g_autofree char *want = g_strdup_printf ("%s: /series/rank5/memory: no such object", h5);
+  g_autofree char *want = g_strdup_printf (
+    "%s: /series/rank5/memory: no such object (/series holds rank0)", h5);
   CU_ASSERT_STRING_EQUAL (e ? e->message : "", want);
 }
 

@@ -43,6 +43,14 @@ test_lists_and_ranges (void)
   assert_list ("1:100:*4", "1|4|16|64");                      /* geometric, LAST not reached */
   assert_list ("0:0.3:0.1", "0|0.1|0.2|0.3");                 /* index-based: no drift */
   assert_list ("1, 8:32:*2, 48", "1|8|16|32|48");             /* ranges inside lists */
+  /* a bound that is no finite number: refused by name, never a value (QA: nan:3 was one) */
+  assert_list ("nan:3", "range 'nan:3': FIRST 'nan' is not a finite number");
+  assert_list ("1:nan", "range '1:nan': LAST 'nan' is not a finite number");
+  assert_list ("-INF:2", "range '-INF:2': FIRST '-INF' is not a finite number");
+  assert_list ("1e400:2", "range '1e400:2': FIRST '1e400' is not a finite number");
+  assert_list ("1:3:nan", "range '1:3:nan': STEP 'nan' is not a finite number");
+  assert_list ("1:8:*inf", "range '1:8:*inf': FACTOR 'inf' is not a finite number");
+  assert_list ("a:b", "a:b"); /* no number before ':': a value */
 }
 
 static void
