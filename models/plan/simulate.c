@@ -718,8 +718,9 @@ page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *
  * ("the process" above: grad_accum 1 each, so the adapters' or model's gradients and the
  * optimizer step come every batch; the first batch creates the optimizer states, the
  * others keep them where they were placed) at lengths drawn uniformly from
- * [max(1, loss_chunks), seq_len] by a GRand seeded from [run] seed, then one at seq_len
- * itself (the run's longest batch); the reported step is that process's next. Most of the growth comes in the first
+ * [max(1, loss_chunks), seq_len] by a GRand seeded from [run] seed, each rounded up to the
+ * multiple of the length the parallelism needs (model_sim_padded_lengths), then one at
+ * seq_len itself (the run's longest batch); the reported step is that process's next. Most of the growth comes in the first
  * tens of batches and it slows after (Llama-2-7B LoRA, validation row M15, median of five
  * orders: 14.34, 14.43, 14.70 GiB after 50, 100, 200 batches, one fresh step 13.60 GiB); it
  * depends more on the order of the lengths than on their range (floors of 1 to seq_len/2
@@ -728,8 +729,8 @@ page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *
  * give the spread (padded_reserved_min, padded_reserved_max). A fixed, documented sample,
  * not a fit to a measurement: a run's real reserved figure depends on its data and on how
  * long it has run, which is why the spread is reported. */
-#define PADDED_BATCHES 100
-#define PADDED_SEQUENCES 5
+#define PADDED_BATCHES MODEL_SIM_PADDED_BATCHES
+#define PADDED_SEQUENCES MODEL_SIM_PADDED_SEQUENCES
 
 /* One micro-batch at `seq_len`, the next step of `proc`. */
 static gboolean
@@ -747,23 +748,43 @@ padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, Machine *
          && replay (&one, plan, in->seed, NULL, NULL, proc, m, &classes, NULL, error) >= 0;
 }
 
+/* See simulate.h. Each length is drawn uniformly from [lo, seq_len] and rounded up to the
+ * least multiple of the length that the parallelism needs (model_plan_seq_len_multiple:
+ * seq_len is one, so the rounded length stays at most seq_len): the frameworks that split
+ * the sequence pad each batch so, e.g. Megatron-LM's get_padding
+ * (megatron/core/models/multimodal/context_parallel.py: tp under sequence parallelism, 2·cp
+ * under context parallelism) and the collators' pad_to_multiple_of (transformers
+ * DataCollatorWithPadding, torchtune padded_collate_sft). */
+void
+model_sim_padded_lengths (const ModelSimInput *in, guint k, guint64 *lengths)
+{
+  g_return_if_fail (in != NULL && in->stack != NULL && lengths != NULL);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (in->seed + 7919u * (k + 1));
+  guint64 s = in->stack->seq_len;
+  guint64 lo = MIN (s, MAX (1, (guint64) in->stack->framework.loss_chunks));
+  guint64 mult = model_plan_seq_len_multiple (in->arch, in->stack, in->par);
+  for (guint i = 0; i < PADDED_BATCHES; i++)
+    {
+      /* g_rand_double: [0, 1) → an integer in [lo, s] */
+      guint64 len = lo + (guint64) (g_rand_double (rng) * (double) (s - lo + 1));
+      len = (MIN (len, s) + mult - 1) / mult * mult; /* (MIN evaluates twice: no draw in it) */
+      lengths[i] = MIN (len, s);
+    }
+  lengths[PADDED_BATCHES] = s;
+}
+
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
  * the cache the batches leave, NULL + error if a batch cannot be planned. */
 static Process *
 padded_sequence (const ModelSimInput *in, guint k, Machine *m, GError **error)
 {
   Process *proc = g_new0 (Process, 1);
-  g_autoptr (GRand) rng = g_rand_new_with_seed (in->seed + 7919u * (k + 1));
-  guint64 s = in->stack->seq_len;
-  guint64 lo = MIN (s, MAX (1, (guint64) in->stack->framework.loss_chunks));
+  guint64 lengths[PADDED_BATCHES + 1];
+  model_sim_padded_lengths (in, k, lengths);
   gboolean ok = TRUE;
-  for (guint i = 0; ok && i < PADDED_BATCHES; i++)
-    {
-      /* g_rand_double: [0, 1) → an integer in [lo, s] */
-      guint64 len = lo + (guint64) (g_rand_double (rng) * (double) (s - lo + 1));
-      ok = padded_batch (in, MIN (len, s), proc, m, error);
-    }
-  if (ok && padded_batch (in, s, proc, m, error))
+  for (guint i = 0; ok && i <= PADDED_BATCHES; i++)
+    ok = padded_batch (in, lengths[i], proc, m, error);
+  if (ok)
     return proc;
   process_clear_free (proc);
   return NULL;

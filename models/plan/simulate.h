@@ -216,6 +216,17 @@ gboolean model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResu
                          GError **error);
 void model_sim_result_clear (ModelSimResult *res); /* frees the owned members */
 
+/* Padded batches (models/plan/simulate.c "padded batches"): each of MODEL_SIM_PADDED_SEQUENCES
+ * orders replays MODEL_SIM_PADDED_BATCHES drawn lengths, then seq_len. */
+#define MODEL_SIM_PADDED_BATCHES 100
+#define MODEL_SIM_PADDED_SEQUENCES 5
+/* The sequence lengths (tokens) of order `k` (< MODEL_SIM_PADDED_SEQUENCES) of `in`'s padded
+ * batches into `lengths` (MODEL_SIM_PADDED_BATCHES + 1 of them, caller's; the last is
+ * [training] seq_len): drawn from [max(1, loss_chunks), seq_len] by a GRand seeded from
+ * in->seed and k, each rounded up to model_plan_seq_len_multiple (in->arch, in->stack,
+ * in->par), never above seq_len. Reads in->arch, stack, par and seed only. */
+void model_sim_padded_lengths (const ModelSimInput *in, guint k, guint64 *lengths);
+
 /* ModelSimResult.fits_from's search: bisection over the GPU's memory between a capacity
  * known to be short and one simulated to fit, until the two are within this fraction of
  * the upper one (or MODEL_FITS_FROM_GRANULE); the upper one is reported. */
