@@ -116,6 +116,13 @@ typedef struct
    * a sequence, over the sequences (B). All zero when every batch is seq_len long. */
   guint padded_batches, padded_sequences;
   double padded_reserved_min, padded_reserved_max;
+  /* Orders whose replay ran out of memory: a request no cached block served and no new
+   * segment fitted even after the free cached segments were released. PyTorch raises there,
+   * so such an order stops at that batch, its reserved figure is what max_memory_reserved()
+   * reads then (never above the capacity less the context), and the run does not fit
+   * (gpu_fits FALSE): the OOM below is the first such order's, in its batch
+   * oom_padded_batch (1-based) of oom_padded_seq_len tokens. 0 when none. */
+  guint padded_oom_sequences;
   double load_peak;         /* B allocated at the peak of model loading */
   double lifetime_allocated;/* B: max(load_peak, every step's allocated need):
                                max_memory_allocated() over the whole process */
@@ -160,6 +167,9 @@ typedef struct
    * the largest live buffers with the tasks that allocated them (largest first). */
   gboolean oom;
   gboolean oom_in_first_step; /* the OOM below is the first step's (the steady state had none) */
+  guint oom_padded_batch;     /* > 0: the OOM below is that padded batch's (1-based; the
+                               * order stopped there: padded_oom_sequences) */
+  guint64 oom_padded_seq_len; /* its length (tokens) */
   double oom_time;          /* s */
   char *oom_task;           /* owned, may be NULL */
   double oom_requested;     /* B: the tensor that did not fit */

@@ -304,6 +304,47 @@ test_padded_lengths_multiple (void)
   fixture_clear (&f);
 }
 
+/* Padded batches on a GPU where one order of the five runs out of memory (test_padded_batches'
+ * tiny model with 0.8 GB for the allocator): its fourth batch asks for a block that no cached
+ * block serves and no new segment fits even after the free cached segments are released
+ * (fragmentation: the step as planned needs less than the capacity). PyTorch raises there:
+ * the run does not fit, its OOM is that batch's, and no reserved figure is above the
+ * capacity (the allocator model's grant over it lets the replay go on, and the spread showed
+ * it). With 0.85 GB no order runs out and the run fits, its spread within the capacity. */
+static void
+test_padded_batches_oom (void)
+{
+  for (guint v = 0; v < 2; v++)
+    {
+      Fixture f;
+      fixture_init (&f, 1);
+      f.arch->vocab_size = 32000;
+      f.stack.seq_len = 512;
+      f.stack.pad_to_longest = TRUE;
+      double cap = v == 0 ? 0.8e9 : 0.85e9;
+      f.node.gpu->memory_capacity = f.node.gpu->cuda_context + cap;
+      ModelSimResult a;
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &a, NULL));
+      CU_ASSERT (a.padded_reserved_max <= cap);
+      CU_ASSERT (a.padded_reserved_min <= a.padded_reserved_max);
+      CU_ASSERT (a.lifetime_device <= a.capacity);
+      CU_ASSERT_EQUAL (a.padded_oom_sequences, v == 0 ? 1 : 0);
+      CU_ASSERT_EQUAL (a.gpu_fits, v == 1);
+      CU_ASSERT_EQUAL (a.oom, v == 0);
+      CU_ASSERT_FALSE (a.oom_in_first_step);
+      CU_ASSERT_EQUAL (a.oom_padded_batch, v == 0 ? 4 : 0);
+      if (v == 0)
+        {
+          CU_ASSERT (a.need_device <= a.capacity); /* fragmentation, not demand */
+          CU_ASSERT (a.oom_padded_seq_len >= 1 && a.oom_padded_seq_len <= 512);
+          CU_ASSERT (a.peak_reserved <= cap); /* measured when it raised */
+          CU_ASSERT (a.oom_requested > 0);
+        }
+      model_sim_result_clear (&a);
+      fixture_clear (&f);
+    }
+}
+
 /* Optimizer states created lazily (model_plan_creation_task): micro-batch 4 × 1024 on the
  * tiny model, whose activations (4096 tokens × hidden 256 × 2 B = 2 MiB a tensor, several
  * a layer) outweigh its AdamW states (Ψ ≈ 3.3 M parameters: 8Ψ ≈ 26 MB), so every step
@@ -601,6 +642,8 @@ main (void)
     { "straggler reaches the cluster", test_straggler_reaches_cluster },
     { "first step: optimizer states created at its optimizer step", test_states_created_lazily },
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
+    { "padded batches: an order out of memory is the run's OOM, reserved within capacity",
+      test_padded_batches_oom },
     { "padded batches: lengths a multiple of what the parallelism needs",
       test_padded_lengths_multiple },
     { "GPU without the compute dtype: one error", test_missing_dtype },
