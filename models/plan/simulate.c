@@ -730,12 +730,13 @@ page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *
  * others keep them where they were placed) at lengths drawn uniformly from
  * [max(1, loss_chunks), seq_len] by a GRand seeded from [run] seed, each rounded up to the
  * multiple of the length the parallelism needs (model_sim_padded_lengths), then one at
- * seq_len itself (the run's longest batch); the reported step is that process's next. Most of the growth comes in the first
- * tens of batches and it slows after (Llama-2-7B LoRA, validation row M15, median of five
- * orders: 14.34, 14.43, 14.70 GiB after 50, 100, 200 batches, one fresh step 13.60 GiB); it
- * depends more on the order of the lengths than on their range (floors of 1 to seq_len/2
- * moved M15's median by < 2 %, single orders spread over ±0.4 GiB), so PADDED_SEQUENCES
- * orders are replayed and the one whose reserved peak is the median is kept; the others
+ * seq_len itself (the run's longest batch); the reported step is that process's next. Most
+ * of the growth comes in the first tens of batches and it slows after (Llama-2-7B LoRA,
+ * validation row M15, median of five orders: 14.34, 14.43, 14.70 GiB after 50, 100, 200
+ * batches, one fresh step 13.60 GiB); it depends more on the order of the lengths than on
+ * their range (floors of 1 to seq_len/2 moved M15's median by < 2 %, single orders spread
+ * over ±0.4 GiB), so PADDED_SEQUENCES orders are replayed and the one whose reserved peak
+ * (its demand, below) is the median is kept; the others
  * give the spread (padded_reserved_min, padded_reserved_max). A fixed, documented sample,
  * not a fit to a measurement: a run's real reserved figure depends on its data and on how
  * long it has run, which is why the spread is reported. A batch that runs out of memory
