@@ -381,6 +381,27 @@ check "deepseek-v2-lite LoRA on one DGX H100 runs and fits" grep -q "FITS" ds.ou
 check "deepseek-v2-lite: tp = 2 without SP refused naming sequence_parallel" sh -c "'$STEPSIM' run '$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini' -q -o dt.h5 --set model.hf_config=deepseek-v2-lite --set parallel.tp=2 2>&1 | grep -q \"key 'sequence_parallel'\" && test ! -e dt.h5"
 check "deepseek-v2-lite LoRA at tp = 2 + SP runs and fits" sh -c "'$STEPSIM' run '$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini' -o dtsp.h5 --set model.hf_config=deepseek-v2-lite --set parallel.tp=2 --set parallel.sequence_parallel=true 2>&1 | grep -q FITS"
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini" -o pad.h5 --set training.padding=longest >pad.out 2>/dev/null
+# padding = longest where one of the five orders runs out of memory (fragmentation: S1 at
+# micro-batch 18 on 80 GB, its fifth batch's 17 GiB block): PyTorch raises there, so the run
+# is OOM, the out-of-memory section names the padded batch, and the padded spread stays
+# within the 79 GiB the allocator can have (it read 81.83 GiB, FITS)
+"$STEPSIM" run "$s1" -o padoom.h5 --set training.micro_batch=18 \
+  --set training.padding=longest >padoom.out 2>&1
+check "padding = longest: an order out of memory is the run's OOM, naming the padded batch" \
+  sh -c "grep -q '1 ran out of memory' padoom.out \
+    && grep -q '^out of memory (rank 0) in padded batch [0-9]* of 101 ([0-9]* tokens)' padoom.out \
+    && grep -q '^  capacity .* OOM' padoom.out"
+check "padding = longest: the padded spread within the capacity less the context" \
+  awk '/^  padded batches/ { n = 1; if ($6 + 0 > 79 || $7 != "GiB") bad = 1 } END { exit bad || !n }' \
+  padoom.out
+# padding = longest under sequence and context parallelism: each padded batch is rounded up to
+# the multiple tp (SP) and 2·cp need, so no drawn length is refused as a [training] seq_len
+check "padding = longest with TP8 + SP runs (padded lengths multiples of tp)" \
+  sh -c "'$STEPSIM' run '$srcdir/scenarios/llama-3.1-70b-lora-tp8-dgx-h100.ini' -q \
+    -o padsp.h5 --set training.padding=longest 2>&1 | grep -q ': FITS'"
+check "padding = longest with CP 8 runs (padded lengths multiples of 2·cp)" \
+  sh -c "'$STEPSIM' run '$srcdir/scenarios/cp-llama-3.1-8b-128k-dgx-h100.ini' -q \
+    -o padcp.h5 --set training.padding=longest 2>&1 | grep -q ': FITS'"
 "$STEPSIM" export pad.h5 /summary >padsum.tsv 2>/dev/null
 check "OOM: the printed shortfall is /summary's shortfall" \
   sh -c "printed=\$(sed -n 's/^  capacity .* OOM (\\([0-9.]*\\) GiB short.*/\\1/p' pad.out); awk -F '\t' -v p=\"\$printed\" '\$1 == \"shortfall\" { v = \$2 / 1073741824 * 100; c = int(v); if (v - c > 1e-9) c++; exit !(p != \"\" && sprintf(\"%.2f\", c / 100) == p) }' padsum.tsv"

@@ -128,8 +128,12 @@ print_memory (FILE *out, const ModelSimResult *res)
     {
       g_autofree char *lo = sim_units_format (res->padded_reserved_min, SIM_DIM_BYTES, 2);
       g_autofree char *hi = sim_units_format (res->padded_reserved_max, SIM_DIM_BYTES, 2);
-      fprintf (out, "  %-22s %s to %s reserved (%u orders of %u padded batches, median kept)\n",
-               "padded batches", lo, hi, res->padded_sequences, res->padded_batches);
+      g_autofree char *failed
+          = res->padded_oom_sequences == 0
+              ? g_strdup ("")
+              : g_strdup_printf ("; %u ran out of memory: see below", res->padded_oom_sequences);
+      fprintf (out, "  %-22s %s to %s reserved (%u orders of %u padded batches, median kept%s)\n",
+               "padded batches", lo, hi, res->padded_sequences, res->padded_batches, failed);
     }
   if (res->process_steps > 1)
     {
@@ -260,9 +264,14 @@ print_oom (FILE *out, const ModelSimResult *res)
     return;
   g_autofree char *req = sim_units_format (res->oom_requested, SIM_DIM_BYTES, 2);
   g_autofree char *rsv = sim_units_format (res->oom_reserved, SIM_DIM_BYTES, 2);
+  g_autofree char *where
+      = res->oom_padded_batch > 0
+          ? g_strdup_printf ("in padded batch %u of %u (%" G_GUINT64_FORMAT " tokens) ",
+                             res->oom_padded_batch, res->padded_batches + 1,
+                             res->oom_padded_seq_len)
+          : g_strdup (res->oom_in_first_step ? "in the first step " : "");
   fprintf (out, "out of memory (rank %u) %sat t = %.4f s during \"%s\": %s of %s requested "
-                "with %s reserved\n", res->worst_rank,
-           res->oom_in_first_step ? "in the first step " : "", res->oom_time,
+                "with %s reserved\n", res->worst_rank, where, res->oom_time,
            res->oom_task ? res->oom_task : "-", req,
            model_ledger_category_name (res->oom_category), rsv);
   print_quantity (out, "peak allocated then", res->peak_allocated, SIM_DIM_BYTES);

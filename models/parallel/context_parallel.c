@@ -85,6 +85,15 @@ check_ulysses_heads (const ModelArch *arch, const ModelCpParams *p, guint tp, GE
   return FALSE;
 }
 
+guint64
+model_cp_seq_multiple (const ModelCpParams *p)
+{
+  g_return_val_if_fail (p != NULL, 1);
+  if (p->cp <= 1)
+    return 1;
+  return p->load_balance ? 2 * (guint64) p->cp : p->cp;
+}
+
 gboolean
 model_cp_check (const ModelArch *arch, const ModelMesh *mesh, guint n_gpus,
                 const ModelCpParams *p, GError **error)
@@ -99,7 +108,7 @@ model_cp_check (const ModelArch *arch, const ModelMesh *mesh, guint n_gpus,
    * groups carved from the stage's dp·cp·tp ranks (mesh.h, expert_parallel.h); Multi-head
    * Latent Attention neither: its per-head K (dn + dr) and V (dv) widths are the steps'
    * head_dim and v_head_dim. */
-  guint64 chunks = p->load_balance ? 2 * (guint64) p->cp : p->cp;
+  guint64 chunks = model_cp_seq_multiple (p);
   if (p->seq_len % chunks != 0)
     {
       g_autofree char *what = p->load_balance

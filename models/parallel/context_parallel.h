@@ -132,6 +132,11 @@ void model_cp_params_init (ModelCpParams *p, const ModelArch *arch, const ModelM
                            ModelCpVariant variant, guint64 micro_batch, guint64 seq_len,
                            double act_bytes);
 
+/* The multiple of the sequence length (tokens) that context parallelism needs: 2·cp under
+ * load balancing (Megatron-LM get_batch_on_this_cp_rank cuts the sequence into 2·cp
+ * chunks), cp otherwise (every rank the same number of tokens); 1 for cp = 1. */
+guint64 model_cp_seq_multiple (const ModelCpParams *p);
+
 /* Checks a context-parallel setting: the mesh against `n_gpus` (model_mesh_validate:
  * pp·dp·cp·tp = GPUs); seq_len a multiple of 2·cp under load balancing, of cp otherwise
  * (every rank the same number of tokens) (a mixture of experts needs nothing more, its

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "models/parallel/tensor_parallel.h"
 #include "sim/text.h"
 
 static gboolean
@@ -304,6 +305,13 @@ dispatch_shares (const ModelEpParams *p, const double *f, guint E, ModelEpDispat
   d->least_rows = d->group * least;
 }
 
+guint
+model_ep_seq_multiple (const ModelEpParams *p)
+{
+  g_return_val_if_fail (p != NULL, 1);
+  return MAX (p->cp, 1) * model_tp_seq_multiple (p->tp, p->sp);
+}
+
 gboolean
 model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatch *out,
                    GError **error)
@@ -339,7 +347,7 @@ model_ep_dispatch (const ModelArch *arch, const ModelEpParams *p, ModelEpDispatc
     return fail (error, "[moe] load_imbalance = %g must be between 1 (uniform routing) and "
                  "num_local_experts / num_experts_per_tok = %g (the most loaded expert cannot "
                  "receive more copies than there are tokens)", p->imbalance, E / k);
-  guint split = MAX (p->cp, 1) * (p->sp ? MAX (p->tp, 1) : 1);
+  guint split = model_ep_seq_multiple (p);
   if (p->seq_len % split != 0)
     return fail (error, "[training] seq_len = %" G_GUINT64_FORMAT " is not a multiple of %u "
                  "([parallel] cp%s: the router's tokens are the rank's share of the sequence)",
@@ -632,7 +640,7 @@ model_ep_acts_hf_eager (const ModelArch *arch, const ModelEpParams *p, ModelEpAc
   g_return_if_fail (p->ep <= 1 && p->etp <= 1);
   double e = p->act_bytes, h = (double) arch->hidden_size, E = (double) arch->n_experts;
   double k = (double) arch->experts_per_token, i = (double) arch->intermediate_size;
-  guint split = MAX (p->cp, 1) * (p->sp ? MAX (p->tp, 1) : 1);
+  guint split = model_ep_seq_multiple (p);
   double T = (double) p->micro_batch * (double) (p->seq_len / split), m = T * k;
   ModelEpActs a = { 0 };
   a.router_in = e * T * h;

@@ -220,6 +220,14 @@ typedef struct
   double least_rows;       /* rows of the least loaded EP rank (all its experts) */
 } ModelEpDispatch;
 
+/* The multiple of the sequence length (tokens) the router needs: cp, times tp under
+ * sequence parallelism (its tokens are the rank's share of the sequence). */
+guint model_ep_seq_multiple (const ModelEpParams *p);
+
+/* The multiple of the sequence length (tokens) the router needs: cp, times tp under
+ * sequence parallelism (its tokens are the rank's share of the sequence). */
+guint model_ep_seq_multiple (const ModelEpParams *p);
+
 /* One MoE layer's dispatch for one micro-batch on `arch` under `p`. Errors (FALSE +
  * G_KEY_FILE_ERROR_INVALID_VALUE): a dense model ("[parallel] ep: … no experts"); E not a
  * multiple of ep ([parallel] ep, model key num_local_experts); `drop` with c ≤ 0 or not

@@ -768,12 +768,18 @@ model_tp_act_region (const char *name, ModelTpActRegion *out)
   return FALSE;
 }
 
+guint
+model_tp_seq_multiple (guint tp, gboolean sp)
+{
+  return sp ? MAX (tp, 1) : 1;
+}
+
 ModelGraph *
 model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp, guint64 n_kv_heads,
                       guint64 seq_len, GError **error)
 {
   g_return_val_if_fail (g != NULL && tp >= 1, NULL);
-  if (sp && tp > 1 && seq_len % tp != 0)
+  if (seq_len % model_tp_seq_multiple (tp, sp) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "[training] seq_len = %" G_GUINT64_FORMAT " is not a multiple of [parallel] "

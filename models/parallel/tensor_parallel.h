@@ -306,5 +306,10 @@ gboolean model_tp_act_region_of (const char *name, gboolean moe, ModelTpActRegio
  * INVALID_VALUE): a tensor of no known region, the sequence not divisible ([training]
  * seq_len and [parallel] tp). A MoE layer's router and expert tensors are of the sequence
  * region (model_tp_act_region_of). New graph or NULL. */
+/* The multiple of the sequence length (tokens) that tensor parallelism needs: tp under
+ * sequence parallelism (Megatron-LM's mappings.py _split_along_first_dim scatters the
+ * sequence evenly over the tp ranks), else 1. tp = 0 counts as 1. */
+guint model_tp_seq_multiple (guint tp, gboolean sp);
+
 ModelGraph *model_tp_shard_graph (const ModelGraph *g, guint tp, gboolean sp,
                                   guint64 n_kv_heads, guint64 seq_len, GError **error);

@@ -427,6 +427,11 @@ gboolean plan_cp_validate (const ModelArch *arch, const ModelStack *stack,
 /* Fills p->cp (validated plan). */
 void plan_cp_init (ModelPlan *p);
 void plan_cp_clear (PlanCp *cp);
+/* The multiple of seq_len context parallelism needs under `par` (model_cp_seq_multiple of
+ * the parameters plan_cp_validate checks). */
+guint64 plan_cp_seq_multiple (const ModelArch *arch, const ModelStack *stack,
+                              const ModelParallel *par);
+
 /* Tokens of one micro-batch's sequence a rank computes: seq_len / cp. */
 guint64 plan_cp_seq_len (const ModelPlan *p);
 /* One cp rank's layer: its attention kernel replaced by the rank's attention steps

@@ -160,6 +160,15 @@ typedef struct _ModelPlan ModelPlan;
 gboolean model_plan_validate (const ModelArch *arch, const ModelStack *stack,
                               const ModelParallel *par, GError **error);
 
+/* The least multiple of [training] seq_len (tokens) the parallelism of `par` (NULL: none)
+ * needs for `arch`: the least common multiple of the rules model_plan_validate checks
+ * (tensor_parallel.h model_tp_seq_multiple under sequence parallelism, context_parallel.h
+ * model_cp_seq_multiple, expert_parallel.h model_ep_seq_multiple for a mixture of
+ * experts); 1 when nothing constrains it. A valid seq_len is a multiple of it. `stack`
+ * gives only what the rules read besides `par` (not its seq_len). */
+guint64 model_plan_seq_len_multiple (const ModelArch *arch, const ModelStack *stack,
+                                     const ModelParallel *par);
+
 ModelPlan *model_plan_new (const ModelArch *arch, const ModelStack *stack,
                            const ModelParallel *par, GError **error);
 /* As model_plan_new(), with `paged_spill` B (>= 0) of each rank's optimizer states paged

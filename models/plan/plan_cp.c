@@ -131,6 +131,14 @@ plan_cp_clear (PlanCp *cp)
 }
 
 guint64
+plan_cp_seq_multiple (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par)
+{
+  ModelCpParams p;
+  params_of (arch, stack, par, &p);
+  return model_cp_seq_multiple (&p);
+}
+
+guint64
 plan_cp_seq_len (const ModelPlan *p)
 {
   return p->stack.seq_len / MAX (p->par.cp, 1);

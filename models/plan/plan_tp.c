@@ -101,7 +101,7 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   /* Megatron-LM's sequence parallelism scatters the sequence dimension evenly over the tp
    * ranks (megatron/core/tensor_parallel/mappings.py _split_along_first_dim asserts
    * divisibility): the sequence length is what is wrong, so name it. */
-  if (par->sequence_parallel && stack->seq_len % par->tp != 0)
+  if (stack->seq_len % model_tp_seq_multiple (par->tp, par->sequence_parallel) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'seq_len': seq_len = %" G_GUINT64_FORMAT " is not a "

@@ -351,11 +351,21 @@ typedef struct
   double allocated;     /* B: the highest allocated need of any step, any rank */
   double reserved;      /* B: the highest reserved need of any step, any rank */
   gboolean oom;         /* some step ran out of memory */
+  /* padded batches: the first batch that ran out of memory (PyTorch raises there), its
+   * ledger (owned unless it is `first` or `last`), rank classes, index (1-based; 0: none),
+   * length (tokens), and the allocated and reserved highs PyTorch reads when it raises (B) */
+  ModelLedger *oom_ledger;
+  HwRankShift oom_classes;
+  guint oom_batch;
+  guint64 oom_len;
+  double oom_allocated, oom_reserved;
 } Process;
 
 static void
 process_clear (Process *p)
 {
+  if (p->oom_ledger != p->first && p->oom_ledger != p->last)
+    model_ledger_free (p->oom_ledger);
   if (p->last != p->first)
     model_ledger_free (p->last);
   model_ledger_free (p->first);
@@ -411,7 +421,7 @@ process_add (Process *proc, const ModelPlan *plan, const HwRankShift *classes,
       proc->reserved = MAX (proc->reserved, model_ledger_peak_reserved (ledger, r));
       proc->oom |= model_ledger_oom (ledger, r);
     }
-  if (proc->last != proc->first)
+  if (proc->last != proc->first && proc->last != proc->oom_ledger)
     model_ledger_free (proc->last);
   proc->last = ledger;
   if (proc->first == NULL)
@@ -747,33 +757,93 @@ page_states (const ModelSimInput *in, ModelPlan *plan, Machine *m, HwRankShift *
  * ("the process" above: grad_accum 1 each, so the adapters' or model's gradients and the
  * optimizer step come every batch; the first batch creates the optimizer states, the
  * others keep them where they were placed) at lengths drawn uniformly from
- * [max(1, loss_chunks), seq_len] by a GRand seeded from [run] seed, then one at seq_len
- * itself (the run's longest batch); the reported step is that process's next. Most of the growth comes in the first
- * tens of batches and it slows after (Llama-2-7B LoRA, validation row M15, median of five
- * orders: 14.34, 14.43, 14.70 GiB after 50, 100, 200 batches, one fresh step 13.60 GiB); it
- * depends more on the order of the lengths than on their range (floors of 1 to seq_len/2
- * moved M15's median by < 2 %, single orders spread over ±0.4 GiB), so PADDED_SEQUENCES
- * orders are replayed and the one whose reserved peak is the median is kept; the others
+ * [max(1, loss_chunks), seq_len] by a GRand seeded from [run] seed, each rounded up to the
+ * multiple of the length the parallelism needs (model_sim_padded_lengths), then one at
+ * seq_len itself (the run's longest batch); the reported step is that process's next. Most
+ * of the growth comes in the first tens of batches and it slows after (Llama-2-7B LoRA,
+ * validation row M15, median of five orders: 14.34, 14.43, 14.70 GiB after 50, 100, 200
+ * batches, one fresh step 13.60 GiB); it depends more on the order of the lengths than on
+ * their range (floors of 1 to seq_len/2 moved M15's median by < 2 %, single orders spread
+ * over ±0.4 GiB), so PADDED_SEQUENCES orders are replayed and the one whose reserved peak
+ * (its demand, below) is the median is kept; the others
  * give the spread (padded_reserved_min, padded_reserved_max). A fixed, documented sample,
  * not a fit to a measurement: a run's real reserved figure depends on its data and on how
- * long it has run, which is why the spread is reported. */
-#define PADDED_BATCHES 100
-#define PADDED_SEQUENCES 5
+ * long it has run, which is why the spread is reported. A batch that runs out of memory
+ * (padded_first_oom: nothing cached fits and no new segment does even after the cache is
+ * released) is where PyTorch raises, so the run does not fit when any order runs out (the
+ * data order is not the scenario's to choose, and a real run has many more batches), and
+ * that order's figure is the reserved high when it raised. */
+#define PADDED_BATCHES MODEL_SIM_PADDED_BATCHES
+#define PADDED_SEQUENCES MODEL_SIM_PADDED_SEQUENCES
 
-/* One micro-batch at `seq_len`, the next step of `proc`. */
+/* One micro-batch at `seq_len`, the next step of `proc`; *classes: its plan's rank classes. */
 static gboolean
 padded_batch (const ModelSimInput *in, guint64 seq_len, Process *proc, Machine *m,
-              GError **error)
+              GError **error, HwRankShift *classes)
 {
   ModelStack st = *in->stack;
   st.seq_len = seq_len;
   st.grad_accum = 1;
   ModelSimInput one = *in;
   one.stack = &st;
-  HwRankShift classes;
-  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, m, &classes, error);
+  g_autoptr (ModelPlan) plan = build_plan (&one, &st, 0, m, classes, error);
   return plan != NULL
-         && replay (&one, plan, in->seed, NULL, NULL, proc, m, &classes, NULL, error) >= 0;
+         && replay (&one, plan, in->seed, NULL, NULL, proc, m, classes, NULL, error) >= 0;
+}
+
+/* Batch `i` (0-based, `len` tokens, rank classes `classes`) of `proc`, its last, is the
+ * first to run out of memory: a request that no cached block served and no new segment
+ * fitted even after every free cached segment was released (models/memory/allocator.h
+ * "capacity": release_cached_blocks on the failed cudaMalloc). PyTorch raises there and the
+ * process ends: the order's figures are then those max_memory_allocated() and
+ * max_memory_reserved() read when it raises (model_ledger_oom_peak_*, never above the
+ * capacity) beside the batches before (`allocated`, `reserved`). The allocator model grants
+ * the request over the capacity so that the replay goes on: the process's own figures
+ * (allocated, reserved) go on as the demand of the step as planned. */
+static void
+padded_first_oom (Process *proc, guint i, guint64 len, const HwRankShift *classes,
+                  double allocated, double reserved)
+{
+  ModelLedger *l = proc->last;
+  for (guint r = 0; r < model_ledger_n_ranks (l); r++)
+    {
+      gboolean oom = model_ledger_oom (l, r);
+      allocated = MAX (allocated, oom ? model_ledger_oom_peak_allocated (l, r)
+                                      : model_ledger_peak (l, r));
+      reserved = MAX (reserved, oom ? model_ledger_oom_peak_reserved (l, r)
+                                    : model_ledger_peak_reserved (l, r));
+    }
+  proc->oom_allocated = allocated;
+  proc->oom_reserved = reserved;
+  proc->oom_ledger = l;
+  proc->oom_classes = *classes;
+  proc->oom_batch = i + 1;
+  proc->oom_len = len;
+}
+
+/* See simulate.h. Each length is drawn uniformly from [lo, seq_len] and rounded up to the
+ * least multiple of the length that the parallelism needs (model_plan_seq_len_multiple:
+ * seq_len is one, so the rounded length stays at most seq_len): the frameworks that split
+ * the sequence pad each batch so, e.g. Megatron-LM's get_padding
+ * (megatron/core/models/multimodal/context_parallel.py: tp under sequence parallelism, 2·cp
+ * under context parallelism) and the collators' pad_to_multiple_of (transformers
+ * DataCollatorWithPadding, torchtune padded_collate_sft). */
+void
+model_sim_padded_lengths (const ModelSimInput *in, guint k, guint64 *lengths)
+{
+  g_return_if_fail (in != NULL && in->stack != NULL && lengths != NULL);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (in->seed + 7919u * (k + 1));
+  guint64 s = in->stack->seq_len;
+  guint64 lo = MIN (s, MAX (1, (guint64) in->stack->framework.loss_chunks));
+  guint64 mult = model_plan_seq_len_multiple (in->arch, in->stack, in->par);
+  for (guint i = 0; i < PADDED_BATCHES; i++)
+    {
+      /* g_rand_double: [0, 1) → an integer in [lo, s] */
+      guint64 len = lo + (guint64) (g_rand_double (rng) * (double) (s - lo + 1));
+      len = (MIN (len, s) + mult - 1) / mult * mult; /* (MIN evaluates twice: no draw in it) */
+      lengths[i] = MIN (len, s);
+    }
+  lengths[PADDED_BATCHES] = s;
 }
 
 /* Sequence `k` of padded batches, the longest last: a process (new) whose allocators hold
@@ -782,17 +852,18 @@ static Process *
 padded_sequence (const ModelSimInput *in, guint k, Machine *m, GError **error)
 {
   Process *proc = g_new0 (Process, 1);
-  g_autoptr (GRand) rng = g_rand_new_with_seed (in->seed + 7919u * (k + 1));
-  guint64 s = in->stack->seq_len;
-  guint64 lo = MIN (s, MAX (1, (guint64) in->stack->framework.loss_chunks));
+  guint64 lengths[PADDED_BATCHES + 1];
+  model_sim_padded_lengths (in, k, lengths);
   gboolean ok = TRUE;
-  for (guint i = 0; ok && i < PADDED_BATCHES; i++)
+  for (guint i = 0; ok && i <= PADDED_BATCHES; i++)
     {
-      /* g_rand_double: [0, 1) → an integer in [lo, s] */
-      guint64 len = lo + (guint64) (g_rand_double (rng) * (double) (s - lo + 1));
-      ok = padded_batch (in, MIN (len, s), proc, m, error);
+      double allocated = proc->allocated, reserved = proc->reserved;
+      HwRankShift classes;
+      ok = padded_batch (in, lengths[i], proc, m, error, &classes);
+      if (ok && proc->oom && proc->oom_batch == 0)
+        padded_first_oom (proc, i, lengths[i], &classes, allocated, reserved);
     }
-  if (ok && padded_batch (in, s, proc, m, error))
+  if (ok)
     return proc;
   process_clear_free (proc);
   return NULL;
@@ -818,16 +889,78 @@ padded_batches (const ModelSimInput *in, Process *proc, ModelSimResult *res, Mac
         return FALSE;
       g_ptr_array_add (runs, p);
     }
-  /* stable: equal peaks keep sequence order */
+  /* the first order (by k) that ran out of memory: the run's OOM, whichever order is kept */
+  Process *failed = NULL;
+  for (guint k = 0; k < runs->len; k++)
+    {
+      Process *p = g_ptr_array_index (runs, k);
+      res->padded_oom_sequences += p->oom_batch > 0;
+      if (failed == NULL && p->oom_batch > 0)
+        failed = p;
+    }
+  /* stable: equal peaks keep sequence order; the kept order is the median by its demand */
   g_ptr_array_sort (runs, compare_reserved);
   res->padded_batches = PADDED_BATCHES;
   res->padded_sequences = PADDED_SEQUENCES;
-  res->padded_reserved_min = ((Process *) g_ptr_array_index (runs, 0))->reserved;
-  res->padded_reserved_max = ((Process *) g_ptr_array_index (runs, runs->len - 1))->reserved;
+  /* the spread as PyTorch reports it: an order that ran out, when it raised */
+  res->padded_reserved_min = G_MAXDOUBLE;
+  for (guint k = 0; k < runs->len; k++)
+    {
+      const Process *p = g_ptr_array_index (runs, k);
+      double r = p->oom_batch > 0 ? p->oom_reserved : p->reserved;
+      res->padded_reserved_min = MIN (res->padded_reserved_min, r);
+      res->padded_reserved_max = MAX (res->padded_reserved_max, r);
+    }
   Process *median = g_ptr_array_steal_index (runs, runs->len / 2);
+  if (failed != NULL && failed != median)
+    {
+      /* the failing batch's ledger moves to the kept process, in place of its own */
+      if (median->oom_ledger != median->first && median->oom_ledger != median->last)
+        model_ledger_free (median->oom_ledger);
+      median->oom_ledger = failed->oom_ledger;
+      median->oom_classes = failed->oom_classes;
+      median->oom_batch = failed->oom_batch;
+      median->oom_len = failed->oom_len;
+      median->oom_allocated = failed->oom_allocated;
+      median->oom_reserved = failed->oom_reserved;
+      /* failed keeps nothing that is the moved ledger */
+      if (failed->first == failed->oom_ledger)
+        failed->first = NULL;
+      if (failed->last == failed->oom_ledger)
+        failed->last = NULL;
+      failed->oom_ledger = NULL;
+    }
   *proc = *median;
   g_free (median);
   return TRUE;
+}
+
+/* A padded batch ran out of memory (padded_first_oom): the run's OOM is that one, as the first
+ * step's is (fill_process), with the figures measured when it was raised. */
+static void
+padded_oom (const Process *proc, ModelSimResult *res)
+{
+  guint w = G_MAXUINT;
+  for (guint r = 0; r < res->n_ranks; r++)
+    {
+      guint q = hw_rank_shift_index (&proc->oom_classes, r);
+      if (!model_ledger_oom (proc->oom_ledger, q))
+        continue;
+      if (w == G_MAXUINT || r == res->worst_rank)
+        w = r;
+      res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (proc->oom_ledger, q);
+      res->rank_device_used[r] = model_ledger_oom_peak_reserved (proc->oom_ledger, q)
+                                 + res->cuda_context;
+    }
+  g_assert (w != G_MAXUINT); /* padded_first_oom: some rank ran out */
+  clear_oom (res);
+  fill_oom (proc->oom_ledger, hw_rank_shift_index (&proc->oom_classes, w), res);
+  res->oom_padded_batch = proc->oom_batch;
+  res->oom_padded_seq_len = proc->oom_len;
+  res->worst_rank = w;
+  res->peak_allocated = res->rank_peak_allocated[w];
+  res->device_used = res->rank_device_used[w];
+  res->peak_reserved = res->device_used - res->cuda_context;
 }
 
 /* The process's figures beside the steady-state step's (res, filled from the last step):
@@ -869,9 +1002,11 @@ fill_process (const Process *proc, ModelSimResult *res)
       res->device_used = res->rank_device_used[w];
       res->peak_reserved = res->device_used - res->cuda_context;
     }
+  else if (proc->oom_ledger != NULL)
+    padded_oom (proc, res);
   res->lifetime_allocated = MAX (proc->allocated, res->load_peak);
   res->lifetime_device = MAX (proc->reserved, res->load_peak) + res->cuda_context;
-  res->gpu_fits = !proc->oom && res->lifetime_device <= res->capacity;
+  res->gpu_fits = !proc->oom && proc->oom_ledger == NULL && res->lifetime_device <= res->capacity;
   res->fits = res->gpu_fits && res->host_fits && res->nvme_fits;
 }
 

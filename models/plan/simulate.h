@@ -116,6 +116,13 @@ typedef struct
    * a sequence, over the sequences (B). All zero when every batch is seq_len long. */
   guint padded_batches, padded_sequences;
   double padded_reserved_min, padded_reserved_max;
+  /* Orders whose replay ran out of memory: a request no cached block served and no new
+   * segment fitted even after the free cached segments were released. PyTorch raises there,
+   * so such an order stops at that batch, its reserved figure is what max_memory_reserved()
+   * reads then (never above the capacity less the context), and the run does not fit
+   * (gpu_fits FALSE): the OOM below is the first such order's, in its batch
+   * oom_padded_batch (1-based) of oom_padded_seq_len tokens. 0 when none. */
+  guint padded_oom_sequences;
   double load_peak;         /* B allocated at the peak of model loading */
   double lifetime_allocated;/* B: max(load_peak, every step's allocated need):
                                max_memory_allocated() over the whole process */
@@ -166,6 +173,9 @@ typedef struct
    * the largest live buffers with the tasks that allocated them (largest first). */
   gboolean oom;
   gboolean oom_in_first_step; /* the OOM below is the first step's (the steady state had none) */
+  guint oom_padded_batch;     /* > 0: the OOM below is that padded batch's (1-based; the
+                               * order stopped there: padded_oom_sequences) */
+  guint64 oom_padded_seq_len; /* its length (tokens) */
   double oom_time;          /* s */
   char *oom_task;           /* owned, may be NULL */
   double oom_requested;     /* B: the tensor that did not fit */
@@ -221,6 +231,17 @@ typedef struct
 gboolean model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res,
                          GError **error);
 void model_sim_result_clear (ModelSimResult *res); /* frees the owned members */
+
+/* Padded batches (models/plan/simulate.c "padded batches"): each of MODEL_SIM_PADDED_SEQUENCES
+ * orders replays MODEL_SIM_PADDED_BATCHES drawn lengths, then seq_len. */
+#define MODEL_SIM_PADDED_BATCHES 100
+#define MODEL_SIM_PADDED_SEQUENCES 5
+/* The sequence lengths (tokens) of order `k` (< MODEL_SIM_PADDED_SEQUENCES) of `in`'s padded
+ * batches into `lengths` (MODEL_SIM_PADDED_BATCHES + 1 of them, caller's; the last is
+ * [training] seq_len): drawn from [max(1, loss_chunks), seq_len] by a GRand seeded from
+ * in->seed and k, each rounded up to model_plan_seq_len_multiple (in->arch, in->stack,
+ * in->par), never above seq_len. Reads in->arch, stack, par and seed only. */
+void model_sim_padded_lengths (const ModelSimInput *in, guint k, guint64 *lengths);
 
 /* ModelSimResult.fits_from's search: bisection over the GPU's memory between a capacity
  * found short and one simulated to hold the run, until the two are within this fraction of

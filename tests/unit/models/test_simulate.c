@@ -237,6 +237,114 @@ test_padded_batches (void)
   fixture_clear (&f);
 }
 
+/* Whether every drawn length of order k of `in` is a multiple of `mult` in [lo, seq_len]
+ * with seq_len last; *some_short and *some_odd: whether one is shorter than seq_len, odd. */
+static gboolean
+lengths_ok (const ModelSimInput *in, guint64 mult, guint64 lo, gboolean *some_short,
+            gboolean *some_odd)
+{
+  guint64 s = in->stack->seq_len;
+  gboolean ok = TRUE;
+  for (guint k = 0; k < MODEL_SIM_PADDED_SEQUENCES; k++)
+    {
+      guint64 len[MODEL_SIM_PADDED_BATCHES + 1];
+      model_sim_padded_lengths (in, k, len);
+      ok = ok && len[MODEL_SIM_PADDED_BATCHES] == s;
+      for (guint i = 0; i <= MODEL_SIM_PADDED_BATCHES; i++)
+        {
+          ok = ok && len[i] % mult == 0 && len[i] >= lo && len[i] <= s;
+          *some_short |= len[i] < s;
+          *some_odd |= len[i] % 2 == 1;
+        }
+    }
+  return ok;
+}
+
+/* Padded lengths under parallelism that splits the sequence: each drawn length is rounded up
+ * to the least multiple the parallelism needs (model_plan_seq_len_multiple), as Megatron-LM
+ * and the collators' pad_to_multiple_of pad a batch, never above seq_len: tp = 2 with
+ * sequence parallelism 2, ring cp = 4 (load-balanced: 2·cp chunks) 8, both lcm(2, 8) = 8,
+ * tp without sequence parallelism 1 (odd lengths drawn). And the simulation with tp = 2 and
+ * sequence parallelism runs (a drawn odd length was refused as a seq_len that is not a
+ * multiple of tp). */
+static void
+test_padded_lengths_multiple (void)
+{
+  Fixture f;
+  fixture_init (&f, 2);
+  f.stack.seq_len = 512;
+  f.stack.pad_to_longest = TRUE;
+  f.stack.framework.loss_chunks = 3;
+  struct { guint tp, cp; gboolean sp; guint64 mult; } cases[] = {
+    { 1, 1, FALSE, 1 }, { 2, 1, FALSE, 1 }, { 2, 1, TRUE, 2 }, { 1, 4, FALSE, 8 },
+    { 2, 4, TRUE, 8 },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      f.par.tp = cases[c].tp;
+      f.par.cp = cases[c].cp;
+      f.par.sequence_parallel = cases[c].sp;
+      f.par.cp_variant = MODEL_CP_RING;
+      f.par.degree = cases[c].tp * cases[c].cp;
+      CU_ASSERT_EQUAL (model_plan_seq_len_multiple (f.arch, &f.stack, &f.par), cases[c].mult);
+      gboolean some_short = FALSE, some_odd = FALSE;
+      CU_ASSERT_TRUE (lengths_ok (&f.in, cases[c].mult, 3, &some_short, &some_odd));
+      CU_ASSERT_TRUE (some_short);
+      CU_ASSERT_EQUAL (some_odd, cases[c].mult == 1);
+    }
+  f.par.tp = 2;
+  f.par.cp = 1;
+  f.par.sequence_parallel = TRUE;
+  f.par.degree = 2;
+  ModelSimResult r;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &r, &e));
+  CU_ASSERT_EQUAL (r.padded_sequences, MODEL_SIM_PADDED_SEQUENCES);
+  model_sim_result_clear (&r);
+  fixture_clear (&f);
+}
+
+/* Padded batches on a GPU where one order of the five runs out of memory (test_padded_batches'
+ * tiny model with 0.8 GB for the allocator): its fourth batch asks for a block that no cached
+ * block serves and no new segment fits even after the free cached segments are released
+ * (fragmentation: the step as planned needs less than the capacity). PyTorch raises there:
+ * the run does not fit, its OOM is that batch's, and no reserved figure is above the
+ * capacity (the allocator model's grant over it lets the replay go on, and the spread showed
+ * it). With 0.85 GB no order runs out and the run fits, its spread within the capacity. */
+static void
+test_padded_batches_oom (void)
+{
+  for (guint v = 0; v < 2; v++)
+    {
+      Fixture f;
+      fixture_init (&f, 1);
+      f.arch->vocab_size = 32000;
+      f.stack.seq_len = 512;
+      f.stack.pad_to_longest = TRUE;
+      double cap = v == 0 ? 0.8e9 : 0.85e9;
+      f.node.gpu->memory_capacity = f.node.gpu->cuda_context + cap;
+      ModelSimResult a;
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, NULL, &a, NULL));
+      CU_ASSERT (a.padded_reserved_max <= cap);
+      CU_ASSERT (a.padded_reserved_min <= a.padded_reserved_max);
+      CU_ASSERT (a.lifetime_device <= a.capacity);
+      CU_ASSERT_EQUAL (a.padded_oom_sequences, v == 0 ? 1 : 0);
+      CU_ASSERT_EQUAL (a.gpu_fits, v == 1);
+      CU_ASSERT_EQUAL (a.oom, v == 0);
+      CU_ASSERT_FALSE (a.oom_in_first_step);
+      CU_ASSERT_EQUAL (a.oom_padded_batch, v == 0 ? 4 : 0);
+      if (v == 0)
+        {
+          CU_ASSERT (a.need_device <= a.capacity); /* fragmentation, not demand */
+          CU_ASSERT (a.oom_padded_seq_len >= 1 && a.oom_padded_seq_len <= 512);
+          CU_ASSERT (a.peak_reserved <= cap); /* measured when it raised */
+          CU_ASSERT (a.oom_requested > 0);
+        }
+      model_sim_result_clear (&a);
+      fixture_clear (&f);
+    }
+}
+
 /* Optimizer states created lazily (model_plan_creation_task): micro-batch 4 × 1024 on the
  * tiny model, whose activations (4096 tokens × hidden 256 × 2 B = 2 MiB a tensor, several
  * a layer) outweigh its AdamW states (Ψ ≈ 3.3 M parameters: 8Ψ ≈ 26 MB), so every step
@@ -534,6 +642,10 @@ main (void)
     { "straggler reaches the cluster", test_straggler_reaches_cluster },
     { "first step: optimizer states created at its optimizer step", test_states_created_lazily },
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
+    { "padded batches: an order out of memory is the run's OOM, reserved within capacity",
+      test_padded_batches_oom },
+    { "padded batches: lengths a multiple of what the parallelism needs",
+      test_padded_lengths_multiple },
     { "GPU without the compute dtype: one error", test_missing_dtype },
     { "steady step from the first step's trace = on the engine", test_steady_step_from_trace },
     { "a single GPU's replays without the engine = on the engine",
