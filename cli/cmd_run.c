@@ -95,9 +95,9 @@ attached_split (const GOptionEntry *entries, const char *arg, gboolean *value_ne
   return 0;
 }
 
-gboolean
-cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
-                  GError **error)
+static gboolean
+split_and_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
+                 GError **error)
 {
   g_autoptr (GPtrArray) args = g_ptr_array_new ();        /* borrowed and `made` strings */
   g_autoptr (GPtrArray) made = g_ptr_array_new_with_free_func (g_free);
@@ -151,6 +151,25 @@ cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, c
   if (n < *argc)
     (*argv)[n] = NULL;
   *argc = n;
+  return TRUE;
+}
+
+gboolean
+cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
+                  GError **error)
+{
+  if (!split_and_parse (ctx, entries, argc, argv, error))
+    return FALSE;
+  /* GOption leaves the "--" that ended the options in place when an argument after it
+   * starts with '-' (so that a second parse would not read it as one); every argument after
+   * it is an operand, so it goes: `run -- -x.ini` reads the file -x.ini */
+  for (int i = 1; i < *argc; i++)
+    if (strcmp ((*argv)[i], "--") == 0)
+      {
+        memmove (&(*argv)[i], &(*argv)[i + 1], (gsize) (*argc - i) * sizeof (char *));
+        (*argc)--;
+        break;
+      }
   return TRUE;
 }
 

@@ -88,6 +88,24 @@ print_stages (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 /* Fits: the measured figures. OOM: what the step as planned needs and how far short the
  * GPU is (never a "reserved" or "device-used" above the capacity); the figures measured when
  * the OOM is raised are in print_oom. */
+/* Where a run that does not fit its GPU runs short, for the capacity line: ": a request
+ * failed; see below" when its demand fits (fragmentation), else the part of the run whose
+ * demand is over ("while loading the model", "in a padded batch", "in the first step"), or
+ * "" for the reported step. */
+static const char *
+oom_where (const ModelSimResult *res)
+{
+  if (res->lifetime_device <= res->capacity)
+    return ": a request failed; see below";
+  if (res->load_peak + res->cuda_context > res->capacity)
+    return ", while loading the model";
+  if (res->oom_padded_batch > 0)
+    return ", in a padded batch";
+  if (res->need_device <= res->capacity)
+    return ", in the first step";
+  return "";
+}
+
 static void
 print_memory (FILE *out, const ModelSimResult *res)
 {
@@ -158,24 +176,22 @@ print_memory (FILE *out, const ModelSimResult *res)
       g_autofree char *by = sim_units_format_up (res->fits_from - res->capacity,
                                                  SIM_DIM_BYTES, 2);
       g_autofree char *least = sim_units_format_up (res->fits_from, SIM_DIM_BYTES, 2);
-      fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, by,
-               res->lifetime_device <= res->capacity ? ": a request failed; see below"
-               : res->need_device <= res->capacity   ? ", while loading the model"
-                                                     : "");
+      fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, by, oom_where (res));
       /* the demand above is this GPU's: a larger one caches more before it must release */
       fprintf (out, "  %-22s %14s  (the least memory per GPU that holds the run: "
                "simulated there)\n", "fits from", least);
     }
   else if (res->fits_from_short > 0)
     {
-      g_autofree char *most = sim_units_format (res->fits_from_short, SIM_DIM_BYTES, 2);
+      g_autofree char *most = sim_units_format (HW_GPU_MAX_MEMORY, SIM_DIM_BYTES, 2);
       fprintf (out, "  %-22s %14s  OOM\n", "capacity", cap);
-      fprintf (out, "  %-22s %14s  (no GPU memory up to %s holds the run)\n", "fits from",
-               "none", most);
+      fprintf (out, "  %-22s %14s  (no GPU memory up to %s holds the run%s)\n", "fits from",
+               "none", most,
+               res->fits_from_request_cap
+                 ? ": one tensor is over the 16 TiB any request may take" : "");
     }
   else if (res->lifetime_device > res->capacity)
-    fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, room,
-             res->need_device <= res->capacity ? ", while loading the model" : "");
+    fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, room, oom_where (res));
   else /* a request failed although the need fits: fragmentation, or the cache */
     fprintf (out, "  %-22s %14s  OOM (a request failed; see below)\n", "capacity", cap);
 }
@@ -376,8 +392,11 @@ cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult
     }
   else if (!res->gpu_fits && res->fits_from_short > 0)
     {
-      g_autofree char *most = sim_units_format (res->fits_from_short, SIM_DIM_BYTES, 2);
-      g_string_append_printf (why, "no GPU memory up to %s fits it (has %s per GPU)", most, cap);
+      g_autofree char *most = sim_units_format (HW_GPU_MAX_MEMORY, SIM_DIM_BYTES, 2);
+      g_string_append_printf (why, "no GPU memory up to %s fits it%s (has %s per GPU)", most,
+                              res->fits_from_request_cap
+                                ? ": one tensor is over the 16 TiB any request may take" : "",
+                              cap);
     }
   else if (!res->gpu_fits) /* not searched: the demand on this GPU */
     {

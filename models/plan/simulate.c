@@ -1005,7 +1005,9 @@ fill_process (const Process *proc, ModelSimResult *res)
   else if (proc->oom_ledger != NULL)
     padded_oom (proc, res);
   res->lifetime_allocated = MAX (proc->allocated, res->load_peak);
-  res->lifetime_device = MAX (proc->reserved, res->load_peak) + res->cuda_context;
+  /* every padded order is part of the run (any may be the data's): its reserved peak too */
+  res->lifetime_device = MAX (MAX (proc->reserved, res->padded_reserved_max), res->load_peak)
+                         + res->cuda_context;
   res->gpu_fits = !proc->oom && proc->oom_ledger == NULL && res->lifetime_device <= res->capacity;
   res->fits = res->gpu_fits && res->host_fits && res->nvme_fits;
 }
@@ -1076,11 +1078,12 @@ step_seed (guint32 seed, guint k)
  * memory only defers the cache's releases and shrinks the spill), so bisection finds its
  * threshold; whatever the search returns was simulated to fit. */
 
-/* `in` simulated on GPUs of `capacity` B: whether the whole run fits there, and what it
- * demands there (lifetime_device). FALSE + error if the simulation fails. */
+/* `in` simulated on GPUs of `capacity` B: whether the whole run fits there, what it demands
+ * there (lifetime_device) and the request that failed (oom_requested, 0 when none). FALSE +
+ * error if the simulation fails. */
 static gboolean
 fits_at (const ModelSimInput *in, double capacity, gboolean *fits, double *demand,
-         GError **error)
+         double *request, GError **error)
 {
   HwGpuSpec gpu = *in->node->gpu; /* shallow copies, borrowed for the call */
   HwNodeSpec node = *in->node;
@@ -1095,6 +1098,7 @@ fits_at (const ModelSimInput *in, double capacity, gboolean *fits, double *deman
     return FALSE;
   *fits = r.gpu_fits;
   *demand = r.lifetime_device;
+  *request = r.oom_requested;
   model_sim_result_clear (&r);
   return TRUE;
 }
@@ -1125,15 +1129,18 @@ find_fits_from (const ModelSimInput *in, ModelSimResult *res, GError **error)
   double lo = MAX (res->capacity, res->lifetime_allocated + res->cuda_context - 1);
   double hi = MIN (printable_up (MAX (res->lifetime_device, lo + 1)), HW_GPU_MAX_MEMORY);
   gboolean fits = FALSE;
-  double demand = 0;
+  double demand = 0, request = res->oom_requested;
   while (!fits)
     {
       if (hi <= lo)
         {
-          res->fits_from_short = MAX (lo, res->capacity);
-          return TRUE; /* not even the largest GPU memory */
+          /* not even the largest GPU memory (what was tried, or the capacity when the
+           * tensors alone are over it and nothing was) */
+          res->fits_from_short = MAX (MIN (lo, HW_GPU_MAX_MEMORY), res->capacity);
+          res->fits_from_request_cap = request > MODEL_ALLOCATOR_MAX_REQUEST;
+          return TRUE;
         }
-      if (!fits_at (in, hi, &fits, &demand, error))
+      if (!fits_at (in, hi, &fits, &demand, &request, error))
         return FALSE;
       if (!fits)
         {
@@ -1146,7 +1153,7 @@ find_fits_from (const ModelSimInput *in, ModelSimResult *res, GError **error)
       double mid = printable_up ((lo + hi) / 2);
       if (mid >= hi)
         break;
-      if (!fits_at (in, mid, &fits, &demand, error))
+      if (!fits_at (in, mid, &fits, &demand, &request, error))
         return FALSE;
       if (fits)
         hi = mid;

@@ -126,7 +126,8 @@ typedef struct
   double load_peak;         /* B allocated at the peak of model loading */
   double lifetime_allocated;/* B: max(load_peak, every step's allocated need):
                                max_memory_allocated() over the whole process */
-  double lifetime_device;   /* B: max(load_peak, every step's reserved need) + context */
+  double lifetime_device;   /* B: max(load_peak, every step's reserved need, every padded
+                               order's reserved peak) + context */
   guint worst_rank;
   double peak_time;         /* s, when the worst rank peaked */
   char *peak_task;          /* task running then (owned) */
@@ -151,6 +152,8 @@ typedef struct
   double fits_from_short;   /* B: the largest memory per GPU the search found short (at
                                least the capacity); 0 when not searched. fits_from == 0
                                with this > 0: no GPU memory up to HW_GPU_MAX_MEMORY fits */
+  gboolean fits_from_request_cap; /* none fits because a tensor is over the largest request
+                                     the allocator model takes (MODEL_ALLOCATOR_MAX_REQUEST) */
   /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;
    * zeros and fits without it). */
   gboolean offloads;        /* the stack offloads something */
