@@ -180,6 +180,14 @@ print_memory (FILE *out, const ModelSimResult *res)
       /* the demand above is this GPU's: a larger one caches more before it must release */
       fprintf (out, "  %-22s %14s  (the least memory per GPU that holds the run: "
                "simulated there)\n", "fits from", least);
+      if (res->fits_from_island > 0)
+        {
+          g_autofree char *island = sim_units_format_up (res->fits_from_island, SIM_DIM_BYTES, 2);
+          g_autofree char *gap = sim_units_format_up (res->fits_from_island_short,
+                                                      SIM_DIM_BYTES, 2);
+          fprintf (out, "  %-22s %14s  (holds it too, but %s does not: the allocator's "
+                   "fragmentation)\n", "also fits in", island, gap);
+        }
     }
   else if (res->fits_from_short > 0)
     {

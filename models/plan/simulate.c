@@ -1116,49 +1116,102 @@ printable_up (double bytes)
   return sim_units_parse (text, SIM_DIM_BYTES, &v, NULL) && v >= bytes * (1 - 1e-12) ? v : bytes;
 }
 
-/* res->fits_from for `in`, whose run `res` does not fit its GPU. The lower end starts at the
- * capacity (short) or just below the tensors' own peak plus the context, which no capacity
- * under it holds (lifetime_device >= lifetime_allocated + context); the upper end at the
- * demand, raised while it is short (to the demand there, or by an eighth when the demand
- * fits but a request failed) up to the largest GPU memory a scenario may give
- * (HW_GPU_MAX_MEMORY); then bisection. When even that is short, fits_from stays 0 and
- * fits_from_short says how far the search went. FALSE + error only if a simulation fails. */
+/* The threshold above *lo (short) where `in` fits: the upper end starts at *hi, raised while
+ * it is short (to the demand there, or by an eighth when the demand fits but a request
+ * failed) up to the largest GPU memory a scenario may give (HW_GPU_MAX_MEMORY); then
+ * bisection to MODEL_FITS_FROM_TOLERANCE. On return *hi fits and *lo is short, or *found is
+ * FALSE (nothing up to HW_GPU_MAX_MEMORY fits; *lo the most tried) with *request the last
+ * failing request. FALSE + error only if a simulation fails. */
+static gboolean
+threshold (const ModelSimInput *in, double *lo, double *hi, gboolean *found, double *request,
+           GError **error)
+{
+  gboolean fits = FALSE;
+  double demand = 0;
+  *found = FALSE;
+  while (!fits)
+    {
+      if (*hi <= *lo)
+        return TRUE;
+      if (!fits_at (in, *hi, &fits, &demand, request, error))
+        return FALSE;
+      if (!fits)
+        {
+          *lo = *hi;
+          *hi = MIN (printable_up (MAX (demand, *hi * 1.125)), HW_GPU_MAX_MEMORY);
+        }
+    }
+  while (*hi - *lo > *hi * MODEL_FITS_FROM_TOLERANCE)
+    {
+      double mid = printable_up ((*lo + *hi) / 2);
+      if (mid >= *hi)
+        break;
+      if (!fits_at (in, mid, &fits, &demand, request, error))
+        return FALSE;
+      if (fits)
+        *hi = mid;
+      else
+        *lo = mid;
+    }
+  *found = TRUE;
+  return TRUE;
+}
+
+/* res->fits_from for `in`, whose run `res` does not fit its GPU. The search starts between
+ * the capacity (short), or just below the tensors' own peak plus the context, which no
+ * capacity under it holds (lifetime_device >= lifetime_allocated + context), and the demand.
+ * Then, since a user reads "needs X" as "any GPU of at least X" and fragmentation can make a
+ * GPU a little larger than one that holds the run fall short (S2: 127.54-128.00 GiB hold it,
+ * 128.25-131.00 GiB do not, 131.50 GiB and up do), the sizes 1, 2, 4 and 8 % above the
+ * answer are simulated too; where one is short the search goes on above it (at most four
+ * times), and the answer it left is kept as fits_from_island. When nothing holds the run,
+ * fits_from stays 0 and fits_from_short says how far the search went. */
 static gboolean
 find_fits_from (const ModelSimInput *in, ModelSimResult *res, GError **error)
 {
   double lo = MAX (res->capacity, res->lifetime_allocated + res->cuda_context - 1);
   double hi = MIN (printable_up (MAX (res->lifetime_device, lo + 1)), HW_GPU_MAX_MEMORY);
-  gboolean fits = FALSE;
-  double demand = 0, request = res->oom_requested;
-  while (!fits)
+  double request = res->oom_requested;
+  gboolean found = FALSE;
+  if (!threshold (in, &lo, &hi, &found, &request, error))
+    return FALSE;
+  if (!found)
     {
-      if (hi <= lo)
-        {
-          /* not even the largest GPU memory (what was tried, or the capacity when the
-           * tensors alone are over it and nothing was) */
-          res->fits_from_short = MAX (MIN (lo, HW_GPU_MAX_MEMORY), res->capacity);
-          res->fits_from_request_cap = request > MODEL_ALLOCATOR_MAX_REQUEST;
-          return TRUE;
-        }
-      if (!fits_at (in, hi, &fits, &demand, &request, error))
-        return FALSE;
-      if (!fits)
-        {
-          lo = hi;
-          hi = MIN (printable_up (MAX (demand, hi * 1.125)), HW_GPU_MAX_MEMORY);
-        }
+      /* not even the largest GPU memory (what was tried, or the capacity when the tensors
+       * alone are over it and nothing was) */
+      res->fits_from_short = MAX (MIN (lo, HW_GPU_MAX_MEMORY), res->capacity);
+      res->fits_from_request_cap = request > MODEL_ALLOCATOR_MAX_REQUEST;
+      return TRUE;
     }
-  while (hi - lo > hi * MODEL_FITS_FROM_TOLERANCE)
+  for (guint round = 0; round < 4; round++)
     {
-      double mid = printable_up ((lo + hi) / 2);
-      if (mid >= hi)
+      double above = 0;
+      for (guint k = 0; k < 4 && above == 0; k++)
+        {
+          double c = MIN (printable_up (hi * (1 + 0.01 * (1 << k))), HW_GPU_MAX_MEMORY);
+          gboolean fits = TRUE;
+          double demand = 0, r = 0;
+          if (c > hi && !fits_at (in, c, &fits, &demand, &r, error))
+            return FALSE;
+          if (!fits)
+            above = c;
+        }
+      if (above == 0)
         break;
-      if (!fits_at (in, mid, &fits, &demand, &request, error))
+      double lo2 = above, hi2 = MIN (printable_up (above * 1.01), HW_GPU_MAX_MEMORY);
+      gboolean found2 = FALSE;
+      double r2 = 0;
+      if (!threshold (in, &lo2, &hi2, &found2, &r2, error))
         return FALSE;
-      if (fits)
-        hi = mid;
-      else
-        lo = mid;
+      if (!found2)
+        break; /* nothing above holds it: keep the answer found */
+      if (res->fits_from_island == 0)
+        {
+          res->fits_from_island = hi;
+          res->fits_from_island_short = above;
+        }
+      lo = lo2;
+      hi = hi2;
     }
   res->fits_from = hi;
   res->fits_from_short = lo;

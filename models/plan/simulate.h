@@ -152,6 +152,10 @@ typedef struct
   double fits_from_short;   /* B: the largest memory per GPU the search found short (at
                                least the capacity); 0 when not searched. fits_from == 0
                                with this > 0: no GPU memory up to HW_GPU_MAX_MEMORY fits */
+  double fits_from_island;  /* B: a smaller size the search found to hold the run, below one
+                               (fits_from_island_short) that does not: fits_from is then the
+                               size from which the sizes 1-8 % above it hold it too; 0: none */
+  double fits_from_island_short;
   gboolean fits_from_request_cap; /* none fits because a tensor is over the largest request
                                      the allocator model takes (MODEL_ALLOCATOR_MAX_REQUEST) */
   /* Host DRAM and NVMe of the node with the highest peak (offloading, models/memory/offload.h;

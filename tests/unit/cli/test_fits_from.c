@@ -144,6 +144,43 @@ test_paged_monotone (void)
   model_sim_result_clear (&r);
 }
 
+/* S2 (Llama 2 7B, fp32 AdamW) on 80 GiB: the caching allocator's fragmentation gives the
+ * fitting sizes a gap (127.54-128.00 GiB hold it, 128.25-131.00 GiB do not, 131.13 GiB and
+ * up do). "needs X" must be a size from which larger GPUs fit too: the search checks 1, 2, 4
+ * and 8 % above its answer and goes on above a short one, keeping the smaller answer as the
+ * island. Checked here: every one of those sizes above fits_from holds the run, the island
+ * holds it, the size above the island the search found short does not, and it lies between
+ * the two. */
+static void
+test_island (void)
+{
+  const char *sets[] = { NULL };
+  const char *file = "scenarios/s2-llama-2-7b-fp32.ini";
+  ModelSimResult r, at;
+  CU_ASSERT_FATAL (run_at (file, sets, "A100-80GB-SXM", 80.0 * (1 << 30), TRUE, &r));
+  CU_ASSERT_FATAL (r.fits_from > 0);
+  CU_ASSERT_FATAL (r.fits_from_island > 0);
+  CU_ASSERT (r.fits_from_island < r.fits_from_island_short);
+  CU_ASSERT (r.fits_from_island_short < r.fits_from);
+  static const double above[] = { 1.0, 1.01, 1.02, 1.04, 1.08 };
+  for (guint k = 0; k < G_N_ELEMENTS (above); k++)
+    {
+      CU_ASSERT_FATAL (run_at (file, sets, "A100-80GB-SXM", r.fits_from * above[k], FALSE, &at));
+      CU_ASSERT_TRUE (at.gpu_fits);
+      model_sim_result_clear (&at);
+    }
+  CU_ASSERT_FATAL (run_at (file, sets, "A100-80GB-SXM", r.fits_from_island, FALSE, &at));
+  CU_ASSERT_TRUE (at.gpu_fits);
+  model_sim_result_clear (&at);
+  CU_ASSERT_FATAL (run_at (file, sets, "A100-80GB-SXM", r.fits_from_island_short, FALSE, &at));
+  CU_ASSERT_FALSE (at.gpu_fits);
+  model_sim_result_clear (&at);
+  g_printerr ("\n  S2: fits from %.2f GiB, also in %.2f GiB, not in %.2f GiB\n",
+              r.fits_from / (1 << 30), r.fits_from_island / (1 << 30),
+              r.fits_from_island_short / (1 << 30));
+  model_sim_result_clear (&r);
+}
+
 int main (void);
 
 int
@@ -153,6 +190,7 @@ main (void)
     { "fits_from: plain run, the cache released on a short GPU", test_plain },
     { "fits_from: paged 8-bit AdamW", test_paged },
     { "paged 8-bit AdamW: every larger GPU fits too", test_paged_monotone },
+    { "a gap in the fitting sizes: the answer is above it", test_island },
   };
   return STEPSIM_RUN_TESTS ("cli/fits_from", tests);
 }
