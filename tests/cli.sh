@@ -159,6 +159,11 @@ check "compare with a baseline variation: one warning" sh -c "[ \$(wc -l <bl.err
 mkdir -p dsq && cp "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json" dsq/
 "$STEPSIM" run dsq/ds-zero2-llama-3.1-8b-dgx-h100.ini -q -o dsq/ds-zero2-llama-3.1-8b-dgx-h100.json >/dev/null 2>dsq.err; rc=$?
 check "run -o onto the scenario's deepspeed_config: refused, the JSON kept" sh -c "[ $rc -eq 1 ] && grep -q 'is the input' dsq.err && head -c 1 dsq/ds-zero2-llama-3.1-8b-dgx-h100.json | grep -q '{'"
+# [offload] is checked against the ZeRO stage the deepspeed_config sets (stage 2 here), not
+# against [parallel]'s default before the config is read (it said data_parallel = ddp)
+check "deepspeed_config's stage 2 with [offload] optimizer = cpu: runs" \
+  sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -q -o dsoff.h5 \
+    --set offload.optimizer=cpu 2>&1 | grep -q ': FITS, '"
 cp dsq/ds-zero2-llama-3.1-8b-dgx-h100.json here-ds.json
 "$STEPSIM" run dsq/ds-zero2-llama-3.1-8b-dgx-h100.ini -q -o dsq.h5 --trace here-ds.json --set training.deepspeed_config=here-ds.json >/dev/null 2>dsq.err; rc=$?
 check "--set training.deepspeed_config=REL is from the current directory (an input there)" sh -c "[ $rc -eq 1 ] && grep -q 'here-ds.json' dsq.err && grep -q 'is the input' dsq.err"

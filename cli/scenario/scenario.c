@@ -553,6 +553,7 @@ load_keyfile (const char *path, GKeyFile *kf, GError **error)
       || !cli_scenario_load_run (kf, sc, error)
       || !cli_scenario_load_offload (kf, sc, error)
       || !cli_scenario_load_framework_late (kf, sc, error)
+      || !cli_scenario_check_offload (sc, error)
       || !cli_scenario_load_finetune (kf, sc, error)
       || !cli_scenario_load_plan (kf, sc, error)
       /* the combinations: what the plan would refuse, refused here naming group and key */

@@ -72,14 +72,18 @@ cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error)
   if (pin != NULL && !sim_units_parse_bool (pin, &pinned, error))
     return PREFIX_KEY (error, "offload", "pin_memory"), FALSE;
   o->pageable = !pinned;
-  GError *e = NULL;
-  if (!model_offload_validate (o, &sc->par, &e))
-    {
-      const char *key = g_str_has_prefix (e->message, "optimizer")    ? "optimizer"
-                        : g_str_has_prefix (e->message, "parameters") ? "parameters"
-                                                                      : "activations";
-      g_propagate_prefixed_error (error, e, "group [offload], key '%s': ", key);
-      return FALSE;
-    }
   return check_hardware (o, &sc->node, error);
+}
+
+gboolean
+cli_scenario_check_offload (const CliScenario *sc, GError **error)
+{
+  GError *e = NULL;
+  if (model_offload_validate (&sc->stack.offload, &sc->par, &e))
+    return TRUE;
+  const char *key = g_str_has_prefix (e->message, "optimizer")    ? "optimizer"
+                    : g_str_has_prefix (e->message, "parameters") ? "parameters"
+                                                                  : "activations";
+  g_propagate_prefixed_error (error, e, "group [offload], key '%s': ", key);
+  return FALSE;
 }

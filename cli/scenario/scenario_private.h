@@ -39,6 +39,10 @@ gboolean cli_scenario_load_moe (GKeyFile *kf, CliScenario *sc, GError **error);
 
 /* [offload] (cli/scenario/scenario_offload.c); after [cluster] and [parallel]. */
 gboolean cli_scenario_load_offload (GKeyFile *kf, CliScenario *sc, GError **error);
+/* [offload] against the data-parallel mode (model_offload_validate), once [parallel] and a
+ * deepspeed_config's ZeRO stage (cli_scenario_load_framework_late) are both read: FALSE +
+ * error naming group [offload] and the key. */
+gboolean cli_scenario_check_offload (const CliScenario *sc, GError **error);
 
 /* Fills sc->warnings (cli/scenario/scenario_warnings.c) once every group has loaded; `sets` and
  * `origins` as cli_scenario_load_origins, for naming an override in a message. */
