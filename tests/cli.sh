@@ -402,6 +402,10 @@ check "padding = longest: an order out of memory is the run's OOM, naming the pa
   sh -c "grep -q '1 ran out of memory' padoom.out \
     && grep -q '^out of memory (rank 0) in padded batch [0-9]* of 101 ([0-9]* tokens)' padoom.out \
     && grep -q '^  capacity .* OOM' padoom.out"
+"$STEPSIM" export padoom.h5 /summary >padoomsum.tsv 2>&1
+check "padding = longest: /summary names the padded batch of the OOM and its length" \
+  awk -F '\t' '{ v[$1] = $2 } END { exit !(v["oom_padded_batch"] > 0 \
+    && v["oom_padded_seq_len"] > 0 && v["padded_oom_sequences"] == 1) }' padoomsum.tsv
 check "padding = longest: the padded spread within the capacity less the context" \
   awk '/^  padded batches/ { n = 1; if ($6 + 0 > 79 || $7 != "GiB") bad = 1 } END { exit bad || !n }' \
   padoom.out

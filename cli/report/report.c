@@ -807,6 +807,10 @@ cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSim
   sim_recorder_summary_scalar (rec, "oom_reserved", res->oom_reserved, "B");
   g_autofree char *holders = oom_holders_text (res);
   sim_recorder_summary_text (rec, "oom_holders", holders);
+  /* the OOM's padded batch, when a padded order ran out ([training] padding = longest) */
+  sim_recorder_summary_scalar (rec, "oom_padded_batch", res->oom_padded_batch, "1");
+  sim_recorder_summary_scalar (rec, "oom_padded_seq_len", res->oom_padded_seq_len, "1");
+  sim_recorder_summary_scalar (rec, "padded_oom_sequences", res->padded_oom_sequences, "1");
   for (guint c = 0; c < MODEL_N_MEM; c++)
     {
       g_autofree char *name = g_strdup_printf ("peak_%s", model_ledger_category_name (c));
