@@ -384,7 +384,10 @@ interrupted (const CliSweep *sweep, const CliBatch *batch, const BatchOptions *o
   g_autoptr (SimTable) t = cli_batch_table (batch);
   g_autoptr (GError) error = NULL;
   g_autoptr (SimStaged) staged = sim_staged_new ();
-  if (write_outputs (sweep, t, opt, why, staged, &error) && sim_staged_commit (staged, &error))
+  gboolean written = write_outputs (sweep, t, opt, why, staged, &error);
+  if (!written)
+    sim_staged_name_paths (staged, error); /* the user's paths, not the staged names */
+  if (written && sim_staged_commit (staged, &error))
     fprintf (stderr, "stepsim: %s; their rows are written to %s%s%s%s%s, marked incomplete\n",
              why, opt->output, opt->tsv ? ", " : "", opt->tsv ? opt->tsv : "",
              opt->csv ? ", " : "", opt->csv ? opt->csv : "");
@@ -439,7 +442,11 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   g_autoptr (SimTable) t = cli_batch_table (batch);
   g_autoptr (SimStaged) staged = sim_staged_new ();
   if (!write_outputs (sweep, t, opt, NULL, staged, error))
-    return 1;
+    {
+      if (error != NULL)
+        sim_staged_name_paths (staged, *error); /* the user's paths, not the staged names */
+      return 1;
+    }
   print_table (t, opt->quiet);
   /* the table reached stdout before the files are committed: exit 1 leaves none */
   if (!cli_stdout_flush (error) || !sim_staged_commit (staged, error))

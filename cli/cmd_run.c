@@ -385,8 +385,10 @@ cli_cmd_run (int argc, char **argv)
     cli_report_print_ops (stdout, &res);
   staged = sim_staged_new ();
   /* the summary reached stdout before the files are committed: exit 1 leaves none */
-  if (write_outputs (sc, rec, &res, &opt, staged, &made_dir, &error) && cli_stdout_flush (&error)
-      && sim_staged_commit (staged, &error))
+  gboolean written = write_outputs (sc, rec, &res, &opt, staged, &made_dir, &error);
+  if (!written)
+    sim_staged_name_paths (staged, error); /* the user's paths, not the staged names */
+  if (written && cli_stdout_flush (&error) && sim_staged_commit (staged, &error))
     {
       rc = 0;
       if (!opt.quiet) /* staged in order: the HDF5 file, then the chart (--plot) */

@@ -53,7 +53,7 @@ typedef struct
 /* Creates `tmp` with the property lists above. FALSE + SIM_H5OUT_ERROR_IO. */
 gboolean sim_h5_writer_open (SimH5Writer *w, const char *tmp, GError **error);
 /* Closes everything; reports a failing H5Fclose only when `ok` (the first error wins). */
-gboolean sim_h5_writer_close (SimH5Writer *w, gboolean ok, const char *tmp, GError **error);
+gboolean sim_h5_writer_close (SimH5Writer *w, gboolean ok, GError **error);
 /* Closes, then renames `tmp` onto `path` when everything succeeded; otherwise removes `tmp`
  * and prefixes the error with "writing <path>: ". Returns the final success. */
 gboolean sim_h5_writer_finish (SimH5Writer *w, gboolean ok, const char *tmp, const char *path,

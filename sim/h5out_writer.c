@@ -141,15 +141,16 @@ sim_h5_writer_open (SimH5Writer *w, const char *tmp, GError **error)
   return TRUE;
 }
 
-/* Closes everything; reports a failing H5Fclose only when `ok` (the first error wins). */
+/* Closes everything; reports a failing H5Fclose only when `ok` (the first error wins); the
+ * caller's "writing PATH: " prefix names the file. */
 gboolean
-sim_h5_writer_close (SimH5Writer *w, gboolean ok, const char *tmp, GError **error)
+sim_h5_writer_close (SimH5Writer *w, gboolean ok, GError **error)
 {
   sim_h5_close (w->gcpl);
   sim_h5_close (w->lcpl);
   w->gcpl = w->lcpl = H5I_INVALID_HID;
   if (w->file >= 0 && H5Fclose (w->file) < 0 && ok)
-    ok = sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "cannot close %s", tmp);
+    ok = sim_h5_fail (error, SIM_H5OUT_ERROR_IO, "cannot close the file");
   w->file = H5I_INVALID_HID;
   return ok;
 }
@@ -158,7 +159,7 @@ gboolean
 sim_h5_writer_finish (SimH5Writer *w, gboolean ok, const char *tmp, const char *path,
                       GError **error)
 {
-  ok = sim_h5_writer_close (w, ok, tmp, error);
+  ok = sim_h5_writer_close (w, ok, error);
   if (ok && g_rename (tmp, path) != 0)
     {
       int e = errno;

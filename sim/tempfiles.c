@@ -133,6 +133,23 @@ sim_staged_add (SimStaged *s, const char *path, const char *ext)
   return f.staged;
 }
 
+void
+sim_staged_name_paths (const SimStaged *s, GError *error)
+{
+  g_return_if_fail (s != NULL);
+  if (error == NULL)
+    return;
+  GString *m = g_string_new (error->message);
+  for (guint i = 0; i < s->files->len; i++)
+    {
+      const Staged *f = &g_array_index (s->files, Staged, i);
+      if (f->staged != NULL)
+        g_string_replace (m, f->staged, f->path, 0);
+    }
+  g_free (error->message);
+  error->message = g_string_free (m, FALSE);
+}
+
 const char *
 sim_staged_path (const SimStaged *s, guint i)
 {

@@ -47,6 +47,9 @@ SimStaged *sim_staged_new (void);
 /* Adds `path` (copied): returns the staged name to write it under ("<path>.tmp.<pid><ext>",
  * `ext` may be NULL; owned by `s`). */
 const char *sim_staged_add (SimStaged *s, const char *path, const char *ext);
+/* Names the outputs in `error`'s message (may be NULL) by their paths, not their staged
+ * names: a write that failed under "<path>.tmp.<pid><ext>" reads as `path`'s. */
+void sim_staged_name_paths (const SimStaged *s, GError *error);
 /* The path of the i-th output added (owned by `s`); NULL past the last. */
 const char *sim_staged_path (const SimStaged *s, guint i);
 /* Renames every staged file onto its path, in the order added. FALSE + G_FILE_ERROR naming

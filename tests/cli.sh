@@ -139,6 +139,9 @@ check "warnings: one prefix, 'stepsim COMMAND: warning: ' (the trained length, r
 sh -c "trap '' XFSZ; ulimit -f 100; exec '$STEPSIM' run '$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini' -q -o fsz.h5" >/dev/null 2>fsz.err; rc=$?
 check "run -o under a file size limit: exit 1, 'file write failed: File too large', no file" \
   sh -c "[ $rc -eq 1 ] && grep -q '(HDF5: file write failed: File too large)\$' fsz.err && ! grep -q errno fsz.err && ! ls | grep -q '^fsz.h5'"
+# the message names the file the user asked for, never its staged names (fsz.h5.tmp.PID.h5)
+check "run -o under a file size limit: the error names the -o path, not a staged name" \
+  sh -c "grep -q '^stepsim: writing fsz.h5: cannot close the file (HDF5: ' fsz.err && ! grep -q 'tmp' fsz.err"
 # ... nor a chart cut short: gnuplot exits 0 when its writes fail, the chart is checked whole
 # (QA: a full disk left an empty PNG, exit 0), PNG and SVG
 "$STEPSIM" run "$s1" -q -o cut.h5 >/dev/null 2>&1
