@@ -935,32 +935,45 @@ padded_batches (const ModelSimInput *in, Process *proc, ModelSimResult *res, Mac
   return TRUE;
 }
 
+/* The measured figures of every rank that ran out of memory in `ledger` (rank r's row:
+ * its representative in `classes`) into res->rank_peak_allocated and rank_device_used
+ * (their values when each raised), and res's OOM record and measured peaks from the worst
+ * rank if it ran out, else the lowest that did. Returns that rank, or G_MAXUINT (res
+ * untouched) when none did. */
+static guint
+take_oom (const ModelLedger *ledger, const HwRankShift *classes, ModelSimResult *res)
+{
+  guint w = G_MAXUINT;
+  for (guint r = 0; r < res->n_ranks; r++)
+    {
+      guint q = hw_rank_shift_index (classes, r); /* the row that stands for r */
+      if (!model_ledger_oom (ledger, q))
+        continue;
+      if (w == G_MAXUINT || r == res->worst_rank)
+        w = r;
+      res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (ledger, q);
+      res->rank_device_used[r] = model_ledger_oom_peak_reserved (ledger, q) + res->cuda_context;
+    }
+  if (w == G_MAXUINT)
+    return w;
+  clear_oom (res);
+  fill_oom (ledger, hw_rank_shift_index (classes, w), res);
+  res->worst_rank = w;
+  res->peak_allocated = res->rank_peak_allocated[w];
+  res->device_used = res->rank_device_used[w];
+  res->peak_reserved = res->device_used - res->cuda_context;
+  return w;
+}
+
 /* A padded batch ran out of memory (padded_first_oom): the run's OOM is that one, as the first
  * step's is (fill_process), with the figures measured when it was raised. */
 static void
 padded_oom (const Process *proc, ModelSimResult *res)
 {
-  guint w = G_MAXUINT;
-  for (guint r = 0; r < res->n_ranks; r++)
-    {
-      guint q = hw_rank_shift_index (&proc->oom_classes, r);
-      if (!model_ledger_oom (proc->oom_ledger, q))
-        continue;
-      if (w == G_MAXUINT || r == res->worst_rank)
-        w = r;
-      res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (proc->oom_ledger, q);
-      res->rank_device_used[r] = model_ledger_oom_peak_reserved (proc->oom_ledger, q)
-                                 + res->cuda_context;
-    }
+  guint w = take_oom (proc->oom_ledger, &proc->oom_classes, res);
   g_assert (w != G_MAXUINT); /* padded_first_oom: some rank ran out */
-  clear_oom (res);
-  fill_oom (proc->oom_ledger, hw_rank_shift_index (&proc->oom_classes, w), res);
   res->oom_padded_batch = proc->oom_batch;
   res->oom_padded_seq_len = proc->oom_len;
-  res->worst_rank = w;
-  res->peak_allocated = res->rank_peak_allocated[w];
-  res->device_used = res->rank_device_used[w];
-  res->peak_reserved = res->device_used - res->cuda_context;
 }
 
 /* The process's figures beside the steady-state step's (res, filled from the last step):
@@ -980,28 +993,9 @@ fill_process (const Process *proc, ModelSimResult *res)
   /* The first OOM of the process is the first step's when it has one: PyTorch raises there,
    * and the steady state is the step as planned beyond it. Measured figures are those when
    * each rank raised; the record is the worst rank's, else the lowest rank's that raised. */
-  guint w = G_MAXUINT;
-  for (guint r = 0; proc->first != proc->last && r < res->n_ranks; r++)
-    {
-      guint q = hw_rank_shift_index (&res->classes, r); /* the row that stands for r */
-      if (!model_ledger_oom (proc->first, q))
-        continue;
-      if (w == G_MAXUINT || r == res->worst_rank)
-        w = r;
-      res->rank_peak_allocated[r] = model_ledger_oom_peak_allocated (proc->first, q);
-      res->rank_device_used[r] = model_ledger_oom_peak_reserved (proc->first, q)
-                                 + res->cuda_context;
-    }
+  guint w = proc->first != proc->last ? take_oom (proc->first, &res->classes, res) : G_MAXUINT;
   if (w != G_MAXUINT)
-    {
-      clear_oom (res);
-      fill_oom (proc->first, hw_rank_shift_index (&res->classes, w), res);
-      res->oom_in_first_step = TRUE;
-      res->worst_rank = w;
-      res->peak_allocated = res->rank_peak_allocated[w];
-      res->device_used = res->rank_device_used[w];
-      res->peak_reserved = res->device_used - res->cuda_context;
-    }
+    res->oom_in_first_step = TRUE;
   else if (proc->oom_ledger != NULL)
     padded_oom (proc, res);
   res->lifetime_allocated = MAX (proc->allocated, res->load_peak);
