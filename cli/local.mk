@@ -10,7 +10,7 @@ cli_libstepsim_cli_a_SOURCES = \
 	cli/scenario/sim_input.c cli/scenario/sim_input.h \
 	cli/report/report.c cli/report/report.h cli/report/op_report.c cli/report/op_report.h \
 	cli/report/plot.c cli/report/plot.h \
-	cli/commands.h cli/cmd_run.c cli/cmd_misc.c \
+	cli/commands.h cli/cmd_run.c cli/options.c cli/cmd_misc.c \
 	cli/interrupt.c cli/interrupt.h cli/malloc_tuning.c cli/malloc_tuning.h \
 	cli/scenario/output.c cli/scenario/output.h cli/scenario/input.c cli/scenario/input.h cli/cmd_collective.c cli/cmd_compare.c cli/cmd_validate.c \
 	cli/study/validate_measured.c cli/study/validate_measured.h \
