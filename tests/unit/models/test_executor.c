@@ -507,6 +507,23 @@ test_tied_embedding_reduced_after_its_backward (void)
       }
 }
 
+/* The tiny model's step under ZeRO-3 on two ranks with `grad_accum` micro-batches (the
+ * trace tests' plan). */
+static ModelPlan *
+zero3_pair_plan (guint grad_accum)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = grad_accum;
+  ModelParallel par;
+  model_parallel_init_defaults (&par);
+  par.mode = MODEL_DP_ZERO3;
+  par.degree = 2;
+  ModelPlan *plan = model_plan_new (a, &s, &par, NULL);
+  g_assert (plan != NULL);
+  return plan;
+}
+
 /* A replay's trace (model_executor_keep_trace) replayed without the engine
  * (model_executor_run_trace) on a new ledger, host ledger and recorder makes every recorder
  * call of the engine's run in the same order: the same series (paths in creation order,
@@ -546,15 +563,7 @@ load_func (SimFluid *fluid, SimResourceId id, double time, double usage, gpointe
 static void
 test_trace_replays_the_run (void)
 {
-  g_autoptr (ModelArch) a = tiny_arch ();
-  ModelStack s = tiny_stack ();
-  s.grad_accum = 2;
-  ModelParallel par;
-  model_parallel_init_defaults (&par);
-  par.mode = MODEL_DP_ZERO3;
-  par.degree = 2;
-  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
-  g_assert (plan != NULL);
+  g_autoptr (ModelPlan) plan = zero3_pair_plan (2);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
@@ -619,14 +628,7 @@ test_trace_replays_the_run (void)
 static void
 test_trace_task_times_with_classes (void)
 {
-  g_autoptr (ModelArch) a = tiny_arch ();
-  ModelStack s = tiny_stack ();
-  ModelParallel par;
-  model_parallel_init_defaults (&par);
-  par.mode = MODEL_DP_ZERO3;
-  par.degree = 2;
-  g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
-  g_assert (plan != NULL);
+  g_autoptr (ModelPlan) plan = zero3_pair_plan (1);
   g_autoptr (SimEngine) engine = sim_engine_new ();
   g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
   g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
