@@ -138,6 +138,10 @@ struct _ModelPlan
   double model_flops;
   double hardware_flops;
   struct _PlanOffload *offload; /* plan_offload.c's per-rank state; NULL until used */
+  guint compute_gate;  /* a task the current rank's next compute-stream task waits for
+                        * (plan_task_begin consumes it; G_MAXUINT: none): how a copy the
+                        * framework orders before later kernels holds the backward back
+                        * (plan_offload.c, gradients) */
   double paged_spill;  /* B of optimizer state per rank paged out to host (plan_paged.c) */
   guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
   PlanTp tp;
@@ -178,6 +182,8 @@ typedef struct
 } PlanCosts;
 
 /* ---- primitives (plan_task.c) ---- */
+/* Appends a task of `rank` on `stream` and makes it current; a compute-stream task also
+ * waits for p->compute_gate (then cleared). Returns its id. */
 G_GNUC_PRINTF (7, 8)
 guint plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind,
                        gint layer, gint micro_batch, const char *fmt, ...);

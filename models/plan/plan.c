@@ -288,6 +288,7 @@ static ModelPlan *
 plan_alloc (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par)
 {
   ModelPlan *p = g_new0 (ModelPlan, 1);
+  p->compute_gate = G_MAXUINT;
   p->arch = model_arch_copy (arch);
   p->stack = *stack;
   model_stack_resolve_framework (&p->stack);

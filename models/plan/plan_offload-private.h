@@ -44,8 +44,11 @@ void plan_offload_save_activation (ModelPlan *p, guint rank, guint fwd_task, gui
 guint plan_offload_restore_activation (ModelPlan *p, guint rank, guint layer, gint mb,
                                        guint after, guint *handle);
 
-/* Optimizer offload: a D2H copy of `bytes` of gradients after task `after`, freeing GPU
- * handles h1 and h2 (0: none) at its end; NONE (nothing done) without optimizer offload. */
+/* Optimizer offload: a D2H copy of `bytes` (B, in the gradient dtype) of gradients after
+ * task `after`, freeing GPU handles h1 and h2 (0: none) at its end (at its start where
+ * DeepSpeed's reduce bucket holds them), and holding the rank's next compute task back
+ * behind it or behind the previous copy (plan_offload.c grad_copy_order); NONE (nothing
+ * done) without optimizer offload. */
 guint plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, guint h1,
                               guint h2, gint layer, gint mb);
 

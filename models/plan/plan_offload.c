@@ -9,8 +9,11 @@
  *    under parameter offload).
  *  - backward: every block's gradient (its shard after the reduce-scatter, or the full
  *    block on one rank) moves D2H once reduced, on the d2h stream, and is freed on the GPU
- *    (ZeRO-Offload §4.1: the copy overlaps the rest of the backward). With grad_accum > 1
- *    this happens every micro-batch (DeepSpeed accumulates into the host fp32 partition).
+ *    (ZeRO-Offload §4.1: the copy overlaps the rest of the backward). The copies hold the
+ *    backward back: each flush waits for the previous copy, or, under DeepSpeed stages 1–2
+ *    without overlap_comm, the compute stream waits for each copy (grad_copy_order below).
+ *    DeepSpeed's engine copies fp32 (4 B a parameter). With grad_accum > 1 this happens
+ *    every micro-batch (DeepSpeed accumulates into the host fp32 partition).
  *  - step: once the last gradient is on the host, the CPU runs the optimizer one block
  *    (chunk) at a time, in layer order, the root block (embedding, final norm, head) last;
  *    after chunk i its updated w-byte parameters go H2D (stage 1–3 without parameter
@@ -50,6 +53,7 @@ struct _PlanOffload
   guint *act_host;    /* host handle of the saved activations */
   guint *act_h2d;     /* H2D task bringing them back, NONE until issued */
   guint *act_gpu;     /* GPU handle the H2D allocates */
+  guint grad_copy;    /* the current rank's last gradient copy to the host, NONE before */
 };
 
 void
@@ -169,6 +173,8 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   const ModelOffload *o = cfg (p);
   if (o->optimizer == MODEL_OFFLOAD_NONE && o->parameters == MODEL_OFFLOAD_NONE)
     return;
+  state (p)->grad_copy = NONE;
+  p->compute_gate = NONE;
   /* This rank's partition of the optimizer's parameters (their placement at the step): of
    * its tp rank's TP-local parameters (plan_tp.c), as plan_initial_state shards the GPU's. */
   double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
@@ -283,19 +289,68 @@ plan_offload_restore_activation (ModelPlan *p, guint rank, guint layer, gint mb,
 
 /* ---- gradients and the optimizer step --------------------------------------------------- */
 
+/* How a rank's gradient copies to the host hold its backward back. The copies leave from
+ * a bounded set of GPU buffers, so the backward cannot run ahead of them without limit:
+ *  - DeepSpeed stages 1–2 without overlap_comm (its default there): the copies are issued
+ *    on the compute stream (stage_1_and_2.py reduce_ipg_grads: "copy_grad_stream is
+ *    disabled because of race with reduce", stream = current_stream()), so the kernels
+ *    after a flush wait for its copy: GRAD_COPY_SERIAL;
+ *  - otherwise the copies run beside the backward, and each flush first waits for the
+ *    previous one: DeepSpeed with overlap_comm (average_tensor:
+ *    current_stream().wait_stream(reduction_stream) before the next bucket's reduction;
+ *    stage 3 the same with its reduce_and_partition_stream), FSDP2's CPU offload (the next
+ *    post-backward waits for the previous reduce-scatter state's event,
+ *    torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py post_backward) and the
+ *    ZeRO-Offload paper's design (§4.1, the copy overlaps the rest of the backward):
+ *    GRAD_COPY_OVERLAP.
+ * A flush here is one reduction unit of the plan (a layer, or the root unit); DeepSpeed's
+ * flushes every reduce_bucket_size elements instead. */
+typedef enum
+{
+  GRAD_COPY_SERIAL,
+  GRAD_COPY_OVERLAP,
+} GradCopyOrder;
+
+static GradCopyOrder
+grad_copy_order (const ModelPlan *p)
+{
+  const ModelFramework *fw = &p->stack.framework;
+  return fw->deepspeed_engine && model_parallel_stage (&p->par) <= 2 && !fw->ds_overlap_comm
+           ? GRAD_COPY_SERIAL
+           : GRAD_COPY_OVERLAP;
+}
+
 guint
 plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, guint h1, guint h2,
                         gint layer, gint mb)
 {
   if (!plan_offloads_optimizer (p) || bytes <= 0)
     return NONE;
+  PlanOffload *o = state (p);
+  const ModelFramework *fw = &p->stack.framework;
+  /* DeepSpeed casts each gradient to the fp32 master dtype on the GPU before the copy
+   * (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu:
+   * src_tensor.to(master_weights_and_grads_dtype), then copy_(non_blocking=True); stage3.py
+   * partition_grads likewise .float()), so 4 B a parameter cross PCIe, not the 16-bit
+   * gradient's 2 (the ZeRO-Offload paper's 2Ψ) */
+  double wire = fw->deepspeed_engine ? bytes * 4.0 / model_stack_gradient_bytes (&p->stack)
+                                     : bytes;
+  /* DeepSpeed's contiguous gradients are copied into its reduce bucket (counted from time 0,
+   * plan_state.c) as they are produced and the gradient tensor is freed then
+   * (reduce_independent_p_g_buckets_and_remove_grads); the copy reads the bucket. Without
+   * the bucket the copy reads the gradient itself, held until the copy ends. */
+  ModelEffectWhen freed = fw->deepspeed_engine && fw->reduce_bucket_elements > 0
+                            ? MODEL_EFFECT_AT_START
+                            : MODEL_EFFECT_AT_END;
   g_autofree char *label = layer >= 0 ? g_strdup_printf ("grads L%d to host mb%d", layer, mb)
                                       : g_strdup_printf ("grads root to host mb%d", mb);
   guint id = offload_task (p, rank, MODEL_STREAM_D2H, MODEL_TASK_KIND_OFFLOAD,
-                           MODEL_OFFLOAD_OP_D2H, bytes, layer, mb, label);
+                           MODEL_OFFLOAD_OP_D2H, wire, layer, mb, label);
   plan_task_dep (p, after);
-  plan_task_free (p, h1, MODEL_EFFECT_AT_END);
-  plan_task_free (p, h2, MODEL_EFFECT_AT_END);
+  plan_task_free (p, h1, freed);
+  plan_task_free (p, h2, freed);
+  p->compute_gate = grad_copy_order (p) == GRAD_COPY_SERIAL ? id : o->grad_copy;
+  o->grad_copy = id;
   return id;
 }
 

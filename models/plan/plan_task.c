@@ -30,6 +30,11 @@ plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kin
     .collective = -1,
   };
   g_array_append_val (p->tasks, t);
+  if (stream == MODEL_STREAM_COMPUTE && p->compute_gate != G_MAXUINT)
+    {
+      plan_task_dep (p, p->compute_gate);
+      p->compute_gate = G_MAXUINT;
+    }
   return t.id;
 }
 

@@ -157,6 +157,115 @@ test_zero_offload_volumes (void)
     }
 }
 
+/* DeepSpeed casts every gradient to fp32 on the GPU before its copy to the host
+ * (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu), so its engine moves
+ * 4Ψ B down a micro-batch where the paper's design moves gΨ = 2Ψ; the parameters still
+ * come up as 16-bit wΨ = 2Ψ. */
+static void
+test_deepspeed_gradient_copies_fp32 (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  for (guint64 ga = 1; ga <= 3; ga += 2)
+    {
+      ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+      s.grad_accum = ga;
+      s.framework.deepspeed_engine = TRUE;
+      g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 1, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      STEPSIM_ASSERT_REL (model_plan_offload_amount (p, 0, MODEL_OFFLOAD_OP_D2H),
+                          4.0 * psi (a) * ga, 1e-12);
+      STEPSIM_ASSERT_REL (model_plan_offload_amount (p, 0, MODEL_OFFLOAD_OP_H2D), 2.0 * psi (a),
+                          1e-12);
+    }
+}
+
+/* Whether task `t` of `p` lists `dep` among its dependencies. */
+static gboolean
+depends_on (const ModelPlan *p, guint t, guint dep)
+{
+  const ModelTask *k = model_plan_task (p, t);
+  for (guint i = 0; i < k->n_deps; i++)
+    if (model_plan_dep (p, k->first_dep + i) == dep)
+      return TRUE;
+  return FALSE;
+}
+
+/* How the backward meets the gradient copies (plan_offload.c grad_copy_order). DeepSpeed
+ * stages 1-2 without overlap_comm issue the copies on the compute stream, so the first
+ * compute task after copy i waits for copy i; with overlap_comm (and outside DeepSpeed's
+ * engine: the ZeRO-Offload paper's overlapped design, FSDP2) each flush waits for the
+ * previous one, so that task waits for copy i - 1 (the first copy holds nothing back). */
+static void
+test_gradient_copy_order (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  struct
+  {
+    gboolean ds, overlap;
+    guint lag; /* 0: the task waits for the copy just made; 1: for the one before */
+  } cases[] = { { TRUE, FALSE, 0 }, { TRUE, TRUE, 1 }, { FALSE, FALSE, 1 } };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+      s.grad_accum = 2;
+      s.framework.deepspeed_engine = cases[c].ds;
+      s.framework.ds_overlap_comm = cases[c].overlap;
+      g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 1, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      g_autoptr (GArray) copies = g_array_new (FALSE, FALSE, sizeof (guint));
+      guint checked = 0;
+      gboolean after_copy = FALSE; /* a copy was made since the last compute task */
+      for (guint t = 0; t < model_plan_n_tasks (p); t++)
+        {
+          const ModelTask *k = model_plan_task (p, t);
+          if (k->stream == MODEL_STREAM_D2H && k->kind == MODEL_TASK_KIND_OFFLOAD)
+            g_array_append_val (copies, t), after_copy = TRUE;
+          else if (k->stream == MODEL_STREAM_COMPUTE && after_copy)
+            {
+              after_copy = FALSE;
+              if (copies->len <= cases[c].lag)
+                continue;
+              guint want = g_array_index (copies, guint, copies->len - 1 - cases[c].lag);
+              CU_ASSERT_TRUE (depends_on (p, t, want));
+              checked++;
+            }
+        }
+      /* every copy but the last has a compute task after it (the next layer's backward or
+       * the next micro-batch's forward) */
+      CU_ASSERT_EQUAL (checked, copies->len - 1 - cases[c].lag);
+    }
+}
+
+/* The serial order replayed: with DeepSpeed's copies on the compute stream no backward
+ * kernel runs while a gradient copy is in flight. */
+static void
+test_serial_copies_hold_the_backward (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+  s.framework.deepspeed_engine = TRUE;
+  g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 1, NULL);
+  Run r = replay (p);
+  guint n = sim_recorder_n_tasks (r.rec), overlaps = 0, copies = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      const SimTaskRecord *c = sim_recorder_task (r.rec, i);
+      if (c->stream != MODEL_STREAM_D2H || c->kind != MODEL_TASK_KIND_OFFLOAD)
+        continue;
+      copies++;
+      for (guint j = 0; j < n; j++)
+        {
+          const SimTaskRecord *k = sim_recorder_task (r.rec, j);
+          if (k->stream == MODEL_STREAM_COMPUTE && k->start < c->end - 1e-12
+              && k->end > c->start + 1e-12)
+            overlaps++;
+        }
+    }
+  CU_ASSERT_EQUAL (copies, a->n_layers + 1);
+  CU_ASSERT_EQUAL (overlaps, 0);
+  run_clear (&r);
+}
+
 /* ZeRO-2 over N = 4 ranks: each moves only its shard, 2Ψ/4 B each way, and updates Ψ/4. */
 static void
 test_sharded_volumes (void)
@@ -477,6 +586,9 @@ main (void)
     { "offload needs the right ZeRO stage", test_validation_rules },
     { "ZeRO-Offload: 2Ψ down, 2Ψ up per step", test_zero_offload_volumes },
     { "ZeRO-2 offload: each rank moves its shard", test_sharded_volumes },
+    { "DeepSpeed's gradient copies are fp32: 4Ψ down", test_deepspeed_gradient_copies_fp32 },
+    { "gradient copies hold the backward back", test_gradient_copy_order },
+    { "serial copies: no backward kernel beside one", test_serial_copies_hold_the_backward },
     { "NVMe optimizer: 12Ψ read and written per step", test_nvme_optimizer_volumes },
     { "ZeRO-3 parameter offload fetch volume", test_parameter_offload_volumes },
     { "host ledger: 16Ψ, 18Ψ with parameters", test_host_ledger_states },
