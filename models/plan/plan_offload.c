@@ -13,7 +13,8 @@
  *    backward back: each flush waits for the previous copy, or, under DeepSpeed stages 1–2
  *    without overlap_comm, the compute stream waits for each copy (grad_copy_order below).
  *    DeepSpeed's engine copies fp32 (4 B a parameter). With grad_accum > 1 this happens
- *    every micro-batch (DeepSpeed accumulates into the host fp32 partition).
+ *    every micro-batch (DeepSpeed accumulates into the host fp32 partition; at stages 1–2
+ *    the 16-bit sum goes up and down again each micro-batch, plan_offload_gradients).
  *  - step: once the last gradient is on the host, the CPU runs the optimizer one block
  *    (chunk) at a time, in layer order, the root block (embedding, final norm, head) last;
  *    after chunk i its updated w-byte parameters go H2D (stage 1–3 without parameter
@@ -335,6 +336,26 @@ plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, gui
    * gradient's 2 (the ZeRO-Offload paper's 2Ψ) */
   double wire = fw->deepspeed_engine ? bytes * 4.0 / model_stack_gradient_bytes (&p->stack)
                                      : bytes;
+  /* DeepSpeed stages 1–2 accumulate over micro-batches through the host
+   * (stage_1_and_2.py copy_grads_in_partition → async_accumulate_grad_in_cpu_via_gpu, with
+   * gradient_accumulation_steps > 1): the 16-bit sum so far comes up (from the second
+   * micro-batch on), is added on the GPU and goes down again; the boundary's micro-batch
+   * then also sends the fp32 copy above. */
+  gboolean boundary = (guint64) (mb + 1) == p->stack.grad_accum;
+  gboolean via_gpu = fw->deepspeed_engine && model_parallel_stage (&p->par) <= 2
+                     && p->stack.grad_accum > 1;
+  guint up = NONE;
+  if (via_gpu && mb > 0)
+    {
+      g_autofree char *l_up = layer >= 0
+                                ? g_strdup_printf ("grads L%d from host mb%d", layer, mb)
+                                : g_strdup_printf ("grads root from host mb%d", mb);
+      up = offload_task (p, rank, MODEL_STREAM_H2D, MODEL_TASK_KIND_OFFLOAD,
+                         MODEL_OFFLOAD_OP_H2D, bytes, layer, mb, l_up);
+      plan_task_dep (p, after);
+    }
+  if (via_gpu)
+    wire = bytes + (boundary ? wire : 0);
   /* DeepSpeed's contiguous gradients are copied into its reduce bucket (counted from time 0,
    * plan_state.c) as they are produced and the gradient tensor is freed then
    * (reduce_independent_p_g_buckets_and_remove_grads); the copy reads the bucket. Without
@@ -346,7 +367,7 @@ plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, gui
                                       : g_strdup_printf ("grads root to host mb%d", mb);
   guint id = offload_task (p, rank, MODEL_STREAM_D2H, MODEL_TASK_KIND_OFFLOAD,
                            MODEL_OFFLOAD_OP_D2H, wire, layer, mb, label);
-  plan_task_dep (p, after);
+  plan_task_dep (p, up != NONE ? up : after);
   plan_task_free (p, h1, freed);
   plan_task_free (p, h2, freed);
   p->compute_gate = grad_copy_order (p) == GRAD_COPY_SERIAL ? id : o->grad_copy;

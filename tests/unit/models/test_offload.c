@@ -158,24 +158,32 @@ test_zero_offload_volumes (void)
 }
 
 /* DeepSpeed casts every gradient to fp32 on the GPU before its copy to the host
- * (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu), so its engine moves
- * 4Ψ B down a micro-batch where the paper's design moves gΨ = 2Ψ; the parameters still
- * come up as 16-bit wΨ = 2Ψ. */
+ * (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu), so at GA 1 its engine
+ * moves 4Ψ B down where the paper's design moves gΨ = 2Ψ; the parameters still come up as
+ * 16-bit wΨ = 2Ψ. With GA micro-batches (async_accumulate_grad_in_cpu_via_gpu) every
+ * micro-batch sends its 16-bit sum down (2Ψ), each from the second on first brings the sum
+ * so far up (2Ψ), and the last also sends the fp32 copy (4Ψ): at GA 3, down 3·2Ψ + 4Ψ =
+ * 10Ψ, up 2·2Ψ + 2Ψ (parameters) = 6Ψ. */
 static void
 test_deepspeed_gradient_copies_fp32 (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
-  for (guint64 ga = 1; ga <= 3; ga += 2)
+  const struct
+  {
+    guint64 ga;
+    double down, up; /* × Ψ */
+  } cases[] = { { 1, 4, 2 }, { 3, 10, 6 } };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
-      s.grad_accum = ga;
+      s.grad_accum = cases[i].ga;
       s.framework.deepspeed_engine = TRUE;
       g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 1, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
       STEPSIM_ASSERT_REL (model_plan_offload_amount (p, 0, MODEL_OFFLOAD_OP_D2H),
-                          4.0 * psi (a) * ga, 1e-12);
-      STEPSIM_ASSERT_REL (model_plan_offload_amount (p, 0, MODEL_OFFLOAD_OP_H2D), 2.0 * psi (a),
-                          1e-12);
+                          cases[i].down * psi (a), 1e-12);
+      STEPSIM_ASSERT_REL (model_plan_offload_amount (p, 0, MODEL_OFFLOAD_OP_H2D),
+                          cases[i].up * psi (a), 1e-12);
     }
 }
 
@@ -586,7 +594,8 @@ main (void)
     { "offload needs the right ZeRO stage", test_validation_rules },
     { "ZeRO-Offload: 2Ψ down, 2Ψ up per step", test_zero_offload_volumes },
     { "ZeRO-2 offload: each rank moves its shard", test_sharded_volumes },
-    { "DeepSpeed's gradient copies are fp32: 4Ψ down", test_deepspeed_gradient_copies_fp32 },
+    { "DeepSpeed's gradient copies: fp32, via the GPU under GA",
+      test_deepspeed_gradient_copies_fp32 },
     { "gradient copies hold the backward back", test_gradient_copy_order },
     { "serial copies: no backward kernel beside one", test_serial_copies_hold_the_backward },
     { "NVMe optimizer: 12Ψ read and written per step", test_nvme_optimizer_volumes },
