@@ -53,6 +53,22 @@ ds_reduce_buffer (const ModelPlan *p)
                                                  model_stack_gradient_bytes (&p->stack));
 }
 
+/* B of DeepSpeed's GPU buffer for offloaded gradients: with the optimizer offloaded, stages
+ * 1–2 allocate temp_grad_buffer_for_gpu_offload, zeros of the largest trainable
+ * parameter's numel in the 16-bit dtype, in the optimizer's constructor, and keep it for
+ * the run (stage_1_and_2.py __init__, cpu_offload; async_accumulate_grad_in_cpu_via_gpu
+ * stages the host's gradient sum in it). One tensor; part of the load. */
+static double
+ds_offload_grad_buffer (const ModelPlan *p)
+{
+  if (!p->stack.framework.deepspeed_engine || model_parallel_stage (&p->par) > 2
+      || !plan_offloads_optimizer (p))
+    return 0;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
+  return largest * model_stack_gradient_bytes (&p->stack);
+}
+
 /* B of weights DeepSpeed stage 3 keeps gathered beyond this rank's shard: the tensors under
  * stage3_param_persistence_threshold elements are never partitioned (framework.h), so
  * each rank holds them whole — (1 − 1/N) of their bytes more than the shard counted. */
@@ -73,8 +89,9 @@ ds_persistent_weights (const ModelPlan *p)
  * and DDP's gradient bucket copies (gradient_as_bucket_view=False, PyTorch's default: Li et
  * al. 2020 §3.2.3) — the buffers of the bucketed all-reduce (gradients Partial → Replicate
  * at the step; none under Megatron, whose buckets are views of its grad buffer:
- * ModelFramework.grad_buffer_buckets) — and under DeepSpeed's ZeRO its reduce bucket(s) and stage 3's persistent
- * small parameters (models/stack/framework.h). */
+ * ModelFramework.grad_buffer_buckets) — and under DeepSpeed's ZeRO its reduce bucket(s), the
+ * GPU buffer of its offloaded gradients and stage 3's persistent small parameters
+ * (models/stack/framework.h). */
 void
 plan_initial_state (ModelPlan *p)
 {
@@ -96,7 +113,7 @@ plan_initial_state (ModelPlan *p)
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
       && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
-  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p);
+  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + ds_offload_grad_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
@@ -260,6 +277,10 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
           g_array_append_val (out, b);
         }
       total -= ds;
+      double staging = ds_offload_grad_buffer (p);
+      if (staging > 0)
+        g_array_append_val (out, staging);
+      total -= staging;
       for (double left = total; left > 0; left -= p->par.bucket_size)
         {
           double b = MIN (left, p->par.bucket_size);

@@ -187,6 +187,30 @@ test_deepspeed_gradient_copies_fp32 (void)
     }
 }
 
+/* DeepSpeed stages 1-2 with the optimizer offloaded hold a GPU buffer of the largest
+ * trainable parameter's numel in the 16-bit dtype for the run (stage_1_and_2.py __init__
+ * temp_grad_buffer_for_gpu_offload): the tiny model's largest tensor is its embedding,
+ * vocab × hidden, so comm_buffers grow by 2 · vocab · hidden B over the same plan without
+ * DeepSpeed's engine; none at stage 3. */
+static void
+test_deepspeed_offload_gradient_buffer (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  double b[2][2]; /* [stage 2, stage 3][engine off, on] */
+  for (guint z = 0; z < 2; z++)
+    for (guint ds = 0; ds < 2; ds++)
+      {
+        ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+        s.framework.deepspeed_engine = ds;
+        g_autoptr (ModelPlan) p = plan_for (a, &s, z ? MODEL_DP_ZERO3 : MODEL_DP_ZERO2, 1, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+        b[z][ds] = model_plan_initial_bytes (p, MODEL_MEM_COMM_BUFFERS);
+      }
+  STEPSIM_ASSERT_REL (b[0][1] - b[0][0],
+                      2.0 * (double) a->vocab_size * (double) a->hidden_size, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (b[1][1], b[1][0], 0);
+}
+
 /* Whether task `t` of `p` lists `dep` among its dependencies. */
 static gboolean
 depends_on (const ModelPlan *p, guint t, guint dep)
@@ -596,6 +620,7 @@ main (void)
     { "ZeRO-2 offload: each rank moves its shard", test_sharded_volumes },
     { "DeepSpeed's gradient copies: fp32, via the GPU under GA",
       test_deepspeed_gradient_copies_fp32 },
+    { "DeepSpeed's offloaded-gradient GPU buffer", test_deepspeed_offload_gradient_buffer },
     { "gradient copies hold the backward back", test_gradient_copy_order },
     { "serial copies: no backward kernel beside one", test_serial_copies_hold_the_backward },
     { "NVMe optimizer: 12Ψ read and written per step", test_nvme_optimizer_volumes },
