@@ -193,6 +193,11 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       place_alloc (p, states, MODEL_MEM_OPTIMIZER_STATE, state_per_param (p) * part,
                    MODEL_EFFECT_AT_START);
       place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_GRADIENTS, 4 * part, MODEL_EFFECT_AT_START);
+      /* DeepSpeed stage 3 also keeps the gradients' 16-bit partitions in host memory
+       * (stage3.py grad_partitions_flat_buffer on the offload device) */
+      if (p->stack.framework.deepspeed_engine && model_parallel_stage (&p->par) >= 3)
+        place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_GRADIENTS,
+                     model_stack_gradient_bytes (&p->stack) * part, MODEL_EFFECT_AT_START);
       if (o->optimizer == MODEL_OFFLOAD_NVME)
         place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_OFFLOAD_STAGING,
                      OPT_SWAP_BUFFERS * swap_per_param (p) * MIN (chunk, part),
@@ -332,20 +337,23 @@ plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, gui
   /* DeepSpeed casts each gradient to the fp32 master dtype on the GPU before the copy
    * (stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu:
    * src_tensor.to(master_weights_and_grads_dtype), then copy_(non_blocking=True); stage3.py
-   * partition_grads likewise .float()), so 4 B a parameter cross PCIe, not the 16-bit
+   * _offload_grad_partition_at_boundary likewise), so 4 B a parameter cross PCIe, not the 16-bit
    * gradient's 2 (the ZeRO-Offload paper's 2Ψ) */
   double wire = fw->deepspeed_engine ? bytes * 4.0 / model_stack_gradient_bytes (&p->stack)
                                      : bytes;
-  /* DeepSpeed stages 1–2 accumulate over micro-batches through the host
+  /* DeepSpeed accumulates over micro-batches in a 16-bit host buffer through the GPU
    * (stage_1_and_2.py copy_grads_in_partition → async_accumulate_grad_in_cpu_via_gpu, with
-   * gradient_accumulation_steps > 1): the 16-bit sum so far comes up (from the second
-   * micro-batch on), is added on the GPU and goes down again; the boundary's micro-batch
-   * then also sends the fp32 copy above. */
+   * gradient_accumulation_steps > 1): the sum so far comes up (from the second micro-batch
+   * on), is added on the GPU and goes down again; stage 3 keeps every micro-batch's sum in
+   * its host grad_partitions_flat_buffer (gradient_accumulation_dtype, the model's 16-bit
+   * dtype by default: engine.py get_data_types) and brings it back up as its CUDA working
+   * copy each micro-batch, the first included (stage3.py partition_grads: copy_ then
+   * .to(device)). The boundary's micro-batch then also sends the fp32 copy above. */
   gboolean boundary = (guint64) (mb + 1) == p->stack.grad_accum;
-  gboolean via_gpu = fw->deepspeed_engine && model_parallel_stage (&p->par) <= 2
-                     && p->stack.grad_accum > 1;
+  gboolean stage3 = model_parallel_stage (&p->par) >= 3;
+  gboolean via_gpu = fw->deepspeed_engine && (stage3 || p->stack.grad_accum > 1);
   guint up = NONE;
-  if (via_gpu && mb > 0)
+  if (via_gpu && (mb > 0 || stage3))
     {
       g_autofree char *l_up = layer >= 0
                                 ? g_strdup_printf ("grads L%d from host mb%d", layer, mb)

@@ -172,13 +172,20 @@ test_deepspeed_gradient_copies_fp32 (void)
   {
     guint64 ga;
     double down, up; /* × Ψ */
-  } cases[] = { { 1, 4, 2 }, { 3, 10, 6 } };
+    ModelDataParallel mode;
+  } cases[] = { { 1, 4, 2, MODEL_DP_ZERO2 }, { 3, 10, 6, MODEL_DP_ZERO2 },
+                /* stage 3 (stage3.py partition_grads): every micro-batch's 16-bit partition
+                 * goes down into the host buffer and comes back up as the CUDA working copy
+                 * (2Ψ each way), the boundary's fp32 copy goes down (4Ψ); the parameters
+                 * come up after the host step (2Ψ): GA 1 down 6Ψ, up 4Ψ; GA 3 down 10Ψ,
+                 * up 8Ψ */
+                { 1, 6, 4, MODEL_DP_ZERO3 }, { 3, 10, 8, MODEL_DP_ZERO3 } };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
       s.grad_accum = cases[i].ga;
       s.framework.deepspeed_engine = TRUE;
-      g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 1, NULL);
+      g_autoptr (ModelPlan) p = plan_for (a, &s, cases[i].mode, 1, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (p);
       STEPSIM_ASSERT_REL (model_plan_offload_amount (p, 0, MODEL_OFFLOAD_OP_D2H),
                           cases[i].down * psi (a), 1e-12);
@@ -390,6 +397,23 @@ test_host_ledger_states (void)
   CU_ASSERT_EQUAL (model_plan_state_bytes (q, 0), 0);
   STEPSIM_ASSERT_REL (model_host_ledger_peak (u.host, 0, MODEL_MEM_ON_HOST), 18 * psi (a), 1e-12);
   run_clear (&u);
+
+  /* DeepSpeed's stage 3 also holds the 16-bit gradient partitions on the host
+   * (grad_partitions_flat_buffer): 18Ψ + 2Ψ; its stage 2 does not */
+  for (guint z = 2; z <= 3; z++)
+    {
+      ModelStack d = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE);
+      if (z == 2)
+        d.offload.parameters = MODEL_OFFLOAD_NONE;
+      d.framework.deepspeed_engine = TRUE;
+      g_autoptr (ModelPlan) dp = plan_for (a, &d, z == 2 ? MODEL_DP_ZERO2 : MODEL_DP_ZERO3, 1,
+                                           NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (dp);
+      Run v = replay (dp);
+      STEPSIM_ASSERT_REL (model_host_ledger_peak (v.host, 0, MODEL_MEM_ON_HOST),
+                          (z == 2 ? 16 : 20) * psi (a), 1e-12);
+      run_clear (&v);
+    }
 }
 
 /* Optimizer on NVMe: the drive holds master + states, 12Ψ; the host the fp32 gradients 4Ψ
