@@ -1853,5 +1853,23 @@ check "README Framework profiles: the default attention is sdpa" \
 check "README: tp a divisor or a multiple of the KV heads" \
   sh -c "sed -n '/^# tp = 8 /,/^# [a-z]/p' '$srcdir/README.md' | tr -s ' \n#' ' ' | grep -q 'a divisor or a multiple of the KV heads'"
 
+# --- fresh-user QA of the command: the scenario before the outputs, escaped names, … --------
+cd "$work" || exit 1
+# a scenario that is missing or malformed is said first, where the default output cannot be
+# written either (QA: "cannot write in directory ." hid "no such file"); a good scenario there
+# still gets the output's error before it runs. /proc/self takes no new file, even from root.
+if [ "$(id -u)" -ne 0 ]; then mkdir -p qa-ro && chmod 555 qa-ro && qaro="$work/qa-ro"; else qaro=/proc/self; fi
+printf '[model]\nhf_config = llama-3.2-1b\n[training]\nmicro_bach = 2\n' >qa-bad.ini
+(cd "$qaro" && "$STEPSIM" run "$work/qa-missing.ini" >/dev/null 2>"$work/qa-in1.err"); rc=$?
+check "run MISSING.ini where no output can be written: the scenario's error first" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'qa-missing.ini: cannot open' qa-in1.err && ! grep -q 'cannot write' qa-in1.err"
+(cd "$qaro" && "$STEPSIM" run "$work/qa-bad.ini" >/dev/null 2>"$work/qa-in2.err"); rc=$?
+check "run MALFORMED.ini where no output can be written: the scenario's error first" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"qa-bad.ini: group \[training\], key 'micro_bach'\" qa-in2.err && ! grep -q 'cannot write' qa-in2.err"
+(cd "$qaro" && "$STEPSIM" run "$s1" -q >/dev/null 2>"$work/qa-in3.err"); rc=$?
+check "run GOOD.ini where no output can be written: the output's error, before the run" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'cannot write in directory' qa-in3.err"
+[ "$qaro" = "$work/qa-ro" ] && chmod 755 qa-ro
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
