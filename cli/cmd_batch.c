@@ -21,6 +21,7 @@
 #include "cli/study/batch.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "cli/report/report.h"
 #include "cli/scenario/input.h"
 #include "cli/scenario/output.h"
 #include "cli/scenario/scenario.h"
@@ -143,7 +144,7 @@ table_cells (const SimTable *t, guint r, guint label, gboolean penalty)
   c[1] = g_strdup (cell (t, r, "fits") > 0 ? "FITS" : "OOM");
   c[2] = g_strdup_printf ("%.2f GiB", cell (t, r, "need_device") / GiB);
   c[3] = g_strdup_printf ("%.3f s", cell (t, r, "step_time"));
-  c[4] = g_strdup_printf ("%.0f", cell (t, r, "tokens_per_s"));
+  c[4] = cli_report_format_rate (cell (t, r, "tokens_per_s"));
   c[5] = g_strdup_printf ("%.1f%%", 100 * cell (t, r, "mfu"));
   if (penalty)
     c[6] = cell (t, r, "fits") == 0            ? g_strdup ("OOM")

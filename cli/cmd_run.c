@@ -259,9 +259,14 @@ cli_cmd_run (int argc, char **argv)
       rc = 0;
       if (!opt.quiet) /* staged in order: the HDF5 file, then the chart (--plot) */
         {
-          printf ("output     %s\n", opt.output);
+          /* a name with a line break or an escape sequence: shown as messages show it */
+          g_autofree char *shown = sim_text_printable (opt.output, 0);
+          printf ("output     %s\n", shown);
           if (opt.plot_dir != NULL)
-            printf ("chart      %s\n", sim_staged_path (staged, 1));
+            {
+              g_autofree char *png = sim_text_printable (sim_staged_path (staged, 1), 0);
+              printf ("chart      %s\n", png);
+            }
         }
     }
 out:

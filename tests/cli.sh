@@ -1870,6 +1870,32 @@ check "run MALFORMED.ini where no output can be written: the scenario's error fi
 check "run GOOD.ini where no output can be written: the output's error, before the run" \
   sh -c "[ $rc -eq 1 ] && grep -q 'cannot write in directory' qa-in3.err"
 [ "$qaro" = "$work/qa-ro" ] && chmod 755 qa-ro
+# file names with a line break or an escape sequence: the summary's scenario, output and chart
+# lines and the verdict's name (the file's, with the name removed) escape them as messages do
+nl=$(printf 'qa\nnl'); esc=$(printf 'qa\033[31m')
+cp "$s1" "$nl.ini" && cp "$s1" "$esc.ini"
+"$STEPSIM" run "$nl.ini" --plot "$nl-charts" >qa-nl.out 2>/dev/null; rc=$?
+check "summary lines of a file named with a line break: escaped (\\x0A)" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^scenario   .* (qa\\\\x0Anl.ini)\$' qa-nl.out && grep -qx 'output     qa\\\\x0Anl.h5' qa-nl.out && grep -qx 'chart      qa\\\\x0Anl-charts/qa\\\\x0Anl-memory.png' qa-nl.out && ! grep -qx 'nl.ini)' qa-nl.out"
+"$STEPSIM" run "$esc.ini" -o qa-esc.h5 >qa-esc.out 2>/dev/null; rc=$?
+"$STEPSIM" run "$esc.ini" -q -o qa-esc.h5 --set scenario.name= >>qa-esc.out 2>/dev/null; rc2=$?
+check "summary and verdict of a file named with ESC: escaped (\\x1B), no raw ESC" \
+  sh -c "[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ! grep -q \"\$(printf '\\033')\" qa-esc.out && grep -q '^scenario   .* (qa\\\\x1B\[31m.ini)\$' qa-esc.out && grep -q '^qa\\\\x1B\[31m: FITS' qa-esc.out"
+# a step of hours: tokens/s below 1 keeps 3 significant digits (QA: "0 tokens/s") in the
+# verdict, the summary, compare and batch; a normal one prints as before (whole)
+slow="--set gpu.Slow.base=A100-80GB-SXM --set gpu.Slow.fp32=0.001TFLOP/s --set cluster.gpu=Slow"
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -o qa-slow.h5 $slow >qa-slow.out 2>/dev/null
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q -o qa-slow.h5 $slow >>qa-slow.out 2>/dev/null
+# shellcheck disable=SC2086
+"$STEPSIM" compare "$s1" $slow training.micro_batch=2 >qa-slowc.out 2>/dev/null
+printf '[sweep]\nscenario = %s\n[set]\ngpu.Slow.base = A100-80GB-SXM\ngpu.Slow.fp32 = 0.001 TFLOP/s\ncluster.gpu = Slow\n[axes]\ntraining.micro_batch = 1\n' "$s1" >qa-slow.ini
+"$STEPSIM" batch qa-slow.ini -o qa-slowb.h5 >qa-slowb.out 2>/dev/null
+check "tokens/s below 1: three significant digits (summary, verdict, compare, batch)" \
+  sh -c "grep -q '^  tokens/s  *0\.0[0-9][0-9][0-9]\$' qa-slow.out && grep -q ': FITS, .*, 0\.0[0-9][0-9][0-9] tokens/s\$' qa-slow.out && grep -q '^(as given)  .* 0\.0[0-9][0-9][0-9]  fits\$' qa-slowc.out && grep -q '^micro_batch=1 .* 0\.0[0-9][0-9][0-9] ' qa-slowb.out"
+"$STEPSIM" run "$s1" -q -o qa-fast.h5 >qa-fast.out 2>/dev/null
+check "tokens/s from 1 up: whole, as before" grep -q ': FITS, .*, [1-9][0-9]* tokens/s$' qa-fast.out
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
