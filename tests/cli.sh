@@ -1881,6 +1881,19 @@ check "summary lines of a file named with a line break: escaped (\\x0A)" \
 "$STEPSIM" run "$esc.ini" -q -o qa-esc.h5 --set scenario.name= >>qa-esc.out 2>/dev/null; rc2=$?
 check "summary and verdict of a file named with ESC: escaped (\\x1B), no raw ESC" \
   sh -c "[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ! grep -q \"\$(printf '\\033')\" qa-esc.out && grep -q '^scenario   .* (qa\\\\x1B\[31m.ini)\$' qa-esc.out && grep -q '^qa\\\\x1B\[31m: FITS' qa-esc.out"
+# values outside [0, 1) and head counts that do not divide are quoted
+"$STEPSIM" run "$s1" -q -o qa-v.h5 --set training.dropout=1.5 >/dev/null 2>qa-v1.err
+"$STEPSIM" run "$s1" -q -o qa-v.h5 --set run.kernel_jitter=1 >/dev/null 2>qa-v2.err
+check "dropout and kernel_jitter outside [0, 1): the value quoted" \
+  sh -c "grep -qF \"key 'dropout': '1.5' is outside [0, 1)\" qa-v1.err && grep -qF \"key 'kernel_jitter': '1' is outside [0, 1)\" qa-v2.err"
+"$STEPSIM" run "$s1" -q -o qa-v.h5 --set model.num_key_value_heads=5 >/dev/null 2>qa-v3.err
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o qa-v.h5 \
+  --set model.num_experts_per_tok=9 >/dev/null 2>qa-v4.err
+sed 's/"n_group": 8/"n_group": 7/' "$srcdir/models/configs/deepseek-v3.json" >qa-ds7.json
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o qa-v.h5 \
+  --set model.hf_config=qa-ds7.json >/dev/null 2>qa-v5.err
+check "heads, experts and expert groups that do not divide: the counts shown" \
+  sh -c "grep -qF \"key 'num_key_value_heads': num_attention_heads is 32, not a multiple of num_key_value_heads = 5 (GQA groups)\" qa-v3.err && grep -qF \"key 'num_experts_per_tok': is 9, more than num_local_experts = 8\" qa-v4.err && grep -qF \"key 'n_group': must be positive and divide n_routed_experts = 256, not 7\" qa-v5.err"
 # a step of hours: tokens/s below 1 keeps 3 significant digits (QA: "0 tokens/s") in the
 # verdict, the summary, compare and batch; a normal one prints as before (whole)
 slow="--set gpu.Slow.base=A100-80GB-SXM --set gpu.Slow.fp32=0.001TFLOP/s --set cluster.gpu=Slow"
