@@ -1881,6 +1881,18 @@ check "summary lines of a file named with a line break: escaped (\\x0A)" \
 "$STEPSIM" run "$esc.ini" -q -o qa-esc.h5 --set scenario.name= >>qa-esc.out 2>/dev/null; rc2=$?
 check "summary and verdict of a file named with ESC: escaped (\\x1B), no raw ESC" \
   sh -c "[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ! grep -q \"\$(printf '\\033')\" qa-esc.out && grep -q '^scenario   .* (qa\\\\x1B\[31m.ini)\$' qa-esc.out && grep -q '^qa\\\\x1B\[31m: FITS' qa-esc.out"
+# --set: a line break at the end of the value (or around the name) is a control character as
+# any other, refused (exit 2, usage); spaces around group, key and value are still dropped
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set "scenario.name=ab
+" >/dev/null 2>qa-set1.err; rc=$?
+check "--set with a trailing line break: refused as a control character (exit 2)" \
+  sh -c "[ $rc -eq 2 ] && grep -qF \"stepsim: --set 'scenario.name=ab\\x0A': value 'ab\\x0A' cannot contain control characters\" qa-set1.err && ! test -e qa-set.h5"
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set "
+training.micro_batch=2" >/dev/null 2>qa-set2.err; rc=$?
+check "--set with a line break before the group: refused (exit 2)" \
+  sh -c "[ $rc -eq 2 ] && grep -qF \"group '\\x0Atraining' cannot contain\" qa-set2.err"
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set " training.micro_batch = 2 " >/dev/null 2>&1; rc=$?
+check "--set with spaces around group, key and value: still accepted" [ $rc -eq 0 ]
 # values outside [0, 1) and head counts that do not divide are quoted
 "$STEPSIM" run "$s1" -q -o qa-v.h5 --set training.dropout=1.5 >/dev/null 2>qa-v1.err
 "$STEPSIM" run "$s1" -q -o qa-v.h5 --set run.kernel_jitter=1 >/dev/null 2>qa-v2.err
