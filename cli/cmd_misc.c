@@ -42,8 +42,6 @@ cli_cmd_export (int argc, char **argv)
   FILE *out = stdout;
   g_autofree char *tmp = NULL;
   const char *inputs[] = { argv[1], NULL };
-  if (output != NULL && output[0] == '\0')
-    return cli_error ("export: -o needs a non-empty name"), 2;
   if (output != NULL && !cli_output_check ("-o", output, inputs, &error))
     return cli_error (error->message), 1;
   if (output != NULL)

@@ -173,12 +173,6 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       cli_error ("run: expected exactly one scenario file (see stepsim run --help)");
       return 2;
     }
-  if ((opt->output != NULL && opt->output[0] == '\0')
-      || (opt->plot_dir != NULL && opt->plot_dir[0] == '\0'))
-    {
-      cli_error ("run: -o and --plot need a non-empty name");
-      return 2;
-    }
   if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
     {
       cli_error (error->message);

@@ -1893,6 +1893,30 @@ check "--set with a line break before the group: refused (exit 2)" \
   sh -c "[ $rc -eq 2 ] && grep -qF \"group '\\x0Atraining' cannot contain\" qa-set2.err"
 "$STEPSIM" run "$s1" -q -o qa-set.h5 --set " training.micro_batch = 2 " >/dev/null 2>&1; rc=$?
 check "--set with spaces around group, key and value: still accepted" [ $rc -eq 0 ]
+# a --set value that is not valid text: the error names --set and the key (exit 2, usage)
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set "scenario.name=ab$(printf '\377')" >/dev/null 2>qa-set3.err; rc=$?
+"$STEPSIM" batch "$srcdir/scenarios/sweeps/s1-micro-batch.ini" -o qa-setb.h5 \
+  --set="scenario.name=ab$(printf '\377')" >/dev/null 2>qa-set4.err; rc2=$?
+"$STEPSIM" run "$s1" -o qa-set.h5 -qs"scenario.name=ab$(printf '\377')" >/dev/null 2>qa-set5.err; rc3=$?
+check "--set VALUE not valid text: exit 2, naming --set and the key (run, batch --set=, -qsVALUE)" \
+  sh -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && [ $rc3 -eq 2 ] && grep -qF \"run: --set 'scenario.name=ab\\xFF': not valid text in this locale's encoding\" qa-set3.err && grep -qF \"batch: --set 'scenario.name=ab\\xFF'\" qa-set4.err && cmp -s qa-set3.err qa-set5.err"
+# an empty name given to any option that names a file or directory: a usage error, exit 2
+# (QA: run --trace '' exited 1 where -o '' exited 2)
+"$STEPSIM" run "$s1" -q -o qa-e.h5 >/dev/null 2>&1
+sweep1="$srcdir/scenarios/sweeps/s1-micro-batch.ini"
+for args in "run|$s1|--trace|--trace" "run|$s1|-o|-o" "run|$s1|--plot|--plot" \
+            "export|qa-e.h5 /summary|-o|-o" "batch|$sweep1|--tsv|--tsv" "batch|$sweep1|--csv|--csv" \
+            "batch|$sweep1|-o|-o" "validate||--tsv|--tsv" "validate||--measured|--measured" \
+            "plot|memory qa-e.h5|-o|-o"; do
+  IFS='|' read -r c a o n <<QAEOF
+$args
+QAEOF
+  # shellcheck disable=SC2086
+  "$STEPSIM" $c $a $o '' >/dev/null 2>qa-e.err; rc=$?
+  if [ $rc -eq 2 ] && grep -qx "stepsim: $c: $n needs a non-empty name (see stepsim $c --help)" qa-e.err; then
+    ok "$c $o '': exit 2, '$n needs a non-empty name'"
+  else bad "$c $o '': exit 2, '$n needs a non-empty name' (exit $rc)"; cat qa-e.err; fi
+done
 # values outside [0, 1) and head counts that do not divide are quoted
 "$STEPSIM" run "$s1" -q -o qa-v.h5 --set training.dropout=1.5 >/dev/null 2>qa-v1.err
 "$STEPSIM" run "$s1" -q -o qa-v.h5 --set run.kernel_jitter=1 >/dev/null 2>qa-v2.err
