@@ -1945,6 +1945,23 @@ check "tokens/s below 1: three significant digits (summary, verdict, compare, ba
   sh -c "grep -q '^  tokens/s  *0\.0[0-9][0-9][0-9]\$' qa-slow.out && grep -q ': FITS, .*, 0\.0[0-9][0-9][0-9] tokens/s\$' qa-slow.out && grep -q '^(as given)  .* 0\.0[0-9][0-9][0-9]  fits\$' qa-slowc.out && grep -q '^micro_batch=1 .* 0\.0[0-9][0-9][0-9] ' qa-slowb.out"
 "$STEPSIM" run "$s1" -q -o qa-fast.h5 >qa-fast.out 2>/dev/null
 check "tokens/s from 1 up: whole, as before" grep -q ': FITS, .*, [1-9][0-9]* tokens/s$' qa-fast.out
+# --csv - and --tsv -: the text on standard output instead of the table (no file "-"); both
+# at once is a usage error; validate --tsv - likewise
+"$STEPSIM" batch "$sweep1" -q -o qa-b.h5 --tsv qa-b.tsv --csv - >qa-b.csv 2>/dev/null; rc=$?
+"$STEPSIM" batch "$sweep1" -o qa-b2.h5 --csv qa-b2.csv >/dev/null 2>&1
+check "batch --csv -: the CSV on stdout, no file '-', the HDF5 and TSV written" \
+  sh -c "[ $rc -eq 0 ] && ! test -e ./- && cmp -s qa-b.csv qa-b2.csv && test -s qa-b.h5 && test -s qa-b.tsv"
+"$STEPSIM" batch "$sweep1" -o qa-b3.h5 --tsv - >qa-b3.tsv 2>/dev/null; rc=$?
+check "batch --tsv -: the TSV on stdout instead of the table" \
+  sh -c "[ $rc -eq 0 ] && ! test -e ./- && cmp -s qa-b3.tsv qa-b.tsv"
+"$STEPSIM" batch "$sweep1" -o qa-b4.h5 --tsv - --csv - >/dev/null 2>qa-b4.err; rc=$?
+check "batch --tsv - --csv -: exit 2, one stdout" \
+  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: batch: --tsv - and --csv - cannot both write to standard output' qa-b4.err && ! test -e qa-b4.h5"
+check "batch --help: --csv - is standard output" sh -c "'$STEPSIM' batch --help | grep -q -- '--csv=FILE .*(-: to standard output'"
+"$STEPSIM" validate --tsv qa-v.tsv >/dev/null 2>&1
+"$STEPSIM" validate --tsv - >qa-v2.tsv 2>/dev/null
+check "validate --tsv -: the TSV on stdout instead of the table" \
+  sh -c "! test -e ./- && cmp -s qa-v.tsv qa-v2.tsv"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
