@@ -1962,6 +1962,11 @@ check "batch --help: --csv - is standard output" sh -c "'$STEPSIM' batch --help 
 "$STEPSIM" validate --tsv - >qa-v2.tsv 2>/dev/null
 check "validate --tsv -: the TSV on stdout instead of the table" \
   sh -c "! test -e ./- && cmp -s qa-v.tsv qa-v2.tsv"
+# export: an empty OBJECT or one with an empty component is said to be malformed
+"$STEPSIM" export qa-e.h5 "" >/dev/null 2>qa-x1.err; rc=$?
+"$STEPSIM" export qa-e.h5 "/ops//x" >/dev/null 2>qa-x2.err; rc2=$?
+check "export '' and /ops//x: a malformed path (exit 2)" \
+  sh -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && grep -qx 'stepsim: export: OBJECT is an empty path: name a dataset or group such as /summary (see stepsim export --help)' qa-x1.err && grep -qx \"stepsim: export: OBJECT '/ops//x' is a malformed path: an empty component between two '/' (see stepsim export --help)\" qa-x2.err"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
