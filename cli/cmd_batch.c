@@ -101,14 +101,14 @@ path_shown (const char *path)
 }
 
 /* The text table written to standard output (--tsv - or --csv -; the options allow one)
- * instead of the results table: FALSE + error when it cannot be written. */
-static gboolean
-write_stdout (const SimTable *t, const BatchOptions *opt, GError **error)
+ * instead of the results table. Whether it got there is cli_stdout_flush's to say: a full
+ * disk is an error, a reader that stopped early (`| head`, EPIPE) is not. */
+static void
+write_stdout (const SimTable *t, const BatchOptions *opt)
 {
   gboolean tsv = is_stdout (opt->tsv);
-  if ((!tsv && !is_stdout (opt->csv)) || sim_table_write_text (t, stdout, tsv ? '\t' : ',', error))
-    return TRUE;
-  return g_prefix_error (error, "%s: ", tsv ? "--tsv -" : "--csv -"), FALSE;
+  if (tsv || is_stdout (opt->csv))
+    sim_table_write_text (t, stdout, tsv ? '\t' : ',', NULL);
 }
 
 /* `incomplete`: NULL, or why rows are missing (an interrupted batch), stored as the root
@@ -420,8 +420,9 @@ interrupted (const CliSweep *sweep, const CliBatch *batch, const BatchOptions *o
   gboolean written = write_outputs (sweep, t, opt, why, staged, &error);
   if (!written)
     sim_staged_name_paths (staged, error); /* the user's paths, not the staged names */
-  if (written && write_stdout (t, opt, &error) && cli_stdout_flush (&error)
-      && sim_staged_commit (staged, &error))
+  if (written)
+    write_stdout (t, opt);
+  if (written && cli_stdout_flush (&error) && sim_staged_commit (staged, &error))
     fprintf (stderr, "stepsim: %s; their rows are written to %s%s%s%s%s, marked incomplete\n",
              why, opt->output, opt->tsv ? ", " : "", opt->tsv ? path_shown (opt->tsv) : "",
              opt->csv ? ", " : "", opt->csv ? path_shown (opt->csv) : "");
@@ -487,8 +488,8 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   gboolean text_out = is_stdout (opt->tsv) || is_stdout (opt->csv);
   print_table (t, opt->quiet || text_out);
   /* the table reached stdout before the files are committed: exit 1 leaves none */
-  if (!write_stdout (t, opt, error) || !cli_stdout_flush (error)
-      || !sim_staged_commit (staged, error))
+  write_stdout (t, opt);
+  if (!cli_stdout_flush (error) || !sim_staged_commit (staged, error))
     return 1;
   guint failed = cli_batch_n_failed (batch);
   if (failed == 0)

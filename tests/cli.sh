@@ -1957,6 +1957,12 @@ check "batch --tsv -: the TSV on stdout instead of the table" \
 "$STEPSIM" batch "$sweep1" -o qa-b4.h5 --tsv - --csv - >/dev/null 2>qa-b4.err; rc=$?
 check "batch --tsv - --csv -: exit 2, one stdout" \
   sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: batch: --tsv - and --csv - cannot both write to standard output' qa-b4.err && ! test -e qa-b4.h5"
+# a reader that stops early is no error (the files are written), a full disk is one (none)
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1:1000\n' "$s1" >qa-big.ini
+( "$STEPSIM" batch qa-big.ini -q -o qa-big.h5 --csv - 2>qa-big.err; echo $? >qa-big.rc ) | head -c 100 >/dev/null
+"$STEPSIM" batch qa-big.ini -q -o qa-full.h5 --csv - >/dev/full 2>qa-full.err; rc=$?
+check "batch --csv - | head: exit 0, the HDF5 written; > /dev/full: exit 1, nothing written" \
+  sh -c "[ \$(cat qa-big.rc) -eq 0 ] && ! test -s qa-big.err && test -s qa-big.h5 && [ $rc -eq 1 ] && grep -q 'cannot write to standard output' qa-full.err && ! test -e qa-full.h5"
 check "batch --help: --csv - is standard output" sh -c "'$STEPSIM' batch --help | grep -q -- '--csv=FILE .*(-: to standard output'"
 "$STEPSIM" validate --tsv qa-v.tsv >/dev/null 2>&1
 "$STEPSIM" validate --tsv - >qa-v2.tsv 2>/dev/null
