@@ -21,6 +21,7 @@
 #include "cli/study/batch.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "cli/report/report.h"
 #include "cli/scenario/input.h"
 #include "cli/scenario/output.h"
 #include "cli/scenario/scenario.h"
@@ -85,10 +86,36 @@ write_text (const SimTable *t, const char *path, char sep, GError **error)
   return ok;
 }
 
+/* Whether `path` (--tsv, --csv) is "-", standard output. */
+static gboolean
+is_stdout (const char *path)
+{
+  return path != NULL && strcmp (path, "-") == 0;
+}
+
+/* `path` as messages name it: "standard output" for "-". */
+static const char *
+path_shown (const char *path)
+{
+  return is_stdout (path) ? "standard output" : path;
+}
+
+/* The text table written to standard output (--tsv - or --csv -; the options allow one)
+ * instead of the results table. Whether it got there is cli_stdout_flush's to say: a full
+ * disk is an error, a reader that stopped early (`| head`, EPIPE) is not. */
+static void
+write_stdout (const SimTable *t, const BatchOptions *opt)
+{
+  gboolean tsv = is_stdout (opt->tsv);
+  if (tsv || is_stdout (opt->csv))
+    sim_table_write_text (t, stdout, tsv ? '\t' : ',', NULL);
+}
+
 /* `incomplete`: NULL, or why rows are missing (an interrupted batch), stored as the root
  * attribute "incomplete". The outputs are all or nothing (sim/tempfiles.h SimStaged): each
  * written under a staged name in `staged`, all renamed onto theirs by the caller's
- * sim_staged_commit once the last is complete. */
+ * sim_staged_commit once the last is complete. A --tsv or --csv of "-" is not written here
+ * (write_stdout). */
 static gboolean
 write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt,
                const char *incomplete, SimStaged *staged, GError **error)
@@ -100,9 +127,11 @@ write_outputs (const CliSweep *sweep, const SimTable *t, const BatchOptions *opt
   if (!sim_h5out_write_table (sim_staged_add (staged, opt->output, ".h5"), "/results", t, attrs,
                               error))
     return FALSE;
-  if (opt->tsv != NULL && !write_text (t, sim_staged_add (staged, opt->tsv, ".tsv"), '\t', error))
+  if (opt->tsv != NULL && !is_stdout (opt->tsv)
+      && !write_text (t, sim_staged_add (staged, opt->tsv, ".tsv"), '\t', error))
     return g_prefix_error (error, "%s: ", opt->tsv), FALSE;
-  if (opt->csv != NULL && !write_text (t, sim_staged_add (staged, opt->csv, ".csv"), ',', error))
+  if (opt->csv != NULL && !is_stdout (opt->csv)
+      && !write_text (t, sim_staged_add (staged, opt->csv, ".csv"), ',', error))
     return g_prefix_error (error, "%s: ", opt->csv), FALSE;
   return TRUE;
 }
@@ -143,7 +172,7 @@ table_cells (const SimTable *t, guint r, guint label, gboolean penalty)
   c[1] = g_strdup (cell (t, r, "fits") > 0 ? "FITS" : "OOM");
   c[2] = g_strdup_printf ("%.2f GiB", cell (t, r, "need_device") / GiB);
   c[3] = g_strdup_printf ("%.3f s", cell (t, r, "step_time"));
-  c[4] = g_strdup_printf ("%.0f", cell (t, r, "tokens_per_s"));
+  c[4] = cli_report_format_rate (cell (t, r, "tokens_per_s"));
   c[5] = g_strdup_printf ("%.1f%%", 100 * cell (t, r, "mfu"));
   if (penalty)
     c[6] = cell (t, r, "fits") == 0            ? g_strdup ("OOM")
@@ -239,8 +268,10 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
       "scenarios run in parallel (default: number of cores)", "N" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt->output,
       "HDF5 results file (default: SWEEP's name with .h5, in the current directory)", "OUT.h5" },
-    { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &opt->tsv, "also write the results as TSV", "FILE" },
-    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt->csv, "also write the results as CSV", "FILE" },
+    { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &opt->tsv,
+      "also write the results as TSV (-: to standard output, instead of the table)", "FILE" },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt->csv,
+      "also write the results as CSV (-: to standard output, instead of the table)", "FILE" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
       "override a value in every scenario (repeatable; not an axis of the sweep)",
       "GROUP.KEY=VALUE" },
@@ -260,6 +291,8 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
     return usage_error (rank, "batch: expected exactly one sweep file (see stepsim batch --help)");
   if (opt->jobs != G_MININT && opt->jobs < 1)
     return usage_error (rank, "batch: -j must be at least 1");
+  if (is_stdout (opt->tsv) && is_stdout (opt->csv))
+    return usage_error (rank, "batch: --tsv - and --csv - cannot both write to standard output");
   if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
     return usage_error (rank, error->message);
   cli_sweep_sets_from_cwd (opt->sets);
@@ -387,10 +420,12 @@ interrupted (const CliSweep *sweep, const CliBatch *batch, const BatchOptions *o
   gboolean written = write_outputs (sweep, t, opt, why, staged, &error);
   if (!written)
     sim_staged_name_paths (staged, error); /* the user's paths, not the staged names */
-  if (written && sim_staged_commit (staged, &error))
+  if (written)
+    write_stdout (t, opt);
+  if (written && cli_stdout_flush (&error) && sim_staged_commit (staged, &error))
     fprintf (stderr, "stepsim: %s; their rows are written to %s%s%s%s%s, marked incomplete\n",
-             why, opt->output, opt->tsv ? ", " : "", opt->tsv ? opt->tsv : "",
-             opt->csv ? ", " : "", opt->csv ? opt->csv : "");
+             why, opt->output, opt->tsv ? ", " : "", opt->tsv ? path_shown (opt->tsv) : "",
+             opt->csv ? ", " : "", opt->csv ? path_shown (opt->csv) : "");
   else
     fprintf (stderr, "stepsim: %s; nothing written: %s\n", why, error->message);
   cli_interrupt_exit (signo);
@@ -414,7 +449,8 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
   /* Outputs are checked before anything runs: never an input, never each other. */
   g_autoptr (GPtrArray) inputs = batch_inputs (path, sweep, (const char *const *) opt->sets);
   const char *whats[] = { "-o", "--tsv", "--csv" };
-  const char *paths[] = { opt->output, opt->tsv, opt->csv };
+  const char *paths[] = { opt->output, is_stdout (opt->tsv) ? NULL : opt->tsv,
+                          is_stdout (opt->csv) ? NULL : opt->csv };
   if (!cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
                           (const char *const *) inputs->pdata, error))
     return failed_alike (rank, 1, error);
@@ -447,8 +483,12 @@ run_batch (const char *path, const BatchOptions *opt, guint rank, guint size, GE
         sim_staged_name_paths (staged, *error); /* the user's paths, not the staged names */
       return 1;
     }
-  print_table (t, opt->quiet);
+  /* --tsv - or --csv -: that text is what stdout holds (a reader such as `| cut` would
+   * stumble on the table before it); failures are still said on stderr */
+  gboolean text_out = is_stdout (opt->tsv) || is_stdout (opt->csv);
+  print_table (t, opt->quiet || text_out);
   /* the table reached stdout before the files are committed: exit 1 leaves none */
+  write_stdout (t, opt);
   if (!cli_stdout_flush (error) || !sim_staged_commit (staged, error))
     return 1;
   guint failed = cli_batch_n_failed (batch);

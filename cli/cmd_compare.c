@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include "cli/commands.h"
 #include "cli/report/error_band.h"
+#include "cli/report/report.h"
 #include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/sweep.h"
@@ -173,8 +174,9 @@ print_row (const char *name, const Row *r, const Row *base)
       printf ("%s\n", name);
       name = "";
     }
-  printf ("%-44s %12s %13s %12s %11s %10.0f  %s\n", name, mem, dmem ? dmem : "-", step, dtime,
-          r->res.tokens_per_s, r->res.fits ? "fits" : "OOM (as planned)");
+  g_autofree char *rate = cli_report_format_rate (r->res.tokens_per_s);
+  printf ("%-44s %12s %13s %12s %11s %10s  %s\n", name, mem, dmem ? dmem : "-", step, dtime,
+          rate, r->res.fits ? "fits" : "OOM (as planned)");
 }
 
 int

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/report/report.h"
 #include "cli/scenario/scenario.h"
 #include "cli/study/fit.h"
 #include "cli/study/fit_cost.h"
@@ -124,7 +125,10 @@ print_report (const CliFitReport *r, CliFitTarget target)
       if (isnan (c->step_time))
         printf (" %10s %10s %12s", "-", "-", "-");
       else
-        printf (" %8.3f s %10.0f %8.2f GiB", c->step_time, c->tokens_per_s, c->device_used / GiB);
+        {
+          g_autofree char *rate = cli_report_format_rate (c->tokens_per_s);
+          printf (" %8.3f s %10s %8.2f GiB", c->step_time, rate, c->device_used / GiB);
+        }
       if (have_given && !isnan (c->step_time))
         {
           /* saves: device-used memory freed against the scenario as given (negative: it

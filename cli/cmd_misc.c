@@ -39,11 +39,21 @@ cli_cmd_export (int argc, char **argv)
     }
   if (argc != 3)
     return cli_error ("export: expected FILE.h5 and OBJECT (see stepsim export --help)"), 2;
+  /* a malformed path is said as such before the file is opened (QA: "" got HDF5's "name
+   * parameter cannot be an empty string", /ops//x "no such object") */
+  if (argv[2][0] == '\0')
+    return cli_error ("export: OBJECT is an empty path: name a dataset or group such as "
+                      "/summary (see stepsim export --help)"), 2;
+  if (strstr (argv[2], "//") != NULL)
+    {
+      g_autofree char *msg = g_strdup_printf ("export: OBJECT '%s' is a malformed path: an "
+                                              "empty component between two '/' (see stepsim "
+                                              "export --help)", argv[2]);
+      return cli_error (msg), 2;
+    }
   FILE *out = stdout;
   g_autofree char *tmp = NULL;
   const char *inputs[] = { argv[1], NULL };
-  if (output != NULL && output[0] == '\0')
-    return cli_error ("export: -o needs a non-empty name"), 2;
   if (output != NULL && !cli_output_check ("-o", output, inputs, &error))
     return cli_error (error->message), 1;
   if (output != NULL)

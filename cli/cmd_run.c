@@ -173,12 +173,6 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       cli_error ("run: expected exactly one scenario file (see stepsim run --help)");
       return 2;
     }
-  if ((opt->output != NULL && opt->output[0] == '\0')
-      || (opt->plot_dir != NULL && opt->plot_dir[0] == '\0'))
-    {
-      cli_error ("run: -o and --plot need a non-empty name");
-      return 2;
-    }
   if (!cli_sweep_check_sets ("--set", (const char *const *) opt->sets, &error))
     {
       cli_error (error->message);
@@ -208,23 +202,26 @@ cli_cmd_run (int argc, char **argv)
   if (opt.output == NULL)
     opt.output = default_output (argv[1]);
   rc = 1;
-  /* Outputs never replace what the run reads: the scenario and its hf_config JSON. */
-  cli_inputs_add_scenario (inputs, argv[1], (const char *const *) opt.sets);
-  /* The chart's directory may not exist yet (it is created on success); then nothing can
-   * be in the chart's way. */
-  if (opt.plot_dir != NULL && g_file_test (opt.plot_dir, G_FILE_TEST_IS_DIR))
-    chart = chart_path (argv[1], opt.plot_dir);
-  const char *whats[] = { "-o", "--trace", "--plot" };
-  const char *paths[] = { opt.output, opt.trace, chart };
-  if ((opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error))
-      || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
-                             (const char *const *) inputs->pdata, &error))
-    goto out;
+  /* The input first: a scenario that is missing or malformed is what to fix, whatever the
+   * outputs (QA: a missing file in a directory the user cannot write reported the default
+   * output's directory); the outputs are checked before anything runs. */
   origins = cli_scenario_origins ((const char *const *) opt.sets, "--set");
   sc = cli_scenario_load_origins (argv[1], (const char *const *) opt.sets,
                                   (const char *const *) origins, &error);
   if (sc != NULL)
     {
+      /* Outputs never replace what the run reads: the scenario and its hf_config JSON. */
+      cli_inputs_add_scenario (inputs, argv[1], (const char *const *) opt.sets);
+      /* The chart's directory may not exist yet (it is created on success); then nothing
+       * can be in the chart's way. */
+      if (opt.plot_dir != NULL && g_file_test (opt.plot_dir, G_FILE_TEST_IS_DIR))
+        chart = chart_path (argv[1], opt.plot_dir);
+      const char *whats[] = { "-o", "--trace", "--plot" };
+      const char *paths[] = { opt.output, opt.trace, chart };
+      if ((opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error))
+          || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
+                                 (const char *const *) inputs->pdata, &error))
+        goto out;
       cli_scenario_print_warnings (sc);
       cli_scenario_warn_baseline_sets ((const char *const *) opt.sets, NULL);
     }
@@ -256,9 +253,14 @@ cli_cmd_run (int argc, char **argv)
       rc = 0;
       if (!opt.quiet) /* staged in order: the HDF5 file, then the chart (--plot) */
         {
-          printf ("output     %s\n", opt.output);
+          /* a name with a line break or an escape sequence: shown as messages show it */
+          g_autofree char *shown = sim_text_printable (opt.output, 0);
+          printf ("output     %s\n", shown);
           if (opt.plot_dir != NULL)
-            printf ("chart      %s\n", sim_staged_path (staged, 1));
+            {
+              g_autofree char *png = sim_text_printable (sim_staged_path (staged, 1), 0);
+              printf ("chart      %s\n", png);
+            }
         }
     }
 out:

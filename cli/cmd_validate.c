@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,21 @@ format_metric (const char *metric, double v)
 /* |relative error| of every time or throughput row run so far (for the median). */
 static GArray *time_errors;
 
+/* Where the table goes: stdout, or nowhere (NULL) when the TSV goes there (--tsv -). */
+static FILE *table_out;
+
+/* printf onto table_out, when there is one. */
+static void G_GNUC_PRINTF (1, 2)
+table_printf (const char *format, ...)
+{
+  if (table_out == NULL)
+    return;
+  va_list ap;
+  va_start (ap, format);
+  vfprintf (table_out, format, ap);
+  va_end (ap);
+}
+
 static gboolean
 is_time_metric (const char *metric)
 {
@@ -255,10 +271,10 @@ report (const Case *c, const char *gpu, double p, gboolean fits, GString *tsv)
                              ? g_strdup_printf ("GAP DRIFT (documented %+.1f %% +/- %.1f)",
                                                 100 * c->gap_error, 100 * c->gap_margin)
                              : NULL;
-  printf ("%-6s %-22s %14s %14s %+8.1f %% %6.1f %%  %s\n", c->id, c->metric, ps, ms, 100 * err,
-          100 * c->tolerance,
-          within ? "PASS" : !fits ? (c->known_gap ? "KNOWN GAP (OOM)" : "OOM")
-          : in_gap ? "KNOWN GAP" : drift != NULL ? drift : "MISS");
+  table_printf ("%-6s %-22s %14s %14s %+8.1f %% %6.1f %%  %s\n", c->id, c->metric, ps, ms,
+                100 * err, 100 * c->tolerance,
+                within ? "PASS" : !fits ? (c->known_gap ? "KNOWN GAP (OOM)" : "OOM")
+                : in_gap ? "KNOWN GAP" : drift != NULL ? drift : "MISS");
   return within ? 0 : !fits ? (c->known_gap ? 2 : 1) : in_gap ? 2 : 1;
 }
 
@@ -271,9 +287,9 @@ report (const Case *c, const char *gpu, double p, gboolean fits, GString *tsv)
 static void
 row_error (const char *id, const char *message)
 {
-  printf ("%-6s error: %s\n", id, message);
+  table_printf ("%-6s error: %s\n", id, message);
   fflush (stdout);
-  if (!cli_stdout_is_stderr ())
+  if (table_out == NULL || !cli_stdout_is_stderr ())
     fprintf (stderr, "stepsim: validate: %s\n", message);
 }
 
@@ -477,7 +493,8 @@ cli_cmd_validate (int argc, char **argv)
     "case whose run does not fit in GPU memory is a miss (OOM). The last line gives the\n"
     "median |error| of the time and throughput cases. --measured FILE.tsv compares against\n"
     "measurements written by tools/measure_steps.py (format: cli/study/validate_measured.h).\n"
-    "--tsv FILE also writes the rows as TSV: the error-band table the build installs.\n"
+    "--tsv FILE also writes the rows as TSV: the error-band table the build installs\n"
+    "(--tsv -: the TSV on standard output instead of the table).\n"
     "Exit status: 0 when every case without known_gap is within its tolerance and every\n"
     "known gap within its bound, 1 otherwise, 2 on usage errors.");
   g_autofree char *measured = NULL;
@@ -491,7 +508,8 @@ cli_cmd_validate (int argc, char **argv)
       "with their sources", NULL },
     { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &tsv_path,
       "also write the rows that ran as TSV (id, gpu, metric, predicted, measured, error, "
-      "known_gap): the error-band table the build installs", "FILE" },
+      "known_gap): the error-band table the build installs (-: to standard output, instead "
+      "of the table)", "FILE" },
     { NULL },
   };
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -541,12 +559,14 @@ cli_cmd_validate (int argc, char **argv)
       g_autoptr (GPtrArray) inputs = cli_inputs_new ();
       for (guint i = 0; i < files->len; i++)
         cli_inputs_add_scenario (inputs, g_ptr_array_index (files, i), NULL);
-      if (!cli_output_check ("--tsv", tsv_path, (const char *const *) inputs->pdata, &error))
+      if (strcmp (tsv_path, "-") != 0
+          && !cli_output_check ("--tsv", tsv_path, (const char *const *) inputs->pdata, &error))
         return cli_error (error->message), 1;
       g_string_append (tsv, "id\tgpu\tmetric\tpredicted\tmeasured\terror\tknown_gap\n");
     }
-  printf ("%-6s %-22s %14s %14s %10s %8s  %s\n", "case", "metric", "predicted", "measured",
-          "error", "tol.", "verdict");
+  table_out = tsv_path != NULL && strcmp (tsv_path, "-") == 0 ? NULL : stdout;
+  table_printf ("%-6s %-22s %14s %14s %10s %8s  %s\n", "case", "metric", "predicted",
+                "measured", "error", "tol.", "verdict");
   guint pass = 0, miss = 0, gap = 0, err = 0;
   g_autoptr (GArray) errors = g_array_new (FALSE, FALSE, sizeof (double));
   time_errors = errors;
@@ -558,16 +578,20 @@ cli_cmd_validate (int argc, char **argv)
       case 2: gap++; break;
       default: err++; break;
       }
-  /* the table reached stdout before the TSV is written: exit 1 leaves none (QA) */
+  /* the table reached stdout before the TSV is written: exit 1 leaves none (QA); --tsv -
+   * writes it there instead of the table */
+  if (table_out == NULL)
+    fputs (tsv->str, stdout);
   if (tsv != NULL && (!cli_stdout_flush (&error)
-                      || !sim_tempfiles_set_contents (tsv_path, tsv->str, tsv->len, &error)))
+                      || (table_out != NULL
+                          && !sim_tempfiles_set_contents (tsv_path, tsv->str, tsv->len, &error))))
     return cli_error (error->message), 1;
-  printf ("%u within tolerance, %u known gap%s, %u miss%s, %u error%s", pass, gap,
-          gap == 1 ? "" : "s", miss, miss == 1 ? "" : "es", err, err == 1 ? "" : "s");
-  printf ("\n");
+  table_printf ("%u within tolerance, %u known gap%s, %u miss%s, %u error%s", pass, gap,
+                gap == 1 ? "" : "s", miss, miss == 1 ? "" : "es", err, err == 1 ? "" : "s");
+  table_printf ("\n");
   if (errors->len > 0)
-    printf ("median |error| of %u time/throughput cases: %.1f %%\n", errors->len,
-            100 * median (errors));
+    table_printf ("median |error| of %u time/throughput cases: %.1f %%\n", errors->len,
+                  100 * median (errors));
   time_errors = NULL;
   return miss == 0 && err == 0 ? 0 : 1;
 }

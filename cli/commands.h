@@ -29,6 +29,9 @@ char *cli_option_error_message (const char *command, const GError *error);
  * value ("-o" "-jx"), or follows "--", is left as it is; a group with a character that is no
  * short option of `entries` (nor -h, -?) too, for GOption to refuse. On success `*argv`
  * keeps its array, holding the arguments left (its strings, none of them new), `*argc`
- * their count; FALSE + error (GOption's) otherwise. */
+ * their count; FALSE + error (GOption's) otherwise, or G_OPTION_ERROR_BAD_VALUE naming the
+ * option when a text value does not convert from the locale's encoding ("--set 'a.b=\xFF':
+ * not valid text in this locale's encoding (UTF-8)") or a G_OPTION_ARG_FILENAME value is
+ * empty ("--trace needs a non-empty name"): usage errors, as GOption's. */
 gboolean cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc,
                            char ***argv, GError **error);

@@ -5,6 +5,7 @@
 
 #include <string.h>
 #include "cli/commands.h"
+#include "sim/text.h"
 
 char *
 cli_option_error_message (const char *command, const GError *error)
@@ -65,6 +66,65 @@ attached_split (const GOptionEntry *entries, const char *arg, gboolean *value_ne
   return 0;
 }
 
+/* `e` as the messages name it: "-o" for an output, else its long name ("--trace"). */
+static char *
+option_name (const GOptionEntry *e)
+{
+  return e->short_name == 'o' ? g_strdup ("-o") : g_strconcat ("--", e->long_name, NULL);
+}
+
+/* The first value of `args` (`n` of them, argv[0] the command) that an option of `entries`
+ * reads as text (G_OPTION_ARG_STRING, _STRING_ARRAY), which GOption converts from the
+ * locale's encoding, that does not convert: FALSE + G_OPTION_ERROR_BAD_VALUE naming the
+ * option and quoting the value ("--set 'scenario.name=a\xFF': not valid text in this
+ * locale's encoding (UTF-8)"; GOption's own error names neither). */
+static gboolean
+check_text_values (const GOptionEntry *entries, int n, char **args, GError **error)
+{
+  const GOptionEntry *value_of = NULL; /* the option the next argument is the value of */
+  for (int i = 1; i < n; i++)
+    {
+      const char *a = args[i], *value = NULL;
+      const GOptionEntry *e = NULL;
+      if (value_of != NULL)
+        e = value_of, value = a, value_of = NULL;
+      else if (strcmp (a, "--") == 0)
+        break;
+      else if (a[0] == '-' && a[1] == '-')
+        {
+          for (const GOptionEntry *c = entries; c->long_name != NULL && e == NULL; c++)
+            {
+              gsize len = strlen (c->long_name);
+              if (strncmp (a + 2, c->long_name, len) == 0 && a[2 + len] == '=')
+                e = c, value = a + 3 + len;
+              else if (strcmp (a + 2, c->long_name) == 0 && takes_value (c))
+                value_of = c;
+            }
+        }
+      else if (a[0] == '-' && a[1] != '\0')
+        {
+          /* a group of short options ("-qs"; an attached value is split off by now): the
+           * last one may read the next argument */
+          const GOptionEntry *c = short_entry (entries, a[strlen (a) - 1]);
+          value_of = c != NULL && takes_value (c) ? c : NULL;
+        }
+      if (e == NULL || (e->arg != G_OPTION_ARG_STRING && e->arg != G_OPTION_ARG_STRING_ARRAY))
+        continue;
+      g_autofree char *text = g_locale_to_utf8 (value, -1, NULL, NULL, NULL);
+      if (text != NULL)
+        continue;
+      const char *charset;
+      g_get_charset (&charset);
+      g_autofree char *name = option_name (e);
+      g_autofree char *shown = sim_text_printable (value, 80);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s '%s': not valid text in this locale's encoding (%s)", name, shown,
+                   charset);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 split_and_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
                  GError **error)
@@ -103,11 +163,12 @@ split_and_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, ch
       g_ptr_array_add (args, made->pdata[made->len - 1]);
     }
   if (made->len == 0)
-    return g_option_context_parse (ctx, argc, argv, error);
+    return check_text_values (entries, *argc, *argv, error)
+           && g_option_context_parse (ctx, argc, argv, error);
   g_ptr_array_add (args, NULL);
   int n = (int) args->len - 1;
   char **v = (char **) args->pdata;
-  if (!g_option_context_parse (ctx, &n, &v, error))
+  if (!check_text_values (entries, n, v, error) || !g_option_context_parse (ctx, &n, &v, error))
     return FALSE;
   /* Each split pair is an option and its value, both consumed: what is left are `*argv`'s
    * own strings, no more of them than there were. */
@@ -124,11 +185,31 @@ split_and_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, ch
   return TRUE;
 }
 
+/* An option that names a file or directory (G_OPTION_ARG_FILENAME) given an empty value:
+ * FALSE + G_OPTION_ERROR_BAD_VALUE "-o needs a non-empty name", a usage error whichever
+ * option it is (QA: `--trace ''` exited 1 where `-o ''` exited 2). */
+static gboolean
+check_file_names (const GOptionEntry *entries, GError **error)
+{
+  for (const GOptionEntry *e = entries; e->long_name != NULL; e++)
+    {
+      const char *const *value = e->arg_data;
+      if (e->arg != G_OPTION_ARG_FILENAME || value == NULL || *value == NULL
+          || (*value)[0] != '\0')
+        continue;
+      g_autofree char *name = option_name (e);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s needs a non-empty name", name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, char ***argv,
                   GError **error)
 {
-  if (!split_and_parse (ctx, entries, argc, argv, error))
+  if (!split_and_parse (ctx, entries, argc, argv, error) || !check_file_names (entries, error))
     return FALSE;
   /* GOption leaves the "--" that ended the options in place when an argument after it
    * starts with '-' (so that a second parse would not read it as one); every argument after

@@ -1853,5 +1853,126 @@ check "README Framework profiles: the default attention is sdpa" \
 check "README: tp a divisor or a multiple of the KV heads" \
   sh -c "sed -n '/^# tp = 8 /,/^# [a-z]/p' '$srcdir/README.md' | tr -s ' \n#' ' ' | grep -q 'a divisor or a multiple of the KV heads'"
 
+# --- fresh-user QA of the command: the scenario before the outputs, escaped names, … --------
+cd "$work" || exit 1
+# a scenario that is missing or malformed is said first, where the default output cannot be
+# written either (QA: "cannot write in directory ." hid "no such file"); a good scenario there
+# still gets the output's error before it runs. /proc/self takes no new file, even from root.
+if [ "$(id -u)" -ne 0 ]; then mkdir -p qa-ro && chmod 555 qa-ro && qaro="$work/qa-ro"; else qaro=/proc/self; fi
+printf '[model]\nhf_config = llama-3.2-1b\n[training]\nmicro_bach = 2\n' >qa-bad.ini
+(cd "$qaro" && "$STEPSIM" run "$work/qa-missing.ini" >/dev/null 2>"$work/qa-in1.err"); rc=$?
+check "run MISSING.ini where no output can be written: the scenario's error first" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'qa-missing.ini: cannot open' qa-in1.err && ! grep -q 'cannot write' qa-in1.err"
+(cd "$qaro" && "$STEPSIM" run "$work/qa-bad.ini" >/dev/null 2>"$work/qa-in2.err"); rc=$?
+check "run MALFORMED.ini where no output can be written: the scenario's error first" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"qa-bad.ini: group \[training\], key 'micro_bach'\" qa-in2.err && ! grep -q 'cannot write' qa-in2.err"
+(cd "$qaro" && "$STEPSIM" run "$s1" -q >/dev/null 2>"$work/qa-in3.err"); rc=$?
+check "run GOOD.ini where no output can be written: the output's error, before the run" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'cannot write in directory' qa-in3.err"
+[ "$qaro" = "$work/qa-ro" ] && chmod 755 qa-ro
+# file names with a line break or an escape sequence: the summary's scenario, output and chart
+# lines and the verdict's name (the file's, with the name removed) escape them as messages do
+nl=$(printf 'qa\nnl'); esc=$(printf 'qa\033[31m')
+cp "$s1" "$nl.ini" && cp "$s1" "$esc.ini"
+"$STEPSIM" run "$nl.ini" --plot "$nl-charts" >qa-nl.out 2>/dev/null; rc=$?
+check "summary lines of a file named with a line break: escaped (\\x0A)" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^scenario   .* (qa\\\\x0Anl.ini)\$' qa-nl.out && grep -qx 'output     qa\\\\x0Anl.h5' qa-nl.out && grep -qx 'chart      qa\\\\x0Anl-charts/qa\\\\x0Anl-memory.png' qa-nl.out && ! grep -qx 'nl.ini)' qa-nl.out"
+"$STEPSIM" run "$esc.ini" -o qa-esc.h5 >qa-esc.out 2>/dev/null; rc=$?
+"$STEPSIM" run "$esc.ini" -q -o qa-esc.h5 --set scenario.name= >>qa-esc.out 2>/dev/null; rc2=$?
+check "summary and verdict of a file named with ESC: escaped (\\x1B), no raw ESC" \
+  sh -c "[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ! grep -q \"\$(printf '\\033')\" qa-esc.out && grep -q '^scenario   .* (qa\\\\x1B\[31m.ini)\$' qa-esc.out && grep -q '^qa\\\\x1B\[31m: FITS' qa-esc.out"
+# --set: a line break at the end of the value (or around the name) is a control character as
+# any other, refused (exit 2, usage); spaces around group, key and value are still dropped
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set "scenario.name=ab
+" >/dev/null 2>qa-set1.err; rc=$?
+check "--set with a trailing line break: refused as a control character (exit 2)" \
+  sh -c "[ $rc -eq 2 ] && grep -qF \"stepsim: --set 'scenario.name=ab\\x0A': value 'ab\\x0A' cannot contain control characters\" qa-set1.err && ! test -e qa-set.h5"
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set "
+training.micro_batch=2" >/dev/null 2>qa-set2.err; rc=$?
+check "--set with a line break before the group: refused (exit 2)" \
+  sh -c "[ $rc -eq 2 ] && grep -qF \"group '\\x0Atraining' cannot contain\" qa-set2.err"
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set " training.micro_batch = 2 " >/dev/null 2>&1; rc=$?
+check "--set with spaces around group, key and value: still accepted" [ $rc -eq 0 ]
+# a --set value that is not valid text: the error names --set and the key (exit 2, usage)
+"$STEPSIM" run "$s1" -q -o qa-set.h5 --set "scenario.name=ab$(printf '\377')" >/dev/null 2>qa-set3.err; rc=$?
+"$STEPSIM" batch "$srcdir/scenarios/sweeps/s1-micro-batch.ini" -o qa-setb.h5 \
+  --set="scenario.name=ab$(printf '\377')" >/dev/null 2>qa-set4.err; rc2=$?
+"$STEPSIM" run "$s1" -o qa-set.h5 -qs"scenario.name=ab$(printf '\377')" >/dev/null 2>qa-set5.err; rc3=$?
+check "--set VALUE not valid text: exit 2, naming --set and the key (run, batch --set=, -qsVALUE)" \
+  sh -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && [ $rc3 -eq 2 ] && grep -qF \"run: --set 'scenario.name=ab\\xFF': not valid text in this locale's encoding\" qa-set3.err && grep -qF \"batch: --set 'scenario.name=ab\\xFF'\" qa-set4.err && cmp -s qa-set3.err qa-set5.err"
+# an empty name given to any option that names a file or directory: a usage error, exit 2
+# (QA: run --trace '' exited 1 where -o '' exited 2)
+"$STEPSIM" run "$s1" -q -o qa-e.h5 >/dev/null 2>&1
+sweep1="$srcdir/scenarios/sweeps/s1-micro-batch.ini"
+for args in "run|$s1|--trace|--trace" "run|$s1|-o|-o" "run|$s1|--plot|--plot" \
+            "export|qa-e.h5 /summary|-o|-o" "batch|$sweep1|--tsv|--tsv" "batch|$sweep1|--csv|--csv" \
+            "batch|$sweep1|-o|-o" "validate||--tsv|--tsv" "validate||--measured|--measured" \
+            "plot|memory qa-e.h5|-o|-o"; do
+  IFS='|' read -r c a o n <<QAEOF
+$args
+QAEOF
+  # shellcheck disable=SC2086
+  "$STEPSIM" $c $a $o '' >/dev/null 2>qa-e.err; rc=$?
+  if [ $rc -eq 2 ] && grep -qx "stepsim: $c: $n needs a non-empty name (see stepsim $c --help)" qa-e.err; then
+    ok "$c $o '': exit 2, '$n needs a non-empty name'"
+  else bad "$c $o '': exit 2, '$n needs a non-empty name' (exit $rc)"; cat qa-e.err; fi
+done
+# values outside [0, 1) and head counts that do not divide are quoted
+"$STEPSIM" run "$s1" -q -o qa-v.h5 --set training.dropout=1.5 >/dev/null 2>qa-v1.err
+"$STEPSIM" run "$s1" -q -o qa-v.h5 --set run.kernel_jitter=1 >/dev/null 2>qa-v2.err
+check "dropout and kernel_jitter outside [0, 1): the value quoted" \
+  sh -c "grep -qF \"key 'dropout': '1.5' is outside [0, 1)\" qa-v1.err && grep -qF \"key 'kernel_jitter': '1' is outside [0, 1)\" qa-v2.err"
+"$STEPSIM" run "$s1" -q -o qa-v.h5 --set model.num_key_value_heads=5 >/dev/null 2>qa-v3.err
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o qa-v.h5 \
+  --set model.num_experts_per_tok=9 >/dev/null 2>qa-v4.err
+sed 's/"n_group": 8/"n_group": 7/' "$srcdir/models/configs/deepseek-v3.json" >qa-ds7.json
+"$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o qa-v.h5 \
+  --set model.hf_config=qa-ds7.json >/dev/null 2>qa-v5.err
+check "heads, experts and expert groups that do not divide: the counts shown" \
+  sh -c "grep -qF \"key 'num_key_value_heads': num_attention_heads is 32, not a multiple of num_key_value_heads = 5 (GQA groups)\" qa-v3.err && grep -qF \"key 'num_experts_per_tok': is 9, more than num_local_experts = 8\" qa-v4.err && grep -qF \"key 'n_group': must be positive and divide n_routed_experts = 256, not 7\" qa-v5.err"
+# a step of hours: tokens/s below 1 keeps 3 significant digits (QA: "0 tokens/s") in the
+# verdict, the summary, compare and batch; a normal one prints as before (whole)
+slow="--set gpu.Slow.base=A100-80GB-SXM --set gpu.Slow.fp32=0.001TFLOP/s --set cluster.gpu=Slow"
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -o qa-slow.h5 $slow >qa-slow.out 2>/dev/null
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q -o qa-slow.h5 $slow >>qa-slow.out 2>/dev/null
+# shellcheck disable=SC2086
+"$STEPSIM" compare "$s1" $slow training.micro_batch=2 >qa-slowc.out 2>/dev/null
+printf '[sweep]\nscenario = %s\n[set]\ngpu.Slow.base = A100-80GB-SXM\ngpu.Slow.fp32 = 0.001 TFLOP/s\ncluster.gpu = Slow\n[axes]\ntraining.micro_batch = 1\n' "$s1" >qa-slow.ini
+"$STEPSIM" batch qa-slow.ini -o qa-slowb.h5 >qa-slowb.out 2>/dev/null
+check "tokens/s below 1: three significant digits (summary, verdict, compare, batch)" \
+  sh -c "grep -q '^  tokens/s  *0\.0[0-9][0-9][0-9]\$' qa-slow.out && grep -q ': FITS, .*, 0\.0[0-9][0-9][0-9] tokens/s\$' qa-slow.out && grep -q '^(as given)  .* 0\.0[0-9][0-9][0-9]  fits\$' qa-slowc.out && grep -q '^micro_batch=1 .* 0\.0[0-9][0-9][0-9] ' qa-slowb.out"
+"$STEPSIM" run "$s1" -q -o qa-fast.h5 >qa-fast.out 2>/dev/null
+check "tokens/s from 1 up: whole, as before" grep -q ': FITS, .*, [1-9][0-9]* tokens/s$' qa-fast.out
+# --csv - and --tsv -: the text on standard output instead of the table (no file "-"); both
+# at once is a usage error; validate --tsv - likewise
+"$STEPSIM" batch "$sweep1" -q -o qa-b.h5 --tsv qa-b.tsv --csv - >qa-b.csv 2>/dev/null; rc=$?
+"$STEPSIM" batch "$sweep1" -o qa-b2.h5 --csv qa-b2.csv >/dev/null 2>&1
+check "batch --csv -: the CSV on stdout, no file '-', the HDF5 and TSV written" \
+  sh -c "[ $rc -eq 0 ] && ! test -e ./- && cmp -s qa-b.csv qa-b2.csv && test -s qa-b.h5 && test -s qa-b.tsv"
+"$STEPSIM" batch "$sweep1" -o qa-b3.h5 --tsv - >qa-b3.tsv 2>/dev/null; rc=$?
+check "batch --tsv -: the TSV on stdout instead of the table" \
+  sh -c "[ $rc -eq 0 ] && ! test -e ./- && cmp -s qa-b3.tsv qa-b.tsv"
+"$STEPSIM" batch "$sweep1" -o qa-b4.h5 --tsv - --csv - >/dev/null 2>qa-b4.err; rc=$?
+check "batch --tsv - --csv -: exit 2, one stdout" \
+  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: batch: --tsv - and --csv - cannot both write to standard output' qa-b4.err && ! test -e qa-b4.h5"
+# a reader that stops early is no error (the files are written), a full disk is one (none)
+printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1:1000\n' "$s1" >qa-big.ini
+( "$STEPSIM" batch qa-big.ini -q -o qa-big.h5 --csv - 2>qa-big.err; echo $? >qa-big.rc ) | head -c 100 >/dev/null
+"$STEPSIM" batch qa-big.ini -q -o qa-full.h5 --csv - >/dev/full 2>qa-full.err; rc=$?
+check "batch --csv - | head: exit 0, the HDF5 written; > /dev/full: exit 1, nothing written" \
+  sh -c "[ \$(cat qa-big.rc) -eq 0 ] && ! test -s qa-big.err && test -s qa-big.h5 && [ $rc -eq 1 ] && grep -q 'cannot write to standard output' qa-full.err && ! test -e qa-full.h5"
+check "batch --help: --csv - is standard output" sh -c "'$STEPSIM' batch --help | grep -q -- '--csv=FILE .*(-: to standard output'"
+"$STEPSIM" validate --tsv qa-v.tsv >/dev/null 2>&1
+"$STEPSIM" validate --tsv - >qa-v2.tsv 2>/dev/null
+check "validate --tsv -: the TSV on stdout instead of the table" \
+  sh -c "! test -e ./- && cmp -s qa-v.tsv qa-v2.tsv"
+# export: an empty OBJECT or one with an empty component is said to be malformed
+"$STEPSIM" export qa-e.h5 "" >/dev/null 2>qa-x1.err; rc=$?
+"$STEPSIM" export qa-e.h5 "/ops//x" >/dev/null 2>qa-x2.err; rc2=$?
+check "export '' and /ops//x: a malformed path (exit 2)" \
+  sh -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && grep -qx 'stepsim: export: OBJECT is an empty path: name a dataset or group such as /summary (see stepsim export --help)' qa-x1.err && grep -qx \"stepsim: export: OBJECT '/ops//x' is a malformed path: an empty component between two '/' (see stepsim export --help)\" qa-x2.err"
+
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -319,6 +319,13 @@ print_oom (FILE *out, const ModelSimResult *res)
     }
 }
 
+char *
+cli_report_format_rate (double tokens_per_s)
+{
+  /* below 1 token/s, "%.0f" would print 0 (QA: an extremely slow step read "0 tokens/s") */
+  return g_strdup_printf (tokens_per_s >= 1 ? "%.0f" : "%.3g", tokens_per_s);
+}
+
 static void
 print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
@@ -327,10 +334,8 @@ print_time (FILE *out, const CliScenario *sc, const ModelSimResult *res)
                               : "time (of the step as planned: it does not fit, so it would not "
                                 "run)\n");
   print_quantity (out, "step time", res->step_time, SIM_DIM_TIME);
-  if (res->tokens_per_s >= 1)
-    fprintf (out, "  %-22s %14.0f\n", "tokens/s", res->tokens_per_s);
-  else
-    fprintf (out, "  %-22s %14.3g\n", "tokens/s", res->tokens_per_s);
+  g_autofree char *rate = cli_report_format_rate (res->tokens_per_s);
+  fprintf (out, "  %-22s %14s\n", "tokens/s", rate);
   fprintf (out, "  %-22s %12.1f %%\n", "MFU", 100 * res->mfu);
   fprintf (out, "  %-22s %12.1f %%\n", "HFU", 100 * res->hfu);
   if (res->steps > 1)
@@ -378,13 +383,16 @@ void
 cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult *res)
 {
   g_autofree char *cap = sim_units_format (res->capacity, SIM_DIM_BYTES, 2);
+  /* the name defaults to the file's, which may hold any byte: escaped as in messages */
+  g_autofree char *name = sim_text_printable (sc->name, 0);
   if (res->fits)
     {
       /* the run's peak on the device: loading, the first step or the steady step */
       g_autofree char *used = sim_units_format (res->lifetime_device, SIM_DIM_BYTES, 2);
       g_autofree char *step = sim_units_format (res->step_time, SIM_DIM_TIME, 3);
-      fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %.0f tokens/s\n", sc->name, used,
-               cap, step, res->tokens_per_s);
+      g_autofree char *rate = cli_report_format_rate (res->tokens_per_s);
+      fprintf (out, "%s: FITS, %s of %s per GPU, step %s, %s tokens/s\n", name, used, cap,
+               step, rate);
       return;
     }
   /* every store that is short, the GPU first: "OOM, needs … (… short); host memory is short
@@ -428,7 +436,7 @@ cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult
       g_string_append_printf (why, "%sNVMe capacity is short (%s of %s per node)",
                               why->len > 0 ? "; " : "", peak, ncap);
     }
-  fprintf (out, "%s: OOM, %s\n", sc->name, why->str);
+  fprintf (out, "%s: OOM, %s\n", name, why->str);
 }
 
 void
@@ -438,7 +446,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
   const ModelArch *a = sc->arch;
   const ModelStack *s = &sc->stack;
   g_autofree char *mem = sim_units_format (sc->node.gpu->memory_capacity, SIM_DIM_BYTES, 2);
-  fprintf (out, "scenario   %s (%s)\n", sc->name, sc->path);
+  /* a file name may hold a line break or an escape sequence: shown as messages show it */
+  g_autofree char *name = sim_text_printable (sc->name, 0);
+  g_autofree char *path = sim_text_printable (sc->path, 0);
+  fprintf (out, "scenario   %s (%s)\n", name, path);
   g_autofree char *params = sim_text_group_digits (model_arch_n_params (a));
   /* a mixture of experts: the parameters a token goes through too (its model FLOPs, MFU's) */
   g_autofree char *active = a->n_experts > 0

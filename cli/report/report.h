@@ -22,6 +22,11 @@ void cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *r
  * short)". */
 void cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult *res);
 
+/* A throughput in tokens/s as the summary, the verdict and the tables print it: whole
+ * ("1551") from 1 up, three significant digits below ("0.0123"), "nan" for NaN. Caller
+ * frees. */
+char *cli_report_format_rate (double tokens_per_s);
+
 /* Adds every summary figure to `rec` as /summary scalars in SI units with their unit
  * ("s", "B", "1" for fractions, "token/s", "FLOP", "FLOP/s") and texts. */
 void cli_report_fill_summary (SimRecorder *rec, const CliScenario *sc, const ModelSimResult *res);

@@ -332,7 +332,7 @@ get_dropout (GKeyFile *kf, double *out, GError **error)
   if (!(p >= 0 && p < 1))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'dropout': must be in [0, 1)");
+                   "group [training], key 'dropout': '%s' is outside [0, 1)", g_strstrip (v));
       return FALSE;
     }
   *out = p;

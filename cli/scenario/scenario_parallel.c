@@ -391,7 +391,7 @@ cli_scenario_load_run (GKeyFile *kf, CliScenario *sc, GError **error)
     {
       if (error != NULL && *error == NULL)
         g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                     "must be in [0, 1)");
+                     "'%s' is outside [0, 1)", g_strstrip (jitter));
       return PREFIX_KEY (error, "run", "kernel_jitter"), FALSE;
     }
   sc->steps = (guint) steps;

@@ -165,6 +165,17 @@ name_problem (const char *name)
   return NULL;
 }
 
+/* The problem of a group or key name as typed, spaces around it included: a control
+ * character other than a tab (which g_strstrip would drop at its ends), else NULL. */
+static const char *
+raw_name_problem (const char *name)
+{
+  for (const char *p = name; *p != '\0'; p++)
+    if (*p != '\t' && g_ascii_iscntrl (*p))
+      return "cannot contain '[', ']' or control characters";
+  return NULL;
+}
+
 /* A value goes into the key file and its text: no line breaks or other control characters
  * (a tab is fine) and UTF-8. */
 static const char *
@@ -227,13 +238,15 @@ cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GE
                    "'%s': expected group.key=value", shown);
       return FALSE;
     }
-  const char *what = "group", *name = g, *why = name_problem (g);
+  /* a line break (or another control character) around a name is refused as one inside it:
+   * g_strstrip would drop it silently; `lhs` is the group as typed, `dot + 1` the key */
+  const char *what = "group", *name = lhs, *why = raw_name_problem (lhs);
   if (why == NULL)
-    {
-      what = "key";
-      name = k;
-      why = name_problem (k);
-    }
+    name = g, why = name_problem (g);
+  if (why == NULL)
+    what = "key", name = dot + 1, why = raw_name_problem (dot + 1);
+  if (why == NULL)
+    name = k, why = name_problem (k);
   if (why != NULL)
     {
       g_autofree char *n = sim_text_printable (name, ECHO_MAX);
@@ -242,12 +255,14 @@ cli_sweep_parse_set (const char *set, char **group, char **key, char **value, GE
                    what, n, why);
       return FALSE;
     }
-  g_autofree char *v = g_strstrip (g_strdup (eq + 1));
-  if (!cli_sweep_check_value (v, error))
+  /* checked before the spaces around it go: a trailing line break is a control character
+   * as any other (QA: "--set 'scenario.name=x\n'" ran, "…=x\x01" was refused) */
+  if (!cli_sweep_check_value (eq + 1, error))
     {
       shown = sim_text_printable (set, ECHO_MAX);
       return g_prefix_error (error, "'%s': ", shown), FALSE;
     }
+  g_autofree char *v = g_strstrip (g_strdup (eq + 1));
   *group = g_steal_pointer (&g);
   *key = g_steal_pointer (&k);
   *value = g_steal_pointer (&v);

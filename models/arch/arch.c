@@ -260,7 +260,9 @@ check (const ModelArch *arch, const char *keys[2], char **what)
           "not %" G_GUINT64_FORMAT, arch->max_positions);
   if (arch->n_heads % arch->n_kv_heads != 0)
     FAIL ("num_attention_heads", "num_key_value_heads",
-          "num_attention_heads must be a multiple of num_key_value_heads (GQA groups)");
+          "num_attention_heads is %" G_GUINT64_FORMAT ", not a multiple of "
+          "num_key_value_heads = %" G_GUINT64_FORMAT " (GQA groups)", arch->n_heads,
+          arch->n_kv_heads);
   if (arch->learned_positions && arch->max_positions == 0)
     FAIL ("max_position_embeddings", NULL,
           "max_position_embeddings must be positive with learned position embeddings");
@@ -272,7 +274,8 @@ check (const ModelArch *arch, const char *keys[2], char **what)
           "num_experts_per_tok must be positive for a mixture of experts");
   if (arch->experts_per_token > arch->n_experts)
     FAIL ("num_experts_per_tok", "num_local_experts",
-          "num_experts_per_tok exceeds num_local_experts");
+          "num_experts_per_tok is %" G_GUINT64_FORMAT ", more than num_local_experts = %"
+          G_GUINT64_FORMAT, arch->experts_per_token, arch->n_experts);
   if (arch->family == MODEL_FAMILY_BERT && arch->num_labels == 0)
     FAIL ("num_labels", NULL, "num_labels must be positive for bert");
   if (arch->family == MODEL_FAMILY_BERT && arch->type_vocab_size == 0)

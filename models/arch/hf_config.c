@@ -460,9 +460,19 @@ read_deepseek (const Ctx *c, ModelArch *arch, gboolean have_inner, GError **erro
       || !optional_size (c, "topk_group", &ds->topk_group, error))
     return FALSE;
   if (ds->n_group == 0 || arch->n_experts % ds->n_group != 0)
-    return field_error (c, error, "n_group", "must be positive and divide n_routed_experts");
+    {
+      g_autofree char *what = g_strdup_printf ("must be positive and divide n_routed_experts = %"
+                                               G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT,
+                                               arch->n_experts, ds->n_group);
+      return field_error (c, error, "n_group", what);
+    }
   if (ds->topk_group == 0 || ds->topk_group > ds->n_group)
-    return field_error (c, error, "topk_group", "must be in [1, n_group]");
+    {
+      g_autofree char *what = g_strdup_printf ("must be in [1, n_group = %" G_GUINT64_FORMAT
+                                               "], not %" G_GUINT64_FORMAT, ds->n_group,
+                                               ds->topk_group);
+      return field_error (c, error, "topk_group", what);
+    }
   ds->routed_scaling_factor = 1.0;
   if (!optional_positive_real (c, "routed_scaling_factor", &ds->routed_scaling_factor, error))
     return FALSE;

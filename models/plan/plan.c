@@ -211,7 +211,7 @@ check_stack (const ModelArch *arch, const ModelStack *s, GError **error)
   if (!(s->dropout >= 0 && s->dropout < 1))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'dropout': must be in [0, 1)");
+                   "group [training], key 'dropout': %g is outside [0, 1)", s->dropout);
       return FALSE;
     }
   return model_stack_validate_finetune (s, error);

@@ -107,7 +107,10 @@ test_parse_set (void)
   const char *bad[] = { "training.micro_batch", "micro_batch=2", ".k=1", "training.=1",
                         "training.micro[batch=2", "training.micro]batch=2", "train[ing.k=1",
                         "training.micro\x01" "batch=2", "training.k=a\nb", "training.k=\xff",
-                        " . =1", "training. =2" };
+                        " . =1", "training. =2",
+                        /* a line break at an end is one as any other (QA: dropped as space) */
+                        "training.k=2\n", "training.k=\r2", "\ntraining.k=2",
+                        "training.k\n=2" };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *a = NULL, *b = NULL, *c = NULL;
