@@ -158,8 +158,9 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "[training] padding = longest: batches padded to their own longest sample; the\n"
          "allocator replays shorter ones before the step.\n"
          "A run that does not fit its GPU's memory is simulated again at other sizes to find\n"
-         "the least memory per GPU that holds it (several more simulations): the verdict's\n"
-         "\"needs X\" and the summary's \"fits from\" (README.md, \"What the summary means\").");
+         "the least memory per GPU that holds it, within 0.4 % (several more simulations):\n"
+         "the verdict's \"needs X\" and the summary's \"fits from\" (README.md, \"What the\n"
+         "summary means\").");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!cli_option_parse (ctx, entries, argc, argv, &error))

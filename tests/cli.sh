@@ -469,7 +469,7 @@ check "run: an OOM verdict's needed memory is a size the run fits in" \
   sh -c "[ -n '$need' ] && grep -q ': FITS, ' fq2.out"
 "$STEPSIM" run "$s1" -o fq3.h5 $short --set "gpu.G.memory=20 GiB" >fq3.out 2>&1
 check "run: the summary's 'fits from' is the verdict's figure" \
-  grep -q "^  fits from  *${need:-x} GiB  (the least memory per GPU that holds the run" fq3.out
+  grep -q "^  fits from  *${need:-x} GiB  (the least memory per GPU found to hold the run" fq3.out
 # An OOM verdict names every store that is short: the GPU (its least memory that holds the
 # run) and the host (S6 offloads its optimizer to 100 GiB of host DRAM it outgrows).
 "$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o fh.h5 \

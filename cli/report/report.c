@@ -178,8 +178,9 @@ print_memory (FILE *out, const ModelSimResult *res)
       g_autofree char *least = sim_units_format_up (res->fits_from, SIM_DIM_BYTES, 2);
       fprintf (out, "  %-22s %14s  OOM (%s short%s)\n", "capacity", cap, by, oom_where (res));
       /* the demand above is this GPU's: a larger one caches more before it must release */
-      fprintf (out, "  %-22s %14s  (the least memory per GPU that holds the run: "
-               "simulated there)\n", "fits from", least);
+      fprintf (out, "  %-22s %14s  (the least memory per GPU found to hold the run, "
+               "within %.1f %%: simulated there)\n", "fits from", least,
+               100 * MODEL_FITS_FROM_TOLERANCE);
       if (res->fits_from_island > 0)
         {
           g_autofree char *island = sim_units_format_up (res->fits_from_island, SIM_DIM_BYTES, 2);
