@@ -267,7 +267,8 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &opt->jobs,
       "scenarios run in parallel (default: number of cores)", "N" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt->output,
-      "HDF5 results file (default: SWEEP's name with .h5, in the current directory)", "OUT.h5" },
+      "HDF5 results file (default: SWEEP's name with .h5, in the current directory; a file, "
+      "not -: --csv - or --tsv - for standard output)", "OUT.h5" },
     { "tsv", 0, 0, G_OPTION_ARG_FILENAME, &opt->tsv,
       "also write the results as TSV (-: to standard output, instead of the table)", "FILE" },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &opt->csv,
@@ -282,7 +283,9 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
     "SWEEP.ini — run every scenario of a sweep; one results row per scenario");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!cli_option_parse (ctx, entries, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error)
+      || !cli_option_check_h5_output (opt->output, "--csv - or --tsv - writes the results "
+                                      "to standard output", &error))
     {
       g_autofree char *msg = cli_option_error_message ("batch", error);
       return usage_error (rank, msg);

@@ -122,7 +122,8 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
 {
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &opt->output,
-      "HDF5 file to write (default: SCENARIO's name with .h5, in the current directory)", "OUT.h5" },
+      "HDF5 file to write (default: SCENARIO's name with .h5, in the current directory; a "
+      "file, not -)", "OUT.h5" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &opt->sets,
       "override a scenario value, e.g. --set training.micro_batch=4 (repeatable; the group ends "
       "at the first dot, at the last for gpu.NAME and node.NAME: --set "
@@ -163,7 +164,9 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "summary means\").");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
-  if (!cli_option_parse (ctx, entries, argc, argv, &error))
+  if (!cli_option_parse (ctx, entries, argc, argv, &error)
+      || !cli_option_check_h5_output (opt->output, "the summary goes to standard output",
+                                      &error))
     {
       g_autofree char *msg = cli_option_error_message ("run", error);
       cli_error (msg);

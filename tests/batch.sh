@@ -298,6 +298,28 @@ expect_nothing 1 "--set baseline.baseline.*: one error, nothing written" "a base
 printf '[sweep]\nscenario = %s\n[axes]\ntraining.micro_batch = 1, 2\n[baseline]\nbaseline.training.micro_batch = 2\n' "$s1" >nested.ini
 expect_nothing 1 "a sweep's [baseline] naming [baseline]: refused (it was ignored)" "nested.ini: group [baseline], key 'baseline.training.micro_batch': a baseline override names" "$STEPSIM" batch nested.ini -q
 expect_nothing 1 "--set of a misspelt [gpu.NAME] key: one error for the batch" "group [gpu.NEW], key 'memoryx': unknown key" "$STEPSIM" batch mb.ini -q --set gpu.NEW.memoryx=1
+# --set that together define a [gpu.NAME] (base, memory) are one group, judged together as
+# run judges them (QA: batch checked each alone, "key 'hbm_bandwidth' is required"), also
+# when the sweep's [set] begins the group; one that is incomplete is still refused, by both
+gx="--set gpu.X.base=A100-80GB-SXM --set cluster.gpu=X"
+# shellcheck disable=SC2086
+"$STEPSIM" batch mb.ini -q $gx --set "gpu.X.memory=40 GiB" -o gx.h5 --tsv gx.tsv 2>gx.err; rc=$?
+cap='NR==1{for(i=1;i<=NF;i++)if($i=="capacity")c=i} NR>1{if($c!=42949672960)exit 1;n++} END{exit n!=2}'
+check "batch: --set gpu.X.base + gpu.X.memory + cluster.gpu=X: runs on the 40 GiB X" \
+  sh -c "[ $rc -eq 0 ] && [ ! -s gx.err ] && awk -F'\t' '$cap' gx.tsv"
+# shellcheck disable=SC2086
+"$STEPSIM" run "$s1" -q $gx --set "gpu.X.memory=40 GiB" -o gxr.h5 >/dev/null 2>gxr.err; rc=$?
+check "run: the same --set run" sh -c "[ $rc -eq 0 ] && [ ! -s gxr.err ]"
+printf '[sweep]\nscenario = %s\n[set]\ngpu.X.base = A100-80GB-SXM\n[axes]\ntraining.micro_batch = 1, 2\n' "$s1" >gxset.ini
+"$STEPSIM" batch gxset.ini -q --set "gpu.X.memory=40 GiB" --set cluster.gpu=X -o gxs.h5 --tsv gxs.tsv 2>gxs.err; rc=$?
+check "batch: a --set completing the sweep's [set] gpu.X.base: runs" \
+  sh -c "[ $rc -eq 0 ] && [ ! -s gxs.err ] && awk -F'\t' '$cap' gxs.tsv"
+gxmiss="(with --set gpu.X.memory=40 GiB): group [gpu.X]: key 'hbm_bandwidth' is required when no 'base' GPU is given"
+expect_nothing 1 "batch: an incomplete [gpu.X] of --set: one error naming group and key" "$gxmiss" \
+  "$STEPSIM" batch mb.ini -q --set "gpu.X.memory=40 GiB" --set cluster.gpu=X
+"$STEPSIM" run "$s1" -q --set "gpu.X.memory=40 GiB" --set cluster.gpu=X -o gxr2.h5 >/dev/null 2>gxr2.err; rc=$?
+check "run: an incomplete [gpu.X] of --set: exit 1, one error naming group and key" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <gxr2.err) -eq 1 ] && grep -qF \"$gxmiss\" gxr2.err && [ ! -e gxr2.h5 ]"
 expect_rc 1 "run: a [baseline] key of no group is refused (not ignored)" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.bogus.tp=3
 expect_rc 1 "run: a [baseline] key misspelt is refused" "$STEPSIM" run "$s1" -q -o rb.h5 --set baseline.training.micro_bach=2
 check "fit --for stack: --set baseline.* is the baseline" sh -c "'$STEPSIM' fit '$s1' --for stack --set baseline.training.checkpointing=none | grep -q 'vs baseline'"

@@ -1917,6 +1917,28 @@ QAEOF
     ok "$c $o '': exit 2, '$n needs a non-empty name'"
   else bad "$c $o '': exit 2, '$n needs a non-empty name' (exit $rc)"; cat qa-e.err; fi
 done
+# -o - where -o is the HDF5 file (run, batch): a usage error saying that HDF5 needs a file
+# and what writes to standard output; no file named '-' (QA: batch -o - wrote one). ./-
+# names that file.
+rm -f ./-
+for args in "run|$s1|-o -|the summary goes to standard output" \
+            "run|$s1|-o-|the summary goes to standard output" \
+            "batch|$sweep1|-o -|--csv - or --tsv - writes the results to standard output" \
+            "batch|$sweep1|--output=-|--csv - or --tsv - writes the results to standard output"; do
+  IFS='|' read -r c a o hint <<QAEOF
+$args
+QAEOF
+  # shellcheck disable=SC2086
+  "$STEPSIM" $c "$a" -q $o >qa-d.out 2>qa-d.err; rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <qa-d.err)" -eq 1 ] && [ ! -s qa-d.out ] && [ ! -e ./- ] \
+     && grep -qF "stepsim: $c: -o -: HDF5 needs a file, it cannot be written to standard output" qa-d.err \
+     && grep -qF -- "$hint (see stepsim $c --help)" qa-d.err; then
+    ok "$c $o: exit 2, HDF5 needs a file, nothing written"
+  else bad "$c $o: exit 2, HDF5 needs a file, nothing written (exit $rc)"; cat qa-d.err; fi
+done
+"$STEPSIM" run "$s1" -q -o ./- >/dev/null 2>&1; rc=$?
+check "run -o ./-: writes the HDF5 file named '-'" sh -c "[ $rc -eq 0 ] && head -c 4 ./- | grep -q HDF"
+rm -f ./-
 # values outside [0, 1) and head counts that do not divide are quoted
 "$STEPSIM" run "$s1" -q -o qa-v.h5 --set training.dropout=1.5 >/dev/null 2>qa-v1.err
 "$STEPSIM" run "$s1" -q -o qa-v.h5 --set run.kernel_jitter=1 >/dev/null 2>qa-v2.err

@@ -255,40 +255,76 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GErr
   return TRUE;
 }
 
+/* Whether `e` is about a group or key name: unknown, or missing from a group that needs it. */
+static gboolean
+is_name_error (const GError *e)
+{
+  return e->domain == G_KEY_FILE_ERROR
+         && (e->code == G_KEY_FILE_ERROR_KEY_NOT_FOUND
+             || e->code == G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
+}
+
 gboolean
 cli_sweep_check_extra_names (const CliSweep *sweep, const char *const *extra, GError **error)
 {
   g_return_val_if_fail (sweep != NULL, FALSE);
-  gint base_loads = -1; /* whether the scenario loads alone: unknown until a --set needs it */
+  /* The overrides are judged together, as `run` and every scenario of the batch take them:
+   * a [gpu.NAME] defined by several --set (base, memory) is one group, which none of them
+   * defines alone (QA: batch refused what run accepted). Malformed ones are left to
+   * cli_sweep_check_extra_sets, [baseline]'s to cli_sweep_add_extra_baseline. */
+  g_autoptr (GPtrArray) mine = g_ptr_array_new ();
   for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
     {
       g_autofree char *g = NULL, *k = NULL, *v = NULL;
-      if (!cli_sweep_parse_set (extra[i], &g, &k, &v, NULL) || strcmp (g, "baseline") == 0)
-        continue; /* malformed: cli_sweep_check_extra_sets; baseline: add_extra_baseline */
-      const char *sets[] = { extra[i], NULL }, *origins[] = { "--set", NULL };
-      GError *e = NULL;
-      g_autoptr (CliScenario) sc = cli_scenario_load_origins (sweep->scenario, sets, origins,
-                                                              &e);
-      if (sc != NULL)
-        continue;
-      gboolean name = e->domain == G_KEY_FILE_ERROR
-                      && (e->code == G_KEY_FILE_ERROR_KEY_NOT_FOUND
-                          || e->code == G_KEY_FILE_ERROR_GROUP_NOT_FOUND);
-      if (name && base_loads == -1)
-        {
-          /* the error is the --set's only if the scenario loads without it (a sweep may
-           * complete an incomplete base scenario with its [set]) */
-          g_autoptr (CliScenario) alone = cli_scenario_load (sweep->scenario, NULL, NULL);
-          base_loads = alone != NULL;
-        }
-      if (name && base_loads)
-        {
-          g_propagate_error (error, e);
-          return FALSE;
-        }
-      g_error_free (e);
+      if (cli_sweep_parse_set (extra[i], &g, &k, &v, NULL) && strcmp (g, "baseline") != 0)
+        g_ptr_array_add (mine, (gpointer) extra[i]);
     }
-  return TRUE;
+  if (mine->len == 0)
+    return TRUE;
+  g_ptr_array_add (mine, NULL);
+  const char *const *sets = (const char *const *) mine->pdata;
+  /* the first scenario of the sweep: its [set] and axes may complete what they begin */
+  g_auto (GStrv) first = cli_sweep_sets (sweep, 0, sets);
+  g_auto (GStrv) origins = cli_sweep_set_origins (sweep, sets);
+  GError *e = NULL;
+  g_autoptr (CliScenario) sc = cli_scenario_load_origins (
+    sweep->scenario, (const char *const *) first, (const char *const *) origins, &e);
+  if (sc != NULL)
+    return TRUE;
+  gboolean mistake = FALSE;
+  if (is_name_error (e))
+    {
+      /* the error is the overrides' only if that scenario loads without them; else it is
+       * the sweep's, said where its scenarios run */
+      g_auto (GStrv) own = cli_sweep_sets (sweep, 0, NULL);
+      g_autoptr (CliScenario) alone = cli_scenario_load (sweep->scenario,
+                                                         (const char *const *) own, NULL);
+      mistake = alone != NULL;
+    }
+  if (!mistake)
+    {
+      g_error_free (e);
+      return TRUE;
+    }
+  /* Said as `run SCENARIO --set …` says it (naming the --set, not an axis beside them) when
+   * the base scenario loads alone and not with them; else with the sweep's overrides too. */
+  g_autoptr (CliScenario) base = cli_scenario_load (sweep->scenario, NULL, NULL);
+  GError *run_e = NULL;
+  if (base != NULL)
+    {
+      g_auto (GStrv) set_origins = cli_scenario_origins (sets, "--set");
+      cli_scenario_free (cli_scenario_load_origins (sweep->scenario, sets,
+                                                    (const char *const *) set_origins, &run_e));
+    }
+  if (run_e != NULL && is_name_error (run_e))
+    {
+      g_error_free (e);
+      e = run_e;
+    }
+  else
+    g_clear_error (&run_e);
+  g_propagate_error (error, e);
+  return FALSE;
 }
 
 gboolean

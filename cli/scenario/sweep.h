@@ -73,11 +73,14 @@ const char *const *cli_sweep_baseline (const CliSweep *sweep);
  * there is none. Borrowed. */
 const char *cli_sweep_baseline_origin (const CliSweep *sweep);
 
-/* Checks that each command-line override (but [baseline]'s, see below) names a key of the
+/* Checks that the command-line overrides (but [baseline]'s, see below) name keys of the
  * sweep's base scenario, once for the batch rather than once for each of its scenarios:
- * FALSE + the loader's error ("SCENARIO (with --set …): group [G], key 'K': unknown key")
- * when the scenario loads without the override and not with it, on an unknown group or
- * key. Values are checked where the scenarios run. */
+ * they are judged together, with the first scenario's [set] and axes, as each scenario
+ * takes them (a [gpu.NAME] group made by several --set is one group). FALSE + the loader's
+ * error ("SCENARIO (with --set …): group [G], key 'K': unknown key", "group [gpu.X]: key
+ * 'hbm_bandwidth' is required when no 'base' GPU is given") when that scenario loads
+ * without them and not with them, on an unknown or incomplete group or key. Values are
+ * checked where the scenarios run. */
 gboolean cli_sweep_check_extra_names (const CliSweep *sweep, const char *const *extra,
                                       GError **error);
 

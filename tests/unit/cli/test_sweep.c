@@ -293,6 +293,47 @@ test_extra_set_on_axis (void)
     }
 }
 
+/* Command-line --set name scenario keys taken together, with the sweep's [set] and axes
+ * (QA: each was checked alone, so --set gpu.X.base=… --set gpu.X.memory=… was refused for
+ * the memory's [gpu.X], which lacks hbm_bandwidth without its base); a group they leave
+ * incomplete, or a key of no group, is refused naming the --set, group and key. */
+static void
+test_extra_names_together (void)
+{
+  g_autofree char *path = write_sweep ("t.ini", "[axes]\ntraining.micro_batch = 1, 2\n");
+  g_autofree char *begun = write_sweep ("tb.ini", "[set]\ngpu.X.base = A100-80GB-SXM\n"
+                                                  "[axes]\ntraining.micro_batch = 1, 2\n");
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, NULL);
+  g_autoptr (CliSweep) sb = cli_sweep_load (begun, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sb);
+  const char *whole[] = { "gpu.X.base=A100-80GB-SXM", "gpu.X.memory = 40 GiB", "cluster.gpu=X",
+                          NULL };
+  g_autoptr (GError) e0 = NULL;
+  CU_ASSERT_TRUE (cli_sweep_check_extra_names (sw, whole, &e0));
+  if (e0 != NULL)
+    g_printerr ("\n  %s\n", e0->message);
+  const char *rest[] = { "gpu.X.memory=40 GiB", "cluster.gpu=X", NULL };
+  CU_ASSERT_TRUE (cli_sweep_check_extra_names (sb, rest, NULL));
+  /* without a base, and the sweep beginning none: hbm_bandwidth is missing */
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_FALSE (cli_sweep_check_extra_names (sw, rest, &e));
+  CU_ASSERT_TRUE (g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND));
+  CU_ASSERT_PTR_NOT_NULL (e ? strstr (e->message, "(with --set gpu.X.memory=40 GiB): group "
+                                                  "[gpu.X]: key 'hbm_bandwidth' is required")
+                            : NULL);
+  /* an unknown key names its --set alone, not the axis it looks like */
+  const char *typo[] = { "gpu.X.base=A100-80GB-SXM", "training.micro_bach=2", NULL };
+  g_autoptr (GError) e2 = NULL;
+  CU_ASSERT_FALSE (cli_sweep_check_extra_names (sw, typo, &e2));
+  CU_ASSERT_PTR_NOT_NULL (e2 ? strstr (e2->message, "(with --set training.micro_bach=2): "
+                                                    "group [training], key 'micro_bach'")
+                             : NULL);
+  /* a bad value is each scenario's to say, and [baseline]'s overrides are checked apart */
+  const char *other[] = { "training.precision=fp13", "baseline.training.micro_bach=2", NULL };
+  CU_ASSERT_TRUE (cli_sweep_check_extra_names (sw, other, NULL));
+}
+
 /* A bad value is the scenario's problem, not the sweep's: it loads. */
 static void
 test_bad_value_is_per_scenario (void)
@@ -345,6 +386,7 @@ main (void)
     { "a key in two of [set], [axes], [zip] is an error", test_key_in_two_groups },
     { "keys stored without spaces, with their origins", test_keys_normalized },
     { "--set of an axis is an error", test_extra_set_on_axis },
+    { "--set names checked together, with [set] and axes", test_extra_names_together },
     { "a bad value fails its scenario, not the sweep", test_bad_value_is_per_scenario },
     { "no axes: one point named after the sweep", test_no_axes_is_one_point },
     { "an override of the baseline", test_set_is_baseline },
