@@ -23,8 +23,8 @@ cli_cmd_export (int argc, char **argv)
 {
   g_autofree char *output = NULL;
   GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write to OUT.tsv instead of stdout",
-      "OUT.tsv" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+      "write to OUT.tsv instead of stdout ('-': stdout, as without -o)", "OUT.tsv" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -53,6 +53,8 @@ cli_cmd_export (int argc, char **argv)
     }
   FILE *out = stdout;
   g_autofree char *tmp = NULL;
+  if (g_strcmp0 (output, "-") == 0) /* stdout, as batch --csv - (QA: a file named '-') */
+    g_clear_pointer (&output, g_free);
   const char *inputs[] = { argv[1], NULL };
   if (output != NULL && !cli_output_check ("-o", output, inputs, &error))
     return cli_error (error->message), 1;

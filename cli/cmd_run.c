@@ -172,6 +172,15 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
       cli_error (msg);
       return 2;
     }
+  if (g_strcmp0 (opt->trace, "-") == 0) /* QA: it wrote a file named '-' */
+    {
+      g_set_error (&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--trace -: the trace is written to a file, not standard output (the "
+                   "summary goes there); name a file (./- for one named '-')");
+      g_autofree char *msg = cli_option_error_message ("run", error);
+      cli_error (msg);
+      return 2;
+    }
   if (*argc != 2)
     {
       cli_error ("run: expected exactly one scenario file (see stepsim run --help)");

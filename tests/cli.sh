@@ -1995,6 +1995,17 @@ check "validate --tsv -: the TSV on stdout instead of the table" \
 "$STEPSIM" export qa-e.h5 "/ops//x" >/dev/null 2>qa-x2.err; rc2=$?
 check "export '' and /ops//x: a malformed path (exit 2)" \
   sh -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && grep -qx 'stepsim: export: OBJECT is an empty path: name a dataset or group such as /summary (see stepsim export --help)' qa-x1.err && grep -qx \"stepsim: export: OBJECT '/ops//x' is a malformed path: an empty component between two '/' (see stepsim export --help)\" qa-x2.err"
+# export -o -: standard output, as without -o (it wrote a file named '-');
+# run --trace -: refused, the summary has standard output (it wrote a file named '-')
+rm -f ./-
+"$STEPSIM" export qa-e.h5 /summary -o - >qa-x3.out 2>/dev/null; rc=$?
+"$STEPSIM" export qa-e.h5 /summary >qa-x4.out 2>/dev/null
+check "export -o -: the TSV on standard output, no file '-'" \
+  sh -c "[ $rc -eq 0 ] && ! test -e ./- && test -s qa-x3.out && cmp -s qa-x3.out qa-x4.out"
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q --trace - >/dev/null 2>qa-t.err
+rc=$?
+check "run --trace -: exit 2, said, no file '-'" \
+  sh -c "[ $rc -eq 2 ] && ! test -e ./- && grep -q 'trace -: the trace is written to a file' qa-t.err"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
