@@ -187,7 +187,7 @@ read_zero (const Reader *r, JsonObject *z, GError **error)
 {
   ModelDsConfig *c = r->out;
   static const char *const quiet[] = {
-    "reduce_scatter", "allgather_partitions", "round_robin_gradients",
+    "allgather_partitions", "round_robin_gradients",
     "stage3_max_reuse_distance", "max_reuse_distance", "stage3_gather_16bit_weights_on_model_save",
     "stage3_gather_fp16_weights_on_model_save", "gather_16bit_weights_on_model_save",
     "load_from_fp32_weights", "elastic_checkpoint", "ignore_unused_parameters",
@@ -207,6 +207,7 @@ read_zero (const Reader *r, JsonObject *z, GError **error)
     { "zero_quantized_nontrainable_weights", 0, "quantized frozen weights" },
     { "mics_shard_size", 0, "MiCS sharding" },
   };
+  gint reduce_scatter = MODEL_DS_UNSET;
   g_autoptr (GList) members = json_object_get_members (z);
   for (GList *m = members; m != NULL; m = m->next)
     {
@@ -269,6 +270,11 @@ read_zero (const Reader *r, JsonObject *z, GError **error)
           if (!read_bool (r, n, key, &c->contiguous_gradients, error))
             return FALSE;
         }
+      else if (strcmp (k, "reduce_scatter") == 0)
+        {
+          if (!read_bool (r, n, key, &reduce_scatter, error))
+            return FALSE;
+        }
       else if (strcmp (k, "offload_optimizer") == 0 || strcmp (k, "offload_param") == 0)
         {
           JsonObject *o = object_of (r, n, key, error);
@@ -289,6 +295,13 @@ read_zero (const Reader *r, JsonObject *z, GError **error)
       else if (!in (quiet, k))
         ignore (r, key);
     }
+  /* stages 1–2 with reduce_scatter false all-reduce each gradient bucket instead
+   * (stage_1_and_2.py average_tensor: gradient_reduction_w_predivide): twice the traffic of
+   * the reduce-scatter the plan's placements give; stage 3 reduce-scatters whatever it says */
+  if (reduce_scatter == 0 && (c->stage == 1 || c->stage == 2))
+    return fail (r, error, "zero_optimization.reduce_scatter", "false at stage %d all-reduces "
+                 "the gradients instead of reduce-scattering them (more communication), which "
+                 "is not modelled", c->stage);
   return TRUE;
 }
 

@@ -30,6 +30,7 @@ test_modelled_keys (void)
     "     \"allgather_bucket_size\": 500000000, \"stage3_prefetch_bucket_size\": \"auto\",\n"
     "     \"stage3_param_persistence_threshold\": 1e4, \"stage3_max_live_parameters\": 1e9,\n"
     "     \"overlap_comm\": true, \"round_robin_gradients\": false,\n"
+    "     \"reduce_scatter\": false,\n" /* stage 3 reduce-scatters whatever it says */
     "     \"offload_optimizer\": { \"device\": \"cpu\", \"pin_memory\": true },\n"
     "     \"frobnicate\": 1 },\n"
     "  \"made_up\": {} }\n");
@@ -77,6 +78,12 @@ test_errors (void)
     { "{ \"zero_optimization\": { \"zero_hpz_partition_size\": 8 } }",
       "key 'zero_optimization.zero_hpz_partition_size'" },
     { "{ \"zero_optimization\": { \"stage\": 5 } }", "key 'zero_optimization.stage'" },
+    /* stages 1-2 all-reduce instead (stage_1_and_2.py average_tensor), also when the stage
+     * comes after the key */
+    { "{ \"zero_optimization\": { \"reduce_scatter\": false, \"stage\": 2 } }",
+      "key 'zero_optimization.reduce_scatter': false at stage 2 all-reduces" },
+    { "{ \"zero_optimization\": { \"reduce_scatter\": 0, \"stage\": 1 } }",
+      "key 'zero_optimization.reduce_scatter': must be true, false" },
     { "{ \"zero_optimization\": { \"reduce_bucket_size\": -1 } }",
       "key 'zero_optimization.reduce_bucket_size'" },
     { "{ \"zero_optimization\": { \"reduce_bucket_size\": 1e30 } }",
