@@ -1842,7 +1842,19 @@ check "host_sync_micro_batch with grad_accum = 1: has no effect (GA 2, or the pr
   sh -c "grep -qF \"group [training], key 'host_sync_micro_batch': has no effect: grad_accum = 1\" ps.err && ! grep -q 'warning:' ps2.err"
 "$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
 check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
-  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing without [offload], but DeepSpeed's ZeRO makes the optimizer states at the load\" dsc.err"
+# zero1-3 on one GPU shard nothing, but DeepSpeed makes the optimizer states at the load
+# (QA: "has no effect" while the memory after load went 44.87 -> 104.70 GiB); the FSDP modes
+# on one GPU are the ddp plan: "has no effect" there, and the same memory as ddp
+b81="$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini"
+"$STEPSIM" run "$b81" --set parallel.data_parallel=ddp 2>&1 | grep 'after model load' >z-ddp.out
+for m in zero1 zero2 zero3 fsdp_full_shard fsdp_shard_grad_op; do
+  "$STEPSIM" run "$b81" --set parallel.data_parallel=$m >z-$m.out 2>z-$m.err
+done
+check "data_parallel = zero1-3 on one GPU: 'shards nothing', states made at the load, more memory" \
+  sh -c "for m in zero1 zero2 zero3; do grep -qF \"key 'data_parallel': shards nothing: \$m over one GPU shards nothing (without [offload] the step is the single-GPU one), but DeepSpeed's ZeRO makes the optimizer states at the load, not at the first step as ddp: more memory after load\" z-\$m.err && ! grep -q 'has no effect' z-\$m.err && ! grep 'after model load' z-\$m.out | cmp -s - z-ddp.out || exit 1; done"
+check "data_parallel = fsdp_* on one GPU: has no effect, the memory after load is ddp's" \
+  sh -c "for m in fsdp_full_shard fsdp_shard_grad_op; do grep -qF \"key 'data_parallel': has no effect: \$m over one GPU shards nothing (without [offload] the step is the single-GPU one)\" z-\$m.err && grep 'after model load' z-\$m.out | cmp -s - z-ddp.out || exit 1; done"
 
 # --- the default attention, as --help and README's "Framework profiles" say it ---------------
 check "run --help: the default attention is sdpa, flash is flash-attn 2" \

@@ -6,6 +6,7 @@
  *   [parallel] prefetch       stage 3 gathers only (> 1 GPU or parameter offload)
  *   [parallel] reduce_dtype, algorithm   collectives only (> 1 GPU)
  *   [parallel] data_parallel  a sharded mode on one GPU without offload is the 1-GPU plan
+ *              (zero1-3: "shards nothing", their optimizer states made at the load)
  *   [parallel] pipeline_schedule   pp > 1 only
  *   [training] host_sync_micro_batch   (set true) grad_accum > 1 at pp = 1 only
  *              (models/plan/plan.c mark_host_syncs: each micro-batch after the first)
@@ -195,16 +196,34 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "algorithm", "one GPU runs no collectives");
   gboolean sharded_one = one && par->mode != MODEL_DP_DDP
                         && par->mode != MODEL_DP_FSDP_NO_SHARD && !model_offload_any (o);
+  /* DeepSpeed's ZeRO optimizer makes its fp32 states in its constructor (deepspeed.initialize,
+   * stage_1_and_2.py / stage3.py), one GPU or many: part of the load (models/plan/
+   * plan_state.c model_plan_load_bytes), where ddp and FSDP make them at the first optimizer
+   * step. So zero1-3 on one GPU shard nothing but are not "no effect" (QA: 8B bf16 on an
+   * H100, 44.87 → 104.70 GiB after load); the FSDP modes are the ddp plan there. */
+  gboolean zero = par->mode == MODEL_DP_ZERO1 || par->mode == MODEL_DP_ZERO2
+                  || par->mode == MODEL_DP_ZERO3;
+#define ZERO_AT_LOAD                                                                          \
+  "but DeepSpeed's ZeRO makes the optimizer states at the load, not at the first step as "    \
+  "ddp: more memory after load"
   if (sharded_one && has (kf, "parallel", "data_parallel"))
-    NOTE ("parallel", "data_parallel", "%s over one GPU shards nothing (without [offload] "
-          "the step is the single-GPU one)", mode);
+    {
+      if (zero)
+        note (sc, sets, origins, "parallel", "data_parallel", "shards nothing",
+              "%s over one GPU shards nothing (without [offload] the step is the single-GPU "
+              "one), " ZERO_AT_LOAD, mode);
+      else
+        NOTE ("parallel", "data_parallel", "%s over one GPU shards nothing (without "
+              "[offload] the step is the single-GPU one)", mode);
+    }
   else if (sharded_one && sc->has_ds && sc->ds.stage >= 1)
     /* the same mode from the ds_config's stage (scenario_framework.c late_stage): its other
      * values still apply, so "shards nothing" rather than "has no effect" */
     note (sc, sets, origins, "training", "deepspeed_config", "shards nothing",
           "%s: zero_optimization.stage = %d (data_parallel = %s) over one GPU shards nothing "
-          "(without [offload] the step is the single-GPU one)", sc->ds_path, sc->ds.stage,
-          mode);
+          "without [offload], " ZERO_AT_LOAD,
+          sc->ds_path, sc->ds.stage, mode);
+#undef ZERO_AT_LOAD
 }
 
 /* attention = triton | flash1 where the kernel runs, but not as the scenario may expect
