@@ -1718,6 +1718,16 @@ bad_input "etp > 1 with biased experts (gpt-oss: Megatron allows expert biases a
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err
 check "recompute_modules = layernorm: the training line names it, no 'almost no effect' warning" \
   sh -c "grep -q 'checkpointing selective (layernorm)' rm.out && ! grep -q 'almost no effect' rm.err"
+# selective under a fused kernel: the note names the kernel that runs, as the training line
+# does (QA: "under attention = flash" of S1's sdpa, which runs the memory-efficient kernel
+# in fp32); under eager, which keeps the scores, no note
+"$STEPSIM" run "$s1" -o sel.h5 --set training.checkpointing=selective >sel.out 2>sel.err
+"$STEPSIM" run "$s1" -q -o sel.h5 --set training.checkpointing=selective \
+  --set training.precision=bf16_mixed --set training.attention=triton >/dev/null 2>selt.err
+"$STEPSIM" run "$s1" -q -o sel.h5 --set training.checkpointing=selective \
+  --set training.attention=eager >/dev/null 2>sele.err
+check "selective under sdpa and triton: the note names the kernel that runs; eager: no note" \
+  sh -c "grep -q 'attention PyTorch SDPA (memory-efficient kernel)' sel.out && grep -qF \"has almost no effect: selective recomputes the attention core, whose saved tensors under attention = sdpa, which runs PyTorch SDPA (memory-efficient kernel) here, are its logsumexp\" sel.err && grep -qF 'under attention = triton, which runs flash-attn (Triton kernel) here, are its logsumexp' selt.err && ! grep -q 'almost no effect' sele.err"
 printf 'micro_batch = 1\n[model]\nhf_config = llama-3.2-1b\n' >kb.ini
 bad_input "a key before any group" "kb.ini: line 1: key 'micro_batch' comes before any [group] header" "[training]" -- kb.ini
 "$STEPSIM" validate kb.ini >kbv.out 2>&1; rc=$?

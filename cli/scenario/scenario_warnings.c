@@ -13,8 +13,9 @@
  *   [training] grad_accum     (not "no effect": "bubble-bound") fewer micro-batches than
  *              pipeline stages under 1f1b or zb-h1 (models/parallel/pipeline_schedule.h)
  *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
- *   [training] checkpointing = selective under attention = flash: recomputes the attention
- *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
+ *   [training] checkpointing = selective under a fused attention kernel (flash, sdpa,
+ *              triton, flash1): recomputes the attention core, whose saved tensors the
+ *              kernel already keeps small (its logsumexp); the note names the kernel
  *   [training] attention = triton | flash1: the model's sliding window is not applied (the
  *              kernels have none); triton on a Volta GPU is untested
  *   [training] kv_repeat, kv_repeat_sdpa   GQA models only (n_kv_heads < n_heads); not
@@ -305,16 +306,22 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->flash_attention
       && (s->recompute_modules & ~MODEL_RECOMPUTE_CORE_ATTN) == 0)
     {
-      /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under flash
-       * what it stops keeping is the logsumexp, act_selective (models/ops/cost.h). */
+      /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under every
+       * fused kernel (flash_attention: flash-attn 2 or 1, its Triton kernel, SDPA's
+       * FlashAttention-2 or memory-efficient kernel; only eager keeps the s² scores) what it
+       * stops keeping is the logsumexp, act_selective (models/ops/cost.h). The kernel is
+       * named as the summary's training line names it (QA: "under attention = flash" was
+       * said of sdpa's memory-efficient kernel). */
       ModelCostParams cp = model_stack_cost_params (s);
       ModelBlockCost c = model_cost_layer (sc->arch, &cp);
       g_autofree char *saved = sim_units_format (c.act_selective, SIM_DIM_BYTES, 2);
       note (sc, sets, origins, "training", "checkpointing", "has almost no effect",
-            "selective recomputes the attention core, whose "
-            "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
-            "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
-            "full, every_k or selective_op save memory", saved, 100 * c.act_selective / c.act_saved);
+            "selective recomputes the attention core, whose saved tensors under attention = "
+            "%s, which runs %s here, are its logsumexp: it saves %s a layer (%.2f %% of the "
+            "layer's activations) and adds the core's forward to the backward; full, every_k "
+            "or selective_op save memory", model_stack_attention_name (s),
+            model_stack_attention_label (s, sc->node.gpu, sc->arch->head_dim), saved,
+            100 * c.act_selective / c.act_saved);
     }
   /* models/stack/stack.c model_stack_cost_params, models/ops/cost.c: the expanded k/v
    * copies exist only for grouped k/v heads; the eager core makes them in every framework,
