@@ -149,6 +149,21 @@ check "one row per scenario" test "$(wc -l <mb.tsv)" -eq 3
 "$STEPSIM" batch mb.ini -j 1 -o j1.h5 -q 2>/dev/null
 check "-j 1 and -j 2 write identical bytes" cmp j1.h5 mb.h5
 
+# A key whose values have ':' in them takes its items as written, in [axes] and [zip]; ';'
+# separates the stragglers of one value, as in a scenario (QA: '3:1.25' was refused as "not
+# a range", "0:2, 5:7" ran ranks 0 to 7 without a factor, each scenario failing).
+fsdp="$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini"
+for g in axes zip; do
+  printf '[sweep]\nscenario = %s\n[%s]\nrun.stragglers = 3:1.25, 0:1.1; 7:1.5\n' \
+    "$fsdp" "$g" > strag-$g.ini
+  "$STEPSIM" batch strag-$g.ini -q -o strag-$g.h5 --tsv strag-$g.tsv 2>strag-$g.err
+  check "batch [$g]: run.stragglers items with ':' are values, two ok rows" awk -F'\t' '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    { label[NR - 1] = $col["label"]; st = st $col["status"] " " }
+    END { exit !(NR == 3 && label[1] == "stragglers=3:1.25" &&
+                 label[2] == "stragglers=0:1.1; 7:1.5" && st == "ok ok ") }' strag-$g.tsv
+done
+
 # The shipped fine-tuning sweep: on the RTX 4090, full fine-tuning runs out of memory,
 # LoRA and QLoRA fit, QLoRA in less memory.
 if "$STEPSIM" batch "$srcdir/scenarios/sweeps/finetune-methods-by-gpu.ini" -q -o ft.h5 --tsv ft.tsv 2>ft.err; then ok "finetune sweep runs"; else bad "finetune sweep runs"; cat ft.err; fi

@@ -1718,6 +1718,16 @@ bad_input "etp > 1 with biased experts (gpt-oss: Megatron allows expert biases a
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err
 check "recompute_modules = layernorm: the training line names it, no 'almost no effect' warning" \
   sh -c "grep -q 'checkpointing selective (layernorm)' rm.out && ! grep -q 'almost no effect' rm.err"
+# selective under a fused kernel: the note names the kernel that runs, as the training line
+# does (QA: "under attention = flash" of S1's sdpa, which runs the memory-efficient kernel
+# in fp32); under eager, which keeps the scores, no note
+"$STEPSIM" run "$s1" -o sel.h5 --set training.checkpointing=selective >sel.out 2>sel.err
+"$STEPSIM" run "$s1" -q -o sel.h5 --set training.checkpointing=selective \
+  --set training.precision=bf16_mixed --set training.attention=triton >/dev/null 2>selt.err
+"$STEPSIM" run "$s1" -q -o sel.h5 --set training.checkpointing=selective \
+  --set training.attention=eager >/dev/null 2>sele.err
+check "selective under sdpa and triton: the note names the kernel that runs; eager: no note" \
+  sh -c "grep -q 'attention PyTorch SDPA (memory-efficient kernel)' sel.out && grep -qF \"has almost no effect: selective recomputes the attention core, whose saved tensors under attention = sdpa, which runs PyTorch SDPA (memory-efficient kernel) here, are its logsumexp\" sel.err && grep -qF 'under attention = triton, which runs flash-attn (Triton kernel) here, are its logsumexp' selt.err && ! grep -q 'almost no effect' sele.err"
 printf 'micro_batch = 1\n[model]\nhf_config = llama-3.2-1b\n' >kb.ini
 bad_input "a key before any group" "kb.ini: line 1: key 'micro_batch' comes before any [group] header" "[training]" -- kb.ini
 "$STEPSIM" validate kb.ini >kbv.out 2>&1; rc=$?
@@ -1842,7 +1852,19 @@ check "host_sync_micro_batch with grad_accum = 1: has no effect (GA 2, or the pr
   sh -c "grep -qF \"group [training], key 'host_sync_micro_batch': has no effect: grad_accum = 1\" ps.err && ! grep -q 'warning:' ps2.err"
 "$STEPSIM" run "$s1" -q -o dsc.h5 --set training.deepspeed_config="$ds8json" --set training.precision=bf16_mixed >/dev/null 2>dsc.err; rc=$?
 check "deepspeed_config under framework = custom on one GPU: exit 0, the profile and the one-GPU stage warned" \
-  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing\" dsc.err"
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' dsc.err) -eq 2 ] && grep -qF \"key 'deepspeed_config': is applied under another profile: its values are used, but framework = custom\" dsc.err && grep -qF \"key 'deepspeed_config': shards nothing: $ds8json: zero_optimization.stage = 2 (data_parallel = zero2) over one GPU shards nothing without [offload], but DeepSpeed's ZeRO makes the optimizer states at the load\" dsc.err"
+# zero1-3 on one GPU shard nothing, but DeepSpeed makes the optimizer states at the load
+# (QA: "has no effect" while the memory after load went 44.87 -> 104.70 GiB); the FSDP modes
+# on one GPU are the ddp plan: "has no effect" there, and the same memory as ddp
+b81="$srcdir/scenarios/llama-3.1-8b-bf16-h100.ini"
+"$STEPSIM" run "$b81" --set parallel.data_parallel=ddp 2>&1 | grep 'after model load' >z-ddp.out
+for m in zero1 zero2 zero3 fsdp_full_shard fsdp_shard_grad_op; do
+  "$STEPSIM" run "$b81" --set parallel.data_parallel=$m >z-$m.out 2>z-$m.err
+done
+check "data_parallel = zero1-3 on one GPU: 'shards nothing', states made at the load, more memory" \
+  sh -c "for m in zero1 zero2 zero3; do grep -qF \"key 'data_parallel': shards nothing: \$m over one GPU shards nothing (without [offload] the step is the single-GPU one), but DeepSpeed's ZeRO makes the optimizer states at the load, not at the first step as ddp: more memory after load\" z-\$m.err && ! grep -q 'has no effect' z-\$m.err && ! grep 'after model load' z-\$m.out | cmp -s - z-ddp.out || exit 1; done"
+check "data_parallel = fsdp_* on one GPU: has no effect, the memory after load is ddp's" \
+  sh -c "for m in fsdp_full_shard fsdp_shard_grad_op; do grep -qF \"key 'data_parallel': has no effect: \$m over one GPU shards nothing (without [offload] the step is the single-GPU one)\" z-\$m.err && grep 'after model load' z-\$m.out | cmp -s - z-ddp.out || exit 1; done"
 
 # --- the default attention, as --help and README's "Framework profiles" say it ---------------
 check "run --help: the default attention is sdpa, flash is flash-attn 2" \

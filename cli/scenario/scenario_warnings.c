@@ -6,14 +6,16 @@
  *   [parallel] prefetch       stage 3 gathers only (> 1 GPU or parameter offload)
  *   [parallel] reduce_dtype, algorithm   collectives only (> 1 GPU)
  *   [parallel] data_parallel  a sharded mode on one GPU without offload is the 1-GPU plan
+ *              (zero1-3: "shards nothing", their optimizer states made at the load)
  *   [parallel] pipeline_schedule   pp > 1 only
  *   [training] host_sync_micro_batch   (set true) grad_accum > 1 at pp = 1 only
  *              (models/plan/plan.c mark_host_syncs: each micro-batch after the first)
  *   [training] grad_accum     (not "no effect": "bubble-bound") fewer micro-batches than
  *              pipeline stages under 1f1b or zb-h1 (models/parallel/pipeline_schedule.h)
  *   [training] checkpoint_every   checkpointing = every_k only (plan_ckpt.c)
- *   [training] checkpointing = selective under attention = flash: recomputes the attention
- *              core, whose saved tensors FlashAttention already keeps small (its logsumexp)
+ *   [training] checkpointing = selective under a fused attention kernel (flash, sdpa,
+ *              triton, flash1): recomputes the attention core, whose saved tensors the
+ *              kernel already keeps small (its logsumexp); the note names the kernel
  *   [training] attention = triton | flash1: the model's sliding window is not applied (the
  *              kernels have none); triton on a Volta GPU is untested
  *   [training] kv_repeat, kv_repeat_sdpa   GQA models only (n_kv_heads < n_heads); not
@@ -195,16 +197,34 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("parallel", "algorithm", "one GPU runs no collectives");
   gboolean sharded_one = one && par->mode != MODEL_DP_DDP
                         && par->mode != MODEL_DP_FSDP_NO_SHARD && !model_offload_any (o);
+  /* DeepSpeed's ZeRO optimizer makes its fp32 states in its constructor (deepspeed.initialize,
+   * stage_1_and_2.py / stage3.py), one GPU or many: part of the load (models/plan/
+   * plan_state.c model_plan_load_bytes), where ddp and FSDP make them at the first optimizer
+   * step. So zero1-3 on one GPU shard nothing but are not "no effect" (QA: 8B bf16 on an
+   * H100, 44.87 → 104.70 GiB after load); the FSDP modes are the ddp plan there. */
+  gboolean zero = par->mode == MODEL_DP_ZERO1 || par->mode == MODEL_DP_ZERO2
+                  || par->mode == MODEL_DP_ZERO3;
+#define ZERO_AT_LOAD                                                                          \
+  "but DeepSpeed's ZeRO makes the optimizer states at the load, not at the first step as "    \
+  "ddp: more memory after load"
   if (sharded_one && has (kf, "parallel", "data_parallel"))
-    NOTE ("parallel", "data_parallel", "%s over one GPU shards nothing (without [offload] "
-          "the step is the single-GPU one)", mode);
+    {
+      if (zero)
+        note (sc, sets, origins, "parallel", "data_parallel", "shards nothing",
+              "%s over one GPU shards nothing (without [offload] the step is the single-GPU "
+              "one), " ZERO_AT_LOAD, mode);
+      else
+        NOTE ("parallel", "data_parallel", "%s over one GPU shards nothing (without "
+              "[offload] the step is the single-GPU one)", mode);
+    }
   else if (sharded_one && sc->has_ds && sc->ds.stage >= 1)
     /* the same mode from the ds_config's stage (scenario_framework.c late_stage): its other
      * values still apply, so "shards nothing" rather than "has no effect" */
     note (sc, sets, origins, "training", "deepspeed_config", "shards nothing",
           "%s: zero_optimization.stage = %d (data_parallel = %s) over one GPU shards nothing "
-          "(without [offload] the step is the single-GPU one)", sc->ds_path, sc->ds.stage,
-          mode);
+          "without [offload], " ZERO_AT_LOAD,
+          sc->ds_path, sc->ds.stage, mode);
+#undef ZERO_AT_LOAD
 }
 
 /* attention = triton | flash1 where the kernel runs, but not as the scenario may expect
@@ -286,16 +306,22 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
   if (s->checkpointing == MODEL_CHECKPOINTING_SELECTIVE && s->flash_attention
       && (s->recompute_modules & ~MODEL_RECOMPUTE_CORE_ATTN) == 0)
     {
-      /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under flash
-       * what it stops keeping is the logsumexp, act_selective (models/ops/cost.h). */
+      /* Selective recomputes the attention core (Korthikanti et al. 2022 §5): under every
+       * fused kernel (flash_attention: flash-attn 2 or 1, its Triton kernel, SDPA's
+       * FlashAttention-2 or memory-efficient kernel; only eager keeps the s² scores) what it
+       * stops keeping is the logsumexp, act_selective (models/ops/cost.h). The kernel is
+       * named as the summary's training line names it (QA: "under attention = flash" was
+       * said of sdpa's memory-efficient kernel). */
       ModelCostParams cp = model_stack_cost_params (s);
       ModelBlockCost c = model_cost_layer (sc->arch, &cp);
       g_autofree char *saved = sim_units_format (c.act_selective, SIM_DIM_BYTES, 2);
       note (sc, sets, origins, "training", "checkpointing", "has almost no effect",
-            "selective recomputes the attention core, whose "
-            "saved tensors under attention = flash are its logsumexp: it saves %s a layer "
-            "(%.2f %% of the layer's activations) and adds the core's forward to the backward; "
-            "full, every_k or selective_op save memory", saved, 100 * c.act_selective / c.act_saved);
+            "selective recomputes the attention core, whose saved tensors under attention = "
+            "%s, which runs %s here, are its logsumexp: it saves %s a layer (%.2f %% of the "
+            "layer's activations) and adds the core's forward to the backward; full, every_k "
+            "or selective_op save memory", model_stack_attention_name (s),
+            model_stack_attention_label (s, sc->node.gpu, sc->arch->head_dim), saved,
+            100 * c.act_selective / c.act_saved);
     }
   /* models/stack/stack.c model_stack_cost_params, models/ops/cost.c: the expanded k/v
    * copies exist only for grouped k/v heads; the eager core makes them in every framework,

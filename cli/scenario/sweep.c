@@ -213,7 +213,14 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GErr
       Axis *a = g_new0 (Axis, 1);
       g_ptr_array_add (sw->axes, a);
       a->zipped = g_strcmp0 (group, "zip") == 0;
-      if ((a->values = cli_sweep_parse_list (v, error)) == NULL)
+      /* the key's name without spaces decides whether its items may be ranges (a malformed
+       * name is check_key's error below: parsed as if it could) */
+      g_autofree char *set = g_strdup_printf ("%s=", keys[i]);
+      g_autofree char *g = NULL, *k = NULL, *empty = NULL, *name = NULL;
+      if (cli_sweep_parse_set (set, &g, &k, &empty, NULL))
+        name = g_strdup_printf ("%s.%s", g, k);
+      gboolean ranges = name == NULL || cli_sweep_key_takes_ranges (name);
+      if ((a->values = cli_sweep_parse_list (v, ranges, error)) == NULL)
         return g_prefix_error (error, "group [%s], key '%s': ", group, keys[i]), FALSE;
       a->n_values = g_strv_length (a->values);
       a->numeric = all_numeric (a->values);

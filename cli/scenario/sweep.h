@@ -17,7 +17,10 @@
  *
  * A LIST is comma-separated items; each item is a value (taken verbatim, e.g. "80 GiB") or a
  * numeric range FIRST:LAST (step 1), FIRST:LAST:STEP (additive) or FIRST:LAST:*FACTOR
- * (geometric), LAST included when reached. Values cannot contain commas or control
+ * (geometric), LAST included when reached. The keys whose values have ':' in their syntax
+ * or are text (cli_sweep_key_takes_ranges) take every item verbatim: "run.stragglers =
+ * 3:1.25, 0:1.1; 7:1.5" is two scenarios, the second with two stragglers (';' separates
+ * them in one value, as in a scenario). Values cannot contain commas or control
  * characters. A key (spaces around group and key dropped) is in only one of [set], [axes]
  * and [zip], once; [baseline] may override any of them, but not repeat a key itself.
  * Keys are checked against the scenario schema when the sweep is loaded (an unknown one is
@@ -100,10 +103,17 @@ gboolean cli_sweep_add_extra_baseline (CliSweep *sweep, const char *const *extra
 gboolean cli_sweep_check_extra_sets (const CliSweep *sweep, const char *const *extra,
                                      GError **error);
 
-/* Expands one LIST (see above) into its values. NULL + G_KEY_FILE_ERROR_INVALID_VALUE on an
- * empty item, a malformed range, a step that does not progress toward LAST, or more than
- * 100000 values. Caller frees (g_strfreev). */
-char **cli_sweep_parse_list (const char *list, GError **error);
+/* Expands one LIST (see above) into its values; with `ranges` FALSE every item is a value
+ * as written (a key whose values may hold ':', cli_sweep_key_takes_ranges). NULL +
+ * G_KEY_FILE_ERROR_INVALID_VALUE on an empty item, a malformed range, a step that does not
+ * progress toward LAST, or more than 100000 values. Caller frees (g_strfreev). */
+char **cli_sweep_parse_list (const char *list, gboolean ranges, GError **error);
+
+/* Whether the LIST of "group.key" (spaces dropped) may hold ranges: FALSE for the keys
+ * whose values have ':' in their syntax (run.stragglers RANK:FACTOR; RANK:FACTOR,
+ * moe.expert_load zipf:S) or are text or file names (scenario.name, model.hf_config, …),
+ * whose items are taken as written. */
+gboolean cli_sweep_key_takes_ranges (const char *key);
 
 /* The dot of "group.key" (no "=value") that ends the group, NULL when there is none: the
  * last dot for the named groups gpu.NAME and node.NAME (their keys have no dot), else the

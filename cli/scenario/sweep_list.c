@@ -105,8 +105,24 @@ bad:
   return FALSE;
 }
 
+/* Keys whose LIST items are values as written, never ranges: their syntax has ':' in it
+ * (run.stragglers RANK:FACTOR, moe.expert_load zipf:S: QA, "3:1.25" was refused as a range
+ * and "0:2, 5:7" swept ranks 0 to 7 with no factor), or they are text or file names, which
+ * may have one too. No other key's value has a ':' (numbers, quantities, words). */
+static const char *const literal_keys[] = {
+  "run.stragglers",  "moe.expert_load", "model.hf_config", "training.deepspeed_config",
+  "scenario.name",   "scenario.description", "validation.id", "validation.source", NULL,
+};
+
+gboolean
+cli_sweep_key_takes_ranges (const char *key)
+{
+  g_return_val_if_fail (key != NULL, TRUE);
+  return !g_strv_contains (literal_keys, key);
+}
+
 char **
-cli_sweep_parse_list (const char *list, GError **error)
+cli_sweep_parse_list (const char *list, gboolean ranges, GError **error)
 {
   g_return_val_if_fail (list != NULL, NULL);
   g_autofree char *whole = g_strstrip (g_strdup (list));
@@ -132,8 +148,8 @@ cli_sweep_parse_list (const char *list, GError **error)
         }
       /* a range when what precedes its first ':' is a number (a non-finite one too: refused
        * there, never taken as a value) */
-      if (colon != NULL && (cli_sweep_parse_number (head, &x, &integer)
-                            || non_finite_number (head)))
+      if (ranges && colon != NULL
+          && (cli_sweep_parse_number (head, &x, &integer) || non_finite_number (head)))
         {
           if (!expand_range (item, out, error))
             return NULL;

@@ -25,7 +25,7 @@ static void
 assert_list (const char *list, const char *expected)
 {
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) v = cli_sweep_parse_list (list, &error);
+  g_auto (GStrv) v = cli_sweep_parse_list (list, TRUE, &error);
   g_autofree char *joined = v ? g_strjoinv ("|", v) : g_strdup (error->message);
   if (strcmp (joined, expected) != 0)
     g_printerr ("\n  list '%s' → '%s', expected '%s'\n", list, joined, expected);
@@ -60,7 +60,7 @@ test_bad_lists (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_auto (GStrv) v = cli_sweep_parse_list (bad[i], &error);
+      g_auto (GStrv) v = cli_sweep_parse_list (bad[i], TRUE, &error);
       if (v != NULL)
         g_printerr ("\n  '%s' accepted\n", bad[i]);
       CU_ASSERT_PTR_NULL (v);
@@ -159,6 +159,37 @@ test_zip (void)
   CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 0), "bf16_mixed");
   CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 1), "1");
   CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 2), "4096");
+}
+
+/* Keys whose values have ':' in their syntax take their items as written, in [axes] and
+ * [zip] alike (QA: "3:1.25" was refused as a range, "0:2, 5:7" swept six single ranks);
+ * ';' separates the stragglers of one value, as in a scenario; a numeric key beside them
+ * keeps its ranges. */
+static void
+test_literal_keys (void)
+{
+  CU_ASSERT_FALSE (cli_sweep_key_takes_ranges ("run.stragglers"));
+  CU_ASSERT_FALSE (cli_sweep_key_takes_ranges ("moe.expert_load"));
+  CU_ASSERT_TRUE (cli_sweep_key_takes_ranges ("training.micro_batch"));
+  g_autofree char *path = write_sweep ("literal.ini",
+                                       "[axes]\nrun . stragglers = 3:1.25, 0:2; 5:7\n"
+                                       "training.micro_batch = 1:2\n"
+                                       "[zip]\nmoe.expert_load = 2:1, zipf:1.1\n"
+                                       "training.seq_len = 1024:2048:1024\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
+  if (sw == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (sw);
+  CU_ASSERT_EQUAL (cli_sweep_n_points (sw), 2 * 2 * 2);
+  CU_ASSERT_STRING_EQUAL (cli_sweep_axis_key (sw, 0), "run.stragglers");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 0, 0), "3:1.25");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 4, 0), "0:2; 5:7");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 1, 2), "zipf:1.1");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 2, 1), "2");
+  CU_ASSERT_STRING_EQUAL (cli_sweep_value (sw, 1, 3), "2048");
+  CU_ASSERT_FALSE (cli_sweep_axis_numeric (sw, 0));
+  CU_ASSERT_TRUE (cli_sweep_axis_numeric (sw, 1));
 }
 
 static void
@@ -381,6 +412,7 @@ main (void)
     { "product: first axis slowest", test_product_order },
     { "zip pairs values, crossed with axes", test_zip },
     { "zip lengths must match", test_zip_lengths_must_match },
+    { "keys with ':' in their values take items as written", test_literal_keys },
     { "override order: [set], axes, command line", test_set_order },
     { "unknown groups and keys name file, group, key, hint", test_strictness },
     { "a key in two of [set], [axes], [zip] is an error", test_key_in_two_groups },
