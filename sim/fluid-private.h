@@ -99,6 +99,8 @@ struct _SimFluid
   double completion_time;
   SimVec dirty_res;  /* SimResourceId whose component must be re-solved */
   SimVec dirty_acts; /* SimActivityId of joined activities without uses */
+  SimVec lone_changed; /* SimResourceId scratch of the lone join and leave (sim/fluid.c) */
+  gboolean no_lone;    /* tests only: every join and leave through the dirty lists */
   guint epoch;
   guint64 n_solves;
   SimLoadFunc load_func;

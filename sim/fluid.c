@@ -193,6 +193,7 @@ sim_fluid_free (SimFluid *fluid)
   g_free (fluid->fold_scale);
   sim_vec_clear (&fluid->dirty_res);
   sim_vec_clear (&fluid->dirty_acts);
+  sim_vec_clear (&fluid->lone_changed);
   sim_fluid_solver_free (fluid->solver);
   g_free (fluid);
 }
@@ -399,6 +400,104 @@ leave_sharing (SimFluid *fluid, SimFluidActivity *a)
   a->sharing = FALSE;
 }
 
+/* ---- lone joins and leaves ---------------------------------------------------------------
+ *
+ * Most activities (a kernel on its GPU's compute and HBM) join resources nobody uses and
+ * leave them idle. For those, the flush that join_sharing or leave_sharing would request
+ * touches nothing but the activity's own resources, so it is done here without the dirty
+ * lists: the same solves (sim_fluid_solve_from, in the order the dirty list would give them:
+ * the activity's uses), the same completion event, the same load reports in id order, so the
+ * same rates, times, events and calls. Only when no other change waits for a flush (else the
+ * flush would solve that too, in its place). */
+
+/* Uses of an activity the lone paths take (a kernel has two: compute, HBM). */
+#define LONE_MAX_USES 2
+
+static gboolean
+lone_on (const SimFluid *fluid, const SimFluidActivity *a, guint members)
+{
+  if (fluid->no_lone || a->n_uses == 0 || a->n_uses > LONE_MAX_USES || fluid->flush_event != 0
+      || fluid->dirty_res.len > 0 || fluid->dirty_acts.len > 0)
+    return FALSE;
+  for (guint u = 0; u < a->n_uses; u++)
+    if (get_resource (fluid, a->uses[u].resource)->members.len != members)
+      return FALSE;
+  return TRUE;
+}
+
+/* The end of flush after a lone path's solves, which left their changed resources in
+ * fluid->lone_changed: the completion event, then the load observer, resource-id order. */
+static void
+lone_flush_end (SimFluid *fluid)
+{
+  reschedule_completion (fluid);
+  if (fluid->load_func == NULL)
+    return;
+  /* copied out: the observer may start activities (a later lone path reuses the vector) */
+  SimResourceId ids[LONE_MAX_USES];
+  guint n = fluid->lone_changed.len;
+  for (guint k = 0; k < n; k++)
+    ids[k] = SIM_VEC_AT (&fluid->lone_changed, SimResourceId, k);
+  if (n == 2 && ids[0] > ids[1])
+    {
+      SimResourceId t = ids[0];
+      ids[0] = ids[1];
+      ids[1] = t;
+    }
+  double now = fluid_now (fluid);
+  for (guint k = 0; k < n; k++)
+    fluid->load_func (fluid, ids[k], now, get_resource (fluid, ids[k])->usage, fluid->load_data);
+}
+
+/* join_sharing, then flush, for an activity whose resources are idle (lone_on): TRUE, or
+ * FALSE (nothing done) when it is not such an activity. */
+static gboolean
+join_lone (SimFluid *fluid, SimFluidActivity *a)
+{
+  if (!lone_on (fluid, a, 0))
+    return FALSE;
+  a->sharing = TRUE;
+  a->t_last = fluid_now (fluid);
+  for (guint u = 0; u < a->n_uses; u++)
+    {
+      SimFluidResource *r = get_resource (fluid, a->uses[u].resource);
+      a->slots[u] = r->members.len;
+      SIM_VEC_PUSH (&r->members, SimFluidMember, ((SimFluidMember){ a, u }));
+    }
+  /* one component, solved from the first use's resource (the others are visited by it) */
+  fluid->epoch++;
+  fluid->lone_changed.len = 0;
+  sim_fluid_solve_from (fluid, get_resource (fluid, a->uses[0].resource), NULL,
+                        &fluid->lone_changed);
+  lone_flush_end (fluid);
+  return TRUE;
+}
+
+/* on_completion's leave_sharing and unlink of its one finished activity `a`, then flush, when
+ * a was alone on its resources (lone_on): TRUE, or FALSE (nothing done) otherwise. */
+static gboolean
+leave_lone (SimFluid *fluid, SimFluidActivity *a, double now)
+{
+  if (!lone_on (fluid, a, 1))
+    return FALSE;
+  a->remaining = 0.0;
+  a->t_last = now;
+  for (guint u = 0; u < a->n_uses; u++)
+    get_resource (fluid, a->uses[u].resource)->members.len = 0; /* its one member */
+  if (a->finish.index != SIM_HEAP_NONE)
+    sim_heap_remove (fluid->finishing, &a->finish);
+  a->sharing = FALSE;
+  activity_unlink (fluid, a); /* its slot is released after the callbacks */
+  /* each resource idle now: a component of its own, solved in use order */
+  fluid->epoch++;
+  fluid->lone_changed.len = 0;
+  for (guint u = 0; u < a->n_uses; u++)
+    sim_fluid_solve_from (fluid, get_resource (fluid, a->uses[u].resource), NULL,
+                          &fluid->lone_changed);
+  lone_flush_end (fluid);
+  return TRUE;
+}
+
 /* A latency over: the activity starts sharing. When no other event is due at this instant,
  * the flush event it would request is the engine's next event, so the flush runs here: the
  * same changes in the same order, one engine event fewer (a kernel's start on a GPU). The
@@ -411,6 +510,8 @@ on_latency_end (SimEngine *engine, gpointer user_data)
   SimFluid *fluid = a->fluid;
   a->latency_event = 0;
   gboolean alone = fluid->flush_event == 0 && sim_engine_next_time (engine) > fluid_now (fluid);
+  if (alone && join_lone (fluid, a))
+    return;
   join_sharing (fluid, a);
   if (alone)
     flush (fluid);
@@ -709,15 +810,18 @@ on_completion (SimEngine *engine, gpointer user_data)
   SimVec *done = own ? &local : &fluid->done_buf;
   fluid->done_busy = TRUE;
   collect_finished (fluid, now, done);
-  for (guint k = 0; k < done->len; k++)
+  if (done->len != 1 || !leave_lone (fluid, SIM_VEC_AT (done, SimFluidActivity *, 0), now))
     {
-      SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
-      a->remaining = 0.0;
-      a->t_last = now;
-      leave_sharing (fluid, a);
-      activity_unlink (fluid, a); /* its slot is released after the callbacks */
+      for (guint k = 0; k < done->len; k++)
+        {
+          SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
+          a->remaining = 0.0;
+          a->t_last = now;
+          leave_sharing (fluid, a);
+          activity_unlink (fluid, a); /* its slot is released after the callbacks */
+        }
+      flush (fluid);
     }
-  flush (fluid);
   reschedule_completion (fluid); /* also when nothing was dirty (activities without uses) */
   for (guint k = 0; k < done->len; k++)
     {
