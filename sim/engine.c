@@ -47,6 +47,7 @@ struct _SimEngine
   SimSlots events; /* SimEvent slots, owned */
   gboolean running;
   gboolean stop_requested;
+  double t_end; /* the running loop's horizon (s) */
 };
 
 /* An id names its slot and generation (sim/slots.h): found without hashing. */
@@ -150,6 +151,47 @@ sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc func, gpoin
   return ev->id;
 }
 
+guint64
+sim_engine_reserve (SimEngine *engine)
+{
+  g_return_val_if_fail (engine != NULL, 0);
+  return engine->next_seq++;
+}
+
+SimEventId
+sim_engine_schedule_reserved (SimEngine *engine, guint64 seq, double time, SimEventFunc func,
+                              gpointer user_data, GDestroyNotify destroy)
+{
+  g_return_val_if_fail (engine != NULL && seq > 0 && seq < engine->next_seq, 0);
+  g_return_val_if_fail (func != NULL, 0);
+  g_return_val_if_fail (isfinite (time) && time >= engine->now, 0);
+  SimEvent *ev = alloc_event (engine);
+  if (ev == NULL)
+    return 0;
+  ev->node.key = time;
+  ev->node.tie = seq;
+  ev->func = func;
+  ev->user_data = user_data;
+  ev->destroy = destroy;
+  sim_heap_push (engine->queue, &ev->node);
+  return ev->id;
+}
+
+gboolean
+sim_engine_fire_reserved (SimEngine *engine, guint64 seq, double time)
+{
+  g_return_val_if_fail (engine != NULL && seq > 0 && seq < engine->next_seq, FALSE);
+  g_return_val_if_fail (isfinite (time) && time >= engine->now, FALSE);
+  if (!engine->running || engine->stop_requested || time > engine->t_end)
+    return FALSE;
+  const SimHeapNode *top = sim_heap_peek (engine->queue);
+  if (top != NULL && !(time < top->key || (time == top->key && seq < top->tie)))
+    return FALSE;
+  engine->now = time;
+  engine->fired++;
+  return TRUE;
+}
+
 SimEventId
 sim_engine_schedule_after (SimEngine *engine, double delay, SimEventFunc func, gpointer user_data,
                            GDestroyNotify destroy)
@@ -193,16 +235,14 @@ run_loop (SimEngine *engine, double t_end)
 {
   engine->running = TRUE;
   engine->stop_requested = FALSE;
-  guint64 n = 0;
+  engine->t_end = t_end;
+  guint64 fired = engine->fired; /* with the events fired in place (sim_engine_fire_reserved) */
   SimHeapNode *top;
   while (!engine->stop_requested && (top = sim_heap_peek (engine->queue)) != NULL
          && top->key <= t_end)
-    {
-      fire_next (engine);
-      n++;
-    }
+    fire_next (engine);
   engine->running = FALSE;
-  return n;
+  return engine->fired - fired;
 }
 
 guint64

@@ -54,6 +54,7 @@
 
 static void flush (SimFluid *fluid);
 static void reschedule_completion (SimFluid *fluid);
+static void on_completion (SimEngine *engine, gpointer user_data);
 
 static double
 fluid_now (const SimFluid *fluid)
@@ -208,6 +209,7 @@ sim_fluid_reset (SimFluid *fluid)
     sim_engine_cancel (fluid->engine, fluid->flush_event);
   fluid->completion_event = fluid->flush_event = 0;
   fluid->completion_time = 0;
+  fluid->completion_reserved = FALSE;
   gboolean busy = fluid->n_live > 0 || fluid->dirty_res.len > 0 || fluid->dirty_acts.len > 0;
   drop_live_activities (fluid);
   sim_heap_clear (fluid->finishing);
@@ -426,11 +428,21 @@ lone_on (const SimFluid *fluid, const SimFluidActivity *a, guint members)
 }
 
 /* The end of flush after a lone path's solves, which left their changed resources in
- * fluid->lone_changed: the completion event, then the load observer, resource-id order. */
+ * fluid->lone_changed: the completion event (with `reserve`, when none is pending, only its
+ * sequence number: join_lone), then the load observer, resource-id order. */
 static void
-lone_flush_end (SimFluid *fluid)
+lone_flush_end (SimFluid *fluid, gboolean reserve)
 {
-  reschedule_completion (fluid);
+  SimHeapNode *top = sim_heap_peek (fluid->finishing);
+  if (reserve && fluid->completion_event == 0 && top != NULL)
+    {
+      /* reschedule_completion's event, numbered now, scheduled or fired after the reports */
+      fluid->completion_time = MAX (top->key, fluid_now (fluid));
+      fluid->completion_seq = sim_engine_reserve (fluid->engine);
+      fluid->completion_reserved = TRUE;
+    }
+  else
+    reschedule_completion (fluid);
   if (fluid->load_func == NULL)
     return;
   /* copied out: the observer may start activities (a later lone path reuses the vector) */
@@ -469,7 +481,19 @@ join_lone (SimFluid *fluid, SimFluidActivity *a)
   fluid->lone_changed.len = 0;
   sim_fluid_solve_from (fluid, get_resource (fluid, a->uses[0].resource), NULL,
                         &fluid->lone_changed);
-  lone_flush_end (fluid);
+  lone_flush_end (fluid, TRUE);
+  if (fluid->completion_reserved) /* (the load observer may have changed it) */
+    {
+      /* the completion event: when it would fire next (nothing due before it; usually the
+       * kernel's end on an otherwise idle GPU), it fires here, without the queue */
+      fluid->completion_reserved = FALSE;
+      if (sim_engine_fire_reserved (fluid->engine, fluid->completion_seq, fluid->completion_time))
+        on_completion (fluid->engine, fluid);
+      else
+        fluid->completion_event
+            = sim_engine_schedule_reserved (fluid->engine, fluid->completion_seq,
+                                            fluid->completion_time, on_completion, fluid, NULL);
+    }
   return TRUE;
 }
 
@@ -494,7 +518,7 @@ leave_lone (SimFluid *fluid, SimFluidActivity *a, double now)
   for (guint u = 0; u < a->n_uses; u++)
     sim_fluid_solve_from (fluid, get_resource (fluid, a->uses[u].resource), NULL,
                           &fluid->lone_changed);
-  lone_flush_end (fluid);
+  lone_flush_end (fluid, FALSE);
   return TRUE;
 }
 
@@ -686,19 +710,19 @@ sim_fluid_n_solves (const SimFluid *fluid)
   return fluid->n_solves;
 }
 
-static void on_completion (SimEngine *engine, gpointer user_data);
-
 /* Keeps exactly one completion event pending, at the earliest finish time (none if idle). */
 static void
 reschedule_completion (SimFluid *fluid)
 {
   SimHeapNode *top = sim_heap_peek (fluid->finishing);
+  if (fluid->completion_reserved && (top == NULL || top->key != fluid->completion_time))
+    fluid->completion_reserved = FALSE; /* as a cancel (join_lone) */
   if (fluid->completion_event != 0 && (top == NULL || top->key != fluid->completion_time))
     {
       sim_engine_cancel (fluid->engine, fluid->completion_event);
       fluid->completion_event = 0;
     }
-  if (top != NULL && fluid->completion_event == 0)
+  if (top != NULL && fluid->completion_event == 0 && !fluid->completion_reserved)
     {
       fluid->completion_time = MAX (top->key, fluid_now (fluid));
       fluid->completion_event = sim_engine_schedule_at (fluid->engine, fluid->completion_time,

@@ -374,7 +374,89 @@ test_next_time (void)
   CU_ASSERT_TRUE (isinf (sim_engine_next_time (e)));
 }
 
+/* Reserved sequence numbers (sim_engine_reserve): an event scheduled later with one keeps
+ * its place among equal times (after the events scheduled before the reservation, before
+ * those scheduled after it). */
+static void
+test_reserved_keeps_its_place (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  Log *log = log_new ();
+  Tagged tags[4] = { { log, 0 }, { log, 1 }, { log, 2 }, { log, 3 } };
+  sim_engine_schedule_at (engine, 1.0, log_cb, &tags[0], NULL);
+  guint64 seq = sim_engine_reserve (engine);
+  sim_engine_schedule_at (engine, 1.0, log_cb, &tags[2], NULL);
+  CU_ASSERT_NOT_EQUAL (sim_engine_schedule_reserved (engine, seq, 1.0, log_cb, &tags[1], NULL), 0);
+  sim_engine_schedule_at (engine, 0.5, log_cb, &tags[3], NULL);
+  CU_ASSERT_FALSE (sim_engine_fire_reserved (engine, sim_engine_reserve (engine), 0.1));
+  sim_engine_run (engine);
+  guint64 expect[4] = { 3, 0, 1, 2 };
+  CU_ASSERT_EQUAL_FATAL (log->fired->len, 4);
+  for (guint i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL (g_array_index (log->fired, guint64, i), expect[i]);
+  log_free (log);
+}
+
+/* sim_engine_fire_reserved from inside an event at 1 s with events pending at 2 s (scheduled
+ * before) and 3 s: FALSE at 2 s (the pending one comes first) and beyond the run's t_end;
+ * TRUE at 1.5 s (the clock moves there, the event counts as fired) and at a time equal to
+ * that of an event scheduled after the reservation. */
+typedef struct
+{
+  Log *log;
+  Tagged later;
+  gboolean ok[5];
+  double now[2];
+} InPlace;
+
+static void
+in_place_cb (SimEngine *engine, gpointer user_data)
+{
+  InPlace *p = user_data;
+  guint64 fired = sim_engine_events_fired (engine);
+  guint64 seq = sim_engine_reserve (engine);
+  p->ok[0] = sim_engine_fire_reserved (engine, seq, 2.0);
+  p->ok[1] = sim_engine_fire_reserved (engine, seq, 2.6); /* beyond t_end */
+  p->ok[2] = sim_engine_fire_reserved (engine, seq, 1.5);
+  p->now[0] = sim_engine_now (engine);
+  p->ok[3] = sim_engine_events_fired (engine) == fired + 1;
+  seq = sim_engine_reserve (engine);
+  sim_engine_schedule_at (engine, 1.7, log_cb, &p->later, NULL);
+  p->ok[4] = sim_engine_fire_reserved (engine, seq, 1.7);
+  p->now[1] = sim_engine_now (engine);
+}
+
+static void
+test_fire_reserved_in_place (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  Log *log = log_new ();
+  InPlace p = { log, { log, 9 }, { FALSE }, { 0, 0 } };
+  Tagged two = { log, 2 }, three = { log, 3 };
+  sim_engine_schedule_at (engine, 1.0, in_place_cb, &p, NULL);
+  sim_engine_schedule_at (engine, 2.0, log_cb, &two, NULL);
+  sim_engine_schedule_at (engine, 3.0, log_cb, &three, NULL);
+  /* 1 s, then the two in place, 1.7 s and 2 s */
+  CU_ASSERT_EQUAL (sim_engine_run_until (engine, 2.5), 5);
+  CU_ASSERT_FALSE (p.ok[0]);
+  CU_ASSERT_FALSE (p.ok[1]);
+  CU_ASSERT_TRUE (p.ok[2]);
+  CU_ASSERT_EQUAL (p.now[0], 1.5);
+  CU_ASSERT_TRUE (p.ok[3]);
+  CU_ASSERT_TRUE (p.ok[4]);
+  CU_ASSERT_EQUAL (p.now[1], 1.7);
+  CU_ASSERT_EQUAL_FATAL (log->fired->len, 2);
+  CU_ASSERT_EQUAL (g_array_index (log->fired, guint64, 0), 9);
+  CU_ASSERT_EQUAL (g_array_index (log->times, double, 0), 1.7);
+  CU_ASSERT_EQUAL (g_array_index (log->fired, guint64, 1), 2);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (sim_engine_events_fired (engine), 6);
+  log_free (log);
+}
+
 static const StepsimTest tests[] = {
+  { "a reserved number keeps its place", test_reserved_keeps_its_place },
+  { "an event fired in place when it is next", test_fire_reserved_in_place },
   { "random order against sorted reference", test_random_order_against_sorted_reference },
   { "same time fires in insertion order", test_same_time_fires_in_insertion_order },
   { "cancel prevents firing, destroys once", test_cancel_prevents_firing_and_destroys_once },
