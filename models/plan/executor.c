@@ -124,6 +124,9 @@ struct _ModelExecutor
   guint *next_sync;      /* per task: the next host_sync task of its rank after it, or
                           * G_MAXUINT */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
+  guint *creation;       /* with first_step: rows × MODEL_N_MEM, the task that creates each
+                          * category's states on the row's rank (model_plan_creation_task),
+                          * found at the first task's start; NULL before */
   double t0;             /* when the step started (model_executor_start) */
   /* Rank classes (rank_classes.h): the representatives of `shift` are replayed
    * (hw_rank_shift_is_rep), each rank standing for its class's; the identity: every rank
@@ -525,6 +528,7 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->host_mult);
   g_free (exec->host_before);
   g_free (exec->host_offset);
+  g_free (exec->creation);
   g_free (exec->sync_task);
   g_free (exec->sync_left);
   g_free (exec->next_sync);
@@ -558,15 +562,25 @@ initial_alloc (ModelExecutor *exec, guint rank, ModelMemCategory category, doubl
     ledger_alloc (exec, row, model_plan_allocation (exec->plan, h), now, label);
 }
 
-/* In the first step, the states task t creates (model_plan_creation_task), before its own
- * start effects: _init_group runs before the update's temporaries exist. */
+/* In the first step, the states task t (on row `row`) creates (model_plan_creation_task, in
+ * exec->creation), before its own start effects: _init_group runs before the update's
+ * temporaries exist. */
 static void
-create_states (ModelExecutor *exec, const ModelTask *t, double now)
+create_states (ModelExecutor *exec, const ModelTask *t, guint row, double now)
 {
   if (!exec->first_step)
     return;
+  if (exec->creation == NULL)
+    {
+      guint n_reps = hw_rank_shift_n_reps (&exec->shift);
+      exec->creation = g_new (guint, n_reps * MODEL_N_MEM);
+      for (guint i = 0; i < n_reps; i++)
+        for (guint c = 0; c < MODEL_N_MEM; c++)
+          exec->creation[i * MODEL_N_MEM + c]
+              = model_plan_creation_task (exec->plan, hw_rank_shift_rank (&exec->shift, i), c);
+    }
   for (guint c = 0; c < MODEL_N_MEM; c++)
-    if (model_plan_creation_task (exec->plan, t->rank, c) == t->id)
+    if (exec->creation[row * MODEL_N_MEM + c] == t->id)
       initial_alloc (exec, t->rank, c, now, t->label);
 }
 
@@ -624,7 +638,7 @@ begin_task (ModelExecutor *exec, TaskState *ts, const ModelTask *t, double now)
 {
   ts->start = now;
   trace_add (exec, ts->id, TRACE_START, now);
-  create_states (exec, t, now);
+  create_states (exec, t, ts->row, now);
   apply_effects (exec, t, ts->row, MODEL_EFFECT_AT_START, now);
 }
 
