@@ -19,8 +19,12 @@
  * Batching: starts, latency ends and cancels only mark resources dirty and make sure one
  * "flush" engine event is pending at now; the flush re-solves each dirty component once, so
  * n flows starting at one instant cost one solve, not n. A latency end with no other event
- * due at its instant flushes at once instead (that flush event would fire next). Getters flush first, so they always
- * see the solved state. Completions re-solve at once, before their done callbacks run.
+ * due at its instant flushes at once instead (that flush event would fire next). Getters
+ * flush first, so they always see the solved state. Completions re-solve at once, before
+ * their done callbacks run. An activity that joins idle resources, or leaves resources it
+ * had alone, with nothing else waiting for a flush, skips the dirty lists (join_lone,
+ * leave_lone: the same solves and reports); such a join's completion event, when it would
+ * be the engine's next, fires in place (sim_engine_fire_reserved).
  *
  * Completion: a min-heap of finish times t_last + remaining/r feeds exactly one pending
  * "next completion" engine event. When it fires, every activity at the top of the heap whose
