@@ -454,7 +454,83 @@ test_fire_reserved_in_place (void)
   log_free (log);
 }
 
+/* Events scheduled and cancelled from callbacks, at random (times on a grid of 10 values
+ * past now, many ties): every event scheduled and not cancelled fires once, and the firing
+ * order is (time, scheduling order) over the whole run, since a callback schedules no
+ * earlier than now. Exercises the one-event lane (sim/engine.c enqueue): an event earlier
+ * than all pending ones, displaced by a later-scheduled earlier one, cancelled there. */
+typedef struct
+{
+  SimEngine *engine;
+  GRand *rng;
+  GArray *refs;  /* Ref, by tag */
+  GArray *fired; /* guint64 tags */
+} Churn;
+
+typedef struct
+{
+  Churn *c;
+  guint64 tag;
+} ChurnArg;
+
+static void churn_cb (SimEngine *engine, gpointer user_data);
+
+static void
+churn_schedule (Churn *c, double time)
+{
+  ChurnArg *a = g_new (ChurnArg, 1);
+  *a = (ChurnArg){ c, c->refs->len };
+  Ref r = { time, a->tag, 0, FALSE };
+  r.id = sim_engine_schedule_at (c->engine, time, churn_cb, a, g_free);
+  g_array_append_val (c->refs, r);
+}
+
+static void
+churn_cb (SimEngine *engine, gpointer user_data)
+{
+  ChurnArg *a = user_data;
+  Churn *c = a->c;
+  g_array_append_val (c->fired, a->tag);
+  if (c->refs->len < 4000)
+    for (guint k = g_rand_int_range (c->rng, 0, 4); k > 0; k--)
+      churn_schedule (c, sim_engine_now (engine) + g_rand_int_range (c->rng, 0, 10) * 0.25);
+  if (g_rand_int_range (c->rng, 0, 4) == 0)
+    {
+      Ref *r = &g_array_index (c->refs, Ref, g_rand_int_range (c->rng, 0, (gint) c->refs->len));
+      if (!r->cancelled && sim_engine_cancel (engine, r->id))
+        r->cancelled = TRUE;
+    }
+}
+
+static void
+test_callbacks_schedule_and_cancel (void)
+{
+  Churn c = { sim_engine_new (), g_rand_new_with_seed (11),
+              g_array_new (FALSE, FALSE, sizeof (Ref)),
+              g_array_new (FALSE, FALSE, sizeof (guint64)) };
+  for (guint i = 0; i < 8; i++)
+    churn_schedule (&c, g_rand_int_range (c.rng, 0, 4) * 0.5);
+  sim_engine_run (c.engine);
+  CU_ASSERT_EQUAL (sim_engine_pending (c.engine), 0);
+  guint expected = 0;
+  for (guint i = 0; i < c.refs->len; i++)
+    expected += !g_array_index (c.refs, Ref, i).cancelled;
+  CU_ASSERT (c.refs->len > 1000);
+  CU_ASSERT_EQUAL_FATAL (c.fired->len, expected);
+  for (guint k = 1; k < c.fired->len; k++)
+    {
+      const Ref *x = &g_array_index (c.refs, Ref, g_array_index (c.fired, guint64, k - 1));
+      const Ref *y = &g_array_index (c.refs, Ref, g_array_index (c.fired, guint64, k));
+      CU_ASSERT_TRUE (ref_cmp (x, y) < 0);
+    }
+  sim_engine_free (c.engine);
+  g_rand_free (c.rng);
+  g_array_unref (c.refs);
+  g_array_unref (c.fired);
+}
+
 static const StepsimTest tests[] = {
+  { "callbacks schedule and cancel at random: (time, order)", test_callbacks_schedule_and_cancel },
   { "a reserved number keeps its place", test_reserved_keeps_its_place },
   { "an event fired in place when it is next", test_fire_reserved_in_place },
   { "random order against sorted reference", test_random_order_against_sorted_reference },
