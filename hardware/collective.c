@@ -15,6 +15,7 @@
 #include "hardware/collective-private.h"
 #include "hardware/cluster-private.h"
 #include "hardware/topology.h"
+#include "sim/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,8 +73,8 @@ typedef struct
   guint outstanding; /* flows of it not yet completed */
   HwCollectiveDoneFunc done;
   gpointer user_data;
-  GArray *holds;     /* SimActivityId: the SMs its kernels hold on each rank */
-  GArray *sm_ranks;  /* guint: ranks whose SMs it holds (hw_cluster_sm_hold_begin) */
+  SimVec holds;      /* SimActivityId: the SMs its kernels hold on each rank */
+  SimVec sm_ranks;   /* guint: ranks whose SMs it holds (hw_cluster_sm_hold_begin) */
   double comm_sms;   /* SMs its kernels hold per GPU, or < 0: the GPU's comm_sm_fraction */
 } Run;
 
@@ -109,8 +110,8 @@ static void
 run_free (gpointer data)
 {
   Run *run = data;
-  g_array_unref (run->holds);
-  g_array_unref (run->sm_ranks);
+  sim_vec_clear (&run->holds);
+  sim_vec_clear (&run->sm_ranks);
   g_ptr_array_unref (run->plan);
   g_free (run);
 }
@@ -121,11 +122,11 @@ finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
   (void) fluid, (void) id;
   Run *run = user_data;
   g_hash_table_steal (hw_cluster_live_collectives (run->cluster, run_free), run);
-  for (guint i = 0; i < run->holds->len; i++)
-    sim_fluid_cancel (hw_cluster_fluid (run->cluster), g_array_index (run->holds, SimActivityId, i));
-  for (guint i = 0; i < run->sm_ranks->len; i++)
+  for (guint i = 0; i < run->holds.len; i++)
+    sim_fluid_cancel (hw_cluster_fluid (run->cluster), SIM_VEC_AT (&run->holds, SimActivityId, i));
+  for (guint i = 0; i < run->sm_ranks.len; i++)
     {
-      guint r = g_array_index (run->sm_ranks, guint, i);
+      guint r = SIM_VEC_AT (&run->sm_ranks, guint, i);
       hw_cluster_sm_hold_end (run->cluster, r, sm_fraction (run, r));
     }
   if (run->done != NULL)
@@ -189,13 +190,13 @@ hold_gpu (Run *run, const guint *reps, const double *sent, guint n, double t)
         {
           SimUse use = { hw_topology_gpu_resource (topo, reps[i], HW_GPU_COMPUTE), f / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
-          g_array_append_val (run->holds, id);
+          SIM_VEC_PUSH (&run->holds, SimActivityId, id);
           if (run->comm_sms < 0) /* NCCL's CTAs; a caller-given count (hw_collective_start_sms:
                                     TE userbuffers, which launch their GEMMs on the SMs left,
                                     set_sm_margin) leaves no persistent GEMM waiting */
             {
               hw_cluster_sm_hold_begin (run->cluster, reps[i], f, sim_fluid_now (fluid) + t);
-              g_array_append_val (run->sm_ranks, reps[i]);
+              SIM_VEC_PUSH (&run->sm_ranks, guint, reps[i]);
             }
         }
       SimResourceId hbm = hw_topology_gpu_resource (topo, reps[i], HW_GPU_HBM);
@@ -205,7 +206,7 @@ hold_gpu (Run *run, const guint *reps, const double *sent, guint n, double t)
         {
           SimUse use = { hbm, h * c / bound };
           SimActivityId id = sim_fluid_start (fluid, 1e300, 0, bound, &use, 1, NULL, NULL);
-          g_array_append_val (run->holds, id);
+          SIM_VEC_PUSH (&run->holds, SimActivityId, id);
         }
     }
 }
@@ -781,8 +782,6 @@ hw_collective_start_group (HwCluster *cluster, HwCollectiveKind kind,
   run->plan = g_ptr_array_ref (e->plan);
   run->done = done;
   run->user_data = user_data;
-  run->holds = g_array_new (FALSE, FALSE, sizeof (SimActivityId));
-  run->sm_ranks = g_array_new (FALSE, FALSE, sizeof (guint));
   run->comm_sms = comm_sms;
   if (run->plan->len > 0)
     hold_gpu (run, (const guint *) g->reps->data, e->sent, g->reps->len, e->time_alone);

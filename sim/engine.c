@@ -4,10 +4,14 @@
  * (time, insertion sequence), so same-time events fire in scheduling order (DESIGN §6).
  * Events sit in a slot table; an id names its slot plus the slot's generation, so cancel
  * finds the event in O(1) without hashing, and a stale id (fired, cancelled, slot reused)
- * no longer matches. The event leaves the heap in O(log n) through its stored heap index,
- * so sim_engine_pending() is always the exact heap size.
+ * no longer matches. The event leaves the heap in O(log n) through its stored heap index.
+ * An event scheduled before every pending one (in a run, usually the next to fire) waits in
+ * a one-event lane instead of the heap, and goes into the heap only if an earlier one comes
+ * (enqueue): no heap push and pop for it. sim_engine_pending() is the heap's size plus the
+ * lane's.
  *
- * Invariants: an event is in the heap iff its slot holds its id; the clock never decreases;
+ * Invariants: an event is pending (in the lane or the heap) iff its slot holds its id; the
+ * lane's event comes before every event of the heap; the clock never decreases;
  * every destroy notifier runs exactly once (after firing, at cancel, or at free).
  * Re-entrancy: callbacks may schedule, cancel (a fired or firing event cannot be cancelled)
  * and stop; they must not call sim_engine_run*() (nested runs are refused) nor free the engine.
@@ -44,9 +48,11 @@ struct _SimEngine
   guint64 next_seq;
   guint64 fired;
   SimHeap *queue;
+  SimEvent *lane; /* a pending event earlier than every one in `queue`, kept out of it, or NULL */
   SimSlots events; /* SimEvent slots, owned */
   gboolean running;
   gboolean stop_requested;
+  double t_end; /* the running loop's horizon (s) */
 };
 
 /* An id names its slot and generation (sim/slots.h): found without hashing. */
@@ -86,6 +92,57 @@ release_event (SimEngine *engine, SimEvent *ev)
     destroy (data);
 }
 
+/* (time, sequence) order: a before b. */
+static inline gboolean
+node_before (const SimHeapNode *a, const SimHeapNode *b)
+{
+  return a->key < b->key || (a->key == b->key && a->tie < b->tie);
+}
+
+/* Queues `ev`: in the lane when it comes before every pending event (usually the next event
+ * of a run: then it never enters the heap), else in the heap. */
+static inline void
+enqueue (SimEngine *engine, SimEvent *ev)
+{
+  ev->node.index = SIM_HEAP_NONE;
+  if (engine->lane == NULL)
+    {
+      const SimHeapNode *top = sim_heap_peek (engine->queue);
+      if (top == NULL || node_before (&ev->node, top))
+        {
+          engine->lane = ev;
+          return;
+        }
+    }
+  else if (node_before (&ev->node, &engine->lane->node))
+    {
+      sim_heap_push (engine->queue, &engine->lane->node);
+      engine->lane = ev;
+      return;
+    }
+  sim_heap_push (engine->queue, &ev->node);
+}
+
+/* The earliest pending event, or NULL. */
+static inline const SimHeapNode *
+peek_next (const SimEngine *engine)
+{
+  return engine->lane != NULL ? &engine->lane->node : sim_heap_peek (engine->queue);
+}
+
+/* Takes the earliest pending event out of the queue, or NULL. */
+static SimEvent *
+pop_next (SimEngine *engine)
+{
+  SimEvent *ev = engine->lane;
+  if (ev != NULL)
+    {
+      engine->lane = NULL;
+      return ev;
+    }
+  return (SimEvent *) sim_heap_pop (engine->queue);
+}
+
 SimEngine *
 sim_engine_new (void)
 {
@@ -102,9 +159,9 @@ sim_engine_free (SimEngine *engine)
   if (engine == NULL)
     return;
   /* Drop pending events in firing order so destroy notifiers run deterministically. */
-  SimHeapNode *node;
-  while ((node = sim_heap_pop (engine->queue)) != NULL)
-    release_event (engine, (SimEvent *) node);
+  SimEvent *ev;
+  while ((ev = pop_next (engine)) != NULL)
+    release_event (engine, ev);
   sim_heap_free (engine->queue);
   sim_slots_clear (&engine->events);
   g_free (engine);
@@ -114,9 +171,9 @@ void
 sim_engine_reset (SimEngine *engine)
 {
   g_return_if_fail (engine != NULL && !engine->running);
-  SimHeapNode *node;
-  while ((node = sim_heap_pop (engine->queue)) != NULL)
-    release_event (engine, (SimEvent *) node);
+  SimEvent *ev;
+  while ((ev = pop_next (engine)) != NULL)
+    release_event (engine, ev);
   sim_slots_reset (&engine->events); /* generations go on: old ids stay stale */
   engine->now = 0.0;
   engine->next_seq = 1;
@@ -146,8 +203,49 @@ sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc func, gpoin
   ev->func = func;
   ev->user_data = user_data;
   ev->destroy = destroy;
-  sim_heap_push (engine->queue, &ev->node);
+  enqueue (engine, ev);
   return ev->id;
+}
+
+guint64
+sim_engine_reserve (SimEngine *engine)
+{
+  g_return_val_if_fail (engine != NULL, 0);
+  return engine->next_seq++;
+}
+
+SimEventId
+sim_engine_schedule_reserved (SimEngine *engine, guint64 seq, double time, SimEventFunc func,
+                              gpointer user_data, GDestroyNotify destroy)
+{
+  g_return_val_if_fail (engine != NULL && seq > 0 && seq < engine->next_seq, 0);
+  g_return_val_if_fail (func != NULL, 0);
+  g_return_val_if_fail (isfinite (time) && time >= engine->now, 0);
+  SimEvent *ev = alloc_event (engine);
+  if (ev == NULL)
+    return 0;
+  ev->node.key = time;
+  ev->node.tie = seq;
+  ev->func = func;
+  ev->user_data = user_data;
+  ev->destroy = destroy;
+  enqueue (engine, ev);
+  return ev->id;
+}
+
+gboolean
+sim_engine_fire_reserved (SimEngine *engine, guint64 seq, double time)
+{
+  g_return_val_if_fail (engine != NULL && seq > 0 && seq < engine->next_seq, FALSE);
+  g_return_val_if_fail (isfinite (time) && time >= engine->now, FALSE);
+  if (!engine->running || engine->stop_requested || time > engine->t_end)
+    return FALSE;
+  const SimHeapNode *top = peek_next (engine);
+  if (top != NULL && !(time < top->key || (time == top->key && seq < top->tie)))
+    return FALSE;
+  engine->now = time;
+  engine->fired++;
+  return TRUE;
 }
 
 SimEventId
@@ -166,7 +264,10 @@ sim_engine_cancel (SimEngine *engine, SimEventId id)
   SimEvent *ev = lookup (engine, id);
   if (ev == NULL)
     return FALSE;
-  sim_heap_remove (engine->queue, &ev->node);
+  if (ev == engine->lane)
+    engine->lane = NULL;
+  else
+    sim_heap_remove (engine->queue, &ev->node);
   release_event (engine, ev);
   return TRUE;
 }
@@ -175,7 +276,7 @@ sim_engine_cancel (SimEngine *engine, SimEventId id)
 static void
 fire_next (SimEngine *engine)
 {
-  SimEvent *ev = (SimEvent *) sim_heap_pop (engine->queue);
+  SimEvent *ev = pop_next (engine);
   g_assert (ev->node.key >= engine->now);
   engine->now = ev->node.key;
   engine->fired++;
@@ -193,16 +294,14 @@ run_loop (SimEngine *engine, double t_end)
 {
   engine->running = TRUE;
   engine->stop_requested = FALSE;
-  guint64 n = 0;
-  SimHeapNode *top;
-  while (!engine->stop_requested && (top = sim_heap_peek (engine->queue)) != NULL
+  engine->t_end = t_end;
+  guint64 fired = engine->fired; /* with the events fired in place (sim_engine_fire_reserved) */
+  const SimHeapNode *top;
+  while (!engine->stop_requested && (top = peek_next (engine)) != NULL
          && top->key <= t_end)
-    {
-      fire_next (engine);
-      n++;
-    }
+    fire_next (engine);
   engine->running = FALSE;
-  return n;
+  return engine->fired - fired;
 }
 
 guint64
@@ -237,14 +336,14 @@ guint
 sim_engine_pending (const SimEngine *engine)
 {
   g_return_val_if_fail (engine != NULL, 0);
-  return sim_heap_size (engine->queue);
+  return sim_heap_size (engine->queue) + (engine->lane != NULL);
 }
 
 double
 sim_engine_next_time (const SimEngine *engine)
 {
   g_return_val_if_fail (engine != NULL, INFINITY);
-  const SimHeapNode *top = sim_heap_peek (engine->queue);
+  const SimHeapNode *top = peek_next (engine);
   return top != NULL ? top->key : INFINITY;
 }
 

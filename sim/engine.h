@@ -44,6 +44,26 @@ SimEventId sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc 
 SimEventId sim_engine_schedule_after (SimEngine *engine, double delay, SimEventFunc func,
                                       gpointer user_data, GDestroyNotify destroy);
 
+/* Takes the next sequence number (the tie-break of equal times) for an event the caller
+ * may schedule later with sim_engine_schedule_reserved() or stand in for with
+ * sim_engine_fire_reserved(): that event then keeps its place among the events scheduled
+ * after this call, as if scheduled now. Use the number once. */
+guint64 sim_engine_reserve (SimEngine *engine);
+
+/* sim_engine_schedule_at() with the sequence number `seq` (from sim_engine_reserve(), not
+ * used yet) instead of a new one. */
+SimEventId sim_engine_schedule_reserved (SimEngine *engine, guint64 seq, double time,
+                                         SimEventFunc func, gpointer user_data,
+                                         GDestroyNotify destroy);
+
+/* For an event at `time` (s, >= now) with the reserved number `seq`, from inside an event
+ * of a running sim_engine_run*(): when it would be the next to fire (before every pending
+ * event by (time, sequence), within the run's t_end, no stop requested), advances the clock
+ * to `time`, counts it as fired and returns TRUE; the caller then does its work at once,
+ * which is what the engine would do next. FALSE, nothing changed, otherwise (the caller
+ * schedules it: sim_engine_schedule_reserved). Saves the event's storage and queue work. */
+gboolean sim_engine_fire_reserved (SimEngine *engine, guint64 seq, double time);
+
 /* Cancels a pending event: it will not fire and its destroy notifier runs now.
  * Returns FALSE if the id is unknown, already fired or already cancelled. */
 gboolean sim_engine_cancel (SimEngine *engine, SimEventId id);

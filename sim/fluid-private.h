@@ -97,8 +97,14 @@ struct _SimFluid
   SimHeap *finishing; /* sharing activities by finish time */
   SimEventId completion_event, flush_event;
   double completion_time;
+  /* a lone join's completion event, its sequence number reserved (sim_engine_reserve) and
+   * not yet scheduled or fired in place (sim/fluid.c join_lone); completion_time is its time */
+  gboolean completion_reserved;
+  guint64 completion_seq;
   SimVec dirty_res;  /* SimResourceId whose component must be re-solved */
   SimVec dirty_acts; /* SimActivityId of joined activities without uses */
+  SimVec lone_changed; /* SimResourceId scratch of the lone join and leave (sim/fluid.c) */
+  gboolean no_lone;    /* tests only: every join and leave through the dirty lists */
   guint epoch;
   guint64 n_solves;
   SimLoadFunc load_func;

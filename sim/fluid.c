@@ -19,8 +19,12 @@
  * Batching: starts, latency ends and cancels only mark resources dirty and make sure one
  * "flush" engine event is pending at now; the flush re-solves each dirty component once, so
  * n flows starting at one instant cost one solve, not n. A latency end with no other event
- * due at its instant flushes at once instead (that flush event would fire next). Getters flush first, so they always
- * see the solved state. Completions re-solve at once, before their done callbacks run.
+ * due at its instant flushes at once instead (that flush event would fire next). Getters
+ * flush first, so they always see the solved state. Completions re-solve at once, before
+ * their done callbacks run. An activity that joins idle resources, or leaves resources it
+ * had alone, with nothing else waiting for a flush, skips the dirty lists (join_lone,
+ * leave_lone: the same solves and reports); such a join's completion event, when it would
+ * be the engine's next, fires in place (sim_engine_fire_reserved).
  *
  * Completion: a min-heap of finish times t_last + remaining/r feeds exactly one pending
  * "next completion" engine event. When it fires, every activity at the top of the heap whose
@@ -54,6 +58,7 @@
 
 static void flush (SimFluid *fluid);
 static void reschedule_completion (SimFluid *fluid);
+static void on_completion (SimEngine *engine, gpointer user_data);
 
 static double
 fluid_now (const SimFluid *fluid)
@@ -193,6 +198,7 @@ sim_fluid_free (SimFluid *fluid)
   g_free (fluid->fold_scale);
   sim_vec_clear (&fluid->dirty_res);
   sim_vec_clear (&fluid->dirty_acts);
+  sim_vec_clear (&fluid->lone_changed);
   sim_fluid_solver_free (fluid->solver);
   g_free (fluid);
 }
@@ -207,6 +213,7 @@ sim_fluid_reset (SimFluid *fluid)
     sim_engine_cancel (fluid->engine, fluid->flush_event);
   fluid->completion_event = fluid->flush_event = 0;
   fluid->completion_time = 0;
+  fluid->completion_reserved = FALSE;
   gboolean busy = fluid->n_live > 0 || fluid->dirty_res.len > 0 || fluid->dirty_acts.len > 0;
   drop_live_activities (fluid);
   sim_heap_clear (fluid->finishing);
@@ -399,6 +406,126 @@ leave_sharing (SimFluid *fluid, SimFluidActivity *a)
   a->sharing = FALSE;
 }
 
+/* ---- lone joins and leaves ---------------------------------------------------------------
+ *
+ * Most activities (a kernel on its GPU's compute and HBM) join resources nobody uses and
+ * leave them idle. For those, the flush that join_sharing or leave_sharing would request
+ * touches nothing but the activity's own resources, so it is done here without the dirty
+ * lists: the same solves (sim_fluid_solve_from, in the order the dirty list would give them:
+ * the activity's uses), the same completion event, the same load reports in id order, so the
+ * same rates, times, events and calls. Only when no other change waits for a flush (else the
+ * flush would solve that too, in its place). */
+
+/* Uses of an activity the lone paths take (a kernel has two: compute, HBM). */
+#define LONE_MAX_USES 2
+
+static gboolean
+lone_on (const SimFluid *fluid, const SimFluidActivity *a, guint members)
+{
+  if (fluid->no_lone || a->n_uses == 0 || a->n_uses > LONE_MAX_USES || fluid->flush_event != 0
+      || fluid->dirty_res.len > 0 || fluid->dirty_acts.len > 0)
+    return FALSE;
+  for (guint u = 0; u < a->n_uses; u++)
+    if (get_resource (fluid, a->uses[u].resource)->members.len != members)
+      return FALSE;
+  return TRUE;
+}
+
+/* The end of flush after a lone path's solves, which left their changed resources in
+ * fluid->lone_changed: the completion event (with `reserve`, when none is pending, only its
+ * sequence number: join_lone), then the load observer, resource-id order. */
+static void
+lone_flush_end (SimFluid *fluid, gboolean reserve)
+{
+  SimHeapNode *top = sim_heap_peek (fluid->finishing);
+  if (reserve && fluid->completion_event == 0 && top != NULL)
+    {
+      /* reschedule_completion's event, numbered now, scheduled or fired after the reports */
+      fluid->completion_time = MAX (top->key, fluid_now (fluid));
+      fluid->completion_seq = sim_engine_reserve (fluid->engine);
+      fluid->completion_reserved = TRUE;
+    }
+  else
+    reschedule_completion (fluid);
+  if (fluid->load_func == NULL)
+    return;
+  /* copied out: the observer may start activities (a later lone path reuses the vector) */
+  SimResourceId ids[LONE_MAX_USES];
+  guint n = fluid->lone_changed.len;
+  for (guint k = 0; k < n; k++)
+    ids[k] = SIM_VEC_AT (&fluid->lone_changed, SimResourceId, k);
+  if (n == 2 && ids[0] > ids[1])
+    {
+      SimResourceId t = ids[0];
+      ids[0] = ids[1];
+      ids[1] = t;
+    }
+  double now = fluid_now (fluid);
+  for (guint k = 0; k < n; k++)
+    fluid->load_func (fluid, ids[k], now, get_resource (fluid, ids[k])->usage, fluid->load_data);
+}
+
+/* join_sharing, then flush, for an activity whose resources are idle (lone_on): TRUE, or
+ * FALSE (nothing done) when it is not such an activity. */
+static gboolean
+join_lone (SimFluid *fluid, SimFluidActivity *a)
+{
+  if (!lone_on (fluid, a, 0))
+    return FALSE;
+  a->sharing = TRUE;
+  a->t_last = fluid_now (fluid);
+  for (guint u = 0; u < a->n_uses; u++)
+    {
+      SimFluidResource *r = get_resource (fluid, a->uses[u].resource);
+      a->slots[u] = r->members.len;
+      SIM_VEC_PUSH (&r->members, SimFluidMember, ((SimFluidMember){ a, u }));
+    }
+  /* one component, solved from the first use's resource (the others are visited by it) */
+  fluid->epoch++;
+  fluid->lone_changed.len = 0;
+  sim_fluid_solve_from (fluid, get_resource (fluid, a->uses[0].resource), NULL,
+                        &fluid->lone_changed);
+  lone_flush_end (fluid, TRUE);
+  if (fluid->completion_reserved) /* (the load observer may have changed it) */
+    {
+      /* the completion event: when it would fire next (nothing due before it; usually the
+       * kernel's end on an otherwise idle GPU), it fires here, without the queue */
+      fluid->completion_reserved = FALSE;
+      if (sim_engine_fire_reserved (fluid->engine, fluid->completion_seq, fluid->completion_time))
+        on_completion (fluid->engine, fluid);
+      else
+        fluid->completion_event
+            = sim_engine_schedule_reserved (fluid->engine, fluid->completion_seq,
+                                            fluid->completion_time, on_completion, fluid, NULL);
+    }
+  return TRUE;
+}
+
+/* on_completion's leave_sharing and unlink of its one finished activity `a`, then flush, when
+ * a was alone on its resources (lone_on): TRUE, or FALSE (nothing done) otherwise. */
+static gboolean
+leave_lone (SimFluid *fluid, SimFluidActivity *a, double now)
+{
+  if (!lone_on (fluid, a, 1))
+    return FALSE;
+  a->remaining = 0.0;
+  a->t_last = now;
+  for (guint u = 0; u < a->n_uses; u++)
+    get_resource (fluid, a->uses[u].resource)->members.len = 0; /* its one member */
+  if (a->finish.index != SIM_HEAP_NONE)
+    sim_heap_remove (fluid->finishing, &a->finish);
+  a->sharing = FALSE;
+  activity_unlink (fluid, a); /* its slot is released after the callbacks */
+  /* each resource idle now: a component of its own, solved in use order */
+  fluid->epoch++;
+  fluid->lone_changed.len = 0;
+  for (guint u = 0; u < a->n_uses; u++)
+    sim_fluid_solve_from (fluid, get_resource (fluid, a->uses[u].resource), NULL,
+                          &fluid->lone_changed);
+  lone_flush_end (fluid, FALSE);
+  return TRUE;
+}
+
 /* A latency over: the activity starts sharing. When no other event is due at this instant,
  * the flush event it would request is the engine's next event, so the flush runs here: the
  * same changes in the same order, one engine event fewer (a kernel's start on a GPU). The
@@ -411,6 +538,8 @@ on_latency_end (SimEngine *engine, gpointer user_data)
   SimFluid *fluid = a->fluid;
   a->latency_event = 0;
   gboolean alone = fluid->flush_event == 0 && sim_engine_next_time (engine) > fluid_now (fluid);
+  if (alone && join_lone (fluid, a))
+    return;
   join_sharing (fluid, a);
   if (alone)
     flush (fluid);
@@ -585,19 +714,19 @@ sim_fluid_n_solves (const SimFluid *fluid)
   return fluid->n_solves;
 }
 
-static void on_completion (SimEngine *engine, gpointer user_data);
-
 /* Keeps exactly one completion event pending, at the earliest finish time (none if idle). */
 static void
 reschedule_completion (SimFluid *fluid)
 {
   SimHeapNode *top = sim_heap_peek (fluid->finishing);
+  if (fluid->completion_reserved && (top == NULL || top->key != fluid->completion_time))
+    fluid->completion_reserved = FALSE; /* as a cancel (join_lone) */
   if (fluid->completion_event != 0 && (top == NULL || top->key != fluid->completion_time))
     {
       sim_engine_cancel (fluid->engine, fluid->completion_event);
       fluid->completion_event = 0;
     }
-  if (top != NULL && fluid->completion_event == 0)
+  if (top != NULL && fluid->completion_event == 0 && !fluid->completion_reserved)
     {
       fluid->completion_time = MAX (top->key, fluid_now (fluid));
       fluid->completion_event = sim_engine_schedule_at (fluid->engine, fluid->completion_time,
@@ -709,15 +838,18 @@ on_completion (SimEngine *engine, gpointer user_data)
   SimVec *done = own ? &local : &fluid->done_buf;
   fluid->done_busy = TRUE;
   collect_finished (fluid, now, done);
-  for (guint k = 0; k < done->len; k++)
+  if (done->len != 1 || !leave_lone (fluid, SIM_VEC_AT (done, SimFluidActivity *, 0), now))
     {
-      SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
-      a->remaining = 0.0;
-      a->t_last = now;
-      leave_sharing (fluid, a);
-      activity_unlink (fluid, a); /* its slot is released after the callbacks */
+      for (guint k = 0; k < done->len; k++)
+        {
+          SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
+          a->remaining = 0.0;
+          a->t_last = now;
+          leave_sharing (fluid, a);
+          activity_unlink (fluid, a); /* its slot is released after the callbacks */
+        }
+      flush (fluid);
     }
-  flush (fluid);
   reschedule_completion (fluid); /* also when nothing was dirty (activities without uses) */
   for (guint k = 0; k < done->len; k++)
     {

@@ -41,6 +41,8 @@ typedef struct
   double host_issued;  /* s of host time its kernels issued so far took */
   double kernel_host;  /* s of host time its running kernel's issue took (op_times) */
   gboolean done;
+  gboolean rep; /* its rank is a representative (hw_rank_shift_is_rep) */
+  guint row;    /* its rank's row (ledger_row), found once: a kernel's issue reads it */
 } TaskState;
 
 typedef struct
@@ -122,6 +124,9 @@ struct _ModelExecutor
   guint *next_sync;      /* per task: the next host_sync task of its rank after it, or
                           * G_MAXUINT */
   gboolean first_step;   /* the process's first step: lazily created states (set_first_step) */
+  guint *creation;       /* with first_step: rows × MODEL_N_MEM, the task that creates each
+                          * category's states on the row's rank (model_plan_creation_task),
+                          * found at the first task's start; NULL before */
   double t0;             /* when the step started (model_executor_start) */
   /* Rank classes (rank_classes.h): the representatives of `shift` are replayed
    * (hw_rank_shift_is_rep), each rank standing for its class's; the identity: every rank
@@ -165,6 +170,7 @@ struct _ModelExecutorTrace
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
+static void try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream);
 
 /* The row of `rank`'s representative in the ledger and the per-representative arrays. */
 static guint
@@ -463,8 +469,10 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   for (guint id = 0; id < n; id++)
     {
       const ModelTask *t = model_plan_task (plan, id);
-      e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps };
-      if (hw_rank_shift_is_rep (&e->shift, t->rank))
+      e->tasks[id] = (TaskState){ .exec = e, .id = id, .pending_deps = t->n_deps,
+                                  .rep = hw_rank_shift_is_rep (&e->shift, t->rank),
+                                  .row = ledger_row (e, t->rank) };
+      if (e->tasks[id].rep)
         e->n_expected++;
     }
   return e;
@@ -520,6 +528,7 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->host_mult);
   g_free (exec->host_before);
   g_free (exec->host_offset);
+  g_free (exec->creation);
   g_free (exec->sync_task);
   g_free (exec->sync_left);
   g_free (exec->next_sync);
@@ -530,16 +539,15 @@ model_executor_free (ModelExecutor *exec)
 
 /* One allocation: a single block, or one block per tensor of the buffer. */
 static void
-ledger_alloc (ModelExecutor *exec, guint rank, const ModelMemEffect *e, double now,
+ledger_alloc (ModelExecutor *exec, guint row, const ModelMemEffect *e, double now,
               const char *label)
 {
   if (e->n_tensors > 1)
-    model_ledger_alloc_tensors (exec->ledger, ledger_row (exec, rank), e->category,
+    model_ledger_alloc_tensors (exec->ledger, row, e->category,
                                 model_plan_tensor_sizes (exec->plan, e->first_tensor),
                                 e->n_tensors, e->handle, now, label);
   else
-    model_ledger_alloc (exec->ledger, ledger_row (exec, rank), e->category, e->bytes,
-                        e->handle, now, label);
+    model_ledger_alloc (exec->ledger, row, e->category, e->bytes, e->handle, now, label);
 }
 
 /* The initial allocation of `category` on `rank`, unless it is live already (carried over
@@ -549,25 +557,37 @@ initial_alloc (ModelExecutor *exec, guint rank, ModelMemCategory category, doubl
                const char *label)
 {
   guint h = model_plan_initial_handle (exec->plan, rank, category);
-  if (h != 0 && !model_ledger_live (exec->ledger, ledger_row (exec, rank), h))
-    ledger_alloc (exec, rank, model_plan_allocation (exec->plan, h), now, label);
+  guint row = ledger_row (exec, rank);
+  if (h != 0 && !model_ledger_live (exec->ledger, row, h))
+    ledger_alloc (exec, row, model_plan_allocation (exec->plan, h), now, label);
 }
 
-/* In the first step, the states task t creates (model_plan_creation_task), before its own
- * start effects: _init_group runs before the update's temporaries exist. */
+/* In the first step, the states task t (on row `row`) creates (model_plan_creation_task, in
+ * exec->creation), before its own start effects: _init_group runs before the update's
+ * temporaries exist. */
 static void
-create_states (ModelExecutor *exec, const ModelTask *t, double now)
+create_states (ModelExecutor *exec, const ModelTask *t, guint row, double now)
 {
   if (!exec->first_step)
     return;
+  if (exec->creation == NULL)
+    {
+      guint n_reps = hw_rank_shift_n_reps (&exec->shift);
+      exec->creation = g_new (guint, n_reps * MODEL_N_MEM);
+      for (guint i = 0; i < n_reps; i++)
+        for (guint c = 0; c < MODEL_N_MEM; c++)
+          exec->creation[i * MODEL_N_MEM + c]
+              = model_plan_creation_task (exec->plan, hw_rank_shift_rank (&exec->shift, i), c);
+    }
   for (guint c = 0; c < MODEL_N_MEM; c++)
-    if (model_plan_creation_task (exec->plan, t->rank, c) == t->id)
+    if (exec->creation[row * MODEL_N_MEM + c] == t->id)
       initial_alloc (exec, t->rank, c, now, t->label);
 }
 
 /* Task t's memory effects of `when`, at `now` (s). */
 static void
-apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when, double now)
+apply_effects (ModelExecutor *exec, const ModelTask *t, guint row, ModelEffectWhen when,
+               double now)
 {
   for (guint i = 0; i < t->n_effects; i++)
     {
@@ -578,16 +598,15 @@ apply_effects (ModelExecutor *exec, const ModelTask *t, ModelEffectWhen when, do
         {
           if (exec->host != NULL)
             model_host_ledger_apply (exec->host, t->rank, e->where, e->category,
-                                     exec->host_mult != NULL
-                                       ? e->bytes * exec->host_mult[ledger_row (exec, t->rank)]
-                                       : e->bytes,
+                                     exec->host_mult != NULL ? e->bytes * exec->host_mult[row]
+                                                             : e->bytes,
                                      now);
           continue;
         }
       if (e->bytes > 0)
-        ledger_alloc (exec, t->rank, e, now, t->label);
+        ledger_alloc (exec, row, e, now, t->label);
       else
-        model_ledger_release (exec->ledger, ledger_row (exec, t->rank), e->handle, now,
+        model_ledger_release (exec->ledger, row, e->handle, now,
                               t->label);
     }
 }
@@ -619,8 +638,8 @@ begin_task (ModelExecutor *exec, TaskState *ts, const ModelTask *t, double now)
 {
   ts->start = now;
   trace_add (exec, ts->id, TRACE_START, now);
-  create_states (exec, t, now);
-  apply_effects (exec, t, MODEL_EFFECT_AT_START, now);
+  create_states (exec, t, ts->row, now);
+  apply_effects (exec, t, ts->row, MODEL_EFFECT_AT_START, now);
 }
 
 /* What ending task ts at `now` (s) changes besides the streams and the tasks waiting on
@@ -630,12 +649,12 @@ end_task (ModelExecutor *exec, TaskState *ts, double now)
 {
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   trace_add (exec, ts->id, TRACE_END, now);
-  apply_effects (exec, t, MODEL_EFFECT_AT_END, now);
+  apply_effects (exec, t, ts->row, MODEL_EFFECT_AT_END, now);
   record_task (exec, t, ts->start, now);
   ts->end = now;
   ts->done = TRUE;
   exec->n_done++;
-  guint row = ledger_row (exec, t->rank);
+  guint row = ts->row;
   exec->rank_end[row] = MAX (exec->rank_end[row], now);
   exec->kind_time[row * MODEL_N_TASK_KINDS + t->kind] += now - ts->start;
   SIM_VEC_PUSH (&exec->busy[row * MODEL_N_STREAMS + t->stream], Interval,
@@ -648,23 +667,22 @@ finish_task (TaskState *ts)
   ModelExecutor *exec = ts->exec;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   end_task (exec, ts, sim_engine_now (exec->engine));
-  StreamState *ss = stream_state (exec, t->rank, t->stream);
+  guint row = ts->row, sync = exec->sync_task[row];
+  StreamState *ss = &exec->streams[row * MODEL_N_STREAMS + t->stream];
   ss->busy = FALSE;
   ss->next++;
-  guint row = ledger_row (exec, t->rank), sync = exec->sync_task[row];
+  /* (a task that ran is its rank's representative's) */
   if (sync != G_MAXUINT && ts->id < sync && --exec->sync_left[row] == 0)
-    try_start (exec, t->rank, model_plan_task (exec->plan, sync)->stream);
+    try_start_row (exec, t->rank, row, model_plan_task (exec->plan, sync)->stream);
   for (guint i = exec->dep_first[ts->id]; i < exec->dep_first[ts->id + 1]; i++)
     {
       TaskState *w = &exec->tasks[exec->dep_list[i]];
       g_assert (w->pending_deps > 0);
-      if (--w->pending_deps == 0)
-        {
-          const ModelTask *wt = model_plan_task (exec->plan, w->id);
-          try_start (exec, wt->rank, wt->stream);
-        }
+      if (--w->pending_deps == 0 && w->rep)
+        try_start_row (exec, model_plan_task (exec->plan, w->id)->rank, w->row,
+                       model_plan_task (exec->plan, w->id)->stream);
     }
-  try_start (exec, t->rank, t->stream);
+  try_start_row (exec, t->rank, row, t->stream);
 }
 
 static void run_next_kernel (TaskState *ts);
@@ -705,7 +723,7 @@ issue_kernel (ModelExecutor *exec, TaskState *ts, const ModelTask *t, const Mode
 {
   ts->kernel_host = kernel_host_time (exec, t, k);
   ts->host_issued += ts->kernel_host;
-  double issue = exec->host_offset[ledger_row (exec, t->rank)] + exec->host_before[ts->id]
+  double issue = exec->host_offset[ts->row] + exec->host_before[ts->id]
                  + ts->host_issued;
   ts->kernel_start = MAX (issue, now);
   return issue;
@@ -789,11 +807,17 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 {
   if (!hw_rank_shift_is_rep (&exec->shift, rank))
     return; /* rank classes: stood for by its representative */
-  StreamState *ss = stream_state (exec, rank, stream);
+  try_start_row (exec, rank, ledger_row (exec, rank), stream);
+}
+
+/* try_start for a representative `rank` whose row (ledger_row) is `row`. */
+static void
+try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream)
+{
+  StreamState *ss = &exec->streams[row * MODEL_N_STREAMS + stream];
   if (ss->busy || ss->next >= ss->queue->len)
     return;
   TaskState *ts = &exec->tasks[g_array_index (ss->queue, guint, ss->next)];
-  guint row = ledger_row (exec, rank);
   if (ts->pending_deps > 0 || held_by_host (exec, row, ts->id))
     return;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
@@ -812,7 +836,7 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
   if (synced) /* the tasks the host held behind this one may start */
     for (guint st = 0; st < MODEL_N_STREAMS; st++)
       if (st != stream)
-        try_start (exec, rank, st);
+        try_start_row (exec, rank, row, st);
 }
 
 /* The step's start at `now` (s): every representative's initial state. */

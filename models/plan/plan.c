@@ -424,14 +424,17 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
   guint n_built = hw_rank_shift_n_reps (&p->built);
   p->paged_spill = paged_spill;
   plan_initial_state (p);
-  PlanCosts pc;
-  plan_costs (p, &pc);
+  /* on the heap: ~120 KB, which on the stack took ~30 page faults of their own (the heap's
+   * are in huge pages, cli/malloc_tuning.h) */
+  g_autofree PlanCosts *pcs = g_new (PlanCosts, 1);
+  PlanCosts *pc = pcs;
+  plan_costs (p, pc);
   /* Model FLOPs: forward + backward without recompute, 3 × forward for full fine-tuning
    * (Narayanan et al. 2021 §5.1); with LoRA's frozen base the backward skips the weight
    * gradients (cost.h); the MTP depths as Megatron's num_floating_point_operations counts
    * them (cost.h model_cost_mtp_flops). */
   ModelCostParams cp = model_stack_cost_params (stack);
-  double step_flops = pc.step_flops >= 0 ? pc.step_flops : model_cost_step_flops (arch, &cp);
+  double step_flops = pc->step_flops >= 0 ? pc->step_flops : model_cost_step_flops (arch, &cp);
   p->model_flops = (step_flops + model_cost_mtp_flops (arch, &cp, stack->mtp_layers))
                    * (double) stack->grad_accum
                    / ((double) p->tp.tp * p->cp.cp * p->pp.pp); /* a replica's model FLOPs
@@ -465,12 +468,12 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
             = plan_new_handle_tensors (p, c, (const double *) sizes->data, sizes->len);
         }
       p->hardware_flops = 0;
-      plan_offload_begin_rank (p, r, &pc);
+      plan_offload_begin_rank (p, r, pc);
       plan_paged_begin_rank (p, r);
       if (p->pp.pp > 1)
-        plan_pp_step_rank (p, r, &pc);
+        plan_pp_step_rank (p, r, pc);
       else
-        plan_step_rank (p, r, &pc);
+        plan_step_rank (p, r, pc);
       recompute += p->hardware_flops;
       if (b == 0 && (double) p->tasks->len * n_built > MODEL_PLAN_MAX_TASKS)
         {

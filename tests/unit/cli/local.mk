@@ -45,3 +45,8 @@ check_PROGRAMS += tests/unit/cli/test_fits_from
 tests_unit_cli_test_fits_from_SOURCES = tests/unit/cli/test_fits_from.c tests/unit/cli/simulate.h
 tests_unit_cli_test_fits_from_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_fits_from_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+# The process allocator's settings (cli/malloc_tuning.h): the heap in huge pages.
+check_PROGRAMS += tests/unit/cli/test_malloc_tuning
+tests_unit_cli_test_malloc_tuning_SOURCES = tests/unit/cli/test_malloc_tuning.c
+tests_unit_cli_test_malloc_tuning_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_malloc_tuning_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)

@@ -374,7 +374,165 @@ test_next_time (void)
   CU_ASSERT_TRUE (isinf (sim_engine_next_time (e)));
 }
 
+/* Reserved sequence numbers (sim_engine_reserve): an event scheduled later with one keeps
+ * its place among equal times (after the events scheduled before the reservation, before
+ * those scheduled after it). */
+static void
+test_reserved_keeps_its_place (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  Log *log = log_new ();
+  Tagged tags[4] = { { log, 0 }, { log, 1 }, { log, 2 }, { log, 3 } };
+  sim_engine_schedule_at (engine, 1.0, log_cb, &tags[0], NULL);
+  guint64 seq = sim_engine_reserve (engine);
+  sim_engine_schedule_at (engine, 1.0, log_cb, &tags[2], NULL);
+  CU_ASSERT_NOT_EQUAL (sim_engine_schedule_reserved (engine, seq, 1.0, log_cb, &tags[1], NULL), 0);
+  sim_engine_schedule_at (engine, 0.5, log_cb, &tags[3], NULL);
+  CU_ASSERT_FALSE (sim_engine_fire_reserved (engine, sim_engine_reserve (engine), 0.1));
+  sim_engine_run (engine);
+  guint64 expect[4] = { 3, 0, 1, 2 };
+  CU_ASSERT_EQUAL_FATAL (log->fired->len, 4);
+  for (guint i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL (g_array_index (log->fired, guint64, i), expect[i]);
+  log_free (log);
+}
+
+/* sim_engine_fire_reserved from inside an event at 1 s with events pending at 2 s (scheduled
+ * before) and 3 s: FALSE at 2 s (the pending one comes first) and beyond the run's t_end;
+ * TRUE at 1.5 s (the clock moves there, the event counts as fired) and at a time equal to
+ * that of an event scheduled after the reservation. */
+typedef struct
+{
+  Log *log;
+  Tagged later;
+  gboolean ok[5];
+  double now[2];
+} InPlace;
+
+static void
+in_place_cb (SimEngine *engine, gpointer user_data)
+{
+  InPlace *p = user_data;
+  guint64 fired = sim_engine_events_fired (engine);
+  guint64 seq = sim_engine_reserve (engine);
+  p->ok[0] = sim_engine_fire_reserved (engine, seq, 2.0);
+  p->ok[1] = sim_engine_fire_reserved (engine, seq, 2.6); /* beyond t_end */
+  p->ok[2] = sim_engine_fire_reserved (engine, seq, 1.5);
+  p->now[0] = sim_engine_now (engine);
+  p->ok[3] = sim_engine_events_fired (engine) == fired + 1;
+  seq = sim_engine_reserve (engine);
+  sim_engine_schedule_at (engine, 1.7, log_cb, &p->later, NULL);
+  p->ok[4] = sim_engine_fire_reserved (engine, seq, 1.7);
+  p->now[1] = sim_engine_now (engine);
+}
+
+static void
+test_fire_reserved_in_place (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  Log *log = log_new ();
+  InPlace p = { log, { log, 9 }, { FALSE }, { 0, 0 } };
+  Tagged two = { log, 2 }, three = { log, 3 };
+  sim_engine_schedule_at (engine, 1.0, in_place_cb, &p, NULL);
+  sim_engine_schedule_at (engine, 2.0, log_cb, &two, NULL);
+  sim_engine_schedule_at (engine, 3.0, log_cb, &three, NULL);
+  /* 1 s, then the two in place, 1.7 s and 2 s */
+  CU_ASSERT_EQUAL (sim_engine_run_until (engine, 2.5), 5);
+  CU_ASSERT_FALSE (p.ok[0]);
+  CU_ASSERT_FALSE (p.ok[1]);
+  CU_ASSERT_TRUE (p.ok[2]);
+  CU_ASSERT_EQUAL (p.now[0], 1.5);
+  CU_ASSERT_TRUE (p.ok[3]);
+  CU_ASSERT_TRUE (p.ok[4]);
+  CU_ASSERT_EQUAL (p.now[1], 1.7);
+  CU_ASSERT_EQUAL_FATAL (log->fired->len, 2);
+  CU_ASSERT_EQUAL (g_array_index (log->fired, guint64, 0), 9);
+  CU_ASSERT_EQUAL (g_array_index (log->times, double, 0), 1.7);
+  CU_ASSERT_EQUAL (g_array_index (log->fired, guint64, 1), 2);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (sim_engine_events_fired (engine), 6);
+  log_free (log);
+}
+
+/* Events scheduled and cancelled from callbacks, at random (times on a grid of 10 values
+ * past now, many ties): every event scheduled and not cancelled fires once, and the firing
+ * order is (time, scheduling order) over the whole run, since a callback schedules no
+ * earlier than now. Exercises the one-event lane (sim/engine.c enqueue): an event earlier
+ * than all pending ones, displaced by a later-scheduled earlier one, cancelled there. */
+typedef struct
+{
+  SimEngine *engine;
+  GRand *rng;
+  GArray *refs;  /* Ref, by tag */
+  GArray *fired; /* guint64 tags */
+} Churn;
+
+typedef struct
+{
+  Churn *c;
+  guint64 tag;
+} ChurnArg;
+
+static void churn_cb (SimEngine *engine, gpointer user_data);
+
+static void
+churn_schedule (Churn *c, double time)
+{
+  ChurnArg *a = g_new (ChurnArg, 1);
+  *a = (ChurnArg){ c, c->refs->len };
+  Ref r = { time, a->tag, 0, FALSE };
+  r.id = sim_engine_schedule_at (c->engine, time, churn_cb, a, g_free);
+  g_array_append_val (c->refs, r);
+}
+
+static void
+churn_cb (SimEngine *engine, gpointer user_data)
+{
+  ChurnArg *a = user_data;
+  Churn *c = a->c;
+  g_array_append_val (c->fired, a->tag);
+  if (c->refs->len < 4000)
+    for (guint k = g_rand_int_range (c->rng, 0, 4); k > 0; k--)
+      churn_schedule (c, sim_engine_now (engine) + g_rand_int_range (c->rng, 0, 10) * 0.25);
+  if (g_rand_int_range (c->rng, 0, 4) == 0)
+    {
+      Ref *r = &g_array_index (c->refs, Ref, g_rand_int_range (c->rng, 0, (gint) c->refs->len));
+      if (!r->cancelled && sim_engine_cancel (engine, r->id))
+        r->cancelled = TRUE;
+    }
+}
+
+static void
+test_callbacks_schedule_and_cancel (void)
+{
+  Churn c = { sim_engine_new (), g_rand_new_with_seed (11),
+              g_array_new (FALSE, FALSE, sizeof (Ref)),
+              g_array_new (FALSE, FALSE, sizeof (guint64)) };
+  for (guint i = 0; i < 8; i++)
+    churn_schedule (&c, g_rand_int_range (c.rng, 0, 4) * 0.5);
+  sim_engine_run (c.engine);
+  CU_ASSERT_EQUAL (sim_engine_pending (c.engine), 0);
+  guint expected = 0;
+  for (guint i = 0; i < c.refs->len; i++)
+    expected += !g_array_index (c.refs, Ref, i).cancelled;
+  CU_ASSERT (c.refs->len > 1000);
+  CU_ASSERT_EQUAL_FATAL (c.fired->len, expected);
+  for (guint k = 1; k < c.fired->len; k++)
+    {
+      const Ref *x = &g_array_index (c.refs, Ref, g_array_index (c.fired, guint64, k - 1));
+      const Ref *y = &g_array_index (c.refs, Ref, g_array_index (c.fired, guint64, k));
+      CU_ASSERT_TRUE (ref_cmp (x, y) < 0);
+    }
+  sim_engine_free (c.engine);
+  g_rand_free (c.rng);
+  g_array_unref (c.refs);
+  g_array_unref (c.fired);
+}
+
 static const StepsimTest tests[] = {
+  { "callbacks schedule and cancel at random: (time, order)", test_callbacks_schedule_and_cancel },
+  { "a reserved number keeps its place", test_reserved_keeps_its_place },
+  { "an event fired in place when it is next", test_fire_reserved_in_place },
   { "random order against sorted reference", test_random_order_against_sorted_reference },
   { "same time fires in insertion order", test_same_time_fires_in_insertion_order },
   { "cancel prevents firing, destroys once", test_cancel_prevents_firing_and_destroys_once },

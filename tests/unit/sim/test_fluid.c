@@ -5,6 +5,7 @@
  * test_fluid_properties.c. */
 #include "config.h"
 #include "sim/fluid.h"
+#include "sim/fluid-private.h"
 #include "tests/testlib.h"
 #include "tests/unit/sim/fluid_fixture.h"
 
@@ -707,7 +708,118 @@ test_reset_replays_as_new (void)
   sim_engine_free (e);
 }
 
+/* Lone joins and leaves (sim/fluid.c: an activity alone on idle resources joins and leaves
+ * without the dirty lists) against the general flush (SimFluid.no_lone): four GPUs run chains
+ * of kernels (compute, HBM; the compute resource's id above the HBM's, so the load reports'
+ * id order differs from the use order), some without latency, some with a third use; every
+ * fifth kernel also starts a flow on a link shared by all GPUs and its HBM, so both paths
+ * run. Completion times and order, every load report (resource, time, usage), the solves and
+ * the engine's events are the same, bit for bit. */
+typedef struct
+{
+  Rec *r;
+  GRand *rng;
+  GArray *loads; /* double triples: resource, time, usage */
+  SimResourceId compute[4], hbm[4], link;
+  guint left[4];
+} LoneRun;
+
+static void lone_run_next (SimFluid *fluid, SimActivityId id, gpointer user_data);
+
+static void
+lone_run_kernel (LoneRun *lr, guint g)
+{
+  if (lr->left[g] == 0)
+    return;
+  guint k = lr->left[g]--;
+  SimUse uses[3] = { { lr->compute[g], g_rand_double_range (lr->rng, 1e-6, 1e-4) },
+                     { lr->hbm[g], g_rand_double_range (lr->rng, 1e3, 1e8) },
+                     { lr->link, 1.0 } };
+  guint n = k % 7 == 0 ? 3 : k % 11 == 0 ? 1 : 2;
+  double latency = k % 6 == 0 ? 0.0 : g_rand_double_range (lr->rng, 1e-6, 1e-5);
+  sim_fluid_start (lr->r->fluid, 1.0, latency, INFINITY, uses, n, lone_run_next,
+                   GUINT_TO_POINTER (g + 1));
+  if (k % 5 == 0)
+    {
+      SimUse flow_uses[2] = { { lr->link, 1.0 }, { lr->hbm[g], 1.0 } };
+      sim_fluid_start (lr->r->fluid, g_rand_double_range (lr->rng, 1e4, 1e6), 2e-6, INFINITY,
+                       flow_uses, 2, lone_run_next, NULL);
+    }
+}
+
+static LoneRun *lone_run_current;
+
+static void
+lone_run_next (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  LoneRun *lr = lone_run_current;
+  done_cb (fluid, id, lr->r);
+  if (user_data != NULL)
+    lone_run_kernel (lr, GPOINTER_TO_UINT (user_data) - 1);
+}
+
+static void
+lone_run_load (SimFluid *fluid, SimResourceId res, double time, double usage, gpointer data)
+{
+  (void) fluid;
+  LoneRun *lr = data;
+  double t[3] = { res, time, usage };
+  g_array_append_vals (lr->loads, t, 3);
+}
+
+static LoneRun *
+lone_run (gboolean lone)
+{
+  LoneRun *lr = g_new0 (LoneRun, 1);
+  lr->r = rec_new ();
+  lr->r->fluid->no_lone = !lone;
+  lr->rng = g_rand_new_with_seed (17);
+  lr->loads = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint g = 0; g < 4; g++)
+    lr->hbm[g] = sim_fluid_add_resource (lr->r->fluid, "hbm", 3.35e12);
+  for (guint g = 0; g < 4; g++)
+    lr->compute[g] = sim_fluid_add_resource (lr->r->fluid, "compute", 1.0);
+  lr->link = sim_fluid_add_resource (lr->r->fluid, "link", 4.5e11);
+  sim_fluid_set_load_func (lr->r->fluid, lone_run_load, lr);
+  lone_run_current = lr;
+  for (guint g = 0; g < 4; g++)
+    {
+      lr->left[g] = 200;
+      lone_run_kernel (lr, g);
+    }
+  sim_engine_run (lr->r->engine);
+  return lr;
+}
+
+static void
+lone_run_free (LoneRun *lr)
+{
+  rec_free (lr->r);
+  g_rand_free (lr->rng);
+  g_array_unref (lr->loads);
+  g_free (lr);
+}
+
+static void
+test_lone_paths_as_flush (void)
+{
+  LoneRun *a = lone_run (FALSE), *b = lone_run (TRUE);
+  CU_ASSERT_EQUAL_FATAL (a->r->done->len, 4 * 200 + 4 * 40);
+  CU_ASSERT_EQUAL_FATAL (b->r->done->len, a->r->done->len);
+  CU_ASSERT (memcmp (a->r->done->data, b->r->done->data, a->r->done->len * sizeof (double)) == 0);
+  CU_ASSERT (memcmp (a->r->order->data, b->r->order->data,
+                     a->r->order->len * sizeof (SimActivityId)) == 0);
+  CU_ASSERT_EQUAL_FATAL (a->loads->len, b->loads->len);
+  CU_ASSERT (a->loads->len > 3 * 2000);
+  CU_ASSERT (memcmp (a->loads->data, b->loads->data, a->loads->len * sizeof (double)) == 0);
+  CU_ASSERT_EQUAL (sim_fluid_n_solves (a->r->fluid), sim_fluid_n_solves (b->r->fluid));
+  CU_ASSERT_EQUAL (sim_engine_events_fired (a->r->engine), sim_engine_events_fired (b->r->engine));
+  lone_run_free (a);
+  lone_run_free (b);
+}
+
 static const StepsimTest tests[] = {
+  { "lone joins and leaves = the general flush", test_lone_paths_as_flush },
   { "single transfer takes L + S/B", test_single_transfer },
   { "unnamed resources are named on demand, once", test_names_on_demand },
   { "n equal flows get B/n each", test_equal_flows_share },
