@@ -112,8 +112,9 @@ print_report (const CliFitReport *r, CliFitTarget target)
   gboolean relative = stack && !isnan (base) && base > 0
                       && !(have_given && base == given->tokens_per_s);
   printf ("memory: what the whole run needs on the device, the CUDA context included: the most "
-          "of model loading,\nthe first step (optimizer states created at its optimizer step) "
-          "and the steady-state step;\na candidate fits when none of them runs out of memory\n");
+          "of model loading,\nthe first step (where torch.optim creates the optimizer states; "
+          "DeepSpeed's ZeRO makes them at the load) and the steady-state step;\na candidate "
+          "fits when none of them runs out of memory\n");
   printf ("%-4s %-9s %-40s %10s %10s %12s%s%s\n", "", "verdict", "candidate", "step", "tokens/s",
           "memory", have_given ? "  saves (vs as given)  throughput     step" : "",
           relative ? "  vs baseline" : "");

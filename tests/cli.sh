@@ -2028,6 +2028,14 @@ check "export -o -: the TSV on standard output, no file '-'" \
 rc=$?
 check "run --trace -: exit 2, said, no file '-'" \
   sh -c "[ $rc -eq 2 ] && ! test -e ./- && grep -q 'trace -: the trace is written to a file' qa-t.err"
+# the first step's line says when the optimizer states came (QA: "created at its optimizer
+# step" also under ZeRO, whose states are there from the load, and with them offloaded)
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" >qa-fs1.out 2>/dev/null
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" --set parallel.data_parallel=zero2 \
+  >qa-fs2.out 2>/dev/null
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" >qa-fs3.out 2>/dev/null
+check "first step: states made at its optimizer step / from the load / not on the GPU" \
+  sh -c "grep -q '^  first step .*(optimizer states created at its optimizer step)' qa-fs1.out && grep -q '^  first step .*(optimizer states on the GPU from the load)' qa-fs2.out && grep -q '^  first step .*(no optimizer states on the GPU)' qa-fs3.out"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -157,9 +157,13 @@ print_memory (FILE *out, const ModelSimResult *res)
     {
       g_autofree char *a = sim_units_format (res->first_step_allocated, SIM_DIM_BYTES, 2);
       g_autofree char *r = sim_units_format (res->first_step_reserved, SIM_DIM_BYTES, 2);
-      fprintf (out, "  %-22s %s allocated, %s reserved (optimizer states created at its "
-               "optimizer step%s)\n", "first step", a, r,
-               res->first_step_oom ? "; OOM" : "");
+      static const char *const states[] = {
+        [MODEL_STATES_AT_FIRST_STEP] = "optimizer states created at its optimizer step",
+        [MODEL_STATES_FROM_LOAD] = "optimizer states on the GPU from the load",
+        [MODEL_STATES_NOT_ON_GPU] = "no optimizer states on the GPU",
+      };
+      fprintf (out, "  %-22s %s allocated, %s reserved (%s%s)\n", "first step", a, r,
+               states[res->first_step_states], res->first_step_oom ? "; OOM" : "");
     }
   if (res->lifetime_device > res->need_device)
     {

@@ -979,9 +979,14 @@ padded_oom (const Process *proc, ModelSimResult *res)
 /* The process's figures beside the steady-state step's (res, filled from the last step):
  * its first step, and the lifetime over the load and every step (simulate.h). */
 static void
-fill_process (const Process *proc, ModelSimResult *res)
+fill_process (const Process *proc, const ModelPlan *plan, ModelSimResult *res)
 {
   res->process_steps = proc->n_steps;
+  res->first_step_states
+    = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE) <= 0 ? MODEL_STATES_NOT_ON_GPU
+      : model_plan_creation_task (plan, 0, MODEL_MEM_OPTIMIZER_STATE) == G_MAXUINT
+        ? MODEL_STATES_FROM_LOAD
+        : MODEL_STATES_AT_FIRST_STEP;
   for (guint r = 0; r < model_ledger_n_ranks (proc->first); r++)
     {
       res->first_step_allocated = MAX (res->first_step_allocated,
@@ -1038,7 +1043,7 @@ steady_step (const ModelSimInput *in, const ModelPlan *plan, SimRecorder *rec,
   double t = replay (in, plan, in->seed, record_first ? NULL : rec, res, &proc, m, classes,
                      &st, error);
   if (t >= 0)
-    fill_process (&proc, res);
+    fill_process (&proc, plan, res);
   process_clear (&proc);
   g_clear_pointer (&st.op_times, model_op_times_free);
   return t;

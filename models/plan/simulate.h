@@ -33,6 +33,15 @@
 #include "sim/recorder.h"
 
 /* A rank whose kernels run slower than the rest (a straggler). */
+/* When a run's optimizer states come to the GPU (ModelSimResult.first_step_states). */
+typedef enum
+{
+  MODEL_STATES_AT_FIRST_STEP, /* made by the first optimizer step (torch.optim, bitsandbytes) */
+  MODEL_STATES_FROM_LOAD,     /* present from the load: DeepSpeed's ZeRO, paged states,
+                               * optimizer_in_backward (plan.h model_plan_creation_task) */
+  MODEL_STATES_NOT_ON_GPU,    /* none on the GPU (offloaded optimizer, none to keep) */
+} ModelStatesMade;
+
 typedef struct
 {
   guint rank;
@@ -105,6 +114,8 @@ typedef struct
   double first_step_allocated; /* B: the first step's allocated peak (the highest rank) */
   double first_step_reserved;  /* B: its reserved peak (need, may exceed the capacity) */
   gboolean first_step_oom;  /* a request of the first step failed */
+  ModelStatesMade first_step_states; /* when the GPU's optimizer states are made, as modelled
+                                      * (plan.h model_plan_creation_task) */
   /* Padded batches ([training] padding = longest, ModelStack.pad_to_longest): before the
    * step, the allocator replays a seeded sample of micro-batches padded to shorter lengths
    * (models/plan/simulate.c "padded batches": padded_sequences sequences of padded_batches
