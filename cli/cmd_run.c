@@ -229,6 +229,12 @@ cli_cmd_run (int argc, char **argv)
        * can be in the chart's way. */
       if (opt.plot_dir != NULL && g_file_test (opt.plot_dir, G_FILE_TEST_IS_DIR))
         chart = chart_path (argv[1], opt.plot_dir);
+      else if (opt.plot_dir != NULL) /* its name can be judged already */
+        {
+          g_autofree char *later = chart_path (argv[1], opt.plot_dir);
+          if (!cli_output_check_name ("--plot", later, &error))
+            goto out;
+        }
       const char *whats[] = { "-o", "--trace", "--plot" };
       const char *paths[] = { opt.output, opt.trace, chart };
       if ((opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error))

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A slot holds a g_strdup'ed path or NULL; the signal handler only loads the pointers. */
@@ -70,7 +71,23 @@ sim_tempfiles_unlink_all (void)
 char *
 sim_tempfiles_new_path (const char *path, const char *suffix)
 {
-  char *tmp = g_strdup_printf ("%s.tmp.%ld%s", path, (long) getpid (), suffix ? suffix : "");
+  g_return_val_if_fail (path != NULL, NULL);
+  g_autofree char *tail = g_strdup_printf (".tmp.%ld%s", (long) getpid (), suffix ? suffix : "");
+  const char *slash = strrchr (path, '/');
+  gsize dir = slash != NULL ? (gsize) (slash + 1 - path) : 0;
+  gsize base = strlen (path) - dir;
+  char *tmp;
+  if (base + strlen (tail) <= SIM_TEMPFILES_NAME_MAX)
+    tmp = g_strconcat (path, tail, NULL);
+  else
+    {
+      /* a name near the file system's limit (QA: a 236-byte output name failed after the
+       * run): its first bytes and a serial number, unique in the process */
+      static atomic_uint serial;
+      g_autofree char *mark = g_strdup_printf ("~%u", atomic_fetch_add (&serial, 1));
+      gsize keep = SIM_TEMPFILES_NAME_MAX - strlen (tail) - strlen (mark);
+      tmp = g_strdup_printf ("%.*s%s%s", (int) (dir + MIN (keep, base)), path, mark, tail);
+    }
   sim_tempfiles_add (tmp);
   return tmp;
 }

@@ -32,8 +32,14 @@ void sim_tempfiles_forget_all (void);
  * rmdir(2)). Async-signal-safe; the registry is left as it is. */
 void sim_tempfiles_unlink_all (void);
 
-/* "<path>.tmp.<pid><suffix>" (`suffix` may be NULL), registered. Caller frees the string
- * and calls sim_tempfiles_forget() once the file is renamed or removed. */
+/* The longest file name (bytes of one path component) a temporary name is given: NAME_MAX
+ * of Linux's file systems. */
+#define SIM_TEMPFILES_NAME_MAX 255
+
+/* "<path>.tmp.<pid><suffix>" (`suffix` may be NULL), registered; where that name would be
+ * longer than SIM_TEMPFILES_NAME_MAX, "<the name's first bytes>~<n>.tmp.<pid><suffix>" in
+ * the same directory (n: a serial number of the process). Caller frees the string and calls
+ * sim_tempfiles_forget() once the file is renamed or removed. */
 char *sim_tempfiles_new_path (const char *path, const char *suffix);
 
 /* A command's outputs written all or nothing: each under a staged name

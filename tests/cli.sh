@@ -2036,6 +2036,18 @@ check "run --trace -: exit 2, said, no file '-'" \
 "$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" >qa-fs3.out 2>/dev/null
 check "first step: states made at its optimizer step / from the load / not on the GPU" \
   sh -c "grep -q '^  first step .*(optimizer states created at its optimizer step)' qa-fs1.out && grep -q '^  first step .*(optimizer states on the GPU from the load)' qa-fs2.out && grep -q '^  first step .*(no optimizer states on the GPU)' qa-fs3.out"
+# output names near the file system's 255 bytes (QA: a 236-byte name failed after the run, its
+# temporary name too long): 240 bytes written with its trace; 260 refused before the run
+long=$(printf 'c%.0s' $(seq 240)); longer=$(printf 'c%.0s' $(seq 260))
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o "$long.h5" --trace "$long.json" \
+  >qa-long.out 2>&1; rc=$?
+check "run -o a 243-byte name: written, with the trace" \
+  sh -c "[ $rc -eq 0 ] && test -s '$long.h5' && test -s '$long.json'"
+rm -f "$long.h5" "$long.json"
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o "$longer.h5" >qa-long2.out \
+  2>qa-long2.err; rc=$?
+check "run -o a 263-byte name: refused before the run, named" \
+  sh -c "[ $rc -eq 1 ] && ! test -s qa-long2.out && grep -q 'the file name is 263 bytes, over the 255' qa-long2.err"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/scenario/scenario.h"
+#include "sim/tempfiles.h"
 
 static gboolean
 same_file (const GStatBuf *a, const char *other)
@@ -62,6 +63,18 @@ parent_exists (const char *what, const char *path, GError **error)
 }
 
 gboolean
+cli_output_check_name (const char *what, const char *path, GError **error)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  if (strlen (base) <= SIM_TEMPFILES_NAME_MAX)
+    return TRUE;
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+               "%s %s: the file name is %zu bytes, over the %d a file system takes", what, path,
+               strlen (base), SIM_TEMPFILES_NAME_MAX);
+  return FALSE;
+}
+
+gboolean
 cli_output_check (const char *what, const char *path, const char *const *inputs, GError **error)
 {
   if (path == NULL || path[0] == '\0')
@@ -69,6 +82,8 @@ cli_output_check (const char *what, const char *path, const char *const *inputs,
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty file name", what);
       return FALSE;
     }
+  if (!cli_output_check_name (what, path, error))
+    return FALSE;
   GStatBuf st;
   if (g_lstat (path, &st) == 0)
     {

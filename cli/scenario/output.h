@@ -5,6 +5,11 @@
 #include <glib.h>
 #include "cli/scenario/input.h" /* cli_file_stem */
 
+/* FALSE + an error naming `what` and `path` when the file name (its last component) is
+ * longer than a file system takes (SIM_TEMPFILES_NAME_MAX bytes); TRUE otherwise. Part of
+ * cli_output_check; alone where the directory does not exist yet (run --plot). */
+gboolean cli_output_check_name (const char *what, const char *path, GError **error);
+
 /* `path` must be non-empty; if it exists it must be a regular file (not a directory,
  * device, FIFO or symbolic link: outputs are written to a temporary file renamed onto the
  * path) and not the same file as any of `inputs` (NULL-terminated, may be NULL); its

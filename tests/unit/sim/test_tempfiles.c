@@ -6,7 +6,9 @@
 #include "tests/testlib.h"
 
 #include <glib/gstdio.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *
 read_text (const char *path)
@@ -60,12 +62,48 @@ test_discard_keeps_earlier (void)
   g_rmdir (dir);
 }
 
+/* A name near the file system's limit still gets a temporary name it can hold: a 250-byte
+ * base plus ".tmp.<pid>.h5" would pass 255 bytes; the temporary keeps the directory, is at
+ * most SIM_TEMPFILES_NAME_MAX bytes, differs from the next one made from the same path, and
+ * can be created and renamed onto the path (the path is written, not refused). A short name
+ * keeps the plain "<path>.tmp.<pid><suffix>". */
+static void
+test_long_names (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("stepsim-long-XXXXXX", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (dir);
+  g_autofree char *base = g_strnfill (250, 'c');
+  g_autofree char *path = g_build_filename (dir, base, NULL);
+  g_autofree char *a = sim_tempfiles_new_path (path, ".h5");
+  g_autofree char *b = sim_tempfiles_new_path (path, ".h5");
+  g_autofree char *a_dir = g_path_get_dirname (a);
+  g_autofree char *a_base = g_path_get_basename (a);
+  CU_ASSERT_STRING_EQUAL (a_dir, dir);
+  CU_ASSERT (strlen (a_base) <= SIM_TEMPFILES_NAME_MAX);
+  CU_ASSERT (g_str_has_suffix (a, ".h5"));
+  CU_ASSERT_STRING_NOT_EQUAL (a, b);
+  FILE *fp = g_fopen (a, "wb"); /* (g_file_set_contents would add its own ".XXXXXX") */
+  CU_ASSERT_PTR_NOT_NULL_FATAL (fp);
+  fclose (fp);
+  CU_ASSERT_EQUAL (g_rename (a, path), 0);
+  CU_ASSERT_TRUE (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  sim_tempfiles_forget (a);
+  sim_tempfiles_forget (b);
+  g_remove (path);
+  g_rmdir (dir);
+  g_autofree char *plain = sim_tempfiles_new_path ("out.h5", NULL);
+  g_autofree char *want = g_strdup_printf ("out.h5.tmp.%ld", (long) getpid ());
+  CU_ASSERT_STRING_EQUAL (plain, want);
+  sim_tempfiles_forget (plain);
+}
+
 int
 main (void)
 {
   const StepsimTest tests[] = {
     { "staged outputs renamed together at the commit", test_commit },
     { "staged outputs discarded: the earlier file stays", test_discard_keeps_earlier },
+    { "names near the file system's limit get temporaries", test_long_names },
   };
   return STEPSIM_RUN_TESTS ("sim/tempfiles", tests);
 }
