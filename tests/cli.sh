@@ -2048,6 +2048,14 @@ rm -f "$long.h5" "$long.json"
   2>qa-long2.err; rc=$?
 check "run -o a 263-byte name: refused before the run, named" \
   sh -c "[ $rc -eq 1 ] && ! test -s qa-long2.out && grep -q 'the file name is 263 bytes, over the 255' qa-long2.err"
+# [model] sizes without hf_config have no model name in a key's error (QA: "(model '(null)')")
+printf '%s\n' '[model]' 'family = llama' 'hidden_size = 1024' 'num_hidden_layers = 2' \
+  'num_attention_heads = 8' 'num_key_value_heads = 3' 'intermediate_size = 2048' \
+  'vocab_size = 1000' 'max_position_embeddings = 4096' '[cluster]' 'gpu = A100-80GB-SXM' \
+  '[training]' 'micro_batch = 1' 'seq_len = 128' >qa-noname.ini
+"$STEPSIM" run qa-noname.ini -q >/dev/null 2>qa-noname.err; rc=$?
+check "[model] without hf_config: the key's error names no '(null)' model" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'num_key_value_heads = 3 (GQA groups)\$' qa-noname.err && ! grep -q null qa-noname.err"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

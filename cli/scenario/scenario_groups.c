@@ -295,8 +295,11 @@ cli_scenario_load_model (GKeyFile *kf, const char *path, CliScenario *sc, GError
       gsize n = strlen (k);
       if (strncmp (what, k, n) == 0 && what[n] == ' ')
         what += n + 1; /* "key 'num_hidden_layers': must be in …", the key said once */
-      g_set_error (error, e->domain, e->code, "group [model], key '%s': %s (model '%s')", k,
-                   what, arch->name);
+      /* [model] sizes without a config have no name yet (name_model comes after): none said
+       * (QA: "(model '(null)')") */
+      g_autofree char *named = arch->name != NULL ? g_strdup_printf (" (model '%s')", arch->name)
+                                                  : g_strdup ("");
+      g_set_error (error, e->domain, e->code, "group [model], key '%s': %s%s", k, what, named);
       g_error_free (e);
       return FALSE;
     }
