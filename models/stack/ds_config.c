@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define DS_CONFIG_MAX_BYTES (16 << 20)
@@ -506,8 +507,16 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
   gboolean parsed = model_json_load_unique (parser, text, &dup_path, &e);
   if (!parsed)
     {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "%s: not valid JSON: %s", path, e->message);
+      /* json-glib says "<data>:LINE:COL: …" (QA: "<data>:1:34" named no file) */
+      guint line, col;
+      int at = 0;
+      if (sscanf (e->message, "<data>:%u:%u: %n", &line, &col, &at) == 2 && at > 0)
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "%s: not valid JSON at line %u, column %u: %s", path, line, col,
+                     e->message + at);
+      else
+        g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                     "%s: not valid JSON: %s", path, e->message);
       g_error_free (e);
       model_ds_config_clear (out);
       return FALSE;
