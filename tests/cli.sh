@@ -481,7 +481,7 @@ check "run: an OOM verdict names the GPU and the host when both are short" \
 # 0, not an error.
 "$STEPSIM" run "$s1" -q -o fn.h5 --set training.micro_batch=16000 >fn.out 2>&1; rc=$?
 check "run: no GPU memory holds it: an OOM verdict (exit 0) that says so" \
-  sh -c "[ $rc -eq 0 ] && grep -q ': OOM, no GPU memory up to 1048576.00 GiB fits it: one tensor is over the 16 TiB any request may take (has 80.00 GiB per GPU)$' fn.out && [ -s fn.h5 ]"
+  sh -c "[ $rc -eq 0 ] && grep -q ': OOM, no GPU memory up to 1 PiB fits it: one tensor is over the 16 TiB any request may take (has 80.00 GiB per GPU)$' fn.out && [ -s fn.h5 ]"
 "$STEPSIM" run "$s1" -o s1q.h5 -q >s1q.out 2>&1
 check "run -q: the one-line verdict of a run that fits" sh -c "[ \$(wc -l <s1q.out) -eq 1 ] && grep -q ': FITS, [0-9.]* GiB of 80.00 GiB per GPU, step' s1q.out"
 
@@ -2056,6 +2056,10 @@ printf '%s\n' '[model]' 'family = llama' 'hidden_size = 1024' 'num_hidden_layers
 "$STEPSIM" run qa-noname.ini -q >/dev/null 2>qa-noname.err; rc=$?
 check "[model] without hf_config: the key's error names no '(null)' model" \
   sh -c "[ $rc -eq 1 ] && grep -q 'num_key_value_heads = 3 (GQA groups)\$' qa-noname.err && ! grep -q null qa-noname.err"
+# the training run's token count is printed whole, digits grouped (QA: "2e+09")
+"$STEPSIM" run "$srcdir/scenarios/cost-llama-3.1-8b-dgx-h100.ini" >qa-tok.out 2>/dev/null
+check "training run: tokens 2,000,000,000, not 2e+09" \
+  grep -q '^  tokens  *2,000,000,000  (' qa-tok.out
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

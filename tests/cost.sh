@@ -103,7 +103,7 @@ check "fit --for cost: no plan meets it, with the fastest and the cheapest" sh -
 # steps as computed: 1e9 tokens / 2048 a step is 488281.25 (QA: printed 488281, as if whole),
 # train_steps whole
 check "run: the training run's steps are digits, their fraction kept" \
-  grep -q '^  tokens  *1e+09  (488281.25 steps of 2048 tokens)$' small.out
+  grep -q '^  tokens  *1,000,000,000  (488281.25 steps of 2048 tokens)$' small.out
 "$STEPSIM" run small.ini --set plan.tokens= --set plan.train_steps=1000 -o ts.h5 >ts.out 2>&1
 check "run: train_steps = 1000 prints 1000 steps" grep -q '(1000 steps of 2048 tokens)$' ts.out
 "$STEPSIM" fit small.ini --for cost --deadline 36500d --gpus H100-SXM --max-gpus 1 --set plan.tokens=1e18 >late100y.out 2>&1

@@ -11,6 +11,14 @@
 #include "sim/text.h"
 #include "sim/units.h"
 
+/* The search's ceiling, HW_GPU_MAX_MEMORY, in PiB (QA: "1048576.00 GiB"; the byte unit
+ * stops at GiB elsewhere, for sizes on the 0.01 GiB grid the searches simulate). */
+static char *
+max_memory_text (void)
+{
+  return g_strdup_printf ("%g PiB", HW_GPU_MAX_MEMORY / 1125899906842624.0);
+}
+
 static void
 print_quantity (FILE *out, const char *name, double value, SimDimension dim)
 {
@@ -196,7 +204,7 @@ print_memory (FILE *out, const ModelSimResult *res)
     }
   else if (res->fits_from_short > 0)
     {
-      g_autofree char *most = sim_units_format (HW_GPU_MAX_MEMORY, SIM_DIM_BYTES, 2);
+      g_autofree char *most = max_memory_text ();
       fprintf (out, "  %-22s %14s  OOM\n", "capacity", cap);
       fprintf (out, "  %-22s %14s  (no GPU memory up to %s holds the run%s)\n", "fits from",
                "none", most,
@@ -413,7 +421,7 @@ cli_report_print_verdict (FILE *out, const CliScenario *sc, const ModelSimResult
     }
   else if (!res->gpu_fits && res->fits_from_short > 0)
     {
-      g_autofree char *most = sim_units_format (HW_GPU_MAX_MEMORY, SIM_DIM_BYTES, 2);
+      g_autofree char *most = max_memory_text ();
       g_string_append_printf (why, "no GPU memory up to %s fits it%s (has %s per GPU)", most,
                               res->fits_from_request_cap
                                 ? ": one tensor is over the 16 TiB any request may take" : "",

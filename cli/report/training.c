@@ -5,6 +5,7 @@
 #include <math.h>
 #include "cli/report/error_band.h"
 #include "cli/report/op_report.h"
+#include "sim/text.h"
 #include "sim/units.h"
 
 void
@@ -136,7 +137,10 @@ cli_training_print (FILE *out, const CliScenario *sc, const ModelSimResult *res)
       return;
     }
   g_autofree char *steps = steps_text (e.steps); /* "30517.58", not "3.052e+04" */
-  fprintf (out, "  %-22s %14.4g  (%s steps of %.0f tokens)\n", "tokens", e.tokens, steps,
+  /* whole tokens with their digits grouped, as the model line's parameters (QA: "2e+09") */
+  g_autofree char *tokens = e.tokens < 1e19 ? sim_text_group_digits ((guint64) llround (e.tokens))
+                                            : g_strdup_printf ("%.4g", e.tokens);
+  fprintf (out, "  %-22s %14s  (%s steps of %.0f tokens)\n", "tokens", tokens, steps,
            res->tokens_per_step);
   g_autofree char *days = decimal_text (e.time / 86400);
   fprintf (out, "  %-22s %12s d  (tokens / tokens/s)\n", "time to train", days);
