@@ -193,9 +193,12 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
       place_alloc (p, states, MODEL_MEM_OPTIMIZER_STATE, state_per_param (p) * part,
                    MODEL_EFFECT_AT_START);
       place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_GRADIENTS, 4 * part, MODEL_EFFECT_AT_START);
-      /* DeepSpeed stage 3 also keeps the gradients' 16-bit partitions in host memory
-       * (stage3.py grad_partitions_flat_buffer on the offload device) */
-      if (p->stack.framework.deepspeed_engine && model_parallel_stage (&p->par) >= 3)
+      /* DeepSpeed also keeps the gradients' 16-bit sums in host memory: stage 3 always
+       * (stage3.py grad_partitions_flat_buffer on the offload device), stages 1–2 when they
+       * accumulate (stage_1_and_2.py accumulated_grads_in_cpu, a pinned buffer per
+       * parameter of the partition, async_accumulate_grad_in_cpu_via_gpu) */
+      if (p->stack.framework.deepspeed_engine
+          && (model_parallel_stage (&p->par) >= 3 || p->stack.grad_accum > 1))
         place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_GRADIENTS,
                      model_stack_gradient_bytes (&p->stack) * part, MODEL_EFFECT_AT_START);
       if (o->optimizer == MODEL_OFFLOAD_NVME)

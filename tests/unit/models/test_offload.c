@@ -399,19 +399,26 @@ test_host_ledger_states (void)
   run_clear (&u);
 
   /* DeepSpeed's stage 3 also holds the 16-bit gradient partitions on the host
-   * (grad_partitions_flat_buffer): 18Ψ + 2Ψ; its stage 2 does not */
-  for (guint z = 2; z <= 3; z++)
+   * (grad_partitions_flat_buffer): 18Ψ + 2Ψ; its stage 2 only when it accumulates
+   * (accumulated_grads_in_cpu): 16Ψ at GA 1, 16Ψ + 2Ψ at GA 2 */
+  const struct
+  {
+    ModelDataParallel mode;
+    guint64 ga;
+    double host; /* × Ψ */
+  } ds[] = { { MODEL_DP_ZERO2, 1, 16 }, { MODEL_DP_ZERO2, 2, 18 }, { MODEL_DP_ZERO3, 1, 20 } };
+  for (guint i = 0; i < G_N_ELEMENTS (ds); i++)
     {
       ModelStack d = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE);
-      if (z == 2)
+      if (ds[i].mode == MODEL_DP_ZERO2)
         d.offload.parameters = MODEL_OFFLOAD_NONE;
       d.framework.deepspeed_engine = TRUE;
-      g_autoptr (ModelPlan) dp = plan_for (a, &d, z == 2 ? MODEL_DP_ZERO2 : MODEL_DP_ZERO3, 1,
-                                           NULL);
+      d.grad_accum = ds[i].ga;
+      g_autoptr (ModelPlan) dp = plan_for (a, &d, ds[i].mode, 1, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (dp);
       Run v = replay (dp);
       STEPSIM_ASSERT_REL (model_host_ledger_peak (v.host, 0, MODEL_MEM_ON_HOST),
-                          (z == 2 ? 16 : 20) * psi (a), 1e-12);
+                          ds[i].host * psi (a), 1e-12);
       run_clear (&v);
     }
 }
