@@ -188,6 +188,24 @@ sim_engine_now (const SimEngine *engine)
   return engine->now;
 }
 
+/* Queues an event at `time` with sequence number `seq` (its place among equal times); 0 when
+ * no event can be made. Arguments checked by the callers. */
+static SimEventId
+schedule_seq (SimEngine *engine, guint64 seq, double time, SimEventFunc func,
+              gpointer user_data, GDestroyNotify destroy)
+{
+  SimEvent *ev = alloc_event (engine);
+  if (ev == NULL)
+    return 0;
+  ev->node.key = time;
+  ev->node.tie = seq;
+  ev->func = func;
+  ev->user_data = user_data;
+  ev->destroy = destroy;
+  enqueue (engine, ev);
+  return ev->id;
+}
+
 SimEventId
 sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc func, gpointer user_data,
                         GDestroyNotify destroy)
@@ -195,16 +213,11 @@ sim_engine_schedule_at (SimEngine *engine, double time, SimEventFunc func, gpoin
   g_return_val_if_fail (engine != NULL, 0);
   g_return_val_if_fail (func != NULL, 0);
   g_return_val_if_fail (isfinite (time) && time >= engine->now, 0);
-  SimEvent *ev = alloc_event (engine);
-  if (ev == NULL)
-    return 0;
-  ev->node.key = time;
-  ev->node.tie = engine->next_seq++;
-  ev->func = func;
-  ev->user_data = user_data;
-  ev->destroy = destroy;
-  enqueue (engine, ev);
-  return ev->id;
+  /* the number taken only once the event exists, as before (alloc_event may fail) */
+  SimEventId id = schedule_seq (engine, engine->next_seq, time, func, user_data, destroy);
+  if (id != 0)
+    engine->next_seq++;
+  return id;
 }
 
 guint64
@@ -221,16 +234,7 @@ sim_engine_schedule_reserved (SimEngine *engine, guint64 seq, double time, SimEv
   g_return_val_if_fail (engine != NULL && seq > 0 && seq < engine->next_seq, 0);
   g_return_val_if_fail (func != NULL, 0);
   g_return_val_if_fail (isfinite (time) && time >= engine->now, 0);
-  SimEvent *ev = alloc_event (engine);
-  if (ev == NULL)
-    return 0;
-  ev->node.key = time;
-  ev->node.tie = seq;
-  ev->func = func;
-  ev->user_data = user_data;
-  ev->destroy = destroy;
-  enqueue (engine, ev);
-  return ev->id;
+  return schedule_seq (engine, seq, time, func, user_data, destroy);
 }
 
 gboolean

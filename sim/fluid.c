@@ -367,8 +367,10 @@ request_flush (SimFluid *fluid)
 
 /* Puts an activity into the sharing set: it joins each resource's member list (the caller
  * then flushes, or requests the flush). */
+/* Makes `a` sharing from now and a member of each resource it uses, marking them dirty when
+ * `dirty` (the general path; a lone join solves its one component itself). */
 static void
-join_sharing (SimFluid *fluid, SimFluidActivity *a)
+add_members (SimFluid *fluid, SimFluidActivity *a, gboolean dirty)
 {
   a->sharing = TRUE;
   a->t_last = fluid_now (fluid);
@@ -377,8 +379,15 @@ join_sharing (SimFluid *fluid, SimFluidActivity *a)
       SimFluidResource *r = get_resource (fluid, a->uses[u].resource);
       a->slots[u] = r->members.len;
       SIM_VEC_PUSH (&r->members, SimFluidMember, ((SimFluidMember){ a, u }));
-      mark_resource_dirty (fluid, r);
+      if (dirty)
+        mark_resource_dirty (fluid, r);
     }
+}
+
+static void
+join_sharing (SimFluid *fluid, SimFluidActivity *a)
+{
+  add_members (fluid, a, TRUE);
   if (a->n_uses == 0)
     SIM_VEC_PUSH (&fluid->dirty_acts, SimActivityId, a->id);
 }
@@ -472,14 +481,7 @@ join_lone (SimFluid *fluid, SimFluidActivity *a)
 {
   if (!lone_on (fluid, a, 0))
     return FALSE;
-  a->sharing = TRUE;
-  a->t_last = fluid_now (fluid);
-  for (guint u = 0; u < a->n_uses; u++)
-    {
-      SimFluidResource *r = get_resource (fluid, a->uses[u].resource);
-      a->slots[u] = r->members.len;
-      SIM_VEC_PUSH (&r->members, SimFluidMember, ((SimFluidMember){ a, u }));
-    }
+  add_members (fluid, a, FALSE);
   /* one component, solved from the first use's resource (the others are visited by it) */
   fluid->epoch++;
   fluid->lone_changed.len = 0;
