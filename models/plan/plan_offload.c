@@ -205,6 +205,10 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
         place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_OFFLOAD_STAGING,
                      OPT_SWAP_BUFFERS * swap_per_param (p) * MIN (chunk, part),
                      MODEL_EFFECT_AT_START);
+      double staging = plan_ds_offload_grad_buffer (p); /* its host twin (plan-private.h) */
+      if (staging > 0)
+        place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_OFFLOAD_STAGING, staging,
+                     MODEL_EFFECT_AT_START);
     }
   if (o->parameters == MODEL_OFFLOAD_CPU)
     place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_WEIGHTS, w * part, MODEL_EFFECT_AT_START);

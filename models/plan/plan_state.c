@@ -53,13 +53,9 @@ ds_reduce_buffer (const ModelPlan *p)
                                                  model_stack_gradient_bytes (&p->stack));
 }
 
-/* B of DeepSpeed's GPU buffer for offloaded gradients: with the optimizer offloaded, stages
- * 1–2 allocate temp_grad_buffer_for_gpu_offload, zeros of the largest trainable
- * parameter's numel in the 16-bit dtype, in the optimizer's constructor, and keep it for
- * the run (stage_1_and_2.py __init__, cpu_offload; async_accumulate_grad_in_cpu_via_gpu
- * stages the host's gradient sum in it). One tensor; part of the load. */
-static double
-ds_offload_grad_buffer (const ModelPlan *p)
+/* (plan-private.h) One tensor of the GPU's comm_buffers; part of the load. */
+double
+plan_ds_offload_grad_buffer (const ModelPlan *p)
 {
   if (!p->stack.framework.deepspeed_engine || model_parallel_stage (&p->par) > 2
       || !plan_offloads_optimizer (p))
@@ -113,7 +109,7 @@ plan_initial_state (ModelPlan *p)
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
       && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
-  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + ds_offload_grad_buffer (p);
+  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + plan_ds_offload_grad_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
@@ -277,7 +273,7 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
           g_array_append_val (out, b);
         }
       total -= ds;
-      double staging = ds_offload_grad_buffer (p);
+      double staging = plan_ds_offload_grad_buffer (p);
       if (staging > 0)
         g_array_append_val (out, staging);
       total -= staging;
