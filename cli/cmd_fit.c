@@ -114,7 +114,9 @@ print_report (const CliFitReport *r, CliFitTarget target)
   printf ("memory: what the whole run needs on the device, the CUDA context included: the most "
           "of model loading,\nthe first step (where torch.optim creates the optimizer states; "
           "DeepSpeed's ZeRO makes them at the load) and the steady-state step;\na candidate "
-          "fits when none of them runs out of memory\n");
+          "fits when none of them runs out of memory; an OOM candidate's \"demands\" is on "
+          "this GPU:\na GPU of that size can still fall short (its allocator caches more "
+          "before it must release): stepsim run finds the size that holds it\n");
   printf ("%-4s %-9s %-40s %10s %10s %12s%s%s\n", "", "verdict", "candidate", "step", "tokens/s",
           "memory", have_given ? "  saves (vs as given)  throughput     step" : "",
           relative ? "  vs baseline" : "");
