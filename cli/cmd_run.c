@@ -237,6 +237,22 @@ cli_cmd_run (int argc, char **argv)
         }
       const char *whats[] = { "-o", "--trace", "--plot" };
       const char *paths[] = { opt.output, opt.trace, chart };
+      /* the chart's directory is no file of the others (QA: -o r.h5 --plot r.h5 ran, then
+       * could not rename its file onto the directory it had made) */
+      g_autofree char *plot_canon
+        = opt.plot_dir != NULL ? g_canonicalize_filename (opt.plot_dir, NULL) : NULL;
+      for (guint i = 0; plot_canon != NULL && i < 2; i++)
+        {
+          g_autofree char *other
+            = paths[i] != NULL ? g_canonicalize_filename (paths[i], NULL) : NULL;
+          if (g_strcmp0 (other, plot_canon) == 0)
+            {
+              g_set_error (&error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                           "--plot %s: the same name as %s; choose different outputs",
+                           opt.plot_dir, whats[i]);
+              goto out;
+            }
+        }
       if ((opt.plot_dir != NULL && !cli_output_check_dir ("--plot", opt.plot_dir, &error))
           || !cli_outputs_check (whats, paths, G_N_ELEMENTS (paths),
                                  (const char *const *) inputs->pdata, &error))

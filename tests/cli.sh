@@ -2060,6 +2060,16 @@ check "[model] without hf_config: the key's error names no '(null)' model" \
 "$STEPSIM" run "$srcdir/scenarios/cost-llama-3.1-8b-dgx-h100.ini" >qa-tok.out 2>/dev/null
 check "training run: tokens 2,000,000,000, not 2e+09" \
   grep -q '^  tokens  *2,000,000,000  (' qa-tok.out
+# --plot DIR named as -o (QA: it ran, then failed to rename the file onto the directory it
+# had made); a model that does not load: the OOM line says so, as the capacity line does
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o qa-pl.h5 --plot qa-pl.h5 \
+  >qa-pl.out 2>qa-pl.err; rc=$?
+check "run -o X --plot X: refused before the run" \
+  sh -c "[ $rc -eq 1 ] && ! test -s qa-pl.out && ! test -e qa-pl.h5 && grep -q -- '--plot qa-pl.h5: the same name as -o' qa-pl.err"
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" --set offload.optimizer=none \
+  -o qa-load.h5 >qa-load.out 2>/dev/null
+check "a model too large to load: 'while loading' in both the capacity and the OOM lines" \
+  sh -c "grep -q 'OOM (.* short, while loading the model)' qa-load.out && grep -q '^out of memory (rank 0) while loading the model' qa-load.out"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

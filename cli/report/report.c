@@ -306,7 +306,13 @@ print_oom (FILE *out, const ModelSimResult *res)
           ? g_strdup_printf ("in padded batch %u of %u (%" G_GUINT64_FORMAT " tokens) ",
                              res->oom_padded_batch, res->padded_batches + 1,
                              res->oom_padded_seq_len)
-          : g_strdup (res->oom_in_first_step ? "in the first step " : "");
+          /* the load's states are the first step's initial state (t = 0): said as the
+           * capacity line says it (QA: "while loading" there, "in the first step" here) */
+          : g_strdup (res->oom_in_first_step && res->oom_time <= 0
+                          && res->load_peak + res->cuda_context > res->capacity
+                        ? "while loading the model (the first step's initial state) "
+                      : res->oom_in_first_step ? "in the first step "
+                                               : "");
   fprintf (out, "out of memory (rank %u) %sat t = %.4f s during \"%s\": %s of %s requested "
                 "with %s reserved\n", res->worst_rank, where, res->oom_time,
            res->oom_task ? res->oom_task : "-", req,

@@ -351,7 +351,9 @@ plan_offload_gradients (ModelPlan *p, guint rank, guint after, double bytes, gui
   /* DeepSpeed accumulates over micro-batches in a 16-bit host buffer through the GPU
    * (stage_1_and_2.py copy_grads_in_partition → async_accumulate_grad_in_cpu_via_gpu, with
    * gradient_accumulation_steps > 1): the sum so far comes up (from the second micro-batch
-   * on), is added on the GPU and goes down again; stage 3 keeps every micro-batch's sum in
+   * on), is added on the GPU and goes down again, the boundary's too (DeepSpeed's tree from
+   * #7981, 2026-04, to 2026-08; earlier releases differ: before #6550, 2024-09, the boundary
+   * sent only the fp32 copy, "at the boundary we will send 32bit directly"); stage 3 keeps every micro-batch's sum in
    * its host grad_partitions_flat_buffer (gradient_accumulation_dtype, the model's 16-bit
    * dtype by default: engine.py get_data_types) and brings it back up as its CUDA working
    * copy each micro-batch, the first included (stage3.py partition_grads: copy_ then
