@@ -50,7 +50,16 @@ test_lists_and_ranges (void)
   assert_list ("1e400:2", "range '1e400:2': FIRST '1e400' is not a finite number");
   assert_list ("1:3:nan", "range '1:3:nan': STEP 'nan' is not a finite number");
   assert_list ("1:8:*inf", "range '1:8:*inf': FACTOR 'inf' is not a finite number");
-  assert_list ("a:b", "a:b"); /* no number before ':': a value */
+  /* a key that takes ranges has no ':' of its own: any item with one is a range or refused
+   * (QA: ':4' was taken as a value, '1:' refused) */
+  const char *not_range = "' is not a range FIRST:LAST, FIRST:LAST:STEP or FIRST:LAST:*FACTOR "
+                          "whose step reaches LAST (FACTOR > 1, FIRST > 0)";
+  const char *bad[] = { "a:b", ":4", "1:" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *want = g_strdup_printf ("'%s%s", bad[i], not_range);
+      assert_list (bad[i], want);
+    }
 }
 
 static void
