@@ -228,14 +228,7 @@ double plan_state_rank_fraction (const ModelPlan *p, ModelMemCategory c, double 
 /* Whether the optimizer states are created by the first optimizer step rather than at
  * load (model_plan_creation_task). */
 gboolean plan_states_at_first_step (const ModelPlan *p);
-/* B of each of DeepSpeed's two buffers for offloaded gradients: with the optimizer offloaded,
- * stages 1–2 allocate temp_grad_buffer_for_gpu_offload on the GPU and the pinned
- * temp_grad_buffer_for_cpu_offload on the host, zeros of the largest trainable parameter's
- * numel in the 16-bit dtype, in the optimizer's constructor, and keep them for the run
- * (stage_1_and_2.py __init__, cpu_offload; async_accumulate_grad_in_cpu_via_gpu stages the
- * host's gradient sum in the GPU one). 0 outside DeepSpeed's engine, at stage 3 or without
- * optimizer offload. */
-double plan_ds_offload_grad_buffer (const ModelPlan *p);
+
 /* The tensors (B each, new array, summing to `bytes`; empty when bytes is 0) of the
  * optimizer step's temporaries: foreach AdamW's torch._foreach_sqrt(exp_avg_sqs) is a list
  * of tensors, one like each parameter's second moment (torch/optim/adamw.py

@@ -12,6 +12,15 @@
 typedef struct _PlanOffload PlanOffload;
 void plan_offload_free (PlanOffload *o); /* NULL is a no-op */
 
+/* B of each of DeepSpeed's two buffers for offloaded gradients: with the optimizer offloaded,
+ * stages 1–2 allocate temp_grad_buffer_for_gpu_offload on the GPU and the pinned
+ * temp_grad_buffer_for_cpu_offload on the host, zeros of the largest trainable parameter's
+ * numel in the 16-bit dtype, in the optimizer's constructor, and keep them for the run
+ * (stage_1_and_2.py __init__, cpu_offload; async_accumulate_grad_in_cpu_via_gpu stages the
+ * host's gradient sum in the GPU one). 0 outside DeepSpeed's engine, at stage 3 or without
+ * optimizer offload. */
+double plan_offload_ds_grad_buffer (const ModelPlan *p);
+
 /* Whether the optimizer / the parameters are offloaded (any target). */
 gboolean plan_offloads_optimizer (const ModelPlan *p);
 gboolean plan_offloads_parameters (const ModelPlan *p);

@@ -149,6 +149,17 @@ swap_per_param (const ModelPlan *p)
 
 /* ---- initial state ---------------------------------------------------------------------- */
 
+double
+plan_offload_ds_grad_buffer (const ModelPlan *p)
+{
+  if (!p->stack.framework.deepspeed_engine || model_parallel_stage (&p->par) > 2
+      || !plan_offloads_optimizer (p))
+    return 0;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
+  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
+  return largest * model_stack_gradient_bytes (&p->stack);
+}
+
 void
 plan_offload_initial_state (ModelPlan *p)
 {
@@ -205,7 +216,7 @@ plan_offload_begin_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
         place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_OFFLOAD_STAGING,
                      OPT_SWAP_BUFFERS * swap_per_param (p) * MIN (chunk, part),
                      MODEL_EFFECT_AT_START);
-      double staging = plan_ds_offload_grad_buffer (p); /* its host twin (plan-private.h) */
+      double staging = plan_offload_ds_grad_buffer (p); /* its host twin */
       if (staging > 0)
         place_alloc (p, MODEL_MEM_ON_HOST, MODEL_MEM_OFFLOAD_STAGING, staging,
                      MODEL_EFFECT_AT_START);

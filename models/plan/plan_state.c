@@ -53,18 +53,6 @@ ds_reduce_buffer (const ModelPlan *p)
                                                  model_stack_gradient_bytes (&p->stack));
 }
 
-/* (plan-private.h) One tensor of the GPU's comm_buffers; part of the load. */
-double
-plan_ds_offload_grad_buffer (const ModelPlan *p)
-{
-  if (!p->stack.framework.deepspeed_engine || model_parallel_stage (&p->par) > 2
-      || !plan_offloads_optimizer (p))
-    return 0;
-  g_autoptr (ModelInventory) inv = model_stack_inventory (&p->stack, p->arch);
-  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
-  return largest * model_stack_gradient_bytes (&p->stack);
-}
-
 /* B of weights DeepSpeed stage 3 keeps gathered beyond this rank's shard: the tensors under
  * stage3_param_persistence_threshold elements are never partitioned (framework.h), so
  * each rank holds them whole — (1 − 1/N) of their bytes more than the shard counted. */
@@ -109,7 +97,7 @@ plan_initial_state (ModelPlan *p)
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
       && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
-  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + plan_ds_offload_grad_buffer (p);
+  p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + plan_offload_ds_grad_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
@@ -273,7 +261,7 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
           g_array_append_val (out, b);
         }
       total -= ds;
-      double staging = plan_ds_offload_grad_buffer (p);
+      double staging = plan_offload_ds_grad_buffer (p);
       if (staging > 0)
         g_array_append_val (out, staging);
       total -= staging;
