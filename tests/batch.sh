@@ -589,5 +589,11 @@ check "batch over ep: rows carry exposed_all_to_all > 0 and ep_rows_slowest" \
   awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { n++; if (!(c["exposed_all_to_all"] && $c["exposed_all_to_all"] > 0 && $c["ep_rows_slowest"] > 0)) bad = 1 }
     END { exit (bad || n != 2) }' ep.tsv
+# a double-quoted item is one value, commas included: two expert-load histograms swept
+printf '[sweep]\nscenario = %s\n[axes]\nmoe.expert_load = "8, 3, 5, 1, 1, 1, 1, 1", "1, 1, 1, 1, 1, 1, 1, 1"\n' \
+  "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" >hist.ini
+"$STEPSIM" batch hist.ini -j 1 --tsv hist.tsv -o hist.h5 >/dev/null 2>hist.err; rc=$?
+check "batch: quoted histograms are two scenarios, both run" \
+  sh -c "[ $rc -eq 0 ] && [ \$(wc -l <hist.tsv) -eq 3 ] && grep -q '8, 3, 5, 1, 1, 1, 1, 1' hist.tsv"
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

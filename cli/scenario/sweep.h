@@ -20,7 +20,8 @@
  * (geometric), LAST included when reached. The keys whose values have ':' in their syntax
  * or are text (cli_sweep_key_takes_ranges) take every item verbatim: "run.stragglers =
  * 3:1.25, 0:1.1; 7:1.5" is two scenarios, the second with two stragglers (';' separates
- * them in one value, as in a scenario). Values cannot contain commas or control
+ * them in one value, as in a scenario). An item in double quotes is one value as written,
+ * commas and ':' included ("8, 3, 5" for moe.expert_load). Values cannot contain control
  * characters. A key (spaces around group and key dropped) is in only one of [set], [axes]
  * and [zip], once; [baseline] may override any of them, but not repeat a key itself.
  * Keys are checked against the scenario schema when the sweep is loaded (an unknown one is
@@ -104,9 +105,10 @@ gboolean cli_sweep_check_extra_sets (const CliSweep *sweep, const char *const *e
                                      GError **error);
 
 /* Expands one LIST (see above) into its values; with `ranges` FALSE every item is a value
- * as written (a key whose values may hold ':', cli_sweep_key_takes_ranges). NULL +
- * G_KEY_FILE_ERROR_INVALID_VALUE on an empty item, a malformed range, a step that does not
- * progress toward LAST, or more than 100000 values. Caller frees (g_strfreev). */
+ * as written (a key whose values may hold ':', cli_sweep_key_takes_ranges), and so is a
+ * double-quoted item always. NULL + G_KEY_FILE_ERROR_INVALID_VALUE on an empty item, a quote
+ * left open or inside an unquoted item, a malformed range, a step that does not progress
+ * toward LAST, or more than 100000 values. Caller frees (g_strfreev). */
 char **cli_sweep_parse_list (const char *list, gboolean ranges, GError **error);
 
 /* Whether the LIST of "group.key" (spaces dropped) may hold ranges: FALSE for the keys

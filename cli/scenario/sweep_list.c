@@ -121,6 +121,63 @@ cli_sweep_key_takes_ranges (const char *key)
   return !g_strv_contains (literal_keys, key);
 }
 
+/* The items of `list` split at its commas, but not at those inside a double-quoted item,
+ * which is taken whole and without its quotes (*quoted[i] TRUE); spaces around items are
+ * dropped. NULL + error for a quote that opens an item and does not close it, or one inside
+ * an unquoted item. */
+static GPtrArray *
+split_items (const char *list, GArray *quoted, GError **error)
+{
+  g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
+  const char *p = list;
+  for (guint n = 1;; n++)
+    {
+      while (g_ascii_isspace (*p))
+        p++;
+      gboolean q = *p == '"';
+      const char *start = q ? p + 1 : p, *end;
+      if (q)
+        {
+          end = strchr (start, '"');
+          if (end == NULL)
+            {
+              g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           "item %u of the list opens a '\"' it does not close", n);
+              return NULL;
+            }
+          p = end + 1;
+          while (g_ascii_isspace (*p))
+            p++;
+          if (*p != ',' && *p != '\0')
+            {
+              g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                           "item %u of the list has text after its closing '\"'", n);
+              return NULL;
+            }
+        }
+      else
+        {
+          end = strchr (start, ',');
+          if (end == NULL)
+            end = start + strlen (start);
+          p = end;
+        }
+      g_autofree char *item = g_strndup (start, (gsize) (end - start));
+      if (!q && strchr (item, '"') != NULL)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "item %u of the list has a '\"' inside it: quote the whole item", n);
+          return NULL;
+        }
+      g_ptr_array_add (items, q ? g_steal_pointer (&item) : g_strstrip (g_steal_pointer (&item)));
+      g_array_append_val (quoted, q);
+      if (*p == '\0')
+        break;
+      p++; /* the comma */
+    }
+  return g_steal_pointer (&items);
+}
+
 char **
 cli_sweep_parse_list (const char *list, gboolean ranges, GError **error)
 {
@@ -131,17 +188,27 @@ cli_sweep_parse_list (const char *list, gboolean ranges, GError **error)
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "the list is empty");
       return NULL;
     }
-  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  g_autoptr (GArray) quoted = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  g_autoptr (GPtrArray) items = split_items (list, quoted, error);
+  if (items == NULL)
+    return NULL;
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; items[i] != NULL; i++)
+  for (guint i = 0; i < items->len; i++)
     {
-      char *item = g_strstrip (items[i]);
+      char *item = g_ptr_array_index (items, i);
       const char *colon = strchr (item, ':');
       if (item[0] == '\0')
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                        "item %u of the list is empty", i + 1);
           return NULL;
+        }
+      /* a quoted item is a value as written: commas and all, never a range (QA: a
+       * moe.expert_load histogram "8, 3, 5" could not be swept) */
+      if (g_array_index (quoted, gboolean, i))
+        {
+          g_ptr_array_add (out, g_strdup (item));
+          continue;
         }
       /* a key that takes ranges has no ':' of its own (cli_sweep_key_takes_ranges): an item
        * with one is a range, or refused here as one (QA: ':4' ran as a value, each row

@@ -43,6 +43,13 @@ test_lists_and_ranges (void)
   assert_list ("1:100:*4", "1|4|16|64");                      /* geometric, LAST not reached */
   assert_list ("0:0.3:0.1", "0|0.1|0.2|0.3");                 /* index-based: no drift */
   assert_list ("1, 8:32:*2, 48", "1|8|16|32|48");             /* ranges inside lists */
+  /* a double-quoted item is one value as written, commas and ':' too (QA: a
+   * moe.expert_load histogram could not be swept); spaces inside kept, around dropped */
+  assert_list ("\"8, 3, 5\" , \"1:2\", 4", "8, 3, 5|1:2|4");
+  assert_list ("\"8, 3", "item 1 of the list opens a '\"' it does not close");
+  assert_list ("\"8\" 3, 4", "item 1 of the list has text after its closing '\"'");
+  assert_list ("4, 8\"", "item 2 of the list has a '\"' inside it: quote the whole item");
+  assert_list ("4, \"\"", "item 2 of the list is empty");
   /* a bound that is no finite number: refused by name, never a value (QA: nan:3 was one) */
   assert_list ("nan:3", "range 'nan:3': FIRST 'nan' is not a finite number");
   assert_list ("1:nan", "range '1:nan': LAST 'nan' is not a finite number");
