@@ -275,6 +275,40 @@ test_gradient_copy_order (void)
     }
 }
 
+/* Where a gradient copy frees the GPU's gradients: with DeepSpeed's reduce bucket
+ * (contiguous gradients) each gradient is copied into the bucket as it is produced and freed
+ * then, so the copy's frees are at its start; without the bucket (or outside DeepSpeed's
+ * engine) the copy reads the gradient itself, freed at its end. */
+static void
+test_gradient_copy_frees (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  for (guint bucket = 0; bucket < 2; bucket++)
+    {
+      ModelStack s = offload_stack (MODEL_OFFLOAD_CPU, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE);
+      s.framework.deepspeed_engine = TRUE;
+      s.framework.reduce_bucket_elements = bucket ? 1e5 : 0;
+      g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_ZERO2, 1, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+      guint frees = 0;
+      for (guint t = 0; t < model_plan_n_tasks (p); t++)
+        {
+          const ModelTask *k = model_plan_task (p, t);
+          if (k->stream != MODEL_STREAM_D2H || k->kind != MODEL_TASK_KIND_OFFLOAD)
+            continue;
+          for (guint e = 0; e < k->n_effects; e++)
+            {
+              const ModelMemEffect *m = model_plan_effect (p, k->first_effect + e);
+              if (m->bytes >= 0 || m->category != MODEL_MEM_GRADIENTS)
+                continue;
+              frees++;
+              CU_ASSERT_EQUAL (m->when, bucket ? MODEL_EFFECT_AT_START : MODEL_EFFECT_AT_END);
+            }
+        }
+      CU_ASSERT (frees >= a->n_layers);
+    }
+}
+
 /* The serial order replayed: with DeepSpeed's copies on the compute stream no backward
  * kernel runs while a gradient copy is in flight. */
 static void
@@ -658,6 +692,7 @@ main (void)
     { "DeepSpeed's offloaded-gradient GPU buffer", test_deepspeed_offload_gradient_buffer },
     { "gradient copies hold the backward back", test_gradient_copy_order },
     { "serial copies: no backward kernel beside one", test_serial_copies_hold_the_backward },
+    { "gradient copies free at start with the bucket", test_gradient_copy_frees },
     { "NVMe optimizer: 12Ψ read and written per step", test_nvme_optimizer_volumes },
     { "ZeRO-3 parameter offload fetch volume", test_parameter_offload_volumes },
     { "host ledger: 16Ψ, 18Ψ with parameters", test_host_ledger_states },
