@@ -284,8 +284,9 @@ parse_batch_options (int *argc, char ***argv, BatchOptions *opt, guint rank)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!cli_option_parse (ctx, entries, argc, argv, &error)
-      || !cli_option_check_h5_output (opt->output, "--csv - or --tsv - writes the results "
-                                      "to standard output", &error))
+      || !cli_option_check_file_output ("-o", opt->output, "HDF5 needs a file",
+                                        "--csv - or --tsv - writes the results to standard "
+                                        "output", &error))
     {
       g_autofree char *msg = cli_option_error_message ("batch", error);
       return usage_error (rank, msg);

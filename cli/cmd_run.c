@@ -165,18 +165,11 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!cli_option_parse (ctx, entries, argc, argv, &error)
-      || !cli_option_check_h5_output (opt->output, "the summary goes to standard output",
-                                      &error))
+      || !cli_option_check_file_output ("-o", opt->output, "HDF5 needs a file",
+                                        "the summary goes to standard output", &error)
+      || !cli_option_check_file_output ("--trace", opt->trace, "the trace is written to a file",
+                                        "the summary goes to standard output", &error))
     {
-      g_autofree char *msg = cli_option_error_message ("run", error);
-      cli_error (msg);
-      return 2;
-    }
-  if (g_strcmp0 (opt->trace, "-") == 0) /* QA: it wrote a file named '-' */
-    {
-      g_set_error (&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--trace -: the trace is written to a file, not standard output (the "
-                   "summary goes there); name a file (./- for one named '-')");
       g_autofree char *msg = cli_option_error_message ("run", error);
       cli_error (msg);
       return 2;

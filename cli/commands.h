@@ -35,10 +35,11 @@ char *cli_option_error_message (const char *command, const GError *error);
  * empty ("--trace needs a non-empty name"): usage errors, as GOption's. */
 gboolean cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc,
                            char ***argv, GError **error);
-/* `value`, the -o of a command that writes HDF5 there (run, batch; NULL: not given), names a
- * file: "-" is refused, HDF5 being written in place and not as a stream. FALSE +
- * G_OPTION_ERROR_BAD_VALUE ("-o -: HDF5 needs a file, …"), a usage error (exit 2) as
+/* `value`, the value of option `what` ("-o", "--trace"; NULL: not given) of a command that
+ * writes a file there which cannot go to standard output (HDF5, written in place; a trace
+ * beside the summary), names a file: "-" is refused. FALSE + G_OPTION_ERROR_BAD_VALUE
+ * ("-o -: `kind`, it cannot be written to standard output; …"), a usage error (exit 2) as
  * cli_option_parse's, ending with `stdout_hint` (may be NULL): what writes to standard
  * output instead ("--csv - or --tsv - writes the results there"). */
-gboolean cli_option_check_h5_output (const char *value, const char *stdout_hint,
-                                     GError **error);
+gboolean cli_option_check_file_output (const char *what, const char *value, const char *kind,
+                                       const char *stdout_hint, GError **error);

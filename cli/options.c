@@ -225,15 +225,17 @@ cli_option_parse (GOptionContext *ctx, const GOptionEntry *entries, int *argc, c
 }
 
 gboolean
-cli_option_check_h5_output (const char *value, const char *stdout_hint, GError **error)
+cli_option_check_file_output (const char *what, const char *value, const char *kind,
+                              const char *stdout_hint, GError **error)
 {
   if (value == NULL || strcmp (value, "-") != 0)
     return TRUE;
   /* HDF5 writes its file in place (the superblock last, at its start): no pipe or terminal
-   * can take it, and "-" would otherwise be a file of that name (QA: batch -o - wrote one) */
+   * can take it; a trace beside the summary would mix into it; "-" would otherwise be a
+   * file of that name (QA: batch -o - and run --trace - wrote one) */
   g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-               "-o -: HDF5 needs a file, it cannot be written to standard output; name a file "
-               "(./- for one named '-')%s%s", stdout_hint != NULL ? "; " : "",
+               "%s -: %s, it cannot be written to standard output; name a file (./- for one "
+               "named '-')%s%s", what, kind, stdout_hint != NULL ? "; " : "",
                stdout_hint != NULL ? stdout_hint : "");
   return FALSE;
 }
