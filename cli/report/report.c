@@ -16,7 +16,7 @@
 static char *
 max_memory_text (void)
 {
-  return g_strdup_printf ("%g PiB", HW_GPU_MAX_MEMORY / 1125899906842624.0);
+  return g_strdup_printf ("%g PiB", HW_GPU_MAX_MEMORY / 0x1p50); /* 2^50 B a PiB */
 }
 
 static void
