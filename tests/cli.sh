@@ -2070,6 +2070,15 @@ check "run -o X --plot X: refused before the run" \
   -o qa-load.h5 >qa-load.out 2>/dev/null
 check "a model too large to load: 'while loading' in both the capacity and the OOM lines" \
   sh -c "grep -q 'OOM (.* short, while loading the model)' qa-load.out && grep -q '^out of memory (rank 0) while loading the model' qa-load.out"
+# the optimizer step's temporaries are the stage's under pp (QA: every stage held the whole
+# model's, 262.83 GiB at pp 4 and at pp 8): twice the stages, about half the workspace
+for pp in 4 8; do
+  "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" --set cluster.gpu=H100-SXM \
+    --set training.precision=bf16_mixed --set model.hf_config=llama-3.1-70b \
+    --set parallel.pp=$pp --set cluster.gpus_per_node=8 -o qa-pp$pp.h5 >qa-pp$pp.out 2>/dev/null
+done
+check "pp 8's optimizer workspace about half of pp 4's" \
+  sh -c "awk '/^  workspace /{print \$2}' qa-pp4.out qa-pp8.out | awk 'NR==1{a=\$1} NR==2{b=\$1} END{exit !(b > 0.4 * a && b < 0.6 * a)}'"
 
 echo "stepsim-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

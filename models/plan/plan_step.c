@@ -814,7 +814,6 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
    * optimizer steps: the data-parallel mode's shard, the routed experts' over expert-dp */
   double dense, expert;
   plan_pp_stage_params (p, c->rank, &dense, &expert);
-  double n = dense + expert;
   double part = dense * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE,
                                                    MODEL_PHASE_STEP, FALSE)
                 + expert * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE,
@@ -837,9 +836,12 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   if (!in_bwd)
     {
-      /* p->tp.trainable: the rank's tensor-parallel share of the trainable parameters */
+      /* the whole model's temporaries per trainable parameter, times the part this rank
+       * steps (its tp share of its pipeline stage, sharded): QA, under pp every stage held
+       * the whole model's (262.83 GiB a rank for 70B at pp 8) */
       g_autoptr (GArray) tmp = plan_optimizer_workspace_tensors (
-          p, model_stack_optimizer_workspace (&p->stack, p->arch) * p->tp.trainable * part / n);
+          p, model_stack_optimizer_workspace (&p->stack, p->arch) * part
+               / model_stack_trainable_params (&p->stack, p->arch));
       plan_task_free (p, plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, (const double *) tmp->data,
                                                   tmp->len, MODEL_EFFECT_AT_START),
                       MODEL_EFFECT_AT_END);
