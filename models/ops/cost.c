@@ -169,7 +169,7 @@ cost_add_kernel (ModelPass *pass, const ModelOp *op)
 void
 cost_add_op (ModelPass *pass, const char *name, ModelOpClass cls, double flops, double bytes)
 {
-  ModelOp op = { name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN }, 1 };
+  ModelOp op = { name, cls, flops, bytes, 0, { HW_KERNEL_PLAIN }, 1, FALSE };
   cost_add_kernel (pass, &op);
 }
 

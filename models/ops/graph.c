@@ -43,6 +43,7 @@ model_graph_copy_scaled (const ModelGraph *g, const double *divisors)
         g_array_index (r->tensors, ModelGraphTensor, i).bytes /= divisors[i];
       }
   g_array_append_vals (r->ops, g->ops->data, g->ops->len);
+  r->n_mm = g->n_mm;
   return g_steal_pointer (&r);
 }
 
@@ -92,6 +93,8 @@ model_graph_op_kernel (ModelGraph *g, const ModelOp *kernel)
   g_return_if_fail (op != NULL && kernel != NULL);
   op->launches = TRUE;
   op->kernel = *kernel;
+  if (kernel->op_class == MODEL_OP_GEMM && kernel->shape.batch <= 1 && !kernel->addmm)
+    op->mm_call = ++g->n_mm;
 }
 
 /* Appends the valid entries of t[0..n) to list[*len] (capacity `cap`). */
@@ -193,6 +196,14 @@ kept (const ModelGraph *g, const gboolean *mark, guint i, ModelGraphPolicy polic
   return mark[i] && policy_keeps (t, policy) && t->bytes > 0;
 }
 
+/* TRUE for an op torchtitan's op-level policy reruns although a GEMM makes its output: an
+ * even-numbered plain mm (graph.h, op-level selective). */
+static gboolean
+even_mm (const ModelGraphOp *op)
+{
+  return op->mm_call > 0 && op->mm_call % 2 == 0;
+}
+
 static void
 mark_policy (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile, gboolean *mark)
 {
@@ -204,6 +215,17 @@ mark_policy (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile, gbo
     for (guint i = 0; i < g->tensors->len; i++)
       if (tensor (g, i)->source != MODEL_TENSOR_POINTWISE)
         mark[i] = TRUE;
+  if (policy == MODEL_GRAPH_KEEP_MATMUL || policy == MODEL_GRAPH_KEEP_MATMUL_SAVED)
+    /* but every second mm's outputs are recomputed, whoever saves them */
+    for (guint j = 0; j < g->ops->len; j++)
+      {
+        const ModelGraphOp *op = &g_array_index (g->ops, ModelGraphOp, j);
+        if (!even_mm (op))
+          continue;
+        mark[op->out] = FALSE;
+        for (guint k = 0; k < op->n_writes; k++)
+          mark[op->writes[k]] = FALSE;
+      }
 }
 
 double
@@ -257,7 +279,7 @@ model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy)
     case MODEL_GRAPH_KEEP_MATMUL:
     case MODEL_GRAPH_KEEP_MATMUL_SAVED:
       /* what the policy does not keep is re-created by rerunning the op that made it */
-      return tensor (g, op->out)->source == MODEL_TENSOR_POINTWISE;
+      return tensor (g, op->out)->source == MODEL_TENSOR_POINTWISE || even_mm (op);
     case MODEL_GRAPH_KEEP_ALL:
     default:
       return FALSE;

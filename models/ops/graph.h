@@ -23,10 +23,20 @@
  *  - selective (Korthikanti et al. 2022 §5): the attention core's tensors are recomputed,
  *    or the modules of Megatron's recompute_modules (cost.h MODEL_RECOMPUTE_*: the norms'
  *    outputs, the MoE experts' activation), as the graph's builder marked them;
- *  - op-level selective (torchtitan `ac_mode: selective, selective_ac_option: op`,
- *    torchtitan/models/llama3/infra/parallelize.py _save_list): outputs of matmuls and of
- *    the attention kernel are kept, everything else is recomputed from them and from the
- *    block input. (torchtitan also recomputes every second mm; not modelled.)
+ *  - op-level selective (torchtitan `ac_mode: selective, selective_ac_option: op`): the
+ *    outputs of the attention kernel, of batched, grouped and biased GEMMs (bmm, _grouped_mm,
+ *    addmm: PyTorch's compute-intensive ops, torch/_functorch/partitioners.py
+ *    get_default_op_list) and of every odd-numbered plain matrix multiply of the block's
+ *    forward are kept, everything else is recomputed
+ *    from them and from the block input. torchtitan's policy (torchtitan/distributed/
+ *    activation_checkpoint.py SelectiveAC._wrap_block wrapped_policy, and the same rule in
+ *    its 2024-12 parallelize_llama.py _custom_policy) counts each aten.mm (a linear without
+ *    bias) in call order in a counter created afresh for each checkpointed forward and
+ *    returns PREFER_RECOMPUTE for every second one ("Saves output of all compute ops, except
+ *    every second mm"): in a Llama layer wq, wv, w1 and w2 are kept and wk, wo and w3
+ *    rerun. The count is ModelGraphOp.mm_call, numbered as the GEMMs are added; LoRA's
+ *    lora_a and lora_b are numbered where the graph places them (after the block's base
+ *    projections), not after each base projection as PEFT calls them.
  *
  * Each op also states the kernel it launches (ModelOp: its class — GEMM with its M, N, K
  * shape, the fused attention kernel, or a memory-bound element-wise/norm/softmax kernel —,
@@ -73,6 +83,9 @@ typedef struct
                          * the dispatcher and a launch; models/plan/executor.c charges the
                          * framework's host time for each): an eager op chain that stepsim
                          * times as one kernel counts each op (HF's RMSNorm: 8); 0: one */
+  gboolean addmm;       /* a GEMM adding a bias in the same call: a biased nn.Linear, which
+                         * ATen runs as aten.addmm (aten/src/ATen/native/Linear.cpp linear:
+                         * addmm for a 2-D or contiguous 3-D input with a bias), not aten.mm */
 } ModelOp;
 
 /* The PyTorch ops the host issues for `op` (op->host_ops, at least 1). */
@@ -116,19 +129,25 @@ typedef struct
   ModelOp kernel;
   gboolean selective;        /* rerun by selective recompute (Korthikanti et al. 2022 §5;
                               * Megatron's recompute_modules) */
+  guint mm_call;             /* 1-based position of its kernel among the block forward's
+                              * plain matrix multiplies (a GEMM of batch 1 without a bias:
+                              * aten.mm), as model_graph_op_kernel numbers them; 0 for any
+                              * other op */
 } ModelGraphOp;
 
 typedef struct
 {
   GArray *tensors;           /* ModelGraphTensor */
   GArray *ops;               /* ModelGraphOp, forward order */
+  guint n_mm;                /* plain matrix multiplies numbered so far (mm_call) */
 } ModelGraph;
 
 typedef enum
 {
   MODEL_GRAPH_KEEP_ALL,       /* no checkpointing */
   MODEL_GRAPH_KEEP_NON_SELECTIVE, /* selective: all but the tensors marked selective */
-  MODEL_GRAPH_KEEP_MATMUL,    /* op-level selective: block input, GEMM and attention outputs */
+  MODEL_GRAPH_KEEP_MATMUL,    /* op-level selective: block input, attention outputs and the
+                               * GEMM outputs but those of even-numbered plain mms */
   MODEL_GRAPH_KEEP_MATMUL_SAVED, /* of those, the ones eager also saves (what op-level
                                   * selective keeps that no-checkpointing would keep too) */
 } ModelGraphPolicy;
@@ -155,7 +174,9 @@ void model_graph_op (ModelGraph *g, const char *name, guint out, const guint *sa
 /* Marks tensor `t` re-created by selective recompute (the attention core's, or a recompute
  * module's). */
 void model_graph_mark_selective (ModelGraph *g, guint t);
-/* The last op added launches `kernel` (copied). */
+/* The last op added launches `kernel` (copied). A GEMM kernel of batch <= 1 without a bias
+ * (not addmm) is the block's next plain matrix multiply: the op's mm_call is set to its
+ * 1-based count. */
 void model_graph_op_kernel (ModelGraph *g, const ModelOp *kernel);
 /* The last op added also produces the n tensors of `t` (n <= MODEL_GRAPH_MAX_SAVED;
  * G_MAXUINT entries skipped). */
@@ -173,7 +194,8 @@ void model_graph_mark_block_selective (ModelGraph *g, guint first_tensor, guint 
 
 /* TRUE when op `j` is rerun before the backward under `policy`: KEEP_ALL none; NON_SELECTIVE the
  * attention-core ops; KEEP_MATMUL(_SAVED) the ops whose output is made by a point-wise or
- * reduction kernel (not a GEMM's, not the attention kernel's: those outputs are kept). */
+ * reduction kernel and the even-numbered plain mms (the attention kernel's outputs and the
+ * other GEMMs' are kept). */
 gboolean model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy);
 
 /* The forward's transient peak, B: the largest sum, over the ops in order, of the tensors

@@ -52,19 +52,21 @@
 
 /* The kernel primitives cost.c and cost_ends.c build on (cost-private.h); here, so that
  * cost.o calls into this file and not the other way. */
-/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype. */
+/* Y[m×p] = X[m×n]·W[n×p] with `weights` parameters (incl. bias) read in weight dtype.
+ * Parameters beyond the n×p matrix are a bias: the linear runs as aten.addmm (ModelOp). */
 ModelOp
 cost_gemm_op (const Dims *d, const char *name, double m, double n, double p, double weights)
 {
   return (ModelOp){ name, MODEL_OP_GEMM, 2 * m * n * p,
                     d->e * m * n + d->w * weights + d->e * m * p, d->frozen ? 1 : 0,
-                    { .cls = HW_KERNEL_GEMM, .m = m, .n = p, .k = n, .batch = 1 }, 1 };
+                    { .cls = HW_KERNEL_GEMM, .m = m, .n = p, .k = n, .batch = 1 }, 1,
+                    .addmm = weights > n * p };
 }
 
 ModelOp
 cost_elementwise_op (const char *name, double bytes)
 {
-  return (ModelOp){ name, MODEL_OP_ELEMENTWISE, 0, bytes, 0, { HW_KERNEL_PLAIN }, 1 };
+  return (ModelOp){ name, MODEL_OP_ELEMENTWISE, 0, bytes, 0, { HW_KERNEL_PLAIN }, 1, FALSE };
 }
 
 /* A norm's kernel. Fused (LayerNorm's native_layer_norm, Transformer Engine's or a Triton
@@ -335,7 +337,7 @@ flash_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
                    2 * d->b * d->s * d->s_kv * (d->q + d->v_q),
                    d->e * d->T * (d->q + d->c + d->v_c + d->v_q), 0,
                    { .cls = HW_KERNEL_FLASH_FWD, .seq = d->s, .head_dim = d->q / d->a,
-                     .causal = d->causal }, 1 };
+                     .causal = d->causal }, 1, FALSE };
   model_graph_op_kernel (g, &kern);
   return o;
 }
@@ -368,7 +370,7 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   ModelOp kern = { "attn_scores", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->q,
                    d->e * T * (d->q + d->c) + d->e * scores, 0,
                    { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->s, .k = hd,
-                     .batch = d->b * d->a }, 1 };
+                     .batch = d->b * d->a }, 1, FALSE };
   model_graph_op_kernel (g, &kern);
   if (d->alibi) /* MptAttention: scores + position_bias, out of place */
     {
@@ -439,7 +441,7 @@ eager_attention (ModelGraph *g, const Dims *d, guint q, guint k, guint v)
   ModelOp av = { "attn_av", MODEL_OP_GEMM, 2 * d->b * d->s * d->s * d->v_q,
                  d->e * scores + d->e * T * (d->v_c + d->v_q), 0,
                  { .cls = HW_KERNEL_GEMM, .m = d->s, .n = d->v_q / d->a, .k = d->s,
-                   .batch = d->b * d->a }, 1 };
+                   .batch = d->b * d->a }, 1, FALSE };
   model_graph_op_kernel (g, &av);
   return o;
 }
@@ -888,14 +890,14 @@ lora (ModelGraph *g, const Dims *d, const ModelArch *arch, gboolean attention)
       op1 (g, "lora_a", ax, NO, NO, NO);
       ModelOp ka = { "lora_a", MODEL_OP_GEMM, 2 * tok * in * r,
                      e * tok * in + w * r * in * n + e * tok * r, 0,
-                     { .cls = HW_KERNEL_GEMM, .m = m, .n = r, .k = in, .batch = n }, 1 };
+                     { .cls = HW_KERNEL_GEMM, .m = m, .n = r, .k = in, .batch = n }, 1, FALSE };
       model_graph_op_kernel (g, &ka);
       guint bx = t_new (g, bx_name, e * tok * out, MODEL_TENSOR_GEMM, -1);
       op1 (g, "lora_b", bx, ax, NO, NO);
       frees (g, ax, NO, NO);
       ModelOp kb = { "lora_b", MODEL_OP_GEMM, 2 * tok * r * out,
                      e * tok * r + w * r * out * n + e * tok * out, 0,
-                     { .cls = HW_KERNEL_GEMM, .m = m, .n = out, .k = r, .batch = n }, 1 };
+                     { .cls = HW_KERNEL_GEMM, .m = m, .n = out, .k = r, .batch = n }, 1, FALSE };
       model_graph_op_kernel (g, &kb);
       op1 (g, "lora_scale_add", scratch (g), NO, NO, NO);
       frees (g, bx, NO, NO);

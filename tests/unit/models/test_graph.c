@@ -189,11 +189,17 @@ test_selective_core (void)
   CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (&l, &f).act_selective, 4 * B * A * S, 0);
 }
 
-/* Op-level selective (torchtitan): the layer input, every GEMM output (q, k, v, o_proj,
- * gate, up, down) and the attention's out and logsumexp are kept:
- *   e·T·h + e·T·(q + 2c) + e·T·q + 4·b·a·s + e·T·h + 2·e·T·i + e·T·h.
- * The recompute re-creates what eager saves beyond that: the norms' tensors, silu(gate),
- * the product. */
+/* Op-level selective (torchtitan): the layer input, the attention's out and logsumexp and
+ * the outputs of the odd-numbered plain mms are kept. A Llama layer's mms in call order
+ * (wq, wk, wv in Attention.forward, wo, then w2(silu(w1(x)) * w3(x)) in FeedForward) are
+ * q 1, k 2, v 3, o 4, gate 5, up 6, down 7; torchtitan's policy recomputes every second one
+ * (activation_checkpoint.py: "Save all compute/comm ops, except every second mm"), so
+ * q, v, gate and down are kept and k, o and up rerun:
+ *   kept = e·T·h + e·T·q + e·T·c + (e·T·q + 4·b·a·s) + e·T·i + e·T·h.
+ * The recompute re-creates what eager saves beyond that: the norms' tensors, silu(gate) and
+ * the product, and of the rerun mms' outputs those an op saves: k (the attention's input)
+ * and up (the product's); o is saved by nobody (the residual add keeps nothing). Its FLOPs
+ * are the three rerun GEMMs': 2·T·h·c + 2·T·q·h + 2·T·h·i. */
 static void
 test_selective_op (void)
 {
@@ -201,13 +207,32 @@ test_selective_op (void)
   ModelCostParams p = params (2, 32, TRUE, 0);
   p.norm_fp32 = TRUE;
   ModelBlockCost c = model_cost_layer (&arch, &p);
-  double kept = E * T * H + E * T * (Q + 2 * C) + E * T * Q + 4 * B * A * S + E * T * H
-                + 2 * E * T * I + E * T * H;
+  double kept = E * T * H + E * T * Q + E * T * C + E * T * Q + 4 * B * A * S + E * T * I
+                + E * T * H;
   CU_ASSERT_DOUBLE_EQUAL (c.act_keep_matmul, kept, 0);
   double norms = 2 * (4 * T * H + 4 * T + 2 * E * T * H);
-  CU_ASSERT_DOUBLE_EQUAL (c.act_pointwise, norms + 2 * E * T * I, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.act_pointwise, norms + 2 * E * T * I + E * T * C + E * T * I, 0);
   CU_ASSERT (c.pointwise_fwd.n_ops > 0);
-  CU_ASSERT_DOUBLE_EQUAL (c.pointwise_fwd.flops, 0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.pointwise_fwd.flops, 2 * T * H * C + 2 * T * Q * H + 2 * T * H * I,
+                          0);
+}
+
+/* A biased linear is aten.addmm: kept by the op-level policy (a compute-intensive op) and
+ * not counted among the mms. With q, k and v biased (Qwen2-style) the mms are o 1, gate 2,
+ * up 3, down 4, so gate and down rerun:
+ *   kept = e·T·h + e·T·(q + 2c) + (e·T·q + 4·b·a·s) + e·T·h (o) + e·T·i (up),
+ * and the recompute's FLOPs are gate's and down's, 2·T·h·i + 2·T·i·h. */
+static void
+test_selective_op_addmm (void)
+{
+  ModelArch arch = small_llama ();
+  arch.qkv_bias = TRUE;
+  ModelCostParams p = params (2, 32, TRUE, 0);
+  ModelBlockCost c = model_cost_layer (&arch, &p);
+  double kept = E * T * H + E * T * (Q + 2 * C) + E * T * Q + 4 * B * A * S + E * T * H
+                + E * T * I;
+  CU_ASSERT_DOUBLE_EQUAL (c.act_keep_matmul, kept, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.pointwise_fwd.flops, 2 * T * H * I + 2 * T * I * H, 0);
 }
 
 /* A tensor two ops save is held once; the graph answers the same list however many ops
@@ -364,7 +389,8 @@ static const StepsimTest tests[] = {
   { "Llama layer: GQA k/v repeated", test_kv_repeat },
   { "GPT-2 layer: saved tensors = Korthikanti", test_gpt2 },
   { "selective recompute: attention core", test_selective_core },
-  { "op-level selective: matmul outputs kept", test_selective_op },
+  { "op-level selective: odd mms' and attention outputs kept", test_selective_op },
+  { "op-level selective: a biased linear (addmm) kept, not counted", test_selective_op_addmm },
   { "a tensor saved twice is held once", test_identity },
   { "loss heads: plain, chunked, fused", test_losses },
   { "loss head: HF 4.46-4.48 shifted copy (upcast_shift)", test_loss_hf_shift },
