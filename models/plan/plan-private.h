@@ -225,6 +225,17 @@ double plan_state_shard_fraction (const ModelPlan *p, ModelMemCategory c, ModelP
 double plan_state_rank_fraction (const ModelPlan *p, ModelMemCategory c, double trainable_dense,
                                  double trainable_expert, double weights_dense,
                                  double weights_expert);
+/* Whether PyTorch FSDP casts fp32 parameters to a 16-bit param_dtype as it gathers them
+ * (MixedPrecision: a *_mixed precision under fsdp_full_shard or fsdp_hybrid_shard over
+ * more than one GPU, full training, no offload), so that the stored shard is the master
+ * copy, no 16-bit copy persists, and the sharded gradient is kept in the parameters' fp32
+ * (plan_state.c, where the sources are cited). fsdp_shard_grad_op keeps every unit's
+ * 16-bit parameters gathered from its forward to its backward, which stepsim counts as
+ * 16-bit weights at rest, so it is not one. */
+gboolean plan_fsdp_casts_params (const ModelPlan *p);
+/* B per parameter of a gradient shard as kept between the reduce-scatter and the
+ * optimizer: 4 under plan_fsdp_casts_params, else the stack's gradient dtype. */
+double plan_grad_shard_bytes (const ModelPlan *p);
 /* Whether the optimizer states are created by the first optimizer step rather than at
  * load (model_plan_creation_task). */
 gboolean plan_states_at_first_step (const ModelPlan *p);

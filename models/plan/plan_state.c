@@ -67,6 +67,47 @@ ds_persistent_weights (const ModelPlan *p)
   return elems * model_stack_weight_bytes (&p->stack) * (1 - share);
 }
 
+gboolean
+plan_fsdp_casts_params (const ModelPlan *p)
+{
+  ModelDataParallel m = p->par.mode;
+  gboolean gathered = (m == MODEL_DP_FSDP_FULL_SHARD || m == MODEL_DP_FSDP_HYBRID_SHARD)
+                      && model_parallel_local_fraction (&p->par, MODEL_STATE_WEIGHTS,
+                                                        MODEL_PHASE_REST) < 1;
+  return gathered && model_stack_master_bytes (&p->stack) > 0
+         && p->stack.finetune.method == MODEL_FINETUNE_NONE && !plan_offloads_optimizer (p)
+         && !plan_offloads_parameters (p);
+}
+
+double
+plan_grad_shard_bytes (const ModelPlan *p)
+{
+  return plan_fsdp_casts_params (p) ? model_stack_master_bytes (&p->stack)
+                                    : model_stack_gradient_bytes (&p->stack);
+}
+
+/* PyTorch FSDP's mixed precision (plan_fsdp_casts_params) keeps the parameters it shards in
+ * their fp32 and casts them to param_dtype only into each all-gather's input: FSDP1
+ * torch/distributed/fsdp/_flat_param.py _use_low_precision_shard allocates the 16-bit
+ * shard for the all-gather and _free_low_precision_sharded_param frees it after;
+ * FSDP2 torch/distributed/fsdp/_fully_shard/_fsdp_param.py all_gather_inputs
+ * `_to_dtype_if_needed(self._sharded_param_data, self.param_dtype)`. The optimizer steps
+ * those fp32 shards: they are stepsim's master weights, and the 16-bit weights exist only
+ * gathered (plan_step.c's gather buffers). The reduced gradient is cast back to the
+ * parameter's dtype before it is kept (FSDP1 _runtime_utils.py _cast_grad_to_param_dtype;
+ * FSDP2 _fsdp_collectives.py foreach_reduce `_to_dtype_if_needed(new_sharded_grad,
+ * fsdp_param.orig_dtype)`), so a kept gradient shard is 4 B a parameter. DeepSpeed's
+ * ZeRO (zero1–3), by contrast, stores 16-bit parameters beside its fp32 partition. */
+static void
+fsdp_mixed_state (ModelPlan *p)
+{
+  if (!plan_fsdp_casts_params (p))
+    return;
+  p->initial[MODEL_MEM_WEIGHTS] = 0;
+  p->initial[MODEL_MEM_GRADIENTS]
+    *= plan_grad_shard_bytes (p) / model_stack_gradient_bytes (&p->stack);
+}
+
 /* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
  * placed at rest (weights sharded under stage 3, master weights and optimizer states from
  * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
@@ -99,6 +140,7 @@ plan_initial_state (ModelPlan *p)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + plan_offload_ds_grad_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
+  fsdp_mixed_state (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
 }

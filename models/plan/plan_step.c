@@ -181,7 +181,9 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
   plan_task_dep (c->p, ready);
   plan_task_free (c->p, full1, MODEL_EFFECT_AT_END);
   plan_task_free (c->p, full2, MODEL_EFFECT_AT_END);
-  double grad_shard = local (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE, grad_bytes);
+  /* the shard as kept: FSDP's mixed precision casts it to the parameters' fp32 */
+  double grad_shard = local (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE,
+                             params * plan_grad_shard_bytes (c->p));
   guint offloaded = 0; /* optimizer offload: the shard leaves the GPU every micro-batch */
   if (plan_offloads_optimizer (c->p))
     offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard, MODEL_EFFECT_AT_END);

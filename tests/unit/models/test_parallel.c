@@ -59,7 +59,9 @@ test_zero_state_bytes (void)
  *   DDP:            2Ψ + 4Ψ + the Reducer's bucket copies 2Ψ (bf16 gradients) = 8Ψ
  *   ZeRO-1, -2:     2Ψ + (4 + 8)Ψ/N (DeepSpeed creates the states at construction)
  *   ZeRO-3:         (2 + 4 + 8)Ψ/N
- *   FSDP SHARD_GRAD_OP: 2Ψ + 4Ψ/N;  FULL_SHARD: (2 + 4)Ψ/N (PyTorch optimizers: lazily). */
+ *   FSDP SHARD_GRAD_OP: 2Ψ + 4Ψ/N;  FULL_SHARD: 4Ψ/N (PyTorch optimizers: lazily; FSDP's
+ *   MixedPrecision stores the fp32 shard alone and casts it to bf16 only into each
+ *   all-gather, models/plan/plan_state.c plan_fsdp_casts_params). */
 static void
 test_load_bytes (void)
 {
@@ -80,7 +82,9 @@ test_load_bytes (void)
     { MODEL_PRECISION_BF16_MIXED, MODEL_DP_ZERO2, 8, 2 + 12 / N },
     { MODEL_PRECISION_BF16_MIXED, MODEL_DP_ZERO3, 8, 14 / N },
     { MODEL_PRECISION_BF16_MIXED, MODEL_DP_FSDP_SHARD_GRAD_OP, 8, 2 + 4 / N },
-    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_FSDP_FULL_SHARD, 8, 6 / N },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_FSDP_FULL_SHARD, 8, 4 / N },
+    { MODEL_PRECISION_BF16_MIXED, MODEL_DP_FSDP_HYBRID_SHARD, 8, 4 / N }, /* a node of 8 */
+    { MODEL_PRECISION_BF16, MODEL_DP_FSDP_FULL_SHARD, 8, 2 / N },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -92,7 +96,11 @@ test_load_bytes (void)
 }
 
 /* FSDP modes share the machinery: FULL_SHARD = stage 3, SHARD_GRAD_OP = stage 2, NO_SHARD
- * = DDP; HYBRID_SHARD shards over the 4 GPUs of a node: (2 + 2 + 12)Ψ/4. */
+ * = DDP; HYBRID_SHARD shards over the 4 GPUs of a node. The state at the step under
+ * bf16_mixed: FULL_SHARD and HYBRID_SHARD the fp32 parameter shard, its fp32 gradient
+ * (FSDP casts the reduced gradient back to the parameter's dtype) and Adam's two moments,
+ * (4 + 4 + 8)Ψ/N; SHARD_GRAD_OP the gathered bf16 parameters beside the same shards,
+ * 2Ψ + (4 + 2 + 8)Ψ/N (its gradient shard as reduced, bf16); NO_SHARD (2 + 2 + 12)Ψ. */
 static void
 test_fsdp_modes (void)
 {
@@ -107,6 +115,18 @@ test_fsdp_modes (void)
   STEPSIM_ASSERT_REL (model_plan_state_bytes (sgo, 3), (2 + 14.0 / 8) * psi, 1e-9);
   STEPSIM_ASSERT_REL (model_plan_state_bytes (none, 3), 16 * psi, 1e-9);
   STEPSIM_ASSERT_REL (model_plan_state_bytes (hyb, 5), 16 * psi / 4, 1e-9);
+  /* of which the gradient shard: fp32 under FULL_SHARD, bf16 as reduced under SHARD_GRAD_OP;
+   * FULL_SHARD keeps no 16-bit weights at rest */
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (full, MODEL_MEM_WEIGHTS), 0);
+  double full_grads = model_plan_state_bytes (full, 3)
+                      - model_plan_initial_bytes (full, MODEL_MEM_MASTER_WEIGHTS)
+                      - model_plan_initial_bytes (full, MODEL_MEM_OPTIMIZER_STATE);
+  STEPSIM_ASSERT_REL (full_grads, 4 * psi / 8, 1e-9);
+  double sgo_grads = model_plan_state_bytes (sgo, 3)
+                     - model_plan_initial_bytes (sgo, MODEL_MEM_WEIGHTS)
+                     - model_plan_initial_bytes (sgo, MODEL_MEM_MASTER_WEIGHTS)
+                     - model_plan_initial_bytes (sgo, MODEL_MEM_OPTIMIZER_STATE);
+  STEPSIM_ASSERT_REL (sgo_grads, 2 * psi / 8, 1e-9);
 }
 
 typedef struct
