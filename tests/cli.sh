@@ -99,6 +99,24 @@ check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://
 : >notadir
 "$STEPSIM" run "$s1" -q -o x.h5 --plot notadir/sub >/dev/null 2>nd.err
 check "--plot under a regular file: it is not a directory" grep -q -- "--plot notadir/sub: notadir is not a directory" nd.err
+# --plot DIR/ is DIR (QA: "--plot new/: directory new does not exist")
+"$STEPSIM" run "$s1" -q -o slash.h5 --plot slashdir/ >/dev/null 2>slash.err; rc=$?
+check "--plot NEWDIR/: created as --plot NEWDIR, the chart in it" \
+  sh -c "[ $rc -eq 0 ] && ! test -s slash.err && test -s slashdir/s1-llama-3.2-1b-fp32-memory.png"
+# a --plot directory name too long for a file system is refused before anything runs (QA:
+# refused only when the chart was written, after the simulation), as -o's file name is
+long=$(printf '%0300d' 0)
+"$STEPSIM" run "$s1" -q -o longd.h5 --plot "$long" >longd.out 2>longd.err; rc=$?
+check "--plot with a 300-byte name: exit 1 up front, naming the option, no output" \
+  sh -c "[ $rc -eq 1 ] && ! test -s longd.out && ! test -e longd.h5 && ! test -e $long && [ \$(wc -l <longd.err) -eq 1 ] && grep -q -- '--plot 0*: the directory name is 300 bytes, over the 255' longd.err"
+# an output name ending in '/' names a directory: one error naming the option (QA: -o x.h5/
+# said "directory x.h5 does not exist")
+: >isfile.h5
+for o in "-o x.h5/" "-o isfile.h5/" "--trace t.json/"; do
+  "$STEPSIM" run "$s1" -q $o >/dev/null 2>trail.err; rc=$?
+  check "run $o: exit 1, one error: it names a directory" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <trail.err) -eq 1 ] && grep -qx \"stepsim: $o: ends in '/', a directory's name; name a file\" trail.err"
+done
 # stdout that cannot be written (a full disk) is an error, exit 1, said once (QA: `list`
 # and `run` > /dev/full exited 0); help that GOption prints and exits on is covered too
 if [ -w /dev/full ]; then
