@@ -168,6 +168,11 @@ for f in cut.png cut.svg; do
   check "plot -o $f under a file size limit: exit 1, 'File too large', no chart" \
     sh -c "[ $rc -eq 1 ] && grep -q '$f: cannot write the chart: File too large (gnuplot wrote [0-9]* bytes of it)' cut.err && ! ls | grep -q '^$f'"
 done
+# ... nor a temporary directory (TMPDIR) where the chart's data cannot be written: the chart,
+# the directory and the reason, not GLib's "Failed to create file “…”" (QA)
+TMPDIR="$work/no-such-tmp" "$STEPSIM" plot memory cut.h5 -o tmpd.png >/dev/null 2>tmpd.err; rc=$?
+check "plot with TMPDIR missing: exit 1, one error naming the chart and TMPDIR, no chart" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <tmpd.err) -eq 1 ] && grep -q \"^stepsim: tmpd.png: cannot create the chart's data file in the temporary directory $work/no-such-tmp (TMPDIR): No such file or directory\$\" tmpd.err && ! test -e tmpd.png"
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
@@ -690,6 +695,15 @@ check "hf_config naming a model directory points at its config.json" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
 check "deepspeed_config naming a directory says so" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
+# ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
+# reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)
+if [ -e /proc/self/mem ]; then
+  for k in model.hf_config training.deepspeed_config; do
+    "$STEPSIM" run ok.ini -q -o mem.h5 --set $k=/proc/self/mem >/dev/null 2>mem.err; rc=$?
+    check "$k naming a file that cannot be read: exit 1, 'PATH: cannot read: REASON'" \
+      sh -c "[ $rc -eq 1 ] && [ \$(wc -l <mem.err) -eq 1 ] && grep -q \"key '${k#*.}': /proc/self/mem: cannot read: \" mem.err && ! grep -q '“' mem.err"
+  done
+fi
 
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo

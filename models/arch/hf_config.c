@@ -949,7 +949,7 @@ model_arch_load_hf_config (const char *path, GError **error)
                    "%s: larger than 16 MiB, not a config.json (a few KiB)", path);
       return NULL;
     }
-  if (!g_file_get_contents (path, &text, NULL, &local))
+  if (!sim_text_read_file (path, &text, NULL, &local))
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s", local->message);
       return NULL;
