@@ -338,13 +338,21 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }
+  /* what --for takes, also when it is missing (QA: "--for must be" read as if given) */
+  if (o->target == NULL)
+    return cli_error ("fit: --for TARGET is required, what to search: micro_batch, seq_len, "
+                      "gpus, stack or cost (see stepsim fit --help)"), 2;
   if (*argc != 2)
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (!cli_sweep_check_sets ("--set", (const char *const *) o->sets, &error))
     return cli_error (error->message), 2;
   cli_sweep_sets_from_cwd (o->sets);
-  if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
-    return cli_error ("fit: --for must be micro_batch, seq_len, gpus, stack or cost"), 2;
+  if (!cli_fit_target_from_string (o->target, target))
+    {
+      g_autofree char *msg = g_strdup_printf ("fit: --for %s: expected micro_batch, seq_len, "
+                                              "gpus, stack or cost", o->target);
+      return cli_error (msg), 2;
+    }
   int rc = check_fit_options (o, *target);
   if (rc != 0)
     return rc;
