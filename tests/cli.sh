@@ -1800,6 +1800,11 @@ printf '[model]\nhf_config = llama-3.2-1b\n[gpu.X]\nbase = A100-80GB-SXM\nbf16 =
 bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1e30 TFLOP/s' is outside" "1000000 TFLOP/s]" -- gpux.ini
 sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
 bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
+# a figure without its unit, in a GPU without base: that key and its missing unit are named,
+# not a required key still to come (QA: --set gpu.X.memory=80 named hbm_bandwidth)
+bad_input "a new GPU's memory without a unit" \
+  "(with --set gpu.New.memory=80): group [gpu.New], key 'memory': '80': a size needs a unit" \
+  "accepted units: B," -- "$s1" --set gpu.New.memory=80 --set cluster.gpu=New
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
   "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
 
