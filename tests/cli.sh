@@ -1581,6 +1581,18 @@ effect\" unused.err"
 check "host_memory with the optimizer offloaded, node used: no warning about either" \
   sh -c "! grep -qF -e host_memory -e '[node.Spare]' unused2.err \
          && grep -q 'group \[node.Mine\]: is not used' unused2.err"
+# ... a [gpu.NAME] group no GPU key names, as a [node.NAME] one (QA: ignored silently): one
+# line naming file and group; none for a GPU [cluster] or a node group names
+printf '[model]\nhf_config = llama-3.2-1b\n[gpu.Spare]\nbase = H100-SXM\n[gpu.Mine]\n%b\n%b\n' \
+  'base = A100-80GB-SXM\n[cluster]\ngpu = Mine' \
+  '[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32' >unusedgpu.ini
+"$STEPSIM" run unusedgpu.ini -q -o unusedgpu.h5 >/dev/null 2>unusedgpu.err; rc=$?
+check "unused [gpu.NAME] group: one warning naming file and group, exit 0" \
+  sh -c "[ $rc -eq 0 ] && [ \$(wc -l <unusedgpu.err) -eq 1 ] && grep -qx \"stepsim run: warning: unusedgpu.ini: group \[gpu.Spare\]: is not used: \[cluster\] key 'gpu' names Mine\" unusedgpu.err"
+"$STEPSIM" run unusedgpu.ini -q -o unusedgpu.h5 --set cluster.gpu= --set cluster.node=N \
+  --set node.N.base=DGX-A100 --set node.N.gpu=Spare >/dev/null 2>unusedgpu2.err; rc=$?
+check "[gpu.NAME] named by the node group used: not said unused; the one no key names is" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'gpu.Spare' unusedgpu2.err && grep -q \"group \[gpu.Mine\]: is not used: \[cluster\] gives key 'node', and no \[node.NAME\] key 'gpu' names Mine\" unusedgpu2.err"
 
 # --- bad input (issue 12): exit 1, one line naming the file, group and key (and the
 # ds_config's key), no output file; what the framework would ignore: a warning, exit 0 ----

@@ -43,6 +43,7 @@
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
  *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [node.NAME] a group [cluster] does not use (its node is another, or a GPU)
+ *   [gpu.NAME]  a group neither [cluster] gpu nor any [node.NAME] gpu names
  *   [cluster], [node.NAME] host_memory: offloading or a paged optimizer only
  *   [cluster]  cpu_cores, cpu_adam_rate: optimizer offload only; nvme_*: NVMe offload only;
  *              nics_per_node, nic_bandwidth, rail_optimized, inter_latency,
@@ -471,9 +472,11 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
 }
 
 /* [node.NAME] groups [cluster] does not use (it names one node, or a GPU: a [node.NAME] is
- * never another's base, hardware/cluster_spec_node.c), and host_memory ([cluster] or the
- * used node's) when nothing is kept in host DRAM: only offloading and a paged optimizer put
- * bytes there (models/plan/plan_offload.c, plan_paged.c; the host ledger of simulate.c). */
+ * never another's base, hardware/cluster_spec_node.c), [gpu.NAME] groups no GPU key names
+ * (a [gpu.NAME] is never another's base either, hardware/catalog.c), and host_memory
+ * ([cluster] or the used node's) when nothing is kept in host DRAM: only offloading and a
+ * paged optimizer put bytes there (models/plan/plan_offload.c, plan_paged.c; the host ledger
+ * of simulate.c). */
 static void
 node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *const *origins)
 {
@@ -488,6 +491,32 @@ node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *c
                                               "names %s", groups[i], name)
                            : g_strdup_printf ("group [%s]: is not used: [cluster] gives "
                                               "key 'gpu', not 'node'", groups[i]);
+        add_warning (sc, sets, origins, msg);
+      }
+  /* [gpu.NAME] groups no GPU key names, [cluster]'s or a node group's (a node group [cluster]
+   * does not use is said above; its GPU is not said twice) */
+  g_autofree char *gpu = g_key_file_get_string (kf, "cluster", "gpu", NULL);
+  g_autoptr (GPtrArray) named = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      char *g = NULL;
+      if (g_str_has_prefix (groups[i], "node.")
+          && (g = g_key_file_get_string (kf, groups[i], "gpu", NULL)) != NULL)
+        g_ptr_array_add (named, g_strconcat ("gpu.", g_strstrip (g), NULL));
+      g_free (g);
+    }
+  if (gpu != NULL)
+    g_ptr_array_add (named, g_strconcat ("gpu.", g_strstrip (gpu), NULL));
+  for (guint i = 0; groups[i] != NULL; i++)
+    if (g_str_has_prefix (groups[i], "gpu.")
+        && !g_ptr_array_find_with_equal_func (named, groups[i], g_str_equal, NULL))
+      {
+        g_autofree char *msg
+            = gpu != NULL ? g_strdup_printf ("group [%s]: is not used: [cluster] key 'gpu' "
+                                             "names %s", groups[i], gpu)
+                          : g_strdup_printf ("group [%s]: is not used: [cluster] gives key "
+                                             "'node', and no [node.NAME] key 'gpu' names %s",
+                                             groups[i], groups[i] + 4);
         add_warning (sc, sets, origins, msg);
       }
   const ModelStack *s = &sc->stack;
