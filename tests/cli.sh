@@ -1593,6 +1593,12 @@ check "unused [gpu.NAME] group: one warning naming file and group, exit 0" \
   --set node.N.base=DGX-A100 --set node.N.gpu=Spare >/dev/null 2>unusedgpu2.err; rc=$?
 check "[gpu.NAME] named by the node group used: not said unused; the one no key names is" \
   sh -c "[ $rc -eq 0 ] && ! grep -q 'gpu.Spare' unusedgpu2.err && grep -q \"group \[gpu.Mine\]: is not used: \[cluster\] gives key 'node', and no \[node.NAME\] key 'gpu' names Mine\" unusedgpu2.err"
+# ... and a note on a key of the file that a --set made ineffective names that --set, as the
+# others do (QA: S6 with --set offload.optimizer=none said "s6.ini: … 'host_memory'" alone)
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o hm.h5 \
+  --set offload.optimizer=none >/dev/null 2>hm.err
+check "host_memory made ineffective by --set offload.optimizer=none: the warning names it" \
+  grep -q "s6-zero-offload-13b-v100.ini (with --set offload.optimizer=none): group \[cluster\], key 'host_memory': has no effect" hm.err
 
 # --- bad input (issue 12): exit 1, one line naming the file, group and key (and the
 # ds_config's key), no output file; what the framework would ignore: a warning, exit 0 ----

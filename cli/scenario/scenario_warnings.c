@@ -526,8 +526,11 @@ node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *c
   for (guint i = 0; i < G_N_ELEMENTS (where); i++)
     if (where[i] != NULL && g_key_file_has_group (kf, where[i])
         && has (kf, where[i], "host_memory"))
-      NOTE (where[i], "host_memory", "nothing is kept in host memory (nothing is offloaded and "
-            "the optimizer is not paged)");
+      /* the keys that keep nothing there named as "[G] K", so that the --set among them
+       * are named as the message's origin, as for the other notes (QA: --set
+       * offload.optimizer=none left this one saying "s6.ini:" alone) */
+      NOTE (where[i], "host_memory", "nothing is kept in host memory ([offload] optimizer, "
+            "parameters and activations are none; [training] optimizer is not paged)");
 }
 
 void
