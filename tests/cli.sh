@@ -1364,6 +1364,11 @@ grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | se
 check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
 check "validate --measured: the versions on one line above the table" sh -c "head -n 1 vm-ok.out | grep -qx 'measured with torch 2.4.0, CUDA 12.4, driver 550.54' && sed -n 2p vm-ok.out | grep -q '^case '"
+# one miss is "1 miss" (QA: "1 misses"), as plain validate counts
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -e '^kind' -e '^gemm' >vm-one.tsv
+"$STEPSIM" validate --measured vm-one.tsv >vm1.out 2>&1; rc=$?
+check "validate --measured with one miss: '0 within tolerance, 1 miss'" \
+  sh -c "[ $rc -eq 1 ] && tail -n 1 vm1.out | grep -qx '0 within tolerance, 1 miss'"
 "$STEPSIM" validate --measured vm-header.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a header-only file is an error naming it (exit 1, no stdout)" sh -c "[ $rc -eq 1 ] && grep -q 'vm-header.tsv: no measurement rows' vm.err && test ! -s vm.out"
 # Bad kernel rows: each refused with file, line 2 and the column; nothing on stdout.
@@ -1825,6 +1830,24 @@ bad_input "a new GPU's memory without a unit" \
   "accepted units: B," -- "$s1" --set gpu.New.memory=80 --set cluster.gpu=New
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
   "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
+
+# --- counts of one in the singular (QA: "1 values", "1 micro-batches", "1 entries") ------
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" -o ga1.h5 \
+  --set training.grad_accum=1 >ga1.out 2>ga1.err
+check "pp 8 with grad_accum 1: '1 micro-batch' in the summary and in the bubble note" \
+  sh -c "grep -q '^pipeline   pp 8, 1f1b schedule, 1 micro-batch per step;' ga1.out && grep -q ': 1 micro-batch for pp = 8 stages' ga1.err && ! grep -q '1 micro-batches' ga1.out ga1.err"
+bad_input "layers_per_stage of one entry under pp 8: '1 entry'" \
+  "key 'layers_per_stage': [parallel] layers_per_stage has 1 entry, but [parallel] pp = 8" "is 8 stages" \
+  -- "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set parallel.layers_per_stage=126
+bad_input "ep 2 over pipeline stages of one GPU: '1 rank'" \
+  "key 'ep': ep = 2 × etp = 1 does not divide the dp·cp·tp = 1 rank of a pipeline stage" \
+  "out of it)" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" \
+  --set cluster.gpus_per_node=2 --set parallel.pp=2 --set parallel.ep=2
+awk '/"layer_types": \[/ { print "  \"layer_types\": [\"full_attention\"],"; skip = 1; next }
+     skip && /\]/ { skip = 0; next } !skip' "$srcdir/models/configs/gpt-oss-20b.json" >lt1.json
+bad_input "a config.json's layer_types of one entry: '1 entry'" \
+  "lt1.json: key 'layer_types': has 1 entry, num_hidden_layers is 24" "" \
+  -- "$s1" --set model.hf_config=./lt1.json
 
 # --- head_dim = hidden_size / num_attention_heads, one rule for [model] and a config.json ----
 # A [model] shape whose heads do not divide hidden_size was accepted (head_dim floored) while

@@ -138,10 +138,11 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
    * slots with equal stages; Megatron allows it (GPipe's order is the same then). */
   if (par->pp > 1 && par->pp_schedule != MODEL_PP_GPIPE && sc->stack.grad_accum < par->pp)
     note (sc, sets, origins, "training", "grad_accum", "allowed, but bubble-bound",
-          "%" G_GUINT64_FORMAT " micro-batches for pp = %u stages under pipeline_schedule = "
+          "%" G_GUINT64_FORMAT " micro-batch%s for pp = %u stages under pipeline_schedule = "
           "%s: with equal stages each rank idles %u of %" G_GUINT64_FORMAT " micro-batch "
-          "slots", sc->stack.grad_accum, par->pp, model_pp_schedule_name (par->pp_schedule),
-          par->pp - 1, sc->stack.grad_accum + par->pp - 1);
+          "slots", sc->stack.grad_accum, sc->stack.grad_accum == 1 ? "" : "es", par->pp,
+          model_pp_schedule_name (par->pp_schedule), par->pp - 1,
+          sc->stack.grad_accum + par->pp - 1);
   if (par->tp <= 1 && par->sequence_parallel)
     NOTE ("parallel", "sequence_parallel", "sequence parallelism splits the tensor-parallel "
           "regions' sequence over tp ranks, and here tp = 1");

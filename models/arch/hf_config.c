@@ -516,8 +516,10 @@ gpt_oss_layer_types (const Ctx *c, ModelArch *arch, guint64 *n_sliding, GError *
       JsonArray *a = json_node_get_array (n);
       if (json_array_get_length (a) != L)
         {
-          g_autofree char *what = g_strdup_printf ("has %u entries, num_hidden_layers is %"
-                                                   G_GUINT64_FORMAT, json_array_get_length (a), L);
+          guint len = json_array_get_length (a);
+          g_autofree char *what = g_strdup_printf ("has %u entr%s, num_hidden_layers is %"
+                                                   G_GUINT64_FORMAT, len, len == 1 ? "y" : "ies",
+                                                   L);
           return field_error (c, error, "layer_types", what);
         }
       for (guint i = 0; i < json_array_get_length (a); i++)
