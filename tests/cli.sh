@@ -181,9 +181,9 @@ for f in cut.png cut.svg; do
 done
 # ... nor a temporary directory (TMPDIR) where the chart's data cannot be written: the chart,
 # the directory and the reason, not GLib's "Failed to create file “…”" (QA)
-TMPDIR="$work/no-such-tmp" "$STEPSIM" plot memory cut.h5 -o tmpd.png >/dev/null 2>tmpd.err; rc=$?
+TMPDIR="$work/no-such-dir" "$STEPSIM" plot memory cut.h5 -o tdir.png >/dev/null 2>tdir.err; rc=$?
 check "plot with TMPDIR missing: exit 1, one error naming the chart and TMPDIR, no chart" \
-  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <tmpd.err) -eq 1 ] && grep -q \"^stepsim: tmpd.png: cannot create the chart's data file in the temporary directory $work/no-such-tmp (TMPDIR): No such file or directory\$\" tmpd.err && ! test -e tmpd.png"
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <tdir.err) -eq 1 ] && grep -q \"^stepsim: tdir.png: cannot create the chart's data file in the temporary directory $work/no-such-dir (TMPDIR): No such file or directory\$\" tdir.err && ! test -e tdir.png"
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
