@@ -79,17 +79,20 @@ print_notes (const CliFitReport *r, CliFitTarget target)
       GString *l = g_string_new (NULL);
       for (guint i = 0; i < n->n_also_fits; i++)
         g_string_append_printf (l, "%s%" G_GUINT64_FORMAT, i > 0 ? ", " : "", n->also_fits[i]);
-      printf ("limit:  the values that fit are not an interval: %u of %u values scanned above "
+      printf ("limit:  the values that fit are not an interval: %u of %u value%s scanned above "
               "%s = %" G_GUINT64_FORMAT "%s fit (%s%s) although %s = %" G_GUINT64_FORMAT
-              " does not\n", n->n_fit_scanned, n->scanned, what, n->scan_from, past, l->str,
-              n->n_fit_scanned > n->n_also_fits ? ", ..." : "", what, n->next_value);
+              " does not\n", n->n_fit_scanned, n->scanned, n->scanned == 1 ? "" : "s", what,
+              n->scan_from, past, l->str, n->n_fit_scanned > n->n_also_fits ? ", ..." : "", what,
+              n->next_value);
       g_string_free (l, TRUE);
     }
   else if (n->scanned > 0)
-    printf ("limit:  the search saw %s, so %u values above %s = %" G_GUINT64_FORMAT "%s were "
-            "simulated too: none of them fits\n",
+    printf ("limit:  the search saw %s, so %u value%s above %s = %" G_GUINT64_FORMAT "%s %s "
+            "simulated too: %s\n",
             n->scan_reason != NULL ? n->scan_reason : "values that do not behave like a threshold",
-            n->scanned, what, n->scan_from, past);
+            n->scanned, n->scanned == 1 ? "" : "s", what, n->scan_from, past,
+            n->scanned == 1 ? "was" : "were",
+            n->scanned == 1 ? "it does not fit" : "none of them fits");
   if (n->why != NULL)
     printf ("why:    %s\n", n->why);
   if (n->advice != NULL)
@@ -338,13 +341,21 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }
+  /* what --for takes, also when it is missing (QA: "--for must be" read as if given) */
+  if (o->target == NULL)
+    return cli_error ("fit: --for TARGET is required, what to search: micro_batch, seq_len, "
+                      "gpus, stack or cost (see stepsim fit --help)"), 2;
   if (*argc != 2)
     return cli_error ("fit: expected exactly one scenario file (see stepsim fit --help)"), 2;
   if (!cli_sweep_check_sets ("--set", (const char *const *) o->sets, &error))
     return cli_error (error->message), 2;
   cli_sweep_sets_from_cwd (o->sets);
-  if (o->target == NULL || !cli_fit_target_from_string (o->target, target))
-    return cli_error ("fit: --for must be micro_batch, seq_len, gpus, stack or cost"), 2;
+  if (!cli_fit_target_from_string (o->target, target))
+    {
+      g_autofree char *msg = g_strdup_printf ("fit: --for %s: expected micro_batch, seq_len, "
+                                              "gpus, stack or cost", o->target);
+      return cli_error (msg), 2;
+    }
   int rc = check_fit_options (o, *target);
   if (rc != 0)
     return rc;

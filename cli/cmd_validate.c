@@ -530,7 +530,7 @@ cli_cmd_validate (int argc, char **argv)
       if (!cli_validate_measured (measured, table, &mp, &mm, &error))
         return cli_error (error->message), 1;
       fputs (table->str, stdout);
-      printf ("%u within tolerance, %u misses\n", mp, mm);
+      printf ("%u within tolerance, %u miss%s\n", mp, mm, mm == 1 ? "" : "es");
       return mm == 0 ? 0 : 1;
     }
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);

@@ -461,10 +461,11 @@ check_known_keys (char **keys, const char *group, GError **error)
   return TRUE;
 }
 
-/* Defaults for a GPU defined without `base`: only the required keys are then known; the
- * rest take the documented catalog defaults (no fp8/tf32/fp16 unless given, no NVLink). */
-static HwGpuSpec *
-spec_from_defaults (GKeyFile *kf, const char *group, GError **error)
+/* A GPU defined without `base` gives the keys no default stands for; checked after the keys
+ * it gives were read, so a bad one is named first (QA: "memory = 80", no unit, was reported
+ * as hbm_bandwidth missing). */
+static gboolean
+check_required (GKeyFile *kf, const char *group, GError **error)
 {
   /* fp32 is needed by every GPU: element-wise kernels and the optimizer run on the CUDA
    * cores (models/plan/plan.c). */
@@ -475,8 +476,17 @@ spec_from_defaults (GKeyFile *kf, const char *group, GError **error)
         g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND,
                      "group [%s]: key '%s' is required when no 'base' GPU is given", group,
                      required[i]);
-        return NULL;
+        return FALSE;
       }
+  return TRUE;
+}
+
+/* Defaults for a GPU defined without `base`: only the required keys (check_required) are
+ * then known; the rest take the documented catalog defaults (no fp8/tf32/fp16 unless given,
+ * no NVLink). */
+static HwGpuSpec *
+spec_from_defaults (const char *group)
+{
   HwGpuSpec *spec = g_new0 (HwGpuSpec, 1);
   spec->compute_efficiency = DEFAULT_COMPUTE_EFFICIENCY;
   spec->hbm_efficiency = DEFAULT_HBM_EFFICIENCY;
@@ -497,7 +507,7 @@ static HwGpuSpec *
 spec_start (GKeyFile *kf, const char *group, GError **error)
 {
   if (!g_key_file_has_key (kf, group, "base", NULL))
-    return spec_from_defaults (kf, group, error);
+    return spec_from_defaults (group);
   g_autofree char *base_name = g_key_file_get_string (kf, group, "base", error);
   if (base_name == NULL)
     {
@@ -645,6 +655,8 @@ hw_catalog_gpu_from_keyfile (GKeyFile *kf, const char *group, GError **error)
       if (key->kind != KEY_BASE && !apply_key (spec, kf, group, key, error))
         return NULL;
     }
+  if (!g_key_file_has_key (kf, group, "base", NULL) && !check_required (kf, group, error))
+    return NULL;
   /* The checks between two keys, naming the one this group gives (the other may be the
    * base's). Each key's own range was checked as it was read. */
   if (spec->cuda_context >= spec->memory_capacity)

@@ -279,7 +279,8 @@ read_series (H5Id group, const char *name, GError **error)
     g_prefix_error (error, "series %s: ", name);
   if (c->value != NULL && c->value->len != c->time->len)
     g_set_error (error, SIM_H5OUT_ERROR, SIM_H5OUT_ERROR_FORMAT,
-                 "series %s: %u times but %u values", name, c->time->len, c->value->len);
+                 "series %s: %u time%s but %u value%s", name, c->time->len,
+                 c->time->len == 1 ? "" : "s", c->value->len, c->value->len == 1 ? "" : "s");
   if (c->value == NULL || c->value->len != c->time->len)
     {
       series_col_free (c);

@@ -3,8 +3,12 @@
 #include "config.h"
 #include "sim/text.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static guint
 levenshtein (const char *a, const char *b)
@@ -203,6 +207,40 @@ sim_text_file_kind (unsigned mode)
   if (S_ISSOCK (mode))
     return "a socket";
   return "not a plain file";
+}
+
+gboolean
+sim_text_read_file (const char *path, char **text, gsize *length, GError **error)
+{
+  g_return_val_if_fail (path != NULL && text != NULL, FALSE);
+  int fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  int err = fd < 0 ? errno : 0;
+  const char *what = "open";
+  g_autoptr (GByteArray) buf = g_byte_array_new ();
+  while (fd >= 0 && err == 0)
+    {
+      guint8 chunk[65536];
+      gssize n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno != EINTR)
+        err = errno, what = "read";
+      else if (n == 0)
+        break;
+      else if (n > 0)
+        g_byte_array_append (buf, chunk, (guint) n);
+    }
+  if (fd >= 0)
+    close (fd);
+  if (err != 0)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "%s: cannot %s: %s",
+                   path, what, g_strerror (err));
+      return FALSE;
+    }
+  if (length != NULL)
+    *length = buf->len;
+  g_byte_array_append (buf, (const guint8 *) "", 1);
+  *text = (char *) g_byte_array_free (g_steal_pointer (&buf), FALSE);
+  return TRUE;
 }
 
 gunichar

@@ -49,3 +49,10 @@ gboolean sim_text_lookup (const char *const *names, const char *what, const char
 /* What a file that is not a regular file is, from its st_mode, for messages: "a directory",
  * "a device", "a FIFO", "a socket", else "not a plain file". Static string. */
 const char *sim_text_file_kind (unsigned mode);
+
+/* The whole file at `path` into *text (NUL-terminated; caller frees) and its length in bytes
+ * into *length (may be NULL). FALSE + G_FILE_ERROR "PATH: cannot open: REASON" or "PATH:
+ * cannot read: REASON" (REASON strerror's), worded as a scenario file that cannot be read
+ * (cli/scenario/input.c), not as GLib's g_file_get_contents ("Failed to open file “PATH”").
+ * No size limit: callers check the file's kind and size first. */
+gboolean sim_text_read_file (const char *path, char **text, gsize *length, GError **error);

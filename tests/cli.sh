@@ -36,6 +36,17 @@ for c in run export list collective compare validate batch fit plot; do
   check "$c --bogus: exit 2, '$c: unknown option --bogus (see stepsim $c --help)'" \
     sh -c "'$STEPSIM' $c --bogus >/dev/null 2>'$work/uo.err'; [ \$? -eq 2 ] && grep -qx 'stepsim: $c: unknown option --bogus (see stepsim $c --help)' '$work/uo.err'"
 done
+# fit's --for, missing (also with no scenario) or unknown: the error lists what it takes (QA:
+# "--for must be …" when none was given, nothing about --for without a scenario)
+takes="micro_batch, seq_len, gpus, stack or cost"
+for a in "" "$s1"; do
+  "$STEPSIM" fit $a >/dev/null 2>fitfor.err; rc=$?
+  check "fit ${a:+SCENARIO }without --for: exit 2, '--for TARGET is required' and what it takes" \
+    sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' fitfor.err"
+done
+"$STEPSIM" fit "$s1" --for colour >/dev/null 2>fitfor.err; rc=$?
+check "fit --for colour: exit 2, the value named and what --for takes" \
+  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for colour: expected $takes' fitfor.err"
 # A short option's value may be attached to it, as getopt reads it (QA: "-o/tmp/x.h5" was an
 # unknown option, "-j2 -o F" read "-o" as -j's value), also after flags (-qoF); an argument
 # that is an option's value is not split (-o -qF writes "-qF"), nor anything after "--".
@@ -99,6 +110,24 @@ check "--set KEY= removes it: the default applies" sh -c "[ \"\$(sed 's/ (.*)://
 : >notadir
 "$STEPSIM" run "$s1" -q -o x.h5 --plot notadir/sub >/dev/null 2>nd.err
 check "--plot under a regular file: it is not a directory" grep -q -- "--plot notadir/sub: notadir is not a directory" nd.err
+# --plot DIR/ is DIR (QA: "--plot new/: directory new does not exist")
+"$STEPSIM" run "$s1" -q -o slash.h5 --plot slashdir/ >/dev/null 2>slash.err; rc=$?
+check "--plot NEWDIR/: created as --plot NEWDIR, the chart in it" \
+  sh -c "[ $rc -eq 0 ] && ! test -s slash.err && test -s slashdir/s1-llama-3.2-1b-fp32-memory.png"
+# a --plot directory name too long for a file system is refused before anything runs (QA:
+# refused only when the chart was written, after the simulation), as -o's file name is
+long=$(printf '%0300d' 0)
+"$STEPSIM" run "$s1" -q -o longd.h5 --plot "$long" >longd.out 2>longd.err; rc=$?
+check "--plot with a 300-byte name: exit 1 up front, naming the option, no output" \
+  sh -c "[ $rc -eq 1 ] && ! test -s longd.out && ! test -e longd.h5 && ! test -e $long && [ \$(wc -l <longd.err) -eq 1 ] && grep -q -- '--plot 0*: the directory name is 300 bytes, over the 255' longd.err"
+# an output name ending in '/' names a directory: one error naming the option (QA: -o x.h5/
+# said "directory x.h5 does not exist")
+: >isfile.h5
+for o in "-o x.h5/" "-o isfile.h5/" "--trace t.json/"; do
+  "$STEPSIM" run "$s1" -q $o >/dev/null 2>trail.err; rc=$?
+  check "run $o: exit 1, one error: it names a directory" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <trail.err) -eq 1 ] && grep -qx \"stepsim: $o: ends in '/', a directory's name; name a file\" trail.err"
+done
 # stdout that cannot be written (a full disk) is an error, exit 1, said once (QA: `list`
 # and `run` > /dev/full exited 0); help that GOption prints and exits on is covered too
 if [ -w /dev/full ]; then
@@ -150,6 +179,11 @@ for f in cut.png cut.svg; do
   check "plot -o $f under a file size limit: exit 1, 'File too large', no chart" \
     sh -c "[ $rc -eq 1 ] && grep -q '$f: cannot write the chart: File too large (gnuplot wrote [0-9]* bytes of it)' cut.err && ! ls | grep -q '^$f'"
 done
+# ... nor a temporary directory (TMPDIR) where the chart's data cannot be written: the chart,
+# the directory and the reason, not GLib's "Failed to create file “…”" (QA)
+TMPDIR="$work/no-such-dir" "$STEPSIM" plot memory cut.h5 -o tdir.png >/dev/null 2>tdir.err; rc=$?
+check "plot with TMPDIR missing: exit 1, one error naming the chart and TMPDIR, no chart" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <tdir.err) -eq 1 ] && grep -q \"^stepsim: tdir.png: cannot create the chart's data file in the temporary directory $work/no-such-dir (TMPDIR): No such file or directory\$\" tdir.err && ! test -e tdir.png"
 # a baseline set where no baseline runs is said to do nothing (QA: accepted silently)
 "$STEPSIM" run "$s1" -q -o bl.h5 --set baseline.training.micro_batch=2 >/dev/null 2>bl.err
 check "run --set baseline.*: one warning, no effect" sh -c "[ \$(wc -l <bl.err) -eq 1 ] && grep -q 'stepsim run: warning: --set baseline.training.micro_batch=2: has no effect here' bl.err"
@@ -672,6 +706,15 @@ check "hf_config naming a model directory points at its config.json" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
 check "deepspeed_config naming a directory says so" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
+# ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
+# reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)
+if [ -e /proc/self/mem ]; then
+  for k in model.hf_config training.deepspeed_config; do
+    "$STEPSIM" run ok.ini -q -o mem.h5 --set $k=/proc/self/mem >/dev/null 2>mem.err; rc=$?
+    check "$k naming a file that cannot be read: exit 1, 'PATH: cannot read: REASON'" \
+      sh -c "[ $rc -eq 1 ] && [ \$(wc -l <mem.err) -eq 1 ] && grep -q \"key '${k#*.}': /proc/self/mem: cannot read: \" mem.err && ! grep -q '“' mem.err"
+  done
+fi
 
 # --- output paths: never replace a non-regular file or an input; nothing left on failure ---
 mkfifo fifo
@@ -1321,6 +1364,11 @@ grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | se
 check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
 check "validate --measured: the versions on one line above the table" sh -c "head -n 1 vm-ok.out | grep -qx 'measured with torch 2.4.0, CUDA 12.4, driver 550.54' && sed -n 2p vm-ok.out | grep -q '^case '"
+# one miss is "1 miss" (QA: "1 misses"), as plain validate counts
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -e '^kind' -e '^gemm' >vm-one.tsv
+"$STEPSIM" validate --measured vm-one.tsv >vm1.out 2>&1; rc=$?
+check "validate --measured with one miss: '0 within tolerance, 1 miss'" \
+  sh -c "[ $rc -eq 1 ] && tail -n 1 vm1.out | grep -qx '0 within tolerance, 1 miss'"
 "$STEPSIM" validate --measured vm-header.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a header-only file is an error naming it (exit 1, no stdout)" sh -c "[ $rc -eq 1 ] && grep -q 'vm-header.tsv: no measurement rows' vm.err && test ! -s vm.out"
 # Bad kernel rows: each refused with file, line 2 and the column; nothing on stdout.
@@ -1538,6 +1586,24 @@ effect\" unused.err"
 check "host_memory with the optimizer offloaded, node used: no warning about either" \
   sh -c "! grep -qF -e host_memory -e '[node.Spare]' unused2.err \
          && grep -q 'group \[node.Mine\]: is not used' unused2.err"
+# ... a [gpu.NAME] group no GPU key names, as a [node.NAME] one (QA: ignored silently): one
+# line naming file and group; none for a GPU [cluster] or a node group names
+printf '[model]\nhf_config = llama-3.2-1b\n[gpu.Spare]\nbase = H100-SXM\n[gpu.Mine]\n%b\n%b\n' \
+  'base = A100-80GB-SXM\n[cluster]\ngpu = Mine' \
+  '[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = fp32' >unusedgpu.ini
+"$STEPSIM" run unusedgpu.ini -q -o unusedgpu.h5 >/dev/null 2>unusedgpu.err; rc=$?
+check "unused [gpu.NAME] group: one warning naming file and group, exit 0" \
+  sh -c "[ $rc -eq 0 ] && [ \$(wc -l <unusedgpu.err) -eq 1 ] && grep -qx \"stepsim run: warning: unusedgpu.ini: group \[gpu.Spare\]: is not used: \[cluster\] key 'gpu' names Mine\" unusedgpu.err"
+"$STEPSIM" run unusedgpu.ini -q -o unusedgpu.h5 --set cluster.gpu= --set cluster.node=N \
+  --set node.N.base=DGX-A100 --set node.N.gpu=Spare >/dev/null 2>unusedgpu2.err; rc=$?
+check "[gpu.NAME] named by the node group used: not said unused; the one no key names is" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'gpu.Spare' unusedgpu2.err && grep -q \"group \[gpu.Mine\]: is not used: \[cluster\] gives key 'node', and no \[node.NAME\] key 'gpu' names Mine\" unusedgpu2.err"
+# ... and a note on a key of the file that a --set made ineffective names that --set, as the
+# others do (QA: S6 with --set offload.optimizer=none said "s6.ini: … 'host_memory'" alone)
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o hm.h5 \
+  --set offload.optimizer=none >/dev/null 2>hm.err
+check "host_memory made ineffective by --set offload.optimizer=none: the warning names it" \
+  grep -q "s6-zero-offload-13b-v100.ini (with --set offload.optimizer=none): group \[cluster\], key 'host_memory': has no effect" hm.err
 
 # --- bad input (issue 12): exit 1, one line naming the file, group and key (and the
 # ds_config's key), no output file; what the framework would ignore: a warning, exit 0 ----
@@ -1757,8 +1823,31 @@ printf '[model]\nhf_config = llama-3.2-1b\n[gpu.X]\nbase = A100-80GB-SXM\nbf16 =
 bad_input "a bf16 peak of 1e30 TFLOP/s" "gpux.ini: group [gpu.X], key 'bf16': '1e30 TFLOP/s' is outside" "1000000 TFLOP/s]" -- gpux.ini
 sed -i 's/^bf16 = .*/memory = 0 GB/' gpux.ini
 bad_input "a GPU memory of 0" "gpux.ini: group [gpu.X], key 'memory': '0 GB' is outside" "1 PiB" -- gpux.ini
+# a figure without its unit, in a GPU without base: that key and its missing unit are named,
+# not a required key still to come (QA: --set gpu.X.memory=80 named hbm_bandwidth)
+bad_input "a new GPU's memory without a unit" \
+  "(with --set gpu.New.memory=80): group [gpu.New], key 'memory': '80': a size needs a unit" \
+  "accepted units: B," -- "$s1" --set gpu.New.memory=80 --set cluster.gpu=New
 bad_input "num_hidden_layers above its bound" "(with --set model.num_hidden_layers=2000): group [model], key 'num_hidden_layers': " \
   "'2000' is outside [1, 1024]" -- "$s1" --set model.num_hidden_layers=2000
+
+# --- counts of one in the singular (QA: "1 values", "1 micro-batches", "1 entries") ------
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" -o ga1.h5 \
+  --set training.grad_accum=1 >ga1.out 2>ga1.err
+check "pp 8 with grad_accum 1: '1 micro-batch' in the summary and in the bubble note" \
+  sh -c "grep -q '^pipeline   pp 8, 1f1b schedule, 1 micro-batch per step;' ga1.out && grep -q ': 1 micro-batch for pp = 8 stages' ga1.err && ! grep -q '1 micro-batches' ga1.out ga1.err"
+bad_input "layers_per_stage of one entry under pp 8: '1 entry'" \
+  "key 'layers_per_stage': [parallel] layers_per_stage has 1 entry, but [parallel] pp = 8" "is 8 stages" \
+  -- "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set parallel.layers_per_stage=126
+bad_input "ep 2 over pipeline stages of one GPU: '1 rank'" \
+  "key 'ep': ep = 2 × etp = 1 does not divide the dp·cp·tp = 1 rank of a pipeline stage" \
+  "out of it)" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" \
+  --set cluster.gpus_per_node=2 --set parallel.pp=2 --set parallel.ep=2
+awk '/"layer_types": \[/ { print "  \"layer_types\": [\"full_attention\"],"; skip = 1; next }
+     skip && /\]/ { skip = 0; next } !skip' "$srcdir/models/configs/gpt-oss-20b.json" >lt1.json
+bad_input "a config.json's layer_types of one entry: '1 entry'" \
+  "lt1.json: key 'layer_types': has 1 entry, num_hidden_layers is 24" "" \
+  -- "$s1" --set model.hf_config=./lt1.json
 
 # --- head_dim = hidden_size / num_attention_heads, one rule for [model] and a config.json ----
 # A [model] shape whose heads do not divide hidden_size was accepted (head_dim floored) while

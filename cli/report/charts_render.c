@@ -146,13 +146,21 @@ gboolean
 cli_charts_render (const char *figure, const char *data, const char *const *args,
                    const char *out_path, GError **error)
 {
-  g_autofree char *tsv = NULL;
-  int fd = g_file_open_tmp ("stepsim-chart-XXXXXX.tsv", &tsv, error);
+  /* g_file_open_tmp's, g_file_set_contents' messages would be GLib's ("Failed to create
+   * file “…”"): the temporary's directory and the reason, as the other files are named */
+  g_autofree char *tsv = g_build_filename (g_get_tmp_dir (), "stepsim-chart-XXXXXX.tsv", NULL);
+  int fd = g_mkstemp (tsv);
   if (fd < 0)
-    return FALSE;
+    {
+      int err = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                   "%s: cannot create the chart's data file in the temporary directory %s "
+                   "(TMPDIR): %s", out_path, g_get_tmp_dir (), g_strerror (err));
+      return FALSE;
+    }
   close (fd);
   sim_tempfiles_add (tsv); /* removed on SIGINT/SIGTERM too (cli/interrupt.h) */
-  if (!g_file_set_contents (tsv, data, -1, error))
+  if (!sim_tempfiles_set_contents (tsv, data, strlen (data), error))
     return g_unlink (tsv), sim_tempfiles_forget (tsv), FALSE;
   g_autofree char *file = g_strconcat (figure, ".gp", NULL);
   g_autofree char *script = g_build_filename (cli_charts_dir (), file, NULL);

@@ -515,10 +515,10 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
                                "stages %u GPU%s apart, data-parallel replicas %u apart)",
                                run, sc->par.pp, model_mesh_order_name (sc->par.order), run,
                                run == 1 ? "" : "s", run * sc->par.pp);
-      fprintf (out, "pipeline   pp %u, %s schedule%s, %" G_GUINT64_FORMAT " micro-batches per "
+      fprintf (out, "pipeline   pp %u, %s schedule%s, %" G_GUINT64_FORMAT " micro-batch%s per "
                     "step; stage s on %s\n",
                sc->par.pp, model_pp_schedule_name (sc->par.pp_schedule), chunks,
-               s->grad_accum, where);
+               s->grad_accum, s->grad_accum == 1 ? "" : "es", where);
     }
   /* a non-default rank order ([parallel] order, mesh.h) closes the parallel line */
   g_autofree char *order

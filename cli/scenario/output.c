@@ -58,20 +58,31 @@ dir_writable (const char *what, const char *path, const char *dir, GError **erro
 static gboolean
 parent_exists (const char *what, const char *path, GError **error)
 {
-  g_autofree char *dir = g_path_get_dirname (path);
+  /* "new/" is the directory new: its parent is ".", not "new" (QA: run --plot new/) */
+  g_autofree char *trimmed = g_strdup (path);
+  for (gsize n = strlen (trimmed); n > 1 && G_IS_DIR_SEPARATOR (trimmed[n - 1]); n--)
+    trimmed[n - 1] = '\0';
+  g_autofree char *dir = g_path_get_dirname (trimmed);
   return dir_writable (what, path, dir, error);
 }
 
-gboolean
-cli_output_check_name (const char *what, const char *path, GError **error)
+/* cli_output_check_name, `kind` naming what the last component is ("file", "directory"). */
+static gboolean
+check_name (const char *what, const char *path, const char *kind, GError **error)
 {
   g_autofree char *base = g_path_get_basename (path);
   if (strlen (base) <= SIM_TEMPFILES_NAME_MAX)
     return TRUE;
   g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
-               "%s %s: the file name is %zu bytes, over the %d a file system takes", what, path,
-               strlen (base), SIM_TEMPFILES_NAME_MAX);
+               "%s %s: the %s name is %zu bytes, over the %d a file system takes", what, path,
+               kind, strlen (base), SIM_TEMPFILES_NAME_MAX);
   return FALSE;
+}
+
+gboolean
+cli_output_check_name (const char *what, const char *path, GError **error)
+{
+  return check_name (what, path, "file", error);
 }
 
 gboolean
@@ -80,6 +91,13 @@ cli_output_check (const char *what, const char *path, const char *const *inputs,
   if (path == NULL || path[0] == '\0')
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty file name", what);
+      return FALSE;
+    }
+  if (G_IS_DIR_SEPARATOR (path[strlen (path) - 1]))
+    {
+      /* else "directory x.h5 does not exist", or "x.h5 is not a directory" (QA: -o x.h5/) */
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s %s: ends in '/', a directory's name; name a file", what, path);
       return FALSE;
     }
   if (!cli_output_check_name (what, path, error))
@@ -122,7 +140,8 @@ cli_output_check_dir (const char *what, const char *dir, GError **error)
                    what, dir);
       return FALSE;
     }
-  return parent_exists (what, dir, error);
+  /* one to be made: a name too long is refused now, not when the outputs are written */
+  return check_name (what, dir, "directory", error) && parent_exists (what, dir, error);
 }
 
 gboolean

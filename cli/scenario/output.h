@@ -10,16 +10,17 @@
  * cli_output_check; alone where the directory does not exist yet (run --plot). */
 gboolean cli_output_check_name (const char *what, const char *path, GError **error);
 
-/* `path` must be non-empty; if it exists it must be a regular file (not a directory,
- * device, FIFO or symbolic link: outputs are written to a temporary file renamed onto the
- * path) and not the same file as any of `inputs` (NULL-terminated, may be NULL); its
- * directory must exist and be writable (the temporary file is created there). FALSE +
- * G_FILE_ERROR naming `what` (e.g. "-o") and the path. */
+/* `path` must be non-empty and not end in '/' (a directory's name); if it exists it must
+ * be a regular file (not a directory, device, FIFO or symbolic link: outputs are written to
+ * a temporary file renamed onto the path) and not the same file as any of `inputs`
+ * (NULL-terminated, may be NULL); its directory must exist and be writable (the temporary
+ * file is created there). FALSE + G_FILE_ERROR naming `what` (e.g. "-o") and the path. */
 gboolean cli_output_check (const char *what, const char *path, const char *const *inputs,
                            GError **error);
 
-/* A directory for charts: if it exists it must be a writable directory, else its parent
- * must exist and be writable (it is created when the charts are written). */
+/* A directory for charts: if it exists it must be a writable directory, else its name
+ * (trailing '/' allowed: "new/" is new) must be at most SIM_TEMPFILES_NAME_MAX bytes and its
+ * parent must exist and be writable (it is created when the charts are written). */
 gboolean cli_output_check_dir (const char *what, const char *dir, GError **error);
 
 /* Checks n outputs at once (paths[i] may be NULL: absent, named whats[i] in messages):

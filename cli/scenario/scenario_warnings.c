@@ -43,6 +43,7 @@
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
  *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [node.NAME] a group [cluster] does not use (its node is another, or a GPU)
+ *   [gpu.NAME]  a group neither [cluster] gpu nor any [node.NAME] gpu names
  *   [cluster], [node.NAME] host_memory: offloading or a paged optimizer only
  *   [cluster]  cpu_cores, cpu_adam_rate: optimizer offload only; nvme_*: NVMe offload only;
  *              nics_per_node, nic_bandwidth, rail_optimized, inter_latency,
@@ -137,10 +138,11 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
    * slots with equal stages; Megatron allows it (GPipe's order is the same then). */
   if (par->pp > 1 && par->pp_schedule != MODEL_PP_GPIPE && sc->stack.grad_accum < par->pp)
     note (sc, sets, origins, "training", "grad_accum", "allowed, but bubble-bound",
-          "%" G_GUINT64_FORMAT " micro-batches for pp = %u stages under pipeline_schedule = "
+          "%" G_GUINT64_FORMAT " micro-batch%s for pp = %u stages under pipeline_schedule = "
           "%s: with equal stages each rank idles %u of %" G_GUINT64_FORMAT " micro-batch "
-          "slots", sc->stack.grad_accum, par->pp, model_pp_schedule_name (par->pp_schedule),
-          par->pp - 1, sc->stack.grad_accum + par->pp - 1);
+          "slots", sc->stack.grad_accum, sc->stack.grad_accum == 1 ? "" : "es", par->pp,
+          model_pp_schedule_name (par->pp_schedule), par->pp - 1,
+          sc->stack.grad_accum + par->pp - 1);
   if (par->tp <= 1 && par->sequence_parallel)
     NOTE ("parallel", "sequence_parallel", "sequence parallelism splits the tensor-parallel "
           "regions' sequence over tp ranks, and here tp = 1");
@@ -471,9 +473,11 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
 }
 
 /* [node.NAME] groups [cluster] does not use (it names one node, or a GPU: a [node.NAME] is
- * never another's base, hardware/cluster_spec_node.c), and host_memory ([cluster] or the
- * used node's) when nothing is kept in host DRAM: only offloading and a paged optimizer put
- * bytes there (models/plan/plan_offload.c, plan_paged.c; the host ledger of simulate.c). */
+ * never another's base, hardware/cluster_spec_node.c), [gpu.NAME] groups no GPU key names
+ * (a [gpu.NAME] is never another's base either, hardware/catalog.c), and host_memory
+ * ([cluster] or the used node's) when nothing is kept in host DRAM: only offloading and a
+ * paged optimizer put bytes there (models/plan/plan_offload.c, plan_paged.c; the host ledger
+ * of simulate.c). */
 static void
 node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *const *origins)
 {
@@ -490,6 +494,32 @@ node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *c
                                               "key 'gpu', not 'node'", groups[i]);
         add_warning (sc, sets, origins, msg);
       }
+  /* [gpu.NAME] groups no GPU key names, [cluster]'s or a node group's (a node group [cluster]
+   * does not use is said above; its GPU is not said twice) */
+  g_autofree char *gpu = g_key_file_get_string (kf, "cluster", "gpu", NULL);
+  g_autoptr (GPtrArray) named = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      char *g = NULL;
+      if (g_str_has_prefix (groups[i], "node.")
+          && (g = g_key_file_get_string (kf, groups[i], "gpu", NULL)) != NULL)
+        g_ptr_array_add (named, g_strconcat ("gpu.", g_strstrip (g), NULL));
+      g_free (g);
+    }
+  if (gpu != NULL)
+    g_ptr_array_add (named, g_strconcat ("gpu.", g_strstrip (gpu), NULL));
+  for (guint i = 0; groups[i] != NULL; i++)
+    if (g_str_has_prefix (groups[i], "gpu.")
+        && !g_ptr_array_find_with_equal_func (named, groups[i], g_str_equal, NULL))
+      {
+        g_autofree char *msg
+            = gpu != NULL ? g_strdup_printf ("group [%s]: is not used: [cluster] key 'gpu' "
+                                             "names %s", groups[i], gpu)
+                          : g_strdup_printf ("group [%s]: is not used: [cluster] gives key "
+                                             "'node', and no [node.NAME] key 'gpu' names %s",
+                                             groups[i], groups[i] + 4);
+        add_warning (sc, sets, origins, msg);
+      }
   const ModelStack *s = &sc->stack;
   if (model_offload_any (&s->offload) || model_stack_optimizer_is_paged (s))
     return;
@@ -497,8 +527,11 @@ node_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *c
   for (guint i = 0; i < G_N_ELEMENTS (where); i++)
     if (where[i] != NULL && g_key_file_has_group (kf, where[i])
         && has (kf, where[i], "host_memory"))
-      NOTE (where[i], "host_memory", "nothing is kept in host memory (nothing is offloaded and "
-            "the optimizer is not paged)");
+      /* the keys that keep nothing there named as "[G] K", so that the --set among them
+       * are named as the message's origin, as for the other notes (QA: --set
+       * offload.optimizer=none left this one saying "s6.ini:" alone) */
+      NOTE (where[i], "host_memory", "nothing is kept in host memory ([offload] optimizer, "
+            "parameters and activations are none; [training] optimizer is not paged)");
 }
 
 void

@@ -244,8 +244,8 @@ read_axes (GKeyFile *kf, const char *group, CliSweep *sw, GHashTable *seen, GErr
       if (a->zipped && zip_len != 0 && a->n_values != zip_len)
         {
           g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "group [zip], key '%s': %u values, but the zipped axes before it have "
-                       "%u", a->key, a->n_values, zip_len);
+                       "group [zip], key '%s': %u value%s, but the zipped axes before it have "
+                       "%u", a->key, a->n_values, a->n_values == 1 ? "" : "s", zip_len);
           return FALSE;
         }
       zip_len = a->n_values;

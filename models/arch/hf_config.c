@@ -516,8 +516,10 @@ gpt_oss_layer_types (const Ctx *c, ModelArch *arch, guint64 *n_sliding, GError *
       JsonArray *a = json_node_get_array (n);
       if (json_array_get_length (a) != L)
         {
-          g_autofree char *what = g_strdup_printf ("has %u entries, num_hidden_layers is %"
-                                                   G_GUINT64_FORMAT, json_array_get_length (a), L);
+          guint len = json_array_get_length (a);
+          g_autofree char *what = g_strdup_printf ("has %u entr%s, num_hidden_layers is %"
+                                                   G_GUINT64_FORMAT, len, len == 1 ? "y" : "ies",
+                                                   L);
           return field_error (c, error, "layer_types", what);
         }
       for (guint i = 0; i < json_array_get_length (a); i++)
@@ -949,7 +951,7 @@ model_arch_load_hf_config (const char *path, GError **error)
                    "%s: larger than 16 MiB, not a config.json (a few KiB)", path);
       return NULL;
     }
-  if (!g_file_get_contents (path, &text, NULL, &local))
+  if (!sim_text_read_file (path, &text, NULL, &local))
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s", local->message);
       return NULL;

@@ -62,9 +62,10 @@ model_ep_check (const ModelArch *arch, const ModelMesh *mesh, GError **error)
   /* parallel_state.py: world % (etp·ep·pp) == 0, expert dp = world / (etp·ep·pp) */
   guint stage = model_mesh_size (mesh) / MAX (mesh->degree[MODEL_MESH_PP], 1);
   if (stage % (mesh->ep * mesh->etp) != 0)
-    return fail (error, "[parallel] ep = %u × etp = %u does not divide the dp·cp·tp = %u ranks "
+    return fail (error, "[parallel] ep = %u × etp = %u does not divide the dp·cp·tp = %u rank%s "
                  "of a pipeline stage (Megatron-LM carves the expert grid etp × ep × expert-dp "
-                 "out of them)", mesh->ep, mesh->etp, stage);
+                 "out of %s)", mesh->ep, mesh->etp, stage, stage == 1 ? "" : "s",
+                 stage == 1 ? "it" : "them");
   return TRUE;
 }
 

@@ -113,8 +113,8 @@ model_mesh_validate (const ModelMesh *mesh, guint n_gpus, GError **error)
   if (mesh->ep < 1 || mesh->etp < 1 || inner % (mesh->ep * mesh->etp) != 0)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "expert degrees ep %u × etp %u must divide the dp·cp·tp = %u ranks of a "
-                   "pipeline stage", mesh->ep, mesh->etp, inner);
+                   "expert degrees ep %u × etp %u must divide the dp·cp·tp = %u rank%s of a "
+                   "pipeline stage", mesh->ep, mesh->etp, inner, inner == 1 ? "" : "s");
       return FALSE;
     }
   guint ct = mesh->degree[MODEL_MESH_CP] * mesh->degree[MODEL_MESH_TP];

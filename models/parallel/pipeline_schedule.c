@@ -239,9 +239,9 @@ partition_from_layout (const ModelPpPartitionSpec *spec, GError **error)
   guint vpp = n_stages / spec->pp;
   if (spec->vpp != 0 && spec->vpp != vpp)
     {
-      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" has %u stages, %u chunks per rank over "
+      invalid (error, MODEL_PP_KEY_LAYOUT " = \"%s\" has %u stages, %u chunk%s per rank over "
                MODEL_PP_KEY_PP " = %u, but " MODEL_PP_KEY_VIRTUAL " = %u", layout, n_stages,
-               vpp, spec->pp, spec->vpp);
+               vpp, vpp == 1 ? "" : "s", spec->pp, spec->vpp);
       return NULL;
     }
   g_autoptr (ModelPpPartition) part = partition_alloc (spec->pp, vpp);
@@ -366,9 +366,9 @@ model_pp_partition_new (const ModelPpPartitionSpec *spec, GError **error)
     {
       if (spec->n_layers_per_stage != n_stages)
         {
-          invalid (error, MODEL_PP_KEY_LAYERS " has %u entries, but " MODEL_PP_KEY_PP
+          invalid (error, MODEL_PP_KEY_LAYERS " has %u entr%s, but " MODEL_PP_KEY_PP
                    " = %u × " MODEL_PP_KEY_VIRTUAL " = %u is %u stages", spec->n_layers_per_stage,
-                   spec->pp, vpp, n_stages);
+                   spec->n_layers_per_stage == 1 ? "y" : "ies", spec->pp, vpp, n_stages);
           return NULL;
         }
       guint64 sum = 0;
@@ -376,8 +376,8 @@ model_pp_partition_new (const ModelPpPartitionSpec *spec, GError **error)
         sum += spec->layers_per_stage[k];
       if (sum != spec->n_layers)
         {
-          invalid (error, MODEL_PP_KEY_LAYERS " places %" G_GUINT64_FORMAT " layers, but the "
-                   "model's num_hidden_layers is %u", sum, spec->n_layers);
+          invalid (error, MODEL_PP_KEY_LAYERS " places %" G_GUINT64_FORMAT " layer%s, but the "
+                   "model's num_hidden_layers is %u", sum, sum == 1 ? "" : "s", spec->n_layers);
           return NULL;
         }
       for (guint k = 0; k < n_stages; k++)

@@ -487,7 +487,7 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
       model_ds_config_clear (out);
       return FALSE;
     }
-  if (!g_file_get_contents (path, &text, NULL, &e))
+  if (!sim_text_read_file (path, &text, NULL, &e))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s", e->message);
       g_error_free (e);

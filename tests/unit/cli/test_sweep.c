@@ -217,6 +217,10 @@ test_zip_lengths_must_match (void)
   g_autoptr (CliSweep) sw = cli_sweep_load (path, &error);
   CU_ASSERT_PTR_NULL (sw);
   CU_ASSERT_PTR_NOT_NULL (error ? strstr (error->message, "key 'training.seq_len'") : NULL);
+  /* one value is "1 value" (QA: "1 values") */
+  CU_ASSERT_PTR_NOT_NULL (
+    error ? strstr (error->message, "'training.seq_len': 1 value, but the zipped axes before it "
+                                    "have 2") : NULL);
 }
 
 /* [set], then axes, then the command line: later ones win in cli_scenario_load. */

@@ -180,7 +180,7 @@ test_refused (void)
   const struct { const char *tail, *key; } bad[] = {
     { ", \"layer_types\": [\"sliding_attention\", \"full_attention\", \"chunked_attention\", "
       "\"full_attention\"]}", "key 'layer_types': entry 2 is \"chunked_attention\"" },
-    { ", \"layer_types\": [\"full_attention\"]}", "key 'layer_types': has 1 entries" },
+    { ", \"layer_types\": [\"full_attention\"]}", "key 'layer_types': has 1 entry" },
     { ", \"layer_types\": \"full_attention\"}", "key 'layer_types'" },
     { ", \"quantization_config\": {\"quant_method\": \"gptq\"}}",
       "key 'quantization_config.quant_method': \"gptq\"" },
