@@ -392,20 +392,27 @@ plan_tp_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
 }
 
 guint
-plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
+plan_tp_saved_tensors (const ModelPlan *p, PlanSavedSet which, double *sizes, guint max)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ModelGraph) sg = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &error);
   g_assert (sg != NULL);
-  return plan_graph_saved_tensors (p, sg, sizes, max);
+  return plan_graph_saved_tensors (p, sg, which, sizes, max);
 }
 
 guint
-plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, double *sizes, guint max)
+plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, PlanSavedSet which,
+                          double *sizes, guint max)
 {
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   guint n = 0;
-  model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
+  if (which == PLAN_SAVED_SELECTIVE_RECREATED)
+    model_graph_recreated (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, sizes, max, &n);
+  else
+    model_graph_saved (sg,
+                       which == PLAN_SAVED_ALL ? MODEL_GRAPH_KEEP_ALL
+                                               : MODEL_GRAPH_KEEP_NON_SELECTIVE,
+                       cp.compile, sizes, max, &n);
   return MIN (n, max);
 }
 
