@@ -374,12 +374,16 @@ guint plan_tp_overlap_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint 
                              PlanTpPart part, guint after, gint layer, gint micro_batch);
 /* Which of a layer's saved tensors a list holds: all the eager forward saves
  * (model_cost_layer_saved_tensors), those selective recompute keeps (the graph's
- * MODEL_GRAPH_KEEP_NON_SELECTIVE), or those it re-creates (model_graph_recreated). */
+ * MODEL_GRAPH_KEEP_NON_SELECTIVE) or re-creates (model_graph_recreated), those op-level
+ * selective keeps (MODEL_GRAPH_KEEP_MATMUL) or re-creates by rerunning the point-wise ops
+ * (model_graph_recreated of MODEL_GRAPH_KEEP_MATMUL_SAVED). */
 typedef enum
 {
   PLAN_SAVED_ALL,
   PLAN_SAVED_SELECTIVE_KEPT,
   PLAN_SAVED_SELECTIVE_RECREATED,
+  PLAN_SAVED_MATMUL_KEPT,
+  PLAN_SAVED_POINTWISE_RECREATED,
 } PlanSavedSet;
 
 /* The saved tensors (B each) of one rank's layer in set `which`, as

@@ -406,13 +406,25 @@ plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, PlanSavedSet
 {
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   guint n = 0;
-  if (which == PLAN_SAVED_SELECTIVE_RECREATED)
-    model_graph_recreated (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, sizes, max, &n);
-  else
-    model_graph_saved (sg,
-                       which == PLAN_SAVED_ALL ? MODEL_GRAPH_KEEP_ALL
-                                               : MODEL_GRAPH_KEEP_NON_SELECTIVE,
-                       cp.compile, sizes, max, &n);
+  switch (which)
+    {
+    case PLAN_SAVED_SELECTIVE_KEPT:
+      model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_SELECTIVE_RECREATED:
+      model_graph_recreated (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_MATMUL_KEPT:
+      model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_POINTWISE_RECREATED:
+      model_graph_recreated (sg, MODEL_GRAPH_KEEP_MATMUL_SAVED, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_ALL:
+    default:
+      model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
+      break;
+    }
   return MIN (n, max);
 }
 

@@ -162,10 +162,10 @@ assert_tensors (const ModelPlan *p, const ModelMemEffect *m, const double *want,
 /* Selective recompute books what a layer's forward keeps and what its recompute re-creates
  * tensor by tensor, as PyTorch allocates them (each its own caching-allocator block), not
  * as one block each: the layer graph's saved tensors under KEEP_NON_SELECTIVE, and those of
- * KEEP_ALL it drops (eager attention: the scores, softmax and dropout tensors). One lump
- * per layer made S1's reserved memory under selective 3.9 GiB above no checkpointing's:
- * after the first step's optimizer states split the cached lumps, the second step's lumps
- * fitted no hole and took new segments. */
+ * KEEP_ALL it drops (eager attention: the scores, softmax and dropout tensors); likewise
+ * op-level selective. One lump per layer made S1's reserved memory under selective 3.9 GiB
+ * above no checkpointing's (selective_op's 1 GiB): after the first step's optimizer states
+ * split the cached lumps, the second step's lumps fitted no hole and took new segments. */
 static void
 test_selective_tensors (void)
 {
@@ -188,6 +188,18 @@ test_selective_tensors (void)
   STEPSIM_ASSERT_REL (kb, lc.act_saved - lc.act_selective, 1e-12);
   assert_tensors (p, activations_of (p, "fwd L1 mb0"), kept, n_kept);
   assert_tensors (p, activations_of (p, "recompute selective L1 mb0"), rerun, n_rerun);
+  /* op-level selective: the block input, matmul and attention outputs kept (KEEP_MATMUL),
+   * the point-wise ops' saved outputs re-created (those KEEP_MATMUL_SAVED drops) */
+  s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE_OP;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, NULL, NULL);
+  kb = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, cp.compile, kept, MODEL_COST_MAX_TENSORS,
+                          &n_kept);
+  rb = model_graph_recreated (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, cp.compile, rerun,
+                              MODEL_COST_MAX_TENSORS, &n_rerun);
+  STEPSIM_ASSERT_REL (kb, lc.act_keep_matmul, 1e-12);
+  STEPSIM_ASSERT_REL (rb, lc.act_pointwise, 1e-12);
+  assert_tensors (q, activations_of (q, "fwd L1 mb0"), kept, n_kept);
+  assert_tensors (q, activations_of (q, "recompute pointwise L1 mb0"), rerun, n_rerun);
 }
 
 /* Everything a step allocates it frees: activations, workspace and gradients net to zero;
@@ -481,7 +493,7 @@ main (void)
     { "attention = triton reaches every flash kernel, fwd and bwd", test_attention_kernel_reaches_flash },
     { "memory effects balance", test_effects_balance },
     { "workspaces as tensors: foreach AdamW, loss head", test_workspace_tensors },
-    { "selective recompute: kept and re-created activations as tensors",
+    { "(op-level) selective recompute: kept and re-created activations as tensors",
       test_selective_tensors },
     { "initial model states", test_initial_state },
     { "optimizer states created by the first optimizer step", test_state_creation_task },
