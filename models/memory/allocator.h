@@ -44,6 +44,12 @@
  * therefore books workspaces as tensors where they are known (cost.h
  * ModelPass.workspace_tensors; foreach AdamW's per-parameter temporaries).
  *
+ * Reserved bytes are not monotone in the sizes asked for, in PyTorch as here: a long-lived
+ * tensor that finds no cached hole large enough splits the smallest whole cached segment,
+ * which the next request of that segment's size then misses, and a larger run whose hole
+ * fits it does not (test_allocator's test_reserved_not_monotone; S1 at micro-batch 11 and
+ * 12).
+ *
  * Model limits: one stream (no cross-stream event waits), no per-process memory fraction,
  * a request is never served from the other pool, and an OOM request is still granted (over
  * capacity) so that a simulation can go on and report how far over it went.

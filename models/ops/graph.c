@@ -267,6 +267,31 @@ model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compil
   return sum;
 }
 
+double
+model_graph_recreated (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile,
+                       double *sizes, guint max, guint *n_out)
+{
+  g_return_val_if_fail (g != NULL, 0);
+  guint nt = g->tensors->len;
+  g_autofree gboolean *mark = g_new0 (gboolean, nt + 1);
+  mark_policy (g, MODEL_GRAPH_KEEP_ALL, compile, mark);
+  double sum = 0;
+  guint n = 0;
+  for (guint i = 0; i < nt; i++)
+    {
+      const ModelGraphTensor *t = tensor (g, i);
+      if (!kept (g, mark, i, MODEL_GRAPH_KEEP_ALL) || policy_keeps (t, policy))
+        continue;
+      sum += t->bytes;
+      if (sizes != NULL && n < max)
+        sizes[n] = t->bytes;
+      n++;
+    }
+  if (n_out != NULL)
+    *n_out = n;
+  return sum;
+}
+
 gboolean
 model_graph_op_reruns (const ModelGraph *g, guint j, ModelGraphPolicy policy)
 {

@@ -383,8 +383,23 @@ typedef enum
  * when none was issued. */
 guint plan_tp_overlap_issue (ModelPlan *p, guint rank, PlanTpBlock block, guint pass,
                              PlanTpPart part, guint after, gint layer, gint micro_batch);
-/* The saved tensors (B each) of one rank's layer, as model_cost_layer_saved_tensors. */
-guint plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
+/* Which of a layer's saved tensors a list holds: all the eager forward saves
+ * (model_cost_layer_saved_tensors), those selective recompute keeps (the graph's
+ * MODEL_GRAPH_KEEP_NON_SELECTIVE) or re-creates (model_graph_recreated), those op-level
+ * selective keeps (MODEL_GRAPH_KEEP_MATMUL) or re-creates by rerunning the point-wise ops
+ * (model_graph_recreated of MODEL_GRAPH_KEEP_MATMUL_SAVED). */
+typedef enum
+{
+  PLAN_SAVED_ALL,
+  PLAN_SAVED_SELECTIVE_KEPT,
+  PLAN_SAVED_SELECTIVE_RECREATED,
+  PLAN_SAVED_MATMUL_KEPT,
+  PLAN_SAVED_POINTWISE_RECREATED,
+} PlanSavedSet;
+
+/* The saved tensors (B each) of one rank's layer in set `which`, as
+ * model_cost_layer_saved_tensors. */
+guint plan_tp_saved_tensors (const ModelPlan *p, PlanSavedSet which, double *sizes, guint max);
 /* The full-sequence layer op graph as one tp rank holds it (model_tp_shard_graph; at tp 1 an
  * unsharded copy); owned by the caller; NULL + error when it cannot be sharded (heads,
  * sequence). plan_cp.c shards it further over cp. */
@@ -398,10 +413,11 @@ void plan_tp_stage_fractions (const ModelPlan *p, guint64 from_layer, guint64 to
                               double *dense, double *expert);
 ModelGraph *plan_tp_layer_graph (const ModelArch *arch, const ModelStack *s,
                                  const ModelParallel *par, GError **error);
-/* The saved tensors' sizes (B, graph order, at most `max` written to `sizes`) of a sharded
- * layer graph `sg` under the stack's compile setting; returns how many were written. */
-guint plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, double *sizes,
-                                guint max);
+/* The saved tensors' sizes in set `which` (B, graph order, at most `max` written to `sizes`)
+ * of a (sharded) layer graph `sg` under the stack's compile setting; returns how many were
+ * written. */
+guint plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, PlanSavedSet which,
+                                double *sizes, guint max);
 
 /* ---- pipeline parallelism (plan_pp.c) ---- */
 /* The checks of pp > 1: the stage partition and the schedule (pipeline_schedule.h's
@@ -458,8 +474,8 @@ guint64 plan_cp_seq_len (const ModelPlan *p);
  * buffers added to the passes' workspace. `layer` is model_cost_layer at seq_len / cp;
  * no-op for cp = 1. */
 void plan_cp_layer (const ModelPlan *p, ModelBlockCost *layer);
-/* The saved tensors (B each) of one cp rank's layer. */
-guint plan_cp_saved_tensors (const ModelPlan *p, double *sizes, guint max);
+/* The saved tensors (B each) of one cp rank's layer in set `which`. */
+guint plan_cp_saved_tensors (const ModelPlan *p, PlanSavedSet which, double *sizes, guint max);
 /* Issues the cp collectives of one layer in `pass` (ModelCpPass) of `when` on `rank`'s
  * MODEL_STREAM_CP, in order, the first after task `after` (G_MAXUINT: none). Returns the
  * last, `after` when none (cp = 1). */

@@ -62,7 +62,9 @@ stored_bytes (const StepCtx *c, guint l)
 }
 
 /* Allocates what layer l's forward keeps: its saved tensors one by one when it keeps them
- * all, else one block (a checkpointed input, or selective's remainder). */
+ * all or under (op-level) selective recompute (the ones it does not recompute: each its own
+ * allocation in PyTorch, so each its own caching-allocator block), else one block (a
+ * checkpointed input, which is one tensor). */
 guint
 plan_step_store_activations (StepCtx *c, guint l)
 {
@@ -70,6 +72,9 @@ plan_step_store_activations (StepCtx *c, guint l)
   if (bytes == c->pc->layer.act_saved)
     return plan_task_alloc_tensors (c->p, MODEL_MEM_ACTIVATIONS, c->saved_tensors,
                                     c->n_saved_tensors, MODEL_EFFECT_AT_START);
+  if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE || c->ckpt == MODEL_CHECKPOINTING_SELECTIVE_OP)
+    return plan_task_alloc_tensors (c->p, MODEL_MEM_ACTIVATIONS, c->kept_tensors,
+                                    c->n_kept_tensors, MODEL_EFFECT_AT_START);
   return plan_task_alloc (c->p, MODEL_MEM_ACTIVATIONS, bytes, MODEL_EFFECT_AT_START);
 }
 
@@ -175,14 +180,14 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
     {
     case RECOMPUTE_SELECTIVE:
       plan_task_add_pass (p, &lc->selective_fwd);
-      c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_selective,
-                                          MODEL_EFFECT_AT_START);
+      c->recomputed[l] = plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS, c->recreated_tensors,
+                                                  c->n_recreated_tensors, MODEL_EFFECT_AT_START);
       plan_task_pass_workspace (p, &lc->selective_fwd);
       break;
     case RECOMPUTE_POINTWISE:
       plan_task_add_pass (p, &lc->pointwise_fwd);
-      c->recomputed[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, lc->act_pointwise,
-                                          MODEL_EFFECT_AT_START);
+      c->recomputed[l] = plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS, c->recreated_tensors,
+                                                  c->n_recreated_tensors, MODEL_EFFECT_AT_START);
       break;
     case RECOMPUTE_LAYER:
     default:
@@ -247,6 +252,85 @@ plan_step_recompute_before_backward (StepCtx *c, guint l)
     }
 }
 
+/* One layer's saved-activation tensors in set `which` (B each, into `sizes`, room for
+ * MODEL_COST_MAX_TENSORS + 2; returns their count), each its own allocation in PyTorch: the
+ * rank's layer graph's (cp-, tp-sharded or whole), the slowest EP rank's rows beyond it
+ * (plan_ep_layer_memory's row_extra: [0] of all, [1] of the selective ones, [2] of what
+ * op-level selective keeps, [3] of what it re-creates) and, in the sets whose total holds
+ * them (ALL, SELECTIVE_KEPT), autocast's cached weight copies. Σ = act_saved (ALL),
+ * act_saved − act_selective (SELECTIVE_KEPT), act_selective (SELECTIVE_RECREATED),
+ * act_keep_matmul (MATMUL_KEPT), act_pointwise (POINTWISE_RECREATED). */
+static guint
+layer_saved_set (const StepCtx *c, PlanSavedSet which, double *sizes)
+{
+  const ModelPlan *p = c->p;
+  const ModelBlockCost *lc = &c->pc->layer;
+  ModelCostParams cp = model_stack_cost_params (&p->stack);
+  guint n;
+  if (p->cp.cp > 1)
+    n = plan_cp_saved_tensors (p, which, sizes, MODEL_COST_MAX_TENSORS);
+  else if (p->tp.tp > 1)
+    n = plan_tp_saved_tensors (p, which, sizes, MODEL_COST_MAX_TENSORS);
+  else if (which == PLAN_SAVED_ALL)
+    n = model_cost_layer_saved_tensors (p->arch, &cp, sizes, MODEL_COST_MAX_TENSORS);
+  else
+    {
+      g_autoptr (ModelGraph) g = model_cost_layer_graph (p->arch, &cp);
+      n = plan_graph_saved_tensors (p, g, which, sizes, MODEL_COST_MAX_TENSORS);
+    }
+  /* A full list leaves no room to tell whether a tensor was dropped: an invariant. */
+  g_assert (n < MODEL_COST_MAX_TENSORS);
+  double sum = 0;
+  for (guint i = 0; i < n; i++)
+    sum += sizes[i];
+  /* the slowest EP rank's rows beyond the layer graph's (plan_ep_layer_memory): one more
+   * tensor; fewer rows (capacity drops) shrink the tensors in proportion (approximate: the
+   * list does not say which are the experts' rows) */
+  const double *extra = p->ep.row_extra;
+  double rows = 0, want = 0, cache = 0;
+  switch (which)
+    {
+    case PLAN_SAVED_ALL:
+      rows = p->ep.on ? extra[0] : 0;
+      want = lc->act_saved;
+      cache = 1;
+      break;
+    case PLAN_SAVED_SELECTIVE_KEPT:
+      rows = p->ep.on ? extra[0] - extra[1] : 0;
+      want = lc->act_saved - lc->act_selective;
+      cache = 1;
+      break;
+    case PLAN_SAVED_SELECTIVE_RECREATED:
+      rows = p->ep.on ? extra[1] : 0;
+      want = lc->act_selective;
+      break;
+    case PLAN_SAVED_MATMUL_KEPT:
+      rows = p->ep.on ? extra[2] : 0;
+      want = lc->act_keep_matmul;
+      break;
+    case PLAN_SAVED_POINTWISE_RECREATED:
+    default:
+      rows = p->ep.on ? extra[3] : 0;
+      want = lc->act_pointwise;
+      break;
+    }
+  if (rows > 0)
+    sizes[n++] = rows;
+  else if (rows < 0 && sum > 0)
+    for (guint i = 0; i < n; i++)
+      sizes[i] *= (sum + rows) / sum;
+  /* autocast's copies, kept by the forward's graph until the layer's backward (op-level
+   * selective books them apart: plan_step_autocast_cache) */
+  cache = cache > 0 ? model_cost_layer_weight_cache (plan_cost_arch (p), &cp) : 0;
+  if (cache > 0)
+    sizes[n++] = cache;
+  /* The tensor list and the cost's totals are two counts of the same bytes
+   * (models/ops/cost.c); a difference is a bug in one of them, never booked as an extra
+   * tensor. The tolerance is the rounding of summing in another order. */
+  g_assert (fabs (sum + rows + cache - want) <= 1e-12 * lc->act_saved);
+  return n;
+}
+
 /* One layer's trainable tensors (for per-tensor gradients) and saved-activation tensors
  * (Σ = act_saved: the cost model's tensors plus autocast's cached weight copies). */
 void
@@ -261,37 +345,20 @@ plan_step_layer_tensors (StepCtx *c)
       for (guint64 k = 0; k < copies && c->n_grad_tensors < G_N_ELEMENTS (c->grad_tensor_elems); k++)
         c->grad_tensor_elems[c->n_grad_tensors++] = (double) model_tensor_numel (t);
     }
-  const ModelStack *s = &p->stack;
-  ModelCostParams cp = model_stack_cost_params (s);
-  c->n_saved_tensors = p->cp.cp > 1   ? plan_cp_saved_tensors (p, c->saved_tensors,
-                                                                MODEL_COST_MAX_TENSORS)
-                        : p->tp.tp > 1 ? plan_tp_saved_tensors (p, c->saved_tensors,
-                                                                MODEL_COST_MAX_TENSORS)
-                                       : model_cost_layer_saved_tensors (p->arch, &cp,
-                                                                         c->saved_tensors,
-                                                                         MODEL_COST_MAX_TENSORS);
-  /* A full list leaves no room to tell whether a tensor was dropped: an invariant. */
-  g_assert (c->n_saved_tensors < MODEL_COST_MAX_TENSORS);
-  double sum = 0;
-  for (guint i = 0; i < c->n_saved_tensors; i++)
-    sum += c->saved_tensors[i];
-  /* the slowest EP rank's rows beyond the layer graph's (plan_ep_layer_memory): one more
-   * tensor; fewer rows (capacity drops) shrink the tensors in proportion (approximate: the
-   * list does not say which are the experts' rows) */
-  double rows = p->ep.on ? p->ep.row_extra[0] : 0;
-  if (rows > 0)
-    c->saved_tensors[c->n_saved_tensors++] = rows;
-  else if (rows < 0 && sum > 0)
-    for (guint i = 0; i < c->n_saved_tensors; i++)
-      c->saved_tensors[i] *= (sum + rows) / sum;
-  double cache = model_cost_layer_weight_cache (plan_cost_arch (p), &cp); /* autocast's copies */
-  if (cache > 0)
-    c->saved_tensors[c->n_saved_tensors++] = cache;
-  /* The tensor list and act_saved are two counts of the same bytes (models/ops/cost.c); a
-   * difference is a bug in one of them, never booked as an extra tensor. The tolerance is
-   * the rounding of summing in another order. */
-  double act = c->pc->layer.act_saved;
-  g_assert (fabs (sum + cache + rows - act) <= 1e-12 * act);
+  c->n_saved_tensors = layer_saved_set (c, PLAN_SAVED_ALL, c->saved_tensors);
+  c->n_kept_tensors = c->n_recreated_tensors = 0;
+  if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE)
+    {
+      c->n_kept_tensors = layer_saved_set (c, PLAN_SAVED_SELECTIVE_KEPT, c->kept_tensors);
+      c->n_recreated_tensors
+        = layer_saved_set (c, PLAN_SAVED_SELECTIVE_RECREATED, c->recreated_tensors);
+    }
+  else if (c->ckpt == MODEL_CHECKPOINTING_SELECTIVE_OP)
+    {
+      c->n_kept_tensors = layer_saved_set (c, PLAN_SAVED_MATMUL_KEPT, c->kept_tensors);
+      c->n_recreated_tensors
+        = layer_saved_set (c, PLAN_SAVED_POINTWISE_RECREATED, c->recreated_tensors);
+    }
 }
 
 guint

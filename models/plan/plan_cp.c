@@ -239,12 +239,12 @@ plan_cp_layer (const ModelPlan *p, ModelBlockCost *layer)
 }
 
 guint
-plan_cp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
+plan_cp_saved_tensors (const ModelPlan *p, PlanSavedSet which, double *sizes, guint max)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ModelGraph) sg = shard_graph (p->arch, &p->stack, &p->par, &error);
   g_assert (sg != NULL);
-  return plan_graph_saved_tensors (p, sg, sizes, max);
+  return plan_graph_saved_tensors (p, sg, which, sizes, max);
 }
 
 guint

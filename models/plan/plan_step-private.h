@@ -40,6 +40,12 @@ typedef struct
   double saved_tensors[MODEL_COST_MAX_TENSORS + 2]; /* one layer's saved activations (B):
                                                     * the graph's, EP rows, autocast cache */
   guint n_saved_tensors;
+  /* under (op-level) selective recompute: the saved tensors its forward keeps and those its
+   * recompute re-creates (B), each booked as its own block, as PyTorch allocates them */
+  double kept_tensors[MODEL_COST_MAX_TENSORS + 2];
+  guint n_kept_tensors;
+  double recreated_tensors[MODEL_COST_MAX_TENSORS + 2];
+  guint n_recreated_tensors;
   guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
   guint *fwd_task, *bwd_task;
   guint *w_hold;        /* ZB-H1: per layer, the tensors its W pass needs, held from B */

@@ -392,20 +392,39 @@ plan_tp_layer_kernels (const ModelPlan *p, ModelBlockCost *layer)
 }
 
 guint
-plan_tp_saved_tensors (const ModelPlan *p, double *sizes, guint max)
+plan_tp_saved_tensors (const ModelPlan *p, PlanSavedSet which, double *sizes, guint max)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ModelGraph) sg = plan_tp_layer_graph (p->arch, &p->stack, &p->par, &error);
   g_assert (sg != NULL);
-  return plan_graph_saved_tensors (p, sg, sizes, max);
+  return plan_graph_saved_tensors (p, sg, which, sizes, max);
 }
 
 guint
-plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, double *sizes, guint max)
+plan_graph_saved_tensors (const ModelPlan *p, const ModelGraph *sg, PlanSavedSet which,
+                          double *sizes, guint max)
 {
   ModelCostParams cp = model_stack_cost_params (&p->stack);
   guint n = 0;
-  model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
+  switch (which)
+    {
+    case PLAN_SAVED_SELECTIVE_KEPT:
+      model_graph_saved (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_SELECTIVE_RECREATED:
+      model_graph_recreated (sg, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_MATMUL_KEPT:
+      model_graph_saved (sg, MODEL_GRAPH_KEEP_MATMUL, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_POINTWISE_RECREATED:
+      model_graph_recreated (sg, MODEL_GRAPH_KEEP_MATMUL_SAVED, cp.compile, sizes, max, &n);
+      break;
+    case PLAN_SAVED_ALL:
+    default:
+      model_graph_saved (sg, MODEL_GRAPH_KEEP_ALL, cp.compile, sizes, max, &n);
+      break;
+    }
   return MIN (n, max);
 }
 

@@ -74,6 +74,63 @@ test_best_fit_reuse (void)
   CU_ASSERT_EQUAL (model_allocator_reserved (a), 42 * MiB);
 }
 
+/* Reserved memory is not monotone in the sizes asked for: PyTorch's rules, not a modelling
+ * slip (S1, Llama 3.2 1B fp32 on an A100-80GB, full checkpointing, reserves 62.22 GiB at
+ * micro-batch 11 and 55.71 GiB at 12; this is its mechanism at MiB scale). The sequence of
+ * "micro-batch" m: a hole of h = 4m MiB is left in a segment, two cached whole segments of
+ * w = 40 + 2m MiB (the head's logit-sized workspace), then a long-lived G = 12 MiB tensor
+ * (the embedding's gradient, the same at every m) and again two requests of w. Rules
+ * (c10/cuda/CUDACachingAllocator.cpp): get_free_block takes the first block of the pool's
+ * set ordered by (stream, size, address) not below the request (lower_bound: the smallest
+ * that fits, the lower address on a tie); should_split splits a large-pool block when the
+ * remainder is > kSmallSize (1 MiB); get_allocation_size rounds a request ≥ kMinLargeAlloc
+ * (10 MiB) up to kRoundLarge (2 MiB) for a new segment (alloc_block's cudaMalloc); cached
+ * blocks are released only when cudaMalloc fails (release_cached_blocks), never here.
+ *   m = 2 (h 8, w 44): P = 28 (a 28 MiB segment S0), freed; x = 8 takes it, split (20 > 1
+ *   MiB left); y = 20 takes the remainder whole; x freed: an 8 MiB hole before y. W1, W2 =
+ *   44: the hole is too small, two new segments S1, S2 (reserved 116), freed. G = 12: free
+ *   blocks 8 (S0), 44 (S1), 44 (S2): the smallest ≥ 12 is S1's 44, split (32 left). W3 =
+ *   44 takes S2; W4 = 44 fits neither 8 nor 32: a new segment S3. Reserved 28 + 3 × 44 =
+ *   160 MiB; allocated at most 20 + 12 + 2 × 44 = 120 (y, G, W3, W4).
+ *   m = 3 (h 12, w 46): P = 32, x = 12 (split, 20 left), y = 20, x freed: a 12 MiB hole.
+ *   W1, W2 = 46: S1, S2 (reserved 124), freed. G = 12 takes the 12 MiB hole exactly (no
+ *   split), W3, W4 = 46 take S1, S2: reserved 32 + 2 × 46 = 124 MiB; allocated at most
+ *   20 + 12 + 2 × 46 = 124.
+ * So m = 3 allocates more (124 > 120 MiB) and reserves less (124 < 160 MiB): whether G
+ * finds a hole decides whether it splits a cached segment the next large request needed.
+ * In S1 the hole is in the segment that held the first step's head workspace and then its
+ * gradients and optimizer states: at the second step's backward of the head its largest
+ * hole is 0.85 GB at micro-batch 11 and 2.06 GB at 12, against G = 1,050,681,344 B. */
+static double
+reserved_after_hole (double m, double *peak_allocated)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  double h = 4 * m * MiB, w = (40 + 2 * m) * MiB;
+  model_allocator_release (a, model_allocator_malloc (a, h + 20 * MiB, NULL));
+  guint x = model_allocator_malloc (a, h, NULL);
+  model_allocator_malloc (a, 20 * MiB, NULL);
+  model_allocator_release (a, x);
+  guint w1 = model_allocator_malloc (a, w, NULL);
+  guint w2 = model_allocator_malloc (a, w, NULL);
+  model_allocator_release (a, w1);
+  model_allocator_release (a, w2);
+  model_allocator_malloc (a, 12 * MiB, NULL);
+  model_allocator_malloc (a, w, NULL);
+  model_allocator_malloc (a, w, NULL);
+  *peak_allocated = model_allocator_peak_allocated (a);
+  return model_allocator_reserved (a);
+}
+
+static void
+test_reserved_not_monotone (void)
+{
+  double alloc2, alloc3;
+  CU_ASSERT_EQUAL (reserved_after_hole (2, &alloc2), 160 * MiB);
+  CU_ASSERT_EQUAL (reserved_after_hole (3, &alloc3), 124 * MiB);
+  CU_ASSERT_EQUAL (alloc2, 120 * MiB);
+  CU_ASSERT_EQUAL (alloc3, 124 * MiB);
+}
+
 /* Split then merge: two 4 MiB tensors split one 20 MiB segment (4 + 4 + 12 free). Freed,
  * the three pieces merge back to 20 MiB, so a 20 MiB request reuses it. Without merging
  * the largest piece would be 12 MiB and a second segment would be needed. */
@@ -575,6 +632,7 @@ main (void)
     { "large pool: 20 MiB segments below 10 MiB", test_large_segments },
     { "best fit reuses the smallest cached block", test_best_fit_reuse },
     { "split blocks merge back on free", test_split_and_merge },
+    { "reserved is not monotone in the request sizes", test_reserved_not_monotone },
     { "fragmentation: reserved > allocated, OOM", test_fragmentation },
     { "expandable segments remove the fragmentation", test_expandable_removes_fragmentation },
     { "OOM: release cached segments and retry", test_release_and_retry },

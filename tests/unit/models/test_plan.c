@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include <math.h>
+#include "models/ops/cost.h"
+#include "models/ops/graph.h"
 #include "models/plan/plan.h"
 #include "tests/testlib.h"
 #include "tests/unit/models/tiny.h"
@@ -125,6 +127,79 @@ test_workspace_tensors (void)
   w = first_workspace (q, MODEL_TASK_KIND_OPTIMIZER);
   CU_ASSERT_FATAL (w != NULL);
   CU_ASSERT_EQUAL (w->n_tensors, 0);
+}
+
+/* The positive activations effect of rank 0's task labelled `label` (NULL if none). */
+static const ModelMemEffect *
+activations_of (const ModelPlan *p, const char *label)
+{
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || strcmp (t->label, label) != 0)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->category == MODEL_MEM_ACTIVATIONS && m->bytes > 0)
+            return m;
+        }
+    }
+  return NULL;
+}
+
+/* Asserts that effect m books exactly the n tensors of `want` (B), in order. */
+static void
+assert_tensors (const ModelPlan *p, const ModelMemEffect *m, const double *want, guint n)
+{
+  CU_ASSERT_FATAL (m != NULL && n > 1);
+  CU_ASSERT_EQUAL_FATAL (m->n_tensors, n);
+  const double *sizes = model_plan_tensor_sizes (p, m->first_tensor);
+  for (guint i = 0; i < n; i++)
+    STEPSIM_ASSERT_REL (sizes[i], want[i], 1e-12);
+}
+
+/* Selective recompute books what a layer's forward keeps and what its recompute re-creates
+ * tensor by tensor, as PyTorch allocates them (each its own caching-allocator block), not
+ * as one block each: the layer graph's saved tensors under KEEP_NON_SELECTIVE, and those of
+ * KEEP_ALL it drops (eager attention: the scores, softmax and dropout tensors); likewise
+ * op-level selective. One lump per layer made S1's reserved memory under selective 3.9 GiB
+ * above no checkpointing's (selective_op's 1 GiB): after the first step's optimizer states
+ * split the cached lumps, the second step's lumps fitted no hole and took new segments. */
+static void
+test_selective_tensors (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.flash_attention = FALSE; /* eager: several tensors re-created */
+  s.attention_sdpa = FALSE;
+  s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, NULL);
+  ModelCostParams cp = model_stack_cost_params (&s);
+  g_autoptr (ModelGraph) g = model_cost_layer_graph (a, &cp);
+  double kept[MODEL_COST_MAX_TENSORS], rerun[MODEL_COST_MAX_TENSORS];
+  guint n_kept = 0, n_rerun = 0;
+  double kb = model_graph_saved (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, kept,
+                                 MODEL_COST_MAX_TENSORS, &n_kept);
+  double rb = model_graph_recreated (g, MODEL_GRAPH_KEEP_NON_SELECTIVE, cp.compile, rerun,
+                                     MODEL_COST_MAX_TENSORS, &n_rerun);
+  ModelBlockCost lc = model_cost_layer (a, &cp);
+  STEPSIM_ASSERT_REL (rb, lc.act_selective, 1e-12);
+  STEPSIM_ASSERT_REL (kb, lc.act_saved - lc.act_selective, 1e-12);
+  assert_tensors (p, activations_of (p, "fwd L1 mb0"), kept, n_kept);
+  assert_tensors (p, activations_of (p, "recompute selective L1 mb0"), rerun, n_rerun);
+  /* op-level selective: the block input, matmul and attention outputs kept (KEEP_MATMUL),
+   * the point-wise ops' saved outputs re-created (those KEEP_MATMUL_SAVED drops) */
+  s.checkpointing = MODEL_CHECKPOINTING_SELECTIVE_OP;
+  g_autoptr (ModelPlan) q = model_plan_new (a, &s, NULL, NULL);
+  kb = model_graph_saved (g, MODEL_GRAPH_KEEP_MATMUL, cp.compile, kept, MODEL_COST_MAX_TENSORS,
+                          &n_kept);
+  rb = model_graph_recreated (g, MODEL_GRAPH_KEEP_MATMUL_SAVED, cp.compile, rerun,
+                              MODEL_COST_MAX_TENSORS, &n_rerun);
+  STEPSIM_ASSERT_REL (kb, lc.act_keep_matmul, 1e-12);
+  STEPSIM_ASSERT_REL (rb, lc.act_pointwise, 1e-12);
+  assert_tensors (q, activations_of (q, "fwd L1 mb0"), kept, n_kept);
+  assert_tensors (q, activations_of (q, "recompute pointwise L1 mb0"), rerun, n_rerun);
 }
 
 /* Everything a step allocates it frees: activations, workspace and gradients net to zero;
@@ -418,6 +493,8 @@ main (void)
     { "attention = triton reaches every flash kernel, fwd and bwd", test_attention_kernel_reaches_flash },
     { "memory effects balance", test_effects_balance },
     { "workspaces as tensors: foreach AdamW, loss head", test_workspace_tensors },
+    { "(op-level) selective recompute: kept and re-created activations as tensors",
+      test_selective_tensors },
     { "initial model states", test_initial_state },
     { "optimizer states created by the first optimizer step", test_state_creation_task },
     { "load peak: QLoRA's quantization and fp32-cast transients", test_load_peak },
