@@ -274,13 +274,15 @@ model_graph_recreated (const ModelGraph *g, ModelGraphPolicy policy, gboolean co
   g_return_val_if_fail (g != NULL, 0);
   guint nt = g->tensors->len;
   g_autofree gboolean *mark = g_new0 (gboolean, nt + 1);
+  g_autofree gboolean *keeps = g_new0 (gboolean, nt + 1);
   mark_policy (g, MODEL_GRAPH_KEEP_ALL, compile, mark);
+  mark_policy (g, policy, compile, keeps); /* the even mms' outputs unmarked (op-level) */
   double sum = 0;
   guint n = 0;
   for (guint i = 0; i < nt; i++)
     {
       const ModelGraphTensor *t = tensor (g, i);
-      if (!kept (g, mark, i, MODEL_GRAPH_KEEP_ALL) || policy_keeps (t, policy))
+      if (!kept (g, mark, i, MODEL_GRAPH_KEEP_ALL) || kept (g, keeps, i, policy))
         continue;
       sum += t->bytes;
       if (sizes != NULL && n < max)

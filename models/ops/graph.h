@@ -219,7 +219,7 @@ double model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean
 
 /* The tensors the eager forward saves (KEEP_ALL's set) that `policy` does not keep, each
  * once, in index order: what the policy's recompute re-creates (NON_SELECTIVE: the
- * selective ones; KEEP_MATMUL_SAVED: the point-wise ones). Fills `sizes` as
+ * selective ones; KEEP_MATMUL_SAVED: the point-wise ones and the even mms'). Fills `sizes` as
  * model_graph_saved; returns their total B, model_graph_saved (KEEP_ALL) − model_graph_saved
  * (`policy`) for a policy keeping only saved tensors (not KEEP_MATMUL, which keeps unsaved
  * ones too). Each of these tensors is its own allocation in PyTorch, as the kept ones are. */
