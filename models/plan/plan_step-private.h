@@ -48,6 +48,11 @@ typedef struct
   guint n_recreated_tensors;
   guint *gather_task, *gather_handle; /* stage 3: per layer, current phase */
   guint *fwd_task, *bwd_task;
+  guint bwd_head;       /* the head's backward task of the backward being built (NONE: none
+                         * on this rank, or not begun): what the top layer's backward follows */
+  guint tied_grad;      /* optimizer in the backward, tied embeddings: the head's gradient of
+                         * the shared matrix, held to the embedding's backward (0: none) */
+  double tied_grad_bytes; /* B of it */
   guint *w_hold;        /* ZB-H1: per layer, the tensors its W pass needs, held from B */
   double w_hold_layer, w_hold_head; /* B of those per layer and of the head while building
                          * a B op (plan_pp.c); 0 otherwise */

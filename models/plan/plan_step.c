@@ -219,21 +219,40 @@ optimizer_pass (const ModelPlan *p, const PlanCosts *pc, double params)
  * backward runs and the full gradient set is never held. The step's time joins the
  * backward task; its temporaries are one tensor's (an optimizer per parameter: foreach
  * over one tensor is the per-tensor loop). One data-parallel rank, GA 1 (stack checks). */
+static void
+step_pass_in_backward (StepCtx *c, double bytes)
+{
+  ModelPlan *p = c->p;
+  ModelPass pass = optimizer_pass (p, c->pc, bytes / model_stack_gradient_bytes (&p->stack));
+  plan_task_add_pass (p, &pass);
+  ModelStack one = p->stack;
+  if (one.framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH)
+    one.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  plan_task_workspace (p, model_stack_optimizer_workspace (&one, p->arch));
+}
+
 static guint
 step_in_backward (StepCtx *c, double bytes)
 {
   ModelPlan *p = c->p;
   if (!(bytes > 0))
     return 0;
-  ModelPass pass = optimizer_pass (p, c->pc, bytes / model_stack_gradient_bytes (&p->stack));
-  plan_task_add_pass (p, &pass);
+  step_pass_in_backward (c, bytes);
   plan_task_free (p, plan_task_alloc (p, MODEL_MEM_GRADIENTS, bytes, MODEL_EFFECT_AT_START),
                   MODEL_EFFECT_AT_END);
-  ModelStack one = p->stack;
-  if (one.framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH)
-    one.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  plan_task_workspace (p, model_stack_optimizer_workspace (&one, p->arch));
   return 0;
+}
+
+/* Optimizer in the backward with tied embeddings: the shared matrix has one AccumulateGrad
+ * node with two incoming edges, and the autograd engine runs it, and so its
+ * post-accumulate-grad hook (the optimizer step), once both have contributed (torch/csrc/
+ * autograd/engine.cpp: a node runs when its dependencies count reaches 0; the head's
+ * contribution waits in the node's InputBuffer). The head's gradient is therefore held
+ * from the head's backward to the embedding's, which steps it. TRUE when that applies. */
+static gboolean
+tied_step_at_embedding (const StepCtx *c)
+{
+  return c->p->stack.framework.optimizer_in_backward && c->p->arch->tied_embeddings;
 }
 
 /* Gradients a backward task produces: under stages 0–1 allocated at micro-batch 0 and kept
@@ -266,20 +285,62 @@ produce_gradients (StepCtx *c, double bytes, gboolean layer)
   return 0;
 }
 
+/* B of the head matrix's gradient that the backward of the head (`head` TRUE) or of the
+ * embedding adds into a gradient already held: autograd sums the pieces of a gradient in
+ * place into the first (torch/csrc/autograd/input_buffer.cpp accumulate: old_var.add_(var)
+ * when it holds the last reference, grad mode being off in the backward), so each later
+ * piece is a whole matrix-sized tensor beside it while it is added. The pieces: the
+ * chunks' weight gradients of a chunked output (torchtune's TransformerDecoder runs
+ * `self.output(chunk)` for each of the loss_chunks chunks, one mm each) at the head; under
+ * tied embeddings the embedding's gradient (embedding_dense_backward) added to the head's
+ * at the embedding (both on this rank). 0 when the head matrix is frozen. */
+static double
+head_grad_piece (const StepCtx *c, gboolean head, gboolean both)
+{
+  const ModelPlan *p = c->p;
+  if (!(c->pc->grad_head > 0))
+    return 0;
+  const ModelArch *a = plan_cost_arch (p); /* a tp rank's vocabulary shard */
+  double g = model_stack_gradient_bytes (&p->stack) * (double) a->vocab_size
+             * (double) a->hidden_size;
+  if (head)
+    return p->stack.framework.loss == MODEL_LOSS_CHUNKED && p->stack.framework.loss_chunks > 1
+             ? g : 0;
+  return p->arch->tied_embeddings && both ? g : 0;
+}
+
 /* The backward task of the embedding or the head (`name`): after the pending tp/cp
  * collectives, its pass and workspace, its gradients (`*grad_full`: produce_gradients'
- * handle) and the release of its saved activations `act` at its end. Returns the task. */
+ * handle), a piece of the head matrix's gradient added into the held one (`piece` B,
+ * head_grad_piece) and the release of its saved activations `act` at its end. Returns the
+ * task. */
 static guint
 end_backward (StepCtx *c, const char *name, const ModelPass *pass, double grad, guint act,
-              guint *grad_full)
+              guint *grad_full, double piece)
 {
   ModelPlan *p = c->p;
+  gboolean head = strcmp (name, "head") == 0;
   guint t = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
                              c->mb, "bwd %s mb%d", name, c->mb);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
   plan_task_add_pass (p, pass);
-  *grad_full = produce_gradients (c, grad, FALSE);
+  if (head && tied_step_at_embedding (c) && grad > 0)
+    {
+      c->tied_grad = plan_task_alloc (p, MODEL_MEM_GRADIENTS, grad, MODEL_EFFECT_AT_START);
+      c->tied_grad_bytes = grad;
+      *grad_full = 0;
+    }
+  else
+    *grad_full = produce_gradients (c, grad, FALSE);
+  if (piece > 0) /* a transient of the task, not a model state */
+    plan_task_workspace (p, piece);
+  if (!head && c->tied_grad != 0)
+    {
+      step_pass_in_backward (c, c->tied_grad_bytes);
+      plan_task_free (p, c->tied_grad, MODEL_EFFECT_AT_END);
+      c->tied_grad = 0;
+    }
   plan_task_pass_workspace (p, pass);
   plan_task_free (p, act, MODEL_EFFECT_AT_END);
   return t;
@@ -597,8 +658,13 @@ backward_layer_before (StepCtx *c, guint l, BackwardBefore *before)
   guint prefetch = p->par.prefetch;
   if (c->regathers && l >= c->lo + prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->hi ? c->bwd_task[l + 1] : NONE);
+  /* offloaded activations come back when the backward reaches them (torchtune's
+   * OffloadActivations unpack hook, training/_activation_offloading.py: a layer's tensors
+   * as autograd unpacks them, the next layer's prefetched then): the top layer's after the
+   * head's backward, not during the head's forward */
   c->restored = plan_offload_restore_activation (p, c->rank, l, c->mb,
-                                                 l + 1 < c->hi ? c->bwd_task[l + 1] : NONE,
+                                                 l + 1 < c->hi ? c->bwd_task[l + 1]
+                                                               : c->bwd_head,
                                                  &c->act_layer[l]);
   plan_step_recompute_before_backward (c, l);
   before->tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
@@ -725,7 +791,7 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
     {
       tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
       last = end_backward (c, "head", &pc->head.bwd, pc->grad_head, c->act_head,
-                           &c->grad_head_full);
+                           &c->grad_head_full, head_grad_piece (c, TRUE, embed));
       if (c->w_hold_head > 0) /* ZB-H1's B: what the head's W needs stays (plan_pp.c) */
         c->head_w_hold = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, c->w_hold_head,
                                           MODEL_EFFECT_AT_END);
@@ -738,6 +804,7 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
         shard_reduce (c, head_params, last, c->grad_head_full, 0, -1, "grads head");
       mtp_backward (c, embed);
     }
+  c->bwd_head = last;
   if (c->regathers)
     for (guint l = hi; l-- > lo && l + p->par.prefetch >= hi;)
       gather (c, (gint) l, "bwd", NONE);
@@ -760,7 +827,8 @@ backward_end (StepCtx *c, guint last, gboolean embed, gboolean head)
     }
   tp_start = tp_before_backward (c, PLAN_TP_EMBEDDING, -1);
   guint emb = end_backward (c, "embed", &pc->embedding.bwd, pc->grad_embedding,
-                            c->act_embedding, &c->grad_embedding_full);
+                            c->act_embedding, &c->grad_embedding_full,
+                            head_grad_piece (c, FALSE, head));
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
   if (c->last_mb && head)
@@ -896,7 +964,7 @@ plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, g
     .sharding = model_parallel_shard_size (&p->par) > 1 || model_offload_any (&p->stack.offload),
     .ckpt = p->stack.checkpointing,
     .segment = plan_step_segment_length (p),
-    .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE,
+    .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE, .bwd_head = NONE,
   };
   plan_step_ctx_buffers (c, buf);
   c->regathers = regathers (c);

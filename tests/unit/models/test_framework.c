@@ -314,6 +314,83 @@ test_optimizer_in_backward (void)
   CU_ASSERT_FALSE (model_stack_validate_framework (&s, &par, NULL));
 }
 
+/* The id of rank 0's task labelled `label` in `p` (G_MAXUINT: none). */
+static guint
+task_id (const ModelPlan *p, const char *label)
+{
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank == 0 && strcmp (t->label, label) == 0)
+        return t->id;
+    }
+  return G_MAXUINT;
+}
+
+/* Σ B that task `id` allocates (sign +1) or frees (sign -1) in `category`. */
+static double
+task_effect (const ModelPlan *p, guint id, ModelMemCategory category, int sign)
+{
+  const ModelTask *t = model_plan_task (p, id);
+  double sum = 0;
+  for (guint k = 0; k < t->n_effects; k++)
+    {
+      const ModelMemEffect *e = model_plan_effect (p, t->first_effect + k);
+      if (e->category == category && e->bytes * sign > 0)
+        sum += e->bytes * sign;
+    }
+  return sum;
+}
+
+/* The head matrix's gradient arriving in pieces (plan_step.c head_grad_piece): autograd adds
+ * each later piece in place into the first, so the piece, a whole V×h gradient (bf16 here:
+ * 2 × 1000 × 256 = 512 000 B), is a transient of the task that makes it:
+ *  - a chunked loss of 8 chunks: the head's backward (one mm per chunk), not a plain loss;
+ *  - tied embeddings: the embedding's backward (embedding_dense_backward's gradient added
+ *    to the head's), not an untied model's;
+ *  - tied embeddings under optimizer_in_backward: the head's gradient (allocated by the
+ *    head's backward) is held to the embedding's backward, which frees it after stepping
+ *    it (the shared matrix's AccumulateGrad runs once, after both contributions). */
+static void
+test_head_gradient_pieces (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  double piece = 2.0 * 1000 * 256;
+  s.framework.loss = MODEL_LOSS_CHUNKED;
+  s.framework.loss_chunks = 8;
+  g_autoptr (ModelPlan) chunked = model_plan_new (a, &s, NULL, NULL);
+  ModelStack s1 = s;
+  s1.framework.loss_chunks = 1;
+  g_autoptr (ModelPlan) one = model_plan_new (a, &s1, NULL, NULL);
+  double ws8 = task_effect (chunked, task_id (chunked, "bwd head mb0"), MODEL_MEM_WORKSPACE, 1);
+  double ws1 = task_effect (one, task_id (one, "bwd head mb0"), MODEL_MEM_WORKSPACE, 1);
+  /* the loss's own chunk transients differ between 8 chunks and 1: compare the heads'
+   * workspace less the loss's (the head cost's backward workspace) */
+  ModelCostParams c8 = model_stack_cost_params (&s), c1 = model_stack_cost_params (&s1);
+  STEPSIM_ASSERT_REL (ws8 - model_cost_head (a, &c8).bwd.workspace, piece, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (ws1 - model_cost_head (a, &c1).bwd.workspace, 0, 1e-6);
+  /* tied: at the embedding's backward */
+  ModelStack t = tiny_stack ();
+  a->tied_embeddings = TRUE;
+  g_autoptr (ModelPlan) tied = model_plan_new (a, &t, NULL, NULL);
+  STEPSIM_ASSERT_REL (task_effect (tied, task_id (tied, "bwd embed mb0"), MODEL_MEM_WORKSPACE, 1),
+                      piece, 1e-12);
+  a->tied_embeddings = FALSE;
+  g_autoptr (ModelPlan) untied = model_plan_new (a, &t, NULL, NULL);
+  CU_ASSERT_EQUAL (task_effect (untied, task_id (untied, "bwd embed mb0"), MODEL_MEM_WORKSPACE,
+                                1), 0);
+  /* tied under optimizer_in_backward: held from the head's backward to the embedding's */
+  a->tied_embeddings = TRUE;
+  t.framework.optimizer_in_backward = TRUE;
+  g_autoptr (ModelPlan) held = model_plan_new (a, &t, NULL, NULL);
+  guint head = task_id (held, "bwd head mb0"), emb = task_id (held, "bwd embed mb0");
+  double head_grad = task_effect (held, head, MODEL_MEM_GRADIENTS, 1);
+  CU_ASSERT (head_grad >= piece);
+  CU_ASSERT_EQUAL (task_effect (held, head, MODEL_MEM_GRADIENTS, -1), 0);
+  CU_ASSERT_EQUAL (task_effect (held, emb, MODEL_MEM_GRADIENTS, -1), head_grad);
+}
+
 /* activation_offload is [offload] activations = cpu: the same plan, the same peaks. */
 static void
 test_activation_offload (void)
@@ -455,6 +532,7 @@ main (void)
     { "Megatron's DDP buckets are views of its grad buffer", test_megatron_grad_buckets },
     { "optimizer_impl: step temporaries", test_optimizer_impl },
     { "optimizer_in_backward: one block's gradients live", test_optimizer_in_backward },
+    { "head gradient pieces: chunks, tied embeddings", test_head_gradient_pieces },
     { "activation_offload is [offload] activations = cpu", test_activation_offload },
     { "DeepSpeed reduce bucket bytes", test_ds_reduce_buffer },
     { "DeepSpeed stage-3 persistent parameters", test_ds_persistence },

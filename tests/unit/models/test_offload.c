@@ -563,6 +563,38 @@ test_activation_offload (void)
   run_clear (&r);
 }
 
+/* Offloaded activations come back when the backward reaches them (torchtune's
+ * OffloadActivations unpacks a layer's tensors as autograd needs them and prefetches the
+ * next layer's then): the top layer's restore, and the next one's with it, wait for the
+ * head's backward (they went back during the head's forward, holding two layers' tensors
+ * beside the logits). */
+static void
+test_activation_restore_after_head (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = offload_stack (MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_NONE, MODEL_OFFLOAD_CPU);
+  g_autoptr (ModelPlan) p = plan_for (a, &s, MODEL_DP_DDP, 1, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  guint head = G_MAXUINT, found = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    if (strcmp (model_plan_task (p, i)->label, "bwd head mb0") == 0)
+      head = model_plan_task (p, i)->id;
+  CU_ASSERT_FATAL (head != G_MAXUINT);
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (strcmp (t->label, "act L3 to gpu mb0") != 0
+          && strcmp (t->label, "act L2 to gpu mb0") != 0)
+        continue;
+      found++;
+      gboolean waits = FALSE;
+      for (guint k = 0; k < t->n_deps; k++)
+        waits = waits || model_plan_dep (p, t->first_dep + k) == head;
+      CU_ASSERT_TRUE (waits);
+    }
+  CU_ASSERT_EQUAL (found, 2);
+}
+
 /* ---- hardware: host CPU and NVMe resources -------------------------------------------- */
 
 typedef struct
@@ -700,6 +732,8 @@ main (void)
     { "CPU step time = Ψ / (cores × rate)", test_cpu_step_time },
     { "gradient copies at PCIe bandwidth, pageable half", test_gradient_copy_time },
     { "activation offload volumes and GPU peak", test_activation_offload },
+    { "offloaded activations return after the head's backward",
+      test_activation_restore_after_head },
     { "NVMe at min(PCIe, drive); read+write share total", test_nvme_bandwidth },
     { "ranks of a node share its CPU", test_cpu_shared_by_node },
     { "catalog nodes have CPU and NVMe figures", test_catalog_host_figures },
