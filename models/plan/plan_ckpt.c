@@ -8,6 +8,7 @@
 #include "models/plan/plan_step-private.h"
 
 #include <math.h>
+#include "models/parallel/context_parallel.h"
 #include "models/parallel/tensor_parallel.h"
 
 /* ---- activation checkpointing ----------------------------------------------------------- */
@@ -157,12 +158,16 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
    * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again), placed
    * as the forward's (plan_tp_overlap.c): before, beside and after the task. */
   guint prev = plan_last_on_stream (p, c->rank, MODEL_STREAM_COMPUTE), tp_start = prev;
+  guint cp_start = prev;
   if (what == RECOMPUTE_LAYER)
     {
       tp_start = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,
                                         PLAN_TP_PART_BEFORE, prev, (gint) l, c->mb);
       if (tp_start != prev)
         c->tp_wait = tp_start;
+      /* and its attention's cp collectives: TE's context-parallel attention is part of the
+       * rerun forward (the ring's K/V sends, all-gather's K/V, Ulysses's all-to-alls) */
+      cp_start = plan_step_cp_before (c, MODEL_CP_FORWARD, (gint) l);
     }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
@@ -218,6 +223,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   last = plan_ep_issue (p, c->rank, MODEL_EP_FORWARD, last, (gint) l, c->mb);
   if (last != task)
     c->tp_wait = last;
+  plan_step_cp_after (c, MODEL_CP_FORWARD, cp_start, task, (gint) l);
 }
 
 /* Recomputation needed before layer l's backward. */

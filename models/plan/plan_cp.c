@@ -26,7 +26,8 @@
  * Approximate: the ring's overlap window is the layer's whole task, not each step's kernel
  * (context_parallel.h's Σ max(compute_i, comm_i) rule): its sends hide behind the GEMMs of
  * the layer too, and exposure is max(0, Σ comm − task) rather than Σ max(0, comm_i −
- * compute_i); a full recompute does not re-issue the forward's cp collectives; the
+ * compute_i); a full recompute re-issues the forward's cp collectives (plan_ckpt.c: TE's
+ * attention is part of the rerun forward), a selective one none; the
  * embedding's and head's tokens are the rank's s/cp; the loss all-reduce over cp (a few
  * bytes) is not issued. */
 #include "config.h"
