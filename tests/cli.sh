@@ -1713,6 +1713,14 @@ bad_input "[moe] dispatcher unknown" \
   "group [moe], key 'dispatcher'" "expected one of: alltoall, allgather" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=all_gather
 bad_input "[moe] dispatcher = allgather with padding = longest (Megatron: no variable sequence length)" \
   "group [moe], key 'dispatcher'" "variable sequence length" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=allgather --set training.padding=longest
+# under tp > 1 an ep or etp that does not divide its model size is ep's or etp's error, not
+# tp's (QA property check: Mixtral at tp 2 + SP with ep 3 or etp 3 named key 'tp'; 8 experts
+# are no multiple of 3, nor is intermediate_size 14336)
+mix8="$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini"
+bad_input "tp 2 + SP, ep 3 not dividing Mixtral's 8 experts: key 'ep'" \
+  "group [parallel], key 'ep'" "num_local_experts = 8 is not a multiple of [parallel] ep = 3" -- "$mix8" --set parallel.tp=2 --set parallel.sequence_parallel=true --set parallel.ep=3 --set cluster.gpus_per_node=6
+bad_input "tp 2 + SP, etp 3 not dividing Mixtral's intermediate_size: key 'etp'" \
+  "group [parallel], key 'etp'" "intermediate_size = 14336 is not a multiple of [parallel] etp = 3" -- "$mix8" --set parallel.tp=2 --set parallel.sequence_parallel=true --set parallel.ep=1 --set parallel.etp=3 --set cluster.gpus_per_node=6
 bad_input "etp > 1 with biased experts (gpt-oss: Megatron allows expert biases at ETP 1 only)" \
   "group [parallel], key 'etp'" "biased experts of model 'gpt-oss-20b'" -- "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" --set model.hf_config=gpt-oss-20b --set training.attention=eager --set parallel.ep=4 --set parallel.etp=2
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err
