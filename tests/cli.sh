@@ -929,6 +929,13 @@ pp8="$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini"
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "llama-3.1-405b-tp8-pp8-h100.ini" mesh.err \
    && grep -q "group \[parallel\], key 'pp': model key num_hidden_layers = 126 is not a multiple of \[parallel\] pp = 8" mesh.err && ! test -e pp.h5
 then ok "pp: layers not divisible by pp named"; else bad "pp: layers not divisible by pp named (exit $rc)"; cat mesh.err; fi
+# 126 layers split evenly over pp 2 but not over pp 2 × virtual_stages 4: virtual_stages is
+# the key to change, not pp (QA property check: the error named key 'pp')
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= --set parallel.pp=2 \
+  --set parallel.virtual_stages=4 --set parallel.pipeline_schedule=interleaved \
+  >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'virtual_stages': model key num_hidden_layers = 126 is not a multiple of \[parallel\] pp = 2 × \[parallel\] virtual_stages = 4" mesh.err && ! test -e pp.h5
+then ok "pp: layers divisible by pp but not by pp × virtual_stages: key virtual_stages named"; else bad "pp: layers divisible by pp but not by pp × virtual_stages: key virtual_stages named (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= --set parallel.pp=2 \
   --set parallel.virtual_stages=3 --set parallel.pipeline_schedule=interleaved \
   --set training.grad_accum=5 >/dev/null 2>mesh.err; rc=$?
