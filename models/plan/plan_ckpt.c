@@ -165,10 +165,17 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
                                         PLAN_TP_PART_BEFORE, prev, (gint) l, c->mb);
       if (tp_start != prev)
         c->tp_wait = tp_start;
-      /* and its attention's cp collectives: TE's context-parallel attention is part of the
-       * rerun forward (the ring's K/V sends, all-gather's K/V, Ulysses's all-to-alls) */
-      cp_start = plan_step_cp_before (c, MODEL_CP_FORWARD, (gint) l);
     }
+  /* the rerun attention's cp collectives (the ring's K/V sends, all-gather's K/V, Ulysses's
+   * all-to-alls run inside TE's context-parallel attention): a full recompute reruns the
+   * forward, a selective one the attention core (Megatron's default core_attn: TE
+   * DotProductAttention under checkpoint_core_attention) */
+  guint modules = p->stack.recompute_modules;
+  gboolean cp_rerun = what == RECOMPUTE_LAYER
+                      || (what == RECOMPUTE_SELECTIVE
+                          && (modules == 0 || (modules & MODEL_RECOMPUTE_CORE_ATTN)));
+  if (cp_rerun)
+    cp_start = plan_step_cp_before (c, MODEL_CP_FORWARD, (gint) l);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
   plan_task_dep (p, c->tp_wait);
@@ -199,6 +206,8 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
     }
   p->hardware_flops += plan_current (p)->flops;
   guint task = plan_current (p)->id;
+  if (cp_rerun)
+    plan_step_cp_after (c, MODEL_CP_FORWARD, cp_start, task, (gint) l);
   if (what == RECOMPUTE_SELECTIVE && (p->stack.recompute_modules & MODEL_RECOMPUTE_MOE))
     {
       /* recompute_modules moe: moe_layer.py's checkpoint of the MoE layer reruns its
@@ -223,7 +232,6 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   last = plan_ep_issue (p, c->rank, MODEL_EP_FORWARD, last, (gint) l, c->mb);
   if (last != task)
     c->tp_wait = last;
-  plan_step_cp_after (c, MODEL_CP_FORWARD, cp_start, task, (gint) l);
 }
 
 /* Recomputation needed before layer l's backward. */

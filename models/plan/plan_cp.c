@@ -26,8 +26,8 @@
  * Approximate: the ring's overlap window is the layer's whole task, not each step's kernel
  * (context_parallel.h's Σ max(compute_i, comm_i) rule): its sends hide behind the GEMMs of
  * the layer too, and exposure is max(0, Σ comm − task) rather than Σ max(0, comm_i −
- * compute_i); a full recompute re-issues the forward's cp collectives (plan_ckpt.c: TE's
- * attention is part of the rerun forward), a selective one none; the
+ * compute_i); a full recompute, and a selective one of the attention core, re-issues the
+ * forward's cp collectives (plan_ckpt.c: they run inside TE's rerun attention); the
  * embedding's and head's tokens are the rank's s/cp; the loss all-reduce over cp (a few
  * bytes) is not issued. */
 #include "config.h"

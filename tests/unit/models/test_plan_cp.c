@@ -140,14 +140,16 @@ cp_tasks_of_layer1 (const ModelPlan *p, guint n[2], double bytes[2])
 }
 
 /* Under full recompute Megatron's CheckpointFunction reruns the layer's forward before its
- * backward, and TE's context-parallel attention inside it runs its cp collectives again, so
- * a layer's cp collectives after the forward are the backward's plus the forward's once
+ * backward, and under selective recompute (core_attn, Megatron's default) the attention
+ * core; TE's context-parallel attention inside either runs its cp collectives again, so a
+ * layer's cp collectives after the forward are the backward's plus the forward's once
  * more: ring cp − 1 = 3 K/V sends of 2·b·(s/cp)·k·d·e = 131072 B in the forward, cp = 4
  * sends of 2·(cp − 1)·131072 B in the backward (test_ring_p2p_per_layer), 3 + 4 = 7 after
  * the forward; Ulysses the q, k, v and output all-to-alls (4), the backward's dout, dq, dk
- * and dv (4): 8. gpt_like (h 256, a = k = 4, d 64), b 1, s 512, cp 4, bf16. */
+ * and dv (4): 8. A selective recompute of the layernorms alone reruns no attention: the
+ * backward's only. gpt_like (h 256, a = k = 4, d 64), b 1, s 512, cp 4, bf16. */
 static void
-test_full_recompute_reissues_cp (void)
+test_recompute_reissues_cp (void)
 {
   ModelArch gpt = gpt_like (256, 4, 2, 1024);
   const ModelCpVariant variants[] = { MODEL_CP_RING, MODEL_CP_ULYSSES };
@@ -158,23 +160,32 @@ test_full_recompute_reissues_cp (void)
       ModelParallel par = cp_par (4, 4, variants[v]);
       ModelStack st = flash_stack (1, 512);
       g_autoptr (ModelPlan) none = model_plan_new (&gpt, &st, &par, NULL);
-      st.checkpointing = MODEL_CHECKPOINTING_FULL;
-      g_autoptr (ModelPlan) full = model_plan_new (&gpt, &st, &par, NULL);
       CU_ASSERT_PTR_NOT_NULL_FATAL (none);
-      CU_ASSERT_PTR_NOT_NULL_FATAL (full);
-      guint nn[2], nf[2];
-      double bn[2], bf[2];
+      guint nn[2];
+      double bn[2];
       cp_tasks_of_layer1 (none, nn, bn);
-      cp_tasks_of_layer1 (full, nf, bf);
       CU_ASSERT_EQUAL (nn[0], fwd_n[v]);
-      CU_ASSERT_EQUAL (nf[0], fwd_n[v]);
       CU_ASSERT_EQUAL (nn[1], bwd_n[v]);
-      CU_ASSERT_EQUAL (nf[1], fwd_n[v] + bwd_n[v]);
-      CU_ASSERT_EQUAL (bf[1], bn[1] + bn[0]);
       if (variants[v] == MODEL_CP_RING)
+        CU_ASSERT_EQUAL (bn[0], 3 * kv);
+      const ModelCheckpointing ck[] = { MODEL_CHECKPOINTING_FULL, MODEL_CHECKPOINTING_SELECTIVE,
+                                        MODEL_CHECKPOINTING_SELECTIVE };
+      const guint modules[] = { 0, 0, MODEL_RECOMPUTE_LAYERNORM };
+      for (gsize k = 0; k < G_N_ELEMENTS (ck); k++)
         {
-          CU_ASSERT_EQUAL (bn[0], 3 * kv);
-          CU_ASSERT_EQUAL (bf[1], 3 * kv + 6 * kv);
+          st.checkpointing = ck[k];
+          st.recompute_modules = modules[k];
+          g_autoptr (ModelPlan) rec = model_plan_new (&gpt, &st, &par, NULL);
+          CU_ASSERT_PTR_NOT_NULL_FATAL (rec);
+          guint nr[2];
+          double br[2];
+          cp_tasks_of_layer1 (rec, nr, br);
+          gboolean attn = modules[k] == 0; /* the attention rerun */
+          CU_ASSERT_EQUAL (nr[0], fwd_n[v]);
+          CU_ASSERT_EQUAL (nr[1], (attn ? fwd_n[v] : 0) + bwd_n[v]);
+          CU_ASSERT_EQUAL (br[1], (attn ? bn[0] : 0) + bn[1]);
+          if (variants[v] == MODEL_CP_RING && attn)
+            CU_ASSERT_EQUAL (br[1], 3 * kv + 6 * kv);
         }
     }
 }
@@ -318,7 +329,8 @@ main (void)
       test_ulysses_backward_waits_for_grad },
     { "layer activations per rank = 1/cp", test_activations_over_cp },
     { "ring P2P tasks per layer: count and bytes", test_ring_p2p_per_layer },
-    { "full recompute re-issues the forward's cp collectives", test_full_recompute_reissues_cp },
+    { "full and selective recompute re-issue the attention's cp collectives",
+      test_recompute_reissues_cp },
     { "ring P2P hidden on a fast link, exposed on a slow one", test_ring_overlap },
     { "gradient reduction over dp·cp", test_grad_group_spans_cp },
     { "model FLOPs: the whole model over the ranks", test_model_flops },
