@@ -158,7 +158,6 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
    * (tensor_parallel/random.py CheckpointFunction.backward calls run_function again), placed
    * as the forward's (plan_tp_overlap.c): before, beside and after the task. */
   guint prev = plan_last_on_stream (p, c->rank, MODEL_STREAM_COMPUTE), tp_start = prev;
-  guint cp_start = prev;
   if (what == RECOMPUTE_LAYER)
     {
       tp_start = plan_tp_overlap_issue (p, c->rank, PLAN_TP_LAYER, MODEL_TP_FORWARD,
@@ -175,7 +174,12 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
                       || (what == RECOMPUTE_SELECTIVE
                           && (modules == 0 || (modules & MODEL_RECOMPUTE_CORE_ATTN)));
   if (cp_rerun)
-    cp_start = plan_step_cp_before (c, MODEL_CP_FORWARD, (gint) l);
+    {
+      guint before = plan_cp_issue (p, c->rank, MODEL_CP_FORWARD, PLAN_CP_BEFORE, prev,
+                                    (gint) l, c->mb);
+      if (before != prev)
+        c->cp_wait = before;
+    }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
   plan_task_dep (p, c->tp_wait);
@@ -207,7 +211,7 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   p->hardware_flops += plan_current (p)->flops;
   guint task = plan_current (p)->id;
   if (cp_rerun)
-    plan_step_cp_after (c, MODEL_CP_FORWARD, cp_start, task, (gint) l);
+    plan_cp_after (p, c->rank, MODEL_CP_FORWARD, prev, task, (gint) l, c->mb, &c->cp_wait);
   if (what == RECOMPUTE_SELECTIVE && (p->stack.recompute_modules & MODEL_RECOMPUTE_MOE))
     {
       /* recompute_modules moe: moe_layer.py's checkpoint of the MoE layer reruns its

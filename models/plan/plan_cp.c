@@ -270,3 +270,15 @@ plan_cp_issue (ModelPlan *p, guint rank, guint pass, PlanCpWhen when, guint afte
     }
   return last;
 }
+
+void
+plan_cp_after (ModelPlan *p, guint rank, guint pass, guint start, guint task, gint layer,
+               gint micro_batch, guint *wait)
+{
+  guint ring = plan_cp_issue (p, rank, pass, PLAN_CP_RING, start, layer, micro_batch);
+  if (ring != start)
+    *wait = ring;
+  guint last = plan_cp_issue (p, rank, pass, PLAN_CP_AFTER, task, layer, micro_batch);
+  if (last != task)
+    *wait = last;
+}

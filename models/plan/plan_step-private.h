@@ -111,17 +111,6 @@ void plan_step_forward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean
 guint plan_step_backward (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head);
 /* SP's coalesced all-reduce of `bytes` of norm/bias gradients over tp after task `after`. */
 void plan_step_sp_grads (StepCtx *c, guint after, double bytes);
-/* Before a layer's task in `pass` (ModelCpPass): its critical-path cp collectives
- * (all-gather K/V, Ulysses's q/k/v all-to-alls) on c->rank's MODEL_STREAM_CP after the
- * previous compute task; the layer waits for them (sets c->cp_wait). Returns that previous
- * compute task, where the ring's sends start. No-op (returns it) for cp = 1. */
-guint plan_step_cp_before (StepCtx *c, guint pass, gint layer);
-/* After layer task `task` in `pass` is built: the ring's P2P sends beside it from `start`
- * (plan_step_cp_before's return: TE posts step i+1's K/V as step i begins), then the
- * critical-path collectives after the attention (Ulysses's output all-to-all) after the
- * task; the next compute task waits for the last (c->cp_wait; plan_cp.c on the approximate
- * overlap window). */
-void plan_step_cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer);
 /* The optimizer step after `last_comm` (the rank's state shares, its stage's under pp). */
 void plan_step_optimizer (StepCtx *c, guint last_comm);
 

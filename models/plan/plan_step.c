@@ -380,8 +380,11 @@ plan_step_ep (StepCtx *c, ModelEpPass pass, gint layer)
 
 /* ---- context-parallel collectives ------------------------------------------------------- */
 
-guint
-plan_step_cp_before (StepCtx *c, guint pass, gint layer)
+/* Before a layer's task in `pass`: its critical-path cp collectives (all-gather K/V,
+ * Ulysses's q/k/v all-to-alls), after the previous compute task; the layer waits for them
+ * (c->cp_wait). Returns that previous compute task, where the ring's sends start. */
+static guint
+cp_before (StepCtx *c, guint pass, gint layer)
 {
   guint prev = plan_last_on_stream (c->p, c->rank, MODEL_STREAM_COMPUTE);
   guint from = pass == MODEL_CP_BACKWARD ? backward_after (c, prev) : prev;
@@ -391,15 +394,14 @@ plan_step_cp_before (StepCtx *c, guint pass, gint layer)
   return prev;
 }
 
-void
-plan_step_cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
+/* After layer task `task` in `pass` is built: the ring's P2P sends beside it from `start`
+ * (its predecessor: TE posts step i+1's K/V as step i begins), then the critical-path
+ * collectives after the attention (Ulysses's output all-to-all) after the task; the next
+ * compute task waits for the last (plan_cp.c on the approximate overlap window). */
+static void
+cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
 {
-  guint ring = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_RING, start, layer, c->mb);
-  if (ring != start)
-    c->cp_wait = ring;
-  guint last = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_AFTER, task, layer, c->mb);
-  if (last != task)
-    c->cp_wait = last;
+  plan_cp_after (c->p, c->rank, pass, start, task, layer, c->mb, &c->cp_wait);
 }
 
 /* ---- forward ----------------------------------------------------------------------------- */
@@ -428,7 +430,7 @@ forward_layer (StepCtx *c, guint l, gboolean region_end)
   if (gathers (c) && l + p->par.prefetch < c->hi)
     gather (c, (gint) (l + p->par.prefetch), "fwd", l > c->lo ? c->fwd_task[l - 1] : NONE);
   guint tp_start = plan_step_tp_before (c, PLAN_TP_LAYER, (gint) l);
-  guint cp_start = plan_step_cp_before (c, MODEL_CP_FORWARD, (gint) l);
+  guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
   c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
                                     (gint) l, c->mb, "fwd %s mb%d", layer_tag (c, l, tag), c->mb);
   if (gathers (c))
@@ -446,7 +448,7 @@ forward_layer (StepCtx *c, guint l, gboolean region_end)
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   plan_step_tp_after (c, PLAN_TP_LAYER, tp_start, (gint) l);
   plan_step_ep (c, MODEL_EP_FORWARD, (gint) l);
-  plan_step_cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
+  cp_after (c, MODEL_CP_FORWARD, cp_start, c->fwd_task[l], (gint) l);
   plan_offload_save_activation (p, c->rank, c->fwd_task[l], l, c->mb, &c->act_layer[l]);
 }
 
@@ -594,7 +596,7 @@ backward_layer_before (StepCtx *c, guint l, BackwardBefore *before)
   plan_step_recompute_before_backward (c, l);
   before->tp_start = tp_before_backward (c, PLAN_TP_LAYER, (gint) l);
   plan_step_ep (c, MODEL_EP_BACKWARD, (gint) l);
-  before->cp_start = plan_step_cp_before (c, MODEL_CP_BACKWARD, (gint) l);
+  before->cp_start = cp_before (c, MODEL_CP_BACKWARD, (gint) l);
   before->restored = c->restored;
 }
 
@@ -626,7 +628,7 @@ backward_layer_task (StepCtx *c, guint l, const BackwardBefore *before)
   if (gathers (c))
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
-  plan_step_cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
+  cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
   g_autofree char *what = g_strdup_printf ("grads %s", tag);
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
   bucket_reduce (c, plan_ep_dense_params (p, pc->params_layer), c->bwd_task[l], (gint) l, FALSE);

@@ -50,7 +50,6 @@
 #include <string.h>
 
 #include "models/arch/inventory.h"
-#include "models/parallel/expert_parallel.h"
 #include "models/parallel/tensor_parallel.h"
 
 const ModelArch *
@@ -97,15 +96,6 @@ plan_tp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
     }
   ModelMesh mesh;
   model_parallel_mesh (par, &mesh);
-  /* the expert degrees' own checks (num_local_experts a multiple of ep, intermediate_size
-   * of etp, ep·etp dividing the stage), which model_tp_check meets too, are
-   * plan_ep_validate's to name (key 'ep' or 'etp'), not tp's */
-  if (arch->n_experts > 0 && !model_ep_check (arch, &mesh, NULL))
-    {
-      gboolean ok = plan_ep_validate (arch, stack, par, error);
-      g_assert (!ok); /* it runs model_ep_check */
-      return FALSE;
-    }
   if (!model_tp_check (arch, &mesh, error))
     return g_prefix_error (error, "group [parallel], key 'tp': "), FALSE;
   /* Megatron-LM's sequence parallelism scatters the sequence dimension evenly over the tp

@@ -303,7 +303,7 @@ test_bad_settings (void)
 }
 
 /* Ulysses's backward all-to-all of the output gradient before a layer's backward
- * (plan_step.c plan_step_cp_before) moves the gradient a pipeline stage receives, so on a stage's
+ * (plan_step.c cp_before) moves the gradient a pipeline stage receives, so on a stage's
  * last layer it waits for that receive (tiny llama, pp 2 × cp 2 Ulysses on 4 GPUs, GA 4:
  * stage 0 holds layers 0-1; rank 0's first cp collective of layer 1's backward of
  * micro-batch 0 follows its "recv grad"). */
