@@ -972,6 +972,13 @@ pp8="$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini"
 if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "llama-3.1-405b-tp8-pp8-h100.ini" mesh.err \
    && grep -q "group \[parallel\], key 'pp': model key num_hidden_layers = 126 is not a multiple of \[parallel\] pp = 8" mesh.err && ! test -e pp.h5
 then ok "pp: layers not divisible by pp named"; else bad "pp: layers not divisible by pp named (exit $rc)"; cat mesh.err; fi
+# 126 layers split evenly over pp 2 but not over pp 2 × virtual_stages 4: virtual_stages is
+# the key to change, not pp (QA property check: the error named key 'pp')
+"$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= --set parallel.pp=2 \
+  --set parallel.virtual_stages=4 --set parallel.pipeline_schedule=interleaved \
+  >/dev/null 2>mesh.err; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <mesh.err)" -eq 1 ] && grep -q "group \[parallel\], key 'virtual_stages': model key num_hidden_layers = 126 is not a multiple of \[parallel\] pp = 2 × \[parallel\] virtual_stages = 4" mesh.err && ! test -e pp.h5
+then ok "pp: layers divisible by pp but not by pp × virtual_stages: key virtual_stages named"; else bad "pp: layers divisible by pp but not by pp × virtual_stages: key virtual_stages named (exit $rc)"; cat mesh.err; fi
 "$STEPSIM" run "$pp8" -q -o pp.h5 --set parallel.layers_per_stage= --set parallel.pp=2 \
   --set parallel.virtual_stages=3 --set parallel.pipeline_schedule=interleaved \
   --set training.grad_accum=5 >/dev/null 2>mesh.err; rc=$?
@@ -1779,6 +1786,14 @@ bad_input "[moe] dispatcher unknown" \
   "group [moe], key 'dispatcher'" "expected one of: alltoall, allgather" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=all_gather
 bad_input "[moe] dispatcher = allgather with padding = longest (Megatron: no variable sequence length)" \
   "group [moe], key 'dispatcher'" "variable sequence length" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" --set moe.dispatcher=allgather --set training.padding=longest
+# under tp > 1 an ep or etp that does not divide its model size is ep's or etp's error, not
+# tp's (QA property check: Mixtral at tp 2 + SP with ep 3 or etp 3 named key 'tp'; 8 experts
+# are no multiple of 3, nor is intermediate_size 14336)
+mix8="$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini"
+bad_input "tp 2 + SP, ep 3 not dividing Mixtral's 8 experts: key 'ep'" \
+  "group [parallel], key 'ep'" "num_local_experts = 8 is not a multiple of [parallel] ep = 3" -- "$mix8" --set parallel.tp=2 --set parallel.sequence_parallel=true --set parallel.ep=3 --set cluster.gpus_per_node=6
+bad_input "tp 2 + SP, etp 3 not dividing Mixtral's intermediate_size: key 'etp'" \
+  "group [parallel], key 'etp'" "intermediate_size = 14336 is not a multiple of [parallel] etp = 3" -- "$mix8" --set parallel.tp=2 --set parallel.sequence_parallel=true --set parallel.ep=1 --set parallel.etp=3 --set cluster.gpus_per_node=6
 bad_input "etp > 1 with biased experts (gpt-oss: Megatron allows expert biases at ETP 1 only)" \
   "group [parallel], key 'etp'" "biased experts of model 'gpt-oss-20b'" -- "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" --set model.hf_config=gpt-oss-20b --set training.attention=eager --set parallel.ep=4 --set parallel.etp=2
 "$STEPSIM" run "$s1" -o rm.h5 --set training.checkpointing=selective --set "training.recompute_modules=layernorm" >rm.out 2>rm.err

@@ -481,3 +481,10 @@ guint plan_cp_saved_tensors (const ModelPlan *p, PlanSavedSet which, double *siz
  * last, `after` when none (cp = 1). */
 guint plan_cp_issue (ModelPlan *p, guint rank, guint pass, PlanCpWhen when, guint after,
                      gint layer, gint micro_batch);
+/* After layer task `task` in `pass` (ModelCpPass) on `rank`: the ring's P2P sends beside it
+ * from `start` (the compute task before it: TE posts step i+1's K/V as step i begins), then
+ * the critical-path collectives after the attention (Ulysses's output all-to-all) after
+ * the task; `*wait` (the task the next compute task waits for) becomes the last issued,
+ * unchanged when none (cp = 1). */
+void plan_cp_after (ModelPlan *p, guint rank, guint pass, guint start, guint task, gint layer,
+                    gint micro_batch, guint *wait);

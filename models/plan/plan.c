@@ -217,6 +217,23 @@ check_stack (const ModelArch *arch, const ModelStack *s, GError **error)
   return model_stack_validate_finetune (s, error);
 }
 
+/* The expert degrees' own checks (num_local_experts a multiple of ep, intermediate_size of
+ * etp, ep·etp dividing a stage's ranks), which model_tp_check under tp > 1 meets too, are
+ * plan_ep_validate's to name (key 'ep' or 'etp'), not tp's: a mesh they break fails here,
+ * with plan_ep_validate's error (as plan_cp_validate defers to it). TRUE otherwise. */
+static gboolean
+expert_degrees_first (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
+                      GError **error)
+{
+  ModelMesh mesh;
+  model_parallel_mesh (par, &mesh);
+  if (arch->n_experts == 0 || model_ep_check (arch, &mesh, NULL))
+    return TRUE;
+  gboolean ok = plan_ep_validate (arch, stack, par, error);
+  g_assert (!ok); /* it runs model_ep_check */
+  return FALSE;
+}
+
 gboolean
 model_plan_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
                      GError **error)
@@ -227,6 +244,7 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
       || !model_offload_validate (&stack->offload, par, error)
       || !model_stack_validate_framework (stack, par, error)
       || !check_mtp (arch, stack, par, error)
+      || !expert_degrees_first (arch, stack, par, error)
       || !plan_tp_validate (arch, stack, par, error)
       || !plan_cp_validate (arch, stack, par, error)
       || !plan_pp_validate (arch, stack, par, error)

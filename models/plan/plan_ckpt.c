@@ -8,6 +8,7 @@
 #include "models/plan/plan_step-private.h"
 
 #include <math.h>
+#include "models/parallel/context_parallel.h"
 #include "models/parallel/tensor_parallel.h"
 
 /* ---- activation checkpointing ----------------------------------------------------------- */
@@ -169,6 +170,21 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
       if (tp_start != prev)
         c->tp_wait = tp_start;
     }
+  /* the rerun attention's cp collectives (the ring's K/V sends, all-gather's K/V, Ulysses's
+   * all-to-alls run inside TE's context-parallel attention): a full recompute reruns the
+   * forward, a selective one the attention core (Megatron's default core_attn: TE
+   * DotProductAttention under checkpoint_core_attention) */
+  guint modules = p->stack.recompute_modules;
+  gboolean cp_rerun = what == RECOMPUTE_LAYER
+                      || (what == RECOMPUTE_SELECTIVE
+                          && (modules == 0 || (modules & MODEL_RECOMPUTE_CORE_ATTN)));
+  if (cp_rerun)
+    {
+      guint before = plan_cp_issue (p, c->rank, MODEL_CP_FORWARD, PLAN_CP_BEFORE, prev,
+                                    (gint) l, c->mb);
+      if (before != prev)
+        c->cp_wait = before;
+    }
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_RECOMPUTE, (gint) l, c->mb,
                    "recompute%s L%u mb%d", label[what], l, c->mb);
   plan_task_dep (p, c->tp_wait);
@@ -199,6 +215,8 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
     }
   p->hardware_flops += plan_current (p)->flops;
   guint task = plan_current (p)->id;
+  if (cp_rerun)
+    plan_cp_after (p, c->rank, MODEL_CP_FORWARD, prev, task, (gint) l, c->mb, &c->cp_wait);
   if (what == RECOMPUTE_SELECTIVE && (p->stack.recompute_modules & MODEL_RECOMPUTE_MOE))
     {
       /* recompute_modules moe: moe_layer.py's checkpoint of the MoE layer reruns its

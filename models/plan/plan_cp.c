@@ -26,7 +26,8 @@
  * Approximate: the ring's overlap window is the layer's whole task, not each step's kernel
  * (context_parallel.h's Σ max(compute_i, comm_i) rule): its sends hide behind the GEMMs of
  * the layer too, and exposure is max(0, Σ comm − task) rather than Σ max(0, comm_i −
- * compute_i); a full recompute does not re-issue the forward's cp collectives; the
+ * compute_i); a full recompute, and a selective one of the attention core, re-issues the
+ * forward's cp collectives (plan_ckpt.c: they run inside TE's rerun attention); the
  * embedding's and head's tokens are the rank's s/cp; the loss all-reduce over cp (a few
  * bytes) is not issued. */
 #include "config.h"
@@ -268,4 +269,16 @@ plan_cp_issue (ModelPlan *p, guint rank, guint pass, PlanCpWhen when, guint afte
       last = id;
     }
   return last;
+}
+
+void
+plan_cp_after (ModelPlan *p, guint rank, guint pass, guint start, guint task, gint layer,
+               gint micro_batch, guint *wait)
+{
+  guint ring = plan_cp_issue (p, rank, pass, PLAN_CP_RING, start, layer, micro_batch);
+  if (ring != start)
+    *wait = ring;
+  guint last = plan_cp_issue (p, rank, pass, PLAN_CP_AFTER, task, layer, micro_batch);
+  if (last != task)
+    *wait = last;
 }

@@ -139,13 +139,16 @@ plan_pp_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
   if (stack->pad_to_longest)
     return refuse (error, "[training] padding = longest");
   /* the leaf's messages name both sides ("[parallel] pp"); the house prefix names the key
-   * the user is to change */
+   * the user is to change: of an even split over pp × virtual_stages that pp alone would
+   * make, virtual_stages */
   g_autoptr (ModelPpPartition) part = partition_of (arch, stack, par, error);
   if (part == NULL)
     return g_prefix_error (error, "group [parallel], key '%s': ",
                            par->pp_layout != NULL            ? "pipeline_layout"
                            : par->pp_n_layers_per_stage > 0 ? "layers_per_stage"
-                                                            : "pp"),
+                           : par->pp_virtual > 1 && arch->n_layers % MAX (par->pp, 1) == 0
+                             ? "virtual_stages"
+                             : "pp"),
            FALSE;
   /* Megatron may place the MTP layers on a stage before the loss's (a layout's 'm' in
    * another chunk), sending their hidden states on; the plan runs them beside the loss */

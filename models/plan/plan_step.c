@@ -464,12 +464,7 @@ cp_before (StepCtx *c, guint pass, gint layer)
 static void
 cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
 {
-  guint ring = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_RING, start, layer, c->mb);
-  if (ring != start)
-    c->cp_wait = ring;
-  guint last = plan_cp_issue (c->p, c->rank, pass, PLAN_CP_AFTER, task, layer, c->mb);
-  if (last != task)
-    c->cp_wait = last;
+  plan_cp_after (c->p, c->rank, pass, start, task, layer, c->mb, &c->cp_wait);
 }
 
 /* ---- forward ----------------------------------------------------------------------------- */

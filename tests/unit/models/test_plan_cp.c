@@ -115,6 +115,81 @@ test_ring_p2p_per_layer (void)
   CU_ASSERT_EQUAL (bwd_bytes, 2 * (cp - 1) * kv);
 }
 
+/* Rank 0's cp collectives of layer 1, micro-batch 0 (GA 1): those issued before the
+ * rank's first backward task (the forward's) in n[0], bytes[0], the rest in n[1],
+ * bytes[1]. */
+static void
+cp_tasks_of_layer1 (const ModelPlan *p, guint n[2], double bytes[2])
+{
+  guint first_bwd = G_MAXUINT;
+  n[0] = n[1] = 0;
+  bytes[0] = bytes[1] = 0;
+  for (guint k = 0; k < model_plan_n_tasks (p) && first_bwd == G_MAXUINT; k++)
+    if (model_plan_task (p, k)->rank == 0
+        && model_plan_task (p, k)->kind == MODEL_TASK_KIND_BACKWARD)
+      first_bwd = k;
+  CU_ASSERT_FATAL (first_bwd != G_MAXUINT);
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || t->stream != MODEL_STREAM_CP || t->layer != 1 || t->micro_batch != 0)
+        continue;
+      n[k > first_bwd]++;
+      bytes[k > first_bwd] += t->bytes;
+    }
+}
+
+/* Under full recompute Megatron's CheckpointFunction reruns the layer's forward before its
+ * backward, and under selective recompute (core_attn, Megatron's default) the attention
+ * core; TE's context-parallel attention inside either runs its cp collectives again, so a
+ * layer's cp collectives after the forward are the backward's plus the forward's once
+ * more: ring cp − 1 = 3 K/V sends of 2·b·(s/cp)·k·d·e = 131072 B in the forward, cp = 4
+ * sends of 2·(cp − 1)·131072 B in the backward (test_ring_p2p_per_layer), 3 + 4 = 7 after
+ * the forward; Ulysses the q, k, v and output all-to-alls (4), the backward's dout, dq, dk
+ * and dv (4): 8. A selective recompute of the layernorms alone reruns no attention: the
+ * backward's only. gpt_like (h 256, a = k = 4, d 64), b 1, s 512, cp 4, bf16. */
+static void
+test_recompute_reissues_cp (void)
+{
+  ModelArch gpt = gpt_like (256, 4, 2, 1024);
+  const ModelCpVariant variants[] = { MODEL_CP_RING, MODEL_CP_ULYSSES };
+  const guint fwd_n[] = { 3, 4 }, bwd_n[] = { 4, 4 };
+  const double kv = 2.0 * 1 * 128 * 4 * 64 * 2;
+  for (gsize v = 0; v < G_N_ELEMENTS (variants); v++)
+    {
+      ModelParallel par = cp_par (4, 4, variants[v]);
+      ModelStack st = flash_stack (1, 512);
+      g_autoptr (ModelPlan) none = model_plan_new (&gpt, &st, &par, NULL);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (none);
+      guint nn[2];
+      double bn[2];
+      cp_tasks_of_layer1 (none, nn, bn);
+      CU_ASSERT_EQUAL (nn[0], fwd_n[v]);
+      CU_ASSERT_EQUAL (nn[1], bwd_n[v]);
+      if (variants[v] == MODEL_CP_RING)
+        CU_ASSERT_EQUAL (bn[0], 3 * kv);
+      const ModelCheckpointing ck[] = { MODEL_CHECKPOINTING_FULL, MODEL_CHECKPOINTING_SELECTIVE,
+                                        MODEL_CHECKPOINTING_SELECTIVE };
+      const guint modules[] = { 0, 0, MODEL_RECOMPUTE_LAYERNORM };
+      for (gsize k = 0; k < G_N_ELEMENTS (ck); k++)
+        {
+          st.checkpointing = ck[k];
+          st.recompute_modules = modules[k];
+          g_autoptr (ModelPlan) rec = model_plan_new (&gpt, &st, &par, NULL);
+          CU_ASSERT_PTR_NOT_NULL_FATAL (rec);
+          guint nr[2];
+          double br[2];
+          cp_tasks_of_layer1 (rec, nr, br);
+          gboolean attn = modules[k] == 0; /* the attention rerun */
+          CU_ASSERT_EQUAL (nr[0], fwd_n[v]);
+          CU_ASSERT_EQUAL (nr[1], (attn ? fwd_n[v] : 0) + bwd_n[v]);
+          CU_ASSERT_EQUAL (br[1], (attn ? bn[0] : 0) + bn[1]);
+          if (variants[v] == MODEL_CP_RING && attn)
+            CU_ASSERT_EQUAL (br[1], 3 * kv + 6 * kv);
+        }
+    }
+}
+
 /* The ring's P2P beside the layer on the tiny GPU (100 TFLOP/s, 1 TB/s HBM), 4 ranks on
  * NVSwitch, tiny llama (a 8, k 2, d 32) at b 1, s 4096, cp 4: a K/V chunk is
  * 2·1·1024·2·32·2 = 262144 B. At 1 TB/s per link a send takes 1 µs latency + 0.26 µs
@@ -254,6 +329,8 @@ main (void)
       test_ulysses_backward_waits_for_grad },
     { "layer activations per rank = 1/cp", test_activations_over_cp },
     { "ring P2P tasks per layer: count and bytes", test_ring_p2p_per_layer },
+    { "full and selective recompute re-issue the attention's cp collectives",
+      test_recompute_reissues_cp },
     { "ring P2P hidden on a fast link, exposed on a slow one", test_ring_overlap },
     { "gradient reduction over dp·cp", test_grad_group_spans_cp },
     { "model FLOPs: the whole model over the ranks", test_model_flops },
