@@ -40,13 +40,13 @@ done
 # "--for must be …" when none was given, nothing about --for without a scenario)
 takes="micro_batch, seq_len, gpus, stack or cost"
 for a in "" "$s1"; do
-  "$STEPSIM" fit $a >/dev/null 2>fitfor.err; rc=$?
+  "$STEPSIM" fit $a >/dev/null 2>"$work/fitfor.err"; rc=$?
   check "fit ${a:+SCENARIO }without --for: exit 2, '--for TARGET is required' and what it takes" \
-    sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' fitfor.err"
+    sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' '$work/fitfor.err'"
 done
-"$STEPSIM" fit "$s1" --for colour >/dev/null 2>fitfor.err; rc=$?
+"$STEPSIM" fit "$s1" --for colour >/dev/null 2>"$work/fitfor.err"; rc=$?
 check "fit --for colour: exit 2, the value named and what --for takes" \
-  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for colour: expected $takes' fitfor.err"
+  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for colour: expected $takes' '$work/fitfor.err'"
 # A short option's value may be attached to it, as getopt reads it (QA: "-o/tmp/x.h5" was an
 # unknown option, "-j2 -o F" read "-o" as -j's value), also after flags (-qoF); an argument
 # that is an option's value is not split (-o -qF writes "-qF"), nor anything after "--".
