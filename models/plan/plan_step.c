@@ -15,6 +15,7 @@
 #include "models/parallel/tensor_parallel.h"
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
+#include "sim/text.h"
 
 /* Whether `state` is split into shards in `phase` (parallel.h's placements) while the
  * sharding machinery is on. */
@@ -63,7 +64,11 @@ static void
 gather (StepCtx *c, gint layer, const char *phase, guint after)
 {
   double bytes = c->pc->weight_layer;
-  g_autofree char *what = g_strdup_printf ("params L%d (%s)", layer, phase);
+  char buf[64];
+  g_autofree char *slow = NULL;
+  const char *what = sim_text_format (buf, sizeof buf, "params L%d (%s)", layer, phase) >= 0
+                         ? buf
+                         : (slow = g_strdup_printf ("params L%d (%s)", layer, phase));
   gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
 
@@ -134,7 +139,11 @@ issue_after (StepCtx *c, const GArray *comms, guint from, guint after, gint laye
   for (guint i = from; i < comms->len; i++)
     {
       const ModelPlacementComm *m = &g_array_index (comms, ModelPlacementComm, i);
-      g_autofree char *rep = g_strdup_printf ("%s shard", what);
+      char buf[256];
+      g_autofree char *slow = NULL;
+      const char *rep = sim_text_format (buf, sizeof buf, "%s shard", what) >= 0
+                            ? buf
+                            : (slow = g_strdup_printf ("%s shard", what));
       guint r = plan_collective (c->p, c->rank, m->dims, m->kind, m->bytes,
                                  layer, c->mb, rep);
       if (r != NONE)

@@ -4,6 +4,7 @@
  * the plan calls these; they call nothing of the plan above them. */
 #include "config.h"
 #include "models/plan/plan-private.h"
+#include "sim/text.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -12,16 +13,27 @@ guint
 plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
                  gint micro_batch, const char *fmt, ...)
 {
+  /* the label formatted on the stack (sim_text_vformat), else by GLib */
+  char buf[256];
   va_list ap;
   va_start (ap, fmt);
-  g_autofree char *label = g_strdup_vprintf (fmt, ap);
+  gssize len = sim_text_vformat (buf, sizeof buf, fmt, ap);
   va_end (ap);
+  const char *label = buf;
+  g_autofree char *slow = NULL;
+  if (len < 0)
+    {
+      va_start (ap, fmt);
+      label = slow = g_strdup_vprintf (fmt, ap);
+      va_end (ap);
+      len = (gssize) strlen (slow);
+    }
   ModelTask t = {
     .id = p->tasks->len,
     .rank = rank,
     .stream = stream,
     .kind = kind,
-    .label = g_string_chunk_insert (p->labels, label),
+    .label = g_string_chunk_insert_len (p->labels, label, len),
     .layer = layer,
     .micro_batch = micro_batch,
     .first_kernel = p->kernels->len,
