@@ -14,6 +14,7 @@
 #include "hardware/cluster-private.h"
 #include "hardware/node_catalog.h"
 #include "hardware/topology.h"
+#include "sim/vec.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,7 +49,7 @@ struct _HwCluster
   double *sm_hold_until; /* per rank: latest expected end of those holds (s), 0 when none */
   /* persistent GEMMs started at the instant `launched_at` (s; −1: none), to be relaunched
    * if a collective takes SMs on their GPU at that same instant (LaunchedGemm) */
-  GArray *launched;
+  SimVec launched; /* LaunchedGemm, inline pushes (one per GEMM kernel launched) */
   double launched_at;
   double jitter_cv; /* 0: no jitter */
   GRand *jitter_rng;
@@ -227,7 +228,7 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   c->sm_held = g_new0 (double, n_ranks);
   c->n_sm_holds = g_new0 (guint, n_ranks);
   c->sm_hold_until = g_new0 (double, n_ranks);
-  c->launched = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
+  c->launched = (SimVec) SIM_VEC_INIT;
   c->launched_at = -1;
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   c->memo_hint = g_new0 (const KernelMemo *, MEMO_HINTS);
@@ -397,15 +398,20 @@ same_instant_relaunch (HwCluster *cluster, guint rank)
     return;
   /* taken out first: each relaunch records its GEMM again */
   g_autoptr (GArray) again = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
-  for (guint i = 0; i < cluster->launched->len; i++)
+  SimVec *launched = &cluster->launched;
+  guint kept = 0; /* the other ranks' GEMMs stay, in their order */
+  for (guint i = 0; i < launched->len; i++)
     {
-      LaunchedGemm *k = &g_array_index (cluster->launched, LaunchedGemm, i);
+      LaunchedGemm *k = &SIM_VEC_AT (launched, LaunchedGemm, i);
       if (k->rank != rank)
-        continue;
+        {
+          SIM_VEC_AT (launched, LaunchedGemm, kept++) = *k;
+          continue;
+        }
       if (sim_fluid_cancel (cluster->fluid, k->id))
         g_array_append_val (again, *k);
-      g_array_remove_index (cluster->launched, i--);
     }
+  launched->len = kept;
   for (guint i = 0; i < again->len; i++)
     {
       const LaunchedGemm *k = &g_array_index (again, LaunchedGemm, i);
@@ -457,7 +463,7 @@ hw_cluster_reset (HwCluster *cluster, guint32 seed)
   memset (cluster->sm_held, 0, n * sizeof *cluster->sm_held);
   memset (cluster->n_sm_holds, 0, n * sizeof *cluster->n_sm_holds);
   memset (cluster->sm_hold_until, 0, n * sizeof *cluster->sm_hold_until);
-  g_array_set_size (cluster->launched, 0);
+  cluster->launched.len = 0;
   cluster->launched_at = -1;
   cluster->next_collective_id = 0;
   if (cluster->live != NULL) /* collectives cut off mid-flight: their flows went with the fluid */
@@ -478,7 +484,7 @@ hw_cluster_free (HwCluster *cluster)
   g_free (cluster->sm_held);
   g_free (cluster->n_sm_holds);
   g_free (cluster->sm_hold_until);
-  g_array_unref (cluster->launched);
+  sim_vec_clear (&cluster->launched);
   g_hash_table_unref (cluster->kernel_memo);
   g_free (cluster->memo_hint);
   g_array_unref (cluster->resource_scratch);
@@ -691,11 +697,11 @@ launch_kernel (HwCluster *cluster, guint rank, const HwKernelShape *shape, doubl
       double now = sim_fluid_now (cluster->fluid);
       if (cluster->launched_at != now)
         {
-          g_array_set_size (cluster->launched, 0);
+          cluster->launched.len = 0;
           cluster->launched_at = now;
         }
-      LaunchedGemm k = { rank, *shape, tc, bytes, delay, done, user_data, id };
-      g_array_append_val (cluster->launched, k);
+      SIM_VEC_PUSH (&cluster->launched, LaunchedGemm,
+                    ((LaunchedGemm){ rank, *shape, tc, bytes, delay, done, user_data, id }));
     }
   return id;
 }
