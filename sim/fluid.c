@@ -825,7 +825,8 @@ collect_finished (SimFluid *fluid, double now, SimVec *done)
       sim_heap_pop (fluid->finishing);
       SIM_VEC_PUSH (done, SimFluidActivity *, a);
     }
-  sim_sort_ptrs (done->data, done->len, compare_activity_seqs);
+  if (done->len > 1) /* one activity, most completions: already in order */
+    sim_sort_ptrs (done->data, done->len, compare_activity_seqs);
 }
 
 static void
