@@ -692,7 +692,7 @@ launch_kernel (HwCluster *cluster, guint rank, const HwKernelShape *shape, doubl
   guint n = kernel_uses (cluster, rank, w, bytes, uses);
   SimActivityId id = sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY,
                                       uses, n, done, user_data);
-  if (shape != NULL && hw_kernel_persistent_ctas (g, shape) > 0)
+  if (hw_kernel_is_persistent (g, shape))
     {
       double now = sim_fluid_now (cluster->fluid);
       if (cluster->launched_at != now)
