@@ -44,6 +44,9 @@ struct _HwCluster
   SimFluid *fluid;
   HwTopology *topo;
   double *slowdown; /* per rank, >= 1 */
+  /* per rank: its GPU's compute and HBM resources (2 r, 2 r + 1), the topology's, read at
+   * every kernel's launch */
+  SimResourceId *gpu_res;
   double *sm_held;       /* per rank: fraction of the SMs running collectives hold, >= 0 */
   guint *n_sm_holds;     /* per rank: collectives holding SMs there */
   double *sm_hold_until; /* per rank: latest expected end of those holds (s), 0 when none */
@@ -223,6 +226,12 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   guint n_ranks = n_nodes * node->n_gpus;
   c->shift = hw_rank_shift_identity (n_ranks);
   c->slowdown = g_new (double, n_ranks);
+  c->gpu_res = g_new (SimResourceId, 2 * n_ranks);
+  for (guint r = 0; r < n_ranks; r++)
+    {
+      c->gpu_res[2 * r] = hw_topology_gpu_resource (c->topo, r, HW_GPU_COMPUTE);
+      c->gpu_res[2 * r + 1] = hw_topology_gpu_resource (c->topo, r, HW_GPU_HBM);
+    }
   for (guint r = 0; r < n_ranks; r++)
     c->slowdown[r] = 1.0;
   c->sm_held = g_new0 (double, n_ranks);
@@ -481,6 +490,7 @@ hw_cluster_free (HwCluster *cluster)
   hw_node_spec_clear (&cluster->node);
   g_clear_pointer (&cluster->jitter_rng, g_rand_free);
   g_free (cluster->slowdown);
+  g_free (cluster->gpu_res);
   g_free (cluster->sm_held);
   g_free (cluster->n_sm_holds);
   g_free (cluster->sm_hold_until);
@@ -662,9 +672,9 @@ kernel_uses (const HwCluster *cluster, guint rank, double w, double bytes, SimUs
 {
   guint n = 0;
   if (w > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), w };
+    uses[n++] = (SimUse){ cluster->gpu_res[2 * rank], w };
   if (bytes > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
+    uses[n++] = (SimUse){ cluster->gpu_res[2 * rank + 1], bytes };
   return n;
 }
 
