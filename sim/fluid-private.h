@@ -79,6 +79,7 @@ struct _SimFluidActivity
 struct _SimFluid
 {
   SimEngine *engine;
+  const double *clock; /* sim_engine_clock (engine) */
   GPtrArray *resources;   /* SimFluidResource*, index = id (into res_store) */
   SimSlots res_store;     /* the SimFluidResource structs, in blocks (no malloc each), owned */
   SimFluidNamer namer;    /* names unnamed resources on demand (sim_fluid_set_namer) */
