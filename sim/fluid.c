@@ -234,8 +234,7 @@ sim_fluid_reset (SimFluid *fluid)
   fluid->n_live = 0;
   fluid->next_seq = 1;
   fluid->n_solves = 0;
-  fluid->load_func = NULL;
-  fluid->load_data = NULL;
+  sim_fluid_set_load_func (fluid, NULL, NULL);
 }
 
 /* A resource of `capacity` in a new, zeroed slot of the store, no name yet. */
@@ -472,7 +471,11 @@ lone_flush_end (SimFluid *fluid, gboolean reserve)
     }
   double now = fluid_now (fluid);
   for (guint k = 0; k < n; k++)
-    fluid->load_func (fluid, ids[k], now, get_resource (fluid, ids[k])->usage, fluid->load_data);
+    {
+      const SimFluidResource *r = get_resource (fluid, ids[k]);
+      if (!r->quiet)
+        fluid->load_func (fluid, ids[k], now, r->usage, fluid->load_data);
+    }
 }
 
 /* join_sharing, then flush, for an activity whose resources are idle (lone_on): TRUE, or
@@ -701,6 +704,15 @@ sim_fluid_set_load_func (SimFluid *fluid, SimLoadFunc func, gpointer user_data)
   g_return_if_fail (fluid != NULL);
   fluid->load_func = func;
   fluid->load_data = user_data;
+  for (guint id = 0; id < fluid->resources->len; id++)
+    get_resource (fluid, id)->quiet = FALSE;
+}
+
+void
+sim_fluid_quiet_loads (SimFluid *fluid, SimResourceId resource)
+{
+  g_return_if_fail (fluid != NULL && resource < fluid->resources->len);
+  get_resource (fluid, resource)->quiet = TRUE;
 }
 
 guint
@@ -796,7 +808,9 @@ flush (SimFluid *fluid)
       for (guint k = 0; k < changed.len; k++)
         {
           SimResourceId id = SIM_VEC_AT (&changed, SimResourceId, k);
-          fluid->load_func (fluid, id, now, get_resource (fluid, id)->usage, fluid->load_data);
+          const SimFluidResource *r = get_resource (fluid, id);
+          if (!r->quiet)
+            fluid->load_func (fluid, id, now, r->usage, fluid->load_data);
         }
     }
   put_vec (&fluid->spare_res, changed);
