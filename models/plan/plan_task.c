@@ -159,7 +159,14 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
   ModelTask *t = plan_current (p);
   if (pass->n_ops == 0)
     return;
-  g_autofree ModelKernel *ks = g_new0 (ModelKernel, pass->n_ops);
+  /* the pass's kernels, zeroed as g_new0 would (their padding is copied into the plan), on
+   * the stack for the usual few (a layer's pass has about a dozen ops) */
+  ModelKernel stack_ks[32];
+  g_autofree ModelKernel *heap_ks = NULL;
+  ModelKernel *ks = pass->n_ops <= G_N_ELEMENTS (stack_ks)
+                        ? stack_ks
+                        : (heap_ks = g_new (ModelKernel, pass->n_ops));
+  memset (ks, 0, pass->n_ops * sizeof *ks);
   for (guint i = 0; i < pass->n_ops; i++)
     {
       const ModelOp *op = &pass->ops[i];
