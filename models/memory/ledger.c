@@ -42,11 +42,15 @@ typedef struct
   guint series[MODEL_N_MEM];
   guint series_total;
   guint series_reserved;
-  /* handle → Buffer (NULL: not live): live[h] for h < n_live_slots; a plan's handles are
-   * small dense ids, so a table indexed by them (a hash table's insert and steal were 3 % of
-   * a simulation). What is read in table order gives the same result in any order (the
-   * allocator's free blocks are sorted; the OOM snapshot sorts). */
+  /* handle → Buffer (NULL: not live): live[h − live_base] for live_base ≤ h < live_base +
+   * n_live_slots. A plan numbers each rank's handles in one run of ids (its initial states,
+   * then its step's buffers), so a table over the rank's span of handles (a hash table's
+   * insert and steal were 3 % of a simulation; one from handle 0 took every earlier rank's
+   * span too: 6 GB for 512 ranks without rank classes). What is read in table order gives
+   * the same result in any order (the allocator's free blocks are sorted; the OOM snapshot
+   * sorts). */
   Buffer **live;
+  guint live_base;
   guint n_live_slots;
   ModelAllocator *alloc;
   double moved_peak_reserved; /* B: the high-water mark of allocators moved out of this rank */
@@ -85,7 +89,8 @@ struct _ModelLedger
 static inline Buffer *
 live_get (const RankLedger *rl, guint handle)
 {
-  return handle < rl->n_live_slots ? rl->live[handle] : NULL;
+  /* unsigned: a handle below the base wraps to a large index */
+  return handle - rl->live_base < rl->n_live_slots ? rl->live[handle - rl->live_base] : NULL;
 }
 
 /* Takes live buffer `handle` out of rl's table: the buffer, or NULL if it was not live. */
@@ -94,7 +99,7 @@ live_take (RankLedger *rl, guint handle)
 {
   Buffer *b = live_get (rl, handle);
   if (b != NULL)
-    rl->live[handle] = NULL;
+    rl->live[handle - rl->live_base] = NULL;
   return b;
 }
 
@@ -103,15 +108,29 @@ static void
 live_put (RankLedger *rl, Buffer *b)
 {
   guint h = b->handle;
-  if (h >= rl->n_live_slots)
+  if (rl->n_live_slots == 0)
+    rl->live_base = h;
+  if (h < rl->live_base)
     {
-      guint n = MAX (h + 1, MAX (64u, 2 * rl->n_live_slots));
+      /* the span grows down to h, with as much room again below it (halving the moves) */
+      guint end = rl->live_base + rl->n_live_slots;
+      guint base = h - MIN (h, MAX (64u, rl->n_live_slots));
+      Buffer **v = g_new0 (Buffer *, end - base);
+      memcpy (v + (rl->live_base - base), rl->live, rl->n_live_slots * sizeof (Buffer *));
+      g_free (rl->live);
+      rl->live = v;
+      rl->live_base = base;
+      rl->n_live_slots = end - base;
+    }
+  else if (h - rl->live_base >= rl->n_live_slots)
+    {
+      guint n = MAX (h - rl->live_base + 1, MAX (64u, 2 * rl->n_live_slots));
       rl->live = g_renew (Buffer *, rl->live, n);
       memset (rl->live + rl->n_live_slots, 0, (n - rl->n_live_slots) * sizeof (Buffer *));
       rl->n_live_slots = n;
     }
-  g_assert (rl->live[h] == NULL);
-  rl->live[h] = b;
+  g_assert (rl->live[h - rl->live_base] == NULL);
+  rl->live[h - rl->live_base] = b;
 }
 
 /* A copy of `label` in the ledger's labels (NULL stays NULL). */
@@ -268,9 +287,9 @@ model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expan
 static void
 move_allocator (RankLedger *dst, RankLedger *src)
 {
-  for (guint h = 0; h < src->n_live_slots; h++)
+  for (guint k = 0; k < src->n_live_slots; k++)
     {
-      Buffer *b = live_take (src, h);
+      Buffer *b = live_take (src, src->live_base + k);
       if (b == NULL)
         continue;
       for (guint i = 0; i < b->n_blocks; i++)
