@@ -37,12 +37,13 @@ typedef struct
 typedef struct
 {
   SimResourceId id;
+  gboolean quiet;  /* not reported to the load observer (sim_fluid_quiet_loads); beside
+                    * the id, in what was padding */
   char *name;
   double capacity; /* units/s, > 0 */
   double usage;    /* Σ weight · rate after the last solve of its component */
   SimVec members;  /* SimFluidMember of the sharing activities that use it (owned) */
   gboolean dirty;  /* listed in SimFluid.dirty_res */
-  gboolean quiet;  /* not reported to the load observer (sim_fluid_quiet_loads) */
   guint visit;     /* epoch stamp of the last component search that reached it */
   /* Progressive-filling scratch. */
   SimHeapNode node; /* key = cap_left / w_unfixed (the level λ that saturates it) */
