@@ -14,6 +14,7 @@
 #include "hardware/cluster-private.h"
 #include "hardware/node_catalog.h"
 #include "hardware/topology.h"
+#include "sim/vec.h"
 
 #include <math.h>
 #include <string.h>
@@ -43,12 +44,15 @@ struct _HwCluster
   SimFluid *fluid;
   HwTopology *topo;
   double *slowdown; /* per rank, >= 1 */
+  /* per rank: its GPU's compute and HBM resources (2 r, 2 r + 1), the topology's, read at
+   * every kernel's launch */
+  SimResourceId *gpu_res;
   double *sm_held;       /* per rank: fraction of the SMs running collectives hold, >= 0 */
   guint *n_sm_holds;     /* per rank: collectives holding SMs there */
   double *sm_hold_until; /* per rank: latest expected end of those holds (s), 0 when none */
   /* persistent GEMMs started at the instant `launched_at` (s; −1: none), to be relaunched
    * if a collective takes SMs on their GPU at that same instant (LaunchedGemm) */
-  GArray *launched;
+  SimVec launched; /* LaunchedGemm, inline pushes (one per GEMM kernel launched) */
   double launched_at;
   double jitter_cv; /* 0: no jitter */
   GRand *jitter_rng;
@@ -222,12 +226,18 @@ hw_cluster_new_with_fabric (const HwNodeSpec *node, guint n_nodes, const HwFabri
   guint n_ranks = n_nodes * node->n_gpus;
   c->shift = hw_rank_shift_identity (n_ranks);
   c->slowdown = g_new (double, n_ranks);
+  c->gpu_res = g_new (SimResourceId, 2 * n_ranks);
+  for (guint r = 0; r < n_ranks; r++)
+    {
+      c->gpu_res[2 * r] = hw_topology_gpu_resource (c->topo, r, HW_GPU_COMPUTE);
+      c->gpu_res[2 * r + 1] = hw_topology_gpu_resource (c->topo, r, HW_GPU_HBM);
+    }
   for (guint r = 0; r < n_ranks; r++)
     c->slowdown[r] = 1.0;
   c->sm_held = g_new0 (double, n_ranks);
   c->n_sm_holds = g_new0 (guint, n_ranks);
   c->sm_hold_until = g_new0 (double, n_ranks);
-  c->launched = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
+  c->launched = (SimVec) SIM_VEC_INIT;
   c->launched_at = -1;
   c->kernel_memo = g_hash_table_new_full (kernel_memo_hash, kernel_memo_equal, g_free, NULL);
   c->memo_hint = g_new0 (const KernelMemo *, MEMO_HINTS);
@@ -397,15 +407,20 @@ same_instant_relaunch (HwCluster *cluster, guint rank)
     return;
   /* taken out first: each relaunch records its GEMM again */
   g_autoptr (GArray) again = g_array_new (FALSE, FALSE, sizeof (LaunchedGemm));
-  for (guint i = 0; i < cluster->launched->len; i++)
+  SimVec *launched = &cluster->launched;
+  guint kept = 0; /* the other ranks' GEMMs stay, in their order */
+  for (guint i = 0; i < launched->len; i++)
     {
-      LaunchedGemm *k = &g_array_index (cluster->launched, LaunchedGemm, i);
+      LaunchedGemm *k = &SIM_VEC_AT (launched, LaunchedGemm, i);
       if (k->rank != rank)
-        continue;
+        {
+          SIM_VEC_AT (launched, LaunchedGemm, kept++) = *k;
+          continue;
+        }
       if (sim_fluid_cancel (cluster->fluid, k->id))
         g_array_append_val (again, *k);
-      g_array_remove_index (cluster->launched, i--);
     }
+  launched->len = kept;
   for (guint i = 0; i < again->len; i++)
     {
       const LaunchedGemm *k = &g_array_index (again, LaunchedGemm, i);
@@ -457,7 +472,7 @@ hw_cluster_reset (HwCluster *cluster, guint32 seed)
   memset (cluster->sm_held, 0, n * sizeof *cluster->sm_held);
   memset (cluster->n_sm_holds, 0, n * sizeof *cluster->n_sm_holds);
   memset (cluster->sm_hold_until, 0, n * sizeof *cluster->sm_hold_until);
-  g_array_set_size (cluster->launched, 0);
+  cluster->launched.len = 0;
   cluster->launched_at = -1;
   cluster->next_collective_id = 0;
   if (cluster->live != NULL) /* collectives cut off mid-flight: their flows went with the fluid */
@@ -475,10 +490,11 @@ hw_cluster_free (HwCluster *cluster)
   hw_node_spec_clear (&cluster->node);
   g_clear_pointer (&cluster->jitter_rng, g_rand_free);
   g_free (cluster->slowdown);
+  g_free (cluster->gpu_res);
   g_free (cluster->sm_held);
   g_free (cluster->n_sm_holds);
   g_free (cluster->sm_hold_until);
-  g_array_unref (cluster->launched);
+  sim_vec_clear (&cluster->launched);
   g_hash_table_unref (cluster->kernel_memo);
   g_free (cluster->memo_hint);
   g_array_unref (cluster->resource_scratch);
@@ -656,9 +672,9 @@ kernel_uses (const HwCluster *cluster, guint rank, double w, double bytes, SimUs
 {
   guint n = 0;
   if (w > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_COMPUTE), w };
+    uses[n++] = (SimUse){ cluster->gpu_res[2 * rank], w };
   if (bytes > 0)
-    uses[n++] = (SimUse){ hw_topology_gpu_resource (cluster->topo, rank, HW_GPU_HBM), bytes };
+    uses[n++] = (SimUse){ cluster->gpu_res[2 * rank + 1], bytes };
   return n;
 }
 
@@ -686,16 +702,16 @@ launch_kernel (HwCluster *cluster, guint rank, const HwKernelShape *shape, doubl
   guint n = kernel_uses (cluster, rank, w, bytes, uses);
   SimActivityId id = sim_fluid_start (cluster->fluid, 1.0, g->kernel_latency + wait, INFINITY,
                                       uses, n, done, user_data);
-  if (shape != NULL && hw_kernel_persistent_ctas (g, shape) > 0)
+  if (hw_kernel_is_persistent (g, shape))
     {
       double now = sim_fluid_now (cluster->fluid);
       if (cluster->launched_at != now)
         {
-          g_array_set_size (cluster->launched, 0);
+          cluster->launched.len = 0;
           cluster->launched_at = now;
         }
-      LaunchedGemm k = { rank, *shape, tc, bytes, delay, done, user_data, id };
-      g_array_append_val (cluster->launched, k);
+      SIM_VEC_PUSH (&cluster->launched, LaunchedGemm,
+                    ((LaunchedGemm){ rank, *shape, tc, bytes, delay, done, user_data, id }));
     }
   return id;
 }

@@ -351,11 +351,22 @@ hw_kernel_efficiency (const HwGpuSpec *gpu, HwDtype dtype, const HwKernelShape *
   return gemm_efficiency (gpu, dt, shape);
 }
 
+gboolean
+hw_kernel_is_persistent (const HwGpuSpec *gpu, const HwKernelShape *shape)
+{
+  g_return_val_if_fail (gpu != NULL, FALSE);
+  /* hw_kernel_persistent_ctas's cases: each dimension and the batch count at least 1, so
+   * at least one tile, and min(SMs ≥ 1, tiles) > 0 */
+  return shape != NULL && gpu->generation == HW_GPU_GEN_HOPPER && !(gpu->sm_count < 1)
+         && (shape->cls == HW_KERNEL_GEMM || shape->cls == HW_KERNEL_GEMM_DGRAD
+             || shape->cls == HW_KERNEL_GEMM_BACKWARD);
+}
+
 double
 hw_kernel_persistent_ctas (const HwGpuSpec *gpu, const HwKernelShape *shape)
 {
   g_return_val_if_fail (gpu != NULL, 0.0);
-  if (shape == NULL || gpu->generation != HW_GPU_GEN_HOPPER || gpu->sm_count < 1)
+  if (!hw_kernel_is_persistent (gpu, shape))
     return 0.0;
   double m = MAX (shape->m, 1), n = MAX (shape->n, 1), k = MAX (shape->k, 1);
   double b = MAX (shape->batch, 1), tiles;

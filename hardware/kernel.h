@@ -87,6 +87,10 @@ double hw_kernel_compute_seconds (const HwGpuSpec *gpu, HwDtype dtype, const HwK
  * some SMs, cannot place all its CTAs: the caller (hardware/cluster.c) delays its tail.
  * Pure function; `shape` NULL gives 0. */
 double hw_kernel_persistent_ctas (const HwGpuSpec *gpu, const HwKernelShape *shape);
+/* hw_kernel_persistent_ctas (gpu, shape) > 0, without counting the tiles (a test made at
+ * every kernel's launch): a GEMM class on a Hopper GPU with SMs. Pure function; `shape` NULL
+ * gives FALSE. */
+gboolean hw_kernel_is_persistent (const HwGpuSpec *gpu, const HwKernelShape *shape);
 
 /* Appends to `out` one line per named factor the kernel model uses for `gpu`:
  * "<name>\t<value>\t<source>\n" (value as printed, with its unit). */

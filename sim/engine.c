@@ -188,6 +188,13 @@ sim_engine_now (const SimEngine *engine)
   return engine->now;
 }
 
+const double *
+sim_engine_clock (const SimEngine *engine)
+{
+  g_return_val_if_fail (engine != NULL, NULL);
+  return &engine->now;
+}
+
 /* Queues an event at `time` with sequence number `seq` (its place among equal times); 0 when
  * no event can be made. Arguments checked by the callers. */
 static SimEventId

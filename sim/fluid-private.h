@@ -37,6 +37,8 @@ typedef struct
 typedef struct
 {
   SimResourceId id;
+  gboolean quiet;  /* not reported to the load observer (sim_fluid_quiet_loads); beside
+                    * the id, in what was padding */
   char *name;
   double capacity; /* units/s, > 0 */
   double usage;    /* Σ weight · rate after the last solve of its component */
@@ -79,6 +81,7 @@ struct _SimFluidActivity
 struct _SimFluid
 {
   SimEngine *engine;
+  const double *clock; /* sim_engine_clock (engine) */
   GPtrArray *resources;   /* SimFluidResource*, index = id (into res_store) */
   SimSlots res_store;     /* the SimFluidResource structs, in blocks (no malloc each), owned */
   SimFluidNamer namer;    /* names unnamed resources on demand (sim_fluid_set_namer) */

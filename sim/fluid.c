@@ -63,7 +63,7 @@ static void on_completion (SimEngine *engine, gpointer user_data);
 static double
 fluid_now (const SimFluid *fluid)
 {
-  return sim_engine_now (fluid->engine);
+  return *fluid->clock;
 }
 
 static SimFluidActivity *
@@ -148,6 +148,7 @@ sim_fluid_new (SimEngine *engine)
   g_return_val_if_fail (engine != NULL, NULL);
   SimFluid *fluid = g_new0 (SimFluid, 1);
   fluid->engine = engine;
+  fluid->clock = sim_engine_clock (engine);
   fluid->next_seq = 1;
   fluid->epoch = 1;
   fluid->resources = g_ptr_array_new_with_free_func (resource_free);
@@ -233,8 +234,7 @@ sim_fluid_reset (SimFluid *fluid)
   fluid->n_live = 0;
   fluid->next_seq = 1;
   fluid->n_solves = 0;
-  fluid->load_func = NULL;
-  fluid->load_data = NULL;
+  sim_fluid_set_load_func (fluid, NULL, NULL);
 }
 
 /* A resource of `capacity` in a new, zeroed slot of the store, no name yet. */
@@ -471,7 +471,11 @@ lone_flush_end (SimFluid *fluid, gboolean reserve)
     }
   double now = fluid_now (fluid);
   for (guint k = 0; k < n; k++)
-    fluid->load_func (fluid, ids[k], now, get_resource (fluid, ids[k])->usage, fluid->load_data);
+    {
+      const SimFluidResource *r = get_resource (fluid, ids[k]);
+      if (!r->quiet)
+        fluid->load_func (fluid, ids[k], now, r->usage, fluid->load_data);
+    }
 }
 
 /* join_sharing, then flush, for an activity whose resources are idle (lone_on): TRUE, or
@@ -700,6 +704,15 @@ sim_fluid_set_load_func (SimFluid *fluid, SimLoadFunc func, gpointer user_data)
   g_return_if_fail (fluid != NULL);
   fluid->load_func = func;
   fluid->load_data = user_data;
+  for (guint id = 0; id < fluid->resources->len; id++)
+    get_resource (fluid, id)->quiet = FALSE;
+}
+
+void
+sim_fluid_quiet_loads (SimFluid *fluid, SimResourceId resource)
+{
+  g_return_if_fail (fluid != NULL && resource < fluid->resources->len);
+  get_resource (fluid, resource)->quiet = TRUE;
 }
 
 guint
@@ -795,7 +808,9 @@ flush (SimFluid *fluid)
       for (guint k = 0; k < changed.len; k++)
         {
           SimResourceId id = SIM_VEC_AT (&changed, SimResourceId, k);
-          fluid->load_func (fluid, id, now, get_resource (fluid, id)->usage, fluid->load_data);
+          const SimFluidResource *r = get_resource (fluid, id);
+          if (!r->quiet)
+            fluid->load_func (fluid, id, now, r->usage, fluid->load_data);
         }
     }
   put_vec (&fluid->spare_res, changed);
@@ -825,7 +840,8 @@ collect_finished (SimFluid *fluid, double now, SimVec *done)
       sim_heap_pop (fluid->finishing);
       SIM_VEC_PUSH (done, SimFluidActivity *, a);
     }
-  sim_sort_ptrs (done->data, done->len, compare_activity_seqs);
+  if (done->len > 1) /* one activity, most completions: already in order */
+    sim_sort_ptrs (done->data, done->len, compare_activity_seqs);
 }
 
 static void
@@ -833,7 +849,8 @@ on_completion (SimEngine *engine, gpointer user_data)
 {
   SimFluid *fluid = user_data;
   fluid->completion_event = 0;
-  double now = sim_engine_now (engine);
+  (void) engine; /* fluid->engine, whose clock fluid->clock reads */
+  double now = *fluid->clock; /* sim_engine_now (engine) */
   /* Engine events do not nest, but a nested use would take its own vector. */
   gboolean own = fluid->done_busy;
   SimVec local = SIM_VEC_INIT;

@@ -121,8 +121,15 @@ double sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id);
 /* Cancels a running activity without calling `done`. FALSE if unknown or finished. */
 gboolean sim_fluid_cancel (SimFluid *fluid, SimActivityId id);
 
-/* Installs a usage observer (NULL to remove). */
+/* Installs a usage observer (NULL to remove); every resource is reported to it again
+ * (sim_fluid_quiet_loads undone). */
 void sim_fluid_set_load_func (SimFluid *fluid, SimLoadFunc func, gpointer user_data);
+
+/* The installed observer wants no more reports of `resource` (an unknown id is refused):
+ * until the observer is replaced or the fluid reset, its usage changes are not reported
+ * (for an observer of links, the GPUs' compute and HBM, whose changes are two a kernel).
+ * Safe from inside the observer. */
+void sim_fluid_quiet_loads (SimFluid *fluid, SimResourceId resource);
 
 /* Folds resources onto representatives: from now on, a use (u, w) of an activity started is
  * a use (canon[u], w · scale[u]) (uses then merged per resource as always). This is the

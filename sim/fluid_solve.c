@@ -341,18 +341,13 @@ solve_trivial (SimFluid *fluid, SimFluidResource *seed, double now, SimVec *chan
   return TRUE;
 }
 
-void
-sim_fluid_solve_from (SimFluid *fluid, SimFluidResource *seed_res, SimFluidActivity *seed_act,
-                      SimVec *changed)
+/* The general solve of sim_fluid_solve_from: the component's search, filling and updates.
+ * Out of line, so the trivial components (most solves) do not pay its register saves. */
+G_GNUC_NO_INLINE static void
+solve_component (SimFluid *fluid, SimFluidResource *seed_res, SimFluidActivity *seed_act,
+                 double now, SimVec *changed)
 {
-  guint visited = seed_res != NULL ? seed_res->visit : seed_act->visit;
-  if (visited == fluid->epoch)
-    return;
   SimFluidSolver *s = fluid->solver;
-  double now = sim_engine_now (fluid->engine);
-  fluid->n_solves++;
-  if (seed_res != NULL && solve_trivial (fluid, seed_res, now, changed))
-    return;
   collect_component (fluid, s, seed_res, seed_act);
   for (guint k = 0; k < s->acts.len; k++)
     {
@@ -363,4 +358,18 @@ sim_fluid_solve_from (SimFluid *fluid, SimFluidResource *seed_res, SimFluidActiv
   fill (s);
   update_finish_times (fluid, s, now);
   update_usages (s, changed);
+}
+
+void
+sim_fluid_solve_from (SimFluid *fluid, SimFluidResource *seed_res, SimFluidActivity *seed_act,
+                      SimVec *changed)
+{
+  guint visited = seed_res != NULL ? seed_res->visit : seed_act->visit;
+  if (visited == fluid->epoch)
+    return;
+  double now = *fluid->clock; /* sim_engine_now */
+  fluid->n_solves++;
+  if (seed_res != NULL && solve_trivial (fluid, seed_res, now, changed))
+    return;
+  solve_component (fluid, seed_res, seed_act, now, changed);
 }

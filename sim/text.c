@@ -251,3 +251,89 @@ sim_text_first_control (const char *text)
       return g_utf8_get_char (c);
   return 0;
 }
+
+/* Writes the decimal digits of v backwards ending at `end`; returns the first digit. */
+static char *
+digits_before (char *end, guint64 v)
+{
+  do
+    *--end = (char) ('0' + v % 10);
+  while ((v /= 10) != 0);
+  return end;
+}
+
+gssize
+sim_text_vformat (char *buf, gsize size, const char *fmt, va_list ap)
+{
+  gsize n = 0;
+  for (const char *f = fmt; *f != '\0'; f++)
+    {
+      char tmp[24]; /* a guint64's 20 digits, or a sign and a gint's 10 */
+      const char *piece;
+      gsize len;
+      if (*f != '%')
+        {
+          piece = f;
+          len = 1;
+        }
+      else if (f[1] == '%')
+        {
+          piece = ++f;
+          len = 1;
+        }
+      else if (f[1] == 's')
+        {
+          f++;
+          piece = va_arg (ap, const char *);
+          if (piece == NULL)
+            return -1; /* printf's "(null)" is glibc's own: not reproduced */
+          len = strlen (piece);
+        }
+      else if (f[1] == 'u' || f[1] == 'd')
+        {
+          f++;
+          guint64 v;
+          gboolean minus = FALSE;
+          if (*f == 'u')
+            v = va_arg (ap, unsigned);
+          else
+            {
+              int d = va_arg (ap, int);
+              minus = d < 0;
+              v = minus ? (guint64) - (gint64) d : (guint64) d;
+            }
+          char *p = digits_before (tmp + sizeof tmp, v);
+          if (minus)
+            *--p = '-';
+          piece = p;
+          len = (gsize) (tmp + sizeof tmp - p);
+        }
+      else if (f[1] == 'l' && f[2] == 'u' && sizeof (unsigned long) == sizeof (guint64))
+        {
+          f += 2;
+          char *p = digits_before (tmp + sizeof tmp, va_arg (ap, unsigned long));
+          piece = p;
+          len = (gsize) (tmp + sizeof tmp - p);
+        }
+      else
+        return -1; /* any other conversion, flag, width or precision */
+      if (len >= size - n)
+        return -1;
+      memcpy (buf + n, piece, len);
+      n += len;
+    }
+  if (n >= size)
+    return -1;
+  buf[n] = '\0';
+  return (gssize) n;
+}
+
+gssize
+sim_text_format (char *buf, gsize size, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  gssize n = sim_text_vformat (buf, size, fmt, ap);
+  va_end (ap);
+  return n;
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <stdarg.h>
 
 /* Returns the candidate closest to `word` by Levenshtein distance (case-insensitive), or
  * NULL when none is within max(2, strlen(word)/3) edits. `candidates` is a NULL-terminated
@@ -56,3 +57,15 @@ const char *sim_text_file_kind (unsigned mode);
  * (cli/scenario/input.c), not as GLib's g_file_get_contents ("Failed to open file “PATH”").
  * No size limit: callers check the file's kind and size first. */
 gboolean sim_text_read_file (const char *path, char **text, gsize *length, GError **error);
+/* A fast subset of printf for labels built per task (g_strdup_printf was ~1,200 instructions
+ * a label): writes `fmt` with its conversions into `buf` (`size` bytes, size ≥ 1) and
+ * returns the length written before the terminating NUL, exactly what g_snprintf would
+ * write. Knows only %s (non-NULL), %d, %u, %lu where unsigned long is 64 bits (so
+ * G_GUINT64_FORMAT) and %%, with no flag, width or precision. Returns -1 — buf's content
+ * then unspecified, ap consumed in part — for any other conversion, a NULL string, or a
+ * result that does not fit in size − 1 bytes: the caller then formats with g_strdup_vprintf
+ * from its own copy of the arguments. */
+gssize sim_text_vformat (char *buf, gsize size, const char *fmt, va_list ap);
+/* sim_text_vformat with the arguments given directly. */
+G_GNUC_PRINTF (3, 4)
+gssize sim_text_format (char *buf, gsize size, const char *fmt, ...);

@@ -17,6 +17,8 @@ static const char *const category_names[MODEL_N_MEM] = {
   "workspace",   "comm_buffers",   "offload_staging", "lora",            "quantization",
 };
 
+typedef struct _Buffer Buffer;
+
 typedef struct
 {
   gboolean happened;
@@ -40,13 +42,22 @@ typedef struct
   guint series[MODEL_N_MEM];
   guint series_total;
   guint series_reserved;
-  GHashTable *live; /* handle → Buffer; lookup only (the OOM snapshot sorts what it reads) */
+  /* handle → Buffer (NULL: not live): live[h − live_base] for live_base ≤ h < live_base +
+   * n_live_slots. A plan numbers each rank's handles in one run of ids (its initial states,
+   * then its step's buffers), so a table over the rank's span of handles (a hash table's
+   * insert and steal were 3 % of a simulation; one from handle 0 took every earlier rank's
+   * span too: 6 GB for 512 ranks without rank classes). What is read in table order gives
+   * the same result in any order (the allocator's free blocks are sorted; the OOM snapshot
+   * sorts). */
+  Buffer **live;
+  guint live_base;
+  guint n_live_slots;
   ModelAllocator *alloc;
   double moved_peak_reserved; /* B: the high-water mark of allocators moved out of this rank */
   OomRecord oom;
 } RankLedger;
 
-typedef struct
+struct _Buffer
 {
   guint handle;
   ModelMemCategory category;
@@ -58,7 +69,7 @@ typedef struct
   guint block;
   SimSlots *pool;   /* the owning ledger's buffers, and the slot there */
   guint slot;
-} Buffer;
+};
 
 struct _ModelLedger
 {
@@ -73,6 +84,54 @@ struct _ModelLedger
   /* The Buffers of every rank (a slot pool, sim/slots.h: no heap block per buffer). */
   SimSlots buffers;
 };
+
+/* The live buffer `handle` of rl, or NULL. */
+static inline Buffer *
+live_get (const RankLedger *rl, guint handle)
+{
+  /* unsigned: a handle below the base wraps to a large index */
+  return handle - rl->live_base < rl->n_live_slots ? rl->live[handle - rl->live_base] : NULL;
+}
+
+/* Takes live buffer `handle` out of rl's table: the buffer, or NULL if it was not live. */
+static inline Buffer *
+live_take (RankLedger *rl, guint handle)
+{
+  Buffer *b = live_get (rl, handle);
+  if (b != NULL)
+    rl->live[handle - rl->live_base] = NULL;
+  return b;
+}
+
+/* Puts b in rl's table under b->handle, which must not be live. */
+static void
+live_put (RankLedger *rl, Buffer *b)
+{
+  guint h = b->handle;
+  if (rl->n_live_slots == 0)
+    rl->live_base = h;
+  if (h < rl->live_base)
+    {
+      /* the span grows down to h, with as much room again below it (halving the moves) */
+      guint end = rl->live_base + rl->n_live_slots;
+      guint base = h - MIN (h, MAX (64u, rl->n_live_slots));
+      Buffer **v = g_new0 (Buffer *, end - base);
+      memcpy (v + (rl->live_base - base), rl->live, rl->n_live_slots * sizeof (Buffer *));
+      g_free (rl->live);
+      rl->live = v;
+      rl->live_base = base;
+      rl->n_live_slots = end - base;
+    }
+  else if (h - rl->live_base >= rl->n_live_slots)
+    {
+      guint n = MAX (h - rl->live_base + 1, MAX (64u, 2 * rl->n_live_slots));
+      rl->live = g_renew (Buffer *, rl->live, n);
+      memset (rl->live + rl->n_live_slots, 0, (n - rl->n_live_slots) * sizeof (Buffer *));
+      rl->n_live_slots = n;
+    }
+  g_assert (rl->live[h - rl->live_base] == NULL);
+  rl->live[h - rl->live_base] = b;
+}
 
 /* A copy of `label` in the ledger's labels (NULL stays NULL). */
 static const char *
@@ -96,11 +155,10 @@ buffer_new (ModelLedger *ledger, const Buffer *init)
   return b;
 }
 
-/* The live tables' value destructor: frees what b owns and gives its slot back. */
+/* Frees what b owns and gives its slot back. */
 static void
-buffer_free (gpointer data)
+buffer_free (Buffer *b)
 {
-  Buffer *b = data;
   if (b->blocks != &b->block)
     g_free (b->blocks);
   sim_slots_give (b->pool, b->slot);
@@ -132,7 +190,6 @@ model_ledger_new_named (guint n_ranks, const guint *names, SimRecorder *rec)
   sim_slots_init_raw (&l->buffers, sizeof (Buffer), 64); /* buffer_new copies a whole Buffer */
   for (guint r = 0; r < n_ranks; r++)
     {
-      l->ranks[r].live = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, buffer_free);
       l->ranks[r].alloc = model_allocator_new (INFINITY, FALSE);
     }
   if (rec == NULL)
@@ -165,7 +222,10 @@ model_ledger_free (ModelLedger *ledger)
     return;
   for (guint r = 0; r < ledger->n_ranks; r++)
     {
-      g_hash_table_unref (ledger->ranks[r].live);
+      for (guint h = 0; h < ledger->ranks[r].n_live_slots; h++)
+        if (ledger->ranks[r].live[h] != NULL)
+          buffer_free (ledger->ranks[r].live[h]);
+      g_free (ledger->ranks[r].live);
       model_allocator_free (ledger->ranks[r].alloc);
       g_free (ledger->ranks[r].oom.task);
       for (guint i = 0; i < ledger->ranks[r].oom.n_holders; i++)
@@ -227,16 +287,15 @@ model_ledger_set_allocator (ModelLedger *ledger, double capacity, gboolean expan
 static void
 move_allocator (RankLedger *dst, RankLedger *src)
 {
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init (&it, src->live);
-  while (g_hash_table_iter_next (&it, NULL, &value))
+  for (guint k = 0; k < src->n_live_slots; k++)
     {
-      Buffer *b = value;
+      Buffer *b = live_take (src, src->live_base + k);
+      if (b == NULL)
+        continue;
       for (guint i = 0; i < b->n_blocks; i++)
         model_allocator_release (src->alloc, b->blocks[i]);
+      buffer_free (b);
     }
-  g_hash_table_remove_all (src->live);
   for (guint c = 0; c < MODEL_N_MEM; c++)
     src->current[c] = 0;
   src->total = 0;
@@ -289,11 +348,9 @@ model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_fro
       for (guint i = 0; i < n_keep; i++)
         {
           guint h = keep_from[r * n_keep + i], nh = keep_to[r * n_keep + i];
-          gpointer value = NULL;
-          if (h == 0 || nh == 0
-              || !g_hash_table_steal_extended (src->live, GUINT_TO_POINTER (h), NULL, &value))
+          Buffer *old = h != 0 && nh != 0 ? live_take (src, h) : NULL;
+          if (old == NULL)
             continue;
-          Buffer *old = value;
           src->current[old->category] -= old->bytes;
           src->total -= old->bytes;
           /* into `to`'s pool and labels (`from` may be freed first) */
@@ -301,8 +358,7 @@ model_ledger_continue (ModelLedger *to, ModelLedger *from, const guint *keep_fro
           b->handle = nh;
           b->task = ledger_label (to, old->task);
           sim_slots_give (old->pool, old->slot);
-          gboolean fresh = g_hash_table_insert (dst->live, GUINT_TO_POINTER (nh), b);
-          g_assert (fresh);
+          live_put (dst, b);
           dst->current[b->category] += b->bytes;
           dst->total += b->bytes;
         }
@@ -319,7 +375,7 @@ gboolean
 model_ledger_live (const ModelLedger *ledger, guint rank, guint handle)
 {
   g_return_val_if_fail (rank < ledger->n_ranks, FALSE);
-  return g_hash_table_contains (ledger->ranks[rank].live, GUINT_TO_POINTER (handle));
+  return live_get (&ledger->ranks[rank], handle) != NULL;
 }
 
 static gint
@@ -332,7 +388,7 @@ holder_cmp (gconstpointer a, gconstpointer b)
 }
 
 /* The first OOM of a rank: the tensor that failed (`bytes` of `category`), the reserved bytes
- * before it and their high-water mark, and what was live, largest first (sorted, so the hash
+ * before it and their high-water mark, and what was live, largest first (sorted, so the live
  * table's order never shows). `partial` (may be NULL) is the buffer being allocated when
  * the tensors before the failing one are already granted: they count as live, under
  * `partial_bytes`. */
@@ -351,10 +407,9 @@ record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffe
   o->task = g_strdup (partial->task);
   memcpy (o->mix, rl->current, sizeof o->mix);
   g_autoptr (GPtrArray) all = g_ptr_array_new ();
-  GList *values = g_hash_table_get_values (rl->live);
-  for (GList *v = values; v != NULL; v = v->next)
-    g_ptr_array_add (all, v->data);
-  g_list_free (values);
+  for (guint h = 0; h < rl->n_live_slots; h++)
+    if (rl->live[h] != NULL)
+      g_ptr_array_add (all, rl->live[h]);
   Buffer granted = { 0 };
   if (partial_bytes > 0)
     {
@@ -413,8 +468,7 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
       b->blocks[i] = id;
     }
   b->bytes = bytes;
-  gboolean fresh = g_hash_table_insert (rl->live, GUINT_TO_POINTER (handle), b);
-  g_assert (fresh);
+  live_put (rl, b);
   change (ledger, rank, category, bytes, time, task_label);
 }
 
@@ -432,11 +486,8 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
 {
   g_return_if_fail (rank < ledger->n_ranks);
   RankLedger *rl = &ledger->ranks[rank];
-  gpointer value = NULL;
-  /* taken out of the live table in one lookup; freed here as the table would */
-  gboolean live = g_hash_table_steal_extended (rl->live, GUINT_TO_POINTER (handle), NULL, &value);
-  g_assert (live);
-  Buffer *b = value;
+  Buffer *b = live_take (rl, handle);
+  g_assert (b != NULL);
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
   for (guint i = 0; i < b->n_blocks; i++)

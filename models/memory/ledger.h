@@ -5,8 +5,10 @@
  * task at the peak and the category mix at that moment. The peak is the first moment the
  * maximum is reached. If a recorder is given, every change is written as change points of
  * the series "rank<r>/memory/<category>" (B) and "rank<r>/allocated" (B).
- * Buffers are tracked individually by handle (a GHashTable per rank used for lookup only),
- * so a free releases exactly what its allocation took.
+ * Buffers are tracked individually by handle (a table per rank indexed by handle: a rank's
+ * handles are meant to be one run of ids, as a plan's are; its table takes 8 B per handle
+ * between the least and the largest it saw, up to twice that), so a free releases exactly
+ * what its allocation took.
  *
  * Each rank owns an allocator model (models/memory/allocator.h): every buffer is one or more
  * tensors, each a block of PyTorch's caching allocator, so the ledger also knows reserved

@@ -96,6 +96,7 @@ struct _ModelExecutor
   const ModelPlan *plan;
   HwCluster *cluster;
   SimEngine *engine;
+  const double *clock; /* sim_engine_clock (engine): the time read at each kernel */
   ModelLedger *ledger;
   SimRecorder *rec;
   TaskState *tasks;
@@ -443,8 +444,9 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
   g_return_val_if_fail (model_ledger_n_ranks (ledger) == hw_rank_shift_n_reps (shift), NULL);
   gboolean classes = !hw_rank_shift_is_identity (shift);
   ModelExecutor *e = g_new0 (ModelExecutor, 1);
-  *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine, .ledger = ledger,
-                        .rec = rec, .shift = *shift };
+  *e = (ModelExecutor){ .plan = plan, .cluster = cluster, .engine = engine,
+                        .clock = sim_engine_clock (engine), .ledger = ledger, .rec = rec,
+                        .shift = *shift };
   if (!classes)
     e->shift = hw_rank_shift_identity (n_ranks);
   e->tasks = g_new0 (TaskState, n);
@@ -666,7 +668,7 @@ finish_task (TaskState *ts)
 {
   ModelExecutor *exec = ts->exec;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
-  end_task (exec, ts, sim_engine_now (exec->engine));
+  end_task (exec, ts, *exec->clock);
   guint row = ts->row, sync = exec->sync_task[row];
   StreamState *ss = &exec->streams[row * MODEL_N_STREAMS + t->stream];
   ss->busy = FALSE;
@@ -701,7 +703,7 @@ kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
       const ModelKernel *k
         = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel - 1);
       model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
-                          sim_engine_now (exec->engine) - ts->kernel_start, ts->kernel_host);
+                          *exec->clock - ts->kernel_start, ts->kernel_host);
     }
   run_next_kernel (ts);
 }
@@ -742,9 +744,9 @@ run_next_kernel (TaskState *ts)
       return;
     }
   const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  double issue = issue_kernel (exec, ts, t, k, sim_engine_now (exec->engine));
+  double issue = issue_kernel (exec, ts, t, k, *exec->clock);
   hw_cluster_start_kernel_after (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
-                                 k->op.bytes, issue - sim_engine_now (exec->engine),
+                                 k->op.bytes, issue - *exec->clock,
                                  kernel_done, ts);
 }
 
@@ -822,7 +824,7 @@ try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream)
     return;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
   ss->busy = TRUE;
-  double now = sim_engine_now (exec->engine);
+  double now = *exec->clock;
   gboolean synced = host_sync (exec, row, ts->id, now);
   begin_task (exec, ts, t, now);
   if (t->collective >= 0)

@@ -15,6 +15,7 @@
 #include "models/parallel/tensor_parallel.h"
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
+#include "sim/text.h"
 
 /* Whether `state` is split into shards in `phase` (parallel.h's placements) while the
  * sharding machinery is on. */
@@ -63,7 +64,11 @@ static void
 gather (StepCtx *c, gint layer, const char *phase, guint after)
 {
   double bytes = c->pc->weight_layer;
-  g_autofree char *what = g_strdup_printf ("params L%d (%s)", layer, phase);
+  char buf[64];
+  g_autofree char *slow = NULL;
+  const char *what = sim_text_format (buf, sizeof buf, "params L%d (%s)", layer, phase) >= 0
+                         ? buf
+                         : (slow = g_strdup_printf ("params L%d (%s)", layer, phase));
   gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
 
@@ -134,7 +139,11 @@ issue_after (StepCtx *c, const GArray *comms, guint from, guint after, gint laye
   for (guint i = from; i < comms->len; i++)
     {
       const ModelPlacementComm *m = &g_array_index (comms, ModelPlacementComm, i);
-      g_autofree char *rep = g_strdup_printf ("%s shard", what);
+      char buf[256];
+      g_autofree char *slow = NULL;
+      const char *rep = sim_text_format (buf, sizeof buf, "%s shard", what) >= 0
+                            ? buf
+                            : (slow = g_strdup_printf ("%s shard", what));
       guint r = plan_collective (c->p, c->rank, m->dims, m->kind, m->bytes,
                                  layer, c->mb, rep);
       if (r != NONE)
@@ -473,10 +482,11 @@ cp_after (StepCtx *c, guint pass, guint start, guint task, gint layer)
 static const char *
 layer_tag (const StepCtx *c, guint l, char buf[24])
 {
+  /* sim_text_format: g_snprintf's text, cheaper (it always fits: 3 + 10 digits) */
   if (l < c->L)
-    g_snprintf (buf, 24, "L%u", l);
+    sim_text_format (buf, 24, "L%u", l);
   else
-    g_snprintf (buf, 24, "mtp%u", l - c->L);
+    sim_text_format (buf, 24, "mtp%u", l - c->L);
   return buf;
 }
 
@@ -697,7 +707,11 @@ backward_layer_task (StepCtx *c, guint l, const BackwardBefore *before)
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
   cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
-  g_autofree char *what = g_strdup_printf ("grads %s", tag);
+  char what_buf[64];
+  g_autofree char *slow = NULL;
+  const char *what = sim_text_format (what_buf, sizeof what_buf, "grads %s", tag) >= 0
+                         ? what_buf
+                         : (slow = g_strdup_printf ("grads %s", tag));
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
   bucket_reduce (c, plan_ep_dense_params (p, pc->params_layer), c->bwd_task[l], (gint) l, FALSE);
   if (c->last_mb)

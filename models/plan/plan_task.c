@@ -4,6 +4,7 @@
  * the plan calls these; they call nothing of the plan above them. */
 #include "config.h"
 #include "models/plan/plan-private.h"
+#include "sim/text.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -12,16 +13,27 @@ guint
 plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
                  gint micro_batch, const char *fmt, ...)
 {
+  /* the label formatted on the stack (sim_text_vformat), else by GLib */
+  char buf[256];
   va_list ap;
   va_start (ap, fmt);
-  g_autofree char *label = g_strdup_vprintf (fmt, ap);
+  gssize len = sim_text_vformat (buf, sizeof buf, fmt, ap);
   va_end (ap);
+  const char *label = buf;
+  g_autofree char *slow = NULL;
+  if (len < 0)
+    {
+      va_start (ap, fmt);
+      label = slow = g_strdup_vprintf (fmt, ap);
+      va_end (ap);
+      len = (gssize) strlen (slow);
+    }
   ModelTask t = {
     .id = p->tasks->len,
     .rank = rank,
     .stream = stream,
     .kind = kind,
-    .label = g_string_chunk_insert (p->labels, label),
+    .label = g_string_chunk_insert_len (p->labels, label, len),
     .layer = layer,
     .micro_batch = micro_batch,
     .first_kernel = p->kernels->len,
@@ -147,7 +159,14 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
   ModelTask *t = plan_current (p);
   if (pass->n_ops == 0)
     return;
-  g_autofree ModelKernel *ks = g_new0 (ModelKernel, pass->n_ops);
+  /* the pass's kernels, zeroed as g_new0 would (their padding is copied into the plan), on
+   * the stack for the usual few (a layer's pass has about a dozen ops) */
+  ModelKernel stack_ks[32];
+  g_autofree ModelKernel *heap_ks = NULL;
+  ModelKernel *ks = pass->n_ops <= G_N_ELEMENTS (stack_ks)
+                        ? stack_ks
+                        : (heap_ks = g_new (ModelKernel, pass->n_ops));
+  memset (ks, 0, pass->n_ops * sizeof *ks);
   for (guint i = 0; i < pass->n_ops; i++)
     {
       const ModelOp *op = &pass->ops[i];

@@ -293,6 +293,7 @@ record_link_load (SimFluid *fluid, SimResourceId resource, double time, double u
       if (!hw_cluster_resource_is_link (l->cluster, resource))
         {
           l->series[resource] = NOT_A_LINK; /* asked once per resource */
+          sim_fluid_quiet_loads (fluid, resource); /* and not called again for it */
           return;
         }
       g_autofree char *path = g_strdup_printf ("links/%s", sim_fluid_resource_name (fluid, resource));
@@ -318,12 +319,13 @@ static void
 capture_load (SimFluid *fluid, SimResourceId resource, double time, double usage,
               gpointer user_data)
 {
-  (void) fluid;
   LinkLoad *l = user_data;
   if (l->series[resource] == G_MAXUINT) /* asked once per resource */
     l->series[resource] = hw_cluster_resource_is_link (l->cluster, resource) ? 0 : NOT_A_LINK;
   if (l->series[resource] != NOT_A_LINK)
     model_executor_trace_mark (l->trace, resource, time, usage);
+  else
+    sim_fluid_quiet_loads (fluid, resource); /* not called again for it */
 }
 
 /* ---- the process: steps one after another on one caching allocator --------------------------

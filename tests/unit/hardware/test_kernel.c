@@ -268,6 +268,21 @@ test_persistent_ctas (void)
   CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (gpu ("A100-80GB-SXM"), &big), 0);
   CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (gpu ("B200-SXM"), &big), 0);
   CU_ASSERT_EQUAL (hw_kernel_persistent_ctas (h100, NULL), 0);
+  /* the launch-time test is the count's sign, for every class, GPU and degenerate shape
+   * (zero or negative dimensions and batch count: at least one tile) */
+  const HwGpuSpec *gpus[] = { h100, gpu ("A100-80GB-SXM"), gpu ("B200-SXM"), gpu ("H200-SXM") };
+  const double dims[] = { -3, 0, 1, 127, 128, 129, 4096 };
+  for (guint g = 0; g < G_N_ELEMENTS (gpus); g++)
+    for (int cls = HW_KERNEL_PLAIN; cls <= HW_KERNEL_FLASH_BWD; cls++)
+      for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
+        {
+          HwKernelShape s = { .cls = (HwKernelClass) cls, .m = dims[d], .n = dims[(d + 3) % 7],
+                              .k = dims[(d + 5) % 7], .batch = dims[(d + 1) % 7] };
+          CU_ASSERT_EQUAL (hw_kernel_is_persistent (gpus[g], &s),
+                           hw_kernel_persistent_ctas (gpus[g], &s) > 0);
+        }
+  CU_ASSERT_TRUE (hw_kernel_is_persistent (h100, &big));
+  CU_ASSERT_FALSE (hw_kernel_is_persistent (h100, &flash) || hw_kernel_is_persistent (h100, NULL));
 }
 
 /* What the Triton kernel, FA-1 and FA-2 refuse at their first call (kernel.h: the asserts of

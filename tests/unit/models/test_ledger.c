@@ -84,6 +84,33 @@ test_free_by_handle (void)
   CU_ASSERT_EQUAL (model_ledger_current (l, 0, MODEL_MEM_ACTIVATIONS), 5);
   model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 9, 1, 2.0, NULL); /* handle reusable once freed */
   CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 14);
+  /* handles beyond the table's first size, one after the other and far apart, each its own */
+  for (guint h = 3; h < 200; h++)
+    model_ledger_alloc (l, 0, MODEL_MEM_WEIGHTS, h, h, 3.0, NULL);
+  model_ledger_alloc (l, 0, MODEL_MEM_WEIGHTS, 7, 100000, 3.0, NULL);
+  CU_ASSERT_TRUE (model_ledger_live (l, 0, 199) && model_ledger_live (l, 0, 100000));
+  CU_ASSERT_FALSE (model_ledger_live (l, 0, 200) || model_ledger_live (l, 0, 99999));
+  CU_ASSERT_FALSE (model_ledger_live (l, 0, 1u << 30)); /* never seen: not live */
+  model_ledger_release (l, 0, 150, 4.0, NULL);
+  model_ledger_release (l, 0, 100000, 4.0, NULL);
+  CU_ASSERT_FALSE (model_ledger_live (l, 0, 150) || model_ledger_live (l, 0, 100000));
+  CU_ASSERT_TRUE (model_ledger_live (l, 0, 149) && model_ledger_live (l, 0, 151));
+  CU_ASSERT_EQUAL (model_ledger_current (l, 0, MODEL_MEM_WEIGHTS), 199 * 200 / 2 - 3 - 150);
+  /* a rank whose first handle is large, then lower ones (its table reaches down to them),
+   * then a larger one: each live on its own, none on the other rank */
+  g_autoptr (ModelLedger) two = model_ledger_new (2, NULL);
+  const guint hs[] = { 5000, 4999, 10, 4990, 70000 };
+  for (guint i = 0; i < G_N_ELEMENTS (hs); i++)
+    model_ledger_alloc (two, 1, MODEL_MEM_ACTIVATIONS, 1 + i, hs[i], 1.0, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (hs); i++)
+    CU_ASSERT_TRUE (model_ledger_live (two, 1, hs[i]) && !model_ledger_live (two, 0, hs[i]));
+  CU_ASSERT_FALSE (model_ledger_live (two, 1, 9) || model_ledger_live (two, 1, 11)
+                   || model_ledger_live (two, 1, 4991) || model_ledger_live (two, 1, 69999));
+  model_ledger_release (two, 1, 10, 2.0, NULL);
+  model_ledger_release (two, 1, 5000, 2.0, NULL);
+  CU_ASSERT_FALSE (model_ledger_live (two, 1, 10) || model_ledger_live (two, 1, 5000));
+  CU_ASSERT_TRUE (model_ledger_live (two, 1, 4999) && model_ledger_live (two, 1, 70000));
+  CU_ASSERT_EQUAL (model_ledger_current (two, 1, MODEL_MEM_ACTIVATIONS), 2 + 4 + 5);
 }
 
 static void

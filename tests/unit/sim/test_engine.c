@@ -245,13 +245,18 @@ test_run_until_stops_and_sets_clock (void)
   sim_engine_schedule_at (engine, 1.0, log_cb, &tags[0], NULL);
   sim_engine_schedule_at (engine, 2.0, log_cb, &tags[1], NULL); /* exactly t_end: fires */
   sim_engine_schedule_at (engine, 3.0, log_cb, &tags[2], NULL);
+  const double *clock = sim_engine_clock (engine); /* reads sim_engine_now at every moment */
+  CU_ASSERT_EQUAL (*clock, 0.0);
   CU_ASSERT_EQUAL (sim_engine_run_until (engine, 2.0), 2);
   CU_ASSERT_EQUAL (sim_engine_now (engine), 2.0);
+  CU_ASSERT_EQUAL (*clock, 2.0);
   CU_ASSERT_EQUAL (sim_engine_run_until (engine, 2.5), 0);
   CU_ASSERT_EQUAL (sim_engine_now (engine), 2.5); /* clock moves to t_end with no event */
+  CU_ASSERT_EQUAL (*clock, 2.5);
   CU_ASSERT_EQUAL (sim_engine_pending (engine), 1);
   CU_ASSERT_EQUAL (sim_engine_run (engine), 1);
   CU_ASSERT_EQUAL (sim_engine_now (engine), 3.0);
+  CU_ASSERT_EQUAL (*clock, 3.0);
   CU_ASSERT_EQUAL (sim_engine_events_fired (engine), 3);
   log_free (log);
 }

@@ -303,6 +303,60 @@ test_load_observer_series (void)
   rec_free (r);
 }
 
+typedef struct
+{
+  GArray *ids;         /* SimResourceId reported, in order */
+  SimResourceId quiet; /* quieted at its first report (G_MAXUINT: none) */
+} QuietObs;
+
+static void
+quiet_cb (SimFluid *fluid, SimResourceId res, double time, double usage, gpointer user_data)
+{
+  (void) time, (void) usage;
+  QuietObs *q = user_data;
+  g_array_append_val (q->ids, res);
+  if (res == q->quiet)
+    sim_fluid_quiet_loads (fluid, res);
+}
+
+static guint
+count_id (const GArray *ids, SimResourceId id)
+{
+  guint n = 0;
+  for (guint k = 0; k < ids->len; k++)
+    n += g_array_index (ids, SimResourceId, k) == id;
+  return n;
+}
+
+/* A resource the observer quiets is not reported again, by the lone paths (x joins idle b
+ * at 0.25) nor by the general flush (y joins busy b at 0.5: usage 1 → 2; both end), while
+ * the others are (a: 4 at 0, 0 at 1); installing the observer again reports it again (z
+ * alone on b: its join and its end). */
+static void
+test_quiet_loads (void)
+{
+  Rec *r = rec_new ();
+  SimResourceId a = sim_fluid_add_resource (r->fluid, "a", 4.0);
+  SimResourceId b = sim_fluid_add_resource (r->fluid, "b", 4.0);
+  QuietObs q = { g_array_new (FALSE, FALSE, sizeof (SimResourceId)), b };
+  sim_fluid_set_load_func (r->fluid, quiet_cb, &q);
+  SimUse ub = { b, 1.0 };
+  sim_fluid_start (r->fluid, 2.0, 0.25, 1.0, &ub, 1, done_cb, r);
+  sim_fluid_start (r->fluid, 2.0, 0.5, 1.0, &ub, 1, done_cb, r);
+  flow (r, a, 4.0, 0.0);
+  sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL (r->order->len, 3);
+  CU_ASSERT_EQUAL (count_id (q.ids, b), 1);
+  CU_ASSERT_EQUAL (count_id (q.ids, a), 2);
+  q.quiet = G_MAXUINT;
+  sim_fluid_set_load_func (r->fluid, quiet_cb, &q);
+  sim_fluid_start (r->fluid, 1.0, 0.25, 1.0, &ub, 1, done_cb, r);
+  sim_engine_run (r->engine);
+  CU_ASSERT_EQUAL (count_id (q.ids, b), 3);
+  g_array_unref (q.ids);
+  rec_free (r);
+}
+
 /* Three flows on three separate links: one "next completion" event in the engine, not three. */
 static void
 test_one_completion_event_pending (void)
@@ -819,6 +873,8 @@ test_lone_paths_as_flush (void)
 }
 
 static const StepsimTest tests[] = {
+  { "a quieted resource is not reported until the observer is installed again",
+    test_quiet_loads },
   { "lone joins and leaves = the general flush", test_lone_paths_as_flush },
   { "single transfer takes L + S/B", test_single_transfer },
   { "unnamed resources are named on demand, once", test_names_on_demand },

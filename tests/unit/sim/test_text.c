@@ -134,6 +134,39 @@ test_first_control (void)
   CU_ASSERT_EQUAL (sim_text_first_control ("x\xc2\x85"), 0x85);
 }
 
+/* The label formatter writes what g_snprintf writes for %s, %d, %u, %lu and %% (negative,
+ * zero and extreme numbers, an empty string, text around them), and refuses (-1) what it
+ * does not reproduce: other conversions, flags, widths, a NULL string, a result that does
+ * not fit (one byte short of the NUL included). */
+static void
+test_vformat (void)
+{
+  char buf[64], want[64];
+  gssize n = sim_text_format (buf, sizeof buf, "fwd %s mb%d L%u", "attn", -7, 4294967295u);
+  g_snprintf (want, sizeof want, "fwd %s mb%d L%u", "attn", -7, 4294967295u);
+  CU_ASSERT_STRING_EQUAL (buf, want);
+  CU_ASSERT_EQUAL (n, (gssize) strlen (want));
+  n = sim_text_format (buf, sizeof buf, "%d|%d|%d|%u|%s|100%%", G_MININT, G_MAXINT, 0, 0u, "");
+  g_snprintf (want, sizeof want, "%d|%d|%d|%u|%s|100%%", G_MININT, G_MAXINT, 0, 0u, "");
+  CU_ASSERT_STRING_EQUAL (buf, want);
+  CU_ASSERT_EQUAL (n, (gssize) strlen (want));
+  n = sim_text_format (buf, sizeof buf, "grads bucket %u (%" G_GUINT64_FORMAT " MiB)", 12u,
+                       G_MAXUINT64);
+  g_snprintf (want, sizeof want, "grads bucket %u (%" G_GUINT64_FORMAT " MiB)", 12u,
+              G_MAXUINT64);
+  CU_ASSERT_STRING_EQUAL (buf, want);
+  CU_ASSERT_EQUAL (n, (gssize) strlen (want));
+  CU_ASSERT_EQUAL (sim_text_format (buf, sizeof buf, "plain"), 5);
+  CU_ASSERT_STRING_EQUAL (buf, "plain");
+  CU_ASSERT_EQUAL (sim_text_format (buf, sizeof buf, "%x", 1u), -1);
+  CU_ASSERT_EQUAL (sim_text_format (buf, sizeof buf, "%3d", 1), -1);
+  CU_ASSERT_EQUAL (sim_text_format (buf, sizeof buf, "%.2f", 1.0), -1);
+  CU_ASSERT_EQUAL (sim_text_format (buf, sizeof buf, "a%s", (const char *) NULL), -1);
+  CU_ASSERT_EQUAL (sim_text_format (buf, 5, "%s", "abcde"), -1); /* no room for the NUL */
+  CU_ASSERT_EQUAL (sim_text_format (buf, 6, "ab%dcd", 12), -1);
+  CU_ASSERT_EQUAL (sim_text_format (buf, 6, "%s", "abcd"), 4);
+  CU_ASSERT_STRING_EQUAL (buf, "abcd");
+}
 
 int
 main (void)
@@ -145,6 +178,7 @@ main (void)
     { "control characters and bad bytes escaped", test_escapes },
     { "long text cut in the middle", test_cap },
     { "first control character", test_first_control },
+    { "label formatter: g_snprintf's text or a refusal", test_vformat },
   };
   return STEPSIM_RUN_TESTS ("sim/text", tests);
 }
