@@ -242,6 +242,28 @@ model_graph_saved_named (const ModelGraph *g, ModelGraphPolicy policy, gboolean 
   return sum;
 }
 
+/* The tensors i with pick[i] (g->tensors->len entries), in index order: their total B,
+ * `sizes` filled with at most `max` of them, *n_out (may be NULL) their count. */
+static double
+collect (const ModelGraph *g, const gboolean *pick, double *sizes, guint max, guint *n_out)
+{
+  double sum = 0;
+  guint n = 0;
+  for (guint i = 0; i < g->tensors->len; i++)
+    {
+      if (!pick[i])
+        continue;
+      double bytes = tensor (g, i)->bytes;
+      sum += bytes;
+      if (sizes != NULL && n < max)
+        sizes[n] = bytes;
+      n++;
+    }
+  if (n_out != NULL)
+    *n_out = n;
+  return sum;
+}
+
 double
 model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compile,
                    double *sizes, guint max, guint *n_out)
@@ -249,22 +271,11 @@ model_graph_saved (const ModelGraph *g, ModelGraphPolicy policy, gboolean compil
   g_return_val_if_fail (g != NULL, 0);
   guint nt = g->tensors->len;
   g_autofree gboolean *mark = g_new0 (gboolean, nt + 1);
+  g_autofree gboolean *pick = g_new0 (gboolean, nt + 1);
   mark_policy (g, policy, compile, mark);
-  double sum = 0;
-  guint n = 0;
   for (guint i = 0; i < nt; i++)
-    {
-      const ModelGraphTensor *t = tensor (g, i);
-      if (!kept (g, mark, i, policy))
-        continue;
-      sum += t->bytes;
-      if (sizes != NULL && n < max)
-        sizes[n] = t->bytes;
-      n++;
-    }
-  if (n_out != NULL)
-    *n_out = n;
-  return sum;
+    pick[i] = kept (g, mark, i, policy);
+  return collect (g, pick, sizes, max, n_out);
 }
 
 double
@@ -277,21 +288,9 @@ model_graph_recreated (const ModelGraph *g, ModelGraphPolicy policy, gboolean co
   g_autofree gboolean *keeps = g_new0 (gboolean, nt + 1);
   mark_policy (g, MODEL_GRAPH_KEEP_ALL, compile, mark);
   mark_policy (g, policy, compile, keeps); /* the even mms' outputs unmarked (op-level) */
-  double sum = 0;
-  guint n = 0;
-  for (guint i = 0; i < nt; i++)
-    {
-      const ModelGraphTensor *t = tensor (g, i);
-      if (!kept (g, mark, i, MODEL_GRAPH_KEEP_ALL) || kept (g, keeps, i, policy))
-        continue;
-      sum += t->bytes;
-      if (sizes != NULL && n < max)
-        sizes[n] = t->bytes;
-      n++;
-    }
-  if (n_out != NULL)
-    *n_out = n;
-  return sum;
+  for (guint i = 0; i < nt; i++) /* saved by eager, not kept by the policy */
+    mark[i] = kept (g, mark, i, MODEL_GRAPH_KEEP_ALL) && !kept (g, keeps, i, policy);
+  return collect (g, mark, sizes, max, n_out);
 }
 
 gboolean
