@@ -53,6 +53,8 @@ typedef struct
   guint tied_grad;      /* optimizer in the backward, tied embeddings: the head's gradient of
                          * the shared matrix, held to the embedding's backward (0: none) */
   double tied_grad_bytes; /* B of it */
+  guint fresh_grad;     /* gradient accumulation, tied embeddings: a later micro-batch's new
+                         * head gradient, held to the embedding's backward (0: none) */
   guint *w_hold;        /* ZB-H1: per layer, the tensors its W pass needs, held from B */
   double w_hold_layer, w_hold_head; /* B of those per layer and of the head while building
                          * a B op (plan_pp.c); 0 otherwise */

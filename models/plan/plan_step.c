@@ -318,6 +318,29 @@ head_grad_piece (const StepCtx *c, gboolean head, gboolean both)
   return p->arch->tied_embeddings && both ? g : 0;
 }
 
+/* B of the head matrix's gradient a later micro-batch computes beside the kept one: with
+ * gradients kept across micro-batches (unsharded, stepped at the end) autograd computes
+ * each parameter's gradient anew and AccumulateGrad adds it in place into .grad (torch/csrc/
+ * autograd/functions/accumulate_grad.h accumulateGrad: `variable_grad += new_grad` with
+ * grad mode off), so from micro-batch 1 on the head's new V×h gradient is a tensor of its
+ * own until it is added. Not under a fp32 main_grad (Megatron's gradient_accumulation_
+ * fusion writes the weight gradient into main_grad), optimizer in the backward (GA 1),
+ * gradients sharded as they accumulate (a new full gradient every micro-batch already,
+ * produce_gradients) or optimizer offload. 0: none. */
+static double
+head_grad_accumulating (const StepCtx *c)
+{
+  const ModelPlan *p = c->p;
+  if (c->mb == 0 || !(c->pc->grad_head > 0) || p->stack.framework.optimizer_in_backward
+      || model_stack_main_grad_fp32 (&p->stack)
+      || sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE)
+      || plan_offloads_optimizer (p))
+    return 0;
+  const ModelArch *a = plan_cost_arch (p); /* a tp rank's vocabulary shard */
+  return model_stack_gradient_bytes (&p->stack) * (double) a->vocab_size
+         * (double) a->hidden_size;
+}
+
 /* The backward task of the embedding or the head (`name`): after the pending tp/cp
  * collectives, its pass and workspace, its gradients (`*grad_full`: produce_gradients'
  * handle), a piece of the head matrix's gradient added into the held one (`piece` B,
@@ -344,6 +367,17 @@ end_backward (StepCtx *c, const char *name, const ModelPass *pass, double grad, 
     *grad_full = produce_gradients (c, grad, FALSE);
   if (piece > 0) /* a transient of the task, not a model state */
     plan_task_workspace (p, piece);
+  double fresh = head ? head_grad_accumulating (c) : 0;
+  if (fresh > 0 && p->arch->tied_embeddings && c->hi == c->L && c->lo == 0)
+    /* tied: it waits in the shared matrix's input buffer for the embedding's gradient */
+    c->fresh_grad = plan_task_alloc (p, MODEL_MEM_WORKSPACE, fresh, MODEL_EFFECT_AT_START);
+  else if (fresh > 0)
+    plan_task_workspace (p, fresh);
+  if (!head && c->fresh_grad != 0)
+    {
+      plan_task_free (p, c->fresh_grad, MODEL_EFFECT_AT_END);
+      c->fresh_grad = 0;
+    }
   if (!head && c->tied_grad != 0)
     {
       step_pass_in_backward (c, c->tied_grad_bytes);

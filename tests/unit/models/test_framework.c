@@ -342,7 +342,8 @@ task_effect (const ModelPlan *p, guint id, ModelMemCategory category, int sign)
   return sum;
 }
 
-/* The head matrix's gradient arriving in pieces (plan_step.c head_grad_piece): autograd adds
+/* The head matrix's gradient arriving in pieces (plan_step.c head_grad_piece, and
+ * head_grad_accumulating from the second micro-batch): autograd adds
  * each later piece in place into the first, so the piece, a whole V×h gradient (bf16 here:
  * 2 × 1000 × 256 = 512 000 B), is a transient of the task that makes it:
  *  - a chunked loss of 8 chunks: the head's backward (one mm per chunk), not a plain loss;
@@ -389,6 +390,28 @@ test_head_gradient_pieces (void)
   CU_ASSERT (head_grad >= piece);
   CU_ASSERT_EQUAL (task_effect (held, head, MODEL_MEM_GRADIENTS, -1), 0);
   CU_ASSERT_EQUAL (task_effect (held, emb, MODEL_MEM_GRADIENTS, -1), head_grad);
+  /* gradient accumulation (GA 2, gradients kept): micro-batch 1's new head gradient beside
+   * .grad until AccumulateGrad adds it: a transient of the head's backward when untied;
+   * tied, held in the shared matrix's input buffer to the embedding's backward */
+  ModelStack ga = tiny_stack ();
+  ga.grad_accum = 2;
+  a->tied_embeddings = FALSE;
+  g_autoptr (ModelPlan) acc = model_plan_new (a, &ga, NULL, NULL);
+  ModelCostParams cg = model_stack_cost_params (&ga);
+  double loss_ws = model_cost_head (a, &cg).bwd.workspace;
+  STEPSIM_ASSERT_REL (task_effect (acc, task_id (acc, "bwd head mb1"), MODEL_MEM_WORKSPACE, 1)
+                        - loss_ws, piece, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL (task_effect (acc, task_id (acc, "bwd head mb0"), MODEL_MEM_WORKSPACE, 1)
+                            - loss_ws, 0, 1e-6);
+  a->tied_embeddings = TRUE;
+  g_autoptr (ModelPlan) tacc = model_plan_new (a, &ga, NULL, NULL);
+  guint h1 = task_id (tacc, "bwd head mb1"), e1 = task_id (tacc, "bwd embed mb1");
+  double in_head = task_effect (tacc, h1, MODEL_MEM_WORKSPACE, 1)
+                   - task_effect (tacc, h1, MODEL_MEM_WORKSPACE, -1);
+  STEPSIM_ASSERT_REL (in_head, piece, 1e-12); /* allocated there, not freed there */
+  /* the embedding's backward frees it and its own piece: 2 pieces freed, 1 allocated */
+  STEPSIM_ASSERT_REL (task_effect (tacc, e1, MODEL_MEM_WORKSPACE, -1)
+                        - task_effect (tacc, e1, MODEL_MEM_WORKSPACE, 1), piece, 1e-12);
 }
 
 /* activation_offload is [offload] activations = cpu: the same plan, the same peaks. */
