@@ -1247,6 +1247,14 @@ check "fit seq_len on gpt2: limited by max_position_embeddings, not memory, with
 "$STEPSIM" fit "$srcdir/scenarios/qlora-llama-3.1-8b-rtx4090.ini" --for seq_len >fitcliff.out 2>&1; rc=$?
 check "fit seq_len on the QLoRA scenario: the boundary is checked and the allocator cliff named, with expandable_segments" \
   sh -c "[ $rc -eq 0 ] && grep -q '^check: .* fits and the next, [0-9]*, does not' fitcliff.out && grep -q 'fails on the allocator, not for want of memory' fitcliff.out && grep -q 'expandable_segments = true .* seq_len up to about [0-9]* fits' fitcliff.out"
+# fit seq_len searches only lengths the scenario can run: multiples of tp under sequence
+# parallelism (2·cp, ep likewise), at least a chunked loss's chunks (torchtune's 8). It
+# started at seq_len = 1, rejected as not feasible, and answered "nothing fits".
+"$STEPSIM" fit "$s1" --for seq_len --max-seq-len 4096 --set training.framework=torchtune \
+  --set training.precision=bf16_mixed --set cluster.gpus_per_node=2 --set parallel.tp=2 \
+  --set parallel.sequence_parallel=true >fitlo.out 2>&1; rc=$?
+check "fit seq_len under tp 2 + SP and a chunked loss: from 8 in steps of 2, none refused, an answer" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^answer: largest seq_len that fits = 4096 ' fitlo.out && ! grep -q 'REJECTED' fitlo.out && grep -q 'seq_len=8 ' fitlo.out && ! grep -q 'seq_len=[1-7] ' fitlo.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*tensor parallelism (parallel.tp = 2..8' fitgpu.out"
