@@ -1255,6 +1255,11 @@ check "fit seq_len on the QLoRA scenario: the boundary is checked and the alloca
   --set parallel.sequence_parallel=true >fitlo.out 2>&1; rc=$?
 check "fit seq_len under tp 2 + SP and a chunked loss: from 8 in steps of 2, none refused, an answer" \
   sh -c "[ $rc -eq 0 ] && grep -q '^answer: largest seq_len that fits = 4096 ' fitlo.out && ! grep -q 'REJECTED' fitlo.out && grep -q 'seq_len=8 ' fitlo.out && ! grep -q 'seq_len=[1-7] ' fitlo.out"
+# no length it can run within --max-seq-len: the search as given, whose rejection says why
+"$STEPSIM" fit "$s1" --for seq_len --max-seq-len 4 --set training.framework=torchtune \
+  >fitlo4.out 2>&1; rc=$?
+check "fit seq_len with --max-seq-len below a chunked loss's 8 chunks: the rejection says why" \
+  sh -c "[ $rc -eq 0 ] && grep -q '8 loss chunks exceed the 1 tokens' fitlo4.out && grep -q '^answer: nothing fits' fitlo4.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*tensor parallelism (parallel.tp = 2..8' fitgpu.out"

@@ -199,6 +199,8 @@ cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
       guint64 least = sc->stack.framework.loss == MODEL_LOSS_CHUNKED
                         ? MAX (sc->stack.framework.loss_chunks, 1) : 1;
       lo = (least + step - 1) / step * step;
+      if (lo > opt->max_seq_len) /* none in range: the first value's rejection says why */
+        step = lo = MAX (opt->multiple_of, 1);
     }
   guint64 hi = mb ? opt->max_micro_batch : opt->max_seq_len;
   /* learned positions: the loader's limit (models/plan/plan.c check_stack) caps the search */
