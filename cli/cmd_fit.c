@@ -342,8 +342,9 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }
-  /* what --for takes, also when it is missing (QA: "--for must be" read as if given) */
-  if (o->target == NULL)
+  /* what --for takes, also when it is missing or empty (QA: "--for must be" read as if
+   * given; --for '' said "--for : expected …") */
+  if (o->target == NULL || *o->target == '\0')
     return cli_error ("fit: --for TARGET is required, what to search: micro_batch, seq_len, "
                       "gpus, stack or cost (see stepsim fit --help)"), 2;
   if (*argc != 2)

@@ -44,6 +44,9 @@ for a in "" "$s1"; do
   check "fit ${a:+SCENARIO }without --for: exit 2, '--for TARGET is required' and what it takes" \
     sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' '$work/fitfor.err'"
 done
+"$STEPSIM" fit "$s1" --for '' >/dev/null 2>"$work/fitfor.err"; rc=$?
+check "fit --for '': exit 2, '--for TARGET is required' and what it takes" \
+  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' '$work/fitfor.err'"
 "$STEPSIM" fit "$s1" --for colour >/dev/null 2>"$work/fitfor.err"; rc=$?
 check "fit --for colour: exit 2, the value named and what --for takes" \
   sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for colour: expected $takes' '$work/fitfor.err'"
