@@ -117,6 +117,11 @@ check "--plot under a regular file: it is not a directory" grep -q -- "--plot no
 "$STEPSIM" run "$s1" -q -o slash.h5 --plot slashdir/ >/dev/null 2>slash.err; rc=$?
 check "--plot NEWDIR/: created as --plot NEWDIR, the chart in it" \
   sh -c "[ $rc -eq 0 ] && ! test -s slash.err && test -s slashdir/s1-llama-3.2-1b-fp32-memory.png"
+# --plot FILE/ names an existing regular file: refused before anything runs, as --plot FILE
+# (QA: it ran the simulation, printed the verdict, then could not make the directory)
+"$STEPSIM" run "$s1" -q -o fslash.h5 --plot notadir/ >fslash.out 2>fslash.err; rc=$?
+check "--plot FILE/: exit 1 up front, 'exists and is not a directory', no output" \
+  sh -c "[ $rc -eq 1 ] && ! test -s fslash.out && ! test -e fslash.h5 && [ \$(wc -l <fslash.err) -eq 1 ] && grep -qx 'stepsim: --plot notadir/: exists and is not a directory' fslash.err"
 # a --plot directory name too long for a file system is refused before anything runs (QA:
 # refused only when the chart was written, after the simulation), as -o's file name is
 long=$(printf '%0300d' 0)
