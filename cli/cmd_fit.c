@@ -288,7 +288,8 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
     { "max-seq-len", 0, 0, G_OPTION_ARG_INT64, &o->max_seq,
       "seq_len: largest sequence tried (default 1048576, at most 16777216)", "N" },
     { "multiple-of", 0, 0, G_OPTION_ARG_INT64, &o->multiple_of,
-      "seq_len: sequence lengths tried are multiples of N (default 1)", "N" },
+      "seq_len: sequence lengths tried are multiples of N (default 1) and of what the "
+      "scenario's tp, cp, ep need", "N" },
     { "max-gpus-per-node", 0, 0, G_OPTION_ARG_INT, &o->max_gpn,
       "gpus: GPUs per node tried (default: the scenario's node's, at least 8; at most 72)",
       "N" },
@@ -341,8 +342,9 @@ parse_fit_options (int *argc, char ***argv, FitOptions *o, CliFitOptions *opt,
       g_autofree char *msg = cli_option_error_message ("fit", error);
       return cli_error (msg), 2;
     }
-  /* what --for takes, also when it is missing (QA: "--for must be" read as if given) */
-  if (o->target == NULL)
+  /* what --for takes, also when it is missing or empty (QA: "--for must be" read as if
+   * given; --for '' said "--for : expected …") */
+  if (o->target == NULL || *o->target == '\0')
     return cli_error ("fit: --for TARGET is required, what to search: micro_batch, seq_len, "
                       "gpus, stack or cost (see stepsim fit --help)"), 2;
   if (*argc != 2)

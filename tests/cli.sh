@@ -44,6 +44,9 @@ for a in "" "$s1"; do
   check "fit ${a:+SCENARIO }without --for: exit 2, '--for TARGET is required' and what it takes" \
     sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' '$work/fitfor.err'"
 done
+"$STEPSIM" fit "$s1" --for '' >/dev/null 2>"$work/fitfor.err"; rc=$?
+check "fit --for '': exit 2, '--for TARGET is required' and what it takes" \
+  sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for TARGET is required, what to search: $takes (see stepsim fit --help)' '$work/fitfor.err'"
 "$STEPSIM" fit "$s1" --for colour >/dev/null 2>"$work/fitfor.err"; rc=$?
 check "fit --for colour: exit 2, the value named and what --for takes" \
   sh -c "[ $rc -eq 2 ] && grep -qx 'stepsim: fit: --for colour: expected $takes' '$work/fitfor.err'"
@@ -114,6 +117,11 @@ check "--plot under a regular file: it is not a directory" grep -q -- "--plot no
 "$STEPSIM" run "$s1" -q -o slash.h5 --plot slashdir/ >/dev/null 2>slash.err; rc=$?
 check "--plot NEWDIR/: created as --plot NEWDIR, the chart in it" \
   sh -c "[ $rc -eq 0 ] && ! test -s slash.err && test -s slashdir/s1-llama-3.2-1b-fp32-memory.png"
+# --plot FILE/ names an existing regular file: refused before anything runs, as --plot FILE
+# (QA: it ran the simulation, printed the verdict, then could not make the directory)
+"$STEPSIM" run "$s1" -q -o fslash.h5 --plot notadir/ >fslash.out 2>fslash.err; rc=$?
+check "--plot FILE/: exit 1 up front, 'exists and is not a directory', no output" \
+  sh -c "[ $rc -eq 1 ] && ! test -s fslash.out && ! test -e fslash.h5 && [ \$(wc -l <fslash.err) -eq 1 ] && grep -qx 'stepsim: --plot notadir/: exists and is not a directory' fslash.err"
 # a --plot directory name too long for a file system is refused before anything runs (QA:
 # refused only when the chart was written, after the simulation), as -o's file name is
 long=$(printf '%0300d' 0)
@@ -1247,6 +1255,19 @@ check "fit seq_len on gpt2: limited by max_position_embeddings, not memory, with
 "$STEPSIM" fit "$srcdir/scenarios/qlora-llama-3.1-8b-rtx4090.ini" --for seq_len >fitcliff.out 2>&1; rc=$?
 check "fit seq_len on the QLoRA scenario: the boundary is checked and the allocator cliff named, with expandable_segments" \
   sh -c "[ $rc -eq 0 ] && grep -q '^check: .* fits and the next, [0-9]*, does not' fitcliff.out && grep -q 'fails on the allocator, not for want of memory' fitcliff.out && grep -q 'expandable_segments = true .* seq_len up to about [0-9]* fits' fitcliff.out"
+# fit seq_len searches only lengths the scenario can run: multiples of tp under sequence
+# parallelism (2·cp, ep likewise), at least a chunked loss's chunks (torchtune's 8). It
+# started at seq_len = 1, rejected as not feasible, and answered "nothing fits".
+"$STEPSIM" fit "$s1" --for seq_len --max-seq-len 4096 --set training.framework=torchtune \
+  --set training.precision=bf16_mixed --set cluster.gpus_per_node=2 --set parallel.tp=2 \
+  --set parallel.sequence_parallel=true >fitlo.out 2>&1; rc=$?
+check "fit seq_len under tp 2 + SP and a chunked loss: from 8 in steps of 2, none refused, an answer" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^answer: largest seq_len that fits = 4096 ' fitlo.out && ! grep -q 'REJECTED' fitlo.out && grep -q 'seq_len=8 ' fitlo.out && ! grep -q 'seq_len=[1-7] ' fitlo.out"
+# no length it can run within --max-seq-len: the search as given, whose rejection says why
+"$STEPSIM" fit "$s1" --for seq_len --max-seq-len 4 --set training.framework=torchtune \
+  >fitlo4.out 2>&1; rc=$?
+check "fit seq_len with --max-seq-len below a chunked loss's 8 chunks: the rejection says why" \
+  sh -c "[ $rc -eq 0 ] && grep -q '8 loss chunks exceed the 1 tokens' fitlo4.out && grep -q '^answer: nothing fits' fitlo4.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*tensor parallelism (parallel.tp = 2..8' fitgpu.out"

@@ -55,13 +55,22 @@ dir_writable (const char *what, const char *path, const char *dir, GError **erro
   return FALSE;
 }
 
+/* `path` without its trailing separators ("new/" is the directory new; "/" stays), newly
+ * allocated. */
+static char *
+trim_separators (const char *path)
+{
+  char *trimmed = g_strdup (path);
+  for (gsize n = strlen (trimmed); n > 1 && G_IS_DIR_SEPARATOR (trimmed[n - 1]); n--)
+    trimmed[n - 1] = '\0';
+  return trimmed;
+}
+
 static gboolean
 parent_exists (const char *what, const char *path, GError **error)
 {
   /* "new/" is the directory new: its parent is ".", not "new" (QA: run --plot new/) */
-  g_autofree char *trimmed = g_strdup (path);
-  for (gsize n = strlen (trimmed); n > 1 && G_IS_DIR_SEPARATOR (trimmed[n - 1]); n--)
-    trimmed[n - 1] = '\0';
+  g_autofree char *trimmed = trim_separators (path);
   g_autofree char *dir = g_path_get_dirname (trimmed);
   return dir_writable (what, path, dir, error);
 }
@@ -132,9 +141,12 @@ cli_output_check_dir (const char *what, const char *dir, GError **error)
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty directory name", what);
       return FALSE;
     }
-  if (g_file_test (dir, G_FILE_TEST_EXISTS))
+  /* "file/" names the existing file, which stat calls no directory (ENOTDIR), not a new
+   * one (QA: run --plot file/ ran the simulation, then could not make the directory) */
+  g_autofree char *trimmed = trim_separators (dir);
+  if (g_file_test (trimmed, G_FILE_TEST_EXISTS))
     {
-      if (g_file_test (dir, G_FILE_TEST_IS_DIR))
+      if (g_file_test (trimmed, G_FILE_TEST_IS_DIR))
         return dir_writable (what, dir, dir, error);
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, "%s %s: exists and is not a directory",
                    what, dir);

@@ -12,7 +12,9 @@
  * Searches (the simulator is deterministic, so each candidate is simulated at most once):
  *   micro_batch, seq_len  largest value that fits: doubling from the scenario's lower bound
  *                         until a value does not fit, then binary search between the last
- *                         fit and the first miss; seq_len in multiples of `multiple_of`.
+ *                         fit and the first miss; seq_len in multiples of `multiple_of`
+ *                         and of what the parallelism needs (model_plan_seq_len_multiple),
+ *                         from the least such length of at least a chunked loss's chunks.
  *                         Memory is not always monotone in the value (cli/study/fit_size.c): the
  *                         boundary is verified, allocator cliffs are named with the answer
  *                         under expandable segments, and an inconsistent bracket is scanned

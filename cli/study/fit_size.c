@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "models/arch/arch.h"
+#include "models/plan/plan.h"
 
 /* Values scanned above an answer when the bracket is inconsistent: the next SCAN_NEAR
  * multiples, and SCAN_SPREAD more spread evenly up to the largest value simulated. */
@@ -28,6 +29,17 @@
 #define SCAN_SPREAD 16
 /* A fall in peak allocated memory smaller than this is rounding, not a non-monotone peak. */
 #define FALL_TOLERANCE (1024.0 * 1024)
+
+static guint64
+gcd (guint64 a, guint64 b)
+{
+  while (b != 0)
+    {
+      guint64 r = a % b;
+      a = b, b = r;
+    }
+  return a;
+}
 
 static const CliFitCandidate *
 cand (const Ctx *ctx, guint i)
@@ -175,20 +187,35 @@ cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
               mb ? "micro_batch" : "seq_len", 0, 0, NULL, NULL, NULL, 0, 0 };
   CliFitNotes *n = &ctx->report->notes;
   guint64 step = mb ? 1 : MAX (opt->multiple_of, 1);
+  guint64 lo = step; /* the least value searched, a multiple of step */
+  if (!mb)
+    {
+      /* only the lengths the scenario can run: a multiple of what its parallelism splits
+       * evenly (tp under sequence parallelism, 2·cp, ep: model_plan_seq_len_multiple) and
+       * at least the chunks of a chunked loss (scenario_memory.c), else every probe below
+       * is "not feasible" and the search, starting at seq_len = 1, found nothing */
+      guint64 need = model_plan_seq_len_multiple (sc->arch, &sc->stack, &sc->par);
+      step = step / gcd (step, need) * need;
+      guint64 least = sc->stack.framework.loss == MODEL_LOSS_CHUNKED
+                        ? MAX (sc->stack.framework.loss_chunks, 1) : 1;
+      lo = (least + step - 1) / step * step;
+      if (lo > opt->max_seq_len) /* none in range: the first value's rejection says why */
+        step = lo = MAX (opt->multiple_of, 1);
+    }
   guint64 hi = mb ? opt->max_micro_batch : opt->max_seq_len;
   /* learned positions: the loader's limit (models/plan/plan.c check_stack) caps the search */
   guint64 cap = !mb && sc->arch->learned_positions ? sc->arch->max_positions : 0;
   guint64 hi_in = cap > 0 ? MIN (hi, cap) : hi;
-  guint64 v = hi_in >= step ? cli_fit_largest (step, hi_in, step, cli_fit_probe_fits, &p) : 0;
-  if (cap > 0 && hi_in < hi && (v == 0 ? hi_in < step : v + step > hi_in))
+  guint64 v = hi_in >= lo ? cli_fit_largest (lo, hi_in, step, cli_fit_probe_fits, &p) : 0;
+  if (cap > 0 && hi_in < hi && (v == 0 ? hi_in < lo : v + step > hi_in))
     {
       /* the position table, not memory, ends the search: estimate memory's own limit */
       n->position_limit = cap;
       p.positions_cap = cap;
-      n->memory_value = memory_limit (&p, sc, v > 0 ? v : step, hi, step);
+      n->memory_value = memory_limit (&p, sc, v > 0 ? v : lo, hi, step);
     }
   else
-    v = memory_limit (&p, sc, step, hi_in, step); /* the same probes: memo hits */
+    v = memory_limit (&p, sc, lo, hi_in, step); /* the same probes: memo hits */
   ctx->report->value = v;
   /* the answer is the end of the range searched: larger values were not tried */
   if (v > 0 && n->position_limit == 0 && v + step > hi)
