@@ -318,7 +318,8 @@ head_grad_piece (const StepCtx *c, gboolean head, gboolean both)
   return p->arch->tied_embeddings && both ? g : 0;
 }
 
-/* B of the head matrix's gradient a later micro-batch computes beside the kept one: with
+/* B of the head matrix's gradient a later micro-batch computes beside the kept one
+ * (head_grad_accumulating; accumulates_beside: when that happens at all): with
  * gradients kept across micro-batches (unsharded, stepped at the end) autograd computes
  * each parameter's gradient anew and AccumulateGrad adds it in place into .grad (torch/csrc/
  * autograd/functions/accumulate_grad.h accumulateGrad: `variable_grad += new_grad` with
@@ -327,18 +328,41 @@ head_grad_piece (const StepCtx *c, gboolean head, gboolean both)
  * fusion writes the weight gradient into main_grad), optimizer in the backward (GA 1),
  * gradients sharded as they accumulate (a new full gradient every micro-batch already,
  * produce_gradients) or optimizer offload. 0: none. */
+static gboolean
+accumulates_beside (const StepCtx *c)
+{
+  const ModelPlan *p = c->p;
+  return c->mb > 0 && !p->stack.framework.optimizer_in_backward
+         && !model_stack_main_grad_fp32 (&p->stack)
+         && !sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE)
+         && !plan_offloads_optimizer (p);
+}
+
 static double
 head_grad_accumulating (const StepCtx *c)
 {
   const ModelPlan *p = c->p;
-  if (c->mb == 0 || !(c->pc->grad_head > 0) || p->stack.framework.optimizer_in_backward
-      || model_stack_main_grad_fp32 (&p->stack)
-      || sharded_in (c, MODEL_STATE_GRADIENTS, MODEL_PHASE_ACCUMULATE)
-      || plan_offloads_optimizer (p))
+  if (!accumulates_beside (c) || !(c->pc->grad_head > 0))
     return 0;
   const ModelArch *a = plan_cost_arch (p); /* a tp rank's vocabulary shard */
   return model_stack_gradient_bytes (&p->stack) * (double) a->vocab_size
          * (double) a->hidden_size;
+}
+
+/* B of a layer's largest gradient tensor (its tp share, as produce_gradients books them):
+ * AccumulateGrad runs as soon as a weight's gradient is made (its nodes come first in the
+ * engine's ready queue), so in a later micro-batch one fresh weight gradient at a time
+ * waits to be added. */
+static double
+largest_layer_grad (const StepCtx *c)
+{
+  double elems = 0, largest = 0;
+  for (guint i = 0; i < c->n_grad_tensors; i++)
+    {
+      elems += c->grad_tensor_elems[i];
+      largest = MAX (largest, c->grad_tensor_elems[i]);
+    }
+  return elems > 0 ? largest * c->pc->grad_layer / elems : 0;
 }
 
 /* The backward task of the embedding or the head (`name`): after the pending tp/cp
@@ -731,6 +755,8 @@ backward_layer_task (StepCtx *c, guint l, const BackwardBefore *before)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_add_pass (p, &pc->layer.bwd);
   guint full = produce_gradients (c, pc->grad_layer, TRUE);
+  if (accumulates_beside (c)) /* each weight's new gradient, one at a time: the largest */
+    plan_task_workspace (p, largest_layer_grad (c));
   plan_task_pass_workspace (p, &pc->layer.bwd);
   plan_task_free (p, c->recomputed[l], MODEL_EFFECT_AT_END);
   plan_task_free (p, c->act_layer[l], MODEL_EFFECT_AT_END);

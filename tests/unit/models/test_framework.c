@@ -403,6 +403,10 @@ test_head_gradient_pieces (void)
                         - loss_ws, piece, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL (task_effect (acc, task_id (acc, "bwd head mb0"), MODEL_MEM_WORKSPACE, 1)
                             - loss_ws, 0, 1e-6);
+  /* a layer's: its largest weight's new gradient, one at a time (the MLP's 256 × 688) */
+  STEPSIM_ASSERT_REL (task_effect (acc, task_id (acc, "bwd L0 mb1"), MODEL_MEM_WORKSPACE, 1)
+                        - task_effect (acc, task_id (acc, "bwd L0 mb0"), MODEL_MEM_WORKSPACE,
+                                       1), 2.0 * 256 * 688, 1e-12);
   a->tied_embeddings = TRUE;
   g_autoptr (ModelPlan) tacc = model_plan_new (a, &ga, NULL, NULL);
   guint h1 = task_id (tacc, "bwd head mb1"), e1 = task_id (tacc, "bwd embed mb1");
