@@ -59,23 +59,33 @@ net_effect (const ModelPlan *p, ModelMemCategory c, gboolean positive_only)
   return sum;
 }
 
-/* The first workspace allocation of rank 0's first task of `kind` (NULL if none). */
+/* The first allocation in `category` of rank 0's first task of `kind` (MODEL_N_TASK_KINDS:
+ * any) labelled `label` (NULL: any label); NULL if none. */
 static const ModelMemEffect *
-first_workspace (const ModelPlan *p, ModelTaskKind kind)
+first_alloc (const ModelPlan *p, ModelTaskKind kind, const char *label,
+             ModelMemCategory category)
 {
   for (guint i = 0; i < model_plan_n_tasks (p); i++)
     {
       const ModelTask *t = model_plan_task (p, i);
-      if (t->rank != 0 || t->kind != kind)
+      if (t->rank != 0 || (kind != MODEL_N_TASK_KINDS && t->kind != kind)
+          || (label != NULL && strcmp (t->label, label) != 0))
         continue;
       for (guint e = 0; e < t->n_effects; e++)
         {
           const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->category == MODEL_MEM_WORKSPACE && m->bytes > 0)
+          if (m->category == category && m->bytes > 0)
             return m;
         }
     }
   return NULL;
+}
+
+/* The first workspace allocation of rank 0's first task of `kind` (NULL if none). */
+static const ModelMemEffect *
+first_workspace (const ModelPlan *p, ModelTaskKind kind)
+{
+  return first_alloc (p, kind, NULL, MODEL_MEM_WORKSPACE);
 }
 
 /* Workspaces booked as the tensors PyTorch allocates (allocator.h, "the loss head"):
@@ -133,19 +143,7 @@ test_workspace_tensors (void)
 static const ModelMemEffect *
 activations_of (const ModelPlan *p, const char *label)
 {
-  for (guint i = 0; i < model_plan_n_tasks (p); i++)
-    {
-      const ModelTask *t = model_plan_task (p, i);
-      if (t->rank != 0 || strcmp (t->label, label) != 0)
-        continue;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->category == MODEL_MEM_ACTIVATIONS && m->bytes > 0)
-            return m;
-        }
-    }
-  return NULL;
+  return first_alloc (p, MODEL_N_TASK_KINDS, label, MODEL_MEM_ACTIVATIONS);
 }
 
 /* Asserts that effect m books exactly the n tensors of `want` (B), in order. */
