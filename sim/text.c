@@ -337,3 +337,27 @@ sim_text_format (char *buf, gsize size, const char *fmt, ...)
   va_end (ap);
   return n;
 }
+
+const char *
+sim_text_vlabel (char *buf, gsize size, char **slow, const char *fmt, va_list ap)
+{
+  g_return_val_if_fail (buf != NULL && size >= 1 && slow != NULL && fmt != NULL, NULL);
+  va_list copy;
+  va_copy (copy, ap);
+  gssize n = sim_text_vformat (buf, size, fmt, copy);
+  va_end (copy);
+  if (n >= 0)
+    return buf;
+  *slow = g_strdup_vprintf (fmt, ap);
+  return *slow;
+}
+
+const char *
+sim_text_label (char *buf, gsize size, char **slow, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  const char *text = sim_text_vlabel (buf, size, slow, fmt, ap);
+  va_end (ap);
+  return text;
+}

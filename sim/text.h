@@ -69,3 +69,10 @@ gssize sim_text_vformat (char *buf, gsize size, const char *fmt, va_list ap);
 /* sim_text_vformat with the arguments given directly. */
 G_GNUC_PRINTF (3, 4)
 gssize sim_text_format (char *buf, gsize size, const char *fmt, ...);
+/* `fmt` with its arguments as text: in `buf` (`size` bytes) by sim_text_vformat when it
+ * can, else by g_strdup_vprintf into *slow (the caller frees it; untouched otherwise).
+ * Returns buf or *slow; NULL only on a programming error (a NULL argument, size 0). */
+G_GNUC_PRINTF (4, 5)
+const char *sim_text_label (char *buf, gsize size, char **slow, const char *fmt, ...);
+/* sim_text_label with a va_list (`ap` is consumed). */
+const char *sim_text_vlabel (char *buf, gsize size, char **slow, const char *fmt, va_list ap);

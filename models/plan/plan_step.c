@@ -66,9 +66,7 @@ gather (StepCtx *c, gint layer, const char *phase, guint after)
   double bytes = c->pc->weight_layer;
   char buf[64];
   g_autofree char *slow = NULL;
-  const char *what = sim_text_format (buf, sizeof buf, "params L%d (%s)", layer, phase) >= 0
-                         ? buf
-                         : (slow = g_strdup_printf ("params L%d (%s)", layer, phase));
+  const char *what = sim_text_label (buf, sizeof buf, &slow, "params L%d (%s)", layer, phase);
   gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
 
@@ -141,9 +139,7 @@ issue_after (StepCtx *c, const GArray *comms, guint from, guint after, gint laye
       const ModelPlacementComm *m = &g_array_index (comms, ModelPlacementComm, i);
       char buf[256];
       g_autofree char *slow = NULL;
-      const char *rep = sim_text_format (buf, sizeof buf, "%s shard", what) >= 0
-                            ? buf
-                            : (slow = g_strdup_printf ("%s shard", what));
+      const char *rep = sim_text_label (buf, sizeof buf, &slow, "%s shard", what);
       guint r = plan_collective (c->p, c->rank, m->dims, m->kind, m->bytes,
                                  layer, c->mb, rep);
       if (r != NONE)
@@ -769,9 +765,7 @@ backward_layer_task (StepCtx *c, guint l, const BackwardBefore *before)
   cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
   char what_buf[64];
   g_autofree char *slow = NULL;
-  const char *what = sim_text_format (what_buf, sizeof what_buf, "grads %s", tag) >= 0
-                         ? what_buf
-                         : (slow = g_strdup_printf ("grads %s", tag));
+  const char *what = sim_text_label (what_buf, sizeof what_buf, &slow, "grads %s", tag);
   shard_reduce (c, pc->params_layer, c->bwd_task[l], full, 0, (gint) l, what);
   bucket_reduce (c, plan_ep_dense_params (p, pc->params_layer), c->bwd_task[l], (gint) l, FALSE);
   if (c->last_mb)

@@ -13,21 +13,14 @@ guint
 plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, gint layer,
                  gint micro_batch, const char *fmt, ...)
 {
-  /* the label formatted on the stack (sim_text_vformat), else by GLib */
+  /* the label formatted on the stack, else by GLib (sim_text_vlabel) */
   char buf[256];
+  g_autofree char *slow = NULL;
   va_list ap;
   va_start (ap, fmt);
-  gssize len = sim_text_vformat (buf, sizeof buf, fmt, ap);
+  const char *label = sim_text_vlabel (buf, sizeof buf, &slow, fmt, ap);
   va_end (ap);
-  const char *label = buf;
-  g_autofree char *slow = NULL;
-  if (len < 0)
-    {
-      va_start (ap, fmt);
-      label = slow = g_strdup_vprintf (fmt, ap);
-      va_end (ap);
-      len = (gssize) strlen (slow);
-    }
+  gssize len = (gssize) strlen (label);
   ModelTask t = {
     .id = p->tasks->len,
     .rank = rank,

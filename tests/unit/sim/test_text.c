@@ -168,6 +168,27 @@ test_vformat (void)
   CU_ASSERT_STRING_EQUAL (buf, "abcd");
 }
 
+/* sim_text_label: the stack buffer when the formatter takes the text, GLib's copy otherwise
+ * (a conversion it refuses, or too long), the same text either way. */
+static void
+test_label (void)
+{
+  char buf[16];
+  g_autofree char *slow = NULL;
+  const char *t = sim_text_label (buf, sizeof buf, &slow, "grads L%u", 7u);
+  CU_ASSERT_PTR_EQUAL (t, buf);
+  CU_ASSERT_PTR_NULL (slow);
+  CU_ASSERT_STRING_EQUAL (t, "grads L7");
+  t = sim_text_label (buf, sizeof buf, &slow, "%x shard", 255u);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (slow);
+  CU_ASSERT_PTR_EQUAL (t, slow);
+  CU_ASSERT_STRING_EQUAL (t, "ff shard");
+  g_autofree char *slow2 = NULL;
+  t = sim_text_label (buf, sizeof buf, &slow2, "%s shard", "a name longer than 16");
+  CU_ASSERT_PTR_EQUAL (t, slow2);
+  CU_ASSERT_STRING_EQUAL (t, "a name longer than 16 shard");
+}
+
 int
 main (void)
 {
@@ -179,6 +200,7 @@ main (void)
     { "long text cut in the middle", test_cap },
     { "first control character", test_first_control },
     { "label formatter: g_snprintf's text or a refusal", test_vformat },
+    { "label: on the stack or GLib's copy", test_label },
   };
   return STEPSIM_RUN_TESTS ("sim/text", tests);
 }
