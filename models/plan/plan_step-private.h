@@ -52,7 +52,6 @@ typedef struct
                          * on this rank, or not begun): what the top layer's backward follows */
   guint tied_grad;      /* optimizer in the backward, tied embeddings: the head's gradient of
                          * the shared matrix, held to the embedding's backward (0: none) */
-  double tied_grad_bytes; /* B of it */
   guint fresh_grad;     /* gradient accumulation, tied embeddings: a later micro-batch's new
                          * head gradient, held to the embedding's backward (0: none) */
   guint *w_hold;        /* ZB-H1: per layer, the tensors its W pass needs, held from B */

@@ -290,6 +290,16 @@ produce_gradients (StepCtx *c, double bytes, gboolean layer)
   return 0;
 }
 
+/* B of the head matrix's gradient: a tp rank's V×h (0 when the head is frozen). */
+static double
+head_matrix_grad (const StepCtx *c)
+{
+  const ModelArch *a = plan_cost_arch (c->p); /* a tp rank's vocabulary shard */
+  return c->pc->grad_head > 0 ? model_stack_gradient_bytes (&c->p->stack)
+                                  * (double) a->vocab_size * (double) a->hidden_size
+                              : 0;
+}
+
 /* B of the head matrix's gradient that the backward of the head (`head` TRUE) or of the
  * embedding adds into a gradient already held: autograd sums the pieces of a gradient in
  * place into the first (torch/csrc/autograd/input_buffer.cpp accumulate: old_var.add_(var)
@@ -303,11 +313,9 @@ static double
 head_grad_piece (const StepCtx *c, gboolean head, gboolean both)
 {
   const ModelPlan *p = c->p;
-  if (!(c->pc->grad_head > 0))
+  double g = head_matrix_grad (c);
+  if (!(g > 0))
     return 0;
-  const ModelArch *a = plan_cost_arch (p); /* a tp rank's vocabulary shard */
-  double g = model_stack_gradient_bytes (&p->stack) * (double) a->vocab_size
-             * (double) a->hidden_size;
   if (head)
     return p->stack.framework.loss == MODEL_LOSS_CHUNKED && p->stack.framework.loss_chunks > 1
              ? g : 0;
@@ -337,12 +345,7 @@ accumulates_beside (const StepCtx *c)
 static double
 head_grad_accumulating (const StepCtx *c)
 {
-  const ModelPlan *p = c->p;
-  if (!accumulates_beside (c) || !(c->pc->grad_head > 0))
-    return 0;
-  const ModelArch *a = plan_cost_arch (p); /* a tp rank's vocabulary shard */
-  return model_stack_gradient_bytes (&p->stack) * (double) a->vocab_size
-         * (double) a->hidden_size;
+  return accumulates_beside (c) ? head_matrix_grad (c) : 0;
 }
 
 /* B of a layer's largest gradient tensor (its tp share, as produce_gradients books them):
@@ -361,34 +364,34 @@ largest_layer_grad (const StepCtx *c)
   return elems > 0 ? largest * c->pc->grad_layer / elems : 0;
 }
 
-/* The backward task of the embedding or the head (`name`): after the pending tp/cp
- * collectives, its pass and workspace, its gradients (`*grad_full`: produce_gradients'
- * handle), a piece of the head matrix's gradient added into the held one (`piece` B,
- * head_grad_piece) and the release of its saved activations `act` at its end. Returns the
- * task. */
+/* The backward task of the head (`head` TRUE) or of the embedding, `both` when the other
+ * end is on this rank too: after the pending tp/cp collectives, its pass and workspace, its
+ * gradients (`*grad_full`: produce_gradients' handle), the head matrix's gradient pieces
+ * (head_grad_piece, head_grad_accumulating; under tied embeddings held from the head's
+ * backward to the embedding's) and the release of its saved activations `act` at its end.
+ * Returns the task. */
 static guint
-end_backward (StepCtx *c, const char *name, const ModelPass *pass, double grad, guint act,
-              guint *grad_full, double piece)
+end_backward (StepCtx *c, gboolean head, gboolean both, const ModelPass *pass, double grad,
+              guint act, guint *grad_full)
 {
   ModelPlan *p = c->p;
-  gboolean head = strcmp (name, "head") == 0;
   guint t = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_BACKWARD, -1,
-                             c->mb, "bwd %s mb%d", name, c->mb);
+                             c->mb, "bwd %s mb%d", head ? "head" : "embed", c->mb);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
   plan_task_add_pass (p, pass);
   if (head && tied_step_at_embedding (c) && grad > 0)
     {
       c->tied_grad = plan_task_alloc (p, MODEL_MEM_GRADIENTS, grad, MODEL_EFFECT_AT_START);
-      c->tied_grad_bytes = grad;
       *grad_full = 0;
     }
   else
     *grad_full = produce_gradients (c, grad, FALSE);
+  double piece = head_grad_piece (c, head, both);
   if (piece > 0) /* a transient of the task, not a model state */
     plan_task_workspace (p, piece);
   double fresh = head ? head_grad_accumulating (c) : 0;
-  if (fresh > 0 && p->arch->tied_embeddings && c->hi == c->L && c->lo == 0)
+  if (fresh > 0 && p->arch->tied_embeddings && both)
     /* tied: it waits in the shared matrix's input buffer for the embedding's gradient */
     c->fresh_grad = plan_task_alloc (p, MODEL_MEM_WORKSPACE, fresh, MODEL_EFFECT_AT_START);
   else if (fresh > 0)
@@ -400,7 +403,7 @@ end_backward (StepCtx *c, const char *name, const ModelPass *pass, double grad, 
     }
   if (!head && c->tied_grad != 0)
     {
-      step_pass_in_backward (c, c->tied_grad_bytes);
+      step_pass_in_backward (c, g_array_index (p->handles, ModelMemEffect, c->tied_grad).bytes);
       plan_task_free (p, c->tied_grad, MODEL_EFFECT_AT_END);
       c->tied_grad = 0;
     }
@@ -853,8 +856,8 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
   if (head)
     {
       tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
-      last = end_backward (c, "head", &pc->head.bwd, pc->grad_head, c->act_head,
-                           &c->grad_head_full, head_grad_piece (c, TRUE, embed));
+      last = end_backward (c, TRUE, embed, &pc->head.bwd, pc->grad_head, c->act_head,
+                           &c->grad_head_full);
       if (c->w_hold_head > 0) /* ZB-H1's B: what the head's W needs stays (plan_pp.c) */
         c->head_w_hold = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, c->w_hold_head,
                                           MODEL_EFFECT_AT_END);
@@ -889,9 +892,8 @@ backward_end (StepCtx *c, guint last, gboolean embed, gboolean head)
       return last;
     }
   tp_start = tp_before_backward (c, PLAN_TP_EMBEDDING, -1);
-  guint emb = end_backward (c, "embed", &pc->embedding.bwd, pc->grad_embedding,
-                            c->act_embedding, &c->grad_embedding_full,
-                            head_grad_piece (c, FALSE, head));
+  guint emb = end_backward (c, FALSE, head, &pc->embedding.bwd, pc->grad_embedding,
+                            c->act_embedding, &c->grad_embedding_full);
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
   if (c->last_mb && head)
