@@ -305,18 +305,19 @@ layer_saved_set (const StepCtx *c, PlanSavedSet which, double *sizes)
    * tensor; fewer rows (capacity drops) shrink the tensors in proportion (approximate: the
    * list does not say which are the experts' rows) */
   const double *extra = p->ep.row_extra;
-  double rows = 0, want = 0, cache = 0;
+  double rows = 0, want = 0;
+  gboolean with_cache = FALSE;
   switch (which)
     {
     case PLAN_SAVED_ALL:
       rows = p->ep.on ? extra[0] : 0;
       want = lc->act_saved;
-      cache = 1;
+      with_cache = TRUE;
       break;
     case PLAN_SAVED_SELECTIVE_KEPT:
       rows = p->ep.on ? extra[0] - extra[1] : 0;
       want = lc->act_saved - lc->act_selective;
-      cache = 1;
+      with_cache = TRUE;
       break;
     case PLAN_SAVED_SELECTIVE_RECREATED:
       rows = p->ep.on ? extra[1] : 0;
@@ -339,7 +340,7 @@ layer_saved_set (const StepCtx *c, PlanSavedSet which, double *sizes)
       sizes[i] *= (sum + rows) / sum;
   /* autocast's copies, kept by the forward's graph until the layer's backward (op-level
    * selective books them apart: plan_step_autocast_cache) */
-  cache = cache > 0 ? model_cost_layer_weight_cache (plan_cost_arch (p), &cp) : 0;
+  double cache = with_cache ? model_cost_layer_weight_cache (plan_cost_arch (p), &cp) : 0;
   if (cache > 0)
     sizes[n++] = cache;
   /* The tensor list and the cost's totals are two counts of the same bytes
