@@ -548,11 +548,11 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
              model_parallel_dp_degree (&sc->par), tp * cp > 1 ? "" : " GPUs",
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states,
              order);
-  if (res->n_ranks > 1 && MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1) > 1)
+  ModelMesh mesh;
+  model_parallel_mesh (&sc->par, &mesh);
+  if (res->n_ranks > 1 && a->n_experts > 0 && model_mesh_expert_dp_own (&mesh))
     {
       /* the expert grid each stage carves from its dp·cp·tp ranks (mesh.h) */
-      ModelMesh mesh;
-      model_parallel_mesh (&sc->par, &mesh);
       guint edp = model_mesh_expert_degree (&mesh, MODEL_MESH_EXPERT_DP);
       guint ep = MAX (sc->par.ep, 1), etp = MAX (sc->par.etp, 1);
       g_autofree char *split

@@ -244,6 +244,12 @@ model_mesh_expert_degree (const ModelMesh *mesh, ModelMeshExpertDim dim)
     }
 }
 
+gboolean
+model_mesh_expert_dp_own (const ModelMesh *mesh)
+{
+  return mesh->ep * mesh->etp > 1 || mesh->degree[MODEL_MESH_TP] > 1;
+}
+
 guint
 model_mesh_expert_group (const ModelMesh *mesh, guint rank, ModelMeshExpertDim dim,
                          guint *ranks)

@@ -147,6 +147,13 @@ gboolean model_mesh_shift_keeps_stages (const ModelMesh *mesh, const HwRankShift
 
 /* Degree of an expert dimension: etp, ep, edp = dp·cp·tp / (ep·etp), or etp·ep. */
 guint model_mesh_expert_degree (const ModelMesh *mesh, ModelMeshExpertDim dim);
+/* Whether a MoE model's expert tensors have their own data-parallel group, other than the
+ * dense tensors' dp·cp: when ep·etp > 1, or when tp > 1 (expert-dp = dp·cp·tp / (ep·etp)
+ * then holds tp ranks that routed other tokens to the same replicated experts: Megatron-LM
+ * parallel_state.py _EXPERT_DATA_PARALLEL_GROUP, the group of every expert parameter's
+ * gradient buffer in distributed_data_parallel.py, whatever ep). A mesh property only: the
+ * caller asks it for expert tensors. */
+gboolean model_mesh_expert_dp_own (const ModelMesh *mesh);
 /* The ranks of `rank`'s expert group along `dim` (inside its pipeline stage; capacity
  * model_mesh_size), in increasing order; returns their count. The tp_ep group is the
  * etp·ep consecutive stage-local ranks holding one copy of every expert shard (consecutive

@@ -41,9 +41,11 @@
  *                 distributed optimizer) they are reduce-scattered over expert-dp instead,
  *                 the expert optimizer states and master weights are sharded over
  *                 expert-dp (plan_state_shard_fraction), and the updated expert weights
- *                 all-gathered over it after the step (plan_ep_gather_params). ZeRO-2/3,
- *                 FSDP and hybrid sharding with ep > 1 are refused where a sharded state
- *                 would hold expert tensors.
+ *                 all-gathered over it after the step (plan_ep_gather_params). All this
+ *                 whenever expert-dp is not the dense dp·cp group: ep·etp > 1, or tp > 1
+ *                 (its ranks route other tokens to the same experts;
+ *                 model_mesh_expert_dp_own). ZeRO-2/3, FSDP and hybrid sharding are
+ *                 refused there where a sharded state would hold expert tensors.
  * With context parallelism (cp > 1) a MoE layer on a cp rank routes the rank's own share of
  * the sequence, T = b·s/cp tokens (÷ tp under SP; Megatron's MoE layer sees the [s/cp, b, h]
  * hidden states get_batch_on_this_cp_rank left it): model_ep_dispatch's rows, the expert
@@ -272,7 +274,7 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
                  "(transformer_config.py: bias in MoE is only supported when ETP == 1); use "
                  "etp = 1", etp, arch->name);
   guint stage = model_parallel_stage (par);
-  if (ep * etp > 1 && stage > 0)
+  if (model_mesh_expert_dp_own (&mesh) && stage > 0)
     {
       /* Megatron's distributed optimizer (ZeRO-1) shards expert states over expert-dp,
        * dense ones over dp (plan_state_shard_fraction); gradients sharded as they
@@ -282,13 +284,16 @@ plan_ep_validate (const ModelArch *arch, const ModelStack *stack, const ModelPar
        * weights, frozen experts included) */
       g_autoptr (ModelInventory) inv = model_stack_inventory (stack, arch);
       gboolean trainable_experts = model_ep_trains_experts (inv);
-      if (stage == 3 || (trainable_experts && (stage == 2 || mesh.degree[MODEL_MESH_DP_REPLICATE] > 1)))
+      if (stage == 3
+          || (trainable_experts
+              && (stage == 2 || mesh.degree[MODEL_MESH_DP_REPLICATE] > 1)))
         return fail (error, "group [parallel], key 'data_parallel': ",
-                     "%s with ep = %u, etp = %u is not modelled yet (expert %s would shard "
-                     "over the expert-data-parallel ranks, GPUs / (ep · etp · pp), not over the "
-                     "data-parallel group); use zero1 (Megatron's distributed optimizer: expert "
-                     "states shard over expert-dp) or ddp, or train no expert tensors",
-                     model_parallel_mode_name (par->mode), ep, etp,
+                     "%s with ep = %u, etp = %u, tp = %u is not modelled yet (expert %s would "
+                     "shard over the expert-data-parallel ranks, GPUs / (ep · etp · pp), not "
+                     "over the data-parallel group); use zero1 (Megatron's distributed "
+                     "optimizer: expert states shard over expert-dp) or ddp, or train no "
+                     "expert tensors",
+                     model_parallel_mode_name (par->mode), ep, etp, MAX (par->tp, 1),
                      stage == 3 ? "weights and states" : "gradients");
     }
   if (par->moe_a2a_overlap && !a2a_overlap_check (stack, par, error))
@@ -386,7 +391,7 @@ plan_ep_init (ModelPlan *p)
   g_assert (ok); /* plan_ep_validate */
   ep->on = TRUE;
   guint stage = model_parallel_stage (&p->par);
-  if (ep->params.ep * ep->params.etp > 1 && stage <= 1)
+  if (model_mesh_expert_dp_own (&p->mesh) && stage <= 1)
     {
       /* Megatron-LM reduces expert gradients over the expert-data-parallel group
        * (distributed_data_parallel.py: expert_parallel_buffers on
@@ -694,7 +699,7 @@ plan_ep_gather_params (ModelPlan *p, guint rank, guint after, double bytes)
 {
   /* the distributed optimizer's param all-gather of the expert buffers over expert-dp
    * (distributed_data_parallel.py start_param_sync on expert_parallel_bucket_groups) */
-  if (bytes <= 0 || p->mesh.ep * p->mesh.etp <= 1
+  if (bytes <= 0 || !model_mesh_expert_dp_own (&p->mesh)
       || plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP, TRUE) >= 1)
     return;
   guint id = plan_collective_expert (p, rank, MODEL_STREAM_COMM, MODEL_MESH_EXPERT_DP,

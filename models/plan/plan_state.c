@@ -153,7 +153,7 @@ plan_state_shard_fraction (const ModelPlan *p, ModelMemCategory c, ModelPhase ph
   if (s == MODEL_N_STATES)
     return 1;
   double f = model_parallel_local_fraction (&p->par, s, phase);
-  if (!expert || p->mesh.ep * p->mesh.etp <= 1 || f >= 1)
+  if (!expert || !model_mesh_expert_dp_own (&p->mesh) || f >= 1)
     return f;
   /* Megatron's distributed optimizer shards the expert parameters' buffers over the
    * expert-data-parallel group (distributed_data_parallel.py: expert_parallel_buffers on

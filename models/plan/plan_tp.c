@@ -199,7 +199,7 @@ plan_tp_stage_fractions (const ModelPlan *p, guint64 from_layer, guint64 to_laye
   *dense = selected_fraction (layout, inv, &sel, MODEL_INVENTORY_ALL, trainable);
   sel.expert = 1;
   *expert = selected_fraction (layout, inv, &sel, MODEL_INVENTORY_ALL, trainable);
-  if (p->mesh.ep * p->mesh.etp <= 1) /* experts shard as the rest (trainable_expert 0) */
+  if (!model_mesh_expert_dp_own (&p->mesh)) /* experts shard as the rest */
     *dense += *expert, *expert = 0;
 }
 
@@ -240,7 +240,7 @@ plan_tp_init (ModelPlan *p)
   g_autoptr (ModelTpLayout) layout = model_tp_layout_new (inv, &p->mesh, 1.0, &error);
   g_assert (layout != NULL); /* plan_tp_validate ran model_tp_check */
   tp->trainable = fraction (layout, inv, MODEL_INVENTORY_ALL, TRUE);
-  if (p->mesh.ep * p->mesh.etp > 1)
+  if (model_mesh_expert_dp_own (&p->mesh)) /* their own data-parallel group */
     {
       Selection experts = { .scope = MODEL_INVENTORY_ALL, .expert = 1 };
       tp->trainable_expert = selected_fraction (layout, inv, &experts, MODEL_INVENTORY_ALL, TRUE);

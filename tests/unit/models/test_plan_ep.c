@@ -447,6 +447,55 @@ test_zero1_expert_states_over_edp (void)
   STEPSIM_ASSERT_REL (expert_out, X * 2, 1e-12);
 }
 
+/* Tensor parallelism without expert parallelism (tp 2 + SP, ep = etp = 1) under ZeRO-1 on 8
+ * GPUs: each tp rank routes its own s/tp tokens through the same replicated experts, so
+ * their gradients differ across the tp pair and Megatron reduces them over the
+ * expert-data-parallel group, dp·cp·tp / (ep·etp) = 8 ranks (parallel_state.py
+ * _EXPERT_DATA_PARALLEL_GROUP; distributed_data_parallel.py puts every expert parameter in
+ * the expert buffers, whatever ep), not over dp = 4 as the dense ones. With X = experts =
+ * 4 · 8 · 3 · h · i whole on every rank and D a tp rank's dense parameters (weights
+ * 2·(D + X) B unsharded, so D = weights / 2 − X): Adam 8·(D/4 + X/8) B, and each layer's
+ * expert gradients one reduce-scatter over all 8 ranks, Σ X·g B. Reducing them over dp
+ * only (the tp ranks' expert gradients never summed) gives 8·(D + X)/4 and 4-rank groups. */
+static void
+test_tp_expert_grads_over_edp (void)
+{
+  g_autoptr (ModelArch) a = tiny_moe ();
+  ModelStack st = bf16_stack (512);
+  const double h = 256, i = 688, L = 4, X = L * 8 * 3 * h * i;
+  const double g = model_stack_gradient_bytes (&st);
+  ModelParallel par = ep_par (8, 1);
+  par.tp = 2;
+  par.sequence_parallel = TRUE;
+  par.mode = MODEL_DP_ZERO1;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &st, &par, &error);
+  if (p == NULL)
+    g_printerr ("\n  %s\n", error->message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double D = model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS) / 2 - X;
+  CU_ASSERT (D > 0);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_OPTIMIZER_STATE),
+                      8 * (D / 4 + X / 8), 1e-12);
+  double expert_in = 0;
+  guint n_expert = 0;
+  gboolean all8 = TRUE;
+  for (guint k = 0; k < model_plan_n_tasks (p); k++)
+    {
+      const ModelTask *t = model_plan_task (p, k);
+      if (t->rank != 0 || t->kind != MODEL_TASK_KIND_COLLECTIVE
+          || strstr (t->label, "expert grads") == NULL)
+        continue;
+      const ModelCollective *col = model_plan_collective (p, (guint) t->collective);
+      all8 = all8 && col->kind == HW_COLLECTIVE_REDUCE_SCATTER && col->n_ranks == 8;
+      expert_in += t->bytes;
+      n_expert++;
+    }
+  CU_ASSERT (all8);
+  CU_ASSERT_EQUAL (n_expert, 4);
+  STEPSIM_ASSERT_REL (expert_in, X * g, 1e-12);
+}
+
 /* Pipeline stages of a model whose layers differ (DeepSeek-V2-Lite cut to 4 layers: layer
  * 0 dense, 1–3 MoE with 64 experts of 3 · 2048 · 1408 = 8,650,752 parameters each) under
  * ep 8, pp 2 on 16 GPUs: a rank of stage 0 holds the embedding (102400 · 2048), the dense
@@ -1154,6 +1203,12 @@ test_bad_settings (void)
   expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "expert-data-parallel");
   par.mode = MODEL_DP_FSDP_FULL_SHARD;
   expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "weights");
+  /* tp 2 at ep = etp = 1: expert-dp (dp·tp) is not dp, so ZeRO-2 is refused the same way */
+  par = ep_par (8, 1);
+  par.tp = 2;
+  par.sequence_parallel = TRUE;
+  par.mode = MODEL_DP_ZERO2;
+  expect_refusal (a, &st, &par, "group [parallel], key 'data_parallel'", "tp = 2");
   /* [moe] a2a_overlap: Megatron's asserts and what the combined schedule models */
   par = ep_par (8, 1);
   par.moe_a2a_overlap = TRUE;
@@ -1201,6 +1256,8 @@ main (void)
     { "DDP: expert gradients all-reduced over expert-dp, not dp", test_expert_grads_over_edp },
     { "ZeRO-1: expert states sharded and reduced over expert-dp, dense over dp",
       test_zero1_expert_states_over_edp },
+    { "tp 2, ep 1: expert gradients and states over expert-dp = dp·tp, not dp",
+      test_tp_expert_grads_over_edp },
     { "pp: stage states of dense and MoE layers (DeepSeek-V2-Lite cut)",
       test_stage_states_heterogeneous_layers },
     { "Megatron's dispatcher sorts received rows by local expert and back",
