@@ -261,10 +261,21 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
        * partitioner saves the e-byte input chunk (the upcast is recomputable) and the
        * reductions' per-token outputs (ban_recompute_reductions), and the backward's one
        * point-wise kernel writes the chunk's gradient in the chunk's dtype (the cast's
-       * backward fused in): e·T·V/n. Measured, torchtune's README table (Llama 3.2 3B,
+       * backward fused in): e·T·V/n. That gradient is made beside all n saved chunks:
+       * autograd's engine pops the ready node of highest sequence_nr first (torch/csrc/
+       * autograd/engine.h ReadyQueue), and the loss's nodes were made after the model's,
+       * so every chunk's CompiledFunctionBackward runs before the head's first mm
+       * backward, the last chunk's first; AOTAutograd clears the node's saved tensors and
+       * steals its argument list (runtime_wrappers.py: ctx.maybe_clear_saved_tensors(),
+       * call_func_at_runtime_with_args(..., steal_args=True)), so the chunk dies inside
+       * the compiled backward, but after the kernel that reads it; Inductor writes no
+       * output into a graph input (wrapper.py can_reuse), and a donated buffer
+       * (functorch config donated_buffer, 2.6) is a saved tensor aliasing no forward
+       * input, which the chunk is not. Measured, torchtune's README table (Llama 3.2 3B,
        * 8,192 tokens, compiled chunked loss under checkpointing and activation offload):
        * LoRA 8.5 GiB and QLoRA 4.6 GiB peak active, each the model states plus the e-byte
-       * chunks (1.96 GiB) within 0.02 GiB, no fp32 chunk beside them. */
+       * chunks (1.96 GiB) within 0.05 GiB: no fp32 chunk beside them, nor, it seems, the
+       * chunk's gradient; that gap is open (doc/held-out-memory.md, M14g). */
       if (p->compile)
         {
           m = loss_new (e * TV + 4 * d->T, e * TV + 2 * e * TV);

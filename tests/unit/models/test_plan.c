@@ -292,6 +292,71 @@ test_autocast_head_cast (void)
     }
 }
 
+/* B of rank 0's task `label`'s effects in `category` taking effect `when`, allocations
+ * (sign +1) or frees (sign −1); `largest` the largest one's (each with its sign). */
+static double
+task_effects (const ModelPlan *p, const char *label, ModelMemCategory category,
+              ModelEffectWhen when, double sign, double *largest)
+{
+  double sum = 0;
+  *largest = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || strcmp (t->label, label) != 0)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->category == category && m->when == when && sign * m->bytes > 0)
+            {
+              sum += m->bytes;
+              if (fabs (m->bytes) > fabs (*largest))
+                *largest = m->bytes;
+            }
+        }
+    }
+  return sum;
+}
+
+/* The compiled chunked cross-entropy at the head's backward (models/ops/cost_ends.c
+ * loss_memory), LoRA (the tied head frozen: no weight-gradient piece): autograd runs all
+ * n chunks' CompiledFunctionBackward before the head's mm backwards (the engine pops the
+ * highest sequence_nr first; the loss's nodes were made after the model's), and the first
+ * writes its chunk's gradient while all n saved e-byte chunks are alive (it frees its own
+ * saved chunk only after the kernel that reads it; Inductor never writes an output into a
+ * graph input). So "bwd head" allocates one chunk's gradient, e·T·V/n, at its start, and
+ * frees the head's saved tensors, the n chunks among them, at its end, not before. Tiny
+ * model, bf16, b·s = 256 tokens, V = 1000, n = 8: 64,000 B beside 512,000 B of chunks. */
+static void
+test_compiled_chunked_head_backward (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.precision = MODEL_PRECISION_BF16;
+  s.framework.loss = MODEL_LOSS_CHUNKED;
+  s.framework.loss_chunks = 8;
+  s.framework.compile = TRUE;
+  s.finetune.method = MODEL_FINETUNE_LORA;
+  s.finetune.rank = 8;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, &error);
+  g_assert_no_error (error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  double chunks = 2.0 * 256 * 1000, largest;
+  ModelCostParams cp = model_stack_cost_params (&s);
+  double saved = model_cost_head (a, &cp).act_saved;
+  CU_ASSERT_TRUE (saved >= chunks);
+  /* the gradient: the task's only workspace, one chunk, from its start */
+  STEPSIM_ASSERT_REL (task_effects (p, "bwd head mb0", MODEL_MEM_WORKSPACE, MODEL_EFFECT_AT_START,
+                                    1, &largest), chunks / 8, 1e-12);
+  /* the saved chunks: freed at the task's end only */
+  STEPSIM_ASSERT_REL (task_effects (p, "bwd head mb0", MODEL_MEM_ACTIVATIONS, MODEL_EFFECT_AT_END,
+                                    -1, &largest), -saved, 1e-12);
+  CU_ASSERT_EQUAL (task_effects (p, "bwd head mb0", MODEL_MEM_ACTIVATIONS, MODEL_EFFECT_AT_START,
+                                 -1, &largest), 0);
+}
+
 /* The load's peak (plan_state.c model_plan_load_peak_bytes). The tiny model's largest
  * layer matrix is the MLP's 688 × 256 = 176,128 elements, its largest root tensor the
  * untied 1000 × 256 = 256,000 head (or embedding). QLoRA in bf16: the 16-bit copy of the
@@ -498,6 +563,8 @@ main (void)
     { "load peak: QLoRA's quantization and fp32-cast transients", test_load_peak },
     { "autocast weight cache under checkpointing", test_autocast_cache_under_checkpointing },
     { "autocast: the head's cast weight lives to the head's backward", test_autocast_head_cast },
+    { "compiled chunked loss: one chunk's gradient beside all saved chunks",
+      test_compiled_chunked_head_backward },
     { "model and hardware FLOPs", test_flops },
     { "schedule order", test_order },
     { "inconsistent stack rejected", test_rejects_bad_stack },
