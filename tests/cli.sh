@@ -1552,6 +1552,20 @@ check "MoE run: /summary moe_dispatcher; allgather exposes more EP time and a lo
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o tr.h5 --set cluster.nodes=2 --set finetune.targets=all_linear >tr.out 2>&1
 check "MoE run: the experts line says frozen experts have no gradients, trained ones are all-reduced" \
   sh -c "grep -q 'expert data parallel over 2 GPUs: the experts are frozen' fr.out && grep -q 'expert data parallel over 2 GPUs: expert gradients all-reduced' tr.out"
+# [finetune] targets as a list of projections (PEFT target_modules): the summary names them in
+# canonical order and counts their adapters only (Mixtral's q, v: 32 layers × 16 × (2·4096 +
+# 1024 + 4096) = 6,815,744); a list naming nothing in the model, or an unknown name, is one
+# error naming the group and key, exit 1, no output file
+"$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o tl.h5 --set 'finetune.targets=v_proj, q' >tl.out 2>&1
+check "finetune targets list: the summary names q,v and counts their adapters" \
+  grep -q '^finetune   LoRA rank 16 on q,v: 6,815,744 trainable parameters' tl.out
+rm -f tlx.h5
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -o tlx.h5 --set finetune.method=lora --set finetune.targets=router >/dev/null 2>tl.err; rc=$?
+check "finetune targets naming no projection of the model: exit 1, group and key named, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \\[finetune\\], key 'targets': 'router' names no projection of model 'llama-3.2-1b'\" tl.err && [ ! -e tlx.h5 ]"
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -o tlx.h5 --set finetune.method=lora --set 'finetune.targets=q,,v' >/dev/null 2>tl.err; rc=$?
+check "finetune targets with an empty item: exit 1, group and key named, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'targets': LoRA targets 'q,,v' has an empty item\" tl.err && [ ! -e tlx.h5 ]"
 "$STEPSIM" run "$srcdir/scenarios/deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100.ini" -q -o dsv3.h5 >/dev/null 2>&1
 "$STEPSIM" plot memory dsv3.h5 -o dsv3.png --rank 5 >/dev/null 2>pr.err; rc=$?
 check "plot memory --rank of a rank not replayed: exit 1 saying it is in a replayed rank's class" \

@@ -617,10 +617,11 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
     {
       double n = model_stack_trainable_params (s, a);
       g_autofree char *tr = sim_text_group_digits ((guint64) n);
+      g_autofree char *targets = model_finetune_targets_text (&s->finetune);
       fprintf (out, "finetune   %s rank %" G_GUINT64_FORMAT " on %s: %s trainable parameters "
                     "(%.2f %%)%s\n",
                s->finetune.method == MODEL_FINETUNE_QLORA ? "QLoRA" : "LoRA", s->finetune.rank,
-               model_finetune_targets_name (s->finetune.targets), tr,
+               targets, tr,
                100 * n / ((double) model_arch_n_params (a) + n),
                s->finetune.method != MODEL_FINETUNE_QLORA ? ""
                : s->finetune.double_quant             ? ", NF4 base, double quantization"

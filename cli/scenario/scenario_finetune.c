@@ -2,7 +2,9 @@
  *
  *   [finetune] method       = none | lora | qlora     (default none: full fine-tuning)
  *              rank         = 16                      LoRA rank r (default 8, PEFT's)
- *              targets      = all_linear | attention | qv   (default all_linear)
+ *              targets      = all_linear | attention | qv   (default all_linear), or a
+ *                             comma-separated list of q, k, v, o, gate, up, down, router
+ *                             (PEFT's target_modules; HF names q_proj … down_proj too)
  *              double_quant = true | false            QLoRA only (default true)
  *              dequantize   = true | false            MXFP4 checkpoints (gpt_oss): upcast the
  *                                                     frozen experts to the weight dtype at load
@@ -39,7 +41,7 @@ get_method (GKeyFile *kf, ModelFinetuneMethod *out, GError **error)
 }
 
 static gboolean
-get_targets (GKeyFile *kf, ModelLoraTargets *out, GError **error)
+get_targets (GKeyFile *kf, ModelFinetune *out, GError **error)
 {
   g_autofree char *v = cli_scenario_get_raw (kf, "finetune", "targets", FALSE, NULL);
   if (v != NULL && !model_finetune_targets_from_string (v, out, error))
@@ -54,8 +56,17 @@ cli_scenario_load_finetune (GKeyFile *kf, CliScenario *sc, GError **error)
   model_finetune_init_defaults (f);
   if (!g_key_file_has_group (kf, "finetune"))
     return TRUE;
-  if (!get_method (kf, &f->method, error) || !get_targets (kf, &f->targets, error))
+  if (!get_method (kf, &f->method, error) || !get_targets (kf, f, error))
     return FALSE;
+  if (model_finetune_active (f) && f->targets == MODEL_LORA_MODULES
+      && model_finetune_layer_adapter_params (sc->arch, f) == 0)
+    {
+      g_autofree char *t = model_finetune_targets_text (f);
+      return fail_key ("targets",
+                       g_strdup_printf ("'%s' names no projection of model '%s'", t,
+                                        sc->arch->name),
+                       error);
+    }
   /* a rank below the largest smaller side of a targeted projection (else no adapter would
    * be low-rank); without an active method, any rank a hidden size could take */
   guint64 max = model_finetune_max_rank (sc->arch, f);

@@ -28,10 +28,24 @@ model_finetune_method_name (ModelFinetuneMethod m)
   return (guint) m < G_N_ELEMENTS (method_names) - 1 ? method_names[m] : "?";
 }
 
-const char *
-model_finetune_targets_name (ModelLoraTargets t)
+/* A list's names (module_names[i] is bit i of ModelLoraModule) and their HF Llama names. */
+static const char *const module_names[] = { "q", "k", "v", "o", "gate", "up", "down",
+                                            "router", NULL };
+static const char *const module_hf_names[] = { "q_proj", "k_proj", "v_proj", "o_proj",
+                                               "gate_proj", "up_proj", "down_proj", NULL };
+
+char *
+model_finetune_targets_text (const ModelFinetune *f)
 {
-  return (guint) t < G_N_ELEMENTS (targets_names) - 1 ? targets_names[t] : "?";
+  g_return_val_if_fail (f != NULL, NULL);
+  if (f->targets != MODEL_LORA_MODULES)
+    return g_strdup ((guint) f->targets < G_N_ELEMENTS (targets_names) - 1
+                       ? targets_names[f->targets] : "?");
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; module_names[i] != NULL; i++)
+    if (f->modules & (1u << i))
+      g_string_append_printf (s, "%s%s", s->len > 0 ? "," : "", module_names[i]);
+  return g_string_free (s, FALSE);
 }
 
 
@@ -45,13 +59,69 @@ model_finetune_method_from_string (const char *s, ModelFinetuneMethod *out, GErr
   return TRUE;
 }
 
-gboolean
-model_finetune_targets_from_string (const char *s, ModelLoraTargets *out, GError **error)
+/* One list item: its ModelLoraModule bit, or 0 with `error` set. */
+static guint
+module_bit (const char *name, GError **error)
 {
+  for (guint i = 0; module_hf_names[i] != NULL; i++)
+    if (strcmp (name, module_hf_names[i]) == 0)
+      return 1u << i;
   int v;
-  if (!sim_text_lookup (targets_names, "LoRA targets", s, &v, error))
-    return FALSE;
-  *out = (ModelLoraTargets) v;
+  if (!sim_text_lookup (module_names, "LoRA target projection", name, &v, error))
+    return 0;
+  return 1u << v;
+}
+
+gboolean
+model_finetune_targets_from_string (const char *s, ModelFinetune *f, GError **error)
+{
+  g_return_val_if_fail (s != NULL && f != NULL, FALSE);
+  if (strchr (s, ',') == NULL)
+    {
+      for (guint i = 0; targets_names[i] != NULL; i++)
+        if (strcmp (s, targets_names[i]) == 0)
+          {
+            f->targets = (ModelLoraTargets) i;
+            return TRUE;
+          }
+      /* one projection alone ("q") is a list of one; else name the presets too */
+      GError *e = NULL;
+      g_autofree char *item = g_strstrip (g_strdup (s));
+      guint bit = module_bit (item, &e);
+      if (bit == 0)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "unknown LoRA targets '%s' (expected all_linear, attention, qv, or a "
+                       "comma-separated list of q, k, v, o, gate, up, down, router)", s);
+          g_error_free (e);
+          return FALSE;
+        }
+      f->targets = MODEL_LORA_MODULES, f->modules = bit;
+      return TRUE;
+    }
+  g_auto (GStrv) items = g_strsplit (s, ",", -1);
+  guint mask = 0;
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      const char *item = g_strstrip (items[i]);
+      if (*item == '\0')
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "LoRA targets '%s' has an empty item", s);
+          return FALSE;
+        }
+      guint bit = module_bit (item, error);
+      if (bit == 0)
+        return FALSE;
+      if (mask & bit)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "LoRA targets '%s' names '%s' twice", s, item);
+          return FALSE;
+        }
+      mask |= bit;
+    }
+  f->targets = MODEL_LORA_MODULES, f->modules = mask;
   return TRUE;
 }
 

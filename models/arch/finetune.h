@@ -50,13 +50,32 @@ typedef enum
   MODEL_LORA_ALL_LINEAR,
   MODEL_LORA_ATTENTION,
   MODEL_LORA_QV,
+  MODEL_LORA_MODULES, /* the projections ModelFinetune.modules names (PEFT target_modules) */
 } ModelLoraTargets;
+
+/* The projections a targets list names (ModelFinetune.modules, a mask of these): PEFT's
+ * target_modules by the HF Llama module names, torchtune's lora_attn_modules and
+ * apply_lora_to_mlp. q, k and v also name a fused qkv projection (gpt2 c_attn, mpt Wqkv)
+ * and MLA's down/up projections (q: q_a, q_b; k and v: kv_a, kv_b); gate, up and down a
+ * shared expert's too. */
+typedef enum
+{
+  MODEL_LORA_MODULE_Q = 1u << 0,
+  MODEL_LORA_MODULE_K = 1u << 1,
+  MODEL_LORA_MODULE_V = 1u << 2,
+  MODEL_LORA_MODULE_O = 1u << 3,
+  MODEL_LORA_MODULE_GATE = 1u << 4,
+  MODEL_LORA_MODULE_UP = 1u << 5,
+  MODEL_LORA_MODULE_DOWN = 1u << 6,
+  MODEL_LORA_MODULE_ROUTER = 1u << 7,
+} ModelLoraModule;
 
 typedef struct
 {
   ModelFinetuneMethod method;
   guint64 rank;             /* r >= 1 */
   ModelLoraTargets targets;
+  guint modules;            /* MODEL_LORA_MODULES: a non-empty mask of ModelLoraModule */
   gboolean double_quant;    /* QLoRA: quantize the absmax constants too */
   gboolean dequantize;      /* an MXFP4 checkpoint's frozen experts (gpt_oss) upcast to the
                                weight dtype at load (transformers Mxfp4Config(dequantize=True))
@@ -67,14 +86,21 @@ typedef struct
  * (QLoRA's setting), MXFP4 experts kept (dequantize off). */
 void model_finetune_init_defaults (ModelFinetune *f);
 
-/* Name tables: "none", "lora", "qlora"; "all_linear", "attention", "qv". Parsing errors are
- * G_KEY_FILE_ERROR_INVALID_VALUE listing the accepted names. */
+/* Name tables: "none", "lora", "qlora". Parsing errors are G_KEY_FILE_ERROR_INVALID_VALUE
+ * listing the accepted names. */
 const char *model_finetune_method_name (ModelFinetuneMethod m);
-const char *model_finetune_targets_name (ModelLoraTargets t);
 gboolean model_finetune_method_from_string (const char *s, ModelFinetuneMethod *out,
                                             GError **error);
-gboolean model_finetune_targets_from_string (const char *s, ModelLoraTargets *out,
-                                             GError **error);
+/* LoRA targets from text: a preset, "all_linear", "attention" or "qv", or a comma-separated
+ * list of projections, each "q", "k", "v", "o", "gate", "up", "down" or "router" (or its HF
+ * Llama module name: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; blanks
+ * around a name ignored), setting f->targets and, for a list, f->modules. Errors
+ * (G_KEY_FILE_ERROR_INVALID_VALUE): an unknown name (the message lists the accepted ones),
+ * an empty item, a name given twice; `f` is unchanged then. */
+gboolean model_finetune_targets_from_string (const char *s, ModelFinetune *f, GError **error);
+/* f's targets as text, the preset's name or the list in canonical order ("q,v,o,gate,up,
+ * down"); newly allocated. */
+char *model_finetune_targets_text (const ModelFinetune *f);
 
 /* TRUE for LoRA and QLoRA. */
 gboolean model_finetune_active (const ModelFinetune *f);

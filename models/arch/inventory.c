@@ -201,6 +201,33 @@ add_norm (Builder *b, const char *module, gboolean in_layer, gboolean bias)
     add (b, module, in_layer, "bias", MODEL_TENSOR_NORM, TRUE, 1, h, 1, 1);
 }
 
+/* The ModelLoraModule bits that name a projection role in a targets list (finetune.h); 0
+ * for a tensor no list names (the shared expert's sigmoid gate, MTP's eh_proj, heads). */
+static guint
+role_module (ModelTensorRole r)
+{
+  switch (r)
+    {
+    case MODEL_TENSOR_Q:
+    case MODEL_TENSOR_Q_A:
+    case MODEL_TENSOR_Q_B: return MODEL_LORA_MODULE_Q;
+    case MODEL_TENSOR_K: return MODEL_LORA_MODULE_K;
+    case MODEL_TENSOR_V: return MODEL_LORA_MODULE_V;
+    case MODEL_TENSOR_QKV: return MODEL_LORA_MODULE_Q | MODEL_LORA_MODULE_K | MODEL_LORA_MODULE_V;
+    case MODEL_TENSOR_KV_A:
+    case MODEL_TENSOR_KV_B: return MODEL_LORA_MODULE_K | MODEL_LORA_MODULE_V;
+    case MODEL_TENSOR_ATTN_OUT: return MODEL_LORA_MODULE_O;
+    case MODEL_TENSOR_MLP_GATE:
+    case MODEL_TENSOR_SHARED_GATE: return MODEL_LORA_MODULE_GATE;
+    case MODEL_TENSOR_MLP_UP:
+    case MODEL_TENSOR_SHARED_UP: return MODEL_LORA_MODULE_UP;
+    case MODEL_TENSOR_MLP_DOWN:
+    case MODEL_TENSOR_SHARED_DOWN: return MODEL_LORA_MODULE_DOWN;
+    case MODEL_TENSOR_ROUTER: return MODEL_LORA_MODULE_ROUTER;
+    default: return 0;
+    }
+}
+
 /* PEFT target_modules for each projection role (finetune.h). */
 static gboolean
 targeted (ModelTensorRole r, const ModelFinetune *f)
@@ -212,6 +239,7 @@ targeted (ModelTensorRole r, const ModelFinetune *f)
     case MODEL_LORA_ALL_LINEAR: return TRUE; /* the MoE router too: an nn.Linear */
     case MODEL_LORA_ATTENTION: return r <= MODEL_TENSOR_ATTN_OUT;
     case MODEL_LORA_QV: return r == MODEL_TENSOR_Q || r == MODEL_TENSOR_V || r == MODEL_TENSOR_QKV;
+    case MODEL_LORA_MODULES: return (f->modules & role_module (r)) != 0;
     }
   return FALSE;
 }

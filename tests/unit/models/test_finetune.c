@@ -47,6 +47,51 @@ test_mixtral_counts (void)
   CU_ASSERT_EQUAL (model_finetune_max_rank (a, &qv), 4096);
 }
 
+/* A targets list (PEFT's target_modules): torchtune's Llama 3.2 3B LoRA recipe
+ * (3B_lora_single_device.yaml: lora_attn_modules q_proj, v_proj, output_proj;
+ * apply_lora_to_mlp) at r 64, h 3072, 24 q and 8 kv heads of 128, i 8192: per layer q
+ * 3072+3072, v 3072+1024, o 3072+3072, gate and up 3072+8192, down 8192+3072 = 50,176,
+ * × 64 × 28 layers = 89,915,392 (all_linear's 97,255,424 less k's 28 × 64 × (3072+1024)).
+ * The presets as lists: "q_proj, v_proj" is qv and q,k,v,o,gate,up,down all_linear on a
+ * dense Llama (PEFT 4,194,304 and 39,976,960 on Llama-2-7B, above); on Mixtral the list
+ * without router is all_linear less the router's 32 × 16 × (4096+8). The text is
+ * canonical whatever the order; bad lists are refused and leave the settings alone. */
+static void
+test_targets_list (void)
+{
+  g_autoptr (ModelArch) l3 = shipped ("llama-3.2-3b");
+  g_autoptr (ModelArch) l2 = shipped ("llama-2-7b");
+  g_autoptr (ModelArch) mx = shipped ("mixtral-8x7b");
+  ModelFinetune f = ft (MODEL_FINETUNE_LORA, 64, MODEL_LORA_ALL_LINEAR);
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("down_proj, q, v,o , gate,up", &f, &e));
+  CU_ASSERT_EQUAL (f.targets, MODEL_LORA_MODULES);
+  CU_ASSERT_EQUAL (l3->n_layers * model_finetune_layer_adapter_params (l3, &f), 89915392);
+  g_autofree char *text = model_finetune_targets_text (&f);
+  CU_ASSERT_STRING_EQUAL (text, "q,v,o,gate,up,down");
+  f.rank = 8;
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("q_proj, v_proj", &f, &e));
+  CU_ASSERT_EQUAL (l2->n_layers * model_finetune_layer_adapter_params (l2, &f), 4194304);
+  f.rank = 16;
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("q,k,v,o,gate,up,down", &f, &e));
+  CU_ASSERT_EQUAL (l2->n_layers * model_finetune_layer_adapter_params (l2, &f), 39976960);
+  CU_ASSERT_EQUAL (mx->n_layers * model_finetune_layer_adapter_params (mx, &f),
+                   242225152 - 32 * 16 * (4096 + 8));
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("router", &f, &e));
+  CU_ASSERT_EQUAL (model_finetune_layer_adapter_params (l2, &f), 0);
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("qv", &f, &e));
+  CU_ASSERT_EQUAL (f.targets, MODEL_LORA_QV);
+  const char *bad[] = { "q,,v", "q, q_proj", "q, query", "qq", "q," };
+  const char *why[] = { "empty item", "twice", "query", "qq", "empty item" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_clear_error (&e);
+      CU_ASSERT_FALSE (model_finetune_targets_from_string (bad[i], &f, &e));
+      CU_ASSERT_TRUE (e != NULL && strstr (e->message, why[i]) != NULL);
+      CU_ASSERT_EQUAL (f.targets, MODEL_LORA_QV);
+    }
+}
+
 /* LoRA paper (Hu et al. 2021) Table 4: GPT-3 175B with adapters on W_q and W_v, 4.7M
  * trainable parameters at r = 1 and 37.7M at r = 8: 96 layers × r × 2 × (12288 + 12288) =
  * 4,718,592·r. GPT-2-style models fuse q, k, v (c_attn, h → 3h): the adapter on the fused
@@ -230,6 +275,7 @@ main (void)
     { "PEFT's Llama-2-7B trainable counts", test_peft_llama2_counts },
     { "LoRA paper GPT-3 175B counts (Table 4)", test_lora_paper_gpt3_counts },
     { "Mixtral: router included, rank bound", test_mixtral_counts },
+    { "targets as a list of projections (PEFT target_modules)", test_targets_list },
     { "QLoRA quantizes exactly the layer matrices", test_linear_params_are_the_matrices },
     { "NF4 constants 0.5 and 0.127 bit", test_nf4_constants },
     { "stored bytes: frozen base, adapter states", test_stored_bytes },
