@@ -221,11 +221,14 @@ test_effects_balance (void)
     }
 }
 
-/* Activation bytes rank 0's task `label` allocates (sign +1) or frees (sign −1). */
+/* B of rank 0's task `label`'s effects in `category` taking effect `when` (any when < 0),
+ * allocations (sign +1) or frees (sign −1); `largest` (may be NULL) the largest one's (each
+ * with its sign). */
 static double
-task_activations (const ModelPlan *p, const char *label, double sign)
+task_effects (const ModelPlan *p, const char *label, ModelMemCategory category, gint when,
+              double sign, double *largest)
 {
-  double sum = 0;
+  double sum = 0, big = 0;
   for (guint i = 0; i < model_plan_n_tasks (p); i++)
     {
       const ModelTask *t = model_plan_task (p, i);
@@ -234,11 +237,25 @@ task_activations (const ModelPlan *p, const char *label, double sign)
       for (guint e = 0; e < t->n_effects; e++)
         {
           const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->category == MODEL_MEM_ACTIVATIONS && sign * m->bytes > 0)
-            sum += m->bytes;
+          if (m->category == category && (when < 0 || (gint) m->when == when)
+              && sign * m->bytes > 0)
+            {
+              sum += m->bytes;
+              if (fabs (m->bytes) > fabs (big))
+                big = m->bytes;
+            }
         }
     }
+  if (largest != NULL)
+    *largest = big;
   return sum;
+}
+
+/* Activation bytes rank 0's task `label` allocates (sign +1) or frees (sign −1). */
+static double
+task_activations (const ModelPlan *p, const char *label, double sign)
+{
+  return task_effects (p, label, MODEL_MEM_ACTIVATIONS, -1, sign, NULL);
 }
 
 /* Autocast's weight cache under full checkpointing (models/plan/plan_ckpt.c): a
@@ -290,33 +307,6 @@ test_autocast_head_cast (void)
       STEPSIM_ASSERT_REL (fwd, saved + (amp ? copy : 0), 1e-12);
       STEPSIM_ASSERT_REL (task_activations (p, "bwd head mb0", -1), -fwd, 1e-12);
     }
-}
-
-/* B of rank 0's task `label`'s effects in `category` taking effect `when`, allocations
- * (sign +1) or frees (sign −1); `largest` the largest one's (each with its sign). */
-static double
-task_effects (const ModelPlan *p, const char *label, ModelMemCategory category,
-              ModelEffectWhen when, double sign, double *largest)
-{
-  double sum = 0;
-  *largest = 0;
-  for (guint i = 0; i < model_plan_n_tasks (p); i++)
-    {
-      const ModelTask *t = model_plan_task (p, i);
-      if (t->rank != 0 || strcmp (t->label, label) != 0)
-        continue;
-      for (guint e = 0; e < t->n_effects; e++)
-        {
-          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
-          if (m->category == category && m->when == when && sign * m->bytes > 0)
-            {
-              sum += m->bytes;
-              if (fabs (m->bytes) > fabs (*largest))
-                *largest = m->bytes;
-            }
-        }
-    }
-  return sum;
 }
 
 /* The compiled chunked cross-entropy at the head's backward (models/ops/cost_ends.c
