@@ -667,6 +667,59 @@ sim_fluid_lone_end (const SimFluid *fluid, double now, double amount, double lat
   return isinf (rate) ? join : join + amount / rate;
 }
 
+gboolean
+sim_fluid_run_lone (SimFluid *fluid, double amount, double latency, const SimUse *uses,
+                    guint n_uses, double *end)
+{
+  g_return_val_if_fail (fluid != NULL && end != NULL, FALSE);
+  g_return_val_if_fail (isfinite (amount) && amount > 0.0, FALSE);
+  g_return_val_if_fail (isfinite (latency) && latency >= 0.0, FALSE);
+  g_return_val_if_fail (n_uses == 0 || uses != NULL, FALSE);
+  /* an idle fluid: no activity (latent or sharing), no event of its own pending, nothing
+   * dirty, and no other done callback of this completion's batch still to run */
+  if (fluid->no_lone || fluid->n_live != 0 || fluid->completion_event != 0
+      || fluid->completion_reserved || fluid->flush_event != 0 || fluid->dirty_res.len > 0
+      || fluid->dirty_acts.len > 0 || (fluid->done_busy && fluid->done_left != 0)
+      || latency <= 0.0)
+    return FALSE;
+  /* the uses sim_fluid_start would give it; join_lone and leave_lone take 1 or 2 */
+  SimFluidActivity a;
+  a.slots = a.inline_slots;
+  gboolean ok = n_uses <= SIM_FLUID_INLINE_USES && copy_uses (fluid, uses, n_uses, &a);
+  if (!ok || a.n_uses == 0 || a.n_uses > LONE_MAX_USES)
+    return FALSE; /* (copy_uses kept the inline storage: nothing to free) */
+  double level = INFINITY;
+  for (guint u = 0; u < a.n_uses; u++)
+    {
+      const SimFluidResource *r = get_resource (fluid, a.uses[u].resource);
+      if (fluid->load_func != NULL && !r->quiet)
+        return FALSE; /* its load reports would be due */
+      level = MIN (level, r->capacity / a.uses[u].weight);
+    }
+  double rate = MAX (level, 0.0); /* no bound: solve_trivial's rate */
+  double now = fluid_now (fluid), join = now + latency, fin = join + amount / rate;
+  if (!(rate > 0.0) || !isfinite (fin) || !(fin > now)
+      || !sim_engine_would_fire_next (fluid->engine, fin))
+    return FALSE;
+  /* sim_fluid_start: a creation number and the latency event's sequence number; the event
+   * fires (nothing is due before it) and join_lone solves the one component */
+  fluid->next_seq++;
+  guint64 seq = sim_engine_reserve (fluid->engine);
+  gboolean fired = sim_engine_fire_reserved (fluid->engine, seq, join);
+  g_assert (fired);
+  fluid->epoch++;
+  fluid->n_solves++;
+  /* its completion event, reserved and fired in place; leave_lone solves each resource */
+  fluid->completion_time = fin;
+  fluid->completion_seq = sim_engine_reserve (fluid->engine);
+  fired = sim_engine_fire_reserved (fluid->engine, fluid->completion_seq, fin);
+  g_assert (fired);
+  fluid->epoch++;
+  fluid->n_solves += a.n_uses;
+  *end = fin;
+  return TRUE;
+}
+
 double
 sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id)
 {
@@ -870,12 +923,15 @@ on_completion (SimEngine *engine, gpointer user_data)
       flush (fluid);
     }
   reschedule_completion (fluid); /* also when nothing was dirty (activities without uses) */
+  guint outer_left = fluid->done_left;
   for (guint k = 0; k < done->len; k++)
     {
       SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
+      fluid->done_left = done->len - 1 - k;
       if (a->done != NULL)
         a->done (fluid, a->id, a->user_data);
     }
+  fluid->done_left = outer_left;
   for (guint k = 0; k < done->len; k++)
     activity_release (fluid, SIM_VEC_AT (done, SimFluidActivity *, k));
   done->len = 0;
