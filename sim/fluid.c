@@ -682,19 +682,36 @@ sim_fluid_run_lone (SimFluid *fluid, double amount, double latency, const SimUse
       || fluid->dirty_acts.len > 0 || (fluid->done_busy && fluid->done_left != 0)
       || latency <= 0.0)
     return FALSE;
-  /* the uses sim_fluid_start would give it; join_lone and leave_lone take 1 or 2 */
-  SimFluidActivity a;
-  a.slots = a.inline_slots;
-  gboolean ok = n_uses <= SIM_FLUID_INLINE_USES && copy_uses (fluid, uses, n_uses, &a);
-  if (!ok || a.n_uses == 0 || a.n_uses > LONE_MAX_USES)
-    return FALSE; /* (copy_uses kept the inline storage: nothing to free) */
-  double level = INFINITY;
-  for (guint u = 0; u < a.n_uses; u++)
+  /* the uses sim_fluid_start would give it (copy_uses: folded, a repeat merged into the
+   * first by the same addition; invalid ones left to sim_fluid_start to refuse), 1 or 2 as
+   * join_lone and leave_lone take */
+  if (n_uses == 0 || n_uses > LONE_MAX_USES)
+    return FALSE;
+  SimUse merged[LONE_MAX_USES];
+  guint n = 0;
+  for (guint k = 0; k < n_uses; k++)
     {
-      const SimFluidResource *r = get_resource (fluid, a.uses[u].resource);
+      if (uses[k].resource >= fluid->resources->len || !isfinite (uses[k].weight)
+          || uses[k].weight <= 0.0)
+        return FALSE;
+      SimUse use = uses[k];
+      if (use.resource < fluid->n_fold)
+        {
+          use.weight *= fluid->fold_scale[use.resource];
+          use.resource = fluid->fold_canon[use.resource];
+        }
+      if (n == 1 && merged[0].resource == use.resource)
+        merged[0].weight += use.weight;
+      else
+        merged[n++] = use;
+    }
+  double level = INFINITY;
+  for (guint u = 0; u < n; u++)
+    {
+      const SimFluidResource *r = get_resource (fluid, merged[u].resource);
       if (fluid->load_func != NULL && !r->quiet)
         return FALSE; /* its load reports would be due */
-      level = MIN (level, r->capacity / a.uses[u].weight);
+      level = MIN (level, r->capacity / merged[u].weight);
     }
   double rate = MAX (level, 0.0); /* no bound: solve_trivial's rate */
   double now = fluid_now (fluid), join = now + latency, fin = join + amount / rate;
@@ -715,7 +732,7 @@ sim_fluid_run_lone (SimFluid *fluid, double amount, double latency, const SimUse
   fired = sim_engine_fire_reserved (fluid->engine, fluid->completion_seq, fin);
   g_assert (fired);
   fluid->epoch++;
-  fluid->n_solves += a.n_uses;
+  fluid->n_solves += n;
   *end = fin;
   return TRUE;
 }

@@ -577,13 +577,13 @@ test_lone_end_exact (void)
 
 /* ---- sim_fluid_run_lone: a kernel's whole run without its events ----------------------
  *
- * A chain of kernels (compute and HBM uses, one with compute only, latencies of 1–5 µs), each
- * started by the one before's done callback, as the executor does; with `off`, a kernel
- * sim_fluid_run_lone accepts runs at once and the next follows in the same callback. Beside
- * it, per variant: a timer event at the exact end of kernel 2 (a tie the timer must win: it
- * was scheduled first), a long flow on a third resource (the fluid is not idle until it
- * ends), and a load observer that wants every report (or quiets them, as the simulation's
- * does for GPU resources). The log of (who, time) — kernels' ends, the timer, the flow's end,
+ * A chain of kernels (compute and HBM uses, one with compute only, one naming compute twice,
+ * latencies of 1–5 µs), each started by the one before's done callback, as the executor
+ * does; with `off`, a kernel sim_fluid_run_lone accepts runs at once and the next follows in
+ * the same callback. Beside it, per variant: a timer event at the exact end of kernel 2 (a
+ * tie the timer must win: it was scheduled first), a long flow on a third resource (the
+ * fluid is not idle until it ends), and a load observer that wants every report (or quiets
+ * them, as the simulation's does for GPU resources). The log of (who, time) — kernels' ends, the timer, the flow's end,
  * the load reports — the events fired, the next sequence number and the solve count must be
  * the engine's run's, bit for bit. */
 
@@ -618,7 +618,7 @@ off_next (SimFluid *fluid, SimActivityId id, gpointer user_data)
   while (ch->next < OFF_N)
     {
       guint k = ch->next++;
-      SimUse uses[2] = { { 0, k == 3 ? 1e-4 : 3e-4 }, { 1, 2.9e8 } };
+      SimUse uses[2] = { { 0, k == 3 ? 1e-4 : 3e-4 }, { k == 5 ? 0 : 1, k == 5 ? 2e-4 : 2.9e8 } };
       guint n = k == 1 ? 1 : 2;
       double end;
       if (ch->off && sim_fluid_run_lone (fluid, 1.0, off_latency[k], uses, n, &end))
