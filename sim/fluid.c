@@ -24,7 +24,9 @@
  * their done callbacks run. An activity that joins idle resources, or leaves resources it
  * had alone, with nothing else waiting for a flush, skips the dirty lists (join_lone,
  * leave_lone: the same solves and reports); such a join's completion event, when it would
- * be the engine's next, fires in place (sim_engine_fire_reserved).
+ * be the engine's next, fires in place (sim_engine_fire_reserved). On an idle fluid, such an
+ * activity's whole run (latency event, lone join, completion in place, lone leave) can be
+ * done as numbers only when nothing else is due meanwhile (sim_fluid_run_lone).
  *
  * Completion: a min-heap of finish times t_last + remaining/r feeds exactly one pending
  * "next completion" engine event. When it fires, every activity at the top of the heap whose
