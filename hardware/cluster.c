@@ -726,6 +726,29 @@ hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwDtype dtype,
   return launch_kernel (cluster, rank, shape, tc, bytes, delay, done, user_data);
 }
 
+gboolean
+hw_cluster_run_kernel (HwCluster *cluster, guint rank, HwDtype dtype, const HwKernelShape *shape,
+                       double flops, double bytes, double delay, gboolean off_engine,
+                       SimActivityDoneFunc done, gpointer user_data, double *end)
+{
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, FALSE);
+  g_return_val_if_fail (end != NULL, FALSE);
+  double tc = kernel_weight (cluster, rank, dtype, shape, flops);
+  if (off_engine && (cluster->sm_held[rank] == 0 || cluster->n_sm_holds[rank] == 0))
+    {
+      /* launch_kernel's start without SMs held; a persistent GEMM's launch record is only
+       * read by a hold beginning at this instant, which the skipped run leaves behind */
+      SimUse uses[2];
+      guint n = kernel_uses (cluster, rank, tc, bytes, uses);
+      if (sim_fluid_run_lone (cluster->fluid, 1.0,
+                              cluster->node.gpu->kernel_latency + MAX (0.0, delay), uses, n,
+                              end))
+        return TRUE;
+    }
+  launch_kernel (cluster, rank, shape, tc, bytes, delay, done, user_data);
+  return FALSE;
+}
+
 double
 hw_cluster_kernel_lone_end (HwCluster *cluster, guint rank, HwDtype dtype,
                             const HwKernelShape *shape, double flops, double bytes,

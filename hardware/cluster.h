@@ -187,6 +187,19 @@ SimActivityId hw_cluster_start_kernel_after (HwCluster *cluster, guint rank, HwD
                                              double bytes, double delay,
                                              SimActivityDoneFunc done, gpointer user_data);
 
+/* hw_cluster_start_kernel_after (cluster, rank, dtype, shape, flops, bytes, delay, done,
+ * user_data), or, with `off_engine`, when the kernel's whole run would happen with nothing
+ * else in the simulation happening meanwhile (no SMs held on `rank`, and the fluid's
+ * sim_fluid_run_lone accepts it: an idle fluid, nothing due in the engine before its end),
+ * that run at once: the engine's clock moves to its end, *end (s) is set to it, `done` is
+ * not called (the caller goes on as its done callback would) and TRUE is returned. The
+ * jitter draw is the same either way. FALSE when it was started on the fluid (`done` will
+ * be called). `off_engine` only from inside an engine event, as the last thing it does. */
+gboolean hw_cluster_run_kernel (HwCluster *cluster, guint rank, HwDtype dtype,
+                                const HwKernelShape *shape, double flops, double bytes,
+                                double delay, gboolean off_engine, SimActivityDoneFunc done,
+                                gpointer user_data, double *end);
+
 /* When a kernel that hw_cluster_start_kernel_after (cluster, rank, dtype, shape, flops,
  * bytes, delay, …) would start at `now` (s) ends, if nothing else runs on `rank`'s GPU
  * compute and HBM from its start to its end and no collective holds SMs there: the same

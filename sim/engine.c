@@ -259,6 +259,17 @@ sim_engine_fire_reserved (SimEngine *engine, guint64 seq, double time)
   return TRUE;
 }
 
+gboolean
+sim_engine_would_fire_next (const SimEngine *engine, double time)
+{
+  g_return_val_if_fail (engine != NULL, FALSE);
+  if (!engine->running || engine->stop_requested || !(time >= engine->now)
+      || !(time <= engine->t_end))
+    return FALSE;
+  const SimHeapNode *top = peek_next (engine);
+  return top == NULL || time < top->key; /* a new number loses every tie */
+}
+
 SimEventId
 sim_engine_schedule_after (SimEngine *engine, double delay, SimEventFunc func, gpointer user_data,
                            GDestroyNotify destroy)

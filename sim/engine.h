@@ -69,6 +69,12 @@ SimEventId sim_engine_schedule_reserved (SimEngine *engine, guint64 seq, double 
  * schedules it: sim_engine_schedule_reserved). Saves the event's storage and queue work. */
 gboolean sim_engine_fire_reserved (SimEngine *engine, guint64 seq, double time);
 
+/* From inside an event of a running sim_engine_run*(): TRUE when an event scheduled now at
+ * `time` (s, >= now) would be the next to fire — before every pending event (a new sequence
+ * number loses every tie), within the run's t_end, no stop requested — so that
+ * sim_engine_reserve () then sim_engine_fire_reserved () at `time` succeeds, and so does the
+ * same for any time from now to `time` before. FALSE otherwise (outside a run too). */
+gboolean sim_engine_would_fire_next (const SimEngine *engine, double time);
 /* Cancels a pending event: it will not fire and its destroy notifier runs now.
  * Returns FALSE if the id is unknown, already fired or already cancelled. */
 gboolean sim_engine_cancel (SimEngine *engine, SimEventId id);

@@ -97,6 +97,8 @@ struct _SimFluid
   SimVec spare_acts;     /* empty SimVecs of SimActivityId (storage kept), reused by flush */
   SimVec done_buf;       /* SimFluidActivity* scratch of on_completion */
   gboolean done_busy;    /* done_buf is in use (a nested completion takes its own) */
+  guint done_left;       /* in a done callback of on_completion: the callbacks of its batch
+                          * still to run after it (sim_fluid_run_lone needs none) */
   SimHeap *finishing; /* sharing activities by finish time */
   SimEventId completion_event, flush_event;
   double completion_time;

@@ -24,7 +24,9 @@
  * their done callbacks run. An activity that joins idle resources, or leaves resources it
  * had alone, with nothing else waiting for a flush, skips the dirty lists (join_lone,
  * leave_lone: the same solves and reports); such a join's completion event, when it would
- * be the engine's next, fires in place (sim_engine_fire_reserved).
+ * be the engine's next, fires in place (sim_engine_fire_reserved). On an idle fluid, such an
+ * activity's whole run (latency event, lone join, completion in place, lone leave) can be
+ * done as numbers only when nothing else is due meanwhile (sim_fluid_run_lone).
  *
  * Completion: a min-heap of finish times t_last + remaining/r feeds exactly one pending
  * "next completion" engine event. When it fires, every activity at the top of the heap whose
@@ -667,6 +669,76 @@ sim_fluid_lone_end (const SimFluid *fluid, double now, double amount, double lat
   return isinf (rate) ? join : join + amount / rate;
 }
 
+gboolean
+sim_fluid_run_lone (SimFluid *fluid, double amount, double latency, const SimUse *uses,
+                    guint n_uses, double *end)
+{
+  g_return_val_if_fail (fluid != NULL && end != NULL, FALSE);
+  g_return_val_if_fail (isfinite (amount) && amount > 0.0, FALSE);
+  g_return_val_if_fail (isfinite (latency) && latency >= 0.0, FALSE);
+  g_return_val_if_fail (n_uses == 0 || uses != NULL, FALSE);
+  /* an idle fluid: no activity (latent or sharing), no event of its own pending, nothing
+   * dirty, and no other done callback of this completion's batch still to run */
+  if (fluid->no_lone || fluid->n_live != 0 || fluid->completion_event != 0
+      || fluid->completion_reserved || fluid->flush_event != 0 || fluid->dirty_res.len > 0
+      || fluid->dirty_acts.len > 0 || (fluid->done_busy && fluid->done_left != 0)
+      || latency <= 0.0)
+    return FALSE;
+  /* the uses sim_fluid_start would give it (copy_uses: folded, a repeat merged into the
+   * first by the same addition; invalid ones left to sim_fluid_start to refuse), 1 or 2 as
+   * join_lone and leave_lone take */
+  if (n_uses == 0 || n_uses > LONE_MAX_USES)
+    return FALSE;
+  SimUse merged[LONE_MAX_USES];
+  guint n = 0;
+  for (guint k = 0; k < n_uses; k++)
+    {
+      if (uses[k].resource >= fluid->resources->len || !isfinite (uses[k].weight)
+          || uses[k].weight <= 0.0)
+        return FALSE;
+      SimUse use = uses[k];
+      if (use.resource < fluid->n_fold)
+        {
+          use.weight *= fluid->fold_scale[use.resource];
+          use.resource = fluid->fold_canon[use.resource];
+        }
+      if (n == 1 && merged[0].resource == use.resource)
+        merged[0].weight += use.weight;
+      else
+        merged[n++] = use;
+    }
+  double level = INFINITY;
+  for (guint u = 0; u < n; u++)
+    {
+      const SimFluidResource *r = get_resource (fluid, merged[u].resource);
+      if (fluid->load_func != NULL && !r->quiet)
+        return FALSE; /* its load reports would be due */
+      level = MIN (level, r->capacity / merged[u].weight);
+    }
+  double rate = MAX (level, 0.0); /* no bound: solve_trivial's rate */
+  double now = fluid_now (fluid), join = now + latency, fin = join + amount / rate;
+  if (!(rate > 0.0) || !isfinite (fin) || !(fin > now)
+      || !sim_engine_would_fire_next (fluid->engine, fin))
+    return FALSE;
+  /* sim_fluid_start: a creation number and the latency event's sequence number; the event
+   * fires (nothing is due before it) and join_lone solves the one component */
+  fluid->next_seq++;
+  guint64 seq = sim_engine_reserve (fluid->engine);
+  if (!sim_engine_fire_reserved (fluid->engine, seq, join))
+    g_assert_not_reached (); /* (sim_engine_would_fire_next said it would) */
+  fluid->epoch++;
+  fluid->n_solves++;
+  /* its completion event, reserved and fired in place; leave_lone solves each resource */
+  fluid->completion_time = fin;
+  fluid->completion_seq = sim_engine_reserve (fluid->engine);
+  if (!sim_engine_fire_reserved (fluid->engine, fluid->completion_seq, fin))
+    g_assert_not_reached ();
+  fluid->epoch++;
+  fluid->n_solves += n;
+  *end = fin;
+  return TRUE;
+}
+
 double
 sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id)
 {
@@ -870,12 +942,15 @@ on_completion (SimEngine *engine, gpointer user_data)
       flush (fluid);
     }
   reschedule_completion (fluid); /* also when nothing was dirty (activities without uses) */
+  guint outer_left = fluid->done_left;
   for (guint k = 0; k < done->len; k++)
     {
       SimFluidActivity *a = SIM_VEC_AT (done, SimFluidActivity *, k);
+      fluid->done_left = done->len - 1 - k;
       if (a->done != NULL)
         a->done (fluid, a->id, a->user_data);
     }
+  fluid->done_left = outer_left;
   for (guint k = 0; k < done->len; k++)
     activity_release (fluid, SIM_VEC_AT (done, SimFluidActivity *, k));
   done->len = 0;

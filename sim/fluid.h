@@ -115,6 +115,24 @@ SimActivityId sim_fluid_start (SimFluid *fluid, double amount, double latency, d
 double sim_fluid_lone_end (const SimFluid *fluid, double now, double amount, double latency,
                            double rate_bound, const SimUse *uses, guint n_uses);
 
+/* The whole run of an activity sim_fluid_start (fluid, amount, latency, no bound, uses,
+ * n_uses, …) would start now, done at once when the engine's run would do nothing else
+ * meanwhile: the fluid is idle (no live activity, none of its events pending, nothing
+ * waiting for a flush, and, inside a done callback, no other callback of that completion
+ * still to run), latency > 0, its uses (folded, merged) are 1 or 2 resources whose loads
+ * the observer does not want (none set, or quieted), and its end is before every pending
+ * engine event within the run's horizon (sim_engine_would_fire_next). Then its latency
+ * event, lone join, completion fired in place and lone leave happen as numbers only: the
+ * engine's sequence numbers and fired count, its clock (left at the end), the fluid's
+ * creation number, epochs and solve count move as they would, and *end (s) is the end
+ * sim_fluid_lone_end gives; the activity's done callback is not called (the caller goes on
+ * as it would) and it takes no slot (ids given later may differ, as identities only).
+ * Returns TRUE then; FALSE, nothing changed, otherwise (the caller starts it). From inside
+ * an engine event only, as the last thing that event does (nothing else may happen at the
+ * instants it skips). */
+gboolean sim_fluid_run_lone (SimFluid *fluid, double amount, double latency,
+                             const SimUse *uses, guint n_uses, double *end);
+
 /* Current rate of a running activity (units/s; 0 while in latency). -1 if unknown. */
 double sim_fluid_activity_rate (const SimFluid *fluid, SimActivityId id);
 

@@ -145,6 +145,8 @@ struct _ModelExecutor
   double *host_mult;     /* per representative (dense index): ranks of its class on its node */
   ModelExecutorTrace *trace; /* borrowed: starts and ends recorded there
                               * (model_executor_keep_trace); NULL: none */
+  gboolean on_engine;    /* every kernel through the fluid's events (set_on_engine) */
+  guint64 n_off_engine;  /* kernels run off the engine (run_next_kernel) */
 };
 
 /* A task's start or end at `time` (s), or a caller's mark, in the order the replay made
@@ -171,7 +173,8 @@ struct _ModelExecutorTrace
 };
 
 static void try_start (ModelExecutor *exec, guint rank, ModelStream stream);
-static void try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream);
+static void try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream,
+                           TaskState **tail);
 
 /* The row of `rank`'s representative in the ledger and the per-representative arrays. */
 static guint
@@ -663,8 +666,12 @@ end_task (ModelExecutor *exec, TaskState *ts, double now)
                 ((Interval){ ts->start, now }));
 }
 
-static void
-finish_task (TaskState *ts)
+/* Ends task ts now: its end, its stream's next task and the tasks waiting on it may start.
+ * With `tail` (the caller's engine event does nothing after this), a kernel task that the
+ * last step, its stream's next, starts is returned with its first kernel not yet run
+ * (try_start_row), for the caller to run in its place; else NULL. */
+static TaskState *
+finish_task (TaskState *ts, gboolean tail)
 {
   ModelExecutor *exec = ts->exec;
   const ModelTask *t = model_plan_task (exec->plan, ts->id);
@@ -675,19 +682,21 @@ finish_task (TaskState *ts)
   ss->next++;
   /* (a task that ran is its rank's representative's) */
   if (sync != G_MAXUINT && ts->id < sync && --exec->sync_left[row] == 0)
-    try_start_row (exec, t->rank, row, model_plan_task (exec->plan, sync)->stream);
+    try_start_row (exec, t->rank, row, model_plan_task (exec->plan, sync)->stream, NULL);
   for (guint i = exec->dep_first[ts->id]; i < exec->dep_first[ts->id + 1]; i++)
     {
       TaskState *w = &exec->tasks[exec->dep_list[i]];
       g_assert (w->pending_deps > 0);
       if (--w->pending_deps == 0 && w->rep)
         try_start_row (exec, model_plan_task (exec->plan, w->id)->rank, w->row,
-                       model_plan_task (exec->plan, w->id)->stream);
+                       model_plan_task (exec->plan, w->id)->stream, NULL);
     }
-  try_start_row (exec, t->rank, row, t->stream);
+  TaskState *next = NULL;
+  try_start_row (exec, t->rank, row, t->stream, tail ? &next : NULL);
+  return next;
 }
 
-static void run_next_kernel (TaskState *ts);
+static void run_next_kernel (TaskState *ts, gboolean tail);
 
 static void
 kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
@@ -705,14 +714,18 @@ kernel_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
       model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
                           *exec->clock - ts->kernel_start, ts->kernel_host);
     }
-  run_next_kernel (ts);
+  /* the fluid calls this as the last thing its completion event does (a kernel's: the
+   * batch's last callback; sim_fluid_run_lone checks it) */
+  run_next_kernel (ts, TRUE);
 }
 
 static void
 empty_task_event (SimEngine *engine, gpointer user_data)
 {
   (void) engine;
-  finish_task (user_data);
+  TaskState *next = finish_task (user_data, TRUE);
+  if (next != NULL)
+    run_next_kernel (next, TRUE);
 }
 
 /* Takes the task's next kernel `k`: its host time is added to the task's issued host
@@ -732,22 +745,43 @@ issue_kernel (ModelExecutor *exec, TaskState *ts, const ModelTask *t, const Mode
 }
 
 /* Starts the task's next kernel, or finishes the task when none is left. A task without
- * kernels finishes through a zero-delay event so callbacks never nest unboundedly. */
+ * kernels finishes through a zero-delay event so callbacks never nest unboundedly.
+ * With `tail` (the current engine event does nothing after this call), a kernel that the
+ * engine's run would run with nothing else happening from its start to its end (an idle
+ * fluid, no event due before its end: hw_cluster_run_kernel, sim_fluid_run_lone) runs off
+ * the engine: the clock moves to its end and kernel_done's work follows at once, in a loop,
+ * the next kernel again in tail position; so does the next task of the stream when the
+ * task's end starts it (finish_task). The same calls in the same order at the same times as
+ * the engine's run, events and sequence numbers counted as it would; only the kernels'
+ * fluid activities are not made. */
 static void
-run_next_kernel (TaskState *ts)
+run_next_kernel (TaskState *ts, gboolean tail)
 {
   ModelExecutor *exec = ts->exec;
-  const ModelTask *t = model_plan_task (exec->plan, ts->id);
-  if (ts->next_kernel == t->n_kernels)
+  gboolean off = tail && !exec->on_engine;
+  for (;;)
     {
-      finish_task (ts);
-      return;
+      const ModelTask *t = model_plan_task (exec->plan, ts->id);
+      if (ts->next_kernel == t->n_kernels)
+        {
+          ts = finish_task (ts, off);
+          if (ts == NULL)
+            return;
+          continue;
+        }
+      const ModelKernel *k
+        = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
+      double issue = issue_kernel (exec, ts, t, k, *exec->clock), end;
+      if (!hw_cluster_run_kernel (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
+                                  k->op.bytes, issue - *exec->clock, off, kernel_done, ts,
+                                  &end))
+        return;
+      /* kernel_done at its end (the clock's time now) */
+      exec->n_off_engine++;
+      if (exec->op_times != NULL)
+        model_op_times_add (exec->op_times, t->rank, t->kind, &k->op,
+                            *exec->clock - ts->kernel_start, ts->kernel_host);
     }
-  const ModelKernel *k = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
-  double issue = issue_kernel (exec, ts, t, k, *exec->clock);
-  hw_cluster_start_kernel_after (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
-                                 k->op.bytes, issue - *exec->clock,
-                                 kernel_done, ts);
 }
 
 static void
@@ -759,7 +793,7 @@ collective_done (gpointer user_data)
   SimVec tasks = cs->arrived;
   cs->arrived = (SimVec) SIM_VEC_INIT;
   for (guint i = 0; i < tasks.len; i++)
-    finish_task (&cs->exec->tasks[SIM_VEC_AT (&tasks, guint, i)]);
+    finish_task (&cs->exec->tasks[SIM_VEC_AT (&tasks, guint, i)], FALSE);
   sim_vec_clear (&tasks);
 }
 
@@ -809,12 +843,16 @@ try_start (ModelExecutor *exec, guint rank, ModelStream stream)
 {
   if (!hw_rank_shift_is_rep (&exec->shift, rank))
     return; /* rank classes: stood for by its representative */
-  try_start_row (exec, rank, ledger_row (exec, rank), stream);
+  try_start_row (exec, rank, ledger_row (exec, rank), stream, NULL);
 }
 
-/* try_start for a representative `rank` whose row (ledger_row) is `row`. */
+/* try_start for a representative `rank` whose row (ledger_row) is `row`. With `tail`
+ * (nothing happens after this call in the current event), a task that runs kernels and is
+ * not its rank's next host sync is begun and put in *tail without its first kernel run,
+ * for the caller to run at once (run_next_kernel); *tail is left alone otherwise. */
 static void
-try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream)
+try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream,
+               TaskState **tail)
 {
   StreamState *ss = &exec->streams[row * MODEL_N_STREAMS + stream];
   if (ss->busy || ss->next >= ss->queue->len)
@@ -833,12 +871,14 @@ try_start_row (ModelExecutor *exec, guint rank, guint row, ModelStream stream)
     model_plan_offload_start (exec->plan, exec->cluster, t, kernel_done, ts);
   else if (t->n_kernels == 0)
     sim_engine_schedule_after (exec->engine, 0, empty_task_event, ts, NULL);
+  else if (tail != NULL && !synced)
+    *tail = ts;
   else
-    run_next_kernel (ts);
+    run_next_kernel (ts, FALSE);
   if (synced) /* the tasks the host held behind this one may start */
     for (guint st = 0; st < MODEL_N_STREAMS; st++)
       if (st != stream)
-        try_start_row (exec, rank, row, st);
+        try_start_row (exec, rank, row, st, NULL);
 }
 
 /* The step's start at `now` (s): every representative's initial state. */
@@ -992,6 +1032,20 @@ model_executor_run_trace (ModelExecutor *exec, const ModelExecutorTrace *trace,
         }
       begin_task (exec, ts, model_plan_task (exec->plan, e->id), e->time);
     }
+}
+
+void
+model_executor_set_on_engine (ModelExecutor *exec, gboolean on_engine)
+{
+  g_return_if_fail (exec != NULL);
+  exec->on_engine = on_engine;
+}
+
+guint64
+model_executor_n_off_engine (const ModelExecutor *exec)
+{
+  g_return_val_if_fail (exec != NULL, 0);
+  return exec->n_off_engine;
 }
 
 void

@@ -62,6 +62,17 @@ void model_executor_set_op_times (ModelExecutor *exec, ModelOpTimes *times);
  * model_executor_start(). */
 void model_executor_set_first_step (ModelExecutor *exec, gboolean first_step);
 
+/* Whether every kernel runs through the fluid's events (TRUE), or (FALSE, the default) a
+ * kernel the engine's run would run with nothing else happening in the simulation from its
+ * start to its end (an idle fluid, no event due before its end: hardware/cluster.h
+ * hw_cluster_run_kernel) runs off the engine when it starts as the last thing an engine
+ * event does (a kernel's completion, an empty task's end): the same figures, events and
+ * calls either way. Call before model_executor_start(). */
+void model_executor_set_on_engine (ModelExecutor *exec, gboolean on_engine);
+
+/* Kernels run off the engine so far (model_executor_set_on_engine). */
+guint64 model_executor_n_off_engine (const ModelExecutor *exec);
+
 /* Allocates the initial state (every allocation not live in the ledger already: those a
  * previous step left, model_ledger_continue; in a first step, not those created later)
  * and starts every task that can start now. Run the engine

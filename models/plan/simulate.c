@@ -464,6 +464,7 @@ typedef struct
   SimFluid *fluid;
   HwCluster *cluster;
   guint n_alone; /* replays run without the engine (model_executor_run_alone) */
+  guint64 n_off_engine; /* kernels run off the engine in engine replays */
 } Machine;
 
 static void
@@ -620,8 +621,10 @@ replay (const ModelSimInput *in, const ModelPlan *plan, guint32 seed, SimRecorde
         }
       else
         {
+          model_executor_set_on_engine (exec, in->engine_only);
           model_executor_start (exec);
           events = sim_engine_run (engine);
+          m->n_off_engine += model_executor_n_off_engine (exec);
         }
       sim_fluid_set_load_func (fluid, NULL, NULL); /* `load` ends here, the fluid not */
       if (st != NULL)
@@ -1252,6 +1255,7 @@ model_simulate (const ModelSimInput *in, SimRecorder *rec, ModelSimResult *res, 
     }
   fill_distribution (times, res);
   res->n_alone_replays = m.n_alone;
+  res->n_off_engine = m.n_off_engine;
   if (in->find_fits_from && !res->gpu_fits && !find_fits_from (in, res, error))
     {
       model_sim_result_clear (res);

@@ -67,8 +67,10 @@ typedef struct
                                     FALSE: one rank per class of equivalent ranks
                                     (models/plan/rank_classes.h), the same figures */
   gboolean engine_only;          /* TRUE: every replay runs on the engine, also those
-                                    model_executor_run_alone would run without it (the
-                                    same figures; tests compare the two) */
+                                    model_executor_run_alone would run without it, and
+                                    every kernel through the fluid's events
+                                    (model_executor_set_on_engine; the same figures;
+                                    tests compare the two) */
   gboolean find_fits_from;       /* TRUE: when the GPU's memory is short, also search the
                                     least memory per GPU at which the run fits
                                     (ModelSimResult.fits_from; several more simulations) */
@@ -234,6 +236,8 @@ typedef struct
   guint n_alone_replays;    /* replays run without the engine, a single GPU's tasks one after
                                another (models/plan/executor.h model_executor_run_alone; the
                                same figures as on the engine) */
+  guint64 n_off_engine;     /* kernels of the engine's replays run off it (models/plan/
+                               executor.h model_executor_set_on_engine; the same figures) */
   HwRankShift classes;      /* the rank classes (models/plan/rank_classes.h,
                                hardware/rank_shift.h; the identity with all_ranks or when
                                no symmetry holds): hw_rank_shift_n_reps ranks replayed; rank

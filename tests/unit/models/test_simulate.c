@@ -612,6 +612,86 @@ test_single_gpu_without_engine (void)
     }
 }
 
+/* Kernels run off the engine when nothing else happens meanwhile (models/plan/executor.h
+ * model_executor_set_on_engine) give every figure, series, task record, kernel time and
+ * event count that every kernel on the fluid's events gives (ModelSimInput.engine_only), on
+ * several GPUs with collectives beside the kernels: DDP on 2 GPUs (one rank replayed), ZeRO-3
+ * on 4 (prefetched all-gathers), on 4 with every rank replayed (kernels of the other GPUs
+ * pending: the fluid is never idle then), with recompute and three steps, with a straggler,
+ * launch-bound with the HF Trainer's host syncs and gradient accumulation, out of memory,
+ * with jitter and two steps (no rank classes: every rank replayed), and one GPU with its
+ * optimizer offloaded (copies and a host-CPU step) with jitter and three steps. Kernels did
+ * run off the engine, except with every rank replayed; none with engine_only. */
+static void
+test_kernels_off_engine (void)
+{
+  const ModelSimSlowdown slow[] = { { 1, 1.3 } };
+  for (guint v = 0; v < 9; v++)
+    {
+      Fixture f;
+      fixture_init (&f, v == 0 ? 2 : v == 7 ? 1 : 4);
+      if ((v >= 1 && v <= 6) || v == 8)
+        f.par.mode = MODEL_DP_ZERO3;
+      if (v == 2)
+        f.in.all_ranks = TRUE;
+      if (v == 8) /* jitter: no rank classes, every rank replayed */
+        {
+          f.in.kernel_jitter = 0.05;
+          f.in.steps = 2;
+        }
+      if (v == 3)
+        {
+          f.stack.checkpointing = MODEL_CHECKPOINTING_FULL;
+          f.in.steps = 3;
+        }
+      if (v == 4)
+        {
+          f.in.slowdowns = slow;
+          f.in.n_slowdowns = 1;
+        }
+      if (v == 5)
+        {
+          f.stack.framework.host_op_time = 1e-4;
+          f.stack.framework.host_backward_op_time = 2e-5;
+          f.stack.framework.host_sync_micro_batch = TRUE;
+          f.stack.grad_accum = 3;
+        }
+      if (v == 6)
+        f.node.gpu->memory_capacity = f.node.gpu->cuda_context + 1e6;
+      if (v == 7) /* one GPU, ZeRO-Offload: copies and a host-CPU step beside the kernels */
+        {
+          f.stack.offload.optimizer = MODEL_OFFLOAD_CPU;
+          f.par.mode = MODEL_DP_ZERO2; /* DeepSpeed's ZeRO-Offload */
+          f.node.cpu_cores = 16;
+          f.node.cpu_adam_rate = 1e8;
+          f.in.kernel_jitter = 0.05;
+          f.in.steps = 3;
+        }
+      f.in.op_times = TRUE;
+      ModelSimResult off, on;
+      g_autoptr (SimRecorder) rec_off = sim_recorder_new ();
+      g_autoptr (SimRecorder) rec_on = sim_recorder_new ();
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, rec_off, &off, NULL));
+      f.in.engine_only = TRUE;
+      CU_ASSERT_TRUE_FATAL (model_simulate (&f.in, rec_on, &on, NULL));
+      CU_ASSERT_EQUAL (on.n_off_engine, 0);
+      CU_ASSERT_EQUAL (off.n_alone_replays, 0);
+      CU_ASSERT_TRUE (v == 2 || v == 8 ? off.n_off_engine == 0 : off.n_off_engine > 0);
+      CU_ASSERT_EQUAL (off.oom, v == 6);
+      CU_ASSERT_TRUE (off.n_events > 0);
+      assert_same_result (&off, &on);
+      CU_ASSERT_EQUAL (off.step_time_min, on.step_time_min);
+      CU_ASSERT_EQUAL (off.step_time_median, on.step_time_median);
+      CU_ASSERT_EQUAL (off.step_time_p99, on.step_time_p99);
+      assert_same_recording (rec_off, rec_on);
+      CU_ASSERT_PTR_NOT_NULL_FATAL (off.op_times);
+      assert_same_op_times (off.op_times, on.op_times);
+      model_sim_result_clear (&off);
+      model_sim_result_clear (&on);
+      fixture_clear (&f);
+    }
+}
+
 /* bf16 mixed precision on a GPU without bf16: FALSE and an error naming [training]
  * precision; nothing simulated. */
 static void
@@ -640,6 +720,8 @@ main (void)
     { "step-time distribution ordered and seeded", test_distribution },
     { "runs with neighbouring seeds share no step", test_seeds_share_no_step },
     { "straggler reaches the cluster", test_straggler_reaches_cluster },
+    { "kernels off the engine = on the engine (several GPUs, collectives)",
+      test_kernels_off_engine },
     { "first step: optimizer states created at its optimizer step", test_states_created_lazily },
     { "padded batches: the step inherits the shorter batches' cache", test_padded_batches },
     { "padded batches: an order out of memory is the run's OOM, reserved within capacity",

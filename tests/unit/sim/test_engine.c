@@ -459,6 +459,60 @@ test_fire_reserved_in_place (void)
   log_free (log);
 }
 
+/* sim_engine_would_fire_next from inside an event at 1 s with an event pending at 2 s and
+ * the run's t_end 2.5 s: TRUE before 2 s, FALSE at 2 s (the pending one wins the tie) and
+ * after it, FALSE before now, and asking changes nothing (clock, next number); FALSE beyond
+ * t_end once nothing is pending, after a stop, and outside a run. */
+typedef struct
+{
+  gboolean ok[7];
+  double now;
+  guint64 seq;
+} WouldFire;
+
+static void
+would_fire_cb (SimEngine *engine, gpointer user_data)
+{
+  WouldFire *w = user_data;
+  guint64 seq = sim_engine_reserve (engine);
+  w->ok[0] = sim_engine_would_fire_next (engine, 1.5);
+  w->ok[1] = sim_engine_would_fire_next (engine, nextafter (2.0, 0.0));
+  w->ok[2] = sim_engine_would_fire_next (engine, 2.0);
+  w->ok[3] = sim_engine_would_fire_next (engine, 2.2);
+  w->ok[4] = sim_engine_would_fire_next (engine, 0.5);
+  w->now = sim_engine_now (engine);
+  w->seq = sim_engine_reserve (engine) - seq;
+}
+
+static void
+would_fire_late_cb (SimEngine *engine, gpointer user_data)
+{
+  WouldFire *w = user_data;
+  w->ok[5] = sim_engine_would_fire_next (engine, 2.6) || !sim_engine_would_fire_next (engine, 2.4);
+  sim_engine_stop (engine);
+  w->ok[6] = sim_engine_would_fire_next (engine, 2.1);
+}
+
+static void
+test_would_fire_next (void)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  WouldFire w = { { FALSE }, 0, 0 };
+  CU_ASSERT_FALSE (sim_engine_would_fire_next (engine, 1.0)); /* outside a run */
+  sim_engine_schedule_at (engine, 1.0, would_fire_cb, &w, NULL);
+  sim_engine_schedule_at (engine, 2.0, would_fire_late_cb, &w, NULL);
+  sim_engine_run_until (engine, 2.5);
+  CU_ASSERT_TRUE (w.ok[0]);
+  CU_ASSERT_TRUE (w.ok[1]);
+  CU_ASSERT_FALSE (w.ok[2]);
+  CU_ASSERT_FALSE (w.ok[3]);
+  CU_ASSERT_FALSE (w.ok[4]);
+  CU_ASSERT_EQUAL (w.now, 1.0);
+  CU_ASSERT_EQUAL (w.seq, 1);
+  CU_ASSERT_FALSE (w.ok[5]);
+  CU_ASSERT_FALSE (w.ok[6]);
+}
+
 /* Events scheduled and cancelled from callbacks, at random (times on a grid of 10 values
  * past now, many ties): every event scheduled and not cancelled fires once, and the firing
  * order is (time, scheduling order) over the whole run, since a callback schedules no
@@ -538,6 +592,7 @@ static const StepsimTest tests[] = {
   { "callbacks schedule and cancel at random: (time, order)", test_callbacks_schedule_and_cancel },
   { "a reserved number keeps its place", test_reserved_keeps_its_place },
   { "an event fired in place when it is next", test_fire_reserved_in_place },
+  { "whether an event at a time would fire next", test_would_fire_next },
   { "random order against sorted reference", test_random_order_against_sorted_reference },
   { "same time fires in insertion order", test_same_time_fires_in_insertion_order },
   { "cancel prevents firing, destroys once", test_cancel_prevents_firing_and_destroys_once },

@@ -575,6 +575,182 @@ test_lone_end_exact (void)
   rec_free (r);
 }
 
+/* ---- sim_fluid_run_lone: a kernel's whole run without its events ----------------------
+ *
+ * A chain of kernels (compute and HBM uses, one with compute only, one naming compute twice,
+ * latencies of 1–5 µs), each started by the one before's done callback, as the executor
+ * does; with `off`, a kernel sim_fluid_run_lone accepts runs at once and the next follows in
+ * the same callback. Beside it, per variant: a timer event at the exact end of kernel 2 (a
+ * tie the timer must win: it was scheduled first), a long flow on a third resource (the
+ * fluid is not idle until it ends), and a load observer that wants every report (or quiets
+ * them, as the simulation's does for GPU resources). The log of (who, time) — kernels' ends, the timer, the flow's end,
+ * the load reports — the events fired, the next sequence number and the solve count must be
+ * the engine's run's, bit for bit. */
+
+#define OFF_N 8
+static const double off_latency[OFF_N] = { 2e-6, 5e-6, 1e-6, 3e-6, 4e-6, 2e-6, 1e-6, 3e-6 };
+
+typedef struct
+{
+  SimEngine *engine;
+  SimFluid *fluid;
+  gboolean off;
+  guint next;
+  guint n_off;
+  GArray *log; /* double pairs: who (kernel k, 100 the timer, 200 the flow, 300 + resource a
+                * load report), time */
+  gboolean quiet; /* the observer quiets the resources it is told about */
+} OffChain;
+
+static void
+off_log (OffChain *ch, double who, double time)
+{
+  g_array_append_val (ch->log, who);
+  g_array_append_val (ch->log, time);
+}
+
+static void
+off_next (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  OffChain *ch = user_data;
+  if (id != 0)
+    off_log (ch, ch->next - 1, sim_fluid_now (fluid));
+  while (ch->next < OFF_N)
+    {
+      guint k = ch->next++;
+      SimUse uses[2] = { { 0, k == 3 ? 1e-4 : 3e-4 }, { k == 5 ? 0 : 1, k == 5 ? 2e-4 : 2.9e8 } };
+      guint n = k == 1 ? 1 : 2;
+      double end;
+      if (ch->off && sim_fluid_run_lone (fluid, 1.0, off_latency[k], uses, n, &end))
+        {
+          CU_ASSERT_EQUAL (end, sim_fluid_now (fluid));
+          ch->n_off++;
+          off_log (ch, k, end);
+          continue;
+        }
+      sim_fluid_start (fluid, 1.0, off_latency[k], INFINITY, uses, n, off_next, ch);
+      return;
+    }
+}
+
+static void
+off_first (SimEngine *engine, gpointer user_data)
+{
+  (void) engine;
+  OffChain *ch = user_data;
+  off_next (ch->fluid, 0, ch);
+}
+
+static void
+off_timer (SimEngine *engine, gpointer user_data)
+{
+  off_log (user_data, 100, sim_engine_now (engine));
+}
+
+static void
+off_flow_done (SimFluid *fluid, SimActivityId id, gpointer user_data)
+{
+  (void) id;
+  off_log (user_data, 200, sim_fluid_now (fluid));
+}
+
+static void
+off_load (SimFluid *fluid, SimResourceId resource, double time, double usage,
+          gpointer user_data)
+{
+  OffChain *ch = user_data;
+  off_log (ch, 300 + resource, time);
+  off_log (ch, usage, time);
+  if (ch->quiet)
+    sim_fluid_quiet_loads (fluid, resource);
+}
+
+/* One run of the chain from 0.1 s: variant 0 plain, 1 with the timer at `tie`, 2 with the
+ * flow (it ends after a few kernels), 3 with an observer wanting every report, 4 with one
+ * quieting them. Fills the log; returns the events fired; *seq the engine's next sequence
+ * number, *solves the fluid's solves, *n_off the kernels run off the engine. */
+static guint64
+off_run (guint variant, gboolean off, double tie, GArray *log, guint64 *seq, guint64 *solves,
+         guint *n_off)
+{
+  SimEngine *engine = sim_engine_new ();
+  SimFluid *fluid = sim_fluid_new (engine);
+  sim_fluid_add_resource (fluid, "compute", 1.0);
+  sim_fluid_add_resource (fluid, "hbm", 1.555e12 * 0.9);
+  sim_fluid_add_resource (fluid, "link", 1e9);
+  OffChain ch = { engine, fluid, off, 0, 0, log, variant == 4 };
+  if (variant >= 3)
+    sim_fluid_set_load_func (fluid, off_load, &ch);
+  sim_engine_schedule_at (engine, 0.1, off_first, &ch, NULL);
+  if (variant == 1)
+    sim_engine_schedule_at (engine, tie, off_timer, &ch, NULL);
+  if (variant == 2)
+    {
+      SimUse use = { 2, 1.0 };
+      sim_fluid_start (fluid, 1e9 * (0.1 + 1.1e-3), 0, INFINITY, &use, 1, off_flow_done, &ch);
+    }
+  guint64 events = sim_engine_run (engine);
+  *seq = sim_engine_reserve (engine);
+  *solves = sim_fluid_n_solves (fluid);
+  *n_off = ch.n_off;
+  CU_ASSERT_EQUAL (ch.next, OFF_N);
+  CU_ASSERT_EQUAL (sim_fluid_n_activities (fluid), 0);
+  sim_fluid_free (fluid);
+  sim_engine_free (engine);
+  return events;
+}
+
+static void
+test_run_lone_is_the_engines_run (void)
+{
+  /* the kernels' ends on the engine, for the timer's tie */
+  g_autoptr (GArray) plain = g_array_new (FALSE, FALSE, sizeof (double));
+  guint64 seq, solves;
+  guint n_off;
+  off_run (0, FALSE, 0, plain, &seq, &solves, &n_off);
+  CU_ASSERT_EQUAL_FATAL (plain->len, 2 * OFF_N);
+  double tie = g_array_index (plain, double, 2 * 2 + 1);
+  for (guint v = 0; v < 5; v++)
+    {
+      g_autoptr (GArray) on_log = g_array_new (FALSE, FALSE, sizeof (double));
+      g_autoptr (GArray) off_log_ = g_array_new (FALSE, FALSE, sizeof (double));
+      guint64 seq_on, seq_off, solves_on, solves_off;
+      guint off_on, off_off;
+      guint64 ev_on = off_run (v, FALSE, tie, on_log, &seq_on, &solves_on, &off_on);
+      guint64 ev_off = off_run (v, TRUE, tie, off_log_, &seq_off, &solves_off, &off_off);
+      CU_ASSERT_EQUAL (off_on, 0);
+      CU_ASSERT_EQUAL (ev_on, ev_off);
+      CU_ASSERT_EQUAL (seq_on, seq_off);
+      CU_ASSERT_EQUAL (solves_on, solves_off);
+      CU_ASSERT_EQUAL_FATAL (on_log->len, off_log_->len);
+      for (guint i = 0; i < on_log->len; i++)
+        CU_ASSERT_EQUAL (g_array_index (on_log, double, i), g_array_index (off_log_, double, i));
+      /* which kernels ran off: all but the first (started from an event that is not a
+       * kernel's end... here the chain's own first callback accepts it too), none with an
+       * observer wanting their loads; with the timer, not kernel 2 (the tie); with the flow,
+       * only after it ended */
+      if (v == 0 || v == 4)
+        CU_ASSERT_TRUE (off_off >= OFF_N - 2);
+      if (v == 1)
+        CU_ASSERT_TRUE (off_off > 0 && off_off < OFF_N);
+      if (v == 2)
+        CU_ASSERT_TRUE (off_off > 0 && off_off < OFF_N - 2);
+      if (v == 3)
+        CU_ASSERT_EQUAL (off_off, 0);
+    }
+  /* outside a run: refused */
+  SimEngine *engine = sim_engine_new ();
+  SimFluid *fluid = sim_fluid_new (engine);
+  sim_fluid_add_resource (fluid, "compute", 1.0);
+  SimUse use = { 0, 1e-3 };
+  double end = -1;
+  CU_ASSERT_FALSE (sim_fluid_run_lone (fluid, 1.0, 1e-6, &use, 1, &end));
+  CU_ASSERT_EQUAL (end, -1);
+  CU_ASSERT_EQUAL (sim_engine_now (engine), 0);
+  sim_fluid_free (fluid);
+  sim_engine_free (engine);
+}
+
 /* Names on demand: an unnamed resource is named by the namer at the first ask, once (the
  * second ask returns the kept name without calling it); a named one keeps its name; the
  * namer's data is the fluid's and is destroyed with it. */
@@ -897,6 +1073,8 @@ static const StepsimTest tests[] = {
   { "a lone activity gets min(bound, c/w) exactly", test_lone_activity_exact },
   { "a chain of lone activities ends at sim_fluid_lone_end exactly", test_lone_end_exact },
   { "a reset fluid and engine replay as new ones", test_reset_replays_as_new },
+  { "sim_fluid_run_lone = the engine's run, refused where it would differ",
+    test_run_lone_is_the_engines_run },
 };
 
 int
