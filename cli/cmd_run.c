@@ -145,7 +145,7 @@ parse_run_options (int *argc, char ***argv, RunOptions *opt)
          "defaults (loss, loss_chunks, norm_fp32, compile, kv_repeat, kv_repeat_sdpa,\n"
          "softmax_fp32, logits_kept, main_grad_fp32, optimizer_impl, optimizer_in_backward,\n"
          "activation_offload, host_op_time, host_backward_op_time, host_sync_micro_batch,\n"
-         "DeepSpeed bucket sizes in elements), each overridable by its own\n"
+         "rope_table, DeepSpeed bucket sizes in elements), each overridable by its own\n"
          "[training] key; [training] deepspeed_config = ds.json reads a DeepSpeed config\n"
          "(README.md, \"Framework profiles\"): its values must agree with the scenario's\n"
          "keys, train_batch_size with micro_batch x grad_accum x GPUs, no key given twice;\n"

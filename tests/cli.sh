@@ -1929,6 +1929,18 @@ check "[model] hidden_size and heads resized together: head_dim is their quotien
 ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"
 bad_input "deepspeed_config with framework = torchtune" "group [training], key 'deepspeed_config': given with key 'framework' = torchtune" \
   "does not run DeepSpeed" -- "$ds8" --set training.framework=torchtune
+rm -f rt.h5
+"$STEPSIM" run "$s1" -q -o rt.h5 --set training.rope_table=cached >/dev/null 2>rt.err; rc=$?
+check "rope_table = cached: exit 1, one error naming group and key and the accepted names, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \\[training\\], key 'rope_table'\" rt.err && grep -q 'max_positions' rt.err && [ ! -e rt.h5 ]"
+"$STEPSIM" run "$s1" -o rt0.h5 --set training.framework=torchtune >rt0.out 2>&1
+"$STEPSIM" run "$s1" -o rt1.h5 --set training.framework=torchtune --set training.rope_table=none >rt1.out 2>&1
+"$STEPSIM" export rt0.h5 /summary >rt0.tsv 2>/dev/null
+"$STEPSIM" export rt1.h5 /summary >rt1.tsv 2>/dev/null
+# Llama 3.2 1B under torchtune: the fp32 RoPE cache, 131072 positions x 64/2 x 8 B = 32 MiB
+check "torchtune's RoPE cache: the load holds 32 MiB more than with rope_table = none" \
+  awk -F '\t' 'FNR == NR && $1 == "memory_after_load" { a = $2 } FNR != NR && $1 == "memory_after_load" { b = $2 }
+    END { exit !(a - b == 33554432) }' rt0.tsv rt1.tsv
 "$STEPSIM" run "$s1" -q -o lk.h5 --set training.logits_kept=true --set training.loss=fused >/dev/null 2>lk.err; rc=$?
 check "logits_kept with loss = fused: exit 0, one warning naming file, group and key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' lk.err) -eq 1 ] && grep -qF \"s1-llama-3.2-1b-fp32.ini (with --set training.logits_kept=true, --set training.loss=fused): group [training], key 'logits_kept': has no effect: loss = fused\" lk.err"

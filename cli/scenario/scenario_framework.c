@@ -10,6 +10,10 @@
  *   host_op_time, host_backward_op_time = TIME   host time per PyTorch op (0 … 10 ms)
  *   host_sync_micro_batch = true|false        the host waits for each micro-batch
  *   optimizer_impl = per_tensor | foreach | fused | cpu_adam
+ *   rope_table = none | max_positions | seq_len  the rotary table as a GPU buffer over the
+ *                                             model's max_position_embeddings (torchtune)
+ *                                             or the training seq_len (torchtitan), or
+ *                                             computed in each forward (none: HF)
  *   optimizer_foreach = true|false            the older spelling: foreach | per_tensor
  *   reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size,
  *   stage3_param_persistence_threshold, stage3_max_live_parameters = ELEMENTS
@@ -232,6 +236,9 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
   if (impl != NULL && !model_framework_optimizer_impl_from_string (impl, &fw->optimizer_impl,
                                                                    error))
     return PREFIX_KEY (error, "training", "optimizer_impl"), FALSE;
+  g_autofree char *rope = cli_scenario_get_raw (kf, "training", "rope_table", FALSE, NULL);
+  if (rope != NULL && !model_framework_rope_table_from_string (rope, &fw->rope_table, error))
+    return PREFIX_KEY (error, "training", "rope_table"), FALSE;
   return get_bool (kf, "main_grad_fp32", &fw->main_grad_fp32, error)
          && get_host_time (kf, "host_op_time", &fw->host_op_time, error)
          && get_host_time (kf, "host_backward_op_time", &fw->host_backward_op_time, error)

@@ -419,6 +419,15 @@ model_arch_derive_head_dim (ModelArch *arch, GError **error)
   return TRUE;
 }
 
+guint64
+model_arch_rotary_dim (const ModelArch *arch)
+{
+  g_return_val_if_fail (arch != NULL, 0);
+  if (arch->learned_positions || arch->family == MODEL_FAMILY_MPT)
+    return 0;
+  return arch->deepseek.mla ? arch->deepseek.qk_rope_head_dim : arch->head_dim;
+}
+
 gboolean
 model_arch_grouped_kv (const ModelArch *arch)
 {

@@ -267,6 +267,11 @@ gboolean model_arch_set_field (ModelArch *arch, const char *key, guint64 value, 
 /* Reads the size named by canonical `key` into *out; FALSE (no error) if `key` is unknown. */
 gboolean model_arch_get_field (const ModelArch *arch, const char *key, guint64 *out);
 
+/* Channels a head rotates with RoPE: head_dim for the rotary families, MLA's
+ * qk_rope_head_dim (DeepSeek-V2/V3: only q_pe and the shared k_pe rotate); 0 for learned
+ * positions (gpt2, bert) and ALiBi (mpt). */
+guint64 model_arch_rotary_dim (const ModelArch *arch);
+
 /* Whether q, k and v are one fused projection in the HF implementation: MPT's Wqkv (out
  * (a + 2k)·d × in h; MptAttention.Wqkv) and GPT-2's c_attn (Conv1D h × 3h;
  * GPT2Attention.c_attn). FALSE: three separate nn.Linear (llama, mistral, mixtral, qwen2,

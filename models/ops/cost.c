@@ -134,7 +134,7 @@ cost_dims_of (const ModelArch *arch, const ModelCostParams *p)
   d.norm_w = arch->norm == MODEL_NORM_LAYER ? 2 * d.h : d.h;
   d.alibi = arch->family == MODEL_FAMILY_MPT && !arch->learned_positions;
   d.causal = arch->family != MODEL_FAMILY_BERT;
-  d.rotary = !arch->learned_positions && arch->family != MODEL_FAMILY_MPT;
+  d.rotary = model_arch_rotary_dim (arch) > 0;
   d.frozen = model_finetune_active (&p->finetune);
   d.nf4 = p->finetune.method == MODEL_FINETUNE_QLORA;
   d.ft = &p->finetune;

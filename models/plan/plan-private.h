@@ -247,8 +247,17 @@ gboolean plan_states_at_first_step (const ModelPlan *p);
  * sees — or, over flat shards (ZeRO, FSDP), one per unit's shard; other optimizers and
  * implementations: one block. */
 GArray *plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes);
-/* The tensors (B each, new array) making up the initial allocation of `category`. */
+/* The tensors (B each, new array) making up the initial allocation of `category`; the
+ * weights' last one is the rotary table when the framework keeps one (plan_rope_table_bytes). */
 GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
+/* B of the rotary position table the framework builds with the model as a GPU buffer
+ * (ModelFramework.rope_table), whole on every rank and counted in the weights: positions ×
+ * rotary_dim/2 entries of 8 B — torchtune's fp32 (cos, sin) pairs over the model's
+ * max_position_embeddings, torchtitan's complex64 freqs_cis over the training seq_len
+ * (framework.c cites both); 0 when the model code computes it in each forward (HF) or the
+ * model has no rotary positions (model_arch_rotary_dim). Llama 3.2 under torchtune: 131072
+ * × 64 × 8 B = 64 MiB. */
+double plan_rope_table_bytes (const ModelPlan *p);
 /* The buffers Transformer Engine's get_dummy_wgrad keeps on global `rank` under a framework
  * with wgrad_dummy (Megatron) and an fp32 main_grad: B of each, one per distinct shape of
  * the weights of the Megatron linears the rank's pipeline stage holds (one tp/etp rank's

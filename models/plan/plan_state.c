@@ -143,6 +143,21 @@ plan_initial_state (ModelPlan *p)
   fsdp_mixed_state (p);
   plan_offload_initial_state (p);
   plan_paged_initial_state (p);
+  p->initial[MODEL_MEM_WEIGHTS] += plan_rope_table_bytes (p);
+}
+
+double
+plan_rope_table_bytes (const ModelPlan *p)
+{
+  double positions = 0;
+  switch (p->stack.framework.rope_table)
+    {
+    case MODEL_ROPE_TABLE_MAX_POSITIONS: positions = (double) p->arch->max_positions; break;
+    case MODEL_ROPE_TABLE_SEQ_LEN: positions = (double) p->stack.seq_len; break;
+    case MODEL_ROPE_TABLE_NONE:
+    case MODEL_N_ROPE_TABLES: break;
+    }
+  return positions * (double) (model_arch_rotary_dim (p->arch) / 2) * 8.0;
 }
 
 double
@@ -284,12 +299,13 @@ layer_share (const ModelInventory *inv, const ModelStack *s, gboolean weights, g
   return whole > 0 ? part / whole : 0;
 }
 
-GArray *
-plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
+/* plan_initial_tensors without the rotary table: the tensors of `total` B of `c`. */
+static GArray *
+state_tensors (const ModelPlan *p, ModelMemCategory c, double total)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
   const ModelStack *s = &p->stack;
-  double total = p->initial[c], psi = model_stack_trainable_params (s, p->arch);
+  double psi = model_stack_trainable_params (s, p->arch);
   if (total <= 0)
     return out;
   if (c == MODEL_MEM_COMM_BUFFERS)
@@ -368,6 +384,16 @@ plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
       for (guint k = 0; k < n; k++)
         g_array_index (out, double, first + k) = b;
     }
+  return out;
+}
+
+GArray *
+plan_initial_tensors (const ModelPlan *p, ModelMemCategory c)
+{
+  double rope = c == MODEL_MEM_WEIGHTS ? plan_rope_table_bytes (p) : 0;
+  GArray *out = state_tensors (p, c, p->initial[c] - rope);
+  if (rope > 0)
+    g_array_append_val (out, rope);
   return out;
 }
 

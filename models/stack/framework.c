@@ -18,7 +18,9 @@ static const char *const loss_names[] = { "upcast",       "plain",          "chu
                                           "te_parallel",  NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
+static const char *const rope_table_names[] = { "none", "max_positions", "seq_len", NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (rope_table_names) == MODEL_N_ROPE_TABLES + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (loss_names) == MODEL_N_LOSSES + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (optimizer_impl_names) == MODEL_N_OPTIMIZER_IMPLS + 1);
 
@@ -150,6 +152,13 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * set; it refuses gradient_accumulation_steps > 1), enable_activation_offloading =
      * cfg.get("enable_activation_offloading", False) */
     .optimizer_in_backward = FALSE, .activation_offload = FALSE,
+    /* torchtune/models/llama3_1/_position_embeddings.py Llama3ScaledRoPE (and
+     * modules/position_embeddings.py RotaryPositionalEmbeddings): rope_init builds
+     * `cache` = stack([cos, sin]) of an fp32 einsum over max_seq_len positions × dim/2,
+     * a non-persistent buffer on the model's device, one module shared by every layer;
+     * the builders' max_seq_len is the HF max_position_embeddings (llama3_2 131072,
+     * llama2 4096, qwen2 32768) */
+    .rope_table = MODEL_ROPE_TABLE_MAX_POSITIONS,
   },
   [MODEL_FRAMEWORK_TORCHTITAN] = {
     .kind = MODEL_FRAMEWORK_TORCHTITAN,
@@ -165,6 +174,11 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .main_grad_fp32 = FALSE,
     /* torchtitan/components/optimizer/optimizer.py: implementation = "fused" */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
+    /* torchtitan ba24697 (2024-12) models/llama/model.py Transformer.__init__:
+     * register_buffer("freqs_cis", precompute_freqs_cis(dim // n_heads, max_seq_len)),
+     * complex64, with train.py `model_config.max_seq_len = job_config.training.seq_len`
+     * (b5bcd76's common/rope.py sizes its cache to training.max_context_length too) */
+    .rope_table = MODEL_ROPE_TABLE_SEQ_LEN,
   },
   [MODEL_FRAMEWORK_MEGATRON] = {
     .kind = MODEL_FRAMEWORK_MEGATRON,
@@ -260,6 +274,23 @@ model_framework_optimizer_impl_name (ModelOptimizerImpl i)
 {
   g_return_val_if_fail (i < MODEL_N_OPTIMIZER_IMPLS, NULL);
   return optimizer_impl_names[i];
+}
+
+const char *
+model_framework_rope_table_name (ModelRopeTable t)
+{
+  g_return_val_if_fail (t < MODEL_N_ROPE_TABLES, NULL);
+  return rope_table_names[t];
+}
+
+gboolean
+model_framework_rope_table_from_string (const char *s, ModelRopeTable *out, GError **error)
+{
+  int v;
+  if (!sim_text_lookup (rope_table_names, "rope_table", s, &v, error))
+    return FALSE;
+  *out = (ModelRopeTable) v;
+  return TRUE;
 }
 
 gboolean

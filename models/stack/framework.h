@@ -58,6 +58,19 @@ typedef enum
   MODEL_N_OPTIMIZER_IMPLS
 } ModelOptimizerImpl;
 
+/* Where the rotary position table lives (ModelFramework.rope_table): a GPU buffer built
+ * once with the model, positions × rotary_dim/2 entries of 8 B (fp32 cos and sin, or one
+ * complex64), in the weights; or computed in each forward for the batch's positions (an
+ * activation, models/ops/). */
+typedef enum
+{
+  MODEL_ROPE_TABLE_NONE,          /* per forward (HF transformers' LlamaRotaryEmbedding
+                                   * keeps only inv_freq, rotary_dim/2 floats) */
+  MODEL_ROPE_TABLE_MAX_POSITIONS, /* over the model's max_position_embeddings (torchtune) */
+  MODEL_ROPE_TABLE_SEQ_LEN,       /* over the training sequence length (torchtitan) */
+  MODEL_N_ROPE_TABLES
+} ModelRopeTable;
+
 typedef struct
 {
   ModelFrameworkKind kind;
@@ -113,6 +126,7 @@ typedef struct
                                    * before issuing the next micro-batch and the optimizer
                                    * step (the HF Trainer's NaN check of the loss) */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
+  ModelRopeTable rope_table;    /* the rotary table a GPU buffer (torchtune, torchtitan) */
   /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed; the two
    * stage-3 prefetch budgets are NAN outside the DeepSpeed profile, as 0 means "no
    * prefetch" there): */
@@ -142,7 +156,8 @@ typedef struct
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
  * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused",
  * "upcast_shift", "vocab_parallel", "sharded", "te_parallel";
- * "per_tensor", "foreach", "fused", "cpu_adam". Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
+ * "per_tensor", "foreach", "fused", "cpu_adam"; "none", "max_positions", "seq_len" (rope_table).
+ * Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
  * whose message lists the accepted names (the caller prefixes group and key). */
 const char *model_framework_name (ModelFrameworkKind k);
 const char *model_framework_loss_name (ModelLossImpl l);
@@ -151,6 +166,9 @@ gboolean model_framework_from_string (const char *s, ModelFrameworkKind *out, GE
 gboolean model_framework_loss_from_string (const char *s, ModelLossImpl *out, GError **error);
 gboolean model_framework_optimizer_impl_from_string (const char *s, ModelOptimizerImpl *out,
                                                      GError **error);
+const char *model_framework_rope_table_name (ModelRopeTable t);
+gboolean model_framework_rope_table_from_string (const char *s, ModelRopeTable *out,
+                                                 GError **error);
 
 /* Appends to `out` one line per host-time factor every profile uses (host_op_time,
  * host_backward_op_time): "name<TAB>value<TAB>source\n". */

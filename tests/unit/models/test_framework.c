@@ -12,6 +12,7 @@
 #include "sim/engine.h"
 #include "sim/fluid.h"
 #include "tests/testlib.h"
+#include "tests/unit/models/shipped.h"
 #include "tests/unit/models/tiny.h"
 
 typedef struct
@@ -118,6 +119,13 @@ test_profile_table (void)
       CU_ASSERT_EQUAL (fw.optimizer_impl, want[i].impl);
       CU_ASSERT_FALSE (fw.optimizer_in_backward);
       CU_ASSERT_FALSE (fw.activation_offload);
+      /* the rotary table a GPU buffer: torchtune's cache over max_seq_len, torchtitan's
+       * freqs_cis over the training seq_len; the HF model code computes it per forward */
+      CU_ASSERT_EQUAL (fw.rope_table, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE
+                                        ? MODEL_ROPE_TABLE_MAX_POSITIONS
+                                      : want[i].kind == MODEL_FRAMEWORK_TORCHTITAN
+                                        ? MODEL_ROPE_TABLE_SEQ_LEN
+                                        : MODEL_ROPE_TABLE_NONE);
       CU_ASSERT_EQUAL (fw.reduce_bucket_elements, want[i].reduce);
       CU_ASSERT_EQUAL (fw.allgather_bucket_elements, want[i].allgather);
       /* the stage-3 prefetch budgets: NAN (none) outside DeepSpeed, whose 0 means "no
@@ -158,6 +166,13 @@ test_names (void)
       ModelLossImpl back;
       CU_ASSERT_TRUE (model_framework_loss_from_string (model_framework_loss_name (k), &back,
                                                         NULL));
+      CU_ASSERT_EQUAL (back, k);
+    }
+  for (guint k = 0; k < MODEL_N_ROPE_TABLES; k++)
+    {
+      ModelRopeTable back;
+      CU_ASSERT_TRUE (model_framework_rope_table_from_string (
+        model_framework_rope_table_name (k), &back, NULL));
       CU_ASSERT_EQUAL (back, k);
     }
   g_autoptr (GError) e = NULL;
@@ -549,6 +564,46 @@ test_ds_prefetch (void)
   CU_ASSERT_EQUAL (model_plan_parallel (none)->prefetch, 0);
 }
 
+/* rope_table: the rotary table in the weights, whole (one buffer) on the rank, positions ×
+ * rotary_dim/2 × 8 B. torchtune's fp32 (cos, sin) cache over max_position_embeddings:
+ * Llama 3.2 3B 131072 × 128/2 × 8 = 67,108,864 B; Llama 2 7B 4096 × 64 × 8 = 2,097,152;
+ * DeepSeek-V2-Lite (MLA: only the 64 qk_rope channels rotate) 163840 × 32 × 8 =
+ * 41,943,040; GPT-2 (learned positions) none. torchtitan's complex64 freqs_cis over the
+ * training seq_len 4096: 4096 × 64 × 8 = 2,097,152 for Llama 3.2 3B. none: nothing. */
+static double
+rope_weights_delta (const char *model, ModelRopeTable table)
+{
+  g_autoptr (ModelArch) a = shipped (model);
+  ModelStack s;
+  model_stack_init_defaults (&s);
+  s.precision = MODEL_PRECISION_BF16;
+  s.seq_len = MIN (4096, a->max_positions);
+  double w[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      s.framework.rope_table = i == 0 ? MODEL_ROPE_TABLE_NONE : table;
+      g_autoptr (GError) e = NULL;
+      g_autoptr (ModelPlan) p = model_plan_new (a, &s, NULL, &e);
+      g_assert_no_error (e);
+      w[i] = model_plan_initial_bytes (p, MODEL_MEM_WEIGHTS);
+    }
+  return w[1] - w[0];
+}
+
+static void
+test_rope_table (void)
+{
+  CU_ASSERT_EQUAL (rope_weights_delta ("llama-3.2-3b", MODEL_ROPE_TABLE_MAX_POSITIONS),
+                   67108864.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("llama-2-7b", MODEL_ROPE_TABLE_MAX_POSITIONS),
+                   2097152.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("deepseek-v2-lite", MODEL_ROPE_TABLE_MAX_POSITIONS),
+                   41943040.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("gpt2", MODEL_ROPE_TABLE_MAX_POSITIONS), 0.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("llama-3.2-3b", MODEL_ROPE_TABLE_SEQ_LEN), 2097152.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("llama-3.2-3b", MODEL_ROPE_TABLE_NONE), 0.0);
+}
+
 int
 main (void)
 {
@@ -564,6 +619,7 @@ main (void)
     { "DeepSpeed reduce bucket bytes", test_ds_reduce_buffer },
     { "DeepSpeed stage-3 persistent parameters", test_ds_persistence },
     { "DeepSpeed stage-3 prefetch in layers", test_ds_prefetch },
+    { "rope_table: the rotary table in the weights", test_rope_table },
   };
   return STEPSIM_RUN_TESTS ("models/framework", tests);
 }
