@@ -119,6 +119,10 @@ struct _ModelPlan
   GArray *kernels;     /* ModelKernel; tasks running the same kernel sequence share one range
                         * (plan_task_add_pass) */
   GHashTable *kernel_runs; /* KernelRun* (owned keys): the ranges shared so far */
+  struct _PlanPassMemo *pass_memo; /* plan_task_add_pass's memo of passes seen (plan_task.c);
+                                    * NULL until its first use; owned */
+  struct _PlanRedistMemo *redist_memo; /* plan_redistribute_as's memo of redistributions
+                                        * (plan_comm.c); NULL until its first use; owned */
   GArray *deps;        /* guint task ids */
   GArray *effects;     /* ModelMemEffect */
   GStringChunk *labels;
@@ -190,6 +194,12 @@ guint plan_task_begin (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKi
 ModelTask *plan_current (ModelPlan *p);
 void plan_task_add_pass (ModelPlan *p, const ModelPass *pass);
 GHashTable *plan_kernel_runs_new (void); /* ModelPlan.kernel_runs, empty */
+/* Frees ModelPlan.pass_memo (plan_task.c) and ModelPlan.redist_memo (plan_comm.c); NULL is
+ * a no-op. */
+void plan_pass_memo_free (struct _PlanPassMemo *memo);
+/* Whether the memos are on (plan.h model_plan_set_memo). */
+gboolean plan_memo_on (void);
+void plan_redist_memo_free (struct _PlanRedistMemo *memo);
 void plan_task_dep (ModelPlan *p, guint task); /* no-op for G_MAXUINT */
 guint plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes);
 guint plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes,
@@ -289,6 +299,11 @@ guint plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank,
                             ModelState state, ModelPhase from, ModelPhase to, double bytes,
                             gint layer, gint micro_batch, const char *what, guint after,
                             guint *first);
+/* model_parallel_redistribute (par, state, from, to, bytes) (a new reference: the caller
+ * unrefs it and leaves it unchanged), from p's memo when an identical one (the setup bit
+ * for bit) was asked of it before (plan.h model_plan_set_memo). */
+GArray *plan_parallel_redistribute (ModelPlan *p, const ModelParallel *par, ModelState state,
+                                    ModelPhase from, ModelPhase to, double bytes);
 /* Bytes per element of gradient reductions. */
 double plan_reduce_bytes (const ModelPlan *p);
 /* The plan's table of collective groups (ModelPlan.groups), empty: new (g_hash_table_unref). */

@@ -558,6 +558,8 @@ model_plan_free (ModelPlan *plan)
   g_array_unref (plan->tasks);
   g_array_unref (plan->kernels);
   g_hash_table_unref (plan->kernel_runs);
+  plan_pass_memo_free (plan->pass_memo);
+  plan_redist_memo_free (plan->redist_memo);
   g_array_unref (plan->deps);
   g_array_unref (plan->effects);
   g_string_chunk_free (plan->labels);

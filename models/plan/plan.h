@@ -201,6 +201,15 @@ ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelSta
                                            const ModelParallel *par, double paged_spill,
                                            const HwRankShift *built, GError **error);
 void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
+/* Whether plans built from now on reuse what an earlier identical pass or redistribution
+ * of the same plan derived (on by default): a pass whose ops are bit for bit those of a
+ * pass added before from the same address gets that pass's kernel range without the
+ * range's hash and lookup, and a redistribution of the plan's own placements with the same
+ * state, phases and bytes gets the same collectives without deriving them. Off, every pass
+ * and redistribution is derived anew; the plans are the same either way (test_plan
+ * "memoized passes and redistributions = derived"). Process-wide, for tests: not to be
+ * changed while another thread builds a plan. */
+void model_plan_set_memo (gboolean on);
 
 const ModelArch *model_plan_arch (const ModelPlan *plan);
 const ModelStack *model_plan_stack (const ModelPlan *plan);

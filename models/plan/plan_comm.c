@@ -11,6 +11,8 @@
 #include "config.h"
 #include "models/plan/plan-private.h"
 
+#include <string.h>
+
 double
 plan_reduce_bytes (const ModelPlan *p)
 {
@@ -179,6 +181,67 @@ plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream, ModelMeshE
   return id;
 }
 
+/* ---- redistributions seen before ----------------------------------------------------------
+ *
+ * model_parallel_redistribute is a function of the parallel setup, the state, the two
+ * phases and the bytes alone; a plan asks for the same few again and again (a ZeRO-3
+ * layer's gather and gradient reduce-scatter per layer and micro-batch: ~1,200
+ * instructions each, with its placements and GArray). The memo keeps the last few, each
+ * with a copy of the setup it was derived for, compared bit for bit. */
+#define REDIST_MEMO_SLOTS 8
+
+typedef struct
+{
+  GArray *comms;  /* ModelPlacementComm, a reference of the memo's; NULL: empty */
+  ModelParallel par;
+  ModelState state;
+  ModelPhase from, to;
+  double bytes;
+} RedistMemoSlot;
+
+struct _PlanRedistMemo
+{
+  RedistMemoSlot slots[REDIST_MEMO_SLOTS];
+  guint next;     /* the slot the next new one takes (round robin) */
+};
+
+void
+plan_redist_memo_free (struct _PlanRedistMemo *memo)
+{
+  if (memo == NULL)
+    return;
+  for (guint i = 0; i < REDIST_MEMO_SLOTS; i++)
+    if (memo->slots[i].comms != NULL)
+      g_array_unref (memo->slots[i].comms);
+  g_free (memo);
+}
+
+GArray *
+plan_parallel_redistribute (ModelPlan *p, const ModelParallel *par, ModelState state,
+                            ModelPhase from, ModelPhase to, double bytes)
+{
+  if (!plan_memo_on ())
+    return model_parallel_redistribute (par, state, from, to, bytes);
+  if (p->redist_memo == NULL)
+    p->redist_memo = g_new0 (struct _PlanRedistMemo, 1);
+  struct _PlanRedistMemo *memo = p->redist_memo;
+  for (guint i = 0; i < REDIST_MEMO_SLOTS; i++)
+    {
+      const RedistMemoSlot *m = &memo->slots[i];
+      if (m->comms != NULL && m->state == state && m->from == from && m->to == to
+          && memcmp (&m->bytes, &bytes, sizeof bytes) == 0
+          && memcmp (&m->par, par, sizeof *par) == 0)
+        return g_array_ref (m->comms);
+    }
+  GArray *comms = model_parallel_redistribute (par, state, from, to, bytes);
+  RedistMemoSlot *m = &memo->slots[memo->next];
+  memo->next = (memo->next + 1) % REDIST_MEMO_SLOTS;
+  if (m->comms != NULL)
+    g_array_unref (m->comms);
+  *m = (RedistMemoSlot){ g_array_ref (comms), *par, state, from, to, bytes };
+  return comms;
+}
+
 guint
 plan_redistribute (ModelPlan *p, guint rank, ModelState state, ModelPhase from, ModelPhase to,
                    double bytes, gint layer, gint micro_batch, const char *what, guint after,
@@ -193,7 +256,7 @@ plan_redistribute_as (ModelPlan *p, const ModelParallel *par, guint rank, ModelS
                       ModelPhase from, ModelPhase to, double bytes, gint layer,
                       gint micro_batch, const char *what, guint after, guint *first)
 {
-  g_autoptr (GArray) comms = model_parallel_redistribute (par, state, from, to, bytes);
+  g_autoptr (GArray) comms = plan_parallel_redistribute (p, par, state, from, to, bytes);
   guint last = G_MAXUINT;
   *first = G_MAXUINT;
   for (guint i = 0; i < comms->len; i++)

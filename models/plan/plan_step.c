@@ -161,8 +161,8 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
       || params <= 0) /* no gradients here (LoRA's root unit) */
     return;
   double bytes = params * plan_reduce_bytes (c->p);
-  g_autoptr (GArray) comms = model_parallel_redistribute (
-    &c->p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_COMPUTE, MODEL_PHASE_ACCUMULATE, bytes);
+  g_autoptr (GArray) comms = plan_parallel_redistribute (
+    c->p, &c->p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_COMPUTE, MODEL_PHASE_ACCUMULATE, bytes);
   const ModelPlacementComm *scatter = &g_array_index (comms, ModelPlacementComm, 0);
   gboolean scatters = comms->len > 0 && scatter->kind == HW_COLLECTIVE_REDUCE_SCATTER;
   guint id = !scatters ? NONE

@@ -100,6 +100,104 @@ plan_kernel_runs_new (void)
   return g_hash_table_new_full (run_hash, run_equal, g_free, NULL);
 }
 
+/* ---- passes seen before -----------------------------------------------------------------
+ *
+ * A plan adds the same few passes over and over (a layer's forward, backward and recompute
+ * for every layer of every micro-batch: ~1,600 tasks of the 8-GPU ZeRO-3 bench, GA 8), and
+ * each derived its kernels, hashed them and looked the range up again (~2,500 instructions
+ * a pass). The memo keeps, per pass address, a copy of the ops it last saw there and the
+ * range they gave: a pass at that address whose ops are bit for bit the copy (with the same
+ * compute dtype and attention kernel) derives the same kernels, which the lookup finds in
+ * that range (a range is added only when no equal one exists, and ranges never change), so
+ * it takes the range directly. A pass elsewhere or changed in place (a pass built on the
+ * stack) misses and is derived. Kernels not equal to themselves (a NaN) are never memoized:
+ * their lookup never finds a range. */
+#define PASS_MEMO_SLOTS 8
+#define PASS_MEMO_OPS 32
+
+typedef struct
+{
+  const ModelPass *pass; /* NULL: empty */
+  guint n_ops;
+  guint first;           /* the range of the plan's kernels its ops gave */
+  HwDtype tensor;        /* the compute dtype and attention kernel they were derived under */
+  gint attn;
+  ModelOp ops[PASS_MEMO_OPS];
+} PassMemoSlot;
+
+struct _PlanPassMemo
+{
+  PassMemoSlot slots[PASS_MEMO_SLOTS];
+  guint next;            /* the slot the next new pass takes (round robin) */
+};
+
+static gboolean memo_off; /* model_plan_set_memo (FALSE) */
+
+void
+model_plan_set_memo (gboolean on)
+{
+  memo_off = !on;
+}
+
+/* Whether the memos are on (plan_comm.c reads it too). */
+gboolean
+plan_memo_on (void)
+{
+  return !memo_off;
+}
+
+void
+plan_pass_memo_free (struct _PlanPassMemo *memo)
+{
+  g_free (memo);
+}
+
+/* The slot of p's memo holding `pass` as it is now (derived under `tensor`), or NULL. */
+static const PassMemoSlot *
+pass_memo_find (const ModelPlan *p, const ModelPass *pass, HwDtype tensor)
+{
+  if (p->pass_memo == NULL || pass->n_ops > PASS_MEMO_OPS)
+    return NULL;
+  for (guint i = 0; i < PASS_MEMO_SLOTS; i++)
+    {
+      const PassMemoSlot *m = &p->pass_memo->slots[i];
+      if (m->pass == pass && m->n_ops == pass->n_ops && m->tensor == tensor
+          && m->attn == (gint) p->stack.attention_kernel
+          && memcmp (m->ops, pass->ops, pass->n_ops * sizeof (ModelOp)) == 0)
+        return m;
+    }
+  return NULL;
+}
+
+/* Remembers that `pass` (its ops `ks` as derived under `tensor`) gave the range at `first`. */
+static void
+pass_memo_store (ModelPlan *p, const ModelPass *pass, HwDtype tensor, const ModelKernel *ks,
+                 guint first)
+{
+  if (memo_off || pass->n_ops > PASS_MEMO_OPS)
+    return;
+  for (guint i = 0; i < pass->n_ops; i++)
+    if (!model_kernel_equal (&ks[i], &ks[i]))
+      return;
+  if (p->pass_memo == NULL)
+    p->pass_memo = g_new0 (struct _PlanPassMemo, 1);
+  PassMemoSlot *m = NULL;
+  for (guint i = 0; i < PASS_MEMO_SLOTS && m == NULL; i++)
+    if (p->pass_memo->slots[i].pass == pass)
+      m = &p->pass_memo->slots[i]; /* the same address, other ops: replaced */
+  if (m == NULL)
+    {
+      m = &p->pass_memo->slots[p->pass_memo->next];
+      p->pass_memo->next = (p->pass_memo->next + 1) % PASS_MEMO_SLOTS;
+    }
+  m->pass = pass;
+  m->n_ops = pass->n_ops;
+  m->first = first;
+  m->tensor = tensor;
+  m->attn = (gint) p->stack.attention_kernel;
+  memcpy (m->ops, pass->ops, pass->n_ops * sizeof (ModelOp));
+}
+
 gboolean
 model_kernel_equal (const ModelKernel *a, const ModelKernel *b)
 {
@@ -152,6 +250,20 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
   ModelTask *t = plan_current (p);
   if (pass->n_ops == 0)
     return;
+  const PassMemoSlot *seen = t->n_kernels == 0 && !memo_off
+                               ? pass_memo_find (p, pass, tensor) : NULL;
+  if (seen != NULL)
+    {
+      /* the sums as the derivation below makes them, in the same order */
+      for (guint i = 0; i < pass->n_ops; i++)
+        {
+          t->flops += pass->ops[i].flops;
+          t->bytes += pass->ops[i].bytes;
+        }
+      t->n_kernels = pass->n_ops;
+      t->first_kernel = seen->first;
+      return;
+    }
   /* the pass's kernels, zeroed as g_new0 would (their padding is copied into the plan), on
    * the stack for the usual few (a layer's pass has about a dozen ops) */
   ModelKernel stack_ks[32];
@@ -180,6 +292,7 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
       if (found != NULL)
         {
           t->first_kernel = found->first;
+          pass_memo_store (p, pass, tensor, ks, t->first_kernel);
           return;
         }
       t->first_kernel = p->kernels->len;
@@ -187,6 +300,7 @@ plan_task_add_pass (ModelPlan *p, const ModelPass *pass)
       KernelRun *run = g_new (KernelRun, 1);
       *run = (KernelRun){ p->kernels, NULL, t->first_kernel, pass->n_ops, probe.hash };
       g_hash_table_add (p->kernel_runs, run);
+      pass_memo_store (p, pass, tensor, ks, t->first_kernel);
       return;
     }
   if (t->first_kernel + t->n_kernels != p->kernels->len)

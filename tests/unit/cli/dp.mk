@@ -23,3 +23,8 @@ check_PROGRAMS += tests/unit/cli/test_rank_classes
 tests_unit_cli_test_rank_classes_SOURCES = tests/unit/cli/test_rank_classes.c
 tests_unit_cli_test_rank_classes_CFLAGS = $(UNIT_TEST_FLAGS)
 tests_unit_cli_test_rank_classes_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
+# The plan's memos of passes and redistributions change no plan (issue 17).
+check_PROGRAMS += tests/unit/cli/test_plan_memo
+tests_unit_cli_test_plan_memo_SOURCES = tests/unit/cli/test_plan_memo.c
+tests_unit_cli_test_plan_memo_CFLAGS = $(UNIT_TEST_FLAGS)
+tests_unit_cli_test_plan_memo_LDADD = cli/libstepsim_cli.a $(UNIT_TEST_LIBS)
