@@ -21,6 +21,8 @@ typedef struct
   guint lo, hi;         /* the layers [lo, hi) of the forward/backward being built (a
                          * pipeline stage's model chunk; 0, L without pp) */
   gboolean sharding;    /* ZeRO/FSDP machinery on: a shard group of > 1 ranks, or offload */
+  gboolean gathers;     /* stage-3 parameters are gathered (plan_step.c gathers(): a
+                         * function of the plan's setup, set once) */
   gboolean regathers;   /* stage-3 parameters are gathered again for the backward (set
                          * once by plan_step.c, read by the recompute of plan_ckpt.c) */
   ModelCheckpointing ckpt;

@@ -557,13 +557,13 @@ forward_layer (StepCtx *c, guint l, gboolean region_end)
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
   char tag[24];
-  if (gathers (c) && l + p->par.prefetch < c->hi)
+  if (c->gathers && l + p->par.prefetch < c->hi)
     gather (c, (gint) (l + p->par.prefetch), "fwd", l > c->lo ? c->fwd_task[l - 1] : NONE);
   guint tp_start = plan_step_tp_before (c, PLAN_TP_LAYER, (gint) l);
   guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
   c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
                                     (gint) l, c->mb, "fwd %s mb%d", layer_tag (c, l, tag), c->mb);
-  if (gathers (c))
+  if (c->gathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
@@ -638,7 +638,7 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
   c->lo = lo, c->hi = hi;
   c->root_gather_task = NONE;
   c->root_gather_handle = 0;
-  if (gathers (c))
+  if (c->gathers)
     {
       /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward;
        * under pp the stages holding the embedding or the head gather it (whole: approximate). */
@@ -762,7 +762,7 @@ backward_layer_task (StepCtx *c, guint l, const BackwardBefore *before)
   if (c->w_hold_layer > 0) /* ZB-H1's B: what its W needs stays (plan_pp.c) */
     c->w_hold[l] = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, c->w_hold_layer,
                                     MODEL_EFFECT_AT_END);
-  if (gathers (c))
+  if (c->gathers)
     plan_task_free (p, c->gather_handle[l], MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_LAYER, tp_start, (gint) l);
   cp_after (c, MODEL_CP_BACKWARD, cp_start, c->bwd_task[l], (gint) l);
@@ -1032,6 +1032,7 @@ plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, g
     .tp_wait = NONE, .cp_wait = NONE, .pp_wait = NONE, .bwd_head = NONE,
   };
   plan_step_ctx_buffers (c, buf);
+  c->gathers = gathers (c);
   c->regathers = regathers (c);
   plan_step_layer_tensors (c);
 }
