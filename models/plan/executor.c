@@ -381,6 +381,25 @@ kernel_host_time (const ModelExecutor *e, const ModelTask *t, const ModelKernel 
          + model_op_host_ops (&k->op) * per_op;
 }
 
+/* Task t's host time before and through its kernels: *issued plus each kernel's
+ * kernel_host_time, added one by one in order (the same sums), the task's per-op time and
+ * its GPU's dispatch taken once rather than per kernel. */
+static void
+add_task_host_time (const ModelExecutor *e, const ModelFramework *fw, const ModelTask *t,
+                    double *issued)
+{
+  if (t->n_kernels == 0)
+    return;
+  double per_op = t->kind == MODEL_TASK_KIND_BACKWARD ? fw->host_backward_op_time
+                                                      : fw->host_op_time;
+  double dispatch = hw_cluster_gpu (e->cluster, t->rank)->host_dispatch;
+  const ModelKernel *k = model_plan_kernel (e->plan, t->first_kernel);
+  double sum = *issued;
+  for (guint j = 0; j < t->n_kernels; j++)
+    sum += dispatch + model_op_host_ops (&k[j].op) * per_op;
+  *issued = sum;
+}
+
 /* host_before, next_sync and each representative's first sync (sync_task, sync_left). */
 static void
 index_host (ModelExecutor *e)
@@ -392,13 +411,12 @@ index_host (ModelExecutor *e)
   e->sync_task = g_new (guint, rows);
   e->sync_left = g_new0 (guint, rows);
   g_autofree double *issued = g_new0 (double, n_ranks);
+  const ModelFramework *fw = &model_plan_stack (e->plan)->framework;
   for (guint id = 0; id < n; id++)
     {
       const ModelTask *t = model_plan_task (e->plan, id);
       e->host_before[id] = issued[t->rank];
-      for (guint j = 0; j < t->n_kernels; j++)
-        issued[t->rank]
-          += kernel_host_time (e, t, model_plan_kernel (e->plan, t->first_kernel + j));
+      add_task_host_time (e, fw, t, &issued[t->rank]);
     }
   for (guint i = 0; i < rows; i++)
     {
