@@ -121,6 +121,7 @@ struct _ModelPlan
   GHashTable *kernel_runs; /* KernelRun* (owned keys): the ranges shared so far */
   struct _PlanPassMemo *pass_memo; /* plan_task_add_pass's memo of passes seen (plan_task.c);
                                     * NULL until its first use; owned */
+  guint n_copied_mbs;      /* micro-batches built as copies of a template (plan_step.c) */
   struct _PlanRedistMemo *redist_memo; /* plan_redistribute_as's memo of redistributions
                                         * (plan_comm.c); NULL until its first use; owned */
   GArray *deps;        /* guint task ids */
@@ -313,6 +314,11 @@ guint plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint di
                           HwCollectiveKind kind, double bytes, gint layer, gint micro_batch,
                           const char *what);
 
+/* The instance index of `rank`'s next collective on the mesh group of collective `like`
+ * (its dims, kind and bytes), as plan_collective_on takes it: what a copy of a task of
+ * collective `like` on `rank` runs (plan_step.c's micro-batch template). Not for expert
+ * groups. */
+guint plan_collective_instance_like (ModelPlan *p, guint rank, guint like);
 /* plan_collective_on over `rank`'s expert group along `dim` (mesh.h
  * model_mesh_expert_group: not a plain mesh group, so the collective's dims are 0). */
 guint plan_collective_expert (ModelPlan *p, guint rank, ModelStream stream,

@@ -715,6 +715,13 @@ model_plan_model_flops (const ModelPlan *plan)
   return plan->model_flops;
 }
 
+guint
+model_plan_n_copied_micro_batches (const ModelPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  return plan->n_copied_mbs;
+}
+
 double
 model_plan_hardware_flops (const ModelPlan *plan)
 {

@@ -201,15 +201,19 @@ ModelPlan *model_plan_new_representatives (const ModelArch *arch, const ModelSta
                                            const ModelParallel *par, double paged_spill,
                                            const HwRankShift *built, GError **error);
 void model_plan_free (ModelPlan *plan); /* NULL is a no-op */
-/* Whether plans built from now on reuse what an earlier identical pass or redistribution
- * of the same plan derived (on by default): a pass whose ops are bit for bit those of a
- * pass added before from the same address gets that pass's kernel range without the
- * range's hash and lookup, and a redistribution of the plan's own placements with the same
- * state, phases and bytes gets the same collectives without deriving them. Off, every pass
- * and redistribution is derived anew; the plans are the same either way (test_plan
- * "memoized passes and redistributions = derived"). Process-wide, for tests: not to be
- * changed while another thread builds a plan. */
+/* Whether plans built from now on reuse what the same plan derived before (on by default):
+ * a pass whose ops are bit for bit those of a pass added before from the same address gets
+ * that pass's kernel range without the range's hash and lookup; a redistribution of the
+ * same setup, state, phases and bytes gets the same collectives without deriving them; and
+ * micro-batches 2 … GA − 2 of a rank are copied from micro-batch 1 where it is a template
+ * (plan_step.c). Off, everything is derived anew; the plans are the same either way
+ * (tests/unit/cli/test_plan_memo). Process-wide, for tests: not to be changed while another
+ * thread builds a plan. */
 void model_plan_set_memo (gboolean on);
+/* Micro-batches of the plan's built ranks that were built as copies of an earlier one
+ * (plan_step.c: micro-batches 2 … GA − 2 of micro-batch 1, with the memos on); 0 when every
+ * micro-batch was derived. For tests and reports. */
+guint model_plan_n_copied_micro_batches (const ModelPlan *plan);
 
 const ModelArch *model_plan_arch (const ModelPlan *plan);
 const ModelStack *model_plan_stack (const ModelPlan *plan);

@@ -156,6 +156,19 @@ plan_collective_on (ModelPlan *p, guint rank, ModelStream stream, guint dims,
   return id;
 }
 
+guint
+plan_collective_instance_like (ModelPlan *p, guint rank, guint like)
+{
+  const ModelCollective *c = &g_array_index (p->collectives, ModelCollective, like);
+  guint dims = c->dims, group;
+  HwCollectiveKind kind = c->kind;
+  double bytes = c->bytes;
+  g_return_val_if_fail ((dims & MODEL_COLLECTIVE_EXPERT_BIT) == 0, G_MAXUINT);
+  guint n = group_index (p, rank, dims, &group);
+  g_return_val_if_fail (n == c->n_ranks, G_MAXUINT);
+  return instance_for (p, rank, dims, group, kind, bytes, n, -1);
+}
+
 /* See plan-private.h. The group is named by its expert dimension and its first member
  * (PlanGroup), the same on every member, so the k-th collective of each member on it is one
  * instance; its dims MODEL_COLLECTIVE_EXPERT (dim), which rank_classes.c maps through the

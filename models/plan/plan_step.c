@@ -12,6 +12,7 @@
 #include "models/plan/plan_step-private.h"
 
 #include <math.h>
+#include <string.h>
 #include "models/parallel/tensor_parallel.h"
 #include "models/plan/plan_offload-private.h"
 #include "models/plan/plan_paged-private.h"
@@ -1173,6 +1174,222 @@ step_combined (StepCtx *c, guint L, guint *bufs, gsize per_mb)
   plan_step_backward (c, 0, L, TRUE, TRUE);
 }
 
+/* ---- micro-batches 2 … GA − 2 as copies of micro-batch 1 ------------------------------------
+ *
+ * Without pipelining, micro-batches 1 … GA − 2 of a rank run the same code on the same state
+ * but for shifted ids: the schedule branches on the index only at micro-batch 0 (gradients
+ * allocated once, kept gradients) and at the last (bucketed reductions, the SP all-reduce).
+ * So where nothing else carries state from one micro-batch to the next (no tp, cp or ep
+ * collectives, no pipeline, offload, paged states, MTP, optimizer in the backward or tied
+ * embeddings: template_applies), micro-batch k is micro-batch 1 with its tasks moved by
+ * (k − 1) × its task count, its handles and tensor sizes likewise, its labels' " mb1"
+ * made " mb<k>", and each collective taking its group's next instance. template_check
+ * takes micro-batch 1 as the template only when it holds exactly that: micro-batch 0 with
+ * the same tasks (kind, stream, layer) one by one, dependencies into micro-batches 0 and 1
+ * only, frees of its own buffers only, its buffers allocated in order by its own effects,
+ * no kernel range or kept gradient added, labels naming the micro-batch only as a final
+ * " mb1", and the recompute FLOPs the plan's total grew by in task order. Building the
+ * 8-GPU ZeRO-3 bench's plan (GA 8) derived 8 micro-batches; now 4 (bench/RESULTS.md,
+ * h-speed3). tests/unit/cli/test_plan_memo compares the plans of every shipped scenario
+ * with and without (model_plan_set_memo). */
+
+/* Where the plan's arrays end (what a micro-batch appends to). */
+typedef struct
+{
+  guint tasks, deps, effects, handles, sizes, kernels, grads, collectives;
+  double hardware_flops;
+} PlanMarks;
+
+static void
+plan_marks (const ModelPlan *p, PlanMarks *m)
+{
+  *m = (PlanMarks){ p->tasks->len, p->deps->len, p->effects->len, p->handles->len,
+                    p->tensor_sizes->len, p->kernels->len, p->grad_handles->len,
+                    p->collectives->len, p->hardware_flops };
+}
+
+/* Whether c's rank may copy micro-batches from a template (the comment above). */
+static gboolean
+template_applies (const StepCtx *c)
+{
+  const ModelPlan *p = c->p;
+  return plan_memo_on () && p->stack.grad_accum >= 4 && p->tp.tp <= 1 && p->cp.cp <= 1
+         && p->pp.pp <= 1 && !p->ep.on && !model_offload_any (&p->stack.offload)
+         && p->paged_spill == 0 && c->n_mtp == 0
+         && !p->stack.framework.optimizer_in_backward && !p->arch->tied_embeddings
+         && c->w_hold_layer == 0 && c->w_hold_head == 0 && p->compute_gate == NONE;
+}
+
+/* Whether label `s` names the micro-batch only as a final " mb1" (*suffix: it does). */
+static gboolean
+template_label (const char *s, gboolean *suffix)
+{
+  gsize n = strlen (s);
+  const char *at = strstr (s, "mb1");
+  *suffix = n >= 4 && strcmp (s + n - 4, " mb1") == 0;
+  return at == NULL || (*suffix && at == s + n - 3);
+}
+
+/* Whether micro-batch 1 (the plan between m1 and mn; micro-batch 0 from m0) is a template
+ * (the comment above). */
+static gboolean
+template_check (const StepCtx *c, const PlanMarks *m0, const PlanMarks *m1,
+                const PlanMarks *mn)
+{
+  const ModelPlan *p = c->p;
+  guint len = mn->tasks - m1->tasks;
+  if (len == 0 || m1->tasks - m0->tasks != len || mn->kernels != m1->kernels
+      || mn->grads != m1->grads)
+    return FALSE;
+  guint dep = m1->deps, effect = m1->effects, handle = m1->handles, size = m1->sizes;
+  double hw = m1->hardware_flops;
+  for (guint i = 0; i < len; i++)
+    {
+      const ModelTask *a = &g_array_index (p->tasks, ModelTask, m0->tasks + i);
+      const ModelTask *t = &g_array_index (p->tasks, ModelTask, m1->tasks + i);
+      gboolean suffix;
+      if (t->rank != c->rank || t->micro_batch != 1 || a->micro_batch != 0
+          || a->kind != t->kind || a->stream != t->stream || a->layer != t->layer
+          || (a->collective < 0) != (t->collective < 0)
+          || t->offload != MODEL_OFFLOAD_OP_NONE || t->amount != 0 || t->host_sync
+          || t->first_dep != dep || t->first_effect != effect
+          || !template_label (t->label, &suffix))
+        return FALSE;
+      for (guint d = 0; d < t->n_deps; d++, dep++)
+        {
+          guint on = g_array_index (p->deps, guint, dep);
+          if (on < m0->tasks || on >= t->id)
+            return FALSE;
+        }
+      for (guint k = 0; k < t->n_effects; k++, effect++)
+        {
+          const ModelMemEffect *e = &g_array_index (p->effects, ModelMemEffect, effect);
+          if (e->where != MODEL_MEM_ON_GPU)
+            return FALSE;
+          if (e->bytes > 0)
+            {
+              if (e->handle != handle++)
+                return FALSE;
+              if (e->n_tensors > 1 && e->first_tensor != size)
+                return FALSE;
+              size += e->n_tensors > 1 ? e->n_tensors : 0;
+            }
+          else if (e->handle < m1->handles || e->handle >= mn->handles)
+            return FALSE;
+        }
+      if (t->collective >= 0)
+        {
+          const ModelCollective *k = &g_array_index (p->collectives, ModelCollective,
+                                                     t->collective);
+          if ((k->dims & MODEL_COLLECTIVE_EXPERT_BIT) != 0 || t->stream != MODEL_STREAM_COMM)
+            return FALSE;
+        }
+      if (t->kind == MODEL_TASK_KIND_RECOMPUTE)
+        hw += t->flops;
+    }
+  return dep == mn->deps && effect == mn->effects && handle == mn->handles
+         && size == mn->sizes && memcmp (&hw, &mn->hardware_flops, sizeof hw) == 0;
+}
+
+/* Appends micro-batch k (2 ≤ k) of c's rank as a copy of the template m1 … mn. */
+static void
+template_copy (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
+{
+  ModelPlan *p = c->p;
+  guint len = mn->tasks - m1->tasks, nh = mn->handles - m1->handles;
+  guint ns = mn->sizes - m1->sizes;
+  guint dt = (k - 1) * len, dh = (k - 1) * nh, ds = (k - 1) * ns;
+  /* the tensor sizes and allocations, in the template's order (indices: the arrays grow) */
+  guint at = p->tensor_sizes->len;
+  g_array_set_size (p->tensor_sizes, at + ns);
+  memcpy (&g_array_index (p->tensor_sizes, double, at),
+          &g_array_index (p->tensor_sizes, double, m1->sizes), ns * sizeof (double));
+  guint h0 = p->handles->len;
+  g_assert (h0 == m1->handles + dh);
+  g_array_set_size (p->handles, h0 + nh);
+  for (guint i = 0; i < nh; i++)
+    {
+      ModelMemEffect *e = &g_array_index (p->handles, ModelMemEffect, h0 + i);
+      *e = g_array_index (p->handles, ModelMemEffect, m1->handles + i);
+      e->handle += dh;
+      if (e->n_tensors > 1)
+        e->first_tensor += ds;
+    }
+  for (guint i = 0; i < len; i++)
+    {
+      ModelTask t = g_array_index (p->tasks, ModelTask, m1->tasks + i);
+      g_assert (t.id + dt == p->tasks->len);
+      t.id += dt;
+      t.micro_batch = (gint) k;
+      gboolean suffix;
+      template_label (t.label, &suffix);
+      if (suffix) /* "… mb1" → "… mb<k>" */
+        {
+          char digits[24], stack_label[256];
+          gssize nd = sim_text_format (digits, sizeof digits, "%u", k);
+          gsize n = strlen (t.label) - 1; /* without the final "1" */
+          g_assert (nd > 0);
+          g_autofree char *heap_label = n + (gsize) nd < sizeof stack_label
+                                          ? NULL : g_malloc (n + (gsize) nd + 1);
+          char *label = heap_label != NULL ? heap_label : stack_label;
+          memcpy (label, t.label, n);
+          memcpy (label + n, digits, (gsize) nd + 1);
+          t.label = g_string_chunk_insert_len (p->labels, label, (gssize) n + nd);
+        }
+      guint first_dep = t.first_dep, first_effect = t.first_effect;
+      t.first_dep = p->deps->len;
+      t.first_effect = p->effects->len;
+      for (guint d = 0; d < t.n_deps; d++)
+        {
+          guint on = g_array_index (p->deps, guint, first_dep + d) + dt;
+          g_array_append_val (p->deps, on);
+        }
+      for (guint e = 0; e < t.n_effects; e++)
+        {
+          ModelMemEffect x = g_array_index (p->effects, ModelMemEffect, first_effect + e);
+          x.handle += dh;
+          if (x.n_tensors > 1)
+            x.first_tensor += ds;
+          g_array_append_val (p->effects, x);
+        }
+      if (t.collective >= 0)
+        t.collective = (gint) plan_collective_instance_like (p, c->rank, (guint) t.collective);
+      g_array_append_val (p->tasks, t);
+      if (t.kind == MODEL_TASK_KIND_RECOMPUTE)
+        p->hardware_flops += t.flops;
+    }
+}
+
+/* c's ids into micro-batch 1 (the template m1 … mn) moved to micro-batch k, as building
+ * micro-batches 2 … k would have left them. */
+static void
+template_shift_ctx (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
+{
+  guint len = mn->tasks - m1->tasks, nh = mn->handles - m1->handles;
+  guint dt = (k - 1) * len, dh = (k - 1) * nh;
+  guint N = c->slots;
+  guint *task_arrays[] = { c->gather_task, c->fwd_task, c->bwd_task };
+  guint *handle_arrays[] = { c->act_layer, c->gather_handle, c->act_mtp_proj, c->recomputed,
+                             c->autocast_cache, c->act_mtp_head, c->w_hold };
+  guint *tasks[] = { &c->root_gather_task, &c->bwd_head, &c->restored, &c->tp_wait,
+                     &c->cp_wait, &c->pp_wait };
+  guint *handles[] = { &c->act_embedding, &c->act_head, &c->head_cast, &c->root_gather_handle,
+                       &c->grad_head_full, &c->grad_embedding_full, &c->tied_grad,
+                       &c->fresh_grad, &c->head_w_hold };
+#define MOVE(v, lo, hi, by) ((v) >= (lo) && (v) < (hi) ? (v) + (by) : (v))
+  for (guint a = 0; a < G_N_ELEMENTS (task_arrays); a++)
+    for (guint l = 0; l < N; l++)
+      task_arrays[a][l] = MOVE (task_arrays[a][l], m1->tasks, mn->tasks, dt);
+  for (guint a = 0; a < G_N_ELEMENTS (handle_arrays); a++)
+    for (guint l = 0; l < N; l++)
+      handle_arrays[a][l] = MOVE (handle_arrays[a][l], m1->handles, mn->handles, dh);
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    *tasks[i] = MOVE (*tasks[i], m1->tasks, mn->tasks, dt);
+  for (guint i = 0; i < G_N_ELEMENTS (handles); i++)
+    *handles[i] = MOVE (*handles[i], m1->handles, mn->handles, dh);
+#undef MOVE
+}
+
 void
 plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
 {
@@ -1185,13 +1402,34 @@ plan_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   if (combined)
     step_combined (&c, L, buf, per_mb);
   else
-    for (guint64 mb = 0; mb < p->stack.grad_accum; mb++)
-      {
-        c.mb = (gint) mb;
-        c.last_mb = mb + 1 == p->stack.grad_accum;
-        plan_step_forward (&c, 0, L, TRUE, TRUE);
-        plan_step_backward (&c, 0, L, TRUE, TRUE);
-      }
+    {
+      /* micro-batches 2 … GA − 2 copied from micro-batch 1 where it is a template */
+      gboolean copy = template_applies (&c);
+      PlanMarks m0, m1, mn;
+      guint64 ga = p->stack.grad_accum;
+      for (guint64 mb = 0; mb < ga; mb++)
+        {
+          if (copy && mb >= 2 && mb + 1 < ga)
+            {
+              template_copy (&c, &m1, &mn, (guint) mb);
+              p->n_copied_mbs++;
+              if (mb + 2 == ga)
+                template_shift_ctx (&c, &m1, &mn, (guint) mb);
+              continue;
+            }
+          if (mb <= 1)
+            plan_marks (p, mb == 0 ? &m0 : &m1);
+          c.mb = (gint) mb;
+          c.last_mb = mb + 1 == ga;
+          plan_step_forward (&c, 0, L, TRUE, TRUE);
+          plan_step_backward (&c, 0, L, TRUE, TRUE);
+          if (copy && mb == 1)
+            {
+              plan_marks (p, &mn);
+              copy = template_check (&c, &m0, &m1, &mn);
+            }
+        }
+    }
   c.mb = -1;
   plan_step_optimizer (&c, plan_last_on_stream (p, rank, MODEL_STREAM_COMM));
 }

@@ -5,7 +5,8 @@
  * dependencies and memory effects it names, the allocations and their tensors, every
  * collective (its members by value), and every rank's state bytes, initial buffers and
  * their creation tasks. Both the plan a simulation builds (model_rank_classes_plan: the
- * representatives) and, up to 64 GPUs, the full plan (model_plan_new). */
+ * representatives) and, up to 64 GPUs, the full plan (model_plan_new). The memos include
+ * the micro-batches copied from a template (plan_step.c); the test checks some plans use it. */
 #include "config.h"
 
 #include <string.h>
@@ -119,13 +120,14 @@ same_plan (const char *rel, const ModelPlan *a, const ModelPlan *b)
 }
 
 /* Plans `rel` with the memos on and off (model_rank_classes_plan, and model_plan_new up to
- * 64 GPUs) and compares them; leaves the memos on. */
-static void
-check_scenario (const char *rel)
+ * 64 GPUs) and compares them; leaves the memos on. Returns the micro-batches the plan with
+ * the memos on copied (model_plan_n_copied_micro_batches; none with them off). */
+static guint
+check_scenario_with (const char *rel, const char *const *sets)
 {
   g_autofree char *path = stepsim_test_srcpath (rel);
   g_autoptr (GError) e = NULL;
-  g_autoptr (CliScenario) sc = cli_scenario_load (path, NULL, &e);
+  g_autoptr (CliScenario) sc = cli_scenario_load (path, sets, &e);
   if (sc == NULL)
     g_printerr ("%s: %s\n", rel, e->message);
   CU_ASSERT_FATAL (sc != NULL);
@@ -145,8 +147,11 @@ check_scenario (const char *rel)
         plans[on][1] = model_plan_new (in.arch, in.stack, in.par, NULL);
     }
   model_plan_set_memo (TRUE);
+  guint copied = plans[1][0] != NULL ? model_plan_n_copied_micro_batches (plans[1][0]) : 0;
   for (guint k = 0; k < 2; k++)
     {
+      if (plans[0][k] != NULL)
+        CU_ASSERT_EQUAL (model_plan_n_copied_micro_batches (plans[0][k]), 0);
       /* a scenario whose plan is refused is refused either way */
       CU_ASSERT ((plans[0][k] == NULL) == (plans[1][k] == NULL));
       if (plans[0][k] != NULL && plans[1][k] != NULL)
@@ -154,11 +159,19 @@ check_scenario (const char *rel)
       model_plan_free (plans[0][k]);
       model_plan_free (plans[1][k]);
     }
+  return copied;
 }
 
-/* Every .ini of `dir` (relative to the source tree) whose name starts with `prefix`. */
 static guint
-check_dir (const char *dir, const char *prefix)
+check_scenario (const char *rel)
+{
+  return check_scenario_with (rel, NULL);
+}
+
+/* Every .ini of `dir` (relative to the source tree) whose name starts with `prefix`; adds
+ * to *copying the scenarios whose plan copied micro-batches. Returns the scenarios. */
+static guint
+check_dir (const char *dir, const char *prefix, guint *copying)
 {
   g_autofree char *abs = stepsim_test_srcpath (dir);
   g_autoptr (GDir) d = g_dir_open (abs, 0, NULL);
@@ -169,21 +182,51 @@ check_dir (const char *dir, const char *prefix)
       g_ptr_array_add (names, g_strdup_printf ("%s/%s", dir, n));
   g_ptr_array_sort (names, (GCompareFunc) g_strcmp0); /* fixed order */
   for (guint i = 0; i < names->len; i++)
-    check_scenario (g_ptr_array_index (names, i));
+    *copying += check_scenario (g_ptr_array_index (names, i)) > 0;
   return names->len;
 }
 
+/* The scenarios, bench cases and validation cases; the 8-GPU bench copies micro-batches 2 … 6
+ * of GA 8 (one rank built), and so do some other cases (the comparison is not vacuous). */
 static void
 test_scenarios (void)
 {
-  CU_ASSERT (check_dir ("scenarios", "") >= 10);
-  CU_ASSERT (check_dir ("bench", "llama-") >= 3);
+  guint copying = 0;
+  CU_ASSERT (check_dir ("scenarios", "", &copying) >= 10);
+  CU_ASSERT (check_dir ("bench", "llama-", &copying) >= 3);
+  CU_ASSERT (copying >= 2);
+  CU_ASSERT (check_scenario ("bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini") >= 5);
 }
 
 static void
 test_validation (void)
 {
-  CU_ASSERT (check_dir ("tests/validation", "") >= 40);
+  guint copying = 0;
+  CU_ASSERT (check_dir ("tests/validation", "", &copying) >= 40);
+  g_printerr ("(%u validation cases copy micro-batches) ", copying);
+}
+
+/* The 8-GPU bench case under other data-parallel modes, checkpointing, precisions, loss
+ * heads, GA 4 (one copied micro-batch) and 5, two nodes and a tied-embedding model (which
+ * copies none): each set of --set options planned with the memos on and off. */
+static void
+test_variants (void)
+{
+  static const char *const variants[][4] = {
+    { "parallel.data_parallel=ddp", NULL },
+    { "parallel.data_parallel=zero1", "training.grad_accum=5", NULL },
+    { "parallel.data_parallel=zero2", "training.checkpointing=selective", NULL },
+    { "parallel.data_parallel=fsdp_full_shard", "training.checkpointing=none", NULL },
+    { "parallel.data_parallel=fsdp_hybrid_shard", "cluster.nodes=2", NULL },
+    { "training.grad_accum=4", "training.precision=fp16_mixed", NULL },
+    { "training.loss=chunked", "training.loss_chunks=8", "training.precision=bf16", NULL },
+    { "parallel.data_parallel=zero3", "training.optimizer=adamw_8bit", NULL },
+    { "model.hf_config=llama-3.2-1b", "training.grad_accum=6", NULL },
+  };
+  guint copying = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
+    copying += check_scenario_with ("bench/llama-3.1-8b-zero3-ga8-dgx-h100.ini", variants[i]) > 0;
+  CU_ASSERT (copying >= 6);
 }
 
 int
@@ -192,6 +235,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "memoized = derived: scenarios and bench cases", test_scenarios },
     { "memoized = derived: validation cases", test_validation },
+    { "memoized = derived: the 8-GPU bench under other settings", test_variants },
   };
   return STEPSIM_RUN_TESTS ("cli/plan_memo", tests);
 }
