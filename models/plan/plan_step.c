@@ -1188,8 +1188,8 @@ step_combined (StepCtx *c, guint L, guint *bufs, gsize per_mb)
  * the same tasks (kind, stream, layer) one by one, dependencies into micro-batches 0 and 1
  * only, frees of its own buffers only, its buffers allocated in order by its own effects,
  * no kernel range or kept gradient added, labels naming the micro-batch only as a final
- * " mb1", and the recompute FLOPs the plan's total grew by in task order. Building the
- * 8-GPU ZeRO-3 bench's plan (GA 8) derived 8 micro-batches; now 4 (bench/RESULTS.md,
+ * " mb1", and the recompute FLOPs the plan's total grew by in task order. The 8-GPU ZeRO-3
+ * bench's plan (GA 8) derives micro-batches 0, 1 and 7 and copies 2 … 6 (bench/RESULTS.md,
  * h-speed3). tests/unit/cli/test_plan_memo compares the plans of every shipped scenario
  * with and without (model_plan_set_memo). */
 
