@@ -117,6 +117,21 @@ fsdp_mixed_state (ModelPlan *p)
  * ModelFramework.grad_buffer_buckets) — and under DeepSpeed's ZeRO its reduce bucket(s), the
  * GPU buffer of its offloaded gradients and stage 3's persistent small parameters
  * (models/stack/framework.h). */
+/* The share of QLoRA's NF4 constants a rank holds at rest under data-parallel sharding:
+ * torchtune's NF4 base is torchao's NF4Tensor, whose FSDP2 shard (aten.split, nf4_split)
+ * splits quantized_scalers and quantization_factor with quantized_data and all-gathers the
+ * three (fsdp_pre_all_gather; torchao nf4tensor.py), so they shard as the weights do.
+ * Elsewhere 1: bitsandbytes' Params4bit keeps its quant_state whole on every rank (FSDP
+ * flattens only the packed weight). */
+static double
+quant_dp_fraction (const ModelPlan *p)
+{
+  if (p->stack.finetune.method != MODEL_FINETUNE_QLORA
+      || p->stack.framework.kind != MODEL_FRAMEWORK_TORCHTUNE)
+    return 1;
+  return model_parallel_local_fraction (&p->par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST);
+}
+
 void
 plan_initial_state (ModelPlan *p)
 {
@@ -132,8 +147,9 @@ plan_initial_state (ModelPlan *p)
                                                    p->tp.weights - p->tp.weights_expert,
                                                    p->tp.weights_expert);
       else if (c == MODEL_MEM_QUANTIZATION) /* NF4 constants shard with their weights */
-        p->initial[c] *= p->stack.finetune.method == MODEL_FINETUNE_QLORA ? p->tp.quant
-                                                                          : p->tp.weights;
+        p->initial[c] *= (p->stack.finetune.method == MODEL_FINETUNE_QLORA ? p->tp.quant
+                                                                           : p->tp.weights)
+                         * quant_dp_fraction (p);
     }
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
       && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
