@@ -108,15 +108,6 @@ fsdp_mixed_state (ModelPlan *p)
     *= plan_grad_shard_bytes (p) / model_stack_gradient_bytes (&p->stack);
 }
 
-/* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
- * placed at rest (weights sharded under stage 3, master weights and optimizer states from
- * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
- * and DDP's gradient bucket copies (gradient_as_bucket_view=False, PyTorch's default: Li et
- * al. 2020 §3.2.3) — the buffers of the bucketed all-reduce (gradients Partial → Replicate
- * at the step; none under Megatron, whose buckets are views of its grad buffer:
- * ModelFramework.grad_buffer_buckets) — and under DeepSpeed's ZeRO its reduce bucket(s), the
- * GPU buffer of its offloaded gradients and stage 3's persistent small parameters
- * (models/stack/framework.h). */
 /* The share of QLoRA's NF4 constants a rank holds at rest under data-parallel sharding:
  * torchtune's NF4 base is torchao's NF4Tensor, whose FSDP2 shard (aten.split, nf4_split)
  * splits quantized_scalers and quantization_factor with quantized_data and all-gathers the
@@ -132,6 +123,15 @@ quant_dp_fraction (const ModelPlan *p)
   return model_parallel_local_fraction (&p->par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST);
 }
 
+/* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
+ * placed at rest (weights sharded under stage 3, master weights and optimizer states from
+ * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
+ * and DDP's gradient bucket copies (gradient_as_bucket_view=False, PyTorch's default: Li et
+ * al. 2020 §3.2.3) — the buffers of the bucketed all-reduce (gradients Partial → Replicate
+ * at the step; none under Megatron, whose buckets are views of its grad buffer:
+ * ModelFramework.grad_buffer_buckets) — and under DeepSpeed's ZeRO its reduce bucket(s), the
+ * GPU buffer of its offloaded gradients and stage 3's persistent small parameters
+ * (models/stack/framework.h). */
 void
 plan_initial_state (ModelPlan *p)
 {
