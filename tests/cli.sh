@@ -1746,6 +1746,25 @@ check "attention = triton with a sliding window: a warning naming the key, exit 
 bad_input "the error lists every --set it may come from" \
   "(with --set parallel.dp_shard=2, --set parallel.dp_replicate=2): group [parallel], key 'dp_replicate'" "mesh degrees" \
   -- "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" --set parallel.dp_shard=2 --set training.seq_len=1024 --set parallel.dp_replicate=2
+# a [model] override named as a model key by the error of another group's key is named too
+# (QA: "model key num_local_experts = 4 is not a multiple of [parallel] ep = 8" said no --set,
+# the file reading 8 experts; layers_per_stage "but the model's num_hidden_layers is 2" too)
+bad_input "a model key from --set named by another key's error (ep)" \
+  "mixtral-8x7b-lora-ep8-dgx-h100.ini (with --set model.num_local_experts=4): group [parallel], key 'ep'" \
+  "model key num_local_experts = 4" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" \
+  --set model.num_local_experts=4
+bad_input "a model key from --set named beside the parallel key (pp)" \
+  "(with --set parallel.pp=4, --set model.num_hidden_layers=30): group [parallel], key 'pp'" \
+  "model key num_hidden_layers = 30" -- "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" \
+  --set parallel.pp=4 --set model.num_hidden_layers=30
+bad_input "the model's num_hidden_layers from --set named by layers_per_stage's error" \
+  "(with --set model.num_hidden_layers=2): group [parallel], key 'layers_per_stage'" \
+  "num_hidden_layers is 2" -- "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" \
+  --set model.num_hidden_layers=2
+bad_input "an hf_config from --set named by an error about a model key" \
+  "(with --set model.hf_config=llama-3.1-70b): group [parallel], key 'layers_per_stage'" \
+  "num_hidden_layers is 80" -- "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" \
+  --set model.hf_config=llama-3.1-70b
 
 # --- a scenario file's shape: an empty file, a group header without its bracket --------
 : >empty.ini
