@@ -1673,6 +1673,19 @@ check "cp = 2 with Mixtral ep 8: runs, 4096 expert rows a layer (cp 1: 8192)" \
 "$STEPSIM" export lme.h5 /summary >lme.tsv 2>/dev/null
 check "LoRA on Mixtral under ep 8: every byte count of /summary whole, model states exact" \
   sh -c "[ -s lme.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' lme.tsv | grep -q . && grep -q '^model_state_bytes	14703665152	B\$' lme.tsv"
+# Byte counts of a GPU that does not fit and of sizes typed with decimals are whole too (QA:
+# S2's fits_from 140799765381.12 B and shortfall 54900419461.119995 B, the 131.13 GiB it prints
+# as bytes; memory = 20.3 GiB a capacity of 21796959027.2 B, host_memory = 0.3 TiB a
+# host_capacity of 329853488332.8 B)
+"$STEPSIM" run "$srcdir/scenarios/s2-llama-2-7b-fp32.ini" -q -o wb2.h5 >/dev/null 2>&1
+"$STEPSIM" export wb2.h5 /summary >wb2.tsv 2>/dev/null
+check "S2 out of memory: fits_from, fits_from_short and shortfall in whole bytes (131.13 GiB)" \
+  sh -c "[ -s wb2.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wb2.tsv | grep -q . && grep -q '^fits_from	140799765381	B\$' wb2.tsv"
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o wb6.h5 --set gpu.X.base=V100-32GB-SXM2 \
+  --set "gpu.X.memory=20.3 GiB" --set cluster.gpu=X --set "cluster.host_memory=0.3 TiB" >/dev/null 2>&1
+"$STEPSIM" export wb6.h5 /summary >wb6.tsv 2>/dev/null
+check "memory = 20.3 GiB, host_memory = 0.3 TiB: capacities and every byte count whole" \
+  sh -c "[ -s wb6.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wb6.tsv | grep -q . && grep -q '^capacity	21796959027	B\$' wb6.tsv && grep -q '^host_capacity	329853488332	B\$' wb6.tsv"
 # the parallel line names every mesh degree above 1 (cp was left out, and dp read 8)
 check "summary: the parallel line shows cp and the dp it leaves; the experts line ep" \
   sh -c "grep -q '^parallel   context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 4 (ZeRO' cpm.out && grep -q '^experts    ep 8: ' cpm.out"
