@@ -1686,6 +1686,14 @@ check "S2 out of memory: fits_from, fits_from_short and shortfall in whole bytes
 "$STEPSIM" export wb6.h5 /summary >wb6.tsv 2>/dev/null
 check "memory = 20.3 GiB, host_memory = 0.3 TiB: capacities and every byte count whole" \
   sh -c "[ -s wb6.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wb6.tsv | grep -q . && grep -q '^capacity	21796959027	B\$' wb6.tsv && grep -q '^host_capacity	329853488332	B\$' wb6.tsv"
+# ... and the host and NVMe ledgers' (QA: Adafactor's factored states offloaded to NVMe left
+# 9987355492.093908 B of staging and host_peak 132115845988.0939 B; traffic 15292743040.000013 B):
+# whole, the host peak the sum of its categories
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o wba.h5 --set model.hf_config=qwen3-30b-a3b \
+  --set offload.optimizer=nvme --set training.optimizer=adafactor >/dev/null 2>&1
+"$STEPSIM" export wba.h5 /summary >wba.tsv 2>/dev/null
+check "Adafactor offloaded to NVMe: host, NVMe and traffic bytes whole; host_peak = its categories' sum" \
+  sh -c "[ -s wba.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wba.tsv | grep -q . && awk -F'\t' '\$1 == \"host_peak\" { t = \$2 } \$1 ~ /^host_peak_/ { s += \$2 } END { exit !(t > 0 && t == s) }' wba.tsv"
 # the parallel line names every mesh degree above 1 (cp was left out, and dp read 8)
 check "summary: the parallel line shows cp and the dp it leaves; the experts line ep" \
   sh -c "grep -q '^parallel   context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 4 (ZeRO' cpm.out && grep -q '^experts    ep 8: ' cpm.out"
