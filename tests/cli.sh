@@ -1735,6 +1735,12 @@ bad_input "a ds_config key that changes memory, not modelled" "bi.ini: group [tr
 printf '{ "bf16": { "enabled": "auto" }, "train_batch_size": 32 }\n' >bi.json
 bad_input "train_batch_size against micro x GA x ranks" "bi.json: key 'train_batch_size' is 32" \
   "micro_batch 2 × grad_accum 4 × 8 data-parallel ranks = 64" -- bi.ini
+# the ds_config's accumulation steps within [training] grad_accum's bound (QA: 2147483647 built
+# micro-batches until killed, 100000 ran three minutes in 3.7 GB)
+printf '{ "bf16": { "enabled": "auto" }, "gradient_accumulation_steps": 5000 }\n' >bi.json
+bad_input "ds_config gradient_accumulation_steps above grad_accum's bound" \
+  "bi.ini (with --set training.grad_accum=): group [training], key 'deepspeed_config'" \
+  "key 'gradient_accumulation_steps' is 5000, outside [1, 1024]" -- bi.ini --set training.grad_accum=
 printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 3 } }\n' >bi.json
 bad_input "[parallel] data_parallel contradicting the ds_config's stage" \
   "group [parallel], key 'data_parallel': zero2" "zero_optimization.stage = 3" -- bi.ini --set parallel.data_parallel=zero2
