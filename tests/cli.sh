@@ -1677,23 +1677,31 @@ check "LoRA on Mixtral under ep 8: every byte count of /summary whole, model sta
 # S2's fits_from 140799765381.12 B and shortfall 54900419461.119995 B, the 131.13 GiB it prints
 # as bytes; memory = 20.3 GiB a capacity of 21796959027.2 B, host_memory = 0.3 TiB a
 # host_capacity of 329853488332.8 B)
+# whole_bytes TSV: a /summary export with no byte count that has a fraction
+whole_bytes () { test -s "$1" && ! awk -F'\t' '$3 == "B" && $2 != int($2)' "$1" | grep -q .; }
 "$STEPSIM" run "$srcdir/scenarios/s2-llama-2-7b-fp32.ini" -q -o wb2.h5 >/dev/null 2>&1
 "$STEPSIM" export wb2.h5 /summary >wb2.tsv 2>/dev/null
+w=no; whole_bytes wb2.tsv && grep -q '^fits_from	140799765381	B$' wb2.tsv && w=yes
 check "S2 out of memory: fits_from, fits_from_short and shortfall in whole bytes (131.13 GiB)" \
-  sh -c "[ -s wb2.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wb2.tsv | grep -q . && grep -q '^fits_from	140799765381	B\$' wb2.tsv"
-"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o wb6.h5 --set gpu.X.base=V100-32GB-SXM2 \
-  --set "gpu.X.memory=20.3 GiB" --set cluster.gpu=X --set "cluster.host_memory=0.3 TiB" >/dev/null 2>&1
+  [ $w = yes ]
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o wb6.h5 \
+  --set gpu.X.base=V100-32GB-SXM2 --set "gpu.X.memory=20.3 GiB" --set cluster.gpu=X \
+  --set "cluster.host_memory=0.3 TiB" >/dev/null 2>&1
 "$STEPSIM" export wb6.h5 /summary >wb6.tsv 2>/dev/null
-check "memory = 20.3 GiB, host_memory = 0.3 TiB: capacities and every byte count whole" \
-  sh -c "[ -s wb6.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wb6.tsv | grep -q . && grep -q '^capacity	21796959027	B\$' wb6.tsv && grep -q '^host_capacity	329853488332	B\$' wb6.tsv"
+w=no; whole_bytes wb6.tsv && grep -q '^capacity	21796959027	B$' wb6.tsv \
+  && grep -q '^host_capacity	329853488332	B$' wb6.tsv && w=yes
+check "memory = 20.3 GiB, host_memory = 0.3 TiB: capacities and every byte count whole" [ $w = yes ]
 # ... and the host and NVMe ledgers' (QA: Adafactor's factored states offloaded to NVMe left
 # 9987355492.093908 B of staging and host_peak 132115845988.0939 B; traffic 15292743040.000013 B):
 # whole, the host peak the sum of its categories
-"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o wba.h5 --set model.hf_config=qwen3-30b-a3b \
-  --set offload.optimizer=nvme --set training.optimizer=adafactor >/dev/null 2>&1
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o wba.h5 \
+  --set model.hf_config=qwen3-30b-a3b --set offload.optimizer=nvme \
+  --set training.optimizer=adafactor >/dev/null 2>&1
 "$STEPSIM" export wba.h5 /summary >wba.tsv 2>/dev/null
-check "Adafactor offloaded to NVMe: host, NVMe and traffic bytes whole; host_peak = its categories' sum" \
-  sh -c "[ -s wba.tsv ] && ! awk -F'\t' '\$3 == \"B\" && \$2 != int(\$2)' wba.tsv | grep -q . && awk -F'\t' '\$1 == \"host_peak\" { t = \$2 } \$1 ~ /^host_peak_/ { s += \$2 } END { exit !(t > 0 && t == s) }' wba.tsv"
+w=no; whole_bytes wba.tsv && awk -F'\t' '$1 == "host_peak" { t = $2 } $1 ~ /^host_peak_/ { s += $2 }
+  END { exit !(t > 0 && t == s) }' wba.tsv && w=yes
+check "Adafactor offloaded to NVMe: host, NVMe and traffic bytes whole; host_peak its categories'" \
+  [ $w = yes ]
 # the parallel line names every mesh degree above 1 (cp was left out, and dp read 8)
 check "summary: the parallel line shows cp and the dp it leaves; the experts line ep" \
   sh -c "grep -q '^parallel   context parallel cp 2 (ring) x data parallel [a-z0-9_]* over 4 (ZeRO' cpm.out && grep -q '^experts    ep 8: ' cpm.out"
@@ -1740,7 +1748,8 @@ bad_input "train_batch_size against micro x GA x ranks" "bi.json: key 'train_bat
 printf '{ "bf16": { "enabled": "auto" }, "gradient_accumulation_steps": 5000 }\n' >bi.json
 bad_input "ds_config gradient_accumulation_steps above grad_accum's bound" \
   "bi.ini (with --set training.grad_accum=): group [training], key 'deepspeed_config'" \
-  "key 'gradient_accumulation_steps' is 5000, outside [1, 1024]" -- bi.ini --set training.grad_accum=
+  "key 'gradient_accumulation_steps' is 5000, outside [1, 1024]" -- bi.ini \
+  --set training.grad_accum=
 printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 3 } }\n' >bi.json
 bad_input "[parallel] data_parallel contradicting the ds_config's stage" \
   "group [parallel], key 'data_parallel': zero2" "zero_optimization.stage = 3" -- bi.ini --set parallel.data_parallel=zero2
@@ -1777,7 +1786,7 @@ bad_input "the error lists every --set it may come from" \
 # (QA: "model key num_local_experts = 4 is not a multiple of [parallel] ep = 8" said no --set,
 # the file reading 8 experts; layers_per_stage "but the model's num_hidden_layers is 2" too)
 bad_input "a model key from --set named by another key's error (ep)" \
-  "mixtral-8x7b-lora-ep8-dgx-h100.ini (with --set model.num_local_experts=4): group [parallel], key 'ep'" \
+  "lora-ep8-dgx-h100.ini (with --set model.num_local_experts=4): group [parallel], key 'ep'" \
   "model key num_local_experts = 4" -- "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" \
   --set model.num_local_experts=4
 bad_input "a model key from --set named beside the parallel key (pp)" \

@@ -274,7 +274,8 @@ train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
   guint64 tb = (guint64) d->train_batch, world = sc->par.degree;
   guint64 per_step = s->micro_batch * world;
   gboolean ga_given = d->grad_accum >= 1 || has (kf, "grad_accum");
-  if (!ga_given && tb % per_step == 0 && tb / per_step >= 1 && tb / per_step <= CLI_SCENARIO_MAX_GRAD_ACCUM)
+  if (!ga_given && tb % per_step == 0 && tb / per_step >= 1
+      && tb / per_step <= CLI_SCENARIO_MAX_GRAD_ACCUM)
     {
       s->grad_accum = tb / per_step;
       return TRUE;
