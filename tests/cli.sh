@@ -1663,6 +1663,17 @@ rm -f cpm.h5
   >cpm.out 2>&1; rc=$?
 check "cp = 2 with Mixtral ep 8: runs, 4096 expert rows a layer (cp 1: 8192)" \
   sh -c "[ $rc -eq 0 ] && [ -e cpm.h5 ] && grep -q 'expert load  *4096 ' cpm.out"
+# HFU counts the cluster's work: under [moe] load_imbalance every rank is replayed as the
+# slowest EP rank, but the recomputed forwards' expert rows are the mean rank's, as model
+# FLOPs count them (QA: Mixtral at load_imbalance = 4 had hardware_flops 5.00e15 against
+# 2.78e15 balanced, HFU 31.6 % where the GPUs ran 17.6 %)
+for r in 1 4; do
+  "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -q -o li$r.h5 \
+    --set moe.load_imbalance=$r >/dev/null 2>&1
+  "$STEPSIM" export li$r.h5 /summary 2>/dev/null | awk -F'\t' '$1 == "hardware_flops"' >li$r.tsv
+done
+check "load_imbalance = 4: the same hardware FLOPs as balanced routing (HFU of the work done)" \
+  sh -c "test -s li1.tsv && cmp -s li1.tsv li4.tsv"
 # LoRA on a MoE model under ep: /summary's bytes are whole, and the frozen base is exactly
 # the dense weights plus 1/8 of the experts' in bf16: (1605636096 + 45097156608 / 8) · 2 B,
 # with the adapters (27262976 B) apart; model states = base + adapters + their master
