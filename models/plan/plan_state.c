@@ -151,8 +151,12 @@ plan_initial_state (ModelPlan *p)
                                                                            : p->tp.weights)
                          * quant_dp_fraction (p);
     }
+  /* FSDP's NO_SHARD all-reduces each unit's flat gradient in place (torch/distributed/fsdp/
+   * _runtime_utils.py _reduce_grad_no_shard: dist.all_reduce(flat_param.grad)): no bucket
+   * copies */
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
-      && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
+      && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets
+      && p->par.mode != MODEL_DP_FSDP_NO_SHARD)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + plan_offload_ds_grad_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);
