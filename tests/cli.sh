@@ -1998,6 +1998,10 @@ check "[model] hidden_size and heads resized together: head_dim is their quotien
 ds8json="$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json"
 bad_input "deepspeed_config with framework = torchtune" "group [training], key 'deepspeed_config': given with key 'framework' = torchtune" \
   "does not run DeepSpeed" -- "$ds8" --set training.framework=torchtune
+rm -f dsf.h5
+"$STEPSIM" run "$s1" -q -o dsf.h5 --set training.framework=deepspeed --set parallel.data_parallel=fsdp_full_shard >/dev/null 2>dsf.err; rc=$?
+check "framework = deepspeed with data_parallel = fsdp_full_shard: exit 1 naming [parallel] data_parallel, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \\[parallel\\], key 'data_parallel': fsdp_full_shard is PyTorch's FSDP\" dsf.err && [ ! -e dsf.h5 ]"
 rm -f rt.h5
 "$STEPSIM" run "$s1" -q -o rt.h5 --set training.rope_table=cached >/dev/null 2>rt.err; rc=$?
 check "rope_table = cached: exit 1, one error naming group and key and the accepted names, no file" \

@@ -504,6 +504,23 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
                                                                                  : "true");
         }
     }
+  /* DeepSpeed's engine shards by ZeRO stage (deepspeed.initialize wraps the model in its
+   * own engine, not PyTorch's FSDP): an fsdp_* mode under it is a contradiction, refused as
+   * a deepspeed_config is under the frameworks that run no DeepSpeed engine */
+  gboolean fsdp = sc->par.mode == MODEL_DP_FSDP_FULL_SHARD
+                  || sc->par.mode == MODEL_DP_FSDP_SHARD_GRAD_OP
+                  || sc->par.mode == MODEL_DP_FSDP_NO_SHARD
+                  || sc->par.mode == MODEL_DP_FSDP_HYBRID_SHARD;
+  if (fw->deepspeed_engine && fsdp)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'data_parallel': %s is PyTorch's FSDP, which the "
+                   "DeepSpeed engine (%s) does not run; use ddp, zero1, zero2 or zero3",
+                   model_parallel_mode_name (sc->par.mode),
+                   sc->has_ds ? "[training] deepspeed_config" : "[training] framework = "
+                                                                "deepspeed");
+      return FALSE;
+    }
   /* An offloaded optimizer steps on the host with DeepSpeed's CPU-Adam (ZeRO-Offload §4.2). */
   if (s->offload.optimizer != MODEL_OFFLOAD_NONE)
     {
