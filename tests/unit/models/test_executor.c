@@ -438,6 +438,36 @@ test_two_ranks_ddp (void)
   STEPSIM_ASSERT_REL (two.total_peak - one.total_peak, 2.0 * model_arch_n_params (a), 1e-9);
 }
 
+/* `plan` (two ranks) run on the engine over tiny_cluster (2, 0, …), every task done; the
+ * recorder of its tasks (caller frees). */
+static SimRecorder *
+run_pair_recorded (const ModelPlan *plan)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
+  SimRecorder *rec = sim_recorder_new ();
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
+  return rec;
+}
+
+/* The end (s) of rank 0's task `label` in `rec`; -1 if none. */
+static double
+rank0_task_end (const SimRecorder *rec, const char *label)
+{
+  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
+    {
+      const SimTaskRecord *t = sim_recorder_task (rec, i);
+      if (t->rank == 0 && strcmp (t->label, label) == 0)
+        return t->end;
+    }
+  return -1;
+}
+
 /* Bytes rank 0's gradient all-reduces / reduce-scatters carry from the end of its last
  * micro-batch's embedding backward on, and in all, for a data-parallel `mode` on two ranks
  * with 64 KiB buckets (smaller than the embedding's gradient, so that where the embedding
@@ -455,22 +485,8 @@ reduced_after_embedding (const ModelArch *a, ModelDataParallel mode, double *aft
   par.bucket_size = 64 * 1024;
   g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
   g_assert (plan != NULL);
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
-  g_autoptr (SimRecorder) rec = sim_recorder_new ();
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
-  model_executor_start (exec);
-  sim_engine_run (engine);
-  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
-  double emb_end = -1;
-  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
-    {
-      const SimTaskRecord *t = sim_recorder_task (rec, i);
-      if (t->rank == 0 && strcmp (t->label, "bwd embed mb1") == 0)
-        emb_end = t->end;
-    }
+  g_autoptr (SimRecorder) rec = run_pair_recorded (plan);
+  double emb_end = rank0_task_end (rec, "bwd embed mb1");
   CU_ASSERT (emb_end > 0);
   *after = *total = 0;
   for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
@@ -537,22 +553,8 @@ static void
 test_backward_gathers_after_the_head (void)
 {
   g_autoptr (ModelPlan) plan = zero3_pair_plan (1);
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
-  g_autoptr (SimRecorder) rec = sim_recorder_new ();
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
-  model_executor_start (exec);
-  sim_engine_run (engine);
-  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
-  double head_end = -1;
-  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
-    {
-      const SimTaskRecord *t = sim_recorder_task (rec, i);
-      if (t->rank == 0 && strcmp (t->label, "bwd head mb0") == 0)
-        head_end = t->end;
-    }
+  g_autoptr (SimRecorder) rec = run_pair_recorded (plan);
+  double head_end = rank0_task_end (rec, "bwd head mb0");
   CU_ASSERT (head_end > 0);
   guint n = 0;
   for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
