@@ -581,6 +581,8 @@ apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, 
     {
       if (!sim_units_parse (text, key->dim, &value, error))
         goto fail;
+      if (key->dim == SIM_DIM_BYTES) /* whole bytes ("20.3 GiB"), as every byte count */
+        value = floor (value);
       if (!(value >= key->min && value <= key->max) && !(key->zero_ok && value == 0))
         {
           /* bytes in binary units (1 MiB, 1 PiB), the others in the units they are printed

@@ -244,6 +244,8 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
     case FIG_QUANTITY:
       if (!sim_units_parse (text, f->dim, &v, error))
         return FALSE;
+      if (f->dim == SIM_DIM_BYTES) /* whole bytes ("0.3 TiB"), as every byte count */
+        v = floor (v);
       return in_range (f, text, v, (double *) field, error);
     case FIG_PARAM_RATE:
       return parse_param_rate (text, (double *) field, error);

@@ -555,6 +555,23 @@ on_latency_end (SimEngine *engine, gpointer user_data)
     request_flush (fluid);
 }
 
+/* `in` as the fluid shares it: a folded resource's use moved to its canonical one with the
+ * weight scaled (sim_fluid_set_fold). FALSE (nothing written) if its resource is unknown
+ * or its weight is not finite and > 0. */
+static inline gboolean
+fold_use (const SimFluid *fluid, const SimUse *in, SimUse *out)
+{
+  if (in->resource >= fluid->resources->len || !isfinite (in->weight) || in->weight <= 0.0)
+    return FALSE;
+  *out = *in;
+  if (out->resource < fluid->n_fold)
+    {
+      out->weight *= fluid->fold_scale[out->resource];
+      out->resource = fluid->fold_canon[out->resource];
+    }
+  return TRUE;
+}
+
 /* Copies the caller's uses into `a`, merging repeats of one resource (their weights add) so
  * each resource appears at most once per activity. FALSE if a resource id is unknown or a
  * weight is not finite and > 0. */
@@ -565,15 +582,9 @@ copy_uses (const SimFluid *fluid, const SimUse *uses, guint n_uses, SimFluidActi
   a->n_uses = 0;
   for (guint k = 0; k < n_uses; k++)
     {
-      if (uses[k].resource >= fluid->resources->len || !isfinite (uses[k].weight)
-          || uses[k].weight <= 0.0)
+      SimUse use;
+      if (!fold_use (fluid, &uses[k], &use))
         return FALSE;
-      SimUse use = uses[k];
-      if (use.resource < fluid->n_fold)
-        {
-          use.weight *= fluid->fold_scale[use.resource];
-          use.resource = fluid->fold_canon[use.resource];
-        }
       guint u = 0;
       while (u < a->n_uses && a->uses[u].resource != use.resource)
         u++;
@@ -693,15 +704,9 @@ sim_fluid_run_lone (SimFluid *fluid, double amount, double latency, const SimUse
   guint n = 0;
   for (guint k = 0; k < n_uses; k++)
     {
-      if (uses[k].resource >= fluid->resources->len || !isfinite (uses[k].weight)
-          || uses[k].weight <= 0.0)
+      SimUse use;
+      if (!fold_use (fluid, &uses[k], &use))
         return FALSE;
-      SimUse use = uses[k];
-      if (use.resource < fluid->n_fold)
-        {
-          use.weight *= fluid->fold_scale[use.resource];
-          use.resource = fluid->fold_canon[use.resource];
-        }
       if (n == 1 && merged[0].resource == use.resource)
         merged[0].weight += use.weight;
       else

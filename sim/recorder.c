@@ -305,6 +305,15 @@ sim_recorder_summary_scalar (SimRecorder *rec, const char *name, double value, c
   if (rec->summary_keep != NULL && !g_hash_table_contains (rec->summary_keep, name))
     return;
   SimSummaryEntry *e = summary_slot (rec, name);
+  /* a byte count is whole (README "Output"): one a sum of shares left within rounding noise
+   * of a whole number is that number, one with a fraction of a byte (a share of a state its
+   * ranks do not divide, a factored optimizer state's bytes a parameter) is rounded up, as
+   * the GPU ledger's tensors are (models/memory/ledger.h) */
+  if (unit != NULL && strcmp (unit, "B") == 0 && isfinite (value))
+    {
+      double near = nearbyint (value);
+      value = fabs (value - near) <= 1e-12 * fabs (value) ? near : ceil (value);
+    }
   e->value = value;
   e->unit = g_string_chunk_insert (rec->summary_strings, unit != NULL ? unit : "");
 }

@@ -79,7 +79,9 @@ const SimTaskRecord *sim_recorder_task (const SimRecorder *rec, guint i);
 
 /* Summary scalars and texts, kept in insertion order; a name set twice is replaced in place
  * (keeping its first position; a scalar may become text and back). Strings are copied; a
- * NULL unit means "". A '/' in a name nests it in groups below /summary in the HDF5 file. */
+ * NULL unit means "". A '/' in a name nests it in groups below /summary in the HDF5 file.
+ * A scalar in unit "B" is stored whole: within 1e-12 (relative) of a whole number that
+ * number, else rounded up. */
 void sim_recorder_summary_scalar (SimRecorder *rec, const char *name, double value,
                                   const char *unit);
 void sim_recorder_summary_text (SimRecorder *rec, const char *name, const char *text);

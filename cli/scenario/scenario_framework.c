@@ -281,7 +281,8 @@ train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
   guint64 tb = (guint64) d->train_batch, world = sc->par.degree;
   guint64 per_step = s->micro_batch * world;
   gboolean ga_given = d->grad_accum >= 1 || has (kf, "grad_accum");
-  if (!ga_given && tb % per_step == 0 && tb / per_step >= 1 && tb / per_step <= 1024)
+  if (!ga_given && tb % per_step == 0 && tb / per_step >= 1
+      && tb / per_step <= CLI_SCENARIO_MAX_GRAD_ACCUM)
     {
       s->grad_accum = tb / per_step;
       return TRUE;
@@ -300,9 +301,9 @@ train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
                  "group [training], key 'deepspeed_config': %s: key 'train_batch_size' is %"
                  G_GUINT64_FORMAT ", not a multiple of micro_batch %" G_GUINT64_FORMAT " × %"
                  G_GUINT64_FORMAT " data-parallel ranks = %" G_GUINT64_FORMAT " giving at most "
-                 "1024 accumulation steps (DeepSpeed derives gradient_accumulation_steps = "
+                 "%d accumulation steps (DeepSpeed derives gradient_accumulation_steps = "
                  "train_batch_size / (micro × ranks))", sc->ds_path, tb, s->micro_batch, world,
-                 per_step);
+                 per_step, CLI_SCENARIO_MAX_GRAD_ACCUM);
   return FALSE;
 }
 
@@ -388,6 +389,17 @@ late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
       g_autofree char *o = g_strdup_printf ("%" G_GUINT64_FORMAT, s->micro_batch);
       return conflict (error, sc, "training", "micro_batch", "train_micro_batch_size_per_gpu",
                        v, o);
+    }
+  if (d->grad_accum > CLI_SCENARIO_MAX_GRAD_ACCUM)
+    {
+      /* the bound of [training] grad_accum (QA: 2147483647 built micro-batches until killed,
+       * 100000 ran three minutes in 3.7 GB) */
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'deepspeed_config': %s: key "
+                   "'gradient_accumulation_steps' is %" G_GINT64_FORMAT ", outside [1, %d] "
+                   "(the micro-batches a step may accumulate, as [training] grad_accum)",
+                   sc->ds_path, d->grad_accum, CLI_SCENARIO_MAX_GRAD_ACCUM);
+      return FALSE;
     }
   if (d->grad_accum >= 1)
     {
@@ -491,6 +503,23 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
                              d->pin_memory ? "true" : "false", s->offload.pageable ? "false"
                                                                                  : "true");
         }
+    }
+  /* DeepSpeed's engine shards by ZeRO stage (deepspeed.initialize wraps the model in its
+   * own engine, not PyTorch's FSDP): an fsdp_* mode under it is a contradiction, refused as
+   * a deepspeed_config is under the frameworks that run no DeepSpeed engine */
+  gboolean fsdp = sc->par.mode == MODEL_DP_FSDP_FULL_SHARD
+                  || sc->par.mode == MODEL_DP_FSDP_SHARD_GRAD_OP
+                  || sc->par.mode == MODEL_DP_FSDP_NO_SHARD
+                  || sc->par.mode == MODEL_DP_FSDP_HYBRID_SHARD;
+  if (fw->deepspeed_engine && fsdp)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'data_parallel': %s is PyTorch's FSDP, which the "
+                   "DeepSpeed engine (%s) does not run; use ddp, zero1, zero2 or zero3",
+                   model_parallel_mode_name (sc->par.mode),
+                   sc->has_ds ? "[training] deepspeed_config" : "[training] framework = "
+                                                                "deepspeed");
+      return FALSE;
     }
   /* An offloaded optimizer steps on the host with DeepSpeed's CPU-Adam (ZeRO-Offload §4.2). */
   if (s->offload.optimizer != MODEL_OFFLOAD_NONE)

@@ -11,7 +11,7 @@
 /* [training] caps: far beyond any published run, small enough that a plan stays tractable */
 #define MAX_MICRO_BATCH 65536
 #define MAX_SEQ_LEN 16777216 /* 2^24, the largest max_position_embeddings accepted */
-#define MAX_GRAD_ACCUM 1024
+#define MAX_GRAD_ACCUM CLI_SCENARIO_MAX_GRAD_ACCUM
 
 
 /* hf_config is a path relative to the scenario file, or the bare name of a shipped config

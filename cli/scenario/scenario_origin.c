@@ -32,11 +32,32 @@ has_word (const char *text, const char *word)
   return FALSE;
 }
 
+/* TRUE when `message` names a model key as the models/ layers write one: "model key K"
+ * (models/parallel/, the other side of a parallel key's conflict) or "the model's K"; with
+ * `key` NULL, any model key (which an hf_config override supplies). */
+static gboolean
+names_model_key (const char *message, const char *key)
+{
+  static const char *const forms[] = { "model key ", "the model's " };
+  for (guint i = 0; i < G_N_ELEMENTS (forms); i++)
+    {
+      if (key == NULL && strstr (message, forms[i]) != NULL)
+        return TRUE;
+      g_autofree char *named = key != NULL ? g_strconcat (forms[i], key, NULL) : NULL;
+      if (named != NULL && has_word (message, named))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* TRUE when override `set` (group.key) may be what `message` is about. `strong`: the message
  * names its group and its key — "group [G], key 'K'", "[G] K" (the other side of a
  * conflict, as models/plan/plan.h writes them), or "[G]" and K as a word elsewhere (an error
  * about key 'dp_replicate' that says "dp_replicate 2 × dp_shard 2" is about the dp_shard
- * override too); else it names its group, or quotes its key. */
+ * override too); a [model] override also when the message names its key as a model key
+ * ("model key num_hidden_layers = 30 is not a multiple of [parallel] pp = 4"), and
+ * model.hf_config when it names any model key (the config gives them); else it names its
+ * group, or quotes its key. */
 static gboolean
 set_concerns (const char *set, const char *message, gboolean strong)
 {
@@ -48,6 +69,9 @@ set_concerns (const char *set, const char *message, gboolean strong)
   if (strong)
     {
       g_autofree char *side = g_strdup_printf ("[%s] %s", g, k);
+      if (strcmp (g, "model") == 0
+          && names_model_key (message, strcmp (k, "hf_config") == 0 ? NULL : k))
+        return TRUE;
       return has_word (message, side) || (strstr (message, bracketed) != NULL
                                           && has_word (message, k));
     }

@@ -8,6 +8,10 @@
 #include "cli/scenario/scenario.h"
 #include "cli/scenario/scenario_keys.h"
 
+/* The most micro-batches a step accumulates: [training] grad_accum's bound, and a
+ * deepspeed_config's gradient_accumulation_steps (given or derived from train_batch_size). */
+#define CLI_SCENARIO_MAX_GRAD_ACCUM 1024
+
 /* The file a [model] hf_config `value` names: a shipped config's bare name in
  * cli_scenario_models_dir(), else a path relative to the folder of `scenario_path`.
  * Caller frees. */

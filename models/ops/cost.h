@@ -35,6 +35,9 @@ typedef struct
   double model_flops;/* FLOPs that count as model FLOPs: flops less FlashAttention's
                       * recomputed scores in its backward (Narayanan et al. 2021 §5.1) */
   double bytes;      /* Σ ops.bytes */
+  double straggler_flops; /* of flops, those this rank runs beyond the mean rank's: expert
+                           * parallelism's hot expert rows (models/plan/plan_ep.c), work
+                           * the other ranks do not do (not in the cluster's HFU) */
   double workspace;  /* B, transient peak inside the pass (a layer's forward: the op
                       * graph's liveness; eager scores, logits in fp32) */
   /* The tensors making up `workspace`, in allocation order, each its own allocation in

@@ -192,15 +192,18 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
   if (c->regathers)
     plan_task_dep (p, c->gather_task[l]);
   plan_task_dep (p, c->restored);
+  const ModelPass *rerun = &lc->fwd;
   switch (what)
     {
     case RECOMPUTE_SELECTIVE:
+      rerun = &lc->selective_fwd;
       plan_task_add_pass (p, &lc->selective_fwd);
       c->recomputed[l] = plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS, c->recreated_tensors,
                                                   c->n_recreated_tensors, MODEL_EFFECT_AT_START);
       plan_task_pass_workspace (p, &lc->selective_fwd);
       break;
     case RECOMPUTE_POINTWISE:
+      rerun = &lc->pointwise_fwd;
       plan_task_add_pass (p, &lc->pointwise_fwd);
       c->recomputed[l] = plan_task_alloc_tensors (p, MODEL_MEM_ACTIVATIONS, c->recreated_tensors,
                                                   c->n_recreated_tensors, MODEL_EFFECT_AT_START);
@@ -213,7 +216,9 @@ recompute (StepCtx *c, guint l, RecomputeWhat what)
       plan_task_pass_workspace (p, &lc->fwd);
       break;
     }
-  p->hardware_flops += plan_current (p)->flops;
+  /* the cluster's work: a rank replayed as the slowest EP rank runs the mean rank's rows
+   * (plan_ep.c rewrite_pass), as model FLOPs count them */
+  p->hardware_flops += plan_current (p)->flops - rerun->straggler_flops;
   guint task = plan_current (p)->id;
   if (cp_rerun)
     plan_cp_after (p, c->rank, MODEL_CP_FORWARD, prev, task, (gint) l, c->mb, &c->cp_wait);

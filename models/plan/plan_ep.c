@@ -493,7 +493,8 @@ router_shard (const ModelOp *op, guint tp, double e, double w)
 /* Rewrites the expert GEMMs of `pass` as the slowest rank's: the hot expert's GEMM and the
  * grouped GEMM of the L − 1 others (one op each); model FLOPs those of the mean rank
  * (L experts on mean_rows each: the work the step accomplishes, so MFU does not count the
- * straggler's extra rows twice). Under etp the rows are those gathered over etp (the
+ * straggler's extra rows twice), and straggler_flops what the slowest rank runs beyond the
+ * mean one (so neither does HFU: every rank is replayed as the slowest). Under etp the rows are those gathered over etp (the
  * dispatch's hot_rows, rest_rows and mean_rows count every source rank of the tp_ep group)
  * at the inner width i/etp, so a rank's expert FLOPs are those of etp = 1 at the same
  * ep·etp (L·mean_rows·i/etp = (E/ep)·(ep·etp·T·k/E)·i/etp = T·k·i). */
@@ -536,13 +537,16 @@ rewrite_pass (const ModelPlan *p, ModelPass *pass, double e, double w)
       out.model_flops += mean.flops - op->flops;
       ModelOp parts[2] = { reshape (op, p->arch, etp, fc2, d->hot_rows, 1, e, w),
                            reshape (op, p->arch, etp, fc2, d->rest_rows, L - 1, e, w) };
+      double rank_flops = 0;
       for (guint k = 0; k < (L > 1 ? 2u : 1u); k++)
         {
           g_assert (out.n_ops < MODEL_COST_MAX_OPS);
           out.ops[out.n_ops++] = parts[k];
           out.flops += parts[k].flops;
           out.bytes += parts[k].bytes;
+          rank_flops += parts[k].flops;
         }
+      out.straggler_flops += MAX (rank_flops - mean.flops, 0.0);
     }
   *pass = out;
 }

@@ -110,7 +110,9 @@ static guint
 place_alloc (ModelPlan *p, ModelMemPlace where, ModelMemCategory category, double bytes,
              ModelEffectWhen when)
 {
-  guint h = plan_task_alloc (p, category, bytes, when);
+  /* whole bytes, as the GPU ledger's tensors (a factored or 8-bit state's bytes a
+   * parameter times a share left 9987355492.09 B of NVMe staging) */
+  guint h = plan_task_alloc (p, category, model_ledger_whole_bytes (bytes), when);
   if (h == 0)
     return 0;
   g_array_index (p->handles, ModelMemEffect, h).where = where;

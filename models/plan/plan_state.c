@@ -108,6 +108,21 @@ fsdp_mixed_state (ModelPlan *p)
     *= plan_grad_shard_bytes (p) / model_stack_gradient_bytes (&p->stack);
 }
 
+/* The share of QLoRA's NF4 constants a rank holds at rest under data-parallel sharding:
+ * torchtune's NF4 base is torchao's NF4Tensor, whose FSDP2 shard (aten.split, nf4_split)
+ * splits quantized_scalers and quantization_factor with quantized_data and all-gathers the
+ * three (fsdp_pre_all_gather; torchao nf4tensor.py), so they shard as the weights do.
+ * Elsewhere 1: bitsandbytes' Params4bit keeps its quant_state whole on every rank (FSDP
+ * flattens only the packed weight). */
+static double
+quant_dp_fraction (const ModelPlan *p)
+{
+  if (p->stack.finetune.method != MODEL_FINETUNE_QLORA
+      || p->stack.framework.kind != MODEL_FRAMEWORK_TORCHTUNE)
+    return 1;
+  return model_parallel_local_fraction (&p->par, MODEL_STATE_WEIGHTS, MODEL_PHASE_REST);
+}
+
 /* Persistent state per rank (parallel.h, models/stack/stack.h): each model state's share as
  * placed at rest (weights sharded under stage 3, master weights and optimizer states from
  * stage 1, gradients when zero_grad keeps them allocated from stage 2), fp8 weight copies,
@@ -132,11 +147,16 @@ plan_initial_state (ModelPlan *p)
                                                    p->tp.weights - p->tp.weights_expert,
                                                    p->tp.weights_expert);
       else if (c == MODEL_MEM_QUANTIZATION) /* NF4 constants shard with their weights */
-        p->initial[c] *= p->stack.finetune.method == MODEL_FINETUNE_QLORA ? p->tp.quant
-                                                                          : p->tp.weights;
+        p->initial[c] *= (p->stack.finetune.method == MODEL_FINETUNE_QLORA ? p->tp.quant
+                                                                           : p->tp.weights)
+                         * quant_dp_fraction (p);
     }
+  /* FSDP's NO_SHARD all-reduces each unit's flat gradient in place (torch/distributed/fsdp/
+   * _runtime_utils.py _reduce_grad_no_shard: dist.all_reduce(flat_param.grad)): no bucket
+   * copies */
   if (!model_parallel_state_sharded (&p->par, MODEL_STATE_GRADIENTS, MODEL_PHASE_STEP)
-      && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets)
+      && model_parallel_dp_degree (&p->par) > 1 && !p->stack.framework.grad_buffer_buckets
+      && p->par.mode != MODEL_DP_FSDP_NO_SHARD)
     p->initial[MODEL_MEM_COMM_BUFFERS] = n * plan_reduce_bytes (p);
   p->initial[MODEL_MEM_COMM_BUFFERS] += ds_reduce_buffer (p) + plan_offload_ds_grad_buffer (p);
   p->initial[MODEL_MEM_WEIGHTS] += ds_persistent_weights (p);

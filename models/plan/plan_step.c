@@ -872,9 +872,16 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
       mtp_backward (c, embed);
     }
   c->bwd_head = last;
+  /* The top layers' re-gathers wait for the head's backward: FSDP2 unshards a layer for its
+   * backward in its pre-backward hook, which autograd runs when its output's gradient is
+   * ready, and prefetches the previous layer from there (torch/distributed/fsdp/
+   * _fully_shard/_fsdp_param_group.py pre_backward, _backward_prefetch), as DeepSpeed's
+   * stage-3 pre-backward fetch does; only the root unit stays gathered from the forward
+   * (_fsdp_state.py _lazy_init: post_forward_mesh_info = None for the root). Before, they
+   * ran on the comm stream during the forward and held prefetch + 1 layers over the head. */
   if (c->regathers)
     for (guint l = hi; l-- > lo && l + p->par.prefetch >= hi;)
-      gather (c, (gint) l, "bwd", NONE);
+      gather (c, (gint) l, "bwd", last);
   return last;
 }
 

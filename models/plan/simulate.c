@@ -1110,14 +1110,21 @@ fits_at (const ModelSimInput *in, double capacity, gboolean *fits, double *deman
 /* The least capacity at or above `bytes` that prints exactly (sim_units_format_up, 2
  * decimals: 0.01 GiB steps above 1 GiB), so the size a verdict prints is the size simulated:
  * the caching allocator's fragmentation can make a GPU a few MiB larger than one that holds
- * the run fall short. */
+ * the run fall short. In whole bytes, as every byte count (/summary fits_from): the printed
+ * size's whole bytes (131.13 GiB is 140799765381.12 B: 140799765381 B, printed 131.13 GiB
+ * rounded up), which hold what the exact size holds (requests, reserves and the context are
+ * whole bytes); `bytes` itself rounded up where it lies within a byte below the printed size
+ * (it prints as that size too). */
 static double
 printable_up (double bytes)
 {
-  g_autofree char *text = sim_units_format_up (bytes, SIM_DIM_BYTES, 2);
-  double v = bytes;
+  double whole = ceil (bytes);
+  g_autofree char *text = sim_units_format_up (whole, SIM_DIM_BYTES, 2);
+  double v = whole;
   /* the parse of a number printed rounded up can land an ulp below it: still that number */
-  return sim_units_parse (text, SIM_DIM_BYTES, &v, NULL) && v >= bytes * (1 - 1e-12) ? v : bytes;
+  if (!sim_units_parse (text, SIM_DIM_BYTES, &v, NULL) || v < whole * (1 - 1e-12))
+    return whole;
+  return MAX (floor (v), whole);
 }
 
 /* The threshold above *lo (short) where `in` fits: the upper end starts at *hi, raised while

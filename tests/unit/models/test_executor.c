@@ -438,6 +438,36 @@ test_two_ranks_ddp (void)
   STEPSIM_ASSERT_REL (two.total_peak - one.total_peak, 2.0 * model_arch_n_params (a), 1e-9);
 }
 
+/* `plan` (two ranks) run on the engine over tiny_cluster (2, 0, …), every task done; the
+ * recorder of its tasks (caller frees). */
+static SimRecorder *
+run_pair_recorded (const ModelPlan *plan)
+{
+  g_autoptr (SimEngine) engine = sim_engine_new ();
+  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
+  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
+  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
+  SimRecorder *rec = sim_recorder_new ();
+  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
+  model_executor_start (exec);
+  sim_engine_run (engine);
+  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
+  return rec;
+}
+
+/* The end (s) of rank 0's task `label` in `rec`; -1 if none. */
+static double
+rank0_task_end (const SimRecorder *rec, const char *label)
+{
+  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
+    {
+      const SimTaskRecord *t = sim_recorder_task (rec, i);
+      if (t->rank == 0 && strcmp (t->label, label) == 0)
+        return t->end;
+    }
+  return -1;
+}
+
 /* Bytes rank 0's gradient all-reduces / reduce-scatters carry from the end of its last
  * micro-batch's embedding backward on, and in all, for a data-parallel `mode` on two ranks
  * with 64 KiB buckets (smaller than the embedding's gradient, so that where the embedding
@@ -455,22 +485,8 @@ reduced_after_embedding (const ModelArch *a, ModelDataParallel mode, double *aft
   par.bucket_size = 64 * 1024;
   g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
   g_assert (plan != NULL);
-  g_autoptr (SimEngine) engine = sim_engine_new ();
-  g_autoptr (SimFluid) fluid = sim_fluid_new (engine);
-  g_autoptr (HwCluster) cluster = tiny_cluster (2, 0, fluid);
-  g_autoptr (ModelLedger) ledger = model_ledger_new (2, NULL);
-  g_autoptr (SimRecorder) rec = sim_recorder_new ();
-  g_autoptr (ModelExecutor) exec = model_executor_new (plan, cluster, engine, ledger, rec);
-  model_executor_start (exec);
-  sim_engine_run (engine);
-  CU_ASSERT_EQUAL (model_executor_n_done (exec), model_plan_n_tasks (plan));
-  double emb_end = -1;
-  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
-    {
-      const SimTaskRecord *t = sim_recorder_task (rec, i);
-      if (t->rank == 0 && strcmp (t->label, "bwd embed mb1") == 0)
-        emb_end = t->end;
-    }
+  g_autoptr (SimRecorder) rec = run_pair_recorded (plan);
+  double emb_end = rank0_task_end (rec, "bwd embed mb1");
   CU_ASSERT (emb_end > 0);
   *after = *total = 0;
   for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
@@ -526,6 +542,62 @@ zero3_pair_plan (guint grad_accum)
   ModelPlan *plan = model_plan_new (a, &s, &par, NULL);
   g_assert (plan != NULL);
   return plan;
+}
+
+/* FSDP2 unshards a layer for its backward in the pre-backward hook autograd runs when the
+ * layer's output gradient is ready, and prefetches the previous layer from there
+ * (_fsdp_param_group.py pre_backward, _backward_prefetch): no backward re-gather starts
+ * before the head's backward has ended, the top layers' included (they used to run on the
+ * comm stream during the forward and hold prefetch + 1 gathered layers over the head). */
+static void
+test_backward_gathers_after_the_head (void)
+{
+  g_autoptr (ModelPlan) plan = zero3_pair_plan (1);
+  g_autoptr (SimRecorder) rec = run_pair_recorded (plan);
+  double head_end = rank0_task_end (rec, "bwd head mb0");
+  CU_ASSERT (head_end > 0);
+  guint n = 0;
+  for (guint i = 0; i < sim_recorder_n_tasks (rec); i++)
+    {
+      const SimTaskRecord *t = sim_recorder_task (rec, i);
+      if (t->rank != 0 || strstr (t->label, "all_gather params L") == NULL
+          || strstr (t->label, "(bwd)") == NULL)
+        continue;
+      n++;
+      CU_ASSERT (t->start >= head_end);
+    }
+  CU_ASSERT (n > 0);
+}
+
+/* QLoRA's NF4 constants under data-parallel sharding: torchtune's NF4Tensor (torchao)
+ * splits quantized_scalers and quantization_factor with its data for FSDP2 (nf4_split,
+ * fsdp_pre_all_gather), so a rank of two holds half; bitsandbytes' quant_state (any other
+ * framework) stays whole on every rank. */
+static void
+test_nf4_constants_shard_under_torchtune (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  double q[2][2]; /* [torchtune][ranks - 1] */
+  for (guint tt = 0; tt < 2; tt++)
+    for (guint n = 1; n <= 2; n++)
+      {
+        ModelStack s = tiny_stack ();
+        s.precision = MODEL_PRECISION_BF16;
+        s.finetune.method = MODEL_FINETUNE_QLORA;
+        if (tt)
+          s.framework.kind = MODEL_FRAMEWORK_TORCHTUNE;
+        ModelParallel par;
+        model_parallel_init_defaults (&par);
+        par.mode = MODEL_DP_FSDP_FULL_SHARD;
+        par.degree = n;
+        g_autoptr (ModelPlan) plan = model_plan_new (a, &s, &par, NULL);
+        g_assert (plan != NULL);
+        q[tt][n - 1] = model_plan_initial_bytes (plan, MODEL_MEM_QUANTIZATION);
+      }
+  CU_ASSERT (q[0][0] > 0);
+  STEPSIM_ASSERT_REL (q[0][1], q[0][0], 1e-12);
+  STEPSIM_ASSERT_REL (q[1][0], q[0][0], 1e-12);
+  STEPSIM_ASSERT_REL (q[1][1], 0.5 * q[0][0], 1e-12);
 }
 
 /* A replay's trace (model_executor_keep_trace) replayed without the engine
@@ -686,6 +758,10 @@ main (void)
     { "a trace replays the run's recorder calls and figures", test_trace_replays_the_run },
     { "tied embedding reduced after its own backward",
       test_tied_embedding_reduced_after_its_backward },
+    { "stage 3: backward re-gathers start after the head's backward",
+      test_backward_gathers_after_the_head },
+    { "QLoRA: NF4 constants shard under torchtune's FSDP2, not bitsandbytes'",
+      test_nf4_constants_shard_under_torchtune },
   };
   return STEPSIM_RUN_TESTS ("models/executor", tests);
 }

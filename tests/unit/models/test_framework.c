@@ -249,6 +249,15 @@ test_megatron_grad_buckets (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (meg);
   CU_ASSERT_EQUAL (model_plan_initial_bytes (meg, MODEL_MEM_COMM_BUFFERS), 0);
   STEPSIM_ASSERT_REL (model_plan_initial_bytes (meg, MODEL_MEM_GRADIENTS), 4 * psi, 1e-12);
+  /* FSDP's NO_SHARD all-reduces each unit's flat gradient in place
+   * (_runtime_utils.py _reduce_grad_no_shard): the same replicated gradients as DDP, no
+   * bucket copies */
+  par.mode = MODEL_DP_FSDP_NO_SHARD;
+  g_autoptr (ModelPlan) ns = model_plan_new (a, &s, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (ns);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (ns, MODEL_MEM_COMM_BUFFERS), 0);
+  CU_ASSERT_EQUAL (model_plan_initial_bytes (ns, MODEL_MEM_GRADIENTS),
+                   model_plan_initial_bytes (ddp, MODEL_MEM_GRADIENTS));
 }
 
 /* AdamW step temporaries by implementation (fp32 states, 4 B/element): foreach 4Ψ (the
@@ -611,7 +620,8 @@ main (void)
     { "each profile's defaults", test_profile_table },
     { "names round-trip; unknown framework lists the names", test_names },
     { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
-    { "Megatron's DDP buckets are views of its grad buffer", test_megatron_grad_buckets },
+    { "Megatron's DDP buckets are views of its grad buffer; FSDP NO_SHARD has none",
+      test_megatron_grad_buckets },
     { "optimizer_impl: step temporaries", test_optimizer_impl },
     { "optimizer_in_backward: one block's gradients live", test_optimizer_in_backward },
     { "head gradient pieces: chunks, tied embeddings", test_head_gradient_pieces },

@@ -218,6 +218,23 @@ test_summary_keep (void)
   CU_ASSERT_EQUAL (sim_recorder_n_summary (rec), 3);
 }
 
+/* a byte count is stored whole: rounding noise to the whole number, a fraction of a byte
+ * rounded up; other units as given */
+static void
+test_summary_whole_bytes (void)
+{
+  g_autoptr (SimRecorder) rec = sim_recorder_new ();
+  sim_recorder_summary_scalar (rec, "noise", 15292743040.000013, "B");
+  sim_recorder_summary_scalar (rec, "below", 51809279.99999999, "B");
+  sim_recorder_summary_scalar (rec, "share", 9987355492.093908, "B");
+  sim_recorder_summary_scalar (rec, "time", 0.25, "s");
+  double v = 0;
+  CU_ASSERT (sim_recorder_summary_get (rec, "noise", &v) && v == 15292743040.0);
+  CU_ASSERT (sim_recorder_summary_get (rec, "below", &v) && v == 51809280.0);
+  CU_ASSERT (sim_recorder_summary_get (rec, "share", &v) && v == 9987355493.0);
+  CU_ASSERT (sim_recorder_summary_get (rec, "time", &v) && v == 0.25);
+}
+
 static const StepsimTest tests[] = {
   { "series keep change points only", test_change_points_only },
   { "first point kept even if zero", test_first_point_kept_even_if_zero },
@@ -231,6 +248,7 @@ static const StepsimTest tests[] = {
   { "summary insertion order, same name replaces", test_summary_order_and_replace },
   { "summary_get finds scalars only", test_summary_get },
   { "summary_keep records the kept names only", test_summary_keep },
+  { "summary byte counts are whole", test_summary_whole_bytes },
 };
 
 int
