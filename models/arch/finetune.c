@@ -76,47 +76,33 @@ gboolean
 model_finetune_targets_from_string (const char *s, ModelFinetune *f, GError **error)
 {
   g_return_val_if_fail (s != NULL && f != NULL, FALSE);
-  if (strchr (s, ',') == NULL)
-    {
-      for (guint i = 0; targets_names[i] != NULL; i++)
-        if (strcmp (s, targets_names[i]) == 0)
-          {
-            f->targets = (ModelLoraTargets) i;
-            return TRUE;
-          }
-      /* one projection alone ("q") is a list of one; else name the presets too */
-      GError *e = NULL;
-      g_autofree char *item = g_strstrip (g_strdup (s));
-      guint bit = module_bit (item, &e);
-      if (bit == 0)
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "unknown LoRA targets '%s' (expected all_linear, attention, qv, or a "
-                       "comma-separated list of q, k, v, o, gate, up, down, router)", s);
-          g_error_free (e);
-          return FALSE;
-        }
-      f->targets = MODEL_LORA_MODULES, f->modules = bit;
-      return TRUE;
-    }
+  for (guint i = 0; targets_names[i] != NULL; i++)
+    if (strcmp (s, targets_names[i]) == 0)
+      {
+        f->targets = (ModelLoraTargets) i;
+        return TRUE;
+      }
   g_auto (GStrv) items = g_strsplit (s, ",", -1);
   guint mask = 0;
   for (guint i = 0; items[i] != NULL; i++)
     {
       const char *item = g_strstrip (items[i]);
-      if (*item == '\0')
+      g_autoptr (GError) e = NULL;
+      guint bit = *item == '\0' ? 0 : module_bit (item, &e);
+      if (bit == 0 || (mask & bit))
         {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "LoRA targets '%s' has an empty item", s);
-          return FALSE;
-        }
-      guint bit = module_bit (item, error);
-      if (bit == 0)
-        return FALSE;
-      if (mask & bit)
-        {
-          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                       "LoRA targets '%s' names '%s' twice", s, item);
+          if (*item == '\0')
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "LoRA targets '%s' has an empty item", s);
+          else if (bit != 0)
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "LoRA targets '%s' names '%s' twice", s, item);
+          else if (items[1] == NULL) /* one word: a preset may have been meant too */
+            g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                         "unknown LoRA targets '%s' (expected all_linear, attention, qv, or "
+                         "a comma-separated list of q, k, v, o, gate, up, down, router)", s);
+          else
+            g_propagate_error (error, g_steal_pointer (&e));
           return FALSE;
         }
       mask |= bit;
