@@ -1567,6 +1567,12 @@ check "MoE run: the experts line says frozen experts have no gradients, trained 
 "$STEPSIM" run "$srcdir/scenarios/mixtral-8x7b-lora-ep8-dgx-h100.ini" -o tl.h5 --set 'finetune.targets=v_proj, q' >tl.out 2>&1
 check "finetune targets list: the summary names q,v and counts their adapters" \
   grep -q '^finetune   LoRA rank 16 on q,v: 6,815,744 trainable parameters' tl.out
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o tlw.h5 --set finetune.method=lora --set 'finetune.targets=down, router' >/dev/null 2>tlw.err; rc=$?
+check "finetune targets list naming a projection the model lacks: exit 0, one warning naming it" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'targets'.*has no 'router' projection\" tlw.err"
+"$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o tlw.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.rope_table=max_positions >/dev/null 2>tlw.err; rc=$?
+check "rope_table on a model without rotary positions: exit 0, one warning naming the key" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'rope_table'.*no rotary positions\" tlw.err"
 rm -f tlx.h5
 "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -o tlx.h5 --set finetune.method=lora --set finetune.targets=router >/dev/null 2>tl.err; rc=$?
 check "finetune targets naming no projection of the model: exit 1, group and key named, no file" \

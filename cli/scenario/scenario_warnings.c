@@ -446,6 +446,25 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
   else if (has (kf, "finetune", "dequantize") && m == MODEL_FINETUNE_NONE)
     NOTE ("finetune", "dequantize", "a full fine-tune trains every weight at the weight "
           "dtype: nothing stays MXFP4 (method = none)");
+  /* a targets list naming a projection the model lacks (a list naming none is refused) */
+  const ModelFinetune *ft = &sc->stack.finetune;
+  if (has (kf, "finetune", "targets") && m != MODEL_FINETUNE_NONE
+      && ft->targets == MODEL_LORA_MODULES)
+    for (guint bit = 1; bit != 0 && bit <= ft->modules; bit <<= 1)
+      {
+        ModelFinetune one = *ft;
+        one.modules = bit;
+        if ((ft->modules & bit) && model_finetune_layer_adapter_params (sc->arch, &one) == 0)
+          {
+            g_autofree char *name = model_finetune_targets_text (&one);
+            NOTE ("finetune", "targets", "model '%s' has no '%s' projection to adapt",
+                  sc->arch->name, name);
+          }
+      }
+  if (has (kf, "training", "rope_table") && model_arch_rotary_dim (sc->arch) == 0
+      && sc->stack.framework.rope_table != MODEL_ROPE_TABLE_NONE)
+    NOTE ("training", "rope_table", "model '%s' has no rotary positions (learned or ALiBi)",
+          sc->arch->name);
   const char *adapter_keys[] = { "rank", "targets" };
   for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
     if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)

@@ -66,6 +66,9 @@ module_bit (const char *name, GError **error)
   for (guint i = 0; module_hf_names[i] != NULL; i++)
     if (strcmp (name, module_hf_names[i]) == 0)
       return 1u << i;
+  /* torchtune's lora_attn_modules name the attention output output_proj */
+  if (strcmp (name, "output_proj") == 0)
+    return MODEL_LORA_MODULE_O;
   int v;
   if (!sim_text_lookup (module_names, "LoRA target projection", name, &v, error))
     return 0;
@@ -96,7 +99,8 @@ model_finetune_targets_from_string (const char *s, ModelFinetune *f, GError **er
                          "LoRA targets '%s' has an empty item", s);
           else if (bit != 0)
             g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                         "LoRA targets '%s' names '%s' twice", s, item);
+                         "LoRA targets '%s' names the %s projection twice", s,
+                         module_names[g_bit_nth_lsf (bit, -1)]);
           else if (items[1] == NULL) /* one word: a preset may have been meant too */
             g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                          "unknown LoRA targets '%s' (expected all_linear, attention, qv, or "

@@ -93,10 +93,11 @@ gboolean model_finetune_method_from_string (const char *s, ModelFinetuneMethod *
                                             GError **error);
 /* LoRA targets from text: a preset, "all_linear", "attention" or "qv", or a comma-separated
  * list of projections, each "q", "k", "v", "o", "gate", "up", "down" or "router" (or its HF
- * Llama module name: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; blanks
- * around a name ignored), setting f->targets and, for a list, f->modules. Errors
- * (G_KEY_FILE_ERROR_INVALID_VALUE): an unknown name (the message lists the accepted ones),
- * an empty item, a name given twice; `f` is unchanged then. */
+ * Llama module name: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, or
+ * torchtune's output_proj; blanks around a name ignored), setting f->targets and, for a
+ * list, f->modules. Errors (G_KEY_FILE_ERROR_INVALID_VALUE): an unknown name (the message
+ * lists the accepted ones), an empty item, a projection named twice (by either name);
+ * `f` is unchanged then. */
 gboolean model_finetune_targets_from_string (const char *s, ModelFinetune *f, GError **error);
 /* f's targets as text, the preset's name or the list in canonical order ("q,v,o,gate,up,
  * down"); newly allocated. */

@@ -81,8 +81,12 @@ test_targets_list (void)
   CU_ASSERT_EQUAL (model_finetune_layer_adapter_params (l2, &f), 0);
   CU_ASSERT_TRUE (model_finetune_targets_from_string ("qv", &f, &e));
   CU_ASSERT_EQUAL (f.targets, MODEL_LORA_QV);
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("q_proj, v_proj, output_proj", &f, &e));
+  CU_ASSERT_EQUAL (f.modules, MODEL_LORA_MODULE_Q | MODEL_LORA_MODULE_V | MODEL_LORA_MODULE_O);
+  CU_ASSERT_TRUE (model_finetune_targets_from_string ("qv", &f, &e));
   const char *bad[] = { "q,,v", "q, q_proj", "q, query", "qq", "q," };
-  const char *why[] = { "empty item", "twice", "query", "qq", "empty item" };
+  const char *why[] = { "empty item", "names the q projection twice", "query", "qq",
+                        "empty item" };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_clear_error (&e);
