@@ -4,9 +4,13 @@
 
 #include "models/stack/stack.h"
 
-/* bitsandbytes: block size of the block-wise quantisation and the smallest tensor that
- * gets 8-bit states (Optimizer8bit min_8bit_size). */
-#define BNB_BLOCK 2048.0
+/* bitsandbytes: block size of the block-wise quantisation of the 8-bit optimizer states
+ * (one fp32 absmax per block per state: bitsandbytes/optim/optimizer.py
+ * Optimizer2State.init_state, `blocks = n // 256`, since 0.44.0, aa57bd89 2024-09-20
+ * "Change 8bit optimizer blocksize 2048->256"; 2048 before; torchao's AdamW8bit,
+ * torchao/prototype/low_bit_optim, block_size 256 too) and the smallest tensor that gets
+ * 8-bit states (Optimizer8bit min_8bit_size; torchao's _new_buffer, numel >= 4096). */
+#define BNB_BLOCK 256.0
 #define BNB_MIN_8BIT 4096
 
 /* Bytes of one optimizer-state element: fp32, or bf16 in the pure bf16 recipe. */

@@ -41,8 +41,9 @@
  *                    n; no first moment (beta1 = None, the paper's and HF's default).
  *   adamw_8bit       bitsandbytes block-wise 8-bit Adam (Dettmers et al. 2022, "8-bit
  *                    Optimizers via Block-wise Quantization", arXiv 2110.02861 §2): both
- *                    states 1 B/element + one fp32 absmax per 2048-element block per state;
- *                    tensors under 4096 elements keep fp32 states (bnb min_8bit_size).
+ *                    states 1 B/element + one fp32 absmax per 256-element block per state
+ *                    (bitsandbytes >= 0.44; 2048 before); tensors under 4096 elements keep
+ *                    fp32 states (bnb min_8bit_size).
  *   paged_adamw_8bit the same bytes, allocated in CUDA unified memory (bitsandbytes paged
  *                    optimizers; QLoRA, Dettmers et al. 2023, arXiv 2305.14314 §3): pages
  *                    evicted to host under memory pressure. model_stack_paged_spill() gives
@@ -196,7 +197,7 @@ double model_stack_master_bytes (const ModelStack *s);     /* 0 or 4 */
  * is the fp32 one). */
 double model_stack_gradient_bytes (const ModelStack *s);
 /* K for dense-state optimizers: AdamW 8 (4 in pure bf16), SGD 4 (2), 8-bit Adam 2 +
- * 8/2048 (absmax); Adafactor's depends on shapes: 4 here is its unfactored upper bound,
+ * 8/256 (absmax); Adafactor's depends on shapes: 4 here is its unfactored upper bound,
  * use model_stack_optimizer_state_total() for the real figure. */
 double model_stack_optimizer_bytes (const ModelStack *s);
 /* Sum of the four: total model-state bytes per parameter. */
