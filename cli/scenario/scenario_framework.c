@@ -10,10 +10,13 @@
  *   host_op_time, host_backward_op_time = TIME   host time per PyTorch op (0 … 10 ms)
  *   host_sync_micro_batch = true|false        the host waits for each micro-batch
  *   optimizer_impl = per_tensor | foreach | fused | cpu_adam
- *   rope_table = none | max_positions | seq_len  the rotary table as a GPU buffer over the
- *                                             model's max_position_embeddings (torchtune)
- *                                             or the training seq_len (torchtitan), or
- *                                             computed in each forward (none: HF)
+ *   rope_table = none | max_positions | seq_len | per_layer
+ *                                             the rotary table as a GPU buffer over the
+ *                                             model's max_position_embeddings (torchtune),
+ *                                             the training seq_len (torchtitan before
+ *                                             2026-06), one over seq_len in each attention
+ *                                             layer (torchtitan since), or computed in
+ *                                             each forward (none: HF)
  *   optimizer_foreach = true|false            the older spelling: foreach | per_tensor
  *   reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size,
  *   stage3_param_persistence_threshold, stage3_max_live_parameters = ELEMENTS

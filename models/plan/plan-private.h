@@ -66,6 +66,8 @@ typedef struct
   double p2p_bytes;    /* B of one micro-batch's activation (or its gradient) between stages */
   double tied_params;  /* tied embeddings: trainable embedding parameters one tp rank holds,
                         * whose gradients the first and last stages all-reduce; 0 otherwise */
+  guint *layers;       /* per pipeline rank: the transformer layers (MTP depths included) of
+                        * its stages */
 } PlanPp;
 
 /* Expert parallelism in the plan (plan_ep.c): one MoE layer's token dispatch on the
@@ -261,14 +263,19 @@ GArray *plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes);
 /* The tensors (B each, new array) making up the initial allocation of `category`; the
  * weights' last one is the rotary table when the framework keeps one (plan_rope_table_bytes). */
 GArray *plan_initial_tensors (const ModelPlan *p, ModelMemCategory category);
-/* B of the rotary position table the framework builds with the model as a GPU buffer
- * (ModelFramework.rope_table), whole on every rank and counted in the weights: positions ×
- * rotary_dim/2 entries of 8 B — torchtune's fp32 (cos, sin) pairs over the model's
- * max_position_embeddings, torchtitan's complex64 freqs_cis over the training seq_len
- * (framework.c cites both); 0 when the model code computes it in each forward (HF) or the
- * model has no rotary positions (model_arch_rotary_dim). Llama 3.2 under torchtune: 131072
- * × 64 × 8 B = 64 MiB. */
+/* B of the rotary position tables the framework builds with the model as GPU buffers
+ * (ModelFramework.rope_table), counted in the weights, of the whole model: positions ×
+ * rotary_dim/2 pairs of 8 B — torchtune's fp32 (cos, sin) pairs over the model's
+ * max_position_embeddings, torchtitan's complex64 freqs_cis over the training seq_len —,
+ * under `per_layer` one such table over seq_len for each transformer layer (MTP depths
+ * included), 16 B a pair for the models torchtitan builds with CosSinRoPE (framework.c
+ * cites them); 0 when the model code computes it in each forward (HF) or the model has no
+ * rotary positions (model_arch_rotary_dim). Llama 3.2 under torchtune: 131072 × 64 × 8 B =
+ * 64 MiB. */
 double plan_rope_table_bytes (const ModelPlan *p);
+/* B of those tables global `rank` holds: the whole model's, except that under `per_layer` a
+ * pipeline rank holds its stages' layers' (PlanPp.layers). */
+double plan_rope_table_rank_bytes (const ModelPlan *p, guint rank);
 /* The buffers Transformer Engine's get_dummy_wgrad keeps on global `rank` under a framework
  * with wgrad_dummy (Megatron) and an fp32 main_grad: B of each, one per distinct shape of
  * the weights of the Megatron linears the rank's pipeline stage holds (one tp/etp rank's

@@ -467,10 +467,24 @@ plan_build (const ModelArch *arch, const ModelStack *stack, const ModelParallel 
       for (guint c = 0; c < MODEL_N_MEM; c++)
         {
           g_autoptr (GArray) sizes = plan_initial_tensors (p, c);
-          /* a pipeline stage's share of each state (plan_pp.c; 1 without pp) */
+          /* a pipeline stage's share of each state (plan_pp.c; 1 without pp); the rotary
+           * tables, the weights' last tensor, are the rank's (plan_rope_table_rank_bytes:
+           * a model's one whole on every stage, torchtitan's pipeline split deep-copying the
+           * model with its buffers, distributed/pipeline_parallel.py _split_module; per-layer
+           * ones with their layers) */
           double f = plan_pp_state_fraction (p, r, c);
+          double rope = c == MODEL_MEM_WEIGHTS ? plan_rope_table_bytes (p) : 0;
           if (f != 1)
-            scale_whole_bytes (sizes, f);
+            {
+              if (rope > 0)
+                g_array_set_size (sizes, sizes->len - 1);
+              scale_whole_bytes (sizes, f);
+              if (rope > 0)
+                {
+                  double mine = plan_rope_table_rank_bytes (p, r);
+                  g_array_append_val (sizes, mine);
+                }
+            }
           if (c == MODEL_MEM_WORKSPACE)
             {
               /* Transformer Engine's dummy weight gradients: made by the first backward,

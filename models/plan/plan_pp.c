@@ -228,9 +228,11 @@ plan_pp_fractions (ModelPlan *p)
                       : 0;
   for (guint k = 0; k < 4; k++)
     pp->share[k] = g_new0 (double, pp->pp);
+  pp->layers = g_new0 (guint, pp->pp);
   for (guint k = 0; k < pp->part->stages->len; k++)
     {
       const ModelPpStage *st = model_pp_partition_stage (pp->part, k);
+      pp->layers[st->rank] += st->n_layers + st->n_mtp;
       /* what one rank holds of the stage's own layers (deepseek's dense first layers and
        * its MoE layers differ), its MTP depths (inventory layers L + d), its embedding, and
        * its head; the last stage of a tied model holds the output layer as a copy of the
@@ -259,6 +261,7 @@ plan_pp_clear (PlanPp *pp)
   g_clear_pointer (&pp->sched, model_pp_schedule_free);
   for (guint k = 0; k < 4; k++)
     g_clear_pointer (&pp->share[k], g_free);
+  g_clear_pointer (&pp->layers, g_free);
 }
 
 /* ---- P2P ----------------------------------------------------------------------------------- */

@@ -166,18 +166,44 @@ plan_initial_state (ModelPlan *p)
   p->initial[MODEL_MEM_WEIGHTS] += plan_rope_table_bytes (p);
 }
 
-double
-plan_rope_table_bytes (const ModelPlan *p)
+/* B of one rotary table (of one layer under per_layer). */
+static double
+rope_table_one (const ModelPlan *p)
 {
-  double positions = 0;
+  double positions = 0, pair = 8; /* complex64, or fp32 (cos, sin) */
   switch (p->stack.framework.rope_table)
     {
     case MODEL_ROPE_TABLE_MAX_POSITIONS: positions = (double) p->arch->max_positions; break;
     case MODEL_ROPE_TABLE_SEQ_LEN: positions = (double) p->stack.seq_len; break;
+    case MODEL_ROPE_TABLE_PER_LAYER:
+      positions = (double) p->stack.seq_len;
+      /* torchtitan's CosSinRoPE (qwen3, gpt_oss): cos and sin each over the whole
+       * rotary_dim (framework.c) */
+      if (p->arch->family == MODEL_FAMILY_QWEN3 || p->arch->family == MODEL_FAMILY_QWEN3_MOE
+          || p->arch->family == MODEL_FAMILY_GPT_OSS)
+        pair = 16;
+      break;
     case MODEL_ROPE_TABLE_NONE:
     case MODEL_N_ROPE_TABLES: break;
     }
-  return positions * (double) (model_arch_rotary_dim (p->arch) / 2) * 8.0;
+  return positions * (double) (model_arch_rotary_dim (p->arch) / 2) * pair;
+}
+
+double
+plan_rope_table_bytes (const ModelPlan *p)
+{
+  double one = rope_table_one (p);
+  if (p->stack.framework.rope_table != MODEL_ROPE_TABLE_PER_LAYER)
+    return one;
+  return one * (double) (p->arch->n_layers + p->stack.mtp_layers);
+}
+
+double
+plan_rope_table_rank_bytes (const ModelPlan *p, guint rank)
+{
+  if (p->stack.framework.rope_table != MODEL_ROPE_TABLE_PER_LAYER || p->pp.layers == NULL)
+    return plan_rope_table_bytes (p);
+  return rope_table_one (p) * (double) p->pp.layers[plan_pp_rank_of (p, rank)];
 }
 
 double

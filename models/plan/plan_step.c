@@ -995,7 +995,12 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   guint opt = plan_current (p)->id;
   double state = fp32_grads;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
-    state += p->initial[m] * plan_pp_state_fraction (p, c->rank, m);
+    {
+      /* the rank's rotary tables (plan.c, the initial tensors) */
+      double rope = m == MODEL_MEM_WEIGHTS ? plan_rope_table_bytes (p) : 0;
+      state += (p->initial[m] - rope) * plan_pp_state_fraction (p, c->rank, m)
+               + (rope > 0 ? plan_rope_table_rank_bytes (p, c->rank) : 0);
+    }
   state += p->initial[MODEL_MEM_LORA] * plan_pp_state_fraction (p, c->rank, MODEL_MEM_LORA);
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)

@@ -18,7 +18,8 @@ static const char *const loss_names[] = { "upcast",       "plain",          "chu
                                           "te_parallel",  NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
-static const char *const rope_table_names[] = { "none", "max_positions", "seq_len", NULL };
+static const char *const rope_table_names[] = { "none", "max_positions", "seq_len", "per_layer",
+                                                NULL };
 G_STATIC_ASSERT (G_N_ELEMENTS (framework_names) == MODEL_N_FRAMEWORKS + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (rope_table_names) == MODEL_N_ROPE_TABLES + 1);
 G_STATIC_ASSERT (G_N_ELEMENTS (loss_names) == MODEL_N_LOSSES + 1);
@@ -174,11 +175,17 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .main_grad_fp32 = FALSE,
     /* torchtitan/components/optimizer/optimizer.py: implementation = "fused" */
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
-    /* torchtitan ba24697 (2024-12) models/llama/model.py Transformer.__init__:
-     * register_buffer("freqs_cis", precompute_freqs_cis(dim // n_heads, max_seq_len)),
-     * complex64, with train.py `model_config.max_seq_len = job_config.training.seq_len`
-     * (b5bcd76's common/rope.py sizes its cache to training.max_context_length too) */
-    .rope_table = MODEL_ROPE_TABLE_SEQ_LEN,
+    /* torchtitan 02d24f017 (2026-06-05, "[RoPE] Move centralized freqs_cis to each
+     * transform layer"): models/common/attention.py builds `self.rope = config.rope.build()`
+     * in every attention module, and common/rope.py RoPE.__init__ registers its own
+     * `cache` buffer over max_context_length, which common/decoder.py update_from_config
+     * sets to training.max_context_length; ComplexRoPE's cache is complex64 (8 B a rotary
+     * pair), CosSinRoPE's cat([cos, sin]) of cat([freqs, freqs]) fp32 (16 B a pair:
+     * qwen3 and gpt_oss in models/<name>/__init__.py). "For PP: every stage owns the RoPE
+     * modules for its local layers." Before it (ba24697, 2024-12, models/llama/model.py):
+     * one complex64 freqs_cis over seq_len per model, kept whole by every stage's deep copy
+     * (rope_table = seq_len). */
+    .rope_table = MODEL_ROPE_TABLE_PER_LAYER,
   },
   [MODEL_FRAMEWORK_MEGATRON] = {
     .kind = MODEL_FRAMEWORK_MEGATRON,

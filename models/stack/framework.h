@@ -67,7 +67,13 @@ typedef enum
   MODEL_ROPE_TABLE_NONE,          /* per forward (HF transformers' LlamaRotaryEmbedding
                                    * keeps only inv_freq, rotary_dim/2 floats) */
   MODEL_ROPE_TABLE_MAX_POSITIONS, /* over the model's max_position_embeddings (torchtune) */
-  MODEL_ROPE_TABLE_SEQ_LEN,       /* over the training sequence length (torchtitan) */
+  MODEL_ROPE_TABLE_SEQ_LEN,       /* over the training sequence length, one per model and
+                                   * whole on every pipeline stage (torchtitan before
+                                   * 2026-06) */
+  MODEL_ROPE_TABLE_PER_LAYER,     /* over the training sequence length, one in each
+                                   * attention layer (torchtitan since 2026-06: a stage
+                                   * holds its layers'; cos‖sin, 16 B a pair, for the
+                                   * models torchtitan builds with CosSinRoPE) */
   MODEL_N_ROPE_TABLES
 } ModelRopeTable;
 
@@ -156,7 +162,8 @@ typedef struct
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
  * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused",
  * "upcast_shift", "vocab_parallel", "sharded", "te_parallel";
- * "per_tensor", "foreach", "fused", "cpu_adam"; "none", "max_positions", "seq_len" (rope_table).
+ * "per_tensor", "foreach", "fused", "cpu_adam"; "none", "max_positions", "seq_len", "per_layer"
+ * (rope_table).
  * Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE
  * whose message lists the accepted names (the caller prefixes group and key). */
 const char *model_framework_name (ModelFrameworkKind k);

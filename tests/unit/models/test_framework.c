@@ -120,11 +120,12 @@ test_profile_table (void)
       CU_ASSERT_FALSE (fw.optimizer_in_backward);
       CU_ASSERT_FALSE (fw.activation_offload);
       /* the rotary table a GPU buffer: torchtune's cache over max_seq_len, torchtitan's
-       * freqs_cis over the training seq_len; the HF model code computes it per forward */
+       * caches over the training seq_len, one in each attention layer; the HF model code
+       * computes it per forward */
       CU_ASSERT_EQUAL (fw.rope_table, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE
                                         ? MODEL_ROPE_TABLE_MAX_POSITIONS
                                       : want[i].kind == MODEL_FRAMEWORK_TORCHTITAN
-                                        ? MODEL_ROPE_TABLE_SEQ_LEN
+                                        ? MODEL_ROPE_TABLE_PER_LAYER
                                         : MODEL_ROPE_TABLE_NONE);
       CU_ASSERT_EQUAL (fw.reduce_bucket_elements, want[i].reduce);
       CU_ASSERT_EQUAL (fw.allgather_bucket_elements, want[i].allgather);
@@ -578,7 +579,10 @@ test_ds_prefetch (void)
  * Llama 3.2 3B 131072 × 128/2 × 8 = 67,108,864 B; Llama 2 7B 4096 × 64 × 8 = 2,097,152;
  * DeepSeek-V2-Lite (MLA: only the 64 qk_rope channels rotate) 163840 × 32 × 8 =
  * 41,943,040; GPT-2 (learned positions) none. torchtitan's complex64 freqs_cis over the
- * training seq_len 4096: 4096 × 64 × 8 = 2,097,152 for Llama 3.2 3B. none: nothing. */
+ * training seq_len 4096: 4096 × 64 × 8 = 2,097,152 for Llama 3.2 3B; its per-layer caches
+ * (since 2026-06): 28 layers × 2,097,152 = 58,720,256 for Llama 3.2 3B (ComplexRoPE), and
+ * for Qwen3-8B (CosSinRoPE: cos and sin over all 128 rotary channels, 16 B a pair) 36 ×
+ * 4096 × 64 × 16 = 150,994,944. none: nothing. */
 static double
 rope_weights_delta (const char *model, ModelRopeTable table)
 {
@@ -610,6 +614,9 @@ test_rope_table (void)
                    41943040.0);
   CU_ASSERT_EQUAL (rope_weights_delta ("gpt2", MODEL_ROPE_TABLE_MAX_POSITIONS), 0.0);
   CU_ASSERT_EQUAL (rope_weights_delta ("llama-3.2-3b", MODEL_ROPE_TABLE_SEQ_LEN), 2097152.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("llama-3.2-3b", MODEL_ROPE_TABLE_PER_LAYER),
+                   58720256.0);
+  CU_ASSERT_EQUAL (rope_weights_delta ("qwen3-8b", MODEL_ROPE_TABLE_PER_LAYER), 150994944.0);
   CU_ASSERT_EQUAL (rope_weights_delta ("llama-3.2-3b", MODEL_ROPE_TABLE_NONE), 0.0);
 }
 

@@ -365,6 +365,40 @@ test_stage_states (void)
   CU_ASSERT (model_plan_state_bytes (p, 3) > model_plan_state_bytes (p, 1));
 }
 
+/* B of the weights global `rank` holds from time 0 with rotary tables `table` less without. */
+static double
+rope_on_rank (ModelRopeTable table, guint rank)
+{
+  ModelArch a = llama_like (1024, 8, 8, 8, 128, 4096, 32000, 4096);
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 4, MODEL_PP_1F1B, 1);
+  double w[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      st.framework.rope_table = i == 0 ? MODEL_ROPE_TABLE_NONE : table;
+      g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+      g_assert (p != NULL);
+      w[i] = model_plan_allocation (p, model_plan_initial_handle (p, rank, MODEL_MEM_WEIGHTS))
+               ->bytes;
+    }
+  return w[1] - w[0];
+}
+
+/* The rotary tables on a pipeline stage (8 layers over pp 4: 2 a stage; seq_len 512, 64
+ * rotary pairs): one model-wide table is whole on every stage, 512 × 64 × 8 = 262,144 B
+ * (torchtitan's stage split deep-copies the model with its freqs_cis buffer); per-layer
+ * tables are the stage's two, 2 × 262,144 = 524,288 B, where a stage's share of the states
+ * would give a middle stage 8 × 262,144 × its parameter share. */
+static void
+test_stage_rope_tables (void)
+{
+  for (guint r = 0; r < 4; r++)
+    {
+      CU_ASSERT_EQUAL (rope_on_rank (MODEL_ROPE_TABLE_SEQ_LEN, r), 262144.0);
+      CU_ASSERT_EQUAL (rope_on_rank (MODEL_ROPE_TABLE_PER_LAYER, r), 524288.0);
+    }
+}
+
 /* B of the workspace `rank` holds from time 0 (its initial allocation; handle 0: none). */
 static double
 initial_workspace (const ModelPlan *p, guint rank)
@@ -526,6 +560,7 @@ main (void)
     { "stage layers and P2P transfers", test_stage_layers_and_p2p },
     { "SP backward all-gather waits for the stage's output gradient", test_sp_backward_waits_for_grad },
     { "model states per stage", test_stage_states },
+    { "rotary tables per stage", test_stage_rope_tables },
     { "Megatron's dummy weight gradients: one per weight shape a stage holds",
       test_wgrad_dummy },
     { "tied embeddings: first and last stages all-reduce their gradients", test_tied_embedding_all_reduce },
