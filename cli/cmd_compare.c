@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli/commands.h"
 #include "cli/report/error_band.h"
 #include "cli/report/report.h"
@@ -39,11 +40,35 @@ typedef struct
   ModelSimResult res;
 } Row;
 
+/* The settings of a variation (new strings): split at each comma that a `group.key=`
+ * follows (the key's name, dots and dashes of [gpu.NAME] included, then '='), so a value
+ * may hold commas of its own: "finetune.targets=q,v,training.seq_len=2048" is two
+ * settings; and at a comma that nothing or another comma follows, whose empty setting
+ * check_variants refuses. */
+static char **
+variant_sets (const char *variant)
+{
+  /* the setting after a separating comma */
+  g_autoptr (GRegex) next
+      = g_regex_new ("^\\s*($|,|[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)+\\s*=)", 0, 0, NULL);
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  const char *start = variant;
+  for (const char *c = strchr (variant, ','); c != NULL; c = strchr (c + 1, ','))
+    if (g_regex_match (next, c + 1, 0, NULL))
+      {
+        g_autofree char *one = g_strndup (start, (gsize) (c - start));
+        g_strv_builder_add (b, one);
+        start = c + 1;
+      }
+  g_strv_builder_add (b, start);
+  return g_strv_builder_end (b);
+}
+
 /* The overrides of a variation and their origin ("variation") for messages. */
 static void
 split_variant (const char *variant, char ***sets, char ***origins)
 {
-  *sets = variant ? g_strsplit (variant, ",", -1) : NULL;
+  *sets = variant ? variant_sets (variant) : NULL;
   cli_sweep_sets_from_cwd (*sets); /* checked by check_variants */
   *origins = cli_scenario_origins ((const char *const *) *sets, "variation");
 }
@@ -100,7 +125,7 @@ check_variants (int argc, char **argv, char **common, GError **error)
                        "compare: variation %d is empty (expected group.key=value[,…])", i - 1);
           return FALSE;
         }
-      g_auto (GStrv) sets = g_strsplit (argv[i], ",", -1);
+      g_auto (GStrv) sets = variant_sets (argv[i]);
       g_autofree char *shown = sim_text_printable (argv[i], 80);
       /* a variation of one setting is named once, by the setting's own message */
       g_autofree char *what = g_strv_length (sets) == 1
@@ -191,8 +216,10 @@ cli_cmd_compare (int argc, char **argv)
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "SCENARIO.ini VARIANT… — each variation's change of device memory and step time "
-    "against the scenario as given (VARIANT: group.key=value[,group.key=value…]; changes "
-    "are variation − as given: + more memory or slower, − less memory or faster)");
+    "against the scenario as given (VARIANT: group.key=value[,group.key=value…], a comma "
+    "separating settings where a group.key= follows it, so a value may be a list: "
+    "finetune.targets=q,v; changes are variation − as given: + more memory or slower, − "
+    "less memory or faster)");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!cli_option_parse (ctx, entries, &argc, &argv, &error))

@@ -1438,6 +1438,12 @@ fi
 
 "$STEPSIM" compare "$s1" "training.micro_batch=2,training.micro_batch=4" >/dev/null 2>cmpdup.err; rc=$?
 check "compare: a key twice in one variation is a usage error (exit 2)" sh -c "[ $rc -eq 2 ] && grep -q 'training.micro_batch is given twice' cmpdup.err"
+# a value may hold commas: a comma separates settings only where a group.key= follows it
+"$STEPSIM" compare "$s1" "finetune.method=lora,finetune.targets=q,v,finetune.rank=8" \
+  "finetune.method=lora,finetune.targets=q,finetune.rank=8" >cmpcomma.out 2>cmpcomma.err; rc=$?
+check "compare: a list value in a variation (targets=q,v) is one setting, the next one applies" \
+  sh -c "[ $rc -eq 0 ] && ! test -s cmpcomma.err && [ \$(grep -c ' fits\$' cmpcomma.out) -eq 3 ] \
+         && [ \"\$(sed -n 4p cmpcomma.out | awk '{print \$5}')\" != \"\$(sed -n 6p cmpcomma.out | awk '{print \$5}')\" ]"
 "$STEPSIM" compare "$s1" "cluster.gpu=MI300X" >cmpgpu.out 2>/dev/null; rc=$?
 check "compare: a GPU type no validation case checks is said under the table, the checked one is not" \
   sh -c "[ $rc -eq 0 ] && grep -q '^MI300X: no validation case checks its predictions' cmpgpu.out && ! grep -q '^A100-80GB-SXM: no validation' cmpgpu.out"
