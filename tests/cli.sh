@@ -2020,6 +2020,9 @@ rm -f dsf.h5
 check "framework = deepspeed with data_parallel = fsdp_full_shard: exit 1 naming [parallel] data_parallel, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \\[parallel\\], key 'data_parallel': fsdp_full_shard is PyTorch's FSDP\" dsf.err && [ ! -e dsf.h5 ]"
 rm -f rt.h5
+"$STEPSIM" run "$s1" -q -o fe.h5 --set training.fsdp_end_units=maybe >/dev/null 2>fe.err; rc=$?
+check "fsdp_end_units = maybe: exit 1, one error naming group and key, no file" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <fe.err) -eq 1 ] && grep -q \"group \\[training\\], key 'fsdp_end_units'\" fe.err && [ ! -e fe.h5 ]"
 "$STEPSIM" run "$s1" -q -o rt.h5 --set training.rope_table=cached >/dev/null 2>rt.err; rc=$?
 check "rope_table = cached: exit 1, one error naming group and key and the accepted names, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \\[training\\], key 'rope_table'\" rt.err && grep -q 'max_positions' rt.err && [ ! -e rt.h5 ]"

@@ -10,6 +10,9 @@
  *   host_op_time, host_backward_op_time = TIME   host time per PyTorch op (0 … 10 ms)
  *   host_sync_micro_batch = true|false        the host waits for each micro-batch
  *   optimizer_impl = per_tensor | foreach | fused | cpu_adam
+ *   fsdp_end_units = true|false               the embedding and the head FSDP units of
+ *                                             their own (torchtitan; torchtune's
+ *                                             custom_sharded_layers), not the root's
  *   rope_table = none | max_positions | seq_len | per_layer
  *                                             the rotary table as a GPU buffer over the
  *                                             model's max_position_embeddings (torchtune),
@@ -246,6 +249,7 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
          && get_host_time (kf, "host_op_time", &fw->host_op_time, error)
          && get_host_time (kf, "host_backward_op_time", &fw->host_backward_op_time, error)
          && get_bool (kf, "host_sync_micro_batch", &fw->host_sync_micro_batch, error)
+         && get_bool (kf, "fsdp_end_units", &fw->fsdp_end_units, error)
          && get_bool (kf, "optimizer_in_backward", &fw->optimizer_in_backward, error)
          && get_bool (kf, "activation_offload", &fw->activation_offload, error)
          && get_elements (kf, "reduce_bucket_size", &fw->reduce_bucket_elements, error)

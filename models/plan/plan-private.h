@@ -19,7 +19,7 @@ typedef struct
                            * inner i/tp, vocabulary padded/tp): what its kernels run;
                            * NULL for tp = 1 */
   double trainable, trainable_layer, trainable_root, trainable_embed, trainable_mtp;
-  double weights, weights_layer, weights_root;
+  double weights, weights_layer, weights_root, weights_embed;
   double trainable_expert, weights_expert; /* the part of trainable, weights that is routed
                            * experts' tensors (n_experts/ep per rank): sharded over
                            * expert-dp rather than dp (plan_state.c); 0 without experts */
@@ -170,6 +170,8 @@ typedef struct
   double weight_root;   /* B of persistent weights of the root unit and of one layer: what a
                          * stage-3 gather moves */
   double weight_layer;
+  double weight_embedding; /* B of the embedding's persistent weights (its own FSDP unit
+                            * under fsdp_end_units; the head's unit is the root's rest) */
   double grad_embedding, grad_layer, grad_head; /* B of full gradients per block */
   /* DeepSeek-V3 multi-token prediction ([training] mtp_layers > 0; zero otherwise): one
    * depth's block before its decoder layer (model_cost_mtp_proj; its layer is `layer`, its

@@ -115,6 +115,8 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   pc->params_embedding = emb;
   pc->weight_root = model_stack_root_weight_bytes (s, p->arch);
   pc->weight_layer = model_stack_layer_weight_bytes (s, p->arch);
+  pc->weight_embedding = model_inventory_weight_bytes (inv, MODEL_INVENTORY_EMBED,
+                                                       model_stack_weight_bytes (s), TRUE);
   double g = model_stack_gradient_bytes (s);
   pc->grad_embedding = g * emb;
   pc->grad_layer = g * pc->params_layer;
@@ -126,6 +128,7 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   pc->params_embedding *= tp->trainable_embed;
   pc->weight_root *= tp->weights_root;
   pc->weight_layer *= tp->weights_layer;
+  pc->weight_embedding *= tp->weights_embed;
   pc->grad_embedding *= tp->trainable_embed;
   pc->grad_layer *= tp->trainable_layer;
   pc->grad_head *= tp->trainable_root;

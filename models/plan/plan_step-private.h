@@ -25,6 +25,11 @@ typedef struct
                          * function of the plan's setup, set once) */
   gboolean regathers;   /* stage-3 parameters are gathered again for the backward (set
                          * once by plan_step.c, read by the recompute of plan_ckpt.c) */
+  gboolean end_units;   /* the embedding and the head gathered as FSDP units of their own
+                         * (framework fsdp_end_units; plan_step.c end_units()), not as the
+                         * root unit */
+  gboolean fwd_head;    /* the forward being built ends with the head / the backward being */
+  gboolean bwd_embed;   /* built with the embedding (forward_begin, backward_begin) */
   ModelCheckpointing ckpt;
   guint segment;        /* layers per segment: k of every_k, ⌈√L⌉ of sqrt */
   gboolean last_mb;
@@ -62,7 +67,9 @@ typedef struct
   guint head_w_hold;    /* the head's, held from its B to its W (0: none) */
   guint *act_mtp_proj, *act_mtp_head; /* per MTP layer L + d: what its block before the
                                         * decoder layer and its shared head keep */
-  guint root_gather_task, root_gather_handle;
+  guint root_gather_task, root_gather_handle; /* the root unit's, or under end_units the
+                                               * embedding's unit's */
+  guint head_gather_task, head_gather_handle; /* end_units: the head's unit's (NONE, 0) */
   guint grad_head_full, grad_embedding_full;
   guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
   guint cp_wait;        /* the cp collective the next compute task waits for (NONE) */
@@ -78,6 +85,7 @@ typedef struct
 {
   guint *buf; /* its per-layer arrays (plan_step_ctx_buffers), borrowed */
   guint act_embedding, act_head, head_cast, root_gather_task, root_gather_handle;
+  guint head_gather_task, head_gather_handle;
   guint grad_head_full, grad_embedding_full;
   guint head_w_hold;
 } PlanStepSlot;

@@ -81,6 +81,32 @@ gathers (const StepCtx *c)
              || plan_offloads_parameters (c->p));
 }
 
+/* Whether the embedding and the head are FSDP units of their own (c->end_units): the
+ * framework's fsdp_end_units under an FSDP mode that gathers, for an untied model (one
+ * unit holds a tied matrix: torchtitan's fsdp.py) without MTP depths (their shared head is
+ * Megatron's, not FSDP's). */
+static gboolean
+end_units (const StepCtx *c)
+{
+  const ModelPlan *p = c->p;
+  ModelDataParallel m = p->par.mode;
+  return gathers (c) && p->stack.framework.fsdp_end_units && !p->arch->tied_embeddings
+         && c->n_mtp == 0
+         && (m == MODEL_DP_FSDP_FULL_SHARD || m == MODEL_DP_FSDP_HYBRID_SHARD
+             || m == MODEL_DP_FSDP_SHARD_GRAD_OP);
+}
+
+/* The head's unit (end_units: the final norm and the output layer) gathered after `after`,
+ * once a forward. */
+static void
+gather_head (StepCtx *c, guint after)
+{
+  if (c->head_gather_task != NONE || c->head_gather_handle != 0)
+    return;
+  gather_block (c, c->pc->weight_root - c->pc->weight_embedding, -1, "params head", after,
+                &c->head_gather_task, &c->head_gather_handle);
+}
+
 /* Whether gathered parameters are released after the forward and gathered again for the
  * backward (c->regathers). */
 static gboolean
@@ -560,6 +586,8 @@ forward_layer (StepCtx *c, guint l, gboolean region_end)
   char tag[24];
   if (c->gathers && l + p->par.prefetch < c->hi)
     gather (c, (gint) (l + p->par.prefetch), "fwd", l > c->lo ? c->fwd_task[l - 1] : NONE);
+  else if (c->end_units && c->fwd_head && l < c->L && l + p->par.prefetch == c->hi)
+    gather_head (c, l > c->lo ? c->fwd_task[l - 1] : NONE); /* as layer hi's would be */
   guint tp_start = plan_step_tp_before (c, PLAN_TP_LAYER, (gint) l);
   guint cp_start = cp_before (c, MODEL_CP_FORWARD, (gint) l);
   c->fwd_task[l] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD,
@@ -637,17 +665,25 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
   c->lo = lo, c->hi = hi;
-  c->root_gather_task = NONE;
-  c->root_gather_handle = 0;
+  c->root_gather_task = c->head_gather_task = NONE;
+  c->root_gather_handle = c->head_gather_handle = 0;
+  c->fwd_head = head;
   if (c->gathers)
     {
       /* FSDP's root unit (embedding, final norm, head) stays gathered until its backward;
-       * under pp the stages holding the embedding or the head gather it (whole: approximate). */
-      if (embed || head)
+       * under pp the stages holding the embedding or the head gather it (whole: approximate).
+       * Under end_units the embedding's own unit instead, and the head's before its forward
+       * (forward_layer, forward_end). */
+      if (c->end_units && embed)
+        gather_block (c, pc->weight_embedding, -1, "params embed", NONE,
+                      &c->root_gather_task, &c->root_gather_handle);
+      else if (!c->end_units && (embed || head))
         gather_block (c, pc->weight_root, -1, "params root", NONE,
                       &c->root_gather_task, &c->root_gather_handle);
       for (guint l = lo; l < MIN (lo + p->par.prefetch, hi); l++)
         gather (c, (gint) l, "fwd", NONE);
+      if (c->end_units && head && lo + p->par.prefetch > hi)
+        gather_head (c, NONE); /* a chunk shorter than the prefetch */
     }
   if (embed)
     {
@@ -662,6 +698,11 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
       c->act_embedding = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, pc->embedding.act_saved,
                                           MODEL_EFFECT_AT_START);
       plan_task_pass_workspace (p, &pc->embedding.fwd);
+      if (c->end_units && c->regathers) /* resharded after its forward */
+        {
+          plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+          c->root_gather_handle = 0;
+        }
       plan_step_tp_after (c, PLAN_TP_EMBEDDING, tp_start, -1);
     }
 }
@@ -674,9 +715,12 @@ forward_end (StepCtx *c)
   const PlanCosts *pc = c->pc;
   guint lo = c->lo, hi = c->hi;
   mtp_forward (c);
+  if (c->end_units)
+    gather_head (c, hi > lo ? c->fwd_task[hi - 1] : NONE); /* prefetch 0 */
   guint tp_head = plan_step_tp_before (c, PLAN_TP_HEAD, -1);
   plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_FORWARD, -1, c->mb,
                    "fwd head mb%d", c->mb);
+  plan_task_dep (p, c->head_gather_task);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
   plan_task_dep (p, c->pp_wait);
@@ -712,6 +756,17 @@ typedef struct
   guint tp_start, cp_start, restored;
 } BackwardBefore;
 
+/* Under end_units, the embedding's unit gathered again for its backward after `after` (its
+ * pre-backward hook, or the backward prefetch of the layer above it), once a backward. */
+static void
+regather_embedding (StepCtx *c, guint after)
+{
+  if (c->root_gather_handle != 0 || !c->regathers)
+    return;
+  gather_block (c, c->pc->weight_embedding, -1, "params embed (bwd)", after,
+                &c->root_gather_task, &c->root_gather_handle);
+}
+
 /* Layer l's backward up to its task: the stage-3 re-gather, the offloaded activations'
  * restore, the recompute, and the tp, ep and cp collectives the task waits for. */
 static void
@@ -721,6 +776,8 @@ backward_layer_before (StepCtx *c, guint l, BackwardBefore *before)
   guint prefetch = p->par.prefetch;
   if (c->regathers && l >= c->lo + prefetch)
     gather (c, (gint) (l - prefetch), "bwd", l + 1 < c->hi ? c->bwd_task[l + 1] : NONE);
+  else if (c->end_units && c->regathers && c->bwd_embed && l + 1 == c->lo + prefetch)
+    regather_embedding (c, l + 1 < c->hi ? c->bwd_task[l + 1] : NONE);
   /* offloaded activations come back when the backward reaches them (torchtune's
    * OffloadActivations unpack hook, training/_activation_offloading.py: a layer's tensors
    * as autograd unpacks them, the next layer's prefetched then): the top layer's after the
@@ -854,6 +911,7 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
    * reducer.cpp, autograd_hook), so it is bucketed at the embedding. */
   double head_params = pc->params_root - pc->params_embedding;
   guint tp_start, last = NONE;
+  c->bwd_embed = embed;
   if (head)
     {
       tp_start = tp_before_backward (c, PLAN_TP_HEAD, -1);
@@ -863,11 +921,16 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
         c->head_w_hold = plan_task_alloc (p, MODEL_MEM_ACTIVATIONS, c->w_hold_head,
                                           MODEL_EFFECT_AT_END);
       plan_task_free (p, c->head_cast, MODEL_EFFECT_AT_END);
-      if (!embed) /* a last pipeline stage: its root unit is the head's */
+      /* a last pipeline stage: its root unit is the head's; under end_units the head's own
+       * unit, resharded and its gradient reduce-scattered after its backward (FSDP2's
+       * post-backward hook on the unit's input, _fsdp_state.py _post_backward) */
+      if (c->end_units)
+        plan_task_free (p, c->head_gather_handle, MODEL_EFFECT_AT_END);
+      else if (!embed)
         plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
       tp_overlapped (c, PLAN_TP_HEAD, tp_start, -1);
       bucket_reduce (c, head_params, last, -1, FALSE);
-      if (!embed)
+      if (!embed || c->end_units)
         shard_reduce (c, head_params, last, c->grad_head_full, 0, -1, "grads head");
       mtp_backward (c, embed);
     }
@@ -899,14 +962,21 @@ backward_end (StepCtx *c, guint last, gboolean embed, gboolean head)
       bucket_reduce (c, 0, last, -1, TRUE); /* the stage's last bucket */
       return last;
     }
+  if (c->end_units) /* prefetch 0, or no layer in the chunk */
+    regather_embedding (c, last);
   tp_start = tp_before_backward (c, PLAN_TP_EMBEDDING, -1);
   guint emb = end_backward (c, FALSE, head, &pc->embedding.bwd, pc->grad_embedding,
                             c->act_embedding, &c->grad_embedding_full);
+  if (c->end_units)
+    {
+      g_assert (plan_current (p)->id == emb); /* end_backward's task is the current one */
+      plan_task_dep (p, c->root_gather_task);
+    }
   plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
   tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
   if (c->last_mb && head)
     plan_step_sp_grads (c, emb, c->p->tp.sp_grad_bytes);
-  if (head)
+  if (head && !c->end_units)
     shard_reduce (c, pc->params_root, emb, c->grad_head_full, c->grad_embedding_full, -1,
                   "grads root");
   else /* a first pipeline stage: the embedding alone */
@@ -1047,6 +1117,8 @@ plan_step_ctx_init (StepCtx *c, ModelPlan *p, guint rank, const PlanCosts *pc, g
   plan_step_ctx_buffers (c, buf);
   c->gathers = gathers (c);
   c->regathers = regathers (c);
+  c->end_units = end_units (c);
+  c->root_gather_task = c->head_gather_task = NONE;
   plan_step_layer_tensors (c);
 }
 
@@ -1067,6 +1139,7 @@ plan_step_slot_load (StepCtx *c, const PlanStepSlot *s)
   c->head_w_hold = s->head_w_hold;
   c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
   c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
+  c->head_gather_task = s->head_gather_task, c->head_gather_handle = s->head_gather_handle;
   c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
 }
 
@@ -1075,6 +1148,7 @@ plan_step_slot_store (const StepCtx *c, PlanStepSlot *s)
 {
   s->act_embedding = c->act_embedding, s->act_head = c->act_head, s->head_cast = c->head_cast;
   s->root_gather_task = c->root_gather_task, s->root_gather_handle = c->root_gather_handle;
+  s->head_gather_task = c->head_gather_task, s->head_gather_handle = c->head_gather_handle;
   s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
   s->head_w_hold = c->head_w_hold;
 }
@@ -1383,9 +1457,10 @@ template_shift_ctx (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint 
   guint *task_arrays[] = { c->gather_task, c->fwd_task, c->bwd_task };
   guint *handle_arrays[] = { c->act_layer, c->gather_handle, c->act_mtp_proj, c->recomputed,
                              c->autocast_cache, c->act_mtp_head, c->w_hold };
-  guint *tasks[] = { &c->root_gather_task, &c->bwd_head, &c->restored, &c->tp_wait,
-                     &c->cp_wait, &c->pp_wait };
+  guint *tasks[] = { &c->root_gather_task, &c->head_gather_task, &c->bwd_head, &c->restored,
+                     &c->tp_wait, &c->cp_wait, &c->pp_wait };
   guint *handles[] = { &c->act_embedding, &c->act_head, &c->head_cast, &c->root_gather_handle,
+                       &c->head_gather_handle,
                        &c->grad_head_full, &c->grad_embedding_full, &c->tied_grad,
                        &c->fresh_grad, &c->head_w_hold };
 #define MOVE(v, lo, hi, by) ((v) >= (lo) && (v) < (hi) ? (v) + (by) : (v))

@@ -228,7 +228,7 @@ plan_tp_init (ModelPlan *p)
   *tp = (PlanTp){ .tp = MAX (p->par.tp, 1), .trainable = 1, .trainable_layer = 1,
                   .trainable_root = 1, .trainable_embed = 1, .trainable_mtp = 1,
                   .weights = 1, .weights_layer = 1,
-                  .weights_root = 1, .quant = 1 };
+                  .weights_root = 1, .weights_embed = 1, .quant = 1 };
   /* Under expert parallelism alone (tp = 1) the layout still divides the experts' tensors
    * by mesh.ep and mesh.etp (plan_ep.c): the fractions (the vocabulary padded to 128 as
    * Megatron pads it), not the kernels or collectives. */
@@ -253,6 +253,7 @@ plan_tp_init (ModelPlan *p)
   tp->weights = fraction (layout, inv, MODEL_INVENTORY_ALL, FALSE);
   tp->weights_layer = fraction (layout, inv, MODEL_INVENTORY_LAYER, FALSE);
   tp->weights_root = fraction (layout, inv, MODEL_INVENTORY_ROOT, FALSE);
+  tp->weights_embed = fraction (layout, inv, MODEL_INVENTORY_EMBED, FALSE);
   double constants = model_inventory_nf4_constant_bytes (inv, MODEL_INVENTORY_ALL);
   if (constants > 0)
     tp->quant = model_tp_layout_constant_bytes (layout, inv, MODEL_INVENTORY_ALL, FALSE)

@@ -186,6 +186,11 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * one complex64 freqs_cis over seq_len per model, kept whole by every stage's deep copy
      * (rope_table = seq_len). */
     .rope_table = MODEL_ROPE_TABLE_PER_LAYER,
+    /* torchtitan/distributed/fsdp.py apply_fsdp_to_decoder: fully_shard(model.tok_embeddings)
+     * and fully_shard([model.norm, model.lm_head], reshard_after_forward = policy
+     * "always"), then the layers and the root; a tied model's (tok_embeddings, norm,
+     * lm_head) one unit */
+    .fsdp_end_units = TRUE,
   },
   [MODEL_FRAMEWORK_MEGATRON] = {
     .kind = MODEL_FRAMEWORK_MEGATRON,

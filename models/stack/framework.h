@@ -133,6 +133,14 @@ typedef struct
                                    * step (the HF Trainer's NaN check of the loss) */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
   ModelRopeTable rope_table;    /* the rotary table a GPU buffer (torchtune, torchtitan) */
+  gboolean fsdp_end_units;      /* under FSDP (full, hybrid or grad-op sharding) the
+                                 * embedding and the output head (with the final norm) are
+                                 * FSDP units of their own, gathered around their forward and
+                                 * backward, the head's gradient reduce-scattered after its
+                                 * backward (torchtitan; torchtune's custom_sharded_layers =
+                                 * ['tok_embeddings', 'output']), not parts of the root unit,
+                                 * which stays gathered from the forward to the end of the
+                                 * backward; a tied model keeps them in one unit */
   /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed; the two
    * stage-3 prefetch budgets are NAN outside the DeepSpeed profile, as 0 means "no
    * prefetch" there): */

@@ -127,6 +127,8 @@ test_profile_table (void)
                                       : want[i].kind == MODEL_FRAMEWORK_TORCHTITAN
                                         ? MODEL_ROPE_TABLE_PER_LAYER
                                         : MODEL_ROPE_TABLE_NONE);
+      /* the embedding and the head FSDP units of their own: torchtitan's apply_fsdp */
+      CU_ASSERT_EQUAL (fw.fsdp_end_units, want[i].kind == MODEL_FRAMEWORK_TORCHTITAN);
       CU_ASSERT_EQUAL (fw.reduce_bucket_elements, want[i].reduce);
       CU_ASSERT_EQUAL (fw.allgather_bucket_elements, want[i].allgather);
       /* the stage-3 prefetch budgets: NAN (none) outside DeepSpeed, whose 0 means "no

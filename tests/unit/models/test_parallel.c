@@ -129,6 +129,109 @@ test_fsdp_modes (void)
   STEPSIM_ASSERT_REL (sgo_grads, 2 * psi / 8, 1e-9);
 }
 
+/* Rank 0's tasks whose label begins with `prefix`: how many, the first's id (G_MAXUINT:
+ * none) and their bytes summed. */
+static guint
+tasks_labelled (const ModelPlan *p, const char *prefix, guint *first, double *bytes)
+{
+  guint n = 0;
+  *first = G_MAXUINT;
+  *bytes = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || !g_str_has_prefix (t->label, prefix))
+        continue;
+      if (n++ == 0)
+        *first = i;
+      *bytes += t->bytes;
+    }
+  return n;
+}
+
+/* The handle task `id` allocates (its first allocation; 0: none). */
+static guint
+allocated_by (const ModelPlan *p, guint id)
+{
+  const ModelTask *t = model_plan_task (p, id);
+  for (guint i = 0; i < t->n_effects; i++)
+    {
+      const ModelMemEffect *e = model_plan_effect (p, t->first_effect + i);
+      if (e->bytes > 0)
+        return e->handle;
+    }
+  return 0;
+}
+
+/* Whether task `id` frees `handle` at its end. */
+static gboolean
+frees_at_end (const ModelPlan *p, guint id, guint handle)
+{
+  const ModelTask *t = model_plan_task (p, id);
+  for (guint i = 0; i < t->n_effects; i++)
+    {
+      const ModelMemEffect *e = model_plan_effect (p, t->first_effect + i);
+      if (e->bytes < 0 && e->handle == handle && e->when == MODEL_EFFECT_AT_END)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* fsdp_end_units (torchtitan's apply_fsdp_to_decoder, torchtune's custom_sharded_layers):
+ * under FULL_SHARD over 8 ranks, GA 2, the root unit's one gather a micro-batch (held from
+ * the forward to the end of the backward) becomes the embedding's own unit, gathered for
+ * its forward and again for its backward, and the head's (with the final norm), gathered
+ * for its forward and held to its backward; the two units move the root's bytes between
+ * them (the embedding's freed by its forward, the head's by its backward). The head's
+ * gradients are reduce-scattered after its backward, before any layer's
+ * (FSDP2's post-backward hook), the embedding's after its own backward; without the units
+ * one "grads root" reduce-scatter follows the embedding's backward. A tied model keeps one
+ * unit. */
+static void
+test_fsdp_end_units (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.grad_accum = 2;
+  s.precision = MODEL_PRECISION_BF16_MIXED;
+  g_autoptr (ModelPlan) root = dp_plan (a, &s, MODEL_DP_FSDP_FULL_SHARD, 8, 8);
+  s.framework.fsdp_end_units = TRUE;
+  g_autoptr (ModelPlan) ends = dp_plan (a, &s, MODEL_DP_FSDP_FULL_SHARD, 8, 8);
+  guint id, id2, id3;
+  double b_root, b_embed, b_embed_bwd, b_head, b;
+  CU_ASSERT_EQUAL (tasks_labelled (root, "all_gather params root", &id, &b_root), 2);
+  CU_ASSERT_EQUAL (tasks_labelled (root, "all_gather params embed", &id, &b), 0);
+  CU_ASSERT_EQUAL (tasks_labelled (root, "reduce_scatter grads root", &id, &b), 2);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "all_gather params root", &id, &b), 0);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "all_gather params embed (bwd)", &id, &b_embed_bwd), 2);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "all_gather params embed", &id, &b_embed), 4);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "all_gather params head", &id, &b_head), 2);
+  STEPSIM_ASSERT_REL (b_embed - b_embed_bwd + b_head, b_root, 1e-12);
+  STEPSIM_ASSERT_REL (b_embed_bwd, b_embed - b_embed_bwd, 1e-12);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "reduce_scatter grads root", &id, &b), 0);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "reduce_scatter grads embed", &id, &b), 2);
+  /* micro-batch 0's head reduce-scatter after the head's backward, before its top layer's */
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "bwd head", &id, &b), 2);
+  CU_ASSERT_EQUAL (tasks_labelled (ends, "reduce_scatter grads head", &id2, &b), 2);
+  CU_ASSERT_EQUAL_FATAL (tasks_labelled (ends, "reduce_scatter grads L3", &id3, &b), 2);
+  CU_ASSERT (id < id2 && id2 < id3);
+  /* the embedding's gathered weights freed by its forward (resharded), the head's by its
+   * backward */
+  guint fe, fh;
+  tasks_labelled (ends, "all_gather params embed", &id, &b);
+  tasks_labelled (ends, "fwd embed mb0", &fe, &b);
+  CU_ASSERT (frees_at_end (ends, fe, allocated_by (ends, id)));
+  tasks_labelled (ends, "all_gather params head", &id, &b);
+  tasks_labelled (ends, "bwd head mb0", &fh, &b);
+  CU_ASSERT (frees_at_end (ends, fh, allocated_by (ends, id)));
+  CU_ASSERT (allocated_by (ends, id) != 0);
+  /* tied: one unit, as the root */
+  a->tied_embeddings = TRUE;
+  g_autoptr (ModelPlan) tied = dp_plan (a, &s, MODEL_DP_FSDP_FULL_SHARD, 8, 8);
+  CU_ASSERT_EQUAL (tasks_labelled (tied, "all_gather params root", &id, &b), 2);
+  CU_ASSERT_EQUAL (tasks_labelled (tied, "all_gather params head", &id, &b), 0);
+}
+
 typedef struct
 {
   double bytes[HW_N_COLLECTIVES]; /* Σ bytes of rank 0's collective tasks per kind */
@@ -434,6 +537,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "ZeRO model-state bytes per stage (paper Fig. 1)", test_zero_state_bytes },
     { "FSDP modes map onto ZeRO stages", test_fsdp_modes },
+    { "FSDP's embedding and head as units of their own", test_fsdp_end_units },
     { "memory after model load and initialisation", test_load_bytes },
     { "DDP and ZeRO-1 communication volumes", test_ddp_and_zero1_volumes },
     { "DDP gradient buckets", test_ddp_buckets },
