@@ -8,6 +8,13 @@
 
 #define NONE G_MAXUINT
 
+/* A gathered FSDP unit a rank's micro-batches share: how many hold it, its gather's task and
+ * buffer (valid while refs > 0). */
+typedef struct
+{
+  guint refs, task, handle;
+} PlanStepUnit;
+
 typedef struct
 {
   ModelPlan *p;
@@ -70,6 +77,12 @@ typedef struct
   guint root_gather_task, root_gather_handle; /* the root unit's, or under end_units the
                                                * embedding's unit's */
   guint head_gather_task, head_gather_handle; /* end_units: the head's unit's (NONE, 0) */
+  gboolean root_held, head_held; /* the micro-batch holds root_unit / head_unit */
+  /* The rank's gathered root (or embedding) unit and head unit, shared by the micro-batches
+   * in flight that hold them (a pipeline's, the combined schedule's): FSDP unshards a unit
+   * once, so a micro-batch that finds it gathered takes the same buffer, and the last to
+   * release it frees it (plan_step.c unit_hold, unit_release). */
+  PlanStepUnit root_unit, head_unit;
   guint grad_head_full, grad_embedding_full;
   guint tp_wait;        /* the tp collective the next compute task waits for (NONE) */
   guint cp_wait;        /* the cp collective the next compute task waits for (NONE) */
@@ -86,6 +99,7 @@ typedef struct
   guint *buf; /* its per-layer arrays (plan_step_ctx_buffers), borrowed */
   guint act_embedding, act_head, head_cast, root_gather_task, root_gather_handle;
   guint head_gather_task, head_gather_handle;
+  gboolean root_held, head_held;
   guint grad_head_full, grad_embedding_full;
   guint head_w_hold;
 } PlanStepSlot;

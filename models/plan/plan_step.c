@@ -71,6 +71,35 @@ gather (StepCtx *c, gint layer, const char *phase, guint after)
   gather_block (c, bytes, layer, what, after, &c->gather_task[layer], &c->gather_handle[layer]);
 }
 
+/* A hold of the current micro-batch on shared unit u (StepCtx root_unit, head_unit) of
+ * `bytes`, recorded in *held: the first holder gathers it after `after`; every holder gets
+ * the gather's task and buffer. */
+static void
+unit_hold (StepCtx *c, PlanStepUnit *u, double bytes, const char *what, guint after,
+           guint *task, guint *handle, gboolean *held)
+{
+  g_assert (!*held);
+  if (u->refs++ == 0)
+    gather_block (c, bytes, -1, what, after, &u->task, &u->handle);
+  *task = u->task;
+  *handle = u->handle;
+  *held = TRUE;
+}
+
+/* Releases the current micro-batch's hold (*held) on u at the end of the current task: the
+ * last holder frees the buffer. Nothing without a hold. */
+static void
+unit_release (StepCtx *c, PlanStepUnit *u, guint *handle, gboolean *held)
+{
+  if (!*held)
+    return;
+  g_assert (u->refs > 0);
+  if (--u->refs == 0)
+    plan_task_free (c->p, u->handle, MODEL_EFFECT_AT_END);
+  *handle = 0;
+  *held = FALSE;
+}
+
 /* Weights sharded at rest gather among > 1 ranks, or on one rank fetch offloaded
  * parameters. */
 static gboolean
@@ -101,10 +130,10 @@ end_units (const StepCtx *c)
 static void
 gather_head (StepCtx *c, guint after)
 {
-  if (c->head_gather_task != NONE || c->head_gather_handle != 0)
+  if (c->head_held)
     return;
-  gather_block (c, c->pc->weight_root - c->pc->weight_embedding, -1, "params head", after,
-                &c->head_gather_task, &c->head_gather_handle);
+  unit_hold (c, &c->head_unit, c->pc->weight_root - c->pc->weight_embedding, "params head",
+             after, &c->head_gather_task, &c->head_gather_handle, &c->head_held);
 }
 
 /* Whether gathered parameters are released after the forward and gathered again for the
@@ -667,6 +696,7 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
   c->lo = lo, c->hi = hi;
   c->root_gather_task = c->head_gather_task = NONE;
   c->root_gather_handle = c->head_gather_handle = 0;
+  g_assert (!c->root_held && !c->head_held); /* the micro-batch's forward holds nothing yet */
   c->fwd_head = head;
   if (c->gathers)
     {
@@ -675,11 +705,11 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
        * Under end_units the embedding's own unit instead, and the head's before its forward
        * (forward_layer, forward_end). */
       if (c->end_units && embed)
-        gather_block (c, pc->weight_embedding, -1, "params embed", NONE,
-                      &c->root_gather_task, &c->root_gather_handle);
+        unit_hold (c, &c->root_unit, pc->weight_embedding, "params embed", NONE,
+                   &c->root_gather_task, &c->root_gather_handle, &c->root_held);
       else if (!c->end_units && (embed || head))
-        gather_block (c, pc->weight_root, -1, "params root", NONE,
-                      &c->root_gather_task, &c->root_gather_handle);
+        unit_hold (c, &c->root_unit, pc->weight_root, "params root", NONE,
+                   &c->root_gather_task, &c->root_gather_handle, &c->root_held);
       for (guint l = lo; l < MIN (lo + p->par.prefetch, hi); l++)
         gather (c, (gint) l, "fwd", NONE);
       if (c->end_units && head && lo + p->par.prefetch > hi)
@@ -699,10 +729,7 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
                                           MODEL_EFFECT_AT_START);
       plan_task_pass_workspace (p, &pc->embedding.fwd);
       if (c->end_units && c->regathers) /* resharded after its forward */
-        {
-          plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
-          c->root_gather_handle = 0;
-        }
+        unit_release (c, &c->root_unit, &c->root_gather_handle, &c->root_held);
       plan_step_tp_after (c, PLAN_TP_EMBEDDING, tp_start, -1);
     }
 }
@@ -761,10 +788,10 @@ typedef struct
 static void
 regather_embedding (StepCtx *c, guint after)
 {
-  if (c->root_gather_handle != 0 || !c->regathers)
+  if (c->root_held || !c->regathers)
     return;
-  gather_block (c, c->pc->weight_embedding, -1, "params embed (bwd)", after,
-                &c->root_gather_task, &c->root_gather_handle);
+  unit_hold (c, &c->root_unit, c->pc->weight_embedding, "params embed (bwd)", after,
+             &c->root_gather_task, &c->root_gather_handle, &c->root_held);
 }
 
 /* Layer l's backward up to its task: the stage-3 re-gather, the offloaded activations'
@@ -925,9 +952,9 @@ backward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
        * unit, resharded and its gradient reduce-scattered after its backward (FSDP2's
        * post-backward hook on the unit's input, _fsdp_state.py _post_backward) */
       if (c->end_units)
-        plan_task_free (p, c->head_gather_handle, MODEL_EFFECT_AT_END);
+        unit_release (c, &c->head_unit, &c->head_gather_handle, &c->head_held);
       else if (!embed)
-        plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+        unit_release (c, &c->root_unit, &c->root_gather_handle, &c->root_held);
       tp_overlapped (c, PLAN_TP_HEAD, tp_start, -1);
       bucket_reduce (c, head_params, last, -1, FALSE);
       if (!embed || c->end_units)
@@ -972,7 +999,7 @@ backward_end (StepCtx *c, guint last, gboolean embed, gboolean head)
       g_assert (plan_current (p)->id == emb); /* end_backward's task is the current one */
       plan_task_dep (p, c->root_gather_task);
     }
-  plan_task_free (p, c->root_gather_handle, MODEL_EFFECT_AT_END);
+  unit_release (c, &c->root_unit, &c->root_gather_handle, &c->root_held);
   tp_overlapped (c, PLAN_TP_EMBEDDING, tp_start, -1);
   if (c->last_mb && head)
     plan_step_sp_grads (c, emb, c->p->tp.sp_grad_bytes);
@@ -1140,6 +1167,7 @@ plan_step_slot_load (StepCtx *c, const PlanStepSlot *s)
   c->act_embedding = s->act_embedding, c->act_head = s->act_head, c->head_cast = s->head_cast;
   c->root_gather_task = s->root_gather_task, c->root_gather_handle = s->root_gather_handle;
   c->head_gather_task = s->head_gather_task, c->head_gather_handle = s->head_gather_handle;
+  c->root_held = s->root_held, c->head_held = s->head_held;
   c->grad_head_full = s->grad_head_full, c->grad_embedding_full = s->grad_embedding_full;
 }
 
@@ -1149,6 +1177,7 @@ plan_step_slot_store (const StepCtx *c, PlanStepSlot *s)
   s->act_embedding = c->act_embedding, s->act_head = c->act_head, s->head_cast = c->head_cast;
   s->root_gather_task = c->root_gather_task, s->root_gather_handle = c->root_gather_handle;
   s->head_gather_task = c->head_gather_task, s->head_gather_handle = c->head_gather_handle;
+  s->root_held = c->root_held, s->head_held = c->head_held;
   s->grad_head_full = c->grad_head_full, s->grad_embedding_full = c->grad_embedding_full;
   s->head_w_hold = c->head_w_hold;
 }

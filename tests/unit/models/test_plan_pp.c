@@ -365,6 +365,49 @@ test_stage_states (void)
   CU_ASSERT (model_plan_state_bytes (p, 3) > model_plan_state_bytes (p, 1));
 }
 
+/* FSDP under a pipeline: a unit held from the forward to the backward is gathered once
+ * while any micro-batch in flight holds it (FSDP unshards a unit once; a second unshard is a
+ * no-op). pp 2 × dp 2, 1F1B, GA 4: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, so some micro-batch
+ * holds the root unit (embedding, final norm, head) from F0 to B3: one gather on rank 0
+ * (one a micro-batch, four, each held to its backward, before), whose buffer the last
+ * embedding backward frees. With fsdp_end_units the embedding unit is resharded after each
+ * forward: one gather per forward and per backward, eight. */
+static void
+test_fsdp_root_once (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 2, MODEL_PP_1F1B, 1);
+  par.mode = MODEL_DP_FSDP_FULL_SHARD;
+  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT_EQUAL (count_tasks (p, 0, "all_gather params root", NULL), 1);
+  guint gather = G_MAXUINT, last_embed = G_MAXUINT;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank == 0 && g_str_has_prefix (t->label, "all_gather params root"))
+        gather = i;
+      if (t->rank == 0 && g_str_has_prefix (t->label, "bwd embed"))
+        last_embed = i;
+    }
+  CU_ASSERT_FATAL (gather != G_MAXUINT && last_embed != G_MAXUINT);
+  const ModelTask *g = model_plan_task (p, gather), *e = model_plan_task (p, last_embed);
+  guint handle = 0, frees = 0;
+  for (guint i = 0; i < g->n_effects; i++)
+    if (model_plan_effect (p, g->first_effect + i)->bytes > 0)
+      handle = model_plan_effect (p, g->first_effect + i)->handle;
+  for (guint i = 0; i < e->n_effects; i++)
+    frees += model_plan_effect (p, e->first_effect + i)->bytes < 0
+             && model_plan_effect (p, e->first_effect + i)->handle == handle;
+  CU_ASSERT (handle != 0 && frees == 1);
+  st.framework.fsdp_end_units = TRUE;
+  g_autoptr (ModelPlan) q = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params embed", NULL), 8);
+  CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params root", NULL), 0);
+}
+
 /* B of the weights global `rank` holds from time 0 with rotary tables `table` less without. */
 static double
 rope_on_rank (ModelRopeTable table, guint rank)
@@ -561,6 +604,7 @@ main (void)
     { "SP backward all-gather waits for the stage's output gradient", test_sp_backward_waits_for_grad },
     { "model states per stage", test_stage_states },
     { "rotary tables per stage", test_stage_rope_tables },
+    { "FSDP under a pipeline: the root unit gathered once while held", test_fsdp_root_once },
     { "Megatron's dummy weight gradients: one per weight shape a stage holds",
       test_wgrad_dummy },
     { "tied embeddings: first and last stages all-reduce their gradients", test_tied_embedding_all_reduce },
