@@ -1108,6 +1108,16 @@ INI
 check "fit --for gpus on pods: node counts up to a pod or whole pods, none refused, an answer" \
   sh -c "[ $rc -eq 0 ] && grep -q '^answer: fewest GPUs that fit = ' fitpod.out && ! grep -q 'REJECTED' fitpod.out && \
     grep -o 'gpus_per_node=8, nodes=[0-9]*' fitpod.out | sed 's/.*=//' | awk '\$1 > 3 && \$1 % 3 { bad = 1 } END { exit bad }'"
+# fit --for gpus where the model-parallel unit is above a node (QA): tp 8 x pp 8 on 8-GPU nodes
+# needs whole 64-GPU units, DeepSeek's pp 4 x ep 16 whole 64-GPU units too; the node search
+# steps by them and finds the scenarios' own 8 nodes, where a bisection over nodes 2..64 read
+# the counts that cannot run as "does not fit" and answered 320 GPUs
+for f in llama-3.1-405b-tp8-pp8-h100 deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100; do
+  "$STEPSIM" fit "$srcdir/scenarios/$f.ini" --for gpus >fitpp.out 2>&1; rc=$?
+  check "fit --for gpus on $f: nodes in whole units, none refused, answer 64 GPUs" \
+    sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitpp.out && \
+      grep -qx 'answer: fewest GPUs that fit = 64 (gpus_per_node=8, nodes=8)' fitpp.out"
+done
 "$STEPSIM" collective GB200-NVL72 --nodes 16384 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes beyond 131,072 GPUs (72-GPU racks): exit 1 naming the GPU bound" \
   sh -c "[ $rc -eq 1 ] && grep -q 'nodes 16384: 16384 nodes of 72 GPUs is 1179648 GPUs; at most 131072 can be simulated' cn.err"

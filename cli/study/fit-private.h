@@ -56,7 +56,8 @@ typedef struct
   guint node_step;  /* gpus with per_node > 0: x counts groups of this many nodes (whole
                      * pods, [cluster] nodes_per_pod); 0 or 1: x counts nodes */
   guint gpu_step;   /* gpus with per_node 0: x counts groups of this many GPUs on the node
-                     * (the model-parallel product tp·cp·pp); 0 or 1: x counts GPUs */
+                     * (pp · lcm(tp·cp, ep·etp), cli/study/fit_gpus.c); 0 or 1: x counts
+                     * GPUs */
 } Probe;
 
 /* Evaluates (memo) the probe at x; returns the candidate's index. */

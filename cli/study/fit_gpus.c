@@ -237,32 +237,63 @@ explain (Ctx *ctx, const CliScenario *sc)
     }
 }
 
+static guint64
+gcd64 (guint64 a, guint64 b)
+{
+  while (b != 0)
+    {
+      guint64 t = a % b;
+      a = b;
+      b = t;
+    }
+  return a;
+}
+
 void
 cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
 {
   Probe p = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0 };
-  /* fill the scenario's node first (a 72-GPU NVLink rack before the network), in steps of
-   * the model-parallel product: the data-parallel degree GPUs / (tp·cp·pp) must be whole
-   * (tp 8 on a 72-GPU rack: 8, 16, …, 72) */
+  /* Every GPU count tried keeps the scenario's layout: pp stages of GPUs that tp·cp divide
+   * (the data-parallel degree GPUs / (tp·cp·pp) whole) and that ep·etp divide (the expert
+   * grid carved out of a stage, models/parallel/parallel.h), so a multiple of
+   * unit = pp · lcm(tp·cp, ep·etp). Fill the scenario's node first (a 72-GPU NVLink rack
+   * before the network) in steps of unit (tp 8 on a 72-GPU rack: 8, 16, …, 72); when unit
+   * is above a node, nodes in steps that make whole units (tp 8 × pp 8 on 8-GPU nodes: 8,
+   * 16, … nodes); a bisection over counts that cannot run would read them as "does not
+   * fit" and miss the answer. */
   guint g = opt->max_gpus_per_node > 0 ? opt->max_gpus_per_node : MAX (sc->node.n_gpus, 8);
-  guint mp = MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1) * MAX (sc->par.pp, 1);
-  p.gpu_step = mp <= g ? mp : 1;
-  guint64 n = cli_fit_smallest (1, g / p.gpu_step, cli_fit_probe_fits, &p) * p.gpu_step;
+  guint64 mp = (guint64) MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1);
+  guint64 ex = (guint64) MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1);
+  guint64 unit = mp / gcd64 (mp, ex) * ex * MAX (sc->par.pp, 1);
+  guint64 n = 0;
+  if (unit <= g)
+    {
+      p.gpu_step = (guint) unit;
+      n = cli_fit_smallest (1, g / unit, cli_fit_probe_fits, &p) * unit;
+    }
   g_autofree char *label = NULL;
   if (n > 0)
     label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", n);
   else if (opt->max_nodes >= 2)
     {
       /* with pods ([cluster] nodes_per_pod P) a cluster is up to one pod of nodes or whole
-       * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes */
+       * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes;
+       * either in steps of s nodes, the fewest that hold whole units */
+      guint64 s = unit / gcd64 (unit, g);
       guint pod = sc->fabric.nodes_per_pod;
       guint64 first = pod >= 2 && pod < opt->max_nodes ? pod : opt->max_nodes;
       p.per_node = g;
-      guint64 m = cli_fit_smallest (2, first, cli_fit_probe_fits, &p);
+      p.node_step = (guint) s;
+      guint64 lo = s > 1 ? 1 : 2;
+      guint64 m = first / s >= lo ? cli_fit_smallest (lo, first / s, cli_fit_probe_fits, &p) * s
+                                  : 0;
       if (m == 0 && first < opt->max_nodes && opt->max_nodes / pod >= 2)
         {
-          p.node_step = pod;
-          m = cli_fit_smallest (2, opt->max_nodes / pod, cli_fit_probe_fits, &p) * pod;
+          guint64 step = pod / gcd64 (pod, s) * s; /* whole pods of whole units */
+          lo = step > pod ? 1 : 2;
+          p.node_step = (guint) step;
+          if (opt->max_nodes / step >= lo)
+            m = cli_fit_smallest (lo, opt->max_nodes / step, cli_fit_probe_fits, &p) * step;
         }
       if (m > 0)
         {
@@ -282,7 +313,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
           const CliFitCandidate *c = cli_fit_report_candidate (ctx->report, i);
           counts += c->status != CLI_FIT_INFEASIBLE && !isnan (c->peak_allocated);
         }
-      if (counts < 3 && g >= 3)
+      if (counts < 3 && g >= 3 && (g / 2 > 1 ? g / 2 : 2) % unit == 0)
         {
           Probe q = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0 };
           (void) cli_fit_probe_fits (g / 2 > 1 ? g / 2 : 2, &q);
