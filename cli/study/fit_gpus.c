@@ -237,18 +237,6 @@ explain (Ctx *ctx, const CliScenario *sc)
     }
 }
 
-static guint64
-gcd64 (guint64 a, guint64 b)
-{
-  while (b != 0)
-    {
-      guint64 t = a % b;
-      a = b;
-      b = t;
-    }
-  return a;
-}
-
 void
 cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
 {
@@ -262,9 +250,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
    * 16, … nodes); a bisection over counts that cannot run would read them as "does not
    * fit" and miss the answer. */
   guint g = opt->max_gpus_per_node > 0 ? opt->max_gpus_per_node : MAX (sc->node.n_gpus, 8);
-  guint64 mp = (guint64) MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1);
-  guint64 ex = (guint64) MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1);
-  guint64 unit = mp / gcd64 (mp, ex) * ex * MAX (sc->par.pp, 1);
+  guint64 unit = cli_fit_layout_unit (sc);
   guint64 n = 0;
   if (unit <= g)
     {
@@ -279,7 +265,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
       /* with pods ([cluster] nodes_per_pod P) a cluster is up to one pod of nodes or whole
        * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes;
        * either in steps of s nodes, the fewest that hold whole units */
-      guint64 s = unit / gcd64 (unit, g);
+      guint64 s = unit / cli_fit_gcd (unit, g);
       guint pod = sc->fabric.nodes_per_pod;
       guint64 first = pod >= 2 && pod < opt->max_nodes ? pod : opt->max_nodes;
       p.per_node = g;
@@ -289,7 +275,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
                                   : 0;
       if (m == 0 && first < opt->max_nodes && opt->max_nodes / pod >= 2)
         {
-          guint64 step = pod / gcd64 (pod, s) * s; /* whole pods of whole units */
+          guint64 step = pod / cli_fit_gcd (pod, s) * s; /* whole pods of whole units */
           lo = step > pod ? 1 : 2;
           p.node_step = (guint) step;
           if (opt->max_nodes / step >= lo)
