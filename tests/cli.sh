@@ -1118,6 +1118,17 @@ for f in llama-3.1-405b-tp8-pp8-h100 deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100; do
     sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitpp.out && \
       grep -qx 'answer: fewest GPUs that fit = 64 (gpus_per_node=8, nodes=8)' fitpp.out"
 done
+# ... and a dp_shard the scenario gives is part of the unit (QA): dp_shard 16 on 8-GPU nodes
+# runs on even node counts only; the shard group is fixed, so when nothing fits more GPUs
+# cannot help (replicas, not shards), said from two counts, with a larger shard group advised
+"$STEPSIM" fit "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" --for gpus \
+  --set parallel.dp_shard=16 --set parallel.data_parallel=fsdp_full_shard \
+  --set model.hf_config=llama-3.1-70b --set training.micro_batch=1 >fitds.out 2>&1; rc=$?
+check "fit --for gpus with dp_shard 16: even node counts, none refused, 'cannot help', shard advice" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitds.out && \
+    grep -o 'gpus_per_node=8, nodes=[0-9]*' fitds.out | sed 's/.*=//' | awk '\$1 % 2 { bad = 1 } END { exit bad }' && \
+    grep -q 'cannot help: .*dp_shard = 16 fixes the shard group' fitds.out && \
+    grep -q 'a larger shard group than parallel.dp_shard = 16' fitds.out"
 "$STEPSIM" collective GB200-NVL72 --nodes 16384 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes beyond 131,072 GPUs (72-GPU racks): exit 1 naming the GPU bound" \
   sh -c "[ $rc -eq 1 ] && grep -q 'nodes 16384: 16384 nodes of 72 GPUs is 1179648 GPUs; at most 131072 can be simulated' cn.err"

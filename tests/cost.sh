@@ -150,7 +150,7 @@ check "fit --for cost with tp 2 x pp 3: counts are multiples of 6, the scenario'
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 4 $pp3 \
   --set "parallel.layers_per_stage=6, 5, 5" >pp3b.out 2>&1; rc=$?
 check "fit --for cost with a layout unit above --max-gpus: one line naming the multiple needed" \
-  sh -c "[ $rc -eq 0 ] && grep -q 'needs a multiple of 6 GPUs (pp · lcm(tp·cp, ep·etp)): none within --max-gpus 4' pp3b.out"
+  sh -c "[ $rc -eq 0 ] && grep -q 'needs a multiple of 6 GPUs (pp · lcm(tp·cp·dp_shard·dp_replicate, ep·etp)): none within --max-gpus 4' pp3b.out"
 for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0" \
             "--deadline 30d --gpus A100-80GB-SXM,H100-SXM,a100-80gb-sxm"; do
   # shellcheck disable=SC2086

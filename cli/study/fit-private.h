@@ -63,8 +63,9 @@ typedef struct
 /* Greatest common divisor of a and b (b may be 0: a). */
 guint64 cli_fit_gcd (guint64 a, guint64 b);
 /* The GPUs a count must be a multiple of to keep the scenario's layout: pp stages of GPUs
- * that tp·cp divide (a whole data-parallel degree) and ep·etp divide (the expert grid carved
- * out of a stage): pp · lcm(tp·cp, ep·etp), at least 1. */
+ * that tp·cp divide (a whole data-parallel degree; times the [parallel] dp_shard and
+ * dp_replicate the scenario gives) and ep·etp divide (the expert grid carved out of a
+ * stage): pp · lcm(tp·cp·dp_shard·dp_replicate, ep·etp), at least 1. */
 guint64 cli_fit_layout_unit (const CliScenario *sc);
 /* Evaluates (memo) the probe at x; returns the candidate's index. */
 guint cli_fit_probe_index (Probe *p, guint64 x);

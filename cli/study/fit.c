@@ -298,7 +298,9 @@ cli_fit_gcd (guint64 a, guint64 b)
 guint64
 cli_fit_layout_unit (const CliScenario *sc)
 {
-  guint64 mp = (guint64) MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1);
+  /* the data-parallel mesh degrees the scenario gives itself (0: from the mode, any) */
+  guint64 mp = (guint64) MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1)
+               * MAX (sc->par.dp_shard, 1) * MAX (sc->par.dp_replicate, 1);
   guint64 ex = (guint64) MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1);
   return mp / cli_fit_gcd (mp, ex) * ex * MAX (sc->par.pp, 1);
 }

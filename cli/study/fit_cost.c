@@ -8,9 +8,9 @@
  * first catalog node built of it when the scenario names a `node` (DGX-H100 for H100-SXM),
  * else `cluster.gpu`. GPU counts: 1, 2, 4, … below the node's GPUs, the whole node, then 2,
  * 4, … such nodes, at most --max-gpus (default 64), each a multiple of the layout's unit
- * (cli_fit_layout_unit: u, 2u, 4u, … and whole nodes in steps that hold whole units). Stacks: the candidates of `fit --for
- * stack` (cli_fit_stack_candidates). Every stack is simulated at every count: cost is not
- * monotone in the count (more GPUs add communication, so GPU-hours usually grow, but a
+ * (cli_fit_layout_unit: u, 2u, 4u, … and whole nodes in steps that hold whole units).
+ * Stacks: the candidates of `fit --for stack` (cli_fit_stack_candidates). Every stack is
+ * simulated at every count: cost is not monotone in the count (more GPUs add communication, so GPU-hours usually grow, but a
  * node_hour price bills the whole node, the data-parallel collectives' share of the step
  * changes with the count, and a larger count can leave more memory for a faster stack), so
  * no bound prunes the search; a few counts per type keep it short.
@@ -189,7 +189,7 @@ search_gpu (CostSearch *s, const HwGpuSpec *gpu)
     }
   /* u, 2u, 4u, … below a node, the whole node, then 2, 4, … such nodes: a 72-GPU rack gives
    * …, 32, 64, 72, 144, … (not only powers of two, which never reach whole racks); u is the
-   * layout's unit (pp · lcm(tp·cp, ep·etp), 1 without model parallelism), and whole nodes
+   * layout's unit (cli_fit_layout_unit, 1 without model parallelism), and whole nodes
    * go in steps of the fewest that hold whole units (tp 8 × pp 3 on 8-GPU nodes: 3, 6, 12,
    * … nodes), so that every count can run the scenario's layout */
   guint64 unit = cli_fit_layout_unit (s->base);
@@ -212,8 +212,8 @@ search_gpu (CostSearch *s, const HwGpuSpec *gpu)
       c->status = COST_REJECTED;
       c->time = c->cost = NAN;
       c->reason = g_strdup_printf ("the scenario's layout needs a multiple of %" G_GUINT64_FORMAT
-                                   " GPUs (pp · lcm(tp·cp, ep·etp)): none within --max-gpus %u",
-                                   unit, s->max_gpus);
+                                   " GPUs (pp · lcm(tp·cp·dp_shard·dp_replicate, ep·etp)): "
+                                   "none within --max-gpus %u", unit, s->max_gpus);
       g_ptr_array_add (s->cands, c);
       return;
     }

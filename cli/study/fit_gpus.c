@@ -12,7 +12,8 @@
  * CUDA context, each F_k + S_k/N with F_k clamped to [0, the part at the largest count]; the
  * floor is their sum (so the parts printed sum to it). An estimate (allocator rounding,
  * buffers sized by the rank count), printed with "~"; with nothing sharded (ddp, no_shard)
- * it is m itself. A sharded fit through two counts cannot separate what shards from what
+ * it is m itself, as under a [parallel] dp_shard the scenario fixes (more GPUs add replicas,
+ * HSDP, not shards). A sharded fit through two counts cannot separate what shards from what
  * does not, so "cannot help" is said only from three counts on (one more is simulated when
  * the range has room); otherwise the note says the range was too small to tell.
  */
@@ -98,6 +99,10 @@ advice (const CliFitNotes *n, const CliScenario *sc)
   if (states > 0.1 * n->floor && (stage < 3 || sc->par.mode == MODEL_DP_FSDP_HYBRID_SHARD))
     g_ptr_array_add (a, g_strdup ("a sharded data_parallel mode (zero3 or fsdp_full_shard shard "
                                   "weights, gradients and optimizer states over all GPUs)"));
+  if (states > 0.1 * n->floor && stage > 0 && sc->par.dp_shard > 0)
+    g_ptr_array_add (a, g_strdup_printf ("a larger shard group than parallel.dp_shard = %u (or "
+                                         "none: the mode shards over every GPU)",
+                                         sc->par.dp_shard));
   if (states > 0.1 * n->floor && s->offload.optimizer == MODEL_OFFLOAD_NONE)
     g_ptr_array_add (a, g_strdup ("optimizer offload (offload.optimizer = cpu)"));
   if (states > 0.1 * n->floor && stage >= 3 && s->offload.parameters == MODEL_OFFLOAD_NONE)
@@ -167,7 +172,10 @@ explain (Ctx *ctx, const CliScenario *sc)
     }
   if (c1 == NULL)
     return;
-  gboolean sharded = model_parallel_stage (&sc->par) > 0;
+  /* [parallel] dp_shard given: the shard group is that many GPUs whatever the count, so more
+   * GPUs add replicas (HSDP), not shards, and the memory per GPU is the same at every count */
+  gboolean fixed_group = sc->par.dp_shard > 0;
+  gboolean sharded = model_parallel_stage (&sc->par) > 0 && !fixed_group;
   double n1 = (double) gpus_of (c1), n2 = (double) gpus_of (c2);
   double p1[N_PARTS], p2[N_PARTS], f[N_PARTS];
   parts_of (c1, p1);
@@ -205,7 +213,10 @@ explain (Ctx *ctx, const CliScenario *sc)
       g_autofree char *how = sharded
         ? g_strdup_printf ("fitted as floor + shardable / N per part through %u and %u GPUs, "
                            "%u GPU counts simulated", n->floor_n1, n->floor_n2, counts)
-        : g_strdup ("nothing is sharded, every GPU holds all of it");
+        : fixed_group
+            ? g_strdup_printf ("[parallel] dp_shard = %u fixes the shard group: more GPUs add "
+                               "replicas, not shards", sc->par.dp_shard)
+            : g_strdup ("nothing is sharded, every GPU holds all of it");
       n->why = g_strdup_printf (
         "adding data-parallel GPUs cannot help: as their number grows the memory per GPU "
         "tends to ~%s under data_parallel = %s (%s; %s), above the capacity %s", fl, mode,
@@ -289,7 +300,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
     }
   ctx->report->value = n;
   ctx->report->best = label != NULL ? cli_fit_find_label (ctx->report, label) : -1;
-  if (ctx->report->best < 0 && model_parallel_stage (&sc->par) > 0)
+  if (ctx->report->best < 0 && model_parallel_stage (&sc->par) > 0 && sc->par.dp_shard == 0)
     {
       /* a sharded floor through two counts cannot tell what shards from what does not: one
        * more count in the range, the middle one on one node, where the search left it out */

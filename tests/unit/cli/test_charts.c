@@ -449,7 +449,8 @@ test_memory_data_to_run_end (void)
   CU_ASSERT_STRING_EQUAL (to_end, "time\tweights\tactivations\n0\t1024\t0\n0.5\t1024\t2048\n"
                                   "2\t1024\t2048\n");
   g_autofree char *at_end = cli_plot_memory_data (&m, 0.5);
-  CU_ASSERT_STRING_EQUAL (at_end, "time\tweights\tactivations\n0\t1024\t0\n0.5\t1024\t2048\n");
+  CU_ASSERT_STRING_EQUAL (at_end,
+                          "time\tweights\tactivations\n0\t1024\t0\n0.5\t1024\t2048\n");
   g_autofree char *no_end = cli_plot_memory_data (&m, 0);
   CU_ASSERT_STRING_EQUAL (no_end, at_end);
   g_array_unref (m.time);
