@@ -10,10 +10,11 @@
  * 4, … such nodes, at most --max-gpus (default 64), each a multiple of the layout's unit
  * (cli_fit_layout_unit: u, 2u, 4u, … and whole nodes in steps that hold whole units).
  * Stacks: the candidates of `fit --for stack` (cli_fit_stack_candidates). Every stack is
- * simulated at every count: cost is not monotone in the count (more GPUs add communication, so GPU-hours usually grow, but a
- * node_hour price bills the whole node, the data-parallel collectives' share of the step
- * changes with the count, and a larger count can leave more memory for a faster stack), so
- * no bound prunes the search; a few counts per type keep it short.
+ * simulated at every count: cost is not monotone in the count (more GPUs add communication,
+ * so GPU-hours usually grow, but a node_hour price bills the whole node, the data-parallel
+ * collectives' share of the step changes with the count, and a larger count can leave more
+ * memory for a faster stack), so no bound prunes the search; a few counts per type keep it
+ * short.
  * Every candidate simulated is printed with its verdict and why it lost.
  * The command's options are parsed in cli/cmd_fit.c (cli_cmd_fit_cost), which prints the
  * message this search returns.
