@@ -1628,6 +1628,15 @@ check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run 
 check "framework line: host 10.00 ms / 4.00 us an op; kv_repeat before sdpa under sdpa" \
   grep -qF ', kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 10.00 ms / 4.00 us an op' dsfw.out
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
+# the rotary table a profile keeps on the GPU is named (QA: torchtitan's 128 MiB of per-layer
+# RoPE caches sat in 'weights' unexplained), not on a model without rotary positions
+"$STEPSIM" run "$s1" -o ttfw.h5 --set training.framework=torchtitan >ttfw.out 2>&1
+check "framework line names torchtitan's rope_table per_layer" \
+  grep -qF 'compile off, optimizer fused, rope_table per_layer, host 12.84 us / 4.00 us an op' ttfw.out
+"$STEPSIM" run "$srcdir/scenarios/gpt2-small-eager-rtx4090.ini" -o ttgpt2.h5 \
+  --set training.framework=torchtune >ttgpt2.out 2>&1
+check "framework line: no rope_table on a model without rotary positions (gpt2, torchtune)" \
+  sh -c "grep -q '^framework  torchtune: ' ttgpt2.out && ! grep -q 'rope_table' ttgpt2.out"
 
 # --- plots from a fixture (smoke) --------------------------------------------------------------
 check "memory.gp renders the fixture to PNG" gnuplot -c "$srcdir/plots/memory.gp" "$srcdir/tests/fixtures/memory.tsv" fixture.png 20 fixture
