@@ -1628,6 +1628,12 @@ check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run 
 check "framework line: host 10.00 ms / 4.00 us an op; kv_repeat before sdpa under sdpa" \
   grep -qF ', kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 10.00 ms / 4.00 us an op' dsfw.out
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
+# a paged optimizer that spills says so on the first-step line (QA: "no optimizer states on the
+# GPU" when every state was paged out, though they are paged in for the optimizer step)
+"$STEPSIM" run "$s1" -o pgfs.h5 --set training.optimizer=paged_adamw_8bit \
+  --set gpu.G.base=A100-80GB-SXM --set "gpu.G.memory=14 GiB" --set cluster.gpu=G >pgfs.out 2>&1
+check "first step of a spilling paged optimizer: 'paged optimizer states'" \
+  sh -c "grep -q '^  first step .*(paged optimizer states: on the GPU from the load as far as they fit, the rest paged in for its optimizer step)' pgfs.out && grep -q 'states paged out  *58.00 MiB' pgfs.out"
 # the rotary table a profile keeps on the GPU is named (QA: torchtitan's 128 MiB of per-layer
 # RoPE caches sat in 'weights' unexplained), not on a model without rotary positions
 "$STEPSIM" run "$s1" -o ttfw.h5 --set training.framework=torchtitan >ttfw.out 2>&1

@@ -169,6 +169,8 @@ print_memory (FILE *out, const ModelSimResult *res)
         [MODEL_STATES_AT_FIRST_STEP] = "optimizer states created at its optimizer step",
         [MODEL_STATES_FROM_LOAD] = "optimizer states on the GPU from the load",
         [MODEL_STATES_NOT_ON_GPU] = "no optimizer states on the GPU",
+        [MODEL_STATES_PAGED] = "paged optimizer states: on the GPU from the load as far as "
+                               "they fit, the rest paged in for its optimizer step",
       };
       fprintf (out, "  %-22s %s allocated, %s reserved (%s%s)\n", "first step", a, r,
                states[res->first_step_states], res->first_step_oom ? "; OOM" : "");
