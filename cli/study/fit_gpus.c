@@ -174,7 +174,7 @@ explain (Ctx *ctx, const CliScenario *sc)
     return;
   /* [parallel] dp_shard given: the shard group is that many GPUs whatever the count, so more
    * GPUs add replicas (HSDP), not shards, and the memory per GPU is the same at every count */
-  gboolean fixed_group = sc->par.dp_shard > 0;
+  gboolean fixed_group = sc->par.dp_shard > 0 && model_parallel_stage (&sc->par) > 0;
   gboolean sharded = model_parallel_stage (&sc->par) > 0 && !fixed_group;
   double n1 = (double) gpus_of (c1), n2 = (double) gpus_of (c2);
   double p1[N_PARTS], p2[N_PARTS], f[N_PARTS];
