@@ -1108,6 +1108,27 @@ INI
 check "fit --for gpus on pods: node counts up to a pod or whole pods, none refused, an answer" \
   sh -c "[ $rc -eq 0 ] && grep -q '^answer: fewest GPUs that fit = ' fitpod.out && ! grep -q 'REJECTED' fitpod.out && \
     grep -o 'gpus_per_node=8, nodes=[0-9]*' fitpod.out | sed 's/.*=//' | awk '\$1 > 3 && \$1 % 3 { bad = 1 } END { exit bad }'"
+# fit --for gpus where the model-parallel unit is above a node (QA): tp 8 x pp 8 on 8-GPU nodes
+# needs whole 64-GPU units, DeepSeek's pp 4 x ep 16 whole 64-GPU units too; the node search
+# steps by them and finds the scenarios' own 8 nodes, where a bisection over nodes 2..64 read
+# the counts that cannot run as "does not fit" and answered 320 GPUs
+for f in llama-3.1-405b-tp8-pp8-h100 deepseek-v3-14l-mtp-pp4-ep16-8xdgx-h100; do
+  "$STEPSIM" fit "$srcdir/scenarios/$f.ini" --for gpus >fitpp.out 2>&1; rc=$?
+  check "fit --for gpus on $f: nodes in whole units, none refused, answer 64 GPUs" \
+    sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitpp.out && \
+      grep -qx 'answer: fewest GPUs that fit = 64 (gpus_per_node=8, nodes=8)' fitpp.out"
+done
+# ... and a dp_shard the scenario gives is part of the unit (QA): dp_shard 16 on 8-GPU nodes
+# runs on even node counts only; the shard group is fixed, so when nothing fits more GPUs
+# cannot help (replicas, not shards), said from two counts, with a larger shard group advised
+"$STEPSIM" fit "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" --for gpus \
+  --set parallel.dp_shard=16 --set parallel.data_parallel=fsdp_full_shard \
+  --set model.hf_config=llama-3.1-70b --set training.micro_batch=1 >fitds.out 2>&1; rc=$?
+check "fit --for gpus with dp_shard 16: even node counts, none refused, 'cannot help', shard advice" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitds.out && \
+    grep -o 'gpus_per_node=8, nodes=[0-9]*' fitds.out | sed 's/.*=//' | awk '\$1 % 2 { bad = 1 } END { exit bad }' && \
+    grep -q 'cannot help: .*dp_shard = 16 fixes the shard group' fitds.out && \
+    grep -q 'a larger shard group than parallel.dp_shard = 16' fitds.out"
 "$STEPSIM" collective GB200-NVL72 --nodes 16384 --min 1MiB --max 1MiB >/dev/null 2>cn.err; rc=$?
 check "collective --nodes beyond 131,072 GPUs (72-GPU racks): exit 1 naming the GPU bound" \
   sh -c "[ $rc -eq 1 ] && grep -q 'nodes 16384: 16384 nodes of 72 GPUs is 1179648 GPUs; at most 131072 can be simulated' cn.err"
@@ -1613,6 +1634,21 @@ check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run 
 check "framework line: host 10.00 ms / 4.00 us an op; kv_repeat before sdpa under sdpa" \
   grep -qF ', kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 10.00 ms / 4.00 us an op' dsfw.out
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"
+# a paged optimizer that spills says so on the first-step line (QA: "no optimizer states on the
+# GPU" when every state was paged out, though they are paged in for the optimizer step)
+"$STEPSIM" run "$s1" -o pgfs.h5 --set training.optimizer=paged_adamw_8bit \
+  --set gpu.G.base=A100-80GB-SXM --set "gpu.G.memory=14 GiB" --set cluster.gpu=G >pgfs.out 2>&1
+check "first step of a spilling paged optimizer: 'paged optimizer states'" \
+  sh -c "grep -q '^  first step .*(paged optimizer states: on the GPU from the load as far as they fit, the rest paged in for its optimizer step)' pgfs.out && grep -q 'states paged out  *58.00 MiB' pgfs.out"
+# the rotary table a profile keeps on the GPU is named (QA: torchtitan's 128 MiB of per-layer
+# RoPE caches sat in 'weights' unexplained), not on a model without rotary positions
+"$STEPSIM" run "$s1" -o ttfw.h5 --set training.framework=torchtitan >ttfw.out 2>&1
+check "framework line names torchtitan's rope_table per_layer" \
+  grep -qF 'compile off, optimizer fused, rope_table per_layer, host 12.84 us / 4.00 us an op' ttfw.out
+"$STEPSIM" run "$srcdir/scenarios/gpt2-small-eager-rtx4090.ini" -o ttgpt2.h5 \
+  --set training.framework=torchtune >ttgpt2.out 2>&1
+check "framework line: no rope_table on a model without rotary positions (gpt2, torchtune)" \
+  sh -c "grep -q '^framework  torchtune: ' ttgpt2.out && ! grep -q 'rope_table' ttgpt2.out"
 
 # --- plots from a fixture (smoke) --------------------------------------------------------------
 check "memory.gp renders the fixture to PNG" gnuplot -c "$srcdir/plots/memory.gp" "$srcdir/tests/fixtures/memory.tsv" fixture.png 20 fixture

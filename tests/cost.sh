@@ -136,6 +136,21 @@ check "fit --for cost: every count is tried (node_hour: the full node beats 1 GP
 "$STEPSIM" fit small.ini --for cost --deadline 30d --gpus GB200 --max-gpus 144 >nvl.out 2>&1
 check "fit --for cost: a 72-GPU rack is a count (x72, x144), not only powers of two" \
   sh -c "grep -q ' GB200 x72, as given ' nvl.out && grep -q ' GB200 x144, as given ' nvl.out"
+# A layout whose unit is not a power of two (QA): tp 2 x pp 3 runs on multiples of 6 GPUs; the
+# counts were 1, 2, 4, 8, none of which can run it, so "nothing fits" though 6 GPUs do; above
+# --max-gpus the one line says which multiple the layout needs.
+pp3="--set cluster.gpus_per_node=6 --set parallel.tp=2 --set parallel.pp=3 --set training.grad_accum=3"
+# shellcheck disable=SC2086
+"$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 8 $pp3 \
+  --set "parallel.layers_per_stage=6, 5, 5" >pp3.out 2>&1; rc=$?
+check "fit --for cost with tp 2 x pp 3: counts are multiples of 6, the scenario's 6 GPUs the answer" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'does not divide' pp3.out && \
+    grep -q '^answer: cheapest plan that meets 30 d = A100-80GB-SXM x6, as given: ' pp3.out"
+# shellcheck disable=SC2086
+"$STEPSIM" fit small.ini --for cost --deadline 30d --gpus A100-80GB-SXM --max-gpus 4 $pp3 \
+  --set "parallel.layers_per_stage=6, 5, 5" >pp3b.out 2>&1; rc=$?
+check "fit --for cost with a layout unit above --max-gpus: one line naming the multiple needed" \
+  sh -c "[ $rc -eq 0 ] && grep -q 'needs a multiple of 6 GPUs (pp · lcm(tp·cp·dp_shard·dp_replicate, ep·etp)): none within --max-gpus 4' pp3b.out"
 for args in "--deadline 30" "--deadline 30d --gpus X100" "" "--deadline 30d --max-gpus 0" \
             "--deadline 30d --gpus A100-80GB-SXM,H100-SXM,a100-80gb-sxm"; do
   # shellcheck disable=SC2086

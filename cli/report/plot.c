@@ -39,10 +39,8 @@ oom_mark (const CliSummary *s, guint rank, char **time, char **text)
   *text = g_string_free (m, FALSE);
 }
 
-/* The timeline as memory.gp reads it: a header "time<TAB>category…", then one row per change
- * time, every number with the fewest digits that read back exactly. */
-static char *
-timeline_data (const SimH5Timeline *m)
+char *
+cli_plot_memory_data (const SimH5Timeline *m, double end)
 {
   GString *out = g_string_new ("time");
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -64,7 +62,32 @@ timeline_data (const SimH5Timeline *m)
         }
       g_string_append_c (out, '\n');
     }
+  guint n = m->time->len;
+  if (n > 0 && end > g_array_index (m->time, double, n - 1))
+    {
+      g_string_append (out, sim_text_format_double (buf, end));
+      for (guint k = 0; k < m->values->len; k++)
+        {
+          GArray *v = g_ptr_array_index (m->values, k);
+          g_string_append_c (out, '\t');
+          g_string_append (out, sim_text_format_double (buf, g_array_index (v, double, n - 1)));
+        }
+      g_string_append_c (out, '\n');
+    }
   return g_string_free (out, FALSE);
+}
+
+/* The end of the run in `h5path`: the latest end of its /tasks (s), every rank's; 0 when the
+ * file has no readable task table (the chart then ends at the rank's last change). */
+static double
+run_end (const char *h5path)
+{
+  g_autoptr (GError) e = NULL;
+  g_autoptr (GArray) tasks = cli_read_tasks (h5path, &e);
+  double end = 0;
+  for (guint i = 0; tasks != NULL && i < tasks->len; i++)
+    end = MAX (end, g_array_index (tasks, CliTask, i).end);
+  return end;
 }
 
 gboolean
@@ -74,7 +97,7 @@ cli_plot_memory (const char *h5path, const CliSummary *summary, guint rank, doub
   g_autoptr (SimH5Timeline) memory = cli_read_memory (h5path, rank, error);
   if (memory == NULL)
     return FALSE;
-  g_autofree char *data = timeline_data (memory);
+  g_autofree char *data = cli_plot_memory_data (memory, run_end (h5path));
   g_autofree char *oom_time = NULL, *oom_text = NULL;
   oom_mark (summary, rank, &oom_time, &oom_text);
   g_autofree char *cap = g_strdup_printf ("%.6g", capacity / (1024.0 * 1024 * 1024));

@@ -169,6 +169,8 @@ print_memory (FILE *out, const ModelSimResult *res)
         [MODEL_STATES_AT_FIRST_STEP] = "optimizer states created at its optimizer step",
         [MODEL_STATES_FROM_LOAD] = "optimizer states on the GPU from the load",
         [MODEL_STATES_NOT_ON_GPU] = "no optimizer states on the GPU",
+        [MODEL_STATES_PAGED] = "paged optimizer states: on the GPU from the load as far as "
+                               "they fit, the rest paged in for its optimizer step",
       };
       fprintf (out, "  %-22s %s allocated, %s reserved (%s%s)\n", "first step", a, r,
                states[res->first_step_states], res->first_step_oom ? "; OOM" : "");
@@ -640,7 +642,8 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
       || fw->kv_repeat != custom.kv_repeat || fw->kv_repeat_sdpa != custom.kv_repeat_sdpa
       || fw->compile != custom.compile || fw->host_sync_micro_batch
       || fw->host_op_time != custom.host_op_time
-      || fw->host_backward_op_time != custom.host_backward_op_time)
+      || fw->host_backward_op_time != custom.host_backward_op_time
+      || fw->rope_table != custom.rope_table)
     {
       g_autofree char *chunks = fw->loss == MODEL_LOSS_CHUNKED
                                   ? g_strdup_printf (" (%u chunks)", fw->loss_chunks)
@@ -650,8 +653,14 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
       g_autofree char *fwd = sim_units_format (fw->host_op_time, SIM_DIM_TIME, 2);
       g_autofree char *bwd = sim_units_format (fw->host_backward_op_time, SIM_DIM_TIME, 2);
       g_autofree char *host = g_strdup_printf ("%s / %s", fwd, bwd);
+      /* the rotary table the GPU keeps (in the weights), when the model has rotary positions */
+      g_autofree char *rope = fw->rope_table != MODEL_ROPE_TABLE_NONE
+                                  && model_arch_rotary_dim (a) > 0
+                                ? g_strdup_printf (", rope_table %s",
+                                                   model_framework_rope_table_name (fw->rope_table))
+                                : g_strdup ("");
       fprintf (out,
-               "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s, host %s "
+               "framework  %s: loss %s%s, kv_repeat %s, compile %s, optimizer %s%s%s%s%s, host %s "
                "an op%s\n",
                model_framework_name (fw->kind), model_framework_loss_name (fw->loss), chunks,
                fw->kv_repeat ? "on"
@@ -663,7 +672,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
                model_framework_optimizer_impl_name (fw->optimizer_impl),
                model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",
                fw->optimizer_in_backward ? ", optimizer in backward" : "",
-               fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "", host,
+               fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "", rope, host,
                fw->host_sync_micro_batch && sc->par.pp <= 1
                  ? ", waits for each micro-batch" : "");
     }

@@ -56,9 +56,17 @@ typedef struct
   guint node_step;  /* gpus with per_node > 0: x counts groups of this many nodes (whole
                      * pods, [cluster] nodes_per_pod); 0 or 1: x counts nodes */
   guint gpu_step;   /* gpus with per_node 0: x counts groups of this many GPUs on the node
-                     * (the model-parallel product tp·cp·pp); 0 or 1: x counts GPUs */
+                     * (pp · lcm(tp·cp, ep·etp), cli/study/fit_gpus.c); 0 or 1: x counts
+                     * GPUs */
 } Probe;
 
+/* Greatest common divisor of a and b (b may be 0: a). */
+guint64 cli_fit_gcd (guint64 a, guint64 b);
+/* The GPUs a count must be a multiple of to keep the scenario's layout: pp stages of GPUs
+ * that tp·cp divide (a whole data-parallel degree; times the [parallel] dp_shard and
+ * dp_replicate the scenario gives) and ep·etp divide (the expert grid carved out of a
+ * stage): pp · lcm(tp·cp·dp_shard·dp_replicate, ep·etp), at least 1. */
+guint64 cli_fit_layout_unit (const CliScenario *sc);
 /* Evaluates (memo) the probe at x; returns the candidate's index. */
 guint cli_fit_probe_index (Probe *p, guint64 x);
 /* Whether the probe at x fits (CliFitPredicate). */

@@ -7,12 +7,14 @@
  * Search. For each GPU type (--gpus, default the scenario's own), a node of that GPU: the
  * first catalog node built of it when the scenario names a `node` (DGX-H100 for H100-SXM),
  * else `cluster.gpu`. GPU counts: 1, 2, 4, … below the node's GPUs, the whole node, then 2,
- * 4, … such nodes, at most --max-gpus (default 64). Stacks: the candidates of `fit --for
- * stack` (cli_fit_stack_candidates). Every stack is simulated at every count: cost is not
- * monotone in the count (more GPUs add communication, so GPU-hours usually grow, but a
- * node_hour price bills the whole node, the data-parallel collectives' share of the step
- * changes with the count, and a larger count can leave more memory for a faster stack), so
- * no bound prunes the search; a few counts per type keep it short.
+ * 4, … such nodes, at most --max-gpus (default 64), each a multiple of the layout's unit
+ * (cli_fit_layout_unit: u, 2u, 4u, … and whole nodes in steps that hold whole units).
+ * Stacks: the candidates of `fit --for stack` (cli_fit_stack_candidates). Every stack is
+ * simulated at every count: cost is not monotone in the count (more GPUs add communication,
+ * so GPU-hours usually grow, but a node_hour price bills the whole node, the data-parallel
+ * collectives' share of the step changes with the count, and a larger count can leave more
+ * memory for a faster stack), so no bound prunes the search; a few counts per type keep it
+ * short.
  * Every candidate simulated is printed with its verdict and why it lost.
  * The command's options are parsed in cli/cmd_fit.c (cli_cmd_fit_cost), which prints the
  * message this search returns.
@@ -186,15 +188,35 @@ search_gpu (CostSearch *s, const HwGpuSpec *gpu)
       g_ptr_array_add (s->cands, c);
       return;
     }
-  /* 1, 2, 4, … below a node, the whole node, then 2, 4, … nodes: a 72-GPU rack gives
-   * …, 32, 64, 72, 144, … (not only powers of two, which never reach whole racks) */
+  /* u, 2u, 4u, … below a node, the whole node, then 2, 4, … such nodes: a 72-GPU rack gives
+   * …, 32, 64, 72, 144, … (not only powers of two, which never reach whole racks); u is the
+   * layout's unit (cli_fit_layout_unit, 1 without model parallelism), and whole nodes
+   * go in steps of the fewest that hold whole units (tp 8 × pp 3 on 8-GPU nodes: 3, 6, 12,
+   * … nodes), so that every count can run the scenario's layout */
+  guint64 unit = cli_fit_layout_unit (s->base);
   g_autoptr (GArray) counts = g_array_new (FALSE, FALSE, sizeof (guint));
-  for (guint n = 1; n < per_node && n <= s->max_gpus; n *= 2)
-    g_array_append_val (counts, n);
-  for (guint64 n = per_node; n <= s->max_gpus; n *= 2)
+  for (guint64 n = unit; n < per_node && n <= s->max_gpus; n *= 2)
     {
       guint v = (guint) n;
       g_array_append_val (counts, v);
+    }
+  guint64 step = unit / cli_fit_gcd (unit, per_node);
+  for (guint64 n = step * per_node; n <= s->max_gpus; n *= 2)
+    {
+      guint v = (guint) n;
+      g_array_append_val (counts, v);
+    }
+  if (counts->len == 0)
+    {
+      CostCandidate *c = g_new0 (CostCandidate, 1);
+      c->label = g_strdup_printf ("%s (any count)", gpu->name);
+      c->status = COST_REJECTED;
+      c->time = c->cost = NAN;
+      c->reason = g_strdup_printf ("the scenario's layout needs a multiple of %" G_GUINT64_FORMAT
+                                   " GPUs (pp · lcm(tp·cp·dp_shard·dp_replicate, ep·etp)): "
+                                   "none within --max-gpus %u", unit, s->max_gpus);
+      g_ptr_array_add (s->cands, c);
+      return;
     }
   /* Every stack at every count: neither cost nor meeting the deadline is monotone in the
    * count (node_hour bills whole nodes, so a full node can cost less than one GPU of it;

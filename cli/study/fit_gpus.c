@@ -12,7 +12,8 @@
  * CUDA context, each F_k + S_k/N with F_k clamped to [0, the part at the largest count]; the
  * floor is their sum (so the parts printed sum to it). An estimate (allocator rounding,
  * buffers sized by the rank count), printed with "~"; with nothing sharded (ddp, no_shard)
- * it is m itself. A sharded fit through two counts cannot separate what shards from what
+ * it is m itself, as under a [parallel] dp_shard the scenario fixes (more GPUs add replicas,
+ * HSDP, not shards). A sharded fit through two counts cannot separate what shards from what
  * does not, so "cannot help" is said only from three counts on (one more is simulated when
  * the range has room); otherwise the note says the range was too small to tell.
  */
@@ -98,6 +99,10 @@ advice (const CliFitNotes *n, const CliScenario *sc)
   if (states > 0.1 * n->floor && (stage < 3 || sc->par.mode == MODEL_DP_FSDP_HYBRID_SHARD))
     g_ptr_array_add (a, g_strdup ("a sharded data_parallel mode (zero3 or fsdp_full_shard shard "
                                   "weights, gradients and optimizer states over all GPUs)"));
+  if (states > 0.1 * n->floor && stage > 0 && sc->par.dp_shard > 0)
+    g_ptr_array_add (a, g_strdup_printf ("a larger shard group than parallel.dp_shard = %u (or "
+                                         "none: the mode shards over every GPU)",
+                                         sc->par.dp_shard));
   if (states > 0.1 * n->floor && s->offload.optimizer == MODEL_OFFLOAD_NONE)
     g_ptr_array_add (a, g_strdup ("optimizer offload (offload.optimizer = cpu)"));
   if (states > 0.1 * n->floor && stage >= 3 && s->offload.parameters == MODEL_OFFLOAD_NONE)
@@ -167,7 +172,10 @@ explain (Ctx *ctx, const CliScenario *sc)
     }
   if (c1 == NULL)
     return;
-  gboolean sharded = model_parallel_stage (&sc->par) > 0;
+  /* [parallel] dp_shard given: the shard group is that many GPUs whatever the count, so more
+   * GPUs add replicas (HSDP), not shards, and the memory per GPU is the same at every count */
+  gboolean fixed_group = sc->par.dp_shard > 0 && model_parallel_stage (&sc->par) > 0;
+  gboolean sharded = model_parallel_stage (&sc->par) > 0 && !fixed_group;
   double n1 = (double) gpus_of (c1), n2 = (double) gpus_of (c2);
   double p1[N_PARTS], p2[N_PARTS], f[N_PARTS];
   parts_of (c1, p1);
@@ -205,7 +213,10 @@ explain (Ctx *ctx, const CliScenario *sc)
       g_autofree char *how = sharded
         ? g_strdup_printf ("fitted as floor + shardable / N per part through %u and %u GPUs, "
                            "%u GPU counts simulated", n->floor_n1, n->floor_n2, counts)
-        : g_strdup ("nothing is sharded, every GPU holds all of it");
+        : fixed_group
+            ? g_strdup_printf ("[parallel] dp_shard = %u fixes the shard group: more GPUs add "
+                               "replicas, not shards", sc->par.dp_shard)
+            : g_strdup ("nothing is sharded, every GPU holds all of it");
       n->why = g_strdup_printf (
         "adding data-parallel GPUs cannot help: as their number grows the memory per GPU "
         "tends to ~%s under data_parallel = %s (%s; %s), above the capacity %s", fl, mode,
@@ -241,28 +252,45 @@ void
 cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
 {
   Probe p = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0 };
-  /* fill the scenario's node first (a 72-GPU NVLink rack before the network), in steps of
-   * the model-parallel product: the data-parallel degree GPUs / (tp·cp·pp) must be whole
-   * (tp 8 on a 72-GPU rack: 8, 16, …, 72) */
+  /* Every GPU count tried keeps the scenario's layout: pp stages of GPUs that tp·cp divide
+   * (the data-parallel degree GPUs / (tp·cp·pp) whole) and that ep·etp divide (the expert
+   * grid carved out of a stage, models/parallel/parallel.h), so a multiple of
+   * unit = pp · lcm(tp·cp, ep·etp). Fill the scenario's node first (a 72-GPU NVLink rack
+   * before the network) in steps of unit (tp 8 on a 72-GPU rack: 8, 16, …, 72); when unit
+   * is above a node, nodes in steps that make whole units (tp 8 × pp 8 on 8-GPU nodes: 8,
+   * 16, … nodes); a bisection over counts that cannot run would read them as "does not
+   * fit" and miss the answer. */
   guint g = opt->max_gpus_per_node > 0 ? opt->max_gpus_per_node : MAX (sc->node.n_gpus, 8);
-  guint mp = MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1) * MAX (sc->par.pp, 1);
-  p.gpu_step = mp <= g ? mp : 1;
-  guint64 n = cli_fit_smallest (1, g / p.gpu_step, cli_fit_probe_fits, &p) * p.gpu_step;
+  guint64 unit = cli_fit_layout_unit (sc);
+  guint64 n = 0;
+  if (unit <= g)
+    {
+      p.gpu_step = (guint) unit;
+      n = cli_fit_smallest (1, g / unit, cli_fit_probe_fits, &p) * unit;
+    }
   g_autofree char *label = NULL;
   if (n > 0)
     label = g_strdup_printf ("gpus_per_node=%" G_GUINT64_FORMAT ", nodes=1", n);
   else if (opt->max_nodes >= 2)
     {
       /* with pods ([cluster] nodes_per_pod P) a cluster is up to one pod of nodes or whole
-       * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes */
+       * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes;
+       * either in steps of s nodes, the fewest that hold whole units */
+      guint64 s = unit / cli_fit_gcd (unit, g);
       guint pod = sc->fabric.nodes_per_pod;
       guint64 first = pod >= 2 && pod < opt->max_nodes ? pod : opt->max_nodes;
       p.per_node = g;
-      guint64 m = cli_fit_smallest (2, first, cli_fit_probe_fits, &p);
+      p.node_step = (guint) s;
+      guint64 lo = s > 1 ? 1 : 2;
+      guint64 m = first / s >= lo ? cli_fit_smallest (lo, first / s, cli_fit_probe_fits, &p) * s
+                                  : 0;
       if (m == 0 && first < opt->max_nodes && opt->max_nodes / pod >= 2)
         {
-          p.node_step = pod;
-          m = cli_fit_smallest (2, opt->max_nodes / pod, cli_fit_probe_fits, &p) * pod;
+          guint64 step = pod / cli_fit_gcd (pod, s) * s; /* whole pods of whole units */
+          lo = step > pod ? 1 : 2;
+          p.node_step = (guint) step;
+          if (opt->max_nodes / step >= lo)
+            m = cli_fit_smallest (lo, opt->max_nodes / step, cli_fit_probe_fits, &p) * step;
         }
       if (m > 0)
         {
@@ -272,7 +300,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
     }
   ctx->report->value = n;
   ctx->report->best = label != NULL ? cli_fit_find_label (ctx->report, label) : -1;
-  if (ctx->report->best < 0 && model_parallel_stage (&sc->par) > 0)
+  if (ctx->report->best < 0 && model_parallel_stage (&sc->par) > 0 && sc->par.dp_shard == 0)
     {
       /* a sharded floor through two counts cannot tell what shards from what does not: one
        * more count in the range, the middle one on one node, where the search left it out */
@@ -282,7 +310,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
           const CliFitCandidate *c = cli_fit_report_candidate (ctx->report, i);
           counts += c->status != CLI_FIT_INFEASIBLE && !isnan (c->peak_allocated);
         }
-      if (counts < 3 && g >= 3)
+      if (counts < 3 && g >= 3 && (g / 2 > 1 ? g / 2 : 2) % unit == 0)
         {
           Probe q = { ctx, NULL, NULL, 0, 0, NULL, NULL, NULL, 0, 0 };
           (void) cli_fit_probe_fits (g / 2 > 1 ? g / 2 : 2, &q);

@@ -988,7 +988,8 @@ fill_process (const Process *proc, const ModelPlan *plan, ModelSimResult *res)
 {
   res->process_steps = proc->n_steps;
   res->first_step_states
-    = model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE) <= 0 ? MODEL_STATES_NOT_ON_GPU
+    = model_plan_paged_spill (plan) > 0 ? MODEL_STATES_PAGED
+      : model_plan_initial_bytes (plan, MODEL_MEM_OPTIMIZER_STATE) <= 0 ? MODEL_STATES_NOT_ON_GPU
       : model_plan_creation_task (plan, 0, MODEL_MEM_OPTIMIZER_STATE) == G_MAXUINT
         ? MODEL_STATES_FROM_LOAD
         : MODEL_STATES_AT_FIRST_STEP;

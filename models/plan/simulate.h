@@ -40,6 +40,9 @@ typedef enum
   MODEL_STATES_FROM_LOAD,     /* present from the load: DeepSpeed's ZeRO, paged states,
                                * optimizer_in_backward (plan.h model_plan_creation_task) */
   MODEL_STATES_NOT_ON_GPU,    /* none on the GPU (offloaded optimizer, none to keep) */
+  MODEL_STATES_PAGED,         /* a paged optimizer spilling some (plan_paged.h): those that
+                               * fit on the GPU from the load, the rest in host DRAM, paged
+                               * in for each optimizer step */
 } ModelStatesMade;
 
 typedef struct

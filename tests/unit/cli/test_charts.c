@@ -3,6 +3,7 @@
  * 1 GiB = 1073741824 B, so the GiB columns are exact; times in s become ms below 2 s. */
 #include "config.h"
 #include "cli/report/charts.h"
+#include "cli/report/plot.h"
 #include "cli/report/results_read.h"
 #include "models/plan/simulate.h"
 #include "tests/testlib.h"
@@ -425,6 +426,38 @@ test_title_lines (void)
   CU_ASSERT_STRING_EQUAL (wrapped, want);
 }
 
+/* The memory chart's data: the change points as read, then the last values repeated at the
+ * end of the run when the rank's last change is earlier (a later pipeline stage ends its work
+ * before the step does: its memory stays to the end), not when it is not later. */
+static void
+test_memory_data_to_run_end (void)
+{
+  SimH5Timeline m = { g_array_new (FALSE, FALSE, sizeof (double)),
+                      g_ptr_array_new_with_free_func (g_free),
+                      g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref) };
+  const double t[] = { 0, 0.5 }, w[] = { 1024, 1024 }, a[] = { 0, 2048 };
+  g_array_append_vals (m.time, t, 2);
+  g_ptr_array_add (m.names, g_strdup ("weights"));
+  g_ptr_array_add (m.names, g_strdup ("activations"));
+  GArray *vw = g_array_new (FALSE, FALSE, sizeof (double));
+  GArray *va = g_array_new (FALSE, FALSE, sizeof (double));
+  g_array_append_vals (vw, w, 2);
+  g_array_append_vals (va, a, 2);
+  g_ptr_array_add (m.values, vw);
+  g_ptr_array_add (m.values, va);
+  g_autofree char *to_end = cli_plot_memory_data (&m, 2);
+  CU_ASSERT_STRING_EQUAL (to_end, "time\tweights\tactivations\n0\t1024\t0\n0.5\t1024\t2048\n"
+                                  "2\t1024\t2048\n");
+  g_autofree char *at_end = cli_plot_memory_data (&m, 0.5);
+  CU_ASSERT_STRING_EQUAL (at_end,
+                          "time\tweights\tactivations\n0\t1024\t0\n0.5\t1024\t2048\n");
+  g_autofree char *no_end = cli_plot_memory_data (&m, 0);
+  CU_ASSERT_STRING_EQUAL (no_end, at_end);
+  g_array_unref (m.time);
+  g_ptr_array_unref (m.names);
+  g_ptr_array_unref (m.values);
+}
+
 int
 main (void)
 {
@@ -445,6 +478,7 @@ main (void)
     { "OOM rows are marked, no penalty against an OOM baseline", test_oom_rows_marked },
     { "summary as one row", test_summary_as_row },
     { "axis labels carry units", test_axis_label },
+    { "memory chart data run to the end of the run", test_memory_data_to_run_end },
   };
   return STEPSIM_RUN_TESTS ("charts", tests);
 }
