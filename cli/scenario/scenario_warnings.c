@@ -413,13 +413,17 @@ framework_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("training", "optimizer_impl", "it is the AdamW step's implementation; here "
           "optimizer = %s", model_stack_optimizer_name (s->optimizer));
   ModelFrameworkKind kind = s->framework.kind;
+  ModelFramework ds_profile; /* the deepspeed profile's loss and step, for the note below */
+  model_framework_apply_profile (&ds_profile, MODEL_FRAMEWORK_DEEPSPEED);
   if (sc->has_ds && (kind == MODEL_FRAMEWORK_CUSTOM || kind == MODEL_FRAMEWORK_MEGATRON))
     note (sc, sets, origins, "training", "deepspeed_config", "is applied under another profile",
           "its values are used, but framework = %s keeps its own loss and optimizer_impl "
-          "(%s, %s), not DeepSpeed's (upcast_shift, fused); set framework = deepspeed, or "
+          "(%s, %s), not DeepSpeed's (%s, %s); set framework = deepspeed, or "
           "hf_trainer for the Trainer's --deepspeed",
           model_framework_name (kind), model_framework_loss_name (s->framework.loss),
-          model_framework_optimizer_impl_name (s->framework.optimizer_impl));
+          model_framework_optimizer_impl_name (s->framework.optimizer_impl),
+          model_framework_loss_name (ds_profile.loss),
+          model_framework_optimizer_impl_name (ds_profile.optimizer_impl));
   for (guint i = 0; sc->has_ds && i < sc->ds.ignored->len; i++)
     note (sc, sets, origins, "training", "deepspeed_config", "is partly ignored",
           "%s: key '%s' is not modelled by stepsim", sc->ds_path,

@@ -81,12 +81,15 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_HF_TRAINER] = {
     .kind = MODEL_FRAMEWORK_HF_TRAINER,
-    /* transformers v4.46.0–v4.48.x loss/loss_utils.py ForCausalLMLoss: logits =
-     * logits.float(), shift_logits = logits[..., :-1, :].contiguous(), then
-     * nn.functional.cross_entropy on the shifted fp32 copy (models/ops/cost_ends.c
-     * hf_shift_loss_memory). From v4.49 (PR #35646) the labels are padded and shifted
-     * instead, no logits copied: set loss = upcast for those. */
-    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1,
+    /* transformers loss/loss_utils.py ForCausalLMLoss since v4.49.0 (PR #35646, merged
+     * 2025-01; unchanged in the main read, 0114da07, 2026): `logits = logits.float()`,
+     * then `labels = nn.functional.pad(labels, (0, 1), value=ignore_index)`, `shift_labels
+     * = labels[..., 1:].contiguous()` and `logits.view(-1, vocab_size)` into
+     * fixed_cross_entropy: the labels are shifted, no logits copied, so the loss is the
+     * upcast one (10 B a bf16 logit at the forward's peak). v4.46.0–v4.48.x sliced and
+     * copied the fp32 logits (`logits[..., :-1, :].contiguous()`, 14 B a logit; cost_ends.c
+     * hf_shift_loss_memory): set loss = upcast_shift for those. */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
     /* models/llama/modeling_llama.py LlamaRMSNorm.forward:
      * hidden_states.to(torch.float32) before the variance */
     .norm_fp32 = TRUE,
@@ -118,9 +121,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
-    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above), and
-     * its attention: repeat_kv before SDPA (kv_repeat_sdpa, as hf_trainer) */
-    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE,
+    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above: upcast
+     * since v4.49), and its attention: repeat_kv before SDPA (kv_repeat_sdpa, as
+     * hf_trainer) */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
     .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
     /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
      * in the FSDP mixed-precision param dtype (no extra main_grad) */
@@ -227,8 +231,9 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_DEEPSPEED] = {
     .kind = MODEL_FRAMEWORK_DEEPSPEED,
     /* DeepSpeed wraps the user's model: the loss, norms and attention are the model's (HF
-     * code, the transformers of hf_trainer above: repeat_kv before SDPA) */
-    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
+     * code, the transformers of hf_trainer above: the upcast loss since v4.49, repeat_kv
+     * before SDPA) */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
     .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
     .main_grad_fp32 = FALSE,
     /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"

@@ -67,9 +67,9 @@ test_profile_table (void)
   } want[] = {
     { MODEL_FRAMEWORK_CUSTOM, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FOREACH,
       0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_HF_TRAINER, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE,
+    { MODEL_FRAMEWORK_HF_TRAINER, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
       MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_ACCELERATE_FSDP, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE,
+    { MODEL_FRAMEWORK_ACCELERATE_FSDP, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
       MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_TORCHTUNE, MODEL_LOSS_CHUNKED, 8, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
@@ -78,7 +78,7 @@ test_profile_table (void)
     { MODEL_FRAMEWORK_MEGATRON, MODEL_LOSS_VOCAB_PARALLEL, 1, FALSE, TRUE,
       MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_DEEPSPEED, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
+    { MODEL_FRAMEWORK_DEEPSPEED, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
       5e8, 5e8, 5e7, 1e5, 1e9 },
     { MODEL_FRAMEWORK_NANOTRON, MODEL_LOSS_SHARDED, 1, FALSE, TRUE, MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
@@ -144,6 +144,38 @@ test_profile_table (void)
   ModelFramework custom;
   model_framework_apply_profile (&custom, MODEL_FRAMEWORK_CUSTOM);
   CU_ASSERT_EQUAL (memcmp (&s.framework, &custom, sizeof custom), 0);
+}
+
+/* The HF model code's loss as transformers computes it since v4.49 (loss_utils.py
+ * ForCausalLMLoss, PR #35646: the labels padded and shifted, the fp32 logits only viewed):
+ * hf_trainer, accelerate_fsdp and deepspeed run it. On the tiny model in pure bf16 (e = 2,
+ * no autocast, so no fp32 hidden state among the head's transients), T = b·s = 2·128 = 256
+ * tokens, V = 1000, the head's forward holds beside its saved tensors the e-byte logits and
+ * their fp32 copy: e·T·V + 4·T·V = 512 000 + 1 024 000 = 1 536 000 B in two tensors. The
+ * loss of transformers 4.46–4.48 (upcast_shift) adds the shifted contiguous fp32 copy,
+ * 4·b·(s−1)·V = 4·254·1000 = 1 016 000 B, a third tensor. */
+static void
+test_hf_loss (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  const ModelFrameworkKind hf[] = { MODEL_FRAMEWORK_HF_TRAINER, MODEL_FRAMEWORK_ACCELERATE_FSDP,
+                                    MODEL_FRAMEWORK_DEEPSPEED };
+  for (guint i = 0; i < G_N_ELEMENTS (hf); i++)
+    {
+      ModelStack s = tiny_stack ();
+      s.precision = MODEL_PRECISION_BF16;
+      model_framework_apply_profile (&s.framework, hf[i]);
+      ModelCostParams p = model_stack_cost_params (&s);
+      ModelBlockCost c = model_cost_head (a, &p);
+      CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 2);
+      CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 1536000.0, 0);
+      /* the older transformers, by its key */
+      s.framework.loss = MODEL_LOSS_UPCAST_SHIFT;
+      p = model_stack_cost_params (&s);
+      c = model_cost_head (a, &p);
+      CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 3);
+      CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 1536000.0 + 1016000.0, 0);
+    }
 }
 
 static void
@@ -625,6 +657,7 @@ main (void)
 {
   static const StepsimTest tests[] = {
     { "each profile's defaults", test_profile_table },
+    { "HF profiles: transformers >= 4.49's loss, no shifted logits copy", test_hf_loss },
     { "names round-trip; unknown framework lists the names", test_names },
     { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
     { "Megatron's DDP buckets are views of its grad buffer; FSDP NO_SHARD has none",
