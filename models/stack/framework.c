@@ -97,9 +97,12 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .compile = FALSE,
     /* trainer.py: gradients are the parameters' .grad in the parameter dtype */
     .main_grad_fp32 = FALSE,
-    /* training_args.py: default_optim = "adamw_torch" (torch.optim.AdamW, foreach on CUDA);
-     * "adamw_torch_fused" from torch 2.8 — set optimizer_impl = fused for those */
-    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+    /* training_args.py (transformers main read, fd798335): `default_optim = "adamw_torch"`,
+     * then `if is_torch_greater_or_equal_than_2_8: default_optim = "adamw_torch_fused"`
+     * (PR #37358, merged 2025-07): torch.optim.AdamW(fused=True), one _fused_adamw_ kernel,
+     * no whole-state temporaries. With torch < 2.8 (or a transformers before that PR) the
+     * default is "adamw_torch", foreach on CUDA: set optimizer_impl = foreach for those */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
     /* training_args.py: weight_decay = 0.0 (trainer.py passes it to AdamW) */
     .weight_decay_zero = TRUE,
     /* transformers 4.46 models/llama/modeling_llama.py LlamaSdpaAttention.forward and 4.48

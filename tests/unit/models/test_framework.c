@@ -68,7 +68,7 @@ test_profile_table (void)
     { MODEL_FRAMEWORK_CUSTOM, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FOREACH,
       0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_HF_TRAINER, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
-      MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
+      MODEL_OPTIMIZER_IMPL_FUSED, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_ACCELERATE_FSDP, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
       MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_TORCHTUNE, MODEL_LOSS_CHUNKED, 8, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
@@ -176,6 +176,24 @@ test_hf_loss (void)
       CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 3);
       CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 1536000.0 + 1016000.0, 0);
     }
+}
+
+/* The HF Trainer's default optimizer with torch >= 2.8 is "adamw_torch_fused"
+ * (training_args.py, transformers PR #37358): torch's _fused_adamw_ reads and writes each
+ * state once and makes no whole-state temporary, where foreach's _foreach_sqrt of the
+ * second moment makes one fp32 tensor per parameter: 4Ψ (test_optimizer_impl). On the
+ * tiny model under bf16_mixed AdamW the hf_trainer profile's step workspace is 0; the key
+ * optimizer_impl = foreach (torch < 2.8) gives 4Ψ back. */
+static void
+test_hf_trainer_fused_adamw (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_HF_TRAINER);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  double psi = model_stack_trainable_params (&s, a);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * psi, 1e-12);
 }
 
 static void
@@ -658,6 +676,8 @@ main (void)
   static const StepsimTest tests[] = {
     { "each profile's defaults", test_profile_table },
     { "HF profiles: transformers >= 4.49's loss, no shifted logits copy", test_hf_loss },
+    { "hf_trainer: adamw_torch_fused, the Trainer's default with torch >= 2.8",
+      test_hf_trainer_fused_adamw },
     { "names round-trip; unknown framework lists the names", test_names },
     { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
     { "Megatron's DDP buckets are views of its grad buffer; FSDP NO_SHARD has none",
