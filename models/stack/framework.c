@@ -105,12 +105,19 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
     /* training_args.py: weight_decay = 0.0 (trainer.py passes it to AdamW) */
     .weight_decay_zero = TRUE,
-    /* transformers 4.46 models/llama/modeling_llama.py LlamaSdpaAttention.forward and 4.48
-     * integrations/sdpa_attention.py sdpa_attention_forward: key_states =
-     * repeat_kv(key_states, self.num_key_value_groups) (value too) before
-     * scaled_dot_product_attention, which saves the expanded copies; the eager path
-     * (eager_attention_forward) the same; flash_attention_2 passes GQA to flash-attn */
-    .kv_repeat_sdpa = TRUE,
+    /* transformers integrations/sdpa_attention.py sdpa_attention_forward (main read,
+     * 00c238bd; PR #39412, merged 2025-07): `if not use_gqa_in_sdpa(attention_mask, key)`
+     * repeat_kv, else `sdpa_kwargs = {"enable_gqa": True}`, and use_gqa_in_sdpa is true on
+     * CUDA with torch >= 2.5 and `attention_mask is None`; the mask is None for a causal
+     * batch without padding (masking_utils.py _ignore_causal_mask_sdpa: `padding_mask is
+     * None or padding_mask.all()`, kv_length == query_length), the full-length sequences
+     * stepsim runs. So SDPA gets the key/value heads as they are, nothing expanded is saved.
+     * Before that PR (4.46 LlamaSdpaAttention.forward, 4.48 sdpa_attention_forward)
+     * transformers called repeat_kv before every SDPA call, which saved the expanded
+     * copies: set kv_repeat_sdpa = true for those, and for padded batches (a mask) or
+     * torch < 2.5. The eager path (eager_attention_forward) repeats them in any version;
+     * flash_attention_2 passes GQA to flash-attn. */
+    .kv_repeat_sdpa = FALSE,
     /* transformers models/llama/modeling_llama.py eager_attention_forward (4.48; the
      * LlamaAttention of 4.46 the same): `attn_weights = nn.functional.softmax(attn_weights,
      * dim=-1, dtype=torch.float32).to(query.dtype)` (model_arch_softmax_fp32's families) */
@@ -125,10 +132,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
     /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above: upcast
-     * since v4.49), and its attention: repeat_kv before SDPA (kv_repeat_sdpa, as
-     * hf_trainer) */
+     * since v4.49), and its attention: SDPA with enable_gqa, no repeat_kv (kv_repeat_sdpa,
+     * as hf_trainer) */
     .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
-    .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
+    .kv_repeat_sdpa = FALSE, .softmax_fp32 = TRUE,
     /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
      * in the FSDP mixed-precision param dtype (no extra main_grad) */
     .compile = FALSE, .main_grad_fp32 = FALSE,
@@ -234,10 +241,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_DEEPSPEED] = {
     .kind = MODEL_FRAMEWORK_DEEPSPEED,
     /* DeepSpeed wraps the user's model: the loss, norms and attention are the model's (HF
-     * code, the transformers of hf_trainer above: the upcast loss since v4.49, repeat_kv
-     * before SDPA) */
+     * code, the transformers of hf_trainer above: the upcast loss since v4.49, SDPA with
+     * enable_gqa) */
     .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
-    .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
+    .kv_repeat_sdpa = FALSE, .softmax_fp32 = TRUE,
     .main_grad_fp32 = FALSE,
     /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"
      * on the GPU, DeepSpeedCPUAdam under ZeRO-Offload (the scenario switches to cpu_adam

@@ -92,8 +92,9 @@ typedef struct
                                  * eager core expands them in every framework,
                                  * model_stack_cost_params) (HF transformers 4.46–4.48:
                                  * LlamaSdpaAttention and sdpa_attention_forward call
-                                 * repeat_kv; flash_attention_2 takes GQA as is; from 4.5x
-                                 * SDPA gets enable_gqa instead) */
+                                 * repeat_kv; flash_attention_2 takes GQA as is; since PR
+                                 * #39412, 2025-07, SDPA gets enable_gqa instead when the
+                                 * mask is None: FALSE in every profile) */
   gboolean softmax_fp32;        /* the eager attention core computes softmax in fp32 and
                                  * casts the probabilities back, as the HF model code of
                                  * llama-like families does (model_arch_softmax_fp32); only

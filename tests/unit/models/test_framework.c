@@ -96,11 +96,10 @@ test_profile_table (void)
       /* Only torchtune expands GQA k/v to the query heads before any attention kernel
        * (torchtune/modules/attention.py); the others call a kernel that takes GQA as is. */
       CU_ASSERT_EQUAL (fw.kv_repeat, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE);
-      /* HF's model code of transformers 4.46–4.48 (hf_trainer, accelerate_fsdp, deepspeed)
-       * repeats k/v before SDPA; the custom profile's newer transformers passes enable_gqa */
-      CU_ASSERT_EQUAL (fw.kv_repeat_sdpa, want[i].kind == MODEL_FRAMEWORK_HF_TRAINER
-                                            || want[i].kind == MODEL_FRAMEWORK_ACCELERATE_FSDP
-                                            || want[i].kind == MODEL_FRAMEWORK_DEEPSPEED);
+      /* HF's model code since transformers PR #39412 (2025-07) passes enable_gqa to SDPA
+       * for an unpadded causal batch (hf_trainer, accelerate_fsdp, deepspeed, custom);
+       * 4.46–4.48's repeat_kv before SDPA is the key's (test_hf_sdpa_gqa) */
+      CU_ASSERT_FALSE (fw.kv_repeat_sdpa);
       /* The HF model code's eager attention computes softmax in fp32 (custom, hf_trainer,
        * accelerate_fsdp, deepspeed); torchtune and torchtitan call SDPA, Megatron and
        * nanotron fused softmax kernels */
@@ -194,6 +193,33 @@ test_hf_trainer_fused_adamw (void)
   double psi = model_stack_trainable_params (&s, a);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
   STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * psi, 1e-12);
+}
+
+/* HF's SDPA path since transformers PR #39412 (integrations/sdpa_attention.py
+ * sdpa_attention_forward: enable_gqa, no repeat_kv, when the mask is None, as for an
+ * unpadded causal batch): under attention = sdpa the HF profiles save k and v at their kv
+ * heads. The tiny layer (T = b·s = 256 tokens, 8 query heads and 2 kv heads of 32: q = 256,
+ * c = 64 columns; bf16_mixed, e = 2) with repeat_kv saves the expanded copies instead, q
+ * columns each: 2·e·T·(q − c) = 2·2·256·192 = 196 608 B more a layer. */
+static void
+test_hf_sdpa_gqa (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  const ModelFrameworkKind hf[] = { MODEL_FRAMEWORK_HF_TRAINER, MODEL_FRAMEWORK_ACCELERATE_FSDP,
+                                    MODEL_FRAMEWORK_DEEPSPEED };
+  for (guint i = 0; i < G_N_ELEMENTS (hf); i++)
+    {
+      ModelStack s = tiny_stack ();
+      model_framework_apply_profile (&s.framework, hf[i]);
+      s.flash_attention = TRUE, s.attention_sdpa = TRUE; /* attention = sdpa */
+      ModelCostParams p = model_stack_cost_params (&s);
+      CU_ASSERT_FALSE (p.kv_repeat);
+      double gqa = model_cost_layer (a, &p).act_saved;
+      s.framework.kv_repeat_sdpa = TRUE; /* the transformers of 4.46–4.48 */
+      p = model_stack_cost_params (&s);
+      CU_ASSERT_TRUE (p.kv_repeat);
+      CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (a, &p).act_saved - gqa, 196608.0, 0);
+    }
 }
 
 static void
@@ -678,6 +704,7 @@ main (void)
     { "HF profiles: transformers >= 4.49's loss, no shifted logits copy", test_hf_loss },
     { "hf_trainer: adamw_torch_fused, the Trainer's default with torch >= 2.8",
       test_hf_trainer_fused_adamw },
+    { "HF profiles: SDPA with enable_gqa, no repeat_kv", test_hf_sdpa_gqa },
     { "names round-trip; unknown framework lists the names", test_names },
     { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
     { "Megatron's DDP buckets are views of its grad buffer; FSDP NO_SHARD has none",
