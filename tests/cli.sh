@@ -375,6 +375,10 @@ check "/ops with offloading: no offload rows, kernel time within the step" \
 "$STEPSIM" run "$s1" --set training.framework=torchtune >fw.out 2>/dev/null
 check "summary: framework line with loss, chunks, kv_repeat, compile, optimizer" \
   grep -q '^framework  torchtune: loss chunked (8 chunks), kv_repeat on, compile off, optimizer fused' fw.out
+# torchtitan: ChunkedLossWrapper's 8 slices (loss = chunked_head)
+"$STEPSIM" run "$s1" --set training.framework=torchtitan >fw.out 2>/dev/null
+check "summary: torchtitan's framework line names chunked_head and its 8 chunks" \
+  grep -q '^framework  torchtitan: loss chunked_head (8 chunks), kv_repeat off, compile off, optimizer fused' fw.out
 # The comparison itself: a changed text field, a missing key, a new key, a changed unit and a
 # number off by 1e-6 each fail it.
 awk -F '\t' -v OFS='\t' '$1 == "gpu" { $2 = "H100-80GB-SXM" } 1' summary.tsv >g-text.tsv

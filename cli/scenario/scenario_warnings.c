@@ -291,13 +291,16 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("training", "recompute_modules", "shared_experts reruns a MoE layer's shared experts; "
           "the model has none");
   if (has (kf, "training", "loss_chunks") && fw->loss_chunks > 1
-      && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED)
-    NOTE ("training", "loss_chunks", "chunks are those of loss = chunked or fused; here the "
-          "loss is computed on the whole logits at once (models/ops/cost.h)");
-  if (has (kf, "training", "logits_kept") && fw->logits_kept && fw->loss == MODEL_LOSS_FUSED)
-    NOTE ("training", "logits_kept", "loss = fused computes the loss from the hidden states "
+      && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED
+      && fw->loss != MODEL_LOSS_CHUNKED_HEAD)
+    NOTE ("training", "loss_chunks", "chunks are those of loss = chunked, fused or "
+          "chunked_head; here the loss is computed on the whole logits at once "
+          "(models/ops/cost.h)");
+  if (has (kf, "training", "logits_kept") && fw->logits_kept
+      && (fw->loss == MODEL_LOSS_FUSED || fw->loss == MODEL_LOSS_CHUNKED_HEAD))
+    NOTE ("training", "logits_kept", "loss = %s computes the loss from the hidden states "
           "chunk by chunk, so there are no whole logits to keep (models/ops/cost_ends.c "
-          "kept_logits)");
+          "kept_logits)", model_framework_loss_name (fw->loss));
   if (has (kf, "training", "norm_fp32")
       && (model_stack_autocast (s) || sc->arch->norm != MODEL_NORM_RMS))
     NOTE ("training", "norm_fp32", "it is the upcast of an RMSNorm on 16-bit activations; %s",

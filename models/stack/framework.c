@@ -2,7 +2,10 @@
  * framework (framework.h). Each value cites the framework source file that sets it; the
  * revisions read are microsoft/DeepSpeed 38327e0 (2025-02), pytorch/torchtune bd2a0fc,
  * pytorch/torchtitan b5bcd76, NVIDIA/Megatron-LM d98e8a6, huggingface/nanotron 2411b02,
- * huggingface/transformers (Trainer, loss/loss_utils.py) and huggingface/accelerate.
+ * huggingface/transformers (main of 2026: loss/loss_utils.py 0114da07, training_args.py
+ * fd798335, integrations/sdpa_attention.py 00c238bd) and huggingface/accelerate 16cb6eb8.
+ * torchtune's values are its last release's (v0.6.1, 2025-04: CEWithChunkedOutputLoss);
+ * its unreleased main configures LinearCrossEntropyLoss instead (9c06c8bda, 2025-04-30).
  */
 #include "config.h"
 #include "models/stack/framework.h"
@@ -15,7 +18,7 @@ static const char *const framework_names[] = { "custom",     "hf_trainer", "acce
                                                "deepspeed",  "nanotron",   NULL };
 static const char *const loss_names[] = { "upcast",       "plain",          "chunked", "fused",
                                           "upcast_shift", "vocab_parallel", "sharded",
-                                          "te_parallel",  NULL };
+                                          "te_parallel",  "chunked_head", NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
 static const char *const rope_table_names[] = { "none", "max_positions", "seq_len", "per_layer",
@@ -177,8 +180,15 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_TORCHTITAN] = {
     .kind = MODEL_FRAMEWORK_TORCHTITAN,
-    /* torchtitan/components/loss.py cross_entropy_loss: pred.float() then F.cross_entropy */
-    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
+    /* torchtitan/components/loss.py ChunkedLossWrapper (Config.num_chunks = 8) around
+     * CrossEntropyLoss (cross_entropy_loss: pred.float() then F.cross_entropy): every
+     * decoder's trainer config (models/<name>/config_registry.py: llama3_8b, _70b, _405b,
+     * qwen3, deepseek_v3, gpt_oss, ...) builds `loss=ChunkedLossWrapper.Config(loss_fn=
+     * CrossEntropyLoss.Config(...))` since 786e26f8e (2026-04-27, "ChunkedCELoss (#2937)";
+     * renamed in 9530a874d, 2026-06-26): the lm_head and the loss on 8 slices of tokens, each
+     * slice's backward at once (models/ops/cost_ends.c chunked_head). Before it the configs
+     * left the loss to cross_entropy_loss on the whole logits: loss = upcast. */
+    .loss = MODEL_LOSS_CHUNKED_HEAD, .loss_chunks = 8,
     /* torchtitan/models/common/nn_modules.py RMSNorm(nn.RMSNorm): torch's rms_norm keeps
      * its input in the compute dtype */
     .norm_fp32 = FALSE,

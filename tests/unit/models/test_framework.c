@@ -50,8 +50,8 @@ replay (const ModelArch *a, const ModelStack *s, const ModelParallel *par)
 
 /* Each profile's values, as the cited sources set them (framework.c's table):
  * transformers ForCausalLMLoss upcasts; torchtune CEWithChunkedOutputLoss 8 chunks, fused
- * AdamW; torchtitan nn.RMSNorm (no fp32 save), fused; Megatron fp32 main_grad, in-place
- * fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and ZeRO's element defaults
+ * AdamW; torchtitan ChunkedLossWrapper 8 chunks, nn.RMSNorm (no fp32 save), fused; Megatron
+ * fp32 main_grad, in-place fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and ZeRO's element defaults
  * (5e8, 5e8, 5e7, 1e5, 1e9); nanotron FP32GradientAccumulator, in-place CE, fused. */
 static void
 test_profile_table (void)
@@ -73,7 +73,7 @@ test_profile_table (void)
       MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_TORCHTUNE, MODEL_LOSS_CHUNKED, 8, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_TORCHTITAN, MODEL_LOSS_UPCAST, 1, FALSE, FALSE,
+    { MODEL_FRAMEWORK_TORCHTITAN, MODEL_LOSS_CHUNKED_HEAD, 8, FALSE, FALSE,
       MODEL_OPTIMIZER_IMPL_FUSED, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_MEGATRON, MODEL_LOSS_VOCAB_PARALLEL, 1, FALSE, TRUE,
       MODEL_OPTIMIZER_IMPL_FUSED,
@@ -447,7 +447,8 @@ task_effect (const ModelPlan *p, guint id, ModelMemCategory category, int sign)
  * head_grad_accumulating from the second micro-batch): autograd adds
  * each later piece in place into the first, so the piece, a whole V×h gradient (bf16 here:
  * 2 × 1000 × 256 = 512 000 B), is a transient of the task that makes it:
- *  - a chunked loss of 8 chunks: the head's backward (one mm per chunk), not a plain loss;
+ *  - a chunked loss of 8 chunks (chunked, chunked_head): the head's backward (one mm per
+ *    chunk), not a plain loss;
  *  - tied embeddings: the embedding's backward (embedding_dense_backward's gradient added
  *    to the head's), not an untied model's;
  *  - tied embeddings under optimizer_in_backward: the head's gradient (allocated by the
@@ -472,6 +473,13 @@ test_head_gradient_pieces (void)
   ModelCostParams c8 = model_stack_cost_params (&s), c1 = model_stack_cost_params (&s1);
   STEPSIM_ASSERT_REL (ws8 - model_cost_head (a, &c8).bwd.workspace, piece, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL (ws1 - model_cost_head (a, &c1).bwd.workspace, 0, 1e-6);
+  /* torchtitan's ChunkedLossWrapper (chunked_head): one mm backward a slice, the same piece */
+  ModelStack sh = s;
+  sh.framework.loss = MODEL_LOSS_CHUNKED_HEAD;
+  g_autoptr (ModelPlan) sliced = model_plan_new (a, &sh, NULL, NULL);
+  ModelCostParams ch = model_stack_cost_params (&sh);
+  STEPSIM_ASSERT_REL (task_effect (sliced, task_id (sliced, "bwd head mb0"), MODEL_MEM_WORKSPACE,
+                                   1) - model_cost_head (a, &ch).bwd.workspace, piece, 1e-12);
   /* tied: at the embedding's backward */
   ModelStack t = tiny_stack ();
   a->tied_embeddings = TRUE;
