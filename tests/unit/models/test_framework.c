@@ -51,8 +51,9 @@ replay (const ModelArch *a, const ModelStack *s, const ModelParallel *par)
 /* Each profile's values, as the cited sources set them (framework.c's table):
  * transformers ForCausalLMLoss upcasts; torchtune CEWithChunkedOutputLoss 8 chunks, fused
  * AdamW; torchtitan ChunkedLossWrapper 8 chunks, nn.RMSNorm (no fp32 save), fused; Megatron
- * fp32 main_grad, in-place fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and ZeRO's element defaults
- * (5e8, 5e8, 5e7, 1e5, 1e9); nanotron FP32GradientAccumulator, in-place CE, fused. */
+ * fp32 main_grad, in-place fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and
+ * ZeRO's element defaults (5e8, 5e8, 5e7, 1e5, 1e9); nanotron FP32GradientAccumulator,
+ * in-place CE, fused. */
 static void
 test_profile_table (void)
 {
