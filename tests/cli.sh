@@ -375,6 +375,10 @@ check "/ops with offloading: no offload rows, kernel time within the step" \
 "$STEPSIM" run "$s1" --set training.framework=torchtune >fw.out 2>/dev/null
 check "summary: framework line with loss, chunks, kv_repeat, compile, optimizer" \
   grep -q '^framework  torchtune: loss chunked (8 chunks), kv_repeat on, compile off, optimizer fused' fw.out
+# torchtitan: ChunkedLossWrapper's 8 slices (loss = chunked_head)
+"$STEPSIM" run "$s1" --set training.framework=torchtitan >fw.out 2>/dev/null
+check "summary: torchtitan's framework line names chunked_head and its 8 chunks" \
+  grep -q '^framework  torchtitan: loss chunked_head (8 chunks), kv_repeat off, compile off, optimizer fused' fw.out
 # The comparison itself: a changed text field, a missing key, a new key, a changed unit and a
 # number off by 1e-6 each fail it.
 awk -F '\t' -v OFS='\t' '$1 == "gpu" { $2 = "H100-80GB-SXM" } 1' summary.tsv >g-text.tsv
@@ -1626,11 +1630,12 @@ check "export of a missing object of a replayed rank: 'no such object', not the 
 check "plot memory without --rank draws the peak rank (as run --plot)" \
   sh -c "'$STEPSIM' plot memory dsv3.h5 -o dsv3.svg && grep -q 'memory of rank 32' dsv3.svg"
 check "a dense run prints no expert lines" sh -c "! '$STEPSIM' run '$s1' -o dense.h5 | grep -q 'all-to-all\|expert load\|active a token'"
-check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -qF 'framework  deepspeed: loss upcast_shift, kv_repeat before sdpa (none before flash-attn), compile off, optimizer fused, DeepSpeed buckets, host 12.84 us / 4.00 us an op'"
+check "run names a framework profile and what it changes" sh -c "'$STEPSIM' run '$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini' -o dsfw.h5 | grep -qF 'framework  deepspeed: loss upcast, kv_repeat off, compile off, optimizer fused, DeepSpeed buckets, host 12.84 us / 4.00 us an op'"
 # The host time per op is printed with its own unit each (a 10 ms op read "1e+04/4 us"), and
-# kv_repeat before sdpa says whether it runs (the scenario's attention is flash-attn 2)
+# kv_repeat before sdpa says whether it runs (the scenario's attention is flash-attn 2; the
+# profile's transformers passes enable_gqa, so the key sets the older repeat_kv)
 "$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -o dsfw.h5 --set training.host_op_time=10ms \
-  --set training.attention=sdpa >dsfw.out 2>&1
+  --set training.attention=sdpa --set training.kv_repeat_sdpa=true >dsfw.out 2>&1
 check "framework line: host 10.00 ms / 4.00 us an op; kv_repeat before sdpa under sdpa" \
   grep -qF ', kv_repeat before sdpa, compile off, optimizer fused, DeepSpeed buckets, host 10.00 ms / 4.00 us an op' dsfw.out
 check "run of the default profile prints no framework line" sh -c "! '$STEPSIM' run '$s1' -o nofw.h5 | grep -q '^framework '"

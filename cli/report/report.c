@@ -646,6 +646,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
       || fw->rope_table != custom.rope_table)
     {
       g_autofree char *chunks = fw->loss == MODEL_LOSS_CHUNKED
+                                    || fw->loss == MODEL_LOSS_CHUNKED_HEAD
                                   ? g_strdup_printf (" (%u chunks)", fw->loss_chunks)
                                   : g_strdup ("");
       /* forward / backward host time per op, each with its unit ("12.84 us / 4.00 us";

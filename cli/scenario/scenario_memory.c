@@ -7,6 +7,7 @@
  *                                               (default false; true for PyTorch ≤ 1.10)
  *   [allocator] expandable_segments = true|false PYTORCH_CUDA_ALLOC_CONF (default false)
  *   [training] loss = upcast|plain|chunked|fused|upcast_shift|vocab_parallel|sharded|te_parallel
+ *                     |chunked_head
  *                                               how the loss head computes the loss
  *                                               (models/stack/framework.h ModelLossImpl)
  *   [training] loss_chunks = N                  chunks of the chunked/fused loss (>= 1, at
@@ -65,9 +66,10 @@ load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
   if (!cli_scenario_get_count (kf, "training", "loss_chunks", FALSE, 65536, &chunks, error))
     return FALSE;
   gboolean chunks_key = g_key_file_has_key (kf, "training", "loss_chunks", NULL);
-  /* loss = chunked under a profile whose loss is not chunked (its count is 1): 1 chunk
-   * would be the upcast loss, so take torchtune's default */
-  if (f->loss == MODEL_LOSS_CHUNKED && !chunks_key && chunks <= 1)
+  /* loss = chunked (or chunked_head) under a profile whose loss is not chunked (its count
+   * is 1): 1 chunk would be the upcast loss, so take torchtune's (torchtitan's) default */
+  if ((f->loss == MODEL_LOSS_CHUNKED || f->loss == MODEL_LOSS_CHUNKED_HEAD) && !chunks_key
+      && chunks <= 1)
     chunks = DEFAULT_LOSS_CHUNKS;
   /* torchtune chunks the logits along the sequence (logits.chunk(num_output_chunks,
    * dim=1) in the recipes' forward), so more chunks than tokens of a sequence cannot be */

@@ -291,13 +291,16 @@ training_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("training", "recompute_modules", "shared_experts reruns a MoE layer's shared experts; "
           "the model has none");
   if (has (kf, "training", "loss_chunks") && fw->loss_chunks > 1
-      && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED)
-    NOTE ("training", "loss_chunks", "chunks are those of loss = chunked or fused; here the "
-          "loss is computed on the whole logits at once (models/ops/cost.h)");
-  if (has (kf, "training", "logits_kept") && fw->logits_kept && fw->loss == MODEL_LOSS_FUSED)
-    NOTE ("training", "logits_kept", "loss = fused computes the loss from the hidden states "
+      && fw->loss != MODEL_LOSS_CHUNKED && fw->loss != MODEL_LOSS_FUSED
+      && fw->loss != MODEL_LOSS_CHUNKED_HEAD)
+    NOTE ("training", "loss_chunks", "chunks are those of loss = chunked, fused or "
+          "chunked_head; here the loss is computed on the whole logits at once "
+          "(models/ops/cost.h)");
+  if (has (kf, "training", "logits_kept") && fw->logits_kept
+      && (fw->loss == MODEL_LOSS_FUSED || fw->loss == MODEL_LOSS_CHUNKED_HEAD))
+    NOTE ("training", "logits_kept", "loss = %s computes the loss from the hidden states "
           "chunk by chunk, so there are no whole logits to keep (models/ops/cost_ends.c "
-          "kept_logits)");
+          "kept_logits)", model_framework_loss_name (fw->loss));
   if (has (kf, "training", "norm_fp32")
       && (model_stack_autocast (s) || sc->arch->norm != MODEL_NORM_RMS))
     NOTE ("training", "norm_fp32", "it is the upcast of an RMSNorm on 16-bit activations; %s",
@@ -413,13 +416,17 @@ framework_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
     NOTE ("training", "optimizer_impl", "it is the AdamW step's implementation; here "
           "optimizer = %s", model_stack_optimizer_name (s->optimizer));
   ModelFrameworkKind kind = s->framework.kind;
+  ModelFramework ds_profile; /* the deepspeed profile's loss and step, for the note below */
+  model_framework_apply_profile (&ds_profile, MODEL_FRAMEWORK_DEEPSPEED);
   if (sc->has_ds && (kind == MODEL_FRAMEWORK_CUSTOM || kind == MODEL_FRAMEWORK_MEGATRON))
     note (sc, sets, origins, "training", "deepspeed_config", "is applied under another profile",
           "its values are used, but framework = %s keeps its own loss and optimizer_impl "
-          "(%s, %s), not DeepSpeed's (upcast_shift, fused); set framework = deepspeed, or "
+          "(%s, %s), not DeepSpeed's (%s, %s); set framework = deepspeed, or "
           "hf_trainer for the Trainer's --deepspeed",
           model_framework_name (kind), model_framework_loss_name (s->framework.loss),
-          model_framework_optimizer_impl_name (s->framework.optimizer_impl));
+          model_framework_optimizer_impl_name (s->framework.optimizer_impl),
+          model_framework_loss_name (ds_profile.loss),
+          model_framework_optimizer_impl_name (ds_profile.optimizer_impl));
   for (guint i = 0; sc->has_ds && i < sc->ds.ignored->len; i++)
     note (sc, sets, origins, "training", "deepspeed_config", "is partly ignored",
           "%s: key '%s' is not modelled by stepsim", sc->ds_path,

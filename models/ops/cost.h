@@ -104,6 +104,8 @@ typedef enum
   MODEL_COST_LOSS_VOCAB_PARALLEL, /* Megatron: one fp32 copy, softmax in place, saved */
   MODEL_COST_LOSS_SHARDED, /* nanotron: the fp32 logits and a shifted fp32 copy, saved */
   MODEL_COST_LOSS_TE_PARALLEL, /* TE parallel_cross_entropy: gradient over the saved logits */
+  MODEL_COST_LOSS_CHUNKED_HEAD, /* torchtitan ChunkedLossWrapper: head + loss + backward per
+                                 * chunk of tokens, an fp32 gradient buffer of the hidden states */
 } ModelCostLoss;
 
 typedef struct
@@ -125,7 +127,8 @@ typedef struct
   ModelFinetune finetune;  /* LoRA/QLoRA: frozen base GEMMs, adapter GEMMs, NF4 dequant */
   /* The framework's op-graph knobs (models/stack/framework.h ModelFramework): */
   ModelCostLoss loss;      /* the loss head (model_cost_head) */
-  guint loss_chunks;       /* chunks of MODEL_COST_LOSS_CHUNKED / FUSED; 0 or 1: one */
+  guint loss_chunks;       /* chunks of MODEL_COST_LOSS_CHUNKED / FUSED / CHUNKED_HEAD; 0 or
+                            * 1: one */
   gboolean norm_fp32;      /* RMSNorm upcasts and saves its fp32 input (HF LlamaRMSNorm,
                             * torchtune RMSNorm); only without autocast, RMSNorm models */
   gboolean fp16;           /* the compute dtype is fp16 (not bf16): ATen's softmax turns a Half
@@ -213,6 +216,10 @@ void model_cost_embedding_to (const ModelArch *arch, const ModelCostParams *p, M
  *            (the model's logits beside it), bwd e·T·V (the e-byte gradient of the cast)
  *   sharded  (nanotron) 4·T·V saved (the shifted copy, softmax in place); fwd 4·T·V (the
  *            model's fp32 logits beside it), bwd e·T·V
+ *   chunked_head (torchtitan ChunkedLossWrapper, n = loss_chunks) 4·T·h saved (the fp32
+ *            gradient of the hidden states); fwd e·T·V/n + 3·4·T·V/n (one slice's logits,
+ *            log_softmax's result and the two gradients of its backward, run at once); bwd
+ *            none; no logits saved
  *   chunked  n = loss_chunks: eager 4·T·V saved, fwd e·T·V + 4·T·V/n, bwd 8·T·V/n;
  *            compiled e·T·V + 4·T saved, 4·T·V/n each way
  *   fused    4·T saved (logsumexp), fwd 4·T·V/n, bwd 8·T·V/n

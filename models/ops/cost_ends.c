@@ -109,7 +109,11 @@ loss_push (double *t, guint *n, double *sum, double bytes, guint copies)
  * cross-entropy's two; chunked those three per chunk (torchtune CEWithChunkedOutputLoss);
  * fused one kernel per chunk; MPT's flash-attn cross-entropy one; te_parallel the four of
  * Transformer Engine 2.9 triton/cross_entropy.py cross_entropy_forward (two torch.zeros, the
- * online_softmax_kernel and cross_entropy_kernel launches). */
+ * online_softmax_kernel and cross_entropy_kernel launches); chunked_head (torchtitan
+ * ChunkedLossWrapper.__call__) eight a chunk from Python (the chunk's lm_head mm beyond the
+ * head GEMM's one, `.float()`, log_softmax, nll_loss, the division by the valid tokens,
+ * detach, the add into total_loss, GradAccumulator.add's copy) and two zeros (total_loss,
+ * the accumulator's buffer): 8·n + 1; the chunks' backward ops run from C++. */
 static double
 loss_host_ops (const ModelCostParams *p, gboolean mpt)
 {
@@ -131,6 +135,8 @@ loss_host_ops (const ModelCostParams *p, gboolean mpt)
       return 3 * chunks;
     case MODEL_COST_LOSS_FUSED:
       return chunks;
+    case MODEL_COST_LOSS_CHUNKED_HEAD:
+      return 8 * chunks + 1;
     }
   return 1;
 }
@@ -294,6 +300,27 @@ loss_memory (const Dims *d, const ModelCostParams *p, gboolean mpt)
       loss_fwd (&m, 4 * TV / n, 1);
       loss_bwd (&m, 4 * TV / n, 2);
       return m;
+    case MODEL_COST_LOSS_CHUNKED_HEAD:
+      /* torchtitan components/loss.py ChunkedLossWrapper.__call__ (default num_chunks 8;
+       * since 786e26f8e, 2026-04-27, "ChunkedCELoss", renamed in 9530a874d): the model
+       * returns the final norm's hidden states (_skip_lm_head), split into n slices of T/n
+       * tokens (views), each detached into a leaf; GradAccumulator(hidden_states,
+       * dtype=torch.float32) allocates the hidden states' gradient, 4·T·h, filled slice by
+       * slice and handed to hidden_states.backward() once the loop ends: it lives through
+       * the head's backward, counted here as saved. Each slice: `logits = lm_head(h_chunk)`
+       * (e·T·V/n, bound until the next slice), cross_entropy_loss's `pred.float()` (4·T·V/n,
+       * freed when F.cross_entropy returns) and log_softmax's saved result (4·T·V/n); then
+       * `chunk_loss.backward()` at once: nll_loss_backward's gradient and
+       * _log_softmax_backward_data's output (4·T·V/n each) beside the saved result and the
+       * logits, the slice's peak, 12 + e B a logit of T/n tokens; the cast's and the mm's
+       * backward follow with less. Nothing of a slice outlives it (its weight gradient is
+       * added into lm_head's .grad: plan_step.c head_grad_piece), so no logits are saved
+       * across the step; the head's backward here has no transient of its own. Traffic
+       * as the upcast loss's, slice by slice. */
+      m = loss_new (4 * d->T * d->h, e * TV + 2 * 4 * TV);
+      loss_fwd (&m, e * TV / n, 1);
+      loss_fwd (&m, 4 * TV / n, 3);
+      return m;
     case MODEL_COST_LOSS_UPCAST_SHIFT:
       return hf_shift_loss_memory (d);
     case MODEL_COST_LOSS_VOCAB_PARALLEL:
@@ -404,6 +431,7 @@ kept_logits (const Dims *d, const ModelCostParams *p, gboolean mpt)
   switch (p->loss)
     {
     case MODEL_COST_LOSS_FUSED:
+    case MODEL_COST_LOSS_CHUNKED_HEAD: /* one slice's logits at a time, within the loss */
     case MODEL_COST_LOSS_TE_PARALLEL: /* the saved buffer is the logits (loss_memory) */
       return 0;
     case MODEL_COST_LOSS_PLAIN:

@@ -373,7 +373,9 @@ head_grad_piece (const StepCtx *c, gboolean head, gboolean both)
   if (!(g > 0))
     return 0;
   if (head)
-    return p->stack.framework.loss == MODEL_LOSS_CHUNKED && p->stack.framework.loss_chunks > 1
+    return (p->stack.framework.loss == MODEL_LOSS_CHUNKED
+            || p->stack.framework.loss == MODEL_LOSS_CHUNKED_HEAD)
+               && p->stack.framework.loss_chunks > 1
              ? g : 0;
   return p->arch->tied_embeddings && both ? g : 0;
 }

@@ -2,7 +2,10 @@
  * framework (framework.h). Each value cites the framework source file that sets it; the
  * revisions read are microsoft/DeepSpeed 38327e0 (2025-02), pytorch/torchtune bd2a0fc,
  * pytorch/torchtitan b5bcd76, NVIDIA/Megatron-LM d98e8a6, huggingface/nanotron 2411b02,
- * huggingface/transformers (Trainer, loss/loss_utils.py) and huggingface/accelerate.
+ * huggingface/transformers (main of 2026: loss/loss_utils.py 0114da07, training_args.py
+ * fd798335, integrations/sdpa_attention.py 00c238bd) and huggingface/accelerate 16cb6eb8.
+ * torchtune's values are its last release's (v0.6.1, 2025-04: CEWithChunkedOutputLoss);
+ * its unreleased main configures LinearCrossEntropyLoss instead (9c06c8bda, 2025-04-30).
  */
 #include "config.h"
 #include "models/stack/framework.h"
@@ -15,7 +18,7 @@ static const char *const framework_names[] = { "custom",     "hf_trainer", "acce
                                                "deepspeed",  "nanotron",   NULL };
 static const char *const loss_names[] = { "upcast",       "plain",          "chunked", "fused",
                                           "upcast_shift", "vocab_parallel", "sharded",
-                                          "te_parallel",  NULL };
+                                          "te_parallel",  "chunked_head", NULL };
 static const char *const optimizer_impl_names[] = { "per_tensor", "foreach", "fused", "cpu_adam",
                                                     NULL };
 static const char *const rope_table_names[] = { "none", "max_positions", "seq_len", "per_layer",
@@ -81,12 +84,15 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_HF_TRAINER] = {
     .kind = MODEL_FRAMEWORK_HF_TRAINER,
-    /* transformers v4.46.0–v4.48.x loss/loss_utils.py ForCausalLMLoss: logits =
-     * logits.float(), shift_logits = logits[..., :-1, :].contiguous(), then
-     * nn.functional.cross_entropy on the shifted fp32 copy (models/ops/cost_ends.c
-     * hf_shift_loss_memory). From v4.49 (PR #35646) the labels are padded and shifted
-     * instead, no logits copied: set loss = upcast for those. */
-    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1,
+    /* transformers loss/loss_utils.py ForCausalLMLoss since v4.49.0 (PR #35646, merged
+     * 2025-01; unchanged in the main read, 0114da07, 2026): `logits = logits.float()`,
+     * then `labels = nn.functional.pad(labels, (0, 1), value=ignore_index)`, `shift_labels
+     * = labels[..., 1:].contiguous()` and `logits.view(-1, vocab_size)` into
+     * fixed_cross_entropy: the labels are shifted, no logits copied, so the loss is the
+     * upcast one (10 B a bf16 logit at the forward's peak). v4.46.0–v4.48.x sliced and
+     * copied the fp32 logits (`logits[..., :-1, :].contiguous()`, 14 B a logit; cost_ends.c
+     * hf_shift_loss_memory): set loss = upcast_shift for those. */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
     /* models/llama/modeling_llama.py LlamaRMSNorm.forward:
      * hidden_states.to(torch.float32) before the variance */
     .norm_fp32 = TRUE,
@@ -94,17 +100,27 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
     .compile = FALSE,
     /* trainer.py: gradients are the parameters' .grad in the parameter dtype */
     .main_grad_fp32 = FALSE,
-    /* training_args.py: default_optim = "adamw_torch" (torch.optim.AdamW, foreach on CUDA);
-     * "adamw_torch_fused" from torch 2.8 — set optimizer_impl = fused for those */
-    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH,
+    /* training_args.py (transformers main read, fd798335): `default_optim = "adamw_torch"`,
+     * then `if is_torch_greater_or_equal_than_2_8: default_optim = "adamw_torch_fused"`
+     * (PR #37358, merged 2025-07): torch.optim.AdamW(fused=True), one _fused_adamw_ kernel,
+     * no whole-state temporaries. With torch < 2.8 (or a transformers before that PR) the
+     * default is "adamw_torch", foreach on CUDA: set optimizer_impl = foreach for those */
+    .optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED,
     /* training_args.py: weight_decay = 0.0 (trainer.py passes it to AdamW) */
     .weight_decay_zero = TRUE,
-    /* transformers 4.46 models/llama/modeling_llama.py LlamaSdpaAttention.forward and 4.48
-     * integrations/sdpa_attention.py sdpa_attention_forward: key_states =
-     * repeat_kv(key_states, self.num_key_value_groups) (value too) before
-     * scaled_dot_product_attention, which saves the expanded copies; the eager path
-     * (eager_attention_forward) the same; flash_attention_2 passes GQA to flash-attn */
-    .kv_repeat_sdpa = TRUE,
+    /* transformers integrations/sdpa_attention.py sdpa_attention_forward (main read,
+     * 00c238bd; PR #39412, merged 2025-07): `if not use_gqa_in_sdpa(attention_mask, key)`
+     * repeat_kv, else `sdpa_kwargs = {"enable_gqa": True}`, and use_gqa_in_sdpa is true on
+     * CUDA with torch >= 2.5 and `attention_mask is None`; the mask is None for a causal
+     * batch without padding (masking_utils.py _ignore_causal_mask_sdpa: `padding_mask is
+     * None or padding_mask.all()`, kv_length == query_length), the full-length sequences
+     * stepsim runs. So SDPA gets the key/value heads as they are, nothing expanded is saved.
+     * Before that PR (4.46 LlamaSdpaAttention.forward, 4.48 sdpa_attention_forward)
+     * transformers called repeat_kv before every SDPA call, which saved the expanded
+     * copies: set kv_repeat_sdpa = true for those, and for padded batches (a mask) or
+     * torch < 2.5. The eager path (eager_attention_forward) repeats them in any version;
+     * flash_attention_2 passes GQA to flash-attn. */
+    .kv_repeat_sdpa = FALSE,
     /* transformers models/llama/modeling_llama.py eager_attention_forward (4.48; the
      * LlamaAttention of 4.46 the same): `attn_weights = nn.functional.softmax(attn_weights,
      * dim=-1, dtype=torch.float32).to(query.dtype)` (model_arch_softmax_fp32's families) */
@@ -118,10 +134,11 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_ACCELERATE_FSDP] = {
     .kind = MODEL_FRAMEWORK_ACCELERATE_FSDP,
-    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above), and
-     * its attention: repeat_kv before SDPA (kv_repeat_sdpa, as hf_trainer) */
-    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE,
-    .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
+    /* the loss is the model's (transformers loss_utils.py ForCausalLMLoss, as above: upcast
+     * since v4.49), and its attention: SDPA with enable_gqa, no repeat_kv (kv_repeat_sdpa,
+     * as hf_trainer) */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE,
+    .kv_repeat_sdpa = FALSE, .softmax_fp32 = TRUE,
     /* accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin: no compile, gradients
      * in the FSDP mixed-precision param dtype (no extra main_grad) */
     .compile = FALSE, .main_grad_fp32 = FALSE,
@@ -163,8 +180,15 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   },
   [MODEL_FRAMEWORK_TORCHTITAN] = {
     .kind = MODEL_FRAMEWORK_TORCHTITAN,
-    /* torchtitan/components/loss.py cross_entropy_loss: pred.float() then F.cross_entropy */
-    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1,
+    /* torchtitan/components/loss.py ChunkedLossWrapper (Config.num_chunks = 8) around
+     * CrossEntropyLoss (cross_entropy_loss: pred.float() then F.cross_entropy): every
+     * decoder's trainer config (models/<name>/config_registry.py: llama3_8b, _70b, _405b,
+     * qwen3, deepseek_v3, gpt_oss, ...) builds `loss=ChunkedLossWrapper.Config(loss_fn=
+     * CrossEntropyLoss.Config(...))` since 786e26f8e (2026-04-27, "ChunkedCELoss (#2937)";
+     * renamed in 9530a874d, 2026-06-26): the lm_head and the loss on 8 slices of tokens, each
+     * slice's backward at once (models/ops/cost_ends.c chunked_head). Before it the configs
+     * left the loss to cross_entropy_loss on the whole logits: loss = upcast. */
+    .loss = MODEL_LOSS_CHUNKED_HEAD, .loss_chunks = 8,
     /* torchtitan/models/common/nn_modules.py RMSNorm(nn.RMSNorm): torch's rms_norm keeps
      * its input in the compute dtype */
     .norm_fp32 = FALSE,
@@ -232,9 +256,10 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
   [MODEL_FRAMEWORK_DEEPSPEED] = {
     .kind = MODEL_FRAMEWORK_DEEPSPEED,
     /* DeepSpeed wraps the user's model: the loss, norms and attention are the model's (HF
-     * code, the transformers of hf_trainer above: repeat_kv before SDPA) */
-    .loss = MODEL_LOSS_UPCAST_SHIFT, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
-    .kv_repeat_sdpa = TRUE, .softmax_fp32 = TRUE,
+     * code, the transformers of hf_trainer above: the upcast loss since v4.49, SDPA with
+     * enable_gqa) */
+    .loss = MODEL_LOSS_UPCAST, .loss_chunks = 1, .norm_fp32 = TRUE, .compile = FALSE,
+    .kv_repeat_sdpa = FALSE, .softmax_fp32 = TRUE,
     .main_grad_fp32 = FALSE,
     /* deepspeed/runtime/engine.py _configure_basic_optimizer: FusedAdam for "Adam"/"AdamW"
      * on the GPU, DeepSpeedCPUAdam under ZeRO-Offload (the scenario switches to cpu_adam

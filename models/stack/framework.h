@@ -46,6 +46,10 @@ typedef enum
   MODEL_LOSS_TE_PARALLEL, /* Transformer Engine's parallel_cross_entropy (Megatron's
                            * cross_entropy_fusion_impl "te"): two Triton passes, the gradient
                            * written over the 16-bit logits, which are saved */
+  MODEL_LOSS_CHUNKED_HEAD, /* torchtitan's ChunkedLossWrapper: the head GEMM and the upcast
+                            * cross-entropy on loss_chunks slices of the hidden states, each
+                            * slice's backward run at once into an fp32 gradient buffer, so
+                            * one slice's logits live at a time and none are saved */
   MODEL_N_LOSSES
 } ModelLossImpl;
 
@@ -82,7 +86,8 @@ typedef struct
   ModelFrameworkKind kind;
   /* Op-graph knobs (models/ops/): */
   ModelLossImpl loss;
-  guint loss_chunks;            /* chunks of MODEL_LOSS_CHUNKED (torchtune: 8), >= 1 */
+  guint loss_chunks;            /* chunks of MODEL_LOSS_CHUNKED (torchtune: 8) and
+                                 * MODEL_LOSS_CHUNKED_HEAD (torchtitan: 8), >= 1 */
   gboolean norm_fp32;           /* norms upcast to fp32 and save the fp32 input (HF LlamaRMSNorm) */
   gboolean compile;             /* torch.compile fuses elementwise chains (fewer saved tensors) */
   gboolean kv_repeat;           /* GQA keys/values expanded to the query heads before the
@@ -92,8 +97,9 @@ typedef struct
                                  * eager core expands them in every framework,
                                  * model_stack_cost_params) (HF transformers 4.46–4.48:
                                  * LlamaSdpaAttention and sdpa_attention_forward call
-                                 * repeat_kv; flash_attention_2 takes GQA as is; from 4.5x
-                                 * SDPA gets enable_gqa instead) */
+                                 * repeat_kv; flash_attention_2 takes GQA as is; since PR
+                                 * #39412, 2025-07, SDPA gets enable_gqa instead when the
+                                 * mask is None: FALSE in every profile) */
   gboolean softmax_fp32;        /* the eager attention core computes softmax in fp32 and
                                  * casts the probabilities back, as the HF model code of
                                  * llama-like families does (model_arch_softmax_fp32); only
@@ -169,7 +175,7 @@ typedef struct
 
 /* Names for scenarios and reports: "custom", "hf_trainer", "accelerate_fsdp", "torchtune",
  * "torchtitan", "megatron", "deepspeed", "nanotron"; "upcast", "plain", "chunked", "fused",
- * "upcast_shift", "vocab_parallel", "sharded", "te_parallel";
+ * "upcast_shift", "vocab_parallel", "sharded", "te_parallel", "chunked_head";
  * "per_tensor", "foreach", "fused", "cpu_adam"; "none", "max_positions", "seq_len", "per_layer"
  * (rope_table).
  * Parsing sets G_KEY_FILE_ERROR_INVALID_VALUE

@@ -406,6 +406,8 @@ loss_of (ModelLossImpl l)
       return MODEL_COST_LOSS_SHARDED;
     case MODEL_LOSS_TE_PARALLEL:
       return MODEL_COST_LOSS_TE_PARALLEL;
+    case MODEL_LOSS_CHUNKED_HEAD:
+      return MODEL_COST_LOSS_CHUNKED_HEAD;
     case MODEL_LOSS_UPCAST:
     default:
       return MODEL_COST_LOSS_UPCAST;

@@ -359,7 +359,7 @@ test_deepspeed_framework (void)
   CU_ASSERT_EQUAL (sc->stack.framework.reduce_bucket_elements, 5e8);
   CU_ASSERT_EQUAL (sc->stack.framework.stage3_max_live_parameters, 1e9);
   const char *const profile[] = { "key 'deepspeed_config'", "framework = custom",
-                                  "not DeepSpeed's", NULL };
+                                  "not DeepSpeed's (upcast, fused)", NULL };
   CU_ASSERT_TRUE (warned_with (sc, profile));
   const char *const trainer[] = { "cluster.gpus_per_node=8", "training.framework=hf_trainer",
                                   "training.deepspeed_config=ds.json", NULL };

@@ -399,6 +399,35 @@ test_head_workspace_tensors (void)
   STEPSIM_ASSERT_REL (sum, c.fwd.workspace, 1e-12);
 }
 
+/* torchtitan's ChunkedLossWrapper (loss = chunked_head, n = 4 slices), T = 16, V = 1000,
+ * h = 64, e = 2: at a slice's peak its e-byte logits, e·T·V/n = 8 000 B, and three fp32
+ * T/n × V tensors (log_softmax's result, nll_loss's and log_softmax's gradients of the
+ * slice's backward, run at once) of 4·T·V/n = 16 000 B: 56 000 B over the saved; the
+ * head's backward keeps no transient. Saved: the fp32 gradient buffer of the hidden states,
+ * 4·T·h = 4 096 B, where the upcast loss keeps log_softmax's result 4·T·V = 64 000 B
+ * (59 904 B less). No whole logits exist to keep under logits_kept; the GEMM and the
+ * loss's FLOPs are the upcast loss's. */
+static void
+test_head_chunked_head (void)
+{
+  ModelArch arch = gpt_like (64, 4, 1, 1000);
+  ModelCostParams p = params (2, 8, TRUE, 0);
+  ModelBlockCost up = model_cost_head (&arch, &p);
+  p.loss = MODEL_COST_LOSS_CHUNKED_HEAD;
+  p.loss_chunks = 4;
+  ModelBlockCost c = model_cost_head (&arch, &p);
+  CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 4);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[0], 8000, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace_tensors[3], 16000, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 56000, 0);
+  CU_ASSERT_EQUAL (c.bwd.n_workspace_tensors, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.bwd.workspace, 0, 0);
+  CU_ASSERT_DOUBLE_EQUAL (up.act_saved - c.act_saved, 64000 - 4096, 0);
+  CU_ASSERT_DOUBLE_EQUAL (c.fwd.flops + c.bwd.flops, up.fwd.flops + up.bwd.flops, 0);
+  p.logits_kept = TRUE;
+  CU_ASSERT_DOUBLE_EQUAL (model_cost_head (&arch, &p).act_saved, c.act_saved, 0);
+}
+
 /* Embedding: a gather, no FLOPs; saves only int64 token ids (8·b·s) without dropout. */
 static void
 test_embedding (void)
@@ -812,6 +841,8 @@ static const StepsimTest tests[] = {
   { "T1 GPT-22B MFU 41.5 %", test_t1_mfu },
   { "LM head FLOPs and fp32 logits", test_head },
   { "LM head workspaces as tensors", test_head_workspace_tensors },
+  { "loss = chunked_head: one slice's tensors, the fp32 hidden-state gradient saved",
+    test_head_chunked_head },
   { "LM head: Megatron's vocab-parallel cross-entropy", test_head_vocab_parallel },
   { "LM head: nanotron's sharded cross-entropy", test_head_sharded },
   { "LM head: Transformer Engine's parallel cross-entropy", test_head_te_parallel },

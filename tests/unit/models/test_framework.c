@@ -50,9 +50,10 @@ replay (const ModelArch *a, const ModelStack *s, const ModelParallel *par)
 
 /* Each profile's values, as the cited sources set them (framework.c's table):
  * transformers ForCausalLMLoss upcasts; torchtune CEWithChunkedOutputLoss 8 chunks, fused
- * AdamW; torchtitan nn.RMSNorm (no fp32 save), fused; Megatron fp32 main_grad, in-place
- * fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and ZeRO's element defaults
- * (5e8, 5e8, 5e7, 1e5, 1e9); nanotron FP32GradientAccumulator, in-place CE, fused. */
+ * AdamW; torchtitan ChunkedLossWrapper 8 chunks, nn.RMSNorm (no fp32 save), fused; Megatron
+ * fp32 main_grad, in-place fp32 softmax CE ("plain"), FusedAdam; DeepSpeed FusedAdam and
+ * ZeRO's element defaults (5e8, 5e8, 5e7, 1e5, 1e9); nanotron FP32GradientAccumulator,
+ * in-place CE, fused. */
 static void
 test_profile_table (void)
 {
@@ -67,18 +68,18 @@ test_profile_table (void)
   } want[] = {
     { MODEL_FRAMEWORK_CUSTOM, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FOREACH,
       0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_HF_TRAINER, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE,
-      MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_ACCELERATE_FSDP, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE,
+    { MODEL_FRAMEWORK_HF_TRAINER, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
+      MODEL_OPTIMIZER_IMPL_FUSED, 0, 0, 0, 0, 0 },
+    { MODEL_FRAMEWORK_ACCELERATE_FSDP, MODEL_LOSS_UPCAST, 1, TRUE, FALSE,
       MODEL_OPTIMIZER_IMPL_FOREACH, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_TORCHTUNE, MODEL_LOSS_CHUNKED, 8, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_TORCHTITAN, MODEL_LOSS_UPCAST, 1, FALSE, FALSE,
+    { MODEL_FRAMEWORK_TORCHTITAN, MODEL_LOSS_CHUNKED_HEAD, 8, FALSE, FALSE,
       MODEL_OPTIMIZER_IMPL_FUSED, 0, 0, 0, 0, 0 },
     { MODEL_FRAMEWORK_MEGATRON, MODEL_LOSS_VOCAB_PARALLEL, 1, FALSE, TRUE,
       MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
-    { MODEL_FRAMEWORK_DEEPSPEED, MODEL_LOSS_UPCAST_SHIFT, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
+    { MODEL_FRAMEWORK_DEEPSPEED, MODEL_LOSS_UPCAST, 1, TRUE, FALSE, MODEL_OPTIMIZER_IMPL_FUSED,
       5e8, 5e8, 5e7, 1e5, 1e9 },
     { MODEL_FRAMEWORK_NANOTRON, MODEL_LOSS_SHARDED, 1, FALSE, TRUE, MODEL_OPTIMIZER_IMPL_FUSED,
       0, 0, 0, 0, 0 },
@@ -96,11 +97,10 @@ test_profile_table (void)
       /* Only torchtune expands GQA k/v to the query heads before any attention kernel
        * (torchtune/modules/attention.py); the others call a kernel that takes GQA as is. */
       CU_ASSERT_EQUAL (fw.kv_repeat, want[i].kind == MODEL_FRAMEWORK_TORCHTUNE);
-      /* HF's model code of transformers 4.46–4.48 (hf_trainer, accelerate_fsdp, deepspeed)
-       * repeats k/v before SDPA; the custom profile's newer transformers passes enable_gqa */
-      CU_ASSERT_EQUAL (fw.kv_repeat_sdpa, want[i].kind == MODEL_FRAMEWORK_HF_TRAINER
-                                            || want[i].kind == MODEL_FRAMEWORK_ACCELERATE_FSDP
-                                            || want[i].kind == MODEL_FRAMEWORK_DEEPSPEED);
+      /* HF's model code since transformers PR #39412 (2025-07) passes enable_gqa to SDPA
+       * for an unpadded causal batch (hf_trainer, accelerate_fsdp, deepspeed, custom);
+       * 4.46–4.48's repeat_kv before SDPA is the key's (test_hf_sdpa_gqa) */
+      CU_ASSERT_FALSE (fw.kv_repeat_sdpa);
       /* The HF model code's eager attention computes softmax in fp32 (custom, hf_trainer,
        * accelerate_fsdp, deepspeed); torchtune and torchtitan call SDPA, Megatron and
        * nanotron fused softmax kernels */
@@ -146,6 +146,83 @@ test_profile_table (void)
   ModelFramework custom;
   model_framework_apply_profile (&custom, MODEL_FRAMEWORK_CUSTOM);
   CU_ASSERT_EQUAL (memcmp (&s.framework, &custom, sizeof custom), 0);
+}
+
+/* The HF model code's loss as transformers computes it since v4.49 (loss_utils.py
+ * ForCausalLMLoss, PR #35646: the labels padded and shifted, the fp32 logits only viewed):
+ * hf_trainer, accelerate_fsdp and deepspeed run it. On the tiny model in pure bf16 (e = 2,
+ * no autocast, so no fp32 hidden state among the head's transients), T = b·s = 2·128 = 256
+ * tokens, V = 1000, the head's forward holds beside its saved tensors the e-byte logits and
+ * their fp32 copy: e·T·V + 4·T·V = 512 000 + 1 024 000 = 1 536 000 B in two tensors. The
+ * loss of transformers 4.46–4.48 (upcast_shift) adds the shifted contiguous fp32 copy,
+ * 4·b·(s−1)·V = 4·254·1000 = 1 016 000 B, a third tensor. */
+static void
+test_hf_loss (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  const ModelFrameworkKind hf[] = { MODEL_FRAMEWORK_HF_TRAINER, MODEL_FRAMEWORK_ACCELERATE_FSDP,
+                                    MODEL_FRAMEWORK_DEEPSPEED };
+  for (guint i = 0; i < G_N_ELEMENTS (hf); i++)
+    {
+      ModelStack s = tiny_stack ();
+      s.precision = MODEL_PRECISION_BF16;
+      model_framework_apply_profile (&s.framework, hf[i]);
+      ModelCostParams p = model_stack_cost_params (&s);
+      ModelBlockCost c = model_cost_head (a, &p);
+      CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 2);
+      CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 1536000.0, 0);
+      /* the older transformers, by its key */
+      s.framework.loss = MODEL_LOSS_UPCAST_SHIFT;
+      p = model_stack_cost_params (&s);
+      c = model_cost_head (a, &p);
+      CU_ASSERT_EQUAL (c.fwd.n_workspace_tensors, 3);
+      CU_ASSERT_DOUBLE_EQUAL (c.fwd.workspace, 1536000.0 + 1016000.0, 0);
+    }
+}
+
+/* The HF Trainer's default optimizer with torch >= 2.8 is "adamw_torch_fused"
+ * (training_args.py, transformers PR #37358): torch's _fused_adamw_ reads and writes each
+ * state once and makes no whole-state temporary, where foreach's _foreach_sqrt of the
+ * second moment makes one fp32 tensor per parameter: 4Ψ (test_optimizer_impl). On the
+ * tiny model under bf16_mixed AdamW the hf_trainer profile's step workspace is 0; the key
+ * optimizer_impl = foreach (torch < 2.8) gives 4Ψ back. */
+static void
+test_hf_trainer_fused_adamw (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_HF_TRAINER);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  double psi = model_stack_trainable_params (&s, a);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * psi, 1e-12);
+}
+
+/* HF's SDPA path since transformers PR #39412 (integrations/sdpa_attention.py
+ * sdpa_attention_forward: enable_gqa, no repeat_kv, when the mask is None, as for an
+ * unpadded causal batch): under attention = sdpa the HF profiles save k and v at their kv
+ * heads. The tiny layer (T = b·s = 256 tokens, 8 query heads and 2 kv heads of 32: q = 256,
+ * c = 64 columns; bf16_mixed, e = 2) with repeat_kv saves the expanded copies instead, q
+ * columns each: 2·e·T·(q − c) = 2·2·256·192 = 196 608 B more a layer. */
+static void
+test_hf_sdpa_gqa (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  const ModelFrameworkKind hf[] = { MODEL_FRAMEWORK_HF_TRAINER, MODEL_FRAMEWORK_ACCELERATE_FSDP,
+                                    MODEL_FRAMEWORK_DEEPSPEED };
+  for (guint i = 0; i < G_N_ELEMENTS (hf); i++)
+    {
+      ModelStack s = tiny_stack ();
+      model_framework_apply_profile (&s.framework, hf[i]);
+      s.flash_attention = TRUE, s.attention_sdpa = TRUE; /* attention = sdpa */
+      ModelCostParams p = model_stack_cost_params (&s);
+      CU_ASSERT_FALSE (p.kv_repeat);
+      double gqa = model_cost_layer (a, &p).act_saved;
+      s.framework.kv_repeat_sdpa = TRUE; /* the transformers of 4.46–4.48 */
+      p = model_stack_cost_params (&s);
+      CU_ASSERT_TRUE (p.kv_repeat);
+      CU_ASSERT_DOUBLE_EQUAL (model_cost_layer (a, &p).act_saved - gqa, 196608.0, 0);
+    }
 }
 
 static void
@@ -373,7 +450,8 @@ task_effect (const ModelPlan *p, guint id, ModelMemCategory category, int sign)
  * head_grad_accumulating from the second micro-batch): autograd adds
  * each later piece in place into the first, so the piece, a whole V×h gradient (bf16 here:
  * 2 × 1000 × 256 = 512 000 B), is a transient of the task that makes it:
- *  - a chunked loss of 8 chunks: the head's backward (one mm per chunk), not a plain loss;
+ *  - a chunked loss of 8 chunks (chunked, chunked_head): the head's backward (one mm per
+ *    chunk), not a plain loss;
  *  - tied embeddings: the embedding's backward (embedding_dense_backward's gradient added
  *    to the head's), not an untied model's;
  *  - tied embeddings under optimizer_in_backward: the head's gradient (allocated by the
@@ -398,6 +476,13 @@ test_head_gradient_pieces (void)
   ModelCostParams c8 = model_stack_cost_params (&s), c1 = model_stack_cost_params (&s1);
   STEPSIM_ASSERT_REL (ws8 - model_cost_head (a, &c8).bwd.workspace, piece, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL (ws1 - model_cost_head (a, &c1).bwd.workspace, 0, 1e-6);
+  /* torchtitan's ChunkedLossWrapper (chunked_head): one mm backward a slice, the same piece */
+  ModelStack sh = s;
+  sh.framework.loss = MODEL_LOSS_CHUNKED_HEAD;
+  g_autoptr (ModelPlan) sliced = model_plan_new (a, &sh, NULL, NULL);
+  ModelCostParams ch = model_stack_cost_params (&sh);
+  STEPSIM_ASSERT_REL (task_effect (sliced, task_id (sliced, "bwd head mb0"), MODEL_MEM_WORKSPACE,
+                                   1) - model_cost_head (a, &ch).bwd.workspace, piece, 1e-12);
   /* tied: at the embedding's backward */
   ModelStack t = tiny_stack ();
   a->tied_embeddings = TRUE;
@@ -627,6 +712,10 @@ main (void)
 {
   static const StepsimTest tests[] = {
     { "each profile's defaults", test_profile_table },
+    { "HF profiles: transformers >= 4.49's loss, no shifted logits copy", test_hf_loss },
+    { "hf_trainer: adamw_torch_fused, the Trainer's default with torch >= 2.8",
+      test_hf_trainer_fused_adamw },
+    { "HF profiles: SDPA with enable_gqa, no repeat_kv", test_hf_sdpa_gqa },
     { "names round-trip; unknown framework lists the names", test_names },
     { "main_grad_fp32: fp32 gradients from time 0", test_main_grad_fp32 },
     { "Megatron's DDP buckets are views of its grad buffer; FSDP NO_SHARD has none",

@@ -27,6 +27,7 @@ test_kv_repeat_by_attention (void)
 {
   ModelStack s = stack (MODEL_PRECISION_BF16_MIXED, MODEL_OPTIMIZER_ADAMW);
   model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_HF_TRAINER);
+  s.framework.kv_repeat_sdpa = TRUE; /* HF 4.46–4.48; the profile's newer HF: enable_gqa */
   s.flash_attention = TRUE, s.attention_sdpa = TRUE; /* sdpa */
   CU_ASSERT_TRUE (model_stack_cost_params (&s).kv_repeat);
   s.flash_attention = FALSE, s.attention_sdpa = FALSE; /* eager */
