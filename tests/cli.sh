@@ -2061,6 +2061,12 @@ rm -f dsf.h5
 check "framework = deepspeed with data_parallel = fsdp_full_shard: exit 1 naming [parallel] data_parallel, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \\[parallel\\], key 'data_parallel': fsdp_full_shard is PyTorch's FSDP\" dsf.err && [ ! -e dsf.h5 ]"
 rm -f rt.h5
+"$STEPSIM" run "$s1" -q -o zf.h5 --set training.framework=torchtitan --set parallel.data_parallel=zero3 >/dev/null 2>zf.err; rc=$?
+check "data_parallel = zero3 under torchtitan (FSDP2): exit 1, one error naming group and key, no file" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <zf.err) -eq 1 ] && grep -q \"group \\[parallel\\], key 'data_parallel': zero3 is DeepSpeed's ZeRO, which torchtitan\" zf.err && [ ! -e zf.h5 ]"
+"$STEPSIM" run "$s1" -q -o o8.h5 --set training.optimizer=paged_adamw_8bit --set offload.optimizer=cpu >/dev/null 2>o8.err; rc=$?
+check "an 8-bit optimizer with [offload] optimizer = cpu: exit 1, one error naming group and key, no file" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <o8.err) -eq 1 ] && grep -q \"group \\[training\\], key 'optimizer': paged_adamw_8bit keeps its 8-bit states on the GPU\" o8.err && [ ! -e o8.h5 ]"
 "$STEPSIM" run "$s1" -q -o fe.h5 --set training.fsdp_end_units=maybe >/dev/null 2>fe.err; rc=$?
 check "fsdp_end_units = maybe: exit 1, one error naming group and key, no file" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <fe.err) -eq 1 ] && grep -q \"group \\[training\\], key 'fsdp_end_units'\" fe.err && [ ! -e fe.h5 ]"

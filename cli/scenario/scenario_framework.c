@@ -528,7 +528,38 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
                                                                 "deepspeed");
       return FALSE;
     }
-  /* An offloaded optimizer steps on the host with DeepSpeed's CPU-Adam (ZeRO-Offload §4.2). */
+  /* The frameworks that shard with PyTorch's FSDP (torchtune's and torchtitan's FSDP2,
+   * accelerate's FSDP plugin) run none of DeepSpeed's ZeRO stages, whose buckets, prefetch
+   * and persistence the zero* modes model: the same contradiction the other way round */
+  gboolean fsdp_framework = fw->kind == MODEL_FRAMEWORK_TORCHTUNE
+                            || fw->kind == MODEL_FRAMEWORK_TORCHTITAN
+                            || fw->kind == MODEL_FRAMEWORK_ACCELERATE_FSDP;
+  if (fsdp_framework && !sc->has_ds
+      && (sc->par.mode == MODEL_DP_ZERO1 || sc->par.mode == MODEL_DP_ZERO2
+          || sc->par.mode == MODEL_DP_ZERO3))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'data_parallel': %s is DeepSpeed's ZeRO, which %s "
+                   "does not run (it shards with PyTorch's FSDP); use ddp, fsdp_full_shard, "
+                   "fsdp_shard_grad_op, fsdp_hybrid_shard or fsdp_no_shard",
+                   model_parallel_mode_name (sc->par.mode), model_framework_name (fw->kind));
+      return FALSE;
+    }
+  /* An offloaded optimizer steps on the host with DeepSpeed's CPU-Adam (ZeRO-Offload §4.2),
+   * whose states are fp32 (csrc/adam/cpu_adam_impl.cpp): bitsandbytes' 8-bit optimizers
+   * run on the GPU only, and DeepSpeed has no 8-bit host optimizer */
+  if (s->offload.optimizer != MODEL_OFFLOAD_NONE
+      && (s->optimizer == MODEL_OPTIMIZER_ADAMW_8BIT
+          || s->optimizer == MODEL_OPTIMIZER_PAGED_ADAMW_8BIT))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'optimizer': %s keeps its 8-bit states on the GPU "
+                   "(bitsandbytes); with [offload] optimizer = %s the step runs on the host "
+                   "with DeepSpeed's CPU-Adam and fp32 states: use adamw there, or no offload",
+                   model_stack_optimizer_name (s->optimizer),
+                   model_offload_target_name (s->offload.optimizer));
+      return FALSE;
+    }
   if (s->offload.optimizer != MODEL_OFFLOAD_NONE)
     {
       if (!has (kf, "optimizer_impl"))
