@@ -150,7 +150,8 @@ struct _ModelPlan
                         * framework orders before later kernels holds the backward back
                         * (plan_offload.c, gradients) */
   double paged_spill;  /* B of optimizer state per rank paged out to host (plan_paged.c) */
-  guint paged_host;    /* the current rank's host-DRAM handle of the spill (0: none) */
+  guint paged_host;    /* the current rank's host-DRAM handle of the spill, held for the
+                        * step (0: none) */
   PlanTp tp;
   PlanCp cp;
   PlanPp pp;

@@ -2,10 +2,8 @@
  * plan_paged-private.h; see models/plan/plan_paged.h for the schedule and its sources.
  *
  * Invariants: p->paged_spill is 0 unless the optimizer is paged, and never more than the
- * rank's optimizer states; the spill is in exactly one place at a time (host DRAM from time
- * 0 until the page-in ends, the GPU from the page-in's start until the page-out's end, host
- * DRAM again from the page-out's start), as unified memory migrates pages rather than
- * copying them (the two overlap only while a migration is in flight).
+ * rank's optimizer states; host DRAM holds the spill for the whole step, the GPU a chunk of
+ * it from its page-in's start to its page-out's end (plan_paged.h).
  * Units: B.
  */
 #include "config.h"
@@ -48,14 +46,47 @@ plan_paged_begin_rank (ModelPlan *p, guint rank)
   p->paged_host = host_alloc (p);
 }
 
-/* A migration of the spill on `stream` (no kernels: the executor runs it as a copy). */
-static guint
-migration (ModelPlan *p, guint rank, ModelStream stream, ModelOffloadOp op, const char *label)
+/* B of one chunk: the spill in plan_paged_n_chunks equal parts. */
+static double
+chunk_bytes (const ModelPlan *p)
 {
-  guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_OFFLOAD, -1, -1, "%s", label);
+  return p->paged_spill / plan_paged_n_chunks (p);
+}
+
+guint
+plan_paged_n_chunks (const ModelPlan *p)
+{
+  if (p->paged_spill <= 0)
+    return 0;
+  /* bitsandbytes prefetches one state tensor before its update (the largest: the most a
+   * migration holds at once), a rank's shard of it under ZeRO/FSDP; whole UVM blocks */
+  double most = model_stack_largest_tensor_state (&p->stack, p->arch)
+                * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP,
+                                             FALSE);
+  most = MAX (ceil (most / MODEL_PAGED_GRANULE), 1) * MODEL_PAGED_GRANULE;
+  return (guint) MAX (ceil (p->paged_spill / most), 1);
+}
+
+double
+plan_paged_fraction (const ModelPlan *p, guint rank)
+{
+  if (p->paged_spill <= 0)
+    return 0;
+  double resident = p->initial[MODEL_MEM_OPTIMIZER_STATE]
+                    * plan_pp_state_fraction (p, rank, MODEL_MEM_OPTIMIZER_STATE);
+  return p->paged_spill / (p->paged_spill + resident);
+}
+
+/* A migration of chunk i on `stream` (no kernels: the executor runs it as a copy). */
+static guint
+migration (ModelPlan *p, guint rank, ModelStream stream, ModelOffloadOp op, const char *what,
+           guint i)
+{
+  guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_OFFLOAD, -1, -1,
+                              "%s optimizer states %u", what, i);
   ModelTask *t = plan_current (p);
   t->offload = op;
-  t->amount = t->bytes = p->paged_spill;
+  t->amount = t->bytes = chunk_bytes (p);
   return id;
 }
 
@@ -75,30 +106,23 @@ last_compute (const ModelPlan *p, guint rank)
 }
 
 guint
-plan_paged_page_in (ModelPlan *p, guint rank, guint after, guint *handle)
+plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, guint after, guint *handle)
 {
-  *handle = 0;
-  if (p->paged_spill <= 0)
-    return NONE;
+  g_return_val_if_fail (i < plan_paged_n_chunks (p), NONE);
   guint compute = last_compute (p, rank);
-  guint id = migration (p, rank, MODEL_STREAM_H2D, MODEL_OFFLOAD_OP_PAGE_IN,
-                        "page in optimizer states");
+  guint id = migration (p, rank, MODEL_STREAM_H2D, MODEL_OFFLOAD_OP_PAGE_IN, "page in", i);
   plan_task_dep (p, compute);
   plan_task_dep (p, after);
-  *handle = plan_task_alloc (p, MODEL_MEM_OPTIMIZER_STATE, p->paged_spill, MODEL_EFFECT_AT_START);
-  plan_task_free (p, p->paged_host, MODEL_EFFECT_AT_END);
-  p->paged_host = 0;
+  *handle = plan_task_alloc (p, MODEL_MEM_OPTIMIZER_STATE, chunk_bytes (p),
+                             MODEL_EFFECT_AT_START);
   return id;
 }
 
 void
-plan_paged_page_out (ModelPlan *p, guint rank, guint opt, guint handle)
+plan_paged_chunk_out (ModelPlan *p, guint rank, guint i, guint step, guint handle)
 {
-  if (p->paged_spill <= 0)
-    return;
-  migration (p, rank, MODEL_STREAM_D2H, MODEL_OFFLOAD_OP_PAGE_OUT, "page out optimizer states");
-  plan_task_dep (p, opt);
-  p->paged_host = host_alloc (p);
+  migration (p, rank, MODEL_STREAM_D2H, MODEL_OFFLOAD_OP_PAGE_OUT, "page out", i);
+  plan_task_dep (p, step);
   plan_task_free (p, handle, MODEL_EFFECT_AT_END);
 }
 

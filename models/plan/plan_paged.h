@@ -9,19 +9,25 @@
  * spill S > 0 (B per rank) models that:
  *  - the GPU holds the states less S from time 0 (one managed block: the states do not go
  *    through PyTorch's caching allocator, so they are not split into per-tensor blocks);
- *  - S lives in the node's host DRAM (category optimizer_state) until it is paged in;
- *  - before the optimizer step an H2D task ("page in optimizer states", op
- *    MODEL_OFFLOAD_OP_PAGE_IN) migrates S to the GPU after the last backward (and the last
- *    collective): the optimizer step waits for it, the pages occupy GPU memory from its
- *    start;
- *  - after the step a D2H task ("page out optimizer states", MODEL_OFFLOAD_OP_PAGE_OUT)
- *    evicts S again, as the next step's activations need the room, and frees the GPU copy
- *    at its end. The step ends when it does.
+ *  - S lives in the node's host DRAM (category optimizer_state) for the whole step (the
+ *    pages of a chunk on the GPU are counted on both sides: at most three chunks);
+ *  - the optimizer step updates the resident states first ("optimizer step"), then S in K
+ *    chunks ("optimizer step (paged i)"), each after an H2D task ("page in optimizer states
+ *    i", op MODEL_OFFLOAD_OP_PAGE_IN) that migrates it to the GPU and before a D2H task
+ *    ("page out optimizer states i", MODEL_OFFLOAD_OP_PAGE_OUT) that evicts it again,
+ *    freeing its GPU copy at its end. Chunk 0's page-in runs beside the resident update,
+ *    chunk i's after the update of chunk i − 2, so the GPU holds at most three chunks of S
+ *    (one leaving, one updating, one arriving): bitsandbytes prefetches each paged state
+ *    tensor with cudaMemPrefetchAsync before its update (optim/optimizer.py prefetch_state)
+ *    and the driver evicts pages under memory pressure, so the step never needs S on the
+ *    GPU at once (a spill larger than the GPU still runs). A chunk is the rank's share of
+ *    the largest tensor's states in whole UVM blocks (model_stack_largest_tensor_state),
+ *    K = ⌈S / chunk⌉ equal parts. The step ends when the last page-out does.
  * Each migration runs over the rank's PCIe route at MODEL_PAGED_MIGRATION_EFFICIENCY of the
- * link's bandwidth, so on an otherwise idle link the two take 2 (α + S / (e × B)).
- * Simplification: the whole spill is paged in before the update (bitsandbytes interleaves
- * the prefetch of tensor i + 1 with the update of tensor i), so the transfer is fully
- * exposed; this is an upper bound of the cost.
+ * link's bandwidth, so on an otherwise idle link the K chunks take 2 (K α + S / (e × B)) in
+ * all, the page-ins overlapping the updates.
+ * Simplification: the spill is paged in and out every step (the driver keeps pages on the
+ * GPU while nothing else needs the room); the chunks are equal parts, not tensors.
  *
  * How large S is comes from the run (models/plan/simulate.c): a first replay without spill gives the
  * peak of everything else; S = model_stack_paged_spill(), rounded up to whole UVM blocks

@@ -1060,20 +1060,25 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
                                                    MODEL_PHASE_STEP, FALSE)
                 + expert * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE,
                                                       MODEL_PHASE_STEP, TRUE);
-  guint paged = 0; /* paged optimizer states brought back for the step (plan_paged.c) */
-  guint page_in = plan_paged_page_in (p, c->rank, last_comm, &paged);
+  /* paged optimizer states (plan_paged.c): the spilled part of the states is updated chunk
+   * by chunk after the resident part, each chunk paged in before its update (the first
+   * beside the resident part's) and out after it */
+  guint n_chunks = plan_paged_n_chunks (p);
+  double paged_part = part * plan_paged_fraction (p, c->rank);
+  guint chunk_handle = 0;
+  guint chunk_in = n_chunks > 0 ? plan_paged_chunk_in (p, c->rank, 0, last_comm, &chunk_handle)
+                                : NONE;
   guint step = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER,
                                 -1, -1, "optimizer step");
   if (plan_states_at_first_step (p)) /* the first step's _init_group (plan.h) */
     g_array_index (p->creation_tasks, guint, c->rank * MODEL_N_MEM + MODEL_MEM_OPTIMIZER_STATE)
       = step;
   plan_task_dep (p, last_comm);
-  plan_task_dep (p, page_in);
   plan_task_dep (p, c->tp_wait);
   plan_task_dep (p, c->cp_wait);
   /* Under optimizer_in_backward every parameter was stepped in its backward hook. */
   gboolean in_bwd = p->stack.framework.optimizer_in_backward;
-  ModelPass pass = optimizer_pass (p, c->pc, in_bwd ? 0 : part);
+  ModelPass pass = optimizer_pass (p, c->pc, in_bwd ? 0 : part - paged_part);
   plan_task_add_pass (p, &pass);
   /* Temporaries of the step itself (e.g. foreach AdamW's sqrt of the second moment). */
   if (!in_bwd)
@@ -1101,6 +1106,25 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
                + (rope > 0 ? plan_rope_table_rank_bytes (p, c->rank) : 0);
     }
   state += p->initial[MODEL_MEM_LORA] * plan_pp_state_fraction (p, c->rank, MODEL_MEM_LORA);
+  /* the spilled chunks, each after its page-in, which waits for the update two chunks
+   * before (so at most three chunks are on the GPU: one paging out, one updating, one
+   * paging in) */
+  g_autofree guint *chunk_steps = g_new (guint, MAX (n_chunks, 1));
+  for (guint i = 0; i < n_chunks; i++)
+    {
+      if (i > 0)
+        chunk_in = plan_paged_chunk_in (p, c->rank, i, i >= 2 ? chunk_steps[i - 2] : NONE,
+                                        &chunk_handle);
+      chunk_steps[i] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE,
+                                        MODEL_TASK_KIND_OPTIMIZER, -1, -1,
+                                        "optimizer step (paged %u)", i);
+      plan_task_dep (p, chunk_in);
+      ModelPass chunk = optimizer_pass (p, c->pc, paged_part / n_chunks);
+      plan_task_add_pass (p, &chunk);
+      opt = chunk_steps[i];
+      if (i + 1 < n_chunks) /* the last one's after the gradients' release, below */
+        plan_paged_chunk_out (p, c->rank, i, chunk_steps[i], chunk_handle);
+    }
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
     {
@@ -1110,7 +1134,8 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
     }
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[c->rank] = model_ledger_whole_bytes (state);
-  plan_paged_page_out (p, c->rank, opt, paged);
+  if (n_chunks > 0)
+    plan_paged_chunk_out (p, c->rank, n_chunks - 1, opt, chunk_handle);
   /* Weights step → rest: under stages 1–2 every rank updated its partition and gathers
    * the new (trainable) parameters (ZeRO §5.1). */
   guint first;

@@ -285,6 +285,10 @@ void model_stack_resolve_framework (ModelStack *s);
  * Adafactor's r + c per matrix, 8-bit Adam's fp32 states for tensors under 4096 elements
  * and its absmax; over the trainable tensors. */
 double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
+/* B of optimizer state of the largest trainable tensor of `arch` under `s` (one copy,
+ * unsharded; the per-tensor rule of model_stack_optimizer_state_total); 0 when nothing
+ * trains. */
+double model_stack_largest_tensor_state (const ModelStack *s, const ModelArch *arch);
 
 /* Whether framework.main_grad_fp32 takes effect: only with 16-bit parameters (bf16/fp16/
  * fp8 mixed, pure bf16). Under precision fp32 or autocast amp the parameters, and so their

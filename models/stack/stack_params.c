@@ -139,6 +139,17 @@ model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
 }
 
 double
+model_stack_largest_tensor_state (const ModelStack *s, const ModelArch *arch)
+{
+  g_return_val_if_fail (s != NULL && arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  double most = 0;
+  for (guint k = 0; k < inv->tensors->len; k++)
+    most = MAX (most, tensor_state (model_inventory_tensor (inv, k), (gpointer) s));
+  return most;
+}
+
+double
 model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemCategory category)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
