@@ -5,6 +5,7 @@ sim_libstepsim_sim_a_SOURCES = \
 	sim/heap.c sim/heap.h \
 	sim/slots.c sim/slots.h \
 	sim/vec.c sim/vec.h \
+	sim/arith.h \
 	sim/text.c sim/text.h \
 	sim/variant.c sim/variant.h \
 	sim/fluid.c sim/fluid.h sim/fluid-private.h sim/fluid_solve.c \

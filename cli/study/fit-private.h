@@ -60,8 +60,6 @@ typedef struct
                      * GPUs */
 } Probe;
 
-/* Greatest common divisor of a and b (b may be 0: a). */
-guint64 cli_fit_gcd (guint64 a, guint64 b);
 /* The GPUs a count must be a multiple of to keep the scenario's layout: pp stages of GPUs
  * that tp·cp divide (a whole data-parallel degree; times the [parallel] dp_shard and
  * dp_replicate the scenario gives) and ep·etp divide (the expert grid carved out of a

@@ -16,6 +16,7 @@
 #include "cli/scenario/sim_input.h"
 #include "cli/scenario/scenario.h"
 #include "models/memory/ledger.h"
+#include "sim/arith.h"
 #include "sim/units.h"
 
 
@@ -284,25 +285,13 @@ cli_fit_fits_at (Ctx *ctx, guint i)
 /* ---- probes ------------------------------------------------------------------------------- */
 
 guint64
-cli_fit_gcd (guint64 a, guint64 b)
-{
-  while (b != 0)
-    {
-      guint64 t = a % b;
-      a = b;
-      b = t;
-    }
-  return a;
-}
-
-guint64
 cli_fit_layout_unit (const CliScenario *sc)
 {
   /* the data-parallel mesh degrees the scenario gives itself (0: from the mode, any) */
   guint64 mp = (guint64) MAX (sc->par.tp, 1) * MAX (sc->par.cp, 1)
                * MAX (sc->par.dp_shard, 1) * MAX (sc->par.dp_replicate, 1);
   guint64 ex = (guint64) MAX (sc->par.ep, 1) * MAX (sc->par.etp, 1);
-  return mp / cli_fit_gcd (mp, ex) * ex * MAX (sc->par.pp, 1);
+  return sim_lcm64 (mp, ex) * MAX (sc->par.pp, 1);
 }
 
 static char *

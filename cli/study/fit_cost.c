@@ -34,6 +34,7 @@
 #include "hardware/catalog.h"
 #include "hardware/cluster_spec.h"
 #include "hardware/node_catalog.h"
+#include "sim/arith.h"
 #include "sim/units.h"
 
 typedef enum
@@ -200,7 +201,7 @@ search_gpu (CostSearch *s, const HwGpuSpec *gpu)
       guint v = (guint) n;
       g_array_append_val (counts, v);
     }
-  guint64 step = unit / cli_fit_gcd (unit, per_node);
+  guint64 step = unit / sim_gcd64 (unit, per_node);
   for (guint64 n = step * per_node; n <= s->max_gpus; n *= 2)
     {
       guint v = (guint) n;

@@ -23,6 +23,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/parallel/parallel.h"
+#include "sim/arith.h"
 #include "sim/units.h"
 
 /* GPU count of a gpus candidate (its first two overrides: gpus_per_node, nodes). */
@@ -276,7 +277,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
       /* with pods ([cluster] nodes_per_pod P) a cluster is up to one pod of nodes or whole
        * pods (hardware/cluster_spec.h): nodes 2..P first, then 2, 3, … pods of P nodes;
        * either in steps of s nodes, the fewest that hold whole units */
-      guint64 s = unit / cli_fit_gcd (unit, g);
+      guint64 s = unit / sim_gcd64 (unit, g);
       guint pod = sc->fabric.nodes_per_pod;
       guint64 first = pod >= 2 && pod < opt->max_nodes ? pod : opt->max_nodes;
       p.per_node = g;
@@ -286,7 +287,7 @@ cli_fit_search_gpus (Ctx *ctx, const CliScenario *sc, const CliFitOptions *opt)
                                   : 0;
       if (m == 0 && first < opt->max_nodes && opt->max_nodes / pod >= 2)
         {
-          guint64 step = pod / cli_fit_gcd (pod, s) * s; /* whole pods of whole units */
+          guint64 step = pod / sim_gcd64 (pod, s) * s; /* whole pods of whole units */
           lo = step > pod ? 1 : 2;
           p.node_step = (guint) step;
           if (opt->max_nodes / step >= lo)

@@ -12,6 +12,7 @@
 
 #include <string.h>
 #include "models/parallel/tensor_parallel.h"
+#include "sim/arith.h"
 
 static const char *const kind_names[MODEL_N_TASK_KINDS] = {
   "forward", "backward", "recompute", "optimizer", "collective", "offload",
@@ -267,24 +268,6 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
   return TRUE;
 }
 
-static guint64
-gcd64 (guint64 a, guint64 b)
-{
-  while (b != 0)
-    {
-      guint64 t = a % b;
-      a = b;
-      b = t;
-    }
-  return a;
-}
-
-static guint64
-lcm64 (guint64 a, guint64 b)
-{
-  return a / gcd64 (a, b) * b;
-}
-
 /* See plan.h. */
 guint64
 model_plan_seq_len_multiple (const ModelArch *arch, const ModelStack *stack,
@@ -295,12 +278,12 @@ model_plan_seq_len_multiple (const ModelArch *arch, const ModelStack *stack,
     return 1;
   guint64 m = model_tp_seq_multiple (par->tp, par->sequence_parallel);
   if (par->cp > 1)
-    m = lcm64 (m, plan_cp_seq_multiple (arch, stack, par));
+    m = sim_lcm64 (m, plan_cp_seq_multiple (arch, stack, par));
   if (arch->n_experts > 0)
     {
       ModelEpParams ep;
       plan_ep_params (arch, stack, par, &ep);
-      m = lcm64 (m, model_ep_seq_multiple (&ep));
+      m = sim_lcm64 (m, model_ep_seq_multiple (&ep));
     }
   return m;
 }

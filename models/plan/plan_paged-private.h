@@ -14,18 +14,17 @@ void plan_paged_initial_state (ModelPlan *p);
 /* Before a rank's schedule: a CPU-stream task holding the spill in host DRAM from time 0. */
 void plan_paged_begin_rank (ModelPlan *p, guint rank);
 
-/* The chunks the spill migrates in (plan_paged.h): 0 without spill. */
-guint plan_paged_n_chunks (const ModelPlan *p);
+/* The chunks the spill migrates in (plan_paged.h), `shard` the rank's share of a tensor's
+ * optimizer states (ZeRO/FSDP; 1 unsharded): 0 without spill; each spill / n B. */
+guint plan_paged_n_chunks (const ModelPlan *p, double shard);
 
-/* The fraction of the rank's optimizer states that is spilled (0 without spill): of the
- * optimizer step's parameters, the part its chunk steps update. */
-double plan_paged_fraction (const ModelPlan *p, guint rank);
+/* Chunk i (`bytes` B)'s page-in task (after the rank's last compute task and `after`),
+ * allocating the chunk on the GPU into *handle; the chunk's optimizer task must depend on
+ * the returned id. */
+guint plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, double bytes, guint after,
+                           guint *handle);
 
-/* Chunk i's page-in task (after the rank's last compute task and `after`), allocating the
- * chunk on the GPU into *handle; the chunk's optimizer task must depend on the returned
- * id. */
-guint plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, guint after, guint *handle);
-
-/* After chunk i's optimizer task `step` (all its effects added): its page-out task, which
- * frees the GPU copy `handle` at its end. */
-void plan_paged_chunk_out (ModelPlan *p, guint rank, guint i, guint step, guint handle);
+/* After chunk i (`bytes` B)'s optimizer task `step` (all its effects added): its page-out
+ * task, which frees the GPU copy `handle` at its end. */
+void plan_paged_chunk_out (ModelPlan *p, guint rank, guint i, double bytes, guint step,
+                           guint handle);

@@ -46,47 +46,28 @@ plan_paged_begin_rank (ModelPlan *p, guint rank)
   p->paged_host = host_alloc (p);
 }
 
-/* B of one chunk: the spill in plan_paged_n_chunks equal parts. */
-static double
-chunk_bytes (const ModelPlan *p)
-{
-  return p->paged_spill / plan_paged_n_chunks (p);
-}
-
 guint
-plan_paged_n_chunks (const ModelPlan *p)
+plan_paged_n_chunks (const ModelPlan *p, double shard)
 {
   if (p->paged_spill <= 0)
     return 0;
   /* bitsandbytes prefetches one state tensor before its update (the largest: the most a
    * migration holds at once), a rank's shard of it under ZeRO/FSDP; whole UVM blocks */
-  double most = model_stack_largest_tensor_state (&p->stack, p->arch)
-                * plan_state_shard_fraction (p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP,
-                                             FALSE);
+  double most = model_stack_largest_tensor_state (&p->stack, p->arch) * shard;
   most = MAX (ceil (most / MODEL_PAGED_GRANULE), 1) * MODEL_PAGED_GRANULE;
   return (guint) MAX (ceil (p->paged_spill / most), 1);
-}
-
-double
-plan_paged_fraction (const ModelPlan *p, guint rank)
-{
-  if (p->paged_spill <= 0)
-    return 0;
-  double resident = p->initial[MODEL_MEM_OPTIMIZER_STATE]
-                    * plan_pp_state_fraction (p, rank, MODEL_MEM_OPTIMIZER_STATE);
-  return p->paged_spill / (p->paged_spill + resident);
 }
 
 /* A migration of chunk i on `stream` (no kernels: the executor runs it as a copy). */
 static guint
 migration (ModelPlan *p, guint rank, ModelStream stream, ModelOffloadOp op, const char *what,
-           guint i)
+           guint i, double bytes)
 {
   guint id = plan_task_begin (p, rank, stream, MODEL_TASK_KIND_OFFLOAD, -1, -1,
                               "%s optimizer states %u", what, i);
   ModelTask *t = plan_current (p);
   t->offload = op;
-  t->amount = t->bytes = chunk_bytes (p);
+  t->amount = t->bytes = bytes;
   return id;
 }
 
@@ -106,22 +87,23 @@ last_compute (const ModelPlan *p, guint rank)
 }
 
 guint
-plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, guint after, guint *handle)
+plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, double bytes, guint after,
+                     guint *handle)
 {
-  g_return_val_if_fail (i < plan_paged_n_chunks (p), NONE);
   guint compute = last_compute (p, rank);
-  guint id = migration (p, rank, MODEL_STREAM_H2D, MODEL_OFFLOAD_OP_PAGE_IN, "page in", i);
+  guint id = migration (p, rank, MODEL_STREAM_H2D, MODEL_OFFLOAD_OP_PAGE_IN, "page in", i,
+                        bytes);
   plan_task_dep (p, compute);
   plan_task_dep (p, after);
-  *handle = plan_task_alloc (p, MODEL_MEM_OPTIMIZER_STATE, chunk_bytes (p),
-                             MODEL_EFFECT_AT_START);
+  *handle = plan_task_alloc (p, MODEL_MEM_OPTIMIZER_STATE, bytes, MODEL_EFFECT_AT_START);
   return id;
 }
 
 void
-plan_paged_chunk_out (ModelPlan *p, guint rank, guint i, guint step, guint handle)
+plan_paged_chunk_out (ModelPlan *p, guint rank, guint i, double bytes, guint step,
+                      guint handle)
 {
-  migration (p, rank, MODEL_STREAM_D2H, MODEL_OFFLOAD_OP_PAGE_OUT, "page out", i);
+  migration (p, rank, MODEL_STREAM_D2H, MODEL_OFFLOAD_OP_PAGE_OUT, "page out", i, bytes);
   plan_task_dep (p, step);
   plan_task_free (p, handle, MODEL_EFFECT_AT_END);
 }

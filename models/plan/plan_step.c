@@ -1063,10 +1063,16 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   /* paged optimizer states (plan_paged.c): the spilled part of the states is updated chunk
    * by chunk after the resident part, each chunk paged in before its update (the first
    * beside the resident part's) and out after it */
-  guint n_chunks = plan_paged_n_chunks (p);
-  double paged_part = part * plan_paged_fraction (p, c->rank);
+  guint n_chunks = plan_paged_n_chunks (p, plan_state_shard_fraction (
+                                               p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP,
+                                               FALSE));
+  double spill = p->paged_spill, chunk_bytes = n_chunks > 0 ? spill / n_chunks : 0;
+  double resident = p->initial[MODEL_MEM_OPTIMIZER_STATE]
+                    * plan_pp_state_fraction (p, c->rank, MODEL_MEM_OPTIMIZER_STATE);
+  double paged_part = n_chunks > 0 ? part * spill / (spill + resident) : 0;
   guint chunk_handle = 0;
-  guint chunk_in = n_chunks > 0 ? plan_paged_chunk_in (p, c->rank, 0, last_comm, &chunk_handle)
+  guint chunk_in = n_chunks > 0 ? plan_paged_chunk_in (p, c->rank, 0, chunk_bytes, last_comm,
+                                                       &chunk_handle)
                                 : NONE;
   guint step = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER,
                                 -1, -1, "optimizer step");
@@ -1113,8 +1119,8 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   for (guint i = 0; i < n_chunks; i++)
     {
       if (i > 0)
-        chunk_in = plan_paged_chunk_in (p, c->rank, i, i >= 2 ? chunk_steps[i - 2] : NONE,
-                                        &chunk_handle);
+        chunk_in = plan_paged_chunk_in (p, c->rank, i, chunk_bytes,
+                                        i >= 2 ? chunk_steps[i - 2] : NONE, &chunk_handle);
       chunk_steps[i] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE,
                                         MODEL_TASK_KIND_OPTIMIZER, -1, -1,
                                         "optimizer step (paged %u)", i);
@@ -1123,7 +1129,7 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
       plan_task_add_pass (p, &chunk);
       opt = chunk_steps[i];
       if (i + 1 < n_chunks) /* the last one's after the gradients' release, below */
-        plan_paged_chunk_out (p, c->rank, i, chunk_steps[i], chunk_handle);
+        plan_paged_chunk_out (p, c->rank, i, chunk_bytes, chunk_steps[i], chunk_handle);
     }
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
@@ -1135,7 +1141,7 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   g_array_set_size (p->grad_handles, 0);
   p->state_bytes[c->rank] = model_ledger_whole_bytes (state);
   if (n_chunks > 0)
-    plan_paged_chunk_out (p, c->rank, n_chunks - 1, opt, chunk_handle);
+    plan_paged_chunk_out (p, c->rank, n_chunks - 1, chunk_bytes, opt, chunk_handle);
   /* Weights step → rest: under stages 1–2 every rank updated its partition and gathers
    * the new (trainable) parameters (ZeRO §5.1). */
   guint first;
