@@ -1296,6 +1296,16 @@ check "fit seq_len under tp 2 + SP and a chunked loss: from 8 in steps of 2, non
   >fitlo4.out 2>&1; rc=$?
 check "fit seq_len with --max-seq-len below a chunked loss's 8 chunks: the rejection says why" \
   sh -c "[ $rc -eq 0 ] && grep -q '8 loss chunks exceed the 1 tokens' fitlo4.out && grep -q '^answer: nothing fits' fitlo4.out"
+# torchtitan's ChunkedLossWrapper splits the hidden states along the sequence: its 8 chunks
+# need 8 tokens of a sequence. 4 ran as 8 chunks of half a token; fit seq_len started at 1
+"$STEPSIM" run "$s1" -q --set training.framework=torchtitan --set training.seq_len=4 \
+  >chlo.out 2>&1; rc=$?
+check "loss = chunked_head with more chunks than tokens of a sequence: refused, naming seq_len" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 8 loss chunks exceed the 4 tokens of a sequence (seq_len), along which the hidden states are chunked\" chlo.out"
+"$STEPSIM" fit "$s1" --for seq_len --max-seq-len 64 --set training.framework=torchtitan \
+  >fitchlo.out 2>&1; rc=$?
+check "fit seq_len under torchtitan's chunked_head loss: from its 8 chunks, none refused" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitchlo.out && grep -q 'seq_len=8 ' fitchlo.out && ! grep -q 'seq_len=[1-7] ' fitchlo.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*tensor parallelism (parallel.tp = 2..8' fitgpu.out"
