@@ -1614,6 +1614,13 @@ check "finetune targets list naming a projection the model lacks: exit 0, one wa
 "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o tlw.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.rope_table=max_positions >/dev/null 2>tlw.err; rc=$?
 check "rope_table on a model without rotary positions: exit 0, one warning naming the key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'rope_table'.*no rotary positions\" tlw.err"
+# fsdp_end_units set where no FSDP unit gathers, or on a tied model (one unit): said, not silent
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o tlw.h5 --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
+check "fsdp_end_units under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'fsdp_end_units': has no effect: \\[parallel\\] data_parallel = zero3 has no FSDP units\" tlw.err"
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o tlw.h5 --set model.hf_config=llama-3.2-1b --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
+check "fsdp_end_units on a tied model under FSDP: exit 0, one warning, one unit holds both" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'fsdp_end_units'.*ties its head to the embedding\" tlw.err"
 rm -f tlx.h5
 "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -o tlx.h5 --set finetune.method=lora --set finetune.targets=router >/dev/null 2>tl.err; rc=$?
 check "finetune targets naming no projection of the model: exit 1, group and key named, no file" \
