@@ -1296,6 +1296,16 @@ check "fit seq_len under tp 2 + SP and a chunked loss: from 8 in steps of 2, non
   >fitlo4.out 2>&1; rc=$?
 check "fit seq_len with --max-seq-len below a chunked loss's 8 chunks: the rejection says why" \
   sh -c "[ $rc -eq 0 ] && grep -q '8 loss chunks exceed the 1 tokens' fitlo4.out && grep -q '^answer: nothing fits' fitlo4.out"
+# torchtitan's ChunkedLossWrapper splits the hidden states along the sequence: its 8 chunks
+# need 8 tokens of a sequence. 4 ran as 8 chunks of half a token; fit seq_len started at 1
+"$STEPSIM" run "$s1" -q --set training.framework=torchtitan --set training.seq_len=4 \
+  >chlo.out 2>&1; rc=$?
+check "loss = chunked_head with more chunks than tokens of a sequence: refused, naming seq_len" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 8 loss chunks exceed the 4 tokens of a sequence (seq_len), along which the hidden states are chunked\" chlo.out"
+"$STEPSIM" fit "$s1" --for seq_len --max-seq-len 64 --set training.framework=torchtitan \
+  >fitchlo.out 2>&1; rc=$?
+check "fit seq_len under torchtitan's chunked_head loss: from its 8 chunks, none refused" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitchlo.out && grep -q 'seq_len=8 ' fitchlo.out && ! grep -q 'seq_len=[1-7] ' fitchlo.out"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*tensor parallelism (parallel.tp = 2..8' fitgpu.out"
@@ -1604,6 +1614,13 @@ check "finetune targets list naming a projection the model lacks: exit 0, one wa
 "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o tlw.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.rope_table=max_positions >/dev/null 2>tlw.err; rc=$?
 check "rope_table on a model without rotary positions: exit 0, one warning naming the key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'rope_table'.*no rotary positions\" tlw.err"
+# fsdp_end_units set where no FSDP unit gathers, or on a tied model (one unit): said, not silent
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o tlw.h5 --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
+check "fsdp_end_units under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'fsdp_end_units': has no effect: \\[parallel\\] data_parallel = zero3 has no FSDP units\" tlw.err"
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o tlw.h5 --set model.hf_config=llama-3.2-1b --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
+check "fsdp_end_units on a tied model under FSDP: exit 0, one warning, one unit holds both" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'fsdp_end_units'.*ties its head to the embedding\" tlw.err"
 rm -f tlx.h5
 "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -o tlx.h5 --set finetune.method=lora --set finetune.targets=router >/dev/null 2>tl.err; rc=$?
 check "finetune targets naming no projection of the model: exit 1, group and key named, no file" \

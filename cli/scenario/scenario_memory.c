@@ -11,7 +11,8 @@
  *                                               how the loss head computes the loss
  *                                               (models/stack/framework.h ModelLossImpl)
  *   [training] loss_chunks = N                  chunks of the chunked/fused loss (>= 1, at
- *                                               most seq_len; loss = chunked without it
+ *                                               most seq_len under chunked or
+ *                                               chunked_head; loss = chunked without it
  *                                               nor a profile's count: 8, torchtune's
  *                                               CEWithChunkedOutputLoss num_output_chunks)
  *   [training] norm_fp32 = true|false           RMSNorm upcasts and saves its fp32 input
@@ -72,14 +73,17 @@ load_framework_keys (GKeyFile *kf, ModelStack *s, GError **error)
       && chunks <= 1)
     chunks = DEFAULT_LOSS_CHUNKS;
   /* torchtune chunks the logits along the sequence (logits.chunk(num_output_chunks,
-   * dim=1) in the recipes' forward), so more chunks than tokens of a sequence cannot be */
-  if (f->loss == MODEL_LOSS_CHUNKED && s->seq_len > 0 && chunks > s->seq_len)
+   * dim=1) in the recipes' forward), torchtitan's ChunkedLossWrapper the hidden states
+   * (components/loss.py _chunk_local: torch.split along the sequence, which it checks is
+   * divisible by num_chunks), so more chunks than tokens of a sequence cannot be */
+  if ((f->loss == MODEL_LOSS_CHUNKED || f->loss == MODEL_LOSS_CHUNKED_HEAD) && s->seq_len > 0
+      && chunks > s->seq_len)
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key '%s': %" G_GUINT64_FORMAT " loss chunks exceed "
                    "the %" G_GUINT64_FORMAT " tokens of a sequence (seq_len), along which "
-                   "the logits are chunked", chunks_key ? "loss_chunks" : "seq_len", chunks,
-                   s->seq_len);
+                   "the %s are chunked", chunks_key ? "loss_chunks" : "seq_len", chunks,
+                   s->seq_len, f->loss == MODEL_LOSS_CHUNKED ? "logits" : "hidden states");
       return FALSE;
     }
   f->loss_chunks = (guint) chunks;

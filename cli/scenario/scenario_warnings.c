@@ -472,6 +472,20 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
       && sc->stack.framework.rope_table != MODEL_ROPE_TABLE_NONE)
     NOTE ("training", "rope_table", "model '%s' has no rotary positions (learned or ALiBi)",
           sc->arch->name);
+  /* fsdp_end_units splits FSDP's root unit (plan_step.c end_units): nothing to split where
+   * no FSDP unit gathers (DDP, DeepSpeed's ZeRO, NO_SHARD) or one matrix is the embedding
+   * and the head (a tied model keeps one unit, as torchtitan's fsdp.py) */
+  ModelDataParallel dp = sc->par.mode;
+  if (has (kf, "training", "fsdp_end_units") && sc->stack.framework.fsdp_end_units)
+    {
+      if (dp != MODEL_DP_FSDP_FULL_SHARD && dp != MODEL_DP_FSDP_HYBRID_SHARD
+          && dp != MODEL_DP_FSDP_SHARD_GRAD_OP)
+        NOTE ("training", "fsdp_end_units", "[parallel] data_parallel = %s has no FSDP units "
+              "that gather parameters", model_parallel_mode_name (dp));
+      else if (sc->arch->tied_embeddings)
+        NOTE ("training", "fsdp_end_units", "model '%s' ties its head to the embedding: one "
+              "unit holds both", sc->arch->name);
+    }
   const char *adapter_keys[] = { "rank", "targets" };
   for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
     if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)

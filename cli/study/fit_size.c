@@ -196,7 +196,8 @@ cli_fit_search_size (Ctx *ctx, const CliScenario *sc, CliFitTarget target,
        * is "not feasible" and the search, starting at seq_len = 1, found nothing */
       guint64 need = model_plan_seq_len_multiple (sc->arch, &sc->stack, &sc->par);
       step = step / gcd (step, need) * need;
-      guint64 least = sc->stack.framework.loss == MODEL_LOSS_CHUNKED
+      ModelLossImpl loss = sc->stack.framework.loss;
+      guint64 least = loss == MODEL_LOSS_CHUNKED || loss == MODEL_LOSS_CHUNKED_HEAD
                         ? MAX (sc->stack.framework.loss_chunks, 1) : 1;
       lo = (least + step - 1) / step * step;
       if (lo > opt->max_seq_len) /* none in range: the first value's rejection says why */

@@ -696,9 +696,15 @@ forward_begin (StepCtx *c, guint lo, guint hi, gboolean embed, gboolean head)
   ModelPlan *p = c->p;
   const PlanCosts *pc = c->pc;
   c->lo = lo, c->hi = hi;
-  c->root_gather_task = c->head_gather_task = NONE;
-  c->root_gather_handle = c->head_gather_handle = 0;
-  g_assert (!c->root_held && !c->head_held); /* the micro-batch's forward holds nothing yet */
+  /* Under virtual stages a micro-batch's later chunk runs while its first holds the root
+   * unit (rank 0: the embedding's chunk, then the chunk pp further on): that hold and its
+   * gather stay the micro-batch's. A chunk with the embedding or the head holds nothing
+   * yet. */
+  g_assert (!(embed || head) || (!c->root_held && !c->head_held));
+  if (!c->root_held)
+    c->root_gather_task = NONE, c->root_gather_handle = 0;
+  if (!c->head_held)
+    c->head_gather_task = NONE, c->head_gather_handle = 0;
   c->fwd_head = head;
   if (c->gathers)
     {

@@ -408,6 +408,33 @@ test_fsdp_root_once (void)
   CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params root", NULL), 0);
 }
 
+/* FSDP under an interleaved pipeline: a micro-batch holding the root unit in its first chunk
+ * (the embedding's, virtual stage 0 on rank 0) runs the forward of its second chunk (virtual
+ * stage 2, on rank 0 too) while it holds it; the second chunk holds nothing of its own and
+ * keeps the first's hold (an assertion in forward_begin aborted). pp 2 × dp 2, v 2, GA 4:
+ * one root gather on rank 0 (embedding) and one a micro-batch on rank 2, pipeline rank 1
+ * (head, virtual stage 3, whose backward follows its forward); with fsdp_end_units the
+ * embedding gathered for each forward and each backward, eight, and the head once a
+ * micro-batch, four. */
+static void
+test_fsdp_root_interleaved (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 2, MODEL_PP_INTERLEAVED, 2);
+  par.mode = MODEL_DP_FSDP_FULL_SHARD;
+  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  CU_ASSERT_EQUAL (count_tasks (p, 0, "all_gather params root", NULL), 1);
+  CU_ASSERT_EQUAL (count_tasks (p, 2, "all_gather params root", NULL), 4);
+  st.framework.fsdp_end_units = TRUE;
+  g_autoptr (ModelPlan) q = model_plan_new (&a, &st, &par, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params embed", NULL), 8);
+  CU_ASSERT_EQUAL (count_tasks (q, 2, "all_gather params head", NULL), 4);
+  CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params root", NULL), 0);
+}
+
 /* B of the weights global `rank` holds from time 0 with rotary tables `table` less without. */
 static double
 rope_on_rank (ModelRopeTable table, guint rank)
@@ -605,6 +632,8 @@ main (void)
     { "model states per stage", test_stage_states },
     { "rotary tables per stage", test_stage_rope_tables },
     { "FSDP under a pipeline: the root unit gathered once while held", test_fsdp_root_once },
+    { "FSDP under an interleaved pipeline: a chunk keeps the root its micro-batch holds",
+      test_fsdp_root_interleaved },
     { "Megatron's dummy weight gradients: one per weight shape a stage holds",
       test_wgrad_dummy },
     { "tied embeddings: first and last stages all-reduce their gradients", test_tied_embedding_all_reduce },
