@@ -473,13 +473,13 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
     NOTE ("training", "rope_table", "model '%s' has no rotary positions (learned or ALiBi)",
           sc->arch->name);
   /* fsdp_end_units splits FSDP's root unit (plan_step.c end_units): nothing to split where
-   * no FSDP unit gathers (DDP, DeepSpeed's ZeRO, NO_SHARD) or one matrix is the embedding
-   * and the head (a tied model keeps one unit, as torchtitan's fsdp.py) */
+   * no FSDP unit gathers (DDP, DeepSpeed's ZeRO, NO_SHARD; SHARD_GRAD_OP, whose parameters
+   * stepsim keeps gathered as ZeRO-2's) or one matrix is the embedding and the head (a tied
+   * model keeps one unit, as torchtitan's fsdp.py) */
   ModelDataParallel dp = sc->par.mode;
   if (has (kf, "training", "fsdp_end_units") && sc->stack.framework.fsdp_end_units)
     {
-      if (dp != MODEL_DP_FSDP_FULL_SHARD && dp != MODEL_DP_FSDP_HYBRID_SHARD
-          && dp != MODEL_DP_FSDP_SHARD_GRAD_OP)
+      if (dp != MODEL_DP_FSDP_FULL_SHARD && dp != MODEL_DP_FSDP_HYBRID_SHARD)
         NOTE ("training", "fsdp_end_units", "[parallel] data_parallel = %s has no FSDP units "
               "that gather parameters", model_parallel_mode_name (dp));
       else if (sc->arch->tied_embeddings)

@@ -111,7 +111,8 @@ gathers (const StepCtx *c)
 }
 
 /* Whether the embedding and the head are FSDP units of their own (c->end_units): the
- * framework's fsdp_end_units under an FSDP mode that gathers, for an untied model (one
+ * framework's fsdp_end_units under an FSDP mode that gathers (full or hybrid sharding;
+ * SHARD_GRAD_OP's parameters stay gathered, as ZeRO-2's), for an untied model (one
  * unit holds a tied matrix: torchtitan's fsdp.py) without MTP depths (their shared head is
  * Megatron's, not FSDP's). */
 static gboolean
@@ -120,9 +121,7 @@ end_units (const StepCtx *c)
   const ModelPlan *p = c->p;
   ModelDataParallel m = p->par.mode;
   return gathers (c) && p->stack.framework.fsdp_end_units && !p->arch->tied_embeddings
-         && c->n_mtp == 0
-         && (m == MODEL_DP_FSDP_FULL_SHARD || m == MODEL_DP_FSDP_HYBRID_SHARD
-             || m == MODEL_DP_FSDP_SHARD_GRAD_OP);
+         && c->n_mtp == 0 && (m == MODEL_DP_FSDP_FULL_SHARD || m == MODEL_DP_FSDP_HYBRID_SHARD);
 }
 
 /* The head's unit (end_units: the final norm and the output layer) gathered after `after`,

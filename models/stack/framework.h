@@ -139,7 +139,7 @@ typedef struct
                                    * step (the HF Trainer's NaN check of the loss) */
   gboolean activation_offload;  /* torchtune: saved activations to pinned host memory */
   ModelRopeTable rope_table;    /* the rotary table a GPU buffer (torchtune, torchtitan) */
-  gboolean fsdp_end_units;      /* under FSDP (full, hybrid or grad-op sharding) the
+  gboolean fsdp_end_units;      /* under FSDP (full or hybrid sharding) the
                                  * embedding and the output head (with the final norm) are
                                  * FSDP units of their own, gathered around their forward and
                                  * backward, the head's gradient reduce-scattered after its

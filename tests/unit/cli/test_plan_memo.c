@@ -209,7 +209,7 @@ test_validation (void)
 
 /* The 8-GPU bench case under other data-parallel modes, checkpointing, precisions, loss
  * heads, GA 4 (one copied micro-batch) and 5, two nodes, a tied-embedding model (which
- * copies none) and FSDP's end units (torchtitan; SHARD_GRAD_OP): each set of --set options
+ * copies none) and FSDP's end units (torchtitan; hybrid sharding): each set of --set options
  * planned with the memos on and off. */
 static void
 test_variants (void)
@@ -225,7 +225,8 @@ test_variants (void)
     { "parallel.data_parallel=zero3", "training.optimizer=adamw_8bit", NULL },
     { "model.hf_config=llama-3.2-1b", "training.grad_accum=6", NULL },
     { "training.framework=torchtitan", "parallel.data_parallel=fsdp_full_shard", NULL },
-    { "parallel.data_parallel=fsdp_shard_grad_op", "training.fsdp_end_units=true", NULL },
+    { "parallel.data_parallel=fsdp_hybrid_shard", "training.fsdp_end_units=true",
+      "cluster.nodes=2", NULL },
   };
   guint copying = 0;
   for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
