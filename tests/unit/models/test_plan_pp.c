@@ -365,6 +365,21 @@ test_stage_states (void)
   CU_ASSERT (model_plan_state_bytes (p, 3) > model_plan_state_bytes (p, 1));
 }
 
+/* The plan of equal_stage_arch under FSDP full sharding over pp 2 × dp 2, GA 4, with
+ * schedule `kind` (v virtual stages) and fsdp_end_units `ends` (new; never NULL). */
+static ModelPlan *
+fsdp_pipeline (ModelPpScheduleKind kind, guint v, gboolean ends)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (4);
+  ModelParallel par = pp_par (4, 2, kind, v);
+  par.mode = MODEL_DP_FSDP_FULL_SHARD;
+  st.framework.fsdp_end_units = ends;
+  ModelPlan *p = model_plan_new (&a, &st, &par, NULL);
+  g_assert (p != NULL);
+  return p;
+}
+
 /* FSDP under a pipeline: a unit held from the forward to the backward is gathered once
  * while any micro-batch in flight holds it (FSDP unshards a unit once; a second unshard is a
  * no-op). pp 2 × dp 2, 1F1B, GA 4: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3, so some micro-batch
@@ -375,12 +390,7 @@ test_stage_states (void)
 static void
 test_fsdp_root_once (void)
 {
-  ModelArch a = equal_stage_arch ();
-  ModelStack st = pp_stack (4);
-  ModelParallel par = pp_par (4, 2, MODEL_PP_1F1B, 1);
-  par.mode = MODEL_DP_FSDP_FULL_SHARD;
-  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  g_autoptr (ModelPlan) p = fsdp_pipeline (MODEL_PP_1F1B, 1, FALSE);
   CU_ASSERT_EQUAL (count_tasks (p, 0, "all_gather params root", NULL), 1);
   guint gather = G_MAXUINT, last_embed = G_MAXUINT;
   for (guint i = 0; i < model_plan_n_tasks (p); i++)
@@ -401,9 +411,7 @@ test_fsdp_root_once (void)
     frees += model_plan_effect (p, e->first_effect + i)->bytes < 0
              && model_plan_effect (p, e->first_effect + i)->handle == handle;
   CU_ASSERT (handle != 0 && frees == 1);
-  st.framework.fsdp_end_units = TRUE;
-  g_autoptr (ModelPlan) q = model_plan_new (&a, &st, &par, NULL);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  g_autoptr (ModelPlan) q = fsdp_pipeline (MODEL_PP_1F1B, 1, TRUE);
   CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params embed", NULL), 8);
   CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params root", NULL), 0);
 }
@@ -419,17 +427,10 @@ test_fsdp_root_once (void)
 static void
 test_fsdp_root_interleaved (void)
 {
-  ModelArch a = equal_stage_arch ();
-  ModelStack st = pp_stack (4);
-  ModelParallel par = pp_par (4, 2, MODEL_PP_INTERLEAVED, 2);
-  par.mode = MODEL_DP_FSDP_FULL_SHARD;
-  g_autoptr (ModelPlan) p = model_plan_new (&a, &st, &par, NULL);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  g_autoptr (ModelPlan) p = fsdp_pipeline (MODEL_PP_INTERLEAVED, 2, FALSE);
   CU_ASSERT_EQUAL (count_tasks (p, 0, "all_gather params root", NULL), 1);
   CU_ASSERT_EQUAL (count_tasks (p, 2, "all_gather params root", NULL), 4);
-  st.framework.fsdp_end_units = TRUE;
-  g_autoptr (ModelPlan) q = model_plan_new (&a, &st, &par, NULL);
-  CU_ASSERT_PTR_NOT_NULL_FATAL (q);
+  g_autoptr (ModelPlan) q = fsdp_pipeline (MODEL_PP_INTERLEAVED, 2, TRUE);
   CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params embed", NULL), 8);
   CU_ASSERT_EQUAL (count_tasks (q, 2, "all_gather params head", NULL), 4);
   CU_ASSERT_EQUAL (count_tasks (q, 0, "all_gather params root", NULL), 0);
