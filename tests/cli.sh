@@ -1302,10 +1302,14 @@ check "fit seq_len with --max-seq-len below a chunked loss's 8 chunks: the rejec
   >chlo.out 2>&1; rc=$?
 check "loss = chunked_head with more chunks than tokens of a sequence: refused, naming seq_len" \
   sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 8 loss chunks exceed the 4 tokens of a sequence (seq_len), along which the hidden states are chunked\" chlo.out"
+"$STEPSIM" run "$s1" -q -o chdiv.h5 --set training.framework=torchtitan --set training.seq_len=4100 \
+  >chdiv.out 2>&1; rc=$?
+check "loss = chunked_head with seq_len not a multiple of its chunks: refused naming seq_len, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 4100 is not a multiple of 8: loss = chunked_head\" chdiv.out && [ ! -e chdiv.h5 ]"
 "$STEPSIM" fit "$s1" --for seq_len --max-seq-len 64 --set training.framework=torchtitan \
   >fitchlo.out 2>&1; rc=$?
-check "fit seq_len under torchtitan's chunked_head loss: from its 8 chunks, none refused" \
-  sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitchlo.out && grep -q 'seq_len=8 ' fitchlo.out && ! grep -q 'seq_len=[1-7] ' fitchlo.out"
+check "fit seq_len under torchtitan's chunked_head loss: multiples of its 8 chunks, none refused" \
+  sh -c "[ $rc -eq 0 ] && ! grep -q 'REJECTED' fitchlo.out && grep -q 'seq_len=8 ' fitchlo.out && ! grep -q 'seq_len=[1-7] ' fitchlo.out && grep -o 'seq_len=[0-9]*' fitchlo.out | awk -F= '\$2 % 8 { bad = 1 } END { exit bad }'"
 "$STEPSIM" fit "$s1" --for gpus --set training.micro_batch=64 --max-nodes 1 >fitgpu.out 2>&1; rc=$?
 check "fit gpus: says why data-parallel GPUs cannot help and what would" \
   sh -c "[ $rc -eq 0 ] && grep -q 'adding data-parallel GPUs cannot help' fitgpu.out && grep -q 'what would help: .*tensor parallelism (parallel.tp = 2..8' fitgpu.out"

@@ -238,6 +238,16 @@ expert_degrees_first (const ModelArch *arch, const ModelStack *stack, const Mode
   return FALSE;
 }
 
+/* The multiple of seq_len (tokens) torchtitan's chunked_head loss needs: loss_chunks chunks
+ * of each rank's sequence, seq_len / cp (par NULL: cp 1); 1 under any other loss. */
+static guint64
+chunked_head_multiple (const ModelStack *stack, const ModelParallel *par)
+{
+  if (stack->framework.loss != MODEL_LOSS_CHUNKED_HEAD || stack->framework.loss_chunks <= 1)
+    return 1;
+  return (guint64) stack->framework.loss_chunks * (par != NULL ? MAX (par->cp, 1) : 1);
+}
+
 gboolean
 model_plan_validate (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par,
                      GError **error)
@@ -265,6 +275,19 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
                    "or every_k", model_parallel_mode_name (par->mode));
       return FALSE;
     }
+  /* torchtitan's ChunkedLossWrapper splits a rank's sequence into num_chunks equal chunks
+   * and checks it divides (components/loss.py _chunk_local: "ChunkedLossWrapper sequence
+   * length must be divisible by num_chunks") */
+  guint64 chunks = chunked_head_multiple (stack, par);
+  if (chunks > 1 && stack->seq_len % chunks != 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [training], key 'seq_len': %" G_GUINT64_FORMAT " is not a multiple "
+                   "of %" G_GUINT64_FORMAT ": loss = chunked_head splits each rank's sequence "
+                   "into loss_chunks (%u) equal chunks", stack->seq_len, chunks,
+                   stack->framework.loss_chunks);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -275,8 +298,9 @@ model_plan_seq_len_multiple (const ModelArch *arch, const ModelStack *stack,
 {
   g_return_val_if_fail (arch != NULL && stack != NULL, 1);
   if (par == NULL)
-    return 1;
-  guint64 m = model_tp_seq_multiple (par->tp, par->sequence_parallel);
+    return MAX (chunked_head_multiple (stack, NULL), 1);
+  guint64 m = MAX (chunked_head_multiple (stack, par), 1);
+  m = sim_lcm64 (m, model_tp_seq_multiple (par->tp, par->sequence_parallel));
   if (par->cp > 1)
     m = sim_lcm64 (m, plan_cp_seq_multiple (arch, stack, par));
   if (arch->n_experts > 0)

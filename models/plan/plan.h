@@ -164,7 +164,8 @@ gboolean model_plan_validate (const ModelArch *arch, const ModelStack *stack,
  * needs for `arch`: the least common multiple of the rules model_plan_validate checks
  * (tensor_parallel.h model_tp_seq_multiple under sequence parallelism, context_parallel.h
  * model_cp_seq_multiple, expert_parallel.h model_ep_seq_multiple for a mixture of
- * experts); 1 when nothing constrains it. A valid seq_len is a multiple of it. `stack`
+ * experts, loss_chunks × cp under torchtitan's chunked_head loss); 1 when nothing
+ * constrains it. A valid seq_len is a multiple of it. `stack`
  * gives only what the rules read besides `par` (not its seq_len). */
 guint64 model_plan_seq_len_multiple (const ModelArch *arch, const ModelStack *stack,
                                      const ModelParallel *par);
