@@ -2087,7 +2087,10 @@ check "data_parallel = zero3 under torchtitan (FSDP2): exit 1, one error naming 
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <zf.err) -eq 1 ] && grep -q \"group \\[parallel\\], key 'data_parallel': zero3 is DeepSpeed's ZeRO, which torchtitan\" zf.err && [ ! -e zf.h5 ]"
 "$STEPSIM" run "$s1" -q -o o8.h5 --set training.optimizer=paged_adamw_8bit --set offload.optimizer=cpu >/dev/null 2>o8.err; rc=$?
 check "an 8-bit optimizer with [offload] optimizer = cpu: exit 1, one error naming group and key, no file" \
-  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <o8.err) -eq 1 ] && grep -q \"group \\[training\\], key 'optimizer': paged_adamw_8bit keeps its 8-bit states on the GPU\" o8.err && [ ! -e o8.h5 ]"
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <o8.err) -eq 1 ] && grep -q \"group \\[training\\], key 'optimizer': paged_adamw_8bit with \\[offload\\] optimizer = cpu: .*8-bit states on the GPU\" o8.err && [ ! -e o8.h5 ]"
+"$STEPSIM" run "$srcdir/scenarios/s6-zero-offload-13b-v100.ini" -q -o oa.h5 --set training.optimizer=adafactor >/dev/null 2>oa.err; rc=$?
+check "adafactor with [offload] optimizer = cpu: runs, one warning naming group and key (timed as CPU-Adam)" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' oa.err) -eq 1 ] && grep -q \"key 'optimizer': timed as DeepSpeed's CPU-Adam: adafactor with \\[offload\\] optimizer = cpu\" oa.err"
 "$STEPSIM" run "$s1" -q -o fe.h5 --set training.fsdp_end_units=maybe >/dev/null 2>fe.err; rc=$?
 check "fsdp_end_units = maybe: exit 1, one error naming group and key, no file" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <fe.err) -eq 1 ] && grep -q \"group \\[training\\], key 'fsdp_end_units'\" fe.err && [ ! -e fe.h5 ]"

@@ -547,15 +547,16 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
     }
   /* An offloaded optimizer steps on the host with DeepSpeed's CPU-Adam (ZeRO-Offload §4.2),
    * whose states are fp32 (csrc/adam/cpu_adam_impl.cpp): bitsandbytes' 8-bit optimizers
-   * run on the GPU only, and DeepSpeed has no 8-bit host optimizer */
+   * run on the GPU only, and DeepSpeed has no 8-bit host optimizer (the others are warned
+   * about: scenario_warnings.c) */
   if (s->offload.optimizer != MODEL_OFFLOAD_NONE
       && (s->optimizer == MODEL_OPTIMIZER_ADAMW_8BIT
           || s->optimizer == MODEL_OPTIMIZER_PAGED_ADAMW_8BIT))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'optimizer': %s keeps its 8-bit states on the GPU "
-                   "(bitsandbytes); with [offload] optimizer = %s the step runs on the host "
-                   "with DeepSpeed's CPU-Adam and fp32 states: use adamw there, or no offload",
+                   "group [training], key 'optimizer': %s with [offload] optimizer = %s: the "
+                   "step runs on the host with DeepSpeed's CPU-Adam and fp32 states, and "
+                   "bitsandbytes keeps its 8-bit states on the GPU: use adamw, or no offload",
                    model_stack_optimizer_name (s->optimizer),
                    model_offload_target_name (s->offload.optimizer));
       return FALSE;

@@ -40,6 +40,9 @@
  *              MXFP4 checkpoints (gpt_oss) under lora or qlora only
  *   [training] attention = sdpa for a model with attention sinks (gpt_oss): transformers
  *              falls back to eager (not "no effect": timed as asked)
+ *   [training] optimizer = sgd_momentum | adafactor with [offload] optimizer (not "no
+ *              effect": timed as DeepSpeed's CPU-Adam, which DeepSpeed's engine requires)
+ *   [training] fsdp_end_units  fsdp_full_shard and fsdp_hybrid_shard of an untied model only
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
  *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [node.NAME] a group [cluster] does not use (its node is another, or a GPU)
@@ -486,6 +489,19 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
         NOTE ("training", "fsdp_end_units", "model '%s' ties its head to the embedding: one "
               "unit holds both", sc->arch->name);
     }
+  /* An offloaded SGD or Adafactor: DeepSpeed's engine refuses an optimizer other than its
+   * CPU-Adam (or CPU Lion) under ZeRO-Offload unless zero_force_ds_cpu_optimizer is false
+   * (deepspeed/runtime/engine.py _configure_basic_optimizer: "You are using ZeRO-Offload
+   * with a client provided optimizer ... which in most cases will yield poor performance"),
+   * and the host step is timed at CPU-Adam's rate (plan_offload.c) */
+  if (sc->stack.offload.optimizer != MODEL_OFFLOAD_NONE
+      && (sc->stack.optimizer == MODEL_OPTIMIZER_SGD_MOMENTUM
+          || sc->stack.optimizer == MODEL_OPTIMIZER_ADAFACTOR))
+    note (sc, sets, origins, "training", "optimizer", "timed as DeepSpeed's CPU-Adam",
+          "%s with [offload] optimizer = %s runs its host step at CPU-Adam's rate; DeepSpeed "
+          "refuses it there unless zero_force_ds_cpu_optimizer = false",
+          model_stack_optimizer_name (sc->stack.optimizer),
+          model_offload_target_name (sc->stack.offload.optimizer));
   const char *adapter_keys[] = { "rank", "targets" };
   for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
     if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)
