@@ -475,20 +475,26 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
       && sc->stack.framework.rope_table != MODEL_ROPE_TABLE_NONE)
     NOTE ("training", "rope_table", "model '%s' has no rotary positions (learned or ALiBi)",
           sc->arch->name);
-  /* fsdp_end_units splits FSDP's root unit (plan_step.c end_units): nothing to split where
-   * no FSDP unit gathers (DDP, DeepSpeed's ZeRO, NO_SHARD; SHARD_GRAD_OP, whose parameters
-   * stepsim keeps gathered as ZeRO-2's) or one matrix is the embedding and the head (a tied
-   * model keeps one unit, as torchtitan's fsdp.py) */
-  ModelDataParallel dp = sc->par.mode;
-  if (has (kf, "training", "fsdp_end_units") && sc->stack.framework.fsdp_end_units)
-    {
-      if (dp != MODEL_DP_FSDP_FULL_SHARD && dp != MODEL_DP_FSDP_HYBRID_SHARD)
+  /* fsdp_end_units splits FSDP's root unit where the plan can (model_plan_end_units) */
+  if (has (kf, "training", "fsdp_end_units"))
+    switch (model_plan_end_units (sc->arch, &sc->stack, &sc->par))
+      {
+      case MODEL_END_UNITS_NO_FSDP:
         NOTE ("training", "fsdp_end_units", "[parallel] data_parallel = %s has no FSDP units "
-              "that gather parameters", model_parallel_mode_name (dp));
-      else if (sc->arch->tied_embeddings)
+              "that gather parameters", model_parallel_mode_name (sc->par.mode));
+        break;
+      case MODEL_END_UNITS_TIED:
         NOTE ("training", "fsdp_end_units", "model '%s' ties its head to the embedding: one "
               "unit holds both", sc->arch->name);
-    }
+        break;
+      case MODEL_END_UNITS_MTP:
+        NOTE ("training", "fsdp_end_units", "[training] mtp_layers share the head outside "
+              "FSDP's units");
+        break;
+      case MODEL_END_UNITS_ON:
+      case MODEL_END_UNITS_OFF:
+        break;
+      }
   /* An offloaded SGD or Adafactor: DeepSpeed's engine refuses an optimizer other than its
    * CPU-Adam (or CPU Lion) under ZeRO-Offload unless zero_force_ds_cpu_optimizer is false
    * (deepspeed/runtime/engine.py _configure_basic_optimizer: "You are using ZeRO-Offload

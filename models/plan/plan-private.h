@@ -279,6 +279,10 @@ double plan_rope_table_bytes (const ModelPlan *p);
 /* B of those tables global `rank` holds: the whole model's, except that under `per_layer` a
  * pipeline rank holds its stages' layers' (PlanPp.layers). */
 double plan_rope_table_rank_bytes (const ModelPlan *p, guint rank);
+/* B of category c global `rank` holds from time 0: its pipeline stage's share of the
+ * plan's initial bytes (plan_pp_state_fraction; all without pp), the weights' rotary
+ * tables as the rank holds them (plan_rope_table_rank_bytes). */
+double plan_state_rank_initial (const ModelPlan *p, guint rank, ModelMemCategory c);
 /* The buffers Transformer Engine's get_dummy_wgrad keeps on global `rank` under a framework
  * with wgrad_dummy (Megatron) and an fp32 main_grad: B of each, one per distinct shape of
  * the weights of the Megatron linears the rank's pipeline stage holds (one tp/etp rank's

@@ -167,6 +167,23 @@ gboolean model_plan_validate (const ModelArch *arch, const ModelStack *stack,
  * experts, loss_chunks × cp under torchtitan's chunked_head loss); 1 when nothing
  * constrains it. A valid seq_len is a multiple of it. `stack`
  * gives only what the rules read besides `par` (not its seq_len). */
+/* Whether FSDP's embedding and head are units of their own (ModelFramework.fsdp_end_units),
+ * or why not: the framework does not ask (OFF), the data-parallel mode gathers no unit
+ * around its use (DDP, ZeRO, NO_SHARD, and SHARD_GRAD_OP, whose parameters stepsim keeps
+ * gathered as ZeRO-2's: NO_FSDP), one matrix is both (a tied model: TIED), or MTP depths
+ * share the head (Megatron's, not FSDP's: MTP). The plan applies it where parameters are
+ * gathered at all (a shard group of > 1 ranks, or parameter offload). */
+typedef enum
+{
+  MODEL_END_UNITS_ON,
+  MODEL_END_UNITS_OFF,
+  MODEL_END_UNITS_NO_FSDP,
+  MODEL_END_UNITS_TIED,
+  MODEL_END_UNITS_MTP,
+} ModelEndUnits;
+ModelEndUnits model_plan_end_units (const ModelArch *arch, const ModelStack *stack,
+                                    const ModelParallel *par);
+
 guint64 model_plan_seq_len_multiple (const ModelArch *arch, const ModelStack *stack,
                                      const ModelParallel *par);
 

@@ -198,6 +198,29 @@ plan_rope_table_bytes (const ModelPlan *p)
   return one * (double) (p->arch->n_layers + p->stack.mtp_layers);
 }
 
+/* See plan.h (here, beside what a rank holds of each state: the units FSDP gathers its
+ * weights in). */
+ModelEndUnits
+model_plan_end_units (const ModelArch *arch, const ModelStack *stack, const ModelParallel *par)
+{
+  g_return_val_if_fail (arch != NULL && stack != NULL && par != NULL, MODEL_END_UNITS_OFF);
+  if (!stack->framework.fsdp_end_units)
+    return MODEL_END_UNITS_OFF;
+  if (par->mode != MODEL_DP_FSDP_FULL_SHARD && par->mode != MODEL_DP_FSDP_HYBRID_SHARD)
+    return MODEL_END_UNITS_NO_FSDP;
+  if (arch->tied_embeddings) /* torchtitan's fsdp.py: (tok_embeddings, norm, lm_head) one unit */
+    return MODEL_END_UNITS_TIED;
+  return stack->mtp_layers > 0 ? MODEL_END_UNITS_MTP : MODEL_END_UNITS_ON;
+}
+
+double
+plan_state_rank_initial (const ModelPlan *p, guint rank, ModelMemCategory c)
+{
+  double rope = c == MODEL_MEM_WEIGHTS ? plan_rope_table_bytes (p) : 0;
+  return (p->initial[c] - rope) * plan_pp_state_fraction (p, rank, c)
+         + (rope > 0 ? plan_rope_table_rank_bytes (p, rank) : 0);
+}
+
 double
 plan_rope_table_rank_bytes (const ModelPlan *p, guint rank)
 {

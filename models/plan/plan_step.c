@@ -110,18 +110,13 @@ gathers (const StepCtx *c)
              || plan_offloads_parameters (c->p));
 }
 
-/* Whether the embedding and the head are FSDP units of their own (c->end_units): the
- * framework's fsdp_end_units under an FSDP mode that gathers (full or hybrid sharding;
- * SHARD_GRAD_OP's parameters stay gathered, as ZeRO-2's), for an untied model (one
- * unit holds a tied matrix: torchtitan's fsdp.py) without MTP depths (their shared head is
- * Megatron's, not FSDP's). */
+/* Whether the embedding and the head are FSDP units of their own (c->end_units): as
+ * model_plan_end_units decides (plan.h), where parameters are gathered at all. */
 static gboolean
 end_units (const StepCtx *c)
 {
   const ModelPlan *p = c->p;
-  ModelDataParallel m = p->par.mode;
-  return gathers (c) && p->stack.framework.fsdp_end_units && !p->arch->tied_embeddings
-         && c->n_mtp == 0 && (m == MODEL_DP_FSDP_FULL_SHARD || m == MODEL_DP_FSDP_HYBRID_SHARD);
+  return gathers (c) && model_plan_end_units (p->arch, &p->stack, &p->par) == MODEL_END_UNITS_ON;
 }
 
 /* The head's unit (end_units: the final norm and the output layer) gathered after `after`,
@@ -1072,8 +1067,7 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
                                                p, MODEL_MEM_OPTIMIZER_STATE, MODEL_PHASE_STEP,
                                                FALSE));
   double spill = p->paged_spill, chunk_bytes = n_chunks > 0 ? spill / n_chunks : 0;
-  double resident = p->initial[MODEL_MEM_OPTIMIZER_STATE]
-                    * plan_pp_state_fraction (p, c->rank, MODEL_MEM_OPTIMIZER_STATE);
+  double resident = plan_state_rank_initial (p, c->rank, MODEL_MEM_OPTIMIZER_STATE);
   double paged_part = n_chunks > 0 ? part * spill / (spill + resident) : 0;
   guint chunk_handle = 0;
   guint chunk_in = n_chunks > 0 ? plan_paged_chunk_in (p, c->rank, 0, chunk_bytes, last_comm,
@@ -1110,31 +1104,25 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
   guint opt = plan_current (p)->id;
   double state = fp32_grads;
   for (guint m = MODEL_MEM_WEIGHTS; m <= MODEL_MEM_OPTIMIZER_STATE; m++)
-    {
-      /* the rank's rotary tables (plan.c, the initial tensors) */
-      double rope = m == MODEL_MEM_WEIGHTS ? plan_rope_table_bytes (p) : 0;
-      state += (p->initial[m] - rope) * plan_pp_state_fraction (p, c->rank, m)
-               + (rope > 0 ? plan_rope_table_rank_bytes (p, c->rank) : 0);
-    }
-  state += p->initial[MODEL_MEM_LORA] * plan_pp_state_fraction (p, c->rank, MODEL_MEM_LORA);
+    state += plan_state_rank_initial (p, c->rank, m);
+  state += plan_state_rank_initial (p, c->rank, MODEL_MEM_LORA);
   /* the spilled chunks, each after its page-in, which waits for the update two chunks
    * before (so at most three chunks are on the GPU: one paging out, one updating, one
    * paging in) */
-  g_autofree guint *chunk_steps = g_new (guint, MAX (n_chunks, 1));
+  guint before_last = NONE; /* the update of chunk i − 2 (opt: of chunk i − 1) */
   for (guint i = 0; i < n_chunks; i++)
     {
       if (i > 0)
-        chunk_in = plan_paged_chunk_in (p, c->rank, i, chunk_bytes,
-                                        i >= 2 ? chunk_steps[i - 2] : NONE, &chunk_handle);
-      chunk_steps[i] = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE,
-                                        MODEL_TASK_KIND_OPTIMIZER, -1, -1,
-                                        "optimizer step (paged %u)", i);
+        chunk_in = plan_paged_chunk_in (p, c->rank, i, chunk_bytes, before_last,
+                                        &chunk_handle);
+      before_last = i > 0 ? opt : NONE;
+      opt = plan_task_begin (p, c->rank, MODEL_STREAM_COMPUTE, MODEL_TASK_KIND_OPTIMIZER, -1, -1,
+                             "optimizer step (paged %u)", i);
       plan_task_dep (p, chunk_in);
       ModelPass chunk = optimizer_pass (p, c->pc, paged_part / n_chunks);
       plan_task_add_pass (p, &chunk);
-      opt = chunk_steps[i];
       if (i + 1 < n_chunks) /* the last one's after the gradients' release, below */
-        plan_paged_chunk_out (p, c->rank, i, chunk_bytes, chunk_steps[i], chunk_handle);
+        plan_paged_chunk_out (p, c->rank, i, chunk_bytes, opt, chunk_handle);
     }
   /* zero_grad(set_to_none=True), PyTorch's default since 2.0, releases the gradients. */
   for (guint i = 0; i < p->grad_handles->len; i++)
