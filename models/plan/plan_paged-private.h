@@ -18,9 +18,9 @@ void plan_paged_begin_rank (ModelPlan *p, guint rank);
  * optimizer states (ZeRO/FSDP; 1 unsharded): 0 without spill; each spill / n B. */
 guint plan_paged_n_chunks (const ModelPlan *p, double shard);
 
-/* Chunk i (`bytes` B)'s page-in task (after the rank's last compute task and `after`),
- * allocating the chunk on the GPU into *handle; the chunk's optimizer task must depend on
- * the returned id. */
+/* Chunk i (`bytes` B)'s page-in task after `after` (chunk 0 also after the rank's last
+ * compute task so far: the backward), allocating the chunk on the GPU into *handle; the
+ * chunk's optimizer task must depend on the returned id. */
 guint plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, double bytes, guint after,
                            guint *handle);
 

@@ -90,7 +90,7 @@ guint
 plan_paged_chunk_in (ModelPlan *p, guint rank, guint i, double bytes, guint after,
                      guint *handle)
 {
-  guint compute = last_compute (p, rank);
+  guint compute = i == 0 ? last_compute (p, rank) : NONE;
   guint id = migration (p, rank, MODEL_STREAM_H2D, MODEL_OFFLOAD_OP_PAGE_IN, "page in", i,
                         bytes);
   plan_task_dep (p, compute);

@@ -29,14 +29,17 @@ paged_stack (void)
 }
 
 
-/* Replays a one-rank `plan` on the tiny GPU with 1 TB of host DRAM. */
+/* Replays a one-rank `plan` on the tiny GPU with 1 TB of host DRAM, its PCIe bandwidth
+ * `pcie` B/s (0: the tiny GPU's). */
 static Run
-replay (const ModelPlan *plan)
+replay_pcie (const ModelPlan *plan, double pcie)
 {
   Run r = { 0 };
   r.engine = sim_engine_new ();
   r.fluid = sim_fluid_new (r.engine);
   HwNodeSpec node = { .gpu = tiny_gpu (), .n_gpus = 1, .host_memory = 1e12 };
+  if (pcie > 0)
+    node.gpu->pcie_bandwidth = pcie;
   r.cluster = hw_cluster_new (&node, 1, r.fluid);
   r.rec = sim_recorder_new ();
   r.ledger = model_ledger_new (1, NULL);
@@ -48,6 +51,12 @@ replay (const ModelPlan *plan)
   sim_engine_run (r.engine);
   g_assert (model_executor_n_done (r.exec) == model_plan_n_tasks (plan));
   return r;
+}
+
+static Run
+replay (const ModelPlan *plan)
+{
+  return replay_pcie (plan, 0);
 }
 
 /* The recorded task of rank 0 labelled `label` (NULL if none). */
@@ -107,6 +116,31 @@ test_spill_clamped (void)
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   STEPSIM_ASSERT_REL (model_plan_paged_spill (p), states, 1e-12);
   CU_ASSERT_EQUAL (model_plan_initial_bytes (p, MODEL_MEM_OPTIMIZER_STATE), 0);
+}
+
+/* The whole spill is never on the GPU at once: chunk i's page-in waits for the update of
+ * chunk i − 2, so the GPU holds at most three chunks (one leaving, one updating, one
+ * arriving). The tiny model's states (~9.1 MB) with all of them spilled in 2 MiB chunks
+ * (K = 5 of S/5), over a PCIe link so fast that the migrations take no time beside the
+ * updates (else the link, not the rule, would pace the page-ins): the GPU's optimizer-state
+ * peak is at most 3 S/5, below S; with every page-in issued at once it would be S. */
+static void
+test_at_most_three_chunks (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = paged_stack ();
+  double states = model_stack_optimizer_state_total (&s, a);
+  g_autoptr (ModelPlan) p = model_plan_new_paged (a, &s, NULL, states, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (p);
+  guint k = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    k += model_plan_task (p, i)->offload == MODEL_OFFLOAD_OP_PAGE_IN;
+  CU_ASSERT_FATAL (k == (guint) ceil (states / (2.0 * 1024 * 1024)) && k >= 4);
+  Run r = replay_pcie (p, 1e18);
+  double peak = model_ledger_category_peak (r.ledger, 0, MODEL_MEM_OPTIMIZER_STATE);
+  CU_ASSERT (peak <= 3 * states / k * (1 + 1e-12));
+  CU_ASSERT (peak > 0);
+  run_clear (&r);
 }
 
 /* No spill: the paged plan has no migration and no host bytes, and replays exactly as the
@@ -193,6 +227,7 @@ main (void)
   static const StepsimTest tests[] = {
     { "paged spill: GPU K - S, host S, S up and down", test_spill_placement },
     { "paged spill clamped to the states", test_spill_clamped },
+    { "paged chunks: at most three on the GPU", test_at_most_three_chunks },
     { "paged without spill replays as adamw_8bit", test_no_spill_is_plain_8bit },
     { "paged in and out in chunks, each alpha + (S/K)/(e B)", test_migration_time },
     { "spill rounded to 2 MiB UVM blocks", test_round_to_blocks },
