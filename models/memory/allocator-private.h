@@ -7,7 +7,10 @@
 #include "models/memory/allocator.h"
 #include "sim/slots.h"
 
-enum { POOL_SMALL, POOL_LARGE, N_POOLS };
+/* A pool is a (stream, size class) pair: index stream × N_SIZE_CLASSES + class. */
+enum { POOL_SMALL, POOL_LARGE, N_SIZE_CLASSES };
+#define N_POOLS (N_SIZE_CLASSES * MODEL_ALLOCATOR_N_STREAMS)
+#define POOL_IS_SMALL(pool) ((pool) % N_SIZE_CLASSES == POOL_SMALL)
 
 typedef struct _Segment Segment;
 typedef struct _Block Block;
@@ -28,7 +31,7 @@ struct _Segment
 {
   guint id;
   guint slot;       /* in the allocator's segment pool */
-  int pool;
+  int pool;         /* its stream's small or large pool (index into free[], grow[]) */
   guint64 size;     /* bytes of address range (expandable: the grown end) */
   Block *first;
   Block *last;

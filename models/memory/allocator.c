@@ -174,7 +174,7 @@ segment_new (ModelAllocator *a, int pool, guint64 size)
   s->size = size;
   if (a->expandable)
     {
-      s->page = pool == POOL_SMALL ? SMALL_BUFFER : LARGE_BUFFER;
+      s->page = POOL_IS_SMALL (pool) ? SMALL_BUFFER : LARGE_BUFFER;
       s->refs = g_array_new (FALSE, TRUE, sizeof (guint32));
       s->mapped = g_array_new (FALSE, TRUE, sizeof (guint8));
     }
@@ -229,7 +229,7 @@ static Block *
 split_off (ModelAllocator *a, Block *b, guint64 size)
 {
   guint64 rest = b->size - size;
-  gboolean split = b->seg->pool == POOL_SMALL || a->expandable ? rest >= MIN_BLOCK
+  gboolean split = POOL_IS_SMALL (b->seg->pool) || a->expandable ? rest >= MIN_BLOCK
                                                                : rest > SMALL_SIZE;
   if (!split)
     return NULL;
@@ -306,12 +306,18 @@ expandable_block (ModelAllocator *a, int pool, guint64 size)
 guint
 model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom)
 {
-  g_return_val_if_fail (alloc != NULL && bytes > 0, 0);
+  return model_allocator_malloc_on (alloc, bytes, 0, oom);
+}
+
+guint
+model_allocator_malloc_on (ModelAllocator *alloc, double bytes, guint stream, gboolean *oom)
+{
+  g_return_val_if_fail (alloc != NULL && bytes > 0 && stream < MODEL_ALLOCATOR_N_STREAMS, 0);
   alloc->reserved_before = alloc->reserved;
   alloc->peak_reserved_before = alloc->peak_reserved;
   gboolean over = bytes > MODEL_ALLOCATOR_MAX_REQUEST;
   guint64 size = round_size (to_bytes (bytes));
-  int pool = size <= SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
+  int pool = (int) stream * N_SIZE_CLASSES + (size <= SMALL_SIZE ? POOL_SMALL : POOL_LARGE);
   Block *b;
   if (alloc->expandable)
     {

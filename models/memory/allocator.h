@@ -1,4 +1,4 @@
-/* models/memory/allocator.h — a model of PyTorch's CUDA caching allocator (one device, one stream).
+/* models/memory/allocator.h — a model of PyTorch's CUDA caching allocator (one device).
  *
  * Source: c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x (DeviceCachingAllocator::malloc,
  * get_free_block, should_split, free_block/try_merge_blocks, release_cached_blocks,
@@ -11,6 +11,14 @@
  *   segments     a new segment (cudaMalloc) is 2 MiB (kSmallBuffer) for the small pool,
  *                20 MiB (kLargeBuffer) for large requests < 10 MiB (kMinLargeAlloc), and
  *                the request rounded up to 2 MiB (kRoundLarge) otherwise;
+ *   streams      every block belongs to the stream it was allocated on (the current CUDA
+ *                stream of the request), and a free block serves only requests of its own
+ *                stream: get_free_block returns false when the best candidate's
+ *                `block->stream != p.stream()` (the pools are ordered by stream first,
+ *                BlockComparatorSize), so each stream has its own small and large pool and
+ *                a segment holds blocks of one stream; under expandable_segments each
+ *                stream grows its own segments. Only release_cached_blocks (below) crosses
+ *                streams: it frees the fully free segments of every stream;
  *   best fit     the smallest free cached block of the request's pool that is large enough
  *                (ties: lowest segment, lowest offset — PyTorch orders by size, then address);
  *   split        the block is split when the remainder is ≥ 512 B (small pool, and both
@@ -50,7 +58,8 @@
  * fits it does not (test_allocator's test_reserved_not_monotone; S1 at micro-batch 11 and
  * 12).
  *
- * Model limits: one stream (no cross-stream event waits), no per-process memory fraction,
+ * Model limits: a freed block is reusable by its stream at once (the stream-ordered
+ * semantics; no record_stream or cross-stream event waits), no per-process memory fraction,
  * a request is never served from the other pool, and an OOM request is still granted (over
  * capacity) so that a simulation can go on and report how far over it went.
  *
@@ -82,6 +91,15 @@ void model_allocator_free (ModelAllocator *alloc); /* NULL is a no-op */
  * at that size, so sums stay exact in 64 bits. */
 #define MODEL_ALLOCATOR_MAX_REQUEST 17592186044416.0 /* 2^44 B */
 guint model_allocator_malloc (ModelAllocator *alloc, double bytes, gboolean *oom);
+
+/* Streams an allocator tells apart (0 … MODEL_ALLOCATOR_N_STREAMS − 1; what each stands for
+ * is the caller's: models/memory/ledger.h ModelAllocStream). */
+#define MODEL_ALLOCATOR_N_STREAMS 4
+/* As model_allocator_malloc(), on CUDA stream `stream` (< MODEL_ALLOCATOR_N_STREAMS, else
+ * g_return 0): served from that stream's cached blocks only, or a new segment of that
+ * stream. model_allocator_malloc() is stream 0. */
+guint model_allocator_malloc_on (ModelAllocator *alloc, double bytes, guint stream,
+                                 gboolean *oom);
 
 /* The reserved bytes and their high-water mark (B) as they were when the last
  * model_allocator_malloc() began, before any cached segment it released: what a caller

@@ -436,10 +436,11 @@ model_ledger_whole_bytes (double bytes)
 
 void
 model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
-                            const double *sizes, guint n_tensors, guint handle, double time,
-                            const char *task_label)
+                            const double *sizes, guint n_tensors, ModelAllocStream stream,
+                            guint handle, double time, const char *task_label)
 {
   g_return_if_fail (rank < ledger->n_ranks && category < MODEL_N_MEM);
+  g_return_if_fail (stream < MODEL_N_ALLOC_STREAMS);
   g_return_if_fail (handle > 0 && n_tensors > 0 && sizes != NULL);
   RankLedger *rl = &ledger->ranks[rank];
   ledger->used = TRUE;
@@ -456,7 +457,7 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
     {
       gboolean over = FALSE;
       double size = model_ledger_whole_bytes (sizes[i]);
-      guint id = model_allocator_malloc (rl->alloc, size, &over);
+      guint id = model_allocator_malloc_on (rl->alloc, size, stream, &over);
       /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
       if (over && !rl->oom.happened)
         {
@@ -477,7 +478,8 @@ model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory category, 
                     guint handle, double time, const char *task_label)
 {
   g_return_if_fail (bytes > 0 && isfinite (bytes));
-  model_ledger_alloc_tensors (ledger, rank, category, &bytes, 1, handle, time, task_label);
+  model_ledger_alloc_tensors (ledger, rank, category, &bytes, 1, MODEL_ALLOC_STREAM_COMPUTE,
+                              handle, time, task_label);
 }
 
 void

@@ -65,6 +65,19 @@ void model_ledger_free (ModelLedger *ledger); /* NULL is a no-op */
  * and the plan's state and load byte counts go through it, so /summary's bytes are whole. */
 double model_ledger_whole_bytes (double bytes);
 
+/* The CUDA stream a buffer is allocated on, as far as the caching allocator's pools go
+ * (models/memory/allocator.h "streams": a freed block serves only its own stream's later
+ * requests). The compute stream is the default; the others are the side streams on which
+ * a framework allocates (models/plan/plan_pools.c says which buffers, from its source). */
+typedef enum
+{
+  MODEL_ALLOC_STREAM_COMPUTE,        /* the current stream of the forward, backward and step */
+  MODEL_ALLOC_STREAM_ALL_GATHER,     /* PyTorch FSDP's all-gather (copy-in / unshard) stream */
+  MODEL_ALLOC_STREAM_REDUCE_SCATTER, /* PyTorch FSDP's reduce-scatter (post-backward) stream */
+  MODEL_N_ALLOC_STREAMS
+} ModelAllocStream;
+G_STATIC_ASSERT (MODEL_N_ALLOC_STREAMS <= MODEL_ALLOCATOR_N_STREAMS);
+
 /* Allocates buffer `handle` (> 0, not live on this rank) of `bytes` (> 0) in `category` on
  * `rank` at `time` (s); `task_label` (borrowed, may be NULL) names the task causing it,
  * remembered at the peak. */
@@ -73,10 +86,11 @@ void model_ledger_alloc (ModelLedger *ledger, guint rank, ModelMemCategory categ
 
 /* As model_ledger_alloc(), for a buffer made of `n_tensors` (≥ 1) tensors of `sizes[i]`
  * bytes each (> 0; each made whole by model_ledger_whole_bytes, the buffer's bytes are their
- * sum): each tensor is one allocator block. `sizes` is borrowed. */
+ * sum), allocated on `stream` (model_ledger_alloc: the compute stream): each tensor is one
+ * allocator block of that stream. `sizes` is borrowed. */
 void model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory category,
-                                 const double *sizes, guint n_tensors, guint handle, double time,
-                                 const char *task_label);
+                                 const double *sizes, guint n_tensors, ModelAllocStream stream,
+                                 guint handle, double time, const char *task_label);
 
 /* Configures every rank's allocator: `capacity` bytes available to it (GPU memory minus
  * the CUDA context; INFINITY for none) and expandable_segments. Only before the first

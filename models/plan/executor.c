@@ -568,9 +568,10 @@ ledger_alloc (ModelExecutor *exec, guint row, const ModelMemEffect *e, double no
   if (e->n_tensors > 1)
     model_ledger_alloc_tensors (exec->ledger, row, e->category,
                                 model_plan_tensor_sizes (exec->plan, e->first_tensor),
-                                e->n_tensors, e->handle, now, label);
+                                e->n_tensors, e->stream, e->handle, now, label);
   else
-    model_ledger_alloc (exec->ledger, row, e->category, e->bytes, e->handle, now, label);
+    model_ledger_alloc_tensors (exec->ledger, row, e->category, &e->bytes, 1, e->stream,
+                                e->handle, now, label);
 }
 
 /* The initial allocation of `category` on `rank`, unless it is live already (carried over

@@ -210,6 +210,11 @@ void plan_task_dep (ModelPlan *p, guint task); /* no-op for G_MAXUINT */
 guint plan_new_handle (ModelPlan *p, ModelMemCategory category, double bytes);
 guint plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes,
                        ModelEffectWhen when);
+/* As plan_task_alloc() (on the compute stream), on CUDA stream `stream`: the caching
+ * allocator serves it from that stream's pool (plan_pools.c says where a framework
+ * allocates what). */
+guint plan_task_alloc_on (ModelPlan *p, ModelMemCategory category, double bytes,
+                          ModelEffectWhen when, ModelAllocStream stream);
 /* A buffer of n separate tensors (sizes in B, copied); n == 0 allocates nothing. */
 guint plan_new_handle_tensors (ModelPlan *p, ModelMemCategory category, const double *sizes,
                                guint n);
@@ -225,6 +230,14 @@ void plan_keep_gradient (ModelPlan *p, guint handle);
 /* The last task of `rank` on `stream` built so far (tasks of a rank are contiguous), or
  * G_MAXUINT. */
 guint plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream);
+
+/* ---- allocation streams (plan_pools.c) ---- */
+/* The stream a rank's gathered parameters (plan_step.c gather_block) are allocated on:
+ * PyTorch FSDP's all-gather stream under a sharding fsdp_* mode, else the compute stream. */
+ModelAllocStream plan_gather_stream (const ModelPlan *p);
+/* The stream the gradient shards a reduce-scatter leaves are allocated on: PyTorch FSDP's
+ * reduce-scatter stream under a sharding fsdp_* mode, else the compute stream. */
+ModelAllocStream plan_grad_shard_stream (const ModelPlan *p);
 
 /* ---- persistent state (plan_state.c) ---- */
 /* Fills p->initial[] for every rank (sharding, offload). */

@@ -77,9 +77,10 @@ typedef enum
 
 /* One allocation or free. Every allocation has a handle (unique in the plan, > 0); a free
  * names the handle it releases and carries minus its bytes, so the ledger and the
- * allocator model see individual buffers. 32 bytes (the two enums side by side: 40 with a
- * hole each before `bytes` and at the end; a plan holds two per allocation, and a one-shot
- * `stepsim run` of the 8-GPU bench took 58 page faults fewer). */
+ * allocator model see individual buffers. 32 bytes (the two enums side by side, `where` and
+ * `stream` in 16 bits each: 40 with a hole each before `bytes` and at the end; a plan holds
+ * two per allocation, and a one-shot `stepsim run` of the 8-GPU bench took 58 page faults
+ * fewer). */
 typedef struct
 {
   ModelMemCategory category;
@@ -88,8 +89,12 @@ typedef struct
   guint handle;
   guint first_tensor; /* allocations: the tensors making up the buffer, each one allocator */
   guint n_tensors;    /* block (model_plan_tensor_sizes); 0: a single block of `bytes` */
-  ModelMemPlace where; /* GPU (the rank's ledger), or its node's host DRAM or NVMe */
+  guint16 where;      /* ModelMemPlace: GPU (the rank's ledger), or its node's host DRAM or
+                       * NVMe */
+  guint16 stream;     /* ModelAllocStream (ledger.h): the CUDA stream a GPU allocation is
+                       * made on, whose caching-allocator pool serves it (compute: 0) */
 } ModelMemEffect;
+G_STATIC_ASSERT (sizeof (ModelMemEffect) == 32);
 
 /* One kernel of a task; dtype is the tensor dtype its FLOPs run at. */
 typedef struct

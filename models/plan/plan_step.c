@@ -57,7 +57,8 @@ gather_block (StepCtx *c, double bytes, gint layer, const char *what, guint afte
     }
   plan_task_dep (c->p, after);
   plan_task_dep (c->p, fetch);
-  *handle = plan_task_alloc (c->p, MODEL_MEM_COMM_BUFFERS, bytes, MODEL_EFFECT_AT_START);
+  *handle = plan_task_alloc_on (c->p, MODEL_MEM_COMM_BUFFERS, bytes, MODEL_EFFECT_AT_START,
+                                plan_gather_stream (c->p));
   plan_task_free (c->p, fetched, MODEL_EFFECT_AT_END);
 }
 
@@ -241,10 +242,12 @@ shard_reduce (StepCtx *c, double params, guint ready, guint full1, guint full2, 
                              params * plan_grad_shard_bytes (c->p));
   guint offloaded = 0; /* optimizer offload: the shard leaves the GPU every micro-batch */
   if (plan_offloads_optimizer (c->p))
-    offloaded = plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard, MODEL_EFFECT_AT_END);
+    offloaded = plan_task_alloc_on (c->p, MODEL_MEM_GRADIENTS, grad_shard, MODEL_EFFECT_AT_END,
+                                    plan_grad_shard_stream (c->p));
   else if (c->mb == 0 && !model_stack_gradients_persistent (&c->p->stack))
-    plan_keep_gradient (c->p, plan_task_alloc (c->p, MODEL_MEM_GRADIENTS, grad_shard,
-                                               MODEL_EFFECT_AT_END));
+    plan_keep_gradient (c->p, plan_task_alloc_on (c->p, MODEL_MEM_GRADIENTS, grad_shard,
+                                                  MODEL_EFFECT_AT_END,
+                                                  plan_grad_shard_stream (c->p)));
   guint last = issue_after (c, comms, 1, id, layer, what);
   plan_offload_gradients (c->p, c->rank, last == NONE ? id : last, grad_shard, offloaded, 0,
                           layer, c->mb);

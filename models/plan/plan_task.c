@@ -369,16 +369,24 @@ plan_task_alloc_tensors (ModelPlan *p, ModelMemCategory category, const double *
 }
 
 guint
-plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
+plan_task_alloc_on (ModelPlan *p, ModelMemCategory category, double bytes,
+                    ModelEffectWhen when, ModelAllocStream stream)
 {
   guint h = plan_new_handle (p, category, bytes);
   if (h == 0)
     return 0;
   ModelMemEffect e = { .category = category, .when = when, .bytes = bytes, .handle = h,
-                       .where = MODEL_MEM_ON_GPU };
+                       .where = MODEL_MEM_ON_GPU, .stream = stream };
+  g_array_index (p->handles, ModelMemEffect, h).stream = stream;
   g_array_append_val (p->effects, e);
   plan_current (p)->n_effects++;
   return h;
+}
+
+guint
+plan_task_alloc (ModelPlan *p, ModelMemCategory category, double bytes, ModelEffectWhen when)
+{
+  return plan_task_alloc_on (p, category, bytes, when, MODEL_ALLOC_STREAM_COMPUTE);
 }
 
 void

@@ -124,7 +124,8 @@ effects_equal (const Index *x, const HwRankShift *sh, const ModelMemEffect *e,
                const ModelMemEffect *f)
 {
   if (e->category != f->category || e->bytes != f->bytes || e->when != f->when
-      || e->where != f->where || e->n_tensors != f->n_tensors
+      || e->where != f->where || e->stream != f->stream
+      || e->n_tensors != f->n_tensors
       || !handles_match (x, sh, e->handle, f->handle))
     return FALSE;
   if (e->n_tensors > 1

@@ -276,6 +276,62 @@ test_pools_apart (void)
   CU_ASSERT_EQUAL (model_allocator_n_segments (a), 2);
 }
 
+/* Streams (allocator.h): a block freed on stream 1 is cached for stream 1 only. A 30 MiB
+ * tensor on stream 1, freed: reserved 30 MiB, all cached. The same request on stream 0
+ * finds nothing of its own stream and opens a segment (60 MiB reserved); on stream 1 it
+ * takes the cached block back (reserved unchanged). */
+static void
+test_streams_apart (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  model_allocator_release (a, model_allocator_malloc_on (a, 30 * MiB, 1, NULL));
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 30 * MiB);
+  model_allocator_malloc_on (a, 30 * MiB, 0, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 60 * MiB);
+  model_allocator_malloc_on (a, 30 * MiB, 1, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 60 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), 60 * MiB);
+  /* model_allocator_malloc is stream 0: it does not reuse a stream-3 block either */
+  g_autoptr (ModelAllocator) b = model_allocator_new (INFINITY, FALSE);
+  model_allocator_release (b, model_allocator_malloc_on (b, 4 * MiB, 3, NULL));
+  model_allocator_malloc (b, 4 * MiB, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (b), 40 * MiB); /* two 20 MiB segments */
+}
+
+/* Only release_cached_blocks crosses streams: capacity 64 MiB, 30 MiB cached for stream 2
+ * and 30 MiB live on stream 0; a 32 MiB stream-0 request does not fit beside both
+ * (92 > 64), so the cached stream-2 segment is released and the request fits (62 MiB). */
+static void
+test_streams_release (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (64 * MiB, FALSE);
+  model_allocator_release (a, model_allocator_malloc_on (a, 30 * MiB, 2, NULL));
+  model_allocator_malloc_on (a, 30 * MiB, 0, NULL);
+  gboolean oom = TRUE;
+  model_allocator_malloc_on (a, 32 * MiB, 0, &oom);
+  CU_ASSERT_FALSE (oom);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 62 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_releases (a), 1);
+}
+
+/* Under expandable_segments each stream grows its own segment (find_expandable_block
+ * takes the stream): 40 MiB mapped for stream 1 and freed stays mapped for it, so a
+ * 40 MiB stream-0 request maps 40 MiB more (80 reserved); without the stream the free
+ * pages would serve it (40). */
+static void
+test_streams_expandable (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, TRUE);
+  model_allocator_release (a, model_allocator_malloc_on (a, 40 * MiB, 1, NULL));
+  model_allocator_malloc_on (a, 40 * MiB, 0, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), 80 * MiB);
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), 2);
+  g_autoptr (ModelAllocator) b = model_allocator_new (INFINITY, TRUE);
+  model_allocator_release (b, model_allocator_malloc_on (b, 40 * MiB, 1, NULL));
+  model_allocator_malloc_on (b, 40 * MiB, 1, NULL);
+  CU_ASSERT_EQUAL (model_allocator_reserved (b), 40 * MiB);
+}
+
 /* The loss head (allocator.h): HF's upcast loss for L logits in bf16. U = 256 MiB stands for
  * one byte a logit: e-byte logits 2U = 512 MiB, fp32 tensors 4U = 1024 MiB; the LM head's
  * gradient 128 MiB. Every size is a multiple of 2 MiB, so segments are the sizes.
@@ -637,6 +693,9 @@ main (void)
     { "expandable segments remove the fragmentation", test_expandable_removes_fragmentation },
     { "OOM: release cached segments and retry", test_release_and_retry },
     { "small and large pools are apart", test_pools_apart },
+    { "a stream's cached blocks serve only that stream", test_streams_apart },
+    { "an OOM retry releases every stream's cached segments", test_streams_release },
+    { "expandable segments grow per stream", test_streams_expandable },
     { "the figures before the last request", test_before_last },
     { "loss head booked as two lumps: a new segment", test_loss_head_lumped },
     { "loss head as tensors: the fp32 copy's block reused", test_loss_head_tensors },

@@ -66,7 +66,8 @@ test_whole_bytes (void)
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (7.0), 7.0);
   g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
   const double sizes[] = { 10.0 / 3.0, 2.5 };
-  model_ledger_alloc_tensors (l, 0, MODEL_MEM_WEIGHTS, sizes, 2, 1, 0.0, "w");
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_WEIGHTS, sizes, 2, MODEL_ALLOC_STREAM_COMPUTE,
+                              1, 0.0, "w");
   CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 7.0);
   CU_ASSERT_EQUAL (model_ledger_peak (l, 0), 7.0);
   model_ledger_release (l, 0, 1, 1.0, "free");
@@ -130,9 +131,32 @@ test_reserved_never_below_allocated (void)
 {
   g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
   const double sizes[] = { 1e22 };
-  model_ledger_alloc_tensors (l, 0, MODEL_MEM_ACTIVATIONS, sizes, 1, 1, 1.0, "fwd");
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_ACTIVATIONS, sizes, 1,
+                              MODEL_ALLOC_STREAM_COMPUTE, 1, 1.0, "fwd");
   CU_ASSERT (model_ledger_peak_reserved (l, 0) >= model_ledger_peak (l, 0));
   CU_ASSERT_EQUAL (model_ledger_peak (l, 0), 1e22);
+}
+
+/* A buffer allocated on a side stream (FSDP's gradient shards on its reduce-scatter
+ * stream) and freed stays cached for that stream: the same 30 MiB asked for on the compute
+ * stream takes a new segment (60 MiB reserved), where a compute-stream buffer's block
+ * would have been reused (30 MiB). */
+static void
+test_reserved_per_stream (void)
+{
+  const double sizes[] = { 30 * MiB };
+  g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_GRADIENTS, sizes, 1,
+                              MODEL_ALLOC_STREAM_REDUCE_SCATTER, 1, 1.0, "reduce_scatter");
+  model_ledger_release (l, 0, 1, 2.0, "optimizer");
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 2, 3.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (l, 0), 60 * MiB);
+  g_autoptr (ModelLedger) one = model_ledger_new (1, NULL);
+  model_ledger_alloc_tensors (one, 0, MODEL_MEM_GRADIENTS, sizes, 1,
+                              MODEL_ALLOC_STREAM_COMPUTE, 1, 1.0, "reduce_scatter");
+  model_ledger_release (one, 0, 1, 2.0, "optimizer");
+  model_ledger_alloc (one, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 2, 3.0, "fwd");
+  CU_ASSERT_EQUAL (model_ledger_current_reserved (one, 0), 30 * MiB);
 }
 
 /* Reserved follows the allocator: two 4 MiB tensors of one buffer share a 20 MiB segment
@@ -144,7 +168,8 @@ test_reserved (void)
   g_autoptr (SimRecorder) rec = sim_recorder_new ();
   g_autoptr (ModelLedger) l = model_ledger_new (1, rec);
   const double sizes[] = { 4 * MiB, 4 * MiB };
-  model_ledger_alloc_tensors (l, 0, MODEL_MEM_ACTIVATIONS, sizes, 2, 1, 1.0, "fwd");
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_ACTIVATIONS, sizes, 2,
+                              MODEL_ALLOC_STREAM_COMPUTE, 1, 1.0, "fwd");
   CU_ASSERT_EQUAL (model_ledger_current_total (l, 0), 8 * MiB);
   CU_ASSERT_EQUAL (model_ledger_current_reserved (l, 0), 20 * MiB);
   model_ledger_release (l, 0, 1, 2.0, "bwd");
@@ -357,7 +382,8 @@ test_oom_part_way_through_a_buffer (void)
   model_ledger_set_allocator (l, 100 * MiB, FALSE);
   model_ledger_alloc (l, 0, MODEL_MEM_WEIGHTS, 40 * MiB, 1, 0.0, "initial state");
   const double sizes[] = { 30 * MiB, 30 * MiB, 30 * MiB };
-  model_ledger_alloc_tensors (l, 0, MODEL_MEM_GRADIENTS, sizes, 3, 2, 1.0, "bwd L1");
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_GRADIENTS, sizes, 3,
+                              MODEL_ALLOC_STREAM_COMPUTE, 2, 1.0, "bwd L1");
   CU_ASSERT_TRUE_FATAL (model_ledger_oom (l, 0));
   CU_ASSERT_EQUAL (model_ledger_oom_requested (l, 0), 30 * MiB);
   CU_ASSERT_EQUAL (model_ledger_oom_category (l, 0), MODEL_MEM_GRADIENTS);
@@ -392,6 +418,7 @@ main (void)
     { "bytes are whole: noise snapped, fractions rounded up", test_whole_bytes },
     { "category names", test_category_names },
     { "reserved bytes from the allocator", test_reserved },
+    { "a side stream's freed blocks stay its own", test_reserved_per_stream },
     { "a later step inherits the cached segments", test_inherit_allocators },
     { "inherited cache released only when cudaMalloc fails", test_inherit_releases_on_failure },
     { "next step: lazily created state splits a block, a new segment", test_continue_keeps_states },

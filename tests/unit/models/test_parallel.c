@@ -149,6 +149,69 @@ tasks_labelled (const ModelPlan *p, const char *prefix, guint *first, double *by
   return n;
 }
 
+/* Counts rank 0's GPU allocations by (category, stream), over every task; `other` counts
+ * those neither comm_buffers nor gradients that are not on the compute stream. */
+static void
+alloc_streams (const ModelPlan *p, guint gathers[MODEL_N_ALLOC_STREAMS],
+               guint grads[MODEL_N_ALLOC_STREAMS], guint *other)
+{
+  memset (gathers, 0, MODEL_N_ALLOC_STREAMS * sizeof (guint));
+  memset (grads, 0, MODEL_N_ALLOC_STREAMS * sizeof (guint));
+  *other = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      for (guint k = 0; t->rank == 0 && k < t->n_effects; k++)
+        {
+          const ModelMemEffect *e = model_plan_effect (p, t->first_effect + k);
+          if (e->bytes <= 0 || e->where != MODEL_MEM_ON_GPU)
+            continue;
+          g_assert (e->stream < MODEL_N_ALLOC_STREAMS);
+          if (e->category == MODEL_MEM_COMM_BUFFERS)
+            gathers[e->stream]++;
+          else if (e->category == MODEL_MEM_GRADIENTS)
+            grads[e->stream]++;
+          else if (e->stream != MODEL_ALLOC_STREAM_COMPUTE)
+            (*other)++;
+        }
+    }
+}
+
+/* PyTorch FSDP allocates the gathered parameters on its all-gather stream and the kept
+ * gradient shards on its reduce-scatter stream (models/plan/plan_pools.c); the layers'
+ * own gradients and everything else on the compute stream. DeepSpeed's ZeRO-3 here
+ * allocates on the compute stream only. Tiny model, 8 ranks, bf16_mixed, GA 1: every
+ * gather's buffer on the all-gather stream; of the gradients, the full ones the backward
+ * makes on the compute stream and the kept shards (one a unit) on the reduce-scatter one. */
+static void
+test_fsdp_alloc_streams (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.precision = MODEL_PRECISION_BF16_MIXED;
+  g_autoptr (ModelPlan) fsdp = dp_plan (a, &s, MODEL_DP_FSDP_FULL_SHARD, 8, 8);
+  g_autoptr (ModelPlan) zero3 = dp_plan (a, &s, MODEL_DP_ZERO3, 8, 8);
+  guint gathers[MODEL_N_ALLOC_STREAMS], grads[MODEL_N_ALLOC_STREAMS], other;
+  alloc_streams (fsdp, gathers, grads, &other);
+  CU_ASSERT (gathers[MODEL_ALLOC_STREAM_ALL_GATHER] > 0);
+  CU_ASSERT_EQUAL (gathers[MODEL_ALLOC_STREAM_COMPUTE], 0);
+  CU_ASSERT_EQUAL (gathers[MODEL_ALLOC_STREAM_REDUCE_SCATTER], 0);
+  guint id;
+  double b;
+  /* one kept shard per reduce-scatter of micro-batch 0 (GA 1: every reduce-scatter) */
+  guint n_rs = tasks_labelled (fsdp, "reduce_scatter grads", &id, &b);
+  CU_ASSERT (n_rs > 0);
+  CU_ASSERT_EQUAL (grads[MODEL_ALLOC_STREAM_REDUCE_SCATTER], n_rs);
+  CU_ASSERT (grads[MODEL_ALLOC_STREAM_COMPUTE] > 0);
+  CU_ASSERT_EQUAL (grads[MODEL_ALLOC_STREAM_ALL_GATHER], 0);
+  CU_ASSERT_EQUAL (other, 0);
+  alloc_streams (zero3, gathers, grads, &other);
+  CU_ASSERT (gathers[MODEL_ALLOC_STREAM_COMPUTE] > 0);
+  CU_ASSERT_EQUAL (gathers[MODEL_ALLOC_STREAM_ALL_GATHER], 0);
+  CU_ASSERT_EQUAL (grads[MODEL_ALLOC_STREAM_REDUCE_SCATTER], 0);
+  CU_ASSERT_EQUAL (other, 0);
+}
+
 /* The handle task `id` allocates (its first allocation; 0: none). */
 static guint
 allocated_by (const ModelPlan *p, guint id)
@@ -538,6 +601,7 @@ main (void)
     { "ZeRO model-state bytes per stage (paper Fig. 1)", test_zero_state_bytes },
     { "FSDP modes map onto ZeRO stages", test_fsdp_modes },
     { "FSDP's embedding and head as units of their own", test_fsdp_end_units },
+    { "FSDP allocates gathers and gradient shards on its streams", test_fsdp_alloc_streams },
     { "memory after model load and initialisation", test_load_bytes },
     { "DDP and ZeRO-1 communication volumes", test_ddp_and_zero1_volumes },
     { "DDP gradient buckets", test_ddp_buckets },
