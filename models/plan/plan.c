@@ -283,8 +283,10 @@ model_plan_validate (const ModelArch *arch, const ModelStack *stack, const Model
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [training], key 'seq_len': %" G_GUINT64_FORMAT " is not a multiple "
-                   "of %" G_GUINT64_FORMAT ": loss = chunked_head splits each rank's sequence "
-                   "into loss_chunks (%u) equal chunks", stack->seq_len, chunks,
+                   "of %" G_GUINT64_FORMAT ": loss = chunked_head (framework %s) splits each "
+                   "rank's sequence into loss_chunks (%u) equal chunks; give a multiple of it as "
+                   "seq_len, or another [training] loss (upcast: the whole sequence at once)",
+                   stack->seq_len, chunks, model_framework_name (stack->framework.kind),
                    stack->framework.loss_chunks);
       return FALSE;
     }
