@@ -233,7 +233,8 @@ guint plan_last_on_stream (const ModelPlan *p, guint rank, ModelStream stream);
 
 /* ---- allocation streams (plan_pools.c) ---- */
 /* The stream a rank's gathered parameters (plan_step.c gather_block) are allocated on:
- * PyTorch FSDP's all-gather stream under a sharding fsdp_* mode, else the compute stream. */
+ * the all-gather stream under a sharding fsdp_* mode (PyTorch FSDP) and zero3 (DeepSpeed),
+ * else the compute stream. */
 ModelAllocStream plan_gather_stream (const ModelPlan *p);
 /* The stream the gradient shards a reduce-scatter leaves are allocated on: PyTorch FSDP's
  * reduce-scatter stream under a sharding fsdp_* mode, else the compute stream. */

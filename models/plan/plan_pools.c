@@ -20,8 +20,12 @@
  * Blocks freed there (a layer's gathered buffer after its use, the gradient shards at
  * zero_grad's set_to_none) are cached for those streams only: the forward's activations
  * cannot reuse them, which is where FSDP's reserved memory exceeds its allocated memory.
- * DeepSpeed's ZeRO (zero1-3) gathers into buffers it manages and reduces into flat
- * partitions allocated at initialization; its streams are not modelled here. */
+ * DeepSpeed's ZeRO-3 gathers under its all-gather stream as well
+ * (runtime/zero/partitioned_param_coordinator.py fetch_sub_module: `with
+ * get_accelerator().stream(self.__allgather_stream)` around all_gather_coalesced, whose
+ * _all_gather_coalesced allocates the flat buffer, partition_parameters.py; free_param's
+ * record_stream only delays the block's reuse), but reduces into gradient partitions it
+ * allocates at initialization (stage3.py), so its gradients stay on the compute stream. */
 #include "config.h"
 #include "models/plan/plan-private.h"
 
@@ -37,7 +41,8 @@ pytorch_fsdp (const ModelPlan *p)
 ModelAllocStream
 plan_gather_stream (const ModelPlan *p)
 {
-  return pytorch_fsdp (p) ? MODEL_ALLOC_STREAM_ALL_GATHER : MODEL_ALLOC_STREAM_COMPUTE;
+  return pytorch_fsdp (p) || p->par.mode == MODEL_DP_ZERO3 ? MODEL_ALLOC_STREAM_ALL_GATHER
+                                                           : MODEL_ALLOC_STREAM_COMPUTE;
 }
 
 ModelAllocStream

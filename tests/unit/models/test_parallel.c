@@ -179,10 +179,11 @@ alloc_streams (const ModelPlan *p, guint gathers[MODEL_N_ALLOC_STREAMS],
 
 /* PyTorch FSDP allocates the gathered parameters on its all-gather stream and the kept
  * gradient shards on its reduce-scatter stream (models/plan/plan_pools.c); the layers'
- * own gradients and everything else on the compute stream. DeepSpeed's ZeRO-3 here
- * allocates on the compute stream only. Tiny model, 8 ranks, bf16_mixed, GA 1: every
- * gather's buffer on the all-gather stream; of the gradients, the full ones the backward
- * makes on the compute stream and the kept shards (one a unit) on the reduce-scatter one. */
+ * own gradients and everything else on the compute stream. DeepSpeed's ZeRO-3 gathers on
+ * its all-gather stream too, and reduces into partitions made at initialization (on the
+ * compute stream). Tiny model, 8 ranks, bf16_mixed, GA 1: every gather's buffer on the
+ * all-gather stream; of the gradients, the full ones the backward makes on the compute
+ * stream and FSDP's kept shards (one a unit) on the reduce-scatter one. */
 static void
 test_fsdp_alloc_streams (void)
 {
@@ -206,7 +207,13 @@ test_fsdp_alloc_streams (void)
   CU_ASSERT_EQUAL (grads[MODEL_ALLOC_STREAM_ALL_GATHER], 0);
   CU_ASSERT_EQUAL (other, 0);
   alloc_streams (zero3, gathers, grads, &other);
-  CU_ASSERT (gathers[MODEL_ALLOC_STREAM_COMPUTE] > 0);
+  CU_ASSERT (gathers[MODEL_ALLOC_STREAM_ALL_GATHER] > 0);
+  CU_ASSERT_EQUAL (gathers[MODEL_ALLOC_STREAM_COMPUTE], 0);
+  CU_ASSERT_EQUAL (grads[MODEL_ALLOC_STREAM_REDUCE_SCATTER], 0);
+  CU_ASSERT_EQUAL (other, 0);
+  /* ZeRO-2 gathers nothing and allocates on the compute stream only */
+  g_autoptr (ModelPlan) zero2 = dp_plan (a, &s, MODEL_DP_ZERO2, 8, 8);
+  alloc_streams (zero2, gathers, grads, &other);
   CU_ASSERT_EQUAL (gathers[MODEL_ALLOC_STREAM_ALL_GATHER], 0);
   CU_ASSERT_EQUAL (grads[MODEL_ALLOC_STREAM_REDUCE_SCATTER], 0);
   CU_ASSERT_EQUAL (other, 0);
