@@ -351,9 +351,17 @@ tied_grads_all_reduce (ModelPlan *p, guint rank, guint s)
 /* ---- ZB-H1's split backward ------------------------------------------------------------------ */
 
 /* A GEMM's backward is its input gradient and its weight gradient, one half each of its
- * 2× FLOPs and traffic (cost.h); a frozen GEMM (bwd_factor 1: LoRA's base) computes the
- * input gradient only. B keeps the rest of the pass and the input-gradient halves, W the
- * weight-gradient halves (Qi et al. 2023, §2: F, B, W with T_B ≈ T_W). */
+ * 2× FLOPs and traffic (cost.h); a frozen GEMM (LoRA's base, the frozen head: its backward
+ * kernel HW_KERNEL_GEMM_DGRAD, cost.c cost_mirror_backward) computes the input gradient
+ * only and stays whole in B. B keeps the rest of the pass and the input-gradient halves, W
+ * the weight-gradient halves (Qi et al. 2023, §2: F, B, W with T_B ≈ T_W). */
+static gboolean
+has_weight_grad (const ModelOp *op)
+{
+  return op->op_class == MODEL_OP_GEMM && op->bwd_factor != 1
+         && op->shape.cls != HW_KERNEL_GEMM_DGRAD;
+}
+
 static void
 split_pass (const ModelPass *bwd, ModelPass *b, ModelPass *w)
 {
@@ -363,7 +371,7 @@ split_pass (const ModelPass *bwd, ModelPass *b, ModelPass *w)
   for (guint i = 0; i < bwd->n_ops; i++)
     {
       ModelOp *op = &b->ops[i];
-      if (op->op_class == MODEL_OP_GEMM && op->bwd_factor != 1 && w->n_ops < MODEL_COST_MAX_OPS)
+      if (has_weight_grad (op) && w->n_ops < MODEL_COST_MAX_OPS)
         {
           op->flops *= 0.5, op->bytes *= 0.5;
           w->ops[w->n_ops++] = *op;
@@ -525,7 +533,9 @@ plan_pp_step_rank (ModelPlan *p, guint rank, const PlanCosts *pc)
   gsize per_mb = (gsize) PLAN_STEP_BUF_PER_LAYER * plan_step_slots (p);
   g_autofree guint *bufs = g_new0 (guint, per_mb * m);
   gboolean zb = pp->sched->kind == MODEL_PP_ZB_H1;
-  double hold_layer = zb ? w_hold_layer_bytes (p) : 0, hold_head = zb ? w_hold_head_bytes (p) : 0;
+  /* a frozen head (LoRA's) has no weight gradient, so no W pass holds its input for one */
+  double hold_layer = zb ? w_hold_layer_bytes (p) : 0;
+  double hold_head = zb && w_head.n_ops > 0 ? w_hold_head_bytes (p) : 0;
   g_autofree PlanStepSlot *slots = g_new0 (PlanStepSlot, m);
   for (guint i = 0; i < m; i++)
     slots[i].buf = bufs + per_mb * i;

@@ -246,6 +246,62 @@ test_zb_h1_holds_w_inputs (void)
     CU_ASSERT (strncmp (model_plan_task (flat, k)->label, "wgrad", 5) != 0);
 }
 
+/* Rank 3's micro-batch 0 W task under ZB-H1 (test_zb_h1_holds_w_inputs' setting): its
+ * FLOPs and the activation bytes it frees. */
+static void
+zb_w_task (const ModelArch *a, const ModelStack *st, double *flops, double *freed)
+{
+  ModelParallel par = pp_par (4, 4, MODEL_PP_ZB_H1, 1);
+  g_autoptr (ModelPlan) plan = model_plan_new (a, st, &par, NULL);
+  g_assert (plan != NULL);
+  *flops = *freed = 0;
+  for (guint k = 0; k < model_plan_n_tasks (plan); k++)
+    {
+      const ModelTask *t = model_plan_task (plan, k);
+      if (t->rank != 3 || t->micro_batch != 0 || strncmp (t->label, "wgrad", 5) != 0)
+        continue;
+      *flops += t->flops;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (plan, t->first_effect + e);
+          if (m->bytes < 0 && m->category == MODEL_MEM_ACTIVATIONS)
+            *freed -= m->bytes;
+        }
+    }
+}
+
+/* Under LoRA the base GEMMs and the head are frozen: their backward is the input gradient
+ * alone (cost.c, HW_KERNEL_GEMM_DGRAD), which stays whole in B, so W is the adapters'
+ * weight gradients only: with r = 8 on q and v, each adapter GEMM's FLOPs are r/h = 1/256
+ * of its base's, and the base holds 12·h² of a layer's GEMM parameters against the
+ * adapters' 4·r·h, so W's FLOPs under LoRA are < 1 % of full fine-tuning's. And W holds
+ * nothing for the frozen head: the bytes it frees do not change with the vocabulary, where
+ * full fine-tuning's grow by the head's dY, 2 B · bs a logit (V → 4V: 2·bs·3V). */
+static void
+test_zb_h1_lora_frozen (void)
+{
+  ModelArch a = equal_stage_arch ();
+  ModelStack st = pp_stack (8);
+  double full_flops, full_freed, lora_flops, lora_freed;
+  zb_w_task (&a, &st, &full_flops, &full_freed);
+  model_finetune_init_defaults (&st.finetune);
+  st.finetune.method = MODEL_FINETUNE_LORA;
+  st.finetune.rank = 8;
+  st.finetune.targets = MODEL_LORA_QV;
+  zb_w_task (&a, &st, &lora_flops, &lora_freed);
+  CU_ASSERT (lora_flops > 0);
+  CU_ASSERT (lora_flops < 0.01 * full_flops);
+  ModelArch wide = a;
+  wide.vocab_size = 4 * a.vocab_size;
+  double f, wide_lora_freed, wide_full_freed;
+  zb_w_task (&wide, &st, &f, &wide_lora_freed);
+  STEPSIM_ASSERT_REL (wide_lora_freed, lora_freed, 1e-12);
+  ModelStack full = pp_stack (8);
+  zb_w_task (&wide, &full, &f, &wide_full_freed);
+  const double bs = 512;
+  STEPSIM_ASSERT_REL (wide_full_freed - full_freed, 2 * bs * 3 * a.vocab_size, 1e-9);
+}
+
 /* In-flight activations (pipeline_schedule.h): GPipe's first stage holds all m
  * micro-batches' activations before its first backward, 1F1B's min(p, m): with m = 8 and
  * p = 4 the first rank's activation peak under GPipe is ~2× 1F1B's (each micro-batch's
@@ -627,6 +683,7 @@ main (void)
     { "ZB-H1 below 1F1B", test_zb_h1_below_1f1b },
     { "ZB-H1: B holds each linear's input and output gradient until W",
       test_zb_h1_holds_w_inputs },
+    { "ZB-H1 under LoRA: frozen GEMMs and head stay in B", test_zb_h1_lora_frozen },
     { "in-flight activations: GPipe m, 1F1B p", test_in_flight_activations },
     { "stage layers and P2P transfers", test_stage_layers_and_p2p },
     { "SP backward all-gather waits for the stage's output gradient", test_sp_backward_waits_for_grad },
