@@ -137,6 +137,20 @@ test_reserved_never_below_allocated (void)
   CU_ASSERT_EQUAL (model_ledger_peak (l, 0), 1e22);
 }
 
+/* Reserved bytes after a 30 MiB gradient buffer allocated on `stream` is freed and a
+ * 30 MiB activation is then asked for on the compute stream. */
+static double
+reserved_after_reuse (ModelAllocStream stream)
+{
+  const double sizes[] = { 30 * MiB };
+  g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
+  model_ledger_alloc_tensors (l, 0, MODEL_MEM_GRADIENTS, sizes, 1, stream, 1, 1.0,
+                              "reduce_scatter");
+  model_ledger_release (l, 0, 1, 2.0, "optimizer");
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 2, 3.0, "fwd");
+  return model_ledger_current_reserved (l, 0);
+}
+
 /* A buffer allocated on a side stream (FSDP's gradient shards on its reduce-scatter
  * stream) and freed stays cached for that stream: the same 30 MiB asked for on the compute
  * stream takes a new segment (60 MiB reserved), where a compute-stream buffer's block
@@ -144,19 +158,8 @@ test_reserved_never_below_allocated (void)
 static void
 test_reserved_per_stream (void)
 {
-  const double sizes[] = { 30 * MiB };
-  g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
-  model_ledger_alloc_tensors (l, 0, MODEL_MEM_GRADIENTS, sizes, 1,
-                              MODEL_ALLOC_STREAM_REDUCE_SCATTER, 1, 1.0, "reduce_scatter");
-  model_ledger_release (l, 0, 1, 2.0, "optimizer");
-  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 2, 3.0, "fwd");
-  CU_ASSERT_EQUAL (model_ledger_current_reserved (l, 0), 60 * MiB);
-  g_autoptr (ModelLedger) one = model_ledger_new (1, NULL);
-  model_ledger_alloc_tensors (one, 0, MODEL_MEM_GRADIENTS, sizes, 1,
-                              MODEL_ALLOC_STREAM_COMPUTE, 1, 1.0, "reduce_scatter");
-  model_ledger_release (one, 0, 1, 2.0, "optimizer");
-  model_ledger_alloc (one, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 2, 3.0, "fwd");
-  CU_ASSERT_EQUAL (model_ledger_current_reserved (one, 0), 30 * MiB);
+  CU_ASSERT_EQUAL (reserved_after_reuse (MODEL_ALLOC_STREAM_REDUCE_SCATTER), 60 * MiB);
+  CU_ASSERT_EQUAL (reserved_after_reuse (MODEL_ALLOC_STREAM_COMPUTE), 30 * MiB);
 }
 
 /* Reserved follows the allocator: two 4 MiB tensors of one buffer share a 20 MiB segment
