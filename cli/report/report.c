@@ -670,7 +670,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
                : s->flash_attention ? "before sdpa (none before flash-attn)"
                                     : "before sdpa (eager expands them anyway)",
                fw->compile ? "on" : "off",
-               model_framework_optimizer_impl_name (fw->optimizer_impl),
+               model_framework_optimizer_impl_name (model_stack_optimizer_impl (s)),
                model_stack_main_grad_fp32 (s) ? ", fp32 main_grad" : "",
                fw->optimizer_in_backward ? ", optimizer in backward" : "",
                fw->reduce_bucket_elements > 0 ? ", DeepSpeed buckets" : "", rope, host,

@@ -188,6 +188,7 @@ typedef struct
   /* trainable parameter tensors of the whole model (nn.Parameters: the optimizer's
    * per-tensor loop, model_stack_optimizer_host_ops) and the trainable elements they hold */
   double trainable_tensors;
+  double trainable_matrices; /* of them with two or more dimensions (Adafactor factors them) */
   double trainable_params;
 } PlanCosts;
 

@@ -102,12 +102,16 @@ plan_costs (const ModelPlan *p, PlanCosts *pc)
   plan_ep_layer_memory (p, &pc->layer);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, p->arch);
   double emb = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_EMBED);
-  pc->trainable_tensors = 0;
+  pc->trainable_tensors = pc->trainable_matrices = 0;
   for (guint i = 0; i < inv->tensors->len; i++)
     {
       const ModelTensor *t = model_inventory_tensor (inv, i);
-      if (t->trainable)
-        pc->trainable_tensors += (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+      if (!t->trainable)
+        continue;
+      double copies = (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+      pc->trainable_tensors += copies;
+      if (t->ndim >= 2)
+        pc->trainable_matrices += copies;
     }
   pc->trainable_params = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ALL);
   double head = (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_HEAD);

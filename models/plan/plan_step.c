@@ -260,13 +260,15 @@ static ModelPass
 optimizer_pass (const ModelPlan *p, const PlanCosts *pc, double params)
 {
   ModelPass pass = { .n_ops = 1 };
-  double tensors = pc->trainable_params > 0
-                     ? ceil (pc->trainable_tensors * params / pc->trainable_params) : 1;
+  double share = pc->trainable_params > 0 ? params / pc->trainable_params : 0;
+  double tensors = share > 0 ? ceil (pc->trainable_tensors * share) : 1;
+  double matrices = share > 0 ? ceil (pc->trainable_matrices * share) : 0;
   pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
                            .flops = params * model_stack_optimizer_step_flops (&p->stack),
                            .bytes = params * model_stack_optimizer_step_bytes (&p->stack),
                            .shape = { HW_KERNEL_PLAIN },
-                           .host_ops = model_stack_optimizer_host_ops (&p->stack, tensors) };
+                           .host_ops = model_stack_optimizer_host_ops (&p->stack, tensors,
+                                                                       matrices) };
   return pass;
 }
 

@@ -349,22 +349,51 @@ model_stack_optimizer_step_bytes (const ModelStack *s)
   return unscale + (param + grad + states) + (param + states + copy);
 }
 
+ModelOptimizerImpl
+model_stack_optimizer_impl (const ModelStack *s)
+{
+  g_return_val_if_fail (s != NULL, MODEL_OPTIMIZER_IMPL_PER_TENSOR);
+  switch (s->optimizer)
+    {
+    case MODEL_OPTIMIZER_ADAFACTOR:
+    case MODEL_OPTIMIZER_ADAMW_8BIT:
+    case MODEL_OPTIMIZER_PAGED_ADAMW_8BIT:
+      return s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_CPU_ADAM
+               ? MODEL_OPTIMIZER_IMPL_CPU_ADAM
+               : MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+    default:
+      return s->framework.optimizer_impl;
+    }
+}
+
 double
-model_stack_optimizer_host_ops (const ModelStack *s, double tensors)
+model_stack_optimizer_host_ops (const ModelStack *s, double tensors, double matrices)
 {
   g_return_val_if_fail (s != NULL, 1.0);
-  double ops = s->framework.weight_decay_zero ? 8 : 9;
+  gboolean decay = !s->framework.weight_decay_zero;
   /* GradScaler: unscale_ (one foreach op over all gradients) and update's two, once */
   double scaler = model_stack_loss_scaled (s) ? 3 : 0;
-  switch (s->framework.optimizer_impl)
+  tensors = MAX (tensors, 1.0);
+  matrices = CLAMP (matrices, 0.0, tensors);
+  ModelOptimizerImpl impl = model_stack_optimizer_impl (s);
+  if (impl != MODEL_OPTIMIZER_IMPL_PER_TENSOR && impl != MODEL_OPTIMIZER_IMPL_FOREACH)
+    return 1.0;
+  switch (s->optimizer)
     {
-    case MODEL_OPTIMIZER_IMPL_PER_TENSOR:
-      return ops * MAX (tensors, 1.0) + scaler;
-    case MODEL_OPTIMIZER_IMPL_FOREACH:
-      return ops + scaler;
+    case MODEL_OPTIMIZER_ADAFACTOR:
+      {
+        /* 16-bit parameters: grad.float(), p.float() and the copy back, a tensor */
+        double cast = has_master (s) || model_stack_weight_bytes (s) >= 4 ? 0 : 3;
+        return (24 + cast) * matrices + (16 + cast) * (tensors - matrices) + scaler;
+      }
+    case MODEL_OPTIMIZER_ADAMW_8BIT:
+    case MODEL_OPTIMIZER_PAGED_ADAMW_8BIT:
+      return tensors + scaler;
     default:
-      return 1.0;
+      break;
     }
+  double ops = s->optimizer == MODEL_OPTIMIZER_SGD_MOMENTUM ? (decay ? 4 : 3) : (decay ? 9 : 8);
+  return (impl == MODEL_OPTIMIZER_IMPL_PER_TENSOR ? ops * tensors : ops) + scaler;
 }
 
 double

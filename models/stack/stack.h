@@ -348,13 +348,32 @@ HwDtype model_stack_compute_dtype (const ModelStack *s);
 double model_stack_optimizer_step_bytes (const ModelStack *s);
 double model_stack_optimizer_step_flops (const ModelStack *s);
 
-/* The PyTorch ops the host issues for one optimizer step over `tensors` parameter tensors
- * (ModelOp.host_ops; the framework's host_op_time each). AdamW per tensor
- * (torch/optim/adamw.py _single_tensor_adamw: step += 1, the decay mul_ unless
- * weight_decay 0, lerp_, mul_ + addcmul_, sqrt / bias correction + eps, addcdiv_): 8 (9
- * with decay) a tensor; foreach (_multi_tensor_adamw): the same 8 (9) _foreach_ ops once,
- * each launching its kernels from C++; fused (_fused_adamw_, apex/TE FusedAdam): 1. Under
- * fp16 loss scaling 3 more, once (GradScaler's foreach unscale_ and update), with the
- * per-tensor and foreach loops.
- * Other optimizers: as AdamW. tensors >= 1. */
-double model_stack_optimizer_host_ops (const ModelStack *s, double tensors);
+/* The optimizer implementation that runs: the framework's optimizer_impl for AdamW and SGD
+ * (torch.optim's per-tensor loop, foreach or fused kernels); per_tensor for Adafactor
+ * (transformers' Adafactor.step loops over the parameters, with no foreach or fused form)
+ * and the 8-bit AdamWs (bitsandbytes Optimizer8bit.step calls update_step, one
+ * optimizer_update_8bit_blockwise kernel, per parameter; torchao's AdamW8bit one compiled
+ * single-parameter step each); cpu_adam under [offload] optimizer for any of them. */
+ModelOptimizerImpl model_stack_optimizer_impl (const ModelStack *s);
+
+/* The PyTorch ops the host issues for one optimizer step over `tensors` parameter tensors,
+ * `matrices` of them with two or more dimensions (ModelOp.host_ops; the framework's
+ * host_op_time each), under model_stack_optimizer_impl:
+ * - AdamW per tensor (torch/optim/adamw.py _single_tensor_adamw: step += 1, the decay mul_
+ *   unless weight_decay 0, lerp_, mul_ + addcmul_, sqrt / bias correction + eps,
+ *   addcdiv_): 8 (9 with decay) a tensor; foreach (_multi_tensor_adamw): the same 8 (9)
+ *   _foreach_ ops once, each launching its kernels from C++;
+ * - SGD with momentum (torch/optim/sgd.py _single_tensor_sgd: the decay add unless
+ *   weight_decay 0, buf.mul_(momentum).add_(grad), param.add_(buf)): 3 (4) a tensor;
+ *   foreach (_multi_tensor_sgd) the same 3 (4) once;
+ * - Adafactor (transformers optimization.py Adafactor.step, each parameter: _rms of the
+ *   parameter (norm, div), grad**2 + eps, then factored — two dimensions or more — the row
+ *   and column means each mean, mul_, add_, _approx_sq_grad's mean, div, rsqrt_, rsqrt
+ *   and mul, update.mul_(grad); unfactored mul_, add_, rsqrt, mul_; then the RMS clip
+ *   (norm, div, div, clamp_, div_), mul_(lr), neg and add_): 24 a matrix, 16 a vector,
+ *   3 more each with 16-bit parameters (grad.float(), p.float(), the copy back);
+ * - 8-bit AdamW: 1 kernel a tensor;
+ * - fused (_fused_adamw_, _fused_sgd_, apex/TE FusedAdam) and cpu_adam: 1.
+ * Under fp16 loss scaling 3 more, once (GradScaler's foreach unscale_ and update), with
+ * the per-tensor and foreach loops. tensors >= 1, 0 <= matrices <= tensors (clamped). */
+double model_stack_optimizer_host_ops (const ModelStack *s, double tensors, double matrices);

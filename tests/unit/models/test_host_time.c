@@ -141,20 +141,51 @@ test_optimizer_host_ops (void)
   model_stack_init_defaults (&s);
   s.framework.weight_decay_zero = FALSE;
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 9 * 146, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 9 * 146, 0);
   s.framework.weight_decay_zero = TRUE;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8 * 146, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 8 * 146, 0);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 8, 0);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 1, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 1, 0);
   /* fp16 loss scaling: GradScaler's unscale_ and update add 3 to the foreach step */
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
   s.precision = MODEL_PRECISION_FP16_AMP;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8 + 3, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 8 + 3, 0);
   /* and once, not per tensor, in the per-tensor loop */
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146), 8 * 146 + 3, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 8 * 146 + 3, 0);
+}
+
+/* Other optimizers (stack.h): SGD with momentum 3 a tensor (4 with decay) per tensor, once
+ * foreach, 1 fused; Adafactor always per tensor, whatever the profile says (transformers
+ * has no foreach or fused Adafactor): 24 a matrix and 16 a vector, 3 more each with
+ * 16-bit parameters; 8-bit AdamW one kernel a tensor. 146 tensors, 100 of them matrices. */
+static void
+test_optimizer_host_ops_others (void)
+{
+  ModelStack s;
+  model_stack_init_defaults (&s);
+  s.precision = MODEL_PRECISION_BF16_MIXED;
+  s.framework.weight_decay_zero = TRUE;
+  s.optimizer = MODEL_OPTIMIZER_SGD_MOMENTUM;
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 3 * 146, 0);
+  s.framework.weight_decay_zero = FALSE;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 4 * 146, 0);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 4, 0);
+  s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 1, 0);
+  CU_ASSERT_EQUAL (model_stack_optimizer_impl (&s), MODEL_OPTIMIZER_IMPL_FUSED);
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  CU_ASSERT_EQUAL (model_stack_optimizer_impl (&s), MODEL_OPTIMIZER_IMPL_PER_TENSOR);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 24 * 100 + 16 * 46, 0);
+  s.precision = MODEL_PRECISION_BF16; /* pure bf16: no fp32 master, the casts */
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 27 * 100 + 19 * 46, 0);
+  s.optimizer = MODEL_OPTIMIZER_ADAMW_8BIT;
+  CU_ASSERT_EQUAL (model_stack_optimizer_impl (&s), MODEL_OPTIMIZER_IMPL_PER_TENSOR);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_host_ops (&s, 146, 100), 146, 0);
 }
 
 /* Every profile charges the same host time per op (framework.c: 8.1 ms / 631 forward, 4 us
@@ -182,6 +213,38 @@ tiny_plan (const ModelStack *s)
   ModelPlan *plan = model_plan_new (a, s, &par, NULL);
   g_assert (plan != NULL);
   return plan;
+}
+
+/* The plan's optimizer op under Adafactor issues model_stack_optimizer_host_ops of the
+ * model's trainable tensors, its matrices counted from the inventory (ndim >= 2: the
+ * factored ones): one GPU holds every tensor. */
+static void
+test_plan_adafactor_host_ops (void)
+{
+  ModelStack s = tiny_stack ();
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  g_autoptr (ModelPlan) plan = tiny_plan (&s);
+  g_autoptr (ModelArch) a = tiny_arch ();
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&s, a);
+  double tensors = 0, matrices = 0;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      double n = t->trainable ? (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL) : 0;
+      tensors += n;
+      matrices += t->ndim >= 2 ? n : 0;
+    }
+  CU_ASSERT (matrices > 0 && matrices < tensors);
+  double want = model_stack_optimizer_host_ops (&s, tensors, matrices), got = -1;
+  for (guint i = 0; i < model_plan_n_tasks (plan); i++)
+    {
+      const ModelTask *t = model_plan_task (plan, i);
+      for (guint k = 0; t->kind == MODEL_TASK_KIND_OPTIMIZER && k < t->n_kernels; k++)
+        if (g_strcmp0 (model_plan_kernel (plan, t->first_kernel + k)->op.name, "optimizer") == 0)
+          got = model_op_host_ops (&model_plan_kernel (plan, t->first_kernel + k)->op);
+    }
+  STEPSIM_ASSERT_REL (got, want, 1e-12);
+  CU_ASSERT (want > 16 * tensors); /* the matrices' 24 each are in it */
 }
 
 /* The tasks marked host_sync on rank 0 of a plan of `s` (one GPU), as (micro-batch, kind)
@@ -446,6 +509,8 @@ main (void)
     { "HF's eager RMSNorm: 36 B an element in 8 ops, fused 4 B in 1", test_eager_rmsnorm_bytes },
     { "autocast: weight and input casts before the projections", test_autocast_casts },
     { "optimizer host ops: per tensor, foreach, fused", test_optimizer_host_ops },
+    { "optimizer host ops: SGD, Adafactor, 8-bit AdamW", test_optimizer_host_ops_others },
+    { "Adafactor's host ops from the plan's tensors and matrices", test_plan_adafactor_host_ops },
     { "profiles: host time per op; the HF Trainer syncs per micro-batch",
       test_profile_host_times },
     { "plan: host syncs at micro-batches (HF Trainer) and fp16's optimizer step",
