@@ -470,7 +470,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
                         .shift = *shift };
   if (!classes)
     e->shift = hw_rank_shift_identity (n_ranks);
-  e->tasks = g_new0 (TaskState, n);
+  e->tasks = g_new (TaskState, MAX (n, 1)); /* each set below (a compound literal) */
   /* per-representative state, a row each (ledger_row): O(representatives), not O(ranks) */
   guint rows = hw_rank_shift_n_reps (&e->shift);
   e->streams = g_new0 (StreamState, rows * MODEL_N_STREAMS);
@@ -1225,6 +1225,11 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
                                       MODEL_STREAM_CP, MODEL_STREAM_EP, MODEL_STREAM_CPU };
   SimVec moving = SIM_VEC_INIT, working = SIM_VEC_INIT;
   busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers), &moving);
+  if (moving.len == 0)
+    {
+      sim_vec_clear (&moving);
+      return 0; /* uncovered's sum over no interval: the other union is not needed */
+    }
   busy_union (exec, rank, busy, G_N_ELEMENTS (busy), &working);
   double exposed = uncovered (&moving, &working);
   sim_vec_clear (&moving);
