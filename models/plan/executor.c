@@ -27,6 +27,8 @@
 #include "models/plan/plan_offload.h"
 #include "sim/vec.h"
 
+#include <math.h>
+
 typedef struct _ModelExecutor ModelExecutor;
 
 typedef struct
@@ -147,6 +149,11 @@ struct _ModelExecutor
                               * (model_executor_keep_trace); NULL: none */
   gboolean on_engine;    /* every kernel through the fluid's events (set_on_engine) */
   guint64 n_off_engine;  /* kernels run off the engine (run_next_kernel) */
+  /* per plan kernel (index_run, n_kernel_base of them): its hw_cluster_kernel_base_seconds
+   * on this cluster, NAN until its first run (a micro-batch's kernels are the next one's:
+   * plan_task_add_pass shares the ranges); NULL before index_run */
+  double *kernel_base;
+  guint n_kernel_base;
 };
 
 /* A task's start or end at `time` (s), or a caller's mark, in the order the replay made
@@ -515,12 +522,21 @@ index_run (ModelExecutor *e)
     collective_orbits (e);
   index_dependents (e, e->classes);
   index_host (e);
+  guint n_kernels = 0;
   for (guint id = 0, n = model_plan_n_tasks (e->plan); id < n; id++)
     {
       const ModelTask *t = model_plan_task (e->plan, id);
       if (hw_rank_shift_is_rep (&e->shift, t->rank))
-        g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+        {
+          g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+          if (t->n_kernels > 0)
+            n_kernels = MAX (n_kernels, t->first_kernel + t->n_kernels);
+        }
     }
+  e->n_kernel_base = n_kernels;
+  e->kernel_base = g_new (double, MAX (n_kernels, 1));
+  for (guint i = 0; i < n_kernels; i++)
+    e->kernel_base[i] = NAN;
 }
 
 void
@@ -557,6 +573,7 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->next_sync);
   g_free (exec->rank_end);
   g_free (exec->kind_time);
+  g_free (exec->kernel_base);
   g_free (exec);
 }
 
@@ -787,12 +804,17 @@ run_next_kernel (TaskState *ts, gboolean tail)
             return;
           continue;
         }
-      const ModelKernel *k
-        = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
+      guint index = t->first_kernel + ts->next_kernel++;
+      const ModelKernel *k = model_plan_kernel (exec->plan, index);
       double issue = issue_kernel (exec, ts, t, k, *exec->clock), end;
-      if (!hw_cluster_run_kernel (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
-                                  k->op.bytes, issue - *exec->clock, off, kernel_done, ts,
-                                  &end))
+      g_assert (index < exec->n_kernel_base);
+      double *base = &exec->kernel_base[index];
+      if (isnan (*base))
+        *base = hw_cluster_kernel_base_seconds (exec->cluster, k->dtype, &k->op.shape,
+                                                k->op.flops);
+      if (!hw_cluster_run_kernel_base (exec->cluster, t->rank, k->dtype, &k->op.shape, *base,
+                                       k->op.bytes, issue - *exec->clock, off, kernel_done, ts,
+                                       &end))
         return;
       /* kernel_done at its end (the clock's time now) */
       exec->n_off_engine++;
