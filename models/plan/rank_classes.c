@@ -309,7 +309,7 @@ collectives_invariant (const ModelPlan *plan, const HwCluster *cluster, const Hw
   guint nc = model_plan_n_collectives (plan);
   g_autofree guint8 *asked = g_new0 (guint8, MAX (nc, 1));
   /* the distinct collectives found invariant: the first few in a list searched in order
-   * (a plan has few: the bench's 8-GPU ZeRO-3 step 6, against ~1,200 asked), the rest in
+   * (a plan has few: the 8-GPU ZeRO-3 bench step 4, against 784 asked), the rest in
    * a hash table; either way an equal one (collective_equal) is found */
   const ModelCollective *few[16];
   guint n_few = 0;
