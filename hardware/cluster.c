@@ -557,17 +557,30 @@ hw_cluster_take_collective_id (HwCluster *cluster)
 /* Compute weight per kernel: seconds of the whole GPU the FLOPs need at the achievable
  * rate peak × efficiency, times the rank's slow-down. A dtype the GPU lacks falls back to
  * fp32 (the CUDA cores), which is what frameworks do when a tensor-core format is
- * unavailable. Same expression as hw_kernel_compute_seconds, with the memoized efficiency. */
+ * unavailable. Same expression as hw_kernel_compute_seconds, with the memoized efficiency.
+ * base_seconds is the part before the slow-down (0 without FLOPs). */
+static double
+base_seconds (const HwCluster *c, HwDtype dtype, const HwKernelShape *shape, double flops)
+{
+  if (flops <= 0)
+    return 0.0;
+  return flops / (hw_kernel_peak_flops (c->node.gpu, dtype) * kernel_efficiency (c, dtype, shape));
+}
+
 static double
 compute_seconds (const HwCluster *c, guint rank, HwDtype dtype, const HwKernelShape *shape,
                  double flops)
 {
   g_return_val_if_fail (dtype < HW_N_DTYPES, 0.0);
-  if (flops <= 0)
-    return 0.0 * c->slowdown[rank];
-  double seconds
-      = flops / (hw_kernel_peak_flops (c->node.gpu, dtype) * kernel_efficiency (c, dtype, shape));
-  return seconds * c->slowdown[rank];
+  return base_seconds (c, dtype, shape, flops) * c->slowdown[rank];
+}
+
+double
+hw_cluster_kernel_base_seconds (const HwCluster *cluster, HwDtype dtype,
+                                const HwKernelShape *shape, double flops)
+{
+  g_return_val_if_fail (cluster != NULL && dtype < HW_N_DTYPES && flops >= 0, -1.0);
+  return base_seconds (cluster, dtype, shape, flops);
 }
 
 /* The least jitter factor of a kernel: a jittered kernel may run faster than its model, but
@@ -681,13 +694,20 @@ kernel_uses (const HwCluster *cluster, guint rank, double w, double bytes, SimUs
 /* A kernel's compute weight (s): its compute time on `rank` times one jitter factor drawn
  * (the generator advances once a kernel when jitter is on). */
 static double
-kernel_weight (HwCluster *cluster, guint rank, HwDtype dtype, const HwKernelShape *shape,
-               double flops)
+kernel_weight_of (HwCluster *cluster, guint rank, HwDtype dtype, const HwKernelShape *shape,
+                  double tc)
 {
-  double tc = compute_seconds (cluster, rank, dtype, shape, flops);
   double least = cluster->jitter_cv > 0 && tc > 0 ? jitter_floor (cluster, rank, dtype, shape)
                                                   : JITTER_MIN_FACTOR;
   return tc * jitter_factor (cluster, least);
+}
+
+static double
+kernel_weight (HwCluster *cluster, guint rank, HwDtype dtype, const HwKernelShape *shape,
+               double flops)
+{
+  return kernel_weight_of (cluster, rank, dtype, shape,
+                           compute_seconds (cluster, rank, dtype, shape, flops));
 }
 
 static SimActivityId
@@ -731,9 +751,21 @@ hw_cluster_run_kernel (HwCluster *cluster, guint rank, HwDtype dtype, const HwKe
                        double flops, double bytes, double delay, gboolean off_engine,
                        SimActivityDoneFunc done, gpointer user_data, double *end)
 {
-  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && flops >= 0 && bytes >= 0, FALSE);
+  g_return_val_if_fail (cluster != NULL && dtype < HW_N_DTYPES && flops >= 0, FALSE);
+  return hw_cluster_run_kernel_base (cluster, rank, dtype, shape,
+                                     base_seconds (cluster, dtype, shape, flops), bytes, delay,
+                                     off_engine, done, user_data, end);
+}
+
+gboolean
+hw_cluster_run_kernel_base (HwCluster *cluster, guint rank, HwDtype dtype,
+                            const HwKernelShape *shape, double base, double bytes, double delay,
+                            gboolean off_engine, SimActivityDoneFunc done, gpointer user_data,
+                            double *end)
+{
+  g_return_val_if_fail (rank < hw_cluster_n_ranks (cluster) && !(base < 0) && bytes >= 0, FALSE);
   g_return_val_if_fail (end != NULL, FALSE);
-  double tc = kernel_weight (cluster, rank, dtype, shape, flops);
+  double tc = kernel_weight_of (cluster, rank, dtype, shape, base * cluster->slowdown[rank]);
   if (off_engine && (cluster->sm_held[rank] == 0 || cluster->n_sm_holds[rank] == 0))
     {
       /* launch_kernel's start without SMs held; a persistent GEMM's launch record is only

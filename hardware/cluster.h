@@ -200,6 +200,22 @@ gboolean hw_cluster_run_kernel (HwCluster *cluster, guint rank, HwDtype dtype,
                                 double delay, gboolean off_engine, SimActivityDoneFunc done,
                                 gpointer user_data, double *end);
 
+/* The seconds `flops` (>= 0) of a kernel of `shape` (NULL: flat) in `dtype` take on one of
+ * the cluster's GPUs at its peak × the kernel model's efficiency, before a rank's slow-down
+ * and jitter (0 without FLOPs; -1 on bad arguments): a pure function of the cluster's GPU
+ * and the arguments, which a caller running the same kernel again may keep
+ * (hw_cluster_run_kernel_base). */
+double hw_cluster_kernel_base_seconds (const HwCluster *cluster, HwDtype dtype,
+                                       const HwKernelShape *shape, double flops);
+
+/* hw_cluster_run_kernel with the kernel's FLOPs given as `base` =
+ * hw_cluster_kernel_base_seconds (cluster, dtype, shape, flops): the same run, the same
+ * result. */
+gboolean hw_cluster_run_kernel_base (HwCluster *cluster, guint rank, HwDtype dtype,
+                                     const HwKernelShape *shape, double base, double bytes,
+                                     double delay, gboolean off_engine, SimActivityDoneFunc done,
+                                     gpointer user_data, double *end);
+
 /* When a kernel that hw_cluster_start_kernel_after (cluster, rank, dtype, shape, flops,
  * bytes, delay, …) would start at `now` (s) ends, if nothing else runs on `rank`'s GPU
  * compute and HBM from its start to its end and no collective holds SMs there: the same

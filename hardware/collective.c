@@ -116,6 +116,8 @@ run_free (gpointer data)
   g_free (run);
 }
 
+static void run_recycle (Run *run);
+
 static void
 finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
 {
@@ -131,7 +133,7 @@ finish (SimFluid *fluid, SimActivityId id, gpointer user_data)
     }
   if (run->done != NULL)
     run->done (run->user_data);
-  run_free (run);
+  run_recycle (run);
 }
 
 static void
@@ -557,6 +559,8 @@ typedef struct
   GHashTable *prepared; /* Prepared* (owned), keyed by its key */
   guint n_prepared;     /* preparations made (hw_collective_group_n_prepared) */
   GHashTable *answers;  /* InvariantKey* (owned) → answer + 1 (hw_collective_shift_invariant) */
+  SimVec spare;         /* Run* (owned) that finished, for the next starts: their vectors keep
+                         * their storage (a step starts ~800 collectives) */
 } Groups;
 
 static guint
@@ -650,6 +654,14 @@ static void
 groups_free (gpointer p)
 {
   Groups *gs = p;
+  for (guint i = 0; i < gs->spare.len; i++)
+    {
+      Run *run = SIM_VEC_AT (&gs->spare, Run *, i);
+      sim_vec_clear (&run->holds);
+      sim_vec_clear (&run->sm_ranks);
+      g_free (run);
+    }
+  sim_vec_clear (&gs->spare);
   g_hash_table_unref (gs->answers);
   g_hash_table_unref (gs->prepared);
   g_ptr_array_unref (gs->groups);
@@ -661,6 +673,34 @@ static Groups *
 cluster_groups (const HwCluster *cluster)
 {
   return hw_cluster_collective_groups (cluster, groups_new, groups_free);
+}
+
+/* A finished run's memory kept for a later start (run_take): its plan dropped, its vectors'
+ * storage kept. */
+static void
+run_recycle (Run *run)
+{
+  g_clear_pointer (&run->plan, g_ptr_array_unref);
+  SIM_VEC_PUSH (&cluster_groups (run->cluster)->spare, Run *, run);
+}
+
+/* A run for a start on `cluster`, as g_new0 gives it but for the vectors' storage: a
+ * recycled one (run_recycle) or a new one. */
+static Run *
+run_take (Groups *gs, HwCluster *cluster)
+{
+  Run *run;
+  if (gs->spare.len > 0)
+    {
+      run = SIM_VEC_AT (&gs->spare, Run *, --gs->spare.len);
+      SimVec holds = run->holds, sm_ranks = run->sm_ranks;
+      holds.len = sm_ranks.len = 0; /* (run_recycle emptied them: kept empty here too) */
+      *run = (Run){ .holds = holds, .sm_ranks = sm_ranks };
+    }
+  else
+    run = g_new0 (Run, 1);
+  run->cluster = cluster;
+  return run;
 }
 
 /* The id of the group of `ranks` in the cluster's registry, interned on first sight. */
@@ -776,8 +816,7 @@ hw_collective_start_group (HwCluster *cluster, HwCollectiveKind kind,
   g_return_val_if_fail (g->valid && (kind != HW_COLLECTIVE_SEND_RECV || g->n_ranks >= 2), 0);
   PreparedKey key = { group, kind, algorithm, bytes };
   const Prepared *e = prepare (cluster, gs, g, &key);
-  Run *run = g_new0 (Run, 1);
-  run->cluster = cluster;
+  Run *run = run_take (gs, cluster);
   g_hash_table_add (hw_cluster_live_collectives (cluster, run_free), run);
   run->plan = g_ptr_array_ref (e->plan);
   run->done = done;

@@ -19,6 +19,8 @@
 #include "config.h"
 #include "sim/recorder.h"
 
+#include "sim/vec.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -26,8 +28,8 @@ typedef struct
 {
   char *path;
   char *unit;
-  GArray *times;  /* double, s */
-  GArray *values; /* double, series unit */
+  SimVec times;  /* double, s (inline appends: every ledger change sets a point) */
+  SimVec values; /* double, series unit */
 } Series;
 
 struct _SimRecorder
@@ -50,8 +52,8 @@ series_free (gpointer p)
   Series *s = p;
   g_free (s->path);
   g_free (s->unit);
-  g_array_unref (s->times);
-  g_array_unref (s->values);
+  sim_vec_clear (&s->times);
+  sim_vec_clear (&s->values);
   g_free (s);
 }
 
@@ -129,8 +131,6 @@ sim_recorder_series (SimRecorder *rec, const char *path, const char *unit)
   Series *s = g_new0 (Series, 1);
   s->path = g_strdup (path);
   s->unit = g_strdup (unit);
-  s->times = g_array_new (FALSE, FALSE, sizeof (double));
-  s->values = g_array_new (FALSE, FALSE, sizeof (double));
   g_ptr_array_add (rec->series, s);
   guint id = rec->series->len - 1;
   g_hash_table_insert (rec->series_index, s->path, GUINT_TO_POINTER (id + 1));
@@ -151,9 +151,9 @@ sim_recorder_set (SimRecorder *rec, guint series, double time, double value)
   Series *s = get_series (rec, series);
   g_return_if_fail (s != NULL);
   g_return_if_fail (isfinite (time) && !isnan (value));
-  guint n = s->times->len;
-  double *t = (double *) (void *) s->times->data;
-  double *v = (double *) (void *) s->values->data;
+  guint n = s->times.len;
+  double *t = s->times.data;
+  double *v = s->values.data;
   if (n > 0)
     {
       g_return_if_fail (time >= t[n - 1]);
@@ -162,8 +162,8 @@ sim_recorder_set (SimRecorder *rec, guint series, double time, double value)
           if (n >= 2 && v[n - 2] == value)
             {
               /* The replaced point would repeat its predecessor: it is no change point. */
-              g_array_set_size (s->times, n - 1);
-              g_array_set_size (s->values, n - 1);
+              s->times.len = n - 1;
+              s->values.len = n - 1;
             }
           else
             v[n - 1] = value;
@@ -172,8 +172,8 @@ sim_recorder_set (SimRecorder *rec, guint series, double time, double value)
       if (v[n - 1] == value)
         return;
     }
-  g_array_append_val (s->times, time);
-  g_array_append_val (s->values, value);
+  SIM_VEC_PUSH (&s->times, double, time);
+  SIM_VEC_PUSH (&s->values, double, value);
 }
 
 void
@@ -212,10 +212,10 @@ sim_recorder_series_points (const SimRecorder *rec, guint series, const double *
   const Series *s = get_series (rec, series);
   g_return_val_if_fail (s != NULL, 0);
   if (times != NULL)
-    *times = (const double *) (const void *) s->times->data;
+    *times = s->times.data;
   if (values != NULL)
-    *values = (const double *) (const void *) s->values->data;
-  return s->times->len;
+    *values = s->values.data;
+  return s->times.len;
 }
 
 double
@@ -223,8 +223,8 @@ sim_recorder_series_last (const SimRecorder *rec, guint series)
 {
   const Series *s = get_series (rec, series);
   g_return_val_if_fail (s != NULL, 0.0);
-  guint n = s->values->len;
-  return n > 0 ? g_array_index (s->values, double, n - 1) : 0.0;
+  guint n = s->values.len;
+  return n > 0 ? SIM_VEC_AT (&s->values, double, n - 1) : 0.0;
 }
 
 double
@@ -232,11 +232,11 @@ sim_recorder_series_max (const SimRecorder *rec, guint series)
 {
   const Series *s = get_series (rec, series);
   g_return_val_if_fail (s != NULL, 0.0);
-  if (s->values->len == 0)
+  if (s->values.len == 0)
     return 0.0;
-  double m = g_array_index (s->values, double, 0);
-  for (guint i = 1; i < s->values->len; i++)
-    m = MAX (m, g_array_index (s->values, double, i));
+  double m = SIM_VEC_AT (&s->values, double, 0);
+  for (guint i = 1; i < s->values.len; i++)
+    m = MAX (m, SIM_VEC_AT (&s->values, double, i));
   return m;
 }
 

@@ -27,6 +27,8 @@
 #include "models/plan/plan_offload.h"
 #include "sim/vec.h"
 
+#include <math.h>
+
 typedef struct _ModelExecutor ModelExecutor;
 
 typedef struct
@@ -147,6 +149,12 @@ struct _ModelExecutor
                               * (model_executor_keep_trace); NULL: none */
   gboolean on_engine;    /* every kernel through the fluid's events (set_on_engine) */
   guint64 n_off_engine;  /* kernels run off the engine (run_next_kernel) */
+  /* per plan kernel (index_run, n_kernel_base of them): its hw_cluster_kernel_base_seconds
+   * on this cluster, NAN until its first run (layers and micro-batches share kernel ranges,
+   * plan_task_add_pass: the 8-GPU bench step's 11,585 kernel runs use 39 plan kernels);
+   * NULL before index_run */
+  double *kernel_base;
+  guint n_kernel_base;
 };
 
 /* A task's start or end at `time` (s), or a caller's mark, in the order the replay made
@@ -470,7 +478,7 @@ model_executor_new_classes (const ModelPlan *plan, HwCluster *cluster, SimEngine
                         .shift = *shift };
   if (!classes)
     e->shift = hw_rank_shift_identity (n_ranks);
-  e->tasks = g_new0 (TaskState, n);
+  e->tasks = g_new (TaskState, MAX (n, 1)); /* each set below (a compound literal) */
   /* per-representative state, a row each (ledger_row): O(representatives), not O(ranks) */
   guint rows = hw_rank_shift_n_reps (&e->shift);
   e->streams = g_new0 (StreamState, rows * MODEL_N_STREAMS);
@@ -515,12 +523,21 @@ index_run (ModelExecutor *e)
     collective_orbits (e);
   index_dependents (e, e->classes);
   index_host (e);
+  guint n_kernels = 0;
   for (guint id = 0, n = model_plan_n_tasks (e->plan); id < n; id++)
     {
       const ModelTask *t = model_plan_task (e->plan, id);
       if (hw_rank_shift_is_rep (&e->shift, t->rank))
-        g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+        {
+          g_array_append_val (stream_state (e, t->rank, t->stream)->queue, id);
+          if (t->n_kernels > 0)
+            n_kernels = MAX (n_kernels, t->first_kernel + t->n_kernels);
+        }
     }
+  e->n_kernel_base = n_kernels;
+  e->kernel_base = g_new (double, MAX (n_kernels, 1));
+  for (guint i = 0; i < n_kernels; i++)
+    e->kernel_base[i] = NAN;
 }
 
 void
@@ -557,6 +574,7 @@ model_executor_free (ModelExecutor *exec)
   g_free (exec->next_sync);
   g_free (exec->rank_end);
   g_free (exec->kind_time);
+  g_free (exec->kernel_base);
   g_free (exec);
 }
 
@@ -788,12 +806,17 @@ run_next_kernel (TaskState *ts, gboolean tail)
             return;
           continue;
         }
-      const ModelKernel *k
-        = model_plan_kernel (exec->plan, t->first_kernel + ts->next_kernel++);
+      guint index = t->first_kernel + ts->next_kernel++;
+      const ModelKernel *k = model_plan_kernel (exec->plan, index);
       double issue = issue_kernel (exec, ts, t, k, *exec->clock), end;
-      if (!hw_cluster_run_kernel (exec->cluster, t->rank, k->dtype, &k->op.shape, k->op.flops,
-                                  k->op.bytes, issue - *exec->clock, off, kernel_done, ts,
-                                  &end))
+      g_assert (index < exec->n_kernel_base);
+      double *base = &exec->kernel_base[index];
+      if (isnan (*base))
+        *base = hw_cluster_kernel_base_seconds (exec->cluster, k->dtype, &k->op.shape,
+                                                k->op.flops);
+      if (!hw_cluster_run_kernel_base (exec->cluster, t->rank, k->dtype, &k->op.shape, *base,
+                                       k->op.bytes, issue - *exec->clock, off, kernel_done, ts,
+                                       &end))
         return;
       /* kernel_done at its end (the clock's time now) */
       exec->n_off_engine++;
@@ -1226,6 +1249,11 @@ model_executor_exposed_offload (const ModelExecutor *exec, guint rank)
                                       MODEL_STREAM_CP, MODEL_STREAM_EP, MODEL_STREAM_CPU };
   SimVec moving = SIM_VEC_INIT, working = SIM_VEC_INIT;
   busy_union (exec, rank, transfers, G_N_ELEMENTS (transfers), &moving);
+  if (moving.len == 0)
+    {
+      sim_vec_clear (&moving);
+      return 0; /* uncovered's sum over no interval: the other union is not needed */
+    }
   busy_union (exec, rank, busy, G_N_ELEMENTS (busy), &working);
   double exposed = uncovered (&moving, &working);
   sim_vec_clear (&moving);

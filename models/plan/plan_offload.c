@@ -512,15 +512,24 @@ double
 model_plan_offload_amount (const ModelPlan *plan, guint rank, ModelOffloadOp op)
 {
   g_return_val_if_fail (plan != NULL && op < MODEL_N_OFFLOAD_OPS, 0);
+  double moved[MODEL_N_OFFLOAD_OPS];
+  model_plan_offload_amounts (plan, rank, moved);
+  return moved[op];
+}
+
+void
+model_plan_offload_amounts (const ModelPlan *plan, guint rank, double *out)
+{
+  g_return_if_fail (plan != NULL && out != NULL);
   rank = hw_rank_shift_rep (&plan->built, rank); /* a representative stands for its class */
-  double sum = 0;
+  for (guint op = 0; op < MODEL_N_OFFLOAD_OPS; op++)
+    out[op] = 0;
   for (guint i = 0; i < plan->tasks->len; i++)
     {
       const ModelTask *t = &g_array_index (plan->tasks, ModelTask, i);
-      if (t->rank == rank && t->offload == op)
-        sum += t->amount;
+      if (t->rank == rank && t->offload < MODEL_N_OFFLOAD_OPS)
+        out[t->offload] += t->amount;
     }
-  return sum;
 }
 
 /* B of model states that `t`'s effects keep at `where` if t is a rank's "offloaded state"

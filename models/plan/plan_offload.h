@@ -19,6 +19,11 @@
  * (MODEL_OFFLOAD_OP_CPU_STEP). One step. */
 double model_plan_offload_amount (const ModelPlan *plan, guint rank, ModelOffloadOp op);
 
+/* For each op, out[op] (out: MODEL_N_OFFLOAD_OPS doubles, the caller's) = the sum over
+ * `rank`'s tasks of kind op of their amount, in task order: B moved, or parameters updated
+ * (MODEL_OFFLOAD_OP_CPU_STEP). One step; one pass over the tasks for all ops. */
+void model_plan_offload_amounts (const ModelPlan *plan, guint rank, double *out);
+
 /* B of model states (16-bit parameter shard, fp32 master weights, fp32 gradients, optimizer
  * states) `rank` keeps off the GPU at `where` (MODEL_MEM_ON_HOST: host DRAM, MODEL_MEM_ON_NVME:
  * NVMe), as allocated at time 0 by the rank's "offloaded state" task; swap buffers

@@ -1461,10 +1461,30 @@ template_copy (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
       if (e->n_tensors > 1)
         e->first_tensor += ds;
     }
+  /* the dependencies and effects, whole: the template's are contiguous (template_check),
+   * so each task's move by (d0 − m1->deps, e0 − m1->effects) as appending them task by
+   * task would */
+  guint n_dep = mn->deps - m1->deps, n_eff = mn->effects - m1->effects;
+  guint d0 = p->deps->len, e0 = p->effects->len, t0 = p->tasks->len;
+  g_array_set_size (p->deps, d0 + n_dep);
+  guint *deps = &g_array_index (p->deps, guint, 0);
+  for (guint i = 0; i < n_dep; i++)
+    deps[d0 + i] = deps[m1->deps + i] + dt;
+  g_array_set_size (p->effects, e0 + n_eff);
+  ModelMemEffect *effects = &g_array_index (p->effects, ModelMemEffect, 0);
+  for (guint i = 0; i < n_eff; i++)
+    {
+      ModelMemEffect x = effects[m1->effects + i];
+      x.handle += dh;
+      if (x.n_tensors > 1)
+        x.first_tensor += ds;
+      effects[e0 + i] = x;
+    }
+  g_array_set_size (p->tasks, t0 + len);
   for (guint i = 0; i < len; i++)
     {
       ModelTask t = g_array_index (p->tasks, ModelTask, m1->tasks + i);
-      g_assert (t.id + dt == p->tasks->len);
+      g_assert (t.id + dt == t0 + i);
       t.id += dt;
       t.micro_batch = (gint) k;
       gboolean suffix;
@@ -1482,25 +1502,11 @@ template_copy (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
           memcpy (label + n, digits, (gsize) nd + 1);
           t.label = g_string_chunk_insert_len (p->labels, label, (gssize) n + nd);
         }
-      guint first_dep = t.first_dep, first_effect = t.first_effect;
-      t.first_dep = p->deps->len;
-      t.first_effect = p->effects->len;
-      for (guint d = 0; d < t.n_deps; d++)
-        {
-          guint on = g_array_index (p->deps, guint, first_dep + d) + dt;
-          g_array_append_val (p->deps, on);
-        }
-      for (guint e = 0; e < t.n_effects; e++)
-        {
-          ModelMemEffect x = g_array_index (p->effects, ModelMemEffect, first_effect + e);
-          x.handle += dh;
-          if (x.n_tensors > 1)
-            x.first_tensor += ds;
-          g_array_append_val (p->effects, x);
-        }
+      t.first_dep = t.first_dep - m1->deps + d0;
+      t.first_effect = t.first_effect - m1->effects + e0;
       if (t.collective >= 0)
         t.collective = (gint) plan_collective_instance_like (p, c->rank, (guint) t.collective);
-      g_array_append_val (p->tasks, t);
+      g_array_index (p->tasks, ModelTask, t0 + i) = t;
       if (t.kind == MODEL_TASK_KIND_RECOMPUTE)
         p->hardware_flops += t.flops;
     }

@@ -209,15 +209,15 @@ fill_host (const ModelSimInput *in, const ModelPlan *plan, const ModelHostLedger
   res->host_fits = res->host_peak <= res->host_capacity;
   res->nvme_fits = res->nvme_peak <= res->nvme_capacity;
   res->fits = res->gpu_fits && res->host_fits && res->nvme_fits;
-  res->offload_h2d = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_H2D)
-                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU)
-                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_PAGE_IN);
-  res->offload_d2h = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_D2H)
-                     + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_PAGE_OUT);
-  res->offload_nvme_read = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_READ)
-                           + model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_TO_GPU);
-  res->offload_nvme_write = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_NVME_WRITE);
-  res->cpu_step_params = model_plan_offload_amount (plan, 0, MODEL_OFFLOAD_OP_CPU_STEP);
+  double moved[MODEL_N_OFFLOAD_OPS];
+  model_plan_offload_amounts (plan, 0, moved);
+  res->offload_h2d = moved[MODEL_OFFLOAD_OP_H2D] + moved[MODEL_OFFLOAD_OP_NVME_TO_GPU]
+                     + moved[MODEL_OFFLOAD_OP_PAGE_IN];
+  res->offload_d2h = moved[MODEL_OFFLOAD_OP_D2H] + moved[MODEL_OFFLOAD_OP_PAGE_OUT];
+  res->offload_nvme_read = moved[MODEL_OFFLOAD_OP_NVME_READ]
+                           + moved[MODEL_OFFLOAD_OP_NVME_TO_GPU];
+  res->offload_nvme_write = moved[MODEL_OFFLOAD_OP_NVME_WRITE];
+  res->cpu_step_params = moved[MODEL_OFFLOAD_OP_CPU_STEP];
   res->state_host = MAX (res->state_host,
                          model_plan_offloaded_state_peak (plan, MODEL_MEM_ON_HOST));
   res->state_nvme = MAX (res->state_nvme,

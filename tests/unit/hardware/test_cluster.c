@@ -306,6 +306,85 @@ test_shape_memo_by_content (void)
   hw_node_spec_clear (&node);
 }
 
+static void
+count_log (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+  (void) domain, (void) level, (void) message;
+  (*(int *) data)++;
+}
+
+/* Runs `n` kernels (shapes[i % 3], flops[i % 3]) on rank i % 2 of a 2-GPU cluster with
+ * rank 1 slowed by 1.7 and jitter (cv 0.3, seed 7), one after another, each started from
+ * its FLOPs (hw_cluster_start_kernel_after), or with `kept` run through
+ * hw_cluster_run_kernel_base from base seconds asked once per kernel and kept (as the
+ * executor keeps them per plan kernel); the ends. */
+static double *
+run_kernels (gboolean kept, guint n)
+{
+  HwNodeSpec node = fixture_nvswitch_node (2);
+  Fixture f = fixture_new (&node, 1, 1);
+  hw_cluster_set_slowdown (f.cluster, 1, 1.7);
+  hw_cluster_set_jitter (f.cluster, 0.3, 7);
+  const HwKernelShape shapes[] = {
+    { .cls = HW_KERNEL_GEMM, .m = 4096, .n = 4096, .k = 4096, .batch = 1 },
+    { .cls = HW_KERNEL_FLASH_FWD, .batch = 2, .seq = 4096, .head_dim = 128, .causal = TRUE },
+    { .cls = HW_KERNEL_PLAIN },
+  };
+  const double flops[] = { 2.0 * 4096 * 4096 * 4096, 3e11, 0 };
+  double base[3];
+  for (guint j = 0; j < 3; j++)
+    base[j] = hw_cluster_kernel_base_seconds (f.cluster, HW_DTYPE_BF16, &shapes[j], flops[j]);
+  double *ends = g_new (double, n);
+  for (guint i = 0; i < n; i++)
+    {
+      EndAt e = { f.engine, -1 };
+      double end = -1;
+      if (kept)
+        {
+          CU_ASSERT_FALSE (hw_cluster_run_kernel_base (f.cluster, i % 2, HW_DTYPE_BF16,
+                                                       &shapes[i % 3], base[i % 3], 1e9, 0,
+                                                       FALSE, end_at, &e, &end));
+        }
+      else
+        hw_cluster_start_kernel_after (f.cluster, i % 2, HW_DTYPE_BF16, &shapes[i % 3],
+                                       flops[i % 3], 1e9, 0, end_at, &e);
+      sim_engine_run (f.engine);
+      ends[i] = e.end;
+    }
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+  return ends;
+}
+
+/* A kernel run from its kept base seconds (hw_cluster_kernel_base_seconds) is the kernel
+ * started from its FLOPs: the same ends, to the bit, under a slow-down and jitter; a bad
+ * FLOP count gives a base that the run refuses. */
+static void
+test_run_from_base_seconds (void)
+{
+  const guint n = 12;
+  g_autofree double *from_flops = run_kernels (FALSE, n);
+  g_autofree double *from_base = run_kernels (TRUE, n);
+  guint differ = 0;
+  for (guint i = 0; i < n; i++)
+    differ += memcmp (&from_flops[i], &from_base[i], sizeof (double)) != 0;
+  CU_ASSERT_EQUAL (differ, 0);
+  CU_ASSERT_TRUE (from_flops[n - 1] > from_flops[0]);
+  HwNodeSpec node = fixture_nvswitch_node (1);
+  Fixture f = fixture_new (&node, 1, 1);
+  double end = 0;
+  int criticals = 0;
+  guint h = g_log_set_handler (NULL, G_LOG_LEVEL_CRITICAL, count_log, &criticals);
+  double base = hw_cluster_kernel_base_seconds (f.cluster, HW_DTYPE_BF16, NULL, -1);
+  CU_ASSERT_TRUE (base < 0);
+  CU_ASSERT_FALSE (hw_cluster_run_kernel_base (f.cluster, 0, HW_DTYPE_BF16, NULL, base, 0, 0,
+                                               FALSE, NULL, NULL, &end));
+  g_log_remove_handler (NULL, h);
+  CU_ASSERT_EQUAL (criticals, 2);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 static const StepsimTest tests[] = {
   { "node spec copy is deep, clear frees", test_node_spec_copy_is_deep },
   { "cluster keeps its own copy of the spec", test_cluster_copies_spec },
@@ -317,6 +396,7 @@ static const StepsimTest tests[] = {
   { "jitter: mean factor near 1", test_jitter_mean },
   { "a reset cluster replays as a new one", test_reset_replays_as_new },
   { "the efficiency memo answers by shape content, not address", test_shape_memo_by_content },
+  { "a kernel run from its kept base seconds = from its FLOPs", test_run_from_base_seconds },
 };
 
 int

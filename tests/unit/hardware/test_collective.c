@@ -597,6 +597,55 @@ test_collective_holds_sms (void)
   hw_node_spec_clear (&node);
 }
 
+/* Collectives one after another on one cluster, each beside a compute-bound kernel on a
+ * member and one outside: every round takes what the first took, to the bit (a finished
+ * collective's memory is reused for the next start, collective.c run_take: nothing of it,
+ * such as the ranks whose SMs it held, may carry over; rounds alternate 64 and 32 GiB, the
+ * member's kernel moves among the members), no SM hold is ended twice (a critical), and a
+ * kernel alone afterwards gets its whole GPU. */
+static void
+test_collectives_in_turn_as_new (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (4);
+  Fixture f = fixture_new (&node, 1, 1.0);
+  const HwGpuSpec *g = hw_cluster_gpu (f.cluster, 0);
+  double flops = 1e12, tc = flops / (g->peak_flops[HW_DTYPE_BF16] * g->compute_efficiency);
+  guint ranks[] = { 0, 1, 2 };
+  int criticals = 0; /* hw_cluster_sm_hold_end refuses an end without a hold */
+  guint h = g_log_set_handler (NULL, G_LOG_LEVEL_CRITICAL, count_log, &criticals);
+  double first[2][3] = { { 0 } }; /* rounds 0 and 1 (64 and 32 GiB) */
+  for (guint round = 0; round < 4; round++)
+    {
+      double t0 = sim_engine_now (f.engine);
+      DoneAt coll = { f.engine, -1 };
+      hw_collective_start (f.cluster, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_RING, ranks, 3,
+                           (round % 2 ? 32.0 : 64.0) * 1024 * 1024 * 1024, fixture_done_at,
+                           &coll);
+      EndAt in = { f.engine, -1 }, out = { f.engine, -1 };
+      hw_cluster_start_kernel (f.cluster, round % 3, HW_DTYPE_BF16, flops, 0, end_at, &in);
+      hw_cluster_start_kernel (f.cluster, 3, HW_DTYPE_BF16, flops, 0, end_at, &out);
+      sim_engine_run (f.engine);
+      double took[3] = { coll.end - t0, in.end - t0, out.end - t0 };
+      if (round < 2)
+        memcpy (first[round], took, sizeof took);
+      for (guint i = 0; i < 3; i++)
+        STEPSIM_ASSERT_REL (took[i], first[round % 2][i], 1e-12);
+      STEPSIM_ASSERT_REL (took[1], g->kernel_latency + tc / (1 - g->comm_sm_fraction), 1e-6);
+    }
+  for (guint r = 0; r < 4; r++)
+    {
+      double t0 = sim_engine_now (f.engine);
+      EndAt alone = { f.engine, -1 };
+      hw_cluster_start_kernel (f.cluster, r, HW_DTYPE_BF16, flops, 0, end_at, &alone);
+      sim_engine_run (f.engine);
+      STEPSIM_ASSERT_REL (alone.end - t0, g->kernel_latency + tc, 1e-9);
+    }
+  g_log_remove_handler (NULL, h);
+  CU_ASSERT_EQUAL (criticals, 0);
+  fixture_free (&f);
+  hw_node_spec_clear (&node);
+}
+
 /* A node of the fixture's links with H100-SXM GPUs (132 SMs, persistent GEMMs). */
 static HwNodeSpec
 hopper_node (void)
@@ -836,6 +885,7 @@ static const StepsimTest tests[] = {
   { "kind and algorithm names", test_names },
   { "userbuffers collectives hold their own SM count", test_collective_ub_sms },
   { "which algorithms NCCL has for which op and node", test_algorithm_applies },
+  { "collectives one after another run as the first", test_collectives_in_turn_as_new },
 };
 
 int
