@@ -508,7 +508,7 @@ spec_start (GKeyFile *kf, const char *group, GError **error)
 {
   if (!g_key_file_has_key (kf, group, "base", NULL))
     return spec_from_defaults (group);
-  g_autofree char *base_name = g_key_file_get_string (kf, group, "base", error);
+  g_autofree char *base_name = sim_text_keyfile_string (kf, group, "base", error);
   if (base_name == NULL)
     {
       g_prefix_error (error, "group [%s], key 'base': ", group);
@@ -560,7 +560,7 @@ range_bound (double v, SimDimension dim)
 static gboolean
 apply_key (HwGpuSpec *spec, GKeyFile *kf, const char *group, const GpuKey *key, GError **error)
 {
-  g_autofree char *text = g_key_file_get_string (kf, group, key->key, error);
+  g_autofree char *text = sim_text_keyfile_string (kf, group, key->key, error);
   if (text == NULL)
     goto fail;
   if (key->kind == KEY_DESCRIPTION)

@@ -263,7 +263,7 @@ parse_figure (HwNodeSpec *spec, const Figure *f, const char *text, GError **erro
 char *
 hw_spec_get_value (GKeyFile *kf, const char *group, const char *key, GError **error)
 {
-  char *text = g_key_file_get_string (kf, group, key, error);
+  char *text = sim_text_keyfile_string (kf, group, key, error);
   if (text == NULL)
     g_prefix_error (error, "group [%s], key '%s': ", group, key);
   return text != NULL ? g_strstrip (text) : NULL;

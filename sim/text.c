@@ -361,3 +361,26 @@ sim_text_label (char *buf, gsize size, char **slow, const char *fmt, ...)
   va_end (ap);
   return text;
 }
+
+char *
+sim_text_keyfile_string (GKeyFile *kf, const char *group, const char *key, GError **error)
+{
+  GError *e = NULL;
+  char *text = g_key_file_get_string (kf, group, key, &e);
+  if (e == NULL)
+    return text;
+  g_free (text);
+  if (!g_error_matches (e, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE))
+    {
+      g_propagate_error (error, e);
+      return NULL;
+    }
+  g_error_free (e);
+  /* the value as written, escaped for printing as every quoted value is */
+  g_autofree char *raw = g_key_file_get_value (kf, group, key, NULL);
+  g_autofree char *shown = sim_text_printable (raw != NULL ? g_strstrip (raw) : "", 0);
+  g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+               "'%s': a backslash starts an escape (\\s, \\n, \\t, \\r; \\\\ for a "
+               "backslash)", shown);
+  return NULL;
+}

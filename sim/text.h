@@ -47,6 +47,15 @@ char *sim_text_format_double (char *buf, double v);
 gboolean sim_text_lookup (const char *const *names, const char *what, const char *s, int *out,
                           GError **error);
 
+/* The string value of `key` in `group` (GKeyFile's escapes \s \n \t \r \\ read), not
+ * stripped; caller frees. NULL + G_KEY_FILE_ERROR (no group or key in the message: the
+ * caller prefixes them) when the key is missing, or when the value holds a backslash that
+ * starts no escape: "'80 GiB\': a backslash starts an escape (…)". g_key_file_get_string
+ * reports the latter by setting its error and still returning what it read (a value's
+ * trailing '\' dropped), so its result alone cannot be trusted. */
+char *sim_text_keyfile_string (GKeyFile *kf, const char *group, const char *key,
+                               GError **error);
+
 /* What a file that is not a regular file is, from its st_mode, for messages: "a directory",
  * "a device", "a FIFO", "a socket", else "not a plain file". Static string. */
 const char *sim_text_file_kind (unsigned mode);

@@ -1864,6 +1864,27 @@ printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 2, "new
 "$STEPSIM" run bi.ini -q -o biw.h5 >/dev/null 2>bi.err; rc=$?
 check "a ds_config key not modelled: exit 0, one warning naming file, group, key and the ds key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' bi.err) -eq 1 ] && grep -qF \"bi.ini: group [training], key 'deepspeed_config': is partly ignored: ./bi.json: key 'zero_optimization.new_knob'\" bi.err && test -s biw.h5"
+# a backslash that starts no key-file escape (GLib's \s \n \t \r \\): one error quoting the
+# value as written, in the hardware groups (QA: GLib's "GError set over the top of a previous
+# GError" warning, then "a value that cannot be interpreted"), in [scenario] name (QA: the
+# trailing '\' silently dropped, the run named 'run') and in a sweep's name
+bad_input "a trailing backslash in a [cluster] figure" \
+  "group [cluster], key 'nics_per_node': '8\\': a backslash starts an escape" \
+  "\\\\ for a backslash" \
+  -- "$s1" --set 'cluster.nics_per_node=8\'
+bad_input "a trailing backslash in a [gpu.NAME] figure" \
+  "group [gpu.G], key 'memory': '40 GiB\\': a backslash starts an escape" \
+  "(with --set gpu.G.memory=" \
+  -- "$s1" --set gpu.G.base=A100-80GB-SXM --set 'gpu.G.memory=40 GiB\' --set cluster.gpu=G
+bad_input "a trailing backslash in [scenario] name" \
+  "group [scenario], key 'name': 'run\\': a backslash starts an escape" "scenario.name=run" \
+  -- "$s1" --set 'scenario.name=run\'
+printf '[sweep]\nscenario = %s\nname = sw\\\n[axes]\ntraining.micro_batch = 1, 2\n' "$s1" >bsl.ini
+rm -f bsl.h5
+"$STEPSIM" batch bsl.ini -q -o bsl.h5 >/dev/null 2>bsl.err; rc=$?
+check "a trailing backslash in a sweep's name: exit 1, one error, nothing written" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <bsl.err) -eq 1 ] && ! test -e bsl.h5 \
+         && grep -qF \"bsl.ini: group [sweep], key 'name': 'sw\\\\': a backslash starts\" bsl.err"
 bad_input "attention = triton on fp32 inputs" "group [training], key 'attention': triton" \
   "fp16 or bf16 inputs only, not fp32" -- "$s1" --set training.attention=triton
 bad_input "attention = flash1 on a V100" "group [training], key 'attention': flash1" \

@@ -522,7 +522,12 @@ warn_trained_length (const CliScenario *sc, const char *const *sets, const char 
 static gboolean
 check_printed_text (GKeyFile *kf, const char *key, GError **error)
 {
-  g_autofree char *text = g_key_file_get_string (kf, "scenario", key, NULL);
+  if (!g_key_file_has_key (kf, "scenario", key, NULL))
+    return TRUE;
+  /* a backslash that starts no escape ("run\") is refused, not dropped from the name */
+  g_autofree char *text = sim_text_keyfile_string (kf, "scenario", key, error);
+  if (text == NULL)
+    return g_prefix_error (error, "group [scenario], key '%s': ", key), FALSE;
   gunichar u = sim_text_first_control (text);
   if (u != 0)
     {

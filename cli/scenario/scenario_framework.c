@@ -28,7 +28,8 @@
  * Order: profile < ds_config < the explicit key. A ds_config value and the scenario's own
  * key for the same quantity (micro_batch, grad_accum, precision, [parallel] data_parallel,
  * [offload] optimizer/parameters/pin_memory, a bucket size) must agree; "auto" takes the
- * scenario's. train_batch_size must be micro_batch × grad_accum × GPUs, or gives the GA
+ * scenario's. train_batch_size must be micro_batch × grad_accum × data-parallel ranks
+ * (GPUs / (tp · cp · pp)), or gives the GA
  * when neither side does (DeepSpeed's config.py). Errors name the group and key (the caller prefixes the file).
  */
 #include "config.h"
@@ -275,8 +276,11 @@ conflict (GError **error, const CliScenario *sc, const char *group, const char *
   return FALSE;
 }
 
-/* train_batch_size against micro × GA × the data-parallel world (the GPU count: tp, pp and cp
- * are 1). DeepSpeed asserts train_batch == micro × GA × world when all three are given, and
+/* train_batch_size against micro × GA × the data-parallel world, GPUs / (tp · cp · pp): the
+ * world DeepSpeed's config reads from the model-parallel unit it is given
+ * (mpu.get_data_parallel_world_size(), Megatron-DeepSpeed's, the pipeline engine's grid), as
+ * each tp, cp or pp group trains one micro-batch. DeepSpeed asserts train_batch == micro × GA ×
+ * world when all three are given, and
  * derives GA = train_batch / (micro × world) when GA is not (deepspeed/runtime/config.py
  * _set_batch_related_parameters, _batch_assertion); the micro batch is always given here
  * ([training] micro_batch is required). */
@@ -285,7 +289,7 @@ train_batch (GKeyFile *kf, CliScenario *sc, GError **error)
 {
   const ModelDsConfig *d = &sc->ds;
   ModelStack *s = &sc->stack;
-  guint64 tb = (guint64) d->train_batch, world = sc->par.degree;
+  guint64 tb = (guint64) d->train_batch, world = model_parallel_dp_degree (&sc->par);
   guint64 per_step = s->micro_batch * world;
   gboolean ga_given = d->grad_accum >= 1 || has (kf, "grad_accum");
   if (!ga_given && tb % per_step == 0 && tb / per_step >= 1

@@ -411,11 +411,15 @@ load_groups (GKeyFile *kf, CliSweep *sw, GError **error)
                    "scenario .ini the sweep varies", sw->scenario);
       return FALSE;
     }
-  sw->name = g_key_file_get_string (kf, "sweep", "name", NULL);
-  if (sw->name == NULL)
+  if (g_key_file_has_key (kf, "sweep", "name", NULL))
     {
-      sw->name = cli_file_stem (sw->path);
+      /* a trailing or stray backslash is an error, not silently dropped from the title */
+      sw->name = sim_text_keyfile_string (kf, "sweep", "name", error);
+      if (sw->name == NULL)
+        return g_prefix_error (error, "group [sweep], key 'name': "), FALSE;
     }
+  else
+    sw->name = cli_file_stem (sw->path);
   sw->n_points = 1;
   /* "group.key" → the sweep group that gives it ([set], [axes] or [zip]) */
   g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);

@@ -185,7 +185,8 @@ test_deepspeed_config (void)
 
 /* train_batch_size (DeepSpeed's config.py): with micro × GA × ranks all known they must
  * give it (8 GPUs, micro 2: GA 4 → 64); without GA it is derived, 32 / (2 × 8) = 2; a
- * mismatch or a remainder names the ds_config and the key. */
+ * mismatch or a remainder names the ds_config and the key; the ranks are the data-parallel
+ * ones, GPUs / (tp · cp · pp). */
 static void
 test_deepspeed_train_batch (void)
 {
@@ -212,6 +213,22 @@ test_deepspeed_train_batch (void)
   write_ds ("{ \"train_batch_size\": 40, \"bf16\": { \"enabled\": \"auto\" } }");
   const char *const remainder[] = { "key 'train_batch_size' is 40", "not a multiple", NULL };
   expect_error (PREC, sets, remainder);
+  /* the data-parallel world is GPUs / (tp · pp), not the GPUs (DeepSpeed reads it from the
+   * model-parallel unit): tp 2 × pp 2 of 8 GPUs leaves 2 ranks, 32 / (2 × 2) = GA 8 */
+  write_ds ("{ \"train_batch_size\": 32, \"bf16\": { \"enabled\": \"auto\" } }");
+  const char *const mp[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
+                             "training.deepspeed_config=ds.json", "parallel.tp=2",
+                             "parallel.pp=2", NULL };
+  g_autoptr (CliScenario) mps = load (PREC, mp, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL (mps);
+  CU_ASSERT_EQUAL (mps->stack.grad_accum, 8);
+  const char *const mp_wrong[] = { "cluster.gpus_per_node=8", "training.micro_batch=2",
+                                   "training.grad_accum=2", "training.deepspeed_config=ds.json",
+                                   "parallel.tp=2", "parallel.pp=2", NULL };
+  const char *const mp_mismatch[] = { "key 'train_batch_size' is 32",
+                                      "micro_batch 2 × grad_accum 2 × 2 data-parallel ranks = 8",
+                                      NULL };
+  expect_error (PREC, mp_wrong, mp_mismatch);
 }
 
 /* DeepSpeed's stage3_prefetch_bucket_size = 0 or stage3_max_live_parameters = 0: no
