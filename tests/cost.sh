@@ -64,6 +64,11 @@ if [ -s "$table" ]; then
   n=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu")' "$table" | wc -l)
   if [ "$want" = "$got" ] && [ "$n" -gt 0 ]; then ok "error band = median of the $n A100 validation rows ($got)"; else bad "error band: got $got, median of the rows $want"; fi
   check "the summary states the band with its case count" grep -q "step time ±.*median |error| of $n validation cases on A100-80GB-SXM" small.out
+  # and the largest |error| among those rows, signed, in the text and /summary
+  worst=$(awk -F'\t' 'NR > 1 && $2 == "A100-80GB-SXM" && ($3 == "step_time" || $3 == "tokens_per_s_per_gpu" || $3 == "mfu") { a = $6 < 0 ? -$6 : $6; if (a > m) { m = a; w = $6 } } END { printf "%.12g\n", w }' "$table")
+  got_w=$(awk -F'\t' '$1 == "band_step_time_largest" { printf "%.12g\n", $2 }' small.tsv)
+  [ "$worst" = "$got_w" ] && ok "band's largest error = the rows' largest |error|, signed ($got_w)" || bad "band largest: got $got_w, rows $worst"
+  check "the summary names the largest error" grep -q "step time ±.*A100-80GB-SXM; largest [+-][0-9.]* %)" small.out
   "$STEPSIM" run small.ini --set cluster.node=HGX-B200 -q -o h.h5 >/dev/null 2>&1
   "$STEPSIM" run small.ini --set cluster.node=HGX-B200 -o h2.h5 >h.out 2>&1
   check "no case on a GPU type: said plainly" grep -q 'no validation case on B200-SXM' h.out

@@ -40,7 +40,7 @@ gboolean
 cli_error_band_from_file (const char *path, const char *gpu, CliBandKind kind,
                           CliErrorBand *out, GError **error)
 {
-  *out = (CliErrorBand){ .median = NAN };
+  *out = (CliErrorBand){ .median = NAN, .worst = NAN };
   g_autofree char *text = NULL;
   if (!g_file_get_contents (path, &text, NULL, error))
     return FALSE;
@@ -65,6 +65,8 @@ cli_error_band_from_file (const char *path, const char *gpu, CliBandKind kind,
         {
           double a = fabs (e);
           g_array_append_val (errs, a);
+          if (!(fabs (out->worst) >= a))
+            out->worst = e;
         }
     }
   out->table = TRUE;
@@ -118,9 +120,9 @@ cli_error_band_get (const char *gpu, CliBandKind kind, CliErrorBand *out)
       return;
     }
   const char *path = cli_error_band_table_path ();
-  *out = (CliErrorBand){ .median = NAN };
+  *out = (CliErrorBand){ .median = NAN, .worst = NAN };
   if (path == NULL || !cli_error_band_from_file (path, gpu, kind, out, NULL))
-    *out = (CliErrorBand){ .median = NAN };
+    *out = (CliErrorBand){ .median = NAN, .worst = NAN };
   g_hash_table_insert (memo, g_steal_pointer (&key), g_memdup2 (out, sizeof *out));
   g_mutex_unlock (&lock);
 }
@@ -136,6 +138,9 @@ cli_error_band_text (const char *gpu, CliBandKind kind)
   if (b.n_cases == 0)
     return g_strdup_printf ("%s: no validation case on %s; this prediction is unchecked there",
                             what, gpu);
-  return g_strdup_printf ("%s \xc2\xb1%.1f %% (median |error| of %u validation case%s on %s)",
-                          what, 100 * b.median, b.n_cases, b.n_cases == 1 ? "" : "s", gpu);
+  g_autofree char *worst = b.n_cases > 1 ? g_strdup_printf ("; largest %+.1f %%", 100 * b.worst)
+                                          : g_strdup ("");
+  return g_strdup_printf ("%s \xc2\xb1%.1f %% (median |error| of %u validation case%s on %s%s)",
+                          what, 100 * b.median, b.n_cases, b.n_cases == 1 ? "" : "s", gpu,
+                          worst);
 }

@@ -9,7 +9,7 @@
  * 1), known_gap (0/1). Kinds: step time (metrics step_time, tokens_per_s_per_gpu and mfu:
  * each is the step time's error seen from one side) and memory (device_used,
  * peak_allocated). Median: the middle value of the sorted |error|s, the mean of the middle
- * two for an even count.
+ * two for an even count; beside it the largest |error|, with its sign.
  */
 #pragma once
 
@@ -26,6 +26,8 @@ typedef struct
   gboolean table;  /* the table was found and read */
   guint n_cases;   /* matching rows (0: no case on this GPU type) */
   double median;   /* median |error| of those rows (fraction); NaN when n_cases is 0 */
+  double worst;    /* the error (signed fraction) of the row with the largest |error|; NaN
+                    * when n_cases is 0 */
 } CliErrorBand;
 
 /* The kind of a validation metric name ("step_time" → CLI_BAND_STEP_TIME); FALSE when the
@@ -46,7 +48,8 @@ const char *cli_error_band_table_path (void);
  * once per process for each (gpu, kind) and remembered (thread-safe). */
 void cli_error_band_get (const char *gpu, CliBandKind kind, CliErrorBand *out);
 
-/* One line: "step time ±12.3 % (median |error| of 4 validation cases on A100-80GB-SXM)",
+/* One line: "step time ±12.3 % (median |error| of 4 validation cases on A100-80GB-SXM;
+ * largest +40.1 %)" (the largest only with two cases or more: the tail a median hides),
  * "step time: no validation case on H100-SXM; this prediction is unchecked there", or
  * "…: not available (no validation table in this build)". Caller frees. */
 char *cli_error_band_text (const char *gpu, CliBandKind kind);

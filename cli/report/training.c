@@ -166,8 +166,10 @@ fill_band (SimRecorder *rec, const char *gpu, CliBandKind kind, const char *name
   CliErrorBand b;
   cli_error_band_get (gpu, kind, &b);
   g_autofree char *cases = g_strdup_printf ("%s_cases", name);
+  g_autofree char *worst = g_strdup_printf ("%s_largest", name);
   sim_recorder_summary_scalar (rec, name, b.median, "1");
   sim_recorder_summary_scalar (rec, cases, b.n_cases, "1");
+  sim_recorder_summary_scalar (rec, worst, b.worst, "1");
 }
 
 void

@@ -205,9 +205,9 @@ test_bad_input (void)
 }
 
 /* The band is the median of the matching rows' |error|: GPU A, step-time kinds, errors
- * +0.10, −0.30, +0.20 → sorted |e| 0.10, 0.20, 0.30 → 0.20 (3 cases); with a fourth
- * (0.50) the mean of the middle two, (0.20 + 0.30) / 2 = 0.25. Rows of other GPUs and of
- * memory metrics do not count. */
+ * +0.10, −0.30, +0.20 → sorted |e| 0.10, 0.20, 0.30 → 0.20 (3 cases), the largest −0.30;
+ * with a fourth (0.50) the mean of the middle two, (0.20 + 0.30) / 2 = 0.25, the largest
+ * +0.50. Rows of other GPUs and of memory metrics do not count. */
 static void
 test_band_median (void)
 {
@@ -223,15 +223,18 @@ test_band_median (void)
   CU_ASSERT_TRUE (cli_error_band_from_file (path, "A", CLI_BAND_STEP_TIME, &b, NULL));
   CU_ASSERT_EQUAL (b.n_cases, 3);
   STEPSIM_ASSERT_REL (b.median, 0.2, 1e-15);
+  STEPSIM_ASSERT_REL (b.worst, -0.3, 1e-15); /* the largest |error|, its sign kept */
   CU_ASSERT_TRUE (cli_error_band_from_file (path, "A", CLI_BAND_MEMORY, &b, NULL));
   CU_ASSERT_EQUAL (b.n_cases, 1);
   CU_ASSERT_TRUE (cli_error_band_from_file (path, "C", CLI_BAND_STEP_TIME, &b, NULL));
   CU_ASSERT_EQUAL (b.n_cases, 0);
   CU_ASSERT_TRUE (isnan (b.median));
+  CU_ASSERT_TRUE (isnan (b.worst));
   g_autofree char *four = g_strconcat (head, "f\tA\tstep_time\t1.5\t1\t0.5\t0\n", NULL);
   g_assert (g_file_set_contents (path, four, -1, NULL));
   CU_ASSERT_TRUE (cli_error_band_from_file (path, "A", CLI_BAND_STEP_TIME, &b, NULL));
   STEPSIM_ASSERT_REL (b.median, 0.25, 1e-15);
+  STEPSIM_ASSERT_REL (b.worst, 0.5, 1e-15);
   g_assert (g_file_set_contents (path, "h\nx\tA\tstep_time\t1\n", -1, NULL));
   g_autoptr (GError) e = NULL;
   CU_ASSERT_FALSE (cli_error_band_from_file (path, "A", CLI_BAND_STEP_TIME, &b, &e));
