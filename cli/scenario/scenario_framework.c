@@ -401,17 +401,6 @@ late_batch (GKeyFile *kf, CliScenario *sc, GError **error)
       return conflict (error, sc, "training", "micro_batch", "train_micro_batch_size_per_gpu",
                        v, o);
     }
-  if (d->grad_accum > CLI_SCENARIO_MAX_GRAD_ACCUM)
-    {
-      /* the bound of [training] grad_accum (QA: 2147483647 built micro-batches until killed,
-       * 100000 ran three minutes in 3.7 GB) */
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [training], key 'deepspeed_config': %s: key "
-                   "'gradient_accumulation_steps' is %" G_GINT64_FORMAT ", outside [1, %d] "
-                   "(the micro-batches a step may accumulate, as [training] grad_accum)",
-                   sc->ds_path, d->grad_accum, CLI_SCENARIO_MAX_GRAD_ACCUM);
-      return FALSE;
-    }
   if (d->grad_accum >= 1)
     {
       if (!has (kf, "grad_accum"))

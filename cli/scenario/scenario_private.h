@@ -10,7 +10,7 @@
 
 /* The most micro-batches a step accumulates: [training] grad_accum's bound, and a
  * deepspeed_config's gradient_accumulation_steps (given or derived from train_batch_size). */
-#define CLI_SCENARIO_MAX_GRAD_ACCUM 1024
+#define CLI_SCENARIO_MAX_GRAD_ACCUM MODEL_STACK_MAX_GRAD_ACCUM
 
 /* The file a [model] hf_config `value` names: a shipped config's bare name in
  * cli_scenario_models_dir(), else a path relative to the folder of `scenario_path`.

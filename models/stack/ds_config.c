@@ -8,6 +8,7 @@
 #include "models/arch/arch.h"
 #include "models/arch/json_unique.h"
 #include "models/stack/framework.h"
+#include "models/stack/stack.h"
 #include "sim/text.h"
 
 #include <glib/gstdio.h>
@@ -409,7 +410,7 @@ read_root (const Reader *r, JsonObject *root, GError **error)
         }
       else if (strcmp (k, "gradient_accumulation_steps") == 0)
         {
-          if (!read_int (r, n, k, 1, G_MAXINT32, &c->grad_accum, error))
+          if (!read_int (r, n, k, 1, MODEL_STACK_MAX_GRAD_ACCUM, &c->grad_accum, error))
             return FALSE;
         }
       else if (strcmp (k, "train_micro_batch_size_per_gpu") == 0)

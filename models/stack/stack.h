@@ -63,6 +63,12 @@
 #include "models/memory/offload.h"
 #include "models/parallel/parallel.h"
 
+/* The most micro-batches a step may accumulate: the plan builds each one's tasks, so the
+ * inputs (scenario [training] grad_accum, a DeepSpeed config's gradient_accumulation_steps)
+ * are bounded here (QA: 2147483647 built micro-batches until killed; 100000 ran three
+ * minutes in 3.7 GB). */
+#define MODEL_STACK_MAX_GRAD_ACCUM 1024
+
 typedef enum
 {
   MODEL_PRECISION_FP32,
@@ -103,7 +109,8 @@ typedef struct
 {
   guint64 micro_batch;    /* sequences per micro-batch, >= 1 */
   guint64 seq_len;        /* tokens per sequence, >= 1 */
-  guint64 grad_accum;     /* micro-batches per optimizer step (GA), >= 1 */
+  guint64 grad_accum;     /* micro-batches per optimizer step (GA), 1 …
+                           * MODEL_STACK_MAX_GRAD_ACCUM */
   ModelPrecision precision;
   ModelOptimizer optimizer;
   ModelCheckpointing checkpointing;
