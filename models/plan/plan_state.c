@@ -474,7 +474,7 @@ plan_optimizer_workspace_tensors (const ModelPlan *p, double bytes)
     return out;
   const ModelStack *s = &p->stack;
   gboolean foreach = s->optimizer == MODEL_OPTIMIZER_ADAMW
-                     && s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH
+                     && model_stack_optimizer_impl (s) == MODEL_OPTIMIZER_IMPL_FOREACH
                      && !model_stack_optimizer_is_paged (s);
   g_autoptr (GArray) states = foreach ? plan_initial_tensors (p, MODEL_MEM_OPTIMIZER_STATE)
                                       : NULL;

@@ -1437,6 +1437,25 @@ template_check (const StepCtx *c, const PlanMarks *m0, const PlanMarks *m1,
          && size == mn->sizes && memcmp (&hw, &mn->hardware_flops, sizeof hw) == 0;
 }
 
+/* Appends to `a` (of ModelMemEffect: the plan's handles or effects) copies of its n
+ * entries from `from`, each handle moved by dh and each tensor range by ds: a template's
+ * allocations as micro-batch k makes them. */
+static void
+append_shifted_effects (GArray *a, guint from, guint n, guint dh, guint ds)
+{
+  guint at = a->len;
+  g_array_set_size (a, at + n);
+  ModelMemEffect *e = &g_array_index (a, ModelMemEffect, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      ModelMemEffect x = e[from + i];
+      x.handle += dh;
+      if (x.n_tensors > 1)
+        x.first_tensor += ds;
+      e[at + i] = x;
+    }
+}
+
 /* Appends micro-batch k (2 ≤ k) of c's rank as a copy of the template m1 … mn. */
 static void
 template_copy (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
@@ -1450,17 +1469,8 @@ template_copy (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
   g_array_set_size (p->tensor_sizes, at + ns);
   memcpy (&g_array_index (p->tensor_sizes, double, at),
           &g_array_index (p->tensor_sizes, double, m1->sizes), ns * sizeof (double));
-  guint h0 = p->handles->len;
-  g_assert (h0 == m1->handles + dh);
-  g_array_set_size (p->handles, h0 + nh);
-  for (guint i = 0; i < nh; i++)
-    {
-      ModelMemEffect *e = &g_array_index (p->handles, ModelMemEffect, h0 + i);
-      *e = g_array_index (p->handles, ModelMemEffect, m1->handles + i);
-      e->handle += dh;
-      if (e->n_tensors > 1)
-        e->first_tensor += ds;
-    }
+  g_assert (p->handles->len == m1->handles + dh);
+  append_shifted_effects (p->handles, m1->handles, nh, dh, ds);
   /* the dependencies and effects, whole: the template's are contiguous (template_check),
    * so each task's move by (d0 − m1->deps, e0 − m1->effects) as appending them task by
    * task would */
@@ -1470,16 +1480,7 @@ template_copy (StepCtx *c, const PlanMarks *m1, const PlanMarks *mn, guint k)
   guint *deps = &g_array_index (p->deps, guint, 0);
   for (guint i = 0; i < n_dep; i++)
     deps[d0 + i] = deps[m1->deps + i] + dt;
-  g_array_set_size (p->effects, e0 + n_eff);
-  ModelMemEffect *effects = &g_array_index (p->effects, ModelMemEffect, 0);
-  for (guint i = 0; i < n_eff; i++)
-    {
-      ModelMemEffect x = effects[m1->effects + i];
-      x.handle += dh;
-      if (x.n_tensors > 1)
-        x.first_tensor += ds;
-      effects[e0 + i] = x;
-    }
+  append_shifted_effects (p->effects, m1->effects, n_eff, dh, ds);
   g_array_set_size (p->tasks, t0 + len);
   for (guint i = 0; i < len; i++)
     {

@@ -342,9 +342,9 @@ model_stack_optimizer_step_bytes (const ModelStack *s)
   double unscale = unscale_bytes (s);
   if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
     return unscale + (param + 2 * grad) + (param + copy);
+  ModelOptimizerImpl impl = model_stack_optimizer_impl (s);
   if (s->optimizer == MODEL_OPTIMIZER_ADAMW
-      && (s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH
-          || s->framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_PER_TENSOR))
+      && (impl == MODEL_OPTIMIZER_IMPL_FOREACH || impl == MODEL_OPTIMIZER_IMPL_PER_TENSOR))
     return unscale + adamw_unfused_bytes (s, param, grad, copy);
   return unscale + (param + grad + states) + (param + states + copy);
 }
