@@ -1304,8 +1304,8 @@ check "loss = chunked_head with more chunks than tokens of a sequence: refused, 
   sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 8 loss chunks exceed the 4 tokens of a sequence (seq_len), along which the hidden states are chunked\" chlo.out"
 "$STEPSIM" run "$s1" -q -o chdiv.h5 --set training.framework=torchtitan --set training.seq_len=4100 \
   >chdiv.out 2>&1; rc=$?
-check "loss = chunked_head with seq_len not a multiple of its chunks: refused naming seq_len, no file" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 4100 is not a multiple of 8: loss = chunked_head\" chdiv.out && [ ! -e chdiv.h5 ]"
+check "loss = chunked_head with seq_len not a multiple of its chunks: refused naming seq_len, the framework and the way out, no file" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'seq_len': 4100 is not a multiple of 8: loss = chunked_head (framework torchtitan)\" chdiv.out && grep -qF 'or another [training] loss' chdiv.out && [ ! -e chdiv.h5 ]"
 "$STEPSIM" fit "$s1" --for seq_len --max-seq-len 64 --set training.framework=torchtitan \
   >fitchlo.out 2>&1; rc=$?
 check "fit seq_len under torchtitan's chunked_head loss: multiples of its 8 chunks, none refused" \
