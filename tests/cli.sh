@@ -1855,7 +1855,7 @@ bad_input "train_batch_size against micro x GA x ranks" "bi.json: key 'train_bat
 printf '{ "bf16": { "enabled": "auto" }, "gradient_accumulation_steps": 5000 }\n' >bi.json
 bad_input "ds_config gradient_accumulation_steps above grad_accum's bound" \
   "bi.ini (with --set training.grad_accum=): group [training], key 'deepspeed_config'" \
-  "key 'gradient_accumulation_steps': must be an integer in [1, 1024]" -- bi.ini \
+  "key 'gradient_accumulation_steps': '5000' must be an integer in [1, 1024]" -- bi.ini \
   --set training.grad_accum=
 printf '{ "bf16": { "enabled": "auto" }, "zero_optimization": { "stage": 3 } }\n' >bi.json
 bad_input "[parallel] data_parallel contradicting the ds_config's stage" \

@@ -101,8 +101,13 @@ read_int (const Reader *r, JsonNode *n, const char *key, gint64 lo, gint64 hi, g
     return *out = MODEL_DS_AUTO, TRUE;
   if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64
       || json_node_get_int (n) < lo || json_node_get_int (n) > hi)
-    return fail (r, error, key, "must be an integer in [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-                 "] or \"auto\"", lo, hi);
+    {
+      /* the value as written (JSON), quoted as every bad value is */
+      g_autofree char *json = json_to_string (n, FALSE);
+      g_autofree char *shown = sim_text_printable (json != NULL ? json : "", 64);
+      return fail (r, error, key, "'%s' must be an integer in [%" G_GINT64_FORMAT ", %"
+                   G_GINT64_FORMAT "] or \"auto\"", shown, lo, hi);
+    }
   *out = json_node_get_int (n);
   return TRUE;
 }
