@@ -1618,6 +1618,18 @@ check "finetune targets list naming a projection the model lacks: exit 0, one wa
 "$STEPSIM" run "$srcdir/scenarios/s1-llama-3.2-1b-fp32.ini" -q -o tlw.h5 --set model.hf_config=gpt2 --set training.seq_len=1024 --set training.rope_table=max_positions >/dev/null 2>tlw.err; rc=$?
 check "rope_table on a model without rotary positions: exit 0, one warning naming the key" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' tlw.err) -eq 1 ] && grep -q \"key 'rope_table'.*no rotary positions\" tlw.err"
+# fsdp_version: FSDP1's flat shard views make Adafactor unfactored (4 B a parameter, sharded);
+# FSDP2's DTensors keep it factored: the optimizer state of rank 0 drops under version 2
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -o fv1.h5 --set training.optimizer=adafactor --set training.fsdp_version=1 >fv1.out 2>fv1.err; rc1=$?
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -o fv2.h5 --set training.optimizer=adafactor --set training.fsdp_version=2 >fv2.out 2>fv2.err; rc2=$?
+check "fsdp_version 1 vs 2 under Adafactor: both run; FSDP1's optimizer state in GiB, FSDP2's in KiB or MiB" \
+  sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -Eq '^  optimizer_state +[0-9.]+ GiB' fv1.out && grep -Eq '^  optimizer_state +[0-9.]+ (KiB|MiB)' fv2.out"
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o fv3.h5 --set training.fsdp_version=3 >/dev/null 2>fv3.err; rc=$?
+check "fsdp_version = 3: exit 1, one error naming group and key, no file" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <fv3.err) -eq 1 ] && grep -q \"group \\[training\\], key 'fsdp_version'\" fv3.err && [ ! -e fv3.h5 ]"
+"$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o fv4.h5 --set training.fsdp_version=2 >/dev/null 2>fv4.err; rc=$?
+check "fsdp_version under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' fv4.err) -eq 1 ] && grep -q \"key 'fsdp_version': has no effect: \\[parallel\\] data_parallel = zero3 is not FSDP\" fv4.err"
 # fsdp_end_units set where no FSDP unit gathers, or on a tied model (one unit): said, not silent
 "$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o tlw.h5 --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
 check "fsdp_end_units under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \

@@ -42,7 +42,7 @@ static const char *const training_keys[] = {
   "activation_offload", "reduce_bucket_size", "allgather_bucket_size",
   "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
   "stage3_max_live_parameters", "host_op_time", "host_backward_op_time",
-  "host_sync_micro_batch", "rope_table", "fsdp_end_units", NULL,
+  "host_sync_micro_batch", "rope_table", "fsdp_end_units", "fsdp_version", NULL,
 };
 static const char *const parallel_keys[] = { "data_parallel", "bucket_size", "prefetch",
                                              "algorithm", "reduce_dtype", "dp_replicate",

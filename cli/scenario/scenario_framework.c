@@ -13,6 +13,8 @@
  *   fsdp_end_units = true|false               the embedding and the head FSDP units of
  *                                             their own (torchtitan; torchtune's
  *                                             custom_sharded_layers), not the root's
+ *   fsdp_version = 1 | 2                      FSDP1 (FlatParameter: the optimizer steps
+ *                                             1-D shard views) or FSDP2 (fully_shard)
  *   rope_table = none | max_positions | seq_len | per_layer
  *                                             the rotary table as a GPU buffer over the
  *                                             model's max_position_embeddings (torchtune),
@@ -243,6 +245,13 @@ cli_scenario_load_framework (GKeyFile *kf, CliScenario *sc, GError **error)
   if (impl != NULL && !model_framework_optimizer_impl_from_string (impl, &fw->optimizer_impl,
                                                                    error))
     return PREFIX_KEY (error, "training", "optimizer_impl"), FALSE;
+  if (has (kf, "fsdp_version"))
+    {
+      guint64 version = 0;
+      if (!cli_scenario_get_count (kf, "training", "fsdp_version", TRUE, 2, &version, error))
+        return FALSE;
+      fw->fsdp2 = version == 2; /* the count is in [1, 2] */
+    }
   g_autofree char *rope = cli_scenario_get_raw (kf, "training", "rope_table", FALSE, NULL);
   if (rope != NULL && !model_framework_rope_table_from_string (rope, &fw->rope_table, error))
     return PREFIX_KEY (error, "training", "rope_table"), FALSE;

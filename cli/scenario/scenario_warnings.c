@@ -43,6 +43,7 @@
  *   [training] optimizer = sgd_momentum | adafactor with [offload] optimizer (not "no
  *              effect": timed as DeepSpeed's CPU-Adam, which DeepSpeed's engine requires)
  *   [training] fsdp_end_units  fsdp_full_shard and fsdp_hybrid_shard of an untied model only
+ *   [training] fsdp_version    the fsdp_* data-parallel modes only
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
  *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [node.NAME] a group [cluster] does not use (its node is another, or a GPU)
@@ -495,6 +496,12 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
       case MODEL_END_UNITS_OFF:
         break;
       }
+  /* fsdp_version names which FSDP wraps the model: nothing without FSDP */
+  if (has (kf, "training", "fsdp_version")
+      && (sc->par.mode == MODEL_DP_DDP || sc->par.mode == MODEL_DP_ZERO1
+          || sc->par.mode == MODEL_DP_ZERO2 || sc->par.mode == MODEL_DP_ZERO3))
+    NOTE ("training", "fsdp_version", "[parallel] data_parallel = %s is not FSDP",
+          model_parallel_mode_name (sc->par.mode));
   /* An offloaded SGD or Adafactor: DeepSpeed's engine refuses an optimizer other than its
    * CPU-Adam (or CPU Lion) under ZeRO-Offload unless zero_force_ds_cpu_optimizer is false
    * (deepspeed/runtime/engine.py _configure_basic_optimizer: "You are using ZeRO-Offload

@@ -264,6 +264,20 @@ double plan_state_rank_fraction (const ModelPlan *p, ModelMemCategory c, double 
  * 16-bit parameters gathered from its forward to its backward, which stepsim counts as
  * 16-bit weights at rest, so it is not one. */
 gboolean plan_fsdp_casts_params (const ModelPlan *p);
+/* The tensors the optimizer steps (models/stack/stack.h ModelOptimizerView), as the
+ * data-parallel wrapper presents them: DeepSpeed's ZeRO (stages 1–3) flat fp32 partitions;
+ * FSDP1 under a sharding strategy over more than one rank, and Megatron's and nanotron's
+ * distributed optimizers (ZeRO-1: each parameter's range as a 1-D view,
+ * megatron/core/optimizer/distrib_optimizer.py `model_param.view(-1)[param_range.start :
+ * param_range.end]`), 1-D shard views, as many as the optimizer state's shard degree;
+ * otherwise each parameter in its shape (DDP, NO_SHARD, FSDP2, one rank: FSDP1 falls back
+ * to NO_SHARD on a world of one). */
+ModelOptimizerView plan_optimizer_view (const ModelPlan *p);
+/* DeepSpeed ZeRO-3 steps its fp32 partition in sub-groups of sub_group_size elements
+ * (deepspeed/runtime/zero/config.py sub_group_size = pp_int(1e9); stage3.py
+ * _create_fp16_sub_groups closes a sub-group at the parameter whose partition takes it to
+ * that size or beyond). */
+#define PLAN_DS_SUB_GROUP_ELEMENTS 1e9
 /* B per parameter of a gradient shard as kept between the reduce-scatter and the
  * optimizer: 4 under plan_fsdp_casts_params, else the stack's gradient dtype. */
 double plan_grad_shard_bytes (const ModelPlan *p);

@@ -137,7 +137,8 @@ offload_task (ModelPlan *p, guint rank, ModelStream stream, ModelTaskKind kind, 
 static double
 state_per_param (const ModelPlan *p)
 {
-  return model_stack_optimizer_state_total (&p->stack, p->arch)
+  ModelOptimizerView view = plan_optimizer_view (p);
+  return model_stack_optimizer_state_total (&p->stack, p->arch, &view)
          / model_stack_trainable_params (&p->stack, p->arch);
 }
 

@@ -53,7 +53,8 @@ plan_paged_n_chunks (const ModelPlan *p, double shard)
     return 0;
   /* bitsandbytes prefetches one state tensor before its update (the largest: the most a
    * migration holds at once), a rank's shard of it under ZeRO/FSDP; whole UVM blocks */
-  double most = model_stack_largest_tensor_state (&p->stack, p->arch) * shard;
+  ModelOptimizerView view = plan_optimizer_view (p);
+  double most = model_stack_largest_tensor_state (&p->stack, p->arch, &view) * shard;
   most = MAX (ceil (most / MODEL_PAGED_GRANULE), 1) * MODEL_PAGED_GRANULE;
   return (guint) MAX (ceil (p->paged_spill / most), 1);
 }

@@ -79,6 +79,35 @@ plan_fsdp_casts_params (const ModelPlan *p)
          && !plan_offloads_parameters (p);
 }
 
+ModelOptimizerView
+plan_optimizer_view (const ModelPlan *p)
+{
+  ModelOptimizerView v = { MODEL_OPTIMIZER_SEES_PARAMETERS, 1 };
+  double f = model_parallel_local_fraction (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_REST);
+  ModelFrameworkKind k = p->stack.framework.kind;
+  gboolean ranges = k == MODEL_FRAMEWORK_MEGATRON || k == MODEL_FRAMEWORK_NANOTRON;
+  switch (p->par.mode)
+    {
+    case MODEL_DP_ZERO1:
+    case MODEL_DP_ZERO2:
+    case MODEL_DP_ZERO3:
+      if (!ranges)
+        v.sees = MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS;
+      else if (f < 1)
+        v.sees = MODEL_OPTIMIZER_SEES_SHARD_VIEWS, v.shards = 1 / f;
+      break;
+    case MODEL_DP_FSDP_FULL_SHARD:
+    case MODEL_DP_FSDP_SHARD_GRAD_OP:
+    case MODEL_DP_FSDP_HYBRID_SHARD:
+      if (!p->stack.framework.fsdp2 && f < 1)
+        v.sees = MODEL_OPTIMIZER_SEES_SHARD_VIEWS, v.shards = 1 / f;
+      break;
+    default:
+      break;
+    }
+  return v;
+}
+
 double
 plan_grad_shard_bytes (const ModelPlan *p)
 {
@@ -140,7 +169,13 @@ plan_initial_state (ModelPlan *p)
   double n = model_stack_trainable_params (&p->stack, p->arch) * p->tp.trainable;
   for (guint c = 0; c < MODEL_N_MEM; c++)
     {
-      p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
+      if (c == MODEL_MEM_OPTIMIZER_STATE) /* as the data-parallel wrapper presents them */
+        {
+          ModelOptimizerView view = plan_optimizer_view (p);
+          p->initial[c] = model_stack_optimizer_state_total (&p->stack, p->arch, &view);
+        }
+      else
+        p->initial[c] = model_stack_initial_bytes (&p->stack, p->arch, c);
       if (state_of (c) != MODEL_N_STATES)
         p->initial[c] *= plan_state_rank_fraction (p, c, p->tp.trainable - p->tp.trainable_expert,
                                                    p->tp.trainable_expert,

@@ -260,12 +260,25 @@ static ModelPass
 optimizer_pass (const ModelPlan *p, const PlanCosts *pc, double params)
 {
   ModelPass pass = { .n_ops = 1 };
+  ModelOptimizerView view = plan_optimizer_view (p);
   double share = pc->trainable_params > 0 ? params / pc->trainable_params : 0;
   double tensors = share > 0 ? ceil (pc->trainable_tensors * share) : 1;
   double matrices = share > 0 ? ceil (pc->trainable_matrices * share) : 0;
+  if (view.sees != MODEL_OPTIMIZER_SEES_PARAMETERS)
+    matrices = 0; /* 1-D views or partitions: Adafactor factors none */
+  if (view.sees == MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS && share > 0)
+    {
+      /* a flat partition per parameter group (the matrices', the rest's), ZeRO-3's in
+       * sub-groups (PLAN_DS_SUB_GROUP_ELEMENTS) */
+      double groups = (pc->trainable_matrices > 0) + (pc->trainable_tensors
+                                                      > pc->trainable_matrices);
+      tensors = MAX (groups, 1);
+      if (p->par.mode == MODEL_DP_ZERO3)
+        tensors = MAX (tensors, ceil (params / PLAN_DS_SUB_GROUP_ELEMENTS));
+    }
   pass.ops[0] = (ModelOp){ .name = "optimizer", .op_class = MODEL_OP_ELEMENTWISE,
                            .flops = params * model_stack_optimizer_step_flops (&p->stack),
-                           .bytes = params * model_stack_optimizer_step_bytes (&p->stack),
+                           .bytes = params * model_stack_optimizer_step_bytes (&p->stack, &view),
                            .shape = { HW_KERNEL_PLAIN },
                            .host_ops = model_stack_optimizer_host_ops (&p->stack, tensors,
                                                                        matrices) };
@@ -288,7 +301,8 @@ step_pass_in_backward (StepCtx *c, double bytes)
   ModelStack one = p->stack;
   if (one.framework.optimizer_impl == MODEL_OPTIMIZER_IMPL_FOREACH)
     one.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  plan_task_workspace (p, model_stack_optimizer_workspace (&one, p->arch));
+  ModelOptimizerView view = plan_optimizer_view (p);
+  plan_task_workspace (p, model_stack_optimizer_workspace (&one, p->arch, &view));
 }
 
 static guint
@@ -1096,9 +1110,23 @@ plan_step_optimizer (StepCtx *c, guint last_comm)
       /* the whole model's temporaries per trainable parameter, times the part this rank
        * steps (its tp share of its pipeline stage, sharded): QA, under pp every stage held
        * the whole model's (262.83 GiB a rank for 70B at pp 8) */
-      g_autoptr (GArray) tmp = plan_optimizer_workspace_tensors (
-          p, model_stack_optimizer_workspace (&p->stack, p->arch) * part
-               / model_stack_trainable_params (&p->stack, p->arch));
+      ModelOptimizerView view = plan_optimizer_view (p);
+      double share = part / model_stack_trainable_params (&p->stack, p->arch);
+      double ws = model_stack_optimizer_workspace (&p->stack, p->arch, &view) * share;
+      /* ZeRO-3 steps its partition a sub-group at a time (stage3.py step: the optimizer's
+       * params set to one sub-group's flat fp32 tensor, then optimizer.step()), so the
+       * temporaries of a per-tensor or foreach optimizer are one sub-group's at most: a
+       * sub-group closes at the parameter that takes it to sub_group_size or beyond */
+      if (view.sees == MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS && p->par.mode == MODEL_DP_ZERO3
+          && ws > 0)
+        {
+          double partition = model_stack_largest_stepped (&p->stack, p->arch, &view) * share;
+          double sub_group = PLAN_DS_SUB_GROUP_ELEMENTS
+                             + model_stack_largest_stepped (&p->stack, p->arch, NULL) * share;
+          if (partition > sub_group)
+            ws *= sub_group / partition;
+        }
+      g_autoptr (GArray) tmp = plan_optimizer_workspace_tensors (p, ws);
       plan_task_free (p, plan_task_alloc_tensors (p, MODEL_MEM_WORKSPACE, (const double *) tmp->data,
                                                   tmp->len, MODEL_EFFECT_AT_START),
                       MODEL_EFFECT_AT_END);

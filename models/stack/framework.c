@@ -177,6 +177,9 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * the builders' max_seq_len is the HF max_position_embeddings (llama3_2 131072,
      * llama2 4096, qwen2 32768) */
     .rope_table = MODEL_ROPE_TABLE_MAX_POSITIONS,
+    /* torchtune/training/_distributed.py shard_model: torch.distributed._composable.fsdp
+     * fully_shard on each layer and the root */
+    .fsdp2 = TRUE,
   },
   [MODEL_FRAMEWORK_TORCHTITAN] = {
     .kind = MODEL_FRAMEWORK_TORCHTITAN,
@@ -215,6 +218,8 @@ static const ModelFramework profiles[MODEL_N_FRAMEWORKS] = {
      * "always"), then the layers and the root; a tied model's (tok_embeddings, norm,
      * lm_head) one unit */
     .fsdp_end_units = TRUE,
+    /* torchtitan/distributed/fsdp.py apply_fsdp: torch.distributed.fsdp.fully_shard */
+    .fsdp2 = TRUE,
   },
   [MODEL_FRAMEWORK_MEGATRON] = {
     .kind = MODEL_FRAMEWORK_MEGATRON,

@@ -147,6 +147,13 @@ typedef struct
                                  * ['tok_embeddings', 'output']), not parts of the root unit,
                                  * which stays gathered from the forward to the end of the
                                  * backward; a tied model keeps them in one unit */
+  gboolean fsdp2;               /* [parallel] data_parallel = fsdp_* is FSDP2's fully_shard
+                                 * (torch/distributed/fsdp/_fully_shard: a DTensor per
+                                 * parameter, in its own shape; torchtune, torchtitan), not
+                                 * FSDP1's FullyShardedDataParallel, whose FlatParameter the
+                                 * optimizer steps as 1-D shard views (use_orig_params;
+                                 * ModelOptimizerView, models/stack/stack.h). Scenario key
+                                 * fsdp_version = 1 | 2 */
   /* DeepSpeed buffers, in elements as ds_config means them (0: not DeepSpeed; the two
    * stage-3 prefetch budgets are NAN outside the DeepSpeed profile, as 0 means "no
    * prefetch" there): */

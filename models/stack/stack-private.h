@@ -13,10 +13,15 @@
 #define BNB_BLOCK 256.0
 #define BNB_MIN_8BIT 4096
 
-/* Bytes of one optimizer-state element: fp32, or bf16 in the pure bf16 recipe. */
+/* Bytes of one optimizer-state element: fp32, or bf16 in the pure bf16 recipe (torch.optim
+ * makes its states like the parameter). Adafactor's are fp32 whatever the parameters:
+ * transformers optimization.py Adafactor.step upcasts a 16-bit gradient (`grad =
+ * grad.float()`) and makes its states from it (`torch.zeros_like(grad)`, `.to(grad)`). */
 static inline double
 model_stack_state_elem (const ModelStack *s)
 {
+  if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
+    return 4;
   return s->precision == MODEL_PRECISION_BF16 ? 2 : 4;
 }
 

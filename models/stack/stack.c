@@ -332,7 +332,7 @@ unscale_bytes (const ModelStack *s)
 }
 
 double
-model_stack_optimizer_step_bytes (const ModelStack *s)
+model_stack_optimizer_step_bytes (const ModelStack *s, const ModelOptimizerView *view)
 {
   /* Read: fp32 parameter (master when there is one), gradient, states; write: parameter,
    * states, and the fresh compute copy when a master exists. */
@@ -340,8 +340,9 @@ model_stack_optimizer_step_bytes (const ModelStack *s)
   double grad = model_stack_gradient_bytes (s), states = model_stack_optimizer_bytes (s);
   double copy = has_master (s) ? model_stack_weight_bytes (s) : 0;
   double unscale = unscale_bytes (s);
-  if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
-    return unscale + (param + 2 * grad) + (param + copy);
+  if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR) /* + its unfactored second moment, in and out */
+    return unscale + (param + 2 * grad) + (param + copy)
+           + (view != NULL && view->sees != MODEL_OPTIMIZER_SEES_PARAMETERS ? 2 * states : 0);
   ModelOptimizerImpl impl = model_stack_optimizer_impl (s);
   if (s->optimizer == MODEL_OPTIMIZER_ADAMW
       && (impl == MODEL_OPTIMIZER_IMPL_FOREACH || impl == MODEL_OPTIMIZER_IMPL_PER_TENSOR))

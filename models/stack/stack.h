@@ -288,14 +288,51 @@ gboolean model_stack_validate_framework (const ModelStack *s, const ModelParalle
  * (models/memory/offload.h), pinned. Idempotent. */
 void model_stack_resolve_framework (ModelStack *s);
 
+/* The tensors the optimizer steps, which the data-parallel wrapper decides
+ * (models/plan/plan_state.c plan_optimizer_view). Shape-dependent optimizers see the
+ * difference: Adafactor factors only tensors of two or more dimensions (transformers
+ * optimization.py Adafactor._get_options: `factored = len(param_shape) >= 2`), and 8-bit
+ * Adam gives fp32 states to tensors under 4096 elements (min_8bit_size).
+ * - PARAMETERS: each parameter in its own shape (plain PyTorch, DDP, FSDP2's fully_shard,
+ *   whose DTensor keeps the parameter's shape; FSDP1 NO_SHARD, whose use_orig_params
+ *   views are unflattened);
+ * - SHARD_VIEWS: each parameter's shard as a 1-D view of 1/`shards` of it (FSDP1's
+ *   FlatParameter under a sharding strategy: torch/distributed/fsdp/_flat_param.py
+ *   _use_sharded_views, "the views are kept as flattened");
+ * - FLAT_PARTITIONS: one flat fp32 partition per parameter group (DeepSpeed ZeRO:
+ *   deepspeed/runtime/zero/stage_1_and_2.py `param_group['params'] =
+ *   [self.single_partition_of_fp32_groups[i]]`; stage3.py steps each sub-group's
+ *   fp32_partitioned_groups_flat[i] alone). Groups as the HF Trainer makes them
+ *   (trainer.py create_optimizer): the weight-decay group, the matrices, and the rest. */
+typedef enum
+{
+  MODEL_OPTIMIZER_SEES_PARAMETERS,
+  MODEL_OPTIMIZER_SEES_SHARD_VIEWS,
+  MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS,
+} ModelOptimizerSees;
+
+typedef struct
+{
+  ModelOptimizerSees sees;
+  double shards; /* SHARD_VIEWS: pieces a parameter is cut into (FSDP's shard degree), >= 1 */
+} ModelOptimizerView;
+
 /* Optimizer-state bytes of the whole model (B; stack_params.c), shapes included:
- * Adafactor's r + c per matrix, 8-bit Adam's fp32 states for tensors under 4096 elements
- * and its absmax; over the trainable tensors. */
-double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch);
-/* B of optimizer state of the largest trainable tensor of `arch` under `s` (one copy,
- * unsharded; the per-tensor rule of model_stack_optimizer_state_total); 0 when nothing
- * trains. */
-double model_stack_largest_tensor_state (const ModelStack *s, const ModelArch *arch);
+ * Adafactor's r + c per matrix (n per tensor it sees flattened), 8-bit Adam's fp32 states
+ * for tensors (or shard views) under 4096 elements and its absmax; over the trainable
+ * tensors. `view` NULL: MODEL_OPTIMIZER_SEES_PARAMETERS. The plan shards the total. */
+double model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch,
+                                          const ModelOptimizerView *view);
+/* Elements of the largest tensor the optimizer steps under `view` (NULL: parameters), one
+ * copy, before data-parallel sharding; a flat partition: its whole group's (the trainable
+ * matrices', or the rest's, whichever is larger); 0 when nothing trains. */
+double model_stack_largest_stepped (const ModelStack *s, const ModelArch *arch,
+                                    const ModelOptimizerView *view);
+/* B of optimizer state of the largest tensor the optimizer steps under `view` (NULL:
+ * parameters), before data-parallel sharding (a flat partition: its whole group's); 0
+ * when nothing trains. */
+double model_stack_largest_tensor_state (const ModelStack *s, const ModelArch *arch,
+                                         const ModelOptimizerView *view);
 
 /* Whether framework.main_grad_fp32 takes effect: only with 16-bit parameters (bf16/fp16/
  * fp8 mixed, pure bf16). Under precision fp32 or autocast amp the parameters, and so their
@@ -323,10 +360,15 @@ double model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch,
  * tensor's (the largest), fused 0 (torch _fused_adamw_ / apex FusedAdam update each
  * element in registers: no whole-state temporary), cpu_adam 0 on the GPU (the step runs
  * on the host, models/plan/plan_offload.c); SGD 0 (in-place
- * foreach ops); Adafactor (HF transformers Adafactor.step, one tensor at a time) grad² and
- * the reconstructed r×c second moment, 2 × 4 B × the largest tensor; 8-bit Adam 0 (fused
- * bitsandbytes kernel). */
-double model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch);
+ * foreach ops); Adafactor (HF transformers Adafactor.step, one tensor at a time) two fp32
+ * tensors of the largest tensor it steps (grad**2 + eps, then the update
+ * exp_avg_sq.rsqrt().mul_(grad) or the factored reconstruction; the update and its
+ * negation in p_data_fp32.add_(-update)); 8-bit Adam 0 (fused bitsandbytes kernel).
+ * Whole-model figures: the plan scales them by the rank's share, `view` (NULL:
+ * parameters) says which tensors are stepped one at a time (a flat partition: its whole
+ * group). */
+double model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch,
+                                        const ModelOptimizerView *view);
 
 /* Paged optimizer (memory side): with `state_bytes` of optimizer state in unified memory,
  * `other_peak` bytes of everything else at the peak and `capacity` bytes of GPU memory
@@ -347,12 +389,13 @@ HwDtype model_stack_compute_dtype (const ModelStack *s);
  * pass over memory per operation, 4p + 14s + 2g (2p less with weight_decay 0; + p + copy
  * under a master; stack.c adamw_unfused_bytes); SGD reads param, grad, momentum and writes param,
  * momentum; Adafactor reads param and grad, writes param (its factored state is
- * negligible) and reads grad once more for the row/column means; 8-bit Adam reads and
+ * negligible; flattened under `view`, its whole second moment is read and written: 2 × 4
+ * more) and reads grad once more for the row/column means; 8-bit Adam reads and
  * writes its 1-byte states. FLOPs per parameter: AdamW ≈ 12, SGD ≈ 4 (element-wise;
  * Loshchilov & Hutter 2019, Algorithm 2), Adafactor ≈ 14 (grad², two means, rsqrt,
  * update, RMS clip; Shazeer & Stern 2018 Alg. 4), 8-bit Adam ≈ 20 (AdamW + dequantise
  * and requantise both states; estimate). */
-double model_stack_optimizer_step_bytes (const ModelStack *s);
+double model_stack_optimizer_step_bytes (const ModelStack *s, const ModelOptimizerView *view);
 double model_stack_optimizer_step_flops (const ModelStack *s);
 
 /* The optimizer implementation that runs: the framework's optimizer_impl for AdamW and SGD

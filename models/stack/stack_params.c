@@ -112,40 +112,103 @@ model_stack_weight_tensor_bytes (const ModelStack *s, const ModelArch *arch)
   return out;
 }
 
-/* State bytes of one copy of tensor `t` (a matrix r × c, or a vector of n): Adafactor
- * factors matrices (Shazeer & Stern 2018 §3: r + c), 8-bit Adam keeps fp32 states under
- * bnb's min_8bit_size and one fp32 absmax per block otherwise. */
+/* The optimizer-state rule of a fold: the stack and the tensors the optimizer sees. */
+typedef struct
+{
+  const ModelStack *s;
+  ModelOptimizerView view;
+} StateRule;
+
+static StateRule
+state_rule (const ModelStack *s, const ModelOptimizerView *view)
+{
+  StateRule r = { .s = s, .view = { MODEL_OPTIMIZER_SEES_PARAMETERS, 1 } };
+  if (view != NULL)
+    r.view = *view;
+  r.view.shards = MAX (r.view.shards, 1.0);
+  return r;
+}
+
+/* State bytes of one copy of tensor `t` (a matrix r × c, or a vector of n) as the rule's
+ * view presents it: Adafactor factors what it sees as a matrix (Shazeer & Stern 2018 §3:
+ * r + c), 8-bit Adam keeps fp32 states for what it sees under bnb's min_8bit_size (a
+ * shard view: n / shards elements; a flat partition: never) and one fp32 absmax per block
+ * otherwise. */
 static double
 tensor_state (const ModelTensor *t, gpointer data)
 {
-  const ModelStack *s = data;
+  const StateRule *r = data;
+  const ModelStack *s = r->s;
   double n = (double) model_tensor_numel (t);
   double rows = (double) t->shape[0], cols = t->ndim >= 2 ? (double) t->shape[1] : 1;
+  gboolean whole = r->view.sees == MODEL_OPTIMIZER_SEES_PARAMETERS;
   if (!t->trainable)
     return 0;
   if (s->optimizer == MODEL_OPTIMIZER_ADAFACTOR)
-    return model_stack_state_elem (s) * (cols >= 2 && rows >= 2 ? rows + cols : n);
+    return model_stack_state_elem (s) * (whole && cols >= 2 && rows >= 2 ? rows + cols : n);
   if (model_stack_is_8bit (s))
-    return n < BNB_MIN_8BIT ? 2 * 4 * n : 2 * (n + 4 * ceil (n / BNB_BLOCK));
+    {
+      if (r->view.sees == MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS)
+        return 2 * (n + 4 * n / BNB_BLOCK);
+      double piece = whole ? n : n / r->view.shards, pieces = whole ? 1 : r->view.shards;
+      return piece < BNB_MIN_8BIT ? 2 * 4 * n : 2 * (n + 4 * ceil (piece / BNB_BLOCK) * pieces);
+    }
   return model_stack_optimizer_bytes (s) * n;
 }
 
 double
-model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch)
+model_stack_optimizer_state_total (const ModelStack *s, const ModelArch *arch,
+                                   const ModelOptimizerView *view)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
-  return model_inventory_fold (inv, MODEL_INVENTORY_ALL, tensor_state, (gpointer) s);
+  StateRule r = state_rule (s, view);
+  return model_inventory_fold (inv, MODEL_INVENTORY_ALL, tensor_state, &r);
+}
+
+static double
+largest_stepped (const ModelInventory *inv, const StateRule *r)
+{
+  if (r->view.sees != MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS)
+    return (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
+  double groups[2] = { 0, 0 }; /* the weight-decay group (matrices), the rest */
+  for (guint k = 0; k < inv->tensors->len; k++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, k);
+      if (t->trainable)
+        groups[t->ndim >= 2 ? 0 : 1] += (double) model_tensor_numel (t)
+                                        * (double) model_inventory_copies (
+                                            inv, t, MODEL_INVENTORY_ALL);
+    }
+  return MAX (groups[0], groups[1]);
 }
 
 double
-model_stack_largest_tensor_state (const ModelStack *s, const ModelArch *arch)
+model_stack_largest_stepped (const ModelStack *s, const ModelArch *arch,
+                             const ModelOptimizerView *view)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  StateRule r = state_rule (s, view);
+  return largest_stepped (inv, &r);
+}
+
+double
+model_stack_largest_tensor_state (const ModelStack *s, const ModelArch *arch,
+                                  const ModelOptimizerView *view)
+{
+  g_return_val_if_fail (s != NULL && arch != NULL, 0);
+  g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
+  StateRule r = state_rule (s, view);
+  if (r.view.sees == MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS)
+    {
+      double n = largest_stepped (inv, &r), trainable = model_stack_trainable_params (s, arch);
+      return trainable > 0 ? n / trainable * model_stack_optimizer_state_total (s, arch, view)
+                           : 0;
+    }
   double most = 0;
   for (guint k = 0; k < inv->tensors->len; k++)
-    most = MAX (most, tensor_state (model_inventory_tensor (inv, k), (gpointer) s));
+    most = MAX (most, tensor_state (model_inventory_tensor (inv, k), &r));
   return most;
 }
 
@@ -163,8 +226,8 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
       return model_stack_lora_bytes (s, arch);
     case MODEL_MEM_MASTER_WEIGHTS:
       return n * model_stack_master_bytes (s);
-    case MODEL_MEM_OPTIMIZER_STATE:
-      return model_stack_optimizer_state_total (s, arch);
+    case MODEL_MEM_OPTIMIZER_STATE: /* each parameter in its shape; the plan's view: plan_state.c */
+      return model_stack_optimizer_state_total (s, arch, NULL);
     case MODEL_MEM_GRADIENTS:
       return model_stack_gradients_persistent (s) ? n * model_stack_gradient_bytes (s) : 0;
     case MODEL_MEM_QUANTIZATION:
@@ -182,11 +245,13 @@ model_stack_initial_bytes (const ModelStack *s, const ModelArch *arch, ModelMemC
 }
 
 double
-model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch)
+model_stack_optimizer_workspace (const ModelStack *s, const ModelArch *arch,
+                                 const ModelOptimizerView *view)
 {
   g_return_val_if_fail (s != NULL && arch != NULL, 0);
   g_autoptr (ModelInventory) inv = model_stack_inventory (s, arch);
-  double largest = (double) model_inventory_largest (inv, MODEL_INVENTORY_ALL, TRUE);
+  StateRule r = state_rule (s, view);
+  double largest = largest_stepped (inv, &r);
   switch (s->optimizer)
     {
     case MODEL_OPTIMIZER_ADAMW:

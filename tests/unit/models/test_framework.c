@@ -192,10 +192,10 @@ test_hf_trainer_fused_adamw (void)
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = tiny_stack ();
   model_framework_apply_profile (&s.framework, MODEL_FRAMEWORK_HF_TRAINER);
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 0);
   double psi = model_stack_trainable_params (&s, a);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
-  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * psi, 1e-12);
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a, NULL), 4 * psi, 1e-12);
 }
 
 /* HF's SDPA path since transformers PR #39412 (integrations/sdpa_attention.py
@@ -350,13 +350,13 @@ test_optimizer_impl (void)
   ModelStack s = tiny_stack ();
   double psi = model_stack_trainable_params (&s, a);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
-  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * psi, 1e-12);
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a, NULL), 4 * psi, 1e-12);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a), 4 * 1000.0 * 256, 1e-12);
+  STEPSIM_ASSERT_REL (model_stack_optimizer_workspace (&s, a, NULL), 4 * 1000.0 * 256, 1e-12);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 0);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_CPU_ADAM;
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 0);
   /* cpu_adam is the host step: refused without an offloaded optimizer */
   ModelParallel par;
   model_parallel_init_defaults (&par);

@@ -378,7 +378,7 @@ test_folds_are_sums (void)
           wsum += g_array_index (w, double, j);
         CU_ASSERT_DOUBLE_EQUAL (wsum, 0.5 * nf4 + 2 * dense, 0);
         st.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
-        CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&st, a),
+        CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&st, a, NULL),
                                 model_inventory_fold (inv, MODEL_INVENTORY_ALL, adafactor_fn, NULL),
                                 0);
       }
@@ -404,7 +404,7 @@ test_8bit_small_tensors (void)
   ModelStack s;
   model_stack_init_defaults (&s);
   s.optimizer = MODEL_OPTIMIZER_ADAMW_8BIT;
-  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&s, a), want, 0);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&s, a, NULL), want, 0);
 }
 
 /* bert-large-uncased, BertForSequenceClassification with 2 labels: token types 2 × h,

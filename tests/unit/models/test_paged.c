@@ -82,7 +82,7 @@ test_spill_placement (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = paged_stack ();
-  double states = model_stack_optimizer_state_total (&s, a);
+  double states = model_stack_optimizer_state_total (&s, a, NULL);
   CU_ASSERT_FATAL (SPILL < states);
   g_autoptr (ModelPlan) p = model_plan_new_paged (a, &s, NULL, SPILL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
@@ -111,7 +111,7 @@ test_spill_clamped (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = paged_stack ();
-  double states = model_stack_optimizer_state_total (&s, a);
+  double states = model_stack_optimizer_state_total (&s, a, NULL);
   g_autoptr (ModelPlan) p = model_plan_new_paged (a, &s, NULL, 10 * states, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   STEPSIM_ASSERT_REL (model_plan_paged_spill (p), states, 1e-12);
@@ -129,7 +129,7 @@ test_at_most_three_chunks (void)
 {
   g_autoptr (ModelArch) a = tiny_arch ();
   ModelStack s = paged_stack ();
-  double states = model_stack_optimizer_state_total (&s, a);
+  double states = model_stack_optimizer_state_total (&s, a, NULL);
   g_autoptr (ModelPlan) p = model_plan_new_paged (a, &s, NULL, states, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL (p);
   guint k = 0;

@@ -599,6 +599,103 @@ test_instances_consistent (void)
     }
 }
 
+/* rank 0's optimizer-step workspace (B; 0 if none) */
+static double
+step_workspace (const ModelPlan *p)
+{
+  double sum = 0;
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank != 0 || t->kind != MODEL_TASK_KIND_OPTIMIZER)
+        continue;
+      for (guint e = 0; e < t->n_effects; e++)
+        {
+          const ModelMemEffect *m = model_plan_effect (p, t->first_effect + e);
+          if (m->category == MODEL_MEM_WORKSPACE && m->bytes > 0)
+            sum += m->bytes;
+        }
+    }
+  return sum;
+}
+
+/* The tensors the optimizer steps, by data-parallel wrapper (plan_optimizer_view), seen
+ * through Adafactor's state, which factors only what it sees as a matrix (transformers
+ * Adafactor._get_options): DeepSpeed's ZeRO (any stage) steps flat fp32 partitions, FSDP1
+ * (the custom profile's FullyShardedDataParallel) 1-D shard views, Megatron's distributed
+ * optimizer (zero1) 1-D ranges: all unfactored, 4 B × Ψ / N a rank. DDP, FSDP NO_SHARD
+ * (use_orig_params views unflattened), FSDP2 (torchtune's fully_shard, or fsdp2 set) and
+ * FSDP1 on one rank (its NO_SHARD fallback) step the parameters in their shapes: the
+ * factored total, / N where sharded. */
+static void
+test_optimizer_view_by_wrapper (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  const guint N = 8;
+  const struct
+  {
+    ModelDataParallel mode;
+    ModelFrameworkKind fw;
+    guint degree;
+    gboolean flat, sharded;
+  } cases[] = {
+    { MODEL_DP_DDP, MODEL_FRAMEWORK_CUSTOM, N, FALSE, FALSE },
+    { MODEL_DP_ZERO1, MODEL_FRAMEWORK_CUSTOM, N, TRUE, TRUE },
+    { MODEL_DP_ZERO3, MODEL_FRAMEWORK_DEEPSPEED, N, TRUE, TRUE },
+    { MODEL_DP_ZERO1, MODEL_FRAMEWORK_DEEPSPEED, 1, TRUE, FALSE },
+    { MODEL_DP_ZERO1, MODEL_FRAMEWORK_MEGATRON, N, TRUE, TRUE },
+    { MODEL_DP_FSDP_FULL_SHARD, MODEL_FRAMEWORK_CUSTOM, N, TRUE, TRUE },
+    { MODEL_DP_FSDP_SHARD_GRAD_OP, MODEL_FRAMEWORK_ACCELERATE_FSDP, N, TRUE, TRUE },
+    { MODEL_DP_FSDP_FULL_SHARD, MODEL_FRAMEWORK_TORCHTUNE, N, FALSE, TRUE },
+    { MODEL_DP_FSDP_NO_SHARD, MODEL_FRAMEWORK_CUSTOM, N, FALSE, FALSE },
+    { MODEL_DP_FSDP_FULL_SHARD, MODEL_FRAMEWORK_CUSTOM, 1, FALSE, FALSE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      ModelStack s = tiny_stack ();
+      model_framework_apply_profile (&s.framework, cases[i].fw);
+      s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+      g_autoptr (ModelPlan) p = dp_plan (a, &s, cases[i].mode, cases[i].degree, 8);
+      double factored = model_stack_optimizer_state_total (&s, a, NULL);
+      double whole = cases[i].flat ? 4 * model_stack_trainable_params (&s, a) : factored;
+      double want = whole / (cases[i].sharded ? cases[i].degree : 1);
+      STEPSIM_ASSERT_REL (model_plan_initial_bytes (p, MODEL_MEM_OPTIMIZER_STATE), want, 1e-12);
+    }
+  /* the FSDP version by its own key: FSDP2 under the custom profile steps DTensors */
+  ModelStack s = tiny_stack ();
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  s.framework.fsdp2 = TRUE;
+  g_autoptr (ModelPlan) p2 = dp_plan (a, &s, MODEL_DP_FSDP_FULL_SHARD, N, 8);
+  STEPSIM_ASSERT_REL (model_plan_initial_bytes (p2, MODEL_MEM_OPTIMIZER_STATE),
+                      model_stack_optimizer_state_total (&s, a, NULL) / N, 1e-12);
+}
+
+/* Adafactor's temporaries under ZeRO (2 × 4 B × the largest tensor it steps): the rank's
+ * partition of the matrices' group, 2 × 4 × M / N (M: the trainable matrices' elements,
+ * model_stack_largest_stepped); ZeRO-3 steps one sub-group at a time, which closes at the
+ * parameter that takes it to 1e9 elements or beyond, so with M / N above 1e9 + L / N (a
+ * 5,000,000-word vocabulary: two matrices of L = 1.28e9 elements, M ≈ 2.56e9; N = 1) the
+ * temporaries are 2 × 4 × (1e9 + L) B, not 2 × 4 × M; over N = 2 (M / 2 < 1e9 + L / 2)
+ * the whole partition's, 2 × 4 × M / 2. */
+static void
+test_adafactor_partition_workspace (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  a->vocab_size = 5000000;
+  ModelStack s = tiny_stack ();
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  const ModelOptimizerView flat = { MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS, 1 };
+  double m = model_stack_largest_stepped (&s, a, &flat);
+  double l = model_stack_largest_stepped (&s, a, NULL);
+  CU_ASSERT_FATAL (m > 1e9 + l && m / 2 < 1e9 + l / 2);
+  g_autoptr (ModelPlan) z2 = dp_plan (a, &s, MODEL_DP_ZERO2, 1, 8);
+  STEPSIM_ASSERT_REL (step_workspace (z2), 2 * 4 * m, 1e-9);
+  g_autoptr (ModelPlan) z3 = dp_plan (a, &s, MODEL_DP_ZERO3, 1, 8);
+  STEPSIM_ASSERT_REL (step_workspace (z3), 2 * 4 * (1e9 + l), 1e-9);
+  g_autoptr (ModelPlan) z3_2 = dp_plan (a, &s, MODEL_DP_ZERO3, 2, 8);
+  STEPSIM_ASSERT_REL (step_workspace (z3_2), 2 * 4 * m / 2, 1e-9);
+}
+
 int main (void);
 
 int
@@ -619,6 +716,8 @@ main (void)
     { "HSDP from the mesh keys: groups and bytes", test_hsdp_from_mesh_keys },
     { "shard groups of one still all-reduce over the replicas", test_shard_group_of_one_reduces },
     { "unsharded mode's mesh error names the given key", test_unsharded_mesh_error_names_the_key },
+    { "the optimizer steps what the wrapper presents (Adafactor)", test_optimizer_view_by_wrapper },
+    { "Adafactor's temporaries: a ZeRO partition, a ZeRO-3 sub-group", test_adafactor_partition_workspace },
   };
   return STEPSIM_RUN_TESTS ("models/parallel", tests);
 }

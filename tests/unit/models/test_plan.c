@@ -113,7 +113,7 @@ test_workspace_tensors (void)
         n += (guint) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
     }
   CU_ASSERT_EQUAL (w->n_tensors, n);
-  STEPSIM_ASSERT_REL (w->bytes, model_stack_optimizer_workspace (&s, a), 1e-12);
+  STEPSIM_ASSERT_REL (w->bytes, model_stack_optimizer_workspace (&s, a, NULL), 1e-12);
   const double *sizes = model_plan_tensor_sizes (p, w->first_tensor);
   const ModelTensor *t0 = model_inventory_tensor (inv, 0);
   double per_elem = w->bytes / (double) model_inventory_n_trainable (inv, MODEL_INVENTORY_ALL);

@@ -130,29 +130,29 @@ test_optimizer_step_bytes (void)
   ModelStack a = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
   ModelStack b = stack (MODEL_PRECISION_BF16_MIXED, MODEL_OPTIMIZER_ADAMW);
   a.framework.optimizer_impl = b.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&a), 28);
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b), 28);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&a, NULL), 28);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b, NULL), 28);
   a.framework.optimizer_impl = b.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&a), 80);
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b), 82);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&a, NULL), 80);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&b, NULL), 82);
   ModelStack c = stack (MODEL_PRECISION_BF16, MODEL_OPTIMIZER_ADAMW);
   c.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&c), 40);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&c, NULL), 40);
   c.framework.weight_decay_zero = TRUE;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&c), 36);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&c, NULL), 36);
   /* 8-bit AdamW is bitsandbytes' one fused kernel whatever the implementation key */
   ModelStack d = stack (MODEL_PRECISION_BF16, MODEL_OPTIMIZER_ADAMW_8BIT);
-  double fused8 = model_stack_optimizer_step_bytes (&d);
+  double fused8 = model_stack_optimizer_step_bytes (&d, NULL);
   d.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FOREACH;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&d), fused8);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&d, NULL), fused8);
   /* fp16 loss scaling unscales the gradients first, reading and writing each (2g): fp16
    * mixed, fused: 28 with g = 2 as bf16 mixed, + 4 = 32; fp16 AMP (fp32 gradients), fused
    * as fp32: 28 + 8 = 36 */
   ModelStack f = stack (MODEL_PRECISION_FP16_MIXED, MODEL_OPTIMIZER_ADAMW);
   f.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_FUSED;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&f), 32);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&f, NULL), 32);
   f.precision = MODEL_PRECISION_FP16_AMP;
-  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&f), 36);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&f, NULL), 36);
 }
 
 /* A small arch with hand-countable tensors: gpt2-like, h = 4, L = 1, V = 10, P = 8, i = 16,
@@ -225,13 +225,13 @@ test_optimizer_states_small (void)
   g_autoptr (ModelArch) a = small_arch ();
   CU_ASSERT_EQUAL_FATAL (model_arch_n_params (a), 324);
   ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
-  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 2592);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, NULL), 2592);
   s.optimizer = MODEL_OPTIMIZER_SGD_MOMENTUM;
-  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 1296);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, NULL), 1296);
   s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
-  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 600);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, NULL), 600);
   s.optimizer = MODEL_OPTIMIZER_ADAMW_8BIT;
-  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a), 2592);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, NULL), 2592);
 }
 
 /* 8-bit Adam on a large tensor: h = 1024, V = 4096 makes wte 4096 × 1024 = 4,194,304
@@ -251,8 +251,8 @@ test_adam_8bit_blocks (void)
   g_autoptr (ModelArch) b = model_arch_copy (a);
   b->vocab_size = 2048;
   ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW_8BIT);
-  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a)
-                     - model_stack_optimizer_state_total (&s, b), 4259840);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, NULL)
+                     - model_stack_optimizer_state_total (&s, b, NULL), 4259840);
 }
 
 /* Persistent bytes at time 0: gradients only when zero_grad keeps them; fp8 copies and the
@@ -279,13 +279,73 @@ test_optimizer_workspace (void)
 {
   g_autoptr (ModelArch) a = small_arch ();
   ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW);
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 1296);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 1296);
   s.framework.optimizer_impl = MODEL_OPTIMIZER_IMPL_PER_TENSOR;
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 256);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 256);
   s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 512);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 512);
   s.optimizer = MODEL_OPTIMIZER_SGD_MOMENTUM;
-  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a), 0);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 0);
+}
+
+/* The optimizer's states and temporaries by the tensors it steps (ModelOptimizerView), small
+ * model (Ψ = 324, matrices 264, vectors 60; the largest matrix 64 elements):
+ *   Adafactor as parameters 600 (test_optimizer_states_small), also in pure bf16 (its states
+ *     are fp32 whatever the parameters: 300 if they followed them); as 1-D shard views or
+ *     flat partitions nothing is a matrix: 4Ψ = 1296;
+ *   8-bit Adam as flat partitions: every element 8-bit, 2Ψ(1 + 4/256) = 658.125 (as
+ *     parameters each tensor is under 4096 elements: fp32, 2592);
+ *   Adafactor's temporaries (2 × 4 B × the largest tensor stepped): parameters and shard
+ *     views the fc matrix, 512 (whole-model: the plan scales it); flat partitions the
+ *     matrices' group, 2 × 4 × 264 = 2112;
+ *   Adafactor's step traffic, fp32: param + 2 grad reads, param write = 16; its unfactored
+ *     second moment read and written as views: 16 + 2 × 4 = 24. */
+static void
+test_optimizer_view (void)
+{
+  g_autoptr (ModelArch) a = small_arch ();
+  const ModelOptimizerView views = { MODEL_OPTIMIZER_SEES_SHARD_VIEWS, 2 };
+  const ModelOptimizerView flat = { MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS, 1 };
+  ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAFACTOR);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, &views), 1296);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, &flat), 1296);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, NULL), 512);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, &views), 512);
+  CU_ASSERT_EQUAL (model_stack_optimizer_workspace (&s, a, &flat), 2112);
+  CU_ASSERT_EQUAL (model_stack_largest_stepped (&s, a, &flat), 264);
+  CU_ASSERT_EQUAL (model_stack_largest_tensor_state (&s, a, &flat), 4 * 264);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&s, NULL), 16);
+  CU_ASSERT_EQUAL (model_stack_optimizer_step_bytes (&s, &views), 24);
+  s.precision = MODEL_PRECISION_BF16;
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, NULL), 600);
+  ModelStack e = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW_8BIT);
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&e, a, NULL), 2592);
+  CU_ASSERT_DOUBLE_EQUAL (model_stack_optimizer_state_total (&e, a, &flat), 658.125, 1e-9);
+}
+
+/* 8-bit Adam on 1-D shard views: bitsandbytes' min_8bit_size applies to the view the
+ * optimizer sees. The arch of test_adam_8bit_blocks (wte 4096 × 1024 = 4,194,304 elements,
+ * 2,097,152 at vocabulary 2048): over 2 shards each view of wte is ≥ 4096 elements, so the
+ * difference is the blocks' 4,259,840 B as unsharded (2 views of 8192 and of 4096 blocks);
+ * over 2048 shards a view is 2048 (1024) elements, under 4096: fp32 states, 8 B an element,
+ * 8 × 2,097,152 = 16,777,216 B. */
+static void
+test_adam_8bit_shard_views (void)
+{
+  g_autoptr (ModelArch) a = small_arch ();
+  a->hidden_size = 1024;
+  a->head_dim = 1024;
+  a->intermediate_size = 4096;
+  a->vocab_size = 4096;
+  g_autoptr (ModelArch) b = model_arch_copy (a);
+  b->vocab_size = 2048;
+  ModelStack s = stack (MODEL_PRECISION_FP32, MODEL_OPTIMIZER_ADAMW_8BIT);
+  ModelOptimizerView v = { MODEL_OPTIMIZER_SEES_SHARD_VIEWS, 2 };
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, &v)
+                     - model_stack_optimizer_state_total (&s, b, &v), 4259840);
+  v.shards = 2048;
+  CU_ASSERT_EQUAL (model_stack_optimizer_state_total (&s, a, &v)
+                     - model_stack_optimizer_state_total (&s, b, &v), 16777216);
 }
 
 /* Paged states spill what does not fit: 10 GB of states, 70 GB of the rest, 75 GB of
@@ -316,6 +376,8 @@ main (void)
     { "8-bit Adam block-wise absmax", test_adam_8bit_blocks },
     { "initial bytes: grads kept, fp8 copies", test_initial_bytes },
     { "optimizer temporaries", test_optimizer_workspace },
+    { "the tensors the optimizer steps (flat shards, partitions)", test_optimizer_view },
+    { "8-bit Adam's threshold on shard views", test_adam_8bit_shard_views },
     { "paged optimizer spill", test_paged_spill },
   };
   return STEPSIM_RUN_TESTS ("models/stack", tests);
