@@ -303,7 +303,10 @@ void model_stack_resolve_framework (ModelStack *s);
  *   deepspeed/runtime/zero/stage_1_and_2.py `param_group['params'] =
  *   [self.single_partition_of_fp32_groups[i]]`; stage3.py steps each sub-group's
  *   fp32_partitioned_groups_flat[i] alone). Groups as the HF Trainer makes them
- *   (trainer.py create_optimizer): the weight-decay group, the matrices, and the rest. */
+ *   (trainer.py create_optimizer): the weight-decay group, the matrices, and the rest.
+ * So Adafactor keeps a full second moment under flat sharding ("under existing PyTorch FSDP's
+ * flat-parameter sharding, it is not possible [to factor] without some shape recovery",
+ * pytorch/pytorch#109581, A. Gu, 2023-12). */
 typedef enum
 {
   MODEL_OPTIMIZER_SEES_PARAMETERS,
