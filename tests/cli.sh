@@ -1622,8 +1622,8 @@ check "rope_table on a model without rotary positions: exit 0, one warning namin
 # FSDP2's DTensors keep it factored: the optimizer state of rank 0 drops under version 2
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -o fv1.h5 --set training.optimizer=adafactor --set training.fsdp_version=1 >fv1.out 2>fv1.err; rc1=$?
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -o fv2.h5 --set training.optimizer=adafactor --set training.fsdp_version=2 >fv2.out 2>fv2.err; rc2=$?
-check "fsdp_version 1 vs 2 under Adafactor: both run; FSDP1's optimizer state in GiB, FSDP2's in KiB or MiB" \
-  sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -Eq '^  optimizer_state +[0-9.]+ GiB' fv1.out && grep -Eq '^  optimizer_state +[0-9.]+ (KiB|MiB)' fv2.out"
+check "fsdp_version 1 vs 2 under Adafactor: both run and say which; FSDP1's optimizer state in GiB, FSDP2's in KiB or MiB" \
+  sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -Eq '^  optimizer_state +[0-9.]+ GiB' fv1.out && grep -Eq '^  optimizer_state +[0-9.]+ (KiB|MiB)' fv2.out && grep -q '^parallel   data parallel fsdp_hybrid_shard (FSDP1) over' fv1.out && grep -q 'fsdp_hybrid_shard (FSDP2) over' fv2.out"
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o fv3.h5 --set training.fsdp_version=3 >/dev/null 2>fv3.err; rc=$?
 check "fsdp_version = 3: exit 1, one error naming group and key, no file" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <fv3.err) -eq 1 ] && grep -q \"group \\[training\\], key 'fsdp_version'\" fv3.err && [ ! -e fv3.h5 ]"

@@ -543,10 +543,16 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
     = cp > 1 ? g_strdup_printf ("context parallel cp %u (%s) x ", cp,
                                 model_cp_variant_name (sc->par.cp_variant))
              : g_strdup ("");
+  /* which FSDP wraps the model ([training] fsdp_version): FSDP1's flat shards or FSDP2's
+   * per-parameter DTensors, what the optimizer steps (ModelOptimizerView) */
+  ModelDataParallel dp_mode = sc->par.mode;
+  gboolean fsdp = dp_mode == MODEL_DP_FSDP_FULL_SHARD || dp_mode == MODEL_DP_FSDP_SHARD_GRAD_OP
+                  || dp_mode == MODEL_DP_FSDP_NO_SHARD || dp_mode == MODEL_DP_FSDP_HYBRID_SHARD;
   if (res->n_ranks > 1)
-    fprintf (out, "parallel   %s%sdata parallel %s over %u%s (ZeRO stage %u, shard group %u), "
+    fprintf (out, "parallel   %s%sdata parallel %s%s over %u%s (ZeRO stage %u, shard group %u), "
                   "%s%s\n",
-             tp_part, cp_part, model_parallel_mode_name (sc->par.mode),
+             tp_part, cp_part, model_parallel_mode_name (dp_mode),
+             !fsdp ? "" : s->framework.fsdp2 ? " (FSDP2)" : " (FSDP1)",
              model_parallel_dp_degree (&sc->par), tp * cp > 1 ? "" : " GPUs",
              model_parallel_stage (&sc->par), model_parallel_shard_size (&sc->par), states,
              order);
