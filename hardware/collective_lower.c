@@ -249,6 +249,34 @@ dbtree_parent (guint t, guint i, guint n)
   return p == G_MAXUINT ? p : (p + 1) % n;
 }
 
+/* Whether the tree's edges across `m` nodes may be laid as a circulant of degree two: node
+ * k's tree-0 chain end sending to node k + 1's, its tree-1 end to node k − 1's, in place of
+ * the double binary tree's parents. In NCCL's double binary tree a node is internal in one
+ * tree and a leaf in the other. When there is a channel per local GPU of the group (k_max =
+ * p_l: NICs at least as many), the chains' rotation makes every such GPU one channel's
+ * tree-0 end and another's tree-1 end, so each sends two tree flows (one a tree) and
+ * receives at most two (its children in the tree where it is internal): at most what the
+ * circulant gives every GPU, and as much on the nodes that are internal with two children.
+ * Where only per-node resources carry inter-node traffic (NICs, a node's spine links, its
+ * PCIe), the most loaded of them carry the same tree flows in both layouts, so the slowest
+ * flow, which ends each phase, runs at the same max-min rate and the collective takes the
+ * same time (tests/unit/hardware/test_collective.c compares them); that holds in one pod, and across pods whose core is
+ * tapered no further than their spines (pod_oversubscription 1: a pod's core links carry
+ * what its nodes' spine links do, so they bind no earlier). The circulant is invariant
+ * under a shift of the nodes, so data-parallel ranks form rank classes under the tree as
+ * under the ring (models/plan/rank_classes.c; with the tree every node was a class of its
+ * own: a 4,096-node DDP step took 22 s against 0.8 s under the ring). With a tapered core
+ * shared between pods the tree is kept: which pods its edges cross then matters. Two nodes
+ * keep it too (one flow each way, where a circulant of two would send two). */
+static gboolean
+tree_edges_as_circulant (const HwCluster *c, guint m, guint p_l, guint k_max)
+{
+  const HwFabricSpec *f = hw_cluster_fabric (c);
+  guint pod = f->nodes_per_pod;
+  gboolean one_pod = pod == 0 || pod >= hw_cluster_n_nodes (c);
+  return m >= 3 && k_max == p_l && (one_pod || f->pod_oversubscription <= 1);
+}
+
 /* NCCL's tree over nodes (src/graph/trees.cc, connectTrees): inside each node a chain of its
  * ranks, tree 0 towards the node's first rank, tree 1 towards its last (so the two trees
  * leave the node on different GPUs, hence NICs); the chains' ends joined across nodes by the
@@ -277,6 +305,7 @@ add_tree_edges (GArray *up, GArray *down, const HwCluster *c, const guint *ranks
         }
       /* one channel per NIC across nodes, the local order rotated by the channel */
       guint k_max = m < 2 ? 1 : MAX (1u, MIN (hw_cluster_node_spec (c)->n_nics, p_l));
+      gboolean circulant = tree_edges_as_circulant (c, m, p_l, k_max);
       for (guint ch = 0; ch < k_max; ch++)
         for (guint k = 0; k < m; k++)
           {
@@ -288,7 +317,9 @@ add_tree_edges (GArray *up, GArray *down, const HwCluster *c, const guint *ranks
                 add_flow (up, child, parent, wire / k_max, latency, rate / k_max);
                 add_flow (down, parent, child, wire / k_max, 0, rate / k_max);
               }
-            guint pk = dbtree_parent (tr, k, m);
+            guint pk = !circulant ? dbtree_parent (tr, k, m)
+                       : tr == 0    ? (k + 1) % m
+                                    : (k + m - 1) % m;
             if (pk == G_MAXUINT)
               continue;
             guint head = tr == 0 ? LOCAL (k, 0) : LOCAL (k, p_l - 1);

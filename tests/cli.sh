@@ -629,11 +629,19 @@ check "rank classes off: no replay line, ranks_replayed 16" \
   --set run.stragglers=3:1.25 -o strag.h5 -q >/dev/null 2>strag.err; rc=$?
 check "2048 GPUs with a straggler: exit 1 naming [run] rank_classes and the task count, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"key 'rank_classes': 2048 ranks .* million tasks\" strag.err && [ ! -e strag.h5 ]"
-# more ranks than a plan holds (pipeline stages build every rank): one message, exit 1, no file
+# more ranks than a plan holds: one message, exit 1, no file. Under NCCL's tree across pods
+# joined by a tapered core every node of a stage is a class of its own (hardware/
+# collective_lower.c keeps the tree there); in one pod the tree's node edges form a circulant
+# and the 8192 GPUs collapse to one class a stage
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set cluster.nodes=1024 \
+  --set cluster.nodes_per_pod=32 --set cluster.pod_oversubscription=2 \
   -o pp8k.h5 -q >/dev/null 2>pp8k.err; rc=$?
-check "8192 GPUs with pp: exit 1 naming [parallel] pp, no file" \
+check "8192 GPUs with pp, a tree across tapered pods: exit 1 naming [parallel] pp, no file" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'pp': 8192 GPUs\" pp8k.err && [ \$(wc -l < pp8k.err) -eq 1 ] && [ ! -e pp8k.h5 ]"
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-405b-tp8-pp8-h100.ini" --set cluster.nodes=1024 \
+  -o pp8k1.h5 >pp8k1.out 2>pp8k1.err; rc=$?
+check "8192 GPUs with pp in one pod: runs, one replayed rank a stage" \
+  sh -c "[ $rc -eq 0 ] && grep -q '^replay     8 of 8192 ranks' pp8k1.out && [ -s pp8k1.h5 ]"
 
 # --- input files and --set: never a read without end, a CRITICAL or a silent old value ---
 printf '[model]\nhf_config = llama-3.2-1b\n[cluster]\ngpu = A100-80GB-SXM\n[training]\nmicro_batch = 1\nseq_len = 2048\nprecision = bf16_mixed\n' > ok.ini

@@ -378,8 +378,8 @@ plan_too_large (const ModelPlan *p, GError **error)
   if (p->par.pp > 1)
     g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                  "group [parallel], key 'pp': %u GPUs in %u pipeline stages build %u ranks' "
-                 "tasks (one per rank class; an NCCL tree across nodes or a straggler leaves "
-                 "more classes): about %.1f million tasks, more than the %.0f million a plan "
+                 "tasks (one per rank class; an NCCL tree across pods joined by a tapered core, or "
+                 "a straggler, leaves more classes): about %.1f million tasks, more than the %.0f million a plan "
                  "holds (each 0.6-1 KB and 20-100 us of CPU); use fewer stages or "
                  "micro-batches%s",
                  p->n_ranks, p->par.pp, built, tasks, MODEL_PLAN_MAX_TASKS / 1e6,

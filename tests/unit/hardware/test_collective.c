@@ -152,6 +152,42 @@ test_tree_all_reduce (void)
                       TOL);
 }
 
+/* NCCL's double binary tree across nodes laid as a circulant (collective_lower.c
+ * tree_edges_as_circulant: node k's chain ends send to k + 1 and k − 1) takes the time of the
+ * tree itself wherever only per-node links carry the traffic. The tree is kept where a
+ * tapered core joins pods; a taper of 1 + 1e-12 keeps it while binding no earlier than the
+ * NICs (by 1e-12 at most), so the two layouts are compared on one fabric: m nodes of 8 GPUs
+ * (8 NICs; m from 2, where the tree stays) in pods of one node, the group every GPU (p_l = 8), every second GPU (p_l = 4,
+ * the data-parallel group beside tp 2) or one GPU a node (p_l = 1, beside tp 8), 1 MB and
+ * 1 GB. */
+static void
+test_tree_circulant_equals_tree (void)
+{
+  HwNodeSpec node = fixture_nvswitch_node (8);
+  const guint nodes[] = { 2, 3, 4, 5, 8, 13 }, strides[] = { 1, 2, 8 };
+  const double sizes[] = { 1e6, 1e9 };
+  for (guint a = 0; a < G_N_ELEMENTS (nodes); a++)
+    for (guint b = 0; b < G_N_ELEMENTS (strides); b++)
+      for (guint c = 0; c < G_N_ELEMENTS (sizes); c++)
+        {
+          guint m = nodes[a], n = 8 * m / strides[b];
+          g_autofree guint *ranks = g_new (guint, n);
+          for (guint i = 0; i < n; i++)
+            ranks[i] = i * strides[b];
+          double t[2];
+          for (guint tree = 0; tree < 2; tree++)
+            {
+              Fixture f = fixture_new_pods (&node, m, 1, 1, tree ? 1 + 1e-12 : 1);
+              t[tree] = fixture_run_collective (&f, HW_COLLECTIVE_ALL_REDUCE, HW_ALGORITHM_TREE,
+                                                ranks, n, sizes[c]);
+              fixture_free (&f);
+            }
+          CU_ASSERT (t[1] > 0);
+          STEPSIM_ASSERT_REL (t[0], t[1], TOL);
+        }
+  hw_node_spec_clear (&node);
+}
+
 /* Hierarchical all-reduce over m nodes of p_l GPUs, its three levels one after the other
  * (collective_lower.c): intra-node ring reduce-scatter, (p_l−1)/p_l·S per GPU at CAP, latency
  * 8.4 + (p_l−1)·3.4 µs; p_l concurrent inter-node ring all-reduces of S/p_l over m ranks of
@@ -868,6 +904,7 @@ static const StepsimTest tests[] = {
   { "broadcast, send/recv, all-to-all closed forms", test_broadcast_send_all_to_all },
   { "send/recv over n > 2 ranks: the ring shift", test_send_recv_ring_shift },
   { "double binary tree all-reduce", test_tree_all_reduce },
+  { "the tree across nodes as a circulant takes the tree's time", test_tree_circulant_equals_tree },
   { "hierarchical all-reduce on 2 and 4 nodes", test_hierarchical_all_reduce },
   { "hierarchical all-gather and reduce-scatter", test_hierarchical_gather_scatter },
   { "hierarchical on 2 DGX-A100 stays below one node's busbw", test_hierarchical_below_one_node },

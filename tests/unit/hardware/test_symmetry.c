@@ -363,19 +363,27 @@ check_folded (double (*run) (gboolean folded, double *second))
 /* NCCL's double binary tree over 3 nodes (one GPU each: ranks 0, 4, 8 of 3 nodes of 4): tree
  * 0 has the node edges 1 → 2 and 2 → 0, tree 1 (its shift for odd counts) 0 → 1 and 2 → 0.
  * As a set of pairs {0→1, 1→2, 2→0} the rotation by one node maps it onto itself; as a
- * multiset it does not (2 → 0 is there twice: node 2's NIC sends twice as much). The
- * collective is no symmetry of the shift by a node; a ring over the same ranks is. */
+ * multiset it does not (2 → 0 is there twice: node 2's NIC sends twice as much). So where
+ * the tree is kept — pods of one node whose core tapers (2:1) — the collective is no
+ * symmetry of the shift by a node, while a ring over the same ranks is. In one pod the
+ * tree's node edges are laid as a circulant (k → k + 1 and k → k − 1, collective_lower.c
+ * tree_edges_as_circulant, the tree's time: test_collective), which the shift maps onto
+ * itself. */
 static void
 test_tree_multiset (void)
 {
   HwNodeSpec node = fixture_nvswitch_node (4);
-  Fixture f = fixture_new (&node, 3, 1.0);
   const guint members[] = { 0, 4, 8 };
   HwRankShift sh = hw_rank_shift_plain (12, 12, 4);
-  CU_ASSERT_FALSE (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+  Fixture pods = fixture_new_pods (&node, 3, 1.0, 1, 2.0);
+  CU_ASSERT_FALSE (hw_collective_shift_invariant (pods.cluster, HW_COLLECTIVE_ALL_REDUCE,
                                                   HW_ALGORITHM_TREE, members, 3, 64e6, &sh));
-  CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+  CU_ASSERT (hw_collective_shift_invariant (pods.cluster, HW_COLLECTIVE_ALL_REDUCE,
                                             HW_ALGORITHM_RING, members, 3, 64e6, &sh));
+  fixture_free (&pods);
+  Fixture f = fixture_new (&node, 3, 1.0);
+  CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                            HW_ALGORITHM_TREE, members, 3, 64e6, &sh));
   fixture_free (&f);
   hw_node_spec_clear (&node);
 }
@@ -591,7 +599,7 @@ main (void)
     { "shift map: idle PCIe switches (no host copies) let GPUs rotate across them",
       test_shift_map_idle_switches },
     { "collectives on one instance per orbit take the full-simulation time", test_collective_orbits },
-    { "a 3-node tree's flows are a multiset: no symmetry of the node shift", test_tree_multiset },
+    { "a 3-node tree: a multiset under a tapered core, a circulant in one pod", test_tree_multiset },
     { "a member set fixed only by a diagonal element is refused", test_diagonal_stabilizer },
     { "rank-class answers are kept per collective and shift", test_invariant_answers },
     { "three levels: diagonal elements of two and of three levels are refused",
