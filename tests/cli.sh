@@ -721,6 +721,17 @@ check "hf_config naming a model directory points at its config.json" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
 check "deepspeed_config naming a directory says so" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
+# ... or a JSON file holding a NUL byte: json-glib stopped there and the object before it
+# ran, the garbage after it unread (QA); refused, as a scenario file holding one is
+cp "$srcdir/models/configs/llama-3.2-1b.json" nul-hf.json
+printf '\000garbage' >>nul-hf.json
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}\000garbage' >nul-ds.json
+for k in model.hf_config training.deepspeed_config; do
+  f=nul-hf.json; [ $k = training.deepspeed_config ] && f=nul-ds.json
+  "$STEPSIM" run ok.ini -q -o nul.h5 --set $k=$f >/dev/null 2>nul.err; rc=$?
+  check "$k naming a JSON file with a NUL byte: exit 1, one error naming the key and offset" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: holds a NUL byte at offset [0-9]*: not a JSON text file\" nul.err && ! test -e nul.h5"
+done
 # ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
 # reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)
 if [ -e /proc/self/mem ]; then
