@@ -1069,6 +1069,18 @@ then ok "mesh: ddp with dp_replicate=2 names what dp_replicate must be"; else ba
   --set parallel.dp_shard=2 --set parallel.dp_replicate=2 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && grep -q "group \[parallel\], key 'dp_replicate': mesh degrees" mesh.err && ! test -e mesh.h5
 then ok "mesh: product error in the group [parallel], key form"; else bad "mesh: product error in the group [parallel], key form (exit $rc)"; cat mesh.err; fi
+# reduce_dtype: tf32 is no dtype a reduction runs in, and NCCL reduces fp8 only on sm90+;
+# both ran, as fp32 and as fp8 on an A100 (QA). fp8 on an H100 and bf16 on an A100 run.
+s3="$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini"
+for v in tf32 fp8; do
+  "$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=$v >/dev/null 2>rdt.err; rc=$?
+  check "reduce_dtype = $v on an A100: exit 1, one error naming [parallel] reduce_dtype" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <rdt.err) -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': .*$v\" rdt.err && ! test -e rdt.h5"
+done
+check "reduce_dtype = fp8 on an H100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
+  --set parallel.reduce_dtype=fp8 --set cluster.node=DGX-H100
+check "reduce_dtype = bf16 on an A100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
+  --set parallel.reduce_dtype=bf16
 # A sharding mode over shard groups of one GPU (4 nodes x 1 GPU) shards nothing but must
 # still all-reduce the gradients over the 4 replicas (QA report item 2): its step is DDP's.
 four="--set cluster.nodes=4 --set cluster.nics_per_node=1"
