@@ -1484,6 +1484,16 @@ done
 { head -n 1 vm-header.tsv; printf 'attention\ta\tA100-80GB-SXM\t-\t-\tbf16\t-\t-\t-\t8\t2048.5\t128\t16\t1\tfwd\t0.002\t-\t-\t2.4.0\t12.4\t550.54\n'; } > vm-bad.tsv
 "$STEPSIM" validate --measured vm-bad.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a fractional seq names column 'seq'" sh -c "[ $rc -eq 1 ] && grep -q \"vm-bad.tsv:2: column 'seq'\" vm.err && test ! -s vm.out"
+# A row cut short, with a field too many or with an empty field is refused naming the line
+# (QA: a row without its last columns ran, "measured with torch , CUDA , driver ").
+g='gemm\tg\tH100-SXM\t-\t-\tbf16\t8192\t4096\t4096\t1\t-\t-\t-\t-\t-\t0.001'
+for bad_row in "16 fields|$g\n" "22 fields|$g\t-\t-\t2.4.0\t12.4\t550.54\t-\n" \
+               "column 'torch': empty|$g\t-\t-\t\t12.4\t550.54\n"; do
+  { head -n 1 vm-header.tsv; printf "${bad_row#*|}"; } > vm-bad.tsv
+  "$STEPSIM" validate --measured vm-bad.tsv >vm.out 2>vm.err; rc=$?
+  check "validate --measured: a row with ${bad_row%%|*}: exit 1, line 2 named, no stdout" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <vm.err) -eq 1 ] && grep -q \"vm-bad.tsv:2: ${bad_row%%|*}\" vm.err && test ! -s vm.out"
+done
 # An absolute scenario path is used as given (not joined to the TSV's folder).
 mkdir -p vm-abs
 cp "$srcdir/tests/validation/measured/base-llama-1gpu.ini" vm-abs/base.ini
