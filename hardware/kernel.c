@@ -160,7 +160,7 @@ static const FlashTable fa2_h100 = { 989 * TFLOPS, HW_GPU_GEN_HOPPER };
                              + 332.97 / 294 + 345.80 / 295) / 6)
 static const FlashTable fa2_b200 = { 2250 * TFLOPS / FA2_B200_OVER_H100, HW_GPU_GEN_HOPPER };
 
-static const char *const attn_names[HW_N_ATTN_KERNELS] = { "flash2", "triton", "flash1" };
+static const char *const attn_names[HW_N_ATTN_KERNELS] = { "flash", "triton", "flash1" };
 
 const char *
 hw_attn_kernel_name (HwAttnKernel k)

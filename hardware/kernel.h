@@ -139,8 +139,8 @@ gboolean hw_kernel_attn_supported (HwAttnKernel k, const HwGpuSpec *gpu, guint64
  * whole causal context. */
 gboolean hw_kernel_attn_has_window (HwAttnKernel k);
 
-/* Scenario names of the attention kernels ("flash2", "triton", "flash1"); NULL for an
- * out-of-range value. Static strings. */
+/* Scenario names of the attention kernels, as [training] attention spells them ("flash",
+ * "triton", "flash1"); NULL for an out-of-range value. Static strings. */
 const char *hw_attn_kernel_name (HwAttnKernel k);
 
 /* Measured fwd+bwd TFLOP/s (table convention: causal FLOPs halved) of kernel `k` at one of

@@ -426,8 +426,9 @@ check "gpt-oss-20b runs under eager attention" "$STEPSIM" run "$srcdir/scenarios
   -q -o qm.h5 --set model.hf_config=gpt-oss-20b --set training.attention=eager
 "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o sink.h5 \
   --set model.hf_config=gpt-oss-20b >/dev/null 2>sink.err; rc=$?
+# (the value as the scenario spells it, QA: "flash2", which [training] attention refuses)
 check "gpt-oss-20b under flash-attn 2: no attention sinks, exit 1 naming [training] attention, no file" \
-  sh -c "[ $rc -eq 1 ] && grep -q \"key 'attention': flash2 has no attention sinks\" sink.err && [ ! -e sink.h5 ]"
+  sh -c "[ $rc -eq 1 ] && grep -q \"key 'attention': flash has no attention sinks\" sink.err && [ ! -e sink.h5 ]"
 # Megatron runs sinks in Transformer Engine's cuDNN fused attention (softmax_type learnable)
 check "gpt-oss-20b under flash with framework megatron: TE's fused attention has sinks, runs" \
   "$STEPSIM" run "$srcdir/scenarios/qwen3-30b-a3b-lora-8xh100.ini" -q -o sinkm.h5 \
@@ -729,6 +730,17 @@ check "hf_config naming a model directory points at its config.json" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
 check "deepspeed_config naming a directory says so" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
+# ... or a JSON file holding a NUL byte: json-glib stopped there and the object before it
+# ran, the garbage after it unread (QA); refused, as a scenario file holding one is
+cp "$srcdir/models/configs/llama-3.2-1b.json" nul-hf.json
+printf '\000garbage' >>nul-hf.json
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}\000garbage' >nul-ds.json
+for k in model.hf_config training.deepspeed_config; do
+  f=nul-hf.json; [ $k = training.deepspeed_config ] && f=nul-ds.json
+  "$STEPSIM" run ok.ini -q -o nul.h5 --set $k=$f >/dev/null 2>nul.err; rc=$?
+  check "$k naming a JSON file with a NUL byte: exit 1, one error naming the key and offset" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: holds a NUL byte at offset [0-9]*: not a JSON text file\" nul.err && ! test -e nul.h5"
+done
 # ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
 # reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)
 if [ -e /proc/self/mem ]; then
@@ -1066,6 +1078,18 @@ then ok "mesh: ddp with dp_replicate=2 names what dp_replicate must be"; else ba
   --set parallel.dp_shard=2 --set parallel.dp_replicate=2 >/dev/null 2>mesh.err; rc=$?
 if [ $rc -eq 1 ] && grep -q "group \[parallel\], key 'dp_replicate': mesh degrees" mesh.err && ! test -e mesh.h5
 then ok "mesh: product error in the group [parallel], key form"; else bad "mesh: product error in the group [parallel], key form (exit $rc)"; cat mesh.err; fi
+# reduce_dtype: tf32 is no dtype a reduction runs in, and NCCL reduces fp8 only on sm90+;
+# both ran, as fp32 and as fp8 on an A100 (QA). fp8 on an H100 and bf16 on an A100 run.
+s3="$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini"
+for v in tf32 fp8; do
+  "$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=$v >/dev/null 2>rdt.err; rc=$?
+  check "reduce_dtype = $v on an A100: exit 1, one error naming [parallel] reduce_dtype" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <rdt.err) -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': .*$v\" rdt.err && ! test -e rdt.h5"
+done
+check "reduce_dtype = fp8 on an H100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
+  --set parallel.reduce_dtype=fp8 --set cluster.node=DGX-H100
+check "reduce_dtype = bf16 on an A100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
+  --set parallel.reduce_dtype=bf16
 # A sharding mode over shard groups of one GPU (4 nodes x 1 GPU) shards nothing but must
 # still all-reduce the gradients over the 4 replicas (QA report item 2): its step is DDP's.
 four="--set cluster.nodes=4 --set cluster.nics_per_node=1"
@@ -1469,6 +1493,16 @@ done
 { head -n 1 vm-header.tsv; printf 'attention\ta\tA100-80GB-SXM\t-\t-\tbf16\t-\t-\t-\t8\t2048.5\t128\t16\t1\tfwd\t0.002\t-\t-\t2.4.0\t12.4\t550.54\n'; } > vm-bad.tsv
 "$STEPSIM" validate --measured vm-bad.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a fractional seq names column 'seq'" sh -c "[ $rc -eq 1 ] && grep -q \"vm-bad.tsv:2: column 'seq'\" vm.err && test ! -s vm.out"
+# A row cut short, with a field too many or with an empty field is refused naming the line
+# (QA: a row without its last columns ran, "measured with torch , CUDA , driver ").
+g='gemm\tg\tH100-SXM\t-\t-\tbf16\t8192\t4096\t4096\t1\t-\t-\t-\t-\t-\t0.001'
+for bad_row in "16 fields|$g\n" "22 fields|$g\t-\t-\t2.4.0\t12.4\t550.54\t-\n" \
+               "column 'torch': empty|$g\t-\t-\t\t12.4\t550.54\n"; do
+  { head -n 1 vm-header.tsv; printf "${bad_row#*|}"; } > vm-bad.tsv
+  "$STEPSIM" validate --measured vm-bad.tsv >vm.out 2>vm.err; rc=$?
+  check "validate --measured: a row with ${bad_row%%|*}: exit 1, line 2 named, no stdout" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <vm.err) -eq 1 ] && grep -q \"vm-bad.tsv:2: ${bad_row%%|*}\" vm.err && test ! -s vm.out"
+done
 # An absolute scenario path is used as given (not joined to the TSV's folder).
 mkdir -p vm-abs
 cp "$srcdir/tests/validation/measured/base-llama-1gpu.ini" vm-abs/base.ini

@@ -169,11 +169,13 @@ check "fit --help documents --for cost" sh -c "'$STEPSIM' fit --help | grep -q -
 check "plot --help documents cost" sh -c "'$STEPSIM' plot --help | grep -q 'cost'"
 
 # Cost and plan amounts are bounded: one error naming the key and its maximum, exit 1, no
-# output file (1e300 used to print a 300-digit cost).
+# output file (1e300 used to print a 300-digit cost); the value is quoted (QA: tokens and pue
+# were not).
 for case in "cost.gpu_hour=1e8 USD/h|'gpu_hour'.*at most 10000000 USD/h" \
             "cost.fixed=1e300 USD|'fixed'.*at most 1e15 USD" \
             "cost.carbon_intensity=1e300 gCO2/kWh|'carbon_intensity'.*at most 10000 gCO2/kWh" \
-            "plan.tokens=1e300|'tokens'.*must be in .1, 1e18."; do
+            "plan.tokens=1e300|'tokens': '1e300' is outside .1, 1e18." \
+            "cost.pue=9|'pue': '9' is outside .1, 5."; do
   set_arg=${case%%|*}; want=${case#*|}
   rm -f big.h5
   "$STEPSIM" run small.ini -o big.h5 --set "$set_arg" >big.out 2>big.err; rc=$?

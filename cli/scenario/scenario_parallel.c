@@ -3,7 +3,7 @@
  * [parallel]: data_parallel (ddp | zero1 | zero2 | zero3 | fsdp_full_shard |
  * fsdp_shard_grad_op | fsdp_no_shard | fsdp_hybrid_shard; default ddp), bucket_size
  * (default 25 MiB), prefetch (layers, default 1), algorithm (auto | ring | tree |
- * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16; default the gradients' dtype),
+ * hierarchical | nvls), reduce_dtype (fp32 | bf16 | fp16 | fp8; the gradients' by default),
  * the device mesh's degrees (models/parallel/mesh.h) dp_replicate, dp_shard (default from
  * data_parallel: ddp and fsdp_no_shard replicate over every data-parallel rank,
  * fsdp_hybrid_shard shards over a node's and replicates across nodes, the others shard over
@@ -57,6 +57,16 @@ load_parallel_enums (GKeyFile *kf, ModelParallel *par, GError **error)
     {
       if (!hw_dtype_from_string (dtype, &par->reduce_dtype, error))
         return PREFIX_KEY (error, "parallel", "reduce_dtype"), FALSE;
+      /* tf32 is how fp32 GEMMs run on tensor cores, not a dtype tensors are stored or
+       * reduced in (QA: it ran as fp32, silently) */
+      if (par->reduce_dtype == HW_DTYPE_TF32)
+        {
+          g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                       "group [parallel], key 'reduce_dtype': tf32 is a math mode of fp32 "
+                       "matrix multiplies, not a dtype gradients are reduced in (expected "
+                       "fp32, bf16, fp16 or fp8)");
+          return FALSE;
+        }
       par->reduce_dtype_set = TRUE;
     }
   return TRUE;

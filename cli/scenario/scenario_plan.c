@@ -89,8 +89,12 @@ load_plan_group (GKeyFile *kf, CliTrainingInputs *p, GError **error)
   if (!sim_units_parse_number (v, &p->tokens, error))
     return PREFIX_KEY (error, "plan", "tokens"), FALSE;
   if (!(p->tokens >= 1 && p->tokens <= MAX_TOKENS))
-    return fail_key (error, "plan", "tokens",
-                     "must be in [1, 1e18] (tokens to train, e.g. 1.5e12)");
+    {
+      /* the value quoted, as every other bad value is (QA) */
+      g_autofree char *why = g_strdup_printf (
+          "'%s' is outside [1, 1e18] (tokens to train, e.g. 1.5e12)", v);
+      return fail_key (error, "plan", "tokens", why);
+    }
   return TRUE;
 }
 
@@ -223,8 +227,12 @@ load_cost_group (GKeyFile *kf, const char *gpu, CliTrainingInputs *p, GError **e
           if (v == NULL || !sim_units_parse_number (v, &p->pue, error))
             return PREFIX_KEY (error, "cost", k), FALSE;
           if (!(p->pue >= 1 && p->pue <= 5))
-            return fail_key (error, "cost", k,
-                             "must be in [1, 5] (facility energy / IT energy, e.g. 1.2)");
+            {
+              /* the value quoted, as every other bad value is (QA) */
+              g_autofree char *why = g_strdup_printf (
+                  "'%s' is outside [1, 5] (facility energy / IT energy, e.g. 1.2)", v);
+              return fail_key (error, "cost", k, why);
+            }
         }
       else if (strcmp (k, "carbon_intensity") == 0)
         {

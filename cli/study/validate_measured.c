@@ -30,6 +30,7 @@ typedef struct
   char *dir;
   guint line;
   gint index[N_COLUMNS]; /* column of each name in the file */
+  guint n_header;        /* cells of the header line */
   char **fields;         /* the current row */
   guint n_fields;
   GString *out;          /* the table, printed by the caller only once the whole file is good */
@@ -90,6 +91,7 @@ static gboolean
 read_header (Reader *r, char **cells, GError **error)
 {
   guint n = g_strv_length (cells);
+  r->n_header = n;
   for (guint c = 0; c < N_COLUMNS; c++)
     {
       r->index[c] = -1;
@@ -221,6 +223,18 @@ kernel_row (Reader *r, const HwGpuSpec *gpu, gboolean attention, guint *pass, gu
 static gboolean
 data_row (Reader *r, guint *pass, guint *miss, GError **error)
 {
+  /* a row cut short (or with a tab too many) would be read shifted or with empty fields:
+   * "torch , CUDA , driver" was printed for a row without its last columns (QA) */
+  if (r->n_fields != r->n_header)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s:%u: %u fields, but the header line has %u (tab-separated, '-' for a "
+                   "field that does not apply)", r->path, r->line, r->n_fields, r->n_header);
+      return FALSE;
+    }
+  for (guint c = 0; c < N_COLUMNS; c++)
+    if (field (r, columns[c])[0] == '\0')
+      return row_error (r, columns[c], error, "empty ('-' for a field that does not apply)");
   g_autoptr (GError) e = NULL;
   const HwGpuSpec *gpu = hw_catalog_gpu (g_strstrip ((char *) field (r, "gpu")), &e);
   if (gpu == NULL)

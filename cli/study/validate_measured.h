@@ -4,7 +4,8 @@
  *
  * Format (tab-separated, UTF-8; lines starting with '#' are comments; the first other line
  * is the header, which must hold every column below, in any order; more columns are
- * allowed and ignored). One row per measurement; "-" marks a field that does not apply.
+ * allowed and ignored). One row per measurement, with as many fields as the header and none
+ * empty: "-" marks a field that does not apply.
  *   kind        step | gemm | attention
  *   id          row name, printed
  *   gpu         stepsim catalog GPU name (e.g. H100-SXM)

@@ -88,6 +88,16 @@ fill_oom (const ModelLedger *ledger, guint w, ModelSimResult *res)
 static gboolean
 check_dtype (const ModelSimInput *in, GError **error)
 {
+  /* NCCL reduces fp8 only on sm90 and later (2.24 release notes): elsewhere the first
+   * gradient reduction fails (QA: an A100 ran reduce_dtype = fp8 as if it had fp8) */
+  if (in->par->reduce_dtype_set && in->par->reduce_dtype == HW_DTYPE_FP8
+      && !hw_gpu_has_dtype (in->node->gpu, HW_DTYPE_FP8))
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'reduce_dtype': fp8 reductions need fp8 support, "
+                   "which %s lacks", in->node->gpu->name);
+      return FALSE;
+    }
   HwDtype dtype = model_stack_compute_dtype (in->stack);
   if (hw_gpu_has_dtype (in->node->gpu, dtype))
     return TRUE;
