@@ -492,8 +492,7 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
   g_assert (b != NULL);
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
-  for (guint i = 0; i < b->n_blocks; i++)
-    model_allocator_release (rl->alloc, b->blocks[i]);
+  model_allocator_release_n (rl->alloc, b->blocks, b->n_blocks);
   buffer_free (b);
   change (ledger, rank, category, -bytes, time, task_label);
 }
