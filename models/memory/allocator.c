@@ -151,15 +151,25 @@ free_remove (ModelAllocator *a, Block *b)
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
-/* A block set to `init`, from the block pool. */
-static Block *
-block_new (ModelAllocator *a, Block init)
+/* A free block (in no list) of segment `seg` at `offset` of `size` bytes between `prev` and
+ * `next` (either may be NULL; not linked to it here), from the block pool. Every field is
+ * set one by one: a Block built whole and copied in cost twice the instructions (a block is
+ * made by most splits, one per request of a replay). */
+static inline Block *
+block_new (ModelAllocator *a, Segment *seg, guint64 offset, guint64 size, Block *prev,
+           Block *next)
 {
   guint slot;
   Block *b = sim_slots_take (&a->block_pool, &slot);
-  *b = init;
-  b->seg_id = init.seg->id;
+  b->offset = offset;
+  b->size = size;
+  b->allocated = FALSE;
+  b->seg_id = seg->id;
   b->slot = slot;
+  b->seg = seg;
+  b->prev = prev;
+  b->next = next;
+  b->in_free = FALSE;
   return b;
 }
 
@@ -180,7 +190,7 @@ segment_new (ModelAllocator *a, int pool, guint64 size)
     }
   if (size > 0)
     {
-      Block *b = block_new (a, (Block){ .offset = 0, .size = size, .seg = s });
+      Block *b = block_new (a, s, 0, size, NULL, NULL);
       s->first = s->last = b;
     }
   g_ptr_array_add (a->segments, s);
@@ -233,8 +243,7 @@ split_off (ModelAllocator *a, Block *b, guint64 size)
                                                                : rest > SMALL_SIZE;
   if (!split)
     return NULL;
-  Block *r = block_new (a, (Block){ .offset = b->offset + size, .size = rest, .seg = b->seg,
-                                    .prev = b, .next = b->next });
+  Block *r = block_new (a, b->seg, b->offset + size, rest, b, b->next);
   if (b->next != NULL)
     b->next->prev = r;
   else
@@ -293,7 +302,7 @@ expandable_block (ModelAllocator *a, int pool, guint64 size)
       tail->size = size;
       return tail;
     }
-  b = block_new (a, (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail });
+  b = block_new (a, s, s->size, size, tail, NULL);
   if (tail != NULL)
     tail->next = b;
   else
