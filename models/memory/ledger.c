@@ -81,6 +81,8 @@ struct _ModelLedger
   /* Copies of the task labels the buffers and peaks name, kept for the ledger's life (a
    * replay's ledger books a few hundred buffers: one chunk, not a heap string each). */
   GStringChunk *labels;
+  const char *last_label; /* the label last copied (the caller's pointer, not read but to */
+  const char *last_copy;  /* compare) and its copy in `labels`; NULL: none */
   /* The Buffers of every rank (a slot pool, sim/slots.h: no heap block per buffer). */
   SimSlots buffers;
 };
@@ -133,11 +135,20 @@ live_put (RankLedger *rl, Buffer *b)
   rl->live[h - rl->live_base] = b;
 }
 
-/* A copy of `label` in the ledger's labels (NULL stays NULL). */
+/* A copy of `label` in the ledger's labels (NULL stays NULL): the last copy made when the
+ * caller passes the same string again (a task's allocations pass its label one after
+ * another; the pointer alone is not trusted: a freed label's storage may hold another). */
 static const char *
 ledger_label (ModelLedger *ledger, const char *label)
 {
-  return label != NULL ? g_string_chunk_insert (ledger->labels, label) : NULL;
+  if (label == NULL)
+    return NULL;
+  if (label != ledger->last_label || strcmp (label, ledger->last_copy) != 0)
+    {
+      ledger->last_label = label;
+      ledger->last_copy = g_string_chunk_insert (ledger->labels, label);
+    }
+  return ledger->last_copy;
 }
 
 /* A Buffer in a new slot of the ledger's pool, a copy of *init with its pool and slot (and
