@@ -256,7 +256,8 @@ change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta
   rl->current[category] += delta;
   rl->total += delta;
   /* Tolerate rounding residue of sums of doubles, never a real over-free. */
-  g_assert (rl->current[category] >= -1e-6 * fmax (1.0, fabs (delta)));
+  /* MAX, not fmax (a libm call each change): delta is finite */
+  g_assert (rl->current[category] >= -1e-6 * MAX (1.0, fabs (delta)));
   if (rl->current[category] < 0)
     rl->current[category] = 0;
   if (rl->current[category] > rl->category_peak[category])
@@ -441,6 +442,9 @@ record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffe
 double
 model_ledger_whole_bytes (double bytes)
 {
+  /* a whole number below 2^63 is its own result (near = bytes): most sizes, one a tensor */
+  if (bytes > 0 && bytes < 9.2e18 && (double) (guint64) bytes == bytes)
+    return bytes;
   double near = nearbyint (bytes);
   return fabs (bytes - near) <= 1e-12 * fabs (bytes) ? near : ceil (bytes);
 }
@@ -457,12 +461,16 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
   ledger->used = TRUE;
   for (guint i = 0; i < n_tensors; i++)
     g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
-  /* the buffer's bytes are the sum of its tensors', set once all are granted */
-  Buffer init = { .handle = handle, .category = category,
-                  .task = ledger_label (ledger, task_label), .n_blocks = n_tensors };
-  Buffer *b = buffer_new (ledger, &init);
-  if (n_tensors > 1)
-    b->blocks = g_new (guint, n_tensors);
+  guint slot;
+  Buffer *b = sim_slots_take (&ledger->buffers, &slot); /* every field set below */
+  b->handle = handle;
+  b->category = category;
+  b->bytes = 0; /* the sum of its tensors', set once all are granted */
+  b->task = ledger_label (ledger, task_label);
+  b->n_blocks = n_tensors;
+  b->blocks = n_tensors > 1 ? g_new (guint, n_tensors) : &b->block;
+  b->pool = &ledger->buffers;
+  b->slot = slot;
   double bytes = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {

@@ -64,6 +64,10 @@ test_whole_bytes (void)
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (14508589591.122826), 14508589592.0);
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (10.0 / 3.0), 4.0);
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (7.0), 7.0);
+  /* whole numbers on both sides of the fast path's bound (2^63), and below one byte */
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (9007199254740993.0), 9007199254740993.0);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (1e19), 1e19);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (0.25), 1.0);
   g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
   const double sizes[] = { 10.0 / 3.0, 2.5 };
   model_ledger_alloc_tensors (l, 0, MODEL_MEM_WEIGHTS, sizes, 2, MODEL_ALLOC_STREAM_COMPUTE,
