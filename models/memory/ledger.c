@@ -439,12 +439,19 @@ record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffe
     }
 }
 
+/* model_ledger_whole_bytes, inline where it is exact already: a whole number below 2^63 is
+ * its own result (there near = bytes): most sizes, one a tensor. */
+static inline double
+whole_bytes (double bytes)
+{
+  if (bytes > 0 && bytes < 9.2e18 && (double) (guint64) bytes == bytes)
+    return bytes;
+  return model_ledger_whole_bytes (bytes);
+}
+
 double
 model_ledger_whole_bytes (double bytes)
 {
-  /* a whole number below 2^63 is its own result (near = bytes): most sizes, one a tensor */
-  if (bytes > 0 && bytes < 9.2e18 && (double) (guint64) bytes == bytes)
-    return bytes;
   double near = nearbyint (bytes);
   return fabs (bytes - near) <= 1e-12 * fabs (bytes) ? near : ceil (bytes);
 }
@@ -475,7 +482,7 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
   for (guint i = 0; i < n_tensors; i++)
     {
       gboolean over = FALSE;
-      double size = model_ledger_whole_bytes (sizes[i]);
+      double size = whole_bytes (sizes[i]);
       guint id = model_allocator_malloc_on (rl->alloc, size, stream, &over);
       /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
       if (over && !rl->oom.happened)
