@@ -151,15 +151,25 @@ free_remove (ModelAllocator *a, Block *b)
 
 /* ---- segments -------------------------------------------------------------------------------- */
 
-/* A block set to `init`, from the block pool. */
-static Block *
-block_new (ModelAllocator *a, Block init)
+/* A free block (in no list) of segment `seg` at `offset` of `size` bytes between `prev` and
+ * `next` (either may be NULL; not linked to it here), from the block pool. Every field is
+ * set one by one: a Block built whole and copied in cost twice the instructions (a block is
+ * made by most splits, one per request of a replay). */
+static inline Block *
+block_new (ModelAllocator *a, Segment *seg, guint64 offset, guint64 size, Block *prev,
+           Block *next)
 {
   guint slot;
   Block *b = sim_slots_take (&a->block_pool, &slot);
-  *b = init;
-  b->seg_id = init.seg->id;
+  b->offset = offset;
+  b->size = size;
+  b->allocated = FALSE;
+  b->seg_id = seg->id;
   b->slot = slot;
+  b->seg = seg;
+  b->prev = prev;
+  b->next = next;
+  b->in_free = FALSE;
   return b;
 }
 
@@ -180,7 +190,7 @@ segment_new (ModelAllocator *a, int pool, guint64 size)
     }
   if (size > 0)
     {
-      Block *b = block_new (a, (Block){ .offset = 0, .size = size, .seg = s });
+      Block *b = block_new (a, s, 0, size, NULL, NULL);
       s->first = s->last = b;
     }
   g_ptr_array_add (a->segments, s);
@@ -233,8 +243,7 @@ split_off (ModelAllocator *a, Block *b, guint64 size)
                                                                : rest > SMALL_SIZE;
   if (!split)
     return NULL;
-  Block *r = block_new (a, (Block){ .offset = b->offset + size, .size = rest, .seg = b->seg,
-                                    .prev = b, .next = b->next });
+  Block *r = block_new (a, b->seg, b->offset + size, rest, b, b->next);
   if (b->next != NULL)
     b->next->prev = r;
   else
@@ -293,7 +302,7 @@ expandable_block (ModelAllocator *a, int pool, guint64 size)
       tail->size = size;
       return tail;
     }
-  b = block_new (a, (Block){ .offset = s->size, .size = size, .seg = s, .prev = tail });
+  b = block_new (a, s, s->size, size, tail, NULL);
   if (tail != NULL)
     tail->next = b;
   else
@@ -398,6 +407,60 @@ model_allocator_release (ModelAllocator *alloc, guint id)
       absorb (alloc, b, next);
     }
   free_insert (alloc, b);
+}
+
+void
+model_allocator_release_n (ModelAllocator *alloc, const guint *ids, guint n)
+{
+  g_return_if_fail (alloc != NULL && (n == 0 || ids != NULL));
+  if (n == 1)
+    {
+      model_allocator_release (alloc, ids[0]);
+      return;
+    }
+  /* First every block is freed (allocated cleared, in no list yet: "pending"), its pages
+   * unreferenced as in a release of its own (they take the blocks' own spans, before any
+   * merge); then each block still standing absorbs every free neighbour (pending or in a
+   * list) on both sides and enters its list. Once every block of the batch is free, a
+   * block's run of free neighbours is final, so the one that absorbs it is a maximal run of
+   * free blocks, as the releases one by one leave it (no two adjacent free blocks): the same
+   * free blocks, keys and lists, without the removal and insertion of a run's merged block
+   * at each of its blocks (a buffer's tensors lie side by side in one block in two cases of
+   * five in the 8-GPU bench). An absorbed block (its slot given back, readable until the
+   * next block_new) is marked by size 0, which no block has. */
+  for (guint i = 0; i < n; i++)
+    {
+      g_return_if_fail (ids[i] > 0 && ids[i] < alloc->blocks.len);
+      Block *b = SIM_VEC_AT (&alloc->blocks, Block *, ids[i]);
+      g_assert (b != NULL && b->allocated);
+      if (alloc->expandable)
+        alloc_pages_ref (alloc, b, -1);
+      b->allocated = FALSE;
+      alloc->allocated -= b->size;
+    }
+  alloc->released_since_pass = TRUE;
+  for (guint i = 0; i < n; i++)
+    {
+      Block *b = SIM_VEC_AT (&alloc->blocks, Block *, ids[i]);
+      SIM_VEC_AT (&alloc->blocks, Block *, ids[i]) = NULL;
+      if (b->size == 0)
+        continue; /* absorbed by an earlier one of the batch */
+      for (Block *p = b->prev; p != NULL && !p->allocated; p = b->prev)
+        {
+          if (p->in_free)
+            free_remove (alloc, p);
+          absorb (alloc, b, p);
+          p->size = 0;
+        }
+      for (Block *x = b->next; x != NULL && !x->allocated; x = b->next)
+        {
+          if (x->in_free)
+            free_remove (alloc, x);
+          absorb (alloc, b, x);
+          x->size = 0;
+        }
+      free_insert (alloc, b);
+    }
 }
 
 /* ---- figures -------------------------------------------------------------------------------- */

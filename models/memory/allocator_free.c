@@ -174,14 +174,29 @@ alloc_free_insert (AllocFreeList *fl, Block *b)
       fl->n_buckets = n;
     }
   FreeBucket *c = &fl->buckets[k];
-  guint i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
   if (c->len == c->cap)
     {
       c->cap = MAX (16u, 2 * c->cap);
       c->v = g_renew (Block *, c->v, c->cap);
     }
-  for (guint j = c->len; j > i; j--)
-    c->v[j] = c->v[j - 1];
+  guint i;
+  if (c->len <= 8)
+    {
+      /* a short bucket (most): the blocks after b's place move up as they are compared,
+       * one pass from the end, no separate search */
+      i = c->len;
+      while (i > 0 && !block_before (c->v[i - 1], b->size, b->seg_id, b->offset))
+        {
+          c->v[i] = c->v[i - 1];
+          i--;
+        }
+    }
+  else
+    {
+      i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
+      for (guint j = c->len; j > i; j--)
+        c->v[j] = c->v[j - 1];
+    }
   c->v[i] = b;
   c->len++;
   fl->used[k / 64] |= (guint64) 1 << (k % 64);
@@ -196,8 +211,13 @@ alloc_free_remove (AllocFreeList *fl, Block *b)
   guint k = alloc_free_bucket (b->size);
   g_assert (k < fl->n_buckets);
   const FreeBucket *c = &fl->buckets[k];
-  guint i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
-  g_assert (i < c->len && c->v[i] == b);
+  /* b itself, by its address: a bucket holds a few blocks, and comparing pointers costs
+   * less than a search comparing keys (in a long bucket, the scan to b and the move after
+   * it together pass over the bucket once, as the move after a search could) */
+  guint i = 0;
+  while (i < c->len && c->v[i] != b)
+    i++;
+  g_assert (i < c->len);
   bucket_remove_at (fl, k, i);
 }
 

@@ -81,6 +81,8 @@ struct _ModelLedger
   /* Copies of the task labels the buffers and peaks name, kept for the ledger's life (a
    * replay's ledger books a few hundred buffers: one chunk, not a heap string each). */
   GStringChunk *labels;
+  const char *last_label; /* the label last copied (the caller's pointer, not read but to */
+  const char *last_copy;  /* compare) and its copy in `labels`; NULL: none */
   /* The Buffers of every rank (a slot pool, sim/slots.h: no heap block per buffer). */
   SimSlots buffers;
 };
@@ -133,11 +135,20 @@ live_put (RankLedger *rl, Buffer *b)
   rl->live[h - rl->live_base] = b;
 }
 
-/* A copy of `label` in the ledger's labels (NULL stays NULL). */
+/* A copy of `label` in the ledger's labels (NULL stays NULL): the last copy made when the
+ * caller passes the same string again (a task's allocations pass its label one after
+ * another; the pointer alone is not trusted: a freed label's storage may hold another). */
 static const char *
 ledger_label (ModelLedger *ledger, const char *label)
 {
-  return label != NULL ? g_string_chunk_insert (ledger->labels, label) : NULL;
+  if (label == NULL)
+    return NULL;
+  if (label != ledger->last_label || strcmp (label, ledger->last_copy) != 0)
+    {
+      ledger->last_label = label;
+      ledger->last_copy = g_string_chunk_insert (ledger->labels, label);
+    }
+  return ledger->last_copy;
 }
 
 /* A Buffer in a new slot of the ledger's pool, a copy of *init with its pool and slot (and
@@ -245,7 +256,8 @@ change (ModelLedger *ledger, guint rank, ModelMemCategory category, double delta
   rl->current[category] += delta;
   rl->total += delta;
   /* Tolerate rounding residue of sums of doubles, never a real over-free. */
-  g_assert (rl->current[category] >= -1e-6 * fmax (1.0, fabs (delta)));
+  /* MAX, not fmax (a libm call each change): delta is finite */
+  g_assert (rl->current[category] >= -1e-6 * MAX (1.0, fabs (delta)));
   if (rl->current[category] < 0)
     rl->current[category] = 0;
   if (rl->current[category] > rl->category_peak[category])
@@ -427,6 +439,16 @@ record_oom (RankLedger *rl, ModelMemCategory category, double bytes, const Buffe
     }
 }
 
+/* model_ledger_whole_bytes, inline where it is exact already: a whole number below 2^63 is
+ * its own result (there near = bytes): most sizes, one a tensor. */
+static inline double
+whole_bytes (double bytes)
+{
+  if (bytes > 0 && bytes < 9.2e18 && (double) (guint64) bytes == bytes)
+    return bytes;
+  return model_ledger_whole_bytes (bytes);
+}
+
 double
 model_ledger_whole_bytes (double bytes)
 {
@@ -446,17 +468,21 @@ model_ledger_alloc_tensors (ModelLedger *ledger, guint rank, ModelMemCategory ca
   ledger->used = TRUE;
   for (guint i = 0; i < n_tensors; i++)
     g_return_if_fail (sizes[i] > 0 && isfinite (sizes[i]));
-  /* the buffer's bytes are the sum of its tensors', set once all are granted */
-  Buffer init = { .handle = handle, .category = category,
-                  .task = ledger_label (ledger, task_label), .n_blocks = n_tensors };
-  Buffer *b = buffer_new (ledger, &init);
-  if (n_tensors > 1)
-    b->blocks = g_new (guint, n_tensors);
+  guint slot;
+  Buffer *b = sim_slots_take (&ledger->buffers, &slot); /* every field set below */
+  b->handle = handle;
+  b->category = category;
+  b->bytes = 0; /* the sum of its tensors', set once all are granted */
+  b->task = ledger_label (ledger, task_label);
+  b->n_blocks = n_tensors;
+  b->blocks = n_tensors > 1 ? g_new (guint, n_tensors) : &b->block;
+  b->pool = &ledger->buffers;
+  b->slot = slot;
   double bytes = 0; /* bytes of the tensors before tensor i, already allocated */
   for (guint i = 0; i < n_tensors; i++)
     {
       gboolean over = FALSE;
-      double size = model_ledger_whole_bytes (sizes[i]);
+      double size = whole_bytes (sizes[i]);
       guint id = model_allocator_malloc_on (rl->alloc, size, stream, &over);
       /* PyTorch raises on the tensor that does not fit, with the ones before it granted */
       if (over && !rl->oom.happened)
@@ -492,8 +518,10 @@ model_ledger_release (ModelLedger *ledger, guint rank, guint handle, double time
   g_assert (b != NULL);
   ModelMemCategory category = b->category;
   double bytes = b->bytes;
-  for (guint i = 0; i < b->n_blocks; i++)
-    model_allocator_release (rl->alloc, b->blocks[i]);
+  if (b->n_blocks == 1)
+    model_allocator_release (rl->alloc, b->block); /* most buffers: one call less */
+  else
+    model_allocator_release_n (rl->alloc, b->blocks, b->n_blocks);
   buffer_free (b);
   change (ledger, rank, category, -bytes, time, task_label);
 }

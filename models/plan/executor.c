@@ -631,9 +631,13 @@ static void
 apply_effects (ModelExecutor *exec, const ModelTask *t, guint row, ModelEffectWhen when,
                double now)
 {
+  if (t->n_effects == 0)
+    return;
+  /* the task's effects are consecutive in the plan: one look-up, not one a effect */
+  const ModelMemEffect *effects = model_plan_effect (exec->plan, t->first_effect);
   for (guint i = 0; i < t->n_effects; i++)
     {
-      const ModelMemEffect *e = model_plan_effect (exec->plan, t->first_effect + i);
+      const ModelMemEffect *e = &effects[i];
       if (e->when != when)
         continue;
       if (e->where != MODEL_MEM_ON_GPU)

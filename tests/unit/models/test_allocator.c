@@ -568,6 +568,121 @@ test_free_bucket (void)
     }
 }
 
+/* The cached state an allocator's later requests see: reserved, allocated, segments, and
+ * each pool's free blocks by key (size, segment id, offset), in list order. */
+static void
+assert_same_state (const ModelAllocator *a, const ModelAllocator *b)
+{
+  CU_ASSERT_EQUAL (model_allocator_allocated (a), model_allocator_allocated (b));
+  CU_ASSERT_EQUAL (model_allocator_reserved (a), model_allocator_reserved (b));
+  CU_ASSERT_EQUAL (model_allocator_peak_reserved (a), model_allocator_peak_reserved (b));
+  CU_ASSERT_EQUAL (model_allocator_n_segments (a), model_allocator_n_segments (b));
+  CU_ASSERT_EQUAL (model_allocator_n_releases (a), model_allocator_n_releases (b));
+  for (int p = 0; p < N_POOLS; p++)
+    {
+      g_autoptr (GPtrArray) x = g_ptr_array_new ();
+      g_autoptr (GPtrArray) y = g_ptr_array_new ();
+      alloc_free_blocks (&a->free[p], x);
+      alloc_free_blocks (&b->free[p], y);
+      CU_ASSERT_EQUAL_FATAL (x->len, y->len);
+      for (guint i = 0; i < x->len; i++)
+        {
+          const Block *u = g_ptr_array_index (x, i), *v = g_ptr_array_index (y, i);
+          CU_ASSERT_TRUE (u->size == v->size && u->seg_id == v->seg_id
+                          && u->offset == v->offset);
+        }
+    }
+}
+
+/* model_allocator_release_n = model_allocator_release of each block in turn: two allocators
+ * side by side get the same 3,000 pseudo-random buffers of 1 – 24 tensors (512 B – 24 MiB,
+ * both pools, two streams; caching and expandable segments, without a capacity and with
+ * 256 MiB, so cached segments are released and requests run out of memory); one frees a
+ * buffer's blocks in one call, the other one by one, in the order of the buffer's tensors or
+ * the reverse. After every step both hold the same figures and the same free blocks (the
+ * invariants of each checked as in test_free_lists_oracle), every tensor lies at the same
+ * segment and offset in both, and enough buffers had tensors side by side for the batch's
+ * merges to be exercised. */
+static void
+release_n_run (double capacity, gboolean expandable)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (capacity, expandable);
+  g_autoptr (ModelAllocator) b = model_allocator_new (capacity, expandable);
+  g_autoptr (GPtrArray) live_a = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  g_autoptr (GPtrArray) live_b = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (29);
+  guint n_adjacent = 0;
+  for (int step = 0; step < 3000; step++)
+    {
+      if (live_a->len > 0 && g_rand_int_range (rng, 0, 100) < 45)
+        {
+          guint k = (guint) g_rand_int_range (rng, 0, (gint32) live_a->len);
+          GArray *ia = g_ptr_array_index (live_a, k), *ib = g_ptr_array_index (live_b, k);
+          if (g_rand_boolean (rng)) /* the reverse order in both */
+            for (guint i = 0; i < ia->len / 2; i++)
+              {
+                guint j = ia->len - 1 - i, t = g_array_index (ia, guint, i);
+                g_array_index (ia, guint, i) = g_array_index (ia, guint, j);
+                g_array_index (ia, guint, j) = t;
+                t = g_array_index (ib, guint, i);
+                g_array_index (ib, guint, i) = g_array_index (ib, guint, j);
+                g_array_index (ib, guint, j) = t;
+              }
+          for (guint i = 0; i + 1 < ia->len; i++)
+            {
+              const Block *x = SIM_VEC_AT (&a->blocks, Block *, g_array_index (ia, guint, i));
+              const Block *y
+                  = SIM_VEC_AT (&a->blocks, Block *, g_array_index (ia, guint, i + 1));
+              n_adjacent += x->next == y || y->next == x;
+            }
+          model_allocator_release_n (a, (const guint *) ia->data, ia->len);
+          for (guint i = 0; i < ib->len; i++)
+            model_allocator_release (b, g_array_index (ib, guint, i));
+          g_ptr_array_remove_index_fast (live_a, k);
+          g_ptr_array_remove_index_fast (live_b, k);
+        }
+      else
+        {
+          guint n = (guint) g_rand_int_range (rng, 1, 25), stream = g_rand_boolean (rng);
+          gboolean large = g_rand_boolean (rng);
+          GArray *ia = g_array_new (FALSE, FALSE, sizeof (guint));
+          GArray *ib = g_array_new (FALSE, FALSE, sizeof (guint));
+          for (guint i = 0; i < n; i++)
+            {
+              double bytes = large ? g_rand_int_range (rng, 1, 24 << 20)
+                                   : g_rand_int_range (rng, 1, 1 << 18);
+              gboolean oa = FALSE, ob = FALSE;
+              guint x = model_allocator_malloc_on (a, bytes, stream, &oa);
+              guint y = model_allocator_malloc_on (b, bytes, stream, &ob);
+              CU_ASSERT_EQUAL (oa, ob);
+              const Block *u = SIM_VEC_AT (&a->blocks, Block *, x);
+              const Block *v = SIM_VEC_AT (&b->blocks, Block *, y);
+              CU_ASSERT_TRUE (u->seg_id == v->seg_id && u->offset == v->offset
+                              && u->size == v->size);
+              g_array_append_val (ia, x);
+              g_array_append_val (ib, y);
+            }
+          g_ptr_array_add (live_a, ia);
+          g_ptr_array_add (live_b, ib);
+        }
+      assert_same_state (a, b);
+      check_free_lists (a);
+    }
+  CU_ASSERT_TRUE (n_adjacent > 1000);
+  if (isfinite (capacity))
+    CU_ASSERT_TRUE (model_allocator_n_releases (a) > 0);
+}
+
+static void
+test_release_n (void)
+{
+  for (int expandable = 0; expandable <= 1; expandable++)
+    {
+      release_n_run (INFINITY, expandable);
+      release_n_run (256 * MiB, expandable);
+    }
+}
+
 static int
 key_cmp (gconstpointer x, gconstpointer y)
 {
@@ -704,6 +819,7 @@ main (void)
     { "free lists sorted; best fit as a linear scan", test_free_lists_oracle },
     { "size buckets keep the sizes' order", test_free_bucket },
     { "free list by size buckets = one sorted array", test_free_list_oracle },
+    { "releasing a buffer's blocks at once = one by one", test_release_n },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
 }

@@ -64,6 +64,10 @@ test_whole_bytes (void)
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (14508589591.122826), 14508589592.0);
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (10.0 / 3.0), 4.0);
   CU_ASSERT_EQUAL (model_ledger_whole_bytes (7.0), 7.0);
+  /* whole numbers on both sides of the fast path's bound (2^63), and below one byte */
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (9007199254740993.0), 9007199254740993.0);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (1e19), 1e19);
+  CU_ASSERT_EQUAL (model_ledger_whole_bytes (0.25), 1.0);
   g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
   const double sizes[] = { 10.0 / 3.0, 2.5 };
   model_ledger_alloc_tensors (l, 0, MODEL_MEM_WEIGHTS, sizes, 2, MODEL_ALLOC_STREAM_COMPUTE,
@@ -408,6 +412,34 @@ test_oom_part_way_through_a_buffer (void)
   CU_ASSERT_EQUAL (sim_recorder_series_max (rec, found), 100 * MiB);
 }
 
+/* The ledger keeps its own copies of the task labels: a caller that passes one string again
+ * gets the copy made before, but a caller's storage that holds another text by the next call
+ * (a label freed and its memory reused, or a buffer rewritten) is copied again. Two OOM
+ * holders and the peak name what the label read at each allocation. */
+static void
+test_label_storage_reused (void)
+{
+  g_autoptr (ModelLedger) l = model_ledger_new (1, NULL);
+  model_ledger_set_allocator (l, 100 * MiB, FALSE);
+  char label[32];
+  g_strlcpy (label, "fwd L0", sizeof label);
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 30 * MiB, 1, 0.0, label);
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 20 * MiB, 2, 1.0, label); /* same text */
+  g_strlcpy (label, "fwd L1", sizeof label);
+  model_ledger_alloc (l, 0, MODEL_MEM_ACTIVATIONS, 40 * MiB, 3, 2.0, label);
+  CU_ASSERT_STRING_EQUAL (model_ledger_peak_task (l, 0), "fwd L1");
+  g_strlcpy (label, "bwd L1", sizeof label);
+  model_ledger_alloc (l, 0, MODEL_MEM_WORKSPACE, 30 * MiB, 4, 3.0, label);
+  g_strlcpy (label, "overwritten", sizeof label); /* the ledger's copies stay as they were */
+  CU_ASSERT_TRUE_FATAL (model_ledger_oom (l, 0));
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_task (l, 0), "bwd L1");
+  CU_ASSERT_EQUAL_FATAL (model_ledger_oom_n_holders (l, 0), 3);
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (l, 0, 0)->task, "fwd L1"); /* 40 MiB */
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (l, 0, 1)->task, "fwd L0"); /* 30 MiB */
+  CU_ASSERT_STRING_EQUAL (model_ledger_oom_holder (l, 0, 2)->task, "fwd L0"); /* 20 MiB */
+  CU_ASSERT_STRING_EQUAL (model_ledger_peak_task (l, 0), "bwd L1");
+}
+
 int main (void);
 
 int
@@ -427,6 +459,7 @@ main (void)
     { "next step: lazily created state splits a block, a new segment", test_continue_keeps_states },
     { "next step: OOM when no cached segment is wholly free", test_continue_oom_after_release },
     { "OOM: moment, task, request, mix and holders", test_oom_diagnosis },
+    { "task labels copied again when the caller's storage changes", test_label_storage_reused },
     { "OOM part-way through a buffer: the failing tensor, the granted ones live",
       test_oom_part_way_through_a_buffer },
   };
