@@ -236,6 +236,16 @@ sim_text_read_file (const char *path, char **text, gsize *length, GError **error
                    path, what, g_strerror (err));
       return FALSE;
     }
+  /* a parser of the text would stop at a NUL byte and take what precedes it (json-glib does:
+   * QA, a config.json with a NUL and garbage after its object ran) */
+  const guint8 *nul = buf->len > 0 ? memchr (buf->data, '\0', buf->len) : NULL;
+  if (nul != NULL)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s: holds a NUL byte at offset %" G_GSIZE_FORMAT ": not a text file", path,
+                   (gsize) (nul - buf->data));
+      return FALSE;
+    }
   if (length != NULL)
     *length = buf->len;
   g_byte_array_append (buf, (const guint8 *) "", 1);

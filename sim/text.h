@@ -64,7 +64,8 @@ const char *sim_text_file_kind (unsigned mode);
  * into *length (may be NULL). FALSE + G_FILE_ERROR "PATH: cannot open: REASON" or "PATH:
  * cannot read: REASON" (REASON strerror's), worded as a scenario file that cannot be read
  * (cli/scenario/input.c), not as GLib's g_file_get_contents ("Failed to open file “PATH”").
- * No size limit: callers check the file's kind and size first. */
+ * No size limit: callers check the file's kind and size first. A text file: a NUL byte is
+ * refused, G_FILE_ERROR_INVAL "PATH: holds a NUL byte at offset N: not a text file". */
 gboolean sim_text_read_file (const char *path, char **text, gsize *length, GError **error);
 /* A fast subset of printf for labels built per task (g_strdup_printf was ~1,200 instructions
  * a label): writes `fmt` with its conversions into `buf` (`size` bytes, size ≥ 1) and

@@ -739,7 +739,7 @@ for k in model.hf_config training.deepspeed_config; do
   f=nul-hf.json; [ $k = training.deepspeed_config ] && f=nul-ds.json
   "$STEPSIM" run ok.ini -q -o nul.h5 --set $k=$f >/dev/null 2>nul.err; rc=$?
   check "$k naming a JSON file with a NUL byte: exit 1, one error naming the key and offset" \
-    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: holds a NUL byte at offset [0-9]*: not a JSON text file\" nul.err && ! test -e nul.h5"
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: holds a NUL byte at offset [0-9]*: not a text file\" nul.err && ! test -e nul.h5"
 done
 # ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
 # reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)

@@ -951,20 +951,9 @@ model_arch_load_hf_config (const char *path, GError **error)
                    "%s: larger than 16 MiB, not a config.json (a few KiB)", path);
       return NULL;
     }
-  gsize length = 0;
-  if (!sim_text_read_file (path, &text, &length, &local))
+  if (!sim_text_read_file (path, &text, NULL, &local))
     {
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_IO, "%s", local->message);
-      return NULL;
-    }
-  /* json-glib would stop at a NUL byte and take what precedes it (QA: a config.json with
-   * a NUL and garbage after its object ran): refused as a scenario file holding one is */
-  const char *nul = memchr (text, '\0', length);
-  if (nul != NULL)
-    {
-      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
-                   "%s: holds a NUL byte at offset %" G_GSIZE_FORMAT ": not a JSON text file",
-                   path, (gsize) (nul - text));
       return NULL;
     }
   return model_arch_load_hf_json (text, path, error);

@@ -493,22 +493,10 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
       model_ds_config_clear (out);
       return FALSE;
     }
-  gsize length = 0;
-  if (!sim_text_read_file (path, &text, &length, &e))
+  if (!sim_text_read_file (path, &text, NULL, &e))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s", e->message);
       g_error_free (e);
-      model_ds_config_clear (out);
-      return FALSE;
-    }
-  /* json-glib would stop at a NUL byte and take what precedes it (QA: a ds_config with a
-   * NUL and garbage after its object ran): refused as a scenario file holding one is */
-  const char *nul = memchr (text, '\0', length);
-  if (nul != NULL)
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "%s: holds a NUL byte at offset %" G_GSIZE_FORMAT ": not a JSON text file",
-                   path, (gsize) (nul - text));
       model_ds_config_clear (out);
       return FALSE;
     }

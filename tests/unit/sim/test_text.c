@@ -6,6 +6,7 @@
 #include "tests/testlib.h"
 
 #include <math.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 /* Name tables: the index, or one error listing every accepted name (NULL is unknown too). */
@@ -189,6 +190,37 @@ test_label (void)
   CU_ASSERT_STRING_EQUAL (t, "a name longer than 16 shard");
 }
 
+/* sim_text_read_file: the whole file and its length; a file holding a NUL byte refused
+ * naming its offset (a JSON parser would stop there and take what precedes it); a missing
+ * file "cannot open". */
+static void
+test_read_file (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("stepsim-text-XXXXXX", NULL);
+  CU_ASSERT_FATAL (dir != NULL);
+  g_autofree char *ok = g_build_filename (dir, "ok.json", NULL);
+  g_autofree char *nul = g_build_filename (dir, "nul.json", NULL);
+  CU_ASSERT_FATAL (g_file_set_contents (ok, "{\"a\": 1}", -1, NULL));
+  CU_ASSERT_FATAL (g_file_set_contents (nul, "{\"a\": 1}\0junk", 13, NULL));
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  g_autoptr (GError) e = NULL;
+  CU_ASSERT (sim_text_read_file (ok, &text, &length, &e));
+  CU_ASSERT_STRING_EQUAL (text, "{\"a\": 1}");
+  CU_ASSERT_EQUAL (length, 8);
+  g_autofree char *text2 = NULL;
+  CU_ASSERT_FALSE (sim_text_read_file (nul, &text2, NULL, &e));
+  CU_ASSERT (e != NULL && strstr (e->message, "holds a NUL byte at offset 8") != NULL);
+  CU_ASSERT (text2 == NULL);
+  g_clear_error (&e);
+  g_autofree char *missing = g_build_filename (dir, "none.json", NULL);
+  CU_ASSERT_FALSE (sim_text_read_file (missing, &text2, NULL, &e));
+  CU_ASSERT (e != NULL && strstr (e->message, "cannot open") != NULL);
+  g_unlink (ok);
+  g_unlink (nul);
+  g_rmdir (dir);
+}
+
 int
 main (void)
 {
@@ -201,6 +233,7 @@ main (void)
     { "first control character", test_first_control },
     { "label formatter: g_snprintf's text or a refusal", test_vformat },
     { "label: on the stack or GLib's copy", test_label },
+    { "a file read whole; a NUL byte refused", test_read_file },
   };
   return STEPSIM_RUN_TESTS ("sim/text", tests);
 }
