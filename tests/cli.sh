@@ -730,6 +730,16 @@ check "hf_config naming a model directory points at its config.json" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set model.hf_config=./cfgdir 2>&1 | grep -q \"key 'hf_config': $work/cfgdir: is a directory, not a config.json file (give the one it holds: $work/cfgdir/config.json)\""
 check "deepspeed_config naming a directory says so" \
   sh -c "'$STEPSIM' run ok.ini -q -o dir.h5 --set training.deepspeed_config=cfgdir 2>&1 | grep -q \"key 'deepspeed_config': .*cfgdir: is a directory, not a DeepSpeed JSON file\""
+# a ds_config's communication_data_type is [parallel] reduce_dtype: fp32 reductions take the time
+# --set parallel.reduce_dtype=fp32 takes; against a different reduce_dtype, one error naming both
+sed 's/^{/{ "communication_data_type": "fp32",/' "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json" > comm.json
+"$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -q -o comm1.h5 --set training.deepspeed_config=comm.json >comm1.out 2>/dev/null; rc1=$?
+"$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -q -o comm2.h5 --set parallel.reduce_dtype=fp32 >comm2.out 2>/dev/null; rc2=$?
+check "ds_config communication_data_type fp32 = [parallel] reduce_dtype fp32 (the same step)" \
+  sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ \"\$(sed 's/.*: FITS/FITS/' comm1.out)\" = \"\$(sed 's/.*: FITS/FITS/' comm2.out)\" ]"
+"$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -q -o comm3.h5 --set training.deepspeed_config=comm.json --set parallel.reduce_dtype=bf16 >/dev/null 2>comm3.err; rc=$?
+check "communication_data_type fp32 against reduce_dtype bf16: exit 1, one error naming both, no file" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <comm3.err) -eq 1 ] && grep -q \"key 'reduce_dtype': bf16, but deepspeed_config .*comm.json says communication_data_type = fp32\" comm3.err && [ ! -e comm3.h5 ]"
 # ... or a JSON file holding a NUL byte: json-glib stopped there and the object before it
 # ran, the garbage after it unread (QA); refused, as a scenario file holding one is
 cp "$srcdir/models/configs/llama-3.2-1b.json" nul-hf.json

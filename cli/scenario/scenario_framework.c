@@ -28,7 +28,8 @@
  *                                             DeepSpeed's sizes, in elements (5e8 allowed)
  *
  * Order: profile < ds_config < the explicit key. A ds_config value and the scenario's own
- * key for the same quantity (micro_batch, grad_accum, precision, [parallel] data_parallel,
+ * key for the same quantity (micro_batch, grad_accum, precision, [parallel] data_parallel
+ * and reduce_dtype (communication_data_type),
  * [offload] optimizer/parameters/pin_memory, a bucket size) must agree; "auto" takes the
  * scenario's. train_batch_size must be micro_batch × grad_accum × data-parallel ranks
  * (GPUs / (tp · cp · pp)), or gives the GA
@@ -447,6 +448,27 @@ late_stage (GKeyFile *kf, CliScenario *sc, GError **error)
   return TRUE;
 }
 
+/* communication_data_type: the dtype DeepSpeed's engine reduces gradients in, stepsim's
+ * [parallel] reduce_dtype (engine.py allreduce_bucket / the ZeRO optimizers'
+ * communication_data_type: tensor.to(dtype) before the collective). */
+static gboolean
+late_comm_dtype (GKeyFile *kf, CliScenario *sc, GError **error)
+{
+  gint ds = sc->ds.comm_dtype;
+  if (ds < 0)
+    return TRUE;
+  if (!g_key_file_has_key (kf, "parallel", "reduce_dtype", NULL))
+    {
+      sc->par.reduce_dtype = (HwDtype) ds;
+      sc->par.reduce_dtype_set = TRUE;
+      return TRUE;
+    }
+  if (sc->par.reduce_dtype != (HwDtype) ds)
+    return conflict (error, sc, "parallel", "reduce_dtype", "communication_data_type",
+                     hw_dtype_name ((HwDtype) ds), hw_dtype_name (sc->par.reduce_dtype));
+  return TRUE;
+}
+
 static gboolean
 late_offload_target (GKeyFile *kf, CliScenario *sc, const char *key, const char *ds_key,
                      gint ds, ModelOffloadTarget *field, GError **error)
@@ -496,6 +518,7 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
     {
       const ModelDsConfig *d = &sc->ds;
       if (!late_batch (kf, sc, error) || !late_stage (kf, sc, error)
+          || !late_comm_dtype (kf, sc, error)
           || !late_offload_target (kf, sc, "optimizer", "zero_optimization.offload_optimizer."
                                    "device", d->offload_optimizer, &s->offload.optimizer, error)
           || !late_offload_target (kf, sc, "parameters", "zero_optimization.offload_param."

@@ -361,6 +361,30 @@ read_optimizer (const Reader *r, JsonObject *o, GError **error)
   return TRUE;
 }
 
+/* communication_data_type (deepspeed/runtime/config.py get_communication_data_type): a
+ * string fp32, fp16 or bf16 in any case, or null (the engine's default: fp16 or bf16 when
+ * enabled, else fp32, engine.py communication_data_type); "auto" leaves it unset too. */
+static gboolean
+read_comm_dtype (const Reader *r, JsonNode *n, const char *key, gint *out, GError **error)
+{
+  if (JSON_NODE_HOLDS_NULL (n) || is_auto (n))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return fail (r, error, key, "must be a string: fp32, fp16 or bf16");
+  const char *v = json_node_get_string (n);
+  static const struct { const char *name; HwDtype dtype; } dtypes[] = {
+    { "fp32", HW_DTYPE_FP32 }, { "fp16", HW_DTYPE_FP16 }, { "bf16", HW_DTYPE_BF16 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
+    if (g_ascii_strcasecmp (v, dtypes[i].name) == 0)
+      {
+        *out = (gint) dtypes[i].dtype;
+        return TRUE;
+      }
+  g_autofree char *shown = sim_text_printable (v, 64);
+  return fail (r, error, key, "'%s' is not one of DeepSpeed's fp32, fp16 or bf16", shown);
+}
+
 static gboolean
 read_root (const Reader *r, JsonObject *root, GError **error)
 {
@@ -379,7 +403,6 @@ read_root (const Reader *r, JsonObject *root, GError **error)
     { "sparse_attention", "sparse attention" },
     { "compression_training", "compression training" },
     { "data_types", "data_types (e.g. grad_accum_dtype: the gradient accumulation dtype)" },
-    { "communication_data_type", "a separate communication dtype" },
     { "elasticity", "elastic batch sizes" },
     { "curriculum_learning", "curriculum learning (the sequence length changes)" },
     { "data_efficiency", "data efficiency (curriculum, token dropping)" },
@@ -423,6 +446,11 @@ read_root (const Reader *r, JsonObject *root, GError **error)
           if (!read_int (r, n, k, 1, G_MAXINT32, &c->micro_batch, error))
             return FALSE;
         }
+      else if (strcmp (k, "communication_data_type") == 0)
+        {
+          if (!read_comm_dtype (r, n, k, &c->comm_dtype, error))
+            return FALSE;
+        }
       else if (strcmp (k, "train_batch_size") == 0)
         {
           if (!read_int (r, n, k, 1, G_MAXINT32, &c->train_batch, error))
@@ -463,7 +491,7 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
     .overlap_comm = MODEL_DS_UNSET, .contiguous_gradients = MODEL_DS_UNSET,
     .offload_optimizer = MODEL_DS_UNSET, .offload_param = MODEL_DS_UNSET,
     .pin_memory = MODEL_DS_UNSET, .fp16 = MODEL_DS_UNSET, .bf16 = MODEL_DS_UNSET,
-    .grad_accum = MODEL_DS_UNSET, .micro_batch = MODEL_DS_UNSET,
+    .grad_accum = MODEL_DS_UNSET, .micro_batch = MODEL_DS_UNSET, .comm_dtype = MODEL_DS_UNSET,
     .train_batch = MODEL_DS_UNSET,
     .ignored = g_ptr_array_new_with_free_func (g_free),
   };

@@ -8,7 +8,10 @@
  * offload_param.device (none | cpu | nvme), offload_*.pin_memory; fp16.enabled,
  * bf16.enabled; gradient_accumulation_steps; train_micro_batch_size_per_gpu;
  * train_batch_size (the caller checks DeepSpeed's train_batch_size == micro × GA × data-
- * parallel world, deepspeed/runtime/config.py _batch_assertion); optimizer.type. Any of them may be "auto" (the Hugging Face integration's placeholder):
+ * parallel world, deepspeed/runtime/config.py _batch_assertion); optimizer.type;
+ * communication_data_type (fp32 | fp16 | bf16, any case: config.py
+ * get_communication_data_type; the dtype the engine's gradient reductions run in, the
+ * caller's [parallel] reduce_dtype). Any of them may be "auto" (the Hugging Face integration's placeholder):
  * then the scenario's value stands — for the three bucket sizes HF's own values, from the
  * model's hidden size h: reduce_bucket_size h², stage3_prefetch_bucket_size 0.9 h²,
  * stage3_param_persistence_threshold 10 h (transformers integrations/deepspeed.py
@@ -18,7 +21,7 @@
  * naming the file and key (zero_hpz_partition_size > 1, zero_quantized_weights,
  * zero_quantized_gradients, zero_quantized_nontrainable_weights, mics_shard_size > 0,
  * offload_optimizer.ratio < 1, activation_checkpointing partition/cpu checkpointing,
- * amp, pipeline, sparse_attention, compression_training, data_types, communication_data_type,
+ * amp, pipeline, sparse_attention, compression_training, data_types,
  * elasticity, an optimizer.type other than Adam/AdamW); known keys without a material
  * effect here (logging, scheduler, clipping, loss-scale details, …) are accepted silently;
  * any other key is accepted and listed in `ignored` so the caller warns naming it.
@@ -29,6 +32,7 @@
 #pragma once
 
 #include <glib.h>
+#include "hardware/gpu.h"
 #include "models/memory/offload.h"
 
 typedef enum
@@ -52,6 +56,9 @@ typedef struct
   gint64 grad_accum;               /* >= 1, or unset/auto */
   gint64 micro_batch;              /* >= 1, or unset/auto */
   gint64 train_batch;              /* train_batch_size >= 1, or unset/auto */
+  gint comm_dtype;                 /* communication_data_type: an HwDtype (fp32, fp16, bf16),
+                                    * or unset/auto (null: the engine's default, the model's
+                                    * dtype) */
   GPtrArray *ignored;              /* char *, owned: keys not modelled, to warn about */
 } ModelDsConfig;
 
