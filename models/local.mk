@@ -19,6 +19,7 @@ models_libstepsim_models_a_SOURCES = \
 	models/plan/plan_offload-private.h models/memory/host_ledger.c models/memory/host_ledger.h \
 	models/plan/plan_paged.c models/plan/plan_paged.h models/plan/plan_paged-private.h \
 	models/plan/rank_classes.c models/plan/rank_classes.h models/plan/plan_pools.c \
+	models/plan/plan_optimizer_view.c \
 	models/memory/ledger.c models/memory/ledger.h \
 	models/memory/allocator.c models/memory/allocator_free.c models/memory/allocator_pages.c models/memory/allocator.h models/memory/allocator-private.h \
 	models/plan/executor.c models/plan/executor.h models/plan/op_times.c models/plan/op_times.h \

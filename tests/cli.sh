@@ -740,6 +740,12 @@ check "ds_config communication_data_type fp32 = [parallel] reduce_dtype fp32 (th
 "$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -q -o comm3.h5 --set training.deepspeed_config=comm.json --set parallel.reduce_dtype=bf16 >/dev/null 2>comm3.err; rc=$?
 check "communication_data_type fp32 against reduce_dtype bf16: exit 1, one error naming both, no file" \
   sh -c "[ $rc -eq 1 ] && [ \$(wc -l <comm3.err) -eq 1 ] && grep -q \"key 'reduce_dtype': bf16, but deepspeed_config .*comm.json says communication_data_type = fp32\" comm3.err && [ ! -e comm3.h5 ]"
+# an optimizer DeepSpeed has not tested with ZeRO: its engine stops unless the ds_config allows it
+"$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -q -o unt1.h5 --set training.optimizer=adafactor >/dev/null 2>unt1.err; rc1=$?
+sed 's/^{/{ "zero_allow_untested_optimizer": true,/' "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.json" > untested.json
+"$STEPSIM" run "$srcdir/scenarios/ds-zero2-llama-3.1-8b-dgx-h100.ini" -q -o unt2.h5 --set training.optimizer=adafactor --set training.deepspeed_config=untested.json >/dev/null 2>unt2.err; rc2=$?
+check "adafactor under DeepSpeed's ZeRO: one warning naming the optimizer and zero_allow_untested_optimizer; none with it true" \
+  sh -c "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ \$(grep -c 'warning:' unt1.err) -eq 1 ] && grep -q \"key 'optimizer': DeepSpeed stops on it: adafactor under ZeRO (zero2).*zero_allow_untested_optimizer = true\" unt1.err && [ ! -s unt2.err ]"
 # ... or a JSON file holding a NUL byte: json-glib stopped there and the object before it
 # ran, the garbage after it unread (QA); refused, as a scenario file holding one is
 cp "$srcdir/models/configs/llama-3.2-1b.json" nul-hf.json

@@ -44,6 +44,8 @@
  *              effect": timed as DeepSpeed's CPU-Adam, which DeepSpeed's engine requires)
  *   [training] fsdp_end_units  fsdp_full_shard and fsdp_hybrid_shard of an untied model only
  *   [training] fsdp_version    the fsdp_* data-parallel modes only
+ *   [training] optimizer other than adamw under DeepSpeed's ZeRO without the ds_config's
+ *              zero_allow_untested_optimizer = true (not "no effect": the engine stops)
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
  *              "no effect": TE's userbuffers are built for one NVLink domain)
  *   [node.NAME] a group [cluster] does not use (its node is another, or a GPU)
@@ -515,6 +517,23 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
           "refuses it there unless zero_force_ds_cpu_optimizer = false",
           model_stack_optimizer_name (sc->stack.optimizer),
           model_offload_target_name (sc->stack.offload.optimizer));
+  /* DeepSpeed's engine under ZeRO asserts that the optimizer is one it tested
+   * (deepspeed/runtime/engine.py: "You are using an untested ZeRO Optimizer. Please add
+   * <"zero_allow_untested_optimizer": true> in the configuration file to use it.";
+   * zero/utils.py ZERO_SUPPORTED_OPTIMIZERS: torch's Adam and AdamW, DeepSpeed's fused and
+   * CPU Adam, Adagrad and Lion — not torch's SGD, transformers' Adafactor or
+   * bitsandbytes' 8-bit AdamW). The offloaded case is the note above. */
+  gboolean zero = sc->par.mode == MODEL_DP_ZERO1 || sc->par.mode == MODEL_DP_ZERO2
+                  || sc->par.mode == MODEL_DP_ZERO3;
+  if (zero && sc->stack.framework.deepspeed_engine && sc->stack.optimizer != MODEL_OPTIMIZER_ADAMW
+      && sc->stack.offload.optimizer == MODEL_OFFLOAD_NONE
+      && !(sc->has_ds && sc->ds.allow_untested == 1))
+    note (sc, sets, origins, "training", "optimizer", "DeepSpeed stops on it",
+          "%s under ZeRO (%s) is an optimizer DeepSpeed has not tested with ZeRO: its engine "
+          "refuses it unless the ds_config sets zero_allow_untested_optimizer = true "
+          "(simulated as given)",
+          model_stack_optimizer_name (sc->stack.optimizer),
+          model_parallel_mode_name (sc->par.mode));
   const char *adapter_keys[] = { "rank", "targets" };
   for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
     if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)

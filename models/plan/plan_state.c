@@ -79,35 +79,6 @@ plan_fsdp_casts_params (const ModelPlan *p)
          && !plan_offloads_parameters (p);
 }
 
-ModelOptimizerView
-plan_optimizer_view (const ModelPlan *p)
-{
-  ModelOptimizerView v = { MODEL_OPTIMIZER_SEES_PARAMETERS, 1 };
-  double f = model_parallel_local_fraction (&p->par, MODEL_STATE_OPTIMIZER, MODEL_PHASE_REST);
-  ModelFrameworkKind k = p->stack.framework.kind;
-  gboolean ranges = k == MODEL_FRAMEWORK_MEGATRON || k == MODEL_FRAMEWORK_NANOTRON;
-  switch (p->par.mode)
-    {
-    case MODEL_DP_ZERO1:
-    case MODEL_DP_ZERO2:
-    case MODEL_DP_ZERO3:
-      if (!ranges)
-        v.sees = MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS;
-      else if (f < 1)
-        v.sees = MODEL_OPTIMIZER_SEES_SHARD_VIEWS, v.shards = 1 / f;
-      break;
-    case MODEL_DP_FSDP_FULL_SHARD:
-    case MODEL_DP_FSDP_SHARD_GRAD_OP:
-    case MODEL_DP_FSDP_HYBRID_SHARD:
-      if (!p->stack.framework.fsdp2 && f < 1)
-        v.sees = MODEL_OPTIMIZER_SEES_SHARD_VIEWS, v.shards = 1 / f;
-      break;
-    default:
-      break;
-    }
-  return v;
-}
-
 double
 plan_grad_shard_bytes (const ModelPlan *p)
 {

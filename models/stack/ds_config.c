@@ -392,7 +392,7 @@ read_root (const Reader *r, JsonObject *root, GError **error)
   static const char *const quiet[] = {
     "scheduler", "gradient_clipping", "steps_per_print",
     "wall_clock_breakdown", "prescale_gradients", "gradient_predivide_factor",
-    "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "dump_state",
+    "zero_force_ds_cpu_optimizer", "dump_state",
     "flops_profiler", "tensorboard", "wandb", "csv_monitor", "comms_logger", "comet",
     "memory_breakdown", "checkpoint", "aio", "monitor_config", "seed", "disable_allgather",
     "sparse_gradients", "timers", NULL,
@@ -446,6 +446,11 @@ read_root (const Reader *r, JsonObject *root, GError **error)
           if (!read_int (r, n, k, 1, G_MAXINT32, &c->micro_batch, error))
             return FALSE;
         }
+      else if (strcmp (k, "zero_allow_untested_optimizer") == 0)
+        {
+          if (!read_bool (r, n, k, &c->allow_untested, error))
+            return FALSE;
+        }
       else if (strcmp (k, "communication_data_type") == 0)
         {
           if (!read_comm_dtype (r, n, k, &c->comm_dtype, error))
@@ -492,6 +497,7 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
     .offload_optimizer = MODEL_DS_UNSET, .offload_param = MODEL_DS_UNSET,
     .pin_memory = MODEL_DS_UNSET, .fp16 = MODEL_DS_UNSET, .bf16 = MODEL_DS_UNSET,
     .grad_accum = MODEL_DS_UNSET, .micro_batch = MODEL_DS_UNSET, .comm_dtype = MODEL_DS_UNSET,
+    .allow_untested = MODEL_DS_UNSET,
     .train_batch = MODEL_DS_UNSET,
     .ignored = g_ptr_array_new_with_free_func (g_free),
   };

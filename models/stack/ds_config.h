@@ -11,7 +11,9 @@
  * parallel world, deepspeed/runtime/config.py _batch_assertion); optimizer.type;
  * communication_data_type (fp32 | fp16 | bf16, any case: config.py
  * get_communication_data_type; the dtype the engine's gradient reductions run in, the
- * caller's [parallel] reduce_dtype). Any of them may be "auto" (the Hugging Face integration's placeholder):
+ * caller's [parallel] reduce_dtype); zero_allow_untested_optimizer (a boolean: without it
+ * DeepSpeed's engine stops on an optimizer that ZeRO has not been tested with, the caller
+ * warns). Any of them may be "auto" (the Hugging Face integration's placeholder):
  * then the scenario's value stands — for the three bucket sizes HF's own values, from the
  * model's hidden size h: reduce_bucket_size h², stage3_prefetch_bucket_size 0.9 h²,
  * stage3_param_persistence_threshold 10 h (transformers integrations/deepspeed.py
@@ -56,6 +58,7 @@ typedef struct
   gint64 grad_accum;               /* >= 1, or unset/auto */
   gint64 micro_batch;              /* >= 1, or unset/auto */
   gint64 train_batch;              /* train_batch_size >= 1, or unset/auto */
+  gint allow_untested;             /* zero_allow_untested_optimizer: 0/1, or unset/auto */
   gint comm_dtype;                 /* communication_data_type: an HwDtype (fp32, fp16, bf16),
                                     * or unset/auto (null: the engine's default, the model's
                                     * dtype) */

@@ -24,6 +24,7 @@ test_modelled_keys (void)
   g_autofree char *path = write_json (
     "{ \"train_micro_batch_size_per_gpu\": 4, \"gradient_accumulation_steps\": \"auto\",\n"
     "  \"train_batch_size\": 64, \"communication_data_type\": \"FP32\",\n"
+    "  \"zero_allow_untested_optimizer\": true,\n"
     "  \"bf16\": { \"enabled\": true }, \"gradient_clipping\": 1.0,\n"
     "  \"optimizer\": { \"type\": \"AdamW\", \"params\": { \"lr\": 1e-5 } },\n"
     "  \"zero_optimization\": { \"stage\": 3, \"reduce_bucket_size\": 2e8,\n"
@@ -53,6 +54,7 @@ test_modelled_keys (void)
   CU_ASSERT_EQUAL (c.micro_batch, 4);
   CU_ASSERT_EQUAL (c.train_batch, 64);
   CU_ASSERT_EQUAL (c.comm_dtype, HW_DTYPE_FP32); /* any case, as DeepSpeed's .lower() */
+  CU_ASSERT_EQUAL (c.allow_untested, 1);
   /* the keys not modelled, for the caller's warning: exactly the two unknown ones */
   CU_ASSERT_EQUAL_FATAL (c.ignored->len, 2);
   gboolean zero = FALSE, top = FALSE;
@@ -108,6 +110,7 @@ test_errors (void)
     { "{ \"communication_data_type\": \"fp8\" }",
       "key 'communication_data_type': 'fp8' is not one of DeepSpeed's fp32, fp16 or bf16" },
     { "{ \"communication_data_type\": 16 }", "key 'communication_data_type': must be a string" },
+    { "{ \"zero_allow_untested_optimizer\": \"yes\" }", "key 'zero_allow_untested_optimizer'" },
     { "{ \"activation_checkpointing\": { \"cpu_checkpointing\": true } }",
       "key 'activation_checkpointing.cpu_checkpointing'" },
     { "{ \"fp16\": { \"enabled\": 1 } }", "key 'fp16.enabled'" },
