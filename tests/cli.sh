@@ -1086,6 +1086,11 @@ for v in tf32 fp8; do
   check "reduce_dtype = $v on an A100: exit 1, one error naming [parallel] reduce_dtype" \
     sh -c "[ $rc -eq 1 ] && [ \$(wc -l <rdt.err) -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': .*$v\" rdt.err && ! test -e rdt.h5"
 done
+# an unknown value's error lists the values the key takes, tf32 not among them (QA: 'TF32'
+# was told "expected fp32, tf32, …")
+"$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=TF32 >/dev/null 2>rdt.err; rc=$?
+check "reduce_dtype = TF32: exit 1, its list of values without tf32" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': unknown dtype 'TF32' (expected fp32, bf16, fp16 or fp8)\" rdt.err && ! test -e rdt.h5"
 check "reduce_dtype = fp8 on an H100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
   --set parallel.reduce_dtype=fp8 --set cluster.node=DGX-H100
 check "reduce_dtype = bf16 on an A100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
