@@ -1091,6 +1091,11 @@ done
 "$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=TF32 >/dev/null 2>rdt.err; rc=$?
 check "reduce_dtype = TF32: exit 1, its list of values without tf32" \
   sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': unknown dtype 'TF32' (expected fp32, bf16, fp16 or fp8)\" rdt.err && ! test -e rdt.h5"
+# Ada computes in fp8 but NCCL refuses fp8 reductions below sm90 (QA: 8x RTX-4090 ran it)
+"$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=fp8 \
+  --set cluster.node=8x-RTX-4090 >/dev/null 2>rdt.err; rc=$?
+check "reduce_dtype = fp8 on 8x RTX-4090 (Ada, sm89): exit 1, naming sm90" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <rdt.err) -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': NCCL reduces fp8 on sm90\" rdt.err && ! test -e rdt.h5"
 check "reduce_dtype = fp8 on an H100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
   --set parallel.reduce_dtype=fp8 --set cluster.node=DGX-H100
 check "reduce_dtype = bf16 on an A100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
