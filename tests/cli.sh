@@ -741,6 +741,22 @@ for k in model.hf_config training.deepspeed_config; do
   check "$k naming a JSON file with a NUL byte: exit 1, one error naming the key and offset" \
     sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: holds a NUL byte at offset [0-9]*: not a text file\" nul.err && ! test -e nul.h5"
 done
+# ... or an escaped NUL (\u0000) in a name or value: json-glib's string ended there, so
+# "llama\u0000junk" ran as llama and "overlap_comm\u0000x" as overlap_comm (QA); an escaped
+# backslash before u0000 is no NUL (the value is then an unknown model family)
+sed 's/"llama"/"llama\\u0000junk"/' "$srcdir/models/configs/llama-3.2-1b.json" >esc-hf.json
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2, "overlap_comm\\u0000x": true}}' >esc-ds.json
+for k in model.hf_config training.deepspeed_config; do
+  f=esc-hf.json; [ $k = training.deepspeed_config ] && f=esc-ds.json
+  rm -f nul.h5
+  "$STEPSIM" run ok.ini -q -o nul.h5 --set $k=$f >/dev/null 2>nul.err; rc=$?
+  check "$k naming a JSON file with an escaped NUL: exit 1, one error naming the key and offset" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: .*escaped NUL (.u0000) at offset [0-9]* would cut\" nul.err && ! test -e nul.h5"
+done
+sed 's/"llama"/"llama\\\\u0000"/' "$srcdir/models/configs/llama-3.2-1b.json" >esc-bs.json
+"$STEPSIM" run ok.ini -q -o nul.h5 --set model.hf_config=esc-bs.json >/dev/null 2>nul.err
+check "an escaped backslash before u0000 is no escaped NUL" \
+  sh -c "grep -q 'unknown model family' nul.err && ! grep -q 'escaped NUL' nul.err"
 # ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
 # reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)
 if [ -e /proc/self/mem ]; then
