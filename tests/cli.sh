@@ -1499,6 +1499,11 @@ check "validate --measured: a missing column names file and column (exit 1)" sh 
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | sed '2s/\t8192\t/\t8192x\t/' > vm-num.tsv
 "$STEPSIM" validate --measured vm-num.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
+# a byte that is not UTF-8: the TSV is not called an INI file (QA: "(INI files are UTF-8)")
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | sed '2s/$/\xff/' > vm-utf.tsv
+"$STEPSIM" validate --measured vm-utf.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: a byte that is not UTF-8 names file and line, calls it no INI file" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'vm-utf.tsv: line 2: byte 0xFF is not UTF-8' vm.err && ! grep -q INI vm.err"
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
 check "validate --measured: the versions on one line above the table" sh -c "head -n 1 vm-ok.out | grep -qx 'measured with torch 2.4.0, CUDA 12.4, driver 550.54' && sed -n 2p vm-ok.out | grep -q '^case '"
 # one miss is "1 miss" (QA: "1 misses"), as plain validate counts
