@@ -27,6 +27,10 @@ check "--help lists the commands" sh -c "'$STEPSIM' --help | grep -q 'run SCENAR
 "$STEPSIM" run --bogus-option "$s1" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok "unknown option: exit 2" || bad "unknown option: exit 2 (got $rc)"
 check "run --help documents --set" sh -c "'$STEPSIM' run --help | grep -q -- '--set'"
+# the keys a framework profile sets, in run --help, include the FSDP ones torchtune and
+# torchtitan set (QA: fsdp_end_units and fsdp_version were left out)
+check "run --help names fsdp_end_units and fsdp_version among a profile's defaults" \
+  sh -c "'$STEPSIM' run --help | tr '\n' ' ' | grep -q 'rope_table, fsdp_end_units, fsdp_version, DeepSpeed bucket sizes'"
 for c in run export list collective compare validate batch fit plot; do
   check "$c --help: usage line names the command" sh -c "'$STEPSIM' $c --help | grep -q '^  stepsim $c \[OPTION'"
 done
@@ -757,6 +761,22 @@ for k in model.hf_config training.deepspeed_config; do
   check "$k naming a JSON file with a NUL byte: exit 1, one error naming the key and offset" \
     sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: holds a NUL byte at offset [0-9]*: not a text file\" nul.err && ! test -e nul.h5"
 done
+# ... or an escaped NUL (\u0000) in a name or value: json-glib's string ended there, so
+# "llama\u0000junk" ran as llama and "overlap_comm\u0000x" as overlap_comm (QA); an escaped
+# backslash before u0000 is no NUL (the value is then an unknown model family)
+sed 's/"llama"/"llama\\u0000junk"/' "$srcdir/models/configs/llama-3.2-1b.json" >esc-hf.json
+printf '{"bf16": {"enabled": true}, "zero_optimization": {"stage": 2, "overlap_comm\\u0000x": true}}' >esc-ds.json
+for k in model.hf_config training.deepspeed_config; do
+  f=esc-hf.json; [ $k = training.deepspeed_config ] && f=esc-ds.json
+  rm -f nul.h5
+  "$STEPSIM" run ok.ini -q -o nul.h5 --set $k=$f >/dev/null 2>nul.err; rc=$?
+  check "$k naming a JSON file with an escaped NUL: exit 1, one error naming the key and offset" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <nul.err) -eq 1 ] && grep -q \"key '${k#*.}': .*$f: .*escaped NUL (.u0000) at offset [0-9]* would cut\" nul.err && ! test -e nul.h5"
+done
+sed 's/"llama"/"llama\\\\u0000"/' "$srcdir/models/configs/llama-3.2-1b.json" >esc-bs.json
+"$STEPSIM" run ok.ini -q -o nul.h5 --set model.hf_config=esc-bs.json >/dev/null 2>nul.err
+check "an escaped backslash before u0000 is no escaped NUL" \
+  sh -c "grep -q 'unknown model family' nul.err && ! grep -q 'escaped NUL' nul.err"
 # ... or a file that cannot be read: the reason worded as a scenario's, not GLib's "Error
 # reading file “…”" (QA); /proc/self/mem is a regular file whose first read fails (EIO)
 if [ -e /proc/self/mem ]; then
@@ -1102,6 +1122,16 @@ for v in tf32 fp8; do
   check "reduce_dtype = $v on an A100: exit 1, one error naming [parallel] reduce_dtype" \
     sh -c "[ $rc -eq 1 ] && [ \$(wc -l <rdt.err) -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': .*$v\" rdt.err && ! test -e rdt.h5"
 done
+# an unknown value's error lists the values the key takes, tf32 not among them (QA: 'TF32'
+# was told "expected fp32, tf32, …")
+"$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=TF32 >/dev/null 2>rdt.err; rc=$?
+check "reduce_dtype = TF32: exit 1, its list of values without tf32" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': unknown dtype 'TF32' (expected fp32, bf16, fp16 or fp8)\" rdt.err && ! test -e rdt.h5"
+# Ada computes in fp8 but NCCL refuses fp8 reductions below sm90 (QA: 8x RTX-4090 ran it)
+"$STEPSIM" run "$s3" -q -o rdt.h5 --set parallel.reduce_dtype=fp8 \
+  --set cluster.node=8x-RTX-4090 >/dev/null 2>rdt.err; rc=$?
+check "reduce_dtype = fp8 on 8x RTX-4090 (Ada, sm89): exit 1, naming sm90" \
+  sh -c "[ $rc -eq 1 ] && [ \$(wc -l <rdt.err) -eq 1 ] && grep -q \"group \[parallel\], key 'reduce_dtype': NCCL reduces fp8 on sm90\" rdt.err && ! test -e rdt.h5"
 check "reduce_dtype = fp8 on an H100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
   --set parallel.reduce_dtype=fp8 --set cluster.node=DGX-H100
 check "reduce_dtype = bf16 on an A100 runs" "$STEPSIM" run "$s3" -q -o rdt.h5 \
@@ -1485,6 +1515,11 @@ check "validate --measured: a missing column names file and column (exit 1)" sh 
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | grep -v '^step' | sed '2s/\t8192\t/\t8192x\t/' > vm-num.tsv
 "$STEPSIM" validate --measured vm-num.tsv >vm.out 2>vm.err; rc=$?
 check "validate --measured: a bad number names file, line and column (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q \"vm-num.tsv:2: column 'm'\" vm.err"
+# a byte that is not UTF-8: the TSV is not called an INI file (QA: "(INI files are UTF-8)")
+grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | sed '2s/$/\xff/' > vm-utf.tsv
+"$STEPSIM" validate --measured vm-utf.tsv >vm.out 2>vm.err; rc=$?
+check "validate --measured: a byte that is not UTF-8 names file and line, calls it no INI file" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'vm-utf.tsv: line 2: byte 0xFF is not UTF-8' vm.err && ! grep -q INI vm.err"
 grep -v '^#' "$srcdir/tests/fixtures/measured-sample.tsv" | head -n 1 > vm-header.tsv
 check "validate --measured: the versions on one line above the table" sh -c "head -n 1 vm-ok.out | grep -qx 'measured with torch 2.4.0, CUDA 12.4, driver 550.54' && sed -n 2p vm-ok.out | grep -q '^case '"
 # one miss is "1 miss" (QA: "1 misses"), as plain validate counts

@@ -206,8 +206,9 @@ cli_input_read (const char *path, char **text, gsize *length, GError **error)
       for (const guint8 *p = buf->data; p < (const guint8 *) bad; p++)
         line += *p == '\n';
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-                   "%s: line %u: byte 0x%02X is not UTF-8: not a text file (INI files are "
-                   "UTF-8)", path, line, (guint) (guint8) *bad);
+                   "%s: line %u: byte 0x%02X is not UTF-8: not a text file (stepsim reads "
+                   "its scenario, sweep and measurement files as UTF-8)", path, line,
+                   (guint) (guint8) *bad);
       return FALSE;
     }
   /* a UTF-8 byte-order mark (what some Windows editors write first) is not content */

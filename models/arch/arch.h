@@ -193,6 +193,13 @@ ModelArch *model_arch_load_hf_config (const char *path, GError **error);
 #define MODEL_JSON_MAX_DEPTH 64
 guint model_json_depth (const char *text);
 
+/* Offset in the NUL-terminated `text` of the first escaped NUL, a `\u0000` inside a string
+ * (an escaped backslash before `u0000` is none), or -1. json-glib decodes it into a C string
+ * that ends there, so a name or value would be read cut short ("llama\u0000x" as "llama");
+ * every JSON reader in models/ refuses it, as it refuses a NUL byte. Not a parser: no
+ * allocation, no errors. */
+gssize model_json_escaped_nul (const char *text);
+
 /* Same, from JSON text in memory; `origin` names the source in messages. Each thread
  * remembers its last successful parse: the same text and origin again give a copy of it
  * (what a parse gives) without parsing. */

@@ -789,6 +789,28 @@ model_json_depth (const char *text)
   return max;
 }
 
+/* See arch.h (model_json_escaped_nul). */
+gssize
+model_json_escaped_nul (const char *text)
+{
+  gboolean in_string = FALSE;
+  for (const char *c = text; *c != '\0'; c++)
+    {
+      if (in_string)
+        {
+          if (*c == '\\' && strncmp (c + 1, "u0000", 5) == 0)
+            return c - text;
+          if (*c == '\\' && c[1] != '\0')
+            c++;
+          else if (*c == '"')
+            in_string = FALSE;
+        }
+      else if (*c == '"')
+        in_string = TRUE;
+    }
+  return -1;
+}
+
 /* Parses `json_text` into a root object; the error names `origin` and json-glib's
  * line:column ("<data>" in its message is replaced by `origin`). */
 static JsonParser *
@@ -799,6 +821,14 @@ parse_object (const char *json_text, const char *origin, GError **error)
       g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
                    "%s: malformed config: arrays and objects nested deeper than %d levels",
                    origin, MAX_JSON_DEPTH);
+      return NULL;
+    }
+  gssize nul = model_json_escaped_nul (json_text);
+  if (nul >= 0)
+    {
+      g_set_error (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON,
+                   "%s: malformed config: an escaped NUL (\\u0000) at offset %" G_GSSIZE_FORMAT
+                   " would cut its name or value short there", origin, nul);
       return NULL;
     }
   g_autoptr (JsonParser) parser = json_parser_new ();

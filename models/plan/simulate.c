@@ -98,6 +98,16 @@ check_dtype (const ModelSimInput *in, GError **error)
                    "which %s lacks", in->node->gpu->name);
       return FALSE;
     }
+  /* Ada (sm89) computes in fp8, but NCCL refuses its fp8 reductions all the same
+   * ("FP8 reduction support begins with sm90 capable devices"; QA: 8x RTX-4090 ran it) */
+  if (in->par->reduce_dtype_set && in->par->reduce_dtype == HW_DTYPE_FP8
+      && in->node->gpu->generation == HW_GPU_GEN_ADA)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "group [parallel], key 'reduce_dtype': NCCL reduces fp8 on sm90 (Hopper) "
+                   "and later only; %s is an Ada GPU (sm89)", in->node->gpu->name);
+      return FALSE;
+    }
   HwDtype dtype = model_stack_compute_dtype (in->stack);
   if (hw_gpu_has_dtype (in->node->gpu, dtype))
     return TRUE;

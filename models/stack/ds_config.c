@@ -542,6 +542,15 @@ model_ds_config_load (const char *path, ModelDsConfig *out, GError **error)
       model_ds_config_clear (out);
       return FALSE;
     }
+  gssize nul = model_json_escaped_nul (text);
+  if (nul >= 0)
+    {
+      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
+                   "%s: an escaped NUL (\\u0000) at offset %" G_GSSIZE_FORMAT " would cut its "
+                   "name or value short there", path, nul);
+      model_ds_config_clear (out);
+      return FALSE;
+    }
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autofree char *dup_path = NULL;
   gboolean parsed = model_json_load_unique (parser, text, &dup_path, &e);

@@ -345,6 +345,26 @@ test_deep_json (void)
   CU_ASSERT_PTR_NULL (strstr (e2->message, "nested"));
 }
 
+/* An escaped NUL (\u0000) in a string: json-glib's C string ends there, so
+ * "llama\u0000junk" loaded as llama (QA). Found in names and values, not after an escaped
+ * backslash nor outside strings; the loader refuses it naming the offset. */
+static void
+test_escaped_nul (void)
+{
+  CU_ASSERT_EQUAL (model_json_escaped_nul ("{\"a\": \"x\\u0000y\"}"), 8);
+  CU_ASSERT_EQUAL (model_json_escaped_nul ("{\"a\\u0000\": 1}"), 3);
+  CU_ASSERT_EQUAL (model_json_escaped_nul ("{\"a\": \"x\\\\u0000y\"}"), -1);
+  CU_ASSERT_EQUAL (model_json_escaped_nul ("{\"a\": \"\\u00001\"}"), 7);
+  CU_ASSERT_EQUAL (model_json_escaped_nul ("{\"a\": \"\\u0001\"}"), -1);
+  CU_ASSERT_EQUAL (model_json_escaped_nul ("{\"a\": 1}"), -1);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ModelArch) arch = load_text ("{\"model_type\": \"llama\\u0000junk\"}", &error);
+  CU_ASSERT_PTR_NULL (arch);
+  CU_ASSERT_FATAL (error != NULL);
+  CU_ASSERT (g_error_matches (error, MODEL_ARCH_ERROR, MODEL_ARCH_ERROR_JSON));
+  CU_ASSERT_PTR_NOT_NULL (strstr (error->message, "escaped NUL (\\u0000) at offset 21"));
+}
+
 /* A file that cannot be read: IO error naming the path. */
 static void
 test_missing_file (void)
@@ -700,6 +720,7 @@ static const StepsimTest tests[] = {
   { "malformed JSON", test_malformed_json },
   { "a key given twice is named by its JSON path", test_duplicate_keys },
   { "JSON nested too deep is an error, not a crash", test_deep_json },
+  { "an escaped NUL in a JSON string is an error", test_escaped_nul },
   { "validate: upper bounds", test_validate_bounds },
   { "missing file", test_missing_file },
   { "set_field override", test_set_field_override },
