@@ -88,24 +88,17 @@ fill_oom (const ModelLedger *ledger, guint w, ModelSimResult *res)
 static gboolean
 check_dtype (const ModelSimInput *in, GError **error)
 {
-  /* NCCL reduces fp8 only on sm90 and later (2.24 release notes): elsewhere the first
-   * gradient reduction fails (QA: an A100 ran reduce_dtype = fp8 as if it had fp8) */
+  /* NCCL reduces fp8 only on sm90 and later ("FP8 reduction support begins with sm90 capable
+   * devices", 2.24 release notes): a GPU without fp8, and Ada (sm89), which computes in fp8,
+   * fail the first gradient reduction (QA: an A100 and 8x RTX-4090 ran reduce_dtype = fp8) */
+  const HwGpuSpec *gpu = in->node->gpu;
   if (in->par->reduce_dtype_set && in->par->reduce_dtype == HW_DTYPE_FP8
-      && !hw_gpu_has_dtype (in->node->gpu, HW_DTYPE_FP8))
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
-                   "group [parallel], key 'reduce_dtype': fp8 reductions need fp8 support, "
-                   "which %s lacks", in->node->gpu->name);
-      return FALSE;
-    }
-  /* Ada (sm89) computes in fp8, but NCCL refuses its fp8 reductions all the same
-   * ("FP8 reduction support begins with sm90 capable devices"; QA: 8x RTX-4090 ran it) */
-  if (in->par->reduce_dtype_set && in->par->reduce_dtype == HW_DTYPE_FP8
-      && in->node->gpu->generation == HW_GPU_GEN_ADA)
+      && (!hw_gpu_has_dtype (gpu, HW_DTYPE_FP8) || gpu->generation == HW_GPU_GEN_ADA))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [parallel], key 'reduce_dtype': NCCL reduces fp8 on sm90 (Hopper) "
-                   "and later only; %s is an Ada GPU (sm89)", in->node->gpu->name);
+                   "and later only; %s %s", gpu->name,
+                   gpu->generation == HW_GPU_GEN_ADA ? "is an Ada GPU (sm89)" : "has no fp8");
       return FALSE;
     }
   HwDtype dtype = model_stack_compute_dtype (in->stack);
