@@ -1723,6 +1723,9 @@ check "fsdp_version = 3: exit 1, one error naming group and key, no file" \
 "$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o fv4.h5 --set training.fsdp_version=2 >/dev/null 2>fv4.err; rc=$?
 check "fsdp_version under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' fv4.err) -eq 1 ] && grep -q \"key 'fsdp_version': has no effect: \\[parallel\\] data_parallel = zero3 is not FSDP\" fv4.err"
+"$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o fv5.h5 --set training.framework=torchtitan --set training.fsdp_version=1 >/dev/null 2>fv5.err; rc=$?
+check "fsdp_version = 1 under torchtitan: exit 0, one warning saying it runs FSDP2 only" \
+  sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' fv5.err) -eq 1 ] && grep -q \"key 'fsdp_version': not the framework's: torchtitan shards with fully_shard (FSDP2) only\" fv5.err"
 # fsdp_end_units set where no FSDP unit gathers, or on a tied model (one unit): said, not silent
 "$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o tlw.h5 --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
 check "fsdp_end_units under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \

@@ -43,7 +43,8 @@
  *   [training] optimizer = sgd_momentum | adafactor with [offload] optimizer (not "no
  *              effect": timed as DeepSpeed's CPU-Adam, which DeepSpeed's engine requires)
  *   [training] fsdp_end_units  fsdp_full_shard and fsdp_hybrid_shard of an untied model only
- *   [training] fsdp_version    the fsdp_* data-parallel modes only
+ *   [training] fsdp_version    the fsdp_* data-parallel modes only; 1 under torchtune or
+ *              torchtitan (not "no effect": simulated as asked, not as the framework runs)
  *   [training] optimizer other than adamw under DeepSpeed's ZeRO without the ds_config's
  *              zero_allow_untested_optimizer = true (not "no effect": the engine stops)
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
@@ -504,6 +505,13 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
           || sc->par.mode == MODEL_DP_ZERO2 || sc->par.mode == MODEL_DP_ZERO3))
     NOTE ("training", "fsdp_version", "[parallel] data_parallel = %s is not FSDP",
           model_parallel_mode_name (sc->par.mode));
+  /* torchtune and torchtitan shard with fully_shard (FSDP2) only (framework.c) */
+  ModelFrameworkKind fk = sc->stack.framework.kind;
+  if (has (kf, "training", "fsdp_version") && !sc->stack.framework.fsdp2
+      && (fk == MODEL_FRAMEWORK_TORCHTUNE || fk == MODEL_FRAMEWORK_TORCHTITAN))
+    note (sc, sets, origins, "training", "fsdp_version", "not the framework's",
+          "%s shards with fully_shard (FSDP2) only; simulated as FSDP1",
+          model_framework_name (fk));
   /* An offloaded SGD or Adafactor: DeepSpeed's engine refuses an optimizer other than its
    * CPU-Adam (or CPU Lion) under ZeRO-Offload unless zero_force_ds_cpu_optimizer is false
    * (deepspeed/runtime/engine.py _configure_basic_optimizer: "You are using ZeRO-Offload
