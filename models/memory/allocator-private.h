@@ -42,8 +42,9 @@ struct _Segment
 };
 
 /* allocator_free.c: a pool's free blocks in (size, segment id, offset) order, kept in
- * buckets of size ranges (8 a power of two), each sorted, with a bitmap of the non-empty
- * ones (invariants in allocator_free.c). Blocks are borrowed: the list owns its buckets. */
+ * buckets of size ranges (8 a power of two), each sorted (an array, or a tree while long),
+ * with a bitmap of the non-empty ones (invariants in allocator_free.c). Blocks are
+ * borrowed: the list owns its buckets. */
 typedef struct
 {
   FreeBucket *buckets; /* n_buckets, grown to the highest bucket used; owned */
@@ -71,6 +72,12 @@ void alloc_free_remove (AllocFreeList *fl, Block *b);
 guint alloc_free_bucket (guint64 size);
 /* Appends fl's blocks to `out` in (size, segment id, offset) order (tests, checks). */
 void alloc_free_blocks (const AllocFreeList *fl, GPtrArray *out);
+/* A bucket is a sorted array until an insertion finds ALLOC_FREE_TREE_FROM blocks in it,
+ * then an ordered tree (GSequence) until a removal leaves ALLOC_FREE_ARRAY_AT; either form
+ * keeps the same order. alloc_free_n_trees: fl's buckets that are trees now (tests). */
+#define ALLOC_FREE_TREE_FROM 256
+#define ALLOC_FREE_ARRAY_AT 64
+guint alloc_free_n_trees (const AllocFreeList *fl);
 
 struct _ModelAllocator
 {

@@ -20,7 +20,8 @@
  * first block of the next non-empty bucket (a bit scan): the same block as in one sorted
  * array. A bucket holds a few blocks, so its searches and moves are short.
  *
- * Invariants: buckets[k] holds exactly the blocks of fl whose size maps to bucket k, in
+ * Invariants: buckets[k] holds exactly the blocks of fl whose size maps to bucket k (a
+ * GSequence iff seq != NULL, else the first len of v), in
  * strictly increasing (size, segment id, offset) order; bit k of `used` is set iff
  * buckets[k] is non-empty; k < n_buckets for every non-empty bucket; n_blocks = Σ lengths. */
 #include "config.h"
@@ -28,10 +29,21 @@
 
 #include <string.h>
 
+/* A bucket is a sorted array while it is short (nearly all of them: a replay's buckets hold a
+ * few blocks) and a GSequence, a balanced tree, while it is long. Where a run keeps thousands
+ * of free blocks of one size range (a padded batch's activations, an OOM run's cache), every
+ * insertion and removal moved (and every removal scanned) the array's blocks: 77 % of a
+ * 2 min 47 s run's time (bench/RESULTS.md, 2026-12-08). A bucket becomes a tree when an
+ * insertion finds BUCKET_TREE_FROM blocks in it and an array again when a removal leaves
+ * BUCKET_ARRAY_AT (the gap keeps a bucket near either length from converting back and forth).
+ * Both hold the blocks in the same (size, segment id, offset) order. */
+enum { BUCKET_TREE_FROM = ALLOC_FREE_TREE_FROM, BUCKET_ARRAY_AT = ALLOC_FREE_ARRAY_AT };
+
 struct _FreeBucket
 {
-  Block **v; /* cap slots, the first len in use; owned */
-  guint len, cap;
+  Block **v;     /* array: cap slots, the first len in use; owned (NULL or unused as a tree) */
+  GSequence *seq; /* tree: the blocks (borrowed), in order; owned; NULL for an array */
+  guint len, cap; /* len: blocks in the bucket, either form */
 };
 
 void
@@ -44,7 +56,11 @@ void
 alloc_free_clear (AllocFreeList *fl)
 {
   for (guint k = 0; k < fl->n_buckets; k++)
-    g_free (fl->buckets[k].v);
+    {
+      g_free (fl->buckets[k].v);
+      if (fl->buckets[k].seq != NULL)
+        g_sequence_free (fl->buckets[k].seq);
+    }
   g_free (fl->buckets);
   *fl = (AllocFreeList){ 0 };
 }
@@ -70,7 +86,7 @@ block_before (const Block *x, guint64 size, guint seg_id, guint64 offset)
   return x->offset < offset;
 }
 
-/* The index of the first block of bucket c not below (size, seg_id, offset). */
+/* The index of the first block of array bucket c not below (size, seg_id, offset). */
 static inline guint
 bucket_lower_bound (const FreeBucket *c, guint64 size, guint seg_id, guint64 offset)
 {
@@ -86,24 +102,107 @@ bucket_lower_bound (const FreeBucket *c, guint64 size, guint seg_id, guint64 off
   return lo;
 }
 
-/* Block i of bucket k out of fl (i < its length). */
+/* A tree bucket's order (GCompareDataFunc): (size, segment id, offset); `data` unused. */
+static int
+seq_key_cmp (gconstpointer x, gconstpointer y, gpointer data)
+{
+  const Block *a = x, *b = y;
+  (void) data;
+  if (a->size != b->size)
+    return a->size < b->size ? -1 : 1;
+  if (a->seg_id != b->seg_id)
+    return a->seg_id < b->seg_id ? -1 : 1;
+  return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* A best fit's probe against a tree bucket's blocks (GCompareDataFunc, `probe` the probe,
+ * either argument): the probe comes before every block of at least its size and after every
+ * smaller one, never equal, so a search for it lands on the first block of at least its
+ * size — the lower bound of (size, segment 0, offset 0), as in an array bucket. */
+static int
+seq_fit_cmp (gconstpointer x, gconstpointer y, gpointer probe)
+{
+  guint64 size = ((const Block *) probe)->size;
+  if (x == probe)
+    return ((const Block *) y)->size < size ? 1 : -1;
+  return ((const Block *) x)->size < size ? -1 : 1;
+}
+
+/* Array bucket c (len == BUCKET_TREE_FROM) as a tree. */
+static void
+bucket_to_tree (FreeBucket *c)
+{
+  c->seq = g_sequence_new (NULL);
+  for (guint i = 0; i < c->len; i++)
+    g_sequence_append (c->seq, c->v[i]); /* in order already */
+  g_clear_pointer (&c->v, g_free);
+  c->cap = 0;
+}
+
+/* Tree bucket c (len == BUCKET_ARRAY_AT) as an array. */
+static void
+bucket_to_array (FreeBucket *c)
+{
+  c->cap = 2 * BUCKET_ARRAY_AT;
+  c->v = g_new (Block *, c->cap);
+  guint i = 0;
+  for (GSequenceIter *it = g_sequence_get_begin_iter (c->seq); !g_sequence_iter_is_end (it);
+       it = g_sequence_iter_next (it))
+    c->v[i++] = g_sequence_get (it);
+  g_assert (i == c->len);
+  g_clear_pointer (&c->seq, g_sequence_free);
+}
+
+/* Block b, just taken out of bucket k's array or tree, out of fl's counts; a tree left
+ * with BUCKET_ARRAY_AT blocks becomes an array. */
+static inline void
+bucket_taken (AllocFreeList *fl, guint k, Block *b)
+{
+  FreeBucket *c = &fl->buckets[k];
+  c->len--;
+  if (c->len == 0)
+    fl->used[k / 64] &= ~((guint64) 1 << (k % 64));
+  else if (c->seq != NULL && c->len == BUCKET_ARRAY_AT)
+    bucket_to_array (c);
+  b->in_free = FALSE;
+  fl->n_blocks--;
+}
+
+/* Block i of array bucket k out of fl (i < its length). */
 static inline void
 bucket_remove_at (AllocFreeList *fl, guint k, guint i)
 {
   FreeBucket *c = &fl->buckets[k];
   Block *b = c->v[i];
-  c->len--;
-  for (guint j = i; j < c->len; j++)
+  for (guint j = i; j + 1 < c->len; j++)
     c->v[j] = c->v[j + 1];
-  if (c->len == 0)
-    fl->used[k / 64] &= ~((guint64) 1 << (k % 64));
-  b->in_free = FALSE;
-  fl->n_blocks--;
+  bucket_taken (fl, k, b);
 }
 
-/* The best fit's bucket and index in it; FALSE if none. */
-static inline gboolean
-best_fit_at (const AllocFreeList *fl, guint64 size, guint *bucket, guint *index)
+/* Where a best fit lies: its bucket k, and its index i in an array bucket or its place `it`
+ * in a tree bucket. */
+typedef struct
+{
+  guint k, i;
+  GSequenceIter *it;
+} FitAt;
+
+/* The first block of bucket k (non-empty), at *at. */
+static inline Block *
+bucket_first (const AllocFreeList *fl, guint k, FitAt *at)
+{
+  const FreeBucket *c = &fl->buckets[k];
+  at->k = k;
+  at->i = 0;
+  if (c->seq == NULL)
+    return c->v[0];
+  at->it = g_sequence_get_begin_iter (c->seq);
+  return g_sequence_get (at->it);
+}
+
+/* The best fit and where it lies (*at); NULL if none. */
+static inline Block *
+best_fit_at (const AllocFreeList *fl, guint64 size, FitAt *at)
 {
   guint k = alloc_free_bucket (size);
   if (k < fl->n_buckets)
@@ -111,20 +210,34 @@ best_fit_at (const AllocFreeList *fl, guint64 size, guint *bucket, guint *index)
       /* the first block of the bucket of at least `size`: (size, segment 0, offset 0) is
        * below every block of that size, so sizes alone decide */
       const FreeBucket *c = &fl->buckets[k];
-      guint lo = 0, hi = c->len;
-      while (lo < hi)
+      if (c->seq != NULL)
         {
-          guint mid = lo + (hi - lo) / 2;
-          if (c->v[mid]->size < size)
-            lo = mid + 1;
-          else
-            hi = mid;
+          Block probe = { .size = size };
+          GSequenceIter *it = g_sequence_search (c->seq, &probe, seq_fit_cmp, &probe);
+          if (!g_sequence_iter_is_end (it))
+            {
+              at->k = k;
+              at->it = it;
+              return g_sequence_get (it);
+            }
         }
-      if (lo < c->len)
+      else
         {
-          *bucket = k;
-          *index = lo;
-          return TRUE;
+          guint lo = 0, hi = c->len;
+          while (lo < hi)
+            {
+              guint mid = lo + (hi - lo) / 2;
+              if (c->v[mid]->size < size)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          if (lo < c->len)
+            {
+              at->k = k;
+              at->i = lo;
+              return c->v[lo];
+            }
         }
     }
   /* the first block of the next non-empty bucket */
@@ -134,30 +247,32 @@ best_fit_at (const AllocFreeList *fl, guint64 size, guint *bucket, guint *index)
       if (w == (k + 1) / 64)
         bits &= ~(guint64) 0 << ((k + 1) % 64);
       if (bits != 0)
-        {
-          *bucket = 64 * w + (guint) __builtin_ctzll (bits);
-          *index = 0;
-          return TRUE;
-        }
+        return bucket_first (fl, 64 * w + (guint) __builtin_ctzll (bits), at);
     }
-  return FALSE;
+  return NULL;
 }
 
 Block *
 alloc_free_best_fit (const AllocFreeList *fl, guint64 size)
 {
-  guint k, i;
-  return best_fit_at (fl, size, &k, &i) ? fl->buckets[k].v[i] : NULL;
+  FitAt at;
+  return best_fit_at (fl, size, &at);
 }
 
 Block *
 alloc_free_take_best_fit (AllocFreeList *fl, guint64 size)
 {
-  guint k, i;
-  if (!best_fit_at (fl, size, &k, &i))
+  FitAt at;
+  Block *b = best_fit_at (fl, size, &at);
+  if (b == NULL)
     return NULL;
-  Block *b = fl->buckets[k].v[i];
-  bucket_remove_at (fl, k, i);
+  if (fl->buckets[at.k].seq != NULL)
+    {
+      g_sequence_remove (at.it);
+      bucket_taken (fl, at.k, b);
+    }
+  else
+    bucket_remove_at (fl, at.k, at.i);
   return b;
 }
 
@@ -174,30 +289,37 @@ alloc_free_insert (AllocFreeList *fl, Block *b)
       fl->n_buckets = n;
     }
   FreeBucket *c = &fl->buckets[k];
-  if (c->len == c->cap)
-    {
-      c->cap = MAX (16u, 2 * c->cap);
-      c->v = g_renew (Block *, c->v, c->cap);
-    }
-  guint i;
-  if (c->len <= 8)
-    {
-      /* a short bucket (most): the blocks after b's place move up as they are compared,
-       * one pass from the end, no separate search */
-      i = c->len;
-      while (i > 0 && !block_before (c->v[i - 1], b->size, b->seg_id, b->offset))
-        {
-          c->v[i] = c->v[i - 1];
-          i--;
-        }
-    }
+  if (c->seq == NULL && c->len == BUCKET_TREE_FROM)
+    bucket_to_tree (c);
+  if (c->seq != NULL)
+    g_sequence_insert_sorted (c->seq, b, seq_key_cmp, NULL);
   else
     {
-      i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
-      for (guint j = c->len; j > i; j--)
-        c->v[j] = c->v[j - 1];
+      if (c->len == c->cap)
+        {
+          c->cap = MAX (16u, 2 * c->cap);
+          c->v = g_renew (Block *, c->v, c->cap);
+        }
+      guint i;
+      if (c->len <= 8)
+        {
+          /* a short bucket (most): the blocks after b's place move up as they are
+           * compared, one pass from the end, no separate search */
+          i = c->len;
+          while (i > 0 && !block_before (c->v[i - 1], b->size, b->seg_id, b->offset))
+            {
+              c->v[i] = c->v[i - 1];
+              i--;
+            }
+        }
+      else
+        {
+          i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
+          for (guint j = c->len; j > i; j--)
+            c->v[j] = c->v[j - 1];
+        }
+      c->v[i] = b;
     }
-  c->v[i] = b;
   c->len++;
   fl->used[k / 64] |= (guint64) 1 << (k % 64);
   b->in_free = TRUE;
@@ -211,9 +333,18 @@ alloc_free_remove (AllocFreeList *fl, Block *b)
   guint k = alloc_free_bucket (b->size);
   g_assert (k < fl->n_buckets);
   const FreeBucket *c = &fl->buckets[k];
-  /* b itself, by its address: a bucket holds a few blocks, and comparing pointers costs
-   * less than a search comparing keys (in a long bucket, the scan to b and the move after
-   * it together pass over the bucket once, as the move after a search could) */
+  if (c->seq != NULL)
+    {
+      /* b by its key (keys are distinct) */
+      GSequenceIter *it = g_sequence_lookup (c->seq, b, seq_key_cmp, NULL);
+      g_assert (it != NULL && g_sequence_get (it) == b);
+      g_sequence_remove (it);
+      bucket_taken (fl, k, b);
+      return;
+    }
+  /* b itself, by its address: an array bucket holds a few blocks, and comparing pointers
+   * costs less than a search comparing keys (in a long bucket, the scan to b and the move
+   * after it together pass over the bucket once, as the move after a search could) */
   guint i = 0;
   while (i < c->len && c->v[i] != b)
     i++;
@@ -225,6 +356,23 @@ void
 alloc_free_blocks (const AllocFreeList *fl, GPtrArray *out)
 {
   for (guint k = 0; k < fl->n_buckets; k++)
-    for (guint i = 0; i < fl->buckets[k].len; i++)
-      g_ptr_array_add (out, fl->buckets[k].v[i]);
+    {
+      const FreeBucket *c = &fl->buckets[k];
+      if (c->seq == NULL)
+        for (guint i = 0; i < c->len; i++)
+          g_ptr_array_add (out, c->v[i]);
+      else
+        for (GSequenceIter *it = g_sequence_get_begin_iter (c->seq);
+             !g_sequence_iter_is_end (it); it = g_sequence_iter_next (it))
+          g_ptr_array_add (out, g_sequence_get (it));
+    }
+}
+
+guint
+alloc_free_n_trees (const AllocFreeList *fl)
+{
+  guint n = 0;
+  for (guint k = 0; k < fl->n_buckets; k++)
+    n += fl->buckets[k].seq != NULL;
+  return n;
 }
