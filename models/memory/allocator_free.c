@@ -20,10 +20,11 @@
  * first block of the next non-empty bucket (a bit scan): the same block as in one sorted
  * array. A bucket holds a few blocks, so its searches and moves are short.
  *
- * Invariants: buckets[k] holds exactly the blocks of fl whose size maps to bucket k (a
- * GSequence iff seq != NULL, else the first len of v), in
- * strictly increasing (size, segment id, offset) order; bit k of `used` is set iff
- * buckets[k] is non-empty; k < n_buckets for every non-empty bucket; n_blocks = Σ lengths. */
+ * Invariants: buckets[k] holds exactly the blocks of fl whose size maps to bucket k (the
+ * first len of v, or, iff seq != NULL, seq's n_tree > BUCKET_ARRAY_AT with len = cap = 0),
+ * in strictly increasing (size, segment id, offset) order; bit k of `used` is set iff
+ * buckets[k] is non-empty; k < n_buckets for every non-empty bucket; n_blocks = Σ lengths;
+ * an array's cap is 0 or a power of two from 16 up to BUCKET_TREE_FROM. */
 #include "config.h"
 #include "models/memory/allocator-private.h"
 
@@ -39,11 +40,15 @@
  * Both hold the blocks in the same (size, segment id, offset) order. */
 enum { BUCKET_TREE_FROM = ALLOC_FREE_TREE_FROM, BUCKET_ARRAY_AT = ALLOC_FREE_ARRAY_AT };
 
+/* A tree bucket has len = cap = 0 (its array empty, v NULL), so the array's paths see an
+ * empty array and only their slow paths (growing the array, a search past its end, a block
+ * not found in it) check for a tree: the common case pays nothing for the trees. */
 struct _FreeBucket
 {
-  Block **v;     /* array: cap slots, the first len in use; owned (NULL or unused as a tree) */
+  Block **v;      /* array: cap slots, the first len in use; owned; NULL for a tree */
+  guint len, cap;
   GSequence *seq; /* tree: the blocks (borrowed), in order; owned; NULL for an array */
-  guint len, cap; /* len: blocks in the bucket, either form */
+  guint n_tree;   /* tree: its blocks; 0 for an array */
 };
 
 void
@@ -136,36 +141,57 @@ bucket_to_tree (FreeBucket *c)
   for (guint i = 0; i < c->len; i++)
     g_sequence_append (c->seq, c->v[i]); /* in order already */
   g_clear_pointer (&c->v, g_free);
-  c->cap = 0;
+  c->n_tree = c->len;
+  c->len = c->cap = 0;
 }
 
-/* Tree bucket c (len == BUCKET_ARRAY_AT) as an array. */
+/* Tree bucket c (n_tree == BUCKET_ARRAY_AT) as an array. */
 static void
 bucket_to_array (FreeBucket *c)
 {
   c->cap = 2 * BUCKET_ARRAY_AT;
   c->v = g_new (Block *, c->cap);
-  guint i = 0;
   for (GSequenceIter *it = g_sequence_get_begin_iter (c->seq); !g_sequence_iter_is_end (it);
        it = g_sequence_iter_next (it))
-    c->v[i++] = g_sequence_get (it);
-  g_assert (i == c->len);
+    c->v[c->len++] = g_sequence_get (it);
+  g_assert (c->len == c->n_tree);
+  c->n_tree = 0;
   g_clear_pointer (&c->seq, g_sequence_free);
 }
 
-/* Block b, just taken out of bucket k's array or tree, out of fl's counts; a tree left
- * with BUCKET_ARRAY_AT blocks becomes an array. */
-static inline void
-bucket_taken (AllocFreeList *fl, guint k, Block *b)
+/* The first block of at least `size` of tree bucket c, or its end. */
+static G_GNUC_NO_INLINE GSequenceIter *
+tree_fit (const FreeBucket *c, guint64 size)
+{
+  Block probe = { .size = size };
+  return g_sequence_search (c->seq, &probe, seq_fit_cmp, &probe);
+}
+
+/* Block b (at `it`) out of tree bucket k of fl; the bucket an array again at
+ * BUCKET_ARRAY_AT blocks (so it never empties). */
+static G_GNUC_NO_INLINE void
+tree_remove (AllocFreeList *fl, guint k, Block *b, GSequenceIter *it)
 {
   FreeBucket *c = &fl->buckets[k];
-  c->len--;
-  if (c->len == 0)
-    fl->used[k / 64] &= ~((guint64) 1 << (k % 64));
-  else if (c->seq != NULL && c->len == BUCKET_ARRAY_AT)
+  g_sequence_remove (it);
+  if (--c->n_tree == BUCKET_ARRAY_AT)
     bucket_to_array (c);
   b->in_free = FALSE;
   fl->n_blocks--;
+}
+
+/* Block b into bucket k of fl, a tree or an array of BUCKET_TREE_FROM blocks (made a tree). */
+static G_GNUC_NO_INLINE void
+tree_insert (AllocFreeList *fl, guint k, Block *b)
+{
+  FreeBucket *c = &fl->buckets[k];
+  if (c->seq == NULL)
+    bucket_to_tree (c);
+  g_sequence_insert_sorted (c->seq, b, seq_key_cmp, NULL);
+  c->n_tree++;
+  fl->used[k / 64] |= (guint64) 1 << (k % 64);
+  b->in_free = TRUE;
+  fl->n_blocks++;
 }
 
 /* Block i of array bucket k out of fl (i < its length). */
@@ -174,35 +200,19 @@ bucket_remove_at (AllocFreeList *fl, guint k, guint i)
 {
   FreeBucket *c = &fl->buckets[k];
   Block *b = c->v[i];
-  for (guint j = i; j + 1 < c->len; j++)
+  c->len--;
+  for (guint j = i; j < c->len; j++)
     c->v[j] = c->v[j + 1];
-  bucket_taken (fl, k, b);
+  if (c->len == 0)
+    fl->used[k / 64] &= ~((guint64) 1 << (k % 64));
+  b->in_free = FALSE;
+  fl->n_blocks--;
 }
 
-/* Where a best fit lies: its bucket k, and its index i in an array bucket or its place `it`
- * in a tree bucket. */
-typedef struct
-{
-  guint k, i;
-  GSequenceIter *it;
-} FitAt;
-
-/* The first block of bucket k (non-empty), at *at. */
-static inline Block *
-bucket_first (const AllocFreeList *fl, guint k, FitAt *at)
-{
-  const FreeBucket *c = &fl->buckets[k];
-  at->k = k;
-  at->i = 0;
-  if (c->seq == NULL)
-    return c->v[0];
-  at->it = g_sequence_get_begin_iter (c->seq);
-  return g_sequence_get (at->it);
-}
-
-/* The best fit and where it lies (*at); NULL if none. */
-static inline Block *
-best_fit_at (const AllocFreeList *fl, guint64 size, FitAt *at)
+/* The best fit's bucket and index in it (an array bucket), or its bucket (a tree bucket,
+ * whose best fit is tree_fit's); FALSE if none. */
+static inline gboolean
+best_fit_at (const AllocFreeList *fl, guint64 size, guint *bucket, guint *index)
 {
   guint k = alloc_free_bucket (size);
   if (k < fl->n_buckets)
@@ -210,69 +220,68 @@ best_fit_at (const AllocFreeList *fl, guint64 size, FitAt *at)
       /* the first block of the bucket of at least `size`: (size, segment 0, offset 0) is
        * below every block of that size, so sizes alone decide */
       const FreeBucket *c = &fl->buckets[k];
-      if (c->seq != NULL)
+      guint lo = 0, hi = c->len;
+      while (lo < hi)
         {
-          Block probe = { .size = size };
-          GSequenceIter *it = g_sequence_search (c->seq, &probe, seq_fit_cmp, &probe);
-          if (!g_sequence_iter_is_end (it))
-            {
-              at->k = k;
-              at->it = it;
-              return g_sequence_get (it);
-            }
+          guint mid = lo + (hi - lo) / 2;
+          if (c->v[mid]->size < size)
+            lo = mid + 1;
+          else
+            hi = mid;
         }
-      else
+      if (lo < c->len
+          || (G_UNLIKELY (c->seq != NULL) && !g_sequence_iter_is_end (tree_fit (c, size))))
         {
-          guint lo = 0, hi = c->len;
-          while (lo < hi)
-            {
-              guint mid = lo + (hi - lo) / 2;
-              if (c->v[mid]->size < size)
-                lo = mid + 1;
-              else
-                hi = mid;
-            }
-          if (lo < c->len)
-            {
-              at->k = k;
-              at->i = lo;
-              return c->v[lo];
-            }
+          *bucket = k;
+          *index = lo;
+          return TRUE;
         }
     }
-  /* the first block of the next non-empty bucket */
+  /* the first block of the next non-empty bucket (tree_fit's in a tree: every block of the
+   * bucket is at least `size`) */
   for (guint w = (k + 1) / 64; w < G_N_ELEMENTS (fl->used); w++)
     {
       guint64 bits = fl->used[w];
       if (w == (k + 1) / 64)
         bits &= ~(guint64) 0 << ((k + 1) % 64);
       if (bits != 0)
-        return bucket_first (fl, 64 * w + (guint) __builtin_ctzll (bits), at);
+        {
+          *bucket = 64 * w + (guint) __builtin_ctzll (bits);
+          *index = 0;
+          return TRUE;
+        }
     }
-  return NULL;
+  return FALSE;
 }
 
 Block *
 alloc_free_best_fit (const AllocFreeList *fl, guint64 size)
 {
-  FitAt at;
-  return best_fit_at (fl, size, &at);
+  guint k, i;
+  if (!best_fit_at (fl, size, &k, &i))
+    return NULL;
+  const FreeBucket *c = &fl->buckets[k];
+  if (G_UNLIKELY (c->seq != NULL))
+    return g_sequence_get (tree_fit (c, size));
+  return c->v[i];
 }
 
 Block *
 alloc_free_take_best_fit (AllocFreeList *fl, guint64 size)
 {
-  FitAt at;
-  Block *b = best_fit_at (fl, size, &at);
-  if (b == NULL)
+  guint k, i;
+  if (!best_fit_at (fl, size, &k, &i))
     return NULL;
-  if (fl->buckets[at.k].seq != NULL)
+  const FreeBucket *c = &fl->buckets[k];
+  if (G_UNLIKELY (c->seq != NULL))
     {
-      g_sequence_remove (at.it);
-      bucket_taken (fl, at.k, b);
+      GSequenceIter *it = tree_fit (c, size);
+      Block *b = g_sequence_get (it);
+      tree_remove (fl, k, b, it);
+      return b;
     }
-  else
-    bucket_remove_at (fl, at.k, at.i);
+  Block *b = c->v[i];
+  bucket_remove_at (fl, k, i);
   return b;
 }
 
@@ -289,37 +298,37 @@ alloc_free_insert (AllocFreeList *fl, Block *b)
       fl->n_buckets = n;
     }
   FreeBucket *c = &fl->buckets[k];
-  if (c->seq == NULL && c->len == BUCKET_TREE_FROM)
-    bucket_to_tree (c);
-  if (c->seq != NULL)
-    g_sequence_insert_sorted (c->seq, b, seq_key_cmp, NULL);
+  if (c->len == c->cap)
+    {
+      /* a tree (len = cap = 0), or an array of BUCKET_TREE_FROM blocks (its capacity: a
+       * power of two from 16, doubled when full, so exactly that) */
+      if (G_UNLIKELY (c->seq != NULL || c->len == BUCKET_TREE_FROM))
+        {
+          tree_insert (fl, k, b);
+          return;
+        }
+      c->cap = MAX (16u, 2 * c->cap);
+      c->v = g_renew (Block *, c->v, c->cap);
+    }
+  guint i;
+  if (c->len <= 8)
+    {
+      /* a short bucket (most): the blocks after b's place move up as they are compared,
+       * one pass from the end, no separate search */
+      i = c->len;
+      while (i > 0 && !block_before (c->v[i - 1], b->size, b->seg_id, b->offset))
+        {
+          c->v[i] = c->v[i - 1];
+          i--;
+        }
+    }
   else
     {
-      if (c->len == c->cap)
-        {
-          c->cap = MAX (16u, 2 * c->cap);
-          c->v = g_renew (Block *, c->v, c->cap);
-        }
-      guint i;
-      if (c->len <= 8)
-        {
-          /* a short bucket (most): the blocks after b's place move up as they are
-           * compared, one pass from the end, no separate search */
-          i = c->len;
-          while (i > 0 && !block_before (c->v[i - 1], b->size, b->seg_id, b->offset))
-            {
-              c->v[i] = c->v[i - 1];
-              i--;
-            }
-        }
-      else
-        {
-          i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
-          for (guint j = c->len; j > i; j--)
-            c->v[j] = c->v[j - 1];
-        }
-      c->v[i] = b;
+      i = bucket_lower_bound (c, b->size, b->seg_id, b->offset);
+      for (guint j = c->len; j > i; j--)
+        c->v[j] = c->v[j - 1];
     }
+  c->v[i] = b;
   c->len++;
   fl->used[k / 64] |= (guint64) 1 << (k % 64);
   b->in_free = TRUE;
@@ -333,22 +342,21 @@ alloc_free_remove (AllocFreeList *fl, Block *b)
   guint k = alloc_free_bucket (b->size);
   g_assert (k < fl->n_buckets);
   const FreeBucket *c = &fl->buckets[k];
-  if (c->seq != NULL)
-    {
-      /* b by its key (keys are distinct) */
-      GSequenceIter *it = g_sequence_lookup (c->seq, b, seq_key_cmp, NULL);
-      g_assert (it != NULL && g_sequence_get (it) == b);
-      g_sequence_remove (it);
-      bucket_taken (fl, k, b);
-      return;
-    }
   /* b itself, by its address: an array bucket holds a few blocks, and comparing pointers
    * costs less than a search comparing keys (in a long bucket, the scan to b and the move
    * after it together pass over the bucket once, as the move after a search could) */
   guint i = 0;
   while (i < c->len && c->v[i] != b)
     i++;
-  g_assert (i < c->len);
+  if (G_UNLIKELY (i == c->len))
+    {
+      /* not in the array: a tree's (found by its key, keys are distinct) */
+      g_assert (c->seq != NULL);
+      GSequenceIter *it = g_sequence_lookup (c->seq, b, seq_key_cmp, NULL);
+      g_assert (it != NULL && g_sequence_get (it) == b);
+      tree_remove (fl, k, b, it);
+      return;
+    }
   bucket_remove_at (fl, k, i);
 }
 
@@ -358,10 +366,9 @@ alloc_free_blocks (const AllocFreeList *fl, GPtrArray *out)
   for (guint k = 0; k < fl->n_buckets; k++)
     {
       const FreeBucket *c = &fl->buckets[k];
-      if (c->seq == NULL)
-        for (guint i = 0; i < c->len; i++)
-          g_ptr_array_add (out, c->v[i]);
-      else
+      for (guint i = 0; i < c->len; i++)
+        g_ptr_array_add (out, c->v[i]);
+      if (c->seq != NULL)
         for (GSequenceIter *it = g_sequence_get_begin_iter (c->seq);
              !g_sequence_iter_is_end (it); it = g_sequence_iter_next (it))
           g_ptr_array_add (out, g_sequence_get (it));
