@@ -91,10 +91,14 @@ struct _ModelAllocator
   guint64 allocated, reserved, peak_reserved, peak_allocated;
   guint64 reserved_before, peak_reserved_before; /* B: at the start of the last malloc */
   guint n_releases;
-  /* A block was released since the last release_cached(): only a release can leave a
-   * segment (or an expandable page) with nothing allocated in it, so without one a new pass
-   * would free nothing. Saves the O(segments) scan on every request of a run that is out
-   * of memory (it made a 4000-layer run quadratic). */
+  /* A release since the last release_cached() left a segment all free (a caching
+   * allocator: its merged block spans the segment) or released any block (expandable): only
+   * such a release can leave a segment (or an expandable page) with nothing allocated in
+   * it, since a pass gives back every all-free segment and a new segment's first block is
+   * allocated at once; so without one a new pass would free nothing. Saves the
+   * O(segments) scan on every request of a run that is out of memory (it made a 4000-layer
+   * run quadratic; and an OOM run with thousands of segments, releasing blocks between its
+   * new segments but rarely a whole segment, scanned them at each). */
   gboolean released_since_pass;
   /* Blocks and segments live in slot pools (stable addresses, no heap call per block):
    * splits and merges come in pairs on every malloc/free of a run, and a segment is made

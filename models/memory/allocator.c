@@ -392,7 +392,6 @@ model_allocator_release (ModelAllocator *alloc, guint id)
     alloc_pages_ref (alloc, b, -1);
   b->allocated = FALSE;
   alloc->allocated -= b->size;
-  alloc->released_since_pass = TRUE;
   Block *prev = b->prev != NULL && !b->prev->allocated ? b->prev : NULL;
   Block *next = b->next != NULL && !b->next->allocated ? b->next : NULL;
   /* the neighbours leave the list (their keys change or they go), the merged block enters */
@@ -407,6 +406,7 @@ model_allocator_release (ModelAllocator *alloc, guint id)
       absorb (alloc, b, next);
     }
   free_insert (alloc, b);
+  alloc->released_since_pass |= alloc->expandable || (b->prev == NULL && b->next == NULL);
 }
 
 void
@@ -438,7 +438,6 @@ model_allocator_release_n (ModelAllocator *alloc, const guint *ids, guint n)
       b->allocated = FALSE;
       alloc->allocated -= b->size;
     }
-  alloc->released_since_pass = TRUE;
   for (guint i = 0; i < n; i++)
     {
       Block *b = SIM_VEC_AT (&alloc->blocks, Block *, ids[i]);
@@ -460,7 +459,9 @@ model_allocator_release_n (ModelAllocator *alloc, const guint *ids, guint n)
           x->size = 0;
         }
       free_insert (alloc, b);
+      alloc->released_since_pass |= b->prev == NULL && b->next == NULL;
     }
+  alloc->released_since_pass |= alloc->expandable;
 }
 
 /* ---- figures -------------------------------------------------------------------------------- */

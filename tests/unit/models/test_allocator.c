@@ -422,7 +422,9 @@ test_expandable_split (void)
  * expandable segments, each without a capacity and with 256 MiB, where cached segments or
  * pages are released and requests run out of memory): after every
  * step each pool's list is strictly increasing in (size, segment id, offset) and holds
- * exactly the free blocks of that pool's segments (walked through prev/next); and each
+ * exactly the free blocks of that pool's segments (walked through prev/next), no segment
+ * of a caching allocator is all free unless released_since_pass says a release left one
+ * (the pass it lets be skipped would give it back); and each
  * request that some free block can hold starts at the block a scan of all free blocks
  * names: the smallest size ≥ the rounded request, then the oldest segment, then the lowest
  * offset (CUDACachingAllocator get_free_block: lower_bound in a set ordered by
@@ -440,6 +442,12 @@ before (const Block *x, const Block *y)
 static void
 check_free_lists (const ModelAllocator *a)
 {
+  /* no segment all free unless a release since the last pass left one (caching) */
+  for (guint i = 0; i < a->segments->len && !a->expandable && !a->released_since_pass; i++)
+    {
+      const Segment *s = g_ptr_array_index (a->segments, i);
+      CU_ASSERT_FALSE (s->first->next == NULL && !s->first->allocated);
+    }
   for (int p = 0; p < N_POOLS; p++)
     {
       g_autoptr (GPtrArray) list = g_ptr_array_new ();
