@@ -130,7 +130,8 @@ model_allocator_free (ModelAllocator *alloc)
 /* ---- free lists ---------------------------------------------------------------------------- */
 
 /* Each pool's free blocks are an AllocFreeList (allocator_free.c): buckets of size ranges
- * (8 a power of two, as TLSF's), each a short sorted array, and a bitmap of the non-empty
+ * (8 a power of two, as TLSF's), each a short sorted array (a GSequence while it holds
+ * hundreds or more: allocator_free.c), and a bitmap of the non-empty
  * ones, so that a best fit is a search of one bucket or a bit scan, and an insertion or
  * removal moves at most one bucket's blocks. It replaced one array of every free block
  * sorted by (size, segment id, offset), searched from a finger, whose searches and tail moves

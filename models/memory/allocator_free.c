@@ -18,7 +18,8 @@
  * the buckets' in turn, and the best fit for a size — the first block not below (size,
  * segment 0, offset 0) — is the lower bound in the size's own bucket or, past its end, the
  * first block of the next non-empty bucket (a bit scan): the same block as in one sorted
- * array. A bucket holds a few blocks, so its searches and moves are short.
+ * array. A bucket holds a few blocks, so its searches and moves are short; one that holds
+ * thousands is a tree (below).
  *
  * Invariants: buckets[k] holds exactly the blocks of fl whose size maps to bucket k (the
  * first len of v, or, iff seq != NULL, seq's n_tree > BUCKET_ARRAY_AT with len = cap = 0),
