@@ -42,8 +42,9 @@ struct _Segment
 };
 
 /* allocator_free.c: a pool's free blocks in (size, segment id, offset) order, kept in
- * buckets of size ranges (8 a power of two), each sorted, with a bitmap of the non-empty
- * ones (invariants in allocator_free.c). Blocks are borrowed: the list owns its buckets. */
+ * buckets of size ranges (8 a power of two), each sorted (an array, or a tree while long),
+ * with a bitmap of the non-empty ones (invariants in allocator_free.c). Blocks are
+ * borrowed: the list owns its buckets. */
 typedef struct
 {
   FreeBucket *buckets; /* n_buckets, grown to the highest bucket used; owned */
@@ -71,6 +72,12 @@ void alloc_free_remove (AllocFreeList *fl, Block *b);
 guint alloc_free_bucket (guint64 size);
 /* Appends fl's blocks to `out` in (size, segment id, offset) order (tests, checks). */
 void alloc_free_blocks (const AllocFreeList *fl, GPtrArray *out);
+/* A bucket is a sorted array until an insertion finds ALLOC_FREE_TREE_FROM blocks in it,
+ * then an ordered tree (GSequence) until a removal leaves ALLOC_FREE_ARRAY_AT; either form
+ * keeps the same order. alloc_free_n_trees: fl's buckets that are trees now (tests). */
+#define ALLOC_FREE_TREE_FROM 256
+#define ALLOC_FREE_ARRAY_AT 64
+guint alloc_free_n_trees (const AllocFreeList *fl);
 
 struct _ModelAllocator
 {
@@ -84,10 +91,14 @@ struct _ModelAllocator
   guint64 allocated, reserved, peak_reserved, peak_allocated;
   guint64 reserved_before, peak_reserved_before; /* B: at the start of the last malloc */
   guint n_releases;
-  /* A block was released since the last release_cached(): only a release can leave a
-   * segment (or an expandable page) with nothing allocated in it, so without one a new pass
-   * would free nothing. Saves the O(segments) scan on every request of a run that is out
-   * of memory (it made a 4000-layer run quadratic). */
+  /* A release since the last release_cached() left a segment all free (a caching
+   * allocator: its merged block spans the segment) or released any block (expandable): only
+   * such a release can leave a segment (or an expandable page) with nothing allocated in
+   * it, since a pass gives back every all-free segment and a new segment's first block is
+   * allocated at once; so without one a new pass would free nothing. Saves the
+   * O(segments) scan on every request of a run that is out of memory (it made a 4000-layer
+   * run quadratic; and an OOM run with thousands of segments, releasing blocks between its
+   * new segments but rarely a whole segment, scanned them at each). */
   gboolean released_since_pass;
   /* Blocks and segments live in slot pools (stable addresses, no heap call per block):
    * splits and merges come in pairs on every malloc/free of a run, and a segment is made

@@ -130,7 +130,8 @@ model_allocator_free (ModelAllocator *alloc)
 /* ---- free lists ---------------------------------------------------------------------------- */
 
 /* Each pool's free blocks are an AllocFreeList (allocator_free.c): buckets of size ranges
- * (8 a power of two, as TLSF's), each a short sorted array, and a bitmap of the non-empty
+ * (8 a power of two, as TLSF's), each a short sorted array (a GSequence while it holds
+ * hundreds or more: allocator_free.c), and a bitmap of the non-empty
  * ones, so that a best fit is a search of one bucket or a bit scan, and an insertion or
  * removal moves at most one bucket's blocks. It replaced one array of every free block
  * sorted by (size, segment id, offset), searched from a finger, whose searches and tail moves
@@ -392,7 +393,6 @@ model_allocator_release (ModelAllocator *alloc, guint id)
     alloc_pages_ref (alloc, b, -1);
   b->allocated = FALSE;
   alloc->allocated -= b->size;
-  alloc->released_since_pass = TRUE;
   Block *prev = b->prev != NULL && !b->prev->allocated ? b->prev : NULL;
   Block *next = b->next != NULL && !b->next->allocated ? b->next : NULL;
   /* the neighbours leave the list (their keys change or they go), the merged block enters */
@@ -407,6 +407,7 @@ model_allocator_release (ModelAllocator *alloc, guint id)
       absorb (alloc, b, next);
     }
   free_insert (alloc, b);
+  alloc->released_since_pass |= alloc->expandable || (b->prev == NULL && b->next == NULL);
 }
 
 void
@@ -438,7 +439,6 @@ model_allocator_release_n (ModelAllocator *alloc, const guint *ids, guint n)
       b->allocated = FALSE;
       alloc->allocated -= b->size;
     }
-  alloc->released_since_pass = TRUE;
   for (guint i = 0; i < n; i++)
     {
       Block *b = SIM_VEC_AT (&alloc->blocks, Block *, ids[i]);
@@ -460,7 +460,9 @@ model_allocator_release_n (ModelAllocator *alloc, const guint *ids, guint n)
           x->size = 0;
         }
       free_insert (alloc, b);
+      alloc->released_since_pass |= b->prev == NULL && b->next == NULL;
     }
+  alloc->released_since_pass |= alloc->expandable;
 }
 
 /* ---- figures -------------------------------------------------------------------------------- */

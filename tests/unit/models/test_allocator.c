@@ -422,7 +422,9 @@ test_expandable_split (void)
  * expandable segments, each without a capacity and with 256 MiB, where cached segments or
  * pages are released and requests run out of memory): after every
  * step each pool's list is strictly increasing in (size, segment id, offset) and holds
- * exactly the free blocks of that pool's segments (walked through prev/next); and each
+ * exactly the free blocks of that pool's segments (walked through prev/next), no segment
+ * of a caching allocator is all free unless released_since_pass says a release left one
+ * (the pass it lets be skipped would give it back); and each
  * request that some free block can hold starts at the block a scan of all free blocks
  * names: the smallest size ≥ the rounded request, then the oldest segment, then the lowest
  * offset (CUDACachingAllocator get_free_block: lower_bound in a set ordered by
@@ -440,6 +442,12 @@ before (const Block *x, const Block *y)
 static void
 check_free_lists (const ModelAllocator *a)
 {
+  /* no segment all free unless a release since the last pass left one (caching) */
+  for (guint i = 0; i < a->segments->len && !a->expandable && !a->released_since_pass; i++)
+    {
+      const Segment *s = g_ptr_array_index (a->segments, i);
+      CU_ASSERT_FALSE (s->first->next == NULL && !s->first->allocated);
+    }
   for (int p = 0; p < N_POOLS; p++)
     {
       g_autoptr (GPtrArray) list = g_ptr_array_new ();
@@ -791,6 +799,197 @@ test_free_list_oracle (void)
   alloc_free_clear (&fl);
 }
 
+/* The first index of sorted `ref` whose block is not before (size, seg_id, offset). */
+static guint
+ref_lower_bound (const GPtrArray *ref, guint64 size, guint seg_id, guint64 offset)
+{
+  guint lo = 0, hi = ref->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      const Block *x = g_ptr_array_index (ref, mid);
+      gboolean below = x->size != size       ? x->size < size
+                       : x->seg_id != seg_id ? x->seg_id < seg_id
+                                             : x->offset < offset;
+      if (below)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* Long buckets (ALLOC_FREE_TREE_FROM and up: trees) against a plain sorted array: 6,000
+ * blocks whose sizes fall in three buckets (2 MiB + 0 – 15 × 512 B: thousands of one size,
+ * ties broken by segment id and offset; 2.5 MiB + a few sizes; 512 B – 3.5 KiB), pushed up
+ * to 4,000 free blocks, down to 20, and up and down again by insertions, removals (any
+ * block) and best fits (taken or not). After every step the best fit for sizes present,
+ * absent, in the buckets and between them is the array's lower bound of (size, segment 0,
+ * offset 0) and n_blocks its length; every 50 steps and at each turn the list's order is
+ * the array's. Buckets became trees on the way up and arrays again on the way down, so
+ * both forms and both conversions were run against the array. */
+static void
+test_free_list_long_buckets (void)
+{
+  enum { N = 6000 };
+  static Block blocks[N];
+  g_autoptr (GRand) rng = g_rand_new_with_seed (31);
+  AllocFreeList fl;
+  alloc_free_init (&fl);
+  g_autoptr (GPtrArray) ref = g_ptr_array_new ();
+  g_autoptr (GPtrArray) got = g_ptr_array_new ();
+  for (guint i = 0; i < N; i++)
+    {
+      guint64 size;
+      switch (g_rand_int_range (rng, 0, 8))
+        {
+        case 0: size = 512 * (guint64) g_rand_int_range (rng, 1, 8); break;
+        case 1: size = (5 << 19) + 512 * (guint64) g_rand_int_range (rng, 0, 4); break;
+        default: size = (2 << 20) + 512 * (guint64) g_rand_int_range (rng, 0, 16); break;
+        }
+      blocks[i] = (Block){ .size = size, .seg_id = (guint) g_rand_int_range (rng, 0, 50),
+                           .offset = 512 * (guint64) g_rand_int_range (rng, 0, 1 << 20) };
+      /* keys distinct: a repeated (size, segment, offset) gets a fresh offset */
+      for (guint j = 0; j < i; j++)
+        if (key_cmp (&(Block *){ &blocks[j] }, &(Block *){ &blocks[i] }) == 0)
+          {
+            blocks[i].offset = 512 * ((guint64) (1 << 20) + i);
+            break;
+          }
+    }
+  guint max_trees = 0, n_turns = 0, n_fits = 0;
+  gboolean trees_gone = FALSE, ok = TRUE;
+  for (guint phase = 0; phase < 4 && ok; phase++)
+    {
+      gboolean up = phase % 2 == 0;
+      for (guint step = 0; ok && step < 200000 && (up ? ref->len < 4000 : ref->len > 20); step++)
+        {
+          int op = g_rand_int_range (rng, 0, 10);
+          gboolean grow = up ? op < 7 : op < 2;
+          if (grow)
+            {
+              Block *b = &blocks[g_rand_int_range (rng, 0, N)];
+              if (!b->in_free)
+                {
+                  alloc_free_insert (&fl, b);
+                  g_ptr_array_insert (ref,
+                                      (gint) ref_lower_bound (ref, b->size, b->seg_id,
+                                                              b->offset),
+                                      b);
+                }
+            }
+          else if (op < 8 && ref->len > 0)
+            {
+              guint i = (guint) g_rand_int_range (rng, 0, (gint) ref->len);
+              alloc_free_remove (&fl, g_ptr_array_index (ref, i));
+              g_ptr_array_remove_index (ref, i);
+            }
+          else
+            {
+              guint64 size;
+              if (g_rand_boolean (rng) && ref->len > 0)
+                size = ((Block *) g_ptr_array_index (
+                            ref, g_rand_int_range (rng, 0, (gint) ref->len)))
+                           ->size
+                       + 512 * (guint64) g_rand_int_range (rng, -1, 2);
+              else
+                size = 512 * (guint64) g_rand_int_range (rng, 1, 6 << 11);
+              size = MAX (size, 512);
+              guint want = ref_lower_bound (ref, size, 0, 0);
+              Block *w = want < ref->len ? g_ptr_array_index (ref, want) : NULL;
+              Block *fit = g_rand_boolean (rng) ? alloc_free_take_best_fit (&fl, size)
+                                                : alloc_free_best_fit (&fl, size);
+              CU_ASSERT_PTR_EQUAL (fit, w);
+              ok = fit == w;
+              n_fits += w != NULL;
+              if (fit != NULL && !fit->in_free)
+                g_ptr_array_remove_index (ref, want);
+            }
+          CU_ASSERT_EQUAL (fl.n_blocks, ref->len);
+          max_trees = MAX (max_trees, alloc_free_n_trees (&fl));
+          gboolean turn = up ? ref->len >= 4000 : ref->len <= 20;
+          if (step % 50 == 0 || turn)
+            {
+              g_ptr_array_set_size (got, 0);
+              alloc_free_blocks (&fl, got);
+              gboolean same = got->len == ref->len;
+              for (guint i = 0; same && i < ref->len; i++)
+                same = g_ptr_array_index (got, i) == g_ptr_array_index (ref, i)
+                       && ((Block *) g_ptr_array_index (ref, i))->in_free;
+              CU_ASSERT_TRUE (same);
+              ok = ok && same;
+            }
+          if (turn)
+            {
+              n_turns++;
+              if (!up)
+                trees_gone = alloc_free_n_trees (&fl) == 0;
+            }
+        }
+    }
+  CU_ASSERT_EQUAL (n_turns, 4);
+  CU_ASSERT_TRUE (max_trees >= 2); /* the 2 MiB and 2.5 MiB buckets became trees */
+  CU_ASSERT_TRUE (trees_gone);     /* and arrays again */
+  CU_ASSERT_TRUE (n_fits > 2000);
+  alloc_free_clear (&fl);
+}
+
+/* An allocator whose large pool holds thousands of free blocks of a few sizes (6,000
+ * requests of 2 MiB + 0 – 7 × 512 B, 20 MiB segments split ~9 ways, every other one freed:
+ * no merges) serves 3,000 more requests and releases, each request at the block a scan of
+ * every free block names where one holds it (as in test_free_lists_oracle), with the free
+ * list checked against the segments every 100 steps; a bucket was a tree on the way. */
+static void
+test_allocator_long_buckets (void)
+{
+  g_autoptr (ModelAllocator) a = model_allocator_new (INFINITY, FALSE);
+  g_autoptr (GArray) live = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr (GRand) rng = g_rand_new_with_seed (37);
+  for (guint i = 0; i < 6000; i++)
+    {
+      guint id = model_allocator_malloc (a, (2 << 20) + 512 * g_rand_int_range (rng, 0, 8),
+                                         NULL);
+      if (i % 2 == 0)
+        model_allocator_release (a, id);
+      else
+        g_array_append_val (live, id);
+    }
+  guint max_trees = alloc_free_n_trees (&a->free[POOL_LARGE]), n_reused = 0;
+  check_free_lists (a);
+  for (int step = 0; step < 3000; step++)
+    {
+      if (g_rand_int_range (rng, 0, 100) < 40)
+        {
+          guint k = (guint) g_rand_int_range (rng, 0, (gint32) live->len);
+          model_allocator_release (a, g_array_index (live, guint, k));
+          g_array_remove_index_fast (live, k);
+        }
+      else
+        {
+          double bytes = (2 << 20) + 512 * g_rand_int_range (rng, -2, 10);
+          guint64 size = (guint64) model_allocator_round_size (bytes);
+          const Block *fit = scan_best_fit (a, POOL_LARGE, size);
+          const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
+          guint64 fit_offset = fit != NULL ? fit->offset : 0;
+          guint id = model_allocator_malloc (a, bytes, NULL);
+          const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
+          if (fit != NULL)
+            {
+              CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
+              CU_ASSERT_EQUAL (b->offset, fit_offset);
+              n_reused++;
+            }
+          g_array_append_val (live, id);
+        }
+      max_trees = MAX (max_trees, alloc_free_n_trees (&a->free[POOL_LARGE]));
+      if (step % 100 == 0)
+        check_free_lists (a);
+    }
+  check_free_lists (a);
+  CU_ASSERT_TRUE (max_trees >= 1);
+  CU_ASSERT_TRUE (n_reused > 1000);
+}
+
 int main (void);
 
 int
@@ -819,6 +1018,8 @@ main (void)
     { "free lists sorted; best fit as a linear scan", test_free_lists_oracle },
     { "size buckets keep the sizes' order", test_free_bucket },
     { "free list by size buckets = one sorted array", test_free_list_oracle },
+    { "long buckets (trees) = one sorted array", test_free_list_long_buckets },
+    { "thousands of free blocks of a size: best fit as a scan", test_allocator_long_buckets },
     { "releasing a buffer's blocks at once = one by one", test_release_n },
   };
   return STEPSIM_RUN_TESTS ("models/allocator", tests);
