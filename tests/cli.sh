@@ -1726,6 +1726,9 @@ check "fsdp_version under DeepSpeed's ZeRO-3: exit 0, one warning naming the key
 "$STEPSIM" run "$srcdir/scenarios/llama-3.1-8b-fsdp-2xdgx-h100.ini" -q -o fv5.h5 --set training.framework=torchtitan --set training.fsdp_version=1 >/dev/null 2>fv5.err; rc=$?
 check "fsdp_version = 1 under torchtitan: exit 0, one warning saying it runs FSDP2 only" \
   sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'warning:' fv5.err) -eq 1 ] && grep -q \"key 'fsdp_version': not the framework's: torchtitan shards with fully_shard (FSDP2) only\" fv5.err"
+"$STEPSIM" run "$srcdir/tests/validation/t1a-gpt-22b-tp8-full-recompute.ini" -q -o mgo.h5 --set training.optimizer=adafactor >/dev/null 2>mgo.err; rc=$?
+check "adafactor under the megatron profile: exit 0, a warning that Megatron-LM has no such optimizer" \
+  sh -c "[ $rc -eq 0 ] && grep -q \"key 'optimizer': not the framework's: Megatron-LM's --optimizer offers adam, sgd, muon, lion and soap, not adafactor\" mgo.err"
 # fsdp_end_units set where no FSDP unit gathers, or on a tied model (one unit): said, not silent
 "$STEPSIM" run "$srcdir/scenarios/s3-llama-2-7b-zero3-8xa100.ini" -q -o tlw.h5 --set training.fsdp_end_units=true >/dev/null 2>tlw.err; rc=$?
 check "fsdp_end_units under DeepSpeed's ZeRO-3: exit 0, one warning naming the key and the mode" \

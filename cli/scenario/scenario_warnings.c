@@ -45,6 +45,8 @@
  *   [training] fsdp_end_units  fsdp_full_shard and fsdp_hybrid_shard of an untied model only
  *   [training] fsdp_version    the fsdp_* data-parallel modes only; 1 under torchtune or
  *              torchtitan (not "no effect": simulated as asked, not as the framework runs)
+ *   [training] optimizer adafactor or an 8-bit one under framework = megatron (not "no
+ *              effect": Megatron-LM has none of them; simulated as given)
  *   [training] optimizer other than adamw under DeepSpeed's ZeRO without the ds_config's
  *              zero_allow_untested_optimizer = true (not "no effect": the engine stops)
  *   [parallel] tp_comm_overlap  tp > 1 only; bulk or pipelined with tp across nodes (not
@@ -542,6 +544,14 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
           "(simulated as given)",
           model_stack_optimizer_name (sc->stack.optimizer),
           model_parallel_mode_name (sc->par.mode));
+  /* Megatron-LM's --optimizer is adam, sgd, muon, lion or soap (megatron/training/
+   * arguments.py): no Adafactor or 8-bit AdamW (QA) */
+  if (sc->stack.framework.kind == MODEL_FRAMEWORK_MEGATRON
+      && sc->stack.optimizer != MODEL_OPTIMIZER_ADAMW
+      && sc->stack.optimizer != MODEL_OPTIMIZER_SGD_MOMENTUM)
+    note (sc, sets, origins, "training", "optimizer", "not the framework's",
+          "Megatron-LM's --optimizer offers adam, sgd, muon, lion and soap, not %s; "
+          "simulated as given", model_stack_optimizer_name (sc->stack.optimizer));
   const char *adapter_keys[] = { "rank", "targets" };
   for (guint i = 0; i < G_N_ELEMENTS (adapter_keys); i++)
     if (has (kf, "finetune", adapter_keys[i]) && m == MODEL_FINETUNE_NONE)
