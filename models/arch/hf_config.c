@@ -758,17 +758,28 @@ name_from_origin (const char *origin)
   return g_steal_pointer (&base);
 }
 
-/* See arch.h (model_json_depth). */
 #define MAX_JSON_DEPTH MODEL_JSON_MAX_DEPTH
-guint
-model_json_depth (const char *text)
+
+/* One walk over JSON text for model_json_depth and model_json_escaped_nul (arch.h): outside
+ * strings the nesting of [ and { (into *max_depth, stopping past MAX_JSON_DEPTH when no
+ * NUL is asked for); inside them escapes skipped, the first escaped NUL's offset into *nul
+ * (-1: none). Either pointer may be NULL. */
+static void
+json_walk (const char *text, guint *max_depth, gssize *nul)
 {
   guint depth = 0, max = 0;
   gboolean in_string = FALSE;
+  if (nul != NULL)
+    *nul = -1;
   for (const char *c = text; *c != '\0'; c++)
     {
       if (in_string)
         {
+          if (*c == '\\' && nul != NULL && strncmp (c + 1, "u0000", 5) == 0)
+            {
+              *nul = c - text;
+              break;
+            }
           if (*c == '\\' && c[1] != '\0')
             c++;
           else if (*c == '"')
@@ -780,12 +791,22 @@ model_json_depth (const char *text)
         {
           depth++; /* not inside MAX (), which evaluates its arguments twice */
           max = MAX (max, depth);
-          if (max > MAX_JSON_DEPTH)
-            return max;
+          if (max > MAX_JSON_DEPTH && nul == NULL)
+            break;
         }
       else if ((*c == ']' || *c == '}') && depth > 0)
         depth--;
     }
+  if (max_depth != NULL)
+    *max_depth = max;
+}
+
+/* See arch.h (model_json_depth). */
+guint
+model_json_depth (const char *text)
+{
+  guint max;
+  json_walk (text, &max, NULL);
   return max;
 }
 
@@ -793,22 +814,9 @@ model_json_depth (const char *text)
 gssize
 model_json_escaped_nul (const char *text)
 {
-  gboolean in_string = FALSE;
-  for (const char *c = text; *c != '\0'; c++)
-    {
-      if (in_string)
-        {
-          if (*c == '\\' && strncmp (c + 1, "u0000", 5) == 0)
-            return c - text;
-          if (*c == '\\' && c[1] != '\0')
-            c++;
-          else if (*c == '"')
-            in_string = FALSE;
-        }
-      else if (*c == '"')
-        in_string = TRUE;
-    }
-  return -1;
+  gssize nul;
+  json_walk (text, NULL, &nul);
+  return nul;
 }
 
 /* Parses `json_text` into a root object; the error names `origin` and json-glib's

@@ -493,6 +493,28 @@ scan_best_fit (const ModelAllocator *a, int pool, guint64 size)
   return best;
 }
 
+/* model_allocator_malloc of `bytes`, checked against scan_best_fit: where a cached block
+ * fits, the request gets the one the scan finds (same segment and offset), counted in
+ * *n_reused. Returns the block id. */
+static guint
+malloc_as_scan (ModelAllocator *a, double bytes, guint *n_reused)
+{
+  guint64 size = (guint64) model_allocator_round_size (bytes);
+  int pool = size <= MODEL_ALLOC_SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
+  const Block *fit = scan_best_fit (a, pool, size);
+  const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
+  guint64 fit_offset = fit != NULL ? fit->offset : 0;
+  guint id = model_allocator_malloc (a, bytes, NULL);
+  const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
+  if (fit != NULL)
+    {
+      CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
+      CU_ASSERT_EQUAL (b->offset, fit_offset);
+      (*n_reused)++;
+    }
+  return id;
+}
+
 static void
 oracle_run (double capacity, gboolean expandable)
 {
@@ -512,19 +534,7 @@ oracle_run (double capacity, gboolean expandable)
         {
           double bytes = g_rand_boolean (rng) ? g_rand_int_range (rng, 1, 1 << 20)
                                               : g_rand_int_range (rng, 1, 24 << 20);
-          guint64 size = (guint64) model_allocator_round_size (bytes);
-          int pool = size <= MODEL_ALLOC_SMALL_SIZE ? POOL_SMALL : POOL_LARGE;
-          const Block *fit = scan_best_fit (a, pool, size);
-          const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
-          guint64 fit_offset = fit != NULL ? fit->offset : 0;
-          guint id = model_allocator_malloc (a, bytes, NULL);
-          const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
-          if (fit != NULL)
-            {
-              CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
-              CU_ASSERT_EQUAL (b->offset, fit_offset);
-              n_reused++;
-            }
+          guint id = malloc_as_scan (a, bytes, &n_reused);
           g_array_append_val (live, id);
         }
       check_free_lists (a);
@@ -967,18 +977,7 @@ test_allocator_long_buckets (void)
       else
         {
           double bytes = (2 << 20) + 512 * g_rand_int_range (rng, -2, 10);
-          guint64 size = (guint64) model_allocator_round_size (bytes);
-          const Block *fit = scan_best_fit (a, POOL_LARGE, size);
-          const Segment *fit_seg = fit != NULL ? fit->seg : NULL;
-          guint64 fit_offset = fit != NULL ? fit->offset : 0;
-          guint id = model_allocator_malloc (a, bytes, NULL);
-          const Block *b = SIM_VEC_AT (&a->blocks, Block *, id);
-          if (fit != NULL)
-            {
-              CU_ASSERT_PTR_EQUAL (b->seg, fit_seg);
-              CU_ASSERT_EQUAL (b->offset, fit_offset);
-              n_reused++;
-            }
+          guint id = malloc_as_scan (a, bytes, &n_reused);
           g_array_append_val (live, id);
         }
       max_trees = MAX (max_trees, alloc_free_n_trees (&a->free[POOL_LARGE]));
