@@ -368,7 +368,8 @@ check_folded (double (*run) (gboolean folded, double *second))
  * symmetry of the shift by a node, while a ring over the same ranks is. In one pod the
  * tree's node edges are laid as a circulant (k → k + 1 and k → k − 1, collective_lower.c
  * tree_edges_as_circulant, the tree's time: test_collective), which the shift maps onto
- * itself. */
+ * itself — unless the group has fewer channels than local GPUs (fewer NICs), where the
+ * tree is kept. */
 static void
 test_tree_multiset (void)
 {
@@ -385,6 +386,13 @@ test_tree_multiset (void)
   CU_ASSERT (hw_collective_shift_invariant (f.cluster, HW_COLLECTIVE_ALL_REDUCE,
                                             HW_ALGORITHM_TREE, members, 3, 64e6, &sh));
   fixture_free (&f);
+  /* every GPU of the 3 nodes on 2 NICs a node: 2 channels for 4 local GPUs, the tree kept */
+  node.n_nics = 2;
+  Fixture two = fixture_new (&node, 3, 1.0);
+  g_autofree guint *all = fixture_ranks (0, 12);
+  CU_ASSERT_FALSE (hw_collective_shift_invariant (two.cluster, HW_COLLECTIVE_ALL_REDUCE,
+                                                  HW_ALGORITHM_TREE, all, 12, 64e6, &sh));
+  fixture_free (&two);
   hw_node_spec_clear (&node);
 }
 

@@ -670,6 +670,73 @@ test_optimizer_view_by_wrapper (void)
                       model_stack_optimizer_state_total (&s, a, NULL) / N, 1e-12);
 }
 
+/* rank 0's optimizer-step task (the first; NULL if none) */
+static const ModelTask *
+step_task (const ModelPlan *p)
+{
+  for (guint i = 0; i < model_plan_n_tasks (p); i++)
+    {
+      const ModelTask *t = model_plan_task (p, i);
+      if (t->rank == 0 && t->kind == MODEL_TASK_KIND_OPTIMIZER)
+        return t;
+    }
+  return NULL;
+}
+
+/* The optimizer step's work as the wrapper presents the tensors (plan_step.c optimizer_pass),
+ * Adafactor over the tiny model's T trainable tensors, M of them matrices, Ψ parameters,
+ * 8 ranks:
+ *   DDP steps every parameter in its shape: the host ops of T tensors, M matrices
+ *     (model_stack_optimizer_host_ops), Ψ × the step bytes as parameters;
+ *   ZeRO-2 steps two flat partitions (the matrices' group and the rest's), no matrix:
+ *     the host ops of 2 vectors, Ψ/8 × the step bytes as flattened (its unfactored second
+ *     moment read and written);
+ *   FSDP1 full shard steps each parameter's 1-D view in the rank's shard: ceil(T/8) tensors,
+ *     no matrix, Ψ/8 × the flattened step bytes. */
+static void
+test_optimizer_step_by_wrapper (void)
+{
+  g_autoptr (ModelArch) a = tiny_arch ();
+  ModelStack s = tiny_stack ();
+  s.optimizer = MODEL_OPTIMIZER_ADAFACTOR;
+  g_autoptr (ModelInventory) inv = model_stack_inventory (&s, a);
+  double tensors = 0, matrices = 0;
+  for (guint i = 0; i < inv->tensors->len; i++)
+    {
+      const ModelTensor *t = model_inventory_tensor (inv, i);
+      double copies = (double) model_inventory_copies (inv, t, MODEL_INVENTORY_ALL);
+      tensors += t->trainable ? copies : 0;
+      matrices += t->trainable && t->ndim >= 2 ? copies : 0;
+    }
+  CU_ASSERT_FATAL (matrices > 0 && tensors > matrices);
+  double psi = model_stack_trainable_params (&s, a);
+  const ModelOptimizerView flat = { MODEL_OPTIMIZER_SEES_FLAT_PARTITIONS, 1 };
+  const struct
+  {
+    ModelDataParallel mode;
+    double tensors, matrices, params;
+    const ModelOptimizerView *view;
+  } cases[] = {
+    { MODEL_DP_DDP, tensors, matrices, psi, NULL },
+    { MODEL_DP_ZERO2, 2, 0, psi / 8, &flat },
+    { MODEL_DP_FSDP_FULL_SHARD, ceil (tensors / 8), 0, psi / 8, &flat },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr (ModelPlan) p = dp_plan (a, &s, cases[c].mode, 8, 8);
+      const ModelTask *t = step_task (p);
+      CU_ASSERT_FATAL (t != NULL && t->n_kernels >= 1);
+      double ops = 0;
+      for (guint k = 0; k < t->n_kernels; k++)
+        ops += model_op_host_ops (&model_plan_kernel (p, t->first_kernel + k)->op);
+      CU_ASSERT_DOUBLE_EQUAL (ops, model_stack_optimizer_host_ops (&s, cases[c].tensors,
+                                                                   cases[c].matrices), 0);
+      STEPSIM_ASSERT_REL (t->bytes,
+                          cases[c].params * model_stack_optimizer_step_bytes (&s, cases[c].view),
+                          1e-12);
+    }
+}
+
 /* Adafactor's temporaries under ZeRO (2 × 4 B × the largest tensor it steps): the rank's
  * partition of the matrices' group, 2 × 4 × M / N (M: the trainable matrices' elements,
  * model_stack_largest_stepped); ZeRO-3 steps one sub-group at a time, which closes at the
@@ -718,6 +785,7 @@ main (void)
     { "unsharded mode's mesh error names the given key", test_unsharded_mesh_error_names_the_key },
     { "the optimizer steps what the wrapper presents (Adafactor)", test_optimizer_view_by_wrapper },
     { "Adafactor's temporaries: a ZeRO partition, a ZeRO-3 sub-group", test_adafactor_partition_workspace },
+    { "the optimizer step's host ops and bytes by wrapper (Adafactor)", test_optimizer_step_by_wrapper },
   };
   return STEPSIM_RUN_TESTS ("models/parallel", tests);
 }
