@@ -546,8 +546,7 @@ cli_report_print (FILE *out, const CliScenario *sc, const ModelSimResult *res,
   /* which FSDP wraps the model ([training] fsdp_version): FSDP1's flat shards or FSDP2's
    * per-parameter DTensors, what the optimizer steps (ModelOptimizerView) */
   ModelDataParallel dp_mode = sc->par.mode;
-  gboolean fsdp = dp_mode == MODEL_DP_FSDP_FULL_SHARD || dp_mode == MODEL_DP_FSDP_SHARD_GRAD_OP
-                  || dp_mode == MODEL_DP_FSDP_NO_SHARD || dp_mode == MODEL_DP_FSDP_HYBRID_SHARD;
+  gboolean fsdp = model_parallel_is_fsdp (dp_mode);
   if (res->n_ranks > 1)
     fprintf (out, "parallel   %s%sdata parallel %s%s over %u%s (ZeRO stage %u, shard group %u), "
                   "%s%s\n",

@@ -559,9 +559,7 @@ cli_scenario_load_framework_late (GKeyFile *kf, CliScenario *sc, GError **error)
   gboolean fsdp_framework = fw->kind == MODEL_FRAMEWORK_TORCHTUNE
                             || fw->kind == MODEL_FRAMEWORK_TORCHTITAN
                             || fw->kind == MODEL_FRAMEWORK_ACCELERATE_FSDP;
-  if (fsdp_framework && !sc->has_ds
-      && (sc->par.mode == MODEL_DP_ZERO1 || sc->par.mode == MODEL_DP_ZERO2
-          || sc->par.mode == MODEL_DP_ZERO3))
+  if (fsdp_framework && !sc->has_ds && model_parallel_is_zero (sc->par.mode))
     {
       g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                    "group [parallel], key 'data_parallel': %s is DeepSpeed's ZeRO, which %s "

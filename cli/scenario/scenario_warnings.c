@@ -213,8 +213,7 @@ parallel_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
    * plan_state.c model_plan_load_bytes), where ddp and FSDP make them at the first optimizer
    * step. So zero1-3 on one GPU shard nothing but are not "no effect" (QA: 8B bf16 on an
    * H100, 44.87 → 104.70 GiB after load); the FSDP modes are the ddp plan there. */
-  gboolean zero = par->mode == MODEL_DP_ZERO1 || par->mode == MODEL_DP_ZERO2
-                  || par->mode == MODEL_DP_ZERO3;
+  gboolean zero = model_parallel_is_zero (par->mode);
 #define ZERO_AT_LOAD                                                                          \
   "but DeepSpeed's ZeRO makes the optimizer states at the load, not at the first step as "    \
   "ddp: more memory after load"
@@ -399,7 +398,7 @@ framework_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets,
 {
   const ModelStack *s = &sc->stack;
   ModelDataParallel m = sc->par.mode;
-  gboolean zero = m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3;
+  gboolean zero = model_parallel_is_zero (m);
   const char *ds_keys[] = { "reduce_bucket_size", "allgather_bucket_size" };
   for (guint i = 0; i < G_N_ELEMENTS (ds_keys); i++)
     if (has (kf, "training", ds_keys[i]) && !zero)
@@ -502,9 +501,7 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
         break;
       }
   /* fsdp_version names which FSDP wraps the model: nothing without FSDP */
-  if (has (kf, "training", "fsdp_version")
-      && (sc->par.mode == MODEL_DP_DDP || sc->par.mode == MODEL_DP_ZERO1
-          || sc->par.mode == MODEL_DP_ZERO2 || sc->par.mode == MODEL_DP_ZERO3))
+  if (has (kf, "training", "fsdp_version") && !model_parallel_is_fsdp (sc->par.mode))
     NOTE ("training", "fsdp_version", "[parallel] data_parallel = %s is not FSDP",
           model_parallel_mode_name (sc->par.mode));
   /* torchtune and torchtitan shard with fully_shard (FSDP2) only (framework.c) */
@@ -533,9 +530,7 @@ other_keys (GKeyFile *kf, CliScenario *sc, const char *const *sets, const char *
    * zero/utils.py ZERO_SUPPORTED_OPTIMIZERS: torch's Adam and AdamW, DeepSpeed's fused and
    * CPU Adam, Adagrad and Lion — not torch's SGD, transformers' Adafactor or
    * bitsandbytes' 8-bit AdamW). The offloaded case is the note above. */
-  gboolean zero = sc->par.mode == MODEL_DP_ZERO1 || sc->par.mode == MODEL_DP_ZERO2
-                  || sc->par.mode == MODEL_DP_ZERO3;
-  if (zero && sc->stack.framework.deepspeed_engine && sc->stack.optimizer != MODEL_OPTIMIZER_ADAMW
+  if (model_parallel_is_zero (sc->par.mode) && sc->stack.framework.deepspeed_engine && sc->stack.optimizer != MODEL_OPTIMIZER_ADAMW
       && sc->stack.offload.optimizer == MODEL_OFFLOAD_NONE
       && !(sc->has_ds && sc->ds.allow_untested == 1))
     note (sc, sets, origins, "training", "optimizer", "DeepSpeed stops on it",

@@ -61,6 +61,21 @@ typedef enum
   MODEL_N_DP_MODES
 } ModelDataParallel;
 
+/* Whether `m` is one of DeepSpeed's ZeRO stages (zero1–zero3), or one of PyTorch FSDP's
+ * sharding strategies (fsdp_*). */
+static inline gboolean
+model_parallel_is_zero (ModelDataParallel m)
+{
+  return m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3;
+}
+
+static inline gboolean
+model_parallel_is_fsdp (ModelDataParallel m)
+{
+  return m == MODEL_DP_FSDP_FULL_SHARD || m == MODEL_DP_FSDP_SHARD_GRAD_OP
+         || m == MODEL_DP_FSDP_NO_SHARD || m == MODEL_DP_FSDP_HYBRID_SHARD;
+}
+
 /* How the tp collectives of a layer meet its GEMMs ([parallel] tp_comm_overlap).
  * NONE (default; Megatron without --tp-comm-overlap): the forward's all-reduces /
  * all-gathers / reduce-scatters are on the critical path, the backward's input-gradient

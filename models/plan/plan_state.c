@@ -34,8 +34,7 @@ state_of (ModelMemCategory c)
 static gboolean
 deepspeed_zero (const ModelPlan *p)
 {
-  ModelDataParallel m = p->par.mode;
-  return m == MODEL_DP_ZERO1 || m == MODEL_DP_ZERO2 || m == MODEL_DP_ZERO3;
+  return model_parallel_is_zero (p->par.mode);
 }
 
 /* B of DeepSpeed's contiguous-gradient reduce bucket(s) (framework.h
